@@ -1,0 +1,42 @@
+"""The contract every corpus backend satisfies: the cutoff is a required argument of every call
+and is enforced inside the backend, before ranking."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Protocol, runtime_checkable
+
+from pastcast.records import Document, Record, UtcDatetime
+
+__all__ = ["CorpusBackend", "DocumentNotVisible", "SearchHit"]
+
+
+class DocumentNotVisible(LookupError):
+    """Raised by ``read`` for an id that is unknown or not strictly before the cutoff.
+
+    Unknown and future ids raise the same error with the same message, so the error itself does
+    not reveal that a future document exists.
+    """
+
+
+class SearchHit(Record):
+    id: str
+    timestamp: UtcDatetime
+    title: str
+    score: float
+    snippet: str = ""
+
+
+@runtime_checkable
+class CorpusBackend(Protocol):
+    """A dated corpus queried as of a cutoff.
+
+    ``search`` ranks only documents with ``timestamp < as_of``, with corpus statistics computed
+    over those documents alone; ties are broken by document id. ``read`` re-checks the cutoff.
+    """
+
+    def search(self, query: str, *, as_of: datetime, k: int = 10) -> list[SearchHit]: ...
+
+    def read(self, doc_id: str, *, as_of: datetime) -> Document: ...
+
+    def count_before(self, as_of: datetime) -> int: ...

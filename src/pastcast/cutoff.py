@@ -1,0 +1,106 @@
+"""Cutoff semantics, defined once for the whole package.
+
+A cutoff is a timezone-aware UTC instant. A document (or price, or resolution) is visible at a
+cutoff iff its timestamp is *strictly before* the cutoff. A calendar date given as a cutoff means
+00:00:00 UTC of that date: the agent forecasts at the start of the day, as Hindcast's strict
+``created_at < t0``. Forecast-Dojo's day-inclusive convention (everything dated on the day itself
+is visible) is available as the explicit ``DayConvention.INCLUSIVE`` and is never the default.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, date, datetime, time, timedelta
+from enum import StrEnum
+
+__all__ = [
+    "DayConvention",
+    "as_utc",
+    "cutoff_for_day",
+    "day_of",
+    "is_visible",
+    "last_complete_day",
+    "parse_cutoff",
+    "parse_timestamp",
+]
+
+
+class DayConvention(StrEnum):
+    """How a calendar date is turned into a cutoff instant."""
+
+    START_OF_DAY = "start_of_day"
+    """Date d means d 00:00:00 UTC: nothing dated on d is visible (the default)."""
+
+    INCLUSIVE = "inclusive"
+    """Date d means (d+1) 00:00:00 UTC: everything dated on d is visible (Forecast-Dojo)."""
+
+
+def as_utc(value: datetime) -> datetime:
+    """Return ``value`` as an aware UTC datetime; naive datetimes are taken to be UTC."""
+    if value.tzinfo is None:
+        return value.replace(tzinfo=UTC)
+    return value.astimezone(UTC)
+
+
+def cutoff_for_day(day: date, convention: DayConvention = DayConvention.START_OF_DAY) -> datetime:
+    """The cutoff instant that a calendar day stands for under ``convention``."""
+    start = datetime.combine(day, time(0, 0), tzinfo=UTC)
+    if convention is DayConvention.INCLUSIVE:
+        return start + timedelta(days=1)
+    return start
+
+
+def parse_timestamp(text: str) -> datetime:
+    """Parse an ISO 8601 timestamp (``Z`` accepted); a bare date is 00:00 UTC of that date."""
+    raw = text.strip()
+    if not raw:
+        raise ValueError("empty timestamp")
+    if raw.endswith(("Z", "z")):
+        raw = raw[:-1] + "+00:00"
+    try:
+        if len(raw) == 10:
+            return cutoff_for_day(date.fromisoformat(raw))
+        return as_utc(datetime.fromisoformat(raw))
+    except ValueError as exc:
+        raise ValueError(f"not an ISO 8601 timestamp: {text!r}") from exc
+
+
+def parse_cutoff(
+    value: str | date | datetime, convention: DayConvention = DayConvention.START_OF_DAY
+) -> datetime:
+    """Turn a user-given cutoff (a date, a datetime, or their ISO text) into a UTC instant.
+
+    Dates (including ``YYYY-MM-DD`` strings) follow ``convention``; instants are taken as given.
+    """
+    if isinstance(value, datetime):
+        return as_utc(value)
+    if isinstance(value, date):
+        return cutoff_for_day(value, convention)
+    raw = value.strip()
+    if len(raw) == 10:
+        try:
+            return cutoff_for_day(date.fromisoformat(raw), convention)
+        except ValueError as exc:
+            raise ValueError(f"not an ISO 8601 date: {value!r}") from exc
+    return parse_timestamp(raw)
+
+
+def is_visible(timestamp: datetime, cutoff: datetime) -> bool:
+    """The one visibility rule: strictly before the cutoff."""
+    return as_utc(timestamp) < as_utc(cutoff)
+
+
+def day_of(timestamp: datetime) -> date:
+    """The UTC calendar day of an instant."""
+    return as_utc(timestamp).date()
+
+
+def last_complete_day(cutoff: datetime) -> date:
+    """The last UTC day that has entirely ended by ``cutoff``.
+
+    A daily aggregate (such as the mean market price of a day) is visible at a cutoff only when
+    its whole day lies before the cutoff.
+    """
+    c = as_utc(cutoff)
+    day = c.date()
+    # A cutoff at exactly midnight ends the previous day; otherwise the current day is partial.
+    return day - timedelta(days=1)

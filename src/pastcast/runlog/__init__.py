@@ -1,0 +1,24 @@
+"""The versioned run log: schema, writer (append, resumable) and validating reader."""
+
+from pastcast.runlog._io import RunLog, RunLogError, RunLogWriter, read_run_log
+from pastcast.runlog._schema import (
+    SCHEMA_VERSION,
+    AgentSpec,
+    Grading,
+    RunHeader,
+    Scores,
+    StepRecord,
+)
+
+__all__ = [
+    "SCHEMA_VERSION",
+    "AgentSpec",
+    "Grading",
+    "RunHeader",
+    "RunLog",
+    "RunLogError",
+    "RunLogWriter",
+    "Scores",
+    "StepRecord",
+    "read_run_log",
+]
