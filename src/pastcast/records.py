@@ -32,6 +32,7 @@ __all__ = [
     "Forecast",
     "Message",
     "Record",
+    "RequestedToolCall",
     "Resolution",
     "StepSpec",
     "Termination",
@@ -162,6 +163,14 @@ class Forecast(Record):
     rationale: str = ""
 
 
+class RequestedToolCall(Record):
+    """A tool call requested by a model (native tool calling or a parsed JSON action)."""
+
+    id: str
+    name: str
+    arguments: dict[str, Any] = Field(default_factory=dict)
+
+
 class Message(Record):
     """One chat message of an episode."""
 
@@ -169,6 +178,7 @@ class Message(Record):
     content: str
     name: str | None = None
     tool_call_id: str | None = None
+    tool_calls: tuple[RequestedToolCall, ...] = ()
 
 
 class ToolCall(Record):

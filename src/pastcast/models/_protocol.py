@@ -1,0 +1,51 @@
+"""The model contract: one synchronous chat call in, one response out."""
+
+from __future__ import annotations
+
+from typing import Any, Protocol, runtime_checkable
+
+from pydantic import Field
+
+from pastcast.records import Message, Record, RequestedToolCall, Usage
+
+__all__ = ["ChatRequest", "ChatResponse", "Model", "ModelError", "ToolSpec"]
+
+
+class ModelError(RuntimeError):
+    """A model call that failed after the provider's retries."""
+
+
+class ToolSpec(Record):
+    """A tool offered to a model: name, description and JSON schema of its arguments."""
+
+    name: str
+    description: str
+    parameters: dict[str, Any] = Field(default_factory=dict)
+
+
+class ChatRequest(Record):
+    messages: tuple[Message, ...]
+    tools: tuple[ToolSpec, ...] = ()
+    response_schema: dict[str, Any] | None = None
+    """JSON schema the reply must satisfy (constrained decoding where the provider supports it)."""
+    temperature: float | None = None
+    max_tokens: int | None = None
+    seed: int | None = None
+
+
+class ChatResponse(Record):
+    content: str
+    tool_calls: tuple[RequestedToolCall, ...] = ()
+    usage: Usage = Usage()
+    model: str = ""
+    finish_reason: str | None = None
+
+
+@runtime_checkable
+class Model(Protocol):
+    """A chat model. ``name`` is recorded in run logs (e.g. ``openai:gpt-4o-mini``)."""
+
+    @property
+    def name(self) -> str: ...
+
+    def chat(self, request: ChatRequest) -> ChatResponse: ...
