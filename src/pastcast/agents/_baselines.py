@@ -1,0 +1,67 @@
+"""Reference and baseline agents: uniform, market price, historical base rate."""
+
+from __future__ import annotations
+
+from pastcast.agents._base import register_agent
+from pastcast.env import Episode, ToolError
+from pastcast.records import Forecast
+
+__all__ = ["BaseRateAgent", "MarketAgent", "UniformAgent"]
+
+
+class UniformAgent:
+    """Equal probability on every outcome."""
+
+    def forecast(self, episode: Episode) -> Forecast:
+        labels = episode.question.labels
+        return Forecast(probs={lb: 1.0 / len(labels) for lb in labels}, raw_text="uniform")
+
+
+class MarketAgent:
+    """The latest daily market belief visible at the cutoff (a reference, not a forecaster)."""
+
+    def forecast(self, episode: Episode) -> Forecast:
+        try:
+            history = episode.tools.market_history()
+        except ToolError as exc:
+            return Forecast(usable=False, failure_reason="no_market_access", raw_text=str(exc))
+        if not history:
+            return Forecast(usable=False, failure_reason="no_market_price", raw_text="")
+        last = history[-1]
+        probs: dict[str, float] = dict(last["probs"])
+        return Forecast(probs=probs, raw_text=f"market belief of {last['day']}")
+
+
+class BaseRateAgent:
+    """Binary: the Laplace-smoothed share of YES among events resolved before the cutoff."""
+
+    def __init__(self, prior_strength: float = 2.0) -> None:
+        self.prior_strength = prior_strength
+
+    def forecast(self, episode: Episode) -> Forecast:
+        q = episode.question
+        if q.kind != "binary":
+            return Forecast(probs={lb: 1.0 / len(q.labels) for lb in q.labels}, raw_text="uniform")
+        h = episode.history
+        a = self.prior_strength / 2
+        p_yes = (h.binary_yes + a) / (h.binary_resolved + self.prior_strength)
+        text = f"{h.binary_yes}/{h.binary_resolved} earlier binary events resolved Yes"
+        return Forecast(probs={"Yes": p_yes, "No": 1.0 - p_yes}, raw_text=text)
+
+
+@register_agent("uniform")
+def uniform() -> UniformAgent:
+    """Equal probability on every outcome."""
+    return UniformAgent()
+
+
+@register_agent("market", role="reference", market_access=True)
+def market() -> MarketAgent:
+    """The latest daily market belief before the cutoff (reference)."""
+    return MarketAgent()
+
+
+@register_agent("base-rate")
+def base_rate(prior_strength: float = 2.0) -> BaseRateAgent:
+    """Share of YES among events resolved before the cutoff."""
+    return BaseRateAgent(prior_strength)

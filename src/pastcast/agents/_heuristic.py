@@ -1,0 +1,202 @@
+"""A non-LLM research agent that really uses the tools: search, read, weigh dated evidence.
+
+It scores sentences with a small generic English cue lexicon (positive: "likely", "on track",
+"confirmed"...; negative: "unlikely", "stalled", "setback"...), weights them by recency, and maps
+the evidence balance to probabilities. It exists so the whole tool path runs without a model,
+and as a transparent non-LLM baseline.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from dataclasses import dataclass
+from datetime import datetime
+
+from pastcast.agents._base import register_agent
+from pastcast.cutoff import parse_timestamp
+from pastcast.env import BudgetExceeded, Episode, ToolError
+from pastcast.records import Forecast
+
+__all__ = ["HeuristicResearchAgent"]
+
+_POSITIVE = (
+    r"likely|expected to|on track|momentum|favou?red|favorite|leads?|leading|confirmed|poised|"
+    r"support|boost|ahead|surges?|wins?|approved?|succeeds?|advances?|strong"
+)
+_NEGATIVE = (
+    r"unlikely|doubts?|stalled|setback|trails?|trailing|losing ground|delayed|struggles?|"
+    r"opposition|blow|fails?|behind|collapses?|rejected|cancell?ed|weak|slump"
+)
+_POS = re.compile(rf"\b(?:{_POSITIVE})\b", re.IGNORECASE)
+_NEG = re.compile(rf"\b(?:{_NEGATIVE})\b", re.IGNORECASE)
+_WORD = re.compile(r"[a-z0-9]+")
+_SENTENCE = re.compile(r"(?<=[.!?])\s+")
+_STOP = frozenset(
+    (
+        "will",
+        "the",
+        "a",
+        "an",
+        "of",
+        "in",
+        "on",
+        "by",
+        "to",
+        "be",
+        "is",
+        "for",
+        "and",
+        "or",
+        "before",
+        "after",
+        "at",
+        "with",
+        "than",
+        "more",
+        "less",
+        "this",
+        "that",
+        "which",
+        "who",
+        "what",
+        "when",
+        "does",
+        "do",
+        "any",
+        "its",
+        "it",
+        "as",
+        "from",
+        "end",
+        "year",
+        "month",
+    )
+)
+
+
+def _terms(text: str) -> set[str]:
+    return {w for w in _WORD.findall(text.lower()) if w not in _STOP and len(w) > 2}
+
+
+def _cue(sentence: str) -> int:
+    # "unlikely" must not also count as "likely": \b handles that, the negatives are separate.
+    return len(_POS.findall(sentence)) - len(_NEG.findall(sentence))
+
+
+@dataclass
+class _Evidence:
+    doc_id: str
+    when: datetime
+    scores: dict[str, float]
+
+
+class HeuristicResearchAgent:
+    """Search with the question, read the best documents, weigh cue-bearing sentences."""
+
+    def __init__(
+        self,
+        max_reads: int = 8,
+        top_k: int = 10,
+        half_life_days: float = 30.0,
+        strength: float = 0.6,
+        clip: float = 0.03,
+    ) -> None:
+        self.max_reads = max_reads
+        self.top_k = top_k
+        self.half_life_days = half_life_days
+        self.strength = strength
+        self.clip = clip
+
+    def forecast(self, episode: Episode) -> Forecast:
+        q = episode.question
+        subject = _terms(q.title)
+        carried = _load_notes(episode.notebook_in)
+        evidence: dict[str, _Evidence] = {e.doc_id: e for e in carried}
+        queries = [q.title] + ([f"{q.title} {lb}" for lb in q.labels] if q.kind == "multi" else [])
+        candidates: dict[str, float] = {}
+        try:
+            for query in queries:
+                for hit in episode.tools.search(query, top_k=self.top_k):
+                    candidates[hit["id"]] = max(candidates.get(hit["id"], 0.0), hit["score"])
+            ranked = sorted(candidates, key=lambda d: (-candidates[d], d))
+            reads = 0
+            for doc_id in ranked:
+                if reads >= self.max_reads:
+                    break
+                if doc_id in evidence:
+                    continue
+                doc = episode.tools.read(doc_id)
+                reads += 1
+                evidence[doc_id] = self._weigh(doc, q.labels, q.kind, subject)
+        except (BudgetExceeded, ToolError):
+            pass  # forecast from what was gathered
+        probs = self._combine(list(evidence.values()), q.labels, q.kind, q.cutoff)
+        episode.notebook_out = _dump_notes(list(evidence.values()))
+        rationale = f"{len(evidence)} documents weighed ({len(carried)} carried from notes)"
+        return Forecast(probs=probs, raw_text=json.dumps(probs), rationale=rationale)
+
+    def _weigh(
+        self, doc: dict[str, object], labels: tuple[str, ...], kind: str, subject: set[str]
+    ) -> _Evidence:
+        text = f"{doc['title']}. {doc['text']}"
+        scores = dict.fromkeys(labels, 0.0)
+        for sentence in _SENTENCE.split(text):
+            cue = _cue(sentence)
+            if cue == 0:
+                continue
+            if kind == "binary":
+                if len(_terms(sentence) & subject) >= min(2, len(subject)):
+                    scores["Yes"] += cue
+            else:
+                for lb in labels:
+                    if lb.lower() in sentence.lower():
+                        scores[lb] += cue
+        when = parse_timestamp(str(doc["date"]).replace(" ", "T"))
+        return _Evidence(str(doc["id"]), when, scores)
+
+    def _combine(
+        self, evidence: list[_Evidence], labels: tuple[str, ...], kind: str, cutoff: datetime
+    ) -> dict[str, float]:
+        totals = dict.fromkeys(labels, 0.0)
+        for ev in evidence:
+            age = max((cutoff - ev.when).total_seconds() / 86400.0, 0.0)
+            w = 0.5 ** (age / self.half_life_days)
+            for lb, s in ev.scores.items():
+                if lb in totals:
+                    totals[lb] += w * s
+        if kind == "binary":
+            p = 1.0 / (1.0 + math.exp(-self.strength * totals["Yes"]))
+            p = min(max(p, self.clip), 1.0 - self.clip)
+            return {"Yes": p, "No": 1.0 - p}
+        m = max(totals.values())
+        ex = {lb: math.exp(self.strength * (v - m)) for lb, v in totals.items()}
+        z = sum(ex.values())
+        return {lb: v / z for lb, v in ex.items()}
+
+
+def _dump_notes(evidence: list[_Evidence]) -> str:
+    items = [{"doc_id": e.doc_id, "date": e.when.isoformat(), "scores": e.scores} for e in evidence]
+    return json.dumps({"evidence": items}, sort_keys=True)
+
+
+def _load_notes(text: str | None) -> list[_Evidence]:
+    if not text:
+        return []
+    try:
+        items = json.loads(text)["evidence"]
+        return [
+            _Evidence(str(i["doc_id"]), parse_timestamp(i["date"]), dict(i["scores"]))
+            for i in items
+        ]
+    except (ValueError, KeyError, TypeError):
+        return []  # a malformed notebook is ignored; the agent researches afresh
+
+
+@register_agent("heuristic")
+def heuristic(
+    max_reads: int = 8, top_k: int = 10, half_life_days: float = 30.0, strength: float = 0.6
+) -> HeuristicResearchAgent:
+    """Non-LLM research agent: search, read, weigh dated cue sentences."""
+    return HeuristicResearchAgent(max_reads, top_k, half_life_days, strength)

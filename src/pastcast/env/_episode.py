@@ -1,0 +1,151 @@
+"""One forecast step as the agent lives it, and the environment that builds it."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from typing import Any
+
+from pastcast.corpus import CorpusBackend
+from pastcast.dataset import Dataset
+from pastcast.env._config import EnvConfig
+from pastcast.env._question import QuestionView, question_view
+from pastcast.env._tools import BudgetExceeded, Toolbox
+from pastcast.models import ChatRequest, ChatResponse, Model
+from pastcast.records import (
+    BINARY_LABELS,
+    EpisodeRecord,
+    Message,
+    Record,
+    StepSpec,
+    Termination,
+    Usage,
+)
+
+__all__ = ["Episode", "ForecastEnv", "PublicHistory"]
+
+
+class PublicHistory(Record):
+    """Outcome counts of events already resolved before the cutoff (public knowledge then)."""
+
+    binary_resolved: int = 0
+    binary_yes: int = 0
+    multi_resolved: int = 0
+
+
+class Episode:
+    """The agent's whole world for one step: question, tools, notebook, model access.
+
+    It holds no reference to the dataset, the resolutions or future documents; the runner grades
+    the forecast after the episode, outside of it.
+    """
+
+    def __init__(
+        self,
+        question: QuestionView,
+        tools: Toolbox,
+        config: EnvConfig,
+        history: PublicHistory,
+        notebook_in: str | None = None,
+    ) -> None:
+        self.question = question
+        self.tools = tools
+        self.config = config
+        self.history = history
+        self.notebook_in = notebook_in
+        self.notebook_out: str | None = None
+        self._messages: list[Message] = []
+        self._usage = Usage()
+        self._started = time.perf_counter()
+
+    @property
+    def usage(self) -> Usage:
+        return self._usage
+
+    def chat(self, model: Model, request: ChatRequest) -> ChatResponse:
+        """Call a model through the episode, so usage is counted and the transcript kept."""
+        if self._usage.model_calls >= self.config.max_model_calls:
+            raise BudgetExceeded("model", self.config.max_model_calls)
+        # Count the call before sending it, so a failing call still uses budget.
+        self._usage = self._usage.model_copy(update={"model_calls": self._usage.model_calls + 1})
+        response = model.chat(request)
+        u = response.usage
+        self._usage = Usage(
+            model_calls=self._usage.model_calls,
+            input_tokens=self._usage.input_tokens + u.input_tokens,
+            output_tokens=self._usage.output_tokens + u.output_tokens,
+            cost_usd=self._usage.cost_usd + u.cost_usd,
+        )
+        self._record_conversation(request.messages)
+        self._messages.append(
+            Message(role="assistant", content=response.content, tool_calls=response.tool_calls)
+        )
+        return response
+
+    def _record_conversation(self, messages: tuple[Message, ...]) -> None:
+        n = len(self._messages)
+        if n and len(messages) >= n and tuple(self._messages) == messages[:n]:
+            self._messages.extend(messages[n:])
+        else:
+            self._messages.extend(messages)
+
+    def record(self, termination: Termination, error: str | None = None) -> EpisodeRecord:
+        return EpisodeRecord(
+            messages=tuple(self._messages),
+            tool_calls=tuple(self.tools.calls),
+            notebook_in=self.notebook_in,
+            notebook_out=self.notebook_out,
+            usage=self._usage,
+            wall_s=time.perf_counter() - self._started,
+            termination=termination,
+            error=error,
+        )
+
+
+class ForecastEnv:
+    """Builds episodes for forecast steps of a dataset over a corpus backend."""
+
+    def __init__(
+        self,
+        dataset: Dataset,
+        backend: CorpusBackend | None,
+        config: EnvConfig | None = None,
+        python_runner: Callable[[str], dict[str, Any]] | None = None,
+    ) -> None:
+        self.dataset = dataset
+        self.backend = backend
+        self.config = config or EnvConfig()
+        self._python = python_runner
+
+    def reset(
+        self,
+        step: StepSpec,
+        *,
+        notebook_in: str | None = None,
+        config: EnvConfig | None = None,
+    ) -> Episode:
+        cfg = config or self.config
+        event = self.dataset.event(step.event_id)
+        resolution = self.dataset.resolutions.get(event.id)
+        if resolution is not None and step.cutoff >= resolution.resolved_at:
+            raise ValueError(
+                f"step {step.event_id}#{step.step_index}: cutoff {step.cutoff:%Y-%m-%d %H:%M} is "
+                "not before the resolution; such a step would leak the outcome"
+            )
+        market = self.dataset.beliefs_before(event.id, step.cutoff) if cfg.market_access else None
+        tools = Toolbox(self.backend, step.cutoff, cfg, market=market, python_runner=self._python)
+        view = question_view(event, step.cutoff, step.step_index)
+        return Episode(view, tools, cfg, self._history(step), notebook_in)
+
+    def _history(self, step: StepSpec) -> PublicHistory:
+        binary = yes = multi = 0
+        for res in self.dataset.resolved_before(step.cutoff):
+            if res.event_id == step.event_id:
+                continue
+            ev = self.dataset.event(res.event_id)
+            if ev.kind == "binary":
+                binary += 1
+                yes += res.label == BINARY_LABELS[0]
+            else:
+                multi += 1
+        return PublicHistory(binary_resolved=binary, binary_yes=yes, multi_resolved=multi)

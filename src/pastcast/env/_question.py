@@ -1,0 +1,55 @@
+"""What an agent is told about an event: built from ``Event`` alone, never from a resolution."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from pastcast.records import Event, EventKind, Record, UtcDatetime
+
+__all__ = ["QuestionView", "question_view"]
+
+
+class QuestionView(Record):
+    """The agent-visible question at a forecast step."""
+
+    event_id: str
+    title: str
+    description: str
+    resolution_criteria: str
+    kind: EventKind
+    labels: tuple[str, ...]
+    category: str
+    open_time: UtcDatetime
+    close_time: UtcDatetime
+    cutoff: UtcDatetime
+    step_index: int
+
+    def render(self) -> str:
+        """Plain-text rendering used in prompts."""
+        options = "\n".join(f"- {label}" for label in self.labels)
+        return (
+            f"Question: {self.title}\n"
+            f"Description: {self.description}\n"
+            f"Resolution criteria: {self.resolution_criteria}\n"
+            f"Outcomes (mutually exclusive):\n{options}\n"
+            f"Market opened: {self.open_time:%Y-%m-%d}; "
+            f"scheduled close: {self.close_time:%Y-%m-%d}\n"
+            f"Today is {self.cutoff:%Y-%m-%d %H:%M} UTC. You only know what was public before "
+            "this instant."
+        )
+
+
+def question_view(event: Event, cutoff: datetime, step_index: int) -> QuestionView:
+    return QuestionView(
+        event_id=event.id,
+        title=event.title,
+        description=event.description,
+        resolution_criteria=event.resolution_criteria,
+        kind=event.kind,
+        labels=event.labels,
+        category=event.category,
+        open_time=event.open_time,
+        close_time=event.close_time,
+        cutoff=cutoff,
+        step_index=step_index,
+    )
