@@ -1,0 +1,149 @@
+"""The runner: run logs round-trip, resume without redoing work, audit what agents saw."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from _tiny import ListBackend, tiny_dataset, tiny_documents
+from pastcast.agents import agent_spec, register_agent
+from pastcast.env import Episode
+from pastcast.records import Forecast
+from pastcast.runlog import RunLogError, read_run_log
+from pastcast.runner import RunConfig, run_benchmark
+from pastcast.scoring import score_step
+
+ALL_AGENTS = (
+    agent_spec("uniform"),
+    agent_spec("base-rate"),
+    agent_spec("heuristic"),
+    agent_spec("heuristic", setting="memory_on", label="heuristic-memory"),
+    agent_spec("heuristic", setting="no_tools", label="heuristic-no-tools"),
+    agent_spec("market"),
+)
+
+
+def _run(tmp_path: Path, agents: tuple = ALL_AGENTS, **kw: object) -> Path:  # type: ignore[type-arg]
+    out = tmp_path / "run.jsonl"
+    cfg = RunConfig(agents=agents, **kw)  # type: ignore[arg-type]
+    run_benchmark(tiny_dataset(), ListBackend(tiny_documents()), cfg, out, progress=False)
+    return out
+
+
+def test_run_log_round_trips_and_rescoring_matches(tmp_path: Path) -> None:
+    log = read_run_log(_run(tmp_path))
+    assert len(log.steps) == len(ALL_AGENTS) * 4
+    assert log.header.dataset_id == "tiny-v1"
+    for rec in log.steps:
+        assert score_step(rec) == rec.scores
+    again = read_run_log(log.path)
+    assert again.steps == log.steps
+
+
+def test_no_agent_ever_sees_a_document_at_or_after_its_cutoff(tmp_path: Path) -> None:
+    docs = {d.id: d for d in tiny_documents()}
+    log = read_run_log(_run(tmp_path))
+    seen_any = 0
+    for rec in log.steps:
+        for call in rec.episode.tool_calls:
+            for doc_id in call.doc_ids:
+                assert docs[doc_id].timestamp < rec.cutoff, (rec.agent, doc_id)
+                seen_any += 1
+        # The hindsight document of an event reveals its outcome: never in that event's steps.
+        own_canary = "canary-" + rec.event_id.removeprefix("ev-")
+        assert own_canary not in rec.model_dump_json(exclude={"grading", "scores"})
+    assert seen_any > 0  # the audit audited something
+
+
+def test_no_tools_setting_has_no_tools(tmp_path: Path) -> None:
+    log = read_run_log(_run(tmp_path, agents=(ALL_AGENTS[4],)))
+    for rec in log.steps:
+        assert all(not c.ok and not c.doc_ids for c in rec.episode.tool_calls)
+
+
+def test_memory_on_carries_notebook_and_memory_free_does_not(tmp_path: Path) -> None:
+    log = read_run_log(_run(tmp_path))
+    by = {(r.agent, r.event_id, r.step_index): r for r in log.steps}
+    mem1 = by[("heuristic-memory", "ev-rocket", 1)]
+    assert mem1.episode.notebook_in == by[("heuristic-memory", "ev-rocket", 0)].episode.notebook_out
+    assert by[("heuristic", "ev-rocket", 1)].episode.notebook_in is None
+
+
+def test_resume_after_crash_redoes_nothing(tmp_path: Path) -> None:
+    out = _run(tmp_path, agents=ALL_AGENTS[:3])
+    lines = out.read_text().splitlines(keepends=True)
+    # Simulate a crash: keep the header and 5 records, plus half of the next line.
+    out.write_text("".join(lines[:6]) + lines[6][: len(lines[6]) // 2])
+    first = read_run_log(out)
+    assert first.truncated_tail and len(first.steps) == 5
+    result = run_benchmark(
+        tiny_dataset(),
+        ListBackend(tiny_documents()),
+        RunConfig(agents=ALL_AGENTS[:3]),
+        out,
+        progress=False,
+    )
+    assert (result.skipped, result.written) == (5, 7)
+    log = read_run_log(out)
+    assert len({r.key for r in log.steps}) == len(log.steps) == 12
+    assert not log.truncated_tail
+    assert log.header.run_id == first.header.run_id
+
+
+def test_rollouts_and_workers(tmp_path: Path) -> None:
+    log = read_run_log(_run(tmp_path, agents=ALL_AGENTS[:2], rollouts=3, workers=2))
+    assert len(log.steps) == 2 * 4 * 3
+
+
+@register_agent("test-crashing")
+def _crashing() -> object:
+    class Crash:
+        def forecast(self, episode: Episode) -> Forecast:
+            raise RuntimeError("boom")
+
+    return Crash()
+
+
+def test_agent_errors_are_recorded_as_failures_with_fallback(tmp_path: Path) -> None:
+    log = read_run_log(_run(tmp_path, agents=(agent_spec("test-crashing"),)))
+    for rec in log.steps:
+        assert rec.episode.termination == "error" and "boom" in (rec.episode.error or "")
+        assert not rec.forecast.usable and rec.scores.fallback_used
+        k = len(rec.grading.labels)
+        assert rec.scores.brier == pytest.approx(1 - 1 / k)
+
+
+def test_market_reference_uses_only_pre_cutoff_prices(tmp_path: Path) -> None:
+    log = read_run_log(_run(tmp_path, agents=(agent_spec("market"),)))
+    for rec in log.steps:
+        assert rec.role == "reference"
+        assert rec.forecast.probs == rec.grading.market_probs
+
+
+@pytest.mark.parametrize(
+    ("mutate", "expected"),
+    [
+        (lambda ls: ls[:1] + ["{not json\n"] + ls[2:], r"run\.jsonl:2: not valid JSON"),
+        (
+            lambda ls: [ls[0].replace('"schema_version":1', '"schema_version":99')] + ls[1:],
+            r"run\.jsonl:1: field schema_version",
+        ),
+        (
+            lambda ls: (
+                ls[:1] + [json.dumps({**json.loads(ls[1]), "cutoff": "soon"}) + "\n"] + ls[2:]
+            ),
+            r"run\.jsonl:2: field cutoff",
+        ),
+        (lambda ls: ls[1:], r"run\.jsonl:1: field kind"),
+    ],
+)
+def test_malformed_run_logs_name_file_line_and_field(
+    tmp_path: Path, mutate: object, expected: str
+) -> None:
+    out = _run(tmp_path, agents=ALL_AGENTS[:1])
+    lines = out.read_text().splitlines(keepends=True)
+    out.write_text("".join(mutate(lines)))  # type: ignore[operator]
+    with pytest.raises(RunLogError, match=expected):
+        read_run_log(out)
