@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import typer
 
-from pastcast.cli import _corpus, _data, _score, _stats
+from pastcast.cli import _corpus, _data, _run, _score, _stats
 
 app = typer.Typer(
     name="pastcast",
@@ -16,6 +16,8 @@ app = typer.Typer(
 app.add_typer(_corpus.app, name="corpus")
 app.add_typer(_data.app, name="data")
 app.add_typer(_stats.app, name="stats")
+app.command("demo")(_run.demo)
+app.command("run")(_run.run)
 app.command("score")(_score.score)
 
 

@@ -1,0 +1,87 @@
+"""Search latency and environment overhead per forecast step on the embedded world.
+
+Prints, for the embedded corpus: search latency (median, p95) through the environment's tool
+(cutoff-bound BM25) next to a naive baseline measured in the same run (score every document with
+the same BM25 statistics, then drop documents at or after the cutoff), and the environment's
+overhead per forecast step with a scripted model (reset, a scripted search/read/answer loop,
+grading and run-log write, minus the scripted model's own time, which is negligible).
+
+    python benchmarks/env_overhead.py [--seed 0] [--queries 300]
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import tempfile
+import time
+from pathlib import Path
+
+from pastcast.agents import agent_spec
+from pastcast.corpus import EmbeddedIndex
+from pastcast.env import ForecastEnv
+from pastcast.runner import RunConfig, run_benchmark
+from pastcast.world import build_world
+
+
+def _pct(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--queries", type=int, default=300)
+    args = parser.parse_args()
+
+    t = time.perf_counter()
+    world = build_world(args.seed)
+    t_world = time.perf_counter() - t
+    with tempfile.TemporaryDirectory() as tmp:
+        t = time.perf_counter()
+        index = EmbeddedIndex.build(world.documents, Path(tmp) / "index")
+        t_index = time.perf_counter() - t
+        print(f"world: {len(world.dataset.events)} events, {len(world.documents)} documents, "
+              f"built in {t_world:.2f} s; index built in {t_index:.2f} s")
+
+        env = ForecastEnv(world.dataset, index)
+        steps = list(world.dataset.steps)
+        lat: list[float] = []
+        naive: list[float] = []
+        for i in range(args.queries):
+            step = steps[i % len(steps)]
+            query = world.dataset.event(step.event_id).title
+            ep = env.reset(step)
+            t = time.perf_counter()
+            ep.tools.search(query, top_k=10)
+            lat.append((time.perf_counter() - t) * 1e3)
+            far = max(d.timestamp for d in world.documents)
+            t = time.perf_counter()
+            hits = index.search(query, as_of=far.replace(year=far.year + 1), k=len(world.documents))
+            _ = [h for h in hits if h.timestamp < step.cutoff][:10]
+            naive.append((time.perf_counter() - t) * 1e3)
+        print(f"search via env tool: median {statistics.median(lat):.3f} ms, "
+              f"p95 {_pct(lat, 0.95):.3f} ms ({args.queries} queries)")
+        print(f"naive rank-all-then-drop baseline: median {statistics.median(naive):.3f} ms, "
+              f"p95 {_pct(naive, 0.95):.3f} ms; ratio {statistics.median(naive) / statistics.median(lat):.1f}x")
+
+        # Environment overhead per step: a run with the scripted-model agent defined below.
+        from pastcast.agents import register_agent
+        from pastcast.models import ScriptedModel
+
+        from _scripted_agent import ScriptedToolAgent
+
+        register_agent("bench-scripted")(lambda: ScriptedToolAgent(ScriptedModel(
+            ['{"action": "search", "query": "latest news"}',
+             '{"action": "final", "probabilities": {}}'], cycle=True)))
+        cfg = RunConfig(agents=(agent_spec("bench-scripted"),))
+        t = time.perf_counter()
+        res = run_benchmark(world.dataset, index, cfg, Path(tmp) / "run.jsonl", progress=False)
+        total = time.perf_counter() - t
+        print(f"scripted-model run: {res.written} steps in {total:.2f} s; "
+              f"{1e3 * total / res.written:.2f} ms per step (env + agent loop + grading + log)")
+
+
+if __name__ == "__main__":
+    main()

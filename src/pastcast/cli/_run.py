@@ -1,0 +1,129 @@
+"""`pastcast run` and `pastcast demo`: run agents over forecast steps and write a run log."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import typer
+
+from pastcast.cli._common import fail
+from pastcast.cli._specs import parse_agent_option
+from pastcast.corpus import CorpusBackend, EmbeddedIndex
+from pastcast.dataset import Dataset
+from pastcast.env import EnvConfig
+from pastcast.runlog import AgentSpec
+from pastcast.runner import RunConfig, RunResult, run_benchmark
+
+__all__ = ["DEMO_AGENTS", "demo", "run"]
+
+DEMO_AGENTS = ("uniform", "base-rate", "heuristic", "heuristic@memory_on", "market")
+
+
+@dataclass(frozen=True)
+class _Loaded:
+    dataset: Dataset
+    backend: CorpusBackend | None
+
+
+def _load_world(spec: str, index_dir: Path) -> _Loaded:
+    from pastcast.world import build_world
+
+    _, _, seed_text = spec.partition(":")
+    try:
+        seed = int(seed_text or 0)
+    except ValueError:
+        fail(f"--dataset {spec!r}: the world seed must be an integer (e.g. world:3)")
+    world = build_world(seed)
+    manifest = index_dir / "manifest.json"
+    stamp = index_dir / "dataset_id"
+    if manifest.is_file() and stamp.is_file() and stamp.read_text() == world.dataset.id:
+        index = EmbeddedIndex.open(index_dir)
+    else:
+        index = EmbeddedIndex.build(world.documents, index_dir, overwrite=True, progress=True)
+        stamp.write_text(world.dataset.id)
+    return _Loaded(world.dataset, index)
+
+
+def _load(dataset: str, corpus: Path | None, index_dir: Path) -> _Loaded:
+    if dataset == "world" or dataset.startswith("world:"):
+        if corpus is not None:
+            fail("--corpus cannot be combined with the embedded world (it brings its own corpus)")
+        return _load_world(dataset, index_dir)
+    from pastcast.markets import load_dataset
+
+    path = Path(dataset)
+    if not path.is_dir():
+        fail(f"--dataset {dataset!r}: not a dataset directory (or 'world[:SEED]')")
+    try:
+        loaded = load_dataset(path)
+    except ValueError as exc:
+        fail(str(exc))
+    backend = None
+    if corpus is not None:
+        if not (corpus / "manifest.json").is_file():
+            fail(f"--corpus {corpus}: not an index directory (build one with "
+                 "'pastcast corpus build')")
+        backend = EmbeddedIndex.open(corpus)
+    return _Loaded(loaded, backend)
+
+
+def execute(
+    dataset: str, agents: list[str], out: Path, *, corpus: Path | None = None,
+    setting: str = "memory_free", rollouts: int = 1, workers: int = 1, split: str | None = None,
+    max_events: int | None = None, env: EnvConfig | None = None,
+) -> RunResult:
+    """Shared by ``run`` and ``demo``: parse options, load data, run, return the result."""
+    try:
+        specs: tuple[AgentSpec, ...] = tuple(parse_agent_option(a, setting) for a in agents)
+    except ValueError as exc:
+        fail(str(exc))
+    names = [s.name for s in specs]
+    if len(set(names)) != len(names):
+        fail(f"--agent: the same agent and setting is given twice ({', '.join(names)})")
+    loaded = _load(dataset, corpus, out.parent / "index")
+    config = RunConfig(agents=specs, rollouts=rollouts, workers=workers, split=split,
+                       max_events=max_events, env=env or EnvConfig())
+    try:
+        return run_benchmark(loaded.dataset, loaded.backend, config, out)
+    except ValueError as exc:
+        fail(str(exc))
+
+
+def run(
+    dataset: str = typer.Option("world", help="'world[:SEED]' or a dataset directory."),
+    agent: list[str] = typer.Option(
+        ..., "--agent", "-a",
+        help="Agent as NAME[:key=value,...][@memory_free|memory_on|no_tools]; repeatable.",
+    ),
+    out: Path = typer.Option(Path("runs/run.jsonl"), help="Run log to write (resumed if present)."),
+    corpus: Path | None = typer.Option(None, help="Corpus index directory for a real dataset."),
+    setting: str = typer.Option("memory_free", help="Default setting for agents without @."),
+    rollouts: int = typer.Option(1, min=1, help="Rollouts per forecast step."),
+    workers: int = typer.Option(1, min=1, help="Parallel (agent, event, rollout) chains."),
+    split: str | None = typer.Option(None, help="Only events of this split (e.g. eval)."),
+    max_events: int | None = typer.Option(None, min=1, help="Only the first N events."),
+    max_tool_calls: int = typer.Option(400, min=0, help="Tool calls per forecast step."),
+) -> None:
+    """Run agents over a dataset's forecast steps and write a resumable run log."""
+    env = EnvConfig(max_tool_calls=max_tool_calls)
+    result = execute(dataset, agent, out, corpus=corpus, setting=setting, rollouts=rollouts,
+                     workers=workers, split=split, max_events=max_events, env=env)
+    typer.echo(f"{result.path}: {result.written} steps written, {result.skipped} resumed, "
+               f"{result.failures} unusable forecasts (run {result.run_id})")
+
+
+def demo(
+    out: Path = typer.Option(Path("runs/demo"), help="Output directory."),
+    seed: int = typer.Option(0, help="Seed of the embedded world."),
+) -> None:
+    """Build the embedded world and its index, run the baselines and the heuristic research
+    agent, print the leaderboard and write a run log and a report."""
+    from pastcast.reports import write_report
+
+    out.mkdir(parents=True, exist_ok=True)
+    log = out / "run.jsonl"
+    result = execute(f"world:{seed}", list(DEMO_AGENTS), log)
+    typer.echo(f"run log: {result.path} ({result.written} new steps, {result.skipped} resumed)")
+    report = write_report([log], out / "report.md")
+    typer.echo(f"report: {report}")
