@@ -1,0 +1,1 @@
+"""Forecasting agents: prompts, output parsing and the belief notebook."""
