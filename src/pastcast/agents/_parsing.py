@@ -1,0 +1,171 @@
+"""Turning a model's final text into a ``Forecast``.
+
+The answer is the last complete answer block (``<answer>...</answer>``, a fenced ```json block,
+or a bare balanced ``{...}``), loaded strictly and then with lenient repairs. Labels are matched
+exactly by default (Forecast-Dojo's main scoring); ``normalize_typography`` is the sensitivity
+variant (case, curly quotes, whitespace). Unusable outputs never raise: they become a
+``Forecast(usable=False, failure_reason=...)`` whose reason is one of ``FAILURE_REASONS``.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+import unicodedata
+from collections import Counter
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import Any
+
+from pastcast.agents._jsonish import find_blocks, load_object, strip_thinking
+from pastcast.records import Forecast
+
+__all__ = [
+    "FAILURE_REASONS",
+    "count_failures",
+    "normalize_label",
+    "parse_forecast",
+    "repair_prompt",
+]
+
+FAILURE_REASONS: tuple[str, ...] = (
+    "empty_output",
+    "no_answer_block",
+    "invalid_json",
+    "no_probabilities",
+    "unknown_labels",
+    "duplicate_labels",
+    "invalid_probability",
+    "no_positive_mass",
+)
+
+_PROB_KEYS = ("probabilities", "probs", "forecast", "distribution")
+_TEXT_KEYS = ("rationale", "reasoning", "explanation")
+_META_KEYS = frozenset({*_TEXT_KEYS, "confidence", "choice", "answer", "notes", "notebook"})
+_QUOTES = str.maketrans({"“": '"', "”": '"', "„": '"', "‘": "'", "’": "'", "`": "'"})
+
+
+def normalize_label(label: str) -> str:
+    """Typographic normal form: NFKC, straight quotes, collapsed whitespace, casefolded."""
+    text = unicodedata.normalize("NFKC", label).translate(_QUOTES)
+    return re.sub(r"\s+", " ", text).strip().casefold()
+
+
+def _fail(raw: str, reason: str, rationale: str = "") -> Forecast:
+    return Forecast(raw_text=raw, usable=False, failure_reason=reason, rationale=rationale)
+
+
+def _to_number(value: Any) -> tuple[float, bool] | None:
+    """A probability candidate and whether it was written as a percentage."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int | float):
+        return float(value), False
+    if isinstance(value, str):
+        s = value.strip()
+        pct = s.endswith("%")
+        try:
+            x = float(s.rstrip("%").strip())
+        except ValueError:
+            return None
+        return (x / 100.0 if pct else x), pct
+    return None
+
+
+def _probability_map(
+    obj: Mapping[str, Any], label_keys: Mapping[str, str], key_of: Callable[[str], str]
+) -> tuple[Mapping[str, Any] | None, str]:
+    rationale = next((str(obj[k]) for k in _TEXT_KEYS if isinstance(obj.get(k), str)), "")
+    for key in _PROB_KEYS:
+        if isinstance(obj.get(key), Mapping):
+            return obj[key], rationale
+    flat = {k: v for k, v in obj.items() if k not in _META_KEYS or key_of(k) in label_keys}
+    return (flat or None), rationale
+
+
+def parse_forecast(
+    text: str, labels: Sequence[str], *, normalize_typography: bool = False
+) -> Forecast:
+    """Parse ``text`` into a forecast over ``labels`` (normalised to sum to one).
+
+    Accepts ``{"probabilities": {"Label": p, ...}, "rationale": "..."}`` or a flat
+    ``{"Label": p}``; probabilities may be numbers, numeric strings or percentages ("65%"), and a
+    whole map written on a 0-100 scale (sums to about 100) is read as percentages. Labels that
+    are absent get probability 0.
+    """
+    if not text or not text.strip():
+        return _fail(text, "empty_output")
+    blocks = find_blocks(strip_thinking(text))
+    if not blocks:
+        return _fail(text, "no_answer_block")
+    obj: dict[str, Any] | None = None
+    for block in reversed(blocks):
+        obj, _ = load_object(block.text)
+        if obj is not None or block.explicit:
+            break
+    if obj is None:
+        return _fail(text, "invalid_json")
+    key_of: Callable[[str], str] = normalize_label if normalize_typography else str
+    by_key: dict[str, str] = {}
+    for label in labels:
+        by_key.setdefault(key_of(label), label)
+    mapping, rationale = _probability_map(obj, by_key, key_of)
+    if not mapping:
+        return _fail(text, "no_probabilities", rationale)
+    values: dict[str, float] = {}
+    any_pct = False
+    for key, value in mapping.items():
+        matched = by_key.get(key_of(str(key)))
+        if matched is None:
+            return _fail(text, "unknown_labels", rationale)
+        if matched in values:
+            return _fail(text, "duplicate_labels", rationale)
+        num = _to_number(value)
+        if num is None or not math.isfinite(num[0]) or num[0] < 0:
+            return _fail(text, "invalid_probability", rationale)
+        values[matched] = num[0]
+        any_pct = any_pct or num[1]
+    total = sum(values.values())
+    if not any_pct and max(values.values()) > 1.0:
+        if 95.0 <= total <= 105.0:  # the whole map is on a 0-100 scale
+            values = {k: v / 100.0 for k, v in values.items()}
+            total /= 100.0
+        else:
+            return _fail(text, "invalid_probability", rationale)
+    if any(v > 1.0 + 1e-9 for v in values.values()):
+        return _fail(text, "invalid_probability", rationale)
+    if not total > 0.0:
+        return _fail(text, "no_positive_mass", rationale)
+    probs = {label: values.get(label, 0.0) / total for label in labels}
+    return Forecast(probs=probs, raw_text=text, usable=True, rationale=rationale)
+
+
+def count_failures(forecasts: Iterable[Forecast]) -> Counter[str]:
+    """Failure reasons of the unusable forecasts, counted."""
+    return Counter(f.failure_reason or "unknown" for f in forecasts if not f.usable)
+
+
+_REASON_TEXT = {
+    "empty_output": "Your reply was empty.",
+    "no_answer_block": "Your reply did not contain a JSON answer object.",
+    "invalid_json": "Your answer block was not valid JSON.",
+    "no_probabilities": "Your answer did not contain any probabilities.",
+    "unknown_labels": "Your answer used outcome names that are not among the allowed outcomes.",
+    "duplicate_labels": "Your answer gave the same outcome more than once.",
+    "invalid_probability": "Every probability must be a number between 0 and 1.",
+    "no_positive_mass": "At least one probability must be greater than 0.",
+}
+
+
+def repair_prompt(reason: str, labels: Sequence[str]) -> str:
+    """A short re-prompt asking for the answer again in the exact expected format."""
+    pairs = ", ".join(f"{json.dumps(label, ensure_ascii=False)}: <probability>" for label in labels)
+    example_text = f'{{"probabilities": {{{pairs}}}, "rationale": "<one or two sentences>"}}'
+    problem = _REASON_TEXT.get(reason, "Your answer could not be read.")
+    allowed = ", ".join(json.dumps(label, ensure_ascii=False) for label in labels)
+    return (
+        f"{problem} Reply again with only one JSON object and nothing else, in this format:\n"
+        f"{example_text}\n"
+        f"Use exactly these outcome names as keys: {allowed}. "
+        "Probabilities are numbers between 0 and 1 and should sum to 1."
+    )
