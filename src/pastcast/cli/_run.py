@@ -62,16 +62,26 @@ def _load(dataset: str, corpus: Path | None, index_dir: Path) -> _Loaded:
     backend = None
     if corpus is not None:
         if not (corpus / "manifest.json").is_file():
-            fail(f"--corpus {corpus}: not an index directory (build one with "
-                 "'pastcast corpus build')")
+            fail(
+                f"--corpus {corpus}: not an index directory (build one with "
+                "'pastcast corpus build')"
+            )
         backend = EmbeddedIndex.open(corpus)
     return _Loaded(loaded, backend)
 
 
 def execute(
-    dataset: str, agents: list[str], out: Path, *, corpus: Path | None = None,
-    setting: str = "memory_free", rollouts: int = 1, workers: int = 1, split: str | None = None,
-    max_events: int | None = None, env: EnvConfig | None = None,
+    dataset: str,
+    agents: list[str],
+    out: Path,
+    *,
+    corpus: Path | None = None,
+    setting: str = "memory_free",
+    rollouts: int = 1,
+    workers: int = 1,
+    split: str | None = None,
+    max_events: int | None = None,
+    env: EnvConfig | None = None,
 ) -> RunResult:
     """Shared by ``run`` and ``demo``: parse options, load data, run, return the result."""
     try:
@@ -82,8 +92,14 @@ def execute(
     if len(set(names)) != len(names):
         fail(f"--agent: the same agent and setting is given twice ({', '.join(names)})")
     loaded = _load(dataset, corpus, out.parent / "index")
-    config = RunConfig(agents=specs, rollouts=rollouts, workers=workers, split=split,
-                       max_events=max_events, env=env or EnvConfig())
+    config = RunConfig(
+        agents=specs,
+        rollouts=rollouts,
+        workers=workers,
+        split=split,
+        max_events=max_events,
+        env=env or EnvConfig(),
+    )
     try:
         return run_benchmark(loaded.dataset, loaded.backend, config, out)
     except ValueError as exc:
@@ -93,7 +109,9 @@ def execute(
 def run(
     dataset: str = typer.Option("world", help="'world[:SEED]' or a dataset directory."),
     agent: list[str] = typer.Option(
-        ..., "--agent", "-a",
+        ...,
+        "--agent",
+        "-a",
         help="Agent as NAME[:key=value,...][@memory_free|memory_on|no_tools]; repeatable.",
     ),
     out: Path = typer.Option(Path("runs/run.jsonl"), help="Run log to write (resumed if present)."),
@@ -107,10 +125,22 @@ def run(
 ) -> None:
     """Run agents over a dataset's forecast steps and write a resumable run log."""
     env = EnvConfig(max_tool_calls=max_tool_calls)
-    result = execute(dataset, agent, out, corpus=corpus, setting=setting, rollouts=rollouts,
-                     workers=workers, split=split, max_events=max_events, env=env)
-    typer.echo(f"{result.path}: {result.written} steps written, {result.skipped} resumed, "
-               f"{result.failures} unusable forecasts (run {result.run_id})")
+    result = execute(
+        dataset,
+        agent,
+        out,
+        corpus=corpus,
+        setting=setting,
+        rollouts=rollouts,
+        workers=workers,
+        split=split,
+        max_events=max_events,
+        env=env,
+    )
+    typer.echo(
+        f"{result.path}: {result.written} steps written, {result.skipped} resumed, "
+        f"{result.failures} unusable forecasts (run {result.run_id})"
+    )
 
 
 def demo(

@@ -24,8 +24,10 @@ def parse_agent_option(option: str, default_setting: str = "memory_free") -> Age
     body, _, setting = option.partition("@")
     setting = setting or default_setting
     if setting not in get_args(Setting):
-        raise ValueError(f"--agent {option!r}: unknown setting {setting!r} "
-                         f"(choose from {', '.join(get_args(Setting))})")
+        raise ValueError(
+            f"--agent {option!r}: unknown setting {setting!r} "
+            f"(choose from {', '.join(get_args(Setting))})"
+        )
     name, _, arg_text = body.partition(":")
     args: dict[str, Any] = {}
     for item in filter(None, arg_text.split(",")):
