@@ -1,5 +1,17 @@
 """Scores and statistics from the papers, recomputable from run logs."""
 
+from pastcast.scoring._aggregate import (
+    KAPPA,
+    METRICS,
+    AlphaTest,
+    GroupSummary,
+    MetricSummary,
+    PairedDifference,
+    alpha_test,
+    paired_difference,
+    shrink,
+    summarize,
+)
 from pastcast.scoring._binary import (
     AlphaAnatomy,
     Murphy,
@@ -9,6 +21,7 @@ from pastcast.scoring._binary import (
     ece,
     murphy,
 )
+from pastcast.scoring._bootstrap import cluster_bootstrap
 from pastcast.scoring._multiclass import (
     LOG_FLOOR,
     Fallback,
@@ -28,18 +41,29 @@ from pastcast.scoring._power import (
     power_n,
     power_rounds,
 )
+from pastcast.scoring._table import Convention, ScoreTable, score_matrix, table_from_records
 
 __all__ = [
+    "KAPPA",
     "LOG_FLOOR",
+    "METRICS",
     "AlphaAnatomy",
+    "AlphaTest",
+    "Convention",
     "Fallback",
+    "GroupSummary",
+    "MetricSummary",
     "Murphy",
+    "PairedDifference",
+    "ScoreTable",
     "accuracy",
     "alpha_anatomy",
     "alpha_score",
     "alpha_standard_error",
+    "alpha_test",
     "alpha_variance",
     "brier",
+    "cluster_bootstrap",
     "distance_to_market",
     "ece",
     "info_alpha",
@@ -47,9 +71,14 @@ __all__ = [
     "market_truth_prob",
     "murphy",
     "normalize",
+    "paired_difference",
     "power_n",
     "power_rounds",
     "score_forecast",
+    "score_matrix",
     "score_step",
+    "shrink",
+    "summarize",
+    "table_from_records",
     "uniform",
 ]
