@@ -1,5 +1,43 @@
 """Scores and statistics from the papers, recomputable from run logs."""
 
+from pastcast.scoring._aggregate import (
+    KAPPA,
+    METRICS,
+    AlphaTest,
+    GroupSummary,
+    MetricSummary,
+    PairedDifference,
+    alpha_test,
+    paired_difference,
+    shrink,
+    summarize,
+)
+from pastcast.scoring._binary import (
+    AlphaAnatomy,
+    Murphy,
+    alpha_anatomy,
+    alpha_score,
+    distance_to_market,
+    ece,
+    murphy,
+)
+from pastcast.scoring._bootstrap import cluster_bootstrap
+from pastcast.scoring._breakdown import (
+    RecoveryCount,
+    horizon_bucket,
+    recoveries_regressions,
+    with_event_column,
+)
+from pastcast.scoring._longitudinal import (
+    EpisodeGain,
+    Estimate,
+    StepChange,
+    Thirds,
+    episode_gain,
+    evidence_capture,
+    step_changes,
+    thirds,
+)
 from pastcast.scoring._multiclass import (
     LOG_FLOOR,
     Fallback,
@@ -13,17 +51,62 @@ from pastcast.scoring._multiclass import (
     score_step,
     uniform,
 )
+from pastcast.scoring._power import (
+    alpha_standard_error,
+    alpha_variance,
+    power_n,
+    power_rounds,
+)
+from pastcast.scoring._table import Convention, ScoreTable, score_matrix, table_from_records
 
 __all__ = [
+    "KAPPA",
     "LOG_FLOOR",
+    "METRICS",
+    "AlphaAnatomy",
+    "AlphaTest",
+    "Convention",
+    "EpisodeGain",
+    "Estimate",
     "Fallback",
+    "GroupSummary",
+    "MetricSummary",
+    "Murphy",
+    "PairedDifference",
+    "RecoveryCount",
+    "ScoreTable",
+    "StepChange",
+    "Thirds",
     "accuracy",
+    "alpha_anatomy",
+    "alpha_score",
+    "alpha_standard_error",
+    "alpha_test",
+    "alpha_variance",
     "brier",
+    "cluster_bootstrap",
+    "distance_to_market",
+    "ece",
+    "episode_gain",
+    "evidence_capture",
+    "horizon_bucket",
     "info_alpha",
     "log_loss",
     "market_truth_prob",
+    "murphy",
     "normalize",
+    "paired_difference",
+    "power_n",
+    "power_rounds",
+    "recoveries_regressions",
     "score_forecast",
+    "score_matrix",
     "score_step",
+    "shrink",
+    "step_changes",
+    "summarize",
+    "table_from_records",
+    "thirds",
     "uniform",
+    "with_event_column",
 ]

@@ -1,0 +1,277 @@
+"""Grouped summaries of a score table: means with event-clustered CIs, failures, alpha tests.
+
+Means are over recorded forecasts; missing records (scheduled but never written) are only
+counted, never scored. Unusable forecasts are scored by the chosen convention and always
+counted as failures.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+from numpy.typing import NDArray
+
+from pastcast.runlog import StepRecord
+from pastcast.scoring._bootstrap import cluster_bootstrap
+from pastcast.scoring._table import Convention, ScoreTable, table_from_records
+
+__all__ = [
+    "KAPPA",
+    "METRICS",
+    "AlphaTest",
+    "GroupSummary",
+    "MetricSummary",
+    "PairedDifference",
+    "alpha_test",
+    "paired_difference",
+    "shrink",
+    "summarize",
+]
+
+METRICS = ("brier", "accuracy", "log_loss", "info_alpha", "alpha")
+KAPPA = 140.0
+"""Leaderboard shrinkage constant: Foresight Arena asks for 140+ resolved predictions."""
+
+
+@dataclass(frozen=True)
+class MetricSummary:
+    n: int
+    mean: float
+    ci_low: float
+    ci_high: float
+    rollout_std: float
+    """Sample standard deviation (ddof 1) of per-rollout means; NaN with one rollout."""
+
+
+@dataclass(frozen=True)
+class AlphaTest:
+    """One-sample t-test of a per-forecast alpha against 0, and its shrunken leaderboard value."""
+
+    n: int
+    mean: float
+    t: float
+    p_value: float
+    shrunk: float
+    provisional: bool
+
+
+@dataclass(frozen=True)
+class GroupSummary:
+    by: tuple[str, ...]
+    group: tuple[str, ...]
+    role: str
+    n_recorded: int
+    n_failures: int
+    failure_rate: float
+    n_scheduled: int | None
+    n_missing: int | None
+    scheduled_failure_rate: float | None
+    """(failures + missing) / scheduled, when a schedule size is given."""
+    metrics: Mapping[str, MetricSummary]
+    alpha_tests: Mapping[str, AlphaTest]
+
+    def as_dict(self) -> dict[str, object]:
+        return {
+            **dict(zip(self.by, self.group, strict=True)),
+            "role": self.role,
+            "n_recorded": self.n_recorded,
+            "n_failures": self.n_failures,
+            "failure_rate": self.failure_rate,
+            "n_scheduled": self.n_scheduled,
+            "n_missing": self.n_missing,
+            "scheduled_failure_rate": self.scheduled_failure_rate,
+            "metrics": {k: vars(v) for k, v in self.metrics.items()},
+            "alpha_tests": {k: vars(v) for k, v in self.alpha_tests.items()},
+        }
+
+
+def shrink(mean: float, n: int, kappa: float = KAPPA) -> tuple[float, bool]:
+    """Shrink a mean towards 0 by n / (n + kappa); provisional while n < kappa."""
+    return mean * n / (n + kappa), n < kappa
+
+
+def alpha_test(values: NDArray[np.float64], kappa: float = KAPPA) -> AlphaTest:
+    v = values[np.isfinite(values)]
+    n = int(v.size)
+    if n == 0:
+        return AlphaTest(0, math.nan, math.nan, math.nan, math.nan, True)
+    mean = float(v.mean())
+    t = p = math.nan
+    if n >= 2 and float(v.std()) > 0:
+        from scipy.stats import ttest_1samp
+
+        res = ttest_1samp(v, 0.0)
+        t, p = float(res.statistic), float(res.pvalue)
+    s, prov = shrink(mean, n, kappa)
+    return AlphaTest(n, mean, t, p, s, prov)
+
+
+def _as_table(data: ScoreTable | Iterable[StepRecord]) -> ScoreTable:
+    return data if isinstance(data, ScoreTable) else table_from_records(data)
+
+
+def _group_ids(table: ScoreTable, by: Sequence[str]) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
+    """Dense group id per row, and the (n_groups x len(by)) codes of each group."""
+    if not by:
+        return np.zeros(len(table), dtype=np.int64), np.zeros((1, 0), dtype=np.int64)
+    cols = np.stack([table.codes(c) for c in by], axis=1)
+    uniq, inv = np.unique(cols, axis=0, return_inverse=True)
+    return inv.reshape(-1).astype(np.int64), uniq
+
+
+def _rollout_std(values: NDArray[np.float64], rollout: NDArray[np.int64]) -> float:
+    ok = np.isfinite(values)
+    r = rollout[ok]
+    if r.size == 0:
+        return math.nan
+    ids, inv = np.unique(r, return_inverse=True)
+    if ids.size < 2:
+        return math.nan
+    means = np.bincount(inv, values[ok]) / np.bincount(inv)
+    return float(np.std(means, ddof=1))
+
+
+def summarize(
+    data: ScoreTable | Iterable[StepRecord],
+    by: Sequence[str] = ("agent", "setting"),
+    fallback: Convention = "uniform",
+    bootstrap: int = 4000,
+    seed: int = 0,
+    scheduled: int | Mapping[tuple[str, ...], int] | None = None,
+    kappa: float = KAPPA,
+) -> tuple[GroupSummary, ...]:
+    """Summarise scores per group (sorted by group names).
+
+    ``scheduled`` is the number of forecasts the schedule expected per group (one number for
+    all groups, or per group tuple); with it, missing records are counted and a failure rate
+    over the schedule is reported.
+    """
+    table = _as_table(data)
+    by = tuple(by)
+    rng = np.random.default_rng(seed)
+    metrics = table.metrics(fallback)
+    matrix = np.stack([metrics[m] for m in METRICS], axis=1)
+    event = table.codes("event")
+    gid, gcodes = _group_ids(table, by)
+    role_codes, role_names = table.keys.get("role", (None, ()))
+    order = np.argsort(gid, kind="stable")
+    bounds = np.searchsorted(gid[order], np.arange(gcodes.shape[0] + 1))
+    groups = []
+    for g in range(gcodes.shape[0]):
+        rows = order[bounds[g] : bounds[g + 1]]
+        if rows.size == 0:
+            continue
+        names = tuple(table.name(c, int(code)) for c, code in zip(by, gcodes[g], strict=True))
+        v = matrix[rows]
+        low, high = cluster_bootstrap(event[rows], v, bootstrap, rng)
+        summaries = {}
+        for j, name in enumerate(METRICS):
+            col = v[:, j]
+            ok = np.isfinite(col)
+            n = int(ok.sum())
+            summaries[name] = MetricSummary(
+                n=n,
+                mean=float(col[ok].mean()) if n else math.nan,
+                ci_low=float(low[j]),
+                ci_high=float(high[j]),
+                rollout_std=_rollout_std(col, table.rollout[rows]),
+            )
+        n_rec = int(rows.size)
+        n_fail = int((~table.usable[rows]).sum())
+        sched = scheduled.get(names) if isinstance(scheduled, Mapping) else scheduled
+        missing = None if sched is None else max(0, sched - n_rec)
+        role = "agent"
+        if role_codes is not None and np.all(
+            np.asarray(role_names, dtype=object)[role_codes[rows]] == "reference"
+        ):
+            role = "reference"
+        groups.append(
+            GroupSummary(
+                by=by,
+                group=names,
+                role=role,
+                n_recorded=n_rec,
+                n_failures=n_fail,
+                failure_rate=n_fail / n_rec,
+                n_scheduled=sched,
+                n_missing=missing,
+                scheduled_failure_rate=(
+                    None if sched is None or sched == 0 else (n_fail + (missing or 0)) / sched
+                ),
+                metrics=summaries,
+                alpha_tests={
+                    "info_alpha": alpha_test(metrics["info_alpha"][rows], kappa),
+                    "alpha": alpha_test(metrics["alpha"][rows], kappa),
+                },
+            )
+        )
+    return tuple(sorted(groups, key=lambda s: s.group))
+
+
+@dataclass(frozen=True)
+class PairedDifference:
+    """Mean of (a - b) over records matched on (event, step, rollout); CIs clustered by event."""
+
+    metric: str
+    n_matched: int
+    mean: float
+    ci_low: float
+    ci_high: float
+
+
+def _select(table: ScoreTable, where: Mapping[str, str]) -> NDArray[np.bool_]:
+    mask = np.ones(len(table), dtype=bool)
+    for col, value in where.items():
+        if col not in table.keys:
+            raise KeyError(f"unknown column {col!r}")
+        names = table.keys[col][1]
+        if value not in names:
+            return np.zeros(len(table), dtype=bool)
+        mask &= table.keys[col][0] == names.index(value)
+    return mask
+
+
+def paired_difference(
+    data: ScoreTable | Iterable[StepRecord],
+    a: Mapping[str, str],
+    b: Mapping[str, str],
+    metric: str = "brier",
+    fallback: Convention = "uniform",
+    bootstrap: int = 4000,
+    seed: int = 0,
+) -> PairedDifference:
+    """Compare two selections (e.g. {"setting": "memory_on"} vs {"setting": "memory_free"})."""
+    table = _as_table(data)
+    if metric not in METRICS:
+        raise ValueError(f"unknown metric {metric!r} (expected one of {METRICS})")
+    values = table.metrics(fallback)[metric]
+    event, step, roll = table.codes("event"), table.step, table.rollout
+    key = np.stack([event, step, roll], axis=1)
+    sel = []
+    for where in (a, b):
+        rows = np.flatnonzero(_select(table, where))
+        k = key[rows]
+        if np.unique(k, axis=0).shape[0] != rows.size:
+            raise ValueError(
+                f"paired_difference: selection {dict(where)} has several records for one "
+                "(event, step, rollout); narrow it (e.g. add agent and setting)"
+            )
+        sel.append((rows, k))
+    (ra, ka), (rb, kb) = sel
+    both = np.concatenate([ka, kb])
+    _, inv = np.unique(both, axis=0, return_inverse=True)
+    inv = inv.reshape(-1)
+    ia, ib = inv[: ra.size], inv[ra.size :]
+    _, pos_a, pos_b = np.intersect1d(ia, ib, assume_unique=True, return_indices=True)
+    diff = values[ra[pos_a]] - values[rb[pos_b]]
+    ok = np.isfinite(diff)
+    diff, ev = diff[ok], event[ra[pos_a]][ok]
+    if diff.size == 0:
+        return PairedDifference(metric, 0, math.nan, math.nan, math.nan)
+    low, high = cluster_bootstrap(ev, diff, bootstrap, np.random.default_rng(seed))
+    return PairedDifference(
+        metric, int(diff.size), float(diff.mean()), float(low[0]), float(high[0])
+    )

@@ -1,0 +1,205 @@
+"""A columnar table of per-forecast scores, so aggregation over millions of rows is vectorised.
+
+Rows keep the ingredients of every score (probability of the truth, number of offered labels,
+the market's probabilities) rather than one fixed fallback, so each aggregation can choose how
+unusable forecasts count (uniform, worst case, or excluded) without re-reading the logs.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Literal
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+
+from pastcast.runlog import StepRecord
+from pastcast.scoring._multiclass import (
+    LOG_FLOOR,
+    TIE_TOLERANCE,
+    accuracy,
+    brier,
+    market_truth_prob,
+    normalize,
+)
+
+__all__ = ["KEY_COLUMNS", "Convention", "ScoreTable", "score_matrix", "table_from_records"]
+
+Convention = Literal["uniform", "worst", "exclude"]
+KEY_COLUMNS = ("agent", "setting", "role", "run_id", "event")
+
+Floats = NDArray[np.float64]
+Ints = NDArray[np.int64]
+Bools = NDArray[np.bool_]
+
+
+@dataclass(frozen=True)
+class ScoreTable:
+    """Per-forecast scores of usable forecasts plus what is needed to score the unusable ones.
+
+    ``keys`` maps a key column (agent, setting, role, run_id, event) to integer codes and the
+    names they stand for. Score columns of unusable rows hold NaN until a convention fills them.
+    """
+
+    keys: Mapping[str, tuple[Ints, tuple[str, ...]]]
+    step: Ints
+    rollout: Ints
+    usable: Bools
+    n_labels: Ints
+    brier: Floats
+    accuracy: Floats
+    p_truth: Floats
+    market_truth: Floats
+    """The market's probability of the truth (NaN when unavailable)."""
+    market_brier: Floats
+    """The market vector's multiclass Brier score (NaN when unavailable)."""
+    floor: float = LOG_FLOOR
+    meta: Mapping[str, str] = field(default_factory=dict)
+
+    def __len__(self) -> int:
+        return int(self.step.size)
+
+    def codes(self, column: str) -> Ints:
+        if column == "step":
+            return self.step
+        if column == "rollout":
+            return self.rollout
+        if column not in self.keys:
+            raise KeyError(f"unknown column {column!r} (expected one of {sorted(self.keys)})")
+        return self.keys[column][0]
+
+    def name(self, column: str, code: int) -> str:
+        if column in ("step", "rollout"):
+            return str(code)
+        return self.keys[column][1][code]
+
+    def metrics(self, convention: Convention = "uniform") -> dict[str, Floats]:
+        """Score columns with unusable rows filled by ``convention`` (NaN where excluded)."""
+        bad = ~self.usable
+        k = self.n_labels.astype(np.float64)
+        b, a, p = self.brier.copy(), self.accuracy.copy(), self.p_truth.copy()
+        if convention == "uniform":
+            b[bad], a[bad], p[bad] = 1.0 - 1.0 / k[bad], 1.0 / k[bad], 1.0 / k[bad]
+        elif convention == "worst":
+            b[bad], a[bad], p[bad] = 2.0, 0.0, 0.0
+        elif convention == "exclude":
+            b[bad] = a[bad] = p[bad] = np.nan
+        else:
+            raise ValueError(f"unknown convention {convention!r}")
+        eps = self.floor
+        ll = -np.log(np.maximum(p, eps))
+        q = self.market_truth
+        ia = np.where(np.isfinite(q), -ll - np.log(np.maximum(q, eps)), np.nan)
+        ia[np.isnan(p)] = np.nan
+        # Foresight Arena's alpha on the binary [0, 1] scale: half the multiclass Brier gain
+        alpha = (self.market_brier - b) / 2.0
+        return {"brier": b, "accuracy": a, "log_loss": ll, "info_alpha": ia, "alpha": alpha}
+
+
+def _codes(values: Sequence[str]) -> tuple[Ints, tuple[str, ...]]:
+    names, inv = np.unique(np.asarray(values, dtype=object).astype(str), return_inverse=True)
+    return inv.astype(np.int64), tuple(str(n) for n in names)
+
+
+def table_from_records(records: Iterable[StepRecord]) -> ScoreTable:
+    """Re-score logged steps from their forecast and grading (stored scores are ignored)."""
+    cols: dict[str, list[str]] = {c: [] for c in KEY_COLUMNS}
+    step: list[int] = []
+    rollout: list[int] = []
+    usable: list[bool] = []
+    n_labels: list[int] = []
+    br: list[float] = []
+    acc: list[float] = []
+    pt: list[float] = []
+    mt: list[float] = []
+    mb: list[float] = []
+    for r in records:
+        g = r.grading
+        for c, v in zip(
+            KEY_COLUMNS, (r.agent, r.setting, r.role, r.run_id, r.event_id), strict=True
+        ):
+            cols[c].append(v)
+        step.append(r.step_index)
+        rollout.append(r.rollout)
+        n_labels.append(len(set(g.labels) | {g.truth}))
+        p = normalize(r.forecast.probs) if r.forecast.usable else None
+        usable.append(p is not None)
+        br.append(brier(p, g.truth) if p else math.nan)
+        acc.append(accuracy(p, g.truth) if p else math.nan)
+        pt.append(p.get(g.truth, 0.0) if p else math.nan)
+        q = market_truth_prob(g)
+        mt.append(math.nan if q is None else q)
+        qv = normalize(g.market_probs) if g.market_probs is not None else None
+        mb.append(brier(qv, g.truth) if qv else math.nan)
+    f = np.asarray
+    return ScoreTable(
+        keys={c: _codes(v) for c, v in cols.items()},
+        step=f(step, dtype=np.int64),
+        rollout=f(rollout, dtype=np.int64),
+        usable=f(usable, dtype=bool),
+        n_labels=f(n_labels, dtype=np.int64),
+        brier=f(br, dtype=np.float64),
+        accuracy=f(acc, dtype=np.float64),
+        p_truth=f(pt, dtype=np.float64),
+        market_truth=f(mt, dtype=np.float64),
+        market_brier=f(mb, dtype=np.float64),
+    )
+
+
+def score_matrix(
+    probs: ArrayLike,
+    truth: ArrayLike,
+    market: ArrayLike | None = None,
+    keys: Mapping[str, tuple[Ints, tuple[str, ...]]] | None = None,
+    step: ArrayLike | None = None,
+    rollout: ArrayLike | None = None,
+) -> ScoreTable:
+    """Vectorised scoring of N forecasts over K labels (columns), truth given as column index.
+
+    Same rules as the per-forecast functions: negatives and non-finite entries clipped to 0,
+    rows renormalised, rows without positive mass unusable. ``market`` is an (N, K) matrix of
+    market probabilities (rows of NaN where unavailable).
+    """
+    p = np.array(probs, dtype=np.float64)
+    n, k = p.shape
+    t = np.asarray(truth, dtype=np.int64)
+    p[~np.isfinite(p) | (p < 0)] = 0.0
+    tot = p.sum(axis=1)
+    ok = tot > 0
+    p[ok] /= tot[ok, None]
+    rows = np.arange(n)
+    pt = p[rows, t]
+    b = np.einsum("ij,ij->i", p, p) - 2.0 * pt + 1.0
+    top = p.max(axis=1)
+    tied = p >= (top - TIE_TOLERANCE)[:, None]
+    acc = np.where(tied[rows, t], 1.0 / tied.sum(axis=1), 0.0)
+    nan = np.full(n, np.nan)
+    b, acc, pt = np.where(ok, b, nan), np.where(ok, acc, nan), np.where(ok, pt, nan)
+    if market is None:
+        mt, mb = nan.copy(), nan.copy()
+    else:
+        m = np.array(market, dtype=np.float64)
+        m[~np.isfinite(m) | (m < 0)] = 0.0
+        mtot = m.sum(axis=1)
+        mok = mtot > 0
+        m[mok] /= mtot[mok, None]
+        mq = m[rows, t]
+        mt = np.where(mok, mq, np.nan)
+        mb = np.where(mok, np.einsum("ij,ij->i", m, m) - 2.0 * mq + 1.0, np.nan)
+    zeros = np.zeros(n, dtype=np.int64)
+    return ScoreTable(
+        keys=dict(keys)
+        if keys is not None
+        else {"agent": (zeros, ("agent",)), "event": (np.arange(n), tuple(map(str, range(n))))},
+        step=np.asarray(step, dtype=np.int64) if step is not None else zeros,
+        rollout=np.asarray(rollout, dtype=np.int64) if rollout is not None else zeros,
+        usable=ok,
+        n_labels=np.full(n, k, dtype=np.int64),
+        brier=b,
+        accuracy=acc,
+        p_truth=pt,
+        market_truth=mt,
+        market_brier=mb,
+    )
