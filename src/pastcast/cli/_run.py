@@ -88,9 +88,9 @@ def execute(
         specs: tuple[AgentSpec, ...] = tuple(parse_agent_option(a, setting) for a in agents)
     except ValueError as exc:
         fail(str(exc))
-    names = [s.name for s in specs]
-    if len(set(names)) != len(names):
-        fail(f"--agent: the same agent and setting is given twice ({', '.join(names)})")
+    keys = [(s.name, s.setting) for s in specs]
+    if len(set(keys)) != len(keys):
+        fail(f"--agent: the same agent and setting is given twice ({', '.join(agents)})")
     loaded = _load(dataset, corpus, out.parent / "index")
     config = RunConfig(
         agents=specs,

@@ -20,7 +20,7 @@ def _value(text: str) -> Any:
 
 
 def parse_agent_option(option: str, default_setting: str = "memory_free") -> AgentSpec:
-    """``heuristic:max_reads=4@memory_on`` -> an AgentSpec labelled ``heuristic@memory_on``."""
+    """``heuristic:max_reads=4@memory_on`` -> an AgentSpec named ``heuristic:max_reads=4``."""
     body, _, setting = option.partition("@")
     setting = setting or default_setting
     if setting not in get_args(Setting):
@@ -35,5 +35,4 @@ def parse_agent_option(option: str, default_setting: str = "memory_free") -> Age
         if not eq or not key:
             raise ValueError(f"--agent {option!r}: expected key=value, got {item!r}")
         args[key.strip()] = _value(val.strip())
-    label = body if setting == "memory_free" else f"{body}@{setting}"
-    return agent_spec(name, setting=cast(Setting, setting), label=label, **args)
+    return agent_spec(name, setting=cast(Setting, setting), label=body, **args)

@@ -11,7 +11,7 @@ from typing import IO
 
 from pydantic import ValidationError
 
-from pastcast.runlog._schema import SCHEMA_VERSION, RunHeader, StepRecord
+from pastcast.runlog._schema import SCHEMA_VERSION, RunHeader, StepKey, StepRecord
 
 __all__ = ["RunLog", "RunLogError", "RunLogWriter", "read_run_log"]
 
@@ -97,7 +97,7 @@ class RunLogWriter:
     def __init__(self, path: str | Path, header: RunHeader) -> None:
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        self.done: set[tuple[str, str, int, int]] = set()
+        self.done: set[StepKey] = set()
         if self.path.exists() and self.path.stat().st_size > 0:
             existing = read_run_log(self.path)
             if existing.header.dataset_id != header.dataset_id:

@@ -14,12 +14,15 @@ __all__ = [
     "Grading",
     "RunHeader",
     "Scores",
+    "StepKey",
     "StepRecord",
 ]
 
 SCHEMA_VERSION = 1
 
 AgentRole = Literal["agent", "reference"]
+StepKey = tuple[str, str, str, int, int]
+"""(agent, setting, event id, step index, rollout)."""
 Setting = Literal["memory_free", "memory_on", "no_tools"]
 
 
@@ -84,6 +87,6 @@ class StepRecord(Record):
     scores: Scores
 
     @property
-    def key(self) -> tuple[str, str, int, int]:
+    def key(self) -> StepKey:
         """Identity of the step within a run (used to resume without redoing work)."""
-        return (self.agent, self.event_id, self.step_index, self.rollout)
+        return (self.agent, self.setting, self.event_id, self.step_index, self.rollout)

@@ -32,6 +32,9 @@ from pastcast.runlog import (
     StepRecord,
     read_run_log,
 )
+from pastcast.runlog._schema import (
+    StepKey,
+)
 from pastcast.runner._config import RunConfig
 from pastcast.runner._version import code_version
 from pastcast.scoring import score_forecast
@@ -91,7 +94,7 @@ class _Runner:
         backend: CorpusBackend | None,
         config: RunConfig,
         writer: RunLogWriter,
-        notebooks: dict[tuple[str, str, int, int], str | None],
+        notebooks: dict[StepKey, str | None],
         python_runner: Callable[[str], dict[str, Any]] | None,
     ) -> None:
         self.dataset = dataset
@@ -112,7 +115,13 @@ class _Runner:
         agent: Agent | None = None
         notebook: str | None = None
         for step in chain.steps:
-            key = (chain.spec.name, chain.event_id, step.step_index, chain.rollout)
+            key = (
+                chain.spec.name,
+                chain.spec.setting,
+                chain.event_id,
+                step.step_index,
+                chain.rollout,
+            )
             if key in self.writer.done:
                 notebook = self.notebooks.get(key)
                 with self.lock:
@@ -205,7 +214,7 @@ def run_benchmark(
     Re-running with the same ``out`` resumes: recorded steps are not redone.
     """
     path = Path(out)
-    notebooks: dict[tuple[str, str, int, int], str | None] = {}
+    notebooks: dict[StepKey, str | None] = {}
     if path.exists() and path.stat().st_size > 0:
         for rec in read_run_log(path).steps:
             notebooks[rec.key] = rec.episode.notebook_out

@@ -1,0 +1,101 @@
+"""Leaderboards from score summaries, as a terminal table or Markdown.
+
+Forecasting agents are ranked by mean Brier; reference agents (the market price) are listed
+apart, below a rule, marked as references.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import Any
+
+from rich.table import Table
+
+from pastcast.scoring import GroupSummary, MetricSummary
+
+__all__ = [
+    "clean_json",
+    "fmt_metric",
+    "leaderboard_markdown",
+    "leaderboard_rows",
+    "leaderboard_table",
+]
+
+COLUMNS = ("n", "fail", "Brier", "accuracy", "log loss", "info-alpha", "alpha (shrunk)")
+
+
+def clean_json(obj: Any) -> Any:
+    """NaN is not JSON: write it as null."""
+    if isinstance(obj, float) and not math.isfinite(obj):
+        return None
+    if isinstance(obj, dict):
+        return {k: clean_json(v) for k, v in obj.items()}
+    if isinstance(obj, list | tuple):
+        return [clean_json(v) for v in obj]
+    return obj
+
+
+def fmt_metric(m: MetricSummary, digits: int = 3) -> str:
+    if m.n == 0 or not math.isfinite(m.mean):
+        return "-"
+    text = f"{m.mean:.{digits}f}"
+    if math.isfinite(m.ci_low):
+        text += f" [{m.ci_low:.{digits}f}, {m.ci_high:.{digits}f}]"
+    return text
+
+
+def _ordered(summaries: Sequence[GroupSummary]) -> tuple[list[GroupSummary], list[GroupSummary]]:
+    agents = sorted(
+        (s for s in summaries if s.role != "reference"), key=lambda s: s.metrics["brier"].mean
+    )
+    refs = [s for s in summaries if s.role == "reference"]
+    return agents, refs
+
+
+def _row(s: GroupSummary) -> list[str]:
+    names = list(s.group)
+    if s.role == "reference" and names:
+        names[0] += " (reference)"
+    at = s.alpha_tests["alpha"]
+    shrunk = "-" if at.n == 0 else f"{at.shrunk:+.4f}" + (" provisional" if at.provisional else "")
+    return [
+        *names,
+        str(s.n_recorded),
+        f"{s.failure_rate:.1%}",
+        fmt_metric(s.metrics["brier"]),
+        fmt_metric(s.metrics["accuracy"]),
+        fmt_metric(s.metrics["log_loss"]),
+        fmt_metric(s.metrics["info_alpha"]),
+        shrunk,
+    ]
+
+
+def leaderboard_rows(summaries: Sequence[GroupSummary]) -> list[list[str]]:
+    agents, refs = _ordered(summaries)
+    return [_row(s) for s in [*agents, *refs]]
+
+
+def leaderboard_table(
+    summaries: Sequence[GroupSummary], by: Sequence[str], title: str = ""
+) -> Table:
+    table = Table(title=title, title_justify="left")
+    for col in by:
+        table.add_column(col)
+    for col in COLUMNS:
+        table.add_column(col, justify="right")
+    agents, refs = _ordered(summaries)
+    for s in agents:
+        table.add_row(*_row(s))
+    if refs:
+        table.add_section()
+        for s in refs:
+            table.add_row(*_row(s))
+    return table
+
+
+def leaderboard_markdown(summaries: Sequence[GroupSummary], by: Sequence[str]) -> str:
+    header = [*by, *COLUMNS]
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    lines += ["| " + " | ".join(row) + " |" for row in leaderboard_rows(summaries)]
+    return "\n".join(lines)

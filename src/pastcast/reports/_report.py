@@ -1,0 +1,71 @@
+"""A Markdown report of one or more run logs (leaderboard, failures, run facts)."""
+
+from __future__ import annotations
+
+import os
+from collections import Counter
+from collections.abc import Sequence
+from pathlib import Path
+
+from rich.console import Console
+
+from pastcast.reports._leaderboard import leaderboard_markdown, leaderboard_table
+from pastcast.runlog import RunLog, read_run_log
+from pastcast.scoring import summarize, table_from_records
+
+__all__ = ["write_report"]
+
+
+def write_report(
+    logs: Sequence[str | Path],
+    out: str | Path,
+    *,
+    by: Sequence[str] = ("agent", "setting"),
+    bootstrap: int = 4000,
+    seed: int = 0,
+    console: Console | None = None,
+) -> Path:
+    """Print the leaderboard of ``logs`` and write a Markdown report to ``out`` (atomically)."""
+    runs: list[RunLog] = [read_run_log(p) for p in logs]
+    steps = [s for r in runs for s in r.steps]
+    summaries = summarize(table_from_records(steps), by=tuple(by), bootstrap=bootstrap, seed=seed)
+    title = (
+        f"{len(steps)} forecasts; uniform fallback for unusable outputs; "
+        f"95% event-clustered bootstrap CIs ({bootstrap} draws)"
+    )
+    (console or Console()).print(leaderboard_table(summaries, by, title))
+    failures = Counter((s.agent, s.forecast.failure_reason) for s in steps if not s.forecast.usable)
+    terminations = Counter((s.agent, s.episode.termination) for s in steps)
+    parts = ["# pastcast report", ""]
+    for r in runs:
+        parts += [
+            f"- run `{r.header.run_id}` ({r.path.name}): dataset `{r.header.dataset_id}`, "
+            f"code `{r.header.code_version}`, {len(r.steps)} forecast steps, "
+            f"created {r.header.created_at:%Y-%m-%d %H:%M} UTC",
+        ]
+    parts += [
+        "",
+        "## Leaderboard",
+        "",
+        "Ranked by mean multiclass Brier ([0, 2] scale, lower is better). Reference agents (the "
+        "market price before the cutoff) are listed last and are not forecasters. Brackets are "
+        f"95% event-clustered bootstrap intervals ({bootstrap} draws, seed {seed}).",
+        "",
+        leaderboard_markdown(summaries, by),
+        "",
+        "## Unusable forecasts",
+        "",
+    ]
+    if failures:
+        parts += ["| agent | reason | count |", "|---|---|---|"]
+        parts += [f"| {a} | {r} | {n} |" for (a, r), n in sorted(failures.items(), key=str)]
+    else:
+        parts.append("None.")
+    parts += ["", "## Episode terminations", "", "| agent | termination | count |", "|---|---|---|"]
+    parts += [f"| {a} | {t} | {n} |" for (a, t), n in sorted(terminations.items())]
+    path = Path(out)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(path.suffix + ".tmp")
+    tmp.write_text("\n".join(parts) + "\n", encoding="utf-8")
+    os.replace(tmp, path)
+    return path
