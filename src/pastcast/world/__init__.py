@@ -1,0 +1,23 @@
+"""The embedded default world: a seeded simulation of forecasting questions, markets and news.
+
+``build_world(seed)`` returns the events with their resolutions, daily market beliefs and a
+default forecast schedule (a ``Dataset``), plus a dated news corpus in which articles carry the
+latent evidence, distractors and re-publications add noise, and planted hindsight articles
+(``canary_ids``) let leak audits check that nothing dated after a resolution reaches an agent.
+See docs/world.md for what is simulated and how.
+"""
+
+from pastcast.world._config import WORLD_VERSION, WorldConfig
+from pastcast.world._phrases import NEGATIVE_CUES, POSITIVE_CUES
+from pastcast.world._steps import default_steps
+from pastcast.world._world import World, build_world
+
+__all__ = [
+    "NEGATIVE_CUES",
+    "POSITIVE_CUES",
+    "WORLD_VERSION",
+    "World",
+    "WorldConfig",
+    "build_world",
+    "default_steps",
+]

@@ -1,0 +1,176 @@
+"""Invented names for people, places, organisations and things.
+
+Names are built from syllables rather than picked from lists of real names, so that the world
+never talks about real people or companies. Each generator keeps the names it has handed out, so
+two events never share their key entity by accident (shared words are planted on purpose).
+"""
+
+from __future__ import annotations
+
+import random
+
+__all__ = ["NameGen"]
+
+_ONSETS = (
+    "b",
+    "br",
+    "c",
+    "d",
+    "dr",
+    "f",
+    "g",
+    "k",
+    "l",
+    "m",
+    "n",
+    "p",
+    "r",
+    "s",
+    "t",
+    "th",
+    "v",
+    "z",
+    "st",
+    "tr",
+    "h",
+    "j",
+    "sh",
+    "qu",
+)
+_VOWELS = ("a", "e", "i", "o", "u", "a", "e", "o", "ai", "ei")
+_CODAS = ("", "", "", "n", "r", "l", "s", "m", "nd", "rk", "lt")
+
+_FIRST_END = ("a", "o", "en", "ia", "el", "is", "ara", "ik", "eth", "ine", "ur")
+_LAST_END = ("ski", "ani", "ovic", "ström", "ez", "sen", "oulos", "ard", "ley", "elli", "ow")
+_COUNTRY_END = ("ia", "ova", "land", "mark", "ora", "una", "istan", "ary", "esia")
+_CITY_PRE = ("Port ", "New ", "San ", "Lake ", "Fort ", "", "", "", "")
+_CITY_END = ("ford", "haven", "burg", "mouth", "grad", "ville", "polis", "field", "stead", "")
+_COMPANY_END = (
+    "Dynamics",
+    "Systems",
+    "Labs",
+    "Holdings",
+    "Industries",
+    "Robotics",
+    "Energy",
+    "Biotech",
+    "Networks",
+    "Motors",
+    "Capital",
+    "Foods",
+    "Aerospace",
+)
+_TEAM_MASCOT = (
+    "Falcons",
+    "Comets",
+    "Wolves",
+    "Mariners",
+    "Titans",
+    "Herons",
+    "Stags",
+    "Rovers",
+    "Lynx",
+    "Pioneers",
+    "Storm",
+    "Ravens",
+    "Otters",
+    "Kestrels",
+)
+_PRODUCT_WORD = (
+    "Pulse",
+    "Nimbus",
+    "Quanta",
+    "Vista",
+    "Orbit",
+    "Flux",
+    "Echo",
+    "Prism",
+    "Atlas",
+    "Halo",
+    "Nova",
+    "Vector",
+    "Zephyr",
+    "Ember",
+)
+_BODY = (
+    "the Moon",
+    "Mars",
+    "the asteroid Ixion-7",
+    "Europa",
+    "the comet Halvard",
+    "Phobos",
+    "the asteroid Teluma",
+)
+
+
+class NameGen:
+    """Deterministic, collision-free name factory driven by one ``random.Random``."""
+
+    def __init__(self, rng: random.Random) -> None:
+        self._rng = rng
+        self._used: set[str] = set()
+
+    def _unique(self, make: str) -> str:
+        for _ in range(1000):
+            name = getattr(self, f"_{make}")()
+            if name not in self._used:
+                self._used.add(name)
+                return str(name)
+        raise RuntimeError(f"could not invent a new {make} name")  # pragma: no cover
+
+    def _stem(self, syllables: int) -> str:
+        r = self._rng
+        parts = [r.choice(_ONSETS) + r.choice(_VOWELS) for _ in range(syllables)]
+        return ("".join(parts) + r.choice(_CODAS)).capitalize()
+
+    def _person(self) -> str:
+        r = self._rng
+        first = self._stem(1) + r.choice(_FIRST_END)
+        last = self._stem(r.choice((1, 2))) + r.choice(_LAST_END)
+        return f"{first} {last}"
+
+    def _country(self) -> str:
+        return self._stem(self._rng.choice((1, 2))) + self._rng.choice(_COUNTRY_END)
+
+    def _city(self) -> str:
+        r = self._rng
+        return r.choice(_CITY_PRE) + self._stem(r.choice((1, 2))) + r.choice(_CITY_END)
+
+    def _company(self) -> str:
+        return f"{self._stem(2)} {self._rng.choice(_COMPANY_END)}"
+
+    def _team(self) -> str:
+        return f"{self.city()} {self._rng.choice(_TEAM_MASCOT)}"
+
+    def _product(self) -> str:
+        r = self._rng
+        return f"{r.choice(_PRODUCT_WORD)} {r.choice(('', 'X', 'S', 'Pro '))}{r.randint(2, 9)}"
+
+    def _word(self) -> str:
+        return self._stem(2)
+
+    def person(self) -> str:
+        return self._unique("person")
+
+    def country(self) -> str:
+        return self._unique("country")
+
+    def city(self) -> str:
+        return self._unique("city")
+
+    def company(self) -> str:
+        return self._unique("company")
+
+    def team(self) -> str:
+        return self._unique("team")
+
+    def product(self) -> str:
+        return self._unique("product")
+
+    def word(self) -> str:
+        """A fresh invented proper noun (for missions, bills, drugs, alliances, prizes)."""
+        return self._unique("word")
+
+    def body(self) -> str:
+        """A celestial target; these may repeat across events."""
+        return self._rng.choice(_BODY)

@@ -1,0 +1,116 @@
+"""The ``World``: a seeded, fully simulated benchmark dataset with its dated news corpus."""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from collections import Counter
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from pastcast.dataset import Dataset
+from pastcast.records import Document
+from pastcast.world._build import build_parts
+from pastcast.world._config import WorldConfig
+
+__all__ = ["World", "build_world"]
+
+
+def _brier(probs: Mapping[str, float], truth: str, labels: tuple[str, ...]) -> float:
+    """Multi-class Brier score; a label without a price counts as probability 0."""
+    return sum((probs.get(lab, 0.0) - (lab == truth)) ** 2 for lab in labels)
+
+
+@dataclass(frozen=True)
+class World:
+    """A simulated world: the dataset, its news corpus and the ids of planted hindsight articles.
+
+    ``evidence`` maps each event id to the ids of the articles carrying its signals (including
+    re-publications), for analysis; agents never see it. ``canary_ids`` are documents dated after
+    their event's resolution that state the outcome: they must never reach an agent.
+    """
+
+    seed: int
+    config: WorldConfig
+    dataset: Dataset
+    documents: tuple[Document, ...]
+    canary_ids: frozenset[str]
+    evidence: Mapping[str, tuple[str, ...]]
+
+    def write_jsonl(self, path: str | Path) -> Path:
+        """Write the corpus as generic JSONL documents (atomically); return the path."""
+        target = Path(path)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
+        try:
+            with os.fdopen(fd, "w", encoding="utf-8") as fh:
+                for d in self.documents:
+                    row = {
+                        "id": d.id,
+                        "timestamp": d.timestamp.isoformat().replace("+00:00", "Z"),
+                        "title": d.title,
+                        "text": d.text,
+                        "url": d.url,
+                        "source": d.source,
+                    }
+                    fh.write(json.dumps(row, ensure_ascii=False) + "\n")
+            os.replace(tmp, target)
+        except BaseException:
+            Path(tmp).unlink(missing_ok=True)
+            raise
+        return target
+
+    def market_brier(self) -> tuple[float, float, int]:
+        """Mean Brier of the market's latest visible belief at each step, of the uniform
+        forecast at the same steps, and the number of steps (a step with no visible belief is
+        scored as uniform)."""
+        ds = self.dataset
+        market = uniform = 0.0
+        for step in ds.steps:
+            event = ds.event(step.event_id)
+            truth = ds.resolutions[event.id].label
+            flat = {lab: 1 / len(event.labels) for lab in event.labels}
+            belief = ds.market_at(event.id, step.cutoff)
+            market += _brier(belief.probs if belief else flat, truth, event.labels)
+            uniform += _brier(flat, truth, event.labels)
+        n = len(ds.steps)
+        return (market / n, uniform / n, n) if n else (float("nan"), float("nan"), 0)
+
+    def summary(self) -> dict[str, Any]:
+        """Counts by kind, category and resolved label; corpus make-up; market quality."""
+        ds = self.dataset
+        binary_labels = Counter(ds.resolutions[e.id].label for e in ds.events if e.kind == "binary")
+        early = sum(ds.resolutions[e.id].resolved_at < e.close_time for e in ds.events)
+        n_evidence = sum(len(v) for v in self.evidence.values())
+        market, uniform, n_steps = self.market_brier()
+        return {
+            "dataset_id": ds.id,
+            "seed": self.seed,
+            "config_overrides": self.config.overrides(),
+            "events": len(ds.events),
+            "by_kind": dict(sorted(Counter(e.kind for e in ds.events).items())),
+            "by_category": dict(sorted(Counter(e.category for e in ds.events).items())),
+            "binary_labels": dict(sorted(binary_labels.items())),
+            "multi_options": dict(
+                sorted(Counter(len(e.labels) for e in ds.events if e.kind == "multi").items())
+            ),
+            "resolved_early": early,
+            "steps": n_steps,
+            "belief_days": sum(len(v) for v in ds.beliefs.values()),
+            "documents": len(self.documents),
+            "evidence_documents": n_evidence,
+            "other_documents": len(self.documents) - n_evidence - len(self.canary_ids),
+            "canaries": len(self.canary_ids),
+            "market_brier_at_steps": round(market, 4),
+            "uniform_brier_at_steps": round(uniform, 4),
+        }
+
+
+def build_world(seed: int = 0, config: WorldConfig | None = None) -> World:
+    """Build the simulated world for ``seed``; the same seed and config give identical records."""
+    cfg = config or WorldConfig()
+    parts = build_parts(seed, cfg)
+    return World(seed, cfg, parts.dataset, parts.documents, parts.canary_ids, parts.evidence)
