@@ -3,7 +3,8 @@ cutoff."""
 
 from __future__ import annotations
 
-from datetime import datetime
+from collections.abc import Iterator
+from datetime import date, datetime
 from pathlib import Path
 from typing import Annotated
 
@@ -17,9 +18,12 @@ from pastcast.corpus import (
     DocumentNotVisible,
     EmbeddedIndex,
     LoadReport,
+    WcepReport,
     read_jsonl_documents,
+    read_wcep,
 )
 from pastcast.cutoff import parse_cutoff
+from pastcast.records import Document
 
 app = typer.Typer(help="Build and query the dated document corpus.", no_args_is_help=True)
 
@@ -47,37 +51,65 @@ def _open(index_dir: Path) -> EmbeddedIndex:
         fail(str(exc))
 
 
+def _day(value: str | None, option: str) -> date | None:
+    if value is None:
+        return None
+    try:
+        return date.fromisoformat(value)
+    except ValueError:
+        fail(f"{option}: not a date (YYYY-MM-DD): {value!r}")
+
+
 @app.command()
 def build(
-    source: Annotated[str, typer.Argument(help="KIND:PATH, e.g. jsonl:docs.jsonl")],
+    source: Annotated[str, typer.Argument(help="KIND:PATH: jsonl:docs.jsonl or wcep:path/to/wcep")],
     out: Annotated[Path, typer.Option("--out", help="Index directory to write.")],
     overwrite: Annotated[bool, typer.Option(help="Replace an existing index.")] = False,
     lenient: Annotated[
-        bool, typer.Option(help="Skip malformed lines (counted by reason) instead of failing.")
+        bool, typer.Option(help="jsonl: skip malformed lines (counted by reason).")
+    ] = False,
+    since: Annotated[str | None, typer.Option(help="wcep: first day (YYYY-MM-DD).")] = None,
+    until: Annotated[str | None, typer.Option(help="wcep: last day (YYYY-MM-DD).")] = None,
+    include_flagged: Annotated[
+        bool, typer.Option(help="wcep: keep documents flagged as possible hindsight.")
     ] = False,
 ) -> None:
-    """Build an index from a document source (written atomically)."""
+    """Build an index from a document source (written atomically), then print a report."""
     kind, sep, path = source.partition(":")
     if not sep or not path:
         fail(f"source {source!r}: expected KIND:PATH, e.g. jsonl:docs.jsonl")
-    if kind != "jsonl":
-        fail(f"source {source!r}: unknown kind {kind!r} (known: jsonl)")
-    if not Path(path).is_file():
-        fail(f"{path}: no such file")
     if out.exists() and not overwrite:
         fail(f"{out}: already exists (pass --overwrite to replace it)")
-    report = LoadReport()
-    try:
-        index = EmbeddedIndex.build(
-            read_jsonl_documents(path, lenient=lenient, report=report),
-            out,
-            overwrite=overwrite,
-            progress=True,
+    docs: Iterator[Document]
+    if kind == "jsonl":
+        if not Path(path).is_file():
+            fail(f"{path}: no such file")
+        load_report = LoadReport()
+        report: LoadReport | WcepReport = load_report
+        docs = read_jsonl_documents(path, lenient=lenient, report=load_report)
+    elif kind == "wcep":
+        if not Path(path).is_dir():
+            fail(f"{path}: no such folder")
+        wcep_report = WcepReport()
+        report = wcep_report
+        docs = read_wcep(
+            path,
+            since=_day(since, "--since"),
+            until=_day(until, "--until"),
+            include_flagged=include_flagged,
+            report=wcep_report,
         )
-    except DocumentFormatError as exc:
+    else:
+        fail(f"source {source!r}: unknown kind {kind!r} (known: jsonl, wcep)")
+    try:
+        index = EmbeddedIndex.build(docs, out, overwrite=overwrite, progress=True)
+    except (DocumentFormatError, ValueError, FileNotFoundError) as exc:
         fail(str(exc))
     typer.echo(f"indexed {len(index)} documents into {out}")
-    if report.skipped:
+    if isinstance(report, WcepReport):
+        for line in report.lines():
+            typer.echo(f"  {line}")
+    elif report.skipped:
         typer.echo(f"skipped {report.skipped} malformed lines:")
         for reason, count in report.reasons.most_common():
             typer.echo(f"  {count:6d}  {reason}")
