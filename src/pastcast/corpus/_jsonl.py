@@ -1,0 +1,106 @@
+"""The generic JSONL document format (see docs/corpus.md) and its loader.
+
+One JSON object per line: ``id``, ``timestamp`` (ISO 8601 in UTC; ``Z`` or an offset accepted),
+``title``, ``text``, and optionally ``url``, ``source``, ``thread_id``, ``author``, ``parent_id``.
+Blank lines are ignored.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from pastcast.cutoff import parse_timestamp
+from pastcast.records import Document
+
+__all__ = ["DocumentFormatError", "LoadReport", "read_jsonl_documents"]
+
+_REQUIRED = ("id", "timestamp", "title", "text")
+_OPTIONAL = ("url", "source", "thread_id", "author", "parent_id")
+
+
+class DocumentFormatError(ValueError):
+    """A malformed line; the message reads ``FILE:LINE: field X: problem``."""
+
+
+@dataclass
+class LoadReport:
+    """What a lenient load skipped, and why (a reason is ``field X: problem``)."""
+
+    read: int = 0
+    skipped: int = 0
+    reasons: Counter[str] = field(default_factory=Counter)
+
+
+def _parse(obj: Any) -> Document:
+    if not isinstance(obj, dict):
+        raise ValueError("record: expected a JSON object")
+    for name in _REQUIRED:
+        if name not in obj:
+            raise ValueError(f"field {name}: missing")
+    unknown = sorted(set(obj) - set(_REQUIRED) - set(_OPTIONAL))
+    if unknown:
+        raise ValueError(f"field {unknown[0]}: unknown field")
+    for name in (*_REQUIRED, *_OPTIONAL):
+        value = obj.get(name)
+        if (value is not None or name in _REQUIRED) and not isinstance(value, str):
+            raise ValueError(f"field {name}: expected a string, got {type(value).__name__}")
+    if not obj["id"].strip():
+        raise ValueError("field id: empty")
+    try:
+        ts = parse_timestamp(obj["timestamp"])
+    except ValueError as exc:
+        raise ValueError(f"field timestamp: {exc}") from None
+    return Document(
+        id=obj["id"],
+        timestamp=ts,
+        title=obj["title"],
+        text=obj["text"],
+        source=obj.get("source") or "",
+        url=obj.get("url"),
+        thread_id=obj.get("thread_id"),
+        author=obj.get("author"),
+        parent_id=obj.get("parent_id"),
+    )
+
+
+def read_jsonl_documents(
+    path: Path | str, *, lenient: bool = False, report: LoadReport | None = None
+) -> Iterator[Document]:
+    """Yield the documents of a JSONL file.
+
+    Strict (default): the first malformed line raises ``DocumentFormatError``. Lenient: malformed
+    lines are skipped and counted in ``report`` by reason. A duplicate id is an error in both
+    modes (it names both lines): two documents with one id make ``read`` ambiguous.
+    """
+    path = Path(path)
+    report = report if report is not None else LoadReport()
+    first_line: dict[str, int] = {}
+    with path.open(encoding="utf-8") as fh:
+        for lineno, line in enumerate(fh, start=1):
+            if not line.strip():
+                continue
+            try:
+                try:
+                    obj = json.loads(line)
+                except json.JSONDecodeError as exc:
+                    raise ValueError(f"record: invalid JSON ({exc.msg})") from None
+                doc = _parse(obj)
+            except ValueError as exc:
+                if not lenient:
+                    raise DocumentFormatError(f"{path}:{lineno}: {exc}") from None
+                report.skipped += 1
+                report.reasons[str(exc)] += 1
+                continue
+            if doc.id in first_line:
+                raise DocumentFormatError(
+                    f"{path}:{lineno}: field id: duplicate id {doc.id!r} "
+                    f"(first seen on line {first_line[doc.id]})"
+                )
+            first_line[doc.id] = lineno
+            report.read += 1
+            yield doc

@@ -1,0 +1,13 @@
+"""Fixtures for the corpus tests."""
+
+from __future__ import annotations
+
+import pytest
+from corpus_synth import make_docs
+
+from pastcast.records import Document
+
+
+@pytest.fixture(scope="session")
+def docs() -> list[Document]:
+    return make_docs(300)
