@@ -108,6 +108,49 @@ def import_forecastbench(
     _report(ds, report, out)
 
 
+@import_app.command("polymarket")
+def import_polymarket(
+    out: OutOpt,
+    base_url: Annotated[str, typer.Option("--base-url", help="Gamma API base URL.")] = (
+        "https://gamma-api.polymarket.com"
+    ),
+    clob_url: Annotated[str, typer.Option("--clob-url", help="CLOB API base URL.")] = (
+        "https://clob.polymarket.com"
+    ),
+    schedule: ScheduleOpt = "dojo",
+    split: SplitOpt = None,
+    corpus_end: CorpusEndOpt = None,
+    limit: Annotated[int, typer.Option("--limit", help="Events per page.")] = 100,
+    max_events: Annotated[
+        int | None, typer.Option("--max-events", help="Stop after this many events.")
+    ] = None,
+) -> None:
+    """Import resolved Polymarket events (binary and neg-risk multi-option) with price history."""
+    from pastcast.markets._pipeline import build_and_save
+    from pastcast.markets._polymarket import PolymarketClient, PolymarketError, fetch_histories
+
+    sched, parsed = _common(schedule, split, corpus_end, first_belief=False)
+    try:
+        with PolymarketClient(base_url, clob_url) as client:
+            histories, notes = fetch_histories(client, page_size=limit, max_events=max_events)
+        ds, report = build_and_save(
+            histories,
+            out,
+            name="polymarket",
+            schedule=sched,
+            split=parsed,
+            provenance={
+                "source": "polymarket",
+                "gamma": base_url,
+                "clob": clob_url,
+                "import_notes": notes,
+            },
+        )
+    except PolymarketError as exc:
+        fail(str(exc))
+    _report(ds, report, out)
+
+
 @app.command("info")
 def info(
     directory: Annotated[Path, typer.Argument(help="Dataset directory.")],
