@@ -17,6 +17,7 @@ from pastcast.markets._forecastbench import (
 )
 from pastcast.markets._history import DayActivity, MarketHistory, guard_beliefs, outcome_series
 from pastcast.markets._html import html_to_text
+from pastcast.markets._release import RELEASE_COLUMNS, load_release
 from pastcast.markets._schedules import (
     DojoSchedule,
     HindcastSchedule,
@@ -40,6 +41,7 @@ from pastcast.markets._store import (
 __all__ = [
     "FORMAT_VERSION",
     "MARKET_SOURCES",
+    "RELEASE_COLUMNS",
     "BuildReport",
     "DatasetFormatError",
     "DayActivity",
@@ -63,6 +65,7 @@ __all__ = [
     "html_to_text",
     "lifetime_days",
     "load_dataset",
+    "load_release",
     "movement",
     "nontriviality",
     "outcome_series",
