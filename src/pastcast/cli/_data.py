@@ -1,7 +1,173 @@
-"""`pastcast data ...` commands."""
+"""`pastcast data ...` commands: import real market data into datasets, and describe them."""
 
 from __future__ import annotations
 
+import tempfile
+from datetime import date
+from pathlib import Path
+from typing import Annotated, Any
+
 import typer
 
-app = typer.Typer(help="data commands.", no_args_is_help=True)
+from pastcast.cli._common import fail, print_json
+
+app = typer.Typer(
+    help="Import real market data into datasets and describe them.", no_args_is_help=True
+)
+import_app = typer.Typer(help="Import resolved markets from a source.", no_args_is_help=True)
+app.add_typer(import_app, name="import")
+
+ScheduleOpt = Annotated[
+    str, typer.Option("--schedule", help="Forecast-date schedule: dojo, hindcast or lookback.")
+]
+SourceOpt = Annotated[
+    list[str] | None, typer.Option("--source", help="Keep only this source (repeatable).")
+]
+SplitOpt = Annotated[
+    str | None,
+    typer.Option("--split", help="Temporal split T0,T1,T2 (train [T0,T1), eval [T1,T2))."),
+]
+CorpusEndOpt = Annotated[
+    str | None, typer.Option("--corpus-end", help="Last corpus day (caps the hindcast t0).")
+]
+OutOpt = Annotated[Path, typer.Option("--out", help="Dataset directory to write.")]
+
+
+def _common(schedule: str, split: str | None, corpus_end: str | None, first_belief: bool) -> Any:
+    from pastcast.markets import TemporalSplit
+    from pastcast.markets._pipeline import make_schedule
+
+    try:
+        end = date.fromisoformat(corpus_end) if corpus_end else None
+        sched = make_schedule(schedule, corpus_end=end, start_at_first_belief=first_belief)
+        parsed = TemporalSplit.parse(split) if split else None
+    except ValueError as exc:
+        fail(str(exc))
+    return sched, parsed
+
+
+def _report(ds: Any, report: Any, out: Path) -> None:
+    typer.echo(f"wrote {ds.id} to {out}: {len(ds.events)} events, {len(ds.steps)} steps")
+    for stage in report.funnel:
+        typer.echo(f"  {stage.stage:<40} -{stage.removed:<6} {stage.remaining:>6}  {stage.note}")
+
+
+@import_app.command("forecastbench")
+def import_forecastbench(
+    path_or_url: Annotated[str, typer.Argument(help="ForecastBench folder, or a base URL.")],
+    out: OutOpt,
+    schedule: ScheduleOpt = "dojo",
+    source: SourceOpt = None,
+    split: SplitOpt = None,
+    corpus_end: CorpusEndOpt = None,
+    file: Annotated[
+        list[str] | None,
+        typer.Option("--file", help="Extra file to download (relative to the base URL)."),
+    ] = None,
+    cache: Annotated[
+        Path | None, typer.Option("--cache", help="Download folder (default: a temp folder).")
+    ] = None,
+) -> None:
+    """Import ForecastBench's resolved binary market questions with their daily series."""
+    from pastcast.markets import ForecastBenchError, read_forecastbench
+    from pastcast.markets._download import FORECASTBENCH_FILES, DownloadError, download_files
+    from pastcast.markets._pipeline import build_and_save
+
+    sched, parsed = _common(schedule, split, corpus_end, first_belief=True)
+    tmp: tempfile.TemporaryDirectory[str] | None = None
+    try:
+        if path_or_url.startswith(("http://", "https://")):
+            if cache is None:
+                tmp = tempfile.TemporaryDirectory(prefix="pastcast-fb-")
+            root = cache or Path(tmp.name if tmp else ".")
+            download_files(path_or_url, root, [*FORECASTBENCH_FILES, *(file or [])])
+        else:
+            root = Path(path_or_url)
+            if not root.is_dir():
+                fail(f"{root}: no such folder")
+        result = read_forecastbench(root)
+        ds, report = build_and_save(
+            result.histories,
+            out,
+            name="forecastbench",
+            schedule=sched,
+            split=parsed,
+            sources=source or None,
+            provenance={
+                "source": "forecastbench",
+                "input": path_or_url,
+                "import_notes": dict(result.skipped),
+                "license": "CC BY-SA 4.0, Forecasting Research Institute",
+            },
+        )
+    except (ForecastBenchError, DownloadError, OSError) as exc:
+        fail(str(exc))
+    finally:
+        if tmp is not None:
+            tmp.cleanup()
+    _report(ds, report, out)
+
+
+@import_app.command("polymarket")
+def import_polymarket(
+    out: OutOpt,
+    base_url: Annotated[str, typer.Option("--base-url", help="Gamma API base URL.")] = (
+        "https://gamma-api.polymarket.com"
+    ),
+    clob_url: Annotated[str, typer.Option("--clob-url", help="CLOB API base URL.")] = (
+        "https://clob.polymarket.com"
+    ),
+    schedule: ScheduleOpt = "dojo",
+    split: SplitOpt = None,
+    corpus_end: CorpusEndOpt = None,
+    limit: Annotated[int, typer.Option("--limit", help="Events per page.")] = 100,
+    max_events: Annotated[
+        int | None, typer.Option("--max-events", help="Stop after this many events.")
+    ] = None,
+) -> None:
+    """Import resolved Polymarket events (binary and neg-risk multi-option) with price history."""
+    from pastcast.markets._pipeline import build_and_save
+    from pastcast.markets._polymarket import PolymarketClient, PolymarketError, fetch_histories
+
+    sched, parsed = _common(schedule, split, corpus_end, first_belief=False)
+    try:
+        with PolymarketClient(base_url, clob_url) as client:
+            histories, notes = fetch_histories(client, page_size=limit, max_events=max_events)
+        ds, report = build_and_save(
+            histories,
+            out,
+            name="polymarket",
+            schedule=sched,
+            split=parsed,
+            provenance={
+                "source": "polymarket",
+                "gamma": base_url,
+                "clob": clob_url,
+                "import_notes": notes,
+            },
+        )
+    except PolymarketError as exc:
+        fail(str(exc))
+    _report(ds, report, out)
+
+
+@app.command("info")
+def info(
+    directory: Annotated[Path, typer.Argument(help="Dataset directory.")],
+    as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
+) -> None:
+    """Counts by source, label, split and schedule, and the filtering funnel."""
+    from pastcast.markets import DatasetFormatError
+    from pastcast.markets._pipeline import dataset_info
+
+    try:
+        summary = dataset_info(directory)
+    except DatasetFormatError as exc:
+        fail(str(exc))
+    if as_json:
+        print_json(summary)
+        return
+    for key in ("dataset_id", "events", "by_source", "by_label", "by_split", "beliefs", "steps"):
+        typer.echo(f"{key}: {summary[key]}")
+    for stage in summary["funnel"]:
+        typer.echo(f"  {stage['stage']:<40} -{stage['removed']:<6} {stage['remaining']:>6}")

@@ -1,0 +1,179 @@
+"""From resolved market histories to a benchmark ``Dataset`` with a filtering funnel."""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import asdict, dataclass, field
+from datetime import date, datetime
+from typing import Any
+
+from pastcast.cutoff import parse_cutoff
+from pastcast.dataset import Dataset
+from pastcast.markets._filters import FilterConfig, faithfulness, lifetime_days, nontriviality
+from pastcast.markets._history import MarketHistory, guard_beliefs
+from pastcast.markets._schedules import Schedule
+from pastcast.markets._store import with_content_id
+from pastcast.records import StepSpec
+
+__all__ = ["BuildReport", "FunnelStage", "TemporalSplit", "build_dataset"]
+
+
+@dataclass(frozen=True)
+class TemporalSplit:
+    """Whole-event split: train iff start >= t0 and close < t1; eval iff start >= t1 and
+    close < t2. Events crossing a boundary belong to neither and are excluded."""
+
+    t0: datetime
+    t1: datetime
+    t2: datetime
+
+    @classmethod
+    def parse(cls, text: str) -> TemporalSplit:
+        parts = [p.strip() for p in text.split(",")]
+        if len(parts) != 3:
+            raise ValueError(f"split {text!r}: expected three dates T0,T1,T2")
+        t0, t1, t2 = (parse_cutoff(p) for p in parts)
+        if not t0 <= t1 <= t2:
+            raise ValueError(f"split {text!r}: dates must be in order T0 <= T1 <= T2")
+        return cls(t0, t1, t2)
+
+    def assign(self, open_time: datetime, close_time: datetime) -> str | None:
+        if open_time >= self.t0 and close_time < self.t1:
+            return "train"
+        if open_time >= self.t1 and close_time < self.t2:
+            return "eval"
+        return None
+
+
+@dataclass(frozen=True)
+class FunnelStage:
+    stage: str
+    removed: int
+    remaining: int
+    note: str = ""
+
+
+@dataclass(frozen=True)
+class BuildReport:
+    funnel: tuple[FunnelStage, ...]
+    schedule: str
+    stats: Mapping[str, Mapping[str, float]] = field(default_factory=dict)
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            "schedule": self.schedule,
+            "funnel": [asdict(s) for s in self.funnel],
+        }
+
+
+class _Funnel:
+    def __init__(self, items: list[MarketHistory], note: str) -> None:
+        self.items = items
+        self.stages = [FunnelStage("imported", 0, len(items), note)]
+
+    def keep(self, stage: str, pred: Callable[[MarketHistory], bool], note: str = "") -> None:
+        kept = [h for h in self.items if pred(h)]
+        self.stages.append(FunnelStage(stage, len(self.items) - len(kept), len(kept), note))
+        self.items = kept
+
+
+def build_dataset(
+    histories: Iterable[MarketHistory],
+    *,
+    name: str,
+    schedule: Schedule,
+    filters: FilterConfig | None = None,
+    split: TemporalSplit | None = None,
+    sources: Iterable[str] | None = None,
+    news_counts: Mapping[date, int] | None = None,
+) -> tuple[Dataset, BuildReport]:
+    """Filter, split and schedule resolved markets; the dataset id is ``name:<hash12>``."""
+    cfg = filters or FilterConfig()
+    items = list(histories)
+    by_source = Counter(h.event.source for h in items)
+    funnel = _Funnel(
+        items, "by source: " + ", ".join(f"{k} {v}" for k, v in sorted(by_source.items()))
+    )
+    if sources is not None:
+        wanted = set(sources)
+        funnel.keep(
+            "source", lambda h: h.event.source in wanted, "kept: " + ",".join(sorted(wanted))
+        )
+    funnel.items = [
+        MarketHistory(h.event, h.resolution, guard_beliefs(h.beliefs, h.resolution), h.activity)
+        for h in funnel.items
+    ]
+    funnel.keep("pre-resolution beliefs", lambda h: bool(h.beliefs), "no price before resolution")
+    funnel.keep(
+        "lifetime",
+        lambda h: lifetime_days(h) >= cfg.min_lifetime_days,
+        f">= {cfg.min_lifetime_days} UTC days",
+    )
+    if all(h.activity is None for h in funnel.items):
+        funnel.keep("faithful days", lambda h: True, "not available: source has no trade counts")
+    else:
+
+        def _faithful(h: MarketHistory) -> bool:
+            f = faithfulness(h, cfg)
+            return f is None or (
+                f[0] >= cfg.min_faithful_fraction and f[1] <= cfg.max_unfaithful_run
+            )
+
+        funnel.keep(
+            "faithful days",
+            _faithful,
+            f"rho >= {cfg.min_faithful_fraction}, longest unfaithful run <= "
+            f"{cfg.max_unfaithful_run} (trades > {cfg.min_trades}, volume > {cfg.min_volume})",
+        )
+    stats = {h.event.id: nontriviality(h, cfg) for h in funnel.items}
+    funnel.keep(
+        "nontrivial: not near-certain",
+        lambda h: (s := stats[h.event.id]) is not None and s.a >= cfg.min_surprisal,
+        f"a_Q >= {cfg.min_surprisal}",
+    )
+
+    def _moving(h: MarketHistory) -> bool:
+        s = stats[h.event.id]
+        return s is not None and not (s.v < cfg.min_variation and abs(s.c) < cfg.min_consistency)
+
+    funnel.keep(
+        "nontrivial: not flat and directionless",
+        _moving,
+        f"removed iff V_Q < {cfg.min_variation} and |C_Q| < {cfg.min_consistency}",
+    )
+    splits: dict[str, str] = {}
+    if split is not None:
+        for h in funnel.items:
+            part = split.assign(h.event.open_time, h.event.close_time)
+            if part is not None:
+                splits[h.event.id] = part
+        funnel.keep(
+            "temporal split",
+            lambda h: h.event.id in splits,
+            f"train [{split.t0.date()}, {split.t1.date()}), eval [{split.t1.date()}, "
+            f"{split.t2.date()}); crossing events excluded",
+        )
+    steps: dict[str, tuple[StepSpec, ...]] = {
+        h.event.id: schedule(h.event, h.beliefs, h.resolution, news_counts) for h in funnel.items
+    }
+    funnel.keep("forecast steps", lambda h: bool(steps[h.event.id]), f"schedule {schedule.name}")
+    kept = funnel.items
+    dataset = Dataset(
+        name,
+        tuple(h.event for h in kept),
+        {h.event.id: h.resolution for h in kept},
+        {h.event.id: h.beliefs for h in kept},
+        tuple(s for h in kept for s in steps[h.event.id]),
+        {k: v for k, v in splits.items() if steps.get(k)},
+    )
+    report = BuildReport(
+        funnel=tuple(funnel.stages),
+        schedule=schedule.name,
+        stats={
+            h.event.id: {"a_Q": s.a, "V_Q": s.v, "C_Q": s.c}
+            for h in kept
+            if (s := stats.get(h.event.id)) is not None
+        },
+    )
+    return with_content_id(dataset, name), report

@@ -1,0 +1,86 @@
+"""Resumable, atomic downloads of upstream data files over HTTP(S).
+
+Each file is fetched into ``<name>.part`` (continuing with a ``Range`` request when a partial
+file exists and the server honours it) and renamed into place only once complete, so an
+interrupted download never leaves a truncated file under the final name.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Iterable
+from pathlib import Path
+
+import httpx
+
+__all__ = ["FORECASTBENCH_FILES", "DownloadError", "download_files"]
+
+FORECASTBENCH_FILES: tuple[str, ...] = (
+    "derived/markets_resolved.jsonl",
+    "derived/daily_values.csv",
+)
+"""Files fetched by default: the resolved binary questions and their daily series."""
+
+_RETRY_STATUS = {429, 500, 502, 503, 504}
+
+
+class DownloadError(RuntimeError):
+    """A file that could not be downloaded; the message names the URL and the reason."""
+
+
+def _fetch(client: httpx.Client, url: str, dest: Path, retries: int, backoff_s: float) -> None:
+    part = dest.with_name(dest.name + ".part")
+    for attempt in range(retries + 1):
+        have = part.stat().st_size if part.exists() else 0
+        headers = {"Range": f"bytes={have}-"} if have else {}
+        try:
+            with client.stream("GET", url, headers=headers) as resp:
+                if resp.status_code == 416 and have:
+                    break  # the partial file is already complete
+                if resp.status_code in _RETRY_STATUS and attempt < retries:
+                    time.sleep(backoff_s * 2**attempt)
+                    continue
+                if resp.status_code not in (200, 206):
+                    raise DownloadError(f"{url}: HTTP {resp.status_code}")
+                mode = "ab" if resp.status_code == 206 and have else "wb"
+                with part.open(mode) as fh:
+                    for chunk in resp.iter_bytes():
+                        fh.write(chunk)
+                    fh.flush()
+                    os.fsync(fh.fileno())
+            break
+        except (httpx.TransportError, httpx.TimeoutException) as exc:
+            if attempt >= retries:
+                raise DownloadError(f"{url}: {type(exc).__name__}: {exc}") from None
+            time.sleep(backoff_s * 2**attempt)
+    os.replace(part, dest)
+
+
+def download_files(
+    base_url: str,
+    dest: str | Path,
+    names: Iterable[str] = FORECASTBENCH_FILES,
+    *,
+    timeout_s: float = 60.0,
+    retries: int = 3,
+    backoff_s: float = 0.5,
+    client: httpx.Client | None = None,
+) -> list[Path]:
+    """Download ``base_url/<name>`` to ``dest/<name>`` for each name; existing files are kept."""
+    root = Path(dest)
+    out: list[Path] = []
+    own = client is None
+    http = client or httpx.Client(timeout=timeout_s, follow_redirects=True)
+    try:
+        for name in names:
+            target = root / name
+            out.append(target)
+            if target.is_file():
+                continue
+            target.parent.mkdir(parents=True, exist_ok=True)
+            _fetch(http, base_url.rstrip("/") + "/" + name.lstrip("/"), target, retries, backoff_s)
+    finally:
+        if own:
+            http.close()
+    return out

@@ -1,0 +1,270 @@
+"""ForecastBench importer: resolved binary market questions with daily YES series.
+
+Reads either the derived daily series (``derived/markets_resolved.jsonl`` +
+``derived/daily_values.csv``) or, without them, the upstream ``question_sets/*.json`` and
+``resolution_sets/*_resolution_set.json`` (one price per question: the freeze-date value).
+Resolution sets, where present, also tighten the resolution date.
+
+Caveats handled here: series start when ForecastBench began tracking (the event's open time
+falls back to the first price day when the market's own is missing); a market that resolved
+early keeps its nominal date and may print ~0/~1 after resolving, so the effective resolution
+is the earliest of the known resolution dates and the start of a trailing settled run, and no
+price at or after it is kept; backgrounds are HTML and are reduced to text.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+from collections import Counter, defaultdict
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from datetime import date, datetime
+from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
+
+from pastcast.cutoff import cutoff_for_day, last_complete_day, parse_timestamp
+from pastcast.markets._history import MarketHistory, guard_beliefs
+from pastcast.markets._html import html_to_text
+from pastcast.records import BINARY_LABELS, DailyBelief, Event, Resolution
+
+__all__ = ["MARKET_SOURCES", "ForecastBenchError", "ImportResult", "read_forecastbench"]
+
+MARKET_SOURCES = ("polymarket", "manifold", "metaculus", "infer")
+
+
+class ForecastBenchError(ValueError):
+    """Malformed ForecastBench input; the message names the file, the record and the field."""
+
+
+@dataclass
+class ImportResult:
+    histories: list[MarketHistory]
+    skipped: Counter[str] = field(default_factory=Counter)
+    files: list[str] = field(default_factory=list)
+
+
+def _time(value: Any, where: str, name: str) -> datetime | None:
+    if value is None or value == "" or value == "N/A":
+        return None
+    if not isinstance(value, str):
+        raise ForecastBenchError(f"{where}: field {name}: expected a date string, got {value!r}")
+    try:
+        return parse_timestamp(value)
+    except ValueError as exc:
+        raise ForecastBenchError(f"{where}: field {name}: {exc}") from None
+
+
+def _settled_from(series: list[tuple[date, float]], label: str, eps: float) -> date | None:
+    """First day of a trailing run of prices at the realised extreme (post-resolution prints)."""
+    start: date | None = None
+    for day, p in reversed(series):
+        if (p >= 1.0 - eps) if label == "Yes" else (p <= eps):
+            start = day
+        else:
+            break
+    return start
+
+
+def _load_series(path: Path) -> dict[tuple[str, str], dict[date, list[float]]]:
+    out: dict[tuple[str, str], dict[date, list[float]]] = defaultdict(lambda: defaultdict(list))
+    with path.open(newline="", encoding="utf-8") as fh:
+        reader = csv.DictReader(fh)
+        missing = {"source", "id", "date", "value"} - set(reader.fieldnames or ())
+        if missing:
+            raise ForecastBenchError(f"{path}: header: missing columns {sorted(missing)}")
+        for lineno, row in enumerate(reader, start=2):
+            where = f"{path}:{lineno}"
+            try:
+                day = date.fromisoformat(row["date"])
+            except (TypeError, ValueError):
+                raise ForecastBenchError(
+                    f"{where}: field date: not a date: {row['date']!r}"
+                ) from None
+            try:
+                value = float(row["value"])
+            except (TypeError, ValueError):
+                raise ForecastBenchError(
+                    f"{where}: field value: not a number: {row['value']!r}"
+                ) from None
+            if not 0.0 <= value <= 1.0:
+                raise ForecastBenchError(f"{where}: field value: {value} is not a probability")
+            out[(row["source"], row["id"])][day].append(value)
+    return out
+
+
+def _iter_jsonl(path: Path) -> Iterator[tuple[str, dict[str, Any]]]:
+    with path.open(encoding="utf-8") as fh:
+        for lineno, line in enumerate(fh, start=1):
+            if not line.strip():
+                continue
+            try:
+                obj = json.loads(line)
+            except json.JSONDecodeError as exc:
+                raise ForecastBenchError(f"{path}:{lineno}: not valid JSON ({exc.msg})") from None
+            if not isinstance(obj, dict):
+                raise ForecastBenchError(f"{path}:{lineno}: expected a JSON object")
+            yield f"{path}:{lineno}", obj
+
+
+def _load_json(path: Path, key: str) -> list[dict[str, Any]]:
+    try:
+        obj = json.loads(path.read_text("utf-8"))
+    except json.JSONDecodeError as exc:
+        raise ForecastBenchError(f"{path}: not valid JSON ({exc.msg})") from None
+    items = obj.get(key) if isinstance(obj, dict) else None
+    if not isinstance(items, list):
+        raise ForecastBenchError(f"{path}: field {key}: missing or not a list")
+    return [x for x in items if isinstance(x, dict)]
+
+
+def _resolution_dates(root: Path) -> dict[tuple[str, str], tuple[date, float]]:
+    """(source, id) -> (earliest resolution date, resolved_to) over all resolution sets."""
+    out: dict[tuple[str, str], tuple[date, float]] = {}
+    for path in sorted((root / "resolution_sets").glob("*_resolution_set.json")):
+        for i, rec in enumerate(_load_json(path, "resolutions")):
+            if not isinstance(rec.get("id"), str) or rec.get("resolved") is not True:
+                continue  # combination questions (id lists) and unresolved rows
+            where = f"{path}: resolutions[{i}]"
+            when = _time(rec.get("resolution_date"), where, "resolution_date")
+            value = rec.get("resolved_to")
+            if when is None or not isinstance(value, int | float):
+                continue
+            key = (str(rec.get("source")), rec["id"])
+            prev = out.get(key)
+            if prev is None or when.date() < prev[0]:
+                out[key] = (when.date(), float(value))
+    return out
+
+
+def _make(
+    rec: dict[str, Any],
+    where: str,
+    days: dict[date, list[float]],
+    resolved_to: Any,
+    res_dates: list[date],
+    result: ImportResult,
+    settle_eps: float,
+) -> None:
+    source, qid = str(rec.get("source", "")), rec.get("id")
+    if not isinstance(qid, str) or not qid:
+        raise ForecastBenchError(f"{where}: field id: missing or not a string")
+    if resolved_to not in (0, 1, 0.0, 1.0):
+        result.skipped["resolution is not 0/1"] += 1
+        return
+    label = "Yes" if float(resolved_to) == 1.0 else "No"
+    series = sorted((d, sum(v) / len(v)) for d, v in days.items())
+    if not series:
+        result.skipped["no price series"] += 1
+        return
+    settled = _settled_from(series, label, settle_eps)
+    ends = [cutoff_for_day(d) for d in res_dates]
+    if settled is not None:
+        ends.append(cutoff_for_day(settled))
+    if not ends:
+        result.skipped["no resolution date"] += 1
+        return
+    resolved_at = min(ends)
+    open_time = _time(rec.get("market_info_open_datetime"), where, "market_info_open_datetime")
+    close_time = _time(rec.get("market_info_close_datetime"), where, "market_info_close_datetime")
+    open_time = open_time or cutoff_for_day(series[0][0])
+    close_time = close_time or cutoff_for_day(max(res_dates) if res_dates else series[-1][0])
+    if close_time < open_time:
+        result.skipped["close before open"] += 1
+        return
+    criteria = rec.get("market_info_resolution_criteria")
+    if not isinstance(criteria, str) or criteria in ("", "N/A"):
+        criteria = rec.get("resolution_criteria") or ""
+    try:
+        event = Event(
+            id=f"{source}:{qid}",
+            title=str(rec.get("question") or "").strip(),
+            description=html_to_text(str(rec.get("background") or "")),
+            resolution_criteria=html_to_text(str(criteria)),
+            kind="binary",
+            labels=BINARY_LABELS,
+            open_time=open_time,
+            close_time=close_time,
+            source=source,
+            url=rec.get("url") or None,
+        )
+        resolution = Resolution(event_id=event.id, label=label, resolved_at=resolved_at)
+        beliefs = [
+            DailyBelief(event_id=event.id, day=d, probs={"Yes": p, "No": 1.0 - p})
+            for d, p in series
+        ]
+    except ValidationError as err:
+        first = err.errors()[0]
+        loc = ".".join(str(x) for x in first["loc"])
+        raise ForecastBenchError(f"{where}: field {loc}: {first['msg']}") from None
+    kept = guard_beliefs(beliefs, resolution)
+    result.skipped["post-resolution prices dropped"] += len(beliefs) - len(kept)
+    result.histories.append(MarketHistory(event, resolution, kept))
+
+
+def read_forecastbench(root: str | Path, *, settle_eps: float = 0.002) -> ImportResult:
+    """Resolved binary market questions of a ForecastBench folder as market histories.
+
+    ``settle_eps``: a trailing run of prices within this distance of the realised 0/1 is taken
+    as post-resolution and moves the effective resolution to the run's first day.
+    """
+    base = Path(root)
+    result = ImportResult(histories=[])
+    resolutions = _resolution_dates(base)
+    derived = base / "derived" / "markets_resolved.jsonl"
+    if derived.is_file():
+        values = base / "derived" / "daily_values.csv"
+        if not values.is_file():
+            raise ForecastBenchError(f"{values}: missing (needed with {derived.name})")
+        series = _load_series(values)
+        result.files += [str(derived), str(values)]
+        for where, rec in _iter_jsonl(derived):
+            if rec.get("source") not in MARKET_SOURCES:
+                result.skipped["not a market source"] += 1
+                continue
+            key = (str(rec["source"]), str(rec.get("id")))
+            when = _time(rec.get("resolution_date"), where, "resolution_date")
+            dates = [when.date()] if when else []
+            if key in resolutions:
+                dates.append(resolutions[key][0])
+            _make(
+                rec, where, series.get(key, {}), rec.get("resolved_to"), dates, result, settle_eps
+            )
+        return result
+    qsets = sorted((base / "question_sets").glob("*.json"))
+    if not qsets:
+        raise ForecastBenchError(
+            f"{base}: neither derived/markets_resolved.jsonl nor question_sets/"
+        )
+    seen: set[tuple[str, str]] = set()
+    for path in qsets:
+        result.files.append(str(path))
+        for i, rec in enumerate(_load_json(path, "questions")):
+            where = f"{path}: questions[{i}]"
+            if rec.get("source") not in MARKET_SOURCES:
+                result.skipped["not a market source"] += 1
+                continue
+            key = (str(rec["source"]), str(rec.get("id")))
+            if key in seen:
+                continue
+            seen.add(key)
+            if key not in resolutions:
+                result.skipped["unresolved"] += 1
+                continue
+            freeze = _time(rec.get("freeze_datetime"), where, "freeze_datetime")
+            try:
+                value = float(rec.get("freeze_datetime_value"))  # type: ignore[arg-type]
+            except (TypeError, ValueError):
+                raise ForecastBenchError(
+                    f"{where}: field freeze_datetime_value: not a number"
+                ) from None
+            if not 0.0 <= value <= 1.0:
+                raise ForecastBenchError(
+                    f"{where}: field freeze_datetime_value: {value} is not a probability"
+                )
+            days = {last_complete_day(freeze): [value]} if freeze else {}
+            res_day, resolved_to = resolutions[key]
+            _make(rec, where, days, resolved_to, [res_day], result, settle_eps)
+    return result

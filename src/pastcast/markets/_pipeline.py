@@ -1,0 +1,104 @@
+"""End-to-end helpers behind ``pastcast data``: import, build, save, and summarise."""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable, Mapping
+from dataclasses import asdict, is_dataclass
+from datetime import date
+from pathlib import Path
+from typing import Any
+
+from pastcast.dataset import Dataset
+from pastcast.markets._build import BuildReport, TemporalSplit, build_dataset
+from pastcast.markets._filters import FilterConfig
+from pastcast.markets._history import MarketHistory
+from pastcast.markets._schedules import DojoSchedule, HindcastSchedule, LookbackSchedule, Schedule
+from pastcast.markets._store import load_dataset, read_manifest, read_metadata, save_dataset
+
+__all__ = ["SCHEDULES", "build_and_save", "dataset_info", "make_schedule"]
+
+SCHEDULES = ("dojo", "hindcast", "lookback")
+
+
+def make_schedule(
+    name: str, *, corpus_end: date | None = None, start_at_first_belief: bool = False
+) -> Schedule:
+    if name == "dojo":
+        return DojoSchedule(start_at_first_belief=start_at_first_belief)
+    if name == "hindcast":
+        return HindcastSchedule(corpus_end=corpus_end)
+    if name == "lookback":
+        return LookbackSchedule()
+    raise ValueError(f"unknown schedule {name!r} (choose from {', '.join(SCHEDULES)})")
+
+
+def _config(schedule: Schedule) -> dict[str, Any]:
+    if is_dataclass(schedule) and not isinstance(schedule, type):
+        return asdict(schedule)
+    return {}
+
+
+def build_and_save(
+    histories: Iterable[MarketHistory],
+    out: str | Path,
+    *,
+    name: str,
+    schedule: Schedule,
+    filters: FilterConfig | None = None,
+    split: TemporalSplit | None = None,
+    sources: Iterable[str] | None = None,
+    news_counts: Mapping[date, int] | None = None,
+    provenance: Mapping[str, Any] | None = None,
+) -> tuple[Dataset, BuildReport]:
+    cfg = filters or FilterConfig()
+    dataset, report = build_dataset(
+        histories,
+        name=name,
+        schedule=schedule,
+        filters=cfg,
+        split=split,
+        sources=sources,
+        news_counts=news_counts,
+    )
+    metadata: dict[str, Any] = {
+        "name": name,
+        "schedule": schedule.name,
+        "schedule_config": _config(schedule),
+        "filters": asdict(cfg),
+        "split": None
+        if split is None
+        else {"t0": split.t0.isoformat(), "t1": split.t1.isoformat(), "t2": split.t2.isoformat()},
+        "funnel": report.as_json()["funnel"],
+        "provenance": dict(provenance or {}),
+    }
+    save_dataset(dataset, out, metadata=metadata)
+    return dataset, report
+
+
+def dataset_info(directory: str | Path) -> dict[str, Any]:
+    """Counts by source, label, split and schedule, plus the recorded funnel."""
+    ds = load_dataset(directory)
+    meta = read_metadata(directory)
+    manifest = read_manifest(directory)
+    labels = Counter(r.label for r in ds.resolutions.values())
+    steps_per_event = Counter(s.event_id for s in ds.steps)
+    return {
+        "dataset_id": ds.id,
+        "content_hash": manifest.get("content_hash"),
+        "format_version": manifest.get("format_version"),
+        "events": len(ds.events),
+        "by_source": dict(sorted(Counter(e.source for e in ds.events).items())),
+        "by_kind": dict(sorted(Counter(e.kind for e in ds.events).items())),
+        "by_label": dict(sorted(labels.items())),
+        "by_split": dict(sorted(Counter(ds.splits.values()).items())),
+        "beliefs": sum(len(v) for v in ds.beliefs.values()),
+        "steps": {
+            "schedule": meta.get("schedule"),
+            "total": len(ds.steps),
+            "events_with_steps": len(steps_per_event),
+            "per_event": dict(sorted(Counter(steps_per_event.values()).items())),
+        },
+        "funnel": meta.get("funnel", []),
+        "provenance": meta.get("provenance", {}),
+    }

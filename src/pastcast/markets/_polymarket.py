@@ -1,0 +1,301 @@
+"""Polymarket client (Gamma events + CLOB price history) and event construction.
+
+Forecast-Dojo A.2: one non-neg-risk market is a binary event; a neg-risk bundle of at least
+two markets is a mutually exclusive multi-option event labelled by the markets'
+``groupItemTitle``; other layouts are excluded. Labels come from terminal YES prices (>= 0.99
+YES, <= 0.01 NO; a multi-option event needs exactly one YES leg). The daily belief is the UTC-day
+mean of YES-price observations; multi-option beliefs are normalised over the legs priced that
+day, other legs left undefined. Gamma encodes ``outcomes``, ``outcomePrices`` and
+``clobTokenIds`` as JSON strings, index-aligned: the YES index is looked up, never assumed.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections import Counter, defaultdict
+from collections.abc import Iterator
+from datetime import UTC, date, datetime, timedelta
+from typing import Any
+
+import httpx
+from pydantic import ValidationError
+
+from pastcast.cutoff import parse_timestamp
+from pastcast.markets._history import MarketHistory, guard_beliefs
+from pastcast.records import BINARY_LABELS, DailyBelief, Event, Resolution
+
+__all__ = ["PolymarketClient", "PolymarketError", "build_event", "fetch_histories"]
+
+_RETRY = {429, 500, 502, 503, 504}
+
+
+class PolymarketError(ValueError):
+    """A failed request or malformed response; names the endpoint, the record and the field."""
+
+
+class PolymarketClient:
+    """Minimal Gamma + CLOB client with timeouts and backoff on 429/5xx (honours Retry-After)."""
+
+    def __init__(
+        self,
+        gamma_url: str = "https://gamma-api.polymarket.com",
+        clob_url: str = "https://clob.polymarket.com",
+        *,
+        timeout_s: float = 30.0,
+        retries: int = 4,
+        backoff_s: float = 0.5,
+        max_wait_s: float = 60.0,
+        window_days: int = 14,
+    ) -> None:
+        self.gamma_url = gamma_url.rstrip("/")
+        self.clob_url = clob_url.rstrip("/")
+        self.retries, self.backoff_s, self.max_wait_s = retries, backoff_s, max_wait_s
+        self.window_days = window_days
+        self._http = httpx.Client(timeout=timeout_s)
+
+    def __enter__(self) -> PolymarketClient:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._http.close()
+
+    def _get(self, url: str, params: dict[str, Any]) -> Any:
+        where = f"GET {url} {params}"
+        for attempt in range(self.retries + 1):
+            try:
+                resp = self._http.get(url, params=params)
+            except httpx.TransportError as exc:
+                if attempt >= self.retries:
+                    raise PolymarketError(f"{where}: {type(exc).__name__}: {exc}") from None
+                time.sleep(self.backoff_s * 2**attempt)
+                continue
+            if resp.status_code in _RETRY and attempt < self.retries:
+                wait = self.backoff_s * 2**attempt
+                retry_after = resp.headers.get("Retry-After", "")
+                if retry_after.replace(".", "", 1).isdigit():
+                    wait = float(retry_after)
+                time.sleep(min(wait, self.max_wait_s))
+                continue
+            if resp.status_code != 200:
+                raise PolymarketError(f"{where}: HTTP {resp.status_code}")
+            try:
+                return resp.json()
+            except json.JSONDecodeError:
+                raise PolymarketError(f"{where}: response is not JSON") from None
+        raise PolymarketError(f"{where}: gave up after {self.retries} retries")  # pragma: no cover
+
+    def iter_events(self, page_size: int = 100) -> Iterator[tuple[str, dict[str, Any]]]:
+        """Closed events with nested markets, paged by limit/offset; yields (where, event)."""
+        offset = 0
+        while True:
+            page = self._get(
+                f"{self.gamma_url}/events",
+                {"closed": "true", "limit": page_size, "offset": offset},
+            )
+            if not isinstance(page, list):
+                raise PolymarketError(f"GET /events offset={offset}: expected a JSON list")
+            for i, ev in enumerate(page):
+                if not isinstance(ev, dict):
+                    raise PolymarketError(f"GET /events offset={offset} item {i}: not an object")
+                yield f"gamma event {ev.get('id')!r} (offset {offset + i})", ev
+            if len(page) < page_size:
+                return
+            offset += len(page)
+
+    def _history(self, token: str, start: int, end: int, fidelity: int) -> list[tuple[int, float]]:
+        out: list[tuple[int, float]] = []
+        step = self.window_days * 86400
+        for lo in range(start, end, step):
+            params = {
+                "market": token,
+                "startTs": lo,
+                "endTs": min(end, lo + step),
+                "fidelity": fidelity,
+            }
+            body = self._get(f"{self.clob_url}/prices-history", params)
+            hist = body.get("history") if isinstance(body, dict) else None
+            if not isinstance(hist, list):
+                raise PolymarketError(f"prices-history token {token}: field history: not a list")
+            for j, obs in enumerate(hist):
+                try:
+                    t, p = int(obs["t"]), float(obs["p"])
+                except (KeyError, TypeError, ValueError):
+                    raise PolymarketError(
+                        f"prices-history token {token} [{j}]: field t/p: bad observation {obs!r}"
+                    ) from None
+                if not 0.0 <= p <= 1.0:
+                    raise PolymarketError(f"prices-history token {token} [{j}]: field p: {p}")
+                out.append((t, p))
+        return out
+
+    def price_history(self, token: str, start: datetime, end: datetime) -> list[tuple[int, float]]:
+        """YES-price observations in [start, end); retried at daily fidelity when empty."""
+        s, e = int(start.timestamp()), int(end.timestamp())
+        if e <= s:
+            return []
+        obs = self._history(token, s, e, fidelity=60)
+        if not obs:
+            obs = self._history(token, s, e, fidelity=1440)
+        return sorted({t: p for t, p in obs if s <= t < e}.items())
+
+
+def _json_list(market: dict[str, Any], name: str, where: str) -> list[Any]:
+    raw = market.get(name)
+    try:
+        value = json.loads(raw) if isinstance(raw, str) else raw
+    except json.JSONDecodeError:
+        raise PolymarketError(f"{where}: field {name}: not a JSON-encoded list") from None
+    if not isinstance(value, list):
+        raise PolymarketError(f"{where}: field {name}: not a list")
+    return value
+
+
+def _ts(obj: dict[str, Any], name: str, where: str) -> datetime | None:
+    raw = obj.get(name)
+    if not raw:
+        return None
+    try:
+        return parse_timestamp(str(raw))
+    except ValueError as exc:
+        raise PolymarketError(f"{where}: field {name}: {exc}") from None
+
+
+def _leg(market: dict[str, Any], where: str) -> dict[str, Any]:
+    """Token, terminal YES price and times of one market, the YES index looked up."""
+    mwhere = f"{where} market {market.get('id')!r}"
+    outcomes = _json_list(market, "outcomes", mwhere)
+    prices = _json_list(market, "outcomePrices", mwhere)
+    tokens = _json_list(market, "clobTokenIds", mwhere)
+    if "Yes" not in outcomes:
+        return {"skip": "outcomes are not Yes/No"}
+    k = outcomes.index("Yes")
+    if not (len(prices) == len(tokens) == len(outcomes)):
+        raise PolymarketError(f"{mwhere}: field outcomePrices/clobTokenIds: not index-aligned")
+    try:
+        final = float(prices[k])
+    except (TypeError, ValueError):
+        raise PolymarketError(f"{mwhere}: field outcomePrices: not a number") from None
+    return {
+        "token": str(tokens[k]),
+        "final": final,
+        "title": str(market.get("groupItemTitle") or market.get("question") or ""),
+        "start": _ts(market, "startDate", mwhere),
+        "end": _ts(market, "endDate", mwhere) or _ts(market, "closedTime", mwhere),
+        "closed": _ts(market, "closedTime", mwhere),
+        "status": market.get("umaResolutionStatus"),
+    }
+
+
+def build_event(
+    gamma_event: dict[str, Any], where: str = "gamma event"
+) -> tuple[Event, Resolution, list[dict[str, Any]]] | str:
+    """The event, its resolution and its legs; or the reason the layout is excluded."""
+    markets = gamma_event.get("markets")
+    if not isinstance(markets, list) or not markets:
+        return "no markets"
+    neg_risk = bool(gamma_event.get("negRisk")) or any(bool(m.get("negRisk")) for m in markets)
+    if len(markets) == 1 and not neg_risk:
+        kind = "binary"
+    elif neg_risk and len(markets) >= 2:
+        kind = "multi"
+    else:
+        return "excluded layout"
+    legs = [_leg(m, where) for m in markets]
+    if any("skip" in leg for leg in legs):
+        return "outcomes are not Yes/No"
+    if any(leg["status"] not in (None, "resolved") for leg in legs):
+        return "not resolved by the oracle"
+    starts = [leg["start"] for leg in legs if leg["start"]]
+    ends = [leg["end"] for leg in legs if leg["end"]]
+    if not starts or not ends:
+        return "missing start or end date"
+    if kind == "binary":
+        final = legs[0]["final"]
+        if final >= 0.99:
+            label, winner = "Yes", legs[0]
+        elif final <= 0.01:
+            label, winner = "No", legs[0]
+        else:
+            return "terminal price not resolved"
+        labels: tuple[str, ...] = BINARY_LABELS
+        title = str(markets[0].get("question") or gamma_event.get("title") or "")
+    else:
+        labels = tuple(leg["title"] for leg in legs)
+        if len(set(labels)) != len(labels) or not all(labels):
+            return "option titles missing or not unique"
+        winners = [leg for leg in legs if leg["final"] >= 0.99]
+        if len(winners) != 1:
+            return "not exactly one YES option"
+        winner, label = winners[0], winners[0]["title"]
+        title = str(gamma_event.get("title") or "")
+    close = max(ends)
+    resolved_at = min(winner["closed"] or close, close)
+    eid = f"polymarket:{gamma_event.get('id')}"
+    slug = gamma_event.get("slug")
+    desc = gamma_event.get("description") or markets[0].get("description") or ""
+    raw_tags = gamma_event.get("tags")
+    tags: list[Any] = raw_tags if isinstance(raw_tags, list) else []
+    try:
+        event = Event(
+            id=eid,
+            title=title or eid,
+            description=str(desc),
+            kind="binary" if kind == "binary" else "multi",
+            labels=labels,
+            tags=tuple(str(t.get("label")) for t in tags if isinstance(t, dict) and t.get("label")),
+            open_time=min(starts),
+            close_time=max(close, min(starts)),
+            source="polymarket",
+            url=f"https://polymarket.com/event/{slug}" if slug else None,
+        )
+    except ValidationError as err:
+        first = err.errors()[0]
+        loc = ".".join(str(x) for x in first["loc"])
+        raise PolymarketError(f"{where}: field {loc}: {first['msg']}") from None
+    return event, Resolution(event_id=eid, label=label, resolved_at=resolved_at), legs
+
+
+def _daily_means(obs: list[tuple[int, float]]) -> dict[date, float]:
+    acc: dict[date, list[float]] = defaultdict(list)
+    for t, p in obs:
+        acc[datetime.fromtimestamp(t, UTC).date()].append(p)
+    return {d: sum(v) / len(v) for d, v in acc.items()}
+
+
+def fetch_histories(
+    client: PolymarketClient, *, page_size: int = 100, max_events: int | None = None
+) -> tuple[list[MarketHistory], dict[str, int]]:
+    """Resolved events with daily beliefs, and counts of what was excluded and why."""
+    out: list[MarketHistory] = []
+    notes: Counter[str] = Counter()
+    for n, (where, gev) in enumerate(client.iter_events(page_size)):
+        if max_events is not None and n >= max_events:
+            break
+        built = build_event(gev, where)
+        if isinstance(built, str):
+            notes[f"excluded: {built}"] += 1
+            continue
+        event, resolution, legs = built
+        series = {
+            leg["title"] if event.kind == "multi" else "Yes": _daily_means(
+                client.price_history(
+                    leg["token"], event.open_time - timedelta(days=1), resolution.resolved_at
+                )
+            )
+            for leg in legs
+        }
+        beliefs = []
+        for day in sorted({d for s in series.values() for d in s}):
+            priced = {k: s[day] for k, s in series.items() if day in s}
+            if event.kind == "binary":
+                probs = {"Yes": priced["Yes"], "No": 1.0 - priced["Yes"]}
+            else:
+                total = sum(priced.values())
+                if total <= 0:
+                    continue
+                probs = {k: v / total for k, v in priced.items()}
+            beliefs.append(DailyBelief(event_id=event.id, day=day, probs=probs))
+        out.append(MarketHistory(event, resolution, guard_beliefs(beliefs, resolution)))
+        notes[f"imported: {event.kind}"] += 1
+    return out, dict(notes)

@@ -1,0 +1,147 @@
+"""Loader for the Forecast-Dojo release layout: ``questions/{train,eval}.parquet``.
+
+Each row is one event: ``event_id``, ``slug``, ``title``, ``body``, ``options`` (labels),
+``belief_kind`` (``binary`` or ``multi_neg_risk``), ``resolved_label``, ``start_date``,
+``close_date``, ``forecast_dates`` and ``crowd_probabilities`` (one list per forecast date,
+aligned with ``options``; null where an option is unpriced). The crowd probability of a forecast
+date is the market belief of that day; steps are at the forecast dates under ``convention``
+(pastcast's start-of-day by default; ``DayConvention.INCLUSIVE`` reproduces the paper's
+day-inclusive cutoffs). The resolution instant is the start of the close date.
+"""
+
+from __future__ import annotations
+
+import math
+from datetime import date, datetime
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+from pydantic import ValidationError
+
+from pastcast.cutoff import DayConvention, cutoff_for_day, parse_timestamp
+from pastcast.dataset import Dataset
+from pastcast.markets._history import guard_beliefs
+from pastcast.markets._store import DatasetFormatError, with_content_id
+from pastcast.records import BINARY_LABELS, DailyBelief, Event, Resolution, StepSpec
+
+__all__ = ["RELEASE_COLUMNS", "load_release"]
+
+RELEASE_COLUMNS = (
+    "event_id",
+    "slug",
+    "title",
+    "body",
+    "options",
+    "belief_kind",
+    "resolved_label",
+    "start_date",
+    "close_date",
+    "forecast_dates",
+    "crowd_probabilities",
+)
+
+
+def _instant(value: Any) -> datetime:
+    if isinstance(value, datetime):
+        return parse_timestamp(value.isoformat())
+    if isinstance(value, date):
+        return cutoff_for_day(value)
+    return parse_timestamp(str(value))
+
+
+def _day(value: Any) -> date:
+    return (
+        value
+        if isinstance(value, date) and not isinstance(value, datetime)
+        else _instant(value).date()
+    )
+
+
+def _row(row: dict[str, Any], split: str, convention: DayConvention) -> tuple[Any, ...]:
+    kind = row["belief_kind"]
+    if kind not in ("binary", "multi_neg_risk"):
+        raise ValueError(f"field belief_kind: {kind!r} is not binary or multi_neg_risk")
+    options = tuple(str(o) for o in row["options"] or ())
+    eid = str(row["event_id"])
+    labels = BINARY_LABELS if kind == "binary" else options
+    close = _instant(row["close_date"])
+    event = Event(
+        id=eid,
+        title=str(row["title"] or row["slug"] or eid),
+        description=str(row["body"] or ""),
+        kind="binary" if kind == "binary" else "multi",
+        labels=labels,
+        open_time=_instant(row["start_date"]),
+        close_time=close,
+        source="forecast-dojo",
+        url=f"https://polymarket.com/event/{row['slug']}" if row["slug"] else None,
+    )
+    resolution = Resolution(event_id=eid, label=str(row["resolved_label"]), resolved_at=close)
+    if resolution.label not in labels:
+        raise ValueError(f"field resolved_label: {resolution.label!r} is not one of {labels}")
+    dates = [_day(d) for d in row["forecast_dates"] or ()]
+    crowd = list(row["crowd_probabilities"] or ())
+    if len(crowd) != len(dates):
+        raise ValueError("field crowd_probabilities: not one entry per forecast date")
+    beliefs, steps = [], []
+    for i, (day, probs) in enumerate(zip(dates, crowd, strict=True)):
+        if len(probs) != len(options):
+            raise ValueError(f"field crowd_probabilities[{i}]: not aligned with options")
+        priced = {
+            o: float(p)
+            for o, p in zip(options, probs, strict=True)
+            if p is not None and math.isfinite(p)
+        }
+        if kind == "binary" and "Yes" in priced:
+            priced = {"Yes": priced["Yes"], "No": 1.0 - priced["Yes"]}
+        if priced:
+            beliefs.append(DailyBelief(event_id=eid, day=day, probs=priced))
+        steps.append(StepSpec(event_id=eid, step_index=i, cutoff=cutoff_for_day(day, convention)))
+    return event, resolution, tuple(beliefs), tuple(steps), split
+
+
+def load_release(
+    root: str | Path, *, convention: DayConvention = DayConvention.START_OF_DAY
+) -> Dataset:
+    """Read ``questions/train.parquet`` and ``questions/eval.parquet`` (either may be absent)."""
+    base = Path(root) / "questions"
+    parts = [
+        (s, base / f"{s}.parquet") for s in ("train", "eval") if (base / f"{s}.parquet").is_file()
+    ]
+    if not parts:
+        raise DatasetFormatError(f"{base}: no train.parquet or eval.parquet")
+    events: list[Event] = []
+    resolutions: dict[str, Resolution] = {}
+    beliefs: dict[str, tuple[DailyBelief, ...]] = {}
+    steps: list[StepSpec] = []
+    splits: dict[str, str] = {}
+    for split, path in parts:
+        try:
+            table = pq.read_table(path)
+        except (pa.ArrowInvalid, OSError) as exc:
+            raise DatasetFormatError(f"{path}: not a readable Parquet file ({exc})") from None
+        missing = [c for c in RELEASE_COLUMNS if c not in table.column_names]
+        if missing:
+            raise DatasetFormatError(f"{path}: field {missing[0]}: missing column")
+        for i, row in enumerate(table.select(list(RELEASE_COLUMNS)).to_pylist()):
+            try:
+                event, res, bel, st, sp = _row(row, split, convention)
+            except ValidationError as err:
+                first = err.errors()[0]
+                loc = ".".join(str(x) for x in first["loc"])
+                raise DatasetFormatError(f"{path}: row {i}: field {loc}: {first['msg']}") from None
+            except (ValueError, TypeError) as exc:
+                raise DatasetFormatError(f"{path}: row {i}: {exc}") from None
+            kept = tuple(s for s in st if s.cutoff < res.resolved_at)
+            events.append(event)
+            resolutions[event.id] = res
+            beliefs[event.id] = guard_beliefs(bel, res)
+            steps.extend(kept)
+            splits[event.id] = sp
+    try:
+        ds = Dataset("forecast-dojo", tuple(events), resolutions, beliefs, tuple(steps), splits)
+    except ValueError as exc:
+        raise DatasetFormatError(f"{base}: {exc}") from None
+    return with_content_id(ds, "forecast-dojo")

@@ -1,0 +1,189 @@
+"""Forecast-date schedules: which cutoffs an event is forecast at.
+
+A schedule maps ``(event, beliefs, resolution, news_counts)`` to ``StepSpec``s. Every schedule
+here ends its usable window at the *effective* end, min(close day, resolution instant), and
+``guard_steps`` drops any step at or after the effective resolution, whatever the schedule.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from datetime import date, datetime, timedelta
+from typing import Protocol
+
+from pastcast.cutoff import DayConvention, cutoff_for_day
+from pastcast.records import DailyBelief, Event, Resolution, StepSpec
+
+__all__ = [
+    "DojoSchedule",
+    "HindcastSchedule",
+    "LookbackSchedule",
+    "Schedule",
+    "dojo_step_count",
+    "guard_steps",
+    "movement",
+]
+
+
+class Schedule(Protocol):
+    @property
+    def name(self) -> str: ...
+
+    def __call__(
+        self,
+        event: Event,
+        beliefs: Sequence[DailyBelief],
+        resolution: Resolution,
+        news_counts: Mapping[date, int] | None = None,
+    ) -> tuple[StepSpec, ...]: ...
+
+
+def guard_steps(
+    steps: Sequence[datetime], event: Event, resolution: Resolution
+) -> tuple[StepSpec, ...]:
+    """Sorted unique cutoffs strictly before the effective resolution, as numbered steps."""
+    kept = sorted({c for c in steps if c < resolution.resolved_at})
+    return tuple(StepSpec(event_id=event.id, step_index=i, cutoff=c) for i, c in enumerate(kept))
+
+
+def _end_day(event: Event, resolution: Resolution) -> date:
+    """The last day a market could inform a forecast: the close day or the resolution day."""
+    return min(event.close_time.date(), resolution.resolved_at.date())
+
+
+def dojo_step_count(n_eligible: int, lo: int = 3, hi: int = 10) -> int:
+    """T_Q = clamp(round(sqrt(n_Q)), 3, 10), never more than the eligible days."""
+    if n_eligible <= 0:
+        return 0
+    t = max(lo, min(hi, math.floor(math.sqrt(n_eligible) + 0.5)))
+    return min(t, n_eligible)
+
+
+def movement(prev: DailyBelief | None, cur: DailyBelief | None, kind: str) -> float:
+    """|dYES| for binary events, half the L1 distance for multi-option; 0 if a day is missing."""
+    if prev is None or cur is None:
+        return 0.0
+    if kind == "binary":
+        if "Yes" not in prev.probs or "Yes" not in cur.probs:
+            return 0.0
+        return abs(cur.probs["Yes"] - prev.probs["Yes"])
+    labels = set(prev.probs) & set(cur.probs)
+    return 0.5 * sum(abs(cur.probs[k] - prev.probs[k]) for k in labels)
+
+
+@dataclass(frozen=True)
+class DojoSchedule:
+    """Forecast-Dojo A.3: T equal-count bins over the eligible days, one best-scoring day each.
+
+    Eligible days run from the grid start to ``buffer_days`` before the effective end. With
+    ``start_at_first_belief`` the grid starts the day after the first priced day (sources whose
+    series begin after the market opened, so that every step has a market reference).
+    """
+
+    buffer_days: int = 2
+    w_movement: float = 0.7
+    w_news: float = 0.3
+    w_position: float = 1e-3
+    min_steps: int = 3
+    max_steps: int = 10
+    start_at_first_belief: bool = False
+    convention: DayConvention = DayConvention.START_OF_DAY
+    name: str = "dojo"
+
+    def eligible_days(
+        self, event: Event, beliefs: Sequence[DailyBelief], resolution: Resolution
+    ) -> list[date]:
+        start = event.open_time.date()
+        if self.start_at_first_belief:
+            if not beliefs:
+                return []
+            start = max(start, min(b.day for b in beliefs) + timedelta(days=1))
+        last = _end_day(event, resolution) - timedelta(days=self.buffer_days)
+        return [start + timedelta(days=i) for i in range((last - start).days + 1)]
+
+    def __call__(
+        self,
+        event: Event,
+        beliefs: Sequence[DailyBelief],
+        resolution: Resolution,
+        news_counts: Mapping[date, int] | None = None,
+    ) -> tuple[StepSpec, ...]:
+        days = self.eligible_days(event, beliefs, resolution)
+        n = len(days)
+        t = dojo_step_count(n, self.min_steps, self.max_steps)
+        if t == 0:
+            return ()
+        by_day = {b.day: b for b in beliefs}
+        moves = [
+            movement(by_day.get(d - timedelta(days=1)), by_day.get(d), event.kind) for d in days
+        ]
+        news = [float((news_counts or {}).get(d, 0)) for d in days]
+        m_max, c_max = max(moves), max(news)
+        scores = [
+            self.w_movement * (moves[j] / m_max if m_max > 0 else 0.0)
+            + self.w_news * (news[j] / c_max if c_max > 0 else 0.0)
+            + self.w_position * (j / (n - 1) if n > 1 else 0.0)
+            for j in range(n)
+        ]
+        chosen: list[datetime] = []
+        base, extra = divmod(n, t)
+        lo = 0
+        for b in range(t):
+            hi = lo + base + (1 if b < extra else 0)
+            best = max(range(lo, hi), key=lambda j: (scores[j], j))
+            chosen.append(cutoff_for_day(days[best], self.convention))
+            lo = hi
+        return guard_steps(chosen, event, resolution)
+
+
+@dataclass(frozen=True)
+class HindcastSchedule:
+    """Hindcast: one t0, the day before close (or resolution), capped at the corpus end date."""
+
+    corpus_end: date | None = None
+    name: str = "hindcast"
+
+    def __call__(
+        self,
+        event: Event,
+        beliefs: Sequence[DailyBelief],
+        resolution: Resolution,
+        news_counts: Mapping[date, int] | None = None,
+    ) -> tuple[StepSpec, ...]:
+        day = _end_day(event, resolution) - timedelta(days=1)
+        if self.corpus_end is not None:
+            day = min(day, self.corpus_end)
+        if day < event.open_time.date():
+            return ()
+        return guard_steps([cutoff_for_day(day)], event, resolution)
+
+
+@dataclass(frozen=True)
+class LookbackSchedule:
+    """Hindcast's sweep: t0 at fixed fractions of each market's open-to-resolution span.
+
+    t0 is floored to a UTC day start and is at most the day before the effective end, so the
+    100% point is the last full day before resolution.
+    """
+
+    fractions: tuple[float, ...] = (0.25, 0.5, 0.75, 1.0)
+    name: str = "lookback"
+
+    def __call__(
+        self,
+        event: Event,
+        beliefs: Sequence[DailyBelief],
+        resolution: Resolution,
+        news_counts: Mapping[date, int] | None = None,
+    ) -> tuple[StepSpec, ...]:
+        start = event.open_time
+        end = min(event.close_time, resolution.resolved_at)
+        last = _end_day(event, resolution) - timedelta(days=1)
+        cutoffs = []
+        for f in self.fractions:
+            day = min((start + (end - start) * f).date(), last)
+            if day >= start.date():
+                cutoffs.append(cutoff_for_day(day))
+        return guard_steps(cutoffs, event, resolution)

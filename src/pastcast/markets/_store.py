@@ -1,0 +1,352 @@
+"""On-disk dataset format: Parquet tables + ``metadata.json`` + ``manifest.json``.
+
+A dataset directory holds ``events``, ``resolutions``, ``beliefs`` (long format: one row per
+event, day and priced label), ``steps`` and ``splits`` as Parquet tables. ``manifest.json``
+records the format version, a sha256 per table file and a content hash over the records
+themselves (canonical JSON, independent of the Parquet writer), which also names the dataset
+(``<name>:<hash12>``). Writes go to a temporary sibling directory renamed into place, so a
+crash never leaves a half-written dataset.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import tempfile
+from collections.abc import Iterable, Iterator, Mapping
+from datetime import date, datetime
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from pastcast.cutoff import last_complete_day
+from pastcast.dataset import Dataset
+from pastcast.records import DailyBelief, Event, Resolution, StepSpec
+
+__all__ = [
+    "FORMAT_VERSION",
+    "DatasetFormatError",
+    "content_hash",
+    "load_dataset",
+    "read_manifest",
+    "read_metadata",
+    "save_dataset",
+    "with_content_id",
+]
+
+FORMAT_VERSION = 1
+TABLES = ("events", "resolutions", "beliefs", "steps", "splits")
+_TS = pa.timestamp("us", tz="UTC")
+SCHEMAS: dict[str, pa.Schema] = {
+    "events": pa.schema(
+        [
+            ("id", pa.string()),
+            ("title", pa.string()),
+            ("description", pa.string()),
+            ("resolution_criteria", pa.string()),
+            ("kind", pa.string()),
+            ("labels", pa.list_(pa.string())),
+            ("category", pa.string()),
+            ("tags", pa.list_(pa.string())),
+            ("open_time", _TS),
+            ("close_time", _TS),
+            ("source", pa.string()),
+            ("url", pa.string()),
+        ]
+    ),
+    "resolutions": pa.schema(
+        [("event_id", pa.string()), ("label", pa.string()), ("resolved_at", _TS)]
+    ),
+    "beliefs": pa.schema(
+        [
+            ("event_id", pa.string()),
+            ("day", pa.date32()),
+            ("label", pa.string()),
+            ("prob", pa.float64()),
+        ]
+    ),
+    "steps": pa.schema([("event_id", pa.string()), ("step_index", pa.int64()), ("cutoff", _TS)]),
+    "splits": pa.schema([("event_id", pa.string()), ("split", pa.string())]),
+}
+
+
+class DatasetFormatError(ValueError):
+    """A dataset directory that cannot be read; the message names the file, row and field."""
+
+
+def _rows(dataset: Dataset) -> dict[str, list[dict[str, Any]]]:
+    """Each table's rows in a canonical order (the order they are stored and hashed in)."""
+    events = [e.model_dump() for e in sorted(dataset.events, key=lambda e: e.id)]
+    for row in events:
+        row["labels"] = list(row["labels"])
+        row["tags"] = list(row["tags"])
+    resolutions = [
+        r.model_dump() for r in sorted(dataset.resolutions.values(), key=lambda r: r.event_id)
+    ]
+    beliefs = [
+        {"event_id": b.event_id, "day": b.day, "label": label, "prob": float(p)}
+        for eid in sorted(dataset.beliefs)
+        for b in dataset.beliefs[eid]
+        for label, p in b.probs.items()
+    ]
+    steps = [
+        s.model_dump()
+        for s in sorted(dataset.steps, key=lambda s: (s.event_id, s.step_index, s.cutoff))
+    ]
+    splits = [{"event_id": k, "split": v} for k, v in sorted(dataset.splits.items())]
+    return {
+        "events": events,
+        "resolutions": resolutions,
+        "beliefs": beliefs,
+        "steps": steps,
+        "splits": splits,
+    }
+
+
+def _canonical(value: Any) -> Any:
+    if isinstance(value, datetime):
+        return value.isoformat()
+    if isinstance(value, date):
+        return value.isoformat()
+    if isinstance(value, float):
+        return repr(value)
+    return value
+
+
+def _hash_rows(rows: Mapping[str, Iterable[Mapping[str, Any]]]) -> str:
+    h = hashlib.sha256()
+    for name in TABLES:
+        h.update(f"\x00table:{name}\n".encode())
+        for row in rows[name]:
+            canon = {k: _canonical(v) for k, v in row.items()}
+            h.update(json.dumps(canon, sort_keys=True, ensure_ascii=False).encode())
+            h.update(b"\n")
+    return h.hexdigest()
+
+
+def content_hash(dataset: Dataset) -> str:
+    """sha256 over the dataset's records in canonical form (the id is not part of it)."""
+    return _hash_rows(_rows(dataset))
+
+
+def with_content_id(dataset: Dataset, name: str) -> Dataset:
+    """The same dataset named ``<name>:<first 12 hex digits of its content hash>``."""
+    digest = content_hash(dataset)
+    return Dataset(
+        f"{name}:{digest[:12]}",
+        dataset.events,
+        dataset.resolutions,
+        dataset.beliefs,
+        dataset.steps,
+        dataset.splits,
+    )
+
+
+def _file_sha256(path: Path) -> str:
+    h = hashlib.sha256()
+    with path.open("rb") as fh:
+        for chunk in iter(lambda: fh.read(1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+def _write_json(path: Path, obj: Any) -> None:
+    path.write_text(json.dumps(obj, indent=2, sort_keys=True, default=str) + "\n", "utf-8")
+
+
+def save_dataset(
+    dataset: Dataset, directory: str | Path, metadata: Mapping[str, Any] | None = None
+) -> Path:
+    """Write ``dataset`` to ``directory`` atomically, replacing an existing dataset there.
+
+    ``metadata`` (JSON-serialisable: source, filters, funnel, schedule, ...) goes to
+    ``metadata.json``; the dataset id is recorded in both metadata and manifest.
+    """
+    target = Path(directory)
+    if target.exists() and not (target / "manifest.json").is_file() and any(target.iterdir()):
+        raise FileExistsError(f"{target}: exists and is not a pastcast dataset; not replacing")
+    target.parent.mkdir(parents=True, exist_ok=True)
+    rows = _rows(dataset)
+    tmp = Path(tempfile.mkdtemp(prefix=f".{target.name}.tmp-", dir=target.parent))
+    try:
+        files: dict[str, str] = {}
+        for name in TABLES:
+            table = pa.Table.from_pylist(rows[name], schema=SCHEMAS[name])
+            pq.write_table(table, tmp / f"{name}.parquet")
+            files[f"{name}.parquet"] = _file_sha256(tmp / f"{name}.parquet")
+        meta = dict(metadata or {})
+        meta["dataset_id"] = dataset.id
+        _write_json(tmp / "metadata.json", meta)
+        manifest = {
+            "format": "pastcast-dataset",
+            "format_version": FORMAT_VERSION,
+            "dataset_id": dataset.id,
+            "content_hash": _hash_rows(rows),
+            "files": files,
+            "counts": {name: len(rows[name]) for name in TABLES},
+        }
+        _write_json(tmp / "manifest.json", manifest)
+        old: Path | None = None
+        if target.exists():
+            old = target.with_name(f".{target.name}.old-{os.getpid()}")
+            os.replace(target, old)
+        os.replace(tmp, target)
+        if old is not None:
+            shutil.rmtree(old, ignore_errors=True)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    return target
+
+
+def read_manifest(directory: str | Path) -> dict[str, Any]:
+    path = Path(directory) / "manifest.json"
+    if not path.is_file():
+        raise DatasetFormatError(f"{path}: missing (not a pastcast dataset directory)")
+    try:
+        manifest = json.loads(path.read_text("utf-8"))
+    except json.JSONDecodeError as exc:
+        raise DatasetFormatError(f"{path}: not valid JSON ({exc.msg})") from None
+    if not isinstance(manifest, dict):
+        raise DatasetFormatError(f"{path}: expected a JSON object")
+    version = manifest.get("format_version")
+    if version != FORMAT_VERSION:
+        raise DatasetFormatError(
+            f"{path}: field format_version: unsupported version {version!r} "
+            f"(this pastcast reads {FORMAT_VERSION})"
+        )
+    return manifest
+
+
+def read_metadata(directory: str | Path) -> dict[str, Any]:
+    path = Path(directory) / "metadata.json"
+    if not path.is_file():
+        raise DatasetFormatError(f"{path}: missing")
+    try:
+        meta = json.loads(path.read_text("utf-8"))
+    except json.JSONDecodeError as exc:
+        raise DatasetFormatError(f"{path}: not valid JSON ({exc.msg})") from None
+    if not isinstance(meta, dict):
+        raise DatasetFormatError(f"{path}: expected a JSON object")
+    return meta
+
+
+def _read_table(directory: Path, name: str, manifest: Mapping[str, Any]) -> list[dict[str, Any]]:
+    path = directory / f"{name}.parquet"
+    if not path.is_file():
+        raise DatasetFormatError(f"{path}: missing table")
+    expected = manifest.get("files", {}).get(f"{name}.parquet")
+    if expected is not None and _file_sha256(path) != expected:
+        raise DatasetFormatError(f"{path}: sha256 does not match manifest.json (file corrupted?)")
+    try:
+        table = pq.read_table(path)
+    except (pa.ArrowInvalid, OSError) as exc:
+        raise DatasetFormatError(f"{path}: not a readable Parquet file ({exc})") from None
+    want = SCHEMAS[name]
+    for fld in want:
+        if fld.name not in table.column_names:
+            raise DatasetFormatError(f"{path}: field {fld.name}: missing column")
+    try:
+        table = table.select(want.names).cast(want)
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as exc:
+        raise DatasetFormatError(f"{path}: column types do not match the format ({exc})") from None
+    rows: list[dict[str, Any]] = table.to_pylist()
+    return rows
+
+
+def _validated(path: Path, rows: list[dict[str, Any]], build: Any) -> Iterator[Any]:
+    from pydantic import ValidationError
+
+    for i, row in enumerate(rows):
+        try:
+            yield build(row)
+        except ValidationError as err:
+            first = err.errors()[0]
+            loc = ".".join(str(p) for p in first["loc"]) or "<row>"
+            raise DatasetFormatError(f"{path}: row {i}: field {loc}: {first['msg']}") from None
+
+
+def load_dataset(directory: str | Path) -> Dataset:
+    """Read and validate a dataset directory written by ``save_dataset``.
+
+    Raises ``DatasetFormatError`` naming the file, the row and the field of the first problem.
+    """
+    d = Path(directory)
+    if not d.is_dir():
+        raise DatasetFormatError(f"{d}: no such dataset directory")
+    manifest = read_manifest(d)
+    raw = {name: _read_table(d, name, manifest) for name in TABLES}
+    events = tuple(_validated(d / "events.parquet", raw["events"], Event.model_validate))
+    known = {e.id for e in events}
+    resolutions = {
+        r.event_id: r
+        for r in _validated(
+            d / "resolutions.parquet", raw["resolutions"], Resolution.model_validate
+        )
+    }
+    grouped: dict[tuple[str, date], dict[str, float]] = {}
+    for i, row in enumerate(raw["beliefs"]):
+        if row["event_id"] not in known:
+            raise DatasetFormatError(
+                f"{d / 'beliefs.parquet'}: row {i}: field event_id: "
+                f"unknown event {row['event_id']!r}"
+            )
+        grouped.setdefault((row["event_id"], row["day"]), {})[row["label"]] = row["prob"]
+    belief_rows = [{"event_id": k[0], "day": k[1], "probs": v} for k, v in grouped.items()]
+    beliefs: dict[str, list[DailyBelief]] = {}
+    for b in _validated(d / "beliefs.parquet", belief_rows, DailyBelief.model_validate):
+        beliefs.setdefault(b.event_id, []).append(b)
+    for eid, seq in beliefs.items():
+        res = resolutions.get(eid)
+        late = [
+            b.day for b in seq if res is not None and b.day > last_complete_day(res.resolved_at)
+        ]
+        if late:
+            raise DatasetFormatError(
+                f"{d / 'beliefs.parquet'}: event {eid!r} day {late[0]}: field day: belief at or "
+                "after the event's resolution (post-resolution price)"
+            )
+    steps = tuple(_validated(d / "steps.parquet", raw["steps"], StepSpec.model_validate))
+    splits: dict[str, str] = {}
+    for i, row in enumerate(raw["splits"]):
+        if row["event_id"] not in known or not row["split"]:
+            raise DatasetFormatError(
+                f"{d / 'splits.parquet'}: row {i}: field event_id/split: "
+                "unknown event or empty split"
+            )
+        splits[row["event_id"]] = row["split"]
+    labels_of = {e.id: set(e.labels) for e in events}
+    for i, (eid, res) in enumerate(sorted(resolutions.items())):
+        if eid not in known:
+            raise DatasetFormatError(
+                f"{d / 'resolutions.parquet'}: row {i}: field event_id: unknown event {eid!r}"
+            )
+        if res.label not in labels_of[eid]:
+            raise DatasetFormatError(
+                f"{d / 'resolutions.parquet'}: row {i}: field label: {res.label!r} is not one of "
+                "the event's labels"
+            )
+    for i, step in enumerate(steps):
+        res = resolutions.get(step.event_id)
+        if res is not None and step.cutoff >= res.resolved_at:
+            raise DatasetFormatError(
+                f"{d / 'steps.parquet'}: row {i}: field cutoff: at or after the event's "
+                "resolution (post-resolution step)"
+            )
+    if _hash_rows(raw) != manifest.get("content_hash"):
+        raise DatasetFormatError(f"{d / 'manifest.json'}: field content_hash: does not match data")
+    try:
+        return Dataset(
+            str(manifest.get("dataset_id") or d.name),
+            events,
+            resolutions,
+            {k: tuple(v) for k, v in beliefs.items()},
+            steps,
+            splits,
+        )
+    except ValueError as exc:
+        raise DatasetFormatError(f"{d}: {exc}") from None

@@ -1,0 +1,229 @@
+"""Polymarket client and event construction against a loopback server with recorded shapes."""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, date, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import pytest
+from loopback import serve
+from markets_factories import at
+from typer.testing import CliRunner
+
+from pastcast.cli._app import app
+from pastcast.cutoff import last_complete_day
+from pastcast.markets import load_dataset
+from pastcast.markets._polymarket import PolymarketClient, PolymarketError, fetch_histories
+
+
+def _ts(s: str) -> int:
+    return int(datetime.fromisoformat(s).replace(tzinfo=UTC).timestamp())
+
+
+def _market(mid: str, **kw: Any) -> dict[str, Any]:
+    base = {
+        "id": mid,
+        "question": f"Market {mid}?",
+        "conditionId": f"0xc{mid}",
+        "slug": f"m-{mid}",
+        "outcomes": '["Yes", "No"]',
+        "outcomePrices": '["0", "1"]',
+        "clobTokenIds": f'["tok-{mid}-yes", "tok-{mid}-no"]',
+        "negRisk": False,
+        "startDate": "2025-06-01T00:00:00Z",
+        "endDate": "2025-06-20T00:00:00Z",
+        "closedTime": "2025-06-20 00:00:00+00",
+        "umaResolutionStatus": "resolved",
+        "groupItemTitle": "",
+    }
+    base.update(kw)
+    return base
+
+
+BINARY = {  # YES is index 1 here: the importer must look it up
+    "id": "101",
+    "slug": "will-x",
+    "title": "Will X?",
+    "description": "X description.",
+    "negRisk": False,
+    "tags": [{"label": "Politics"}],
+    "markets": [
+        _market(
+            "b",
+            outcomes='["No", "Yes"]',
+            outcomePrices='["0.0005", "0.9995"]',
+            clobTokenIds='["tok-b-no", "tok-b-yes"]',
+            closedTime="2025-06-18T12:00:00Z",
+        )
+    ],
+}
+NEG_RISK = {
+    "id": "202",
+    "slug": "who-wins",
+    "title": "Who wins?",
+    "negRisk": True,
+    "markets": [
+        _market(
+            m,
+            negRisk=True,
+            groupItemTitle=m.upper(),
+            outcomePrices=p,
+            startDate="2025-07-01T00:00:00Z",
+            endDate="2025-07-25T00:00:00Z",
+            closedTime="2025-07-24T00:00:00Z",
+        )
+        for m, p in (("a", '["0.001", "0.999"]'), ("b2", '["0.999", "0.001"]'), ("c", '["0", "1"]'))
+    ],
+}
+# legs: "a" resolves YES (index 0 price 0.001?) -> outcomes are ["Yes","No"], YES price first
+NEG_RISK["markets"][0]["outcomePrices"] = '["0.0", "1.0"]'  # A: NO
+NEG_RISK["markets"][1]["outcomePrices"] = '["1.0", "0.0"]'  # B2: YES (the winner)
+NEG_RISK["markets"][2]["outcomePrices"] = '["0.0", "1.0"]'  # C: NO
+EXCLUDED = {
+    "id": "303",
+    "title": "Two unrelated",
+    "negRisk": False,
+    "markets": [_market("x"), _market("y")],
+}
+UNRESOLVED = {
+    "id": "404",
+    "title": "Pending",
+    "markets": [_market("z", outcomePrices='["0.5","0.5"]')],
+}
+
+
+def _history(token: str, fidelity: int, start: int, end: int) -> list[dict[str, float]]:
+    if token == "tok-b-yes":
+        if fidelity != 1440:
+            return []  # resolved markets: empty at fine fidelity
+        days = [at("2025-06-01") + timedelta(days=i) for i in range(19)]
+        pts = [
+            {"t": int(d.timestamp()), "p": 0.3 + 0.4 * ((i * 7) % 5) / 4}
+            for i, d in enumerate(days)
+        ]
+        pts.append({"t": _ts("2025-06-18T13:00:00"), "p": 0.9995})  # post-resolution print
+        return [x for x in pts if start <= x["t"] < end]
+    if token in ("tok-a-yes", "tok-b2-yes"):
+        out = []
+        for i in range(22):
+            d = at("2025-07-01") + timedelta(days=i)
+            base = 0.5 - 0.01 * i if token == "tok-a-yes" else 0.3 + 0.02 * i
+            out += [
+                {"t": int(d.timestamp()) + 3600, "p": base},
+                {"t": int(d.timestamp()) + 7200, "p": base + 0.02},
+            ]
+        return [x for x in out if start <= x["t"] < end]
+    return []
+
+
+def make_route(events: list[dict[str, Any]], fail_first: bool = True) -> Any:
+    state = {"events_calls": 0, "clob_calls": 0}
+
+    def route(path: str, q: dict[str, list[str]]) -> tuple[int, dict[str, str], bytes]:
+        if path == "/events":
+            state["events_calls"] += 1
+            if fail_first and state["events_calls"] == 1:
+                return 429, {"Retry-After": "0"}, b"slow down"
+            assert q["closed"] == ["true"]
+            lim, off = int(q["limit"][0]), int(q["offset"][0])
+            return 200, {}, json.dumps(events[off : off + lim]).encode()
+        if path == "/prices-history":
+            state["clob_calls"] += 1
+            if fail_first and state["clob_calls"] == 2:
+                return 502, {}, b"bad gateway"
+            hist = _history(
+                q["market"][0], int(q["fidelity"][0]), int(q["startTs"][0]), int(q["endTs"][0])
+            )
+            return 200, {}, json.dumps({"history": hist}).encode()
+        return 404, {}, b""
+
+    route.state = state  # type: ignore[attr-defined]
+    return route
+
+
+def _fetch(events: list[dict[str, Any]]) -> tuple[list[Any], dict[str, int], Any]:
+    route = make_route(events)
+    with (
+        serve(route=route) as url,
+        PolymarketClient(url, url, backoff_s=0.001, window_days=10) as c,
+    ):
+        histories, notes = fetch_histories(c, page_size=2)
+    return histories, notes, route
+
+
+def test_binary_and_neg_risk_events_with_paging_and_retries() -> None:
+    histories, notes, route = _fetch([BINARY, NEG_RISK, EXCLUDED, UNRESOLVED])
+    assert notes == {
+        "imported: binary": 1,
+        "imported: multi": 1,
+        "excluded: excluded layout": 1,
+        "excluded: terminal price not resolved": 1,
+    }
+    assert route.state["events_calls"] == 4  # one 429, then offsets 0, 2, 4
+    by_id = {h.event.id: h for h in histories}
+    b = by_id["polymarket:101"]
+    assert b.resolution.label == "Yes" and b.resolution.resolved_at == at("2025-06-18T12:00:00")
+    assert b.event.labels == ("Yes", "No") and b.event.tags == ("Politics",)
+    assert max(x.day for x in b.beliefs) == date(2025, 6, 17)  # no price at/after resolution
+    assert b.beliefs[0].probs["Yes"] == pytest.approx(0.3)
+    m = by_id["polymarket:202"]
+    assert m.event.kind == "multi" and m.event.labels == ("A", "B2", "C")
+    assert m.resolution.label == "B2"
+    first = m.beliefs[0]
+    a, b2 = 0.51, 0.31  # UTC-day means of two observations
+    assert first.probs == pytest.approx({"A": a / (a + b2), "B2": b2 / (a + b2)})
+    assert "C" not in first.probs  # an unpriced leg stays undefined
+    for h in histories:
+        assert all(x.day <= last_complete_day(h.resolution.resolved_at) for x in h.beliefs)
+
+
+def test_malformed_market_names_event_market_and_field() -> None:
+    bad = json.loads(json.dumps(BINARY))
+    bad["markets"][0]["outcomePrices"] = "[0.5, oops"
+    with pytest.raises(
+        PolymarketError, match=r"gamma event '101'.*market 'b'.*field outcomePrices"
+    ):
+        _fetch([bad])
+
+
+def test_persistent_server_error_is_reported() -> None:
+    def route(path: str, q: dict[str, list[str]]) -> tuple[int, dict[str, str], bytes]:
+        return 503, {}, b"down"
+
+    with (
+        serve(route=route) as url,
+        PolymarketClient(url, url, backoff_s=0.001, retries=2) as c,
+        pytest.raises(PolymarketError, match="HTTP 503"),
+    ):
+        list(c.iter_events())
+
+
+def test_cli_import_polymarket(tmp_path: Path) -> None:
+    route = make_route([BINARY, NEG_RISK, EXCLUDED, UNRESOLVED], fail_first=False)
+    out = tmp_path / "pm"
+    with serve(route=route) as url:
+        res = CliRunner().invoke(
+            app,
+            [
+                "data",
+                "import",
+                "polymarket",
+                "--base-url",
+                url,
+                "--clob-url",
+                url,
+                "--out",
+                str(out),
+                "--limit",
+                "2",
+                "--schedule",
+                "hindcast",
+            ],
+        )
+    assert res.exit_code == 0, res.output
+    ds = load_dataset(out)
+    assert {e.kind for e in ds.events} == {"binary", "multi"} and ds.id.startswith("polymarket:")
+    assert len(ds.steps) == 2  # hindcast: one step per event
+    assert all(s.cutoff < ds.resolutions[s.event_id].resolved_at for s in ds.steps)

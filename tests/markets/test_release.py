@@ -1,0 +1,83 @@
+"""Forecast-Dojo release layout, on fixtures generated here in that shape."""
+
+from __future__ import annotations
+
+from datetime import date
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+from markets_factories import at
+
+from pastcast.cutoff import DayConvention
+from pastcast.markets import DatasetFormatError, load_release
+
+SCHEMA = pa.schema(
+    [
+        ("event_id", pa.string()),
+        ("slug", pa.string()),
+        ("title", pa.string()),
+        ("body", pa.string()),
+        ("options", pa.list_(pa.string())),
+        ("belief_kind", pa.string()),
+        ("resolved_label", pa.string()),
+        ("start_date", pa.date32()),
+        ("close_date", pa.date32()),
+        ("forecast_dates", pa.list_(pa.date32())),
+        ("crowd_probabilities", pa.list_(pa.list_(pa.float64()))),
+    ]
+)
+
+
+def _row(eid: str, **kw: Any) -> dict[str, Any]:
+    row: dict[str, Any] = {
+        "event_id": eid,
+        "slug": f"slug-{eid}",
+        "title": f"Title {eid}",
+        "body": "Body.",
+        "options": ["Yes", "No"],
+        "belief_kind": "binary",
+        "resolved_label": "No",
+        "start_date": date(2025, 7, 1),
+        "close_date": date(2025, 8, 1),
+        "forecast_dates": [date(2025, 7, 5), date(2025, 7, 20)],
+        "crowd_probabilities": [[0.4, 0.6], [0.2, 0.8]],
+    }
+    row.update(kw)
+    return row
+
+
+def _write(root: Path, train: list[dict[str, Any]], ev: list[dict[str, Any]]) -> Path:
+    (root / "questions").mkdir(parents=True)
+    pq.write_table(pa.Table.from_pylist(train, schema=SCHEMA), root / "questions" / "train.parquet")
+    pq.write_table(pa.Table.from_pylist(ev, schema=SCHEMA), root / "questions" / "eval.parquet")
+    return root
+
+
+def test_binary_and_multi_neg_risk_rows(tmp_path: Path) -> None:
+    multi = _row(
+        "m",
+        options=["A", "B", "C"],
+        belief_kind="multi_neg_risk",
+        resolved_label="C",
+        start_date=date(2026, 3, 2),
+        close_date=date(2026, 4, 1),
+        forecast_dates=[date(2026, 3, 10)],
+        crowd_probabilities=[[0.5, None, 0.5]],
+    )
+    ds = load_release(_write(tmp_path, [_row("b")], [multi]))
+    assert dict(ds.splits) == {"b": "train", "m": "eval"} and ds.id.startswith("forecast-dojo:")
+    assert ds.event("m").kind == "multi" and ds.event("m").labels == ("A", "B", "C")
+    assert ds.beliefs["m"][0].probs == {"A": 0.5, "C": 0.5}  # unpriced B stays undefined
+    assert [s.cutoff for s in ds.steps_of("b")] == [at("2025-07-05"), at("2025-07-20")]
+    assert ds.resolutions["b"].label == "No"
+    inclusive = load_release(tmp_path, convention=DayConvention.INCLUSIVE)
+    assert inclusive.steps_of("b")[0].cutoff == at("2025-07-06")
+
+
+def test_bad_rows_name_file_row_and_field(tmp_path: Path) -> None:
+    _write(tmp_path, [_row("b"), _row("x", resolved_label="Maybe")], [])
+    with pytest.raises(DatasetFormatError, match=r"train\.parquet: row 1: field resolved_label"):
+        load_release(tmp_path)

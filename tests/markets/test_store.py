@@ -1,0 +1,176 @@
+"""On-disk dataset format: round trip, atomic replace, validation errors."""
+
+from __future__ import annotations
+
+import json
+from datetime import date, timedelta
+from pathlib import Path
+
+import pyarrow.parquet as pq
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from markets_factories import at, binary
+
+from pastcast.dataset import Dataset
+from pastcast.markets import (
+    DatasetFormatError,
+    content_hash,
+    load_dataset,
+    read_manifest,
+    read_metadata,
+    save_dataset,
+    with_content_id,
+)
+from pastcast.records import DailyBelief, Event, Resolution, StepSpec
+
+
+def _multi() -> tuple[Event, Resolution, tuple[DailyBelief, ...]]:
+    ev = Event(
+        id="m1",
+        title="Who wins?",
+        kind="multi",
+        labels=("A", "B", "C"),
+        open_time=at("2025-06-01"),
+        close_time=at("2025-06-20"),
+        tags=("x",),
+        url="https://example.org/m1",
+    )
+    res = Resolution(event_id="m1", label="B", resolved_at=at("2025-06-20T12:00:00"))
+    beliefs = (
+        DailyBelief(event_id="m1", day=date(2025, 6, 2), probs={"A": 0.5, "B": 0.3, "C": 0.2}),
+        DailyBelief(event_id="m1", day=date(2025, 6, 3), probs={"A": 0.6, "B": 0.4}),
+    )
+    return ev, res, beliefs
+
+
+def _dataset() -> Dataset:
+    h = binary("b1", [0.2, 0.4, 0.5, 0.7], label="Yes")
+    ev, res, beliefs = _multi()
+    steps = (
+        StepSpec(event_id="b1", step_index=0, cutoff=at("2025-06-03")),
+        StepSpec(event_id="m1", step_index=0, cutoff=at("2025-06-05")),
+    )
+    ds = Dataset(
+        "test",
+        (h.event, ev),
+        {"b1": h.resolution, "m1": res},
+        {"b1": h.beliefs, "m1": beliefs},
+        steps,
+        {"b1": "train", "m1": "eval"},
+    )
+    return with_content_id(ds, "test")
+
+
+def test_round_trip_is_exact(tmp_path: Path) -> None:
+    ds = _dataset()
+    save_dataset(ds, tmp_path / "ds", metadata={"note": "x"})
+    back = load_dataset(tmp_path / "ds")
+    assert back.id == ds.id and back.id.startswith("test:")
+    assert back.events == tuple(sorted(ds.events, key=lambda e: e.id))
+    assert dict(back.resolutions) == dict(ds.resolutions)
+    assert {k: tuple(v) for k, v in back.beliefs.items()} == dict(ds.beliefs)
+    assert back.beliefs["m1"][1].probs == {"A": 0.6, "B": 0.4}  # missing leg stays undefined
+    assert set(back.steps) == set(ds.steps)
+    assert dict(back.splits) == dict(ds.splits)
+    assert content_hash(back) == read_manifest(tmp_path / "ds")["content_hash"]
+    assert read_metadata(tmp_path / "ds") == {"note": "x", "dataset_id": ds.id}
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.lists(st.floats(0.0, 1.0, allow_nan=False), min_size=1, max_size=12))
+def test_round_trip_preserves_any_probabilities(tmp_path_factory, prices: list[float]) -> None:  # type: ignore[no-untyped-def]
+    h = binary("p", prices)
+    ds = Dataset("p", (h.event,), {"p": h.resolution}, {"p": h.beliefs}, ())
+    out = tmp_path_factory.mktemp("ds") / "d"
+    save_dataset(ds, out)
+    back = load_dataset(out)
+    assert [b.probs for b in back.beliefs["p"]] == [b.probs for b in h.beliefs]
+    assert content_hash(back) == content_hash(ds)
+
+
+def test_content_hash_changes_with_content() -> None:
+    ds = _dataset()
+    other = ds.with_steps(ds.steps[:1])
+    assert content_hash(ds) != content_hash(other)
+
+
+def test_replace_is_atomic_and_failed_write_keeps_old(tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    ds = _dataset()
+    out = tmp_path / "ds"
+    save_dataset(ds, out)
+    import pastcast.markets._store as store
+
+    def boom(*a, **k):  # type: ignore[no-untyped-def]
+        raise OSError("disk full")
+
+    monkeypatch.setattr(store.pq, "write_table", boom)
+    with pytest.raises(OSError):
+        save_dataset(ds.with_steps(()), out)
+    assert load_dataset(out).id == ds.id  # the old dataset is intact
+    assert [p.name for p in tmp_path.iterdir()] == ["ds"]  # no temporary left behind
+
+
+def test_refuses_to_replace_a_foreign_folder(tmp_path: Path) -> None:
+    (tmp_path / "x").mkdir()
+    (tmp_path / "x" / "keep.txt").write_text("mine")
+    with pytest.raises(FileExistsError):
+        save_dataset(_dataset(), tmp_path / "x")
+
+
+def _rewrite(path: Path, column: str, row: int, value: object) -> None:
+    table = pq.read_table(path)
+    rows = table.to_pylist()
+    rows[row][column] = value
+    import pyarrow as pa
+
+    pq.write_table(pa.Table.from_pylist(rows, schema=table.schema), path)
+    manifest_path = path.parent / "manifest.json"
+    manifest = json.loads(manifest_path.read_text())
+    import hashlib
+
+    manifest["files"][path.name] = hashlib.sha256(path.read_bytes()).hexdigest()
+    manifest_path.write_text(json.dumps(manifest))
+
+
+def test_bad_probability_names_file_row_and_field(tmp_path: Path) -> None:
+    save_dataset(_dataset(), tmp_path / "ds")
+    _rewrite(tmp_path / "ds" / "beliefs.parquet", "prob", 3, 1.7)
+    with pytest.raises(DatasetFormatError, match=r"beliefs\.parquet: row \d+: field probs"):
+        load_dataset(tmp_path / "ds")
+
+
+def test_bad_event_kind_names_file_row_and_field(tmp_path: Path) -> None:
+    save_dataset(_dataset(), tmp_path / "ds")
+    _rewrite(tmp_path / "ds" / "events.parquet", "kind", 1, "ternary")
+    with pytest.raises(DatasetFormatError, match=r"events\.parquet: row 1: field kind"):
+        load_dataset(tmp_path / "ds")
+
+
+def test_post_resolution_step_is_rejected(tmp_path: Path) -> None:
+    save_dataset(_dataset(), tmp_path / "ds")
+    _rewrite(tmp_path / "ds" / "steps.parquet", "cutoff", 0, at("2025-07-30"))
+    with pytest.raises(DatasetFormatError, match=r"steps\.parquet: row 0: field cutoff"):
+        load_dataset(tmp_path / "ds")
+
+
+def test_post_resolution_belief_is_rejected(tmp_path: Path) -> None:
+    save_dataset(_dataset(), tmp_path / "ds")
+    _rewrite(tmp_path / "ds" / "beliefs.parquet", "day", 0, date(2025, 6, 1) + timedelta(days=60))
+    with pytest.raises(DatasetFormatError, match=r"beliefs\.parquet.*field day"):
+        load_dataset(tmp_path / "ds")
+
+
+def test_corruption_and_version_are_detected(tmp_path: Path) -> None:
+    save_dataset(_dataset(), tmp_path / "ds")
+    with (tmp_path / "ds" / "steps.parquet").open("ab") as fh:
+        fh.write(b"junk")
+    with pytest.raises(DatasetFormatError, match=r"steps\.parquet: sha256"):
+        load_dataset(tmp_path / "ds")
+    manifest = json.loads((tmp_path / "ds" / "manifest.json").read_text())
+    manifest["format_version"] = 99
+    (tmp_path / "ds" / "manifest.json").write_text(json.dumps(manifest))
+    with pytest.raises(DatasetFormatError, match="format_version"):
+        load_dataset(tmp_path / "ds")
+    with pytest.raises(DatasetFormatError, match=r"manifest\.json: missing"):
+        load_dataset(tmp_path)
