@@ -48,3 +48,35 @@ def test_run_rejects_bad_arguments(tmp_path: Path, args: list[str], message: str
     assert result.exit_code == 2
     assert message in result.output
     assert not (tmp_path / "r.jsonl").exists()
+
+
+def test_demo_runs_end_to_end_and_resumes(tmp_path: Path) -> None:
+    result = runner.invoke(app, ["demo", "--out", str(tmp_path)])
+    assert result.exit_code == 0, result.output
+    assert "market (reference)" in result.output
+    report = (tmp_path / "report.md").read_text()
+    assert "## Leaderboard" in report and "heuristic" in report
+    again = runner.invoke(app, ["demo", "--out", str(tmp_path)])
+    assert again.exit_code == 0 and "(0 new steps" in again.output
+
+
+def test_run_then_score_from_the_log(tmp_path: Path) -> None:
+    out = tmp_path / "r.jsonl"
+    result = runner.invoke(
+        app,
+        [
+            "run",
+            "--agent",
+            "uniform",
+            "--agent",
+            "heuristic@memory_on",
+            "--max-events",
+            "3",
+            "--out",
+            str(out),
+        ],
+    )
+    assert result.exit_code == 0, result.output
+    scored = runner.invoke(app, ["score", str(out), "--json", "--bootstrap", "50"])
+    assert scored.exit_code == 0, scored.output
+    assert '"memory_on"' in scored.output

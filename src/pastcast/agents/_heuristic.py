@@ -23,7 +23,7 @@ __all__ = ["HeuristicResearchAgent"]
 
 _POSITIVE = (
     r"likely|expected to|on track|momentum|favou?red|favorite|leads?|leading|confirmed|poised|"
-    r"support|boost|ahead|surges?|wins?|approved?|succeeds?|advances?|strong"
+    r"support|boost|ahead|surges?|wins?|approved?|succeeds?|advances?"
 )
 _NEGATIVE = (
     r"unlikely|doubts?|stalled|setback|trails?|trailing|losing ground|delayed|struggles?|"
@@ -98,11 +98,13 @@ class HeuristicResearchAgent:
     def __init__(
         self,
         max_reads: int = 8,
-        top_k: int = 10,
-        half_life_days: float = 30.0,
-        strength: float = 0.6,
+        top_k: int = 20,
+        half_life_days: float = 7.0,
+        strength: float = 0.5,
         clip: float = 0.03,
+        relevance: float = 0.5,
     ) -> None:
+        self.relevance = relevance
         self.max_reads = max_reads
         self.top_k = top_k
         self.half_life_days = half_life_days
@@ -115,20 +117,30 @@ class HeuristicResearchAgent:
         carried = _load_notes(episode.notebook_in)
         evidence: dict[str, _Evidence] = {e.doc_id: e for e in carried}
         queries = [q.title] + ([f"{q.title} {lb}" for lb in q.labels] if q.kind == "multi" else [])
-        candidates: dict[str, float] = {}
+        hits: dict[str, dict[str, object]] = {}
         try:
             for query in queries:
-                for hit in episode.tools.search(query, top_k=self.top_k):
-                    candidates[hit["id"]] = max(candidates.get(hit["id"], 0.0), hit["score"])
-            ranked = sorted(candidates, key=lambda d: (-candidates[d], d))
-            reads = 0
-            for doc_id in ranked:
-                if reads >= self.max_reads:
-                    break
-                if doc_id in evidence:
+                found = episode.tools.search(query, top_k=self.top_k)
+                if not found:
                     continue
+                best = max(float(h["score"]) for h in found)
+                for h in found:
+                    # Keep clearly relevant hits only; weak matches are mostly distractors.
+                    if float(h["score"]) >= self.relevance * best:
+                        hits.setdefault(str(h["id"]), h)
+            # Titles and snippets are evidence too; full texts of the most recent hits refine it.
+            for doc_id, h in hits.items():
+                if doc_id not in evidence:
+                    doc = {
+                        "id": doc_id,
+                        "date": h["date"],
+                        "title": h["title"],
+                        "text": h["snippet"],
+                    }
+                    evidence[doc_id] = self._weigh(doc, q.labels, q.kind, subject)
+            recent = sorted(hits, key=lambda d: (str(hits[d]["date"]), d), reverse=True)
+            for doc_id in recent[: self.max_reads]:
                 doc = episode.tools.read(doc_id)
-                reads += 1
                 evidence[doc_id] = self._weigh(doc, q.labels, q.kind, subject)
         except (BudgetExceeded, ToolError):
             pass  # forecast from what was gathered
@@ -154,7 +166,9 @@ class HeuristicResearchAgent:
                     if lb.lower() in sentence.lower():
                         scores[lb] += cue
         when = parse_timestamp(str(doc["date"]).replace(" ", "T"))
-        return _Evidence(str(doc["id"]), when, scores)
+        # One vote per document and label: repeated cues in one article are one piece of news.
+        votes = {lb: float((v > 0) - (v < 0)) for lb, v in scores.items()}
+        return _Evidence(str(doc["id"]), when, votes)
 
     def _combine(
         self, evidence: list[_Evidence], labels: tuple[str, ...], kind: str, cutoff: datetime
@@ -196,7 +210,11 @@ def _load_notes(text: str | None) -> list[_Evidence]:
 
 @register_agent("heuristic")
 def heuristic(
-    max_reads: int = 8, top_k: int = 10, half_life_days: float = 30.0, strength: float = 0.6
+    max_reads: int = 8,
+    top_k: int = 20,
+    half_life_days: float = 7.0,
+    strength: float = 0.5,
+    relevance: float = 0.5,
 ) -> HeuristicResearchAgent:
     """Non-LLM research agent: search, read, weigh dated cue sentences."""
-    return HeuristicResearchAgent(max_reads, top_k, half_life_days, strength)
+    return HeuristicResearchAgent(max_reads, top_k, half_life_days, strength, relevance=relevance)

@@ -70,4 +70,7 @@ def score(
         f"{len(steps)} forecasts from {len(run_logs)} run log(s); fallback={fallback}; "
         f"95% event-clustered bootstrap CIs ({bootstrap} draws)"
     )
-    Console().print(leaderboard_table(summaries, groups, title))
+    console = Console()
+    if not console.is_terminal:
+        console = Console(width=180)  # keep the table readable in logs and pipes
+    console.print(leaderboard_table(summaries, groups, title))

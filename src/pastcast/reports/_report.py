@@ -33,7 +33,11 @@ def write_report(
         f"{len(steps)} forecasts; uniform fallback for unusable outputs; "
         f"95% event-clustered bootstrap CIs ({bootstrap} draws)"
     )
-    (console or Console()).print(leaderboard_table(summaries, by, title))
+    if console is None:
+        console = Console()
+        if not console.is_terminal:
+            console = Console(width=180)  # keep the table readable in logs and pipes
+    console.print(leaderboard_table(summaries, by, title))
     failures = Counter((s.agent, s.forecast.failure_reason) for s in steps if not s.forecast.usable)
     terminations = Counter((s.agent, s.episode.termination) for s in steps)
     parts = ["# pastcast report", ""]
