@@ -6,10 +6,16 @@ STAMP := $(VENV)/.installed
 
 .PHONY: demo test lint typecheck unit bench clean
 
+# The sandboxed python tool needs bubblewrap; installed here when running as root.
+# llama-cpp-python comes from ../shared/wheels when that folder exists; otherwise pip builds it
+# from source, portable (the native build crashes on some CPUs), which takes about 10 minutes.
+export CMAKE_ARGS ?= -DGGML_NATIVE=OFF -DLLAVA_BUILD=OFF
+
 $(STAMP): pyproject.toml
+	@command -v bwrap >/dev/null || { [ "$$(id -u)" = 0 ] && (apt-get update && apt-get install -y bubblewrap); } || echo "warning: bubblewrap is not installed; the python tool will refuse to run"
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[dev]'
+	$(BIN)/python -m pip install --quiet $(if $(wildcard ../shared/wheels),--find-links ../shared/wheels) -e '.[dev,local,llm]'
 	@touch $(STAMP)
 
 demo: $(STAMP)

@@ -1,0 +1,160 @@
+"""Versioned prompt files shipped with the package, and filling their placeholders.
+
+A prompt file ``prompts/NAME.vN.txt`` has a ``[system]`` and a ``[user]`` section. Placeholders
+are ``{lower_case_name}``; other braces (JSON examples) are left alone, so no escaping is needed.
+The file's sha256 is recorded in run logs so a result names the exact prompt it used. Prompts are
+filled from an ``Event`` only (see ``question_fields``): no resolved label or market price can
+reach them.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from collections.abc import Mapping, Sequence
+from datetime import datetime, time
+from functools import cache
+from importlib import resources
+
+from pastcast.records import Event, Message, Record
+
+__all__ = [
+    "Prompt",
+    "RenderedPrompt",
+    "action_template",
+    "answer_template",
+    "list_prompts",
+    "load_prompt",
+    "question_fields",
+]
+
+_PLACEHOLDER = re.compile(r"\{([a-z][a-z0-9_]*)\}")
+_FILE = re.compile(r"^(?P<name>[a-z0-9_]+)\.v(?P<version>\d+)\.txt$")
+_SECTION = re.compile(r"^\[(system|user)\]\s*$", re.MULTILINE)
+
+
+class RenderedPrompt(Record):
+    system: str
+    user: str
+
+    def messages(self) -> tuple[Message, Message]:
+        return (
+            Message(role="system", content=self.system),
+            Message(role="user", content=self.user),
+        )
+
+
+class Prompt(Record):
+    """One versioned prompt file."""
+
+    name: str
+    version: int
+    text: str
+    sha256: str
+
+    @property
+    def id(self) -> str:
+        """``name.vN``, as recorded in run logs."""
+        return f"{self.name}.v{self.version}"
+
+    @property
+    def placeholders(self) -> frozenset[str]:
+        return frozenset(_PLACEHOLDER.findall(self.text))
+
+    def sections(self) -> tuple[str, str]:
+        parts = _SECTION.split(self.text)
+        found = dict(zip(parts[1::2], parts[2::2], strict=True))
+        if set(found) != {"system", "user"}:
+            raise ValueError(f"prompt {self.id}: needs one [system] and one [user] section")
+        return found["system"].strip(), found["user"].strip()
+
+    def render(self, fields: Mapping[str, str]) -> RenderedPrompt:
+        """Fill every placeholder; a missing field is an error, extra fields are ignored."""
+        missing = sorted(self.placeholders - set(fields))
+        if missing:
+            raise ValueError(f"prompt {self.id}: missing fields {', '.join(missing)}")
+
+        def fill(part: str) -> str:
+            return _PLACEHOLDER.sub(lambda m: str(fields[m.group(1)]), part)
+
+        system, user = self.sections()
+        return RenderedPrompt(system=fill(system), user=fill(user))
+
+
+def _files() -> dict[tuple[str, int], str]:
+    root = resources.files("pastcast.agents") / "prompts"
+    out: dict[tuple[str, int], str] = {}
+    for entry in root.iterdir():
+        m = _FILE.match(entry.name)
+        if m:
+            out[(m.group("name"), int(m.group("version")))] = entry.read_text(encoding="utf-8")
+    return out
+
+
+@cache
+def _all() -> dict[tuple[str, int], str]:
+    return _files()
+
+
+def list_prompts() -> list[str]:
+    """Every shipped prompt as ``name.vN``."""
+    return [f"{n}.v{v}" for n, v in sorted(_all())]
+
+
+def load_prompt(name: str) -> Prompt:
+    """Load ``name.vN`` exactly, or the highest version of ``name``."""
+    files = _all()
+    base, _, ver = name.partition(".v")
+    if ver:
+        if not ver.isdigit() or (base, int(ver)) not in files:
+            raise KeyError(f"unknown prompt {name!r}; known: {', '.join(list_prompts())}")
+        version = int(ver)
+    else:
+        versions = [v for n, v in files if n == base]
+        if not versions:
+            raise KeyError(f"unknown prompt {name!r}; known: {', '.join(list_prompts())}")
+        version = max(versions)
+    text = files[(base, version)]
+    digest = hashlib.sha256(text.encode("utf-8")).hexdigest()
+    return Prompt(name=base, version=version, text=text, sha256=digest)
+
+
+def answer_template(labels: Sequence[str]) -> str:
+    """The answer format with the outcome names and placeholder numbers (never real values)."""
+    pairs = ", ".join(f"{json.dumps(label, ensure_ascii=False)}: <probability>" for label in labels)
+    return f'{{"probabilities": {{{pairs}}}, "rationale": "<a few sentences>"}}'
+
+
+def action_template(labels: Sequence[str]) -> str:
+    """The ``{actions}`` text of ``json_action``: one JSON object per reply, four actions."""
+    final = answer_template(labels)[1:]
+    return "\n".join(
+        [
+            '- {"action": "search", "query": "<search terms>"}',
+            '- {"action": "read", "doc_id": "<id of a document from search results>"}',
+            '- {"action": "python", "code": "<Python code; print what you need>"}',
+            '- {"action": "final", ' + final,
+        ]
+    )
+
+
+def _when(instant: datetime) -> str:
+    if instant.time() == time(0, 0):
+        return instant.date().isoformat()
+    return instant.strftime("%Y-%m-%d %H:%M UTC")
+
+
+def question_fields(event: Event, cutoff: datetime) -> dict[str, str]:
+    """The question placeholders, built from what an agent may see of the event."""
+    return {
+        "title": event.title,
+        "description": event.description.strip() or "(none)",
+        "resolution_criteria": event.resolution_criteria.strip() or "(see description)",
+        "labels": "\n".join(f"- {label}" for label in event.labels),
+        "labels_json": json.dumps(list(event.labels), ensure_ascii=False),
+        "category": event.category or "(none)",
+        "close_date": _when(event.close_time),
+        "cutoff_date": _when(cutoff),
+        "answer_template": answer_template(event.labels),
+    }

@@ -1,0 +1,78 @@
+"""Model prices (USD per million tokens) and the cost of one call.
+
+The built-in table is a convenience snapshot of public list prices (checked 2025); pass your
+own file to override or extend it. A model without a price costs 0 and is flagged, never guessed.
+File format (TOML or JSON): ``{"model-name": {"input": 0.15, "output": 0.60}, ...}``.
+"""
+
+from __future__ import annotations
+
+import json
+import tomllib
+from collections.abc import Mapping
+from pathlib import Path
+
+from pydantic import Field, ValidationError
+
+from pastcast.records import Record
+
+__all__ = ["DEFAULT_PRICES", "Price", "PriceTable"]
+
+
+class Price(Record):
+    input: float = Field(ge=0)
+    """USD per million input (prompt) tokens."""
+    output: float = Field(ge=0)
+    """USD per million output (completion) tokens."""
+
+
+DEFAULT_PRICES: dict[str, Price] = {
+    "gpt-4o-mini": Price(input=0.15, output=0.60),
+    "gpt-4o": Price(input=2.50, output=10.00),
+    "gpt-4.1": Price(input=2.00, output=8.00),
+    "gpt-4.1-mini": Price(input=0.40, output=1.60),
+    "gpt-4.1-nano": Price(input=0.10, output=0.40),
+}
+
+
+class PriceTable:
+    """Prices by model name; a dated snapshot name (``gpt-4o-mini-2024-07-18``) falls back to
+    the longest known prefix."""
+
+    def __init__(self, prices: Mapping[str, Price] | None = None) -> None:
+        self.prices: dict[str, Price] = dict(DEFAULT_PRICES if prices is None else prices)
+
+    @classmethod
+    def load(cls, path: str | Path, *, include_defaults: bool = True) -> PriceTable:
+        p = Path(path)
+        try:
+            raw = (
+                tomllib.loads(p.read_text(encoding="utf-8"))
+                if p.suffix == ".toml"
+                else json.loads(p.read_text(encoding="utf-8"))
+            )
+        except (OSError, ValueError) as exc:
+            raise ValueError(f"{p}: cannot read price table: {exc}") from exc
+        if not isinstance(raw, dict):
+            raise ValueError(f"{p}: expected a table of model -> {{input, output}}")
+        table = cls() if include_defaults else cls({})
+        for model, value in raw.items():
+            try:
+                table.prices[model] = Price.model_validate(value)
+            except ValidationError as exc:
+                err = exc.errors()[0]
+                loc = ".".join(str(x) for x in err["loc"])
+                raise ValueError(f"{p}: {model}: {loc or 'price'}: {err['msg']}") from None
+        return table
+
+    def price(self, model: str) -> Price | None:
+        if model in self.prices:
+            return self.prices[model]
+        best = max((k for k in self.prices if model.startswith(k + "-")), key=len, default=None)
+        return self.prices[best] if best else None
+
+    def cost(self, model: str, input_tokens: int, output_tokens: int) -> float:
+        price = self.price(model)
+        if price is None:
+            return 0.0
+        return (input_tokens * price.input + output_tokens * price.output) / 1_000_000

@@ -1,0 +1,119 @@
+"""Belief notebook: parsing, canonical rendering, validation and carry-forward."""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, date, datetime
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from pastcast.agents._notebook import (
+    Assessment,
+    LedgerEntry,
+    Notebook,
+    carry_forward,
+    check_notebook,
+    future_entries,
+    ledger_dates_ok,
+    parse_notebook,
+    render_notebook,
+)
+
+LABELS = ("Yes", "No")
+
+text_st = st.text(alphabet=st.characters(blacklist_categories=("Cs",)), min_size=1, max_size=30)
+entries = st.builds(
+    LedgerEntry,
+    id=text_st,
+    claim=text_st,
+    date_observed=st.dates(date(2020, 1, 1), date(2026, 1, 1)),
+    source=st.text(max_size=20),
+    supports=st.lists(st.sampled_from(LABELS), max_size=2, unique=True).map(tuple),
+    rules_out=st.lists(st.sampled_from(LABELS), max_size=2, unique=True).map(tuple),
+    status=st.sampled_from(["active", "superseded"]),
+)
+notebooks = st.builds(
+    Notebook,
+    assessment=st.builds(
+        Assessment,
+        probabilities=st.dictionaries(st.sampled_from(LABELS), st.floats(0, 1), min_size=1),
+        summary=st.text(max_size=50),
+        open_questions=st.lists(text_st, max_size=3).map(tuple),
+    ),
+    evidence_ledger=st.lists(entries, max_size=4).map(tuple),
+)
+
+
+@settings(max_examples=100, deadline=None)
+@given(notebooks)
+def test_render_parse_round_trip(nb: Notebook) -> None:
+    text = render_notebook(nb)
+    assert parse_notebook(text) == nb
+    assert parse_notebook(f"Some prose.\n<notebook>\n{text}\n</notebook>\nmore prose") == nb
+    answer = json.dumps({"probabilities": {"Yes": 0.5, "No": 0.5}, "notebook": json.loads(text)})
+    assert parse_notebook(f"Final:\n```json\n{answer}\n```") == nb
+
+
+def _nb(*dates: str, supports: tuple[str, ...] = ("Yes",)) -> Notebook:
+    return Notebook(
+        assessment=Assessment(probabilities={"Yes": 0.6, "No": 0.4}, open_questions=("q",)),
+        evidence_ledger=tuple(
+            LedgerEntry(
+                id=f"E{i}", claim="c", date_observed=date.fromisoformat(d), supports=supports
+            )
+            for i, d in enumerate(dates)
+        ),
+    )
+
+
+def test_ledger_dates_follow_cutoff_semantics() -> None:
+    nb = _nb("2024-03-04", "2024-03-05")
+    # Midnight cutoff: day 2024-03-05 has not begun to be visible.
+    assert [e.id for e in future_entries(nb, datetime(2024, 3, 5, tzinfo=UTC))] == ["E1"]
+    assert not ledger_dates_ok(nb, "2024-03-05")
+    # Mid-day cutoff: the current day is partly visible.
+    assert ledger_dates_ok(nb, datetime(2024, 3, 5, 9, tzinfo=UTC))
+    assert ledger_dates_ok(nb, date(2024, 3, 6))
+
+
+def test_check_reports_problems() -> None:
+    cutoff = "2024-04-01"
+    assert check_notebook(render_notebook(_nb("2024-03-01")), LABELS, cutoff).ok
+    bad_label = check_notebook(
+        render_notebook(_nb("2024-03-01", supports=("Maybe",))), LABELS, cutoff
+    )
+    assert not bad_label.ok
+    assert "unknown labels" in bad_label.problems[0]
+    late = check_notebook(render_notebook(_nb("2024-04-02")), LABELS, cutoff)
+    assert not late.ok
+    assert "after the cutoff" in late.problems[0]
+    dup = _nb("2024-03-01", "2024-03-02").model_dump(mode="json")
+    dup["evidence_ledger"][1]["id"] = "E0"
+    assert "duplicate" in check_notebook(json.dumps(dup), LABELS, cutoff).problems[0]
+    assert check_notebook("no notebook here", LABELS, cutoff).problems == ("unparseable",)
+
+
+def test_extra_keys_are_dropped_but_bad_dates_fail() -> None:
+    obj = _nb("2024-03-01").model_dump(mode="json")
+    obj["assessment"]["confidence"] = 0.9
+    obj["evidence_ledger"][0]["url"] = "x"
+    assert parse_notebook(json.dumps(obj)) == _nb("2024-03-01")
+    obj["evidence_ledger"][0]["date_observed"] = "early March"
+    assert parse_notebook(json.dumps(obj)) is None
+
+
+def test_malformed_notebook_is_carried_forward_unchanged() -> None:
+    previous = render_notebook(_nb("2024-03-01"))
+    kept, check = carry_forward(previous, "{not a notebook", LABELS, "2024-04-01")
+    assert kept == previous
+    assert not check.ok
+    kept, check = carry_forward(previous, render_notebook(_nb("2024-05-01")), LABELS, "2024-04-01")
+    assert kept == previous  # future-dated evidence is not accepted either
+    new = render_notebook(_nb("2024-03-20"))
+    kept, check = carry_forward(previous, "ok:\n" + new, LABELS, "2024-04-01")
+    assert check.ok
+    assert kept == new
+    first, check = carry_forward(None, "garbage", LABELS, "2024-04-01")
+    assert first is None
+    assert not check.ok

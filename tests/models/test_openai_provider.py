@@ -1,0 +1,167 @@
+"""The OpenAI-compatible provider against a real loopback server."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+pytest.importorskip("openai")
+
+from fake_chat_server import FakeServer, completion
+
+from pastcast.models import ChatRequest, ModelError, ToolSpec
+from pastcast.models._openai import OpenAICompatibleModel
+from pastcast.models._pricing import Price, PriceTable
+from pastcast.records import Message, RequestedToolCall
+
+KEY = "sk-test-0123456789"
+
+
+@pytest.fixture(autouse=True)
+def api_key(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", KEY)
+
+
+def _model(server: FakeServer, **kw: object) -> OpenAICompatibleModel:
+    return OpenAICompatibleModel("gpt-4o-mini", base_url=server.url, **kw)  # type: ignore[arg-type]
+
+
+def _req(*messages: Message, **kw: object) -> ChatRequest:
+    return ChatRequest(messages=messages or (Message(role="user", content="hi"),), **kw)  # type: ignore[arg-type]
+
+
+def test_plain_chat_usage_and_cost(fake_server: FakeServer) -> None:
+    fake_server.add(completion("hello there", prompt_tokens=1000, completion_tokens=500))
+    model = _model(fake_server)
+    resp = model.chat(_req(temperature=0.1, max_tokens=50, seed=3))
+    assert resp.content == "hello there"
+    assert resp.finish_reason == "stop"
+    assert (resp.usage.model_calls, resp.usage.input_tokens, resp.usage.output_tokens) == (
+        1,
+        1000,
+        500,
+    )
+    assert math.isclose(resp.usage.cost_usd, (1000 * 0.15 + 500 * 0.60) / 1e6)
+    sent = fake_server.requests[0]
+    assert sent["model"] == "gpt-4o-mini"
+    assert (sent["temperature"], sent["max_tokens"], sent["seed"]) == (0.1, 50, 3)
+    assert "tools" not in sent and "response_format" not in sent
+    assert fake_server.headers[0]["authorization"] == f"Bearer {KEY}"
+    assert model.name == "openai:gpt-4o-mini"
+
+
+def test_messages_with_tool_calls_are_converted(fake_server: FakeServer) -> None:
+    call = RequestedToolCall(id="c1", name="search", arguments={"query": "x"})
+    msgs = (
+        Message(role="system", content="sys"),
+        Message(role="user", content="q"),
+        Message(role="assistant", content="", tool_calls=(call,)),
+        Message(role="tool", content="result", tool_call_id="c1", name="search"),
+    )
+    _model(fake_server).chat(_req(*msgs))
+    sent = fake_server.requests[0]["messages"]
+    assert sent[2]["content"] == ""
+    assert sent[2]["tool_calls"] == [
+        {
+            "id": "c1",
+            "type": "function",
+            "function": {"name": "search", "arguments": '{"query": "x"}'},
+        }
+    ]
+    assert sent[3] == {"role": "tool", "content": "result", "tool_call_id": "c1"}
+    assert all(m["content"] is not None for m in sent)
+
+
+def test_native_tools_round_trip(fake_server: FakeServer) -> None:
+    calls = [
+        {
+            "id": "t1",
+            "type": "function",
+            "function": {"name": "search", "arguments": '{"query": "a"}'},
+        },
+        {"id": "t2", "type": "function", "function": {"name": "read", "arguments": "{not json"}},
+    ]
+    fake_server.add(completion(None, tool_calls=calls, finish_reason="tool_calls"))
+    tool = ToolSpec(
+        name="search",
+        description="Search documents",
+        parameters={"type": "object", "properties": {"query": {"type": "string"}}},
+    )
+    resp = _model(fake_server).chat(_req(tools=(tool,)))
+    assert resp.content == ""
+    assert resp.tool_calls[0] == RequestedToolCall(id="t1", name="search", arguments={"query": "a"})
+    assert resp.tool_calls[1].arguments == {"_raw": "{not json"}
+    sent = fake_server.requests[0]
+    assert sent["tool_choice"] == "auto"
+    assert sent["tools"][0]["function"]["name"] == "search"
+    assert sent["tools"][0]["function"]["parameters"]["properties"]["query"]["type"] == "string"
+
+
+def test_response_schema_styles(fake_server: FakeServer) -> None:
+    schema = {"type": "object", "properties": {"p": {"type": "number"}}, "required": ["p"]}
+    _model(fake_server).chat(_req(response_schema=schema))
+    fmt = fake_server.requests[0]["response_format"]
+    assert fmt["type"] == "json_schema" and fmt["json_schema"]["schema"] == schema
+    _model(fake_server, schema_style="json_object").chat(_req(response_schema=schema))
+    assert fake_server.requests[1]["response_format"] == {"type": "json_object", "schema": schema}
+
+
+def test_retries_429_then_succeeds(fake_server: FakeServer) -> None:
+    fake_server.add({"error": {"message": "slow down"}}, 429, headers={"retry-after-ms": "10"})
+    fake_server.add({"error": {"message": "oops"}}, 503, headers={"retry-after-ms": "10"})
+    fake_server.add(completion("finally"))
+    resp = _model(fake_server, max_retries=3).chat(_req())
+    assert resp.content == "finally"
+    assert len(fake_server.requests) == 3
+
+
+def test_gives_up_after_retries_without_leaking_the_key(fake_server: FakeServer) -> None:
+    for _ in range(3):
+        fake_server.add({"error": {"message": "down"}}, 500, headers={"retry-after-ms": "5"})
+    model = _model(fake_server, max_retries=2)
+    with pytest.raises(ModelError, match="HTTP 500") as info:
+        model.chat(_req())
+    assert len(fake_server.requests) == 3
+    assert KEY not in str(info.value) and KEY not in repr(model) and KEY not in str(model.spec)
+
+
+def test_client_errors_are_not_retried(fake_server: FakeServer) -> None:
+    fake_server.add({"error": {"message": "bad request"}}, 400)
+    with pytest.raises(ModelError, match="HTTP 400"):
+        _model(fake_server, max_retries=3).chat(_req())
+    assert len(fake_server.requests) == 1
+
+
+def test_timeout(fake_server: FakeServer) -> None:
+    fake_server.add(completion("late"), delay_s=2.0)
+    with pytest.raises(ModelError, match="Timeout"):
+        _model(fake_server, timeout_s=0.3, max_retries=0).chat(_req())
+
+
+def test_api_key_comes_from_the_named_variable(
+    fake_server: FakeServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    with pytest.raises(ModelError, match="MY_KEY is not set"):
+        _model(fake_server, api_key_env="MY_KEY")
+    monkeypatch.setenv("MY_KEY", "sk-other")
+    _model(fake_server, api_key_env="MY_KEY").chat(_req())
+    assert fake_server.headers[-1]["authorization"] == "Bearer sk-other"
+
+
+def test_unpriced_model_costs_zero_and_custom_prices(fake_server: FakeServer, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    fake_server.add(completion(prompt_tokens=10**6, completion_tokens=0))
+    resp = OpenAICompatibleModel("mystery", base_url=fake_server.url).chat(_req())
+    assert resp.usage.cost_usd == 0.0
+    f = tmp_path / "prices.toml"
+    f.write_text("[mystery]\ninput = 2.0\noutput = 4.0\n")
+    table = PriceTable.load(f)
+    assert table.price("mystery") == Price(input=2.0, output=4.0)
+    assert table.price("gpt-4o-mini-2024-07-18") == table.price("gpt-4o-mini")
+    fake_server.add(completion(prompt_tokens=10**6, completion_tokens=10**6))
+    resp = OpenAICompatibleModel("mystery", base_url=fake_server.url, prices=table).chat(_req())
+    assert math.isclose(resp.usage.cost_usd, 6.0)
+    bad = tmp_path / "bad.json"
+    bad.write_text('{"m": {"input": -1, "output": 1}}')
+    with pytest.raises(ValueError, match=r"bad.json: m: input"):
+        PriceTable.load(bad)
