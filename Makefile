@@ -2,7 +2,8 @@
 PYTHON ?= $(shell command -v python3.11 || command -v python3)
 VENV ?= .venv
 BIN := $(VENV)/bin
-STAMP := $(VENV)/.installed
+CORE := $(VENV)/.installed-core
+FULL := $(VENV)/.installed-full
 
 .PHONY: demo test lint typecheck unit bench clean
 
@@ -11,29 +12,35 @@ STAMP := $(VENV)/.installed
 # from source, portable (the native build crashes on some CPUs), which takes about 10 minutes.
 export CMAKE_ARGS ?= -DGGML_NATIVE=OFF -DLLAVA_BUILD=OFF
 
-$(STAMP): pyproject.toml
-	@command -v bwrap >/dev/null || { [ "$$(id -u)" = 0 ] && (apt-get update && apt-get install -y bubblewrap); } || echo "warning: bubblewrap is not installed; the python tool will refuse to run"
+# The demo needs only the core package; the test-suite also installs the optional extras
+# (model providers, the local llama.cpp server) so that their integration tests run.
+$(CORE): pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet $(if $(wildcard ../shared/wheels),--find-links ../shared/wheels) -e '.[dev,local,llm]'
-	@touch $(STAMP)
+	$(BIN)/python -m pip install --quiet -e '.[dev]'
+	@touch $(CORE)
 
-demo: $(STAMP)
+$(FULL): $(CORE)
+	@command -v bwrap >/dev/null || { [ "$$(id -u)" = 0 ] && (apt-get update -qq && apt-get install -y -qq bubblewrap >/dev/null); } || echo "warning: bubblewrap is not installed; the python tool will refuse to run"
+	$(BIN)/python -m pip install --quiet $(if $(wildcard ../shared/wheels),--find-links ../shared/wheels) -e '.[dev,local,llm]'
+	@touch $(FULL)
+
+demo: $(CORE)
 	$(BIN)/pastcast demo --out runs/demo
 
-lint: $(STAMP)
+lint: $(FULL)
 	$(BIN)/ruff check src tests benchmarks
 	$(BIN)/ruff format --check src tests benchmarks
 
-typecheck: $(STAMP)
+typecheck: $(FULL)
 	$(BIN)/mypy
 
-unit: $(STAMP)
+unit: $(FULL)
 	$(BIN)/pytest -q
 
 test: lint typecheck unit
 
-bench: $(STAMP)
+bench: $(CORE)
 	$(BIN)/python benchmarks/env_overhead.py
 
 clean:
