@@ -1,0 +1,100 @@
+"""Record/replay cache for model calls: a recorded run replays bit-exact with no network.
+
+Key: sha256 of the canonical JSON of (model name, request). One JSON file per key under
+``cache_dir/<2 hex>/<key>.json``, written atomically. Identical requests share one entry, so a
+replay of sampled outputs returns the recorded sample every time.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import tempfile
+from pathlib import Path
+from typing import Any, Literal
+
+from pastcast.models._protocol import ChatRequest, ChatResponse, Model, ModelError
+
+__all__ = ["CacheMode", "CachedModel", "cache_key"]
+
+CacheMode = Literal["record", "replay", "auto"]
+_FORMAT = 1
+
+
+def _canonical(obj: Any) -> str:
+    return json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
+def cache_key(model_name: str, request: ChatRequest) -> str:
+    payload = {"format": _FORMAT, "model": model_name, "request": request.model_dump(mode="json")}
+    return hashlib.sha256(_canonical(payload).encode("utf-8")).hexdigest()
+
+
+class CachedModel:
+    """Wraps ``inner``. ``record``: always call and store; ``replay``: only read (a miss is an
+    error); ``auto``: read, else call and store."""
+
+    def __init__(self, inner: Model, cache_dir: str | Path, mode: CacheMode = "auto") -> None:
+        if mode not in ("record", "replay", "auto"):
+            raise ValueError(f"cache mode must be record, replay or auto, not {mode!r}")
+        self.inner = inner
+        self.cache_dir = Path(cache_dir)
+        self.mode: CacheMode = mode
+        self.hits = 0
+        self.misses = 0
+
+    @property
+    def name(self) -> str:
+        return self.inner.name
+
+    def _path(self, key: str) -> Path:
+        return self.cache_dir / key[:2] / f"{key}.json"
+
+    def _read(self, path: Path) -> ChatResponse | None:
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+        except FileNotFoundError:
+            return None
+        except (OSError, ValueError) as exc:
+            raise ModelError(f"{path}: unreadable cache entry: {exc}") from exc
+        try:
+            return ChatResponse.model_validate(data["response"])
+        except (KeyError, ValueError) as exc:
+            raise ModelError(f"{path}: invalid cache entry: {exc}") from exc
+
+    def _write(self, path: Path, key: str, request: ChatRequest, response: ChatResponse) -> None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        entry = {
+            "format": _FORMAT,
+            "key": key,
+            "model": self.name,
+            "request": request.model_dump(mode="json"),
+            "response": response.model_dump(mode="json"),
+        }
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-", suffix=".json")
+        try:
+            with os.fdopen(fd, "w", encoding="utf-8") as f:
+                f.write(_canonical(entry))
+            os.replace(tmp, path)
+        except BaseException:
+            Path(tmp).unlink(missing_ok=True)
+            raise
+
+    def chat(self, request: ChatRequest) -> ChatResponse:
+        key = cache_key(self.name, request)
+        path = self._path(key)
+        if self.mode != "record":
+            cached = self._read(path)
+            if cached is not None:
+                self.hits += 1
+                return cached
+            if self.mode == "replay":
+                raise ModelError(
+                    f"replay cache miss for {self.name}: no entry {key[:16]}... in "
+                    f"{self.cache_dir} (record this run first, or use mode='auto')"
+                )
+        self.misses += 1
+        response = self.inner.chat(request)
+        self._write(path, key, request, response)
+        return response

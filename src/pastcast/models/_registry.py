@@ -1,0 +1,111 @@
+"""Provider registry: ``resolve_model("prefix:rest", **options)`` builds a model by name.
+
+A run log records a ``ModelSpec`` (the spec string and its JSON options; never a key, keys come
+from the environment), and ``ModelSpec.build()`` rebuilds the same model later.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from pydantic import Field, JsonValue
+
+from pastcast.models._protocol import Model, ModelError
+from pastcast.records import Record
+
+__all__ = ["ModelSpec", "known_providers", "register_provider", "resolve_model"]
+
+ProviderFactory = Callable[..., Model]
+_PROVIDERS: dict[str, ProviderFactory] = {}
+_SECRET_WORDS = ("key", "token", "secret", "password")
+
+
+def register_provider(prefix: str) -> Callable[[ProviderFactory], ProviderFactory]:
+    """Register ``factory(rest: str, **options) -> Model`` under ``prefix``."""
+
+    def deco(factory: ProviderFactory) -> ProviderFactory:
+        if prefix in _PROVIDERS:
+            raise ValueError(f"model provider {prefix!r} is already registered")
+        _PROVIDERS[prefix] = factory
+        return factory
+
+    return deco
+
+
+def known_providers() -> list[str]:
+    return sorted(_PROVIDERS)
+
+
+class ModelSpec(Record):
+    """What a run log keeps to rebuild its model."""
+
+    spec: str = Field(min_length=1)
+    options: dict[str, JsonValue] = Field(default_factory=dict)
+
+    def build(self) -> Model:
+        return resolve_model(self.spec, **self.options)
+
+
+def resolve_model(spec: str, **options: Any) -> Model:
+    """Build the model named by ``spec`` (``openai:gpt-4o-mini``, ``local:PATH.gguf``, ...)."""
+    prefix, sep, rest = spec.partition(":")
+    if not sep or not rest:
+        raise ValueError(
+            f"model spec {spec!r} is not PROVIDER:NAME; known providers: "
+            f"{', '.join(known_providers())}"
+        )
+    factory = _PROVIDERS.get(prefix)
+    if factory is None:
+        raise ValueError(
+            f"unknown model provider {prefix!r} in {spec!r}; known: {', '.join(known_providers())}"
+        )
+    secret = [k for k in options if k != "api_key_env" and any(w in k for w in _SECRET_WORDS)]
+    if secret:
+        raise ValueError(
+            f"option {secret[0]!r} looks like a credential: pass keys through the environment "
+            "(api_key_env names the variable), never as options"
+        )
+    return factory(rest, **options)
+
+
+@register_provider("openai")
+def _openai(rest: str, **options: Any) -> Model:
+    from pastcast.models._openai import OpenAICompatibleModel
+
+    return OpenAICompatibleModel(rest, **options)
+
+
+@register_provider("openai-compatible")
+def _compatible(rest: str, **options: Any) -> Model:
+    """``NAME@http://host:port/v1``; no API key unless ``api_key_env`` is given."""
+    from pastcast.models._openai import OpenAICompatibleModel
+
+    name, sep, url = rest.rpartition("@")
+    if not sep or not name or not url.startswith(("http://", "https://")):
+        raise ValueError(f"expected openai-compatible:NAME@http://host:port/v1, got {rest!r}")
+    options.setdefault("api_key_env", None)
+    options.setdefault("provider", "openai-compatible")
+    options.setdefault("name", f"openai-compatible:{rest}")
+    return OpenAICompatibleModel(name, base_url=url, **options)
+
+
+@register_provider("local")
+def _local(rest: str, **options: Any) -> Model:
+    """``local:PATH.gguf``, or ``local:smollm2`` for the small packaged test model."""
+    from pastcast.models._local import LocalModel, smollm2_path
+
+    path = smollm2_path() if rest == "smollm2" else Path(rest)
+    if path.suffix != ".gguf":
+        raise ValueError(f"local models are GGUF files, got {rest!r}")
+    if not path.is_file():
+        raise ModelError(f"{path}: model file not found")
+    return LocalModel(path, **options)
+
+
+@register_provider("scripted")
+def _scripted(rest: str, **options: Any) -> Model:
+    from pastcast.models._scripted import ScriptedModel
+
+    return ScriptedModel.from_file(rest, **options)

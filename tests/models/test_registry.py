@@ -1,0 +1,76 @@
+"""Provider registry: prefixes, clear errors, rebuildable specs, no credentials in options."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from pastcast.models import (
+    ChatRequest,
+    ModelSpec,
+    ScriptedModel,
+    known_providers,
+    register_provider,
+    resolve_model,
+)
+from pastcast.models._openai import OpenAICompatibleModel
+from pastcast.records import Message
+
+
+def test_known_prefixes() -> None:
+    assert {"openai", "openai-compatible", "local", "scripted"} <= set(known_providers())
+
+
+def test_unknown_prefix_lists_known_ones() -> None:
+    with pytest.raises(ValueError, match=r"unknown model provider 'nope'.*openai-compatible"):
+        resolve_model("nope:model")
+    with pytest.raises(ValueError, match="PROVIDER:NAME"):
+        resolve_model("gpt-4o-mini")
+
+
+def test_scripted_from_file_and_spec_rebuild(tmp_path: Path) -> None:
+    f = tmp_path / "outputs.json"
+    f.write_text('["{\\"Yes\\": 0.6, \\"No\\": 0.4}"]')
+    model = ModelSpec(spec=f"scripted:{f}", options={"cycle": False}).build()
+    assert isinstance(model, ScriptedModel)
+    req = ChatRequest(messages=(Message(role="user", content="q"),))
+    assert model.chat(req).content.startswith('{"Yes"')
+    spec = ModelSpec.model_validate_json(ModelSpec(spec=f"scripted:{f}").model_dump_json())
+    assert spec.build().name == model.name
+
+
+def test_openai_providers(monkeypatch: pytest.MonkeyPatch) -> None:
+    pytest.importorskip("openai")
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-x")
+    m = resolve_model("openai:gpt-4o-mini", max_retries=1)
+    assert isinstance(m, OpenAICompatibleModel) and m.name == "openai:gpt-4o-mini"
+    c = resolve_model("openai-compatible:qwen@http://127.0.0.1:8080/v1")
+    assert isinstance(c, OpenAICompatibleModel)
+    assert (c.model, c.base_url) == ("qwen", "http://127.0.0.1:8080/v1")
+    assert c.name == "openai-compatible:qwen@http://127.0.0.1:8080/v1"
+    with pytest.raises(ValueError, match="NAME@http"):
+        resolve_model("openai-compatible:qwen")
+
+
+def test_credentials_are_refused_as_options() -> None:
+    with pytest.raises(ValueError, match="credential"):
+        resolve_model("openai:gpt-4o-mini", api_key="sk-secret")
+
+
+def test_local_spec_checks_the_file(tmp_path: Path) -> None:
+    with pytest.raises(ValueError, match="GGUF"):
+        resolve_model(f"local:{tmp_path / 'model.bin'}")
+    with pytest.raises(Exception, match="not found"):
+        resolve_model(f"local:{tmp_path / 'missing.gguf'}")
+
+
+def test_register_custom_provider() -> None:
+    @register_provider("echo-test")
+    def _echo(rest: str) -> ScriptedModel:
+        return ScriptedModel(responder=lambda r: r.messages[-1].content, name=f"echo-test:{rest}")
+
+    model = resolve_model("echo-test:x")
+    assert model.name == "echo-test:x"
+    with pytest.raises(ValueError, match="already registered"):
+        register_provider("echo-test")(_echo)
