@@ -29,8 +29,8 @@ demo: $(CORE)
 	$(BIN)/pastcast demo --out runs/demo
 
 lint: $(FULL)
-	$(BIN)/ruff check src tests benchmarks
-	$(BIN)/ruff format --check src tests benchmarks
+	$(BIN)/ruff check --no-cache src tests benchmarks
+	$(BIN)/ruff format --no-cache --check src tests benchmarks
 
 typecheck: $(FULL)
 	$(BIN)/mypy

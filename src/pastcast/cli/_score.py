@@ -13,7 +13,17 @@ from pastcast.reports import clean_json, leaderboard_table
 from pastcast.runlog import RunLogError, StepRecord, read_run_log
 from pastcast.scoring import Convention, summarize, table_from_records
 
-GROUP_COLUMNS = ("agent", "setting", "role", "run_id", "event", "step", "rollout")
+GROUP_COLUMNS = (
+    "agent",
+    "setting",
+    "role",
+    "run_id",
+    "event",
+    "split",
+    "category",
+    "step",
+    "rollout",
+)
 CONVENTIONS = ("uniform", "worst", "exclude")
 
 

@@ -81,6 +81,9 @@ class StepRecord(Record):
     step_index: int
     cutoff: UtcDatetime
     rollout: int = 0
+    split: str = ""
+    """The event's split in the dataset ("" when the dataset has none)."""
+    category: str = ""
     forecast: Forecast
     episode: EpisodeRecord
     grading: Grading

@@ -170,6 +170,8 @@ class _Runner:
             step_index=step.step_index,
             cutoff=step.cutoff,
             rollout=chain.rollout,
+            split=self.dataset.splits.get(step.event_id, ""),
+            category=self.dataset.event(step.event_id).category,
             forecast=forecast,
             episode=episode.record(termination, error),
             grading=grading,

@@ -28,7 +28,7 @@ from pastcast.scoring._multiclass import (
 __all__ = ["KEY_COLUMNS", "Convention", "ScoreTable", "score_matrix", "table_from_records"]
 
 Convention = Literal["uniform", "worst", "exclude"]
-KEY_COLUMNS = ("agent", "setting", "role", "run_id", "event")
+KEY_COLUMNS = ("agent", "setting", "role", "run_id", "event", "split", "category")
 
 Floats = NDArray[np.float64]
 Ints = NDArray[np.int64]
@@ -118,7 +118,9 @@ def table_from_records(records: Iterable[StepRecord]) -> ScoreTable:
     for r in records:
         g = r.grading
         for c, v in zip(
-            KEY_COLUMNS, (r.agent, r.setting, r.role, r.run_id, r.event_id), strict=True
+            KEY_COLUMNS,
+            (r.agent, r.setting, r.role, r.run_id, r.event_id, r.split, r.category),
+            strict=True,
         ):
             cols[c].append(v)
         step.append(r.step_index)
