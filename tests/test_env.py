@@ -81,3 +81,18 @@ def test_public_history_counts_only_earlier_resolutions() -> None:
     assert early.history.binary_resolved == 0
     late = env.reset(_step("ev-mayor", days=25))
     assert late.history.binary_resolved == 1 and late.history.binary_yes == 1
+
+
+def test_python_tool_runs_sandboxed_and_cannot_read_the_data(tmp_path: object) -> None:
+    from pastcast.sandbox import sandbox_available
+
+    ok, why = sandbox_available()
+    if not ok:
+        pytest.skip(f"no isolating sandbox here: {why}")
+    env = _env(python_tool=True)
+    ep = env.reset(_step())
+    assert "python" in [s.name for s in ep.tools.specs()]
+    assert ep.tools.python("print(6 * 7)")["stdout"].strip() == "42"
+    secret = __file__  # a file of this repository, outside the sandbox
+    out = ep.tools.python(f"print(open({secret!r}).read()[:20])")
+    assert out["exit_code"] != 0 and "Error" in out["stderr"]

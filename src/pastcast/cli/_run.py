@@ -102,7 +102,7 @@ def execute(
     )
     try:
         return run_benchmark(loaded.dataset, loaded.backend, config, out)
-    except ValueError as exc:
+    except (ValueError, RuntimeError) as exc:  # bad data, unavailable sandbox: one line
         fail(str(exc))
 
 
@@ -122,9 +122,15 @@ def run(
     split: str | None = typer.Option(None, help="Only events of this split (e.g. eval)."),
     max_events: int | None = typer.Option(None, min=1, help="Only the first N events."),
     max_tool_calls: int = typer.Option(400, min=0, help="Tool calls per forecast step."),
+    python_tool: bool = typer.Option(False, help="Offer the sandboxed python tool."),
+    unsafe_python: bool = typer.Option(
+        False, help="Allow the python tool without isolation (trusted agents only)."
+    ),
 ) -> None:
     """Run agents over a dataset's forecast steps and write a resumable run log."""
-    env = EnvConfig(max_tool_calls=max_tool_calls)
+    env = EnvConfig(
+        max_tool_calls=max_tool_calls, python_tool=python_tool, unsafe_python=unsafe_python
+    )
     result = execute(
         dataset,
         agent,

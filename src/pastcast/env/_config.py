@@ -25,3 +25,6 @@ class EnvConfig(Record):
     market_access: bool = False
     python_tool: bool = False
     """Offer the sandboxed python tool (needs an isolating sandbox on the machine)."""
+    unsafe_python: bool = False
+    """Run the python tool without isolation where none can be established (trusted code only)."""
+    python_timeout_s: float = Field(default=5.0, gt=0)

@@ -22,7 +22,7 @@ from pastcast.records import (
     Usage,
 )
 
-__all__ = ["Episode", "ForecastEnv", "PublicHistory"]
+__all__ = ["Episode", "ForecastEnv", "PublicHistory", "sandboxed_python"]
 
 
 class PublicHistory(Record):
@@ -102,6 +102,26 @@ class Episode:
         )
 
 
+def sandboxed_python(config: EnvConfig) -> Callable[[str], dict[str, Any]]:
+    """The python tool backed by ``pastcast.sandbox``; refuses early where isolation fails."""
+    from pastcast.sandbox import SandboxUnavailable, run_python, sandbox_available
+
+    ok, why = sandbox_available()
+    if not ok and not config.unsafe_python:
+        raise SandboxUnavailable(
+            f"the python tool needs an isolating sandbox, which is unavailable here ({why}); "
+            "install bubblewrap, turn the tool off, or allow unsafe execution explicitly"
+        )
+
+    def run(code: str) -> dict[str, Any]:
+        res = run_python(code, timeout_s=config.python_timeout_s, allow_unsafe=config.unsafe_python)
+        return res.model_dump(
+            include={"stdout", "stderr", "exit_code", "timed_out", "killed_reason", "truncated"}
+        )
+
+    return run
+
+
 class ForecastEnv:
     """Builds episodes for forecast steps of a dataset over a corpus backend."""
 
@@ -115,6 +135,8 @@ class ForecastEnv:
         self.dataset = dataset
         self.backend = backend
         self.config = config or EnvConfig()
+        if python_runner is None and self.config.python_tool:
+            python_runner = sandboxed_python(self.config)
         self._python = python_runner
 
     def reset(

@@ -106,12 +106,20 @@ class _Runner:
         self.skipped = 0
         self.failures = 0
         self.env = ForecastEnv(dataset, backend, config.env, python_runner)
-        self.no_tools_env = ForecastEnv(dataset, None, config.env)
+        self.no_tools_env = ForecastEnv(
+            dataset, None, config.env.model_copy(update={"python_tool": False})
+        )
 
     def run_chain(self, chain: _Chain, advance: Callable[[], None]) -> None:
         info = agent_info(chain.spec)
         env = self.no_tools_env if chain.spec.setting == "no_tools" else self.env
-        env_config = self.config.env.model_copy(update={"market_access": info.market_access})
+        no_tools = chain.spec.setting == "no_tools"
+        env_config = self.config.env.model_copy(
+            update={
+                "market_access": info.market_access and not no_tools,
+                "python_tool": self.config.env.python_tool and not no_tools,
+            }
+        )
         agent: Agent | None = None
         notebook: str | None = None
         for step in chain.steps:
