@@ -1,5 +1,15 @@
 """The dated corpus: cutoff-enforcing backends and the conformance check they must pass."""
 
+from pastcast.corpus._clean import (
+    CleanedPage,
+    CleanReport,
+    Deduplicator,
+    RawPage,
+    canonical_url,
+    choose_timestamp,
+    clean_pages,
+    quality_problem,
+)
 from pastcast.corpus._conformance import (
     EquivalenceReport,
     LeakageError,
@@ -16,7 +26,10 @@ from pastcast.corpus._wcep import WcepReport, day_timestamp, read_wcep
 
 __all__ = [
     "STOPWORDS",
+    "CleanReport",
+    "CleanedPage",
     "CorpusBackend",
+    "Deduplicator",
     "DocumentFormatError",
     "DocumentNotVisible",
     "EmbeddedIndex",
@@ -24,13 +37,18 @@ __all__ = [
     "LeakageError",
     "LeakageReport",
     "LoadReport",
+    "RawPage",
     "SearchHit",
     "WcepReport",
     "adversarial_cutoffs",
+    "canonical_url",
     "check_as_of_equivalence",
     "check_no_leakage",
+    "choose_timestamp",
+    "clean_pages",
     "day_timestamp",
     "not_visible_message",
+    "quality_problem",
     "read_jsonl_documents",
     "read_wcep",
     "tokenize",
