@@ -18,6 +18,7 @@ from pastcast.corpus._conformance import (
     check_as_of_equivalence,
     check_no_leakage,
 )
+from pastcast.corpus._dense import RRF_K, DenseIndex, Embedder, HybridIndex, MiniLMEmbedder
 from pastcast.corpus._embedded import EmbeddedIndex, not_visible_message
 from pastcast.corpus._jsonl import DocumentFormatError, LoadReport, read_jsonl_documents
 from pastcast.corpus._protocol import CorpusBackend, DocumentNotVisible, SearchHit
@@ -25,18 +26,23 @@ from pastcast.corpus._tokenize import STOPWORDS, tokenize
 from pastcast.corpus._wcep import WcepReport, day_timestamp, read_wcep
 
 __all__ = [
+    "RRF_K",
     "STOPWORDS",
     "CleanReport",
     "CleanedPage",
     "CorpusBackend",
     "Deduplicator",
+    "DenseIndex",
     "DocumentFormatError",
     "DocumentNotVisible",
     "EmbeddedIndex",
+    "Embedder",
     "EquivalenceReport",
+    "HybridIndex",
     "LeakageError",
     "LeakageReport",
     "LoadReport",
+    "MiniLMEmbedder",
     "RawPage",
     "SearchHit",
     "WcepReport",
