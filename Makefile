@@ -10,6 +10,8 @@ FULL := $(VENV)/.installed-full
 # The sandboxed python tool needs bubblewrap; installed here when running as root.
 # llama-cpp-python comes from ../shared/wheels when that folder exists; otherwise pip builds it
 # from source, portable (the native build crashes on some CPUs), which takes about 10 minutes.
+# Dense retrieval uses torch on the CPU; this pinned release is the one the machines here carry.
+TORCH_VERSION ?= 2.13.0
 export CMAKE_ARGS ?= -DGGML_NATIVE=OFF -DLLAVA_BUILD=OFF
 
 # The demo needs only the core package; the test-suite also installs the optional extras
@@ -22,7 +24,8 @@ $(CORE): pyproject.toml
 
 $(FULL): $(CORE)
 	@command -v bwrap >/dev/null || { [ "$$(id -u)" = 0 ] && (apt-get update -qq && apt-get install -y -qq bubblewrap >/dev/null); } || echo "warning: bubblewrap is not installed; the python tool will refuse to run"
-	$(BIN)/python -m pip install --quiet $(if $(wildcard ../shared/wheels),--find-links ../shared/wheels) -e '.[dev,local,llm]'
+	$(BIN)/python -m pip install --quiet torch==$(TORCH_VERSION)
+	$(BIN)/python -m pip install --quiet $(if $(wildcard ../shared/wheels),--find-links ../shared/wheels) -e '.[dev,local,llm,dense]'
 	@touch $(FULL)
 
 demo: $(CORE)
