@@ -10,6 +10,7 @@ from pastcast.corpus._conformance import (
 )
 from pastcast.corpus._embedded import EmbeddedIndex, not_visible_message
 from pastcast.corpus._jsonl import DocumentFormatError, LoadReport, read_jsonl_documents
+from pastcast.corpus._postgres import PostgresBackend  # needs the "postgres" extra to connect
 from pastcast.corpus._protocol import CorpusBackend, DocumentNotVisible, SearchHit
 from pastcast.corpus._tokenize import STOPWORDS, tokenize
 from pastcast.corpus._wcep import WcepReport, day_timestamp, read_wcep
@@ -24,6 +25,7 @@ __all__ = [
     "LeakageError",
     "LeakageReport",
     "LoadReport",
+    "PostgresBackend",
     "SearchHit",
     "WcepReport",
     "adversarial_cutoffs",
