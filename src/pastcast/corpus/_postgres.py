@@ -35,6 +35,22 @@ __all__ = ["PostgresBackend"]
 _DOC_FIELDS = "id, ts, title, text, source, url, thread_id, author, parent_id"
 _SCHEMA = re.compile(r"[a-z_][a-z0-9_]{0,62}")
 
+# Every statement the backend runs; ``{s}`` stands for the schema. Each carries ``ts < %(as_of)s``.
+COUNT_SQL = "SELECT count(*) FROM {s}.documents WHERE ts < %(as_of)s"
+READ_SQL = f"SELECT {_DOC_FIELDS} FROM {{s}}.documents WHERE id = %(id)s AND ts < %(as_of)s"
+LENGTHS_SQL = "SELECT count(*), coalesce(sum(len), 0) FROM {s}.documents WHERE ts < %(as_of)s"
+DF_SQL = (
+    "SELECT term, count(*) FROM {s}.postings "
+    "WHERE term = ANY(%(terms)s) AND ts < %(as_of)s GROUP BY term"
+)
+HITS_SQL = (
+    f"SELECT ord, {_DOC_FIELDS} FROM {{s}}.documents WHERE ord = ANY(%(ords)s) AND ts < %(as_of)s"
+)
+VECTOR_SQL = (
+    "SELECT ord, -(embedding <#> %(q)s)::float8 AS score FROM {s}.documents "
+    "WHERE ts < %(as_of)s ORDER BY score DESC, ord LIMIT %(k)s"
+)
+
 # The contribution of one posting of query term {i}, written exactly as numpy evaluates
 # idf * (tf * (K1 + 1.0)) / (tf + K1 * (1.0 - B + B * (len / avgdl))).
 _TERM_SQL = (
@@ -43,6 +59,19 @@ _TERM_SQL = (
     "(len::float8 / %(avgdl)s::float8))) AS c "
     "FROM {s}.postings WHERE term = %(t{i})s AND ts < %(as_of)s"
 )
+
+
+def score_sql(n_terms: int) -> str:
+    """The BM25 statement for ``n_terms`` query terms (parameters ``t{i}``, ``idf{i}``, ...)."""
+    parts, score = [], "0::float8"
+    for i in range(n_terms):
+        parts.append(_TERM_SQL.replace("{i}", str(i)))
+        # One value per (document, term), added in query-term order as numpy does.
+        score = f"({score} + coalesce(max(c) FILTER (WHERE ti = {i}), 0::float8))"
+    return (
+        f"SELECT ord, {score} AS score FROM ({' UNION ALL '.join(parts)}) AS p "
+        "GROUP BY ord ORDER BY score DESC, ord LIMIT %(k)s"
+    )
 
 
 def check_schema(schema: str) -> str:
@@ -162,12 +191,12 @@ class PostgresBackend:
 
     def count_before(self, as_of: datetime) -> int:
         """The number of documents with ``timestamp < as_of``."""
-        q = "SELECT count(*) FROM {s}.documents WHERE ts < %(as_of)s"
-        return int(self._rows(q, {"as_of": as_utc(as_of)})[0][0])
+        return int(self._rows(COUNT_SQL, {"as_of": as_utc(as_of)})[0][0])
 
     def read(self, doc_id: str, *, as_of: datetime) -> Document:
-        q = f"SELECT {_DOC_FIELDS} FROM {{s}}.documents WHERE id = %(id)s AND ts < %(as_of)s"
-        rows = self._rows(q, {"id": doc_id, "as_of": as_utc(as_of)})
+        if "\x00" in doc_id:  # PostgreSQL text cannot hold NUL, so no stored id has one
+            raise DocumentNotVisible(not_visible_message(doc_id, as_of))
+        rows = self._rows(READ_SQL, {"id": doc_id, "as_of": as_utc(as_of)})
         if not rows:
             raise DocumentNotVisible(not_visible_message(doc_id, as_of))
         return _document(rows[0])
@@ -182,15 +211,10 @@ class PostgresBackend:
     def statistics(self, terms: Sequence[str], as_of: datetime) -> tuple[int, int, dict[str, int]]:
         """``(N, total length, df per term)`` over the documents before ``as_of``."""
         params = {"as_of": as_utc(as_of), "terms": list(terms)}
-        q = "SELECT count(*), coalesce(sum(len), 0) FROM {s}.documents WHERE ts < %(as_of)s"
-        n, total = (int(v) for v in self._rows(q, params)[0])
+        n, total = (int(v) for v in self._rows(LENGTHS_SQL, params)[0])
         df: dict[str, int] = {}
         if terms and n:
-            q = (
-                "SELECT term, count(*) FROM {s}.postings "
-                "WHERE term = ANY(%(terms)s) AND ts < %(as_of)s GROUP BY term"
-            )
-            df = {t: int(c) for t, c in self._rows(q, params)}
+            df = {t: int(c) for t, c in self._rows(DF_SQL, params)}
         return n, total, df
 
     def score(self, terms: Sequence[str], as_of: datetime, k: int) -> list[tuple[int, float]]:
@@ -201,18 +225,10 @@ class PostgresBackend:
             return []
         params: dict[str, Any] = {"as_of": as_utc(as_of), "k": k, "k1": K1, "b": B}
         params |= {"k1p1": K1 + 1.0, "one_minus_b": 1.0 - B, "avgdl": total / n}
-        parts, score = [], "0::float8"
         for i, term in enumerate(used):
             params[f"t{i}"] = term
             params[f"idf{i}"] = math.log(1.0 + (n - df[term] + 0.5) / (df[term] + 0.5))
-            parts.append(_TERM_SQL.replace("{i}", str(i)))
-            # One value per (document, term): added in query-term order, as numpy does.
-            score = f"({score} + coalesce(max(c) FILTER (WHERE ti = {i}), 0::float8))"
-        q = (
-            f"SELECT ord, {score} AS score FROM ({' UNION ALL '.join(parts)}) AS p "
-            "GROUP BY ord ORDER BY score DESC, ord LIMIT %(k)s"
-        )
-        return [(int(o), float(s)) for o, s in self._rows(q, params)]
+        return [(int(o), float(s)) for o, s in self._rows(score_sql(len(used)), params)]
 
     # -- dense ----------------------------------------------------------------------------------
 
@@ -232,15 +248,14 @@ class PostgresBackend:
         from pgvector import Vector
 
         params = {"q": Vector(np.asarray(vector, dtype=np.float32)), "as_of": as_utc(as_of), "k": k}
-        scored = "SELECT ord, -(embedding <#> %(q)s)::float8 AS score FROM {s}.documents "
         if exact:
             # Ordering by the negated distance (then ord) cannot use the HNSW index.
-            q = scored + "WHERE ts < %(as_of)s ORDER BY score DESC, ord LIMIT %(k)s"
-            rows = self._rows(q, params)
+            rows = self._rows(VECTOR_SQL, params)
         else:
             q = (
-                f"SELECT ord, score FROM ({scored} WHERE ts < %(as_of)s "
-                "ORDER BY embedding <#> %(q)s LIMIT %(k)s) AS a ORDER BY score DESC, ord"
+                "SELECT ord, score FROM (SELECT ord, -(embedding <#> %(q)s)::float8 AS score "
+                "FROM {s}.documents WHERE ts < %(as_of)s ORDER BY embedding <#> %(q)s "
+                "LIMIT %(k)s) AS a ORDER BY score DESC, ord"
             )
             with self._conn.transaction():
                 self._conn.execute("SET LOCAL hnsw.iterative_scan = relaxed_order")
@@ -254,12 +269,8 @@ class PostgresBackend:
     ) -> list[SearchHit]:
         if not ranked:
             return []
-        q = (
-            f"SELECT ord, {_DOC_FIELDS} FROM {{s}}.documents "
-            "WHERE ord = ANY(%(ords)s) AND ts < %(as_of)s"
-        )
         params = {"ords": [o for o, _ in ranked], "as_of": as_utc(as_of)}
-        docs = {int(r[0]): _document(r[1:]) for r in self._rows(q, params)}
+        docs = {int(r[0]): _document(r[1:]) for r in self._rows(HITS_SQL, params)}
         return [
             SearchHit(
                 id=docs[o].id,
