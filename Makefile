@@ -15,7 +15,8 @@ TORCH_VERSION ?= 2.13.0
 export CMAKE_ARGS ?= -DGGML_NATIVE=OFF -DLLAVA_BUILD=OFF
 
 # The demo needs only the core package; the test-suite also installs the optional extras
-# (model providers, the local llama.cpp server) so that their integration tests run.
+# (model providers, the local llama.cpp server, the PostgreSQL server) so that their
+# integration tests run.
 $(CORE): pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
@@ -25,7 +26,7 @@ $(CORE): pyproject.toml
 $(FULL): $(CORE)
 	@command -v bwrap >/dev/null || { [ "$$(id -u)" = 0 ] && (apt-get update -qq && apt-get install -y -qq bubblewrap >/dev/null); } || echo "warning: bubblewrap is not installed; the python tool will refuse to run"
 	$(BIN)/python -m pip install --quiet torch==$(TORCH_VERSION)
-	$(BIN)/python -m pip install --quiet $(if $(wildcard ../shared/wheels),--find-links ../shared/wheels) -e '.[dev,local,llm,dense]'
+	$(BIN)/python -m pip install --quiet $(if $(wildcard ../shared/wheels),--find-links ../shared/wheels) -e '.[dev,local,llm,dense,postgres]'
 	@touch $(FULL)
 
 demo: $(CORE)

@@ -21,6 +21,7 @@ from pastcast.corpus._conformance import (
 from pastcast.corpus._dense import RRF_K, DenseIndex, Embedder, HybridIndex, MiniLMEmbedder
 from pastcast.corpus._embedded import EmbeddedIndex, not_visible_message
 from pastcast.corpus._jsonl import DocumentFormatError, LoadReport, read_jsonl_documents
+from pastcast.corpus._postgres import PostgresBackend  # needs the "postgres" extra to connect
 from pastcast.corpus._protocol import CorpusBackend, DocumentNotVisible, SearchHit
 from pastcast.corpus._tokenize import STOPWORDS, tokenize
 from pastcast.corpus._wcep import WcepReport, day_timestamp, read_wcep
@@ -43,6 +44,7 @@ __all__ = [
     "LeakageReport",
     "LoadReport",
     "MiniLMEmbedder",
+    "PostgresBackend",
     "RawPage",
     "SearchHit",
     "WcepReport",

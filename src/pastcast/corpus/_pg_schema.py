@@ -1,0 +1,225 @@
+"""The PostgreSQL layout of a corpus, and its bulk load.
+
+Tables in one schema (default ``pastcast``):
+
+* ``documents``: one row per document (ordinal, id, timestamp ``ts``, title, text, source, url,
+  thread/author/parent, ``len`` = number of index terms, optional ``embedding``), RANGE-partitioned
+  by UTC calendar month on ``ts``;
+* ``postings``: one row per (term, document): ``term, ts, ord, tf, len``, partitioned the same
+  way and indexed on ``(term, ts)`` (covering ``ord, tf, len`` for index-only scans);
+* ``meta``: format, version and corpus summary (its presence marks a complete build).
+
+The ordinal ``ord`` is the rank of the document id in code-point order, so "ties by id" is
+"ties by ordinal" inside the server. Every query a backend issues carries ``ts < as_of`` so that
+the planner prunes the partitions after the cutoff's month.
+
+The load goes into a scratch schema that is renamed into place in one short transaction, so a
+reader never sees a half-built corpus.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import itertools
+import json
+from collections import Counter
+from collections.abc import Iterable, Mapping, Sequence
+from datetime import UTC, datetime
+from typing import Any
+
+import psycopg
+from psycopg import sql
+from rich.progress import Progress
+
+from pastcast.corpus._tokenize import tokenize
+from pastcast.cutoff import as_utc
+from pastcast.records import Document
+
+__all__ = ["FORMAT", "FORMAT_VERSION", "load_corpus", "month_starts", "read_meta"]
+
+FORMAT = "pastcast-pg-bm25"
+FORMAT_VERSION = 1
+BATCH = 2000
+
+_DOC_COLUMNS = (
+    "ord, id, ts, title, text, source, url, thread_id, author, parent_id, len"  # + embedding
+)
+
+
+def month_starts(first: datetime, last: datetime) -> list[datetime]:
+    """UTC month starts from ``first``'s month to the month after ``last``'s (partition bounds)."""
+    y, m = first.astimezone(UTC).year, first.astimezone(UTC).month
+    out = []
+    end = last.astimezone(UTC)
+    while True:
+        start = datetime(y, m, 1, tzinfo=UTC)
+        out.append(start)
+        if start > end:
+            return out
+        y, m = (y + 1, 1) if m == 12 else (y, m + 1)
+
+
+def read_meta(conn: psycopg.Connection[Any], schema: str) -> dict[str, Any] | None:
+    """The corpus summary stored in ``schema``, or None when the schema holds no corpus."""
+    exists = conn.execute(
+        "SELECT to_regclass(%s) IS NOT NULL", (f"{sql.Identifier(schema).as_string(conn)}.meta",)
+    ).fetchone()
+    if not exists or not exists[0]:
+        return None
+    row = conn.execute(
+        sql.SQL("SELECT value FROM {}.meta WHERE key = 'corpus'").format(sql.Identifier(schema))
+    ).fetchone()
+    return dict(row[0]) if row else None
+
+
+def _create_tables(
+    conn: psycopg.Connection[Any], schema: str, months: Sequence[datetime], dims: int | None
+) -> None:
+    s = sql.Identifier(schema)
+    vector = sql.SQL(", embedding vector({})").format(sql.Literal(dims)) if dims else sql.SQL("")
+    conn.execute(sql.SQL("CREATE SCHEMA {}").format(s))
+    conn.execute(sql.SQL("CREATE TABLE {}.meta (key text PRIMARY KEY, value jsonb)").format(s))
+    conn.execute(
+        sql.SQL(
+            'CREATE TABLE {}.documents (ord bigint NOT NULL, id text COLLATE "C" NOT NULL, '
+            "ts timestamptz NOT NULL, title text NOT NULL, text text NOT NULL, "
+            "source text NOT NULL, url text, thread_id text, author text, parent_id text, "
+            "len integer NOT NULL{}) PARTITION BY RANGE (ts)"
+        ).format(s, vector)
+    )
+    conn.execute(
+        sql.SQL(
+            'CREATE TABLE {}.postings (term text COLLATE "C" NOT NULL, ts timestamptz NOT NULL, '
+            "ord bigint NOT NULL, tf integer NOT NULL, len integer NOT NULL) "
+            "PARTITION BY RANGE (ts)"
+        ).format(s)
+    )
+    for lo, hi in itertools.pairwise(months):
+        for table in ("documents", "postings"):
+            conn.execute(
+                sql.SQL(
+                    "CREATE TABLE {}.{} PARTITION OF {}.{} FOR VALUES FROM ({}) TO ({})"
+                ).format(
+                    s,
+                    sql.Identifier(f"{table}_{lo:%Y_%m}"),
+                    s,
+                    sql.Identifier(table),
+                    sql.Literal(lo),
+                    sql.Literal(hi),
+                )
+            )
+
+
+def _create_indexes(conn: psycopg.Connection[Any], schema: str, dims: int | None) -> None:
+    s = sql.Identifier(schema)
+    conn.execute(sql.SQL("CREATE INDEX ON {}.documents (id)").format(s))
+    conn.execute(sql.SQL("CREATE INDEX ON {}.documents (ts) INCLUDE (len)").format(s))
+    conn.execute(sql.SQL("CREATE INDEX ON {}.postings (term, ts) INCLUDE (ord, tf, len)").format(s))
+    if dims:
+        # One HNSW graph per month partition, for the approximate mode (see _postgres).
+        conn.execute(
+            sql.SQL("CREATE INDEX ON {}.documents USING hnsw (embedding vector_ip_ops)").format(s)
+        )
+
+
+def _vector_text(values: Sequence[float]) -> str:
+    return "[" + ",".join(repr(float(v)) for v in values) + "]"
+
+
+def load_corpus(
+    conn: psycopg.Connection[Any],
+    documents: Iterable[Document],
+    schema: str,
+    *,
+    overwrite: bool,
+    embeddings: Mapping[str, Sequence[float]] | None,
+    progress: bool,
+) -> dict[str, Any]:
+    """Load ``documents`` into ``schema`` (see the module docstring); returns the summary."""
+    docs: dict[str, Document] = {}
+    for doc in documents:
+        if doc.id in docs:
+            raise ValueError(f"duplicate document id {doc.id!r}")
+        for field, value in doc:
+            if isinstance(value, str) and "\x00" in value:
+                raise ValueError(
+                    f"document {doc.id!r}: field {field!r} contains a NUL character, "
+                    "which PostgreSQL text cannot store"
+                )
+        docs[doc.id] = doc
+    ids = sorted(docs)  # code-point order: the ordinal is the tie-break rank
+    dims = None
+    if embeddings is not None:
+        missing = [i for i in ids if i not in embeddings]
+        if missing:
+            raise ValueError(f"embeddings: no vector for document {missing[0]!r}")
+        dims = len(embeddings[ids[0]]) if ids else None
+        bad = [i for i in ids if len(embeddings[i]) != dims]
+        if bad:
+            raise ValueError(f"embeddings: document {bad[0]!r} has {len(embeddings[bad[0]])} dims")
+    existing = read_meta(conn, schema)
+    if existing is not None and not overwrite:
+        raise FileExistsError(f"schema {schema!r} already holds a corpus (pass overwrite)")
+    if (
+        existing is None
+        and conn.execute("SELECT 1 FROM pg_namespace WHERE nspname = %s", (schema,)).fetchone()
+    ):
+        raise FileExistsError(f"schema {schema!r} exists and holds no corpus; not replacing it")
+    stamps = [as_utc(d.timestamp) for d in docs.values()]
+    months = month_starts(min(stamps), max(stamps)) if stamps else []
+    scratch = f"{schema}__building"
+    with conn.transaction():
+        conn.execute(sql.SQL("DROP SCHEMA IF EXISTS {} CASCADE").format(sql.Identifier(scratch)))
+        _create_tables(conn, scratch, months, dims)
+    digest = hashlib.sha256()
+    s = sql.Identifier(scratch)
+    cols = sql.SQL(_DOC_COLUMNS + (", embedding" if dims else ""))
+    postings = 0
+    with Progress(disable=not progress, transient=True) as bar:
+        task = bar.add_task("loading documents", total=len(ids))
+        for lo in range(0, len(ids), BATCH):
+            with conn.transaction(), conn.cursor() as cur:
+                batch = ids[lo : lo + BATCH]
+                with cur.copy(sql.SQL("COPY {}.documents ({}) FROM STDIN").format(s, cols)) as cp:
+                    rows = []
+                    for ordinal, doc_id in enumerate(batch, start=lo):
+                        doc = docs[doc_id]
+                        digest.update(doc.model_dump_json().encode() + b"\n")
+                        terms = Counter(tokenize(f"{doc.title}\n{doc.text}"))
+                        length = sum(terms.values())
+                        row: list[Any] = [ordinal, doc.id, doc.timestamp, doc.title, doc.text]
+                        row += [doc.source, doc.url, doc.thread_id, doc.author, doc.parent_id]
+                        row.append(length)
+                        if dims and embeddings is not None:
+                            row.append(_vector_text(embeddings[doc_id]))
+                        cp.write_row(row)
+                        rows += [(t, doc.timestamp, ordinal, tf, length) for t, tf in terms.items()]
+                with cur.copy(
+                    sql.SQL("COPY {}.postings (term, ts, ord, tf, len) FROM STDIN").format(s)
+                ) as cp:
+                    for r in rows:
+                        cp.write_row(r)
+                postings += len(rows)
+            bar.update(task, completed=lo + len(batch))
+        bar.add_task("building indexes", total=None)
+        with conn.transaction():
+            _create_indexes(conn, scratch, dims)
+    summary = {
+        "format": FORMAT,
+        "version": FORMAT_VERSION,
+        "doc_count": len(ids),
+        "postings": postings,
+        "dims": dims,
+        "months": max(len(months) - 1, 0),
+        "content_sha256": digest.hexdigest(),
+        "first_timestamp": min(stamps).isoformat() if stamps else None,
+        "last_timestamp": max(stamps).isoformat() if stamps else None,
+    }
+    with conn.transaction():
+        conn.execute(
+            sql.SQL("INSERT INTO {}.meta VALUES ('corpus', %s)").format(s), (json.dumps(summary),)
+        )
+        if existing is not None:
+            conn.execute(sql.SQL("DROP SCHEMA {} CASCADE").format(sql.Identifier(schema)))
+        conn.execute(sql.SQL("ALTER SCHEMA {} RENAME TO {}").format(s, sql.Identifier(schema)))
+    return summary

@@ -1,0 +1,287 @@
+"""``PostgresBackend``: the corpus in PostgreSQL (+ pgvector), exact "as of" any cutoff.
+
+Every statement carries the strict cutoff ``ts < as_of`` in its WHERE clause (search, read,
+count, statistics), so the server only touches the month partitions before the cutoff and no
+later row can enter a result or a statistic.
+
+BM25 is the embedded index's, to the bit: the server returns ``N``, the total length and each
+query term's ``df`` over ``ts < as_of``; ``avgdl`` and the idf (``math.log``) are computed here and
+sent back as parameters (a float's ``repr`` round-trips exactly); each posting's contribution is
+computed in SQL with the same IEEE double operations in the same order as numpy, and a
+document's score is the sum of its term contributions added in query-term order (one value per
+term and document, so no aggregate decides the order of a floating-point sum). Ranking is
+score descending then ordinal, and the ordinal is the id's rank, as in the embedded index.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from datetime import datetime
+from typing import TYPE_CHECKING, Any
+
+from pastcast.corpus._embedded import K1, B, _snippet, not_visible_message
+from pastcast.corpus._protocol import DocumentNotVisible, SearchHit
+from pastcast.corpus._tokenize import tokenize
+from pastcast.cutoff import as_utc
+from pastcast.records import Document
+
+if TYPE_CHECKING:  # psycopg comes with the optional 'postgres' extra and is imported lazily
+    import psycopg
+
+__all__ = ["PostgresBackend"]
+
+_DOC_FIELDS = "id, ts, title, text, source, url, thread_id, author, parent_id"
+_SCHEMA = re.compile(r"[a-z_][a-z0-9_]{0,62}")
+
+# Every statement the backend runs; ``{s}`` stands for the schema. Each carries ``ts < %(as_of)s``.
+COUNT_SQL = "SELECT count(*) FROM {s}.documents WHERE ts < %(as_of)s"
+READ_SQL = f"SELECT {_DOC_FIELDS} FROM {{s}}.documents WHERE id = %(id)s AND ts < %(as_of)s"
+LENGTHS_SQL = "SELECT count(*), coalesce(sum(len), 0) FROM {s}.documents WHERE ts < %(as_of)s"
+DF_SQL = (
+    "SELECT term, count(*) FROM {s}.postings "
+    "WHERE term = ANY(%(terms)s) AND ts < %(as_of)s GROUP BY term"
+)
+HITS_SQL = (
+    f"SELECT ord, {_DOC_FIELDS} FROM {{s}}.documents WHERE ord = ANY(%(ords)s) AND ts < %(as_of)s"
+)
+VECTOR_SQL = (
+    "SELECT ord, -(embedding <#> %(q)s)::float8 AS score FROM {s}.documents "
+    "WHERE ts < %(as_of)s ORDER BY score DESC, ord LIMIT %(k)s"
+)
+
+# The contribution of one posting of query term {i}, written exactly as numpy evaluates
+# idf * (tf * (K1 + 1.0)) / (tf + K1 * (1.0 - B + B * (len / avgdl))).
+_TERM_SQL = (
+    "SELECT ord, {i} AS ti, (%(idf{i})s::float8 * (tf::float8 * %(k1p1)s::float8)) / "
+    "(tf::float8 + %(k1)s::float8 * (%(one_minus_b)s::float8 + %(b)s::float8 * "
+    "(len::float8 / %(avgdl)s::float8))) AS c "
+    "FROM {s}.postings WHERE term = %(t{i})s AND ts < %(as_of)s"
+)
+
+
+def score_sql(n_terms: int) -> str:
+    """The BM25 statement for ``n_terms`` query terms (parameters ``t{i}``, ``idf{i}``, ...)."""
+    parts, score = [], "0::float8"
+    for i in range(n_terms):
+        parts.append(_TERM_SQL.replace("{i}", str(i)))
+        # One value per (document, term), added in query-term order as numpy does.
+        score = f"({score} + coalesce(max(c) FILTER (WHERE ti = {i}), 0::float8))"
+    return (
+        f"SELECT ord, {score} AS score FROM ({' UNION ALL '.join(parts)}) AS p "
+        "GROUP BY ord ORDER BY score DESC, ord LIMIT %(k)s"
+    )
+
+
+def check_schema(schema: str) -> str:
+    """``schema`` if it is a plain lowercase SQL identifier (it is spliced into statements)."""
+    if not _SCHEMA.fullmatch(schema):
+        raise ValueError(f"schema {schema!r}: use lowercase letters, digits and underscores")
+    return schema
+
+
+def _document(row: Sequence[Any]) -> Document:
+    keys = ("id", "timestamp", "title", "text", "source", "url", "thread_id", "author")
+    return Document(**dict(zip(keys, row[:8], strict=True)), parent_id=row[8])
+
+
+def _redact(url: str) -> str:
+    """The URL without its password, for error messages."""
+    from psycopg import conninfo
+
+    try:
+        info = conninfo.conninfo_to_dict(url)
+    except Exception:
+        return "<unparsable database URL>"
+    info.pop("password", None)
+    return conninfo.make_conninfo(**{k: str(v) for k, v in info.items()})
+
+
+class PostgresBackend:
+    """A corpus in one schema of a PostgreSQL database; satisfies ``CorpusBackend``."""
+
+    def __init__(self, conn: psycopg.Connection[Any], schema: str, meta: Mapping[str, Any]):
+        self._conn = conn
+        self.schema = check_schema(schema)
+        self.meta = dict(meta)
+
+    # -- construction -------------------------------------------------------------------------
+
+    @classmethod
+    def connect(cls, url: str, *, schema: str = "pastcast") -> PostgresBackend:
+        """Open the corpus stored in ``schema`` of the database at ``url``."""
+        from pastcast.corpus._pg_schema import FORMAT, FORMAT_VERSION, read_meta
+
+        conn = cls._open(url)
+        meta = read_meta(conn, check_schema(schema))
+        problem = None
+        if meta is None:
+            problem = f"schema {schema!r} holds no corpus"
+        elif meta.get("format") != FORMAT or meta.get("version") != FORMAT_VERSION:
+            problem = (
+                f"schema {schema!r} holds format {meta.get('format')!r} version "
+                f"{meta.get('version')!r} (expected {FORMAT!r} {FORMAT_VERSION})"
+            )
+        if problem or meta is None:
+            conn.close()
+            raise FileNotFoundError(f"{_redact(url)}: {problem}")
+        if meta.get("dims"):
+            from pgvector.psycopg import register_vector
+
+            register_vector(conn)
+        return cls(conn, schema, meta)
+
+    @classmethod
+    def build(
+        cls,
+        documents: Iterable[Document],
+        url: str,
+        *,
+        schema: str = "pastcast",
+        overwrite: bool = False,
+        embeddings: Mapping[str, Sequence[float]] | None = None,
+        progress: bool = False,
+    ) -> PostgresBackend:
+        """Load ``documents`` (ids unique) into ``schema`` with COPY, then open it.
+
+        ``embeddings`` (optional) maps every document id to its vector, for ``search_vector``;
+        the ``vector`` extension must then exist in the database.
+        """
+        from pastcast.corpus._pg_schema import load_corpus
+
+        with cls._open(url) as conn:
+            load_corpus(
+                conn,
+                documents,
+                check_schema(schema),
+                overwrite=overwrite,
+                embeddings=embeddings,
+                progress=progress,
+            )
+            for table in ("documents", "postings"):  # planner statistics + visibility map
+                conn.execute(f"VACUUM (ANALYZE) {schema}.{table}")
+        return cls.connect(url, schema=schema)
+
+    @staticmethod
+    def _open(url: str) -> psycopg.Connection[Any]:
+        import psycopg
+
+        try:
+            return psycopg.connect(url, autocommit=True, options="-c timezone=UTC")
+        except psycopg.OperationalError as exc:
+            raise ConnectionError(f"{_redact(url)}: cannot connect: {exc}") from None
+
+    def close(self) -> None:
+        self._conn.close()
+
+    def __enter__(self) -> PostgresBackend:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def __len__(self) -> int:
+        return int(self.meta["doc_count"])
+
+    def _rows(self, query: str, params: Mapping[str, Any]) -> list[tuple[Any, ...]]:
+        return self._conn.execute(query.replace("{s}", self.schema), params).fetchall()
+
+    # -- CorpusBackend ------------------------------------------------------------------------
+
+    def count_before(self, as_of: datetime) -> int:
+        """The number of documents with ``timestamp < as_of``."""
+        return int(self._rows(COUNT_SQL, {"as_of": as_utc(as_of)})[0][0])
+
+    def read(self, doc_id: str, *, as_of: datetime) -> Document:
+        if "\x00" in doc_id:  # PostgreSQL text cannot hold NUL, so no stored id has one
+            raise DocumentNotVisible(not_visible_message(doc_id, as_of))
+        rows = self._rows(READ_SQL, {"id": doc_id, "as_of": as_utc(as_of)})
+        if not rows:
+            raise DocumentNotVisible(not_visible_message(doc_id, as_of))
+        return _document(rows[0])
+
+    def search(self, query: str, *, as_of: datetime, k: int = 10) -> list[SearchHit]:
+        """BM25 over the documents before ``as_of``, with statistics over those alone."""
+        terms = list(dict.fromkeys(tokenize(query)))
+        return self._hits(self.score(terms, as_of, k), terms, as_of)
+
+    # -- BM25 -----------------------------------------------------------------------------------
+
+    def statistics(self, terms: Sequence[str], as_of: datetime) -> tuple[int, int, dict[str, int]]:
+        """``(N, total length, df per term)`` over the documents before ``as_of``."""
+        params = {"as_of": as_utc(as_of), "terms": list(terms)}
+        n, total = (int(v) for v in self._rows(LENGTHS_SQL, params)[0])
+        df: dict[str, int] = {}
+        if terms and n:
+            df = {t: int(c) for t, c in self._rows(DF_SQL, params)}
+        return n, total, df
+
+    def score(self, terms: Sequence[str], as_of: datetime, k: int) -> list[tuple[int, float]]:
+        """Top-``k`` (ordinal, score) before ``as_of``: score descending, then id."""
+        n, total, df = self.statistics(terms, as_of)
+        used = [t for t in terms if df.get(t, 0) > 0]
+        if n == 0 or k <= 0 or not used:
+            return []
+        params: dict[str, Any] = {"as_of": as_utc(as_of), "k": k, "k1": K1, "b": B}
+        params |= {"k1p1": K1 + 1.0, "one_minus_b": 1.0 - B, "avgdl": total / n}
+        for i, term in enumerate(used):
+            params[f"t{i}"] = term
+            params[f"idf{i}"] = math.log(1.0 + (n - df[term] + 0.5) / (df[term] + 0.5))
+        return [(int(o), float(s)) for o, s in self._rows(score_sql(len(used)), params)]
+
+    # -- dense ----------------------------------------------------------------------------------
+
+    def search_vector(
+        self, vector: Sequence[float], *, as_of: datetime, k: int = 10, exact: bool = True
+    ) -> list[SearchHit]:
+        """Documents before ``as_of`` by inner product with ``vector`` (descending, then id).
+
+        ``exact`` (default) scans the visible partitions and sorts by the exact score, so the
+        result equals that of a corpus holding only the past. ``exact=False`` walks the
+        per-partition HNSW graphs (``hnsw.iterative_scan``): faster on big corpora, may miss
+        documents, and still never returns one at or after the cutoff (same WHERE clause).
+        """
+        if not self.meta.get("dims"):
+            raise ValueError(f"schema {self.schema!r} was built without embeddings")
+        import numpy as np
+        from pgvector import Vector
+
+        params = {"q": Vector(np.asarray(vector, dtype=np.float32)), "as_of": as_utc(as_of), "k": k}
+        if exact:
+            # Ordering by the negated distance (then ord) cannot use the HNSW index.
+            rows = self._rows(VECTOR_SQL, params)
+        else:
+            q = (
+                "SELECT ord, score FROM (SELECT ord, -(embedding <#> %(q)s)::float8 AS score "
+                "FROM {s}.documents WHERE ts < %(as_of)s ORDER BY embedding <#> %(q)s "
+                "LIMIT %(k)s) AS a ORDER BY score DESC, ord"
+            )
+            with self._conn.transaction():
+                self._conn.execute("SET LOCAL hnsw.iterative_scan = relaxed_order")
+                rows = self._rows(q, params)
+        return self._hits([(int(o), float(s)) for o, s in rows], [], as_of)
+
+    # -- helpers --------------------------------------------------------------------------------
+
+    def _hits(
+        self, ranked: Sequence[tuple[int, float]], terms: list[str], as_of: datetime
+    ) -> list[SearchHit]:
+        if not ranked:
+            return []
+        params = {"ords": [o for o, _ in ranked], "as_of": as_utc(as_of)}
+        docs = {int(r[0]): _document(r[1:]) for r in self._rows(HITS_SQL, params)}
+        return [
+            SearchHit(
+                id=docs[o].id,
+                timestamp=docs[o].timestamp,
+                title=docs[o].title,
+                score=score,
+                snippet=_snippet(docs[o], terms),
+            )
+            for o, score in ranked
+        ]
+
+    def explain(self, query: str, params: Mapping[str, Any]) -> str:
+        """The server's plan for a statement (``{s}`` stands for the schema), for inspection."""
+        return "\n".join(str(r[0]) for r in self._rows("EXPLAIN " + query, params))

@@ -1,0 +1,264 @@
+"""The PostgreSQL backend against a real server: the same conformance and as-of checks as the
+embedded index, result-for-result equality with it, partition pruning, and dense search."""
+
+from __future__ import annotations
+
+import itertools
+import random
+import re
+from collections.abc import Iterator, Sequence
+from datetime import UTC, datetime, timedelta
+
+import numpy as np
+import pytest
+from corpus_synth import START, WORDS, make_docs
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from pg_server import pg_url  # noqa: F401  (the session-scoped server fixture)
+
+from pastcast.corpus import (
+    DocumentNotVisible,
+    EmbeddedIndex,
+    LeakageError,
+    PostgresBackend,
+    adversarial_cutoffs,
+    check_as_of_equivalence,
+    check_no_leakage,
+)
+from pastcast.corpus._postgres import (
+    COUNT_SQL,
+    DF_SQL,
+    HITS_SQL,
+    LENGTHS_SQL,
+    READ_SQL,
+    VECTOR_SQL,
+    score_sql,
+)
+from pastcast.records import Document
+
+_schemas = itertools.count()
+
+
+@pytest.fixture(scope="module")
+def pg(pg_url: str, docs: list[Document]) -> Iterator[PostgresBackend]:  # noqa: F811
+    with PostgresBackend.build(docs, pg_url, schema="corpus_main") as backend:
+        yield backend
+
+
+@pytest.fixture(scope="module")
+def embedded(docs: list[Document]) -> EmbeddedIndex:
+    return EmbeddedIndex.in_memory(docs)
+
+
+def _queries(docs: Sequence[Document], rng: random.Random, n: int) -> list[str]:
+    out = [d.title for d in rng.sample(list(docs), n)]
+    out += [" ".join(rng.choices(WORDS, k=rng.randint(1, 6))) for _ in range(n)]
+    return out + ["", "the of and", "unknownword", "election election ELECTION"]
+
+
+def test_same_results_as_the_embedded_index(
+    pg: PostgresBackend, embedded: EmbeddedIndex, docs: list[Document]
+) -> None:
+    """Ids, order and scores (==, bit for bit) at adversarial and random cutoffs."""
+    rng = random.Random(3)
+    cutoffs = rng.sample(adversarial_cutoffs(docs), 40)
+    cutoffs += [START + timedelta(seconds=rng.randrange(70 * 86400)) for _ in range(20)]
+    cutoffs += [START - timedelta(days=1), START + timedelta(days=400)]
+    queries = _queries(docs, rng, 8)
+    compared = 0
+    for cutoff in cutoffs:
+        assert pg.count_before(cutoff) == embedded.count_before(cutoff)
+        for q in queries:
+            k = rng.choice([1, 5, 10, 50])
+            got = pg.search(q, as_of=cutoff, k=k)
+            want = embedded.search(q, as_of=cutoff, k=k)
+            assert [(h.id, h.score, h.timestamp, h.title) for h in got] == [
+                (h.id, h.score, h.timestamp, h.title) for h in want
+            ], (q, cutoff)
+            assert [h.snippet for h in got] == [h.snippet for h in want]
+            compared += bool(want)
+    assert compared > 300  # most comparisons are of non-empty rankings
+
+
+@settings(
+    max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    offset=st.integers(min_value=-86400, max_value=62 * 86400),
+    words=st.lists(st.sampled_from(WORDS + ["the", "nothing"]), min_size=1, max_size=5),
+    k=st.integers(min_value=1, max_value=30),
+)
+def test_property_matches_embedded(
+    pg: PostgresBackend, embedded: EmbeddedIndex, offset: int, words: list[str], k: int
+) -> None:
+    cutoff = START + timedelta(seconds=offset)
+    query = " ".join(words)
+    got = [(h.id, h.score) for h in pg.search(query, as_of=cutoff, k=k)]
+    assert got == [(h.id, h.score) for h in embedded.search(query, as_of=cutoff, k=k)]
+
+
+def test_no_leakage(pg: PostgresBackend, docs: list[Document]) -> None:
+    """Adversarial probes: future titles and words as queries, future ids read, cutoffs at,
+    around, on midnights and month boundaries, and random."""
+    report = check_no_leakage(pg, docs, n_probes=3000, seed=11)
+    assert report.violations == 0
+    assert report.searches > 6000 and report.reads > 3000 and report.hits_checked > 15000
+
+
+def test_as_of_equivalence(pg_url: str, docs: list[Document]) -> None:  # noqa: F811
+    """The whole corpus queried at t == a corpus built from the documents before t only."""
+    built: list[PostgresBackend] = []
+
+    def factory(subset: Sequence[Document]) -> PostgresBackend:
+        built.append(PostgresBackend.build(subset, pg_url, schema=f"eq_{next(_schemas)}"))
+        return built[-1]
+
+    month = datetime(2024, 3, 1, tzinfo=UTC)
+    cutoffs = [month, month - timedelta(microseconds=1), START, START + timedelta(days=17)]
+    cutoffs += random.Random(5).sample(adversarial_cutoffs(docs), 6)
+    try:
+        report = check_as_of_equivalence(factory, docs, cutoffs=cutoffs, seed=5)
+    finally:
+        for backend in built:
+            backend.close()
+    assert report.comparisons == 100
+
+
+def test_whole_corpus_statistics_would_differ(pg: PostgresBackend, docs: list[Document]) -> None:
+    """Guard against a vacuous equivalence test: statistics over all documents change scores."""
+    cutoff = START + timedelta(days=20)
+    future_blind = EmbeddedIndex.in_memory(docs)  # holds everything, filters nothing by stats
+    big = datetime(2100, 1, 1, tzinfo=UTC)
+    whole = {h.id: h.score for h in future_blind.search("election storm", as_of=big, k=300)}
+    hits = pg.search("election storm", as_of=cutoff, k=20)
+    assert hits and any(whole[h.id] != h.score for h in hits)
+
+
+def test_read_checks_the_cutoff(pg: PostgresBackend, docs: list[Document]) -> None:
+    doc = max(docs, key=lambda d: d.timestamp)
+    assert pg.read(doc.id, as_of=doc.timestamp + timedelta(microseconds=1)) == doc
+    with pytest.raises(DocumentNotVisible) as future:
+        pg.read(doc.id, as_of=doc.timestamp)
+    with pytest.raises(DocumentNotVisible) as unknown:
+        pg.read("no-such-id", as_of=doc.timestamp)
+    assert str(future.value).replace(repr(doc.id), "ID") == str(unknown.value).replace(
+        repr("no-such-id"), "ID"
+    )
+
+
+def _partitions(plan: str) -> set[str]:
+    return set(re.findall(r"\b(?:documents|postings)_(\d{4}_\d{2})\b", plan))
+
+
+@pytest.mark.parametrize(
+    "cutoff", [datetime(2024, 2, 1, tzinfo=UTC), datetime(2024, 3, 9, 12, 0, tzinfo=UTC)]
+)
+def test_plans_skip_partitions_after_the_cutoff(pg: PostgresBackend, cutoff: datetime) -> None:
+    """EXPLAIN of every statement: only the months up to the cutoff's are scanned."""
+    allowed = {
+        f"{y}_{m:02d}"
+        for y, m in [(2024, 1), (2024, 2), (2024, 3)]
+        if (y, m) <= (cutoff.year, cutoff.month)
+    }
+    if cutoff.day == 1 and cutoff.hour == 0:
+        allowed.discard(
+            f"{cutoff:%Y_%m}"
+        )  # a month that starts at the cutoff holds nothing visible
+    params = {"as_of": cutoff, "id": "doc-00001", "terms": ["election"], "ords": [1, 2], "k": 5}
+    params |= {"t0": "election", "idf0": 1.0, "k1": 1.2, "k1p1": 2.2, "b": 0.75}
+    params |= {"one_minus_b": 0.25, "avgdl": 10.0}
+    for statement in (COUNT_SQL, READ_SQL, LENGTHS_SQL, DF_SQL, HITS_SQL, score_sql(1)):
+        scanned = _partitions(pg.explain(statement, params))
+        assert scanned and scanned <= allowed, (statement, scanned)
+    assert len(_partitions(pg.explain(COUNT_SQL, {"as_of": datetime(2030, 1, 1, tzinfo=UTC)}))) >= 3
+
+
+def test_build_refuses_to_replace_without_overwrite(pg_url: str) -> None:  # noqa: F811
+    docs = make_docs(20, seed=4)
+    PostgresBackend.build(docs, pg_url, schema="twice").close()
+    with pytest.raises(FileExistsError, match="overwrite"):
+        PostgresBackend.build(docs, pg_url, schema="twice")
+    with PostgresBackend.build(docs[:5], pg_url, schema="twice", overwrite=True) as again:
+        assert len(again) == 5
+        assert again.count_before(datetime(2100, 1, 1, tzinfo=UTC)) == 5
+    with pytest.raises(FileExistsError, match="holds no corpus"):
+        PostgresBackend.build(docs, pg_url, schema="public", overwrite=True)
+    with pytest.raises(FileNotFoundError, match="holds no corpus"):
+        PostgresBackend.connect(pg_url, schema="nothing_here")
+    with pytest.raises(ValueError, match="lowercase"):
+        PostgresBackend.connect(pg_url, schema="bad; drop table x")
+    with pytest.raises(ValueError, match="duplicate"):
+        PostgresBackend.build(docs + docs[:1], pg_url, schema="dups")
+
+
+def test_unreachable_server_is_a_clear_error() -> None:
+    pytest.importorskip("psycopg", reason="the 'postgres' extra is not installed")
+    with pytest.raises(ConnectionError, match="cannot connect") as err:
+        PostgresBackend.connect("postgresql://user:secret@127.0.0.1:1/db?connect_timeout=2")
+    assert "secret" not in str(err.value)
+
+
+# -- dense -----------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def vectors(docs: list[Document]) -> dict[str, list[float]]:
+    rng = np.random.default_rng(0)
+    return {d.id: rng.standard_normal(8).astype(np.float32).tolist() for d in docs}
+
+
+def test_exact_vector_search(
+    pg_url: str,  # noqa: F811
+    docs: list[Document],
+    vectors: dict[str, list[float]],
+) -> None:
+    """Exact inner-product ranking over the past only; equal to a corpus of the past alone."""
+    rng = np.random.default_rng(1)
+    by_id = {d.id: d for d in docs}
+    cutoffs = random.Random(2).sample(adversarial_cutoffs(docs), 4)
+    with PostgresBackend.build(docs, pg_url, schema="dense_all", embeddings=vectors) as full:
+        plan = full.explain(
+            VECTOR_SQL, {"q": "[" + ",".join(["0"] * 8) + "]", "as_of": cutoffs[0], "k": 5}
+        )
+        assert "hnsw" not in plan  # exact: no approximate index walk
+        for i, cutoff in enumerate(cutoffs):
+            q = rng.standard_normal(8).astype(np.float32)
+            past = [d for d in docs if d.timestamp < cutoff]
+            hits = full.search_vector(q, as_of=cutoff, k=10)
+            brute = sorted(past, key=lambda d: (-float(np.dot(np.float64(vectors[d.id]), q)), d.id))
+            assert [h.id for h in hits] == [d.id for d in brute[:10]]
+            for h in hits:
+                assert h.score == pytest.approx(
+                    float(np.dot(np.float64(vectors[h.id]), q)), rel=1e-5
+                )
+                assert by_id[h.id].timestamp < cutoff
+            with PostgresBackend.build(
+                past, pg_url, schema=f"dense_{i}", embeddings={d.id: vectors[d.id] for d in past}
+            ) as part:
+                assert [(h.id, h.score) for h in part.search_vector(q, as_of=cutoff, k=10)] == [
+                    (h.id, h.score) for h in hits
+                ]
+            approx = full.search_vector(q, as_of=cutoff, k=10, exact=False)
+            assert all(by_id[h.id].timestamp < cutoff for h in approx)
+
+
+def test_vector_search_needs_embeddings(pg: PostgresBackend) -> None:
+    with pytest.raises(ValueError, match="without embeddings"):
+        pg.search_vector([0.0] * 8, as_of=START, k=3)
+
+
+def test_leaky_postgres_is_caught(pg: PostgresBackend, docs: list[Document]) -> None:
+    """The conformance check is not vacuous here: a read with a late cutoff is caught."""
+
+    class Inclusive:
+        def search(self, query: str, *, as_of: datetime, k: int = 10) -> list:  # type: ignore[type-arg]
+            return pg.search(query, as_of=as_of, k=k)
+
+        def read(self, doc_id: str, *, as_of: datetime) -> Document:
+            return pg.read(doc_id, as_of=as_of + timedelta(days=3))
+
+        def count_before(self, as_of: datetime) -> int:
+            return pg.count_before(as_of)
+
+    with pytest.raises(LeakageError):
+        check_no_leakage(Inclusive(), docs, n_probes=200, seed=3)
