@@ -31,6 +31,29 @@ CorpusEndOpt = Annotated[
     str | None, typer.Option("--corpus-end", help="Last corpus day (caps the hindcast t0).")
 ]
 OutOpt = Annotated[Path, typer.Option("--out", help="Dataset directory to write.")]
+NewsOpt = Annotated[
+    Path | None,
+    typer.Option(
+        "--news-corpus",
+        help="Corpus index whose documents per day feed the dojo schedule's news-volume term.",
+    ),
+]
+
+
+def _news_counts(index_dir: Path | None, histories: list[Any]) -> dict[date, int] | None:
+    if index_dir is None or not histories:
+        return None
+    from pastcast.corpus import EmbeddedIndex
+    from pastcast.markets._news import daily_news_counts
+
+    if not (index_dir / "manifest.json").is_file():
+        fail(
+            f"--news-corpus {index_dir}: not an index directory (build one with "
+            "'pastcast corpus build')"
+        )
+    first = min(h.event.open_time.date() for h in histories)
+    last = max(h.event.close_time.date() for h in histories)
+    return daily_news_counts(EmbeddedIndex.open(index_dir), first, last)
 
 
 def _common(schedule: str, split: str | None, corpus_end: str | None, first_belief: bool) -> Any:
@@ -67,6 +90,7 @@ def import_forecastbench(
     cache: Annotated[
         Path | None, typer.Option("--cache", help="Download folder (default: a temp folder).")
     ] = None,
+    news_corpus: NewsOpt = None,
 ) -> None:
     """Import ForecastBench's resolved binary market questions with their daily series."""
     from pastcast.markets import ForecastBenchError, read_forecastbench
@@ -93,6 +117,7 @@ def import_forecastbench(
             schedule=sched,
             split=parsed,
             sources=source or None,
+            news_counts=_news_counts(news_corpus, list(result.histories)),
             provenance={
                 "source": "forecastbench",
                 "input": path_or_url,
@@ -124,6 +149,7 @@ def import_polymarket(
     max_events: Annotated[
         int | None, typer.Option("--max-events", help="Stop after this many events.")
     ] = None,
+    news_corpus: NewsOpt = None,
 ) -> None:
     """Import resolved Polymarket events (binary and neg-risk multi-option) with price history."""
     from pastcast.markets._pipeline import build_and_save
@@ -139,6 +165,7 @@ def import_polymarket(
             name="polymarket",
             schedule=sched,
             split=parsed,
+            news_counts=_news_counts(news_corpus, list(histories)),
             provenance={
                 "source": "polymarket",
                 "gamma": base_url,
