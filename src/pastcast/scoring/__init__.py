@@ -21,7 +21,7 @@ from pastcast.scoring._binary import (
     ece,
     murphy,
 )
-from pastcast.scoring._bootstrap import cluster_bootstrap
+from pastcast.scoring._bootstrap import cluster_bootstrap, grouped_cluster_bootstrap
 from pastcast.scoring._breakdown import (
     RecoveryCount,
     horizon_bucket,
@@ -89,6 +89,7 @@ __all__ = [
     "ece",
     "episode_gain",
     "evidence_capture",
+    "grouped_cluster_bootstrap",
     "horizon_bucket",
     "info_alpha",
     "log_loss",
