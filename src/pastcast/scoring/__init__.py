@@ -21,7 +21,11 @@ from pastcast.scoring._binary import (
     ece,
     murphy,
 )
-from pastcast.scoring._bootstrap import cluster_bootstrap, grouped_cluster_bootstrap
+from pastcast.scoring._bootstrap import (
+    cluster_bootstrap,
+    grouped_cluster_bootstrap,
+    ratio_bootstrap,
+)
 from pastcast.scoring._breakdown import (
     RecoveryCount,
     horizon_bucket,
@@ -69,12 +73,21 @@ from pastcast.scoring._power import (
     power_n,
     power_rounds,
 )
+from pastcast.scoring._resources import (
+    PHASES,
+    RESOURCES,
+    ResourceRatio,
+    memory_cost,
+    resource_use,
+)
 from pastcast.scoring._table import Convention, ScoreTable, score_matrix, table_from_records
 
 __all__ = [
     "KAPPA",
     "LOG_FLOOR",
     "METRICS",
+    "PHASES",
+    "RESOURCES",
     "AlphaAnatomy",
     "AlphaTest",
     "CaptureGain",
@@ -90,6 +103,7 @@ __all__ = [
     "PairedDifference",
     "QuartileChange",
     "RecoveryCount",
+    "ResourceRatio",
     "ScoreTable",
     "StepChange",
     "Thirds",
@@ -114,13 +128,16 @@ __all__ = [
     "info_alpha",
     "log_loss",
     "market_truth_prob",
+    "memory_cost",
     "murphy",
     "new_entries",
     "normalize",
     "paired_difference",
     "power_n",
     "power_rounds",
+    "ratio_bootstrap",
     "recoveries_regressions",
+    "resource_use",
     "score_forecast",
     "score_matrix",
     "score_step",

@@ -17,7 +17,7 @@ from collections.abc import Iterator
 import numpy as np
 from numpy.typing import NDArray
 
-__all__ = ["cluster_bootstrap", "grouped_cluster_bootstrap"]
+__all__ = ["cluster_bootstrap", "grouped_cluster_bootstrap", "ratio_bootstrap"]
 
 Floats = NDArray[np.float64]
 Ints = NDArray[np.int64]
@@ -170,3 +170,32 @@ def grouped_cluster_bootstrap(
             rows = order[bounds[g] : bounds[g + 1]]
             low[g], high[g] = cluster_bootstrap(cluster[rows], v[rows], draws, rng, level)
     return low, high
+
+
+def ratio_bootstrap(
+    cluster: Ints,
+    numerator: Floats,
+    denominator: Floats,
+    draws: int = 4000,
+    rng: np.random.Generator | None = None,
+    level: float = 0.95,
+) -> tuple[Floats, Floats]:
+    """Percentile CIs of column ratios sum(numerator) / sum(denominator) (N x M each),
+    resampling clusters; NaN for a column with fewer than two clusters."""
+    rng = rng if rng is not None else np.random.default_rng(0)
+    num, den = _columns(numerator), _columns(denominator)
+    m = num.shape[1]
+    if draws <= 0 or num.shape[0] == 0:
+        return np.full(m, np.nan), np.full(m, np.nan)
+    ids, inv = np.unique(cluster, return_inverse=True)
+    inv = inv.reshape(-1)
+    e = ids.size
+    stacked = np.stack([np.bincount(inv, c, e) for c in (*num.T, *den.T)], axis=1)  # E x 2M
+    boot = np.empty((m, draws))
+    start = 0
+    for w in _event_counts(rng, e, draws):
+        tot = w @ stacked
+        with np.errstate(invalid="ignore", divide="ignore"):
+            boot[:, start : start + w.shape[0]] = (tot[:, :m] / tot[:, m:]).T
+        start += w.shape[0]
+    return _percentiles(boot, np.full(m, e >= 2), level)
