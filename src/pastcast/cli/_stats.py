@@ -125,8 +125,7 @@ def longitudinal(
     seed: int = SEED,
     json_: bool = JSON,
 ) -> None:
-    """Scores across each episode: thirds, step changes, episode gain, and (from memory-on
-    notebooks) step changes by new-evidence quartile and evidence capture vs episode gain."""
+    """Thirds, step changes, episode gain; new-evidence quartiles and capture from notebooks."""
     steps = _steps(run_logs)
     groups = _columns(by, GROUP_COLUMNS, "--by")
     conv = _convention(fallback)
@@ -169,8 +168,7 @@ def memory_cost_cmd(
     seed: int = SEED,
     json_: bool = JSON,
 ) -> None:
-    """Memory-on / memory-free ratios of summed cost, tokens, model and tool calls over matched
-    (agent, event, step, rollout) records, at the first step, later steps and overall."""
+    """Memory-on / memory-free resource ratios over matched records, by step phase."""
     steps = _steps(run_logs)
     index = evidence_index(steps) if by_evidence else None
     if index is not None and not any(r.available is not None for r in index):
