@@ -18,6 +18,7 @@ def make_step(
     labels: tuple[str, ...] = ("Yes", "No"),
     market: dict[str, float] | None = None,
     usable: bool = True,
+    episode: EpisodeRecord | None = None,
     **fields: Any,
 ) -> StepRecord:
     base: dict[str, Any] = {
@@ -30,7 +31,7 @@ def make_step(
     base.update(fields)
     return StepRecord(
         forecast=Forecast(probs=probs, usable=usable),
-        episode=EpisodeRecord(),
+        episode=episode if episode is not None else EpisodeRecord(),
         grading=Grading(truth=truth, labels=labels, market_probs=market),
         # deliberately wrong: scoring must never trust stored scores
         scores=Scores(brier=9.0, accuracy=9.0, log_loss=9.0),

@@ -15,6 +15,7 @@ from pastcast.scoring import (
     accuracy,
     brier,
     cluster_bootstrap,
+    grouped_cluster_bootstrap,
     log_loss,
     normalize,
     paired_difference,
@@ -149,6 +150,66 @@ def test_cluster_bootstrap_matches_naive_loop() -> None:
     low, high = cluster_bootstrap(cluster, v, 500, np.random.default_rng(7))
     ref = _naive_bootstrap(cluster, v, 500, 7)
     assert (low[0], high[0]) == (pytest.approx(ref[0]), pytest.approx(ref[1]))
+
+
+def _naive_grouped(
+    cluster: np.ndarray, group: np.ndarray, v: np.ndarray, draws: int, seed: int
+) -> np.ndarray:
+    """Groups with at least half the events share draws over all events; others go alone."""
+    rng = np.random.default_rng(seed)
+    ids = np.unique(cluster)
+    n_groups = int(group.max()) + 1
+    size = [np.unique(cluster[group == g]).size for g in range(n_groups)]
+    joint = [g for g in range(n_groups) if 2 * size[g] >= ids.size]
+    means: dict[int, list[np.ndarray]] = {g: [] for g in joint}
+    for _ in range(draws):
+        pick = rng.integers(0, ids.size, size=ids.size)
+        for g in joint:
+            mine = group == g
+            rows = np.concatenate([np.flatnonzero((cluster == ids[k]) & mine) for k in pick])
+            with np.errstate(invalid="ignore"):
+                means[g].append(np.nanmean(v[rows], axis=0))
+    out = np.full((n_groups, 2, v.shape[1]), np.nan)
+    for g in joint:
+        b = np.array(means[g])
+        for j in range(v.shape[1]):
+            col = b[:, j][np.isfinite(b[:, j])]
+            out[g, :, j] = np.percentile(col, [2.5, 97.5])
+    for g in range(n_groups):
+        if g not in joint:
+            sub_c, sub_v = cluster[group == g], v[group == g]
+            sub_ids = np.unique(sub_c)
+            b = []
+            for _ in range(draws):
+                pick = rng.integers(0, sub_ids.size, size=sub_ids.size)
+                rows = np.concatenate([np.flatnonzero(sub_c == sub_ids[k]) for k in pick])
+                b.append(np.nanmean(sub_v[rows], axis=0))
+            out[g] = np.percentile(np.array(b), [2.5, 97.5], axis=0)
+    return out
+
+
+@pytest.mark.parametrize("small_blocks", [False, True])
+def test_grouped_bootstrap_matches_naive_loop(
+    small_blocks: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    if small_blocks:  # several count blocks per product block, and several product blocks
+        monkeypatch.setattr("pastcast.scoring._bootstrap._COUNT_CELLS", 30)
+        monkeypatch.setattr("pastcast.scoring._bootstrap._PRODUCT_CELLS", 100)
+    rng = np.random.default_rng(5)
+    cluster = rng.integers(0, 12, size=300)
+    group = rng.integers(0, 3, size=300)
+    group[(group == 1) & (cluster < 2)] = 0  # group 1 lacks two events: still shares draws
+    group[(group == 2) & (cluster >= 4)] = 0  # group 2 has 4 of 12 events: resampled alone
+    v = np.stack([rng.normal(size=300) + cluster * 0.1, rng.uniform(size=300)], axis=1)
+    v[rng.uniform(size=300) < 0.2, 1] = np.nan  # metrics missing on different rows
+    low, high = grouped_cluster_bootstrap(cluster, group, v, 300, np.random.default_rng(9))
+    ref = _naive_grouped(cluster, group, v, 300, 9)
+    np.testing.assert_allclose(low, ref[:, 0], rtol=1e-9)
+    np.testing.assert_allclose(high, ref[:, 1], rtol=1e-9)
+    # a single group with every event is exactly the single-group bootstrap
+    one = grouped_cluster_bootstrap(cluster, np.zeros(300, dtype=np.int64), v, 300)
+    single = cluster_bootstrap(cluster, v, 300)
+    np.testing.assert_allclose(np.stack(one)[:, 0], np.stack(single), rtol=1e-12)
 
 
 def test_summaries_are_reproducible() -> None:

@@ -15,7 +15,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from pastcast.runlog import StepRecord
-from pastcast.scoring._bootstrap import cluster_bootstrap
+from pastcast.scoring._bootstrap import cluster_bootstrap, grouped_cluster_bootstrap
 from pastcast.scoring._table import Convention, ScoreTable, table_from_records
 
 __all__ = [
@@ -100,11 +100,12 @@ def alpha_test(values: NDArray[np.float64], kappa: float = KAPPA) -> AlphaTest:
         return AlphaTest(0, math.nan, math.nan, math.nan, math.nan, True)
     mean = float(v.mean())
     t = p = math.nan
-    if n >= 2 and float(v.std()) > 0:
-        from scipy.stats import ttest_1samp
+    sd = float(v.std(ddof=1)) if n >= 2 else 0.0
+    if sd > 0:
+        from scipy.special import stdtr  # lighter to import than scipy.stats
 
-        res = ttest_1samp(v, 0.0)
-        t, p = float(res.statistic), float(res.pvalue)
+        t = mean / (sd / math.sqrt(n))
+        p = float(2.0 * stdtr(n - 1, -abs(t)))
     s, prov = shrink(mean, n, kappa)
     return AlphaTest(n, mean, t, p, s, prov)
 
@@ -117,8 +118,14 @@ def _group_ids(table: ScoreTable, by: Sequence[str]) -> tuple[NDArray[np.int64],
     """Dense group id per row, and the (n_groups x len(by)) codes of each group."""
     if not by:
         return np.zeros(len(table), dtype=np.int64), np.zeros((1, 0), dtype=np.int64)
-    cols = np.stack([table.codes(c) for c in by], axis=1)
-    uniq, inv = np.unique(cols, axis=0, return_inverse=True)
+    cols = [table.codes(c) for c in by]
+    dims = tuple(int(c.max()) + 1 if c.size else 1 for c in cols)
+    if math.prod(dims) >= 2**62:  # too many combinations for one integer key
+        uniq, inv = np.unique(np.stack(cols, axis=1), axis=0, return_inverse=True)
+        return inv.reshape(-1).astype(np.int64), uniq
+    # one integer per row sorts like the tuple of codes and is much faster to unique
+    keys, inv = np.unique(np.ravel_multi_index(cols, dims), return_inverse=True)
+    uniq = np.stack(np.unravel_index(keys, dims), axis=1).astype(np.int64)
     return inv.reshape(-1).astype(np.int64), uniq
 
 
@@ -147,7 +154,8 @@ def summarize(
 
     ``scheduled`` is the number of forecasts the schedule expected per group (one number for
     all groups, or per group tuple); with it, missing records are counted and a failure rate
-    over the schedule is reported.
+    over the schedule is reported. Intervals come from ``grouped_cluster_bootstrap``: groups
+    holding at least half of the events share resampled events.
     """
     table = _as_table(data)
     by = tuple(by)
@@ -159,6 +167,7 @@ def summarize(
     role_codes, role_names = table.keys.get("role", (None, ()))
     order = np.argsort(gid, kind="stable")
     bounds = np.searchsorted(gid[order], np.arange(gcodes.shape[0] + 1))
+    lows, highs = grouped_cluster_bootstrap(event, gid, matrix, bootstrap, rng)
     groups = []
     for g in range(gcodes.shape[0]):
         rows = order[bounds[g] : bounds[g + 1]]
@@ -166,7 +175,7 @@ def summarize(
             continue
         names = tuple(table.name(c, int(code)) for c, code in zip(by, gcodes[g], strict=True))
         v = matrix[rows]
-        low, high = cluster_bootstrap(event[rows], v, bootstrap, rng)
+        low, high = lows[g], highs[g]
         summaries = {}
         for j, name in enumerate(METRICS):
             col = v[:, j]

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from pastcast.scoring._aggregate import METRICS
+from pastcast.scoring._aggregate import METRICS, _group_ids
 from pastcast.scoring._bootstrap import cluster_bootstrap
 from pastcast.scoring._table import Convention, ScoreTable
 
@@ -26,6 +26,7 @@ __all__ = [
     "evidence_capture",
     "step_changes",
     "thirds",
+    "transitions",
 ]
 
 Floats = NDArray[np.float64]
@@ -130,6 +131,23 @@ class StepChange:
     """Mean of B(t) - B(t - 1) (negative is improvement), event means weighted equally."""
 
 
+def _chains(table: ScoreTable) -> Ints:
+    return _group_ids(table, [c for c in ("agent", "setting", "run_id") if c in table.keys])[0]
+
+
+def transitions(table: ScoreTable, rows: Ints, values: Floats) -> tuple[Floats, Ints]:
+    """Changes v(t) - v(t - 1) between adjacent recorded steps of one event and rollout among
+    ``rows`` (NaN scores skipped), and the row of each later step."""
+    rows = rows[np.isfinite(values[rows])]
+    event = table.codes("event")
+    chain = _chains(table)  # one forecaster's sequence: never pair two agents or runs
+    order = np.lexsort((table.step[rows], table.rollout[rows], event[rows], chain[rows]))
+    r = rows[order]
+    ch, ev, ro, st, v = chain[r], event[r], table.rollout[r], table.step[r], values[r]
+    adj = (ch[1:] == ch[:-1]) & (ev[1:] == ev[:-1]) & (ro[1:] == ro[:-1]) & (st[1:] == st[:-1] + 1)
+    return (v[1:] - v[:-1])[adj], r[1:][adj]
+
+
 def step_changes(
     table: ScoreTable,
     by: Sequence[str] = ("agent", "setting"),
@@ -144,12 +162,8 @@ def step_changes(
     rng = np.random.default_rng(seed)
     out = []
     for names, rows in _groups(table, by):
-        rows = rows[np.isfinite(values[rows])]
-        order = np.lexsort((table.step[rows], table.rollout[rows], event[rows]))
-        r = rows[order]
-        ev, ro, st, v = event[r], table.rollout[r], table.step[r], values[r]
-        adj = (ev[1:] == ev[:-1]) & (ro[1:] == ro[:-1]) & (st[1:] == st[:-1] + 1)
-        delta, dev = (v[1:] - v[:-1])[adj], ev[1:][adj]
+        delta, end = transitions(table, rows, values)
+        dev = event[end]
         if delta.size == 0:
             out.append(StepChange(names, 0, 0, Estimate(math.nan, math.nan, math.nan)))
             continue

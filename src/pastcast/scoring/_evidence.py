@@ -1,0 +1,228 @@
+"""Newly dated evidence from memory-on notebooks, and what it explains (Forecast-Dojo B.6-B.7).
+
+An entry of a notebook written at step t counts as new when its ``date_observed`` could be
+seen at step t's cutoff but not at step t - 1's (the paper's tau_(t-1) < d <= tau_t; entries
+dated after the cutoff never count). Each model's availability index at an event-step is the
+mean of the OTHER models' counts, so a model's forecast change is never explained by its own
+recording.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+
+import numpy as np
+
+from pastcast.cutoff import cutoff_for_day, is_visible
+from pastcast.runlog import StepRecord
+from pastcast.scoring._longitudinal import (
+    Estimate,
+    _estimates,
+    _groups,
+    _metric,
+    episode_gain,
+    evidence_capture,
+    transitions,
+)
+from pastcast.scoring._table import Convention, table_from_records
+
+__all__ = [
+    "CaptureGain",
+    "EvidenceCorrelation",
+    "EvidenceRow",
+    "QuartileChange",
+    "capture_gain",
+    "changes_by_evidence",
+    "evidence_index",
+    "evidence_quartiles",
+    "new_entries",
+]
+
+
+def new_entries(notebook: str | None, previous_cutoff: datetime, cutoff: datetime) -> int | None:
+    """Ledger entries of ``notebook`` dated within (previous forecast date, this one]; None when
+    there is no parseable notebook. Active and superseded entries both count."""
+    from pastcast.agents._notebook import parse_notebook  # agents import the runner's stack
+
+    nb = parse_notebook(notebook) if notebook else None
+    if nb is None:
+        return None
+    n = 0
+    for entry in nb.evidence_ledger:
+        start = cutoff_for_day(entry.date_observed)
+        n += is_visible(start, cutoff) and not is_visible(start, previous_cutoff)
+    return n
+
+
+@dataclass(frozen=True)
+class EvidenceRow:
+    """One model at one event-step (step >= 1: a previous forecast date exists)."""
+
+    agent: str
+    event: str
+    step: int
+    own: float | None
+    """Mean new entries over the model's memory-on rollouts with a notebook (None: none)."""
+    n_rollouts: int
+    available: float | None
+    """Leave-one-model-out index A: mean of the other models' ``own`` (None: no peers)."""
+    n_peers: int
+
+
+def evidence_index(records: Iterable[StepRecord]) -> tuple[EvidenceRow, ...]:
+    """Own counts and leave-one-model-out availability for every model with a record at each
+    event-step that any model's notebook covers. Models are agent names (any setting)."""
+    recs = list(records)
+    cutoffs: dict[tuple[str, int], datetime] = {}
+    present: dict[tuple[str, int], set[str]] = {}
+    for r in recs:
+        cutoffs.setdefault((r.event_id, r.step_index), r.cutoff)
+        if r.role == "agent":
+            present.setdefault((r.event_id, r.step_index), set()).add(r.agent)
+    counts: dict[tuple[str, int], dict[str, list[int]]] = {}
+    for r in recs:
+        if r.setting != "memory_on" or r.role != "agent" or r.step_index < 1:
+            continue
+        prev = cutoffs.get((r.event_id, r.step_index - 1))
+        if prev is None:
+            continue
+        n = new_entries(r.episode.notebook_out, prev, r.cutoff)
+        if n is not None:
+            counts.setdefault((r.event_id, r.step_index), {}).setdefault(r.agent, []).append(n)
+    rows = []
+    for (event, step), by_agent in sorted(counts.items()):
+        own = {a: sum(v) / len(v) for a, v in by_agent.items()}
+        for agent in sorted(present[(event, step)]):
+            peers = [v for a, v in own.items() if a != agent]
+            rows.append(
+                EvidenceRow(
+                    agent=agent,
+                    event=event,
+                    step=step,
+                    own=own.get(agent),
+                    n_rollouts=len(by_agent.get(agent, ())),
+                    available=sum(peers) / len(peers) if peers else None,
+                    n_peers=len(peers),
+                )
+            )
+    return tuple(rows)
+
+
+def evidence_quartiles(index: Sequence[EvidenceRow]) -> tuple[float, float, float]:
+    """Quartile cut points of the availability index over indexed model-event-step rows."""
+    a = np.array([r.available for r in index if r.available is not None], dtype=np.float64)
+    if a.size == 0:
+        raise ValueError("evidence_quartiles: no event-step has a peer notebook count")
+    q1, q2, q3 = np.quantile(a, [0.25, 0.5, 0.75])
+    return float(q1), float(q2), float(q3)
+
+
+@dataclass(frozen=True)
+class QuartileChange:
+    group: tuple[str, ...]
+    quartile: int
+    """1 (least new evidence: A <= first cut point) to 4 (A > third cut point)."""
+    n_transitions: int
+    n_events: int
+    change: Estimate
+    """Mean of B(t) - B(t - 1), within events first, then events weighted equally."""
+
+
+def changes_by_evidence(
+    records: Iterable[StepRecord],
+    index: Sequence[EvidenceRow] | None = None,
+    by: Sequence[str] = ("setting",),
+    metric: str = "brier",
+    fallback: Convention = "uniform",
+    bootstrap: int = 4000,
+    seed: int = 0,
+) -> tuple[tuple[float, float, float], tuple[QuartileChange, ...]]:
+    """Step-to-step score change by quartile of the evaluated model's availability index at
+    the later step (Figure 2b); returns the cut points and one row per group and quartile."""
+    recs = list(records)
+    index = evidence_index(recs) if index is None else index
+    cuts = np.array(evidence_quartiles(index))
+    avail = {(r.agent, r.event, r.step): r.available for r in index}
+    table = table_from_records(recs)
+    values = _metric(table, metric, fallback)
+    a_row = np.array(
+        [avail.get((r.agent, r.event_id, r.step_index)) for r in recs], dtype=np.float64
+    )  # None -> NaN
+    quartile = np.where(np.isfinite(a_row), np.searchsorted(cuts, a_row, side="left") + 1, 0)
+    event = table.codes("event")
+    rng = np.random.default_rng(seed)
+    out = []
+    for names, rows in _groups(table, by):
+        delta, end = transitions(table, rows, values)
+        for q in (1, 2, 3, 4):
+            sel = quartile[end] == q
+            d, ev = delta[sel], event[end][sel]
+            if d.size == 0:
+                out.append(QuartileChange(names, q, 0, 0, Estimate(math.nan, math.nan, math.nan)))
+                continue
+            ids, inv = np.unique(ev, return_inverse=True)
+            means = np.bincount(inv, d) / np.bincount(inv)
+            (est,) = _estimates(ids, means[:, None], bootstrap, rng)
+            out.append(QuartileChange(names, q, int(d.size), int(ids.size), est))
+    q1, q2, q3 = (float(c) for c in cuts)
+    return (q1, q2, q3), tuple(out)
+
+
+@dataclass(frozen=True)
+class CaptureGain:
+    agent: str
+    kappa: float
+    """No-intercept slope of own new entries on peer availability (NaN: no usable pairs)."""
+    n_pairs: int
+    gain: float
+    """Memory-on episode gain G: first minus last scheduled score (positive is improvement)."""
+    n_events: int
+
+
+@dataclass(frozen=True)
+class EvidenceCorrelation:
+    models: tuple[CaptureGain, ...]
+    n_models: int
+    """Models with both kappa and G defined (those the correlation uses)."""
+    spearman_rho: float
+    p_value: float
+
+
+def capture_gain(
+    records: Iterable[StepRecord],
+    index: Sequence[EvidenceRow] | None = None,
+    metric: str = "brier",
+    fallback: Convention = "uniform",
+) -> EvidenceCorrelation:
+    """Evidence capture kappa and memory-on episode gain G per model, and their Spearman
+    correlation across models (Figure 2c; NaN with fewer than three models)."""
+    recs = list(records)
+    index = evidence_index(recs) if index is None else index
+    pairs: dict[str, tuple[list[float], list[float]]] = {}
+    for r in index:
+        if r.own is not None and r.available is not None:
+            own, avail = pairs.setdefault(r.agent, ([], []))
+            own.append(r.own)
+            avail.append(r.available)
+    on = [r for r in recs if r.setting == "memory_on" and r.role == "agent"]
+    gains: dict[str, tuple[float, int]] = {}
+    if on:
+        for g in episode_gain(table_from_records(on), ("agent",), metric, fallback, bootstrap=0):
+            gains[g.group[0]] = (g.gain.mean, g.n_events)
+    models = []
+    for agent in sorted(set(pairs) | set(gains)):
+        own, avail = pairs.get(agent, ([], []))
+        kappa = evidence_capture(own, avail) if any(avail) else math.nan
+        gain, n_events = gains.get(agent, (math.nan, 0))
+        models.append(CaptureGain(agent, kappa, len(own), gain, n_events))
+    ok = [m for m in models if math.isfinite(m.kappa) and math.isfinite(m.gain)]
+    rho = p = math.nan
+    if len(ok) >= 3:
+        from scipy.stats import spearmanr
+
+        res = spearmanr([m.kappa for m in ok], [m.gain for m in ok])
+        rho, p = float(res.statistic), float(res.pvalue)
+    return EvidenceCorrelation(tuple(models), len(ok), rho, p)

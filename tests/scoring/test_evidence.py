@@ -1,0 +1,133 @@
+"""New-evidence index, quartile step changes, evidence capture and episode gain, by hand."""
+
+from __future__ import annotations
+
+import json
+import math
+from datetime import UTC, datetime
+
+import numpy as np
+import pytest
+from scoring_builders import make_step
+
+from pastcast.records import EpisodeRecord
+from pastcast.runlog import StepRecord
+from pastcast.scoring import (
+    capture_gain,
+    changes_by_evidence,
+    evidence_index,
+    evidence_quartiles,
+    new_entries,
+)
+
+CUTOFFS = [datetime(2025, 1, d, tzinfo=UTC) for d in (1, 5, 10)]
+
+
+def notebook(*dates: str) -> str:
+    ledger = [
+        {"id": f"E{i}", "claim": "c", "date_observed": d, "status": "superseded" if i else "active"}
+        for i, d in enumerate(dates)
+    ]
+    return json.dumps(
+        {"assessment": {"probabilities": {"Yes": 0.5, "No": 0.5}}, "evidence_ledger": ledger}
+    )
+
+
+def step(
+    agent: str, t: int, p: float, nb: str | None = None, rollout: int = 0, **kw: object
+) -> StepRecord:
+    return make_step(
+        {"Yes": p, "No": 1 - p},
+        agent=agent,
+        step_index=t,
+        cutoff=CUTOFFS[t],
+        rollout=rollout,
+        episode=EpisodeRecord(notebook_out=nb),
+        **{"setting": "memory_on", **kw},
+    )
+
+
+def _brier(p: float) -> float:
+    return 2 * (1 - p) ** 2
+
+
+def records() -> list[StepRecord]:
+    # New at step 1: dated Jan 1..Jan 4 (cutoffs are midnights); at step 2: Jan 5..Jan 9.
+    return [
+        step("a", 0, 0.5, notebook("2025-01-01")),  # step 0: no previous date, never counted
+        step("a", 1, 0.6, notebook("2024-12-30", "2025-01-01", "2025-01-04", "2025-01-05")),
+        step("a", 2, 0.9, notebook("2025-01-05", "2025-01-07", "2025-01-09")),
+        step("a", 1, 0.5, notebook("2025-01-02"), rollout=1),  # a: (2 + 1) / 2 = 1.5
+        step("b", 0, 0.5, notebook()),
+        step("b", 1, 0.5, notebook("2025-01-03", "2025-01-03")),  # 2
+        step("b", 2, 0.55, notebook("2025-01-06")),  # 1
+        step("c", 0, 0.5, notebook()),
+        step("c", 1, 0.7, "no notebook here"),  # unparseable: no count
+        step("c", 2, 0.95, notebook(*["2025-01-08"] * 4)),  # 4
+        # memory-free forecasts of model a use a's index (from b and c's notebooks)
+        step("a", 0, 0.2, setting="memory_free"),
+        step("a", 1, 0.4, setting="memory_free"),
+        step("a", 2, 0.3, setting="memory_free"),
+    ]
+
+
+def test_new_entries_window_and_midday_cutoff() -> None:
+    nb = notebook("2025-01-04", "2025-01-05", "2025-01-06")
+    assert new_entries(nb, CUTOFFS[0], CUTOFFS[1]) == 1  # Jan 5 is not over at Jan 5 00:00
+    assert new_entries(nb, CUTOFFS[0], datetime(2025, 1, 5, 12, tzinfo=UTC)) == 2
+    assert new_entries("garbage", CUTOFFS[0], CUTOFFS[1]) is None
+    assert new_entries(None, CUTOFFS[0], CUTOFFS[1]) is None
+
+
+def test_index_leaves_the_model_out() -> None:
+    idx = {(r.agent, r.step): r for r in evidence_index(records())}
+    assert sorted(idx) == [(m, t) for m in "abc" for t in (1, 2)]
+    assert (idx["a", 1].own, idx["a", 1].n_rollouts) == (1.5, 2)
+    assert (idx["a", 1].available, idx["a", 1].n_peers) == (2.0, 1)  # c has no notebook
+    assert idx["b", 1].available == 1.5
+    assert (idx["c", 1].own, idx["c", 1].available) == (None, 1.75)
+    assert [idx[m, 2].available for m in "abc"] == [2.5, 3.5, 2.0]
+    assert [idx[m, 2].own for m in "abc"] == [3.0, 1.0, 4.0]
+
+
+def test_changes_by_evidence_quartiles() -> None:
+    # A values: 2, 1.5, 1.75 (step 1); 2.5, 3.5, 2 (step 2) -> sorted 1.5 1.75 2 2 2.5 3.5
+    assert evidence_quartiles(evidence_index(records())) == (1.8125, 2.0, 2.375)
+    cuts, rows = changes_by_evidence(records(), bootstrap=50)
+    assert cuts == (1.8125, 2.0, 2.375)
+    got = {(r.group, r.quartile): r for r in rows}
+    # memory-on transitions (rollout 0): a 0->1 (A=2: Q2), a 1->2 (2.5: Q4),
+    # b 0->1 (1.5: Q1), b 1->2 (3.5: Q4), c 0->1 (1.75: Q1), c 1->2 (2: Q2)
+    on = {q: got[("memory_on",), q] for q in (1, 2, 3, 4)}
+    assert [on[q].n_transitions for q in (1, 2, 3, 4)] == [2, 2, 0, 2]
+    assert on[1].change.mean == pytest.approx(
+        ((_brier(0.5) - _brier(0.5)) + (_brier(0.7) - _brier(0.5))) / 2
+    )
+    assert on[4].change.mean == pytest.approx(
+        ((_brier(0.9) - _brier(0.6)) + (_brier(0.55) - _brier(0.5))) / 2
+    )
+    assert math.isnan(on[3].change.mean)
+    off = {q: got[("memory_free",), q] for q in (1, 2, 3, 4)}
+    assert off[2].change.mean == pytest.approx(_brier(0.4) - _brier(0.2))
+    assert off[4].change.mean == pytest.approx(_brier(0.3) - _brier(0.4))
+    assert off[1].n_transitions == off[3].n_transitions == 0
+
+
+def test_capture_gain_and_spearman() -> None:
+    out = capture_gain(records())
+    by = {m.agent: m for m in out.models}
+    assert by["a"].kappa == pytest.approx((1.5 * 2 + 3 * 2.5) / (2**2 + 2.5**2))
+    assert by["b"].kappa == pytest.approx((2 * 1.5 + 1 * 3.5) / (1.5**2 + 3.5**2))
+    assert (by["c"].kappa, by["c"].n_pairs) == (pytest.approx(2.0), 1)
+    assert by["a"].gain == pytest.approx(_brier(0.5) - _brier(0.9))  # memory-on only
+    assert by["b"].gain == pytest.approx(_brier(0.5) - _brier(0.55))
+    # kappa order b < a < c matches gain order b < a < c
+    assert (out.n_models, out.spearman_rho) == (3, pytest.approx(1.0))
+    two = capture_gain([r for r in records() if r.agent != "c"])
+    assert two.n_models == 2 and math.isnan(two.spearman_rho)
+
+
+def test_no_peer_counts_is_an_error() -> None:
+    with pytest.raises(ValueError, match="no event-step"):
+        changes_by_evidence([step("a", 0, 0.5), step("a", 1, 0.5)])
+    assert np.isnan(capture_gain([step("a", 0, 0.5), step("a", 1, 0.5)]).models[0].kappa)
