@@ -147,3 +147,13 @@ def test_malformed_run_logs_name_file_line_and_field(
     out.write_text("".join(mutate(lines)))  # type: ignore[operator]
     with pytest.raises(RunLogError, match=expected):
         read_run_log(out)
+
+
+def test_heuristic_notebook_is_a_valid_belief_notebook_dated_before_cutoff(tmp_path: Path) -> None:
+    from pastcast.agents._notebook import ledger_dates_ok, parse_notebook
+
+    log = read_run_log(_run(tmp_path, agents=(ALL_AGENTS[3],)))
+    for rec in log.steps:
+        nb = parse_notebook(rec.episode.notebook_out or "")
+        assert nb is not None and nb.evidence_ledger
+        assert ledger_dates_ok(nb, rec.cutoff)

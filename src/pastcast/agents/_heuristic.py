@@ -15,7 +15,14 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from pastcast.agents._base import register_agent
-from pastcast.cutoff import parse_timestamp
+from pastcast.agents._notebook import (
+    Assessment,
+    LedgerEntry,
+    Notebook,
+    parse_notebook,
+    render_notebook,
+)
+from pastcast.cutoff import cutoff_for_day, parse_timestamp
 from pastcast.env import BudgetExceeded, Episode, ToolError
 from pastcast.records import Forecast
 
@@ -90,6 +97,7 @@ class _Evidence:
     doc_id: str
     when: datetime
     scores: dict[str, float]
+    title: str = ""
 
 
 class HeuristicResearchAgent:
@@ -114,7 +122,7 @@ class HeuristicResearchAgent:
     def forecast(self, episode: Episode) -> Forecast:
         q = episode.question
         subject = _terms(q.title)
-        carried = _load_notes(episode.notebook_in)
+        carried = _load_notes(episode.notebook_in, q.labels)
         evidence: dict[str, _Evidence] = {e.doc_id: e for e in carried}
         queries = [q.title] + ([f"{q.title} {lb}" for lb in q.labels] if q.kind == "multi" else [])
         hits: dict[str, dict[str, object]] = {}
@@ -145,7 +153,7 @@ class HeuristicResearchAgent:
         except (BudgetExceeded, ToolError):
             pass  # forecast from what was gathered
         probs = self._combine(list(evidence.values()), q.labels, q.kind, q.cutoff)
-        episode.notebook_out = _dump_notes(list(evidence.values()))
+        episode.notebook_out = _dump_notes(list(evidence.values()), probs)
         rationale = f"{len(evidence)} documents weighed ({len(carried)} carried from notes)"
         return Forecast(probs=probs, raw_text=json.dumps(probs), rationale=rationale)
 
@@ -165,10 +173,11 @@ class HeuristicResearchAgent:
                 for lb in labels:
                     if lb.lower() in sentence.lower():
                         scores[lb] += cue
-        when = parse_timestamp(str(doc["date"]).replace(" ", "T"))
+        # Evidence is dated by its UTC day, as in the notebook ledger that carries it.
+        when = cutoff_for_day(parse_timestamp(str(doc["date"]).replace(" ", "T")).date())
         # One vote per document and label: repeated cues in one article are one piece of news.
         votes = {lb: float((v > 0) - (v < 0)) for lb, v in scores.items()}
-        return _Evidence(str(doc["id"]), when, votes)
+        return _Evidence(str(doc["id"]), when, votes, str(doc["title"]))
 
     def _combine(
         self, evidence: list[_Evidence], labels: tuple[str, ...], kind: str, cutoff: datetime
@@ -190,22 +199,44 @@ class HeuristicResearchAgent:
         return {lb: v / z for lb, v in ex.items()}
 
 
-def _dump_notes(evidence: list[_Evidence]) -> str:
-    items = [{"doc_id": e.doc_id, "date": e.when.isoformat(), "scores": e.scores} for e in evidence]
-    return json.dumps({"evidence": items}, sort_keys=True)
+def _dump_notes(evidence: list[_Evidence], probs: dict[str, float]) -> str:
+    """The evidence as a belief notebook (the same format model-driven agents write)."""
+    ledger = [
+        LedgerEntry(
+            id=e.doc_id,
+            claim=e.title or e.doc_id,
+            date_observed=e.when.date(),
+            source=e.doc_id,
+            supports=tuple(lb for lb, v in e.scores.items() if v > 0),
+            rules_out=tuple(lb for lb, v in e.scores.items() if v < 0),
+        )
+        for e in sorted(evidence, key=lambda e: (e.when, e.doc_id))
+    ]
+    summary = f"{len(ledger)} dated documents weighed by cue direction and recency"
+    return render_notebook(
+        Notebook(
+            assessment=Assessment(probabilities=probs, summary=summary),
+            evidence_ledger=tuple(ledger),
+        )
+    )
 
 
-def _load_notes(text: str | None) -> list[_Evidence]:
-    if not text:
-        return []
-    try:
-        items = json.loads(text)["evidence"]
-        return [
-            _Evidence(str(i["doc_id"]), parse_timestamp(i["date"]), dict(i["scores"]))
-            for i in items
-        ]
-    except (ValueError, KeyError, TypeError):
+def _load_notes(text: str | None, labels: tuple[str, ...]) -> list[_Evidence]:
+    nb = parse_notebook(text or "")
+    if nb is None:
         return []  # a malformed notebook is ignored; the agent researches afresh
+    out = []
+    for entry in nb.evidence_ledger:
+        if entry.status != "active":
+            continue
+        scores = dict.fromkeys(labels, 0.0)
+        for lb in entry.supports:
+            scores[lb] = 1.0
+        for lb in entry.rules_out:
+            scores[lb] = -1.0
+        when = cutoff_for_day(entry.date_observed)
+        out.append(_Evidence(entry.source or entry.id, when, scores, entry.claim))
+    return out
 
 
 @register_agent("heuristic")
