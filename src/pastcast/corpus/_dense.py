@@ -123,7 +123,7 @@ class DenseIndex:
         return pairs[:k]
 
     def search(self, query: str, *, as_of: datetime, k: int = 10) -> list[SearchHit]:
-        return self.index.hits(self.ranked(query, self.index.count_before(as_of), k), query)
+        return self.index.hits(self.ranked(query, self.index.count_before(as_of), k), query, as_of)
 
     def read(self, doc_id: str, *, as_of: datetime) -> Document:
         return self.index.read(doc_id, as_of=as_of)
@@ -151,7 +151,7 @@ class HybridIndex:
             fused[o] = fused.get(o, 0.0) + 1.0 / (RRF_K + rank)
         id_rank = self.index.id_rank
         best = sorted(fused.items(), key=lambda p: (-p[1], int(id_rank[p[0]])))[:k]
-        return self.index.hits(best, query)
+        return self.index.hits(best, query, as_of)
 
     def read(self, doc_id: str, *, as_of: datetime) -> Document:
         return self.index.read(doc_id, as_of=as_of)
