@@ -9,6 +9,7 @@ for the layout and the resumable build.
 
 from __future__ import annotations
 
+import functools
 import itertools
 import re
 import unicodedata
@@ -46,15 +47,30 @@ def not_visible_message(doc_id: str, as_of: datetime) -> str:
     return f"no document {doc_id!r} is visible as of {as_utc(as_of).isoformat()}"
 
 
+@functools.lru_cache(maxsize=256)
+def _whole_words(terms: tuple[str, ...]) -> re.Pattern[str]:
+    return re.compile(r"(?<!\w)(?:" + "|".join(map(re.escape, terms)) + r")(?!\w)")
+
+
+def _first_match(text: str, terms: list[str]) -> int | None:
+    """Where the first word of ``text`` that tokenizes to a query term starts."""
+    if not terms:
+        return None
+    if text.isascii():  # NFKC is the identity and casefold is lower(): one regex scan in C
+        m = _whole_words(tuple(terms)).search(text.lower())
+        return m.start() if m else None
+    wanted = set(terms)
+    for m in _WORD.finditer(text):
+        if unicodedata.normalize("NFKC", m.group()).casefold() in wanted:
+            return m.start()
+    return None
+
+
 def _snippet(doc: Document, terms: list[str]) -> str:
     """About ``SNIPPET_CHARS`` characters around the first query term in the text, or its start."""
     text = doc.text
-    wanted = set(terms)
-    start = 0
-    for m in _WORD.finditer(text):
-        if unicodedata.normalize("NFKC", m.group()).casefold() in wanted:
-            start = max(0, m.start() - SNIPPET_CHARS // 4)
-            break
+    found = _first_match(text, terms)
+    start = 0 if found is None else max(0, found - SNIPPET_CHARS // 4)
     piece = text[start : start + SNIPPET_CHARS].strip()
     prefix = "…" if start > 0 else ""
     suffix = "…" if start + SNIPPET_CHARS < len(text) else ""
