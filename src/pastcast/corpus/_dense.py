@@ -93,15 +93,16 @@ class DenseIndex:
         self.index = index
         self.embedder = embedder
         vectors = self._load_or_compute(batch)
-        self._faiss: Any = faiss.IndexFlatIP(vectors.shape[1] if len(vectors) else 1)
-        if len(vectors):
-            self._faiss.add(vectors)
         self._bounds = index.partition_bounds
+        # One exact index per month: a cutoff inside a month then scans that month only.
+        self._flat: list[Any] = []
         self._ivf: dict[int, Any] = {}  # partition number -> its approximate index
-        if ivf_min is not None:
-            for p, (lo, hi) in enumerate(self._bounds):
-                if hi - lo >= max(ivf_min, 1000):
-                    self._ivf[p] = _month_ivf(vectors[lo:hi], lo, nprobe)
+        for p, (lo, hi) in enumerate(self._bounds):
+            flat = faiss.IndexFlatIP(vectors.shape[1])
+            flat.add(vectors[lo:hi])
+            self._flat.append(flat)
+            if ivf_min is not None and hi - lo >= max(ivf_min, 1000):
+                self._ivf[p] = _month_ivf(vectors[lo:hi], lo, nprobe)
 
     def _load_or_compute(self, batch: int) -> F32:
         ix = self.index
@@ -135,22 +136,19 @@ class DenseIndex:
         q = self.embedder.encode([query])
         fetch = k + 16  # a margin so that ties at the k-th score are ordered by id
         pairs: list[tuple[int, float]] = []
-        exact: list[list[int]] = []  # ordinal ranges [lo, hi) searched exhaustively
         for p, (lo, hi) in enumerate(self._bounds):
             if lo >= n:
                 break  # this month and all later ones start at or after the cutoff
             if hi <= n and p in self._ivf:
                 scores, ids = self._ivf[p].search(q, min(fetch, hi - lo))
-                pairs += _pairs(ids, scores)
-            elif exact and exact[-1][1] == lo:
-                exact[-1][1] = min(hi, n)
-            else:
-                exact.append([lo, min(hi, n)])
-        for lo, hi in exact:
-            params = faiss.SearchParameters()
-            params.sel = faiss.IDSelectorRange(lo, hi)  # never reaches past the cutoff
-            scores, ids = self._faiss.search(q, min(fetch, hi - lo), params=params)
-            pairs += _pairs(ids, scores)
+                pairs += _pairs(ids, scores, 0)
+                continue
+            params = None
+            if hi > n:  # the cutoff's month: only its documents before the cutoff
+                params = faiss.SearchParameters()
+                params.sel = faiss.IDSelectorRange(0, n - lo)
+            scores, ids = self._flat[p].search(q, min(fetch, min(hi, n) - lo), params=params)
+            pairs += _pairs(ids, scores, lo)
         rank = self.index.id_rank
         pairs.sort(key=lambda p: (-p[1], int(rank[p[0]])))
         return pairs[:k]
@@ -165,8 +163,8 @@ class DenseIndex:
         return self.index.count_before(as_of)
 
 
-def _pairs(ids: Any, scores: Any) -> list[tuple[int, float]]:
-    return [(int(i), float(s)) for i, s in zip(ids[0], scores[0], strict=True) if i >= 0]
+def _pairs(ids: Any, scores: Any, offset: int) -> list[tuple[int, float]]:
+    return [(int(i) + offset, float(s)) for i, s in zip(ids[0], scores[0], strict=True) if i >= 0]
 
 
 def _month_ivf(vectors: F32, first_ordinal: int, nprobe: int) -> Any:
