@@ -1,111 +1,276 @@
-"""Build time, index size, peak memory and as-of search latency on the real WCEP archive and on
-a synthetic corpus, against the naive rank-everything-then-drop-the-future baseline.
+"""Build time, index size, peak memory and as-of search latency per mode (bm25, dense, hybrid) at
+several cutoffs, side by side with a naive baseline, on the real WCEP archive and a synthetic
+corpus.
 
-    python benchmarks/retrieval.py --wcep ../shared/data/wcep --synthetic 100000 [--dense 2000]
+    python benchmarks/retrieval.py --wcep ../shared/data/wcep --wcep-dense 2000 \\
+        --synthetic 1000000 --months 30
 
-``--dense N`` also times dense and hybrid search over the first N WCEP documents (embedding on
-CPU is slow, so N is kept small).
+The naive baseline scores and ranks *every* document (BM25 with the same as-of statistics;
+exhaustive inner products for dense; both fused for hybrid) and then drops the documents at or
+after the cutoff. BM25 results are checked equal (ids, order, scores). Dense and hybrid report
+recall@10 against the baseline, since months with ``--ivf-min`` or more documents are searched
+with an approximate index (the cutoff's own month always exactly).
+
+Dense vectors: WCEP uses all-MiniLM-L6-v2 on the first ``--wcep-dense`` documents (CPU
+embedding runs at ~20 documents/s). The synthetic corpus cannot be embedded on CPU, so its
+vectors are random unit vectors around 1,024 random topic centres (a stand-in with cluster
+structure, documented as such); queries are random vectors around a centre. They go through the
+same faiss code path via the index's embedding cache.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
+import multiprocessing
 import random
 import resource
 import statistics
-import tempfile
 import time
-from datetime import UTC, datetime
+from collections.abc import Callable, Iterable, Sequence
+from datetime import datetime, timedelta
 from pathlib import Path
+from typing import Any
 
-from search_latency import naive_search, synthetic_corpus, timed
+import numpy as np
+from search_latency import synthetic_stream
 
-from pastcast.corpus import CorpusBackend, EmbeddedIndex, read_wcep
+from pastcast.corpus import RRF_K, EmbeddedIndex, read_wcep, tokenize
 from pastcast.records import Document
 
-
-def peak_mb() -> float:
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+DIM = 384
 
 
-def latency(
-    backend: CorpusBackend,
+def rss_mb(who: int = resource.RUSAGE_SELF) -> float:
+    return resource.getrusage(who).ru_maxrss / 1024
+
+
+def _child_build(kind: str, arg: Any, out: str, conn: Any) -> None:
+    docs: Iterable[Document]
+    docs = read_wcep(arg) if kind == "wcep" else synthetic_stream(arg[0], months=arg[1])
+    t0 = time.perf_counter()
+    EmbeddedIndex.build(docs, out, progress=True)
+    conn.send(time.perf_counter() - t0)
+
+
+def build(kind: str, arg: Any, out: Path) -> None:
+    """Build in a child process, so its peak memory is measured on its own."""
+    if (out / "manifest.json").is_file():
+        print(f"{out}: reusing the existing index")
+        return
+    here, there = multiprocessing.Pipe()
+    proc = multiprocessing.get_context("fork").Process(
+        target=_child_build, args=(kind, arg, str(out), there)
+    )
+    proc.start()
+    seconds = here.recv()
+    proc.join()
+    size = sum(p.stat().st_size for p in out.rglob("*") if p.is_file()) / 1e6
+    print(
+        f"build {out.name}: {seconds:.1f} s, {size:.0f} MB on disk, "
+        f"peak memory {rss_mb(resource.RUSAGE_CHILDREN):.0f} MB (build process)"
+    )
+
+
+class TableEmbedder:
+    """Query vectors fixed in advance (the synthetic corpus has no text model)."""
+
+    name = "synthetic-topics"
+
+    def __init__(self, table: dict[str, np.ndarray]) -> None:
+        self.table = table
+
+    def encode(self, texts: Sequence[str]) -> np.ndarray:
+        return np.stack([self.table[t] for t in texts]).astype(np.float32)
+
+
+def _unit(x: np.ndarray) -> np.ndarray:
+    return (x / np.linalg.norm(x, axis=1, keepdims=True)).astype(np.float32)
+
+
+def write_topic_vectors(index: EmbeddedIndex, centres: np.ndarray, seed: int) -> None:
+    """Stand-in embeddings in the index's cache (see the module docstring)."""
+    assert index.path is not None
+    cache = index.path / f"dense-{TableEmbedder.name}.npy"
+    meta = index.path / f"dense-{TableEmbedder.name}.json"
+    digest = index.manifest["content_sha256"]
+    if meta.is_file() and json.loads(meta.read_text()).get("content_sha256") == digest:
+        return
+    rng = np.random.default_rng(seed)
+    out = np.lib.format.open_memmap(cache, mode="w+", dtype=np.float32, shape=(len(index), DIM))
+    for lo in range(0, len(index), 100_000):
+        hi = min(len(index), lo + 100_000)
+        topic = rng.integers(0, len(centres), size=hi - lo)
+        out[lo:hi] = _unit(centres[topic] + 0.08 * rng.standard_normal((hi - lo, DIM)))
+    out.flush()
+    del out
+    meta.write_text(json.dumps({"content_sha256": digest, "model": TableEmbedder.name}))
+
+
+def pct(xs: list[float], q: int) -> float:
+    return statistics.quantiles(xs, n=100)[q - 1] if len(xs) > 1 else xs[0]
+
+
+def timed(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> tuple[float, Any]:
+    t0 = time.perf_counter()
+    out = fn(*args, **kwargs)
+    return (time.perf_counter() - t0) * 1000, out
+
+
+def rrf(*rankings: list[int]) -> list[int]:
+    fused: dict[int, float] = {}
+    for ranking in rankings:
+        for rank, o in enumerate(ranking, start=1):
+            fused[o] = fused.get(o, 0.0) + 1.0 / (RRF_K + rank)
+    return [o for o, _ in sorted(fused.items(), key=lambda p: -p[1])]
+
+
+class Naive:
+    """The rank-everything-then-drop-the-future baseline for each mode."""
+
+    def __init__(self, index: EmbeddedIndex, vectors: np.ndarray | None, embed: Any) -> None:
+        self.index, self.vectors, self.embed = index, vectors, embed
+
+    def bm25(self, query: str, n: int, k: int) -> list[int]:
+        ords, _ = self.index.naive_score(self.index.query_terms(query), n, k)
+        return ords.tolist()
+
+    def dense(self, query: str, n: int, k: int) -> list[int]:
+        assert self.vectors is not None
+        scores = self.vectors @ self.embed.encode([query])[0]
+        order = np.lexsort((np.asarray(self.index.id_rank), -scores))
+        return order[order < n][:k].tolist()
+
+    def hybrid(self, query: str, n: int, k: int) -> list[int]:
+        return rrf(self.bm25(query, n, 100), self.dense(query, n, 100))[:k]
+
+
+def measure(
     index: EmbeddedIndex,
     queries: list[str],
     cutoffs: list[datetime],
-    naive: bool,
+    dense: Any | None,
+    vectors: np.ndarray | None,
+    naive_queries: int,
 ) -> None:
-    for cutoff in cutoffs:
-        ours = [
-            t for q in queries for t in timed(lambda q=q, c=cutoff: backend.search(q, as_of=c), 3)
-        ]
-        line = (
-            f"  {cutoff.date()} visible {index.count_before(cutoff):8d}  as-of p50 "
-            f"{statistics.median(ours):7.3f} p95 {statistics.quantiles(ours, n=20)[18]:7.3f} ms"
-        )
-        if naive:
-            base = [
-                t
-                for q in queries
-                for t in timed(lambda q=q, c=cutoff: naive_search(index, q, c, 10), 3)
-            ]
-            line += (
-                f" | naive p50 {statistics.median(base):7.3f} "
-                f"p95 {statistics.quantiles(base, n=20)[18]:7.3f} ms"
-            )
-        print(line)
+    from pastcast.corpus import HybridIndex
 
-
-def run(name: str, docs: list[Document], tmp: Path, queries: list[str]) -> EmbeddedIndex:
-    t0 = time.perf_counter()
-    index = EmbeddedIndex.build(docs, tmp / name)
-    build = time.perf_counter() - t0
-    size = sum(p.stat().st_size for p in (tmp / name).iterdir()) / 1e6
+    naive = Naive(index, vectors, dense.embedder if dense is not None else None)
+    backends: dict[str, Any] = {"bm25": index}
+    if dense is not None:
+        backends |= {"dense": dense, "hybrid": HybridIndex(dense)}
+    starts = [b[0] for b in index.partition_bounds]
     print(
-        f"{name}: {len(docs)} docs, build {build:.1f} s, {size:.0f} MB on disk, "
-        f"peak RSS so far {peak_mb():.0f} MB"
+        f"  {'mode':6} {'cutoff':>19} {'parts':>5} {'visible':>8} | {'p50':>7} {'p95':>7} | "
+        f"{'naive p50':>9} {'p95':>7} | {'speedup':>7} | equal/recall@10"
     )
-    stamps = sorted(d.timestamp for d in docs)
-    cutoffs = [stamps[int(f * (len(stamps) - 1))] for f in (0.1, 0.5, 0.9, 1.0)]
-    latency(index, index, queries, cutoffs, naive=True)
-    return index
+    for mode, backend in backends.items():
+        for cutoff in cutoffs:
+            n = index.count_before(cutoff)
+            admitted = sum(1 for s in starts if s < n)
+            ours, got = [], []
+            for q in queries:
+                ms, hits = timed(backend.search, q, as_of=cutoff, k=10)
+                ours.append(ms)
+                got.append([h.id for h in hits])
+            base, agree, total, equal = [], 0, 0, True
+            for q, ids in zip(queries[:naive_queries], got, strict=False):
+                ms, ords = timed(getattr(naive, mode), q, n, 10)
+                base.append(ms)
+                want = [index.read_ordinal(o).id for o in ords]
+                equal &= want == ids
+                agree += len(set(want) & set(ids))
+                total += len(want)
+            check = "equal" if equal else f"recall {agree / max(total, 1):.3f}"
+            if mode == "bm25" and not equal:
+                check += "  (BM25 MISMATCH)"
+            print(
+                f"  {mode:6} {cutoff.strftime('%Y-%m-%d %H:%M'):>19} {admitted:5d} {n:8d} | "
+                f"{statistics.median(ours):7.2f} {pct(ours, 95):7.2f} | "
+                f"{statistics.median(base):9.1f} {pct(base, 95):7.1f} | "
+                f"{statistics.median(base) / statistics.median(ours):6.1f}x | {check}"
+            )
+
+
+def cutoffs_for(index: EmbeddedIndex) -> list[datetime]:
+    """Mid-month cutoffs admitting 1, ~1/4, ~1/2 and all partitions (plus the end)."""
+    bounds = index.partition_bounds
+    first = [index.read_ordinal(lo).timestamp for lo, _ in bounds]
+    picks = sorted({0, len(bounds) // 4, len(bounds) // 2, len(bounds) - 1})
+    out = [first[p] + timedelta(days=14, hours=7) for p in picks]
+    last = index.read_ordinal(len(index) - 1).timestamp
+    return [*out, last + timedelta(days=1)]
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--wcep", type=Path)
+    parser.add_argument("--wcep-dense", type=int, default=0)
     parser.add_argument("--synthetic", type=int, default=0)
-    parser.add_argument("--dense", type=int, default=0)
+    parser.add_argument("--months", type=int, default=30)
+    parser.add_argument("--queries", type=int, default=100)
+    parser.add_argument("--naive-queries", type=int, default=30)
+    parser.add_argument("--ivf-min", type=int, default=20_000)
+    parser.add_argument("--workdir", type=Path, default=Path("/tmp/pastcast-retrieval"))
     args = parser.parse_args()
     rng = random.Random(0)
-    with tempfile.TemporaryDirectory() as tmp_name:
-        tmp = Path(tmp_name)
-        if args.wcep:
-            docs = list(read_wcep(args.wcep))
-            queries = [" ".join(d.title.split()[:3]) for d in rng.sample(docs, 100)]
-            run("wcep", docs, tmp, queries)
-            if args.dense:
-                from pastcast.corpus import DenseIndex, HybridIndex, MiniLMEmbedder
+    args.workdir.mkdir(parents=True, exist_ok=True)
+    if args.wcep:
+        print(f"== WCEP ({args.wcep})")
+        build("wcep", args.wcep, args.workdir / "wcep")
+        index = EmbeddedIndex.open(args.workdir / "wcep")
+        picks = [index.read_ordinal(rng.randrange(len(index))) for _ in range(args.queries)]
+        queries = [" ".join(d.title.split()[:4]) for d in picks]
+        print(f"  {len(index)} documents, {len(index.partition_bounds)} partitions")
+        measure(index, queries, cutoffs_for(index), None, None, args.naive_queries)
+        if args.wcep_dense:
+            from pastcast.corpus import DenseIndex, MiniLMEmbedder
 
-                sub = docs[: args.dense]
-                index = EmbeddedIndex.build(sub, tmp / "wcep-dense")
-                t0 = time.perf_counter()
-                dense = DenseIndex(index, MiniLMEmbedder())
-                print(f"dense: embedded {len(sub)} docs in {time.perf_counter() - t0:.1f} s")
-                cut = [
-                    sorted(d.timestamp for d in sub)[len(sub) // 2],
-                    datetime(2030, 1, 1, tzinfo=UTC),
-                ]
-                print(" dense")
-                latency(dense, index, queries[:30], cut, naive=False)
-                print(" hybrid")
-                latency(HybridIndex(dense), index, queries[:30], cut, naive=False)
-        if args.synthetic:
+            sub = [index.read_ordinal(i) for i in range(args.wcep_dense)]
+            sub_dir = args.workdir / f"wcep-first-{args.wcep_dense}"
+            if not (sub_dir / "manifest.json").is_file():
+                EmbeddedIndex.build(sub, sub_dir)
+            sub_index = EmbeddedIndex.open(sub_dir)
             t0 = time.perf_counter()
-            docs = synthetic_corpus(args.synthetic)
-            print(f"generated {len(docs)} synthetic docs in {time.perf_counter() - t0:.1f} s")
-            queries = [" ".join(rng.sample(d.title.split(), 3)) for d in rng.sample(docs, 100)]
-            run("synthetic", docs, tmp, queries)
+            dense = DenseIndex(sub_index, MiniLMEmbedder())
+            print(
+                f"== WCEP first {len(sub)} documents, MiniLM (embedded or loaded from cache "
+                f"in {time.perf_counter() - t0:.1f} s)"
+            )
+            vectors = np.load(sub_dir / f"dense-{MiniLMEmbedder.name}.npy")
+            measure(sub_index, queries[:30], cutoffs_for(sub_index), dense, vectors, 30)
+    if args.synthetic:
+        from pastcast.corpus import DenseIndex
+
+        print(f"== synthetic: {args.synthetic} documents over {args.months} months")
+        out = args.workdir / f"synthetic-{args.synthetic}-{args.months}"
+        build("synthetic", (args.synthetic, args.months), out)
+        t0 = time.perf_counter()
+        index = EmbeddedIndex.open(out)
+        print(f"  opened in {time.perf_counter() - t0:.1f} s; peak memory now {rss_mb():.0f} MB")
+        vec_rng = np.random.default_rng(1)
+        centres = _unit(vec_rng.standard_normal((1024, DIM)))
+        t0 = time.perf_counter()
+        write_topic_vectors(index, centres, seed=2)
+        picks = [index.read_ordinal(rng.randrange(len(index))) for _ in range(args.queries)]
+        queries = [
+            " ".join(rng.sample(tokenize(d.title), min(3, len(tokenize(d.title))))) for d in picks
+        ]
+        queries = [q or "w1" for q in queries]
+        table = {
+            q: _unit(
+                centres[vec_rng.integers(0, 1024)][None] + 0.08 * vec_rng.standard_normal((1, DIM))
+            )[0]
+            for q in queries
+        }
+        dense = DenseIndex(index, TableEmbedder(table), ivf_min=args.ivf_min)
+        vectors = np.load(out / f"dense-{TableEmbedder.name}.npy", mmap_mode="r")
+        print(
+            f"  vectors + per-month IVF ready in {time.perf_counter() - t0:.1f} s; "
+            f"peak memory now {rss_mb():.0f} MB"
+        )
+        measure(index, queries, cutoffs_for(index), dense, np.asarray(vectors), args.naive_queries)
+        print(f"  peak memory of the query process: {rss_mb():.0f} MB")
 
 
 if __name__ == "__main__":

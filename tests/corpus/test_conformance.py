@@ -88,10 +88,3 @@ def test_whole_corpus_statistics_are_caught(docs: list[Document]) -> None:
 
     with pytest.raises(LeakageError):
         check_as_of_equivalence(WholeStats, docs, n_cutoffs=5)
-
-
-def test_over_a_hundred_thousand_probes(docs: list[Document]) -> None:
-    """Searches, reads and counts at adversarial and random cutoffs: none may leak."""
-    report = check_no_leakage(EmbeddedIndex.in_memory(docs), docs, n_probes=15_000, seed=7)
-    assert report.searches + report.reads + report.counts >= 100_000
-    assert report.violations == 0

@@ -1,15 +1,16 @@
-"""``EmbeddedIndex``: a file-backed BM25 backend whose results are exact "as of" any cutoff.
+"""``EmbeddedIndex``: a file-backed, month-partitioned BM25 backend whose results are exact
+"as of" any cutoff.
 
 A search at cutoff ``t`` returns the same ids, order and scores (bit for bit) as an index built
-from only the documents with ``timestamp < t``: see ``_arrays`` for the prefix statistics. The
-floating-point work is the same in both cases too: each posting's contribution is computed
-elementwise from identical inputs (IEEE basic operations, ``math.log`` for the scalar idf) and
-contributions are added per document in query-term order.
+from only the documents with ``timestamp < t``: see ``_arrays`` for the prefix statistics within
+a partition, ``_bm25`` for how partitions are admitted, scored and merged, and ``_partitioned``
+for the layout and the resumable build.
 """
 
 from __future__ import annotations
 
-import math
+import functools
+import itertools
 import re
 import unicodedata
 from collections.abc import Iterable
@@ -19,7 +20,15 @@ from pathlib import Path
 import numpy as np
 import numpy.typing as npt
 
-from pastcast.corpus._arrays import IndexArrays, build_arrays, load_arrays, save_arrays, to_micros
+from pastcast.corpus._arrays import IndexArrays, to_micros
+from pastcast.corpus._bm25 import K1, B, bm25_top_k, naive_top_k
+from pastcast.corpus._partitioned import (
+    build_partitioned,
+    global_id_rank,
+    load_index,
+    partition_in_memory,
+    summary,
+)
 from pastcast.corpus._protocol import DocumentNotVisible, SearchHit
 from pastcast.corpus._tokenize import tokenize
 from pastcast.cutoff import as_utc
@@ -27,8 +36,6 @@ from pastcast.records import Document
 
 __all__ = ["K1", "B", "EmbeddedIndex", "not_visible_message"]
 
-K1 = 1.2
-B = 0.75
 SNIPPET_CHARS = 200
 _WORD = re.compile(r"\w+", re.UNICODE)
 Ordinals = npt.NDArray[np.int64]
@@ -40,15 +47,30 @@ def not_visible_message(doc_id: str, as_of: datetime) -> str:
     return f"no document {doc_id!r} is visible as of {as_utc(as_of).isoformat()}"
 
 
+@functools.lru_cache(maxsize=256)
+def _whole_words(terms: tuple[str, ...]) -> re.Pattern[str]:
+    return re.compile(r"(?<!\w)(?:" + "|".join(map(re.escape, terms)) + r")(?!\w)")
+
+
+def _first_match(text: str, terms: list[str]) -> int | None:
+    """Where the first word of ``text`` that tokenizes to a query term starts."""
+    if not terms:
+        return None
+    if text.isascii():  # NFKC is the identity and casefold is lower(): one regex scan in C
+        m = _whole_words(tuple(terms)).search(text.lower())
+        return m.start() if m else None
+    wanted = set(terms)
+    for m in _WORD.finditer(text):
+        if unicodedata.normalize("NFKC", m.group()).casefold() in wanted:
+            return m.start()
+    return None
+
+
 def _snippet(doc: Document, terms: list[str]) -> str:
     """About ``SNIPPET_CHARS`` characters around the first query term in the text, or its start."""
     text = doc.text
-    wanted = set(terms)
-    start = 0
-    for m in _WORD.finditer(text):
-        if unicodedata.normalize("NFKC", m.group()).casefold() in wanted:
-            start = max(0, m.start() - SNIPPET_CHARS // 4)
-            break
+    found = _first_match(text, terms)
+    start = 0 if found is None else max(0, found - SNIPPET_CHARS // 4)
     piece = text[start : start + SNIPPET_CHARS].strip()
     prefix = "…" if start > 0 else ""
     suffix = "…" if start + SNIPPET_CHARS < len(text) else ""
@@ -56,12 +78,25 @@ def _snippet(doc: Document, terms: list[str]) -> str:
 
 
 class EmbeddedIndex:
-    """A BM25 index in one directory, memory-mapped; satisfies ``CorpusBackend``."""
+    """A BM25 index in one directory of month partitions, memory-mapped; a ``CorpusBackend``."""
 
-    def __init__(self, arrays: IndexArrays, path: Path | None = None) -> None:
-        self._a = arrays
+    def __init__(
+        self,
+        parts: list[IndexArrays],
+        id_rank: npt.NDArray[np.int64] | None = None,
+        manifest: dict[str, object] | None = None,
+        path: Path | None = None,
+    ) -> None:
+        self._parts = parts
         self.path = path
-        self._ord: dict[str, int] = {doc_id: i for i, doc_id in enumerate(arrays.ids)}
+        self._manifest = manifest if manifest is not None else summary(parts)
+        sizes = [len(p.ids) for p in parts]
+        self._bases = np.zeros(len(parts) + 1, dtype=np.int64)
+        np.cumsum(sizes, out=self._bases[1:])
+        self._id_rank = global_id_rank(parts) if id_rank is None else id_rank
+        stamps = [np.asarray(p.timestamps) for p in parts]
+        self._timestamps = np.concatenate(stamps) if stamps else np.zeros(0, dtype=np.int64)
+        self._ord: dict[str, int] | None = None
 
     # -- construction -------------------------------------------------------------------------
 
@@ -74,42 +109,58 @@ class EmbeddedIndex:
         overwrite: bool = False,
         progress: bool = False,
     ) -> EmbeddedIndex:
-        """Index ``documents`` into ``out_dir`` (written atomically) and open it."""
-        save_arrays(build_arrays(documents, progress=progress), Path(out_dir), overwrite=overwrite)
+        """Index ``documents`` (any order) into month partitions under ``out_dir`` and open it.
+
+        Streaming with memory bounded by one month; an interrupted build of the same documents
+        resumes from its complete partitions (see ``_partitioned``).
+        """
+        build_partitioned(documents, Path(out_dir), overwrite=overwrite, progress=progress)
         return cls.open(out_dir)
 
     @classmethod
     def open(cls, index_dir: Path | str) -> EmbeddedIndex:
-        """Open an index directory written by ``build`` without rebuilding anything."""
-        return cls(load_arrays(Path(index_dir)), Path(index_dir))
+        """Open an index directory (this layout, or the earlier single-partition one)."""
+        loaded = load_index(Path(index_dir))
+        return cls(loaded.parts, loaded.id_rank, loaded.manifest, Path(index_dir))
 
     @classmethod
     def in_memory(cls, documents: Iterable[Document]) -> EmbeddedIndex:
         """An index held in memory only (tests, conformance checks, small corpora)."""
-        return cls(build_arrays(documents))
+        return cls(partition_in_memory(documents))
 
     @property
     def manifest(self) -> dict[str, object]:
-        return dict(self._a.manifest)
+        return dict(self._manifest)
+
+    @property
+    def partition_bounds(self) -> list[tuple[int, int]]:
+        """The global ordinal range ``[lo, hi)`` of each partition, in time order."""
+        b = self._bases.tolist()
+        return list(itertools.pairwise(b))
 
     def __len__(self) -> int:
-        return len(self._a.ids)
+        return int(self._bases[-1])
 
     # -- CorpusBackend ------------------------------------------------------------------------
 
     def count_before(self, as_of: datetime) -> int:
         """The number of documents with ``timestamp < as_of``."""
-        return int(np.searchsorted(self._a.timestamps, to_micros(as_of), side="left"))
+        return int(np.searchsorted(self._timestamps, to_micros(as_of), side="left"))
 
     def read(self, doc_id: str, *, as_of: datetime) -> Document:
+        if self._ord is None:
+            self._ord = {d: i for i, d in enumerate(i for p in self._parts for i in p.ids)}
         ordinal = self._ord.get(doc_id)
         if ordinal is None or ordinal >= self.count_before(as_of):
             raise DocumentNotVisible(not_visible_message(doc_id, as_of))
-        return self._a.document(ordinal)
+        doc = self.read_ordinal(ordinal)
+        if not as_utc(doc.timestamp) < as_utc(as_of):  # rechecked on the stored document itself
+            raise DocumentNotVisible(not_visible_message(doc_id, as_of))
+        return doc
 
     def search(self, query: str, *, as_of: datetime, k: int = 10) -> list[SearchHit]:
         ordinals, scores = self.score(self.query_terms(query), self.count_before(as_of), k)
-        return self.hits(zip(ordinals.tolist(), scores.tolist(), strict=True), query)
+        return self.hits(zip(ordinals.tolist(), scores.tolist(), strict=True), query, as_of)
 
     # -- helpers shared with the dense and hybrid searchers -----------------------------------
 
@@ -121,17 +172,27 @@ class EmbeddedIndex:
     @property
     def id_rank(self) -> npt.NDArray[np.int64]:
         """Rank of each ordinal's id in lexicographic id order (for tie-breaking)."""
-        return self._a.id_rank
+        return self._id_rank
 
     def read_ordinal(self, ordinal: int) -> Document:
-        return self._a.document(ordinal)
+        p = int(np.searchsorted(self._bases, ordinal, side="right")) - 1
+        return self._parts[p].document(ordinal - int(self._bases[p]))
 
-    def hits(self, ranked: Iterable[tuple[int, float]], query: str) -> list[SearchHit]:
-        """``SearchHit``s for (ordinal, score) pairs, in the given order."""
+    def hits(
+        self, ranked: Iterable[tuple[int, float]], query: str, as_of: datetime
+    ) -> list[SearchHit]:
+        """``SearchHit``s for (ordinal, score) pairs, in the given order.
+
+        Every document's own timestamp is checked against the cutoff once more, so a corrupt
+        index fails loudly instead of leaking.
+        """
         terms = self.query_terms(query)
+        cutoff = as_utc(as_of)
         out = []
         for ordinal, score in ranked:
-            doc = self._a.document(ordinal)
+            doc = self.read_ordinal(ordinal)
+            if not as_utc(doc.timestamp) < cutoff:
+                raise RuntimeError(f"index corrupt: {doc.id!r} ranked at cutoff {cutoff}")
             out.append(
                 SearchHit(
                     id=doc.id,
@@ -150,35 +211,8 @@ class EmbeddedIndex:
 
         Ranking: score descending, then document id ascending.
         """
-        a = self._a
-        empty = (np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float64))
-        if n <= 0 or k <= 0:
-            return empty
-        avgdl = int(a.len_prefix[n]) / n
-        scores = np.zeros(n, dtype=np.float64)
-        touched = []
-        for term in terms:
-            tid = a.vocab.get(term)
-            if tid is None:
-                continue
-            lo, hi = int(a.term_offsets[tid]), int(a.term_offsets[tid + 1])
-            df = int(np.searchsorted(a.post_ord[lo:hi], n, side="left"))
-            if df == 0:
-                continue
-            idf = math.log(1.0 + (n - df + 0.5) / (df + 0.5))
-            ords = np.asarray(a.post_ord[lo : lo + df])
-            tf = a.post_tf[lo : lo + df].astype(np.float64)
-            norm = K1 * (1.0 - B + B * (a.doc_len[ords] / avgdl))
-            scores[ords] += idf * (tf * (K1 + 1.0)) / (tf + norm)
-            touched.append(ords)
-        if not touched:
-            return empty
-        cand = np.unique(np.concatenate(touched)).astype(np.int64)
-        cand_scores = scores[cand]
-        if len(cand) > k:
-            # Keep every candidate tied with the k-th best score, then order exactly.
-            kth = np.partition(cand_scores, len(cand) - k)[len(cand) - k]
-            keep = cand_scores >= kth
-            cand, cand_scores = cand[keep], cand_scores[keep]
-        order = np.lexsort((a.id_rank[cand], -cand_scores))[:k]
-        return cand[order], cand_scores[order]
+        return bm25_top_k(self._parts, self._bases, self._id_rank, terms, n, k)
+
+    def naive_score(self, terms: list[str], n: int, k: int) -> tuple[Ordinals, Scores]:
+        """The baseline (benchmarks, tests): rank every document, then drop the future ones."""
+        return naive_top_k(self._parts, self._bases, self._id_rank, terms, n, k)

@@ -1,0 +1,252 @@
+"""The month-partitioned on-disk layout of a BM25 index, built streaming and resumable.
+
+Layout of an index directory::
+
+    manifest.json          format, version, the partitions in time order (written last)
+    id_rank.npy            rank of each global ordinal's id in lexicographic id order
+    parts/YYYY-MM/         one UTC month: a complete single-partition index (see ``_arrays``)
+
+Global ordinals number documents by (timestamp, id) across partitions, so the documents before a
+cutoff are still a prefix of the ordinals; a month's partition holds a contiguous range of them.
+
+Building streams the input once into per-month spool files (so the input may come in any order
+and memory stays bounded by one month), then indexes one month at a time. Each partition is
+written atomically (temporary directory + rename) inside a work directory next to the target.
+A build that stops part-way leaves its complete partitions there; building the same documents
+again reuses every partition whose content hash matches and indexes only the rest, so a resumed
+build neither loses nor duplicates documents. The manifest is written last and the work
+directory is then renamed onto the target.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import IO, Any
+
+import numpy as np
+from rich.progress import Progress
+
+from pastcast.corpus._arrays import FORMAT as PART_FORMAT
+from pastcast.corpus._arrays import IndexArrays, build_arrays, load_arrays, save_arrays
+from pastcast.cutoff import as_utc
+from pastcast.records import Document
+
+__all__ = [
+    "FORMAT",
+    "FORMAT_VERSION",
+    "Loaded",
+    "build_partitioned",
+    "global_id_rank",
+    "load_index",
+    "month_of",
+    "partition_in_memory",
+    "summary",
+]
+
+FORMAT = "pastcast-bm25-monthly"
+FORMAT_VERSION = 2
+_MAX_OPEN_SPOOLS = 64
+
+
+def month_of(doc: Document) -> str:
+    """The UTC month of a document, ``YYYY-MM`` (its partition name)."""
+    return as_utc(doc.timestamp).strftime("%Y-%m")
+
+
+@dataclass(frozen=True)
+class Loaded:
+    """An opened index: its partitions in time order, the global id ranks and the manifest."""
+
+    parts: list[IndexArrays]
+    id_rank: np.ndarray[Any, np.dtype[np.int64]]
+    manifest: dict[str, Any]
+
+
+def global_id_rank(parts: list[IndexArrays]) -> np.ndarray[Any, np.dtype[np.int64]]:
+    ids = np.array([i for p in parts for i in p.ids], dtype=object)
+    rank = np.empty(len(ids), dtype=np.int64)
+    rank[np.argsort(ids, kind="stable")] = np.arange(len(ids), dtype=np.int64)
+    return rank
+
+
+def summary(parts: list[IndexArrays]) -> dict[str, Any]:
+    """The manifest of a partitioned index (deterministic for a given set of documents)."""
+    digest = hashlib.sha256()
+    entries = []
+    for name, p in zip(_names(parts), parts, strict=True):
+        digest.update(str(p.manifest["content_sha256"]).encode())
+        entries.append(
+            {
+                "name": name,
+                "doc_count": len(p.ids),
+                "total_len": int(p.len_prefix[-1]),
+                "first_timestamp": p.manifest["first_timestamp"],
+                "last_timestamp": p.manifest["last_timestamp"],
+                "content_sha256": p.manifest["content_sha256"],
+            }
+        )
+    return {
+        "format": FORMAT,
+        "version": FORMAT_VERSION,
+        "doc_count": sum(len(p.ids) for p in parts),
+        "postings": sum(int(p.manifest["postings"]) for p in parts),
+        "partitions": entries,
+        "content_sha256": digest.hexdigest(),
+        "first_timestamp": parts[0].manifest["first_timestamp"] if parts else None,
+        "last_timestamp": parts[-1].manifest["last_timestamp"] if parts else None,
+    }
+
+
+def _names(parts: list[IndexArrays]) -> list[str]:
+    return [str(p.manifest.get("partition", f"part-{i}")) for i, p in enumerate(parts)]
+
+
+def partition_in_memory(documents: Iterable[Document]) -> list[IndexArrays]:
+    """Month partitions held in memory (tests and small corpora)."""
+    by_month: dict[str, list[Document]] = {}
+    seen: set[str] = set()
+    for doc in documents:
+        if doc.id in seen:
+            raise ValueError(f"duplicate document id {doc.id!r}")
+        seen.add(doc.id)
+        by_month.setdefault(month_of(doc), []).append(doc)
+    parts = []
+    for month in sorted(by_month):
+        arrays = build_arrays(by_month[month])
+        arrays.manifest["partition"] = month
+        parts.append(arrays)
+    return parts
+
+
+class _Spool:
+    """Per-month files of JSON lines, with a bounded number of open handles."""
+
+    def __init__(self, folder: Path) -> None:
+        shutil.rmtree(folder, ignore_errors=True)
+        folder.mkdir(parents=True)
+        self.folder = folder
+        self.counts: dict[str, int] = {}
+        self._open: dict[str, IO[bytes]] = {}
+
+    def add(self, month: str, line: bytes) -> None:
+        handle = self._open.get(month)
+        if handle is None:
+            if len(self._open) >= _MAX_OPEN_SPOOLS:
+                self.close()
+            handle = self._open[month] = (self.folder / f"{month}.jsonl").open("ab")
+        handle.write(line)
+        self.counts[month] = self.counts.get(month, 0) + 1
+
+    def close(self) -> None:
+        for handle in self._open.values():
+            handle.close()
+        self._open.clear()
+
+    def lines(self, month: str) -> list[bytes]:
+        return (self.folder / f"{month}.jsonl").read_bytes().splitlines(keepends=True)
+
+
+def _spool_hash(lines: list[bytes]) -> str:
+    digest = hashlib.sha256()
+    for line in sorted(lines):
+        digest.update(line)
+    return digest.hexdigest()
+
+
+def _complete_partition(folder: Path, spool_sha: str) -> IndexArrays | None:
+    """The partition in ``folder`` if a previous build completed it from the same documents."""
+    try:
+        arrays = load_arrays(folder)
+    except (FileNotFoundError, ValueError):
+        return None
+    return arrays if arrays.manifest.get("spool_sha256") == spool_sha else None
+
+
+def build_partitioned(
+    documents: Iterable[Document],
+    out_dir: Path,
+    *,
+    overwrite: bool = False,
+    progress: bool = False,
+) -> None:
+    """Index ``documents`` into month partitions under ``out_dir`` (see the module docstring)."""
+    out_dir = Path(out_dir)
+    if out_dir.exists() and not overwrite:
+        raise FileExistsError(f"{out_dir}: already exists (pass overwrite to replace it)")
+    out_dir.parent.mkdir(parents=True, exist_ok=True)
+    work = out_dir.with_name(f".{out_dir.name}.building")
+    (work / "parts").mkdir(parents=True, exist_ok=True)
+    spool = _Spool(work / "spool")
+    seen: set[str] = set()
+    with Progress(disable=not progress, transient=True) as bar:
+        task = bar.add_task("reading documents", total=None)
+        try:
+            for doc in documents:
+                if doc.id in seen:
+                    raise ValueError(f"duplicate document id {doc.id!r}")
+                seen.add(doc.id)
+                spool.add(month_of(doc), doc.model_dump_json().encode() + b"\n")
+                if len(seen) % 1000 == 0:
+                    bar.update(task, completed=len(seen))
+        finally:
+            spool.close()
+        del seen
+        months = sorted(spool.counts)
+        task = bar.add_task("indexing months", total=len(months))
+        parts: list[IndexArrays] = []
+        for month in months:
+            lines = spool.lines(month)
+            sha = _spool_hash(lines)
+            folder = work / "parts" / month
+            arrays = _complete_partition(folder, sha)
+            if arrays is None:
+                built = build_arrays(Document.model_validate_json(line) for line in lines)
+                built.manifest.update(partition=month, spool_sha256=sha)
+                save_arrays(built, folder, overwrite=True)
+                arrays = load_arrays(folder)
+            parts.append(arrays)
+            bar.update(task, advance=1)
+    wanted = set(months)
+    for stale in (work / "parts").iterdir():
+        if stale.name not in wanted:
+            shutil.rmtree(stale)
+    shutil.rmtree(work / "spool")
+    np.save(work / "id_rank.npy", global_id_rank(parts))
+    (work / "manifest.json").write_text(json.dumps(summary(parts), indent=2) + "\n")
+    if out_dir.exists():
+        old = out_dir.with_name(f".{out_dir.name}.old")
+        shutil.rmtree(old, ignore_errors=True)
+        os.replace(out_dir, old)
+        os.replace(work, out_dir)
+        shutil.rmtree(old, ignore_errors=True)
+    else:
+        os.replace(work, out_dir)
+
+
+def load_index(index_dir: Path) -> Loaded:
+    """Open a partitioned index, or a single-partition index of the earlier layout."""
+    index_dir = Path(index_dir)
+    manifest_path = index_dir / "manifest.json"
+    if not manifest_path.is_file():
+        raise FileNotFoundError(f"{index_dir}: not an index (no manifest.json)")
+    manifest = json.loads(manifest_path.read_text())
+    if manifest.get("format") == PART_FORMAT:  # the earlier, unpartitioned layout
+        arrays = load_arrays(index_dir)
+        return Loaded([arrays], np.asarray(arrays.id_rank, dtype=np.int64), arrays.manifest)
+    if manifest.get("format") != FORMAT or manifest.get("version") != FORMAT_VERSION:
+        raise ValueError(
+            f"{manifest_path}: unsupported index format {manifest.get('format')!r} "
+            f"version {manifest.get('version')!r} (expected {FORMAT!r} {FORMAT_VERSION})"
+        )
+    parts = [load_arrays(index_dir / "parts" / p["name"]) for p in manifest["partitions"]]
+    for p, entry in zip(parts, manifest["partitions"], strict=True):
+        if p.manifest["content_sha256"] != entry["content_sha256"]:
+            raise ValueError(f"{index_dir}: partition {entry['name']} does not match the manifest")
+    id_rank = np.load(index_dir / "id_rank.npy", mmap_mode="r", allow_pickle=False)
+    return Loaded(parts, id_rank, manifest)
