@@ -18,13 +18,12 @@ import tempfile
 import time
 from pathlib import Path
 
-from pastcast.world import build_world
-
 from pastcast.agents import JsonActionAgent, agent_spec
 from pastcast.corpus import EmbeddedIndex
 from pastcast.env import ForecastEnv
 from pastcast.models import ChatRequest, ScriptedModel
 from pastcast.runner import RunConfig, run_benchmark
+from pastcast.world import build_world
 
 
 def _pct(values: list[float], q: float) -> float:
