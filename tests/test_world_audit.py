@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import inspect
 from pathlib import Path
 
 import pytest
@@ -13,6 +14,11 @@ from pastcast.runner import RunConfig, run_benchmark
 from pastcast.world import World, build_world
 
 
+def _needs_arguments(factory: object) -> bool:
+    params = inspect.signature(factory).parameters.values()  # type: ignore[arg-type]
+    return any(p.default is inspect.Parameter.empty and p.name != "setting" for p in params)
+
+
 @pytest.fixture(scope="module")
 def world() -> World:
     return build_world(0)
@@ -22,7 +28,13 @@ def world() -> World:
 def audited_log(world: World, tmp_path_factory: pytest.TempPathFactory) -> Path:
     root = tmp_path_factory.mktemp("audit")
     index = EmbeddedIndex.build(world.documents, root / "index")
-    agents = [agent_spec(a.name) for a in list_agents() if not a.name.startswith("test-")]
+    # Agents that need a model (an argument without default) are audited with scripted models
+    # in tests/agents/test_prompt_audit.py.
+    agents = [
+        agent_spec(a.name)
+        for a in list_agents()
+        if not a.name.startswith("test-") and not _needs_arguments(a.factory)
+    ]
     agents.append(agent_spec("heuristic", setting="memory_on"))
     out = root / "run.jsonl"
     run_benchmark(world.dataset, index, RunConfig(agents=tuple(agents)), out, progress=False)

@@ -1,4 +1,5 @@
-"""Agents: the contract, the registry, baselines and the heuristic research agent."""
+"""Agents: the contract, the registry, baselines, the heuristic research agent and the
+model-driven agents (no-tools, tool agent, two-stage)."""
 
 from pastcast.agents._base import (
     Agent,
@@ -11,8 +12,12 @@ from pastcast.agents._base import (
 )
 from pastcast.agents._baselines import BaseRateAgent, MarketAgent, UniformAgent
 from pastcast.agents._heuristic import HeuristicResearchAgent
+from pastcast.agents._llm_registry import agent_model, clear_models, prompts_for
+from pastcast.agents._memory import notebook_failures
+from pastcast.agents._no_tools import NoToolsAgent
 from pastcast.agents._parsing import parse_forecast
-from pastcast.agents._tool_agent import ACTION_SCHEMA, JsonActionAgent
+from pastcast.agents._tool_agent import ACTION_SCHEMA, JsonActionAgent, ToolAgent, action_schema
+from pastcast.agents._two_stage import TwoStageAgent
 
 __all__ = [
     "ACTION_SCHEMA",
@@ -22,11 +27,19 @@ __all__ = [
     "HeuristicResearchAgent",
     "JsonActionAgent",
     "MarketAgent",
+    "NoToolsAgent",
+    "ToolAgent",
+    "TwoStageAgent",
     "UniformAgent",
+    "action_schema",
     "agent_info",
+    "agent_model",
     "agent_spec",
     "build_agent",
+    "clear_models",
     "list_agents",
+    "notebook_failures",
     "parse_forecast",
+    "prompts_for",
     "register_agent",
 ]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Protocol, TypeVar
@@ -89,5 +90,13 @@ def agent_info(spec: AgentSpec) -> AgentInfo:
 
 
 def build_agent(spec: AgentSpec) -> Agent:
-    """Rebuild an agent from its spec (as recorded in a run log header)."""
-    return _info(spec.factory).factory(**spec.args)
+    """Rebuild an agent from its spec (as recorded in a run log header).
+
+    A factory with a ``setting`` parameter is also given the spec's setting (memory-on agents
+    need to know it from the first step, before any notebook exists).
+    """
+    factory = _info(spec.factory).factory
+    args = dict(spec.args)
+    if "setting" in inspect.signature(factory).parameters:
+        args.setdefault("setting", spec.setting)
+    return factory(**args)

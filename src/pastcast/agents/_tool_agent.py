@@ -1,93 +1,103 @@
-"""A model-driven research agent with a JSON action format (search / read / python / final).
+"""The model-driven research agent (ReAct): search / read / python / market_history, then answer.
 
-The action format is constrained by a JSON schema for models without reliable native tool
-calling; each turn the model emits one action, the environment executes it through the step's
-cutoff-bound tools, and the result comes back as the next user message.
+Two action modes:
+
+- ``json``: every reply is one JSON action, constrained by a schema (``action_schema``), for
+  models without reliable native tool calling; a tool result comes back as the next user
+  message (the result's JSON).
+- ``native``: the tools are offered as ``ChatRequest.tools``; results go back as ``tool``
+  messages carrying the call's id; a reply without tool calls is the final answer.
+
+Budgets per step: at most ``max_iterations`` model turns (capped by the environment's
+``max_tool_iterations``) and ``max_tool_calls`` tool calls (the environment's own budget also
+applies). When a budget runs out the agent asks once for the final answer. Only the tools the
+step offers are shown (``market_history`` only when the setting has market access); a step
+without tools (the no-tools setting) is one no-tools call.
 """
 
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import Any, Literal
 
+from pastcast.agents._answer import Decoding, finish_answer, view_fields
 from pastcast.agents._jsonish import find_blocks, load_object, strip_thinking
-from pastcast.agents._parsing import parse_forecast
-from pastcast.env import Episode, ToolError
-from pastcast.models import ChatRequest, Model
+from pastcast.agents._memory import NOTEBOOK_SCHEMA, memory_fields, store_notebook
+from pastcast.agents._no_tools import NoToolsAgent
+from pastcast.agents._prompts import answer_template, load_prompt
+from pastcast.env import BudgetExceeded, Episode, ToolError
+from pastcast.models import Model, ToolSpec
 from pastcast.records import Forecast, Message
 
-__all__ = ["ACTION_SCHEMA", "JsonActionAgent"]
+__all__ = ["ACTION_SCHEMA", "ActionMode", "JsonActionAgent", "ToolAgent", "action_schema"]
 
-ACTION_SCHEMA: dict[str, Any] = {
-    "type": "object",
-    "properties": {
-        "action": {
-            "type": "string",
-            "enum": ["search", "read", "python", "market_history", "final"],
-        },
-        "query": {"type": "string"},
-        "top_k": {"type": "integer"},
-        "doc_id": {"type": "string"},
-        "code": {"type": "string"},
-        "probabilities": {"type": "object", "additionalProperties": {"type": "number"}},
-        "rationale": {"type": "string"},
-        "notebook": {"type": "string"},
-    },
-    "required": ["action"],
+ActionMode = Literal["json", "native"]
+
+PROMPTS: dict[tuple[ActionMode, bool], str] = {
+    ("json", False): "json_action.v1",
+    ("json", True): "json_action_memory.v1",
+    ("native", False): "tool_agent.v1",
+    ("native", True): "memory_on.v1",
 }
+"""Prompt by (action mode, memory on)."""
 
-_SYSTEM = (
-    "You are a careful forecaster. Research the question with the tools, then give calibrated "
-    "probabilities for every outcome. Reply with exactly one JSON object per turn:\n"
-    '{"action": "search", "query": "...", "top_k": 10} | {"action": "read", "doc_id": "..."} | '
-    '{"action": "python", "code": "..."} | {"action": "final", "probabilities": '
-    '{"<outcome>": p, ...}, "rationale": "...", "notebook": "..."}'
+_ARGS: dict[str, dict[str, Any]] = {
+    "query": {"type": "string"},
+    "top_k": {"type": "integer"},
+    "doc_id": {"type": "string"},
+    "code": {"type": "string"},
+}
+_FORMS = {
+    "search": '{"action": "search", "query": "<search terms>", "top_k": 10}',
+    "read": '{"action": "read", "doc_id": "<id of a document from search results>"}',
+    "python": '{"action": "python", "code": "<Python code; print what you need>"}',
+    "market_history": '{"action": "market_history"}',
+}
+_FINAL_NOW = (
+    "Your research budget for this forecast is spent. Do not call any more tools: reply now "
+    "with your final answer."
 )
 
 
-class JsonActionAgent:
-    """ReAct loop over JSON actions; ``max_iterations`` caps model turns within the step budget."""
+def action_schema(
+    tools: tuple[str, ...], labels: tuple[str, ...] | None = None, *, memory: bool = False
+) -> dict[str, Any]:
+    """Schema of one JSON action over the given tools (``()``: only the final action)."""
+    probs: dict[str, Any] = {"type": "object", "additionalProperties": {"type": "number"}}
+    if labels:
+        probs = {
+            "type": "object",
+            "properties": {lb: {"type": "number"} for lb in labels},
+            "required": list(labels),
+        }
+    props: dict[str, Any] = {"action": {"type": "string", "enum": [*tools, "final"]}}
+    props |= {k: v for k, v in _ARGS.items() if tools}
+    props |= {"probabilities": probs, "rationale": {"type": "string"}}
+    if memory:
+        props["notebook"] = NOTEBOOK_SCHEMA
+    required = ["action"] if tools else ["action", "probabilities", "rationale"]
+    if memory and not tools:
+        required.append("notebook")
+    return {"type": "object", "properties": props, "required": required}
 
-    def __init__(self, model: Model, *, max_iterations: int = 20, system: str = _SYSTEM) -> None:
-        self.model = model
-        self.max_iterations = max_iterations
-        self.system = system
 
-    def _first_user_message(self, episode: Episode) -> str:
-        tools = ", ".join(s.name for s in episode.tools.specs()) or "none"
-        parts = [episode.question.render(), f"Available tools: {tools}."]
-        if episode.notebook_in:
-            parts.append(f"Your notebook from the previous forecast date:\n{episode.notebook_in}")
-        return "\n\n".join(parts)
+ACTION_SCHEMA: dict[str, Any] = action_schema(("search", "read", "python", "market_history"))
 
-    def forecast(self, episode: Episode) -> Forecast:
-        labels = episode.question.labels
-        messages = [
-            Message(role="system", content=self.system),
-            Message(role="user", content=self._first_user_message(episode)),
-        ]
-        limit = min(self.max_iterations, episode.config.max_tool_iterations + 1)
-        for _ in range(limit):
-            request = ChatRequest(messages=tuple(messages), response_schema=ACTION_SCHEMA)
-            reply = episode.chat(self.model, request)
-            messages.append(Message(role="assistant", content=reply.content))
-            action = _last_action(reply.content)
-            if action is None or action.get("action") == "final":
-                forecast = parse_forecast(reply.content, labels)
-                notebook = action.get("notebook") if action else None
-                if isinstance(notebook, str):
-                    episode.notebook_out = notebook
-                return forecast
-            name = str(action.get("action"))
-            args = {k: v for k, v in action.items() if k != "action"}
-            try:
-                result: Any = episode.tools.call(name, args)
-            except ToolError as exc:
-                result = {"error": str(exc)}
-            messages.append(Message(role="user", content=json.dumps(result)[:20_000]))
-        return Forecast(
-            usable=False, failure_reason="no_final_answer", raw_text=messages[-1].content
-        )
+
+def _tools_text(specs: tuple[ToolSpec, ...]) -> str:
+    lines = []
+    for s in specs:
+        args = ", ".join(s.parameters.get("properties", {}))
+        lines.append(f"- {s.name}({args}): {s.description}")
+    return "\n".join(lines) or "(none)"
+
+
+def _actions_text(specs: tuple[ToolSpec, ...], labels: tuple[str, ...], memory: bool) -> str:
+    lines = [f"- {_FORMS[s.name]}" for s in specs if s.name in _FORMS]
+    final = answer_template(labels)[1:]
+    if memory:
+        final = final[:-1] + ', "notebook": {<your updated notebook>}}'
+    return "\n".join([*lines, '- {"action": "final", ' + final])
 
 
 def _last_action(text: str) -> dict[str, Any] | None:
@@ -96,3 +106,163 @@ def _last_action(text: str) -> dict[str, Any] | None:
         if obj is not None and "action" in obj:
             return obj
     return None
+
+
+class ToolAgent:
+    """ReAct loop in ``action_mode`` ``json`` or ``native``.
+
+    ``memory``: True uses the notebook prompts and writes ``episode.notebook_out``; None
+    decides per episode (a notebook was handed in). The registry passes the run setting, so
+    ``@memory_on`` turns it on from the first step.
+    """
+
+    def __init__(
+        self,
+        model: Model,
+        *,
+        action_mode: ActionMode = "json",
+        max_iterations: int | None = None,
+        max_tool_calls: int | None = None,
+        memory: bool | None = None,
+        normalize_typography: bool = False,
+        max_result_chars: int = 12_000,
+        decoding: Decoding | None = None,
+    ) -> None:
+        if action_mode not in ("json", "native"):
+            raise ValueError(f"action_mode must be 'json' or 'native', not {action_mode!r}")
+        self.model = model
+        self.action_mode: ActionMode = action_mode
+        self.max_iterations = max_iterations
+        self.max_tool_calls = max_tool_calls
+        self.memory = memory
+        self.normalize_typography = normalize_typography
+        self.max_result_chars = max_result_chars
+        self.decoding = decoding or Decoding()
+
+    def uses_memory(self, episode: Episode) -> bool:
+        return self.memory if self.memory is not None else episode.notebook_in is not None
+
+    def forecast(self, episode: Episode) -> Forecast:
+        specs = episode.tools.specs()
+        if not specs:
+            return NoToolsAgent(
+                self.model,
+                constrained=self.action_mode == "json",
+                normalize_typography=self.normalize_typography,
+                decoding=self.decoding,
+            ).forecast(episode)
+        memory = self.uses_memory(episode)
+        cfg = episode.config
+        calls_left = min(self.max_tool_calls or cfg.max_tool_calls, cfg.max_tool_calls)
+        fields = view_fields(episode.question) | {
+            "tools": _tools_text(specs),
+            "max_tool_calls": str(calls_left),
+            "actions": _actions_text(specs, episode.question.labels, memory),
+        }
+        if memory:
+            fields |= memory_fields(episode)
+        prompt = load_prompt(PROMPTS[(self.action_mode, memory)])
+        messages = list(prompt.render(fields).messages())
+        turns = min(self.max_iterations or cfg.max_tool_iterations, cfg.max_tool_iterations)
+        step = self._json_turn if self.action_mode == "json" else self._native_turn
+        for _ in range(turns):
+            final, calls_left = step(episode, messages, specs, memory, calls_left)
+            if final is not None:
+                return self._finish(episode, messages, final, memory)
+            if calls_left <= 0:
+                break
+        return self._finish(episode, messages, self._final_now(episode, messages, memory), memory)
+
+    # -- one model turn; returns (final reply text or None, tool calls left) --
+
+    def _json_turn(
+        self,
+        episode: Episode,
+        messages: list[Message],
+        specs: tuple[ToolSpec, ...],
+        memory: bool,
+        calls_left: int,
+    ) -> tuple[str | None, int]:
+        names = tuple(s.name for s in specs)
+        schema = action_schema(names, episode.question.labels, memory=memory)
+        reply = episode.chat(self.model, self.decoding.request(messages, response_schema=schema))
+        messages.append(Message(role="assistant", content=reply.content))
+        action = _last_action(reply.content)
+        if action is None or action.get("action") == "final":
+            return reply.content, calls_left
+        name = str(action.get("action"))
+        args = {k: v for k, v in action.items() if k != "action"}
+        result = self._call(episode, name, args)
+        if result is None:
+            return None, 0
+        messages.append(Message(role="user", content=result))
+        return None, calls_left - 1
+
+    def _native_turn(
+        self,
+        episode: Episode,
+        messages: list[Message],
+        specs: tuple[ToolSpec, ...],
+        memory: bool,
+        calls_left: int,
+    ) -> tuple[str | None, int]:
+        reply = episode.chat(self.model, self.decoding.request(messages, tools=specs))
+        messages.append(
+            Message(role="assistant", content=reply.content or "", tool_calls=reply.tool_calls)
+        )
+        if not reply.tool_calls:
+            return reply.content, calls_left
+        for call in reply.tool_calls:
+            result = (
+                self._call(episode, call.name, call.arguments)
+                if calls_left > 0
+                else json.dumps({"error": "tool call budget spent"})
+            )
+            if result is None:  # the environment's budget is spent: answer the call, then stop
+                result, calls_left = json.dumps({"error": "tool call budget spent"}), 0
+            calls_left -= 1
+            messages.append(
+                Message(role="tool", content=result, tool_call_id=call.id, name=call.name)
+            )
+        return None, max(calls_left, 0)
+
+    def _call(self, episode: Episode, name: str, args: dict[str, Any]) -> str | None:
+        """Run a tool; its result (or refusal) as text, or None when the budget is spent."""
+        try:
+            result: Any = episode.tools.call(name, args)
+        except ToolError as exc:
+            result = {"error": str(exc)}
+        except BudgetExceeded:
+            return None
+        return json.dumps(result, ensure_ascii=False)[: self.max_result_chars]
+
+    def _final_now(self, episode: Episode, messages: list[Message], memory: bool) -> str:
+        messages.append(Message(role="user", content=_FINAL_NOW))
+        if self.action_mode == "json":
+            schema = action_schema((), episode.question.labels, memory=memory)
+            request = self.decoding.request(messages, response_schema=schema)
+        else:
+            request = self.decoding.request(messages)
+        reply = episode.chat(self.model, request)
+        messages.append(Message(role="assistant", content=reply.content))
+        return reply.content
+
+    def _finish(
+        self, episode: Episode, messages: list[Message], reply: str, memory: bool
+    ) -> Forecast:
+        forecast = finish_answer(
+            episode,
+            self.model,
+            self.decoding,
+            messages,
+            reply,
+            normalize_typography=self.normalize_typography,
+        )
+        return store_notebook(episode, reply, forecast) if memory else forecast
+
+
+class JsonActionAgent(ToolAgent):
+    """The tool agent in JSON action mode (kept for callers that build it directly)."""
+
+    def __init__(self, model: Model, *, max_iterations: int = 20, **options: Any) -> None:
+        super().__init__(model, action_mode="json", max_iterations=max_iterations, **options)

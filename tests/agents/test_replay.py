@@ -1,0 +1,65 @@
+"""A recorded run replays identically with the model removed (no server, no network)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import agent_scripts
+import pytest
+from agent_scripts import Scripted, use
+
+from pastcast.agents import agent_spec, clear_models
+from pastcast.corpus import EmbeddedIndex
+from pastcast.runlog import read_run_log
+from pastcast.runner import RunConfig, run_benchmark
+from pastcast.world import World
+
+
+@pytest.mark.parametrize(
+    ("name", "args"),
+    [
+        ("tool-agent", {"action_mode": "json"}),
+        ("tool-agent", {"action_mode": "native"}),
+        ("two-stage", {}),
+        ("no-tools", {}),
+    ],
+)
+def test_recorded_run_replays_without_the_model(
+    world: World, world_index: EmbeddedIndex, tmp_path: Path, name: str, args: dict[str, object]
+) -> None:
+    cache = str(tmp_path / "cache")
+    model = use("rec", Scripted())
+
+    def run(mode: str, out: Path) -> list[tuple[object, ...]]:
+        spec = agent_spec(
+            name,
+            setting="memory_on",
+            label="a",
+            model=model,
+            cache_dir=cache,
+            cache_mode=mode,
+            **args,  # type: ignore[arg-type]
+        )
+        cfg = RunConfig(agents=(spec,), max_events=1)
+        run_benchmark(world.dataset, world_index, cfg, out, progress=False)
+        return [
+            (
+                r.key,
+                r.forecast,
+                r.episode.messages,
+                [(c.name, c.arguments, c.result) for c in r.episode.tool_calls],
+                r.episode.notebook_out,
+            )
+            for r in read_run_log(out).steps
+        ]
+
+    recorded = run("record", tmp_path / "rec.jsonl")
+    assert "rec" in agent_scripts.BUILT
+    # Remove the model entirely: building it now would fail.
+    clear_models()
+    agent_scripts.RESPONDERS.clear()
+    agent_scripts.BUILT.clear()
+    replayed = run("replay", tmp_path / "replay.jsonl")
+    assert not agent_scripts.BUILT
+    assert replayed == recorded
+    assert all(r[1].usable for r in recorded)  # type: ignore[attr-defined]
