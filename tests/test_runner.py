@@ -157,3 +157,16 @@ def test_heuristic_notebook_is_a_valid_belief_notebook_dated_before_cutoff(tmp_p
         nb = parse_notebook(rec.episode.notebook_out or "")
         assert nb is not None and nb.evidence_ledger
         assert ledger_dates_ok(nb, rec.cutoff)
+
+
+def test_header_records_the_prompts_agents_use(tmp_path: Path) -> None:
+    answers = tmp_path / "answers.json"
+    answers.write_text(json.dumps(['{"probabilities": {"Yes": 0.6, "No": 0.4}}']))
+    log = read_run_log(
+        _run(
+            tmp_path,
+            agents=(agent_spec("no-tools", model=f"scripted:{answers}"), agent_spec("uniform")),
+        )
+    )
+    assert any(name.startswith("no_tools.v") for name in log.header.prompts)
+    assert all(text.strip() for text in log.header.prompts.values())

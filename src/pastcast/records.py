@@ -213,6 +213,8 @@ class EpisodeRecord(Record):
     tool_calls: tuple[ToolCall, ...] = ()
     notebook_in: str | None = None
     notebook_out: str | None = None
+    notebook_problems: tuple[str, ...] = ()
+    """Why the notebook written at this step was rejected (the previous one was carried)."""
     usage: Usage = Usage()
     wall_s: float = 0.0
     termination: Termination = "forecast"

@@ -78,6 +78,7 @@ def store_notebook(episode: Episode, reply: str, forecast: Forecast) -> Forecast
     q = episode.question
     notebook, check = carry_forward(episode.notebook_in, reply, q.labels, q.cutoff)
     episode.notebook_out = notebook
+    episode.notebook_problems = tuple(check.problems)
     if check.ok:
         return forecast
     mark = f"{NOTEBOOK_CARRIED_MARK}{'; '.join(check.problems)}]"

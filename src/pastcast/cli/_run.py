@@ -7,6 +7,7 @@ from pathlib import Path
 
 import typer
 
+from pastcast.agents import clear_models
 from pastcast.cli._common import fail
 from pastcast.cli._specs import parse_agent_option
 from pastcast.corpus import CorpusBackend, EmbeddedIndex
@@ -104,6 +105,8 @@ def execute(
         return run_benchmark(loaded.dataset, loaded.backend, config, out)
     except (ValueError, RuntimeError) as exc:  # bad data, unavailable sandbox: one line
         fail(str(exc))
+    finally:
+        clear_models()  # stop local model servers started for this run
 
 
 def run(

@@ -54,6 +54,7 @@ class Episode:
         self.history = history
         self.notebook_in = notebook_in
         self.notebook_out: str | None = None
+        self.notebook_problems: tuple[str, ...] = ()
         self._messages: list[Message] = []
         self._usage = Usage()
         self._started = time.perf_counter()
@@ -95,6 +96,7 @@ class Episode:
             tool_calls=tuple(self.tools.calls),
             notebook_in=self.notebook_in,
             notebook_out=self.notebook_out,
+            notebook_problems=self.notebook_problems,
             usage=self._usage,
             wall_s=time.perf_counter() - self._started,
             termination=termination,

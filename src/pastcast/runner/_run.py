@@ -19,7 +19,7 @@ from typing import Any
 
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from pastcast.agents import Agent, agent_info, build_agent
+from pastcast.agents import Agent, agent_info, build_agent, prompts_for
 from pastcast.corpus import CorpusBackend
 from pastcast.dataset import Dataset
 from pastcast.env import BudgetExceeded, ForecastEnv
@@ -221,7 +221,8 @@ def run_benchmark(
 ) -> RunResult:
     """Run every agent of ``config`` on the dataset's steps and write the run log to ``out``.
 
-    Re-running with the same ``out`` resumes: recorded steps are not redone.
+    Re-running with the same ``out`` resumes: recorded steps are not redone. The prompt files
+    the agents use are recorded in the header unless ``prompts`` is given.
     """
     path = Path(out)
     notebooks: dict[StepKey, str | None] = {}
@@ -234,7 +235,7 @@ def run_benchmark(
         dataset_id=dataset.id,
         config=config.model_dump(mode="json"),
         agents=config.agents,
-        prompts=prompts or {},
+        prompts=prompts if prompts is not None else prompts_for(config.agents),
         code_version=code_version(),
     )
     chains = _chains(dataset, config)
