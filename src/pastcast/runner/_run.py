@@ -22,7 +22,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from pastcast.agents import Agent, agent_info, build_agent, prompts_for
 from pastcast.corpus import CorpusBackend
 from pastcast.dataset import Dataset
-from pastcast.env import BudgetExceeded, ForecastEnv
+from pastcast.env import BudgetExceeded, EnvConfig, ForecastEnv
 from pastcast.records import Forecast, StepSpec, Termination
 from pastcast.runlog import (
     AgentSpec,
@@ -33,6 +33,7 @@ from pastcast.runlog import (
     read_run_log,
 )
 from pastcast.runlog._schema import (
+    AgentRole,
     StepKey,
 )
 from pastcast.runner._config import RunConfig
@@ -151,11 +152,11 @@ class _Runner:
         self,
         agent: Agent,
         env: ForecastEnv,
-        env_config: Any,
+        env_config: EnvConfig,
         chain: _Chain,
         step: StepSpec,
         notebook: str | None,
-        role: Any,
+        role: AgentRole,
     ) -> StepRecord:
         episode = env.reset(step, notebook_in=notebook, config=env_config)
         termination: Termination = "forecast"
