@@ -1,0 +1,58 @@
+"""`pastcast agents ...`: what can be passed to ``--agent``."""
+
+from __future__ import annotations
+
+import inspect
+from typing import Annotated
+
+import typer
+from rich.console import Console
+from rich.markup import escape
+from rich.table import Table
+
+from pastcast.agents import list_agents
+from pastcast.cli._common import print_json
+
+app = typer.Typer(help="Registered agents.", no_args_is_help=True)
+
+
+@app.command("list")
+def list_command(
+    as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
+) -> None:
+    """Registered agents with their role, arguments and description."""
+    rows: list[dict[str, object]] = []
+    for info in list_agents():
+        if info.name.startswith("test-"):
+            continue
+        params = inspect.signature(info.factory).parameters.values()
+        args = [
+            p.name if p.default is inspect.Parameter.empty else f"{p.name}={p.default!r}"
+            for p in params
+            if p.name != "setting"
+        ]
+        rows.append(
+            {
+                "name": info.name,
+                "role": info.role,
+                "market_access": info.market_access,
+                "args": args,
+                "description": info.description,
+            }
+        )
+    if as_json:
+        print_json(rows)
+        return
+    table = Table(title=escape("Agents: pass as --agent NAME[:key=value,...][@setting]"))
+    for col in ("name", "role", "arguments", "description"):
+        table.add_column(col)
+    for r in rows:
+        arg_list = r["args"]
+        assert isinstance(arg_list, list)
+        table.add_row(
+            str(r["name"]),
+            str(r["role"]),
+            escape(", ".join(arg_list)),
+            escape(str(r["description"])),
+        )
+    Console().print(table)
