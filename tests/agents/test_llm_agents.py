@@ -218,3 +218,37 @@ def test_prompts_for_lists_only_model_agents() -> None:
     prompts = prompts_for(specs)
     assert set(prompts) == {"memory_on.v1", "json_action_memory.v1"}
     assert prompts["memory_on.v1"].startswith("[system]")
+
+
+def test_tool_agent_compacts_and_answers_when_the_model_rejects_a_long_conversation() -> None:
+    import json as _json
+
+    from _tiny import T0, ListBackend, tiny_dataset, tiny_documents
+    from pastcast.agents import ToolAgent
+    from pastcast.env import ForecastEnv
+    from pastcast.models import ModelError, ScriptedModel
+    from pastcast.records import StepSpec
+
+    rejected = []
+
+    def responder(request: ChatRequest) -> str:
+        # Accept the prompt and one long tool result; reject the conversation after that.
+        later = request.messages[2:]
+        if len(later) > 2 and any(len(m.content) > 400 for m in later):
+            rejected.append(len(request.messages))
+            raise ModelError("context window exceeded")
+        if len(later) > 2:
+            return _json.dumps({"action": "final", "probabilities": {"Yes": 0.7, "No": 0.3}})
+        return _json.dumps({"action": "search", "query": "Zephyr rocket launch"})
+
+    env = ForecastEnv(tiny_dataset(), ListBackend(tiny_documents() * 1))
+    from datetime import timedelta
+
+    episode = env.reset(
+        StepSpec(event_id="ev-rocket", step_index=0, cutoff=T0 + timedelta(days=12))
+    )
+    agent = ToolAgent(ScriptedModel(responder=responder), max_result_chars=5000)
+    forecast = agent.forecast(episode)
+    assert rejected, "the long conversation was never sent"
+    assert forecast.usable, forecast
+    assert forecast.probs["Yes"] == pytest.approx(0.7)

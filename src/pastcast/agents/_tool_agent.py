@@ -26,7 +26,7 @@ from pastcast.agents._memory import NOTEBOOK_SCHEMA, memory_fields, store_notebo
 from pastcast.agents._no_tools import NoToolsAgent
 from pastcast.agents._prompts import answer_template, load_prompt
 from pastcast.env import BudgetExceeded, Episode, ToolError
-from pastcast.models import Model, ToolSpec
+from pastcast.models import Model, ModelError, ToolSpec
 from pastcast.records import Forecast, Message
 
 __all__ = ["ACTION_SCHEMA", "ActionMode", "JsonActionAgent", "ToolAgent", "action_schema"]
@@ -165,8 +165,17 @@ class ToolAgent:
         messages = list(prompt.render(fields).messages())
         turns = min(self.max_iterations or cfg.max_tool_iterations, cfg.max_tool_iterations)
         step = self._json_turn if self.action_mode == "json" else self._native_turn
+        prompt_len = len(messages)
         for _ in range(turns):
-            final, calls_left = step(episode, messages, specs, memory, calls_left)
+            try:
+                final, calls_left = step(episode, messages, specs, memory, calls_left)
+            except ModelError:
+                if len(messages) <= prompt_len:
+                    raise
+                # The conversation outgrew what the model accepts (typically a small local
+                # model's context window): compact the research so far and ask for the answer.
+                messages[:] = _compacted(messages, prompt_len)
+                break
             if final is not None:
                 return self._finish(episode, messages, final, memory)
             if calls_left <= 0:
@@ -266,3 +275,12 @@ class JsonActionAgent(ToolAgent):
 
     def __init__(self, model: Model, *, max_iterations: int = 20, **options: Any) -> None:
         super().__init__(model, action_mode="json", max_iterations=max_iterations, **options)
+
+
+def _compacted(messages: list[Message], keep: int, chars: int = 400) -> list[Message]:
+    """The prompt messages, then the rest shortened to ``chars`` each (tool calls dropped)."""
+    rest = [
+        Message(role="user" if m.role == "tool" else m.role, content=m.content[:chars])
+        for m in messages[keep:]
+    ]
+    return [*messages[:keep], *rest]

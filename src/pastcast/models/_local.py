@@ -65,7 +65,7 @@ class LocalLlamaServer:
         port: int | None = None,
         *,
         chat_format: str = "chatml-function-calling",
-        n_ctx: int = 4096,
+        n_ctx: int = 8192,
         n_threads: int = 2,
         ready_timeout_s: float = 180.0,
     ) -> None:
