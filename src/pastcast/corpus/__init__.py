@@ -19,10 +19,12 @@ from pastcast.corpus._conformance import (
     check_no_leakage,
 )
 from pastcast.corpus._dense import RRF_K, DenseIndex, Embedder, HybridIndex, MiniLMEmbedder
+from pastcast.corpus._dumps import ZstdMissing
 from pastcast.corpus._embedded import EmbeddedIndex, not_visible_message
 from pastcast.corpus._jsonl import DocumentFormatError, LoadReport, read_jsonl_documents
 from pastcast.corpus._postgres import PostgresBackend  # needs the "postgres" extra to connect
 from pastcast.corpus._protocol import CorpusBackend, DocumentNotVisible, SearchHit
+from pastcast.corpus._reddit import RedditFilters, RedditReport, read_reddit
 from pastcast.corpus._tokenize import STOPWORDS, tokenize
 from pastcast.corpus._wcep import WcepReport, day_timestamp, read_wcep
 
@@ -46,8 +48,11 @@ __all__ = [
     "MiniLMEmbedder",
     "PostgresBackend",
     "RawPage",
+    "RedditFilters",
+    "RedditReport",
     "SearchHit",
     "WcepReport",
+    "ZstdMissing",
     "adversarial_cutoffs",
     "canonical_url",
     "check_as_of_equivalence",
@@ -58,6 +63,7 @@ __all__ = [
     "not_visible_message",
     "quality_problem",
     "read_jsonl_documents",
+    "read_reddit",
     "read_wcep",
     "tokenize",
 ]
