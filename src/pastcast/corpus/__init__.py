@@ -23,7 +23,12 @@ from pastcast.corpus._dumps import ZstdMissing
 from pastcast.corpus._embedded import EmbeddedIndex, not_visible_message
 from pastcast.corpus._jsonl import DocumentFormatError, LoadReport, read_jsonl_documents
 from pastcast.corpus._postgres import PostgresBackend  # needs the "postgres" extra to connect
-from pastcast.corpus._protocol import CorpusBackend, DocumentNotVisible, SearchHit
+from pastcast.corpus._protocol import (
+    CorpusBackend,
+    DocumentNotVisible,
+    SearchHit,
+    ThreadedBackend,
+)
 from pastcast.corpus._reddit import RedditFilters, RedditReport, read_reddit
 from pastcast.corpus._tokenize import STOPWORDS, tokenize
 from pastcast.corpus._wcep import WcepReport, day_timestamp, read_wcep
@@ -51,6 +56,7 @@ __all__ = [
     "RedditFilters",
     "RedditReport",
     "SearchHit",
+    "ThreadedBackend",
     "WcepReport",
     "ZstdMissing",
     "adversarial_cutoffs",
