@@ -22,6 +22,12 @@ from pastcast.corpus._dense import RRF_K, DenseIndex, Embedder, HybridIndex, Min
 from pastcast.corpus._dumps import ZstdMissing
 from pastcast.corpus._embedded import EmbeddedIndex, not_visible_message
 from pastcast.corpus._jsonl import DocumentFormatError, LoadReport, read_jsonl_documents
+from pastcast.corpus._parquet import (
+    ARTICLE_COLUMNS,
+    ArticleTableError,
+    ArticleTableReport,
+    read_article_table,
+)
 from pastcast.corpus._postgres import PostgresBackend  # needs the "postgres" extra to connect
 from pastcast.corpus._protocol import (
     CorpusBackend,
@@ -34,8 +40,11 @@ from pastcast.corpus._tokenize import STOPWORDS, tokenize
 from pastcast.corpus._wcep import WcepReport, day_timestamp, read_wcep
 
 __all__ = [
+    "ARTICLE_COLUMNS",
     "RRF_K",
     "STOPWORDS",
+    "ArticleTableError",
+    "ArticleTableReport",
     "CleanReport",
     "CleanedPage",
     "CorpusBackend",
@@ -68,6 +77,7 @@ __all__ = [
     "day_timestamp",
     "not_visible_message",
     "quality_problem",
+    "read_article_table",
     "read_jsonl_documents",
     "read_reddit",
     "read_wcep",
