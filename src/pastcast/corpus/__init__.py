@@ -1,5 +1,6 @@
 """The dated corpus: cutoff-enforcing backends and the conformance check they must pass."""
 
+from pastcast.corpus._ccnews import CCNewsReport, WarcMissing, ccnews_pages, read_ccnews
 from pastcast.corpus._clean import (
     CleanedPage,
     CleanReport,
@@ -45,6 +46,7 @@ __all__ = [
     "STOPWORDS",
     "ArticleTableError",
     "ArticleTableReport",
+    "CCNewsReport",
     "CleanReport",
     "CleanedPage",
     "CorpusBackend",
@@ -66,10 +68,12 @@ __all__ = [
     "RedditReport",
     "SearchHit",
     "ThreadedBackend",
+    "WarcMissing",
     "WcepReport",
     "ZstdMissing",
     "adversarial_cutoffs",
     "canonical_url",
+    "ccnews_pages",
     "check_as_of_equivalence",
     "check_no_leakage",
     "choose_timestamp",
@@ -78,6 +82,7 @@ __all__ = [
     "not_visible_message",
     "quality_problem",
     "read_article_table",
+    "read_ccnews",
     "read_jsonl_documents",
     "read_reddit",
     "read_wcep",
