@@ -13,6 +13,7 @@ from rich.console import Console
 from rich.table import Table
 
 from pastcast.cli._common import fail, print_json
+from pastcast.cli._sources import SOURCE_KINDS, SourceRun, open_source
 from pastcast.corpus import (
     CorpusBackend,
     DocumentFormatError,
@@ -63,7 +64,13 @@ def _day(value: str | None, option: str) -> date | None:
 
 @app.command()
 def build(
-    source: Annotated[str, typer.Argument(help="KIND:PATH: jsonl:docs.jsonl or wcep:path/to/wcep")],
+    source: Annotated[
+        str,
+        typer.Argument(
+            help="KIND:PATH: jsonl:docs.jsonl, wcep:FOLDER, reddit:DUMP_OR_FOLDER, "
+            "parquet:TABLE_OR_FOLDER or ccnews:FILE_OR_FOLDER (JSON lines or WARC)"
+        ),
+    ],
     out: Annotated[Path, typer.Option("--out", help="Index directory to write.")],
     overwrite: Annotated[bool, typer.Option(help="Replace an existing index.")] = False,
     lenient: Annotated[
@@ -82,6 +89,7 @@ def build(
     if out.exists() and not overwrite:
         fail(f"{out}: already exists (pass --overwrite to replace it)")
     docs: Iterator[Document]
+    run: SourceRun | None = None
     if kind == "jsonl":
         if not Path(path).is_file():
             fail(f"{path}: no such file")
@@ -100,13 +108,21 @@ def build(
             include_flagged=include_flagged,
             report=wcep_report,
         )
+    elif kind in SOURCE_KINDS:
+        run = open_source(kind, path, out)
+        docs, report = run.documents, LoadReport()
     else:
-        fail(f"source {source!r}: unknown kind {kind!r} (known: jsonl, wcep)")
+        known = ", ".join(("jsonl", "wcep", *SOURCE_KINDS))
+        fail(f"source {source!r}: unknown kind {kind!r} (known: {known})")
     try:
         index = EmbeddedIndex.build(docs, out, overwrite=overwrite, progress=True)
     except (DocumentFormatError, ValueError, FileNotFoundError) as exc:
+        if run is not None:
+            run.discard()
         fail(str(exc))
     typer.echo(f"indexed {len(index)} documents into {out}")
+    if run is not None:
+        run.finish(out)
     if isinstance(report, WcepReport):
         for line in report.lines():
             typer.echo(f"  {line}")

@@ -1,5 +1,6 @@
 """The dated corpus: cutoff-enforcing backends and the conformance check they must pass."""
 
+from pastcast.corpus._ccnews import CCNewsReport, WarcMissing, ccnews_pages, read_ccnews
 from pastcast.corpus._clean import (
     CleanedPage,
     CleanReport,
@@ -19,16 +20,33 @@ from pastcast.corpus._conformance import (
     check_no_leakage,
 )
 from pastcast.corpus._dense import RRF_K, DenseIndex, Embedder, HybridIndex, MiniLMEmbedder
+from pastcast.corpus._dumps import ZstdMissing
 from pastcast.corpus._embedded import EmbeddedIndex, not_visible_message
 from pastcast.corpus._jsonl import DocumentFormatError, LoadReport, read_jsonl_documents
+from pastcast.corpus._parquet import (
+    ARTICLE_COLUMNS,
+    ArticleTableError,
+    ArticleTableReport,
+    read_article_table,
+)
 from pastcast.corpus._postgres import PostgresBackend  # needs the "postgres" extra to connect
-from pastcast.corpus._protocol import CorpusBackend, DocumentNotVisible, SearchHit
+from pastcast.corpus._protocol import (
+    CorpusBackend,
+    DocumentNotVisible,
+    SearchHit,
+    ThreadedBackend,
+)
+from pastcast.corpus._reddit import RedditFilters, RedditReport, read_reddit
 from pastcast.corpus._tokenize import STOPWORDS, tokenize
 from pastcast.corpus._wcep import WcepReport, day_timestamp, read_wcep
 
 __all__ = [
+    "ARTICLE_COLUMNS",
     "RRF_K",
     "STOPWORDS",
+    "ArticleTableError",
+    "ArticleTableReport",
+    "CCNewsReport",
     "CleanReport",
     "CleanedPage",
     "CorpusBackend",
@@ -46,10 +64,16 @@ __all__ = [
     "MiniLMEmbedder",
     "PostgresBackend",
     "RawPage",
+    "RedditFilters",
+    "RedditReport",
     "SearchHit",
+    "ThreadedBackend",
+    "WarcMissing",
     "WcepReport",
+    "ZstdMissing",
     "adversarial_cutoffs",
     "canonical_url",
+    "ccnews_pages",
     "check_as_of_equivalence",
     "check_no_leakage",
     "choose_timestamp",
@@ -57,7 +81,10 @@ __all__ = [
     "day_timestamp",
     "not_visible_message",
     "quality_problem",
+    "read_article_table",
+    "read_ccnews",
     "read_jsonl_documents",
+    "read_reddit",
     "read_wcep",
     "tokenize",
 ]

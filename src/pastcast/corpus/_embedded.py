@@ -30,6 +30,7 @@ from pastcast.corpus._partitioned import (
     summary,
 )
 from pastcast.corpus._protocol import DocumentNotVisible, SearchHit
+from pastcast.corpus._threads import ThreadLookups
 from pastcast.corpus._tokenize import tokenize
 from pastcast.cutoff import as_utc
 from pastcast.records import Document
@@ -77,8 +78,9 @@ def _snippet(doc: Document, terms: list[str]) -> str:
     return f"{prefix}{piece}{suffix}"
 
 
-class EmbeddedIndex:
-    """A BM25 index in one directory of month partitions, memory-mapped; a ``CorpusBackend``."""
+class EmbeddedIndex(ThreadLookups):
+    """A BM25 index in one directory of month partitions, memory-mapped; a ``CorpusBackend``
+    and a ``ThreadedBackend`` (see ``_threads``)."""
 
     def __init__(
         self,
@@ -115,7 +117,9 @@ class EmbeddedIndex:
         resumes from its complete partitions (see ``_partitioned``).
         """
         build_partitioned(documents, Path(out_dir), overwrite=overwrite, progress=progress)
-        return cls.open(out_dir)
+        index = cls.open(out_dir)
+        index.save_thread_maps()
+        return index
 
     @classmethod
     def open(cls, index_dir: Path | str) -> EmbeddedIndex:

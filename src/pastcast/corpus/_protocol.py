@@ -8,7 +8,7 @@ from typing import Protocol, runtime_checkable
 
 from pastcast.records import Document, Record, UtcDatetime
 
-__all__ = ["CorpusBackend", "DocumentNotVisible", "SearchHit"]
+__all__ = ["CorpusBackend", "DocumentNotVisible", "SearchHit", "ThreadedBackend"]
 
 
 class DocumentNotVisible(LookupError):
@@ -40,3 +40,21 @@ class CorpusBackend(Protocol):
     def read(self, doc_id: str, *, as_of: datetime) -> Document: ...
 
     def count_before(self, as_of: datetime) -> int: ...
+
+
+@runtime_checkable
+class ThreadedBackend(CorpusBackend, Protocol):
+    """A corpus whose documents form threads (posts and their comments) and have authors.
+
+    Every look-up takes the cutoff and returns only documents with ``timestamp < as_of``, in
+    time order. ``post`` and ``thread`` raise ``DocumentNotVisible`` alike for an unknown id and
+    for one that is not visible yet; ``author_posts`` is empty in both cases.
+    """
+
+    def has_threads(self) -> bool: ...
+
+    def post(self, doc_id: str, *, as_of: datetime) -> Document: ...
+
+    def thread(self, thread_id: str, *, as_of: datetime, limit: int = 50) -> list[Document]: ...
+
+    def author_posts(self, author: str, *, as_of: datetime, limit: int = 20) -> list[Document]: ...

@@ -8,10 +8,10 @@ from collections.abc import Callable
 from datetime import datetime
 from typing import Any
 
-from pastcast.corpus import CorpusBackend, DocumentNotVisible
+from pastcast.corpus import CorpusBackend, DocumentNotVisible, ThreadedBackend
 from pastcast.env._config import EnvConfig
 from pastcast.models import ToolSpec
-from pastcast.records import DailyBelief, ToolCall
+from pastcast.records import DailyBelief, Document, ToolCall
 
 __all__ = ["BudgetExceeded", "ToolError", "Toolbox"]
 
@@ -64,6 +64,33 @@ _PYTHON = ToolSpec(
         "required": ["code"],
     },
 )
+_THREAD = ToolSpec(
+    name="thread",
+    description="List the discussion thread of a document shown earlier (the post and its "
+    "comments written before today, oldest first).",
+    parameters={
+        "type": "object",
+        "properties": {
+            "doc_id": {"type": "string"},
+            "limit": {"type": "integer", "minimum": 1, "maximum": 50},
+        },
+        "required": ["doc_id"],
+    },
+)
+_AUTHOR = ToolSpec(
+    name="author_posts",
+    description="List an author's most recent posts and comments written before today.",
+    parameters={
+        "type": "object",
+        "properties": {
+            "author": {"type": "string"},
+            "limit": {"type": "integer", "minimum": 1, "maximum": 20},
+        },
+        "required": ["author"],
+    },
+)
+THREAD_LIMIT = 50
+AUTHOR_LIMIT = 20
 
 
 class Toolbox:
@@ -88,6 +115,9 @@ class Toolbox:
         self._python = python_runner if config.python_tool else None
         self._shown: set[str] = set()
         self.calls: list[ToolCall] = []
+        self._threads: ThreadedBackend | None = None
+        if isinstance(backend, ThreadedBackend) and backend.has_threads():
+            self._threads = backend
 
     @property
     def cutoff(self) -> datetime:
@@ -98,6 +128,8 @@ class Toolbox:
         specs: list[ToolSpec] = []
         if self._backend is not None:
             specs += [_SEARCH, _READ]
+        if self._threads is not None:
+            specs += [_THREAD, _AUTHOR]
         if self._market is not None:
             specs.append(_MARKET)
         if self._python is not None:
@@ -137,6 +169,12 @@ class Toolbox:
             return self.search(query if isinstance(query, str) else "", top_k=_as_int(top_k))
         if name == "read" and self._backend is not None:
             return self.read(str(arguments.get("doc_id", "")))
+        if name == "thread" and self._threads is not None:
+            limit = _as_int(arguments.get("limit"), THREAD_LIMIT)
+            return self.thread(str(arguments.get("doc_id", "")), limit=limit)
+        if name == "author_posts" and self._threads is not None:
+            limit = _as_int(arguments.get("limit"), AUTHOR_LIMIT)
+            return self.author_posts(str(arguments.get("author", "")), limit=limit)
         if name == "market_history" and self._market is not None:
             return self.market_history()
         if name == "python" and self._python is not None:
@@ -198,6 +236,63 @@ class Toolbox:
         self._log("read", args, result, started, doc_ids=(doc.id,))
         return result
 
+    def thread(self, doc_id: str, limit: int = THREAD_LIMIT) -> list[dict[str, Any]]:
+        """The thread of a document shown in this step, as of the step's cutoff."""
+        self._charge()
+        started = time.perf_counter()
+        args: dict[str, Any] = {"doc_id": doc_id, "limit": limit}
+        if self._threads is None:
+            msg = "threads are not available at this step"
+        elif doc_id not in self._shown:
+            msg = f"document {doc_id!r} was not returned by a tool in this step"
+        else:
+            try:
+                post = self._threads.post(doc_id, as_of=self._cutoff)
+                if post.thread_id is None:
+                    raise ToolError(f"document {doc_id!r} is not part of a thread")
+                docs = self._threads.thread(
+                    post.thread_id, as_of=self._cutoff, limit=max(1, min(limit, THREAD_LIMIT))
+                )
+            except (DocumentNotVisible, ToolError) as exc:
+                msg = str(exc)
+            else:
+                return self._listing("thread", args, docs, started)
+        self._log("thread", args, None, started, error=msg)
+        raise ToolError(msg)
+
+    def author_posts(self, author: str, limit: int = AUTHOR_LIMIT) -> list[dict[str, Any]]:
+        """The author's most recent documents before the step's cutoff."""
+        self._charge()
+        started = time.perf_counter()
+        args: dict[str, Any] = {"author": author, "limit": limit}
+        if self._threads is None or not author.strip():
+            msg = "author_posts needs an author" if self._threads else "threads are not available"
+            self._log("author_posts", args, None, started, error=msg)
+            raise ToolError(msg)
+        k = max(1, min(limit, AUTHOR_LIMIT))
+        docs = self._threads.author_posts(author, as_of=self._cutoff, limit=k)
+        return self._listing("author_posts", args, docs, started)
+
+    def _listing(
+        self, name: str, args: dict[str, Any], docs: list[Document], started: float
+    ) -> list[dict[str, Any]]:
+        """Log a list of documents; their ids become readable in this step."""
+        result = [
+            {
+                "id": d.id,
+                "title": d.title,
+                "date": d.timestamp.strftime("%Y-%m-%d %H:%M"),
+                "author": d.author,
+                "parent_id": d.parent_id,
+                "text": d.text[: self._config.snippet_chars],
+            }
+            for d in docs
+        ]
+        ids = tuple(d.id for d in docs)
+        self._shown.update(ids)
+        self._log(name, args, result, started, doc_ids=ids)
+        return result
+
     def market_history(self) -> list[dict[str, Any]]:
         self._charge()
         started = time.perf_counter()
@@ -219,8 +314,8 @@ class Toolbox:
         return result
 
 
-def _as_int(value: Any) -> int:
+def _as_int(value: Any, default: int = 10) -> int:
     try:
         return int(value)
     except (TypeError, ValueError):
-        return 10
+        return default
