@@ -43,3 +43,14 @@ def test_last_complete_day() -> None:
 def test_bad_timestamp() -> None:
     with pytest.raises(ValueError, match="ISO 8601"):
         parse_timestamp("yesterday")
+
+
+def test_a_bare_publication_date_counts_from_the_end_of_its_day() -> None:
+    from pastcast.cutoff import parse_publication_time
+
+    ts = parse_publication_time("2024-03-05")
+    assert not is_visible(ts, datetime(2024, 3, 5, 12, tzinfo=UTC))
+    assert is_visible(ts, datetime(2024, 3, 6, tzinfo=UTC))
+    assert parse_publication_time("2024-03-05T10:00:00Z") == datetime(2024, 3, 5, 10, tzinfo=UTC)
+    with pytest.raises(ValueError):
+        parse_publication_time("2024-13-05")

@@ -20,6 +20,7 @@ __all__ = [
     "is_visible",
     "last_complete_day",
     "parse_cutoff",
+    "parse_publication_time",
     "parse_timestamp",
 ]
 
@@ -62,6 +63,23 @@ def parse_timestamp(text: str) -> datetime:
         return as_utc(datetime.fromisoformat(raw))
     except ValueError as exc:
         raise ValueError(f"not an ISO 8601 timestamp: {text!r}") from exc
+
+
+def parse_publication_time(text: str) -> datetime:
+    """When a document became public. A bare date means the *end* of that day.
+
+    A document dated only by its day may have appeared at any time that day, so it must not be
+    visible at an intraday cutoff of the same day: it is placed at 23:59:59.999999 UTC. Full
+    timestamps are taken as given.
+    """
+    raw = text.strip()
+    if len(raw) == 10:
+        try:
+            day = date.fromisoformat(raw)
+        except ValueError as exc:
+            raise ValueError(f"not an ISO 8601 date: {text!r}") from exc
+        return cutoff_for_day(day + timedelta(days=1)) - timedelta(microseconds=1)
+    return parse_timestamp(raw)
 
 
 def parse_cutoff(

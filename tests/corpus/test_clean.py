@@ -26,9 +26,14 @@ def test_timestamp_cascade_records_the_rule() -> None:
     published = base.model_copy(
         update={"date_published": "2024-04-01", "date_modified": "2024-04-03"}
     )
-    assert choose_timestamp(published) == (datetime(2024, 4, 1, tzinfo=UTC), "date_published")
+    # A bare date may be any time that day: the document counts from the end of the day.
+    end_of_day = datetime(2024, 4, 1, 23, 59, 59, 999999, tzinfo=UTC)
+    assert choose_timestamp(published) == (end_of_day, "date_published")
     placeholder = published.model_copy(update={"date_published": "1970-01-01T00:00:00Z"})
-    assert choose_timestamp(placeholder) == (datetime(2024, 4, 3, tzinfo=UTC), "date_modified")
+    assert choose_timestamp(placeholder) == (
+        datetime(2024, 4, 3, 23, 59, 59, 999999, tzinfo=UTC),
+        "date_modified",
+    )
     garbage = placeholder.model_copy(update={"date_modified": "last week"})
     assert choose_timestamp(garbage)[1] == "crawl_time"  # type: ignore[index]
     far = RawPage(id="b", text="x", date_published="2099-01-01", crawl_time="2031-01-01")

@@ -40,7 +40,8 @@ def test_reads_documents_with_optional_fields(tmp_path: Path) -> None:
     assert [d.id for d in docs] == ["a", "b", "c"]
     assert docs[1].timestamp == datetime(2024, 3, 1, 12, tzinfo=UTC)
     assert docs[1].author == "me" and docs[1].parent_id == "a"
-    assert docs[2].timestamp == datetime(2024, 3, 2, tzinfo=UTC)
+    # A bare date counts from the end of its day (published some time that day).
+    assert docs[2].timestamp == datetime(2024, 3, 2, 23, 59, 59, 999999, tzinfo=UTC)
 
 
 @pytest.mark.parametrize(

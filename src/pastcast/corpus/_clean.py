@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
-from pastcast.cutoff import parse_timestamp
+from pastcast.cutoff import parse_publication_time
 from pastcast.records import Document, Record
 
 __all__ = [
@@ -72,7 +72,7 @@ def choose_timestamp(page: RawPage) -> tuple[datetime, str] | None:
         if not raw:
             continue
         try:
-            ts = parse_timestamp(raw)
+            ts = parse_publication_time(raw)
         except ValueError:
             continue
         if YEAR_RANGE[0] <= ts.year <= YEAR_RANGE[1]:

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from pastcast.cutoff import parse_timestamp
+from pastcast.cutoff import parse_publication_time
 from pastcast.records import Document
 
 __all__ = ["DocumentFormatError", "LoadReport", "read_jsonl_documents"]
@@ -52,7 +52,7 @@ def _parse(obj: Any) -> Document:
     if not obj["id"].strip():
         raise ValueError("field id: empty")
     try:
-        ts = parse_timestamp(obj["timestamp"])
+        ts = parse_publication_time(obj["timestamp"])
     except ValueError as exc:
         raise ValueError(f"field timestamp: {exc}") from None
     return Document(
