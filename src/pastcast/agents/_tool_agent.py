@@ -46,12 +46,16 @@ _ARGS: dict[str, dict[str, Any]] = {
     "top_k": {"type": "integer"},
     "doc_id": {"type": "string"},
     "code": {"type": "string"},
+    "author": {"type": "string"},
+    "limit": {"type": "integer"},
 }
 _FORMS = {
     "search": '{"action": "search", "query": "<search terms>", "top_k": 10}',
     "read": '{"action": "read", "doc_id": "<id of a document from search results>"}',
     "python": '{"action": "python", "code": "<Python code; print what you need>"}',
     "market_history": '{"action": "market_history"}',
+    "thread": '{"action": "thread", "doc_id": "<id of a post or comment you were shown>"}',
+    "author_posts": '{"action": "author_posts", "author": "<author name>", "limit": 20}',
 }
 _FINAL_NOW = (
     "Your research budget for this forecast is spent. Do not call any more tools: reply now "
