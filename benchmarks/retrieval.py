@@ -54,22 +54,31 @@ def _child_build(kind: str, arg: Any, out: str, conn: Any) -> None:
 
 
 def build(kind: str, arg: Any, out: Path) -> None:
-    """Build in a child process, so its peak memory is measured on its own."""
-    if (out / "manifest.json").is_file():
-        print(f"{out}: reusing the existing index")
-        return
-    here, there = multiprocessing.Pipe()
-    proc = multiprocessing.get_context("fork").Process(
-        target=_child_build, args=(kind, arg, str(out), there)
-    )
-    proc.start()
-    seconds = here.recv()
-    proc.join()
+    """Build in a child process, so its peak memory is measured on its own.
+
+    The figures are kept next to the index (``build-stats.json``) and printed again when a later
+    run reuses it.
+    """
+    stats = out.with_name(out.name + ".build-stats.json")
+    if not (out / "manifest.json").is_file():
+        here, there = multiprocessing.Pipe()
+        proc = multiprocessing.get_context("fork").Process(
+            target=_child_build, args=(kind, arg, str(out), there)
+        )
+        proc.start()
+        seconds = here.recv()
+        proc.join()
+        # ru_maxrss of the children: the build child is the only child this process waited for
+        peak = rss_mb(resource.RUSAGE_CHILDREN)
+        stats.write_text(json.dumps({"seconds": seconds, "peak_mb": peak}))
     size = sum(p.stat().st_size for p in out.rglob("*") if p.is_file()) / 1e6
-    print(
-        f"build {out.name}: {seconds:.1f} s, {size:.0f} MB on disk, "
-        f"peak memory {rss_mb(resource.RUSAGE_CHILDREN):.0f} MB (build process)"
+    known = json.loads(stats.read_text()) if stats.is_file() else None
+    built = (
+        f"{known['seconds']:.1f} s, peak memory {known['peak_mb']:.0f} MB (build process)"
+        if known
+        else "build figures not recorded"
     )
+    print(f"build {out.name}: {built}; {size:.0f} MB on disk (with any embedding cache)")
 
 
 class TableEmbedder:
@@ -226,15 +235,18 @@ def main() -> None:
         if args.wcep_dense:
             from pastcast.corpus import DenseIndex, MiniLMEmbedder
 
-            sub = [index.read_ordinal(i) for i in range(args.wcep_dense)]
-            sub_dir = args.workdir / f"wcep-first-{args.wcep_dense}"
-            if not (sub_dir / "manifest.json").is_file():
-                EmbeddedIndex.build(sub, sub_dir)
-            sub_index = EmbeddedIndex.open(sub_dir)
+            if args.wcep_dense >= len(index):  # the whole archive
+                sub_dir, sub_index = args.workdir / "wcep", index
+            else:
+                sub = [index.read_ordinal(i) for i in range(args.wcep_dense)]
+                sub_dir = args.workdir / f"wcep-first-{args.wcep_dense}"
+                if not (sub_dir / "manifest.json").is_file():
+                    EmbeddedIndex.build(sub, sub_dir)
+                sub_index = EmbeddedIndex.open(sub_dir)
             t0 = time.perf_counter()
             dense = DenseIndex(sub_index, MiniLMEmbedder())
             print(
-                f"== WCEP first {len(sub)} documents, MiniLM (embedded or loaded from cache "
+                f"== WCEP first {len(sub_index)} documents, MiniLM (embedded or loaded from cache "
                 f"in {time.perf_counter() - t0:.1f} s)"
             )
             vectors = np.load(sub_dir / f"dense-{MiniLMEmbedder.name}.npy")
