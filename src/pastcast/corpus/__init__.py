@@ -21,7 +21,10 @@ from pastcast.corpus._conformance import (
 from pastcast.corpus._dense import RRF_K, DenseIndex, Embedder, HybridIndex, MiniLMEmbedder
 from pastcast.corpus._embedded import EmbeddedIndex, not_visible_message
 from pastcast.corpus._jsonl import DocumentFormatError, LoadReport, read_jsonl_documents
-from pastcast.corpus._postgres import PostgresBackend  # needs the "postgres" extra to connect
+from pastcast.corpus._postgres import (
+    PostgresBackend,
+    redact_url,
+)  # needs the "postgres" extra to connect
 from pastcast.corpus._protocol import CorpusBackend, DocumentNotVisible, SearchHit
 from pastcast.corpus._tokenize import STOPWORDS, tokenize
 from pastcast.corpus._wcep import WcepReport, day_timestamp, read_wcep
@@ -59,5 +62,6 @@ __all__ = [
     "quality_problem",
     "read_jsonl_documents",
     "read_wcep",
+    "redact_url",
     "tokenize",
 ]

@@ -30,7 +30,7 @@ from pastcast.records import Document
 if TYPE_CHECKING:  # psycopg comes with the optional 'postgres' extra and is imported lazily
     import psycopg
 
-__all__ = ["PostgresBackend"]
+__all__ = ["PostgresBackend", "redact_url"]
 
 _DOC_FIELDS = "id, ts, title, text, source, url, thread_id, author, parent_id"
 _SCHEMA = re.compile(r"[a-z_][a-z0-9_]{0,62}")
@@ -86,10 +86,12 @@ def _document(row: Sequence[Any]) -> Document:
     return Document(**dict(zip(keys, row[:8], strict=True)), parent_id=row[8])
 
 
-def _redact(url: str) -> str:
-    """The URL without its password, for error messages."""
-    from psycopg import conninfo
-
+def redact_url(url: str) -> str:
+    """The database URL without its password, for messages."""
+    try:
+        from psycopg import conninfo
+    except ImportError:  # the extra is missing: drop whatever sits between "user:" and "@"
+        return re.sub(r"(://[^/:@]*):[^/@]*@", r"\1@", url)
     try:
         info = conninfo.conninfo_to_dict(url)
     except Exception:
@@ -125,7 +127,7 @@ class PostgresBackend:
             )
         if problem or meta is None:
             conn.close()
-            raise FileNotFoundError(f"{_redact(url)}: {problem}")
+            raise FileNotFoundError(f"{redact_url(url)}: {problem}")
         if meta.get("dims"):
             from pgvector.psycopg import register_vector
 
@@ -170,7 +172,7 @@ class PostgresBackend:
         try:
             return psycopg.connect(url, autocommit=True, options="-c timezone=UTC")
         except psycopg.OperationalError as exc:
-            raise ConnectionError(f"{_redact(url)}: cannot connect: {exc}") from None
+            raise ConnectionError(f"{redact_url(url)}: cannot connect: {exc}") from None
 
     def close(self) -> None:
         self._conn.close()
