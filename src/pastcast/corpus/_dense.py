@@ -115,7 +115,7 @@ class DenseIndex:
             fresh = meta.is_file() and json.loads(meta.read_text()).get("content_sha256") == digest
             if fresh and cache.is_file():
                 # memory-mapped: exact search reads the rows in place (no copy in the process)
-                mapped: F32 = np.load(cache, mmap_mode="r")
+                mapped: F32 = np.asarray(np.load(cache, mmap_mode="r"))
                 if mapped.dtype == np.float32 and mapped.ndim == 2 and len(mapped) == len(ix):
                     return mapped
         chunks = []
