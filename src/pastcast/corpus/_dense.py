@@ -137,32 +137,35 @@ class DenseIndex:
             return []
         q = self._queries.get(query)
         fetch = k + 16  # a margin so that ties at the k-th score are ordered by id
-        pairs: list[tuple[int, float]] = []
+        got: list[tuple[Any, Any]] = []  # (ordinals, scores) per search, -1 marks no result
         exact_lo = 0  # start of the current run of exactly searched ordinals
         with _one_thread():
             for p, (lo, hi) in enumerate(self._bounds):
                 if lo >= n:
                     break  # this month and all later ones start at or after the cutoff
                 if hi <= n and p in self._ivf:
-                    pairs += self._exact(q, exact_lo, lo, fetch)
+                    got.append(self._exact(q, exact_lo, lo, fetch))
                     scores, ids = self._ivf[p].search(q, min(fetch, hi - lo))
-                    pairs += _pairs(ids, scores, 0)
+                    got.append((ids[0], scores[0]))
                     exact_lo = hi
             # every other admitted ordinal, up to the cutoff, in one exhaustive scan
-            pairs += self._exact(q, exact_lo, n, fetch)
-        rank = self.index.id_rank
-        pairs.sort(key=lambda p: (-p[1], int(rank[p[0]])))
-        return pairs[:k]
+            got.append(self._exact(q, exact_lo, n, fetch))
+        ords = np.concatenate([o for o, _ in got])
+        scores = np.concatenate([s for _, s in got])
+        keep = ords >= 0
+        ords, scores = ords[keep], scores[keep]
+        order = np.lexsort((self.index.id_rank[ords], -scores))[:k]
+        return list(zip(ords[order].tolist(), scores[order].tolist(), strict=True))
 
-    def _exact(self, q: F32, lo: int, hi: int, fetch: int) -> list[tuple[int, float]]:
+    def _exact(self, q: F32, lo: int, hi: int, fetch: int) -> tuple[Any, Any]:
         """Exhaustive inner products with the rows ``[lo, hi)`` (a contiguous slice, no copy)."""
         import faiss
 
         if hi <= lo:
-            return []
+            return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float32)
         rows = self._vectors[lo:hi]
         scores, ids = faiss.knn(q, rows, min(fetch, hi - lo), metric=faiss.METRIC_INNER_PRODUCT)
-        return _pairs(ids, scores, lo)
+        return np.where(ids[0] >= 0, ids[0] + lo, -1), scores[0]
 
     def search(self, query: str, *, as_of: datetime, k: int = 10) -> list[SearchHit]:
         return self.index.hits(self.ranked(query, self.index.count_before(as_of), k), query, as_of)
@@ -215,10 +218,6 @@ def _one_thread() -> Iterator[None]:
         yield
     finally:
         faiss.omp_set_num_threads(before)
-
-
-def _pairs(ids: Any, scores: Any, offset: int) -> list[tuple[int, float]]:
-    return [(int(i) + offset, float(s)) for i, s in zip(ids[0], scores[0], strict=True) if i >= 0]
 
 
 def _month_ivf(vectors: F32, first_ordinal: int, nprobe: int) -> Any:
