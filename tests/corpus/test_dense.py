@@ -96,6 +96,7 @@ def test_query_embeddings_are_cached_per_query() -> None:
     cutoff = START + timedelta(days=40)
     first = dense.search("election storm", as_of=cutoff)
     assert dense.search("election storm", as_of=cutoff) == first
+    assert dense.embed_query("election storm").shape == (1, 64)
     assert embedder.calls == after_build + 1
     dense.search("tariff", as_of=cutoff)
     dense.search("merger", as_of=cutoff)  # evicts "election storm" (least recently used)

@@ -131,11 +131,15 @@ class DenseIndex:
             meta.write_text(json.dumps({"content_sha256": digest, "model": self.embedder.name}))
         return vectors
 
+    def embed_query(self, query: str) -> F32:
+        """The query's vector (one row), from the LRU when the query was seen recently."""
+        return self._queries.get(query)
+
     def ranked(self, query: str, n: int, k: int) -> list[tuple[int, float]]:
         """Top-``k`` (ordinal, cosine) among ordinals ``< n``; ties by document id."""
         if n <= 0 or k <= 0 or not query.strip():
             return []
-        q = self._queries.get(query)
+        q = self.embed_query(query)
         fetch = k + 16  # a margin so that ties at the k-th score are ordered by id
         got: list[tuple[Any, Any]] = []  # (ordinals, scores) per search, -1 marks no result
         exact_lo = 0  # start of the current run of exactly searched ordinals
