@@ -23,6 +23,7 @@ from __future__ import annotations
 import argparse
 import json
 import multiprocessing
+import os
 import random
 import resource
 import statistics
@@ -162,8 +163,10 @@ def measure(
     dense: dict[str, Any],
     vectors: np.ndarray | None,
     naive_queries: int,
+    sequential: bool = False,
 ) -> None:
-    """``dense`` maps a label ("" for exact, "-ivf" for approximate) to a ``DenseIndex``."""
+    """``dense`` maps a label ("" for exact, "-ivf" for approximate) to a ``DenseIndex``;
+    ``sequential`` adds hybrid rows with the two legs run one after the other."""
     from pastcast.corpus import HybridIndex
 
     # Query vectors come from the index's cache for both sides: the model call is measured
@@ -172,9 +175,11 @@ def measure(
     backends: dict[str, Any] = {"bm25": index}
     for label, searcher in dense.items():
         backends |= {f"dense{label}": searcher, f"hybrid{label}": HybridIndex(searcher)}
+        if sequential:
+            backends[f"hybrid{label}-seq"] = HybridIndex(searcher, concurrent=False)
     starts = [b[0] for b in index.partition_bounds]
     print(
-        f"  {'mode':10} {'cutoff':>16} {'parts':>5} {'visible':>8} | {'p50':>7} {'p95':>7} | "
+        f"  {'mode':14} {'cutoff':>16} {'parts':>5} {'visible':>8} | {'p50':>7} {'p95':>7} | "
         f"{'naive p50':>9} {'p95':>7} | {'speedup':>7} | equal/recall@10"
     )
     for mode, backend in backends.items():
@@ -198,10 +203,11 @@ def measure(
             if mode == "bm25" and not equal:
                 check += "  (BM25 MISMATCH)"
             print(
-                f"  {mode:10} {cutoff.strftime('%Y-%m-%d %H:%M'):>16} {admitted:5d} {n:8d} | "
+                f"  {mode:14} {cutoff.strftime('%Y-%m-%d %H:%M'):>16} {admitted:5d} {n:8d} | "
                 f"{statistics.median(ours):7.2f} {pct(ours, 95):7.2f} | "
                 f"{statistics.median(base):9.1f} {pct(base, 95):7.1f} | "
                 f"{statistics.median(base) / statistics.median(ours):6.1f}x | {check}"
+                f" (load {os.getloadavg()[0]:.1f})"
             )
 
 
@@ -226,8 +232,12 @@ def main() -> None:
     parser.add_argument(
         "--ivf-min", type=int, default=20_000, help="also measure IVF for months this big (0: no)"
     )
+    parser.add_argument(
+        "--sequential-hybrid", action="store_true", help="also time hybrid without the thread"
+    )
     parser.add_argument("--workdir", type=Path, default=Path("/tmp/pastcast-retrieval"))
     args = parser.parse_args()
+    print(f"load average at start: {os.getloadavg()[0]:.2f} on {os.cpu_count()} cores")
     rng = random.Random(0)
     args.workdir.mkdir(parents=True, exist_ok=True)
     if args.wcep:
@@ -256,12 +266,20 @@ def main() -> None:
                 f"in {time.perf_counter() - t0:.1f} s)"
             )
             vectors = np.load(sub_dir / f"dense-{MiniLMEmbedder.name}.npy")
-            model_ms = [timed(dense.embed_query, q)[0] for q in queries[:30]]  # fills the cache
+            model_ms = [timed(dense.embed_query, q)[0] for q in queries]  # fills the cache
             print(
                 f"  query embedding (one model call, once per distinct query): p50 "
                 f"{statistics.median(model_ms):.1f} ms, p95 {pct(model_ms, 95):.1f} ms"
             )
-            measure(sub_index, queries[:30], cutoffs_for(sub_index), {"": dense}, vectors, 30)
+            measure(
+                sub_index,
+                queries,
+                cutoffs_for(sub_index),
+                {"": dense},
+                vectors,
+                args.naive_queries,
+                args.sequential_hybrid,
+            )
     if args.synthetic:
         from pastcast.corpus import DenseIndex
 
@@ -295,9 +313,16 @@ def main() -> None:
         print(f"  peak memory now {rss_mb():.0f} MB")
         vectors = np.load(out / f"dense-{TableEmbedder.name}.npy", mmap_mode="r")
         measure(
-            index, queries, cutoffs_for(index), searchers, np.asarray(vectors), args.naive_queries
+            index,
+            queries,
+            cutoffs_for(index),
+            searchers,
+            np.asarray(vectors),
+            args.naive_queries,
+            args.sequential_hybrid,
         )
         print(f"  peak memory of the query process: {rss_mb():.0f} MB")
+    print(f"load average at the end: {os.getloadavg()[0]:.2f}")
 
 
 if __name__ == "__main__":
