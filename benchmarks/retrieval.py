@@ -23,6 +23,7 @@ from __future__ import annotations
 import argparse
 import json
 import multiprocessing
+import os
 import random
 import resource
 import statistics
@@ -54,22 +55,31 @@ def _child_build(kind: str, arg: Any, out: str, conn: Any) -> None:
 
 
 def build(kind: str, arg: Any, out: Path) -> None:
-    """Build in a child process, so its peak memory is measured on its own."""
-    if (out / "manifest.json").is_file():
-        print(f"{out}: reusing the existing index")
-        return
-    here, there = multiprocessing.Pipe()
-    proc = multiprocessing.get_context("fork").Process(
-        target=_child_build, args=(kind, arg, str(out), there)
-    )
-    proc.start()
-    seconds = here.recv()
-    proc.join()
+    """Build in a child process, so its peak memory is measured on its own.
+
+    The figures are kept next to the index (``build-stats.json``) and printed again when a later
+    run reuses it.
+    """
+    stats = out.with_name(out.name + ".build-stats.json")
+    if not (out / "manifest.json").is_file():
+        here, there = multiprocessing.Pipe()
+        proc = multiprocessing.get_context("fork").Process(
+            target=_child_build, args=(kind, arg, str(out), there)
+        )
+        proc.start()
+        seconds = here.recv()
+        proc.join()
+        # ru_maxrss of the children: the build child is the only child this process waited for
+        peak = rss_mb(resource.RUSAGE_CHILDREN)
+        stats.write_text(json.dumps({"seconds": seconds, "peak_mb": peak}))
     size = sum(p.stat().st_size for p in out.rglob("*") if p.is_file()) / 1e6
-    print(
-        f"build {out.name}: {seconds:.1f} s, {size:.0f} MB on disk, "
-        f"peak memory {rss_mb(resource.RUSAGE_CHILDREN):.0f} MB (build process)"
+    known = json.loads(stats.read_text()) if stats.is_file() else None
+    built = (
+        f"{known['seconds']:.1f} s, peak memory {known['peak_mb']:.0f} MB (build process)"
+        if known
+        else "build figures not recorded"
     )
+    print(f"build {out.name}: {built}; {size:.0f} MB on disk (with any embedding cache)")
 
 
 class TableEmbedder:
@@ -117,12 +127,13 @@ def timed(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> tuple[float, Any
     return (time.perf_counter() - t0) * 1000, out
 
 
-def rrf(*rankings: list[int]) -> list[int]:
+def rrf(id_rank: np.ndarray, *rankings: list[int]) -> list[int]:
+    """Reciprocal-rank fusion; equal fused scores (common) ordered by id, as the index does."""
     fused: dict[int, float] = {}
     for ranking in rankings:
         for rank, o in enumerate(ranking, start=1):
             fused[o] = fused.get(o, 0.0) + 1.0 / (RRF_K + rank)
-    return [o for o, _ in sorted(fused.items(), key=lambda p: -p[1])]
+    return [o for o, _ in sorted(fused.items(), key=lambda p: (-p[1], int(id_rank[p[0]])))]
 
 
 class Naive:
@@ -137,31 +148,38 @@ class Naive:
 
     def dense(self, query: str, n: int, k: int) -> list[int]:
         assert self.vectors is not None
-        scores = self.vectors @ self.embed.encode([query])[0]
+        scores = self.vectors @ self.embed.embed_query(query)[0]
         order = np.lexsort((np.asarray(self.index.id_rank), -scores))
         return order[order < n][:k].tolist()
 
     def hybrid(self, query: str, n: int, k: int) -> list[int]:
-        return rrf(self.bm25(query, n, 100), self.dense(query, n, 100))[:k]
+        return rrf(self.index.id_rank, self.bm25(query, n, 100), self.dense(query, n, 100))[:k]
 
 
 def measure(
     index: EmbeddedIndex,
     queries: list[str],
     cutoffs: list[datetime],
-    dense: Any | None,
+    dense: dict[str, Any],
     vectors: np.ndarray | None,
     naive_queries: int,
+    sequential: bool = False,
 ) -> None:
+    """``dense`` maps a label ("" for exact, "-ivf" for approximate) to a ``DenseIndex``;
+    ``sequential`` adds hybrid rows with the two legs run one after the other."""
     from pastcast.corpus import HybridIndex
 
-    naive = Naive(index, vectors, dense.embedder if dense is not None else None)
+    # Query vectors come from the index's cache for both sides: the model call is measured
+    # separately (see main), so the rows compare the searches themselves.
+    naive = Naive(index, vectors, next(iter(dense.values())) if dense else None)
     backends: dict[str, Any] = {"bm25": index}
-    if dense is not None:
-        backends |= {"dense": dense, "hybrid": HybridIndex(dense)}
+    for label, searcher in dense.items():
+        backends |= {f"dense{label}": searcher, f"hybrid{label}": HybridIndex(searcher)}
+        if sequential:
+            backends[f"hybrid{label}-seq"] = HybridIndex(searcher, concurrent=False)
     starts = [b[0] for b in index.partition_bounds]
     print(
-        f"  {'mode':6} {'cutoff':>19} {'parts':>5} {'visible':>8} | {'p50':>7} {'p95':>7} | "
+        f"  {'mode':14} {'cutoff':>16} {'parts':>5} {'visible':>8} | {'p50':>7} {'p95':>7} | "
         f"{'naive p50':>9} {'p95':>7} | {'speedup':>7} | equal/recall@10"
     )
     for mode, backend in backends.items():
@@ -175,7 +193,7 @@ def measure(
                 got.append([h.id for h in hits])
             base, agree, total, equal = [], 0, 0, True
             for q, ids in zip(queries[:naive_queries], got, strict=False):
-                ms, ords = timed(getattr(naive, mode), q, n, 10)
+                ms, ords = timed(getattr(naive, mode.split("-")[0]), q, n, 10)
                 base.append(ms)
                 want = [index.read_ordinal(o).id for o in ords]
                 equal &= want == ids
@@ -185,10 +203,11 @@ def measure(
             if mode == "bm25" and not equal:
                 check += "  (BM25 MISMATCH)"
             print(
-                f"  {mode:6} {cutoff.strftime('%Y-%m-%d %H:%M'):>19} {admitted:5d} {n:8d} | "
+                f"  {mode:14} {cutoff.strftime('%Y-%m-%d %H:%M'):>16} {admitted:5d} {n:8d} | "
                 f"{statistics.median(ours):7.2f} {pct(ours, 95):7.2f} | "
                 f"{statistics.median(base):9.1f} {pct(base, 95):7.1f} | "
                 f"{statistics.median(base) / statistics.median(ours):6.1f}x | {check}"
+                f" (load {os.getloadavg()[0]:.1f})"
             )
 
 
@@ -210,9 +229,19 @@ def main() -> None:
     parser.add_argument("--months", type=int, default=30)
     parser.add_argument("--queries", type=int, default=100)
     parser.add_argument("--naive-queries", type=int, default=30)
-    parser.add_argument("--ivf-min", type=int, default=20_000)
+    parser.add_argument(
+        "--ivf-min", type=int, default=20_000, help="also measure IVF for months this big (0: no)"
+    )
+    parser.add_argument("--nprobe", type=int, default=8, help="IVF lists searched per month")
+    parser.add_argument(
+        "--skip-exact", action="store_true", help="synthetic: time only the IVF dense modes"
+    )
+    parser.add_argument(
+        "--sequential-hybrid", action="store_true", help="also time hybrid without the thread"
+    )
     parser.add_argument("--workdir", type=Path, default=Path("/tmp/pastcast-retrieval"))
     args = parser.parse_args()
+    print(f"load average at start: {os.getloadavg()[0]:.2f} on {os.cpu_count()} cores")
     rng = random.Random(0)
     args.workdir.mkdir(parents=True, exist_ok=True)
     if args.wcep:
@@ -222,23 +251,39 @@ def main() -> None:
         picks = [index.read_ordinal(rng.randrange(len(index))) for _ in range(args.queries)]
         queries = [" ".join(d.title.split()[:4]) for d in picks]
         print(f"  {len(index)} documents, {len(index.partition_bounds)} partitions")
-        measure(index, queries, cutoffs_for(index), None, None, args.naive_queries)
+        measure(index, queries, cutoffs_for(index), {}, None, args.naive_queries)
         if args.wcep_dense:
             from pastcast.corpus import DenseIndex, MiniLMEmbedder
 
-            sub = [index.read_ordinal(i) for i in range(args.wcep_dense)]
-            sub_dir = args.workdir / f"wcep-first-{args.wcep_dense}"
-            if not (sub_dir / "manifest.json").is_file():
-                EmbeddedIndex.build(sub, sub_dir)
-            sub_index = EmbeddedIndex.open(sub_dir)
+            if args.wcep_dense >= len(index):  # the whole archive
+                sub_dir, sub_index = args.workdir / "wcep", index
+            else:
+                sub = [index.read_ordinal(i) for i in range(args.wcep_dense)]
+                sub_dir = args.workdir / f"wcep-first-{args.wcep_dense}"
+                if not (sub_dir / "manifest.json").is_file():
+                    EmbeddedIndex.build(sub, sub_dir)
+                sub_index = EmbeddedIndex.open(sub_dir)
             t0 = time.perf_counter()
             dense = DenseIndex(sub_index, MiniLMEmbedder())
             print(
-                f"== WCEP first {len(sub)} documents, MiniLM (embedded or loaded from cache "
+                f"== WCEP first {len(sub_index)} documents, MiniLM (embedded or loaded from cache "
                 f"in {time.perf_counter() - t0:.1f} s)"
             )
             vectors = np.load(sub_dir / f"dense-{MiniLMEmbedder.name}.npy")
-            measure(sub_index, queries[:30], cutoffs_for(sub_index), dense, vectors, 30)
+            model_ms = [timed(dense.embed_query, q)[0] for q in queries]  # fills the cache
+            print(
+                f"  query embedding (one model call, once per distinct query): p50 "
+                f"{statistics.median(model_ms):.1f} ms, p95 {pct(model_ms, 95):.1f} ms"
+            )
+            measure(
+                sub_index,
+                queries,
+                cutoffs_for(sub_index),
+                {"": dense},
+                vectors,
+                args.naive_queries,
+                args.sequential_hybrid,
+            )
     if args.synthetic:
         from pastcast.corpus import DenseIndex
 
@@ -263,14 +308,27 @@ def main() -> None:
             )[0]
             for q in queries
         }
-        dense = DenseIndex(index, TableEmbedder(table), ivf_min=args.ivf_min)
+        searchers = {} if args.skip_exact else {"": DenseIndex(index, TableEmbedder(table))}
+        print(f"  vectors ready in {time.perf_counter() - t0:.1f} s")
+        if args.ivf_min:
+            t0 = time.perf_counter()
+            searchers["-ivf"] = DenseIndex(
+                index, TableEmbedder(table), ivf_min=args.ivf_min, nprobe=args.nprobe
+            )
+            print(f"  per-month IVF indexes trained in {time.perf_counter() - t0:.1f} s")
+        print(f"  peak memory now {rss_mb():.0f} MB")
         vectors = np.load(out / f"dense-{TableEmbedder.name}.npy", mmap_mode="r")
-        print(
-            f"  vectors + per-month IVF ready in {time.perf_counter() - t0:.1f} s; "
-            f"peak memory now {rss_mb():.0f} MB"
+        measure(
+            index,
+            queries,
+            cutoffs_for(index),
+            searchers,
+            np.asarray(vectors),
+            args.naive_queries,
+            args.sequential_hybrid,
         )
-        measure(index, queries, cutoffs_for(index), dense, np.asarray(vectors), args.naive_queries)
         print(f"  peak memory of the query process: {rss_mb():.0f} MB")
+    print(f"load average at the end: {os.getloadavg()[0]:.2f}")
 
 
 if __name__ == "__main__":

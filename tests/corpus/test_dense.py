@@ -86,3 +86,52 @@ def test_real_model_ranks_paraphrases(tmp_path: Path) -> None:
     assert [h.id for h in hits] == ["a", "b"]
     hybrid = HybridIndex(dense).search("interest rates", as_of=ts + timedelta(days=1), k=3)
     assert hybrid[0].id == "a" and "c" not in {h.id for h in hybrid}
+
+
+def test_query_embeddings_are_cached_per_query() -> None:
+    docs = make_docs(60, seed=2)
+    embedder = HashEmbedder()
+    dense = DenseIndex(EmbeddedIndex.in_memory(docs), embedder, query_cache=2)
+    after_build = embedder.calls
+    cutoff = START + timedelta(days=40)
+    first = dense.search("election storm", as_of=cutoff)
+    assert dense.search("election storm", as_of=cutoff) == first
+    assert dense.embed_query("election storm").shape == (1, 64)
+    assert embedder.calls == after_build + 1
+    dense.search("tariff", as_of=cutoff)
+    dense.search("merger", as_of=cutoff)  # evicts "election storm" (least recently used)
+    assert embedder.calls == after_build + 3
+    assert dense.search("election storm", as_of=cutoff) == first
+    assert embedder.calls == after_build + 4
+
+
+@pytest.fixture(scope="module")
+def ivf_docs() -> list[Document]:
+    return make_docs(4000, seed=8, span_days=90)  # February to April: over 1,000 each
+
+
+def test_month_ivf_does_not_leak_and_probing_every_list_is_exhaustive(
+    ivf_docs: list[Document],
+) -> None:
+    index = EmbeddedIndex.in_memory(ivf_docs)
+    exact = DenseIndex(index, HashEmbedder())
+    approx = DenseIndex(index, HashEmbedder(), ivf_min=1000, nprobe=1)
+    assert len(approx._ivf) == 3
+    check_no_leakage(approx, ivf_docs, n_probes=60, seed=9)
+    full = DenseIndex(index, HashEmbedder(), ivf_min=1000, nprobe=10_000)
+    for days in (20, 45, 75, 100):  # inside February, March, April; after the last
+        cutoff = START + timedelta(days=days, hours=5)
+        for query in ("election storm", "w3 tariff w17", "merger"):
+            want = exact.search(query, as_of=cutoff, k=15)
+            got = full.search(query, as_of=cutoff, k=15)
+            assert [h.score for h in got] == pytest.approx([h.score for h in want], abs=1e-6)
+            assert all(h.timestamp < cutoff for h in approx.search(query, as_of=cutoff, k=15))
+
+
+def test_concurrent_hybrid_equals_sequential(ivf_docs: list[Document]) -> None:
+    dense = DenseIndex(EmbeddedIndex.in_memory(ivf_docs[:1500]), HashEmbedder())
+    together, apart = HybridIndex(dense), HybridIndex(dense, concurrent=False)
+    for days in (3, 31, 62, 95):
+        cutoff = START + timedelta(days=days)
+        for query in ("election storm", "w5 ceasefire", "w1 w2 w3 w4"):
+            assert together.search(query, as_of=cutoff) == apart.search(query, as_of=cutoff)

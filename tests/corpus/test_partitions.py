@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import math
 import random
+from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -16,6 +17,7 @@ from corpus_synth import WORDS, make_docs
 from pastcast.corpus import EmbeddedIndex, check_as_of_equivalence
 from pastcast.corpus import _partitioned as partitioned
 from pastcast.corpus._arrays import IndexArrays, build_arrays, save_arrays
+from pastcast.corpus._blocks import BLOCK_DOCS
 from pastcast.records import Document
 
 
@@ -57,10 +59,18 @@ def spread_docs(n: int, seed: int) -> list[Document]:
     return docs
 
 
-def test_partitioned_equals_the_unpartitioned_index() -> None:
+# Scoring month by month (0), in blocks of one or two months (150), and in one block (default).
+BLOCKS = [0, 150, BLOCK_DOCS]
+
+
+@pytest.mark.parametrize("block_docs", BLOCKS)
+def test_partitioned_equals_the_unpartitioned_index(block_docs: int) -> None:
     docs = spread_docs(400, seed=2)
-    part = EmbeddedIndex.in_memory(docs)
+    part = EmbeddedIndex.in_memory(docs, block_docs=block_docs)
     assert len(part.partition_bounds) >= 5
+    blocks = len(part._blocks)
+    assert blocks == {0: len(part.partition_bounds), BLOCK_DOCS: 1}.get(block_docs, blocks)
+    assert block_docs != 150 or 1 < blocks < len(part.partition_bounds)
     legacy = build_arrays(docs)
     rng = random.Random(3)
     stamps = sorted(d.timestamp for d in docs)
@@ -83,11 +93,16 @@ def test_partitioned_equals_the_unpartitioned_index() -> None:
     assert compared == 430
 
 
-def test_as_of_equivalence_across_month_boundaries() -> None:
+@pytest.mark.parametrize("block_docs", BLOCKS)
+def test_as_of_equivalence_across_month_boundaries(block_docs: int) -> None:
     docs = spread_docs(300, seed=5)
     cutoffs = [datetime(2024, m, 1, tzinfo=UTC) for m in range(2, 7)]
     cutoffs += [c + timedelta(microseconds=d) for c in cutoffs for d in (-1, 1)]
-    report = check_as_of_equivalence(EmbeddedIndex.in_memory, docs, cutoffs=cutoffs, seed=1)
+
+    def factory(subset: Sequence[Document]) -> EmbeddedIndex:
+        return EmbeddedIndex.in_memory(subset, block_docs=block_docs)
+
+    report = check_as_of_equivalence(factory, docs, cutoffs=cutoffs, seed=1)
     assert report.comparisons == len(cutoffs) * report.queries
 
 

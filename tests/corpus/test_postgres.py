@@ -30,6 +30,8 @@ from pastcast.corpus._postgres import (
     DF_SQL,
     HITS_SQL,
     LENGTHS_SQL,
+    MONTH_DF_SQL,
+    MONTH_LENGTHS_SQL,
     READ_SQL,
     VECTOR_SQL,
     score_sql,
@@ -171,6 +173,25 @@ def test_plans_skip_partitions_after_the_cutoff(pg: PostgresBackend, cutoff: dat
         scanned = _partitions(pg.explain(statement, params))
         assert scanned and scanned <= allowed, (statement, scanned)
     assert len(_partitions(pg.explain(COUNT_SQL, {"as_of": datetime(2030, 1, 1, tzinfo=UTC)}))) >= 3
+    # The per-month statistics scan rows of the cutoff's own month only.
+    params["month"] = datetime(cutoff.year, cutoff.month, 1, tzinfo=UTC)
+    for statement in (MONTH_LENGTHS_SQL, MONTH_DF_SQL):
+        scanned = _partitions(pg.explain(statement, params))
+        assert scanned == ({f"{cutoff:%Y_%m}"} if cutoff.day > 1 else set()), statement
+
+
+def test_month_statistics_equal_counting_every_row(
+    pg: PostgresBackend, docs: list[Document]
+) -> None:
+    assert pg.meta["month_stats"]
+    counting = PostgresBackend(pg._conn, pg.schema, {**pg.meta, "month_stats": False})
+    rng = random.Random(12)
+    cutoffs = rng.sample(adversarial_cutoffs(docs), 40) + [START, datetime(2100, 1, 1, tzinfo=UTC)]
+    terms = ["election", "storm", "w1", "w7", "unknownword"]
+    for cutoff in cutoffs:
+        want = counting.statistics(terms, cutoff)
+        assert pg.statistics(terms, cutoff) == want
+        assert want[0] == sum(d.timestamp < cutoff for d in docs)
 
 
 def test_build_refuses_to_replace_without_overwrite(pg_url: str) -> None:  # noqa: F811

@@ -3,6 +3,7 @@ cutoff."""
 
 from __future__ import annotations
 
+import tempfile
 from collections.abc import Iterator
 from datetime import date, datetime
 from pathlib import Path
@@ -20,12 +21,16 @@ from pastcast.corpus import (
     DocumentNotVisible,
     EmbeddedIndex,
     LoadReport,
+    PostgresBackend,
     WcepReport,
     read_jsonl_documents,
     read_wcep,
+    redact_url,
 )
 from pastcast.cutoff import parse_cutoff
 from pastcast.records import Document
+
+_TARGET_HELP = "Index directory, or a PostgreSQL database URL (postgres://... or postgresql://...)."
 
 app = typer.Typer(help="Build and query the dated document corpus.", no_args_is_help=True)
 
@@ -46,11 +51,85 @@ def _cutoff(value: str) -> datetime:
         fail(f"--as-of: {exc}")
 
 
-def _open(index_dir: Path) -> EmbeddedIndex:
+_URL_SCHEMES = ("postgres://", "postgresql://")
+
+Schema = Annotated[
+    str,
+    typer.Option(help="PostgreSQL: the schema holding the corpus (lowercase identifier)."),
+]
+
+
+def _is_url(target: str) -> bool:
+    return target.startswith(_URL_SCHEMES)
+
+
+def _open(target: str, schema: str = "pastcast") -> EmbeddedIndex | PostgresBackend:
+    """An index directory, or the corpus in ``schema`` of a ``postgres://`` database."""
+    if _is_url(target):
+        try:
+            return PostgresBackend.connect(target, schema=schema)
+        except ImportError as exc:
+            fail(f"PostgreSQL: the 'postgres' extra is not installed ({exc.name})")
+        except (ConnectionError, FileNotFoundError, ValueError) as exc:
+            fail(str(exc))  # the backend's messages never include the password
     try:
-        return EmbeddedIndex.open(index_dir)
+        return EmbeddedIndex.open(target)
     except (FileNotFoundError, ValueError) as exc:
         fail(str(exc))
+
+
+def _check_target(backend: str, out: Path | None, url: str | None, overwrite: bool) -> None:
+    if backend == "embedded":
+        if url is not None:
+            fail("--url: only with --backend postgres")
+        if out is None:
+            fail("--out: required with --backend embedded")
+        if out.exists() and not overwrite:
+            fail(f"{out}: already exists (pass --overwrite to replace it)")
+    elif backend == "postgres":
+        if url is None or not _is_url(url):
+            fail("--url: required with --backend postgres (postgresql://USER@HOST:PORT/DB)")
+        if out is not None:
+            fail("--out: only with --backend embedded")
+    else:
+        fail(f"--backend: expected embedded or postgres, got {backend!r}")
+
+
+def _store(
+    docs: Iterator[Document],
+    backend: str,
+    out: Path | None,
+    url: str | None,
+    schema: str,
+    overwrite: bool,
+) -> None:
+    """Index ``docs`` into the chosen backend and say where they went."""
+    try:
+        if backend == "postgres" and url is not None:
+            with PostgresBackend.build(
+                docs, url, schema=schema, overwrite=overwrite, progress=True
+            ) as pg:
+                count = len(pg)
+            where = f"schema {schema!r} of {redact_url(url)}"
+        else:
+            assert out is not None
+            count = len(EmbeddedIndex.build(docs, out, overwrite=overwrite, progress=True))
+            where = str(out)
+    except ImportError as exc:
+        fail(f"--backend postgres: the 'postgres' extra is not installed ({exc.name})")
+    except (
+        DocumentFormatError,
+        ValueError,
+        FileNotFoundError,
+        FileExistsError,
+        ConnectionError,
+    ) as exc:
+        fail(str(exc))
+    except Exception as exc:
+        if url is None or not type(exc).__module__.startswith("psycopg"):
+            raise
+        fail(f"{redact_url(url)}: {exc}")  # a database error, without the password
+    typer.echo(f"indexed {count} documents into {where}")
 
 
 def _day(value: str | None, option: str) -> date | None:
@@ -71,8 +150,21 @@ def build(
             "parquet:TABLE_OR_FOLDER or ccnews:FILE_OR_FOLDER (JSON lines or WARC)"
         ),
     ],
-    out: Annotated[Path, typer.Option("--out", help="Index directory to write.")],
+    out: Annotated[
+        Path | None, typer.Option("--out", help="Index directory to write (embedded backend).")
+    ] = None,
     overwrite: Annotated[bool, typer.Option(help="Replace an existing index.")] = False,
+    backend: Annotated[
+        str, typer.Option(help="embedded (an index directory) or postgres (a database).")
+    ] = "embedded",
+    url: Annotated[
+        str | None,
+        typer.Option(
+            help="postgres: the database, postgresql://USER@HOST:PORT/DB (a password is better "
+            "given by PGPASSWORD or ~/.pgpass than in the URL, which shell history keeps).",
+        ),
+    ] = None,
+    schema: Schema = "pastcast",
     lenient: Annotated[
         bool, typer.Option(help="jsonl: skip malformed lines (counted by reason).")
     ] = False,
@@ -86,8 +178,7 @@ def build(
     kind, sep, path = source.partition(":")
     if not sep or not path:
         fail(f"source {source!r}: expected KIND:PATH, e.g. jsonl:docs.jsonl")
-    if out.exists() and not overwrite:
-        fail(f"{out}: already exists (pass --overwrite to replace it)")
+    _check_target(backend, out, url, overwrite)
     docs: Iterator[Document]
     run: SourceRun | None = None
     if kind == "jsonl":
@@ -109,20 +200,23 @@ def build(
             report=wcep_report,
         )
     elif kind in SOURCE_KINDS:
-        run = open_source(kind, path, out)
+        # Side reports (e.g. the timestamp rule of each page) go into the index directory, or
+        # into a fresh folder when the documents go to a database.
+        side = out if out is not None else Path(tempfile.mkdtemp(prefix="pastcast-")) / "report"
+        run = open_source(kind, path, side)
         docs, report = run.documents, LoadReport()
     else:
         known = ", ".join(("jsonl", "wcep", *SOURCE_KINDS))
         fail(f"source {source!r}: unknown kind {kind!r} (known: {known})")
     try:
-        index = EmbeddedIndex.build(docs, out, overwrite=overwrite, progress=True)
-    except (DocumentFormatError, ValueError, FileNotFoundError) as exc:
+        _store(docs, backend, out, url, schema, overwrite)
+    except BaseException:  # includes the one-line failure exit: drop the side file
         if run is not None:
             run.discard()
-        fail(str(exc))
-    typer.echo(f"indexed {len(index)} documents into {out}")
+        raise
     if run is not None:
-        run.finish(out)
+        side.mkdir(parents=True, exist_ok=True)
+        run.finish(side)
     if isinstance(report, WcepReport):
         for line in report.lines():
             typer.echo(f"  {line}")
@@ -134,7 +228,7 @@ def build(
 
 @app.command()
 def search(
-    index_dir: Annotated[Path, typer.Argument(help="Index directory.")],
+    target: Annotated[str, typer.Argument(help=_TARGET_HELP, metavar="INDEX")],
     query: Annotated[str, typer.Argument(help="Free-text query.")],
     as_of: AsOf,
     k: Annotated[int, typer.Option("--k", min=1, help="Number of hits.")] = 10,
@@ -146,14 +240,17 @@ def search(
         ),
     ] = "bm25",
     json_out: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
+    schema: Schema = "pastcast",
 ) -> None:
     """Rank the documents visible at the cutoff (statistics as of the cutoff)."""
     cutoff = _cutoff(as_of)
     if mode not in ("bm25", "dense", "hybrid"):
         fail(f"--mode: expected bm25, dense or hybrid, got {mode!r}")
-    index = _open(index_dir)
+    if mode != "bm25" and _is_url(target):
+        fail(f"--mode {mode}: needs an index directory (a database serves bm25 only here)")
+    index = _open(target, schema)
     backend: CorpusBackend = index
-    if mode != "bm25":
+    if mode != "bm25" and isinstance(index, EmbeddedIndex):
         try:
             from pastcast.corpus import DenseIndex, HybridIndex, MiniLMEmbedder
 
@@ -162,6 +259,8 @@ def search(
             fail(f"--mode {mode}: the 'dense' extra is not installed ({exc.name})")
         backend = dense if mode == "dense" else HybridIndex(dense)
     hits = backend.search(query, as_of=cutoff, k=k)
+    if isinstance(index, PostgresBackend):
+        index.close()
     if json_out:
         print_json([h.model_dump(mode="json") for h in hits])
         return
@@ -173,17 +272,22 @@ def search(
 
 @app.command()
 def read(
-    index_dir: Annotated[Path, typer.Argument(help="Index directory.")],
+    target: Annotated[str, typer.Argument(help=_TARGET_HELP, metavar="INDEX")],
     doc_id: Annotated[str, typer.Argument(help="Document id.")],
     as_of: AsOf,
     json_out: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
+    schema: Schema = "pastcast",
 ) -> None:
     """Print one document if it is visible at the cutoff (exit 2 otherwise)."""
     cutoff = _cutoff(as_of)
+    backend = _open(target, schema)
     try:
-        doc = _open(index_dir).read(doc_id, as_of=cutoff)
+        doc = backend.read(doc_id, as_of=cutoff)
     except DocumentNotVisible as exc:
         fail(str(exc))
+    finally:
+        if isinstance(backend, PostgresBackend):
+            backend.close()
     if json_out:
         print_json(doc.model_dump(mode="json"))
         return

@@ -29,7 +29,10 @@ from pastcast.corpus._parquet import (
     ArticleTableReport,
     read_article_table,
 )
-from pastcast.corpus._postgres import PostgresBackend  # needs the "postgres" extra to connect
+from pastcast.corpus._postgres import (  # needs the "postgres" extra to connect
+    PostgresBackend,
+    redact_url,
+)
 from pastcast.corpus._protocol import (
     CorpusBackend,
     DocumentNotVisible,
@@ -86,5 +89,6 @@ __all__ = [
     "read_jsonl_documents",
     "read_reddit",
     "read_wcep",
+    "redact_url",
     "tokenize",
 ]

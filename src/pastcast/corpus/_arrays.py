@@ -199,7 +199,8 @@ def load_arrays(index_dir: Path) -> IndexArrays:
             f"version {manifest.get('version')!r} (expected {FORMAT!r} {FORMAT_VERSION})"
         )
     arrays = {
-        name: np.load(index_dir / f"{name}.npy", mmap_mode="r", allow_pickle=False)
+        # plain ndarray views of the mappings: slicing an np.memmap costs microseconds each
+        name: np.asarray(np.load(index_dir / f"{name}.npy", mmap_mode="r", allow_pickle=False))
         for name in _ARRAY_NAMES
     }
     terms: list[str] = json.loads((index_dir / "vocab.json").read_text())

@@ -91,20 +91,38 @@ def _as_of_slices(
 def _score_partition(part: IndexArrays, size: int, slices: _Slices, avgdl: float) -> F64:
     scores = np.zeros(size, dtype=np.float64)
     for idf, lo, hi in slices:
-        ords = np.asarray(part.post_ord[lo:hi])
+        ords = part.post_ord[lo:hi]
         tf = part.post_tf[lo:hi].astype(np.float64)
-        norm = K1 * (1.0 - B + B * (part.doc_len[ords] / avgdl))
-        scores[ords] += idf * (tf * (K1 + 1.0)) / (tf + norm)
+        # (idf * (tf * (K1 + 1))) / (tf + K1 * (1 - B + B * (len / avgdl))), evaluated in place:
+        # the same IEEE operations on the same operands (swapped only where they commute).
+        norm = part.doc_len[ords] / avgdl
+        norm *= B
+        norm += 1.0 - B
+        norm *= K1
+        norm += tf
+        tf *= K1 + 1.0
+        tf *= idf
+        tf /= norm
+        scores[ords] += tf
     return scores
 
 
-def _candidates(scores: F64, slices: _Slices, part: IndexArrays) -> I64:
-    """Ordinals with a score (every BM25 contribution is > 0, so: the nonzero entries)."""
-    postings = sum(hi - lo for _, lo, hi in slices)
-    if postings * 8 < len(scores):  # few matches: union the postings instead of a full scan
-        ords = [np.asarray(part.post_ord[lo:hi]) for _, lo, hi in slices]
-        return np.unique(np.concatenate(ords)).astype(np.int64)
-    return np.flatnonzero(scores).astype(np.int64)
+def _top_candidates(scores: F64, slices: _Slices, part: IndexArrays, k: int) -> tuple[I64, F64]:
+    """The partition's documents scoring at least its k-th best score (ties kept).
+
+    Only documents in the query terms' postings score above zero. A document appears once per
+    matching term, so at most ``len(slices)`` times: the ``k * len(slices)``-th largest value
+    over the postings is at most the k-th largest document score, and every posting below it
+    can be dropped before de-duplicating.
+    """
+    ords = np.concatenate([part.post_ord[lo:hi] for _, lo, hi in slices])
+    values = scores[ords]
+    m = k * len(slices)
+    if len(values) > m:
+        kth = np.partition(values, len(values) - m)[len(values) - m]
+        ords = ords[values >= kth]
+    cand = np.unique(ords).astype(np.int64)
+    return top_with_ties(cand, scores[cand], k)
 
 
 def bm25_top_k(
@@ -122,8 +140,7 @@ def bm25_top_k(
             continue
         size = m if p == last else len(parts[p].ids)
         scores = _score_partition(parts[p], size, slices, avgdl)
-        cand = _candidates(scores, slices, parts[p])
-        cand, cand_scores = top_with_ties(cand, scores[cand], k)
+        cand, cand_scores = _top_candidates(scores, slices, parts[p], k)
         got_o.append(cand + int(bases[p]))
         got_s.append(cand_scores)
     if not got_o:

@@ -1,30 +1,35 @@
 """Dense and hybrid retrieval over an ``EmbeddedIndex``, exact as of the cutoff.
 
 Embeddings are stored in the index's ordinal order (documents sorted by timestamp), so the
-documents visible at a cutoff are the id range ``[0, n_t)``: an exact inner-product search
-restricted to that range (faiss ``IDSelectorRange``) cannot return a future document, and a
+documents visible at a cutoff are the rows ``[0, n_t)``: an exhaustive inner-product search over
+that slice of the vector array (faiss ``knn``, no copy) cannot return a future document, and a
 document's score does not depend on any other document, so results equal those of an index of
 the past alone. Hybrid ranking fuses the BM25 and dense rankings by reciprocal rank
 (``1 / (60 + rank)``), both computed as of the cutoff.
 
 Embeddings are computed once per index and cached on disk next to it (``dense-NAME.npy`` with the
-index's content hash in ``dense-NAME.json``). The embedding model and faiss are imported lazily
-(optional extra ``dense``).
+index's content hash in ``dense-NAME.json``), and memory-mapped when reopened. Query embeddings
+are kept in a small LRU per index. The embedding model and faiss are imported lazily (optional
+extra ``dense``).
 
-At scale, exact search over every visible vector is too slow (about 120 ms per query at a
-million 384-d vectors on two cores). With ``ivf_min`` set, each month partition of at least that
-many documents also gets its own approximate index (faiss IVF, trained on that month's vectors
-only, so it carries nothing from later months); a query then searches the approximate index of
-every fully admitted month and searches the cutoff's own month exactly (an id range ending at
-the cutoff). Results are no longer guaranteed identical to an exhaustive search: recall is
-measured in ``benchmarks/retrieval.py``. Without ``ivf_min`` (the default) search is exact.
+At scale, exact search over every visible vector is too slow (it reads every vector: about
+150 ms per query at a million 384-d vectors). With ``ivf_min`` set, each month partition of at
+least that many documents also gets its own approximate index (faiss IVF, trained on that month's
+vectors only, so it carries nothing from later months); a query then searches the approximate
+index of every fully admitted month and searches the rest, including the cutoff's own month up to
+the cutoff, exactly. Results are no longer guaranteed identical to an exhaustive search: recall
+is measured in ``benchmarks/retrieval.py``. Without ``ivf_min`` (the default) search is exact.
 """
 
 from __future__ import annotations
 
 import json
 import os
-from collections.abc import Sequence
+import threading
+from collections import OrderedDict
+from collections.abc import Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
 from datetime import datetime
 from typing import Any, Protocol
 
@@ -66,9 +71,25 @@ class MiniLMEmbedder:
         self._batch = batch_size
 
     def encode(self, texts: Sequence[str]) -> F32:
-        out = self._model.encode(
-            list(texts), batch_size=self._batch, normalize_embeddings=True, convert_to_numpy=True
-        )
+        import torch
+
+        # A query or two is a few milliseconds of work for one core. With a thread team, torch
+        # spends far longer waking it than computing, and on loaded cores it stalls: measured
+        # 11 ms with one thread against 480 ms with two on a busy two-core machine.
+        few = len(texts) <= 4
+        before = torch.get_num_threads()
+        if few:
+            torch.set_num_threads(1)
+        try:
+            out = self._model.encode(
+                list(texts),
+                batch_size=self._batch,
+                normalize_embeddings=True,
+                convert_to_numpy=True,
+            )
+        finally:
+            if few:
+                torch.set_num_threads(before)
         return np.asarray(out, dtype=np.float32)
 
 
@@ -87,22 +108,18 @@ class DenseIndex:
         batch: int = 256,
         ivf_min: int | None = None,
         nprobe: int = 8,
+        query_cache: int = 1024,
     ) -> None:
-        import faiss
-
         self.index = index
         self.embedder = embedder
-        vectors = self._load_or_compute(batch)
+        self._vectors = self._load_or_compute(batch)
         self._bounds = index.partition_bounds
-        # One exact index per month: a cutoff inside a month then scans that month only.
-        self._flat: list[Any] = []
         self._ivf: dict[int, Any] = {}  # partition number -> its approximate index
-        for p, (lo, hi) in enumerate(self._bounds):
-            flat = faiss.IndexFlatIP(vectors.shape[1])
-            flat.add(vectors[lo:hi])
-            self._flat.append(flat)
-            if ivf_min is not None and hi - lo >= max(ivf_min, 1000):
-                self._ivf[p] = _month_ivf(vectors[lo:hi], lo, nprobe)
+        if ivf_min is not None:
+            for p, (lo, hi) in enumerate(self._bounds):
+                if hi - lo >= max(ivf_min, 1000):
+                    self._ivf[p] = _month_ivf(np.asarray(self._vectors[lo:hi]), lo, nprobe)
+        self._queries = _QueryCache(embedder, query_cache)
 
     def _load_or_compute(self, batch: int) -> F32:
         ix = self.index
@@ -113,7 +130,10 @@ class DenseIndex:
             meta = ix.path / f"dense-{self.embedder.name}.json"
             fresh = meta.is_file() and json.loads(meta.read_text()).get("content_sha256") == digest
             if fresh and cache.is_file():
-                return np.asarray(np.load(cache), dtype=np.float32)
+                # memory-mapped: exact search reads the rows in place (no copy in the process)
+                mapped: F32 = np.asarray(np.load(cache, mmap_mode="r"))
+                if mapped.dtype == np.float32 and mapped.ndim == 2 and len(mapped) == len(ix):
+                    return mapped
         chunks = []
         for lo in range(0, len(ix), batch):
             docs = [ix.read_ordinal(i) for i in range(lo, min(len(ix), lo + batch))]
@@ -127,31 +147,45 @@ class DenseIndex:
             meta.write_text(json.dumps({"content_sha256": digest, "model": self.embedder.name}))
         return vectors
 
+    def embed_query(self, query: str) -> F32:
+        """The query's vector (one row), from the LRU when the query was seen recently."""
+        return self._queries.get(query)
+
     def ranked(self, query: str, n: int, k: int) -> list[tuple[int, float]]:
         """Top-``k`` (ordinal, cosine) among ordinals ``< n``; ties by document id."""
-        import faiss
-
         if n <= 0 or k <= 0 or not query.strip():
             return []
-        q = self.embedder.encode([query])
+        q = self.embed_query(query)
         fetch = k + 16  # a margin so that ties at the k-th score are ordered by id
-        pairs: list[tuple[int, float]] = []
-        for p, (lo, hi) in enumerate(self._bounds):
-            if lo >= n:
-                break  # this month and all later ones start at or after the cutoff
-            if hi <= n and p in self._ivf:
-                scores, ids = self._ivf[p].search(q, min(fetch, hi - lo))
-                pairs += _pairs(ids, scores, 0)
-                continue
-            params = None
-            if hi > n:  # the cutoff's month: only its documents before the cutoff
-                params = faiss.SearchParameters()
-                params.sel = faiss.IDSelectorRange(0, n - lo)
-            scores, ids = self._flat[p].search(q, min(fetch, min(hi, n) - lo), params=params)
-            pairs += _pairs(ids, scores, lo)
-        rank = self.index.id_rank
-        pairs.sort(key=lambda p: (-p[1], int(rank[p[0]])))
-        return pairs[:k]
+        got: list[tuple[Any, Any]] = []  # (ordinals, scores) per search, -1 marks no result
+        exact_lo = 0  # start of the current run of exactly searched ordinals
+        with _one_thread():
+            for p, (lo, hi) in enumerate(self._bounds):
+                if lo >= n:
+                    break  # this month and all later ones start at or after the cutoff
+                if hi <= n and p in self._ivf:
+                    got.append(self._exact(q, exact_lo, lo, fetch))
+                    scores, ids = self._ivf[p].search(q, min(fetch, hi - lo))
+                    got.append((ids[0], scores[0]))
+                    exact_lo = hi
+            # every other admitted ordinal, up to the cutoff, in one exhaustive scan
+            got.append(self._exact(q, exact_lo, n, fetch))
+        ords = np.concatenate([o for o, _ in got])
+        scores = np.concatenate([s for _, s in got])
+        keep = ords >= 0
+        ords, scores = ords[keep], scores[keep]
+        order = np.lexsort((self.index.id_rank[ords], -scores))[:k]
+        return list(zip(ords[order].tolist(), scores[order].tolist(), strict=True))
+
+    def _exact(self, q: F32, lo: int, hi: int, fetch: int) -> tuple[Any, Any]:
+        """Exhaustive inner products with the rows ``[lo, hi)`` (a contiguous slice, no copy)."""
+        import faiss
+
+        if hi <= lo:
+            return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float32)
+        rows = self._vectors[lo:hi]
+        scores, ids = faiss.knn(q, rows, min(fetch, hi - lo), metric=faiss.METRIC_INNER_PRODUCT)
+        return np.where(ids[0] >= 0, ids[0] + lo, -1), scores[0]
 
     def search(self, query: str, *, as_of: datetime, k: int = 10) -> list[SearchHit]:
         return self.index.hits(self.ranked(query, self.index.count_before(as_of), k), query, as_of)
@@ -163,8 +197,47 @@ class DenseIndex:
         return self.index.count_before(as_of)
 
 
-def _pairs(ids: Any, scores: Any, offset: int) -> list[tuple[int, float]]:
-    return [(int(i) + offset, float(s)) for i, s in zip(ids[0], scores[0], strict=True) if i >= 0]
+class _QueryCache:
+    """Query embeddings by query string, least recently used evicted: agents repeat queries, and
+    one model call costs more than the search itself."""
+
+    def __init__(self, embedder: Embedder, size: int) -> None:
+        self._embedder = embedder
+        self._size = size
+        self._lru: OrderedDict[str, F32] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def get(self, query: str) -> F32:
+        with self._lock:
+            hit = self._lru.get(query)
+            if hit is not None:
+                self._lru.move_to_end(query)
+                return hit
+        vector = np.ascontiguousarray(self._embedder.encode([query])[:1], dtype=np.float32)
+        vector.setflags(write=False)
+        with self._lock:
+            self._lru[query] = vector
+            while len(self._lru) > self._size:
+                self._lru.popitem(last=False)
+        return vector
+
+
+@contextmanager
+def _one_thread() -> Iterator[None]:
+    """One OpenMP thread for faiss in the calling thread while it searches.
+
+    A single query is a few milliseconds of work; waking and joining an OpenMP team per call
+    costs more than that (about 20 ms per search on two busy cores). The setting is per thread,
+    so it is made (and restored) in whichever thread runs the search.
+    """
+    import faiss
+
+    before = faiss.omp_get_max_threads()
+    faiss.omp_set_num_threads(1)
+    try:
+        yield
+    finally:
+        faiss.omp_set_num_threads(before)
 
 
 def _month_ivf(vectors: F32, first_ordinal: int, nprobe: int) -> Any:
@@ -182,21 +255,33 @@ def _month_ivf(vectors: F32, first_ordinal: int, nprobe: int) -> Any:
 
 
 class HybridIndex:
-    """BM25 and dense rankings fused by reciprocal rank (k = 60), both as of the cutoff."""
+    """BM25 and dense rankings fused by reciprocal rank (k = 60), both as of the cutoff.
 
-    def __init__(self, dense: DenseIndex, *, depth: int = 100) -> None:
+    With ``concurrent`` (the default) the dense leg runs in a worker thread while the BM25 leg
+    runs in the caller's: faiss and most of numpy's work release the GIL, so on two cores the
+    latency approaches that of the slower leg instead of the sum.
+    """
+
+    def __init__(self, dense: DenseIndex, *, depth: int = 100, concurrent: bool = True) -> None:
         self.dense = dense
         self.index = dense.index
         self.depth = depth
+        self._pool = ThreadPoolExecutor(1, thread_name_prefix="dense") if concurrent else None
 
     def search(self, query: str, *, as_of: datetime, k: int = 10) -> list[SearchHit]:
         n = self.index.count_before(as_of)
         depth = max(self.depth, k)
-        ords, _ = self.index.score(self.index.query_terms(query), n, depth)
+        if self._pool is not None:
+            dense_leg = self._pool.submit(self.dense.ranked, query, n, depth)
+            ords, _ = self.index.score(self.index.query_terms(query), n, depth)
+            dense_ranked = dense_leg.result()
+        else:
+            ords, _ = self.index.score(self.index.query_terms(query), n, depth)
+            dense_ranked = self.dense.ranked(query, n, depth)
         fused: dict[int, float] = {}
         for rank, o in enumerate(ords.tolist(), start=1):
             fused[o] = fused.get(o, 0.0) + 1.0 / (RRF_K + rank)
-        for rank, (o, _) in enumerate(self.dense.ranked(query, n, depth), start=1):
+        for rank, (o, _) in enumerate(dense_ranked, start=1):
             fused[o] = fused.get(o, 0.0) + 1.0 / (RRF_K + rank)
         id_rank = self.index.id_rank
         best = sorted(fused.items(), key=lambda p: (-p[1], int(id_rank[p[0]])))[:k]

@@ -21,6 +21,7 @@ import numpy as np
 import numpy.typing as npt
 
 from pastcast.corpus._arrays import IndexArrays, to_micros
+from pastcast.corpus._blocks import BLOCK_DOCS, scoring_blocks
 from pastcast.corpus._bm25 import K1, B, bm25_top_k, naive_top_k
 from pastcast.corpus._partitioned import (
     build_partitioned,
@@ -88,8 +89,14 @@ class EmbeddedIndex(ThreadLookups):
         id_rank: npt.NDArray[np.int64] | None = None,
         manifest: dict[str, object] | None = None,
         path: Path | None = None,
+        *,
+        block_docs: int = BLOCK_DOCS,
     ) -> None:
         self._parts = parts
+        # Scoring runs over blocks of small consecutive months (see ``_blocks``); 0: per month.
+        self._blocks = scoring_blocks(parts, block_docs)
+        self._block_bases = np.zeros(len(self._blocks) + 1, dtype=np.int64)
+        np.cumsum([len(b.ids) for b in self._blocks], out=self._block_bases[1:])
         self.path = path
         self._manifest = manifest if manifest is not None else summary(parts)
         sizes = [len(p.ids) for p in parts]
@@ -122,15 +129,23 @@ class EmbeddedIndex(ThreadLookups):
         return index
 
     @classmethod
-    def open(cls, index_dir: Path | str) -> EmbeddedIndex:
-        """Open an index directory (this layout, or the earlier single-partition one)."""
+    def open(cls, index_dir: Path | str, *, block_docs: int = BLOCK_DOCS) -> EmbeddedIndex:
+        """Open an index directory (this layout, or the earlier single-partition one).
+
+        Consecutive months are merged in memory into scoring blocks of up to ``block_docs``
+        documents (0: score month by month); results do not depend on it.
+        """
         loaded = load_index(Path(index_dir))
-        return cls(loaded.parts, loaded.id_rank, loaded.manifest, Path(index_dir))
+        return cls(
+            loaded.parts, loaded.id_rank, loaded.manifest, Path(index_dir), block_docs=block_docs
+        )
 
     @classmethod
-    def in_memory(cls, documents: Iterable[Document]) -> EmbeddedIndex:
+    def in_memory(
+        cls, documents: Iterable[Document], *, block_docs: int = BLOCK_DOCS
+    ) -> EmbeddedIndex:
         """An index held in memory only (tests, conformance checks, small corpora)."""
-        return cls(partition_in_memory(documents))
+        return cls(partition_in_memory(documents), block_docs=block_docs)
 
     @property
     def manifest(self) -> dict[str, object]:
@@ -215,8 +230,8 @@ class EmbeddedIndex(ThreadLookups):
 
         Ranking: score descending, then document id ascending.
         """
-        return bm25_top_k(self._parts, self._bases, self._id_rank, terms, n, k)
+        return bm25_top_k(self._blocks, self._block_bases, self._id_rank, terms, n, k)
 
     def naive_score(self, terms: list[str], n: int, k: int) -> tuple[Ordinals, Scores]:
         """The baseline (benchmarks, tests): rank every document, then drop the future ones."""
-        return naive_top_k(self._parts, self._bases, self._id_rank, terms, n, k)
+        return naive_top_k(self._blocks, self._block_bases, self._id_rank, terms, n, k)

@@ -248,5 +248,5 @@ def load_index(index_dir: Path) -> Loaded:
     for p, entry in zip(parts, manifest["partitions"], strict=True):
         if p.manifest["content_sha256"] != entry["content_sha256"]:
             raise ValueError(f"{index_dir}: partition {entry['name']} does not match the manifest")
-    id_rank = np.load(index_dir / "id_rank.npy", mmap_mode="r", allow_pickle=False)
+    id_rank = np.asarray(np.load(index_dir / "id_rank.npy", mmap_mode="r", allow_pickle=False))
     return Loaded(parts, id_rank, manifest)

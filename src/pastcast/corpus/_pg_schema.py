@@ -7,6 +7,9 @@ Tables in one schema (default ``pastcast``):
   by UTC calendar month on ``ts``;
 * ``postings``: one row per (term, document): ``term, ts, ord, tf, len``, partitioned the same
   way and indexed on ``(term, ts)`` (covering ``ord, tf, len`` for index-only scans);
+* ``month_totals`` (month, n, total_len) and ``month_df`` (term, month, df): each month's
+  document count, total length and per-term document frequency, so the statistics at a cutoff
+  add up whole months before the cutoff's month and count only within that month;
 * ``meta``: format, version and corpus summary (its presence marks a complete build).
 
 The ordinal ``ord`` is the rank of the document id in code-point order, so "ties by id" is
@@ -115,6 +118,31 @@ def _create_indexes(conn: psycopg.Connection[Any], schema: str, dims: int | None
     conn.execute(sql.SQL("CREATE INDEX ON {}.documents (id)").format(s))
     conn.execute(sql.SQL("CREATE INDEX ON {}.documents (ts) INCLUDE (len)").format(s))
     conn.execute(sql.SQL("CREATE INDEX ON {}.postings (term, ts) INCLUDE (ord, tf, len)").format(s))
+    # Per-month statistics (see the module docstring); months are UTC calendar months.
+    conn.execute(
+        sql.SQL(
+            "CREATE TABLE {}.month_totals (month timestamptz PRIMARY KEY, n bigint NOT NULL, "
+            "total_len bigint NOT NULL)"
+        ).format(s)
+    )
+    conn.execute(
+        sql.SQL(
+            "INSERT INTO {}.month_totals SELECT date_trunc('month', ts, 'UTC'), count(*), "
+            "sum(len) FROM {}.documents GROUP BY 1"
+        ).format(s, s)
+    )
+    conn.execute(
+        sql.SQL(
+            'CREATE TABLE {}.month_df (term text COLLATE "C" NOT NULL, month timestamptz NOT '
+            "NULL, df bigint NOT NULL, PRIMARY KEY (term, month))"
+        ).format(s)
+    )
+    conn.execute(
+        sql.SQL(
+            "INSERT INTO {}.month_df SELECT term, date_trunc('month', ts, 'UTC'), count(*) "
+            "FROM {}.postings GROUP BY 1, 2"
+        ).format(s, s)
+    )
     if dims:
         # One HNSW graph per month partition, for the approximate mode (see _postgres).
         conn.execute(
@@ -211,6 +239,7 @@ def load_corpus(
         "postings": postings,
         "dims": dims,
         "months": max(len(months) - 1, 0),
+        "month_stats": True,  # month_totals and month_df exist (absent in earlier builds)
         "content_sha256": digest.hexdigest(),
         "first_timestamp": min(stamps).isoformat() if stamps else None,
         "last_timestamp": max(stamps).isoformat() if stamps else None,

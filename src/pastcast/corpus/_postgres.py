@@ -2,7 +2,8 @@
 
 Every statement carries the strict cutoff ``ts < as_of`` in its WHERE clause (search, read,
 count, statistics), so the server only touches the month partitions before the cutoff and no
-later row can enter a result or a statistic.
+later row can enter a result or a statistic. The per-month statistics tables are read only for
+months that end at or before the start of the cutoff's month.
 
 BM25 is the embedded index's, to the bit: the server returns ``N``, the total length and each
 query term's ``df`` over ``ts < as_of``; ``avgdl`` and the idf (``math.log``) are computed here and
@@ -18,7 +19,7 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Iterable, Mapping, Sequence
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from pastcast.corpus._embedded import K1, B, _snippet, not_visible_message
@@ -30,7 +31,7 @@ from pastcast.records import Document
 if TYPE_CHECKING:  # psycopg comes with the optional 'postgres' extra and is imported lazily
     import psycopg
 
-__all__ = ["PostgresBackend"]
+__all__ = ["PostgresBackend", "redact_url"]
 
 _DOC_FIELDS = "id, ts, title, text, source, url, thread_id, author, parent_id"
 _SCHEMA = re.compile(r"[a-z_][a-z0-9_]{0,62}")
@@ -42,6 +43,20 @@ LENGTHS_SQL = "SELECT count(*), coalesce(sum(len), 0) FROM {s}.documents WHERE t
 DF_SQL = (
     "SELECT term, count(*) FROM {s}.postings "
     "WHERE term = ANY(%(terms)s) AND ts < %(as_of)s GROUP BY term"
+)
+# The same statistics from the per-month tables: whole months before the cutoff's month, plus
+# a count within that month up to the cutoff (rows summed here).
+MONTH_LENGTHS_SQL = (
+    "SELECT coalesce(sum(n), 0)::bigint, coalesce(sum(total_len), 0)::bigint "
+    "FROM {s}.month_totals WHERE month < %(month)s "
+    "UNION ALL SELECT count(*), coalesce(sum(len), 0) FROM {s}.documents "
+    "WHERE ts >= %(month)s AND ts < %(as_of)s"
+)
+MONTH_DF_SQL = (
+    "SELECT term, sum(df)::bigint FROM {s}.month_df "
+    "WHERE term = ANY(%(terms)s) AND month < %(month)s GROUP BY term "
+    "UNION ALL SELECT term, count(*) FROM {s}.postings "
+    "WHERE term = ANY(%(terms)s) AND ts >= %(month)s AND ts < %(as_of)s GROUP BY term"
 )
 HITS_SQL = (
     f"SELECT ord, {_DOC_FIELDS} FROM {{s}}.documents WHERE ord = ANY(%(ords)s) AND ts < %(as_of)s"
@@ -86,10 +101,12 @@ def _document(row: Sequence[Any]) -> Document:
     return Document(**dict(zip(keys, row[:8], strict=True)), parent_id=row[8])
 
 
-def _redact(url: str) -> str:
-    """The URL without its password, for error messages."""
-    from psycopg import conninfo
-
+def redact_url(url: str) -> str:
+    """The database URL without its password, for messages."""
+    try:
+        from psycopg import conninfo
+    except ImportError:  # the extra is missing: drop whatever sits between "user:" and "@"
+        return re.sub(r"(://[^/:@]*):[^/@]*@", r"\1@", url)
     try:
         info = conninfo.conninfo_to_dict(url)
     except Exception:
@@ -125,7 +142,7 @@ class PostgresBackend:
             )
         if problem or meta is None:
             conn.close()
-            raise FileNotFoundError(f"{_redact(url)}: {problem}")
+            raise FileNotFoundError(f"{redact_url(url)}: {problem}")
         if meta.get("dims"):
             from pgvector.psycopg import register_vector
 
@@ -170,7 +187,7 @@ class PostgresBackend:
         try:
             return psycopg.connect(url, autocommit=True, options="-c timezone=UTC")
         except psycopg.OperationalError as exc:
-            raise ConnectionError(f"{_redact(url)}: cannot connect: {exc}") from None
+            raise ConnectionError(f"{redact_url(url)}: cannot connect: {exc}") from None
 
     def close(self) -> None:
         self._conn.close()
@@ -209,12 +226,22 @@ class PostgresBackend:
     # -- BM25 -----------------------------------------------------------------------------------
 
     def statistics(self, terms: Sequence[str], as_of: datetime) -> tuple[int, int, dict[str, int]]:
-        """``(N, total length, df per term)`` over the documents before ``as_of``."""
-        params = {"as_of": as_utc(as_of), "terms": list(terms)}
-        n, total = (int(v) for v in self._rows(LENGTHS_SQL, params)[0])
+        """``(N, total length, df per term)`` over the documents before ``as_of``.
+
+        With the per-month tables (builds since they exist) only the cutoff's own month is
+        counted row by row; earlier months come from their totals. The integers are the same.
+        """
+        cutoff = as_utc(as_of)
+        params = {"as_of": cutoff, "terms": list(terms)}
+        by_month = bool(self.meta.get("month_stats"))
+        if by_month:
+            params["month"] = datetime(cutoff.year, cutoff.month, 1, tzinfo=UTC)
+        rows = self._rows(MONTH_LENGTHS_SQL if by_month else LENGTHS_SQL, params)
+        n, total = sum(int(r[0]) for r in rows), sum(int(r[1]) for r in rows)
         df: dict[str, int] = {}
         if terms and n:
-            df = {t: int(c) for t, c in self._rows(DF_SQL, params)}
+            for t, c in self._rows(MONTH_DF_SQL if by_month else DF_SQL, params):
+                df[t] = df.get(t, 0) + int(c)
         return n, total, df
 
     def score(self, terms: Sequence[str], as_of: datetime, k: int) -> list[tuple[int, float]]:
