@@ -62,9 +62,11 @@ def main() -> None:
             lat.append((time.perf_counter() - t) * 1e3)
             t = time.perf_counter()
             # Naive: rank every document with whole-corpus statistics, then drop the future.
-            ordinals, _ = index.score(list(dict.fromkeys(tokenize(query))), len(index), len(index))
             n_visible = index.count_before(step.cutoff)
-            _ = index.hits([(o, 0.0) for o in ordinals.tolist() if o < n_visible][:10], query)
+            ordinals, scores = index.naive_score(
+                list(dict.fromkeys(tokenize(query))), n_visible, 10
+            )
+            _ = index.hits(zip(ordinals.tolist(), scores.tolist(), strict=True), query, step.cutoff)
             naive.append((time.perf_counter() - t) * 1e3)
         print(
             f"search via env tool: median {statistics.median(lat):.3f} ms, "
