@@ -20,6 +20,19 @@ from pastcast.markets._download import download_files
 FIXTURES = Path(__file__).parent / "fixtures"
 
 
+def _fb(tmp_path: Path) -> Path:
+    """The small hand-written ForecastBench fixture, laid out under the upstream file names.
+
+    The fixture files carry a ``.fixture`` suffix in the repository so they are never mistaken
+    for the real upstream data.
+    """
+    root = tmp_path / "fb"
+    shutil.copytree(FIXTURES / "fb", root)
+    for path in (root / "derived").glob("*.fixture.*"):
+        path.rename(path.with_name(path.name.replace(".fixture", "")))
+    return root
+
+
 def test_html_backgrounds_become_text_without_links() -> None:
     text = html_to_text(
         '<div>A <b>b</b> (<a href="https://x.example/later">News</a>)</div><p>c&amp;d</p>'
@@ -28,8 +41,8 @@ def test_html_backgrounds_become_text_without_links() -> None:
     assert "https://" not in text
 
 
-def test_derived_files_early_resolution_and_post_resolution_prints() -> None:
-    result = read_forecastbench(FIXTURES / "fb")
+def test_derived_files_early_resolution_and_post_resolution_prints(tmp_path: Path) -> None:
+    result = read_forecastbench(_fb(tmp_path))
     by_id = {h.event.id: h for h in result.histories}
     assert set(by_id) == {"polymarket:0xaaa", "manifold:m-1"}
     assert result.skipped["not a market source"] == 1
@@ -58,15 +71,14 @@ def test_upstream_question_and_resolution_sets() -> None:
 
 
 def test_malformed_inputs_name_file_line_and_field(tmp_path: Path) -> None:
-    root = tmp_path / "fb"
-    shutil.copytree(FIXTURES / "fb", root)
+    root = _fb(tmp_path)
     csv_path = root / "derived" / "daily_values.csv"
     lines = csv_path.read_text().splitlines()
     lines[3] = "polymarket,0xaaa,2025-01-14,abc"
     csv_path.write_text("\n".join(lines) + "\n")
     with pytest.raises(ForecastBenchError, match=r"daily_values\.csv:4: field value"):
         read_forecastbench(root)
-    shutil.copy(FIXTURES / "fb" / "derived" / "daily_values.csv", csv_path)
+    shutil.copy(FIXTURES / "fb" / "derived" / "daily_values.fixture.csv", csv_path)
     jl = root / "derived" / "markets_resolved.jsonl"
     recs = [json.loads(x) for x in jl.read_text().splitlines()]
     recs[1]["market_info_open_datetime"] = "yesterday"
@@ -78,7 +90,7 @@ def test_malformed_inputs_name_file_line_and_field(tmp_path: Path) -> None:
 
 
 def test_resumable_download_from_loopback(tmp_path: Path) -> None:
-    src = FIXTURES / "fb"
+    src = _fb(tmp_path / "src")
     name = "derived/daily_values.csv"
     dest = tmp_path / "dl"
     (dest / "derived").mkdir(parents=True)
@@ -153,7 +165,7 @@ def test_cli_import_and_info_on_real_data(shared_data_dir: Path, tmp_path: Path)
 
 
 def test_cli_import_from_url_and_schedules(tmp_path: Path) -> None:
-    with serve(root=FIXTURES / "fb") as url:
+    with serve(root=_fb(tmp_path / "src")) as url:
         res = runner.invoke(
             app,
             [
@@ -173,8 +185,7 @@ def test_cli_import_from_url_and_schedules(tmp_path: Path) -> None:
 
 
 def test_cli_bad_input_is_one_line_and_writes_nothing(tmp_path: Path) -> None:
-    root = tmp_path / "fb"
-    shutil.copytree(FIXTURES / "fb", root)
+    root = _fb(tmp_path / "src")
     (root / "derived" / "markets_resolved.jsonl").write_text("{not json\n")
     res = runner.invoke(
         app, ["data", "import", "forecastbench", str(root), "--out", str(tmp_path / "o")]
