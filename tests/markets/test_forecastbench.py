@@ -23,13 +23,14 @@ FIXTURES = Path(__file__).parent / "fixtures"
 def _fb(tmp_path: Path) -> Path:
     """The small hand-written ForecastBench fixture, laid out under the upstream file names.
 
-    The fixture files carry a ``.fixture`` suffix in the repository so they are never mistaken
-    for the real upstream data.
+    The fixture files carry other names in the repository so they are never mistaken for the
+    real upstream data.
     """
     root = tmp_path / "fb"
     shutil.copytree(FIXTURES / "fb", root)
-    for path in (root / "derived").glob("*.fixture.*"):
-        path.rename(path.with_name(path.name.replace(".fixture", "")))
+    derived = root / "derived"
+    (derived / "questions.fixture.jsonl").rename(derived / "markets_resolved.jsonl")
+    (derived / "values.fixture.csv").rename(derived / "daily_values.csv")
     return root
 
 
@@ -78,7 +79,7 @@ def test_malformed_inputs_name_file_line_and_field(tmp_path: Path) -> None:
     csv_path.write_text("\n".join(lines) + "\n")
     with pytest.raises(ForecastBenchError, match=r"daily_values\.csv:4: field value"):
         read_forecastbench(root)
-    shutil.copy(FIXTURES / "fb" / "derived" / "daily_values.fixture.csv", csv_path)
+    shutil.copy(FIXTURES / "fb" / "derived" / "values.fixture.csv", csv_path)
     jl = root / "derived" / "markets_resolved.jsonl"
     recs = [json.loads(x) for x in jl.read_text().splitlines()]
     recs[1]["market_info_open_datetime"] = "yesterday"
