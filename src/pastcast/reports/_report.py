@@ -38,8 +38,10 @@ def write_report(
         if not console.is_terminal:
             console = Console(width=180)  # keep the table readable in logs and pipes
     console.print(leaderboard_table(summaries, by, title))
-    failures = Counter((s.agent, s.forecast.failure_reason) for s in steps if not s.forecast.usable)
-    terminations = Counter((s.agent, s.episode.termination) for s in steps)
+    failures = Counter(
+        (s.agent, s.setting, s.forecast.failure_reason) for s in steps if not s.forecast.usable
+    )
+    terminations = Counter((s.agent, s.setting, s.episode.termination) for s in steps)
     parts = ["# pastcast report", ""]
     for r in runs:
         parts += [
@@ -61,12 +63,15 @@ def write_report(
         "",
     ]
     if failures:
-        parts += ["| agent | reason | count |", "|---|---|---|"]
-        parts += [f"| {a} | {r} | {n} |" for (a, r), n in sorted(failures.items(), key=str)]
+        parts += ["| agent | setting | reason | count |", "|---|---|---|---|"]
+        parts += [
+            f"| {a} | {st} | {r} | {n} |" for (a, st, r), n in sorted(failures.items(), key=str)
+        ]
     else:
         parts.append("None.")
-    parts += ["", "## Episode terminations", "", "| agent | termination | count |", "|---|---|---|"]
-    parts += [f"| {a} | {t} | {n} |" for (a, t), n in sorted(terminations.items())]
+    parts += ["", "## Episode terminations", ""]
+    parts += ["| agent | setting | termination | count |", "|---|---|---|---|"]
+    parts += [f"| {a} | {st} | {t} | {n} |" for (a, st, t), n in sorted(terminations.items())]
     path = Path(out)
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_suffix(path.suffix + ".tmp")
