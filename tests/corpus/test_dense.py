@@ -135,3 +135,21 @@ def test_concurrent_hybrid_equals_sequential(ivf_docs: list[Document]) -> None:
         cutoff = START + timedelta(days=days)
         for query in ("election storm", "w5 ceasefire", "w1 w2 w3 w4"):
             assert together.search(query, as_of=cutoff) == apart.search(query, as_of=cutoff)
+
+
+def test_trained_month_indexes_are_kept_with_the_index_and_reused(
+    ivf_docs: list[Document], tmp_path: Path
+) -> None:
+    index = EmbeddedIndex.build(ivf_docs, tmp_path / "idx")
+    first = DenseIndex(index, HashEmbedder(), ivf_min=1000, nprobe=4)
+    stored = sorted((tmp_path / "idx").glob("ivf-*/*.faiss"))
+    assert len(stored) == len(first._ivf) == 3
+    stamps = {p: p.stat().st_mtime_ns for p in stored}
+    again = DenseIndex(EmbeddedIndex.open(tmp_path / "idx"), HashEmbedder(), ivf_min=1000, nprobe=4)
+    assert {p: p.stat().st_mtime_ns for p in stored} == stamps  # loaded, not retrained
+    for days in (45, 100):
+        cutoff = START + timedelta(days=days)
+        for query in ("election storm", "merger"):
+            assert again.search(query, as_of=cutoff, k=10) == first.search(
+                query, as_of=cutoff, k=10
+            )

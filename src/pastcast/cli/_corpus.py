@@ -241,6 +241,15 @@ def search(
     ] = "bm25",
     json_out: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
     schema: Schema = "pastcast",
+    nprobe: Annotated[
+        int | None,
+        typer.Option(
+            min=1,
+            help="dense/hybrid: search fully admitted months of 1,000+ documents approximately "
+            "(IVF, this many lists probed; trained once and kept in the index). The cutoff's "
+            "own month is always exact. Default: exact everywhere.",
+        ),
+    ] = None,
 ) -> None:
     """Rank the documents visible at the cutoff (statistics as of the cutoff)."""
     cutoff = _cutoff(as_of)
@@ -254,7 +263,10 @@ def search(
         try:
             from pastcast.corpus import DenseIndex, HybridIndex, MiniLMEmbedder
 
-            dense = DenseIndex(index, MiniLMEmbedder())
+            if nprobe is None:
+                dense = DenseIndex(index, MiniLMEmbedder())
+            else:
+                dense = DenseIndex(index, MiniLMEmbedder(), ivf_min=1000, nprobe=nprobe)
         except ImportError as exc:
             fail(f"--mode {mode}: the 'dense' extra is not installed ({exc.name})")
         backend = dense if mode == "dense" else HybridIndex(dense)

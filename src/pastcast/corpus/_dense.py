@@ -19,18 +19,21 @@ vectors only, so it carries nothing from later months); a query then searches th
 index of every fully admitted month and searches the rest, including the cutoff's own month up to
 the cutoff, exactly. Results are no longer guaranteed identical to an exhaustive search: recall
 is measured in ``benchmarks/retrieval.py``. Without ``ivf_min`` (the default) search is exact.
+Trained month indexes are kept in the index directory (``ivf-NAME/``) and reused when reopened.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import shutil
 import threading
 from collections import OrderedDict
 from collections.abc import Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from datetime import datetime
+from pathlib import Path
 from typing import Any, Protocol
 
 import numpy as np
@@ -116,10 +119,33 @@ class DenseIndex:
         self._bounds = index.partition_bounds
         self._ivf: dict[int, Any] = {}  # partition number -> its approximate index
         if ivf_min is not None:
+            store = self._ivf_store()
             for p, (lo, hi) in enumerate(self._bounds):
                 if hi - lo >= max(ivf_min, 1000):
-                    self._ivf[p] = _month_ivf(np.asarray(self._vectors[lo:hi]), lo, nprobe)
+                    self._ivf[p] = _month_ivf_cached(
+                        np.asarray(self._vectors[lo:hi]),
+                        lo,
+                        nprobe,
+                        None if store is None else store / f"{p:05d}-{lo}-{hi}.faiss",
+                    )
         self._queries = _QueryCache(embedder, query_cache)
+
+    def _ivf_store(self) -> Path | None:
+        """Where trained month indexes are kept, emptied when the index content changes."""
+        ix = self.index
+        if ix.path is None:
+            return None
+        store = ix.path / f"ivf-{self.embedder.name}"
+        stamp = store / "content_sha256"
+        digest = str(ix.manifest.get("content_sha256"))
+        try:
+            if not (stamp.is_file() and stamp.read_text() == digest):
+                shutil.rmtree(store, ignore_errors=True)
+                store.mkdir(parents=True)
+                stamp.write_text(digest)
+        except OSError:
+            return None  # a read-only index: train in memory, as without a directory
+        return store
 
     def _load_or_compute(self, batch: int) -> F32:
         ix = self.index
@@ -238,6 +264,26 @@ def _one_thread() -> Iterator[None]:
         yield
     finally:
         faiss.omp_set_num_threads(before)
+
+
+def _month_ivf_cached(vectors: F32, first_ordinal: int, nprobe: int, path: Path | None) -> Any:
+    """``_month_ivf``, loaded from ``path`` when trained before (training is the slow part)."""
+    import faiss
+
+    if path is not None and path.is_file():
+        loaded = faiss.read_index(str(path))
+        if loaded.ntotal == len(vectors) and loaded.d == vectors.shape[1]:
+            faiss.extract_index_ivf(loaded).nprobe = nprobe
+            return loaded
+    ivf = _month_ivf(vectors, first_ordinal, nprobe)
+    if path is not None:
+        tmp = path.with_name(path.name + ".tmp")
+        try:
+            faiss.write_index(ivf, str(tmp))
+            os.replace(tmp, path)
+        except (OSError, RuntimeError):
+            tmp.unlink(missing_ok=True)  # caching is an optimisation; the index is in memory
+    return ivf
 
 
 def _month_ivf(vectors: F32, first_ordinal: int, nprobe: int) -> Any:
