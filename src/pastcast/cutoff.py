@@ -17,6 +17,7 @@ __all__ = [
     "as_utc",
     "cutoff_for_day",
     "day_of",
+    "end_of_day",
     "is_visible",
     "last_complete_day",
     "parse_cutoff",
@@ -78,8 +79,13 @@ def parse_publication_time(text: str) -> datetime:
             day = date.fromisoformat(raw)
         except ValueError as exc:
             raise ValueError(f"not an ISO 8601 date: {text!r}") from exc
-        return cutoff_for_day(day + timedelta(days=1)) - timedelta(microseconds=1)
+        return end_of_day(day)
     return parse_timestamp(raw)
+
+
+def end_of_day(day: date) -> datetime:
+    """The last microsecond of a UTC day: when something dated only by that day counts as public."""
+    return cutoff_for_day(day + timedelta(days=1)) - timedelta(microseconds=1)
 
 
 def parse_cutoff(

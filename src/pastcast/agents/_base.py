@@ -47,7 +47,11 @@ F = TypeVar("F", bound=Callable[..., Agent])
 
 
 def register_agent(
-    name: str, *, role: AgentRole = "agent", market_access: bool = False
+    name: str,
+    *,
+    role: AgentRole = "agent",
+    market_access: bool = False,
+    description: str | None = None,
 ) -> Callable[[F], F]:
     """Register an agent factory under ``name``.
 
@@ -59,7 +63,8 @@ def register_agent(
         if name in _REGISTRY:
             raise ValueError(f"agent {name!r} is already registered")
         doc = (factory.__doc__ or "").strip().splitlines()
-        _REGISTRY[name] = AgentInfo(name, factory, role, market_access, doc[0] if doc else "")
+        text = description if description is not None else (doc[0] if doc else "")
+        _REGISTRY[name] = AgentInfo(name, factory, role, market_access, text)
         return factory
 
     return decorate

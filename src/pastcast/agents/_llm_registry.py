@@ -114,34 +114,6 @@ def no_tools(
     )
 
 
-def _tool_agent(
-    model: str,
-    model_options: dict[str, Any] | None,
-    action_mode: ActionMode,
-    max_iterations: int | None,
-    max_tool_calls: int | None,
-    memory: bool | None,
-    normalize_typography: bool,
-    max_result_chars: int,
-    temperature: float | None,
-    max_tokens: int | None,
-    seed: int | None,
-    cache_dir: str | None,
-    cache_mode: CacheMode,
-    setting: Setting,
-) -> ToolAgent:
-    return ToolAgent(
-        agent_model(model, model_options, cache_dir, cache_mode),
-        action_mode=action_mode,
-        max_iterations=max_iterations,
-        max_tool_calls=max_tool_calls,
-        memory=memory if memory is not None else setting == "memory_on",
-        normalize_typography=normalize_typography,
-        max_result_chars=max_result_chars,
-        decoding=_decoding(temperature, max_tokens, seed),
-    )
-
-
 @register_agent("tool-agent")
 def tool_agent(
     model: str,
@@ -160,28 +132,24 @@ def tool_agent(
     setting: Setting = "memory_free",
 ) -> ToolAgent:
     """ReAct research agent (JSON actions or native tool calls); notebook under @memory_on."""
-    return _tool_agent(**{k: v for k, v in locals().items()})
+    return ToolAgent(
+        agent_model(model, model_options, cache_dir, cache_mode),
+        action_mode=action_mode,
+        max_iterations=max_iterations,
+        max_tool_calls=max_tool_calls,
+        memory=memory if memory is not None else setting == "memory_on",
+        normalize_typography=normalize_typography,
+        max_result_chars=max_result_chars,
+        decoding=_decoding(temperature, max_tokens, seed),
+    )
 
 
-@register_agent("tool-agent-market", market_access=True)
-def tool_agent_market(
-    model: str,
-    model_options: dict[str, Any] | None = None,
-    action_mode: ActionMode = "json",
-    max_iterations: int | None = None,
-    max_tool_calls: int | None = None,
-    memory: bool | None = None,
-    normalize_typography: bool = False,
-    max_result_chars: int = 12_000,
-    temperature: float | None = None,
-    max_tokens: int | None = None,
-    seed: int | None = None,
-    cache_dir: str | None = None,
-    cache_mode: CacheMode = "auto",
-    setting: Setting = "memory_free",
-) -> ToolAgent:
-    """The tool agent with the market price history tool (market-access setting)."""
-    return _tool_agent(**{k: v for k, v in locals().items()})
+# The same agent with the market price history tool (the market-access setting).
+register_agent(
+    "tool-agent-market",
+    market_access=True,
+    description="The tool agent with the market price history tool (market-access setting).",
+)(tool_agent)
 
 
 @register_agent("two-stage")

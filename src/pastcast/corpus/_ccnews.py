@@ -57,13 +57,6 @@ class CCNewsReport:
         return out
 
 
-def _end_of_day(value: str | None) -> str | None:
-    """A bare date counts from the end of its day (never earlier than the evidence allows)."""
-    if value and len(value.strip()) == 10:
-        return value.strip() + "T23:59:59.999999+00:00"
-    return value
-
-
 def _page_id(obj: dict[str, Any], url: str | None) -> str:
     given = obj.get("id")
     if isinstance(given, str) and given.strip():
@@ -88,9 +81,9 @@ def _from_record(obj: Any) -> RawPage:
         url=url,
         title=obj.get("title") or (meta.title if meta else ""),
         text=text,
-        date_published=_end_of_day(obj.get("date_publish") or (meta.published if meta else None)),
-        date_modified=_end_of_day(obj.get("date_modify") or (meta.modified if meta else None)),
-        crawl_time=_end_of_day(str(obj["date_download"]) if obj.get("date_download") else None),
+        date_published=obj.get("date_publish") or (meta.published if meta else None),
+        date_modified=obj.get("date_modify") or (meta.modified if meta else None),
+        crawl_time=str(obj["date_download"]) if obj.get("date_download") else None,
         source=obj.get("source_domain") or "",
     )
 
@@ -137,8 +130,8 @@ def _warc_pages(path: Path, report: CCNewsReport) -> Iterator[RawPage]:
                 url=url,
                 title=meta.title,
                 text=meta.text,
-                date_published=_end_of_day(meta.published),
-                date_modified=_end_of_day(meta.modified),
+                date_published=meta.published,
+                date_modified=meta.modified,
                 crawl_time=rec.rec_headers.get_header("WARC-Date"),
             )
 

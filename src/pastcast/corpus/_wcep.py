@@ -26,13 +26,14 @@ import re
 from collections import Counter, defaultdict
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from datetime import UTC, date, datetime, time, timedelta
+from datetime import date, datetime
 from pathlib import Path
 from typing import Any
 
 import yaml
 
 from pastcast.corpus._hindsight import RollingSize, later_date_mention
+from pastcast.cutoff import end_of_day
 from pastcast.records import Document
 
 __all__ = ["COMPACT_NAME", "WcepReport", "day_timestamp", "read_wcep"]
@@ -69,9 +70,7 @@ class WcepReport:
 
 def day_timestamp(day: date) -> datetime:
     """The instant a day's summary counts as published: the last microsecond of the day."""
-    return datetime.combine(day + timedelta(days=1), time(0), tzinfo=UTC) - timedelta(
-        microseconds=1
-    )
+    return end_of_day(day)
 
 
 def _is_news(text: str) -> bool:
