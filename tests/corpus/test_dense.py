@@ -153,3 +153,103 @@ def test_trained_month_indexes_are_kept_with_the_index_and_reused(
             assert again.search(query, as_of=cutoff, k=10) == first.search(
                 query, as_of=cutoff, k=10
             )
+
+
+class RandomEmbedder:
+    """Seeded random unit vectors per text: continuous scores with structure the quantizer must
+    not blur (near-duplicates below one quantization step are added in the tests)."""
+
+    name = "random-48"
+
+    def encode(self, texts: Sequence[str]) -> np.ndarray:  # type: ignore[type-arg]
+        rows = []
+        for text in texts:
+            core = text.rstrip(" .")
+            v = self._gaussian(core) + 1e-4 * self._gaussian(text)  # text + " ." is a near-twin
+            rows.append(v / np.linalg.norm(v))
+        return np.asarray(rows, dtype=np.float32)
+
+    @staticmethod
+    def _gaussian(text: str) -> np.ndarray:  # type: ignore[type-arg]
+        seed = int.from_bytes(hashlib.blake2b(text.encode(), digest_size=8).digest(), "big")
+        return np.random.default_rng(seed).standard_normal(48)
+
+
+def near_duplicates(docs: list[Document], copies: int) -> list[Document]:
+    """Documents whose vectors differ from each other by far less than an 8-bit step: only the
+    exact rescoring can order them."""
+    out = list(docs)
+    for i, doc in enumerate(docs[:copies]):
+        out.append(doc.model_copy(update={"id": f"{doc.id}-twin{i}", "text": doc.text + " ."}))
+    return out
+
+
+@pytest.mark.parametrize("embedder", [HashEmbedder, RandomEmbedder])
+def test_quantized_months_return_exactly_the_exhaustive_ranking(
+    ivf_docs: list[Document], embedder: type
+) -> None:
+    index = EmbeddedIndex.in_memory(ivf_docs)
+    exact = DenseIndex(index, embedder(), quantized_min=None)
+    fast = DenseIndex(index, embedder(), quantized_min=1000)
+    assert len(fast._quantized) == 3 and not exact._quantized
+    for days in (20, 31, 45, 59, 75, 100):  # within and at the ends of February, March, April
+        n = index.count_before(START + timedelta(days=days, hours=7))
+        for query in ("election storm", "w3 tariff w17", "merger", "w1", "w2 w2 w2 ceasefire"):
+            for k in (1, 10, 100, 700):
+                assert fast.ranked(query, n, k) == exact.ranked(query, n, k), (days, query, k)
+
+
+def test_quantized_ranking_orders_near_duplicates_exactly() -> None:
+    base = make_docs(3000, seed=12, span_days=75)
+    docs = near_duplicates(base, 600)
+    index = EmbeddedIndex.in_memory(docs)
+    exact = DenseIndex(index, RandomEmbedder(), quantized_min=None)
+    fast = DenseIndex(index, RandomEmbedder(), quantized_min=500)
+    assert fast._quantized
+    for j in range(40):
+        query = docs[j].title + " " + docs[j].text  # a document's own text: a near-tie at the top
+        n = index.count_before(START + timedelta(days=10 + j * 2))
+        assert fast.ranked(query, n, 25) == exact.ranked(query, n, 25)
+
+
+def test_quantization_error_bound_holds_for_every_stored_vector(ivf_docs: list[Document]) -> None:
+    fast = DenseIndex(EmbeddedIndex.in_memory(ivf_docs), RandomEmbedder(), quantized_min=1000)
+    rng = np.random.default_rng(3)
+    for p, month in fast._quantized.items():
+        lo, hi = fast.index.partition_bounds[p]
+        exact_rows = np.asarray(fast._vectors[lo:hi], dtype=np.float64)
+        for _ in range(20):
+            q = rng.standard_normal((1, 48)).astype(np.float32)
+            q /= np.linalg.norm(q)
+            est, labels = month.search(q, hi - lo)
+            truth = exact_rows[labels] @ q[0].astype(np.float64)
+            assert len(labels) == hi - lo
+            assert np.all(np.abs(est - truth) <= month.bound(q[0]))
+            assert month.bound(q[0]) < 0.05  # tight enough to prune
+
+
+def test_quantized_months_do_not_leak(ivf_docs: list[Document]) -> None:
+    def factory(docs: Sequence[Document]) -> DenseIndex:
+        return DenseIndex(EmbeddedIndex.in_memory(docs), RandomEmbedder(), quantized_min=300)
+
+    fast = factory(ivf_docs)
+    report = check_no_leakage(fast, ivf_docs, n_probes=400, seed=13)
+    assert report.violations == 0 and report.hits_checked > 1000
+    report = check_no_leakage(HybridIndex(fast), ivf_docs, n_probes=200, seed=14)
+    assert report.violations == 0
+    check_as_of_equivalence(factory, ivf_docs[:1500], n_cutoffs=6, seed=15)
+
+
+def test_quantized_months_are_kept_with_the_index_and_reused(
+    ivf_docs: list[Document], tmp_path: Path
+) -> None:
+    index = EmbeddedIndex.build(ivf_docs, tmp_path / "idx")
+    first = DenseIndex(index, RandomEmbedder(), quantized_min=1000)
+    stored = sorted((tmp_path / "idx").glob("sq8-*/*.faiss"))
+    assert len(stored) == len(first._quantized) == 3
+    stamps = {p: p.stat().st_mtime_ns for p in stored}
+    again = DenseIndex(EmbeddedIndex.open(tmp_path / "idx"), RandomEmbedder(), quantized_min=1000)
+    assert {p: p.stat().st_mtime_ns for p in stored} == stamps  # loaded, not rebuilt
+    cutoff = START + timedelta(days=100)
+    for query in ("election storm", "merger"):
+        assert again.search(query, as_of=cutoff) == first.search(query, as_of=cutoff)

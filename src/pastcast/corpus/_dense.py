@@ -32,6 +32,7 @@ from collections import OrderedDict
 from collections.abc import Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
+from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 from typing import Any, Protocol
@@ -101,7 +102,15 @@ def _doc_text(doc: Document) -> str:
 
 
 class DenseIndex:
-    """Exact dense search over the documents of an ``EmbeddedIndex`` before a cutoff."""
+    """Dense search over the documents of an ``EmbeddedIndex`` before a cutoff: exact unless
+    ``ivf_min`` asks for approximate months.
+
+    ``quantized_min``: months of at least this many documents also keep an 8-bit copy of their
+    vectors (a quarter of the bytes to scan) with a per-dimension bound on its error; the copy
+    only proposes candidates, which are rescored from the full vectors, and the search widens
+    until the bound proves that no unseen document can enter the top ``k`` (see the module
+    docstring). ``None`` scans every vector in full. ``workers`` threads search months at once.
+    """
 
     def __init__(
         self,
@@ -109,17 +118,20 @@ class DenseIndex:
         embedder: Embedder,
         *,
         batch: int = 256,
+        quantized_min: int | None = 20_000,
         ivf_min: int | None = None,
         nprobe: int = 8,
         query_cache: int = 1024,
+        workers: int | None = None,
     ) -> None:
         self.index = index
         self.embedder = embedder
         self._vectors = self._load_or_compute(batch)
         self._bounds = index.partition_bounds
         self._ivf: dict[int, Any] = {}  # partition number -> its approximate index
+        self._quantized: dict[int, QuantizedMonth] = {}  # partition number -> its 8-bit copy
         if ivf_min is not None:
-            store = self._ivf_store()
+            store = self._store("ivf")
             for p, (lo, hi) in enumerate(self._bounds):
                 if hi - lo >= max(ivf_min, 1000):
                     self._ivf[p] = _month_ivf_cached(
@@ -128,14 +140,23 @@ class DenseIndex:
                         nprobe,
                         None if store is None else store / f"{p:05d}-{lo}-{hi}.faiss",
                     )
+        if quantized_min is not None:
+            store = self._store("sq8")
+            for p, (lo, hi) in enumerate(self._bounds):
+                if hi - lo >= max(quantized_min, 1) and p not in self._ivf:
+                    where = None if store is None else store / f"{p:05d}-{lo}-{hi}.faiss"
+                    self._quantized[p] = QuantizedMonth.load_or_build(self._vectors[lo:hi], where)
         self._queries = _QueryCache(embedder, query_cache)
+        self._workers = max(1, workers if workers is not None else min(4, os.cpu_count() or 1))
+        self._pool: ThreadPoolExecutor | None = None
+        self._pool_lock = threading.Lock()
 
-    def _ivf_store(self) -> Path | None:
-        """Where trained month indexes are kept, emptied when the index content changes."""
+    def _store(self, kind: str) -> Path | None:
+        """Where derived month indexes are kept, emptied when the index content changes."""
         ix = self.index
         if ix.path is None:
             return None
-        store = ix.path / f"ivf-{self.embedder.name}"
+        store = ix.path / f"{kind}-{self.embedder.name}"
         stamp = store / "content_sha256"
         digest = str(ix.manifest.get("content_sha256"))
         try:
@@ -144,7 +165,7 @@ class DenseIndex:
                 store.mkdir(parents=True)
                 stamp.write_text(digest)
         except OSError:
-            return None  # a read-only index: train in memory, as without a directory
+            return None  # a read-only index: build in memory, as without a directory
         return store
 
     def _load_or_compute(self, batch: int) -> F32:
@@ -182,36 +203,129 @@ class DenseIndex:
         if n <= 0 or k <= 0 or not query.strip():
             return []
         q = self.embed_query(query)
-        fetch = k + 16  # a margin so that ties at the k-th score are ordered by id
-        got: list[tuple[Any, Any]] = []  # (ordinals, scores) per search, -1 marks no result
-        exact_lo = 0  # start of the current run of exactly searched ordinals
-        with _one_thread():
-            for p, (lo, hi) in enumerate(self._bounds):
-                if lo >= n:
-                    break  # this month and all later ones start at or after the cutoff
-                if hi <= n and p in self._ivf:
-                    got.append(self._exact(q, exact_lo, lo, fetch))
-                    scores, ids = self._ivf[p].search(q, min(fetch, hi - lo))
-                    got.append((ids[0], scores[0]))
-                    exact_lo = hi
-            # every other admitted ordinal, up to the cutoff, in one exhaustive scan
-            got.append(self._exact(q, exact_lo, n, fetch))
-        ords = np.concatenate([o for o, _ in got])
-        scores = np.concatenate([s for _, s in got])
-        keep = ords >= 0
-        ords, scores = ords[keep], scores[keep]
-        order = np.lexsort((self.index.id_rank[ords], -scores))[:k]
-        return list(zip(ords[order].tolist(), scores[order].tolist(), strict=True))
+        segments = self._segments(n)
+        q64 = q[0].astype(np.float64)
+        slack = [self._slack(seg, q[0]) for seg in segments]
+        fetched = [min(k + 16, seg.size) for seg in segments]  # a margin for ties at the k-th
+        found = self._search_all(q, segments, fetched)
+        exact: dict[int, float] = {}  # ordinal -> exact score, for every candidate rescored
+        while True:
+            ords = np.concatenate([f.ords for f in found])
+            upper = np.concatenate([f.scores + e for f, e in zip(found, slack, strict=True)])
+            fresh = np.fromiter((o not in exact for o in ords.tolist()), bool, len(ords))
+            kth = _kth_best(exact, k)
+            if len(exact) < k:  # not yet k exact scores: rescore the most promising candidates
+                want = np.flatnonzero(fresh)
+                want = want[np.argsort(-upper[want], kind="stable")[: k - len(exact)]]
+            else:  # any candidate that might beat the k-th exact score
+                want = np.flatnonzero(fresh & (upper >= kth))
+            if len(want):
+                self._rescore(ords[want], q64, exact)
+                continue
+            # A document no search returned scores at most its segment's floor (plus slack):
+            # widen every segment whose floor does not fall strictly below the k-th score.
+            wider = [
+                i
+                for i, f in enumerate(found)
+                if fetched[i] < segments[i].size and f.floor + slack[i] >= kth
+            ]
+            if not wider:
+                break
+            for i in wider:
+                fetched[i] = min(segments[i].size, fetched[i] * 4)
+            for i, f in zip(
+                wider,
+                self._search_all(q, [segments[i] for i in wider], [fetched[i] for i in wider]),
+                strict=True,
+            ):
+                found[i] = f
+        ranked_ords = np.fromiter(exact, np.int64, len(exact))
+        scores = np.fromiter(exact.values(), np.float64, len(exact))
+        order = np.lexsort((self.index.id_rank[ranked_ords], -scores))[:k]
+        return list(zip(ranked_ords[order].tolist(), scores[order].tolist(), strict=True))
 
-    def _exact(self, q: F32, lo: int, hi: int, fetch: int) -> tuple[Any, Any]:
-        """Exhaustive inner products with the rows ``[lo, hi)`` (a contiguous slice, no copy)."""
+    def _segments(self, n: int) -> list[_Segment]:
+        """The admitted ordinals ``[0, n)`` as searchable pieces: quantized or approximate
+        months wholly before the cutoff, and exact slices (split so that threads can share
+        them) for everything else, including the cutoff's own month up to the cutoff."""
+        out: list[_Segment] = []
+        exact_lo = 0
+
+        def exact_until(hi: int) -> None:
+            for lo in range(exact_lo, hi, _EXACT_SLICE):
+                out.append(_Segment(lo, min(hi, lo + _EXACT_SLICE), None, None))
+
+        for p, (lo, hi) in enumerate(self._bounds):
+            if lo >= n:
+                break  # this month and all later ones start at or after the cutoff
+            if hi <= n and (p in self._ivf or p in self._quantized):
+                exact_until(lo)
+                out.append(_Segment(lo, hi, self._ivf.get(p), self._quantized.get(p)))
+                exact_lo = hi
+        exact_until(n)
+        return out
+
+    @staticmethod
+    def _slack(seg: _Segment, q: F32) -> float:
+        if seg.quantized is not None:
+            return seg.quantized.bound(q)
+        if seg.ivf is not None:
+            return 0.0  # approximate by choice: its floor is never widened (see _search)
+        return _FLOAT_SLACK
+
+    def _search_all(self, q: F32, segments: list[_Segment], fetch: list[int]) -> list[_Found]:
+        """Each segment's top ``fetch`` candidates, in a thread pool when there is enough to
+        share (faiss releases the GIL)."""
+        rows = sum(seg.size for seg in segments)
+        if len(segments) == 1 or self._workers == 1 or rows < _PARALLEL_ROWS:
+            with _one_thread():
+                return [self._search(q, seg, f) for seg, f in zip(segments, fetch, strict=True)]
+        pool = self._thread_pool()
+        jobs = [
+            pool.submit(self._search_one_thread, q, s, f)
+            for s, f in zip(segments, fetch, strict=True)
+        ]
+        return [job.result() for job in jobs]
+
+    def _thread_pool(self) -> ThreadPoolExecutor:
+        with self._pool_lock:
+            if self._pool is None:
+                self._pool = ThreadPoolExecutor(self._workers, thread_name_prefix="dense-month")
+            return self._pool
+
+    def _search_one_thread(self, q: F32, seg: _Segment, fetch: int) -> _Found:
+        with _one_thread():
+            return self._search(q, seg, fetch)
+
+    def _search(self, q: F32, seg: _Segment, fetch: int) -> _Found:
         import faiss
 
-        if hi <= lo:
-            return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float32)
-        rows = self._vectors[lo:hi]
-        scores, ids = faiss.knn(q, rows, min(fetch, hi - lo), metric=faiss.METRIC_INNER_PRODUCT)
-        return np.where(ids[0] >= 0, ids[0] + lo, -1), scores[0]
+        if seg.ivf is not None:
+            scores, ids = seg.ivf.search(q, fetch)
+            ords, est = ids[0], scores[0]
+            keep = ords >= 0
+            # no bound on what the probed lists missed: accepted as approximate, never widened
+            return _Found(ords[keep], est[keep].astype(np.float64), -np.inf)
+        if seg.quantized is not None:
+            est, labels = seg.quantized.search(q, fetch)
+        else:
+            rows = self._vectors[seg.lo : seg.hi]  # a contiguous slice: no copy
+            scores, ids = faiss.knn(q, rows, fetch, metric=faiss.METRIC_INNER_PRODUCT)
+            keep = ids[0] >= 0
+            est, labels = scores[0][keep].astype(np.float64), ids[0][keep]
+        ords = labels + seg.lo
+        floor = -np.inf if fetch >= seg.size or not len(est) else float(est.min())
+        return _Found(ords, est, floor)
+
+    def _rescore(
+        self, ords: npt.NDArray[np.int64], q64: npt.NDArray[np.float64], into: dict[int, float]
+    ) -> None:
+        """Exact scores from the full vectors, in float64 so that a document's score does not
+        depend on which other rows were scored with it."""
+        ords = np.sort(ords)
+        # a row-wise reduction, not BLAS: gemv kernels sum a row differently by its position
+        scores = (np.asarray(self._vectors[ords], dtype=np.float64) * q64).sum(axis=1)
+        into.update(zip(ords.tolist(), scores.tolist(), strict=True))
 
     def search(self, query: str, *, as_of: datetime, k: int = 10) -> list[SearchHit]:
         return self.index.hits(self.ranked(query, self.index.count_before(as_of), k), query, as_of)
@@ -221,6 +335,120 @@ class DenseIndex:
 
     def count_before(self, as_of: datetime) -> int:
         return self.index.count_before(as_of)
+
+
+_EXACT_SLICE = 131_072  # rows per exact piece, so that two threads can share a long slice
+_PARALLEL_ROWS = 100_000  # below this, one thread: waking a pool costs more than it saves
+# faiss's float32 inner products against the float64 rescoring: for unit vectors the two differ
+# by far less than this, so a floor plus this is a safe upper bound for what a search missed
+_FLOAT_SLACK = 1e-4
+
+
+def _kth_best(scores: dict[int, float], k: int) -> float:
+    if len(scores) < k:
+        return -np.inf
+    return float(np.partition(np.fromiter(scores.values(), np.float64, len(scores)), -k)[-k])
+
+
+@dataclass(frozen=True)
+class _Segment:
+    lo: int
+    hi: int
+    ivf: Any | None
+    quantized: QuantizedMonth | None
+
+    @property
+    def size(self) -> int:
+        return self.hi - self.lo
+
+
+@dataclass(frozen=True)
+class _Found:
+    ords: npt.NDArray[np.int64]
+    scores: npt.NDArray[np.float64]  # exact for exact slices, estimates for quantized months
+    floor: float  # no document the search did not return scores above this; -inf: none left
+
+
+class QuantizedMonth:
+    """One month's vectors in 8 bits, with the largest error of the copy in each dimension.
+
+    The copy is faiss's uniform 8-bit codec (one value range, fitted to this month's vectors
+    only). For a query q, every stored vector's estimated score is within ``bound(q)`` of its
+    exact score: |q.x - q.x'| <= sum_i |q_i| error_i, plus the float32 rounding of the scan
+    (at most d * 2^-24 / (1 - d * 2^-24) of sum_i |q_i x'_i|). Labels are positions within the
+    month.
+    """
+
+    def __init__(self, index: Any, error: npt.NDArray[np.float64], largest: float) -> None:
+        self.index = index
+        self.error = error
+        self._largest = largest
+        d = len(error)
+        self._rounding = largest * (d * 2.0**-24) / (1 - d * 2.0**-24)
+
+    def bound(self, q: F32) -> float:
+        abs_q = np.abs(q.astype(np.float64))
+        return float(abs_q @ self.error + self._rounding * abs_q.sum()) + _FLOAT_SLACK
+
+    def search(self, q: F32, k: int) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.int64]]:
+        """Estimated scores (best first) and month positions of the top ``k`` estimates."""
+        est, labels = self.index.search(q, k)
+        keep = labels[0] >= 0
+        return est[0][keep].astype(np.float64), labels[0][keep]
+
+    @classmethod
+    def build(cls, vectors: F32) -> QuantizedMonth:
+        import faiss
+
+        d = vectors.shape[1]
+        sq = faiss.IndexScalarQuantizer(
+            d, faiss.ScalarQuantizer.QT_8bit_uniform, faiss.METRIC_INNER_PRODUCT
+        )
+        # the uniform codec's range is the sample's extremes: train on a sample holding them
+        sample = [np.asarray(vectors[:: max(1, len(vectors) // 50_000)], dtype=np.float32)]
+        for start in range(0, len(vectors), _CHUNK):
+            chunk = np.asarray(vectors[start : start + _CHUNK], dtype=np.float32)
+            sample.append(chunk[[*np.unravel_index(chunk.argmax(), chunk.shape)[:1]]])
+            sample.append(chunk[[*np.unravel_index(chunk.argmin(), chunk.shape)[:1]]])
+        sq.train(np.concatenate(sample))
+        error = np.zeros(d, dtype=np.float64)
+        largest = 0.0
+        for start in range(0, len(vectors), _CHUNK):
+            chunk = np.ascontiguousarray(vectors[start : start + _CHUNK], dtype=np.float32)
+            sq.add(chunk)
+            decoded = sq.sa_decode(sq.sa_encode(chunk))
+            diff = np.abs(decoded.astype(np.float64) - chunk.astype(np.float64))
+            error = np.maximum(error, diff.max(axis=0))
+            largest = max(largest, float(np.abs(decoded).max()))
+        return cls(sq, error, largest)
+
+    @classmethod
+    def load_or_build(cls, vectors: F32, path: Path | None) -> QuantizedMonth:
+        """From ``path`` (and its ``.error.npz``) when built before, else built and saved."""
+        import faiss
+
+        side = None if path is None else path.with_name(path.name + ".error.npz")
+        if path is not None and side is not None and path.is_file() and side.is_file():
+            index = faiss.read_index(str(path))
+            with np.load(side) as saved:
+                error, largest = np.asarray(saved["error"], np.float64), float(saved["largest"])
+            if index.ntotal == len(vectors) and index.d == vectors.shape[1]:
+                return cls(index, error, largest)
+        month = cls.build(vectors)
+        if path is not None and side is not None:
+            try:
+                tmp = side.with_name(side.name + ".tmp.npz")
+                np.savez(tmp, error=month.error, largest=month._largest)
+                os.replace(tmp, side)
+                tmp = path.with_name(path.name + ".tmp")
+                faiss.write_index(month.index, str(tmp))
+                os.replace(tmp, path)  # last: its presence says both files are complete
+            except (OSError, RuntimeError):
+                pass  # keeping it is an optimisation; the month is in memory
+        return month
+
+
+_CHUNK = 65_536
 
 
 class _QueryCache:
