@@ -184,14 +184,21 @@ def near_duplicates(docs: list[Document], copies: int) -> list[Document]:
     return out
 
 
+@pytest.mark.parametrize("threads", [False, True])
 @pytest.mark.parametrize("embedder", [HashEmbedder, RandomEmbedder])
 def test_quantized_months_return_exactly_the_exhaustive_ranking(
-    ivf_docs: list[Document], embedder: type
+    ivf_docs: list[Document], embedder: type, threads: bool, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    if threads:  # small scan jobs shared by a thread pool, as on a large corpus
+        from pastcast.corpus import _dense
+
+        monkeypatch.setattr(_dense, "_PARALLEL_ROWS", 0)
+        monkeypatch.setattr(_dense, "_EXACT_SLICE", 300)
     index = EmbeddedIndex.in_memory(ivf_docs)
     exact = DenseIndex(index, embedder(), quantized_min=None)
-    fast = DenseIndex(index, embedder(), quantized_min=1000)
-    assert len(fast._quantized) == 3 and not exact._quantized
+    fast = DenseIndex(index, embedder(), quantized_min=1000, workers=3 if threads else 1)
+    assert fast._quantized is not None and exact._quantized is None
+    assert len(fast._quantized.months) == 3
     for days in (20, 31, 45, 59, 75, 100):  # within and at the ends of February, March, April
         n = index.count_before(START + timedelta(days=days, hours=7))
         for query in ("election storm", "w3 tariff w17", "merger", "w1", "w2 w2 w2 ceasefire"):
@@ -205,7 +212,7 @@ def test_quantized_ranking_orders_near_duplicates_exactly() -> None:
     index = EmbeddedIndex.in_memory(docs)
     exact = DenseIndex(index, RandomEmbedder(), quantized_min=None)
     fast = DenseIndex(index, RandomEmbedder(), quantized_min=500)
-    assert fast._quantized
+    assert fast._quantized is not None and fast._quantized.months
     for j in range(40):
         query = docs[j].title + " " + docs[j].text  # a document's own text: a near-tie at the top
         n = index.count_before(START + timedelta(days=10 + j * 2))
@@ -213,19 +220,25 @@ def test_quantized_ranking_orders_near_duplicates_exactly() -> None:
 
 
 def test_quantization_error_bound_holds_for_every_stored_vector(ivf_docs: list[Document]) -> None:
+    from pastcast.corpus._quantized import QueryCode
+
     fast = DenseIndex(EmbeddedIndex.in_memory(ivf_docs), RandomEmbedder(), quantized_min=1000)
+    assert fast._quantized is not None
     rng = np.random.default_rng(3)
-    for p, month in fast._quantized.items():
-        lo, hi = fast.index.partition_bounds[p]
-        exact_rows = np.asarray(fast._vectors[lo:hi], dtype=np.float64)
+    for p, month in fast._quantized.months.items():
+        rows = np.asarray(fast._vectors[month.lo : month.hi], dtype=np.float64)
+        codes = np.asarray(fast._quantized.codes[month.lo : month.hi], dtype=np.int64)
         for _ in range(20):
-            q = rng.standard_normal((1, 48)).astype(np.float32)
+            q = rng.standard_normal(48).astype(np.float32)
             q /= np.linalg.norm(q)
-            est, labels = month.search(q, hi - lo)
-            truth = exact_rows[labels] @ q[0].astype(np.float64)
-            assert len(labels) == hi - lo
-            assert np.all(np.abs(est - truth) <= month.bound(q[0]))
-            assert month.bound(q[0]) < 0.05  # tight enough to prune
+            code = QueryCode.of(q)
+            est = fast._quantized.scan(code, p)
+            # the integer dot products are exact, and the bound covers every stored vector
+            dots = codes @ code.code[0].astype(np.int64)
+            assert np.array_equal(est, dots * (code.scale * month.step))
+            gap = np.abs(est - rows @ q.astype(np.float64))
+            bound = fast._quantized.bound(code, p)
+            assert np.all(gap <= bound) and bound < 0.1  # sound, and tight enough to prune
 
 
 def test_quantized_months_do_not_leak(ivf_docs: list[Document]) -> None:
@@ -245,8 +258,9 @@ def test_quantized_months_are_kept_with_the_index_and_reused(
 ) -> None:
     index = EmbeddedIndex.build(ivf_docs, tmp_path / "idx")
     first = DenseIndex(index, RandomEmbedder(), quantized_min=1000)
-    stored = sorted((tmp_path / "idx").glob("sq8-*/*.faiss"))
-    assert len(stored) == len(first._quantized) == 3
+    stored = sorted((tmp_path / "idx").glob("sq8-*/*.np*"))
+    assert first._quantized is not None and len(first._quantized.months) == 3
+    assert [p.name for p in stored] == ["codes.npy", "grids.npz"]
     stamps = {p: p.stat().st_mtime_ns for p in stored}
     again = DenseIndex(EmbeddedIndex.open(tmp_path / "idx"), RandomEmbedder(), quantized_min=1000)
     assert {p: p.stat().st_mtime_ns for p in stored} == stamps  # loaded, not rebuilt

@@ -29,11 +29,12 @@ import os
 import shutil
 import threading
 from collections import OrderedDict
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime
+from functools import partial
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -42,6 +43,7 @@ import numpy.typing as npt
 
 from pastcast.corpus._embedded import EmbeddedIndex
 from pastcast.corpus._protocol import SearchHit
+from pastcast.corpus._quantized import QuantizedMonths, QueryCode
 from pastcast.records import Document
 
 __all__ = ["RRF_K", "DenseIndex", "Embedder", "HybridIndex", "MiniLMEmbedder"]
@@ -106,10 +108,11 @@ class DenseIndex:
     ``ivf_min`` asks for approximate months.
 
     ``quantized_min``: months of at least this many documents also keep an 8-bit copy of their
-    vectors (a quarter of the bytes to scan) with a per-dimension bound on its error; the copy
-    only proposes candidates, which are rescored from the full vectors, and the search widens
-    until the bound proves that no unseen document can enter the top ``k`` (see the module
-    docstring). ``None`` scans every vector in full. ``workers`` threads search months at once.
+    vectors (``pastcast.corpus._quantized``: a quarter of the bytes to scan, with a proven
+    bound on its error). The copy only proposes candidates; they are rescored from the full
+    vectors, and the bound proves that no other document can enter the top ``k``, so results
+    equal those of a full scan. ``None`` scans every vector in full. ``workers`` threads scan
+    at once.
     """
 
     def __init__(
@@ -129,7 +132,6 @@ class DenseIndex:
         self._vectors = self._load_or_compute(batch)
         self._bounds = index.partition_bounds
         self._ivf: dict[int, Any] = {}  # partition number -> its approximate index
-        self._quantized: dict[int, QuantizedMonth] = {}  # partition number -> its 8-bit copy
         if ivf_min is not None:
             store = self._store("ivf")
             for p, (lo, hi) in enumerate(self._bounds):
@@ -140,12 +142,17 @@ class DenseIndex:
                         nprobe,
                         None if store is None else store / f"{p:05d}-{lo}-{hi}.faiss",
                     )
+        self._quantized: QuantizedMonths | None = None
         if quantized_min is not None:
-            store = self._store("sq8")
-            for p, (lo, hi) in enumerate(self._bounds):
-                if hi - lo >= max(quantized_min, 1) and p not in self._ivf:
-                    where = None if store is None else store / f"{p:05d}-{lo}-{hi}.faiss"
-                    self._quantized[p] = QuantizedMonth.load_or_build(self._vectors[lo:hi], where)
+            chosen = [
+                p
+                for p, (lo, hi) in enumerate(self._bounds)
+                if hi - lo >= max(quantized_min, 1) and p not in self._ivf
+            ]
+            if chosen:
+                self._quantized = QuantizedMonths.load_or_build(
+                    self._vectors, self._bounds, chosen, self._store("sq8")
+                )
         self._queries = _QueryCache(embedder, query_cache)
         self._workers = max(1, workers if workers is not None else min(4, os.cpu_count() or 1))
         self._pool: ThreadPoolExecutor | None = None
@@ -203,129 +210,158 @@ class DenseIndex:
         if n <= 0 or k <= 0 or not query.strip():
             return []
         q = self.embed_query(query)
-        segments = self._segments(n)
         q64 = q[0].astype(np.float64)
-        slack = [self._slack(seg, q[0]) for seg in segments]
-        fetched = [min(k + 16, seg.size) for seg in segments]  # a margin for ties at the k-th
-        found = self._search_all(q, segments, fetched)
-        exact: dict[int, float] = {}  # ordinal -> exact score, for every candidate rescored
+        segments, runs = self._segments(n)
+        code = QueryCode.of(q[0]) if runs else None
+        # Each searched piece first offers a share of k (with a margin for ties at the k-th);
+        # pieces whose share cannot be proven enough are widened below.
+        first = min(k + 16, max(32, 2 * (k + 16) // max(1, len(segments) + len(runs)) + 16))
+        fetched = [min(first, seg.size) for seg in segments]
+        found, quantized, bound = self._first_pass(q, code, segments, fetched, runs, k)
+        slack = [_FLOAT_SLACK if seg.ivf is None else 0.0 for seg in segments]
+        if quantized is not None:
+            found.append(quantized)
+            slack.append(bound)
+        pool = _Candidates.of(found, slack)
+        if quantized is not None:  # every 8-bit candidate may enter the top k: rescore at once
+            fresh = np.arange(len(pool.ords) - len(found[-1].ords), len(pool.ords))
+            pool.exact[fresh] = self._rescore(pool.ords[fresh], q64)
         while True:
-            ords = np.concatenate([f.ords for f in found])
-            upper = np.concatenate([f.scores + e for f, e in zip(found, slack, strict=True)])
-            fresh = np.fromiter((o not in exact for o in ords.tolist()), bool, len(ords))
-            kth = _kth_best(exact, k)
-            if len(exact) < k:  # not yet k exact scores: rescore the most promising candidates
-                want = np.flatnonzero(fresh)
-                want = want[np.argsort(-upper[want], kind="stable")[: k - len(exact)]]
-            else:  # any candidate that might beat the k-th exact score
-                want = np.flatnonzero(fresh & (upper >= kth))
+            kth = pool.kth_exact(k)
+            want = pool.worth_rescoring(k, kth)
             if len(want):
-                self._rescore(ords[want], q64, exact)
+                pool.exact[want] = self._rescore(pool.ords[want], q64)
                 continue
-            # A document no search returned scores at most its segment's floor (plus slack):
-            # widen every segment whose floor does not fall strictly below the k-th score.
+            # A document no search returned scores at most its piece's floor (plus slack):
+            # widen every piece whose floor does not fall strictly below the k-th score.
             wider = [
                 i
-                for i, f in enumerate(found)
-                if fetched[i] < segments[i].size and f.floor + slack[i] >= kth
+                for i, seg in enumerate(segments)
+                if fetched[i] < seg.size and found[i].floor + slack[i] >= kth
             ]
             if not wider:
                 break
             for i in wider:
                 fetched[i] = min(segments[i].size, fetched[i] * 4)
+            jobs = [partial(self._search, q, segments[i], fetched[i]) for i in wider]
             for i, f in zip(
-                wider,
-                self._search_all(q, [segments[i] for i in wider], [fetched[i] for i in wider]),
-                strict=True,
+                wider, self._run(jobs, sum(segments[i].size for i in wider)), strict=True
             ):
                 found[i] = f
-        ranked_ords = np.fromiter(exact, np.int64, len(exact))
-        scores = np.fromiter(exact.values(), np.float64, len(exact))
-        order = np.lexsort((self.index.id_rank[ranked_ords], -scores))[:k]
-        return list(zip(ranked_ords[order].tolist(), scores[order].tolist(), strict=True))
+            pool = _Candidates.of(found, slack, carry=pool)
+        done = ~np.isnan(pool.exact)
+        ords, scores = pool.ords[done], pool.exact[done]
+        order = np.lexsort((self.index.id_rank[ords], -scores))[:k]
+        return list(zip(ords[order].tolist(), scores[order].tolist(), strict=True))
 
-    def _segments(self, n: int) -> list[_Segment]:
-        """The admitted ordinals ``[0, n)`` as searchable pieces: quantized or approximate
-        months wholly before the cutoff, and exact slices (split so that threads can share
-        them) for everything else, including the cutoff's own month up to the cutoff."""
-        out: list[_Segment] = []
+    def _segments(self, n: int) -> tuple[list[_Segment], list[int]]:
+        """The admitted ordinals ``[0, n)`` as pieces searched for their top candidates
+        (approximate months wholly before the cutoff, and exact slices, split so that threads
+        can share them, for everything else, including the cutoff's month up to the cutoff),
+        and the quantized months wholly before the cutoff, scanned in 8 bits."""
+        pieces: list[_Segment] = []
+        runs: list[int] = []
+        quantized = {} if self._quantized is None else self._quantized.months
         exact_lo = 0
 
         def exact_until(hi: int) -> None:
             for lo in range(exact_lo, hi, _EXACT_SLICE):
-                out.append(_Segment(lo, min(hi, lo + _EXACT_SLICE), None, None))
+                pieces.append(_Segment(lo, min(hi, lo + _EXACT_SLICE), None))
 
         for p, (lo, hi) in enumerate(self._bounds):
             if lo >= n:
                 break  # this month and all later ones start at or after the cutoff
-            if hi <= n and (p in self._ivf or p in self._quantized):
+            if hi <= n and p in self._ivf:
                 exact_until(lo)
-                out.append(_Segment(lo, hi, self._ivf.get(p), self._quantized.get(p)))
+                pieces.append(_Segment(lo, hi, self._ivf[p]))
+                exact_lo = hi
+            elif hi <= n and p in quantized:
+                exact_until(lo)
+                runs.append(p)
                 exact_lo = hi
         exact_until(n)
-        return out
+        return pieces, runs
 
-    @staticmethod
-    def _slack(seg: _Segment, q: F32) -> float:
-        if seg.quantized is not None:
-            return seg.quantized.bound(q)
-        if seg.ivf is not None:
-            return 0.0  # approximate by choice: its floor is never widened (see _search)
-        return _FLOAT_SLACK
-
-    def _search_all(self, q: F32, segments: list[_Segment], fetch: list[int]) -> list[_Found]:
-        """Each segment's top ``fetch`` candidates, in a thread pool when there is enough to
-        share (faiss releases the GIL)."""
-        rows = sum(seg.size for seg in segments)
-        if len(segments) == 1 or self._workers == 1 or rows < _PARALLEL_ROWS:
-            with _one_thread():
-                return [self._search(q, seg, f) for seg, f in zip(segments, fetch, strict=True)]
-        pool = self._thread_pool()
-        jobs = [
-            pool.submit(self._search_one_thread, q, s, f)
-            for s, f in zip(segments, fetch, strict=True)
+    def _first_pass(
+        self,
+        q: F32,
+        code: QueryCode | None,
+        segments: list[_Segment],
+        fetched: list[int],
+        months: list[int],
+        k: int,
+    ) -> tuple[list[_Found], _Found | None, float]:
+        """Every piece's top candidates, and the 8-bit candidates of the quantized months with
+        their bound, computed together in the thread pool (groups of months per thread)."""
+        jobs: list[Callable[[], Any]] = [
+            partial(self._search, q, seg, f) for seg, f in zip(segments, fetched, strict=True)
         ]
-        return [job.result() for job in jobs]
+        slack = 0.0
+        if code is not None and self._quantized is not None and months:
+            quantized = self._quantized
+            slack = max(quantized.bound(code, p) for p in months)
+            sizes = [quantized.months[p].hi - quantized.months[p].lo for p in months]
+            for group in _balanced(months, sizes, self._workers):
+                jobs.append(partial(quantized.candidates, code, group, k, slack))
+            rows = sum(sizes)
+        else:
+            rows = 0
+        out = self._run(jobs, rows + sum(s.size for s in segments))
+        found = out[: len(segments)]
+        if len(out) == len(segments):
+            return found, None, slack
+        ords = np.concatenate([o for o, _ in out[len(segments) :]])
+        est = np.concatenate([e for _, e in out[len(segments) :]])
+        # t: the k-th best estimate over all these months. The k rows estimated best score at
+        # least t - slack exactly, so the k-th best exact score is at least that; a row
+        # estimated below t - 2 * slack scores below it. Every row estimated at least the
+        # k-th best estimate of any group (minus 2 * slack) is here, so t is among them.
+        t = float(np.partition(est, -k)[-k]) if len(est) >= k else -np.inf
+        keep = est >= t - 2 * slack
+        # nothing else from these months can enter the top k: no floor
+        return found, _Found(ords[keep], est[keep], -np.inf), slack
+
+    def _run(self, jobs: Sequence[Callable[[], Any]], rows: int) -> list[Any]:
+        """The jobs' results in order, in the thread pool when there is enough to share (faiss
+        and simsimd release the GIL)."""
+        if len(jobs) == 1 or self._workers == 1 or rows < _PARALLEL_ROWS:
+            with _one_thread():
+                return [job() for job in jobs]
+        pool = self._thread_pool()
+        return [f.result() for f in [pool.submit(_in_one_thread, job) for job in jobs]]
 
     def _thread_pool(self) -> ThreadPoolExecutor:
         with self._pool_lock:
             if self._pool is None:
-                self._pool = ThreadPoolExecutor(self._workers, thread_name_prefix="dense-month")
+                self._pool = ThreadPoolExecutor(self._workers, thread_name_prefix="dense-scan")
             return self._pool
-
-    def _search_one_thread(self, q: F32, seg: _Segment, fetch: int) -> _Found:
-        with _one_thread():
-            return self._search(q, seg, fetch)
 
     def _search(self, q: F32, seg: _Segment, fetch: int) -> _Found:
         import faiss
 
         if seg.ivf is not None:
             scores, ids = seg.ivf.search(q, fetch)
-            ords, est = ids[0], scores[0]
-            keep = ords >= 0
-            # no bound on what the probed lists missed: accepted as approximate, never widened
-            return _Found(ords[keep], est[keep].astype(np.float64), -np.inf)
-        if seg.quantized is not None:
-            est, labels = seg.quantized.search(q, fetch)
-        else:
-            rows = self._vectors[seg.lo : seg.hi]  # a contiguous slice: no copy
-            scores, ids = faiss.knn(q, rows, fetch, metric=faiss.METRIC_INNER_PRODUCT)
             keep = ids[0] >= 0
-            est, labels = scores[0][keep].astype(np.float64), ids[0][keep]
-        ords = labels + seg.lo
+            # no bound on what the probed lists missed: accepted as approximate, never widened
+            return _Found(ids[0][keep], scores[0][keep].astype(np.float64), -np.inf)
+        rows = self._vectors[seg.lo : seg.hi]  # a contiguous slice: no copy
+        scores, ids = faiss.knn(q, rows, fetch, metric=faiss.METRIC_INNER_PRODUCT)
+        keep = ids[0] >= 0
+        est = scores[0][keep].astype(np.float64)
         floor = -np.inf if fetch >= seg.size or not len(est) else float(est.min())
-        return _Found(ords, est, floor)
+        return _Found(ids[0][keep] + seg.lo, est, floor)
 
     def _rescore(
-        self, ords: npt.NDArray[np.int64], q64: npt.NDArray[np.float64], into: dict[int, float]
-    ) -> None:
+        self, ords: npt.NDArray[np.int64], q64: npt.NDArray[np.float64]
+    ) -> npt.NDArray[np.float64]:
         """Exact scores from the full vectors, in float64 so that a document's score does not
         depend on which other rows were scored with it."""
-        ords = np.sort(ords)
+        order = np.argsort(ords)  # rows in storage order: fewer pages touched
+        rows = np.asarray(self._vectors[ords[order]], dtype=np.float64)
+        out = np.empty(len(ords), dtype=np.float64)
         # a row-wise reduction, not BLAS: gemv kernels sum a row differently by its position
-        scores = (np.asarray(self._vectors[ords], dtype=np.float64) * q64).sum(axis=1)
-        into.update(zip(ords.tolist(), scores.tolist(), strict=True))
+        out[order] = (rows * q64).sum(axis=1)
+        return out
 
     def search(self, query: str, *, as_of: datetime, k: int = 10) -> list[SearchHit]:
         return self.index.hits(self.ranked(query, self.index.count_before(as_of), k), query, as_of)
@@ -344,18 +380,69 @@ _PARALLEL_ROWS = 100_000  # below this, one thread: waking a pool costs more tha
 _FLOAT_SLACK = 1e-4
 
 
-def _kth_best(scores: dict[int, float], k: int) -> float:
-    if len(scores) < k:
-        return -np.inf
-    return float(np.partition(np.fromiter(scores.values(), np.float64, len(scores)), -k)[-k])
+def _balanced(items: list[int], sizes: list[int], groups: int) -> list[list[int]]:
+    """``items`` in order, cut into at most ``groups`` runs of about equal total size."""
+    out: list[list[int]] = []
+    run: list[int] = []
+    total, acc = sum(sizes), 0
+    for item, size in zip(items, sizes, strict=True):
+        run.append(item)
+        acc += size
+        if acc * groups >= total * (len(out) + 1) and len(out) < groups - 1:
+            out.append(run)
+            run = []
+    return [*out, run] if run else out
+
+
+def _in_one_thread(job: Callable[[], Any]) -> Any:
+    with _one_thread():
+        return job()
+
+
+@dataclass
+class _Candidates:
+    """Every piece's candidates side by side: ordinal, upper bound of the exact score (the
+    estimate plus its piece's slack) and the exact score once rescored (NaN before)."""
+
+    ords: npt.NDArray[np.int64]
+    upper: npt.NDArray[np.float64]
+    exact: npt.NDArray[np.float64]
+
+    @classmethod
+    def of(
+        cls, found: list[_Found], slack: list[float], carry: _Candidates | None = None
+    ) -> _Candidates:
+        ords = np.concatenate([f.ords for f in found])
+        upper = np.concatenate([f.scores + e for f, e in zip(found, slack, strict=True)])
+        exact = np.full(len(ords), np.nan)
+        if carry is not None:  # keep the exact scores already computed
+            done = ~np.isnan(carry.exact)
+            known, scores = carry.ords[done], carry.exact[done]
+            order = np.argsort(known)
+            at = np.clip(np.searchsorted(known[order], ords), 0, max(len(known) - 1, 0))
+            if len(known):
+                hit = known[order][at] == ords
+                exact[hit] = scores[order][at][hit]
+        return cls(ords, upper, exact)
+
+    def kth_exact(self, k: int) -> float:
+        done = self.exact[~np.isnan(self.exact)]
+        return -np.inf if len(done) < k else float(np.partition(done, -k)[-k])
+
+    def worth_rescoring(self, k: int, kth: float) -> npt.NDArray[np.intp]:
+        fresh = np.isnan(self.exact)
+        missing = k - (len(fresh) - int(fresh.sum()))
+        if missing > 0:  # fewer than k exact scores: the most promising candidates first
+            want = np.flatnonzero(fresh)
+            return want[np.argsort(-self.upper[want], kind="stable")[:missing]]
+        return np.flatnonzero(fresh & (self.upper >= kth))  # any that might beat the k-th
 
 
 @dataclass(frozen=True)
 class _Segment:
     lo: int
     hi: int
-    ivf: Any | None
-    quantized: QuantizedMonth | None
+    ivf: Any | None  # an approximate month index, or None: an exact slice
 
     @property
     def size(self) -> int:
@@ -367,88 +454,6 @@ class _Found:
     ords: npt.NDArray[np.int64]
     scores: npt.NDArray[np.float64]  # exact for exact slices, estimates for quantized months
     floor: float  # no document the search did not return scores above this; -inf: none left
-
-
-class QuantizedMonth:
-    """One month's vectors in 8 bits, with the largest error of the copy in each dimension.
-
-    The copy is faiss's uniform 8-bit codec (one value range, fitted to this month's vectors
-    only). For a query q, every stored vector's estimated score is within ``bound(q)`` of its
-    exact score: |q.x - q.x'| <= sum_i |q_i| error_i, plus the float32 rounding of the scan
-    (at most d * 2^-24 / (1 - d * 2^-24) of sum_i |q_i x'_i|). Labels are positions within the
-    month.
-    """
-
-    def __init__(self, index: Any, error: npt.NDArray[np.float64], largest: float) -> None:
-        self.index = index
-        self.error = error
-        self._largest = largest
-        d = len(error)
-        self._rounding = largest * (d * 2.0**-24) / (1 - d * 2.0**-24)
-
-    def bound(self, q: F32) -> float:
-        abs_q = np.abs(q.astype(np.float64))
-        return float(abs_q @ self.error + self._rounding * abs_q.sum()) + _FLOAT_SLACK
-
-    def search(self, q: F32, k: int) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.int64]]:
-        """Estimated scores (best first) and month positions of the top ``k`` estimates."""
-        est, labels = self.index.search(q, k)
-        keep = labels[0] >= 0
-        return est[0][keep].astype(np.float64), labels[0][keep]
-
-    @classmethod
-    def build(cls, vectors: F32) -> QuantizedMonth:
-        import faiss
-
-        d = vectors.shape[1]
-        sq = faiss.IndexScalarQuantizer(
-            d, faiss.ScalarQuantizer.QT_8bit_uniform, faiss.METRIC_INNER_PRODUCT
-        )
-        # the uniform codec's range is the sample's extremes: train on a sample holding them
-        sample = [np.asarray(vectors[:: max(1, len(vectors) // 50_000)], dtype=np.float32)]
-        for start in range(0, len(vectors), _CHUNK):
-            chunk = np.asarray(vectors[start : start + _CHUNK], dtype=np.float32)
-            sample.append(chunk[[*np.unravel_index(chunk.argmax(), chunk.shape)[:1]]])
-            sample.append(chunk[[*np.unravel_index(chunk.argmin(), chunk.shape)[:1]]])
-        sq.train(np.concatenate(sample))
-        error = np.zeros(d, dtype=np.float64)
-        largest = 0.0
-        for start in range(0, len(vectors), _CHUNK):
-            chunk = np.ascontiguousarray(vectors[start : start + _CHUNK], dtype=np.float32)
-            sq.add(chunk)
-            decoded = sq.sa_decode(sq.sa_encode(chunk))
-            diff = np.abs(decoded.astype(np.float64) - chunk.astype(np.float64))
-            error = np.maximum(error, diff.max(axis=0))
-            largest = max(largest, float(np.abs(decoded).max()))
-        return cls(sq, error, largest)
-
-    @classmethod
-    def load_or_build(cls, vectors: F32, path: Path | None) -> QuantizedMonth:
-        """From ``path`` (and its ``.error.npz``) when built before, else built and saved."""
-        import faiss
-
-        side = None if path is None else path.with_name(path.name + ".error.npz")
-        if path is not None and side is not None and path.is_file() and side.is_file():
-            index = faiss.read_index(str(path))
-            with np.load(side) as saved:
-                error, largest = np.asarray(saved["error"], np.float64), float(saved["largest"])
-            if index.ntotal == len(vectors) and index.d == vectors.shape[1]:
-                return cls(index, error, largest)
-        month = cls.build(vectors)
-        if path is not None and side is not None:
-            try:
-                tmp = side.with_name(side.name + ".tmp.npz")
-                np.savez(tmp, error=month.error, largest=month._largest)
-                os.replace(tmp, side)
-                tmp = path.with_name(path.name + ".tmp")
-                faiss.write_index(month.index, str(tmp))
-                os.replace(tmp, path)  # last: its presence says both files are complete
-            except (OSError, RuntimeError):
-                pass  # keeping it is an optimisation; the month is in memory
-        return month
-
-
-_CHUNK = 65_536
 
 
 class _QueryCache:

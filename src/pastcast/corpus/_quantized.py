@@ -1,0 +1,257 @@
+"""8-bit copies of whole months of embeddings, for a candidate scan with a proven error bound.
+
+Each quantized month keeps its vectors as signed bytes on one grid fitted to that month alone
+(``x ~ step * code``, ``step = max |x| / 127``). A query is put on its own grid the same way
+(``q ~ s * c``), and the scan computes the integer dot products ``c . code`` exactly (int32
+accumulation in simsimd's int8 kernels; a quarter of the bytes of float32 vectors). The estimate
+``s * step * (c . code)`` differs from the exact score ``q . x`` by
+
+    (q - q') . x  +  q' . (x - x')
+
+and ``bound`` caps both terms for every vector of the month at once, each by the smaller of a
+Cauchy-Schwarz bound (``|q - q'| * max |x|``; ``|q'| * max |x - x'|``) and a per-dimension one
+(``sum_i |q_i - q'_i| * max |x_i|``; ``sum_i |q'_i| * max |x_i - x'_i|``), with the maxima
+taken over the month's stored vectors when the copy is built. Candidates are never final: a
+caller rescores them from the full vectors and uses the bound to prove that no other document
+can enter its top k (see ``DenseIndex``).
+
+The codes of every quantized month live in one memory-mapped ``codes.npy`` next to the index
+(``sq8-MODEL/``, with the grids in ``grids.npz``), rebuilt when the index content or the set of
+quantized months changes.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+__all__ = ["MonthGrid", "QuantizedMonths", "QueryCode"]
+
+F32 = npt.NDArray[np.float32]
+F64 = npt.NDArray[np.float64]
+_CHUNK = 65_536
+# float64 arithmetic on the estimates and the rescoring differs from real arithmetic by ~1e-15
+# for unit vectors; a margin far above that keeps every comparison on the safe side
+_ROUNDING = 1e-9
+
+
+@dataclass(frozen=True)
+class MonthGrid:
+    """One month's grid and the extremes of its copy's error, over the rows ``[lo, hi)``."""
+
+    lo: int
+    hi: int
+    step: float
+    error: F64  # per dimension: max |x_i - x'_i|
+    largest: F64  # per dimension: max |x_i|
+    max_norm: float  # max |x|
+    max_residual: float  # max |x - x'|
+
+
+@dataclass(frozen=True)
+class QueryCode:
+    """A query on its own 8-bit grid: ``q ~ scale * code``."""
+
+    code: npt.NDArray[np.int8]  # one row
+    scale: float
+    abs_rounded: F64  # |q'_i|
+    abs_residual: F64  # |q_i - q'_i|
+    norm_rounded: float
+    norm_residual: float
+
+    @classmethod
+    def of(cls, q: F32) -> QueryCode:
+        q64 = np.asarray(q, dtype=np.float64).reshape(-1)
+        top = float(np.abs(q64).max()) if len(q64) else 0.0
+        scale = top / 127 if top > 0 else 1.0
+        code = np.clip(np.rint(q64 / scale), -127, 127)
+        rounded = scale * code
+        residual = q64 - rounded
+        return cls(
+            code=code.astype(np.int8).reshape(1, -1),
+            scale=scale,
+            abs_rounded=np.abs(rounded),
+            abs_residual=np.abs(residual),
+            norm_rounded=float(np.linalg.norm(rounded)),
+            norm_residual=float(np.linalg.norm(residual)),
+        )
+
+
+class QuantizedMonths:
+    """The 8-bit copies of a set of month partitions (see the module docstring)."""
+
+    def __init__(self, codes: npt.NDArray[np.int8], months: dict[int, MonthGrid]) -> None:
+        self.codes = codes  # one row per ordinal; rows outside quantized months are unused
+        self.months = months  # partition number -> grid
+
+    def bound(self, query: QueryCode, partition: int) -> float:
+        """The largest gap between estimate and exact score over the month's vectors."""
+        g = self.months[partition]
+        first = min(query.norm_residual * g.max_norm, float(query.abs_residual @ g.largest))
+        second = min(query.norm_rounded * g.max_residual, float(query.abs_rounded @ g.error))
+        return first + second + _ROUNDING
+
+    def scan(self, query: QueryCode, partition: int) -> F64:
+        """Estimated scores of every row of a quantized month."""
+        g = self.months[partition]
+        return self._dots(query, g).astype(np.float64) * (query.scale * g.step)
+
+    def _dots(self, query: QueryCode, g: MonthGrid) -> npt.NDArray[np.floating[Any]]:
+        """Exact integer dot products ``c . code`` per row, as floats: float32 holds every
+        integer below 2^24 exactly, and |c . code| <= d * 127^2 stays below it for d < 1040."""
+        import simsimd
+
+        exact32 = self.codes.shape[1] * 127 * 127 < 2**24
+        return np.asarray(
+            simsimd.cdist(
+                query.code,
+                self.codes[g.lo : g.hi],
+                metric="dot",
+                threads=1,
+                out_dtype="float32" if exact32 else "float64",
+            )
+        ).reshape(-1)
+
+    def candidates(
+        self, query: QueryCode, partitions: list[int], k: int, slack: float
+    ) -> tuple[npt.NDArray[np.int64], F64]:
+        """Ordinals and estimates of the rows of ``partitions`` estimated at least ``t - 2 *
+        slack``, where ``t`` is no better than the k-th best estimate among these rows (the
+        k-th best of a sample of them); all rows when there are at most k. A caller narrows
+        the union over groups of months to its own k-th best estimate (see ``DenseIndex``)."""
+        dots = [self._dots(query, self.months[p]) for p in partitions]
+        factors = [query.scale * self.months[p].step for p in partitions]
+        total = sum(len(d) for d in dots)
+        floor = -np.inf
+        if total > k:
+            every = max(1, total // (32 * k))
+            sample = np.concatenate(
+                [d[::every].astype(np.float64) * f for d, f in zip(dots, factors, strict=True)]
+            )
+            if len(sample) >= k:
+                floor = float(np.partition(sample, -k)[-k]) - 2 * slack
+        ords, est = [], []
+        for p, d, f in zip(partitions, dots, factors, strict=True):
+            if floor == -np.inf:
+                rows = np.arange(len(d))
+            else:
+                # dots are integers: compare with an integer at or just below floor / f, which
+                # the float array represents exactly, then apply the exact test in float64
+                rows = np.flatnonzero(d >= np.floor(floor / f) - 1)
+            values = d[rows].astype(np.float64) * f
+            keep = values >= floor
+            ords.append(rows[keep] + self.months[p].lo)
+            est.append(values[keep])
+        return np.concatenate(ords), np.concatenate(est)
+
+    @classmethod
+    def load_or_build(
+        cls,
+        vectors: F32,
+        bounds: list[tuple[int, int]],
+        partitions: list[int],
+        store: Path | None,
+    ) -> QuantizedMonths:
+        """The copies of ``partitions``, from ``store`` when built there for exactly these."""
+        plan = {"partitions": partitions, "rows": len(vectors), "dim": int(vectors.shape[1])}
+        if store is not None:
+            loaded = cls._load(store, plan)
+            if loaded is not None:
+                return loaded
+        codes: npt.NDArray[np.int8]
+        target = None if store is None else store / "codes.npy"
+        tmp = None if target is None else target.with_name("codes.tmp.npy")
+        if tmp is not None:
+            try:
+                codes = np.lib.format.open_memmap(
+                    tmp, mode="w+", dtype=np.int8, shape=vectors.shape
+                )
+            except OSError:
+                tmp = None
+        if tmp is None:
+            codes = np.zeros(vectors.shape, dtype=np.int8)
+        months = {p: _quantize_month(vectors, codes, *bounds[p]) for p in partitions}
+        if tmp is not None and target is not None and store is not None:
+            try:
+                codes.flush()  # type: ignore[attr-defined]
+                del codes
+                os.replace(tmp, target)
+                _save_grids(store / "grids.npz", months, plan)
+                return cls._load(store, plan) or cls(np.load(target, mmap_mode="r"), months)
+            except OSError:
+                codes = np.load(target if target.is_file() else tmp, mmap_mode="r")
+        return cls(codes, months)
+
+    @classmethod
+    def _load(cls, store: Path, plan: dict[str, object]) -> QuantizedMonths | None:
+        codes_path, grids_path = store / "codes.npy", store / "grids.npz"
+        if not (codes_path.is_file() and grids_path.is_file()):
+            return None
+        try:
+            with np.load(grids_path) as saved:
+                if json.loads(str(saved["plan"])) != plan:
+                    return None
+                months = {
+                    int(p): MonthGrid(
+                        lo=int(saved["lo"][i]),
+                        hi=int(saved["hi"][i]),
+                        step=float(saved["step"][i]),
+                        error=np.asarray(saved["error"][i], dtype=np.float64),
+                        largest=np.asarray(saved["largest"][i], dtype=np.float64),
+                        max_norm=float(saved["max_norm"][i]),
+                        max_residual=float(saved["max_residual"][i]),
+                    )
+                    for i, p in enumerate(saved["partition"])
+                }
+            codes = np.load(codes_path, mmap_mode="r")
+        except (OSError, ValueError, KeyError):
+            return None
+        if codes.dtype != np.int8 or codes.shape != (plan["rows"], plan["dim"]):
+            return None
+        return cls(codes, months)
+
+
+def _quantize_month(vectors: F32, codes: npt.NDArray[np.int8], lo: int, hi: int) -> MonthGrid:
+    """Write the month's codes into ``codes[lo:hi]`` and measure its copy's error."""
+    top = 0.0
+    for start in range(lo, hi, _CHUNK):
+        top = max(top, float(np.abs(np.asarray(vectors[start : min(hi, start + _CHUNK)])).max()))
+    step = top / 127 if top > 0 else 1.0
+    d = vectors.shape[1]
+    error, largest = np.zeros(d), np.zeros(d)
+    max_norm = max_residual = 0.0
+    for start in range(lo, hi, _CHUNK):
+        x = np.asarray(vectors[start : min(hi, start + _CHUNK)], dtype=np.float64)
+        code = np.clip(np.rint(x / step), -127, 127)
+        codes[start : start + len(x)] = code.astype(np.int8)
+        residual = x - step * code
+        error = np.maximum(error, np.abs(residual).max(axis=0))
+        largest = np.maximum(largest, np.abs(x).max(axis=0))
+        max_norm = max(max_norm, float(np.linalg.norm(x, axis=1).max()))
+        max_residual = max(max_residual, float(np.linalg.norm(residual, axis=1).max()))
+    return MonthGrid(lo, hi, step, error, largest, max_norm, max_residual)
+
+
+def _save_grids(path: Path, months: dict[int, MonthGrid], plan: dict[str, object]) -> None:
+    order = sorted(months)
+    d = int(plan["dim"])  # type: ignore[call-overload]
+    tmp = path.with_name("grids.tmp.npz")
+    np.savez(
+        tmp,
+        plan=np.asarray(json.dumps(plan)),
+        partition=np.asarray(order, dtype=np.int64),
+        lo=np.asarray([months[p].lo for p in order], dtype=np.int64),
+        hi=np.asarray([months[p].hi for p in order], dtype=np.int64),
+        step=np.asarray([months[p].step for p in order]),
+        error=np.asarray([months[p].error for p in order]).reshape(len(order), d),
+        largest=np.asarray([months[p].largest for p in order]).reshape(len(order), d),
+        max_norm=np.asarray([months[p].max_norm for p in order]),
+        max_residual=np.asarray([months[p].max_residual for p in order]),
+    )
+    os.replace(tmp, path)
