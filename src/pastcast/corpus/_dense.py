@@ -36,7 +36,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from functools import partial
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeVar
 
 import numpy as np
 import numpy.typing as npt
@@ -50,6 +50,7 @@ __all__ = ["RRF_K", "DenseIndex", "Embedder", "HybridIndex", "MiniLMEmbedder"]
 
 RRF_K = 60
 F32 = npt.NDArray[np.float32]
+_T = TypeVar("_T")
 
 
 class Embedder(Protocol):
@@ -121,7 +122,7 @@ class DenseIndex:
         embedder: Embedder,
         *,
         batch: int = 256,
-        quantized_min: int | None = 20_000,
+        quantized_min: int | None = 10_000,
         ivf_min: int | None = None,
         nprobe: int = 8,
         query_cache: int = 1024,
@@ -254,13 +255,13 @@ class DenseIndex:
         order = np.lexsort((self.index.id_rank[ords], -scores))[:k]
         return list(zip(ords[order].tolist(), scores[order].tolist(), strict=True))
 
-    def _segments(self, n: int) -> tuple[list[_Segment], list[int]]:
+    def _segments(self, n: int) -> tuple[list[_Segment], list[tuple[int, int]]]:
         """The admitted ordinals ``[0, n)`` as pieces searched for their top candidates
         (approximate months wholly before the cutoff, and exact slices, split so that threads
         can share them, for everything else, including the cutoff's month up to the cutoff),
-        and the quantized months wholly before the cutoff, scanned in 8 bits."""
+        and the quantized months as ``(partition, end)``, scanned in 8 bits up to the cutoff."""
         pieces: list[_Segment] = []
-        runs: list[int] = []
+        runs: list[tuple[int, int]] = []
         quantized = {} if self._quantized is None else self._quantized.months
         exact_lo = 0
 
@@ -275,10 +276,10 @@ class DenseIndex:
                 exact_until(lo)
                 pieces.append(_Segment(lo, hi, self._ivf[p]))
                 exact_lo = hi
-            elif hi <= n and p in quantized:
+            elif p in quantized:
                 exact_until(lo)
-                runs.append(p)
-                exact_lo = hi
+                runs.append((p, min(hi, n)))
+                exact_lo = min(hi, n)
         exact_until(n)
         return pieces, runs
 
@@ -288,7 +289,7 @@ class DenseIndex:
         code: QueryCode | None,
         segments: list[_Segment],
         fetched: list[int],
-        months: list[int],
+        months: list[tuple[int, int]],
         k: int,
     ) -> tuple[list[_Found], _Found | None, float]:
         """Every piece's top candidates, and the 8-bit candidates of the quantized months with
@@ -299,8 +300,8 @@ class DenseIndex:
         slack = 0.0
         if code is not None and self._quantized is not None and months:
             quantized = self._quantized
-            slack = max(quantized.bound(code, p) for p in months)
-            sizes = [quantized.months[p].hi - quantized.months[p].lo for p in months]
+            slack = max(quantized.bound(code, p) for p, _ in months)
+            sizes = [end - quantized.months[p].lo for p, end in months]
             for group in _balanced(months, sizes, self._workers):
                 jobs.append(partial(quantized.candidates, code, group, k, slack))
             rows = sum(sizes)
@@ -380,10 +381,10 @@ _PARALLEL_ROWS = 100_000  # below this, one thread: waking a pool costs more tha
 _FLOAT_SLACK = 1e-4
 
 
-def _balanced(items: list[int], sizes: list[int], groups: int) -> list[list[int]]:
+def _balanced(items: list[_T], sizes: list[int], groups: int) -> list[list[_T]]:
     """``items`` in order, cut into at most ``groups`` runs of about equal total size."""
-    out: list[list[int]] = []
-    run: list[int] = []
+    out: list[list[_T]] = []
+    run: list[_T] = []
     total, acc = sum(sizes), 0
     for item, size in zip(items, sizes, strict=True):
         run.append(item)

@@ -102,7 +102,9 @@ class QuantizedMonths:
         g = self.months[partition]
         return self._dots(query, g).astype(np.float64) * (query.scale * g.step)
 
-    def _dots(self, query: QueryCode, g: MonthGrid) -> npt.NDArray[np.floating[Any]]:
+    def _dots(
+        self, query: QueryCode, g: MonthGrid, end: int | None = None
+    ) -> npt.NDArray[np.floating[Any]]:
         """Exact integer dot products ``c . code`` per row, as floats: float32 holds every
         integer below 2^24 exactly, and |c . code| <= d * 127^2 stays below it for d < 1040."""
         import simsimd
@@ -111,7 +113,7 @@ class QuantizedMonths:
         return np.asarray(
             simsimd.cdist(
                 query.code,
-                self.codes[g.lo : g.hi],
+                self.codes[g.lo : g.hi if end is None else end],
                 metric="dot",
                 threads=1,
                 out_dtype="float32" if exact32 else "float64",
@@ -119,35 +121,30 @@ class QuantizedMonths:
         ).reshape(-1)
 
     def candidates(
-        self, query: QueryCode, partitions: list[int], k: int, slack: float
+        self, query: QueryCode, parts: list[tuple[int, int]], k: int, slack: float
     ) -> tuple[npt.NDArray[np.int64], F64]:
-        """Ordinals and estimates of the rows of ``partitions`` estimated at least ``t - 2 *
-        slack``, where ``t`` is no better than the k-th best estimate among these rows (the
-        k-th best of a sample of them); all rows when there are at most k. A caller narrows
-        the union over groups of months to its own k-th best estimate (see ``DenseIndex``)."""
-        dots = [self._dots(query, self.months[p]) for p in partitions]
-        factors = [query.scale * self.months[p].step for p in partitions]
-        total = sum(len(d) for d in dots)
+        """Ordinals and estimates of the rows of ``parts`` (``(partition, end)``: the month's
+        rows before ordinal ``end``) estimated at least ``t - 2 * slack``, where ``t`` is the
+        k-th best estimate among these rows; all rows when there are at most k. A caller
+        narrows the union over groups of months to the k-th best estimate of all of them
+        (see ``DenseIndex``)."""
+        dots = [self._dots(query, self.months[p], end) for p, end in parts]
+        factors = [query.scale * self.months[p].step for p, _ in parts]
+        partitions = [p for p, _ in parts]
         floor = -np.inf
-        if total > k:
-            every = max(1, total // (32 * k))
+        if sum(len(d) for d in dots) > k:
+            # t (this group's k-th best estimate) in two passes: a sample's k-th best is no
+            # better than t, so the rows at or above it hold the top k; t is their k-th best
+            every = max(1, sum(len(d) for d in dots) // (128 * k))
             sample = np.concatenate(
                 [d[::every].astype(np.float64) * f for d, f in zip(dots, factors, strict=True)]
             )
             if len(sample) >= k:
-                floor = float(np.partition(sample, -k)[-k]) - 2 * slack
-        ords, est = [], []
-        for p, d, f in zip(partitions, dots, factors, strict=True):
-            if floor == -np.inf:
-                rows = np.arange(len(d))
-            else:
-                # dots are integers: compare with an integer at or just below floor / f, which
-                # the float array represents exactly, then apply the exact test in float64
-                rows = np.flatnonzero(d >= np.floor(floor / f) - 1)
-            values = d[rows].astype(np.float64) * f
-            keep = values >= floor
-            ords.append(rows[keep] + self.months[p].lo)
-            est.append(values[keep])
+                rough = float(np.partition(sample, -k)[-k])
+                above = _at_least(dots, factors, rough)[1]
+                floor = float(np.partition(np.concatenate(above), -k)[-k]) - 2 * slack
+        rows, est = _at_least(dots, factors, floor)
+        ords = [r + self.months[p].lo for r, p in zip(rows, partitions, strict=True)]
         return np.concatenate(ords), np.concatenate(est)
 
     @classmethod
@@ -215,6 +212,24 @@ class QuantizedMonths:
         if codes.dtype != np.int8 or codes.shape != (plan["rows"], plan["dim"]):
             return None
         return cls(codes, months)
+
+
+def _at_least(
+    dots: list[npt.NDArray[np.floating[Any]]], factors: list[float], floor: float
+) -> tuple[list[npt.NDArray[np.int64]], list[F64]]:
+    """Per month, the rows whose estimate ``dots * factor`` is at least ``floor``, and those
+    estimates. Dots are integers: they are first compared with an integer at or just below
+    ``floor / factor`` (exact in their float type), then tested exactly in float64."""
+    rows_out, est_out = [], []
+    for d, f in zip(dots, factors, strict=True):
+        rows = (
+            np.arange(len(d)) if floor == -np.inf else np.flatnonzero(d >= np.floor(floor / f) - 1)
+        )
+        values = d[rows].astype(np.float64) * f
+        keep = values >= floor
+        rows_out.append(rows[keep])
+        est_out.append(values[keep])
+    return rows_out, est_out
 
 
 def _quantize_month(vectors: F32, codes: npt.NDArray[np.int8], lo: int, hi: int) -> MonthGrid:
