@@ -267,3 +267,15 @@ def test_quantized_months_are_kept_with_the_index_and_reused(
     cutoff = START + timedelta(days=100)
     for query in ("election storm", "merger"):
         assert again.search(query, as_of=cutoff) == first.search(query, as_of=cutoff)
+
+
+def test_a_query_with_no_embedding_ranks_by_id_in_every_mode(ivf_docs: list[Document]) -> None:
+    index = EmbeddedIndex.in_memory(ivf_docs)
+    n = index.count_before(START + timedelta(days=50))
+    ivf_docs_ids = [index.read_ordinal(o).id for o in range(n)]
+    for quantized_min in (None, 1000):
+        dense = DenseIndex(index, HashEmbedder(), quantized_min=quantized_min)
+        got = dense.ranked("?!", n, 5)  # no tokens: a zero vector
+        assert [s for _, s in got] == [0.0] * 5 and all(o < n for o, _ in got)
+        by_id = sorted(range(n), key=lambda o: ivf_docs_ids[o])
+        assert [o for o, _ in got] == by_id[:5]

@@ -12,14 +12,23 @@ index's content hash in ``dense-NAME.json``), and memory-mapped when reopened. Q
 are kept in a small LRU per index. The embedding model and faiss are imported lazily (optional
 extra ``dense``).
 
-At scale, exact search over every visible vector is too slow (it reads every vector: about
-150 ms per query at a million 384-d vectors). With ``ivf_min`` set, each month partition of at
-least that many documents also gets its own approximate index (faiss IVF, trained on that month's
-vectors only, so it carries nothing from later months); a query then searches the approximate
-index of every fully admitted month and searches the rest, including the cutoff's own month up to
-the cutoff, exactly. Results are no longer guaranteed identical to an exhaustive search: recall
-is measured in ``benchmarks/retrieval.py``. Without ``ivf_min`` (the default) search is exact.
-Trained month indexes are kept in the index directory (``ivf-NAME/``) and reused when reopened.
+At scale, reading every visible float32 vector is too slow (1.5 GB at a million 384-d vectors,
+about 50-70 ms per query here). Months of at least ``quantized_min`` documents therefore also
+keep an 8-bit copy (``_quantized``: a quarter of the bytes, integer dot products) with a bound
+``e`` on how far any of its estimates can be from the exact score. A query scans the copies of
+its admitted months up to the cutoff, takes ``t``, the k-th best estimate, and rescores from the
+full vectors every row estimated at least ``t - 2e``: the k rows estimated best score at least
+``t - e`` exactly, so no row estimated lower can enter the top k. Exact slices (small months)
+return their top rows with a floor; a slice whose floor is not strictly below the k-th exact
+score is widened until it is. The result therefore equals an exhaustive float32 search, ties
+ordered by id (tested against one, and against an index of the past alone). A month's grid is
+fitted to the whole month; it decides which rows are rescored, never what is returned.
+
+With ``ivf_min`` set instead, each month partition of at least that many documents gets an
+approximate index (faiss IVF, trained on that month's vectors only); a query searches it for
+every fully admitted month and the rest exactly. Results are then approximate: recall is
+measured in ``benchmarks/retrieval.py``. Trained month indexes and 8-bit copies are kept in the
+index directory (``ivf-NAME/``, ``sq8-NAME/``) and reused when reopened.
 """
 
 from __future__ import annotations
@@ -212,6 +221,9 @@ class DenseIndex:
             return []
         q = self.embed_query(query)
         q64 = q[0].astype(np.float64)
+        if not q64.any():  # nothing embedded (say, only punctuation): every score is 0
+            by_id = np.argsort(self.index.id_rank[:n], kind="stable")[:k]
+            return [(int(o), 0.0) for o in by_id]
         segments, runs = self._segments(n)
         code = QueryCode.of(q[0]) if runs else None
         # Each searched piece first offers a share of k (with a margin for ties at the k-th);
