@@ -100,11 +100,9 @@ class QuantizedMonths:
     def scan(self, query: QueryCode, partition: int) -> F64:
         """Estimated scores of every row of a quantized month."""
         g = self.months[partition]
-        return self._dots(query, g).astype(np.float64) * (query.scale * g.step)
+        return self._dots(query, g.lo, g.hi).astype(np.float64) * (query.scale * g.step)
 
-    def _dots(
-        self, query: QueryCode, g: MonthGrid, end: int | None = None
-    ) -> npt.NDArray[np.floating[Any]]:
+    def _dots(self, query: QueryCode, lo: int, hi: int) -> npt.NDArray[np.floating[Any]]:
         """Exact integer dot products ``c . code`` per row, as floats: float32 holds every
         integer below 2^24 exactly, and |c . code| <= d * 127^2 stays below it for d < 1040."""
         import simsimd
@@ -113,12 +111,31 @@ class QuantizedMonths:
         return np.asarray(
             simsimd.cdist(
                 query.code,
-                self.codes[g.lo : g.hi if end is None else end],
+                self.codes[lo:hi],
                 metric="dot",
                 threads=1,
                 out_dtype="float32" if exact32 else "float64",
             )
         ).reshape(-1)
+
+    def _dots_of(
+        self, query: QueryCode, parts: list[tuple[int, int]]
+    ) -> list[npt.NDArray[np.floating[Any]]]:
+        """``_dots`` per part, with one scan per run of adjacent parts: each scan call releases
+        and retakes the GIL, and a thread waiting to retake it can stall for the interpreter's
+        switch interval while another thread runs Python code."""
+        out: list[npt.NDArray[np.floating[Any]]] = []
+        i = 0
+        while i < len(parts):
+            j = i + 1
+            while j < len(parts) and self.months[parts[j][0]].lo == parts[j - 1][1]:
+                j += 1
+            start = self.months[parts[i][0]].lo
+            dots = self._dots(query, start, parts[j - 1][1])
+            for p, end in parts[i:j]:
+                out.append(dots[self.months[p].lo - start : end - start])
+            i = j
+        return out
 
     def candidates(
         self, query: QueryCode, parts: list[tuple[int, int]], k: int, slack: float
@@ -128,7 +145,7 @@ class QuantizedMonths:
         k-th best estimate among these rows; all rows when there are at most k. A caller
         narrows the union over groups of months to the k-th best estimate of all of them
         (see ``DenseIndex``)."""
-        dots = [self._dots(query, self.months[p], end) for p, end in parts]
+        dots = self._dots_of(query, parts)
         factors = [query.scale * self.months[p].step for p, _ in parts]
         partitions = [p for p, _ in parts]
         floor = -np.inf
