@@ -26,7 +26,7 @@ $(CORE): pyproject.toml
 $(FULL): $(CORE)
 	@command -v bwrap >/dev/null || { [ "$$(id -u)" = 0 ] && (apt-get update -qq && apt-get install -y -qq bubblewrap >/dev/null); } || echo "warning: bubblewrap is not installed; the python tool will refuse to run"
 	$(BIN)/python -m pip install --quiet torch==$(TORCH_VERSION)
-	$(BIN)/python -m pip install --quiet $(if $(wildcard ../shared/wheels),--find-links ../shared/wheels) -e '.[dev,local,llm,dense,postgres]'
+	$(BIN)/python -m pip install --quiet $(if $(wildcard ../shared/wheels),--find-links ../shared/wheels) -e '.[dev,local,llm,dense,postgres,reddit]'
 	@touch $(FULL)
 
 demo: $(CORE)

@@ -173,6 +173,34 @@ def test_zst_without_zstandard_is_a_clear_error(tmp_path: Path) -> None:
         next(read_reddit(path))
 
 
+def test_zst_dump_with_a_long_window_reads_like_the_plain_file(tmp_path: Path) -> None:
+    zstandard = pytest.importorskip("zstandard")
+    (tmp_path / "plain").mkdir()
+    records = [submission(), comment("c1"), "{broken", comment("c2", "t1_c1")]
+    plain = write(tmp_path / "plain" / "RC_2024-01.jsonl", records)
+    # As the dumps are made: streamed (no content size), long-distance matching and a window
+    # beyond the decoder's default limit.
+    params = zstandard.ZstdCompressionParameters.from_level(19, window_log=28, enable_ldm=True)
+    packed = tmp_path / "RC_2024-01.zst"
+    with (
+        packed.open("wb") as fh,
+        zstandard.ZstdCompressor(compression_params=params).stream_writer(fh) as writer,
+    ):
+        writer.write(plain.read_bytes())
+    assert zstandard.get_frame_parameters(packed.read_bytes()).window_size == 2**28
+    with pytest.raises(zstandard.ZstdError, match="too much memory"):
+        zstandard.ZstdDecompressor().stream_reader(packed.open("rb")).read()
+    want_report, got_report = RedditReport(), RedditReport()
+    want = list(read_reddit(plain, report=want_report))
+    got = list(read_reddit(packed, report=got_report))
+    assert got == want and len(got) == 3
+    # the same counts and reasons, each located in its own file and line
+    assert got_report.lines() == [
+        line.replace(str(plain), str(packed)) for line in want_report.lines()
+    ]
+    assert f"{packed}:3" in got_report.lines()[1]
+
+
 def test_missing_path(tmp_path: Path) -> None:
     with pytest.raises(FileNotFoundError):
         next(read_reddit(tmp_path / "nope.jsonl"))
