@@ -241,7 +241,7 @@ def main() -> None:
     parser.add_argument(
         "--quantized-min",
         type=int,
-        default=20_000,
+        default=10_000,
         help="8-bit candidate copies (exact by bound) for months this big",
     )
     parser.add_argument(
