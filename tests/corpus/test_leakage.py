@@ -1,7 +1,8 @@
-"""Over a hundred thousand leakage probes across the BM25, dense and hybrid backends, on a corpus
-spanning several month partitions: searches for the exact titles and words of future documents
-(which name what happened), reads of future ids, counts, at cutoffs on month boundaries,
-midnights, one microsecond either side of document timestamps, and random instants."""
+"""Over a hundred thousand leakage probes across the BM25, dense and hybrid backends (dense by a
+full scan and by 8-bit candidates), on a corpus spanning several month partitions: searches for
+the exact titles and words of future documents (which name what happened), reads of future ids,
+counts, at cutoffs on month boundaries, midnights, one microsecond either side of document
+timestamps, and random instants."""
 
 from __future__ import annotations
 
@@ -38,8 +39,16 @@ def test_over_a_hundred_thousand_probes_across_backends() -> None:
     docs = corpus()
     index = EmbeddedIndex.in_memory(docs)
     assert len(index.partition_bounds) == 6  # Jan 30 + 130 days: January to June
-    dense = DenseIndex(index, HashEmbedder())
-    backends: list[tuple[Any, int]] = [(index, 10_000), (dense, 3_000), (HybridIndex(dense), 3_000)]
+    dense = DenseIndex(index, HashEmbedder(), quantized_min=None)
+    quantized = DenseIndex(index, HashEmbedder(), quantized_min=1)  # every month in 8 bits
+    assert quantized._quantized is not None and len(quantized._quantized.months) == 6
+    backends: list[tuple[Any, int]] = [
+        (index, 10_000),
+        (dense, 3_000),
+        (HybridIndex(dense), 3_000),
+        (quantized, 3_000),
+        (HybridIndex(quantized), 3_000),
+    ]
     total = 0
     for seed, (backend, n_probes) in enumerate(backends):
         report = check_no_leakage(backend, docs, n_probes=n_probes, seed=seed)
