@@ -9,11 +9,12 @@ The naive baseline scores and ranks *every* document (BM25 with the same as-of s
 exhaustive inner products for dense; both fused for hybrid, ties by id) and then drops the
 documents at or after the cutoff. Rows say "equal" when the ids and their order match the
 baseline, else recall@10. Synthetic dense and hybrid run exact (months of ``--quantized-min``
-or more documents propose candidates from their 8-bit copies, rescored in full and widened until
-the error bound proves the top k; ``-scan`` rows, with ``--full-scan``, read every full vector
-instead), and with IVF for months of ``--ivf-min`` or more documents that are fully admitted
-(``-ivf`` rows, approximate; the cutoff's own month is always searched exactly). Query vectors come from the index's LRU for both sides; the
-model call is timed on its own. Build figures are kept next to the index and printed again when
+or more documents propose candidates from their 8-bit copies, rescored in full, and the error
+bound proves the top k; ``-scan`` rows, with ``--full-scan``, read every full vector instead),
+and with IVF for months of ``--ivf-min`` or more documents that are fully admitted (``-ivf``
+rows, approximate; the cutoff's own month is always searched exactly). Query vectors come from
+the index's LRU for both sides; the model call is timed on its own. Build figures are kept next
+to the index and printed again when
 it is reused. Each row shows the machine's load average, since the machine may be shared.
 
 Dense vectors: WCEP uses all-MiniLM-L6-v2 on the first ``--wcep-dense`` documents (all of them
