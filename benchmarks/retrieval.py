@@ -231,6 +231,12 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--wcep", type=Path)
     parser.add_argument("--wcep-dense", type=int, default=0)
+    parser.add_argument(
+        "--wcep-quantized-min",
+        type=int,
+        default=0,
+        help="also time WCEP dense/hybrid with 8-bit copies for months this big (0: no)",
+    )
     parser.add_argument("--synthetic", type=int, default=0)
     parser.add_argument("--months", type=int, default=30)
     parser.add_argument("--queries", type=int, default=100)
@@ -290,11 +296,22 @@ def main() -> None:
                 f"  query embedding (one model call, once per distinct query): p50 "
                 f"{statistics.median(model_ms):.1f} ms, p95 {pct(model_ms, 95):.1f} ms"
             )
+            wcep_searchers: dict[str, Any] = {"": dense}
+            if args.wcep_quantized_min:
+                # the 8-bit candidate path on real model vectors (WCEP's months are small)
+                wcep_searchers["-8bit"] = DenseIndex(
+                    sub_index, MiniLMEmbedder(), quantized_min=args.wcep_quantized_min
+                )
+                quantized = wcep_searchers["-8bit"]._quantized
+                months = 0 if quantized is None else len(quantized.months)
+                print(f"  8-bit copies for the {months} months of >= {args.wcep_quantized_min}")
+                for q in queries:
+                    wcep_searchers["-8bit"].embed_query(q)  # the model call is not what is timed
             measure(
                 sub_index,
                 queries,
                 cutoffs_for(sub_index),
-                {"": dense},
+                wcep_searchers,
                 vectors,
                 args.naive_queries,
                 args.sequential_hybrid,
