@@ -178,28 +178,27 @@ class QuantizedMonths:
             loaded = cls._load(store, plan)
             if loaded is not None:
                 return loaded
-        codes: npt.NDArray[np.int8]
-        target = None if store is None else store / "codes.npy"
-        tmp = None if target is None else target.with_name("codes.tmp.npy")
-        if tmp is not None:
+        codes: npt.NDArray[np.int8] | None = None
+        if store is not None:
             try:
+                # no stale pair of grids and codes can be read while the new one is written
+                (store / "grids.npz").unlink(missing_ok=True)
                 codes = np.lib.format.open_memmap(
-                    tmp, mode="w+", dtype=np.int8, shape=vectors.shape
+                    store / "codes.tmp.npy", mode="w+", dtype=np.int8, shape=vectors.shape
                 )
             except OSError:
-                tmp = None
-        if tmp is None:
+                store = None  # keep the copy in memory only
+        if codes is None:
             codes = np.zeros(vectors.shape, dtype=np.int8)
         months = {p: _quantize_month(vectors, codes, *bounds[p]) for p in partitions}
-        if tmp is not None and target is not None and store is not None:
+        if store is not None:
             try:
                 codes.flush()  # type: ignore[attr-defined]
-                del codes
-                os.replace(tmp, target)
-                _save_grids(store / "grids.npz", months, plan)
-                return cls._load(store, plan) or cls(np.load(target, mmap_mode="r"), months)
+                # the mapping follows the file across the rename: no need to reopen it
+                os.replace(store / "codes.tmp.npy", store / "codes.npy")
+                _save_grids(store / "grids.npz", months, plan)  # last: marks the pair complete
             except OSError:
-                codes = np.load(target if target.is_file() else tmp, mmap_mode="r")
+                pass  # keeping it is an optimisation; this process has its copy
         return cls(codes, months)
 
     @classmethod
