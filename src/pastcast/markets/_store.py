@@ -203,16 +203,21 @@ def save_dataset(
     return target
 
 
-def read_manifest(directory: str | Path) -> dict[str, Any]:
-    path = Path(directory) / "manifest.json"
+def _read_json_object(path: Path, missing: str) -> dict[str, Any]:
     if not path.is_file():
-        raise DatasetFormatError(f"{path}: missing (not a pastcast dataset directory)")
+        raise DatasetFormatError(f"{path}: {missing}")
     try:
-        manifest = json.loads(path.read_text("utf-8"))
+        value = json.loads(path.read_text("utf-8"))
     except json.JSONDecodeError as exc:
         raise DatasetFormatError(f"{path}: not valid JSON ({exc.msg})") from None
-    if not isinstance(manifest, dict):
+    if not isinstance(value, dict):
         raise DatasetFormatError(f"{path}: expected a JSON object")
+    return value
+
+
+def read_manifest(directory: str | Path) -> dict[str, Any]:
+    path = Path(directory) / "manifest.json"
+    manifest = _read_json_object(path, "missing (not a pastcast dataset directory)")
     version = manifest.get("format_version")
     if version != FORMAT_VERSION:
         raise DatasetFormatError(
@@ -223,16 +228,7 @@ def read_manifest(directory: str | Path) -> dict[str, Any]:
 
 
 def read_metadata(directory: str | Path) -> dict[str, Any]:
-    path = Path(directory) / "metadata.json"
-    if not path.is_file():
-        raise DatasetFormatError(f"{path}: missing")
-    try:
-        meta = json.loads(path.read_text("utf-8"))
-    except json.JSONDecodeError as exc:
-        raise DatasetFormatError(f"{path}: not valid JSON ({exc.msg})") from None
-    if not isinstance(meta, dict):
-        raise DatasetFormatError(f"{path}: expected a JSON object")
-    return meta
+    return _read_json_object(Path(directory) / "metadata.json", "missing")
 
 
 def _read_table(directory: Path, name: str, manifest: Mapping[str, Any]) -> list[dict[str, Any]]:
