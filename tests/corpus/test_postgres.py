@@ -25,7 +25,7 @@ from pastcast.corpus import (
     check_as_of_equivalence,
     check_no_leakage,
 )
-from pastcast.corpus._postgres import (
+from pastcast.corpus.postgres._backend import (
     COUNT_SQL,
     DF_SQL,
     HITS_SQL,

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from pastcast.corpus import CCNewsReport, read_ccnews
-from pastcast.corpus._htmlmeta import parse_html
+from pastcast.corpus.sources._htmlmeta import parse_html
 
 
 def body(n: int) -> str:

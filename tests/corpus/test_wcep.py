@@ -11,7 +11,7 @@ from typer.testing import CliRunner
 
 from pastcast.cli._app import app
 from pastcast.corpus import EmbeddedIndex, WcepReport, check_no_leakage, read_wcep
-from pastcast.corpus._hindsight import later_date_mention
+from pastcast.corpus.sources._hindsight import later_date_mention
 
 NEWS = "Ministers agree on a new budget framework after long talks. (Reuters)"
 

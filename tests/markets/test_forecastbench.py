@@ -14,8 +14,8 @@ from typer.testing import CliRunner
 
 from pastcast.cli._app import app
 from pastcast.cutoff import last_complete_day
-from pastcast.markets import ForecastBenchError, html_to_text, load_dataset, read_forecastbench
-from pastcast.markets._download import download_files
+from pastcast.dataset import load_dataset
+from pastcast.markets import ForecastBenchError, download_files, html_to_text, read_forecastbench
 
 FIXTURES = Path(__file__).parent / "fixtures"
 

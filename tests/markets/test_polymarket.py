@@ -14,8 +14,8 @@ from typer.testing import CliRunner
 
 from pastcast.cli._app import app
 from pastcast.cutoff import last_complete_day
-from pastcast.markets import load_dataset
-from pastcast.markets._polymarket import PolymarketClient, PolymarketError, fetch_histories
+from pastcast.dataset import load_dataset
+from pastcast.markets import PolymarketClient, PolymarketError, fetch_histories
 
 
 def _ts(s: str) -> int:

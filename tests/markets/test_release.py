@@ -12,7 +12,8 @@ import pytest
 from markets_factories import at
 
 from pastcast.cutoff import DayConvention
-from pastcast.markets import DatasetFormatError, load_release
+from pastcast.dataset import DatasetFormatError
+from pastcast.markets import load_release
 
 SCHEMA = pa.schema(
     [

@@ -12,8 +12,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from markets_factories import at, binary
 
-from pastcast.dataset import Dataset
-from pastcast.markets import (
+from pastcast.dataset import (
+    Dataset,
     DatasetFormatError,
     content_hash,
     load_dataset,
@@ -99,7 +99,7 @@ def test_replace_is_atomic_and_failed_write_keeps_old(tmp_path: Path, monkeypatc
     ds = _dataset()
     out = tmp_path / "ds"
     save_dataset(ds, out)
-    import pastcast.markets._store as store
+    import pastcast.dataset as store
 
     def boom(*a, **k):  # type: ignore[no-untyped-def]
         raise OSError("disk full")

@@ -44,7 +44,7 @@ def _news_counts(index_dir: Path | None, histories: list[Any]) -> dict[date, int
     if index_dir is None or not histories:
         return None
     from pastcast.corpus import EmbeddedIndex
-    from pastcast.markets._news import daily_news_counts
+    from pastcast.markets import daily_news_counts
 
     if not (index_dir / "manifest.json").is_file():
         fail(
@@ -57,8 +57,7 @@ def _news_counts(index_dir: Path | None, histories: list[Any]) -> dict[date, int
 
 
 def _common(schedule: str, split: str | None, corpus_end: str | None, first_belief: bool) -> Any:
-    from pastcast.markets import TemporalSplit
-    from pastcast.markets._pipeline import make_schedule
+    from pastcast.markets import TemporalSplit, make_schedule
 
     try:
         end = date.fromisoformat(corpus_end) if corpus_end else None
@@ -93,9 +92,14 @@ def import_forecastbench(
     news_corpus: NewsOpt = None,
 ) -> None:
     """Import ForecastBench's resolved binary market questions with their daily series."""
-    from pastcast.markets import ForecastBenchError, read_forecastbench
-    from pastcast.markets._download import FORECASTBENCH_FILES, DownloadError, download_files
-    from pastcast.markets._pipeline import build_and_save
+    from pastcast.markets import (
+        FORECASTBENCH_FILES,
+        DownloadError,
+        ForecastBenchError,
+        build_and_save,
+        download_files,
+        read_forecastbench,
+    )
 
     sched, parsed = _common(schedule, split, corpus_end, first_belief=True)
     tmp: tempfile.TemporaryDirectory[str] | None = None
@@ -152,8 +156,7 @@ def import_polymarket(
     news_corpus: NewsOpt = None,
 ) -> None:
     """Import resolved Polymarket events (binary and neg-risk multi-option) with price history."""
-    from pastcast.markets._pipeline import build_and_save
-    from pastcast.markets._polymarket import PolymarketClient, PolymarketError, fetch_histories
+    from pastcast.markets import PolymarketClient, PolymarketError, build_and_save, fetch_histories
 
     sched, parsed = _common(schedule, split, corpus_end, first_belief=False)
     try:
@@ -184,8 +187,8 @@ def info(
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
 ) -> None:
     """Counts by source, label, split and schedule, and the filtering funnel."""
-    from pastcast.markets import DatasetFormatError
-    from pastcast.markets._pipeline import dataset_info
+    from pastcast.dataset import DatasetFormatError
+    from pastcast.markets import dataset_info
 
     try:
         summary = dataset_info(directory)

@@ -51,7 +51,7 @@ def _load(dataset: str, corpus: Path | None, index_dir: Path) -> _Loaded:
         if corpus is not None:
             fail("--corpus cannot be combined with the embedded world (it brings its own corpus)")
         return _load_world(dataset, index_dir)
-    from pastcast.markets import load_dataset
+    from pastcast.dataset import load_dataset
 
     path = Path(dataset)
     if not path.is_dir():

@@ -22,7 +22,7 @@ from pastcast.corpus import (
     read_ccnews,
     read_reddit,
 )
-from pastcast.corpus._dumps import check_readable, dump_files
+from pastcast.corpus.sources import check_readable, dump_files
 from pastcast.records import Document
 
 __all__ = ["SOURCE_KINDS", "SourceRun", "open_source"]

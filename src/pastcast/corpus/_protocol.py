@@ -6,9 +6,16 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Protocol, runtime_checkable
 
+from pastcast.cutoff import as_utc
 from pastcast.records import Document, Record, UtcDatetime
 
-__all__ = ["CorpusBackend", "DocumentNotVisible", "SearchHit", "ThreadedBackend"]
+__all__ = [
+    "CorpusBackend",
+    "DocumentNotVisible",
+    "SearchHit",
+    "ThreadedBackend",
+    "not_visible_message",
+]
 
 
 class DocumentNotVisible(LookupError):
@@ -17,6 +24,11 @@ class DocumentNotVisible(LookupError):
     Unknown and future ids raise the same error with the same message, so the error itself does
     not reveal that a future document exists.
     """
+
+
+def not_visible_message(doc_id: str, as_of: datetime) -> str:
+    """The one message for an unknown *or* future id, so it reveals nothing about the future."""
+    return f"no document {doc_id!r} is visible as of {as_utc(as_of).isoformat()}"
 
 
 class SearchHit(Record):

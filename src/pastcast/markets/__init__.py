@@ -9,15 +9,9 @@ from pastcast.markets._filters import (
     lifetime_days,
     nontriviality,
 )
-from pastcast.markets._forecastbench import (
-    MARKET_SOURCES,
-    ForecastBenchError,
-    ImportResult,
-    read_forecastbench,
-)
 from pastcast.markets._history import DayActivity, MarketHistory, guard_beliefs, outcome_series
-from pastcast.markets._html import html_to_text
-from pastcast.markets._release import RELEASE_COLUMNS, load_release
+from pastcast.markets._news import daily_news_counts
+from pastcast.markets._pipeline import SCHEDULES, build_and_save, dataset_info, make_schedule
 from pastcast.markets._schedules import (
     DojoSchedule,
     HindcastSchedule,
@@ -27,25 +21,31 @@ from pastcast.markets._schedules import (
     guard_steps,
     movement,
 )
-from pastcast.markets._store import (
-    FORMAT_VERSION,
-    DatasetFormatError,
-    content_hash,
-    load_dataset,
-    read_manifest,
-    read_metadata,
-    save_dataset,
-    with_content_id,
+from pastcast.markets.sources import (
+    FORECASTBENCH_FILES,
+    MARKET_SOURCES,
+    RELEASE_COLUMNS,
+    DownloadError,
+    ForecastBenchError,
+    ImportResult,
+    PolymarketClient,
+    PolymarketError,
+    download_files,
+    fetch_histories,
+    html_to_text,
+    load_release,
+    read_forecastbench,
 )
 
 __all__ = [
-    "FORMAT_VERSION",
+    "FORECASTBENCH_FILES",
     "MARKET_SOURCES",
     "RELEASE_COLUMNS",
+    "SCHEDULES",
     "BuildReport",
-    "DatasetFormatError",
     "DayActivity",
     "DojoSchedule",
+    "DownloadError",
     "FilterConfig",
     "ForecastBenchError",
     "FunnelStage",
@@ -54,24 +54,26 @@ __all__ = [
     "LookbackSchedule",
     "MarketHistory",
     "Nontriviality",
+    "PolymarketClient",
+    "PolymarketError",
     "Schedule",
     "TemporalSplit",
+    "build_and_save",
     "build_dataset",
-    "content_hash",
+    "daily_news_counts",
+    "dataset_info",
     "dojo_step_count",
+    "download_files",
     "faithfulness",
+    "fetch_histories",
     "guard_beliefs",
     "guard_steps",
     "html_to_text",
     "lifetime_days",
-    "load_dataset",
     "load_release",
+    "make_schedule",
     "movement",
     "nontriviality",
     "outcome_series",
     "read_forecastbench",
-    "read_manifest",
-    "read_metadata",
-    "save_dataset",
-    "with_content_id",
 ]

@@ -9,11 +9,10 @@ from datetime import date, datetime
 from typing import Any
 
 from pastcast.cutoff import parse_cutoff
-from pastcast.dataset import Dataset
+from pastcast.dataset import Dataset, with_content_id
 from pastcast.markets._filters import FilterConfig, faithfulness, lifetime_days, nontriviality
 from pastcast.markets._history import MarketHistory, guard_beliefs
 from pastcast.markets._schedules import Schedule
-from pastcast.markets._store import with_content_id
 from pastcast.records import StepSpec
 
 __all__ = ["BuildReport", "FunnelStage", "TemporalSplit", "build_dataset"]

@@ -9,12 +9,11 @@ from datetime import date
 from pathlib import Path
 from typing import Any
 
-from pastcast.dataset import Dataset
+from pastcast.dataset import Dataset, load_dataset, read_manifest, read_metadata, save_dataset
 from pastcast.markets._build import BuildReport, TemporalSplit, build_dataset
 from pastcast.markets._filters import FilterConfig
 from pastcast.markets._history import MarketHistory
 from pastcast.markets._schedules import DojoSchedule, HindcastSchedule, LookbackSchedule, Schedule
-from pastcast.markets._store import load_dataset, read_manifest, read_metadata, save_dataset
 
 __all__ = ["SCHEDULES", "build_and_save", "dataset_info", "make_schedule"]
 

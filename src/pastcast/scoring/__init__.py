@@ -26,43 +26,6 @@ from pastcast.scoring._bootstrap import (
     grouped_cluster_bootstrap,
     ratio_bootstrap,
 )
-from pastcast.scoring._breakdown import (
-    RecoveryCount,
-    horizon_bucket,
-    recoveries_regressions,
-    with_event_column,
-)
-from pastcast.scoring._evidence import (
-    CaptureGain,
-    EvidenceCorrelation,
-    EvidenceRow,
-    QuartileChange,
-    capture_gain,
-    changes_by_evidence,
-    evidence_index,
-    evidence_quartiles,
-    new_entries,
-)
-from pastcast.scoring._hindcast import (
-    CoverageKind,
-    coverage,
-    coverage_bin,
-    coverage_summary,
-    lookback_summary,
-    pipeline_recoveries,
-    with_row_column,
-)
-from pastcast.scoring._longitudinal import (
-    EpisodeGain,
-    Estimate,
-    StepChange,
-    Thirds,
-    episode_gain,
-    evidence_capture,
-    step_changes,
-    thirds,
-    transitions,
-)
 from pastcast.scoring._multiclass import (
     LOG_FLOOR,
     Fallback,
@@ -76,20 +39,47 @@ from pastcast.scoring._multiclass import (
     score_step,
     uniform,
 )
-from pastcast.scoring._power import (
-    alpha_standard_error,
-    alpha_variance,
-    power_n,
-    power_rounds,
-)
-from pastcast.scoring._resources import (
+from pastcast.scoring._table import Convention, ScoreTable, score_matrix, table_from_records
+from pastcast.scoring.analyses import (
     PHASES,
     RESOURCES,
+    CaptureGain,
+    CoverageKind,
+    EpisodeGain,
+    Estimate,
+    EvidenceCorrelation,
+    EvidenceRow,
+    QuartileChange,
+    RecoveryCount,
     ResourceRatio,
+    StepChange,
+    Thirds,
+    alpha_standard_error,
+    alpha_variance,
+    capture_gain,
+    changes_by_evidence,
+    coverage,
+    coverage_bin,
+    coverage_summary,
+    episode_gain,
+    evidence_capture,
+    evidence_index,
+    evidence_quartiles,
+    horizon_bucket,
+    lookback_summary,
     memory_cost,
+    new_entries,
+    pipeline_recoveries,
+    power_n,
+    power_rounds,
+    recoveries_regressions,
     resource_use,
+    step_changes,
+    thirds,
+    transitions,
+    with_event_column,
+    with_row_column,
 )
-from pastcast.scoring._table import Convention, ScoreTable, score_matrix, table_from_records
 
 __all__ = [
     "KAPPA",

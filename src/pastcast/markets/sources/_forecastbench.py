@@ -27,7 +27,7 @@ from pydantic import ValidationError
 
 from pastcast.cutoff import cutoff_for_day, last_complete_day, parse_timestamp
 from pastcast.markets._history import MarketHistory, guard_beliefs
-from pastcast.markets._html import html_to_text
+from pastcast.markets.sources._html import html_to_text
 from pastcast.records import BINARY_LABELS, DailyBelief, Event, Resolution
 
 __all__ = ["MARKET_SOURCES", "ForecastBenchError", "ImportResult", "read_forecastbench"]

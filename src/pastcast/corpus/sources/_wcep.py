@@ -32,7 +32,7 @@ from typing import Any
 
 import yaml
 
-from pastcast.corpus._hindsight import RollingSize, later_date_mention
+from pastcast.corpus.sources._hindsight import RollingSize, later_date_mention
 from pastcast.cutoff import end_of_day
 from pastcast.records import Document
 

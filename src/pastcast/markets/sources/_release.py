@@ -21,9 +21,8 @@ import pyarrow.parquet as pq
 from pydantic import ValidationError
 
 from pastcast.cutoff import DayConvention, cutoff_for_day, parse_timestamp
-from pastcast.dataset import Dataset
+from pastcast.dataset import Dataset, DatasetFormatError, with_content_id
 from pastcast.markets._history import guard_beliefs
-from pastcast.markets._store import DatasetFormatError, with_content_id
 from pastcast.records import BINARY_LABELS, DailyBelief, Event, Resolution, StepSpec
 
 __all__ = ["RELEASE_COLUMNS", "load_release"]

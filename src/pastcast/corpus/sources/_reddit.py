@@ -34,7 +34,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from pastcast.corpus._dumps import SkipCounter, check_readable, dump_files, open_text
+from pastcast.corpus.sources._dumps import SkipCounter, check_readable, dump_files, open_text
 from pastcast.records import Document
 
 __all__ = ["RedditFilters", "RedditReport", "read_reddit"]

@@ -17,8 +17,8 @@ import numpy as np
 
 from pastcast.runlog import StepRecord
 from pastcast.scoring._bootstrap import ratio_bootstrap
-from pastcast.scoring._evidence import EvidenceRow, evidence_quartiles
-from pastcast.scoring._longitudinal import Estimate
+from pastcast.scoring.analyses._evidence import EvidenceRow, evidence_quartiles
+from pastcast.scoring.analyses._longitudinal import Estimate
 
 __all__ = ["PHASES", "RESOURCES", "ResourceRatio", "memory_cost", "resource_use"]
 

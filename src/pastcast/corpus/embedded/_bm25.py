@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from pastcast.corpus._arrays import IndexArrays
+from pastcast.corpus.embedded._arrays import IndexArrays
 
 __all__ = ["K1", "B", "bm25_top_k", "naive_top_k", "top_with_ties"]
 

@@ -33,7 +33,7 @@ import numpy as np
 import numpy.typing as npt
 from rich.progress import Progress
 
-from pastcast.corpus._tokenize import tokenize
+from pastcast.corpus._text import tokenize
 from pastcast.cutoff import as_utc
 from pastcast.records import Document
 

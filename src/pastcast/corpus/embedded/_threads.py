@@ -33,7 +33,7 @@ from pastcast.cutoff import as_utc
 from pastcast.records import Document
 
 if TYPE_CHECKING:
-    from pastcast.corpus._arrays import IndexArrays
+    from pastcast.corpus.embedded._arrays import IndexArrays
 
 __all__ = ["KeyMap", "ThreadLookups", "ThreadMaps"]
 
@@ -187,7 +187,7 @@ class ThreadLookups:
         """
         docs = self._visible(self.thread_maps().threads.ordinals(thread_id), as_of, limit, True)
         if not docs:
-            from pastcast.corpus._embedded import not_visible_message
+            from pastcast.corpus._protocol import not_visible_message
 
             raise DocumentNotVisible(not_visible_message(thread_id, as_of))
         return docs

@@ -18,7 +18,8 @@ import numpy as np
 
 from pastcast.cutoff import cutoff_for_day, is_visible
 from pastcast.runlog import StepRecord
-from pastcast.scoring._longitudinal import (
+from pastcast.scoring._table import Convention, table_from_records
+from pastcast.scoring.analyses._longitudinal import (
     Estimate,
     _estimates,
     _groups,
@@ -27,7 +28,6 @@ from pastcast.scoring._longitudinal import (
     evidence_capture,
     transitions,
 )
-from pastcast.scoring._table import Convention, table_from_records
 
 __all__ = [
     "CaptureGain",

@@ -28,9 +28,9 @@ from datetime import datetime
 from pathlib import Path
 from typing import IO, Any
 
-from pastcast.corpus._clean import CleanReport, RawPage, choose_timestamp, clean_pages
-from pastcast.corpus._dumps import SkipCounter, open_text
-from pastcast.corpus._htmlmeta import parse_html
+from pastcast.corpus.sources._clean import CleanReport, RawPage, choose_timestamp, clean_pages
+from pastcast.corpus.sources._dumps import SkipCounter, open_text
+from pastcast.corpus.sources._htmlmeta import parse_html
 from pastcast.records import Document
 
 __all__ = ["CCNewsReport", "WarcMissing", "ccnews_pages", "read_ccnews"]

@@ -50,9 +50,9 @@ from typing import Any, Protocol, TypeVar
 import numpy as np
 import numpy.typing as npt
 
-from pastcast.corpus._embedded import EmbeddedIndex
 from pastcast.corpus._protocol import SearchHit
-from pastcast.corpus._quantized import QuantizedMonths, QueryCode
+from pastcast.corpus.dense._quantized import QuantizedMonths, QueryCode
+from pastcast.corpus.embedded import EmbeddedIndex
 from pastcast.records import Document
 
 __all__ = ["RRF_K", "DenseIndex", "Embedder", "HybridIndex", "MiniLMEmbedder"]
@@ -118,7 +118,7 @@ class DenseIndex:
     ``ivf_min`` asks for approximate months.
 
     ``quantized_min``: months of at least this many documents also keep an 8-bit copy of their
-    vectors (``pastcast.corpus._quantized``: a quarter of the bytes to scan, with a proven
+    vectors (``pastcast.corpus.dense._quantized``: a quarter of the bytes to scan, with a proven
     bound on its error). The copy only proposes candidates; they are rescored from the full
     vectors, and the bound proves that no other document can enter the top ``k``, so results
     equal those of a full scan. ``None`` scans every vector in full. ``workers`` threads scan

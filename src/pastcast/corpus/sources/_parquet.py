@@ -24,8 +24,8 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-from pastcast.corpus._dumps import SkipCounter
-from pastcast.corpus._wcep import day_timestamp
+from pastcast.corpus.sources._dumps import SkipCounter
+from pastcast.corpus.sources._wcep import day_timestamp
 from pastcast.cutoff import as_utc, parse_timestamp
 from pastcast.records import Document
 

@@ -34,7 +34,7 @@ import psycopg
 from psycopg import sql
 from rich.progress import Progress
 
-from pastcast.corpus._tokenize import tokenize
+from pastcast.corpus._text import tokenize
 from pastcast.cutoff import as_utc
 from pastcast.records import Document
 

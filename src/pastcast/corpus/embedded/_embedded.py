@@ -9,10 +9,7 @@ for the layout and the resumable build.
 
 from __future__ import annotations
 
-import functools
 import itertools
-import re
-import unicodedata
 from collections.abc import Iterable
 from datetime import datetime
 from pathlib import Path
@@ -20,63 +17,26 @@ from pathlib import Path
 import numpy as np
 import numpy.typing as npt
 
-from pastcast.corpus._arrays import IndexArrays, to_micros
-from pastcast.corpus._blocks import BLOCK_DOCS, scoring_blocks
-from pastcast.corpus._bm25 import K1, B, bm25_top_k, naive_top_k
-from pastcast.corpus._partitioned import (
+from pastcast.corpus._protocol import DocumentNotVisible, SearchHit, not_visible_message
+from pastcast.corpus._text import snippet, tokenize
+from pastcast.corpus.embedded._arrays import IndexArrays, to_micros
+from pastcast.corpus.embedded._blocks import BLOCK_DOCS, scoring_blocks
+from pastcast.corpus.embedded._bm25 import bm25_top_k, naive_top_k
+from pastcast.corpus.embedded._partitioned import (
     build_partitioned,
     global_id_rank,
     load_index,
     partition_in_memory,
     summary,
 )
-from pastcast.corpus._protocol import DocumentNotVisible, SearchHit
-from pastcast.corpus._threads import ThreadLookups
-from pastcast.corpus._tokenize import tokenize
+from pastcast.corpus.embedded._threads import ThreadLookups
 from pastcast.cutoff import as_utc
 from pastcast.records import Document
 
-__all__ = ["K1", "B", "EmbeddedIndex", "not_visible_message"]
+__all__ = ["EmbeddedIndex"]
 
-SNIPPET_CHARS = 200
-_WORD = re.compile(r"\w+", re.UNICODE)
 Ordinals = npt.NDArray[np.int64]
 Scores = npt.NDArray[np.float64]
-
-
-def not_visible_message(doc_id: str, as_of: datetime) -> str:
-    """The one message for an unknown *or* future id, so it reveals nothing about the future."""
-    return f"no document {doc_id!r} is visible as of {as_utc(as_of).isoformat()}"
-
-
-@functools.lru_cache(maxsize=256)
-def _whole_words(terms: tuple[str, ...]) -> re.Pattern[str]:
-    return re.compile(r"(?<!\w)(?:" + "|".join(map(re.escape, terms)) + r")(?!\w)")
-
-
-def _first_match(text: str, terms: list[str]) -> int | None:
-    """Where the first word of ``text`` that tokenizes to a query term starts."""
-    if not terms:
-        return None
-    if text.isascii():  # NFKC is the identity and casefold is lower(): one regex scan in C
-        m = _whole_words(tuple(terms)).search(text.lower())
-        return m.start() if m else None
-    wanted = set(terms)
-    for m in _WORD.finditer(text):
-        if unicodedata.normalize("NFKC", m.group()).casefold() in wanted:
-            return m.start()
-    return None
-
-
-def _snippet(doc: Document, terms: list[str]) -> str:
-    """About ``SNIPPET_CHARS`` characters around the first query term in the text, or its start."""
-    text = doc.text
-    found = _first_match(text, terms)
-    start = 0 if found is None else max(0, found - SNIPPET_CHARS // 4)
-    piece = text[start : start + SNIPPET_CHARS].strip()
-    prefix = "…" if start > 0 else ""
-    suffix = "…" if start + SNIPPET_CHARS < len(text) else ""
-    return f"{prefix}{piece}{suffix}"
 
 
 class EmbeddedIndex(ThreadLookups):
@@ -218,7 +178,7 @@ class EmbeddedIndex(ThreadLookups):
                     timestamp=doc.timestamp,
                     title=doc.title,
                     score=score,
-                    snippet=_snippet(doc, terms),
+                    snippet=snippet(doc, terms),
                 )
             )
         return out

@@ -16,8 +16,8 @@ import numpy as np
 
 from pastcast.runlog import StepRecord
 from pastcast.scoring._aggregate import GroupSummary, _select, summarize
-from pastcast.scoring._breakdown import RecoveryCount, recoveries_regressions
 from pastcast.scoring._table import Convention, ScoreTable, table_from_records
+from pastcast.scoring.analyses._breakdown import RecoveryCount, recoveries_regressions
 
 __all__ = [
     "CoverageKind",

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from pastcast.corpus._arrays import IndexArrays
+from pastcast.corpus.embedded._arrays import IndexArrays
 
 __all__ = ["BLOCK_DOCS", "scoring_blocks"]
 

@@ -32,8 +32,8 @@ from typing import IO, Any
 import numpy as np
 from rich.progress import Progress
 
-from pastcast.corpus._arrays import FORMAT as PART_FORMAT
-from pastcast.corpus._arrays import IndexArrays, build_arrays, load_arrays, save_arrays
+from pastcast.corpus.embedded._arrays import FORMAT as PART_FORMAT
+from pastcast.corpus.embedded._arrays import IndexArrays, build_arrays, load_arrays, save_arrays
 from pastcast.cutoff import as_utc
 from pastcast.records import Document
 

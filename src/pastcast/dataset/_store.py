@@ -24,7 +24,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from pastcast.cutoff import last_complete_day
-from pastcast.dataset import Dataset
+from pastcast.dataset._dataset import Dataset
 from pastcast.records import DailyBelief, Event, Resolution, StepSpec
 
 __all__ = [

@@ -22,9 +22,9 @@ from collections.abc import Iterable, Mapping, Sequence
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
-from pastcast.corpus._embedded import K1, B, _snippet, not_visible_message
-from pastcast.corpus._protocol import DocumentNotVisible, SearchHit
-from pastcast.corpus._tokenize import tokenize
+from pastcast.corpus._protocol import DocumentNotVisible, SearchHit, not_visible_message
+from pastcast.corpus._text import snippet, tokenize
+from pastcast.corpus.embedded import K1, B
 from pastcast.cutoff import as_utc
 from pastcast.records import Document
 
@@ -128,7 +128,7 @@ class PostgresBackend:
     @classmethod
     def connect(cls, url: str, *, schema: str = "pastcast") -> PostgresBackend:
         """Open the corpus stored in ``schema`` of the database at ``url``."""
-        from pastcast.corpus._pg_schema import FORMAT, FORMAT_VERSION, read_meta
+        from pastcast.corpus.postgres._schema import FORMAT, FORMAT_VERSION, read_meta
 
         conn = cls._open(url)
         meta = read_meta(conn, check_schema(schema))
@@ -165,7 +165,7 @@ class PostgresBackend:
         ``embeddings`` (optional) maps every document id to its vector, for ``search_vector``;
         the ``vector`` extension must then exist in the database.
         """
-        from pastcast.corpus._pg_schema import load_corpus
+        from pastcast.corpus.postgres._schema import load_corpus
 
         with cls._open(url) as conn:
             load_corpus(
@@ -304,7 +304,7 @@ class PostgresBackend:
                 timestamp=docs[o].timestamp,
                 title=docs[o].title,
                 score=score,
-                snippet=_snippet(docs[o], terms),
+                snippet=snippet(docs[o], terms),
             )
             for o, score in ranked
         ]

@@ -1,0 +1,7 @@
+"""The PostgreSQL + pgvector backend: monthly partitions, the cutoff in every WHERE clause, and
+a local server for tests and benchmarks. Needs the ``postgres`` extra to connect."""
+
+from pastcast.corpus.postgres._backend import PostgresBackend, redact_url
+from pastcast.corpus.postgres._server import local_postgres
+
+__all__ = ["PostgresBackend", "local_postgres", "redact_url"]

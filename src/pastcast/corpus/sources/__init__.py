@@ -1,0 +1,61 @@
+"""Corpus sources: readers that turn dumps and archives into dated ``Document`` records
+(JSONL, the Wikipedia current-events archive, Reddit dumps, Parquet article tables, CC-News),
+with crawl cleaning and the hindsight screen."""
+
+from pastcast.corpus.sources._ccnews import CCNewsReport, WarcMissing, ccnews_pages, read_ccnews
+from pastcast.corpus.sources._clean import (
+    CleanedPage,
+    CleanReport,
+    Deduplicator,
+    RawPage,
+    canonical_url,
+    choose_timestamp,
+    clean_pages,
+    quality_problem,
+)
+from pastcast.corpus.sources._dumps import ZstdMissing, check_readable, dump_files
+from pastcast.corpus.sources._hindsight import later_date_mention
+from pastcast.corpus.sources._htmlmeta import PageMeta, parse_html
+from pastcast.corpus.sources._jsonl import DocumentFormatError, LoadReport, read_jsonl_documents
+from pastcast.corpus.sources._parquet import (
+    ARTICLE_COLUMNS,
+    ArticleTableError,
+    ArticleTableReport,
+    read_article_table,
+)
+from pastcast.corpus.sources._reddit import RedditFilters, RedditReport, read_reddit
+from pastcast.corpus.sources._wcep import WcepReport, day_timestamp, read_wcep
+
+__all__ = [
+    "ARTICLE_COLUMNS",
+    "ArticleTableError",
+    "ArticleTableReport",
+    "CCNewsReport",
+    "CleanReport",
+    "CleanedPage",
+    "Deduplicator",
+    "DocumentFormatError",
+    "LoadReport",
+    "PageMeta",
+    "RawPage",
+    "RedditFilters",
+    "RedditReport",
+    "WarcMissing",
+    "WcepReport",
+    "ZstdMissing",
+    "canonical_url",
+    "ccnews_pages",
+    "check_readable",
+    "choose_timestamp",
+    "clean_pages",
+    "day_timestamp",
+    "dump_files",
+    "later_date_mention",
+    "parse_html",
+    "quality_problem",
+    "read_article_table",
+    "read_ccnews",
+    "read_jsonl_documents",
+    "read_reddit",
+    "read_wcep",
+]

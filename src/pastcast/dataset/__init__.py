@@ -1,0 +1,26 @@
+"""The benchmark dataset: the in-memory form every source is converted into, and its on-disk
+store (Parquet tables plus a manifest, content-addressed)."""
+
+from pastcast.dataset._dataset import Dataset
+from pastcast.dataset._store import (
+    FORMAT_VERSION,
+    DatasetFormatError,
+    content_hash,
+    load_dataset,
+    read_manifest,
+    read_metadata,
+    save_dataset,
+    with_content_id,
+)
+
+__all__ = [
+    "FORMAT_VERSION",
+    "Dataset",
+    "DatasetFormatError",
+    "content_hash",
+    "load_dataset",
+    "read_manifest",
+    "read_metadata",
+    "save_dataset",
+    "with_content_id",
+]

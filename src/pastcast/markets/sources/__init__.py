@@ -1,0 +1,35 @@
+"""Importers of resolved markets: ForecastBench files, Polymarket's public APIs, the
+Forecast-Dojo release layout, and resumable downloads of upstream files."""
+
+from pastcast.markets.sources._download import FORECASTBENCH_FILES, DownloadError, download_files
+from pastcast.markets.sources._forecastbench import (
+    MARKET_SOURCES,
+    ForecastBenchError,
+    ImportResult,
+    read_forecastbench,
+)
+from pastcast.markets.sources._html import html_to_text
+from pastcast.markets.sources._polymarket import (
+    PolymarketClient,
+    PolymarketError,
+    build_event,
+    fetch_histories,
+)
+from pastcast.markets.sources._release import RELEASE_COLUMNS, load_release
+
+__all__ = [
+    "FORECASTBENCH_FILES",
+    "MARKET_SOURCES",
+    "RELEASE_COLUMNS",
+    "DownloadError",
+    "ForecastBenchError",
+    "ImportResult",
+    "PolymarketClient",
+    "PolymarketError",
+    "build_event",
+    "download_files",
+    "fetch_histories",
+    "html_to_text",
+    "load_release",
+    "read_forecastbench",
+]
