@@ -19,12 +19,17 @@ from pastcast.dataset import Dataset
 from pastcast.env import EnvConfig, Episode, ForecastEnv
 from pastcast.models import ChatRequest, ChatResponse, Model, ScriptedModel
 from pastcast.records import (
+    FAILURE_REASONS,
+    AgentRole,
     DailyBelief,
     Document,
     EpisodeRecord,
     Event,
+    FailureReason,
     Forecast,
     Resolution,
+    Setting,
+    StepKey,
     StepSpec,
 )
 from pastcast.reports import write_report
@@ -36,7 +41,9 @@ from pastcast.world import World, build_world
 __version__ = "0.1.0"
 
 __all__ = [
+    "FAILURE_REASONS",
     "Agent",
+    "AgentRole",
     "ChatRequest",
     "ChatResponse",
     "CorpusBackend",
@@ -50,6 +57,7 @@ __all__ = [
     "Episode",
     "EpisodeRecord",
     "Event",
+    "FailureReason",
     "Forecast",
     "ForecastEnv",
     "Model",
@@ -60,6 +68,8 @@ __all__ = [
     "RunResult",
     "ScriptedModel",
     "SearchHit",
+    "Setting",
+    "StepKey",
     "StepRecord",
     "StepSpec",
     "World",

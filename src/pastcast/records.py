@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import math
 from datetime import date, datetime
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, get_args
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validator, model_validator
 
@@ -24,16 +24,21 @@ from pastcast.cutoff import as_utc
 
 __all__ = [
     "BINARY_LABELS",
+    "FAILURE_REASONS",
+    "AgentRole",
     "DailyBelief",
     "Document",
     "EpisodeRecord",
     "Event",
     "EventKind",
+    "FailureReason",
     "Forecast",
     "Message",
     "Record",
     "RequestedToolCall",
     "Resolution",
+    "Setting",
+    "StepKey",
     "StepSpec",
     "Termination",
     "ToolCall",
@@ -47,6 +52,36 @@ UtcDatetime = Annotated[datetime, AfterValidator(as_utc)]
 """A datetime normalised to aware UTC (naive input is taken to be UTC)."""
 
 EventKind = Literal["binary", "multi"]
+
+Setting = Literal["memory_free", "memory_on", "no_tools"]
+"""Forecast-Dojo's settings: research without memory, with the belief notebook, or no tools."""
+
+AgentRole = Literal["agent", "reference"]
+"""``reference`` marks baselines that are not forecasters in their own right (the market)."""
+
+StepKey = tuple[str, str, str, int, int]
+"""Identity of a step within a run: (agent, setting, event id, step index, rollout)."""
+
+FailureReason = Literal[
+    # the model's text could not be turned into a forecast (``pastcast.agents.parse_forecast``)
+    "empty_output",
+    "no_answer_block",
+    "invalid_json",
+    "no_probabilities",
+    "unknown_labels",
+    "duplicate_labels",
+    "invalid_probability",
+    "no_positive_mass",
+    # the episode ended without a forecast
+    "budget_exhausted",
+    "agent_error",
+    # the market reference had nothing to report
+    "no_market_access",
+    "no_market_price",
+]
+"""Why a forecast is unusable (scored by the fallback and counted as a failure)."""
+
+FAILURE_REASONS: tuple[FailureReason, ...] = get_args(FailureReason)
 
 
 class Record(BaseModel):
@@ -159,7 +194,7 @@ class Forecast(Record):
     probs: dict[str, float] = Field(default_factory=dict)
     raw_text: str = ""
     usable: bool = True
-    failure_reason: str | None = None
+    failure_reason: FailureReason | None = None
     rationale: str = ""
 
 

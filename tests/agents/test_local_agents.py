@@ -13,10 +13,10 @@ from pathlib import Path
 import pytest
 
 from pastcast.agents import agent_spec, clear_models, prompts_for
-from pastcast.agents._parsing import FAILURE_REASONS
 from pastcast.corpus import EmbeddedIndex
 from pastcast.models import ModelError
 from pastcast.models._local import smollm2_path
+from pastcast.records import FAILURE_REASONS
 from pastcast.runlog import read_run_log
 from pastcast.runner import RunConfig, run_benchmark
 from pastcast.world import World

@@ -10,12 +10,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from pastcast.agents._parsing import (
-    FAILURE_REASONS,
     count_failures,
     normalize_label,
     parse_forecast,
     repair_prompt,
 )
+from pastcast.records import FAILURE_REASONS
 
 YN = ("Yes", "No")
 

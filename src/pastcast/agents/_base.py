@@ -8,9 +8,8 @@ from dataclasses import dataclass
 from typing import Any, Protocol, TypeVar
 
 from pastcast.env import Episode
-from pastcast.records import Forecast
+from pastcast.records import AgentRole, Forecast, Setting
 from pastcast.runlog import AgentSpec
-from pastcast.runlog._schema import AgentRole, Setting
 
 __all__ = [
     "Agent",

@@ -24,8 +24,8 @@ from pastcast.agents._prompts import load_prompt
 from pastcast.agents._tool_agent import PROMPTS, ActionMode, ToolAgent
 from pastcast.agents._two_stage import TWO_STAGE_PROMPTS, TwoStageAgent
 from pastcast.models import CachedModel, CacheMode, ChatRequest, ChatResponse, Model, resolve_model
+from pastcast.records import Setting
 from pastcast.runlog import AgentSpec
-from pastcast.runlog._schema import Setting
 
 __all__ = ["agent_model", "clear_models", "prompts_for"]
 

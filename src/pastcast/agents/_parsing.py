@@ -4,7 +4,7 @@ The answer is the last complete answer block (``<answer>...</answer>``, a fenced
 or a bare balanced ``{...}``), loaded strictly and then with lenient repairs. Labels are matched
 exactly by default (Forecast-Dojo's main scoring); ``normalize_typography`` is the sensitivity
 variant (case, curly quotes, whitespace). Unusable outputs never raise: they become a
-``Forecast(usable=False, failure_reason=...)`` whose reason is one of ``FAILURE_REASONS``.
+``Forecast(usable=False, failure_reason=...)`` whose reason is a ``pastcast.records.FailureReason``.
 """
 
 from __future__ import annotations
@@ -18,26 +18,15 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 from pastcast.agents._jsonish import find_blocks, load_object, strip_thinking
-from pastcast.records import Forecast
+from pastcast.records import FailureReason, Forecast
 
 __all__ = [
-    "FAILURE_REASONS",
     "count_failures",
     "normalize_label",
     "parse_forecast",
     "repair_prompt",
 ]
 
-FAILURE_REASONS: tuple[str, ...] = (
-    "empty_output",
-    "no_answer_block",
-    "invalid_json",
-    "no_probabilities",
-    "unknown_labels",
-    "duplicate_labels",
-    "invalid_probability",
-    "no_positive_mass",
-)
 
 _PROB_KEYS = ("probabilities", "probs", "forecast", "distribution")
 _TEXT_KEYS = ("rationale", "reasoning", "explanation")
@@ -51,7 +40,7 @@ def normalize_label(label: str) -> str:
     return re.sub(r"\s+", " ", text).strip().casefold()
 
 
-def _fail(raw: str, reason: str, rationale: str = "") -> Forecast:
+def _fail(raw: str, reason: FailureReason, rationale: str = "") -> Forecast:
     return Forecast(raw_text=raw, usable=False, failure_reason=reason, rationale=rationale)
 
 

@@ -6,8 +6,8 @@ import json
 from typing import Any, cast, get_args
 
 from pastcast.agents import agent_spec
+from pastcast.records import Setting
 from pastcast.runlog import AgentSpec
-from pastcast.runlog._schema import Setting
 
 __all__ = ["parse_agent_option"]
 

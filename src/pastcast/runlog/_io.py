@@ -11,7 +11,8 @@ from typing import IO
 
 from pydantic import ValidationError
 
-from pastcast.runlog._schema import SCHEMA_VERSION, RunHeader, StepKey, StepRecord
+from pastcast.records import StepKey
+from pastcast.runlog._schema import SCHEMA_VERSION, RunHeader, StepRecord
 
 __all__ = ["RunLog", "RunLogError", "RunLogWriter", "read_run_log"]
 

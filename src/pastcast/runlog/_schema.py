@@ -6,7 +6,15 @@ from typing import Any, Literal
 
 from pydantic import Field
 
-from pastcast.records import EpisodeRecord, Forecast, Record, UtcDatetime
+from pastcast.records import (
+    AgentRole,
+    EpisodeRecord,
+    Forecast,
+    Record,
+    Setting,
+    StepKey,
+    UtcDatetime,
+)
 
 __all__ = [
     "SCHEMA_VERSION",
@@ -14,16 +22,10 @@ __all__ = [
     "Grading",
     "RunHeader",
     "Scores",
-    "StepKey",
     "StepRecord",
 ]
 
 SCHEMA_VERSION = 1
-
-AgentRole = Literal["agent", "reference"]
-StepKey = tuple[str, str, str, int, int]
-"""(agent, setting, event id, step index, rollout)."""
-Setting = Literal["memory_free", "memory_on", "no_tools"]
 
 
 class AgentSpec(Record):

@@ -23,7 +23,7 @@ from pastcast.agents import Agent, agent_info, build_agent, prompts_for
 from pastcast.corpus import CorpusBackend
 from pastcast.dataset import Dataset
 from pastcast.env import BudgetExceeded, EnvConfig, ForecastEnv
-from pastcast.records import Forecast, StepSpec, Termination
+from pastcast.records import AgentRole, Forecast, StepKey, StepSpec, Termination
 from pastcast.runlog import (
     AgentSpec,
     Grading,
@@ -31,10 +31,6 @@ from pastcast.runlog import (
     RunLogWriter,
     StepRecord,
     read_run_log,
-)
-from pastcast.runlog._schema import (
-    AgentRole,
-    StepKey,
 )
 from pastcast.runner._config import RunConfig
 from pastcast.runner._version import code_version
