@@ -26,6 +26,7 @@ __all__ = [
     "BINARY_LABELS",
     "FAILURE_REASONS",
     "AgentRole",
+    "Assessment",
     "DailyBelief",
     "Document",
     "EpisodeRecord",
@@ -33,7 +34,10 @@ __all__ = [
     "EventKind",
     "FailureReason",
     "Forecast",
+    "LedgerEntry",
     "Message",
+    "Notebook",
+    "NotebookCheck",
     "Record",
     "RequestedToolCall",
     "Resolution",
@@ -254,3 +258,41 @@ class EpisodeRecord(Record):
     wall_s: float = 0.0
     termination: Termination = "forecast"
     error: str | None = None
+
+
+# The belief notebook carried between forecast dates (memory-on, after Forecast-Dojo). Written by
+# agents (``pastcast.agents`` parses and checks it), read back from run logs by the analyses.
+
+
+class LedgerEntry(Record):
+    """One dated claim. ``date_observed`` is when the evidence was published, not when found."""
+
+    id: str = Field(min_length=1)
+    claim: str = Field(min_length=1)
+    date_observed: date
+    source: str = ""
+    supports: tuple[str, ...] = ()
+    rules_out: tuple[str, ...] = ()
+    status: Literal["active", "superseded"] = "active"
+
+
+class Assessment(Record):
+    probabilities: dict[str, float]
+    summary: str = ""
+    open_questions: tuple[str, ...] = ()
+
+
+class Notebook(Record):
+    assessment: Assessment
+    evidence_ledger: tuple[LedgerEntry, ...] = ()
+
+
+class NotebookCheck(Record):
+    """The outcome of validating a notebook written at one step."""
+
+    notebook: Notebook | None
+    problems: tuple[str, ...] = ()
+
+    @property
+    def ok(self) -> bool:
+        return self.notebook is not None and not self.problems

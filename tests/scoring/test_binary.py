@@ -12,6 +12,7 @@ from sklearn.calibration import calibration_curve
 from pastcast.scoring import (
     alpha_anatomy,
     alpha_score,
+    binary_brier,
     brier,
     distance_to_market,
     ece,
@@ -163,3 +164,12 @@ def test_alpha_anatomy_sums_to_alpha(s: tuple[np.ndarray, np.ndarray, np.ndarray
 
 def test_distance_to_market() -> None:
     assert distance_to_market([0.2, 0.9], [0.5, 0.9]).tolist() == pytest.approx([0.3, 0.0])
+
+
+@given(p=probs, x=st.integers(0, 1))
+def test_binary_brier_is_half_the_multiclass_brier(p: float, x: int) -> None:
+    """One Brier: the vectorised binary form is the multiclass score on the [0, 1] scale."""
+    truth = "Yes" if x == 1 else "No"
+    expected = brier({"Yes": p, "No": 1.0 - p}, truth) / 2.0
+    got = float(binary_brier(np.array([p]), np.array([float(x)]))[0])
+    assert got == pytest.approx(expected, abs=1e-12)

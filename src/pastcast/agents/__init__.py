@@ -15,6 +15,7 @@ from pastcast.agents._heuristic import HeuristicResearchAgent
 from pastcast.agents._llm_registry import agent_model, clear_models, prompts_for
 from pastcast.agents._memory import notebook_failures
 from pastcast.agents._no_tools import NoToolsAgent
+from pastcast.agents._notebook import check_notebook, parse_notebook, render_notebook
 from pastcast.agents._parsing import parse_forecast
 from pastcast.agents._tool_agent import ACTION_SCHEMA, JsonActionAgent, ToolAgent, action_schema
 from pastcast.agents._two_stage import TwoStageAgent
@@ -36,10 +37,13 @@ __all__ = [
     "agent_model",
     "agent_spec",
     "build_agent",
+    "check_notebook",
     "clear_models",
     "list_agents",
     "notebook_failures",
     "parse_forecast",
+    "parse_notebook",
     "prompts_for",
     "register_agent",
+    "render_notebook",
 ]

@@ -15,16 +15,10 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from pastcast.agents._base import register_agent
-from pastcast.agents._notebook import (
-    Assessment,
-    LedgerEntry,
-    Notebook,
-    parse_notebook,
-    render_notebook,
-)
+from pastcast.agents._notebook import parse_notebook, render_notebook
 from pastcast.cutoff import cutoff_for_day, parse_timestamp
 from pastcast.env import BudgetExceeded, Episode, ToolError
-from pastcast.records import Forecast
+from pastcast.records import Assessment, Forecast, LedgerEntry, Notebook
 
 __all__ = ["HeuristicResearchAgent"]
 

@@ -15,20 +15,16 @@ import math
 import re
 from collections.abc import Sequence
 from datetime import date, datetime
-from typing import Any, Literal
+from typing import Any
 
-from pydantic import Field, ValidationError
+from pydantic import ValidationError
 
 from pastcast.agents._jsonish import find_blocks, load_object, strip_thinking
 from pastcast.agents._prompts import answer_template
 from pastcast.cutoff import cutoff_for_day, is_visible, parse_cutoff
-from pastcast.records import Record
+from pastcast.records import Assessment, LedgerEntry, Notebook, NotebookCheck, Record
 
 __all__ = [
-    "Assessment",
-    "LedgerEntry",
-    "Notebook",
-    "NotebookCheck",
     "carry_forward",
     "check_notebook",
     "future_entries",
@@ -40,40 +36,6 @@ __all__ = [
 ]
 
 _TAG_RE = re.compile(r"<notebook>(.*?)</notebook>", re.DOTALL | re.IGNORECASE)
-
-
-class LedgerEntry(Record):
-    """One dated claim. ``date_observed`` is when the evidence was published, not when found."""
-
-    id: str = Field(min_length=1)
-    claim: str = Field(min_length=1)
-    date_observed: date
-    source: str = ""
-    supports: tuple[str, ...] = ()
-    rules_out: tuple[str, ...] = ()
-    status: Literal["active", "superseded"] = "active"
-
-
-class Assessment(Record):
-    probabilities: dict[str, float]
-    summary: str = ""
-    open_questions: tuple[str, ...] = ()
-
-
-class Notebook(Record):
-    assessment: Assessment
-    evidence_ledger: tuple[LedgerEntry, ...] = ()
-
-
-class NotebookCheck(Record):
-    """The outcome of validating a notebook written at one step."""
-
-    notebook: Notebook | None
-    problems: tuple[str, ...] = ()
-
-    @property
-    def ok(self) -> bool:
-        return self.notebook is not None and not self.problems
 
 
 def _known(obj: dict[str, Any], model: type[Record]) -> dict[str, Any]:

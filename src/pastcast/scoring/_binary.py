@@ -18,6 +18,7 @@ __all__ = [
     "alpha_anatomy",
     "alpha_score",
     "bin_index",
+    "binary_brier",
     "distance_to_market",
     "ece",
     "murphy",
@@ -44,6 +45,12 @@ def _outcomes(x: ArrayLike, n: int, name: str = "x") -> Floats:
     return a.astype(np.float64)
 
 
+def binary_brier(p: Floats, x: Floats) -> Floats:
+    """Elementwise binary Brier ``(p - x)^2`` on the [0, 1] scale: the one vectorised form,
+    equal to half of ``brier({"Yes": p, "No": 1 - p}, truth)`` (tested)."""
+    return np.square(p - x)
+
+
 def alpha_score(
     p: Sequence[float] | ArrayLike, b: Sequence[float] | ArrayLike, x: Sequence[int] | ArrayLike
 ) -> float:
@@ -54,7 +61,7 @@ def alpha_score(
     if pa.size == 0:
         raise ValueError("alpha_score: no markets")
     xa = _outcomes(x, pa.size)
-    return float(np.mean((ba - xa) ** 2 - (pa - xa) ** 2))
+    return float(np.mean(binary_brier(ba, xa) - binary_brier(pa, xa)))
 
 
 def distance_to_market(p: ArrayLike, q: ArrayLike) -> Floats:
@@ -120,7 +127,7 @@ def murphy(p: ArrayLike, y: ArrayLike, bins: int = 10) -> Murphy:
     o_k = np.bincount(k, ya, bins)[nz] / n_k[nz]
     n = float(pa.size)
     o = float(ya.mean())
-    score = float(np.mean((pa - ya) ** 2))
+    score = float(np.mean(binary_brier(pa, ya)))
     unc = o * (1.0 - o)
     rel = float(np.sum(n_k[nz] * (p_k - o_k) ** 2) / n)
     res = float(np.sum(n_k[nz] * (o_k - o) ** 2) / n)

@@ -13,15 +13,11 @@ from typing import Any
 
 from pastcast.dataset import Dataset
 from pastcast.records import Document
+from pastcast.scoring import brier
 from pastcast.world._build import build_parts
 from pastcast.world._config import WorldConfig
 
 __all__ = ["World", "build_world"]
-
-
-def _brier(probs: Mapping[str, float], truth: str, labels: tuple[str, ...]) -> float:
-    """Multi-class Brier score; a label without a price counts as probability 0."""
-    return sum((probs.get(lab, 0.0) - (lab == truth)) ** 2 for lab in labels)
 
 
 @dataclass(frozen=True)
@@ -74,8 +70,8 @@ class World:
             truth = ds.resolutions[event.id].label
             flat = {lab: 1 / len(event.labels) for lab in event.labels}
             belief = ds.market_at(event.id, step.cutoff)
-            market += _brier(belief.probs if belief else flat, truth, event.labels)
-            uniform += _brier(flat, truth, event.labels)
+            market += brier(belief.probs if belief else flat, truth)  # unpriced legs count as 0
+            uniform += brier(flat, truth)
         n = len(ds.steps)
         return (market / n, uniform / n, n) if n else (float("nan"), float("nan"), 0)
 

@@ -45,7 +45,8 @@ __all__ = [
 def new_entries(notebook: str | None, previous_cutoff: datetime, cutoff: datetime) -> int | None:
     """Ledger entries of ``notebook`` dated within (previous forecast date, this one]; None when
     there is no parseable notebook. Active and superseded entries both count."""
-    from pastcast.agents._notebook import parse_notebook  # agents import the runner's stack
+    # Imported here: the agents package imports the environment and runner stack.
+    from pastcast.agents import parse_notebook
 
     nb = parse_notebook(notebook) if notebook else None
     if nb is None:
