@@ -1,6 +1,9 @@
-from datetime import UTC, date, datetime
+from datetime import UTC, date, datetime, timedelta
 
+import numpy as np
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from pastcast.cutoff import (
     DayConvention,
@@ -8,6 +11,9 @@ from pastcast.cutoff import (
     last_complete_day,
     parse_cutoff,
     parse_timestamp,
+    step_precedes_resolution,
+    to_micros,
+    visible_count,
 )
 
 
@@ -54,3 +60,20 @@ def test_a_bare_publication_date_counts_from_the_end_of_its_day() -> None:
     assert parse_publication_time("2024-03-05T10:00:00Z") == datetime(2024, 3, 5, 10, tzinfo=UTC)
     with pytest.raises(ValueError):
         parse_publication_time("2024-13-05")
+
+
+@given(
+    stamps=st.lists(st.datetimes(timezones=st.just(UTC)), max_size=40),
+    cutoff=st.datetimes(timezones=st.just(UTC)),
+)
+def test_the_vectorised_rule_counts_what_is_visible_counts(
+    stamps: list[datetime], cutoff: datetime
+) -> None:
+    micros = np.array(sorted(to_micros(s) for s in stamps), dtype=np.int64)
+    assert visible_count(micros, cutoff) == sum(is_visible(s, cutoff) for s in stamps)
+
+
+def test_a_step_must_precede_the_resolution_strictly() -> None:
+    t = datetime(2024, 3, 5, 12, tzinfo=UTC)
+    assert step_precedes_resolution(t - timedelta(microseconds=1), t)
+    assert not step_precedes_resolution(t, t)

@@ -12,6 +12,9 @@ from __future__ import annotations
 from datetime import UTC, date, datetime, time, timedelta
 from enum import StrEnum
 
+import numpy as np
+import numpy.typing as npt
+
 __all__ = [
     "DayConvention",
     "as_utc",
@@ -23,6 +26,9 @@ __all__ = [
     "parse_cutoff",
     "parse_publication_time",
     "parse_timestamp",
+    "step_precedes_resolution",
+    "to_micros",
+    "visible_count",
 ]
 
 
@@ -111,6 +117,26 @@ def parse_cutoff(
 def is_visible(timestamp: datetime, cutoff: datetime) -> bool:
     """The one visibility rule: strictly before the cutoff."""
     return as_utc(timestamp) < as_utc(cutoff)
+
+
+def step_precedes_resolution(cutoff: datetime, resolved_at: datetime) -> bool:
+    """A forecast step is allowed only at a cutoff strictly before the resolution instant
+    (at the instant itself the outcome is public)."""
+    return as_utc(cutoff) < as_utc(resolved_at)
+
+
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+
+
+def to_micros(value: datetime) -> int:
+    """Microseconds since the Unix epoch: the integer form of an instant in stored arrays."""
+    return (as_utc(value) - _EPOCH) // timedelta(microseconds=1)
+
+
+def visible_count(sorted_micros: npt.NDArray[np.int64], cutoff: datetime) -> int:
+    """The vectorised twin of ``is_visible``: how many of ``sorted_micros`` (ascending
+    microseconds since the epoch) are strictly before ``cutoff``."""
+    return int(np.searchsorted(sorted_micros, to_micros(cutoff), side="left"))
 
 
 def day_of(timestamp: datetime) -> date:

@@ -7,7 +7,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import date, datetime
 
-from pastcast.cutoff import as_utc, last_complete_day
+from pastcast.cutoff import is_visible, last_complete_day
 from pastcast.records import DailyBelief, Event, Resolution, StepSpec
 
 __all__ = ["Dataset"]
@@ -80,8 +80,7 @@ class Dataset:
 
     def resolved_before(self, cutoff: datetime) -> tuple[Resolution, ...]:
         """Resolutions already public at ``cutoff`` (strictly before it)."""
-        c = as_utc(cutoff)
-        return tuple(r for r in self.resolutions.values() if r.resolved_at < c)
+        return tuple(r for r in self.resolutions.values() if is_visible(r.resolved_at, cutoff))
 
     def with_steps(self, steps: Iterable[StepSpec]) -> Dataset:
         return Dataset(

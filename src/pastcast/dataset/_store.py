@@ -23,7 +23,7 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from pastcast.cutoff import last_complete_day
+from pastcast.cutoff import last_complete_day, step_precedes_resolution
 from pastcast.dataset._dataset import Dataset
 from pastcast.records import DailyBelief, Event, Resolution, StepSpec
 
@@ -328,7 +328,7 @@ def load_dataset(directory: str | Path) -> Dataset:
             )
     for i, step in enumerate(steps):
         res = resolutions.get(step.event_id)
-        if res is not None and step.cutoff >= res.resolved_at:
+        if res is not None and not step_precedes_resolution(step.cutoff, res.resolved_at):
             raise DatasetFormatError(
                 f"{d / 'steps.parquet'}: row {i}: field cutoff: at or after the event's "
                 "resolution (post-resolution step)"

@@ -7,6 +7,7 @@ from collections.abc import Callable
 from typing import Any
 
 from pastcast.corpus import CorpusBackend
+from pastcast.cutoff import step_precedes_resolution
 from pastcast.dataset import Dataset
 from pastcast.env._config import EnvConfig
 from pastcast.env._question import QuestionView, question_view
@@ -151,7 +152,9 @@ class ForecastEnv:
         cfg = config or self.config
         event = self.dataset.event(step.event_id)
         resolution = self.dataset.resolutions.get(event.id)
-        if resolution is not None and step.cutoff >= resolution.resolved_at:
+        if resolution is not None and not step_precedes_resolution(
+            step.cutoff, resolution.resolved_at
+        ):
             raise ValueError(
                 f"step {step.event_id}#{step.step_index}: cutoff {step.cutoff:%Y-%m-%d %H:%M} is "
                 "not before the resolution; such a step would leak the outcome"

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from datetime import date, datetime, timedelta
 from typing import Protocol
 
-from pastcast.cutoff import DayConvention, cutoff_for_day
+from pastcast.cutoff import DayConvention, cutoff_for_day, step_precedes_resolution
 from pastcast.records import DailyBelief, Event, Resolution, StepSpec
 
 __all__ = [
@@ -44,7 +44,7 @@ def guard_steps(
     steps: Sequence[datetime], event: Event, resolution: Resolution
 ) -> tuple[StepSpec, ...]:
     """Sorted unique cutoffs strictly before the effective resolution, as numbered steps."""
-    kept = sorted({c for c in steps if c < resolution.resolved_at})
+    kept = sorted({c for c in steps if step_precedes_resolution(c, resolution.resolved_at)})
     return tuple(StepSpec(event_id=event.id, step_index=i, cutoff=c) for i, c in enumerate(kept))
 
 

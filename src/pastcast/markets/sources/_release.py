@@ -20,7 +20,12 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 from pydantic import ValidationError
 
-from pastcast.cutoff import DayConvention, cutoff_for_day, parse_timestamp
+from pastcast.cutoff import (
+    DayConvention,
+    cutoff_for_day,
+    parse_timestamp,
+    step_precedes_resolution,
+)
 from pastcast.dataset import Dataset, DatasetFormatError, with_content_id
 from pastcast.markets._history import guard_beliefs
 from pastcast.records import BINARY_LABELS, DailyBelief, Event, Resolution, StepSpec
@@ -133,7 +138,7 @@ def load_release(
                 raise DatasetFormatError(f"{path}: row {i}: field {loc}: {first['msg']}") from None
             except (ValueError, TypeError) as exc:
                 raise DatasetFormatError(f"{path}: row {i}: {exc}") from None
-            kept = tuple(s for s in st if s.cutoff < res.resolved_at)
+            kept = tuple(s for s in st if step_precedes_resolution(s.cutoff, res.resolved_at))
             events.append(event)
             resolutions[event.id] = res
             beliefs[event.id] = guard_beliefs(bel, res)
