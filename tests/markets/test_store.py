@@ -99,7 +99,7 @@ def test_replace_is_atomic_and_failed_write_keeps_old(tmp_path: Path, monkeypatc
     ds = _dataset()
     out = tmp_path / "ds"
     save_dataset(ds, out)
-    import pastcast.dataset as store
+    from pastcast.dataset import _store as store
 
     def boom(*a, **k):  # type: ignore[no-untyped-def]
         raise OSError("disk full")
