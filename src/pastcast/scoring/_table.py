@@ -21,6 +21,7 @@ from pastcast.scoring._multiclass import (
     TIE_TOLERANCE,
     accuracy,
     brier,
+    brier_rows,
     market_truth_prob,
     normalize,
 )
@@ -173,7 +174,7 @@ def score_matrix(
     p[ok] /= tot[ok, None]
     rows = np.arange(n)
     pt = p[rows, t]
-    b = np.einsum("ij,ij->i", p, p) - 2.0 * pt + 1.0
+    b = brier_rows(p, t)
     top = p.max(axis=1)
     tied = p >= (top - TIE_TOLERANCE)[:, None]
     acc = np.where(tied[rows, t], 1.0 / tied.sum(axis=1), 0.0)
@@ -189,7 +190,7 @@ def score_matrix(
         m[mok] /= mtot[mok, None]
         mq = m[rows, t]
         mt = np.where(mok, mq, np.nan)
-        mb = np.where(mok, np.einsum("ij,ij->i", m, m) - 2.0 * mq + 1.0, np.nan)
+        mb = np.where(mok, brier_rows(m, t), np.nan)
     zeros = np.zeros(n, dtype=np.int64)
     return ScoreTable(
         keys=dict(keys)
