@@ -110,7 +110,7 @@ def test_score_forecast_usable_and_market() -> None:
 @pytest.mark.parametrize(
     "forecast",
     [
-        Forecast(probs={"a": 0.3, "b": 0.7}, usable=False, failure_reason="parse"),
+        Forecast(probs={"a": 0.3, "b": 0.7}, usable=False, failure_reason="invalid_json"),
         Forecast(probs={"a": 0.0, "b": -0.5}),
         Forecast(probs={}),
     ],
