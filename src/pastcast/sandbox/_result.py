@@ -23,7 +23,7 @@ class SandboxResult(Record):
     stderr: str
     exit_code: int | None
     """The interpreter's exit status (128 + N when a signal N ended it); None when the supervisor
-    stopped the run (timeout, output limit) or the code was refused before running."""
+    stopped the run (``killed_reason`` is set) or the code was refused before running."""
     timed_out: bool = False
     killed_reason: KilledReason | None = None
     elapsed_s: float = 0.0

@@ -4,12 +4,15 @@ Limits are set in the child before bubblewrap starts (inherited by everything in
 caller that is root the child also becomes ``SANDBOX_UID`` first, so that RLIMIT_NPROC holds (the
 kernel exempts root) and nothing in the sandbox acts as the host's root:
 
-- RLIMIT_CPU (SIGXCPU at the limit, SIGKILL one second later), RLIMIT_AS (a memory bomb gets
-  MemoryError), RLIMIT_NPROC (tasks, threads included, of uid 65534 on the whole host: a thread
-  bomb stops there), RLIMIT_NOFILE (bounds pipes and other kernel objects held through
-  descriptors), RLIMIT_FSIZE (largest file), no core files, no locked memory, no POSIX queues.
-- Wall time and output size are enforced here: past either, the sandbox's pid 1 is killed, which
-  takes every process of its pid namespace with it.
+- RLIMIT_CPU one second past the CPU budget (a backstop: the supervisor stops the run at the
+  budget itself; the interpreter is its pid namespace's init, which ignores SIGXCPU);
+  RLIMIT_AS (a memory bomb gets MemoryError); RLIMIT_NPROC (tasks, threads included, of uid
+  65534 on the whole host: a thread bomb stops there); RLIMIT_NOFILE (bounds pipes and other
+  kernel objects held through descriptors); RLIMIT_FSIZE (largest file); no core files, no
+  locked memory, no POSIX message queues.
+- Wall time, output size and CPU time are enforced here (the CPU time of the sandbox's pid 1, all
+  threads, polled every ``_TICK_S``): past any, the sandbox's pid 1 is killed, which takes every
+  process of its pid namespace with it.
 
 Why a run stopped comes only from what this process observed (its clock, the bytes it read, the
 CPU time the kernel accounted to the sandbox's processes), never from the exit status.
@@ -38,12 +41,14 @@ MAX_TASKS = 512
 MAX_FILES = 128
 FILE_BYTES = 16 * 1024 * 1024
 _GRACE_S = 5.0
+_TICK_S = 0.1
 _CHUNK = 65536
+_CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
 
 
 def _set_limits(cpu_s: int, memory_bytes: int) -> None:
     """Runs in the child between fork and exec."""
-    resource.setrlimit(resource.RLIMIT_CPU, (cpu_s, cpu_s + 1))
+    resource.setrlimit(resource.RLIMIT_CPU, (cpu_s + 1, cpu_s + 1))
     resource.setrlimit(resource.RLIMIT_AS, (memory_bytes, memory_bytes))
     resource.setrlimit(resource.RLIMIT_NPROC, (MAX_TASKS, MAX_TASKS))
     resource.setrlimit(resource.RLIMIT_NOFILE, (MAX_FILES, MAX_FILES))
@@ -61,7 +66,10 @@ class _Run:
         self.bwrap_fd = os.pidfd_open(proc.pid)  # our child: its pid stays ours until reaped
         self.info_fd = info_fd
         self.info = b""
+        # Without bubblewrap (unsafe runs) the interpreter is the child itself.
+        self.pid1: int | None = proc.pid if info_fd is None else None
         self.pid1_fd: int | None = None
+        self.cpu_s = 0.0
 
     def read_info(self, chunk: bytes) -> bool:
         """Feed bubblewrap's info output; True once the sandbox's pid 1 is known."""
@@ -74,7 +82,21 @@ class _Run:
             # bubblewrap wrote this before letting pid 1 run and reaps it only on exit, then
             # exits itself: while bubblewrap is unreaped, the pid cannot belong to another process.
             self.pid1_fd = os.pidfd_open(pid)
+            self.pid1 = pid
         return True
+
+    def cpu_seconds(self) -> float:
+        """CPU time of the sandbox's pid 1 so far, all threads (the last value once it is gone)."""
+        if self.pid1 is not None:
+            try:
+                with open(f"/proc/{self.pid1}/stat", "rb") as f:
+                    stat = f.read().rsplit(b")", 1)[1].split()
+                # utime, stime, cutime, cstime: fields 14-17 of proc(5), after the name.
+                ticks = sum(int(x) for x in stat[11:15])
+                self.cpu_s = max(self.cpu_s, ticks / _CLOCK_TICKS)
+            except (OSError, IndexError, ValueError):
+                pass
+        return self.cpu_s
 
     def kill(self) -> None:
         """SIGKILL the sandbox's pid 1 (its whole pid namespace dies with it), else bubblewrap."""
@@ -94,26 +116,22 @@ class _Run:
             with contextlib.suppress(ProcessLookupError):
                 os.killpg(self.proc.pid, signal.SIGKILL)
 
-    def reap(self, wait_s: float) -> tuple[int | None, float, bool]:
-        """(exit code, CPU seconds of the whole tree, whether it had to be killed for lingering).
+    def reap(self) -> tuple[int, float]:
+        """(exit code, CPU seconds of the whole tree) once bubblewrap has exited.
 
-        Waits up to ``wait_s`` for bubblewrap, which exits after reaping the sandbox's pid 1,
-        and kills whatever is still there past that.
+        bubblewrap exits after reaping the sandbox's pid 1, whose exit waits for every other
+        process of its namespace: then nothing of the run is alive.
         """
-        lingered = False
-        if not _wait_readable(self.bwrap_fd, wait_s):
-            lingered = True
-            self.kill()
-            if not _wait_readable(self.bwrap_fd, _GRACE_S):
-                with contextlib.suppress(ProcessLookupError):
-                    os.killpg(self.proc.pid, signal.SIGKILL)
+        if not _wait_readable(self.bwrap_fd, _GRACE_S):
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(self.proc.pid, signal.SIGKILL)
         _, status, usage = os.wait4(self.proc.pid, 0)
         self.proc.returncode = os.waitstatus_to_exitcode(status)
         if self.pid1_fd is not None:
-            # Normally already gone; after a forced kill of bubblewrap, its pid 1 dies by
-            # PDEATHSIG (--die-with-parent) and may take a moment.
+            # Already gone, except after a forced kill of bubblewrap: then its pid 1 dies by
+            # PDEATHSIG (--die-with-parent), which may take a moment.
             _wait_readable(self.pid1_fd, _GRACE_S)
-        return self.proc.returncode, usage.ru_utime + usage.ru_stime, lingered
+        return self.proc.returncode, usage.ru_utime + usage.ru_stime
 
     def close(self) -> None:
         for fd in (self.bwrap_fd, self.pid1_fd):
@@ -172,12 +190,21 @@ def supervise(
         for fd in (out_fd, err_fd, *(() if info_fd is None else (info_fd,))):
             os.set_blocking(fd, False)
             sel.register(fd, selectors.EVENT_READ)
-        while out_fd in sel.get_map() or err_fd in sel.get_map():
+        sel.register(run.bwrap_fd, selectors.EVENT_READ)
+        # Until bubblewrap has exited and both pipes are drained (writers gone: EOF follows).
+        watched = {out_fd, err_fd, run.bwrap_fd}
+        while watched & set(sel.get_map()):
             remaining = deadline - time.monotonic()
             if remaining <= 0:
                 reason = "timeout"
+            elif run.cpu_seconds() >= cpu:
+                reason = "cpu_limit"
+            if reason:
                 break
-            for key, _ in sel.select(min(remaining, 0.5)):
+            for key, _ in sel.select(min(remaining, _TICK_S)):
+                if key.fd == run.bwrap_fd:
+                    sel.unregister(key.fd)
+                    continue
                 chunk = os.read(key.fd, _CHUNK)
                 if key.fd == info_fd:
                     if not chunk or run.read_info(chunk):
@@ -192,24 +219,19 @@ def supervise(
                 break
         if reason:
             run.kill()
-        # Output closed: the code ended or closed its pipes; it still owns the rest of its time.
-        wait_s = _GRACE_S if reason else max(0.0, deadline - time.monotonic())
-        exit_code, cpu_used, lingered = run.reap(wait_s)
-        if lingered and reason is None:
-            reason = "timeout"
+        exit_code, cpu_used = run.reap()
     finally:
         sel.close()
         proc.stdout.close()
         proc.stderr.close()
         run.close()
     if reason is None and cpu_used >= cpu:
-        reason = "cpu_limit"
+        reason = "cpu_limit"  # the RLIMIT_CPU backstop struck between two polls
     out, err = bytes(bufs[out_fd]), bytes(bufs[err_fd])
-    stopped = reason in ("timeout", "output_limit")
     return SandboxResult(
         stdout=out[:max_output].decode("utf-8", errors="replace"),
         stderr=err[: max(0, max_output - len(out))].decode("utf-8", errors="replace"),
-        exit_code=None if stopped else exit_code,
+        exit_code=None if reason else exit_code,
         timed_out=reason == "timeout",
         killed_reason=reason,
         elapsed_s=time.monotonic() - start,
