@@ -145,6 +145,8 @@ def sandbox_root(by_others: bool) -> SandboxRoot:
     """
     candidates = [getattr(sys, "_base_executable", "") or sys.executable, *_SYSTEM_PYTHONS]
     for executable in dict.fromkeys(c for c in candidates if c and os.path.exists(c)):
+        if not _readable(executable, by_others=by_others):
+            continue  # spares running it
         info = _probe(executable)
         if info is not None:
             root = _layout(executable, info, by_others=by_others)
