@@ -7,6 +7,7 @@ from __future__ import annotations
 import pytest
 from _attack import fields, needs_sandbox, run_attack
 
+from pastcast.sandbox import _supervise as supervise_module
 from pastcast.sandbox import run_python
 
 pytestmark = needs_sandbox
@@ -115,6 +116,18 @@ def test_code_that_cannot_be_encoded_is_refused_cleanly(code: object, message: s
     res = run_python(code, **options)  # type: ignore[arg-type]
     assert res.error is not None and message in res.error and message in res.stderr
     assert res.exit_code is None and res.stdout == "" and res.elapsed_s == 0.0
+
+
+def test_a_sandbox_that_cannot_start_is_a_clean_result(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Starting as the sandbox's user fails once its task limit is spent (e.g. by a concurrent
+    thread bomb): the call reports it instead of raising."""
+
+    def spent(*args: object, **kwargs: object) -> None:
+        raise BlockingIOError(11, "Resource temporarily unavailable")
+
+    monkeypatch.setattr(supervise_module.subprocess, "Popen", spent)
+    res = run_python("print(1)")
+    assert res.error is not None and "could not start" in res.error and res.exit_code is None
 
 
 def test_output_that_is_not_utf8_is_replaced() -> None:

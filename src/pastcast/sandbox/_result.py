@@ -30,4 +30,5 @@ class SandboxResult(Record):
     truncated: bool = False
     sandboxed: bool = True
     error: str | None = None
-    """Set when the code was refused without running (not text, NUL bytes, too large)."""
+    """Set when the code did not run: refused (not text, NUL bytes, too large) or the sandbox
+    could not start (for instance, the task limit spent by concurrent runs)."""

@@ -165,20 +165,25 @@ def supervise(
     cpu = cpu_s if cpu_s is not None else max(1, math.ceil(timeout_s))
     memory = memory_mb * 1024 * 1024
     start = time.monotonic()
-    proc = subprocess.Popen(
-        list(argv),
-        stdin=stdin_fd,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        env=env if env is not None else {"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8"},
-        preexec_fn=lambda: _set_limits(cpu, memory),
-        start_new_session=True,
-        close_fds=True,
-        pass_fds=pass_fds,
-        user=user,
-        group=user,
-        extra_groups=[] if user is not None else None,
-    )
+    try:
+        proc = subprocess.Popen(
+            list(argv),
+            stdin=stdin_fd,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            env=env if env is not None else {"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8"},
+            preexec_fn=lambda: _set_limits(cpu, memory),
+            start_new_session=True,
+            close_fds=True,
+            pass_fds=pass_fds,
+            user=user,
+            group=user,
+            extra_groups=[] if user is not None else None,
+        )
+    except OSError as exc:
+        # E.g. the task limit of the sandbox's user is spent by concurrent runs: nothing started.
+        why = f"the sandbox could not start: {exc}"
+        return SandboxResult(stdout="", stderr=why, exit_code=None, error=why)
     assert proc.stdout is not None and proc.stderr is not None
     run = _Run(proc, info_fd)
     out_fd, err_fd = proc.stdout.fileno(), proc.stderr.fileno()
