@@ -78,21 +78,26 @@ def new_token() -> str:
 def run_attack(code: str, token: str | None = None, **options: Any) -> SandboxResult:
     """Run ``code`` (after the prelude) and assert that no process or thread of it survives."""
     token = token or new_token()
-    before = _sandbox_user_tasks()
+    before, children = _sandbox_user_tasks(), _our_children()
     res = run_python(PRELUDE.format(token=token) + textwrap.dedent(code), **options)
     assert not tasks_named(token), f"sandbox tasks still alive after the call: {res}"
     left = _sandbox_user_tasks() - before
     assert not left, f"processes of the sandbox user still alive: {left}"
-    assert not [p for p in Path("/proc").glob("[0-9]*/status") if _child_of_us(p)], "unreaped"
+    assert not _our_children() - children, "a child process of the caller was not reaped"
     return res
 
 
-def _child_of_us(status: Path) -> bool:
-    try:
-        ppid = re.search(r"^PPid:\s+(\d+)", status.read_text(), re.M)
-    except OSError:
-        return False
-    return bool(ppid) and int(ppid.group(1)) == os.getpid()
+def _our_children() -> set[str]:
+    """Pids whose parent is this process (other fixtures may keep servers running)."""
+    out = set()
+    for status in Path("/proc").glob("[0-9]*/status"):
+        try:
+            ppid = re.search(r"^PPid:\s+(\d+)", status.read_text(), re.M)
+        except OSError:
+            continue
+        if ppid and int(ppid.group(1)) == os.getpid():
+            out.add(status.parent.name)
+    return out
 
 
 def fields(res: SandboxResult) -> dict[str, str]:
