@@ -7,7 +7,8 @@ FULL := $(VENV)/.installed-full
 
 .PHONY: demo test lint typecheck unit bench clean
 
-# The sandboxed python tool needs bubblewrap; installed here when running as root.
+# The sandboxed python tool needs bubblewrap, libseccomp and, for a root caller, an interpreter the
+# unprivileged sandbox user can read (the system's python3); installed here when running as root.
 # llama-cpp-python comes from ../shared/wheels when that folder exists; otherwise pip builds it
 # from source, portable (the native build crashes on some CPUs), which takes about 10 minutes.
 # Dense retrieval uses torch on the CPU; this pinned release is the one the machines here carry.
@@ -24,7 +25,7 @@ $(CORE): pyproject.toml
 	@touch $(CORE)
 
 $(FULL): $(CORE)
-	@command -v bwrap >/dev/null || { [ "$$(id -u)" = 0 ] && (apt-get update -qq && apt-get install -y -qq bubblewrap >/dev/null); } || echo "warning: bubblewrap is not installed; the python tool will refuse to run"
+	@{ command -v bwrap && [ -x /usr/bin/python3 ] && ldconfig -p | grep -q libseccomp.so.2; } >/dev/null || { [ "$$(id -u)" = 0 ] && (apt-get update -qq && apt-get install -y -qq bubblewrap libseccomp2 python3 >/dev/null); } || echo "warning: bubblewrap, libseccomp2 or python3 is missing; the python tool will refuse to run"
 	$(BIN)/python -m pip install --quiet torch==$(TORCH_VERSION)
 	$(BIN)/python -m pip install --quiet $(if $(wildcard ../shared/wheels),--find-links ../shared/wheels) -e '.[dev,local,llm,dense,postgres,reddit]'
 	@touch $(FULL)

@@ -1,10 +1,12 @@
 """Running model-written Python for computation only, isolated from everything else."""
 
-from pastcast.sandbox._run import (
-    SandboxResult,
-    SandboxUnavailable,
-    run_python,
-    sandbox_available,
-)
+from pastcast.sandbox._result import KilledReason, SandboxResult, SandboxUnavailable
+from pastcast.sandbox._run import run_python, sandbox_available
 
-__all__ = ["SandboxResult", "SandboxUnavailable", "run_python", "sandbox_available"]
+__all__ = [
+    "KilledReason",
+    "SandboxResult",
+    "SandboxUnavailable",
+    "run_python",
+    "sandbox_available",
+]

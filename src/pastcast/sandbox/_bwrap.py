@@ -1,85 +1,81 @@
 """The bubblewrap command line for one sandboxed Python run.
 
-Isolation: every namespace unshared (no network at all, not even loopback to the host; own pid
-tree, so everything it started dies with it), all capabilities dropped, an unprivileged uid, a
-read-only view of only the system directories and the interpreter's prefixes, and a private,
-size-limited tmpfs as the only writable place. The environment is replaced, so no API key or
-data path of the parent reaches the code.
+Isolation: every namespace unshared (no network at all, not even loopback; own pid tree, so
+everything it started dies with it; own IPC and UTS), no nested user namespaces, all capabilities
+dropped, uid/gid 65534, a fresh environment (no API key or data path of the parent), the seccomp
+filter applied just before the interpreter starts. The root is a read-only tmpfs holding only
+what ``SandboxRoot`` lists, four character devices (null, zero, random, urandom) and a private,
+size-limited tmpfs ``/tmp`` as the only writable place. No ``/proc``, ``/sys`` or ``/dev/shm``.
 """
 
 from __future__ import annotations
 
-import os
 import shutil
-import sys
-from pathlib import Path
+
+from pastcast.sandbox._root import SANDBOX_UID, SandboxRoot
 
 __all__ = ["SCRATCH", "bwrap_command", "find_bwrap"]
 
 SCRATCH = "/tmp"
-_SYSTEM = ("/usr", "/lib", "/lib64", "/lib32", "/bin", "/sbin")
-_SYSTEM_FILES = ("/etc/ld.so.cache", "/etc/localtime")
+_DEVICES = ("/dev/null", "/dev/zero", "/dev/random", "/dev/urandom")
 _ENV = {
-    "PATH": "/usr/local/bin:/usr/bin:/bin",
+    "PATH": "/usr/bin:/bin",
     "HOME": SCRATCH,
     "TMPDIR": SCRATCH,
+    "USER": "nobody",
     "LANG": "C.UTF-8",
-    # Numeric libraries would start one thread per core; threads count against the process limit.
-    "OMP_NUM_THREADS": "1",
-    "OPENBLAS_NUM_THREADS": "1",
-    "MKL_NUM_THREADS": "1",
+    "TZ": "UTC",
 }
+# A hidden site-packages becomes an empty tmpfs; it is remounted read-only right after.
+_HIDDEN_BYTES = 4096
 
 
 def find_bwrap() -> str | None:
     return shutil.which("bwrap")
 
 
-def _interpreter_dirs() -> list[str]:
-    """Prefixes the interpreter needs: the venv, its base installation, and the real binary's."""
-    dirs = {sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix}
-    real = Path(os.path.realpath(sys.executable)).parent.parent
-    dirs.add(str(real))
-    out = sorted({os.path.realpath(d) for d in dirs} | dirs)
-    # Anything already under /usr is covered by the system bind.
-    return [d for d in out if not d.startswith("/usr/") and d != "/usr" and os.path.isdir(d)]
-
-
-def bwrap_command(bwrap: str, scratch_bytes: int, seccomp_fd: int | None) -> list[str]:
+def bwrap_command(
+    bwrap: str, root: SandboxRoot, *, scratch_bytes: int, seccomp_fd: int, info_fd: int
+) -> list[str]:
     """argv that runs ``python -I -`` (program on stdin) inside the sandbox.
 
-    ``seccomp_fd`` is an open file holding a BPF filter applied just before the interpreter runs.
+    ``seccomp_fd`` holds the BPF filter; bubblewrap writes ``{"child-pid": N}`` (the sandbox's
+    pid 1 as this process sees it) to ``info_fd``. Both are closed before the interpreter runs.
     """
+    uid = str(SANDBOX_UID)
     cmd = [
         bwrap,
         "--unshare-all",
         "--unshare-user",
-        "--uid",
-        "65534",
-        "--gid",
-        "65534",
+        # The interpreter is the pid namespace's init: bubblewrap then reaps it itself, and exits
+        # only once the whole namespace is gone (its own init would exit before being reaped).
+        "--as-pid-1",
         "--disable-userns",
+        "--uid",
+        uid,
+        "--gid",
+        uid,
         "--cap-drop",
         "ALL",
         "--die-with-parent",
         "--new-session",
         "--clearenv",
+        "--seccomp",
+        str(seccomp_fd),
+        "--info-fd",
+        str(info_fd),
     ]
-    if seccomp_fd is not None:
-        cmd += ["--seccomp", str(seccomp_fd)]
     for key, value in _ENV.items():
         cmd += ["--setenv", key, value]
-    for path in _SYSTEM:
-        if os.path.islink(path):
-            cmd += ["--symlink", os.readlink(path), path]
-        elif os.path.isdir(path):
-            cmd += ["--ro-bind", path, path]
-    for path in _SYSTEM_FILES:
-        cmd += ["--ro-bind-try", path, path]
-    cmd += ["--proc", "/proc", "--dev", "/dev"]
+    # Scratch first: an interpreter installed under /tmp is then bound on top of it.
     cmd += ["--size", str(scratch_bytes), "--tmpfs", SCRATCH]
-    # After the tmpfs: an interpreter or venv that lives under /tmp must stay visible.
-    for path in _interpreter_dirs():
-        cmd += ["--ro-bind", path, path]
-    cmd += ["--remount-ro", "/", "--chdir", SCRATCH, sys.executable, "-I", "-"]
+    for target, link in root.symlinks:
+        cmd += ["--symlink", target, link]
+    for source, dest in root.binds:
+        cmd += ["--ro-bind", source, dest]
+    for path in root.hidden:
+        cmd += ["--size", str(_HIDDEN_BYTES), "--tmpfs", path, "--remount-ro", path]
+    for dev in _DEVICES:
+        cmd += ["--dev-bind", dev, dev]
+    cmd += ["--remount-ro", "/", "--chdir", SCRATCH, root.executable, "-I", "-"]
     return cmd

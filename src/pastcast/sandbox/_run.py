@@ -1,179 +1,109 @@
 """``run_python``: one sandboxed, resource-limited Python run with bounded output.
 
-Limits are set in the child before bubblewrap starts (inherited by everything inside):
-RLIMIT_CPU (CPU seconds), RLIMIT_AS (address space: a memory bomb gets MemoryError),
-RLIMIT_NPROC (a fork bomb fails to fork), RLIMIT_FSIZE (largest file it may write) and
-RLIMIT_CORE=0. Wall time and output size are enforced here: past either, the whole sandbox is
-killed (its pid namespace goes with it).
+The code reaches the interpreter through a sealed memfd on its standard input (nothing to write
+while the sandbox runs, nothing it can write back); code that is not valid text, holds NUL bytes
+or is larger than ``max_code_bytes`` is refused with ``SandboxResult.error`` before anything
+starts.
 """
 
 from __future__ import annotations
 
-import contextlib
-import math
+import fcntl
 import os
-import resource
-import selectors
-import signal
-import subprocess
 import sys
 import tempfile
-import time
 from functools import cache
 
-from pastcast.records import Record
 from pastcast.sandbox._bwrap import bwrap_command, find_bwrap
-from pastcast.sandbox._seccomp import no_fork_filter
+from pastcast.sandbox._result import SandboxResult, SandboxUnavailable
+from pastcast.sandbox._root import SANDBOX_UID, sandbox_root
+from pastcast.sandbox._seccomp import sandbox_filter
+from pastcast.sandbox._supervise import supervise
 
-__all__ = ["SandboxResult", "SandboxUnavailable", "run_python", "sandbox_available"]
+__all__ = ["run_python", "sandbox_available"]
 
-_MAX_PROCS = 64
-_FILE_BYTES = 16 * 1024 * 1024
-
-
-class SandboxUnavailable(RuntimeError):
-    """Isolation could not be established, so the code was not run."""
+_SEALS = fcntl.F_SEAL_SEAL | fcntl.F_SEAL_SHRINK | fcntl.F_SEAL_GROW | fcntl.F_SEAL_WRITE
 
 
-class SandboxResult(Record):
-    stdout: str
-    stderr: str
-    exit_code: int | None
-    timed_out: bool = False
-    killed_reason: str | None = None
-    """``timeout``, ``output_limit``, ``cpu_limit`` or ``signal:N``; None for a normal exit."""
-    elapsed_s: float = 0.0
-    truncated: bool = False
-    sandboxed: bool = True
+def _sealed(name: str, data: bytes) -> int:
+    """A read-only, unchangeable in-memory file holding ``data``, positioned at its start."""
+    fd = os.memfd_create(name, os.MFD_CLOEXEC | os.MFD_ALLOW_SEALING)
+    try:
+        view = memoryview(data)
+        while view:
+            view = view[os.write(fd, view) :]
+        fcntl.fcntl(fd, fcntl.F_ADD_SEALS, _SEALS)
+        os.lseek(fd, 0, os.SEEK_SET)
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
 
 
-def _limits(cpu_s: int, memory_mb: int) -> None:
-    """Runs in the child between fork and exec."""
-    mem = memory_mb * 1024 * 1024
-    resource.setrlimit(resource.RLIMIT_CPU, (cpu_s, cpu_s + 1))
-    resource.setrlimit(resource.RLIMIT_AS, (mem, mem))
-    resource.setrlimit(resource.RLIMIT_NPROC, (_MAX_PROCS, _MAX_PROCS))
-    resource.setrlimit(resource.RLIMIT_FSIZE, (_FILE_BYTES, _FILE_BYTES))
-    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+def _encode(code: object, max_code_bytes: int) -> tuple[bytes, str | None]:
+    """The program as UTF-8, or why it cannot be run."""
+    if not isinstance(code, str):
+        return b"", f"code must be text, got {type(code).__name__}"
+    if len(code) > max_code_bytes:  # every character is at least one byte
+        return b"", f"code is larger than max_code_bytes={max_code_bytes}"
+    try:
+        data = code.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        return b"", f"code is not valid Unicode text ({exc.reason} at character {exc.start})"
+    if len(data) > max_code_bytes:
+        return b"", f"code is larger than max_code_bytes={max_code_bytes} ({len(data)} bytes)"
+    if b"\0" in data:
+        return b"", f"code contains a NUL character at character {code.index(chr(0))}"
+    return data, None
 
 
-def _kill(proc: subprocess.Popen[bytes]) -> None:
-    with contextlib.suppress(ProcessLookupError):
-        os.killpg(proc.pid, signal.SIGKILL)
+def _check_options(timeout_s: float, memory_mb: int, max_output: int, scratch_mb: int) -> None:
+    for name, value, low in (
+        ("timeout_s", timeout_s, 0.0),
+        ("memory_mb", memory_mb, 64),
+        ("max_output", max_output, 0),
+        ("scratch_mb", scratch_mb, 1),
+    ):
+        if not value >= low or (name == "timeout_s" and value == 0):
+            raise ValueError(f"run_python: option {name}={value!r} must be at least {low}")
 
 
-def _execute(
-    argv: list[str],
-    code: str,
+def _sandboxed(
+    bwrap: str,
+    data: bytes,
     *,
     timeout_s: float,
     memory_mb: int,
     max_output: int,
-    env: dict[str, str] | None,
-    pass_fds: tuple[int, ...] = (),
+    scratch_mb: int,
+    cpu_s: int | None = None,
 ) -> SandboxResult:
-    cpu = max(1, math.ceil(timeout_s))
-    start = time.monotonic()
-    proc = subprocess.Popen(
-        argv,
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        env=env if env is not None else {"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8"},
-        preexec_fn=lambda: _limits(cpu, memory_mb),
-        start_new_session=True,
-        close_fds=True,
-        pass_fds=pass_fds,
-    )
-    assert proc.stdin and proc.stdout and proc.stderr
+    as_root = os.getuid() == 0
+    root = sandbox_root(as_root)
+    program = sandbox_filter()
+    fds: list[int] = []
     try:
-        proc.stdin.write(code.encode("utf-8"))
-        proc.stdin.close()
-    except BrokenPipeError:
-        pass
-    out_fd, err_fd = proc.stdout.fileno(), proc.stderr.fileno()
-    bufs: dict[int, bytearray] = {out_fd: bytearray(), err_fd: bytearray()}
-    sel = selectors.DefaultSelector()
-    for f in (proc.stdout, proc.stderr):
-        os.set_blocking(f.fileno(), False)
-        sel.register(f, selectors.EVENT_READ)
-    deadline = start + timeout_s
-    reason: str | None = None
-    truncated = False
-    while sel.get_map():
-        remaining = deadline - time.monotonic()
-        if remaining <= 0:
-            reason = "timeout"
-            break
-        for key, _ in sel.select(min(remaining, 0.5)):
-            chunk = os.read(key.fd, 65536)
-            if not chunk:
-                sel.unregister(key.fileobj)
-                continue
-            buf = bufs[key.fd]
-            buf += chunk
-            if len(bufs[out_fd]) + len(bufs[err_fd]) > max_output:
-                reason, truncated = "output_limit", True
-        if reason:
-            break
-    if reason:
-        _kill(proc)
-    try:
-        exit_code: int | None = proc.wait(timeout=max(0.1, deadline - time.monotonic()))
-    except subprocess.TimeoutExpired:
-        reason = reason or "timeout"
-        _kill(proc)
-        exit_code = proc.wait()
-    sel.close()
-    for f in (proc.stdout, proc.stderr):
-        f.close()
-    elapsed = time.monotonic() - start
-    if reason is None and exit_code is not None:
-        reason = _signal_reason(exit_code)
-    out, err = bufs[out_fd], bufs[err_fd]
-    out_s = bytes(out[:max_output]).decode("utf-8", errors="replace")
-    err_s = bytes(err[: max(0, max_output - len(out))]).decode("utf-8", errors="replace")
-    return SandboxResult(
-        stdout=out_s,
-        stderr=err_s,
-        exit_code=None if reason in ("timeout", "output_limit") else exit_code,
-        timed_out=reason == "timeout",
-        killed_reason=reason,
-        elapsed_s=elapsed,
-        truncated=truncated,
-    )
-
-
-def _sandboxed(
-    bwrap: str, code: str, *, timeout_s: float, memory_mb: int, max_output: int, scratch_mb: int
-) -> SandboxResult:
-    program = no_fork_filter()
-    if program is None:
-        raise SandboxUnavailable(f"no process-creation filter for this architecture: {os.uname()}")
-    fd = os.memfd_create("pastcast-seccomp", 0)
-    try:
-        os.write(fd, program)
-        os.lseek(fd, 0, os.SEEK_SET)
-        argv = bwrap_command(bwrap, scratch_mb << 20, fd)
-        return _execute(
+        fds.append(seccomp_fd := _sealed("pastcast-seccomp", program))
+        fds.append(code_fd := _sealed("pastcast-code", data))
+        info_r, info_w = os.pipe2(os.O_CLOEXEC)
+        fds += [info_r, info_w]
+        argv = bwrap_command(
+            bwrap, root, scratch_bytes=scratch_mb << 20, seccomp_fd=seccomp_fd, info_fd=info_w
+        )
+        return supervise(
             argv,
-            code,
+            code_fd,
             timeout_s=timeout_s,
             memory_mb=memory_mb,
             max_output=max_output,
-            env=None,
-            pass_fds=(fd,),
+            cpu_s=cpu_s,
+            pass_fds=(seccomp_fd, info_w),
+            info_fd=info_r,
+            user=SANDBOX_UID if as_root else None,
         )
     finally:
-        os.close(fd)
-
-
-def _signal_reason(exit_code: int) -> str | None:
-    """A signalled child: negative from Popen, or 128 + N as bubblewrap reports it."""
-    sig = -exit_code if exit_code < 0 else exit_code - 128 if 128 < exit_code <= 192 else 0
-    if sig <= 0:
-        return None
-    return "cpu_limit" if sig == signal.SIGXCPU else f"signal:{sig}"
+        for fd in fds:
+            os.close(fd)
 
 
 @cache
@@ -182,14 +112,17 @@ def _self_test() -> str | None:
     bwrap = find_bwrap()
     if bwrap is None:
         return "bubblewrap (bwrap) is not installed; install the 'bubblewrap' package"
-    probe = "import os, socket\nprint(os.getuid(), sorted(os.listdir('/')))\n"
-    probe += "try:\n    socket.create_connection(('127.0.0.1', 9), timeout=1)\n"
-    probe += "except OSError:\n    print('no-net')\n"
+    probe = "import os, socket\nprint(os.getuid())\n"
+    probe += "try:\n    socket.socket()\nexcept OSError:\n    print('no-net')\n"
     try:
-        res = _sandboxed(bwrap, probe, timeout_s=10, memory_mb=512, max_output=10000, scratch_mb=8)
+        res = _sandboxed(
+            bwrap, probe.encode(), timeout_s=10, memory_mb=512, max_output=10000, scratch_mb=8
+        )
+    except SandboxUnavailable as exc:
+        return str(exc)
     except OSError as exc:
         return f"bubblewrap could not start: {exc}"
-    if res.exit_code != 0 or "no-net" not in res.stdout or not res.stdout.startswith("65534 "):
+    if res.exit_code != 0 or res.stdout.split() != [str(SANDBOX_UID), "no-net"]:
         return f"bubblewrap self-test failed (exit {res.exit_code}): {res.stderr.strip()[-300:]}"
     return None
 
@@ -207,39 +140,57 @@ def run_python(
     memory_mb: int = 512,
     max_output: int = 20000,
     scratch_mb: int = 64,
+    max_code_bytes: int = 1 << 20,
+    cpu_s: int | None = None,
     allow_unsafe: bool = False,
 ) -> SandboxResult:
     """Run ``code`` with ``python -I`` in the sandbox; stdout/stderr are capped at ``max_output``.
+
+    ``cpu_s`` bounds the CPU seconds of all its threads together (default: ``timeout_s``
+    rounded up); ``scratch_mb`` the size of its writable ``/tmp``.
 
     Raises ``SandboxUnavailable`` where isolation cannot be established, unless ``allow_unsafe``
     is passed: then the code runs as a plain resource-limited subprocess with a scrubbed
     environment but full file-system and network access (for trusted code only).
     """
+    _check_options(timeout_s, memory_mb, max_output, scratch_mb)
+    if cpu_s is not None and cpu_s < 1:
+        raise ValueError(f"run_python: option cpu_s={cpu_s!r} must be at least 1")
     problem = _self_test()
-    if problem is not None:
-        if not allow_unsafe:
-            raise SandboxUnavailable(
-                f"refusing to run model code without isolation: {problem} "
-                "(pass allow_unsafe=True only for trusted code)"
-            )
+    if problem is not None and not allow_unsafe:
+        raise SandboxUnavailable(
+            f"refusing to run model code without isolation: {problem} "
+            "(pass allow_unsafe=True only for trusted code)"
+        )
+    data, error = _encode(code, max_code_bytes)
+    if error is not None:
+        return SandboxResult(
+            stdout="", stderr=error, exit_code=None, error=error, sandboxed=problem is None
+        )
+    if problem is None:
+        bwrap = find_bwrap()
+        assert bwrap is not None
+        return _sandboxed(
+            bwrap,
+            data,
+            timeout_s=timeout_s,
+            memory_mb=memory_mb,
+            max_output=max_output,
+            scratch_mb=scratch_mb,
+            cpu_s=cpu_s,
+        )
+    code_fd = _sealed("pastcast-code", data)
+    try:
         with tempfile.TemporaryDirectory() as scratch:
-            env = {"PATH": "/usr/bin:/bin", "HOME": scratch, "LANG": "C.UTF-8"}
-            res = _execute(
+            res = supervise(
                 [sys.executable, "-I", "-"],
-                code,
+                code_fd,
                 timeout_s=timeout_s,
                 memory_mb=memory_mb,
                 max_output=max_output,
-                env=env,
+                cpu_s=cpu_s,
+                env={"PATH": "/usr/bin:/bin", "HOME": scratch, "LANG": "C.UTF-8"},
             )
-        return res.model_copy(update={"sandboxed": False})
-    bwrap = find_bwrap()
-    assert bwrap is not None
-    return _sandboxed(
-        bwrap,
-        code,
-        timeout_s=timeout_s,
-        memory_mb=memory_mb,
-        max_output=max_output,
-        scratch_mb=scratch_mb,
-    )
+    finally:
+        os.close(code_fd)
+    return res.model_copy(update={"sandboxed": False})

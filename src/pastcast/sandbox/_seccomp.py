@@ -1,66 +1,197 @@
-"""A tiny seccomp filter that forbids creating processes (threads stay allowed).
+"""The seccomp filter of the sandbox, compiled by libseccomp (through ``pyseccomp``).
 
-RLIMIT_NPROC does not hold a fork bomb when the sandbox runs as root on the host (the kernel
-exempts the root user), so process creation is refused at the system-call level instead:
-``fork``/``vfork`` and ``clone`` without ``CLONE_THREAD`` fail with EAGAIN, ``clone3`` with ENOSYS
-(the C library then falls back to ``clone`` for threads). Threads are bounded by RLIMIT_AS, since
-each reserves its stack. Written as raw classic BPF so no extra library is needed.
+Default allow, with every kernel interface that plain computation does not need refused:
+creating sockets of any family (only ``socketpair(AF_UNIX)`` stays, for asyncio's self-pipe),
+creating processes (threads stay, bounded by RLIMIT_NPROC), namespaces, mounts, tracing other
+processes, BPF, perf, userfaultfd, io_uring (it would bypass this filter), kernel keyrings,
+modules and kexec, SysV and POSIX IPC and memfds (memory outside RLIMIT_AS), growing pipe
+buffers, setting clocks and terminal input injection. libseccomp emits the architecture check:
+a system call made through another ABI (i386 ``int 0x80``, x32) kills the process.
 """
 
 from __future__ import annotations
 
 import errno
-import platform
-import struct
+import os
+from collections.abc import Iterable
+from functools import cache
+from typing import Any
 
-__all__ = ["no_fork_filter"]
+from pastcast.sandbox._result import SandboxUnavailable
 
-_LD_ABS = 0x20  # BPF_LD | BPF_W | BPF_ABS
-_JEQ = 0x15  # BPF_JMP | BPF_JEQ | BPF_K
-_JGE = 0x35  # BPF_JMP | BPF_JGE | BPF_K
-_JSET = 0x45  # BPF_JMP | BPF_JSET | BPF_K
-_RET = 0x06  # BPF_RET | BPF_K
-_ALLOW = 0x7FFF0000
-_KILL = 0x80000000
-_ERRNO = 0x00050000
+__all__ = ["DENIED", "FORKS", "sandbox_filter"]
+
 _CLONE_THREAD = 0x00010000
+# Namespace flags of clone: refused even on a thread (no capability could use them anyway).
+_CLONE_NAMESPACES = (
+    0x00000080,  # CLONE_NEWTIME
+    0x00020000,  # CLONE_NEWNS
+    0x02000000,  # CLONE_NEWCGROUP
+    0x04000000,  # CLONE_NEWUTS
+    0x08000000,  # CLONE_NEWIPC
+    0x10000000,  # CLONE_NEWUSER
+    0x20000000,  # CLONE_NEWPID
+    0x40000000,  # CLONE_NEWNET
+)
+_AF_UNIX = 1
+_TIOCSTI = 0x5412
+_TIOCLINUX = 0x541C
+_F_SETPIPE_SZ = 1031
+_PERSONALITY_QUERY = 0xFFFFFFFF
 
-# (audit arch, clone, clone3, fork-like syscalls)
-_ARCHES = {
-    "x86_64": (0xC000003E, 56, 435, (57, 58)),
-    "aarch64": (0xC00000B7, 220, 435, ()),
-}
+# Refused with EPERM. Names unknown to the installed libseccomp are skipped (see _resolve).
+DENIED: tuple[str, ...] = (
+    # network: every address family, including the ones that cross a network namespace
+    # (AF_VSOCK to the hypervisor, netlink, packet, ...)
+    "socket",
+    "socketcall",
+    # namespaces, mounts and changing root
+    "unshare",
+    "setns",
+    "mount",
+    "umount",
+    "umount2",
+    "pivot_root",
+    "chroot",
+    "open_tree",
+    "move_mount",
+    "fsopen",
+    "fsconfig",
+    "fsmount",
+    "fspick",
+    "mount_setattr",
+    # other processes and the kernel's own interfaces
+    "ptrace",
+    "process_vm_readv",
+    "process_vm_writev",
+    "process_madvise",
+    "kcmp",
+    "pidfd_getfd",
+    "bpf",
+    "perf_event_open",
+    "userfaultfd",
+    "io_uring_setup",
+    "io_uring_enter",
+    "io_uring_register",
+    "keyctl",
+    "add_key",
+    "request_key",
+    "kexec_load",
+    "kexec_file_load",
+    "init_module",
+    "finit_module",
+    "delete_module",
+    "create_module",
+    "query_module",
+    "get_kernel_syms",
+    "reboot",
+    "swapon",
+    "swapoff",
+    "acct",
+    "quotactl",
+    "quotactl_fd",
+    "syslog",
+    "lookup_dcookie",
+    "nfsservctl",
+    "_sysctl",
+    "sysfs",
+    "ustat",
+    "uselib",
+    "vhangup",
+    "iopl",
+    "ioperm",
+    "modify_ldt",
+    "vm86",
+    "vm86old",
+    "open_by_handle_at",
+    "name_to_handle_at",
+    "fanotify_init",
+    "mbind",
+    "set_mempolicy",
+    "migrate_pages",
+    "move_pages",
+    # clocks and host identity
+    "settimeofday",
+    "clock_settime",
+    "clock_adjtime",
+    "adjtimex",
+    "sethostname",
+    "setdomainname",
+    # memory that RLIMIT_AS does not count
+    "memfd_create",
+    "memfd_secret",
+    "ipc",
+    "shmget",
+    "shmat",
+    "shmdt",
+    "shmctl",
+    "msgget",
+    "msgsnd",
+    "msgrcv",
+    "msgctl",
+    "semget",
+    "semop",
+    "semctl",
+    "semtimedop",
+    "mq_open",
+    "mq_unlink",
+    "mq_timedsend",
+    "mq_timedreceive",
+    "mq_notify",
+    "mq_getsetattr",
+)
+# Process creation fails like an exhausted process table, so callers see an ordinary OSError.
+FORKS: tuple[str, ...] = ("fork", "vfork")
 
 
-def _ins(code: int, jt: int, jf: int, k: int) -> bytes:
-    return struct.pack("<HBBI", code, jt, jf, k)
+def _library() -> Any:
+    try:
+        import pyseccomp
+    except Exception as exc:  # the binding raises RuntimeError/OSError when libseccomp is absent
+        raise SandboxUnavailable(
+            f"the seccomp library is unavailable ({exc}); install libseccomp2 and pyseccomp"
+        ) from exc
+    return pyseccomp
 
 
-def no_fork_filter() -> bytes | None:
-    """The BPF program for this machine's architecture, or None where it is not known."""
-    spec = _ARCHES.get(platform.machine())
-    if spec is None:
-        return None
-    arch, clone, clone3, forks = spec
-    eagain = _ERRNO | errno.EAGAIN
-    prog = [
-        _ins(_LD_ABS, 0, 0, 4),  # seccomp_data.arch
-        _ins(_JEQ, 1, 0, arch),
-        _ins(_RET, 0, 0, _KILL),
-        _ins(_LD_ABS, 0, 0, 0),  # seccomp_data.nr
-        _ins(_JGE, 0, 1, 0x40000000),  # x32 system calls
-        _ins(_RET, 0, 0, _KILL),
-    ]
-    for nr in forks:
-        prog += [_ins(_JEQ, 0, 1, nr), _ins(_RET, 0, 0, eagain)]
-    prog += [
-        _ins(_JEQ, 0, 1, clone3),
-        _ins(_RET, 0, 0, _ERRNO | errno.ENOSYS),
-        _ins(_JEQ, 1, 0, clone),
-        _ins(_RET, 0, 0, _ALLOW),
-        _ins(_LD_ABS, 0, 0, 16),  # seccomp_data.args[0], low 32 bits (clone flags)
-        _ins(_JSET, 0, 1, _CLONE_THREAD),
-        _ins(_RET, 0, 0, _ALLOW),
-        _ins(_RET, 0, 0, eagain),
-    ]
-    return b"".join(prog)
+def _resolve(lib: Any, names: Iterable[str]) -> list[int]:
+    """System call numbers of ``names``; pseudo numbers (negative, not on this architecture)
+    are kept, since libseccomp ignores them, and unknown names are dropped."""
+    out = []
+    for name in names:
+        nr = int(lib.resolve_syscall(lib.Arch.NATIVE, name))
+        if nr != -1:
+            out.append(nr)
+    return out
+
+
+@cache
+def sandbox_filter() -> bytes:
+    """The compiled BPF program for this machine's architecture (built once per process)."""
+    lib = _library()
+    eperm, eagain = lib.ERRNO(errno.EPERM), lib.ERRNO(errno.EAGAIN)
+    flt = lib.SyscallFilter(lib.ALLOW)
+    flt.set_attr(lib.Attr.ACT_BADARCH, lib.KILL_PROCESS)
+    for nr in _resolve(lib, DENIED):
+        flt.add_rule(eperm, nr)
+    for nr in _resolve(lib, FORKS):
+        flt.add_rule(eagain, nr)
+    # glibc creates threads with clone3 and falls back to clone on ENOSYS; clone3's flags sit in
+    # a structure the filter cannot read, so only clone (flags in a register) is allowed.
+    flt.add_rule(lib.ERRNO(errno.ENOSYS), "clone3")
+    flt.add_rule(eagain, "clone", lib.Arg(0, lib.MASKED_EQ, _CLONE_THREAD, 0))
+    for flag in _CLONE_NAMESPACES:
+        flt.add_rule(eperm, "clone", lib.Arg(0, lib.MASKED_EQ, flag, flag))
+    flt.add_rule(eperm, "socketpair", lib.Arg(0, lib.NE, _AF_UNIX))
+    # ioctl and fcntl commands are 32-bit in the kernel: compare the low half only, so high bits
+    # set by the caller cannot slip a command past the filter.
+    for request in (_TIOCSTI, _TIOCLINUX):
+        flt.add_rule(eperm, "ioctl", lib.Arg(1, lib.MASKED_EQ, 0xFFFFFFFF, request))
+    flt.add_rule(eperm, "fcntl", lib.Arg(1, lib.MASKED_EQ, 0xFFFFFFFF, _F_SETPIPE_SZ))
+    flt.add_rule(eperm, "personality", lib.Arg(0, lib.NE, _PERSONALITY_QUERY))
+    # Exported into a memfd (this process is not filtered): a pipe could fill up while written.
+    fd = os.memfd_create("pastcast-seccomp-export", os.MFD_CLOEXEC)
+    with os.fdopen(fd, "w+b") as out:
+        flt.export_bpf(out)
+        out.seek(0)
+        return out.read()
