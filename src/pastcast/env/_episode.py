@@ -47,12 +47,14 @@ class Episode:
         config: EnvConfig,
         history: PublicHistory,
         notebook_in: str | None = None,
+        rollout: int = 0,
     ) -> None:
         self.question = question
         self.tools = tools
         self.config = config
         self.history = history
         self.notebook_in = notebook_in
+        self.rollout = rollout
         self.notebook_out: str | None = None
         self.notebook_problems: tuple[str, ...] = ()
         self._messages: list[Message] = []
@@ -69,6 +71,9 @@ class Episode:
             raise BudgetExceeded("model", self.config.max_model_calls)
         # Count the call before sending it, so a failing call still uses budget.
         self._usage = self._usage.model_copy(update={"model_calls": self._usage.model_calls + 1})
+        # Stamped here so agents need not know it: a cache keys on it, so rollouts of a step
+        # sample independently instead of replaying the first rollout's outputs.
+        request = request.model_copy(update={"rollout": self.rollout})
         response = model.chat(request)
         u = response.usage
         self._usage = Usage(
@@ -147,6 +152,7 @@ class ForecastEnv:
         *,
         notebook_in: str | None = None,
         config: EnvConfig | None = None,
+        rollout: int = 0,
     ) -> Episode:
         cfg = config or self.config
         event = self.dataset.event(step.event_id)
@@ -159,7 +165,7 @@ class ForecastEnv:
         market = self.dataset.beliefs_before(event.id, step.cutoff) if cfg.market_access else None
         tools = Toolbox(self.backend, step.cutoff, cfg, market=market, python_runner=self._python)
         view = question_view(event, step.cutoff, step.step_index)
-        return Episode(view, tools, cfg, self._history(step), notebook_in)
+        return Episode(view, tools, cfg, self._history(step), notebook_in, rollout)
 
     def _history(self, step: StepSpec) -> PublicHistory:
         binary = yes = multi = 0

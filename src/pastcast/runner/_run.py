@@ -154,7 +154,7 @@ class _Runner:
         notebook: str | None,
         role: AgentRole,
     ) -> StepRecord:
-        episode = env.reset(step, notebook_in=notebook, config=env_config)
+        episode = env.reset(step, notebook_in=notebook, config=env_config, rollout=chain.rollout)
         termination: Termination = "forecast"
         error: str | None = None
         try:
