@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from pathlib import Path
 
@@ -9,7 +10,7 @@ import pytest
 
 from _tiny import ListBackend, tiny_dataset, tiny_documents
 from pastcast.agents import agent_spec, register_agent
-from pastcast.env import Episode
+from pastcast.env import EnvConfig, Episode
 from pastcast.records import Forecast
 from pastcast.runlog import RunLogError, read_run_log
 from pastcast.runner import RunConfig, run_benchmark
@@ -170,3 +171,74 @@ def test_header_records_the_prompts_agents_use(tmp_path: Path) -> None:
     )
     assert any(name.startswith("no_tools.v") for name in log.header.prompts)
     assert all(text.strip() for text in log.header.prompts.values())
+
+
+def _steps_in(out: Path) -> list[tuple[str, str, int]]:
+    return [(r.agent, r.event_id, r.step_index) for r in read_run_log(out).steps]
+
+
+def test_resume_refuses_another_agent_list_naming_both(tmp_path: Path) -> None:
+    out = _run(tmp_path, agents=(agent_spec("uniform"),))
+    before = _steps_in(out)
+    expected = (
+        r"run log \S*run\.jsonl was written with agents \[uniform\]; this run has "
+        r"\[uniform, heuristic\]: use a new --out"
+    )
+    with pytest.raises(RunLogError, match=expected):
+        _run(tmp_path, agents=(agent_spec("uniform"), agent_spec("heuristic")))
+    assert _steps_in(out) == before  # nothing was appended under the old header
+
+
+@pytest.mark.parametrize(
+    ("change", "expected"),
+    [
+        ({"env": EnvConfig(max_tool_calls=3)}, r"config env\.max_tool_calls=400; this run has 3"),
+        ({"rollouts": 2}, r"config rollouts=1; this run has 2"),
+        ({"fallback": "worst"}, r"config fallback='uniform'; this run has 'worst'"),
+        (
+            {"agents": (agent_spec("heuristic", top_k=5),)},
+            r"agent heuristic args\.top_k=<absent>; this run has 5",
+        ),
+        (
+            {"agents": (agent_spec("heuristic", setting="memory_on"),)},
+            r"agent heuristic setting='memory_free'; this run has 'memory_on'",
+        ),
+    ],
+)
+def test_resume_refuses_a_changed_configuration_naming_what_differs(
+    tmp_path: Path, change: dict[str, object], expected: str
+) -> None:
+    out = _run(tmp_path, agents=(agent_spec("heuristic"),))
+    before = _steps_in(out)
+    kw = {"agents": (agent_spec("heuristic"),), **change}
+    with pytest.raises(RunLogError, match=expected + ": use a new --out"):
+        _run(tmp_path, **kw)
+    assert _steps_in(out) == before
+
+
+def test_resume_refuses_other_prompts_or_another_dataset(tmp_path: Path) -> None:
+    out = tmp_path / "run.jsonl"
+    cfg = RunConfig(agents=(agent_spec("uniform"),))
+    data, backend = tiny_dataset(), ListBackend(tiny_documents())
+    run_benchmark(data, backend, cfg, out, prompts={"p.v1": "one"}, progress=False)
+    with pytest.raises(RunLogError, match=r"another text of prompt p\.v1: use a new --out"):
+        run_benchmark(data, backend, cfg, out, prompts={"p.v1": "two"}, progress=False)
+    with pytest.raises(RunLogError, match=r"prompts \[p\.v1\]; this run has \[p\.v1, q\.v1\]"):
+        run_benchmark(data, backend, cfg, out, prompts={"p.v1": "one", "q.v1": ""}, progress=False)
+    other = dataclasses.replace(data, id="tiny-v2")
+    with pytest.raises(RunLogError, match=r"dataset 'tiny-v1'; this run has 'tiny-v2'"):
+        run_benchmark(other, backend, cfg, out, prompts={"p.v1": "one"}, progress=False)
+
+
+def test_resume_with_the_same_definition_ignores_workers_and_run_identity(tmp_path: Path) -> None:
+    out = _run(tmp_path, agents=ALL_AGENTS[:2])
+    first = read_run_log(out)
+    result = run_benchmark(
+        tiny_dataset(),
+        ListBackend(tiny_documents()),
+        RunConfig(agents=ALL_AGENTS[:2], workers=2),
+        out,
+        progress=False,
+    )
+    assert (result.written, result.skipped) == (0, len(first.steps))
+    assert read_run_log(out).header == first.header

@@ -1,5 +1,6 @@
 """The versioned run log: schema, writer (append, resumable) and validating reader."""
 
+from pastcast.runlog._definition import EXECUTION_ONLY, run_definition, run_fingerprint
 from pastcast.runlog._io import RunLog, RunLogError, RunLogWriter, read_run_log
 from pastcast.runlog._schema import (
     SCHEMA_VERSION,
@@ -11,6 +12,7 @@ from pastcast.runlog._schema import (
 )
 
 __all__ = [
+    "EXECUTION_ONLY",
     "SCHEMA_VERSION",
     "AgentSpec",
     "Grading",
@@ -21,4 +23,6 @@ __all__ = [
     "Scores",
     "StepRecord",
     "read_run_log",
+    "run_definition",
+    "run_fingerprint",
 ]

@@ -12,6 +12,7 @@ from typing import IO
 from pydantic import ValidationError
 
 from pastcast.records import StepKey
+from pastcast.runlog._definition import definition_mismatch
 from pastcast.runlog._schema import SCHEMA_VERSION, RunHeader, StepRecord
 
 __all__ = ["RunLog", "RunLogError", "RunLogWriter", "read_run_log"]
@@ -91,7 +92,8 @@ def read_run_log(path: str | Path) -> RunLog:
 class RunLogWriter:
     """Appends records to a run log; each record is flushed and fsynced before returning.
 
-    Opening an existing log (to resume) checks its header is compatible and drops a partial last
+    Opening an existing log (to resume) refuses a run whose definition differs from the log's
+    header (``run_definition``: dataset, configuration, agents, prompts) and drops a partial last
     line left by a crash, so nothing already written is lost and nothing is half-written.
     """
 
@@ -101,11 +103,10 @@ class RunLogWriter:
         self.done: set[StepKey] = set()
         if self.path.exists() and self.path.stat().st_size > 0:
             existing = read_run_log(self.path)
-            if existing.header.dataset_id != header.dataset_id:
-                raise RunLogError(
-                    f"{self.path}: field dataset_id: log is for {existing.header.dataset_id!r}, "
-                    f"not {header.dataset_id!r}; use another --out to start a new run"
-                )
+            # The header must describe every record under it: a different run never appends.
+            mismatch = definition_mismatch(self.path, existing.header, header)
+            if mismatch is not None:
+                raise RunLogError(mismatch)
             if existing.truncated_tail:
                 self._drop_partial_tail()
             self.header = existing.header
