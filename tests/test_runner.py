@@ -12,7 +12,7 @@ from _tiny import ListBackend, tiny_dataset, tiny_documents
 from pastcast.agents import agent_spec, register_agent
 from pastcast.env import EnvConfig, Episode
 from pastcast.records import Forecast
-from pastcast.runlog import RunLogError, read_run_log
+from pastcast.runlog import RunLogError, header_path, read_run_log
 from pastcast.runner import RunConfig, run_benchmark
 from pastcast.scoring import score_step
 
@@ -75,8 +75,8 @@ def test_memory_on_carries_notebook_and_memory_free_does_not(tmp_path: Path) -> 
 def test_resume_after_crash_redoes_nothing(tmp_path: Path) -> None:
     out = _run(tmp_path, agents=ALL_AGENTS[:3])
     lines = out.read_text().splitlines(keepends=True)
-    # Simulate a crash: keep the header and 5 records, plus half of the next line.
-    out.write_text("".join(lines[:6]) + lines[6][: len(lines[6]) // 2])
+    # Simulate a crash: keep 5 records, plus half of the next line (the header is beside them).
+    out.write_text("".join(lines[:5]) + lines[5][: len(lines[5]) // 2])
     first = read_run_log(out)
     assert first.truncated_tail and len(first.steps) == 5
     result = run_benchmark(
@@ -128,16 +128,11 @@ def test_market_reference_uses_only_pre_cutoff_prices(tmp_path: Path) -> None:
     [
         (lambda ls: ls[:1] + ["{not json\n"] + ls[2:], r"run\.jsonl:2: not valid JSON"),
         (
-            lambda ls: [ls[0].replace('"schema_version":1', '"schema_version":99')] + ls[1:],
-            r"run\.jsonl:1: field schema_version",
-        ),
-        (
             lambda ls: (
                 ls[:1] + [json.dumps({**json.loads(ls[1]), "cutoff": "soon"}) + "\n"] + ls[2:]
             ),
             r"run\.jsonl:2: field cutoff",
         ),
-        (lambda ls: ls[1:], r"run\.jsonl:1: field kind"),
     ],
 )
 def test_malformed_run_logs_name_file_line_and_field(
@@ -146,6 +141,27 @@ def test_malformed_run_logs_name_file_line_and_field(
     out = _run(tmp_path, agents=ALL_AGENTS[:1])
     lines = out.read_text().splitlines(keepends=True)
     out.write_text("".join(mutate(lines)))  # type: ignore[operator]
+    with pytest.raises(RunLogError, match=expected):
+        read_run_log(out)
+
+
+@pytest.mark.parametrize(
+    ("mutate", "expected"),
+    [
+        (
+            lambda h: h.replace('"schema_version": 2', '"schema_version": 99'),
+            r"run\.header\.json: field schema_version",
+        ),
+        (lambda h: h.replace('"dataset_id"', '"dataset"'), r"run\.header\.json: field dataset_id"),
+        (lambda h: h[: len(h) // 2], r"run\.header\.json: unreadable run header"),
+    ],
+)
+def test_malformed_run_headers_name_the_file_and_field(
+    tmp_path: Path, mutate: object, expected: str
+) -> None:
+    out = _run(tmp_path, agents=ALL_AGENTS[:1])
+    header = header_path(out)
+    header.write_text(mutate(header.read_text()))  # type: ignore[operator]
     with pytest.raises(RunLogError, match=expected):
         read_run_log(out)
 
