@@ -112,3 +112,15 @@ def test_fingerprint_ignores_run_identity_and_workers_only() -> None:
     budget = _header(config={"rollouts": 1, "workers": 1, "env": {"max_tool_calls": 3}})
     assert run_fingerprint(budget) != run_fingerprint(_header())
     assert run_fingerprint(_header(prompts={"p.v1": "x"})) != run_fingerprint(_header())
+
+
+def test_step_schema_refuses_a_field_of_two_types() -> None:
+    from pydantic import BaseModel
+
+    from pastcast.runlog._arrow import _arrow_type
+
+    class TwoTypes(BaseModel):
+        value: int | str
+
+    with pytest.raises(TypeError, match="one type"):
+        _arrow_type(TwoTypes)

@@ -90,7 +90,7 @@ def test_step_file_holds_only_steps_with_one_type_per_field(run_log: RunLog) -> 
 
 
 def test_step_file_loads_in_polars_pandas_duckdb_and_datasets(
-    run_log: RunLog, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    run_log: RunLog, tmp_path: Path
 ) -> None:
     path = str(run_log.path)
     n = len(run_log.steps)
@@ -131,7 +131,6 @@ def test_step_file_loads_in_polars_pandas_duckdb_and_datasets(
     )
     assert got.fetchall() == [(n, n_calls, n_model_calls)]
 
-    monkeypatch.setenv("HF_DATASETS_OFFLINE", "1")
     cache = str(tmp_path / "hf")
     data = load_dataset("json", data_files=path, split="train", cache_dir=cache)
     assert data.num_rows == n

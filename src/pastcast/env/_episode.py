@@ -40,7 +40,8 @@ class Episode:
     """The agent's whole world for one step: question, tools, notebook, model access.
 
     It holds no reference to the dataset, the resolutions or future documents; the runner grades
-    the forecast after the episode, outside of it.
+    the forecast after the episode, outside of it. Agents call their model only through ``chat``
+    (and run tools for it through ``call_tool``), so ``record`` holds exactly what was sent.
     """
 
     def __init__(

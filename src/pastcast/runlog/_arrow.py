@@ -44,8 +44,10 @@ def _arrow_type(tp: Any) -> pa.DataType:
     if origin is Annotated:
         return _arrow_type(args[0])
     if origin is Union or origin is types.UnionType:
-        (inner,) = [a for a in args if a is not type(None)]
-        return _arrow_type(inner)
+        inner = [a for a in args if a is not type(None)]
+        if len(inner) != 1:  # a log field has one type (null aside)
+            raise TypeError(f"no Arrow type for {tp!r}: a run-log field has one type")
+        return _arrow_type(inner[0])
     if origin is tuple and len(args) == 2 and args[1] is Ellipsis:
         return pa.list_(_arrow_type(args[0]))
     if origin is dict and args == (str, float):  # ``Probabilities``: label/p pairs
