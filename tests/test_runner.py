@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from pathlib import Path
 
@@ -9,9 +10,9 @@ import pytest
 
 from _tiny import ListBackend, tiny_dataset, tiny_documents
 from pastcast.agents import agent_spec, register_agent
-from pastcast.env import Episode
+from pastcast.env import EnvConfig, Episode
 from pastcast.records import Forecast
-from pastcast.runlog import RunLogError, read_run_log
+from pastcast.runlog import RunLogError, header_path, read_run_log
 from pastcast.runner import RunConfig, run_benchmark
 from pastcast.scoring import score_step
 
@@ -74,8 +75,8 @@ def test_memory_on_carries_notebook_and_memory_free_does_not(tmp_path: Path) -> 
 def test_resume_after_crash_redoes_nothing(tmp_path: Path) -> None:
     out = _run(tmp_path, agents=ALL_AGENTS[:3])
     lines = out.read_text().splitlines(keepends=True)
-    # Simulate a crash: keep the header and 5 records, plus half of the next line.
-    out.write_text("".join(lines[:6]) + lines[6][: len(lines[6]) // 2])
+    # Simulate a crash: keep 5 records, plus half of the next line (the header is beside them).
+    out.write_text("".join(lines[:5]) + lines[5][: len(lines[5]) // 2])
     first = read_run_log(out)
     assert first.truncated_tail and len(first.steps) == 5
     result = run_benchmark(
@@ -127,16 +128,11 @@ def test_market_reference_uses_only_pre_cutoff_prices(tmp_path: Path) -> None:
     [
         (lambda ls: ls[:1] + ["{not json\n"] + ls[2:], r"run\.jsonl:2: not valid JSON"),
         (
-            lambda ls: [ls[0].replace('"schema_version":1', '"schema_version":99')] + ls[1:],
-            r"run\.jsonl:1: field schema_version",
-        ),
-        (
             lambda ls: (
                 ls[:1] + [json.dumps({**json.loads(ls[1]), "cutoff": "soon"}) + "\n"] + ls[2:]
             ),
             r"run\.jsonl:2: field cutoff",
         ),
-        (lambda ls: ls[1:], r"run\.jsonl:1: field kind"),
     ],
 )
 def test_malformed_run_logs_name_file_line_and_field(
@@ -145,6 +141,27 @@ def test_malformed_run_logs_name_file_line_and_field(
     out = _run(tmp_path, agents=ALL_AGENTS[:1])
     lines = out.read_text().splitlines(keepends=True)
     out.write_text("".join(mutate(lines)))  # type: ignore[operator]
+    with pytest.raises(RunLogError, match=expected):
+        read_run_log(out)
+
+
+@pytest.mark.parametrize(
+    ("mutate", "expected"),
+    [
+        (
+            lambda h: h.replace('"schema_version": 2', '"schema_version": 99'),
+            r"run\.header\.json: field schema_version",
+        ),
+        (lambda h: h.replace('"dataset_id"', '"dataset"'), r"run\.header\.json: field dataset_id"),
+        (lambda h: h[: len(h) // 2], r"run\.header\.json: unreadable run header"),
+    ],
+)
+def test_malformed_run_headers_name_the_file_and_field(
+    tmp_path: Path, mutate: object, expected: str
+) -> None:
+    out = _run(tmp_path, agents=ALL_AGENTS[:1])
+    header = header_path(out)
+    header.write_text(mutate(header.read_text()))  # type: ignore[operator]
     with pytest.raises(RunLogError, match=expected):
         read_run_log(out)
 
@@ -170,3 +187,74 @@ def test_header_records_the_prompts_agents_use(tmp_path: Path) -> None:
     )
     assert any(name.startswith("no_tools.v") for name in log.header.prompts)
     assert all(text.strip() for text in log.header.prompts.values())
+
+
+def _steps_in(out: Path) -> list[tuple[str, str, int]]:
+    return [(r.agent, r.event_id, r.step_index) for r in read_run_log(out).steps]
+
+
+def test_resume_refuses_another_agent_list_naming_both(tmp_path: Path) -> None:
+    out = _run(tmp_path, agents=(agent_spec("uniform"),))
+    before = _steps_in(out)
+    expected = (
+        r"run log \S*run\.jsonl was written with agents \[uniform\]; this run has "
+        r"\[uniform, heuristic\]: use a new --out"
+    )
+    with pytest.raises(RunLogError, match=expected):
+        _run(tmp_path, agents=(agent_spec("uniform"), agent_spec("heuristic")))
+    assert _steps_in(out) == before  # nothing was appended under the old header
+
+
+@pytest.mark.parametrize(
+    ("change", "expected"),
+    [
+        ({"env": EnvConfig(max_tool_calls=3)}, r"config env\.max_tool_calls=400; this run has 3"),
+        ({"rollouts": 2}, r"config rollouts=1; this run has 2"),
+        ({"fallback": "worst"}, r"config fallback='uniform'; this run has 'worst'"),
+        (
+            {"agents": (agent_spec("heuristic", top_k=5),)},
+            r"agent heuristic args\.top_k=<absent>; this run has 5",
+        ),
+        (
+            {"agents": (agent_spec("heuristic", setting="memory_on"),)},
+            r"agent heuristic setting='memory_free'; this run has 'memory_on'",
+        ),
+    ],
+)
+def test_resume_refuses_a_changed_configuration_naming_what_differs(
+    tmp_path: Path, change: dict[str, object], expected: str
+) -> None:
+    out = _run(tmp_path, agents=(agent_spec("heuristic"),))
+    before = _steps_in(out)
+    kw = {"agents": (agent_spec("heuristic"),), **change}
+    with pytest.raises(RunLogError, match=expected + ": use a new --out"):
+        _run(tmp_path, **kw)
+    assert _steps_in(out) == before
+
+
+def test_resume_refuses_other_prompts_or_another_dataset(tmp_path: Path) -> None:
+    out = tmp_path / "run.jsonl"
+    cfg = RunConfig(agents=(agent_spec("uniform"),))
+    data, backend = tiny_dataset(), ListBackend(tiny_documents())
+    run_benchmark(data, backend, cfg, out, prompts={"p.v1": "one"}, progress=False)
+    with pytest.raises(RunLogError, match=r"another text of prompt p\.v1: use a new --out"):
+        run_benchmark(data, backend, cfg, out, prompts={"p.v1": "two"}, progress=False)
+    with pytest.raises(RunLogError, match=r"prompts \[p\.v1\]; this run has \[p\.v1, q\.v1\]"):
+        run_benchmark(data, backend, cfg, out, prompts={"p.v1": "one", "q.v1": ""}, progress=False)
+    other = dataclasses.replace(data, id="tiny-v2")
+    with pytest.raises(RunLogError, match=r"dataset 'tiny-v1'; this run has 'tiny-v2'"):
+        run_benchmark(other, backend, cfg, out, prompts={"p.v1": "one"}, progress=False)
+
+
+def test_resume_with_the_same_definition_ignores_workers_and_run_identity(tmp_path: Path) -> None:
+    out = _run(tmp_path, agents=ALL_AGENTS[:2])
+    first = read_run_log(out)
+    result = run_benchmark(
+        tiny_dataset(),
+        ListBackend(tiny_documents()),
+        RunConfig(agents=ALL_AGENTS[:2], workers=2),
+        out,
+        progress=False,
+    )
+    assert (result.written, result.skipped) == (0, len(first.steps))
+    assert read_run_log(out).header == first.header

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import inspect
+import json
 from pathlib import Path
 
 import pytest
@@ -78,7 +79,7 @@ def test_no_resolved_label_in_what_agents_were_told(world: World, audited_log: P
         for call in rec.episode.tool_calls:
             if call.name == "market_history":
                 assert rec.role == "reference"
-                for day in call.result or []:
+                for day in json.loads(call.result or "[]"):
                     assert day["day"] < rec.cutoff.date().isoformat()
 
 

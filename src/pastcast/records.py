@@ -14,11 +14,22 @@ from ``Event`` alone (see ``pastcast.env``), so the label cannot leak through th
 
 from __future__ import annotations
 
+import json
 import math
 from datetime import date, datetime
-from typing import Annotated, Any, Literal, get_args
+from typing import Annotated, Literal, get_args
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    JsonValue,
+    PlainSerializer,
+    field_validator,
+    model_validator,
+)
 
 from pastcast.cutoff import as_utc
 
@@ -34,8 +45,10 @@ __all__ = [
     "EventKind",
     "FailureReason",
     "Forecast",
+    "JsonObject",
     "LedgerEntry",
     "Message",
+    "ModelCall",
     "Notebook",
     "NotebookCheck",
     "Record",
@@ -48,6 +61,7 @@ __all__ = [
     "ToolCall",
     "Usage",
     "UtcDatetime",
+    "tool_result_text",
 ]
 
 BINARY_LABELS: tuple[str, str] = ("Yes", "No")
@@ -202,12 +216,43 @@ class Forecast(Record):
     rationale: str = ""
 
 
+def tool_result_text(value: object) -> str:
+    """A tool result as the text an agent is given and the log keeps: a string as it is, any
+    other JSON value as its JSON text, nothing (None) as ""."""
+    if isinstance(value, str):
+        return value
+    return "" if value is None else json.dumps(value, ensure_ascii=False)
+
+
+def _object_from_text(value: object) -> object:
+    if isinstance(value, str):  # as written in a log
+        try:
+            return json.loads(value)
+        except ValueError as exc:
+            raise ValueError(f"not a JSON object: {exc}") from None
+    return value
+
+
+def _object_text(value: dict[str, JsonValue]) -> str:
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+
+
+JsonObject = Annotated[
+    dict[str, JsonValue],
+    BeforeValidator(_object_from_text),
+    PlainSerializer(_object_text, return_type=str, when_used="json"),
+]
+"""A JSON object: a dict in Python, its JSON text in JSON output. Tool arguments differ in keys
+and value types from call to call; as text they load as one string column in every dataframe
+library."""
+
+
 class RequestedToolCall(Record):
     """A tool call requested by a model (native tool calling or a parsed JSON action)."""
 
     id: str
     name: str
-    arguments: dict[str, Any] = Field(default_factory=dict)
+    arguments: JsonObject = Field(default_factory=dict)
 
 
 class Message(Record):
@@ -223,9 +268,13 @@ class Message(Record):
 class ToolCall(Record):
     """One tool invocation with its result, as the agent saw it."""
 
+    seq: int = Field(default=0, ge=0)
+    """Position among the episode's model and tool calls (``EpisodeRecord.events``)."""
     name: str
-    arguments: dict[str, Any]
-    result: Any
+    arguments: JsonObject
+    result: Annotated[str, BeforeValidator(tool_result_text)] = ""
+    """The text the agent was given (``tool_result_text``); for a model-driven agent exactly what
+    its model was shown (cut to its length limit, a refusal as ``{"error": ...}``)."""
     ok: bool = True
     error: str | None = None
     doc_ids: tuple[str, ...] = ()
@@ -234,12 +283,39 @@ class ToolCall(Record):
 
 
 class Usage(Record):
-    """Model usage of an episode."""
+    """Model usage of an episode (or of one model call)."""
 
     model_calls: int = 0
     input_tokens: int = 0
     output_tokens: int = 0
     cost_usd: float = 0.0
+
+
+class ModelCall(Record):
+    """One model call of an episode: exactly what was sent, the options, and what came back.
+
+    Messages are indices into ``EpisodeRecord.messages`` (each message is stored once, however
+    many requests resend it); ``EpisodeRecord.messages_of`` gives the request's messages.
+    """
+
+    seq: int = Field(ge=0)
+    """Position among the episode's model and tool calls (``EpisodeRecord.events``)."""
+    model: str
+    messages: tuple[int, ...]
+    tools: tuple[str, ...] = ()
+    """Names of the tools offered natively (``ChatRequest.tools``)."""
+    response_schema: str = ""
+    """The JSON schema the reply had to satisfy, as JSON text ("" when none)."""
+    temperature: float | None = None
+    max_tokens: int | None = None
+    seed: int | None = None
+    reply: int | None = None
+    """Index of the reply (an assistant message) in ``EpisodeRecord.messages``; None on error."""
+    finish_reason: str | None = None
+    usage: Usage = Usage()
+    latency_s: float = 0.0
+    error: str | None = None
+    """Why the call failed (the exception, one line); the episode went on or ended with it."""
 
 
 Termination = Literal["forecast", "tool_budget", "model_budget", "error", "no_forecast"]
@@ -249,6 +325,8 @@ class EpisodeRecord(Record):
     """Everything that happened in one episode, kept for audit and training export."""
 
     messages: tuple[Message, ...] = ()
+    """Every message sent to or received from a model, once each, in the order first used."""
+    model_calls: tuple[ModelCall, ...] = ()
     tool_calls: tuple[ToolCall, ...] = ()
     notebook_in: str | None = None
     notebook_out: str | None = None
@@ -258,6 +336,27 @@ class EpisodeRecord(Record):
     wall_s: float = 0.0
     termination: Termination = "forecast"
     error: str | None = None
+
+    @model_validator(mode="after")
+    def _check_indices(self) -> EpisodeRecord:
+        n = len(self.messages)
+        for i, call in enumerate(self.model_calls):
+            refs = (*call.messages, *(() if call.reply is None else (call.reply,)))
+            bad = next((j for j in refs if not 0 <= j < n), None)
+            if bad is not None:
+                raise ValueError(f"model call {i} refers to message {bad} of {n}")
+        return self
+
+    def messages_of(self, call: ModelCall) -> tuple[Message, ...]:
+        """The messages ``call`` sent, exactly and in order."""
+        return tuple(self.messages[i] for i in call.messages)
+
+    def reply_of(self, call: ModelCall) -> Message | None:
+        return None if call.reply is None else self.messages[call.reply]
+
+    def events(self) -> list[ModelCall | ToolCall]:
+        """Model and tool calls in the order they happened."""
+        return sorted([*self.model_calls, *self.tool_calls], key=lambda e: e.seq)
 
 
 # The belief notebook carried between forecast dates (memory-on, after Forecast-Dojo). Written by

@@ -252,3 +252,58 @@ def test_tool_agent_compacts_and_answers_when_the_model_rejects_a_long_conversat
     assert rejected, "the long conversation was never sent"
     assert forecast.usable, forecast
     assert forecast.probs["Yes"] == pytest.approx(0.7)
+
+
+def test_episode_record_holds_exactly_what_each_model_call_sent_through_compaction() -> None:
+    from datetime import timedelta
+
+    from _tiny import T0, ListBackend, tiny_dataset, tiny_documents
+    from pastcast.agents import ToolAgent
+    from pastcast.agents._answer import Decoding
+    from pastcast.models import ModelError, ScriptedModel
+    from pastcast.records import StepSpec
+
+    def responder(request: ChatRequest) -> str:
+        # Two searches, then the long conversation is rejected; the compacted one is answered.
+        later = request.messages[2:]
+        if len(later) > 2 and any(len(m.content) > 400 for m in later):
+            raise ModelError("context window exceeded")
+        if len(later) > 2:
+            return json.dumps({"action": "final", "probabilities": {"Yes": 0.7, "No": 0.3}})
+        return json.dumps({"action": "search", "query": "Zephyr rocket launch"})
+
+    model = ScriptedModel(responder=responder)
+    env = ForecastEnv(tiny_dataset(), ListBackend(tiny_documents()))
+    step = StepSpec(event_id="ev-rocket", step_index=0, cutoff=T0 + timedelta(days=12))
+    episode = env.reset(step, rollout=2)
+    decoding = Decoding(temperature=0.3, max_tokens=900, seed=7)
+    agent = ToolAgent(model, max_result_chars=5000, decoding=decoding)
+    assert agent.forecast(episode).usable
+    record = episode.record("forecast")
+    calls = record.model_calls
+    # Every request exactly as sent, in order, including the rejected one and the compacted one.
+    assert [record.messages_of(c) for c in calls] == [r.messages for r in model.requests]
+    assert len(calls) == 4 and [c.error is not None for c in calls] == [False, False, True, False]
+    assert "context window exceeded" in (calls[2].error or "") and calls[2].reply is None
+    for call, request in zip(calls, model.requests, strict=True):
+        assert (call.temperature, call.max_tokens, call.seed) == (0.3, 900, 7)
+        assert call.model == model.name and call.tools == ()
+        assert json.loads(call.response_schema) == request.response_schema
+    reply = record.reply_of(calls[0])
+    assert reply is not None and json.loads(reply.content)["action"] == "search"
+    # The transcript holds each message once: compaction does not repeat the prompts.
+    assert [m.role for m in record.messages].count("system") == 1
+    assert [m.role for m in record.messages[:2]] == ["system", "user"]
+    # Model and tool calls in call order; a tool result is the exact text the model was given.
+    assert [(type(e).__name__, e.seq) for e in record.events()] == [
+        ("ModelCall", 0),
+        ("ToolCall", 1),
+        ("ModelCall", 2),
+        ("ToolCall", 3),
+        ("ModelCall", 4),
+        ("ModelCall", 5),
+    ]
+    assert model.requests[1].messages[3].content == record.tool_calls[0].result
+    assert record.tool_calls[0].arguments == {"query": "Zephyr rocket launch", "top_k": 10}
+    total = sum(c.usage.input_tokens for c in calls)
+    assert total == record.usage.input_tokens > 0

@@ -80,3 +80,31 @@ def test_key_depends_on_model_and_request(a: str, b: str, temp: float | None) ->
     assert cache_key("m", ra) == cache_key(
         "m", ChatRequest.model_validate_json(ra.model_dump_json())
     )
+
+
+def test_key_covers_every_generation_option_the_model_settings_and_the_rollout() -> None:
+    base = _req("a")
+    variants = [
+        cache_key("m", base),
+        cache_key("m", _req("a", rollout=1)),
+        cache_key("m", _req("a", temperature=0.7)),
+        cache_key("m", _req("a", max_tokens=5)),
+        cache_key("m", _req("a", seed=3)),
+        cache_key("m", _req("a", response_schema={"type": "object"})),
+        cache_key("m", base, settings={"extra_body": {"top_p": 0.9}}),
+        cache_key("m", base, settings={"extra_body": {"top_p": 0.5}}),
+    ]
+    assert len(set(variants)) == len(variants)
+    assert cache_key("m", base, settings={}) == cache_key("m", base)
+
+
+def test_rollouts_and_model_settings_get_their_own_entries(tmp_path: Path) -> None:
+    inner = ScriptedModel(["r0", "r1", "r2", "hot"])
+    model = CachedModel(inner, tmp_path)
+    assert [model.chat(_req("a", rollout=r)).content for r in range(3)] == ["r0", "r1", "r2"]
+    hot = CachedModel(inner, tmp_path, settings={"extra_body": {"top_p": 0.1}})
+    assert hot.chat(_req("a")).content == "hot"
+    replay = CachedModel(Offline(), tmp_path, mode="replay")
+    assert [replay.chat(_req("a", rollout=r)).content for r in range(3)] == ["r0", "r1", "r2"]
+    with pytest.raises(ModelError, match="replay cache miss"):
+        CachedModel(Offline(), tmp_path, mode="replay", settings={"x": 1}).chat(_req("a"))

@@ -7,7 +7,8 @@ built with the same spec and options, so a run starts one local server, not one 
 
 Record/replay: ``cache_dir`` wraps the model in ``CachedModel`` (``cache_mode`` record, replay or
 auto). In replay mode the provider is never built, so a recorded run replays with no server and
-no network; the cache is keyed by the model spec string, which is the same in both modes.
+no network; the cache is keyed by the model spec string and its options, which are the same in
+both modes, and by each request (generation options and rollout included).
 """
 
 from __future__ import annotations
@@ -73,7 +74,7 @@ def agent_model(
         if found is None:
             found = _Lazy(model, options)
             if cache_dir is not None:
-                found = CachedModel(found, cache_dir, cache_mode)
+                found = CachedModel(found, cache_dir, cache_mode, settings=options)
             _MODELS[key] = found
         return found
 

@@ -25,7 +25,7 @@ from pastcast.agents._jsonish import find_blocks, load_object, strip_thinking
 from pastcast.agents._memory import NOTEBOOK_SCHEMA, memory_fields, store_notebook
 from pastcast.agents._no_tools import NoToolsAgent
 from pastcast.agents._prompts import answer_template, load_prompt
-from pastcast.env import BudgetExceeded, Episode, ToolError
+from pastcast.env import BudgetExceeded, Episode
 from pastcast.models import Model, ModelError, ToolSpec
 from pastcast.records import Forecast, Message
 
@@ -242,12 +242,9 @@ class ToolAgent:
     def _call(self, episode: Episode, name: str, args: dict[str, Any]) -> str | None:
         """Run a tool; its result (or refusal) as text, or None when the budget is spent."""
         try:
-            result: Any = episode.tools.call(name, args)
-        except ToolError as exc:
-            result = {"error": str(exc)}
+            return episode.call_tool(name, args, max_chars=self.max_result_chars)
         except BudgetExceeded:
             return None
-        return json.dumps(result, ensure_ascii=False)[: self.max_result_chars]
 
     def _final_now(self, episode: Episode, messages: list[Message], memory: bool) -> str:
         messages.append(Message(role="user", content=_FINAL_NOW))

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import json
 import time
+from bisect import bisect_right
 from collections.abc import Callable
 from typing import Any
 
@@ -11,16 +13,17 @@ from pastcast.cutoff import step_precedes_resolution
 from pastcast.dataset import Dataset
 from pastcast.env._config import EnvConfig
 from pastcast.env._question import QuestionView, question_view
-from pastcast.env._tools import BudgetExceeded, Toolbox
+from pastcast.env._tools import BudgetExceeded, Toolbox, ToolError
+from pastcast.env._transcript import Transcript
 from pastcast.models import ChatRequest, ChatResponse, Model
 from pastcast.records import (
     BINARY_LABELS,
     EpisodeRecord,
-    Message,
     Record,
     StepSpec,
     Termination,
     Usage,
+    tool_result_text,
 )
 
 __all__ = ["Episode", "ForecastEnv", "PublicHistory", "sandboxed_python"]
@@ -38,7 +41,8 @@ class Episode:
     """The agent's whole world for one step: question, tools, notebook, model access.
 
     It holds no reference to the dataset, the resolutions or future documents; the runner grades
-    the forecast after the episode, outside of it.
+    the forecast after the episode, outside of it. Agents call their model only through ``chat``
+    (and run tools for it through ``call_tool``), so ``record`` holds exactly what was sent.
     """
 
     def __init__(
@@ -48,15 +52,17 @@ class Episode:
         config: EnvConfig,
         history: PublicHistory,
         notebook_in: str | None = None,
+        rollout: int = 0,
     ) -> None:
         self.question = question
         self.tools = tools
         self.config = config
         self.history = history
         self.notebook_in = notebook_in
+        self.rollout = rollout
         self.notebook_out: str | None = None
         self.notebook_problems: tuple[str, ...] = ()
-        self._messages: list[Message] = []
+        self._transcript = Transcript()
         self._usage = Usage()
         self._started = time.perf_counter()
 
@@ -65,12 +71,24 @@ class Episode:
         return self._usage
 
     def chat(self, model: Model, request: ChatRequest) -> ChatResponse:
-        """Call a model through the episode, so usage is counted and the transcript kept."""
+        """Call a model through the episode: the budget is charged, usage counted, and the
+        request (exactly as sent) and its reply or error kept in the transcript."""
         if self._usage.model_calls >= self.config.max_model_calls:
             raise BudgetExceeded("model", self.config.max_model_calls)
         # Count the call before sending it, so a failing call still uses budget.
         self._usage = self._usage.model_copy(update={"model_calls": self._usage.model_calls + 1})
-        response = model.chat(request)
+        # Stamped here so agents need not know it: a cache keys on it, so rollouts of a step
+        # sample independently instead of replaying the first rollout's outputs.
+        request = request.model_copy(update={"rollout": self.rollout})
+        seq = len(self._transcript.model_calls) + len(self.tools.calls)
+        started = time.perf_counter()
+        try:
+            response = model.chat(request)
+        except Exception as exc:
+            error = f"{type(exc).__name__}: {exc}"
+            self._transcript.add(seq, model.name, request, None, _since(started), error)
+            raise
+        self._transcript.add(seq, model.name, request, response, _since(started))
         u = response.usage
         self._usage = Usage(
             model_calls=self._usage.model_calls,
@@ -78,31 +96,49 @@ class Episode:
             output_tokens=self._usage.output_tokens + u.output_tokens,
             cost_usd=self._usage.cost_usd + u.cost_usd,
         )
-        self._record_conversation(request.messages)
-        self._messages.append(
-            Message(role="assistant", content=response.content, tool_calls=response.tool_calls)
-        )
         return response
 
-    def _record_conversation(self, messages: tuple[Message, ...]) -> None:
-        n = len(self._messages)
-        if n and len(messages) >= n and tuple(self._messages) == messages[:n]:
-            self._messages.extend(messages[n:])
-        else:
-            self._messages.extend(messages)
+    def call_tool(
+        self, name: str, arguments: dict[str, Any], *, max_chars: int | None = None
+    ) -> str:
+        """Run a tool for a model: the result as the exact text the model is given (its JSON, cut
+        to ``max_chars``; a refusal as ``{"error": ...}``), which is also what the logged call
+        keeps. Raises ``BudgetExceeded`` when the tool budget is spent."""
+        logged = len(self.tools.calls)
+        try:
+            text = tool_result_text(self.tools.call(name, arguments))
+        except ToolError as exc:
+            text = json.dumps({"error": str(exc)}, ensure_ascii=False)
+        if max_chars is not None:
+            text = text[:max_chars]
+        if len(self.tools.calls) > logged:  # every call within budget is logged, once
+            self.tools.calls[logged] = self.tools.calls[logged].model_copy(update={"result": text})
+        return text
 
     def record(self, termination: Termination, error: str | None = None) -> EpisodeRecord:
+        # Tool calls get their place among model calls: a model call's seq minus its index is
+        # the number of tool calls made before it.
+        before = [c.seq - j for j, c in enumerate(self._transcript.model_calls)]
+        tool_calls = tuple(
+            c.model_copy(update={"seq": i + bisect_right(before, i)})
+            for i, c in enumerate(self.tools.calls)
+        )
         return EpisodeRecord(
-            messages=tuple(self._messages),
-            tool_calls=tuple(self.tools.calls),
+            messages=tuple(self._transcript.messages),
+            model_calls=tuple(self._transcript.model_calls),
+            tool_calls=tool_calls,
             notebook_in=self.notebook_in,
             notebook_out=self.notebook_out,
             notebook_problems=self.notebook_problems,
             usage=self._usage,
-            wall_s=time.perf_counter() - self._started,
+            wall_s=_since(self._started),
             termination=termination,
             error=error,
         )
+
+
+def _since(started: float) -> float:
+    return time.perf_counter() - started
 
 
 def sandboxed_python(config: EnvConfig) -> Callable[[str], dict[str, Any]]:
@@ -148,6 +184,7 @@ class ForecastEnv:
         *,
         notebook_in: str | None = None,
         config: EnvConfig | None = None,
+        rollout: int = 0,
     ) -> Episode:
         cfg = config or self.config
         event = self.dataset.event(step.event_id)
@@ -162,7 +199,7 @@ class ForecastEnv:
         market = self.dataset.beliefs_before(event.id, step.cutoff) if cfg.market_access else None
         tools = Toolbox(self.backend, step.cutoff, cfg, market=market, python_runner=self._python)
         view = question_view(event, step.cutoff, step.step_index)
-        return Episode(view, tools, cfg, self._history(step), notebook_in)
+        return Episode(view, tools, cfg, self._history(step), notebook_in, rollout)
 
     def _history(self, step: StepSpec) -> PublicHistory:
         binary = yes = multi = 0

@@ -1,8 +1,11 @@
 """Record/replay cache for model calls: a recorded run replays bit-exact with no network.
 
-Key: sha256 of the canonical JSON of (model name, request). One JSON file per key under
-``cache_dir/<2 hex>/<key>.json``, written atomically. Identical requests share one entry, so a
-replay of sampled outputs returns the recorded sample every time.
+Key: sha256 of the canonical JSON of (model name, the model's own settings, request). The request
+carries every generation option (temperature, max tokens, seed, response schema, tools) and the
+rollout, so rollouts of one step get their own entries and sample independently, as they would
+without a cache; the settings are the options the model was built with (e.g. ``extra_body`` with
+``top_p``), so a model built differently never reuses another's outputs. One JSON file per key
+under ``cache_dir/<2 hex>/<key>.json``, written atomically.
 """
 
 from __future__ import annotations
@@ -11,6 +14,7 @@ import hashlib
 import json
 import os
 import tempfile
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Literal
 
@@ -19,28 +23,44 @@ from pastcast.models._protocol import ChatRequest, ChatResponse, Model, ModelErr
 __all__ = ["CacheMode", "CachedModel", "cache_key"]
 
 CacheMode = Literal["record", "replay", "auto"]
-_FORMAT = 1
+_FORMAT = 2  # 2: settings and the rollout are part of the key
 
 
 def _canonical(obj: Any) -> str:
     return json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
 
 
-def cache_key(model_name: str, request: ChatRequest) -> str:
-    payload = {"format": _FORMAT, "model": model_name, "request": request.model_dump(mode="json")}
+def cache_key(
+    model_name: str, request: ChatRequest, settings: Mapping[str, Any] | None = None
+) -> str:
+    payload = {
+        "format": _FORMAT,
+        "model": model_name,
+        "settings": dict(settings or {}),
+        "request": request.model_dump(mode="json"),
+    }
     return hashlib.sha256(_canonical(payload).encode("utf-8")).hexdigest()
 
 
 class CachedModel:
     """Wraps ``inner``. ``record``: always call and store; ``replay``: only read (a miss is an
-    error); ``auto``: read, else call and store."""
+    error); ``auto``: read, else call and store. ``settings``: the options ``inner`` was built
+    with (JSON-able), part of every key."""
 
-    def __init__(self, inner: Model, cache_dir: str | Path, mode: CacheMode = "auto") -> None:
+    def __init__(
+        self,
+        inner: Model,
+        cache_dir: str | Path,
+        mode: CacheMode = "auto",
+        *,
+        settings: Mapping[str, Any] | None = None,
+    ) -> None:
         if mode not in ("record", "replay", "auto"):
             raise ValueError(f"cache mode must be record, replay or auto, not {mode!r}")
         self.inner = inner
         self.cache_dir = Path(cache_dir)
         self.mode: CacheMode = mode
+        self.settings = dict(settings or {})
         self.hits = 0
         self.misses = 0
 
@@ -69,6 +89,7 @@ class CachedModel:
             "format": _FORMAT,
             "key": key,
             "model": self.name,
+            "settings": self.settings,
             "request": request.model_dump(mode="json"),
             "response": response.model_dump(mode="json"),
         }
@@ -82,7 +103,7 @@ class CachedModel:
             raise
 
     def chat(self, request: ChatRequest) -> ChatResponse:
-        key = cache_key(self.name, request)
+        key = cache_key(self.name, request, self.settings)
         path = self._path(key)
         if self.mode != "record":
             cached = self._read(path)

@@ -31,6 +31,9 @@ class ChatRequest(Record):
     temperature: float | None = None
     max_tokens: int | None = None
     seed: int | None = None
+    rollout: int = Field(default=0, ge=0)
+    """Which rollout of a step sends the request (set by the episode). Never sent to a provider:
+    it is part of the cache key, so rollouts of one step sample independently with a cache."""
 
 
 class ChatResponse(Record):

@@ -1,6 +1,11 @@
-"""The versioned run log: schema, writer (append, resumable) and validating reader."""
+"""The versioned run log: schema, writer (append, resumable) and validating reader.
 
-from pastcast.runlog._io import RunLog, RunLogError, RunLogWriter, read_run_log
+A run log is a step file (``run.jsonl``: one step record per line) with its header beside it
+(``header_path``: ``run.header.json``)."""
+
+from pastcast.runlog._arrow import step_schema
+from pastcast.runlog._definition import EXECUTION_ONLY, run_definition, run_fingerprint
+from pastcast.runlog._io import RunLog, RunLogError, RunLogWriter, header_path, read_run_log
 from pastcast.runlog._schema import (
     SCHEMA_VERSION,
     AgentSpec,
@@ -11,6 +16,7 @@ from pastcast.runlog._schema import (
 )
 
 __all__ = [
+    "EXECUTION_ONLY",
     "SCHEMA_VERSION",
     "AgentSpec",
     "Grading",
@@ -20,5 +26,9 @@ __all__ = [
     "RunLogWriter",
     "Scores",
     "StepRecord",
+    "header_path",
     "read_run_log",
+    "run_definition",
+    "run_fingerprint",
+    "step_schema",
 ]

@@ -1,10 +1,18 @@
-"""The versioned run-log schema: one header line, then one record per forecast step (JSONL)."""
+"""The versioned run-log schema: the run header (a JSON file) and one record per forecast step
+(a line of the JSONL step file).
+
+Every step field has one JSON type, and every object at a place has the same fields, in every
+record, so the step file loads as one table: free-form JSON (tool arguments) is kept as JSON
+text, and a probability per outcome label is written as a list of ``{"label", "p"}`` pairs in
+label order (a map keyed by labels would be a different set of columns in every record).
+"""
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from collections.abc import Mapping
+from typing import Annotated, Any
 
-from pydantic import Field
+from pydantic import BeforeValidator, Field, PlainSerializer, field_serializer, field_validator
 
 from pastcast.records import (
     AgentRole,
@@ -20,12 +28,39 @@ __all__ = [
     "SCHEMA_VERSION",
     "AgentSpec",
     "Grading",
+    "Probabilities",
     "RunHeader",
     "Scores",
     "StepRecord",
 ]
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
+"""2: header beside the step file, model calls and tool calls in call order, text tool results."""
+
+
+def _from_pairs(value: object) -> object:
+    if not isinstance(value, list):
+        return value
+    out: dict[str, object] = {}
+    for item in value:  # as written in a log
+        if not isinstance(item, dict) or set(item) != {"label", "p"}:
+            raise ValueError('expected {"label": ..., "p": ...} pairs')
+        if item["label"] in out:
+            raise ValueError(f"duplicate label {item['label']!r}")
+        out[item["label"]] = item["p"]
+    return out
+
+
+def _to_pairs(value: Mapping[str, float]) -> list[dict[str, str | float]]:
+    return [{"label": label, "p": p} for label, p in value.items()]
+
+
+Probabilities = Annotated[
+    dict[str, float],
+    BeforeValidator(_from_pairs),
+    PlainSerializer(_to_pairs, when_used="json"),
+]
+"""A probability per outcome label: a dict in Python, ``{"label", "p"}`` pairs in the log."""
 
 
 class AgentSpec(Record):
@@ -39,9 +74,12 @@ class AgentSpec(Record):
 
 
 class RunHeader(Record):
-    """The first line of a run log: everything needed to know, and redo, what ran."""
+    """The run log's header (``run.header.json``): everything needed to know, and redo, what ran.
 
-    kind: Literal["header"] = "header"
+    It describes every record of its log: a resumed run must have the same definition
+    (``run_definition``).
+    """
+
     schema_version: int = SCHEMA_VERSION
     run_id: str
     created_at: UtcDatetime
@@ -57,7 +95,7 @@ class Grading(Record):
 
     truth: str
     labels: tuple[str, ...]
-    market_probs: dict[str, float] | None = None
+    market_probs: Probabilities | None = None
     """Latest market belief visible at the step's cutoff (for information-alpha)."""
 
 
@@ -72,9 +110,8 @@ class Scores(Record):
 
 
 class StepRecord(Record):
-    """One forecast step of one agent and rollout."""
+    """One forecast step of one agent and rollout (one line of the step file)."""
 
-    kind: Literal["step"] = "step"
     run_id: str
     agent: str
     role: AgentRole = "agent"
@@ -90,6 +127,17 @@ class StepRecord(Record):
     episode: EpisodeRecord
     grading: Grading
     scores: Scores
+
+    @field_validator("forecast", mode="before")
+    @classmethod
+    def _forecast_from_log(cls, value: object) -> object:
+        if isinstance(value, dict) and isinstance(value.get("probs"), list):
+            return {**value, "probs": _from_pairs(value["probs"])}
+        return value
+
+    @field_serializer("forecast", when_used="json")
+    def _forecast_to_log(self, forecast: Forecast) -> dict[str, Any]:
+        return {**forecast.model_dump(mode="json"), "probs": _to_pairs(forecast.probs)}
 
     @property
     def key(self) -> StepKey:

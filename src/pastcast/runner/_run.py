@@ -2,7 +2,9 @@
 
 Steps of one (agent, event, rollout) form a chain run in order (memory-on agents carry their
 notebook along it); chains run in parallel threads. A rerun on the same log skips every step
-already recorded, and resumes a chain from the notebook of its last recorded step.
+already recorded, and resumes a chain from the notebook of its last recorded step; a rerun whose
+definition differs (dataset, configuration, agents, prompts) is refused, so the log's header
+describes every record under it.
 """
 
 from __future__ import annotations
@@ -154,7 +156,7 @@ class _Runner:
         notebook: str | None,
         role: AgentRole,
     ) -> StepRecord:
-        episode = env.reset(step, notebook_in=notebook, config=env_config)
+        episode = env.reset(step, notebook_in=notebook, config=env_config, rollout=chain.rollout)
         termination: Termination = "forecast"
         error: str | None = None
         try:
@@ -218,8 +220,11 @@ def run_benchmark(
 ) -> RunResult:
     """Run every agent of ``config`` on the dataset's steps and write the run log to ``out``.
 
-    Re-running with the same ``out`` resumes: recorded steps are not redone. The prompt files
-    the agents use are recorded in the header unless ``prompts`` is given.
+    ``out`` is the step file (``run.jsonl``); the header is written beside it
+    (``pastcast.runlog.header_path``). Re-running with the same ``out`` and the same definition
+    resumes: recorded steps are not redone; a different definition raises ``RunLogError`` naming
+    what differs. The prompt files the agents use are recorded in the header unless ``prompts``
+    is given.
     """
     path = Path(out)
     notebooks: dict[StepKey, str | None] = {}

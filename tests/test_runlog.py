@@ -1,0 +1,126 @@
+"""The run-log layout: steps in the JSONL file, the header beside it, schema-1 logs still read."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+
+from _tiny import ListBackend, tiny_dataset, tiny_documents
+from pastcast.agents import agent_spec
+from pastcast.runlog import (
+    SCHEMA_VERSION,
+    AgentSpec,
+    RunHeader,
+    RunLogError,
+    RunLogWriter,
+    header_path,
+    read_run_log,
+    run_fingerprint,
+)
+from pastcast.runner import RunConfig, run_benchmark
+from pastcast.scoring import score_step
+
+V1 = Path(__file__).parent / "fixtures" / "run_v1.jsonl"
+
+
+def _header(**kw: object) -> RunHeader:
+    base: dict[str, object] = {
+        "run_id": "r1",
+        "created_at": datetime(2025, 1, 1, tzinfo=UTC),
+        "dataset_id": "d",
+        "config": {"rollouts": 1, "workers": 1, "env": {"max_tool_calls": 400}},
+        "agents": (AgentSpec(name="m", factory="f"),),
+        "code_version": "test",
+    }
+    return RunHeader(**(base | kw))  # type: ignore[arg-type]
+
+
+def test_header_path_is_derived_from_the_step_file() -> None:
+    assert header_path("runs/x/run.jsonl") == Path("runs/x/run.header.json")
+    assert header_path(Path("a/b.c.jsonl")) == Path("a/b.c.header.json")
+
+
+def test_header_is_written_beside_the_steps_before_any_step(tmp_path: Path) -> None:
+    out = tmp_path / "run.jsonl"
+    with RunLogWriter(out, _header()):
+        assert json.loads(header_path(out).read_text())["schema_version"] == SCHEMA_VERSION == 2
+        assert out.read_text() == ""
+        assert not list(tmp_path.glob("*.tmp*"))
+    log = read_run_log(out)
+    assert log.header == _header() and log.steps == ()
+
+
+def test_a_run_writes_steps_only_and_reads_back(tmp_path: Path) -> None:
+    out = tmp_path / "run.jsonl"
+    cfg = RunConfig(agents=(agent_spec("uniform"), agent_spec("heuristic")))
+    run_benchmark(tiny_dataset(), ListBackend(tiny_documents()), cfg, out, progress=False)
+    lines = out.read_text().splitlines()
+    log = read_run_log(out)
+    assert len(lines) == len(log.steps) == 8
+    assert all("run_id" in json.loads(line) and "schema_version" not in line for line in lines)
+
+
+def test_a_step_file_without_its_header_is_refused_naming_it(tmp_path: Path) -> None:
+    out = tmp_path / "run.jsonl"
+    cfg = RunConfig(agents=(agent_spec("uniform"),))
+    run_benchmark(tiny_dataset(), ListBackend(tiny_documents()), cfg, out, progress=False)
+    header_path(out).unlink()
+    with pytest.raises(RunLogError, match=r"run\.jsonl:1: no run header: run\.header\.json"):
+        read_run_log(out)
+    with pytest.raises(RunLogError, match=r"run\.jsonl:1: no run header"):
+        run_benchmark(tiny_dataset(), ListBackend(tiny_documents()), cfg, out, progress=False)
+    with pytest.raises(RunLogError, match=r"run\.header\.json: pass the step file"):
+        read_run_log(tmp_path / "run.header.json")
+
+
+def test_schema_1_logs_are_read_and_rescore_identically() -> None:
+    log = read_run_log(V1)
+    assert log.header.schema_version == 1 and log.header.dataset_id == "tiny-v1"
+    assert len(log.steps) == 16
+    for rec in log.steps:
+        assert score_step(rec) == rec.scores
+    heuristic = [r for r in log.steps if r.agent == "heuristic"]
+    calls = [c for r in heuristic for c in r.episode.tool_calls]
+    assert {c.name for c in calls} == {"search", "read"}
+    search = next(c for c in calls if c.name == "search")
+    assert isinstance(search.result, str) and json.loads(search.result)[0]["id"] in search.doc_ids
+    assert any(r.episode.messages for r in log.steps)
+
+
+def test_a_schema_1_log_is_not_resumed(tmp_path: Path) -> None:
+    out = tmp_path / "run.jsonl"
+    shutil.copy(V1, out)
+    before = out.read_text()
+    cfg = RunConfig(agents=(agent_spec("uniform"),))
+    with pytest.raises(RunLogError, match=r"run-log schema 1; this run writes schema 2"):
+        run_benchmark(tiny_dataset(), ListBackend(tiny_documents()), cfg, out, progress=False)
+    assert out.read_text() == before and not header_path(out).exists()
+
+
+def test_fingerprint_ignores_run_identity_and_workers_only() -> None:
+    same = _header(
+        run_id="r2",
+        created_at=datetime(2026, 1, 1, tzinfo=UTC),
+        code_version="other",
+        config={"rollouts": 1, "workers": 8, "env": {"max_tool_calls": 400}},
+    )
+    assert run_fingerprint(same) == run_fingerprint(_header())
+    budget = _header(config={"rollouts": 1, "workers": 1, "env": {"max_tool_calls": 3}})
+    assert run_fingerprint(budget) != run_fingerprint(_header())
+    assert run_fingerprint(_header(prompts={"p.v1": "x"})) != run_fingerprint(_header())
+
+
+def test_step_schema_refuses_a_field_of_two_types() -> None:
+    from pydantic import BaseModel
+
+    from pastcast.runlog._arrow import _arrow_type
+
+    class TwoTypes(BaseModel):
+        value: int | str
+
+    with pytest.raises(TypeError, match="one type"):
+        _arrow_type(TwoTypes)
