@@ -155,7 +155,15 @@ def sandboxed_python(config: EnvConfig) -> Callable[[str], dict[str, Any]]:
     def run(code: str) -> dict[str, Any]:
         res = run_python(code, timeout_s=config.python_timeout_s, allow_unsafe=config.unsafe_python)
         return res.model_dump(
-            include={"stdout", "stderr", "exit_code", "timed_out", "killed_reason", "truncated"}
+            include={
+                "stdout",
+                "stderr",
+                "exit_code",
+                "timed_out",
+                "killed_reason",
+                "truncated",
+                "error",
+            }
         )
 
     return run
