@@ -89,6 +89,7 @@ def test_version() -> None:
 def test_choices_are_shown_in_help() -> None:
     run_help = runner.invoke(app, ["run", "--help"], env={"COLUMNS": "200"}).stdout
     assert "memory_free|memory_on|no_tools" in run_help and "uniform|worst" in run_help
+    assert "NAME[:key=value,...][@SETTING]" in run_help  # brackets are not taken as markup
     score_help = runner.invoke(app, ["score", "--help"], env={"COLUMNS": "200"}).stdout
     assert "uniform|worst|exclude" in score_help
 

@@ -1,8 +1,9 @@
 """Helpers shared by CLI commands: exit codes, one-line errors, JSON output and notes.
 
-Exit codes: 0 success, 2 a usage error (bad option or value, unknown agent or setting, malformed
-spec, missing or unreadable input), 1 a failed run (an exception once the work has started, or a
-run whose every new forecast is unusable). Errors are one ``error: ...`` line on stderr.
+Exit codes: 0 success; 2 a usage error (a bad option or value, an unknown agent or setting, a
+malformed spec, an input that is missing or cannot be read or reached): nothing is done; 1 a
+failed run (an exception once the work has started, or a run whose every new forecast is
+unusable). Errors are one ``error: ...`` line on stderr.
 """
 
 from __future__ import annotations

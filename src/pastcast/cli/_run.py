@@ -304,9 +304,8 @@ def demo(
     log = out / "run.jsonl"
     result = execute(f"world:{seed}", config, log)
     note(f"run log: {result.path} ({result.written} new steps, {result.skipped} resumed)", as_json)
-    report = write_report(
-        [log], out / "report.md", console=Console(stderr=True) if as_json else None
-    )
+    console = Console(stderr=True) if as_json else None  # the leaderboard table is a note then
+    report = write_report([log], out / "report.md", console=console)
     note(f"report: {report}", as_json)
     if as_json:
         board = [s.as_dict() for s in summarize(read_run_log(log).steps)]  # as in the report
