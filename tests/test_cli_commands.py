@@ -141,6 +141,22 @@ def test_usage_errors_of_the_parser_exit_2(tmp_path: Path) -> None:
     assert not (tmp_path / "r.jsonl").exists()
 
 
+def test_python_tool_without_a_sandbox_is_refused_before_the_run(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import pastcast.sandbox
+
+    monkeypatch.setattr(pastcast.sandbox, "sandbox_available", lambda: (False, "no bwrap"))
+    out = tmp_path / "r.jsonl"
+    args = ["run", "--agent", "uniform", "--python-tool", "--max-events", "1", "--out", str(out)]
+    result = runner.invoke(app, args)
+    assert result.exit_code == 2
+    assert result.stderr.startswith("error: --python-tool: no isolating sandbox here (no bwrap)")
+    assert not out.exists()
+    unsafe = runner.invoke(app, [*args, "--unsafe-python"])  # trusted agents: allowed
+    assert unsafe.exit_code == 0, unsafe.output
+
+
 def _non_default(name: str, field: Any) -> tuple[list[str], Any]:
     """A command-line value for ``field`` other than its default, and the value it becomes."""
     option = cli_run.OPTION_NAMES.get(name, "--" + name.replace("_", "-"))
