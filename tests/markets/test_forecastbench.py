@@ -196,3 +196,26 @@ def test_cli_bad_input_is_one_line_and_writes_nothing(tmp_path: Path) -> None:
     assert not (tmp_path / "o").exists()
     bad = runner.invoke(app, ["data", "info", str(tmp_path), "--json"])
     assert bad.exit_code == 2 and "manifest.json" in bad.output
+
+
+def test_cli_import_json_is_one_object_on_stdout(tmp_path: Path) -> None:
+    out = tmp_path / "d"
+    res = runner.invoke(
+        app,
+        [
+            "data",
+            "import",
+            "forecastbench",
+            str(_fb(tmp_path / "src")),
+            "--out",
+            str(out),
+            "--json",
+        ],
+    )
+    assert res.exit_code == 0, res.output
+    summary = json.loads(res.stdout)
+    ds = load_dataset(out)
+    assert summary["dataset_id"] == ds.id and summary["out"] == str(out)
+    assert summary["events"] == len(ds.events) and summary["steps"] == len(ds.steps)
+    assert summary["funnel"][0]["stage"] == "imported"
+    assert summary["funnel"][-1]["remaining"] == len(ds.events)

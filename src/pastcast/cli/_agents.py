@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import inspect
-from typing import Annotated
 
 import typer
 from rich.console import Console
@@ -11,15 +10,14 @@ from rich.markup import escape
 from rich.table import Table
 
 from pastcast.agents import list_agents
-from pastcast.cli._common import print_json
+from pastcast.cli._common import JsonFlag, print_json
+from pastcast.cli._specs import AGENT_FORM
 
 app = typer.Typer(help="Registered agents.", no_args_is_help=True)
 
 
 @app.command("list")
-def list_command(
-    as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
-) -> None:
+def list_command(as_json: JsonFlag = False) -> None:
     """Registered agents with their role, arguments and description."""
     rows: list[dict[str, object]] = []
     for info in list_agents():
@@ -43,7 +41,7 @@ def list_command(
     if as_json:
         print_json(rows)
         return
-    table = Table(title=escape("Agents: pass as --agent NAME[:key=value,...][@setting]"))
+    table = Table(title=escape(f"Agents: pass as --agent {AGENT_FORM} (see pastcast run --help)"))
     for col in ("name", "role", "arguments", "description"):
         table.add_column(col)
     for r in rows:

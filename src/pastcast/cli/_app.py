@@ -2,14 +2,54 @@
 
 from __future__ import annotations
 
+import os
+import sys
+from collections.abc import Sequence
+from typing import Annotated, Any
+
 import typer
+from typer.core import TyperGroup
 
 from pastcast.cli import _agents, _corpus, _data, _run, _score, _stats
+from pastcast.cli._common import EXIT_FAILED
+
+DEBUG_ENV = "PASTCAST_DEBUG"
+
+
+class _OneLineErrors(TyperGroup):
+    """Turns an exception no command anticipated into one ``error:`` line and exit code 1
+    (``PASTCAST_DEBUG=1`` shows the traceback instead). Usage errors are typer's: exit 2."""
+
+    def main(
+        self, args: Sequence[str] | None = None, *pos: Any, **kwargs: Any
+    ) -> Any:  # typer's signature
+        try:
+            return super().main(args, *pos, **kwargs)
+        except Exception as exc:  # standalone mode has already handled typer's own exceptions
+            if os.environ.get(DEBUG_ENV) or not kwargs.get("standalone_mode", True):
+                raise
+            first = (str(exc).strip().splitlines() or [""])[0]
+            typer.echo(
+                f"error: {type(exc).__name__}: {first} (set {DEBUG_ENV}=1 for the traceback)",
+                err=True,
+            )
+            sys.exit(EXIT_FAILED)
+
+
+def _version(value: bool) -> None:
+    if value:
+        from pastcast import __version__
+
+        typer.echo(f"pastcast {__version__}")
+        raise typer.Exit()
+
 
 app = typer.Typer(
     name="pastcast",
+    cls=_OneLineErrors,
     help="Replay resolved prediction markets to benchmark forecasting agents without leaking "
     "the future.",
+    epilog="Exit codes: 0 success, 2 usage error (nothing done), 1 failed run.",
     no_args_is_help=True,
     pretty_exceptions_enable=False,
 )
@@ -23,7 +63,14 @@ app.command("score")(_score.score)
 
 
 @app.callback()
-def _root() -> None:
+def _root(
+    version: Annotated[
+        bool,
+        typer.Option(
+            "--version", callback=_version, is_eager=True, help="Print the version and exit."
+        ),
+    ] = False,
+) -> None:
     """pastcast: replay resolved prediction markets as dated forecast episodes."""
 
 

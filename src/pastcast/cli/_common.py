@@ -1,22 +1,45 @@
-"""Helpers shared by CLI commands: one-line errors and JSON output."""
+"""Helpers shared by CLI commands: exit codes, one-line errors, JSON output and notes.
+
+Exit codes: 0 success; 2 a usage error (a bad option or value, an unknown agent or setting, a
+malformed spec, an input that is missing or cannot be read or reached): nothing is done; 1 a
+failed run (an exception once the work has started, or a run whose every new forecast is
+unusable). Errors are one ``error: ...`` line on stderr.
+"""
 
 from __future__ import annotations
 
 import json
 import sys
-from typing import Any, NoReturn
+from typing import Annotated, Any, NoReturn
 
 import typer
 
-__all__ = ["fail", "print_json"]
+from pastcast.reports import clean_json
+
+__all__ = ["EXIT_FAILED", "EXIT_USAGE", "JsonFlag", "fail", "note", "print_json"]
+
+EXIT_USAGE = 2
+EXIT_FAILED = 1
+
+JsonFlag = Annotated[
+    bool,
+    typer.Option("--json", help="Print one JSON value on stdout (notes and progress: stderr)."),
+]
 
 
-def fail(message: str, code: int = 2) -> NoReturn:
+def fail(message: str, code: int = EXIT_USAGE) -> NoReturn:
     """Print a one-line error to stderr and exit with ``code``."""
-    typer.echo(f"error: {message}", err=True)
+    line = " ".join(message.split())  # a multi-line exception message stays one line
+    typer.echo(f"error: {line}", err=True)
     raise typer.Exit(code)
 
 
+def note(text: str, as_json: bool) -> None:
+    """A human-readable line: on stdout, or on stderr when stdout carries JSON."""
+    typer.echo(text, err=as_json)
+
+
 def print_json(obj: Any) -> None:
-    json.dump(obj, sys.stdout, indent=2, default=str)
+    """``obj`` as JSON on stdout (NaN and infinities, which JSON lacks, become null)."""
+    json.dump(clean_json(obj), sys.stdout, indent=2, default=str, allow_nan=False)
     sys.stdout.write("\n")

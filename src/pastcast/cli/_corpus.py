@@ -7,13 +7,13 @@ import tempfile
 from collections.abc import Iterator
 from datetime import date, datetime
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Literal
 
 import typer
 from rich.console import Console
 from rich.table import Table
 
-from pastcast.cli._common import fail, print_json
+from pastcast.cli._common import JsonFlag, fail, print_json
 from pastcast.cli._sources import SOURCE_KINDS, SourceRun, open_source
 from pastcast.corpus import (
     CorpusBackend,
@@ -91,8 +91,6 @@ def _check_target(backend: str, out: Path | None, url: str | None, overwrite: bo
             fail("--url: required with --backend postgres (postgresql://USER@HOST:PORT/DB)")
         if out is not None:
             fail("--out: only with --backend embedded")
-    else:
-        fail(f"--backend: expected embedded or postgres, got {backend!r}")
 
 
 def _store(
@@ -102,8 +100,8 @@ def _store(
     url: str | None,
     schema: str,
     overwrite: bool,
-) -> None:
-    """Index ``docs`` into the chosen backend and say where they went."""
+) -> tuple[int, str]:
+    """Index ``docs`` into the chosen backend: how many, and where they went."""
     try:
         if backend == "postgres" and url is not None:
             with PostgresBackend.build(
@@ -129,7 +127,7 @@ def _store(
         if url is None or not type(exc).__module__.startswith("psycopg"):
             raise
         fail(f"{redact_url(url)}: {exc}")  # a database error, without the password
-    typer.echo(f"indexed {count} documents into {where}")
+    return count, where
 
 
 def _day(value: str | None, option: str) -> date | None:
@@ -155,7 +153,8 @@ def build(
     ] = None,
     overwrite: Annotated[bool, typer.Option(help="Replace an existing index.")] = False,
     backend: Annotated[
-        str, typer.Option(help="embedded (an index directory) or postgres (a database).")
+        Literal["embedded", "postgres"],
+        typer.Option(help="embedded (an index directory) or postgres (a database)."),
     ] = "embedded",
     url: Annotated[
         str | None,
@@ -173,6 +172,7 @@ def build(
     include_flagged: Annotated[
         bool, typer.Option(help="wcep: keep documents flagged as possible hindsight.")
     ] = False,
+    as_json: JsonFlag = False,
 ) -> None:
     """Build an index from a document source (written atomically), then print a report."""
     kind, sep, path = source.partition(":")
@@ -209,21 +209,28 @@ def build(
         known = ", ".join(("jsonl", "wcep", *SOURCE_KINDS))
         fail(f"source {source!r}: unknown kind {kind!r} (known: {known})")
     try:
-        _store(docs, backend, out, url, schema, overwrite)
+        count, where = _store(docs, backend, out, url, schema, overwrite)
     except BaseException:  # includes the one-line failure exit: drop the side file
         if run is not None:
             run.discard()
         raise
+    lines: list[str] = []
     if run is not None:
         side.mkdir(parents=True, exist_ok=True)
-        run.finish(side)
-    if isinstance(report, WcepReport):
-        for line in report.lines():
-            typer.echo(f"  {line}")
-    elif report.skipped:
+        lines = run.finish(side)
+    elif isinstance(report, WcepReport):
+        lines = report.lines()
+    if as_json:
+        skipped = report.reasons if isinstance(report, LoadReport) else {}
+        print_json({"indexed": count, "into": where, "skipped": dict(skipped), "report": lines})
+        return
+    typer.echo(f"indexed {count} documents into {where}")
+    for line in lines:
+        typer.echo(f"  {line}")
+    if isinstance(report, LoadReport) and report.skipped:
         typer.echo(f"skipped {report.skipped} malformed lines:")
-        for reason, count in report.reasons.most_common():
-            typer.echo(f"  {count:6d}  {reason}")
+        for reason, n in report.reasons.most_common():
+            typer.echo(f"  {n:6d}  {reason}")
 
 
 @app.command()
@@ -239,7 +246,7 @@ def search(
             "hybrid (reciprocal-rank fusion of both)."
         ),
     ] = "bm25",
-    json_out: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
+    json_out: JsonFlag = False,
     schema: Schema = "pastcast",
     nprobe: Annotated[
         int | None,
@@ -287,7 +294,7 @@ def read(
     target: Annotated[str, typer.Argument(help=_TARGET_HELP, metavar="INDEX")],
     doc_id: Annotated[str, typer.Argument(help="Document id.")],
     as_of: AsOf,
-    json_out: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
+    json_out: JsonFlag = False,
     schema: Schema = "pastcast",
 ) -> None:
     """Print one document if it is visible at the cutoff (exit 2 otherwise)."""

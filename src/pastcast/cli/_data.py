@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 import tempfile
+from dataclasses import asdict
 from datetime import date
 from pathlib import Path
 from typing import Annotated, Any
 
 import typer
 
-from pastcast.cli._common import fail, print_json
+from pastcast.cli._common import JsonFlag, fail, print_json
+from pastcast.markets import SCHEDULES
 
 app = typer.Typer(
     help="Import real market data into datasets and describe them.", no_args_is_help=True
@@ -18,7 +20,7 @@ import_app = typer.Typer(help="Import resolved markets from a source.", no_args_
 app.add_typer(import_app, name="import")
 
 ScheduleOpt = Annotated[
-    str, typer.Option("--schedule", help="Forecast-date schedule: dojo, hindcast or lookback.")
+    str, typer.Option("--schedule", help=f"Forecast-date schedule: {'|'.join(SCHEDULES)}.")
 ]
 SourceOpt = Annotated[
     list[str] | None, typer.Option("--source", help="Keep only this source (repeatable).")
@@ -68,7 +70,18 @@ def _common(schedule: str, split: str | None, corpus_end: str | None, first_beli
     return sched, parsed
 
 
-def _report(ds: Any, report: Any, out: Path) -> None:
+def _report(ds: Any, report: Any, out: Path, as_json: bool) -> None:
+    if as_json:
+        print_json(
+            {
+                "dataset_id": ds.id,
+                "out": str(out),
+                "events": len(ds.events),
+                "steps": len(ds.steps),
+                "funnel": [asdict(stage) for stage in report.funnel],
+            }
+        )
+        return
     typer.echo(f"wrote {ds.id} to {out}: {len(ds.events)} events, {len(ds.steps)} steps")
     for stage in report.funnel:
         typer.echo(f"  {stage.stage:<40} -{stage.removed:<6} {stage.remaining:>6}  {stage.note}")
@@ -90,6 +103,7 @@ def import_forecastbench(
         Path | None, typer.Option("--cache", help="Download folder (default: a temp folder).")
     ] = None,
     news_corpus: NewsOpt = None,
+    as_json: JsonFlag = False,
 ) -> None:
     """Import ForecastBench's resolved binary market questions with their daily series."""
     from pastcast.markets import (
@@ -134,7 +148,7 @@ def import_forecastbench(
     finally:
         if tmp is not None:
             tmp.cleanup()
-    _report(ds, report, out)
+    _report(ds, report, out, as_json)
 
 
 @import_app.command("polymarket")
@@ -154,6 +168,7 @@ def import_polymarket(
         int | None, typer.Option("--max-events", help="Stop after this many events.")
     ] = None,
     news_corpus: NewsOpt = None,
+    as_json: JsonFlag = False,
 ) -> None:
     """Import resolved Polymarket events (binary and neg-risk multi-option) with price history."""
     from pastcast.markets import PolymarketClient, PolymarketError, build_and_save, fetch_histories
@@ -178,13 +193,13 @@ def import_polymarket(
         )
     except PolymarketError as exc:
         fail(str(exc))
-    _report(ds, report, out)
+    _report(ds, report, out, as_json)
 
 
 @app.command("info")
 def info(
     directory: Annotated[Path, typer.Argument(help="Dataset directory.")],
-    as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
+    as_json: JsonFlag = False,
 ) -> None:
     """Counts by source, label, split and schedule, and the filtering funnel."""
     from pastcast.dataset import DatasetFormatError

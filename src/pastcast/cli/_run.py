@@ -1,24 +1,45 @@
-"""`pastcast run` and `pastcast demo`: run agents over forecast steps and write a run log."""
+"""`pastcast run` and `pastcast demo`: run agents over forecast steps and write a run log.
+
+Everything that can be checked without running is checked first (agent names, arguments and
+their types, settings, budgets, the sandbox for the python tool, the dataset), so a usage error
+exits 2 before a progress bar starts or a run log is written.
+"""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Annotated, Any
 
 import typer
+from pydantic import ValidationError
+from rich.console import Console
+from rich.markup import escape
 
 from pastcast.agents import clear_models
-from pastcast.cli._common import fail
-from pastcast.cli._specs import parse_agent_option
+from pastcast.cli._common import EXIT_FAILED, JsonFlag, fail, note, print_json
+from pastcast.cli._specs import AGENT_GRAMMAR, parse_agent_option
 from pastcast.corpus import CorpusBackend, EmbeddedIndex
 from pastcast.dataset import Dataset
 from pastcast.env import EnvConfig
-from pastcast.runlog import AgentSpec
+from pastcast.records import Setting
+from pastcast.runlog import AgentSpec, RunLogError, read_run_log
 from pastcast.runner import RunConfig, RunResult, run_benchmark
+from pastcast.scoring import Fallback, summarize
 
-__all__ = ["DEMO_AGENTS", "demo", "run"]
+__all__ = ["DEMO_AGENTS", "OPTION_NAMES", "PER_AGENT_FIELDS", "demo", "run"]
 
 DEMO_AGENTS = ("uniform", "base-rate", "heuristic", "heuristic@memory_on", "market")
+
+# RunConfig / EnvConfig fields whose `run` option is not --field-name.
+OPTION_NAMES = {"agents": "--agent", "python_timeout_s": "--python-timeout"}
+# EnvConfig fields the runner sets per agent rather than per run: market prices go only to agents
+# registered with market access (market, tool-agent-market), and never under @no_tools.
+PER_AGENT_FIELDS = frozenset({"market_access"})
+
+_ENV = EnvConfig()
+_RUN = RunConfig.model_fields
 
 
 @dataclass(frozen=True)
@@ -71,20 +92,23 @@ def _load(dataset: str, corpus: Path | None, index_dir: Path) -> _Loaded:
     return _Loaded(loaded, backend)
 
 
-def execute(
-    dataset: str,
-    agents: list[str],
-    out: Path,
-    *,
-    corpus: Path | None = None,
-    setting: str = "memory_free",
-    rollouts: int = 1,
-    workers: int = 1,
-    split: str | None = None,
-    max_events: int | None = None,
-    env: EnvConfig | None = None,
-) -> RunResult:
-    """Shared by ``run`` and ``demo``: parse options, load data, run, return the result."""
+def _option(field: str) -> str:
+    return OPTION_NAMES.get(field, "--" + field.replace("_", "-"))
+
+
+def _invalid(exc: ValidationError) -> str:
+    """The first problem of a config, named by its command-line option."""
+    first = exc.errors()[0]
+    fields = [str(p) for p in first["loc"] if isinstance(p, str)]
+    option = _option(fields[-1]) if fields else "options"
+    return f"{option}: {first['msg']}"
+
+
+def plan(
+    agents: list[str], setting: Setting, build: Callable[[tuple[AgentSpec, ...]], RunConfig]
+) -> RunConfig:
+    """Parse and check the agents, then ``build(specs)`` the RunConfig (a one-line exit 2 on
+    any problem)."""
     try:
         specs: tuple[AgentSpec, ...] = tuple(parse_agent_option(a, setting) for a in agents)
     except ValueError as exc:
@@ -92,77 +116,198 @@ def execute(
     keys = [(s.name, s.setting) for s in specs]
     if len(set(keys)) != len(keys):
         fail(f"--agent: the same agent and setting is given twice ({', '.join(agents)})")
+    try:
+        config = build(specs)
+    except ValidationError as exc:
+        fail(_invalid(exc))
+    return config
+
+
+def _check_sandbox(env: EnvConfig) -> None:
+    if not env.python_tool or env.unsafe_python:
+        return
+    from pastcast.sandbox import sandbox_available
+
+    ok, why = sandbox_available()
+    if not ok:
+        fail(
+            f"--python-tool: no isolating sandbox here ({why}); install bubblewrap, or pass "
+            "--unsafe-python for trusted agents only"
+        )
+
+
+def execute(dataset: str, config: RunConfig, out: Path, corpus: Path | None = None) -> RunResult:
+    """Shared by ``run`` and ``demo``: load the data, run, return the result. Problems found
+    before the work starts exit 2; an exception during the run exits 1."""
+    _check_sandbox(config.env)
     loaded = _load(dataset, corpus, out.parent / "index")
-    config = RunConfig(
-        agents=specs,
-        rollouts=rollouts,
-        workers=workers,
-        split=split,
-        max_events=max_events,
-        env=env or EnvConfig(),
-    )
     try:
         return run_benchmark(loaded.dataset, loaded.backend, config, out)
-    except (ValueError, RuntimeError) as exc:  # bad data, unavailable sandbox: one line
+    except RunLogError as exc:  # --out holds another run's log, or an unreadable one
         fail(str(exc))
+    except (ValueError, RuntimeError) as exc:  # bad data, a sandbox failing mid-run
+        fail(str(exc), EXIT_FAILED)
     finally:
         clear_models()  # stop local model servers started for this run
 
 
+def _summary(result: RunResult) -> dict[str, Any]:
+    return {
+        "run_log": str(result.path),
+        "run_id": result.run_id,
+        "written": result.written,
+        "resumed": result.skipped,
+        "unusable": result.failures,
+    }
+
+
+def _exit_if_all_unusable(result: RunResult) -> None:
+    """A run whose every new forecast is unusable failed (a model server down, a broken
+    agent); some unusable forecasts are results, scored with the fallback."""
+    if result.written and result.failures == result.written:
+        fail(
+            f"{result.path}: every one of the {result.written} new forecasts is unusable "
+            "(see failure_reason in the run log)",
+            EXIT_FAILED,
+        )
+
+
 def run(
-    dataset: str = typer.Option("world", help="'world[:SEED]' or a dataset directory."),
-    agent: list[str] = typer.Option(
-        ...,
-        "--agent",
-        "-a",
-        help="Agent as NAME[:key=value,...][@memory_free|memory_on|no_tools]; repeatable.",
-    ),
-    out: Path = typer.Option(Path("runs/run.jsonl"), help="Run log to write (resumed if present)."),
-    corpus: Path | None = typer.Option(None, help="Corpus index directory for a real dataset."),
-    setting: str = typer.Option("memory_free", help="Default setting for agents without @."),
-    rollouts: int = typer.Option(1, min=1, help="Rollouts per forecast step."),
-    workers: int = typer.Option(1, min=1, help="Parallel (agent, event, rollout) chains."),
-    split: str | None = typer.Option(None, help="Only events of this split (e.g. eval)."),
-    max_events: int | None = typer.Option(None, min=1, help="Only the first N events."),
-    max_tool_calls: int = typer.Option(400, min=0, help="Tool calls per forecast step."),
-    python_tool: bool = typer.Option(False, help="Offer the sandboxed python tool."),
-    unsafe_python: bool = typer.Option(
-        False, help="Allow the python tool without isolation (trusted agents only)."
-    ),
+    agent: Annotated[
+        list[str],
+        typer.Option(
+            "--agent",
+            "-a",
+            metavar="SPEC",
+            help=escape(f"Agent (repeatable): {AGENT_GRAMMAR}"),  # [..] is not rich markup
+        ),
+    ],
+    dataset: Annotated[
+        str, typer.Option("--dataset", help="'world[:SEED]' or a dataset directory.")
+    ] = "world",
+    out: Annotated[
+        Path, typer.Option("--out", help="Run log to write (resumed if present).")
+    ] = Path("runs/run.jsonl"),
+    corpus: Annotated[
+        Path | None,
+        typer.Option("--corpus", help="Corpus index directory for a real dataset."),
+    ] = None,
+    setting: Annotated[
+        Setting, typer.Option("--setting", help="Setting of agents given without @SETTING.")
+    ] = "memory_free",
+    rollouts: Annotated[int, typer.Option("--rollouts", help="Rollouts per forecast step.")] = _RUN[
+        "rollouts"
+    ].default,
+    workers: Annotated[
+        int, typer.Option("--workers", help="Parallel (agent, event, rollout) chains.")
+    ] = _RUN["workers"].default,
+    split: Annotated[
+        str | None, typer.Option("--split", help="Only events of this split (e.g. eval).")
+    ] = None,
+    max_events: Annotated[
+        int | None, typer.Option("--max-events", help="Only the first N events.")
+    ] = None,
+    fallback: Annotated[
+        Fallback,
+        typer.Option("--fallback", help="Score recorded for an unusable forecast in the log."),
+    ] = _RUN["fallback"].default,
+    max_tool_calls: Annotated[
+        int, typer.Option("--max-tool-calls", help="Tool calls per forecast step.")
+    ] = _ENV.max_tool_calls,
+    max_tool_iterations: Annotated[
+        int,
+        typer.Option("--max-tool-iterations", help="Model turns with tool calls per step."),
+    ] = _ENV.max_tool_iterations,
+    max_model_calls: Annotated[
+        int, typer.Option("--max-model-calls", help="Model calls per forecast step.")
+    ] = _ENV.max_model_calls,
+    max_search_k: Annotated[
+        int, typer.Option("--max-search-k", help="Most hits one search may return.")
+    ] = _ENV.max_search_k,
+    snippet_chars: Annotated[
+        int, typer.Option("--snippet-chars", help="Characters of text shown per search hit.")
+    ] = _ENV.snippet_chars,
+    read_max_chars: Annotated[
+        int, typer.Option("--read-max-chars", help="Characters of a document one read returns.")
+    ] = _ENV.read_max_chars,
+    python_tool: Annotated[
+        bool,
+        typer.Option(
+            "--python-tool/--no-python-tool",
+            help="Offer the python tool (needs an isolating sandbox: bubblewrap).",
+        ),
+    ] = _ENV.python_tool,
+    unsafe_python: Annotated[
+        bool,
+        typer.Option(
+            "--unsafe-python/--no-unsafe-python",
+            help="Allow the python tool without isolation (trusted agents only).",
+        ),
+    ] = _ENV.unsafe_python,
+    python_timeout_s: Annotated[
+        float, typer.Option("--python-timeout", help="Seconds one python tool call may run.")
+    ] = _ENV.python_timeout_s,
+    as_json: JsonFlag = False,
 ) -> None:
-    """Run agents over a dataset's forecast steps and write a resumable run log."""
-    env = EnvConfig(
-        max_tool_calls=max_tool_calls, python_tool=python_tool, unsafe_python=unsafe_python
-    )
-    result = execute(
-        dataset,
-        agent,
-        out,
-        corpus=corpus,
-        setting=setting,
-        rollouts=rollouts,
-        workers=workers,
-        split=split,
-        max_events=max_events,
-        env=env,
-    )
-    typer.echo(
-        f"{result.path}: {result.written} steps written, {result.skipped} resumed, "
-        f"{result.failures} unusable forecasts (run {result.run_id})"
-    )
+    """Run agents over a dataset's forecast steps and write a resumable run log.
+
+    Market prices go only to agents registered with market access (market, tool-agent-market).
+    Exit codes: 0 done, 2 a usage error (nothing is run), 1 a failed run: an error during the
+    run, or every new forecast unusable.
+    """
+
+    def build(specs: tuple[AgentSpec, ...]) -> RunConfig:
+        env = EnvConfig(
+            max_tool_calls=max_tool_calls,
+            max_tool_iterations=max_tool_iterations,
+            max_model_calls=max_model_calls,
+            max_search_k=max_search_k,
+            snippet_chars=snippet_chars,
+            read_max_chars=read_max_chars,
+            python_tool=python_tool,
+            unsafe_python=unsafe_python,
+            python_timeout_s=python_timeout_s,
+        )
+        return RunConfig(
+            agents=specs,
+            rollouts=rollouts,
+            env=env,
+            fallback=fallback,
+            workers=workers,
+            split=split,
+            max_events=max_events,
+        )
+
+    config = plan(agent, setting, build)
+    result = execute(dataset, config, out, corpus)
+    if as_json:
+        print_json(_summary(result))
+    else:
+        typer.echo(
+            f"{result.path}: {result.written} steps written, {result.skipped} resumed, "
+            f"{result.failures} unusable forecasts (run {result.run_id})"
+        )
+    _exit_if_all_unusable(result)
 
 
 def demo(
-    out: Path = typer.Option(Path("runs/demo"), help="Output directory."),
-    seed: int = typer.Option(0, help="Seed of the embedded world."),
+    out: Annotated[Path, typer.Option("--out", help="Output directory.")] = Path("runs/demo"),
+    seed: Annotated[int, typer.Option("--seed", help="Seed of the embedded world.")] = 0,
+    as_json: JsonFlag = False,
 ) -> None:
     """Build the embedded world and its index, run the baselines and the heuristic research
     agent, print the leaderboard and write a run log and a report."""
     from pastcast.reports import write_report
 
+    config = plan(list(DEMO_AGENTS), "memory_free", lambda specs: RunConfig(agents=specs))
     out.mkdir(parents=True, exist_ok=True)
     log = out / "run.jsonl"
-    result = execute(f"world:{seed}", list(DEMO_AGENTS), log)
-    typer.echo(f"run log: {result.path} ({result.written} new steps, {result.skipped} resumed)")
-    report = write_report([log], out / "report.md")
-    typer.echo(f"report: {report}")
+    result = execute(f"world:{seed}", config, log)
+    note(f"run log: {result.path} ({result.written} new steps, {result.skipped} resumed)", as_json)
+    console = Console(stderr=True) if as_json else None  # the leaderboard table is a note then
+    report = write_report([log], out / "report.md", console=console)
+    note(f"report: {report}", as_json)
+    if as_json:
+        board = [s.as_dict() for s in summarize(read_run_log(log).steps)]  # as in the report
+        print_json({**_summary(result), "report": str(report), "leaderboard": board})
+    _exit_if_all_unusable(result)

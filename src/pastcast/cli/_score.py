@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
-from typing import cast
+from typing import Annotated
 
 import typer
 from rich.console import Console
 
-from pastcast.cli._common import fail, print_json
-from pastcast.reports import clean_json, leaderboard_table
+from pastcast.cli._common import JsonFlag, fail, print_json
+from pastcast.reports import leaderboard_table
 from pastcast.runlog import RunLogError, StepRecord, read_run_log
 from pastcast.scoring import Convention, summarize, table_from_records
 
@@ -24,33 +25,19 @@ GROUP_COLUMNS = (
     "step",
     "rollout",
 )
-CONVENTIONS = ("uniform", "worst", "exclude")
 
 
-def score(
-    run_logs: list[Path] = typer.Argument(..., help="Run log files (JSONL) to score."),
-    by: str = typer.Option(
-        "agent,setting",
-        "--by",
-        help=f"Comma-separated grouping columns: {', '.join(GROUP_COLUMNS)}.",
-    ),
-    fallback: str = typer.Option(
-        "uniform",
-        "--fallback",
-        help="How unusable forecasts count: uniform (default), worst, or exclude. "
-        "Failures are always reported.",
-    ),
-    bootstrap: int = typer.Option(4000, "--bootstrap", min=0, help="Bootstrap draws for CIs."),
-    seed: int = typer.Option(0, "--seed", help="Seed of the bootstrap."),
-    json_: bool = typer.Option(False, "--json", help="Print JSON instead of a table."),
-) -> None:
-    """Re-score saved run logs from forecasts and gradings and print a leaderboard."""
-    groups = tuple(c.strip() for c in by.split(",") if c.strip())
-    unknown = [c for c in groups if c not in GROUP_COLUMNS]
-    if unknown:
-        fail(f"--by: unknown column {unknown[0]!r} (expected some of {', '.join(GROUP_COLUMNS)})")
-    if fallback not in CONVENTIONS:
-        fail(f"--fallback: expected one of {', '.join(CONVENTIONS)}, not {fallback!r}")
+def columns(text: str, option: str = "--by") -> tuple[str, ...]:
+    """Comma-separated grouping columns, each one of ``GROUP_COLUMNS``."""
+    cols = tuple(c.strip() for c in text.split(",") if c.strip())
+    bad = [c for c in cols if c not in GROUP_COLUMNS]
+    if bad:
+        fail(f"{option}: unknown column {bad[0]!r} (expected some of {', '.join(GROUP_COLUMNS)})")
+    return cols
+
+
+def read_steps(run_logs: Sequence[Path]) -> list[StepRecord]:
+    """The forecast steps of every run log (exit 2 on a bad or empty log)."""
     steps: list[StepRecord] = []
     for path in run_logs:
         try:
@@ -59,21 +46,51 @@ def score(
             fail(str(err))
     if not steps:
         fail("no forecast steps in " + ", ".join(str(p) for p in run_logs))
-    table = table_from_records(steps)
-    conv = cast(Convention, fallback)
-    summaries = summarize(table, by=groups, fallback=conv, bootstrap=bootstrap, seed=seed)
-    if json_:
+    return steps
+
+
+RunLogsArg = Annotated[list[Path], typer.Argument(help="Run log files (JSONL).")]
+ByOpt = Annotated[
+    str, typer.Option("--by", help=f"Comma-separated grouping columns: {', '.join(GROUP_COLUMNS)}.")
+]
+FallbackOpt = Annotated[
+    Convention,
+    typer.Option(
+        "--fallback",
+        help="How unusable forecasts count: as a uniform forecast, as the worst one, or "
+        "excluded. Failures are always reported.",
+    ),
+]
+BootstrapOpt = Annotated[
+    int, typer.Option("--bootstrap", min=0, help="Event-clustered bootstrap draws for CIs.")
+]
+SeedOpt = Annotated[int, typer.Option("--seed", help="Seed of the bootstrap.")]
+
+
+def score(
+    run_logs: RunLogsArg,
+    by: ByOpt = "agent,setting",
+    fallback: FallbackOpt = "uniform",
+    bootstrap: BootstrapOpt = 4000,
+    seed: SeedOpt = 0,
+    as_json: JsonFlag = False,
+) -> None:
+    """Re-score saved run logs from forecasts and gradings and print a leaderboard."""
+    groups = columns(by)
+    steps = read_steps(run_logs)
+    summaries = summarize(
+        table_from_records(steps), by=groups, fallback=fallback, bootstrap=bootstrap, seed=seed
+    )
+    if as_json:
         print_json(
-            clean_json(
-                {
-                    "run_logs": [str(p) for p in run_logs],
-                    "by": list(groups),
-                    "fallback": fallback,
-                    "bootstrap": bootstrap,
-                    "seed": seed,
-                    "groups": [s.as_dict() for s in summaries],
-                }
-            )
+            {
+                "run_logs": [str(p) for p in run_logs],
+                "by": list(groups),
+                "fallback": fallback,
+                "bootstrap": bootstrap,
+                "seed": seed,
+                "groups": [s.as_dict() for s in summaries],
+            }
         )
         return
     title = (

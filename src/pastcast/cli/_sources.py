@@ -10,8 +10,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
 
-import typer
-
 from pastcast.cli._common import fail
 from pastcast.corpus import (
     ArticleTableReport,
@@ -39,15 +37,15 @@ class SourceRun:
     report_lines: Callable[[], list[str]]
     side_file: tuple[Path, IO[str]] | None = None
 
-    def finish(self, out: Path) -> None:
-        """Print the report; move the side file into the built index."""
+    def finish(self, out: Path) -> list[str]:
+        """Move the side file into the built index; the report's lines."""
+        lines = []
         if self.side_file is not None:
             tmp, handle = self.side_file
             handle.close()
             os.replace(tmp, out / RULES_NAME)
-            typer.echo(f"timestamp rule of each document: {out / RULES_NAME}")
-        for line in self.report_lines():
-            typer.echo(f"  {line}")
+            lines.append(f"timestamp rule of each document: {out / RULES_NAME}")
+        return lines + self.report_lines()
 
     def discard(self) -> None:
         if self.side_file is not None:

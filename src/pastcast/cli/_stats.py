@@ -3,20 +3,25 @@
 from __future__ import annotations
 
 from dataclasses import asdict
-from pathlib import Path
-from typing import Any, cast
+from typing import Annotated, Any
 
 import typer
 import yaml
 
-from pastcast.cli._common import fail, print_json
-from pastcast.cli._score import CONVENTIONS, GROUP_COLUMNS
+from pastcast.cli._common import JsonFlag, fail, print_json
+from pastcast.cli._score import (
+    BootstrapOpt,
+    ByOpt,
+    FallbackOpt,
+    RunLogsArg,
+    SeedOpt,
+    columns,
+    read_steps,
+)
 from pastcast.reports import clean_json
-from pastcast.runlog import RunLogError, StepRecord, read_run_log
 from pastcast.scoring import (
-    METRICS,
-    Convention,
     CoverageKind,
+    Metric,
     capture_gain,
     changes_by_evidence,
     coverage_summary,
@@ -39,15 +44,21 @@ app = typer.Typer(
 
 @app.command("power")
 def power(
-    alpha: float = typer.Option(..., "--alpha", help="True edge alpha* to detect (> 0)."),
-    q: float = typer.Option(0.5, "--q", help="Mean outcome probability q."),
-    boldness: float = typer.Option(0.15, "--boldness", help="Mean |b - p| against the market."),
-    significance: float = typer.Option(0.05, "--significance", help="One-sided test level."),
-    power_: float = typer.Option(0.8, "--power", help="Power to reach."),
-    z_alpha: float | None = typer.Option(None, "--z-alpha", help="Override z_(1-significance)."),
-    z_power: float | None = typer.Option(None, "--z-power", help="Override z_power."),
-    per_round: int = typer.Option(7, "--per-round", min=1, help="Markets per round."),
-    json_: bool = typer.Option(False, "--json", help="Print JSON."),
+    alpha: Annotated[float, typer.Option("--alpha", help="True edge alpha* to detect (> 0).")],
+    q: Annotated[float, typer.Option("--q", help="Mean outcome probability q.")] = 0.5,
+    boldness: Annotated[
+        float, typer.Option("--boldness", help="Mean |b - p| against the market.")
+    ] = 0.15,
+    significance: Annotated[
+        float, typer.Option("--significance", help="One-sided test level.")
+    ] = 0.05,
+    power_: Annotated[float, typer.Option("--power", help="Power to reach.")] = 0.8,
+    z_alpha: Annotated[
+        float | None, typer.Option("--z-alpha", help="Override z_(1-significance).")
+    ] = None,
+    z_power: Annotated[float | None, typer.Option("--z-power", help="Override z_power.")] = None,
+    per_round: Annotated[int, typer.Option("--per-round", min=1, help="Markets per round.")] = 7,
+    as_json: JsonFlag = False,
 ) -> None:
     """Predictions (and rounds) needed to detect an edge alpha* over the market."""
     try:
@@ -55,7 +66,7 @@ def power(
     except ValueError as err:
         fail(str(err))
     rounds = power_rounds(n, per_round)
-    if json_:
+    if as_json:
         print_json(
             {
                 "alpha": alpha,
@@ -74,70 +85,38 @@ def power(
         typer.echo(f"n = {n} predictions ({rounds} rounds of {per_round})")
 
 
-def _steps(run_logs: list[Path]) -> list[StepRecord]:
-    steps: list[StepRecord] = []
-    for path in run_logs:
-        try:
-            steps.extend(read_run_log(path).steps)
-        except RunLogError as err:
-            fail(str(err))
-    if not steps:
-        fail("no forecast steps in " + ", ".join(str(p) for p in run_logs))
-    return steps
-
-
-def _columns(text: str, allowed: tuple[str, ...], option: str) -> tuple[str, ...]:
-    cols = tuple(c.strip() for c in text.split(",") if c.strip())
-    bad = [c for c in cols if c not in allowed]
-    if bad:
-        fail(f"{option}: unknown column {bad[0]!r} (expected some of {', '.join(allowed)})")
-    return cols
-
-
-def _convention(fallback: str) -> Convention:
-    if fallback not in CONVENTIONS:
-        fail(f"--fallback: expected one of {', '.join(CONVENTIONS)}, not {fallback!r}")
-    return cast(Convention, fallback)
-
-
-def _emit(payload: dict[str, Any], json_: bool) -> None:
-    payload = clean_json(payload)
-    if json_:
+def _emit(payload: dict[str, Any], as_json: bool) -> None:
+    if as_json:
         print_json(payload)
     else:  # compact YAML-like text for a terminal
-        typer.echo(yaml.safe_dump(payload, sort_keys=False, width=120).rstrip())
-
-
-RUN_LOGS = typer.Argument(..., help="Run log files (JSONL).")
-BOOTSTRAP = typer.Option(4000, "--bootstrap", min=0, help="Event-bootstrap draws for CIs.")
-SEED = typer.Option(0, "--seed", help="Seed of the bootstrap.")
-FALLBACK = typer.Option("uniform", "--fallback", help="Unusable forecasts: uniform|worst|exclude.")
-JSON = typer.Option(False, "--json", help="Print JSON (default: readable text).")
+        typer.echo(yaml.safe_dump(clean_json(payload), sort_keys=False, width=120).rstrip())
 
 
 @app.command("longitudinal")
 def longitudinal(
-    run_logs: list[Path] = RUN_LOGS,
-    by: str = typer.Option("agent,setting", "--by", help="Grouping columns."),
-    metric: str = typer.Option("brier", "--metric", help=f"One of {', '.join(METRICS)}."),
-    fallback: str = FALLBACK,
-    bootstrap: int = BOOTSTRAP,
-    seed: int = SEED,
-    json_: bool = JSON,
+    run_logs: RunLogsArg,
+    by: ByOpt = "agent,setting",
+    metric: Annotated[Metric, typer.Option("--metric", help="Metric to follow.")] = "brier",
+    fallback: FallbackOpt = "uniform",
+    bootstrap: BootstrapOpt = 4000,
+    seed: SeedOpt = 0,
+    as_json: JsonFlag = False,
 ) -> None:
     """Thirds, step changes, episode gain; new-evidence quartiles and capture from notebooks."""
-    steps = _steps(run_logs)
-    groups = _columns(by, GROUP_COLUMNS, "--by")
-    conv = _convention(fallback)
-    if metric not in METRICS:
-        fail(f"--metric: expected one of {', '.join(METRICS)}, not {metric!r}")
+    groups = columns(by)
+    steps = read_steps(run_logs)
     table = table_from_records(steps)
-    kw: dict[str, Any] = {"metric": metric, "fallback": conv, "bootstrap": bootstrap, "seed": seed}
+    kw: dict[str, Any] = {
+        "metric": metric,
+        "fallback": fallback,
+        "bootstrap": bootstrap,
+        "seed": seed,
+    }
     index = evidence_index(steps)
     evidence: dict[str, Any] | None = None
     if any(r.available is not None for r in index):
         cuts, rows = changes_by_evidence(steps, index, **kw)
-        capture = capture_gain(steps, index, metric, conv)
+        capture = capture_gain(steps, index, metric, fallback)
         evidence = {
             "cut_points": list(cuts),
             "by_quartile": [asdict(r) for r in rows],
@@ -153,23 +132,26 @@ def longitudinal(
             "episode_gain": [asdict(g) for g in episode_gain(table, groups, **kw)],
             "evidence": evidence,
         },
-        json_,
+        as_json,
     )
 
 
 @app.command("memory-cost")
 def memory_cost_cmd(
-    run_logs: list[Path] = RUN_LOGS,
-    pooled: bool = typer.Option(False, "--pooled", help="Pool all agents (default: per agent)."),
-    by_evidence: bool = typer.Option(
-        False, "--by-evidence", help="Also split later steps by new-evidence quartile."
-    ),
-    bootstrap: int = BOOTSTRAP,
-    seed: int = SEED,
-    json_: bool = JSON,
+    run_logs: RunLogsArg,
+    pooled: Annotated[
+        bool, typer.Option("--pooled", help="Pool all agents (default: per agent).")
+    ] = False,
+    by_evidence: Annotated[
+        bool,
+        typer.Option("--by-evidence", help="Also split later steps by new-evidence quartile."),
+    ] = False,
+    bootstrap: BootstrapOpt = 4000,
+    seed: SeedOpt = 0,
+    as_json: JsonFlag = False,
 ) -> None:
     """Memory-on / memory-free resource ratios over matched records, by step phase."""
-    steps = _steps(run_logs)
+    steps = read_steps(run_logs)
     index = evidence_index(steps) if by_evidence else None
     if index is not None and not any(r.available is not None for r in index):
         fail("--by-evidence: no memory-on notebook gives a new-evidence count")
@@ -179,35 +161,35 @@ def memory_cost_cmd(
         )
     except ValueError as err:
         fail(str(err))
-    _emit({"run_logs": [str(p) for p in run_logs], "ratios": [asdict(r) for r in rows]}, json_)
+    _emit({"run_logs": [str(p) for p in run_logs], "ratios": [asdict(r) for r in rows]}, as_json)
 
 
 @app.command("coverage")
 def coverage_cmd(
-    run_logs: list[Path] = RUN_LOGS,
-    edges: str = typer.Option("1,5,20", "--edges", help="Bin edges of the document count."),
-    kind: str = typer.Option("shown", "--kind", help="shown (any tool result) or read (full)."),
-    by: str = typer.Option("run_id,agent,setting", "--by", help="Grouping columns."),
-    fallback: str = FALLBACK,
-    bootstrap: int = BOOTSTRAP,
-    seed: int = SEED,
-    json_: bool = JSON,
+    run_logs: RunLogsArg,
+    edges: Annotated[
+        str, typer.Option("--edges", help="Bin edges of the document count (increasing).")
+    ] = "1,5,20",
+    kind: Annotated[
+        CoverageKind,
+        typer.Option("--kind", help="Documents shown (any tool result) or read in full."),
+    ] = "shown",
+    by: ByOpt = "run_id,agent,setting",
+    fallback: FallbackOpt = "uniform",
+    bootstrap: BootstrapOpt = 4000,
+    seed: SeedOpt = 0,
+    as_json: JsonFlag = False,
 ) -> None:
     """Scores by retrieval coverage bin (distinct documents the agent saw at the step)."""
-    steps = _steps(run_logs)
-    groups = _columns(by, GROUP_COLUMNS, "--by")
-    conv = _convention(fallback)
-    if kind not in ("shown", "read"):
-        fail(f"--kind: expected shown or read, not {kind!r}")
+    groups = columns(by)
     try:
         cuts = tuple(int(x) for x in edges.split(","))
     except ValueError:
         fail(f"--edges: expected comma-separated integers, not {edges!r}")
     if not cuts or list(cuts) != sorted(set(cuts)) or cuts[0] < 1:
         fail(f"--edges: expected increasing positive integers, not {edges!r}")
-    out = coverage_summary(
-        steps, cuts, cast(CoverageKind, kind), groups, conv, bootstrap=bootstrap, seed=seed
-    )
+    steps = read_steps(run_logs)
+    out = coverage_summary(steps, cuts, kind, groups, fallback, bootstrap=bootstrap, seed=seed)
     _emit(
         {
             "run_logs": [str(p) for p in run_logs],
@@ -215,5 +197,5 @@ def coverage_cmd(
             "edges": list(cuts),
             "groups": [s.as_dict() for s in out],
         },
-        json_,
+        as_json,
     )

@@ -19,6 +19,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from pastcast.agents import Agent, agent_info, build_agent, prompts_for
@@ -197,7 +198,8 @@ def _progress(enabled: bool, total: int) -> Iterator[Callable[[], None]]:
         MofNCompleteColumn(),
         TimeElapsedColumn(),
     )
-    with Progress(*columns, transient=False) as progress:
+    # stderr: stdout carries the caller's result (a summary line, or JSON)
+    with Progress(*columns, transient=False, console=Console(stderr=True)) as progress:
         task = progress.add_task("steps", total=total)
         lock = threading.Lock()
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Literal, get_args
 
 import numpy as np
 from numpy.typing import NDArray
@@ -23,6 +24,7 @@ __all__ = [
     "METRICS",
     "AlphaTest",
     "GroupSummary",
+    "Metric",
     "MetricSummary",
     "PairedDifference",
     "alpha_test",
@@ -31,7 +33,8 @@ __all__ = [
     "summarize",
 ]
 
-METRICS = ("brier", "accuracy", "log_loss", "info_alpha", "alpha")
+Metric = Literal["brier", "accuracy", "log_loss", "info_alpha", "alpha"]
+METRICS: tuple[str, ...] = get_args(Metric)
 KAPPA = 140.0
 """Leaderboard shrinkage constant: Foresight Arena asks for 140+ resolved predictions."""
 

@@ -31,6 +31,7 @@ from typing import Any
 
 import numpy as np
 import numpy.typing as npt
+from rich.console import Console
 from rich.progress import Progress
 
 from pastcast.corpus._text import tokenize
@@ -106,7 +107,7 @@ def build_arrays(documents: Iterable[Document], *, progress: bool = False) -> In
     store = bytearray()
     doc_offsets = np.zeros(n + 1, dtype=np.int64)
     digest = hashlib.sha256()
-    with Progress(disable=not progress, transient=True) as bar:
+    with Progress(disable=not progress, transient=True, console=Console(stderr=True)) as bar:
         task = bar.add_task("indexing documents", total=n)
         for i, doc in enumerate(docs):
             tokens = tokenize(f"{doc.title}\n{doc.text}")

@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import IO, Any
 
 import numpy as np
+from rich.console import Console
 from rich.progress import Progress
 
 from pastcast.corpus.embedded._arrays import FORMAT as PART_FORMAT
@@ -184,7 +185,7 @@ def build_partitioned(
     (work / "parts").mkdir(parents=True, exist_ok=True)
     spool = _Spool(work / "spool")
     seen: set[str] = set()
-    with Progress(disable=not progress, transient=True) as bar:
+    with Progress(disable=not progress, transient=True, console=Console(stderr=True)) as bar:
         task = bar.add_task("reading documents", total=None)
         try:
             for doc in documents:

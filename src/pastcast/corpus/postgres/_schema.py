@@ -32,6 +32,7 @@ from typing import Any
 
 import psycopg
 from psycopg import sql
+from rich.console import Console
 from rich.progress import Progress
 
 from pastcast.corpus._text import tokenize
@@ -203,7 +204,7 @@ def load_corpus(
     s = sql.Identifier(scratch)
     cols = sql.SQL(_DOC_COLUMNS + (", embedding" if dims else ""))
     postings = 0
-    with Progress(disable=not progress, transient=True) as bar:
+    with Progress(disable=not progress, transient=True, console=Console(stderr=True)) as bar:
         task = bar.add_task("loading documents", total=len(ids))
         for lo in range(0, len(ids), BATCH):
             with conn.transaction(), conn.cursor() as cur:

@@ -1,0 +1,47 @@
+"""`--json` on the commands that build something: one JSON value on stdout and nothing else
+(progress bars and notes go to stderr)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from typer.testing import CliRunner
+
+from pastcast.cli import app
+
+runner = CliRunner()
+
+DOCS = [
+    {"id": "a", "timestamp": "2024-03-01T10:00:00Z", "title": "Talks", "text": "They met."},
+    {"id": "b", "timestamp": "2024-03-02T10:00:00Z", "title": "Deal", "text": "They signed."},
+]
+
+
+def test_corpus_build_json(tmp_path: Path) -> None:
+    src = tmp_path / "docs.jsonl"
+    src.write_text("".join(json.dumps(d) + "\n" for d in DOCS) + "{broken\n")
+    out = tmp_path / "index"
+    result = runner.invoke(
+        app, ["corpus", "build", f"jsonl:{src}", "--out", str(out), "--lenient", "--json"]
+    )
+    assert result.exit_code == 0, result.output
+    summary = json.loads(result.stdout)
+    assert summary["indexed"] == 2 and summary["into"] == str(out) and summary["report"] == []
+    [(reason, count)] = summary["skipped"].items()
+    assert "invalid JSON" in reason and count == 1
+    text = runner.invoke(
+        app, ["corpus", "build", f"jsonl:{src}", "--out", str(out), "--lenient", "--overwrite"]
+    )
+    assert text.exit_code == 0, text.output
+    assert text.stdout.startswith(f"indexed 2 documents into {out}\nskipped 1 malformed lines:")
+
+
+def test_run_progress_goes_to_stderr(tmp_path: Path) -> None:
+    out = tmp_path / "r.jsonl"
+    result = runner.invoke(
+        app, ["run", "--agent", "uniform", "--max-events", "1", "--out", str(out)]
+    )
+    assert result.exit_code == 0, result.output
+    assert result.stdout.startswith(f"{out}: ") and len(result.stdout.splitlines()) == 1
+    assert "forecast steps" in result.stderr
