@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import typer
 
-from pastcast.cli import _agents, _corpus, _data, _run, _score, _stats
+from pastcast.cli import _agents, _arena, _corpus, _data, _run, _score, _stats
 
 app = typer.Typer(
     name="pastcast",
@@ -14,6 +14,7 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
 )
 app.add_typer(_agents.app, name="agents")
+app.add_typer(_arena.app, name="arena")
 app.add_typer(_corpus.app, name="corpus")
 app.add_typer(_data.app, name="data")
 app.add_typer(_stats.app, name="stats")
