@@ -19,7 +19,9 @@ from pastcast.arena._scoring import YES_INDEX
 __all__ = ["EvmArena"]
 
 # An explicit gas limit: py-evm's estimate is a binary search of whole executions, which costs
-# about ten times the transaction itself.
+# about ten times the transaction itself. Without the estimate a reverting transaction is mined
+# with status 0 and no reason, so every transaction is first run as an eth_call on the pending
+# block (the time the transaction will have), which raises with the contract's reason.
 GAS = 6_000_000
 
 
@@ -80,7 +82,16 @@ class EvmArena:
             yes_index,
         )
         self.deploy_block: int = int(w3.eth.block_number)
+        self._batch: Any = None
         self._domain = Domain(chain_id=int(w3.eth.chain_id), verifying_contract=self.arena.address)
+
+    @property
+    def batch(self) -> Any:
+        """``ArenaBatch``: many hashes, digests, signers or scores of the arena in one eth_call
+        (deployed on first use)."""
+        if self._batch is None:
+            self._batch = self._deploy(artifacts()["ArenaBatch"])
+        return self._batch
 
     # ------------------------------------------------------------------ plumbing
 
@@ -100,6 +111,7 @@ class EvmArena:
         """Send ``fn`` from an unlocked account (the operator by default); returns the receipt."""
 
         def send() -> Any:
+            fn.call({"from": sender or self.operator}, block_identifier="pending")
             tx = fn.transact({"from": sender or self.operator, "gas": GAS})
             receipt = self.w3.eth.wait_for_transaction_receipt(tx)
             if receipt.status != 1:
@@ -115,6 +127,7 @@ class EvmArena:
         account = Account.from_key(private_key)
 
         def send() -> Any:
+            fn.call({"from": account.address}, block_identifier="pending")
             tx = fn.build_transaction(
                 {
                     "from": account.address,
@@ -133,8 +146,11 @@ class EvmArena:
         return self._guard(send)
 
     def call(self, fn: Any, sender: str | None = None) -> Any:
-        """``eth_call``: run ``fn`` against the latest state without recording anything."""
-        return self._guard(lambda: fn.call({"from": sender or self.operator}))
+        """``eth_call`` against the pending block (the next block's time): run ``fn`` without
+        recording anything."""
+        return self._guard(
+            lambda: fn.call({"from": sender or self.operator}, block_identifier="pending")
+        )
 
     # ------------------------------------------------------------------ ArenaBackend
 

@@ -33,11 +33,18 @@ __all__ = [
 SOLC_VERSION = "0.8.37"
 SOURCES = (
     "AgentRegistry.sol",
+    "ArenaBatch.sol",
     "MockConditionalTokens.sol",
     "PredictionArena.sol",
     "RoundManager.sol",
 )
-CONTRACTS = ("AgentRegistry", "MockConditionalTokens", "PredictionArena", "RoundManager")
+CONTRACTS = (
+    "AgentRegistry",
+    "ArenaBatch",
+    "MockConditionalTokens",
+    "PredictionArena",
+    "RoundManager",
+)
 ARTIFACTS_FILE = "artifacts.json"
 SETTINGS: dict[str, Any] = {
     "optimizer": {"enabled": True, "runs": 200},

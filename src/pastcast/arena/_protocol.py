@@ -247,18 +247,15 @@ def reveal_digest(domain: Domain, msg: SignedReveal) -> str:
     )
 
 
-def _sign(private_key: str, typed: dict[str, Any]) -> str:
-    from eth_account import Account
-
-    signed = Account.from_key(private_key).sign_message(_signable(typed))
-    return "0x" + bytes(signed.signature).hex()
-
-
-def _address_of(private_key: str) -> str:
+def _account(private_key: str) -> Any:
     require_evm_extra()
     from eth_account import Account
 
-    return str(Account.from_key(private_key).address)
+    return Account.from_key(private_key)
+
+
+def _sign(account: Any, typed: dict[str, Any]) -> str:
+    return "0x" + bytes(account.sign_message(_signable(typed)).signature).hex()
 
 
 def sign_commit(
@@ -270,10 +267,9 @@ def sign_commit(
     deadline: int,
 ) -> SignedCommit:
     """The agent's signed ``Commit`` for a relayer to submit."""
-    agent = _address_of(private_key)
-    sig = _sign(
-        private_key, commit_typed_data(domain, round_id, commit_hash, agent, nonce, deadline)
-    )
+    account = _account(private_key)
+    agent = str(account.address)
+    sig = _sign(account, commit_typed_data(domain, round_id, commit_hash, agent, nonce, deadline))
     return SignedCommit(
         round_id=round_id,
         commit_hash=commit_hash,
@@ -293,9 +289,10 @@ def sign_reveal(
     nonce: int,
     deadline: int,
 ) -> SignedReveal:
-    agent = _address_of(private_key)
+    account = _account(private_key)
+    agent = str(account.address)
     typed = reveal_typed_data(domain, round_id, predictions, salt, agent, nonce, deadline)
-    sig = _sign(private_key, typed)
+    sig = _sign(account, typed)
     return SignedReveal(
         round_id=round_id,
         predictions=tuple(predictions),

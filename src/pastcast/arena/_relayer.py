@@ -182,7 +182,10 @@ def create_relayer(
 
     @app.post("/admin/rounds/{round_id}/outcomes", dependencies=[Depends(curator)])
     def outcomes(round_id: int) -> dict[str, Any]:
-        return {"round_id": round_id, "outcomes": list(run(lambda: backend.trigger_outcomes(round_id)))}
+        return {
+            "round_id": round_id,
+            "outcomes": list(run(lambda: backend.trigger_outcomes(round_id))),
+        }
 
     @app.post("/admin/rounds/{round_id}/scores", dependencies=[Depends(curator)])
     def scores(round_id: int) -> dict[str, Any]:
