@@ -315,12 +315,16 @@ def _recover(digest: str, signature: str) -> str:
     if v not in (27, 28):
         raise ValueError(f"bad signature v {v}")
     from eth_keys.datatypes import Signature
+    from eth_keys.exceptions import BadSignature, ValidationError
 
     r = int.from_bytes(raw[:32], "big")
-    sig = Signature(vrs=(v - 27, r, s))
-    return str(
-        sig.recover_public_key_from_msg_hash(_bytes32(digest, "digest")).to_checksum_address()
-    )
+    try:
+        public = Signature(vrs=(v - 27, r, s)).recover_public_key_from_msg_hash(
+            _bytes32(digest, "digest")
+        )
+    except (BadSignature, ValidationError) as exc:  # r or s out of range, or off the curve
+        raise ValueError(f"invalid signature ({exc})") from None
+    return str(public.to_checksum_address())
 
 
 def recover_commit_signer(domain: Domain, msg: SignedCommit) -> str:
