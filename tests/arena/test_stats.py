@@ -127,5 +127,5 @@ def test_an_agent_missing_rounds_is_averaged_over_its_own_rounds() -> None:
     board = {r.agent: r for r in rep.leaderboard}
     assert board["a"].rounds == 1 and board["a"].alpha_se is None and board["mkt"].rounds == 2
     assert len(rep.cumulative_alpha["a"]) == 1
-    with pytest.raises(ValueError, match="no finished rounds"):
+    with pytest.raises(ValueError, match="no scored rounds"):
         arena_report([])

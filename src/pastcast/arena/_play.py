@@ -85,7 +85,8 @@ class RoundPlayer:
         resolved_yes: Sequence[bool | None],
     ) -> RoundResult:
         """One round: ``predictions`` by agent name (bp), ``resolved_yes`` per market (None:
-        not resolved by scoring time, so excluded)."""
+        not resolved by scoring time, so excluded). A round none of whose markets resolved
+        cannot be scored yet: it stays open on the arena and comes back without scores."""
         if len(resolved_yes) != round_.k:
             raise ValueError(
                 f"round {round_.round_id}: {len(resolved_yes)} outcomes for {round_.k}"
@@ -115,6 +116,13 @@ class RoundPlayer:
             if yes is not None and market.condition_id not in self._reported:
                 b.report_payouts(market.condition_id, payouts_for(yes, self.yes_index))
                 self._reported.add(market.condition_id)
+        played = round_.model_copy(update={"round_id": round_id})
+        revealed = {n: tuple(p) for n, p in predictions.items()}
+        if all(v is None for v in resolved_yes):
+            # the arena would refuse to trigger ("no market resolved yet"): the round stays open
+            return RoundResult(
+                round=played, outcomes=(2,) * round_.k, predictions=revealed, scores={}
+            )
         outcomes = b.trigger_outcomes(round_id)
         names = {a: n for n, a in self.addresses.items()}
         scores = {
@@ -123,9 +131,9 @@ class RoundPlayer:
         }
         codes: tuple[OutcomeCode, ...] = tuple(_code(v) for v in outcomes)
         return RoundResult(
-            round=round_.model_copy(update={"round_id": round_id}),
+            round=played,
             outcomes=codes,
-            predictions={n: tuple(p) for n, p in predictions.items()},
+            predictions=revealed,
             scores=dict(sorted(scores.items())),
             roles={n: r for n, r in self.roles.items() if n in predictions and r != "agent"},
         )

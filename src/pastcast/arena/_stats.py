@@ -100,6 +100,8 @@ class CategoryRow(Record):
 
 class ArenaReport(Record):
     rounds: int
+    """Scored rounds (a round none of whose markets resolved is not scored)."""
+    unscored_rounds: int
     markets_scored: int
     market_brier: float
     market_brier_sd: float | None
@@ -254,9 +256,12 @@ def arena_report(
     results: Sequence[RoundResult], *, bins: int = 10, kappa: float = KAPPA
 ) -> ArenaReport:
     """The leaderboard, Murphy table, per-category table and cumulative series of ``results``
-    (rounds in the order given; each agent's series covers the rounds it was scored in)."""
+    (rounds in the order given; each agent's series covers the rounds it was scored in).
+    Rounds without scores (nothing resolved) are counted and left out."""
+    unscored = sum(not r.scores for r in results)
+    results = [r for r in results if r.scores]
     if not results:
-        raise ValueError("no finished rounds to report on")
+        raise ValueError("no scored rounds to report on")
     per_round = tuple(
         RoundRow(
             round_id=s.round_id,
@@ -289,6 +294,7 @@ def arena_report(
     )
     return ArenaReport(
         rounds=len(results),
+        unscored_rounds=unscored,
         markets_scored=sum(sum(o != OUTCOME_EXCLUDED for o in r.outcomes) for r in results),
         market_brier=float(market_brier.mean()),
         market_brier_sd=_sd(market_brier),
