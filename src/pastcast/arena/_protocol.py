@@ -315,7 +315,8 @@ def _recover(digest: str, signature: str) -> str:
     if v not in (27, 28):
         raise ValueError(f"bad signature v {v}")
     from eth_keys.datatypes import Signature
-    from eth_keys.exceptions import BadSignature, ValidationError
+    from eth_keys.exceptions import BadSignature
+    from eth_utils.exceptions import ValidationError
 
     r = int.from_bytes(raw[:32], "big")
     try:

@@ -12,20 +12,19 @@ report payouts, trigger outcomes, score); without one they answer 403.
 
 from __future__ import annotations
 
+import hmac
 import threading
 import time
 from collections import defaultdict, deque
 from collections.abc import Callable
-import hmac
 from typing import Any
 
 from pydantic import Field
 
-from pastcast.records import Record
-
 from pastcast.arena._backend import ArenaBackend, ArenaRejected
 from pastcast.arena._protocol import recover_commit_signer, recover_reveal_signer
 from pastcast.arena._records import Bp, Hex32, SignedCommit, SignedReveal
+from pastcast.records import Record
 
 __all__ = ["DEFAULT_HOST", "RelayerPolicy", "create_relayer"]
 

@@ -299,7 +299,15 @@ def verify(
         snap.save(snapshot, "csv" if fmt == "csv" else "parquet")
     counts = {t: len(getattr(snap, t)) for t in snap.TABLES}
     if json_:
-        print_json({"ledger": str(ledger), "ok": True, "lines": summary.lines, "head": summary.head, **counts})
+        print_json(
+            {
+                "ledger": str(ledger),
+                "ok": True,
+                "lines": summary.lines,
+                "head": summary.head,
+                **counts,
+            }
+        )
     else:
         typer.echo(
             f"{ledger}: OK, {summary.lines} lines, head {summary.head[:16]}; "
