@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
+from typer.testing import CliRunner
 
 from pastcast.arena import CONTRACTS, SOLC_VERSION, artifacts, compile_contracts, find_solcjs
+from pastcast.cli import app
 
 
 def test_every_contract_ships_abi_and_bytecode() -> None:
@@ -32,3 +36,12 @@ def test_recompiling_the_sources_gives_the_shipped_artifacts() -> None:
     compiled = compile_contracts(solcjs)
     assert compiled["solc"].startswith(SOLC_VERSION)
     assert compiled["contracts"] == artifacts()
+
+
+def test_the_compile_command_names_a_missing_compiler(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    monkeypatch.setenv("PASTCAST_SOLCJS", str(tmp_path / "no-solcjs"))
+    r = CliRunner().invoke(app, ["arena", "compile"])
+    assert r.exit_code == 2 and "no-solcjs: cannot run" in r.output
+    assert r.output.strip().count("\n") == 0

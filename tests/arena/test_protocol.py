@@ -123,3 +123,10 @@ def test_condition_ids_keep_polymarket_ids_and_hash_the_rest() -> None:
     assert condition_id_for(f"polymarket:{cid}") == cid
     other = condition_id_for("manifold:abc")
     assert other.startswith("0x") and len(other) == 66 and other != condition_id_for("manifold:abd")
+
+
+def test_addresses_are_normalised_to_their_checksum_form() -> None:
+    msg = sign_commit(key(2), DOMAIN, 1, commitment(1, [1], SALT), 0, 2_000_000_000)
+    lower = SignedCommit.model_validate({**msg.model_dump(), "agent": msg.agent.lower()})
+    assert lower.agent == msg.agent  # one agent, one spelling: nonces and entries key on it
+    assert recover_commit_signer(DOMAIN, lower) == lower.agent

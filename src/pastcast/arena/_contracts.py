@@ -85,9 +85,12 @@ def compile_contracts(solcjs: str | None = None, timeout_s: float = 300.0) -> di
         "sources": {name: {"content": (folder / name).read_text("utf-8")} for name in SOURCES},
         "settings": SETTINGS,
     }
-    version = subprocess.run(
-        [exe, "--version"], capture_output=True, text=True, timeout=timeout_s, check=False
-    ).stdout.strip()
+    try:
+        version = subprocess.run(
+            [exe, "--version"], capture_output=True, text=True, timeout=timeout_s, check=False
+        ).stdout.strip()
+    except OSError as exc:
+        raise RuntimeError(f"{exe}: cannot run ({exc.strerror or exc})") from None
     if not version.startswith(SOLC_VERSION):
         raise RuntimeError(f"{exe}: solc {version or '?'} found, {SOLC_VERSION} needed")
     proc = subprocess.run(

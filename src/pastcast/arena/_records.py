@@ -18,6 +18,7 @@ __all__ = [
     "OUTCOME_EXCLUDED",
     "OUTCOME_NO",
     "OUTCOME_YES",
+    "UNCATEGORIZED",
     "Address",
     "ArenaMarket",
     "BenchmarkPrice",
@@ -33,6 +34,8 @@ __all__ = [
 ]
 
 MAX_BP = 10_000
+UNCATEGORIZED = "uncategorized"
+"""The category of a market whose source gives none."""
 OUTCOME_NO = 0
 OUTCOME_YES = 1
 OUTCOME_EXCLUDED = 2
@@ -59,9 +62,16 @@ def _hex32(value: str) -> str:
 
 
 def _address(value: str) -> str:
+    """The EIP-55 checksum spelling, so that one agent is one key everywhere (nonces, entries,
+    signer comparisons). Without the EVM libraries (no signature can be checked then) the
+    address is kept as given."""
     if not _ADDRESS.match(value):
         raise ValueError(f"expected a 0x-prefixed 20-byte address, got {value!r}")
-    return value
+    try:
+        from eth_utils.address import to_checksum_address
+    except ImportError:
+        return value
+    return str(to_checksum_address(value))
 
 
 def _signature(value: str) -> str:

@@ -15,7 +15,7 @@ import numpy as np
 from pydantic import Field
 
 from pastcast.arena._protocol import condition_id_for, to_bp
-from pastcast.arena._records import ArenaMarket, BenchmarkPrice, Round
+from pastcast.arena._records import UNCATEGORIZED, ArenaMarket, BenchmarkPrice, Round
 from pastcast.cutoff import as_utc, cutoff_for_day, is_visible, step_precedes_resolution
 from pastcast.dataset import Dataset
 from pastcast.records import BINARY_LABELS, Record, UtcDatetime
@@ -32,8 +32,6 @@ __all__ = [
     "dataset_candidates",
     "plan_rounds",
 ]
-
-UNCATEGORIZED = "uncategorized"
 
 
 def benchmark_from_book(
@@ -129,14 +127,12 @@ def random_markets(seed: int = 0) -> Selector:
 
 
 def _activity(dataset: Dataset, event_id: str, deadline: datetime, lookback_days: int) -> float:
-    beliefs = dataset.beliefs_before(event_id, deadline)
-    first = deadline - timedelta(days=lookback_days)
-    ys = [
-        b.probs.get(BINARY_LABELS[0])
-        for b in beliefs
-        if cutoff_for_day(b.day) >= cutoff_for_day(first.date())
+    first = (deadline - timedelta(days=lookback_days)).date()
+    vals = [
+        y
+        for b in dataset.beliefs_before(event_id, deadline)
+        if b.day >= first and (y := b.probs.get(BINARY_LABELS[0])) is not None
     ]
-    vals = [y for y in ys if y is not None]
     return float(np.abs(np.diff(vals)).sum()) if len(vals) > 1 else 0.0
 
 

@@ -11,6 +11,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from pydantic import TypeAdapter
+
 from pastcast.arena._backend import ArenaRejected
 from pastcast.arena._protocol import (
     Domain,
@@ -21,6 +23,7 @@ from pastcast.arena._protocol import (
 from pastcast.arena._records import (
     MAX_BP,
     OUTCOME_EXCLUDED,
+    Address,
     RoundScore,
     SignedCommit,
     SignedReveal,
@@ -39,6 +42,7 @@ from pastcast.arena._snapshot import (
 __all__ = ["ArenaRules"]
 
 _ZERO32 = "0x" + "00" * 32
+_ADDRESS: TypeAdapter[str] = TypeAdapter(Address)
 
 
 @dataclass
@@ -104,7 +108,9 @@ class ArenaRules:
         return out
 
     def _apply_register(self, rec: dict[str, Any], at: int, ref: str, seq: int) -> dict[str, Any]:
-        agent, name = str(rec["agent"]), str(rec["name"])
+        agent, name = _ADDRESS.validate_python(rec["agent"]), str(rec["name"])
+        if not name:
+            raise ArenaRejected("Registry: empty name")
         if agent in self.agents:
             raise ArenaRejected("Registry: already registered")
         self.agents[agent] = name

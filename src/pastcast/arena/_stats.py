@@ -15,7 +15,13 @@ from collections.abc import Sequence
 import numpy as np
 from numpy.typing import NDArray
 
-from pastcast.arena._records import MAX_BP, OUTCOME_EXCLUDED, OUTCOME_YES, RoundResult
+from pastcast.arena._records import (
+    MAX_BP,
+    OUTCOME_EXCLUDED,
+    OUTCOME_YES,
+    UNCATEGORIZED,
+    RoundResult,
+)
 from pastcast.arena._scoring import score_bp
 from pastcast.records import Record
 from pastcast.scoring import KAPPA, alpha_anatomy, alpha_score, alpha_test, binary_brier, shrink
@@ -30,8 +36,6 @@ __all__ = [
     "arena_report",
     "market_rows",
 ]
-
-UNCATEGORIZED = "uncategorized"
 
 
 def _finite(x: float) -> float | None:
