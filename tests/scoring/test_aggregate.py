@@ -230,3 +230,15 @@ def test_paired_difference() -> None:
     assert d.mean == pytest.approx(2 * 0.1**2 - 2 * 0.4**2)
     with pytest.raises(ValueError, match="several records"):
         paired_difference([*recs, recs[0]], {"setting": "memory_on"}, {"setting": "memory_free"})
+
+
+def test_alpha_test_reports_the_standard_error_of_the_mean() -> None:
+    from pastcast.scoring import alpha_test
+
+    v = np.array([0.01, -0.02, 0.03, 0.0, 0.05])
+    at = alpha_test(v)
+    assert at.se == pytest.approx(v.std(ddof=1) / math.sqrt(5))
+    assert at.t == pytest.approx(at.mean / at.se)
+    # One value: no spread to estimate; a constant series has a zero standard error.
+    assert math.isnan(alpha_test(np.array([0.1])).se)
+    assert alpha_test(np.zeros(4)).se == 0.0

@@ -10,7 +10,7 @@ from pastcast.agents._base import (
     list_agents,
     register_agent,
 )
-from pastcast.agents._baselines import BaseRateAgent, MarketAgent, UniformAgent
+from pastcast.agents._baselines import BaseRateAgent, MarketAgent, RandomAgent, UniformAgent
 from pastcast.agents._heuristic import HeuristicResearchAgent
 from pastcast.agents._llm_registry import agent_model, clear_models, prompts_for
 from pastcast.agents._memory import notebook_failures
@@ -29,6 +29,7 @@ __all__ = [
     "JsonActionAgent",
     "MarketAgent",
     "NoToolsAgent",
+    "RandomAgent",
     "ToolAgent",
     "TwoStageAgent",
     "UniformAgent",

@@ -1,12 +1,16 @@
-"""Reference and baseline agents: uniform, market price, historical base rate."""
+"""Reference and baseline agents: uniform, random, market price, historical base rate."""
 
 from __future__ import annotations
+
+import hashlib
+
+import numpy as np
 
 from pastcast.agents._base import register_agent
 from pastcast.env import Episode, ToolError
 from pastcast.records import Forecast
 
-__all__ = ["BaseRateAgent", "MarketAgent", "UniformAgent"]
+__all__ = ["BaseRateAgent", "MarketAgent", "RandomAgent", "UniformAgent"]
 
 
 class UniformAgent:
@@ -15,6 +19,29 @@ class UniformAgent:
     def forecast(self, episode: Episode) -> Forecast:
         labels = episode.question.labels
         return Forecast(probs={lb: 1.0 / len(labels) for lb in labels}, raw_text="uniform")
+
+
+class RandomAgent:
+    """Foresight Arena's random baseline: YES ~ U[0, 1] on a binary event (expected Brier 1/3
+    whatever the outcome), a flat Dirichlet draw over the labels otherwise.
+
+    The draw is seeded by (seed, event, cutoff), so a rerun, or a resumed run, forecasts the
+    same; rollouts of one step therefore agree.
+    """
+
+    def __init__(self, seed: int = 0) -> None:
+        self.seed = seed
+
+    def forecast(self, episode: Episode) -> Forecast:
+        q = episode.question
+        key = f"{self.seed}|{q.event_id}|{q.cutoff.isoformat()}".encode()
+        rng = np.random.default_rng(int.from_bytes(hashlib.sha256(key).digest()[:8], "big"))
+        if q.kind == "binary":
+            p = float(rng.uniform(0.0, 1.0))
+            return Forecast(probs={"Yes": p, "No": 1.0 - p}, raw_text=f"random {p:.6f}")
+        draw = rng.dirichlet(np.ones(len(q.labels)))
+        probs = {lb: float(v) for lb, v in zip(q.labels, draw, strict=True)}
+        return Forecast(probs=probs, raw_text="random")
 
 
 class MarketAgent:
@@ -53,6 +80,12 @@ class BaseRateAgent:
 def uniform() -> UniformAgent:
     """Equal probability on every outcome."""
     return UniformAgent()
+
+
+@register_agent("random")
+def random_baseline(seed: int = 0) -> RandomAgent:
+    """Uniform random probabilities (YES ~ U[0, 1]; expected Brier 1/3)."""
+    return RandomAgent(seed)
 
 
 @register_agent("market", role="reference", market_access=True)

@@ -10,7 +10,7 @@ from typing import Annotated, Any
 import typer
 from typer.core import TyperGroup
 
-from pastcast.cli import _agents, _corpus, _data, _run, _score, _stats
+from pastcast.cli import _agents, _arena, _corpus, _data, _run, _score, _stats
 from pastcast.cli._common import EXIT_FAILED
 
 DEBUG_ENV = "PASTCAST_DEBUG"
@@ -54,6 +54,7 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
 )
 app.add_typer(_agents.app, name="agents")
+app.add_typer(_arena.app, name="arena")
 app.add_typer(_corpus.app, name="corpus")
 app.add_typer(_data.app, name="data")
 app.add_typer(_stats.app, name="stats")

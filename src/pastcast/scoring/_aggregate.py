@@ -59,6 +59,8 @@ class AlphaTest:
     p_value: float
     shrunk: float
     provisional: bool
+    se: float = math.nan
+    """Standard error of the mean, sd (ddof 1) / sqrt(n); NaN with fewer than two values."""
 
 
 @dataclass(frozen=True)
@@ -110,7 +112,8 @@ def alpha_test(values: NDArray[np.float64], kappa: float = KAPPA) -> AlphaTest:
         t = mean / (sd / math.sqrt(n))
         p = float(2.0 * stdtr(n - 1, -abs(t)))
     s, prov = shrink(mean, n, kappa)
-    return AlphaTest(n, mean, t, p, s, prov)
+    se = sd / math.sqrt(n) if n >= 2 else math.nan
+    return AlphaTest(n, mean, t, p, s, prov, se)
 
 
 def _as_table(data: ScoreTable | Iterable[StepRecord]) -> ScoreTable:
