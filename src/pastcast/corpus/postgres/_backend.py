@@ -21,17 +21,19 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
+from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
+from pastcast.corpus._identity import DIGEST_SCHEME, MonthDigests
 from pastcast.corpus._protocol import DocumentNotVisible, SearchHit, not_visible_message
-from pastcast.corpus._text import snippet, tokenize
+from pastcast.corpus._text import TOKENIZER, snippet, tokenize
 from pastcast.corpus.embedded import K1, B
 from pastcast.cutoff import as_utc
-from pastcast.records import Document
+from pastcast.records import CorpusIdentity, Document
 
 if TYPE_CHECKING:  # psycopg comes with the optional 'postgres' extra and is imported lazily
     import psycopg
 
-__all__ = ["PostgresBackend", "redact_url"]
+__all__ = ["PostgresBackend", "redact_url", "split_schema"]
 
 _DOC_FIELDS = "id, ts, title, text, source, url, thread_id, author, parent_id"
 _SCHEMA = re.compile(r"[a-z_][a-z0-9_]{0,62}")
@@ -61,6 +63,17 @@ MONTH_DF_SQL = (
 HITS_SQL = (
     f"SELECT ord, {_DOC_FIELDS} FROM {{s}}.documents WHERE ord = ANY(%(ords)s) AND ts < %(as_of)s"
 )
+ALL_SQL = f"SELECT {_DOC_FIELDS} FROM {{s}}.documents ORDER BY ts, id"  # hashing old corpora
+# A key's documents in (timestamp, id) order, like the embedded index's ordinals.
+THREAD_SQL = (
+    f"SELECT {_DOC_FIELDS} FROM {{s}}.documents WHERE thread_id = %(key)s AND ts < %(as_of)s "
+    "ORDER BY ts, id LIMIT %(limit)s"
+)
+AUTHOR_SQL = (
+    f"SELECT * FROM (SELECT {_DOC_FIELDS} FROM {{s}}.documents WHERE author = %(key)s "
+    "AND ts < %(as_of)s ORDER BY ts DESC, id DESC LIMIT %(limit)s) AS last ORDER BY ts, id"
+)
+HAS_THREADS_SQL = "SELECT EXISTS (SELECT 1 FROM {s}.documents WHERE thread_id <> '')"
 VECTOR_SQL = (
     "SELECT ord, -(embedding <#> %(q)s)::float8 AS score FROM {s}.documents "
     "WHERE ts < %(as_of)s ORDER BY score DESC, ord LIMIT %(k)s"
@@ -102,26 +115,44 @@ def _document(row: Sequence[Any]) -> Document:
 
 
 def redact_url(url: str) -> str:
-    """The database URL without its password, for messages."""
+    """The database URL without its password (in the user part or as a ``password`` parameter),
+    for messages and run logs."""
     try:
-        from psycopg import conninfo
-    except ImportError:  # the extra is missing: drop whatever sits between "user:" and "@"
-        return re.sub(r"(://[^/:@]*):[^/@]*@", r"\1@", url)
-    try:
-        info = conninfo.conninfo_to_dict(url)
-    except Exception:
+        parts = urlsplit(url)
+    except ValueError:
         return "<unparsable database URL>"
-    info.pop("password", None)
-    return conninfo.make_conninfo(**{k: str(v) for k, v in info.items()})
+    netloc = parts.netloc
+    if "@" in netloc:
+        user, _, host = netloc.rpartition("@")
+        netloc = f"{user.partition(':')[0]}@{host}"
+    query = [(k, v) for k, v in parse_qsl(parts.query, keep_blank_values=True) if k != "password"]
+    return urlunsplit((parts.scheme, netloc, parts.path, urlencode(query), parts.fragment))
+
+
+def split_schema(url: str) -> tuple[str, str | None]:
+    """``url`` without a ``schema=NAME`` parameter, and NAME (None without one): the schema is
+    pastcast's, not the server's, so a single URL can name a corpus inside a database."""
+    parts = urlsplit(url)
+    params = parse_qsl(parts.query, keep_blank_values=True)
+    schemas = [v for k, v in params if k == "schema"]
+    if len(schemas) > 1:
+        raise ValueError(f"{redact_url(url)}: the schema parameter is given twice")
+    rest = urlencode([(k, v) for k, v in params if k != "schema"])
+    return urlunsplit((*parts[:3], rest, parts.fragment)), (schemas[0] if schemas else None)
 
 
 class PostgresBackend:
     """A corpus in one schema of a PostgreSQL database; satisfies ``CorpusBackend``."""
 
-    def __init__(self, conn: psycopg.Connection[Any], schema: str, meta: Mapping[str, Any]):
+    def __init__(
+        self, conn: psycopg.Connection[Any], schema: str, meta: Mapping[str, Any], url: str = ""
+    ):
         self._conn = conn
         self.schema = check_schema(schema)
         self.meta = dict(meta)
+        self.url = redact_url(url) if url else ""  # never holds the password
+        self._identity: CorpusIdentity | None = None
+        self._threads: bool | None = None
 
     # -- construction -------------------------------------------------------------------------
 
@@ -147,7 +178,7 @@ class PostgresBackend:
             from pgvector.psycopg import register_vector
 
             register_vector(conn)
-        return cls(conn, schema, meta)
+        return cls(conn, schema, meta, url)
 
     @classmethod
     def build(
@@ -204,6 +235,39 @@ class PostgresBackend:
     def _rows(self, query: str, params: Mapping[str, Any]) -> list[tuple[Any, ...]]:
         return self._conn.execute(query.replace("{s}", self.schema), params).fetchall()
 
+    def identity(self) -> CorpusIdentity:
+        """Which documents the schema holds and how they are ranked, from its ``meta`` table (a
+        corpus loaded before the digest was stored there is hashed once, row by row)."""
+        if self._identity is None:
+            meta = self.meta
+            if meta.get("content_digest") == DIGEST_SCHEME:
+                digest = str(meta["content_sha256"])
+            else:
+                digests = MonthDigests()
+                with self._conn.cursor() as cur:
+                    rows = cur.stream(ALL_SQL.replace("{s}", self.schema))
+                    for doc in map(_document, rows):
+                        digests.add_document(doc)
+                digest = digests.hexdigest()
+            first, last = meta.get("first_timestamp"), meta.get("last_timestamp")
+            self._identity = CorpusIdentity(
+                spec=self.url,
+                backend="postgres",
+                retrieval="bm25",
+                content_sha256=digest,
+                doc_count=int(meta["doc_count"]),
+                first_timestamp=datetime.fromisoformat(first) if first else None,
+                last_timestamp=datetime.fromisoformat(last) if last else None,
+                options={
+                    "schema": self.schema,
+                    "format": f"{meta.get('format')} v{meta.get('version')}",
+                    "tokenizer": TOKENIZER,
+                    "k1": K1,
+                    "b": B,
+                },
+            )
+        return self._identity
+
     # -- CorpusBackend ------------------------------------------------------------------------
 
     def count_before(self, as_of: datetime) -> int:
@@ -222,6 +286,37 @@ class PostgresBackend:
         """BM25 over the documents before ``as_of``, with statistics over those alone."""
         terms = list(dict.fromkeys(tokenize(query)))
         return self._hits(self.score(terms, as_of, k), terms, as_of)
+
+    # -- ThreadedBackend -------------------------------------------------------------------------
+
+    def has_threads(self) -> bool:
+        """Whether any document belongs to a thread (asked once per connection)."""
+        if self._threads is None:
+            self._threads = bool(self._rows(HAS_THREADS_SQL, {})[0][0])
+        return self._threads
+
+    def post(self, doc_id: str, *, as_of: datetime) -> Document:
+        return self.read(doc_id, as_of=as_of)
+
+    def thread(self, thread_id: str, *, as_of: datetime, limit: int = 50) -> list[Document]:
+        """The first ``limit`` documents of a thread visible at the cutoff, in time order; a
+        thread with nothing visible raises the message of an unknown id."""
+        docs = self._lookup(THREAD_SQL, thread_id, as_of, limit)
+        if not docs:
+            raise DocumentNotVisible(not_visible_message(thread_id, as_of))
+        return docs
+
+    def author_posts(self, author: str, *, as_of: datetime, limit: int = 20) -> list[Document]:
+        """The author's last ``limit`` documents before the cutoff, in time order."""
+        return self._lookup(AUTHOR_SQL, author, as_of, limit)
+
+    def _lookup(self, statement: str, key: str, as_of: datetime, limit: int) -> list[Document]:
+        if limit < 1:
+            raise ValueError(f"limit must be at least 1, got {limit}")
+        if not key or "\x00" in key:  # never stored as a key (see the embedded index's maps)
+            return []
+        rows = self._rows(statement, {"key": key, "as_of": as_utc(as_of), "limit": limit})
+        return [_document(r) for r in rows]
 
     # -- BM25 -----------------------------------------------------------------------------------
 
