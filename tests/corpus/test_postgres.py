@@ -14,18 +14,15 @@ import pytest
 from corpus_synth import START, WORDS, make_docs
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from pg_server import pg_url  # noqa: F401  (the session-scoped server fixture)
 
 from pastcast.corpus import (
     DocumentNotVisible,
     EmbeddedIndex,
-    LeakageError,
     PostgresBackend,
     adversarial_cutoffs,
-    check_as_of_equivalence,
     check_no_leakage,
 )
-from pastcast.corpus.postgres._backend import (
+from pastcast.corpus.postgres._sql import (
     COUNT_SQL,
     DF_SQL,
     HITS_SQL,
@@ -42,7 +39,7 @@ _schemas = itertools.count()
 
 
 @pytest.fixture(scope="module")
-def pg(pg_url: str, docs: list[Document]) -> Iterator[PostgresBackend]:  # noqa: F811
+def pg(pg_url: str, docs: list[Document]) -> Iterator[PostgresBackend]:
     with PostgresBackend.build(docs, pg_url, schema="corpus_main") as backend:
         yield backend
 
@@ -99,32 +96,8 @@ def test_property_matches_embedded(
     assert got == [(h.id, h.score) for h in embedded.search(query, as_of=cutoff, k=k)]
 
 
-def test_no_leakage(pg: PostgresBackend, docs: list[Document]) -> None:
-    """Adversarial probes: future titles and words as queries, future ids read, cutoffs at,
-    around, on midnights and month boundaries, and random."""
-    report = check_no_leakage(pg, docs, n_probes=15_000, seed=11)
-    assert report.violations == 0
-    assert report.searches + report.reads + report.counts >= 100_000
-    assert report.searches > 50_000 and report.reads > 25_000 and report.hits_checked > 70_000
-
-
-def test_as_of_equivalence(pg_url: str, docs: list[Document]) -> None:  # noqa: F811
-    """The whole corpus queried at t == a corpus built from the documents before t only."""
-    built: list[PostgresBackend] = []
-
-    def factory(subset: Sequence[Document]) -> PostgresBackend:
-        built.append(PostgresBackend.build(subset, pg_url, schema=f"eq_{next(_schemas)}"))
-        return built[-1]
-
-    month = datetime(2024, 3, 1, tzinfo=UTC)
-    cutoffs = [month, month - timedelta(microseconds=1), START, START + timedelta(days=17)]
-    cutoffs += random.Random(5).sample(adversarial_cutoffs(docs), 6)
-    try:
-        report = check_as_of_equivalence(factory, docs, cutoffs=cutoffs, seed=5)
-    finally:
-        for backend in built:
-            backend.close()
-    assert report.comparisons == 100
+# The leakage probes (over 100,000), the as-of equivalence and the thread look-ups run for this
+# backend through the registry, with every other backend: see test_leakage.py.
 
 
 def test_whole_corpus_statistics_would_differ(pg: PostgresBackend, docs: list[Document]) -> None:
@@ -195,7 +168,7 @@ def test_month_statistics_equal_counting_every_row(
         assert want[0] == sum(d.timestamp < cutoff for d in docs)
 
 
-def test_build_refuses_to_replace_without_overwrite(pg_url: str) -> None:  # noqa: F811
+def test_build_refuses_to_replace_without_overwrite(pg_url: str) -> None:
     docs = make_docs(20, seed=4)
     PostgresBackend.build(docs, pg_url, schema="twice").close()
     with pytest.raises(FileExistsError, match="overwrite"):
@@ -230,7 +203,7 @@ def vectors(docs: list[Document]) -> dict[str, list[float]]:
 
 
 def test_exact_vector_search(
-    pg_url: str,  # noqa: F811
+    pg_url: str,
     docs: list[Document],
     vectors: dict[str, list[float]],
 ) -> None:
@@ -282,5 +255,6 @@ def test_leaky_postgres_is_caught(pg: PostgresBackend, docs: list[Document]) -> 
         def count_before(self, as_of: datetime) -> int:
             return pg.count_before(as_of)
 
-    with pytest.raises(LeakageError):
-        check_no_leakage(Inclusive(), docs, n_probes=200, seed=3)
+    report = check_no_leakage(Inclusive(), docs, n_probes=200, seed=3)
+    assert report.violations > 0
+    assert all("future document was returned" in v for v in report.first_violations)

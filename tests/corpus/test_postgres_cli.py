@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from pg_server import pg_url  # noqa: F401  (the session-scoped server fixture)
 from test_corpus_cli import DOCS
 from typer.testing import CliRunner
 
@@ -19,7 +18,7 @@ def _with_password(url: str) -> str:
     return url.replace("postgres@", "postgres:s3cret-pw@", 1)
 
 
-def test_build_search_read_through_a_database_url(tmp_path: Path, pg_url: str) -> None:  # noqa: F811
+def test_build_search_read_through_a_database_url(tmp_path: Path, pg_url: str) -> None:
     src = tmp_path / "docs.jsonl"
     src.write_text("".join(json.dumps(d) + "\n" for d in DOCS))
     url = _with_password(pg_url)
@@ -56,7 +55,7 @@ def test_build_search_read_through_a_database_url(tmp_path: Path, pg_url: str) -
     assert json.loads(pg.output) == json.loads(embedded.output)
 
 
-def test_database_errors_are_one_line_without_the_password(pg_url: str) -> None:  # noqa: F811
+def test_database_errors_are_one_line_without_the_password(pg_url: str) -> None:
     url = _with_password(pg_url)
     cases = [
         (

@@ -47,7 +47,7 @@ import numpy as np
 import numpy.typing as npt
 
 from pastcast.corpus._protocol import SearchHit
-from pastcast.corpus.dense._embedders import F32, Embedder, QueryCache
+from pastcast.corpus.dense._embedders import F32, Embedder, QueryCache, embedding_text
 from pastcast.corpus.dense._pieces import (
     Candidates,
     Found,
@@ -62,10 +62,6 @@ from pastcast.corpus.embedded import EmbeddedIndex
 from pastcast.records import CorpusIdentity, Document
 
 __all__ = ["DenseIndex", "IndexLookups"]
-
-
-def _doc_text(doc: Document) -> str:
-    return f"{doc.title}\n{doc.text}"
 
 
 class IndexLookups:
@@ -182,7 +178,7 @@ class DenseIndex(IndexLookups):
         chunks = []
         for lo in range(0, len(ix), batch):
             docs = [ix.read_ordinal(i) for i in range(lo, min(len(ix), lo + batch))]
-            chunks.append(self.embedder.encode([_doc_text(d) for d in docs]))
+            chunks.append(self.embedder.encode([embedding_text(d) for d in docs]))
         vectors = np.concatenate(chunks) if chunks else np.zeros((0, 1), dtype=np.float32)
         vectors = np.ascontiguousarray(vectors, dtype=np.float32)
         if cache is not None and meta is not None:

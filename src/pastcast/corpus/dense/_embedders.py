@@ -10,10 +10,21 @@ from typing import Protocol
 
 import numpy as np
 import numpy.typing as npt
+from rich.progress import Progress
 
+from pastcast.records import Document
 from pastcast.registry import Registry
 
-__all__ = ["DEFAULT_EMBEDDER", "F32", "Embedder", "MiniLMEmbedder", "QueryCache", "embedders"]
+__all__ = [
+    "DEFAULT_EMBEDDER",
+    "F32",
+    "Embedder",
+    "MiniLMEmbedder",
+    "QueryCache",
+    "embed_documents",
+    "embedders",
+    "embedding_text",
+]
 
 F32 = npt.NDArray[np.float32]
 
@@ -63,6 +74,26 @@ class MiniLMEmbedder:
             if few:
                 torch.set_num_threads(before)
         return np.asarray(out, dtype=np.float32)
+
+
+def embedding_text(doc: Document) -> str:
+    """What is embedded of a document: its title and text."""
+    return f"{doc.title}\n{doc.text}"
+
+
+def embed_documents(
+    embedder: Embedder, documents: Sequence[Document], *, batch: int = 256, progress: bool = False
+) -> dict[str, list[float]]:
+    """Every document's vector by id (for backends that store them, like PostgreSQL)."""
+    out: dict[str, list[float]] = {}
+    with Progress(disable=not progress, transient=True) as bar:
+        task = bar.add_task(f"embedding documents ({embedder.name})", total=len(documents))
+        for lo in range(0, len(documents), batch):
+            chunk = documents[lo : lo + batch]
+            vectors = embedder.encode([embedding_text(d) for d in chunk])
+            out.update((d.id, v.tolist()) for d, v in zip(chunk, vectors, strict=True))
+            bar.update(task, completed=lo + len(chunk))
+    return out
 
 
 embedders: Registry[Embedder] = Registry("embedder")

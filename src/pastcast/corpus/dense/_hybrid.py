@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime
 
@@ -9,9 +10,21 @@ from pastcast.corpus._protocol import SearchHit
 from pastcast.corpus.dense._dense import DenseIndex, IndexLookups
 from pastcast.records import CorpusIdentity
 
-__all__ = ["RRF_K", "HybridIndex"]
+__all__ = ["RRF_K", "HybridIndex", "rrf_fuse"]
 
 RRF_K = 60
+
+
+def rrf_fuse(
+    first: Sequence[int], second: Sequence[int], k: int, tie_rank: Callable[[int], int]
+) -> list[tuple[int, float]]:
+    """Reciprocal-rank fusion of two rankings of ordinals: the top ``k`` (ordinal, fused score),
+    ties ordered by ``tie_rank`` (the id's rank)."""
+    fused: dict[int, float] = {}
+    for ranking in (first, second):
+        for rank, o in enumerate(ranking, start=1):
+            fused[o] = fused.get(o, 0.0) + 1.0 / (RRF_K + rank)
+    return sorted(fused.items(), key=lambda p: (-p[1], tie_rank(p[0])))[:k]
 
 
 class HybridIndex(IndexLookups):
@@ -38,13 +51,8 @@ class HybridIndex(IndexLookups):
         else:
             ords, _ = self.index.score(self.index.query_terms(query), n, depth)
             dense_ranked = self.dense.ranked(query, n, depth)
-        fused: dict[int, float] = {}
-        for rank, o in enumerate(ords.tolist(), start=1):
-            fused[o] = fused.get(o, 0.0) + 1.0 / (RRF_K + rank)
-        for rank, (o, _) in enumerate(dense_ranked, start=1):
-            fused[o] = fused.get(o, 0.0) + 1.0 / (RRF_K + rank)
         id_rank = self.index.id_rank
-        best = sorted(fused.items(), key=lambda p: (-p[1], int(id_rank[p[0]])))[:k]
+        best = rrf_fuse(ords.tolist(), [o for o, _ in dense_ranked], k, lambda o: int(id_rank[o]))
         return self.index.hits(best, query, as_of)
 
     def identity(self) -> CorpusIdentity:

@@ -17,128 +17,40 @@ score descending then ordinal, and the ordinal is the id's rank, as in the embed
 from __future__ import annotations
 
 import math
-import re
 from collections.abc import Iterable, Mapping, Sequence
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
-from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 from pastcast.corpus._identity import DIGEST_SCHEME, MonthDigests
 from pastcast.corpus._protocol import DocumentNotVisible, SearchHit, not_visible_message
 from pastcast.corpus._text import TOKENIZER, snippet, tokenize
+from pastcast.corpus.dense import Embedder, embed_documents
 from pastcast.corpus.embedded import K1, B
+from pastcast.corpus.postgres._sql import (
+    ALL_SQL,
+    AUTHOR_SQL,
+    COUNT_SQL,
+    DF_SQL,
+    HAS_THREADS_SQL,
+    HITS_SQL,
+    LENGTHS_SQL,
+    MONTH_DF_SQL,
+    MONTH_LENGTHS_SQL,
+    READ_SQL,
+    THREAD_SQL,
+    VECTOR_SQL,
+    check_schema,
+    document_of,
+    score_sql,
+)
+from pastcast.corpus.postgres._url import redact_url
 from pastcast.cutoff import as_utc
 from pastcast.records import CorpusIdentity, Document
 
 if TYPE_CHECKING:  # psycopg comes with the optional 'postgres' extra and is imported lazily
     import psycopg
 
-__all__ = ["PostgresBackend", "redact_url", "split_schema"]
-
-_DOC_FIELDS = "id, ts, title, text, source, url, thread_id, author, parent_id"
-_SCHEMA = re.compile(r"[a-z_][a-z0-9_]{0,62}")
-
-# Every statement the backend runs; ``{s}`` stands for the schema. Each carries ``ts < %(as_of)s``.
-COUNT_SQL = "SELECT count(*) FROM {s}.documents WHERE ts < %(as_of)s"
-READ_SQL = f"SELECT {_DOC_FIELDS} FROM {{s}}.documents WHERE id = %(id)s AND ts < %(as_of)s"
-LENGTHS_SQL = "SELECT count(*), coalesce(sum(len), 0) FROM {s}.documents WHERE ts < %(as_of)s"
-DF_SQL = (
-    "SELECT term, count(*) FROM {s}.postings "
-    "WHERE term = ANY(%(terms)s) AND ts < %(as_of)s GROUP BY term"
-)
-# The same statistics from the per-month tables: whole months before the cutoff's month, plus
-# a count within that month up to the cutoff (rows summed here).
-MONTH_LENGTHS_SQL = (
-    "SELECT coalesce(sum(n), 0)::bigint, coalesce(sum(total_len), 0)::bigint "
-    "FROM {s}.month_totals WHERE month < %(month)s "
-    "UNION ALL SELECT count(*), coalesce(sum(len), 0) FROM {s}.documents "
-    "WHERE ts >= %(month)s AND ts < %(as_of)s"
-)
-MONTH_DF_SQL = (
-    "SELECT term, sum(df)::bigint FROM {s}.month_df "
-    "WHERE term = ANY(%(terms)s) AND month < %(month)s GROUP BY term "
-    "UNION ALL SELECT term, count(*) FROM {s}.postings "
-    "WHERE term = ANY(%(terms)s) AND ts >= %(month)s AND ts < %(as_of)s GROUP BY term"
-)
-HITS_SQL = (
-    f"SELECT ord, {_DOC_FIELDS} FROM {{s}}.documents WHERE ord = ANY(%(ords)s) AND ts < %(as_of)s"
-)
-ALL_SQL = f"SELECT {_DOC_FIELDS} FROM {{s}}.documents ORDER BY ts, id"  # hashing old corpora
-# A key's documents in (timestamp, id) order, like the embedded index's ordinals.
-THREAD_SQL = (
-    f"SELECT {_DOC_FIELDS} FROM {{s}}.documents WHERE thread_id = %(key)s AND ts < %(as_of)s "
-    "ORDER BY ts, id LIMIT %(limit)s"
-)
-AUTHOR_SQL = (
-    f"SELECT * FROM (SELECT {_DOC_FIELDS} FROM {{s}}.documents WHERE author = %(key)s "
-    "AND ts < %(as_of)s ORDER BY ts DESC, id DESC LIMIT %(limit)s) AS last ORDER BY ts, id"
-)
-HAS_THREADS_SQL = "SELECT EXISTS (SELECT 1 FROM {s}.documents WHERE thread_id <> '')"
-VECTOR_SQL = (
-    "SELECT ord, -(embedding <#> %(q)s)::float8 AS score FROM {s}.documents "
-    "WHERE ts < %(as_of)s ORDER BY score DESC, ord LIMIT %(k)s"
-)
-
-# The contribution of one posting of query term {i}, written exactly as numpy evaluates
-# idf * (tf * (K1 + 1.0)) / (tf + K1 * (1.0 - B + B * (len / avgdl))).
-_TERM_SQL = (
-    "SELECT ord, {i} AS ti, (%(idf{i})s::float8 * (tf::float8 * %(k1p1)s::float8)) / "
-    "(tf::float8 + %(k1)s::float8 * (%(one_minus_b)s::float8 + %(b)s::float8 * "
-    "(len::float8 / %(avgdl)s::float8))) AS c "
-    "FROM {s}.postings WHERE term = %(t{i})s AND ts < %(as_of)s"
-)
-
-
-def score_sql(n_terms: int) -> str:
-    """The BM25 statement for ``n_terms`` query terms (parameters ``t{i}``, ``idf{i}``, ...)."""
-    parts, score = [], "0::float8"
-    for i in range(n_terms):
-        parts.append(_TERM_SQL.replace("{i}", str(i)))
-        # One value per (document, term), added in query-term order as numpy does.
-        score = f"({score} + coalesce(max(c) FILTER (WHERE ti = {i}), 0::float8))"
-    return (
-        f"SELECT ord, {score} AS score FROM ({' UNION ALL '.join(parts)}) AS p "
-        "GROUP BY ord ORDER BY score DESC, ord LIMIT %(k)s"
-    )
-
-
-def check_schema(schema: str) -> str:
-    """``schema`` if it is a plain lowercase SQL identifier (it is spliced into statements)."""
-    if not _SCHEMA.fullmatch(schema):
-        raise ValueError(f"schema {schema!r}: use lowercase letters, digits and underscores")
-    return schema
-
-
-def _document(row: Sequence[Any]) -> Document:
-    keys = ("id", "timestamp", "title", "text", "source", "url", "thread_id", "author")
-    return Document(**dict(zip(keys, row[:8], strict=True)), parent_id=row[8])
-
-
-def redact_url(url: str) -> str:
-    """The database URL without its password (in the user part or as a ``password`` parameter),
-    for messages and run logs."""
-    try:
-        parts = urlsplit(url)
-    except ValueError:
-        return "<unparsable database URL>"
-    netloc = parts.netloc
-    if "@" in netloc:
-        user, _, host = netloc.rpartition("@")
-        netloc = f"{user.partition(':')[0]}@{host}"
-    query = [(k, v) for k, v in parse_qsl(parts.query, keep_blank_values=True) if k != "password"]
-    return urlunsplit((parts.scheme, netloc, parts.path, urlencode(query), parts.fragment))
-
-
-def split_schema(url: str) -> tuple[str, str | None]:
-    """``url`` without a ``schema=NAME`` parameter, and NAME (None without one): the schema is
-    pastcast's, not the server's, so a single URL can name a corpus inside a database."""
-    parts = urlsplit(url)
-    params = parse_qsl(parts.query, keep_blank_values=True)
-    schemas = [v for k, v in params if k == "schema"]
-    if len(schemas) > 1:
-        raise ValueError(f"{redact_url(url)}: the schema parameter is given twice")
-    rest = urlencode([(k, v) for k, v in params if k != "schema"])
-    return urlunsplit((*parts[:3], rest, parts.fragment)), (schemas[0] if schemas else None)
+__all__ = ["PostgresBackend"]
 
 
 class PostgresBackend:
@@ -189,15 +101,23 @@ class PostgresBackend:
         schema: str = "pastcast",
         overwrite: bool = False,
         embeddings: Mapping[str, Sequence[float]] | None = None,
+        embedder: Embedder | None = None,
         progress: bool = False,
     ) -> PostgresBackend:
         """Load ``documents`` (ids unique) into ``schema`` with COPY, then open it.
 
         ``embeddings`` (optional) maps every document id to its vector, for ``search_vector``;
-        the ``vector`` extension must then exist in the database.
+        ``embedder`` computes them instead (and its name is kept, so that dense and hybrid
+        retrieval embed queries with the same model). The ``vector`` extension must then exist
+        in the database.
         """
         from pastcast.corpus.postgres._schema import load_corpus
 
+        if embedder is not None:
+            if embeddings is not None:
+                raise ValueError("give embeddings or an embedder, not both")
+            documents = list(documents)
+            embeddings = embed_documents(embedder, documents, progress=progress)
         with cls._open(url) as conn:
             load_corpus(
                 conn,
@@ -205,6 +125,7 @@ class PostgresBackend:
                 check_schema(schema),
                 overwrite=overwrite,
                 embeddings=embeddings,
+                embedder=None if embedder is None else embedder.name,
                 progress=progress,
             )
             for table in ("documents", "postings"):  # planner statistics + visibility map
@@ -246,7 +167,7 @@ class PostgresBackend:
                 digests = MonthDigests()
                 with self._conn.cursor() as cur:
                     rows = cur.stream(ALL_SQL.replace("{s}", self.schema))
-                    for doc in map(_document, rows):
+                    for doc in map(document_of, rows):
                         digests.add_document(doc)
                 digest = digests.hexdigest()
             first, last = meta.get("first_timestamp"), meta.get("last_timestamp")
@@ -280,12 +201,12 @@ class PostgresBackend:
         rows = self._rows(READ_SQL, {"id": doc_id, "as_of": as_utc(as_of)})
         if not rows:
             raise DocumentNotVisible(not_visible_message(doc_id, as_of))
-        return _document(rows[0])
+        return document_of(rows[0])
 
     def search(self, query: str, *, as_of: datetime, k: int = 10) -> list[SearchHit]:
         """BM25 over the documents before ``as_of``, with statistics over those alone."""
         terms = list(dict.fromkeys(tokenize(query)))
-        return self._hits(self.score(terms, as_of, k), terms, as_of)
+        return self.hits(self.score(terms, as_of, k), terms, as_of)
 
     # -- ThreadedBackend -------------------------------------------------------------------------
 
@@ -316,7 +237,7 @@ class PostgresBackend:
         if not key or "\x00" in key:  # never stored as a key (see the embedded index's maps)
             return []
         rows = self._rows(statement, {"key": key, "as_of": as_utc(as_of), "limit": limit})
-        return [_document(r) for r in rows]
+        return [document_of(r) for r in rows]
 
     # -- BM25 -----------------------------------------------------------------------------------
 
@@ -364,6 +285,12 @@ class PostgresBackend:
         per-partition HNSW graphs (``hnsw.iterative_scan``): faster on big corpora, may miss
         documents, and still never returns one at or after the cutoff (same WHERE clause).
         """
+        return self.hits(self.vector_ranked(vector, as_of, k, exact=exact), [], as_of)
+
+    def vector_ranked(
+        self, vector: Sequence[float], as_of: datetime, k: int, *, exact: bool = True
+    ) -> list[tuple[int, float]]:
+        """Top-``k`` (ordinal, inner product) before ``as_of`` (see ``search_vector``)."""
         if not self.meta.get("dims"):
             raise ValueError(f"schema {self.schema!r} was built without embeddings")
         import numpy as np
@@ -382,17 +309,19 @@ class PostgresBackend:
             with self._conn.transaction():
                 self._conn.execute("SET LOCAL hnsw.iterative_scan = relaxed_order")
                 rows = self._rows(q, params)
-        return self._hits([(int(o), float(s)) for o, s in rows], [], as_of)
+        return [(int(o), float(s)) for o, s in rows]
 
     # -- helpers --------------------------------------------------------------------------------
 
-    def _hits(
+    def hits(
         self, ranked: Sequence[tuple[int, float]], terms: list[str], as_of: datetime
     ) -> list[SearchHit]:
+        """``SearchHit``s for (ordinal, score) pairs in the given order, snippets around
+        ``terms``; the documents are fetched under the cutoff once more."""
         if not ranked:
             return []
         params = {"ords": [o for o, _ in ranked], "as_of": as_utc(as_of)}
-        docs = {int(r[0]): _document(r[1:]) for r in self._rows(HITS_SQL, params)}
+        docs = {int(r[0]): document_of(r[1:]) for r in self._rows(HITS_SQL, params)}
         return [
             SearchHit(
                 id=docs[o].id,

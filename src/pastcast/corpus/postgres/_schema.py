@@ -165,6 +165,7 @@ def load_corpus(
     overwrite: bool,
     embeddings: Mapping[str, Sequence[float]] | None,
     progress: bool,
+    embedder: str | None = None,
 ) -> dict[str, Any]:
     """Load ``documents`` into ``schema`` (see the module docstring); returns the summary."""
     docs: dict[str, Document] = {}
@@ -239,6 +240,7 @@ def load_corpus(
         "doc_count": len(ids),
         "postings": postings,
         "dims": dims,
+        "embedder": embedder,  # the model that embedded the documents, when known
         "months": max(len(months) - 1, 0),
         "month_stats": True,  # month_totals and month_df exist (absent in earlier builds)
         # the corpus digest of pastcast.corpus._identity: equal to the embedded index's
