@@ -5,10 +5,12 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from corpus_synth import make_docs
 from test_corpus_cli import DOCS
 from typer.testing import CliRunner
 
 from pastcast.cli._app import app
+from pastcast.corpus import PostgresBackend
 
 runner = CliRunner()
 
@@ -57,6 +59,7 @@ def test_build_search_read_through_a_database_url(tmp_path: Path, pg_url: str) -
 
 def test_database_errors_are_one_line_without_the_password(pg_url: str) -> None:
     url = _with_password(pg_url)
+    PostgresBackend.build(make_docs(5), pg_url, schema="cli_plain", overwrite=True).close()
     cases = [
         (
             ["corpus", "search", url, "x", "--as-of", "2024-01-01", "--schema", "nothing_here"],
@@ -75,8 +78,9 @@ def test_database_errors_are_one_line_without_the_password(pg_url: str) -> None:
             "cannot connect",
         ),
         (
-            ["corpus", "search", url, "x", "--as-of", "2024-01-01", "--mode", "dense"],
-            "needs an index directory",
+            ["corpus", "search", url + "?schema=cli_plain", "x", "--as-of", "2024-01-01"]
+            + ["--retrieval", "dense"],
+            "holds no embeddings",
         ),
         (["corpus", "build", "jsonl:/nonexistent.jsonl", "--backend", "postgres"], "--url"),
         (["corpus", "build", "jsonl:/nonexistent.jsonl", "--url", url], "only with --backend"),

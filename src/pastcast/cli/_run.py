@@ -9,8 +9,9 @@ import typer
 
 from pastcast.agents import clear_models
 from pastcast.cli._common import fail
+from pastcast.cli._corpus import open_corpus
 from pastcast.cli._specs import parse_agent_option
-from pastcast.corpus import CorpusBackend, EmbeddedIndex
+from pastcast.corpus import EmbeddedIndex, OpenedCorpus, content_digest, redact_url
 from pastcast.dataset import Dataset
 from pastcast.env import EnvConfig
 from pastcast.runlog import AgentSpec
@@ -24,10 +25,27 @@ DEMO_AGENTS = ("uniform", "base-rate", "heuristic", "heuristic@memory_on", "mark
 @dataclass(frozen=True)
 class _Loaded:
     dataset: Dataset
-    backend: CorpusBackend | None
+    backend: OpenedCorpus | None
 
 
-def _load_world(spec: str, index_dir: Path) -> _Loaded:
+@dataclass(frozen=True)
+class CorpusChoice:
+    """The corpus options of ``pastcast run``: where (``--corpus``) and how it is searched."""
+
+    spec: str | None = None
+    retrieval: str = "bm25"
+    embedder: str | None = None
+
+    def open(self, spec: str | Path, option: str) -> OpenedCorpus:
+        if self.embedder is not None and self.retrieval == "bm25":
+            fail("--embedder: only with --retrieval dense or hybrid")
+        return open_corpus(spec, self.retrieval, option, embedder=self.embedder)
+
+
+def _load_world(spec: str, choice: CorpusChoice, index_dir: Path) -> _Loaded:
+    """The embedded world and a corpus of its own documents: the index it builds for itself, or
+    one given by ``--corpus`` if it holds exactly those documents (any other corpus would not
+    match the world's events)."""
     from pastcast.world import build_world
 
     _, _, seed_text = spec.partition(":")
@@ -36,21 +54,30 @@ def _load_world(spec: str, index_dir: Path) -> _Loaded:
     except ValueError:
         fail(f"--dataset {spec!r}: the world seed must be an integer (e.g. world:3)")
     world = build_world(seed)
-    manifest = index_dir / "manifest.json"
-    stamp = index_dir / "dataset_id"
-    if manifest.is_file() and stamp.is_file() and stamp.read_text() == world.dataset.id:
-        index = EmbeddedIndex.open(index_dir)
-    else:
-        index = EmbeddedIndex.build(world.documents, index_dir, overwrite=True, progress=True)
-        stamp.write_text(world.dataset.id)
-    return _Loaded(world.dataset, index)
+    digest = content_digest(world.documents)
+    if choice.spec is not None:
+        backend = choice.open(choice.spec, "--corpus")
+        got = backend.identity().content_sha256
+        if got != digest:
+            backend.close()
+            fail(
+                f"--corpus {redact_url(choice.spec)}: holds other documents than world:{seed} "
+                f"(content hash {got[:12]}..., the world's {digest[:12]}...); build one with "
+                f"'pastcast corpus build world:{seed} --out DIR'"
+            )
+        return _Loaded(world.dataset, backend)
+    # The world's own index, rebuilt whenever it does not hold the world's documents.
+    if not (
+        (index_dir / "manifest.json").is_file()
+        and EmbeddedIndex.open(index_dir).identity().content_sha256 == digest
+    ):
+        EmbeddedIndex.build(world.documents, index_dir, overwrite=True, progress=True)
+    return _Loaded(world.dataset, choice.open(index_dir, "--retrieval"))
 
 
-def _load(dataset: str, corpus: Path | None, index_dir: Path) -> _Loaded:
+def _load(dataset: str, choice: CorpusChoice, index_dir: Path) -> _Loaded:
     if dataset == "world" or dataset.startswith("world:"):
-        if corpus is not None:
-            fail("--corpus cannot be combined with the embedded world (it brings its own corpus)")
-        return _load_world(dataset, index_dir)
+        return _load_world(dataset, choice, index_dir)
     from pastcast.dataset import load_dataset
 
     path = Path(dataset)
@@ -60,15 +87,11 @@ def _load(dataset: str, corpus: Path | None, index_dir: Path) -> _Loaded:
         loaded = load_dataset(path)
     except ValueError as exc:
         fail(str(exc))
-    backend = None
-    if corpus is not None:
-        if not (corpus / "manifest.json").is_file():
-            fail(
-                f"--corpus {corpus}: not an index directory (build one with "
-                "'pastcast corpus build')"
-            )
-        backend = EmbeddedIndex.open(corpus)
-    return _Loaded(loaded, backend)
+    if choice.spec is None:
+        if choice.retrieval != "bm25" or choice.embedder is not None:
+            fail("--retrieval/--embedder: need --corpus with a dataset directory")
+        return _Loaded(loaded, None)
+    return _Loaded(loaded, choice.open(choice.spec, "--corpus"))
 
 
 def execute(
@@ -76,7 +99,7 @@ def execute(
     agents: list[str],
     out: Path,
     *,
-    corpus: Path | None = None,
+    corpus: CorpusChoice | None = None,
     setting: str = "memory_free",
     rollouts: int = 1,
     workers: int = 1,
@@ -92,7 +115,7 @@ def execute(
     keys = [(s.name, s.setting) for s in specs]
     if len(set(keys)) != len(keys):
         fail(f"--agent: the same agent and setting is given twice ({', '.join(agents)})")
-    loaded = _load(dataset, corpus, out.parent / "index")
+    loaded = _load(dataset, corpus or CorpusChoice(), out.parent / "index")
     config = RunConfig(
         agents=specs,
         rollouts=rollouts,
@@ -107,6 +130,8 @@ def execute(
         fail(str(exc))
     finally:
         clear_models()  # stop local model servers started for this run
+        if loaded.backend is not None:
+            loaded.backend.close()
 
 
 def run(
@@ -118,7 +143,18 @@ def run(
         help="Agent as NAME[:key=value,...][@memory_free|memory_on|no_tools]; repeatable.",
     ),
     out: Path = typer.Option(Path("runs/run.jsonl"), help="Run log to write (resumed if present)."),
-    corpus: Path | None = typer.Option(None, help="Corpus index directory for a real dataset."),
+    corpus: str | None = typer.Option(
+        None,
+        help="Corpus: an index directory or a PostgreSQL URL (postgresql://USER@HOST:PORT/DB"
+        "[?schema=NAME]). The embedded world builds its own; given, it must hold the world's "
+        "documents ('pastcast corpus build world:SEED').",
+    ),
+    retrieval: str = typer.Option(
+        "bm25", help="bm25, dense or hybrid (dense and hybrid need the 'dense' extra)."
+    ),
+    embedder: str | None = typer.Option(
+        None, help="dense/hybrid: the embedder by registered name (default all-minilm-l6-v2)."
+    ),
     setting: str = typer.Option("memory_free", help="Default setting for agents without @."),
     rollouts: int = typer.Option(1, min=1, help="Rollouts per forecast step."),
     workers: int = typer.Option(1, min=1, help="Parallel (agent, event, rollout) chains."),
@@ -138,7 +174,7 @@ def run(
         dataset,
         agent,
         out,
-        corpus=corpus,
+        corpus=CorpusChoice(corpus, retrieval, embedder),
         setting=setting,
         rollouts=rollouts,
         workers=workers,

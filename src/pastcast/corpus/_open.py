@@ -32,6 +32,7 @@ from pastcast.corpus.postgres import (
     PostgresBackend,
     PostgresDense,
     PostgresHybrid,
+    one_line,
     redact_url,
     split_schema,
 )
@@ -207,7 +208,7 @@ def open_postgres(
     except Exception as exc:  # psycopg's own (a malformed URL, ...), without the password
         if not type(exc).__module__.startswith("psycopg"):
             raise
-        raise CorpusOpenError(f"{redact_url(spec)}: {exc}") from None
+        raise CorpusOpenError(f"{redact_url(spec)}: {one_line(exc)}") from None
     if retrieval == "bm25":
         return pg
     return _ranked_postgres(pg, retrieval, embedder, depth)

@@ -8,6 +8,7 @@ from pydantic import Field
 
 from pastcast.records import (
     AgentRole,
+    CorpusIdentity,
     EpisodeRecord,
     Forecast,
     Record,
@@ -50,6 +51,8 @@ class RunHeader(Record):
     agents: tuple[AgentSpec, ...]
     prompts: dict[str, str] = Field(default_factory=dict)
     code_version: str
+    corpus: CorpusIdentity | None = None
+    """The corpus the agents searched (None without one, or a backend that does not say)."""
 
 
 class Grading(Record):

@@ -43,7 +43,7 @@ from pastcast.corpus.postgres._sql import (
     document_of,
     score_sql,
 )
-from pastcast.corpus.postgres._url import redact_url
+from pastcast.corpus.postgres._url import one_line, redact_url
 from pastcast.cutoff import as_utc
 from pastcast.records import CorpusIdentity, Document
 
@@ -139,7 +139,7 @@ class PostgresBackend:
         try:
             return psycopg.connect(url, autocommit=True, options="-c timezone=UTC")
         except psycopg.OperationalError as exc:
-            raise ConnectionError(f"{redact_url(url)}: cannot connect: {exc}") from None
+            raise ConnectionError(f"{redact_url(url)}: cannot connect: {one_line(exc)}") from None
 
     def close(self) -> None:
         self._conn.close()

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from urllib.parse import unquote, urlsplit, urlunsplit
 
-__all__ = ["redact_url", "split_schema"]
+__all__ = ["one_line", "redact_url", "split_schema"]
 
 
 def redact_url(url: str) -> str:
@@ -34,6 +34,11 @@ def split_schema(url: str) -> tuple[str, str | None]:
     # the other parameters are passed on as written (libpq decodes them itself)
     rest = "&".join(p for p in pieces if _key(p) != "schema")
     return urlunsplit((*parts[:3], rest, parts.fragment)), (schemas[0] if schemas else None)
+
+
+def one_line(exc: BaseException) -> str:
+    """A server's message on one line (libpq adds indented hints on lines of their own)."""
+    return "; ".join(line.strip() for line in str(exc).splitlines() if line.strip())
 
 
 def _key(param: str) -> str:
