@@ -19,7 +19,6 @@ from pastcast.runlog import read_run_log
 from pastcast.world import build_world
 
 runner = CliRunner()
-faiss = pytest.importorskip("faiss")
 
 RUN = ["run", "--dataset", "world:0", "--agent", "heuristic", "--max-events", "1"]
 
@@ -38,6 +37,7 @@ def world_index(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def test_the_world_keeps_its_own_index_and_any_retrieval(tmp_path: Path, world_digest: str) -> None:
+    pytest.importorskip("faiss")  # the 'dense' extra
     out = tmp_path / "run.jsonl"
     args = [*RUN, "--retrieval", "hybrid", "--embedder", "hash-64", "--out", str(out)]
     result = runner.invoke(app, args)
@@ -52,6 +52,7 @@ def test_the_world_keeps_its_own_index_and_any_retrieval(tmp_path: Path, world_d
 def test_the_world_with_a_corpus_built_from_it(
     tmp_path: Path, world_index: Path, world_digest: str
 ) -> None:
+    pytest.importorskip("faiss")  # the 'dense' extra
     out = tmp_path / "run.jsonl"
     args = [*RUN, "--corpus", str(world_index), "--retrieval", "hybrid", "--embedder", "hash-64"]
     result = runner.invoke(app, [*args, "--out", str(out)])
@@ -154,3 +155,20 @@ def test_news_counts_from_an_index_or_a_database(tmp_path: Path, pg_url: str) ->
         + ["--news-corpus", str(tmp_path)],
     )
     assert bad.exit_code == 2 and "--news-corpus:" in bad.output and "not an index" in bad.output
+
+
+def test_run_benchmark_records_the_backend_identity_or_the_one_given(tmp_path: Path) -> None:
+    from pastcast.agents import agent_spec
+    from pastcast.corpus import EmbeddedIndex
+    from pastcast.runner import RunConfig, run_benchmark
+
+    world = build_world(0)
+    index = EmbeddedIndex.in_memory(world.documents)
+    config = RunConfig(agents=(agent_spec("uniform"),), max_events=1)
+    run_benchmark(world.dataset, index, config, tmp_path / "a.jsonl", progress=False)
+    assert read_run_log(tmp_path / "a.jsonl").header.corpus == index.identity()
+    given = index.identity().model_copy(update={"spec": "s3://bucket/world-0"})
+    run_benchmark(world.dataset, index, config, tmp_path / "b.jsonl", progress=False, corpus=given)
+    assert read_run_log(tmp_path / "b.jsonl").header.corpus == given
+    run_benchmark(world.dataset, None, config, tmp_path / "c.jsonl", progress=False)
+    assert read_run_log(tmp_path / "c.jsonl").header.corpus is None
