@@ -23,6 +23,7 @@ from pastcast.corpus import (
     check_no_leakage,
 )
 from pastcast.corpus.postgres._sql import (
+    AUTHOR_SQL,
     COUNT_SQL,
     DF_SQL,
     HITS_SQL,
@@ -30,6 +31,7 @@ from pastcast.corpus.postgres._sql import (
     MONTH_DF_SQL,
     MONTH_LENGTHS_SQL,
     READ_SQL,
+    THREAD_SQL,
     VECTOR_SQL,
     score_sql,
 )
@@ -141,9 +143,11 @@ def test_plans_skip_partitions_after_the_cutoff(pg: PostgresBackend, cutoff: dat
             f"{cutoff:%Y_%m}"
         )  # a month that starts at the cutoff holds nothing visible
     params = {"as_of": cutoff, "id": "doc-00001", "terms": ["election"], "ords": [1, 2], "k": 5}
+    params |= {"key": "thread-1", "limit": 5}
     params |= {"t0": "election", "idf0": 1.0, "k1": 1.2, "k1p1": 2.2, "b": 0.75}
     params |= {"one_minus_b": 0.25, "avgdl": 10.0}
-    for statement in (COUNT_SQL, READ_SQL, LENGTHS_SQL, DF_SQL, HITS_SQL, score_sql(1)):
+    statements = (COUNT_SQL, READ_SQL, LENGTHS_SQL, DF_SQL, HITS_SQL, score_sql(1))
+    for statement in (*statements, THREAD_SQL, AUTHOR_SQL):
         scanned = _partitions(pg.explain(statement, params))
         assert scanned and scanned <= allowed, (statement, scanned)
     assert len(_partitions(pg.explain(COUNT_SQL, {"as_of": datetime(2030, 1, 1, tzinfo=UTC)}))) >= 3

@@ -151,8 +151,10 @@ def open_dense(
 ) -> DenseIndex:
     """Exact dense search over an index directory (embeddings computed once, kept there);
     ``nprobe``: approximate (IVF) in fully admitted months of 1,000+ documents."""
-    _needs_faiss("dense")
     index = _index(spec)
+    if isinstance(embedder, str) and embedder not in embedders:
+        resolve_embedder(embedder)  # the one-line error naming the known embedders
+    _needs_faiss("dense")
     model = resolve_embedder(embedder)
     if nprobe is None:
         return DenseIndex(index, model, quantized_min=quantized_min)
