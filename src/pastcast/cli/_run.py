@@ -67,10 +67,11 @@ def _load_world(spec: str, choice: CorpusChoice, index_dir: Path) -> _Loaded:
             )
         return _Loaded(world.dataset, backend)
     # The world's own index, rebuilt whenever it does not hold the world's documents.
-    if not (
-        (index_dir / "manifest.json").is_file()
-        and EmbeddedIndex.open(index_dir).identity().content_sha256 == digest
-    ):
+    try:
+        current = EmbeddedIndex.open(index_dir).identity().content_sha256
+    except (OSError, ValueError):  # none yet, or unreadable: rebuilt
+        current = None
+    if current != digest:
         EmbeddedIndex.build(world.documents, index_dir, overwrite=True, progress=True)
     return _Loaded(world.dataset, choice.open(index_dir, "--retrieval"))
 

@@ -107,7 +107,7 @@ def resolve_embedder(embedder: str | Embedder) -> Embedder:
     try:
         return embedders.build(embedder)
     except RegistryError as exc:
-        raise CorpusOpenError(f"embedder: {exc}") from None
+        raise CorpusOpenError(str(exc)) from None
     except ImportError as exc:
         raise CorpusOpenError(
             f"embedder {embedder!r} needs the 'dense' extra (pip install 'pastcast[dense]'); "
