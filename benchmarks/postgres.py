@@ -20,8 +20,8 @@ from pathlib import Path
 
 from search_latency import START, synthetic_corpus
 
-from pastcast.corpus import EmbeddedIndex, PostgresBackend
-from pastcast.corpus.postgres._server import local_postgres
+from pastcast.corpus import EmbeddedIndex, PostgresBackend, open_backend
+from pastcast.corpus.postgres import local_postgres
 
 
 def _pct(values: list[float], q: float) -> float:
@@ -32,15 +32,21 @@ def run(url: str, docs_n: int, n_queries: int) -> None:
     docs = synthetic_corpus(docs_n)
     with tempfile.TemporaryDirectory() as tmp:
         t0 = time.perf_counter()
-        embedded = EmbeddedIndex.build(docs, Path(tmp) / "ix")
+        EmbeddedIndex.build(docs, Path(tmp) / "ix")
         t_emb = time.perf_counter() - t0
         t0 = time.perf_counter()
-        pg = PostgresBackend.build(docs, url, schema="bench", overwrite=True, progress=True)
+        PostgresBackend.build(docs, url, schema="bench", overwrite=True, progress=True).close()
         t_pg = time.perf_counter() - t0
+        # Opened as a run opens them: by spec.
+        embedded = open_backend(Path(tmp) / "ix")
+        pg = open_backend(f"{url}?schema=bench")
+        assert isinstance(pg, PostgresBackend)
+        assert pg.identity().content_sha256 == embedded.identity().content_sha256
         print(f"{docs_n} documents, {pg.meta['postings']} postings, {pg.meta['months']} months")
         print(f"build: embedded {t_emb:.1f} s, postgres {t_pg:.1f} s")
         # The same corpus with the statistics counted row by row (no per-month totals).
-        rows = PostgresBackend.connect(url, schema="bench")
+        rows = open_backend(f"{url}?schema=bench")
+        assert isinstance(rows, PostgresBackend)
         rows.meta["month_stats"] = False
         rng = random.Random(0)
         queries = [d.title for d in rng.sample(docs, n_queries)]

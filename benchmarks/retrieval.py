@@ -274,7 +274,7 @@ def main() -> None:
         print(f"  {len(index)} documents, {len(index.partition_bounds)} partitions")
         measure(index, queries, cutoffs_for(index), {}, None, args.naive_queries)
         if args.wcep_dense:
-            from pastcast.corpus import DenseIndex, MiniLMEmbedder
+            from pastcast.corpus import DenseIndex, MiniLMEmbedder, open_backend
 
             if args.wcep_dense >= len(index):  # the whole archive
                 sub_dir, sub_index = args.workdir / "wcep", index
@@ -285,7 +285,8 @@ def main() -> None:
                     EmbeddedIndex.build(sub, sub_dir)
                 sub_index = EmbeddedIndex.open(sub_dir)
             t0 = time.perf_counter()
-            dense = DenseIndex(sub_index, MiniLMEmbedder())
+            dense = open_backend(sub_dir, "dense")  # MiniLM, as `--retrieval dense` opens it
+            assert isinstance(dense, DenseIndex)
             print(
                 f"== WCEP first {len(sub_index)} documents, MiniLM (embedded or loaded from cache "
                 f"in {time.perf_counter() - t0:.1f} s)"
@@ -299,8 +300,8 @@ def main() -> None:
             wcep_searchers: dict[str, Any] = {"": dense}
             if args.wcep_quantized_min:
                 # the 8-bit candidate path on real model vectors (WCEP's months are small)
-                wcep_searchers["-8bit"] = DenseIndex(
-                    sub_index, MiniLMEmbedder(), quantized_min=args.wcep_quantized_min
+                wcep_searchers["-8bit"] = open_backend(
+                    sub_dir, "dense", quantized_min=args.wcep_quantized_min
                 )
                 quantized = wcep_searchers["-8bit"]._quantized
                 months = 0 if quantized is None else len(quantized.months)

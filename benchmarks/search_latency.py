@@ -21,7 +21,7 @@ from pathlib import Path
 import numpy as np
 
 from pastcast.corpus import STOPWORDS, EmbeddedIndex
-from pastcast.corpus.embedded._arrays import to_micros
+from pastcast.corpus.embedded import to_micros
 from pastcast.records import Document
 
 START = datetime(2024, 1, 1, tzinfo=UTC)

@@ -38,6 +38,7 @@ __all__ = [
     "FAILURE_REASONS",
     "AgentRole",
     "Assessment",
+    "CorpusIdentity",
     "DailyBelief",
     "Document",
     "EpisodeRecord",
@@ -191,6 +192,26 @@ class Document(Record):
     thread_id: str | None = None
     author: str | None = None
     parent_id: str | None = None
+
+
+class CorpusIdentity(Record):
+    """Which corpus a run searched, and how: recorded in the run header so that two runs can be
+    told apart by their documents, not by the path they were read from.
+
+    ``content_sha256`` depends on the documents alone (the same documents give the same hash in
+    an index directory and in a database); ``spec`` is where they were opened from (a database
+    URL without its password); ``options`` are the build and search settings that change results
+    (tokenizer, BM25 parameters, embedder, ...).
+    """
+
+    spec: str
+    backend: str
+    retrieval: str
+    content_sha256: str
+    doc_count: int = Field(ge=0)
+    first_timestamp: UtcDatetime | None = None
+    last_timestamp: UtcDatetime | None = None
+    options: dict[str, JsonValue] = Field(default_factory=dict)
 
 
 class StepSpec(Record):

@@ -2,9 +2,14 @@
 
 from __future__ import annotations
 
+import hashlib
 import random
+from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
 
+import numpy as np
+
+from pastcast.corpus import embedders, tokenize
 from pastcast.records import Document
 
 WORDS = [f"w{i}" for i in range(40)] + ["election", "ceasefire", "tariff", "merger", "storm"]
@@ -25,3 +30,39 @@ def make_docs(n: int, seed: int = 0, *, span_days: int = 60) -> list[Document]:
         docs.append(Document(id=f"doc-{i:05d}", timestamp=ts, title=title, text=text))
     rng.shuffle(docs)
     return docs
+
+
+class HashEmbedder:
+    """A deterministic bag-of-words embedder: fast, no model, still a real vector space."""
+
+    name = "hash-64"
+
+    def __init__(self) -> None:
+        self.calls = 0
+
+    def encode(self, texts: Sequence[str]) -> np.ndarray:  # type: ignore[type-arg]
+        self.calls += 1
+        out = np.zeros((len(texts), 64), dtype=np.float32)
+        for row, text in enumerate(texts):
+            for tok in tokenize(text):
+                out[row, hashlib.blake2b(tok.encode(), digest_size=1).digest()[0] % 64] += 1.0
+        norms = np.linalg.norm(out, axis=1, keepdims=True)
+        return out / np.where(norms == 0, 1.0, norms)
+
+
+# Registered so that specs and the command line can name it: ``--embedder hash-64``.
+embedders.add(HashEmbedder.name, HashEmbedder, replace=True)
+
+
+def with_threads(docs: Sequence[Document], seed: int = 0) -> list[Document]:
+    """``docs`` with most of them in a few threads and by a few authors (posts and comments)."""
+    rng = random.Random(seed)
+    out = []
+    for doc in docs:
+        update: dict[str, str] = {}
+        if rng.random() < 0.7:
+            update["thread_id"] = f"thread-{rng.randrange(12)}"
+        if rng.random() < 0.8:
+            update["author"] = f"author-{rng.randrange(9)}"
+        out.append(doc.model_copy(update=update))
+    return out

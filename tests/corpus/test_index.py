@@ -101,6 +101,7 @@ def test_as_of_equals_index_of_the_past_only(
 def test_as_of_equivalence_check(docs: list[Document]) -> None:
     report = check_as_of_equivalence(EmbeddedIndex.in_memory, docs, n_cutoffs=15, seed=3)
     assert report.comparisons == 15 * report.queries > 0
+    assert report.violations == 0 and report.nonempty > 0, report.first_violations
 
 
 def test_read_hides_future_and_unknown_ids_alike(docs: list[Document]) -> None:

@@ -104,6 +104,7 @@ def test_as_of_equivalence_across_month_boundaries(block_docs: int) -> None:
 
     report = check_as_of_equivalence(factory, docs, cutoffs=cutoffs, seed=1)
     assert report.comparisons == len(cutoffs) * report.queries
+    assert report.violations == 0 and report.nonempty > 0, report.first_violations
 
 
 def test_the_earlier_single_partition_layout_still_opens(tmp_path: Path) -> None:

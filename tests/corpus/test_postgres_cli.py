@@ -5,11 +5,12 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from pg_server import pg_url  # noqa: F401  (the session-scoped server fixture)
+from corpus_synth import make_docs
 from test_corpus_cli import DOCS
 from typer.testing import CliRunner
 
 from pastcast.cli._app import app
+from pastcast.corpus import PostgresBackend
 
 runner = CliRunner()
 
@@ -19,7 +20,7 @@ def _with_password(url: str) -> str:
     return url.replace("postgres@", "postgres:s3cret-pw@", 1)
 
 
-def test_build_search_read_through_a_database_url(tmp_path: Path, pg_url: str) -> None:  # noqa: F811
+def test_build_search_read_through_a_database_url(tmp_path: Path, pg_url: str) -> None:
     src = tmp_path / "docs.jsonl"
     src.write_text("".join(json.dumps(d) + "\n" for d in DOCS))
     url = _with_password(pg_url)
@@ -56,8 +57,9 @@ def test_build_search_read_through_a_database_url(tmp_path: Path, pg_url: str) -
     assert json.loads(pg.output) == json.loads(embedded.output)
 
 
-def test_database_errors_are_one_line_without_the_password(pg_url: str) -> None:  # noqa: F811
+def test_database_errors_are_one_line_without_the_password(pg_url: str) -> None:
     url = _with_password(pg_url)
+    PostgresBackend.build(make_docs(5), pg_url, schema="cli_plain", overwrite=True).close()
     cases = [
         (
             ["corpus", "search", url, "x", "--as-of", "2024-01-01", "--schema", "nothing_here"],
@@ -76,8 +78,9 @@ def test_database_errors_are_one_line_without_the_password(pg_url: str) -> None:
             "cannot connect",
         ),
         (
-            ["corpus", "search", url, "x", "--as-of", "2024-01-01", "--mode", "dense"],
-            "needs an index directory",
+            ["corpus", "search", url + "?schema=cli_plain", "x", "--as-of", "2024-01-01"]
+            + ["--retrieval", "dense"],
+            "holds no embeddings",
         ),
         (["corpus", "build", "jsonl:/nonexistent.jsonl", "--backend", "postgres"], "--url"),
         (["corpus", "build", "jsonl:/nonexistent.jsonl", "--url", url], "only with --backend"),

@@ -7,7 +7,7 @@ import tempfile
 from collections.abc import Iterator
 from datetime import date, datetime
 from pathlib import Path
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
 import typer
 from rich.console import Console
@@ -16,21 +16,31 @@ from rich.table import Table
 from pastcast.cli._common import JsonFlag, fail, print_json
 from pastcast.cli._sources import SOURCE_KINDS, SourceRun, open_source
 from pastcast.corpus import (
-    CorpusBackend,
+    CorpusOpenError,
     DocumentFormatError,
     DocumentNotVisible,
     EmbeddedIndex,
+    Embedder,
     LoadReport,
+    OpenedCorpus,
     PostgresBackend,
     WcepReport,
+    is_database_url,
+    open_backend,
     read_jsonl_documents,
     read_wcep,
     redact_url,
+    resolve_embedder,
+    retrieval_modes,
 )
+from pastcast.corpus.postgres import one_line
 from pastcast.cutoff import parse_cutoff
 from pastcast.records import Document
 
-_TARGET_HELP = "Index directory, or a PostgreSQL database URL (postgres://... or postgresql://...)."
+_TARGET_HELP = (
+    "Index directory, or a PostgreSQL database URL (postgres://... or postgresql://..., "
+    "optionally ending in ?schema=NAME)."
+)
 
 app = typer.Typer(help="Build and query the dated document corpus.", no_args_is_help=True)
 
@@ -51,31 +61,46 @@ def _cutoff(value: str) -> datetime:
         fail(f"--as-of: {exc}")
 
 
-_URL_SCHEMES = ("postgres://", "postgresql://")
-
 Schema = Annotated[
+    str | None,
+    typer.Option(
+        help="PostgreSQL: the schema holding the corpus (lowercase identifier; default "
+        "pastcast, or ?schema=NAME in the URL)."
+    ),
+]
+Retrieval = Annotated[
     str,
-    typer.Option(help="PostgreSQL: the schema holding the corpus (lowercase identifier)."),
+    typer.Option(
+        "--retrieval",
+        "--mode",
+        help="bm25, dense (needs the 'dense' extra; document embeddings are computed once and "
+        "kept with the corpus) or hybrid (reciprocal-rank fusion of both).",
+    ),
+]
+EmbedderOpt = Annotated[
+    str | None,
+    typer.Option(
+        help="dense/hybrid: the embedder, by registered name (default all-minilm-l6-v2; a "
+        "database corpus uses the one it was loaded with)."
+    ),
 ]
 
 
-def _is_url(target: str) -> bool:
-    return target.startswith(_URL_SCHEMES)
-
-
-def _open(target: str, schema: str = "pastcast") -> EmbeddedIndex | PostgresBackend:
-    """An index directory, or the corpus in ``schema`` of a ``postgres://`` database."""
-    if _is_url(target):
-        try:
-            return PostgresBackend.connect(target, schema=schema)
-        except ImportError as exc:
-            fail(f"PostgreSQL: the 'postgres' extra is not installed ({exc.name})")
-        except (ConnectionError, FileNotFoundError, ValueError) as exc:
-            fail(str(exc))  # the backend's messages never include the password
+def open_corpus(spec: str | Path, retrieval: str, option: str, **options: Any) -> OpenedCorpus:
+    """``open_backend``, failing with a one-line error that names the command-line option."""
+    if retrieval not in retrieval_modes():
+        fail(f"--retrieval: expected one of {', '.join(retrieval_modes())}, got {retrieval!r}")
     try:
-        return EmbeddedIndex.open(target)
-    except (FileNotFoundError, ValueError) as exc:
-        fail(str(exc))
+        return open_backend(spec, retrieval, **{k: v for k, v in options.items() if v is not None})
+    except CorpusOpenError as exc:
+        fail(f"{option}: {exc}")
+
+
+def _open(target: str, retrieval: str = "bm25", **options: Any) -> OpenedCorpus:
+    """An index directory, or the corpus in a schema of a ``postgresql://`` database."""
+    if not is_database_url(target):
+        options.pop("schema", None)  # a directory has no schema
+    return open_corpus(target, retrieval, "INDEX", **options)
 
 
 def _check_target(backend: str, out: Path | None, url: str | None, overwrite: bool) -> None:
@@ -87,7 +112,7 @@ def _check_target(backend: str, out: Path | None, url: str | None, overwrite: bo
         if out.exists() and not overwrite:
             fail(f"{out}: already exists (pass --overwrite to replace it)")
     elif backend == "postgres":
-        if url is None or not _is_url(url):
+        if url is None or not is_database_url(url):
             fail("--url: required with --backend postgres (postgresql://USER@HOST:PORT/DB)")
         if out is not None:
             fail("--out: only with --backend embedded")
@@ -100,18 +125,22 @@ def _store(
     url: str | None,
     schema: str,
     overwrite: bool,
+    embedder: Embedder | None,
 ) -> tuple[int, str]:
-    """Index ``docs`` into the chosen backend: how many, and where they went."""
+    """Index ``docs`` into the chosen backend (embedded too, with ``embedder``): how many, and
+    where they went."""
     try:
         if backend == "postgres" and url is not None:
             with PostgresBackend.build(
-                docs, url, schema=schema, overwrite=overwrite, progress=True
+                docs, url, schema=schema, overwrite=overwrite, embedder=embedder, progress=True
             ) as pg:
                 count = len(pg)
             where = f"schema {schema!r} of {redact_url(url)}"
         else:
             assert out is not None
             count = len(EmbeddedIndex.build(docs, out, overwrite=overwrite, progress=True))
+            if embedder is not None:  # computed now and kept in the index for dense search
+                open_corpus(out, "dense", "--embedder", embedder=embedder).close()
             where = str(out)
     except ImportError as exc:
         fail(f"--backend postgres: the 'postgres' extra is not installed ({exc.name})")
@@ -126,7 +155,7 @@ def _store(
     except Exception as exc:
         if url is None or not type(exc).__module__.startswith("psycopg"):
             raise
-        fail(f"{redact_url(url)}: {exc}")  # a database error, without the password
+        fail(f"{redact_url(url)}: {one_line(exc)}")  # a database error, without the password
     return count, where
 
 
@@ -145,7 +174,8 @@ def build(
         str,
         typer.Argument(
             help="KIND:PATH: jsonl:docs.jsonl, wcep:FOLDER, reddit:DUMP_OR_FOLDER, "
-            "parquet:TABLE_OR_FOLDER or ccnews:FILE_OR_FOLDER (JSON lines or WARC)"
+            "parquet:TABLE_OR_FOLDER, ccnews:FILE_OR_FOLDER (JSON lines or WARC), or "
+            "world:SEED (the embedded world's documents)"
         ),
     ],
     out: Annotated[
@@ -163,7 +193,14 @@ def build(
             "given by PGPASSWORD or ~/.pgpass than in the URL, which shell history keeps).",
         ),
     ] = None,
-    schema: Schema = "pastcast",
+    schema: Schema = None,
+    embedder: Annotated[
+        str | None,
+        typer.Option(
+            help="Also embed the documents with this embedder (registered name, e.g. "
+            "all-minilm-l6-v2) for dense and hybrid retrieval; needs the 'dense' extra."
+        ),
+    ] = None,
     lenient: Annotated[
         bool, typer.Option(help="jsonl: skip malformed lines (counted by reason).")
     ] = False,
@@ -179,13 +216,27 @@ def build(
     if not sep or not path:
         fail(f"source {source!r}: expected KIND:PATH, e.g. jsonl:docs.jsonl")
     _check_target(backend, out, url, overwrite)
+    model = None
+    if embedder is not None:
+        try:
+            model = resolve_embedder(embedder)
+        except CorpusOpenError as exc:
+            fail(f"--embedder: {exc}")
     docs: Iterator[Document]
     run: SourceRun | None = None
-    if kind == "jsonl":
+    report: LoadReport | WcepReport = LoadReport()
+    if kind == "world":
+        from pastcast.world import build_world
+
+        try:
+            docs = iter(build_world(int(path)).documents)
+        except ValueError:
+            fail(f"source {source!r}: the world seed must be an integer (e.g. world:0)")
+    elif kind == "jsonl":
         if not Path(path).is_file():
             fail(f"{path}: no such file")
         load_report = LoadReport()
-        report: LoadReport | WcepReport = load_report
+        report = load_report
         docs = read_jsonl_documents(path, lenient=lenient, report=load_report)
     elif kind == "wcep":
         if not Path(path).is_dir():
@@ -206,10 +257,10 @@ def build(
         run = open_source(kind, path, side)
         docs, report = run.documents, LoadReport()
     else:
-        known = ", ".join(("jsonl", "wcep", *SOURCE_KINDS))
+        known = ", ".join(("jsonl", "wcep", *SOURCE_KINDS, "world"))
         fail(f"source {source!r}: unknown kind {kind!r} (known: {known})")
     try:
-        count, where = _store(docs, backend, out, url, schema, overwrite)
+        count, where = _store(docs, backend, out, url, schema or "pastcast", overwrite, model)
     except BaseException:  # includes the one-line failure exit: drop the side file
         if run is not None:
             run.discard()
@@ -239,47 +290,27 @@ def search(
     query: Annotated[str, typer.Argument(help="Free-text query.")],
     as_of: AsOf,
     k: Annotated[int, typer.Option("--k", min=1, help="Number of hits.")] = 10,
-    mode: Annotated[
-        str,
-        typer.Option(
-            help="bm25, dense (needs the 'dense' extra; embeddings are cached in the index) or "
-            "hybrid (reciprocal-rank fusion of both)."
-        ),
-    ] = "bm25",
+    retrieval: Retrieval = "bm25",
     json_out: JsonFlag = False,
-    schema: Schema = "pastcast",
+    schema: Schema = None,
+    embedder: EmbedderOpt = None,
     nprobe: Annotated[
         int | None,
         typer.Option(
             min=1,
-            help="dense/hybrid: search fully admitted months of 1,000+ documents approximately "
-            "(IVF, this many lists probed; trained once and kept in the index). The cutoff's "
-            "own month is always exact. Default: exact everywhere.",
+            help="dense/hybrid over an index directory: search fully admitted months of 1,000+ "
+            "documents approximately (IVF, this many lists probed; trained once and kept in the "
+            "index). The cutoff's own month is always exact. Default: exact everywhere.",
         ),
     ] = None,
 ) -> None:
     """Rank the documents visible at the cutoff (statistics as of the cutoff)."""
     cutoff = _cutoff(as_of)
-    if mode not in ("bm25", "dense", "hybrid"):
-        fail(f"--mode: expected bm25, dense or hybrid, got {mode!r}")
-    if mode != "bm25" and _is_url(target):
-        fail(f"--mode {mode}: needs an index directory (a database serves bm25 only here)")
-    index = _open(target, schema)
-    backend: CorpusBackend = index
-    if mode != "bm25" and isinstance(index, EmbeddedIndex):
-        try:
-            from pastcast.corpus import DenseIndex, HybridIndex, MiniLMEmbedder
-
-            if nprobe is None:
-                dense = DenseIndex(index, MiniLMEmbedder())
-            else:
-                dense = DenseIndex(index, MiniLMEmbedder(), ivf_min=1000, nprobe=nprobe)
-        except ImportError as exc:
-            fail(f"--mode {mode}: the 'dense' extra is not installed ({exc.name})")
-        backend = dense if mode == "dense" else HybridIndex(dense)
-    hits = backend.search(query, as_of=cutoff, k=k)
-    if isinstance(index, PostgresBackend):
-        index.close()
+    backend = _open(target, retrieval, schema=schema, embedder=embedder, nprobe=nprobe)
+    try:
+        hits = backend.search(query, as_of=cutoff, k=k)
+    finally:
+        backend.close()
     if json_out:
         print_json([h.model_dump(mode="json") for h in hits])
         return
@@ -295,18 +326,17 @@ def read(
     doc_id: Annotated[str, typer.Argument(help="Document id.")],
     as_of: AsOf,
     json_out: JsonFlag = False,
-    schema: Schema = "pastcast",
+    schema: Schema = None,
 ) -> None:
     """Print one document if it is visible at the cutoff (exit 2 otherwise)."""
     cutoff = _cutoff(as_of)
-    backend = _open(target, schema)
+    backend = _open(target, schema=schema)
     try:
         doc = backend.read(doc_id, as_of=cutoff)
     except DocumentNotVisible as exc:
         fail(str(exc))
     finally:
-        if isinstance(backend, PostgresBackend):
-            backend.close()
+        backend.close()
     if json_out:
         print_json(doc.model_dump(mode="json"))
         return

@@ -34,28 +34,28 @@ CorpusEndOpt = Annotated[
 ]
 OutOpt = Annotated[Path, typer.Option("--out", help="Dataset directory to write.")]
 NewsOpt = Annotated[
-    Path | None,
+    str | None,
     typer.Option(
         "--news-corpus",
-        help="Corpus index whose documents per day feed the dojo schedule's news-volume term.",
+        help="Corpus (index directory or PostgreSQL URL) whose documents per day feed the dojo "
+        "schedule's news-volume term.",
     ),
 ]
 
 
-def _news_counts(index_dir: Path | None, histories: list[Any]) -> dict[date, int] | None:
-    if index_dir is None or not histories:
+def _news_counts(spec: str | None, histories: list[Any]) -> dict[date, int] | None:
+    if spec is None or not histories:
         return None
-    from pastcast.corpus import EmbeddedIndex
+    from pastcast.cli._corpus import open_corpus
     from pastcast.markets import daily_news_counts
 
-    if not (index_dir / "manifest.json").is_file():
-        fail(
-            f"--news-corpus {index_dir}: not an index directory (build one with "
-            "'pastcast corpus build')"
-        )
     first = min(h.event.open_time.date() for h in histories)
     last = max(h.event.close_time.date() for h in histories)
-    return daily_news_counts(EmbeddedIndex.open(index_dir), first, last)
+    backend = open_corpus(spec, "bm25", "--news-corpus")
+    try:
+        return daily_news_counts(backend, first, last)
+    finally:
+        backend.close()
 
 
 def _common(schedule: str, split: str | None, corpus_end: str | None, first_belief: bool) -> Any:

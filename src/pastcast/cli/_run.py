@@ -19,8 +19,9 @@ from rich.markup import escape
 
 from pastcast.agents import clear_models
 from pastcast.cli._common import EXIT_FAILED, JsonFlag, fail, note, print_json
+from pastcast.cli._corpus import Retrieval, open_corpus
 from pastcast.cli._specs import AGENT_GRAMMAR, parse_agent_option
-from pastcast.corpus import CorpusBackend, EmbeddedIndex
+from pastcast.corpus import EmbeddedIndex, OpenedCorpus, content_digest, redact_url
 from pastcast.dataset import Dataset
 from pastcast.env import EnvConfig
 from pastcast.records import Setting
@@ -45,10 +46,27 @@ _RUN = RunConfig.model_fields
 @dataclass(frozen=True)
 class _Loaded:
     dataset: Dataset
-    backend: CorpusBackend | None
+    backend: OpenedCorpus | None
 
 
-def _load_world(spec: str, index_dir: Path) -> _Loaded:
+@dataclass(frozen=True)
+class CorpusChoice:
+    """The corpus options of ``pastcast run``: where (``--corpus``) and how it is searched."""
+
+    spec: str | None = None
+    retrieval: str = "bm25"
+    embedder: str | None = None
+
+    def open(self, spec: str | Path, option: str) -> OpenedCorpus:
+        if self.embedder is not None and self.retrieval == "bm25":
+            fail("--embedder: only with --retrieval dense or hybrid")
+        return open_corpus(spec, self.retrieval, option, embedder=self.embedder)
+
+
+def _load_world(spec: str, choice: CorpusChoice, index_dir: Path) -> _Loaded:
+    """The embedded world and a corpus of its own documents: the index it builds for itself, or
+    one given by ``--corpus`` if it holds exactly those documents (any other corpus would not
+    match the world's events)."""
     from pastcast.world import build_world
 
     _, _, seed_text = spec.partition(":")
@@ -57,21 +75,31 @@ def _load_world(spec: str, index_dir: Path) -> _Loaded:
     except ValueError:
         fail(f"--dataset {spec!r}: the world seed must be an integer (e.g. world:3)")
     world = build_world(seed)
-    manifest = index_dir / "manifest.json"
-    stamp = index_dir / "dataset_id"
-    if manifest.is_file() and stamp.is_file() and stamp.read_text() == world.dataset.id:
-        index = EmbeddedIndex.open(index_dir)
-    else:
-        index = EmbeddedIndex.build(world.documents, index_dir, overwrite=True, progress=True)
-        stamp.write_text(world.dataset.id)
-    return _Loaded(world.dataset, index)
+    digest = content_digest(world.documents)
+    if choice.spec is not None:
+        backend = choice.open(choice.spec, "--corpus")
+        got = backend.identity().content_sha256
+        if got != digest:
+            backend.close()
+            fail(
+                f"--corpus {redact_url(choice.spec)}: holds other documents than world:{seed} "
+                f"(content hash {got[:12]}..., the world's {digest[:12]}...); build one with "
+                f"'pastcast corpus build world:{seed} --out DIR'"
+            )
+        return _Loaded(world.dataset, backend)
+    # The world's own index, rebuilt whenever it does not hold the world's documents.
+    try:
+        current = EmbeddedIndex.open(index_dir).identity().content_sha256
+    except (OSError, ValueError):  # none yet, or unreadable: rebuilt
+        current = None
+    if current != digest:
+        EmbeddedIndex.build(world.documents, index_dir, overwrite=True, progress=True)
+    return _Loaded(world.dataset, choice.open(index_dir, "--retrieval"))
 
 
-def _load(dataset: str, corpus: Path | None, index_dir: Path) -> _Loaded:
+def _load(dataset: str, choice: CorpusChoice, index_dir: Path) -> _Loaded:
     if dataset == "world" or dataset.startswith("world:"):
-        if corpus is not None:
-            fail("--corpus cannot be combined with the embedded world (it brings its own corpus)")
-        return _load_world(dataset, index_dir)
+        return _load_world(dataset, choice, index_dir)
     from pastcast.dataset import load_dataset
 
     path = Path(dataset)
@@ -81,15 +109,11 @@ def _load(dataset: str, corpus: Path | None, index_dir: Path) -> _Loaded:
         loaded = load_dataset(path)
     except ValueError as exc:
         fail(str(exc))
-    backend = None
-    if corpus is not None:
-        if not (corpus / "manifest.json").is_file():
-            fail(
-                f"--corpus {corpus}: not an index directory (build one with "
-                "'pastcast corpus build')"
-            )
-        backend = EmbeddedIndex.open(corpus)
-    return _Loaded(loaded, backend)
+    if choice.spec is None:
+        if choice.retrieval != "bm25" or choice.embedder is not None:
+            fail("--retrieval/--embedder: need --corpus with a dataset directory")
+        return _Loaded(loaded, None)
+    return _Loaded(loaded, choice.open(choice.spec, "--corpus"))
 
 
 def _option(field: str) -> str:
@@ -136,11 +160,13 @@ def _check_sandbox(env: EnvConfig) -> None:
         )
 
 
-def execute(dataset: str, config: RunConfig, out: Path, corpus: Path | None = None) -> RunResult:
+def execute(
+    dataset: str, config: RunConfig, out: Path, corpus: CorpusChoice | None = None
+) -> RunResult:
     """Shared by ``run`` and ``demo``: load the data, run, return the result. Problems found
     before the work starts exit 2; an exception during the run exits 1."""
     _check_sandbox(config.env)
-    loaded = _load(dataset, corpus, out.parent / "index")
+    loaded = _load(dataset, corpus or CorpusChoice(), out.parent / "index")
     try:
         return run_benchmark(loaded.dataset, loaded.backend, config, out)
     except RunLogError as exc:  # --out holds another run's log, or an unreadable one
@@ -149,6 +175,8 @@ def execute(dataset: str, config: RunConfig, out: Path, corpus: Path | None = No
         fail(str(exc), EXIT_FAILED)
     finally:
         clear_models()  # stop local model servers started for this run
+        if loaded.backend is not None:
+            loaded.backend.close()
 
 
 def _summary(result: RunResult) -> dict[str, Any]:
@@ -189,8 +217,21 @@ def run(
         Path, typer.Option("--out", help="Run log to write (resumed if present).")
     ] = Path("runs/run.jsonl"),
     corpus: Annotated[
-        Path | None,
-        typer.Option("--corpus", help="Corpus index directory for a real dataset."),
+        str | None,
+        typer.Option(
+            "--corpus",
+            help="Corpus: an index directory or a PostgreSQL URL (postgresql://USER@HOST:PORT/DB"
+            "[?schema=NAME]). The embedded world builds its own; given, it must hold the world's "
+            "documents ('pastcast corpus build world:SEED').",
+        ),
+    ] = None,
+    retrieval: Retrieval = "bm25",
+    embedder: Annotated[
+        str | None,
+        typer.Option(
+            "--embedder",
+            help="dense/hybrid: the embedder by registered name (default all-minilm-l6-v2).",
+        ),
     ] = None,
     setting: Annotated[
         Setting, typer.Option("--setting", help="Setting of agents given without @SETTING.")
@@ -279,7 +320,7 @@ def run(
         )
 
     config = plan(agent, setting, build)
-    result = execute(dataset, config, out, corpus)
+    result = execute(dataset, config, out, CorpusChoice(corpus, retrieval, embedder))
     if as_json:
         print_json(_summary(result))
     else:

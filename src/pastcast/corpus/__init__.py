@@ -1,24 +1,53 @@
-"""The dated corpus: cutoff-enforcing backends and the conformance check they must pass."""
+"""The dated corpus: cutoff-enforcing backends, opened by spec through one registry, and the
+conformance checks they must pass."""
 
 from pastcast.corpus._conformance import (
     EquivalenceReport,
     LeakageError,
     LeakageReport,
+    ThreadReport,
     adversarial_cutoffs,
     check_as_of_equivalence,
     check_no_leakage,
+    check_thread_lookups,
+)
+from pastcast.corpus._identity import content_digest
+from pastcast.corpus._open import (
+    DATABASE_SCHEMES,
+    RETRIEVALS,
+    CorpusOpenError,
+    backends,
+    is_database_url,
+    open_backend,
+    resolve_embedder,
+    retrieval_modes,
 )
 from pastcast.corpus._protocol import (
     CorpusBackend,
     DocumentNotVisible,
+    OpenedCorpus,
     SearchHit,
     ThreadedBackend,
+    corpus_identity,
     not_visible_message,
 )
-from pastcast.corpus._text import STOPWORDS, tokenize
-from pastcast.corpus.dense import RRF_K, DenseIndex, Embedder, HybridIndex, MiniLMEmbedder
+from pastcast.corpus._text import STOPWORDS, TOKENIZER, tokenize
+from pastcast.corpus.dense import (
+    DEFAULT_EMBEDDER,
+    RRF_K,
+    DenseIndex,
+    Embedder,
+    HybridIndex,
+    MiniLMEmbedder,
+    embedders,
+)
 from pastcast.corpus.embedded import EmbeddedIndex
-from pastcast.corpus.postgres import PostgresBackend, redact_url  # connecting needs the extra
+from pastcast.corpus.postgres import (  # connecting needs the extra
+    PostgresBackend,
+    PostgresDense,
+    PostgresHybrid,
+    redact_url,
+)
 from pastcast.corpus.sources import (
     ARTICLE_COLUMNS,
     ArticleTableError,
@@ -47,17 +76,24 @@ from pastcast.corpus.sources import (
     read_reddit,
     read_wcep,
 )
+from pastcast.records import CorpusIdentity
 
 __all__ = [
     "ARTICLE_COLUMNS",
+    "DATABASE_SCHEMES",
+    "DEFAULT_EMBEDDER",
+    "RETRIEVALS",
     "RRF_K",
     "STOPWORDS",
+    "TOKENIZER",
     "ArticleTableError",
     "ArticleTableReport",
     "CCNewsReport",
     "CleanReport",
     "CleanedPage",
     "CorpusBackend",
+    "CorpusIdentity",
+    "CorpusOpenError",
     "Deduplicator",
     "DenseIndex",
     "DocumentFormatError",
@@ -70,24 +106,35 @@ __all__ = [
     "LeakageReport",
     "LoadReport",
     "MiniLMEmbedder",
+    "OpenedCorpus",
     "PostgresBackend",
+    "PostgresDense",
+    "PostgresHybrid",
     "RawPage",
     "RedditFilters",
     "RedditReport",
     "SearchHit",
+    "ThreadReport",
     "ThreadedBackend",
     "WarcMissing",
     "WcepReport",
     "ZstdMissing",
     "adversarial_cutoffs",
+    "backends",
     "canonical_url",
     "ccnews_pages",
     "check_as_of_equivalence",
     "check_no_leakage",
+    "check_thread_lookups",
     "choose_timestamp",
     "clean_pages",
+    "content_digest",
+    "corpus_identity",
     "day_timestamp",
+    "embedders",
+    "is_database_url",
     "not_visible_message",
+    "open_backend",
     "quality_problem",
     "read_article_table",
     "read_ccnews",
@@ -95,5 +142,7 @@ __all__ = [
     "read_reddit",
     "read_wcep",
     "redact_url",
+    "resolve_embedder",
+    "retrieval_modes",
     "tokenize",
 ]

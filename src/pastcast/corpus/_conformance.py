@@ -5,6 +5,11 @@ future documents, reads of future ids, cutoffs exactly at, just before and just 
 timestamps, at midnights and month boundaries, and random instants) and verifies that nothing at
 or after the cutoff ever comes back. ``check_as_of_equivalence`` verifies that querying the whole
 corpus at ``t`` equals querying a backend built from the documents before ``t`` only.
+``check_thread_lookups`` does the same for the thread and author look-ups of a threaded backend.
+
+Every check runs to the end and reports what it found: the number of violations and the first
+of them (a report with ``violations == 0`` means every probe passed). ``raise_on_violation=True``
+raises ``LeakageError`` instead of returning a report with violations.
 """
 
 from __future__ import annotations
@@ -13,8 +18,9 @@ import bisect
 import random
 from collections.abc import Callable, Sequence
 from datetime import UTC, datetime, timedelta
+from functools import partial
 
-from pastcast.corpus._protocol import CorpusBackend, DocumentNotVisible, SearchHit
+from pastcast.corpus._protocol import CorpusBackend, DocumentNotVisible, SearchHit, ThreadedBackend
 from pastcast.cutoff import as_utc
 from pastcast.records import Document, Record
 
@@ -22,13 +28,16 @@ __all__ = [
     "EquivalenceReport",
     "LeakageError",
     "LeakageReport",
+    "ThreadReport",
     "adversarial_cutoffs",
     "check_as_of_equivalence",
     "check_no_leakage",
+    "check_thread_lookups",
 ]
 
 _UNKNOWN_ID = "\x00no-such-document\x00"
 _US = timedelta(microseconds=1)
+SHOWN = 20  # violations kept verbatim in a report; all of them are counted
 
 
 class LeakageError(AssertionError):
@@ -42,12 +51,45 @@ class LeakageReport(Record):
     counts: int
     hits_checked: int
     violations: int
+    first_violations: tuple[str, ...] = ()
 
 
 class EquivalenceReport(Record):
     cutoffs: int
     queries: int
     comparisons: int
+    nonempty: int
+    """Comparisons where the whole corpus returned something (an empty ranking proves little)."""
+    violations: int
+    first_violations: tuple[str, ...] = ()
+
+
+class ThreadReport(Record):
+    cutoffs: int
+    threads: int
+    authors: int
+    posts: int
+    returned: int
+    """Documents returned by ``thread`` and ``author_posts``, each checked."""
+    violations: int
+    first_violations: tuple[str, ...] = ()
+
+
+class _Violations:
+    """Every violation counted, the first ``SHOWN`` kept."""
+
+    def __init__(self) -> None:
+        self.count = 0
+        self.first: list[str] = []
+
+    def add(self, message: str) -> None:
+        self.count += 1
+        if len(self.first) < SHOWN:
+            self.first.append(message)
+
+    def check(self, raise_on_violation: bool) -> None:
+        if raise_on_violation and self.count:
+            raise LeakageError(f"{self.count} violation(s): " + "; ".join(self.first[:5]))
 
 
 def adversarial_cutoffs(documents: Sequence[Document]) -> list[datetime]:
@@ -76,6 +118,45 @@ def _words(text: str, rng: random.Random, n: int) -> str:
     return " ".join(words[start : start + n])
 
 
+def _sorted(documents: Sequence[Document]) -> list[Document]:
+    docs = sorted(documents, key=lambda d: (as_utc(d.timestamp), d.id))
+    if not docs:
+        raise ValueError("a conformance check needs at least one document")
+    return docs
+
+
+def _cutoffs(docs: list[Document], rng: random.Random, n: int) -> list[datetime]:
+    """``n`` cutoffs, alternately adversarial and random within two days of the corpus."""
+    pool = adversarial_cutoffs(docs)
+    lo = as_utc(docs[0].timestamp) - timedelta(days=2)
+    hi = as_utc(docs[-1].timestamp) + timedelta(days=2)
+    return [
+        pool[rng.randrange(len(pool))] if i % 2 == 0 else _random_cutoff(rng, lo, hi)
+        for i in range(n)
+    ]
+
+
+def _same_shape(exc: Exception, doc_id: str, unknown: Exception) -> bool:
+    """Whether two refusals read alike once the ids they name are blanked out."""
+    return str(exc).replace(repr(doc_id), "ID") == str(unknown).replace(repr(_UNKNOWN_ID), "ID")
+
+
+def _refusal(call: Callable[[str], object], doc_id: str, what: str, out: _Violations) -> None:
+    """``call(doc_id)`` must refuse ``doc_id`` exactly as it refuses an unknown id."""
+    try:
+        call(doc_id)
+        out.add(f"{what}: a future document was returned")
+        return
+    except DocumentNotVisible as exc:
+        refused = exc
+    try:
+        call(_UNKNOWN_ID)
+        out.add(f"{what}: an unknown id returned a document")
+    except DocumentNotVisible as unknown:
+        if not _same_shape(refused, doc_id, unknown):
+            out.add(f"{what}: message differs from an unknown id's: {refused} / {unknown}")
+
+
 def check_no_leakage(
     backend: CorpusBackend,
     documents: Sequence[Document],
@@ -83,87 +164,72 @@ def check_no_leakage(
     n_probes: int = 500,
     k: int = 10,
     seed: int = 0,
+    raise_on_violation: bool = False,
 ) -> LeakageReport:
     """Probe ``backend`` (which indexes exactly ``documents``) at ``n_probes`` cutoffs.
 
-    At each cutoff: ``count_before`` must be exact; searches for the title and words of a future
-    document (and of a visible one) must return only visible documents with their true
-    timestamps; reading a future id must raise ``DocumentNotVisible`` with the same message
-    shape as an unknown id; reading a visible id must return it. Raises ``LeakageError`` listing
-    the first violations; returns counts otherwise.
+    At each cutoff: ``count_before`` must be exact; searches for the title, id and words of a
+    future document (and for words of a visible one) must return only visible documents, with
+    their true timestamp and title and a snippet taken from their own text; reading a future id
+    must raise ``DocumentNotVisible`` with the same message as an unknown id; reading a visible
+    id must return that document unchanged.
     """
     rng = random.Random(seed)
-    docs = sorted(documents, key=lambda d: (as_utc(d.timestamp), d.id))
-    if not docs:
-        raise ValueError("check_no_leakage needs at least one document")
+    docs = _sorted(documents)
     stamps = [as_utc(d.timestamp) for d in docs]
     by_id = {d.id: d for d in docs}
-    pool = adversarial_cutoffs(docs)
-    lo, hi = stamps[0] - timedelta(days=2), stamps[-1] + timedelta(days=2)
-    violations: list[str] = []
-    searches = reads = counts = hits_checked = 0
+    out = _Violations()
+    searches = reads = hits_checked = 0
 
     def check_hits(hits: list[SearchHit], cutoff: datetime, query: str) -> None:
         nonlocal hits_checked
         for hit in hits:
             hits_checked += 1
             doc = by_id.get(hit.id)
+            where = f"search {query!r} at {cutoff}"
             if doc is None:
-                violations.append(f"search {query!r} at {cutoff}: unknown id {hit.id!r}")
+                out.add(f"{where}: unknown id {hit.id!r}")
             elif not as_utc(doc.timestamp) < cutoff:
-                violations.append(f"search {query!r} at {cutoff}: future document {hit.id!r}")
-            elif as_utc(hit.timestamp) != as_utc(doc.timestamp):
-                violations.append(f"search {query!r} at {cutoff}: wrong timestamp for {hit.id!r}")
+                out.add(f"{where}: future document {hit.id!r}")
+            elif as_utc(hit.timestamp) != as_utc(doc.timestamp) or hit.title != doc.title:
+                out.add(f"{where}: wrong timestamp or title for {hit.id!r}")
+            elif hit.snippet.strip("…") not in doc.text:
+                out.add(f"{where}: snippet of {hit.id!r} is not from its text")
 
-    for probe in range(n_probes):
-        cutoff = pool[rng.randrange(len(pool))] if probe % 2 == 0 else _random_cutoff(rng, lo, hi)
+    cutoffs = _cutoffs(docs, rng, n_probes)
+    for cutoff in cutoffs:
         n = bisect.bisect_left(stamps, cutoff)
-        counts += 1
         got = backend.count_before(cutoff)
         if got != n:
-            violations.append(f"count_before({cutoff}) = {got}, expected {n}")
+            out.add(f"count_before({cutoff}) = {got}, expected {n}")
         queries = []
         if n < len(docs):
             future = docs[rng.randrange(n, len(docs))]
             queries += [future.title, _words(future.text, rng, 8), future.id]
             reads += 1
-            try:
-                backend.read(future.id, as_of=cutoff)
-                violations.append(f"read({future.id!r}) at {cutoff}: future document returned")
-            except DocumentNotVisible as exc:
-                try:
-                    backend.read(_UNKNOWN_ID, as_of=cutoff)
-                    violations.append(f"read of an unknown id at {cutoff} returned a document")
-                except DocumentNotVisible as unknown:
-                    shape = str(exc).replace(repr(future.id), "ID")
-                    if shape != str(unknown).replace(repr(_UNKNOWN_ID), "ID"):
-                        violations.append(
-                            f"read({future.id!r}) at {cutoff}: message differs from an unknown "
-                            f"id's: {exc} / {unknown}"
-                        )
+            call = partial(backend.read, as_of=cutoff)
+            _refusal(call, future.id, f"read({future.id!r}) at {cutoff}", out)
         if n > 0:
             seen = docs[rng.randrange(n)]
             queries.append(_words(seen.text, rng, 5))
             reads += 1
             try:
-                if backend.read(seen.id, as_of=cutoff).id != seen.id:
-                    violations.append(f"read({seen.id!r}) at {cutoff}: wrong document")
+                if backend.read(seen.id, as_of=cutoff) != seen:
+                    out.add(f"read({seen.id!r}) at {cutoff}: not the stored document")
             except DocumentNotVisible:
-                violations.append(f"read({seen.id!r}) at {cutoff}: visible document refused")
+                out.add(f"read({seen.id!r}) at {cutoff}: visible document refused")
         for query in queries:
             searches += 1
             check_hits(backend.search(query, as_of=cutoff, k=k), cutoff, query)
-        if len(violations) >= 20:
-            break
-    if violations:
-        raise LeakageError(f"{len(violations)} violation(s): " + "; ".join(violations[:5]))
+    out.check(raise_on_violation)
     return LeakageReport(
-        cutoffs=counts,
+        cutoffs=len(cutoffs),
         searches=searches,
         reads=reads,
-        counts=counts,
+        counts=len(cutoffs),
         hits_checked=hits_checked,
-        violations=0,
+        violations=out.count,
+        first_violations=tuple(out.first),
     )
 
 
@@ -176,6 +242,7 @@ def check_as_of_equivalence(
     n_cutoffs: int = 10,
     k: int = 10,
     seed: int = 0,
+    raise_on_violation: bool = False,
 ) -> EquivalenceReport:
     """``backend_factory(all documents)`` queried at ``t`` must equal
     ``backend_factory(documents before t)``: same ids, order, scores (``==``) and counts.
@@ -189,19 +256,113 @@ def check_as_of_equivalence(
         queries = [d.title for d in rng.sample(docs, min(5, len(docs)))]
         queries += [_words(d.text, rng, 4) for d in rng.sample(docs, min(5, len(docs)))]
     full = backend_factory(docs)
-    comparisons = 0
+    out = _Violations()
+    comparisons = nonempty = 0
     for cutoff in cutoffs:
         cutoff = as_utc(cutoff)
         part = backend_factory([d for d in docs if as_utc(d.timestamp) < cutoff])
-        if full.count_before(cutoff) != part.count_before(cutoff):
-            raise LeakageError(f"count_before differs at {cutoff}")
+        whole_n, part_n = full.count_before(cutoff), part.count_before(cutoff)
+        if whole_n != part_n:
+            out.add(f"count_before at {cutoff}: whole corpus {whole_n}, past only {part_n}")
         for query in queries:
             comparisons += 1
             a = [(h.id, h.score) for h in full.search(query, as_of=cutoff, k=k)]
             b = [(h.id, h.score) for h in part.search(query, as_of=cutoff, k=k)]
+            nonempty += bool(a)
             if a != b:
-                raise LeakageError(
+                out.add(
                     f"search {query!r} at {cutoff}: whole corpus gives {a[:3]}..., "
                     f"documents before the cutoff only give {b[:3]}..."
                 )
-    return EquivalenceReport(cutoffs=len(cutoffs), queries=len(queries), comparisons=comparisons)
+    out.check(raise_on_violation)
+    return EquivalenceReport(
+        cutoffs=len(cutoffs),
+        queries=len(queries),
+        comparisons=comparisons,
+        nonempty=nonempty,
+        violations=out.count,
+        first_violations=tuple(out.first),
+    )
+
+
+def check_thread_lookups(
+    backend: ThreadedBackend,
+    documents: Sequence[Document],
+    *,
+    n_probes: int = 300,
+    seed: int = 0,
+    raise_on_violation: bool = False,
+) -> ThreadReport:
+    """Probe the thread and author look-ups of ``backend`` (which holds exactly ``documents``).
+
+    At each cutoff, for a random thread and author: ``thread`` must return the first ``limit``
+    visible documents of the thread in (timestamp, id) order, and refuse a thread with none
+    visible exactly as an unknown one; ``author_posts`` must return the author's last ``limit``
+    visible documents in that order (empty for an unknown author); ``post`` of a future id must
+    be refused as an unknown id is. ``has_threads`` must say whether any document has a thread.
+    """
+    rng = random.Random(seed)
+    docs = _sorted(documents)
+    stamps = [as_utc(d.timestamp) for d in docs]
+    out = _Violations()
+    threads: dict[str, list[Document]] = {}
+    authors: dict[str, list[Document]] = {}
+    for doc in docs:
+        if doc.thread_id:
+            threads.setdefault(doc.thread_id, []).append(doc)
+        if doc.author:
+            authors.setdefault(doc.author, []).append(doc)
+    if backend.has_threads() != bool(threads):
+        out.add(f"has_threads() = {not threads}, expected {bool(threads)}")
+    thread_keys, author_keys = sorted(threads), sorted(authors)
+    n_threads = n_authors = n_posts = returned = 0
+
+    def compare(what: str, got: list[Document], want: list[Document], cutoff: datetime) -> None:
+        nonlocal returned
+        returned += len(got)
+        future = [d.id for d in got if not as_utc(d.timestamp) < cutoff]
+        if future:
+            out.add(f"{what}: future documents {future[:3]}")
+        elif [d.id for d in got] != [d.id for d in want]:
+            out.add(f"{what}: {[d.id for d in got][:5]}, expected {[d.id for d in want][:5]}")
+
+    cutoffs = _cutoffs(docs, rng, n_probes)
+    for cutoff in cutoffs:
+        limit = rng.choice((1, 2, 5, 50))
+        if thread_keys:
+            key = thread_keys[rng.randrange(len(thread_keys))]
+            want = [d for d in threads[key] if as_utc(d.timestamp) < cutoff][:limit]
+            what = f"thread({key!r}, limit={limit}) at {cutoff}"
+            n_threads += 1
+            if want:
+                try:
+                    compare(what, backend.thread(key, as_of=cutoff, limit=limit), want, cutoff)
+                except DocumentNotVisible:
+                    out.add(f"{what}: refused, but {len(want)} documents are visible")
+            else:
+                _refusal(partial(backend.thread, as_of=cutoff, limit=limit), key, what, out)
+        if author_keys:
+            key = author_keys[rng.randrange(len(author_keys))]
+            visible = [d for d in authors[key] if as_utc(d.timestamp) < cutoff]
+            what = f"author_posts({key!r}, limit={limit}) at {cutoff}"
+            n_authors += 1
+            got = backend.author_posts(key, as_of=cutoff, limit=limit)
+            compare(what, got, visible[-limit:], cutoff)
+            if backend.author_posts(_UNKNOWN_ID, as_of=cutoff, limit=limit):
+                out.add(f"author_posts of an unknown author at {cutoff} returned documents")
+        n = bisect.bisect_left(stamps, cutoff)
+        if n < len(docs):
+            future = docs[rng.randrange(n, len(docs))]
+            n_posts += 1
+            call = partial(backend.post, as_of=cutoff)
+            _refusal(call, future.id, f"post({future.id!r}) at {cutoff}", out)
+    out.check(raise_on_violation)
+    return ThreadReport(
+        cutoffs=len(cutoffs),
+        threads=n_threads,
+        authors=n_authors,
+        posts=n_posts,
+        returned=returned,
+        violations=out.count,
+        first_violations=tuple(out.first),
+    )

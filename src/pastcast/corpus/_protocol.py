@@ -7,13 +7,15 @@ from datetime import datetime
 from typing import Protocol, runtime_checkable
 
 from pastcast.cutoff import as_utc
-from pastcast.records import Document, Record, UtcDatetime
+from pastcast.records import CorpusIdentity, Document, Record, UtcDatetime
 
 __all__ = [
     "CorpusBackend",
     "DocumentNotVisible",
+    "OpenedCorpus",
     "SearchHit",
     "ThreadedBackend",
+    "corpus_identity",
     "not_visible_message",
 ]
 
@@ -70,3 +72,18 @@ class ThreadedBackend(CorpusBackend, Protocol):
     def thread(self, thread_id: str, *, as_of: datetime, limit: int = 50) -> list[Document]: ...
 
     def author_posts(self, author: str, *, as_of: datetime, limit: int = 20) -> list[Document]: ...
+
+
+@runtime_checkable
+class OpenedCorpus(CorpusBackend, Protocol):
+    """A backend as ``open_backend`` returns it: it knows its identity (recorded in run logs)
+    and holds resources (a database connection, threads) until ``close``."""
+
+    def identity(self) -> CorpusIdentity: ...
+
+    def close(self) -> None: ...
+
+
+def corpus_identity(backend: CorpusBackend | None) -> CorpusIdentity | None:
+    """``backend``'s identity, or None for a backend that does not know it (or none)."""
+    return backend.identity() if isinstance(backend, OpenedCorpus) else None

@@ -14,9 +14,11 @@ import unicodedata
 
 from pastcast.records import Document
 
-__all__ = ["SNIPPET_CHARS", "STOPWORDS", "snippet", "tokenize"]
+__all__ = ["SNIPPET_CHARS", "STOPWORDS", "TOKENIZER", "snippet", "tokenize"]
 
 SNIPPET_CHARS = 200
+TOKENIZER = "nfkc-casefold-words-stopwords"
+"""The tokenizer's name in a corpus identity (change it whenever ``tokenize`` changes)."""
 
 _WORD = re.compile(r"\w+", re.UNICODE)
 

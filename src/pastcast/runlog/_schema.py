@@ -16,6 +16,7 @@ from pydantic import BeforeValidator, Field, PlainSerializer, field_serializer, 
 
 from pastcast.records import (
     AgentRole,
+    CorpusIdentity,
     EpisodeRecord,
     Forecast,
     Record,
@@ -88,6 +89,8 @@ class RunHeader(Record):
     agents: tuple[AgentSpec, ...]
     prompts: dict[str, str] = Field(default_factory=dict)
     code_version: str
+    corpus: CorpusIdentity | None = None
+    """The corpus the agents searched (None without one, or a backend that does not say)."""
 
 
 class Grading(Record):

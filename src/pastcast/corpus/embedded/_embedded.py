@@ -18,20 +18,22 @@ import numpy as np
 import numpy.typing as npt
 
 from pastcast.corpus._protocol import DocumentNotVisible, SearchHit, not_visible_message
-from pastcast.corpus._text import snippet, tokenize
-from pastcast.corpus.embedded._arrays import IndexArrays, to_micros
+from pastcast.corpus._text import TOKENIZER, snippet, tokenize
+from pastcast.corpus.embedded._arrays import IndexArrays, from_micros, to_micros
 from pastcast.corpus.embedded._blocks import BLOCK_DOCS, scoring_blocks
-from pastcast.corpus.embedded._bm25 import bm25_top_k, naive_top_k
+from pastcast.corpus.embedded._bm25 import K1, B, bm25_top_k, naive_top_k
 from pastcast.corpus.embedded._partitioned import (
+    FORMAT,
     build_partitioned,
     global_id_rank,
     load_index,
+    months_digest,
     partition_in_memory,
     summary,
 )
 from pastcast.corpus.embedded._threads import ThreadLookups
 from pastcast.cutoff import as_utc
-from pastcast.records import Document
+from pastcast.records import CorpusIdentity, Document
 
 __all__ = ["EmbeddedIndex"]
 
@@ -66,6 +68,7 @@ class EmbeddedIndex(ThreadLookups):
         stamps = [np.asarray(p.timestamps) for p in parts]
         self._timestamps = np.concatenate(stamps) if stamps else np.zeros(0, dtype=np.int64)
         self._ord: dict[str, int] | None = None
+        self._identity: CorpusIdentity | None = None
 
     # -- construction -------------------------------------------------------------------------
 
@@ -119,6 +122,36 @@ class EmbeddedIndex(ThreadLookups):
 
     def __len__(self) -> int:
         return int(self._bases[-1])
+
+    def identity(self) -> CorpusIdentity:
+        """Which documents this index holds and how it ranks them (from the manifest; an index
+        of the earlier single-partition layout hashes its stored documents once)."""
+        if self._identity is None:
+            m = self._manifest
+            if m.get("format") == FORMAT:
+                digest = str(m["content_sha256"])
+            else:
+                digest = months_digest(self._parts)
+            stamps = self._timestamps
+            self._identity = CorpusIdentity(
+                spec="" if self.path is None else str(self.path),
+                backend="bm25",
+                retrieval="bm25",
+                content_sha256=digest,
+                doc_count=len(self),
+                first_timestamp=from_micros(int(stamps[0])) if len(stamps) else None,
+                last_timestamp=from_micros(int(stamps[-1])) if len(stamps) else None,
+                options={
+                    "format": f"{m.get('format')} v{m.get('version')}",
+                    "tokenizer": TOKENIZER,
+                    "k1": K1,
+                    "b": B,
+                },
+            )
+        return self._identity
+
+    def close(self) -> None:
+        """Nothing to release: the arrays are memory-mapped and dropped with the index."""
 
     # -- CorpusBackend ------------------------------------------------------------------------
 

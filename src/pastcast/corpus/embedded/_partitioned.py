@@ -33,8 +33,15 @@ import numpy as np
 from rich.console import Console
 from rich.progress import Progress
 
+from pastcast.corpus._identity import MonthDigests, combine_month_digests
 from pastcast.corpus.embedded._arrays import FORMAT as PART_FORMAT
-from pastcast.corpus.embedded._arrays import IndexArrays, build_arrays, load_arrays, save_arrays
+from pastcast.corpus.embedded._arrays import (
+    IndexArrays,
+    build_arrays,
+    from_micros,
+    load_arrays,
+    save_arrays,
+)
 from pastcast.cutoff import as_utc
 from pastcast.records import Document
 
@@ -46,6 +53,7 @@ __all__ = [
     "global_id_rank",
     "load_index",
     "month_of",
+    "months_digest",
     "partition_in_memory",
     "summary",
 ]
@@ -77,11 +85,13 @@ def global_id_rank(parts: list[IndexArrays]) -> np.ndarray[Any, np.dtype[np.int6
 
 
 def summary(parts: list[IndexArrays]) -> dict[str, Any]:
-    """The manifest of a partitioned index (deterministic for a given set of documents)."""
-    digest = hashlib.sha256()
+    """The manifest of a partitioned index (deterministic for a given set of documents).
+
+    Its ``content_sha256`` is the corpus digest of ``pastcast.corpus._identity``: each month
+    partition's digest is that of its document lines in ordinal order.
+    """
     entries = []
     for name, p in zip(_names(parts), parts, strict=True):
-        digest.update(str(p.manifest["content_sha256"]).encode())
         entries.append(
             {
                 "name": name,
@@ -98,10 +108,25 @@ def summary(parts: list[IndexArrays]) -> dict[str, Any]:
         "doc_count": sum(len(p.ids) for p in parts),
         "postings": sum(int(p.manifest["postings"]) for p in parts),
         "partitions": entries,
-        "content_sha256": digest.hexdigest(),
+        "content_sha256": combine_month_digests(str(p.manifest["content_sha256"]) for p in parts),
         "first_timestamp": parts[0].manifest["first_timestamp"] if parts else None,
         "last_timestamp": parts[-1].manifest["last_timestamp"] if parts else None,
     }
+
+
+def months_digest(parts: list[IndexArrays]) -> str:
+    """The corpus digest computed from the stored document lines, month by month.
+
+    For this layout it equals the manifest's ``content_sha256``; an index of the earlier
+    single-partition layout hashed all its documents at once, so its digest is derived here.
+    """
+    digests = MonthDigests()
+    for p in parts:
+        store = bytes(p.store)
+        offsets = np.asarray(p.doc_offsets).tolist()
+        for i, micros in enumerate(np.asarray(p.timestamps).tolist()):
+            digests.add(from_micros(micros).strftime("%Y-%m"), store[offsets[i] : offsets[i + 1]])
+    return digests.hexdigest()
 
 
 def _names(parts: list[IndexArrays]) -> list[str]:

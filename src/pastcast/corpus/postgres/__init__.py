@@ -1,7 +1,17 @@
 """The PostgreSQL + pgvector backend: monthly partitions, the cutoff in every WHERE clause, and
 a local server for tests and benchmarks. Needs the ``postgres`` extra to connect."""
 
-from pastcast.corpus.postgres._backend import PostgresBackend, redact_url
+from pastcast.corpus.postgres._backend import PostgresBackend
+from pastcast.corpus.postgres._ranked import PostgresDense, PostgresHybrid
 from pastcast.corpus.postgres._server import local_postgres
+from pastcast.corpus.postgres._url import one_line, redact_url, split_schema
 
-__all__ = ["PostgresBackend", "local_postgres", "redact_url"]
+__all__ = [
+    "PostgresBackend",
+    "PostgresDense",
+    "PostgresHybrid",
+    "local_postgres",
+    "one_line",
+    "redact_url",
+    "split_schema",
+]

@@ -17,111 +17,54 @@ score descending then ordinal, and the ordinal is the id's rank, as in the embed
 from __future__ import annotations
 
 import math
-import re
 from collections.abc import Iterable, Mapping, Sequence
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
+from pastcast.corpus._identity import DIGEST_SCHEME, MonthDigests
 from pastcast.corpus._protocol import DocumentNotVisible, SearchHit, not_visible_message
-from pastcast.corpus._text import snippet, tokenize
+from pastcast.corpus._text import TOKENIZER, snippet, tokenize
+from pastcast.corpus.dense import Embedder, embed_documents
 from pastcast.corpus.embedded import K1, B
+from pastcast.corpus.postgres._sql import (
+    ALL_SQL,
+    AUTHOR_SQL,
+    COUNT_SQL,
+    DF_SQL,
+    HAS_THREADS_SQL,
+    HITS_SQL,
+    LENGTHS_SQL,
+    MONTH_DF_SQL,
+    MONTH_LENGTHS_SQL,
+    READ_SQL,
+    THREAD_SQL,
+    VECTOR_SQL,
+    check_schema,
+    document_of,
+    score_sql,
+)
+from pastcast.corpus.postgres._url import one_line, redact_url
 from pastcast.cutoff import as_utc
-from pastcast.records import Document
+from pastcast.records import CorpusIdentity, Document
 
 if TYPE_CHECKING:  # psycopg comes with the optional 'postgres' extra and is imported lazily
     import psycopg
 
-__all__ = ["PostgresBackend", "redact_url"]
-
-_DOC_FIELDS = "id, ts, title, text, source, url, thread_id, author, parent_id"
-_SCHEMA = re.compile(r"[a-z_][a-z0-9_]{0,62}")
-
-# Every statement the backend runs; ``{s}`` stands for the schema. Each carries ``ts < %(as_of)s``.
-COUNT_SQL = "SELECT count(*) FROM {s}.documents WHERE ts < %(as_of)s"
-READ_SQL = f"SELECT {_DOC_FIELDS} FROM {{s}}.documents WHERE id = %(id)s AND ts < %(as_of)s"
-LENGTHS_SQL = "SELECT count(*), coalesce(sum(len), 0) FROM {s}.documents WHERE ts < %(as_of)s"
-DF_SQL = (
-    "SELECT term, count(*) FROM {s}.postings "
-    "WHERE term = ANY(%(terms)s) AND ts < %(as_of)s GROUP BY term"
-)
-# The same statistics from the per-month tables: whole months before the cutoff's month, plus
-# a count within that month up to the cutoff (rows summed here).
-MONTH_LENGTHS_SQL = (
-    "SELECT coalesce(sum(n), 0)::bigint, coalesce(sum(total_len), 0)::bigint "
-    "FROM {s}.month_totals WHERE month < %(month)s "
-    "UNION ALL SELECT count(*), coalesce(sum(len), 0) FROM {s}.documents "
-    "WHERE ts >= %(month)s AND ts < %(as_of)s"
-)
-MONTH_DF_SQL = (
-    "SELECT term, sum(df)::bigint FROM {s}.month_df "
-    "WHERE term = ANY(%(terms)s) AND month < %(month)s GROUP BY term "
-    "UNION ALL SELECT term, count(*) FROM {s}.postings "
-    "WHERE term = ANY(%(terms)s) AND ts >= %(month)s AND ts < %(as_of)s GROUP BY term"
-)
-HITS_SQL = (
-    f"SELECT ord, {_DOC_FIELDS} FROM {{s}}.documents WHERE ord = ANY(%(ords)s) AND ts < %(as_of)s"
-)
-VECTOR_SQL = (
-    "SELECT ord, -(embedding <#> %(q)s)::float8 AS score FROM {s}.documents "
-    "WHERE ts < %(as_of)s ORDER BY score DESC, ord LIMIT %(k)s"
-)
-
-# The contribution of one posting of query term {i}, written exactly as numpy evaluates
-# idf * (tf * (K1 + 1.0)) / (tf + K1 * (1.0 - B + B * (len / avgdl))).
-_TERM_SQL = (
-    "SELECT ord, {i} AS ti, (%(idf{i})s::float8 * (tf::float8 * %(k1p1)s::float8)) / "
-    "(tf::float8 + %(k1)s::float8 * (%(one_minus_b)s::float8 + %(b)s::float8 * "
-    "(len::float8 / %(avgdl)s::float8))) AS c "
-    "FROM {s}.postings WHERE term = %(t{i})s AND ts < %(as_of)s"
-)
-
-
-def score_sql(n_terms: int) -> str:
-    """The BM25 statement for ``n_terms`` query terms (parameters ``t{i}``, ``idf{i}``, ...)."""
-    parts, score = [], "0::float8"
-    for i in range(n_terms):
-        parts.append(_TERM_SQL.replace("{i}", str(i)))
-        # One value per (document, term), added in query-term order as numpy does.
-        score = f"({score} + coalesce(max(c) FILTER (WHERE ti = {i}), 0::float8))"
-    return (
-        f"SELECT ord, {score} AS score FROM ({' UNION ALL '.join(parts)}) AS p "
-        "GROUP BY ord ORDER BY score DESC, ord LIMIT %(k)s"
-    )
-
-
-def check_schema(schema: str) -> str:
-    """``schema`` if it is a plain lowercase SQL identifier (it is spliced into statements)."""
-    if not _SCHEMA.fullmatch(schema):
-        raise ValueError(f"schema {schema!r}: use lowercase letters, digits and underscores")
-    return schema
-
-
-def _document(row: Sequence[Any]) -> Document:
-    keys = ("id", "timestamp", "title", "text", "source", "url", "thread_id", "author")
-    return Document(**dict(zip(keys, row[:8], strict=True)), parent_id=row[8])
-
-
-def redact_url(url: str) -> str:
-    """The database URL without its password, for messages."""
-    try:
-        from psycopg import conninfo
-    except ImportError:  # the extra is missing: drop whatever sits between "user:" and "@"
-        return re.sub(r"(://[^/:@]*):[^/@]*@", r"\1@", url)
-    try:
-        info = conninfo.conninfo_to_dict(url)
-    except Exception:
-        return "<unparsable database URL>"
-    info.pop("password", None)
-    return conninfo.make_conninfo(**{k: str(v) for k, v in info.items()})
+__all__ = ["PostgresBackend"]
 
 
 class PostgresBackend:
     """A corpus in one schema of a PostgreSQL database; satisfies ``CorpusBackend``."""
 
-    def __init__(self, conn: psycopg.Connection[Any], schema: str, meta: Mapping[str, Any]):
+    def __init__(
+        self, conn: psycopg.Connection[Any], schema: str, meta: Mapping[str, Any], url: str = ""
+    ):
         self._conn = conn
         self.schema = check_schema(schema)
         self.meta = dict(meta)
+        self.url = redact_url(url) if url else ""  # never holds the password
+        self._identity: CorpusIdentity | None = None
+        self._threads: bool | None = None
 
     # -- construction -------------------------------------------------------------------------
 
@@ -147,7 +90,7 @@ class PostgresBackend:
             from pgvector.psycopg import register_vector
 
             register_vector(conn)
-        return cls(conn, schema, meta)
+        return cls(conn, schema, meta, url)
 
     @classmethod
     def build(
@@ -158,15 +101,23 @@ class PostgresBackend:
         schema: str = "pastcast",
         overwrite: bool = False,
         embeddings: Mapping[str, Sequence[float]] | None = None,
+        embedder: Embedder | None = None,
         progress: bool = False,
     ) -> PostgresBackend:
         """Load ``documents`` (ids unique) into ``schema`` with COPY, then open it.
 
         ``embeddings`` (optional) maps every document id to its vector, for ``search_vector``;
-        the ``vector`` extension must then exist in the database.
+        ``embedder`` computes them instead (and its name is kept, so that dense and hybrid
+        retrieval embed queries with the same model). The ``vector`` extension must then exist
+        in the database.
         """
         from pastcast.corpus.postgres._schema import load_corpus
 
+        if embedder is not None:
+            if embeddings is not None:
+                raise ValueError("give embeddings or an embedder, not both")
+            documents = list(documents)
+            embeddings = embed_documents(embedder, documents, progress=progress)
         with cls._open(url) as conn:
             load_corpus(
                 conn,
@@ -174,6 +125,7 @@ class PostgresBackend:
                 check_schema(schema),
                 overwrite=overwrite,
                 embeddings=embeddings,
+                embedder=None if embedder is None else embedder.name,
                 progress=progress,
             )
             for table in ("documents", "postings"):  # planner statistics + visibility map
@@ -187,7 +139,7 @@ class PostgresBackend:
         try:
             return psycopg.connect(url, autocommit=True, options="-c timezone=UTC")
         except psycopg.OperationalError as exc:
-            raise ConnectionError(f"{redact_url(url)}: cannot connect: {exc}") from None
+            raise ConnectionError(f"{redact_url(url)}: cannot connect: {one_line(exc)}") from None
 
     def close(self) -> None:
         self._conn.close()
@@ -204,6 +156,39 @@ class PostgresBackend:
     def _rows(self, query: str, params: Mapping[str, Any]) -> list[tuple[Any, ...]]:
         return self._conn.execute(query.replace("{s}", self.schema), params).fetchall()
 
+    def identity(self) -> CorpusIdentity:
+        """Which documents the schema holds and how they are ranked, from its ``meta`` table (a
+        corpus loaded before the digest was stored there is hashed once, row by row)."""
+        if self._identity is None:
+            meta = self.meta
+            if meta.get("content_digest") == DIGEST_SCHEME:
+                digest = str(meta["content_sha256"])
+            else:
+                digests = MonthDigests()
+                with self._conn.cursor() as cur:
+                    rows = cur.stream(ALL_SQL.replace("{s}", self.schema))
+                    for doc in map(document_of, rows):
+                        digests.add_document(doc)
+                digest = digests.hexdigest()
+            first, last = meta.get("first_timestamp"), meta.get("last_timestamp")
+            self._identity = CorpusIdentity(
+                spec=self.url,
+                backend="postgres",
+                retrieval="bm25",
+                content_sha256=digest,
+                doc_count=int(meta["doc_count"]),
+                first_timestamp=datetime.fromisoformat(first) if first else None,
+                last_timestamp=datetime.fromisoformat(last) if last else None,
+                options={
+                    "schema": self.schema,
+                    "format": f"{meta.get('format')} v{meta.get('version')}",
+                    "tokenizer": TOKENIZER,
+                    "k1": K1,
+                    "b": B,
+                },
+            )
+        return self._identity
+
     # -- CorpusBackend ------------------------------------------------------------------------
 
     def count_before(self, as_of: datetime) -> int:
@@ -216,12 +201,43 @@ class PostgresBackend:
         rows = self._rows(READ_SQL, {"id": doc_id, "as_of": as_utc(as_of)})
         if not rows:
             raise DocumentNotVisible(not_visible_message(doc_id, as_of))
-        return _document(rows[0])
+        return document_of(rows[0])
 
     def search(self, query: str, *, as_of: datetime, k: int = 10) -> list[SearchHit]:
         """BM25 over the documents before ``as_of``, with statistics over those alone."""
         terms = list(dict.fromkeys(tokenize(query)))
-        return self._hits(self.score(terms, as_of, k), terms, as_of)
+        return self.hits(self.score(terms, as_of, k), terms, as_of)
+
+    # -- ThreadedBackend -------------------------------------------------------------------------
+
+    def has_threads(self) -> bool:
+        """Whether any document belongs to a thread (asked once per connection)."""
+        if self._threads is None:
+            self._threads = bool(self._rows(HAS_THREADS_SQL, {})[0][0])
+        return self._threads
+
+    def post(self, doc_id: str, *, as_of: datetime) -> Document:
+        return self.read(doc_id, as_of=as_of)
+
+    def thread(self, thread_id: str, *, as_of: datetime, limit: int = 50) -> list[Document]:
+        """The first ``limit`` documents of a thread visible at the cutoff, in time order; a
+        thread with nothing visible raises the message of an unknown id."""
+        docs = self._lookup(THREAD_SQL, thread_id, as_of, limit)
+        if not docs:
+            raise DocumentNotVisible(not_visible_message(thread_id, as_of))
+        return docs
+
+    def author_posts(self, author: str, *, as_of: datetime, limit: int = 20) -> list[Document]:
+        """The author's last ``limit`` documents before the cutoff, in time order."""
+        return self._lookup(AUTHOR_SQL, author, as_of, limit)
+
+    def _lookup(self, statement: str, key: str, as_of: datetime, limit: int) -> list[Document]:
+        if limit < 1:
+            raise ValueError(f"limit must be at least 1, got {limit}")
+        if not key or "\x00" in key:  # never stored as a key (see the embedded index's maps)
+            return []
+        rows = self._rows(statement, {"key": key, "as_of": as_utc(as_of), "limit": limit})
+        return [document_of(r) for r in rows]
 
     # -- BM25 -----------------------------------------------------------------------------------
 
@@ -269,6 +285,12 @@ class PostgresBackend:
         per-partition HNSW graphs (``hnsw.iterative_scan``): faster on big corpora, may miss
         documents, and still never returns one at or after the cutoff (same WHERE clause).
         """
+        return self.hits(self.vector_ranked(vector, as_of, k, exact=exact), [], as_of)
+
+    def vector_ranked(
+        self, vector: Sequence[float], as_of: datetime, k: int, *, exact: bool = True
+    ) -> list[tuple[int, float]]:
+        """Top-``k`` (ordinal, inner product) before ``as_of`` (see ``search_vector``)."""
         if not self.meta.get("dims"):
             raise ValueError(f"schema {self.schema!r} was built without embeddings")
         import numpy as np
@@ -287,17 +309,19 @@ class PostgresBackend:
             with self._conn.transaction():
                 self._conn.execute("SET LOCAL hnsw.iterative_scan = relaxed_order")
                 rows = self._rows(q, params)
-        return self._hits([(int(o), float(s)) for o, s in rows], [], as_of)
+        return [(int(o), float(s)) for o, s in rows]
 
     # -- helpers --------------------------------------------------------------------------------
 
-    def _hits(
+    def hits(
         self, ranked: Sequence[tuple[int, float]], terms: list[str], as_of: datetime
     ) -> list[SearchHit]:
+        """``SearchHit``s for (ordinal, score) pairs in the given order, snippets around
+        ``terms``; the documents are fetched under the cutoff once more."""
         if not ranked:
             return []
         params = {"ords": [o for o, _ in ranked], "as_of": as_utc(as_of)}
-        docs = {int(r[0]): _document(r[1:]) for r in self._rows(HITS_SQL, params)}
+        docs = {int(r[0]): document_of(r[1:]) for r in self._rows(HITS_SQL, params)}
         return [
             SearchHit(
                 id=docs[o].id,

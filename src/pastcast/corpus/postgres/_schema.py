@@ -22,7 +22,6 @@ reader never sees a half-built corpus.
 
 from __future__ import annotations
 
-import hashlib
 import itertools
 import json
 from collections import Counter
@@ -35,6 +34,7 @@ from psycopg import sql
 from rich.console import Console
 from rich.progress import Progress
 
+from pastcast.corpus._identity import DIGEST_SCHEME, content_digest
 from pastcast.corpus._text import tokenize
 from pastcast.cutoff import as_utc
 from pastcast.records import Document
@@ -118,6 +118,9 @@ def _create_indexes(conn: psycopg.Connection[Any], schema: str, dims: int | None
     s = sql.Identifier(schema)
     conn.execute(sql.SQL("CREATE INDEX ON {}.documents (id)").format(s))
     conn.execute(sql.SQL("CREATE INDEX ON {}.documents (ts) INCLUDE (len)").format(s))
+    # thread and author look-ups: one key's documents in time order
+    conn.execute(sql.SQL("CREATE INDEX ON {}.documents (thread_id, ts, id)").format(s))
+    conn.execute(sql.SQL("CREATE INDEX ON {}.documents (author, ts, id)").format(s))
     conn.execute(sql.SQL("CREATE INDEX ON {}.postings (term, ts) INCLUDE (ord, tf, len)").format(s))
     # Per-month statistics (see the module docstring); months are UTC calendar months.
     conn.execute(
@@ -163,6 +166,7 @@ def load_corpus(
     overwrite: bool,
     embeddings: Mapping[str, Sequence[float]] | None,
     progress: bool,
+    embedder: str | None = None,
 ) -> dict[str, Any]:
     """Load ``documents`` into ``schema`` (see the module docstring); returns the summary."""
     docs: dict[str, Document] = {}
@@ -200,7 +204,6 @@ def load_corpus(
     with conn.transaction():
         conn.execute(sql.SQL("DROP SCHEMA IF EXISTS {} CASCADE").format(sql.Identifier(scratch)))
         _create_tables(conn, scratch, months, dims)
-    digest = hashlib.sha256()
     s = sql.Identifier(scratch)
     cols = sql.SQL(_DOC_COLUMNS + (", embedding" if dims else ""))
     postings = 0
@@ -213,7 +216,6 @@ def load_corpus(
                     rows = []
                     for ordinal, doc_id in enumerate(batch, start=lo):
                         doc = docs[doc_id]
-                        digest.update(doc.model_dump_json().encode() + b"\n")
                         terms = Counter(tokenize(f"{doc.title}\n{doc.text}"))
                         length = sum(terms.values())
                         row: list[Any] = [ordinal, doc.id, doc.timestamp, doc.title, doc.text]
@@ -239,9 +241,12 @@ def load_corpus(
         "doc_count": len(ids),
         "postings": postings,
         "dims": dims,
+        "embedder": embedder,  # the model that embedded the documents, when known
         "months": max(len(months) - 1, 0),
         "month_stats": True,  # month_totals and month_df exist (absent in earlier builds)
-        "content_sha256": digest.hexdigest(),
+        # the corpus digest of pastcast.corpus._identity: equal to the embedded index's
+        "content_sha256": content_digest(docs.values()),
+        "content_digest": DIGEST_SCHEME,
         "first_timestamp": min(stamps).isoformat() if stamps else None,
         "last_timestamp": max(stamps).isoformat() if stamps else None,
     }
