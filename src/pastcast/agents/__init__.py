@@ -1,18 +1,21 @@
-"""Agents: the contract, the registry, baselines, the heuristic research agent and the
+"""Agents: the contract, the registry (``agents``), baselines, the heuristic research agent and the
 model-driven agents (no-tools, tool agent, two-stage)."""
 
 from pastcast.agents._base import (
     Agent,
     AgentInfo,
+    PromptIds,
     agent_info,
     agent_spec,
+    agents,
     build_agent,
     list_agents,
+    prompts_for,
     register_agent,
 )
 from pastcast.agents._baselines import BaseRateAgent, MarketAgent, UniformAgent
 from pastcast.agents._heuristic import HeuristicResearchAgent
-from pastcast.agents._llm_registry import agent_model, clear_models, prompts_for
+from pastcast.agents._llm_registry import agent_model, clear_models
 from pastcast.agents._memory import notebook_failures
 from pastcast.agents._no_tools import NoToolsAgent
 from pastcast.agents._parsing import parse_forecast
@@ -28,6 +31,7 @@ __all__ = [
     "JsonActionAgent",
     "MarketAgent",
     "NoToolsAgent",
+    "PromptIds",
     "ToolAgent",
     "TwoStageAgent",
     "UniformAgent",
@@ -35,6 +39,7 @@ __all__ = [
     "agent_info",
     "agent_model",
     "agent_spec",
+    "agents",
     "build_agent",
     "clear_models",
     "list_agents",
