@@ -70,6 +70,10 @@ def test_unknown_names_list_known_ones_and_duplicates_are_refused() -> None:
         reg.add("round", Widget)
     reg.add("round", Widget, replace=True, description="replaced")
     assert reg.get("round").description == "replaced"
+    reg.remove("round")
+    assert reg.names() == ("square",)
+    with pytest.raises(RegistryError, match="unknown widget 'round'"):
+        reg.remove("round")
     with pytest.raises(RegistryError, match="empty or padded"):
         reg.add(" round", Widget)
     assert isinstance(RegistryError("x"), ValueError)

@@ -119,6 +119,13 @@ class Registry(Generic[T]):
         self._entries[name] = entry
         return entry
 
+    def remove(self, name: str) -> None:
+        """Unregister ``name`` (a component registered for one test, say)."""
+        self.get(name)
+        with self._lock:
+            self._entries.pop(name)
+            self._from_entry_points.discard(name)
+
     def _load_plugins(self) -> None:
         with self._lock:
             if self._plugins_loaded:
