@@ -14,19 +14,15 @@ from rich.console import Console
 from rich.table import Table
 
 from pastcast.cli._common import fail, print_json
-from pastcast.cli._sources import SOURCE_KINDS, SourceRun, open_source
 from pastcast.corpus import (
     CorpusBackend,
     DocumentFormatError,
     DocumentNotVisible,
     EmbeddedIndex,
-    LoadReport,
     PostgresBackend,
-    WcepReport,
-    read_jsonl_documents,
-    read_wcep,
     redact_url,
 )
+from pastcast.corpus.sources import open_source, sources
 from pastcast.cutoff import parse_cutoff
 from pastcast.records import Document
 
@@ -147,7 +143,8 @@ def build(
         str,
         typer.Argument(
             help="KIND:PATH: jsonl:docs.jsonl, wcep:FOLDER, reddit:DUMP_OR_FOLDER, "
-            "parquet:TABLE_OR_FOLDER or ccnews:FILE_OR_FOLDER (JSON lines or WARC)"
+            "parquet:TABLE_OR_FOLDER, ccnews:FILE_OR_FOLDER (JSON lines or WARC), or the kind "
+            "of a source plugin ('pastcast.sources' entry points)"
         ),
     ],
     out: Annotated[
@@ -178,52 +175,35 @@ def build(
     kind, sep, path = source.partition(":")
     if not sep or not path:
         fail(f"source {source!r}: expected KIND:PATH, e.g. jsonl:docs.jsonl")
+    if kind not in sources:
+        fail(f"source {source!r}: unknown kind {kind!r} (known: {', '.join(sources.names())})")
     _check_target(backend, out, url, overwrite)
-    docs: Iterator[Document]
-    run: SourceRun | None = None
-    if kind == "jsonl":
-        if not Path(path).is_file():
-            fail(f"{path}: no such file")
-        load_report = LoadReport()
-        report: LoadReport | WcepReport = load_report
-        docs = read_jsonl_documents(path, lenient=lenient, report=load_report)
-    elif kind == "wcep":
-        if not Path(path).is_dir():
-            fail(f"{path}: no such folder")
-        wcep_report = WcepReport()
-        report = wcep_report
-        docs = read_wcep(
-            path,
-            since=_day(since, "--since"),
-            until=_day(until, "--until"),
-            include_flagged=include_flagged,
-            report=wcep_report,
-        )
-    elif kind in SOURCE_KINDS:
-        # Side reports (e.g. the timestamp rule of each page) go into the index directory, or
-        # into a fresh folder when the documents go to a database.
-        side = out if out is not None else Path(tempfile.mkdtemp(prefix="pastcast-")) / "report"
-        run = open_source(kind, path, side)
-        docs, report = run.documents, LoadReport()
-    else:
-        known = ", ".join(("jsonl", "wcep", *SOURCE_KINDS))
-        fail(f"source {source!r}: unknown kind {kind!r} (known: {known})")
+    # Only the options given are passed, so one the source does not take is an error.
+    given = {
+        "lenient": lenient or None,
+        "since": _day(since, "--since"),
+        "until": _day(until, "--until"),
+        "include_flagged": include_flagged or None,
+    }
+    options = {k: v for k, v in given.items() if v is not None}
     try:
-        _store(docs, backend, out, url, schema, overwrite)
+        # A side file (e.g. the timestamp rule of each page) is written next to the index.
+        run = open_source(kind, path, workdir=out.parent if out else None, **options)
+    except ValueError as exc:  # a missing path or extra, an option the source does not take
+        fail(str(exc))
+    try:
+        _store(run.documents, backend, out, url, schema, overwrite)
     except BaseException:  # includes the one-line failure exit: drop the side file
-        if run is not None:
-            run.discard()
+        run.discard()
         raise
-    if run is not None:
+    if run.side_files:
+        # Into the index directory, or a fresh folder when the documents went to a database.
+        side = out if out is not None else Path(tempfile.mkdtemp(prefix="pastcast-")) / "report"
         side.mkdir(parents=True, exist_ok=True)
-        run.finish(side)
-    if isinstance(report, WcepReport):
-        for line in report.lines():
-            typer.echo(f"  {line}")
-    elif report.skipped:
-        typer.echo(f"skipped {report.skipped} malformed lines:")
-        for reason, count in report.reasons.most_common():
-            typer.echo(f"  {count:6d}  {reason}")
+        for line in run.finish(side):
+            typer.echo(line)
+    for line in run.report_lines():
+        typer.echo(f"  {line}")
 
 
 @app.command()
