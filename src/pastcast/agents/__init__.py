@@ -19,7 +19,13 @@ from pastcast.agents._llm_registry import agent_model, clear_models
 from pastcast.agents._memory import notebook_failures
 from pastcast.agents._no_tools import NoToolsAgent
 from pastcast.agents._parsing import parse_forecast
-from pastcast.agents._tool_agent import ACTION_SCHEMA, JsonActionAgent, ToolAgent, action_schema
+from pastcast.agents._tool_agent import (
+    ACTION_SCHEMA,
+    JsonActionAgent,
+    ToolAgent,
+    action_schema,
+    action_template,
+)
 from pastcast.agents._two_stage import TwoStageAgent
 
 __all__ = [
@@ -36,6 +42,7 @@ __all__ = [
     "TwoStageAgent",
     "UniformAgent",
     "action_schema",
+    "action_template",
     "agent_info",
     "agent_model",
     "agent_spec",

@@ -26,7 +26,6 @@ from pastcast.registry import Registry
 __all__ = [
     "Prompt",
     "RenderedPrompt",
-    "action_template",
     "answer_template",
     "list_prompts",
     "load_prompt",
@@ -142,19 +141,6 @@ def answer_template(labels: Sequence[str]) -> str:
     """The answer format with the outcome names and placeholder numbers (never real values)."""
     pairs = ", ".join(f"{json.dumps(label, ensure_ascii=False)}: <probability>" for label in labels)
     return f'{{"probabilities": {{{pairs}}}, "rationale": "<a few sentences>"}}'
-
-
-def action_template(labels: Sequence[str]) -> str:
-    """The ``{actions}`` text of ``json_action``: one JSON object per reply, four actions."""
-    final = answer_template(labels)[1:]
-    return "\n".join(
-        [
-            '- {"action": "search", "query": "<search terms>"}',
-            '- {"action": "read", "doc_id": "<id of a document from search results>"}',
-            '- {"action": "python", "code": "<Python code; print what you need>"}',
-            '- {"action": "final", ' + final,
-        ]
-    )
 
 
 def _when(instant: datetime) -> str:

@@ -3,15 +3,34 @@
 from pastcast.env._config import EnvConfig
 from pastcast.env._episode import Episode, ForecastEnv, PublicHistory
 from pastcast.env._question import QuestionView, question_view
-from pastcast.env._tools import BudgetExceeded, Toolbox, ToolError
+from pastcast.env._toolkit import (
+    BudgetExceeded,
+    DocumentText,
+    ListedPost,
+    MarketDay,
+    PythonResult,
+    Requirement,
+    SearchResult,
+    ToolDef,
+    ToolError,
+)
+from pastcast.env._tools import TOOLS, Toolbox
 
 __all__ = [
+    "TOOLS",
     "BudgetExceeded",
+    "DocumentText",
     "EnvConfig",
     "Episode",
     "ForecastEnv",
+    "ListedPost",
+    "MarketDay",
     "PublicHistory",
+    "PythonResult",
     "QuestionView",
+    "Requirement",
+    "SearchResult",
+    "ToolDef",
     "ToolError",
     "Toolbox",
     "question_view",
