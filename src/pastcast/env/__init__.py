@@ -1,5 +1,6 @@
 """The episode environment: a forecast step, its cutoff-bound tools, budgets and notebook."""
 
+from pastcast.env._check import EnvCheckError, EnvCheckReport, check_env
 from pastcast.env._config import EnvConfig
 from pastcast.env._episode import Episode, ForecastEnv, PublicHistory
 from pastcast.env._question import QuestionView, question_view
@@ -20,6 +21,8 @@ __all__ = [
     "TOOLS",
     "BudgetExceeded",
     "DocumentText",
+    "EnvCheckError",
+    "EnvCheckReport",
     "EnvConfig",
     "Episode",
     "ForecastEnv",
@@ -33,5 +36,6 @@ __all__ = [
     "ToolDef",
     "ToolError",
     "Toolbox",
+    "check_env",
     "question_view",
 ]
