@@ -11,8 +11,15 @@ import pytest
 from typer.testing import CliRunner
 
 from _plugins import install_plugin
-from pastcast.agents import agent_spec, agents, build_agent, list_agents, prompts_for
-from pastcast.agents._prompts import load_prompt, prompts
+from pastcast.agents import (
+    agent_spec,
+    agents,
+    build_agent,
+    list_agents,
+    load_prompt,
+    prompt_registry,
+    prompts_for,
+)
 from pastcast.cli import app
 from pastcast.corpus.sources import open_source, sources
 from pastcast.markets import make_schedule, schedules
@@ -80,7 +87,7 @@ def plugin(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
             "pastcast.prompts": {"thirdparty_short.v1": f"{target}:short_prompt"},
         },
     )
-    registries = (agents, sources, schedules, providers, prompts)
+    registries = (agents, sources, schedules, providers, prompt_registry)
     for reg in registries:
         reg.reload_plugins()
     yield

@@ -19,6 +19,7 @@ from pastcast.agents._llm_registry import agent_model, clear_models
 from pastcast.agents._memory import notebook_failures
 from pastcast.agents._no_tools import NoToolsAgent
 from pastcast.agents._parsing import parse_forecast
+from pastcast.agents._prompts import list_prompts, load_prompt, prompt_registry
 from pastcast.agents._tool_agent import (
     ACTION_SCHEMA,
     JsonActionAgent,
@@ -50,8 +51,11 @@ __all__ = [
     "build_agent",
     "clear_models",
     "list_agents",
+    "list_prompts",
+    "load_prompt",
     "notebook_failures",
     "parse_forecast",
+    "prompt_registry",
     "prompts_for",
     "register_agent",
 ]

@@ -6,8 +6,9 @@ The file's sha256 is recorded in run logs so a result names the exact prompt it 
 filled from an ``Event`` only (see ``question_fields``): no resolved label or market price can
 reach them.
 
-Prompts are registered on ``prompts`` by id ``name.vN`` (entry-point group ``pastcast.prompts``):
-a factory returns the text. The packaged files are registered when this module is imported.
+Prompts are registered on ``prompt_registry`` by id ``name.vN`` (entry-point group
+``pastcast.prompts``): a factory returns the text. The packaged files are registered when this
+module is imported.
 """
 
 from __future__ import annotations
@@ -29,7 +30,7 @@ __all__ = [
     "answer_template",
     "list_prompts",
     "load_prompt",
-    "prompts",
+    "prompt_registry",
     "question_fields",
 ]
 
@@ -86,7 +87,7 @@ class Prompt(Record):
         return RenderedPrompt(system=fill(system), user=fill(user))
 
 
-prompts: Registry[str] = Registry("prompt")
+prompt_registry: Registry[str] = Registry("prompt")
 """Prompt texts by id ``name.vN``."""
 
 
@@ -98,7 +99,9 @@ def _register_packaged() -> None:
     for entry in (resources.files("pastcast.agents") / "prompts").iterdir():
         pid = entry.name.removesuffix(".txt")
         if entry.name.endswith(".txt") and _ID.match(pid):
-            prompts.add(pid, partial(_packaged_text, entry.name), description=f"packaged {pid}")
+            prompt_registry.add(
+                pid, partial(_packaged_text, entry.name), description=f"packaged {pid}"
+            )
 
 
 _register_packaged()
@@ -108,7 +111,7 @@ def _versions() -> dict[str, list[int]]:
     """Every registered prompt name with its versions (ids that are not ``name.vN`` are left
     out: ``load_prompt`` could never name them)."""
     out: dict[str, list[int]] = {}
-    for pid in prompts.names():
+    for pid in prompt_registry.names():
         m = _ID.match(pid)
         if m:
             out.setdefault(m.group("name"), []).append(int(m.group("version")))
@@ -132,7 +135,7 @@ def load_prompt(name: str) -> Prompt:
         if not versions:
             raise KeyError(f"unknown prompt {name!r}; known: {', '.join(list_prompts())}")
         version = max(versions)
-    text = prompts.build(f"{base}.v{version}")
+    text = prompt_registry.build(f"{base}.v{version}")
     digest = hashlib.sha256(text.encode("utf-8")).hexdigest()
     return Prompt(name=base, version=version, text=text, sha256=digest)
 
