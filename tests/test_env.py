@@ -25,7 +25,7 @@ def test_search_never_returns_documents_at_or_after_cutoff() -> None:
         ep = env.reset(_step(days=days))
         for query in ["Zephyr rocket launch succeeded", "Resolved YES", "rocket"]:
             for hit in ep.tools.search(query, top_k=20):
-                doc = env.backend.read(hit["id"], as_of=T0 + timedelta(days=100))  # type: ignore[union-attr]
+                doc = env.backend.read(hit.id, as_of=T0 + timedelta(days=100))  # type: ignore[union-attr]
                 assert doc.timestamp < ep.question.cutoff
 
 
@@ -34,7 +34,7 @@ def test_read_refuses_future_and_unshown_ids() -> None:
     with pytest.raises(ToolError, match="not returned by a search"):
         ep.tools.read("d1")  # visible, but not shown yet
     ep.tools.search("Zephyr rocket", top_k=10)
-    assert ep.tools.read("d1")["id"] == "d1"
+    assert ep.tools.read("d1").id == "d1"
     with pytest.raises(ToolError):
         ep.tools.read("canary-rocket")
     with pytest.raises(ToolError):
@@ -58,7 +58,7 @@ def test_question_carries_no_resolution_and_no_prices() -> None:
 def test_market_history_only_has_complete_days_before_cutoff() -> None:
     ep = _env(market_access=True).reset(_step(days=5))
     history = ep.tools.market_history()
-    assert [h["day"] for h in history][-1] == "2024-03-05"  # cutoff is 2024-03-06 00:00
+    assert [h.day.isoformat() for h in history][-1] == "2024-03-05"  # cutoff is 2024-03-06 00:00
     assert len(history) == 5
 
 
@@ -92,7 +92,7 @@ def test_python_tool_runs_sandboxed_and_cannot_read_the_data(tmp_path: object) -
     env = _env(python_tool=True)
     ep = env.reset(_step())
     assert "python" in [s.name for s in ep.tools.specs()]
-    assert ep.tools.python("print(6 * 7)")["stdout"].strip() == "42"
+    assert ep.tools.python("print(6 * 7)").stdout.strip() == "42"
     secret = __file__  # a file of this repository, outside the sandbox
     out = ep.tools.python(f"print(open({secret!r}).read()[:20])")
-    assert out["exit_code"] != 0 and "Error" in out["stderr"]
+    assert out.exit_code != 0 and "Error" in out.stderr

@@ -54,7 +54,7 @@ def test_tools_offered_only_for_threaded_corpora() -> None:
 def test_thread_hides_comments_at_or_after_the_cutoff() -> None:
     tools = toolbox()
     hits = tools.search("rocket launch", top_k=10)
-    assert "c2" not in {h["id"] for h in hits} and "s1" in {h["id"] for h in hits}
+    assert "c2" not in {h.id for h in hits} and "s1" in {h.id for h in hits}
     listing = tools.call("thread", {"doc_id": "s1"})
     assert [r["id"] for r in listing] == ["s1", "c1"]
     assert listing[1]["author"] == "bob" and listing[1]["parent_id"] == "s1"
@@ -69,7 +69,7 @@ def test_author_posts_hide_later_posts_and_become_readable() -> None:
     listing = tools.call("author_posts", {"author": "bob", "limit": 5})
     assert [r["id"] for r in listing] == ["c1", "s2"]
     assert tools.calls[-1].doc_ids == ("c1", "s2")
-    assert tools.read("s2")["id"] == "s2"
+    assert tools.read("s2").id == "s2"
     assert [r["id"] for r in tools.call("thread", {"doc_id": "s2"})] == ["s2"]
     assert tools.author_posts("nobody") == []
 

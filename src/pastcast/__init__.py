@@ -16,7 +16,7 @@ from pastcast.corpus import (
 )
 from pastcast.cutoff import DayConvention, is_visible, parse_cutoff
 from pastcast.dataset import Dataset
-from pastcast.env import EnvConfig, Episode, ForecastEnv
+from pastcast.env import EnvConfig, Episode, ForecastEnv, check_env
 from pastcast.models import ChatRequest, ChatResponse, Model, ScriptedModel
 from pastcast.records import (
     FAILURE_REASONS,
@@ -80,6 +80,7 @@ __all__ = [
     "build_agent",
     "build_world",
     "check_as_of_equivalence",
+    "check_env",
     "check_no_leakage",
     "info_alpha",
     "is_visible",

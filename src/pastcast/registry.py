@@ -14,15 +14,17 @@ declares, in its ``pyproject.toml``,
 
 and ``pastcast.agents`` then knows ``my-agent``. The entry point may also name a module whose
 import registers its components with the decorator. Entry points are loaded the first time a
-registry is listed or misses a name, so an installed plugin costs nothing until it is asked for.
+registry is listed or misses a name, so an installed plugin costs nothing until it is asked for;
+``reload_plugins()`` reads them again (a plugin installed into a running process, tests).
 """
 
 from __future__ import annotations
 
 import inspect
-from collections.abc import Callable, Iterator, Mapping
+import threading
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from importlib.metadata import entry_points
+from importlib.metadata import EntryPoint, entry_points
 from types import ModuleType
 from typing import Any, Generic, TypeVar
 
@@ -82,7 +84,10 @@ class Registry(Generic[T]):
         self.kind = kind
         self.group = group if group is not None else f"pastcast.{kind}s"
         self._entries: dict[str, Entry[T]] = {}
+        self._from_entry_points: set[str] = set()
         self._plugins_loaded = False
+        # Runner threads may list or build at once; the first one loads the plugins.
+        self._lock = threading.RLock()
 
     def register(
         self, name: str, *, description: str | None = None, replace: bool = False, **meta: Any
@@ -114,24 +119,52 @@ class Registry(Generic[T]):
         self._entries[name] = entry
         return entry
 
+    def remove(self, name: str) -> None:
+        """Unregister ``name`` (a component registered for one test, say)."""
+        self.get(name)
+        with self._lock:
+            self._entries.pop(name)
+            self._from_entry_points.discard(name)
+
     def _load_plugins(self) -> None:
-        if self._plugins_loaded:
-            return
-        self._plugins_loaded = True
-        for ep in entry_points(group=self.group):
+        with self._lock:
+            if self._plugins_loaded:
+                return
+            self._plugins_loaded = True  # a plugin that lists this registry must not recurse
             try:
-                loaded = ep.load()
-            except Exception as exc:  # a broken plugin must not break pastcast; say which
-                raise RegistryError(
-                    f"entry point {ep.name!r} of group {self.group!r} ({ep.value}) failed to "
-                    f"load: {type(exc).__name__}: {exc}"
-                ) from exc
-            if ep.name not in self._entries and not isinstance(loaded, ModuleType):
-                if not callable(loaded):
-                    raise RegistryError(
-                        f"entry point {ep.name!r} of group {self.group!r} is not callable"
-                    )
-                self.add(ep.name, loaded)
+                for ep in entry_points(group=self.group):
+                    self._load(ep)
+            except BaseException:
+                self._plugins_loaded = False  # the same error again next time, not a half list
+                raise
+
+    def _load(self, ep: EntryPoint) -> None:
+        where = f"entry point {ep.name!r} of group {self.group!r} ({ep.value})"
+        try:
+            loaded = ep.load()
+        except Exception as exc:  # name the plugin, not just the import error
+            raise RegistryError(f"{where} failed to load: {type(exc).__name__}: {exc}") from exc
+        if isinstance(loaded, ModuleType):
+            return  # importing the module registered its components
+        if not callable(loaded):
+            raise RegistryError(f"{where} is not callable")
+        known = self._entries.get(ep.name)
+        if known is not None:
+            if known.factory is not loaded:  # the same plugin seen twice on the path is fine
+                raise RegistryError(f"{where}: a {self.kind} {ep.name!r} is already registered")
+            return
+        self.add(ep.name, loaded)
+        self._from_entry_points.add(ep.name)
+
+    def reload_plugins(self) -> None:
+        """Forget what entry points added and read them again on next use (after installing a
+        plugin in a running process, and in tests). Modules imported by entry points stay
+        imported, so what they registered stays registered."""
+        with self._lock:
+            for name in self._from_entry_points:
+                self._entries.pop(name, None)
+            self._from_entry_points.clear()
+            self._plugins_loaded = False
 
     def __contains__(self, name: object) -> bool:
         if name in self._entries:
@@ -155,25 +188,28 @@ class Registry(Generic[T]):
             raise RegistryError(f"unknown {self.kind} {name!r} (known: {known})")
         return self._entries[name]
 
-    def check_args(self, name: str, args: Mapping[str, Any]) -> None:
-        """Raise ``RegistryError`` naming the argument if ``factory(**args)`` cannot bind."""
+    def check_args(
+        self, name: str, args: Mapping[str, Any], positional: Sequence[Any] = ()
+    ) -> None:
+        """Raise ``RegistryError`` naming the argument if ``factory(*positional, **args)``
+        cannot bind."""
         entry = self.get(name)
         try:
             sig = inspect.signature(entry.factory)
         except (TypeError, ValueError):
             return
         try:
-            sig.bind(**args)
+            sig.bind(*positional, **args)
         except TypeError as exc:
             accepted = ", ".join(entry.parameters()) or "none"
             raise RegistryError(
                 f"{self.kind} {name!r}: {exc} (accepted arguments: {accepted})"
             ) from None
 
-    def build(self, name: str, /, **args: Any) -> T:
-        """Check ``args`` and call the factory."""
-        self.check_args(name, args)
-        return self.get(name).factory(**args)
+    def build(self, name: str, /, *positional: Any, **args: Any) -> T:
+        """Check the arguments and call the factory."""
+        self.check_args(name, args, positional)
+        return self.get(name).factory(*positional, **args)
 
     def spec(self, name: str, /, **args: Any) -> ComponentSpec:
         """The record of ``build(name, **args)``, checked now, rebuilt later by ``rebuild``."""

@@ -8,9 +8,9 @@ from datetime import UTC, datetime
 
 import pytest
 
+from pastcast.agents import action_template
 from pastcast.agents._notebook import memory_answer_template, notebook_field
 from pastcast.agents._prompts import (
-    action_template,
     list_prompts,
     load_prompt,
     question_fields,

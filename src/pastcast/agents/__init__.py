@@ -1,23 +1,33 @@
-"""Agents: the contract, the registry, baselines, the heuristic research agent and the
+"""Agents: the contract, the registry (``agents``), baselines, the heuristic research agent and the
 model-driven agents (no-tools, tool agent, two-stage)."""
 
 from pastcast.agents._base import (
     Agent,
     AgentInfo,
+    PromptIds,
     agent_info,
     agent_spec,
+    agents,
     build_agent,
     list_agents,
+    prompts_for,
     register_agent,
 )
 from pastcast.agents._baselines import BaseRateAgent, MarketAgent, RandomAgent, UniformAgent
 from pastcast.agents._heuristic import HeuristicResearchAgent
-from pastcast.agents._llm_registry import agent_model, clear_models, prompts_for
+from pastcast.agents._llm_registry import agent_model, clear_models
 from pastcast.agents._memory import notebook_failures
 from pastcast.agents._no_tools import NoToolsAgent
 from pastcast.agents._notebook import check_notebook, parse_notebook, render_notebook
 from pastcast.agents._parsing import parse_forecast
-from pastcast.agents._tool_agent import ACTION_SCHEMA, JsonActionAgent, ToolAgent, action_schema
+from pastcast.agents._prompts import list_prompts, load_prompt, prompt_registry
+from pastcast.agents._tool_agent import (
+    ACTION_SCHEMA,
+    JsonActionAgent,
+    ToolAgent,
+    action_schema,
+    action_template,
+)
 from pastcast.agents._two_stage import TwoStageAgent
 
 __all__ = [
@@ -29,21 +39,27 @@ __all__ = [
     "JsonActionAgent",
     "MarketAgent",
     "NoToolsAgent",
+    "PromptIds",
     "RandomAgent",
     "ToolAgent",
     "TwoStageAgent",
     "UniformAgent",
     "action_schema",
+    "action_template",
     "agent_info",
     "agent_model",
     "agent_spec",
+    "agents",
     "build_agent",
     "check_notebook",
     "clear_models",
     "list_agents",
+    "list_prompts",
+    "load_prompt",
     "notebook_failures",
     "parse_forecast",
     "parse_notebook",
+    "prompt_registry",
     "prompts_for",
     "register_agent",
     "render_notebook",

@@ -1,23 +1,32 @@
-"""The agent contract and the registry that rebuilds agents from their recorded specs."""
+"""The agent contract and the agent registry, which rebuilds agents from their recorded specs.
+
+Agents are registered on ``agents``, a ``pastcast.registry.Registry`` whose entry-point group is
+``pastcast.agents``; the functions below are its agent-specific face: the run log records an
+``AgentSpec`` (registry name, arguments, role, setting), and ``build_agent`` rebuilds from it.
+"""
 
 from __future__ import annotations
 
-import inspect
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any, Protocol, TypeVar
+from typing import Any, Protocol, TypeVar, get_args
 
+from pastcast.agents._prompts import load_prompt
 from pastcast.env import Episode
 from pastcast.records import AgentRole, Forecast, Setting
+from pastcast.registry import Entry, Registry, RegistryError
 from pastcast.runlog import AgentSpec
 
 __all__ = [
     "Agent",
     "AgentInfo",
+    "PromptIds",
     "agent_info",
     "agent_spec",
+    "agents",
     "build_agent",
     "list_agents",
+    "prompts_for",
     "register_agent",
 ]
 
@@ -31,18 +40,28 @@ class Agent(Protocol):
     def forecast(self, episode: Episode) -> Forecast: ...
 
 
+agents: Registry[Agent] = Registry("agent")
+"""Every agent factory by name (entry-point group ``pastcast.agents``)."""
+
+PromptIds = Sequence[str] | Callable[[AgentSpec], Sequence[str]]
+"""The prompt ids (``name.vN``) an agent sends: fixed, or depending on its spec."""
+
+F = TypeVar("F", bound=Callable[..., Agent])
+
+
 @dataclass(frozen=True)
 class AgentInfo:
+    """A registered agent: its factory and what a run needs to know before building it."""
+
     name: str
     factory: Callable[..., Agent]
     role: AgentRole
     market_access: bool
     description: str
+    prompts: PromptIds = ()
 
-
-_REGISTRY: dict[str, AgentInfo] = {}
-
-F = TypeVar("F", bound=Callable[..., Agent])
+    def prompt_ids(self, spec: AgentSpec) -> tuple[str, ...]:
+        return tuple(self.prompts(spec) if callable(self.prompts) else self.prompts)
 
 
 def register_agent(
@@ -51,56 +70,75 @@ def register_agent(
     role: AgentRole = "agent",
     market_access: bool = False,
     description: str | None = None,
+    prompts: PromptIds = (),
 ) -> Callable[[F], F]:
     """Register an agent factory under ``name``.
 
     ``role="reference"`` marks baselines that are not forecasters in their own right (the market
     price); they are listed apart on leaderboards. ``market_access`` turns on the price tool.
+    ``prompts`` names the prompt files the agent sends, so the run-log header records them.
     """
+    if role not in get_args(AgentRole):
+        raise RegistryError(f"agent {name!r}: role must be one of {get_args(AgentRole)}")
+    return agents.register(
+        name, description=description, role=role, market_access=market_access, prompts=prompts
+    )
 
-    def decorate(factory: F) -> F:
-        if name in _REGISTRY:
-            raise ValueError(f"agent {name!r} is already registered")
-        doc = (factory.__doc__ or "").strip().splitlines()
-        text = description if description is not None else (doc[0] if doc else "")
-        _REGISTRY[name] = AgentInfo(name, factory, role, market_access, text)
-        return factory
 
-    return decorate
+def _info(entry: Entry[Agent]) -> AgentInfo:
+    # A plugin registered through a bare entry point has no metadata: a forecaster without
+    # market access that names no prompt files.
+    meta = entry.meta
+    return AgentInfo(
+        name=entry.name,
+        factory=entry.factory,
+        role=meta.get("role", "agent"),
+        market_access=bool(meta.get("market_access", False)),
+        description=entry.description,
+        prompts=meta.get("prompts", ()),
+    )
 
 
 def list_agents() -> tuple[AgentInfo, ...]:
-    return tuple(_REGISTRY[k] for k in sorted(_REGISTRY))
+    return tuple(_info(e) for e in agents.entries())
 
 
-def _info(name: str) -> AgentInfo:
-    try:
-        return _REGISTRY[name]
-    except KeyError:
-        known = ", ".join(sorted(_REGISTRY))
-        raise ValueError(f"unknown agent {name!r} (known: {known})") from None
+def _build_args(name: str, setting: Setting, args: dict[str, Any]) -> dict[str, Any]:
+    """The factory's arguments: a factory with a ``setting`` parameter also gets the spec's
+    setting (memory-on agents need to know it from the first step, before any notebook)."""
+    out = dict(args)
+    if "setting" in agents.get(name).parameters():
+        out.setdefault("setting", setting)
+    agents.check_args(name, out)
+    return out
 
 
 def agent_spec(
     name: str, *, setting: Setting = "memory_free", label: str | None = None, **args: Any
 ) -> AgentSpec:
-    """A spec for a registered agent; ``label`` names it in the run log (defaults to ``name``)."""
-    info = _info(name)
+    """A spec for a registered agent; ``label`` names it in the run log (defaults to ``name``).
+
+    The arguments are checked against the factory now, so a typo fails when the run is planned.
+    """
+    info = _info(agents.get(name))
+    _build_args(name, setting, args)
     return AgentSpec(name=label or name, factory=name, args=args, role=info.role, setting=setting)
 
 
 def agent_info(spec: AgentSpec) -> AgentInfo:
-    return _info(spec.factory)
+    return _info(agents.get(spec.factory))
 
 
 def build_agent(spec: AgentSpec) -> Agent:
-    """Rebuild an agent from its spec (as recorded in a run log header).
+    """Rebuild an agent from its spec (as recorded in a run log header); the arguments are
+    checked against the factory's signature before it is called."""
+    return agents.build(spec.factory, **_build_args(spec.factory, spec.setting, spec.args))
 
-    A factory with a ``setting`` parameter is also given the spec's setting (memory-on agents
-    need to know it from the first step, before any notebook exists).
-    """
-    factory = _info(spec.factory).factory
-    args = dict(spec.args)
-    if "setting" in inspect.signature(factory).parameters:
-        args.setdefault("setting", spec.setting)
-    return factory(**args)
+
+def prompts_for(specs: Iterable[AgentSpec]) -> dict[str, str]:
+    """Every prompt file the given agents use, ``name.vN`` -> text (for the run-log header)."""
+    out: dict[str, str] = {}
+    for spec in specs:
+        for pid in agent_info(spec).prompt_ids(spec):
+            out[pid] = load_prompt(pid).text
+    return out

@@ -55,8 +55,7 @@ class MarketAgent:
         if not history:
             return Forecast(usable=False, failure_reason="no_market_price", raw_text="")
         last = history[-1]
-        probs: dict[str, float] = dict(last["probs"])
-        return Forecast(probs=probs, raw_text=f"market belief of {last['day']}")
+        return Forecast(probs=dict(last.probs), raw_text=f"market belief of {last.day}")
 
 
 class BaseRateAgent:

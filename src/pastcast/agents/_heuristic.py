@@ -17,7 +17,7 @@ from datetime import datetime
 from pastcast.agents._base import register_agent
 from pastcast.agents._notebook import parse_notebook, render_notebook
 from pastcast.cutoff import cutoff_for_day, parse_timestamp
-from pastcast.env import BudgetExceeded, Episode, ToolError
+from pastcast.env import BudgetExceeded, Episode, SearchResult, ToolError
 from pastcast.records import Assessment, Forecast, LedgerEntry, Notebook
 
 __all__ = ["HeuristicResearchAgent"]
@@ -119,31 +119,29 @@ class HeuristicResearchAgent:
         carried = _load_notes(episode.notebook_in, q.labels)
         evidence: dict[str, _Evidence] = {e.doc_id: e for e in carried}
         queries = [q.title] + ([f"{q.title} {lb}" for lb in q.labels] if q.kind == "multi" else [])
-        hits: dict[str, dict[str, object]] = {}
+        hits: dict[str, SearchResult] = {}
         try:
             for query in queries:
                 found = episode.tools.search(query, top_k=self.top_k)
                 if not found:
                     continue
-                best = max(float(h["score"]) for h in found)
+                best = max(h.score for h in found)
                 for h in found:
                     # Keep clearly relevant hits only; weak matches are mostly distractors.
-                    if float(h["score"]) >= self.relevance * best:
-                        hits.setdefault(str(h["id"]), h)
+                    if h.score >= self.relevance * best:
+                        hits.setdefault(h.id, h)
             # Titles and snippets are evidence too; full texts of the most recent hits refine it.
             for doc_id, h in hits.items():
                 if doc_id not in evidence:
-                    doc = {
-                        "id": doc_id,
-                        "date": h["date"],
-                        "title": h["title"],
-                        "text": h["snippet"],
-                    }
-                    evidence[doc_id] = self._weigh(doc, q.labels, q.kind, subject)
-            recent = sorted(hits, key=lambda d: (str(hits[d]["date"]), d), reverse=True)
+                    evidence[doc_id] = self._weigh(
+                        doc_id, h.date, h.title, h.snippet, q.labels, q.kind, subject
+                    )
+            recent = sorted(hits, key=lambda d: (hits[d].date, d), reverse=True)
             for doc_id in recent[: self.max_reads]:
                 doc = episode.tools.read(doc_id)
-                evidence[doc_id] = self._weigh(doc, q.labels, q.kind, subject)
+                evidence[doc_id] = self._weigh(
+                    doc.id, doc.date, doc.title, doc.text, q.labels, q.kind, subject
+                )
         except (BudgetExceeded, ToolError):
             pass  # forecast from what was gathered
         probs = self._combine(list(evidence.values()), q.labels, q.kind, q.cutoff)
@@ -152,9 +150,16 @@ class HeuristicResearchAgent:
         return Forecast(probs=probs, raw_text=json.dumps(probs), rationale=rationale)
 
     def _weigh(
-        self, doc: dict[str, object], labels: tuple[str, ...], kind: str, subject: set[str]
+        self,
+        doc_id: str,
+        day: str,
+        title: str,
+        body: str,
+        labels: tuple[str, ...],
+        kind: str,
+        subject: set[str],
     ) -> _Evidence:
-        text = f"{doc['title']}. {doc['text']}"
+        text = f"{title}. {body}"
         scores = dict.fromkeys(labels, 0.0)
         for sentence in _SENTENCE.split(text):
             cue = _cue(sentence)
@@ -168,10 +173,10 @@ class HeuristicResearchAgent:
                     if lb.lower() in sentence.lower():
                         scores[lb] += cue
         # Evidence is dated by its UTC day, as in the notebook ledger that carries it.
-        when = cutoff_for_day(parse_timestamp(str(doc["date"]).replace(" ", "T")).date())
+        when = cutoff_for_day(parse_timestamp(day.replace(" ", "T")).date())
         # One vote per document and label: repeated cues in one article are one piece of news.
         votes = {lb: float((v > 0) - (v < 0)) for lb, v in scores.items()}
-        return _Evidence(str(doc["id"]), when, votes, str(doc["title"]))
+        return _Evidence(doc_id, when, votes, title)
 
     def _combine(
         self, evidence: list[_Evidence], labels: tuple[str, ...], kind: str, cutoff: datetime

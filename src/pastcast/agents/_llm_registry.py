@@ -1,4 +1,4 @@
-"""Registration of the model-driven agents, their models, and the prompts a run uses.
+"""Registration of the model-driven agents (with the prompts each sends) and their models.
 
 Agent factories take JSON-able arguments only (they are recorded in the run log and rebuilt
 from it): ``model`` is a provider spec for ``pastcast.models.resolve_model`` (``local:PATH.gguf``,
@@ -15,20 +15,18 @@ from __future__ import annotations
 
 import json
 import threading
-from collections.abc import Iterable
 from typing import Any
 
 from pastcast.agents._answer import Decoding
 from pastcast.agents._base import register_agent
 from pastcast.agents._no_tools import NO_TOOLS_PROMPT, NoToolsAgent
-from pastcast.agents._prompts import load_prompt
 from pastcast.agents._tool_agent import PROMPTS, ActionMode, ToolAgent
 from pastcast.agents._two_stage import TWO_STAGE_PROMPTS, TwoStageAgent
 from pastcast.models import CachedModel, CacheMode, ChatRequest, ChatResponse, Model, resolve_model
 from pastcast.records import Setting
 from pastcast.runlog import AgentSpec
 
-__all__ = ["agent_model", "clear_models", "prompts_for"]
+__all__ = ["agent_model", "clear_models"]
 
 
 class _Lazy:
@@ -94,7 +92,16 @@ def _decoding(temperature: float | None, max_tokens: int | None, seed: int | Non
     return Decoding(temperature=temperature, max_tokens=max_tokens, seed=seed)
 
 
-@register_agent("no-tools")
+def _tool_agent_prompts(spec: AgentSpec) -> tuple[str, ...]:
+    """The tool agent's prompt: by action mode and memory; the no-tools prompt without tools."""
+    if spec.setting == "no_tools":
+        return (NO_TOOLS_PROMPT,)
+    memory = spec.args.get("memory")
+    on = bool(memory) if memory is not None else spec.setting == "memory_on"
+    return (PROMPTS[(spec.args.get("action_mode", "json"), on)],)
+
+
+@register_agent("no-tools", prompts=(NO_TOOLS_PROMPT,))
 def no_tools(
     model: str,
     model_options: dict[str, Any] | None = None,
@@ -115,7 +122,7 @@ def no_tools(
     )
 
 
-@register_agent("tool-agent")
+@register_agent("tool-agent", prompts=_tool_agent_prompts)
 def tool_agent(
     model: str,
     model_options: dict[str, Any] | None = None,
@@ -149,11 +156,12 @@ def tool_agent(
 register_agent(
     "tool-agent-market",
     market_access=True,
+    prompts=_tool_agent_prompts,
     description="The tool agent with the market price history tool (market-access setting).",
 )(tool_agent)
 
 
-@register_agent("two-stage")
+@register_agent("two-stage", prompts=TWO_STAGE_PROMPTS)
 def two_stage(
     model: str,
     model_options: dict[str, Any] | None = None,
@@ -182,28 +190,3 @@ def two_stage(
         normalize_typography=normalize_typography,
         decoding=_decoding(temperature, max_tokens, seed),
     )
-
-
-def _prompt_ids(spec: AgentSpec) -> tuple[str, ...]:
-    args = spec.args
-    if spec.factory == "no-tools":
-        return (NO_TOOLS_PROMPT,)
-    if spec.factory in ("tool-agent", "tool-agent-market"):
-        if spec.setting == "no_tools":
-            return (NO_TOOLS_PROMPT,)
-        mode = args.get("action_mode", "json")
-        memory = args.get("memory")
-        on = bool(memory) if memory is not None else spec.setting == "memory_on"
-        return (PROMPTS[(mode, on)],)
-    if spec.factory == "two-stage":
-        return TWO_STAGE_PROMPTS
-    return ()
-
-
-def prompts_for(specs: Iterable[AgentSpec]) -> dict[str, str]:
-    """Every prompt file the given agents use, ``name.vN`` -> text (for the run-log header)."""
-    out: dict[str, str] = {}
-    for spec in specs:
-        for pid in _prompt_ids(spec):
-            out[pid] = load_prompt(pid).text
-    return out

@@ -5,6 +5,10 @@ are ``{lower_case_name}``; other braces (JSON examples) are left alone, so no es
 The file's sha256 is recorded in run logs so a result names the exact prompt it used. Prompts are
 filled from an ``Event`` only (see ``question_fields``): no resolved label or market price can
 reach them.
+
+Prompts are registered on ``prompt_registry`` by id ``name.vN`` (entry-point group
+``pastcast.prompts``): a factory returns the text. The packaged files are registered when this
+module is imported.
 """
 
 from __future__ import annotations
@@ -14,23 +18,24 @@ import json
 import re
 from collections.abc import Mapping, Sequence
 from datetime import datetime, time
-from functools import cache
+from functools import partial
 from importlib import resources
 
 from pastcast.records import Event, Message, Record
+from pastcast.registry import Registry
 
 __all__ = [
     "Prompt",
     "RenderedPrompt",
-    "action_template",
     "answer_template",
     "list_prompts",
     "load_prompt",
+    "prompt_registry",
     "question_fields",
 ]
 
 _PLACEHOLDER = re.compile(r"\{([a-z][a-z0-9_]*)\}")
-_FILE = re.compile(r"^(?P<name>[a-z0-9_]+)\.v(?P<version>\d+)\.txt$")
+_ID = re.compile(r"^(?P<name>[a-z0-9_]+)\.v(?P<version>\d+)$")
 _SECTION = re.compile(r"^\[(system|user)\]\s*$", re.MULTILINE)
 
 
@@ -82,40 +87,55 @@ class Prompt(Record):
         return RenderedPrompt(system=fill(system), user=fill(user))
 
 
-def _files() -> dict[tuple[str, int], str]:
-    root = resources.files("pastcast.agents") / "prompts"
-    out: dict[tuple[str, int], str] = {}
-    for entry in root.iterdir():
-        m = _FILE.match(entry.name)
+prompt_registry: Registry[str] = Registry("prompt")
+"""Prompt texts by id ``name.vN``."""
+
+
+def _packaged_text(filename: str) -> str:
+    return (resources.files("pastcast.agents") / "prompts" / filename).read_text(encoding="utf-8")
+
+
+def _register_packaged() -> None:
+    for entry in (resources.files("pastcast.agents") / "prompts").iterdir():
+        pid = entry.name.removesuffix(".txt")
+        if entry.name.endswith(".txt") and _ID.match(pid):
+            prompt_registry.add(
+                pid, partial(_packaged_text, entry.name), description=f"packaged {pid}"
+            )
+
+
+_register_packaged()
+
+
+def _versions() -> dict[str, list[int]]:
+    """Every registered prompt name with its versions (ids that are not ``name.vN`` are left
+    out: ``load_prompt`` could never name them)."""
+    out: dict[str, list[int]] = {}
+    for pid in prompt_registry.names():
+        m = _ID.match(pid)
         if m:
-            out[(m.group("name"), int(m.group("version")))] = entry.read_text(encoding="utf-8")
+            out.setdefault(m.group("name"), []).append(int(m.group("version")))
     return out
 
 
-@cache
-def _all() -> dict[tuple[str, int], str]:
-    return _files()
-
-
 def list_prompts() -> list[str]:
-    """Every shipped prompt as ``name.vN``."""
-    return [f"{n}.v{v}" for n, v in sorted(_all())]
+    """Every registered prompt as ``name.vN``."""
+    return [f"{n}.v{v}" for n, vs in sorted(_versions().items()) for v in sorted(vs)]
 
 
 def load_prompt(name: str) -> Prompt:
     """Load ``name.vN`` exactly, or the highest version of ``name``."""
-    files = _all()
     base, _, ver = name.partition(".v")
+    versions = _versions().get(base, [])
     if ver:
-        if not ver.isdigit() or (base, int(ver)) not in files:
+        if not ver.isdigit() or int(ver) not in versions:
             raise KeyError(f"unknown prompt {name!r}; known: {', '.join(list_prompts())}")
         version = int(ver)
     else:
-        versions = [v for n, v in files if n == base]
         if not versions:
             raise KeyError(f"unknown prompt {name!r}; known: {', '.join(list_prompts())}")
         version = max(versions)
-    text = files[(base, version)]
+    text = prompt_registry.build(f"{base}.v{version}")
     digest = hashlib.sha256(text.encode("utf-8")).hexdigest()
     return Prompt(name=base, version=version, text=text, sha256=digest)
 
@@ -124,19 +144,6 @@ def answer_template(labels: Sequence[str]) -> str:
     """The answer format with the outcome names and placeholder numbers (never real values)."""
     pairs = ", ".join(f"{json.dumps(label, ensure_ascii=False)}: <probability>" for label in labels)
     return f'{{"probabilities": {{{pairs}}}, "rationale": "<a few sentences>"}}'
-
-
-def action_template(labels: Sequence[str]) -> str:
-    """The ``{actions}`` text of ``json_action``: one JSON object per reply, four actions."""
-    final = answer_template(labels)[1:]
-    return "\n".join(
-        [
-            '- {"action": "search", "query": "<search terms>"}',
-            '- {"action": "read", "doc_id": "<id of a document from search results>"}',
-            '- {"action": "python", "code": "<Python code; print what you need>"}',
-            '- {"action": "final", ' + final,
-        ]
-    )
 
 
 def _when(instant: datetime) -> str:

@@ -25,11 +25,18 @@ from pastcast.agents._jsonish import find_blocks, load_object, strip_thinking
 from pastcast.agents._memory import NOTEBOOK_SCHEMA, memory_fields, store_notebook
 from pastcast.agents._no_tools import NoToolsAgent
 from pastcast.agents._prompts import answer_template, load_prompt
-from pastcast.env import BudgetExceeded, Episode
+from pastcast.env import TOOLS, BudgetExceeded, Episode
 from pastcast.models import Model, ModelError, ToolSpec
 from pastcast.records import Forecast, Message
 
-__all__ = ["ACTION_SCHEMA", "ActionMode", "JsonActionAgent", "ToolAgent", "action_schema"]
+__all__ = [
+    "ACTION_SCHEMA",
+    "ActionMode",
+    "JsonActionAgent",
+    "ToolAgent",
+    "action_schema",
+    "action_template",
+]
 
 ActionMode = Literal["json", "native"]
 
@@ -41,32 +48,36 @@ PROMPTS: dict[tuple[ActionMode, bool], str] = {
 }
 """Prompt by (action mode, memory on)."""
 
-_ARGS: dict[str, dict[str, Any]] = {
-    "query": {"type": "string"},
-    "top_k": {"type": "integer"},
-    "doc_id": {"type": "string"},
-    "code": {"type": "string"},
-    "author": {"type": "string"},
-    "limit": {"type": "integer"},
-}
-_FORMS = {
-    "search": '{"action": "search", "query": "<search terms>", "top_k": 10}',
-    "read": '{"action": "read", "doc_id": "<id of a document from search results>"}',
-    "python": '{"action": "python", "code": "<Python code; print what you need>"}',
-    "market_history": '{"action": "market_history"}',
-    "thread": '{"action": "thread", "doc_id": "<id of a post or comment you were shown>"}',
-    "author_posts": '{"action": "author_posts", "author": "<author name>", "limit": 20}',
-}
 _FINAL_NOW = (
     "Your research budget for this forecast is spent. Do not call any more tools: reply now "
     "with your final answer."
 )
 
 
+_TOOLS = {t.name: t for t in TOOLS}
+
+
+def _merged_arguments(tools: tuple[str, ...]) -> dict[str, Any]:
+    """The argument properties of ``tools`` in one flat object (a JSON action carries the fields
+    of every tool). A field two tools define differently keeps what they agree on (``doc_id``
+    of ``read`` and ``thread``: a string)."""
+    merged: dict[str, dict[str, Any]] = {}
+    for name in tools:
+        for field, schema in _TOOLS[name].parameters["properties"].items():
+            if field in merged:
+                schema = {k: v for k, v in merged[field].items() if schema.get(k, ...) == v}
+            merged[field] = schema
+    return merged
+
+
 def action_schema(
     tools: tuple[str, ...], labels: tuple[str, ...] | None = None, *, memory: bool = False
 ) -> dict[str, Any]:
-    """Schema of one JSON action over the given tools (``()``: only the final action)."""
+    """Schema of one JSON action over the given tools (``()``: only the final action), derived
+    from the tools' definitions (``pastcast.env.TOOLS``)."""
+    unknown = [t for t in tools if t not in _TOOLS]
+    if unknown:
+        raise ValueError(f"unknown tool {unknown[0]!r} (known: {', '.join(_TOOLS)})")
     probs: dict[str, Any] = {"type": "object", "additionalProperties": {"type": "number"}}
     if labels:
         probs = {
@@ -75,7 +86,7 @@ def action_schema(
             "required": list(labels),
         }
     props: dict[str, Any] = {"action": {"type": "string", "enum": [*tools, "final"]}}
-    props |= {k: v for k, v in _ARGS.items() if tools}
+    props |= _merged_arguments(tools)
     props |= {"probabilities": probs, "rationale": {"type": "string"}}
     if memory:
         props["notebook"] = NOTEBOOK_SCHEMA
@@ -85,7 +96,21 @@ def action_schema(
     return {"type": "object", "properties": props, "required": required}
 
 
-ACTION_SCHEMA: dict[str, Any] = action_schema(("search", "read", "python", "market_history"))
+ACTION_SCHEMA: dict[str, Any] = action_schema(tuple(_TOOLS))
+"""The JSON action over every tool the environment defines."""
+
+
+def action_template(
+    labels: tuple[str, ...], tools: tuple[str, ...] | None = None, *, memory: bool = False
+) -> str:
+    """The ``{actions}`` text of the JSON action prompts: one example action per tool (every
+    tool when ``tools`` is None), then the final answer with the outcome names."""
+    names = tuple(_TOOLS) if tools is None else tools
+    final = answer_template(labels)[1:]
+    if memory:
+        final = final[:-1] + ', "notebook": {<your updated notebook>}}'
+    lines = [f"- {_TOOLS[n].example()}" for n in names]
+    return "\n".join([*lines, '- {"action": "final", ' + final])
 
 
 def _tools_text(specs: tuple[ToolSpec, ...]) -> str:
@@ -94,14 +119,6 @@ def _tools_text(specs: tuple[ToolSpec, ...]) -> str:
         args = ", ".join(s.parameters.get("properties", {}))
         lines.append(f"- {s.name}({args}): {s.description}")
     return "\n".join(lines) or "(none)"
-
-
-def _actions_text(specs: tuple[ToolSpec, ...], labels: tuple[str, ...], memory: bool) -> str:
-    lines = [f"- {_FORMS[s.name]}" for s in specs if s.name in _FORMS]
-    final = answer_template(labels)[1:]
-    if memory:
-        final = final[:-1] + ', "notebook": {<your updated notebook>}}'
-    return "\n".join([*lines, '- {"action": "final", ' + final])
 
 
 def _last_action(text: str) -> dict[str, Any] | None:
@@ -161,7 +178,9 @@ class ToolAgent:
         fields = view_fields(episode.question) | {
             "tools": _tools_text(specs),
             "max_tool_calls": str(calls_left),
-            "actions": _actions_text(specs, episode.question.labels, memory),
+            "actions": action_template(
+                episode.question.labels, tuple(s.name for s in specs), memory=memory
+            ),
         }
         if memory:
             fields |= memory_fields(episode)

@@ -182,16 +182,15 @@ class TwoStageAgent:
             except ToolError:
                 continue
             for h in hits:
-                doc_id = str(h["id"])
-                if doc_id not in docs:
-                    docs[doc_id] = _Doc(doc_id, str(h["date"]), str(h["title"]), str(h["snippet"]))
-                    fresh.append((float(h["score"]), doc_id))
+                if h.id not in docs:
+                    docs[h.id] = _Doc(h.id, h.date, h.title, h.snippet)
+                    fresh.append((h.score, h.id))
         for _, doc_id in sorted(fresh, key=lambda t: (-t[0], t[1]))[: self.expand]:
             try:
                 full = episode.tools.read(doc_id)
             except ToolError:
                 continue
-            docs[doc_id].text, docs[doc_id].read = str(full["text"]), True
+            docs[doc_id].text, docs[doc_id].read = full.text, True
         return len(fresh)
 
     def _digest(self, docs: dict[str, _Doc]) -> str:

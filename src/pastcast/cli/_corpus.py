@@ -14,26 +14,22 @@ from rich.console import Console
 from rich.table import Table
 
 from pastcast.cli._common import JsonFlag, fail, print_json
-from pastcast.cli._sources import SOURCE_KINDS, SourceRun, open_source
 from pastcast.corpus import (
     CorpusOpenError,
     DocumentFormatError,
     DocumentNotVisible,
     EmbeddedIndex,
     Embedder,
-    LoadReport,
     OpenedCorpus,
     PostgresBackend,
-    WcepReport,
     is_database_url,
     open_backend,
-    read_jsonl_documents,
-    read_wcep,
     redact_url,
     resolve_embedder,
     retrieval_modes,
 )
 from pastcast.corpus.postgres import one_line
+from pastcast.corpus.sources import open_source, sources
 from pastcast.cutoff import parse_cutoff
 from pastcast.records import Document
 
@@ -174,8 +170,9 @@ def build(
         str,
         typer.Argument(
             help="KIND:PATH: jsonl:docs.jsonl, wcep:FOLDER, reddit:DUMP_OR_FOLDER, "
-            "parquet:TABLE_OR_FOLDER, ccnews:FILE_OR_FOLDER (JSON lines or WARC), or "
-            "world:SEED (the embedded world's documents)"
+            "parquet:TABLE_OR_FOLDER, ccnews:FILE_OR_FOLDER (JSON lines or WARC), "
+            "world:SEED (the embedded world's documents), or the kind of a source plugin "
+            "('pastcast.sources' entry points)"
         ),
     ],
     out: Annotated[
@@ -215,6 +212,8 @@ def build(
     kind, sep, path = source.partition(":")
     if not sep or not path:
         fail(f"source {source!r}: expected KIND:PATH, e.g. jsonl:docs.jsonl")
+    if kind not in sources:
+        fail(f"source {source!r}: unknown kind {kind!r} (known: {', '.join(sources.names())})")
     _check_target(backend, out, url, overwrite)
     model = None
     if embedder is not None:
@@ -222,65 +221,43 @@ def build(
             model = resolve_embedder(embedder)
         except CorpusOpenError as exc:
             fail(f"--embedder: {exc}")
-    docs: Iterator[Document]
-    run: SourceRun | None = None
-    report: LoadReport | WcepReport = LoadReport()
-    if kind == "world":
-        from pastcast.world import build_world
-
-        try:
-            docs = iter(build_world(int(path)).documents)
-        except ValueError:
-            fail(f"source {source!r}: the world seed must be an integer (e.g. world:0)")
-    elif kind == "jsonl":
-        if not Path(path).is_file():
-            fail(f"{path}: no such file")
-        load_report = LoadReport()
-        report = load_report
-        docs = read_jsonl_documents(path, lenient=lenient, report=load_report)
-    elif kind == "wcep":
-        if not Path(path).is_dir():
-            fail(f"{path}: no such folder")
-        wcep_report = WcepReport()
-        report = wcep_report
-        docs = read_wcep(
-            path,
-            since=_day(since, "--since"),
-            until=_day(until, "--until"),
-            include_flagged=include_flagged,
-            report=wcep_report,
-        )
-    elif kind in SOURCE_KINDS:
-        # Side reports (e.g. the timestamp rule of each page) go into the index directory, or
-        # into a fresh folder when the documents go to a database.
-        side = out if out is not None else Path(tempfile.mkdtemp(prefix="pastcast-")) / "report"
-        run = open_source(kind, path, side)
-        docs, report = run.documents, LoadReport()
-    else:
-        known = ", ".join(("jsonl", "wcep", *SOURCE_KINDS, "world"))
-        fail(f"source {source!r}: unknown kind {kind!r} (known: {known})")
+    # Only the options given are passed, so one the source does not take is an error.
+    given = {
+        "lenient": lenient or None,
+        "since": _day(since, "--since"),
+        "until": _day(until, "--until"),
+        "include_flagged": include_flagged or None,
+    }
+    options = {k: v for k, v in given.items() if v is not None}
     try:
-        count, where = _store(docs, backend, out, url, schema or "pastcast", overwrite, model)
+        # A side file (e.g. the timestamp rule of each page) is written next to the index.
+        run = open_source(kind, path, workdir=out.parent if out else None, **options)
+    except ValueError as exc:  # a missing path or extra, an option the source does not take
+        fail(str(exc))
+    try:
+        count, where = _store(
+            run.documents, backend, out, url, schema or "pastcast", overwrite, model
+        )
     except BaseException:  # includes the one-line failure exit: drop the side file
-        if run is not None:
-            run.discard()
+        run.discard()
         raise
     lines: list[str] = []
-    if run is not None:
+    if run.side_files:
+        # Into the index directory, or a fresh folder when the documents went to a database.
+        side = out if out is not None else Path(tempfile.mkdtemp(prefix="pastcast-")) / "report"
         side.mkdir(parents=True, exist_ok=True)
-        lines = run.finish(side)
-    elif isinstance(report, WcepReport):
-        lines = report.lines()
+        lines += run.finish(side)
+    lines += run.report_lines()
     if as_json:
-        skipped = report.reasons if isinstance(report, LoadReport) else {}
-        print_json({"indexed": count, "into": where, "skipped": dict(skipped), "report": lines})
+        print_json({"indexed": count, "into": where, "skipped": run.skipped(), "report": lines})
         return
     typer.echo(f"indexed {count} documents into {where}")
     for line in lines:
         typer.echo(f"  {line}")
-    if isinstance(report, LoadReport) and report.skipped:
-        typer.echo(f"skipped {report.skipped} malformed lines:")
-        for reason, n in report.reasons.most_common():
+    skipped = run.skipped()
+    if skipped:
+        typer.echo(f"skipped {sum(skipped.values())} malformed lines:")
+        for reason, n in sorted(skipped.items(), key=lambda kv: (-kv[1], kv[0])):
             typer.echo(f"  {n:6d}  {reason}")
 
 

@@ -11,7 +11,7 @@ from typing import Annotated, Any
 import typer
 
 from pastcast.cli._common import JsonFlag, fail, print_json
-from pastcast.markets import SCHEDULES
+from pastcast.markets import schedules
 
 app = typer.Typer(
     help="Import real market data into datasets and describe them.", no_args_is_help=True
@@ -20,7 +20,7 @@ import_app = typer.Typer(help="Import resolved markets from a source.", no_args_
 app.add_typer(import_app, name="import")
 
 ScheduleOpt = Annotated[
-    str, typer.Option("--schedule", help=f"Forecast-date schedule: {'|'.join(SCHEDULES)}.")
+    str, typer.Option("--schedule", help=f"Forecast-date schedule: {'|'.join(schedules.names())}.")
 ]
 SourceOpt = Annotated[
     list[str] | None, typer.Option("--source", help="Keep only this source (repeatable).")

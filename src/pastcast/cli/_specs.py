@@ -26,7 +26,7 @@ from typing import Any, cast, get_args
 from pydantic import TypeAdapter, ValidationError
 from pydantic.errors import PydanticUserError
 
-from pastcast.agents import agent_info, agent_spec
+from pastcast.agents import agent_spec, agents
 from pastcast.models import known_providers
 from pastcast.records import Setting
 from pastcast.runlog import AgentSpec
@@ -163,7 +163,7 @@ def check_agent_args(name: str, args: Mapping[str, Any], option: str) -> None:
     unless agent ``name``'s factory takes ``args``: checked when the run is planned, so a
     misspelled argument never reaches a running chain."""
     try:
-        factory = agent_info(agent_spec(name)).factory
+        factory = agents.get(name).factory
     except ValueError as exc:  # an unknown agent: the message lists the known ones
         raise ValueError(f"--agent {option!r}: {exc}") from None
     where = f"--agent {option!r}: agent {name!r}"

@@ -1,18 +1,41 @@
 """The episode environment: a forecast step, its cutoff-bound tools, budgets and notebook."""
 
+from pastcast.env._check import EnvCheckError, EnvCheckReport, check_env
 from pastcast.env._config import EnvConfig
 from pastcast.env._episode import Episode, ForecastEnv, PublicHistory
 from pastcast.env._question import QuestionView, question_view
-from pastcast.env._tools import BudgetExceeded, Toolbox, ToolError
+from pastcast.env._toolkit import (
+    BudgetExceeded,
+    DocumentText,
+    ListedPost,
+    MarketDay,
+    PythonResult,
+    Requirement,
+    SearchResult,
+    ToolDef,
+    ToolError,
+)
+from pastcast.env._tools import TOOLS, Toolbox
 
 __all__ = [
+    "TOOLS",
     "BudgetExceeded",
+    "DocumentText",
+    "EnvCheckError",
+    "EnvCheckReport",
     "EnvConfig",
     "Episode",
     "ForecastEnv",
+    "ListedPost",
+    "MarketDay",
     "PublicHistory",
+    "PythonResult",
     "QuestionView",
+    "Requirement",
+    "SearchResult",
+    "ToolDef",
     "ToolError",
     "Toolbox",
+    "check_env",
     "question_view",
 ]

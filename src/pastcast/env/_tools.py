@@ -1,96 +1,44 @@
 """Tools bound to one step's cutoff. The cutoff is fixed when the toolbox is built, so every
-search, read and price look-up goes through the backend's own cutoff check."""
+search, read and price look-up goes through the backend's own cutoff check.
+
+Each tool is defined once, as a typed method marked ``@tool`` (see ``_toolkit``): its signature
+and docstring are the schema and description models see, ``call`` dispatches to it by name with
+validated arguments, and ``TOOLS`` lists the definitions for agents to derive their schemas.
+"""
 
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from datetime import datetime
-from typing import Any
+from typing import Annotated, Any
+
+from pydantic import Field
+from pydantic_core import to_jsonable_python
 
 from pastcast.corpus import CorpusBackend, DocumentNotVisible, ThreadedBackend
 from pastcast.env._config import EnvConfig
+from pastcast.env._toolkit import (
+    BudgetExceeded,
+    DocumentText,
+    ListedPost,
+    MarketDay,
+    PythonResult,
+    Requirement,
+    SearchResult,
+    ToolDef,
+    ToolError,
+    tool,
+    tool_defs,
+)
 from pastcast.models import ToolSpec
 from pastcast.records import DailyBelief, Document, ToolCall
 
-__all__ = ["BudgetExceeded", "ToolError", "Toolbox"]
+__all__ = ["TOOLS", "BudgetExceeded", "ToolError", "Toolbox"]
 
-
-class BudgetExceeded(RuntimeError):
-    """The step's tool or model budget is spent; the episode ends."""
-
-    def __init__(self, kind: str, limit: int) -> None:
-        super().__init__(f"{kind} budget of {limit} exhausted")
-        self.kind = kind
-        self.limit = limit
-
-
-class ToolError(ValueError):
-    """A tool call the environment refused (bad arguments, document not visible or not shown)."""
-
-
-_SEARCH = ToolSpec(
-    name="search",
-    description="Search the news archive. Only documents published before today are searched.",
-    parameters={
-        "type": "object",
-        "properties": {
-            "query": {"type": "string"},
-            "top_k": {"type": "integer", "minimum": 1, "maximum": 20},
-        },
-        "required": ["query"],
-    },
-)
-_READ = ToolSpec(
-    name="read",
-    description="Read the full text of a document returned by an earlier search.",
-    parameters={
-        "type": "object",
-        "properties": {"doc_id": {"type": "string"}},
-        "required": ["doc_id"],
-    },
-)
-_MARKET = ToolSpec(
-    name="market_history",
-    description="Daily market probabilities of this question for days that ended before today.",
-    parameters={"type": "object", "properties": {}},
-)
-_PYTHON = ToolSpec(
-    name="python",
-    description="Run Python code for computation (no network, no files). Returns stdout/stderr.",
-    parameters={
-        "type": "object",
-        "properties": {"code": {"type": "string"}},
-        "required": ["code"],
-    },
-)
-_THREAD = ToolSpec(
-    name="thread",
-    description="List the discussion thread of a document shown earlier (the post and its "
-    "comments written before today, oldest first).",
-    parameters={
-        "type": "object",
-        "properties": {
-            "doc_id": {"type": "string"},
-            "limit": {"type": "integer", "minimum": 1, "maximum": 50},
-        },
-        "required": ["doc_id"],
-    },
-)
-_AUTHOR = ToolSpec(
-    name="author_posts",
-    description="List an author's most recent posts and comments written before today.",
-    parameters={
-        "type": "object",
-        "properties": {
-            "author": {"type": "string"},
-            "limit": {"type": "integer", "minimum": 1, "maximum": 20},
-        },
-        "required": ["author"],
-    },
-)
 THREAD_LIMIT = 50
 AUTHOR_LIMIT = 20
+_DATE = "%Y-%m-%d %H:%M"
 
 
 class Toolbox:
@@ -123,18 +71,22 @@ class Toolbox:
     def cutoff(self) -> datetime:
         return self._cutoff
 
+    def _offers(self, requires: Requirement) -> bool:
+        if requires == "corpus":
+            return self._backend is not None
+        if requires == "threads":
+            return self._threads is not None
+        if requires == "market":
+            return self._market is not None
+        return self._python is not None
+
+    def tools(self) -> tuple[ToolDef, ...]:
+        """The definitions of the tools available at this step."""
+        return tuple(t for t in TOOLS if self._offers(t.requires))
+
     def specs(self) -> tuple[ToolSpec, ...]:
-        """The tools available at this step."""
-        specs: list[ToolSpec] = []
-        if self._backend is not None:
-            specs += [_SEARCH, _READ]
-        if self._threads is not None:
-            specs += [_THREAD, _AUTHOR]
-        if self._market is not None:
-            specs.append(_MARKET)
-        if self._python is not None:
-            specs.append(_PYTHON)
-        return tuple(specs)
+        """The tools available at this step, as offered to a model."""
+        return tuple(t.spec for t in self.tools())
 
     def _charge(self) -> None:
         if len(self.calls) >= self._config.max_tool_calls:
@@ -153,7 +105,7 @@ class Toolbox:
             ToolCall(
                 name=name,
                 arguments=args,
-                result=result,
+                result=to_jsonable_python(result),
                 ok=error is None,
                 error=error,
                 doc_ids=doc_ids,
@@ -161,31 +113,31 @@ class Toolbox:
             )
         )
 
-    def call(self, name: str, arguments: dict[str, Any]) -> Any:
-        """Dispatch a tool call by name (for model-driven agents). Refusals raise ``ToolError``."""
-        if name == "search" and self._backend is not None:
-            query = arguments.get("query")
-            top_k = arguments.get("top_k", 10)
-            return self.search(query if isinstance(query, str) else "", top_k=_as_int(top_k))
-        if name == "read" and self._backend is not None:
-            return self.read(str(arguments.get("doc_id", "")))
-        if name == "thread" and self._threads is not None:
-            limit = _as_int(arguments.get("limit"), THREAD_LIMIT)
-            return self.thread(str(arguments.get("doc_id", "")), limit=limit)
-        if name == "author_posts" and self._threads is not None:
-            limit = _as_int(arguments.get("limit"), AUTHOR_LIMIT)
-            return self.author_posts(str(arguments.get("author", "")), limit=limit)
-        if name == "market_history" and self._market is not None:
-            return self.market_history()
-        if name == "python" and self._python is not None:
-            return self.python(str(arguments.get("code", "")))
-        self._charge()
-        started = time.perf_counter()
-        msg = f"unknown or unavailable tool {name!r}"
-        self._log(name, dict(arguments), None, started, error=msg)
-        raise ToolError(msg)
+    def call(self, name: str, arguments: Mapping[str, Any]) -> Any:
+        """Dispatch a tool call by name (for model-driven agents): the arguments are validated
+        against the tool's signature, and the result comes back in its JSON form. A refusal,
+        including invalid arguments, raises ``ToolError`` (counted against the budget)."""
+        found = next((t for t in self.tools() if t.name == name), None)
+        try:
+            if found is None:
+                raise ToolError(f"unknown or unavailable tool {name!r}")
+            args = found.validate(arguments)
+        except ToolError as exc:
+            self._charge()
+            self._log(name, dict(arguments), None, time.perf_counter(), error=str(exc))
+            raise
+        method: Callable[..., Any] = getattr(self, name)
+        return to_jsonable_python(method(**args))
 
-    def search(self, query: str, top_k: int = 10) -> list[dict[str, Any]]:
+    @tool("corpus")
+    def search(
+        self,
+        query: Annotated[str, Field(description="search terms")],
+        top_k: Annotated[int, Field(ge=1, le=20, description="number of results")] = 10,
+    ) -> list[SearchResult]:
+        """Search the news archive. Only documents published before today are searched.
+
+        At most ``max_search_k`` results, whatever ``top_k`` asks."""
         self._charge()
         started = time.perf_counter()
         args: dict[str, Any] = {"query": query, "top_k": top_k}
@@ -196,13 +148,13 @@ class Toolbox:
         k = max(1, min(top_k, self._config.max_search_k))
         hits = self._backend.search(query, as_of=self._cutoff, k=k)
         result = [
-            {
-                "id": h.id,
-                "title": h.title,
-                "date": h.timestamp.strftime("%Y-%m-%d %H:%M"),
-                "score": round(h.score, 4),
-                "snippet": h.snippet[: self._config.snippet_chars],
-            }
+            SearchResult(
+                id=h.id,
+                title=h.title,
+                date=h.timestamp.strftime(_DATE),
+                score=round(h.score, 4),
+                snippet=h.snippet[: self._config.snippet_chars],
+            )
             for h in hits
         ]
         ids = tuple(h.id for h in hits)
@@ -210,7 +162,12 @@ class Toolbox:
         self._log("search", args, result, started, doc_ids=ids)
         return result
 
-    def read(self, doc_id: str) -> dict[str, Any]:
+    @tool("corpus")
+    def read(
+        self,
+        doc_id: Annotated[str, Field(description="id of a document from search results")],
+    ) -> DocumentText:
+        """Read the full text of a document returned by an earlier search."""
         self._charge()
         started = time.perf_counter()
         args = {"doc_id": doc_id}
@@ -226,18 +183,28 @@ class Toolbox:
         except DocumentNotVisible as exc:
             self._log("read", args, None, started, error=str(exc))
             raise ToolError(str(exc)) from None
-        result = {
-            "id": doc.id,
-            "title": doc.title,
-            "date": doc.timestamp.strftime("%Y-%m-%d %H:%M"),
-            "source": doc.source,
-            "text": doc.text[: self._config.read_max_chars],
-        }
+        result = DocumentText(
+            id=doc.id,
+            title=doc.title,
+            date=doc.timestamp.strftime(_DATE),
+            source=doc.source,
+            text=doc.text[: self._config.read_max_chars],
+        )
         self._log("read", args, result, started, doc_ids=(doc.id,))
         return result
 
-    def thread(self, doc_id: str, limit: int = THREAD_LIMIT) -> list[dict[str, Any]]:
-        """The thread of a document shown in this step, as of the step's cutoff."""
+    @tool("threads")
+    def thread(
+        self,
+        doc_id: Annotated[str, Field(description="id of a post or comment you were shown")],
+        limit: Annotated[
+            int, Field(ge=1, le=THREAD_LIMIT, description="most posts to list")
+        ] = THREAD_LIMIT,
+    ) -> list[ListedPost]:
+        """List the discussion thread of a document shown earlier (the post and its comments
+        written before today, oldest first).
+
+        Only a document shown in this step, as of the step's cutoff."""
         self._charge()
         started = time.perf_counter()
         args: dict[str, Any] = {"doc_id": doc_id, "limit": limit}
@@ -260,8 +227,15 @@ class Toolbox:
         self._log("thread", args, None, started, error=msg)
         raise ToolError(msg)
 
-    def author_posts(self, author: str, limit: int = AUTHOR_LIMIT) -> list[dict[str, Any]]:
-        """The author's most recent documents before the step's cutoff."""
+    @tool("threads")
+    def author_posts(
+        self,
+        author: Annotated[str, Field(description="author name")],
+        limit: Annotated[
+            int, Field(ge=1, le=AUTHOR_LIMIT, description="most posts to list")
+        ] = AUTHOR_LIMIT,
+    ) -> list[ListedPost]:
+        """List an author's most recent posts and comments written before today."""
         self._charge()
         started = time.perf_counter()
         args: dict[str, Any] = {"author": author, "limit": limit}
@@ -275,17 +249,17 @@ class Toolbox:
 
     def _listing(
         self, name: str, args: dict[str, Any], docs: list[Document], started: float
-    ) -> list[dict[str, Any]]:
+    ) -> list[ListedPost]:
         """Log a list of documents; their ids become readable in this step."""
         result = [
-            {
-                "id": d.id,
-                "title": d.title,
-                "date": d.timestamp.strftime("%Y-%m-%d %H:%M"),
-                "author": d.author,
-                "parent_id": d.parent_id,
-                "text": d.text[: self._config.snippet_chars],
-            }
+            ListedPost(
+                id=d.id,
+                title=d.title,
+                date=d.timestamp.strftime(_DATE),
+                author=d.author,
+                parent_id=d.parent_id,
+                text=d.text[: self._config.snippet_chars],
+            )
             for d in docs
         ]
         ids = tuple(d.id for d in docs)
@@ -293,29 +267,32 @@ class Toolbox:
         self._log(name, args, result, started, doc_ids=ids)
         return result
 
-    def market_history(self) -> list[dict[str, Any]]:
+    @tool("market")
+    def market_history(self) -> list[MarketDay]:
+        """Daily market probabilities of this question for days that ended before today."""
         self._charge()
         started = time.perf_counter()
         if self._market is None:
             self._log("market_history", {}, None, started, error="market access is off")
             raise ToolError("market access is off in this setting")
-        result = [{"day": b.day.isoformat(), "probs": dict(b.probs)} for b in self._market]
+        result = [MarketDay(day=b.day, probs=dict(b.probs)) for b in self._market]
         self._log("market_history", {}, result, started)
         return result
 
-    def python(self, code: str) -> dict[str, Any]:
+    @tool("python")
+    def python(
+        self, code: Annotated[str, Field(description="Python code; print what you need")]
+    ) -> PythonResult:
+        """Run Python code for computation (no network, no files). Returns stdout/stderr."""
         self._charge()
         started = time.perf_counter()
         if self._python is None:
             self._log("python", {"code": code}, None, started, error="python tool is off")
             raise ToolError("the python tool is not available in this setting")
-        result = self._python(code)
+        result = PythonResult.model_validate(self._python(code))
         self._log("python", {"code": code}, result, started)
         return result
 
 
-def _as_int(value: Any, default: int = 10) -> int:
-    try:
-        return int(value)
-    except (TypeError, ValueError):
-        return default
+TOOLS: tuple[ToolDef, ...] = tool_defs(Toolbox)
+"""Every tool the environment defines, in the order models are offered them."""

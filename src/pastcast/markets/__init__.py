@@ -11,7 +11,7 @@ from pastcast.markets._filters import (
 )
 from pastcast.markets._history import DayActivity, MarketHistory, guard_beliefs, outcome_series
 from pastcast.markets._news import daily_news_counts
-from pastcast.markets._pipeline import SCHEDULES, build_and_save, dataset_info, make_schedule
+from pastcast.markets._pipeline import build_and_save, dataset_info, make_schedule
 from pastcast.markets._schedules import (
     DojoSchedule,
     HindcastSchedule,
@@ -20,6 +20,7 @@ from pastcast.markets._schedules import (
     dojo_step_count,
     guard_steps,
     movement,
+    schedules,
 )
 from pastcast.markets.sources import (
     FORECASTBENCH_FILES,
@@ -41,7 +42,6 @@ __all__ = [
     "FORECASTBENCH_FILES",
     "MARKET_SOURCES",
     "RELEASE_COLUMNS",
-    "SCHEDULES",
     "BuildReport",
     "DayActivity",
     "DojoSchedule",
@@ -76,4 +76,5 @@ __all__ = [
     "nontriviality",
     "outcome_series",
     "read_forecastbench",
+    "schedules",
 ]

@@ -13,23 +13,23 @@ from pastcast.dataset import Dataset, load_dataset, read_manifest, read_metadata
 from pastcast.markets._build import BuildReport, TemporalSplit, build_dataset
 from pastcast.markets._filters import FilterConfig
 from pastcast.markets._history import MarketHistory
-from pastcast.markets._schedules import DojoSchedule, HindcastSchedule, LookbackSchedule, Schedule
+from pastcast.markets._schedules import Schedule, schedules
 
-__all__ = ["SCHEDULES", "build_and_save", "dataset_info", "make_schedule"]
-
-SCHEDULES = ("dojo", "hindcast", "lookback")
+__all__ = ["build_and_save", "dataset_info", "make_schedule"]
 
 
 def make_schedule(
     name: str, *, corpus_end: date | None = None, start_at_first_belief: bool = False
 ) -> Schedule:
-    if name == "dojo":
-        return DojoSchedule(start_at_first_belief=start_at_first_belief)
-    if name == "hindcast":
-        return HindcastSchedule(corpus_end=corpus_end)
-    if name == "lookback":
-        return LookbackSchedule()
-    raise ValueError(f"unknown schedule {name!r} (choose from {', '.join(SCHEDULES)})")
+    """The registered schedule ``name`` with the import options it takes.
+
+    ``pastcast data import`` offers these options whatever the schedule; a schedule is given
+    only those its factory has (``corpus_end``: hindcast; ``start_at_first_belief``: dojo).
+    Other options go through ``schedules.build(name, **options)``, checked against the factory.
+    """
+    accepted = schedules.get(name).parameters()
+    options = {"corpus_end": corpus_end, "start_at_first_belief": start_at_first_belief}
+    return schedules.build(name, **{k: v for k, v in options.items() if k in accepted})
 
 
 def _config(schedule: Schedule) -> dict[str, Any]:

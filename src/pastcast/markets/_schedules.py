@@ -3,6 +3,9 @@
 A schedule maps ``(event, beliefs, resolution, news_counts)`` to ``StepSpec``s. Every schedule
 here ends its usable window at the *effective* end, min(close day, resolution instant), and
 ``guard_steps`` drops any step at or after the effective resolution, whatever the schedule.
+
+Schedules are registered on ``schedules`` (entry-point group ``pastcast.schedules``): a factory
+taking the schedule's options and returning a ``Schedule``.
 """
 
 from __future__ import annotations
@@ -15,6 +18,7 @@ from typing import Protocol
 
 from pastcast.cutoff import DayConvention, cutoff_for_day, step_precedes_resolution
 from pastcast.records import DailyBelief, Event, Resolution, StepSpec
+from pastcast.registry import Registry
 
 __all__ = [
     "DojoSchedule",
@@ -24,6 +28,7 @@ __all__ = [
     "dojo_step_count",
     "guard_steps",
     "movement",
+    "schedules",
 ]
 
 
@@ -38,6 +43,10 @@ class Schedule(Protocol):
         resolution: Resolution,
         news_counts: Mapping[date, int] | None = None,
     ) -> tuple[StepSpec, ...]: ...
+
+
+schedules: Registry[Schedule] = Registry("schedule")
+"""Forecast-date schedules by name."""
 
 
 def guard_steps(
@@ -73,6 +82,7 @@ def movement(prev: DailyBelief | None, cur: DailyBelief | None, kind: str) -> fl
     return 0.5 * sum(abs(cur.probs[k] - prev.probs[k]) for k in labels)
 
 
+@schedules.register("dojo")
 @dataclass(frozen=True)
 class DojoSchedule:
     """Forecast-Dojo A.3: T equal-count bins over the eligible days, one best-scoring day each.
@@ -138,6 +148,7 @@ class DojoSchedule:
         return guard_steps(chosen, event, resolution)
 
 
+@schedules.register("hindcast")
 @dataclass(frozen=True)
 class HindcastSchedule:
     """Hindcast: one t0, the day before close (or resolution), capped at the corpus end date."""
@@ -160,6 +171,7 @@ class HindcastSchedule:
         return guard_steps([cutoff_for_day(day)], event, resolution)
 
 
+@schedules.register("lookback")
 @dataclass(frozen=True)
 class LookbackSchedule:
     """Hindcast's sweep: t0 at fixed fractions of each market's open-to-resolution span.

@@ -5,7 +5,13 @@ from pastcast.models._local import LocalLlamaServer, LocalModel, smollm2_path
 from pastcast.models._openai import OpenAICompatibleModel
 from pastcast.models._pricing import DEFAULT_PRICES, Price, PriceTable
 from pastcast.models._protocol import ChatRequest, ChatResponse, Model, ModelError, ToolSpec
-from pastcast.models._registry import ModelSpec, known_providers, register_provider, resolve_model
+from pastcast.models._registry import (
+    ModelSpec,
+    known_providers,
+    providers,
+    register_provider,
+    resolve_model,
+)
 from pastcast.models._scripted import ScriptedModel
 
 __all__ = [
@@ -26,6 +32,7 @@ __all__ = [
     "ToolSpec",
     "cache_key",
     "known_providers",
+    "providers",
     "register_provider",
     "resolve_model",
     "smollm2_path",

@@ -1,7 +1,9 @@
 """Provider registry: ``resolve_model("prefix:rest", **options)`` builds a model by name.
 
-A run log records a ``ModelSpec`` (the spec string and its JSON options; never a key, keys come
-from the environment), and ``ModelSpec.build()`` rebuilds the same model later.
+Providers are registered on ``providers``, a ``pastcast.registry.Registry`` (entry-point group
+``pastcast.model_providers``): ``factory(rest: str, **options) -> Model`` under its prefix. A run
+log records a ``ModelSpec`` (the spec string and its JSON options; never a key, keys come from
+the environment), and ``ModelSpec.build()`` rebuilds the same model later.
 """
 
 from __future__ import annotations
@@ -14,28 +16,23 @@ from pydantic import Field, JsonValue
 
 from pastcast.models._protocol import Model, ModelError
 from pastcast.records import Record
+from pastcast.registry import Registry
 
-__all__ = ["ModelSpec", "known_providers", "register_provider", "resolve_model"]
+__all__ = ["ModelSpec", "known_providers", "providers", "register_provider", "resolve_model"]
 
 ProviderFactory = Callable[..., Model]
-_PROVIDERS: dict[str, ProviderFactory] = {}
+providers: Registry[Model] = Registry("model provider", group="pastcast.model_providers")
+"""Model providers by spec prefix."""
 _SECRET_WORDS = ("key", "token", "secret", "password")
 
 
 def register_provider(prefix: str) -> Callable[[ProviderFactory], ProviderFactory]:
     """Register ``factory(rest: str, **options) -> Model`` under ``prefix``."""
-
-    def deco(factory: ProviderFactory) -> ProviderFactory:
-        if prefix in _PROVIDERS:
-            raise ValueError(f"model provider {prefix!r} is already registered")
-        _PROVIDERS[prefix] = factory
-        return factory
-
-    return deco
+    return providers.register(prefix)
 
 
 def known_providers() -> list[str]:
-    return sorted(_PROVIDERS)
+    return list(providers.names())
 
 
 class ModelSpec(Record):
@@ -56,8 +53,7 @@ def resolve_model(spec: str, **options: Any) -> Model:
             f"model spec {spec!r} is not PROVIDER:NAME; known providers: "
             f"{', '.join(known_providers())}"
         )
-    factory = _PROVIDERS.get(prefix)
-    if factory is None:
+    if prefix not in providers:
         raise ValueError(
             f"unknown model provider {prefix!r} in {spec!r}; known: {', '.join(known_providers())}"
         )
@@ -67,7 +63,7 @@ def resolve_model(spec: str, **options: Any) -> Model:
             f"option {secret[0]!r} looks like a credential: pass keys through the environment "
             "(api_key_env names the variable), never as options"
         )
-    return factory(rest, **options)
+    return providers.build(prefix, rest, **options)
 
 
 @register_provider("openai")

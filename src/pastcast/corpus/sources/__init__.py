@@ -1,6 +1,6 @@
 """Corpus sources: readers that turn dumps and archives into dated ``Document`` records
 (JSONL, the Wikipedia current-events archive, Reddit dumps, Parquet article tables, CC-News),
-with crawl cleaning and the hindsight screen."""
+with crawl cleaning and the hindsight screen; ``sources`` names them for ``open_source``."""
 
 from pastcast.corpus.sources._ccnews import CCNewsReport, WarcMissing, ccnews_pages, read_ccnews
 from pastcast.corpus.sources._clean import (
@@ -24,6 +24,13 @@ from pastcast.corpus.sources._parquet import (
     read_article_table,
 )
 from pastcast.corpus.sources._reddit import RedditFilters, RedditReport, read_reddit
+from pastcast.corpus.sources._registry import (
+    SideFile,
+    SourceRun,
+    SourceUnavailable,
+    open_source,
+    sources,
+)
 from pastcast.corpus.sources._wcep import WcepReport, day_timestamp, read_wcep
 
 __all__ = [
@@ -40,6 +47,9 @@ __all__ = [
     "RawPage",
     "RedditFilters",
     "RedditReport",
+    "SideFile",
+    "SourceRun",
+    "SourceUnavailable",
     "WarcMissing",
     "WcepReport",
     "ZstdMissing",
@@ -51,6 +61,7 @@ __all__ = [
     "day_timestamp",
     "dump_files",
     "later_date_mention",
+    "open_source",
     "parse_html",
     "quality_problem",
     "read_article_table",
@@ -58,4 +69,5 @@ __all__ = [
     "read_jsonl_documents",
     "read_reddit",
     "read_wcep",
+    "sources",
 ]

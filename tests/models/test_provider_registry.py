@@ -11,11 +11,13 @@ from pastcast.models import (
     ModelSpec,
     ScriptedModel,
     known_providers,
+    providers,
     register_provider,
     resolve_model,
 )
 from pastcast.models._openai import OpenAICompatibleModel
 from pastcast.records import Message
+from pastcast.registry import Registry, RegistryError
 
 
 def test_known_prefixes() -> None:
@@ -74,3 +76,7 @@ def test_register_custom_provider() -> None:
     assert model.name == "echo-test:x"
     with pytest.raises(ValueError, match="already registered"):
         register_provider("echo-test")(_echo)
+    # Options are checked against the provider's signature before it runs.
+    with pytest.raises(RegistryError, match=r"model provider 'echo-test': .*'temperature'"):
+        resolve_model("echo-test:x", temperature=0.5)
+    assert isinstance(providers, Registry) and providers.group == "pastcast.model_providers"

@@ -1,0 +1,195 @@
+"""How a tool is defined: once, as a typed ``Toolbox`` method marked with ``@tool``.
+
+The method's signature gives the argument model (pydantic, built from the annotations, so
+``Annotated[int, Field(ge=1, le=20, description=...)]`` is a bound and a description), its
+docstring's first paragraph the description the model reads, and its return annotation the
+typed result. Everything else is derived from that one definition: the JSON schema of the
+native tool spec (``ToolDef.spec``), the JSON-action schema and examples of the tool agent,
+and the validated dispatch of ``Toolbox.call``.
+"""
+
+from __future__ import annotations
+
+import inspect
+import json
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from datetime import date
+from functools import cached_property
+from typing import Any, Literal, TypeVar, get_type_hints
+
+from pydantic import BaseModel, ConfigDict, ValidationError, create_model
+
+from pastcast.models import ToolSpec
+from pastcast.records import Record
+
+__all__ = [
+    "BudgetExceeded",
+    "DocumentText",
+    "ListedPost",
+    "MarketDay",
+    "PythonResult",
+    "Requirement",
+    "SearchResult",
+    "ToolDef",
+    "ToolError",
+    "tool",
+    "tool_defs",
+]
+
+Requirement = Literal["corpus", "threads", "market", "python"]
+"""What a step must offer for the tool to exist: a corpus, threaded documents, market access,
+the python sandbox."""
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+class BudgetExceeded(RuntimeError):
+    """The step's tool or model budget is spent; the episode ends."""
+
+    def __init__(self, kind: str, limit: int) -> None:
+        super().__init__(f"{kind} budget of {limit} exhausted")
+        self.kind = kind
+        self.limit = limit
+
+
+class ToolError(ValueError):
+    """A tool call the environment refused (bad arguments, document not visible or not shown)."""
+
+
+# -- typed results (their JSON form is what the model reads and the run log keeps) --
+
+
+class SearchResult(Record):
+    id: str
+    title: str
+    date: str
+    score: float
+    snippet: str
+
+
+class DocumentText(Record):
+    id: str
+    title: str
+    date: str
+    source: str
+    text: str
+
+
+class ListedPost(Record):
+    """A post or comment of a thread or an author's listing."""
+
+    id: str
+    title: str
+    date: str
+    author: str | None
+    parent_id: str | None
+    text: str
+
+
+class MarketDay(Record):
+    day: date
+    probs: dict[str, float]
+
+
+class PythonResult(Record):
+    stdout: str
+    stderr: str
+    exit_code: int | None
+    timed_out: bool = False
+    killed_reason: str | None = None
+    truncated: bool = False
+    error: str | None = None
+    """Why the sandbox did not run the code (e.g. code that cannot be encoded)."""
+
+
+def _without_titles(schema: dict[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in schema.items() if k != "title"}
+
+
+@dataclass(frozen=True)
+class ToolDef:
+    """One tool, derived from its method."""
+
+    name: str
+    description: str
+    requires: Requirement
+    arguments: type[BaseModel]
+
+    @cached_property
+    def parameters(self) -> dict[str, Any]:
+        """The JSON schema of the arguments (pydantic's, without its generated titles)."""
+        schema = self.arguments.model_json_schema()
+        props = {k: _without_titles(v) for k, v in schema.get("properties", {}).items()}
+        out: dict[str, Any] = {"type": "object", "properties": props}
+        if schema.get("required"):
+            out["required"] = list(schema["required"])
+        return out
+
+    @cached_property
+    def spec(self) -> ToolSpec:
+        """The native tool spec offered to a model."""
+        return ToolSpec(name=self.name, description=self.description, parameters=self.parameters)
+
+    def validate(self, arguments: Mapping[str, Any]) -> dict[str, Any]:
+        """The arguments checked and converted; a ``ToolError`` in one line otherwise (it goes
+        back to the model, which can correct its call). Unknown keys are ignored: a JSON action
+        carries the fields of every tool."""
+        try:
+            parsed = self.arguments.model_validate(dict(arguments))
+        except ValidationError as exc:
+            problems = "; ".join(
+                f"{'.'.join(str(p) for p in e['loc']) or 'arguments'}: {e['msg']}"
+                for e in exc.errors()
+            )
+            raise ToolError(f"{self.name}: invalid arguments: {problems}") from None
+        return {k: getattr(parsed, k) for k in type(parsed).model_fields}
+
+    def example(self) -> str:
+        """The JSON action that calls this tool, with a placeholder or default for each argument
+        (shown to models in JSON action mode)."""
+        fields: dict[str, Any] = {"action": self.name}
+        for name, prop in self.parameters["properties"].items():
+            if "default" in prop:
+                fields[name] = prop["default"]
+            else:
+                fields[name] = f"<{prop.get('description', name)}>"
+        return json.dumps(fields, ensure_ascii=False)
+
+
+def _first_paragraph(func: Callable[..., Any]) -> str:
+    doc = inspect.getdoc(func) or ""
+    return " ".join(doc.split("\n\n")[0].split())
+
+
+def _argument_model(func: Callable[..., Any]) -> type[BaseModel]:
+    hints = get_type_hints(func, include_extras=True)
+    fields: dict[str, Any] = {}
+    for p in list(inspect.signature(func).parameters.values())[1:]:  # after ``self``
+        fields[p.name] = (hints[p.name], ... if p.default is p.empty else p.default)
+    config = ConfigDict(extra="ignore", frozen=True)
+    model: type[BaseModel] = create_model(f"{func.__name__}_arguments", __config__=config, **fields)
+    return model
+
+
+_MARK = "__pastcast_tool__"
+
+
+def tool(requires: Requirement) -> Callable[[F], F]:
+    """Mark a ``Toolbox`` method as a tool available when the step offers ``requires``."""
+
+    def mark(method: F) -> F:
+        setattr(method, _MARK, requires)
+        return method
+
+    return mark
+
+
+def tool_defs(cls: type) -> tuple[ToolDef, ...]:
+    """The tools of ``cls`` in definition order (the order models are offered them)."""
+    out = []
+    for name, member in vars(cls).items():
+        requires = getattr(member, _MARK, None)
+        if requires is not None:
+            out.append(ToolDef(name, _first_paragraph(member), requires, _argument_model(member)))
+    return tuple(out)

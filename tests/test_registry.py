@@ -1,0 +1,208 @@
+"""The one registry pattern: names, argument checks before building, specs, entry points."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from _plugins import install_plugin
+from pastcast.registry import ComponentSpec, Registry, RegistryError
+
+
+class Widget:
+    def __init__(self, size: int, colour: str = "red") -> None:
+        self.size = size
+        self.colour = colour
+
+
+def _widgets(group: str = "pastcast-test.widgets") -> Registry[Widget]:
+    reg: Registry[Widget] = Registry("widget", group=group)
+
+    @reg.register("square", shape="four sides")
+    def square(size: int, colour: str = "red") -> Widget:
+        """A square widget.
+
+        More text that is not the description."""
+        return Widget(size, colour)
+
+    reg.add("round", Widget, description="A round widget.")
+    return reg
+
+
+def test_register_build_and_describe() -> None:
+    reg = _widgets()
+    assert reg.names() == ("round", "square")
+    entry = reg.get("square")
+    assert entry.description == "A square widget."
+    assert entry.meta == {"shape": "four sides"}
+    assert entry.parameters() == ("size", "colour")
+    built = reg.build("square", size=3, colour="blue")
+    assert (built.size, built.colour) == (3, "blue")
+    assert reg.build("round", 2).size == 2  # positional arguments are checked as well
+    assert "square" in reg and "hexagon" not in reg
+    assert [e.name for e in reg] == ["round", "square"]
+    assert Registry("agent").group == "pastcast.agents"
+
+
+def test_arguments_are_checked_before_the_factory_runs() -> None:
+    reg = _widgets()
+    calls: list[int] = []
+    reg.add("counted", lambda size: calls.append(size) or Widget(size))
+    with pytest.raises(
+        RegistryError,
+        match=r"widget 'square': .*'shape'.*accepted arguments: "
+        r"size, colour",
+    ):
+        reg.build("square", size=1, shape="x")
+    with pytest.raises(RegistryError, match=r"missing a required argument: 'size'"):
+        reg.spec("square", colour="red")
+    with pytest.raises(RegistryError, match="counted"):
+        reg.build("counted", 1, 2)
+    assert calls == []
+
+
+def test_unknown_names_list_known_ones_and_duplicates_are_refused() -> None:
+    reg = _widgets()
+    with pytest.raises(RegistryError, match=r"unknown widget 'hexagon' \(known: round, square\)"):
+        reg.get("hexagon")
+    with pytest.raises(RegistryError, match="already registered"):
+        reg.add("round", Widget)
+    reg.add("round", Widget, replace=True, description="replaced")
+    assert reg.get("round").description == "replaced"
+    reg.remove("round")
+    assert reg.names() == ("square",)
+    with pytest.raises(RegistryError, match="unknown widget 'round'"):
+        reg.remove("round")
+    with pytest.raises(RegistryError, match="empty or padded"):
+        reg.add(" round", Widget)
+    assert isinstance(RegistryError("x"), ValueError)
+
+
+def test_spec_records_and_rebuilds() -> None:
+    reg = _widgets()
+    spec = reg.spec("square", size=4)
+    assert spec == ComponentSpec(kind="widget", name="square", args={"size": 4})
+    again = ComponentSpec.model_validate_json(spec.model_dump_json())
+    assert reg.rebuild(again).size == 4
+    with pytest.raises(RegistryError, match="a gadget spec cannot build a widget"):
+        reg.rebuild(ComponentSpec(kind="gadget", name="square"))
+
+
+_PLUGIN = """
+class Star:
+    def __init__(self, points: int = 5) -> None:
+        self.points = points
+
+
+def make_star(points: int = 5) -> Star:
+    '''A star from a plugin.'''
+    return Star(points)
+
+
+NOT_CALLABLE = 42
+"""
+
+
+def test_entry_point_plugins_are_found_and_forgotten(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    group = "pastcast-test.plugin-widgets"
+    reg = _widgets(group)
+    assert reg.names() == ("round", "square")  # loaded once: nothing installed yet
+    install_plugin(
+        tmp_path,
+        monkeypatch,
+        dist="widgets-plugin",
+        modules={"tests_widgets_plugin.stars": _PLUGIN},
+        entry_points={group: {"star": "tests_widgets_plugin.stars:make_star"}},
+    )
+    assert "star" not in reg.names()  # the plugin list is cached
+    reg.reload_plugins()
+    assert "star" in reg
+    assert reg.get("star").description == "A star from a plugin."
+    assert reg.build("star", points=7).points == 7  # type: ignore[attr-defined]
+    with pytest.raises(RegistryError, match="accepted arguments: points"):
+        reg.build("star", corners=3)
+    # A fresh registry of the same group finds it without a reload.
+    assert "star" in _widgets(group).names()
+    monkeypatch.undo()
+    reg.reload_plugins()
+    assert reg.names() == ("round", "square")
+
+
+def test_module_entry_points_register_on_import(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    group = "pastcast-test.module-widgets"
+    install_plugin(
+        tmp_path,
+        monkeypatch,
+        dist="module-widgets",
+        modules={
+            "tests_module_widgets.registry": f"""
+                from pastcast.registry import Registry
+
+                widgets = Registry("widget", group={group!r})
+            """,
+            "tests_module_widgets.plugin": """
+                from tests_module_widgets.registry import widgets
+
+                @widgets.register("hexagon")
+                def hexagon(size: int = 6) -> int:
+                    '''Six sides.'''
+                    return size
+            """,
+        },
+        entry_points={group: {"hexagons": "tests_module_widgets.plugin"}},
+    )
+    from tests_module_widgets.registry import widgets  # type: ignore[import-not-found]
+
+    assert widgets.names() == ("hexagon",)
+    assert widgets.build("hexagon") == 6
+
+
+def test_broken_plugins_are_named(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    group = "pastcast-test.broken-widgets"
+    install_plugin(
+        tmp_path,
+        monkeypatch,
+        dist="broken-widgets",
+        modules={"tests_broken_widgets": "import no_such_module_anywhere\n"},
+        entry_points={group: {"broken": "tests_broken_widgets:make"}},
+    )
+    reg: Registry[object] = Registry("widget", group=group)
+    for _ in range(2):  # the failure is reported every time, not once and then hidden
+        with pytest.raises(
+            RegistryError,
+            match=r"entry point 'broken' of group 'pastcast-test.broken-widgets' "
+            r"\(tests_broken_widgets:make\) failed to load: ModuleNotFoundError",
+        ):
+            reg.names()
+
+
+def test_plugins_that_are_not_factories_or_clash_are_refused(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    group = "pastcast-test.odd-widgets"
+    install_plugin(
+        tmp_path,
+        monkeypatch,
+        dist="odd-widgets",
+        modules={"tests_odd_widgets": _PLUGIN},
+        entry_points={group: {"number": "tests_odd_widgets:NOT_CALLABLE"}},
+    )
+    reg: Registry[object] = Registry("widget", group=group)
+    with pytest.raises(RegistryError, match=r"'number' .* is not callable"):
+        reg.names()
+
+    clash = "pastcast-test.clashing-widgets"
+    install_plugin(
+        tmp_path / "clash",
+        monkeypatch,
+        dist="clashing-widgets",
+        modules={"tests_clashing_widgets": _PLUGIN},
+        entry_points={clash: {"square": "tests_clashing_widgets:make_star"}},
+    )
+    with pytest.raises(RegistryError, match="a widget 'square' is already registered"):
+        _widgets(clash).names()
