@@ -23,7 +23,7 @@ from pathlib import Path
 
 from pastcast.sandbox._result import SandboxUnavailable
 
-__all__ = ["SANDBOX_UID", "SandboxRoot", "sandbox_root"]
+__all__ = ["SANDBOX_UID", "SandboxRoot", "readable", "sandbox_root", "shared_libraries"]
 
 SANDBOX_UID = 65534
 """The host user (``nobody``) the sandbox runs as when the caller is root."""
@@ -36,7 +36,8 @@ _DLOPENED = ("libgcc_s.so.1",)
 _LDD_PATH = re.compile(r"(?:=>\s*)?(/\S+)\s+\(0x[0-9a-f]+\)")
 _PROBE = (
     "import json, site, sys\n"
-    "print(json.dumps({'path': sys.path, 'site': site.getsitepackages()}))\n"
+    "print(json.dumps({'path': sys.path, 'site': site.getsitepackages(),"
+    " 'version': list(sys.version_info[:2])}))\n"
 )
 
 
@@ -50,9 +51,11 @@ class SandboxRoot:
     """(target, link) pairs, such as ``usr/lib64`` at ``/lib64`` on merged-/usr systems."""
     hidden: tuple[str, ...]
     """Directories inside a bound tree covered by an empty read-only tmpfs (site-packages)."""
+    version: tuple[int, int] = (0, 0)
+    """The interpreter's Python version (major, minor)."""
 
 
-def _readable(path: str, *, by_others: bool) -> bool:
+def readable(path: str, *, by_others: bool) -> bool:
     """Whether the sandbox's user can reach and read ``path`` (a directory: also list it)."""
     real = os.path.realpath(path)
     try:
@@ -83,7 +86,7 @@ def _probe(executable: str) -> dict[str, object] | None:
     return info if isinstance(info, dict) else None
 
 
-def _shared_libraries(files: list[str]) -> list[str]:
+def shared_libraries(files: list[str]) -> list[str]:
     """Every shared library (and the loader) that ``files`` link against, as ldd names them."""
     ldd = shutil.which("ldd")
     if ldd is None:
@@ -107,21 +110,21 @@ def _layout(executable: str, info: dict[str, object], *, by_others: bool) -> San
     stdlib = sorted({os.path.realpath(p) for p in paths if isinstance(p, str) and os.path.isdir(p)})
     # Nested entries (lib-dynload inside the standard library) come with their parent.
     tops = [d for d in stdlib if not any(d.startswith(o + os.sep) for o in stdlib)]
-    if not tops or not all(_readable(p, by_others=by_others) for p in [exe, *tops]):
+    if not tops or not all(readable(p, by_others=by_others) for p in [exe, *tops]):
         return None
     modules = [str(p) for d in stdlib for p in sorted(Path(d).glob("*.so"))]
-    libs = _shared_libraries([exe, *modules])
+    libs = shared_libraries([exe, *modules])
     for lib in list(libs):
         if os.path.basename(lib).startswith("libc.so"):
             for name in _DLOPENED:
                 extra = os.path.join(os.path.dirname(lib), name)
                 if os.path.exists(extra):
                     libs.append(extra)
-    if not all(_readable(p, by_others=by_others) for p in libs):
+    if not all(readable(p, by_others=by_others) for p in libs):
         return None
     binds = {(exe, exe)} | {(d, d) for d in tops}
     binds |= {(os.path.realpath(lib), _canonical(lib)) for lib in libs}
-    if os.path.isdir(_ZONEINFO) and _readable(_ZONEINFO, by_others=by_others):
+    if os.path.isdir(_ZONEINFO) and readable(_ZONEINFO, by_others=by_others):
         binds.add((os.path.realpath(_ZONEINFO), _ZONEINFO))
     hidden = sorted(
         {
@@ -133,7 +136,9 @@ def _layout(executable: str, info: dict[str, object], *, by_others: bool) -> San
         }
     )
     links = tuple((os.readlink(p), p) for p in _TOP_LINKS if os.path.islink(p))
-    return SandboxRoot(exe, tuple(sorted(binds)), links, tuple(hidden))
+    version = info.get("version")
+    major, minor = version if isinstance(version, list) and len(version) == 2 else (0, 0)
+    return SandboxRoot(exe, tuple(sorted(binds)), links, tuple(hidden), (int(major), int(minor)))
 
 
 @cache
@@ -145,7 +150,7 @@ def sandbox_root(by_others: bool) -> SandboxRoot:
     """
     candidates = [getattr(sys, "_base_executable", "") or sys.executable, *_SYSTEM_PYTHONS]
     for executable in dict.fromkeys(c for c in candidates if c and os.path.exists(c)):
-        if not _readable(executable, by_others=by_others):
+        if not readable(executable, by_others=by_others):
             continue  # spares running it
         info = _probe(executable)
         if info is not None:
