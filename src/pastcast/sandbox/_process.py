@@ -34,6 +34,7 @@ __all__ = [
     "LineHandler",
     "PythonEnvironment",
     "Reply",
+    "check_binds",
     "program_binds",
     "python_environment",
     "run_sandboxed",
@@ -121,7 +122,9 @@ def program_binds(executable: str) -> tuple[tuple[str, str], ...]:
     return tuple((p, p) for p in sorted({exe, *shared_libraries([exe])}))
 
 
-def _check_binds(binds: Sequence[tuple[str, str]]) -> None:
+def check_binds(binds: Sequence[tuple[str, str]]) -> None:
+    """``ValueError`` naming the first bind whose source is missing or that the sandbox's user
+    cannot read, or whose place inside is not absolute."""
     for source, dest in binds:
         if not os.path.isabs(dest):
             raise ValueError(f"sandbox bind {source!r}: the place inside, {dest!r}, is relative")
@@ -207,7 +210,7 @@ def run_sandboxed(
         raise SandboxUnavailable(f"refusing to run an agent without isolation: {why}")
     bwrap = find_bwrap()
     assert bwrap is not None  # sandbox_available checked it
-    _check_binds(binds)
+    check_binds(binds)
     as_root = _as_root()
     root = sandbox_root(as_root)
     cpu = cpu_s if cpu_s is not None else max(1, math.ceil(timeout_s))

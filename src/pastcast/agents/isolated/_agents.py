@@ -25,6 +25,7 @@ from pastcast.registry import RegistryError
 from pastcast.runlog import AgentSpec
 from pastcast.sandbox import (
     SandboxUnavailable,
+    check_binds,
     program_binds,
     python_environment,
     sandbox_available,
@@ -84,6 +85,8 @@ class IsolatedAgent:
         _require_sandbox()
         self.environment = python_environment()
         self.plugin = None if plugin is None else _host_path(plugin, "plugin")
+        if self.plugin is not None:
+            check_binds([(self.plugin, self.plugin)])
         self.spec = json.dumps(
             {"agent": agent, "args": args, "setting": setting, "plugin": self.plugin}
         )
@@ -141,6 +144,7 @@ class ExternalAgent:
                 raise ValueError(f"external agent: program {program!r} not found")
             binds += program_binds(found)
             argv = [os.path.realpath(found), *rest]
+        check_binds(binds)
         self.command = argv
         self.binds = tuple(dict.fromkeys(binds))
         self.model = model
