@@ -24,8 +24,14 @@ def request(method, params=None):
 
 
 def main():
-    request("initialize", {"protocolVersion": "2025-06-18", "capabilities": {},
-                           "clientInfo": {"name": "plain-agent", "version": "1"}})
+    request(
+        "initialize",
+        {
+            "protocolVersion": "2025-06-18",
+            "capabilities": {},
+            "clientInfo": {"name": "plain-agent", "version": "1"},
+        },
+    )
     sys.stdout.write(json.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"}) + "\n")
     sys.stdout.flush()
     episode = request("pastcast/episode")["result"]
@@ -34,17 +40,20 @@ def main():
     tools = [t["name"] for t in request("tools/list")["result"]["tools"]]
     text = ""
     if "search" in tools:
-        found = request("tools/call", {"name": "search",
-                                       "arguments": {"query": episode["question"]["title"],
-                                                     "top_k": 3}})["result"]
+        found = request(
+            "tools/call",
+            {"name": "search", "arguments": {"query": episode["question"]["title"], "top_k": 3}},
+        )["result"]
         hits = json.loads(found["content"][0]["text"])
         notes.append(f"{len(hits)} hits")
         if hits:
             doc = request("tools/call", {"name": "read", "arguments": {"doc_id": hits[0]["id"]}})
             text = doc["result"]["content"][0]["text"]
     if episode["model"]:
-        reply = request("pastcast/chat", {"request": {"messages": [
-            {"role": "user", "content": episode["prompt"]}]}})
+        reply = request(
+            "pastcast/chat",
+            {"request": {"messages": [{"role": "user", "content": episode["prompt"]}]}},
+        )
         notes.append("model: " + reply["result"]["content"][:40])
     for path in sys.argv[1:]:
         try:

@@ -7,8 +7,8 @@ import os
 from pathlib import Path
 
 import pytest
-
 from _cheater import Cheater
+
 from _tiny import ListBackend, tiny_dataset, tiny_documents
 from pastcast.agents import agent_spec
 from pastcast.runlog import read_run_log

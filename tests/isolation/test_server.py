@@ -129,10 +129,16 @@ def test_budgets_are_charged_in_the_server() -> None:
         (b'{"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": 3}}', -32602),
         (b'{"jsonrpc": "2.0", "id": 1, "method": "pastcast/chat", "params": {}}', -32012),
         (b'{"jsonrpc": "2.0", "id": 1, "method": "pastcast/forecast", "params": {}}', -32602),
-        (b'{"jsonrpc": "2.0", "id": 1, "method": "pastcast/forecast", '
-         b'"params": {"forecast": {"probs": {"Yes": "x"}}}}', -32602),
-        (b'{"jsonrpc": "2.0", "id": 1, "method": "tools/call", '
-         b'"params": {"name": "search", "_meta": {"pastcast/max_chars": -1}}}', -32602),
+        (
+            b'{"jsonrpc": "2.0", "id": 1, "method": "pastcast/forecast", '
+            b'"params": {"forecast": {"probs": {"Yes": "x"}}}}',
+            -32602,
+        ),
+        (
+            b'{"jsonrpc": "2.0", "id": 1, "method": "tools/call", '
+            b'"params": {"name": "search", "_meta": {"pastcast/max_chars": -1}}}',
+            -32602,
+        ),
     ],
 )
 def test_bad_input_is_answered_with_an_error(line: bytes, code: int) -> None:
@@ -203,6 +209,7 @@ def test_an_agent_runs_unchanged_on_a_remote_episode(
     agent = HeuristicResearchAgent()
     expected = agent.forecast(local_episode)
     assert agent.forecast(episode) == expected
+
     def logged(ep: Episode) -> list[dict[str, Any]]:
         return [c.model_dump(exclude={"elapsed_s"}) for c in ep.record("forecast").tool_calls]
 

@@ -43,7 +43,7 @@ __all__ = [
 
 _CHUNK = 65536
 _TICK_S = 0.1
-_GRACE_S = 5.0
+_GRACE_S = 2.0
 # Replies wait here while the process does not read them; past this, its requests wait too.
 _PENDING_BYTES = 1 << 20
 # Native libraries start worker threads per core; one each keeps the task limit for others.
@@ -149,8 +149,12 @@ class _Conversation:
         self.done = False
 
     def took(self, chunk: bytes) -> KilledReason | None:
+        """Answer the complete lines read so far, while replies are not piling up."""
         self.line += chunk
-        while not self.done and (end := self.line.find(b"\n")) >= 0:
+        while not self.done and len(self.pending) < _PENDING_BYTES:
+            end = self.line.find(b"\n")
+            if end < 0:
+                break
             line = bytes(self.line[:end])
             del self.line[: end + 1]
             reply = self.on_line(line)
@@ -158,7 +162,7 @@ class _Conversation:
             self.done = reply.done
         if self.done:
             self.line.clear()  # anything after the last reply is not read
-        elif len(self.line) > self.max_line:
+        elif len(self.line) > self.max_line and b"\n" not in self.line:
             return "output_limit"
         return None
 
@@ -310,6 +314,9 @@ def _supervise(
                         talk.pending.clear()
                         stdin_open = False
                         sel.unregister(fd)
+                    reason = talk.took(b"")  # lines that waited for room
+                    if reason:
+                        break
                 else:
                     chunk = os.read(fd, _CHUNK)
                     if fd == info_fd:
