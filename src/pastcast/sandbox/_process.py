@@ -25,7 +25,7 @@ from functools import cache
 
 from pastcast.sandbox._bwrap import bwrap_command, find_bwrap
 from pastcast.sandbox._result import KilledReason, SandboxResult, SandboxUnavailable
-from pastcast.sandbox._root import SANDBOX_UID, readable, sandbox_root, shared_libraries
+from pastcast.sandbox._root import SANDBOX_UID, _readable, _shared_libraries, sandbox_root
 from pastcast.sandbox._run import _sealed, sandbox_available
 from pastcast.sandbox._seccomp import sandbox_filter
 from pastcast.sandbox._supervise import _Run, _set_limits
@@ -105,7 +105,7 @@ def python_environment() -> PythonEnvironment:
             if isinstance(f := getattr(m, "__file__", None), str) and f.endswith(".so")
         }
     )
-    libs = shared_libraries(extensions) if extensions else []
+    libs = _shared_libraries(extensions) if extensions else []
     # The directories of the interpreter's own libraries come whole: a package imported later
     # may link against a system library none of the loaded modules needed.
     libs += [source for source, _ in root.binds if ".so" in os.path.basename(source)]
@@ -119,7 +119,7 @@ def python_environment() -> PythonEnvironment:
 def program_binds(executable: str) -> tuple[tuple[str, str], ...]:
     """Read-only binds for a host program and the shared libraries it links against."""
     exe = os.path.realpath(executable)
-    return tuple((p, p) for p in sorted({exe, *shared_libraries([exe])}))
+    return tuple((p, p) for p in sorted({exe, *_shared_libraries([exe])}))
 
 
 def check_binds(binds: Sequence[tuple[str, str]]) -> None:
@@ -130,7 +130,7 @@ def check_binds(binds: Sequence[tuple[str, str]]) -> None:
             raise ValueError(f"sandbox bind {source!r}: the place inside, {dest!r}, is relative")
         if not os.path.exists(source):
             raise ValueError(f"sandbox bind {source!r}: no such file or directory")
-        if not readable(source, by_others=_as_root()):
+        if not _readable(source, by_others=_as_root()):
             who = f"uid {SANDBOX_UID}" if _as_root() else "the current user"
             raise ValueError(f"sandbox bind {source!r}: not readable by {who}")
 

@@ -23,7 +23,7 @@ from pathlib import Path
 
 from pastcast.sandbox._result import SandboxUnavailable
 
-__all__ = ["SANDBOX_UID", "SandboxRoot", "readable", "sandbox_root", "shared_libraries"]
+__all__ = ["SANDBOX_UID", "SandboxRoot", "sandbox_root"]
 
 SANDBOX_UID = 65534
 """The host user (``nobody``) the sandbox runs as when the caller is root."""
@@ -55,7 +55,7 @@ class SandboxRoot:
     """The interpreter's Python version (major, minor)."""
 
 
-def readable(path: str, *, by_others: bool) -> bool:
+def _readable(path: str, *, by_others: bool) -> bool:
     """Whether the sandbox's user can reach and read ``path`` (a directory: also list it)."""
     real = os.path.realpath(path)
     try:
@@ -86,7 +86,7 @@ def _probe(executable: str) -> dict[str, object] | None:
     return info if isinstance(info, dict) else None
 
 
-def shared_libraries(files: list[str]) -> list[str]:
+def _shared_libraries(files: list[str]) -> list[str]:
     """Every shared library (and the loader) that ``files`` link against, as ldd names them."""
     ldd = shutil.which("ldd")
     if ldd is None:
@@ -110,21 +110,21 @@ def _layout(executable: str, info: dict[str, object], *, by_others: bool) -> San
     stdlib = sorted({os.path.realpath(p) for p in paths if isinstance(p, str) and os.path.isdir(p)})
     # Nested entries (lib-dynload inside the standard library) come with their parent.
     tops = [d for d in stdlib if not any(d.startswith(o + os.sep) for o in stdlib)]
-    if not tops or not all(readable(p, by_others=by_others) for p in [exe, *tops]):
+    if not tops or not all(_readable(p, by_others=by_others) for p in [exe, *tops]):
         return None
     modules = [str(p) for d in stdlib for p in sorted(Path(d).glob("*.so"))]
-    libs = shared_libraries([exe, *modules])
+    libs = _shared_libraries([exe, *modules])
     for lib in list(libs):
         if os.path.basename(lib).startswith("libc.so"):
             for name in _DLOPENED:
                 extra = os.path.join(os.path.dirname(lib), name)
                 if os.path.exists(extra):
                     libs.append(extra)
-    if not all(readable(p, by_others=by_others) for p in libs):
+    if not all(_readable(p, by_others=by_others) for p in libs):
         return None
     binds = {(exe, exe)} | {(d, d) for d in tops}
     binds |= {(os.path.realpath(lib), _canonical(lib)) for lib in libs}
-    if os.path.isdir(_ZONEINFO) and readable(_ZONEINFO, by_others=by_others):
+    if os.path.isdir(_ZONEINFO) and _readable(_ZONEINFO, by_others=by_others):
         binds.add((os.path.realpath(_ZONEINFO), _ZONEINFO))
     hidden = sorted(
         {
@@ -150,7 +150,7 @@ def sandbox_root(by_others: bool) -> SandboxRoot:
     """
     candidates = [getattr(sys, "_base_executable", "") or sys.executable, *_SYSTEM_PYTHONS]
     for executable in dict.fromkeys(c for c in candidates if c and os.path.exists(c)):
-        if not readable(executable, by_others=by_others):
+        if not _readable(executable, by_others=by_others):
             continue  # spares running it
         info = _probe(executable)
         if info is not None:
