@@ -167,6 +167,7 @@ LAYERS: list[set[str]] = [
     {"dataset", "runlog", "sandbox"},
     {"corpus", "scoring", "models"},
     {"markets", "world", "env"},
+    {"toolserver"},
     {"agents"},
     {"runner", "reports"},
     {"arena"},

@@ -1,5 +1,6 @@
 """Agents: the contract, the registry (``agents``), baselines, the heuristic research agent and the
-model-driven agents (no-tools, tool agent, two-stage)."""
+model-driven agents (no-tools, tool agent, two-stage), and agents behind a process boundary
+(``isolated``, ``external``: ``pastcast.agents.isolated``)."""
 
 from pastcast.agents._base import (
     Agent,
@@ -29,13 +30,17 @@ from pastcast.agents._tool_agent import (
     action_template,
 )
 from pastcast.agents._two_stage import TwoStageAgent
+from pastcast.agents.isolated import AgentProcessError, ExternalAgent, IsolatedAgent
 
 __all__ = [
     "ACTION_SCHEMA",
     "Agent",
     "AgentInfo",
+    "AgentProcessError",
     "BaseRateAgent",
+    "ExternalAgent",
     "HeuristicResearchAgent",
+    "IsolatedAgent",
     "JsonActionAgent",
     "MarketAgent",
     "NoToolsAgent",

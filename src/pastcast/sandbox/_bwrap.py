@@ -11,6 +11,7 @@ size-limited tmpfs ``/tmp`` as the only writable place. No ``/proc``, ``/sys`` o
 from __future__ import annotations
 
 import shutil
+from collections.abc import Mapping, Sequence
 
 from pastcast.sandbox._root import SANDBOX_UID, SandboxRoot
 
@@ -35,12 +36,21 @@ def find_bwrap() -> str | None:
 
 
 def bwrap_command(
-    bwrap: str, root: SandboxRoot, *, scratch_bytes: int, seccomp_fd: int, info_fd: int
+    bwrap: str,
+    root: SandboxRoot,
+    *,
+    scratch_bytes: int,
+    seccomp_fd: int,
+    info_fd: int,
+    command: Sequence[str] | None = None,
+    binds: Sequence[tuple[str, str]] = (),
+    env: Mapping[str, str] | None = None,
 ) -> list[str]:
-    """argv that runs ``python -I -`` (program on stdin) inside the sandbox.
+    """argv that runs ``python -I -`` (program on stdin) inside the sandbox, or ``command``.
 
     ``seccomp_fd`` holds the BPF filter; bubblewrap writes ``{"child-pid": N}`` (the sandbox's
     pid 1 as this process sees it) to ``info_fd``. Both are closed before the interpreter runs.
+    ``binds`` (host path, sandbox path) are added read-only to the root; ``env`` adds variables.
     """
     uid = str(SANDBOX_UID)
     cmd = [
@@ -65,7 +75,7 @@ def bwrap_command(
         "--info-fd",
         str(info_fd),
     ]
-    for key, value in _ENV.items():
+    for key, value in {**_ENV, **(env or {})}.items():
         cmd += ["--setenv", key, value]
     # Scratch first: an interpreter installed under /tmp is then bound on top of it.
     cmd += ["--size", str(scratch_bytes), "--tmpfs", SCRATCH]
@@ -73,9 +83,12 @@ def bwrap_command(
         cmd += ["--symlink", target, link]
     for source, dest in root.binds:
         cmd += ["--ro-bind", source, dest]
+    for source, dest in binds:
+        cmd += ["--ro-bind", source, dest]
     for path in root.hidden:
         cmd += ["--size", str(_HIDDEN_BYTES), "--tmpfs", path, "--remount-ro", path]
     for dev in _DEVICES:
         cmd += ["--dev-bind", dev, dev]
-    cmd += ["--remount-ro", "/", "--chdir", SCRATCH, root.executable, "-I", "-"]
+    cmd += ["--remount-ro", "/", "--chdir", SCRATCH]
+    cmd += list(command) if command is not None else [root.executable, "-I", "-"]
     return cmd

@@ -36,7 +36,8 @@ _DLOPENED = ("libgcc_s.so.1",)
 _LDD_PATH = re.compile(r"(?:=>\s*)?(/\S+)\s+\(0x[0-9a-f]+\)")
 _PROBE = (
     "import json, site, sys\n"
-    "print(json.dumps({'path': sys.path, 'site': site.getsitepackages()}))\n"
+    "print(json.dumps({'path': sys.path, 'site': site.getsitepackages(),"
+    " 'version': list(sys.version_info[:2])}))\n"
 )
 
 
@@ -50,6 +51,8 @@ class SandboxRoot:
     """(target, link) pairs, such as ``usr/lib64`` at ``/lib64`` on merged-/usr systems."""
     hidden: tuple[str, ...]
     """Directories inside a bound tree covered by an empty read-only tmpfs (site-packages)."""
+    version: tuple[int, int] = (0, 0)
+    """The interpreter's Python version (major, minor)."""
 
 
 def _readable(path: str, *, by_others: bool) -> bool:
@@ -133,7 +136,9 @@ def _layout(executable: str, info: dict[str, object], *, by_others: bool) -> San
         }
     )
     links = tuple((os.readlink(p), p) for p in _TOP_LINKS if os.path.islink(p))
-    return SandboxRoot(exe, tuple(sorted(binds)), links, tuple(hidden))
+    version = info.get("version")
+    major, minor = version if isinstance(version, list) and len(version) == 2 else (0, 0)
+    return SandboxRoot(exe, tuple(sorted(binds)), links, tuple(hidden), (int(major), int(minor)))
 
 
 @cache

@@ -1,0 +1,139 @@
+"""The agent's side of a tool server: an ``Episode`` whose tools and model calls are requests.
+
+An agent written against ``Episode`` runs unchanged on a ``RemoteEpisode``: ``question``,
+``history``, ``config``, ``notebook_in`` come from ``pastcast/episode``; ``call_tool`` is MCP's
+``tools/call`` (the exact text the server's episode produced), the typed tool methods
+(``tools.search(...)``) are ``pastcast/tool`` with their results validated into the same types,
+and ``chat`` is ``pastcast/chat``, so the server's episode records the call. Budgets, refusals
+and model failures come back as the exceptions an in-process episode raises.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable, Mapping
+from datetime import datetime
+from typing import Any, get_type_hints
+
+from pydantic import TypeAdapter
+
+from pastcast.env import (
+    TOOLS,
+    BudgetExceeded,
+    EnvConfig,
+    Episode,
+    PublicHistory,
+    QuestionView,
+    Toolbox,
+    ToolDef,
+    ToolError,
+)
+from pastcast.models import ChatRequest, ChatResponse, Model, ModelError
+from pastcast.records import Forecast, Usage
+from pastcast.toolserver._jsonrpc import (
+    BUDGET_EXHAUSTED,
+    MODEL_FAILED,
+    TOOL_REFUSED,
+    Connection,
+    RpcError,
+)
+from pastcast.toolserver._server import MAX_CHARS_META
+
+__all__ = ["RemoteEpisode", "RemoteToolbox"]
+
+
+def _local(exc: RpcError) -> Exception:
+    """The exception an in-process episode would have raised."""
+    if exc.code == BUDGET_EXHAUSTED and isinstance(exc.data, dict):
+        return BudgetExceeded(str(exc.data.get("kind")), int(exc.data.get("limit", 0)))
+    if exc.code == TOOL_REFUSED:
+        return ToolError(exc.message)
+    if exc.code == MODEL_FAILED:
+        return ModelError(exc.message)
+    return RuntimeError(f"tool server: {exc.message} (code {exc.code})")
+
+
+def _request(conn: Connection, method: str, params: dict[str, Any]) -> Any:
+    try:
+        return conn.request(method, params)
+    except RpcError as exc:
+        raise _local(exc) from None
+
+
+class RemoteToolbox(Toolbox):
+    """The served tools with ``Toolbox``'s interface; it holds no backend and no data."""
+
+    def __init__(
+        self, conn: Connection, names: tuple[str, ...], cutoff: datetime, config: EnvConfig
+    ) -> None:
+        super().__init__(None, cutoff, config)
+        self._conn = conn
+        self._served = tuple(t for t in TOOLS if t.name in names)
+        for t in TOOLS:  # instance attributes shadow the methods that would need a backend
+            setattr(self, t.name, self._typed(t))
+
+    def tools(self) -> tuple[ToolDef, ...]:
+        return self._served
+
+    def call(self, name: str, arguments: Mapping[str, Any]) -> Any:
+        params = {"name": name, "arguments": dict(arguments)}
+        return _request(self._conn, "pastcast/tool", params)["result"]
+
+    def _typed(self, tool: ToolDef) -> Callable[..., Any]:
+        method = getattr(Toolbox, tool.name)
+        signature = inspect.signature(method)
+        result = TypeAdapter(get_type_hints(method)["return"])
+
+        def run(*args: Any, **kwargs: Any) -> Any:
+            bound = signature.bind(self, *args, **kwargs)
+            bound.apply_defaults()
+            arguments = {k: v for k, v in bound.arguments.items() if k != "self"}
+            return result.validate_python(self.call(tool.name, arguments))
+
+        run.__name__ = tool.name
+        return run
+
+
+class RemoteEpisode(Episode):
+    """An episode served by a tool server over ``conn``."""
+
+    def __init__(self, conn: Connection) -> None:
+        info = _request(conn, "pastcast/episode", {})
+        question = QuestionView.model_validate(info["question"])
+        config = EnvConfig.model_validate(info["config"])
+        tools = RemoteToolbox(conn, tuple(info["tools"]), question.cutoff, config)
+        history = PublicHistory.model_validate(info["history"])
+        super().__init__(question, tools, config, history, info["notebook_in"], info["rollout"])
+        self._conn = conn
+        self.model_name: str | None = info.get("model")
+        """The model the server calls for ``chat`` (None: this agent has none)."""
+
+    def chat(self, model: Model, request: ChatRequest) -> ChatResponse:
+        params = {"model": model.name, "request": request.model_dump(mode="json")}
+        response = ChatResponse.model_validate(_request(self._conn, "pastcast/chat", params))
+        u, mine = response.usage, self.usage
+        self._usage = Usage(
+            model_calls=mine.model_calls + 1,
+            input_tokens=mine.input_tokens + u.input_tokens,
+            output_tokens=mine.output_tokens + u.output_tokens,
+            cost_usd=mine.cost_usd + u.cost_usd,
+        )
+        return response
+
+    def call_tool(
+        self, name: str, arguments: dict[str, Any], *, max_chars: int | None = None
+    ) -> str:
+        params: dict[str, Any] = {"name": name, "arguments": dict(arguments)}
+        if max_chars is not None:
+            params["_meta"] = {MAX_CHARS_META: max_chars}
+        result = _request(self._conn, "tools/call", params)
+        return "".join(c.get("text", "") for c in result["content"] if c.get("type") == "text")
+
+    def submit(self, forecast: Forecast) -> None:
+        """Send the answer (with the notebook the agent left), which ends the episode."""
+        params = {
+            "forecast": forecast.model_dump(mode="json"),
+            "notebook_out": self.notebook_out,
+            "notebook_problems": list(self.notebook_problems),
+        }
+        _request(self._conn, "pastcast/forecast", params)

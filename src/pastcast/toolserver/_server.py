@@ -1,0 +1,310 @@
+"""The episode tool server: one episode's tools, question and model access over JSON-RPC.
+
+Everything goes through the ``Episode`` the runner built, in the runner's process: the cutoff was
+bound into its toolbox when the step was built, so no request can name another (a tool's
+arguments are validated against its definition, which has no date), the tools listed are the
+ones the step offers (no market tool without market access, python only when enabled), budgets
+are charged there, and every tool and model call lands in the episode's transcript exactly as in
+an in-process run.
+
+Methods: the Model Context Protocol's ``initialize``, ``ping``, ``tools/list``, ``tools/call``,
+``resources/list`` and ``resources/read`` (the episode as ``pastcast://episode``), and three of
+pastcast's own: ``pastcast/episode`` (the question view, public history, notebook, budgets),
+``pastcast/tool`` (a tool's typed JSON result rather than its text), ``pastcast/chat`` (a model
+call through ``Episode.chat``, to the model configured for the agent, never one the agent names)
+and ``pastcast/forecast`` (the answer, which ends the episode).
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Callable
+from typing import Any
+
+from pydantic import ValidationError
+
+from pastcast.env import BudgetExceeded, Episode, ToolError
+from pastcast.models import ChatRequest, Model
+from pastcast.records import Forecast
+from pastcast.scoring import normalize
+from pastcast.toolserver._jsonrpc import (
+    BUDGET_EXHAUSTED,
+    EPISODE_OVER,
+    INTERNAL_ERROR,
+    INVALID_PARAMS,
+    INVALID_REQUEST,
+    METHOD_NOT_FOUND,
+    MODEL_FAILED,
+    PARSE_ERROR,
+    RESOURCE_NOT_FOUND,
+    TOOL_REFUSED,
+    RpcError,
+    encode,
+    error_response,
+)
+
+__all__ = ["EPISODE_URI", "PROTOCOL_VERSIONS", "EpisodeServer"]
+
+PROTOCOL_VERSIONS = ("2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05")
+"""MCP revisions this server speaks (newest first); it answers in the client's if listed."""
+EPISODE_URI = "pastcast://episode"
+MAX_CHARS_META = "pastcast/max_chars"
+_ANSWER_HELP = (
+    "Research with the tools, then answer with the request pastcast/forecast, params "
+    '{"forecast": {"probs": {LABEL: probability, ...}, "rationale": "..."}}; the episode ends '
+    "there."
+)
+
+
+def _invalid(what: str) -> RpcError:
+    return RpcError(INVALID_PARAMS, what)
+
+
+def _text(params: dict[str, Any], key: str) -> str:
+    value = params.get(key)
+    if not isinstance(value, str):
+        raise _invalid(f"params.{key}: expected a string")
+    return value
+
+
+def _object(params: dict[str, Any], key: str, default: dict[str, Any] | None = None) -> Any:
+    value = params.get(key, default)
+    if not isinstance(value, dict):
+        raise _invalid(f"params.{key}: expected an object")
+    return value
+
+
+def _validation(key: str, exc: ValidationError) -> RpcError:
+    first = exc.errors()[0]
+    where = ".".join(str(p) for p in (key, *first["loc"]))
+    return _invalid(f"params.{where}: {first['msg']}")
+
+
+def _budget(exc: BudgetExceeded) -> RpcError:
+    return RpcError(BUDGET_EXHAUSTED, str(exc), {"kind": exc.kind, "limit": exc.limit})
+
+
+class EpisodeServer:
+    """Answers JSON-RPC messages for one episode (one conversation at a time: calls are
+    serialised, so an HTTP client with several connections sees one episode).
+
+    After the run: ``forecast`` is the submitted answer (None if none came), ``budget`` the
+    first budget the agent ran out of (None if none). ``model`` is the only model ``pastcast/
+    chat`` calls.
+    """
+
+    def __init__(self, episode: Episode, model: Model | None = None) -> None:
+        self.episode = episode
+        self.model = model
+        self.forecast: Forecast | None = None
+        self.budget: BudgetExceeded | None = None
+        self._lock = threading.Lock()
+        self._methods: dict[str, Callable[[dict[str, Any]], Any]] = {
+            "initialize": self._initialize,
+            "ping": lambda _: {},
+            "tools/list": self._tools_list,
+            "tools/call": self._tools_call,
+            "resources/list": self._resources_list,
+            "resources/read": self._resources_read,
+            "pastcast/episode": lambda _: self.describe(),
+            "pastcast/tool": self._tool,
+            "pastcast/chat": self._chat,
+            "pastcast/forecast": self._forecast,
+        }
+
+    @property
+    def finished(self) -> bool:
+        """The forecast is in: the episode is over."""
+        return self.forecast is not None
+
+    # -- framing --
+
+    def handle_line(self, line: bytes) -> bytes:
+        """The answer to one line (empty for a notification)."""
+        try:
+            message = json.loads(line)
+        except ValueError as exc:
+            return encode(error_response(None, RpcError(PARSE_ERROR, f"not JSON: {exc}")))
+        answer = self.handle(message)
+        return b"" if answer is None else encode(answer)
+
+    def handle(self, message: Any) -> dict[str, Any] | None:
+        """The JSON-RPC response to ``message``, or None for a notification."""
+        if not isinstance(message, dict) or message.get("jsonrpc") != "2.0":
+            err = RpcError(INVALID_REQUEST, "expected a JSON-RPC 2.0 request object")
+            return error_response(None, err)
+        method = message.get("method")
+        request_id = message.get("id")
+        if "id" not in message:
+            return None  # notifications (initialized, cancelled, ...) need no answer
+        if not isinstance(method, str):  # a response to nothing we asked, or no method
+            return error_response(request_id, RpcError(INVALID_REQUEST, "no method name"))
+        params = message.get("params", {})
+        try:
+            if not isinstance(params, dict):
+                raise _invalid("params: expected an object")
+            result = self.call(method, params)
+        except RpcError as exc:
+            return error_response(request_id, exc)
+        return {"jsonrpc": "2.0", "id": request_id, "result": result}
+
+    def call(self, method: str, params: dict[str, Any]) -> Any:
+        """Run one method; ``RpcError`` for any refusal (never another exception)."""
+        handler = self._methods.get(method)
+        if handler is None:
+            raise RpcError(METHOD_NOT_FOUND, f"unknown method {method!r}")
+        with self._lock:
+            if self.finished and method not in ("initialize", "ping", "pastcast/episode"):
+                raise RpcError(EPISODE_OVER, "the forecast is in: the episode is over")
+            try:
+                return handler(params)
+            except RpcError:
+                raise
+            except Exception as exc:  # a bug must answer, not stop the conversation
+                raise RpcError(INTERNAL_ERROR, f"{type(exc).__name__}: {exc}") from exc
+
+    # -- MCP --
+
+    def _initialize(self, params: dict[str, Any]) -> dict[str, Any]:
+        asked = params.get("protocolVersion")
+        version = asked if asked in PROTOCOL_VERSIONS else PROTOCOL_VERSIONS[0]
+        return {
+            "protocolVersion": version,
+            "capabilities": {"tools": {"listChanged": False}, "resources": {}},
+            "serverInfo": {"name": "pastcast-episode", "version": _version()},
+            "instructions": f"{self.episode.question.render()}\n\n{_ANSWER_HELP}",
+        }
+
+    def _tools_list(self, params: dict[str, Any]) -> dict[str, Any]:
+        tools = [
+            {"name": t.name, "description": t.description, "inputSchema": t.parameters}
+            for t in self.episode.tools.tools()
+        ]
+        return {"tools": tools}
+
+    def _tools_call(self, params: dict[str, Any]) -> dict[str, Any]:
+        name = _text(params, "name")
+        arguments = _object(params, "arguments", {})
+        meta = params.get("_meta")
+        cut = meta.get(MAX_CHARS_META) if isinstance(meta, dict) else None
+        if cut is not None and (not isinstance(cut, int) or isinstance(cut, bool) or cut < 0):
+            raise _invalid(f"params._meta.{MAX_CHARS_META}: expected a non-negative integer")
+        calls = self.episode.tools.calls
+        before = len(calls)
+        try:
+            text = self.episode.call_tool(name, arguments, max_chars=cut)
+        except BudgetExceeded as exc:
+            self.budget = self.budget or exc
+            raise _budget(exc) from None
+        refused = len(calls) > before and not calls[before].ok
+        return {"content": [{"type": "text", "text": text}], "isError": refused}
+
+    def _resources_list(self, params: dict[str, Any]) -> dict[str, Any]:
+        return {
+            "resources": [
+                {
+                    "uri": EPISODE_URI,
+                    "name": "episode",
+                    "description": "The question, public history, notebook and budgets",
+                    "mimeType": "application/json",
+                }
+            ]
+        }
+
+    def _resources_read(self, params: dict[str, Any]) -> dict[str, Any]:
+        uri = _text(params, "uri")
+        if uri != EPISODE_URI:
+            raise RpcError(RESOURCE_NOT_FOUND, f"unknown resource {uri!r}", {"uri": uri})
+        text = json.dumps(self.describe(), ensure_ascii=False)
+        return {"contents": [{"uri": uri, "mimeType": "application/json", "text": text}]}
+
+    # -- pastcast --
+
+    def describe(self) -> dict[str, Any]:
+        """What the agent may know at the start: the question view (built from the event
+        alone), counts of outcomes already public, its own notebook, budgets, tools, model."""
+        ep = self.episode
+        return {
+            "question": ep.question.model_dump(mode="json"),
+            "prompt": ep.question.render(),
+            "history": ep.history.model_dump(mode="json"),
+            "notebook_in": ep.notebook_in,
+            "rollout": ep.rollout,
+            "config": ep.config.model_dump(mode="json"),
+            "tools": [t.name for t in ep.tools.tools()],
+            "model": None if self.model is None else self.model.name,
+        }
+
+    def _tool(self, params: dict[str, Any]) -> dict[str, Any]:
+        name = _text(params, "name")
+        arguments = _object(params, "arguments", {})
+        try:
+            return {"result": self.episode.tools.call(name, arguments)}
+        except BudgetExceeded as exc:
+            self.budget = self.budget or exc
+            raise _budget(exc) from None
+        except ToolError as exc:
+            raise RpcError(TOOL_REFUSED, str(exc)) from None
+
+    def _chat(self, params: dict[str, Any]) -> dict[str, Any]:
+        if self.model is None:
+            raise RpcError(MODEL_FAILED, "no model is configured for this agent")
+        named = params.get("model")
+        if named is not None and named != self.model.name:
+            why = f"this agent's model is {self.model.name!r}, not {named!r}"
+            raise RpcError(MODEL_FAILED, why)
+        try:
+            request = ChatRequest.model_validate(_object(params, "request"))
+        except ValidationError as exc:
+            raise _validation("request", exc) from None
+        try:
+            response = self.episode.chat(self.model, request)
+        except BudgetExceeded as exc:
+            self.budget = self.budget or exc
+            raise _budget(exc) from None
+        except Exception as exc:  # the provider's failure goes back to the agent, as in-process
+            raise RpcError(MODEL_FAILED, f"{type(exc).__name__}: {exc}") from None
+        return response.model_dump(mode="json")
+
+    def _forecast(self, params: dict[str, Any]) -> dict[str, Any]:
+        try:
+            forecast = Forecast.model_validate(_object(params, "forecast"))
+        except ValidationError as exc:
+            raise _validation("forecast", exc) from None
+        notebook = params.get("notebook_out")
+        if notebook is not None and not isinstance(notebook, str):
+            raise _invalid("params.notebook_out: expected a string or null")
+        problems = params.get("notebook_problems", [])
+        if not isinstance(problems, list) or not all(isinstance(p, str) for p in problems):
+            raise _invalid("params.notebook_problems: expected a list of strings")
+        self.forecast = _checked(forecast, self.episode.question.labels)
+        self.episode.notebook_out = notebook
+        self.episode.notebook_problems = tuple(problems)
+        return {}
+
+
+def _checked(forecast: Forecast, labels: tuple[str, ...]) -> Forecast:
+    """An answer over other labels, or with no positive mass, is unusable (as a parsed one)."""
+    if not forecast.usable:
+        return forecast
+    unknown = sorted(set(forecast.probs) - set(labels))
+    if unknown:
+        reason, why = "unknown_labels", f"labels not in the question: {', '.join(unknown)}"
+    elif normalize(forecast.probs) is None:
+        reason, why = "no_positive_mass", "no positive finite probability"
+    else:
+        return forecast
+    raw = forecast.raw_text or json.dumps(forecast.probs, ensure_ascii=False, allow_nan=True)
+    return forecast.model_copy(
+        update={"usable": False, "failure_reason": reason, "raw_text": f"{raw} ({why})"}
+    )
+
+
+def _version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("pastcast")
+    except PackageNotFoundError:
+        return "0+unknown"
