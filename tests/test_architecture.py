@@ -169,7 +169,7 @@ LAYERS: list[set[str]] = [
     {"markets", "world", "env"},
     {"agents"},
     {"runner", "reports"},
-    {"arena"},
+    {"arena", "train"},
     {"cli"},
 ]
 
