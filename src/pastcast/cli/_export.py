@@ -144,8 +144,10 @@ def sft(
     dataset: DatasetOpt = None,
     as_json: JsonFlag = False,
 ) -> None:
-    """Chat fine-tuning records (system, user, assistant turns with tool calls, tool results,
-    the final answer) of usable forecasts, one per model conversation."""
+    """Chat fine-tuning records of usable forecasts, one per model conversation.
+
+    Each record holds the system and user prompts, the assistant turns with their tool calls,
+    the tool results and the final answer (with the notebook)."""
     policy = _policy(split, force_eval)
     datasets = _datasets(dataset)
     try:
@@ -186,8 +188,10 @@ def rewards(
     dataset: DatasetOpt = None,
     as_json: JsonFlag = False,
 ) -> None:
-    """Per-step records with outcome feedback (negative Brier, log score, accuracy,
-    information-alpha, format penalty) and the conversation as prompt and completion."""
+    """Per-step records with outcome feedback, for reward-based training.
+
+    Negative Brier, log score, accuracy, information-alpha and a format penalty, with the
+    conversation as prompt and completion."""
     policy = _policy(split, force_eval)
     datasets = _datasets(dataset)
     try:
@@ -213,8 +217,9 @@ def table(
     dataset: DatasetOpt = None,
     as_json: JsonFlag = False,
 ) -> None:
-    """One Parquet row per forecast (keys, forecast, grading, every score, usage) of every
-    split, for pandas, polars, DuckDB and datasets."""
+    """One Parquet row per forecast of every split, for pandas, polars, DuckDB and datasets.
+
+    Keys, forecast, grading, every score and usage."""
     datasets = _datasets(dataset)
     try:
         manifest = export_table(run_logs, out, fallback=fallback, datasets=datasets)
