@@ -38,8 +38,8 @@ demo: $(CORE)
 	$(BIN)/pastcast demo --out runs/demo
 
 lint: $(FULL)
-	$(BIN)/ruff check --no-cache src tests benchmarks
-	$(BIN)/ruff format --no-cache --check src tests benchmarks
+	$(BIN)/ruff check --no-cache src tests benchmarks examples
+	$(BIN)/ruff format --no-cache --check src tests benchmarks examples
 
 typecheck: $(FULL)
 	$(BIN)/mypy
