@@ -13,7 +13,6 @@ final ``info`` are the only outcome feedback.
 from __future__ import annotations
 
 import json
-import queue
 from functools import cache
 from typing import Any, SupportsFloat
 
@@ -135,7 +134,7 @@ class ForecastGymEnv(gymnasium.Env[str, str]):
         self._stop()
         step = self._choose(options or {})
         episode = self._env.reset(step)
-        model = PolicyModel(queue.Queue())
+        model = PolicyModel()
         agent = ToolAgent(model, action_mode="json", max_iterations=self.max_turns)
         self._run = PolicyRun(agent, model, episode)
         self._step, self._sent, self._turn = step, (), 0

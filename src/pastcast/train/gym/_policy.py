@@ -39,12 +39,13 @@ class PolicyModel:
 
     name = "gym:policy"
 
-    def __init__(self, events: queue.Queue[ChatRequest | Ended | None]) -> None:
-        self._events = events
+    def __init__(self) -> None:
+        self.events: queue.Queue[ChatRequest | Ended | None] = queue.Queue()
+        """What the agent thread tells the environment: a request, its end, or None (stopped)."""
         self._replies: queue.Queue[str | None] = queue.Queue()
 
     def chat(self, request: ChatRequest) -> ChatResponse:
-        self._events.put(request)
+        self.events.put(request)
         reply = self._replies.get()
         if reply is None:
             raise _Stopped
@@ -60,7 +61,7 @@ class PolicyRun:
     def __init__(self, agent: Agent, model: PolicyModel, episode: Episode) -> None:
         self.episode = episode
         self._model = model
-        self._events = model._events
+        self._events = model.events
         self._thread = threading.Thread(target=self._play, args=(agent,), daemon=True)
         self._thread.start()
 
