@@ -20,7 +20,8 @@ export CMAKE_ARGS ?= -DGGML_NATIVE=OFF -DLLAVA_BUILD=OFF
 
 # The demo needs only the core package; the test-suite also installs the optional extras
 # (model providers, the local llama.cpp server, the PostgreSQL server, the arena's EVM and
-# relayer, the MCP SDK) so that their integration tests run.
+# relayer, the MCP SDK, the Gymnasium environment, the TRL example) so that their integration
+# tests run.
 $(CORE): pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
@@ -30,7 +31,7 @@ $(CORE): pyproject.toml
 $(FULL): $(CORE)
 	@{ command -v bwrap && [ -x /usr/bin/python3 ] && ldconfig -p | grep -q libseccomp.so.2; } >/dev/null || { [ "$$(id -u)" = 0 ] && (apt-get update -qq && apt-get install -y -qq bubblewrap libseccomp2 python3 >/dev/null); } || echo "warning: bubblewrap, libseccomp2 or python3 is missing; the python tool will refuse to run"
 	$(BIN)/python -m pip install --quiet torch==$(TORCH_VERSION)
-	$(BIN)/python -m pip install --quiet $(if $(wildcard ../shared/wheels),--find-links ../shared/wheels) -e '.[dev,local,llm,dense,postgres,reddit,arena,isolation]'
+	$(BIN)/python -m pip install --quiet $(if $(wildcard ../shared/wheels),--find-links ../shared/wheels) -e '.[dev,local,llm,dense,postgres,reddit,arena,isolation,gym,train]'
 	@if command -v npm >/dev/null; then npm install --silent --prefix $(VENV)/solc solc@$(SOLC_VERSION); else echo "warning: npm not found; the contract recompile test will skip"; fi
 	@touch $(FULL)
 
@@ -38,8 +39,8 @@ demo: $(CORE)
 	$(BIN)/pastcast demo --out runs/demo
 
 lint: $(FULL)
-	$(BIN)/ruff check --no-cache src tests benchmarks
-	$(BIN)/ruff format --no-cache --check src tests benchmarks
+	$(BIN)/ruff check --no-cache src tests benchmarks examples
+	$(BIN)/ruff format --no-cache --check src tests benchmarks examples
 
 typecheck: $(FULL)
 	$(BIN)/mypy

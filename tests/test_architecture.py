@@ -170,7 +170,7 @@ LAYERS: list[set[str]] = [
     {"toolserver"},
     {"agents"},
     {"runner", "reports"},
-    {"arena"},
+    {"arena", "train"},
     {"cli"},
 ]
 

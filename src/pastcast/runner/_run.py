@@ -25,7 +25,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from pastcast.agents import Agent, agent_info, build_agent, prompts_for
 from pastcast.corpus import CorpusBackend, corpus_identity
 from pastcast.dataset import Dataset
-from pastcast.env import BudgetExceeded, EnvConfig, ForecastEnv
+from pastcast.env import BudgetExceeded, EnvConfig, Episode, ForecastEnv
 from pastcast.records import AgentRole, CorpusIdentity, Forecast, StepKey, StepSpec, Termination
 from pastcast.runlog import (
     AgentSpec,
@@ -39,7 +39,7 @@ from pastcast.runner._config import RunConfig
 from pastcast.runner._version import code_version
 from pastcast.scoring import score_forecast
 
-__all__ = ["RunResult", "run_benchmark"]
+__all__ = ["RunResult", "grade_step", "play_episode", "run_benchmark"]
 
 
 @dataclass(frozen=True)
@@ -74,7 +74,9 @@ def _chains(dataset: Dataset, config: RunConfig) -> list[_Chain]:
     return out
 
 
-def _grading(dataset: Dataset, step: StepSpec) -> Grading:
+def grade_step(dataset: Dataset, step: StepSpec) -> Grading:
+    """What the grader knows of a step: the truth, the labels and the market's belief at the
+    cutoff. Made after the episode, never shown to the agent."""
     event = dataset.event(step.event_id)
     resolution = dataset.resolutions.get(step.event_id)
     if resolution is None:
@@ -85,6 +87,19 @@ def _grading(dataset: Dataset, step: StepSpec) -> Grading:
         labels=event.labels,
         market_probs=dict(market.probs) if market else None,
     )
+
+
+def play_episode(agent: Agent, episode: Episode) -> tuple[Forecast, Termination, str | None]:
+    """Let ``agent`` forecast ``episode``: the forecast, how the episode ended and the error. A
+    spent budget or an agent's exception ends it with an unusable forecast instead of raising."""
+    try:
+        return agent.forecast(episode), "forecast", None
+    except BudgetExceeded as exc:
+        spent = Forecast(usable=False, failure_reason="budget_exhausted", raw_text=str(exc))
+        return spent, "tool_budget" if exc.kind == "tool" else "model_budget", None
+    except Exception as exc:  # an agent bug must not stop the run; it is recorded
+        error = f"{type(exc).__name__}: {exc}"
+        return Forecast(usable=False, failure_reason="agent_error", raw_text=error), "error", error
 
 
 class _Runner:
@@ -158,17 +173,8 @@ class _Runner:
         role: AgentRole,
     ) -> StepRecord:
         episode = env.reset(step, notebook_in=notebook, config=env_config, rollout=chain.rollout)
-        termination: Termination = "forecast"
-        error: str | None = None
-        try:
-            forecast = agent.forecast(episode)
-        except BudgetExceeded as exc:
-            termination = "tool_budget" if exc.kind == "tool" else "model_budget"
-            forecast = Forecast(usable=False, failure_reason="budget_exhausted", raw_text=str(exc))
-        except Exception as exc:  # an agent bug must not stop the run; it is recorded
-            termination, error = "error", f"{type(exc).__name__}: {exc}"
-            forecast = Forecast(usable=False, failure_reason="agent_error", raw_text=error)
-        grading = _grading(self.dataset, step)
+        forecast, termination, error = play_episode(agent, episode)
+        grading = grade_step(self.dataset, step)
         return StepRecord(
             run_id=self.writer.header.run_id,
             agent=chain.spec.name,

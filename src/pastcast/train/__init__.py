@@ -1,0 +1,83 @@
+"""Learning from replays: training exports of run logs (chat fine-tuning records, rewards, a
+Parquet table of forecasts) behind the training-split guard, each with a manifest. The Gymnasium
+environment is in ``pastcast.train.gym`` (the ``gym`` extra)."""
+
+from pastcast.train._chat import (
+    ChatFunction,
+    ChatMessage,
+    ChatToolCall,
+    Conversation,
+    OpenAiMessage,
+    OpenAiTool,
+    ToolFunction,
+    chat_message,
+    conversations,
+    from_chat_message,
+    tool_definitions,
+)
+from pastcast.train._guard import TRAIN_SPLIT, UNSPLIT, ExportError, SplitPolicy, split_name
+from pastcast.train._manifest import (
+    DatasetRef,
+    ExportKind,
+    ExportManifest,
+    RowSource,
+    RunRef,
+    manifest_path,
+    read_manifest,
+)
+from pastcast.train._reward_export import RewardRecord, export_rewards, reward_schema
+from pastcast.train._rewards import REWARD_METRICS, RewardMetric, StepRewards, step_rewards
+from pastcast.train._sft import (
+    Keep,
+    OpenAiRecord,
+    SftRecord,
+    SftShape,
+    export_sft,
+    read_sft,
+    sft_messages,
+    sft_schema,
+)
+from pastcast.train._table import TABLE_SCHEMA, export_table
+
+__all__ = [
+    "REWARD_METRICS",
+    "TABLE_SCHEMA",
+    "TRAIN_SPLIT",
+    "UNSPLIT",
+    "ChatFunction",
+    "ChatMessage",
+    "ChatToolCall",
+    "Conversation",
+    "DatasetRef",
+    "ExportError",
+    "ExportKind",
+    "ExportManifest",
+    "Keep",
+    "OpenAiMessage",
+    "OpenAiRecord",
+    "OpenAiTool",
+    "RewardMetric",
+    "RewardRecord",
+    "RowSource",
+    "RunRef",
+    "SftRecord",
+    "SftShape",
+    "SplitPolicy",
+    "StepRewards",
+    "ToolFunction",
+    "chat_message",
+    "conversations",
+    "export_rewards",
+    "export_sft",
+    "export_table",
+    "from_chat_message",
+    "manifest_path",
+    "read_manifest",
+    "read_sft",
+    "reward_schema",
+    "sft_messages",
+    "sft_schema",
+    "split_name",
+    "step_rewards",
+    "tool_definitions",
+]

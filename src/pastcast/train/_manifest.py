@@ -1,0 +1,250 @@
+"""The manifest beside every exported file: where its rows came from and under which guard.
+
+``FILE.manifest.json`` names the file and its sha256, the datasets (id and content hash), the
+runs (id, code version, corpus hash), the splits exported and those left out, the range of
+cutoffs, the selection options, and for chat exports the source step of every row.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import tempfile
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Literal
+
+from pydantic import Field, JsonValue, ValidationError
+
+from pastcast.dataset import Dataset, content_hash
+from pastcast.records import Record, UtcDatetime
+from pastcast.runlog import RunLog, StepRecord
+from pastcast.runner import code_version
+from pastcast.train._guard import ExportError, split_name
+from pastcast.world import WORLD_VERSION, build_world
+
+__all__ = [
+    "MANIFEST_FORMAT",
+    "DatasetRef",
+    "ExportKind",
+    "ExportManifest",
+    "RowSource",
+    "RunRef",
+    "check_splits",
+    "dataset_refs",
+    "manifest_path",
+    "read_manifest",
+    "run_refs",
+    "write_export",
+]
+
+MANIFEST_FORMAT = "pastcast-export"
+MANIFEST_VERSION = 1
+
+ExportKind = Literal["sft", "rewards", "table"]
+
+
+class DatasetRef(Record):
+    dataset_id: str
+    content_hash: str | None
+    """sha256 of the dataset's records (``pastcast.dataset.content_hash``); None when the
+    dataset was not at hand (pass it to the export)."""
+
+
+class RunRef(Record):
+    run_id: str
+    log: str
+    dataset_id: str
+    code_version: str
+    corpus_sha256: str | None = None
+    steps: int = Field(ge=0)
+    """Steps of this run behind the exported rows."""
+
+
+class RowSource(Record):
+    """The step a row of a chat export was taken from."""
+
+    run_id: str
+    agent: str
+    event_id: str
+    step_index: int
+    rollout: int
+    conversation: int
+
+
+class ExportManifest(Record):
+    format: Literal["pastcast-export"] = "pastcast-export"
+    format_version: int = MANIFEST_VERSION
+    kind: ExportKind
+    shape: str | None = None
+    file: str
+    sha256: str
+    rows: int = Field(ge=0)
+    created_at: UtcDatetime
+    code_version: str
+    splits: tuple[str, ...]
+    """The splits of the exported steps (``unsplit`` for events without one)."""
+    guarded: bool
+    """Whether the training-split guard applied (chat and reward exports; not the table)."""
+    force_eval: bool = False
+    left_out: dict[str, int] = Field(default_factory=dict)
+    """Steps left out by the guard, per split."""
+    datasets: tuple[DatasetRef, ...]
+    runs: tuple[RunRef, ...]
+    first_cutoff: UtcDatetime | None
+    last_cutoff: UtcDatetime | None
+    options: dict[str, JsonValue] = Field(default_factory=dict)
+    """The export's options (selection, score, penalty, fallback, ...)."""
+    skipped: dict[str, int] = Field(default_factory=dict)
+    """Admitted steps that gave no row, by reason (unusable forecast, no model call, ...)."""
+    sources: tuple[RowSource, ...] = ()
+    """For chat exports: the source step of each row, in file order."""
+
+
+def manifest_path(path: str | Path) -> Path:
+    """``out/sft.jsonl`` -> ``out/sft.manifest.json`` (like the run header beside a run log)."""
+    return Path(path).with_suffix(".manifest.json")
+
+
+def read_manifest(path: str | Path) -> ExportManifest:
+    """The manifest of an exported file (the file's path or the manifest's own)."""
+    p = Path(path)
+    mp = p if p.name.endswith(".manifest.json") else manifest_path(p)
+    try:
+        return ExportManifest.model_validate_json(mp.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise ExportError(f"{mp}: unreadable manifest ({exc.strerror})") from None
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        loc = ".".join(str(p) for p in first["loc"]) or "<manifest>"
+        raise ExportError(f"{mp}: field {loc}: {first['msg']}") from None
+
+
+def _world(dataset_id: str) -> Dataset | None:
+    """The embedded world a dataset id names, rebuilt from its seed (None for anything else,
+    including worlds built with a changed configuration)."""
+    prefix = f"{WORLD_VERSION}:seed="
+    if not dataset_id.startswith(prefix) or not dataset_id[len(prefix) :].isdigit():
+        return None
+    world = build_world(int(dataset_id[len(prefix) :])).dataset
+    return world if world.id == dataset_id else None
+
+
+def dataset_refs(
+    dataset_ids: Iterable[str], given: Sequence[Dataset] = ()
+) -> tuple[tuple[DatasetRef, ...], dict[str, Dataset]]:
+    """A reference for each dataset id, with its content hash when the dataset is at hand:
+    given, or the embedded world rebuilt from the seed in its id. Also the datasets found."""
+    by_id = {d.id: d for d in given}
+    refs: list[DatasetRef] = []
+    found: dict[str, Dataset] = {}
+    for dataset_id in dict.fromkeys(dataset_ids):
+        ds = by_id.get(dataset_id) or _world(dataset_id)
+        if ds is not None:
+            found[dataset_id] = ds
+        digest = content_hash(ds) if ds is not None else None
+        refs.append(DatasetRef(dataset_id=dataset_id, content_hash=digest))
+    return tuple(refs), found
+
+
+def check_splits(
+    steps: Iterable[tuple[RunLog, StepRecord]], datasets: Mapping[str, Dataset]
+) -> None:
+    """Every step's recorded split must be the one its dataset gives the event: the guard
+    trusts the log only where the dataset is not at hand."""
+    for log, step in steps:
+        ds = datasets.get(log.header.dataset_id)
+        if ds is None:
+            continue
+        truth = ds.splits.get(step.event_id, "")
+        if truth != step.split:
+            raise ExportError(
+                f"{log.path}: step {step.event_id}#{step.step_index} is recorded in split "
+                f"{split_name(step.split)!r} but dataset {ds.id} puts the event in "
+                f"{split_name(truth)!r}"
+            )
+
+
+def _sha256(path: Path) -> str:
+    h = hashlib.sha256()
+    with path.open("rb") as fh:
+        for chunk in iter(lambda: fh.read(1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+def run_refs(chosen: Iterable[tuple[RunLog, StepRecord]]) -> tuple[RunRef, ...]:
+    counts: dict[str, tuple[RunLog, int]] = {}
+    for log, step in chosen:
+        prev = counts.get(step.run_id)
+        counts[step.run_id] = (log, (prev[1] if prev else 0) + 1)
+    return tuple(
+        RunRef(
+            run_id=run_id,
+            log=str(log.path),
+            dataset_id=log.header.dataset_id,
+            code_version=log.header.code_version,
+            corpus_sha256=log.header.corpus.content_sha256 if log.header.corpus else None,
+            steps=n,
+        )
+        for run_id, (log, n) in counts.items()
+    )
+
+
+def write_export(
+    out: str | Path,
+    write: Callable[[Path], int],
+    *,
+    kind: ExportKind,
+    chosen: Sequence[tuple[RunLog, StepRecord]],
+    datasets: tuple[DatasetRef, ...],
+    guarded: bool,
+    force_eval: bool = False,
+    left_out: Mapping[str, int] | None = None,
+    shape: str | None = None,
+    options: Mapping[str, JsonValue] | None = None,
+    skipped: Mapping[str, int] | None = None,
+    sources: Sequence[RowSource] = (),
+) -> ExportManifest:
+    """Write an export and its manifest so that neither is ever half-written: ``write`` fills a
+    temporary file and returns its row count; both files are then renamed into place."""
+    target = Path(out)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp_name = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
+    os.close(fd)
+    tmp = Path(tmp_name)
+    try:
+        rows = write(tmp)
+        cutoffs = [s.cutoff for _, s in chosen]
+        manifest = ExportManifest(
+            kind=kind,
+            shape=shape,
+            file=target.name,
+            sha256=_sha256(tmp),
+            rows=rows,
+            created_at=datetime.now(UTC),
+            code_version=code_version(),
+            splits=tuple(sorted({split_name(s.split) for _, s in chosen})),
+            guarded=guarded,
+            force_eval=force_eval,
+            left_out=dict(left_out or {}),
+            datasets=datasets,
+            runs=run_refs(chosen),
+            first_cutoff=min(cutoffs, default=None),
+            last_cutoff=max(cutoffs, default=None),
+            options=dict(options or {}),
+            skipped=dict(skipped or {}),
+            sources=tuple(sources),
+        )
+        mp = manifest_path(target)
+        text = json.dumps(manifest.model_dump(mode="json"), indent=2, ensure_ascii=False)
+        mtmp = mp.with_name(f".{mp.name}.tmp")
+        mtmp.write_text(text + "\n", encoding="utf-8")
+        os.replace(tmp, target)
+        os.replace(mtmp, mp)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+    return manifest

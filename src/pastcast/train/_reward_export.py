@@ -1,0 +1,139 @@
+"""``export_rewards``: one record per forecast step with its outcome feedback.
+
+For reward-based methods (rejection sampling, reward-weighted or preference training, RL from
+logged rollouts): the final conversation split into ``prompt`` (up to the first model turn) and
+``completion`` (the model's turns and the tool results), TRL's conversational prompt-completion
+shape, with every reward of ``StepRewards`` and the chosen one in ``reward``. Unusable forecasts
+are kept: the format penalty is their signal.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from pastcast.dataset import Dataset
+from pastcast.records import AgentRole, FailureReason, Record, Setting, Termination, UtcDatetime
+from pastcast.runlog import Probabilities, RunLog, StepRecord
+from pastcast.scoring import Fallback
+from pastcast.train._chat import ChatMessage, chat_message, conversations, tool_definitions
+from pastcast.train._guard import SplitPolicy
+from pastcast.train._manifest import ExportManifest, write_export
+from pastcast.train._rewards import RewardMetric, step_rewards
+from pastcast.train._source import select_steps
+
+__all__ = ["RewardRecord", "export_rewards", "reward_schema"]
+
+
+class RewardRecord(Record):
+    run_id: str
+    agent: str
+    role: AgentRole
+    setting: Setting
+    event_id: str
+    step_index: int
+    rollout: int
+    split: str
+    category: str
+    cutoff: UtcDatetime
+    prompt: tuple[ChatMessage, ...]
+    """The final conversation up to its first model turn (empty for agents without a model)."""
+    completion: tuple[ChatMessage, ...]
+    tools: str = "[]"
+    forecast: Probabilities
+    usable: bool
+    failure_reason: FailureReason | None = None
+    termination: Termination
+    truth: str
+    labels: tuple[str, ...]
+    market_probs: Probabilities | None = None
+    neg_brier: float
+    log_score: float
+    accuracy: float
+    info_alpha: float | None = None
+    format_penalty: float
+    metric: RewardMetric
+    reward: float | None
+    """``metric`` plus the format penalty (None: information-alpha without a market)."""
+
+
+def reward_schema() -> dict[str, Any]:
+    """The JSON Schema every line of a reward export satisfies."""
+    return RewardRecord.model_json_schema(mode="serialization")
+
+
+def _record(
+    step: StepRecord, metric: RewardMetric, fallback: Fallback, penalty: float
+) -> RewardRecord:
+    convs = conversations(step.episode)
+    messages = convs[-1].messages if convs else ()
+    first = next((i for i, m in enumerate(messages) if m.role == "assistant"), len(messages))
+    rewards = step_rewards(step.forecast, step.grading, fallback=fallback, format_penalty=penalty)
+    tools = tool_definitions(convs[-1].call.tools) if convs else ()
+    return RewardRecord(
+        run_id=step.run_id,
+        agent=step.agent,
+        role=step.role,
+        setting=step.setting,
+        event_id=step.event_id,
+        step_index=step.step_index,
+        rollout=step.rollout,
+        split=step.split,
+        category=step.category,
+        cutoff=step.cutoff,
+        prompt=tuple(chat_message(m) for m in messages[:first]),
+        completion=tuple(chat_message(m) for m in messages[first:]),
+        tools=json.dumps([t.model_dump(mode="json") for t in tools], ensure_ascii=False),
+        forecast=step.forecast.probs,
+        usable=not rewards.fallback_used,
+        failure_reason=step.forecast.failure_reason,
+        termination=step.episode.termination,
+        truth=step.grading.truth,
+        labels=step.grading.labels,
+        market_probs=step.grading.market_probs,
+        neg_brier=rewards.neg_brier,
+        log_score=rewards.log_score,
+        accuracy=rewards.accuracy,
+        info_alpha=rewards.info_alpha,
+        format_penalty=rewards.format_penalty,
+        metric=metric,
+        reward=rewards.reward(metric),
+    )
+
+
+def export_rewards(
+    run_logs: Sequence[str | Path | RunLog],
+    out: str | Path,
+    *,
+    metric: RewardMetric = "neg_brier",
+    format_penalty: float = 1.0,
+    fallback: Fallback = "uniform",
+    policy: SplitPolicy | None = None,
+    datasets: Sequence[Dataset] = (),
+) -> ExportManifest:
+    """Write a reward record per admitted step of ``run_logs`` to ``out`` (JSONL) and its
+    manifest. Raises ``RunLogError`` for an unreadable log and ``ExportError`` when the guard
+    refuses or no step is admitted."""
+    policy = policy or SplitPolicy()
+    selected = select_steps(run_logs, policy, datasets)
+    records = [_record(step, metric, fallback, format_penalty) for _, step in selected.steps]
+
+    def write(path: Path) -> int:
+        with path.open("w", encoding="utf-8") as fh:
+            for r in records:
+                fh.write(r.model_dump_json() + "\n")
+        return len(records)
+
+    return write_export(
+        out,
+        write,
+        kind="rewards",
+        chosen=selected.steps,
+        datasets=selected.datasets,
+        guarded=True,
+        force_eval=policy.force_eval,
+        left_out=selected.left_out,
+        options={"metric": metric, "format_penalty": format_penalty, "fallback": fallback},
+    )

@@ -1,0 +1,70 @@
+"""Outcome feedback of a forecast as rewards (higher is better), for reward-based training.
+
+Every reward is a pastcast score turned so that more is better: the negative Brier score, the
+log score (the negative log loss), accuracy, and information-alpha against the market (None
+without a market price at the step). An unusable forecast (its text could not be parsed) is
+scored by the fallback, as ``pastcast score`` does, and also gets the format penalty.
+"""
+
+from __future__ import annotations
+
+from typing import Literal, get_args
+
+from pydantic import Field
+
+from pastcast.records import Forecast, Record
+from pastcast.runlog import Grading
+from pastcast.scoring import Fallback, score_forecast
+
+__all__ = ["REWARD_METRICS", "RewardMetric", "StepRewards", "step_rewards"]
+
+RewardMetric = Literal["neg_brier", "log_score", "accuracy", "info_alpha"]
+REWARD_METRICS: tuple[RewardMetric, ...] = get_args(RewardMetric)
+
+
+class StepRewards(Record):
+    """The rewards of one forecast."""
+
+    neg_brier: float
+    log_score: float
+    accuracy: float
+    info_alpha: float | None
+    """Information-alpha against the market's belief at the cutoff (None without one)."""
+    format_penalty: float = Field(le=0.0)
+    """Minus the penalty when the forecast was unusable, else 0."""
+    fallback_used: bool
+
+    def value(self, metric: RewardMetric) -> float | None:
+        """The score ``metric`` (None for information-alpha without a market)."""
+        return {
+            "neg_brier": self.neg_brier,
+            "log_score": self.log_score,
+            "accuracy": self.accuracy,
+            "info_alpha": self.info_alpha,
+        }[metric]
+
+    def reward(self, metric: RewardMetric) -> float | None:
+        """The score ``metric`` plus the format penalty (None where the score is None)."""
+        v = self.value(metric)
+        return None if v is None else v + self.format_penalty
+
+
+def step_rewards(
+    forecast: Forecast,
+    grading: Grading,
+    *,
+    fallback: Fallback = "uniform",
+    format_penalty: float = 1.0,
+) -> StepRewards:
+    """The rewards of ``forecast`` against the step's grading."""
+    if format_penalty < 0:
+        raise ValueError(f"format_penalty must be at least 0, not {format_penalty}")
+    s = score_forecast(forecast, grading, fallback)
+    return StepRewards(
+        neg_brier=-s.brier,
+        log_score=-s.log_loss,
+        accuracy=s.accuracy,
+        info_alpha=s.info_alpha,
+        format_penalty=-format_penalty if s.fallback_used else 0.0,
+        fallback_used=s.fallback_used,
+    )

@@ -1,0 +1,266 @@
+"""``export_sft``: the conversations of chosen forecasts as chat fine-tuning records.
+
+Each model conversation of a chosen step is one line: the system and user prompts, the assistant
+turns with their tool calls, the tool results exactly as the model was shown them, and the final
+answer (the forecast, with the notebook when the agent keeps one). Which steps: training-split
+ones (``SplitPolicy``) with a usable forecast and at least one model call; of those, every one
+(``keep="all"``) or the best rollout of each step (``keep="best"``, by ``score``), and with
+``min_score`` only those beating it.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import ValidationError
+
+from pastcast.dataset import Dataset
+from pastcast.records import Message, Record, Setting, UtcDatetime
+from pastcast.runlog import Probabilities, RunLog, StepRecord
+from pastcast.train._chat import (
+    ChatMessage,
+    OpenAiMessage,
+    OpenAiTool,
+    chat_message,
+    conversations,
+    from_chat_message,
+    from_openai_messages,
+    openai_message,
+    tool_definitions,
+)
+from pastcast.train._guard import ExportError, SplitPolicy
+from pastcast.train._manifest import ExportManifest, RowSource, write_export
+from pastcast.train._rewards import RewardMetric, StepRewards, step_rewards
+from pastcast.train._source import select_steps
+
+__all__ = [
+    "Keep",
+    "OpenAiRecord",
+    "SftRecord",
+    "SftShape",
+    "export_sft",
+    "read_sft",
+    "sft_messages",
+    "sft_schema",
+]
+
+SftShape = Literal["messages", "openai"]
+Keep = Literal["best", "all"]
+
+
+class SftRecord(Record):
+    """One conversation in the ``messages`` shape (TRL's SFT trainer, ``datasets``), with the
+    step it came from."""
+
+    messages: tuple[ChatMessage, ...]
+    tools: str = "[]"
+    """The tools offered natively, as JSON text of OpenAI-style definitions (TRL decodes it);
+    ``[]`` in JSON action mode, where the actions' schema is in the prompt."""
+    run_id: str
+    agent: str
+    setting: Setting
+    event_id: str
+    step_index: int
+    rollout: int
+    split: str
+    cutoff: UtcDatetime
+    conversation: int
+    final: bool
+    """The conversation that gave the final answer (the last of the step)."""
+    forecast: Probabilities
+    notebook_in: str | None = None
+    notebook_out: str | None = None
+    rewards: StepRewards
+
+
+class OpenAiRecord(Record):
+    """One conversation in OpenAI's chat fine-tuning format: nothing but messages and tools
+    (the source of each line is in the manifest)."""
+
+    messages: tuple[OpenAiMessage, ...]
+    tools: tuple[OpenAiTool, ...] | None = None
+
+
+_RECORDS: dict[SftShape, type[SftRecord] | type[OpenAiRecord]] = {
+    "messages": SftRecord,
+    "openai": OpenAiRecord,
+}
+
+
+def sft_schema(shape: SftShape = "messages") -> dict[str, Any]:
+    """The JSON Schema every line of an SFT export of ``shape`` satisfies."""
+    return _RECORDS[shape].model_json_schema(mode="serialization")
+
+
+def _candidates(
+    steps: list[tuple[RunLog, StepRecord]],
+    score: RewardMetric,
+    min_score: float | None,
+) -> tuple[list[tuple[RunLog, StepRecord, StepRewards, float]], dict[str, int]]:
+    out = []
+    skipped = {"unusable": 0, "no_model_calls": 0, "no_score": 0, "below_min_score": 0}
+    for log, step in steps:
+        if not step.forecast.usable or step.scores.fallback_used:
+            skipped["unusable"] += 1
+            continue
+        if not conversations(step.episode):
+            skipped["no_model_calls"] += 1
+            continue
+        rewards = step_rewards(step.forecast, step.grading)
+        value = rewards.value(score)
+        if value is None:
+            skipped["no_score"] += 1
+            continue
+        if min_score is not None and not value > min_score:
+            skipped["below_min_score"] += 1
+            continue
+        out.append((log, step, rewards, value))
+    return out, {k: v for k, v in skipped.items() if v}
+
+
+def _best(
+    cands: list[tuple[RunLog, StepRecord, StepRewards, float]],
+) -> tuple[list[tuple[RunLog, StepRecord, StepRewards, float]], int]:
+    """The best rollout of each (agent, setting, event, step); the first one on a tie."""
+    best: dict[tuple[str, str, str, int], int] = {}
+    for i, (_, s, _, value) in enumerate(cands):
+        key = (s.agent, s.setting, s.event_id, s.step_index)
+        if key not in best or value > cands[best[key]][3]:
+            best[key] = i
+    chosen = sorted(best.values())
+    return [cands[i] for i in chosen], len(cands) - len(chosen)
+
+
+def _rows(
+    shape: SftShape, step: StepRecord, rewards: StepRewards
+) -> list[tuple[dict[str, Any], RowSource]]:
+    rows = []
+    for conv in conversations(step.episode):
+        tools = tool_definitions(conv.call.tools)
+        record: SftRecord | OpenAiRecord
+        if shape == "openai":
+            record = OpenAiRecord(
+                messages=tuple(openai_message(m) for m in conv.messages), tools=tools or None
+            )
+            obj = record.model_dump(mode="json", exclude_none=True)
+        else:
+            record = SftRecord(
+                messages=tuple(chat_message(m) for m in conv.messages),
+                tools=json.dumps([t.model_dump(mode="json") for t in tools], ensure_ascii=False),
+                run_id=step.run_id,
+                agent=step.agent,
+                setting=step.setting,
+                event_id=step.event_id,
+                step_index=step.step_index,
+                rollout=step.rollout,
+                split=step.split,
+                cutoff=step.cutoff,
+                conversation=conv.index,
+                final=conv.final,
+                forecast=step.forecast.probs,
+                notebook_in=step.episode.notebook_in,
+                notebook_out=step.episode.notebook_out,
+                rewards=rewards,
+            )
+            obj = record.model_dump(mode="json")
+        source = RowSource(
+            run_id=step.run_id,
+            agent=step.agent,
+            event_id=step.event_id,
+            step_index=step.step_index,
+            rollout=step.rollout,
+            conversation=conv.index,
+        )
+        rows.append((obj, source))
+    return rows
+
+
+def export_sft(
+    run_logs: Sequence[str | Path | RunLog],
+    out: str | Path,
+    *,
+    shape: SftShape = "messages",
+    keep: Keep = "best",
+    score: RewardMetric = "neg_brier",
+    min_score: float | None = None,
+    policy: SplitPolicy | None = None,
+    datasets: Sequence[Dataset] = (),
+) -> ExportManifest:
+    """Write the chosen conversations of ``run_logs`` to ``out`` (JSONL) and its manifest.
+
+    Raises ``RunLogError`` for an unreadable log and ``ExportError`` when the guard refuses or
+    nothing is left to export."""
+    if shape not in _RECORDS:
+        raise ExportError(f"shape {shape!r}: expected one of {', '.join(_RECORDS)}")
+    if keep not in ("best", "all"):
+        raise ExportError(f"keep {keep!r}: expected 'best' or 'all'")
+    policy = policy or SplitPolicy()
+    selected = select_steps(run_logs, policy, datasets)
+    cands, skipped = _candidates(selected.steps, score, min_score)
+    if keep == "best":
+        cands, not_best = _best(cands)
+        if not_best:
+            skipped["not_best"] = not_best
+    rows: list[tuple[dict[str, Any], RowSource]] = []
+    for _, step, rewards, _ in cands:
+        rows.extend(_rows(shape, step, rewards))
+    if not rows:
+        found = ", ".join(f"{n} {why}" for why, n in skipped.items()) or "no steps"
+        raise ExportError(f"nothing to export: every admitted step was left out ({found})")
+
+    def write(path: Path) -> int:
+        with path.open("w", encoding="utf-8") as fh:
+            for obj, _ in rows:
+                fh.write(json.dumps(obj, ensure_ascii=False) + "\n")
+        return len(rows)
+
+    options: dict[str, Any] = {"keep": keep, "score": score, "min_score": min_score}
+    return write_export(
+        out,
+        write,
+        kind="sft",
+        shape=shape,
+        chosen=[(log, step) for log, step, _, _ in cands],
+        datasets=selected.datasets,
+        guarded=True,
+        force_eval=policy.force_eval,
+        left_out=selected.left_out,
+        options=options,
+        skipped=skipped,
+        sources=[src for _, src in rows],
+    )
+
+
+def read_sft(path: str | Path) -> list[SftRecord | OpenAiRecord]:
+    """Read and validate an SFT export (either shape: a line with ``run_id`` is a ``messages``
+    record). Raises ``ExportError`` naming the file, line and field."""
+    p = Path(path)
+    out: list[SftRecord | OpenAiRecord] = []
+    try:
+        lines = p.read_text(encoding="utf-8").splitlines()
+    except OSError as exc:
+        raise ExportError(f"{p}: unreadable ({exc.strerror})") from None
+    for lineno, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
+        try:
+            obj = json.loads(line)
+            kind = SftRecord if isinstance(obj, dict) and "run_id" in obj else OpenAiRecord
+            out.append(kind.model_validate(obj))
+        except ValueError as exc:
+            if isinstance(exc, ValidationError):
+                first = exc.errors()[0]
+                loc = ".".join(str(x) for x in first["loc"]) or "<record>"
+                raise ExportError(f"{p}:{lineno}: field {loc}: {first['msg']}") from None
+            raise ExportError(f"{p}:{lineno}: not valid JSON ({exc})") from None
+    return out
+
+
+def sft_messages(record: SftRecord | OpenAiRecord) -> tuple[Message, ...]:
+    """The record's conversation as pastcast messages (as the run log has them)."""
+    if isinstance(record, SftRecord):
+        return tuple(from_chat_message(m) for m in record.messages)
+    return from_openai_messages(record.messages)

@@ -1,0 +1,132 @@
+"""``export_table``: one Parquet row per forecast, for pandas, polars, DuckDB and ``datasets``.
+
+Scores come from ``pastcast.scoring`` (re-scored from forecast and grading, as ``pastcast score``
+does, with the chosen convention for unusable forecasts), so the table and the leaderboard
+agree. Every split is exported: this is the analysis of a run, not training data.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from pastcast.dataset import Dataset
+from pastcast.runlog import RunLog
+from pastcast.scoring import Convention, table_from_records
+from pastcast.train._guard import split_name
+from pastcast.train._manifest import ExportManifest, write_export
+from pastcast.train._source import select_steps
+
+__all__ = ["TABLE_SCHEMA", "export_table"]
+
+_PAIRS = pa.list_(pa.struct([("label", pa.string()), ("p", pa.float64())]))
+
+TABLE_SCHEMA = pa.schema(
+    [
+        ("run_id", pa.string()),
+        ("dataset_id", pa.string()),
+        ("agent", pa.string()),
+        ("role", pa.string()),
+        ("setting", pa.string()),
+        ("event_id", pa.string()),
+        ("step_index", pa.int64()),
+        ("rollout", pa.int64()),
+        ("cutoff", pa.timestamp("us", tz="UTC")),
+        ("split", pa.string()),
+        ("category", pa.string()),
+        ("usable", pa.bool_()),
+        ("failure_reason", pa.string()),
+        ("termination", pa.string()),
+        ("probs", _PAIRS),
+        ("truth", pa.string()),
+        ("labels", pa.list_(pa.string())),
+        ("market_probs", _PAIRS),
+        ("p_truth", pa.float64()),
+        ("market_p_truth", pa.float64()),
+        ("brier", pa.float64()),
+        ("accuracy", pa.float64()),
+        ("log_loss", pa.float64()),
+        ("info_alpha", pa.float64()),
+        ("alpha", pa.float64()),
+        ("model_calls", pa.int64()),
+        ("input_tokens", pa.int64()),
+        ("output_tokens", pa.int64()),
+        ("cost_usd", pa.float64()),
+        ("tool_calls", pa.int64()),
+        ("wall_s", pa.float64()),
+    ]
+)
+"""The table's columns. ``split`` is ``unsplit`` for events of a dataset without a split; score
+columns are null where undefined (information-alpha without a market, excluded failures);
+``p_truth`` is the probability a usable forecast gave the truth (null for an unusable one)."""
+
+
+def _pairs(probs: dict[str, float] | None) -> list[dict[str, object]] | None:
+    return None if probs is None else [{"label": k, "p": v} for k, v in probs.items()]
+
+
+def _nulls(values: np.ndarray) -> list[float | None]:
+    return [None if not np.isfinite(v) else float(v) for v in values]
+
+
+def export_table(
+    run_logs: Sequence[str | Path | RunLog],
+    out: str | Path,
+    *,
+    fallback: Convention = "uniform",
+    datasets: Sequence[Dataset] = (),
+) -> ExportManifest:
+    """Write every forecast of ``run_logs`` to ``out`` (Parquet) and its manifest."""
+    selected = select_steps(run_logs, None, datasets)
+    steps = [s for _, s in selected.steps]
+    scores = table_from_records(steps)
+    metrics = scores.metrics(fallback)
+    columns: dict[str, Sequence[object]] = {
+        "run_id": [s.run_id for s in steps],
+        "dataset_id": [log.header.dataset_id for log, _ in selected.steps],
+        "agent": [s.agent for s in steps],
+        "role": [s.role for s in steps],
+        "setting": [s.setting for s in steps],
+        "event_id": [s.event_id for s in steps],
+        "step_index": [s.step_index for s in steps],
+        "rollout": [s.rollout for s in steps],
+        "cutoff": [s.cutoff for s in steps],
+        "split": [split_name(s.split) for s in steps],
+        "category": [s.category for s in steps],
+        "usable": scores.usable.tolist(),
+        "failure_reason": [s.forecast.failure_reason for s in steps],
+        "termination": [s.episode.termination for s in steps],
+        "probs": [_pairs(s.forecast.probs) for s in steps],
+        "truth": [s.grading.truth for s in steps],
+        "labels": [list(s.grading.labels) for s in steps],
+        "market_probs": [_pairs(s.grading.market_probs) for s in steps],
+        "p_truth": _nulls(scores.p_truth),
+        "market_p_truth": _nulls(scores.market_truth),
+        **{m: _nulls(metrics[m]) for m in ("brier", "accuracy", "log_loss", "info_alpha")},
+        "alpha": _nulls(metrics["alpha"]),
+        "model_calls": [s.episode.usage.model_calls for s in steps],
+        "input_tokens": [s.episode.usage.input_tokens for s in steps],
+        "output_tokens": [s.episode.usage.output_tokens for s in steps],
+        "cost_usd": [s.episode.usage.cost_usd for s in steps],
+        "tool_calls": [len(s.episode.tool_calls) for s in steps],
+        "wall_s": [s.episode.wall_s for s in steps],
+    }
+    table = pa.Table.from_pydict(columns, schema=TABLE_SCHEMA)
+
+    def write(path: Path) -> int:
+        pq.write_table(table, path)
+        return int(table.num_rows)
+
+    return write_export(
+        out,
+        write,
+        kind="table",
+        chosen=selected.steps,
+        datasets=selected.datasets,
+        guarded=False,
+        options={"fallback": fallback},
+    )
