@@ -170,6 +170,7 @@ LAYERS: list[set[str]] = [
     {"agents"},
     {"runner", "reports"},
     {"arena"},
+    {"integrations"},
     {"cli"},
 ]
 

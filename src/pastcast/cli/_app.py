@@ -10,7 +10,7 @@ from typing import Annotated, Any
 import typer
 from typer.core import TyperGroup
 
-from pastcast.cli import _agents, _arena, _corpus, _data, _run, _score, _stats
+from pastcast.cli import _agents, _arena, _corpus, _data, _import, _run, _score, _stats
 from pastcast.cli._common import EXIT_FAILED
 
 DEBUG_ENV = "PASTCAST_DEBUG"
@@ -57,6 +57,7 @@ app.add_typer(_agents.app, name="agents")
 app.add_typer(_arena.app, name="arena")
 app.add_typer(_corpus.app, name="corpus")
 app.add_typer(_data.app, name="data")
+app.add_typer(_import.app, name="import")
 app.add_typer(_stats.app, name="stats")
 app.command("demo")(_run.demo)
 app.command("run")(_run.run)
