@@ -17,6 +17,8 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
+from _plugins import install_plugin
+
 pytest.importorskip("inspect_ai")
 
 from inspect_ai import eval as inspect_eval
@@ -208,35 +210,37 @@ def test_the_packaged_o200k_file_is_what_tiktoken_expects(
     assert seed_tiktoken_cache() is None
 
 
-def _entry_point_env(tmp_path: Path) -> dict[str, str]:
+def _entry_point_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, str]:
     """The subprocess environment: this checkout's sources, an empty tiktoken cache, and
     Inspect's entry point for pastcast (declared by an installed pastcast; for a checkout run
     against another install, by a stand-in distribution declaring the same entry point)."""
     path = [str(SRC)]
     if not entry_points(group="inspect_ai", name="pastcast"):
-        info = tmp_path / "eps" / "pastcast_entry_point-0.dist-info"
-        info.mkdir(parents=True)
-        (info / "METADATA").write_text(
-            "Metadata-Version: 2.1\nName: pastcast-entry-point\nVersion: 0\n"
+        root = tmp_path / "eps"
+        install_plugin(
+            root,
+            monkeypatch,
+            dist="pastcast_entry_point",
+            modules={},
+            entry_points={"inspect_ai": {"pastcast": "pastcast.integrations.inspect"}},
         )
-        (info / "entry_points.txt").write_text(
-            "[inspect_ai]\npastcast = pastcast.integrations.inspect\n"
-        )
-        path.append(str(info.parent))
+        path.append(str(root))
     env = {k: v for k, v in os.environ.items() if not k.startswith("INSPECT_")}
     env["PYTHONPATH"] = os.pathsep.join([*path, env.get("PYTHONPATH", "")])
     env["TIKTOKEN_CACHE_DIR"] = str(tmp_path / "tiktoken")
     return env
 
 
-def test_inspect_eval_with_the_mock_model_runs_offline_and_scores(tmp_path: Path) -> None:
+def test_inspect_eval_with_the_mock_model_runs_offline_and_scores(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     logs = tmp_path / "logs"
     cmd = [
         *(sys.executable, "-m", "inspect_ai", "eval", "pastcast/forecast"),
         *("-T", "dataset=world", "-T", "max_events=1", "--limit", "2"),
         *("--model", "mockllm/model", "--log-dir", str(logs), "--display", "none"),
     ]
-    env = _entry_point_env(tmp_path)
+    env = _entry_point_env(tmp_path, monkeypatch)
     done = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
     (log_file,) = logs.glob("*.eval")
