@@ -217,6 +217,7 @@ def _entry_point_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[st
     path = [str(SRC)]
     if not entry_points(group="inspect_ai", name="pastcast"):
         root = tmp_path / "eps"
+        root.mkdir()
         install_plugin(
             root,
             monkeypatch,
