@@ -257,3 +257,15 @@ def test_inspect_eval_with_the_mock_model_runs_offline_and_scores(
     assert scored.exit_code == 0, scored.output
     (group,) = json.loads(scored.stdout)["groups"]
     assert group["n_recorded"] == 2 and group["n_failures"] == 2
+
+
+def test_the_inspect_provider_outside_an_evaluation_is_a_one_line_error() -> None:
+    from pastcast.models import ChatRequest, ModelError, resolve_model
+    from pastcast.records import Message
+
+    model = resolve_model("inspect:mockllm/model")
+    assert model.name == "inspect:mockllm/model"
+    with pytest.raises(ModelError, match="inside an Inspect evaluation"):
+        model.chat(ChatRequest(messages=(Message(role="user", content="hi"),)))
+    with pytest.raises(ValueError, match="Inspect's"):
+        resolve_model("inspect:mockllm/model", temperature=0.1)
