@@ -31,7 +31,7 @@ $(CORE): pyproject.toml
 $(FULL): $(CORE)
 	@{ command -v bwrap && [ -x /usr/bin/python3 ] && ldconfig -p | grep -q libseccomp.so.2; } >/dev/null || { [ "$$(id -u)" = 0 ] && (apt-get update -qq && apt-get install -y -qq bubblewrap libseccomp2 python3 >/dev/null); } || echo "warning: bubblewrap, libseccomp2 or python3 is missing; the python tool will refuse to run"
 	$(BIN)/python -m pip install --quiet torch==$(TORCH_VERSION)
-	$(BIN)/python -m pip install --quiet $(if $(wildcard ../shared/wheels),--find-links ../shared/wheels) -e '.[dev,local,llm,dense,postgres,reddit,arena,isolation,gym,train]'
+	$(BIN)/python -m pip install --quiet $(if $(wildcard ../shared/wheels),--find-links ../shared/wheels) -e '.[dev,local,llm,dense,postgres,reddit,arena,isolation,gym,train,inspect,verifiers]'
 	@if command -v npm >/dev/null; then npm install --silent --prefix $(VENV)/solc solc@$(SOLC_VERSION); else echo "warning: npm not found; the contract recompile test will skip"; fi
 	@touch $(FULL)
 

@@ -171,6 +171,7 @@ LAYERS: list[set[str]] = [
     {"agents"},
     {"runner", "reports"},
     {"arena", "train"},
+    {"integrations"},
     {"cli"},
 ]
 

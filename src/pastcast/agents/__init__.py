@@ -28,6 +28,7 @@ from pastcast.agents._tool_agent import (
     ToolAgent,
     action_schema,
     action_template,
+    research_prompt,
 )
 from pastcast.agents._two_stage import TwoStageAgent
 from pastcast.agents.isolated import AgentProcessError, ExternalAgent, IsolatedAgent
@@ -68,4 +69,5 @@ __all__ = [
     "prompts_for",
     "register_agent",
     "render_notebook",
+    "research_prompt",
 ]

@@ -36,6 +36,7 @@ __all__ = [
     "ToolAgent",
     "action_schema",
     "action_template",
+    "research_prompt",
 ]
 
 ActionMode = Literal["json", "native"]
@@ -121,6 +122,31 @@ def _tools_text(specs: tuple[ToolSpec, ...]) -> str:
     return "\n".join(lines) or "(none)"
 
 
+def research_prompt(
+    episode: Episode,
+    *,
+    action_mode: ActionMode = "native",
+    memory: bool = False,
+    max_tool_calls: int | None = None,
+) -> list[Message]:
+    """The opening messages of a research episode (the tool agent's prompt for its action mode,
+    with the question, the step's tools and the tool-call budget): what any loop driving a
+    model through the episode's tools starts from."""
+    specs = episode.tools.specs()
+    calls = episode.config.max_tool_calls if max_tool_calls is None else max_tool_calls
+    fields = view_fields(episode.question) | {
+        "tools": _tools_text(specs),
+        "max_tool_calls": str(calls),
+        "actions": action_template(
+            episode.question.labels, tuple(s.name for s in specs), memory=memory
+        ),
+    }
+    if memory:
+        fields |= memory_fields(episode)
+    prompt = load_prompt(PROMPTS[(action_mode, memory)])
+    return list(prompt.render(fields).messages())
+
+
 def _last_action(text: str) -> dict[str, Any] | None:
     for block in reversed(find_blocks(strip_thinking(text))):
         obj, _ = load_object(block.text)
@@ -175,17 +201,9 @@ class ToolAgent:
         memory = self.uses_memory(episode)
         cfg = episode.config
         calls_left = min(self.max_tool_calls or cfg.max_tool_calls, cfg.max_tool_calls)
-        fields = view_fields(episode.question) | {
-            "tools": _tools_text(specs),
-            "max_tool_calls": str(calls_left),
-            "actions": action_template(
-                episode.question.labels, tuple(s.name for s in specs), memory=memory
-            ),
-        }
-        if memory:
-            fields |= memory_fields(episode)
-        prompt = load_prompt(PROMPTS[(self.action_mode, memory)])
-        messages = list(prompt.render(fields).messages())
+        messages = research_prompt(
+            episode, action_mode=self.action_mode, memory=memory, max_tool_calls=calls_left
+        )
         turns = min(self.max_iterations or cfg.max_tool_iterations, cfg.max_tool_iterations)
         step = self._json_turn if self.action_mode == "json" else self._native_turn
         prompt_len = len(messages)

@@ -16,6 +16,7 @@ from pastcast.cli import (
     _corpus,
     _data,
     _export,
+    _import,
     _run,
     _score,
     _stats,
@@ -68,6 +69,7 @@ app.add_typer(_arena.app, name="arena")
 app.add_typer(_corpus.app, name="corpus")
 app.add_typer(_data.app, name="data")
 app.add_typer(_export.app, name="export")
+app.add_typer(_import.app, name="import")
 app.add_typer(_stats.app, name="stats")
 app.add_typer(_toolserver.app, name="toolserver")
 app.command("demo")(_run.demo)

@@ -26,7 +26,15 @@ from pastcast.agents import Agent, agent_info, build_agent, prompts_for
 from pastcast.corpus import CorpusBackend, corpus_identity
 from pastcast.dataset import Dataset
 from pastcast.env import BudgetExceeded, EnvConfig, Episode, ForecastEnv
-from pastcast.records import AgentRole, CorpusIdentity, Forecast, StepKey, StepSpec, Termination
+from pastcast.records import (
+    AgentRole,
+    CorpusIdentity,
+    EpisodeRecord,
+    Forecast,
+    StepKey,
+    StepSpec,
+    Termination,
+)
 from pastcast.runlog import (
     AgentSpec,
     Grading,
@@ -39,7 +47,7 @@ from pastcast.runner._config import RunConfig
 from pastcast.runner._version import code_version
 from pastcast.scoring import score_forecast
 
-__all__ = ["RunResult", "grade_step", "play_episode", "run_benchmark"]
+__all__ = ["RunResult", "agent_env_config", "grade_step", "play_episode", "run_benchmark"]
 
 
 @dataclass(frozen=True)
@@ -75,8 +83,8 @@ def _chains(dataset: Dataset, config: RunConfig) -> list[_Chain]:
 
 
 def grade_step(dataset: Dataset, step: StepSpec) -> Grading:
-    """What the grader knows of a step: the truth, the labels and the market's belief at the
-    cutoff. Made after the episode, never shown to the agent."""
+    """What the grader knows of a step, after its episode: the outcome, the labels and the
+    market belief at the cutoff. Never shown to an agent."""
     event = dataset.event(step.event_id)
     resolution = dataset.resolutions.get(step.event_id)
     if resolution is None:
@@ -89,17 +97,33 @@ def grade_step(dataset: Dataset, step: StepSpec) -> Grading:
     )
 
 
-def play_episode(agent: Agent, episode: Episode) -> tuple[Forecast, Termination, str | None]:
-    """Let ``agent`` forecast ``episode``: the forecast, how the episode ended and the error. A
-    spent budget or an agent's exception ends it with an unusable forecast instead of raising."""
+def agent_env_config(env: EnvConfig, spec: AgentSpec) -> EnvConfig:
+    """The environment settings of one agent's steps: market prices only for an agent registered
+    with market access, and neither prices nor the python tool under ``no_tools``."""
+    no_tools = spec.setting == "no_tools"
+    return env.model_copy(
+        update={
+            "market_access": agent_info(spec).market_access and not no_tools,
+            "python_tool": env.python_tool and not no_tools,
+        }
+    )
+
+
+def play_episode(agent: Agent, episode: Episode) -> tuple[Forecast, EpisodeRecord]:
+    """Let ``agent`` forecast in ``episode``: its forecast and the episode's record. A spent
+    budget or an agent's exception ends the episode with an unusable forecast, recorded (an
+    agent bug must not stop a run)."""
+    termination: Termination = "forecast"
+    error: str | None = None
     try:
-        return agent.forecast(episode), "forecast", None
+        forecast = agent.forecast(episode)
     except BudgetExceeded as exc:
-        spent = Forecast(usable=False, failure_reason="budget_exhausted", raw_text=str(exc))
-        return spent, "tool_budget" if exc.kind == "tool" else "model_budget", None
-    except Exception as exc:  # an agent bug must not stop the run; it is recorded
-        error = f"{type(exc).__name__}: {exc}"
-        return Forecast(usable=False, failure_reason="agent_error", raw_text=error), "error", error
+        termination = "tool_budget" if exc.kind == "tool" else "model_budget"
+        forecast = Forecast(usable=False, failure_reason="budget_exhausted", raw_text=str(exc))
+    except Exception as exc:
+        termination, error = "error", f"{type(exc).__name__}: {exc}"
+        forecast = Forecast(usable=False, failure_reason="agent_error", raw_text=error)
+    return forecast, episode.record(termination, error)
 
 
 class _Runner:
@@ -128,13 +152,7 @@ class _Runner:
     def run_chain(self, chain: _Chain, advance: Callable[[], None]) -> None:
         info = agent_info(chain.spec)
         env = self.no_tools_env if chain.spec.setting == "no_tools" else self.env
-        no_tools = chain.spec.setting == "no_tools"
-        env_config = self.config.env.model_copy(
-            update={
-                "market_access": info.market_access and not no_tools,
-                "python_tool": self.config.env.python_tool and not no_tools,
-            }
-        )
+        env_config = agent_env_config(self.config.env, chain.spec)
         agent: Agent | None = None
         notebook: str | None = None
         for step in chain.steps:
@@ -173,7 +191,7 @@ class _Runner:
         role: AgentRole,
     ) -> StepRecord:
         episode = env.reset(step, notebook_in=notebook, config=env_config, rollout=chain.rollout)
-        forecast, termination, error = play_episode(agent, episode)
+        forecast, played = play_episode(agent, episode)
         grading = grade_step(self.dataset, step)
         return StepRecord(
             run_id=self.writer.header.run_id,
@@ -187,7 +205,7 @@ class _Runner:
             split=self.dataset.splits.get(step.event_id, ""),
             category=self.dataset.event(step.event_id).category,
             forecast=forecast,
-            episode=episode.record(termination, error),
+            episode=played,
             grading=grading,
             scores=score_forecast(forecast, grading, fallback=self.config.fallback),
         )

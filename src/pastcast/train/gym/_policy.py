@@ -68,7 +68,8 @@ class PolicyRun:
     def _play(self, agent: Agent) -> None:
         outcome: Ended | None = None
         try:
-            outcome = Ended(*play_episode(agent, self.episode))
+            forecast, record = play_episode(agent, self.episode)
+            outcome = Ended(forecast, record.termination, record.error)
         except _Stopped:
             pass
         finally:

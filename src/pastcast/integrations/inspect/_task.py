@@ -1,0 +1,223 @@
+"""The Inspect task ``pastcast/forecast``: pastcast's forecast steps as Inspect samples.
+
+One sample per forecast step (``EVENT#STEP``), one epoch per rollout. The solver plays the step
+as ``pastcast run`` does: a registered pastcast agent (the tool agent by default) in an episode
+whose tools are bound to the step's cutoff, calling Inspect's model through ``Episode.chat``
+(the ``inspect`` provider). The scorer grades the forecast with pastcast's metrics. The resolved
+outcome is never in a sample: the scorer takes it from the dataset after the episode.
+
+Every argument of the solver and the scorer is plain data, as Inspect records them in the log;
+both reopen the same shared ``Replay`` from the dataset and corpus strings.
+"""
+
+from __future__ import annotations
+
+import functools
+from typing import Any
+
+import anyio.to_thread
+from inspect_ai import Task, task
+from inspect_ai.dataset import Sample
+from inspect_ai.model import ChatMessage, ModelOutput, get_model
+from inspect_ai.scorer import Score, Scorer, Target, mean, scorer, stderr
+from inspect_ai.solver import Generate, Solver, TaskState, solver
+from pydantic import ValidationError
+
+from pastcast.agents import agent_spec, agents, build_agent, prompts_for
+from pastcast.env import EnvConfig, question_view
+from pastcast.integrations._replay import open_replay
+from pastcast.integrations.inspect._model import PROVIDER, inspect_messages
+from pastcast.integrations.inspect._tokens import seed_tiktoken_cache
+from pastcast.records import EpisodeRecord, Forecast, Setting
+from pastcast.runlog import AgentSpec
+from pastcast.runner import agent_env_config, code_version, play_episode
+from pastcast.scoring import Fallback, score_forecast
+
+__all__ = ["STORE_KEY", "forecast", "forecast_score", "pastcast_agent"]
+
+STORE_KEY = "pastcast"
+"""Where the solver leaves the step's agent spec, forecast and episode record in the sample's
+store (``pastcast import inspect-log`` reads them back)."""
+
+NATIVE_TOOLS = {"action_mode": "native"}
+"""Inspect's providers call tools natively, so the tool agents default to native tool calls."""
+
+_SETTINGS: tuple[Setting, ...] = ("memory_free", "no_tools")
+
+
+def _env_config(env: dict[str, Any] | None) -> EnvConfig:
+    try:
+        return EnvConfig.model_validate(env or {})
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        field = ".".join(str(p) for p in first["loc"]) or "env"
+        raise ValueError(f"-T env: {field}: {first['msg']}") from None
+
+
+def _spec(agent: str, agent_args: dict[str, Any], setting: Setting, model: str) -> AgentSpec:
+    """The agent's spec; an agent that takes a model gets Inspect's (``inspect:MODEL``)."""
+    args = dict(agent_args)
+    label = agent
+    if "model" in agents.get(agent).parameters():
+        args["model"] = f"{PROVIDER}:{model}"
+        label = f"{agent}:{model}"
+    return agent_spec(agent, setting=setting, label=label, **args)
+
+
+@solver
+def pastcast_agent(
+    dataset: str,
+    corpus: str | None,
+    retrieval: str,
+    agent: str,
+    agent_args: dict[str, Any],
+    setting: Setting,
+    env: dict[str, Any],
+) -> Solver:
+    """Play the sample's forecast step with a pastcast agent over Inspect's model."""
+
+    async def solve(state: TaskState, generate: Generate) -> TaskState:
+        replay = open_replay(dataset, corpus, retrieval)
+        model = str(get_model())
+        spec = _spec(agent, agent_args, setting, model)
+        step = replay.step(state.metadata["event_id"], state.metadata["step_index"])
+        config = agent_env_config(EnvConfig.model_validate(env), spec)
+        episode = replay.episode(step, config, setting=setting, rollout=state.epoch - 1)
+        # The agent is synchronous: it runs in a worker thread, and its model calls come back
+        # to this event loop (pastcast.integrations.inspect._model).
+        forecast, record = await anyio.to_thread.run_sync(
+            functools.partial(play_episode, build_agent(spec), episode)
+        )
+        state.store.set(
+            STORE_KEY,
+            {
+                "agent": spec.model_dump(mode="json"),
+                "forecast": forecast.model_dump(mode="json"),
+                "episode": record.model_dump(mode="json"),
+            },
+        )
+        state.messages = _conversation(record, state.messages)
+        state.output = ModelOutput.from_content(model=model, content=forecast.raw_text)
+        return state
+
+    return solve
+
+
+def _conversation(record: EpisodeRecord, prompt: list[ChatMessage]) -> list[ChatMessage]:
+    """What ``inspect view`` shows as the sample's messages: the last model call's request and
+    reply (the whole research conversation for the tool agent)."""
+    if not record.model_calls:
+        return prompt
+    last = record.model_calls[-1]
+    reply = record.reply_of(last)
+    sent = [*record.messages_of(last), *(() if reply is None else (reply,))]
+    return inspect_messages(sent)
+
+
+@scorer(
+    metrics={
+        "brier": [mean(), stderr()],
+        "log_loss": [mean(), stderr()],
+        "accuracy": [mean()],
+        "usable": [mean()],
+    }
+)
+def forecast_score(
+    dataset: str, corpus: str | None, retrieval: str, fallback: Fallback = "uniform"
+) -> Scorer:
+    """pastcast's scores of the forecast (Brier on pastcast's scale, log loss, accuracy; an
+    unusable forecast is scored by the fallback); the grading is in the score's metadata."""
+
+    async def score(state: TaskState, target: Target) -> Score:
+        replay = open_replay(dataset, corpus, retrieval)
+        played = state.store.get(STORE_KEY)
+        forecast = Forecast.model_validate(played["forecast"])
+        step = replay.step(state.metadata["event_id"], state.metadata["step_index"])
+        grading = replay.grading(step)
+        scores = score_forecast(forecast, grading, fallback=fallback)
+        return Score(
+            value={
+                "brier": scores.brier,
+                "log_loss": scores.log_loss,
+                "accuracy": scores.accuracy,
+                "usable": float(forecast.usable),
+            },
+            answer=", ".join(f"{k}: {p:.3f}" for k, p in forecast.probs.items()),
+            explanation=forecast.rationale or forecast.failure_reason or "",
+            metadata={
+                "grading": grading.model_dump(mode="json"),
+                "scores": scores.model_dump(mode="json"),
+            },
+        )
+
+    return score
+
+
+@task
+def forecast(
+    dataset: str = "world",
+    corpus: str | None = None,
+    retrieval: str = "bm25",
+    split: str | None = None,
+    max_events: int | None = None,
+    agent: str = "tool-agent",
+    agent_args: dict[str, Any] | None = None,
+    setting: Setting = "memory_free",
+    env: dict[str, Any] | None = None,
+    fallback: Fallback = "uniform",
+) -> Task:
+    """Forecast resolved questions as of past dates with cutoff-bound research tools.
+
+    ``dataset``: ``world[:SEED]`` (the embedded world, indexed in memory) or a dataset
+    directory; ``corpus``: an index directory or a PostgreSQL URL (``retrieval`` bm25, dense or
+    hybrid); ``split``/``max_events`` select events; ``agent`` a registered pastcast agent with
+    ``agent_args`` (the tool agents default to native tool calls); ``setting`` memory_free or
+    no_tools (each sample is played on its own, so memory_on does not apply); ``env`` the
+    environment's budgets (``EnvConfig`` fields); ``fallback`` how an unusable forecast scores.
+    Rollouts are Inspect's epochs (``--epochs``).
+    """
+    if setting not in _SETTINGS:
+        raise ValueError(
+            f"-T setting={setting}: choose {' or '.join(_SETTINGS)} (Inspect plays each step on "
+            "its own, so no notebook is carried between steps)"
+        )
+    seed_tiktoken_cache()  # Inspect's token estimates need o200k_base; offline, from the wheel
+    env_config = _env_config(env)
+    if agent_args is None:
+        agent_args = dict(NATIVE_TOOLS) if "action_mode" in agents.get(agent).parameters() else {}
+    replay = open_replay(dataset, corpus, retrieval)
+    placeholder = _spec(agent, agent_args, setting, "model")  # checks the arguments now
+    samples = [
+        Sample(
+            id=f"{step.event_id}#{step.step_index}",
+            input=question_view(
+                replay.dataset.event(step.event_id), step.cutoff, step.step_index
+            ).render(),
+            metadata={
+                "event_id": step.event_id,
+                "step_index": step.step_index,
+                "cutoff": step.cutoff.isoformat(),
+                "split": replay.dataset.splits.get(step.event_id, ""),
+                "category": replay.dataset.event(step.event_id).category,
+            },
+        )
+        for step in replay.steps(split, max_events)
+    ]
+    env_json = env_config.model_dump(mode="json")
+    return Task(
+        dataset=samples,
+        solver=pastcast_agent(dataset, corpus, retrieval, agent, agent_args, setting, env_json),
+        scorer=forecast_score(dataset, corpus, retrieval, fallback),
+        metadata={
+            STORE_KEY: {
+                "dataset_id": replay.dataset.id,
+                "corpus": None if replay.corpus is None else replay.corpus.model_dump(mode="json"),
+                "env": env_json,
+                "fallback": fallback,
+                "split": split,
+                "max_events": max_events,
+                "prompts": prompts_for([placeholder]),
+                "code_version": code_version(),
+            }
+        },
+    )
