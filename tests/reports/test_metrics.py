@@ -118,3 +118,16 @@ def test_calibration_leaves_out_multi_option_forecasts() -> None:
     assert cal.n == 10
     none = calibration(table_from_records(steps[-1:]), by=("agent",), bootstrap=0)
     assert none[0].n == 0 and none[0].murphy is None and math.isnan(none[0].ece)
+
+
+def test_take_keeps_the_rows_and_their_names() -> None:
+    steps = _binary_steps()[:6]
+    table = table_from_records(steps)
+    sub = table.take([1, 4])
+    assert len(sub) == 2
+    assert sub.keys["event"][1] == table.keys["event"][1]
+    assert [sub.name("event", int(c)) for c in sub.codes("event")] == ["e0", "e2"]
+    assert list(sub.metrics()["brier"]) == list(table.metrics()["brier"][[1, 4]])
+    mask = np.zeros(len(table), dtype=bool)
+    mask[[0, 5]] = True
+    assert list(table.take(mask).step) == [0, 1]

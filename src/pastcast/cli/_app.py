@@ -10,7 +10,7 @@ from typing import Annotated, Any
 import typer
 from typer.core import TyperGroup
 
-from pastcast.cli import _agents, _corpus, _data, _run, _score, _stats
+from pastcast.cli import _agents, _corpus, _data, _report, _run, _score, _stats, _view
 from pastcast.cli._common import EXIT_FAILED
 
 DEBUG_ENV = "PASTCAST_DEBUG"
@@ -60,6 +60,8 @@ app.add_typer(_stats.app, name="stats")
 app.command("demo")(_run.demo)
 app.command("run")(_run.run)
 app.command("score")(_score.score)
+app.command("report")(_report.report)
+app.command("view")(_view.view)
 
 
 @app.callback()

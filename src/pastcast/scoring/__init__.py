@@ -42,7 +42,13 @@ from pastcast.scoring._multiclass import (
     score_step,
     uniform,
 )
-from pastcast.scoring._table import Convention, ScoreTable, score_matrix, table_from_records
+from pastcast.scoring._table import (
+    Convention,
+    ScoreTable,
+    event_kind,
+    score_matrix,
+    table_from_records,
+)
 from pastcast.scoring.analyses import (
     PHASES,
     RESOURCES,
@@ -140,6 +146,7 @@ __all__ = [
     "distance_to_market",
     "ece",
     "episode_gain",
+    "event_kind",
     "evidence_capture",
     "evidence_index",
     "evidence_quartiles",

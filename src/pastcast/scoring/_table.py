@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Literal
 
 import numpy as np
@@ -27,7 +27,14 @@ from pastcast.scoring._multiclass import (
     normalize,
 )
 
-__all__ = ["KEY_COLUMNS", "Convention", "ScoreTable", "score_matrix", "table_from_records"]
+__all__ = [
+    "KEY_COLUMNS",
+    "Convention",
+    "ScoreTable",
+    "event_kind",
+    "score_matrix",
+    "table_from_records",
+]
 
 Convention = Literal["uniform", "worst", "exclude"]
 KEY_COLUMNS = ("agent", "setting", "role", "run_id", "event", "split", "category", "kind")
@@ -66,6 +73,25 @@ class ScoreTable:
 
     def __len__(self) -> int:
         return int(self.step.size)
+
+    def take(self, rows: ArrayLike) -> ScoreTable:
+        """The table of ``rows`` (indices or a boolean mask); key names are kept, so codes mean
+        the same in both tables."""
+        r = np.asarray(rows)
+        return replace(
+            self,
+            keys={c: (codes[r], names) for c, (codes, names) in self.keys.items()},
+            step=self.step[r],
+            rollout=self.rollout[r],
+            usable=self.usable[r],
+            n_labels=self.n_labels[r],
+            brier=self.brier[r],
+            accuracy=self.accuracy[r],
+            p_truth=self.p_truth[r],
+            market_truth=self.market_truth[r],
+            market_brier=self.market_brier[r],
+            truth_first=self.truth_first[r],
+        )
 
     def codes(self, column: str) -> Ints:
         if column == "step":
@@ -129,6 +155,11 @@ class ScoreTable:
         }
 
 
+def event_kind(labels: Sequence[str]) -> str:
+    """ "binary" for a Yes/No market's labels, "multi" otherwise (the "kind" column)."""
+    return "binary" if tuple(labels) == BINARY_LABELS else "multi"
+
+
 def _codes(values: Sequence[str]) -> tuple[Ints, tuple[str, ...]]:
     names, inv = np.unique(np.asarray(values, dtype=object).astype(str), return_inverse=True)
     return inv.astype(np.int64), tuple(str(n) for n in names)
@@ -149,7 +180,7 @@ def table_from_records(records: Iterable[StepRecord]) -> ScoreTable:
     first: list[bool] = []
     for r in records:
         g = r.grading
-        kind = "binary" if tuple(g.labels) == BINARY_LABELS else "multi"
+        kind = event_kind(g.labels)
         for c, v in zip(
             KEY_COLUMNS,
             (r.agent, r.setting, r.role, r.run_id, r.event_id, r.split, r.category, kind),
