@@ -16,7 +16,6 @@ from pathlib import Path
 from typing import Any
 
 from _tiny import ListBackend
-
 from pastcast.agents import agent_spec, clear_models
 from pastcast.dataset import Dataset
 from pastcast.models import ChatRequest, ChatResponse, Model, ScriptedModel, register_provider
@@ -39,7 +38,13 @@ XSS_TEXT = (
 )
 TOPICS = [
     ("rocket", "Will the Zephyr rocket launch succeed", "science", None, "Yes"),
-    ("mayor", "Who wins the Lakeview mayoral race", "politics", ("Alvarez", "Brooks", "Chen"), "Chen"),
+    (
+        "mayor",
+        "Who wins the Lakeview mayoral race",
+        "politics",
+        ("Alvarez", "Brooks", "Chen"),
+        "Chen",
+    ),
     ("rain", "Will Harbor City record rain in April", "science", None, "No"),
     ("cup", "Will the Rovers win the Northern cup", "sports", None, "Yes"),
     ("chip", "Which firm ships the Quasar chip first", "technology", ("Arcor", "Bitwise"), "Arcor"),
@@ -72,7 +77,9 @@ def report_dataset() -> Dataset:
             lean = 0.15 + 0.6 * d / (30 + i) if i % 3 else 0.2  # some markets never move
             probs = {lb: (1 - lean) / (len(labels) - 1) for lb in labels}
             probs[truth] = lean
-            daily.append(DailyBelief(event_id=eid, day=date(2024, 3, 1) + timedelta(days=d), probs=probs))
+            daily.append(
+                DailyBelief(event_id=eid, day=date(2024, 3, 1) + timedelta(days=d), probs=probs)
+            )
         beliefs[eid] = tuple(daily)
         for s, day in enumerate((4, 11, 18, 26)):
             steps.append(StepSpec(event_id=eid, step_index=s, cutoff=T0 + timedelta(days=day)))
@@ -80,9 +87,7 @@ def report_dataset() -> Dataset:
 
 
 def report_documents() -> tuple[Document, ...]:
-    docs = [
-        Document(id="d-xss", timestamp=T0 + timedelta(days=2), title=XSS_TITLE, text=XSS_TEXT)
-    ]
+    docs = [Document(id="d-xss", timestamp=T0 + timedelta(days=2), title=XSS_TITLE, text=XSS_TEXT)]
     for i, (key, title, _, options, truth) in enumerate(TOPICS):
         for j, day in enumerate((1, 6, 9, 15, 20, 24)):
             lean = truth if j % 2 else (options[0] if options else "No")
@@ -170,7 +175,9 @@ def record_run(out: Path, rollouts: int = 2) -> Path:
     """Run the agents over the report dataset; returns the run log's path."""
     config = RunConfig(agents=AGENTS, rollouts=rollouts)
     try:
-        run_benchmark(report_dataset(), ListBackend(report_documents()), config, out, progress=False)
+        run_benchmark(
+            report_dataset(), ListBackend(report_documents()), config, out, progress=False
+        )
     finally:
         clear_models()
     return out

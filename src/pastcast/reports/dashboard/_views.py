@@ -239,7 +239,7 @@ def chart(
         return None
     t0, t1 = min(times).timestamp(), max(times).timestamp()
     span = (t1 - t0) or 1.0
-    left, right, top, bottom = 44, 190, 12, 28
+    left, right, top, bottom = 44, 190, 24, 28
     plot_w, plot_h = width - left - right, height - top - bottom
 
     def x(t: datetime) -> float:
