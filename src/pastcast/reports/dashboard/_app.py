@@ -69,6 +69,7 @@ def create_app(index: RunIndex, title: str = "pastcast") -> FastAPI:
     """The dashboard over ``index`` (serve it with uvicorn, bound to 127.0.0.1)."""
     app = FastAPI(title=title, docs_url=None, redoc_url=None, openapi_url=None)
     env = _environment()
+    index.leaderboard(Filters())  # the first page: computed now, not on the first request
 
     def render(name: str, code: int = 200, **context: Any) -> HTMLResponse:
         html = env.get_template(name).render(title=title, n_steps=len(index), **context)
