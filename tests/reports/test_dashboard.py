@@ -9,10 +9,13 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
+
+pytest.importorskip("fastapi", reason="the dashboard needs the reports extra")
+
 from fastapi.testclient import TestClient
+from html_tables import tables as _tables
 from recorded_run import XSS_TEXT
 from scoring_builders import make_step
-from test_report import _tables
 from typer.testing import CliRunner
 
 from pastcast.cli._app import app as cli

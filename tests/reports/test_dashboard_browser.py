@@ -16,6 +16,9 @@ from typing import Any
 
 import pytest
 
+pytest.importorskip("fastapi", reason="the dashboard needs the reports extra")
+pytest.importorskip("uvicorn", reason="the dashboard needs the reports extra")
+
 from pastcast.dataset import Dataset
 from pastcast.reports.dashboard import RunIndex, create_app
 
@@ -145,3 +148,24 @@ def test_click_from_leaderboard_to_event_to_trajectory(server: str, browser: Any
         "3-trajectory.png",
         "4-forecasts.png",
     ]
+
+
+def test_raw_paths_with_dot_segments_are_refused(server: str) -> None:
+    """Over a real socket, paths are sent exactly as written (no client normalises them)."""
+    import http.client
+
+    host, port = server.removeprefix("http://").split(":")
+    for path in (
+        "/../../etc/passwd",
+        "/event/../../../etc/passwd",
+        "/step/../../etc/passwd",
+        "/%2e%2e/%2e%2e/etc/passwd",
+        "/event/%2e%2e%2f%2e%2e%2fetc%2fpasswd",
+    ):
+        conn = http.client.HTTPConnection(host, int(port), timeout=10)
+        conn.request("GET", path)
+        res = conn.getresponse()
+        body = res.read().decode("utf-8", "replace")
+        conn.close()
+        assert res.status == 404, path
+        assert "root:" not in body

@@ -6,11 +6,15 @@ from __future__ import annotations
 import json
 import re
 import shutil
-from html.parser import HTMLParser
 from pathlib import Path
 from typing import Any
 
 import pytest
+
+pytest.importorskip("matplotlib", reason="the report needs the reports extra")
+pytest.importorskip("jinja2", reason="the report needs the reports extra")
+
+from html_tables import tables as _tables
 from typer.testing import CliRunner
 
 from pastcast.cli._app import app
@@ -20,43 +24,6 @@ from pastcast.reports.figures import FIGURES, ReportData
 
 runner = CliRunner()
 BOOT = "300"
-
-
-class _Tables(HTMLParser):
-    """Cell texts of every <table> with an id."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.tables: dict[str, list[list[str]]] = {}
-        self._table: str | None = None
-        self._cell: list[str] | None = None
-
-    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
-        a = dict(attrs)
-        if tag == "table" and a.get("id"):
-            self._table = str(a["id"])
-            self.tables[self._table] = []
-        elif tag == "tr" and self._table:
-            self.tables[self._table].append([])
-        elif tag in ("td", "th") and self._table:
-            self._cell = []
-
-    def handle_endtag(self, tag: str) -> None:
-        if tag in ("td", "th") and self._table and self._cell is not None:
-            self.tables[self._table][-1].append("".join(self._cell).strip())
-            self._cell = None
-        elif tag == "table":
-            self._table = None
-
-    def handle_data(self, data: str) -> None:
-        if self._cell is not None:
-            self._cell.append(data)
-
-
-def _tables(html: str) -> dict[str, list[list[str]]]:
-    p = _Tables()
-    p.feed(html)
-    return p.tables
 
 
 def _ci(m: dict[str, Any]) -> str:

@@ -85,6 +85,7 @@ def test_failure_rate_counts_missing_forecasts_against_the_schedule(
     ("by", "expected"),
     [
         ("kind", {("binary",), ("multi",)}),
+        ("model", {("-",), ("reports-test:m",)}),
         ("category", {("science",), ("politics",), ("sports",), ("technology",), ("economics",)}),
     ],
 )

@@ -23,8 +23,9 @@ from pastcast.reports import (
 from pastcast.runlog import RunLog, RunLogError, StepRecord, read_run_log
 from pastcast.scoring import Convention
 
-TABLE_COLUMNS = tuple(c for c in GROUP_COLUMNS if c != "horizon")
-"""What the statistics commands group by (the horizon needs the dataset: score and report)."""
+TABLE_COLUMNS = tuple(c for c in GROUP_COLUMNS if c not in ("model", "horizon"))
+"""What the statistics commands group by: the score table's own columns (the agents' models
+come from the run headers and the horizon from the dataset: score and report)."""
 
 
 def columns(

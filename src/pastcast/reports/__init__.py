@@ -14,7 +14,14 @@ from pastcast.reports._leaderboard import (
     leaderboard_table,
 )
 from pastcast.reports._report import write_report
-from pastcast.reports._runs import GROUP_COLUMNS, RunSet, horizon_of, load_runs
+from pastcast.reports._runs import (
+    GROUP_COLUMNS,
+    NO_MODEL,
+    RunSet,
+    agent_models,
+    horizon_of,
+    load_runs,
+)
 from pastcast.reports._scorecard import GroupReport, Scorecard, scorecard
 from pastcast.reports._tables import (
     TextTable,
@@ -30,10 +37,12 @@ from pastcast.reports._tables import (
 
 __all__ = [
     "GROUP_COLUMNS",
+    "NO_MODEL",
     "GroupReport",
     "RunSet",
     "Scorecard",
     "TextTable",
+    "agent_models",
     "calibration_table",
     "clean_json",
     "cost_table",

@@ -24,10 +24,11 @@ from pastcast.scoring import (
     with_row_column,
 )
 
-__all__ = ["GROUP_COLUMNS", "RunSet", "horizon_of", "load_runs"]
+__all__ = ["GROUP_COLUMNS", "NO_MODEL", "RunSet", "agent_models", "horizon_of", "load_runs"]
 
 GROUP_COLUMNS = (
     "agent",
+    "model",
     "setting",
     "role",
     "run_id",
@@ -45,6 +46,15 @@ _NEEDS_DATASET = (
     "--by horizon needs the dataset the run used (--dataset): run logs do not record when an "
     "event resolved"
 )
+
+
+NO_MODEL = "-"
+"""The "model" of an agent that calls none (a baseline, the heuristic agent)."""
+
+
+def agent_models(log: RunLog) -> dict[tuple[str, str], str]:
+    """The model of each agent and setting of a run: its spec's ``model`` argument."""
+    return {(a.name, a.setting): str(a.args.get("model") or NO_MODEL) for a in log.header.agents}
 
 
 def horizon_of(dataset: Dataset, event_id: str, cutoff: datetime) -> str:
@@ -72,19 +82,25 @@ class RunSet:
         return table_from_records(self.steps)
 
     @cached_property
-    def _horizon_table(self) -> ScoreTable:
-        ds = self.dataset
-        assert ds is not None
-        labels = [horizon_of(ds, s.event_id, s.cutoff) for s in self.steps]
-        return with_row_column(self.base_table, "horizon", labels)
+    def _table(self) -> ScoreTable:
+        models = []
+        for log in self.logs:
+            of = agent_models(log)
+            models += [of.get((s.agent, s.setting), NO_MODEL) for s in log.steps]
+        table = with_row_column(self.base_table, "model", models)
+        if self.dataset is not None:
+            ds = self.dataset
+            labels = [horizon_of(ds, s.event_id, s.cutoff) for s in self.steps]
+            table = with_row_column(table, "horizon", labels)
+        return table
 
     def table(self, by: Sequence[str] = ()) -> ScoreTable:
-        """The score table of every step, with a "horizon" column whenever the dataset is known
-        (``by`` is checked: horizon needs the dataset)."""
+        """The score table of every step with a "model" column, and a "horizon" column whenever
+        the dataset is known (``by`` is checked: horizon needs the dataset)."""
         check_columns(by)
         if "horizon" in by and self.dataset is None:
             raise ValueError(_NEEDS_DATASET)
-        return self.base_table if self.dataset is None else self._horizon_table
+        return self._table
 
     def scheduled(self, by: Sequence[str]) -> dict[tuple[str, ...], int]:
         """Forecasts each group of ``by`` was scheduled to make.
@@ -111,6 +127,7 @@ def check_columns(by: Iterable[str]) -> None:
 
 
 def _schedule(log: RunLog, dataset: Dataset | None) -> Iterable[dict[str, str]]:
+    models = agent_models(log)
     agents = {(a.name, a.setting, a.role) for a in log.header.agents}
     agents |= {(s.agent, s.setting, s.role) for s in log.steps}
     attrs: dict[str, tuple[str, str, str]] = {}
@@ -134,6 +151,7 @@ def _schedule(log: RunLog, dataset: Dataset | None) -> Iterable[dict[str, str]]:
             for rollout in range(rollouts):
                 yield {
                     "agent": agent,
+                    "model": models.get((agent, setting), NO_MODEL),
                     "setting": setting,
                     "role": role,
                     "run_id": run_id,

@@ -98,15 +98,13 @@ def create_app(index: RunIndex, title: str = "pastcast") -> FastAPI:
         events = index.events(f)
         pg = paginate(len(events), _number(page))
         rows = [(e, index.event_rows(e)) for e in events[pg.start : pg.stop]]
-        dataset = index.dataset
         event_rows = []
         for e, r in rows:
             first = index.steps[int(r[0])] if r is not None and r.size else None
-            title = dataset.event(e).title if dataset is not None and first else ""
             event_rows.append(
                 {
                     "id": e,
-                    "title": title,
+                    "title": index.title_of(e),
                     "category": first.category if first else "",
                     "kind": "binary"
                     if first and first.grading.labels == ("Yes", "No")

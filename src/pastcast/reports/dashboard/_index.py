@@ -18,6 +18,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from pastcast.dataset import Dataset
+from pastcast.reports._runs import NO_MODEL, agent_models
 from pastcast.runlog import RunLog, StepRecord, header_path, read_run_log
 from pastcast.scoring import (
     RESOURCES,
@@ -94,13 +95,13 @@ class RunIndex:
         self.run_of = np.asarray(run_of, dtype=np.int64)
         self.table: ScoreTable = table_from_records(self.steps)
         self.metrics = self.table.metrics("uniform")
-        models = {
-            (i, a.name, a.setting): str(a.args.get("model", ""))
-            for i, log in enumerate(self.logs)
-            for a in log.header.agents
-        }
-        model_names = [models.get((run_of[j], s.agent, s.setting), "") for j, s in enumerate(steps)]
-        names, inv = np.unique(np.asarray(model_names or [""], dtype=object), return_inverse=True)
+        models = [agent_models(log) for log in self.logs]
+        model_names = [
+            models[run_of[j]].get((s.agent, s.setting), NO_MODEL) for j, s in enumerate(steps)
+        ]
+        names, inv = np.unique(
+            np.asarray(model_names or [NO_MODEL], dtype=object), return_inverse=True
+        )
         self.model_names: tuple[str, ...] = tuple(str(n) for n in names)
         self.model_codes: Ints = inv.reshape(-1).astype(np.int64)[: len(steps)]
         use = [resource_use(s) for s in steps]
@@ -139,7 +140,7 @@ class RunIndex:
     def choices(self, column: str) -> tuple[str, ...]:
         """The values a filter can take."""
         if column == "model":
-            return tuple(n for n in self.model_names if n)
+            return tuple(n for n in self.model_names if n != NO_MODEL)
         return tuple(n for n in self.table.keys[column][1] if n)
 
     def mask(self, f: Filters) -> NDArray[np.bool_]:
@@ -176,7 +177,7 @@ class RunIndex:
                 out.append(
                     LeaderRow(
                         summary=summaries[names],
-                        model=", ".join(self.model_names[c] for c in codes if self.model_names[c]),
+                        model=", ".join(self.model_names[c] for c in codes),
                         cost=float(self.resources["cost_usd"][g].mean()),
                         tool_calls=float(self.resources["tool_calls"][g].mean()),
                         tokens=float(
@@ -222,3 +223,12 @@ class RunIndex:
 
     def model_of(self, step_id: int) -> str:
         return self.model_names[int(self.model_codes[step_id])]
+
+    def title_of(self, event_id: str) -> str:
+        """The event's title from the dataset ("" without one)."""
+        if self.dataset is None:
+            return ""
+        try:
+            return self.dataset.event(event_id).title
+        except KeyError:
+            return ""
