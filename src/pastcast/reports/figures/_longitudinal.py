@@ -58,7 +58,9 @@ def change_by_evidence(data: ReportData) -> Figure | None:
     cuts, rows = changes_by_evidence(
         steps, index, ("setting",), "brier", data.fallback, data.card.bootstrap, data.card.seed
     )
-    settings = sorted({r.group for r in rows})
+    settings = sorted({r.group for r in rows if r.n_transitions > 0})
+    if not settings:
+        return None
     fig = new_figure(1, 6.0, 3.6)
     ax = fig.subplots()
     width = 0.8 / max(len(settings), 1)
