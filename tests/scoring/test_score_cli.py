@@ -126,8 +126,9 @@ def test_cli_score_errors(tmp_path: Path) -> None:
     assert res.exit_code == 2
     assert "bad.jsonl:1" in res.stderr and "header" in res.stderr
     log = _write(tmp_path / "run.jsonl", _steps())[0]
-    res = runner.invoke(app, ["score", str(log), "--by", "model"])
-    assert res.exit_code == 2 and "unknown column 'model'" in res.stderr
+    # an unknown column ("model" is one: the agents' models from the run header)
+    res = runner.invoke(app, ["score", str(log), "--by", "provider"])
+    assert res.exit_code == 2 and "unknown column 'provider'" in res.stderr
 
 
 @pytest.mark.parametrize(("alpha", "n", "rounds"), [(0.005, 5567, 796), (0.02, 348, 50)])
