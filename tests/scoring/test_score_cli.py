@@ -126,7 +126,7 @@ def test_cli_score_errors(tmp_path: Path) -> None:
     assert res.exit_code == 2
     assert "bad.jsonl:1" in res.stderr and "header" in res.stderr
     log = _write(tmp_path / "run.jsonl", _steps())[0]
-    # an unknown column ("model" is one: the agents' models from the run header)
+    # an unknown column ("model" is a known one: the agents' models in the run header)
     res = runner.invoke(app, ["score", str(log), "--by", "provider"])
     assert res.exit_code == 2 and "unknown column 'provider'" in res.stderr
 
