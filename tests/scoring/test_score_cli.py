@@ -12,6 +12,7 @@ from scoring_builders import make_step
 from typer.testing import CliRunner
 
 from pastcast.cli._app import app
+from pastcast.reports import load_runs
 from pastcast.runlog import AgentSpec, RunHeader, RunLogWriter, StepRecord
 from pastcast.scoring import summarize
 
@@ -92,7 +93,15 @@ def _same(a: object, b: object) -> bool:
 def test_cli_rescore_matches_api(tmp_path: Path, fallback: str) -> None:
     steps = _steps()
     logs = [str(p) for p in _write(tmp_path / "run.jsonl", steps)]
-    api = summarize(steps, by=("agent", "setting"), fallback=fallback, bootstrap=500)  # type: ignore[arg-type]
+    # the CLI also counts each group's scheduled forecasts (from the run headers and steps)
+    sched = load_runs(logs).scheduled(("agent", "setting"))
+    api = summarize(
+        steps,
+        by=("agent", "setting"),
+        fallback=fallback,  # type: ignore[arg-type]
+        bootstrap=500,
+        scheduled=sched,
+    )
     got = _cli_json("score", *logs, "--fallback", fallback, "--bootstrap", "500")
     assert len(got["groups"]) == 3
     for s, g in zip(api, got["groups"], strict=True):
@@ -117,8 +126,9 @@ def test_cli_score_errors(tmp_path: Path) -> None:
     assert res.exit_code == 2
     assert "bad.jsonl:1" in res.stderr and "header" in res.stderr
     log = _write(tmp_path / "run.jsonl", _steps())[0]
-    res = runner.invoke(app, ["score", str(log), "--by", "model"])
-    assert res.exit_code == 2 and "unknown column 'model'" in res.stderr
+    # an unknown column ("model" is a known one: the agents' models in the run header)
+    res = runner.invoke(app, ["score", str(log), "--by", "provider"])
+    assert res.exit_code == 2 and "unknown column 'provider'" in res.stderr
 
 
 @pytest.mark.parametrize(("alpha", "n", "rounds"), [(0.005, 5567, 796), (0.02, 348, 50)])

@@ -17,10 +17,12 @@ from pastcast.cli import (
     _data,
     _export,
     _import,
+    _report,
     _run,
     _score,
     _stats,
     _toolserver,
+    _view,
 )
 from pastcast.cli._common import EXIT_FAILED
 
@@ -75,6 +77,8 @@ app.add_typer(_toolserver.app, name="toolserver")
 app.command("demo")(_run.demo)
 app.command("run")(_run.run)
 app.command("score")(_score.score)
+app.command("report")(_report.report)
+app.command("view")(_view.view)
 
 
 @app.callback()

@@ -10,13 +10,25 @@ from __future__ import annotations
 
 import json
 import sys
-from typing import Annotated, Any, NoReturn
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any, NoReturn
 
 import typer
 
 from pastcast.reports import clean_json
 
-__all__ = ["EXIT_FAILED", "EXIT_USAGE", "JsonFlag", "fail", "note", "print_json"]
+if TYPE_CHECKING:
+    from pastcast.dataset import Dataset
+
+__all__ = [
+    "EXIT_FAILED",
+    "EXIT_USAGE",
+    "JsonFlag",
+    "fail",
+    "load_dataset_option",
+    "note",
+    "print_json",
+]
 
 EXIT_USAGE = 2
 EXIT_FAILED = 1
@@ -43,3 +55,26 @@ def print_json(obj: Any) -> None:
     """``obj`` as JSON on stdout (NaN and infinities, which JSON lacks, become null)."""
     json.dump(clean_json(obj), sys.stdout, indent=2, default=str, allow_nan=False)
     sys.stdout.write("\n")
+
+
+def load_dataset_option(spec: str, option: str = "--dataset") -> Dataset:
+    """The dataset named by ``spec``: 'world[:SEED]' (the embedded world, built from its seed) or
+    a dataset directory (exit 2 when it is neither or cannot be read)."""
+    if spec == "world" or spec.startswith("world:"):
+        from pastcast.world import build_world
+
+        _, _, seed_text = spec.partition(":")
+        try:
+            seed = int(seed_text or 0)
+        except ValueError:
+            fail(f"{option} {spec!r}: the world seed must be an integer (e.g. world:3)")
+        return build_world(seed).dataset
+    from pastcast.dataset import load_dataset
+
+    path = Path(spec)
+    if not path.is_dir():
+        fail(f"{option} {spec!r}: not a dataset directory (or 'world[:SEED]')")
+    try:
+        return load_dataset(path)
+    except ValueError as exc:
+        fail(str(exc))

@@ -9,49 +9,82 @@ from typing import Annotated
 import typer
 from rich.console import Console
 
-from pastcast.cli._common import JsonFlag, fail, print_json
-from pastcast.reports import leaderboard_table
-from pastcast.runlog import RunLogError, StepRecord, read_run_log
-from pastcast.scoring import Convention, summarize, table_from_records
-
-GROUP_COLUMNS = (
-    "agent",
-    "setting",
-    "role",
-    "run_id",
-    "event",
-    "split",
-    "category",
-    "step",
-    "rollout",
+from pastcast.cli._common import JsonFlag, fail, load_dataset_option, print_json
+from pastcast.dataset import Dataset
+from pastcast.reports import (
+    GROUP_COLUMNS,
+    RunSet,
+    calibration_table,
+    cost_table,
+    leaderboard_table,
+    scorecard,
+    to_rich,
 )
+from pastcast.runlog import RunLog, RunLogError, StepRecord, read_run_log
+from pastcast.scoring import Convention
+
+TABLE_COLUMNS = tuple(c for c in GROUP_COLUMNS if c not in ("model", "horizon"))
+"""What the statistics commands group by: the score table's own columns (the agents' models
+come from the run headers and the horizon from the dataset: score and report)."""
 
 
-def columns(text: str, option: str = "--by") -> tuple[str, ...]:
-    """Comma-separated grouping columns, each one of ``GROUP_COLUMNS``."""
+def columns(
+    text: str, option: str = "--by", allowed: Sequence[str] = TABLE_COLUMNS
+) -> tuple[str, ...]:
+    """Comma-separated grouping columns, each one of ``allowed``."""
     cols = tuple(c.strip() for c in text.split(",") if c.strip())
-    bad = [c for c in cols if c not in GROUP_COLUMNS]
+    bad = [c for c in cols if c not in allowed]
     if bad:
-        fail(f"{option}: unknown column {bad[0]!r} (expected some of {', '.join(GROUP_COLUMNS)})")
+        fail(f"{option}: unknown column {bad[0]!r} (expected some of {', '.join(allowed)})")
     return cols
+
+
+def read_logs(run_logs: Sequence[Path]) -> list[RunLog]:
+    """Every run log (exit 2 on a bad log, or when none holds a forecast step)."""
+    logs: list[RunLog] = []
+    for path in run_logs:
+        try:
+            logs.append(read_run_log(path))
+        except RunLogError as err:
+            fail(str(err))
+    if not any(log.steps for log in logs):
+        fail("no forecast steps in " + ", ".join(str(p) for p in run_logs))
+    return logs
 
 
 def read_steps(run_logs: Sequence[Path]) -> list[StepRecord]:
     """The forecast steps of every run log (exit 2 on a bad or empty log)."""
-    steps: list[StepRecord] = []
-    for path in run_logs:
-        try:
-            steps.extend(read_run_log(path).steps)
-        except RunLogError as err:
-            fail(str(err))
-    if not steps:
-        fail("no forecast steps in " + ", ".join(str(p) for p in run_logs))
-    return steps
+    return [s for log in read_logs(run_logs) for s in log.steps]
+
+
+def read_runs(run_logs: Sequence[Path], dataset: str | None, by: Sequence[str] = ()) -> RunSet:
+    """The run logs with the dataset they ran on (``--dataset``), checked to be that dataset."""
+    logs = read_logs(run_logs)
+    data: Dataset | None = None
+    if dataset is not None:
+        data = load_dataset_option(dataset)
+        for log in logs:
+            if log.header.dataset_id != data.id:
+                fail(
+                    f"--dataset {dataset!r} is dataset {data.id!r}, but {log.path} ran on "
+                    f"{log.header.dataset_id!r}"
+                )
+    elif "horizon" in by:
+        fail("--by horizon needs --dataset: run logs do not record when an event resolved")
+    return RunSet(tuple(logs), data)
 
 
 RunLogsArg = Annotated[list[Path], typer.Argument(help="Run log files (JSONL).")]
 ByOpt = Annotated[
-    str, typer.Option("--by", help=f"Comma-separated grouping columns: {', '.join(GROUP_COLUMNS)}.")
+    str, typer.Option("--by", help=f"Comma-separated grouping columns: {', '.join(TABLE_COLUMNS)}.")
+]
+ReportByOpt = Annotated[
+    str,
+    typer.Option(
+        "--by",
+        help=f"Comma-separated grouping columns: {', '.join(GROUP_COLUMNS)} (kind: binary or "
+        "multi-option; horizon: days from the cutoff to the resolution, needs --dataset).",
+    ),
 ]
 FallbackOpt = Annotated[
     Convention,
@@ -65,39 +98,47 @@ BootstrapOpt = Annotated[
     int, typer.Option("--bootstrap", min=0, help="Event-clustered bootstrap draws for CIs.")
 ]
 SeedOpt = Annotated[int, typer.Option("--seed", help="Seed of the bootstrap.")]
+BinsOpt = Annotated[
+    int, typer.Option("--bins", min=1, help="Equal-width probability bins (ECE, Murphy).")
+]
+DatasetOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--dataset",
+        help="The dataset the runs used ('world[:SEED]' or a dataset directory): horizons and "
+        "the full schedule of each event.",
+    ),
+]
 
 
 def score(
     run_logs: RunLogsArg,
-    by: ByOpt = "agent,setting",
+    by: ReportByOpt = "agent,setting",
     fallback: FallbackOpt = "uniform",
     bootstrap: BootstrapOpt = 4000,
     seed: SeedOpt = 0,
+    bins: BinsOpt = 10,
+    dataset: DatasetOpt = None,
     as_json: JsonFlag = False,
 ) -> None:
-    """Re-score saved run logs from forecasts and gradings and print a leaderboard."""
-    groups = columns(by)
-    steps = read_steps(run_logs)
-    summaries = summarize(
-        table_from_records(steps), by=groups, fallback=fallback, bootstrap=bootstrap, seed=seed
-    )
+    """Re-score saved run logs from forecasts and gradings: the leaderboard, calibration of
+    two-outcome forecasts (ECE, Murphy, anatomy of alpha), cost and failures per group."""
+    groups = columns(by, allowed=GROUP_COLUMNS)
+    runs = read_runs(run_logs, dataset, groups)
+    try:
+        card = scorecard(runs, groups, fallback, bootstrap=bootstrap, seed=seed, bins=bins)
+    except ValueError as err:
+        fail(str(err))
     if as_json:
-        print_json(
-            {
-                "run_logs": [str(p) for p in run_logs],
-                "by": list(groups),
-                "fallback": fallback,
-                "bootstrap": bootstrap,
-                "seed": seed,
-                "groups": [s.as_dict() for s in summaries],
-            }
-        )
+        print_json({"run_logs": [str(p) for p in run_logs], "dataset": dataset, **card.as_dict()})
         return
     title = (
-        f"{len(steps)} forecasts from {len(run_logs)} run log(s); fallback={fallback}; "
+        f"{card.n_forecasts} forecasts from {len(run_logs)} run log(s); fallback={fallback}; "
         f"95% event-clustered bootstrap CIs ({bootstrap} draws)"
     )
     console = Console()
     if not console.is_terminal:
-        console = Console(width=180)  # keep the table readable in logs and pipes
-    console.print(leaderboard_table(summaries, groups, title))
+        console = Console(width=200)  # keep the tables readable in logs and pipes
+    console.print(leaderboard_table([g.summary for g in card.groups], groups, title))
+    console.print(to_rich(calibration_table(card)))
+    console.print(to_rich(cost_table(card)))

@@ -1,4 +1,10 @@
-"""Reports from run logs: leaderboards (terminal and Markdown) and a Markdown report."""
+"""Reports from run logs: the scorecard of every metric per group, leaderboards and tables
+(terminal, Markdown, LaTeX), and a Markdown report.
+
+The HTML report with figures (``pastcast.reports.html``, ``pastcast.reports.figures``) and the
+dashboard (``pastcast.reports.dashboard``) need the ``reports`` extra (matplotlib, Jinja2,
+FastAPI); this package itself does not.
+"""
 
 from pastcast.reports._leaderboard import (
     clean_json,
@@ -8,12 +14,50 @@ from pastcast.reports._leaderboard import (
     leaderboard_table,
 )
 from pastcast.reports._report import write_report
+from pastcast.reports._runs import (
+    GROUP_COLUMNS,
+    NO_MODEL,
+    RunSet,
+    agent_models,
+    horizon_of,
+    load_runs,
+)
+from pastcast.reports._scorecard import GroupReport, Scorecard, scorecard
+from pastcast.reports._tables import (
+    TextTable,
+    calibration_table,
+    cost_table,
+    fmt_number,
+    latex_escape,
+    main_table,
+    to_latex,
+    to_markdown,
+    to_rich,
+)
 
 __all__ = [
+    "GROUP_COLUMNS",
+    "NO_MODEL",
+    "GroupReport",
+    "RunSet",
+    "Scorecard",
+    "TextTable",
+    "agent_models",
+    "calibration_table",
     "clean_json",
+    "cost_table",
     "fmt_metric",
+    "fmt_number",
+    "horizon_of",
+    "latex_escape",
     "leaderboard_markdown",
     "leaderboard_rows",
     "leaderboard_table",
+    "load_runs",
+    "main_table",
+    "scorecard",
+    "to_latex",
+    "to_markdown",
+    "to_rich",
     "write_report",
 ]

@@ -33,7 +33,16 @@ __all__ = [
     "summarize",
 ]
 
-Metric = Literal["brier", "accuracy", "log_loss", "info_alpha", "alpha"]
+Metric = Literal[
+    "brier",
+    "accuracy",
+    "log_loss",
+    "info_alpha",
+    "alpha",
+    "binary_brier",
+    "hindcast_accuracy",
+    "distance_to_market",
+]
 METRICS: tuple[str, ...] = get_args(Metric)
 KAPPA = 140.0
 """Leaderboard shrinkage constant: Foresight Arena asks for 140+ resolved predictions."""

@@ -9,12 +9,13 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Literal
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from pastcast.records import BINARY_LABELS
 from pastcast.runlog import StepRecord
 from pastcast.scoring._multiclass import (
     LOG_FLOOR,
@@ -26,10 +27,17 @@ from pastcast.scoring._multiclass import (
     normalize,
 )
 
-__all__ = ["KEY_COLUMNS", "Convention", "ScoreTable", "score_matrix", "table_from_records"]
+__all__ = [
+    "KEY_COLUMNS",
+    "Convention",
+    "ScoreTable",
+    "event_kind",
+    "score_matrix",
+    "table_from_records",
+]
 
 Convention = Literal["uniform", "worst", "exclude"]
-KEY_COLUMNS = ("agent", "setting", "role", "run_id", "event", "split", "category")
+KEY_COLUMNS = ("agent", "setting", "role", "run_id", "event", "split", "category", "kind")
 
 Floats = NDArray[np.float64]
 Ints = NDArray[np.int64]
@@ -40,8 +48,9 @@ Bools = NDArray[np.bool_]
 class ScoreTable:
     """Per-forecast scores of usable forecasts plus what is needed to score the unusable ones.
 
-    ``keys`` maps a key column (agent, setting, role, run_id, event) to integer codes and the
-    names they stand for. Score columns of unusable rows hold NaN until a convention fills them.
+    ``keys`` maps a key column (agent, setting, role, run_id, event, split, category, kind) to
+    integer codes and the names they stand for. Score columns of unusable rows hold NaN until a
+    convention fills them.
     """
 
     keys: Mapping[str, tuple[Ints, tuple[str, ...]]]
@@ -56,11 +65,33 @@ class ScoreTable:
     """The market's probability of the truth (NaN when unavailable)."""
     market_brier: Floats
     """The market vector's multiclass Brier score (NaN when unavailable)."""
+    truth_first: Bools
+    """The truth is the first offered label ("Yes" of a binary market): orients the binary
+    metrics (calibration, Murphy) of two-outcome forecasts on one label."""
     floor: float = LOG_FLOOR
     meta: Mapping[str, str] = field(default_factory=dict)
 
     def __len__(self) -> int:
         return int(self.step.size)
+
+    def take(self, rows: ArrayLike) -> ScoreTable:
+        """The table of ``rows`` (indices or a boolean mask); key names are kept, so codes mean
+        the same in both tables."""
+        r = np.asarray(rows)
+        return replace(
+            self,
+            keys={c: (codes[r], names) for c, (codes, names) in self.keys.items()},
+            step=self.step[r],
+            rollout=self.rollout[r],
+            usable=self.usable[r],
+            n_labels=self.n_labels[r],
+            brier=self.brier[r],
+            accuracy=self.accuracy[r],
+            p_truth=self.p_truth[r],
+            market_truth=self.market_truth[r],
+            market_brier=self.market_brier[r],
+            truth_first=self.truth_first[r],
+        )
 
     def codes(self, column: str) -> Ints:
         if column == "step":
@@ -76,8 +107,8 @@ class ScoreTable:
             return str(code)
         return self.keys[column][1][code]
 
-    def metrics(self, convention: Convention = "uniform") -> dict[str, Floats]:
-        """Score columns with unusable rows filled by ``convention`` (NaN where excluded)."""
+    def _filled(self, convention: Convention) -> tuple[Floats, Floats, Floats]:
+        """Brier, accuracy and probability of the truth with unusable rows filled."""
         bad = ~self.usable
         k = self.n_labels.astype(np.float64)
         b, a, p = self.brier.copy(), self.accuracy.copy(), self.p_truth.copy()
@@ -89,6 +120,15 @@ class ScoreTable:
             b[bad] = a[bad] = p[bad] = np.nan
         else:
             raise ValueError(f"unknown convention {convention!r}")
+        return b, a, p
+
+    def truth_prob(self, convention: Convention = "uniform") -> Floats:
+        """The probability of the truth, unusable rows filled by ``convention``."""
+        return self._filled(convention)[2]
+
+    def metrics(self, convention: Convention = "uniform") -> dict[str, Floats]:
+        """Score columns with unusable rows filled by ``convention`` (NaN where excluded)."""
+        b, a, p = self._filled(convention)
         eps = self.floor
         ll = -np.log(np.maximum(p, eps))
         q = self.market_truth
@@ -96,7 +136,28 @@ class ScoreTable:
         ia[np.isnan(p)] = np.nan
         # Foresight Arena's alpha on the binary [0, 1] scale: half the multiclass Brier gain
         alpha = (self.market_brier - b) / 2.0
-        return {"brier": b, "accuracy": a, "log_loss": ll, "info_alpha": ia, "alpha": alpha}
+        two = self.n_labels == 2
+        # (p - x)^2 of a two-outcome market is the same on either label: half the [0, 2] score
+        binary_brier = np.where(two, b / 2.0, np.nan)
+        # Hindcast's accuracy: the realised outcome got more than half the mass
+        hindcast = np.where(np.isnan(p), np.nan, (p > 0.5).astype(np.float64))
+        # |p - q| on the realised outcome: Hindcast's distance to market for a binary market
+        dist = np.abs(p - q)
+        return {
+            "brier": b,
+            "accuracy": a,
+            "log_loss": ll,
+            "info_alpha": ia,
+            "alpha": alpha,
+            "binary_brier": binary_brier,
+            "hindcast_accuracy": hindcast,
+            "distance_to_market": dist,
+        }
+
+
+def event_kind(labels: Sequence[str]) -> str:
+    """ "binary" for a Yes/No market's labels, "multi" otherwise (the "kind" column)."""
+    return "binary" if tuple(labels) == BINARY_LABELS else "multi"
 
 
 def _codes(values: Sequence[str]) -> tuple[Ints, tuple[str, ...]]:
@@ -116,14 +177,17 @@ def table_from_records(records: Iterable[StepRecord]) -> ScoreTable:
     pt: list[float] = []
     mt: list[float] = []
     mb: list[float] = []
+    first: list[bool] = []
     for r in records:
         g = r.grading
+        kind = event_kind(g.labels)
         for c, v in zip(
             KEY_COLUMNS,
-            (r.agent, r.setting, r.role, r.run_id, r.event_id, r.split, r.category),
+            (r.agent, r.setting, r.role, r.run_id, r.event_id, r.split, r.category, kind),
             strict=True,
         ):
             cols[c].append(v)
+        first.append(bool(g.labels) and g.labels[0] == g.truth)
         step.append(r.step_index)
         rollout.append(r.rollout)
         n_labels.append(len(set(g.labels) | {g.truth}))
@@ -148,6 +212,7 @@ def table_from_records(records: Iterable[StepRecord]) -> ScoreTable:
         p_truth=f(pt, dtype=np.float64),
         market_truth=f(mt, dtype=np.float64),
         market_brier=f(mb, dtype=np.float64),
+        truth_first=f(first, dtype=bool),
     )
 
 
@@ -205,4 +270,5 @@ def score_matrix(
         p_truth=pt,
         market_truth=mt,
         market_brier=mb,
+        truth_first=t == 0,
     )

@@ -8,6 +8,13 @@ from pastcast.scoring.analyses._breakdown import (
     recoveries_regressions,
     with_event_column,
 )
+from pastcast.scoring.analyses._calibration import (
+    BinaryForecasts,
+    Calibration,
+    ReliabilityBin,
+    binary_forecasts,
+    calibration,
+)
 from pastcast.scoring.analyses._evidence import (
     CaptureGain,
     EvidenceCorrelation,
@@ -35,6 +42,7 @@ from pastcast.scoring.analyses._longitudinal import (
     Thirds,
     episode_gain,
     evidence_capture,
+    group_rows,
     step_changes,
     thirds,
     transitions,
@@ -56,6 +64,8 @@ from pastcast.scoring.analyses._resources import (
 __all__ = [
     "PHASES",
     "RESOURCES",
+    "BinaryForecasts",
+    "Calibration",
     "CaptureGain",
     "CoverageKind",
     "EpisodeGain",
@@ -64,11 +74,14 @@ __all__ = [
     "EvidenceRow",
     "QuartileChange",
     "RecoveryCount",
+    "ReliabilityBin",
     "ResourceRatio",
     "StepChange",
     "Thirds",
     "alpha_standard_error",
     "alpha_variance",
+    "binary_forecasts",
+    "calibration",
     "capture_gain",
     "changes_by_evidence",
     "coverage",
@@ -78,6 +91,7 @@ __all__ = [
     "evidence_capture",
     "evidence_index",
     "evidence_quartiles",
+    "group_rows",
     "horizon_bucket",
     "lookback_summary",
     "memory_cost",

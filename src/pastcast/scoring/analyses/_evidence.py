@@ -22,10 +22,10 @@ from pastcast.scoring._table import Convention, table_from_records
 from pastcast.scoring.analyses._longitudinal import (
     Estimate,
     _estimates,
-    _groups,
     _metric,
     episode_gain,
     evidence_capture,
+    group_rows,
     transitions,
 )
 
@@ -156,7 +156,7 @@ def changes_by_evidence(
     event = table.codes("event")
     rng = np.random.default_rng(seed)
     out = []
-    for names, rows in _groups(table, by):
+    for names, rows in group_rows(table, by):
         delta, end = transitions(table, rows, values)
         for q in (1, 2, 3, 4):
             sel = quartile[end] == q

@@ -24,6 +24,7 @@ __all__ = [
     "Thirds",
     "episode_gain",
     "evidence_capture",
+    "group_rows",
     "step_changes",
     "thirds",
     "transitions",
@@ -52,7 +53,8 @@ class Thirds:
     late_minus_early: Estimate
 
 
-def _groups(table: ScoreTable, by: Sequence[str]) -> list[tuple[tuple[str, ...], Ints]]:
+def group_rows(table: ScoreTable, by: Sequence[str]) -> list[tuple[tuple[str, ...], Ints]]:
+    """The rows of each group of ``by`` (groups sorted by their names, as ``summarize``)."""
     if not by:
         return [((), np.arange(len(table)))]
     cols = np.stack([table.codes(c) for c in by], axis=1)
@@ -98,7 +100,7 @@ def thirds(
     event = table.codes("event")
     rng = np.random.default_rng(seed)
     out = []
-    for names, rows in _groups(table, by):
+    for names, rows in group_rows(table, by):
         rows = rows[np.isfinite(values[rows])]
         ev, st, v = event[rows], table.step[rows], values[rows]
         per_event: list[list[float]] = []
@@ -161,7 +163,7 @@ def step_changes(
     event = table.codes("event")
     rng = np.random.default_rng(seed)
     out = []
-    for names, rows in _groups(table, by):
+    for names, rows in group_rows(table, by):
         delta, end = transitions(table, rows, values)
         dev = event[end]
         if delta.size == 0:
@@ -204,7 +206,7 @@ def episode_gain(
     np.maximum.at(last, event, table.step)
     rng = np.random.default_rng(seed)
     out = []
-    for names, rows in _groups(table, by):
+    for names, rows in group_rows(table, by):
         rows = rows[np.isfinite(values[rows])]
         ev, st = event[rows], table.step[rows]
         is_first, is_last = st == first[ev], (st == last[ev]) & (last[ev] > first[ev])

@@ -1,0 +1,156 @@
+"""Everything ``pastcast score`` and the report show about each group of forecasts: the summary
+(means with CIs, failures against the schedule, alpha tests), calibration of two-outcome
+forecasts, resources per forecast, and the uniform and market references on the same forecasts.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict, dataclass
+from typing import Any
+
+import numpy as np
+
+from pastcast.reports._runs import RunSet
+from pastcast.scoring import (
+    RESOURCES,
+    Calibration,
+    Convention,
+    GroupSummary,
+    calibration,
+    group_rows,
+    resource_use,
+    summarize,
+)
+
+__all__ = ["GroupReport", "Scorecard", "scorecard"]
+
+
+@dataclass(frozen=True)
+class GroupReport:
+    summary: GroupSummary
+    calibration: Calibration
+    resources: Mapping[str, float]
+    """Mean per recorded forecast of each resource (``pastcast.scoring.RESOURCES``)."""
+    models: tuple[str, ...]
+    """Models the group's forecasts called."""
+    uniform_brier: float
+    """Mean Brier of the uniform forecast over the group's events and steps."""
+    market_brier: float
+    """Mean Brier of the market's belief over the group's forecasts that have one."""
+    n_market: int
+
+    @property
+    def group(self) -> tuple[str, ...]:
+        return self.summary.group
+
+    def details(self) -> dict[str, Any]:
+        """What the report adds to the summary, as JSON-ready values (NaN stays NaN)."""
+        cal = self.calibration
+        return {
+            **dict(zip(self.summary.by, self.summary.group, strict=True)),
+            "calibration": {
+                "n": cal.n,
+                "ece": cal.ece,
+                "murphy": None if cal.murphy is None else asdict(cal.murphy),
+                "n_market": cal.n_market,
+                "alpha_anatomy": None
+                if cal.anatomy is None
+                else {k: v for k, v in asdict(cal.anatomy).items() if k not in ("agent", "market")},
+                "reliability": [asdict(b) for b in cal.bins],
+            },
+            "resources_per_forecast": dict(self.resources),
+            "models": list(self.models),
+            "references": {
+                "uniform_brier": self.uniform_brier,
+                "market_brier": self.market_brier,
+                "n_market": self.n_market,
+            },
+        }
+
+
+@dataclass(frozen=True)
+class Scorecard:
+    by: tuple[str, ...]
+    fallback: Convention
+    bootstrap: int
+    seed: int
+    bins: int
+    n_forecasts: int
+    groups: tuple[GroupReport, ...]
+
+    def as_dict(self) -> dict[str, Any]:
+        """``groups``: each group's summary (``GroupSummary.as_dict``); ``details``: the same
+        groups' calibration, resources, models and references."""
+        return {
+            "by": list(self.by),
+            "fallback": self.fallback,
+            "bootstrap": self.bootstrap,
+            "seed": self.seed,
+            "bins": self.bins,
+            "n_forecasts": self.n_forecasts,
+            "groups": [g.summary.as_dict() for g in self.groups],
+            "details": [g.details() for g in self.groups],
+        }
+
+    def ranked(self) -> tuple[GroupReport, ...]:
+        """Forecasting groups by mean Brier, then reference groups (as the leaderboard)."""
+        agents = sorted(
+            (g for g in self.groups if g.summary.role != "reference"),
+            key=lambda g: g.summary.metrics["brier"].mean,
+        )
+        return (*agents, *(g for g in self.groups if g.summary.role == "reference"))
+
+
+def _mean(values: np.ndarray[Any, np.dtype[np.float64]]) -> float:
+    ok = values[np.isfinite(values)]
+    return float(ok.mean()) if ok.size else math.nan
+
+
+def scorecard(
+    runs: RunSet,
+    by: Sequence[str] = ("agent", "setting"),
+    fallback: Convention = "uniform",
+    bootstrap: int = 4000,
+    seed: int = 0,
+    bins: int = 10,
+) -> Scorecard:
+    """Score the steps of ``runs`` per group of ``by`` (raises ``ValueError`` on a column it
+    cannot group by, such as horizon without the dataset)."""
+    by = tuple(by)
+    table = runs.table(by)
+    summaries = summarize(
+        table,
+        by=by,
+        fallback=fallback,
+        bootstrap=bootstrap,
+        seed=seed,
+        scheduled=runs.scheduled(by),
+    )
+    cals = {
+        c.group: c
+        for c in calibration(table, by, fallback, bins=bins, bootstrap=bootstrap, seed=seed)
+    }
+    steps = runs.steps
+    use = np.array([[resource_use(s)[r] for r in RESOURCES] for s in steps], dtype=np.float64)
+    use = use.reshape(len(steps), len(RESOURCES))
+    uniform = 1.0 - 1.0 / table.n_labels.astype(np.float64)
+    rows_of = dict(group_rows(table, by))
+    out = []
+    for s in summaries:
+        rows = rows_of[s.group]
+        models = sorted({c.model for i in rows for c in steps[i].episode.model_calls})
+        market = table.market_brier[rows]
+        out.append(
+            GroupReport(
+                summary=s,
+                calibration=cals[s.group],
+                resources={r: float(use[rows, j].mean()) for j, r in enumerate(RESOURCES)},
+                models=tuple(models),
+                uniform_brier=float(uniform[rows].mean()),
+                market_brier=_mean(market),
+                n_market=int(np.isfinite(market).sum()),
+            )
+        )
+    return Scorecard(by, fallback, bootstrap, seed, bins, len(table), tuple(out))

@@ -1,0 +1,207 @@
+"""The dashboard's web application: server-rendered pages over a ``RunIndex``, read-only.
+
+Only GET routes exist and none reads a file: every page is rendered from the index built at
+start-up, so a request naming a path (``/event/../../etc/passwd``) is just an unknown id. Jinja2
+escapes every value (document texts, model outputs, tool results may hold HTML), and a
+content-security policy forbids scripts, so markup that slipped through could not run either.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Awaitable, Callable
+from typing import Any
+from urllib.parse import quote, urlencode
+
+from fastapi import FastAPI, Request
+from fastapi.responses import HTMLResponse
+from jinja2 import Environment, PackageLoader, select_autoescape
+from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.responses import Response
+
+from pastcast.reports._leaderboard import fmt_metric
+from pastcast.reports._tables import fmt_number
+from pastcast.reports.dashboard._index import FILTERS, Filters, RunIndex
+from pastcast.reports.dashboard._views import (
+    RESULT_CHARS,
+    chart,
+    notebook_diff,
+    pretty_json,
+    question_of,
+    timeline,
+)
+from pastcast.reports.dashboard._views import page as paginate
+
+__all__ = ["SECURITY_HEADERS", "create_app"]
+
+SECURITY_HEADERS = {
+    "Content-Security-Policy": "default-src 'none'; style-src 'unsafe-inline'; img-src data:; "
+    "form-action 'self'; base-uri 'none'; frame-ancestors 'none'",
+    "X-Content-Type-Options": "nosniff",
+    "Referrer-Policy": "no-referrer",
+}
+
+
+def _environment() -> Environment:
+    env = Environment(
+        loader=PackageLoader("pastcast.reports.dashboard", "templates"),
+        autoescape=select_autoescape(default=True, default_for_string=True),
+        trim_blocks=True,
+        lstrip_blocks=True,
+    )
+    env.filters["u"] = lambda s: quote(str(s), safe="")
+    env.filters["qs"] = lambda d: (
+        "?" + urlencode({k: v for k, v in d.items() if v not in ("", None)})
+    )
+    env.filters["metric"] = fmt_metric
+    env.filters["num"] = fmt_number
+    env.filters["pct"] = lambda x: "-" if x is None or not math.isfinite(x) else f"{x:.1%}"
+    env.filters["json"] = pretty_json
+    env.globals["RESULT_CHARS"] = RESULT_CHARS
+    return env
+
+
+def _number(text: str) -> int:
+    return int(text) if text.isdigit() and len(text) < 10 else 1
+
+
+def create_app(index: RunIndex, title: str = "pastcast") -> FastAPI:
+    """The dashboard over ``index`` (serve it with uvicorn, bound to 127.0.0.1)."""
+    app = FastAPI(title=title, docs_url=None, redoc_url=None, openapi_url=None)
+    env = _environment()
+    index.leaderboard(Filters())  # the first page: computed now, not on the first request
+
+    def render(name: str, code: int = 200, **context: Any) -> HTMLResponse:
+        html = env.get_template(name).render(title=title, n_steps=len(index), **context)
+        return HTMLResponse(html, status_code=code)
+
+    @app.middleware("http")
+    async def _headers(
+        request: Request, call_next: Callable[[Request], Awaitable[Response]]
+    ) -> Response:
+        response = await call_next(request)
+        response.headers.update(SECURITY_HEADERS)
+        return response
+
+    @app.exception_handler(StarletteHTTPException)
+    async def _error(request: Request, exc: StarletteHTTPException) -> Response:
+        return render("error.html.j2", exc.status_code, status=exc.status_code, detail=exc.detail)
+
+    def not_found(what: str) -> HTMLResponse:
+        return render("error.html.j2", 404, status=404, detail=f"no such {what}")
+
+    @app.get("/", response_class=HTMLResponse)
+    def leaderboard(
+        split: str = "", setting: str = "", model: str = "", category: str = "", page: str = "1"
+    ) -> HTMLResponse:
+        f = Filters(split, setting, model, category)
+        events = index.events(f)
+        pg = paginate(len(events), _number(page))
+        rows = [(e, index.event_rows(e)) for e in events[pg.start : pg.stop]]
+        event_rows = []
+        for e, r in rows:
+            first = index.steps[int(r[0])] if r is not None and r.size else None
+            event_rows.append(
+                {
+                    "id": e,
+                    "title": index.title_of(e),
+                    "category": first.category if first else "",
+                    "kind": "binary"
+                    if first and first.grading.labels == ("Yes", "No")
+                    else "multi",
+                    "truth": first.grading.truth if first else "",
+                    "n": 0 if r is None else int(r.size),
+                }
+            )
+        return render(
+            "leaderboard.html.j2",
+            board=index.leaderboard(f),
+            filters=f,
+            choices={c: index.choices(c) for c in FILTERS},
+            events=event_rows,
+            page=pg,
+            runs=index.logs,
+        )
+
+    @app.get("/forecasts", response_class=HTMLResponse)
+    def forecasts(
+        agent: str,
+        setting: str,
+        split: str = "",
+        model: str = "",
+        category: str = "",
+        page: str = "1",
+    ) -> HTMLResponse:
+        f = Filters(split, "", model, category)
+        rows = index.group_rows(agent, setting, f)
+        if rows.size == 0:
+            return not_found("agent and setting")
+        pg = paginate(int(rows.size), _number(page))
+        shown = [int(i) for i in rows[pg.start : pg.stop]]
+        return render(
+            "forecasts.html.j2",
+            agent=agent,
+            setting=setting,
+            filters=f,
+            page=pg,
+            steps=[(i, index.steps[i]) for i in shown],
+            brier=index.metrics["brier"],
+        )
+
+    @app.get("/event/{event_id:path}", response_class=HTMLResponse)
+    def event(event_id: str, page: str = "1") -> HTMLResponse:
+        rows = index.event_rows(event_id)
+        if rows is None or rows.size == 0:
+            return not_found("event")
+        ids = sorted(
+            (int(i) for i in rows),
+            key=lambda i: (
+                index.steps[i].step_index,
+                index.steps[i].agent,
+                index.steps[i].setting,
+                index.steps[i].rollout,
+            ),
+        )
+        steps = [index.steps[i] for i in ids]
+        info = None
+        if index.dataset is not None:
+            try:
+                info = index.dataset.event(event_id)
+            except KeyError:
+                info = None
+        pg = paginate(len(ids), _number(page), size=200)
+        return render(
+            "event.html.j2",
+            event_id=event_id,
+            info=info,
+            question="" if info else question_of(steps[:200]),
+            first=steps[0],
+            chart=chart(steps, index.dataset),
+            page=pg,
+            rows=[(i, index.steps[i]) for i in ids[pg.start : pg.stop]],
+            brier=index.metrics["brier"],
+        )
+
+    @app.get("/step/{step_id}", response_class=HTMLResponse)
+    def step(step_id: str) -> HTMLResponse:
+        if not step_id.isdigit() or int(step_id) >= len(index):
+            return not_found("step")
+        i = int(step_id)
+        s = index.steps[i]
+        chain = index.chain(i)
+        pos = chain.index(i)
+        log = index.logs[int(index.run_of[i])]
+        return render(
+            "step.html.j2",
+            step_id=i,
+            s=s,
+            run=log,
+            model=index.model_of(i),
+            metrics={k: float(v[i]) for k, v in index.metrics.items()},
+            timeline=timeline(s),
+            diff=notebook_diff(s.episode.notebook_in, s.episode.notebook_out),
+            prev=chain[pos - 1] if pos > 0 else None,
+            next=chain[pos + 1] if pos + 1 < len(chain) else None,
+        )
+
+    return app

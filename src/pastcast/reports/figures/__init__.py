@@ -1,0 +1,28 @@
+"""Static figures of the papers from run logs (matplotlib, the ``reports`` extra).
+
+``FIGURES`` holds every figure by name; ``render_figures(data)`` draws those the runs support.
+Plugins add figures through the entry-point group ``pastcast.figures``.
+"""
+
+from pastcast.reports.figures import _calibration, _hindcast, _longitudinal  # registers figures
+from pastcast.reports.figures._base import (
+    FIGURES,
+    MAX_PANELS,
+    RenderedFigure,
+    ReportData,
+    new_figure,
+    register_figure,
+    render_figures,
+)
+
+__all__ = [
+    "FIGURES",
+    "MAX_PANELS",
+    "RenderedFigure",
+    "ReportData",
+    "new_figure",
+    "register_figure",
+    "render_figures",
+]
+
+del _calibration, _hindcast, _longitudinal

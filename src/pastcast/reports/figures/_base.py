@@ -1,0 +1,103 @@
+"""The figure registry, what every figure is drawn from, and rendering to PNG and SVG.
+
+A figure is a function of ``ReportData`` that returns a matplotlib ``Figure``, or ``None`` when
+the runs lack what it needs (no two-outcome forecasts, no memory-on notebooks, one setting
+only...). Figures register by name in ``FIGURES`` (entry-point group ``pastcast.figures``), so
+a plugin adds a figure to every report. Figures are drawn on ``matplotlib.figure.Figure``
+directly, never through pyplot, so no global backend or state is touched.
+"""
+
+from __future__ import annotations
+
+import io
+from collections.abc import Sequence
+from dataclasses import dataclass
+from functools import cached_property
+
+from matplotlib.axes import Axes
+from matplotlib.dates import AutoDateLocator, ConciseDateFormatter
+from matplotlib.figure import Figure
+
+from pastcast.registry import Registry
+from pastcast.reports._runs import RunSet
+from pastcast.reports._scorecard import Scorecard
+from pastcast.scoring import Convention, ScoreTable
+
+__all__ = [
+    "FIGURES",
+    "MAX_PANELS",
+    "RenderedFigure",
+    "ReportData",
+    "date_axis",
+    "new_figure",
+    "register_figure",
+    "render_figures",
+]
+
+FIGURES: Registry[Figure | None] = Registry("figure")
+register_figure = FIGURES.register
+
+MAX_PANELS = 12
+"""Small multiples drawn at most per figure (the first groups of the leaderboard)."""
+
+
+@dataclass(frozen=True)
+class ReportData:
+    """What figures are drawn from: the runs, their scorecard and the report's choices."""
+
+    runs: RunSet
+    card: Scorecard
+    events: tuple[str, ...] = ()
+    """Events for the market-against-forecasts figure (none: the ones with most steps)."""
+    lookback: tuple[float, ...] | None = None
+    """The lookback fractions of the schedule, when the run used the lookback schedule."""
+
+    @property
+    def fallback(self) -> Convention:
+        return self.card.fallback
+
+    @cached_property
+    def table(self) -> ScoreTable:
+        return self.runs.table()
+
+
+@dataclass(frozen=True)
+class RenderedFigure:
+    name: str
+    caption: str
+    png: bytes
+    svg: str
+
+
+def new_figure(panels: int = 1, width: float = 4.2, height: float = 3.4) -> Figure:
+    """A figure sized for ``panels`` small multiples (up to four per row)."""
+    cols = min(max(panels, 1), 4)
+    rows = -(-max(panels, 1) // cols)
+    return Figure(figsize=(width * cols, height * rows), layout="constrained")
+
+
+def date_axis(ax: Axes, maxticks: int = 6) -> None:
+    """Readable dates on the x axis (a few ticks, concise labels)."""
+    locator = AutoDateLocator(maxticks=maxticks)  # type: ignore[no-untyped-call]
+    ax.xaxis.set_major_locator(locator)
+    ax.xaxis.set_major_formatter(ConciseDateFormatter(locator))  # type: ignore[no-untyped-call]
+
+
+def _render(fig: Figure) -> tuple[bytes, str]:
+    png, svg = io.BytesIO(), io.StringIO()
+    fig.savefig(png, format="png", dpi=110)
+    fig.savefig(svg, format="svg")
+    return png.getvalue(), svg.getvalue()
+
+
+def render_figures(data: ReportData, names: Sequence[str] | None = None) -> list[RenderedFigure]:
+    """Draw the named figures (all registered ones by default) that the runs support."""
+    out = []
+    for name in names if names is not None else FIGURES.names():
+        entry = FIGURES.get(name)
+        fig = FIGURES.build(name, data=data)
+        if fig is None:
+            continue
+        png, svg = _render(fig)
+        out.append(RenderedFigure(name, entry.description, png, svg))
+    return out

@@ -1,0 +1,160 @@
+"""Hindcast's figures: per-topic net recoveries of retrieval against no tools, the lookback
+sweep, and the market's belief against the agents' forecasts for chosen events."""
+
+from __future__ import annotations
+
+from collections import Counter, defaultdict
+from datetime import datetime, time
+
+import numpy as np
+from matplotlib.figure import Figure
+
+from pastcast.reports.figures._base import (
+    MAX_PANELS,
+    ReportData,
+    date_axis,
+    new_figure,
+    register_figure,
+)
+from pastcast.runlog import StepRecord
+from pastcast.scoring import lookback_summary, pipeline_recoveries
+
+MARKET_EVENTS = 4
+"""Events drawn by the market figure when none are chosen (those with the most steps)."""
+
+
+@register_figure("recoveries")
+def net_recoveries(data: ReportData) -> Figure | None:
+    """Per topic (category), forecasts the retrieval pipeline (memory-free) got right where the
+    same agent without tools got wrong, minus the reverse (right: the truth is the only top
+    label)."""
+    steps = data.runs.steps
+    by_agent: dict[str, set[str]] = defaultdict(set)
+    for s in steps:
+        by_agent[s.agent].add(s.setting)
+    agents = {a for a, st in by_agent.items() if {"memory_free", "no_tools"} <= st}
+    if not agents:
+        return None
+    recs = [s for s in steps if s.agent in agents]
+    counts = pipeline_recoveries(
+        recs, {"setting": "memory_free"}, {"setting": "no_tools"}, ("agent", "run_id")
+    )
+    if not counts:
+        return None
+    fig = new_figure(1, 6.0, max(2.5, 0.45 * len(counts) + 1.2))
+    ax = fig.subplots()
+    pos = np.arange(len(counts))
+    ax.barh(pos, [c.recoveries for c in counts], color="C2", alpha=0.35, label="recoveries")
+    ax.barh(pos, [-c.regressions for c in counts], color="C3", alpha=0.35, label="regressions")
+    ax.barh(pos, [c.net for c in counts], height=0.35, color="k", label="net")
+    ax.set_yticks(pos, [f"{c.topic} (n={c.n})" for c in counts], fontsize=8)
+    ax.invert_yaxis()
+    ax.axvline(0, color="0.3", lw=0.8)
+    ax.set_xlabel("forecasts: memory-free right, no-tools wrong (and the reverse)")
+    ax.legend(fontsize=8)
+    return fig
+
+
+@register_figure("lookback")
+def lookback_sweep(data: ReportData) -> Figure | None:
+    """Brier and accuracy per lookback fraction (the lookback schedule's steps), per agent and
+    setting, with 95% intervals; drawn when the report is given the fractions."""
+    if not data.lookback:
+        return None
+    rows, _ = lookback_summary(
+        data.runs.steps,
+        data.lookback,
+        fallback=data.fallback,
+        bootstrap=data.card.bootstrap,
+        seed=data.card.seed,
+    )
+    if not rows:
+        return None
+    fig = new_figure(2, 4.6, 3.4)
+    axes = fig.subplots(1, 2)
+    series: dict[tuple[str, ...], list[tuple[str, float, float, float, float, float, float]]]
+    series = defaultdict(list)
+    for s in rows:
+        b, a = s.metrics["brier"], s.metrics["accuracy"]
+        series[s.group[:-1]].append(
+            (s.group[-1], b.mean, b.ci_low, b.ci_high, a.mean, a.ci_low, a.ci_high)
+        )
+    for group, pts in list(series.items())[: MAX_PANELS * 2]:
+        x = [p[0] for p in pts]
+        for ax, k in ((axes[0], 1), (axes[1], 4)):
+            y = np.array([p[k] for p in pts])
+            lo = np.array([p[k + 1] for p in pts])
+            hi = np.array([p[k + 2] for p in pts])
+            ax.errorbar(x, y, yerr=[y - lo, hi - y], marker="o", capsize=2, label=" / ".join(group))
+    axes[0].set(ylabel="mean Brier [0, 2]", xlabel="lookback fraction")
+    axes[1].set(ylabel="accuracy", xlabel="lookback fraction")
+    axes[1].legend(fontsize=8)
+    return fig
+
+
+def _chosen(data: ReportData) -> list[str]:
+    if data.events:
+        known = {s.event_id for s in data.runs.steps}
+        return [e for e in data.events if e in known]
+    steps = Counter((s.event_id, s.step_index) for s in data.runs.steps)
+    per_event = Counter(e for e, _ in steps)
+    return [e for e, _ in sorted(per_event.items(), key=lambda kv: (-kv[1], kv[0]))][:MARKET_EVENTS]
+
+
+def _market_curve(
+    data: ReportData, event_id: str, label: str, steps: list[StepRecord]
+) -> tuple[list[datetime], list[float]]:
+    ds = data.runs.dataset
+    if ds is not None and event_id in ds.beliefs:
+        pts = [(b.day, b.probs.get(label)) for b in ds.beliefs[event_id]]
+        return [datetime.combine(d, time()) for d, p in pts if p is not None], [
+            float(p) for _, p in pts if p is not None
+        ]
+    seen: dict[datetime, float] = {}
+    for s in steps:
+        mp = s.grading.market_probs
+        if mp and label in mp:
+            seen.setdefault(s.cutoff, mp[label] / (sum(mp.values()) or 1.0))
+    xs = sorted(seen)
+    return xs, [seen[x] for x in xs]
+
+
+@register_figure("market")
+def market_against_forecasts(data: ReportData) -> Figure | None:
+    """The market's belief against each agent's forecasts for chosen events: the probability of
+    "Yes" (binary) or of the realised outcome (multi-option), at each forecast date."""
+    events = _chosen(data)
+    if not events:
+        return None
+    fig = new_figure(len(events), 4.6, 3.4)
+    cols = min(len(events), 4)
+    axes = fig.subplots(-(-len(events) // cols), cols, squeeze=False)
+    for ax, event_id in zip(axes.flat, events, strict=False):
+        steps = [s for s in data.runs.steps if s.event_id == event_id]
+        truth = steps[0].grading.truth
+        labels = steps[0].grading.labels
+        label = "Yes" if tuple(labels) == ("Yes", "No") else truth
+        xs, ys = _market_curve(data, event_id, label, steps)
+        ax.plot(xs, ys, color="0.4", lw=1.5, label="market")
+        by_agent: dict[str, dict[datetime, list[float]]] = defaultdict(lambda: defaultdict(list))
+        for s in steps:
+            if s.role == "reference" or not s.forecast.usable:
+                continue
+            total = sum(v for v in s.forecast.probs.values() if v > 0) or 1.0
+            p = max(s.forecast.probs.get(label, 0.0), 0.0) / total
+            by_agent[f"{s.agent} / {s.setting}"][s.cutoff].append(p)
+        for name, pts in sorted(by_agent.items())[:8]:
+            xs2 = sorted(pts)
+            ax.plot(xs2, [float(np.mean(pts[x])) for x in xs2], "o-", ms=3, lw=1, label=name)
+        outcome = 1.0 if label == truth else 0.0
+        ax.axhline(outcome, color="k", ls=":", lw=1)
+        title = event_id
+        if data.runs.dataset is not None:
+            title = f"{event_id}: {data.runs.dataset.event(event_id).title}"[:60]
+        ax.set_title(f"{title}\noutcome: {truth}", fontsize=8)
+        ax.set(ylim=(-0.02, 1.02), ylabel=f"P({label})")
+        date_axis(ax, 5)
+    for ax in list(axes.flat)[len(events) :]:
+        ax.set_visible(False)
+    axes.flat[0].legend(fontsize=6)
+    return fig

@@ -1,0 +1,109 @@
+"""Figures of how forecasts move across an event's dates (Forecast-Dojo): Brier by thirds,
+step-to-step change by new-evidence quartile, and what memory costs."""
+
+from __future__ import annotations
+
+import numpy as np
+from matplotlib.axes import Axes
+from matplotlib.figure import Figure
+
+from pastcast.reports.figures._base import MAX_PANELS, ReportData, new_figure, register_figure
+from pastcast.scoring import Estimate, changes_by_evidence, evidence_index, memory_cost, thirds
+
+
+def _bars(ax: Axes, pos: np.ndarray, est: list[Estimate], width: float, label: str) -> None:
+    mean = np.array([e.mean for e in est])
+    err = np.array(
+        [
+            [e.mean - e.ci_low if np.isfinite(e.ci_low) else 0.0 for e in est],
+            [e.ci_high - e.mean if np.isfinite(e.ci_high) else 0.0 for e in est],
+        ]
+    )
+    ax.bar(pos, mean, width, yerr=err, capsize=2, label=label)
+
+
+@register_figure("thirds")
+def brier_thirds(data: ReportData) -> Figure | None:
+    """Mean Brier in the early, middle and late thirds of each event's forecast dates, with 95%
+    event-bootstrap intervals (events with at least three dates)."""
+    rows = [
+        t
+        for t in thirds(
+            data.table, ("agent", "setting"), "brier", data.fallback, data.card.bootstrap
+        )
+        if t.n_events > 0
+    ][: MAX_PANELS * 2]
+    if not rows:
+        return None
+    fig = new_figure(1, max(5.0, 1.1 * len(rows) + 2), 3.6)
+    ax = fig.subplots()
+    pos = np.arange(len(rows))
+    width = 0.27
+    for j, (name, attr) in enumerate((("early", "early"), ("middle", "middle"), ("late", "late"))):
+        _bars(ax, pos + (j - 1) * width, [getattr(t, attr) for t in rows], width, name)
+    ax.set_xticks(pos, [" / ".join(t.group) for t in rows], rotation=30, ha="right", fontsize=8)
+    ax.set_ylabel("mean Brier [0, 2]")
+    ax.legend(fontsize=8)
+    return fig
+
+
+@register_figure("evidence")
+def change_by_evidence(data: ReportData) -> Figure | None:
+    """Step-to-step Brier change B(t) - B(t-1) by quartile of newly dated evidence available
+    (from other models' memory-on notebooks), per setting, with 95% intervals."""
+    steps = data.runs.steps
+    index = evidence_index(steps)
+    if not any(r.available is not None for r in index):
+        return None
+    cuts, rows = changes_by_evidence(
+        steps, index, ("setting",), "brier", data.fallback, data.card.bootstrap, data.card.seed
+    )
+    settings = sorted({r.group for r in rows if r.n_transitions > 0})
+    if not settings:
+        return None
+    fig = new_figure(1, 6.0, 3.6)
+    ax = fig.subplots()
+    width = 0.8 / max(len(settings), 1)
+    pos = np.arange(4)
+    for j, setting in enumerate(settings):
+        est = [r.change for r in rows if r.group == setting]
+        _bars(ax, pos + (j - (len(settings) - 1) / 2) * width, est, width, " / ".join(setting))
+    ax.set_xticks(pos, ["Q1", "Q2", "Q3", "Q4"])
+    ax.set_xlabel("new-evidence quartile (cut points " + ", ".join(f"{c:.2g}" for c in cuts) + ")")
+    ax.set_ylabel("B(t) - B(t-1)")
+    ax.axhline(0, color="0.3", lw=0.8)
+    ax.legend(fontsize=8)
+    return fig
+
+
+@register_figure("memory-cost")
+def memory_on_cost(data: ReportData) -> Figure | None:
+    """Memory-on against memory-free resource use (ratio of sums minus 1) on matched forecasts,
+    at the first step, later steps and all steps, with 95% event-bootstrap intervals."""
+    steps = data.runs.steps
+    settings = {s.setting for s in steps}
+    if not {"memory_on", "memory_free"} <= settings:
+        return None
+    ratios = [
+        r
+        for r in memory_cost(steps, by=(), bootstrap=data.card.bootstrap, seed=data.card.seed)
+        if r.n_matched > 0 and r.free_total > 0
+    ]
+    if not ratios:
+        return None
+    resources = sorted({r.resource for r in ratios}, key=[r.resource for r in ratios].index)
+    phases = sorted({r.phase for r in ratios}, key=[r.phase for r in ratios].index)
+    fig = new_figure(1, max(5.0, 1.3 * len(resources) + 2), 3.6)
+    ax = fig.subplots()
+    pos = np.arange(len(resources))
+    width = 0.8 / len(phases)
+    for j, phase in enumerate(phases):
+        by_res = {r.resource: r.change for r in ratios if r.phase == phase}
+        nan = Estimate(np.nan, np.nan, np.nan)
+        est = [by_res.get(res, nan) for res in resources]
+        _bars(ax, pos + (j - (len(phases) - 1) / 2) * width, est, width, phase)
+    ax.set_xticks(pos, resources, rotation=20, ha="right", fontsize=8)
+    ax.set_ylabel("memory-on / memory-free - 1")
+    ax.axhline(0, color="0.3", lw=0.8)
+    ax.legend(fontsize=8)
+    return fig

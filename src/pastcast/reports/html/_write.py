@@ -1,0 +1,151 @@
+"""The self-contained HTML report of one or more run logs, with its Markdown and LaTeX tables,
+the scorecard as JSON and every figure as PNG and SVG files.
+
+The HTML embeds its figures (PNG, base64) and its style, so the one file can be mailed or
+archived; Jinja2 escapes every value it renders (agent names, event titles, failure messages
+come from run logs and datasets, which are not trusted to be HTML).
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import os
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+
+from jinja2 import Environment, PackageLoader, select_autoescape
+
+from pastcast.reports._leaderboard import clean_json
+from pastcast.reports._runs import RunSet
+from pastcast.reports._scorecard import Scorecard, scorecard
+from pastcast.reports._tables import (
+    TextTable,
+    calibration_table,
+    cost_table,
+    main_table,
+    to_latex,
+    to_markdown,
+)
+from pastcast.reports.figures import RenderedFigure, ReportData, render_figures
+from pastcast.scoring import Convention
+
+__all__ = ["WrittenReport", "report_tables", "write_html_report"]
+
+
+@dataclass(frozen=True)
+class WrittenReport:
+    html: Path
+    markdown: Path
+    latex: Path
+    json: Path
+    figures: tuple[Path, ...]
+    card: Scorecard
+
+
+def report_tables(card: Scorecard, runs: RunSet) -> list[TextTable]:
+    """The report's tables in order: main, calibration, cost, unusable forecasts by reason."""
+    failures = Counter(
+        (s.agent, s.setting, s.forecast.failure_reason or "-")
+        for s in runs.steps
+        if not s.forecast.usable
+    )
+    fail_rows = tuple((a, st, r, str(n)) for (a, st, r), n in sorted(failures.items()))
+    return [
+        main_table(card),
+        calibration_table(card),
+        cost_table(card),
+        TextTable(
+            "Unusable forecasts by reason",
+            ("agent", "setting", "reason", "count"),
+            fail_rows,
+            len(fail_rows),
+            3,
+            "" if fail_rows else "None.",
+        ),
+    ]
+
+
+def _environment() -> Environment:
+    return Environment(
+        loader=PackageLoader("pastcast.reports.html", "templates"),
+        autoescape=select_autoescape(default=True, default_for_string=True),
+        trim_blocks=True,
+        lstrip_blocks=True,
+    )
+
+
+def _replace(path: Path, data: bytes) -> None:
+    tmp = path.with_name(f".{path.name}.tmp")
+    tmp.write_bytes(data)
+    os.replace(tmp, path)
+
+
+def write_html_report(
+    runs: RunSet,
+    out: str | Path,
+    *,
+    by: Sequence[str] = ("agent", "setting"),
+    fallback: Convention = "uniform",
+    bootstrap: int = 4000,
+    seed: int = 0,
+    bins: int = 10,
+    events: Sequence[str] = (),
+    lookback: Sequence[float] | None = None,
+    figures: Sequence[str] | None = None,
+) -> WrittenReport:
+    """Write ``report.html``, ``tables.md``, ``tables.tex``, ``scorecard.json`` and
+    ``figures/NAME.{png,svg}`` under ``out``; each file is replaced whole (written aside, then
+    renamed). ``figures`` names registered figures (default: all that the runs support)."""
+    out = Path(out)
+    (out / "figures").mkdir(parents=True, exist_ok=True)
+    card = scorecard(runs, by, fallback, bootstrap=bootstrap, seed=seed, bins=bins)
+    data = ReportData(runs, card, tuple(events), tuple(lookback) if lookback else None)
+    drawn: list[RenderedFigure] = render_figures(data, figures)
+    figure_paths: list[Path] = []
+    for fig in drawn:
+        for ext, blob in (("png", fig.png), ("svg", fig.svg.encode("utf-8"))):
+            path = out / "figures" / f"{fig.name}.{ext}"
+            _replace(path, blob)
+            figure_paths.append(path)
+    tables = report_tables(card, runs)
+    md = "# pastcast report\n\n" + "\n\n".join(to_markdown(t) for t in tables) + "\n"
+    tex = "% needs \\usepackage{booktabs}\n" + "\n\n".join(to_latex(t) for t in tables[:3]) + "\n"
+    html = (
+        _environment()
+        .get_template("report.html.j2")
+        .render(
+            runs=[
+                {
+                    "run_id": log.header.run_id,
+                    "path": log.path.name,
+                    "dataset": log.header.dataset_id,
+                    "code": log.header.code_version,
+                    "steps": len(log.steps),
+                    "created": f"{log.header.created_at:%Y-%m-%d %H:%M} UTC",
+                }
+                for log in runs.logs
+            ],
+            card=card,
+            tables=tables,
+            figures=[
+                {
+                    "name": f.name,
+                    "caption": f.caption,
+                    "png": base64.b64encode(f.png).decode("ascii"),
+                }
+                for f in drawn
+            ],
+            generated=f"{datetime.now(UTC):%Y-%m-%d %H:%M} UTC",
+        )
+    )
+    paths = (out / "report.html", out / "tables.md", out / "tables.tex", out / "scorecard.json")
+    _replace(paths[0], html.encode("utf-8"))
+    _replace(paths[1], md.encode("utf-8"))
+    _replace(paths[2], tex.encode("utf-8"))
+    card_json = json.dumps(clean_json(card.as_dict()), indent=2, allow_nan=False, default=str)
+    _replace(paths[3], (card_json + "\n").encode("utf-8"))
+    return WrittenReport(*paths, tuple(figure_paths), card)
