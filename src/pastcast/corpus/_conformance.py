@@ -21,7 +21,7 @@ from datetime import UTC, datetime, timedelta
 from functools import partial
 
 from pastcast.corpus._protocol import CorpusBackend, DocumentNotVisible, SearchHit, ThreadedBackend
-from pastcast.cutoff import as_utc
+from pastcast.cutoff import as_utc, is_visible
 from pastcast.records import Document, Record
 
 __all__ = [
@@ -189,7 +189,7 @@ def check_no_leakage(
             where = f"search {query!r} at {cutoff}"
             if doc is None:
                 out.add(f"{where}: unknown id {hit.id!r}")
-            elif not as_utc(doc.timestamp) < cutoff:
+            elif not is_visible(doc.timestamp, cutoff):
                 out.add(f"{where}: future document {hit.id!r}")
             elif as_utc(hit.timestamp) != as_utc(doc.timestamp) or hit.title != doc.title:
                 out.add(f"{where}: wrong timestamp or title for {hit.id!r}")
@@ -260,7 +260,7 @@ def check_as_of_equivalence(
     comparisons = nonempty = 0
     for cutoff in cutoffs:
         cutoff = as_utc(cutoff)
-        part = backend_factory([d for d in docs if as_utc(d.timestamp) < cutoff])
+        part = backend_factory([d for d in docs if is_visible(d.timestamp, cutoff)])
         whole_n, part_n = full.count_before(cutoff), part.count_before(cutoff)
         if whole_n != part_n:
             out.add(f"count_before at {cutoff}: whole corpus {whole_n}, past only {part_n}")
@@ -320,7 +320,7 @@ def check_thread_lookups(
     def compare(what: str, got: list[Document], want: list[Document], cutoff: datetime) -> None:
         nonlocal returned
         returned += len(got)
-        future = [d.id for d in got if not as_utc(d.timestamp) < cutoff]
+        future = [d.id for d in got if not is_visible(d.timestamp, cutoff)]
         if future:
             out.add(f"{what}: future documents {future[:3]}")
         elif [d.id for d in got] != [d.id for d in want]:
@@ -331,7 +331,7 @@ def check_thread_lookups(
         limit = rng.choice((1, 2, 5, 50))
         if thread_keys:
             key = thread_keys[rng.randrange(len(thread_keys))]
-            want = [d for d in threads[key] if as_utc(d.timestamp) < cutoff][:limit]
+            want = [d for d in threads[key] if is_visible(d.timestamp, cutoff)][:limit]
             what = f"thread({key!r}, limit={limit}) at {cutoff}"
             n_threads += 1
             if want:
@@ -343,7 +343,7 @@ def check_thread_lookups(
                 _refusal(partial(backend.thread, as_of=cutoff, limit=limit), key, what, out)
         if author_keys:
             key = author_keys[rng.randrange(len(author_keys))]
-            visible = [d for d in authors[key] if as_utc(d.timestamp) < cutoff]
+            visible = [d for d in authors[key] if is_visible(d.timestamp, cutoff)]
             what = f"author_posts({key!r}, limit={limit}) at {cutoff}"
             n_authors += 1
             got = backend.author_posts(key, as_of=cutoff, limit=limit)

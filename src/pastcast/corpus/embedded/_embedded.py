@@ -19,7 +19,7 @@ import numpy.typing as npt
 
 from pastcast.corpus._protocol import DocumentNotVisible, SearchHit, not_visible_message
 from pastcast.corpus._text import TOKENIZER, snippet, tokenize
-from pastcast.corpus.embedded._arrays import IndexArrays, from_micros, to_micros
+from pastcast.corpus.embedded._arrays import IndexArrays, from_micros
 from pastcast.corpus.embedded._blocks import BLOCK_DOCS, scoring_blocks
 from pastcast.corpus.embedded._bm25 import K1, B, bm25_top_k, naive_top_k
 from pastcast.corpus.embedded._partitioned import (
@@ -32,7 +32,7 @@ from pastcast.corpus.embedded._partitioned import (
     summary,
 )
 from pastcast.corpus.embedded._threads import ThreadLookups
-from pastcast.cutoff import as_utc
+from pastcast.cutoff import as_utc, is_visible, visible_count
 from pastcast.records import CorpusIdentity, Document
 
 __all__ = ["EmbeddedIndex"]
@@ -157,7 +157,7 @@ class EmbeddedIndex(ThreadLookups):
 
     def count_before(self, as_of: datetime) -> int:
         """The number of documents with ``timestamp < as_of``."""
-        return int(np.searchsorted(self._timestamps, to_micros(as_of), side="left"))
+        return visible_count(self._timestamps, as_of)
 
     def read(self, doc_id: str, *, as_of: datetime) -> Document:
         if self._ord is None:
@@ -166,7 +166,7 @@ class EmbeddedIndex(ThreadLookups):
         if ordinal is None or ordinal >= self.count_before(as_of):
             raise DocumentNotVisible(not_visible_message(doc_id, as_of))
         doc = self.read_ordinal(ordinal)
-        if not as_utc(doc.timestamp) < as_utc(as_of):  # rechecked on the stored document itself
+        if not is_visible(doc.timestamp, as_of):  # rechecked on the stored document itself
             raise DocumentNotVisible(not_visible_message(doc_id, as_of))
         return doc
 
@@ -203,7 +203,7 @@ class EmbeddedIndex(ThreadLookups):
         out = []
         for ordinal, score in ranked:
             doc = self.read_ordinal(ordinal)
-            if not as_utc(doc.timestamp) < cutoff:
+            if not is_visible(doc.timestamp, cutoff):
                 raise RuntimeError(f"index corrupt: {doc.id!r} ranked at cutoff {cutoff}")
             out.append(
                 SearchHit(

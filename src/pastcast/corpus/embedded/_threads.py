@@ -29,7 +29,7 @@ import numpy as np
 import numpy.typing as npt
 
 from pastcast.corpus._protocol import DocumentNotVisible
-from pastcast.cutoff import as_utc
+from pastcast.cutoff import as_utc, is_visible
 from pastcast.records import Document
 
 if TYPE_CHECKING:
@@ -206,7 +206,7 @@ class ThreadLookups:
         out = []
         for ordinal in chosen.tolist():
             doc = self.read_ordinal(ordinal)
-            if not as_utc(doc.timestamp) < cutoff:  # rechecked on the stored document itself
+            if not is_visible(doc.timestamp, cutoff):  # rechecked on the stored document itself
                 raise RuntimeError(f"index corrupt: {doc.id!r} returned at cutoff {cutoff}")
             out.append(doc)
         return out
