@@ -21,6 +21,9 @@ __all__ = ["OpenAICompatibleModel", "to_openai_messages"]
 
 SchemaStyle = Literal["json_schema", "json_object"]
 
+_SETTINGS = ("temperature", "max_tokens", "seed", "top_p", "reasoning_effort")
+"""Request settings sent as chat-completions parameters of the same name when set."""
+
 
 def to_openai_messages(messages: tuple[Message, ...]) -> list[dict[str, Any]]:
     """Our messages in chat-completions form. Content is always a string ("" rather than None:
@@ -58,7 +61,12 @@ def _tool_call(raw: Any) -> RequestedToolCall:
 
 
 class OpenAICompatibleModel:
-    """One model of an OpenAI-compatible chat-completions endpoint."""
+    """One model of an OpenAI-compatible chat-completions endpoint.
+
+    Request settings (temperature, max tokens, seed, top-p, reasoning effort) are sent when set
+    and left out otherwise, so the provider's default applies. ``unsupported`` names settings the
+    server cannot honour: a request that sets one is refused with a ``ModelError``.
+    """
 
     def __init__(
         self,
@@ -74,6 +82,7 @@ class OpenAICompatibleModel:
         strict_schema: bool = False,
         extra_body: dict[str, Any] | None = None,
         name: str | None = None,
+        unsupported: tuple[str, ...] = (),
     ) -> None:
         try:
             import openai
@@ -93,6 +102,7 @@ class OpenAICompatibleModel:
         self.schema_style: SchemaStyle = schema_style
         self.strict_schema = strict_schema
         self.extra_body = dict(extra_body or {})
+        self.unsupported = unsupported
         self.prices = prices if prices is not None else PriceTable()
         self._name = name or f"{provider}:{model}"
         self.spec: dict[str, Any] = {
@@ -150,10 +160,14 @@ class OpenAICompatibleModel:
                         "strict": self.strict_schema,
                     },
                 }
-        for key in ("temperature", "max_tokens", "seed"):
+        for key in _SETTINGS:
             value = getattr(request, key)
-            if value is not None:
-                params[key] = value
+            if value is None:
+                continue
+            if key in self.unsupported:
+                # Refused rather than dropped: the run log records what each request asked for.
+                raise ModelError(f"{self._name}: the server does not support {key} (got {value!r})")
+            params[key] = value
         if self.extra_body:
             params["extra_body"] = self.extra_body
         return params
