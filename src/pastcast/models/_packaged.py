@@ -115,6 +115,7 @@ class ChunkedModel:
                     f"{digest.hexdigest()[:16]}..., expected {self.size} bytes with "
                     f"{self.sha256[:16]}...: refusing to use them"
                 )
+            os.chmod(tmp, 0o644)  # mkstemp's 0600 would hide it from other users' servers
             os.replace(tmp, target)
         finally:
             Path(tmp).unlink(missing_ok=True)
