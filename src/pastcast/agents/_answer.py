@@ -18,9 +18,10 @@ and every reply in ``raw_text`` (after ``RETRY_MARKERS``), so the outputs can be
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Annotated, Any, Literal, TypedDict
+from typing import Annotated, Any, Literal
 
 from pydantic import ConfigDict, Field, TypeAdapter, ValidationError, with_config
+from typing_extensions import TypedDict  # pydantic reads typing's only from Python 3.12
 
 from pastcast.agents._parsing import RETRY_MARKERS, parse_forecast, prob_key, repair_prompt
 from pastcast.agents._prompts import answer_template, choice_template, question_fields
