@@ -198,9 +198,13 @@ def test_every_stage_of_the_hindcast_agent(tmp_path: Path) -> None:
 
 def test_preset_values_can_be_overridden(tmp_path: Path) -> None:
     script = Hindcast()
-    log = _run(tmp_path, "two-stage-hindcast", script, rounds=1, tally=False, top_p=0.9)
+    log = _run(
+        tmp_path, "two-stage-hindcast", script, rounds=1, tally=False, top_p=0.9, constrained=True
+    )
     assert script.stages == ["queries", "report", "forecast"]
-    assert {c.top_p for c in log.steps[0].episode.model_calls} == {0.9}
+    calls = log.steps[0].episode.model_calls
+    assert {c.top_p for c in calls} == {0.9}
+    assert '"prob_yes"' in calls[-1].response_schema  # the forecast under Hindcast's schema
     assert "research_tally.v1" not in log.header.prompts
 
 

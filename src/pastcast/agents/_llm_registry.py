@@ -283,6 +283,7 @@ def two_stage(
     author_comments: int = 0,
     tally: bool = False,
     answer_form: AnswerForm = "probabilities",
+    constrained: bool = False,
     parse_fallback: ParseFallback = "repair",
     max_evidence_chars: int = 12_000,
     doc_chars: int = 600,

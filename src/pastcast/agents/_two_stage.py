@@ -31,6 +31,8 @@ from pastcast.agents._answer import (
     AnswerForm,
     Decoding,
     ParseFallback,
+    answer_schema,
+    choice_schema,
     finish_answer,
     view_fields,
 )
@@ -104,6 +106,8 @@ class TwoStageConfig(Record):
     author_comments: int = Field(default=0, ge=0)
     tally: bool = False
     answer_form: AnswerForm = "probabilities"
+    constrained: bool = False
+    """Ask for the forecast under its answer schema too (small local models)."""
     fallback: ParseFallback = "repair"
     max_evidence_chars: int = Field(default=12_000, ge=1)
     doc_chars: int = Field(default=600, ge=1)
@@ -174,18 +178,22 @@ class TwoStageAgent:
         messages = list(render(report))
         short = render(report[:_COMPACT_REPORT_CHARS])  # the compact re-prompt keeps the tally
         decoding = self._settings("forecast")
+        labels = episode.question.labels
+        schema = None
+        if cfg.constrained:
+            schema = choice_schema(labels) if cfg.answer_form == "choice" else answer_schema(labels)
         try:
-            reply = episode.chat(self.model, decoding.request(messages)).content
+            reply = episode.chat(self.model, decoding.request(messages, response_schema=schema))
         except ContextOverflow:  # the report is too long for the window: send the short prompt
             messages = list(short)
-            reply = episode.chat(self.model, decoding.request(messages)).content
-        messages.append(Message(role="assistant", content=reply))
+            reply = episode.chat(self.model, decoding.request(messages, response_schema=schema))
+        messages.append(Message(role="assistant", content=reply.content))
         return finish_answer(
             episode,
             self.model,
             decoding,
             messages,
-            reply,
+            reply.content,
             normalize_typography=cfg.normalize_typography,
             fallback=cfg.fallback,
             form=cfg.answer_form,
