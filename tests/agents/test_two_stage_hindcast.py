@@ -250,3 +250,24 @@ def test_stage_settings_are_checked(args: dict[str, object], message: str) -> No
     spec = agent_spec("two-stage", model=use("bad", Hindcast()), **args)  # type: ignore[arg-type]
     with pytest.raises(ValueError, match=re.escape(message)):
         build_agent(spec)
+
+
+@pytest.mark.parametrize(
+    ("option", "message"),
+    [
+        ('two-stage-hindcast:model=scripted:x.json,stages={"query": {}}', "argument 'stages'"),
+        ("zero-shot:model=scripted:x.json,reasoning_effort=huge", "argument 'reasoning_effort'"),
+        ("no-tools:model=scripted:x.json,top_p=2", "argument 'top_p'"),
+        ("tool-agent:model=scripted:x.json,max_tokens=0", "argument 'max_tokens'"),
+    ],
+)
+def test_request_settings_are_checked_before_a_run(option: str, message: str) -> None:
+    from pastcast.cli._specs import parse_agent_option
+
+    with pytest.raises(ValueError, match=re.escape(message)) as caught:
+        parse_agent_option(option)
+    assert "\n" not in str(caught.value)
+    assert parse_agent_option("two-stage-hindcast:model=scripted:x.json,rounds=2").args == {
+        "model": "scripted:x.json",
+        "rounds": 2,
+    }

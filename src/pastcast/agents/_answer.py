@@ -32,8 +32,10 @@ from pastcast.records import BINARY_LABELS, Event, Forecast, Message, Record
 __all__ = [
     "AnswerForm",
     "Decoding",
+    "MaxTokens",
     "ParseFallback",
     "StageSettings",
+    "TopP",
     "answer_schema",
     "choice_schema",
     "finish_answer",
@@ -48,13 +50,17 @@ Hindcast's ``{"choice", "prob_yes", "prob_no" (or "probabilities"), "confidence"
 "reasoning"}``."""
 
 
+TopP = Annotated[float, Field(gt=0.0, le=1.0)]
+MaxTokens = Annotated[int, Field(gt=0)]
+
+
 class Decoding(Record):
     """Request settings of an agent's calls (None: not sent, so the provider's default applies)."""
 
     temperature: float | None = None
-    max_tokens: int | None = Field(default=None, gt=0)
+    max_tokens: MaxTokens | None = None
     seed: int | None = None
-    top_p: float | None = Field(default=None, gt=0.0, le=1.0)
+    top_p: TopP | None = None
     reasoning_effort: ReasoningEffort | None = None
 
     def request(self, messages: Sequence[Message], **kw: Any) -> ChatRequest:
@@ -72,9 +78,9 @@ class StageSettings(TypedDict, total=False):
     """The request settings one stage of an agent sets over the agent's own."""
 
     temperature: float
-    max_tokens: Annotated[int, Field(gt=0)]
+    max_tokens: MaxTokens
     seed: int
-    top_p: Annotated[float, Field(gt=0.0, le=1.0)]
+    top_p: TopP
     reasoning_effort: ReasoningEffort
 
 
