@@ -10,7 +10,7 @@ from typing import Annotated, Any
 import typer
 from typer.core import TyperGroup
 
-from pastcast.cli import _agents, _corpus, _data, _run, _score, _stats
+from pastcast.cli import _agents, _corpus, _data, _plan, _run, _score, _stats
 from pastcast.cli._common import EXIT_FAILED
 
 DEBUG_ENV = "PASTCAST_DEBUG"
@@ -59,6 +59,7 @@ app.add_typer(_data.app, name="data")
 app.add_typer(_stats.app, name="stats")
 app.command("demo")(_run.demo)
 app.command("run")(_run.run)
+app.command("plan")(_plan.plan)
 app.command("score")(_score.score)
 
 

@@ -65,6 +65,33 @@ BootstrapOpt = Annotated[
     int, typer.Option("--bootstrap", min=0, help="Event-clustered bootstrap draws for CIs.")
 ]
 SeedOpt = Annotated[int, typer.Option("--seed", help="Seed of the bootstrap.")]
+AfterCutoffOpt = Annotated[
+    bool,
+    typer.Option(
+        "--after-model-cutoff",
+        help="Keep only events that resolved after the training cutoff of every model in the "
+        "logs (a model may remember earlier outcomes).",
+    ),
+]
+
+
+def steps_after_model_cutoff(run_logs: Sequence[Path]) -> list[StepRecord]:
+    """The steps of events no model of the logs may remember (exit 2 when that is unknown)."""
+    from pastcast.runner import after_model_cutoff
+
+    try:
+        kept = after_model_cutoff([read_run_log(p) for p in run_logs])
+    except (RunLogError, ValueError) as err:
+        fail(str(err))
+    if kept.cutoff is not None:
+        typer.echo(
+            f"--after-model-cutoff: left out {kept.dropped_events} events ({kept.dropped_steps} "
+            f"steps) resolved by {kept.cutoff.isoformat()} (training cutoff of {kept.model})",
+            err=True,
+        )
+    if not kept.steps:
+        fail("--after-model-cutoff: no event resolved after the models' training cutoffs")
+    return list(kept.steps)
 
 
 def score(
@@ -73,11 +100,12 @@ def score(
     fallback: FallbackOpt = "uniform",
     bootstrap: BootstrapOpt = 4000,
     seed: SeedOpt = 0,
+    after_model_cutoff: AfterCutoffOpt = False,
     as_json: JsonFlag = False,
 ) -> None:
     """Re-score saved run logs from forecasts and gradings and print a leaderboard."""
     groups = columns(by)
-    steps = read_steps(run_logs)
+    steps = steps_after_model_cutoff(run_logs) if after_model_cutoff else read_steps(run_logs)
     summaries = summarize(
         table_from_records(steps), by=groups, fallback=fallback, bootstrap=bootstrap, seed=seed
     )

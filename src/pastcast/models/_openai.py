@@ -80,7 +80,7 @@ class OpenAICompatibleModel:
         provider: str = "openai",
         timeout_s: float = 120.0,
         max_retries: int = 4,
-        prices: PriceTable | None = None,
+        prices: PriceTable | str | None = None,
         schema_style: SchemaStyle = "json_schema",
         strict_schema: bool = False,
         extra_body: dict[str, Any] | None = None,
@@ -104,7 +104,8 @@ class OpenAICompatibleModel:
         self.schema_style: SchemaStyle = schema_style
         self.strict_schema = strict_schema
         self.extra_body = dict(extra_body or {})
-        self.prices = prices if prices is not None else PriceTable()
+        # A path (a JSON-able option, as plans and run logs give it) is a price file.
+        self.prices = PriceTable.load(prices) if isinstance(prices, str) else prices or PriceTable()
         self._name = name or f"{provider}:{model}"
         self.spec: dict[str, Any] = {
             "model": model,

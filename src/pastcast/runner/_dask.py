@@ -39,6 +39,7 @@ class DaskExecutor:
         threads_per_worker: int = 16,
         processes: bool = True,
     ) -> None:
+        _distributed()  # refused now, before a run starts, where the extra is missing
         self.address = address
         self.n_workers = n_workers
         self.threads_per_worker = threads_per_worker
