@@ -62,11 +62,11 @@ class TokenBucket:
         while True:
             with self._lock:
                 self._refill()
-                if self._level >= need:
+                if self._level >= need - 1e-9:  # rounding must not leave a sliver to wait for
                     self._level -= amount
                     return waited
                 wait = (need - self._level) / self.rate
-            wait = min(wait, 1.0)  # re-check: another caller may have refunded units
+            wait = min(max(wait, 0.001), 1.0)  # re-check: another caller may have refunded units
             self._sleep(wait)
             waited += wait
 
