@@ -63,7 +63,9 @@ def synthetic_backend(n_events: int = 12) -> ListBackend:
     return ListBackend(tuple(docs))
 
 
-def model_agents(url: str, *, settings: tuple[str, ...] = ("memory_free", "memory_on")) -> tuple[AgentSpec, ...]:
+def model_agents(
+    url: str, *, settings: tuple[str, ...] = ("memory_free", "memory_on")
+) -> tuple[AgentSpec, ...]:
     model = f"openai-compatible:scripted@{url}"
     options = {"timeout_s": 1.0}
     return tuple(

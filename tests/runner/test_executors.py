@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import time
 from pathlib import Path
 
@@ -36,7 +37,7 @@ def test_episodes_run_in_parallel_and_memory_on_chains_in_order(
     for chain in chains.values():
         chain.sort(key=lambda s: s.step_index)
         assert chain[0].episode.notebook_in is None
-        for before, after in zip(chain, chain[1:], strict=False):
+        for before, after in itertools.pairwise(chain):
             # each step started from the notebook the step before it ended with
             assert after.episode.notebook_in == before.episode.notebook_out is not None
     written = [(s.event_id, s.step_index) for s in steps if s.setting == "memory_on"]
