@@ -143,6 +143,12 @@ def start_provider(
         def log_message(self, format: str, *args: Any) -> None:
             pass
 
+        def setup(self) -> None:
+            super().setup()
+            # Headers and body go out in two writes: without this, Nagle's algorithm holds the
+            # body until the client's delayed ACK (40 ms a reply on a kept-alive connection).
+            self.connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+
         def _send(self, status: int, data: bytes, headers: dict[str, str] | None = None) -> None:
             try:
                 self.send_response(status)
