@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 from scale_world import model_agents, outcomes, synthetic_backend, synthetic_dataset
-from scripted_provider import ProviderState
+from scripted_provider import ProviderState, start_provider
 
 from pastcast.runlog import read_run_log
 from pastcast.runner import RunConfig, run_benchmark
@@ -33,6 +33,22 @@ def cluster() -> Iterator[Any]:
         dashboard_address=None,
     ) as c:
         yield c
+
+
+@pytest.fixture(scope="module")
+def provider() -> Iterator[ProviderState]:
+    state, server = start_provider()
+    yield state
+    server.shutdown()
+    server.server_close()
+
+
+@pytest.fixture(scope="module")
+def reference(tmp_path_factory: pytest.TempPathFactory, provider: ProviderState) -> dict:  # type: ignore[type-arg]
+    """What the local executor records (answers depend on the requests alone)."""
+    out = tmp_path_factory.mktemp("local") / "run.jsonl"
+    _run(out, provider)
+    return outcomes(read_run_log(out).steps)
 
 
 def _run(out: Path, provider: ProviderState, executor: Any = None) -> Any:
@@ -55,21 +71,24 @@ def test_the_cluster_listens_on_loopback_only(cluster: Any) -> None:
 
 
 def test_dask_gives_the_records_of_the_local_executor(
-    tmp_path: Path, provider: ProviderState, cluster: Any
+    tmp_path: Path,
+    provider: ProviderState,
+    cluster: Any,
+    reference: dict,  # type: ignore[type-arg]
 ) -> None:
-    _run(tmp_path / "local.jsonl", provider)
     executor = DaskExecutor(cluster.scheduler_address)
     result = _run(tmp_path / "dask.jsonl", provider, executor)
-    local = read_run_log(tmp_path / "local.jsonl").steps
     dask = read_run_log(tmp_path / "dask.jsonl").steps
-    assert result.written == len(local) == 72
-    assert outcomes(dask) == outcomes(local)
+    assert result.written == len(reference) == 72
+    assert outcomes(dask) == reference
 
 
 def test_a_worker_killed_mid_episode_loses_and_repeats_nothing(
-    tmp_path: Path, provider: ProviderState, cluster: Any
+    tmp_path: Path,
+    provider: ProviderState,
+    cluster: Any,
+    reference: dict,  # type: ignore[type-arg]
 ) -> None:
-    _run(tmp_path / "reference.jsonl", provider)
     provider.latency_s = 0.15
     provider.served = provider.requests = 0
     executor = DaskExecutor(cluster.scheduler_address)
@@ -91,7 +110,7 @@ def test_a_worker_killed_mid_episode_loses_and_repeats_nothing(
     steps = read_run_log(tmp_path / "run.jsonl").steps
     keys = [s.key for s in steps]
     assert len(keys) == len(set(keys)) == 72
-    assert outcomes(steps) == outcomes(read_run_log(tmp_path / "reference.jsonl").steps)
+    assert outcomes(steps) == reference
     with distributed.Client(cluster) as client:  # the nanny brought a new worker up
         client.wait_for_workers(2, timeout=30)
         assert victim not in client.run(os.getpid).values()

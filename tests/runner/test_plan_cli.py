@@ -14,6 +14,7 @@ from scripted_provider import ProviderState
 from typer.testing import CliRunner
 
 from pastcast.cli import app
+from pastcast.dataset import save_dataset
 from pastcast.runlog import read_run_log
 from pastcast.runner import RunConfig, run_benchmark
 
@@ -44,9 +45,8 @@ def test_the_readme_plan_is_priced_then_runs_as_it_is(
     assert "warning: openai:gpt-4.1-mini: 4 of 4 events resolved by its training cutoff" in (
         shown.stdout
     )
-    est = json.loads(cli.invoke(app, ["plan", str(plan), "--json"]).stdout)
-    assert est["agents"] == 7 and est["rollouts"] == 2 and est["events"] == 4
-    assert est["cost_usd"] > 0 and est["model_calls"] <= est["model_calls_max"]
+    episodes = int(re.search(r"= ([\d,]+) episodes", shown.stdout).group(1).replace(",", ""))
+    assert episodes == (5 + 3 + 4 + 4) * 7 * 2  # the first four events' dates x agents x rollouts
     # The same plan runs: OpenAI's client reads its endpoint and key from the environment.
     monkeypatch.setenv("OPENAI_BASE_URL", provider.url)
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
@@ -54,7 +54,7 @@ def test_the_readme_plan_is_priced_then_runs_as_it_is(
     assert ran.exit_code == 0, ran.output
     summary = json.loads(ran.stdout)
     log = read_run_log(tmp_path / "runs" / "plan" / "run.jsonl")
-    assert summary["written"] == len(log.steps) == est["episodes"]
+    assert summary["written"] == len(log.steps) == episodes
     assert summary["unusable"] == 0
     assert log.header.model_cutoffs == {
         "openai:gpt-4o-mini": date(2023, 10, 31),
@@ -84,6 +84,21 @@ def test_run_with_a_plan_refuses_options_that_declare_the_run_again(
     assert result.exit_code == 2
     assert message in result.stderr and len(result.stderr.strip().splitlines()) == 1
     assert not (tmp_path / "run.jsonl").exists()
+
+
+def test_plan_json_is_the_estimate(tmp_path: Path) -> None:
+    save_dataset(synthetic_dataset(), tmp_path / "data")
+    plan = tmp_path / "plan.toml"
+    plan.write_text(
+        f'dataset = "{tmp_path / "data"}"\nsettings = ["no_tools"]\n'
+        '[[models]]\nspec = "openai:gpt-4o-mini"\n[[agents]]\nname = "market"\n'
+    )
+    result = cli.invoke(app, ["plan", str(plan), "--json"])
+    assert result.exit_code == 0, result.output
+    est = json.loads(result.stdout)
+    assert (est["events"], est["steps"], est["agents"], est["episodes"]) == (12, 36, 2, 72)
+    assert est["model_calls"] == 36 and est["cost_usd"] > 0 and est["unpriced"] == []
+    assert [r["agent"] for r in est["rows"]] == ["gpt-4o-mini", "market"]
 
 
 def test_a_bad_plan_exits_2_naming_the_key(tmp_path: Path) -> None:

@@ -271,7 +271,10 @@ def run(
         "rollouts"
     ].default,
     workers: Annotated[
-        int, typer.Option("--workers", help="Parallel (agent, event, rollout) chains.")
+        int,
+        typer.Option(
+            "--workers", help="Episodes in flight at once (memory-on chains keep their order)."
+        ),
     ] = _RUN["workers"].default,
     split: Annotated[
         str | None, typer.Option("--split", help="Only events of this split (e.g. eval).")
