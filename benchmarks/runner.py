@@ -6,7 +6,8 @@ on a synthetic dataset, one model call per step, through the whole stack: the ru
 episode, the OpenAI client over HTTP, grading and the fsynced run log. Printed:
 
 - throughput at 1, 8, 64 and 256 episodes in flight, against the ideal (in flight / latency),
-  for the local executor and for Dask (a LocalCluster of worker processes on 127.0.0.1);
+  for the local executor and for Dask (a LocalCluster of worker processes on 127.0.0.1, started
+  before the timing), after a warm-up run (imports, first connections);
 - resident memory while 20,000 steps run at 256 in flight, sampled through the run, so its
   growth with the number of steps shows (the driver; for Dask also the workers).
 
@@ -196,6 +197,8 @@ def main() -> None:
     levels = [int(x) for x in args.levels.split(",")]
     cluster = None if args.no_dask else _cluster(args.dask_workers, 256 // args.dask_workers)
     with tempfile.TemporaryDirectory() as tmp:
+        # Once per process, not per run: imports, the code version, the first connections.
+        _run(url, 16, 8, executors.build("local"), Path(tmp) / "warm-up.jsonl")
         for kind in kinds:
             for level in levels:
                 n = max(level, int(level * args.seconds / args.latency))

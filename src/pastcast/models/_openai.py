@@ -181,9 +181,17 @@ class OpenAICompatibleModel:
         return gate.call(self.provider, self.model, tokens, lambda: self._attempt(params))
 
     def _attempt(self, params: dict[str, Any]) -> ChatResponse:
-        """One request; any failure is a ``ProviderError`` of its kind."""
+        """One request; any failure is a ``ProviderError`` of its kind.
+
+        Sent with the client's generic ``post`` (its documented way to any endpoint): the body
+        is already plain JSON, and ``chat.completions.create`` would walk it again against the
+        SDK's type annotations, a fifth of a step's CPU at hundreds of requests a second."""
+        body = dict(params)
+        body.update(body.pop("extra_body", None) or {})
         try:
-            resp = self._client.chat.completions.create(**params)
+            resp = self._client.post(
+                "/chat/completions", body=body, cast_to=self._openai.types.chat.ChatCompletion
+            )
         except self._openai.OpenAIError as exc:
             raise self._classify(exc) from None
         except ValueError as exc:  # the reply's JSON is cut or garbled (json.JSONDecodeError)
