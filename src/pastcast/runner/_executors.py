@@ -56,6 +56,7 @@ class LocalExecutor:
         self.threads = threads
         self._pool: ThreadPoolExecutor | None = None
         self._context: WorkContext | None = None
+        self._paused: Callable[[], tuple[str, ...]] = lambda: ()
 
     def start(self, context: WorkContext) -> None:
         self._context = context
@@ -66,7 +67,7 @@ class LocalExecutor:
 
     def paused(self) -> tuple[str, ...]:
         """Providers paused by their circuit breaker now."""
-        return self._paused() if self._context is not None else ()
+        return self._paused()
 
     def submit(self, task: StepTask, done: Done) -> None:
         if self._pool is None or self._context is None:

@@ -255,12 +255,12 @@ def run_benchmark(
         )
         if executor is None:
             executor = executors.build(execution.executor, **execution.executor_args)
-        executor.start(context)
-        paused = getattr(executor, "paused", None)
-        if callable(paused):
-            stats.paused_now = paused
         driver = _Driver(chains, writer, executor, config.workers, stats)
         try:
+            executor.start(context)
+            paused = getattr(executor, "paused", None)
+            if callable(paused):
+                stats.paused_now = paused
             with progress_display(progress, stats) as refresh:
                 driver.run(refresh)
         finally:
