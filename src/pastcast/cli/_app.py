@@ -17,6 +17,7 @@ from pastcast.cli import (
     _data,
     _export,
     _import,
+    _plan,
     _report,
     _run,
     _score,
@@ -76,6 +77,7 @@ app.add_typer(_stats.app, name="stats")
 app.add_typer(_toolserver.app, name="toolserver")
 app.command("demo")(_run.demo)
 app.command("run")(_run.run)
+app.command("plan")(_plan.plan)
 app.command("score")(_score.score)
 app.command("report")(_report.report)
 app.command("view")(_view.view)

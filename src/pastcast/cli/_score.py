@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Annotated
 
@@ -109,6 +110,38 @@ DatasetOpt = Annotated[
         "the full schedule of each event.",
     ),
 ]
+AfterCutoffOpt = Annotated[
+    bool,
+    typer.Option(
+        "--after-model-cutoff",
+        help="Keep only events that resolved after the training cutoff of every model in the "
+        "logs (a model may remember earlier outcomes).",
+    ),
+]
+
+
+def after_model_cutoff_only(runs: RunSet) -> RunSet:
+    """``runs`` with only the steps of events no model of the logs may remember (exit 2 when
+    that is unknown)."""
+    from pastcast.runner import after_model_cutoff
+
+    try:
+        kept = after_model_cutoff(runs.logs)
+    except ValueError as err:
+        fail(str(err))
+    if kept.cutoff is not None:
+        typer.echo(
+            f"--after-model-cutoff: left out {kept.dropped_events} events ({kept.dropped_steps} "
+            f"steps) resolved by {kept.cutoff.isoformat()} (training cutoff of {kept.model})",
+            err=True,
+        )
+    if not kept.steps:
+        fail("--after-model-cutoff: no event resolved after the models' training cutoffs")
+    keep = {id(s) for s in kept.steps}
+    logs = tuple(
+        replace(log, steps=tuple(s for s in log.steps if id(s) in keep)) for log in runs.logs
+    )
+    return RunSet(logs, runs.dataset)
 
 
 def score(
@@ -119,12 +152,15 @@ def score(
     seed: SeedOpt = 0,
     bins: BinsOpt = 10,
     dataset: DatasetOpt = None,
+    after_model_cutoff: AfterCutoffOpt = False,
     as_json: JsonFlag = False,
 ) -> None:
     """Re-score saved run logs from forecasts and gradings: the leaderboard, calibration of
     two-outcome forecasts (ECE, Murphy, anatomy of alpha), cost and failures per group."""
     groups = columns(by, allowed=GROUP_COLUMNS)
     runs = read_runs(run_logs, dataset, groups)
+    if after_model_cutoff:
+        runs = after_model_cutoff_only(runs)
     try:
         card = scorecard(runs, groups, fallback, bootstrap=bootstrap, seed=seed, bins=bins)
     except ValueError as err:
