@@ -8,6 +8,7 @@ from typing import Any
 
 import typer
 
+from pastcast import safejson
 from pastcast.cli._common import fail, print_json
 
 app = typer.Typer(
@@ -26,7 +27,7 @@ def _spec_option(option: str, what: str) -> tuple[str, dict[str, Any]]:
         if not eq or not key.strip():
             fail(f"{what} {option!r}: expected key=value, got {item!r}")
         try:
-            args[key.strip()] = json.loads(val)
+            args[key.strip()] = safejson.loads(val)
         except json.JSONDecodeError:
             args[key.strip()] = val.strip()
     return name.strip(), args

@@ -41,9 +41,14 @@ def read_steps(run_logs: Sequence[Path]) -> list[StepRecord]:
     steps: list[StepRecord] = []
     for path in run_logs:
         try:
-            steps.extend(read_run_log(path).steps)
+            log = read_run_log(path)
         except RunLogError as err:
             fail(str(err))
+        if log.truncated_tail:  # a crash mid-write: scored without it, but never silently
+            typer.echo(
+                f"note: {path}: the last line is incomplete (cut off mid-write); left out", err=True
+            )
+        steps.extend(log.steps)
     if not steps:
         fail("no forecast steps in " + ", ".join(str(p) for p in run_logs))
     return steps

@@ -26,6 +26,7 @@ from typing import Any, cast, get_args
 from pydantic import TypeAdapter, ValidationError
 from pydantic.errors import PydanticUserError
 
+from pastcast import safejson
 from pastcast.agents import agent_spec, agents
 from pastcast.models import known_providers
 from pastcast.records import Setting
@@ -70,7 +71,7 @@ def _reject_constant(text: str) -> Any:
 
 def _plain(text: str) -> Any:
     try:
-        return json.loads(text, parse_constant=_reject_constant)
+        return safejson.loads(text, parse_constant=_reject_constant)
     except ValueError:
         return text
 
@@ -85,6 +86,10 @@ def _value(text: str, start: int, where: str) -> tuple[Any, int]:
             value, end = _DECODER.raw_decode(text, i)
         except json.JSONDecodeError as exc:
             raise ValueError(f"{where}: not valid JSON ({exc.msg})") from None
+        except RecursionError:
+            raise ValueError(f"{where}: not valid JSON (nested too deeply)") from None
+        except ValueError:  # int() refuses a number of thousands of digits
+            raise ValueError(f"{where}: not valid JSON (a number too long)") from None
         comma = text.find(",", end)
         comma = len(text) if comma < 0 else comma
         extra = text[end:comma].strip()

@@ -23,6 +23,7 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from pastcast import safejson
 from pastcast.cutoff import last_complete_day, step_precedes_resolution
 from pastcast.dataset._dataset import Dataset
 from pastcast.records import DailyBelief, Event, Resolution, StepSpec
@@ -207,7 +208,7 @@ def _read_json_object(path: Path, missing: str) -> dict[str, Any]:
     if not path.is_file():
         raise DatasetFormatError(f"{path}: {missing}")
     try:
-        value = json.loads(path.read_text("utf-8"))
+        value = safejson.loads(path.read_bytes())
     except json.JSONDecodeError as exc:
         raise DatasetFormatError(f"{path}: not valid JSON ({exc.msg})") from None
     if not isinstance(value, dict):
