@@ -31,6 +31,7 @@ from pastcast.corpus import (
 from pastcast.corpus.postgres import one_line
 from pastcast.corpus.sources import open_source, sources
 from pastcast.cutoff import parse_cutoff
+from pastcast.owned import check_replaceable
 from pastcast.records import Document
 
 _TARGET_HELP = (
@@ -105,8 +106,13 @@ def _check_target(backend: str, out: Path | None, url: str | None, overwrite: bo
             fail("--url: only with --backend postgres")
         if out is None:
             fail("--out: required with --backend embedded")
-        if out.exists() and not overwrite:
-            fail(f"{out}: already exists (pass --overwrite to replace it)")
+        if out.exists() or out.is_symlink():
+            try:  # only an index pastcast built is ever replaced (pastcast.owned)
+                check_replaceable(out, "index")
+            except FileExistsError as exc:
+                fail(f"--out: {exc}")
+            if not overwrite and any(out.iterdir()):
+                fail(f"{out}: already exists (pass --overwrite to replace it)")
     elif backend == "postgres":
         if url is None or not is_database_url(url):
             fail("--url: required with --backend postgres (postgresql://USER@HOST:PORT/DB)")
@@ -215,6 +221,12 @@ def build(
     if kind not in sources:
         fail(f"source {source!r}: unknown kind {kind!r} (known: {', '.join(sources.names())})")
     _check_target(backend, out, url, overwrite)
+    if (
+        out is not None
+        and Path(path).exists()
+        and Path(path).resolve().is_relative_to(out.resolve())
+    ):
+        fail(f"--out: {out} holds the input {path}; not replacing it")
     model = None
     if embedder is not None:
         try:

@@ -24,6 +24,7 @@ from pastcast.cli._specs import AGENT_GRAMMAR, parse_agent_option
 from pastcast.corpus import EmbeddedIndex, OpenedCorpus, content_digest, redact_url
 from pastcast.dataset import Dataset
 from pastcast.env import EnvConfig
+from pastcast.owned import check_replaceable
 from pastcast.records import Setting
 from pastcast.runlog import AgentSpec, RunLogError, read_run_log
 from pastcast.runner import RunConfig, RunResult, run_benchmark
@@ -39,6 +40,8 @@ OPTION_NAMES = {"agents": "--agent", "python_timeout_s": "--python-timeout"}
 # registered with market access (market, tool-agent-market), and never under @no_tools.
 PER_AGENT_FIELDS = frozenset({"market_access"})
 
+# The kind (pastcast.owned) of the index a run builds for the embedded world beside its log.
+WORLD_INDEX = "world-index"
 _ENV = EnvConfig()
 _RUN = RunConfig.model_fields
 
@@ -93,7 +96,13 @@ def _load_world(spec: str, choice: CorpusChoice, index_dir: Path) -> _Loaded:
     except (OSError, ValueError):  # none yet, or unreadable: rebuilt
         current = None
     if current != digest:
-        EmbeddedIndex.build(world.documents, index_dir, overwrite=True, progress=True)
+        try:  # only an index a run built for the world is rebuilt (pastcast.owned)
+            check_replaceable(index_dir, WORLD_INDEX)
+        except FileExistsError as exc:
+            fail(f"--out: the world's index goes beside the run log: {exc}")
+        EmbeddedIndex.build(
+            world.documents, index_dir, overwrite=True, progress=True, kind=WORLD_INDEX
+        )
     return _Loaded(world.dataset, choice.open(index_dir, "--retrieval"))
 
 
