@@ -3,6 +3,7 @@ cutoff."""
 
 from __future__ import annotations
 
+import itertools
 import tempfile
 from collections.abc import Iterator
 from datetime import date, datetime
@@ -29,7 +30,7 @@ from pastcast.corpus import (
     retrieval_modes,
 )
 from pastcast.corpus.postgres import one_line
-from pastcast.corpus.sources import open_source, sources
+from pastcast.corpus.sources import SourceRun, open_source, sources
 from pastcast.cutoff import parse_cutoff
 from pastcast.owned import check_replaceable
 from pastcast.records import Document
@@ -161,6 +162,21 @@ def _store(
     return count, where
 
 
+def _nonempty(run: SourceRun, source: str) -> Iterator[Document]:
+    """The source's documents; a source without any is an error before anything is built (an
+    empty index is no result)."""
+    docs = iter(run.documents)
+    try:
+        first = next(docs)
+    except StopIteration:
+        skipped = sum(run.skipped().values())
+        why = f"; {skipped} malformed lines skipped" if skipped else ""
+        fail(f"source {source!r}: no documents to index{why}")
+    except (DocumentFormatError, ValueError, FileNotFoundError) as exc:
+        fail(str(exc))
+    return itertools.chain([first], docs)
+
+
 def _day(value: str | None, option: str) -> date | None:
     if value is None:
         return None
@@ -247,9 +263,8 @@ def build(
     except ValueError as exc:  # a missing path or extra, an option the source does not take
         fail(str(exc))
     try:
-        count, where = _store(
-            run.documents, backend, out, url, schema or "pastcast", overwrite, model
-        )
+        docs = _nonempty(run, source)
+        count, where = _store(docs, backend, out, url, schema or "pastcast", overwrite, model)
     except BaseException:  # includes the one-line failure exit: drop the side file
         run.discard()
         raise

@@ -159,6 +159,8 @@ def import_forecastbench(
         )
     except (ForecastBenchError, DownloadError, OSError) as exc:
         fail(str(exc))
+    except ValueError as exc:  # an unknown --source, or no event kept
+        fail(str(exc))
     finally:
         if tmp is not None:
             tmp.cleanup()
@@ -206,6 +208,8 @@ def import_polymarket(
             },
         )
     except PolymarketError as exc:
+        fail(str(exc))
+    except ValueError as exc:  # no event kept
         fail(str(exc))
     _report(ds, report, out, as_json)
 

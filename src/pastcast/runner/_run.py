@@ -74,6 +74,21 @@ def _chains(dataset: Dataset, config: RunConfig) -> list[_Chain]:
     return out
 
 
+class NothingToRun(ValueError):
+    """The dataset and the configuration leave no forecast step: refused before a log is
+    written, so an empty selection never passes for a finished run."""
+
+
+def _nothing_to_run(dataset: Dataset, config: RunConfig) -> NothingToRun:
+    if config.split is not None:
+        known = sorted({dataset.splits.get(e) or "" for e in dataset.event_ids_with_steps()} - {""})
+        return NothingToRun(
+            f"--split {config.split!r}: no event of dataset {dataset.id} with forecast steps is "
+            f"in this split (splits: {', '.join(known) or 'none'})"
+        )
+    return NothingToRun(f"dataset {dataset.id}: no event has forecast steps")
+
+
 def _grading(dataset: Dataset, step: StepSpec) -> Grading:
     event = dataset.event(step.event_id)
     resolution = dataset.resolutions.get(step.event_id)
@@ -247,6 +262,8 @@ def run_benchmark(
     )
     chains = _chains(dataset, config)
     total = sum(len(c.steps) for c in chains)
+    if total == 0:
+        raise _nothing_to_run(dataset, config)
     with RunLogWriter(path, header) as writer:
         runner = _Runner(dataset, backend, config, writer, notebooks, python_runner)
         with _progress(progress, total) as advance:
