@@ -10,13 +10,14 @@ from __future__ import annotations
 
 import json
 import sys
+from pathlib import Path
 from typing import Annotated, Any, NoReturn
 
 import typer
 
 from pastcast.reports import clean_json
 
-__all__ = ["EXIT_FAILED", "EXIT_USAGE", "JsonFlag", "fail", "note", "print_json"]
+__all__ = ["EXIT_FAILED", "EXIT_USAGE", "JsonFlag", "fail", "make_dir", "note", "print_json"]
 
 EXIT_USAGE = 2
 EXIT_FAILED = 1
@@ -32,6 +33,18 @@ def fail(message: str, code: int = EXIT_USAGE) -> NoReturn:
     line = " ".join(message.split())  # a multi-line exception message stays one line
     typer.echo(f"error: {line}", err=True)
     raise typer.Exit(code)
+
+
+def make_dir(path: Path, option: str) -> Path:
+    """``path`` as a folder, made if absent; a file there or a path that cannot be made is a
+    one-line usage error naming ``option``."""
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+    except FileExistsError:
+        fail(f"{option} {path}: exists and is not a folder")
+    except OSError as exc:
+        fail(f"{option} {path}: cannot make the folder ({exc.strerror or exc})")
+    return path
 
 
 def note(text: str, as_json: bool) -> None:

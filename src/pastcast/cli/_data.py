@@ -179,9 +179,9 @@ def import_polymarket(
     schedule: ScheduleOpt = "dojo",
     split: SplitOpt = None,
     corpus_end: CorpusEndOpt = None,
-    limit: Annotated[int, typer.Option("--limit", help="Events per page.")] = 100,
+    limit: Annotated[int, typer.Option("--limit", min=1, help="Events per page.")] = 100,
     max_events: Annotated[
-        int | None, typer.Option("--max-events", help="Stop after this many events.")
+        int | None, typer.Option("--max-events", min=1, help="Stop after this many events.")
     ] = None,
     news_corpus: NewsOpt = None,
     as_json: JsonFlag = False,

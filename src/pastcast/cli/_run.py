@@ -18,7 +18,7 @@ from rich.console import Console
 from rich.markup import escape
 
 from pastcast.agents import build_agent, clear_models, load_models
-from pastcast.cli._common import EXIT_FAILED, JsonFlag, fail, note, print_json
+from pastcast.cli._common import EXIT_FAILED, JsonFlag, fail, make_dir, note, print_json
 from pastcast.cli._corpus import Retrieval, open_corpus
 from pastcast.cli._specs import AGENT_GRAMMAR, parse_agent_option
 from pastcast.corpus import EmbeddedIndex, OpenedCorpus, content_digest, redact_url
@@ -41,6 +41,8 @@ OPTION_NAMES = {"agents": "--agent", "python_timeout_s": "--python-timeout"}
 # registered with market access (market, tool-agent-market), and never under @no_tools.
 PER_AGENT_FIELDS = frozenset({"market_access"})
 
+MAX_ROLLOUTS = 10_000
+MAX_WORKERS = 1024
 # The kind (pastcast.owned) of the index a run builds for the embedded world beside its log.
 WORLD_INDEX = "world-index"
 _ENV = EnvConfig()
@@ -262,11 +264,13 @@ def run(
     setting: Annotated[
         Setting, typer.Option("--setting", help="Setting of agents given without @SETTING.")
     ] = "memory_free",
-    rollouts: Annotated[int, typer.Option("--rollouts", help="Rollouts per forecast step.")] = _RUN[
-        "rollouts"
-    ].default,
+    # Bounded: every (agent, event, rollout) chain is planned up front.
+    rollouts: Annotated[
+        int, typer.Option("--rollouts", max=MAX_ROLLOUTS, help="Rollouts per forecast step.")
+    ] = _RUN["rollouts"].default,
     workers: Annotated[
-        int, typer.Option("--workers", help="Parallel (agent, event, rollout) chains.")
+        int,
+        typer.Option("--workers", max=MAX_WORKERS, help="Parallel (agent, event, rollout) chains."),
     ] = _RUN["workers"].default,
     split: Annotated[
         str | None, typer.Option("--split", help="Only events of this split (e.g. eval).")
@@ -367,7 +371,7 @@ def demo(
     from pastcast.reports import write_report
 
     config = plan(list(DEMO_AGENTS), "memory_free", lambda specs: RunConfig(agents=specs))
-    out.mkdir(parents=True, exist_ok=True)
+    make_dir(out, "--out")
     log = out / "run.jsonl"
     result = execute(f"world:{seed}", config, log)
     note(f"run log: {result.path} ({result.written} new steps, {result.skipped} resumed)", as_json)

@@ -66,10 +66,14 @@ FallbackOpt = Annotated[
         "excluded. Failures are always reported.",
     ),
 ]
+# Bounded: each draw costs a pass over the events, so an absurd count would never finish.
 BootstrapOpt = Annotated[
-    int, typer.Option("--bootstrap", min=0, help="Event-clustered bootstrap draws for CIs.")
+    int,
+    typer.Option(
+        "--bootstrap", min=0, max=100_000, help="Event-clustered bootstrap draws for CIs."
+    ),
 ]
-SeedOpt = Annotated[int, typer.Option("--seed", help="Seed of the bootstrap.")]
+SeedOpt = Annotated[int, typer.Option("--seed", min=0, help="Seed of the bootstrap.")]
 
 
 def score(
