@@ -1,19 +1,32 @@
 """JSON from files, models and the command line, which may hold anything.
 
 ``loads`` is ``json.loads`` whose every refusal is a ``json.JSONDecodeError`` with a one-line
-``msg``: invalid syntax, bytes that are not UTF-8, nesting deeper than the interpreter's stack,
-an integer too long for Python to convert. Readers already name the file and line of a
+``msg``: invalid syntax, bytes that are not UTF-8, nesting deeper than ``MAX_DEPTH``, an integer
+too long for Python to convert. Readers already name the file and line of a
 ``JSONDecodeError``, so each of these becomes one of their one-line errors instead of an
 exception nobody anticipated.
+
+Nesting is checked before decoding, not left to ``RecursionError``: the C decoder recurses on
+the C stack, and a library that raises the interpreter's recursion limit (web3 sets 100,000)
+turns a deeply nested input into a segmentation fault.
 """
 
 from __future__ import annotations
 
 import json
+import re
 import sys
 from typing import Any
 
-__all__ = ["JsonRefused", "loads"]
+import numpy as np
+
+__all__ = ["MAX_DEPTH", "JsonRefused", "loads", "raw_decode"]
+
+MAX_DEPTH = 512
+"""The deepest nesting of arrays and objects accepted (pastcast's own JSON nests a few levels)."""
+
+_STRING = re.compile(r'"(?:[^"\\]|\\.)*"', re.DOTALL)
+_DECODER = json.JSONDecoder()
 
 
 class JsonRefused(json.JSONDecodeError):
@@ -30,6 +43,41 @@ def _refusal(reason: str) -> JsonRefused:
     return JsonRefused(reason)
 
 
+def _depth(text: str) -> int:
+    """How deep arrays and objects nest in ``text`` (brackets inside strings do not count)."""
+    if text.count("[") + text.count("{") <= MAX_DEPTH:
+        return 0  # cannot nest deeper than it has brackets
+    codes = np.frombuffer(_STRING.sub("", text).encode("utf-8", "surrogatepass"), np.uint8)
+    step = np.zeros(len(codes), np.int64)
+    step[(codes == ord("[")) | (codes == ord("{"))] = 1
+    step[(codes == ord("]")) | (codes == ord("}"))] = -1
+    return int(np.cumsum(step).max(initial=0))
+
+
+def _check_depth(text: str) -> None:
+    if _depth(text) > MAX_DEPTH:
+        raise _refusal(f"nested deeper than {MAX_DEPTH} levels")
+
+
+def raw_decode(text: str, index: int = 0) -> tuple[Any, int]:
+    """``json.JSONDecoder().raw_decode(text, index)`` under the same checks as ``loads``."""
+    _check_depth(text[index:])
+    try:
+        return _DECODER.raw_decode(text, index)
+    except json.JSONDecodeError:
+        raise
+    except (RecursionError, ValueError) as exc:
+        raise _refusal(_reason(exc)) from None
+
+
+def _reason(exc: BaseException) -> str:
+    if isinstance(exc, RecursionError):
+        return f"nested deeper than {MAX_DEPTH} levels"
+    if "digits" in str(exc):
+        return f"a number of more than {sys.get_int_max_str_digits()} digits"
+    return str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+
+
 def loads(data: str | bytes | bytearray, **options: Any) -> Any:
     """``json.loads(data, **options)``; every refusal is a ``json.JSONDecodeError``."""
     if isinstance(data, bytes | bytearray):
@@ -38,13 +86,10 @@ def loads(data: str | bytes | bytearray, **options: Any) -> Any:
         except UnicodeDecodeError as exc:
             where = f"byte 0x{data[exc.start]:02x} at offset {exc.start}"
             raise _refusal(f"not UTF-8 text ({where})") from None
+    _check_depth(data)
     try:
         return json.loads(data, **options)
     except json.JSONDecodeError:
         raise
-    except RecursionError:
-        raise _refusal("nested too deeply") from None
-    except ValueError as exc:  # int() of a number with thousands of digits
-        if "digits" in str(exc):
-            raise _refusal(f"a number of more than {sys.get_int_max_str_digits()} digits") from None
-        raise _refusal(str(exc).splitlines()[0] if str(exc) else type(exc).__name__) from None
+    except (RecursionError, ValueError) as exc:  # a number of thousands of digits, a hook's
+        raise _refusal(_reason(exc)) from None

@@ -44,7 +44,7 @@ def test_text_utf8_cannot_encode_is_written_with_replacement_characters(log: Pat
     ("line", "reason"),
     [
         (b'{"a": "caf\xe9"}\n', "not UTF-8 text"),
-        (b"[" * 100_000 + b"\n", "nested too deeply"),
+        (b"[" * 100_000 + b"\n", "nested deeper than"),
         (b'{"a": 1' + b"0" * 5000 + b"}\n", "digits"),
         (b"\x00\x00\x00\n", "not valid JSON"),
     ],

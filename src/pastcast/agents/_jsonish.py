@@ -5,12 +5,12 @@ Kept apart from the forecast-specific rules in ``_parsing`` so the notebook pars
 
 from __future__ import annotations
 
-import json
 import re
 from bisect import bisect_right
 from dataclasses import dataclass
 from typing import Any
 
+from pastcast import safejson
 from pastcast.agents._braces import balanced_objects
 
 __all__ = [
@@ -199,8 +199,8 @@ def _loads(text: str, *, strict: bool = True) -> Any:
     """``json.loads``, or None for anything it refuses (bad syntax, nesting deeper than the
     interpreter's stack)."""
     try:
-        return json.loads(text, strict=strict, parse_int=_integer)
-    except (ValueError, RecursionError):
+        return safejson.loads(text, strict=strict, parse_int=_integer)
+    except ValueError:
         return None
 
 

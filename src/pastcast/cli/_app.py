@@ -11,15 +11,16 @@ import typer
 from typer.core import TyperGroup
 
 from pastcast.cli import _agents, _arena, _corpus, _data, _run, _score, _stats
-from pastcast.cli._common import EXIT_FAILED, EXIT_USAGE
+from pastcast.cli._common import EXIT_FAILED, EXIT_USAGE, printable
 
 DEBUG_ENV = "PASTCAST_DEBUG"
 
 
 class _OneLineErrors(TyperGroup):
     """Every error is one ``error:`` line on stderr. A usage error of the parser (an unknown
-    option, a value out of range) names the option and exits 2; an exception no command
-    anticipated exits 1 (``PASTCAST_DEBUG=1`` shows the traceback instead)."""
+    option, a value out of range) names the option and exits 2; a path the system refuses
+    names the path and exits 1; any other exception no command anticipated exits 1
+    (``PASTCAST_DEBUG=1`` shows its traceback instead)."""
 
     def main(
         self, args: Sequence[str] | None = None, *pos: Any, **kwargs: Any
@@ -37,6 +38,13 @@ class _OneLineErrors(TyperGroup):
         except typer.Abort:
             typer.echo("error: aborted", err=True)
             sys.exit(EXIT_FAILED)
+        except OSError as exc:  # a path the system refuses (too long, a device, ...): named
+            name = "" if exc.filename is None else str(exc.filename)
+            shown = name if len(name) <= 200 else name[:200] + "..."
+            reason = exc.strerror or str(exc)
+            line = f"error: {shown}: {reason}" if shown else f"error: {reason}"
+            typer.echo(printable(line), err=True)
+            sys.exit(EXIT_FAILED)
         except Exception as exc:
             parser_error = hasattr(exc, "format_message") and hasattr(exc, "exit_code")
             if parser_error and type(exc).__name__ == "NoArgsIsHelpError":
@@ -46,13 +54,15 @@ class _OneLineErrors(TyperGroup):
                 message = " ".join(exc.format_message().split())  # type: ignore[attr-defined]
                 ctx = getattr(exc, "ctx", None)
                 see = f" (see {ctx.command_path} --help)" if ctx is not None else ""
-                typer.echo(f"error: {message}{see}", err=True)
+                typer.echo(printable(f"error: {message}{see}"), err=True)
                 sys.exit(exc.exit_code)  # type: ignore[attr-defined]
             if os.environ.get(DEBUG_ENV):
                 raise
             first = (str(exc).strip().splitlines() or [""])[0]
             typer.echo(
-                f"error: {type(exc).__name__}: {first} (set {DEBUG_ENV}=1 for the traceback)",
+                printable(
+                    f"error: {type(exc).__name__}: {first} (set {DEBUG_ENV}=1 for the traceback)"
+                ),
                 err=True,
             )
             sys.exit(EXIT_FAILED)

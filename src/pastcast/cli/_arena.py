@@ -132,8 +132,8 @@ def _load_dataset(path: Path) -> Any:
         fail(f"--dataset {path}: not a dataset directory")
     try:
         return load_dataset(path)
-    except ValueError as exc:
-        fail(str(exc))
+    except (OSError, ValueError) as exc:  # a truncated table, a manifest that is not JSON
+        fail(f"--dataset {path}: {exc}")
 
 
 def _load_corpus(corpus: Path | None) -> Any:
@@ -143,7 +143,10 @@ def _load_corpus(corpus: Path | None) -> Any:
 
     if not (corpus / "manifest.json").is_file():
         fail(f"--corpus {corpus}: not an index directory (build one with 'pastcast corpus build')")
-    return EmbeddedIndex.open(corpus)
+    try:
+        return EmbeddedIndex.open(corpus)
+    except (OSError, ValueError, KeyError, TypeError) as exc:  # a damaged index
+        fail(f"--corpus {corpus}: not a readable index ({type(exc).__name__}: {exc})")
 
 
 @app.command("replay")
@@ -171,7 +174,7 @@ def replay(
     deadline, commit, reveal and are scored per round."""
     from pastcast.arena import SELECTORS, EvmArena, LedgerArena, RoundPlan
     from pastcast.arena import replay as run_replay
-    from pastcast.cli._specs import parse_agent_option
+    from pastcast.cli._specs import check_agents, parse_agent_option
     from pastcast.cutoff import parse_cutoff
     from pastcast.registry import RegistryError
 
@@ -182,14 +185,15 @@ def replay(
             markets=markets,
             rounds=rounds,
             interval_days=interval_days,
-            start=parse_cutoff(start) if start else None,
+            start=parse_cutoff(start) if start is not None else None,
             selector=SELECTORS.spec(sel_name, **sel_args),
         )
-        cutoff = parse_cutoff(resolve_by) if resolve_by else None
+        cutoff = parse_cutoff(resolve_by) if resolve_by is not None else None
     except (ValueError, RegistryError) as exc:
         fail(str(exc))
     if backend not in ("ledger", "evm"):
         fail(f"--backend {backend!r}: choose 'ledger' or 'evm'")
+    check_agents(specs)
     ds = _load_dataset(dataset)
     index = _load_corpus(corpus)
     make_dir(out, "--out")
@@ -258,6 +262,8 @@ def serve(
 
     if (ledger is None) == (not evm):
         fail("give exactly one of --ledger FILE or --evm")
+    if not host.strip() or not host.isascii() or any(c.isspace() for c in host):
+        fail(f"--host {host!r}: not a host name or address")
     try:
         import uvicorn
 

@@ -17,7 +17,16 @@ import typer
 
 from pastcast.reports import clean_json
 
-__all__ = ["EXIT_FAILED", "EXIT_USAGE", "JsonFlag", "fail", "make_dir", "note", "print_json"]
+__all__ = [
+    "EXIT_FAILED",
+    "EXIT_USAGE",
+    "JsonFlag",
+    "fail",
+    "make_dir",
+    "note",
+    "print_json",
+    "printable",
+]
 
 EXIT_USAGE = 2
 EXIT_FAILED = 1
@@ -28,10 +37,16 @@ JsonFlag = Annotated[
 ]
 
 
+def printable(text: str) -> str:
+    """``text`` as it can be printed: an argument's bytes that are not UTF-8 (which Python keeps
+    as lone surrogates) are shown as escapes instead of failing the write."""
+    return text.encode("utf-8", "backslashreplace").decode("utf-8")
+
+
 def fail(message: str, code: int = EXIT_USAGE) -> NoReturn:
     """Print a one-line error to stderr and exit with ``code``."""
     line = " ".join(message.split())  # a multi-line exception message stays one line
-    typer.echo(f"error: {line}", err=True)
+    typer.echo(f"error: {printable(line)}", err=True)
     raise typer.Exit(code)
 
 
@@ -49,7 +64,7 @@ def make_dir(path: Path, option: str) -> Path:
 
 def note(text: str, as_json: bool) -> None:
     """A human-readable line: on stdout, or on stderr when stdout carries JSON."""
-    typer.echo(text, err=as_json)
+    typer.echo(printable(text), err=as_json)
 
 
 def print_json(obj: Any) -> None:

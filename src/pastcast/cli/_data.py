@@ -70,7 +70,7 @@ def _common(
     except FileExistsError as exc:
         fail(f"--out: {exc}")
     try:
-        end = date.fromisoformat(corpus_end) if corpus_end else None
+        end = date.fromisoformat(corpus_end) if corpus_end is not None else None
     except ValueError:
         fail(f"--corpus-end: not a date (YYYY-MM-DD): {corpus_end!r}")
     try:
@@ -78,7 +78,7 @@ def _common(
     except ValueError as exc:
         fail(f"--schedule: {exc}")
     try:
-        parsed = TemporalSplit.parse(split) if split else None
+        parsed = TemporalSplit.parse(split) if split is not None else None
     except ValueError as exc:
         fail(f"--split: {exc}")
     return sched, parsed
@@ -138,6 +138,8 @@ def import_forecastbench(
             root = cache or Path(tmp.name if tmp else ".")
             download_files(path_or_url, root, [*FORECASTBENCH_FILES, *(file or [])])
         else:
+            if file or cache is not None:  # they act on a download only: never ignored
+                fail(f"--{'file' if file else 'cache'}: only with a URL to download from")
             root = Path(path_or_url)
             if not root.is_dir():
                 fail(f"{root}: no such folder")

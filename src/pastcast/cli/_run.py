@@ -17,16 +17,15 @@ from pydantic import ValidationError
 from rich.console import Console
 from rich.markup import escape
 
-from pastcast.agents import build_agent, clear_models, load_models
+from pastcast.agents import clear_models
 from pastcast.cli._common import EXIT_FAILED, JsonFlag, fail, make_dir, note, print_json
 from pastcast.cli._corpus import Retrieval, open_corpus
-from pastcast.cli._specs import AGENT_GRAMMAR, parse_agent_option
+from pastcast.cli._specs import AGENT_GRAMMAR, check_agents, parse_agent_option
 from pastcast.corpus import EmbeddedIndex, OpenedCorpus, content_digest, redact_url
 from pastcast.dataset import Dataset
 from pastcast.env import EnvConfig
 from pastcast.owned import check_replaceable
 from pastcast.records import Setting
-from pastcast.registry import RegistryError
 from pastcast.runlog import AgentSpec, RunLogError, read_run_log
 from pastcast.runner import NothingToRun, RunConfig, RunResult, run_benchmark
 from pastcast.scoring import Fallback, summarize
@@ -172,28 +171,13 @@ def _check_sandbox(env: EnvConfig) -> None:
         )
 
 
-def _check_agents(config: RunConfig) -> None:
-    """Build every agent once and load its model: arguments an agent refuses, or a model that
-    cannot be loaded, exit 2 before the run rather than as a run of unusable forecasts."""
-    for spec in config.agents:
-        try:
-            build_agent(spec)
-        except (ValueError, TypeError, RegistryError) as exc:
-            fail(f"--agent {spec.name!r}: {exc}")
-    try:
-        load_models()
-    except ValueError as exc:
-        clear_models()
-        fail(f"--agent: {exc}")
-
-
 def execute(
     dataset: str, config: RunConfig, out: Path, corpus: CorpusChoice | None = None
 ) -> RunResult:
     """Shared by ``run`` and ``demo``: load the data, run, return the result. Problems found
     before the work starts exit 2; an exception during the run exits 1."""
     _check_sandbox(config.env)
-    _check_agents(config)
+    check_agents(config.agents)
     loaded = _load(dataset, corpus or CorpusChoice(), out.parent / "index")
     try:
         return run_benchmark(loaded.dataset, loaded.backend, config, out)

@@ -33,6 +33,7 @@ import numpy as np
 from rich.console import Console
 from rich.progress import Progress
 
+from pastcast import safejson
 from pastcast.corpus._identity import MonthDigests, combine_month_digests
 from pastcast.corpus.embedded._arrays import FORMAT as PART_FORMAT
 from pastcast.corpus.embedded._arrays import (
@@ -268,7 +269,7 @@ def load_index(index_dir: Path) -> Loaded:
     manifest_path = index_dir / "manifest.json"
     if not manifest_path.is_file():
         raise FileNotFoundError(f"{index_dir}: not an index (no manifest.json)")
-    manifest = json.loads(manifest_path.read_text())
+    manifest = safejson.loads(manifest_path.read_bytes())
     if manifest.get("format") == PART_FORMAT:  # the earlier, unpartitioned layout
         arrays = load_arrays(index_dir)
         return Loaded([arrays], np.asarray(arrays.id_rank, dtype=np.int64), arrays.manifest)
