@@ -9,7 +9,7 @@ from typing import Any
 import typer
 
 from pastcast import safejson
-from pastcast.cli._common import fail, make_dir, print_json
+from pastcast.cli._common import fail, output_dir, print_json
 
 app = typer.Typer(
     help="Foresight Arena: commit-reveal rounds scored against the market (simulation, "
@@ -68,9 +68,10 @@ def simulate(
     from pastcast.arena import SimulationConfig
     from pastcast.arena import simulate as run_simulation
 
+    if out is not None:
+        output_dir(out, "--out", "simulation")
     result = run_simulation(SimulationConfig(seed=seed, rounds=rounds, markets=markets))
     if out is not None:
-        make_dir(out, "--out")
         with (out / "rounds.jsonl").open("w", encoding="utf-8") as fh:
             for res in result.results:
                 fh.write(res.model_dump_json() + "\n")
@@ -196,7 +197,7 @@ def replay(
     check_agents(specs)
     ds = _load_dataset(dataset)
     index = _load_corpus(corpus)
-    make_dir(out, "--out")
+    output_dir(out, "--out", "arena-replay")
     ledger_path = out / "ledger.jsonl"
     try:
         if backend == "evm":
@@ -304,7 +305,9 @@ def verify(
         fail(str(exc))
     snap = summary.snapshot
     if snapshot is not None:
-        snap.save(make_dir(snapshot, "--snapshot"), "csv" if fmt == "csv" else "parquet")
+        snap.save(
+            output_dir(snapshot, "--snapshot", "snapshot"), "csv" if fmt == "csv" else "parquet"
+        )
     counts = {t: len(getattr(snap, t)) for t in snap.TABLES}
     if json_:
         print_json(

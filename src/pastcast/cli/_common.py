@@ -15,6 +15,7 @@ from typing import Annotated, Any, NoReturn
 
 import typer
 
+from pastcast.owned import made_kind, mark
 from pastcast.reports import clean_json
 
 __all__ = [
@@ -22,8 +23,8 @@ __all__ = [
     "EXIT_USAGE",
     "JsonFlag",
     "fail",
-    "make_dir",
     "note",
+    "output_dir",
     "print_json",
     "printable",
 ]
@@ -50,11 +51,17 @@ def fail(message: str, code: int = EXIT_USAGE) -> NoReturn:
     raise typer.Exit(code)
 
 
-def make_dir(path: Path, option: str) -> Path:
-    """``path`` as a folder, made if absent; a file there or a path that cannot be made is a
-    one-line usage error naming ``option``."""
+def output_dir(path: Path, option: str, kind: str) -> Path:
+    """``path`` as the folder a command writes its ``kind`` of output into (``demo``,
+    ``simulation``, ...): made and marked (``pastcast.owned``) if absent or empty. A folder
+    pastcast did not make, or made for something else, is refused, as is a file there or a path
+    that cannot be made: one-line usage errors naming ``option``."""
+    if path.is_dir() and any(path.iterdir()) and (found := made_kind(path)) != kind:
+        what = "was not made by pastcast" if found is None else f"holds a pastcast {found}"
+        fail(f"{option} {path}: {what}; not writing {kind} output into it")
     try:
         path.mkdir(parents=True, exist_ok=True)
+        mark(path, kind)
     except FileExistsError:
         fail(f"{option} {path}: exists and is not a folder")
     except OSError as exc:

@@ -18,7 +18,7 @@ from rich.console import Console
 from rich.markup import escape
 
 from pastcast.agents import clear_models
-from pastcast.cli._common import EXIT_FAILED, JsonFlag, fail, make_dir, note, print_json
+from pastcast.cli._common import EXIT_FAILED, JsonFlag, fail, note, output_dir, print_json
 from pastcast.cli._corpus import Retrieval, open_corpus
 from pastcast.cli._specs import AGENT_GRAMMAR, check_agents, parse_agent_option
 from pastcast.corpus import EmbeddedIndex, OpenedCorpus, content_digest, redact_url
@@ -355,7 +355,7 @@ def demo(
     from pastcast.reports import write_report
 
     config = plan(list(DEMO_AGENTS), "memory_free", lambda specs: RunConfig(agents=specs))
-    make_dir(out, "--out")
+    output_dir(out, "--out", "demo")
     log = out / "run.jsonl"
     result = execute(f"world:{seed}", config, log)
     note(f"run log: {result.path} ({result.written} new steps, {result.skipped} resumed)", as_json)
