@@ -37,7 +37,7 @@ def balanced_objects(text: str) -> list[tuple[int, int]]:
 def _closing_ends_unquoted(text: str) -> dict[int, int]:
     """``_closing_ends`` for text without a double quote, vectorised: a brace at depth d (after
     it) closes at the first later brace where the depth is d - 1."""
-    codes = np.frombuffer(text.encode("utf-32-le"), dtype=np.uint32)
+    codes = np.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
     where = np.flatnonzero((codes == _OPEN) | (codes == _CLOSE))
     opening = codes[where] == _OPEN
     depth = np.cumsum(np.where(opening, 1, -1)).astype(np.int64)
