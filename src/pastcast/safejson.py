@@ -20,7 +20,7 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["MAX_DEPTH", "JsonRefused", "loads", "raw_decode"]
+__all__ = ["MAX_DEPTH", "JsonRefused", "loads", "loads_line", "raw_decode"]
 
 MAX_DEPTH = 512
 """The deepest nesting of arrays and objects accepted (pastcast's own JSON nests a few levels)."""
@@ -93,3 +93,17 @@ def loads(data: str | bytes | bytearray, **options: Any) -> Any:
         raise
     except (RecursionError, ValueError) as exc:  # a number of thousands of digits, a hook's
         raise _refusal(_reason(exc)) from None
+
+
+def loads_line(line: str | bytes) -> Any:
+    """One line of a JSON-lines file, as ``loads``. A line that does not parse and does not end
+    in a newline is the file's last one, cut short: the refusal says so."""
+    try:
+        return loads(line)
+    except json.JSONDecodeError as exc:
+        newline = b"\n" if isinstance(line, bytes) else "\n"
+        if line.endswith(newline) or not line.strip():  # type: ignore[arg-type]
+            raise
+        raise _refusal(
+            f"{exc.msg}; the file ends in the middle of this line (cut short?)"
+        ) from None

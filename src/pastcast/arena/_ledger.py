@@ -235,7 +235,7 @@ def _replay(path: Path) -> tuple[ArenaRules, str, int, int]:
         for lineno, raw in enumerate(fh, start=1):
             where = f"{path}:{lineno}"
             try:
-                line = safejson.loads(raw)
+                line = safejson.loads_line(raw)
             except json.JSONDecodeError as exc:
                 raise LedgerError(f"{where}: not JSON ({exc.msg})") from None
             if not isinstance(line, dict) or set(line) != {"seq", "at", "prev", "record", "hash"}:

@@ -156,7 +156,7 @@ def read_results(path: str | Path) -> tuple[RoundResult, ...]:
     with p.open("rb") as fh:  # decoded line by line, so bad bytes are named by their line
         for i, line in enumerate(fh, start=1):
             try:
-                out.append(RoundResult.model_validate(safejson.loads(line)))
+                out.append(RoundResult.model_validate(safejson.loads_line(line)))
             except (json.JSONDecodeError, ValueError) as exc:
                 msg = str(exc).splitlines()[0]
                 raise ValueError(f"{p}:{i}: not a round result ({msg})") from None

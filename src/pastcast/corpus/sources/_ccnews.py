@@ -97,7 +97,7 @@ def _jsonl_pages(path: Path, report: CCNewsReport) -> Iterator[RawPage]:
             report.records_read += 1
             try:
                 try:
-                    obj = safejson.loads(line)
+                    obj = safejson.loads_line(line)
                 except json.JSONDecodeError as exc:
                     raise ValueError(f"record: invalid JSON ({exc.msg})") from None
                 yield _from_record(obj)

@@ -87,7 +87,7 @@ def read_jsonl_documents(
                 continue
             try:
                 try:
-                    obj = safejson.loads(line)
+                    obj = safejson.loads_line(line)
                 except json.JSONDecodeError as exc:
                     raise ValueError(f"record: invalid JSON ({exc.msg})") from None
                 doc = _parse(obj)

@@ -243,7 +243,7 @@ def read_reddit(
                 where = f"{file}:{lineno}"
                 try:
                     try:
-                        obj = safejson.loads(line)
+                        obj = safejson.loads_line(line)
                     except json.JSONDecodeError as exc:
                         raise _Malformed(f"record: invalid JSON ({exc.msg})") from None
                     doc = reader.document(obj)

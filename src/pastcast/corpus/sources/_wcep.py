@@ -113,7 +113,7 @@ def _compact_days(path: Path) -> dict[date, list[tuple[str, str, bool]]]:
     with gzip.open(path, "rt", encoding="utf-8") as fh:
         for lineno, line in enumerate(fh, start=1):
             try:
-                obj: Any = safejson.loads(line)
+                obj: Any = safejson.loads_line(line)
                 day = date.fromisoformat(obj["date"])
                 days[day].append((obj["cat"], " ".join(obj["text"].split()), bool(obj["item"])))
             except (KeyError, TypeError, ValueError) as exc:

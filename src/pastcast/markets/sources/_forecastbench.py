@@ -102,7 +102,7 @@ def _iter_jsonl(path: Path) -> Iterator[tuple[str, dict[str, Any]]]:
             if not line.strip():
                 continue
             try:
-                obj = safejson.loads(line)
+                obj = safejson.loads_line(line)
             except json.JSONDecodeError as exc:
                 raise ForecastBenchError(f"{path}:{lineno}: not valid JSON ({exc.msg})") from None
             if not isinstance(obj, dict):
