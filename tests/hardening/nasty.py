@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import os
 import shutil
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -140,6 +141,8 @@ def build_workspace(root: Path) -> Workspace:
     _truncate(bad["truncated_rounds"], 0.6)
     bad["empty_dir"] = nasty / "empty_dir"
     bad["empty_dir"].mkdir()
+    bad["fifo"] = nasty / "pipe.jsonl"  # opening it for reading waits for a writer forever
+    os.mkfifo(bad["fifo"])
 
     # Folders that look like pastcast's: a dataset with a truncated table, one whose manifest is
     # nested too deeply, an index with a truncated array and one with a manifest not UTF-8.

@@ -15,6 +15,7 @@ import hashlib
 import json
 import os
 import resource
+import signal
 import types
 import typing
 from collections.abc import Callable, Iterator
@@ -259,12 +260,31 @@ def _memory_cap(extra: int = 4 << 30) -> Iterator[None]:
         resource.setrlimit(resource.RLIMIT_AS, (soft, hard))
 
 
+CASE_SECONDS = 60
+
+
+def _hang(signum: int, frame: Any) -> None:
+    raise TimeoutError(f"still running after {CASE_SECONDS} s")
+
+
+@contextmanager
+def _time_limit() -> Iterator[None]:
+    """A case that hangs (a blocking open, an endless loop) fails with TimeoutError."""
+    previous = signal.signal(signal.SIGALRM, _hang)
+    signal.setitimer(signal.ITIMER_REAL, CASE_SECONDS)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+
+
 def invoke(args: list[str], cwd: Path) -> Result:
     runner = CliRunner()
     before = Path.cwd()
     os.chdir(cwd)  # a relative or empty path lands here, never in the checkout
     try:
-        with _memory_cap():
+        with _memory_cap(), _time_limit():
             return runner.invoke(app, args, env={"PASTCAST_DEBUG": "1", "COLUMNS": "200"})
     finally:
         os.chdir(before)
@@ -283,6 +303,7 @@ def check(result: Result, args: list[str], must_refuse: bool) -> None:
         assert errors and lines[-1] == errors[-1] and len(errors) == 1, (
             f"pastcast {shown}: not one error line: {result.stderr[-2000:]!r}"
         )
+        assert errors[0] != "error: aborted", f"pastcast {shown}: an error that names nothing"
     else:
         assert not must_refuse, f"pastcast {shown}: exit 0 on an invalid input: {result.output}"
         if "--json" in args:
@@ -329,7 +350,7 @@ def _no_server(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(uvicorn, "run", lambda *a, **k: None)
 
 
-@pytest.mark.timeout(300)
+@pytest.mark.timeout(600, method="thread")  # the signal is taken by each case
 @pytest.mark.parametrize(("path", "name", "special"), _cases())
 def test_fuzz(
     path: tuple[str, ...],
