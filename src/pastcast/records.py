@@ -31,6 +31,7 @@ from pydantic import (
     model_validator,
 )
 
+from pastcast import safejson
 from pastcast.cutoff import as_utc
 
 __all__ = [
@@ -257,7 +258,7 @@ def tool_result_text(value: object) -> str:
 def _object_from_text(value: object) -> object:
     if isinstance(value, str):  # as written in a log
         try:
-            return json.loads(value)
+            return safejson.loads(value)
         except ValueError as exc:
             raise ValueError(f"not a JSON object: {exc}") from None
     return value

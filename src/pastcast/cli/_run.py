@@ -18,15 +18,16 @@ from rich.console import Console
 from rich.markup import escape
 
 from pastcast.agents import clear_models
-from pastcast.cli._common import EXIT_FAILED, JsonFlag, fail, note, print_json
+from pastcast.cli._common import EXIT_FAILED, JsonFlag, fail, note, output_dir, print_json
 from pastcast.cli._corpus import Retrieval, open_corpus
-from pastcast.cli._specs import AGENT_GRAMMAR, parse_agent_option
+from pastcast.cli._specs import AGENT_GRAMMAR, check_agents, parse_agent_option
 from pastcast.corpus import EmbeddedIndex, OpenedCorpus, content_digest, redact_url
 from pastcast.dataset import Dataset
 from pastcast.env import EnvConfig
+from pastcast.owned import check_replaceable
 from pastcast.records import Setting
 from pastcast.runlog import AgentSpec, RunLogError, header_path, read_run_log
-from pastcast.runner import RunConfig, RunResult, run_benchmark
+from pastcast.runner import NothingToRun, RunConfig, RunResult, run_benchmark
 from pastcast.scoring import Fallback, summarize
 
 __all__ = [
@@ -47,6 +48,10 @@ OPTION_NAMES = {"agents": "--agent", "python_timeout_s": "--python-timeout"}
 # registered with market access (market, tool-agent-market), and never under @no_tools.
 PER_AGENT_FIELDS = frozenset({"market_access"})
 
+MAX_ROLLOUTS = 10_000
+MAX_WORKERS = 1024
+# The kind (pastcast.owned) of the index a run builds for the embedded world beside its log.
+WORLD_INDEX = "world-index"
 _ENV = EnvConfig()
 _RUN = RunConfig.model_fields
 
@@ -126,7 +131,13 @@ def _load_world(spec: str, choice: CorpusChoice, index_dir: Path) -> _Loaded:
     except (OSError, ValueError):  # none yet, or unreadable: rebuilt
         current = None
     if current != digest:
-        EmbeddedIndex.build(world.documents, index_dir, overwrite=True, progress=True)
+        try:  # only an index a run built for the world is rebuilt (pastcast.owned)
+            check_replaceable(index_dir, WORLD_INDEX)
+        except FileExistsError as exc:
+            fail(f"--out: the world's index goes beside the run log: {exc}")
+        EmbeddedIndex.build(
+            world.documents, index_dir, overwrite=True, progress=True, kind=WORLD_INDEX
+        )
     return _Loaded(world.dataset, choice.open(index_dir, "--retrieval"))
 
 
@@ -203,11 +214,14 @@ def execute(
 ) -> RunResult:
     """Shared by ``run`` and ``demo``: load the data, run, return the result. Problems found
     before the work starts exit 2; an exception during the run exits 1."""
+    if (out.exists() or out.is_symlink()) and (not out.is_file() or out.is_symlink()):
+        fail(f"--out {out}: exists and is not a regular file (a run log is one)")
     _check_sandbox(config.env)
+    check_agents(config.agents)
     loaded = _load(dataset, corpus or CorpusChoice(), out.parent / "index")
     try:
         return run_benchmark(loaded.dataset, loaded.backend, config, out, retry_failed=retry_failed)
-    except RunLogError as exc:  # --out holds another run's log, or an unreadable one
+    except (RunLogError, NothingToRun) as exc:  # another run's log there, or nothing to run
         fail(str(exc))
     except (ValueError, RuntimeError) as exc:  # bad data, a sandbox failing mid-run
         fail(str(exc), EXIT_FAILED)
@@ -306,13 +320,16 @@ def run(
     setting: Annotated[
         Setting, typer.Option("--setting", help="Setting of agents given without @SETTING.")
     ] = "memory_free",
-    rollouts: Annotated[int, typer.Option("--rollouts", help="Rollouts per forecast step.")] = _RUN[
-        "rollouts"
-    ].default,
+    # Bounded: every (agent, event, rollout) chain is planned up front.
+    rollouts: Annotated[
+        int, typer.Option("--rollouts", max=MAX_ROLLOUTS, help="Rollouts per forecast step.")
+    ] = _RUN["rollouts"].default,
     workers: Annotated[
         int,
         typer.Option(
-            "--workers", help="Episodes in flight at once (memory-on chains keep their order)."
+            "--workers",
+            max=MAX_WORKERS,
+            help="Episodes in flight at once (memory-on chains keep their order).",
         ),
     ] = _RUN["workers"].default,
     split: Annotated[
@@ -425,7 +442,7 @@ def demo(
     from pastcast.reports import write_report
 
     config = plan(list(DEMO_AGENTS), "memory_free", lambda specs: RunConfig(agents=specs))
-    out.mkdir(parents=True, exist_ok=True)
+    output_dir(out, "--out", "demo")
     log = out / "run.jsonl"
     result = execute(f"world:{seed}", config, log)
     note(f"run log: {result.path} ({result.written} new steps, {result.skipped} resumed)", as_json)

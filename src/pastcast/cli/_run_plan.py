@@ -18,7 +18,14 @@ from pastcast.cli._plan import load_checked_plan
 from pastcast.cli._run import CorpusChoice, _check_sandbox, _load, check_resume, report
 from pastcast.registry import RegistryError
 from pastcast.runlog import RunLogError
-from pastcast.runner import CorpusRef, PlanError, executors, reschedule, run_benchmark
+from pastcast.runner import (
+    CorpusRef,
+    NothingToRun,
+    PlanError,
+    executors,
+    reschedule,
+    run_benchmark,
+)
 
 __all__ = ["run_plan"]
 
@@ -79,7 +86,7 @@ def run_plan(
             retry_failed=retry_failed,
             model_cutoffs=plan.model_cutoffs(),
         )
-    except RunLogError as exc:  # another run's log, one being written, or an unreadable one
+    except (RunLogError, NothingToRun) as exc:  # a log in use or of another run; no steps
         fail(str(exc))
     except (ValueError, RuntimeError) as exc:
         fail(str(exc), EXIT_FAILED)

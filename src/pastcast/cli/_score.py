@@ -45,9 +45,14 @@ def read_logs(run_logs: Sequence[Path]) -> list[RunLog]:
     logs: list[RunLog] = []
     for path in run_logs:
         try:
-            logs.append(read_run_log(path))
+            log = read_run_log(path)
         except RunLogError as err:
             fail(str(err))
+        if log.truncated_tail:  # a crash mid-write: scored without it, but never silently
+            typer.echo(
+                f"note: {path}: the last line is incomplete (cut off mid-write); left out", err=True
+            )
+        logs.append(log)
     if not any(log.steps for log in logs):
         fail("no forecast steps in " + ", ".join(str(p) for p in run_logs))
     return logs
@@ -95,12 +100,18 @@ FallbackOpt = Annotated[
         "excluded. Failures are always reported.",
     ),
 ]
+# Bounded: each draw costs a pass over the events, so an absurd count would never finish.
 BootstrapOpt = Annotated[
-    int, typer.Option("--bootstrap", min=0, help="Event-clustered bootstrap draws for CIs.")
+    int,
+    typer.Option(
+        "--bootstrap", min=0, max=100_000, help="Event-clustered bootstrap draws for CIs."
+    ),
 ]
-SeedOpt = Annotated[int, typer.Option("--seed", help="Seed of the bootstrap.")]
+SeedOpt = Annotated[int, typer.Option("--seed", min=0, help="Seed of the bootstrap.")]
+# Bounded: more bins than forecasts leave every bin empty (and each costs a pass).
 BinsOpt = Annotated[
-    int, typer.Option("--bins", min=1, help="Equal-width probability bins (ECE, Murphy).")
+    int,
+    typer.Option("--bins", min=1, max=1000, help="Equal-width probability bins (ECE, Murphy)."),
 ]
 DatasetOpt = Annotated[
     str | None,

@@ -16,6 +16,7 @@ import json
 import os
 from typing import Any, Literal
 
+from pastcast import safejson
 from pastcast.models._pricing import PriceTable
 from pastcast.models._protocol import ChatRequest, ChatResponse, ModelError
 from pastcast.models._retry import (
@@ -59,7 +60,7 @@ def to_openai_messages(messages: tuple[Message, ...]) -> list[dict[str, Any]]:
 def _tool_call(raw: Any) -> RequestedToolCall:
     text = raw.function.arguments or "{}"
     try:
-        args = json.loads(text)
+        args = safejson.loads(text)
     except json.JSONDecodeError:
         args = None
     if not isinstance(args, dict):

@@ -7,13 +7,13 @@ File format (TOML or JSON): ``{"model-name": {"input": 0.15, "output": 0.60}, ..
 
 from __future__ import annotations
 
-import json
 import tomllib
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
 from pydantic import Field, ValidationError
 
+from pastcast import safejson
 from pastcast.records import Record
 
 __all__ = ["DEFAULT_PRICES", "Price", "PriceTable", "longest_prefix", "spec_model_name"]
@@ -71,7 +71,7 @@ class PriceTable:
             raw = (
                 tomllib.loads(p.read_text(encoding="utf-8"))
                 if p.suffix == ".toml"
-                else json.loads(p.read_text(encoding="utf-8"))
+                else safejson.loads(p.read_bytes())
             )
         except (OSError, ValueError) as exc:
             raise ValueError(f"{p}: cannot read price table: {exc}") from exc

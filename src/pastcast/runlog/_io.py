@@ -21,7 +21,9 @@ from pathlib import Path
 from typing import IO, Any
 
 from pydantic import ValidationError
+from pydantic_core import PydanticSerializationError
 
+from pastcast import safejson
 from pastcast.records import RETRYABLE_FAILURES, FailureReason, StepKey
 from pastcast.runlog._definition import definition_mismatch
 from pastcast.runlog._schema import SCHEMA_VERSION, RunHeader, StepRecord
@@ -81,16 +83,16 @@ def _objects(path: Path) -> tuple[list[tuple[int, dict[str, Any]]], bool]:
     cut by a crash (then it is left out)."""
     if not path.is_file():
         return [], False
-    with path.open("r", encoding="utf-8") as fh:
+    with path.open("rb") as fh:  # decoded line by line, so bad bytes are named by their line
         lines = fh.readlines()
     out: list[tuple[int, dict[str, Any]]] = []
     for lineno, line in enumerate(lines, start=1):
         if not line.strip():
             continue
         try:
-            obj = json.loads(line)
+            obj = safejson.loads(line)
         except json.JSONDecodeError as exc:
-            if lineno == len(lines) and not line.endswith("\n"):
+            if lineno == len(lines) and not line.endswith(b"\n"):
                 return out, True  # a crash mid-write: everything before it is intact
             raise RunLogError(f"{path}:{lineno}: not valid JSON ({exc.msg})") from None
         if not isinstance(obj, dict):
@@ -101,7 +103,7 @@ def _objects(path: Path) -> tuple[list[tuple[int, dict[str, Any]]], bool]:
 
 def _read_header(path: Path) -> RunHeader:
     try:
-        obj = json.loads(path.read_text(encoding="utf-8"))
+        obj = safejson.loads(path.read_bytes())
     except (OSError, ValueError) as exc:
         raise RunLogError(f"{path}: unreadable run header ({exc})") from None
     if not isinstance(obj, dict):
@@ -157,6 +159,27 @@ def read_run_log(path: str | Path) -> RunLog:
         except ValidationError as exc:
             raise RunLogError(f"{p}:{lineno}: {_describe(exc)}") from None
     return RunLog(p, header, tuple(steps), truncated)
+
+
+def _json_line(record: StepRecord) -> str:
+    """The record as one JSON line. Text UTF-8 cannot encode (a lone surrogate, which a model's
+    JSON escapes may carry) is written as U+FFFD: any text a model returns can be logged."""
+    try:
+        return record.model_dump_json()
+    except PydanticSerializationError:
+        clean = _encodable(record.model_dump(mode="json"))
+        return StepRecord.model_validate(clean).model_dump_json()
+
+
+def _encodable(value: Any) -> Any:
+    if isinstance(value, str):
+        # Through UTF-16, a split pair joins again and each lone surrogate becomes one U+FFFD.
+        return value.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "replace")
+    if isinstance(value, dict):
+        return {_encodable(k): _encodable(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_encodable(v) for v in value]
+    return value
 
 
 def _write_atomically(path: Path, text: str) -> None:
@@ -328,7 +351,7 @@ class RunLogWriter:
         """Append ``record`` as one line (a step already recorded is not written again)."""
         if record.key in self.done:
             return
-        self._fh.write(record.model_dump_json() + "\n")
+        self._fh.write(_json_line(record) + "\n")
         if sync:
             self._sync()
         self.done.add(record.key)

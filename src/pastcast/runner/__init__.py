@@ -16,7 +16,7 @@ from pastcast.runner._plan import (
     PlanSetting,
     load_plan,
 )
-from pastcast.runner._run import RunResult, model_cutoffs_of, run_benchmark
+from pastcast.runner._run import NothingToRun, RunResult, model_cutoffs_of, run_benchmark
 from pastcast.runner._version import code_version
 from pastcast.runner._work import (
     CorpusRef,
@@ -42,6 +42,7 @@ __all__ = [
     "Executor",
     "ExperimentPlan",
     "LocalExecutor",
+    "NothingToRun",
     "PlanError",
     "PlanEstimate",
     "PlanSetting",

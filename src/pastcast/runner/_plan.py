@@ -266,6 +266,8 @@ def _read(path: Path) -> Any:
         text = path.read_text(encoding="utf-8")
     except OSError as exc:
         raise PlanError(f"{path}: cannot read the plan ({exc.strerror or exc})") from None
+    except UnicodeDecodeError as exc:
+        raise PlanError(f"{path}: not UTF-8 text (byte {exc.start})") from None
     try:
         if path.suffix in (".yaml", ".yml"):
             return yaml.safe_load(text)

@@ -94,6 +94,21 @@ def model_cutoffs_of(
     return out
 
 
+class NothingToRun(ValueError):
+    """The dataset and the configuration leave no forecast step: refused before a log is
+    written, so an empty selection never passes for a finished run."""
+
+
+def _nothing_to_run(dataset: Dataset, config: RunConfig) -> NothingToRun:
+    if config.split is not None:
+        known = sorted({dataset.splits.get(e) or "" for e in dataset.event_ids_with_steps()} - {""})
+        return NothingToRun(
+            f"--split {config.split!r}: no event of dataset {dataset.id} with forecast steps is "
+            f"in this split (splits: {', '.join(known) or 'none'})"
+        )
+    return NothingToRun(f"dataset {dataset.id}: no event has forecast steps")
+
+
 class _Driver:
     """Feeds an executor with ready steps and writes what comes back (the one writer)."""
 
@@ -244,6 +259,8 @@ def run_benchmark(
     )
     chains = _chains(dataset, config)
     total = sum(len(c.steps) for c in chains)
+    if total == 0:
+        raise _nothing_to_run(dataset, config)
     with RunLogWriter(path, header, retry_failed=retry_failed) as writer:
         skipped = sum(c.key(s) in writer.done for c in chains for s in c.steps)
         stats = RunStats(total, skipped)
