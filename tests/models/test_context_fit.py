@@ -17,9 +17,9 @@ from pastcast.models import (
     ContextLimits,
     ContextOverflow,
     ScriptedModel,
+    context_limits_for,
     fit_request,
     prompt_tokens,
-    provider_limits,
 )
 from pastcast.models._local import DEFAULT_MAX_TOKENS, local_limits
 from pastcast.records import Message
@@ -72,9 +72,9 @@ def test_the_episode_sends_fitted_requests_and_refuses_overflow_before_sending()
 
 def test_local_limits_are_known_without_starting_the_model(tmp_path: Path) -> None:
     assert local_limits({}).default_max_tokens == DEFAULT_MAX_TOKENS
-    limits = provider_limits("local:/nowhere/model.gguf", {"n_ctx": 2048})
+    limits = context_limits_for("local:/nowhere/model.gguf", {"n_ctx": 2048})
     assert limits is not None and limits.window == 2048
-    assert provider_limits("openai:gpt-4o-mini", {}) is None
+    assert context_limits_for("openai:gpt-4o-mini", {}) is None
     # An agent's shared model knows its window before (and without) building the provider, so a
     # replayed run, which never builds it, fits its requests as the recorded run did.
     lazy = agent_model("local:/nowhere/model.gguf", {"n_ctx": 2048, "default_max_tokens": 64})

@@ -46,13 +46,13 @@ from pastcast.models import (
     ContextLimits,
     Model,
     ReasoningEffort,
-    provider_limits,
+    context_limits_for,
     resolve_model,
 )
 from pastcast.records import Setting
 from pastcast.runlog import AgentSpec
 
-__all__ = ["agent_model", "clear_models"]
+__all__ = ["agent_model", "clear_models", "load_models"]
 
 
 class _Lazy:
@@ -72,13 +72,16 @@ class _Lazy:
     def context_limits(self) -> ContextLimits | None:
         """Known from the spec and options, without starting the model (a replayed run fits
         its requests to the window exactly as the recorded run did)."""
-        return provider_limits(self._spec, self._options)
+        return context_limits_for(self._spec, self._options)
 
-    def chat(self, request: ChatRequest) -> ChatResponse:
+    def load(self) -> Model:
         with self._lock:
             if self._inner is None:
                 self._inner = resolve_model(self._spec, **self._options)
-        return self._inner.chat(request)
+            return self._inner
+
+    def chat(self, request: ChatRequest) -> ChatResponse:
+        return self.load().chat(request)
 
     def close(self) -> None:
         close = getattr(self._inner, "close", None)
@@ -107,6 +110,25 @@ def agent_model(
                 found = CachedModel(found, cache_dir, cache_mode, settings=options)
             _MODELS[key] = found
         return found
+
+
+def load_models() -> None:
+    """Build every shared model not built yet, so that one which cannot be loaded (a missing
+    file, an unknown script, a server that does not start) fails before a run starts rather
+    than as thousands of unusable forecasts. A cache in replay mode builds no provider, so it
+    is left alone. Raises ``ValueError`` naming the model spec."""
+    with _MODELS_LOCK:
+        models = list(_MODELS.values())
+    for m in models:
+        if isinstance(m, CachedModel) and m.mode == "replay":
+            continue
+        inner = m.inner if isinstance(m, CachedModel) else m
+        if isinstance(inner, _Lazy):
+            try:
+                inner.load()
+            except Exception as exc:  # any provider's failure: reported, not raised through
+                first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+                raise ValueError(f"model {inner.name!r} cannot be loaded: {first}") from exc
 
 
 def clear_models() -> None:

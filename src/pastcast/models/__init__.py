@@ -1,4 +1,5 @@
-"""Models: the chat protocol and its providers."""
+"""Models: the chat protocol and its providers, retries and the run's call gate, prices and
+training cutoffs, context limits and packaged models."""
 
 from pastcast.models._cache import CachedModel, CacheMode, cache_key
 from pastcast.models._context import (
@@ -8,10 +9,23 @@ from pastcast.models._context import (
     fit_request,
     prompt_tokens,
 )
+from pastcast.models._cutoffs import (
+    load_cutoffs,
+    model_cutoff,
+    model_cutoffs,
+    register_cutoff,
+    remembered,
+)
 from pastcast.models._local import LocalLlamaServer, LocalModel, smollm2_path
 from pastcast.models._openai import OpenAICompatibleModel
 from pastcast.models._packaged import model_dir, packaged_model_path, packaged_models
-from pastcast.models._pricing import DEFAULT_PRICES, Price, PriceTable
+from pastcast.models._pricing import (
+    DEFAULT_PRICES,
+    Price,
+    PriceTable,
+    longest_prefix,
+    spec_model_name,
+)
 from pastcast.models._protocol import (
     ChatRequest,
     ChatResponse,
@@ -22,22 +36,36 @@ from pastcast.models._protocol import (
 )
 from pastcast.models._registry import (
     ModelSpec,
+    context_limits_for,
     known_providers,
-    provider_limits,
     providers,
     register_provider,
     resolve_model,
+)
+from pastcast.models._retry import (
+    TRANSIENT_KINDS,
+    CallGate,
+    FailureKind,
+    ProviderError,
+    RetryPolicy,
+    call_with_retries,
+    current_gate,
+    retry_after_seconds,
+    using_gate,
 )
 from pastcast.models._scripted import ScriptedModel
 
 __all__ = [
     "DEFAULT_PRICES",
+    "TRANSIENT_KINDS",
     "CacheMode",
     "CachedModel",
+    "CallGate",
     "ChatRequest",
     "ChatResponse",
     "ContextLimits",
     "ContextOverflow",
+    "FailureKind",
     "LocalLlamaServer",
     "LocalModel",
     "Model",
@@ -46,20 +74,33 @@ __all__ = [
     "OpenAICompatibleModel",
     "Price",
     "PriceTable",
+    "ProviderError",
     "ReasoningEffort",
+    "RetryPolicy",
     "ScriptedModel",
     "ToolSpec",
     "cache_key",
+    "call_with_retries",
+    "context_limits_for",
     "context_limits_of",
+    "current_gate",
     "fit_request",
     "known_providers",
+    "load_cutoffs",
+    "longest_prefix",
+    "model_cutoff",
+    "model_cutoffs",
     "model_dir",
     "packaged_model_path",
     "packaged_models",
     "prompt_tokens",
-    "provider_limits",
     "providers",
+    "register_cutoff",
     "register_provider",
+    "remembered",
     "resolve_model",
+    "retry_after_seconds",
     "smollm2_path",
+    "spec_model_name",
+    "using_gate",
 ]

@@ -4,8 +4,8 @@ Providers are registered on ``providers``, a ``pastcast.registry.Registry`` (ent
 ``pastcast.model_providers``): ``factory(rest: str, **options) -> Model`` under its prefix. A run
 log records a ``ModelSpec`` (the spec string and its JSON options; never a key, keys come from
 the environment), and ``ModelSpec.build()`` rebuilds the same model later. A provider whose
-models have a bounded context registers ``limits=fn(rest, options) -> ContextLimits``, so
-``provider_limits`` knows a model's window without building it.
+models have a bounded context registers ``context_limits=fn(rest, options) -> ContextLimits``, so
+``context_limits_for`` knows a model's window without building it.
 """
 
 from __future__ import annotations
@@ -23,8 +23,8 @@ from pastcast.registry import Registry
 
 __all__ = [
     "ModelSpec",
+    "context_limits_for",
     "known_providers",
-    "provider_limits",
     "providers",
     "register_provider",
     "resolve_model",
@@ -38,13 +38,14 @@ _SECRET_WORDS = ("key", "token", "secret", "password")
 
 
 def register_provider(
-    prefix: str, *, limits: LimitsOf | None = None
+    prefix: str, *, context_limits: LimitsOf | None = None
 ) -> Callable[[ProviderFactory], ProviderFactory]:
-    """Register ``factory(rest: str, **options) -> Model`` under ``prefix``; ``limits`` gives
-    the context limits of its models from the same arguments (bounded-context providers)."""
-    if limits is None:
+    """Register ``factory(rest: str, **options) -> Model`` under ``prefix``; ``context_limits``
+    gives the context limits of its models from the same arguments (bounded-context
+    providers)."""
+    if context_limits is None:
         return providers.register(prefix)
-    return providers.register(prefix, limits=limits)
+    return providers.register(prefix, context_limits=context_limits)
 
 
 def known_providers() -> list[str]:
@@ -61,13 +62,13 @@ class ModelSpec(Record):
         return resolve_model(self.spec, **self.options)
 
 
-def provider_limits(spec: str, options: dict[str, Any]) -> ContextLimits | None:
+def context_limits_for(spec: str, options: dict[str, Any]) -> ContextLimits | None:
     """The context limits of the model ``spec`` would build, without building it (None when its
     provider states none, or the spec names no known provider)."""
     prefix, sep, rest = spec.partition(":")
     if not sep or prefix not in providers:
         return None
-    limits = providers.get(prefix).meta.get("limits")
+    limits = providers.get(prefix).meta.get("context_limits")
     return limits(rest, options) if callable(limits) else None
 
 
@@ -119,7 +120,7 @@ def _local_limits(rest: str, options: dict[str, Any]) -> ContextLimits:
     return local_limits(options)
 
 
-@register_provider("local", limits=_local_limits)
+@register_provider("local", context_limits=_local_limits)
 def _local(rest: str, **options: Any) -> Model:
     """``local:PATH.gguf``, or ``local:NAME`` for a model shipped in a package (``smollm2``,
     ``qwen2.5-coder-1.5b``: ``pastcast.models.packaged_models``)."""
