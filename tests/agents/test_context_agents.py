@@ -12,7 +12,7 @@ from agent_scripts import Scripted, answer, labels_of, title_of
 from pastcast.agents import ToolAgent, TwoStageAgent, TwoStageConfig
 from pastcast.corpus import EmbeddedIndex
 from pastcast.env import EnvConfig, ForecastEnv
-from pastcast.models import ChatRequest, ContextLimits, ScriptedModel, prompt_tokens
+from pastcast.models import ChatRequest, ContextLimits, ScriptedModel
 from pastcast.world import World
 
 
@@ -35,7 +35,7 @@ class Windowed(ScriptedModel):
         self.context_limits = limits
 
     def fits(self, request: ChatRequest) -> bool:
-        used = prompt_tokens(request, self.context_limits)
+        used = self.context_limits.prompt_tokens(request)
         cap = request.max_tokens
         return cap is not None and used + cap <= self.context_limits.window
 

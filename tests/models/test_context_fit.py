@@ -19,7 +19,6 @@ from pastcast.models import (
     ScriptedModel,
     context_limits_for,
     fit_request,
-    prompt_tokens,
 )
 from pastcast.models._local import DEFAULT_MAX_TOKENS, local_limits
 from pastcast.records import Message
@@ -46,8 +45,8 @@ def test_generation_is_bounded_when_the_request_names_no_cap() -> None:
 def test_the_cap_is_the_room_the_prompt_leaves() -> None:
     request = _request(2100, max_tokens=900)  # 700 tokens of text at 3 bytes a token
     fitted = fit_request(request, LIMITS)
-    assert fitted.max_tokens == LIMITS.window - prompt_tokens(request, LIMITS)
-    assert prompt_tokens(fitted, LIMITS) + (fitted.max_tokens or 0) <= LIMITS.window
+    assert fitted.max_tokens == LIMITS.window - LIMITS.prompt_tokens(request)
+    assert LIMITS.prompt_tokens(fitted) + (fitted.max_tokens or 0) <= LIMITS.window
 
 
 def test_a_prompt_that_leaves_too_little_room_overflows() -> None:

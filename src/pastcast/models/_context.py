@@ -42,6 +42,10 @@ class ContextLimits(Record):
     message_tokens: int = Field(default=8, ge=0)
     """Per-message overhead of the chat template (role markers, separators)."""
 
+    def prompt_tokens(self, request: ChatRequest) -> int:
+        """The request's prompt as these limits count it."""
+        return prompt_tokens(request, self.bytes_per_token, self.message_tokens)
+
 
 class ContextOverflow(ModelError):
     """The request does not fit the model's context; raised before anything is sent."""
@@ -58,9 +62,12 @@ def context_limits_of(model: Model) -> ContextLimits | None:
     return limits if isinstance(limits, ContextLimits) else None
 
 
-def prompt_tokens(request: ChatRequest, limits: ContextLimits) -> int:
-    """The prompt's size in tokens as ``limits`` counts it: messages, their tool calls, and the
-    native tool specs (a llama.cpp chat template writes them into the prompt)."""
+def prompt_tokens(
+    request: ChatRequest, bytes_per_token: float = 3.0, message_tokens: int = 8
+) -> int:
+    """The prompt's size in tokens, counted without a tokenizer: the UTF-8 bytes of the messages,
+    their tool calls and the native tool specs (a llama.cpp chat template writes them into the
+    prompt), and ``message_tokens`` for each message's template markers."""
     size = 0
     for m in request.messages:
         size += len(m.content.encode("utf-8"))
@@ -68,13 +75,12 @@ def prompt_tokens(request: ChatRequest, limits: ContextLimits) -> int:
             size += len(call.name) + len(json.dumps(call.arguments, ensure_ascii=False).encode())
     for tool in request.tools:
         size += len(json.dumps(tool.model_dump(mode="json"), ensure_ascii=False).encode())
-    text = math.ceil(size / limits.bytes_per_token)
-    return text + limits.message_tokens * (len(request.messages) + 1)
+    return math.ceil(size / bytes_per_token) + message_tokens * (len(request.messages) + 1)
 
 
 def fit_request(request: ChatRequest, limits: ContextLimits) -> ChatRequest:
     """``request`` with its reply cap bounded to the room its prompt leaves in the window."""
-    used = prompt_tokens(request, limits)
+    used = limits.prompt_tokens(request)
     room = limits.window - used
     wanted = limits.default_max_tokens if request.max_tokens is None else request.max_tokens
     if room < min(wanted, limits.min_reply_tokens):

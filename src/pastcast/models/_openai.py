@@ -17,6 +17,7 @@ import os
 from typing import Any, Literal
 
 from pastcast import safejson
+from pastcast.models._context import prompt_tokens
 from pastcast.models._pricing import PriceTable
 from pastcast.models._protocol import ChatRequest, ChatResponse, ModelError
 from pastcast.models._retry import (
@@ -262,8 +263,9 @@ class OpenAICompatibleModel:
 
 
 def _estimate_tokens(request: ChatRequest) -> int:
-    """A request's tokens before it is sent, for token rate limits: about 4 characters per input
-    token, plus the reply's token limit (or a typical reply)."""
-    chars = sum(len(m.content) for m in request.messages)
-    chars += sum(len(json.dumps(t.parameters)) + len(t.description) for t in request.tools)
-    return chars // 4 + (request.max_tokens or 512)
+    """A request's tokens before it is sent, for token rate limits: about 4 bytes per input
+    token (a typical count, not the context fit's cautious one), plus the reply's token limit
+    (or a typical reply)."""
+    return prompt_tokens(request, bytes_per_token=4.0, message_tokens=0) + (
+        request.max_tokens or 512
+    )
