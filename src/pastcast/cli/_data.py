@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import tempfile
-from dataclasses import asdict
+from dataclasses import asdict, fields
 from datetime import date
 from pathlib import Path
 from typing import Annotated, Any
@@ -11,7 +11,8 @@ from typing import Annotated, Any
 import typer
 
 from pastcast.cli._common import JsonFlag, fail, print_json
-from pastcast.markets import schedules
+from pastcast.cutoff import DayConvention
+from pastcast.markets import FilterConfig, schedules
 
 app = typer.Typer(
     help="Import real market data into datasets and describe them.", no_args_is_help=True
@@ -33,6 +34,32 @@ CorpusEndOpt = Annotated[
     str | None, typer.Option("--corpus-end", help="Last corpus day (caps the hindcast t0).")
 ]
 OutOpt = Annotated[Path, typer.Option("--out", help="Dataset directory to write.")]
+_FILTER_NAMES = ", ".join(f.name for f in fields(FilterConfig))
+FiltersFileOpt = Annotated[
+    Path | None,
+    typer.Option(
+        "--filters",
+        help="TOML or JSON file of market-filter values (its top level, or a [filters] table); "
+        f"names: {_FILTER_NAMES}.",
+    ),
+]
+FilterOpt = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--filter",
+        metavar="NAME=VALUE",
+        help="One market-filter value, e.g. min_lifetime_days=14 (repeatable; applied over "
+        "--filters).",
+    ),
+]
+ConventionOpt = Annotated[
+    DayConvention,
+    typer.Option(
+        "--day-convention",
+        help="How a scheduled day becomes a cutoff: start_of_day (00:00 UTC, nothing dated that "
+        "day is visible; the default) or inclusive (Forecast-Dojo: the whole day is visible).",
+    ),
+]
 NewsOpt = Annotated[
     str | None,
     typer.Option(
@@ -58,16 +85,37 @@ def _news_counts(spec: str | None, histories: list[Any]) -> dict[date, int] | No
         backend.close()
 
 
-def _common(schedule: str, split: str | None, corpus_end: str | None, first_belief: bool) -> Any:
+def _common(
+    schedule: str,
+    split: str | None,
+    corpus_end: str | None,
+    first_belief: bool,
+    convention: DayConvention = DayConvention.START_OF_DAY,
+) -> Any:
     from pastcast.markets import TemporalSplit, make_schedule
 
     try:
         end = date.fromisoformat(corpus_end) if corpus_end else None
-        sched = make_schedule(schedule, corpus_end=end, start_at_first_belief=first_belief)
+        sched = make_schedule(
+            schedule, corpus_end=end, start_at_first_belief=first_belief, convention=convention
+        )
         parsed = TemporalSplit.parse(split) if split else None
     except ValueError as exc:
         fail(str(exc))
     return sched, parsed
+
+
+def _filters(file: Path | None, items: list[str] | None) -> FilterConfig:
+    """The defaults, then the values of ``--filters FILE``, then each ``--filter NAME=VALUE``."""
+    from pastcast.markets import filter_config, parse_filter_assignments, read_filter_file
+
+    try:
+        cfg = FilterConfig()
+        if file is not None:
+            cfg = filter_config(read_filter_file(file), where=str(file))
+        return filter_config(parse_filter_assignments(items or []), where="--filter", base=cfg)
+    except ValueError as exc:
+        fail(str(exc))
 
 
 def _report(ds: Any, report: Any, out: Path, as_json: bool) -> None:
@@ -85,6 +133,9 @@ def _report(ds: Any, report: Any, out: Path, as_json: bool) -> None:
     typer.echo(f"wrote {ds.id} to {out}: {len(ds.events)} events, {len(ds.steps)} steps")
     for stage in report.funnel:
         typer.echo(f"  {stage.stage:<40} -{stage.removed:<6} {stage.remaining:>6}  {stage.note}")
+    for stage in report.funnel:
+        if stage.hint:
+            typer.echo(f"hint ({stage.stage}): {stage.hint}")
 
 
 @import_app.command("forecastbench")
@@ -103,11 +154,24 @@ def import_forecastbench(
         Path | None, typer.Option("--cache", help="Download folder (default: a temp folder).")
     ] = None,
     news_corpus: NewsOpt = None,
+    history_repo: Annotated[
+        Path | None,
+        typer.Option(
+            "--history-repo",
+            help="A local git clone of github.com/forecastingresearch/forecastbench-datasets: "
+            "daily series rebuilt from the nightly versions of its resolution sets (the "
+            "published files alone carry one price per question set).",
+        ),
+    ] = None,
+    filters_file: FiltersFileOpt = None,
+    filter_values: FilterOpt = None,
+    day_convention: ConventionOpt = DayConvention.START_OF_DAY,
     as_json: JsonFlag = False,
 ) -> None:
     """Import ForecastBench's resolved binary market questions with their daily series."""
     from pastcast.markets import (
         FORECASTBENCH_FILES,
+        HISTORY_REPO_HINT,
         DownloadError,
         ForecastBenchError,
         build_and_save,
@@ -115,7 +179,10 @@ def import_forecastbench(
         read_forecastbench,
     )
 
-    sched, parsed = _common(schedule, split, corpus_end, first_belief=True)
+    sched, parsed = _common(schedule, split, corpus_end, True, day_convention)
+    cfg = _filters(filters_file, filter_values)
+    if history_repo is not None and not history_repo.is_dir():
+        fail(f"--history-repo {history_repo}: no such folder")
     tmp: tempfile.TemporaryDirectory[str] | None = None
     try:
         if path_or_url.startswith(("http://", "https://")):
@@ -127,19 +194,24 @@ def import_forecastbench(
             root = Path(path_or_url)
             if not root.is_dir():
                 fail(f"{root}: no such folder")
-        result = read_forecastbench(root)
+        result = read_forecastbench(root, history=history_repo)
         ds, report = build_and_save(
             result.histories,
             out,
             name="forecastbench",
             schedule=sched,
+            filters=cfg,
             split=parsed,
             sources=source or None,
             news_counts=_news_counts(news_corpus, list(result.histories)),
+            hints={"price history": HISTORY_REPO_HINT}
+            if result.layout == "published" and history_repo is None
+            else None,
             provenance={
                 "source": "forecastbench",
                 "input": path_or_url,
                 "import_notes": dict(result.skipped),
+                "history": {"repo": str(history_repo), **result.history} if history_repo else {},
                 "license": "CC BY-SA 4.0, Forecasting Research Institute",
             },
         )
@@ -160,6 +232,17 @@ def import_polymarket(
     clob_url: Annotated[str, typer.Option("--clob-url", help="CLOB API base URL.")] = (
         "https://clob.polymarket.com"
     ),
+    data_url: Annotated[
+        str, typer.Option("--data-url", help="Data API base URL (the public trade feed).")
+    ] = "https://data-api.polymarket.com",
+    trades: Annotated[
+        bool,
+        typer.Option(
+            "--trades/--no-trades",
+            help="Fetch each market's trades for the faithful-day filter (daily trade counts "
+            "and share volume on the realised leg).",
+        ),
+    ] = True,
     schedule: ScheduleOpt = "dojo",
     split: SplitOpt = None,
     corpus_end: CorpusEndOpt = None,
@@ -168,26 +251,35 @@ def import_polymarket(
         int | None, typer.Option("--max-events", help="Stop after this many events.")
     ] = None,
     news_corpus: NewsOpt = None,
+    filters_file: FiltersFileOpt = None,
+    filter_values: FilterOpt = None,
+    day_convention: ConventionOpt = DayConvention.START_OF_DAY,
     as_json: JsonFlag = False,
 ) -> None:
-    """Import resolved Polymarket events (binary and neg-risk multi-option) with price history."""
+    """Import resolved Polymarket events (binary and neg-risk multi-option) with price history
+    and daily trading activity."""
     from pastcast.markets import PolymarketClient, PolymarketError, build_and_save, fetch_histories
 
-    sched, parsed = _common(schedule, split, corpus_end, first_belief=False)
+    sched, parsed = _common(schedule, split, corpus_end, False, day_convention)
+    cfg = _filters(filters_file, filter_values)
     try:
-        with PolymarketClient(base_url, clob_url) as client:
-            histories, notes = fetch_histories(client, page_size=limit, max_events=max_events)
+        with PolymarketClient(base_url, clob_url, data_url) as client:
+            histories, notes = fetch_histories(
+                client, page_size=limit, max_events=max_events, trades=trades
+            )
         ds, report = build_and_save(
             histories,
             out,
             name="polymarket",
             schedule=sched,
+            filters=cfg,
             split=parsed,
             news_counts=_news_counts(news_corpus, list(histories)),
             provenance={
                 "source": "polymarket",
                 "gamma": base_url,
                 "clob": clob_url,
+                "data": data_url if trades else None,
                 "import_notes": notes,
             },
         )

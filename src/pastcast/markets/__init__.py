@@ -1,13 +1,24 @@
 """Real market data: importers, benchmark construction (filters, splits, schedules) and the
 on-disk dataset format."""
 
-from pastcast.markets._build import BuildReport, FunnelStage, TemporalSplit, build_dataset
+from pastcast.markets._build import (
+    HISTORY_HINT,
+    BuildReport,
+    FunnelStage,
+    TemporalSplit,
+    build_dataset,
+)
+from pastcast.markets._categories import CATEGORIES, OTHER, categorize
 from pastcast.markets._filters import (
     FilterConfig,
     Nontriviality,
     faithfulness,
+    filter_config,
+    history_days,
     lifetime_days,
     nontriviality,
+    parse_filter_assignments,
+    read_filter_file,
 )
 from pastcast.markets._history import DayActivity, MarketHistory, guard_beliefs, outcome_series
 from pastcast.markets._news import daily_news_counts
@@ -24,6 +35,7 @@ from pastcast.markets._schedules import (
 )
 from pastcast.markets.sources import (
     FORECASTBENCH_FILES,
+    HISTORY_REPO_HINT,
     MARKET_SOURCES,
     RELEASE_COLUMNS,
     DownloadError,
@@ -31,6 +43,7 @@ from pastcast.markets.sources import (
     ImportResult,
     PolymarketClient,
     PolymarketError,
+    daily_activity,
     download_files,
     fetch_histories,
     html_to_text,
@@ -39,8 +52,12 @@ from pastcast.markets.sources import (
 )
 
 __all__ = [
+    "CATEGORIES",
     "FORECASTBENCH_FILES",
+    "HISTORY_HINT",
+    "HISTORY_REPO_HINT",
     "MARKET_SOURCES",
+    "OTHER",
     "RELEASE_COLUMNS",
     "BuildReport",
     "DayActivity",
@@ -60,14 +77,18 @@ __all__ = [
     "TemporalSplit",
     "build_and_save",
     "build_dataset",
+    "categorize",
+    "daily_activity",
     "daily_news_counts",
     "dataset_info",
     "dojo_step_count",
     "download_files",
     "faithfulness",
     "fetch_histories",
+    "filter_config",
     "guard_beliefs",
     "guard_steps",
+    "history_days",
     "html_to_text",
     "lifetime_days",
     "load_release",
@@ -75,6 +96,8 @@ __all__ = [
     "movement",
     "nontriviality",
     "outcome_series",
+    "parse_filter_assignments",
+    "read_filter_file",
     "read_forecastbench",
     "schedules",
 ]

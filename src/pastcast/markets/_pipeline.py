@@ -9,6 +9,7 @@ from datetime import date
 from pathlib import Path
 from typing import Any
 
+from pastcast.cutoff import DayConvention
 from pastcast.dataset import Dataset, load_dataset, read_manifest, read_metadata, save_dataset
 from pastcast.markets._build import BuildReport, TemporalSplit, build_dataset
 from pastcast.markets._filters import FilterConfig
@@ -19,16 +20,27 @@ __all__ = ["build_and_save", "dataset_info", "make_schedule"]
 
 
 def make_schedule(
-    name: str, *, corpus_end: date | None = None, start_at_first_belief: bool = False
+    name: str,
+    *,
+    corpus_end: date | None = None,
+    start_at_first_belief: bool = False,
+    convention: DayConvention = DayConvention.START_OF_DAY,
 ) -> Schedule:
     """The registered schedule ``name`` with the import options it takes.
 
     ``pastcast data import`` offers these options whatever the schedule; a schedule is given
-    only those its factory has (``corpus_end``: hindcast; ``start_at_first_belief``: dojo).
+    only those its factory has (``corpus_end``: hindcast; ``start_at_first_belief``: dojo;
+    ``convention``, how a chosen day becomes a cutoff: all three built-in schedules).
     Other options go through ``schedules.build(name, **options)``, checked against the factory.
     """
     accepted = schedules.get(name).parameters()
-    options = {"corpus_end": corpus_end, "start_at_first_belief": start_at_first_belief}
+    options = {
+        "corpus_end": corpus_end,
+        "start_at_first_belief": start_at_first_belief,
+        "convention": convention,
+    }
+    if convention is not DayConvention.START_OF_DAY and "convention" not in accepted:
+        raise ValueError(f"--day-convention: schedule {name!r} takes no day convention")
     return schedules.build(name, **{k: v for k, v in options.items() if k in accepted})
 
 
@@ -48,6 +60,7 @@ def build_and_save(
     split: TemporalSplit | None = None,
     sources: Iterable[str] | None = None,
     news_counts: Mapping[date, int] | None = None,
+    hints: Mapping[str, str] | None = None,
     provenance: Mapping[str, Any] | None = None,
 ) -> tuple[Dataset, BuildReport]:
     cfg = filters or FilterConfig()
@@ -59,6 +72,7 @@ def build_and_save(
         split=split,
         sources=sources,
         news_counts=news_counts,
+        hints=hints,
     )
     metadata: dict[str, Any] = {
         "name": name,
