@@ -1,4 +1,5 @@
-"""`pastcast data ...` commands: import real market data into datasets, and describe them."""
+"""`pastcast data ...` commands: import real market data into datasets (`data info` and
+`data show`, which describe them, live in ``_data_view``)."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from typing import Annotated, Any
 
 import typer
 
+from pastcast.cli import _data_view
 from pastcast.cli._common import JsonFlag, fail, print_json
 from pastcast.cutoff import DayConvention
 from pastcast.markets import FilterConfig, schedules
@@ -288,23 +290,5 @@ def import_polymarket(
     _report(ds, report, out, as_json)
 
 
-@app.command("info")
-def info(
-    directory: Annotated[Path, typer.Argument(help="Dataset directory.")],
-    as_json: JsonFlag = False,
-) -> None:
-    """Counts by source, label, split and schedule, and the filtering funnel."""
-    from pastcast.dataset import DatasetFormatError
-    from pastcast.markets import dataset_info
-
-    try:
-        summary = dataset_info(directory)
-    except DatasetFormatError as exc:
-        fail(str(exc))
-    if as_json:
-        print_json(summary)
-        return
-    for key in ("dataset_id", "events", "by_source", "by_label", "by_split", "beliefs", "steps"):
-        typer.echo(f"{key}: {summary[key]}")
-    for stage in summary["funnel"]:
-        typer.echo(f"  {stage['stage']:<40} -{stage['removed']:<6} {stage['remaining']:>6}")
+app.command("info")(_data_view.info)
+app.command("show")(_data_view.show)

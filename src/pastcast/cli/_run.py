@@ -18,10 +18,20 @@ from rich.console import Console
 from rich.markup import escape
 
 from pastcast.agents import clear_models
-from pastcast.cli._common import EXIT_FAILED, JsonFlag, fail, note, print_json
+from pastcast.cli._common import (
+    EXIT_FAILED,
+    DayConventionOpt,
+    JsonFlag,
+    fail,
+    load_dataset_option,
+    note,
+    print_json,
+)
 from pastcast.cli._corpus import Retrieval, open_corpus
+from pastcast.cli._data_view import CoverageDaysOpt
 from pastcast.cli._specs import AGENT_GRAMMAR, parse_agent_option
 from pastcast.corpus import EmbeddedIndex, OpenedCorpus, content_digest, redact_url
+from pastcast.cutoff import DayConvention
 from pastcast.dataset import Dataset
 from pastcast.env import EnvConfig
 from pastcast.records import Setting
@@ -97,18 +107,17 @@ def _load_world(spec: str, choice: CorpusChoice, index_dir: Path) -> _Loaded:
     return _Loaded(world.dataset, choice.open(index_dir, "--retrieval"))
 
 
-def _load(dataset: str, choice: CorpusChoice, index_dir: Path) -> _Loaded:
-    if dataset == "world" or dataset.startswith("world:"):
+def _load(
+    dataset: str,
+    choice: CorpusChoice,
+    index_dir: Path,
+    convention: DayConvention = DayConvention.START_OF_DAY,
+) -> _Loaded:
+    if convention is DayConvention.START_OF_DAY and (
+        dataset == "world" or dataset.startswith("world:")
+    ):
         return _load_world(dataset, choice, index_dir)
-    from pastcast.dataset import load_dataset
-
-    path = Path(dataset)
-    if not path.is_dir():
-        fail(f"--dataset {dataset!r}: not a dataset directory (or 'world[:SEED]')")
-    try:
-        loaded = load_dataset(path)
-    except ValueError as exc:
-        fail(str(exc))
+    loaded = load_dataset_option(dataset, "--dataset", convention)
     if choice.spec is None:
         if choice.retrieval != "bm25" or choice.embedder is not None:
             fail("--retrieval/--embedder: need --corpus with a dataset directory")
@@ -160,13 +169,53 @@ def _check_sandbox(env: EnvConfig) -> None:
         )
 
 
+@dataclass(frozen=True)
+class StepChoice:
+    """Which steps of the dataset ``pastcast run`` plays: the day convention of a Forecast-Dojo
+    release, and whether steps without fresh corpus evidence are left out."""
+
+    convention: DayConvention = DayConvention.START_OF_DAY
+    covered_only: bool = False
+    coverage_days: int = 7
+
+
+def _covered(loaded: _Loaded, choice: StepChoice, as_json: bool) -> _Loaded:
+    """Warn (stderr) about steps the corpus does not cover; drop them with ``covered_only``."""
+    if loaded.backend is None:
+        if choice.covered_only:
+            fail("--covered-only: needs --corpus (coverage is measured against a corpus)")
+        return loaded
+    from pastcast.markets import step_coverage
+
+    report = step_coverage(loaded.dataset, loaded.backend, window_days=choice.coverage_days)
+    for line in report.warnings():
+        typer.echo(
+            f"warning: {line}" + ("" if choice.covered_only else " (--covered-only drops them)"),
+            err=True,
+        )
+    if not choice.covered_only:
+        return loaded
+    kept = [s for s in loaded.dataset.steps if report.is_covered(s)]
+    if not kept:
+        fail("--covered-only: no step of the dataset is covered by the corpus")
+    note(f"--covered-only: {len(kept)} of {len(loaded.dataset.steps)} steps kept", as_json)
+    return _Loaded(loaded.dataset.with_steps(kept), loaded.backend)
+
+
 def execute(
-    dataset: str, config: RunConfig, out: Path, corpus: CorpusChoice | None = None
+    dataset: str,
+    config: RunConfig,
+    out: Path,
+    corpus: CorpusChoice | None = None,
+    steps: StepChoice | None = None,
+    as_json: bool = False,
 ) -> RunResult:
     """Shared by ``run`` and ``demo``: load the data, run, return the result. Problems found
     before the work starts exit 2; an exception during the run exits 1."""
     _check_sandbox(config.env)
-    loaded = _load(dataset, corpus or CorpusChoice(), out.parent / "index")
+    choice = steps or StepChoice()
+    loaded = _load(dataset, corpus or CorpusChoice(), out.parent / "index", choice.convention)
+    loaded = _covered(loaded, choice, as_json)
     try:
         return run_benchmark(loaded.dataset, loaded.backend, config, out)
     except RunLogError as exc:  # --out holds another run's log, or an unreadable one
@@ -211,7 +260,12 @@ def run(
         ),
     ],
     dataset: Annotated[
-        str, typer.Option("--dataset", help="'world[:SEED]' or a dataset directory.")
+        str,
+        typer.Option(
+            "--dataset",
+            help="'world[:SEED]', a dataset directory, or a Forecast-Dojo release folder "
+            "(questions/train.parquet, questions/eval.parquet).",
+        ),
     ] = "world",
     out: Annotated[
         Path, typer.Option("--out", help="Run log to write (resumed if present).")
@@ -288,6 +342,16 @@ def run(
     python_timeout_s: Annotated[
         float, typer.Option("--python-timeout", help="Seconds one python tool call may run.")
     ] = _ENV.python_timeout_s,
+    day_convention: DayConventionOpt = DayConvention.START_OF_DAY,
+    covered_only: Annotated[
+        bool,
+        typer.Option(
+            "--covered-only",
+            help="Play only the steps the corpus covers (a document in the --coverage-days "
+            "before the cutoff); uncovered steps are always reported on stderr.",
+        ),
+    ] = False,
+    coverage_days: CoverageDaysOpt = 7,
     as_json: JsonFlag = False,
 ) -> None:
     """Run agents over a dataset's forecast steps and write a resumable run log.
@@ -320,7 +384,14 @@ def run(
         )
 
     config = plan(agent, setting, build)
-    result = execute(dataset, config, out, CorpusChoice(corpus, retrieval, embedder))
+    result = execute(
+        dataset,
+        config,
+        out,
+        CorpusChoice(corpus, retrieval, embedder),
+        StepChoice(day_convention, covered_only, coverage_days),
+        as_json,
+    )
     if as_json:
         print_json(_summary(result))
     else:

@@ -9,6 +9,13 @@ from pastcast.markets._build import (
     build_dataset,
 )
 from pastcast.markets._categories import CATEGORIES, OTHER, categorize
+from pastcast.markets._coverage import (
+    COVERAGE_DAYS,
+    CoverageReport,
+    SplitCoverage,
+    corpus_days,
+    step_coverage,
+)
 from pastcast.markets._filters import (
     FilterConfig,
     Nontriviality,
@@ -22,7 +29,13 @@ from pastcast.markets._filters import (
 )
 from pastcast.markets._history import DayActivity, MarketHistory, guard_beliefs, outcome_series
 from pastcast.markets._news import daily_news_counts
-from pastcast.markets._pipeline import build_and_save, dataset_info, make_schedule
+from pastcast.markets._pipeline import (
+    build_and_save,
+    dataset_info,
+    is_release,
+    load_benchmark,
+    make_schedule,
+)
 from pastcast.markets._schedules import (
     DojoSchedule,
     HindcastSchedule,
@@ -53,6 +66,7 @@ from pastcast.markets.sources import (
 
 __all__ = [
     "CATEGORIES",
+    "COVERAGE_DAYS",
     "FORECASTBENCH_FILES",
     "HISTORY_HINT",
     "HISTORY_REPO_HINT",
@@ -60,6 +74,7 @@ __all__ = [
     "OTHER",
     "RELEASE_COLUMNS",
     "BuildReport",
+    "CoverageReport",
     "DayActivity",
     "DojoSchedule",
     "DownloadError",
@@ -74,10 +89,12 @@ __all__ = [
     "PolymarketClient",
     "PolymarketError",
     "Schedule",
+    "SplitCoverage",
     "TemporalSplit",
     "build_and_save",
     "build_dataset",
     "categorize",
+    "corpus_days",
     "daily_activity",
     "daily_news_counts",
     "dataset_info",
@@ -90,7 +107,9 @@ __all__ = [
     "guard_steps",
     "history_days",
     "html_to_text",
+    "is_release",
     "lifetime_days",
+    "load_benchmark",
     "load_release",
     "make_schedule",
     "movement",
@@ -100,4 +119,5 @@ __all__ = [
     "read_filter_file",
     "read_forecastbench",
     "schedules",
+    "step_coverage",
 ]

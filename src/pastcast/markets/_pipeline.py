@@ -10,13 +10,45 @@ from pathlib import Path
 from typing import Any
 
 from pastcast.cutoff import DayConvention
-from pastcast.dataset import Dataset, load_dataset, read_manifest, read_metadata, save_dataset
+from pastcast.dataset import (
+    Dataset,
+    DatasetFormatError,
+    load_dataset,
+    read_manifest,
+    read_metadata,
+    save_dataset,
+)
 from pastcast.markets._build import BuildReport, TemporalSplit, build_dataset
 from pastcast.markets._filters import FilterConfig
 from pastcast.markets._history import MarketHistory
 from pastcast.markets._schedules import Schedule, schedules
+from pastcast.markets.sources import load_release
 
-__all__ = ["build_and_save", "dataset_info", "make_schedule"]
+__all__ = ["build_and_save", "dataset_info", "is_release", "load_benchmark", "make_schedule"]
+
+
+def is_release(directory: str | Path) -> bool:
+    """A Forecast-Dojo release folder (``questions/{train,eval}.parquet``), not a dataset."""
+    p = Path(directory)
+    return not (p / "manifest.json").is_file() and any(
+        (p / "questions" / f"{s}.parquet").is_file() for s in ("train", "eval")
+    )
+
+
+def load_benchmark(
+    directory: str | Path, *, convention: DayConvention = DayConvention.START_OF_DAY
+) -> Dataset:
+    """A dataset directory, or a Forecast-Dojo release read as one (its forecast dates turned
+    into cutoffs under ``convention``). A dataset directory holds its cutoffs already: asking
+    it for another convention is an error rather than a silent no-op."""
+    if is_release(directory):
+        return load_release(directory, convention=convention)
+    if convention is not DayConvention.START_OF_DAY:
+        raise DatasetFormatError(
+            f"--day-convention {convention.value}: {directory} is a dataset directory whose "
+            "cutoffs are fixed (choose the convention when importing it)"
+        )
+    return load_dataset(directory)
 
 
 def make_schedule(
