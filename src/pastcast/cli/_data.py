@@ -196,6 +196,12 @@ def import_forecastbench(
             root = Path(path_or_url)
             if not root.is_dir():
                 fail(f"{root}: no such folder")
+        if history_repo is not None:
+            typer.echo(
+                f"reading the nightly history of {history_repo} (minutes for the full upstream "
+                "history)",
+                err=True,
+            )
         result = read_forecastbench(root, history=history_repo)
         ds, report = build_and_save(
             result.histories,
