@@ -97,6 +97,7 @@ def test_cli_with_the_nightly_history_yields_events_with_steps(clone: Path, tmp_
     assert {e.category for e in ds.events} == {"Sports", "Crypto"}
     info = json.loads(runner.invoke(app, ["data", "info", str(out), "--json"]).stdout)
     assert info["provenance"]["history"]["versions read"] == NIGHTS + 1
+    assert info["by_category"] == {"Crypto": 1, "Sports": 1}
 
 
 def test_cli_bad_history_repo_is_one_line(clone: Path, tmp_path: Path) -> None:

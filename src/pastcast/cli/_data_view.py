@@ -79,7 +79,8 @@ def info(
             for line in report.warnings():
                 typer.echo(f"warning: {line}", err=True)
         return
-    for key in ("dataset_id", "events", "by_source", "by_label", "by_split", "beliefs", "steps"):
+    keys = ("dataset_id", "events", "by_source", "by_category", "by_label", "by_split")
+    for key in (*keys, "beliefs", "steps"):
         typer.echo(f"{key}: {summary[key]}")
     for stage in summary["funnel"]:
         typer.echo(f"  {stage['stage']:<40} -{stage['removed']:<6} {stage['remaining']:>6}")

@@ -122,7 +122,7 @@ def build_and_save(
 
 
 def dataset_info(directory: str | Path) -> dict[str, Any]:
-    """Counts by source, label, split and schedule, plus the recorded funnel."""
+    """Counts by source, kind, category, label, split and schedule, plus the recorded funnel."""
     ds = load_dataset(directory)
     meta = read_metadata(directory)
     manifest = read_manifest(directory)
@@ -135,6 +135,7 @@ def dataset_info(directory: str | Path) -> dict[str, Any]:
         "events": len(ds.events),
         "by_source": dict(sorted(Counter(e.source for e in ds.events).items())),
         "by_kind": dict(sorted(Counter(e.kind for e in ds.events).items())),
+        "by_category": dict(sorted(Counter(e.category or "-" for e in ds.events).items())),
         "by_label": dict(sorted(labels.items())),
         "by_split": dict(sorted(Counter(ds.splits.values()).items())),
         "beliefs": sum(len(v) for v in ds.beliefs.values()),
