@@ -30,6 +30,7 @@ from pastcast.cli._common import (
 from pastcast.cli._corpus import Retrieval, open_corpus
 from pastcast.cli._data_view import CoverageDaysOpt
 from pastcast.cli._specs import AGENT_GRAMMAR, parse_agent_option
+from pastcast.cli._steps import StepChoice, select_steps
 from pastcast.corpus import EmbeddedIndex, OpenedCorpus, content_digest, redact_url
 from pastcast.cutoff import DayConvention
 from pastcast.dataset import Dataset
@@ -169,39 +170,6 @@ def _check_sandbox(env: EnvConfig) -> None:
         )
 
 
-@dataclass(frozen=True)
-class StepChoice:
-    """Which steps of the dataset ``pastcast run`` plays: the day convention of a Forecast-Dojo
-    release, and whether steps without fresh corpus evidence are left out."""
-
-    convention: DayConvention = DayConvention.START_OF_DAY
-    covered_only: bool = False
-    coverage_days: int = 7
-
-
-def _covered(loaded: _Loaded, choice: StepChoice, as_json: bool) -> _Loaded:
-    """Warn (stderr) about steps the corpus does not cover; drop them with ``covered_only``."""
-    if loaded.backend is None:
-        if choice.covered_only:
-            fail("--covered-only: needs --corpus (coverage is measured against a corpus)")
-        return loaded
-    from pastcast.markets import step_coverage
-
-    report = step_coverage(loaded.dataset, loaded.backend, window_days=choice.coverage_days)
-    for line in report.warnings():
-        typer.echo(
-            f"warning: {line}" + ("" if choice.covered_only else " (--covered-only drops them)"),
-            err=True,
-        )
-    if not choice.covered_only:
-        return loaded
-    kept = [s for s in loaded.dataset.steps if report.is_covered(s)]
-    if not kept:
-        fail("--covered-only: no step of the dataset is covered by the corpus")
-    note(f"--covered-only: {len(kept)} of {len(loaded.dataset.steps)} steps kept", as_json)
-    return _Loaded(loaded.dataset.with_steps(kept), loaded.backend)
-
-
 def execute(
     dataset: str,
     config: RunConfig,
@@ -215,9 +183,9 @@ def execute(
     _check_sandbox(config.env)
     choice = steps or StepChoice()
     loaded = _load(dataset, corpus or CorpusChoice(), out.parent / "index", choice.convention)
-    loaded = _covered(loaded, choice, as_json)
     try:
-        return run_benchmark(loaded.dataset, loaded.backend, config, out)
+        data = select_steps(loaded.dataset, loaded.backend, choice, as_json)
+        return run_benchmark(data, loaded.backend, config, out)
     except RunLogError as exc:  # --out holds another run's log, or an unreadable one
         fail(str(exc))
     except (ValueError, RuntimeError) as exc:  # bad data, a sandbox failing mid-run
