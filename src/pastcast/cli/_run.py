@@ -185,6 +185,11 @@ def execute(
     loaded = _load(dataset, corpus or CorpusChoice(), out.parent / "index", choice.convention)
     try:
         data = select_steps(loaded.dataset, loaded.backend, choice, as_json)
+    except BaseException:  # a usage error (exit 2) before the run: the corpus is closed
+        if loaded.backend is not None:
+            loaded.backend.close()
+        raise
+    try:
         return run_benchmark(data, loaded.backend, config, out)
     except RunLogError as exc:  # --out holds another run's log, or an unreadable one
         fail(str(exc))
