@@ -41,7 +41,7 @@ FiltersFileOpt = Annotated[
     Path | None,
     typer.Option(
         "--filters",
-        help="TOML or JSON file of market-filter values (its top level, or a [filters] table); "
+        help="TOML or JSON file of market-filter values (its top level, or its filters table); "
         f"names: {_FILTER_NAMES}.",
     ),
 ]
