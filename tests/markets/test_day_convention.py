@@ -51,7 +51,9 @@ def test_a_schedule_without_a_convention_refuses_one() -> None:
 
     schedules.add("fixed-test-schedule", fixed)
     try:
-        with pytest.raises(ValueError, match="--day-convention: schedule 'fixed-test-schedule'"):
+        with pytest.raises(
+            ValueError, match="schedule 'fixed-test-schedule' takes no day convention"
+        ):
             make_schedule("fixed-test-schedule", convention=DayConvention.INCLUSIVE)
         make_schedule("fixed-test-schedule")  # the default is fine
     finally:

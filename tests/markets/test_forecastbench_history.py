@@ -15,7 +15,13 @@ from typer.testing import CliRunner
 from pastcast.cli._app import app
 from pastcast.cutoff import last_complete_day
 from pastcast.dataset import load_dataset
-from pastcast.markets import ForecastBenchError, read_forecastbench
+from pastcast.markets import (
+    HISTORY_REPO_HINT,
+    ForecastBenchError,
+    build_dataset,
+    make_schedule,
+    read_forecastbench,
+)
 
 runner = CliRunner()
 
@@ -68,20 +74,29 @@ def _import(args: list[str]) -> tuple[int, str, dict]:  # type: ignore[type-arg]
     return res.exit_code, res.output, (json.loads(res.stdout) if res.exit_code == 0 else {})
 
 
-def test_cli_published_files_alone_stop_at_the_history_stage_with_a_hint(
-    clone: Path, tmp_path: Path
-) -> None:
-    code, out, summary = _import([str(clone), "--out", str(tmp_path / "d")])
-    assert code == 0, out
-    stages = {s["stage"]: s for s in summary["funnel"]}
-    assert stages["price history"]["removed"] == 2
-    assert "--history-repo" in stages["price history"]["hint"]
-    assert stages["nontrivial: not flat and directionless"]["removed"] == 0
-    assert summary["events"] == 0
-    plain = runner.invoke(
-        app, ["data", "import", "forecastbench", str(clone), "--out", str(tmp_path / "e")]
+def test_published_files_alone_stop_at_the_history_stage_with_a_hint(clone: Path) -> None:
+    result = read_forecastbench(clone)
+    _, report = build_dataset(
+        result.histories,
+        name="fb",
+        schedule=make_schedule("dojo", start_at_first_belief=True),
+        hints={"price history": HISTORY_REPO_HINT},
     )
-    assert "hint" in plain.output and "--history-repo" in plain.output
+    stages = {s.stage: s for s in report.funnel}
+    assert stages["price history"].removed == 2 and stages["price history"].remaining == 0
+    assert "--history-repo" in stages["price history"].hint
+    assert stages["nontrivial: not flat and directionless"].removed == 0
+
+
+def test_cli_published_files_alone_name_the_stage_and_the_hint(clone: Path, tmp_path: Path) -> None:
+    res = runner.invoke(
+        app, ["data", "import", "forecastbench", str(clone), "--out", str(tmp_path / "d")]
+    )
+    assert res.exit_code == 2  # an empty dataset is never written
+    assert res.stderr.count("\n") == 1
+    assert "stage 'price history'" in res.stderr and "hint:" in res.stderr
+    assert "--history-repo" in res.stderr
+    assert not (tmp_path / "d").exists()
 
 
 def test_cli_with_the_nightly_history_yields_events_with_steps(clone: Path, tmp_path: Path) -> None:

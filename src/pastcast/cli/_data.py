@@ -15,6 +15,7 @@ from pastcast.cli import _data_view
 from pastcast.cli._common import JsonFlag, fail, print_json
 from pastcast.cutoff import DayConvention
 from pastcast.markets import FilterConfig, schedules
+from pastcast.owned import check_replaceable
 
 app = typer.Typer(
     help="Import real market data into datasets and describe them.", no_args_is_help=True
@@ -88,22 +89,34 @@ def _news_counts(spec: str | None, histories: list[Any]) -> dict[date, int] | No
 
 
 def _common(
+    out: Path,
     schedule: str,
     split: str | None,
     corpus_end: str | None,
     first_belief: bool,
     convention: DayConvention = DayConvention.START_OF_DAY,
 ) -> Any:
+    """The options every import shares, checked before anything is read or fetched."""
     from pastcast.markets import TemporalSplit, make_schedule
 
+    try:  # only a dataset pastcast wrote is ever replaced (pastcast.owned)
+        check_replaceable(out, "dataset")
+    except FileExistsError as exc:
+        fail(f"--out: {exc}")
     try:
-        end = date.fromisoformat(corpus_end) if corpus_end else None
+        end = date.fromisoformat(corpus_end) if corpus_end is not None else None
+    except ValueError:
+        fail(f"--corpus-end: not a date (YYYY-MM-DD): {corpus_end!r}")
+    try:
         sched = make_schedule(
             schedule, corpus_end=end, start_at_first_belief=first_belief, convention=convention
         )
-        parsed = TemporalSplit.parse(split) if split else None
     except ValueError as exc:
-        fail(str(exc))
+        fail(f"--schedule: {exc}")
+    try:
+        parsed = TemporalSplit.parse(split) if split is not None else None
+    except ValueError as exc:
+        fail(f"--split: {exc}")
     return sched, parsed
 
 
@@ -181,7 +194,7 @@ def import_forecastbench(
         read_forecastbench,
     )
 
-    sched, parsed = _common(schedule, split, corpus_end, True, day_convention)
+    sched, parsed = _common(out, schedule, split, corpus_end, True, day_convention)
     cfg = _filters(filters_file, filter_values)
     if history_repo is not None and not history_repo.is_dir():
         fail(f"--history-repo {history_repo}: no such folder")
@@ -193,6 +206,8 @@ def import_forecastbench(
             root = cache or Path(tmp.name if tmp else ".")
             download_files(path_or_url, root, [*FORECASTBENCH_FILES, *(file or [])])
         else:
+            if file or cache is not None:  # they act on a download only: never ignored
+                fail(f"--{'file' if file else 'cache'}: only with a URL to download from")
             root = Path(path_or_url)
             if not root.is_dir():
                 fail(f"{root}: no such folder")
@@ -225,6 +240,8 @@ def import_forecastbench(
         )
     except (ForecastBenchError, DownloadError, OSError) as exc:
         fail(str(exc))
+    except ValueError as exc:  # an unknown --source, or no event kept
+        fail(str(exc))
     finally:
         if tmp is not None:
             tmp.cleanup()
@@ -254,9 +271,9 @@ def import_polymarket(
     schedule: ScheduleOpt = "dojo",
     split: SplitOpt = None,
     corpus_end: CorpusEndOpt = None,
-    limit: Annotated[int, typer.Option("--limit", help="Events per page.")] = 100,
+    limit: Annotated[int, typer.Option("--limit", min=1, help="Events per page.")] = 100,
     max_events: Annotated[
-        int | None, typer.Option("--max-events", help="Stop after this many events.")
+        int | None, typer.Option("--max-events", min=1, help="Stop after this many events.")
     ] = None,
     news_corpus: NewsOpt = None,
     filters_file: FiltersFileOpt = None,
@@ -268,7 +285,7 @@ def import_polymarket(
     and daily trading activity."""
     from pastcast.markets import PolymarketClient, PolymarketError, build_and_save, fetch_histories
 
-    sched, parsed = _common(schedule, split, corpus_end, False, day_convention)
+    sched, parsed = _common(out, schedule, split, corpus_end, False, day_convention)
     cfg = _filters(filters_file, filter_values)
     try:
         with PolymarketClient(base_url, clob_url, data_url) as client:
@@ -292,6 +309,8 @@ def import_polymarket(
             },
         )
     except PolymarketError as exc:
+        fail(str(exc))
+    except ValueError as exc:  # no event kept
         fail(str(exc))
     _report(ds, report, out, as_json)
 

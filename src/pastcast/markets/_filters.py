@@ -197,4 +197,6 @@ def read_filter_file(path: str | Path) -> dict[str, Any]:
         obj = obj["filters"]
     if not isinstance(obj, dict):
         raise ValueError(f"{p}: expected a table of filter values")
+    if not obj:  # an empty file is a mistake, not a request for the defaults
+        raise ValueError(f"{p}: no filter values (e.g. min_lifetime_days = 14)")
     return obj

@@ -72,7 +72,7 @@ def make_schedule(
         "convention": convention,
     }
     if convention is not DayConvention.START_OF_DAY and "convention" not in accepted:
-        raise ValueError(f"--day-convention: schedule {name!r} takes no day convention")
+        raise ValueError(f"schedule {name!r} takes no day convention (--day-convention)")
     return schedules.build(name, **{k: v for k, v in options.items() if k in accepted})
 
 
@@ -106,6 +106,13 @@ def build_and_save(
         news_counts=news_counts,
         hints=hints,
     )
+    if not dataset.events:  # an empty dataset is never written as if it were a result
+        last = next((s for s in reversed(report.funnel) if s.removed), report.funnel[0])
+        hint = f"; hint: {last.hint}" if last.hint else ""
+        raise ValueError(
+            f"no events are left to write (the last removed at stage {last.stage!r}: "
+            f"{last.note}{hint}); nothing written"
+        )
     metadata: dict[str, Any] = {
         "name": name,
         "schedule": schedule.name,

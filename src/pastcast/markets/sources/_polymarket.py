@@ -28,6 +28,7 @@ from typing import Any
 import httpx
 from pydantic import ValidationError
 
+from pastcast import safejson
 from pastcast.cutoff import parse_timestamp
 from pastcast.markets._categories import categorize
 from pastcast.markets._history import DayActivity, MarketHistory, guard_beliefs
@@ -211,7 +212,7 @@ def daily_activity(trades: list[tuple[int, float]]) -> dict[date, DayActivity]:
 def _json_list(market: dict[str, Any], name: str, where: str) -> list[Any]:
     raw = market.get(name)
     try:
-        value = json.loads(raw) if isinstance(raw, str) else raw
+        value = safejson.loads(raw) if isinstance(raw, str) else raw
     except json.JSONDecodeError:
         raise PolymarketError(f"{where}: field {name}: not a JSON-encoded list") from None
     if not isinstance(value, list):
