@@ -130,3 +130,15 @@ def test_cli_run_warns_and_can_play_only_covered_steps(corpus: Path, tmp_path: P
     )
     assert no_corpus.exit_code == 2 and "--covered-only: needs --corpus" in no_corpus.stderr
     assert not (tmp_path / "n.jsonl").exists()
+
+
+def test_a_plan_run_warns_about_coverage_too(corpus: Path, tmp_path: Path) -> None:
+    save_dataset(_dataset(), tmp_path / "ds")
+    plan = tmp_path / "plan.toml"
+    plan.write_text(
+        f'dataset = "{tmp_path / "ds"}"\nout = "{tmp_path / "p.jsonl"}"\n'
+        f'[corpus]\nspec = "{corpus}"\n[[agents]]\nname = "uniform"\n'
+    )
+    res = runner.invoke(app, ["run", "--config", str(plan)])
+    assert res.exit_code == 0, res.output
+    assert "warning: corpus coverage: eval: 2 of 3 steps" in res.stderr
