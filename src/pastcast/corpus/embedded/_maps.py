@@ -27,6 +27,8 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import numpy.typing as npt
 
+from pastcast import safejson
+
 if TYPE_CHECKING:
     from pastcast.corpus.embedded._arrays import IndexArrays
 
@@ -118,7 +120,7 @@ class DocMaps:
         """The saved maps, or ``None`` when absent, of another version or for other documents."""
         folder = index_dir / FOLDER
         try:
-            meta = json.loads((folder / "manifest.json").read_text())
+            meta = safejson.loads((folder / "manifest.json").read_bytes())
         except (FileNotFoundError, ValueError):
             return None
         expected = {"format": FORMAT, "version": FORMAT_VERSION, "index_sha256": content_sha256}
@@ -126,7 +128,7 @@ class DocMaps:
             return None
         maps = []
         for name in FIELDS:
-            keys: list[str] = json.loads((folder / f"{name}_keys.json").read_text())
+            keys: list[str] = safejson.loads((folder / f"{name}_keys.json").read_bytes())
             offsets = np.load(folder / f"{name}_offsets.npy", allow_pickle=False)
             ords = np.load(folder / f"{name}_ords.npy", mmap_mode="r", allow_pickle=False)
             maps.append(KeyMap(keys, offsets, ords))
@@ -139,4 +141,4 @@ def _fields(parts: list[IndexArrays]) -> Iterator[dict[str, Any]]:
         store = bytes(p.store)
         offsets = np.asarray(p.doc_offsets).tolist()
         for lo, hi in itertools.pairwise(offsets):
-            yield json.loads(store[lo:hi])
+            yield safejson.loads(store[lo:hi])
