@@ -158,7 +158,7 @@ def test_search_filters_from_the_command_line(tmp_path: Path) -> None:
     assert json.loads(result.output) == []  # the cutoff holds whatever the filter says
     for bad, word in (
         (["--month", "2024-13"], "--month: month '2024-13': expected YYYY-MM"),
-        (["--since", "soon"], "--since: not an ISO 8601 timestamp"),
+        (["--since", "soon"], "--since: not an ISO 8601"),
         (["--source", "/"], "--source: source: empty"),
     ):
         result = runner.invoke(app, [*base, *bad])

@@ -334,9 +334,12 @@ def search(
         DocType | None,
         typer.Option(help="Only posts and articles (submission), or only comments."),
     ] = None,
-    source: Annotated[
+    # not named ``source``: that is the KIND:PATH of ``corpus build``
+    from_source: Annotated[
         str | None,
-        typer.Option(help="Only this source, or its last path segments (politics, r/politics)."),
+        typer.Option(
+            "--source", help="Only this source, or its last path segments (politics, r/politics)."
+        ),
     ] = None,
     author: Annotated[str | None, typer.Option(help="Only this author's documents.")] = None,
     month: Annotated[
@@ -350,7 +353,7 @@ def search(
     """Rank the documents visible at the cutoff (statistics as of the cutoff), optionally only
     those that pass the filters (applied before ranking; the cutoff holds whatever they say)."""
     cutoff = _cutoff(as_of)
-    filters = _filters(doc_type, source, author, month, since)
+    filters = _filters(doc_type, from_source, author, month, since)
     backend = _open(target, retrieval, schema=schema, embedder=embedder, nprobe=nprobe)
     try:
         if filters.is_empty():
