@@ -101,8 +101,9 @@ Retrieval = Annotated[
 EmbedderOpt = Annotated[
     str | None,
     typer.Option(
-        help="dense/hybrid: the embedder, by registered name (default all-minilm-l6-v2; a "
-        "database corpus uses the one it was loaded with)."
+        help="dense/hybrid: the embedder, by registered name (default all-minilm-l6-v2; "
+        "static-minilm-l6-v2 is about a hundred times faster on CPUs; a database corpus uses "
+        "the one it was loaded with)."
     ),
 ]
 

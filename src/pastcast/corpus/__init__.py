@@ -36,10 +36,12 @@ from pastcast.corpus._text import STOPWORDS, TOKENIZER, tokenize
 from pastcast.corpus.dense import (
     DEFAULT_EMBEDDER,
     RRF_K,
+    STATIC_EMBEDDER,
     DenseIndex,
     Embedder,
     HybridIndex,
     MiniLMEmbedder,
+    StaticEmbedder,
     embedders,
 )
 from pastcast.corpus.embedded import EmbeddedIndex
@@ -86,6 +88,7 @@ __all__ = [
     "DOC_TYPES",
     "RETRIEVALS",
     "RRF_K",
+    "STATIC_EMBEDDER",
     "STOPWORDS",
     "TOKENIZER",
     "ArticleTableError",
@@ -119,6 +122,7 @@ __all__ = [
     "RedditReport",
     "SearchFilter",
     "SearchHit",
+    "StaticEmbedder",
     "ThreadReport",
     "ThreadedBackend",
     "WarcMissing",
