@@ -50,6 +50,7 @@ from pastcast import safejson
 from pastcast.corpus._filter import SearchFilter
 from pastcast.corpus._protocol import SearchHit
 from pastcast.corpus.dense._embedders import F32, Embedder, QueryCache, embedding_text
+from pastcast.corpus.dense._lookups import IndexLookups
 from pastcast.corpus.dense._pieces import (
     Candidates,
     Found,
@@ -61,42 +62,11 @@ from pastcast.corpus.dense._pieces import (
 )
 from pastcast.corpus.dense._quantized import QuantizedMonths, QueryCode
 from pastcast.corpus.embedded import EmbeddedIndex
-from pastcast.records import CorpusIdentity, Document
+from pastcast.records import CorpusIdentity
 
 __all__ = ["DenseIndex", "IndexLookups"]
 
 Mask = npt.NDArray[np.bool_]
-
-
-class IndexLookups:
-    """Reads, counts and thread look-ups of a searcher over an ``EmbeddedIndex``: the index's own,
-    so that choosing dense or hybrid ranking changes nothing else an agent can do."""
-
-    index: EmbeddedIndex
-
-    def read(self, doc_id: str, *, as_of: datetime) -> Document:
-        return self.index.read(doc_id, as_of=as_of)
-
-    def count_before(self, as_of: datetime) -> int:
-        return self.index.count_before(as_of)
-
-    def has_threads(self) -> bool:
-        return self.index.has_threads()
-
-    def post(self, doc_id: str, *, as_of: datetime) -> Document:
-        return self.index.post(doc_id, as_of=as_of)
-
-    def thread(self, thread_id: str, *, as_of: datetime, limit: int = 50) -> list[Document]:
-        return self.index.thread(thread_id, as_of=as_of, limit=limit)
-
-    def author_posts(self, author: str, *, as_of: datetime, limit: int = 20) -> list[Document]:
-        return self.index.author_posts(author, as_of=as_of, limit=limit)
-
-    def ancestors(self, doc_id: str, *, as_of: datetime) -> list[Document]:
-        return self.index.ancestors(doc_id, as_of=as_of)
-
-    def descendants(self, doc_id: str, *, as_of: datetime, limit: int = 50) -> list[Document]:
-        return self.index.descendants(doc_id, as_of=as_of, limit=limit)
 
 
 class DenseIndex(IndexLookups):
