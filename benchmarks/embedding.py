@@ -1,7 +1,8 @@
 """Every registered embedder side by side: documents embedded per second on this machine, and
 recall@10 / nDCG@10 on a labelled retrieval set built from the WCEP archive (BM25 as a reference).
 
-    python benchmarks/embedding.py --wcep ../shared/data/wcep [--year 2023] [--json out.json]
+    python benchmarks/embedding.py --wcep ../shared/data/wcep [--year 2023] [--limit N] \
+        [--full] [--json out.json]
 
 The labelled set (honest by construction, no model involved in the labels): WCEP lists each
 news sentence under a topic heading (``Gaza war``, ``2023 Hawaii wildfires``, ...). The corpus is
@@ -17,7 +18,8 @@ Speed: the year's documents are embedded once per model (title and text, as the 
 them, timed after the model is loaded; the load, and for the static model its one-time
 distillation, are timed apart), and the full archive's time is extrapolated from that rate.
 ``--full`` embeds the whole archive instead. Torch runs on the machine's cores (two here); the
-load average is printed, since the machine may be shared.
+load average is printed, since the machine may be shared. A ``hybrid`` row per model fuses its
+ranking with BM25's by reciprocal rank (top 100 of each), as ``--retrieval hybrid`` does.
 """
 
 from __future__ import annotations
@@ -34,17 +36,20 @@ from typing import Any
 import numpy as np
 
 from pastcast.corpus import EmbeddedIndex, embedders, read_wcep
-from pastcast.corpus.dense import embedding_text
+from pastcast.corpus.dense import embedding_text, rrf_fuse
 from pastcast.records import Document
 
 K = 10
+DEPTH = 100  # each leg's depth in the fused rows, as HybridIndex's default
 
 
 def labelled_set(
-    docs: list[Document], year: int
+    docs: list[Document], year: int, limit: int | None = None
 ) -> tuple[list[Document], list[tuple[str, set[int]]]]:
-    """The year's sentences without their headings, and (heading, relevant positions) queries."""
-    corpus = [d for d in docs if d.timestamp.year == year]
+    """The year's sentences (its first ``limit``, in time order) without their headings, and
+    (heading, relevant positions) queries."""
+    corpus = sorted((d for d in docs if d.timestamp.year == year), key=lambda d: d.timestamp)
+    corpus = corpus[:limit]
     by_heading: dict[str, list[int]] = defaultdict(list)
     for i, d in enumerate(corpus):
         by_heading[d.title].append(i)
@@ -69,17 +74,30 @@ def metrics(rankings: list[list[int]], queries: list[tuple[str, set[int]]]) -> d
     return {"recall@10": recall / len(queries), "ndcg@10": ndcg / len(queries)}
 
 
-def bm25_row(corpus: list[Document], queries: list[tuple[str, set[int]]]) -> dict[str, Any]:
+def bm25_rankings(corpus: list[Document], queries: list[tuple[str, set[int]]]) -> list[list[int]]:
+    """BM25's top ``DEPTH`` per query (positions in ``corpus``)."""
     index = EmbeddedIndex.in_memory(corpus)
     position = {d.id: i for i, d in enumerate(corpus)}
     later = datetime(9999, 1, 1, tzinfo=UTC)
-    rankings = [[position[h.id] for h in index.search(q, as_of=later, k=K)] for q, _ in queries]
-    return {"model": "bm25 (reference)", **metrics(rankings, queries)}
+    return [[position[h.id] for h in index.search(q, as_of=later, k=DEPTH)] for q, _ in queries]
 
 
-def embedder_row(
-    name: str, corpus: list[Document], queries: list[tuple[str, set[int]]], archive: int
-) -> dict[str, Any]:
+def fused(first: list[list[int]], second: list[list[int]]) -> list[list[int]]:
+    """Reciprocal-rank fusion of two rankings per query, as ``HybridIndex`` fuses them."""
+    out = []
+    for a, b in zip(first, second, strict=True):
+        best = rrf_fuse(a[:DEPTH], b[:DEPTH], K, lambda o: o)
+        out.append([o for o, _ in best])
+    return out
+
+
+def embedder_rows(
+    name: str,
+    corpus: list[Document],
+    queries: list[tuple[str, set[int]]],
+    archive: int,
+    bm25: list[list[int]],
+) -> list[dict[str, Any]]:
     t0 = time.perf_counter()
     model = embedders.build(name)
     load_s = time.perf_counter() - t0
@@ -89,14 +107,15 @@ def embedder_row(
     rate = len(corpus) / embed_s
     q = model.encode([heading for heading, _ in queries])
     scores = q @ vectors.T
-    rankings = [list(np.argsort(-row, kind="stable")[:K]) for row in scores]
-    return {
+    rankings = [[int(o) for o in np.argsort(-row, kind="stable")[:DEPTH]] for row in scores]
+    own = {
         "model": name,
         "load_s": round(load_s, 1),
         "docs_per_s": round(rate, 1),
         "archive_minutes": round(archive / rate / 60, 2),
-        **metrics(rankings, queries),
+        **metrics([r[:K] for r in rankings], queries),
     }
+    return [own, {"model": f"hybrid: bm25 + {name}", **metrics(fused(bm25, rankings), queries)}]
 
 
 def full_archive(name: str, docs: list[Document]) -> float:
@@ -111,23 +130,27 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--wcep", type=Path, default=Path("../shared/data/wcep"))
     parser.add_argument("--year", type=int, default=2023)
+    parser.add_argument(
+        "--limit", type=int, help="the year's first N sentences only (a quicker, smaller set)"
+    )
     parser.add_argument("--models", nargs="*", help="embedders (default: every registered one)")
     parser.add_argument("--full", action="store_true", help="also embed the whole archive")
     parser.add_argument("--json", type=Path, help="write the rows here too")
     args = parser.parse_args()
     print(f"{os.cpu_count()} cores, load {os.getloadavg()[0]:.2f} at start")
     docs = list(read_wcep(args.wcep))
-    corpus, queries = labelled_set(docs, args.year)
+    corpus, queries = labelled_set(docs, args.year, args.limit)
     print(
         f"archive {len(docs)} documents; labelled set: {len(corpus)} documents of {args.year}, "
         f"{len(queries)} headings as queries ({sum(len(r) for _, r in queries)} judgements)"
     )
-    rows = [bm25_row(corpus, queries)]
+    bm25 = bm25_rankings(corpus, queries)
+    rows = [{"model": "bm25 (reference)", **metrics([r[:K] for r in bm25], queries)}]
     for name in args.models or embedders.names():
-        row = embedder_row(name, corpus, queries, len(docs))
+        own, hybrid = embedder_rows(name, corpus, queries, len(docs), bm25)
         if args.full:
-            row["archive_minutes_measured"] = round(full_archive(name, docs) / 60, 2)
-        rows.append(row)
+            own["archive_minutes_measured"] = round(full_archive(name, docs) / 60, 2)
+        rows += [own, hybrid]
         print(f"  {name}: done (load {os.getloadavg()[0]:.2f})")
     header = ("model", "load_s", "docs_per_s", "archive_minutes", "recall@10", "ndcg@10")
     print("\n| " + " | ".join(header) + " |\n|" + "---|" * len(header))
