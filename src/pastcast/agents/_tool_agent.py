@@ -65,15 +65,29 @@ _FINAL_NOW = (
 _TOOLS = {t.name: t for t in TOOLS}
 
 
+def present_form(schema: dict[str, Any]) -> dict[str, Any]:
+    """An optional argument's schema (``anyOf: [X, null]``) as X, keeping its description: the
+    form it takes when given."""
+    alternatives = schema.get("anyOf")
+    if not alternatives or {"type": "null"} not in alternatives or len(alternatives) != 2:
+        return schema
+    given: dict[str, Any] = next(a for a in alternatives if a != {"type": "null"})
+    return {k: v for k, v in schema.items() if k not in ("anyOf", "default")} | given
+
+
 def _merged_arguments(tools: tuple[str, ...]) -> dict[str, Any]:
     """The argument properties of ``tools`` in one flat object (a JSON action carries the fields
     of every tool). A field two tools define differently keeps what they agree on (``doc_id``
-    of ``read`` and ``thread``: a string)."""
+    of ``read`` and ``thread``: a string; ``author``, a filter of ``search`` and the argument of
+    ``author_posts``: a string)."""
     merged: dict[str, dict[str, Any]] = {}
     for name in tools:
         for field, schema in _TOOLS[name].parameters["properties"].items():
             if field in merged:
-                schema = {k: v for k, v in merged[field].items() if schema.get(k, ...) == v}
+                old = merged[field]
+                if ("anyOf" in old) != ("anyOf" in schema):  # optional in one tool only
+                    old, schema = present_form(old), present_form(schema)
+                schema = {k: v for k, v in old.items() if schema.get(k, ...) == v}
             merged[field] = schema
     return merged
 

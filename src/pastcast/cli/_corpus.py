@@ -11,18 +11,21 @@ from pathlib import Path
 from typing import Annotated, Any, Literal
 
 import typer
+from pydantic import ValidationError
 from rich.console import Console
 from rich.table import Table
 
 from pastcast.cli._common import JsonFlag, fail, print_json
 from pastcast.corpus import (
     CorpusOpenError,
+    DocType,
     DocumentFormatError,
     DocumentNotVisible,
     EmbeddedIndex,
     Embedder,
     OpenedCorpus,
     PostgresBackend,
+    SearchFilter,
     is_database_url,
     open_backend,
     redact_url,
@@ -37,7 +40,7 @@ from pastcast.corpus.sources import (
     read_allow_list,
     sources,
 )
-from pastcast.cutoff import parse_cutoff
+from pastcast.cutoff import parse_cutoff, parse_timestamp
 from pastcast.owned import check_replaceable
 from pastcast.records import Document
 
@@ -65,6 +68,26 @@ def _cutoff(value: str) -> datetime:
         fail(f"--as-of: {exc}")
 
 
+def _filters(
+    doc_type: DocType | None,
+    source: str | None,
+    author: str | None,
+    month: str | None,
+    since: str | None,
+) -> SearchFilter:
+    try:
+        lower = None if since is None else parse_timestamp(since)
+    except ValueError as exc:
+        fail(f"--since: {exc}")
+    fields = {"doc_type": doc_type, "source": source, "author": author, "month": month}
+    try:
+        return SearchFilter.model_validate(fields | {"since": lower})
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        name = "-".join(str(p) for p in err["loc"]).replace("_", "-")
+        fail(f"--{name}: {str(err['msg']).removeprefix('Value error, ')}")
+
+
 Schema = Annotated[
     str | None,
     typer.Option(
@@ -84,8 +107,9 @@ Retrieval = Annotated[
 EmbedderOpt = Annotated[
     str | None,
     typer.Option(
-        help="dense/hybrid: the embedder, by registered name (default all-minilm-l6-v2; a "
-        "database corpus uses the one it was loaded with)."
+        help="dense/hybrid: the embedder, by registered name (default all-minilm-l6-v2; "
+        "static-minilm-l6-v2 is about a hundred times faster on CPUs; a database corpus uses "
+        "the one it was loaded with)."
     ),
 ]
 
@@ -339,12 +363,36 @@ def search(
             "index). The cutoff's own month is always exact. Default: exact everywhere.",
         ),
     ] = None,
+    doc_type: Annotated[
+        DocType | None,
+        typer.Option(help="Only posts and articles (submission), or only comments."),
+    ] = None,
+    # not named ``source``: that is the KIND:PATH of ``corpus build``
+    from_source: Annotated[
+        str | None,
+        typer.Option(
+            "--source", help="Only this source, or its last path segments (politics, r/politics)."
+        ),
+    ] = None,
+    author: Annotated[str | None, typer.Option(help="Only this author's documents.")] = None,
+    month: Annotated[
+        str | None, typer.Option(help="Only documents of this UTC month, YYYY-MM.")
+    ] = None,
+    since: Annotated[
+        str | None,
+        typer.Option(help="Only documents at or after this date (00:00 UTC) or instant."),
+    ] = None,
 ) -> None:
-    """Rank the documents visible at the cutoff (statistics as of the cutoff)."""
+    """Rank the documents visible at the cutoff (statistics as of the cutoff), optionally only
+    those that pass the filters (applied before ranking; the cutoff holds whatever they say)."""
     cutoff = _cutoff(as_of)
+    filters = _filters(doc_type, from_source, author, month, since)
     backend = _open(target, retrieval, schema=schema, embedder=embedder, nprobe=nprobe)
     try:
-        hits = backend.search(query, as_of=cutoff, k=k)
+        if filters.is_empty():
+            hits = backend.search(query, as_of=cutoff, k=k)
+        else:
+            hits = backend.search(query, as_of=cutoff, k=k, filters=filters)
     finally:
         backend.close()
     if json_out:
