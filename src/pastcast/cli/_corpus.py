@@ -164,6 +164,18 @@ def _day(value: str | None, option: str) -> date | None:
         fail(f"{option}: not a date (YYYY-MM-DD): {value!r}")
 
 
+def _quality_filters(names: list[str]) -> list[Any]:
+    """The quality filters named by ``--quality``, built before any document is read."""
+    if not names:
+        return []
+    from pastcast.curate import build_quality_filters
+
+    try:
+        return build_quality_filters(names)
+    except ValueError as exc:  # an unknown name, a filter without defaults, a missing extra
+        fail(f"--quality: {exc}")
+
+
 @app.command()
 def build(
     source: Annotated[
@@ -206,6 +218,15 @@ def build(
     include_flagged: Annotated[
         bool, typer.Option(help="wcep: keep documents flagged as possible hindsight.")
     ] = False,
+    quality: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--quality",
+            help="Quality filter to apply (repeatable): english, gopher, "
+            "gopher-repetition, c4, fineweb, or a plugin's ('pastcast.quality_filters'); needs "
+            "the 'curate' extra. Removals are counted in the report.",
+        ),
+    ] = None,
     as_json: JsonFlag = False,
 ) -> None:
     """Build an index from a document source (written atomically), then print a report."""
@@ -229,11 +250,16 @@ def build(
         "include_flagged": include_flagged or None,
     }
     options = {k: v for k, v in given.items() if v is not None}
+    filters = _quality_filters(quality or [])
     try:
         # A side file (e.g. the timestamp rule of each page) is written next to the index.
         run = open_source(kind, path, workdir=out.parent if out else None, **options)
     except ValueError as exc:  # a missing path or extra, an option the source does not take
         fail(str(exc))
+    if filters:
+        from pastcast.curate import with_quality
+
+        run = with_quality(run, filters)
     try:
         count, where = _store(
             run.documents, backend, out, url, schema or "pastcast", overwrite, model
