@@ -171,7 +171,8 @@ def curate(
         return
     typer.echo(f"wrote {ds.id} to {out}: {len(ds.events)} events, {len(ds.steps)} steps")
     for stage in result.funnel:
-        typer.echo(f"  {stage.stage:<28} -{stage.removed:<5} {stage.remaining:>5}  {stage.note}")
+        line = f"  {stage.stage:<28} -{stage.removed:<5} {stage.remaining:>5}  {stage.note}"
+        typer.echo(line.rstrip())
     typer.echo(
         f"judgements: {len(result.judgements)} ({served} from the cache {cache_dir}, "
         f"{len(result.judgements) - served} new); recorded in {out / 'curation'}"
