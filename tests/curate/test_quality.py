@@ -148,6 +148,7 @@ def test_the_english_filter_keeps_english_and_names_the_language_it_saw() -> Non
 
 
 def test_filters_are_registered_components() -> None:
+    assert quality_filters.group == "pastcast.quality_filters"  # plugins' entry-point group
     assert {"english", "gopher", "gopher-repetition", "c4", "fineweb"} <= set(
         quality_filters.names()
     )

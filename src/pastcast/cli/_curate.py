@@ -80,6 +80,9 @@ def curate(
     coverage: Annotated[
         bool, typer.Option(help="Run the coverage probe (--no-coverage skips it).")
     ] = True,
+    coverage_queries: Annotated[
+        int, typer.Option(min=1, help="Coverage probe: queries (and blocks) per outcome.")
+    ] = 5,
     balance: Annotated[
         bool, typer.Option(help="Balance YES/NO outcomes, then topics (--no-balance skips it).")
     ] = True,
@@ -119,6 +122,7 @@ def curate(
     config = CurationConfig(
         keep_coverage=keep_coverage,
         coverage=coverage,
+        coverage_queries=coverage_queries,
         balance=balance,
         topics=topics,
         seed=seed,

@@ -17,6 +17,7 @@ from datetime import datetime
 from typing import Any, get_args
 
 from pastcast.curate._judge import Judge, question_text
+from pastcast.curate._queries import QUERY_CHARS
 from pastcast.curate._records import (
     BLOCK_VALUES,
     BlockLabel,
@@ -57,7 +58,7 @@ def coverage_label(score: float, strong_at: float = 0.2) -> CoverageLabel:
 def _queries_schema(sides: Sequence[str], n: int) -> dict[str, Any]:
     group = {
         "type": "array",
-        "items": {"type": "string", "minLength": 1},
+        "items": {"type": "string", "minLength": 1, "maxLength": QUERY_CHARS},
         "minItems": n,
         "maxItems": n,
     }

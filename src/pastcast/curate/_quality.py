@@ -50,7 +50,7 @@ class QualityFilter(Protocol):
     def check(self, doc: Document) -> str | None: ...
 
 
-quality_filters: Registry[QualityFilter] = Registry("quality filter")
+quality_filters: Registry[QualityFilter] = Registry("quality filter", "pastcast.quality_filters")
 """Corpus quality filters by name (``pastcast corpus build ... --quality NAME``)."""
 
 

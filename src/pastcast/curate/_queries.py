@@ -20,6 +20,8 @@ __all__ = ["MAX_QUERIES", "MIN_QUERIES", "decompose", "queries_schema", "targets
 
 MIN_QUERIES = 4
 MAX_QUERIES = 7
+QUERY_CHARS = 80
+"""Longest query the schema allows (a search query is a few words; it also bounds a reply)."""
 PROMPT = "curate_queries"
 
 _OUTCOME = re.compile(
@@ -37,7 +39,7 @@ def targets_outcome(query: str) -> bool:
 def _group(n_min: int, n_max: int) -> dict[str, Any]:
     return {
         "type": "array",
-        "items": {"type": "string", "minLength": 1},
+        "items": {"type": "string", "minLength": 1, "maxLength": QUERY_CHARS},
         "minItems": n_min,
         "maxItems": n_max,
     }
