@@ -93,7 +93,7 @@ def test_recurating_answers_every_judgement_from_the_cache(
     out = tmp_path / "curated"
     code, first, _ = _curate(world_index_dir, out, "--json")
     assert code == 0
-    code, second, stderr = _curate(world_index_dir, out, "--json", "--overwrite")
+    code, second, stderr = _curate(world_index_dir, out, "--json")  # replaces its own dataset
     assert code == 0, stderr
     one, two = json.loads(first), json.loads(second)
     assert two["cached"] == two["judgements"] == one["judgements"]
@@ -172,13 +172,20 @@ def test_bad_input_is_a_one_line_usage_error(
     assert not (tmp_path / "o").exists() and not judge_provider
 
 
-def test_an_existing_output_or_a_missing_dataset_is_refused(
+def test_a_users_folder_a_file_for_the_cache_or_a_missing_dataset_is_refused(
     world_index_dir: Path, tmp_path: Path, judge_provider: list[ScriptedModel]
 ) -> None:
     out = tmp_path / "o"
     out.mkdir()
+    (out / "notes.txt").write_text("mine")
     code, _, stderr = _curate(world_index_dir, out)
-    assert code == 2 and stderr.startswith(f"error: --out {out}: already exists")
+    assert code == 2
+    assert stderr.startswith(f"error: --out: {out}: exists and was not made by pastcast")
+    assert (out / "notes.txt").read_text() == "mine"
+    cache = tmp_path / "a-file"
+    cache.write_text("x")
+    code, _, stderr = _curate(world_index_dir, tmp_path / "p", "--cache", str(cache))
+    assert code == 2 and stderr.startswith(f"error: --cache: {cache}: exists and is not a")
     args = ["data", "curate", str(tmp_path / "none"), "--corpus", str(world_index_dir)]
     result = CliRunner().invoke(
         app, [*args, "--judge", "curate-test:w", "--out", str(tmp_path / "p")]

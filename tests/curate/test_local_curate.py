@@ -101,7 +101,7 @@ def test_curation_end_to_end_on_real_questions_and_wcep(
     sent = "\n".join(m.content for j in judgements for m in j.messages)
     assert "resolved to" not in sent.lower()
 
-    again = CliRunner().invoke(app, [*args, "--overwrite"])
+    again = CliRunner().invoke(app, args)  # replaces the dataset it wrote
     assert again.exit_code == 0, again.stderr
     replay = json.loads(again.stdout)
     assert replay["cached"] == replay["judgements"] == report["judgements"]

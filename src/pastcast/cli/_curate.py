@@ -11,6 +11,7 @@ import typer
 
 from pastcast.cli._common import JsonFlag, fail, load_dataset_option, print_json
 from pastcast.cli._corpus import open_corpus
+from pastcast.owned import check_replaceable
 
 LEGS = ("bm25", "dense")
 
@@ -21,6 +22,25 @@ def _legs(value: str) -> list[str]:
     if not legs or bad or len(set(legs)) != len(legs):
         fail(f"--retrieval: expected a comma-separated list of {', '.join(LEGS)}, got {value!r}")
     return legs
+
+
+def _check_output(path: Path, option: str, kind: str | None) -> None:
+    """Refuse, before any work, a folder that cannot be written: one pastcast did not make (a
+    dataset is replaced only when pastcast wrote it), a file, a name the file system refuses."""
+    if kind is not None:
+        try:
+            check_replaceable(path, kind)
+        except FileExistsError as exc:
+            fail(f"{option}: {exc}")
+    elif path.exists() and not path.is_dir():
+        fail(f"{option}: {path}: exists and is not a directory")
+    if path.exists():
+        return
+    try:  # made and removed again: the real one is written at the end
+        path.mkdir(parents=True)
+        path.rmdir()
+    except OSError as exc:
+        fail(f"{option}: {path}: cannot be created ({exc.strerror or exc})")
 
 
 def _metadata(spec: str) -> dict[str, Any]:
@@ -70,7 +90,9 @@ def curate(
     window_days: Annotated[
         int,
         typer.Option(
-            min=0, help="Only documents this many days before the judging date (0: no limit)."
+            min=0,
+            max=36500,
+            help="Only documents this many days before the judging date (0: no limit).",
         ),
     ] = 180,
     keep_coverage: Annotated[
@@ -81,7 +103,7 @@ def curate(
         bool, typer.Option(help="Run the coverage probe (--no-coverage skips it).")
     ] = True,
     coverage_queries: Annotated[
-        int, typer.Option(min=1, help="Coverage probe: queries (and blocks) per outcome.")
+        int, typer.Option(min=1, max=20, help="Coverage probe: queries (and blocks) per outcome.")
     ] = 5,
     balance: Annotated[
         bool, typer.Option(help="Balance YES/NO outcomes, then topics (--no-balance skips it).")
@@ -95,9 +117,11 @@ def curate(
     ] = "auto",
     seed: Annotated[int, typer.Option(help="Seed of the balancing draw.")] = 0,
     min_dates: Annotated[
-        int, typer.Option(min=0, help="Forecast dates an evaluation event must keep.")
+        int, typer.Option(min=0, max=10_000, help="Forecast dates an evaluation event must keep.")
     ] = 3,
-    max_tokens: Annotated[int, typer.Option(min=16, help="Most tokens of one judge reply.")] = 512,
+    max_tokens: Annotated[
+        int, typer.Option(min=16, max=100_000, help="Most tokens of one judge reply.")
+    ] = 512,
     cache: Annotated[
         Path | None,
         typer.Option(
@@ -105,7 +129,6 @@ def curate(
             "request is answered from it, so re-curating makes no new model calls."
         ),
     ] = None,
-    overwrite: Annotated[bool, typer.Option(help="Replace an existing OUT.")] = False,
     as_json: JsonFlag = False,
 ) -> None:
     """Curate a dataset: forecast dates, query decomposition, the evidence and leakage judge,
@@ -116,8 +139,11 @@ def curate(
     legs = _legs(retrieval)
     if embedder is not None and "dense" not in legs:
         fail("--embedder: only with a dense leg in --retrieval")
-    if out.exists() and not overwrite:
-        fail(f"--out {out}: already exists (pass --overwrite to replace it)")
+    if Path(dataset).resolve() == out.resolve():
+        fail(f"--out: {out}: is the dataset being curated; write the curated one elsewhere")
+    _check_output(out, "--out", "dataset")
+    cache_dir = cache or out.with_name(out.name + ".judge-cache")
+    _check_output(cache_dir, "--cache", None)
     data = load_dataset_option(dataset, "DATASET")
     config = CurationConfig(
         keep_coverage=keep_coverage,
@@ -137,7 +163,6 @@ def curate(
             model = resolve_model(judge)
         except (ValueError, ModelError) as exc:
             fail(f"--judge: {exc}")
-        cache_dir = cache or out.with_name(out.name + ".judge-cache")
         cached = CachedModel(model, cache_dir, "auto", settings={"spec": judge})
         try:
             retriever = Retriever(opened, window_days=window_days or None)

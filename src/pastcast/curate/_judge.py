@@ -17,6 +17,7 @@ from typing import Any, TypeVar
 
 from pydantic import ValidationError
 
+from pastcast import safejson
 from pastcast.agents import load_prompt, prompt_registry
 from pastcast.curate._records import Judgement
 from pastcast.env import question_view
@@ -54,15 +55,15 @@ def question_text(event: Event, judged_at: datetime) -> str:
 def _json_object(text: str) -> dict[str, Any]:
     """The reply's JSON object (the outermost braces when there is text around it)."""
     try:
-        value = json.loads(text)
+        value = safejson.loads(text)
     except ValueError:
         start, end = text.find("{"), text.rfind("}")
         if start < 0 or end <= start:
             raise ValueError("the reply holds no JSON object") from None
         try:
-            value = json.loads(text[start : end + 1])
-        except ValueError as exc:
-            raise ValueError(f"invalid JSON: {exc}") from None
+            value = safejson.loads(text[start : end + 1])
+        except json.JSONDecodeError as exc:
+            raise ValueError(f"invalid JSON: {exc.msg}") from None
     if not isinstance(value, dict):
         raise ValueError("the reply is JSON but not an object")
     return value
