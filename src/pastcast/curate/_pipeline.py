@@ -147,7 +147,7 @@ def curate_dataset(
         _judge_stage(
             funnel,
             "coverage probe",
-            lambda e: probe.probe(e, dataset.resolutions[e.id].label, when[e.id]),
+            lambda e: _probe(probe, e, dataset, when[e.id]),
             "coverage",
             lambda c: None if COVERAGE_ORDER.index(c.label) >= floor else f"coverage {c.label}",
         )
@@ -182,6 +182,15 @@ def curate_dataset(
         tuple(records),
         tuple(judge.judgements),
     )
+
+
+def _probe(
+    probe: CoverageProbe, event: Event, dataset: Dataset, when: datetime
+) -> tuple[Any, str]:
+    res = dataset.resolutions.get(event.id)
+    if res is None:  # nothing to score the sides against
+        return None, "no resolution to score coverage against"
+    return probe.probe(event, res.label, when)
 
 
 def _topics(events: list[Event], judge: Judge, source: TopicSource) -> dict[str, str]:
