@@ -67,8 +67,9 @@ def test_curation_end_to_end_on_real_questions_and_wcep(
     out = tmp_path / "curated"
     args = ["data", "curate", str(dataset), "--corpus", str(index), "--judge", "local:smollm2"]
     args += ["--out", str(out), "--retrieval", "bm25", "--window-days", "45"]
-    # Short caps: two coverage queries per outcome, short replies (the schemas bound strings).
-    args += ["--coverage-queries", "2", "--max-tokens", "200", "--json"]
+    # Short caps: two coverage queries per outcome, short replies (a reply cut short is a
+    # judge error that removes its event: counted like any other reason).
+    args += ["--coverage-queries", "2", "--max-tokens", "160", "--json"]
 
     first = CliRunner().invoke(app, args)
     assert first.exit_code == 0, first.stderr

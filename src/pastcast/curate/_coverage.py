@@ -17,7 +17,6 @@ from datetime import datetime
 from typing import Any, get_args
 
 from pastcast.curate._judge import Judge, question_text
-from pastcast.curate._queries import QUERY_CHARS
 from pastcast.curate._records import (
     BLOCK_VALUES,
     BlockLabel,
@@ -58,7 +57,7 @@ def coverage_label(score: float, strong_at: float = 0.2) -> CoverageLabel:
 def _queries_schema(sides: Sequence[str], n: int) -> dict[str, Any]:
     group = {
         "type": "array",
-        "items": {"type": "string", "minLength": 1, "maxLength": QUERY_CHARS},
+        "items": {"type": "string", "minLength": 1},  # no maxLength: see queries_schema
         "minItems": n,
         "maxItems": n,
     }

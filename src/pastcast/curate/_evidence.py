@@ -32,7 +32,7 @@ def evidence_schema() -> dict[str, Any]:
             "verdict": {"type": "string", "enum": list(get_args(Sufficiency))},
             "leakage": {"type": "boolean"},
             "leak_documents": {"type": "array", "items": {"type": "integer"}},
-            "rationale": {"type": "string", "maxLength": 600},
+            "rationale": {"type": "string"},
         },
         "required": ["verdict", "leakage", "leak_documents", "rationale"],
         "additionalProperties": False,

@@ -20,8 +20,6 @@ __all__ = ["MAX_QUERIES", "MIN_QUERIES", "decompose", "queries_schema", "targets
 
 MIN_QUERIES = 4
 MAX_QUERIES = 7
-QUERY_CHARS = 80
-"""Longest query the schema allows (a search query is a few words; it also bounds a reply)."""
 PROMPT = "curate_queries"
 
 _OUTCOME = re.compile(
@@ -39,7 +37,9 @@ def targets_outcome(query: str) -> bool:
 def _group(n_min: int, n_max: int) -> dict[str, Any]:
     return {
         "type": "array",
-        "items": {"type": "string", "minLength": 1, "maxLength": QUERY_CHARS},
+        # No maxLength: llama.cpp turns it into as many nested optional rules, which slows
+        # constrained sampling to a crawl; a reply is bounded by the judge's max_tokens.
+        "items": {"type": "string", "minLength": 1},
         "minItems": n_min,
         "maxItems": n_max,
     }
