@@ -27,7 +27,8 @@ from pastcast.models._local import smollm2_path
 pytestmark = [pytest.mark.local_llm, pytest.mark.shared_data, pytest.mark.timeout(1800)]
 
 # Will 2 Fed rate cuts happen in 2025? (No); Will Trump refrain from announcing a next Fed Chair
-# in 2025? (Yes). Judged in December 2025.
+# in 2025? (Yes). Judged in December 2025. Two questions: constrained sampling on two cores
+# takes seconds a token.
 QUESTIONS = (
     "polymarket:0x05af636e0989accb08334a74f69e5368e0aa28fe498fd16a3ca991e6dc5ae2cc",
     "polymarket:0x21d5b50fd0bc5013be79a7cdb4b3f0917127071cf27a324804c030f6eb06f5b4",
@@ -67,9 +68,9 @@ def test_curation_end_to_end_on_real_questions_and_wcep(
     out = tmp_path / "curated"
     args = ["data", "curate", str(dataset), "--corpus", str(index), "--judge", "local:smollm2"]
     args += ["--out", str(out), "--retrieval", "bm25", "--window-days", "45"]
-    # Short caps: two coverage queries per outcome, short replies (a reply cut short is a
+    # Short caps: one coverage query per outcome, short replies (a reply cut short is a
     # judge error that removes its event: counted like any other reason).
-    args += ["--coverage-queries", "2", "--max-tokens", "160", "--json"]
+    args += ["--coverage-queries", "1", "--max-tokens", "128", "--json"]
 
     first = CliRunner().invoke(app, args)
     assert first.exit_code == 0, first.stderr

@@ -184,9 +184,7 @@ def curate_dataset(
     )
 
 
-def _probe(
-    probe: CoverageProbe, event: Event, dataset: Dataset, when: datetime
-) -> tuple[Any, str]:
+def _probe(probe: CoverageProbe, event: Event, dataset: Dataset, when: datetime) -> tuple[Any, str]:
     res = dataset.resolutions.get(event.id)
     if res is None:  # nothing to score the sides against
         return None, "no resolution to score coverage against"

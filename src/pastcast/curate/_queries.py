@@ -34,15 +34,11 @@ def targets_outcome(query: str) -> bool:
     return _OUTCOME.search(query) is not None
 
 
-def _group(n_min: int, n_max: int) -> dict[str, Any]:
-    return {
-        "type": "array",
-        # No maxLength: llama.cpp turns it into as many nested optional rules, which slows
-        # constrained sampling to a crawl; a reply is bounded by the judge's max_tokens.
-        "items": {"type": "string", "minLength": 1},
-        "minItems": n_min,
-        "maxItems": n_max,
-    }
+def _group() -> dict[str, Any]:
+    # No minItems/maxItems nor maxLength: llama.cpp expands bounded repetition into nested
+    # optional rules, which slows constrained sampling to a crawl. The counts are checked when
+    # the reply is read, and a reply is bounded by the judge's max_tokens.
+    return {"type": "array", "items": {"type": "string", "minLength": 1}}
 
 
 def queries_schema() -> dict[str, Any]:
@@ -50,8 +46,8 @@ def queries_schema() -> dict[str, Any]:
         "title": PROMPT,
         "type": "object",
         "properties": {
-            "predictive": _group(MIN_QUERIES, MAX_QUERIES),
-            "background": _group(MIN_QUERIES, MAX_QUERIES),
+            "predictive": _group(),
+            "background": _group(),
         },
         "required": ["predictive", "background"],
         "additionalProperties": False,
