@@ -7,6 +7,7 @@ import json
 from pathlib import Path
 
 import pytest
+from curate_judges import world_judge
 from typer.testing import CliRunner
 
 from pastcast.agents import agent_spec
@@ -20,7 +21,7 @@ from pastcast.curate import (
     read_curation,
 )
 from pastcast.dataset import load_dataset, read_metadata
-from pastcast.models import ScriptedModel
+from pastcast.models import ChatRequest, ScriptedModel, providers, register_provider
 from pastcast.runlog import read_run_log
 from pastcast.runner import RunConfig, run_benchmark
 from pastcast.world import World
@@ -191,3 +192,34 @@ def test_a_users_folder_a_file_for_the_cache_or_a_missing_dataset_is_refused(
         app, [*args, "--judge", "curate-test:w", "--out", str(tmp_path / "p")]
     )
     assert result.exit_code == 2 and "not a dataset directory" in result.stderr
+
+
+def test_a_curation_that_keeps_nothing_writes_nothing_and_says_why(
+    world_index_dir: Path, tmp_path: Path
+) -> None:
+    def nothing_suffices(request: ChatRequest) -> str:
+        assert request.response_schema is not None
+        if request.response_schema["title"] == "curate_evidence":
+            verdict = {"verdict": "Insufficient", "leakage": False, "leak_documents": []}
+            return json.dumps({**verdict, "rationale": ""})
+        return world_judge(request)
+
+    register_provider("curate-none")(
+        lambda rest: ScriptedModel(responder=nothing_suffices, name="curate-none")
+    )
+    try:
+        out = tmp_path / "o"
+        args = ["data", "curate", "world:0", "--corpus", str(world_index_dir), "--json"]
+        args += ["--judge", "curate-none:x", "--out", str(out), "--retrieval", "bm25"]
+        result = CliRunner().invoke(app, args)
+    finally:
+        providers.remove("curate-none")
+    assert result.exit_code == 1
+    assert result.stderr.startswith(
+        "error: no events are left to write (the last removed at stage 'evidence judge': "
+        "Insufficient: 50); nothing written"
+    )
+    assert len(result.stderr.strip().splitlines()) == 1
+    report = json.loads(result.stdout)  # the funnel is still shown
+    assert report["events"] == 0 and report["out"] is None and report["judgements"] == 100
+    assert not out.exists()

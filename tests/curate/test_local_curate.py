@@ -73,7 +73,8 @@ def test_curation_end_to_end_on_real_questions_and_wcep(
     args += ["--coverage-queries", "1", "--max-tokens", "128", "--json"]
 
     first = CliRunner().invoke(app, args)
-    assert first.exit_code == 0, first.stderr
+    # SmolLM2 may keep nothing: then nothing is written, the funnel still says why (exit 1).
+    assert first.exit_code in (0, 1), first.stderr
     report = json.loads(first.stdout)
     funnel = report["funnel"]
     assert funnel[0]["remaining"] == 2
@@ -86,25 +87,31 @@ def test_curation_end_to_end_on_real_questions_and_wcep(
         "outcome and topic balance",
     ]
     assert sum(s["removed"] for s in funnel) == 2 - report["events"]
-    assert load_dataset(out).id == report["dataset_id"]
-
-    events = read_curation(out)
-    assert len(events) == 2
-    for e in events:  # each event is kept or removed at a stage, with the reason
-        assert e.kept or (e.stage and e.reason)
-    lines = (out / "curation" / "judgements.jsonl").read_text().splitlines()
-    judgements = [Judgement.model_validate_json(line) for line in lines]
-    assert len(judgements) == report["judgements"] >= 2
-    for j in judgements:
-        assert j.model.startswith("local:SmolLM2") and j.version == "1"
-        assert j.prompt.startswith("curate_") and len(j.prompt_sha256) == 64
-        assert j.messages[-1].role == "user" and (j.output or j.error)
+    assert report["judgements"] >= 2  # at least the decomposition of each question
+    cache = tmp_path / "curated.judge-cache"
+    assert 1 <= len(list(cache.rglob("*.json"))) <= report["judgements"]
+    if first.exit_code == 0:
+        assert load_dataset(out).id == report["dataset_id"]
+        events = read_curation(out)
+        assert len(events) == 2
+        for e in events:  # each event is kept or removed at a stage, with the reason
+            assert e.kept or (e.stage and e.reason)
+        lines = (out / "curation" / "judgements.jsonl").read_text().splitlines()
+        judgements = [Judgement.model_validate_json(line) for line in lines]
+        assert len(judgements) == report["judgements"]
+        for j in judgements:
+            assert j.model.startswith("local:SmolLM2") and j.version == "1"
+            assert j.prompt.startswith("curate_") and len(j.prompt_sha256) == 64
+            assert j.messages[-1].role == "user" and (j.output or j.error)
+    else:
+        assert first.stderr.startswith("error: no events are left to write")
+        assert not out.exists()
     # Nothing a judge was sent names how a question resolved.
-    sent = "\n".join(m.content for j in judgements for m in j.messages)
+    sent = "\n".join(p.read_text() for p in cache.rglob("*.json"))
     assert "resolved to" not in sent.lower()
 
-    again = CliRunner().invoke(app, args)  # replaces the dataset it wrote
-    assert again.exit_code == 0, again.stderr
+    again = CliRunner().invoke(app, args)  # replaces the dataset it wrote, if any
+    assert again.exit_code == first.exit_code, again.stderr
     replay = json.loads(again.stdout)
     assert replay["cached"] == replay["judgements"] == report["judgements"]
-    assert replay["dataset_id"] == report["dataset_id"]
+    assert replay["dataset_id"] == report["dataset_id"] and replay["funnel"] == funnel

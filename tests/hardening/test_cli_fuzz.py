@@ -86,6 +86,7 @@ SKELETONS: dict[tuple[str, ...], Skeleton] = {
         "out": t / "ds",
         "base_url": "http://127.0.0.1:9",
         "clob_url": "http://127.0.0.1:9",
+        "data_url": "http://127.0.0.1:9",
     },
     ("data", "info"): lambda ws, t: {"directory": ws.good["dataset"]},
     ("data", "curate"): lambda ws, t: {
@@ -95,6 +96,7 @@ SKELETONS: dict[tuple[str, ...], Skeleton] = {
         "out": t / "curated",
         "retrieval": "bm25",
     },
+    ("data", "show"): lambda ws, t: {"event": "ev-rocket", "dataset": str(ws.good["dataset"])},
     ("demo",): lambda ws, t: {"out": t / "demo"},
     ("run",): lambda ws, t: {
         "agent": ["uniform"],

@@ -30,7 +30,13 @@ from pastcast.corpus import (
     retrieval_modes,
 )
 from pastcast.corpus.postgres import one_line
-from pastcast.corpus.sources import SourceRun, open_source, sources
+from pastcast.corpus.sources import (
+    SourceRun,
+    allow_sources,
+    open_source,
+    read_allow_list,
+    sources,
+)
 from pastcast.cutoff import parse_cutoff
 from pastcast.owned import check_replaceable
 from pastcast.records import Document
@@ -240,6 +246,22 @@ def build(
     include_flagged: Annotated[
         bool, typer.Option(help="wcep: keep documents flagged as possible hindsight.")
     ] = False,
+    allow_source: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--allow-source",
+            help="Keep only documents of this source (repeatable): a whole source "
+            "(reuters.com) or its last part (worldnews or r/worldnews for reddit/r/worldnews).",
+        ),
+    ] = None,
+    allow_sources_file: Annotated[
+        Path | None,
+        typer.Option(
+            "--allow-sources",
+            help="File of source names to keep, one a line (# comments), e.g. Hindcast's 20 "
+            "subreddits; with --allow-source, both lists count.",
+        ),
+    ] = None,
     quality: Annotated[
         list[str] | None,
         typer.Option(
@@ -264,6 +286,14 @@ def build(
         and Path(path).resolve().is_relative_to(out.resolve())
     ):
         fail(f"--out: {out} holds the input {path}; not replacing it")
+    allowed = list(allow_source or [])
+    if any(not name.strip() for name in allowed):
+        fail("--allow-source: an empty source name")
+    if allow_sources_file is not None:
+        try:
+            allowed += read_allow_list(allow_sources_file)
+        except ValueError as exc:
+            fail(f"--allow-sources {exc}")
     model = None
     if embedder is not None:
         try:
@@ -284,6 +314,8 @@ def build(
         run = open_source(kind, path, workdir=out.parent if out else None, **options)
     except ValueError as exc:  # a missing path or extra, an option the source does not take
         fail(str(exc))
+    if allowed:
+        run = allow_sources(run, allowed)
     if filters:
         from pastcast.curate import with_quality
 

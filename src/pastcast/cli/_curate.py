@@ -9,7 +9,7 @@ from typing import Annotated, Any, Literal
 
 import typer
 
-from pastcast.cli._common import JsonFlag, fail, load_dataset_option, print_json
+from pastcast.cli._common import EXIT_FAILED, JsonFlag, fail, load_dataset_option, print_json
 from pastcast.cli._corpus import open_corpus
 from pastcast.owned import check_replaceable
 
@@ -175,7 +175,8 @@ def curate(
                 "corpus": opened[0].identity().model_dump(mode="json"),
                 "config": config.model_dump(mode="json"),
             }
-            save_curation(result, out, metadata=_metadata(dataset), settings=settings)
+            if result.dataset.events:  # an empty dataset is never written as if it were a result
+                save_curation(result, out, metadata=_metadata(dataset), settings=settings)
         finally:
             close = getattr(model, "close", None)
             if callable(close):  # a local model's server
@@ -183,13 +184,26 @@ def curate(
     finally:
         for backend in opened:
             backend.close()
+    _report(result, out, cache_dir, as_json)
+    if not result.dataset.events:
+        last = next((f for f in reversed(result.funnel) if f.removed), result.funnel[0])
+        fail(
+            f"no events are left to write (the last removed at stage {last.stage!r}: "
+            f"{last.note or 'none'}); nothing written; the judgements are cached in {cache_dir}",
+            EXIT_FAILED,
+        )
+
+
+def _report(result: Any, out: Path, cache_dir: Path, as_json: bool) -> None:
+    """The funnel and the judgement counts (on stdout, written or not)."""
     ds = result.dataset
     served = sum(j.cached for j in result.judgements)
+    written = bool(ds.events)
     if as_json:
         print_json(
             {
                 "dataset_id": ds.id,
-                "out": str(out),
+                "out": str(out) if written else None,
                 "events": len(ds.events),
                 "steps": len(ds.steps),
                 "funnel": [asdict(stage) for stage in result.funnel],
@@ -198,11 +212,13 @@ def curate(
             }
         )
         return
-    typer.echo(f"wrote {ds.id} to {out}: {len(ds.events)} events, {len(ds.steps)} steps")
+    if written:
+        typer.echo(f"wrote {ds.id} to {out}: {len(ds.events)} events, {len(ds.steps)} steps")
     for stage in result.funnel:
         line = f"  {stage.stage:<28} -{stage.removed:<5} {stage.remaining:>5}  {stage.note}"
         typer.echo(line.rstrip())
+    where = f"; recorded in {out / 'curation'}" if written else ""
     typer.echo(
         f"judgements: {len(result.judgements)} ({served} from the cache {cache_dir}, "
-        f"{len(result.judgements) - served} new); recorded in {out / 'curation'}"
+        f"{len(result.judgements) - served} new){where}"
     )

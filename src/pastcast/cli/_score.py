@@ -186,6 +186,8 @@ def score(
     console = Console()
     if not console.is_terminal:
         console = Console(width=200)  # keep the tables readable in logs and pipes
-    console.print(leaderboard_table([g.summary for g in card.groups], groups, title))
+    if "event" in groups and dataset is None:
+        typer.echo("note: pass --dataset to see each event's question next to its id", err=True)
+    console.print(leaderboard_table([g.summary for g in card.groups], groups, title, card.titles))
     console.print(to_rich(calibration_table(card)))
     console.print(to_rich(cost_table(card)))

@@ -1,17 +1,41 @@
 """Real market data: importers, benchmark construction (filters, splits, schedules) and the
 on-disk dataset format."""
 
-from pastcast.markets._build import BuildReport, FunnelStage, TemporalSplit, build_dataset
+from pastcast.markets._build import (
+    HISTORY_HINT,
+    BuildReport,
+    FunnelStage,
+    TemporalSplit,
+    build_dataset,
+)
+from pastcast.markets._categories import CATEGORIES, OTHER, categorize
+from pastcast.markets._coverage import (
+    COVERAGE_DAYS,
+    CoverageReport,
+    SplitCoverage,
+    corpus_days,
+    step_coverage,
+)
 from pastcast.markets._filters import (
     FilterConfig,
     Nontriviality,
     faithfulness,
+    filter_config,
+    history_days,
     lifetime_days,
     nontriviality,
+    parse_filter_assignments,
+    read_filter_file,
 )
 from pastcast.markets._history import DayActivity, MarketHistory, guard_beliefs, outcome_series
 from pastcast.markets._news import daily_news_counts
-from pastcast.markets._pipeline import build_and_save, dataset_info, make_schedule
+from pastcast.markets._pipeline import (
+    build_and_save,
+    dataset_info,
+    is_release,
+    load_benchmark,
+    make_schedule,
+)
 from pastcast.markets._schedules import (
     DojoSchedule,
     HindcastSchedule,
@@ -24,6 +48,7 @@ from pastcast.markets._schedules import (
 )
 from pastcast.markets.sources import (
     FORECASTBENCH_FILES,
+    HISTORY_REPO_HINT,
     MARKET_SOURCES,
     RELEASE_COLUMNS,
     DownloadError,
@@ -31,6 +56,7 @@ from pastcast.markets.sources import (
     ImportResult,
     PolymarketClient,
     PolymarketError,
+    daily_activity,
     download_files,
     fetch_histories,
     html_to_text,
@@ -39,10 +65,16 @@ from pastcast.markets.sources import (
 )
 
 __all__ = [
+    "CATEGORIES",
+    "COVERAGE_DAYS",
     "FORECASTBENCH_FILES",
+    "HISTORY_HINT",
+    "HISTORY_REPO_HINT",
     "MARKET_SOURCES",
+    "OTHER",
     "RELEASE_COLUMNS",
     "BuildReport",
+    "CoverageReport",
     "DayActivity",
     "DojoSchedule",
     "DownloadError",
@@ -57,24 +89,35 @@ __all__ = [
     "PolymarketClient",
     "PolymarketError",
     "Schedule",
+    "SplitCoverage",
     "TemporalSplit",
     "build_and_save",
     "build_dataset",
+    "categorize",
+    "corpus_days",
+    "daily_activity",
     "daily_news_counts",
     "dataset_info",
     "dojo_step_count",
     "download_files",
     "faithfulness",
     "fetch_histories",
+    "filter_config",
     "guard_beliefs",
     "guard_steps",
+    "history_days",
     "html_to_text",
+    "is_release",
     "lifetime_days",
+    "load_benchmark",
     "load_release",
     "make_schedule",
     "movement",
     "nontriviality",
     "outcome_series",
+    "parse_filter_assignments",
+    "read_filter_file",
     "read_forecastbench",
     "schedules",
+    "step_coverage",
 ]

@@ -2,6 +2,7 @@
 (JSONL, the Wikipedia current-events archive, Reddit dumps, Parquet article tables, CC-News),
 with crawl cleaning and the hindsight screen; ``sources`` names them for ``open_source``."""
 
+from pastcast.corpus.sources._allow import allow_sources, read_allow_list, source_matches
 from pastcast.corpus.sources._ccnews import CCNewsReport, WarcMissing, ccnews_pages, read_ccnews
 from pastcast.corpus.sources._clean import (
     CleanedPage,
@@ -53,6 +54,7 @@ __all__ = [
     "WarcMissing",
     "WcepReport",
     "ZstdMissing",
+    "allow_sources",
     "canonical_url",
     "ccnews_pages",
     "check_readable",
@@ -64,10 +66,12 @@ __all__ = [
     "open_source",
     "parse_html",
     "quality_problem",
+    "read_allow_list",
     "read_article_table",
     "read_ccnews",
     "read_jsonl_documents",
     "read_reddit",
     "read_wcep",
+    "source_matches",
     "sources",
 ]

@@ -1,8 +1,10 @@
-"""Importers of resolved markets: ForecastBench files, Polymarket's public APIs, the
-Forecast-Dojo release layout, and resumable downloads of upstream files."""
+"""Importers of resolved markets: ForecastBench files (and the nightly history of a clone of its
+datasets repository), Polymarket's public APIs, the Forecast-Dojo release layout, and resumable
+downloads of upstream files."""
 
 from pastcast.markets.sources._download import FORECASTBENCH_FILES, DownloadError, download_files
 from pastcast.markets.sources._forecastbench import (
+    HISTORY_REPO_HINT,
     MARKET_SOURCES,
     ForecastBenchError,
     ImportResult,
@@ -13,12 +15,14 @@ from pastcast.markets.sources._polymarket import (
     PolymarketClient,
     PolymarketError,
     build_event,
+    daily_activity,
     fetch_histories,
 )
 from pastcast.markets.sources._release import RELEASE_COLUMNS, load_release
 
 __all__ = [
     "FORECASTBENCH_FILES",
+    "HISTORY_REPO_HINT",
     "MARKET_SOURCES",
     "RELEASE_COLUMNS",
     "DownloadError",
@@ -27,6 +31,7 @@ __all__ = [
     "PolymarketClient",
     "PolymarketError",
     "build_event",
+    "daily_activity",
     "download_files",
     "fetch_histories",
     "html_to_text",
