@@ -22,8 +22,9 @@ export CMAKE_ARGS ?= -DGGML_NATIVE=OFF -DLLAVA_BUILD=OFF
 
 # The demo needs the core package and the reports extra (its HTML report and the dashboard); the
 # test-suite also installs the other optional extras (model providers, the local llama.cpp
-# server, the PostgreSQL server, Dask for the cluster executor, the arena's EVM and relayer, the MCP SDK, the Gymnasium
-# environment, the TRL example, Inspect and verifiers, the curation filters) so that their integration tests run.
+# server, the PostgreSQL server, Dask for the cluster executor, the arena's EVM and relayer, the
+# MCP SDK, the Gymnasium environment, the TRL example, Inspect and verifiers, the curation
+# filters) so that their integration tests run.
 $(CORE): pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
