@@ -8,7 +8,6 @@ Indexing and querying share this function, so a query term matches exactly the i
 
 from __future__ import annotations
 
-import functools
 import re
 import unicodedata
 
@@ -36,18 +35,44 @@ def tokenize(text: str) -> list[str]:
     return [t for t in _WORD.findall(folded) if t not in STOPWORDS]
 
 
-@functools.lru_cache(maxsize=256)
-def _whole_words(terms: tuple[str, ...]) -> re.Pattern[str]:
-    return re.compile(r"(?<!\w)(?:" + "|".join(map(re.escape, terms)) + r")(?!\w)")
+def _is_word(char: str) -> bool:
+    """``\\w`` for one character, as ``re`` defines it for ``str`` patterns."""
+    return char.isalnum() or char == "_"
 
 
 def _first_match(text: str, terms: list[str]) -> int | None:
-    """Where the first word of ``text`` that tokenizes to a query term starts."""
+    """Where the first word of ``text`` that tokenizes to a query term starts.
+
+    When lower-casing is the whole normalisation (ASCII text, or text that is NFKC already and
+    whose case folding is its lower case, with unchanged length), each term is found with
+    ``str.find`` on the lower-cased text and kept at its first whole-word occurrence: no regular
+    expression is compiled per query (that was ~30% of building a search's hits).
+    """
     if not terms:
         return None
-    if text.isascii():  # NFKC is the identity and casefold is lower(): one regex scan in C
-        m = _whole_words(tuple(terms)).search(text.lower())
-        return m.start() if m else None
+    low = text.lower()
+    if not text.isascii() and (
+        len(low) != len(text)
+        or text.casefold() != low
+        or not unicodedata.is_normalized("NFKC", text)
+    ):
+        return _first_match_by_word(text, terms)
+    best: int | None = None
+    for term in terms:
+        at = low.find(term)
+        while at != -1 and (best is None or at < best):
+            end = at + len(term)
+            if (at == 0 or not _is_word(low[at - 1])) and (
+                end == len(low) or not _is_word(low[end])
+            ):
+                best = at
+                break
+            at = low.find(term, at + 1)
+    return best
+
+
+def _first_match_by_word(text: str, terms: list[str]) -> int | None:
+    """``_first_match`` for any text: each word normalised as the tokenizer does."""
     wanted = set(terms)
     for m in _WORD.finditer(text):
         if unicodedata.normalize("NFKC", m.group()).casefold() in wanted:

@@ -107,28 +107,16 @@ def _score_partition(part: IndexArrays, size: int, slices: _Slices, avgdl: float
     return scores
 
 
-def _top_candidates(scores: F64, slices: _Slices, part: IndexArrays, k: int) -> tuple[I64, F64]:
-    """The partition's documents scoring at least its k-th best score (ties kept).
-
-    Only documents in the query terms' postings score above zero. A document appears once per
-    matching term, so at most ``len(slices)`` times: the ``k * len(slices)``-th largest value
-    over the postings is at most the k-th largest document score, and every posting below it
-    can be dropped before de-duplicating.
-    """
-    ords = np.concatenate([part.post_ord[lo:hi] for _, lo, hi in slices])
-    values = scores[ords]
-    m = k * len(slices)
-    if len(values) > m:
-        kth = np.partition(values, len(values) - m)[len(values) - m]
-        ords = ords[values >= kth]
-    cand = np.unique(ords).astype(np.int64)
-    return top_with_ties(cand, scores[cand], k)
-
-
 def bm25_top_k(
     parts: Sequence[IndexArrays], bases: I64, id_rank: Any, terms: list[str], n: int, k: int
 ) -> tuple[I64, F64]:
-    """Top-``k`` global ordinals and scores among the first ``n``; score desc, then id asc."""
+    """Top-``k`` global ordinals and scores among the first ``n``; score desc, then id asc.
+
+    Each admitted block is scored by the compiled kernel (``_kernel``), imported here so that
+    numba loads on the first search, not with the package.
+    """
+    from pastcast.corpus.embedded._kernel import block_top_k
+
     if n <= 0 or k <= 0 or not terms:
         return _empty()
     last, m = _cutoff_partition(bases, n)
@@ -138,9 +126,11 @@ def bm25_top_k(
     for p, slices in enumerate(per_part[: last + 1]):
         if not slices:
             continue
-        size = m if p == last else len(parts[p].ids)
-        scores = _score_partition(parts[p], size, slices, avgdl)
-        cand, cand_scores = _top_candidates(scores, slices, parts[p], k)
+        part = parts[p]
+        size = m if p == last else len(part.ids)
+        cand, cand_scores = block_top_k(
+            part.post_ord, part.post_tf, part.doc_len, slices, size, avgdl, k, K1, B
+        )
         got_o.append(cand + int(bases[p]))
         got_s.append(cand_scores)
     if not got_o:
@@ -153,8 +143,9 @@ def bm25_top_k(
 def naive_top_k(
     parts: Sequence[IndexArrays], bases: I64, id_rank: Any, terms: list[str], n: int, k: int
 ) -> tuple[I64, F64]:
-    """The baseline: score *all* documents (with the same as-of statistics), rank them all,
-    then drop the future ones. Same results as ``bm25_top_k``, much more work."""
+    """The baseline, in plain numpy: score *all* documents (with the same as-of statistics),
+    drop the future ones, then rank the matching ones (score above zero). Same results as
+    ``bm25_top_k``; it ranks only the matching documents, as a fair baseline would."""
     if n <= 0 or k <= 0 or not terms:
         return _empty()
     avgdl, per_part = _as_of_slices(parts, bases, terms, n, future=True)
@@ -165,6 +156,6 @@ def naive_top_k(
         scores[int(bases[p]) : int(bases[p]) + size] = _score_partition(
             parts[p], size, slices, avgdl
         )
-    order = np.lexsort((np.asarray(id_rank), -scores))
-    order = order[(order < n) & (scores[order] > 0)][:k]
+    cand = np.flatnonzero(scores[:n] > 0)
+    order = cand[np.lexsort((np.asarray(id_rank)[cand], -scores[cand]))][:k]
     return order.astype(np.int64), scores[order]
