@@ -7,6 +7,7 @@ from __future__ import annotations
 import random
 from concurrent.futures import ThreadPoolExecutor
 from datetime import timedelta
+from pathlib import Path
 
 import numpy as np
 from corpus_synth import WORDS, make_docs
@@ -81,3 +82,26 @@ def test_concurrent_searches_do_not_share_scratch_space() -> None:
     with ThreadPoolExecutor(4) as pool:
         together = list(pool.map(lambda q: index.search(q, as_of=cutoff, k=10), queries))
     assert together == alone
+
+
+def test_hits_from_the_hit_columns_equal_hits_from_the_stored_documents(tmp_path: Path) -> None:
+    docs = make_docs(500, seed=13, span_days=90)
+    docs[0] = docs[0].model_copy(update={"title": "Élan – ﬁre", "text": "Straße élan ﬁre"})
+    built = EmbeddedIndex.build(docs, tmp_path / "index")
+    parts = list((tmp_path / "index" / "parts").iterdir())
+    assert all((p / "hits.bin").is_file() for p in parts)
+    for p in parts:  # the layout before hit columns: hits come from the JSON lines
+        (p / "hits.bin").unlink()
+        (p / "hit_offsets.npy").unlink()
+    earlier = EmbeddedIndex.open(tmp_path / "index")
+    assert all(p.hit_offsets is None for p in earlier._parts)
+    rng = random.Random(6)
+    stamps = sorted(d.timestamp for d in docs)
+    compared = 0
+    for _ in range(150):
+        cutoff = rng.choice(stamps) + timedelta(microseconds=rng.choice((-1, 0, 1)))
+        query = " ".join(rng.choices([*WORDS, "élan", "fire", "strasse"], k=rng.randint(1, 4)))
+        got = built.search(query, as_of=cutoff, k=10)
+        assert got == earlier.search(query, as_of=cutoff, k=10)
+        compared += bool(got)
+    assert compared > 100

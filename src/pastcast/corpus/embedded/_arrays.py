@@ -12,6 +12,11 @@ every corpus statistic BM25 needs has a prefix form:
 
 A query at a cutoff therefore sees the same numbers as an index built from the visible
 documents alone.
+
+Besides the JSON lines of the documents (what ``read`` returns, validated), a partition keeps
+its titles and texts as plain UTF-8 in ordinal order (``hits.bin``, ``hit_offsets.npy``): a
+search hit needs only those, and slicing them costs a fraction of validating a whole document
+(an index built before they existed builds its hits from the JSON lines).
 """
 
 from __future__ import annotations
@@ -63,6 +68,8 @@ _ARRAY_NAMES = (
     "doc_offsets",
 )
 
+_HIT_OFFSETS, _HIT_STORE = "hit_offsets", "hits.bin"
+
 I64 = npt.NDArray[np.int64]
 I32 = npt.NDArray[np.int32]
 
@@ -93,10 +100,22 @@ class IndexArrays:
     ids: list[str]
     store: bytes | memoryview  # JSON lines, one Document per ordinal
     manifest: dict[str, Any]
+    # title of ordinal i: hit_store[hit_offsets[2i]:hit_offsets[2i + 1]], then its text up to
+    # hit_offsets[2i + 2]; None in an index built before hit columns existed
+    hit_offsets: I64 | None = None
+    hit_store: bytes | memoryview | None = None
 
     def document(self, ordinal: int) -> Document:
         lo, hi = int(self.doc_offsets[ordinal]), int(self.doc_offsets[ordinal + 1])
         return Document.model_validate_json(bytes(self.store[lo:hi]))
+
+    def title_text(self, ordinal: int) -> tuple[str, str] | None:
+        """A document's title and text from the hit columns (None without them)."""
+        if self.hit_offsets is None or self.hit_store is None:
+            return None
+        a, b, c = self.hit_offsets[2 * ordinal : 2 * ordinal + 3].tolist()
+        store = self.hit_store
+        return str(store[a:b], "utf-8"), str(store[b:c], "utf-8")
 
 
 def _sorted_unique(documents: Iterable[Document]) -> list[Document]:
@@ -120,6 +139,8 @@ def build_arrays(documents: Iterable[Document], *, progress: bool = False) -> In
     doc_len = np.zeros(n, dtype=np.int32)
     store = bytearray()
     doc_offsets = np.zeros(n + 1, dtype=np.int64)
+    hit_store = bytearray()
+    hit_offsets = array("q", [0])
     digest = hashlib.sha256()
     with Progress(disable=not progress, transient=True, console=Console(stderr=True)) as bar:
         task = bar.add_task("indexing documents", total=n)
@@ -134,6 +155,10 @@ def build_arrays(documents: Iterable[Document], *, progress: bool = False) -> In
             digest.update(line)
             store += line
             doc_offsets[i + 1] = len(store)
+            hit_store += doc.title.encode()
+            hit_offsets.append(len(hit_store))
+            hit_store += doc.text.encode()
+            hit_offsets.append(len(hit_store))
             if i % 1000 == 0:
                 bar.update(task, completed=i)
     tid = np.frombuffer(term_ids, dtype=np.int64)
@@ -169,6 +194,8 @@ def build_arrays(documents: Iterable[Document], *, progress: bool = False) -> In
         ids=ids,
         store=bytes(store),
         manifest=manifest,
+        hit_offsets=np.frombuffer(hit_offsets, dtype=np.int64),
+        hit_store=bytes(hit_store),
     )
 
 
@@ -183,6 +210,9 @@ def save_arrays(arrays: IndexArrays, out_dir: Path, *, overwrite: bool = False) 
         for name in _ARRAY_NAMES:
             np.save(tmp / f"{name}.npy", getattr(arrays, name))
         (tmp / "docs.jsonl").write_bytes(bytes(arrays.store))
+        if arrays.hit_offsets is not None and arrays.hit_store is not None:
+            np.save(tmp / f"{_HIT_OFFSETS}.npy", arrays.hit_offsets)
+            (tmp / _HIT_STORE).write_bytes(bytes(arrays.hit_store))
         terms = sorted(arrays.vocab, key=arrays.vocab.__getitem__)
         (tmp / "vocab.json").write_text(json.dumps(terms, ensure_ascii=False))
         (tmp / "ids.json").write_text(json.dumps(arrays.ids, ensure_ascii=False))
@@ -220,12 +250,14 @@ def load_arrays(index_dir: Path) -> IndexArrays:
     }
     terms: list[str] = json.loads((index_dir / "vocab.json").read_text())
     ids: list[str] = json.loads((index_dir / "ids.json").read_text())
-    store_path = index_dir / "docs.jsonl"
-    store: bytes | memoryview
-    if store_path.stat().st_size == 0:
-        store = b""
-    else:
-        store = memoryview(np.memmap(store_path, dtype=np.uint8, mode="r"))  # type: ignore[arg-type]
+    store = _mapped(index_dir / "docs.jsonl")
+    hit_offsets: I64 | None = None
+    hit_store: bytes | memoryview | None = None
+    if (index_dir / _HIT_STORE).is_file():
+        hit_store = _mapped(index_dir / _HIT_STORE)
+        hit_offsets = np.asarray(
+            np.load(index_dir / f"{_HIT_OFFSETS}.npy", mmap_mode="r", allow_pickle=False)
+        )
     if len(ids) != manifest["doc_count"]:
         raise ValueError(
             f"{index_dir}: ids.json has {len(ids)} ids, manifest says {manifest['doc_count']}"
@@ -235,5 +267,14 @@ def load_arrays(index_dir: Path) -> IndexArrays:
         ids=ids,
         store=store,
         manifest=manifest,
+        hit_offsets=hit_offsets,
+        hit_store=hit_store,
         **arrays,
     )
+
+
+def _mapped(path: Path) -> bytes | memoryview:
+    """A file's bytes, memory-mapped (an empty file cannot be mapped)."""
+    if path.stat().st_size == 0:
+        return b""
+    return memoryview(np.memmap(path, dtype=np.uint8, mode="r"))  # type: ignore[arg-type]
