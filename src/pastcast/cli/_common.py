@@ -15,8 +15,6 @@ from typing import TYPE_CHECKING, Annotated, Any, NoReturn
 
 import typer
 
-from pastcast.reports import clean_json
-
 if TYPE_CHECKING:
     from pastcast.dataset import Dataset
 
@@ -53,6 +51,8 @@ def note(text: str, as_json: bool) -> None:
 
 def print_json(obj: Any) -> None:
     """``obj`` as JSON on stdout (NaN and infinities, which JSON lacks, become null)."""
+    from pastcast.reports import clean_json  # imported with the first JSON output: see _app
+
     json.dump(clean_json(obj), sys.stdout, indent=2, default=str, allow_nan=False)
     sys.stdout.write("\n")
 
