@@ -15,7 +15,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from pastcast.corpus import EmbeddedIndex, tokenize
-from pastcast.corpus._text import _first_match, _first_match_by_word
+from pastcast.corpus._text import _first_match, _first_match_by_word, tokenize_utf8
 from pastcast.corpus.embedded._bm25 import K1, B, _as_of_slices, _score_partition, top_with_ties
 from pastcast.corpus.embedded._kernel import block_top_k
 
@@ -105,3 +105,11 @@ def test_hits_from_the_hit_columns_equal_hits_from_the_stored_documents(tmp_path
         assert got == earlier.search(query, as_of=cutoff, k=10)
         compared += bool(got)
     assert compared > 100
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(max_size=80) | st.lists(st.sampled_from(PIECES), max_size=20).map("".join))
+def test_the_utf8_terms_are_the_tokenizers_terms(text: str) -> None:
+    assert tokenize_utf8(text) == [t.encode() for t in tokenize(text)]
+    ascii_text = text.encode("ascii", "replace").decode()
+    assert tokenize_utf8(ascii_text) == [t.encode() for t in tokenize(ascii_text)]

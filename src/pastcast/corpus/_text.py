@@ -13,7 +13,15 @@ import unicodedata
 
 from pastcast.records import Document
 
-__all__ = ["SNIPPET_CHARS", "STOPWORDS", "TOKENIZER", "snippet", "text_snippet", "tokenize"]
+__all__ = [
+    "SNIPPET_CHARS",
+    "STOPWORDS",
+    "TOKENIZER",
+    "snippet",
+    "text_snippet",
+    "tokenize",
+    "tokenize_utf8",
+]
 
 SNIPPET_CHARS = 200
 TOKENIZER = "nfkc-casefold-words-stopwords"
@@ -33,6 +41,27 @@ def tokenize(text: str) -> list[str]:
     """Split ``text`` into index terms (see the module docstring for the rules)."""
     folded = unicodedata.normalize("NFKC", text).casefold()
     return [t for t in _WORD.findall(folded) if t not in STOPWORDS]
+
+
+# ASCII bytes: word characters to themselves in lower case, everything else to a space
+_ASCII_FOLD = bytes(
+    c + 32 if 65 <= c <= 90 else c if (c >= 97 and c <= 122) or 48 <= c <= 57 or c == 95 else 32
+    for c in range(256)
+)
+_STOP_UTF8 = frozenset(w.encode() for w in STOPWORDS)
+
+
+def tokenize_utf8(text: str) -> list[bytes]:
+    """``tokenize(text)``, each term UTF-8 encoded: what an index is built from.
+
+    ASCII text (NFKC is the identity, case folding is lower-casing and ``\\w`` is
+    ``[A-Za-z0-9_]``) takes one byte translation and a split in C, ~6x faster than the regular
+    expression on the news archive; other text goes through ``tokenize``.
+    """
+    if text.isascii():
+        words = text.encode().translate(_ASCII_FOLD).split()
+        return [w for w in words if w not in _STOP_UTF8]
+    return [t.encode() for t in tokenize(text)]
 
 
 def _is_word(char: str) -> bool:

@@ -27,7 +27,7 @@ import os
 import shutil
 import tempfile
 from array import array
-from collections import Counter
+from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
@@ -40,7 +40,7 @@ from rich.console import Console
 from rich.progress import Progress
 
 from pastcast.corpus._identity import document_line
-from pastcast.corpus._text import tokenize
+from pastcast.corpus._text import tokenize_utf8
 from pastcast.cutoff import as_utc
 from pastcast.records import Document
 
@@ -49,6 +49,7 @@ __all__ = [
     "FORMAT_VERSION",
     "IndexArrays",
     "build_arrays",
+    "build_from_lines",
     "from_micros",
     "load_arrays",
     "to_micros",
@@ -118,24 +119,37 @@ class IndexArrays:
         return str(store[a:b], "utf-8"), str(store[b:c], "utf-8")
 
 
-def _sorted_unique(documents: Iterable[Document]) -> list[Document]:
+def _sorted_unique(
+    documents: Iterable[tuple[Document, bytes]],
+) -> list[tuple[Document, bytes]]:
     seen: set[str] = set()
-    docs: list[Document] = []
-    for doc in documents:
+    docs: list[tuple[Document, bytes]] = []
+    for doc, line in documents:
         if doc.id in seen:
             raise ValueError(f"duplicate document id {doc.id!r}")
         seen.add(doc.id)
-        docs.append(doc)
-    docs.sort(key=lambda d: (to_micros(d.timestamp), d.id))
+        docs.append((doc, line))
+    docs.sort(key=lambda p: (to_micros(p[0].timestamp), p[0].id))
     return docs
 
 
 def build_arrays(documents: Iterable[Document], *, progress: bool = False) -> IndexArrays:
     """Index ``documents`` in memory (any order; ids must be unique)."""
-    docs = _sorted_unique(documents)
+    return build_from_lines(((d, document_line(d)) for d in documents), progress=progress)
+
+
+def build_from_lines(
+    documents: Iterable[tuple[Document, bytes]], *, progress: bool = False
+) -> IndexArrays:
+    """``build_arrays`` of documents given with their lines (``document_line``), as a build
+    that spooled them already has them."""
+    pairs = _sorted_unique(documents)
+    docs = [d for d, _ in pairs]
     n = len(docs)
-    vocab: dict[str, int] = {}
-    term_ids, ords, tfs = array("q"), array("q"), array("q")
+    # term ids in first-seen order, assigned in C: a missing key gets the vocabulary's size
+    vocab: defaultdict[bytes, int] = defaultdict()
+    vocab.default_factory = vocab.__len__
+    term_ids = array("q")
     doc_len = np.zeros(n, dtype=np.int32)
     store = bytearray()
     doc_offsets = np.zeros(n + 1, dtype=np.int64)
@@ -144,14 +158,10 @@ def build_arrays(documents: Iterable[Document], *, progress: bool = False) -> In
     digest = hashlib.sha256()
     with Progress(disable=not progress, transient=True, console=Console(stderr=True)) as bar:
         task = bar.add_task("indexing documents", total=n)
-        for i, doc in enumerate(docs):
-            tokens = tokenize(f"{doc.title}\n{doc.text}")
+        for i, (doc, line) in enumerate(pairs):
+            tokens = tokenize_utf8(f"{doc.title}\n{doc.text}")
             doc_len[i] = len(tokens)
-            for term, tf in Counter(tokens).items():
-                term_ids.append(vocab.setdefault(term, len(vocab)))
-                ords.append(i)
-                tfs.append(tf)
-            line = document_line(doc)
+            term_ids.extend(map(vocab.__getitem__, tokens))
             digest.update(line)
             store += line
             doc_offsets[i + 1] = len(store)
@@ -161,11 +171,15 @@ def build_arrays(documents: Iterable[Document], *, progress: bool = False) -> In
             hit_offsets.append(len(hit_store))
             if i % 1000 == 0:
                 bar.update(task, completed=i)
-    tid = np.frombuffer(term_ids, dtype=np.int64)
-    # A stable sort by term keeps each term's ordinals ascending (they were appended in order).
-    order = np.argsort(tid, kind="stable")
+    # One sort makes the postings: (term, ordinal) pairs in term-major order, each term's
+    # ordinals ascending, with the term frequency as the pair's count.
+    tokens_per_doc = np.repeat(np.arange(n, dtype=np.int64), doc_len)
+    pairs_key, tf = np.unique(
+        np.frombuffer(term_ids, dtype=np.int64) * n + tokens_per_doc, return_counts=True
+    )
+    post_tid = pairs_key // max(n, 1)
     term_offsets = np.zeros(len(vocab) + 1, dtype=np.int64)
-    np.cumsum(np.bincount(tid, minlength=len(vocab)), out=term_offsets[1:])
+    np.cumsum(np.bincount(post_tid, minlength=len(vocab)), out=term_offsets[1:])
     ids = [d.id for d in docs]
     id_rank = np.empty(n, dtype=np.int64)
     id_rank[sorted(range(n), key=ids.__getitem__)] = np.arange(n, dtype=np.int64)
@@ -176,7 +190,7 @@ def build_arrays(documents: Iterable[Document], *, progress: bool = False) -> In
         "version": FORMAT_VERSION,
         "doc_count": n,
         "vocab_size": len(vocab),
-        "postings": len(tid),
+        "postings": len(pairs_key),
         "content_sha256": digest.hexdigest(),
         "first_timestamp": docs[0].timestamp.isoformat() if docs else None,
         "last_timestamp": docs[-1].timestamp.isoformat() if docs else None,
@@ -187,10 +201,10 @@ def build_arrays(documents: Iterable[Document], *, progress: bool = False) -> In
         len_prefix=len_prefix,
         id_rank=id_rank,
         term_offsets=term_offsets,
-        post_ord=np.frombuffer(ords, dtype=np.int64)[order].astype(np.int32),
-        post_tf=np.frombuffer(tfs, dtype=np.int64)[order].astype(np.int32),
+        post_ord=(pairs_key - post_tid * n).astype(np.int32),
+        post_tf=tf.astype(np.int32),
         doc_offsets=doc_offsets,
-        vocab=vocab,
+        vocab={t.decode(): i for t, i in vocab.items()},
         ids=ids,
         store=bytes(store),
         manifest=manifest,

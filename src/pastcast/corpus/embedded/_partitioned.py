@@ -33,11 +33,12 @@ import numpy as np
 from rich.console import Console
 from rich.progress import Progress
 
-from pastcast.corpus._identity import MonthDigests, combine_month_digests
+from pastcast.corpus._identity import MonthDigests, combine_month_digests, document_line
 from pastcast.corpus.embedded._arrays import FORMAT as PART_FORMAT
 from pastcast.corpus.embedded._arrays import (
     IndexArrays,
     build_arrays,
+    build_from_lines,
     from_micros,
     load_arrays,
     save_arrays,
@@ -217,7 +218,7 @@ def build_partitioned(
                 if doc.id in seen:
                     raise ValueError(f"duplicate document id {doc.id!r}")
                 seen.add(doc.id)
-                spool.add(month_of(doc), doc.model_dump_json().encode() + b"\n")
+                spool.add(month_of(doc), document_line(doc))
                 if len(seen) % 1000 == 0:
                     bar.update(task, completed=len(seen))
         finally:
@@ -232,7 +233,8 @@ def build_partitioned(
             folder = work / "parts" / month
             arrays = _complete_partition(folder, sha)
             if arrays is None:
-                built = build_arrays(Document.model_validate_json(line) for line in lines)
+                # the spooled line is the document's line (``document_line``): not made again
+                built = build_from_lines((Document.model_validate_json(ln), ln) for ln in lines)
                 built.manifest.update(partition=month, spool_sha256=sha)
                 save_arrays(built, folder, overwrite=True)
                 arrays = load_arrays(folder)
