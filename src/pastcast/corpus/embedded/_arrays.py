@@ -129,7 +129,8 @@ def _sorted_unique(
             raise ValueError(f"duplicate document id {doc.id!r}")
         seen.add(doc.id)
         docs.append((doc, line))
-    docs.sort(key=lambda p: (to_micros(p[0].timestamp), p[0].id))
+    # timestamps are aware UTC (``Document``): they order as their microseconds do
+    docs.sort(key=lambda p: (p[0].timestamp, p[0].id))
     return docs
 
 
