@@ -40,6 +40,8 @@ import shutil
 import statistics
 import tempfile
 import time
+from array import array
+from collections import defaultdict
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
@@ -48,7 +50,7 @@ from typing import Any
 
 import numpy as np
 
-from pastcast.corpus import STOPWORDS, EmbeddedIndex, read_wcep, tokenize
+from pastcast.corpus import STOPWORDS, EmbeddedIndex, read_wcep, tokenize, tokenize_utf8
 from pastcast.corpus.embedded import K1, B, to_micros
 from pastcast.records import Document
 
@@ -226,34 +228,31 @@ class Csr:
 
 
 def build_csr(docs: list[Document]) -> Csr:
-    docs = sorted(docs, key=lambda d: (to_micros(d.timestamp), d.id))
-    vocab: dict[str, int] = {}
-    tid, rows, tfs, lens = [], [], [], []
+    docs = sorted(docs, key=lambda d: (d.timestamp, d.id))
+    vocab: defaultdict[bytes, int] = defaultdict()
+    vocab.default_factory = vocab.__len__
+    tids = array("q")
+    lens = np.zeros(len(docs), dtype=np.int64)
     for i, d in enumerate(docs):
-        tokens = tokenize(f"{d.title}\n{d.text}")
-        lens.append(len(tokens))
-        counts: dict[str, int] = {}
-        for w in tokens:
-            counts[w] = counts.get(w, 0) + 1
-        for w, c in counts.items():
-            tid.append(vocab.setdefault(w, len(vocab)))
-            rows.append(i)
-            tfs.append(c)
-    t = np.array(tid, dtype=np.int64)
-    order = np.argsort(t, kind="stable")
+        tokens = tokenize_utf8(f"{d.title}\n{d.text}")
+        lens[i] = len(tokens)
+        tids.extend(map(vocab.__getitem__, tokens))
+    n = len(docs)
+    rows = np.repeat(np.arange(n, dtype=np.int64), lens)
+    key, tf = np.unique(np.frombuffer(tids, dtype=np.int64) * n + rows, return_counts=True)
+    term = key // n
     offsets = np.zeros(len(vocab) + 1, dtype=np.int64)
-    np.cumsum(np.bincount(t, minlength=len(vocab)), out=offsets[1:])
-    doc_len = np.array(lens, dtype=np.int64)
+    np.cumsum(np.bincount(term, minlength=len(vocab)), out=offsets[1:])
     ids = np.array([d.id for d in docs])
-    id_rank = np.empty(len(docs), dtype=np.int64)
-    id_rank[np.argsort(ids, kind="stable")] = np.arange(len(docs))
+    id_rank = np.empty(n, dtype=np.int64)
+    id_rank[np.argsort(ids, kind="stable")] = np.arange(n)
     return Csr(
-        vocab,
+        {t.decode(): i for t, i in vocab.items()},
         offsets,
-        np.array(rows, dtype=np.int64)[order],
-        np.array(tfs, dtype=np.float64)[order],
-        doc_len,
-        np.concatenate([[0], np.cumsum(doc_len)]),
+        key - term * n,
+        tf.astype(np.float64),
+        lens,
+        np.concatenate([[0], np.cumsum(lens)]),
         np.array([to_micros(d.timestamp) for d in docs], dtype=np.int64),
         ids,
         id_rank,
