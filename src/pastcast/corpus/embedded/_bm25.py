@@ -135,7 +135,10 @@ def bm25_top_k(
         got_s.append(cand_scores)
     if not got_o:
         return _empty()
-    cand, cand_scores = top_with_ties(np.concatenate(got_o), np.concatenate(got_s), k)
+    if len(got_o) == 1:  # one block (a small corpus): its ties are already cut at the k-th
+        cand, cand_scores = got_o[0], got_s[0]
+    else:
+        cand, cand_scores = top_with_ties(np.concatenate(got_o), np.concatenate(got_s), k)
     order = np.lexsort((np.asarray(id_rank)[cand], -cand_scores))[:k]
     return cand[order], cand_scores[order]
 
