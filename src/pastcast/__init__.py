@@ -10,9 +10,11 @@ packages below, nor numpy, pydantic or the CLI's libraries, so the package and t
 from __future__ import annotations
 
 import importlib
-from typing import TYPE_CHECKING, Any
 
+TYPE_CHECKING = False  # not typing's: importing typing is a measurable part of the start-up
 if TYPE_CHECKING:
+    from typing import Any
+
     from pastcast.agents import Agent, agent_spec, build_agent, list_agents, register_agent
     from pastcast.corpus import (
         CorpusBackend,
