@@ -10,6 +10,7 @@ from datetime import timedelta
 from pathlib import Path
 
 import numpy as np
+import pytest
 from corpus_synth import WORDS, make_docs
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -113,3 +114,19 @@ def test_the_utf8_terms_are_the_tokenizers_terms(text: str) -> None:
     assert tokenize_utf8(text) == [t.encode() for t in tokenize(text)]
     ascii_text = text.encode("ascii", "replace").decode()
     assert tokenize_utf8(ascii_text) == [t.encode() for t in tokenize(ascii_text)]
+
+
+def test_a_hit_past_the_cutoff_fails_loudly(tmp_path: Path) -> None:
+    docs = make_docs(200, seed=14, span_days=30)
+    built = EmbeddedIndex.build(docs, tmp_path / "index")
+    cutoff = sorted(d.timestamp for d in docs)[100]
+    n = built.count_before(cutoff)
+    assert built.hits([(n - 1, 1.0)], "w1", cutoff)  # the last visible one is fine
+    for ordinal in (n, len(built) - 1, -1):
+        with pytest.raises(RuntimeError, match="index corrupt"):
+            built.hits([(ordinal, 1.0)], "w1", cutoff)
+    for p in (tmp_path / "index" / "parts").iterdir():
+        (p / "hits.bin").unlink()
+    earlier = EmbeddedIndex.open(tmp_path / "index")
+    with pytest.raises(RuntimeError, match="index corrupt"):
+        earlier.hits([(n, 1.0)], "w1", cutoff)

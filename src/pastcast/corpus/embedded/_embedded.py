@@ -198,26 +198,30 @@ class EmbeddedIndex(ThreadLookups):
         """``SearchHit``s for (ordinal, score) pairs, in the given order.
 
         Titles and texts come from the partitions' hit columns (see ``_arrays``), timestamps
-        from the ordinals' stored timestamps, each checked against the cutoff once more, so a
-        ranking that strayed past it fails loudly instead of leaking. An index built before the
-        hit columns reads and validates each stored document instead.
+        from the ordinals' stored timestamps. Every ordinal is checked against the cutoff once
+        more (below ``count_before``: ordinals follow the sorted timestamps), so a ranking that
+        strayed past it fails loudly instead of leaking. An index built before the hit columns
+        reads each stored document instead and re-checks the document's own timestamp.
         """
         terms = self.query_terms(query)
         cutoff = as_utc(as_of)
+        visible = self.count_before(cutoff)
         bases = self._base_list
         out = []
         for ordinal, score in ranked:
+            if not 0 <= ordinal < visible:
+                raise RuntimeError(f"index corrupt: ordinal {ordinal} ranked at cutoff {cutoff}")
             p = bisect.bisect_right(bases, ordinal) - 1
             part, local = self._parts[p], ordinal - bases[p]
             fields = part.title_text(local)
             if fields is None:
                 doc = part.document(local)
                 doc_id, stamp, title, text = doc.id, doc.timestamp, doc.title, doc.text
+                if not is_visible(stamp, cutoff):
+                    raise RuntimeError(f"index corrupt: {doc_id!r} ranked at cutoff {cutoff}")
             else:
                 doc_id, stamp = part.ids[local], from_micros(int(self._timestamps[ordinal]))
                 title, text = fields
-            if not is_visible(stamp, cutoff):
-                raise RuntimeError(f"index corrupt: {doc_id!r} ranked at cutoff {cutoff}")
             out.append(
                 SearchHit(
                     id=doc_id,
