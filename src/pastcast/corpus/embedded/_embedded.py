@@ -85,11 +85,12 @@ class EmbeddedIndex(ThreadLookups):
     ) -> EmbeddedIndex:
         """Index ``documents`` (any order) into month partitions under ``out_dir`` and open it.
 
-        Streaming with memory bounded by one month; an interrupted build of the same documents
-        resumes from its complete partitions (see ``_partitioned``).
+        Streaming with memory bounded by one month (a sequence, in memory already, skips the
+        spool files); an interrupted build of the same documents resumes from its complete
+        partitions (see ``_partitioned``).
         """
-        build_partitioned(documents, Path(out_dir), overwrite=overwrite, progress=progress)
-        index = cls.open(out_dir)
+        built = build_partitioned(documents, Path(out_dir), overwrite=overwrite, progress=progress)
+        index = cls(built.parts, built.id_rank, built.manifest, Path(out_dir))
         index.save_thread_maps()
         return index
 
