@@ -66,7 +66,8 @@ _MAX_OPEN_SPOOLS = 64
 
 def month_of(doc: Document) -> str:
     """The UTC month of a document, ``YYYY-MM`` (its partition name)."""
-    return as_utc(doc.timestamp).strftime("%Y-%m")
+    ts = as_utc(doc.timestamp)
+    return f"{ts.year:04d}-{ts.month:02d}"  # strftime took 7% of a build
 
 
 @dataclass(frozen=True)

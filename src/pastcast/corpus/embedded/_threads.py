@@ -130,13 +130,24 @@ class ThreadMaps:
         return cls(*maps)
 
 
+_NEITHER = (b'"thread_id":null', b'"author":null')
+
+
 def _fields(parts: list[IndexArrays]) -> Iterator[dict[str, Any]]:
-    """Each stored document as a JSON object, in ordinal order (cheaper than validating it)."""
+    """Each stored document as a JSON object, in ordinal order (cheaper than validating it).
+
+    A line with a null thread and a null author (most news) yields an empty object without
+    being parsed: those keys can appear unescaped only as the document's own fields.
+    """
     for p in parts:
         store = bytes(p.store)
         offsets = np.asarray(p.doc_offsets).tolist()
         for lo, hi in itertools.pairwise(offsets):
-            yield json.loads(store[lo:hi])
+            line = store[lo:hi]
+            if _NEITHER[0] in line and _NEITHER[1] in line:
+                yield {}
+            else:
+                yield json.loads(line)
 
 
 class ThreadLookups:
