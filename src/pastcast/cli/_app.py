@@ -17,7 +17,7 @@ from typing import Annotated, Any
 import typer
 from typer.core import TyperCommand, TyperGroup
 
-from pastcast.cli._common import EXIT_FAILED
+from pastcast.cli._common import EXIT_FAILED, EXIT_USAGE, printable
 
 DEBUG_ENV = "PASTCAST_DEBUG"
 
@@ -34,6 +34,13 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
         "pastcast.cli._run",
         "run",
         "Run agents over a dataset's forecast steps and write a resumable run log.",
+    ),
+    "plan": (
+        "pastcast.cli._plan",
+        "plan",
+        "Show what a plan runs before running it: the work, the model calls, an estimated token"
+        " count and cost from the price table, and events a model may remember (resolved before"
+        " its training cutoff).",
     ),
     "score": (
         "pastcast.cli._score",
@@ -160,9 +167,11 @@ class _LazyCommands(dict[str, Any]):
 
 
 class _OneLineErrors(TyperGroup):
-    """Turns an exception no command anticipated into one ``error:`` line and exit code 1
-    (``PASTCAST_DEBUG=1`` shows the traceback instead). Usage errors are typer's: exit 2.
-    Commands of ``COMMANDS`` are loaded when used (see the module docstring)."""
+    """Every error is one ``error:`` line on stderr. A usage error of the parser (an unknown
+    option, a value out of range) names the option and exits 2; a path the system refuses
+    names the path and exits 1; any other exception no command anticipated exits 1
+    (``PASTCAST_DEBUG=1`` shows its traceback instead). Commands of ``COMMANDS`` are loaded
+    when used (see the module docstring)."""
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -184,17 +193,48 @@ class _OneLineErrors(TyperGroup):
     def main(
         self, args: Sequence[str] | None = None, *pos: Any, **kwargs: Any
     ) -> Any:  # typer's signature
-        try:
+        if not kwargs.get("standalone_mode", True):
             return super().main(args, *pos, **kwargs)
-        except Exception as exc:  # standalone mode has already handled typer's own exceptions
-            if os.environ.get(DEBUG_ENV) or not kwargs.get("standalone_mode", True):
+        kwargs["standalone_mode"] = False  # exceptions come here instead of typer's panels
+        if args is not None and any("\x00" in a for a in args):  # never from a real shell
+            typer.echo("error: an argument holds a NUL character", err=True)
+            sys.exit(EXIT_USAGE)
+        try:
+            code = super().main(args, *pos, **kwargs)
+        except BrokenPipeError:  # the reader went away (``| head``): nothing left to say
+            sys.exit(EXIT_FAILED)
+        except typer.Abort:
+            typer.echo("error: aborted", err=True)
+            sys.exit(EXIT_FAILED)
+        except OSError as exc:  # a path the system refuses (too long, a device, ...): named
+            name = "" if exc.filename is None else str(exc.filename)
+            shown = name if len(name) <= 200 else name[:200] + "..."
+            reason = exc.strerror or str(exc)
+            line = f"error: {shown}: {reason}" if shown else f"error: {reason}"
+            typer.echo(printable(line), err=True)
+            sys.exit(EXIT_FAILED)
+        except Exception as exc:
+            parser_error = hasattr(exc, "format_message") and hasattr(exc, "exit_code")
+            if parser_error and type(exc).__name__ == "NoArgsIsHelpError":
+                exc.show()  # type: ignore[attr-defined]  # a bare group: its help
+                sys.exit(exc.exit_code)  # type: ignore[attr-defined]
+            if parser_error:
+                message = " ".join(exc.format_message().split())  # type: ignore[attr-defined]
+                ctx = getattr(exc, "ctx", None)
+                see = f" (see {ctx.command_path} --help)" if ctx is not None else ""
+                typer.echo(printable(f"error: {message}{see}"), err=True)
+                sys.exit(exc.exit_code)  # type: ignore[attr-defined]
+            if os.environ.get(DEBUG_ENV):
                 raise
             first = (str(exc).strip().splitlines() or [""])[0]
             typer.echo(
-                f"error: {type(exc).__name__}: {first} (set {DEBUG_ENV}=1 for the traceback)",
+                printable(
+                    f"error: {type(exc).__name__}: {first} (set {DEBUG_ENV}=1 for the traceback)"
+                ),
                 err=True,
             )
             sys.exit(EXIT_FAILED)
+        sys.exit(code if isinstance(code, int) else 0)
 
 
 def _version(value: bool) -> None:

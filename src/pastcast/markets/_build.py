@@ -96,6 +96,12 @@ def build_dataset(
     )
     if sources is not None:
         wanted = set(sources)
+        unknown = sorted(wanted - set(by_source))
+        if unknown:  # a misspelt source would silently keep nothing
+            raise ValueError(
+                f"source filter {unknown[0]!r}: no imported market has this source (sources: "
+                f"{', '.join(sorted(by_source)) or 'none'})"
+            )
         funnel.keep(
             "source", lambda h: h.event.source in wanted, "kept: " + ",".join(sorted(wanted))
         )
