@@ -37,9 +37,7 @@ def _kernel(
     post_ord: Any,
     post_tf: Any,
     doc_len: Any,
-    lo: Any,
-    hi: Any,
-    idf: Any,
+    slices: Any,
     avgdl: float,
     k: int,
     k1: float,
@@ -48,14 +46,15 @@ def _kernel(
     k1_plus_1: float,
     scratch: Any,
 ) -> tuple[Any, Any]:
+    # slices[t] = (idf, lo, hi) of the t-th query term (offsets as exact float64 integers)
     total = 0
-    for t in range(lo.size):
-        total += hi[t] - lo[t]
+    for t in range(slices.shape[0]):
+        total += int(slices[t, 2]) - int(slices[t, 1])
     touched = np.empty(total, dtype=np.int64)
     count = 0
-    for t in range(lo.size):
-        w = idf[t]
-        for p in range(lo[t], hi[t]):
+    for t in range(slices.shape[0]):
+        w = slices[t, 0]
+        for p in range(int(slices[t, 1]), int(slices[t, 2])):
             d = post_ord[p]
             tf = float(post_tf[p])
             norm = doc_len[d] / avgdl
@@ -106,16 +105,11 @@ def block_top_k(
 ) -> tuple[I64, F64]:
     """The documents of one block (ordinals below ``size``) scoring at least its k-th best score,
     ties kept, for the (idf, lo, hi) posting ranges of the query terms in query order."""
-    idf = np.array([s[0] for s in slices], dtype=np.float64)
-    lo = np.array([s[1] for s in slices], dtype=np.int64)
-    hi = np.array([s[2] for s in slices], dtype=np.int64)
     cand, scores = _kernel(
         post_ord,
         post_tf,
         doc_len,
-        lo,
-        hi,
-        idf,
+        np.array(slices, dtype=np.float64),  # one array, not three: each costs a numpy call
         avgdl,
         k,
         k1,
