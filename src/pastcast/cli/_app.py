@@ -14,6 +14,7 @@ from pastcast.cli import (
     _agents,
     _arena,
     _corpus,
+    _curate,
     _data,
     _export,
     _import,
@@ -104,6 +105,7 @@ app.add_typer(_agents.app, name="agents")
 app.add_typer(_arena.app, name="arena")
 app.add_typer(_corpus.app, name="corpus")
 app.add_typer(_data.app, name="data")
+_data.app.command("curate")(_curate.curate)
 app.add_typer(_export.app, name="export")
 app.add_typer(_import.app, name="import")
 app.add_typer(_stats.app, name="stats")

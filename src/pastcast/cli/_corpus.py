@@ -216,6 +216,18 @@ def _day(value: str | None, option: str) -> date | None:
         fail(f"{option}: not a date (YYYY-MM-DD): {value!r}")
 
 
+def _quality_filters(names: list[str]) -> list[Any]:
+    """The quality filters named by ``--quality``, built before any document is read."""
+    if not names:
+        return []
+    from pastcast.curate import build_quality_filters
+
+    try:
+        return build_quality_filters(names)
+    except ValueError as exc:  # an unknown name, a filter without defaults, a missing extra
+        fail(f"--quality: {exc}")
+
+
 @app.command()
 def build(
     source: Annotated[
@@ -274,6 +286,15 @@ def build(
             "subreddits; with --allow-source, both lists count.",
         ),
     ] = None,
+    quality: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--quality",
+            help="Quality filter to apply (repeatable): english, gopher, "
+            "gopher-repetition, c4, fineweb, or a plugin's ('pastcast.quality_filters'); needs "
+            "the 'curate' extra. Removals are counted in the report.",
+        ),
+    ] = None,
     as_json: JsonFlag = False,
 ) -> None:
     """Build an index from a document source (written atomically), then print a report."""
@@ -311,6 +332,7 @@ def build(
         "include_flagged": include_flagged or None,
     }
     options = {k: v for k, v in given.items() if v is not None}
+    filters = _quality_filters(quality or [])
     try:
         # A side file (e.g. the timestamp rule of each page) is written next to the index.
         run = open_source(kind, path, workdir=out.parent if out else None, **options)
@@ -318,6 +340,10 @@ def build(
         fail(str(exc))
     if allowed:
         run = allow_sources(run, allowed)
+    if filters:
+        from pastcast.curate import with_quality
+
+        run = with_quality(run, filters)
     try:
         docs = _nonempty(run, source)
         count, where = _store(docs, backend, out, url, schema or "pastcast", overwrite, model)
