@@ -153,6 +153,7 @@ def bm25_top_k(
 
     if n <= 0 or k <= 0 or not terms:
         return _empty()
+    k = min(k, n)  # no more hits than documents; keeps k a machine integer for the kernel
     last, m = _cutoff_partition(bases, n)
     avgdl, per_part = _as_of_slices(parts, bases, terms, n, future=False)
     got_o: list[I64] = []
