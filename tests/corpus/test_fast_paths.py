@@ -4,9 +4,10 @@ and hits built from the hit columns against hits built from the stored documents
 
 from __future__ import annotations
 
+import pickle
 import random
 from concurrent.futures import ThreadPoolExecutor
-from datetime import timedelta
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import numpy as np
@@ -16,6 +17,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from pastcast.corpus import EmbeddedIndex, tokenize
+from pastcast.corpus._protocol import SearchHit, known_valid_hit
 from pastcast.corpus._text import _first_match, _first_match_by_word, tokenize_utf8
 from pastcast.corpus.embedded._bm25 import K1, B, _as_of_slices, _score_partition, top_with_ties
 from pastcast.corpus.embedded._kernel import block_top_k
@@ -130,3 +132,19 @@ def test_a_hit_past_the_cutoff_fails_loudly(tmp_path: Path) -> None:
     earlier = EmbeddedIndex.open(tmp_path / "index")
     with pytest.raises(RuntimeError, match="index corrupt"):
         earlier.hits([(n, 1.0)], "w1", cutoff)
+
+
+def test_a_hit_built_without_validation_is_the_validated_hit() -> None:
+    stamp = datetime(2024, 5, 6, 7, 8, 9, 123456, tzinfo=UTC)
+    fast = known_valid_hit("d-1", stamp, "Élan", 1.25, "…a snippet…")
+    slow = SearchHit(id="d-1", timestamp=stamp, title="Élan", score=1.25, snippet="…a snippet…")
+    assert fast == slow and slow == fast
+    assert repr(fast) == repr(slow)
+    assert fast.model_dump_json() == slow.model_dump_json()
+    assert fast.model_dump() == slow.model_dump()
+    assert fast.model_fields_set == slow.model_fields_set
+    assert SearchHit.model_validate_json(fast.model_dump_json()) == fast
+    assert pickle.loads(pickle.dumps(fast)) == slow
+    assert fast.model_copy(update={"score": 2.0}) == slow.model_copy(update={"score": 2.0})
+    with pytest.raises(ValueError, match="frozen"):
+        fast.score = 3.0  # type: ignore[misc]

@@ -19,7 +19,12 @@ import numpy as np
 import numpy.typing as npt
 
 from pastcast.corpus._filter import SearchFilter
-from pastcast.corpus._protocol import DocumentNotVisible, SearchHit, not_visible_message
+from pastcast.corpus._protocol import (
+    DocumentNotVisible,
+    SearchHit,
+    known_valid_hit,
+    not_visible_message,
+)
 from pastcast.corpus._text import TOKENIZER, text_snippet, tokenize
 from pastcast.corpus.embedded._arrays import IndexArrays, from_micros
 from pastcast.corpus.embedded._blocks import BLOCK_DOCS, scoring_blocks
@@ -184,11 +189,11 @@ class EmbeddedIndex(ThreadLookups):
     ) -> list[SearchHit]:
         """BM25 over the documents before ``as_of``; ``filters`` restrict which of them are
         ranked (the statistics stay those of every visible document)."""
-        n = self.count_before(as_of)
-        mask = self.filter_mask(filters, n)
-        ordinals, scores = self.score(self.query_terms(query), n, k, allowed=mask)
-        ranked = zip(ordinals.tolist(), scores.tolist(), strict=True)
-        return self.hits(ranked, query, as_of, filters)
+        cutoff = as_utc(as_of)
+        n = self.count_before(cutoff)
+        terms = self.query_terms(query)
+        ordinals, scores = self.score(terms, n, k, allowed=self.filter_mask(filters, n))
+        return self._hits(ordinals.tolist(), scores.tolist(), terms, cutoff, n, filters)
 
     # -- helpers shared with the dense and hybrid searchers -----------------------------------
 
@@ -222,36 +227,57 @@ class EmbeddedIndex(ThreadLookups):
         before the hit columns, each stored document is read instead and its own timestamp (and
         the filter) checked again.
         """
-        terms = self.query_terms(query)
+        pairs = [(int(o), float(s)) for o, s in ranked]  # numpy scalars become Python's
         cutoff = as_utc(as_of)
-        visible = self.count_before(cutoff)
-        bases = self._base_list
-        out = []
-        for ordinal, score in ranked:
+        ordinals, scores = [o for o, _ in pairs], [s for _, s in pairs]
+        terms = self.query_terms(query)
+        return self._hits(ordinals, scores, terms, cutoff, self.count_before(cutoff), filters)
+
+    def _hits(
+        self,
+        ordinals: list[int],
+        scores: list[float],
+        terms: list[str],
+        cutoff: datetime,
+        visible: int,
+        filters: SearchFilter | None,
+    ) -> list[SearchHit]:
+        """``hits`` given the query's terms and ``visible = count_before(cutoff)``."""
+        for ordinal in ordinals:  # before any lookup: a stray ordinal must not index anything
             if not 0 <= ordinal < visible:
                 raise RuntimeError(f"index corrupt: ordinal {ordinal} ranked at cutoff {cutoff}")
+        # one numpy call for every hit's timestamp, not one per hit
+        stamps: list[int] = self._timestamps[ordinals].tolist() if ordinals else []
+        bases = self._base_list
+        out = []
+        for ordinal, score, micros in zip(ordinals, scores, stamps, strict=True):
             p = bisect.bisect_right(bases, ordinal) - 1
             part, local = self._parts[p], ordinal - bases[p]
             fields = part.title_text(local) if filters is None else None
             if fields is None:
                 doc = part.document(local)
-                doc_id, stamp, title, text = doc.id, doc.timestamp, doc.title, doc.text
-                if not is_visible(stamp, cutoff):
-                    raise RuntimeError(f"index corrupt: {doc_id!r} ranked at cutoff {cutoff}")
+                if not is_visible(doc.timestamp, cutoff):
+                    raise RuntimeError(f"index corrupt: {doc.id!r} ranked at cutoff {cutoff}")
                 if filters is not None and not filters.matches(doc):
-                    raise RuntimeError(f"index corrupt: {doc_id!r} ranked against its filter")
-            else:
-                doc_id, stamp = part.ids[local], from_micros(int(self._timestamps[ordinal]))
-                title, text = fields
-            out.append(
-                SearchHit(
-                    id=doc_id,
-                    timestamp=stamp,
-                    title=title,
+                    raise RuntimeError(f"index corrupt: {doc.id!r} ranked against its filter")
+                hit = SearchHit(
+                    id=doc.id,
+                    timestamp=doc.timestamp,
+                    title=doc.title,
                     score=score,
-                    snippet=text_snippet(text, terms),
+                    snippet=text_snippet(doc.text, terms),
                 )
-            )
+            else:
+                # stored columns of a visible ordinal: str, str, and an aware UTC instant
+                title, text = fields
+                hit = known_valid_hit(
+                    part.ids[local],
+                    from_micros(micros),
+                    title,
+                    score,
+                    text_snippet(text, terms),
+                )
+            out.append(hit)
         return out
 
     # -- scoring ------------------------------------------------------------------------------
