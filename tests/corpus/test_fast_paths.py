@@ -21,6 +21,7 @@ from pastcast.corpus._protocol import SearchHit, known_valid_hit
 from pastcast.corpus._text import _first_match, _first_match_by_word, tokenize_utf8
 from pastcast.corpus.embedded._bm25 import K1, B, _as_of_slices, _score_partition, top_with_ties
 from pastcast.corpus.embedded._kernel import block_top_k
+from pastcast.records import Document
 
 # ASCII words and punctuation, accents, a ligature, sharp s, full-width letters, underscores
 PIECES = ["Gaza", "gaza", "ceasefire", "Ceasefire", "élan", "Élan", "ﬁre", "Straße", "strasse"]
@@ -148,3 +149,43 @@ def test_a_hit_built_without_validation_is_the_validated_hit() -> None:
     assert fast.model_copy(update={"score": 2.0}) == slow.model_copy(update={"score": 2.0})
     with pytest.raises(ValueError, match="frozen"):
         fast.score = 3.0  # type: ignore[misc]
+
+
+def _skewed_docs(n: int, seed: int) -> list[Document]:
+    """Zipf-like words plus rare ones (so whole terms can be pruned) and exact duplicates under
+    other ids (ties at the k-th score)."""
+    rng = random.Random(seed)
+    vocab = WORDS + [f"rare{i}" for i in range(30)]
+    weights = [1.0 / (i + 1) ** 1.1 for i in range(len(WORDS))] + [0.004] * 30
+    docs: list[Document] = []
+    start = datetime(2024, 1, 1, tzinfo=UTC)
+    for i in range(n):
+        if docs and rng.random() < 0.1:
+            twin = rng.choice(docs)
+            docs.append(twin.model_copy(update={"id": f"twin-{i:05d}"}))
+            continue
+        words = rng.choices(vocab, weights, k=rng.randint(2, 30))
+        docs.append(
+            Document(
+                id=f"doc-{i:05d}",
+                timestamp=start + timedelta(hours=rng.randrange(24 * 120)),
+                title=" ".join(words[:3]),
+                text=" ".join(words[3:]),
+            )
+        )
+    return docs
+
+
+def test_the_pruned_query_kernel_equals_the_naive_scorer_bit_for_bit() -> None:
+    docs = _skewed_docs(1500, seed=16)
+    rng = random.Random(7)
+    vocab = [*WORDS, *(f"rare{i}" for i in range(30)), "absent"]
+    for block_docs in (0, 200, 50_000):  # month by month, small blocks, one block
+        index = EmbeddedIndex.in_memory(docs, block_docs=block_docs)
+        for _ in range(150):
+            terms = index.query_terms(" ".join(rng.choices(vocab, k=rng.randint(1, 5))))
+            n = rng.randint(1, len(index))
+            k = rng.choice((1, 3, 10, 40))
+            got, want = index.score(terms, n, k), index.naive_score(terms, n, k)
+            assert got[0].tolist() == want[0].tolist(), (terms, n, k)
+            assert got[1].tolist() == want[1].tolist()  # == on floats: bit for bit

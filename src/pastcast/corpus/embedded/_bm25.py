@@ -15,7 +15,8 @@ contributions added per document in query-term order. Scores are therefore equal
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -23,7 +24,7 @@ import numpy.typing as npt
 
 from pastcast.corpus.embedded._arrays import IndexArrays
 
-__all__ = ["K1", "B", "bm25_top_k", "naive_top_k", "top_with_ties"]
+__all__ = ["K1", "B", "BlockTuples", "block_tuples", "bm25_top_k", "naive_top_k", "top_with_ties"]
 
 K1 = 1.2
 B = 0.75
@@ -131,6 +132,50 @@ def _top_candidates(
     return top_with_ties(cand, scores[cand], k)
 
 
+@dataclass(frozen=True)
+class BlockTuples:
+    """The scoring blocks' arrays as tuples for the compiled query kernel (``_kernel``): one
+    compiled call scores every block, instead of a Python round per block and term."""
+
+    ords: tuple[Any, ...]
+    tfs: tuple[Any, ...]
+    lens: tuple[Any, ...]
+    offsets: tuple[Any, ...]
+    bounds: tuple[tuple[Any, ...], tuple[Any, ...]]  # per block: largest tf, shortest length
+    vocabs: list[dict[str, int]]
+    len_before: list[int]  # total length of the blocks before each block
+
+
+def block_tuples(parts: Sequence[IndexArrays]) -> BlockTuples:
+    """``BlockTuples`` of ``parts``: read-only views of one dtype each (so every block has the
+    same compiled type; memory-mapped blocks are read-only already), and each block's term
+    bounds (one pass over its postings)."""
+    from pastcast.corpus.embedded._kernel import term_bounds
+
+    def frozen(a: Any, dtype: type) -> Any:
+        view: Any = np.ascontiguousarray(a, dtype=dtype).view()
+        view.flags.writeable = False
+        return view
+
+    ords = tuple(frozen(p.post_ord, np.int32) for p in parts)
+    tfs = tuple(frozen(p.post_tf, np.int32) for p in parts)
+    lens = tuple(frozen(p.doc_len, np.int32) for p in parts)
+    offsets = tuple(frozen(p.term_offsets, np.int64) for p in parts)
+    bounds = [term_bounds(o, d, t, n) for o, d, t, n in zip(offsets, ords, tfs, lens, strict=True)]
+    totals = [0]
+    for p in parts:
+        totals.append(totals[-1] + int(p.len_prefix[-1]))
+    return BlockTuples(
+        ords,
+        tfs,
+        lens,
+        offsets,
+        (tuple(b[0] for b in bounds), tuple(b[1] for b in bounds)),
+        [p.vocab for p in parts],
+        totals,
+    )
+
+
 def bm25_top_k(
     parts: Sequence[IndexArrays],
     bases: I64,
@@ -140,20 +185,49 @@ def bm25_top_k(
     k: int,
     *,
     allowed: Mask | None = None,
+    tuples: BlockTuples | None = None,
 ) -> tuple[I64, F64]:
     """Top-``k`` global ordinals and scores among the first ``n`` (and, given ``allowed``, a
     mask over them, among the allowed ones only); score desc, then id asc. The statistics are
     those of all ``n`` documents either way.
 
-    Without a mask each admitted block is scored by the compiled kernel (``_kernel``), imported
-    here so that numba loads on the first search, not with the package; a filtered search
-    scores with numpy and keeps the allowed documents before its threshold.
+    Without a mask every admitted block is scored by the compiled kernel (``_kernel``), in one
+    call given ``tuples`` (``block_tuples(parts)``), else block by block; it is imported here so
+    that numba loads on the first search, not with the package. A filtered search scores with
+    numpy and keeps the allowed documents before its threshold.
     """
-    from pastcast.corpus.embedded._kernel import block_top_k
+    from pastcast.corpus.embedded._kernel import block_top_k, query_top_k
 
     if n <= 0 or k <= 0 or not terms:
         return _empty()
     k = min(k, n)  # no more hits than documents; keeps k a machine integer for the kernel
+    last, m = _cutoff_partition(bases, n)
+    if allowed is None and tuples is not None:
+        vocabs = tuples.vocabs[: last + 1]
+        tids = np.array([[v.get(t, -1) for v in vocabs] for t in terms], dtype=np.int64)
+        avgdl = (tuples.len_before[last] + int(parts[last].len_prefix[m])) / n
+        t = tuples
+        cand, cand_scores = query_top_k(
+            t.ords, t.tfs, t.lens, t.offsets, t.bounds, tids, last, m, n, avgdl, k, bases, K1, B
+        )
+    else:
+        cand, cand_scores = _blockwise(parts, bases, terms, n, k, allowed, block_top_k)
+    if not len(cand):
+        return _empty()
+    order = np.lexsort((np.asarray(id_rank)[cand], -cand_scores))[:k]
+    return cand[order], cand_scores[order]
+
+
+def _blockwise(
+    parts: Sequence[IndexArrays],
+    bases: I64,
+    terms: list[str],
+    n: int,
+    k: int,
+    allowed: Mask | None,
+    block_top_k: Callable[..., tuple[I64, F64]],
+) -> tuple[I64, F64]:
+    """``bm25_top_k``'s candidates block by block (filtered searches): ties kept."""
     last, m = _cutoff_partition(bases, n)
     avgdl, per_part = _as_of_slices(parts, bases, terms, n, future=False)
     got_o: list[I64] = []
@@ -177,11 +251,8 @@ def bm25_top_k(
     if not got_o:
         return _empty()
     if len(got_o) == 1:  # one block (a small corpus): its ties are already cut at the k-th
-        cand, cand_scores = got_o[0], got_s[0]
-    else:
-        cand, cand_scores = top_with_ties(np.concatenate(got_o), np.concatenate(got_s), k)
-    order = np.lexsort((np.asarray(id_rank)[cand], -cand_scores))[:k]
-    return cand[order], cand_scores[order]
+        return got_o[0], got_s[0]
+    return top_with_ties(np.concatenate(got_o), np.concatenate(got_s), k)
 
 
 def naive_top_k(

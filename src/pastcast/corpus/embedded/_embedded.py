@@ -28,7 +28,14 @@ from pastcast.corpus._protocol import (
 from pastcast.corpus._text import TOKENIZER, text_snippet, tokenize
 from pastcast.corpus.embedded._arrays import IndexArrays, from_micros
 from pastcast.corpus.embedded._blocks import BLOCK_DOCS, scoring_blocks
-from pastcast.corpus.embedded._bm25 import K1, B, bm25_top_k, naive_top_k
+from pastcast.corpus.embedded._bm25 import (
+    K1,
+    B,
+    BlockTuples,
+    block_tuples,
+    bm25_top_k,
+    naive_top_k,
+)
 from pastcast.corpus.embedded._partitioned import (
     FORMAT,
     build_partitioned,
@@ -77,6 +84,7 @@ class EmbeddedIndex(ThreadLookups):
         stamps = [np.asarray(p.timestamps) for p in parts]
         self._timestamps = np.concatenate(stamps) if stamps else np.zeros(0, dtype=np.int64)
         self._ord: dict[str, int] | None = None
+        self._tuples: BlockTuples | None = None
         self._identity: CorpusIdentity | None = None
 
     # -- construction -------------------------------------------------------------------------
@@ -291,7 +299,10 @@ class EmbeddedIndex(ThreadLookups):
         Ranking: score descending, then document id ascending.
         """
         blocks, bases = self._blocks, self._block_bases
-        return bm25_top_k(blocks, bases, self._id_rank, terms, n, k, allowed=allowed)
+        if self._tuples is None and allowed is None:
+            self._tuples = block_tuples(blocks)  # on the first unfiltered search: numba loads
+        tuples = self._tuples
+        return bm25_top_k(blocks, bases, self._id_rank, terms, n, k, allowed=allowed, tuples=tuples)
 
     def naive_score(self, terms: list[str], n: int, k: int) -> tuple[Ordinals, Scores]:
         """The baseline (benchmarks, tests): rank every document, then drop the future ones."""

@@ -5,11 +5,23 @@ scatter per term, then a partition and a de-duplication), ~1.5 µs each before a
 touched; on the 37k-document news archive that was most of the scoring time. One loop visits each
 posting once instead (measured in ``benchmarks/retrieval_peers.py``).
 
+Pruning (exact, MaxScore-style): each term's contribution is bounded by its largest term
+frequency and shortest document in the block (``term_bounds``). Terms are scored in descending
+order of their bounds; once the bounds of the terms left sum to less than the k-th best partial
+score (or than ``floor``, a k-th best score already found in other blocks), no document the
+scored terms missed can enter the top k, so the terms left only complete the scores of the
+documents already found (by binary search in their postings when those are few, instead of a
+visit of every posting). Every comparison against a bound keeps a relative margin of 1e-9, far
+above the rounding of a sum of a few terms, so a document is dropped only when it is certainly
+below the k-th score.
+
 Exactness: each posting's contribution is the same sequence of IEEE operations as the numpy
 scorer (``_bm25._score_partition``): ``len / avgdl``, ``* B``, ``+ (1 - B)``, ``* K1``, ``+ tf``
-for the norm, ``tf * (K1 + 1)``, ``* idf``, ``/ norm``; contributions are added per document in
-query-term order. numba does not contract or reorder floating-point operations without
-``fastmath`` (not set), so scores equal the numpy scorer's bit for bit (tested against it).
+for the norm, ``tf * (K1 + 1)``, ``* idf``, ``/ norm``; a document's contributions are added in
+query-term order, starting from 0.0. When terms were scored in another order, the scores of the
+documents kept are recomputed that way before the final cut. numba does not contract or reorder
+floating-point operations without ``fastmath`` (not set), so scores equal the numpy scorer's bit
+for bit (tested against it).
 
 numba is imported only by this module, which ``_bm25`` imports on the first search: importing
 pastcast stays fast, and the compiled code is cached on disk after the first process.
@@ -17,6 +29,7 @@ pastcast stays fast, and the compiled code is cached on disk after the first pro
 
 from __future__ import annotations
 
+import math
 import threading
 from typing import Any
 
@@ -24,12 +37,63 @@ import numba
 import numpy as np
 import numpy.typing as npt
 
-__all__ = ["block_top_k"]
+__all__ = ["block_top_k", "term_bounds"]
 
+I32 = npt.NDArray[np.int32]
 I64 = npt.NDArray[np.int64]
 F64 = npt.NDArray[np.float64]
 
 _local = threading.local()
+
+_MARGIN = 1e-9  # relative slack of every pruning comparison (see the module docstring)
+
+
+@numba.njit(cache=True, nogil=True, inline="always")
+def _contribution(
+    tf_int: Any,
+    dl: Any,
+    w: float,
+    avgdl: float,
+    k1: float,
+    b: float,
+    one_minus_b: float,
+    k1_plus_1: float,
+) -> Any:
+    tf = float(tf_int)
+    norm = dl / avgdl
+    norm *= b
+    norm += one_minus_b
+    norm *= k1
+    norm += tf
+    c = tf * k1_plus_1
+    c *= w
+    c /= norm
+    return c
+
+
+@numba.njit(cache=True, nogil=True)
+def _lower_bound(post_ord: Any, lo: int, hi: int, d: int) -> int:
+    """The first position in ``post_ord[lo:hi]`` (ascending) holding ``d`` or more."""
+    while lo < hi:
+        mid = (lo + hi) >> 1
+        if post_ord[mid] < d:
+            lo = mid + 1
+        else:
+            hi = mid
+    return lo
+
+
+@numba.njit(cache=True, nogil=True)
+def _find(post_ord: Any, lo: int, hi: int, d: int) -> int:
+    """The position of ordinal ``d`` in ``post_ord[lo:hi]`` (ascending), or -1."""
+    at = _lower_bound(post_ord, lo, hi, d)
+    return at if at < hi and post_ord[at] == d else -1
+
+
+@numba.njit(cache=True, nogil=True)
+def _kth(values: Any, k: int) -> Any:
+    """The k-th largest of ``values`` (at least k of them)."""
+    return np.partition(values, len(values) - k)[len(values) - k]
 
 
 @numba.njit(cache=True, nogil=True)
@@ -44,42 +108,245 @@ def _kernel(
     b: float,
     one_minus_b: float,
     k1_plus_1: float,
+    floor: float,
     scratch: Any,
 ) -> tuple[Any, Any]:
-    # slices[t] = (idf, lo, hi) of the t-th query term (offsets as exact float64 integers)
+    # slices[t] = (idf, lo, hi, bound) of the t-th query term (offsets as exact float64 integers)
+    n_terms = slices.shape[0]
+    order = np.arange(n_terms)
+    for i in range(1, n_terms):  # stable insertion sort by bound, descending
+        j = i
+        while j > 0 and slices[order[j - 1], 3] < slices[order[j], 3]:
+            order[j - 1], order[j] = order[j], order[j - 1]
+            j -= 1
+    left = np.zeros(n_terms + 1)  # left[j]: the bounds of terms order[j:] summed
+    for j in range(n_terms - 1, -1, -1):
+        left[j] = left[j + 1] + slices[order[j], 3]
     total = 0
-    for t in range(slices.shape[0]):
+    for t in range(n_terms):
         total += int(slices[t, 2]) - int(slices[t, 1])
     touched = np.empty(total, dtype=np.int64)
     count = 0
-    for t in range(slices.shape[0]):
+    theta = floor
+    j = 0
+    # Phase 1: score whole terms while a document they have not reached could still enter.
+    while j < n_terms:
+        if left[j] < np.inf:  # bounded: can the terms left still add a new document?
+            if count >= k:
+                theta = max(theta, _kth(scratch[touched[:count]], k))
+            if theta > 0.0 and left[j] * (1.0 + _MARGIN) < theta * (1.0 - _MARGIN):
+                break
+        t = order[j]
         w = slices[t, 0]
         for p in range(int(slices[t, 1]), int(slices[t, 2])):
             d = post_ord[p]
-            tf = float(post_tf[p])
-            norm = doc_len[d] / avgdl
-            norm *= b
-            norm += one_minus_b
-            norm *= k1
-            norm += tf
-            c = tf * k1_plus_1
-            c *= w
-            c /= norm
+            c = _contribution(post_tf[p], doc_len[d], w, avgdl, k1, b, one_minus_b, k1_plus_1)
             if scratch[d] == 0.0:  # every contribution is positive: a first visit
                 touched[count] = d
                 count += 1
             scratch[d] += c
+        j += 1
     cand = touched[:count]
-    scores = np.empty(count, dtype=np.float64)
-    for i in range(count):
+    reordered = False
+    for i in range(n_terms):
+        if order[i] != i:
+            reordered = True
+    if j < n_terms:
+        # Phase 2: only the documents found so far that may still reach theta.
+        keep = 0
+        for i in range(count):
+            d = cand[i]
+            if (scratch[d] + left[j] * (1.0 + _MARGIN)) >= theta * (1.0 - _MARGIN):
+                cand[keep] = d
+                keep += 1
+            else:
+                scratch[d] = 0.0
+        cand = cand[:keep]
+        while j < n_terms:
+            t = order[j]
+            w = slices[t, 0]
+            lo, hi = int(slices[t, 1]), int(slices[t, 2])
+            steps = 1
+            while (1 << steps) < hi - lo:
+                steps += 1
+            if len(cand) * steps < hi - lo:
+                for i in range(len(cand)):
+                    d = cand[i]
+                    p = _find(post_ord, lo, hi, d)
+                    if p >= 0:
+                        scratch[d] += _contribution(
+                            post_tf[p], doc_len[d], w, avgdl, k1, b, one_minus_b, k1_plus_1
+                        )
+            else:
+                for p in range(lo, hi):
+                    d = post_ord[p]
+                    if scratch[d] != 0.0:  # a candidate (every other document was reset)
+                        scratch[d] += _contribution(
+                            post_tf[p], doc_len[d], w, avgdl, k1, b, one_minus_b, k1_plus_1
+                        )
+            j += 1
+        reordered = True
+    scores = np.empty(len(cand), dtype=np.float64)
+    for i in range(len(cand)):
         scores[i] = scratch[cand[i]]
         scratch[cand[i]] = 0.0  # leave the scratch clean for the next call
-    if count <= k:
+    if not reordered:  # every term scored whole, in query order: the scores are exact
+        if len(cand) <= k:
+            return cand, scores
+        kth = _kth(scores, k)
+        keep_mask = scores >= kth
+        return cand[keep_mask], scores[keep_mask]
+    # Summed in another order: keep what may reach the k-th score, then recompute exactly.
+    if len(cand) > k:
+        kth = _kth(scores, k)
+        sel = scores >= kth * (1.0 - _MARGIN)
+        cand, scores = cand[sel], scores[sel]
+    for i in range(len(cand)):
+        d = cand[i]
+        s = 0.0
+        for t in range(n_terms):
+            p = _find(post_ord, int(slices[t, 1]), int(slices[t, 2]), d)
+            if p >= 0:
+                s += _contribution(
+                    post_tf[p], doc_len[d], slices[t, 0], avgdl, k1, b, one_minus_b, k1_plus_1
+                )
+        scores[i] = s
+    if len(cand) <= k:
         return cand, scores
-    # the k-th best score; every document scoring at least that much survives (ties kept)
-    kth = np.partition(scores, count - k)[count - k]
-    keep = scores >= kth
-    return cand[keep], scores[keep]
+    kth = _kth(scores, k)
+    keep_mask = scores >= kth
+    return cand[keep_mask], scores[keep_mask]
+
+
+@numba.njit(cache=True, nogil=True)
+def _ranges(ords: Any, offsets: Any, tids: Any, last: int, m: int) -> tuple[Any, Any]:
+    """Per query term and admitted block, the visible postings range, and each term's document
+    frequency as of the cutoff (the first ``m`` documents of block ``last``)."""
+    n_terms = tids.shape[0]
+    ranges = np.zeros((n_terms, last + 1, 2), dtype=np.int64)
+    df = np.zeros(n_terms, dtype=np.int64)
+    for t in range(n_terms):
+        for blk in range(last + 1):
+            tid = tids[t, blk]
+            if tid < 0:
+                continue
+            lo, hi = offsets[blk][tid], offsets[blk][tid + 1]
+            if blk == last:  # postings ascend: the visible ones are a prefix
+                hi = _lower_bound(ords[blk], lo, hi, m)
+            ranges[t, blk, 0], ranges[t, blk, 1] = lo, hi
+            df[t] += hi - lo
+    return ranges, df
+
+
+@numba.njit(cache=True, nogil=True)
+def _query_kernel(
+    ords: Any,
+    tfs: Any,
+    lens: Any,
+    max_tfs: Any,
+    min_lens: Any,
+    tids: Any,
+    ranges: Any,
+    idf: Any,
+    bases: Any,
+    last: int,
+    m: int,
+    avgdl: float,
+    k: int,
+    k1: float,
+    b: float,
+    scratch: Any,
+) -> tuple[Any, Any]:
+    n_terms = ranges.shape[0]
+    got_o = np.empty(0, dtype=np.int64)
+    got_s = np.empty(0, dtype=np.float64)
+    floor = 0.0
+    rows = np.empty((n_terms, 4), dtype=np.float64)
+    for blk in range(last, -1, -1):  # newest first; each block gets the k-th score so far
+        r = 0
+        for t in range(n_terms):
+            lo, hi = ranges[t, blk, 0], ranges[t, blk, 1]
+            if hi <= lo or idf[t] <= 0.0:
+                continue
+            tf = float(max_tfs[blk][tids[t, blk]])
+            length = float(min_lens[blk][tids[t, blk]])
+            rows[r, 0], rows[r, 1], rows[r, 2] = idf[t], lo, hi
+            rows[r, 3] = idf[t] * (tf * (k1 + 1.0)) / (tf + k1 * (1.0 - b + b * (length / avgdl)))
+            r += 1
+        if r == 0:
+            continue
+        cand, scores = _kernel(
+            ords[blk],
+            tfs[blk],
+            lens[blk],
+            rows[:r],
+            avgdl,
+            k,
+            k1,
+            b,
+            1.0 - b,
+            k1 + 1.0,
+            floor,
+            scratch,
+        )
+        got_o = np.concatenate((got_o, cand.astype(np.int64) + bases[blk]))
+        got_s = np.concatenate((got_s, scores))
+        if len(got_s) > k:  # cut to the k-th score so far (ties kept): the next block's floor
+            floor = _kth(got_s, k)
+            keep = got_s >= floor
+            got_o, got_s = got_o[keep], got_s[keep]
+        elif len(got_s) == k:
+            floor = got_s.min()
+    return got_o, got_s
+
+
+def query_top_k(
+    ords: tuple[Any, ...],
+    tfs: tuple[Any, ...],
+    lens: tuple[Any, ...],
+    offsets: tuple[Any, ...],
+    bounds: tuple[tuple[Any, ...], tuple[Any, ...]],
+    tids: I64,
+    last: int,
+    m: int,
+    n: int,
+    avgdl: float,
+    k: int,
+    bases: I64,
+    k1: float,
+    b: float,
+) -> tuple[I64, F64]:
+    """The documents of every admitted block (block ``last`` up to its ``m``-th document; ``n``
+    visible in all) scoring at least the k-th best score, ties kept, as global ordinals.
+
+    ``tids[t, blk]`` is query term ``t``'s id in block ``blk`` (-1: absent); the tuples hold each
+    block's arrays (the same dtypes and flags in every block, so one compiled specialisation
+    serves them all) and ``bounds`` its ``term_bounds``. Two compiled calls: the visible ranges
+    and document frequencies, then, with the idf computed here by ``math.log`` (the same
+    function as the numpy scorer's), the scores.
+    """
+    ranges, df = _ranges(ords, offsets, tids, last, m)
+    idf = np.array(
+        [math.log(1.0 + (n - f + 0.5) / (f + 0.5)) if f > 0 else 0.0 for f in df.tolist()]
+    )
+    return _query_kernel(
+        ords,
+        tfs,
+        lens,
+        bounds[0],
+        bounds[1],
+        tids,
+        ranges,
+        idf,
+        bases,
+        last,
+        m,
+        avgdl,
+        k,
+        k1,
+        b,
+        _scratch(max(len(x) for x in lens)),
+    )
 
 
 def _scratch(size: int) -> F64:
@@ -92,6 +359,18 @@ def _scratch(size: int) -> F64:
     return buf
 
 
+def term_bounds(term_offsets: Any, post_ord: Any, post_tf: Any, doc_len: Any) -> tuple[I64, I64]:
+    """Per term of a block: its largest term frequency and its shortest document (over all its
+    postings, so they bound every prefix of them too)."""
+    starts = np.asarray(term_offsets[:-1], dtype=np.int64)
+    if len(post_ord) == 0:
+        return np.zeros(len(starts), dtype=np.int64), np.zeros(len(starts), dtype=np.int64)
+    starts = np.minimum(starts, len(post_ord) - 1)  # a term without postings: never looked up
+    max_tf = np.maximum.reduceat(np.asarray(post_tf, dtype=np.int64), starts)
+    min_len = np.minimum.reduceat(np.asarray(doc_len, dtype=np.int64)[post_ord], starts)
+    return max_tf, min_len
+
+
 def block_top_k(
     post_ord: Any,
     post_tf: Any,
@@ -102,20 +381,34 @@ def block_top_k(
     k: int,
     k1: float,
     b: float,
+    *,
+    bounds: list[tuple[int, int]] | None = None,
+    floor: float = 0.0,
 ) -> tuple[I64, F64]:
     """The documents of one block (ordinals below ``size``) scoring at least its k-th best score,
-    ties kept, for the (idf, lo, hi) posting ranges of the query terms in query order."""
-    cand, scores = _kernel(
+    ties kept, for the (idf, lo, hi) posting ranges of the query terms in query order.
+
+    ``bounds`` (the largest tf and the shortest length of each term's postings, ``term_bounds``)
+    enable the pruning; then documents scoring below ``floor`` may be left out.
+    """
+    rows = []
+    for t, (idf, lo, hi) in enumerate(slices):
+        bound = math.inf
+        if bounds is not None:
+            tf, length = bounds[t]
+            bound = idf * (tf * (k1 + 1.0)) / (tf + k1 * (1.0 - b + b * (length / avgdl)))
+        rows.append((idf, lo, hi, bound))
+    return _kernel(
         post_ord,
         post_tf,
         doc_len,
-        np.array(slices, dtype=np.float64),  # one array, not three: each costs a numpy call
+        np.array(rows, dtype=np.float64),  # one array, not four: each costs a numpy call
         avgdl,
         k,
         k1,
         b,
         1.0 - b,
         k1 + 1.0,
+        floor if bounds is not None else 0.0,
         _scratch(size),
     )
-    return cand, scores
