@@ -84,9 +84,9 @@ class EmbeddedIndex(ThreadLookups):
         stamps = [np.asarray(p.timestamps) for p in parts]
         self._timestamps = np.concatenate(stamps) if stamps else np.zeros(0, dtype=np.int64)
         # Python views for building hits: indexing one costs a tenth of a numpy scalar lookup
-        self._stamp_view = memoryview(self._timestamps)
+        self._stamp_view = self._timestamps.data
         self._hit_columns = [
-            (None if p.hit_offsets is None else memoryview(p.hit_offsets), p.hit_store)
+            (None if p.hit_offsets is None else p.hit_offsets.data, p.hit_store)
             for p in parts
         ]
         self._ord: dict[str, int] | None = None
