@@ -12,7 +12,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from corpus_synth import WORDS, make_docs
+from corpus_synth import WORDS, make_docs, with_threads
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -21,6 +21,7 @@ from pastcast.corpus._protocol import SearchHit, known_valid_hit
 from pastcast.corpus._text import _first_match, _first_match_by_word, tokenize_utf8
 from pastcast.corpus.embedded._bm25 import K1, B, _as_of_slices, _score_partition, top_with_ties
 from pastcast.corpus.embedded._kernel import block_top_k
+from pastcast.corpus.embedded._maps import DocMaps
 from pastcast.records import Document
 
 # ASCII words and punctuation, accents, a ligature, sharp s, full-width letters, underscores
@@ -189,3 +190,16 @@ def test_the_pruned_query_kernel_equals_the_naive_scorer_bit_for_bit() -> None:
             got, want = index.score(terms, n, k), index.naive_score(terms, n, k)
             assert got[0].tolist() == want[0].tolist(), (terms, n, k)
             assert got[1].tolist() == want[1].tolist()  # == on floats: bit for bit
+
+
+def test_maps_of_an_in_memory_build_equal_the_maps_of_the_stored_lines(tmp_path: Path) -> None:
+    docs = with_threads(make_docs(400, seed=17, span_days=90), seed=3)
+    assert any(d.author for d in docs) and any(d.parent_id for d in docs)
+    built = EmbeddedIndex.build(docs, tmp_path / "index")
+    from_lines = DocMaps.from_parts(built._parts)
+    for got, want in zip(built.doc_maps()._maps(), from_lines._maps(), strict=True):
+        assert got.keys == want.keys
+        assert got.offsets.tolist() == want.offsets.tolist()
+        assert got.ords.tolist() == want.ords.tolist()
+    reopened = EmbeddedIndex.open(tmp_path / "index")  # the saved maps are these
+    assert [m.keys for m in reopened.doc_maps()._maps()] == [m.keys for m in from_lines._maps()]

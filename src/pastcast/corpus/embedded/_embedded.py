@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import bisect
 import itertools
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from datetime import datetime
 from pathlib import Path
 
@@ -36,6 +36,7 @@ from pastcast.corpus.embedded._bm25 import (
     bm25_top_k,
     naive_top_k,
 )
+from pastcast.corpus.embedded._maps import DocMaps
 from pastcast.corpus.embedded._partitioned import (
     FORMAT,
     build_partitioned,
@@ -86,8 +87,7 @@ class EmbeddedIndex(ThreadLookups):
         # Python views for building hits: indexing one costs a tenth of a numpy scalar lookup
         self._stamp_view = self._timestamps.data
         self._hit_columns = [
-            (None if p.hit_offsets is None else p.hit_offsets.data, p.hit_store)
-            for p in parts
+            (None if p.hit_offsets is None else p.hit_offsets.data, p.hit_store) for p in parts
         ]
         self._ord: dict[str, int] | None = None
         self._tuples: BlockTuples | None = None
@@ -116,6 +116,9 @@ class EmbeddedIndex(ThreadLookups):
             documents, Path(out_dir), overwrite=overwrite, progress=progress, kind=kind
         )
         index = cls(built.parts, built.id_rank, built.manifest, Path(out_dir))
+        if isinstance(documents, Sequence):  # in memory: the maps come from the documents
+            ordered = sorted(documents, key=lambda d: (d.timestamp, d.id))  # ordinal order
+            index._doc_maps = DocMaps.from_documents(ordered)
         index.save_thread_maps()
         return index
 
