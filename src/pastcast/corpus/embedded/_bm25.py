@@ -144,6 +144,7 @@ class BlockTuples:
     bounds: tuple[tuple[Any, ...], tuple[Any, ...]]  # per block: largest tf, shortest length
     vocabs: list[dict[str, int]]
     len_before: list[int]  # total length of the blocks before each block
+    largest: int  # the largest block's document count (the kernel's scratch size)
 
 
 def block_tuples(parts: Sequence[IndexArrays]) -> BlockTuples:
@@ -173,6 +174,7 @@ def block_tuples(parts: Sequence[IndexArrays]) -> BlockTuples:
         (tuple(b[0] for b in bounds), tuple(b[1] for b in bounds)),
         [p.vocab for p in parts],
         totals,
+        max((len(p.ids) for p in parts), default=0),
     )
 
 
@@ -207,11 +209,25 @@ def bm25_top_k(
         tids = np.array([[v.get(t, -1) for v in vocabs] for t in terms], dtype=np.int64)
         avgdl = (tuples.len_before[last] + int(parts[last].len_prefix[m])) / n
         t = tuples
-        cand, cand_scores = query_top_k(
-            t.ords, t.tfs, t.lens, t.offsets, t.bounds, tids, last, m, n, avgdl, k, bases, K1, B
+        return query_top_k(
+            t.ords,
+            t.tfs,
+            t.lens,
+            t.offsets,
+            t.bounds,
+            tids,
+            last,
+            m,
+            n,
+            avgdl,
+            k,
+            bases,
+            np.asarray(id_rank),
+            t.largest,
+            K1,
+            B,
         )
-    else:
-        cand, cand_scores = _blockwise(parts, bases, terms, n, k, allowed, block_top_k)
+    cand, cand_scores = _blockwise(parts, bases, terms, n, k, allowed, block_top_k)
     if not len(cand):
         return _empty()
     order = np.lexsort((np.asarray(id_rank)[cand], -cand_scores))[:k]

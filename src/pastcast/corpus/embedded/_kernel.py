@@ -255,6 +255,7 @@ def _query_kernel(
     k: int,
     k1: float,
     b: float,
+    id_rank: Any,
     scratch: Any,
 ) -> tuple[Any, Any]:
     n_terms = ranges.shape[0]
@@ -297,7 +298,10 @@ def _query_kernel(
             got_o, got_s = got_o[keep], got_s[keep]
         elif len(got_s) == k:
             floor = got_s.min()
-    return got_o, got_s
+    # the ranking: score descending, then id ascending (stable sorts: by id rank, then score)
+    by_rank = np.argsort(id_rank[got_o], kind="mergesort")
+    by_score = by_rank[np.argsort(-got_s[by_rank], kind="mergesort")][:k]
+    return got_o[by_score], got_s[by_score]
 
 
 def query_top_k(
@@ -313,11 +317,14 @@ def query_top_k(
     avgdl: float,
     k: int,
     bases: I64,
+    id_rank: I64,
+    scratch_size: int,
     k1: float,
     b: float,
 ) -> tuple[I64, F64]:
-    """The documents of every admitted block (block ``last`` up to its ``m``-th document; ``n``
-    visible in all) scoring at least the k-th best score, ties kept, as global ordinals.
+    """The top ``k`` of every admitted block (block ``last`` up to its ``m``-th document; ``n``
+    visible in all) as global ordinals and scores: score descending, then id ascending (by
+    ``id_rank``). ``scratch_size``: the largest block's document count.
 
     ``tids[t, blk]`` is query term ``t``'s id in block ``blk`` (-1: absent); the tuples hold each
     block's arrays (the same dtypes and flags in every block, so one compiled specialisation
@@ -345,7 +352,8 @@ def query_top_k(
         k,
         k1,
         b,
-        _scratch(max(len(x) for x in lens)),
+        id_rank,
+        _scratch(scratch_size),
     )
 
 
