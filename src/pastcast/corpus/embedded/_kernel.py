@@ -91,6 +91,33 @@ def _find(post_ord: Any, lo: int, hi: int, d: int) -> int:
 
 
 @numba.njit(cache=True, nogil=True)
+def _select(vals: Any, count: int, k: int) -> Any:
+    """The k-th largest of ``vals[:count]`` (reordering them in place): no allocation, where
+    ``np.partition`` copies up to a block's worth of scores per call."""
+    target = count - k  # its position in ascending order
+    lo, hi = 0, count - 1
+    while lo < hi:
+        pivot = vals[(lo + hi) >> 1]
+        i, j = lo, hi
+        while i <= j:
+            while vals[i] < pivot:
+                i += 1
+            while vals[j] > pivot:
+                j -= 1
+            if i <= j:
+                vals[i], vals[j] = vals[j], vals[i]
+                i += 1
+                j -= 1
+        if target <= j:
+            hi = j
+        elif target >= i:
+            lo = i
+        else:  # between j and i every value equals the pivot
+            return pivot
+    return vals[target]
+
+
+@numba.njit(cache=True, nogil=True)
 def _kth(values: Any, k: int) -> Any:
     """The k-th largest of ``values`` (at least k of them)."""
     return np.partition(values, len(values) - k)[len(values) - k]
@@ -110,6 +137,8 @@ def _kernel(
     k1_plus_1: float,
     floor: float,
     scratch: Any,
+    touched: Any,
+    vals: Any,
 ) -> tuple[Any, Any]:
     # slices[t] = (idf, lo, hi, bound) of the t-th query term (offsets as exact float64 integers)
     n_terms = slices.shape[0]
@@ -122,18 +151,16 @@ def _kernel(
     left = np.zeros(n_terms + 1)  # left[j]: the bounds of terms order[j:] summed
     for j in range(n_terms - 1, -1, -1):
         left[j] = left[j + 1] + slices[order[j], 3]
-    total = 0
-    for t in range(n_terms):
-        total += int(slices[t, 2]) - int(slices[t, 1])
-    touched = np.empty(total, dtype=np.int64)
-    count = 0
+    count = 0  # touched[:count]: the documents scored so far (each at most once)
     theta = floor
     j = 0
     # Phase 1: score whole terms while a document they have not reached could still enter.
     while j < n_terms:
         if left[j] < np.inf:  # bounded: can the terms left still add a new document?
             if count >= k:
-                theta = max(theta, _kth(scratch[touched[:count]], k))
+                for i in range(count):
+                    vals[i] = scratch[touched[i]]
+                theta = max(theta, _select(vals, count, k))
             if theta > 0.0 and left[j] * (1.0 + _MARGIN) < theta * (1.0 - _MARGIN):
                 break
         t = order[j]
@@ -146,7 +173,7 @@ def _kernel(
                 count += 1
             scratch[d] += c
         j += 1
-    cand = touched[:count]
+    cand = touched[:count]  # a view of the buffer: what is returned is copied
     reordered = False
     for i in range(n_terms):
         if order[i] != i:
@@ -192,7 +219,7 @@ def _kernel(
         scratch[cand[i]] = 0.0  # leave the scratch clean for the next call
     if not reordered:  # every term scored whole, in query order: the scores are exact
         if len(cand) <= k:
-            return cand, scores
+            return cand.copy(), scores
         kth = _kth(scores, k)
         keep_mask = scores >= kth
         return cand[keep_mask], scores[keep_mask]
@@ -212,7 +239,7 @@ def _kernel(
                 )
         scores[i] = s
     if len(cand) <= k:
-        return cand, scores
+        return cand.copy(), scores
     kth = _kth(scores, k)
     keep_mask = scores >= kth
     return cand[keep_mask], scores[keep_mask]
@@ -257,6 +284,8 @@ def _query_kernel(
     b: float,
     id_rank: Any,
     scratch: Any,
+    touched: Any,
+    vals: Any,
 ) -> tuple[Any, Any]:
     n_terms = ranges.shape[0]
     got_o = np.empty(0, dtype=np.int64)
@@ -289,6 +318,8 @@ def _query_kernel(
             k1 + 1.0,
             floor,
             scratch,
+            touched,
+            vals,
         )
         got_o = np.concatenate((got_o, cand.astype(np.int64) + bases[blk]))
         got_s = np.concatenate((got_s, scores))
@@ -353,18 +384,21 @@ def query_top_k(
         k1,
         b,
         id_rank,
-        _scratch(scratch_size),
+        *_buffers(scratch_size),
     )
 
 
-def _scratch(size: int) -> F64:
-    """A zeroed per-thread accumulator of at least ``size`` scores (the kernel re-zeroes what it
-    touched), so concurrent searches on one index never share one."""
-    buf: F64 | None = getattr(_local, "scratch", None)
-    if buf is None or buf.size < size:
-        buf = np.zeros(max(size, 1), dtype=np.float64)
-        _local.scratch = buf
-    return buf
+def _buffers(size: int) -> tuple[F64, I64, F64]:
+    """Per-thread work space for blocks of up to ``size`` documents, so concurrent searches on
+    one index never share one: a zeroed score accumulator (the kernel re-zeroes what it
+    touched), the list of touched documents and room for their scores. Allocating the last two
+    per call cost page faults (up to a block's worth each)."""
+    bufs: tuple[F64, I64, F64] | None = getattr(_local, "buffers", None)
+    if bufs is None or bufs[0].size < size:
+        n = max(size, 1)
+        bufs = (np.zeros(n), np.zeros(n, dtype=np.int64), np.zeros(n))
+        _local.buffers = bufs
+    return bufs
 
 
 def term_bounds(term_offsets: Any, post_ord: Any, post_tf: Any, doc_len: Any) -> tuple[I64, I64]:
@@ -418,5 +452,5 @@ def block_top_k(
         1.0 - b,
         k1 + 1.0,
         floor if bounds is not None else 0.0,
-        _scratch(size),
+        *_buffers(size),
     )
