@@ -40,6 +40,22 @@ def test_first_match_equals_the_word_by_word_scan(pieces: list[str], query: list
     assert _first_match(text, terms) == _first_match_by_word(text, terms)
 
 
+ASCII_WORDS = ["gaza", "Gaza", "GAZA", "x_y", "_", "42", "a1", "fire", "firewall", "ceasefire"]
+
+
+@settings(max_examples=400, deadline=None)
+@given(
+    st.lists(st.sampled_from(ASCII_WORDS) | st.text(" ,.-_'\t\n!a1Z", max_size=3), max_size=25),
+    st.lists(st.sampled_from(ASCII_WORDS), min_size=1, max_size=4),
+)
+def test_first_match_in_ascii_text_equals_the_word_by_word_scan(
+    pieces: list[str], query: list[str]
+) -> None:
+    text = "".join(pieces)
+    terms = list(dict.fromkeys(tokenize(" ".join(query))))
+    assert _first_match(text, terms) == _first_match_by_word(text, terms)
+
+
 def test_kernel_equals_the_numpy_scorer_bit_for_bit() -> None:
     docs = make_docs(600, seed=11, span_days=20)
     index = EmbeddedIndex.in_memory(docs)
