@@ -17,7 +17,7 @@ __all__ = ["Dataset"]
 class Dataset:
     """Events with their resolutions, daily market beliefs and scheduled forecast steps.
 
-    ``id`` is a versioned identifier (e.g. ``world-v1:seed=0``) recorded in every run log.
+    ``id`` is a versioned identifier (e.g. ``world-v2:seed=0``) recorded in every run log.
     Resolutions are held here for grading only; ``pastcast.env`` never hands them to an agent.
     """
 

@@ -2,6 +2,7 @@
 on-disk dataset format."""
 
 from pastcast.markets._build import BuildReport, FunnelStage, TemporalSplit, build_dataset
+from pastcast.markets._causal import CausalDojoSchedule, CausalLookbackSchedule
 from pastcast.markets._filters import (
     FilterConfig,
     Nontriviality,
@@ -43,6 +44,8 @@ __all__ = [
     "MARKET_SOURCES",
     "RELEASE_COLUMNS",
     "BuildReport",
+    "CausalDojoSchedule",
+    "CausalLookbackSchedule",
     "DayActivity",
     "DojoSchedule",
     "DownloadError",

@@ -11,7 +11,7 @@ from datetime import UTC, datetime, time, timedelta
 from pastcast.dataset import Dataset
 from pastcast.records import DailyBelief, Document, Event, Resolution, StepSpec
 from pastcast.world import _news as news
-from pastcast.world._config import WORLD_VERSION, WorldConfig
+from pastcast.world._config import STREAM_KEY, WORLD_VERSION, WorldConfig
 from pastcast.world._evidence import (
     expected_signal_mass,
     random_time,
@@ -42,7 +42,7 @@ class Layout:
 
 def _rng(seed: int, cfg: WorldConfig, stream: str) -> random.Random:
     # String seeds are hashed with SHA-512 by ``random``: stable across runs and platforms.
-    return random.Random(f"{WORLD_VERSION}:{seed}:{cfg.short_hash() or ''}:{stream}")
+    return random.Random(f"{STREAM_KEY}:{seed}:{cfg.short_hash() or ''}:{stream}")
 
 
 def _layout(rng: random.Random, names: NameGen, cfg: WorldConfig) -> list[Layout]:

@@ -8,10 +8,15 @@ import json
 from dataclasses import dataclass
 from datetime import date
 
-__all__ = ["WORLD_VERSION", "WorldConfig"]
+__all__ = ["STREAM_KEY", "WORLD_VERSION", "WorldConfig"]
 
-WORLD_VERSION = "world-v1"
-"""Bumped whenever the generator changes what a given seed produces."""
+WORLD_VERSION = "world-v2"
+"""Bumped whenever the generator changes what a given seed produces (v2: the schedule is
+non-anticipating; see ``default_steps``)."""
+
+STREAM_KEY = "world-v1"
+"""What the random streams are keyed by. v2 changed only which steps an event gets, so every
+event, price and article of a seed stays as it was in v1."""
 
 
 @dataclass(frozen=True)
