@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import tempfile
 from dataclasses import asdict
-from datetime import date
+from datetime import UTC, date, datetime
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -91,7 +91,7 @@ def _report(ds: Any, report: Any, out: Path, as_json: bool) -> None:
 def import_forecastbench(
     path_or_url: Annotated[str, typer.Argument(help="ForecastBench folder, or a base URL.")],
     out: OutOpt,
-    schedule: ScheduleOpt = "dojo",
+    schedule: ScheduleOpt = "causal-dojo",
     source: SourceOpt = None,
     split: SplitOpt = None,
     corpus_end: CorpusEndOpt = None,
@@ -111,6 +111,7 @@ def import_forecastbench(
         DownloadError,
         ForecastBenchError,
         build_and_save,
+        data_horizon,
         download_files,
         read_forecastbench,
     )
@@ -136,6 +137,7 @@ def import_forecastbench(
             split=parsed,
             sources=source or None,
             news_counts=_news_counts(news_corpus, list(result.histories)),
+            collected_at=data_horizon(result.histories),  # the series end with the snapshot
             provenance={
                 "source": "forecastbench",
                 "input": path_or_url,
@@ -160,7 +162,7 @@ def import_polymarket(
     clob_url: Annotated[str, typer.Option("--clob-url", help="CLOB API base URL.")] = (
         "https://clob.polymarket.com"
     ),
-    schedule: ScheduleOpt = "dojo",
+    schedule: ScheduleOpt = "causal-dojo",
     split: SplitOpt = None,
     corpus_end: CorpusEndOpt = None,
     limit: Annotated[int, typer.Option("--limit", help="Events per page.")] = 100,
@@ -174,6 +176,7 @@ def import_polymarket(
     from pastcast.markets import PolymarketClient, PolymarketError, build_and_save, fetch_histories
 
     sched, parsed = _common(schedule, split, corpus_end, first_belief=False)
+    collected_at = datetime.now(UTC)
     try:
         with PolymarketClient(base_url, clob_url) as client:
             histories, notes = fetch_histories(client, page_size=limit, max_events=max_events)
@@ -184,6 +187,7 @@ def import_polymarket(
             schedule=sched,
             split=parsed,
             news_counts=_news_counts(news_corpus, list(histories)),
+            collected_at=collected_at,
             provenance={
                 "source": "polymarket",
                 "gamma": base_url,

@@ -1,7 +1,13 @@
 """Real market data: importers, benchmark construction (filters, splits, schedules) and the
 on-disk dataset format."""
 
-from pastcast.markets._build import BuildReport, FunnelStage, TemporalSplit, build_dataset
+from pastcast.markets._build import (
+    BuildReport,
+    FunnelStage,
+    TemporalSplit,
+    build_dataset,
+    data_horizon,
+)
 from pastcast.markets._causal import CausalDojoSchedule, CausalLookbackSchedule
 from pastcast.markets._filters import (
     FilterConfig,
@@ -64,6 +70,7 @@ __all__ = [
     "build_and_save",
     "build_dataset",
     "daily_news_counts",
+    "data_horizon",
     "dataset_info",
     "dojo_step_count",
     "download_files",

@@ -8,14 +8,14 @@ from dataclasses import asdict, dataclass, field
 from datetime import date, datetime
 from typing import Any
 
-from pastcast.cutoff import parse_cutoff
+from pastcast.cutoff import end_of_day, parse_cutoff
 from pastcast.dataset import Dataset, with_content_id
 from pastcast.markets._filters import FilterConfig, faithfulness, lifetime_days, nontriviality
 from pastcast.markets._history import MarketHistory, guard_beliefs
 from pastcast.markets._schedules import Schedule
 from pastcast.records import StepSpec
 
-__all__ = ["BuildReport", "FunnelStage", "TemporalSplit", "build_dataset"]
+__all__ = ["BuildReport", "FunnelStage", "TemporalSplit", "build_dataset", "data_horizon"]
 
 
 @dataclass(frozen=True)
@@ -77,6 +77,13 @@ class _Funnel:
         self.items = kept
 
 
+def data_horizon(histories: Iterable[MarketHistory]) -> datetime | None:
+    """When a price series was last taken: the end of the last priced day of any market (for
+    sources that do not say when they were collected)."""
+    last = max((b.day for h in histories for b in h.beliefs), default=None)
+    return None if last is None else end_of_day(last)
+
+
 def build_dataset(
     histories: Iterable[MarketHistory],
     *,
@@ -86,8 +93,14 @@ def build_dataset(
     split: TemporalSplit | None = None,
     sources: Iterable[str] | None = None,
     news_counts: Mapping[date, int] | None = None,
+    collected_at: datetime | None = None,
 ) -> tuple[Dataset, BuildReport]:
-    """Filter, split and schedule resolved markets; the dataset id is ``name:<hash12>``."""
+    """Filter, split and schedule resolved markets; the dataset id is ``name:<hash12>``.
+
+    With ``collected_at`` (when the data was taken), an event scheduled to close after it is
+    removed: it is among resolved markets only because it resolved early, which its close date
+    (shown to agents) then tells.
+    """
     cfg = filters or FilterConfig()
     items = list(histories)
     by_source = Counter(h.event.source for h in items)
@@ -104,6 +117,12 @@ def build_dataset(
         for h in funnel.items
     ]
     funnel.keep("pre-resolution beliefs", lambda h: bool(h.beliefs), "no price before resolution")
+    if collected_at is not None:
+        funnel.keep(
+            "closes before collection",
+            lambda h: h.event.close_time <= collected_at,
+            f"scheduled close <= {collected_at:%Y-%m-%d %H:%M} (a later one resolved early)",
+        )
     funnel.keep(
         "lifetime",
         lambda h: lifetime_days(h) >= cfg.min_lifetime_days,

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterable, Mapping
 from dataclasses import asdict, is_dataclass
-from datetime import date
+from datetime import date, datetime
 from pathlib import Path
 from typing import Any
 
@@ -49,6 +49,7 @@ def build_and_save(
     sources: Iterable[str] | None = None,
     news_counts: Mapping[date, int] | None = None,
     provenance: Mapping[str, Any] | None = None,
+    collected_at: datetime | None = None,
 ) -> tuple[Dataset, BuildReport]:
     cfg = filters or FilterConfig()
     dataset, report = build_dataset(
@@ -59,6 +60,7 @@ def build_and_save(
         split=split,
         sources=sources,
         news_counts=news_counts,
+        collected_at=collected_at,
     )
     metadata: dict[str, Any] = {
         "name": name,

@@ -39,6 +39,9 @@ class WorldConfig:
     distractor_fraction: float = 0.3
     duplicate_fraction: float = 0.05
     canary_fraction: float = 1 / 3
+    hindsight_fraction: float = 0.0
+    """Share of events with a planted hindsight rewrite: dated before the resolution, it states
+    the outcome (``World.hindsight_ids``); the content screen must keep it from every corpus."""
 
     accuracy_start: float = 0.55
     """Chance that a signal points to the truth at the event's opening ..."""
@@ -74,6 +77,7 @@ class WorldConfig:
             "distractor_fraction",
             "duplicate_fraction",
             "canary_fraction",
+            "hindsight_fraction",
             "missing_day_fraction",
             "unpriced_leg_prob",
         ):
