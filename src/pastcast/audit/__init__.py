@@ -16,15 +16,21 @@ from pastcast.audit._construction import (
     late_closes,
 )
 from pastcast.audit._features import FEATURES, step_features
+from pastcast.audit._runaudit import CHECKS, SHINGLE, Finding, RunAudit, audit_run
 
 __all__ = [
     "AS_BUILT",
+    "CHECKS",
     "FEATURES",
+    "SHINGLE",
     "ConstructionAudit",
+    "Finding",
+    "RunAudit",
     "ScheduleAudit",
     "auc",
     "auc_interval",
     "audit_construction",
+    "audit_run",
     "fit_logistic",
     "late_closes",
     "out_of_fold_scores",

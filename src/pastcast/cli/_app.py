@@ -13,6 +13,7 @@ from typer.core import TyperGroup
 from pastcast.cli import (
     _agents,
     _arena,
+    _audit,
     _corpus,
     _data,
     _export,
@@ -68,6 +69,7 @@ app = typer.Typer(
 )
 app.add_typer(_agents.app, name="agents")
 app.add_typer(_arena.app, name="arena")
+app.add_typer(_audit.app, name="audit")
 app.add_typer(_corpus.app, name="corpus")
 app.add_typer(_data.app, name="data")
 app.add_typer(_export.app, name="export")
