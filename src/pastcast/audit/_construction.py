@@ -221,4 +221,9 @@ def audit_construction(
         late_closes=tuple(
             f"{ds.id}/{e}" if prefix else e for ds in datasets for e in late_closes(ds)
         ),
+        unversioned_steps=tuple(
+            f"{ds.id}/{s.event_id}#{s.step_index}" if prefix else f"{s.event_id}#{s.step_index}"
+            for ds in datasets
+            for s in ds.unversioned_steps()
+        ),
     )

@@ -114,6 +114,7 @@ def import_forecastbench(
         data_horizon,
         download_files,
         read_forecastbench,
+        read_text_versions,
     )
 
     sched, parsed = _common(schedule, split, corpus_end, first_belief=True)
@@ -138,6 +139,7 @@ def import_forecastbench(
             sources=source or None,
             news_counts=_news_counts(news_corpus, list(result.histories)),
             collected_at=data_horizon(result.histories),  # the series end with the snapshot
+            texts=read_text_versions(root),
             provenance={
                 "source": "forecastbench",
                 "input": path_or_url,

@@ -43,6 +43,7 @@ from pastcast.markets.sources import (
     html_to_text,
     load_release,
     read_forecastbench,
+    read_text_versions,
 )
 
 __all__ = [
@@ -86,5 +87,6 @@ __all__ = [
     "nontriviality",
     "outcome_series",
     "read_forecastbench",
+    "read_text_versions",
     "schedules",
 ]

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, is_dataclass
 from datetime import date, datetime
 from pathlib import Path
@@ -14,6 +14,7 @@ from pastcast.markets._build import BuildReport, TemporalSplit, build_dataset
 from pastcast.markets._filters import FilterConfig
 from pastcast.markets._history import MarketHistory
 from pastcast.markets._schedules import Schedule, schedules
+from pastcast.records import TextVersion
 
 __all__ = ["build_and_save", "dataset_info", "make_schedule"]
 
@@ -50,6 +51,8 @@ def build_and_save(
     news_counts: Mapping[date, int] | None = None,
     provenance: Mapping[str, Any] | None = None,
     collected_at: datetime | None = None,
+    texts: Mapping[str, Sequence[TextVersion]] | None = None,
+    keep_unversioned: bool = False,
 ) -> tuple[Dataset, BuildReport]:
     cfg = filters or FilterConfig()
     dataset, report = build_dataset(
@@ -61,6 +64,8 @@ def build_and_save(
         sources=sources,
         news_counts=news_counts,
         collected_at=collected_at,
+        texts=texts,
+        keep_unversioned=keep_unversioned,
     )
     metadata: dict[str, Any] = {
         "name": name,

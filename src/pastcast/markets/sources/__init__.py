@@ -1,5 +1,6 @@
 """Importers of resolved markets: ForecastBench files, Polymarket's public APIs, the
-Forecast-Dojo release layout, and resumable downloads of upstream files."""
+Forecast-Dojo release layout, resumable downloads of upstream files, and the text snapshots of
+ForecastBench's question sets."""
 
 from pastcast.markets.sources._download import FORECASTBENCH_FILES, DownloadError, download_files
 from pastcast.markets.sources._forecastbench import (
@@ -16,6 +17,7 @@ from pastcast.markets.sources._polymarket import (
     fetch_histories,
 )
 from pastcast.markets.sources._release import RELEASE_COLUMNS, load_release
+from pastcast.markets.sources._versions import read_text_versions
 
 __all__ = [
     "FORECASTBENCH_FILES",
@@ -32,4 +34,5 @@ __all__ = [
     "html_to_text",
     "load_release",
     "read_forecastbench",
+    "read_text_versions",
 ]

@@ -30,7 +30,13 @@ from pastcast.markets._history import MarketHistory, guard_beliefs
 from pastcast.markets.sources._html import html_to_text
 from pastcast.records import BINARY_LABELS, DailyBelief, Event, Resolution
 
-__all__ = ["MARKET_SOURCES", "ForecastBenchError", "ImportResult", "read_forecastbench"]
+__all__ = [
+    "MARKET_SOURCES",
+    "ForecastBenchError",
+    "ImportResult",
+    "question_text",
+    "read_forecastbench",
+]
 
 MARKET_SOURCES = ("polymarket", "manifold", "metaculus", "infer")
 
@@ -55,6 +61,19 @@ def _time(value: Any, where: str, name: str) -> datetime | None:
         return parse_timestamp(value)
     except ValueError as exc:
         raise ForecastBenchError(f"{where}: field {name}: {exc}") from None
+
+
+def question_text(rec: dict[str, Any]) -> tuple[str, str, str]:
+    """A question record's (title, description, resolution criteria), as agents are shown
+    them: backgrounds reduced from HTML to text, the market's own criteria where it has any."""
+    criteria = rec.get("market_info_resolution_criteria")
+    if not isinstance(criteria, str) or criteria in ("", "N/A"):
+        criteria = rec.get("resolution_criteria") or ""
+    return (
+        str(rec.get("question") or "").strip(),
+        html_to_text(str(rec.get("background") or "")),
+        html_to_text(str(criteria)),
+    )
 
 
 def _settled_from(series: list[tuple[date, float]], label: str, eps: float) -> date | None:
@@ -174,15 +193,13 @@ def _make(
     if close_time < open_time:
         result.skipped["close before open"] += 1
         return
-    criteria = rec.get("market_info_resolution_criteria")
-    if not isinstance(criteria, str) or criteria in ("", "N/A"):
-        criteria = rec.get("resolution_criteria") or ""
+    title, description, criteria = question_text(rec)
     try:
         event = Event(
             id=f"{source}:{qid}",
-            title=str(rec.get("question") or "").strip(),
-            description=html_to_text(str(rec.get("background") or "")),
-            resolution_criteria=html_to_text(str(criteria)),
+            title=title,
+            description=description,
+            resolution_criteria=criteria,
             kind="binary",
             labels=BINARY_LABELS,
             open_time=open_time,
