@@ -4,6 +4,7 @@ before any work; a failed run exits 1; `run` mirrors RunConfig and EnvConfig."""
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -12,8 +13,10 @@ import typer
 from typer.testing import CliRunner
 
 import pastcast
+from _tiny import tiny_dataset
 from pastcast.cli import _run as cli_run
 from pastcast.cli import app
+from pastcast.dataset import save_dataset
 from pastcast.env import EnvConfig
 from pastcast.runlog import read_run_log
 from pastcast.runner import RunConfig
@@ -189,7 +192,13 @@ def test_every_run_and_env_config_field_is_a_run_option(tmp_path: Path) -> None:
         argv += opts
         expected[name] = value
     out = tmp_path / "r.jsonl"
-    result = runner.invoke(app, ["run", "--agent", "uniform", *argv, "--out", str(out)])
+    # A dataset with an eval split, so that --split eval selects events (an empty selection is
+    # refused before the run).
+    tiny = tiny_dataset()
+    dataset = tmp_path / "tiny"
+    save_dataset(replace(tiny, splits={e.id: "eval" for e in tiny.events}), dataset)
+    args = ["run", "--agent", "uniform", *argv, "--dataset", str(dataset), "--out", str(out)]
+    result = runner.invoke(app, args)
     assert result.exit_code == 0, result.output
     config = read_run_log(out).header.config
     for name, value in expected.items():
@@ -207,20 +216,24 @@ def test_run_json_is_one_object_on_stdout(tmp_path: Path) -> None:
     assert result.exit_code == 0, result.output
     summary = json.loads(result.stdout)
     steps = read_run_log(out).steps
-    assert summary == {
+    counts = {k: summary[k] for k in ("run_log", "run_id", "written", "resumed", "unusable")}
+    assert counts == {
         "run_log": str(out),
         "run_id": steps[0].run_id,
         "written": len(steps),
         "resumed": 0,
         "unusable": 0,
     }
+    assert summary["accounting"]["steps_written"] == len(steps)  # and the run's accounting
     again = json.loads(runner.invoke(app, args).stdout)
     assert again["written"] == 0 and again["resumed"] == len(steps)
 
 
 def test_a_run_whose_every_forecast_is_unusable_exits_1(tmp_path: Path) -> None:
     out = tmp_path / "r.jsonl"
-    agent = f"no-tools:model=scripted:{tmp_path / 'missing.json'}"  # fails at the first call
+    script = tmp_path / "outputs.json"  # a model that loads, and never gives an answer
+    script.write_text(json.dumps(["I would rather not say."]))
+    agent = f"no-tools:model=scripted:{script}"
     result = runner.invoke(
         app, ["run", "--agent", agent, "--max-events", "1", "--out", str(out), "--json"]
     )

@@ -53,45 +53,77 @@ def cutoff_for_day(day: date, convention: DayConvention = DayConvention.START_OF
     """The cutoff instant that a calendar day stands for under ``convention``."""
     start = datetime.combine(day, time(0, 0), tzinfo=UTC)
     if convention is DayConvention.INCLUSIVE:
+        if day == date.max:
+            raise ValueError(f"the day after {day.isoformat()}: {_BEYOND}")
         return start + timedelta(days=1)
     return start
 
 
-def parse_timestamp(text: str) -> datetime:
-    """Parse an ISO 8601 timestamp (``Z`` accepted); a bare date is 00:00 UTC of that date."""
+_BEYOND = "beyond the calendar (0001-01-01 to 9999-12-31 UTC)"
+_SEPARATORS = ("T", "t", " ")
+
+
+def _shown(text: str) -> str:
+    """``text`` for an error message: quoted, and cut when long."""
+    return repr(text if len(text) <= 40 else text[:40] + "...")
+
+
+def _date(text: str) -> date | None:
+    try:
+        return date.fromisoformat(text)
+    except ValueError:
+        return None
+
+
+def _parse(text: str) -> tuple[datetime, bool]:
+    """An ISO 8601 date or instant and whether it was a bare date: one without a time of day,
+    in any spelling (``YYYY-MM-DD``, ``YYYYMMDD``, week dates; ``Z`` after it changes nothing).
+    A bare date comes back as its naive midnight (UTC). The date and the time must be separated
+    by ``T`` or a space: Python reads ``2024-03-05-05:00`` as 05:00, not as a zone."""
     raw = text.strip()
     if not raw:
         raise ValueError("empty timestamp")
-    if raw.endswith(("Z", "z")):
-        raw = raw[:-1] + "+00:00"
+    zulu = raw.endswith(("Z", "z"))
+    day = _date(raw[:-1] if zulu else raw)
+    if day is not None:
+        return datetime.combine(day, time(0, 0)), True
     try:
-        if len(raw) == 10:
-            return cutoff_for_day(date.fromisoformat(raw))
-        return as_utc(datetime.fromisoformat(raw))
-    except ValueError as exc:
-        raise ValueError(f"not an ISO 8601 timestamp: {text!r}") from exc
+        value = datetime.fromisoformat(raw[:-1] + "+00:00" if zulu else raw)
+    except ValueError:
+        raise ValueError(f"not an ISO 8601 date or timestamp: {_shown(text)}") from None
+    if not any(_date(raw[:k]) and raw[k : k + 1] in _SEPARATORS for k in (10, 8, 7)):
+        raise ValueError(f"{_shown(text)}: expected T between the date and the time")
+    return value, False
+
+
+def parse_timestamp(text: str) -> datetime:
+    """Parse an ISO 8601 timestamp (``Z`` accepted); a bare date is 00:00 UTC of that date."""
+    value, _ = _parse(text)
+    return _utc(value, text)
+
+
+def _utc(value: datetime, text: str) -> datetime:
+    try:
+        return as_utc(value)
+    except OverflowError:  # an offset that moves the instant off the calendar
+        raise ValueError(f"{_shown(text)}: {_BEYOND}") from None
 
 
 def parse_publication_time(text: str) -> datetime:
     """When a document became public. A bare date means the *end* of that day.
 
     A document dated only by its day may have appeared at any time that day, so it must not be
-    visible at an intraday cutoff of the same day: it is placed at 23:59:59.999999 UTC. Full
-    timestamps are taken as given.
+    visible at an intraday cutoff of the same day: it is placed at 23:59:59.999999 UTC. Every
+    spelling of a bare date follows this rule (see ``_parse``); full timestamps are taken as
+    given.
     """
-    raw = text.strip()
-    if len(raw) == 10:
-        try:
-            day = date.fromisoformat(raw)
-        except ValueError as exc:
-            raise ValueError(f"not an ISO 8601 date: {text!r}") from exc
-        return end_of_day(day)
-    return parse_timestamp(raw)
+    value, bare = _parse(text)
+    return end_of_day(value.date()) if bare else _utc(value, text)
 
 
 def end_of_day(day: date) -> datetime:
     """The last microsecond of a UTC day: when something dated only by that day counts as public."""
-    return cutoff_for_day(day + timedelta(days=1)) - timedelta(microseconds=1)
+    return datetime.combine(day, time.max, tzinfo=UTC)
 
 
 def parse_cutoff(
@@ -99,19 +131,18 @@ def parse_cutoff(
 ) -> datetime:
     """Turn a user-given cutoff (a date, a datetime, or their ISO text) into a UTC instant.
 
-    Dates (including ``YYYY-MM-DD`` strings) follow ``convention``; instants are taken as given.
+    Dates (including a bare date in any spelling, see ``_parse``) follow ``convention``; instants
+    are taken as given. Raises ``ValueError`` for text that is no date or instant, or one off the
+    calendar.
     """
     if isinstance(value, datetime):
         return as_utc(value)
     if isinstance(value, date):
         return cutoff_for_day(value, convention)
-    raw = value.strip()
-    if len(raw) == 10:
-        try:
-            return cutoff_for_day(date.fromisoformat(raw), convention)
-        except ValueError as exc:
-            raise ValueError(f"not an ISO 8601 date: {value!r}") from exc
-    return parse_timestamp(raw)
+    parsed, bare = _parse(value)
+    if bare:
+        return cutoff_for_day(parsed.date(), convention)
+    return _utc(parsed, value)
 
 
 def is_visible(timestamp: datetime, cutoff: datetime) -> bool:

@@ -31,11 +31,13 @@ from pydantic import (
     model_validator,
 )
 
+from pastcast import safejson
 from pastcast.cutoff import as_utc
 
 __all__ = [
     "BINARY_LABELS",
     "FAILURE_REASONS",
+    "RETRYABLE_FAILURES",
     "AgentRole",
     "Assessment",
     "CorpusIdentity",
@@ -98,10 +100,18 @@ FailureReason = Literal[
     # the market reference had nothing to report
     "no_market_access",
     "no_market_price",
+    # the model's provider failed: down, rate limited or timing out past every retry, or paused
+    # by the run's circuit breaker (transient)
+    "provider_error",
+    # the model or its endpoint is not there, or refuses the credentials (configuration)
+    "model_unavailable",
 ]
 """Why a forecast is unusable (scored by the fallback and counted as a failure)."""
 
 FAILURE_REASONS: tuple[FailureReason, ...] = get_args(FailureReason)
+
+RETRYABLE_FAILURES: tuple[FailureReason, ...] = ("provider_error", "model_unavailable")
+"""Failures that say nothing about the agent: ``pastcast run --retry-failed`` runs them again."""
 
 
 class Record(BaseModel):
@@ -266,7 +276,7 @@ def tool_result_text(value: object) -> str:
 def _object_from_text(value: object) -> object:
     if isinstance(value, str):  # as written in a log
         try:
-            return json.loads(value)
+            return safejson.loads(value)
         except ValueError as exc:
             raise ValueError(f"not a JSON object: {exc}") from None
     return value

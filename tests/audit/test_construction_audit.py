@@ -10,7 +10,7 @@ import pytest
 
 from pastcast.audit import AS_BUILT, ConstructionAudit, ScheduleAudit, audit_construction
 from pastcast.dataset import Dataset
-from pastcast.markets import build_dataset, data_horizon, make_schedule, read_forecastbench
+from pastcast.markets import build_dataset, collected_at, make_schedule, read_forecastbench
 from pastcast.records import Event, Resolution, StepSpec
 from pastcast.world import build_world
 
@@ -88,10 +88,11 @@ def test_unknown_schedule_is_refused_before_any_work(worlds: list[Dataset]) -> N
 
 @pytest.mark.shared_data
 def test_forecastbench_as_imported(shared_data_dir: Path) -> None:
-    histories = read_forecastbench(shared_data_dir / "forecastbench").histories
+    root = shared_data_dir / "forecastbench"
+    histories = read_forecastbench(root).histories
     schedule = make_schedule("causal-dojo", start_at_first_belief=True)
     dataset, report = build_dataset(
-        histories, name="forecastbench", schedule=schedule, collected_at=data_horizon(histories)
+        histories, name="forecastbench", schedule=schedule, collected_at=collected_at(root)
     )
     stages = {s.stage: s for s in report.funnel}
     assert stages["closes before collection"].removed > 20

@@ -13,7 +13,13 @@ from markets_factories import at, binary
 from pastcast.audit import audit_construction
 from pastcast.dataset import Dataset, load_dataset, save_dataset, with_content_id
 from pastcast.env import ForecastEnv, check_env
-from pastcast.markets import build_dataset, make_schedule, read_forecastbench, read_text_versions
+from pastcast.markets import (
+    build_dataset,
+    collected_at,
+    make_schedule,
+    read_forecastbench,
+    read_text_versions,
+)
 from pastcast.records import StepSpec, TextVersion
 
 
@@ -125,6 +131,17 @@ def test_question_sets_become_text_versions(tmp_path: Path) -> None:
     assert first.title == "Will it happen? (first)" and first.description == "first background"
     assert first.resolution_criteria == "criteria" and first.origin == "2025-01-05-llm.json"
     assert second.published_at.date().isoformat() == "2025-03-02"
+
+
+def test_collection_time_is_the_last_day_with_data(tmp_path: Path) -> None:
+    assert collected_at(tmp_path) is None
+    _question_set(tmp_path, "2025-01-05", "first")
+    assert collected_at(tmp_path) == datetime(2025, 1, 5, 23, 59, 59, 999999, tzinfo=UTC)
+    derived = tmp_path / "derived"
+    derived.mkdir()
+    rows = ["source,id,date,value", "polymarket,m1,2025-02-01,0.4", "polymarket,m1,2025-02-03,1.0"]
+    (derived / "daily_values.csv").write_text("\n".join(rows) + "\n")
+    assert collected_at(tmp_path) == datetime(2025, 2, 3, 23, 59, 59, 999999, tzinfo=UTC)
 
 
 @pytest.mark.shared_data

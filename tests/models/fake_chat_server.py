@@ -7,6 +7,8 @@ to an actual socket.
 from __future__ import annotations
 
 import json
+import socket
+import struct
 import threading
 import time
 from dataclasses import dataclass, field
@@ -46,6 +48,16 @@ class Reply:
     status: int = 200
     headers: dict[str, str] = field(default_factory=dict)
     delay_s: float = 0.0
+    raw: bytes | None = None
+    """Sent instead of the JSON of ``body`` (a truncated or garbled reply)."""
+    reset: bool = False
+    """Close the connection with a TCP reset instead of replying."""
+
+
+def reset_connection(conn: socket.socket) -> None:
+    """Abort a connection: SO_LINGER with a zero timeout makes close() send a RST."""
+    conn.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+    conn.close()
 
 
 @dataclass
@@ -76,7 +88,11 @@ def start_fake_server() -> tuple[FakeServer, ThreadingHTTPServer]:
                 reply = state.replies.pop(0) if state.replies else Reply(completion())
             if reply.delay_s:
                 time.sleep(reply.delay_s)
-            data = json.dumps(reply.body).encode()
+            if reply.reset:
+                reset_connection(self.connection)
+                self.close_connection = True
+                return
+            data = reply.raw if reply.raw is not None else json.dumps(reply.body).encode()
             try:
                 self.send_response(reply.status)
                 self.send_header("content-type", "application/json")

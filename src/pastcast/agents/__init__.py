@@ -16,7 +16,7 @@ from pastcast.agents._base import (
 )
 from pastcast.agents._baselines import BaseRateAgent, MarketAgent, RandomAgent, UniformAgent
 from pastcast.agents._heuristic import HeuristicResearchAgent
-from pastcast.agents._llm_registry import agent_model, clear_models
+from pastcast.agents._llm_registry import agent_model, clear_models, load_models
 from pastcast.agents._memory import notebook_failures
 from pastcast.agents._no_tools import NoToolsAgent
 from pastcast.agents._notebook import check_notebook, parse_notebook, render_notebook
@@ -61,6 +61,7 @@ __all__ = [
     "clear_models",
     "list_agents",
     "list_prompts",
+    "load_models",
     "load_prompt",
     "notebook_failures",
     "parse_forecast",

@@ -5,18 +5,34 @@ Kept apart from the forecast-specific rules in ``_parsing`` so the notebook pars
 
 from __future__ import annotations
 
-import ast
-import json
 import re
+from bisect import bisect_right
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["Block", "find_blocks", "load_object", "strip_thinking"]
+from pastcast import safejson
+from pastcast.agents._braces import balanced_objects
+
+__all__ = [
+    "MAX_CANDIDATES",
+    "Block",
+    "balanced_objects",
+    "find_blocks",
+    "load_object",
+    "strip_thinking",
+    "tagged",
+]
 
 _THINK_RE = re.compile(r"<think(?:ing)?>.*?(?:</think(?:ing)?>|\Z)", re.DOTALL | re.IGNORECASE)
-_ANSWER_RE = re.compile(r"<answer>(.*?)</answer>", re.DOTALL | re.IGNORECASE)
-_FENCE_RE = re.compile(r"```[ \t]*([A-Za-z0-9_-]*)[ \t]*\n?(.*?)```", re.DOTALL)
+# The header is possessive (it holds no backticks, so giving some of it back never finds a
+# closing fence): a long language word with no closing fence costs one scan, not one per length.
+_FENCE_RE = re.compile(r"```[ \t]*+([A-Za-z0-9_-]*+)[ \t]*+\n?+(.*?)```", re.DOTALL)
 _CURLY = str.maketrans({"“": '"', "”": '"', "„": '"', "‘": "'", "’": "'"})
+
+MAX_CANDIDATES = 64
+"""How many candidate blocks, counted from the end of the output, are offered for loading: the
+answer is the last one that loads, and trying every earlier one would let a long output of
+junk objects cost time in proportion to their number."""
 
 
 @dataclass(frozen=True)
@@ -34,66 +50,69 @@ def strip_thinking(text: str) -> str:
     return _THINK_RE.sub("", text)
 
 
-def balanced_objects(text: str) -> list[tuple[int, int]]:
-    """(start, end) spans of top-level balanced ``{...}`` objects, aware of double-quoted strings.
-
-    An opening brace that never closes (a truncated or prose brace) is skipped, so a complete
-    object after it is still found.
-    """
+def tagged(text: str, tag: str) -> list[tuple[int, int]]:
+    """(start, end) of the contents of each ``<tag>...</tag>`` (case-insensitive), as the lazy
+    regex ``<tag>(.*?)</tag>`` finds them, in linear time: once no closing tag follows an
+    opening one, none follows any later one either, so the search stops there."""
+    opening = re.compile(re.escape(f"<{tag}>"), re.IGNORECASE)
+    closing = re.compile(re.escape(f"</{tag}>"), re.IGNORECASE)
     spans: list[tuple[int, int]] = []
-    i, n = 0, len(text)
-    while i < n:
-        start = text.find("{", i)
-        if start < 0:
+    pos = 0
+    while (m := opening.search(text, pos)) is not None:
+        close = closing.search(text, m.end())
+        if close is None:
             break
-        depth, in_str, esc, j = 0, False, False, start
-        end = -1
-        while j < n:
-            c = text[j]
-            if in_str:
-                if esc:
-                    esc = False
-                elif c == "\\":
-                    esc = True
-                elif c == '"':
-                    in_str = False
-            elif c == '"':
-                in_str = True
-            elif c == "{":
-                depth += 1
-            elif c == "}":
-                depth -= 1
-                if depth == 0:
-                    end = j + 1
-                    break
-            j += 1
-        if end < 0:
-            i = start + 1
-            continue
-        spans.append((start, end))
-        i = end
+        spans.append((m.end(), close.start()))
+        pos = close.end()
     return spans
 
 
+def _fences(text: str) -> list[tuple[int, int, str, int, int]]:
+    """(start, end, language, content start, content end) of each fenced block."""
+    return [(*m.span(), m.group(1), *m.span(2)) for m in _FENCE_RE.finditer(text)]
+
+
+class _Covered:
+    """Spans, each list sorted and disjoint; ``holds(x)``: whether ``x`` lies in one of them."""
+
+    def __init__(self, *lists: list[tuple[int, int]]) -> None:
+        self.lists = [([a for a, _ in spans], [b for _, b in spans]) for spans in lists if spans]
+
+    def holds(self, x: int) -> bool:
+        for starts, ends in self.lists:
+            i = bisect_right(starts, x) - 1
+            if i >= 0 and x < ends[i]:
+                return True
+        return False
+
+
+_FENCE_LANGUAGES = frozenset({"", "json", "json5", "javascript", "js"})
+
+
 def find_blocks(text: str) -> list[Block]:
-    """All candidate answer blocks, ordered by where they end (the last one is the answer)."""
-    blocks: list[Block] = []
-    covered: list[tuple[int, int]] = []
-    for m in _ANSWER_RE.finditer(text):
-        blocks.append(Block(_inner_object(m.group(1)), m.end(), True))
-        covered.append(m.span())
-    for m in _FENCE_RE.finditer(text):
-        if any(a <= m.start() < b for a, b in covered):
-            continue
-        if m.group(1).lower() not in ("", "json", "json5", "javascript", "js"):
-            continue
-        blocks.append(Block(_inner_object(m.group(2)), m.end(), True))
-        covered.append(m.span())
-    for a, b in balanced_objects(text):
-        if not any(ca <= a < cb for ca, cb in covered):
-            blocks.append(Block(text[a:b], b, False))
-    blocks.sort(key=lambda blk: blk.end)
-    return blocks
+    """The last ``MAX_CANDIDATES`` candidate answer blocks, ordered by where they end (the last
+    one is the answer)."""
+    # (end, explicit, start, stop): the block's text is text[start:stop], an explicit block's
+    # the last object inside it; cut out only for the candidates kept. Ends never tie.
+    found: list[tuple[int, bool, int, int]] = []
+    answers: list[tuple[int, int]] = []
+    for a, b in tagged(text, "answer"):
+        end = b + len("</answer>")
+        found.append((end, True, a, b))
+        answers.append((a - len("<answer>"), end))
+    in_answer = _Covered(answers)
+    fences: list[tuple[int, int]] = []
+    for start, end, lang, a, b in _fences(text):
+        if lang.lower() in _FENCE_LANGUAGES and not (answers and in_answer.holds(start)):
+            found.append((end, True, a, b))
+            fences.append((start, end))
+    inside = _Covered(answers, fences)
+    found.extend((b, False, a, b) for a, b in balanced_objects(text) if not inside.holds(a))
+    found.sort()
+    return [
+        Block(_inner_object(text[a:b]) if explicit else text[a:b], end, explicit)
+        for end, explicit, a, b in found[-MAX_CANDIDATES:]
+    ]
 
 
 def _inner_object(content: str) -> str:
@@ -104,72 +123,99 @@ def _inner_object(content: str) -> str:
     return content.strip()
 
 
-_PCT_RE = re.compile(r"(-?\d+(?:\.\d+)?)\s*%")
-_WORDS = {"true": "True", "false": "False", "null": "None"}
+# The lenient repair turns near-JSON into JSON in one pass of one regex (in C, linear): outside
+# strings, a number followed by % becomes a string, a trailing comma goes, Python's words and
+# number spellings become JSON's, a number used as a key is quoted, and a single-quoted string
+# becomes a double-quoted one. (Python's own parser, the obvious tool, is superlinear.)
+_NUMBER = r"[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?"  # unambiguous: linear
+_REPAIR = re.compile(
+    r'(?P<dq>"(?:[^"\\]|\\.)*"?)'
+    r"|(?P<sq>'(?:[^'\\]|\\.)*'?)"
+    r"|(?<![^\W_])(?<!\.)(?P<pct>-?\d+(?:\.\d+)?)\s*%"
+    rf"|(?<![\w.])(?P<key>{_NUMBER})(?![\w.])(?=\s*:)"
+    rf"|(?<![\w.])(?P<num>{_NUMBER})(?![\w.])"
+    r"|(?P<comma>,)(?=\s*[}\]])"
+    r"|(?<![^\W_])(?P<word>[A-Za-z_]+)",
+    re.DOTALL,
+)
+_WORDS = {"True": "true", "False": "false", "None": "null"}
+_SQ_ESCAPE = re.compile(r"\\(.)|\"", re.DOTALL)
+
+
+def _json_number(text: str) -> str:
+    """A Python spelling of a number (+1, .5, 5., 007) in JSON's."""
+    sign = "-" if text.startswith("-") else ""
+    body = text.lstrip("+-")
+    mantissa, e, exponent = body.replace("E", "e").partition("e")
+    whole, dot, frac = mantissa.partition(".")
+    whole = whole.lstrip("0") or "0"
+    return sign + whole + ("." + (frac or "0") if dot else "") + (e + exponent if e else "")
+
+
+def _json_string(quoted: str) -> str:
+    """A single-quoted string as a double-quoted one (\\' unescaped, " escaped); an unterminated
+    one is left as it is."""
+    if len(quoted) < 2 or not quoted.endswith("'"):
+        return quoted
+    inner = quoted[1:-1]
+    body = _SQ_ESCAPE.sub(
+        lambda m: '\\"' if m.group(1) is None else ("'" if m.group(1) == "'" else m.group()),
+        inner,
+    )
+    return f'"{body}"'
+
+
+def _repair_token(m: re.Match[str]) -> str:
+    kind = m.lastgroup
+    if kind == "dq":
+        return m.group()
+    if kind == "sq":
+        return _json_string(m.group())
+    if kind == "pct":
+        return f'"{m.group("pct")}%"'
+    if kind == "key":
+        return f'"{m.group()}"'
+    if kind == "num":
+        return _json_number(m.group())
+    if kind == "comma":
+        return ""
+    word = m.group()
+    return _WORDS.get(word, word)
 
 
 def _repair(text: str) -> str:
-    """Outside strings: quote percentages, drop trailing commas, map JSON words to Python."""
-    out: list[str] = []
-    i, n = 0, len(text)
-    quote: str | None = None
-    while i < n:
-        c = text[i]
-        if quote is not None:
-            out.append(c)
-            if c == "\\" and i + 1 < n:
-                out.append(text[i + 1])
-                i += 2
-                continue
-            if c == quote:
-                quote = None
-            i += 1
-            continue
-        if c in "\"'":
-            quote = c
-            out.append(c)
-            i += 1
-            continue
-        m = _PCT_RE.match(text, i)
-        if m and (i == 0 or not (text[i - 1].isalnum() or text[i - 1] == ".")):
-            out.append(f"'{m.group(1)}%'")
-            i = m.end()
-            continue
-        if c == ",":
-            k = i + 1
-            while k < n and text[k].isspace():
-                k += 1
-            if k < n and text[k] in "}]":
-                i += 1
-                continue
-        word = re.match(r"[A-Za-z_]+", text[i:])
-        if word and (i == 0 or not text[i - 1].isalnum()):
-            w = word.group(0)
-            out.append(_WORDS.get(w, w))
-            i += len(w)
-            continue
-        out.append(c)
-        i += 1
-    return "".join(out)
+    return _REPAIR.sub(_repair_token, text)
+
+
+_INT_DIGITS = 4000
+
+
+def _integer(digits: str) -> int | float:
+    """A JSON integer; one too long for Python to convert (4300 digits) is beyond any float."""
+    return int(digits) if len(digits) <= _INT_DIGITS else float(digits)
+
+
+def _loads(text: str, *, strict: bool = True) -> Any:
+    """``json.loads``, or None for anything it refuses (bad syntax, nesting deeper than the
+    interpreter's stack)."""
+    try:
+        return safejson.loads(text, strict=strict, parse_int=_integer)
+    except ValueError:
+        return None
 
 
 def load_object(text: str) -> tuple[dict[str, Any] | None, bool]:
     """Load a JSON object: strictly first, then with lenient repairs.
 
-    Returns (object or None, repaired). Repairs: trailing commas, single quotes, Python/JSON
-    literal words, unquoted percentages, and as a last resort curly quotes used as delimiters.
+    Returns (object or None, repaired). Repairs: trailing commas, single quotes, Python literal
+    words and number spellings, numbers as keys, unquoted percentages, control characters in
+    strings, and as a last resort curly quotes used as delimiters. Never raises; linear time.
     """
-    try:
-        obj = json.loads(text)
-    except (json.JSONDecodeError, RecursionError):
-        obj = None
-    else:
+    obj = _loads(text)
+    if obj is not None:  # valid JSON: an object, or not one at all
         return (obj, False) if isinstance(obj, dict) else (None, False)
     for candidate in (text, text.translate(_CURLY)):
-        try:
-            value = ast.literal_eval(_repair(candidate))
-        except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
-            continue
+        value = _loads(_repair(candidate), strict=False)
         if isinstance(value, dict):
-            return {str(k): v for k, v in value.items()}, True
+            return value, True
     return None, False

@@ -26,7 +26,7 @@ from pastcast.models import CachedModel, CacheMode, ChatRequest, ChatResponse, M
 from pastcast.records import Setting
 from pastcast.runlog import AgentSpec
 
-__all__ = ["agent_model", "clear_models"]
+__all__ = ["agent_model", "clear_models", "load_models"]
 
 
 class _Lazy:
@@ -42,11 +42,14 @@ class _Lazy:
     def name(self) -> str:
         return self._spec
 
-    def chat(self, request: ChatRequest) -> ChatResponse:
+    def load(self) -> Model:
         with self._lock:
             if self._inner is None:
                 self._inner = resolve_model(self._spec, **self._options)
-        return self._inner.chat(request)
+            return self._inner
+
+    def chat(self, request: ChatRequest) -> ChatResponse:
+        return self.load().chat(request)
 
     def close(self) -> None:
         close = getattr(self._inner, "close", None)
@@ -75,6 +78,25 @@ def agent_model(
                 found = CachedModel(found, cache_dir, cache_mode, settings=options)
             _MODELS[key] = found
         return found
+
+
+def load_models() -> None:
+    """Build every shared model not built yet, so that one which cannot be loaded (a missing
+    file, an unknown script, a server that does not start) fails before a run starts rather
+    than as thousands of unusable forecasts. A cache in replay mode builds no provider, so it
+    is left alone. Raises ``ValueError`` naming the model spec."""
+    with _MODELS_LOCK:
+        models = list(_MODELS.values())
+    for m in models:
+        if isinstance(m, CachedModel) and m.mode == "replay":
+            continue
+        inner = m.inner if isinstance(m, CachedModel) else m
+        if isinstance(inner, _Lazy):
+            try:
+                inner.load()
+            except Exception as exc:  # any provider's failure: reported, not raised through
+                first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+                raise ValueError(f"model {inner.name!r} cannot be loaded: {first}") from exc
 
 
 def clear_models() -> None:

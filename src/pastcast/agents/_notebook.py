@@ -12,14 +12,13 @@ from __future__ import annotations
 
 import json
 import math
-import re
 from collections.abc import Sequence
 from datetime import date, datetime
 from typing import Any
 
 from pydantic import ValidationError
 
-from pastcast.agents._jsonish import find_blocks, load_object, strip_thinking
+from pastcast.agents._jsonish import find_blocks, load_object, strip_thinking, tagged
 from pastcast.agents._prompts import answer_template
 from pastcast.cutoff import cutoff_for_day, is_visible, parse_cutoff
 from pastcast.records import Assessment, LedgerEntry, Notebook, NotebookCheck, Record
@@ -34,8 +33,6 @@ __all__ = [
     "parse_notebook",
     "render_notebook",
 ]
-
-_TAG_RE = re.compile(r"<notebook>(.*?)</notebook>", re.DOTALL | re.IGNORECASE)
 
 
 def _known(obj: dict[str, Any], model: type[Record]) -> dict[str, Any]:
@@ -67,10 +64,11 @@ def parse_notebook(text: str) -> Notebook | None:
     if not text:
         return None
     text = strip_thinking(text)
-    tagged = _TAG_RE.findall(text)
-    if tagged:
-        blocks = find_blocks(tagged[-1])
-        candidates = [b.text for b in blocks] or [tagged[-1]]
+    spans = tagged(text, "notebook")
+    if spans:
+        start, stop = spans[-1]
+        inner = text[start:stop]
+        candidates = [block.text for block in find_blocks(inner)] or [inner]
     else:
         candidates = [b.text for b in find_blocks(text)]
     for candidate in reversed(candidates):

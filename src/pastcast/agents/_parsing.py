@@ -49,7 +49,10 @@ def _to_number(value: Any) -> tuple[float, bool] | None:
     if isinstance(value, bool):
         return None
     if isinstance(value, int | float):
-        return float(value), False
+        try:
+            return float(value), False
+        except OverflowError:  # an integer beyond any float: not a probability
+            return math.inf, False
     if isinstance(value, str):
         s = value.strip()
         pct = s.endswith("%")

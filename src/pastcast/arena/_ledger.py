@@ -23,6 +23,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from pastcast import safejson
 from pastcast.arena._backend import ArenaRejected
 from pastcast.arena._protocol import Domain, keccak_hex
 from pastcast.arena._records import RoundScore, SignedCommit, SignedReveal
@@ -234,7 +235,7 @@ def _replay(path: Path) -> tuple[ArenaRules, str, int, int]:
         for lineno, raw in enumerate(fh, start=1):
             where = f"{path}:{lineno}"
             try:
-                line = json.loads(raw)
+                line = safejson.loads_line(raw)
             except json.JSONDecodeError as exc:
                 raise LedgerError(f"{where}: not JSON ({exc.msg})") from None
             if not isinstance(line, dict) or set(line) != {"seq", "at", "prev", "record", "hash"}:

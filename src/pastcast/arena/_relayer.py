@@ -2,8 +2,9 @@
 signature, allows one commit and one reveal per agent and round, rate-limits, simulates the call
 (``eth_call`` on a chain, a dry run on a ledger) and only then submits it.
 
-Status codes: 400 a bad signature or body, 409 the arena's rules refuse it (the reason is the
-contract's), 429 a second commit/reveal for the same round or too many requests.
+Status codes: 400 a bad signature or body (one that is not JSON, or nested too deeply), 413 a
+body over 64 KiB, 409 the arena's rules refuse it (the reason is the contract's), 429 a second
+commit/reveal for the same round or too many requests.
 
 With an ``admin_token`` the curator's actions are open too, under ``/admin/...`` with the header
 ``Authorization: Bearer TOKEN`` (register an agent, create a round, set its benchmark prices,
@@ -21,6 +22,7 @@ from typing import Any
 
 from pydantic import Field
 
+from pastcast import safejson
 from pastcast.arena._backend import ArenaBackend, ArenaRejected
 from pastcast.arena._protocol import recover_commit_signer, recover_reveal_signer
 from pastcast.arena._records import Bp, Hex32, SignedCommit, SignedReveal
@@ -29,6 +31,7 @@ from pastcast.records import Record
 __all__ = ["DEFAULT_HOST", "RelayerPolicy", "create_relayer"]
 
 DEFAULT_HOST = "127.0.0.1"
+MAX_BODY_BYTES = 64 * 1024  # a signed commit or reveal, or a curator's action, is far smaller
 
 
 class RelayerPolicy:
@@ -81,11 +84,27 @@ def create_relayer(
     backend: ArenaBackend, policy: RelayerPolicy | None = None, admin_token: str | None = None
 ) -> Any:
     """A FastAPI app relaying to ``backend`` (calls are serialised: one submission at a time)."""
-    from fastapi import Depends, FastAPI, Header, HTTPException
+    from fastapi import Depends, FastAPI, Header, HTTPException, Request
+    from fastapi.responses import JSONResponse
 
     app = FastAPI(title="pastcast arena relayer")
     rules = policy or RelayerPolicy()
     lock = threading.Lock()
+
+    @app.middleware("http")
+    async def bounded_body(request: Request, call_next: Callable[[Request], Any]) -> Any:
+        """A body too large, or one that is not JSON (nested too deeply included), is refused
+        before FastAPI decodes it: its decoder recurses on the C stack, and under the recursion
+        limit web3 sets a deeply nested body would crash the server."""
+        body = await request.body()
+        if len(body) > MAX_BODY_BYTES:
+            return JSONResponse({"detail": f"body over {MAX_BODY_BYTES} bytes"}, 413)
+        if body:
+            try:
+                safejson.loads(body)
+            except ValueError as exc:
+                return JSONResponse({"detail": f"body: not JSON ({exc})"}, 400)
+        return await call_next(request)
 
     def relay(
         kind: str,

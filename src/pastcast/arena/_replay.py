@@ -17,6 +17,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from pastcast import safejson
 from pastcast.agents import agent_info
 from pastcast.arena._backend import ArenaBackend
 from pastcast.arena._play import RoundPlayer, Submitter, agent_key
@@ -152,10 +153,10 @@ def read_results(path: str | Path) -> tuple[RoundResult, ...]:
     """The ``RoundResult``s of a ``rounds.jsonl`` file (one-line errors name the line)."""
     out = []
     p = Path(path)
-    with p.open(encoding="utf-8") as fh:
+    with p.open("rb") as fh:  # decoded line by line, so bad bytes are named by their line
         for i, line in enumerate(fh, start=1):
             try:
-                out.append(RoundResult.model_validate(json.loads(line)))
+                out.append(RoundResult.model_validate(safejson.loads_line(line)))
             except (json.JSONDecodeError, ValueError) as exc:
                 msg = str(exc).splitlines()[0]
                 raise ValueError(f"{p}:{i}: not a round result ({msg})") from None

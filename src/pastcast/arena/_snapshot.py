@@ -16,6 +16,7 @@ from typing import Any, ClassVar, Literal
 
 from pydantic import ValidationError
 
+from pastcast import safejson
 from pastcast.arena._records import (
     ArenaMarket,
     BenchmarkPrice,
@@ -231,7 +232,9 @@ def _read_table(path: Path, model: type[Record]) -> list[Record]:
         rows: list[dict[str, Any]] = []
         for i, row in enumerate(raw, start=2):
             try:
-                rows.append({k: json.loads(v) if k in _LIST_FIELDS else v for k, v in row.items()})
+                rows.append(
+                    {k: safejson.loads(v) if k in _LIST_FIELDS else v for k, v in row.items()}
+                )
             except json.JSONDecodeError as exc:
                 raise SnapshotError(f"{path}: row {i}: not a JSON list ({exc.msg})") from None
         first_row = 2

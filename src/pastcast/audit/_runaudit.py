@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, date, datetime
 from typing import Any, Literal
 
+from pastcast import safejson
 from pastcast.corpus.sources import screen_document
 from pastcast.cutoff import is_visible, last_complete_day, to_micros
 from pastcast.dataset import Dataset
@@ -150,7 +151,7 @@ def _outputs(rec: StepRecord) -> list[str]:
 def _shown_dates(result: str) -> Iterator[tuple[str, datetime]]:
     """(id, date) of every document a tool result lists with its date."""
     try:
-        value: Any = json.loads(result)
+        value: Any = safejson.loads(result)
     except ValueError:
         return
     items = value if isinstance(value, list) else [value]

@@ -18,6 +18,7 @@ from pastcast.cli import (
     _data,
     _export,
     _import,
+    _plan,
     _report,
     _run,
     _score,
@@ -25,29 +26,62 @@ from pastcast.cli import (
     _toolserver,
     _view,
 )
-from pastcast.cli._common import EXIT_FAILED
+from pastcast.cli._common import EXIT_FAILED, EXIT_USAGE, printable
 
 DEBUG_ENV = "PASTCAST_DEBUG"
 
 
 class _OneLineErrors(TyperGroup):
-    """Turns an exception no command anticipated into one ``error:`` line and exit code 1
-    (``PASTCAST_DEBUG=1`` shows the traceback instead). Usage errors are typer's: exit 2."""
+    """Every error is one ``error:`` line on stderr. A usage error of the parser (an unknown
+    option, a value out of range) names the option and exits 2; a path the system refuses
+    names the path and exits 1; any other exception no command anticipated exits 1
+    (``PASTCAST_DEBUG=1`` shows its traceback instead)."""
 
     def main(
         self, args: Sequence[str] | None = None, *pos: Any, **kwargs: Any
     ) -> Any:  # typer's signature
-        try:
+        if not kwargs.get("standalone_mode", True):
             return super().main(args, *pos, **kwargs)
-        except Exception as exc:  # standalone mode has already handled typer's own exceptions
-            if os.environ.get(DEBUG_ENV) or not kwargs.get("standalone_mode", True):
+        kwargs["standalone_mode"] = False  # exceptions come here instead of typer's panels
+        if args is not None and any("\x00" in a for a in args):  # never from a real shell
+            typer.echo("error: an argument holds a NUL character", err=True)
+            sys.exit(EXIT_USAGE)
+        try:
+            code = super().main(args, *pos, **kwargs)
+        except BrokenPipeError:  # the reader went away (``| head``): nothing left to say
+            sys.exit(EXIT_FAILED)
+        except typer.Abort:
+            typer.echo("error: aborted", err=True)
+            sys.exit(EXIT_FAILED)
+        except OSError as exc:  # a path the system refuses (too long, a device, ...): named
+            name = "" if exc.filename is None else str(exc.filename)
+            shown = name if len(name) <= 200 else name[:200] + "..."
+            reason = exc.strerror or str(exc)
+            line = f"error: {shown}: {reason}" if shown else f"error: {reason}"
+            typer.echo(printable(line), err=True)
+            sys.exit(EXIT_FAILED)
+        except Exception as exc:
+            parser_error = hasattr(exc, "format_message") and hasattr(exc, "exit_code")
+            if parser_error and type(exc).__name__ == "NoArgsIsHelpError":
+                exc.show()  # type: ignore[attr-defined]  # a bare group: its help
+                sys.exit(exc.exit_code)  # type: ignore[attr-defined]
+            if parser_error:
+                message = " ".join(exc.format_message().split())  # type: ignore[attr-defined]
+                ctx = getattr(exc, "ctx", None)
+                see = f" (see {ctx.command_path} --help)" if ctx is not None else ""
+                typer.echo(printable(f"error: {message}{see}"), err=True)
+                sys.exit(exc.exit_code)  # type: ignore[attr-defined]
+            if os.environ.get(DEBUG_ENV):
                 raise
             first = (str(exc).strip().splitlines() or [""])[0]
             typer.echo(
-                f"error: {type(exc).__name__}: {first} (set {DEBUG_ENV}=1 for the traceback)",
+                printable(
+                    f"error: {type(exc).__name__}: {first} (set {DEBUG_ENV}=1 for the traceback)"
+                ),
                 err=True,
             )
             sys.exit(EXIT_FAILED)
+        sys.exit(code if isinstance(code, int) else 0)
 
 
 def _version(value: bool) -> None:
@@ -78,6 +112,7 @@ app.add_typer(_stats.app, name="stats")
 app.add_typer(_toolserver.app, name="toolserver")
 app.command("demo")(_run.demo)
 app.command("run")(_run.run)
+app.command("plan")(_plan.plan)
 app.command("score")(_score.score)
 app.command("report")(_report.report)
 app.command("view")(_view.view)

@@ -8,7 +8,8 @@ from typing import Any
 
 import typer
 
-from pastcast.cli._common import fail, print_json
+from pastcast import safejson
+from pastcast.cli._common import fail, output_dir, print_json
 
 app = typer.Typer(
     help="Foresight Arena: commit-reveal rounds scored against the market (simulation, "
@@ -26,7 +27,7 @@ def _spec_option(option: str, what: str) -> tuple[str, dict[str, Any]]:
         if not eq or not key.strip():
             fail(f"{what} {option!r}: expected key=value, got {item!r}")
         try:
-            args[key.strip()] = json.loads(val)
+            args[key.strip()] = safejson.loads(val)
         except json.JSONDecodeError:
             args[key.strip()] = val.strip()
     return name.strip(), args
@@ -55,8 +56,9 @@ def _print_leaderboard(report: Any) -> None:
 
 @app.command("simulate")
 def simulate(
-    seed: int = typer.Option(137, help="Seed of numpy's default RNG."),
-    rounds: int = typer.Option(50, min=1, help="Rounds R."),
+    seed: int = typer.Option(137, min=0, help="Seed of numpy's default RNG."),
+    # Bounded: 10,000 rounds take seconds, 100,000 over a minute and gigabytes.
+    rounds: int = typer.Option(50, min=1, max=10_000, help="Rounds R."),
     markets: int = typer.Option(7, min=1, max=64, help="Markets per round k."),
     out: Path | None = typer.Option(None, help="Also write rounds.jsonl (every round) here."),
     json_: bool = typer.Option(False, "--json", help="Print JSON."),
@@ -66,9 +68,10 @@ def simulate(
     from pastcast.arena import SimulationConfig
     from pastcast.arena import simulate as run_simulation
 
+    if out is not None:
+        output_dir(out, "--out", "simulation")
     result = run_simulation(SimulationConfig(seed=seed, rounds=rounds, markets=markets))
     if out is not None:
-        out.mkdir(parents=True, exist_ok=True)
         with (out / "rounds.jsonl").open("w", encoding="utf-8") as fh:
             for res in result.results:
                 fh.write(res.model_dump_json() + "\n")
@@ -130,8 +133,8 @@ def _load_dataset(path: Path) -> Any:
         fail(f"--dataset {path}: not a dataset directory")
     try:
         return load_dataset(path)
-    except ValueError as exc:
-        fail(str(exc))
+    except (OSError, ValueError) as exc:  # a truncated table, a manifest that is not JSON
+        fail(f"--dataset {path}: {exc}")
 
 
 def _load_corpus(corpus: Path | None) -> Any:
@@ -141,7 +144,10 @@ def _load_corpus(corpus: Path | None) -> Any:
 
     if not (corpus / "manifest.json").is_file():
         fail(f"--corpus {corpus}: not an index directory (build one with 'pastcast corpus build')")
-    return EmbeddedIndex.open(corpus)
+    try:
+        return EmbeddedIndex.open(corpus)
+    except (OSError, ValueError, KeyError, TypeError) as exc:  # a damaged index
+        fail(f"--corpus {corpus}: not a readable index ({type(exc).__name__}: {exc})")
 
 
 @app.command("replay")
@@ -154,8 +160,8 @@ def replay(
     corpus: Path | None = typer.Option(None, help="Corpus index directory for research agents."),
     backend: str = typer.Option("ledger", help="'ledger' (a ledger file) or 'evm' (py-evm)."),
     markets: int = typer.Option(7, min=1, max=64, help="Markets per round."),
-    rounds: int = typer.Option(20, min=1, help="Rounds to build (at most)."),
-    interval_days: int = typer.Option(7, min=1, help="Days between commit deadlines."),
+    rounds: int = typer.Option(20, min=1, max=10_000, help="Rounds to build (at most)."),
+    interval_days: int = typer.Option(7, min=1, max=3650, help="Days between commit deadlines."),
     start: str | None = typer.Option(None, help="First commit deadline (ISO date or instant)."),
     selector: str = typer.Option(
         "volume-activity", help="Market selector NAME[:key=value,...] (volume-activity, random)."
@@ -169,7 +175,7 @@ def replay(
     deadline, commit, reveal and are scored per round."""
     from pastcast.arena import SELECTORS, EvmArena, LedgerArena, RoundPlan
     from pastcast.arena import replay as run_replay
-    from pastcast.cli._specs import parse_agent_option
+    from pastcast.cli._specs import check_agents, parse_agent_option
     from pastcast.cutoff import parse_cutoff
     from pastcast.registry import RegistryError
 
@@ -180,17 +186,18 @@ def replay(
             markets=markets,
             rounds=rounds,
             interval_days=interval_days,
-            start=parse_cutoff(start) if start else None,
+            start=parse_cutoff(start) if start is not None else None,
             selector=SELECTORS.spec(sel_name, **sel_args),
         )
-        cutoff = parse_cutoff(resolve_by) if resolve_by else None
+        cutoff = parse_cutoff(resolve_by) if resolve_by is not None else None
     except (ValueError, RegistryError) as exc:
         fail(str(exc))
     if backend not in ("ledger", "evm"):
         fail(f"--backend {backend!r}: choose 'ledger' or 'evm'")
+    check_agents(specs)
     ds = _load_dataset(dataset)
     index = _load_corpus(corpus)
-    out.mkdir(parents=True, exist_ok=True)
+    output_dir(out, "--out", "arena-replay")
     ledger_path = out / "ledger.jsonl"
     try:
         if backend == "evm":
@@ -256,6 +263,8 @@ def serve(
 
     if (ledger is None) == (not evm):
         fail("give exactly one of --ledger FILE or --evm")
+    if not host.strip() or not host.isascii() or any(c.isspace() for c in host):
+        fail(f"--host {host!r}: not a host name or address")
     try:
         import uvicorn
 
@@ -296,7 +305,9 @@ def verify(
         fail(str(exc))
     snap = summary.snapshot
     if snapshot is not None:
-        snap.save(snapshot, "csv" if fmt == "csv" else "parquet")
+        snap.save(
+            output_dir(snapshot, "--snapshot", "snapshot"), "csv" if fmt == "csv" else "parquet"
+        )
     counts = {t: len(getattr(snap, t)) for t in snap.TABLES}
     if json_:
         print_json(

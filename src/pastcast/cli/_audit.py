@@ -65,11 +65,16 @@ def construction(
     dataset_only: Annotated[
         bool, typer.Option("--dataset-only", help="Audit only the datasets' own steps.")
     ] = False,
-    folds: Annotated[int, typer.Option(min=2, help="Cross-validation folds (by event).")] = 5,
+    folds: Annotated[
+        int, typer.Option(min=2, max=100, help="Cross-validation folds (by event).")
+    ] = 5,
     draws: Annotated[
-        int, typer.Option(min=100, help="Bootstrap draws (whole events) for the interval.")
+        int,
+        typer.Option(min=100, max=100_000, help="Bootstrap draws (whole events) for the interval."),
     ] = 2000,
-    seed: Annotated[int, typer.Option(help="Seed of the folds and the bootstrap.")] = 0,
+    seed: Annotated[
+        int, typer.Option(min=0, max=2**63 - 1, help="Seed of the folds and the bootstrap.")
+    ] = 0,
     as_json: JsonFlag = False,
 ) -> None:
     """Can what agents see of the construction (cutoff, step index, spacing, open and close

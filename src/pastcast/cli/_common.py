@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Annotated, Any, NoReturn
 
 import typer
 
+from pastcast.owned import made_kind, mark
 from pastcast.reports import clean_json
 
 if TYPE_CHECKING:
@@ -27,7 +28,10 @@ __all__ = [
     "fail",
     "load_dataset_option",
     "note",
+    "output_dir",
+    "output_file",
     "print_json",
+    "printable",
 ]
 
 EXIT_USAGE = 2
@@ -39,16 +43,57 @@ JsonFlag = Annotated[
 ]
 
 
+def printable(text: str) -> str:
+    """``text`` as it can be printed: an argument's bytes that are not UTF-8 (which Python keeps
+    as lone surrogates) are shown as escapes instead of failing the write."""
+    return text.encode("utf-8", "backslashreplace").decode("utf-8")
+
+
 def fail(message: str, code: int = EXIT_USAGE) -> NoReturn:
     """Print a one-line error to stderr and exit with ``code``."""
     line = " ".join(message.split())  # a multi-line exception message stays one line
-    typer.echo(f"error: {line}", err=True)
+    typer.echo(f"error: {printable(line)}", err=True)
     raise typer.Exit(code)
+
+
+def output_dir(path: Path, option: str, kind: str) -> Path:
+    """``path`` as the folder a command writes its ``kind`` of output into (``demo``,
+    ``simulation``, ...): made and marked (``pastcast.owned``) if absent or empty. A folder
+    pastcast did not make, or made for something else, is refused, as is a file there or a path
+    that cannot be made: one-line usage errors naming ``option``."""
+    if path.is_dir() and any(path.iterdir()) and (found := made_kind(path)) != kind:
+        what = "was not made by pastcast" if found is None else f"holds a pastcast {found}"
+        fail(f"{option} {path}: {what}; not writing {kind} output into it")
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+        mark(path, kind)
+    except FileExistsError:
+        fail(f"{option} {path}: exists and is not a folder")
+    except OSError as exc:
+        fail(f"{option} {path}: cannot make the folder ({exc.strerror or exc})")
+    return path
+
+
+def output_file(path: Path, option: str, made_by_pastcast: bool) -> Path:
+    """``path`` as a file a command writes: a regular file (or nothing yet) in a folder that
+    exists or can be made. An existing file is replaced only when ``made_by_pastcast`` (the
+    caller knows its own outputs, e.g. by the manifest beside them); anything else there is a
+    one-line usage error naming ``option``."""
+    if path.exists() or path.is_symlink():
+        if not path.is_file() or path.is_symlink():
+            fail(f"{option} {path}: exists and is not a regular file")
+        if not made_by_pastcast:
+            fail(f"{option} {path}: exists and was not written by pastcast; not replacing it")
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        fail(f"{option} {path}: cannot make its folder ({exc.strerror or exc})")
+    return path
 
 
 def note(text: str, as_json: bool) -> None:
     """A human-readable line: on stdout, or on stderr when stdout carries JSON."""
-    typer.echo(text, err=as_json)
+    typer.echo(printable(text), err=as_json)
 
 
 def print_json(obj: Any) -> None:

@@ -3,6 +3,7 @@ cutoff."""
 
 from __future__ import annotations
 
+import itertools
 import tempfile
 from collections.abc import Iterator
 from datetime import date, datetime
@@ -29,8 +30,9 @@ from pastcast.corpus import (
     retrieval_modes,
 )
 from pastcast.corpus.postgres import one_line
-from pastcast.corpus.sources import open_source, sources
+from pastcast.corpus.sources import SourceRun, open_source, sources
 from pastcast.cutoff import parse_cutoff
+from pastcast.owned import check_replaceable
 from pastcast.records import Document
 
 _TARGET_HELP = (
@@ -105,8 +107,13 @@ def _check_target(backend: str, out: Path | None, url: str | None, overwrite: bo
             fail("--url: only with --backend postgres")
         if out is None:
             fail("--out: required with --backend embedded")
-        if out.exists() and not overwrite:
-            fail(f"{out}: already exists (pass --overwrite to replace it)")
+        if out.exists() or out.is_symlink():
+            try:  # only an index pastcast built is ever replaced (pastcast.owned)
+                check_replaceable(out, "index")
+            except FileExistsError as exc:
+                fail(f"--out: {exc}")
+            if not overwrite and any(out.iterdir()):
+                fail(f"{out}: already exists (pass --overwrite to replace it)")
     elif backend == "postgres":
         if url is None or not is_database_url(url):
             fail("--url: required with --backend postgres (postgresql://USER@HOST:PORT/DB)")
@@ -153,6 +160,21 @@ def _store(
             raise
         fail(f"{redact_url(url)}: {one_line(exc)}")  # a database error, without the password
     return count, where
+
+
+def _nonempty(run: SourceRun, source: str) -> Iterator[Document]:
+    """The source's documents; a source without any is an error before anything is built (an
+    empty index is no result)."""
+    docs = iter(run.documents)
+    try:
+        first = next(docs)
+    except StopIteration:
+        skipped = sum(run.skipped().values())
+        why = f"; {skipped} malformed lines skipped" if skipped else ""
+        fail(f"source {source!r}: no documents to index{why}")
+    except (DocumentFormatError, ValueError, FileNotFoundError) as exc:
+        fail(str(exc))
+    return itertools.chain([first], docs)
 
 
 def _day(value: str | None, option: str) -> date | None:
@@ -219,6 +241,12 @@ def build(
     if kind not in sources:
         fail(f"source {source!r}: unknown kind {kind!r} (known: {', '.join(sources.names())})")
     _check_target(backend, out, url, overwrite)
+    if (
+        out is not None
+        and Path(path).exists()
+        and Path(path).resolve().is_relative_to(out.resolve())
+    ):
+        fail(f"--out: {out} holds the input {path}; not replacing it")
     model = None
     if embedder is not None:
         try:
@@ -241,9 +269,8 @@ def build(
     except ValueError as exc:  # a missing path or extra, an option the source does not take
         fail(str(exc))
     try:
-        count, where = _store(
-            run.documents, backend, out, url, schema or "pastcast", overwrite, model
-        )
+        docs = _nonempty(run, source)
+        count, where = _store(docs, backend, out, url, schema or "pastcast", overwrite, model)
     except BaseException:  # includes the one-line failure exit: drop the side file
         run.discard()
         raise

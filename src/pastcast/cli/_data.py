@@ -12,6 +12,7 @@ import typer
 
 from pastcast.cli._common import JsonFlag, fail, print_json
 from pastcast.markets import schedules
+from pastcast.owned import check_replaceable
 
 app = typer.Typer(
     help="Import real market data into datasets and describe them.", no_args_is_help=True
@@ -58,15 +59,28 @@ def _news_counts(spec: str | None, histories: list[Any]) -> dict[date, int] | No
         backend.close()
 
 
-def _common(schedule: str, split: str | None, corpus_end: str | None, first_belief: bool) -> Any:
+def _common(
+    out: Path, schedule: str, split: str | None, corpus_end: str | None, first_belief: bool
+) -> Any:
+    """The options every import shares, checked before anything is read or fetched."""
     from pastcast.markets import TemporalSplit, make_schedule
 
+    try:  # only a dataset pastcast wrote is ever replaced (pastcast.owned)
+        check_replaceable(out, "dataset")
+    except FileExistsError as exc:
+        fail(f"--out: {exc}")
     try:
-        end = date.fromisoformat(corpus_end) if corpus_end else None
+        end = date.fromisoformat(corpus_end) if corpus_end is not None else None
+    except ValueError:
+        fail(f"--corpus-end: not a date (YYYY-MM-DD): {corpus_end!r}")
+    try:
         sched = make_schedule(schedule, corpus_end=end, start_at_first_belief=first_belief)
-        parsed = TemporalSplit.parse(split) if split else None
     except ValueError as exc:
-        fail(str(exc))
+        fail(f"--schedule: {exc}")
+    try:
+        parsed = TemporalSplit.parse(split) if split is not None else None
+    except ValueError as exc:
+        fail(f"--split: {exc}")
     return sched, parsed
 
 
@@ -111,13 +125,13 @@ def import_forecastbench(
         DownloadError,
         ForecastBenchError,
         build_and_save,
-        data_horizon,
+        collected_at,
         download_files,
         read_forecastbench,
         read_text_versions,
     )
 
-    sched, parsed = _common(schedule, split, corpus_end, first_belief=True)
+    sched, parsed = _common(out, schedule, split, corpus_end, first_belief=True)
     tmp: tempfile.TemporaryDirectory[str] | None = None
     try:
         if path_or_url.startswith(("http://", "https://")):
@@ -126,6 +140,8 @@ def import_forecastbench(
             root = cache or Path(tmp.name if tmp else ".")
             download_files(path_or_url, root, [*FORECASTBENCH_FILES, *(file or [])])
         else:
+            if file or cache is not None:  # they act on a download only: never ignored
+                fail(f"--{'file' if file else 'cache'}: only with a URL to download from")
             root = Path(path_or_url)
             if not root.is_dir():
                 fail(f"{root}: no such folder")
@@ -138,7 +154,7 @@ def import_forecastbench(
             split=parsed,
             sources=source or None,
             news_counts=_news_counts(news_corpus, list(result.histories)),
-            collected_at=data_horizon(result.histories),  # the series end with the snapshot
+            collected_at=collected_at(root),
             texts=read_text_versions(root),
             provenance={
                 "source": "forecastbench",
@@ -148,6 +164,8 @@ def import_forecastbench(
             },
         )
     except (ForecastBenchError, DownloadError, OSError) as exc:
+        fail(str(exc))
+    except ValueError as exc:  # an unknown --source, or no event kept
         fail(str(exc))
     finally:
         if tmp is not None:
@@ -167,9 +185,9 @@ def import_polymarket(
     schedule: ScheduleOpt = "causal-dojo",
     split: SplitOpt = None,
     corpus_end: CorpusEndOpt = None,
-    limit: Annotated[int, typer.Option("--limit", help="Events per page.")] = 100,
+    limit: Annotated[int, typer.Option("--limit", min=1, help="Events per page.")] = 100,
     max_events: Annotated[
-        int | None, typer.Option("--max-events", help="Stop after this many events.")
+        int | None, typer.Option("--max-events", min=1, help="Stop after this many events.")
     ] = None,
     news_corpus: NewsOpt = None,
     as_json: JsonFlag = False,
@@ -177,7 +195,7 @@ def import_polymarket(
     """Import resolved Polymarket events (binary and neg-risk multi-option) with price history."""
     from pastcast.markets import PolymarketClient, PolymarketError, build_and_save, fetch_histories
 
-    sched, parsed = _common(schedule, split, corpus_end, first_belief=False)
+    sched, parsed = _common(out, schedule, split, corpus_end, first_belief=False)
     collected_at = datetime.now(UTC)
     try:
         with PolymarketClient(base_url, clob_url) as client:
@@ -198,6 +216,8 @@ def import_polymarket(
             },
         )
     except PolymarketError as exc:
+        fail(str(exc))
+    except ValueError as exc:  # no event kept
         fail(str(exc))
     _report(ds, report, out, as_json)
 

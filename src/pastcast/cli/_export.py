@@ -12,7 +12,7 @@ from typing import Annotated
 
 import typer
 
-from pastcast.cli._common import JsonFlag, fail, note, print_json
+from pastcast.cli._common import JsonFlag, fail, note, output_file, print_json
 from pastcast.cli._score import FallbackOpt, RunLogsArg
 from pastcast.dataset import Dataset
 from pastcast.runlog import RunLogError
@@ -93,6 +93,11 @@ def _policy(split: list[str] | None, force_eval: bool) -> SplitPolicy:
         fail(f"--split: {exc}")
 
 
+def _checked_out(out: Path) -> Path:
+    """A file an earlier export wrote (its manifest beside it) may be replaced; nothing else."""
+    return output_file(out, "--out", made_by_pastcast=manifest_path(out).is_file())
+
+
 def _report(manifest: ExportManifest, out: Path, as_json: bool) -> None:
     if as_json:
         print_json(
@@ -153,7 +158,7 @@ def sft(
     try:
         manifest = export_sft(
             run_logs,
-            out,
+            _checked_out(out),
             shape=shape,
             keep=keep,
             score=score,
@@ -197,7 +202,7 @@ def rewards(
     try:
         manifest = export_rewards(
             run_logs,
-            out,
+            _checked_out(out),
             metric=metric,
             format_penalty=format_penalty,
             fallback=fallback,
@@ -222,7 +227,7 @@ def table(
     Keys, forecast, grading, every score and usage."""
     datasets = _datasets(dataset)
     try:
-        manifest = export_table(run_logs, out, fallback=fallback, datasets=datasets)
+        manifest = export_table(run_logs, _checked_out(out), fallback=fallback, datasets=datasets)
     except (RunLogError, ExportError) as exc:
         fail(str(exc))
     _report(manifest, out, as_json)

@@ -18,18 +18,27 @@ from rich.console import Console
 from rich.markup import escape
 
 from pastcast.agents import clear_models
-from pastcast.cli._common import EXIT_FAILED, JsonFlag, fail, note, print_json
+from pastcast.cli._common import EXIT_FAILED, JsonFlag, fail, note, output_dir, print_json
 from pastcast.cli._corpus import Retrieval, open_corpus
-from pastcast.cli._specs import AGENT_GRAMMAR, parse_agent_option
+from pastcast.cli._specs import AGENT_GRAMMAR, check_agents, parse_agent_option
 from pastcast.corpus import EmbeddedIndex, OpenedCorpus, content_digest, redact_url
 from pastcast.dataset import Dataset
 from pastcast.env import EnvConfig
+from pastcast.owned import check_replaceable
 from pastcast.records import Setting
-from pastcast.runlog import AgentSpec, RunLogError, read_run_log
-from pastcast.runner import RunConfig, RunResult, run_benchmark
+from pastcast.runlog import AgentSpec, RunLogError, header_path, read_run_log
+from pastcast.runner import NothingToRun, RunConfig, RunResult, run_benchmark
 from pastcast.scoring import Fallback, summarize
 
-__all__ = ["DEMO_AGENTS", "OPTION_NAMES", "PER_AGENT_FIELDS", "demo", "run"]
+__all__ = [
+    "DEMO_AGENTS",
+    "OPTION_NAMES",
+    "PER_AGENT_FIELDS",
+    "check_resume",
+    "demo",
+    "report",
+    "run",
+]
 
 DEMO_AGENTS = ("uniform", "base-rate", "heuristic", "heuristic@memory_on", "market")
 
@@ -39,8 +48,37 @@ OPTION_NAMES = {"agents": "--agent", "python_timeout_s": "--python-timeout"}
 # registered with market access (market, tool-agent-market), and never under @no_tools.
 PER_AGENT_FIELDS = frozenset({"market_access"})
 
+MAX_ROLLOUTS = 10_000
+MAX_WORKERS = 1024
+# The kind (pastcast.owned) of the index a run builds for the embedded world beside its log.
+WORLD_INDEX = "world-index"
 _ENV = EnvConfig()
 _RUN = RunConfig.model_fields
+
+ConfigOpt = Annotated[
+    Path | None,
+    typer.Option(
+        "--config",
+        help="Experiment plan (TOML or YAML) declaring the whole run; see `pastcast plan FILE`.",
+    ),
+]
+ResumeOpt = Annotated[
+    bool,
+    typer.Option("--resume", help="Continue the run log at --out; refused if there is none."),
+]
+RetryFailedOpt = Annotated[
+    bool,
+    typer.Option(
+        "--retry-failed",
+        help="Run again the recorded steps a provider failed (down, rate limited past every "
+        "retry, model missing).",
+    ),
+]
+
+
+def check_resume(out: Path, resume: bool) -> None:
+    if resume and not (header_path(out).is_file() or (out.is_file() and out.stat().st_size)):
+        fail(f"--resume: no run log at {out} to resume")
 
 
 @dataclass(frozen=True)
@@ -93,7 +131,13 @@ def _load_world(spec: str, choice: CorpusChoice, index_dir: Path) -> _Loaded:
     except (OSError, ValueError):  # none yet, or unreadable: rebuilt
         current = None
     if current != digest:
-        EmbeddedIndex.build(world.documents, index_dir, overwrite=True, progress=True)
+        try:  # only an index a run built for the world is rebuilt (pastcast.owned)
+            check_replaceable(index_dir, WORLD_INDEX)
+        except FileExistsError as exc:
+            fail(f"--out: the world's index goes beside the run log: {exc}")
+        EmbeddedIndex.build(
+            world.documents, index_dir, overwrite=True, progress=True, kind=WORLD_INDEX
+        )
     return _Loaded(world.dataset, choice.open(index_dir, "--retrieval"))
 
 
@@ -161,15 +205,23 @@ def _check_sandbox(env: EnvConfig) -> None:
 
 
 def execute(
-    dataset: str, config: RunConfig, out: Path, corpus: CorpusChoice | None = None
+    dataset: str,
+    config: RunConfig,
+    out: Path,
+    corpus: CorpusChoice | None = None,
+    *,
+    retry_failed: bool = False,
 ) -> RunResult:
     """Shared by ``run`` and ``demo``: load the data, run, return the result. Problems found
     before the work starts exit 2; an exception during the run exits 1."""
+    if (out.exists() or out.is_symlink()) and (not out.is_file() or out.is_symlink()):
+        fail(f"--out {out}: exists and is not a regular file (a run log is one)")
     _check_sandbox(config.env)
+    check_agents(config.agents)
     loaded = _load(dataset, corpus or CorpusChoice(), out.parent / "index")
     try:
-        return run_benchmark(loaded.dataset, loaded.backend, config, out)
-    except RunLogError as exc:  # --out holds another run's log, or an unreadable one
+        return run_benchmark(loaded.dataset, loaded.backend, config, out, retry_failed=retry_failed)
+    except (RunLogError, NothingToRun) as exc:  # another run's log there, or nothing to run
         fail(str(exc))
     except (ValueError, RuntimeError) as exc:  # bad data, a sandbox failing mid-run
         fail(str(exc), EXIT_FAILED)
@@ -186,7 +238,38 @@ def _summary(result: RunResult) -> dict[str, Any]:
         "written": result.written,
         "resumed": result.skipped,
         "unusable": result.failures,
+        "retried": result.retried,
+        "waiting": result.waiting,
+        "accounting": result.accounting.model_dump(mode="json"),
     }
+
+
+def report(result: RunResult, as_json: bool) -> None:
+    """The run's summary on stdout (a line, or JSON); exit 1 if every new forecast is
+    unusable."""
+    if as_json:
+        print_json(_summary(result))
+    else:
+        typer.echo(
+            f"{result.path}: {result.written} steps written, {result.skipped} resumed, "
+            f"{result.failures} unusable forecasts (run {result.run_id})"
+        )
+        acc = result.accounting
+        if acc.by_model:
+            typer.echo(
+                f"model calls: {sum(a.model_calls for a in acc.by_model.values())}, tokens: "
+                f"{acc.input_tokens:,} in, {acc.output_tokens:,} out, cost ${acc.cost_usd:,.4f}, "
+                f"provider retries: {acc.retries}"
+            )
+    for provider, times in sorted(result.accounting.pauses.items()):
+        note(f"provider {provider} was paused {times} time(s) by its circuit breaker", as_json)
+    if result.waiting:
+        note(
+            f"{result.waiting} steps of memory-on chains wait for a provider that failed earlier "
+            "in their chain: run again with --retry-failed",
+            as_json,
+        )
+    _exit_if_all_unusable(result)
 
 
 def _exit_if_all_unusable(result: RunResult) -> None:
@@ -201,15 +284,16 @@ def _exit_if_all_unusable(result: RunResult) -> None:
 
 
 def run(
+    ctx: typer.Context,
     agent: Annotated[
-        list[str],
+        list[str] | None,
         typer.Option(
             "--agent",
             "-a",
             metavar="SPEC",
             help=escape(f"Agent (repeatable): {AGENT_GRAMMAR}"),  # [..] is not rich markup
         ),
-    ],
+    ] = None,
     dataset: Annotated[
         str, typer.Option("--dataset", help="'world[:SEED]' or a dataset directory.")
     ] = "world",
@@ -236,11 +320,17 @@ def run(
     setting: Annotated[
         Setting, typer.Option("--setting", help="Setting of agents given without @SETTING.")
     ] = "memory_free",
-    rollouts: Annotated[int, typer.Option("--rollouts", help="Rollouts per forecast step.")] = _RUN[
-        "rollouts"
-    ].default,
+    # Bounded: every (agent, event, rollout) chain is planned up front.
+    rollouts: Annotated[
+        int, typer.Option("--rollouts", max=MAX_ROLLOUTS, help="Rollouts per forecast step.")
+    ] = _RUN["rollouts"].default,
     workers: Annotated[
-        int, typer.Option("--workers", help="Parallel (agent, event, rollout) chains.")
+        int,
+        typer.Option(
+            "--workers",
+            max=MAX_WORKERS,
+            help="Episodes in flight at once (memory-on chains keep their order).",
+        ),
     ] = _RUN["workers"].default,
     split: Annotated[
         str | None, typer.Option("--split", help="Only events of this split (e.g. eval).")
@@ -288,14 +378,26 @@ def run(
     python_timeout_s: Annotated[
         float, typer.Option("--python-timeout", help="Seconds one python tool call may run.")
     ] = _ENV.python_timeout_s,
+    config: ConfigOpt = None,
+    resume: ResumeOpt = False,
+    retry_failed: RetryFailedOpt = False,
     as_json: JsonFlag = False,
 ) -> None:
     """Run agents over a dataset's forecast steps and write a resumable run log.
 
     Market prices go only to agents registered with market access (market, tool-agent-market).
+    With --config FILE an experiment plan declares the whole run (see `pastcast plan FILE`).
     Exit codes: 0 done, 2 a usage error (nothing is run), 1 a failed run: an error during the
     run, or every new forecast unusable.
     """
+    if config is not None:
+        from pastcast.cli._run_plan import run_plan  # it builds on this module
+
+        run_plan(ctx, config, out, resume=resume, retry_failed=retry_failed, as_json=as_json)
+        return
+    if not agent:
+        fail("--agent: give at least one agent (or --config FILE)")
+    check_resume(out, resume)
 
     def build(specs: tuple[AgentSpec, ...]) -> RunConfig:
         env = EnvConfig(
@@ -319,16 +421,15 @@ def run(
             max_events=max_events,
         )
 
-    config = plan(agent, setting, build)
-    result = execute(dataset, config, out, CorpusChoice(corpus, retrieval, embedder))
-    if as_json:
-        print_json(_summary(result))
-    else:
-        typer.echo(
-            f"{result.path}: {result.written} steps written, {result.skipped} resumed, "
-            f"{result.failures} unusable forecasts (run {result.run_id})"
-        )
-    _exit_if_all_unusable(result)
+    run_config = plan(agent, setting, build)
+    result = execute(
+        dataset,
+        run_config,
+        out,
+        CorpusChoice(corpus, retrieval, embedder),
+        retry_failed=retry_failed,
+    )
+    report(result, as_json)
 
 
 def demo(
@@ -341,7 +442,7 @@ def demo(
     from pastcast.reports import write_report
 
     config = plan(list(DEMO_AGENTS), "memory_free", lambda specs: RunConfig(agents=specs))
-    out.mkdir(parents=True, exist_ok=True)
+    output_dir(out, "--out", "demo")
     log = out / "run.jsonl"
     result = execute(f"world:{seed}", config, log)
     note(f"run log: {result.path} ({result.written} new steps, {result.skipped} resumed)", as_json)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Annotated
 
@@ -44,9 +45,14 @@ def read_logs(run_logs: Sequence[Path]) -> list[RunLog]:
     logs: list[RunLog] = []
     for path in run_logs:
         try:
-            logs.append(read_run_log(path))
+            log = read_run_log(path)
         except RunLogError as err:
             fail(str(err))
+        if log.truncated_tail:  # a crash mid-write: scored without it, but never silently
+            typer.echo(
+                f"note: {path}: the last line is incomplete (cut off mid-write); left out", err=True
+            )
+        logs.append(log)
     if not any(log.steps for log in logs):
         fail("no forecast steps in " + ", ".join(str(p) for p in run_logs))
     return logs
@@ -94,12 +100,18 @@ FallbackOpt = Annotated[
         "excluded. Failures are always reported.",
     ),
 ]
+# Bounded: each draw costs a pass over the events, so an absurd count would never finish.
 BootstrapOpt = Annotated[
-    int, typer.Option("--bootstrap", min=0, help="Event-clustered bootstrap draws for CIs.")
+    int,
+    typer.Option(
+        "--bootstrap", min=0, max=100_000, help="Event-clustered bootstrap draws for CIs."
+    ),
 ]
-SeedOpt = Annotated[int, typer.Option("--seed", help="Seed of the bootstrap.")]
+SeedOpt = Annotated[int, typer.Option("--seed", min=0, help="Seed of the bootstrap.")]
+# Bounded: more bins than forecasts leave every bin empty (and each costs a pass).
 BinsOpt = Annotated[
-    int, typer.Option("--bins", min=1, help="Equal-width probability bins (ECE, Murphy).")
+    int,
+    typer.Option("--bins", min=1, max=1000, help="Equal-width probability bins (ECE, Murphy)."),
 ]
 DatasetOpt = Annotated[
     str | None,
@@ -109,6 +121,38 @@ DatasetOpt = Annotated[
         "the full schedule of each event.",
     ),
 ]
+AfterCutoffOpt = Annotated[
+    bool,
+    typer.Option(
+        "--after-model-cutoff",
+        help="Keep only events that resolved after the training cutoff of every model in the "
+        "logs (a model may remember earlier outcomes).",
+    ),
+]
+
+
+def after_model_cutoff_only(runs: RunSet) -> RunSet:
+    """``runs`` with only the steps of events no model of the logs may remember (exit 2 when
+    that is unknown)."""
+    from pastcast.runner import after_model_cutoff
+
+    try:
+        kept = after_model_cutoff(runs.logs)
+    except ValueError as err:
+        fail(str(err))
+    if kept.cutoff is not None:
+        typer.echo(
+            f"--after-model-cutoff: left out {kept.dropped_events} events ({kept.dropped_steps} "
+            f"steps) resolved by {kept.cutoff.isoformat()} (training cutoff of {kept.model})",
+            err=True,
+        )
+    if not kept.steps:
+        fail("--after-model-cutoff: no event resolved after the models' training cutoffs")
+    keep = {id(s) for s in kept.steps}
+    logs = tuple(
+        replace(log, steps=tuple(s for s in log.steps if id(s) in keep)) for log in runs.logs
+    )
+    return RunSet(logs, runs.dataset)
 
 
 def score(
@@ -119,12 +163,15 @@ def score(
     seed: SeedOpt = 0,
     bins: BinsOpt = 10,
     dataset: DatasetOpt = None,
+    after_model_cutoff: AfterCutoffOpt = False,
     as_json: JsonFlag = False,
 ) -> None:
     """Re-score saved run logs from forecasts and gradings: the leaderboard, calibration of
     two-outcome forecasts (ECE, Murphy, anatomy of alpha), cost and failures per group."""
     groups = columns(by, allowed=GROUP_COLUMNS)
     runs = read_runs(run_logs, dataset, groups)
+    if after_model_cutoff:
+        runs = after_model_cutoff_only(runs)
     try:
         card = scorecard(runs, groups, fallback, bootstrap=bootstrap, seed=seed, bins=bins)
     except ValueError as err:

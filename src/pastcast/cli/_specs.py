@@ -19,16 +19,19 @@ from __future__ import annotations
 import inspect
 import json
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, cast, get_args
 
 from pydantic import TypeAdapter, ValidationError
 from pydantic.errors import PydanticUserError
 
-from pastcast.agents import agent_spec, agents
+from pastcast import safejson
+from pastcast.agents import agent_spec, agents, build_agent, clear_models, load_models
+from pastcast.cli._common import fail
 from pastcast.models import known_providers
 from pastcast.records import Setting
+from pastcast.registry import RegistryError
 from pastcast.runlog import AgentSpec
 
 __all__ = [
@@ -36,6 +39,7 @@ __all__ = [
     "AGENT_GRAMMAR",
     "AgentOption",
     "check_agent_args",
+    "check_agents",
     "parse_agent_option",
     "split_agent_option",
 ]
@@ -50,7 +54,6 @@ AGENT_GRAMMAR = (
 
 _SETTING_TAIL = re.compile(r"@([A-Za-z0-9_-]+)\Z")
 _JSON_START = ('"', "[", "{")
-_DECODER = json.JSONDecoder()
 
 
 @dataclass(frozen=True)
@@ -70,7 +73,7 @@ def _reject_constant(text: str) -> Any:
 
 def _plain(text: str) -> Any:
     try:
-        return json.loads(text, parse_constant=_reject_constant)
+        return safejson.loads(text, parse_constant=_reject_constant)
     except ValueError:
         return text
 
@@ -82,7 +85,7 @@ def _value(text: str, start: int, where: str) -> tuple[Any, int]:
         i += 1
     if text.startswith(_JSON_START, i):
         try:
-            value, end = _DECODER.raw_decode(text, i)
+            value, end = safejson.raw_decode(text, i)
         except json.JSONDecodeError as exc:
             raise ValueError(f"{where}: not valid JSON ({exc.msg})") from None
         comma = text.find(",", end)
@@ -191,6 +194,21 @@ def check_agent_args(name: str, args: Mapping[str, Any], option: str) -> None:
                 f"{where}: argument 'model': {model!r} is not PROVIDER:NAME with a known "
                 f"provider ({', '.join(known)})"
             )
+
+
+def check_agents(specs: Iterable[AgentSpec]) -> None:
+    """Build every agent once and load its model: arguments an agent refuses, or a model that
+    cannot be loaded, exit 2 before the work rather than as a run of unusable forecasts."""
+    for spec in specs:
+        try:
+            build_agent(spec)
+        except (ValueError, TypeError, RegistryError) as exc:
+            fail(f"--agent {spec.name!r}: {exc}")
+    try:
+        load_models()
+    except ValueError as exc:
+        clear_models()
+        fail(f"--agent: {exc}")
 
 
 def parse_agent_option(option: str, default_setting: Setting = "memory_free") -> AgentSpec:

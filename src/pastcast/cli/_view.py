@@ -56,6 +56,8 @@ def view(
                     f"--dataset {dataset!r} is dataset {data.id!r}, but {log.path} ran on "
                     f"{log.header.dataset_id!r}"
                 )
+    if not any(log.steps for log in logs):
+        fail("no forecast steps in " + ", ".join(str(p) for p in paths))
     index = RunIndex(logs, data)
     app = create_app(index)
     note(

@@ -124,7 +124,10 @@ def _index(spec: str, block_docs: int = BLOCK_DOCS) -> EmbeddedIndex:
     try:
         return EmbeddedIndex.open(spec, block_docs=block_docs)
     except (OSError, ValueError) as exc:
-        raise CorpusOpenError(str(exc)) from None
+        message = str(exc)
+        raise CorpusOpenError(message if spec in message else f"{spec}: {message}") from None
+    except (KeyError, TypeError, IndexError) as exc:  # a manifest or array that was damaged
+        raise CorpusOpenError(f"{spec}: a damaged index ({type(exc).__name__}: {exc})") from None
 
 
 def _needs_faiss(retrieval: str) -> None:

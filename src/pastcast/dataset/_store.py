@@ -24,8 +24,10 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from pastcast import safejson
 from pastcast.cutoff import last_complete_day, step_precedes_resolution
 from pastcast.dataset._dataset import Dataset
+from pastcast.owned import check_replaceable, mark
 from pastcast.records import DailyBelief, Event, Resolution, StepSpec, TextVersion
 
 __all__ = [
@@ -192,8 +194,7 @@ def save_dataset(
     ``metadata.json``; the dataset id is recorded in both metadata and manifest.
     """
     target = Path(directory)
-    if target.exists() and not (target / "manifest.json").is_file() and any(target.iterdir()):
-        raise FileExistsError(f"{target}: exists and is not a pastcast dataset; not replacing")
+    check_replaceable(target, "dataset")
     target.parent.mkdir(parents=True, exist_ok=True)
     rows = _rows(dataset)
     tmp = Path(tempfile.mkdtemp(prefix=f".{target.name}.tmp-", dir=target.parent))
@@ -216,6 +217,7 @@ def save_dataset(
             "counts": {name: len(rows[name]) for name in tables},
         }
         _write_json(tmp / "manifest.json", manifest)
+        mark(tmp, "dataset")
         old: Path | None = None
         if target.exists():
             old = target.with_name(f".{target.name}.old-{os.getpid()}")
@@ -233,7 +235,7 @@ def _read_json_object(path: Path, missing: str) -> dict[str, Any]:
     if not path.is_file():
         raise DatasetFormatError(f"{path}: {missing}")
     try:
-        value = json.loads(path.read_text("utf-8"))
+        value = safejson.loads(path.read_bytes())
     except json.JSONDecodeError as exc:
         raise DatasetFormatError(f"{path}: not valid JSON ({exc.msg})") from None
     if not isinstance(value, dict):

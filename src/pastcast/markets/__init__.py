@@ -6,7 +6,6 @@ from pastcast.markets._build import (
     FunnelStage,
     TemporalSplit,
     build_dataset,
-    data_horizon,
 )
 from pastcast.markets._causal import CausalDojoSchedule, CausalLookbackSchedule
 from pastcast.markets._filters import (
@@ -38,6 +37,7 @@ from pastcast.markets.sources import (
     ImportResult,
     PolymarketClient,
     PolymarketError,
+    collected_at,
     download_files,
     fetch_histories,
     html_to_text,
@@ -70,8 +70,8 @@ __all__ = [
     "TemporalSplit",
     "build_and_save",
     "build_dataset",
+    "collected_at",
     "daily_news_counts",
-    "data_horizon",
     "dataset_info",
     "dojo_step_count",
     "download_files",

@@ -8,14 +8,14 @@ from dataclasses import asdict, dataclass, field
 from datetime import date, datetime
 from typing import Any
 
-from pastcast.cutoff import end_of_day, is_visible, parse_cutoff
+from pastcast.cutoff import is_visible, parse_cutoff
 from pastcast.dataset import Dataset, with_content_id
 from pastcast.markets._filters import FilterConfig, faithfulness, lifetime_days, nontriviality
 from pastcast.markets._history import MarketHistory, guard_beliefs
 from pastcast.markets._schedules import Schedule, guard_steps
 from pastcast.records import StepSpec, TextVersion
 
-__all__ = ["BuildReport", "FunnelStage", "TemporalSplit", "build_dataset", "data_horizon"]
+__all__ = ["BuildReport", "FunnelStage", "TemporalSplit", "build_dataset"]
 
 
 @dataclass(frozen=True)
@@ -77,13 +77,6 @@ class _Funnel:
         self.items = kept
 
 
-def data_horizon(histories: Iterable[MarketHistory]) -> datetime | None:
-    """When a price series was last taken: the end of the last priced day of any market (for
-    sources that do not say when they were collected)."""
-    last = max((b.day for h in histories for b in h.beliefs), default=None)
-    return None if last is None else end_of_day(last)
-
-
 def build_dataset(
     histories: Iterable[MarketHistory],
     *,
@@ -114,6 +107,12 @@ def build_dataset(
     )
     if sources is not None:
         wanted = set(sources)
+        unknown = sorted(wanted - set(by_source))
+        if unknown:  # a misspelt source would silently keep nothing
+            raise ValueError(
+                f"source filter {unknown[0]!r}: no imported market has this source (sources: "
+                f"{', '.join(sorted(by_source)) or 'none'})"
+            )
         funnel.keep(
             "source", lambda h: h.event.source in wanted, "kept: " + ",".join(sorted(wanted))
         )

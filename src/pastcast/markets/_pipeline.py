@@ -67,6 +67,12 @@ def build_and_save(
         texts=texts,
         keep_unversioned=keep_unversioned,
     )
+    if not dataset.events:  # an empty dataset is never written as if it were a result
+        last = next((s for s in reversed(report.funnel) if s.removed), report.funnel[0])
+        raise ValueError(
+            f"no events are left to write (the last removed at stage {last.stage!r}: "
+            f"{last.note}); nothing written"
+        )
     metadata: dict[str, Any] = {
         "name": name,
         "schedule": schedule.name,

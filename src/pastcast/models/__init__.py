@@ -1,9 +1,23 @@
-"""Models: the chat protocol and its providers."""
+"""Models: the chat protocol and its providers, retries and the run's call gate, prices and
+training cutoffs."""
 
 from pastcast.models._cache import CachedModel, CacheMode, cache_key
+from pastcast.models._cutoffs import (
+    load_cutoffs,
+    model_cutoff,
+    model_cutoffs,
+    register_cutoff,
+    remembered,
+)
 from pastcast.models._local import LocalLlamaServer, LocalModel, smollm2_path
 from pastcast.models._openai import OpenAICompatibleModel
-from pastcast.models._pricing import DEFAULT_PRICES, Price, PriceTable
+from pastcast.models._pricing import (
+    DEFAULT_PRICES,
+    Price,
+    PriceTable,
+    longest_prefix,
+    spec_model_name,
+)
 from pastcast.models._protocol import ChatRequest, ChatResponse, Model, ModelError, ToolSpec
 from pastcast.models._registry import (
     ModelSpec,
@@ -12,14 +26,28 @@ from pastcast.models._registry import (
     register_provider,
     resolve_model,
 )
+from pastcast.models._retry import (
+    TRANSIENT_KINDS,
+    CallGate,
+    FailureKind,
+    ProviderError,
+    RetryPolicy,
+    call_with_retries,
+    current_gate,
+    retry_after_seconds,
+    using_gate,
+)
 from pastcast.models._scripted import ScriptedModel
 
 __all__ = [
     "DEFAULT_PRICES",
+    "TRANSIENT_KINDS",
     "CacheMode",
     "CachedModel",
+    "CallGate",
     "ChatRequest",
     "ChatResponse",
+    "FailureKind",
     "LocalLlamaServer",
     "LocalModel",
     "Model",
@@ -28,12 +56,25 @@ __all__ = [
     "OpenAICompatibleModel",
     "Price",
     "PriceTable",
+    "ProviderError",
+    "RetryPolicy",
     "ScriptedModel",
     "ToolSpec",
     "cache_key",
+    "call_with_retries",
+    "current_gate",
     "known_providers",
+    "load_cutoffs",
+    "longest_prefix",
+    "model_cutoff",
+    "model_cutoffs",
     "providers",
+    "register_cutoff",
     "register_provider",
+    "remembered",
     "resolve_model",
+    "retry_after_seconds",
     "smollm2_path",
+    "spec_model_name",
+    "using_gate",
 ]

@@ -18,6 +18,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Literal
 
+from pastcast import safejson
 from pastcast.models._protocol import ChatRequest, ChatResponse, Model, ModelError
 
 __all__ = ["CacheMode", "CachedModel", "cache_key"]
@@ -73,7 +74,7 @@ class CachedModel:
 
     def _read(self, path: Path) -> ChatResponse | None:
         try:
-            data = json.loads(path.read_text(encoding="utf-8"))
+            data = safejson.loads(path.read_bytes())
         except FileNotFoundError:
             return None
         except (OSError, ValueError) as exc:

@@ -1,10 +1,13 @@
 """Chat models behind the OpenAI chat-completions API (OpenAI itself or any compatible server).
 
-The official client is imported lazily (optional extra ``llm``). Retries with exponential
-backoff on 408/409/429/5xx and connection errors are the client's own (``max_retries``); a call
-that still fails raises ``ModelError``. The API key is read from the environment variable named
-by ``api_key_env`` and is kept only inside the client: it is never part of ``spec`` (what run
-logs record), of errors, or of ``repr``.
+The official client is imported lazily (optional extra ``llm``). Each failed attempt becomes a
+``ProviderError`` of a kind (``pastcast.models.ProviderError``); transient ones (429, 5xx,
+408/409, timeouts, lost connections, replies that are not the protocol's JSON) are retried here
+with jittered exponential backoff that honours ``Retry-After`` (``max_retries``), or by the
+run's gate when one is set (``using_gate``: rate limits, a circuit breaker, accounting). The
+client's own retries are off, so every attempt is seen and counted. The API key is read from
+the environment variable named by ``api_key_env`` and is kept only inside the client: it is
+never part of ``spec`` (what run logs record), of errors, or of ``repr``.
 """
 
 from __future__ import annotations
@@ -13,8 +16,17 @@ import json
 import os
 from typing import Any, Literal
 
+from pastcast import safejson
 from pastcast.models._pricing import PriceTable
 from pastcast.models._protocol import ChatRequest, ChatResponse, ModelError
+from pastcast.models._retry import (
+    FailureKind,
+    ProviderError,
+    RetryPolicy,
+    call_with_retries,
+    current_gate,
+    retry_after_seconds,
+)
 from pastcast.records import Message, RequestedToolCall, Usage
 
 __all__ = ["OpenAICompatibleModel", "to_openai_messages"]
@@ -48,7 +60,7 @@ def to_openai_messages(messages: tuple[Message, ...]) -> list[dict[str, Any]]:
 def _tool_call(raw: Any) -> RequestedToolCall:
     text = raw.function.arguments or "{}"
     try:
-        args = json.loads(text)
+        args = safejson.loads(text)
     except json.JSONDecodeError:
         args = None
     if not isinstance(args, dict):
@@ -69,7 +81,7 @@ class OpenAICompatibleModel:
         provider: str = "openai",
         timeout_s: float = 120.0,
         max_retries: int = 4,
-        prices: PriceTable | None = None,
+        prices: PriceTable | str | None = None,
         schema_style: SchemaStyle = "json_schema",
         strict_schema: bool = False,
         extra_body: dict[str, Any] | None = None,
@@ -93,7 +105,8 @@ class OpenAICompatibleModel:
         self.schema_style: SchemaStyle = schema_style
         self.strict_schema = strict_schema
         self.extra_body = dict(extra_body or {})
-        self.prices = prices if prices is not None else PriceTable()
+        # A path (a JSON-able option, as plans and run logs give it) is a price file.
+        self.prices = PriceTable.load(prices) if isinstance(prices, str) else prices or PriceTable()
         self._name = name or f"{provider}:{model}"
         self.spec: dict[str, Any] = {
             "model": model,
@@ -105,10 +118,12 @@ class OpenAICompatibleModel:
             "schema_style": schema_style,
             "strict_schema": strict_schema,
         }
+        self.retry = RetryPolicy(max_retries=max_retries)
+        # The client's retries are off: ours see every attempt (gate, accounting, Retry-After).
         self._client = openai.OpenAI(
-            api_key=api_key, base_url=base_url, timeout=timeout_s, max_retries=max_retries
+            api_key=api_key, base_url=base_url, timeout=timeout_s, max_retries=0
         )
-        self._errors: tuple[type[BaseException], ...] = (openai.OpenAIError,)
+        self._openai = openai
 
     @property
     def name(self) -> str:
@@ -159,14 +174,62 @@ class OpenAICompatibleModel:
         return params
 
     def chat(self, request: ChatRequest) -> ChatResponse:
+        params = self._params(request)
+        gate = current_gate()
+        if gate is None:
+            return call_with_retries(lambda: self._attempt(params), self.retry)
+        tokens = _estimate_tokens(request)
+        return gate.call(self.provider, self.model, tokens, lambda: self._attempt(params))
+
+    def _attempt(self, params: dict[str, Any]) -> ChatResponse:
+        """One request; any failure is a ``ProviderError`` of its kind.
+
+        Sent with the client's generic ``post`` (its documented way to any endpoint): the body
+        is already plain JSON, and ``chat.completions.create`` would walk it again against the
+        SDK's type annotations, a fifth of a step's CPU at hundreds of requests a second."""
+        body = dict(params)
+        body.update(body.pop("extra_body", None) or {})
         try:
-            resp = self._client.chat.completions.create(**self._params(request))
-        except self._errors as exc:
-            status = getattr(exc, "status_code", None)
-            where = f" (HTTP {status})" if status else ""
-            raise ModelError(f"{self._name}: {type(exc).__name__}{where}: {exc}") from None
-        if not resp.choices:
-            raise ModelError(f"{self._name}: response without choices")
+            resp = self._client.post(
+                "/chat/completions", body=body, cast_to=self._openai.types.chat.ChatCompletion
+            )
+        except self._openai.OpenAIError as exc:
+            raise self._classify(exc) from None
+        except ValueError as exc:  # the reply's JSON is cut or garbled (json.JSONDecodeError)
+            raise ProviderError(
+                f"{self._name}: malformed reply: {type(exc).__name__}: {exc}", kind="bad_response"
+            ) from None
+        return self._response(resp)
+
+    def _classify(self, exc: Exception) -> ProviderError:
+        openai = self._openai
+        status = getattr(exc, "status_code", None)
+        where = f" (HTTP {status})" if status else ""
+        message = f"{self._name}: {type(exc).__name__}{where}: {exc}"
+        kind: FailureKind
+        if isinstance(exc, openai.APITimeoutError):
+            kind = "timeout"
+        elif isinstance(exc, openai.APIConnectionError):
+            kind = "connection"
+        elif isinstance(exc, openai.APIResponseValidationError):
+            kind = "bad_response"
+        elif status == 429:
+            kind = "rate_limited"
+        elif status is not None and (status >= 500 or status in (408, 409)):
+            kind = "server_error"
+        elif status in (401, 403, 404):
+            kind = "unavailable"
+        else:
+            kind = "refused"
+        response = getattr(exc, "response", None)
+        headers = dict(response.headers) if response is not None else {}
+        return ProviderError(
+            message, kind=kind, status=status, retry_after=retry_after_seconds(headers)
+        )
+
+    def _response(self, resp: Any) -> ChatResponse:
+        if not getattr(resp, "choices", None):
+            raise ProviderError(f"{self._name}: response without choices", kind="bad_response")
         choice = resp.choices[0]
         msg = choice.message
         calls = tuple(_tool_call(c) for c in (msg.tool_calls or []) if c.type == "function")
@@ -182,3 +245,11 @@ class OpenAICompatibleModel:
             model=model,
             finish_reason=choice.finish_reason,
         )
+
+
+def _estimate_tokens(request: ChatRequest) -> int:
+    """A request's tokens before it is sent, for token rate limits: about 4 characters per input
+    token, plus the reply's token limit (or a typical reply)."""
+    chars = sum(len(m.content) for m in request.messages)
+    chars += sum(len(json.dumps(t.parameters)) + len(t.description) for t in request.tools)
+    return chars // 4 + (request.max_tokens or 512)

@@ -7,16 +7,16 @@ File format (TOML or JSON): ``{"model-name": {"input": 0.15, "output": 0.60}, ..
 
 from __future__ import annotations
 
-import json
 import tomllib
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 
 from pydantic import Field, ValidationError
 
+from pastcast import safejson
 from pastcast.records import Record
 
-__all__ = ["DEFAULT_PRICES", "Price", "PriceTable"]
+__all__ = ["DEFAULT_PRICES", "Price", "PriceTable", "longest_prefix", "spec_model_name"]
 
 
 class Price(Record):
@@ -32,7 +32,29 @@ DEFAULT_PRICES: dict[str, Price] = {
     "gpt-4.1": Price(input=2.00, output=8.00),
     "gpt-4.1-mini": Price(input=0.40, output=1.60),
     "gpt-4.1-nano": Price(input=0.10, output=0.40),
+    "o3": Price(input=2.00, output=8.00),
+    "o4-mini": Price(input=1.10, output=4.40),
+    "gpt-5": Price(input=1.25, output=10.00),
+    "gpt-5-mini": Price(input=0.25, output=2.00),
+    "gpt-5-nano": Price(input=0.05, output=0.40),
 }
+
+
+def spec_model_name(spec: str) -> str:
+    """The model's own name in a provider spec: ``openai:gpt-4o`` -> ``gpt-4o``,
+    ``openai-compatible:qwen@http://host/v1`` -> ``qwen``; a bare name is returned as it is."""
+    prefix, sep, rest = spec.partition(":")
+    name = rest if sep and "/" not in prefix else spec
+    return name.partition("@")[0]
+
+
+def longest_prefix(name: str, known: Iterable[str]) -> str | None:
+    """``name`` if known, else the longest known name it extends with ``-`` (a dated snapshot
+    such as ``gpt-4o-mini-2024-07-18`` -> ``gpt-4o-mini``), else None."""
+    names = set(known)
+    if name in names:
+        return name
+    return max((k for k in names if name.startswith(k + "-")), key=len, default=None)
 
 
 class PriceTable:
@@ -49,7 +71,7 @@ class PriceTable:
             raw = (
                 tomllib.loads(p.read_text(encoding="utf-8"))
                 if p.suffix == ".toml"
-                else json.loads(p.read_text(encoding="utf-8"))
+                else safejson.loads(p.read_bytes())
             )
         except (OSError, ValueError) as exc:
             raise ValueError(f"{p}: cannot read price table: {exc}") from exc
@@ -66,9 +88,7 @@ class PriceTable:
         return table
 
     def price(self, model: str) -> Price | None:
-        if model in self.prices:
-            return self.prices[model]
-        best = max((k for k in self.prices if model.startswith(k + "-")), key=len, default=None)
+        best = longest_prefix(model, self.prices)
         return self.prices[best] if best else None
 
     def cost(self, model: str, input_tokens: int, output_tokens: int) -> float:

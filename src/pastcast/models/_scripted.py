@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from threading import Lock
 
+from pastcast import safejson
 from pastcast.models._protocol import ChatRequest, ChatResponse, ModelError
 from pastcast.records import Usage
 
@@ -49,7 +49,7 @@ class ScriptedModel:
         p = Path(path)
         text = p.read_text(encoding="utf-8")
         if p.suffix == ".json":
-            data = json.loads(text)
+            data = safejson.loads(text)
             if not isinstance(data, list) or not all(isinstance(x, str) for x in data):
                 raise ValueError(f"{p}: expected a JSON list of strings")
             outputs = list(data)

@@ -5,7 +5,15 @@ A run log is a step file (``run.jsonl``: one step record per line) with its head
 
 from pastcast.runlog._arrow import step_schema
 from pastcast.runlog._definition import EXECUTION_ONLY, run_definition, run_fingerprint
-from pastcast.runlog._io import RunLog, RunLogError, RunLogWriter, header_path, read_run_log
+from pastcast.runlog._io import (
+    RunLog,
+    RunLogError,
+    RunLogWriter,
+    header_path,
+    lock_path,
+    read_run_log,
+    retried_path,
+)
 from pastcast.runlog._schema import (
     SCHEMA_VERSION,
     AgentSpec,
@@ -29,7 +37,9 @@ __all__ = [
     "Scores",
     "StepRecord",
     "header_path",
+    "lock_path",
     "read_run_log",
+    "retried_path",
     "run_definition",
     "run_fingerprint",
     "step_schema",

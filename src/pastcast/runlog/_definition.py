@@ -1,8 +1,9 @@
 """What defines a run, so a resumed run log never mixes records of different runs.
 
 A run is defined by its header without the identity of one execution (run id, creation time,
-code version, schema version): dataset, configuration, agents, prompts, and any field added to
-the header later (a corpus identity). Settings that change how a run executes but not what it
+code version, schema version) and without what it merely describes (the models' training
+cutoffs): dataset, configuration, agents, prompts, and any field added to the header later (a
+corpus identity). Settings that change how a run executes but not what it
 records (``EXECUTION_ONLY``) are left out.
 """
 
@@ -21,12 +22,15 @@ EXECUTION_ONLY = ("workers",)
 """Configuration keys that never change a record (parallelism), ignored on resume."""
 
 _IDENTITY = {"schema_version", "run_id", "created_at", "code_version"}
+# What the header says about the run's models, not what the run is (a cutoff registered later
+# must not refuse a resume).
+_DESCRIPTIVE = {"model_cutoffs"}
 _ABSENT = "<absent>"
 
 
 def run_definition(header: RunHeader) -> dict[str, Any]:
     """The header's defining part as JSON values (``config.agents`` repeats ``agents``)."""
-    out = header.model_dump(mode="json", exclude=_IDENTITY)
+    out = header.model_dump(mode="json", exclude=_IDENTITY | _DESCRIPTIVE)
     out["config"] = {
         k: v for k, v in out["config"].items() if k not in EXECUTION_ONLY and k != "agents"
     }

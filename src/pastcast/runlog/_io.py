@@ -4,24 +4,40 @@ JSON file beside them (``header_path``); everything validated on read.
 Schema 2 keeps only step records in the step file, so it loads as one table (polars, pandas,
 duckdb, Hugging Face ``datasets``). Schema-1 logs (the header as the first line) are still read,
 never resumed.
+
+One writer at a time: ``RunLogWriter`` holds an exclusive lock (``lock_path``, ``flock``) for as
+long as it is open, so a second process on the same log is refused with a message naming the
+first one's pid; the kernel releases the lock when its holder dies, even by ``kill -9``.
 """
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
+from collections.abc import Collection
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
 from pydantic import ValidationError
+from pydantic_core import PydanticSerializationError
 
-from pastcast.records import StepKey
+from pastcast import safejson
+from pastcast.records import RETRYABLE_FAILURES, FailureReason, StepKey
 from pastcast.runlog._definition import definition_mismatch
 from pastcast.runlog._schema import SCHEMA_VERSION, RunHeader, StepRecord
 from pastcast.runlog._v1 import V1, v1_header, v1_step
 
-__all__ = ["RunLog", "RunLogError", "RunLogWriter", "header_path", "read_run_log"]
+__all__ = [
+    "RunLog",
+    "RunLogError",
+    "RunLogWriter",
+    "header_path",
+    "lock_path",
+    "read_run_log",
+    "retried_path",
+]
 
 _HEADER_SUFFIX = ".header.json"
 
@@ -33,6 +49,18 @@ class RunLogError(ValueError):
 def header_path(log_path: str | Path) -> Path:
     """The run header beside a step file: ``runs/x/run.jsonl`` -> ``runs/x/run.header.json``."""
     return Path(log_path).with_suffix(_HEADER_SUFFIX)
+
+
+def lock_path(log_path: str | Path) -> Path:
+    """The lock a writer holds beside a step file: ``run.jsonl`` -> ``run.lock``. The file stays
+    after the run (removing it would let two writers lock two different files)."""
+    return Path(log_path).with_suffix(".lock")
+
+
+def retried_path(log_path: str | Path) -> Path:
+    """Where records of failed steps go when they are run again (``retry_failed``):
+    ``run.jsonl`` -> ``run.retried.jsonl``."""
+    return Path(log_path).with_suffix(".retried.jsonl")
 
 
 def _describe(err: ValidationError) -> str:
@@ -55,16 +83,16 @@ def _objects(path: Path) -> tuple[list[tuple[int, dict[str, Any]]], bool]:
     cut by a crash (then it is left out)."""
     if not path.is_file():
         return [], False
-    with path.open("r", encoding="utf-8") as fh:
+    with path.open("rb") as fh:  # decoded line by line, so bad bytes are named by their line
         lines = fh.readlines()
     out: list[tuple[int, dict[str, Any]]] = []
     for lineno, line in enumerate(lines, start=1):
         if not line.strip():
             continue
         try:
-            obj = json.loads(line)
+            obj = safejson.loads(line)
         except json.JSONDecodeError as exc:
-            if lineno == len(lines) and not line.endswith("\n"):
+            if lineno == len(lines) and not line.endswith(b"\n"):
                 return out, True  # a crash mid-write: everything before it is intact
             raise RunLogError(f"{path}:{lineno}: not valid JSON ({exc.msg})") from None
         if not isinstance(obj, dict):
@@ -75,7 +103,7 @@ def _objects(path: Path) -> tuple[list[tuple[int, dict[str, Any]]], bool]:
 
 def _read_header(path: Path) -> RunHeader:
     try:
-        obj = json.loads(path.read_text(encoding="utf-8"))
+        obj = safejson.loads(path.read_bytes())
     except (OSError, ValueError) as exc:
         raise RunLogError(f"{path}: unreadable run header ({exc})") from None
     if not isinstance(obj, dict):
@@ -133,6 +161,27 @@ def read_run_log(path: str | Path) -> RunLog:
     return RunLog(p, header, tuple(steps), truncated)
 
 
+def _json_line(record: StepRecord) -> str:
+    """The record as one JSON line. Text UTF-8 cannot encode (a lone surrogate, which a model's
+    JSON escapes may carry) is written as U+FFFD: any text a model returns can be logged."""
+    try:
+        return record.model_dump_json()
+    except PydanticSerializationError:
+        clean = _encodable(record.model_dump(mode="json"))
+        return StepRecord.model_validate(clean).model_dump_json()
+
+
+def _encodable(value: Any) -> Any:
+    if isinstance(value, str):
+        # Through UTF-16, a split pair joins again and each lone surrogate becomes one U+FFFD.
+        return value.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "replace")
+    if isinstance(value, dict):
+        return {_encodable(k): _encodable(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_encodable(v) for v in value]
+    return value
+
+
 def _write_atomically(path: Path, text: str) -> None:
     """Write ``text`` to ``path`` so that it is either absent or complete, even on a crash."""
     tmp = path.with_name(f".{path.name}.tmp")
@@ -157,21 +206,64 @@ def _fsync_dir(path: Path) -> None:
         os.close(fd)
 
 
+def _lock(log: Path) -> IO[str]:
+    """Take the log's exclusive lock, or raise ``RunLogError`` naming the process holding it."""
+    fh = lock_path(log).open("a+", encoding="utf-8")
+    try:
+        fcntl.flock(fh.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        fh.seek(0)
+        holder = fh.read().strip() or "unknown"
+        fh.close()
+        raise RunLogError(
+            f"run log {log} is being written by another process (pid {holder}); wait for it to "
+            "finish or stop it, or write to another --out"
+        ) from None
+    fh.seek(0)
+    fh.truncate()
+    fh.write(f"{os.getpid()}\n")
+    fh.flush()
+    return fh
+
+
 class RunLogWriter:
-    """Appends step records to a run log; each is flushed and fsynced before returning.
+    """Appends step records to a run log; each is flushed and fsynced before ``write`` returns
+    (or, with ``sync=False``, at the next ``sync``: several records, one fsync).
 
     A new log gets its header (``header_path``) written atomically before any step. Opening an
     existing log (to resume) refuses a run whose definition differs from the log's header
-    (``run_definition``: dataset, configuration, agents, prompts) or a schema-1 log, and drops a
-    partial last line left by a crash, so nothing already written is lost and nothing is
-    half-written.
+    (``run_definition``: dataset, configuration, agents, prompts) or a schema-1 log, drops a
+    partial last line left by a crash, and ends a complete last record that lacks its newline,
+    so nothing already written is lost and nothing is half-written.
+
+    ``retry_failed``: steps recorded as unusable for one of these reasons (by default
+    ``RETRYABLE_FAILURES``: a provider that failed, a model that was missing) are run again;
+    their records move to ``retried_path`` and ``attempts`` says how often each was tried.
     """
 
-    def __init__(self, path: str | Path, header: RunHeader) -> None:
+    def __init__(
+        self,
+        path: str | Path,
+        header: RunHeader,
+        *,
+        retry_failed: bool | Collection[FailureReason] = False,
+    ) -> None:
         self.path = Path(path)
         self.header_path = header_path(self.path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._lock = _lock(self.path)
+        try:
+            self._open(header, retry_failed)
+        except BaseException:
+            self._lock.close()
+            raise
+
+    def _open(self, header: RunHeader, retry_failed: bool | Collection[FailureReason]) -> None:
         self.done: set[StepKey] = set()
+        self.notebooks: dict[StepKey, str] = {}
+        """The notebook each recorded step ended with (memory-on chains resume from it)."""
+        self.attempts: dict[StepKey, int] = {}
+        """Steps to run again with the attempts already recorded for them."""
         if self.header_path.exists() or (self.path.exists() and self.path.stat().st_size > 0):
             existing = read_run_log(self.path)
             if existing.header.schema_version != SCHEMA_VERSION:
@@ -186,8 +278,26 @@ class RunLogWriter:
                 raise RunLogError(mismatch)
             if existing.truncated_tail:
                 self._drop_partial_tail()
+            else:
+                self._end_last_line()
             self.header = existing.header
-            self.done = {s.key for s in existing.steps}
+            reasons: set[FailureReason] = set()
+            if retry_failed is True:
+                reasons = set(RETRYABLE_FAILURES)
+            elif retry_failed is not False:
+                reasons = set(retry_failed)
+            steps = existing.steps
+            again = [
+                s for s in steps if not s.forecast.usable and s.forecast.failure_reason in reasons
+            ]
+            if again:
+                self._set_aside(again)
+                self.attempts = {s.key: s.attempt for s in again}
+                steps = tuple(s for s in steps if s.key not in self.attempts)
+            self.done = {s.key for s in steps}
+            self.notebooks = {
+                s.key: s.episode.notebook_out for s in steps if s.episode.notebook_out is not None
+            }
             self._fh: IO[str] = self.path.open("a", encoding="utf-8")
         else:
             self.header = header
@@ -197,27 +307,84 @@ class RunLogWriter:
 
     def _drop_partial_tail(self) -> None:
         data = self.path.read_bytes()
-        keep = data[: data.rfind(b"\n") + 1]
-        tmp = self.path.with_suffix(self.path.suffix + ".tmp")
-        tmp.write_bytes(keep)
-        os.replace(tmp, self.path)
+        _replace_bytes(self.path, data[: data.rfind(b"\n") + 1])
+
+    def _end_last_line(self) -> None:
+        """A complete last record without its newline (a crash between the two) gets it, so the
+        next record starts on a line of its own."""
+        with self.path.open("rb+") as fh:
+            if fh.seek(0, os.SEEK_END) == 0:
+                return
+            fh.seek(-1, os.SEEK_END)
+            if fh.read(1) != b"\n":
+                fh.write(b"\n")
+                fh.flush()
+                os.fsync(fh.fileno())
+
+    def _set_aside(self, records: list[StepRecord]) -> None:
+        """Move records of steps to run again to ``retried_path``, then rewrite the step file
+        without them (atomically). After a crash between the two, the next open moves them
+        again; records already set aside are not appended twice."""
+        aside = retried_path(self.path)
+        present = {_key_of(obj) for _, obj in _objects(aside)[0]}
+        with aside.open("a", encoding="utf-8") as fh:
+            for rec in records:
+                if (rec.key, rec.attempt) not in present:
+                    fh.write(rec.model_dump_json() + "\n")
+            fh.flush()
+            os.fsync(fh.fileno())
+        drop = {(r.key, r.attempt) for r in records}
+        kept: list[str] = []
+        with self.path.open("r", encoding="utf-8") as fh:
+            for line in fh:
+                if not line.strip():
+                    continue
+                if _key_of(json.loads(line)) not in drop:
+                    kept.append(line if line.endswith("\n") else line + "\n")
+        _replace_bytes(self.path, "".join(kept).encode("utf-8"))
 
     def _sync(self) -> None:
         self._fh.flush()
         os.fsync(self._fh.fileno())
 
-    def write(self, record: StepRecord) -> None:
+    def write(self, record: StepRecord, *, sync: bool = True) -> None:
+        """Append ``record`` as one line (a step already recorded is not written again)."""
         if record.key in self.done:
             return
-        self._fh.write(record.model_dump_json() + "\n")
-        self._sync()
+        self._fh.write(_json_line(record) + "\n")
+        if sync:
+            self._sync()
         self.done.add(record.key)
 
+    def sync(self) -> None:
+        """Flush and fsync what ``write(..., sync=False)`` appended."""
+        self._sync()
+
     def close(self) -> None:
-        self._fh.close()
+        try:
+            self._fh.close()
+        finally:
+            self._lock.close()  # releases the lock
 
     def __enter__(self) -> RunLogWriter:
         return self
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def _replace_bytes(path: Path, data: bytes) -> None:
+    """Replace a file's content atomically (temporary file, fsync, rename)."""
+    tmp = path.with_suffix(path.suffix + ".tmp")
+    with tmp.open("wb") as fh:
+        fh.write(data)
+        fh.flush()
+        os.fsync(fh.fileno())
+    os.replace(tmp, path)
+    _fsync_dir(path.parent)
+
+
+def _key_of(obj: dict[str, Any]) -> tuple[StepKey, int]:
+    """A step line's key and attempt, read from its JSON without validating the record."""
+    key = (obj["agent"], obj["setting"], obj["event_id"], obj["step_index"], obj["rollout"])
+    return key, obj.get("attempt", 1)

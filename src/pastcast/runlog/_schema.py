@@ -10,6 +10,7 @@ label order (a map keyed by labels would be a different set of columns in every 
 from __future__ import annotations
 
 from collections.abc import Mapping
+from datetime import date
 from typing import Annotated, Any
 
 from pydantic import BeforeValidator, Field, PlainSerializer, field_serializer, field_validator
@@ -91,6 +92,10 @@ class RunHeader(Record):
     code_version: str
     corpus: CorpusIdentity | None = None
     """The corpus the agents searched (None without one, or a backend that does not say)."""
+    model_cutoffs: dict[str, date | None] = Field(default_factory=dict)
+    """Training cutoff of each model the agents use (model spec -> last day its training data
+    may cover; None: unknown), from ``pastcast.models.model_cutoffs`` when the run started.
+    Descriptive: not part of the run's definition."""
 
 
 class Grading(Record):
@@ -100,6 +105,8 @@ class Grading(Record):
     labels: tuple[str, ...]
     market_probs: Probabilities | None = None
     """Latest market belief visible at the step's cutoff (for information-alpha)."""
+    resolved_at: UtcDatetime | None = None
+    """When the outcome became public (to leave out events a model may remember)."""
 
 
 class Scores(Record):
@@ -126,6 +133,9 @@ class StepRecord(Record):
     split: str = ""
     """The event's split in the dataset ("" when the dataset has none)."""
     category: str = ""
+    attempt: int = Field(default=1, ge=1)
+    """How many times the step was run: above 1 when a failure was run again (``retry_failed``;
+    the earlier records are in ``retried_path``)."""
     forecast: Forecast
     episode: EpisodeRecord
     grading: Grading

@@ -1,21 +1,71 @@
-"""The runner: plans agents x events x steps x rollouts, runs them, writes and resumes logs."""
+"""The runner: plans agents x events x steps x rollouts, runs them on an executor (threads, or
+Dask workers) under per-provider limits, writes and resumes logs, and accounts for the work."""
 
-from pastcast.runner._config import RunConfig
-from pastcast.runner._run import (
-    RunResult,
+from pastcast.runner._accounting import Accounting, UsageAccount
+from pastcast.runner._config import BreakerConfig, Execution, ProviderLimits, RunConfig
+from pastcast.runner._cutoffs import CutoffFilter, after_model_cutoff
+from pastcast.runner._data import open_dataset, reschedule
+from pastcast.runner._estimate import EstimateRow, PlanEstimate, estimate_plan
+from pastcast.runner._executors import Executor, LocalExecutor, executors
+from pastcast.runner._limits import CircuitBreaker, ProviderGates, TokenBucket
+from pastcast.runner._plan import (
+    PLAN_SETTINGS,
+    EstimateAssumptions,
+    ExperimentPlan,
+    PlanError,
+    PlanSetting,
+    load_plan,
+)
+from pastcast.runner._run import NothingToRun, RunResult, model_cutoffs_of, run_benchmark
+from pastcast.runner._version import code_version
+from pastcast.runner._work import (
+    CorpusRef,
+    StepOutcome,
+    StepTask,
+    WorkContext,
     agent_env_config,
     grade_step,
+    open_corpus,
     play_episode,
-    run_benchmark,
 )
-from pastcast.runner._version import code_version
 
 __all__ = [
+    "PLAN_SETTINGS",
+    "Accounting",
+    "BreakerConfig",
+    "CircuitBreaker",
+    "CorpusRef",
+    "CutoffFilter",
+    "EstimateAssumptions",
+    "EstimateRow",
+    "Execution",
+    "Executor",
+    "ExperimentPlan",
+    "LocalExecutor",
+    "NothingToRun",
+    "PlanError",
+    "PlanEstimate",
+    "PlanSetting",
+    "ProviderGates",
+    "ProviderLimits",
     "RunConfig",
     "RunResult",
+    "StepOutcome",
+    "StepTask",
+    "TokenBucket",
+    "UsageAccount",
+    "WorkContext",
+    "after_model_cutoff",
     "agent_env_config",
     "code_version",
+    "estimate_plan",
+    "executors",
     "grade_step",
+    "load_plan",
+    "model_cutoffs_of",
+    "open_corpus",
+    "open_dataset",
     "play_episode",
+    "reschedule",
     "run_benchmark",
 ]

@@ -1,16 +1,19 @@
-"""What a run is: agents x events x steps x rollouts, with the environment settings."""
+"""What a run is (``RunConfig``: agents x events x steps x rollouts, with the environment
+settings) and how it is executed (``Execution``: executor, provider limits, retries, circuit
+breaker), which never changes what it records."""
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import Field
 
 from pastcast.env import EnvConfig
+from pastcast.models import RetryPolicy
 from pastcast.records import Record
 from pastcast.runlog import AgentSpec
 
-__all__ = ["RunConfig"]
+__all__ = ["BreakerConfig", "Execution", "ProviderLimits", "RunConfig"]
 
 
 class RunConfig(Record):
@@ -19,6 +22,41 @@ class RunConfig(Record):
     env: EnvConfig = EnvConfig()
     fallback: Literal["uniform", "worst"] = "uniform"
     workers: int = Field(default=1, ge=1)
+    """Episodes in flight at once (the global concurrency limit)."""
     split: str | None = None
     """Only run events of this split (None: every event with steps)."""
     max_events: int | None = Field(default=None, ge=1)
+
+
+class ProviderLimits(Record):
+    """Limits of one model provider (None: no limit)."""
+
+    max_concurrent: int | None = Field(default=None, ge=1)
+    """Requests in flight at once."""
+    requests_per_minute: float | None = Field(default=None, gt=0)
+    tokens_per_minute: float | None = Field(default=None, gt=0)
+    """Input plus output tokens; a request is charged its estimate, then corrected."""
+
+
+class BreakerConfig(Record):
+    """The circuit breaker of each provider: after ``failures`` failed attempts in a row (server
+    errors, timeouts, lost connections, malformed replies; not rate limiting), the provider is
+    paused for ``cooldown_s``; then one probe request goes out, and its success resumes the
+    provider. A call that waits longer than ``max_pause_s`` for a paused provider fails
+    (``provider_error``, which ``--retry-failed`` runs again)."""
+
+    failures: int = Field(default=8, ge=1)
+    cooldown_s: float = Field(default=30.0, ge=0)
+    max_pause_s: float = Field(default=900.0, ge=0)
+
+
+class Execution(Record):
+    """How a run executes: none of it is recorded in or checked against the run's definition."""
+
+    executor: str = "local"
+    """A registered executor (``pastcast.runner.executors``): ``local`` (threads) or ``dask``."""
+    executor_args: dict[str, Any] = Field(default_factory=dict)
+    providers: dict[str, ProviderLimits] = Field(default_factory=dict)
+    """Limits by provider name (``openai``, ``openai-compatible``, ``local``, ...)."""
+    retry: RetryPolicy = RetryPolicy()
+    breaker: BreakerConfig = BreakerConfig()

@@ -1,53 +1,41 @@
 """Run agents over a dataset's forecast steps, writing one run-log record per step.
 
-Steps of one (agent, event, rollout) form a chain run in order (memory-on agents carry their
-notebook along it); chains run in parallel threads. A rerun on the same log skips every step
-already recorded, and resumes a chain from the notebook of its last recorded step; a rerun whose
-definition differs (dataset, configuration, agents, prompts) is refused, so the log's header
-describes every record under it.
+The driver plans the steps of agents x events x rollouts, keeps up to ``config.workers`` of them
+in flight on an executor (threads here, or Dask workers), and appends each record as it comes
+back through the one writer, which holds the log's lock. Steps of a memory-on chain run in
+order (each carries the notebook of the one before); every other step is independent and runs
+in parallel. A step whose provider failed ends its memory-on chain for this execution (the
+later steps would build on a hole); ``retry_failed`` runs such steps again on resume.
+
+A rerun on the same log skips every step already recorded and resumes a chain from the notebook
+of its last recorded step; a rerun whose definition differs (dataset, configuration, agents,
+prompts) is refused, so the log's header describes every record under it.
 """
 
 from __future__ import annotations
 
-import threading
+import queue
 import uuid
-from collections.abc import Callable, Iterator
-from concurrent.futures import ThreadPoolExecutor
-from contextlib import contextmanager
-from dataclasses import dataclass
-from datetime import UTC, datetime
+from collections import defaultdict, deque
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass, field
+from datetime import UTC, date, datetime
 from pathlib import Path
 from typing import Any
 
-from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-
-from pastcast.agents import Agent, agent_info, build_agent, prompts_for
+from pastcast.agents import prompts_for
 from pastcast.corpus import CorpusBackend, corpus_identity
 from pastcast.dataset import Dataset
-from pastcast.env import BudgetExceeded, EnvConfig, Episode, ForecastEnv
-from pastcast.records import (
-    AgentRole,
-    CorpusIdentity,
-    EpisodeRecord,
-    Forecast,
-    StepKey,
-    StepSpec,
-    Termination,
-)
-from pastcast.runlog import (
-    AgentSpec,
-    Grading,
-    RunHeader,
-    RunLogWriter,
-    StepRecord,
-    read_run_log,
-)
-from pastcast.runner._config import RunConfig
+from pastcast.models import model_cutoff
+from pastcast.records import RETRYABLE_FAILURES, CorpusIdentity, StepKey, StepSpec
+from pastcast.runlog import AgentSpec, RunHeader, RunLogWriter
+from pastcast.runner._accounting import Accounting, RunStats, progress_display
+from pastcast.runner._config import Execution, RunConfig
+from pastcast.runner._executors import Executor, executors
 from pastcast.runner._version import code_version
-from pastcast.scoring import score_forecast
+from pastcast.runner._work import CorpusRef, StepOutcome, StepTask, WorkContext
 
-__all__ = ["RunResult", "agent_env_config", "grade_step", "play_episode", "run_benchmark"]
+__all__ = ["RunResult", "model_cutoffs_of", "run_benchmark"]
 
 
 @dataclass(frozen=True)
@@ -57,6 +45,11 @@ class RunResult:
     written: int
     skipped: int
     failures: int
+    retried: int = 0
+    """Steps recorded as failed by a provider that were run again (``retry_failed``)."""
+    waiting: int = 0
+    """Steps of memory-on chains not run because a provider failed earlier in the chain."""
+    accounting: Accounting = field(default_factory=Accounting)
 
 
 @dataclass(frozen=True)
@@ -66,172 +59,156 @@ class _Chain:
     rollout: int
     steps: tuple[StepSpec, ...]
 
+    def key(self, step: StepSpec) -> StepKey:
+        return (self.spec.name, self.spec.setting, self.event_id, step.step_index, self.rollout)
+
 
 def _chains(dataset: Dataset, config: RunConfig) -> list[_Chain]:
+    by_event: dict[str, list[StepSpec]] = defaultdict(list)
+    for s in dataset.steps:
+        by_event[s.event_id].append(s)
     event_ids = list(dataset.event_ids_with_steps())
     if config.split is not None:
         event_ids = [e for e in event_ids if dataset.splits.get(e) == config.split]
     if config.max_events is not None:
         event_ids = event_ids[: config.max_events]
-    out: list[_Chain] = []
-    for spec in config.agents:
-        for event_id in event_ids:
-            steps = dataset.steps_of(event_id)
-            for rollout in range(config.rollouts):
-                out.append(_Chain(spec, event_id, rollout, steps))
+    steps = {e: tuple(sorted(by_event[e], key=lambda s: s.step_index)) for e in event_ids}
+    return [
+        _Chain(spec, event_id, rollout, steps[event_id])
+        for spec in config.agents
+        for event_id in event_ids
+        for rollout in range(config.rollouts)
+    ]
+
+
+def model_cutoffs_of(
+    agents: tuple[AgentSpec, ...], known: Mapping[str, date] | None = None
+) -> dict[str, date | None]:
+    """Training cutoff of each model the agents name (``known`` first, then the registry)."""
+    out: dict[str, date | None] = {}
+    for spec in agents:
+        model = spec.args.get("model")
+        if isinstance(model, str) and model not in out:
+            given = (known or {}).get(model)
+            out[model] = given if given is not None else model_cutoff(model)
     return out
 
 
-def grade_step(dataset: Dataset, step: StepSpec) -> Grading:
-    """What the grader knows of a step, after its episode: the outcome, the labels and the
-    market belief at the cutoff. Never shown to an agent."""
-    event = dataset.event(step.event_id)
-    resolution = dataset.resolutions.get(step.event_id)
-    if resolution is None:
-        raise ValueError(f"dataset {dataset.id}: event {step.event_id!r} has no resolution")
-    market = dataset.market_at(step.event_id, step.cutoff)
-    return Grading(
-        truth=resolution.label,
-        labels=event.labels,
-        market_probs=dict(market.probs) if market else None,
-    )
+class NothingToRun(ValueError):
+    """The dataset and the configuration leave no forecast step: refused before a log is
+    written, so an empty selection never passes for a finished run."""
 
 
-def agent_env_config(env: EnvConfig, spec: AgentSpec) -> EnvConfig:
-    """The environment settings of one agent's steps: market prices only for an agent registered
-    with market access, and neither prices nor the python tool under ``no_tools``."""
-    no_tools = spec.setting == "no_tools"
-    return env.model_copy(
-        update={
-            "market_access": agent_info(spec).market_access and not no_tools,
-            "python_tool": env.python_tool and not no_tools,
-        }
-    )
+def _nothing_to_run(dataset: Dataset, config: RunConfig) -> NothingToRun:
+    if config.split is not None:
+        known = sorted({dataset.splits.get(e) or "" for e in dataset.event_ids_with_steps()} - {""})
+        return NothingToRun(
+            f"--split {config.split!r}: no event of dataset {dataset.id} with forecast steps is "
+            f"in this split (splits: {', '.join(known) or 'none'})"
+        )
+    return NothingToRun(f"dataset {dataset.id}: no event has forecast steps")
 
 
-def play_episode(agent: Agent, episode: Episode) -> tuple[Forecast, EpisodeRecord]:
-    """Let ``agent`` forecast in ``episode``: its forecast and the episode's record. A spent
-    budget or an agent's exception ends the episode with an unusable forecast, recorded (an
-    agent bug must not stop a run)."""
-    termination: Termination = "forecast"
-    error: str | None = None
-    try:
-        forecast = agent.forecast(episode)
-    except BudgetExceeded as exc:
-        termination = "tool_budget" if exc.kind == "tool" else "model_budget"
-        forecast = Forecast(usable=False, failure_reason="budget_exhausted", raw_text=str(exc))
-    except Exception as exc:
-        termination, error = "error", f"{type(exc).__name__}: {exc}"
-        forecast = Forecast(usable=False, failure_reason="agent_error", raw_text=error)
-    return forecast, episode.record(termination, error)
+class _Driver:
+    """Feeds an executor with ready steps and writes what comes back (the one writer)."""
 
-
-class _Runner:
     def __init__(
         self,
-        dataset: Dataset,
-        backend: CorpusBackend | None,
-        config: RunConfig,
+        chains: list[_Chain],
         writer: RunLogWriter,
-        notebooks: dict[StepKey, str | None],
-        python_runner: Callable[[str], dict[str, Any]] | None,
+        executor: Executor,
+        limit: int,
+        stats: RunStats,
     ) -> None:
-        self.dataset = dataset
-        self.config = config
+        self.chains = {(c.spec.name, c.spec.setting, c.event_id, c.rollout): c for c in chains}
         self.writer = writer
-        self.notebooks = notebooks
-        self.lock = threading.Lock()
-        self.written = 0
-        self.skipped = 0
-        self.failures = 0
-        self.env = ForecastEnv(dataset, backend, config.env, python_runner)
-        self.no_tools_env = ForecastEnv(
-            dataset, None, config.env.model_copy(update={"python_tool": False})
-        )
+        self.executor = executor
+        self.limit = limit
+        self.stats = stats
+        self.waiting = 0
+        self.retried = 0
+        self._fresh = self._initial(chains)
+        self._next: deque[StepTask] = deque()  # continuations of memory-on chains go first
+        self._done: queue.Queue[tuple[StepTask, StepOutcome | BaseException]] = queue.Queue()
+        self._in_flight = 0
+        self._error: BaseException | None = None
 
-    def run_chain(self, chain: _Chain, advance: Callable[[], None]) -> None:
-        info = agent_info(chain.spec)
-        env = self.no_tools_env if chain.spec.setting == "no_tools" else self.env
-        env_config = agent_env_config(self.config.env, chain.spec)
-        agent: Agent | None = None
-        notebook: str | None = None
-        for step in chain.steps:
-            key = (
-                chain.spec.name,
-                chain.spec.setting,
-                chain.event_id,
-                step.step_index,
-                chain.rollout,
-            )
-            if key in self.writer.done:
-                notebook = self.notebooks.get(key)
-                with self.lock:
-                    self.skipped += 1
-                advance()
+    def _task(self, chain: _Chain, step: StepSpec, notebook: str | None) -> StepTask:
+        attempt = self.writer.attempts.get(chain.key(step), 0) + 1
+        self.retried += attempt > 1
+        return StepTask(chain.spec, step, chain.rollout, notebook, attempt)
+
+    def _chain_from(self, chain: _Chain, start: int, notebook: str | None) -> StepTask | None:
+        """The first step of a memory-on chain from ``start`` not recorded yet, with the
+        notebook of the last one that is."""
+        for step in chain.steps[start:]:
+            key = chain.key(step)
+            if key not in self.writer.done:
+                return self._task(chain, step, notebook)
+            notebook = self.writer.notebooks.get(key)
+        return None
+
+    def _initial(self, chains: list[_Chain]) -> Iterator[StepTask]:
+        for chain in chains:
+            if chain.spec.setting == "memory_on":
+                task = self._chain_from(chain, 0, None)
+                if task is not None:
+                    yield task
                 continue
-            if agent is None:
-                agent = build_agent(chain.spec)
-            carried = notebook if chain.spec.setting == "memory_on" else None
-            record = self._run_step(agent, env, env_config, chain, step, carried, info.role)
-            notebook = record.episode.notebook_out
-            with self.lock:
-                self.writer.write(record)
-                self.written += 1
-                self.failures += int(not record.forecast.usable)
-            advance()
+            for step in chain.steps:
+                if chain.key(step) not in self.writer.done:
+                    yield self._task(chain, step, None)
 
-    def _run_step(
-        self,
-        agent: Agent,
-        env: ForecastEnv,
-        env_config: EnvConfig,
-        chain: _Chain,
-        step: StepSpec,
-        notebook: str | None,
-        role: AgentRole,
-    ) -> StepRecord:
-        episode = env.reset(step, notebook_in=notebook, config=env_config, rollout=chain.rollout)
-        forecast, played = play_episode(agent, episode)
-        grading = grade_step(self.dataset, step)
-        return StepRecord(
-            run_id=self.writer.header.run_id,
-            agent=chain.spec.name,
-            role=role,
-            setting=chain.spec.setting,
-            event_id=step.event_id,
-            step_index=step.step_index,
-            cutoff=step.cutoff,
-            rollout=chain.rollout,
-            split=self.dataset.splits.get(step.event_id, ""),
-            category=self.dataset.event(step.event_id).category,
-            forecast=forecast,
-            episode=played,
-            grading=grading,
-            scores=score_forecast(forecast, grading, fallback=self.config.fallback),
-        )
+    def _fill(self) -> None:
+        while self._error is None and self._in_flight < self.limit:
+            task = self._next.popleft() if self._next else next(self._fresh, None)
+            if task is None:
+                return
+            self.executor.submit(task, lambda t, o: self._done.put((t, o)))
+            self._in_flight += 1
+            self.stats.running += 1
 
+    def _followed(self, task: StepTask, outcome: StepOutcome) -> None:
+        spec = task.spec
+        if spec.setting != "memory_on":
+            return
+        chain = self.chains[(spec.name, spec.setting, task.step.event_id, task.rollout)]
+        position = chain.steps.index(task.step)
+        if outcome.record.forecast.failure_reason in RETRYABLE_FAILURES:
+            later = chain.steps[position + 1 :]
+            self.waiting += sum(chain.key(s) not in self.writer.done for s in later)
+            return
+        nxt = self._chain_from(chain, position + 1, outcome.record.episode.notebook_out)
+        if nxt is not None:
+            self._next.append(nxt)
 
-@contextmanager
-def _progress(enabled: bool, total: int) -> Iterator[Callable[[], None]]:
-    if not enabled:
-        yield lambda: None
-        return
-    columns = (
-        TextColumn("[bold]forecast steps"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TimeElapsedColumn(),
-    )
-    # stderr: stdout carries the caller's result (a summary line, or JSON)
-    with Progress(*columns, transient=False, console=Console(stderr=True)) as progress:
-        task = progress.add_task("steps", total=total)
-        lock = threading.Lock()
-
-        def advance() -> None:
-            with lock:
-                progress.advance(task)
-
-        yield advance
+    def run(self, refresh: Callable[[int], None]) -> None:
+        self._fill()
+        while self._in_flight:
+            batch = [self._done.get()]
+            while True:
+                try:
+                    batch.append(self._done.get_nowait())
+                except queue.Empty:
+                    break
+            written = 0
+            for task, outcome in batch:
+                self._in_flight -= 1
+                self.stats.running -= 1
+                if isinstance(outcome, BaseException):
+                    # Stop feeding; what is in flight still lands. Nothing of this step was
+                    # written, so a resume runs it again.
+                    self._error = self._error or outcome
+                    continue
+                self.writer.write(outcome.record, sync=False)
+                self.stats.add(outcome.record, outcome.retries, outcome.trips)
+                written += 1
+                self._followed(task, outcome)
+            self.writer.sync()  # one fsync for every record that came back together
+            refresh(written)
+            self._fill()
+        if self._error is not None:
+            raise self._error
 
 
 def run_benchmark(
@@ -244,21 +221,31 @@ def run_benchmark(
     progress: bool = True,
     python_runner: Callable[[str], dict[str, Any]] | None = None,
     corpus: CorpusIdentity | None = None,
+    execution: Execution | None = None,
+    executor: Executor | None = None,
+    corpus_ref: CorpusRef | None = None,
+    retry_failed: bool = False,
+    model_cutoffs: Mapping[str, date] | None = None,
 ) -> RunResult:
     """Run every agent of ``config`` on the dataset's steps and write the run log to ``out``.
 
     ``out`` is the step file (``run.jsonl``); the header is written beside it
     (``pastcast.runlog.header_path``). Re-running with the same ``out`` and the same definition
-    resumes: recorded steps are not redone; a different definition (the corpus included) raises
-    ``RunLogError`` naming what differs. The prompt files the agents use are recorded in the
-    header unless ``prompts`` is given; so is the corpus, ``corpus`` or else the backend's own
-    identity (``pastcast.corpus.corpus_identity``).
+    resumes: recorded steps are not redone (``retry_failed``: except those a provider failed);
+    a different definition (the corpus included) raises ``RunLogError`` naming what differs,
+    and a log another process is writing raises ``RunLogError`` too. The prompt files the
+    agents use are recorded in the header unless ``prompts`` is given, and so are the models'
+    training cutoffs
+    (``model_cutoffs`` first, then ``pastcast.models.model_cutoffs``), and the corpus:
+    ``corpus``, or else the backend's own identity (``pastcast.corpus.corpus_identity``).
+
+    ``execution`` says where steps run (``executor``, default ``local`` threads) and the
+    providers' limits; ``executor`` overrides it with an executor object. ``corpus_ref`` names
+    the corpus for executors in other processes, which open it themselves (``backend`` is used
+    in this process).
     """
     path = Path(out)
-    notebooks: dict[StepKey, str | None] = {}
-    if path.exists() and path.stat().st_size > 0:
-        for rec in read_run_log(path).steps:
-            notebooks[rec.key] = rec.episode.notebook_out
+    execution = execution or Execution()
     header = RunHeader(
         run_id=uuid.uuid4().hex[:12],
         created_at=datetime.now(UTC),
@@ -268,19 +255,44 @@ def run_benchmark(
         prompts=prompts if prompts is not None else prompts_for(config.agents),
         code_version=code_version(),
         corpus=corpus if corpus is not None else corpus_identity(backend),
+        model_cutoffs=model_cutoffs_of(config.agents, model_cutoffs),
     )
     chains = _chains(dataset, config)
     total = sum(len(c.steps) for c in chains)
-    with RunLogWriter(path, header) as writer:
-        runner = _Runner(dataset, backend, config, writer, notebooks, python_runner)
-        with _progress(progress, total) as advance:
-            if config.workers == 1:
-                for chain in chains:
-                    runner.run_chain(chain, advance)
-            else:
-                with ThreadPoolExecutor(config.workers) as pool:
-                    for fut in [pool.submit(runner.run_chain, c, advance) for c in chains]:
-                        fut.result()
+    if total == 0:
+        raise _nothing_to_run(dataset, config)
+    with RunLogWriter(path, header, retry_failed=retry_failed) as writer:
+        skipped = sum(c.key(s) in writer.done for c in chains for s in c.steps)
+        stats = RunStats(total, skipped)
+        run_id = writer.header.run_id
+        context = WorkContext(
+            key=f"{run_id}-{uuid.uuid4().hex[:8]}",
+            dataset=dataset,
+            config=config,
+            corpus=corpus_ref if corpus_ref is not None else backend,
+            execution=execution,
+            run_id=run_id,
+            python_runner=python_runner,
+        )
+        if executor is None:
+            executor = executors.build(execution.executor, **execution.executor_args)
+        driver = _Driver(chains, writer, executor, config.workers, stats)
+        try:
+            executor.start(context)
+            paused = getattr(executor, "paused", None)
+            if callable(paused):
+                stats.paused_now = paused
+            with progress_display(progress, stats) as refresh:
+                driver.run(refresh)
+        finally:
+            executor.close()
         return RunResult(
-            path, writer.header.run_id, runner.written, runner.skipped, runner.failures
+            path,
+            run_id,
+            stats.written,
+            skipped,
+            stats.unusable,
+            retried=driver.retried,
+            waiting=driver.waiting,
+            accounting=stats.accounting(),
         )

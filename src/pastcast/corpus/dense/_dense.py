@@ -46,6 +46,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from pastcast import safejson
 from pastcast.corpus._protocol import SearchHit
 from pastcast.corpus.dense._embedders import F32, Embedder, QueryCache, embedding_text
 from pastcast.corpus.dense._pieces import (
@@ -169,7 +170,9 @@ class DenseIndex(IndexLookups):
         if ix.path is not None:
             cache = ix.path / f"dense-{self.embedder.name}.npy"
             meta = ix.path / f"dense-{self.embedder.name}.json"
-            fresh = meta.is_file() and json.loads(meta.read_text()).get("content_sha256") == digest
+            fresh = (
+                meta.is_file() and safejson.loads(meta.read_bytes()).get("content_sha256") == digest
+            )
             if fresh and cache.is_file():
                 # memory-mapped: exact search reads the rows in place (no copy in the process)
                 mapped: F32 = np.asarray(np.load(cache, mmap_mode="r"))

@@ -34,6 +34,7 @@ import numpy.typing as npt
 from rich.console import Console
 from rich.progress import Progress
 
+from pastcast import safejson
 from pastcast.corpus._identity import document_line
 from pastcast.corpus._text import tokenize
 from pastcast.cutoff import as_utc
@@ -207,7 +208,7 @@ def load_arrays(index_dir: Path) -> IndexArrays:
     manifest_path = index_dir / "manifest.json"
     if not manifest_path.is_file():
         raise FileNotFoundError(f"{index_dir}: not an index (no manifest.json)")
-    manifest = json.loads(manifest_path.read_text())
+    manifest = safejson.loads(manifest_path.read_bytes())
     if manifest.get("format") != FORMAT or manifest.get("version") != FORMAT_VERSION:
         raise ValueError(
             f"{manifest_path}: unsupported index format {manifest.get('format')!r} "
@@ -218,8 +219,8 @@ def load_arrays(index_dir: Path) -> IndexArrays:
         name: np.asarray(np.load(index_dir / f"{name}.npy", mmap_mode="r", allow_pickle=False))
         for name in _ARRAY_NAMES
     }
-    terms: list[str] = json.loads((index_dir / "vocab.json").read_text())
-    ids: list[str] = json.loads((index_dir / "ids.json").read_text())
+    terms: list[str] = safejson.loads((index_dir / "vocab.json").read_bytes())
+    ids: list[str] = safejson.loads((index_dir / "ids.json").read_bytes())
     store_path = index_dir / "docs.jsonl"
     store: bytes | memoryview
     if store_path.stat().st_size == 0:

@@ -80,13 +80,17 @@ class EmbeddedIndex(ThreadLookups):
         *,
         overwrite: bool = False,
         progress: bool = False,
+        kind: str = "index",
     ) -> EmbeddedIndex:
         """Index ``documents`` (any order) into month partitions under ``out_dir`` and open it.
 
         Streaming with memory bounded by one month; an interrupted build of the same documents
-        resumes from its complete partitions (see ``_partitioned``).
+        resumes from its complete partitions (see ``_partitioned``). ``overwrite`` replaces only
+        an index pastcast built as the same ``kind`` (``pastcast.owned``), never other folders.
         """
-        build_partitioned(documents, Path(out_dir), overwrite=overwrite, progress=progress)
+        build_partitioned(
+            documents, Path(out_dir), overwrite=overwrite, progress=progress, kind=kind
+        )
         index = cls.open(out_dir)
         index.save_thread_maps()
         return index

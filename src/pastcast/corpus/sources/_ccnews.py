@@ -28,6 +28,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import IO, Any
 
+from pastcast import safejson
 from pastcast.corpus.sources._clean import CleanReport, RawPage, choose_timestamp, clean_pages
 from pastcast.corpus.sources._dumps import SkipCounter, open_text
 from pastcast.corpus.sources._htmlmeta import parse_html
@@ -96,7 +97,7 @@ def _jsonl_pages(path: Path, report: CCNewsReport) -> Iterator[RawPage]:
             report.records_read += 1
             try:
                 try:
-                    obj = json.loads(line)
+                    obj = safejson.loads_line(line)
                 except json.JSONDecodeError as exc:
                     raise ValueError(f"record: invalid JSON ({exc.msg})") from None
                 yield _from_record(obj)

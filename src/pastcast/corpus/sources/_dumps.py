@@ -6,6 +6,7 @@ import gzip
 import importlib
 import importlib.util
 import io
+import zlib
 from collections import Counter
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -67,18 +68,27 @@ def check_readable(path: Path) -> None:
 
 
 @contextmanager
-def open_text(path: Path) -> Iterator[TextIO]:
-    """A text stream over a plain, ``.gz`` or ``.zst`` file (decompressed as it is read)."""
+def open_text(path: Path) -> Iterator[Iterator[str]]:
+    """The lines of a plain, ``.gz`` or ``.zst`` file (decompressed as it is read). A compressed
+    file that is cut short or damaged is a ``ValueError`` naming it, at the line it ends on."""
     check_readable(path)
     if path.name.endswith(".gz"):
         with gzip.open(path, "rt", encoding="utf-8", errors="replace") as fh:
-            yield fh
+            yield _lines(fh, path, (EOFError, OSError, zlib.error))
     elif path.name.endswith(".zst"):
         zstandard = importlib.import_module("zstandard")
         # Reddit dumps are compressed with a 2 GiB window ("--long=31").
         dctx = zstandard.ZstdDecompressor(max_window_size=2**31)
         with path.open("rb") as raw, dctx.stream_reader(raw) as reader:
-            yield io.TextIOWrapper(reader, encoding="utf-8", errors="replace")
+            text = io.TextIOWrapper(reader, encoding="utf-8", errors="replace")
+            yield _lines(text, path, (EOFError, OSError, zstandard.ZstdError))
     else:
         with path.open(encoding="utf-8", errors="replace") as fh:
-            yield fh
+            yield _lines(fh, path, (OSError,))
+
+
+def _lines(stream: TextIO, path: Path, errors: tuple[type[BaseException], ...]) -> Iterator[str]:
+    try:
+        yield from stream
+    except errors as exc:  # gzip's "Compressed file ended before the end-of-stream marker"
+        raise ValueError(f"{path}: cut short or damaged ({exc})") from None

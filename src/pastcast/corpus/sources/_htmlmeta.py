@@ -10,10 +10,11 @@ scripts, styles and navigation.
 from __future__ import annotations
 
 import contextlib
-import json
 from dataclasses import dataclass
 from html.parser import HTMLParser
 from typing import Any
+
+from pastcast import safejson
 
 __all__ = ["PageMeta", "parse_html"]
 
@@ -75,7 +76,7 @@ class _Parser(HTMLParser):
     def handle_endtag(self, tag: str) -> None:
         if tag == "script" and self._ld_text is not None:
             with contextlib.suppress(ValueError):  # a broken JSON-LD block is just ignored
-                _ld_dates(json.loads("".join(self._ld_text)), self.ld)
+                _ld_dates(safejson.loads("".join(self._ld_text)), self.ld)
             self._ld_text = None
         if tag == "p" and self._para is not None:
             text = " ".join("".join(self._para).split())

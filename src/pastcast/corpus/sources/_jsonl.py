@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from pastcast import safejson
 from pastcast.cutoff import parse_publication_time
 from pastcast.records import Document
 
@@ -80,13 +81,13 @@ def read_jsonl_documents(
     path = Path(path)
     report = report if report is not None else LoadReport()
     first_line: dict[str, int] = {}
-    with path.open(encoding="utf-8") as fh:
+    with path.open("rb") as fh:  # decoded line by line, so bad bytes are named by their line
         for lineno, line in enumerate(fh, start=1):
             if not line.strip():
                 continue
             try:
                 try:
-                    obj = json.loads(line)
+                    obj = safejson.loads_line(line)
                 except json.JSONDecodeError as exc:
                     raise ValueError(f"record: invalid JSON ({exc.msg})") from None
                 doc = _parse(obj)

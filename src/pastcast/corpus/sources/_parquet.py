@@ -5,9 +5,9 @@ column is ignored. A path is one file or a folder of ``*.parquet`` files (read i
 
 Mapping: id ``article_id`` as text (unchanged, so ids match the upstream table); timestamp
 ``published_date``: a timestamp column (a zone-less one is taken as UTC) or ISO 8601 text; a
-bare date (a ``date`` column or ``YYYY-MM-DD`` text) becomes the last microsecond of that day,
-because an article dated only by its day may have appeared at any time during it. Source: the
-host of the url.
+bare date (a ``date`` column, or text in any ISO 8601 spelling of a day) becomes the last
+microsecond of that day, because an article dated only by its day may have appeared at any
+time during it. Source: the host of the url.
 
 A file without a required column is an error naming the file and the column. A bad row (null
 id, date or text, a date that does not parse, a repeated id) is skipped and counted by reason,
@@ -26,7 +26,7 @@ from urllib.parse import urlsplit
 
 from pastcast.corpus.sources._dumps import SkipCounter
 from pastcast.corpus.sources._wcep import day_timestamp
-from pastcast.cutoff import as_utc, parse_timestamp
+from pastcast.cutoff import as_utc, parse_publication_time
 from pastcast.records import Document
 
 __all__ = ["ARTICLE_COLUMNS", "ArticleTableError", "ArticleTableReport", "read_article_table"]
@@ -64,11 +64,8 @@ def published(value: Any) -> datetime:
     if isinstance(value, date):
         return day_timestamp(value)
     if isinstance(value, str):
-        raw = value.strip()
         try:
-            if len(raw) == 10:
-                return day_timestamp(date.fromisoformat(raw))
-            return parse_timestamp(raw)
+            return parse_publication_time(value)
         except ValueError:
             raise _BadRow("column published_date: not an ISO 8601 date or time") from None
     raise _BadRow(f"column published_date: unsupported type {type(value).__name__}")

@@ -34,6 +34,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from pastcast import safejson
 from pastcast.corpus.sources._dumps import SkipCounter, check_readable, dump_files, open_text
 from pastcast.records import Document
 
@@ -242,7 +243,7 @@ def read_reddit(
                 where = f"{file}:{lineno}"
                 try:
                     try:
-                        obj = json.loads(line)
+                        obj = safejson.loads_line(line)
                     except json.JSONDecodeError as exc:
                         raise _Malformed(f"record: invalid JSON ({exc.msg})") from None
                     doc = reader.document(obj)

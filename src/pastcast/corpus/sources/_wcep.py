@@ -21,7 +21,6 @@ removal is counted in the ``WcepReport``.
 from __future__ import annotations
 
 import gzip
-import json
 import re
 from collections import Counter, defaultdict
 from collections.abc import Iterator
@@ -32,6 +31,7 @@ from typing import Any
 
 import yaml
 
+from pastcast import safejson
 from pastcast.corpus.sources._hindsight import RollingSize, later_date_mention
 from pastcast.cutoff import end_of_day
 from pastcast.records import Document
@@ -112,8 +112,8 @@ def _compact_days(path: Path) -> dict[date, list[tuple[str, str, bool]]]:
     days: dict[date, list[tuple[str, str, bool]]] = defaultdict(list)
     with gzip.open(path, "rt", encoding="utf-8") as fh:
         for lineno, line in enumerate(fh, start=1):
-            obj: Any = json.loads(line)
             try:
+                obj: Any = safejson.loads_line(line)
                 day = date.fromisoformat(obj["date"])
                 days[day].append((obj["cat"], " ".join(obj["text"].split()), bool(obj["item"])))
             except (KeyError, TypeError, ValueError) as exc:

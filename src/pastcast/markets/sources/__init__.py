@@ -3,6 +3,7 @@ Forecast-Dojo release layout, resumable downloads of upstream files, and the tex
 ForecastBench's question sets."""
 
 from pastcast.markets.sources._download import FORECASTBENCH_FILES, DownloadError, download_files
+from pastcast.markets.sources._fbsnapshots import collected_at, read_text_versions
 from pastcast.markets.sources._forecastbench import (
     MARKET_SOURCES,
     ForecastBenchError,
@@ -17,7 +18,6 @@ from pastcast.markets.sources._polymarket import (
     fetch_histories,
 )
 from pastcast.markets.sources._release import RELEASE_COLUMNS, load_release
-from pastcast.markets.sources._versions import read_text_versions
 
 __all__ = [
     "FORECASTBENCH_FILES",
@@ -29,6 +29,7 @@ __all__ = [
     "PolymarketClient",
     "PolymarketError",
     "build_event",
+    "collected_at",
     "download_files",
     "fetch_histories",
     "html_to_text",

@@ -25,6 +25,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from pastcast import safejson
 from pastcast.cutoff import cutoff_for_day, last_complete_day, parse_timestamp
 from pastcast.markets._history import MarketHistory, guard_beliefs
 from pastcast.markets.sources._html import html_to_text
@@ -115,12 +116,12 @@ def _load_series(path: Path) -> dict[tuple[str, str], dict[date, list[float]]]:
 
 
 def _iter_jsonl(path: Path) -> Iterator[tuple[str, dict[str, Any]]]:
-    with path.open(encoding="utf-8") as fh:
+    with path.open("rb") as fh:  # decoded line by line, so bad bytes are named by their line
         for lineno, line in enumerate(fh, start=1):
             if not line.strip():
                 continue
             try:
-                obj = json.loads(line)
+                obj = safejson.loads_line(line)
             except json.JSONDecodeError as exc:
                 raise ForecastBenchError(f"{path}:{lineno}: not valid JSON ({exc.msg})") from None
             if not isinstance(obj, dict):
@@ -130,7 +131,7 @@ def _iter_jsonl(path: Path) -> Iterator[tuple[str, dict[str, Any]]]:
 
 def _load_json(path: Path, key: str) -> list[dict[str, Any]]:
     try:
-        obj = json.loads(path.read_text("utf-8"))
+        obj = safejson.loads(path.read_bytes())
     except json.JSONDecodeError as exc:
         raise ForecastBenchError(f"{path}: not valid JSON ({exc.msg})") from None
     items = obj.get(key) if isinstance(obj, dict) else None

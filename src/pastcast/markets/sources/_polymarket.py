@@ -21,6 +21,7 @@ from typing import Any
 import httpx
 from pydantic import ValidationError
 
+from pastcast import safejson
 from pastcast.cutoff import parse_timestamp
 from pastcast.markets._history import MarketHistory, guard_beliefs
 from pastcast.records import BINARY_LABELS, DailyBelief, Event, Resolution
@@ -143,7 +144,7 @@ class PolymarketClient:
 def _json_list(market: dict[str, Any], name: str, where: str) -> list[Any]:
     raw = market.get(name)
     try:
-        value = json.loads(raw) if isinstance(raw, str) else raw
+        value = safejson.loads(raw) if isinstance(raw, str) else raw
     except json.JSONDecodeError:
         raise PolymarketError(f"{where}: field {name}: not a JSON-encoded list") from None
     if not isinstance(value, list):

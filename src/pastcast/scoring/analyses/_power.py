@@ -39,8 +39,14 @@ def power_n(
     n = ceil((z_{1-significance} + z_power)^2 * 4 q (1 - q) boldness^2 / alpha^2). Quantiles are
     exact (scipy) unless given; the paper's rounded 1.645 and 0.842 reproduce its Table 1.
     """
+    given = {"alpha": alpha, "q": q, "boldness": boldness, "z_alpha": z_alpha, "z_power": z_power}
+    for name, value in given.items():
+        if value is not None and not math.isfinite(value):
+            raise ValueError(f"power_n: {name} must be a finite number, got {value}")
     if not alpha > 0:
         raise ValueError("power_n: alpha must be positive")
+    if alpha > 1 or boldness > 1:  # a Brier edge and a mean |b - p| are at most 1
+        raise ValueError(f"power_n: alpha and boldness are at most 1, got {alpha}, {boldness}")
     if not 0 < q < 1:
         raise ValueError("power_n: q must be in (0, 1)")
     if not boldness > 0:
@@ -52,7 +58,12 @@ def power_n(
 
         z_alpha = float(norm.ppf(1.0 - significance)) if z_alpha is None else z_alpha
         z_power = float(norm.ppf(power)) if z_power is None else z_power
-    n = (z_alpha + z_power) ** 2 * 4.0 * q * (1.0 - q) * boldness**2 / alpha**2
+    try:
+        n = (z_alpha + z_power) ** 2 * 4.0 * q * (1.0 - q) * boldness**2 / alpha**2
+    except (OverflowError, ZeroDivisionError):  # alpha**2 beyond a float, or below one
+        n = math.inf
+    if not math.isfinite(n):  # an edge too small (or a boldness too large) for any sample
+        raise ValueError(f"power_n: no finite number of predictions detects alpha {alpha}")
     return max(1, math.ceil(n - 1e-9))  # guard against rounding just above an integer
 
 

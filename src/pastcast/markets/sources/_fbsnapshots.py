@@ -1,4 +1,7 @@
-"""Text versions of ForecastBench questions: every question set is a dated snapshot.
+"""What ForecastBench's files say about when things were known: the text snapshots of its
+questions, and when the data was collected.
+
+Text versions: every question set is a dated snapshot.
 
 A question can appear in several question sets, and its text can change between them (a
 reworded title, a background brought up to date). Each set is taken as published at the end of
@@ -7,22 +10,27 @@ text can have been written, so a step is never shown a snapshot from after its c
 of ``derived/markets_resolved.jsonl`` counts as a snapshot of the question set it names
 (``text_origin``); a text of unknown date is not a snapshot. Consecutive identical snapshots are
 one version, dated by the first.
+
+Collection: ``collected_at`` is the end of the last day the files show data for (a price in the
+nightly series, a question set's freeze or due date), a lower bound of when they were taken. A
+market scheduled to close after it is there only because it resolved early.
 """
 
 from __future__ import annotations
 
-import json
+import csv
 from collections import defaultdict
 from collections.abc import Iterator
-from datetime import datetime
+from datetime import date, datetime
 from pathlib import Path
 from typing import Any
 
-from pastcast.cutoff import parse_publication_time
+from pastcast import safejson
+from pastcast.cutoff import end_of_day, parse_publication_time
 from pastcast.markets.sources._forecastbench import MARKET_SOURCES, question_text
 from pastcast.records import TextVersion
 
-__all__ = ["read_text_versions"]
+__all__ = ["collected_at", "read_text_versions"]
 
 _ORIGIN_PREFIX = "forecastbench:"
 
@@ -41,7 +49,7 @@ def _snapshots(root: Path) -> Iterator[tuple[str, datetime, str, dict[str, Any]]
     """(event id, published at, origin, record) of every market question in every snapshot."""
     for path in sorted((root / "question_sets").glob("*.json")):
         try:
-            obj = json.loads(path.read_text("utf-8"))
+            obj = safejson.loads(path.read_bytes())
         except (OSError, ValueError):
             continue  # the importer reports unreadable sets; a missing snapshot is only fewer
         if not isinstance(obj, dict) or not isinstance(obj.get("questions"), list):
@@ -54,10 +62,10 @@ def _snapshots(root: Path) -> Iterator[tuple[str, datetime, str, dict[str, Any]]
                 yield f"{rec['source']}:{rec['id']}", when, path.name, rec
     derived = root / "derived" / "markets_resolved.jsonl"
     if derived.is_file():
-        with derived.open(encoding="utf-8") as fh:
+        with derived.open("rb") as fh:
             for line in fh:
                 try:
-                    rec = json.loads(line)
+                    rec = safejson.loads(line)
                 except ValueError:
                     continue
                 origin = rec.get("text_origin") if isinstance(rec, dict) else None
@@ -98,3 +106,35 @@ def read_text_versions(root: str | Path) -> dict[str, tuple[TextVersion, ...]]:
                 kept.append(v)
         out[event_id] = tuple(kept)
     return out
+
+
+def _day(value: object) -> date | None:
+    if not isinstance(value, str):
+        return None
+    try:
+        return date.fromisoformat(value[:10])
+    except ValueError:
+        return None
+
+
+def collected_at(root: str | Path) -> datetime | None:
+    """The end of the last day a ForecastBench folder has data for (None when it shows none)."""
+    base = Path(root)
+    days: list[date] = []
+    values = base / "derived" / "daily_values.csv"
+    if values.is_file():
+        with values.open(newline="", encoding="utf-8", errors="replace") as fh:
+            days += [d for row in csv.DictReader(fh) if (d := _day(row.get("date")))]
+    for path in sorted((base / "question_sets").glob("*.json")):
+        try:
+            obj = safejson.loads(path.read_bytes())
+        except (OSError, ValueError):
+            continue
+        if not isinstance(obj, dict):
+            continue
+        days += [d for d in [_day(obj.get("forecast_due_date"))] if d]
+        questions = obj.get("questions")
+        for rec in questions if isinstance(questions, list) else []:
+            if isinstance(rec, dict) and (d := _day(rec.get("freeze_datetime"))):
+                days.append(d)
+    return end_of_day(max(days)) if days else None

@@ -1,0 +1,232 @@
+"""Run throughput and memory at scale against a provider that answers after a fixed delay.
+
+A chat-completions server on loopback (a process of its own, so it does not share the run's
+interpreter) answers every request after ``--latency`` seconds. The run is the no-tools agent
+on a synthetic dataset, one model call per step, through the whole stack: the runner, the
+episode, the OpenAI client over HTTP, grading and the fsynced run log. Printed:
+
+- throughput at 1, 8, 64 and 256 episodes in flight, against the ideal (in flight / latency),
+  for the local executor and for Dask (a LocalCluster of worker processes on 127.0.0.1, started
+  before the timing), after a warm-up run (imports, first connections);
+- resident memory while 20,000 steps run at 256 in flight, sampled through the run, so its
+  growth with the number of steps shows (the driver; for Dask also the workers).
+
+    python benchmarks/runner.py [--latency 1.0] [--steps 20000] [--seconds 10] [--no-dask]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import multiprocessing
+import socket
+import tempfile
+import threading
+import time
+from datetime import UTC, datetime, timedelta
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+import psutil
+
+from pastcast.agents import agent_spec, clear_models
+from pastcast.dataset import Dataset
+from pastcast.records import Event, Resolution, StepSpec
+from pastcast.runner import Executor, RunConfig, executors, run_benchmark
+
+T0 = datetime(2024, 1, 1, tzinfo=UTC)
+REPLY = json.dumps({"probabilities": {"Yes": 0.6, "No": 0.4}, "rationale": "benchmark"})
+
+
+def _serve(port: int, latency: float, ready: Any) -> None:
+    body = json.dumps(
+        {
+            "id": "b",
+            "object": "chat.completion",
+            "created": 0,
+            "model": "bench",
+            "choices": [
+                {"index": 0, "message": {"role": "assistant", "content": REPLY},
+                 "finish_reason": "stop"}
+            ],
+            "usage": {"prompt_tokens": 300, "completion_tokens": 20, "total_tokens": 320},
+        }
+    ).encode()  # fmt: skip
+
+    class Handler(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"  # keep-alive: one connection per client thread
+
+        def log_message(self, format: str, *args: Any) -> None:
+            pass
+
+        def setup(self) -> None:
+            super().setup()
+            # Headers and body go out in two writes: without this, Nagle's algorithm holds the
+            # body until the client's delayed ACK (40 ms a reply on a kept-alive connection).
+            self.connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+
+        def do_POST(self) -> None:
+            self.rfile.read(int(self.headers.get("content-length", 0)))
+            time.sleep(latency)
+            self.send_response(200)
+            self.send_header("content-type", "application/json")
+            self.send_header("content-length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+    class Server(ThreadingHTTPServer):
+        daemon_threads = True
+        request_queue_size = 2048
+
+    server = Server(("127.0.0.1", port), Handler)
+    ready.set()
+    server.serve_forever()
+
+
+def _dataset(n_steps: int) -> Dataset:
+    """Binary events with four forecast dates each (the rest of the steps are rollouts)."""
+    n_events = max(1, min(500, n_steps // 4))
+    events, resolutions, steps = [], {}, []
+    for i in range(n_events):
+        eid = f"ev-{i:04d}"
+        end = T0 + timedelta(days=60)
+        events.append(
+            Event(id=eid, title=f"Will benchmark event {i} happen", kind="binary",
+                  labels=("Yes", "No"), open_time=T0, close_time=end)
+        )  # fmt: skip
+        resolutions[eid] = Resolution(event_id=eid, label="Yes", resolved_at=end)
+        steps += [StepSpec(event_id=eid, step_index=k, cutoff=T0 + timedelta(days=5 + 10 * k))
+                  for k in range(4)]  # fmt: skip
+    return Dataset("bench-v1", tuple(events), resolutions, {}, tuple(steps))
+
+
+class _Memory:
+    """Resident memory of this process (and of Dask's workers), sampled every 0.5 s."""
+
+    def __init__(self, executor: Executor) -> None:
+        self.samples: list[tuple[float, float, float]] = []  # (seconds, driver MiB, workers MiB)
+        self.executor = executor
+        self.workers: list[int] = []
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+
+    def _rss(self, pid: int) -> float:
+        try:
+            return psutil.Process(pid).memory_info().rss / 2**20
+        except psutil.Error:
+            return 0.0
+
+    def _run(self) -> None:
+        start = time.monotonic()
+        while not self._stop.wait(0.5):
+            pids = getattr(self.executor, "worker_pids", None)
+            if not self.workers and callable(pids) and getattr(self.executor, "client", None):
+                self.workers = list(pids().values())  # once Dask's workers are up
+            workers = sum(self._rss(p) for p in self.workers)
+            driver = psutil.Process().memory_info().rss / 2**20
+            self.samples.append((time.monotonic() - start, driver, workers))
+
+    def __enter__(self) -> _Memory:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        self._thread.join()
+
+
+def _run(url: str, n_steps: int, in_flight: int, executor: Executor, out: Path) -> float:
+    dataset = _dataset(n_steps)
+    rollouts = max(1, n_steps // len(dataset.steps))
+    model = f"openai-compatible:bench@{url}"
+    spec = agent_spec("no-tools", model=model, model_options={"max_retries": 0})
+    config = RunConfig(agents=(spec,), rollouts=rollouts, workers=in_flight)
+    started = time.perf_counter()
+    result = run_benchmark(dataset, None, config, out, progress=False, executor=executor)
+    elapsed = time.perf_counter() - started
+    clear_models()
+    assert result.failures == 0, f"{result.failures} unusable forecasts"
+    return result.written / elapsed
+
+
+def _executor(kind: str, cluster: Any) -> Executor:
+    if kind == "local":
+        return executors.build("local")
+    return executors.build("dask", address=cluster.scheduler_address)
+
+
+def _cluster(workers: int, threads: int) -> Any:
+    """A LocalCluster started before the timing (its start-up is printed on its own)."""
+    import distributed
+
+    started = time.perf_counter()
+    cluster = distributed.LocalCluster(
+        host="127.0.0.1",
+        n_workers=workers,
+        threads_per_worker=threads,
+        dashboard_address=None,
+        silence_logs=40,
+    )
+    took = time.perf_counter() - started
+    print(f"dask: LocalCluster of {workers} processes x {threads} threads up in {took:.1f} s")
+    return cluster
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--latency", type=float, default=1.0)
+    parser.add_argument("--steps", type=int, default=20_000, help="memory run steps (0: none)")
+    parser.add_argument("--seconds", type=float, default=10.0, help="ideal length per level")
+    parser.add_argument("--levels", default="1,8,64,256")
+    parser.add_argument("--no-dask", action="store_true")
+    parser.add_argument("--dask-workers", type=int, default=2)
+    args = parser.parse_args()
+
+    ctx = multiprocessing.get_context("spawn")
+    ready = ctx.Event()
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    server = ctx.Process(target=_serve, args=(port, args.latency, ready), daemon=True)
+    server.start()
+    ready.wait(30)
+    url = f"http://127.0.0.1:{port}/v1"
+    kinds = ["local"] if args.no_dask else ["local", "dask"]
+    print(f"provider latency {args.latency:.2f} s, one call per step; ideal: in flight / latency")
+    levels = [int(x) for x in args.levels.split(",")]
+    cluster = None if args.no_dask else _cluster(args.dask_workers, 256 // args.dask_workers)
+    with tempfile.TemporaryDirectory() as tmp:
+        # Once per process, not per run: imports, the code version, the first connections.
+        _run(url, 16, 8, executors.build("local"), Path(tmp) / "warm-up.jsonl")
+        for kind in kinds:
+            for level in levels:
+                n = max(level, int(level * args.seconds / args.latency))
+                out = Path(tmp) / f"{kind}-{level}.jsonl"
+                rate = _run(url, n, level, _executor(kind, cluster), out)
+                ideal = level / args.latency
+                print(
+                    f"{kind:5s} in flight {level:4d}: {n:6d} steps, {rate:8.1f} steps/s, "
+                    f"ideal {ideal:7.1f}, {rate / ideal:5.2f} x ideal"
+                )
+        for kind in kinds if args.steps else ():
+            out = Path(tmp) / f"{kind}-memory.jsonl"
+            executor = _executor(kind, cluster)
+            with _Memory(executor) as memory:
+                rate = _run(url, args.steps, 256, executor, out)
+            s = memory.samples
+            marks = [s[min(len(s) - 1, int(f * len(s)))] for f in (0.1, 0.5, 1.0)] if s else []
+            text = ", ".join(f"{t:5.0f} s: {d:6.0f} MiB" + (f" + workers {w:6.0f} MiB" if w else "")
+                             for t, d, w in marks)  # fmt: skip
+            peak = max((d for _, d, _ in s), default=0.0)
+            print(
+                f"{kind:5s} {args.steps} steps at 256 in flight: {rate:.1f} steps/s "
+                f"({args.steps / rate:.0f} s); driver peak {peak:.0f} MiB; at 10/50/100%: {text}"
+            )
+    if cluster is not None:
+        cluster.close()
+    server.terminate()
+
+
+if __name__ == "__main__":
+    main()

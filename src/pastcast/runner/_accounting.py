@@ -1,0 +1,179 @@
+"""Live accounting of a run: steps done, running, failed; provider retries and pauses; tokens,
+cost, latency and tool calls per model and per agent; a progress display with an ETA.
+
+Everything is counted from the step records as they come back (so a Dask run is counted the
+same way as a local one) plus what the provider gates saw during each step.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+
+from pydantic import Field
+from rich.console import Console
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    TextColumn,
+    TimeElapsedColumn,
+    TimeRemainingColumn,
+)
+
+from pastcast.records import Record
+from pastcast.runlog import StepRecord
+
+__all__ = ["Accounting", "RunStats", "UsageAccount", "progress_display"]
+
+
+class UsageAccount(Record):
+    """What a model (or an agent's episodes) used."""
+
+    steps: int = 0
+    model_calls: int = 0
+    failed_calls: int = 0
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cost_usd: float = 0.0
+    latency_s: float = 0.0
+    """Summed over model calls (per model) or episode wall time (per agent)."""
+    tool_calls: int = 0
+
+
+class Accounting(Record):
+    """A run's accounting (new steps of this execution; resumed steps are not counted)."""
+
+    steps_written: int = 0
+    steps_resumed: int = 0
+    unusable: int = 0
+    retries: int = 0
+    """Provider attempts retried (429, 5xx, timeouts, lost connections, malformed replies)."""
+    pauses: dict[str, int] = Field(default_factory=dict)
+    """Times each provider's circuit breaker opened."""
+    by_model: dict[str, UsageAccount] = Field(default_factory=dict)
+    by_agent: dict[str, UsageAccount] = Field(default_factory=dict)
+    """Keyed ``agent@setting``."""
+    wall_s: float = 0.0
+
+    @property
+    def input_tokens(self) -> int:
+        return sum(a.input_tokens for a in self.by_agent.values())
+
+    @property
+    def output_tokens(self) -> int:
+        return sum(a.output_tokens for a in self.by_agent.values())
+
+    @property
+    def cost_usd(self) -> float:
+        return sum(a.cost_usd for a in self.by_agent.values())
+
+
+def _add(account: UsageAccount | None, **more: float) -> UsageAccount:
+    base = account or UsageAccount()
+    return base.model_copy(update={k: getattr(base, k) + v for k, v in more.items()})
+
+
+class RunStats:
+    """Counters the driver updates as steps are submitted and come back (one thread)."""
+
+    def __init__(self, total: int, skipped: int) -> None:
+        self.total = total
+        self.skipped = skipped
+        self.written = 0
+        self.unusable = 0
+        self.running = 0
+        self.retries = 0
+        self.pauses: dict[str, int] = {}
+        self.by_model: dict[str, UsageAccount] = {}
+        self.by_agent: dict[str, UsageAccount] = {}
+        self.input_tokens = 0
+        self.output_tokens = 0
+        self.cost_usd = 0.0
+        self.paused_now: Callable[[], tuple[str, ...]] = lambda: ()
+        self._started = time.monotonic()
+
+    def add(self, record: StepRecord, retries: int = 0, trips: tuple[str, ...] = ()) -> None:
+        self.written += 1
+        self.unusable += int(not record.forecast.usable)
+        self.retries += retries
+        for provider in trips:
+            self.pauses[provider] = self.pauses.get(provider, 0) + 1
+        ep = record.episode
+        for call in ep.model_calls:
+            self.by_model[call.model] = _add(
+                self.by_model.get(call.model),
+                model_calls=1,
+                failed_calls=int(call.error is not None),
+                input_tokens=call.usage.input_tokens,
+                output_tokens=call.usage.output_tokens,
+                cost_usd=call.usage.cost_usd,
+                latency_s=call.latency_s,
+            )
+        for model in {c.model for c in ep.model_calls}:
+            self.by_model[model] = _add(self.by_model[model], steps=1)
+        key = f"{record.agent}@{record.setting}"
+        self.by_agent[key] = _add(
+            self.by_agent.get(key),
+            steps=1,
+            model_calls=ep.usage.model_calls,
+            failed_calls=sum(c.error is not None for c in ep.model_calls),
+            input_tokens=ep.usage.input_tokens,
+            output_tokens=ep.usage.output_tokens,
+            cost_usd=ep.usage.cost_usd,
+            latency_s=ep.wall_s,
+            tool_calls=len(ep.tool_calls),
+        )
+        self.input_tokens += ep.usage.input_tokens
+        self.output_tokens += ep.usage.output_tokens
+        self.cost_usd += ep.usage.cost_usd
+
+    def line(self) -> str:
+        """The progress display's status text."""
+        paused = self.paused_now()
+        text = (
+            f"{self.running} running · {self.unusable} failed · {self.retries} retries · "
+            f"{(self.input_tokens + self.output_tokens) / 1000:,.1f}k tokens · "
+            f"${self.cost_usd:,.4f}"
+        )
+        return text + (f" · [red]paused: {', '.join(paused)}[/red]" if paused else "")
+
+    def accounting(self) -> Accounting:
+        return Accounting(
+            steps_written=self.written,
+            steps_resumed=self.skipped,
+            unusable=self.unusable,
+            retries=self.retries,
+            pauses=dict(self.pauses),
+            by_model=dict(self.by_model),
+            by_agent=dict(self.by_agent),
+            wall_s=time.monotonic() - self._started,
+        )
+
+
+@contextmanager
+def progress_display(enabled: bool, stats: RunStats) -> Iterator[Callable[[int], None]]:
+    """A progress display on stderr (stdout carries the caller's result); yields
+    ``refresh(advance)``, which the driver calls after each change."""
+    if not enabled:
+        yield lambda advance: None
+        return
+    columns = (
+        TextColumn("[bold]forecast steps"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TextColumn("{task.fields[status]}"),
+        TimeElapsedColumn(),
+        TextColumn("ETA"),
+        TimeRemainingColumn(),
+    )
+    with Progress(*columns, transient=False, console=Console(stderr=True)) as progress:
+        # The bar counts the steps this execution runs (resumed ones are done already), so the
+        # ETA is not flattered by them.
+        task = progress.add_task("steps", total=stats.total - stats.skipped, status=stats.line())
+
+        def refresh(advance: int) -> None:
+            progress.update(task, advance=advance, status=stats.line())
+
+        yield refresh

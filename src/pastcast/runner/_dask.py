@@ -1,0 +1,142 @@
+"""The Dask executor: steps run on the workers of a ``distributed`` cluster, records come back.
+
+The run's context is scattered to every worker once; each step is one task (``run_step``), and
+its outcome (the record) streams back to the driver as the task finishes, where the one writer
+appends it. Outcomes are fetched in batches (one ``gather`` for the tasks that finished
+together), not one round trip per task. A worker that dies mid-step (killed, out of memory) has
+its tasks rescheduled by the scheduler on another worker: the step runs again from its start,
+and nothing of the lost attempt was written. Without ``address`` a ``LocalCluster`` is started
+bound to 127.0.0.1 with no dashboard; with one, the client connects to that scheduler (see
+docs/runs.md).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import logging
+import queue
+import threading
+from typing import Any
+
+from pastcast.runner._executors import Done
+from pastcast.runner._work import StepTask, WorkContext, forget_context, run_step
+
+__all__ = ["DaskExecutor"]
+
+
+def _distributed() -> Any:
+    try:
+        import distributed
+    except ImportError as exc:
+        raise RuntimeError(
+            "the dask executor needs dask.distributed: pip install 'pastcast[scale]'"
+        ) from exc
+    return distributed
+
+
+def _failure(future: Any) -> BaseException:
+    """Why a task has no outcome: its exception, or its cancellation."""
+    try:
+        exc = future.exception()
+    except BaseException as err:
+        return err
+    return exc if isinstance(exc, BaseException) else RuntimeError(str(exc))
+
+
+class DaskExecutor:
+    def __init__(
+        self,
+        address: str | None = None,
+        *,
+        n_workers: int = 2,
+        threads_per_worker: int = 16,
+        processes: bool = True,
+    ) -> None:
+        _distributed()  # refused now, before a run starts, where the extra is missing
+        self.address = address
+        self.n_workers = n_workers
+        self.threads_per_worker = threads_per_worker
+        self.processes = processes
+        self.client: Any = None
+        self._cluster: Any = None
+        self._context: Any = None
+        self._key = ""
+        self._tasks: dict[str, tuple[Any, StepTask, Done]] = {}  # held until done: a future
+        self._finished: queue.Queue[Any] = queue.Queue()  # dropped is a future cancelled
+        self._collector: threading.Thread | None = None
+
+    def start(self, context: WorkContext) -> None:
+        distributed = _distributed()
+        if self.address is None:
+            self._cluster = distributed.LocalCluster(
+                host="127.0.0.1",
+                n_workers=self.n_workers,
+                threads_per_worker=self.threads_per_worker,
+                processes=self.processes,
+                dashboard_address=None,
+                silence_logs=logging.ERROR,
+            )
+            self.client = distributed.Client(self._cluster)
+        else:
+            self.client = distributed.Client(self.address)
+        # Workers build the sandboxed python tool themselves; a local runner does not travel.
+        shipped = dataclasses.replace(context, python_runner=None)
+        self._context = self.client.scatter(shipped, broadcast=True, hash=False)
+        self._key = context.key
+        self._collector = threading.Thread(target=self._collect, daemon=True)
+        self._collector.start()
+
+    def submit(self, task: StepTask, done: Done) -> None:
+        if self.client is None:
+            raise RuntimeError("executor not started")
+        future = self.client.submit(run_step, self._context, task, pure=False)
+        self._tasks[future.key] = (future, task, done)
+        future.add_done_callback(self._finished.put)
+
+    def _collect(self) -> None:
+        """Hand finished tasks' outcomes to the driver, fetched together."""
+        while True:
+            batch = [self._finished.get()]
+            while True:
+                try:
+                    batch.append(self._finished.get_nowait())
+                except queue.Empty:
+                    break
+            stop = None in batch
+            futures = [f for f in batch if f is not None]
+            ready = [f for f in futures if f.status == "finished"]
+            try:
+                outcomes = self.client.gather(ready) if ready else []
+            except BaseException as lost:  # the cluster went away: every one of them failed
+                outcomes = [lost] * len(ready)
+            for fut, outcome in zip(ready, outcomes, strict=True):
+                _, task, done = self._tasks.pop(fut.key)
+                done(task, outcome)
+            for fut in futures:
+                if fut.status != "finished":
+                    _, task, done = self._tasks.pop(fut.key)
+                    done(task, _failure(fut))
+            if stop:
+                return
+
+    def worker_pids(self) -> dict[str, int]:
+        """Worker address -> process id (to watch or kill workers)."""
+        import os
+
+        return dict(self.client.run(os.getpid)) if self.client is not None else {}
+
+    def close(self) -> None:
+        if self._collector is not None:
+            self._finished.put(None)
+            self._collector.join()
+            self._collector = None
+        if self.client is not None:
+            # A cluster shutting down has nothing left to forget.
+            with contextlib.suppress(Exception):
+                self.client.run(forget_context, self._key)
+            self.client.close()
+            self.client = None
+        if self._cluster is not None:
+            self._cluster.close()
+            self._cluster = None

@@ -1,0 +1,216 @@
+"""What a plan will cost before it runs: the work, the model calls, tokens and dollars, and the
+events a model may simply remember.
+
+Counts of steps and episodes are exact. Model calls and tokens are estimates from the prompts
+the agents use, each event's question and the plan's ``estimate`` assumptions (turns of a
+research step, tokens of a tool result and of a reply), with an upper bound from the budgets.
+Tokens are counted as 4 characters each. Cost comes from the price table; an unpriced model is
+listed, never guessed.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from datetime import date
+
+from pydantic import Field
+
+from pastcast.agents import prompts_for
+from pastcast.dataset import Dataset
+from pastcast.models import PriceTable, remembered, spec_model_name
+from pastcast.records import Record
+from pastcast.runlog import AgentSpec
+from pastcast.runner._plan import EstimateAssumptions, ExperimentPlan
+from pastcast.runner._run import _Chain, _chains, model_cutoffs_of
+
+__all__ = ["EstimateRow", "PlanEstimate", "estimate_plan"]
+
+
+class EstimateRow(Record):
+    agent: str
+    setting: str
+    model: str | None
+    episodes: int
+    model_calls: int
+    """Expected calls over all episodes."""
+    model_calls_max: int
+    """What the budgets allow at most."""
+    input_tokens: int
+    output_tokens: int
+    cost_usd: float | None
+    """None: the model has no price."""
+    cost_max_usd: float | None
+
+
+class PlanEstimate(Record):
+    dataset_id: str
+    events: int
+    steps: int
+    """Forecast steps (event x date)."""
+    agents: int
+    rollouts: int
+    episodes: int
+    """Steps x agents x rollouts: one run-log record each."""
+    rows: tuple[EstimateRow, ...]
+    model_calls: int
+    model_calls_max: int
+    input_tokens: int
+    output_tokens: int
+    cost_usd: float
+    """Over priced models only (see ``unpriced``)."""
+    cost_max_usd: float
+    unpriced: tuple[str, ...] = ()
+    model_cutoffs: dict[str, date | None] = Field(default_factory=dict)
+    warnings: tuple[str, ...] = ()
+    assumptions: EstimateAssumptions = EstimateAssumptions()
+
+
+def _tokens(text: str) -> int:
+    return len(text) // 4
+
+
+class _PerStep:
+    """Calls and tokens of one episode of an agent on one event: expected and at most."""
+
+    def __init__(self, calls: float, calls_max: int, tin: float, tin_max: float, tout: float):
+        self.calls, self.calls_max = calls, calls_max
+        self.tin, self.tin_max, self.tout = tin, tin_max, tout
+
+
+def _conversation(base: float, turns: int, growth: float) -> float:
+    """Input tokens of ``turns`` calls whose context grows by ``growth`` per turn."""
+    return turns * base + growth * turns * (turns - 1) / 2
+
+
+def _per_step(spec: AgentSpec, plan: ExperimentPlan, question: int, prompt: int) -> _PerStep:
+    a, env = plan.estimate, plan.budgets
+    base = float(prompt + question)
+    reply = a.reply_tokens
+    if spec.args.get("model") is None:
+        return _PerStep(0, 0, 0, 0, 0)
+    if spec.factory == "two-stage":
+        rounds = int(spec.args.get("rounds", 3))
+        calls = rounds + 2  # queries, reflections between rounds, report, forecast
+        research = base + 2 * a.tool_result_tokens
+        tin = base + (calls - 1) * research
+        return _PerStep(calls, min(calls + 1, env.max_model_calls), tin, tin, calls * reply)
+    if spec.factory in ("tool-agent", "tool-agent-market") and spec.setting != "no_tools":
+        cap = spec.args.get("max_iterations")
+        turns_max = min(int(cap) if cap else env.max_tool_iterations, env.max_tool_iterations)
+        calls_max = min(turns_max + 1, env.max_model_calls)  # the last asks for the answer
+        turns = min(a.tool_turns, calls_max)
+        growth = a.tool_result_tokens + reply
+        if spec.setting == "memory_on":
+            base += reply  # the notebook carried in
+        return _PerStep(
+            turns,
+            calls_max,
+            _conversation(base, turns, growth),
+            _conversation(base, calls_max, growth),
+            turns * reply,
+        )
+    # one call with the question (no-tools, or any agent under @no_tools); one repair at most
+    return _PerStep(1, min(2, env.max_model_calls), base, 2 * base, reply)
+
+
+def _question_tokens(dataset: Dataset, event_id: str) -> int:
+    e = dataset.event(event_id)
+    return _tokens(" ".join((e.title, e.description, e.resolution_criteria, *e.labels)))
+
+
+def estimate_plan(plan: ExperimentPlan, dataset: Dataset) -> PlanEstimate:
+    """The plan's work, calls, tokens and cost on ``dataset`` (already rescheduled)."""
+    config = plan.run_config()
+    chains = _chains(dataset, config)
+    prices = plan.price_table()
+    rows: list[EstimateRow] = []
+    unpriced: list[str] = []
+    by_agent: dict[tuple[str, str], list[_Chain]] = defaultdict(list)
+    for c in chains:
+        by_agent[(c.spec.name, c.spec.setting)].append(c)
+    for spec in config.agents:
+        mine = by_agent[(spec.name, spec.setting)]
+        prompt = sum(_tokens(t) for t in prompts_for((spec,)).values())
+        calls = calls_max = 0.0
+        tin = tin_max = tout = 0.0
+        for chain in mine:
+            per = _per_step(spec, plan, _question_tokens(dataset, chain.event_id), prompt)
+            n = len(chain.steps)
+            calls, calls_max = calls + n * per.calls, calls_max + n * per.calls_max
+            tin, tin_max, tout = tin + n * per.tin, tin_max + n * per.tin_max, tout + n * per.tout
+        model = spec.args.get("model")
+        own = (spec.args.get("model_options") or {}).get("prices")
+        table = PriceTable.load(own) if isinstance(own, str) and own != plan.prices else prices
+        out_max = calls_max * (plan.decoding.max_tokens or plan.estimate.reply_tokens)
+        cost = cost_max = None
+        if isinstance(model, str):
+            price = table.price(spec_model_name(model))
+            if price is None:
+                if model not in unpriced:
+                    unpriced.append(model)
+            else:
+                cost = (tin * price.input + tout * price.output) / 1e6
+                cost_max = (tin_max * price.input + out_max * price.output) / 1e6
+        else:
+            cost = cost_max = 0.0
+        rows.append(
+            EstimateRow(
+                agent=spec.name,
+                setting=spec.setting,
+                model=model if isinstance(model, str) else None,
+                episodes=sum(len(c.steps) for c in mine),
+                model_calls=round(calls),
+                model_calls_max=round(calls_max),
+                input_tokens=round(tin),
+                output_tokens=round(tout),
+                cost_usd=cost,
+                cost_max_usd=cost_max,
+            )
+        )
+    events = {c.event_id for c in chains}
+    cutoffs = model_cutoffs_of(config.agents, plan.model_cutoffs())
+    return PlanEstimate(
+        dataset_id=dataset.id,
+        events=len(events),
+        steps=len({(c.event_id, s.step_index) for c in chains for s in c.steps}),
+        agents=len(config.agents),
+        rollouts=config.rollouts,
+        episodes=sum(r.episodes for r in rows),
+        rows=tuple(rows),
+        model_calls=sum(r.model_calls for r in rows),
+        model_calls_max=sum(r.model_calls_max for r in rows),
+        input_tokens=sum(r.input_tokens for r in rows),
+        output_tokens=sum(r.output_tokens for r in rows),
+        cost_usd=sum(r.cost_usd or 0.0 for r in rows),
+        cost_max_usd=sum(r.cost_max_usd or 0.0 for r in rows),
+        unpriced=tuple(unpriced),
+        model_cutoffs=cutoffs,
+        warnings=_warnings(dataset, sorted(events), cutoffs, unpriced),
+        assumptions=plan.estimate,
+    )
+
+
+def _warnings(
+    dataset: Dataset, events: list[str], cutoffs: dict[str, date | None], unpriced: list[str]
+) -> tuple[str, ...]:
+    out: list[str] = []
+    for model, cutoff in cutoffs.items():
+        if cutoff is None:
+            out.append(
+                f"{model}: training cutoff unknown (set `cutoff` for the model in the plan, or "
+                "register one): events it may remember cannot be left out"
+            )
+            continue
+        early = [
+            e
+            for e in events
+            if (r := dataset.resolutions.get(e)) is not None and remembered(r.resolved_at, cutoff)
+        ]
+        if early:
+            out.append(
+                f"{model}: {len(early)} of {len(events)} events resolved by its training cutoff "
+                f"{cutoff.isoformat()} (e.g. {early[0]}): it may remember the outcome; "
+                "`pastcast score --after-model-cutoff` leaves them out"
+            )
+    out.extend(f"{m}: no price in the price table: its cost is not counted" for m in unpriced)
+    return tuple(out)

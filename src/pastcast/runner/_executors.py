@@ -1,0 +1,112 @@
+"""Executors run steps somewhere and hand their outcomes back to the driver, which writes them.
+
+An executor is registered by name (``executors``, the one registry pattern): ``local`` runs steps
+in a bounded pool of threads in this process (the default), ``dask`` on the workers of a Dask
+cluster. Third-party executors come in through entry points (group ``pastcast.executors``).
+
+Why threads: agents and model clients are synchronous (the openai client blocks on I/O, agents
+call ``episode.chat`` in plain loops), and a thread blocked on a socket costs a stack, not a
+core. A bounded pool of a few hundred threads keeps hundreds of API calls in flight with no
+change to the agents; asyncio would need every agent, tool and provider rewritten as
+coroutines for the same throughput.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from concurrent.futures import Future, ThreadPoolExecutor
+from typing import Protocol
+
+from pastcast.registry import Registry
+from pastcast.runner._work import (
+    StepOutcome,
+    StepTask,
+    WorkContext,
+    forget_context,
+    prepare_context,
+    run_step,
+)
+
+__all__ = ["Done", "Executor", "LocalExecutor", "executors"]
+
+Done = Callable[[StepTask, StepOutcome | BaseException], None]
+"""Called once per submitted task, from any thread, with its outcome or the exception that
+kept it from having one."""
+
+
+class Executor(Protocol):
+    """Where steps run. ``start`` gets the run's context before any ``submit``; ``close`` ends
+    the run's use of the executor (workers forget the context)."""
+
+    def start(self, context: WorkContext) -> None: ...
+
+    def submit(self, task: StepTask, done: Done) -> None: ...
+
+    def close(self) -> None: ...
+
+
+executors: Registry[Executor] = Registry("executor")
+
+
+class LocalExecutor:
+    """Steps in a pool of threads of this process; ``threads`` defaults to the run's
+    ``workers`` (episodes in flight)."""
+
+    def __init__(self, threads: int | None = None) -> None:
+        self.threads = threads
+        self._pool: ThreadPoolExecutor | None = None
+        self._context: WorkContext | None = None
+        self._paused: Callable[[], tuple[str, ...]] = lambda: ()
+
+    def start(self, context: WorkContext) -> None:
+        self._context = context
+        # Built now, so a corpus that cannot open or a missing sandbox fails before any step.
+        self._paused = prepare_context(context)
+        size = self.threads or context.config.workers
+        self._pool = ThreadPoolExecutor(size, thread_name_prefix="pastcast-step")
+
+    def paused(self) -> tuple[str, ...]:
+        """Providers paused by their circuit breaker now."""
+        return self._paused()
+
+    def submit(self, task: StepTask, done: Done) -> None:
+        if self._pool is None or self._context is None:
+            raise RuntimeError("executor not started")
+        future = self._pool.submit(run_step, self._context, task)
+
+        def finished(fut: Future[StepOutcome]) -> None:
+            exc = fut.exception()
+            done(task, exc if exc is not None else fut.result())
+
+        future.add_done_callback(finished)
+
+    def close(self) -> None:
+        if self._pool is not None:
+            # Tasks not started are dropped (an interrupted run); those running finish.
+            self._pool.shutdown(wait=True, cancel_futures=True)
+            self._pool = None
+        if self._context is not None:
+            forget_context(self._context.key)
+            self._context = None
+
+
+@executors.register("local")
+def local_executor(threads: int | None = None) -> Executor:
+    """Threads of this process (the default): as many as the run's workers unless given."""
+    return LocalExecutor(threads)
+
+
+@executors.register("dask")
+def dask_executor(
+    address: str | None = None,
+    n_workers: int = 2,
+    threads_per_worker: int = 16,
+    processes: bool = True,
+) -> Executor:
+    """Workers of a Dask cluster: the scheduler at ``address``, or a local cluster of
+    ``n_workers`` processes bound to 127.0.0.1 (extra ``scale``)."""
+    from pastcast.runner._dask import DaskExecutor
+
+    return DaskExecutor(
+        address, n_workers=n_workers, threads_per_worker=threads_per_worker, processes=processes
+    )

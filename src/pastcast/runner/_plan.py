@@ -1,0 +1,300 @@
+"""Experiment plans: a whole benchmark run declared in one TOML or YAML file.
+
+A plan names the dataset (split, schedule, how many events), the corpus and its retrieval mode,
+the models and the settings each is run in, agents without a model (references, the heuristic),
+rollouts, budgets, decoding options and seed, and how to execute (episodes in flight, the
+executor, per-provider limits, retries, the circuit breaker). ``load_plan`` validates it with
+pydantic and names the key of the first problem (``plan.toml: models[1].spec: ...``).
+
+Each model is run in each setting as one agent: ``no_tools``, ``memory_free`` and ``memory_on``
+as the tool agent (named by the model's label, told apart by the setting), ``two_stage`` as the
+two-stage agent (``LABEL+two-stage``) and ``market_access`` as the tool agent with the price
+tool (``LABEL+market``). Relative paths are taken from the working directory, as the command's
+own options are.
+"""
+
+from __future__ import annotations
+
+import json
+import tomllib
+from collections.abc import Mapping
+from datetime import date
+from pathlib import Path
+from typing import Any, Literal
+
+import yaml
+from pydantic import Field, JsonValue, ValidationError, model_validator
+
+from pastcast.agents import agent_spec, agents
+from pastcast.env import EnvConfig
+from pastcast.markets import schedules
+from pastcast.models import PriceTable, RetryPolicy, known_providers, spec_model_name
+from pastcast.records import Record, Setting
+from pastcast.runlog import AgentSpec
+from pastcast.runner._config import BreakerConfig, Execution, ProviderLimits, RunConfig
+from pastcast.runner._executors import executors
+
+__all__ = [
+    "PLAN_SETTINGS",
+    "EstimateAssumptions",
+    "ExperimentPlan",
+    "PlanError",
+    "PlanSetting",
+    "load_plan",
+]
+
+PlanSetting = Literal["no_tools", "memory_free", "memory_on", "two_stage", "market_access"]
+
+# setting -> (registered agent, run-log setting, suffix of the agent's name)
+PLAN_SETTINGS: dict[PlanSetting, tuple[str, Setting, str]] = {
+    "no_tools": ("tool-agent", "no_tools", ""),
+    "memory_free": ("tool-agent", "memory_free", ""),
+    "memory_on": ("tool-agent", "memory_on", ""),
+    "two_stage": ("two-stage", "memory_free", "+two-stage"),
+    "market_access": ("tool-agent-market", "memory_free", "+market"),
+}
+
+
+# Providers built on the OpenAI-compatible client, which take a ``prices`` file option.
+_PRICED_PROVIDERS = ("openai", "openai-compatible")
+
+
+class PlanError(ValueError):
+    """A plan that cannot be used; the message names the file and the key."""
+
+
+class PlanModel(Record):
+    spec: str = Field(min_length=1)
+    """A provider spec (``openai:gpt-4o-mini``, ``openai-compatible:NAME@URL``, ...)."""
+    label: str | None = None
+    """The agents' name in the run log (default: the model's name)."""
+    options: dict[str, JsonValue] = Field(default_factory=dict)
+    cutoff: date | None = None
+    """The last day its training data may cover (default: ``pastcast.models.model_cutoffs``)."""
+
+    @property
+    def name(self) -> str:
+        return self.label or spec_model_name(self.spec)
+
+
+class PlanAgent(Record):
+    """A registered agent run as it is (a reference, the heuristic, a baseline)."""
+
+    name: str = Field(min_length=1)
+    label: str | None = None
+    setting: Setting = "memory_free"
+    args: dict[str, JsonValue] = Field(default_factory=dict)
+
+
+class PlanCorpus(Record):
+    spec: str | None = None
+    """An index directory or a database URL (the embedded world builds its own when none is
+    given)."""
+    retrieval: str = "bm25"
+    """bm25, dense or hybrid (``pastcast.corpus.open_backend``)."""
+    embedder: str | None = None
+    """The query embedder of dense and hybrid retrieval (None: the index's own)."""
+
+
+class PlanDecoding(Record):
+    temperature: float | None = Field(default=None, ge=0)
+    max_tokens: int | None = Field(default=None, ge=1)
+    seed: int | None = None
+
+
+class PlanConcurrency(Record):
+    episodes: int = Field(default=16, ge=1)
+    """Episodes in flight at once (the global limit)."""
+    executor: str = "local"
+    executor_args: dict[str, JsonValue] = Field(default_factory=dict)
+    providers: dict[str, ProviderLimits] = Field(default_factory=dict)
+
+
+class EstimateAssumptions(Record):
+    """What ``pastcast plan`` assumes of a model-driven step (the plan may change them)."""
+
+    tool_turns: int = Field(default=8, ge=1)
+    """Model turns of a research step of the tool agent (each may call a tool)."""
+    tool_result_tokens: int = Field(default=600, ge=0)
+    """Tokens one tool result adds to the conversation."""
+    reply_tokens: int = Field(default=300, ge=1)
+    """Tokens of one model reply."""
+
+
+class ExperimentPlan(Record):
+    dataset: str = "world"
+    split: str | None = None
+    schedule: str | None = None
+    """Re-schedule forecast dates (``dojo``, ``hindcast``, ``lookback``); default: the
+    dataset's own steps."""
+    max_events: int | None = Field(default=None, ge=1)
+    out: str = "runs/plan/run.jsonl"
+    corpus: PlanCorpus = PlanCorpus()
+    models: tuple[PlanModel, ...] = ()
+    settings: tuple[PlanSetting, ...] = ("memory_free",)
+    agents: tuple[PlanAgent, ...] = ()
+    agent_args: dict[str, dict[str, JsonValue]] = Field(default_factory=dict)
+    """Arguments of every agent built on a registered agent, by that agent's name
+    (``[agent_args.tool-agent] action_mode = "native"``); ``tool-agent-market`` takes those of
+    ``tool-agent`` unless it has its own."""
+    rollouts: int = Field(default=1, ge=1)
+    fallback: Literal["uniform", "worst"] = "uniform"
+    budgets: EnvConfig = EnvConfig()
+    decoding: PlanDecoding = PlanDecoding()
+    concurrency: PlanConcurrency = PlanConcurrency()
+    retries: RetryPolicy = RetryPolicy()
+    breaker: BreakerConfig = BreakerConfig()
+    prices: str | None = None
+    """A price table file (TOML or JSON) on top of the built-in one: for the estimate, and for
+    the recorded cost of OpenAI-compatible models (a model's own ``options.prices`` wins)."""
+    estimate: EstimateAssumptions = EstimateAssumptions()
+
+    @model_validator(mode="after")
+    def _check(self) -> ExperimentPlan:
+        if not self.models and not self.agents:
+            raise ValueError("the plan runs nothing: give models (with settings) or agents")
+        if self.models and not self.settings:
+            raise ValueError("settings: give at least one setting for the models")
+        if len(set(self.settings)) != len(self.settings):
+            raise ValueError("settings: a setting is listed twice")
+        labels = [m.name for m in self.models]
+        if len(set(labels)) != len(labels):
+            raise ValueError("models: two models have the same label (set label)")
+        if self.schedule is not None and self.schedule not in schedules.names():
+            raise ValueError(
+                f"schedule: unknown {self.schedule!r} (one of {', '.join(schedules.names())})"
+            )
+        if self.concurrency.executor not in executors:
+            raise ValueError(
+                f"concurrency.executor: unknown {self.concurrency.executor!r} "
+                f"(one of {', '.join(executors.names())})"
+            )
+        return self
+
+    def agent_specs(self) -> tuple[AgentSpec, ...]:
+        """Every agent of the plan: each model in each setting, then the plan's agents."""
+        specs: list[AgentSpec] = []
+        for i, model in enumerate(self.models):
+            provider = model.spec.partition(":")[0]
+            if ":" not in model.spec or provider not in known_providers():
+                raise PlanError(
+                    f"models[{i}].spec: {model.spec!r} is not PROVIDER:NAME with a known "
+                    f"provider ({', '.join(known_providers())})"
+                )
+            for setting in self.settings:
+                factory, run_setting, suffix = PLAN_SETTINGS[setting]
+                args: dict[str, Any] = {"model": model.spec}
+                options = dict(model.options)
+                if self.prices and provider in _PRICED_PROVIDERS:
+                    options.setdefault("prices", self.prices)  # the run's costs, as estimated
+                if options:
+                    args["model_options"] = options
+                decoding = self.decoding.model_dump(exclude_none=True)
+                args |= decoding | self._extra_args(factory)
+                where = f"models[{i}] ({setting})"
+                _check_args(factory, args, where)
+                specs.append(
+                    agent_spec(factory, setting=run_setting, label=model.name + suffix, **args)
+                )
+        for i, agent in enumerate(self.agents):
+            where = f"agents[{i}]"
+            try:
+                agents.get(agent.name)
+            except ValueError as exc:
+                raise PlanError(f"{where}.name: {exc}") from None
+            args = dict(agent.args) | self._extra_args(agent.name)
+            _check_args(agent.name, args, where)
+            specs.append(agent_spec(agent.name, setting=agent.setting, label=agent.label, **args))
+        keys = [(s.name, s.setting) for s in specs]
+        dup = next((k for k in keys if keys.count(k) > 1), None)
+        if dup is not None:
+            raise PlanError(f"agents: {dup[0]}@{dup[1]} is planned twice (set a label)")
+        return tuple(specs)
+
+    def _extra_args(self, factory: str) -> dict[str, Any]:
+        if factory in self.agent_args:
+            return dict(self.agent_args[factory])
+        if factory == "tool-agent-market":
+            return dict(self.agent_args.get("tool-agent", {}))
+        return {}
+
+    def run_config(self) -> RunConfig:
+        return RunConfig(
+            agents=self.agent_specs(),
+            rollouts=self.rollouts,
+            env=self.budgets,
+            fallback=self.fallback,
+            workers=self.concurrency.episodes,
+            split=self.split,
+            max_events=self.max_events,
+        )
+
+    def execution(self) -> Execution:
+        return Execution(
+            executor=self.concurrency.executor,
+            executor_args=dict(self.concurrency.executor_args),
+            providers=dict(self.concurrency.providers),
+            retry=self.retries,
+            breaker=self.breaker,
+        )
+
+    def model_cutoffs(self) -> dict[str, date]:
+        """The cutoffs the plan gives for its models (by model spec)."""
+        return {m.spec: m.cutoff for m in self.models if m.cutoff is not None}
+
+    def price_table(self) -> PriceTable:
+        return PriceTable.load(self.prices) if self.prices else PriceTable()
+
+
+def _check_args(factory: str, args: Mapping[str, Any], where: str) -> None:
+    """The agent's factory must take ``args`` (checked before any work, naming the key)."""
+    try:
+        agents.check_args(factory, args)
+    except ValueError as exc:
+        raise PlanError(f"{where}: {exc}") from None
+
+
+def _location(loc: tuple[int | str, ...]) -> str:
+    out = ""
+    for part in loc:
+        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
+    return out
+
+
+def _read(path: Path) -> Any:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise PlanError(f"{path}: cannot read the plan ({exc.strerror or exc})") from None
+    except UnicodeDecodeError as exc:
+        raise PlanError(f"{path}: not UTF-8 text (byte {exc.start})") from None
+    try:
+        if path.suffix in (".yaml", ".yml"):
+            return yaml.safe_load(text)
+        if path.suffix == ".json":
+            return json.loads(text)
+        return tomllib.loads(text)
+    except (ValueError, yaml.YAMLError) as exc:
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise PlanError(f"{path}: not valid {path.suffix.lstrip('.').upper()}: {first}") from None
+
+
+def load_plan(path: str | Path) -> ExperimentPlan:
+    """Read and check a plan (TOML, or YAML for ``.yaml``/``.yml``); ``PlanError`` names the
+    file and the key of the first problem."""
+    p = Path(path)
+    raw = _read(p)
+    if not isinstance(raw, dict):
+        raise PlanError(f"{p}: expected a table of settings at the top level")
+    try:
+        plan = ExperimentPlan.model_validate(raw)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        msg = first["msg"].removeprefix("Value error, ")
+        where = f"{_location(first['loc'])}: " if first["loc"] else ""  # a plan-wide check
+        raise PlanError(f"{p}: {where}{msg}") from None
+    try:
+        plan.agent_specs()
+    except PlanError as exc:
+        raise PlanError(f"{p}: {exc}") from None
+    return plan

@@ -1,0 +1,233 @@
+"""One unit of work: a forecast step of one agent and rollout, run where an executor puts it.
+
+``run_step(context, task)`` is all an executor calls. It builds the agent from its spec, the
+episode from the dataset and the corpus, runs the agent, grades the forecast and returns the
+record: nothing is written there. Records go back to the one writer in the driver, so a worker
+that dies mid-step loses only that step, which is run again.
+
+The context (dataset, corpus, configuration, limits) is sent to a worker once; each worker
+process keeps what it builds from it (environments, an opened corpus, provider gates) per run.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from pastcast.agents import Agent, agent_info, build_agent
+from pastcast.corpus import CorpusBackend, open_backend
+from pastcast.dataset import Dataset
+from pastcast.env import BudgetExceeded, EnvConfig, Episode, ForecastEnv
+from pastcast.models import ProviderError, using_gate
+from pastcast.records import (
+    EpisodeRecord,
+    FailureReason,
+    Forecast,
+    Record,
+    StepSpec,
+    Termination,
+)
+from pastcast.runlog import AgentSpec, Grading, StepRecord
+from pastcast.runner._config import Execution, RunConfig
+from pastcast.runner._limits import ProviderGates, task_tally
+from pastcast.scoring import score_forecast
+
+__all__ = [
+    "CorpusRef",
+    "StepOutcome",
+    "StepTask",
+    "WorkContext",
+    "agent_env_config",
+    "forget_context",
+    "grade_step",
+    "open_corpus",
+    "play_episode",
+    "prepare_context",
+    "run_step",
+]
+
+
+class CorpusRef(Record):
+    """A corpus by where it is and how it is searched, opened where the work runs."""
+
+    spec: str
+    """An index directory or a database URL (``pastcast.corpus.open_backend``)."""
+    retrieval: str = "bm25"
+    embedder: str | None = None
+    """The query embedder of dense and hybrid retrieval (None: the index's own)."""
+
+
+def open_corpus(ref: CorpusRef) -> CorpusBackend:
+    """Open the corpus of ``ref`` with ``pastcast.corpus.open_backend``: the one place a run
+    opens a corpus by reference (on workers too)."""
+    options = {"embedder": ref.embedder} if ref.embedder else {}
+    return open_backend(ref.spec, ref.retrieval, **options)
+
+
+@dataclass(frozen=True)
+class WorkContext:
+    """What every step of a run needs besides the step itself (sent once to each worker)."""
+
+    key: str
+    """Identifies the run on workers (its run id, plus a nonce per execution)."""
+    dataset: Dataset
+    config: RunConfig
+    corpus: CorpusRef | CorpusBackend | None
+    """A reference is opened where the work runs; a backend object is used as it is."""
+    execution: Execution
+    run_id: str
+    python_runner: Callable[[str], dict[str, Any]] | None = None
+    """The python tool's runner (in-process executors only; workers build the sandboxed one)."""
+
+
+@dataclass(frozen=True)
+class StepTask:
+    spec: AgentSpec
+    step: StepSpec
+    rollout: int
+    notebook: str | None = None
+    """The notebook carried into the step (memory-on chains)."""
+    attempt: int = 1
+
+
+@dataclass(frozen=True)
+class StepOutcome:
+    record: StepRecord
+    retries: int = 0
+    """Provider attempts retried during the step."""
+    trips: tuple[str, ...] = ()
+    """Providers whose circuit breaker opened during the step."""
+
+
+def grade_step(dataset: Dataset, step: StepSpec) -> Grading:
+    """What the grader knows of a step, after its episode: the outcome, the labels, the market
+    belief at the cutoff and when the event resolved. Never shown to an agent."""
+    event = dataset.event(step.event_id)
+    resolution = dataset.resolutions.get(step.event_id)
+    if resolution is None:
+        raise ValueError(f"dataset {dataset.id}: event {step.event_id!r} has no resolution")
+    market = dataset.market_at(step.event_id, step.cutoff)
+    return Grading(
+        truth=resolution.label,
+        labels=event.labels,
+        market_probs=dict(market.probs) if market else None,
+        resolved_at=resolution.resolved_at,
+    )
+
+
+def agent_env_config(env: EnvConfig, spec: AgentSpec) -> EnvConfig:
+    """The environment settings of one agent's steps: market prices only for an agent registered
+    with market access, and neither prices nor the python tool under ``no_tools``."""
+    no_tools = spec.setting == "no_tools"
+    return env.model_copy(
+        update={
+            "market_access": agent_info(spec).market_access and not no_tools,
+            "python_tool": env.python_tool and not no_tools,
+        }
+    )
+
+
+def play_episode(agent: Agent, episode: Episode) -> tuple[Forecast, EpisodeRecord]:
+    """Let ``agent`` forecast in ``episode``: its forecast and the episode's record. A spent
+    budget, an agent's exception or a provider failure ends the episode with an unusable
+    forecast, recorded (an agent bug must not stop a run; a provider failure is kept retryable:
+    it says nothing about the agent)."""
+    termination: Termination = "forecast"
+    error: str | None = None
+    try:
+        forecast = agent.forecast(episode)
+    except BudgetExceeded as exc:
+        termination = "tool_budget" if exc.kind == "tool" else "model_budget"
+        forecast = Forecast(usable=False, failure_reason="budget_exhausted", raw_text=str(exc))
+    except Exception as exc:
+        termination, error = "error", f"{type(exc).__name__}: {exc}"
+        reason: FailureReason = "agent_error"
+        if isinstance(exc, ProviderError) and exc.failure_reason is not None:
+            reason = exc.failure_reason
+        forecast = Forecast(usable=False, failure_reason=reason, raw_text=error)
+    return forecast, episode.record(termination, error)
+
+
+class _Worker:
+    """What one process builds from a context: environments and provider gates."""
+
+    def __init__(self, context: WorkContext) -> None:
+        self.context = context
+        corpus = context.corpus
+        backend = open_corpus(corpus) if isinstance(corpus, CorpusRef) else corpus
+        config = context.config
+        self.env = ForecastEnv(context.dataset, backend, config.env, context.python_runner)
+        self.no_tools_env = ForecastEnv(
+            context.dataset, None, config.env.model_copy(update={"python_tool": False})
+        )
+        self.gates = ProviderGates(context.execution)
+
+    def run(self, task: StepTask) -> StepOutcome:
+        with task_tally() as tally, using_gate(self.gates):
+            record = self._record(task)
+        return StepOutcome(record, tally.retries, tuple(tally.trips))
+
+    def _record(self, task: StepTask) -> StepRecord:
+        spec, step = task.spec, task.step
+        dataset, config = self.context.dataset, self.context.config
+        info = agent_info(spec)
+        env = self.no_tools_env if spec.setting == "no_tools" else self.env
+        notebook = task.notebook if spec.setting == "memory_on" else None
+        episode = env.reset(
+            step,
+            notebook_in=notebook,
+            config=agent_env_config(config.env, spec),
+            rollout=task.rollout,
+        )
+        forecast, played = play_episode(build_agent(spec), episode)
+        grading = grade_step(dataset, step)
+        return StepRecord(
+            run_id=self.context.run_id,
+            agent=spec.name,
+            role=info.role,
+            setting=spec.setting,
+            event_id=step.event_id,
+            step_index=step.step_index,
+            cutoff=step.cutoff,
+            rollout=task.rollout,
+            split=dataset.splits.get(step.event_id, ""),
+            category=dataset.event(step.event_id).category,
+            attempt=task.attempt,
+            forecast=forecast,
+            episode=played,
+            grading=grading,
+            scores=score_forecast(forecast, grading, fallback=config.fallback),
+        )
+
+
+_WORKERS: dict[str, _Worker] = {}
+_WORKERS_LOCK = threading.Lock()
+
+
+def _worker(context: WorkContext) -> _Worker:
+    with _WORKERS_LOCK:
+        found = _WORKERS.get(context.key)
+        if found is None:
+            found = _WORKERS[context.key] = _Worker(context)
+        return found
+
+
+def prepare_context(context: WorkContext) -> Callable[[], tuple[str, ...]]:
+    """Build this process's share of a run now; returns what tells which providers are paused."""
+    return _worker(context).gates.paused
+
+
+def run_step(context: WorkContext, task: StepTask) -> StepOutcome:
+    """Run one step (the function executors call, in any process)."""
+    return _worker(context).run(task)
+
+
+def forget_context(key: str) -> None:
+    """Drop what this process built for a run (at its end)."""
+    with _WORKERS_LOCK:
+        worker = _WORKERS.pop(key, None)
+    close = getattr(worker.env.backend, "close", None) if worker is not None else None
+    if worker is not None and isinstance(worker.context.corpus, CorpusRef) and callable(close):
+        close()

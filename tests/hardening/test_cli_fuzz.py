@@ -1,0 +1,419 @@
+"""Fuzz every CLI command, enumerated from the Typer app itself (a new command is fuzzed as soon
+as it is registered): each parameter in turn gets nasty values of its type (truncated, non-UTF-8,
+deeply nested and NUL-filled files, folders that only look like pastcast's, calendar-edge dates,
+huge and non-finite numbers, absurd sizes, unknown options) while the others keep valid ones.
+
+Every case must end within its time limit with exit 0, 1 or 2 and, unless it succeeded, one
+``error:`` line; never a traceback (``PASTCAST_DEBUG=1`` lets any unanticipated exception
+through, which fails the case), never an allocation beyond a few GiB (the address space is
+capped while a case runs), and never a success on an input file that is invalid.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import resource
+import signal
+import types
+import typing
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import pytest
+import typer
+from nasty import Workspace, build_workspace
+from typer.testing import CliRunner, Result
+
+from pastcast.cli import app
+
+ROOT = typer.main.get_command(app)
+Command = Any  # typer's command class
+
+
+def _leaves(cmd: Command, path: tuple[str, ...] = ()) -> Iterator[tuple[tuple[str, ...], Command]]:
+    subs = getattr(cmd, "commands", None)
+    if subs:
+        for name, sub in sorted(subs.items()):
+            yield from _leaves(sub, (*path, name))
+    else:
+        yield path, cmd
+
+
+COMMANDS = dict(_leaves(ROOT))
+
+# -- valid values ---------------------------------------------------------------------------------
+# For every command, the values its parameters keep while one of them is fuzzed: the required
+# ones, and those whose defaults would reach outside (the network) or take long.
+Skeleton = Callable[[Workspace, Path], dict[str, Any]]
+SKELETONS: dict[tuple[str, ...], Skeleton] = {
+    ("arena", "commit-hash"): lambda ws, t: {
+        "round_id": "1",
+        "predictions": "6000,2500",
+        "salt": "0x" + "11" * 32,
+    },
+    ("arena", "replay"): lambda ws, t: {
+        "dataset": ws.good["dataset"],
+        "agent": ["uniform"],
+        "out": t / "arena",
+        "markets": "1",
+        "rounds": "2",
+        "interval_days": "3",
+    },
+    ("arena", "report"): lambda ws, t: {"rounds": ws.good["rounds"]},
+    ("arena", "serve"): lambda ws, t: {"ledger": t / "ledger.jsonl"},
+    ("arena", "simulate"): lambda ws, t: {"rounds": "3"},
+    ("arena", "verify"): lambda ws, t: {"ledger": ws.good["ledger"]},
+    ("audit", "construction"): lambda ws, t: {"datasets": [ws.good["dataset"]], "draws": "100"},
+    ("audit", "run"): lambda ws, t: {"run_log": ws.good["run_log"]},
+    ("corpus", "build"): lambda ws, t: {"source": f"jsonl:{ws.good['docs']}", "out": t / "idx"},
+    ("corpus", "read"): lambda ws, t: {
+        "target": ws.good["index"],
+        "doc_id": "d0",
+        "as_of": "2030-01-01",
+    },
+    ("corpus", "search"): lambda ws, t: {
+        "target": ws.good["index"],
+        "query": "some words",
+        "as_of": "2030-01-01",
+    },
+    ("data", "import", "forecastbench"): lambda ws, t: {
+        "path_or_url": ws.good["fb"],
+        "out": t / "ds",
+    },
+    ("data", "import", "polymarket"): lambda ws, t: {
+        "out": t / "ds",
+        "base_url": "http://127.0.0.1:9",
+        "clob_url": "http://127.0.0.1:9",
+    },
+    ("data", "info"): lambda ws, t: {"directory": ws.good["dataset"]},
+    ("demo",): lambda ws, t: {"out": t / "demo"},
+    ("run",): lambda ws, t: {
+        "agent": ["uniform"],
+        "dataset": ws.good["dataset"],
+        "out": t / "runs" / "run.jsonl",
+    },
+    ("score",): lambda ws, t: {"run_logs": [ws.good["run_log"]], "bootstrap": "20"},
+    ("stats", "coverage"): lambda ws, t: {"run_logs": [ws.good["run_log"]], "bootstrap": "20"},
+    ("stats", "longitudinal"): lambda ws, t: {
+        "run_logs": [ws.good["run_log"]],
+        "bootstrap": "20",
+    },
+    ("stats", "memory-cost"): lambda ws, t: {
+        "run_logs": [ws.good["run_log"]],
+        "bootstrap": "20",
+    },
+    ("stats", "power"): lambda ws, t: {"alpha": "0.02"},
+    ("export", "rewards"): lambda ws, t: {"run_logs": [ws.good["run_log"]], "out": t / "x"},
+    ("export", "sft"): lambda ws, t: {"run_logs": [ws.good["run_log"]], "out": t / "x"},
+    ("export", "table"): lambda ws, t: {"run_logs": [ws.good["run_log"]], "out": t / "x"},
+    ("import", "inspect-log"): lambda ws, t: {"log": t / "inspect.eval"},
+    ("plan",): lambda ws, t: {"file": _plan_file(ws, t)},
+    ("report",): lambda ws, t: {"run_logs": [ws.good["run_log"]], "out": t / "report"},
+    ("toolserver", "serve"): lambda ws, t: {"event": "e0"},
+    ("view",): lambda ws, t: {"run_dirs": [ws.good["run_log"].parent]},
+}
+
+
+def _plan_file(ws: Workspace, t: Path) -> Path:
+    path = t / "plan.toml"
+    path.write_text(f'dataset = "{ws.good["dataset"]}"\n[[agents]]\nname = "uniform"\n')
+    return path
+
+
+# Commands whose work is long or reaches outside even with valid values (the full demo, the
+# network, the Solidity compiler, servers that run until stopped, an HTML report's figures, an
+# Inspect log that only Inspect writes): only values that must be refused before any work are
+# tried.
+HEAVY = {
+    ("demo",),
+    ("data", "import", "polymarket"),
+    ("arena", "compile"),
+    ("view",),
+    ("toolserver", "serve"),
+    ("report",),
+    ("import", "inspect-log"),
+}
+# Parameters never fuzzed, with the reason.
+SKIP = {
+    ("arena", "compile", "write"): "rewrites the contract artifacts shipped in the package",
+}
+# Path parameters that name something to write (the others are read).
+OUTPUTS = {"out", "cache", "snapshot", "arena serve ledger"}
+# Inputs a command reads with a note rather than a refusal: a run log cut off by a crash.
+NOTED = {"truncated_log"}
+DATES = {"as_of", "start", "resolve_by", "since", "until", "corpus_end"}
+
+
+# -- nasty values ---------------------------------------------------------------------------------
+class Value(typing.NamedTuple):
+    label: str
+    value: Any  # str, Path, list (a repeatable option), True (a flag), or None (drop it)
+    must_refuse: bool
+
+
+def _paths(ws: Workspace, t: Path, output: bool) -> list[Value]:
+    # Made for this case alone: a command may fill an empty folder or write over a file.
+    a_file, empty = t / "a-file", t / "empty-dir"
+    a_file.write_bytes(b"\x00junk\xff")
+    empty.mkdir()
+    common = [
+        Value("missing", t / "no" / "such" / "thing", not output),
+        Value("under a file", a_file / "below", True),
+        Value("name too long", t / ("x" * 5000), True),
+        Value("a file for a folder", a_file, output),
+        Value("dev null", Path("/dev/null"), True),
+        Value("empty dir", empty, not output),
+    ]
+    if output:
+        return common
+    return common + [Value(name, path, name not in NOTED) for name, path in sorted(ws.bad.items())]
+
+
+_STRINGS = [
+    ("empty", ""),
+    ("unknown", "nosuch"),
+    ("undecodable bytes", "caf\udce9\udcff"),
+    ("absurd size", "x" * 200_000),
+    ("deep json", "[" * 100_000),
+    ("huge integer", "9" * 5000),
+    ("calendar start", "0001-01-01"),
+    ("calendar end", "9999-12-31"),
+    ("beyond the calendar", "99999-01-01"),
+    ("punctuation", "a,b,,=:@@,{"),
+    ("database url", "postgresql://nobody@127.0.0.1:9/db"),
+]
+
+
+SOURCE_KINDS = ("jsonl", "wcep", "reddit", "parquet", "ccnews")
+BAD_AGENTS = [
+    ("deep argument", "uniform:x=" + "[" * 100_000),
+    ("unloadable model", "no-tools:model=scripted:/nonexistent/script.json"),
+    ("unknown setting", "uniform@nosuch"),
+    ("huge argument", "heuristic:max_reads=" + "9" * 5000),
+    ("unknown argument", "heuristic:max_redas=4"),
+]
+
+
+def _strings(name: str, ws: Workspace) -> list[Value]:
+    if name == "source":  # corpus build KIND:PATH: every importer on every nasty file
+        return [
+            Value(f"{kind}:{label}", f"{kind}:{path}", label not in NOTED)
+            for kind in SOURCE_KINDS
+            for label, path in sorted(ws.bad.items())
+        ]
+    if name == "agent":
+        return [Value(label, spec, True) for label, spec in BAD_AGENTS]
+    if name == "path_or_url":  # an import from a folder: every nasty file and folder
+        return [Value(label, path, True) for label, path in sorted(ws.bad.items())]
+    out = [Value(label, text, False) for label, text in _STRINGS]
+    if name in DATES:  # these must name a day or an instant on the calendar
+        refused = {"empty", "unknown", "absurd size", "beyond the calendar", "huge integer"}
+        out = [v._replace(must_refuse=v.label in refused) for v in out]
+        out.append(Value("offset off the calendar", "0001-01-01T00:00:00+01:00", True))
+    return out
+
+
+_INTS = [("huge", "9" * 30, False), ("int64 + 1", str(2**63), False), ("negative", "-1", False)]
+_INTS += [("zero", "0", False), ("not a number", "twelve", True)]
+_FLOATS = [("nan", "nan", False), ("infinity", "inf", False), ("overflow", "1e309", False)]
+_FLOATS += [("negative", "-1", False), ("not a number", "half", True)]
+
+
+def kind_of(param: Any) -> tuple[Any, bool]:
+    """The parameter's value type (Optional removed) and whether it is repeatable."""
+    kind = param.type_descriptor.annotation
+    if typing.get_origin(kind) in (typing.Union, types.UnionType):
+        kind = next(a for a in typing.get_args(kind) if a is not type(None))
+    if typing.get_origin(kind) is list:
+        return typing.get_args(kind)[0], True
+    return kind, False
+
+
+def values_for(param: Any, ws: Workspace, t: Path, command: str = "") -> list[Value]:
+    kind, _ = kind_of(param)
+    if getattr(param, "is_flag", False):
+        return [Value("on", True, False)]
+    if kind is Path:
+        return _paths(ws, t, param.name in OUTPUTS or f"{command} {param.name}" in OUTPUTS)
+    if kind is int:
+        return [Value(label, text, refuse) for label, text, refuse in _INTS]
+    if kind is float:
+        return [Value(label, text, refuse) for label, text, refuse in _FLOATS]
+    if typing.get_origin(kind) is typing.Literal:
+        return [Value("not a choice", "nosuch", True)]
+    return _strings(param.name, ws)
+
+
+# -- running a case -------------------------------------------------------------------------------
+def argv(path: tuple[str, ...], cmd: Command, values: dict[str, Any]) -> list[str]:
+    out = list(path)
+    for param in cmd.params:
+        if param.name not in values or values[param.name] is None:
+            continue
+        value = values[param.name]
+        items = value if isinstance(value, list) else [value]
+        if param.param_type_name == "argument":
+            out += [str(v) for v in items]
+        elif value is True:
+            out.append(param.opts[0])
+        else:
+            for v in items:
+                out += [param.opts[0], str(v)]
+    return out
+
+
+def _vm_size() -> int:
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith("VmSize:"):
+            return int(line.split()[1]) * 1024
+    return 0
+
+
+@contextmanager
+def _memory_cap(extra: int = 4 << 30) -> Iterator[None]:
+    """Cap the address space while a case runs, so an absurd allocation is a MemoryError (a
+    failed case) instead of the machine's memory."""
+    soft, hard = resource.getrlimit(resource.RLIMIT_AS)
+    cap = _vm_size() + extra
+    if hard != resource.RLIM_INFINITY:
+        cap = min(cap, hard)
+    resource.setrlimit(resource.RLIMIT_AS, (cap, hard))
+    try:
+        yield
+    finally:
+        resource.setrlimit(resource.RLIMIT_AS, (soft, hard))
+
+
+CASE_SECONDS = 60
+
+
+def _hang(signum: int, frame: Any) -> None:
+    raise TimeoutError(f"still running after {CASE_SECONDS} s")
+
+
+@contextmanager
+def _time_limit() -> Iterator[None]:
+    """A case that hangs (a blocking open, an endless loop) fails with TimeoutError."""
+    previous = signal.signal(signal.SIGALRM, _hang)
+    signal.setitimer(signal.ITIMER_REAL, CASE_SECONDS)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+
+
+def invoke(args: list[str], cwd: Path) -> Result:
+    runner = CliRunner()
+    before = Path.cwd()
+    os.chdir(cwd)  # a relative or empty path lands here, never in the checkout
+    try:
+        with _memory_cap(), _time_limit():
+            return runner.invoke(app, args, env={"PASTCAST_DEBUG": "1", "COLUMNS": "200"})
+    finally:
+        os.chdir(before)
+
+
+def check(result: Result, args: list[str], must_refuse: bool) -> None:
+    shown = " ".join(a if len(a) < 60 else a[:57] + "..." for a in args)
+    exc = result.exception
+    if exc is not None and not isinstance(exc, SystemExit):
+        raise AssertionError(f"{type(exc).__name__}: {str(exc)[:300]} | pastcast {shown}") from exc
+    assert result.exit_code in (0, 1, 2), f"pastcast {shown}: exit {result.exit_code}"
+    assert "Traceback" not in result.output, f"pastcast {shown}: {result.output[-2000:]}"
+    lines = [line for line in result.stderr.splitlines() if line.strip()]
+    errors = [line for line in lines if line.startswith("error")]
+    if result.exit_code != 0:
+        assert errors and lines[-1] == errors[-1] and len(errors) == 1, (
+            f"pastcast {shown}: not one error line: {result.stderr[-2000:]!r}"
+        )
+        assert errors[0] != "error: aborted", f"pastcast {shown}: an error that names nothing"
+    else:
+        assert not must_refuse, f"pastcast {shown}: exit 0 on an invalid input: {result.output}"
+        if "--json" in args:
+            json.loads(result.stdout)
+
+
+def _cases() -> list[Any]:
+    cases = []
+    for path, cmd in COMMANDS.items():
+        cases.append(pytest.param(path, None, "unknown option", id=f"{' '.join(path)}:--bogus"))
+        for param in cmd.params:
+            if (*path, param.name) in SKIP:
+                continue
+            cases.append(pytest.param(path, param.name, None, id=f"{' '.join(path)}:{param.name}"))
+    return cases
+
+
+def _fingerprint(root: Path) -> dict[str, bytes]:
+    return {
+        str(p.relative_to(root)): hashlib.sha256(p.read_bytes()).digest()
+        for p in sorted(root.rglob("*"))
+        if p.is_file()
+    }
+
+
+@pytest.fixture(scope="module")
+def workspace(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Workspace]:
+    ws = build_workspace(tmp_path_factory.mktemp("fuzz"))
+    before = _fingerprint(ws.root)
+    yield ws
+    # Nothing destroyed: every input the cases read is as it was.
+    after = _fingerprint(ws.root)
+    changed = sorted(k for k in before.keys() | after.keys() if before.get(k) != after.get(k))
+    assert not changed, f"inputs changed by the fuzz cases: {changed[:10]}"
+
+
+@pytest.fixture(autouse=True)
+def _no_server(monkeypatch: pytest.MonkeyPatch) -> None:
+    """`arena serve` would serve forever: its server returns at once here."""
+    try:
+        import uvicorn
+    except ImportError:
+        return
+    monkeypatch.setattr(uvicorn, "run", lambda *a, **k: None)
+
+
+@pytest.mark.timeout(600, method="thread")  # the signal is taken by each case
+@pytest.mark.parametrize(("path", "name", "special"), _cases())
+def test_fuzz(
+    path: tuple[str, ...],
+    name: str | None,
+    special: str | None,
+    workspace: Workspace,
+    tmp_path: Path,
+) -> None:
+    cmd = COMMANDS[path]
+    base = SKELETONS.get(path, lambda ws, t: {})
+    if special == "unknown option":
+        args = [*argv(path, cmd, base(workspace, tmp_path)), "--bogus-option", "1"]
+        check(invoke(args, tmp_path), args, must_refuse=True)
+        return
+    param = next(p for p in cmd.params if p.name == name)
+    _, repeatable = kind_of(param)
+    failures = []
+    for i, case in enumerate(values_for(param, workspace, tmp_path, " ".join(path))):
+        if path in HEAVY and not case.must_refuse:
+            continue
+        scratch = tmp_path / f"case{i}"
+        scratch.mkdir()
+        values = base(workspace, scratch)
+        values[param.name] = [case.value] if repeatable and case.value is not True else case.value
+        args = argv(path, cmd, values)
+        try:
+            check(invoke(args, scratch), args, case.must_refuse)
+        except AssertionError as exc:  # every value is tried; all problems are reported
+            failures.append(f"[{case.label}] {str(exc).splitlines()[0][:600]}")
+    assert not failures, "\n".join(failures)
+
+
+def test_every_command_with_required_parameters_has_valid_values() -> None:
+    for path, cmd in COMMANDS.items():
+        required = [p.name for p in cmd.params if p.required]
+        if required:
+            assert path in SKELETONS, f"pastcast {' '.join(path)}: add it to SKELETONS"
+    assert set(SKELETONS) <= set(COMMANDS), "SKELETONS names a command that no longer exists"
