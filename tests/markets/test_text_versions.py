@@ -166,3 +166,10 @@ def test_real_forecastbench_steps_see_their_snapshot(shared_data_dir: Path) -> N
         snap = ds.text_at(step.event_id, step.cutoff)
         if snap is not None:
             assert snap.published_at < step.cutoff and view.title == snap.title
+
+
+def test_a_rescheduled_dataset_keeps_its_snapshots() -> None:
+    from pastcast.runner import reschedule
+
+    again = reschedule(_dataset(), "causal-lookback")
+    assert again.texts == _dataset().texts and again.steps != _dataset().steps
