@@ -119,11 +119,12 @@ def _shingles(text: str, n: int) -> set[str]:
     return {" ".join(w[i : i + n]) for i in range(len(w) - n + 1)}
 
 
-def _question(ds: Dataset | None, event_id: str) -> list[str]:
+def _question(ds: Dataset | None, rec: StepRecord) -> list[str]:
+    """The question's text as the step showed it (its snapshot at the cutoff, if any)."""
     if ds is None:
         return []
     try:
-        e = ds.event(event_id)
+        e = ds.event_at(rec.event_id, rec.cutoff)
     except KeyError:
         return []
     return [e.title, e.description, e.resolution_criteria, *e.labels]
@@ -133,7 +134,7 @@ def _inputs(rec: StepRecord, ds: Dataset | None = None) -> list[str]:
     """Every text the agent was given: the question, prompt messages (not its own replies),
     tool results, the notebook it was handed."""
     ep = rec.episode
-    texts = _question(ds, rec.event_id)
+    texts = _question(ds, rec)
     texts += [m.content for m in ep.messages if m.role != "assistant"]
     texts += [c.result for c in ep.tool_calls]
     texts.append(ep.notebook_in or "")
@@ -185,15 +186,10 @@ def _post_cutoff_prices(ds: Dataset, rec: StepRecord) -> dict[str, str]:
     return {s: d for s, d in after.items() if s not in before}
 
 
-def _strip_question(text: str, ds: Dataset | None, event_id: str) -> str:
+def _strip_question(text: str, ds: Dataset | None, rec: StepRecord) -> str:
     """The text without the question's own wording (criteria say how it *would* resolve)."""
-    if ds is None:
-        return text
-    try:
-        event = ds.event(event_id)
-    except KeyError:
-        return text
-    for part in (event.resolution_criteria, event.description, event.title):
+    # title, description, criteria; the longest first, as one may hold another
+    for part in sorted(_question(ds, rec)[:3], key=len, reverse=True):
         if part:
             text = text.replace(part, " ")
     return text
@@ -258,7 +254,7 @@ def _check_texts(out: _Collector, ds: Dataset | None, visible: list[list[str]] |
         prices = _post_cutoff_prices(ds, rec) if ds is not None else {}
         for text in _inputs(rec):
             checked += 1  # the question itself is not checked: it is the dataset's, not a leak
-            for piece in _pieces(_strip_question(text, ds, rec.event_id)):
+            for piece in _pieces(_strip_question(text, ds, rec)):
                 for pat in pats:
                     m = pat.search(piece)
                     if m and not (visible is not None and _quotes_a_document(piece, visible[i])):
