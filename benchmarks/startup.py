@@ -42,7 +42,9 @@ def main() -> None:
     for name, xs in times.items():
         target = TARGETS.get(name)
         verdict = "" if target is None else f"  target <= {target} s: "
-        verdict += "" if target is None else ("met" if statistics.median(xs) <= target else "MISSED")
+        verdict += (
+            "" if target is None else ("met" if statistics.median(xs) <= target else "MISSED")
+        )
         print(f"{name:18} median {statistics.median(xs):.3f} s  (min {min(xs):.3f}){verdict}")
     print(f"load {os.getloadavg()[0]:.2f} at the end")
 

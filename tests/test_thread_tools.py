@@ -42,7 +42,14 @@ def toolbox(docs: list[Document] = DOCS) -> Toolbox:
 
 
 def test_tools_offered_only_for_threaded_corpora() -> None:
-    assert [s.name for s in toolbox().specs()] == ["search", "read", "thread", "author_posts"]
+    assert [s.name for s in toolbox().specs()] == [
+        "search",
+        "read",
+        "thread",
+        "author_posts",
+        "ancestors",
+        "descendants",
+    ]
     flat = [d.model_copy(update={"thread_id": None}) for d in DOCS]
     assert [s.name for s in toolbox(flat).specs()] == ["search", "read"]
     listed = Toolbox(ListBackend(tiny_documents()), CUTOFF, EnvConfig())  # type: ignore[arg-type]

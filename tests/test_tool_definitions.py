@@ -28,9 +28,41 @@ def _toolbox(**cfg: object) -> Toolbox:
     return env.reset(step).tools
 
 
+def _optional(schema: dict[str, object], description: str) -> dict[str, object]:
+    return {"anyOf": [schema, {"type": "null"}], "default": None, "description": description}
+
+
+# Hindcast's filter block, every field optional (null: no restriction).
+FILTER_BLOCK = {
+    "doc_type": _optional(
+        {"enum": ["submission", "comment"], "type": "string"},
+        "only posts and articles (submission), or only comments",
+    ),
+    "source": _optional(
+        {"type": "string"}, "only this source, e.g. a subreddit name, as read shows it"
+    ),
+    "author": _optional({"type": "string"}, "only this author's documents"),
+    "month": _optional(
+        {"type": "string", "pattern": "^\\d{4}-(0[1-9]|1[0-2])$"}, "only this month, YYYY-MM"
+    ),
+    "since": _optional(
+        {"type": "string", "format": "date"}, "only documents from this day on, YYYY-MM-DD"
+    ),
+}
+
+
 def test_definitions_come_from_the_methods() -> None:
     by_name = {t.name: t for t in TOOLS}
-    assert list(by_name) == ["search", "read", "thread", "author_posts", "market_history", "python"]
+    assert list(by_name) == [
+        "search",
+        "read",
+        "thread",
+        "author_posts",
+        "ancestors",
+        "descendants",
+        "market_history",
+        "python",
+    ]
     search = by_name["search"]
     assert search.description == (
         "Search the news archive. Only documents published before today are searched."
@@ -46,6 +78,7 @@ def test_definitions_come_from_the_methods() -> None:
                 "default": 10,
                 "description": "number of results",
             },
+            **FILTER_BLOCK,
         },
         "required": ["query"],
     }
@@ -76,6 +109,9 @@ def test_results_are_typed_and_call_returns_their_json() -> None:
         ("search", {"query": "rocket", "top_k": "many"}, "top_k: Input should be a valid int"),
         ("search", {"query": "rocket", "top_k": 500}, "top_k: Input should be less than or eq"),
         ("read", {"id": "d1"}, "doc_id: Field required"),
+        ("search", {"query": "rocket", "month": "2024-13"}, "month: String should match"),
+        ("search", {"query": "rocket", "since": "May 1"}, "since: Input should be a valid date"),
+        ("search", {"query": "rocket", "doc_type": "post"}, "doc_type: Input should be"),
     ],
 )
 def test_invalid_arguments_are_a_logged_tool_error(

@@ -36,6 +36,7 @@ from pastcast.cutoff import as_utc
 
 __all__ = [
     "BINARY_LABELS",
+    "EVIDENCE_WEIGHTS",
     "FAILURE_REASONS",
     "RETRYABLE_FAILURES",
     "AgentRole",
@@ -46,6 +47,8 @@ __all__ = [
     "EpisodeRecord",
     "Event",
     "EventKind",
+    "EvidenceLabel",
+    "EvidenceQuality",
     "FailureReason",
     "Forecast",
     "JsonObject",
@@ -112,6 +115,17 @@ FAILURE_REASONS: tuple[FailureReason, ...] = get_args(FailureReason)
 
 RETRYABLE_FAILURES: tuple[FailureReason, ...] = ("provider_error", "model_unavailable")
 """Failures that say nothing about the agent: ``pastcast run --retry-failed`` runs them again."""
+
+EvidenceLabel = Literal["strong", "weak", "irrel", "contra"]
+"""Hindcast's four-level label of a piece of evidence for one side (one outcome): explicit,
+specific support; vague, indirect or correlational support; on topic but not bearing on it;
+evidence against it."""
+
+EVIDENCE_WEIGHTS: dict[EvidenceLabel, int] = {"strong": 2, "weak": 1, "irrel": 0, "contra": -1}
+"""A side's score is the weighted count of its labels: 2 strong + weak - contra."""
+
+EvidenceQuality = Literal["strong", "weak", "none"]
+"""Hindcast's overall evidence-quality label, read with both sides' tallies."""
 
 
 class Record(BaseModel):
@@ -263,6 +277,10 @@ class Forecast(Record):
     usable: bool = True
     failure_reason: FailureReason | None = None
     rationale: str = ""
+    choice: str | None = None
+    """The outcome the answer says it chose (Hindcast's forced choice), when it names one."""
+    confidence: float | None = Field(default=None, ge=0.0, le=1.0)
+    """The confidence the model reported for its answer, when it gave one (Hindcast)."""
 
 
 def tool_result_text(value: object) -> str:
@@ -358,6 +376,9 @@ class ModelCall(Record):
     temperature: float | None = None
     max_tokens: int | None = None
     seed: int | None = None
+    top_p: float | None = None
+    reasoning_effort: str | None = None
+    """As sent (None: not sent, the provider's default applied)."""
     reply: int | None = None
     """Index of the reply (an assistant message) in ``EpisodeRecord.messages``; None on error."""
     finish_reason: str | None = None

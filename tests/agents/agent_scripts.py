@@ -43,7 +43,10 @@ def first_user(request: ChatRequest) -> str:
 def labels_of(request: ChatRequest) -> list[str]:
     text = first_user(request)
     m = re.search(r"Possible outcomes[^\n]*:\n((?:- .*\n?)+)", text)
-    assert m, text
+    if m is None:  # Hindcast's prompts: the options as "A" | "B"
+        options = re.search(r'(?:Allowed options: |"choice": )(".*"),?$', text, re.MULTILINE)
+        assert options, text
+        return [json.loads(o) for o in options.group(1).split(" | ")]
     return [line[2:].strip() for line in m.group(1).splitlines() if line.startswith("- ")]
 
 

@@ -42,6 +42,8 @@ CASES: list[tuple[str, str, dict[str, Any]]] = [
     ("no-tools", "memory_free", {}),
     ("two-stage", "memory_free", {"expand": 3}),
     ("two-stage", "no_tools", {}),
+    ("two-stage-hindcast", "memory_free", {"expand": 3, "rounds": 2}),
+    ("zero-shot", "memory_free", {}),
 ]
 
 

@@ -25,7 +25,9 @@ from pastcast.world import World
         ("tool-agent", {"action_mode": "json"}),
         ("tool-agent", {"action_mode": "native"}),
         ("two-stage", {}),
+        ("two-stage-hindcast", {"rounds": 2, "expand": 3}),
         ("no-tools", {}),
+        ("zero-shot", {}),
     ],
 )
 def test_recorded_run_replays_without_the_model(

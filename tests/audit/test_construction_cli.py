@@ -50,3 +50,10 @@ def test_real_data_imported_with_the_defaults_passes(shared_data_dir: Path, tmp_
     assert result.exit_code == 0, result.output
     rows = {line.split()[0]: line.split() for line in result.output.splitlines()[2:]}
     assert rows["dataset"][-1] == "ok" and rows["causal-dojo"][-1] == "ok"
+    # keeping the markets that close after collection: the audit finds them, exit 1
+    late = tmp_path / "late"
+    result = runner.invoke(app, [*args, "--out", str(late), "--keep-late-closes"])
+    assert result.exit_code == 0 and "closes before collection" not in result.output
+    result = runner.invoke(app, ["audit", "construction", str(late), "--dataset-only"])
+    assert result.exit_code == 1
+    assert "closes after the data's last resolution" in result.output

@@ -54,8 +54,14 @@ class HashEmbedder:
 embedders.add(HashEmbedder.name, HashEmbedder, replace=True)
 
 
+SOURCES = ["reddit/r/politics", "reddit/r/worldnews", "reddit/r/CryptoCurrency", "wcep", ""]
+
+
 def with_threads(docs: Sequence[Document], seed: int = 0) -> list[Document]:
-    """``docs`` with most of them in a few threads and by a few authors (posts and comments)."""
+    """``docs`` with most of them in a few threads and by a few authors (posts and comments),
+    with sources, and reply links within each thread: the earliest document of a thread is its
+    post, the others reply to an earlier one, a few to a later one or to an unknown id (bad data
+    the walks must survive)."""
     rng = random.Random(seed)
     out = []
     for doc in docs:
@@ -65,4 +71,23 @@ def with_threads(docs: Sequence[Document], seed: int = 0) -> list[Document]:
         if rng.random() < 0.8:
             update["author"] = f"author-{rng.randrange(9)}"
         out.append(doc.model_copy(update=update))
-    return out
+    links = random.Random(seed + 1)  # a second stream: the threads and authors above unchanged
+    by_thread: dict[str, list[int]] = {}
+    for i, doc in enumerate(out):
+        if doc.thread_id:
+            by_thread.setdefault(doc.thread_id, []).append(i)
+    parents: dict[int, str] = {}
+    for members in by_thread.values():
+        members.sort(key=lambda i: (out[i].timestamp, out[i].id))
+        for pos, i in enumerate(members[1:], start=1):
+            draw = links.random()
+            if draw < 0.05:
+                parents[i] = "doc-unknown-parent"
+            elif draw < 0.12 and pos + 1 < len(members):
+                parents[i] = out[members[links.randrange(pos + 1, len(members))]].id
+            else:  # mostly near the end of the thread so far: deep reply chains
+                parents[i] = out[members[max(0, pos - 1 - int(links.expovariate(0.5)))]].id
+    return [
+        doc.model_copy(update={"source": links.choice(SOURCES), "parent_id": parents.get(i)})
+        for i, doc in enumerate(out)
+    ]

@@ -144,6 +144,7 @@ def test_threaded_index_passes(threaded: list[Document]) -> None:
     report = check_thread_lookups(EmbeddedIndex.in_memory(threaded), threaded, seed=4)
     assert report.violations == 0, report.first_violations
     assert report.threads > 250 and report.authors > 250 and report.returned > 1000
+    assert report.walks > 250
 
 
 class LeakyThreads:
@@ -180,6 +181,22 @@ class LeakyThreads:
             return self.inner.author_posts(author, as_of=self.late, limit=limit)
         return self.inner.author_posts(author, as_of=as_of, limit=limit)
 
+    def ancestors(self, doc_id: str, *, as_of: datetime) -> list[Document]:
+        if self.flaw == "ancestors":  # walks past the cutoff
+            self.inner.read(doc_id, as_of=as_of)
+            return self.inner.ancestors(doc_id, as_of=self.late)
+        if self.flaw == "ancestors_order":  # direct parent first
+            return self.inner.ancestors(doc_id, as_of=as_of)[::-1]
+        return self.inner.ancestors(doc_id, as_of=as_of)
+
+    def descendants(self, doc_id: str, *, as_of: datetime, limit: int = 50) -> list[Document]:
+        if self.flaw == "descendants":  # a future document's replies
+            return self.inner.descendants(doc_id, as_of=self.late, limit=limit)
+        if self.flaw == "children_only":  # direct replies only, no deeper
+            got = self.inner.descendants(doc_id, as_of=as_of, limit=50)
+            return [d for d in got if d.parent_id == doc_id][:limit]
+        return self.inner.descendants(doc_id, as_of=as_of, limit=limit)
+
     # CorpusBackend
     def search(self, query: str, *, as_of: datetime, k: int = 10) -> list[SearchHit]:
         return self.inner.search(query, as_of=as_of, k=k)
@@ -198,6 +215,10 @@ class LeakyThreads:
         ("thread_message", "message differs"),
         ("author", "future documents"),
         ("post", "future document was returned"),
+        ("ancestors", "future documents"),
+        ("ancestors_order", "expected"),
+        ("descendants", "future document"),
+        ("children_only", "expected"),
     ],
 )
 def test_leaky_thread_lookups_are_counted(threaded: list[Document], flaw: str, word: str) -> None:

@@ -136,3 +136,31 @@ def test_build_can_embed_for_dense_search(tmp_path: Path) -> None:
     assert {h["id"] for h in json.loads(result.stdout)} == {"early", "late"}
     bad = runner.invoke(app, [*build[:-2], "--embedder", "nope", "--overwrite"])
     assert bad.exit_code == 2 and "--embedder: unknown embedder 'nope' (known: " in bad.output
+
+
+def test_search_filters_from_the_command_line(tmp_path: Path) -> None:
+    out = build(tmp_path)
+    base = ["corpus", "search", str(out), "ceasefire", "--as-of", "2024-04-01", "--json"]
+
+    def ids(*extra: str) -> list[str]:
+        result = runner.invoke(app, [*base, *extra])
+        assert result.exit_code == 0, result.output
+        return [h["id"] for h in json.loads(result.output)]
+
+    assert ids() == ["late", "early"] or ids() == ["early", "late"]
+    assert ids("--since", "2024-03-02") == ["late"]
+    assert ids("--month", "2024-02") == []
+    assert ids("--doc-type", "comment") == []
+    assert sorted(ids("--doc-type", "submission")) == ["early", "late"]
+    assert ids("--author", "nobody") == []
+    late_cutoff = ["corpus", "search", str(out), "ceasefire", "--as-of", "2024-03-04", "--json"]
+    result = runner.invoke(app, [*late_cutoff, "--since", "2024-03-02"])
+    assert json.loads(result.output) == []  # the cutoff holds whatever the filter says
+    for bad, word in (
+        (["--month", "2024-13"], "--month: month '2024-13': expected YYYY-MM"),
+        (["--since", "soon"], "--since: not an ISO 8601"),
+        (["--source", "/"], "--source: source: empty"),
+    ):
+        result = runner.invoke(app, [*base, *bad])
+        assert result.exit_code == 2 and word in result.output, result.output
+        assert "Traceback" not in result.output

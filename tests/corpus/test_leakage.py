@@ -30,6 +30,7 @@ from pastcast.corpus import (
     backends,
     check_as_of_equivalence,
     check_no_leakage,
+    check_search_filters,
     check_thread_lookups,
     open_backend,
 )
@@ -191,6 +192,32 @@ def test_thread_lookups(name: str, variant: str, request: pytest.FixtureRequest)
         backend.close()
     assert report.violations == 0, report.first_violations
     assert report.threads == report.authors == 300 and report.returned > 1000
+    assert report.walks > 250
+
+
+# Hybrid fusion ranks by position in each leg, so restricting its input changes its scores; every
+# other variant scores a document independently of the rest, so filtering must preserve rank.
+NOT_RANK_PRESERVING = {"hybrid", "hybrid-8bit", "postgres-hybrid"}
+FILTER_PROBES = {"postgres": 150, "postgres-dense": 100, "postgres-hybrid": 100}
+
+
+@pytest.mark.parametrize(("name", "variant"), cases())
+def test_search_filters(name: str, variant: str, request: pytest.FixtureRequest) -> None:
+    """Filters apply before ranking, never widen the cutoff, and mean the same everywhere."""
+    backend = opener(name, variant, request)(DOCS)
+    probes = FILTER_PROBES.get(variant, 400)
+    try:
+        report = check_search_filters(
+            backend,
+            DOCS,
+            n_probes=probes,
+            rank_preserving=variant not in NOT_RANK_PRESERVING,
+            seed=7,
+        )
+    finally:
+        backend.close()
+    assert report.violations == 0, report.first_violations
+    assert report.searches == probes and report.nonempty > probes // 2
 
 
 def test_a_backend_without_a_fixture_fails(

@@ -19,12 +19,14 @@ from pastcast.corpus import (
     DocumentNotVisible,
     EmbeddedIndex,
     PostgresBackend,
+    SearchFilter,
     adversarial_cutoffs,
     check_no_leakage,
 )
 from pastcast.corpus.postgres._sql import (
     AUTHOR_SQL,
     COUNT_SQL,
+    DESCENDANTS_SQL,
     DF_SQL,
     HITS_SQL,
     LENGTHS_SQL,
@@ -33,6 +35,7 @@ from pastcast.corpus.postgres._sql import (
     READ_SQL,
     THREAD_SQL,
     VECTOR_SQL,
+    filter_sql,
     score_sql,
 )
 from pastcast.records import Document
@@ -147,7 +150,18 @@ def test_plans_skip_partitions_after_the_cutoff(pg: PostgresBackend, cutoff: dat
     params |= {"t0": "election", "idf0": 1.0, "k1": 1.2, "k1p1": 2.2, "b": 0.75}
     params |= {"one_minus_b": 0.25, "avgdl": 10.0}
     statements = (COUNT_SQL, READ_SQL, LENGTHS_SQL, DF_SQL, HITS_SQL, score_sql(1))
-    for statement in (*statements, THREAD_SQL, AUTHOR_SQL):
+    # a search with the whole filter block, and the reply walk, prune the same way
+    conditions, filter_params = filter_sql(
+        SearchFilter(doc_type="comment", source="politics", author="a", since=START)
+    )
+    params |= filter_params
+    for statement in (
+        *statements,
+        THREAD_SQL,
+        AUTHOR_SQL,
+        DESCENDANTS_SQL,
+        score_sql(1, conditions),
+    ):
         scanned = _partitions(pg.explain(statement, params))
         assert scanned and scanned <= allowed, (statement, scanned)
     assert len(_partitions(pg.explain(COUNT_SQL, {"as_of": datetime(2030, 1, 1, tzinfo=UTC)}))) >= 3
@@ -262,3 +276,35 @@ def test_leaky_postgres_is_caught(pg: PostgresBackend, docs: list[Document]) -> 
     report = check_no_leakage(Inclusive(), docs, n_probes=200, seed=3)
     assert report.violations > 0
     assert all("future document was returned" in v for v in report.first_violations)
+
+
+def test_agents_search_a_database_by_text_with_filters_and_walk_its_threads(pg_url: str) -> None:
+    """The toolbox an agent uses, over a database corpus opened for dense retrieval: the query
+    text is embedded here with the corpus's model, the filter block and the cutoff are applied
+    in SQL, and the reply walks run in SQL too."""
+    from corpus_synth import HashEmbedder, with_threads
+
+    from pastcast.corpus import open_backend
+    from pastcast.env import EnvConfig, Toolbox
+
+    docs = with_threads(make_docs(120, seed=41), seed=41)
+    PostgresBackend.build(docs, pg_url, schema="agent_dense", embedder=HashEmbedder()).close()
+    backend = open_backend(f"{pg_url}?schema=agent_dense", "dense")
+    cutoff = START + timedelta(days=40)
+    try:
+        tools = Toolbox(backend, cutoff, EnvConfig())
+        hits = tools.call("search", {"query": "election ceasefire", "doc_type": "comment"})
+        visible = {d.id: d for d in docs if d.timestamp < cutoff}
+        assert hits and all(visible[h["id"]].parent_id for h in hits)
+        author = visible[hits[0]["id"]].author or "author-0"
+        mine = tools.call("search", {"query": "election", "author": author, "top_k": 20})
+        assert mine and {visible[h["id"]].author for h in mine} == {author}
+        reply = next(h["id"] for h in hits)
+        chain = tools.call("ancestors", {"doc_id": reply})
+        assert chain and all(visible[c["id"]].timestamp < cutoff for c in chain)
+        assert chain[-1]["id"] == visible[reply].parent_id
+        below = tools.call("descendants", {"doc_id": chain[0]["id"]})
+        assert reply in {d["id"] for d in below}
+        assert all(d["id"] in visible for d in below)
+    finally:
+        backend.close()

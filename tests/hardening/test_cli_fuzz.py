@@ -88,8 +88,17 @@ SKELETONS: dict[tuple[str, ...], Skeleton] = {
         "out": t / "ds",
         "base_url": "http://127.0.0.1:9",
         "clob_url": "http://127.0.0.1:9",
+        "data_url": "http://127.0.0.1:9",
     },
     ("data", "info"): lambda ws, t: {"directory": ws.good["dataset"]},
+    ("data", "curate"): lambda ws, t: {
+        "dataset": ws.good["dataset"],
+        "corpus": ws.good["index"],
+        "judge": f"scripted:{_judge_file(t)}",
+        "out": t / "curated",
+        "retrieval": "bm25",
+    },
+    ("data", "show"): lambda ws, t: {"event": "ev-rocket", "dataset": str(ws.good["dataset"])},
     ("demo",): lambda ws, t: {"out": t / "demo"},
     ("run",): lambda ws, t: {
         "agent": ["uniform"],
@@ -116,6 +125,12 @@ SKELETONS: dict[tuple[str, ...], Skeleton] = {
     ("toolserver", "serve"): lambda ws, t: {"event": "e0"},
     ("view",): lambda ws, t: {"run_dirs": [ws.good["run_log"].parent]},
 }
+
+
+def _judge_file(t: Path) -> Path:
+    path = t / "judge.json"  # a judge whose every reply is off the schema: events are removed
+    path.write_text('["{}"]')
+    return path
 
 
 def _plan_file(ws: Workspace, t: Path) -> Path:

@@ -55,6 +55,7 @@ def test_funnel_counts_each_filter() -> None:
         "pre-resolution beliefs": 1,
         "lifetime": 1,
         "faithful days": 0,
+        "price history": 0,
         "nontrivial: not near-certain": 1,
         "nontrivial: not flat and directionless": 1,
         "forecast steps": 0,

@@ -15,7 +15,15 @@ from typer.testing import CliRunner
 from pastcast.cli._app import app
 from pastcast.cutoff import last_complete_day
 from pastcast.dataset import load_dataset
-from pastcast.markets import PolymarketClient, PolymarketError, fetch_histories
+from pastcast.markets import (
+    DayActivity,
+    DojoSchedule,
+    FilterConfig,
+    PolymarketClient,
+    PolymarketError,
+    build_dataset,
+    fetch_histories,
+)
 
 
 def _ts(s: str) -> int:
@@ -118,8 +126,28 @@ def _history(token: str, fidelity: int, start: int, end: int) -> list[dict[str, 
     return []
 
 
+def _trades(condition: str) -> list[dict[str, Any]]:
+    """The public trade feed of a market, newest first: three trades a day on the winning legs
+    while they traded (B2 traded only every third day: too few faithful days)."""
+    if condition == "0xcb":
+        days = [at("2025-06-01") + timedelta(days=i) for i in range(18)]
+    elif condition == "0xcb2":
+        days = [at("2025-07-01") + timedelta(days=i) for i in range(0, 23, 3)]
+    else:
+        return []
+    out = [
+        {"timestamp": int(d.timestamp()) + 600 * k, "size": 10.0 + k, "conditionId": condition}
+        for d in days
+        for k in range(3)
+    ]
+    return sorted(out, key=lambda t: -t["timestamp"])
+
+
+TRADES: dict[str, Any] = {"feed": _trades}
+
+
 def make_route(events: list[dict[str, Any]], fail_first: bool = True) -> Any:
-    state = {"events_calls": 0, "clob_calls": 0}
+    state = {"events_calls": 0, "clob_calls": 0, "trades_queries": []}
 
     def route(path: str, q: dict[str, list[str]]) -> tuple[int, dict[str, str], bytes]:
         if path == "/events":
@@ -137,6 +165,11 @@ def make_route(events: list[dict[str, Any]], fail_first: bool = True) -> Any:
                 q["market"][0], int(q["fidelity"][0]), int(q["startTs"][0]), int(q["endTs"][0])
             )
             return 200, {}, json.dumps({"history": hist}).encode()
+        if path == "/trades":
+            state["trades_queries"].append(q)
+            lim, off = int(q["limit"][0]), int(q["offset"][0])
+            feed = TRADES["feed"](q["market"][0])
+            return 200, {}, json.dumps(feed[off : off + lim]).encode()
         return 404, {}, b""
 
     route.state = state  # type: ignore[attr-defined]
@@ -147,7 +180,7 @@ def _fetch(events: list[dict[str, Any]]) -> tuple[list[Any], dict[str, int], Any
     route = make_route(events)
     with (
         serve(route=route) as url,
-        PolymarketClient(url, url, backoff_s=0.001, window_days=10) as c,
+        PolymarketClient(url, url, url, backoff_s=0.001, window_days=10, trade_page=7) as c,
     ):
         histories, notes = fetch_histories(c, page_size=2)
     return histories, notes, route
@@ -160,6 +193,7 @@ def test_binary_and_neg_risk_events_with_paging_and_retries() -> None:
         "imported: multi": 1,
         "excluded: excluded layout": 1,
         "excluded: terminal price not resolved": 1,
+        "trades: fetched": 2,
     }
     assert route.state["events_calls"] == 4  # one 429, then offsets 0, 2, 4
     by_id = {h.event.id: h for h in histories}
@@ -220,6 +254,7 @@ def test_cli_import_polymarket(tmp_path: Path) -> None:
                 "2",
                 "--schedule",
                 "hindcast",
+                "--no-trades",
             ],
         )
     assert res.exit_code == 0, res.output
@@ -227,3 +262,125 @@ def test_cli_import_polymarket(tmp_path: Path) -> None:
     assert {e.kind for e in ds.events} == {"binary", "multi"} and ds.id.startswith("polymarket:")
     assert len(ds.steps) == 2  # hindcast: one step per event
     assert all(s.cutoff < ds.resolutions[s.event_id].resolved_at for s in ds.steps)
+
+
+def test_trades_give_daily_activity_on_the_realised_leg() -> None:
+    histories, notes, route = _fetch([BINARY, NEG_RISK])
+    assert notes["trades: fetched"] == 2
+    by_id = {h.event.id: h for h in histories}
+    b = by_id["polymarket:101"].activity
+    assert b is not None and len(b) == 18
+    assert b[date(2025, 6, 3)] == DayActivity(trades=3, volume=33.0)
+    m = by_id["polymarket:202"].activity  # the winning leg B2 only
+    assert m is not None and set(m) == {
+        date(2025, 7, 1) + timedelta(days=i) for i in range(0, 23, 3)
+    }
+    queries = route.state["trades_queries"]
+    assert {q["market"][0] for q in queries} == {"0xcb", "0xcb2"}
+    assert all(q["takerOnly"] == ["true"] for q in queries)
+    assert len([q for q in queries if q["market"] == ["0xcb"]]) == 8  # 54 trades, pages of 7
+
+
+def test_a_truncated_trade_feed_leaves_activity_unknown() -> None:
+    route = make_route([BINARY], fail_first=False)
+    with (
+        serve(route=route) as url,
+        PolymarketClient(url, url, url, trade_page=7, max_trade_offset=20) as c,
+    ):
+        (h,), notes = fetch_histories(c)
+    assert h.activity is None and notes["trades: feed cut short, activity unknown"] == 1
+    assert len(h.beliefs) > 0
+
+
+def test_faithful_day_filter_runs_on_polymarket_activity() -> None:
+    histories, _, _ = _fetch([BINARY, NEG_RISK])
+    _, report = build_dataset(histories, name="pm", schedule=DojoSchedule())
+    stage = next(s for s in report.funnel if s.stage == "faithful days")
+    assert "not available" not in stage.note and "rho >=" in stage.note
+    assert stage.removed == 1  # B2 traded on a third of its days only
+    _, lenient = build_dataset(
+        histories,
+        name="pm",
+        schedule=DojoSchedule(),
+        filters=FilterConfig(min_faithful_fraction=0.3, max_unfaithful_run=2),
+    )
+    assert next(s for s in lenient.funnel if s.stage == "faithful days").removed == 0
+
+
+def _cli(url: str, out: Path, *extra: str) -> Any:
+    return CliRunner().invoke(
+        app,
+        [
+            "data",
+            "import",
+            "polymarket",
+            "--base-url",
+            url,
+            "--clob-url",
+            url,
+            "--data-url",
+            url,
+            "--out",
+            str(out),
+            "--schedule",
+            "hindcast",
+            "--json",
+            *extra,
+        ],
+    )
+
+
+def test_cli_filters_from_options_and_files(tmp_path: Path) -> None:
+    route = make_route([BINARY, NEG_RISK], fail_first=False)
+    (tmp_path / "f.toml").write_text("[filters]\nmin_faithful_fraction = 0.3\n")
+    (tmp_path / "f.json").write_text('{"min_lifetime_days": 30}')
+    with serve(route=route) as url:
+        default = _cli(url, tmp_path / "a")
+        from_file = _cli(url, tmp_path / "b", "--filters", str(tmp_path / "f.toml"))
+        overridden = _cli(
+            url,
+            tmp_path / "c",
+            "--filters",
+            str(tmp_path / "f.toml"),
+            "--filter",
+            "max-unfaithful-run=1",
+        )
+        longer = _cli(url, tmp_path / "d", "--filters", str(tmp_path / "f.json"))
+        no_trades = _cli(url, tmp_path / "e", "--no-trades")
+    for res in (default, from_file, overridden, no_trades):
+        assert res.exit_code == 0, res.output
+    # every event is too short for 30 days: nothing is written, and the stage is named
+    assert longer.exit_code == 2 and "stage 'lifetime': >= 30 UTC days" in longer.stderr
+
+    def removed(res: Any, stage: str) -> int:
+        return next(s["removed"] for s in json.loads(res.stdout)["funnel"] if s["stage"] == stage)
+
+    assert removed(default, "faithful days") == 1
+    assert removed(from_file, "faithful days") == 0
+    assert removed(overridden, "faithful days") == 1  # B2's gaps are 2 days long
+    assert removed(no_trades, "faithful days") == 0
+    meta = json.loads((tmp_path / "c" / "metadata.json").read_text())
+    assert meta["filters"]["min_faithful_fraction"] == 0.3
+    assert meta["filters"]["max_unfaithful_run"] == 1
+
+
+@pytest.mark.parametrize(
+    ("args", "where"),
+    [
+        (["--filter", "min_lifetime=3"], "--filter: unknown filter 'min_lifetime'"),
+        (["--filter", "min_trades"], "--filter 'min_trades': expected NAME=VALUE"),
+        (["--filter", "min_trades=lots"], "--filter: field min_trades: expected an integer"),
+        (["--filters", "MISSING.toml"], "MISSING.toml: cannot read"),
+    ],
+)
+def test_cli_bad_filters_are_one_line_before_any_request(
+    tmp_path: Path, args: list[str], where: str
+) -> None:
+    route = make_route([BINARY], fail_first=False)
+    with serve(route=route) as url:
+        res = _cli(url, tmp_path / "x", *args)
+        assert not serve.log  # type: ignore[attr-defined]
+    assert res.exit_code == 2
+    assert res.output.startswith("error: ") and res.output.count("\n") == 1
+    assert where in res.output
+    assert not (tmp_path / "x").exists()

@@ -20,8 +20,9 @@ from pastcast.agents._llm_registry import agent_model, clear_models, load_models
 from pastcast.agents._memory import notebook_failures
 from pastcast.agents._no_tools import NoToolsAgent
 from pastcast.agents._notebook import check_notebook, parse_notebook, render_notebook
-from pastcast.agents._parsing import parse_forecast
+from pastcast.agents._parsing import parse_forecast, reparse_forecast
 from pastcast.agents._prompts import list_prompts, load_prompt, prompt_registry
+from pastcast.agents._rescore import normalize_step_labels
 from pastcast.agents._tool_agent import (
     ACTION_SCHEMA,
     JsonActionAgent,
@@ -30,7 +31,7 @@ from pastcast.agents._tool_agent import (
     action_template,
     research_prompt,
 )
-from pastcast.agents._two_stage import TwoStageAgent
+from pastcast.agents._two_stage import TwoStageAgent, TwoStageConfig
 from pastcast.agents.isolated import AgentProcessError, ExternalAgent, IsolatedAgent
 
 __all__ = [
@@ -49,6 +50,7 @@ __all__ = [
     "RandomAgent",
     "ToolAgent",
     "TwoStageAgent",
+    "TwoStageConfig",
     "UniformAgent",
     "action_schema",
     "action_template",
@@ -63,6 +65,7 @@ __all__ = [
     "list_prompts",
     "load_models",
     "load_prompt",
+    "normalize_step_labels",
     "notebook_failures",
     "parse_forecast",
     "parse_notebook",
@@ -70,5 +73,6 @@ __all__ = [
     "prompts_for",
     "register_agent",
     "render_notebook",
+    "reparse_forecast",
     "research_prompt",
 ]

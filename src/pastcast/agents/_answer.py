@@ -1,41 +1,104 @@
-"""What every model-driven agent shares: prompt fields from the question view, the answer
-schema, and turning a final reply into a ``Forecast`` with at most one repair re-prompt."""
+"""What every model-driven agent shares: request settings (per stage), prompt fields from the
+question view, the answer schemas, and turning a final reply into a ``Forecast`` with the retries
+of its parse fallback.
+
+Parse fallbacks (``ParseFallback``):
+
+- ``repair`` (pastcast's default): the parse with local JSON repairs, then one re-prompt that
+  appends the problem to the conversation and asks again under the answer schema.
+- ``four_step`` (Hindcast appendix B.3): the parse, a JSON-repair pass (the model rewrites its
+  own reply as the answer object), a compact re-prompt (the agent's short prompt, a brief
+  answer) and a strict JSON-only re-prompt under the schema, each with its own settings (the
+  ``repair``, ``compact`` and ``json_only`` stages).
+
+The first usable reply wins; an answer still unusable keeps the first reply's failure reason
+and every reply in ``raw_text`` (after ``RETRY_MARKERS``), so the outputs can be read again.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Mapping, Sequence
+from typing import Annotated, Any, Literal
 
-from pastcast.agents._parsing import parse_forecast, repair_prompt
-from pastcast.agents._prompts import question_fields
+from pydantic import ConfigDict, Field, TypeAdapter, ValidationError, with_config
+from typing_extensions import TypedDict  # pydantic reads typing's only from Python 3.12
+
+from pastcast.agents._parsing import RETRY_MARKERS, parse_forecast, prob_key, repair_prompt
+from pastcast.agents._prompts import answer_template, choice_template, question_fields
 from pastcast.env import Episode, QuestionView
-from pastcast.models import ChatRequest, Model
-from pastcast.records import Event, Forecast, Message
+from pastcast.models import ChatRequest, ContextOverflow, Model, ReasoningEffort
+from pastcast.records import BINARY_LABELS, Event, Forecast, Message, Record
 
-__all__ = ["Decoding", "answer_schema", "finish_answer", "view_fields"]
+__all__ = [
+    "AnswerForm",
+    "Decoding",
+    "MaxTokens",
+    "ParseFallback",
+    "StageSettings",
+    "TopP",
+    "answer_schema",
+    "choice_schema",
+    "finish_answer",
+    "stage_settings",
+    "view_fields",
+]
+
+ParseFallback = Literal["repair", "four_step"]
+AnswerForm = Literal["probabilities", "choice"]
+"""The answer object an agent asks for: pastcast's ``{"probabilities", "rationale"}``, or
+Hindcast's ``{"choice", "prob_yes", "prob_no" (or "probabilities"), "confidence",
+"reasoning"}``."""
 
 
-class Decoding:
-    """Per-call decoding options shared by an agent's requests (None: provider default)."""
+TopP = Annotated[float, Field(gt=0.0, le=1.0)]
+MaxTokens = Annotated[int, Field(gt=0)]
 
-    def __init__(
-        self,
-        temperature: float | None = None,
-        max_tokens: int | None = None,
-        seed: int | None = None,
-    ) -> None:
-        self.temperature = temperature
-        self.max_tokens = max_tokens
-        self.seed = seed
+
+class Decoding(Record):
+    """Request settings of an agent's calls (None: not sent, so the provider's default applies)."""
+
+    temperature: float | None = None
+    max_tokens: MaxTokens | None = None
+    seed: int | None = None
+    top_p: TopP | None = None
+    reasoning_effort: ReasoningEffort | None = None
 
     def request(self, messages: Sequence[Message], **kw: Any) -> ChatRequest:
-        return ChatRequest(
-            messages=tuple(messages),
-            temperature=self.temperature,
-            max_tokens=self.max_tokens,
-            seed=self.seed,
-            **kw,
-        )
+        return ChatRequest(messages=tuple(messages), **self.model_dump(), **kw)
+
+    def over(self, stage: Decoding | None) -> Decoding:
+        """These settings with those ``stage`` sets (its fields that are not None) on top."""
+        if stage is None:
+            return self
+        return self.model_copy(update=stage.model_dump(exclude_none=True))
+
+
+@with_config(ConfigDict(extra="forbid"))
+class StageSettings(TypedDict, total=False):
+    """The request settings one stage of an agent sets over the agent's own."""
+
+    temperature: float
+    max_tokens: MaxTokens
+    seed: int
+    top_p: TopP
+    reasoning_effort: ReasoningEffort
+
+
+def stage_settings(stages: Mapping[Any, Any] | None, known: Sequence[str]) -> dict[str, Decoding]:
+    """Checked ``stages`` (stage name -> settings) as partial ``Decoding``s; a ``ValueError`` in
+    one line names the stage and the setting otherwise."""
+    out: dict[str, Decoding] = {}
+    for stage, settings in (stages or {}).items():
+        if stage not in known:
+            raise ValueError(f"stages: unknown stage {stage!r} (known: {', '.join(known)})")
+        try:
+            checked = TypeAdapter(StageSettings).validate_python(settings)
+        except ValidationError as exc:
+            err = exc.errors()[0]
+            where = ".".join(str(p) for p in err["loc"])
+            raise ValueError(f"stages.{stage}.{where}: {err['msg']}") from None
+        out[stage] = Decoding.model_validate(checked)
+    return out
 
 
 def view_fields(q: QuestionView) -> dict[str, str]:
@@ -70,6 +133,36 @@ def answer_schema(labels: Sequence[str]) -> dict[str, Any]:
     }
 
 
+def choice_schema(labels: Sequence[str]) -> dict[str, Any]:
+    """JSON schema of Hindcast's answer: the chosen option, a probability per option (``prob_yes``
+    and ``prob_no`` for a Yes/No question), the self-reported confidence and brief reasoning."""
+    props: dict[str, Any] = {"choice": {"type": "string", "enum": list(labels)}}
+    if tuple(labels) == BINARY_LABELS:
+        props |= {prob_key(lb): {"type": "number"} for lb in labels}
+    else:
+        props["probabilities"] = answer_schema(labels)["properties"]["probabilities"]
+    props |= {"confidence": {"type": "number"}, "reasoning": {"type": "string"}}
+    return {"type": "object", "properties": props, "required": list(props)}
+
+
+_SCHEMAS = {"probabilities": answer_schema, "choice": choice_schema}
+_TEMPLATES = {"probabilities": answer_template, "choice": choice_template}
+
+_BRIEF = (
+    "Answer now, briefly: at most three sentences of reasoning, then the JSON object in the "
+    "requested format, using exactly the outcome names given."
+)
+
+
+def _json_repair_request(reason: str, reply: str, labels: Sequence[str], template: str) -> str:
+    tail = reply[-6000:]  # the answer sits at the end; the start of a long reply is reasoning
+    return (
+        repair_prompt(reason, labels, template)
+        + "\nRewrite the reply below as that JSON object, keeping its probabilities and "
+        f"reasoning.\n\nReply:\n{tail}"
+    )
+
+
 def finish_answer(
     episode: Episode,
     model: Model,
@@ -79,24 +172,67 @@ def finish_answer(
     *,
     normalize_typography: bool = False,
     repair: bool = True,
+    fallback: ParseFallback = "repair",
+    form: AnswerForm = "probabilities",
+    stages: Mapping[str, Decoding] | None = None,
+    compact: Sequence[Message] | None = None,
 ) -> Forecast:
-    """Parse ``reply`` (the last assistant message of ``messages``); if unusable, re-prompt once.
-
-    The repair request asks for the answer again, constrained by ``answer_schema``. An answer
-    that is still unusable is returned as such (the scorer applies the fallback) with the
-    first reply's ``failure_reason``, and both replies in ``raw_text``.
-    """
+    """Parse ``reply`` (the last assistant message of ``messages``); if unusable, retry by
+    ``fallback`` (see the module). ``stages`` holds the retries' settings (``repair``,
+    ``compact``, ``json_only``) over ``decoding``; ``compact`` is the agent's short prompt for the
+    compact and JSON-only passes (its first two messages by default); ``form`` the answer object
+    the retries ask for. ``repair=False`` parses only."""
     labels = episode.question.labels
     forecast = parse_forecast(reply, labels, normalize_typography=normalize_typography)
     if forecast.usable or not repair:
         return forecast
     reason = forecast.failure_reason or "invalid_json"
-    ask = Message(role="user", content=repair_prompt(reason, labels))
-    request = decoding.request([*messages, ask], response_schema=answer_schema(labels))
-    again = episode.chat(model, request).content
-    repaired = parse_forecast(again, labels, normalize_typography=normalize_typography)
-    if repaired.usable:
-        return repaired.model_copy(update={"rationale": repaired.rationale or forecast.rationale})
-    return forecast.model_copy(
-        update={"raw_text": f"{reply}\n\n[reply to the repair request]\n{again}"}
-    )
+    schema = _SCHEMAS[form](labels)
+    template = _TEMPLATES[form](labels)
+    per_stage = dict(stages or {})
+    short = list(compact if compact is not None else messages[:2])
+
+    def settings(stage: str) -> Decoding:
+        return decoding.over(per_stage.get(stage))
+
+    passes: list[tuple[str, ChatRequest]]
+    if fallback == "repair":
+        ask = Message(role="user", content=repair_prompt(reason, labels, template))
+        passes = [("repair", settings("repair").request([*messages, ask], response_schema=schema))]
+    else:
+        fix = _json_repair_request(reason, reply, labels, template)
+        only = f"Reply with only the JSON object in this format, nothing else:\n{template}"
+        passes = [
+            (
+                "json_repair",
+                settings("repair").request(
+                    [Message(role="user", content=fix)], response_schema=schema
+                ),
+            ),
+            (
+                "compact",
+                settings("compact").request([*short, Message(role="user", content=_BRIEF)]),
+            ),
+            (
+                "json_only",
+                settings("json_only").request(
+                    [*short, Message(role="user", content=only)], response_schema=schema
+                ),
+            ),
+        ]
+    replies = [reply]
+    for name, request in passes:
+        try:
+            again = episode.chat(model, request).content
+        except ContextOverflow as exc:  # nothing was sent: the next pass is shorter
+            again = f"(not sent: {exc})"
+        replies.append(f"{RETRY_MARKERS[name]}\n{again}")
+        retried = parse_forecast(again, labels, normalize_typography=normalize_typography)
+        if retried.usable:
+            return retried.model_copy(
+                update={
+                    "rationale": retried.rationale or forecast.rationale,
+                    "raw_text": "\n\n".join(replies),
+                }
+            )
+    return forecast.model_copy(update={"raw_text": "\n\n".join(replies)})

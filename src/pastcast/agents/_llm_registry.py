@@ -13,16 +13,42 @@ both modes, and by each request (generation options and rollout included).
 
 from __future__ import annotations
 
+import inspect
 import json
 import threading
-from typing import Any
+from functools import partial
+from typing import Any, Literal
 
-from pastcast.agents._answer import Decoding
-from pastcast.agents._base import register_agent
-from pastcast.agents._no_tools import NO_TOOLS_PROMPT, NoToolsAgent
+from pastcast.agents._answer import (
+    AnswerForm,
+    Decoding,
+    MaxTokens,
+    ParseFallback,
+    StageSettings,
+    TopP,
+    stage_settings,
+)
+from pastcast.agents._base import agents, register_agent
+from pastcast.agents._no_tools import NO_TOOLS_PROMPT, ZERO_SHOT_PROMPT, NoToolsAgent
 from pastcast.agents._tool_agent import PROMPTS, ActionMode, ToolAgent
-from pastcast.agents._two_stage import TWO_STAGE_PROMPTS, TwoStageAgent
-from pastcast.models import CachedModel, CacheMode, ChatRequest, ChatResponse, Model, resolve_model
+from pastcast.agents._two_stage import (
+    TWO_STAGE_STAGES,
+    TwoStageAgent,
+    TwoStageConfig,
+    TwoStageStage,
+    two_stage_prompts,
+)
+from pastcast.models import (
+    CachedModel,
+    CacheMode,
+    ChatRequest,
+    ChatResponse,
+    ContextLimits,
+    Model,
+    ReasoningEffort,
+    context_limits_for,
+    resolve_model,
+)
 from pastcast.records import Setting
 from pastcast.runlog import AgentSpec
 
@@ -41,6 +67,12 @@ class _Lazy:
     @property
     def name(self) -> str:
         return self._spec
+
+    @property
+    def context_limits(self) -> ContextLimits | None:
+        """Known from the spec and options, without starting the model (a replayed run fits
+        its requests to the window exactly as the recorded run did)."""
+        return context_limits_for(self._spec, self._options)
 
     def load(self) -> Model:
         with self._lock:
@@ -110,8 +142,20 @@ def clear_models() -> None:
             inner.close()
 
 
-def _decoding(temperature: float | None, max_tokens: int | None, seed: int | None) -> Decoding:
-    return Decoding(temperature=temperature, max_tokens=max_tokens, seed=seed)
+def _decoding(
+    temperature: float | None,
+    max_tokens: MaxTokens | None,
+    seed: int | None,
+    top_p: TopP | None,
+    reasoning_effort: ReasoningEffort | None,
+) -> Decoding:
+    return Decoding(
+        temperature=temperature,
+        max_tokens=max_tokens,
+        seed=seed,
+        top_p=top_p,
+        reasoning_effort=reasoning_effort,
+    )
 
 
 def _tool_agent_prompts(spec: AgentSpec) -> tuple[str, ...]:
@@ -130,17 +174,61 @@ def no_tools(
     constrained: bool = False,
     normalize_typography: bool = False,
     temperature: float | None = None,
-    max_tokens: int | None = None,
+    max_tokens: MaxTokens | None = None,
     seed: int | None = None,
+    top_p: TopP | None = None,
+    reasoning_effort: ReasoningEffort | None = None,
     cache_dir: str | None = None,
     cache_mode: CacheMode = "auto",
 ) -> NoToolsAgent:
-    """One model call with the question only (zero-shot)."""
+    """One model call with the question only (Forecast-Dojo's no-tools setting)."""
     return NoToolsAgent(
         agent_model(model, model_options, cache_dir, cache_mode),
         constrained=constrained,
         normalize_typography=normalize_typography,
-        decoding=_decoding(temperature, max_tokens, seed),
+        decoding=_decoding(temperature, max_tokens, seed, top_p, reasoning_effort),
+    )
+
+
+ZeroShotStage = Literal["forecast", "repair", "compact", "json_only"]
+
+HINDCAST_RETRIES: dict[str, StageSettings] = {
+    "repair": {"max_tokens": 1400},
+    "compact": {"max_tokens": 2400},
+    "json_only": {"max_tokens": 900},
+}
+"""Hindcast Table 4's forecast-retry budgets: the JSON-repair, compact and JSON-only passes."""
+
+
+@register_agent("zero-shot", prompts=(ZERO_SHOT_PROMPT,))
+def zero_shot(
+    model: str,
+    model_options: dict[str, Any] | None = None,
+    constrained: bool = False,
+    normalize_typography: bool = False,
+    temperature: float | None = 0.1,
+    max_tokens: MaxTokens | None = 4096,
+    seed: int | None = None,
+    top_p: TopP | None = 1.0,
+    reasoning_effort: ReasoningEffort | None = None,
+    parse_fallback: ParseFallback = "four_step",
+    stages: dict[ZeroShotStage, StageSettings] | None = None,
+    cache_dir: str | None = None,
+    cache_mode: CacheMode = "auto",
+) -> NoToolsAgent:
+    """Hindcast's zero-shot baseline: its prompt and answer (choice, probabilities, confidence,
+    reasoning), its settings by default (temperature 0.1, 4096 tokens, top-p 1, four-step parse
+    fallback; stages=None: its retry budgets)."""
+    return NoToolsAgent(
+        agent_model(model, model_options, cache_dir, cache_mode),
+        constrained=constrained,
+        normalize_typography=normalize_typography,
+        decoding=_decoding(temperature, max_tokens, seed, top_p, reasoning_effort),
+        prompt=ZERO_SHOT_PROMPT,
+        fallback=parse_fallback,
+        stages=stage_settings(
+            HINDCAST_RETRIES if stages is None else stages, ("forecast", *HINDCAST_RETRIES)
+        ),
     )
 
 
@@ -155,8 +243,10 @@ def tool_agent(
     normalize_typography: bool = False,
     max_result_chars: int = 12_000,
     temperature: float | None = None,
-    max_tokens: int | None = None,
+    max_tokens: MaxTokens | None = None,
     seed: int | None = None,
+    top_p: TopP | None = None,
+    reasoning_effort: ReasoningEffort | None = None,
     cache_dir: str | None = None,
     cache_mode: CacheMode = "auto",
     setting: Setting = "memory_free",
@@ -170,7 +260,7 @@ def tool_agent(
         memory=memory if memory is not None else setting == "memory_on",
         normalize_typography=normalize_typography,
         max_result_chars=max_result_chars,
-        decoding=_decoding(temperature, max_tokens, seed),
+        decoding=_decoding(temperature, max_tokens, seed, top_p, reasoning_effort),
     )
 
 
@@ -183,7 +273,25 @@ register_agent(
 )(tool_agent)
 
 
-@register_agent("two-stage", prompts=TWO_STAGE_PROMPTS)
+_CONFIG_ARGS = tuple(TwoStageConfig.model_fields)
+_CONFIG_RENAMED = {"parse_fallback": "fallback"}
+
+
+def _two_stage_config(args: dict[str, Any]) -> TwoStageConfig:
+    """The agent's configuration from its factory's arguments."""
+    fields = {_CONFIG_RENAMED.get(k, k): v for k, v in args.items()}
+    return TwoStageConfig.model_validate({k: v for k, v in fields.items() if k in _CONFIG_ARGS})
+
+
+def _two_stage_prompts(spec: AgentSpec) -> tuple[str, ...]:
+    """The prompts of a two-stage spec: its arguments over its factory's defaults (a preset
+    such as two-stage-hindcast has its own)."""
+    bound = inspect.signature(agents.get(spec.factory).factory).bind_partial(**spec.args)
+    bound.apply_defaults()
+    return two_stage_prompts(_two_stage_config(dict(bound.arguments)))
+
+
+@register_agent("two-stage", prompts=_two_stage_prompts)
 def two_stage(
     model: str,
     model_options: dict[str, Any] | None = None,
@@ -193,22 +301,69 @@ def two_stage(
     top_k: int = 10,
     expand: int = 5,
     stop_confidence: float = 0.7,
+    expand_threads: bool = False,
+    thread_limit: int = 10,
+    author_posts: int = 0,
+    author_comments: int = 0,
+    tally: bool = False,
+    answer_form: AnswerForm = "probabilities",
+    constrained: bool = False,
+    parse_fallback: ParseFallback = "repair",
+    max_evidence_chars: int = 12_000,
+    doc_chars: int = 600,
     normalize_typography: bool = False,
     temperature: float | None = None,
-    max_tokens: int | None = None,
+    max_tokens: MaxTokens | None = None,
     seed: int | None = None,
+    top_p: TopP | None = None,
+    reasoning_effort: ReasoningEffort | None = None,
+    stages: dict[TwoStageStage, StageSettings] | None = None,
     cache_dir: str | None = None,
     cache_mode: CacheMode = "auto",
 ) -> TwoStageAgent:
-    """Research rounds (queries, reading, reflection, confidence stop), report, then forecast."""
+    """Research rounds (queries, expansion, reflection, confidence stop), report and optional
+    tally, then forecast; per-stage request settings in stages."""
+    args = dict(locals())
     return TwoStageAgent(
         agent_model(model, model_options, cache_dir, cache_mode),
-        rounds=rounds,
-        seed_queries=seed_queries,
-        followup_queries=followup_queries,
-        top_k=top_k,
-        expand=expand,
-        stop_confidence=stop_confidence,
-        normalize_typography=normalize_typography,
-        decoding=_decoding(temperature, max_tokens, seed),
+        _two_stage_config(args),
+        decoding=_decoding(temperature, max_tokens, seed, top_p, reasoning_effort),
+        stages=stage_settings(stages, TWO_STAGE_STAGES),
     )
+
+
+HINDCAST_TWO_STAGE: dict[str, Any] = {
+    "rounds": 3,
+    "seed_queries": 6,
+    "followup_queries": 6,
+    "top_k": 20,
+    "expand": 20,
+    "stop_confidence": 0.7,
+    "expand_threads": True,
+    "author_posts": 5,
+    "author_comments": 5,
+    "tally": True,
+    "answer_form": "choice",
+    "parse_fallback": "four_step",
+    "temperature": 0.1,
+    "top_p": 1.0,
+    "stages": {
+        "queries": {"temperature": 0.2, "max_tokens": 4096},
+        "reflect": {"temperature": 0.3, "max_tokens": 4096},
+        "report": {"temperature": 0.1, "max_tokens": 3500},
+        "tally": {"temperature": 0.1, "max_tokens": 2200},
+        "forecast": {"temperature": 0.1, "max_tokens": 3200},
+        **HINDCAST_RETRIES,
+    },
+}
+"""Hindcast's retrieval agent (section 5.2, appendix B.3): 3 rounds of 6 seed and up to 6
+follow-up queries, top-20 hits, the 20 best expanded with full text, thread and the author's
+last 5 posts and 5 comments, a 0.7 confidence stop, the tally, its answer object and four-step
+parse fallback, top-p 1 and Table 4's temperature and token cap per call."""
+
+register_agent(
+    "two-stage-hindcast",
+    prompts=_two_stage_prompts,
+    description="The two-stage agent with Hindcast's settings as its defaults (any can be "
+    "overridden).",
+)(partial(two_stage, **HINDCAST_TWO_STAGE))

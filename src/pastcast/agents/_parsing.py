@@ -5,6 +5,10 @@ or a bare balanced ``{...}``), loaded strictly and then with lenient repairs. La
 exactly by default (Forecast-Dojo's main scoring); ``normalize_typography`` is the sensitivity
 variant (case, curly quotes, whitespace). Unusable outputs never raise: they become a
 ``Forecast(usable=False, failure_reason=...)`` whose reason is a ``pastcast.records.FailureReason``.
+
+A forecast's ``raw_text`` keeps every reply an answer was read from (retries after markers), so
+``reparse_forecast`` can read the same outputs again under the other label matching without
+re-running anything.
 """
 
 from __future__ import annotations
@@ -21,10 +25,14 @@ from pastcast.agents._jsonish import find_blocks, load_object, strip_thinking
 from pastcast.records import FailureReason, Forecast
 
 __all__ = [
+    "RETRY_MARKERS",
+    "answer_attempts",
     "count_failures",
     "normalize_label",
     "parse_forecast",
+    "prob_key",
     "repair_prompt",
+    "reparse_forecast",
 ]
 
 
@@ -32,12 +40,29 @@ _PROB_KEYS = ("probabilities", "probs", "forecast", "distribution")
 _TEXT_KEYS = ("rationale", "reasoning", "explanation")
 _META_KEYS = frozenset({*_TEXT_KEYS, "confidence", "choice", "answer", "notes", "notebook"})
 _QUOTES = str.maketrans({"“": '"', "”": '"', "„": '"', "‘": "'", "’": "'", "`": "'"})
+_PROB_PREFIX = "prob_"
+
+RETRY_MARKERS: dict[str, str] = {
+    "repair": "[reply to the repair request]",
+    "json_repair": "[reply to the JSON repair request]",
+    "compact": "[reply to the compact re-prompt]",
+    "json_only": "[reply to the JSON-only re-prompt]",
+}
+"""The line before each retry's reply in an unusable forecast's ``raw_text``, by retry pass."""
+_MARKER_RE = re.compile(
+    r"\n\n(?:" + "|".join(re.escape(m) for m in RETRY_MARKERS.values()) + r")\n"
+)
 
 
 def normalize_label(label: str) -> str:
     """Typographic normal form: NFKC, straight quotes, collapsed whitespace, casefolded."""
     text = unicodedata.normalize("NFKC", label).translate(_QUOTES)
     return re.sub(r"\s+", " ", text).strip().casefold()
+
+
+def prob_key(label: str) -> str:
+    """The key of ``label``'s probability in Hindcast's answer shape: ``"Yes"`` -> ``prob_yes``."""
+    return _PROB_PREFIX + re.sub(r"[^0-9a-z]+", "_", label.casefold()).strip("_")
 
 
 def _fail(raw: str, reason: FailureReason, rationale: str = "") -> Forecast:
@@ -65,12 +90,19 @@ def _to_number(value: Any) -> tuple[float, bool] | None:
 
 
 def _probability_map(
-    obj: Mapping[str, Any], label_keys: Mapping[str, str], key_of: Callable[[str], str]
+    obj: Mapping[str, Any],
+    label_keys: Mapping[str, str],
+    key_of: Callable[[str], str],
+    labels: Sequence[str],
 ) -> tuple[Mapping[str, Any] | None, str]:
     rationale = next((str(obj[k]) for k in _TEXT_KEYS if isinstance(obj.get(k), str)), "")
     for key in _PROB_KEYS:
         if isinstance(obj.get(key), Mapping):
             return obj[key], rationale
+    by_prob_key = {prob_key(label): label for label in labels}
+    prob_keys = [k for k in obj if k.startswith(_PROB_PREFIX)]
+    if prob_keys:  # Hindcast's shape: {"prob_yes": p, "prob_no": q}; an unknown one stays unknown
+        return {by_prob_key.get(k, k): obj[k] for k in prob_keys}, rationale
     flat = {k: v for k, v in obj.items() if k not in _META_KEYS or key_of(k) in label_keys}
     return (flat or None), rationale
 
@@ -101,9 +133,10 @@ def parse_forecast(
     by_key: dict[str, str] = {}
     for label in labels:
         by_key.setdefault(key_of(label), label)
-    mapping, rationale = _probability_map(obj, by_key, key_of)
+    mapping, rationale = _probability_map(obj, by_key, key_of, labels)
     if not mapping:
         return _fail(text, "no_probabilities", rationale)
+    stated = _stated(obj, by_key, key_of)
     values: dict[str, float] = {}
     any_pct = False
     for key, value in mapping.items():
@@ -129,7 +162,24 @@ def parse_forecast(
     if not total > 0.0:
         return _fail(text, "no_positive_mass", rationale)
     probs = {label: values.get(label, 0.0) / total for label in labels}
-    return Forecast(probs=probs, raw_text=text, usable=True, rationale=rationale)
+    return Forecast(probs=probs, raw_text=text, usable=True, rationale=rationale, **stated)
+
+
+def _stated(
+    obj: Mapping[str, Any], label_keys: Mapping[str, str], key_of: Callable[[str], str]
+) -> dict[str, Any]:
+    """The chosen option (when it names an outcome) and the self-reported confidence in [0, 1]
+    (a percentage, or a number on a 0-100 scale, is read as such), where the answer gives them."""
+    out: dict[str, Any] = {}
+    choice = obj.get("choice")
+    if isinstance(choice, str) and key_of(choice) in label_keys:
+        out["choice"] = label_keys[key_of(choice)]
+    num = _to_number(obj.get("confidence"))
+    if num is not None and math.isfinite(num[0]):
+        value = num[0] / 100.0 if not num[1] and 1.0 < num[0] <= 100.0 else num[0]
+        if 0.0 <= value <= 1.0:
+            out["confidence"] = value
+    return out
 
 
 def count_failures(forecasts: Iterable[Forecast]) -> Counter[str]:
@@ -149,10 +199,43 @@ _REASON_TEXT = {
 }
 
 
-def repair_prompt(reason: str, labels: Sequence[str]) -> str:
-    """A short re-prompt asking for the answer again in the exact expected format."""
+def answer_attempts(raw_text: str) -> list[str]:
+    """The replies of ``raw_text`` in the order they were written (the first answer, then each
+    retry's reply after its marker)."""
+    return _MARKER_RE.split(raw_text)
+
+
+def reparse_forecast(
+    forecast: Forecast, labels: Sequence[str], *, normalize_typography: bool
+) -> Forecast:
+    """``forecast`` read again from its raw text under the other label matching.
+
+    A forecast whose first reply did not parse (unusable, or usable only after a retry) is
+    re-read reply by reply, in the order the agent read them: the first usable reply wins, as it
+    would have in a run with this matching. Forecasts read from their first reply, forecasts
+    that ended without an answer (a spent budget, an agent error) and baselines' forecasts are
+    returned unchanged.
+    """
+    attempts = answer_attempts(forecast.raw_text)
+    retried = len(attempts) > 1
+    if forecast.usable and not retried:
+        return forecast
+    if not forecast.usable and forecast.failure_reason not in _REASON_TEXT:
+        return forecast
+    for reply in attempts:
+        again = parse_forecast(reply, labels, normalize_typography=normalize_typography)
+        if again.usable:
+            return again.model_copy(update={"raw_text": forecast.raw_text})
+    return forecast
+
+
+def repair_prompt(reason: str, labels: Sequence[str], template: str | None = None) -> str:
+    """A short re-prompt asking for the answer again in the exact expected format (``template``:
+    the agent's answer format; pastcast's probabilities object by default)."""
     pairs = ", ".join(f"{json.dumps(label, ensure_ascii=False)}: <probability>" for label in labels)
-    example_text = f'{{"probabilities": {{{pairs}}}, "rationale": "<one or two sentences>"}}'
+    example_text = template or (
+        f'{{"probabilities": {{{pairs}}}, "rationale": "<one or two sentences>"}}'
+    )
     problem = _REASON_TEXT.get(reason, "Your answer could not be read.")
     allowed = ", ".join(json.dumps(label, ensure_ascii=False) for label in labels)
     return (

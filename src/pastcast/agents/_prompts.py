@@ -21,13 +21,15 @@ from datetime import datetime, time
 from functools import partial
 from importlib import resources
 
-from pastcast.records import Event, Message, Record
+from pastcast.agents._parsing import prob_key
+from pastcast.records import BINARY_LABELS, Event, Message, Record
 from pastcast.registry import Registry
 
 __all__ = [
     "Prompt",
     "RenderedPrompt",
     "answer_template",
+    "choice_template",
     "list_prompts",
     "load_prompt",
     "prompt_registry",
@@ -146,6 +148,20 @@ def answer_template(labels: Sequence[str]) -> str:
     return f'{{"probabilities": {{{pairs}}}, "rationale": "<a few sentences>"}}'
 
 
+def choice_template(labels: Sequence[str]) -> str:
+    """Hindcast's answer format (its zero-shot prompt, appendix B.1), for these outcomes: the
+    chosen option, a probability per option, a self-reported confidence and brief reasoning."""
+    options = " | ".join(json.dumps(label, ensure_ascii=False) for label in labels)
+    if tuple(labels) == BINARY_LABELS:
+        probs = [f'  "{prob_key(label)}": 0.0-1.0,' for label in labels]
+    else:
+        pairs = ", ".join(f"{json.dumps(label, ensure_ascii=False)}: 0.0-1.0" for label in labels)
+        probs = [f'  "probabilities": {{{pairs}}},']
+    lines = ["{", f'  "choice": {options},', *probs]
+    lines += ['  "confidence": 0.0-1.0,', '  "reasoning": "brief"', "}"]
+    return "\n".join(lines)
+
+
 def _when(instant: datetime) -> str:
     if instant.time() == time(0, 0):
         return instant.date().isoformat()
@@ -164,4 +180,6 @@ def question_fields(event: Event, cutoff: datetime) -> dict[str, str]:
         "close_date": _when(event.close_time),
         "cutoff_date": _when(cutoff),
         "answer_template": answer_template(event.labels),
+        "choice_template": choice_template(event.labels),
+        "options": " | ".join(json.dumps(label, ensure_ascii=False) for label in event.labels),
     }

@@ -26,7 +26,14 @@ from pastcast.agents._memory import NOTEBOOK_SCHEMA, memory_fields, store_notebo
 from pastcast.agents._no_tools import NoToolsAgent
 from pastcast.agents._prompts import answer_template, load_prompt
 from pastcast.env import TOOLS, BudgetExceeded, Episode
-from pastcast.models import Model, ModelError, ToolSpec
+from pastcast.models import (
+    ContextOverflow,
+    Model,
+    ModelError,
+    ToolSpec,
+    context_limits_of,
+    fit_request,
+)
 from pastcast.records import Forecast, Message
 
 __all__ = [
@@ -58,15 +65,29 @@ _FINAL_NOW = (
 _TOOLS = {t.name: t for t in TOOLS}
 
 
+def present_form(schema: dict[str, Any]) -> dict[str, Any]:
+    """An optional argument's schema (``anyOf: [X, null]``) as X, keeping its description: the
+    form it takes when given."""
+    alternatives = schema.get("anyOf")
+    if not alternatives or {"type": "null"} not in alternatives or len(alternatives) != 2:
+        return schema
+    given: dict[str, Any] = next(a for a in alternatives if a != {"type": "null"})
+    return {k: v for k, v in schema.items() if k not in ("anyOf", "default")} | given
+
+
 def _merged_arguments(tools: tuple[str, ...]) -> dict[str, Any]:
     """The argument properties of ``tools`` in one flat object (a JSON action carries the fields
     of every tool). A field two tools define differently keeps what they agree on (``doc_id``
-    of ``read`` and ``thread``: a string)."""
+    of ``read`` and ``thread``: a string; ``author``, a filter of ``search`` and the argument of
+    ``author_posts``: a string)."""
     merged: dict[str, dict[str, Any]] = {}
     for name in tools:
         for field, schema in _TOOLS[name].parameters["properties"].items():
             if field in merged:
-                schema = {k: v for k, v in merged[field].items() if schema.get(k, ...) == v}
+                old = merged[field]
+                if ("anyOf" in old) != ("anyOf" in schema):  # optional in one tool only
+                    old, schema = present_form(old), present_form(schema)
+                schema = {k: v for k, v in old.items() if schema.get(k, ...) == v}
             merged[field] = schema
     return merged
 
@@ -213,9 +234,10 @@ class ToolAgent:
             except ModelError:
                 if len(messages) <= prompt_len:
                     raise
-                # The conversation outgrew what the model accepts (typically a small local
-                # model's context window): compact the research so far and ask for the answer.
-                messages[:] = _compacted(messages, prompt_len)
+                # The conversation outgrew what the model accepts (a bounded model's context,
+                # found before sending: ContextOverflow; or a server's refusal): compact the
+                # research so far and ask for the answer.
+                messages[:] = self._compacted_to_fit(messages, prompt_len)
                 break
             if final is not None:
                 return self._finish(episode, messages, final, memory)
@@ -279,9 +301,34 @@ class ToolAgent:
     def _call(self, episode: Episode, name: str, args: dict[str, Any]) -> str | None:
         """Run a tool; its result (or refusal) as text, or None when the budget is spent."""
         try:
-            return episode.call_tool(name, args, max_chars=self.max_result_chars)
+            return episode.call_tool(name, args, max_chars=self._result_chars())
         except BudgetExceeded:
             return None
+
+    def _result_chars(self) -> int:
+        """At most ``max_result_chars``, and a quarter of a bounded model's window: one read
+        must leave room for the conversation around it."""
+        limits = context_limits_of(self.model)
+        if limits is None:
+            return self.max_result_chars
+        return min(self.max_result_chars, int(limits.window * limits.bytes_per_token / 4))
+
+    def _compacted_to_fit(self, messages: list[Message], keep: int) -> list[Message]:
+        """The research shortened (``_compacted``); for a bounded model, the oldest research
+        messages dropped until the final request fits its window."""
+        out = _compacted(messages, keep)
+        limits = context_limits_of(self.model)
+        if limits is None:
+            return out
+        ask = Message(role="user", content=_FINAL_NOW)
+        while len(out) > keep:
+            try:
+                fit_request(self.decoding.request([*out, ask]), limits)
+            except ContextOverflow:
+                del out[keep]
+                continue
+            break
+        return out
 
     def _final_now(self, episode: Episode, messages: list[Message], memory: bool) -> str:
         messages.append(Message(role="user", content=_FINAL_NOW))

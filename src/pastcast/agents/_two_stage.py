@@ -1,38 +1,70 @@
-"""The two-stage retrieval agent (after Hindcast): research rounds, an evidence report, then a
-forecasting stage that anchors a prior by question category and adjusts by evidence asymmetry.
+"""The two-stage retrieval agent (after Hindcast, section 5.2 and appendix B): research rounds,
+an evidence report (and optionally an evidence tally), then a forecasting stage that anchors a
+prior by question category and adjusts by evidence asymmetry.
 
 Research stage: the model writes diverse seed queries; each query is searched and the
-highest-ranked new hits are read in full (hit expansion); after each round the model reflects
-on the evidence (a confidence between 0 and 1, what is missing, follow-up queries). The loop
-stops when the confidence reaches ``stop_confidence``, when a round finds nothing new, when no
-new query is proposed, when the tool budget is spent, or after ``rounds`` rounds. The model then
-writes an evidence report (key facts, evidence for and against each outcome, uncertainty).
-Forecasting stage: one call turns the report into probabilities.
+highest-ranked new hits are expanded: read in full and, on a threaded corpus, with their
+discussion thread and their author's recent posts and comments (``expand_threads``,
+``author_posts``, ``author_comments``). After each round the model reflects on the evidence (a
+confidence between 0 and 1, what is missing, follow-up queries). The loop stops when the
+confidence reaches ``stop_confidence``, when a round finds nothing new, when no new query is
+proposed, when the tool budget is spent, or after ``rounds`` rounds. The model then writes an
+evidence report (key facts, evidence for and against each outcome, uncertainty) and, with
+``tally``, labels every document for every outcome on the four-level scheme (``_tally``).
+Forecasting stage: one call turns the report (and the tally) into probabilities, in pastcast's
+answer object or Hindcast's (``answer_form="choice"``), read through the parse fallback.
 
-Every model call asks for JSON under a schema except the report, so small local models work.
+Each stage has its own request settings (``stages``). Every call asks for JSON under a schema
+except the report, so small local models work; a prompt that would overflow a local model's
+context is rebuilt with half the evidence before it is sent.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal, get_args
 
-from pastcast.agents._answer import Decoding, finish_answer, view_fields
+from pydantic import Field
+
+from pastcast.agents._answer import (
+    AnswerForm,
+    Decoding,
+    ParseFallback,
+    answer_schema,
+    choice_schema,
+    finish_answer,
+    view_fields,
+)
 from pastcast.agents._jsonish import find_blocks, load_object, strip_thinking
 from pastcast.agents._prompts import load_prompt
-from pastcast.env import BudgetExceeded, Episode, ToolError
-from pastcast.models import Model
-from pastcast.records import Forecast, Message
+from pastcast.agents._tally import read_tally, tally_schema, tally_sides
+from pastcast.env import TOOLS, BudgetExceeded, Episode, ToolError
+from pastcast.models import ContextOverflow, Model
+from pastcast.records import Forecast, Message, Record
 
-__all__ = ["TWO_STAGE_PROMPTS", "TwoStageAgent"]
+__all__ = [
+    "TWO_STAGE_STAGES",
+    "TwoStageAgent",
+    "TwoStageConfig",
+    "TwoStageStage",
+    "two_stage_prompts",
+]
 
-QUERIES, REFLECT, REPORT, FORECAST = (
+QUERIES, REFLECT, REPORT, TALLY = (
     "research_queries.v1",
     "research_reflect.v1",
     "research_report.v1",
-    "forecast_stage.v2",
+    "research_tally.v1",
 )
-TWO_STAGE_PROMPTS = (QUERIES, REFLECT, REPORT, FORECAST)
+FORECAST = {"probabilities": "forecast_stage.v2", "choice": "forecast_stage.v3"}
+
+TwoStageStage = Literal[
+    "queries", "reflect", "report", "tally", "forecast", "repair", "compact", "json_only"
+]
+"""The agent's model calls, each with its own request settings (Hindcast Table 4): query
+generation, reflection, evidence report, evidence tally, final forecast and its retries."""
+TWO_STAGE_STAGES: tuple[str, ...] = get_args(TwoStageStage)
 
 _QUERIES_SCHEMA: dict[str, Any] = {
     "type": "object",
@@ -49,6 +81,43 @@ _REFLECT_SCHEMA: dict[str, Any] = {
     "required": ["confidence", "missing", "queries"],
 }
 _NO_ARCHIVE = "(No archive is available at this step: there is no evidence. Keep the prior.)"
+_NOTHING_FOUND = "(The archive returned no documents for these queries.)"
+_AUTHOR_LIMIT: int = next(t for t in TOOLS if t.name == "author_posts").parameters["properties"][
+    "limit"
+]["maximum"]
+_COMPACT_REPORT_CHARS = 1500
+
+
+class TwoStageConfig(Record):
+    """The research loop, the expansion of hits, and the forecast's answer object."""
+
+    rounds: int = Field(default=3, ge=1)
+    seed_queries: int = Field(default=6, ge=1)
+    followup_queries: int = Field(default=4, ge=0)
+    top_k: int = Field(default=10, ge=1)
+    expand: int = Field(default=5, ge=0)
+    """New hits expanded per round, highest-ranked first."""
+    stop_confidence: float = 0.7
+    expand_threads: bool = False
+    """Add each expanded hit's discussion thread (threaded corpora)."""
+    thread_limit: int = Field(default=10, ge=1)
+    author_posts: int = Field(default=0, ge=0)
+    """Recent posts (not comments) of each expanded hit's author (threaded corpora)."""
+    author_comments: int = Field(default=0, ge=0)
+    tally: bool = False
+    answer_form: AnswerForm = "probabilities"
+    constrained: bool = False
+    """Ask for the forecast under its answer schema too (small local models)."""
+    fallback: ParseFallback = "repair"
+    max_evidence_chars: int = Field(default=12_000, ge=1)
+    doc_chars: int = Field(default=600, ge=1)
+    normalize_typography: bool = False
+
+
+def two_stage_prompts(config: TwoStageConfig) -> tuple[str, ...]:
+    """The prompt files an agent with ``config`` sends."""
+    research = (QUERIES, REFLECT, REPORT, *((TALLY,) if config.tally else ()))
+    return (*research, FORECAST[config.answer_form])
 
 
 @dataclass
@@ -58,6 +127,8 @@ class _Doc:
     title: str
     text: str
     read: bool = False
+    context: str = ""
+    """For a post found by expansion: where it came from ("in the thread of [id]", ...)."""
 
 
 def _json_reply(text: str) -> dict[str, Any]:
@@ -75,134 +146,229 @@ def _strings(value: Any) -> list[str]:
 
 
 class TwoStageAgent:
-    """Research stage (rounds with reflection and a confidence stop), then forecast stage."""
+    """Research stage (rounds with expansion, reflection and a confidence stop), report and
+    tally, then forecast stage."""
 
     def __init__(
         self,
         model: Model,
+        config: TwoStageConfig | None = None,
         *,
-        rounds: int = 3,
-        seed_queries: int = 6,
-        followup_queries: int = 4,
-        top_k: int = 10,
-        expand: int = 5,
-        stop_confidence: float = 0.7,
-        max_evidence_chars: int = 12_000,
-        doc_chars: int = 600,
-        normalize_typography: bool = False,
         decoding: Decoding | None = None,
+        stages: Mapping[str, Decoding] | None = None,
     ) -> None:
-        if rounds < 1:
-            raise ValueError("rounds must be at least 1")
         self.model = model
-        self.rounds = rounds
-        self.seed_queries = seed_queries
-        self.followup_queries = followup_queries
-        self.top_k = top_k
-        self.expand = expand
-        self.stop_confidence = stop_confidence
-        self.max_evidence_chars = max_evidence_chars
-        self.doc_chars = doc_chars
-        self.normalize_typography = normalize_typography
+        self.config = config or TwoStageConfig()
         self.decoding = decoding or Decoding()
+        self.stages = dict(stages or {})
+
+    def _settings(self, stage: str) -> Decoding:
+        return self.decoding.over(self.stages.get(stage))
 
     def forecast(self, episode: Episode) -> Forecast:
+        cfg = self.config
         has_search = any(s.name == "search" for s in episode.tools.specs())
-        report = self._research(episode) if has_search else _NO_ARCHIVE
-        fields = view_fields(episode.question) | {"report": report}
-        messages = list(load_prompt(FORECAST).render(fields).messages())
-        reply = episode.chat(self.model, self.decoding.request(messages)).content
-        messages.append(Message(role="assistant", content=reply))
+        report, tally = self._research(episode) if has_search else (_NO_ARCHIVE, "")
+        prompt = load_prompt(FORECAST[cfg.answer_form])
+        base = view_fields(episode.question)
+
+        def render(text: str) -> tuple[Message, Message]:
+            return prompt.render(base | {"report": f"{text}\n\n{tally}".strip()}).messages()
+
+        messages = list(render(report))
+        short = render(report[:_COMPACT_REPORT_CHARS])  # the compact re-prompt keeps the tally
+        decoding = self._settings("forecast")
+        labels = episode.question.labels
+        schema = None
+        if cfg.constrained:
+            schema = choice_schema(labels) if cfg.answer_form == "choice" else answer_schema(labels)
+        try:
+            reply = episode.chat(self.model, decoding.request(messages, response_schema=schema))
+        except ContextOverflow:  # the report is too long for the window: send the short prompt
+            messages = list(short)
+            reply = episode.chat(self.model, decoding.request(messages, response_schema=schema))
+        messages.append(Message(role="assistant", content=reply.content))
         return finish_answer(
             episode,
             self.model,
-            self.decoding,
+            decoding,
             messages,
-            reply,
-            normalize_typography=self.normalize_typography,
+            reply.content,
+            normalize_typography=cfg.normalize_typography,
+            fallback=cfg.fallback,
+            form=cfg.answer_form,
+            stages=self.stages,
+            compact=short,
         )
 
-    def _ask(self, episode: Episode, prompt: str, fields: dict[str, str], **kw: Any) -> str:
-        messages = load_prompt(prompt).render(fields).messages()
-        return episode.chat(self.model, self.decoding.request(messages, **kw)).content
+    def _ask(
+        self,
+        episode: Episode,
+        stage: str,
+        prompt: str,
+        fields: Callable[[int], dict[str, str]],
+        **kw: Any,
+    ) -> str:
+        """One stage's call; ``fields(budget)`` renders the prompt with evidence of at most
+        ``budget`` characters, halved while the prompt would overflow the model's context."""
+        budget = self.config.max_evidence_chars
+        while True:
+            messages = load_prompt(prompt).render(fields(budget)).messages()
+            request = self._settings(stage).request(messages, **kw)
+            try:
+                return episode.chat(self.model, request).content
+            except ContextOverflow:
+                if budget < 200:
+                    raise
+                budget //= 2
 
-    def _research(self, episode: Episode) -> str:
+    def _research(self, episode: Episode) -> tuple[str, str]:
+        """The evidence report and the tally ("" without one)."""
+        cfg = self.config
         q = episode.question
         base = view_fields(q)
         reply = self._ask(
             episode,
+            "queries",
             QUERIES,
-            base | {"n_queries": str(self.seed_queries)},
+            lambda _: base | {"n_queries": str(cfg.seed_queries)},
             response_schema=_QUERIES_SCHEMA,
         )
-        queries = _strings(_json_reply(reply).get("queries"))[: self.seed_queries]
+        queries = _strings(_json_reply(reply).get("queries"))[: cfg.seed_queries]
         if not queries:  # an unusable reply still gets a research round
             queries = [q.title, *(f"{q.title} {lb}" for lb in q.labels if q.kind == "multi")]
         docs: dict[str, _Doc] = {}
         asked: set[str] = set()
-        for round_no in range(1, self.rounds + 1):
+        authors: set[str] = set()
+        for round_no in range(1, cfg.rounds + 1):
             try:
-                new = self._round(episode, queries, asked, docs)
+                new = self._round(episode, queries, asked, docs, authors)
             except BudgetExceeded:
                 break
-            if not new or round_no == self.rounds:
+            if not new or round_no == cfg.rounds:
                 break
-            fields = base | {
-                "evidence": self._digest(docs),
-                "round": str(round_no),
-                "rounds": str(self.rounds),
-                "n_queries": str(self.followup_queries),
-            }
+
+            def reflect_fields(budget: int, round_no: int = round_no) -> dict[str, str]:
+                return base | {
+                    "evidence": self._digest(docs, budget),
+                    "round": str(round_no),
+                    "rounds": str(cfg.rounds),
+                    "n_queries": str(cfg.followup_queries),
+                }
+
             reflection = _json_reply(
-                self._ask(episode, REFLECT, fields, response_schema=_REFLECT_SCHEMA)
+                self._ask(
+                    episode, "reflect", REFLECT, reflect_fields, response_schema=_REFLECT_SCHEMA
+                )
             )
             confidence = reflection.get("confidence")
-            if isinstance(confidence, int | float) and confidence >= self.stop_confidence:
+            if isinstance(confidence, int | float) and confidence >= cfg.stop_confidence:
                 break
             queries = [x for x in _strings(reflection.get("queries")) if x.casefold() not in asked][
-                : self.followup_queries
+                : cfg.followup_queries
             ]
             if not queries:
                 break
         if not docs:
-            return "(The archive returned no documents for these queries.)"
-        return self._ask(episode, REPORT, base | {"evidence": self._digest(docs)}).strip()
+            return _NOTHING_FOUND, ""
+        report = self._ask(
+            episode, "report", REPORT, lambda b: base | {"evidence": self._digest(docs, b)}
+        ).strip()
+        return report, self._tally(episode, docs) if cfg.tally else ""
+
+    def _tally(self, episode: Episode, docs: dict[str, _Doc]) -> str:
+        q = episode.question
+        shown: list[str] = []
+
+        def fields(budget: int) -> dict[str, str]:
+            shown[:] = []
+            return view_fields(q) | {
+                "evidence": self._digest(docs, budget, shown),
+                "tally_sides": tally_sides(q.labels),
+            }
+
+        reply = self._ask(episode, "tally", TALLY, fields, response_schema=tally_schema(q.labels))
+        return read_tally(_json_reply(reply), q.labels, shown).text()
 
     def _round(
-        self, episode: Episode, queries: list[str], asked: set[str], docs: dict[str, _Doc]
+        self,
+        episode: Episode,
+        queries: list[str],
+        asked: set[str],
+        docs: dict[str, _Doc],
+        authors: set[str],
     ) -> int:
-        """Search every new query, read the best new hits; the number of new documents."""
+        """Search every new query, expand the best new hits; the number of new documents."""
         fresh: list[tuple[float, str]] = []
         for query in queries:
             if query.casefold() in asked:
                 continue
             asked.add(query.casefold())
             try:
-                hits = episode.tools.search(query, top_k=self.top_k)
+                hits = episode.tools.search(query, top_k=self.config.top_k)
             except ToolError:
                 continue
             for h in hits:
                 if h.id not in docs:
                     docs[h.id] = _Doc(h.id, h.date, h.title, h.snippet)
                     fresh.append((h.score, h.id))
-        for _, doc_id in sorted(fresh, key=lambda t: (-t[0], t[1]))[: self.expand]:
-            try:
-                full = episode.tools.read(doc_id)
-            except ToolError:
-                continue
-            docs[doc_id].text, docs[doc_id].read = full.text, True
+        for _, doc_id in sorted(fresh, key=lambda t: (-t[0], t[1]))[: self.config.expand]:
+            self._expand(episode, doc_id, docs, authors)
         return len(fresh)
 
-    def _digest(self, docs: dict[str, _Doc]) -> str:
-        """Read documents first, then snippets, newest first, within the character budget."""
+    def _expand(
+        self, episode: Episode, doc_id: str, docs: dict[str, _Doc], authors: set[str]
+    ) -> None:
+        """Read a hit in full; on a threaded corpus add its thread and its author's history."""
+        cfg = self.config
+        try:
+            full = episode.tools.read(doc_id)
+        except ToolError:
+            return
+        docs[doc_id].text, docs[doc_id].read = full.text, True
+        history = cfg.author_posts + cfg.author_comments
+        threaded = any(t.name == "thread" for t in episode.tools.tools())
+        if not threaded or not (cfg.expand_threads or history):
+            return
+        try:  # the thread listing also names the hit's author
+            listing = episode.tools.thread(doc_id, limit=cfg.thread_limit)
+        except ToolError:
+            return
+        author = next((p.author for p in listing if p.id == doc_id), None)
+        if cfg.expand_threads:
+            for p in listing:
+                if p.id not in docs:
+                    docs[p.id] = _Doc(
+                        p.id, p.date, p.title, p.text, context=f"thread of [{doc_id}]"
+                    )
+        if not history or not author or author in authors:
+            return
+        authors.add(author)
+        try:
+            recent = episode.tools.author_posts(author, limit=_AUTHOR_LIMIT)
+        except ToolError:
+            return
+        posts = [p for p in recent if p.parent_id is None][: cfg.author_posts]
+        comments = [p for p in recent if p.parent_id is not None][: cfg.author_comments]
+        for p in (*posts, *comments):
+            if p.id not in docs:
+                kind = "post" if p.parent_id is None else "comment"
+                docs[p.id] = _Doc(p.id, p.date, p.title, p.text, context=f"{kind} by {author}")
+
+    def _digest(self, docs: dict[str, _Doc], budget: int, shown: list[str] | None = None) -> str:
+        """Read documents first, then posts found by expansion, then snippets, newest first,
+        within ``budget`` characters; ``shown`` collects the ids written."""
         ordered = sorted(docs.values(), key=lambda d: d.date, reverse=True)
-        ordered = sorted(ordered, key=lambda d: not d.read)
+        ordered = sorted(ordered, key=lambda d: 0 if d.read else 1 if d.context else 2)
         lines: list[str] = []
         used = 0
         for d in ordered:
-            line = f"[{d.id}] {d.date} - {d.title}: {d.text[: self.doc_chars]}"
-            if used + len(line) > self.max_evidence_chars:
+            where = f" ({d.context})" if d.context else ""
+            line = f"[{d.id}] {d.date}{where} - {d.title}: {d.text[: self.config.doc_chars]}"
+            if used + len(line) > budget:
                 break
             lines.append(line)
             used += len(line) + 1
+            if shown is not None:
+                shown.append(d.id)
         return "\n".join(lines)

@@ -15,6 +15,7 @@ from pastcast.cli import (
     _arena,
     _audit,
     _corpus,
+    _curate,
     _data,
     _export,
     _import,
@@ -106,6 +107,7 @@ app.add_typer(_arena.app, name="arena")
 app.add_typer(_audit.app, name="audit")
 app.add_typer(_corpus.app, name="corpus")
 app.add_typer(_data.app, name="data")
+_data.app.command("curate")(_curate.curate)
 app.add_typer(_export.app, name="export")
 app.add_typer(_import.app, name="import")
 app.add_typer(_stats.app, name="stats")

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Annotated, Any, NoReturn
 
 import typer
 
+from pastcast.cutoff import DayConvention
 from pastcast.owned import made_kind, mark
 from pastcast.reports import clean_json
 
@@ -24,6 +25,7 @@ if TYPE_CHECKING:
 __all__ = [
     "EXIT_FAILED",
     "EXIT_USAGE",
+    "DayConventionOpt",
     "JsonFlag",
     "fail",
     "load_dataset_option",
@@ -102,9 +104,29 @@ def print_json(obj: Any) -> None:
     sys.stdout.write("\n")
 
 
-def load_dataset_option(spec: str, option: str = "--dataset") -> Dataset:
-    """The dataset named by ``spec``: 'world[:SEED]' (the embedded world, built from its seed) or
-    a dataset directory (exit 2 when it is neither or cannot be read)."""
+DayConventionOpt = Annotated[
+    DayConvention,
+    typer.Option(
+        "--day-convention",
+        help="A Forecast-Dojo release given as --dataset: how its forecast dates become cutoffs, "
+        "start_of_day (00:00 UTC, nothing dated that day visible; the default) or inclusive "
+        "(the paper's: the whole day visible).",
+    ),
+]
+
+
+def load_dataset_option(
+    spec: str,
+    option: str = "--dataset",
+    convention: DayConvention = DayConvention.START_OF_DAY,
+) -> Dataset:
+    """The dataset named by ``spec``: 'world[:SEED]' (the embedded world, built from its seed), a
+    dataset directory, or a Forecast-Dojo release folder (``questions/*.parquet``, its dates
+    read under ``convention``); exit 2 when it is none of these or cannot be read."""
+    if convention is not DayConvention.START_OF_DAY and (
+        spec == "world" or spec.startswith("world:")
+    ):
+        fail(f"--day-convention {convention.value}: only for a Forecast-Dojo release")
     if spec == "world" or spec.startswith("world:"):
         from pastcast.world import build_world
 
@@ -114,12 +136,12 @@ def load_dataset_option(spec: str, option: str = "--dataset") -> Dataset:
         except ValueError:
             fail(f"{option} {spec!r}: the world seed must be an integer (e.g. world:3)")
         return build_world(seed).dataset
-    from pastcast.dataset import load_dataset
+    from pastcast.markets import load_benchmark
 
     path = Path(spec)
     if not path.is_dir():
         fail(f"{option} {spec!r}: not a dataset directory (or 'world[:SEED]')")
     try:
-        return load_dataset(path)
+        return load_benchmark(path, convention=convention)
     except ValueError as exc:
         fail(str(exc))

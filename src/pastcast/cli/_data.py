@@ -1,17 +1,20 @@
-"""`pastcast data ...` commands: import real market data into datasets, and describe them."""
+"""`pastcast data ...` commands: import real market data into datasets (`data info` and
+`data show`, which describe them, live in ``_data_view``)."""
 
 from __future__ import annotations
 
 import tempfile
-from dataclasses import asdict
+from dataclasses import asdict, fields
 from datetime import UTC, date, datetime
 from pathlib import Path
 from typing import Annotated, Any
 
 import typer
 
+from pastcast.cli import _data_view
 from pastcast.cli._common import JsonFlag, fail, print_json
-from pastcast.markets import schedules
+from pastcast.cutoff import DayConvention
+from pastcast.markets import FilterConfig, schedules
 from pastcast.owned import check_replaceable
 
 app = typer.Typer(
@@ -34,6 +37,40 @@ CorpusEndOpt = Annotated[
     str | None, typer.Option("--corpus-end", help="Last corpus day (caps the hindcast t0).")
 ]
 OutOpt = Annotated[Path, typer.Option("--out", help="Dataset directory to write.")]
+LateClosesOpt = Annotated[
+    bool,
+    typer.Option(
+        "--keep-late-closes",
+        help="Keep markets scheduled to close after the data was collected. They are there only "
+        "because they resolved early, and their close dates say so (docs/audits.md).",
+    ),
+]
+_FILTER_NAMES = ", ".join(f.name for f in fields(FilterConfig))
+FiltersFileOpt = Annotated[
+    Path | None,
+    typer.Option(
+        "--filters",
+        help="TOML or JSON file of market-filter values (its top level, or its filters table); "
+        f"names: {_FILTER_NAMES}.",
+    ),
+]
+FilterOpt = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--filter",
+        metavar="NAME=VALUE",
+        help="One market-filter value, e.g. min_lifetime_days=14 (repeatable; applied over "
+        "--filters).",
+    ),
+]
+ConventionOpt = Annotated[
+    DayConvention,
+    typer.Option(
+        "--day-convention",
+        help="How a scheduled day becomes a cutoff: start_of_day (00:00 UTC, nothing dated that "
+        "day is visible; the default) or inclusive (Forecast-Dojo: the whole day is visible).",
+    ),
+]
 NewsOpt = Annotated[
     str | None,
     typer.Option(
@@ -60,7 +97,12 @@ def _news_counts(spec: str | None, histories: list[Any]) -> dict[date, int] | No
 
 
 def _common(
-    out: Path, schedule: str, split: str | None, corpus_end: str | None, first_belief: bool
+    out: Path,
+    schedule: str,
+    split: str | None,
+    corpus_end: str | None,
+    first_belief: bool,
+    convention: DayConvention = DayConvention.START_OF_DAY,
 ) -> Any:
     """The options every import shares, checked before anything is read or fetched."""
     from pastcast.markets import TemporalSplit, make_schedule
@@ -74,7 +116,9 @@ def _common(
     except ValueError:
         fail(f"--corpus-end: not a date (YYYY-MM-DD): {corpus_end!r}")
     try:
-        sched = make_schedule(schedule, corpus_end=end, start_at_first_belief=first_belief)
+        sched = make_schedule(
+            schedule, corpus_end=end, start_at_first_belief=first_belief, convention=convention
+        )
     except ValueError as exc:
         fail(f"--schedule: {exc}")
     try:
@@ -82,6 +126,19 @@ def _common(
     except ValueError as exc:
         fail(f"--split: {exc}")
     return sched, parsed
+
+
+def _filters(file: Path | None, items: list[str] | None) -> FilterConfig:
+    """The defaults, then the values of ``--filters FILE``, then each ``--filter NAME=VALUE``."""
+    from pastcast.markets import filter_config, parse_filter_assignments, read_filter_file
+
+    try:
+        cfg = FilterConfig()
+        if file is not None:
+            cfg = filter_config(read_filter_file(file), where=str(file))
+        return filter_config(parse_filter_assignments(items or []), where="--filter", base=cfg)
+    except ValueError as exc:
+        fail(str(exc))
 
 
 def _report(ds: Any, report: Any, out: Path, as_json: bool) -> None:
@@ -99,6 +156,9 @@ def _report(ds: Any, report: Any, out: Path, as_json: bool) -> None:
     typer.echo(f"wrote {ds.id} to {out}: {len(ds.events)} events, {len(ds.steps)} steps")
     for stage in report.funnel:
         typer.echo(f"  {stage.stage:<40} -{stage.removed:<6} {stage.remaining:>6}  {stage.note}")
+    for stage in report.funnel:
+        if stage.hint:
+            typer.echo(f"hint ({stage.stage}): {stage.hint}")
 
 
 @import_app.command("forecastbench")
@@ -117,11 +177,25 @@ def import_forecastbench(
         Path | None, typer.Option("--cache", help="Download folder (default: a temp folder).")
     ] = None,
     news_corpus: NewsOpt = None,
+    history_repo: Annotated[
+        Path | None,
+        typer.Option(
+            "--history-repo",
+            help="A local git clone of github.com/forecastingresearch/forecastbench-datasets: "
+            "daily series rebuilt from the nightly versions of its resolution sets (the "
+            "published files alone carry one price per question set).",
+        ),
+    ] = None,
+    filters_file: FiltersFileOpt = None,
+    filter_values: FilterOpt = None,
+    day_convention: ConventionOpt = DayConvention.START_OF_DAY,
+    keep_late_closes: LateClosesOpt = False,
     as_json: JsonFlag = False,
 ) -> None:
     """Import ForecastBench's resolved binary market questions with their daily series."""
     from pastcast.markets import (
         FORECASTBENCH_FILES,
+        HISTORY_REPO_HINT,
         DownloadError,
         ForecastBenchError,
         build_and_save,
@@ -131,7 +205,10 @@ def import_forecastbench(
         read_text_versions,
     )
 
-    sched, parsed = _common(out, schedule, split, corpus_end, first_belief=True)
+    sched, parsed = _common(out, schedule, split, corpus_end, True, day_convention)
+    cfg = _filters(filters_file, filter_values)
+    if history_repo is not None and not history_repo.is_dir():
+        fail(f"--history-repo {history_repo}: no such folder")
     tmp: tempfile.TemporaryDirectory[str] | None = None
     try:
         if path_or_url.startswith(("http://", "https://")):
@@ -145,21 +222,32 @@ def import_forecastbench(
             root = Path(path_or_url)
             if not root.is_dir():
                 fail(f"{root}: no such folder")
-        result = read_forecastbench(root)
+        if history_repo is not None:
+            typer.echo(
+                f"reading the nightly history of {history_repo} (minutes for the full upstream "
+                "history)",
+                err=True,
+            )
+        result = read_forecastbench(root, history=history_repo)
         ds, report = build_and_save(
             result.histories,
             out,
             name="forecastbench",
             schedule=sched,
+            filters=cfg,
             split=parsed,
             sources=source or None,
             news_counts=_news_counts(news_corpus, list(result.histories)),
-            collected_at=collected_at(root),
+            hints={"price history": HISTORY_REPO_HINT}
+            if result.layout == "published" and history_repo is None
+            else None,
+            collected_at=None if keep_late_closes else collected_at(root, result.histories),
             texts=read_text_versions(root),
             provenance={
                 "source": "forecastbench",
                 "input": path_or_url,
                 "import_notes": dict(result.skipped),
+                "history": {"repo": str(history_repo), **result.history} if history_repo else {},
                 "license": "CC BY-SA 4.0, Forecasting Research Institute",
             },
         )
@@ -182,6 +270,17 @@ def import_polymarket(
     clob_url: Annotated[str, typer.Option("--clob-url", help="CLOB API base URL.")] = (
         "https://clob.polymarket.com"
     ),
+    data_url: Annotated[
+        str, typer.Option("--data-url", help="Data API base URL (the public trade feed).")
+    ] = "https://data-api.polymarket.com",
+    trades: Annotated[
+        bool,
+        typer.Option(
+            "--trades/--no-trades",
+            help="Fetch each market's trades for the faithful-day filter (daily trade counts "
+            "and share volume on the realised leg).",
+        ),
+    ] = True,
     schedule: ScheduleOpt = "causal-dojo",
     split: SplitOpt = None,
     corpus_end: CorpusEndOpt = None,
@@ -190,28 +289,38 @@ def import_polymarket(
         int | None, typer.Option("--max-events", min=1, help="Stop after this many events.")
     ] = None,
     news_corpus: NewsOpt = None,
+    filters_file: FiltersFileOpt = None,
+    filter_values: FilterOpt = None,
+    day_convention: ConventionOpt = DayConvention.START_OF_DAY,
+    keep_late_closes: LateClosesOpt = False,
     as_json: JsonFlag = False,
 ) -> None:
-    """Import resolved Polymarket events (binary and neg-risk multi-option) with price history."""
+    """Import resolved Polymarket events (binary and neg-risk multi-option) with price history
+    and daily trading activity."""
     from pastcast.markets import PolymarketClient, PolymarketError, build_and_save, fetch_histories
 
-    sched, parsed = _common(out, schedule, split, corpus_end, first_belief=False)
+    sched, parsed = _common(out, schedule, split, corpus_end, False, day_convention)
+    cfg = _filters(filters_file, filter_values)
     collected_at = datetime.now(UTC)
     try:
-        with PolymarketClient(base_url, clob_url) as client:
-            histories, notes = fetch_histories(client, page_size=limit, max_events=max_events)
+        with PolymarketClient(base_url, clob_url, data_url) as client:
+            histories, notes = fetch_histories(
+                client, page_size=limit, max_events=max_events, trades=trades
+            )
         ds, report = build_and_save(
             histories,
             out,
             name="polymarket",
             schedule=sched,
+            filters=cfg,
             split=parsed,
             news_counts=_news_counts(news_corpus, list(histories)),
-            collected_at=collected_at,
+            collected_at=None if keep_late_closes else collected_at,
             provenance={
                 "source": "polymarket",
                 "gamma": base_url,
                 "clob": clob_url,
+                "data": data_url if trades else None,
                 "import_notes": notes,
             },
         )
@@ -222,23 +331,5 @@ def import_polymarket(
     _report(ds, report, out, as_json)
 
 
-@app.command("info")
-def info(
-    directory: Annotated[Path, typer.Argument(help="Dataset directory.")],
-    as_json: JsonFlag = False,
-) -> None:
-    """Counts by source, label, split and schedule, and the filtering funnel."""
-    from pastcast.dataset import DatasetFormatError
-    from pastcast.markets import dataset_info
-
-    try:
-        summary = dataset_info(directory)
-    except DatasetFormatError as exc:
-        fail(str(exc))
-    if as_json:
-        print_json(summary)
-        return
-    for key in ("dataset_id", "events", "by_source", "by_label", "by_split", "beliefs", "steps"):
-        typer.echo(f"{key}: {summary[key]}")
-    for stage in summary["funnel"]:
-        typer.echo(f"  {stage['stage']:<40} -{stage['removed']:<6} {stage['remaining']:>6}")
+app.command("info")(_data_view.info)
+app.command("show")(_data_view.show)

@@ -18,10 +18,22 @@ from rich.console import Console
 from rich.markup import escape
 
 from pastcast.agents import clear_models
-from pastcast.cli._common import EXIT_FAILED, JsonFlag, fail, note, output_dir, print_json
+from pastcast.cli._common import (
+    EXIT_FAILED,
+    DayConventionOpt,
+    JsonFlag,
+    fail,
+    load_dataset_option,
+    note,
+    output_dir,
+    print_json,
+)
 from pastcast.cli._corpus import Retrieval, open_corpus
+from pastcast.cli._data_view import CoverageDaysOpt
 from pastcast.cli._specs import AGENT_GRAMMAR, check_agents, parse_agent_option
+from pastcast.cli._steps import StepChoice, select_steps
 from pastcast.corpus import EmbeddedIndex, OpenedCorpus, content_digest, redact_url
+from pastcast.cutoff import DayConvention
 from pastcast.dataset import Dataset
 from pastcast.env import EnvConfig
 from pastcast.owned import check_replaceable
@@ -141,18 +153,17 @@ def _load_world(spec: str, choice: CorpusChoice, index_dir: Path) -> _Loaded:
     return _Loaded(world.dataset, choice.open(index_dir, "--retrieval"))
 
 
-def _load(dataset: str, choice: CorpusChoice, index_dir: Path) -> _Loaded:
-    if dataset == "world" or dataset.startswith("world:"):
+def _load(
+    dataset: str,
+    choice: CorpusChoice,
+    index_dir: Path,
+    convention: DayConvention = DayConvention.START_OF_DAY,
+) -> _Loaded:
+    if convention is DayConvention.START_OF_DAY and (
+        dataset == "world" or dataset.startswith("world:")
+    ):
         return _load_world(dataset, choice, index_dir)
-    from pastcast.dataset import load_dataset
-
-    path = Path(dataset)
-    if not path.is_dir():
-        fail(f"--dataset {dataset!r}: not a dataset directory (or 'world[:SEED]')")
-    try:
-        loaded = load_dataset(path)
-    except ValueError as exc:
-        fail(str(exc))
+    loaded = load_dataset_option(dataset, "--dataset", convention)
     if choice.spec is None:
         if choice.retrieval != "bm25" or choice.embedder is not None:
             fail("--retrieval/--embedder: need --corpus with a dataset directory")
@@ -211,6 +222,8 @@ def execute(
     corpus: CorpusChoice | None = None,
     *,
     retry_failed: bool = False,
+    steps: StepChoice | None = None,
+    as_json: bool = False,
 ) -> RunResult:
     """Shared by ``run`` and ``demo``: load the data, run, return the result. Problems found
     before the work starts exit 2; an exception during the run exits 1."""
@@ -218,9 +231,16 @@ def execute(
         fail(f"--out {out}: exists and is not a regular file (a run log is one)")
     _check_sandbox(config.env)
     check_agents(config.agents)
-    loaded = _load(dataset, corpus or CorpusChoice(), out.parent / "index")
+    choice = steps or StepChoice()
+    loaded = _load(dataset, corpus or CorpusChoice(), out.parent / "index", choice.convention)
     try:
-        return run_benchmark(loaded.dataset, loaded.backend, config, out, retry_failed=retry_failed)
+        data = select_steps(loaded.dataset, loaded.backend, choice, as_json)
+    except BaseException:  # a usage error (exit 2) before the run: the corpus is closed
+        if loaded.backend is not None:
+            loaded.backend.close()
+        raise
+    try:
+        return run_benchmark(data, loaded.backend, config, out, retry_failed=retry_failed)
     except (RunLogError, NothingToRun) as exc:  # another run's log there, or nothing to run
         fail(str(exc))
     except (ValueError, RuntimeError) as exc:  # bad data, a sandbox failing mid-run
@@ -295,7 +315,12 @@ def run(
         ),
     ] = None,
     dataset: Annotated[
-        str, typer.Option("--dataset", help="'world[:SEED]' or a dataset directory.")
+        str,
+        typer.Option(
+            "--dataset",
+            help="'world[:SEED]', a dataset directory, or a Forecast-Dojo release folder "
+            "(questions/train.parquet, questions/eval.parquet).",
+        ),
     ] = "world",
     out: Annotated[
         Path, typer.Option("--out", help="Run log to write (resumed if present).")
@@ -378,6 +403,16 @@ def run(
     python_timeout_s: Annotated[
         float, typer.Option("--python-timeout", help="Seconds one python tool call may run.")
     ] = _ENV.python_timeout_s,
+    day_convention: DayConventionOpt = DayConvention.START_OF_DAY,
+    covered_only: Annotated[
+        bool,
+        typer.Option(
+            "--covered-only",
+            help="Play only the steps the corpus covers (a document in the --coverage-days "
+            "before the cutoff); uncovered steps are always reported on stderr.",
+        ),
+    ] = False,
+    coverage_days: CoverageDaysOpt = 7,
     config: ConfigOpt = None,
     resume: ResumeOpt = False,
     retry_failed: RetryFailedOpt = False,
@@ -428,6 +463,8 @@ def run(
         out,
         CorpusChoice(corpus, retrieval, embedder),
         retry_failed=retry_failed,
+        steps=StepChoice(day_convention, covered_only, coverage_days),
+        as_json=as_json,
     )
     report(result, as_json)
 

@@ -16,6 +16,7 @@ from pastcast.agents import clear_models
 from pastcast.cli._common import EXIT_FAILED, fail
 from pastcast.cli._plan import load_checked_plan
 from pastcast.cli._run import CorpusChoice, _check_sandbox, _load, check_resume, report
+from pastcast.cli._steps import StepChoice, select_steps
 from pastcast.registry import RegistryError
 from pastcast.runlog import RunLogError
 from pastcast.runner import (
@@ -66,6 +67,7 @@ def run_plan(
         dataset = reschedule(loaded.dataset, plan.schedule)
     except ValueError as exc:
         fail(f"{path}: schedule: {exc}")
+    dataset = select_steps(dataset, loaded.backend, StepChoice(), as_json)  # coverage warnings
     # Executors in other processes open the corpus themselves, from where it lies.
     ref = None
     if loaded.backend is not None:

@@ -10,6 +10,7 @@ from typing import Annotated
 import typer
 from rich.console import Console
 
+from pastcast.agents import normalize_step_labels
 from pastcast.cli._common import JsonFlag, fail, load_dataset_option, print_json
 from pastcast.dataset import Dataset
 from pastcast.reports import (
@@ -63,9 +64,17 @@ def read_steps(run_logs: Sequence[Path]) -> list[StepRecord]:
     return [s for log in read_logs(run_logs) for s in log.steps]
 
 
-def read_runs(run_logs: Sequence[Path], dataset: str | None, by: Sequence[str] = ()) -> RunSet:
-    """The run logs with the dataset they ran on (``--dataset``), checked to be that dataset."""
+def read_runs(
+    run_logs: Sequence[Path],
+    dataset: str | None,
+    by: Sequence[str] = (),
+    normalize_labels: bool = False,
+) -> RunSet:
+    """The run logs with the dataset they ran on (``--dataset``), checked to be that dataset;
+    with ``normalize_labels`` every forecast is read again with normalized labels."""
     logs = read_logs(run_logs)
+    if normalize_labels:
+        logs = [replace(log, steps=normalize_step_labels(log.steps)) for log in logs]
     data: Dataset | None = None
     if dataset is not None:
         data = load_dataset_option(dataset)
@@ -108,6 +117,15 @@ BootstrapOpt = Annotated[
     ),
 ]
 SeedOpt = Annotated[int, typer.Option("--seed", min=0, help="Seed of the bootstrap.")]
+NormalizeLabelsOpt = Annotated[
+    bool,
+    typer.Option(
+        "--normalize-labels",
+        help="Read every forecast again from the raw text in the log with typographic label "
+        "normalization (case, curly quotes, whitespace) before scoring: the sensitivity check "
+        "to exact label matching. Nothing is re-run.",
+    ),
+]
 # Bounded: more bins than forecasts leave every bin empty (and each costs a pass).
 BinsOpt = Annotated[
     int,
@@ -164,12 +182,14 @@ def score(
     bins: BinsOpt = 10,
     dataset: DatasetOpt = None,
     after_model_cutoff: AfterCutoffOpt = False,
+    normalize_labels: NormalizeLabelsOpt = False,
     as_json: JsonFlag = False,
 ) -> None:
     """Re-score saved run logs from forecasts and gradings: the leaderboard, calibration of
     two-outcome forecasts (ECE, Murphy, anatomy of alpha), cost and failures per group."""
     groups = columns(by, allowed=GROUP_COLUMNS)
-    runs = read_runs(run_logs, dataset, groups)
+    runs = read_runs(run_logs, dataset, groups, normalize_labels)
+    matching = "normalized" if normalize_labels else "exact"
     if after_model_cutoff:
         runs = after_model_cutoff_only(runs)
     try:
@@ -177,15 +197,25 @@ def score(
     except ValueError as err:
         fail(str(err))
     if as_json:
-        print_json({"run_logs": [str(p) for p in run_logs], "dataset": dataset, **card.as_dict()})
+        print_json(
+            {
+                "run_logs": [str(p) for p in run_logs],
+                "dataset": dataset,
+                "labels": matching,
+                **card.as_dict(),
+            }
+        )
         return
     title = (
         f"{card.n_forecasts} forecasts from {len(run_logs)} run log(s); fallback={fallback}; "
+        f"labels={matching}; "
         f"95% event-clustered bootstrap CIs ({bootstrap} draws)"
     )
     console = Console()
     if not console.is_terminal:
         console = Console(width=200)  # keep the tables readable in logs and pipes
-    console.print(leaderboard_table([g.summary for g in card.groups], groups, title))
+    if "event" in groups and dataset is None:
+        typer.echo("note: pass --dataset to see each event's question next to its id", err=True)
+    console.print(leaderboard_table([g.summary for g in card.groups], groups, title, card.titles))
     console.print(to_rich(calibration_table(card)))
     console.print(to_rich(cost_table(card)))

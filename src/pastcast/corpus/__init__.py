@@ -5,12 +5,13 @@ from pastcast.corpus._conformance import (
     EquivalenceReport,
     LeakageError,
     LeakageReport,
-    ThreadReport,
     adversarial_cutoffs,
     check_as_of_equivalence,
     check_no_leakage,
-    check_thread_lookups,
 )
+from pastcast.corpus._conformance_filters import FilterReport, check_search_filters, random_filter
+from pastcast.corpus._conformance_threads import ThreadReport, check_thread_lookups
+from pastcast.corpus._filter import DOC_TYPES, DocType, SearchFilter, month_bounds
 from pastcast.corpus._identity import content_digest
 from pastcast.corpus._open import (
     DATABASE_SCHEMES,
@@ -35,10 +36,12 @@ from pastcast.corpus._text import STOPWORDS, TOKENIZER, tokenize
 from pastcast.corpus.dense import (
     DEFAULT_EMBEDDER,
     RRF_K,
+    STATIC_EMBEDDER,
     DenseIndex,
     Embedder,
     HybridIndex,
     MiniLMEmbedder,
+    StaticEmbedder,
     embedders,
 )
 from pastcast.corpus.embedded import EmbeddedIndex
@@ -82,8 +85,10 @@ __all__ = [
     "ARTICLE_COLUMNS",
     "DATABASE_SCHEMES",
     "DEFAULT_EMBEDDER",
+    "DOC_TYPES",
     "RETRIEVALS",
     "RRF_K",
+    "STATIC_EMBEDDER",
     "STOPWORDS",
     "TOKENIZER",
     "ArticleTableError",
@@ -96,11 +101,13 @@ __all__ = [
     "CorpusOpenError",
     "Deduplicator",
     "DenseIndex",
+    "DocType",
     "DocumentFormatError",
     "DocumentNotVisible",
     "EmbeddedIndex",
     "Embedder",
     "EquivalenceReport",
+    "FilterReport",
     "HybridIndex",
     "LeakageError",
     "LeakageReport",
@@ -113,7 +120,9 @@ __all__ = [
     "RawPage",
     "RedditFilters",
     "RedditReport",
+    "SearchFilter",
     "SearchHit",
+    "StaticEmbedder",
     "ThreadReport",
     "ThreadedBackend",
     "WarcMissing",
@@ -125,6 +134,7 @@ __all__ = [
     "ccnews_pages",
     "check_as_of_equivalence",
     "check_no_leakage",
+    "check_search_filters",
     "check_thread_lookups",
     "choose_timestamp",
     "clean_pages",
@@ -133,9 +143,11 @@ __all__ = [
     "day_timestamp",
     "embedders",
     "is_database_url",
+    "month_bounds",
     "not_visible_message",
     "open_backend",
     "quality_problem",
+    "random_filter",
     "read_article_table",
     "read_ccnews",
     "read_jsonl_documents",

@@ -5,7 +5,8 @@ future documents, reads of future ids, cutoffs exactly at, just before and just 
 timestamps, at midnights and month boundaries, and random instants) and verifies that nothing at
 or after the cutoff ever comes back. ``check_as_of_equivalence`` verifies that querying the whole
 corpus at ``t`` equals querying a backend built from the documents before ``t`` only.
-``check_thread_lookups`` does the same for the thread and author look-ups of a threaded backend.
+The thread and author look-ups are checked in ``_conformance_threads``, the search filters in
+``_conformance_filters``.
 
 Every check runs to the end and reports what it found: the number of violations and the first
 of them (a report with ``violations == 0`` means every probe passed). ``raise_on_violation=True``
@@ -20,7 +21,7 @@ from collections.abc import Callable, Sequence
 from datetime import UTC, datetime, timedelta
 from functools import partial
 
-from pastcast.corpus._protocol import CorpusBackend, DocumentNotVisible, SearchHit, ThreadedBackend
+from pastcast.corpus._protocol import CorpusBackend, DocumentNotVisible, SearchHit
 from pastcast.cutoff import as_utc, is_visible
 from pastcast.records import Document, Record
 
@@ -28,11 +29,9 @@ __all__ = [
     "EquivalenceReport",
     "LeakageError",
     "LeakageReport",
-    "ThreadReport",
     "adversarial_cutoffs",
     "check_as_of_equivalence",
     "check_no_leakage",
-    "check_thread_lookups",
 ]
 
 _UNKNOWN_ID = "\x00no-such-document\x00"
@@ -60,17 +59,6 @@ class EquivalenceReport(Record):
     comparisons: int
     nonempty: int
     """Comparisons where the whole corpus returned something (an empty ranking proves little)."""
-    violations: int
-    first_violations: tuple[str, ...] = ()
-
-
-class ThreadReport(Record):
-    cutoffs: int
-    threads: int
-    authors: int
-    posts: int
-    returned: int
-    """Documents returned by ``thread`` and ``author_posts``, each checked."""
     violations: int
     first_violations: tuple[str, ...] = ()
 
@@ -280,89 +268,6 @@ def check_as_of_equivalence(
         queries=len(queries),
         comparisons=comparisons,
         nonempty=nonempty,
-        violations=out.count,
-        first_violations=tuple(out.first),
-    )
-
-
-def check_thread_lookups(
-    backend: ThreadedBackend,
-    documents: Sequence[Document],
-    *,
-    n_probes: int = 300,
-    seed: int = 0,
-    raise_on_violation: bool = False,
-) -> ThreadReport:
-    """Probe the thread and author look-ups of ``backend`` (which holds exactly ``documents``).
-
-    At each cutoff, for a random thread and author: ``thread`` must return the first ``limit``
-    visible documents of the thread in (timestamp, id) order, and refuse a thread with none
-    visible exactly as an unknown one; ``author_posts`` must return the author's last ``limit``
-    visible documents in that order (empty for an unknown author); ``post`` of a future id must
-    be refused as an unknown id is. ``has_threads`` must say whether any document has a thread.
-    """
-    rng = random.Random(seed)
-    docs = _sorted(documents)
-    stamps = [as_utc(d.timestamp) for d in docs]
-    out = _Violations()
-    threads: dict[str, list[Document]] = {}
-    authors: dict[str, list[Document]] = {}
-    for doc in docs:
-        if doc.thread_id:
-            threads.setdefault(doc.thread_id, []).append(doc)
-        if doc.author:
-            authors.setdefault(doc.author, []).append(doc)
-    if backend.has_threads() != bool(threads):
-        out.add(f"has_threads() = {not threads}, expected {bool(threads)}")
-    thread_keys, author_keys = sorted(threads), sorted(authors)
-    n_threads = n_authors = n_posts = returned = 0
-
-    def compare(what: str, got: list[Document], want: list[Document], cutoff: datetime) -> None:
-        nonlocal returned
-        returned += len(got)
-        future = [d.id for d in got if not is_visible(d.timestamp, cutoff)]
-        if future:
-            out.add(f"{what}: future documents {future[:3]}")
-        elif [d.id for d in got] != [d.id for d in want]:
-            out.add(f"{what}: {[d.id for d in got][:5]}, expected {[d.id for d in want][:5]}")
-
-    cutoffs = _cutoffs(docs, rng, n_probes)
-    for cutoff in cutoffs:
-        limit = rng.choice((1, 2, 5, 50))
-        if thread_keys:
-            key = thread_keys[rng.randrange(len(thread_keys))]
-            want = [d for d in threads[key] if is_visible(d.timestamp, cutoff)][:limit]
-            what = f"thread({key!r}, limit={limit}) at {cutoff}"
-            n_threads += 1
-            if want:
-                try:
-                    compare(what, backend.thread(key, as_of=cutoff, limit=limit), want, cutoff)
-                except DocumentNotVisible:
-                    out.add(f"{what}: refused, but {len(want)} documents are visible")
-            else:
-                _refusal(partial(backend.thread, as_of=cutoff, limit=limit), key, what, out)
-        if author_keys:
-            key = author_keys[rng.randrange(len(author_keys))]
-            visible = [d for d in authors[key] if is_visible(d.timestamp, cutoff)]
-            what = f"author_posts({key!r}, limit={limit}) at {cutoff}"
-            n_authors += 1
-            got = backend.author_posts(key, as_of=cutoff, limit=limit)
-            compare(what, got, visible[-limit:], cutoff)
-            if backend.author_posts(_UNKNOWN_ID, as_of=cutoff, limit=limit):
-                out.add(f"author_posts of an unknown author at {cutoff} returned documents")
-        n = bisect.bisect_left(stamps, cutoff)
-        if n < len(docs):
-            future = docs[rng.randrange(n, len(docs))]
-            n_posts += 1
-            call = partial(backend.post, as_of=cutoff)
-            _refusal(call, future.id, f"post({future.id!r}) at {cutoff}", out)
-    out.check(raise_on_violation)
-    return ThreadReport(
-        cutoffs=len(cutoffs),
-        threads=n_threads,
-        authors=n_authors,
-        posts=n_posts,
-        returned=returned,
         violations=out.count,
         first_violations=tuple(out.first),
     )

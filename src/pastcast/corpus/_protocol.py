@@ -6,6 +6,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Protocol, runtime_checkable
 
+from pastcast.corpus._filter import SearchFilter
 from pastcast.cutoff import as_utc
 from pastcast.records import CorpusIdentity, Document, Record, UtcDatetime
 
@@ -46,10 +47,15 @@ class CorpusBackend(Protocol):
     """A dated corpus queried as of a cutoff.
 
     ``search`` ranks only documents with ``timestamp < as_of``, with corpus statistics computed
-    over those documents alone; ties are broken by document id. ``read`` re-checks the cutoff.
+    over those documents alone; ties are broken by document id. ``filters`` (a
+    ``SearchFilter``) restrict which of those documents are ranked, before ranking; the
+    environment passes it only when it is not empty, so a backend without filters still serves
+    unfiltered searches. ``read`` re-checks the cutoff.
     """
 
-    def search(self, query: str, *, as_of: datetime, k: int = 10) -> list[SearchHit]: ...
+    def search(
+        self, query: str, *, as_of: datetime, k: int = 10, filters: SearchFilter | None = None
+    ) -> list[SearchHit]: ...
 
     def read(self, doc_id: str, *, as_of: datetime) -> Document: ...
 
@@ -61,8 +67,11 @@ class ThreadedBackend(CorpusBackend, Protocol):
     """A corpus whose documents form threads (posts and their comments) and have authors.
 
     Every look-up takes the cutoff and returns only documents with ``timestamp < as_of``, in
-    time order. ``post`` and ``thread`` raise ``DocumentNotVisible`` alike for an unknown id and
-    for one that is not visible yet; ``author_posts`` is empty in both cases.
+    time order. ``post``, ``thread``, ``ancestors`` and ``descendants`` raise
+    ``DocumentNotVisible`` alike for an unknown id and for one that is not visible yet;
+    ``author_posts`` is empty in both cases. ``ancestors`` lists what a document replies to
+    (``parent_id`` links), root first, as far as they are visible; ``descendants`` the replies to
+    it, their replies and so on, walking through visible documents only, in time order.
     """
 
     def has_threads(self) -> bool: ...
@@ -72,6 +81,10 @@ class ThreadedBackend(CorpusBackend, Protocol):
     def thread(self, thread_id: str, *, as_of: datetime, limit: int = 50) -> list[Document]: ...
 
     def author_posts(self, author: str, *, as_of: datetime, limit: int = 20) -> list[Document]: ...
+
+    def ancestors(self, doc_id: str, *, as_of: datetime) -> list[Document]: ...
+
+    def descendants(self, doc_id: str, *, as_of: datetime, limit: int = 50) -> list[Document]: ...
 
 
 @runtime_checkable

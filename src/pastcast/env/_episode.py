@@ -15,7 +15,7 @@ from pastcast.env._config import EnvConfig
 from pastcast.env._question import QuestionView, question_view
 from pastcast.env._tools import BudgetExceeded, Toolbox, ToolError
 from pastcast.env._transcript import Transcript
-from pastcast.models import ChatRequest, ChatResponse, Model
+from pastcast.models import ChatRequest, ChatResponse, Model, context_limits_of, fit_request
 from pastcast.records import (
     BINARY_LABELS,
     EpisodeRecord,
@@ -72,7 +72,15 @@ class Episode:
 
     def chat(self, model: Model, request: ChatRequest) -> ChatResponse:
         """Call a model through the episode: the budget is charged, usage counted, and the
-        request (exactly as sent) and its reply or error kept in the transcript."""
+        request (exactly as sent) and its reply or error kept in the transcript.
+
+        A model with a bounded context (``context_limits``) gets the request fitted first: its
+        reply cap bounded by default and to the room the prompt leaves. A prompt too long for
+        the window raises ``ContextOverflow`` before anything is sent or charged, so the agent
+        can compact it and ask again."""
+        limits = context_limits_of(model)
+        if limits is not None:
+            request = fit_request(request, limits)
         if self._usage.model_calls >= self.config.max_model_calls:
             raise BudgetExceeded("model", self.config.max_model_calls)
         # Count the call before sending it, so a failing call still uses budget.

@@ -73,6 +73,8 @@ class DocumentText(Record):
     title: str
     date: str
     source: str
+    author: str | None = None
+    """For ``author_posts``; None where the corpus has no authors (news)."""
     text: str
 
 
@@ -150,6 +152,8 @@ class ToolDef:
         (shown to models in JSON action mode)."""
         fields: dict[str, Any] = {"action": self.name}
         for name, prop in self.parameters["properties"].items():
+            if "default" in prop and prop["default"] is None:
+                continue  # an optional filter: shown in the schema, left out of the example
             if "default" in prop:
                 fields[name] = prop["default"]
             else:

@@ -8,15 +8,23 @@ validated arguments, and ``TOOLS`` lists the definitions for agents to derive th
 
 from __future__ import annotations
 
+import inspect
 import time
 from collections.abc import Callable, Mapping
-from datetime import datetime
+from datetime import date, datetime
 from typing import Annotated, Any
 
-from pydantic import Field
+from pydantic import Field, ValidationError
 from pydantic_core import to_jsonable_python
 
-from pastcast.corpus import CorpusBackend, DocumentNotVisible, ThreadedBackend
+from pastcast.corpus import (
+    CorpusBackend,
+    DocType,
+    DocumentNotVisible,
+    SearchFilter,
+    ThreadedBackend,
+)
+from pastcast.cutoff import cutoff_for_day
 from pastcast.env._config import EnvConfig
 from pastcast.env._toolkit import (
     BudgetExceeded,
@@ -39,6 +47,7 @@ __all__ = ["TOOLS", "BudgetExceeded", "ToolError", "Toolbox"]
 THREAD_LIMIT = 50
 AUTHOR_LIMIT = 20
 _DATE = "%Y-%m-%d %H:%M"
+MONTH_PATTERN = r"^\d{4}-(0[1-9]|1[0-2])$"
 
 
 class Toolbox:
@@ -66,6 +75,10 @@ class Toolbox:
         self._threads: ThreadedBackend | None = None
         if isinstance(backend, ThreadedBackend) and backend.has_threads():
             self._threads = backend
+        # A third-party backend may predate the filter block: it still serves plain searches.
+        self._filters = backend is not None and (
+            "filters" in inspect.signature(backend.search).parameters
+        )
 
     @property
     def cutoff(self) -> datetime:
@@ -134,19 +147,54 @@ class Toolbox:
         self,
         query: Annotated[str, Field(description="search terms")],
         top_k: Annotated[int, Field(ge=1, le=20, description="number of results")] = 10,
+        doc_type: Annotated[
+            DocType | None,
+            Field(description="only posts and articles (submission), or only comments"),
+        ] = None,
+        source: Annotated[
+            str | None,
+            Field(description="only this source, e.g. a subreddit name, as read shows it"),
+        ] = None,
+        author: Annotated[str | None, Field(description="only this author's documents")] = None,
+        month: Annotated[
+            str | None,
+            Field(pattern=MONTH_PATTERN, description="only this month, YYYY-MM"),
+        ] = None,
+        since: Annotated[
+            date | None, Field(description="only documents from this day on, YYYY-MM-DD")
+        ] = None,
     ) -> list[SearchResult]:
         """Search the news archive. Only documents published before today are searched.
 
-        At most ``max_search_k`` results, whatever ``top_k`` asks."""
+        At most ``max_search_k`` results, whatever ``top_k`` asks. The optional filters (the
+        filter block, ``pastcast.corpus.SearchFilter``) narrow what is ranked; the cutoff holds
+        whatever they say."""
         self._charge()
         started = time.perf_counter()
+        given = {"doc_type": doc_type, "source": source, "author": author, "month": month}
+        given["since"] = None if since is None else since.isoformat()
         args: dict[str, Any] = {"query": query, "top_k": top_k}
-        if self._backend is None or not query.strip():
-            msg = "search needs a non-empty query" if self._backend else "no corpus at this step"
+        args |= {key: value for key, value in given.items() if value is not None}
+        backend, filters, msg = self._backend, SearchFilter(), None
+        if backend is None or not query.strip():
+            msg = "search needs a non-empty query" if backend else "no corpus at this step"
+        else:
+            try:
+                filters = SearchFilter.model_validate(
+                    given | {"since": None if since is None else cutoff_for_day(since)}
+                )
+            except ValidationError as exc:
+                msg = "search: " + "; ".join(str(e["msg"]) for e in exc.errors())
+            if msg is None and not filters.is_empty() and not self._filters:
+                msg = "search: this corpus cannot filter searches (leave the filters out)"
+        if backend is None or msg is not None:
             self._log("search", args, None, started, error=msg)
             raise ToolError(msg)
         k = max(1, min(top_k, self._config.max_search_k))
-        hits = self._backend.search(query, as_of=self._cutoff, k=k)
+        if filters.is_empty():  # a backend without filters still serves plain searches
+            hits = backend.search(query, as_of=self._cutoff, k=k)
+        else:
+            hits = backend.search(query, as_of=self._cutoff, k=k, filters=filters)
         result = [
             SearchResult(
                 id=h.id,
@@ -188,6 +236,7 @@ class Toolbox:
             title=doc.title,
             date=doc.timestamp.strftime(_DATE),
             source=doc.source,
+            author=doc.author,
             text=doc.text[: self._config.read_max_chars],
         )
         self._log("read", args, result, started, doc_ids=(doc.id,))
@@ -246,6 +295,52 @@ class Toolbox:
         k = max(1, min(limit, AUTHOR_LIMIT))
         docs = self._threads.author_posts(author, as_of=self._cutoff, limit=k)
         return self._listing("author_posts", args, docs, started)
+
+    @tool("threads")
+    def ancestors(
+        self,
+        doc_id: Annotated[str, Field(description="id of a comment you were shown")],
+    ) -> list[ListedPost]:
+        """List what a comment replies to, from the thread's post down to its direct parent
+        (written before today).
+
+        Only a document shown in this step, as of the step's cutoff."""
+        return self._walk("ancestors", doc_id, None)
+
+    @tool("threads")
+    def descendants(
+        self,
+        doc_id: Annotated[str, Field(description="id of a post or comment you were shown")],
+        limit: Annotated[
+            int, Field(ge=1, le=THREAD_LIMIT, description="most replies to list")
+        ] = THREAD_LIMIT,
+    ) -> list[ListedPost]:
+        """List the replies to a post or comment, the replies to those and so on (written
+        before today, oldest first).
+
+        Only a document shown in this step, as of the step's cutoff."""
+        return self._walk("descendants", doc_id, max(1, min(limit, THREAD_LIMIT)))
+
+    def _walk(self, name: str, doc_id: str, limit: int | None) -> list[ListedPost]:
+        self._charge()
+        started = time.perf_counter()
+        args: dict[str, Any] = {"doc_id": doc_id} | ({} if limit is None else {"limit": limit})
+        if self._threads is None:
+            msg = "threads are not available at this step"
+        elif doc_id not in self._shown:
+            msg = f"document {doc_id!r} was not returned by a tool in this step"
+        else:
+            try:
+                if limit is None:
+                    docs = self._threads.ancestors(doc_id, as_of=self._cutoff)
+                else:
+                    docs = self._threads.descendants(doc_id, as_of=self._cutoff, limit=limit)
+            except DocumentNotVisible as exc:
+                msg = str(exc)
+            else:
+                return self._listing(name, args, docs, started)
+        self._log(name, args, None, started, error=msg)
+        raise ToolError(msg)
 
     def _listing(
         self, name: str, args: dict[str, Any], docs: list[Document], started: float

@@ -65,6 +65,8 @@ class Transcript:
                 temperature=request.temperature,
                 max_tokens=request.max_tokens,
                 seed=request.seed,
+                top_p=request.top_p,
+                reasoning_effort=request.reasoning_effort,
                 reply=reply,
                 finish_reason=None if response is None else response.finish_reason,
                 usage=Usage() if response is None else response.usage,

@@ -2,22 +2,41 @@
 on-disk dataset format."""
 
 from pastcast.markets._build import (
+    HISTORY_HINT,
     BuildReport,
     FunnelStage,
     TemporalSplit,
     build_dataset,
 )
+from pastcast.markets._categories import CATEGORIES, OTHER, categorize
 from pastcast.markets._causal import CausalDojoSchedule, CausalLookbackSchedule
+from pastcast.markets._coverage import (
+    COVERAGE_DAYS,
+    CoverageReport,
+    SplitCoverage,
+    corpus_days,
+    step_coverage,
+)
 from pastcast.markets._filters import (
     FilterConfig,
     Nontriviality,
     faithfulness,
+    filter_config,
+    history_days,
     lifetime_days,
     nontriviality,
+    parse_filter_assignments,
+    read_filter_file,
 )
 from pastcast.markets._history import DayActivity, MarketHistory, guard_beliefs, outcome_series
 from pastcast.markets._news import daily_news_counts
-from pastcast.markets._pipeline import build_and_save, dataset_info, make_schedule
+from pastcast.markets._pipeline import (
+    build_and_save,
+    dataset_info,
+    is_release,
+    load_benchmark,
+    make_schedule,
+)
 from pastcast.markets._schedules import (
     DojoSchedule,
     HindcastSchedule,
@@ -30,6 +49,7 @@ from pastcast.markets._schedules import (
 )
 from pastcast.markets.sources import (
     FORECASTBENCH_FILES,
+    HISTORY_REPO_HINT,
     MARKET_SOURCES,
     RELEASE_COLUMNS,
     DownloadError,
@@ -38,6 +58,7 @@ from pastcast.markets.sources import (
     PolymarketClient,
     PolymarketError,
     collected_at,
+    daily_activity,
     download_files,
     fetch_histories,
     html_to_text,
@@ -47,12 +68,18 @@ from pastcast.markets.sources import (
 )
 
 __all__ = [
+    "CATEGORIES",
+    "COVERAGE_DAYS",
     "FORECASTBENCH_FILES",
+    "HISTORY_HINT",
+    "HISTORY_REPO_HINT",
     "MARKET_SOURCES",
+    "OTHER",
     "RELEASE_COLUMNS",
     "BuildReport",
     "CausalDojoSchedule",
     "CausalLookbackSchedule",
+    "CoverageReport",
     "DayActivity",
     "DojoSchedule",
     "DownloadError",
@@ -67,26 +94,37 @@ __all__ = [
     "PolymarketClient",
     "PolymarketError",
     "Schedule",
+    "SplitCoverage",
     "TemporalSplit",
     "build_and_save",
     "build_dataset",
+    "categorize",
     "collected_at",
+    "corpus_days",
+    "daily_activity",
     "daily_news_counts",
     "dataset_info",
     "dojo_step_count",
     "download_files",
     "faithfulness",
     "fetch_histories",
+    "filter_config",
     "guard_beliefs",
     "guard_steps",
+    "history_days",
     "html_to_text",
+    "is_release",
     "lifetime_days",
+    "load_benchmark",
     "load_release",
     "make_schedule",
     "movement",
     "nontriviality",
     "outcome_series",
+    "parse_filter_assignments",
+    "read_filter_file",
     "read_forecastbench",
     "read_text_versions",
     "schedules",
+    "step_coverage",
 ]

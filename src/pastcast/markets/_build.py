@@ -10,12 +10,18 @@ from typing import Any
 
 from pastcast.cutoff import is_visible, parse_cutoff
 from pastcast.dataset import Dataset, with_content_id
-from pastcast.markets._filters import FilterConfig, faithfulness, lifetime_days, nontriviality
+from pastcast.markets._filters import (
+    FilterConfig,
+    faithfulness,
+    history_days,
+    lifetime_days,
+    nontriviality,
+)
 from pastcast.markets._history import MarketHistory, guard_beliefs
 from pastcast.markets._schedules import Schedule, guard_steps
 from pastcast.records import StepSpec, TextVersion
 
-__all__ = ["BuildReport", "FunnelStage", "TemporalSplit", "build_dataset"]
+__all__ = ["HISTORY_HINT", "BuildReport", "FunnelStage", "TemporalSplit", "build_dataset"]
 
 
 @dataclass(frozen=True)
@@ -45,12 +51,21 @@ class TemporalSplit:
         return None
 
 
+HISTORY_HINT = (
+    "these markets have too few consecutive daily prices to measure movement: import a daily "
+    "price series for them"
+)
+"""The generic hint of the price-history stage (an importer may give a more specific one)."""
+
+
 @dataclass(frozen=True)
 class FunnelStage:
     stage: str
     removed: int
     remaining: int
     note: str = ""
+    hint: str = ""
+    """What to do about the removals, when there is something to do (empty otherwise)."""
 
 
 @dataclass(frozen=True)
@@ -67,13 +82,16 @@ class BuildReport:
 
 
 class _Funnel:
-    def __init__(self, items: list[MarketHistory], note: str) -> None:
+    def __init__(self, items: list[MarketHistory], note: str, hints: Mapping[str, str]) -> None:
         self.items = items
+        self.hints = hints
         self.stages = [FunnelStage("imported", 0, len(items), note)]
 
     def keep(self, stage: str, pred: Callable[[MarketHistory], bool], note: str = "") -> None:
         kept = [h for h in self.items if pred(h)]
-        self.stages.append(FunnelStage(stage, len(self.items) - len(kept), len(kept), note))
+        removed = len(self.items) - len(kept)
+        hint = self.hints.get(stage, "") if removed else ""
+        self.stages.append(FunnelStage(stage, removed, len(kept), note, hint))
         self.items = kept
 
 
@@ -86,12 +104,14 @@ def build_dataset(
     split: TemporalSplit | None = None,
     sources: Iterable[str] | None = None,
     news_counts: Mapping[date, int] | None = None,
+    hints: Mapping[str, str] | None = None,
     collected_at: datetime | None = None,
     texts: Mapping[str, Sequence[TextVersion]] | None = None,
     keep_unversioned: bool = False,
 ) -> tuple[Dataset, BuildReport]:
     """Filter, split and schedule resolved markets; the dataset id is ``name:<hash12>``.
 
+    ``hints`` (stage name -> text) replace the default hint shown where a stage removed events.
     With ``collected_at`` (when the data was taken), an event scheduled to close after it is
     removed: it is among resolved markets only because it resolved early, which its close date
     (shown to agents) then tells. ``texts``: published snapshots of the questions' text; each
@@ -103,7 +123,9 @@ def build_dataset(
     items = list(histories)
     by_source = Counter(h.event.source for h in items)
     funnel = _Funnel(
-        items, "by source: " + ", ".join(f"{k} {v}" for k, v in sorted(by_source.items()))
+        items,
+        "by source: " + ", ".join(f"{k} {v}" for k, v in sorted(by_source.items())),
+        {"price history": HISTORY_HINT, **(hints or {})},
     )
     if sources is not None:
         wanted = set(sources)
@@ -121,12 +143,6 @@ def build_dataset(
         for h in funnel.items
     ]
     funnel.keep("pre-resolution beliefs", lambda h: bool(h.beliefs), "no price before resolution")
-    if collected_at is not None:
-        funnel.keep(
-            "closes before collection",
-            lambda h: h.event.close_time <= collected_at,
-            f"scheduled close <= {collected_at:%Y-%m-%d %H:%M} (a later one resolved early)",
-        )
     funnel.keep(
         "lifetime",
         lambda h: lifetime_days(h) >= cfg.min_lifetime_days,
@@ -148,6 +164,11 @@ def build_dataset(
             f"rho >= {cfg.min_faithful_fraction}, longest unfaithful run <= "
             f"{cfg.max_unfaithful_run} (trades > {cfg.min_trades}, volume > {cfg.min_volume})",
         )
+    funnel.keep(
+        "price history",
+        lambda h: history_days(h) >= cfg.min_history_days,
+        f"longest run of consecutive priced days >= {cfg.min_history_days}",
+    )
     stats = {h.event.id: nontriviality(h, cfg) for h in funnel.items}
     funnel.keep(
         "nontrivial: not near-certain",
@@ -164,6 +185,12 @@ def build_dataset(
         _moving,
         f"removed iff V_Q < {cfg.min_variation} and |C_Q| < {cfg.min_consistency}",
     )
+    if collected_at is not None:
+        funnel.keep(
+            "closes before collection",
+            lambda h: h.event.close_time <= collected_at,
+            f"scheduled close <= {collected_at:%Y-%m-%d %H:%M} (a later one resolved early)",
+        )
     splits: dict[str, str] = {}
     if split is not None:
         for h in funnel.items:

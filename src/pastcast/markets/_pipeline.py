@@ -9,27 +9,71 @@ from datetime import date, datetime
 from pathlib import Path
 from typing import Any
 
-from pastcast.dataset import Dataset, load_dataset, read_manifest, read_metadata, save_dataset
+from pastcast.cutoff import DayConvention
+from pastcast.dataset import (
+    Dataset,
+    DatasetFormatError,
+    load_dataset,
+    read_manifest,
+    read_metadata,
+    save_dataset,
+)
 from pastcast.markets._build import BuildReport, TemporalSplit, build_dataset
 from pastcast.markets._filters import FilterConfig
 from pastcast.markets._history import MarketHistory
 from pastcast.markets._schedules import Schedule, schedules
+from pastcast.markets.sources import load_release
 from pastcast.records import TextVersion
 
-__all__ = ["build_and_save", "dataset_info", "make_schedule"]
+__all__ = ["build_and_save", "dataset_info", "is_release", "load_benchmark", "make_schedule"]
+
+
+def is_release(directory: str | Path) -> bool:
+    """A Forecast-Dojo release folder (``questions/{train,eval}.parquet``), not a dataset."""
+    p = Path(directory)
+    return not (p / "manifest.json").is_file() and any(
+        (p / "questions" / f"{s}.parquet").is_file() for s in ("train", "eval")
+    )
+
+
+def load_benchmark(
+    directory: str | Path, *, convention: DayConvention = DayConvention.START_OF_DAY
+) -> Dataset:
+    """A dataset directory, or a Forecast-Dojo release read as one (its forecast dates turned
+    into cutoffs under ``convention``). A dataset directory holds its cutoffs already: asking
+    it for another convention is an error rather than a silent no-op."""
+    if is_release(directory):
+        return load_release(directory, convention=convention)
+    if convention is not DayConvention.START_OF_DAY:
+        raise DatasetFormatError(
+            f"--day-convention {convention.value}: {directory} is a dataset directory whose "
+            "cutoffs are fixed (choose the convention when importing it)"
+        )
+    return load_dataset(directory)
 
 
 def make_schedule(
-    name: str, *, corpus_end: date | None = None, start_at_first_belief: bool = False
+    name: str,
+    *,
+    corpus_end: date | None = None,
+    start_at_first_belief: bool = False,
+    convention: DayConvention = DayConvention.START_OF_DAY,
 ) -> Schedule:
     """The registered schedule ``name`` with the import options it takes.
 
     ``pastcast data import`` offers these options whatever the schedule; a schedule is given
-    only those its factory has (``corpus_end``: hindcast; ``start_at_first_belief``: dojo).
+    only those its factory has (``corpus_end``: hindcast; ``start_at_first_belief``: dojo;
+    ``convention``, how a chosen day becomes a cutoff: all three built-in schedules).
     Other options go through ``schedules.build(name, **options)``, checked against the factory.
     """
     accepted = schedules.get(name).parameters()
-    options = {"corpus_end": corpus_end, "start_at_first_belief": start_at_first_belief}
+    options = {
+        "corpus_end": corpus_end,
+        "start_at_first_belief": start_at_first_belief,
+        "convention": convention,
+    }
+    if convention is not DayConvention.START_OF_DAY and "convention" not in accepted:
+        raise ValueError(f"schedule {name!r} takes no day convention (--day-convention)")
     return schedules.build(name, **{k: v for k, v in options.items() if k in accepted})
 
 
@@ -49,6 +93,7 @@ def build_and_save(
     split: TemporalSplit | None = None,
     sources: Iterable[str] | None = None,
     news_counts: Mapping[date, int] | None = None,
+    hints: Mapping[str, str] | None = None,
     provenance: Mapping[str, Any] | None = None,
     collected_at: datetime | None = None,
     texts: Mapping[str, Sequence[TextVersion]] | None = None,
@@ -63,15 +108,17 @@ def build_and_save(
         split=split,
         sources=sources,
         news_counts=news_counts,
+        hints=hints,
         collected_at=collected_at,
         texts=texts,
         keep_unversioned=keep_unversioned,
     )
     if not dataset.events:  # an empty dataset is never written as if it were a result
         last = next((s for s in reversed(report.funnel) if s.removed), report.funnel[0])
+        hint = f"; hint: {last.hint}" if last.hint else ""
         raise ValueError(
             f"no events are left to write (the last removed at stage {last.stage!r}: "
-            f"{last.note}); nothing written"
+            f"{last.note}{hint}); nothing written"
         )
     metadata: dict[str, Any] = {
         "name": name,
@@ -89,7 +136,7 @@ def build_and_save(
 
 
 def dataset_info(directory: str | Path) -> dict[str, Any]:
-    """Counts by source, label, split and schedule, plus the recorded funnel."""
+    """Counts by source, kind, category, label, split and schedule, plus the recorded funnel."""
     ds = load_dataset(directory)
     meta = read_metadata(directory)
     manifest = read_manifest(directory)
@@ -102,6 +149,7 @@ def dataset_info(directory: str | Path) -> dict[str, Any]:
         "events": len(ds.events),
         "by_source": dict(sorted(Counter(e.source for e in ds.events).items())),
         "by_kind": dict(sorted(Counter(e.kind for e in ds.events).items())),
+        "by_category": dict(sorted(Counter(e.category or "-" for e in ds.events).items())),
         "by_label": dict(sorted(labels.items())),
         "by_split": dict(sorted(Counter(ds.splits.values()).items())),
         "beliefs": sum(len(v) for v in ds.beliefs.values()),

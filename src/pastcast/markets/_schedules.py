@@ -62,6 +62,14 @@ def _end_day(event: Event, resolution: Resolution) -> date:
     return min(event.close_time.date(), resolution.resolved_at.date())
 
 
+def _last_day(day: date, convention: DayConvention, resolution: Resolution) -> date:
+    """``day``, or the latest day before it whose cutoff precedes the resolution (under the
+    inclusive convention the day before the resolution day is the resolution instant itself)."""
+    while not step_precedes_resolution(cutoff_for_day(day, convention), resolution.resolved_at):
+        day -= timedelta(days=1)
+    return day
+
+
 def dojo_step_count(n_eligible: int, lo: int = 3, hi: int = 10) -> int:
     """T_Q = clamp(round(sqrt(n_Q)), 3, 10), never more than the eligible days."""
     if n_eligible <= 0:
@@ -151,9 +159,13 @@ class DojoSchedule:
 @schedules.register("hindcast")
 @dataclass(frozen=True)
 class HindcastSchedule:
-    """Hindcast: one t0, the day before close (or resolution), capped at the corpus end date."""
+    """Hindcast: one t0, the day before close (or resolution), capped at the corpus end date.
+
+    Under the inclusive convention, the latest day whose cutoff still precedes the resolution.
+    """
 
     corpus_end: date | None = None
+    convention: DayConvention = DayConvention.START_OF_DAY
     name: str = "hindcast"
 
     def __call__(
@@ -166,9 +178,10 @@ class HindcastSchedule:
         day = _end_day(event, resolution) - timedelta(days=1)
         if self.corpus_end is not None:
             day = min(day, self.corpus_end)
+        day = _last_day(day, self.convention, resolution)
         if day < event.open_time.date():
             return ()
-        return guard_steps([cutoff_for_day(day)], event, resolution)
+        return guard_steps([cutoff_for_day(day, self.convention)], event, resolution)
 
 
 @schedules.register("lookback")
@@ -181,6 +194,7 @@ class LookbackSchedule:
     """
 
     fractions: tuple[float, ...] = (0.25, 0.5, 0.75, 1.0)
+    convention: DayConvention = DayConvention.START_OF_DAY
     name: str = "lookback"
 
     def __call__(
@@ -192,10 +206,12 @@ class LookbackSchedule:
     ) -> tuple[StepSpec, ...]:
         start = event.open_time
         end = min(event.close_time, resolution.resolved_at)
-        last = _end_day(event, resolution) - timedelta(days=1)
+        last = _last_day(
+            _end_day(event, resolution) - timedelta(days=1), self.convention, resolution
+        )
         cutoffs = []
         for f in self.fractions:
             day = min((start + (end - start) * f).date(), last)
             if day >= start.date():
-                cutoffs.append(cutoff_for_day(day))
+                cutoffs.append(cutoff_for_day(day, self.convention))
         return guard_steps(cutoffs, event, resolution)

@@ -1,7 +1,14 @@
 """Models: the chat protocol and its providers, retries and the run's call gate, prices and
-training cutoffs."""
+training cutoffs, context limits and packaged models."""
 
 from pastcast.models._cache import CachedModel, CacheMode, cache_key
+from pastcast.models._context import (
+    ContextLimits,
+    ContextOverflow,
+    context_limits_of,
+    fit_request,
+    prompt_tokens,
+)
 from pastcast.models._cutoffs import (
     load_cutoffs,
     model_cutoff,
@@ -11,6 +18,7 @@ from pastcast.models._cutoffs import (
 )
 from pastcast.models._local import LocalLlamaServer, LocalModel, smollm2_path
 from pastcast.models._openai import OpenAICompatibleModel
+from pastcast.models._packaged import model_dir, packaged_model_path, packaged_models
 from pastcast.models._pricing import (
     DEFAULT_PRICES,
     Price,
@@ -18,9 +26,17 @@ from pastcast.models._pricing import (
     longest_prefix,
     spec_model_name,
 )
-from pastcast.models._protocol import ChatRequest, ChatResponse, Model, ModelError, ToolSpec
+from pastcast.models._protocol import (
+    ChatRequest,
+    ChatResponse,
+    Model,
+    ModelError,
+    ReasoningEffort,
+    ToolSpec,
+)
 from pastcast.models._registry import (
     ModelSpec,
+    context_limits_for,
     known_providers,
     providers,
     register_provider,
@@ -47,6 +63,8 @@ __all__ = [
     "CallGate",
     "ChatRequest",
     "ChatResponse",
+    "ContextLimits",
+    "ContextOverflow",
     "FailureKind",
     "LocalLlamaServer",
     "LocalModel",
@@ -57,17 +75,25 @@ __all__ = [
     "Price",
     "PriceTable",
     "ProviderError",
+    "ReasoningEffort",
     "RetryPolicy",
     "ScriptedModel",
     "ToolSpec",
     "cache_key",
     "call_with_retries",
+    "context_limits_for",
+    "context_limits_of",
     "current_gate",
+    "fit_request",
     "known_providers",
     "load_cutoffs",
     "longest_prefix",
     "model_cutoff",
     "model_cutoffs",
+    "model_dir",
+    "packaged_model_path",
+    "packaged_models",
+    "prompt_tokens",
     "providers",
     "register_cutoff",
     "register_provider",

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from pastcast import safejson
+from pastcast.models._context import ContextLimits, context_limits_of
 from pastcast.models._protocol import ChatRequest, ChatResponse, Model, ModelError
 
 __all__ = ["CacheMode", "CachedModel", "cache_key"]
@@ -31,14 +32,23 @@ def _canonical(obj: Any) -> str:
     return json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
 
 
+_UNSET_LATER_FIELDS = ("top_p", "reasoning_effort")
+"""Request fields added after format 2: left out of the key while unset, so entries recorded
+before they existed keep their keys."""
+
+
 def cache_key(
     model_name: str, request: ChatRequest, settings: Mapping[str, Any] | None = None
 ) -> str:
+    sent = request.model_dump(mode="json")
+    for name in _UNSET_LATER_FIELDS:
+        if sent[name] is None:
+            del sent[name]
     payload = {
         "format": _FORMAT,
         "model": model_name,
         "settings": dict(settings or {}),
-        "request": request.model_dump(mode="json"),
+        "request": sent,
     }
     return hashlib.sha256(_canonical(payload).encode("utf-8")).hexdigest()
 
@@ -68,6 +78,11 @@ class CachedModel:
     @property
     def name(self) -> str:
         return self.inner.name
+
+    @property
+    def context_limits(self) -> ContextLimits | None:
+        """The inner model's: a request is fitted the same way whether it is replayed or sent."""
+        return context_limits_of(self.inner)
 
     def _path(self, key: str) -> Path:
         return self.cache_dir / key[:2] / f"{key}.json"

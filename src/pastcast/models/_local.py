@@ -2,7 +2,9 @@
 
 ``LocalLlamaServer`` starts ``python -m llama_cpp.server`` on a free loopback port, waits until
 ``GET /v1/models`` answers, and stops it (terminate, then kill). ``LocalModel`` puts the
-OpenAI-compatible provider in front of it. Needs the optional extra ``local``.
+OpenAI-compatible provider in front of it and states its ``context_limits``, so the episode fits
+each request to the window (a reply cap of ``default_max_tokens`` unless the request names one)
+and agents compact before an overflow. Needs the optional extra ``local``.
 """
 
 from __future__ import annotations
@@ -19,13 +21,35 @@ import urllib.request
 import weakref
 from pathlib import Path
 from types import TracebackType
+from typing import Any
 
+from pastcast.models._context import ContextLimits
 from pastcast.models._openai import OpenAICompatibleModel
 from pastcast.models._protocol import ChatRequest, ChatResponse, ModelError
 
-__all__ = ["LocalLlamaServer", "LocalModel", "smollm2_path"]
+__all__ = [
+    "DEFAULT_MAX_TOKENS",
+    "DEFAULT_N_CTX",
+    "LocalLlamaServer",
+    "LocalModel",
+    "local_limits",
+    "smollm2_path",
+]
 
 _SMOLLM2 = "SmolLM2-135M-Instruct.Q4_1.gguf"
+DEFAULT_N_CTX = 8192
+DEFAULT_MAX_TOKENS = 1024
+"""The reply cap of a local request that names none: a small model left unbounded can write
+thousands of tokens (6,747 seen) and overflow its window; 1,024 is ample for an answer."""
+
+
+def local_limits(options: dict[str, Any]) -> ContextLimits:
+    """The context limits of a local model built with ``options`` (known without starting it,
+    so a replayed run fits its requests as the recorded one did)."""
+    return ContextLimits(
+        window=int(options.get("n_ctx", DEFAULT_N_CTX)),
+        default_max_tokens=int(options.get("default_max_tokens", DEFAULT_MAX_TOKENS)),
+    )
 
 
 def smollm2_path() -> Path:
@@ -65,7 +89,7 @@ class LocalLlamaServer:
         port: int | None = None,
         *,
         chat_format: str = "chatml-function-calling",
-        n_ctx: int = 8192,
+        n_ctx: int = DEFAULT_N_CTX,
         n_threads: int = 2,
         ready_timeout_s: float = 180.0,
     ) -> None:
@@ -161,9 +185,17 @@ class LocalModel:
     """A GGUF model served locally; ``close()`` (or leaving the ``with`` block) stops it."""
 
     def __init__(
-        self, model_path: str | Path, *, timeout_s: float = 600.0, **server_opts: object
+        self,
+        model_path: str | Path,
+        *,
+        timeout_s: float = 600.0,
+        default_max_tokens: int = DEFAULT_MAX_TOKENS,
+        **server_opts: object,
     ) -> None:
         self.server = LocalLlamaServer(model_path, **server_opts)  # type: ignore[arg-type]
+        self.context_limits = local_limits(
+            {"n_ctx": self.server.n_ctx, "default_max_tokens": default_max_tokens}
+        )
         self.server.start()
         self._client = OpenAICompatibleModel(
             "local",
@@ -174,6 +206,7 @@ class LocalModel:
             max_retries=1,
             schema_style="json_object",  # llama.cpp's form of schema-constrained output
             name=f"local:{self.server.model_path.name}",
+            unsupported=("reasoning_effort",),  # llama.cpp has no such setting
         )
 
     @property

@@ -17,6 +17,7 @@ import os
 from typing import Any, Literal
 
 from pastcast import safejson
+from pastcast.models._context import prompt_tokens
 from pastcast.models._pricing import PriceTable
 from pastcast.models._protocol import ChatRequest, ChatResponse, ModelError
 from pastcast.models._retry import (
@@ -32,6 +33,9 @@ from pastcast.records import Message, RequestedToolCall, Usage
 __all__ = ["OpenAICompatibleModel", "to_openai_messages"]
 
 SchemaStyle = Literal["json_schema", "json_object"]
+
+_SETTINGS = ("temperature", "max_tokens", "seed", "top_p", "reasoning_effort")
+"""Request settings sent as chat-completions parameters of the same name when set."""
 
 
 def to_openai_messages(messages: tuple[Message, ...]) -> list[dict[str, Any]]:
@@ -70,7 +74,12 @@ def _tool_call(raw: Any) -> RequestedToolCall:
 
 
 class OpenAICompatibleModel:
-    """One model of an OpenAI-compatible chat-completions endpoint."""
+    """One model of an OpenAI-compatible chat-completions endpoint.
+
+    Request settings (temperature, max tokens, seed, top-p, reasoning effort) are sent when set
+    and left out otherwise, so the provider's default applies. ``unsupported`` names settings the
+    server cannot honour: a request that sets one is refused with a ``ModelError``.
+    """
 
     def __init__(
         self,
@@ -86,6 +95,7 @@ class OpenAICompatibleModel:
         strict_schema: bool = False,
         extra_body: dict[str, Any] | None = None,
         name: str | None = None,
+        unsupported: tuple[str, ...] = (),
     ) -> None:
         try:
             import openai
@@ -105,6 +115,7 @@ class OpenAICompatibleModel:
         self.schema_style: SchemaStyle = schema_style
         self.strict_schema = strict_schema
         self.extra_body = dict(extra_body or {})
+        self.unsupported = unsupported
         # A path (a JSON-able option, as plans and run logs give it) is a price file.
         self.prices = PriceTable.load(prices) if isinstance(prices, str) else prices or PriceTable()
         self._name = name or f"{provider}:{model}"
@@ -165,10 +176,14 @@ class OpenAICompatibleModel:
                         "strict": self.strict_schema,
                     },
                 }
-        for key in ("temperature", "max_tokens", "seed"):
+        for key in _SETTINGS:
             value = getattr(request, key)
-            if value is not None:
-                params[key] = value
+            if value is None:
+                continue
+            if key in self.unsupported:
+                # Refused rather than dropped: the run log records what each request asked for.
+                raise ModelError(f"{self._name}: the server does not support {key} (got {value!r})")
+            params[key] = value
         if self.extra_body:
             params["extra_body"] = self.extra_body
         return params
@@ -248,8 +263,9 @@ class OpenAICompatibleModel:
 
 
 def _estimate_tokens(request: ChatRequest) -> int:
-    """A request's tokens before it is sent, for token rate limits: about 4 characters per input
-    token, plus the reply's token limit (or a typical reply)."""
-    chars = sum(len(m.content) for m in request.messages)
-    chars += sum(len(json.dumps(t.parameters)) + len(t.description) for t in request.tools)
-    return chars // 4 + (request.max_tokens or 512)
+    """A request's tokens before it is sent, for token rate limits: about 4 bytes per input
+    token (a typical count, not the context fit's cautious one), plus the reply's token limit
+    (or a typical reply)."""
+    return prompt_tokens(request, bytes_per_token=4.0, message_tokens=0) + (
+        request.max_tokens or 512
+    )

@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, Literal, Protocol, runtime_checkable
 
 from pydantic import Field
 
 from pastcast.records import Message, Record, RequestedToolCall, Usage
 
-__all__ = ["ChatRequest", "ChatResponse", "Model", "ModelError", "ToolSpec"]
+__all__ = ["ChatRequest", "ChatResponse", "Model", "ModelError", "ReasoningEffort", "ToolSpec"]
+
+ReasoningEffort = Literal["none", "minimal", "low", "medium", "high", "xhigh", "max"]
+"""How hard a reasoning model thinks before it answers (OpenAI's ``reasoning_effort``)."""
 
 
 class ModelError(RuntimeError):
@@ -31,6 +34,11 @@ class ChatRequest(Record):
     temperature: float | None = None
     max_tokens: int | None = None
     seed: int | None = None
+    top_p: float | None = Field(default=None, gt=0.0, le=1.0)
+    """Nucleus sampling: the probability mass sampled from (None: the provider's default)."""
+    reasoning_effort: ReasoningEffort | None = None
+    """None: the field is not sent and the provider's default applies (Forecast-Dojo Table 10's
+    "default"); a provider that cannot honour a value refuses the request."""
     rollout: int = Field(default=0, ge=0)
     """Which rollout of a step sends the request (set by the episode). Never sent to a provider:
     it is part of the cache key, so rollouts of one step sample independently with a cache."""

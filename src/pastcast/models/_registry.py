@@ -3,7 +3,9 @@
 Providers are registered on ``providers``, a ``pastcast.registry.Registry`` (entry-point group
 ``pastcast.model_providers``): ``factory(rest: str, **options) -> Model`` under its prefix. A run
 log records a ``ModelSpec`` (the spec string and its JSON options; never a key, keys come from
-the environment), and ``ModelSpec.build()`` rebuilds the same model later.
+the environment), and ``ModelSpec.build()`` rebuilds the same model later. A provider whose
+models have a bounded context registers ``context_limits=fn(rest, options) -> ContextLimits``, so
+``context_limits_for`` knows a model's window without building it.
 """
 
 from __future__ import annotations
@@ -14,21 +16,36 @@ from typing import Any
 
 from pydantic import Field, JsonValue
 
+from pastcast.models._context import ContextLimits
 from pastcast.models._protocol import Model, ModelError
 from pastcast.records import Record
 from pastcast.registry import Registry
 
-__all__ = ["ModelSpec", "known_providers", "providers", "register_provider", "resolve_model"]
+__all__ = [
+    "ModelSpec",
+    "context_limits_for",
+    "known_providers",
+    "providers",
+    "register_provider",
+    "resolve_model",
+]
 
 ProviderFactory = Callable[..., Model]
+LimitsOf = Callable[[str, dict[str, Any]], ContextLimits]
 providers: Registry[Model] = Registry("model provider", group="pastcast.model_providers")
 """Model providers by spec prefix."""
 _SECRET_WORDS = ("key", "token", "secret", "password")
 
 
-def register_provider(prefix: str) -> Callable[[ProviderFactory], ProviderFactory]:
-    """Register ``factory(rest: str, **options) -> Model`` under ``prefix``."""
-    return providers.register(prefix)
+def register_provider(
+    prefix: str, *, context_limits: LimitsOf | None = None
+) -> Callable[[ProviderFactory], ProviderFactory]:
+    """Register ``factory(rest: str, **options) -> Model`` under ``prefix``; ``context_limits``
+    gives the context limits of its models from the same arguments (bounded-context
+    providers)."""
+    if context_limits is None:
+        return providers.register(prefix)
+    return providers.register(prefix, context_limits=context_limits)
 
 
 def known_providers() -> list[str]:
@@ -43,6 +60,16 @@ class ModelSpec(Record):
 
     def build(self) -> Model:
         return resolve_model(self.spec, **self.options)
+
+
+def context_limits_for(spec: str, options: dict[str, Any]) -> ContextLimits | None:
+    """The context limits of the model ``spec`` would build, without building it (None when its
+    provider states none, or the spec names no known provider)."""
+    prefix, sep, rest = spec.partition(":")
+    if not sep or prefix not in providers:
+        return None
+    limits = providers.get(prefix).meta.get("context_limits")
+    return limits(rest, options) if callable(limits) else None
 
 
 def resolve_model(spec: str, **options: Any) -> Model:
@@ -87,14 +114,23 @@ def _compatible(rest: str, **options: Any) -> Model:
     return OpenAICompatibleModel(name, base_url=url, **options)
 
 
-@register_provider("local")
-def _local(rest: str, **options: Any) -> Model:
-    """``local:PATH.gguf``, or ``local:smollm2`` for the small packaged test model."""
-    from pastcast.models._local import LocalModel, smollm2_path
+def _local_limits(rest: str, options: dict[str, Any]) -> ContextLimits:
+    from pastcast.models._local import local_limits
 
-    path = smollm2_path() if rest == "smollm2" else Path(rest)
+    return local_limits(options)
+
+
+@register_provider("local", context_limits=_local_limits)
+def _local(rest: str, **options: Any) -> Model:
+    """``local:PATH.gguf``, or ``local:NAME`` for a model shipped in a package (``smollm2``,
+    ``qwen2.5-coder-1.5b``: ``pastcast.models.packaged_models``)."""
+    from pastcast.models._local import LocalModel
+    from pastcast.models._packaged import packaged_models
+
+    path = packaged_models.build(rest) if rest in packaged_models else Path(rest)
     if path.suffix != ".gguf":
-        raise ValueError(f"local models are GGUF files, got {rest!r}")
+        known = ", ".join(packaged_models.names())
+        raise ValueError(f"local models are GGUF files or packaged models ({known}), got {rest!r}")
     if not path.is_file():
         raise ModelError(f"{path}: model file not found")
     return LocalModel(path, **options)

@@ -7,7 +7,7 @@ apart, below a rule, marked as references.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from rich.table import Table
@@ -20,6 +20,7 @@ __all__ = [
     "leaderboard_markdown",
     "leaderboard_rows",
     "leaderboard_table",
+    "with_titles",
 ]
 
 COLUMNS = ("n", "fail", "Brier", "accuracy", "log loss", "info-alpha", "alpha (shrunk)")
@@ -45,6 +46,21 @@ def fmt_metric(m: MetricSummary, digits: int = 3) -> str:
     return text
 
 
+def with_titles(
+    cells: Sequence[str], titles: Mapping[str, str], by: Sequence[str] | None = None
+) -> list[str]:
+    """``cells`` with a "question" cell after the event's: the header (``by`` omitted, ``cells``
+    are the column names) or a row's key cells (``by`` names them). Unchanged without titles or
+    an event column."""
+    columns = list(cells if by is None else by)
+    if not titles or "event" not in columns:
+        return list(cells)
+    at = columns.index("event") + 1
+    out = list(cells)
+    out.insert(at, "question" if by is None else titles.get(cells[at - 1], ""))
+    return out
+
+
 def _ordered(summaries: Sequence[GroupSummary]) -> tuple[list[GroupSummary], list[GroupSummary]]:
     agents = sorted(
         (s for s in summaries if s.role != "reference"), key=lambda s: s.metrics["brier"].mean
@@ -53,8 +69,10 @@ def _ordered(summaries: Sequence[GroupSummary]) -> tuple[list[GroupSummary], lis
     return agents, refs
 
 
-def _row(s: GroupSummary) -> list[str]:
-    names = list(s.group)
+def _row(
+    s: GroupSummary, titles: Mapping[str, str] | None = None, by: Sequence[str] = ()
+) -> list[str]:
+    names = with_titles(s.group, titles or {}, by)
     if s.role == "reference" and names:
         names[0] += " (reference)"
     at = s.alpha_tests["alpha"]
@@ -71,31 +89,44 @@ def _row(s: GroupSummary) -> list[str]:
     ]
 
 
-def leaderboard_rows(summaries: Sequence[GroupSummary]) -> list[list[str]]:
+def leaderboard_rows(
+    summaries: Sequence[GroupSummary],
+    titles: Mapping[str, str] | None = None,
+    by: Sequence[str] = (),
+) -> list[list[str]]:
+    """Rows in leaderboard order; with ``titles`` (event id -> question) and an "event" column
+    among ``by``, a "question" cell follows the event's."""
     agents, refs = _ordered(summaries)
-    return [_row(s) for s in [*agents, *refs]]
+    return [_row(s, titles, by) for s in [*agents, *refs]]
 
 
 def leaderboard_table(
-    summaries: Sequence[GroupSummary], by: Sequence[str], title: str = ""
+    summaries: Sequence[GroupSummary],
+    by: Sequence[str],
+    title: str = "",
+    titles: Mapping[str, str] | None = None,
 ) -> Table:
     table = Table(title=title, title_justify="left")
-    for col in by:
+    for col in with_titles(by, titles or {}):
         table.add_column(col)
     for col in COLUMNS:
         table.add_column(col, justify="right")
     agents, refs = _ordered(summaries)
     for s in agents:
-        table.add_row(*_row(s))
+        table.add_row(*_row(s, titles, by))
     if refs:
         table.add_section()
         for s in refs:
-            table.add_row(*_row(s))
+            table.add_row(*_row(s, titles, by))
     return table
 
 
-def leaderboard_markdown(summaries: Sequence[GroupSummary], by: Sequence[str]) -> str:
-    header = [*by, *COLUMNS]
+def leaderboard_markdown(
+    summaries: Sequence[GroupSummary],
+    by: Sequence[str],
+    titles: Mapping[str, str] | None = None,
+) -> str:
+    header = [*with_titles(by, titles or {}), *COLUMNS]
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
-    lines += ["| " + " | ".join(row) + " |" for row in leaderboard_rows(summaries)]
+    lines += ["| " + " | ".join(row) + " |" for row in leaderboard_rows(summaries, titles, by)]
     return "\n".join(lines)

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from typing import Any
 
 import numpy as np
@@ -79,11 +79,16 @@ class Scorecard:
     bins: int
     n_forecasts: int
     groups: tuple[GroupReport, ...]
+    titles: Mapping[str, str] = field(default_factory=dict)
+    """The question title of each event grouped by, where the dataset is known."""
 
     def as_dict(self) -> dict[str, Any]:
         """``groups``: each group's summary (``GroupSummary.as_dict``); ``details``: the same
-        groups' calibration, resources, models and references."""
+        groups' calibration, resources, models and references; ``titles`` (when known): the
+        question of each event grouped by."""
+        extra = {"titles": dict(self.titles)} if self.titles else {}
         return {
+            **extra,
             "by": list(self.by),
             "fallback": self.fallback,
             "bootstrap": self.bootstrap,
@@ -153,4 +158,9 @@ def scorecard(
                 n_market=int(np.isfinite(market).sum()),
             )
         )
-    return Scorecard(by, fallback, bootstrap, seed, bins, len(table), tuple(out))
+    titles = (
+        {e.id: e.title for e in runs.dataset.events if e.id in {s.event_id for s in steps}}
+        if runs.dataset is not None and "event" in by
+        else {}
+    )
+    return Scorecard(by, fallback, bootstrap, seed, bins, len(table), tuple(out), titles)

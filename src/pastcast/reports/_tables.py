@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 from rich.table import Table
 
-from pastcast.reports._leaderboard import fmt_metric
+from pastcast.reports._leaderboard import fmt_metric, with_titles
 from pastcast.reports._scorecard import GroupReport, Scorecard
 
 __all__ = [
@@ -50,8 +50,8 @@ def _pct(x: float | None) -> str:
     return "-" if x is None or not math.isfinite(x) else f"{x:.1%}"
 
 
-def _names(g: GroupReport) -> list[str]:
-    names = list(g.group)
+def _names(g: GroupReport, card: Scorecard) -> list[str]:
+    names = with_titles(g.group, card.titles, card.by)
     if g.summary.role == "reference" and names:
         names[0] += " (reference)"
     return names
@@ -65,9 +65,10 @@ def _build(
     note: str = "",
 ) -> TextTable:
     ranked = card.ranked()
-    rows = tuple((*_names(g), *cells(g)) for g in ranked)
+    keys = with_titles(card.by, card.titles)
+    rows = tuple((*_names(g, card), *cells(g)) for g in ranked)
     n_agents = sum(g.summary.role != "reference" for g in ranked)
-    return TextTable(title, (*card.by, *columns), rows, n_agents, len(card.by), note)
+    return TextTable(title, (*keys, *columns), rows, n_agents, len(keys), note)
 
 
 def _failure_rate(g: GroupReport) -> str:

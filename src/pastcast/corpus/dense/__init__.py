@@ -5,6 +5,7 @@ embedders by name."""
 from pastcast.corpus.dense._dense import DenseIndex
 from pastcast.corpus.dense._embedders import (
     DEFAULT_EMBEDDER,
+    STATIC_EMBEDDER,
     Embedder,
     MiniLMEmbedder,
     QueryCache,
@@ -13,15 +14,20 @@ from pastcast.corpus.dense._embedders import (
     embedding_text,
 )
 from pastcast.corpus.dense._hybrid import RRF_K, HybridIndex, rrf_fuse
+from pastcast.corpus.dense._static import StaticEmbedder, cache_root, distill_static
 
 __all__ = [
     "DEFAULT_EMBEDDER",
     "RRF_K",
+    "STATIC_EMBEDDER",
     "DenseIndex",
     "Embedder",
     "HybridIndex",
     "MiniLMEmbedder",
     "QueryCache",
+    "StaticEmbedder",
+    "cache_root",
+    "distill_static",
     "embed_documents",
     "embedders",
     "embedding_text",

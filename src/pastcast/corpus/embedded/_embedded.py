@@ -17,6 +17,7 @@ from pathlib import Path
 import numpy as np
 import numpy.typing as npt
 
+from pastcast.corpus._filter import SearchFilter
 from pastcast.corpus._protocol import DocumentNotVisible, SearchHit, not_visible_message
 from pastcast.corpus._text import TOKENIZER, snippet, tokenize
 from pastcast.corpus.embedded._arrays import IndexArrays, from_micros
@@ -39,6 +40,7 @@ __all__ = ["EmbeddedIndex"]
 
 Ordinals = npt.NDArray[np.int64]
 Scores = npt.NDArray[np.float64]
+Mask = npt.NDArray[np.bool_]
 
 
 class EmbeddedIndex(ThreadLookups):
@@ -174,9 +176,16 @@ class EmbeddedIndex(ThreadLookups):
             raise DocumentNotVisible(not_visible_message(doc_id, as_of))
         return doc
 
-    def search(self, query: str, *, as_of: datetime, k: int = 10) -> list[SearchHit]:
-        ordinals, scores = self.score(self.query_terms(query), self.count_before(as_of), k)
-        return self.hits(zip(ordinals.tolist(), scores.tolist(), strict=True), query, as_of)
+    def search(
+        self, query: str, *, as_of: datetime, k: int = 10, filters: SearchFilter | None = None
+    ) -> list[SearchHit]:
+        """BM25 over the documents before ``as_of``; ``filters`` restrict which of them are
+        ranked (the statistics stay those of every visible document)."""
+        n = self.count_before(as_of)
+        mask = self.filter_mask(filters, n)
+        ordinals, scores = self.score(self.query_terms(query), n, k, allowed=mask)
+        ranked = zip(ordinals.tolist(), scores.tolist(), strict=True)
+        return self.hits(ranked, query, as_of, filters)
 
     # -- helpers shared with the dense and hybrid searchers -----------------------------------
 
@@ -195,12 +204,16 @@ class EmbeddedIndex(ThreadLookups):
         return self._parts[p].document(ordinal - int(self._bases[p]))
 
     def hits(
-        self, ranked: Iterable[tuple[int, float]], query: str, as_of: datetime
+        self,
+        ranked: Iterable[tuple[int, float]],
+        query: str,
+        as_of: datetime,
+        filters: SearchFilter | None = None,
     ) -> list[SearchHit]:
         """``SearchHit``s for (ordinal, score) pairs, in the given order.
 
-        Every document's own timestamp is checked against the cutoff once more, so a corrupt
-        index fails loudly instead of leaking.
+        Every document's own timestamp is checked against the cutoff once more (and the
+        document against ``filters``), so a corrupt index fails loudly instead of leaking.
         """
         terms = self.query_terms(query)
         cutoff = as_utc(as_of)
@@ -209,6 +222,8 @@ class EmbeddedIndex(ThreadLookups):
             doc = self.read_ordinal(ordinal)
             if not is_visible(doc.timestamp, cutoff):
                 raise RuntimeError(f"index corrupt: {doc.id!r} ranked at cutoff {cutoff}")
+            if filters is not None and not filters.matches(doc):
+                raise RuntimeError(f"index corrupt: {doc.id!r} ranked against its filter")
             out.append(
                 SearchHit(
                     id=doc.id,
@@ -222,12 +237,16 @@ class EmbeddedIndex(ThreadLookups):
 
     # -- scoring ------------------------------------------------------------------------------
 
-    def score(self, terms: list[str], n: int, k: int) -> tuple[Ordinals, Scores]:
-        """Top-``k`` ordinals and BM25 scores over the first ``n`` ordinals only.
+    def score(
+        self, terms: list[str], n: int, k: int, *, allowed: Mask | None = None
+    ) -> tuple[Ordinals, Scores]:
+        """Top-``k`` ordinals and BM25 scores over the first ``n`` ordinals only (and of
+        those, only the ``allowed`` ones, when given).
 
         Ranking: score descending, then document id ascending.
         """
-        return bm25_top_k(self._blocks, self._block_bases, self._id_rank, terms, n, k)
+        blocks, bases = self._blocks, self._block_bases
+        return bm25_top_k(blocks, bases, self._id_rank, terms, n, k, allowed=allowed)
 
     def naive_score(self, terms: list[str], n: int, k: int) -> tuple[Ordinals, Scores]:
         """The baseline (benchmarks, tests): rank every document, then drop the future ones."""

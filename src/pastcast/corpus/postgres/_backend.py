@@ -19,17 +19,22 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Mapping, Sequence
 from datetime import UTC, datetime
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
+from pastcast.corpus._filter import SearchFilter
 from pastcast.corpus._identity import DIGEST_SCHEME, MonthDigests
 from pastcast.corpus._protocol import DocumentNotVisible, SearchHit, not_visible_message
 from pastcast.corpus._text import TOKENIZER, snippet, tokenize
+from pastcast.corpus._walk import ancestors_of
 from pastcast.corpus.dense import Embedder, embed_documents
 from pastcast.corpus.embedded import K1, B
 from pastcast.corpus.postgres._sql import (
     ALL_SQL,
+    ANCESTOR_SQL,
     AUTHOR_SQL,
     COUNT_SQL,
+    DESCENDANTS_SQL,
     DF_SQL,
     HAS_THREADS_SQL,
     HITS_SQL,
@@ -38,10 +43,11 @@ from pastcast.corpus.postgres._sql import (
     MONTH_LENGTHS_SQL,
     READ_SQL,
     THREAD_SQL,
-    VECTOR_SQL,
     check_schema,
     document_of,
+    filter_sql,
     score_sql,
+    vector_sql,
 )
 from pastcast.corpus.postgres._url import one_line, redact_url
 from pastcast.cutoff import as_utc
@@ -196,17 +202,16 @@ class PostgresBackend:
         return int(self._rows(COUNT_SQL, {"as_of": as_utc(as_of)})[0][0])
 
     def read(self, doc_id: str, *, as_of: datetime) -> Document:
-        if "\x00" in doc_id:  # PostgreSQL text cannot hold NUL, so no stored id has one
-            raise DocumentNotVisible(not_visible_message(doc_id, as_of))
-        rows = self._rows(READ_SQL, {"id": doc_id, "as_of": as_utc(as_of)})
-        if not rows:
-            raise DocumentNotVisible(not_visible_message(doc_id, as_of))
-        return document_of(rows[0])
+        # PostgreSQL text cannot hold NUL, so no stored id has one (refused in ``_read_with``)
+        return self._read_with(READ_SQL, doc_id, as_of=as_of)
 
-    def search(self, query: str, *, as_of: datetime, k: int = 10) -> list[SearchHit]:
-        """BM25 over the documents before ``as_of``, with statistics over those alone."""
+    def search(
+        self, query: str, *, as_of: datetime, k: int = 10, filters: SearchFilter | None = None
+    ) -> list[SearchHit]:
+        """BM25 over the documents before ``as_of``, with statistics over those alone;
+        ``filters`` restrict which of them are ranked (in the same statement)."""
         terms = list(dict.fromkeys(tokenize(query)))
-        return self.hits(self.score(terms, as_of, k), terms, as_of)
+        return self.hits(self.score(terms, as_of, k, filters), terms, as_of, filters)
 
     # -- ThreadedBackend -------------------------------------------------------------------------
 
@@ -230,6 +235,26 @@ class PostgresBackend:
     def author_posts(self, author: str, *, as_of: datetime, limit: int = 20) -> list[Document]:
         """The author's last ``limit`` documents before the cutoff, in time order."""
         return self._lookup(AUTHOR_SQL, author, as_of, limit)
+
+    def ancestors(self, doc_id: str, *, as_of: datetime) -> list[Document]:
+        """What a document replies to, root first, as far as it is visible (one indexed read
+        per level); the document itself must be visible."""
+        doc = self.post(doc_id, as_of=as_of)
+        return ancestors_of(partial(self._read_with, ANCESTOR_SQL, as_of=as_of), doc)
+
+    def descendants(self, doc_id: str, *, as_of: datetime, limit: int = 50) -> list[Document]:
+        """The first ``limit`` visible replies to a document and replies to those, in time
+        order (one recursive statement); the document itself must be visible."""
+        self.post(doc_id, as_of=as_of)
+        return self._lookup(DESCENDANTS_SQL, doc_id, as_of, limit)
+
+    def _read_with(self, statement: str, doc_id: str, *, as_of: datetime) -> Document:
+        if "\x00" in doc_id:
+            raise DocumentNotVisible(not_visible_message(doc_id, as_of))
+        rows = self._rows(statement, {"id": doc_id, "as_of": as_utc(as_of)})
+        if not rows:
+            raise DocumentNotVisible(not_visible_message(doc_id, as_of))
+        return document_of(rows[0])
 
     def _lookup(self, statement: str, key: str, as_of: datetime, limit: int) -> list[Document]:
         if limit < 1:
@@ -260,23 +285,34 @@ class PostgresBackend:
                 df[t] = df.get(t, 0) + int(c)
         return n, total, df
 
-    def score(self, terms: Sequence[str], as_of: datetime, k: int) -> list[tuple[int, float]]:
-        """Top-``k`` (ordinal, score) before ``as_of``: score descending, then id."""
+    def score(
+        self, terms: Sequence[str], as_of: datetime, k: int, filters: SearchFilter | None = None
+    ) -> list[tuple[int, float]]:
+        """Top-``k`` (ordinal, score) before ``as_of`` among the documents that pass
+        ``filters``: score descending, then id. The statistics are over every visible document."""
         n, total, df = self.statistics(terms, as_of)
         used = [t for t in terms if df.get(t, 0) > 0]
         if n == 0 or k <= 0 or not used:
             return []
-        params: dict[str, Any] = {"as_of": as_utc(as_of), "k": k, "k1": K1, "b": B}
+        conditions, params = filter_sql(filters)
+        params |= {"as_of": as_utc(as_of), "k": k, "k1": K1, "b": B}
         params |= {"k1p1": K1 + 1.0, "one_minus_b": 1.0 - B, "avgdl": total / n}
         for i, term in enumerate(used):
             params[f"t{i}"] = term
             params[f"idf{i}"] = math.log(1.0 + (n - df[term] + 0.5) / (df[term] + 0.5))
-        return [(int(o), float(s)) for o, s in self._rows(score_sql(len(used)), params)]
+        rows = self._rows(score_sql(len(used), conditions), params)
+        return [(int(o), float(s)) for o, s in rows]
 
     # -- dense ----------------------------------------------------------------------------------
 
     def search_vector(
-        self, vector: Sequence[float], *, as_of: datetime, k: int = 10, exact: bool = True
+        self,
+        vector: Sequence[float],
+        *,
+        as_of: datetime,
+        k: int = 10,
+        exact: bool = True,
+        filters: SearchFilter | None = None,
     ) -> list[SearchHit]:
         """Documents before ``as_of`` by inner product with ``vector`` (descending, then id).
 
@@ -285,26 +321,36 @@ class PostgresBackend:
         per-partition HNSW graphs (``hnsw.iterative_scan``): faster on big corpora, may miss
         documents, and still never returns one at or after the cutoff (same WHERE clause).
         """
-        return self.hits(self.vector_ranked(vector, as_of, k, exact=exact), [], as_of)
+        ranked = self.vector_ranked(vector, as_of, k, exact=exact, filters=filters)
+        return self.hits(ranked, [], as_of, filters)
 
     def vector_ranked(
-        self, vector: Sequence[float], as_of: datetime, k: int, *, exact: bool = True
+        self,
+        vector: Sequence[float],
+        as_of: datetime,
+        k: int,
+        *,
+        exact: bool = True,
+        filters: SearchFilter | None = None,
     ) -> list[tuple[int, float]]:
-        """Top-``k`` (ordinal, inner product) before ``as_of`` (see ``search_vector``)."""
+        """Top-``k`` (ordinal, inner product) before ``as_of`` among the documents that pass
+        ``filters`` (see ``search_vector``)."""
         if not self.meta.get("dims"):
             raise ValueError(f"schema {self.schema!r} was built without embeddings")
         import numpy as np
         from pgvector import Vector
 
-        params = {"q": Vector(np.asarray(vector, dtype=np.float32)), "as_of": as_utc(as_of), "k": k}
+        conditions, params = filter_sql(filters)
+        params |= {"q": Vector(np.asarray(vector, dtype=np.float32)), "as_of": as_utc(as_of)}
+        params["k"] = k
         if exact:
             # Ordering by the negated distance (then ord) cannot use the HNSW index.
-            rows = self._rows(VECTOR_SQL, params)
+            rows = self._rows(vector_sql(conditions), params)
         else:
             q = (
                 "SELECT ord, score FROM (SELECT ord, -(embedding <#> %(q)s)::float8 AS score "
-                "FROM {s}.documents WHERE ts < %(as_of)s ORDER BY embedding <#> %(q)s "
-                "LIMIT %(k)s) AS a ORDER BY score DESC, ord"
+                f"FROM {{s}}.documents WHERE ts < %(as_of)s{conditions} "
+                "ORDER BY embedding <#> %(q)s LIMIT %(k)s) AS a ORDER BY score DESC, ord"
             )
             with self._conn.transaction():
                 self._conn.execute("SET LOCAL hnsw.iterative_scan = relaxed_order")
@@ -314,14 +360,21 @@ class PostgresBackend:
     # -- helpers --------------------------------------------------------------------------------
 
     def hits(
-        self, ranked: Sequence[tuple[int, float]], terms: list[str], as_of: datetime
+        self,
+        ranked: Sequence[tuple[int, float]],
+        terms: list[str],
+        as_of: datetime,
+        filters: SearchFilter | None = None,
     ) -> list[SearchHit]:
         """``SearchHit``s for (ordinal, score) pairs in the given order, snippets around
-        ``terms``; the documents are fetched under the cutoff once more."""
+        ``terms``; the documents are fetched under the cutoff once more (and checked against
+        ``filters`` here)."""
         if not ranked:
             return []
         params = {"ords": [o for o, _ in ranked], "as_of": as_utc(as_of)}
         docs = {int(r[0]): document_of(r[1:]) for r in self._rows(HITS_SQL, params)}
+        if filters is not None and not all(filters.matches(d) for d in docs.values()):
+            raise RuntimeError(f"schema {self.schema!r}: a search ranked against its filter")
         return [
             SearchHit(
                 id=docs[o].id,

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from datetime import datetime
 
+from pastcast.corpus._filter import SearchFilter
 from pastcast.corpus._protocol import SearchHit
 from pastcast.corpus._text import tokenize
 from pastcast.corpus.dense import RRF_K, Embedder, QueryCache, rrf_fuse
@@ -42,6 +43,12 @@ class _Lookups:
     def author_posts(self, author: str, *, as_of: datetime, limit: int = 20) -> list[Document]:
         return self.pg.author_posts(author, as_of=as_of, limit=limit)
 
+    def ancestors(self, doc_id: str, *, as_of: datetime) -> list[Document]:
+        return self.pg.ancestors(doc_id, as_of=as_of)
+
+    def descendants(self, doc_id: str, *, as_of: datetime, limit: int = 50) -> list[Document]:
+        return self.pg.descendants(doc_id, as_of=as_of, limit=limit)
+
     def close(self) -> None:
         self.pg.close()
 
@@ -56,14 +63,20 @@ class PostgresDense(_Lookups):
         self.embedder = embedder
         self._queries = QueryCache(embedder, query_cache)
 
-    def ranked(self, query: str, as_of: datetime, k: int) -> list[tuple[int, float]]:
+    def ranked(
+        self, query: str, as_of: datetime, k: int, filters: SearchFilter | None = None
+    ) -> list[tuple[int, float]]:
+        """Top-``k`` (ordinal, inner product) of the text query, embedded here."""
         if k <= 0 or not query.strip():
             return []
-        return self.pg.vector_ranked(self._queries.get(query)[0].tolist(), as_of, k)
+        vector = self._queries.get(query)[0].tolist()
+        return self.pg.vector_ranked(vector, as_of, k, filters=filters)
 
-    def search(self, query: str, *, as_of: datetime, k: int = 10) -> list[SearchHit]:
+    def search(
+        self, query: str, *, as_of: datetime, k: int = 10, filters: SearchFilter | None = None
+    ) -> list[SearchHit]:
         terms = list(dict.fromkeys(tokenize(query)))
-        return self.pg.hits(self.ranked(query, as_of, k), terms, as_of)
+        return self.pg.hits(self.ranked(query, as_of, k, filters), terms, as_of, filters)
 
     def identity(self) -> CorpusIdentity:
         base = self.pg.identity()
@@ -79,13 +92,15 @@ class PostgresHybrid(_Lookups):
         self.pg = dense.pg
         self.depth = depth
 
-    def search(self, query: str, *, as_of: datetime, k: int = 10) -> list[SearchHit]:
+    def search(
+        self, query: str, *, as_of: datetime, k: int = 10, filters: SearchFilter | None = None
+    ) -> list[SearchHit]:
         depth = max(self.depth, k)
         terms = list(dict.fromkeys(tokenize(query)))
-        bm25 = [o for o, _ in self.pg.score(terms, as_of, depth)]
-        dense = [o for o, _ in self.dense.ranked(query, as_of, depth)]
+        bm25 = [o for o, _ in self.pg.score(terms, as_of, depth, filters)]
+        dense = [o for o, _ in self.dense.ranked(query, as_of, depth, filters)]
         # the ordinal is the id's rank in the database, so ties fall to the lower ordinal
-        return self.pg.hits(rrf_fuse(bm25, dense, k, int), terms, as_of)
+        return self.pg.hits(rrf_fuse(bm25, dense, k, int), terms, as_of, filters)
 
     def identity(self) -> CorpusIdentity:
         dense = self.dense.identity()

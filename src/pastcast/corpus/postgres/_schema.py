@@ -121,6 +121,8 @@ def _create_indexes(conn: psycopg.Connection[Any], schema: str, dims: int | None
     # thread and author look-ups: one key's documents in time order
     conn.execute(sql.SQL("CREATE INDEX ON {}.documents (thread_id, ts, id)").format(s))
     conn.execute(sql.SQL("CREATE INDEX ON {}.documents (author, ts, id)").format(s))
+    # the replies to a document (descendants), walked level by level
+    conn.execute(sql.SQL("CREATE INDEX ON {}.documents (parent_id, ts, id)").format(s))
     conn.execute(sql.SQL("CREATE INDEX ON {}.postings (term, ts) INCLUDE (ord, tf, len)").format(s))
     # Per-month statistics (see the module docstring); months are UTC calendar months.
     conn.execute(

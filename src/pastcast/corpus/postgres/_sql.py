@@ -12,12 +12,15 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
+from pastcast.corpus._filter import SearchFilter, ascii_lower
 from pastcast.records import Document
 
 __all__ = [
     "ALL_SQL",
+    "ANCESTOR_SQL",
     "AUTHOR_SQL",
     "COUNT_SQL",
+    "DESCENDANTS_SQL",
     "DF_SQL",
     "DOC_FIELDS",
     "HAS_THREADS_SQL",
@@ -30,7 +33,9 @@ __all__ = [
     "VECTOR_SQL",
     "check_schema",
     "document_of",
+    "filter_sql",
     "score_sql",
+    "vector_sql",
 ]
 
 DOC_FIELDS = "id, ts, title, text, source, url, thread_id, author, parent_id"
@@ -71,10 +76,62 @@ AUTHOR_SQL = (
     "AND ts < %(as_of)s ORDER BY ts DESC, id DESC LIMIT %(limit)s) AS last ORDER BY ts, id"
 )
 HAS_THREADS_SQL = "SELECT EXISTS (SELECT 1 FROM {s}.documents WHERE thread_id <> '')"
-VECTOR_SQL = (
-    "SELECT ord, -(embedding <#> %(q)s)::float8 AS score FROM {s}.documents "
-    "WHERE ts < %(as_of)s ORDER BY score DESC, ord LIMIT %(k)s"
+# The replies to a document, their replies and so on, through visible documents only (a
+# reply is reached from a visible parent); UNION drops repeats, so a cycle in bad data ends.
+DESCENDANTS_SQL = (
+    "WITH RECURSIVE down(id) AS ("
+    "SELECT id FROM {s}.documents WHERE parent_id = %(key)s AND ts < %(as_of)s "
+    "UNION SELECT d.id FROM {s}.documents d JOIN down ON d.parent_id = down.id "
+    "WHERE d.ts < %(as_of)s) "
+    f"SELECT {DOC_FIELDS} FROM {{s}}.documents WHERE id IN (SELECT id FROM down) "
+    "AND id <> %(key)s AND ts < %(as_of)s ORDER BY ts, id LIMIT %(limit)s"
 )
+ANCESTOR_SQL = READ_SQL  # one parent at a time: the chain is short, and a cycle must end it
+_VECTOR_SQL = (
+    "SELECT ord, -(embedding <#> %(q)s)::float8 AS score FROM {s}.documents "
+    "WHERE ts < %(as_of)s{f} ORDER BY score DESC, ord LIMIT %(k)s"
+)
+_UPPER = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
+_ASCII_LOWER_SOURCE = f"translate(source, '{_UPPER}', '{_UPPER.lower()}')"
+
+
+def filter_sql(filters: SearchFilter | None) -> tuple[str, dict[str, Any]]:
+    """`` AND ...`` conditions on the documents' columns for ``filters`` (the rules of
+    ``SearchFilter.matches``), and their parameters; ``("", {})`` for no filter."""
+    if filters is None or filters.is_empty():
+        return "", {}
+    conds: list[str] = []
+    params: dict[str, Any] = {}
+    lower, upper = filters.time_range()
+    if lower is not None:
+        conds.append("ts >= %(f_lower)s")
+        params["f_lower"] = lower
+    if upper is not None:
+        conds.append("ts < %(f_upper)s")
+        params["f_upper"] = upper
+    if filters.doc_type is not None:
+        op = "<>" if filters.doc_type == "comment" else "="
+        conds.append(f"coalesce(parent_id, '') {op} ''")
+    if filters.author is not None:
+        conds.append("author = %(f_author)s")
+        params["f_author"] = filters.author
+    if filters.source is not None:
+        want = ascii_lower(filters.source)
+        conds.append(
+            f"({_ASCII_LOWER_SOURCE} = %(f_source)s OR "
+            f"right({_ASCII_LOWER_SOURCE}, %(f_tail_len)s) = %(f_tail)s)"
+        )
+        params |= {"f_source": want, "f_tail": "/" + want, "f_tail_len": len(want) + 1}
+    return "".join(f" AND {c}" for c in conds), params
+
+
+def vector_sql(conditions: str = "") -> str:
+    """The exact vector ranking, restricted by ``conditions`` (from ``filter_sql``)."""
+    return _VECTOR_SQL.replace("{f}", conditions)
+
+
+VECTOR_SQL = vector_sql()
+
 
 # The contribution of one posting of query term {i}, written exactly as numpy evaluates
 # idf * (tf * (K1 + 1.0)) / (tf + K1 * (1.0 - B + B * (len / avgdl))).
@@ -84,13 +141,17 @@ _TERM_SQL = (
     "(len::float8 / %(avgdl)s::float8))) AS c "
     "FROM {s}.postings WHERE term = %(t{i})s AND ts < %(as_of)s"
 )
+# A filter keeps the postings of the documents that pass it (postings hold no document fields).
+_FILTERED = " AND ord IN (SELECT ord FROM {s}.documents WHERE ts < %(as_of)s{f})"
 
 
-def score_sql(n_terms: int) -> str:
-    """The BM25 statement for ``n_terms`` query terms (parameters ``t{i}``, ``idf{i}``, ...)."""
+def score_sql(n_terms: int, conditions: str = "") -> str:
+    """The BM25 statement for ``n_terms`` query terms (parameters ``t{i}``, ``idf{i}``, ...),
+    ranking only documents that meet ``conditions`` (from ``filter_sql``)."""
     parts, score = [], "0::float8"
+    only = _FILTERED.replace("{f}", conditions) if conditions else ""
     for i in range(n_terms):
-        parts.append(_TERM_SQL.replace("{i}", str(i)))
+        parts.append(_TERM_SQL.replace("{i}", str(i)) + only)
         # One value per (document, term), added in query-term order as numpy does.
         score = f"({score} + coalesce(max(c) FILTER (WHERE ti = {i}), 0::float8))"
     return (

@@ -3,6 +3,7 @@
 with crawl cleaning, the hindsight screen and the content screen applied when a corpus is
 built; ``sources`` names them for ``open_source``."""
 
+from pastcast.corpus.sources._allow import allow_sources, read_allow_list, source_matches
 from pastcast.corpus.sources._ccnews import CCNewsReport, WarcMissing, ccnews_pages, read_ccnews
 from pastcast.corpus.sources._clean import (
     CleanedPage,
@@ -55,6 +56,7 @@ __all__ = [
     "WarcMissing",
     "WcepReport",
     "ZstdMissing",
+    "allow_sources",
     "canonical_url",
     "ccnews_pages",
     "check_readable",
@@ -66,11 +68,13 @@ __all__ = [
     "open_source",
     "parse_html",
     "quality_problem",
+    "read_allow_list",
     "read_article_table",
     "read_ccnews",
     "read_jsonl_documents",
     "read_reddit",
     "read_wcep",
     "screen_document",
+    "source_matches",
     "sources",
 ]

@@ -69,6 +69,8 @@ def _config(request: ChatRequest) -> GenerateConfig:
         temperature=request.temperature,
         max_tokens=request.max_tokens,
         seed=request.seed,
+        top_p=request.top_p,
+        reasoning_effort=request.reasoning_effort,
         response_schema=schema,
     )
 

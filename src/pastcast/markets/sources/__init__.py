@@ -1,10 +1,11 @@
-"""Importers of resolved markets: ForecastBench files, Polymarket's public APIs, the
-Forecast-Dojo release layout, resumable downloads of upstream files, and the text snapshots of
-ForecastBench's question sets."""
+"""Importers of resolved markets: ForecastBench files (and the nightly history of a clone of its
+datasets repository, and the text snapshots of its question sets), Polymarket's public APIs, the
+Forecast-Dojo release layout, and resumable downloads of upstream files."""
 
 from pastcast.markets.sources._download import FORECASTBENCH_FILES, DownloadError, download_files
 from pastcast.markets.sources._fbsnapshots import collected_at, read_text_versions
 from pastcast.markets.sources._forecastbench import (
+    HISTORY_REPO_HINT,
     MARKET_SOURCES,
     ForecastBenchError,
     ImportResult,
@@ -15,12 +16,14 @@ from pastcast.markets.sources._polymarket import (
     PolymarketClient,
     PolymarketError,
     build_event,
+    daily_activity,
     fetch_histories,
 )
 from pastcast.markets.sources._release import RELEASE_COLUMNS, load_release
 
 __all__ = [
     "FORECASTBENCH_FILES",
+    "HISTORY_REPO_HINT",
     "MARKET_SOURCES",
     "RELEASE_COLUMNS",
     "DownloadError",
@@ -30,6 +33,7 @@ __all__ = [
     "PolymarketError",
     "build_event",
     "collected_at",
+    "daily_activity",
     "download_files",
     "fetch_histories",
     "html_to_text",

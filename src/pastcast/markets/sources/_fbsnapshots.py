@@ -12,21 +12,23 @@ of ``derived/markets_resolved.jsonl`` counts as a snapshot of the question set i
 one version, dated by the first.
 
 Collection: ``collected_at`` is the end of the last day the files show data for (a price in the
-nightly series, a question set's freeze or due date), a lower bound of when they were taken. A
-market scheduled to close after it is there only because it resolved early.
+daily series or the market histories read, a question set's freeze or due date), a lower bound
+of when they were taken. A market scheduled to close after it is there only because it resolved
+early.
 """
 
 from __future__ import annotations
 
 import csv
 from collections import defaultdict
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from datetime import date, datetime
 from pathlib import Path
 from typing import Any
 
 from pastcast import safejson
 from pastcast.cutoff import end_of_day, parse_publication_time
+from pastcast.markets._history import MarketHistory
 from pastcast.markets.sources._forecastbench import MARKET_SOURCES, question_text
 from pastcast.records import TextVersion
 
@@ -117,10 +119,11 @@ def _day(value: object) -> date | None:
         return None
 
 
-def collected_at(root: str | Path) -> datetime | None:
-    """The end of the last day a ForecastBench folder has data for (None when it shows none)."""
+def collected_at(root: str | Path, histories: Iterable[MarketHistory] = ()) -> datetime | None:
+    """The end of the last day a ForecastBench folder (and the market histories read from it or
+    from its nightly history) has data for; None when there is none."""
     base = Path(root)
-    days: list[date] = []
+    days: list[date] = [b.day for h in histories for b in h.beliefs[-1:]]
     values = base / "derived" / "daily_values.csv"
     if values.is_file():
         with values.open(newline="", encoding="utf-8", errors="replace") as fh:

@@ -2,8 +2,12 @@
 
 Reads either the derived daily series (``derived/markets_resolved.jsonl`` +
 ``derived/daily_values.csv``) or, without them, the upstream ``question_sets/*.json`` and
-``resolution_sets/*_resolution_set.json`` (one price per question: the freeze-date value).
-Resolution sets, where present, also tighten the resolution date.
+``resolution_sets/*_resolution_set.json`` (directly under the folder, or under ``datasets/`` as
+in a clone of the upstream repository): one price per question set a question appears in, its
+freeze-date value. Those few prices are too little history for the market filters; ``history``
+(a local clone of the upstream repository) adds the daily values of every nightly version of the
+resolution sets (``_fbhistory``). Resolution sets, where present, also tighten the resolution
+date. Each question gets a topic category from its text (``categorize``).
 
 Caveats handled here: series start when ForecastBench began tracking (the event's open time
 falls back to the first price day when the market's own is missing); a market that resolved
@@ -27,11 +31,14 @@ from pydantic import ValidationError
 
 from pastcast import safejson
 from pastcast.cutoff import cutoff_for_day, last_complete_day, parse_timestamp
+from pastcast.markets._categories import categorize
 from pastcast.markets._history import MarketHistory, guard_beliefs
+from pastcast.markets.sources._fbhistory import HistoryError, read_nightly_history
 from pastcast.markets.sources._html import html_to_text
 from pastcast.records import BINARY_LABELS, DailyBelief, Event, Resolution
 
 __all__ = [
+    "HISTORY_REPO_HINT",
     "MARKET_SOURCES",
     "ForecastBenchError",
     "ImportResult",
@@ -40,6 +47,13 @@ __all__ = [
 ]
 
 MARKET_SOURCES = ("polymarket", "manifold", "metaculus", "infer")
+
+HISTORY_REPO_HINT = (
+    "the published question and resolution sets carry one price per question set; pass a local "
+    "clone of github.com/forecastingresearch/forecastbench-datasets (--history-repo) to rebuild "
+    "daily series from its nightly history, or use the derived daily files"
+)
+"""What to do when ForecastBench questions lack daily history (the funnel's hint)."""
 
 
 class ForecastBenchError(ValueError):
@@ -51,6 +65,10 @@ class ImportResult:
     histories: list[MarketHistory]
     skipped: Counter[str] = field(default_factory=Counter)
     files: list[str] = field(default_factory=list)
+    history: dict[str, int] = field(default_factory=dict)
+    """Counts from the nightly history, when one was read (versions, questions with values)."""
+    layout: str = "derived"
+    """``derived`` (daily series files) or ``published`` (question and resolution sets only)."""
 
 
 def _time(value: Any, where: str, name: str) -> datetime | None:
@@ -203,6 +221,7 @@ def _make(
             resolution_criteria=criteria,
             kind="binary",
             labels=BINARY_LABELS,
+            category=categorize(title, description),
             open_time=open_time,
             close_time=close_time,
             source=source,
@@ -222,14 +241,52 @@ def _make(
     result.histories.append(MarketHistory(event, resolution, kept))
 
 
-def read_forecastbench(root: str | Path, *, settle_eps: float = 0.002) -> ImportResult:
+def _nightly(history: str | Path | None, result: ImportResult) -> Any:
+    if history is None:
+        return {}
+    try:
+        nightly = read_nightly_history(history, MARKET_SOURCES)
+    except HistoryError as exc:
+        raise ForecastBenchError(f"--history-repo {exc}") from None
+    result.history = dict(nightly.counts)
+    return nightly.values
+
+
+def _freeze_value(rec: dict[str, Any], where: str) -> float:
+    try:
+        value = float(rec.get("freeze_datetime_value"))  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        raise ForecastBenchError(f"{where}: field freeze_datetime_value: not a number") from None
+    if not 0.0 <= value <= 1.0:
+        raise ForecastBenchError(
+            f"{where}: field freeze_datetime_value: {value} is not a probability"
+        )
+    return value
+
+
+def _merge(*series: dict[date, list[float]]) -> dict[date, list[float]]:
+    out: dict[date, list[float]] = defaultdict(list)
+    for s in series:
+        for day, values in s.items():
+            out[day].extend(values)
+    return out
+
+
+def read_forecastbench(
+    root: str | Path, *, settle_eps: float = 0.002, history: str | Path | None = None
+) -> ImportResult:
     """Resolved binary market questions of a ForecastBench folder as market histories.
 
     ``settle_eps``: a trailing run of prices within this distance of the realised 0/1 is taken
     as post-resolution and moves the effective resolution to the run's first day.
+    ``history``: a local git clone of the upstream datasets repository whose nightly versions
+    give each question a daily series (merged with the prices of the files read).
     """
     base = Path(root)
+    if not (base / "derived").is_dir() and (base / "datasets" / "question_sets").is_dir():
+        base = base / "datasets"  # a clone of the upstream repository
     result = ImportResult(histories=[])
+    nightly = _nightly(history, result)
     resolutions = _resolution_dates(base)
     derived = base / "derived" / "markets_resolved.jsonl"
     if derived.is_file():
@@ -247,42 +304,36 @@ def read_forecastbench(root: str | Path, *, settle_eps: float = 0.002) -> Import
             dates = [when.date()] if when else []
             if key in resolutions:
                 dates.append(resolutions[key][0])
-            _make(
-                rec, where, series.get(key, {}), rec.get("resolved_to"), dates, result, settle_eps
-            )
+            days = _merge(series.get(key, {}), nightly.get(key, {}))
+            _make(rec, where, days, rec.get("resolved_to"), dates, result, settle_eps)
         return result
     qsets = sorted((base / "question_sets").glob("*.json"))
     if not qsets:
         raise ForecastBenchError(
             f"{base}: neither derived/markets_resolved.jsonl nor question_sets/"
         )
-    seen: set[tuple[str, str]] = set()
+    result.layout = "published"
+    # A question recurs in several question sets, each with its own freeze value: all are kept.
+    appearances: dict[tuple[str, str], list[tuple[str, dict[str, Any]]]] = defaultdict(list)
     for path in qsets:
         result.files.append(str(path))
         for i, rec in enumerate(_load_json(path, "questions")):
-            where = f"{path}: questions[{i}]"
             if rec.get("source") not in MARKET_SOURCES:
                 result.skipped["not a market source"] += 1
                 continue
             key = (str(rec["source"]), str(rec.get("id")))
-            if key in seen:
-                continue
-            seen.add(key)
-            if key not in resolutions:
-                result.skipped["unresolved"] += 1
-                continue
+            appearances[key].append((f"{path}: questions[{i}]", rec))
+    for key, seen in appearances.items():
+        if key not in resolutions:
+            result.skipped["unresolved"] += 1
+            continue
+        freezes = {}
+        for where, rec in seen:
             freeze = _time(rec.get("freeze_datetime"), where, "freeze_datetime")
-            try:
-                value = float(rec.get("freeze_datetime_value"))  # type: ignore[arg-type]
-            except (TypeError, ValueError):
-                raise ForecastBenchError(
-                    f"{where}: field freeze_datetime_value: not a number"
-                ) from None
-            if not 0.0 <= value <= 1.0:
-                raise ForecastBenchError(
-                    f"{where}: field freeze_datetime_value: {value} is not a probability"
-                )
-            days = {last_complete_day(freeze): [value]} if freeze else {}
-            res_day, resolved_to = resolutions[key]
-            _make(rec, where, days, resolved_to, [res_day], result, settle_eps)
+            if freeze:
+                freezes[last_complete_day(freeze)] = [_freeze_value(rec, where)]
+        res_day, resolved_to = resolutions[key]
+        where, rec = seen[0]
+        days = _merge(freezes, nightly.get(key, {}))
+        _make(rec, where, days, resolved_to, [res_day], result, settle_eps)
     return result

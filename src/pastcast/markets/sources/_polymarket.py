@@ -7,6 +7,13 @@ YES, <= 0.01 NO; a multi-option event needs exactly one YES leg). The daily beli
 mean of YES-price observations; multi-option beliefs are normalised over the legs priced that
 day, other legs left undefined. Gamma encodes ``outcomes``, ``outcomePrices`` and
 ``clobTokenIds`` as JSON strings, index-aligned: the YES index is looked up, never assumed.
+
+Trading activity (for the faithful-day filter) comes from the public Data API's trade feed,
+``GET /trades?market=<conditionId>&takerOnly=true`` (each match once, newest first, paged by
+offset): per UTC day, the number of trades and the share volume (sum of ``size``) on the market
+leg of the realised outcome (the one market of a binary event, the winning leg of a neg-risk
+bundle). Where the feed's offset cap cuts the history short, the activity is unknown (``None``)
+rather than a false run of days without trades.
 """
 
 from __future__ import annotations
@@ -23,10 +30,17 @@ from pydantic import ValidationError
 
 from pastcast import safejson
 from pastcast.cutoff import parse_timestamp
-from pastcast.markets._history import MarketHistory, guard_beliefs
+from pastcast.markets._categories import categorize
+from pastcast.markets._history import DayActivity, MarketHistory, guard_beliefs
 from pastcast.records import BINARY_LABELS, DailyBelief, Event, Resolution
 
-__all__ = ["PolymarketClient", "PolymarketError", "build_event", "fetch_histories"]
+__all__ = [
+    "PolymarketClient",
+    "PolymarketError",
+    "build_event",
+    "daily_activity",
+    "fetch_histories",
+]
 
 _RETRY = {429, 500, 502, 503, 504}
 
@@ -42,15 +56,20 @@ class PolymarketClient:
         self,
         gamma_url: str = "https://gamma-api.polymarket.com",
         clob_url: str = "https://clob.polymarket.com",
+        data_url: str = "https://data-api.polymarket.com",
         *,
         timeout_s: float = 30.0,
         retries: int = 4,
         backoff_s: float = 0.5,
         max_wait_s: float = 60.0,
         window_days: int = 14,
+        trade_page: int = 500,
+        max_trade_offset: int = 10_000,
     ) -> None:
         self.gamma_url = gamma_url.rstrip("/")
         self.clob_url = clob_url.rstrip("/")
+        self.data_url = data_url.rstrip("/")
+        self.trade_page, self.max_trade_offset = trade_page, max_trade_offset
         self.retries, self.backoff_s, self.max_wait_s = retries, backoff_s, max_wait_s
         self.window_days = window_days
         self._http = httpx.Client(timeout=timeout_s)
@@ -140,6 +159,55 @@ class PolymarketClient:
             obs = self._history(token, s, e, fidelity=1440)
         return sorted({t: p for t, p in obs if s <= t < e}.items())
 
+    def trades(self, condition_id: str) -> tuple[list[tuple[int, float]], bool]:
+        """(timestamp, shares) of every trade of a market, and whether the feed's offset cap
+        cut the history short (then the oldest trades are missing)."""
+        out: list[tuple[int, float]] = []
+        offset = 0
+        while True:
+            if offset > self.max_trade_offset:
+                return out, True
+            page = self._get(
+                f"{self.data_url}/trades",
+                {
+                    "market": condition_id,
+                    "limit": self.trade_page,
+                    "offset": offset,
+                    "takerOnly": "true",
+                },
+            )
+            if not isinstance(page, list):
+                raise PolymarketError(
+                    f"GET /trades market {condition_id} offset={offset}: expected a JSON list"
+                )
+            for j, trade in enumerate(page):
+                try:
+                    ts, size = int(trade["timestamp"]), float(trade["size"])
+                except (KeyError, TypeError, ValueError):
+                    raise PolymarketError(
+                        f"trades market {condition_id} [{offset + j}]: field timestamp/size: "
+                        f"bad trade {trade!r}"
+                    ) from None
+                if size < 0:
+                    raise PolymarketError(
+                        f"trades market {condition_id} [{offset + j}]: field size: {size}"
+                    )
+                out.append((ts, size))
+            if len(page) < self.trade_page:
+                return out, False
+            offset += len(page)
+
+
+def daily_activity(trades: list[tuple[int, float]]) -> dict[date, DayActivity]:
+    """Trades and share volume per UTC day."""
+    counts: Counter[date] = Counter()
+    volume: dict[date, float] = defaultdict(float)
+    for ts, size in trades:
+        day = datetime.fromtimestamp(ts, UTC).date()
+        counts[day] += 1
+        volume[day] += size
+    return {d: DayActivity(trades=counts[d], volume=volume[d]) for d in sorted(counts)}
+
 
 def _json_list(market: dict[str, Any], name: str, where: str) -> list[Any]:
     raw = market.get(name)
@@ -185,6 +253,7 @@ def _leg(market: dict[str, Any], where: str) -> dict[str, Any]:
         "end": _ts(market, "endDate", mwhere) or _ts(market, "closedTime", mwhere),
         "closed": _ts(market, "closedTime", mwhere),
         "status": market.get("umaResolutionStatus"),
+        "condition": str(market.get("conditionId") or ""),
     }
 
 
@@ -237,6 +306,9 @@ def build_event(
     desc = gamma_event.get("description") or markets[0].get("description") or ""
     raw_tags = gamma_event.get("tags")
     tags: list[Any] = raw_tags if isinstance(raw_tags, list) else []
+    labels_of_tags = tuple(
+        str(t.get("label")) for t in tags if isinstance(t, dict) and t.get("label")
+    )
     try:
         event = Event(
             id=eid,
@@ -244,7 +316,8 @@ def build_event(
             description=str(desc),
             kind="binary" if kind == "binary" else "multi",
             labels=labels,
-            tags=tuple(str(t.get("label")) for t in tags if isinstance(t, dict) and t.get("label")),
+            category=categorize(title or eid, str(desc), labels_of_tags),
+            tags=labels_of_tags,
             open_time=min(starts),
             close_time=max(close, min(starts)),
             source="polymarket",
@@ -254,6 +327,7 @@ def build_event(
         first = err.errors()[0]
         loc = ".".join(str(x) for x in first["loc"])
         raise PolymarketError(f"{where}: field {loc}: {first['msg']}") from None
+    legs = [{**leg, "winner": leg is winner} for leg in legs]
     return event, Resolution(event_id=eid, label=label, resolved_at=resolved_at), legs
 
 
@@ -264,10 +338,31 @@ def _daily_means(obs: list[tuple[int, float]]) -> dict[date, float]:
     return {d: sum(v) / len(v) for d, v in acc.items()}
 
 
+def _activity(
+    client: PolymarketClient, legs: list[dict[str, Any]], notes: Counter[str]
+) -> dict[date, DayActivity] | None:
+    """Daily activity on the realised outcome's leg; ``None`` (counted) where it is unknown."""
+    condition = next(leg["condition"] for leg in legs if leg["winner"])
+    if not condition:
+        notes["trades: no conditionId, activity unknown"] += 1
+        return None
+    trades, truncated = client.trades(condition)
+    if truncated:
+        notes["trades: feed cut short, activity unknown"] += 1
+        return None
+    notes["trades: fetched"] += 1
+    return daily_activity(trades)
+
+
 def fetch_histories(
-    client: PolymarketClient, *, page_size: int = 100, max_events: int | None = None
+    client: PolymarketClient,
+    *,
+    page_size: int = 100,
+    max_events: int | None = None,
+    trades: bool = True,
 ) -> tuple[list[MarketHistory], dict[str, int]]:
-    """Resolved events with daily beliefs, and counts of what was excluded and why."""
+    """Resolved events with daily beliefs (and, with ``trades``, daily trading activity on the
+    realised leg), and counts of what was excluded and why."""
     out: list[MarketHistory] = []
     notes: Counter[str] = Counter()
     for n, (where, gev) in enumerate(client.iter_events(page_size)):
@@ -297,6 +392,7 @@ def fetch_histories(
                     continue
                 probs = {k: v / total for k, v in priced.items()}
             beliefs.append(DailyBelief(event_id=event.id, day=day, probs=probs))
-        out.append(MarketHistory(event, resolution, guard_beliefs(beliefs, resolution)))
+        activity = _activity(client, legs, notes) if trades else None
+        out.append(MarketHistory(event, resolution, guard_beliefs(beliefs, resolution), activity))
         notes[f"imported: {event.kind}"] += 1
     return out, dict(notes)

@@ -6,7 +6,8 @@ Each row is one event: ``event_id``, ``slug``, ``title``, ``body``, ``options`` 
 aligned with ``options``; null where an option is unpriced). The crowd probability of a forecast
 date is the market belief of that day; steps are at the forecast dates under ``convention``
 (pastcast's start-of-day by default; ``DayConvention.INCLUSIVE`` reproduces the paper's
-day-inclusive cutoffs). The resolution instant is the start of the close date.
+day-inclusive cutoffs). The resolution instant is the start of the close date. The release has
+no topic: each event gets one from its text (``categorize``).
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from pastcast.cutoff import (
     step_precedes_resolution,
 )
 from pastcast.dataset import Dataset, DatasetFormatError, with_content_id
+from pastcast.markets._categories import categorize
 from pastcast.markets._history import guard_beliefs
 from pastcast.records import BINARY_LABELS, DailyBelief, Event, Resolution, StepSpec
 
@@ -71,10 +73,12 @@ def _row(row: dict[str, Any], split: str, convention: DayConvention) -> tuple[An
     eid = str(row["event_id"])
     labels = BINARY_LABELS if kind == "binary" else options
     close = _instant(row["close_date"])
+    title, body = str(row["title"] or row["slug"] or eid), str(row["body"] or "")
     event = Event(
         id=eid,
-        title=str(row["title"] or row["slug"] or eid),
-        description=str(row["body"] or ""),
+        title=title,
+        description=body,
+        category=categorize(title, body),
         kind="binary" if kind == "binary" else "multi",
         labels=labels,
         open_time=_instant(row["start_date"]),

@@ -1,0 +1,185 @@
+"""`pastcast data info` and `pastcast data show`: describe a dataset, its corpus coverage, and one
+of its questions."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any
+
+import typer
+
+from pastcast.cli._common import (
+    DayConventionOpt,
+    JsonFlag,
+    fail,
+    load_dataset_option,
+    print_json,
+)
+from pastcast.cutoff import DayConvention
+
+if TYPE_CHECKING:
+    from pastcast.dataset import Dataset
+    from pastcast.markets import CoverageReport
+
+__all__ = ["CorpusCoverageOpt", "CoverageDaysOpt", "coverage", "info", "show"]
+
+CoverageDaysOpt = Annotated[
+    int,
+    typer.Option(
+        "--coverage-days",
+        min=1,
+        help="Corpus coverage: a step is covered when the corpus has a document dated in this "
+        "many days before its cutoff.",
+    ),
+]
+CorpusCoverageOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--corpus",
+        help="Corpus (index directory or PostgreSQL URL): report, per split, the steps without "
+        "a document in the --coverage-days before their cutoff.",
+    ),
+]
+
+
+def coverage(dataset: Dataset, spec: str, days: int, option: str = "--corpus") -> CoverageReport:
+    """The coverage of ``dataset``'s steps by the corpus ``spec`` (exit 2 if it cannot open)."""
+    from pastcast.cli._corpus import open_corpus
+    from pastcast.markets import step_coverage
+
+    backend = open_corpus(spec, "bm25", option)
+    try:
+        return step_coverage(dataset, backend, window_days=days)
+    finally:
+        backend.close()
+
+
+def info(
+    directory: Annotated[Path, typer.Argument(help="Dataset directory.")],
+    corpus: CorpusCoverageOpt = None,
+    coverage_days: CoverageDaysOpt = 7,
+    as_json: JsonFlag = False,
+) -> None:
+    """Counts by source, label, split and schedule, the filtering funnel, and (with --corpus) the
+    corpus coverage of the steps per split."""
+    from pastcast.dataset import DatasetFormatError, load_dataset
+    from pastcast.markets import dataset_info
+
+    try:
+        summary = dataset_info(directory)
+    except DatasetFormatError as exc:
+        fail(str(exc))
+    report = None
+    if corpus is not None:
+        report = coverage(load_dataset(directory), corpus, coverage_days)
+        summary["coverage"] = report.as_json()
+    if as_json:
+        print_json(summary)
+        if report is not None:
+            for line in report.warnings():
+                typer.echo(f"warning: {line}", err=True)
+        return
+    keys = ("dataset_id", "events", "by_source", "by_category", "by_label", "by_split")
+    for key in (*keys, "beliefs", "steps"):
+        typer.echo(f"{key}: {summary[key]}")
+    for stage in summary["funnel"]:
+        typer.echo(f"  {stage['stage']:<40} -{stage['removed']:<6} {stage['remaining']:>6}")
+    for stage in summary["funnel"]:
+        if stage.get("hint"):
+            typer.echo(f"hint ({stage['stage']}): {stage['hint']}")
+    if report is not None:
+        typer.echo(
+            f"coverage by {corpus}: {report.documents} documents, "
+            f"{report.first_day} .. {report.last_day}; a step is covered by a document of the "
+            f"{report.window_days} days before its cutoff"
+        )
+        for s in report.splits:
+            typer.echo(f"  {s.split:<12} {s.covered:>6} of {s.steps:<6} steps covered")
+        for line in report.warnings():
+            typer.echo(f"warning: {line}", err=True)
+
+
+def _find(ds: Dataset, event: str) -> str:
+    """The event id ``event`` names: exactly, or as the unique prefix of one id."""
+    if any(e.id == event for e in ds.events):
+        return event
+    matches = [e.id for e in ds.events if e.id.startswith(event)]
+    if len(matches) == 1:
+        return matches[0]
+    if matches:
+        fail(
+            f"EVENT {event!r}: the prefix of {len(matches)} events ({', '.join(matches[:3])}, ...)"
+        )
+    sample = ", ".join(e.id for e in ds.events[:3])
+    fail(f"EVENT {event!r}: no such event in {ds.id} ({len(ds.events)} events, e.g. {sample})")
+
+
+def _question(ds: Dataset, event_id: str, outcome: bool) -> dict[str, Any]:
+    ev = ds.event(event_id)
+    beliefs = ds.beliefs.get(event_id, ())
+    out: dict[str, Any] = {
+        "dataset_id": ds.id,
+        "event": ev.model_dump(mode="json"),
+        "split": ds.splits.get(event_id),
+        "steps": [s.cutoff.isoformat() for s in ds.steps_of(event_id)],
+        "beliefs": {
+            "days": len(beliefs),
+            "first": beliefs[0].day.isoformat() if beliefs else None,
+            "last": beliefs[-1].day.isoformat() if beliefs else None,
+        },
+    }
+    if outcome:
+        res = ds.resolutions[event_id]
+        out["resolution"] = {"label": res.label, "resolved_at": res.resolved_at.isoformat()}
+    return out
+
+
+def show(
+    event: Annotated[str, typer.Argument(help="Event id (or the unique prefix of one).")],
+    dataset: Annotated[
+        str,
+        typer.Option(
+            "--dataset",
+            help="'world[:SEED]', a dataset directory or a Forecast-Dojo release folder.",
+        ),
+    ] = "world",
+    outcome: Annotated[
+        bool,
+        typer.Option("--outcome", help="Also print the resolved outcome and when it resolved."),
+    ] = False,
+    day_convention: DayConventionOpt = DayConvention.START_OF_DAY,
+    as_json: JsonFlag = False,
+) -> None:
+    """Print one question as its dataset holds it: text, options, dates, category, forecast
+    steps and market-price days (the outcome only with --outcome)."""
+    ds = load_dataset_option(dataset, "--dataset", day_convention)
+    q = _question(ds, _find(ds, event), outcome)
+    if as_json:
+        print_json(q)
+        return
+    ev = q["event"]
+    typer.echo(
+        f"{ev['id']}  ({ev['kind']}; {ev['category'] or 'no category'}; split "
+        f"{q['split'] or '-'}; source {ev['source'] or '-'})"
+    )
+    typer.echo(ev["title"])
+    typer.echo(f"options: {' | '.join(ev['labels'])}")
+    typer.echo(f"open {ev['open_time']}  close {ev['close_time']}")
+    if ev["tags"]:
+        typer.echo(f"tags: {', '.join(ev['tags'])}")
+    if ev["url"]:
+        typer.echo(f"url: {ev['url']}")
+    for name, text in (
+        ("description", ev["description"]),
+        ("resolution criteria", ev["resolution_criteria"]),
+    ):
+        if text:
+            typer.echo(f"\n{name}:\n{text}")
+    typer.echo(f"\nforecast steps ({len(q['steps'])}): {', '.join(q['steps']) or '-'}")
+    b = q["beliefs"]
+    typer.echo(
+        f"market prices: {b['days']} days" + (f", {b['first']} .. {b['last']}" if b["days"] else "")
+    )
+    if "resolution" in q:
+        r = q["resolution"]
+        typer.echo(f"outcome: {r['label']} (resolved {r['resolved_at']})")

@@ -1,0 +1,137 @@
+"""Static embeddings distilled from a packaged transformer (model2vec's recipe): fast on CPUs.
+
+A transformer embeds a document in time that grows with its length and the model's depth: on
+two cores all-MiniLM-L6-v2 embeds 20 to 70 news sentences a second, so the 37k-sentence WCEP
+archive takes 10 to 30 minutes before its first dense query. A static model instead keeps one
+vector per token of the transformer's vocabulary and embeds a text as the mean of its tokens'
+vectors: thousands of documents a second with numpy and the Rust tokenizer alone.
+
+Distillation (once per machine, a minute on two cores, then cached): each vocabulary token is
+run through the transformer alone (``[CLS] token [SEP]``) and its output mean-pooled, as the
+sentence model pools a sentence; each vector is then scaled by a smooth-inverse-frequency weight
+``a / (a + p(rank))`` with Zipf's ``p`` over the vocabulary order, which damps the most common
+tokens. Nothing is downloaded: the weights and tokenizer come from the installed package.
+
+Retrieval quality is lower than the transformer's: ``benchmarks/embedding.py`` measures both on
+a labelled set (see ``docs/corpus.md``).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from pastcast.corpus.dense._embedders import F32
+
+__all__ = ["StaticEmbedder", "cache_root", "distill_static"]
+
+RECIPE = "mean-pooled-tokens+sif-1e-4 v1"
+SIF = 1e-4
+BATCH = 2048  # tokens per forward pass while distilling (sequences of three)
+
+
+def cache_root() -> Path:
+    """Where distilled models are kept: ``$PASTCAST_CACHE_DIR``, else ``$XDG_CACHE_HOME/pastcast``,
+    else ``~/.cache/pastcast``."""
+    own = os.environ.get("PASTCAST_CACHE_DIR")
+    if own:
+        return Path(own)
+    xdg = os.environ.get("XDG_CACHE_HOME")
+    return (Path(xdg) if xdg else Path.home() / ".cache") / "pastcast"
+
+
+def _weights_digest(model_dir: Path) -> str:
+    digest = hashlib.sha256(RECIPE.encode())
+    for name in ("model.safetensors", "pytorch_model.bin", "tokenizer.json"):
+        path = model_dir / name
+        if path.is_file():
+            with path.open("rb") as fh:
+                for block in iter(lambda: fh.read(1 << 20), b""):
+                    digest.update(block)
+    return digest.hexdigest()[:16]
+
+
+def distill_static(model_dir: Path, out_dir: Path, *, progress: bool = False) -> None:
+    """Distil the transformer in ``model_dir`` (Hugging Face layout with ``tokenizer.json``)
+    into ``out_dir``: ``vectors.npy`` (one row per token id), ``tokenizer.json``, ``meta.json``.
+    Written to a temporary folder first, then renamed: a reader never sees half a model."""
+    import torch
+    from rich.progress import Progress
+    from transformers import AutoModel, AutoTokenizer
+
+    tokenizer = AutoTokenizer.from_pretrained(str(model_dir))
+    model = AutoModel.from_pretrained(str(model_dir)).eval()
+    size = len(tokenizer)
+    cls, sep = tokenizer.cls_token_id, tokenizer.sep_token_id
+    vectors = np.zeros((size, model.config.hidden_size), dtype=np.float32)
+    with torch.inference_mode(), Progress(disable=not progress, transient=True) as bar:
+        task = bar.add_task("distilling token vectors", total=size)
+        for lo in range(0, size, BATCH):
+            ids = torch.arange(lo, min(size, lo + BATCH))
+            batch = torch.stack([torch.full_like(ids, cls), ids, torch.full_like(ids, sep)], 1)
+            hidden = model(input_ids=batch, attention_mask=torch.ones_like(batch))
+            vectors[lo : lo + len(ids)] = hidden.last_hidden_state.mean(1).numpy()
+            bar.update(task, completed=lo + len(ids))
+    inv_rank = 1.0 / np.arange(2, size + 2, dtype=np.float64)
+    weight = SIF / (SIF + inv_rank / inv_rank.sum())
+    vectors *= weight[:, None].astype(np.float32)
+    special = sorted({int(i) for i in tokenizer.all_special_ids})
+    out_dir.parent.mkdir(parents=True, exist_ok=True)
+    tmp = out_dir.with_name(f".{out_dir.name}.{os.getpid()}.tmp")
+    tmp.mkdir(parents=True, exist_ok=True)
+    np.save(tmp / "vectors.npy", vectors)
+    (tmp / "tokenizer.json").write_bytes((model_dir / "tokenizer.json").read_bytes())
+    meta = {"recipe": RECIPE, "source": model_dir.name, "special_ids": special}
+    (tmp / "meta.json").write_text(json.dumps(meta) + "\n")
+    try:
+        os.replace(tmp, out_dir)
+    except OSError:  # another process finished first: its copy is the same model
+        for path in tmp.iterdir():
+            path.unlink()
+        tmp.rmdir()
+
+
+class StaticEmbedder:
+    """A text's embedding is the normalised mean of its tokens' vectors (special and unknown
+    tokens left out); a text with no known token embeds to zeros."""
+
+    def __init__(self, model_dir: Path | str, name: str) -> None:
+        from tokenizers import Tokenizer
+
+        folder = Path(model_dir)
+        self.name = name
+        self._vectors: F32 = np.load(folder / "vectors.npy", mmap_mode="r")
+        meta: dict[str, Any] = json.loads((folder / "meta.json").read_text())
+        self._tokenizer = Tokenizer.from_file(str(folder / "tokenizer.json"))
+        self._tokenizer.no_padding()
+        self._tokenizer.no_truncation()
+        skip = np.zeros(len(self._vectors), dtype=np.bool_)
+        skip[[i for i in meta["special_ids"] if i < len(skip)]] = True
+        self._skip = skip
+
+    @classmethod
+    def distilled_from(
+        cls, model_dir: Path, name: str, *, progress: bool = False
+    ) -> StaticEmbedder:
+        """The static model of ``model_dir``, distilled on first use and kept in the cache."""
+        target = cache_root() / "embedders" / f"{name}-{_weights_digest(model_dir)}"
+        if not (target / "meta.json").is_file():
+            distill_static(model_dir, target, progress=progress)
+        return cls(target, name)
+
+    def encode(self, texts: Sequence[str]) -> F32:
+        out = np.zeros((len(texts), self._vectors.shape[1]), dtype=np.float32)
+        encodings = self._tokenizer.encode_batch(list(texts), add_special_tokens=False)
+        for row, encoding in enumerate(encodings):
+            ids = np.asarray(encoding.ids, dtype=np.int64)
+            ids = ids[~self._skip[ids]] if len(ids) else ids
+            if len(ids):
+                out[row] = np.asarray(self._vectors[ids], dtype=np.float32).mean(axis=0)
+        norms = np.linalg.norm(out, axis=1, keepdims=True)
+        return np.asarray(out / np.where(norms == 0, 1.0, norms), dtype=np.float32)

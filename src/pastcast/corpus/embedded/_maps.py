@@ -1,0 +1,144 @@
+"""Per-key ordinal maps of the embedded index: thread, author, source and parent.
+
+Each map is a sorted key list and, per key, the global ordinals of its documents in ascending
+order. Ordinals number the documents by (timestamp, id), so the documents of a key visible at a
+cutoff are a prefix of its ordinals (one bisection against ``count_before``), already in time
+order. They serve the thread look-ups (``thread_id``, ``author``, ``parent_id``: a document's
+replies) and the search filters (``author``, ``source``; a document with a parent is a comment).
+
+The maps are written at build time to ``threads/`` in the index directory (after the index
+itself, atomically; they name the content hash of the index they belong to). An index opened
+without them (an earlier build, or held in memory) computes them on first use.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import os
+import shutil
+import tempfile
+from array import array
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import numpy.typing as npt
+
+from pastcast import safejson
+
+if TYPE_CHECKING:
+    from pastcast.corpus.embedded._arrays import IndexArrays
+
+__all__ = ["DocMaps", "KeyMap"]
+
+I64 = npt.NDArray[np.int64]
+FOLDER = "threads"
+FORMAT = "pastcast-thread-maps"
+FORMAT_VERSION = 2  # 2: source and parent maps added (a version 1 folder is recomputed)
+# map name -> the document field it groups by
+FIELDS = {"thread": "thread_id", "author": "author", "source": "source", "parent": "parent_id"}
+
+
+@dataclass(frozen=True)
+class KeyMap:
+    """Ordinals grouped by key: ``ords[offsets[i]:offsets[i + 1]]`` belong to ``keys[i]``."""
+
+    keys: list[str]
+    offsets: I64
+    ords: I64
+    index: dict[str, int] = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "index", {k: i for i, k in enumerate(self.keys)})
+
+    def ordinals(self, key: str) -> I64:
+        i = self.index.get(key)
+        if i is None:
+            return np.zeros(0, dtype=np.int64)
+        return self.ords[int(self.offsets[i]) : int(self.offsets[i + 1])]
+
+    @classmethod
+    def group(cls, pairs: dict[str, int], key_of: array[int], ordinal: array[int]) -> KeyMap:
+        """Group (key number, ordinal) pairs; ``pairs`` numbers the keys in first-seen order."""
+        keys = sorted(pairs, key=pairs.__getitem__)
+        order = sorted(range(len(keys)), key=keys.__getitem__)
+        rank = np.empty(len(keys), dtype=np.int64)
+        rank[order] = np.arange(len(keys), dtype=np.int64)
+        kid = rank[np.frombuffer(key_of, dtype=np.int64)] if len(key_of) else np.zeros(0, np.int64)
+        by_key = np.argsort(kid, kind="stable")  # ordinals were appended ascending
+        offsets = np.zeros(len(keys) + 1, dtype=np.int64)
+        np.cumsum(np.bincount(kid, minlength=len(keys)), out=offsets[1:])
+        ords = np.frombuffer(ordinal, dtype=np.int64)[by_key] if len(ordinal) else kid
+        return cls([keys[i] for i in order], offsets, np.ascontiguousarray(ords, dtype=np.int64))
+
+
+@dataclass(frozen=True)
+class DocMaps:
+    threads: KeyMap
+    authors: KeyMap
+    sources: KeyMap
+    parents: KeyMap
+    """parent id -> the ordinals of its direct replies."""
+
+    @classmethod
+    def from_parts(cls, parts: list[IndexArrays]) -> DocMaps:
+        groups: dict[str, tuple[dict[str, int], array[int], array[int]]] = {
+            name: ({}, array("q"), array("q")) for name in FIELDS
+        }
+        for ordinal, fields in enumerate(_fields(parts)):
+            for name, (numbers, key_of, ords) in groups.items():
+                key = fields.get(FIELDS[name])
+                if isinstance(key, str) and key:
+                    key_of.append(numbers.setdefault(key, len(numbers)))
+                    ords.append(ordinal)
+        return cls(*(KeyMap.group(*groups[name]) for name in FIELDS))
+
+    def save(self, index_dir: Path, content_sha256: str) -> None:
+        target = index_dir / FOLDER
+        tmp = Path(tempfile.mkdtemp(prefix=f".{FOLDER}.", dir=index_dir))
+        try:
+            for name, m in zip(FIELDS, self._maps(), strict=True):
+                np.save(tmp / f"{name}_offsets.npy", m.offsets)
+                np.save(tmp / f"{name}_ords.npy", m.ords)
+                (tmp / f"{name}_keys.json").write_text(json.dumps(m.keys, ensure_ascii=False))
+            meta = {"format": FORMAT, "version": FORMAT_VERSION, "index_sha256": content_sha256}
+            (tmp / "manifest.json").write_text(json.dumps(meta) + "\n")
+            shutil.rmtree(target, ignore_errors=True)
+            os.replace(tmp, target)
+        except BaseException:
+            shutil.rmtree(tmp, ignore_errors=True)
+            raise
+
+    def _maps(self) -> tuple[KeyMap, ...]:
+        return (self.threads, self.authors, self.sources, self.parents)
+
+    @classmethod
+    def load(cls, index_dir: Path, content_sha256: str) -> DocMaps | None:
+        """The saved maps, or ``None`` when absent, of another version or for other documents."""
+        folder = index_dir / FOLDER
+        try:
+            meta = safejson.loads((folder / "manifest.json").read_bytes())
+        except (FileNotFoundError, ValueError):
+            return None
+        expected = {"format": FORMAT, "version": FORMAT_VERSION, "index_sha256": content_sha256}
+        if meta != expected:
+            return None
+        maps = []
+        for name in FIELDS:
+            keys: list[str] = safejson.loads((folder / f"{name}_keys.json").read_bytes())
+            offsets = np.load(folder / f"{name}_offsets.npy", allow_pickle=False)
+            ords = np.load(folder / f"{name}_ords.npy", mmap_mode="r", allow_pickle=False)
+            maps.append(KeyMap(keys, offsets, ords))
+        return cls(*maps)
+
+
+def _fields(parts: list[IndexArrays]) -> Iterator[dict[str, Any]]:
+    """Each stored document as a JSON object, in ordinal order (cheaper than validating it)."""
+    for p in parts:
+        store = bytes(p.store)
+        offsets = np.asarray(p.doc_offsets).tolist()
+        for lo, hi in itertools.pairwise(offsets):
+            yield safejson.loads(store[lo:hi])

@@ -1,0 +1,199 @@
+"""The coverage probe (Hindcast, 4.1): does the archive hold evidence for what actually happened?
+
+For each outcome (side) of an event the judge writes 5 queries that would find evidence in its
+favour; each query's block of fused documents (as of the judging date) is labelled strong (+2),
+weak (+1), irrelevant (0) or contra (-1) for that side. A side's score is
+``(sum of values + n) / 3n`` in [0, 1]. The contrastive coverage score is the realised side's
+score minus the best other side's, in [-1, 1]; its label is ``strong`` from ``strong_at`` up,
+``weak`` above 0, ``none`` otherwise. The judge labels each side without knowing which one came
+true: the outcome enters only this arithmetic, after the calls.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any, get_args
+
+from pastcast.curate._judge import Judge, question_text
+from pastcast.curate._records import (
+    BLOCK_VALUES,
+    BlockLabel,
+    CoverageLabel,
+    CoverageResult,
+    SideCoverage,
+)
+from pastcast.curate._retrieve import Retriever
+from pastcast.records import Event
+
+__all__ = ["CoverageProbe", "contrastive_score", "coverage_label", "side_score"]
+
+QUERIES_PROMPT = "curate_coverage_queries"
+LABELS_PROMPT = "curate_coverage_labels"
+COVERAGE_ORDER: tuple[CoverageLabel, ...] = ("none", "weak", "strong")
+
+
+def side_score(labels: Sequence[BlockLabel]) -> float:
+    """``(sum of label values + n) / 3n``: 0 when every block is contra, 1 when all are strong."""
+    if not labels:
+        return 0.0
+    n = len(labels)
+    return (sum(BLOCK_VALUES[label] for label in labels) + n) / (3 * n)
+
+
+def contrastive_score(scores: Mapping[str, float], realised: str) -> float:
+    """The realised side's score minus the best other side's (in [-1, 1])."""
+    others = [s for side, s in scores.items() if side != realised]
+    return scores[realised] - (max(others) if others else 0.0)
+
+
+def coverage_label(score: float, strong_at: float = 0.2) -> CoverageLabel:
+    if score >= strong_at:
+        return "strong"
+    return "weak" if score > 0 else "none"
+
+
+def _queries_schema(sides: Sequence[str], n: int) -> dict[str, Any]:
+    group = {
+        "type": "array",
+        "items": {"type": "string", "minLength": 1},  # no maxLength: see queries_schema
+        "minItems": n,
+        "maxItems": n,
+    }
+    return {
+        "title": QUERIES_PROMPT,
+        "type": "object",
+        "properties": {side: group for side in sides},
+        "required": list(sides),
+        "additionalProperties": False,
+    }
+
+
+def _labels_schema(n: int) -> dict[str, Any]:
+    return {
+        "title": LABELS_PROMPT,
+        "type": "object",
+        "properties": {
+            "labels": {
+                "type": "array",
+                "items": {"type": "string", "enum": list(get_args(BlockLabel))},
+                "minItems": n,
+                "maxItems": n,
+            }
+        },
+        "required": ["labels"],
+        "additionalProperties": False,
+    }
+
+
+@dataclass
+class CoverageProbe:
+    """Probes every side of an event with ``n_queries`` queries and blocks of ``block_docs``."""
+
+    judge: Judge
+    retriever: Retriever
+    n_queries: int = 5
+    block_docs: int = 3
+    strong_at: float = 0.2
+
+    def side_queries(
+        self, event: Event, judged_at: datetime
+    ) -> tuple[dict[str, tuple[str, ...]] | None, str]:
+        n = self.n_queries
+
+        def parse(data: dict[str, Any]) -> dict[str, tuple[str, ...]]:
+            out: dict[str, tuple[str, ...]] = {}
+            for side in event.labels:
+                raw = data.get(side)
+                if not isinstance(raw, list) or not all(isinstance(q, str) for q in raw):
+                    raise ValueError(f"{side}: expected a list of queries")
+                queries = tuple(" ".join(q.split()) for q in raw if q.strip())
+                if len(queries) != n:
+                    raise ValueError(f"{side}: expected {n} queries, got {len(queries)}")
+                out[side] = queries
+            return out
+
+        template = "{" + ", ".join(f'"{side}": ["<query>", ...]' for side in event.labels) + "}"
+        fields = {
+            "question": question_text(event, judged_at),
+            "n_queries": str(n),
+            "sides": "\n".join(f"- {side}" for side in event.labels),
+            "sides_template": template,
+        }
+        schema = _queries_schema(event.labels, n)
+        value, judgement = self.judge.ask(
+            "coverage_queries", event.id, QUERIES_PROMPT, fields, schema, parse
+        )
+        return value, judgement.error or ""
+
+    def probe_side(
+        self, event: Event, side: str, queries: Sequence[str], judged_at: datetime
+    ) -> tuple[SideCoverage | None, str]:
+        blocks: list[tuple[str, ...]] = []
+        texts: list[str] = []
+        for i, query in enumerate(queries, start=1):
+            best = self.retriever.best([query], judged_at, self.block_docs)
+            docs = [self.retriever.read(hit, judged_at) for hit, _ in best]
+            blocks.append(tuple(d.id for d in docs))
+            body = "\n".join(
+                f"- {d.timestamp:%Y-%m-%d} | {d.title}: {self.retriever.excerpt(d)}" for d in docs
+            )
+            texts.append(f"Block {i} (query: {query})\n{body or '(no documents)'}")
+
+        def parse(data: dict[str, Any]) -> tuple[BlockLabel, ...]:
+            raw = data.get("labels")
+            allowed = get_args(BlockLabel)
+            if not isinstance(raw, list) or len(raw) != len(queries):
+                raise ValueError(f"labels: expected {len(queries)} labels")
+            if any(label not in allowed for label in raw):
+                raise ValueError(f"labels: each must be one of {', '.join(allowed)}")
+            # A block with no documents bears on nothing, whatever the reply says.
+            return tuple(
+                "irrelevant" if not block else label
+                for label, block in zip(raw, blocks, strict=True)
+            )
+
+        fields = {
+            "question": question_text(event, judged_at),
+            "side": side,
+            "blocks": "\n\n".join(texts),
+            "n_blocks": str(len(queries)),
+        }
+        labels, judgement = self.judge.ask(
+            "coverage_labels", event.id, LABELS_PROMPT, fields, _labels_schema(len(queries)), parse
+        )
+        if labels is None:
+            return None, judgement.error or ""
+        side_cov = SideCoverage(
+            side=side,
+            queries=tuple(queries),
+            blocks=tuple(blocks),
+            labels=labels,
+            score=side_score(labels),
+        )
+        return side_cov, ""
+
+    def probe(
+        self, event: Event, realised: str, judged_at: datetime
+    ) -> tuple[CoverageResult | None, str]:
+        """The event's coverage (None when a reply is unusable) and, then, why. ``realised`` is
+        the outcome that came true: used for the contrastive score only, never sent."""
+        queries, error = self.side_queries(event, judged_at)
+        if queries is None:
+            return None, error
+        sides = []
+        for side in event.labels:
+            side_cov, error = self.probe_side(event, side, queries[side], judged_at)
+            if side_cov is None:
+                return None, error
+            sides.append(side_cov)
+        score = contrastive_score({s.side: s.score for s in sides}, realised)
+        score = min(1.0, max(-1.0, score))
+        result = CoverageResult(
+            probed_at=judged_at,
+            sides=tuple(sides),
+            score=score,
+            label=coverage_label(score, self.strong_at),
+        )
+        return result, ""
