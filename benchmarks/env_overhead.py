@@ -2,7 +2,8 @@
 
 Prints, for the embedded corpus: search latency (median, p95) through the environment's tool
 (cutoff-bound BM25) next to a naive baseline measured in the same run (score every document with
-the same BM25 statistics, then drop documents at or after the cutoff), and the environment's
+the same BM25 statistics in plain numpy, drop documents at or after the cutoff, rank the matching
+rest), and the environment's
 overhead per forecast step with a scripted model (reset, a scripted search/read/answer loop,
 grading and run-log write, minus the scripted model's own time, which is negligible).
 

@@ -5,9 +5,10 @@ corpus.
     python benchmarks/retrieval.py --wcep ../shared/data/wcep --wcep-dense 37178 \\
         --synthetic 1000000 --months 30 --naive-queries 15 --sequential-hybrid
 
-The naive baseline scores and ranks *every* document (BM25 with the same as-of statistics;
-exhaustive inner products for dense; both fused for hybrid, ties by id) and then drops the
-documents at or after the cutoff. Rows say "equal" when the ids and their order match the
+The naive baseline scores every document (BM25 with the same as-of statistics in plain numpy,
+ranking only the matching visible ones; exhaustive inner products for dense; both fused for
+hybrid, ties by id) and drops the documents at or after the cutoff. ``retrieval_peers.py``
+compares BM25 with tantivy and bm25s. Rows say "equal" when the ids and their order match the
 baseline, else recall@10. Synthetic dense and hybrid run exact (months of ``--quantized-min``
 or more documents propose candidates from their 8-bit copies, rescored in full, and the error
 bound proves the top k; ``-scan`` rows, with ``--full-scan``, read every full vector instead),

@@ -1,7 +1,7 @@
 """Search latency of the embedded BM25 index at several cutoffs, against a naive baseline.
 
-The baseline scores and ranks every document (with the same as-of statistics, so its results
-are equal) and then drops the future ones: what a stock engine with a post-filter does. Both
+The baseline scores every document in plain numpy (with the same as-of statistics, so its
+results are equal), drops the future ones and ranks only the matching ones. Both
 are measured in the same run on the same synthetic corpus.
 
     python benchmarks/search_latency.py [--docs 5000] [--queries 300]
@@ -70,7 +70,8 @@ def synthetic_corpus(n: int, seed: int = 0) -> list[Document]:
 
 
 def naive_search(index: EmbeddedIndex, query: str, as_of: datetime, k: int) -> list[int]:
-    """Rank all documents (as-of statistics), then drop those at or after the cutoff."""
+    """Score all documents (as-of statistics), drop those at or after the cutoff, rank the
+    matching rest."""
     ordinals, _ = index.naive_score(index.query_terms(query), index.count_before(as_of), k)
     return ordinals.tolist()
 

@@ -40,12 +40,11 @@ def main() -> None:
         for name, argv in CASES.items():
             times[name].append(run_once(argv))
     for name, xs in times.items():
-        target = TARGETS.get(name)
-        verdict = "" if target is None else f"  target <= {target} s: "
-        verdict += (
-            "" if target is None else ("met" if statistics.median(xs) <= target else "MISSED")
-        )
-        print(f"{name:18} median {statistics.median(xs):.3f} s  (min {min(xs):.3f}){verdict}")
+        target, median = TARGETS.get(name), statistics.median(xs)
+        verdict = ""
+        if target is not None:
+            verdict = f"  target <= {target} s: {'met' if median <= target else 'MISSED'}"
+        print(f"{name:18} median {median:.3f} s  (min {min(xs):.3f}){verdict}")
     print(f"load {os.getloadavg()[0]:.2f} at the end")
 
 

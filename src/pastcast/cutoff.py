@@ -11,9 +11,11 @@ from __future__ import annotations
 
 from datetime import UTC, date, datetime, time, timedelta
 from enum import StrEnum
+from typing import TYPE_CHECKING
 
-import numpy as np
-import numpy.typing as npt
+if TYPE_CHECKING:  # numpy loads on first use: the CLI's help and the package start without it
+    import numpy as np
+    import numpy.typing as npt
 
 __all__ = [
     "DayConvention",
@@ -167,6 +169,8 @@ def to_micros(value: datetime) -> int:
 def visible_count(sorted_micros: npt.NDArray[np.int64], cutoff: datetime) -> int:
     """The vectorised twin of ``is_visible``: how many of ``sorted_micros`` (ascending
     microseconds since the epoch) are strictly before ``cutoff``."""
+    import numpy as np
+
     return int(np.searchsorted(sorted_micros, to_micros(cutoff), side="left"))
 
 

@@ -262,3 +262,16 @@ def test_a_query_with_no_embedding_ranks_by_id_in_every_mode(ivf_docs: list[Docu
         assert [s for _, s in got] == [0.0] * 5 and all(o < n for o, _ in got)
         by_id = sorted(range(n), key=lambda o: ivf_docs_ids[o])
         assert [o for o, _ in got] == by_id[:5]
+
+
+@pytest.mark.parametrize("k", [2**63, 10**30])
+def test_a_k_beyond_any_integer_type_returns_every_visible_document(
+    docs: list[Document], k: int
+) -> None:
+    as_of = START + timedelta(days=30)
+    index = EmbeddedIndex.in_memory(docs)
+    visible = sum(1 for d in docs if d.timestamp < as_of)
+    dense = DenseIndex(index, HashEmbedder())
+    for backend in (index, dense, HybridIndex(dense)):
+        hits = backend.search("election storm", as_of=as_of, k=k)
+        assert 0 < len(hits) <= visible, type(backend).__name__

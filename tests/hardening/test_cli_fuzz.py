@@ -157,7 +157,7 @@ SKIP = {
     ("arena", "compile", "write"): "rewrites the contract artifacts shipped in the package",
 }
 # Path parameters that name something to write (the others are read).
-OUTPUTS = {"out", "cache", "snapshot", "arena serve ledger"}
+OUTPUTS = {"out", "cache", "snapshot", "arena serve ledger", "toolserver serve index_dir"}
 # Inputs a command reads with a note rather than a refusal: a run log cut off by a crash.
 NOTED = {"truncated_log"}
 DATES = {"as_of", "start", "resolve_by", "since", "until", "corpus_end"}

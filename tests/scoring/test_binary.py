@@ -128,7 +128,7 @@ def test_murphy_residual_zero_at_bin_means() -> None:
     assert m.resolution == pytest.approx((2 * 0 + 3 * (1 / 3 - 0.5) ** 2 + 0.5**2) / 6)
 
 
-@settings(max_examples=40)
+@settings(max_examples=40, deadline=None)  # the first example imports polars (slow when busy)
 @given(st.lists(st.integers(1, 30), min_size=10, max_size=10), st.data())
 def test_murphy_agrees_with_model_diagnostics(sizes: list[int], data: st.DataObject) -> None:
     # One distinct forecast per bin with bin frequencies increasing in the forecast: then the

@@ -1,42 +1,199 @@
-"""The root ``pastcast`` Typer application; sub-command groups live in their own modules."""
+"""The root ``pastcast`` Typer application; sub-command groups live in their own modules.
+
+The command modules are imported only when a command is used (or listed with its own help):
+between them they import nearly the whole package, numpy, pydantic and pyarrow included, which
+took ~0.5 s before ``pastcast --help`` could print a line. The root help lists each command from
+``COMMANDS`` below, whose line is the start of the command's own help (tested).
+"""
 
 from __future__ import annotations
 
+import importlib
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Annotated, Any
 
 import typer
-from typer.core import TyperGroup
+from typer.core import TyperCommand, TyperGroup
 
-from pastcast.cli import (
-    _agents,
-    _arena,
-    _audit,
-    _corpus,
-    _curate,
-    _data,
-    _export,
-    _import,
-    _plan,
-    _report,
-    _run,
-    _score,
-    _stats,
-    _toolserver,
-    _view,
-)
 from pastcast.cli._common import EXIT_FAILED, EXIT_USAGE, printable
 
 DEBUG_ENV = "PASTCAST_DEBUG"
+
+
+COMMANDS: dict[str, tuple[str, str, str]] = {
+    # name: (module, attribute: a command function or a Typer group, the root help's line)
+    "demo": (
+        "pastcast.cli._run",
+        "demo",
+        "Build the embedded world and its index, run the baselines and the heuristic research"
+        " agent, print the leaderboard and write a run log and a report.",
+    ),
+    "run": (
+        "pastcast.cli._run",
+        "run",
+        "Run agents over a dataset's forecast steps and write a resumable run log.",
+    ),
+    "plan": (
+        "pastcast.cli._plan",
+        "plan",
+        "Show what a plan runs before running it: the work, the model calls, an estimated token"
+        " count and cost from the price table, and events a model may remember (resolved before"
+        " its training cutoff).",
+    ),
+    "score": (
+        "pastcast.cli._score",
+        "score",
+        "Re-score saved run logs from forecasts and gradings: the leaderboard, calibration of"
+        " two-outcome forecasts (ECE, Murphy, anatomy of alpha), cost and failures per group.",
+    ),
+    "report": (
+        "pastcast.cli._report",
+        "report",
+        "Write a self-contained HTML report (report.html), its tables as Markdown and LaTeX, "
+        "the scorecard as JSON and every figure as PNG and SVG.",
+    ),
+    "view": (
+        "pastcast.cli._view",
+        "view",
+        "Serve the dashboard: leaderboard with filters, event pages (market curve, every "
+        "forecast, the outcome) and trajectories (messages, tool calls, documents with their "
+        "dates against the cutoff, notebook diffs, cost and latency per call).",
+    ),
+    "agents": (
+        "pastcast.cli._agents",
+        "app",
+        "Registered agents.",
+    ),
+    "arena": (
+        "pastcast.cli._arena",
+        "app",
+        "Foresight Arena: commit-reveal rounds scored against the market (simulation, replays"
+        " of resolved markets, relayer, ledger).",
+    ),
+    "audit": (
+        "pastcast.cli._audit",
+        "app",
+        "Leakage audits: how a benchmark was built, and what agents saw in a run.",
+    ),
+    "corpus": (
+        "pastcast.cli._corpus",
+        "app",
+        "Build and query the dated document corpus.",
+    ),
+    "data": (
+        "pastcast.cli._data",
+        "app",
+        "Import real market data into datasets and describe them.",
+    ),
+    "export": (
+        "pastcast.cli._export",
+        "app",
+        "Export run logs for training and analysis: chat fine-tuning records, per-step "
+        "rewards, a Parquet table of forecasts.",
+    ),
+    "import": (
+        "pastcast.cli._import",
+        "app",
+        "Turn other tools' logs into pastcast run logs.",
+    ),
+    "stats": (
+        "pastcast.cli._stats",
+        "app",
+        "Statistics: power analysis, longitudinal and evidence analyses, memory cost, "
+        "coverage bins.",
+    ),
+    "toolserver": (
+        "pastcast.cli._toolserver",
+        "app",
+        "Serve a forecast step's tools to an agent of any framework (MCP or HTTP/JSON).",
+    ),
+}
+
+
+def load_command(name: str) -> Any:
+    """The click command ``name`` of ``COMMANDS``, its module imported now."""
+    module, attribute, _ = COMMANDS[name]
+    target = getattr(importlib.import_module(module), attribute)
+    holder = typer.Typer()
+    if isinstance(target, typer.Typer):
+        holder.add_typer(target, name=name)
+    else:
+        holder.command(name)(target)
+    return typer.main.get_group(holder).commands[name]
+
+
+class _LazyCommands(dict[str, Any]):
+    """The root group's commands: those of ``COMMANDS`` are loaded on first access; while the
+    root help is written (``listing``), each is a stand-in carrying its help line."""
+
+    def __init__(self, eager: Mapping[str, Any]) -> None:
+        super().__init__(eager)
+        self._lazy = [n for n in COMMANDS if n not in eager]
+        self.listing = False
+
+    def _resolve(self, name: str) -> Any:
+        if name in self._lazy and not dict.__contains__(self, name):
+            if self.listing:
+                line = COMMANDS[name][2]
+                return TyperCommand(name, help=line, short_help=line)
+            dict.__setitem__(self, name, load_command(name))
+        return dict.get(self, name)
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._lazy or dict.__contains__(self, name)
+
+    def __getitem__(self, name: str) -> Any:
+        cmd = self._resolve(name)
+        if cmd is None:
+            raise KeyError(name)
+        return cmd
+
+    def get(self, name: str, default: Any = None) -> Any:
+        cmd = self._resolve(name)
+        return default if cmd is None else cmd
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.keys())
+
+    def __len__(self) -> int:
+        return len(self.keys())
+
+    def keys(self) -> Any:
+        loaded = [n for n in dict.keys(self) if n not in self._lazy]
+        return [*self._lazy, *loaded]
+
+    def values(self) -> Any:
+        return [self[n] for n in self.keys()]
+
+    def items(self) -> Any:
+        return [(n, self[n]) for n in self.keys()]
 
 
 class _OneLineErrors(TyperGroup):
     """Every error is one ``error:`` line on stderr. A usage error of the parser (an unknown
     option, a value out of range) names the option and exits 2; a path the system refuses
     names the path and exits 1; any other exception no command anticipated exits 1
-    (``PASTCAST_DEBUG=1`` shows its traceback instead)."""
+    (``PASTCAST_DEBUG=1`` shows its traceback instead). Commands of ``COMMANDS`` are loaded
+    when used (see the module docstring)."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.commands = _LazyCommands(self.commands)
+
+    def list_commands(self, ctx: Any) -> list[str]:
+        return list(self.commands.keys())
+
+    def format_help(self, ctx: Any, formatter: Any) -> None:
+        lazy = self.commands
+        if isinstance(lazy, _LazyCommands):
+            lazy.listing = True
+        try:
+            super().format_help(ctx, formatter)
+        finally:
+            if isinstance(lazy, _LazyCommands):
+                lazy.listing = False
 
     def main(
         self, args: Sequence[str] | None = None, *pos: Any, **kwargs: Any
@@ -102,22 +259,8 @@ app = typer.Typer(
     no_args_is_help=True,
     pretty_exceptions_enable=False,
 )
-app.add_typer(_agents.app, name="agents")
-app.add_typer(_arena.app, name="arena")
-app.add_typer(_audit.app, name="audit")
-app.add_typer(_corpus.app, name="corpus")
-app.add_typer(_data.app, name="data")
-_data.app.command("curate")(_curate.curate)
-app.add_typer(_export.app, name="export")
-app.add_typer(_import.app, name="import")
-app.add_typer(_stats.app, name="stats")
-app.add_typer(_toolserver.app, name="toolserver")
-app.command("demo")(_run.demo)
-app.command("run")(_run.run)
-app.command("plan")(_plan.plan)
-app.command("score")(_score.score)
-app.command("report")(_report.report)
-app.command("view")(_view.view)
+# Commands are registered in COMMANDS above (loaded when used); one registered here with
+# app.command / app.add_typer is imported with the CLI, as usual with typer.
 
 
 @app.callback()

@@ -16,8 +16,6 @@ from typing import TYPE_CHECKING, Annotated, Any, NoReturn
 import typer
 
 from pastcast.cutoff import DayConvention
-from pastcast.owned import made_kind, mark
-from pastcast.reports import clean_json
 
 if TYPE_CHECKING:
     from pastcast.dataset import Dataset
@@ -63,6 +61,8 @@ def output_dir(path: Path, option: str, kind: str) -> Path:
     ``simulation``, ...): made and marked (``pastcast.owned``) if absent or empty. A folder
     pastcast did not make, or made for something else, is refused, as is a file there or a path
     that cannot be made: one-line usage errors naming ``option``."""
+    from pastcast.owned import made_kind, mark  # imports numpy: not with the CLI (see _app)
+
     if path.is_dir() and any(path.iterdir()) and (found := made_kind(path)) != kind:
         what = "was not made by pastcast" if found is None else f"holds a pastcast {found}"
         fail(f"{option} {path}: {what}; not writing {kind} output into it")
@@ -100,6 +100,8 @@ def note(text: str, as_json: bool) -> None:
 
 def print_json(obj: Any) -> None:
     """``obj`` as JSON on stdout (NaN and infinities, which JSON lacks, become null)."""
+    from pastcast.reports import clean_json  # imported with the first JSON output: see _app
+
     json.dump(clean_json(obj), sys.stdout, indent=2, default=str, allow_nan=False)
     sys.stdout.write("\n")
 

@@ -381,7 +381,7 @@ def search(
     target: Annotated[str, typer.Argument(help=_TARGET_HELP, metavar="INDEX")],
     query: Annotated[str, typer.Argument(help="Free-text query.")],
     as_of: AsOf,
-    k: Annotated[int, typer.Option("--k", min=1, help="Number of hits.")] = 10,
+    k: Annotated[int, typer.Option("--k", min=1, max=100_000, help="Number of hits.")] = 10,
     retrieval: Retrieval = "bm25",
     json_out: JsonFlag = False,
     schema: Schema = None,

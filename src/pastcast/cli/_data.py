@@ -11,7 +11,7 @@ from typing import Annotated, Any
 
 import typer
 
-from pastcast.cli import _data_view
+from pastcast.cli import _curate, _data_view
 from pastcast.cli._common import JsonFlag, fail, print_json
 from pastcast.cutoff import DayConvention
 from pastcast.markets import FilterConfig, schedules
@@ -333,3 +333,4 @@ def import_polymarket(
 
 app.command("info")(_data_view.info)
 app.command("show")(_data_view.show)
+app.command("curate")(_curate.curate)

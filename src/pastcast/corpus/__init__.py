@@ -32,7 +32,7 @@ from pastcast.corpus._protocol import (
     corpus_identity,
     not_visible_message,
 )
-from pastcast.corpus._text import STOPWORDS, TOKENIZER, tokenize
+from pastcast.corpus._text import STOPWORDS, TOKENIZER, tokenize, tokenize_utf8
 from pastcast.corpus.dense import (
     DEFAULT_EMBEDDER,
     RRF_K,
@@ -157,4 +157,5 @@ __all__ = [
     "resolve_embedder",
     "retrieval_modes",
     "tokenize",
+    "tokenize_utf8",
 ]

@@ -8,13 +8,20 @@ Indexing and querying share this function, so a query term matches exactly the i
 
 from __future__ import annotations
 
-import functools
 import re
 import unicodedata
 
 from pastcast.records import Document
 
-__all__ = ["SNIPPET_CHARS", "STOPWORDS", "TOKENIZER", "snippet", "tokenize"]
+__all__ = [
+    "SNIPPET_CHARS",
+    "STOPWORDS",
+    "TOKENIZER",
+    "snippet",
+    "text_snippet",
+    "tokenize",
+    "tokenize_utf8",
+]
 
 SNIPPET_CHARS = 200
 TOKENIZER = "nfkc-casefold-words-stopwords"
@@ -36,18 +43,65 @@ def tokenize(text: str) -> list[str]:
     return [t for t in _WORD.findall(folded) if t not in STOPWORDS]
 
 
-@functools.lru_cache(maxsize=256)
-def _whole_words(terms: tuple[str, ...]) -> re.Pattern[str]:
-    return re.compile(r"(?<!\w)(?:" + "|".join(map(re.escape, terms)) + r")(?!\w)")
+# ASCII bytes: word characters to themselves in lower case, everything else to a space
+_ASCII_FOLD = bytes(
+    c + 32 if 65 <= c <= 90 else c if (c >= 97 and c <= 122) or 48 <= c <= 57 or c == 95 else 32
+    for c in range(256)
+)
+_STOP_UTF8 = frozenset(w.encode() for w in STOPWORDS)
+
+
+def tokenize_utf8(text: str) -> list[bytes]:
+    """``tokenize(text)``, each term UTF-8 encoded: what an index is built from.
+
+    ASCII text (NFKC is the identity, case folding is lower-casing and ``\\w`` is
+    ``[A-Za-z0-9_]``) takes one byte translation and a split in C, ~6x faster than the regular
+    expression on the news archive; other text goes through ``tokenize``.
+    """
+    if text.isascii():
+        words = text.encode().translate(_ASCII_FOLD).split()
+        return [w for w in words if w not in _STOP_UTF8]
+    return [t.encode() for t in tokenize(text)]
+
+
+def _is_word(char: str) -> bool:
+    """``\\w`` for one character, as ``re`` defines it for ``str`` patterns."""
+    return char.isalnum() or char == "_"
 
 
 def _first_match(text: str, terms: list[str]) -> int | None:
-    """Where the first word of ``text`` that tokenizes to a query term starts."""
+    """Where the first word of ``text`` that tokenizes to a query term starts.
+
+    When lower-casing is the whole normalisation (ASCII text, or text that is NFKC already and
+    whose case folding is its lower case, with unchanged length), each term is found with
+    ``str.find`` on the lower-cased text and kept at its first whole-word occurrence: no regular
+    expression is compiled per query (that was ~30% of building a search's hits).
+    """
     if not terms:
         return None
-    if text.isascii():  # NFKC is the identity and casefold is lower(): one regex scan in C
-        m = _whole_words(tuple(terms)).search(text.lower())
-        return m.start() if m else None
+    low = text.lower()
+    if not text.isascii() and (
+        len(low) != len(text)
+        or text.casefold() != low
+        or not unicodedata.is_normalized("NFKC", text)
+    ):
+        return _first_match_by_word(text, terms)
+    best: int | None = None
+    for term in terms:
+        at = low.find(term)
+        while at != -1 and (best is None or at < best):
+            end = at + len(term)
+            if (at == 0 or not _is_word(low[at - 1])) and (
+                end == len(low) or not _is_word(low[end])
+            ):
+                best = at
+                break
+            at = low.find(term, at + 1)
+    return best
+
+
+def _first_match_by_word(text: str, terms: list[str]) -> int | None:
+    """``_first_match`` for any text: each word normalised as the tokenizer does."""
     wanted = set(terms)
     for m in _WORD.finditer(text):
         if unicodedata.normalize("NFKC", m.group()).casefold() in wanted:
@@ -57,7 +111,11 @@ def _first_match(text: str, terms: list[str]) -> int | None:
 
 def snippet(doc: Document, terms: list[str]) -> str:
     """About ``SNIPPET_CHARS`` characters around the first query term in the text, or its start."""
-    text = doc.text
+    return text_snippet(doc.text, terms)
+
+
+def text_snippet(text: str, terms: list[str]) -> str:
+    """``snippet`` of a document's text alone."""
     found = _first_match(text, terms)
     start = 0 if found is None else max(0, found - SNIPPET_CHARS // 4)
     piece = text[start : start + SNIPPET_CHARS].strip()

@@ -47,7 +47,7 @@ __all__ = ["TOOLS", "BudgetExceeded", "ToolError", "Toolbox"]
 THREAD_LIMIT = 50
 AUTHOR_LIMIT = 20
 _DATE = "%Y-%m-%d %H:%M"
-MONTH_PATTERN = r"^\d{4}-(0[1-9]|1[0-2])$"
+MONTH_PATTERN = r"^[0-9]{4}-(0[1-9]|1[0-2])$"  # no \d: llama.cpp's grammar converter rejects it
 
 
 class Toolbox:

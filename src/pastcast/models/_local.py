@@ -161,6 +161,13 @@ class LocalLlamaServer:
         self.stop()
         raise ModelError(f"llama.cpp server not ready after {self.ready_timeout_s:.0f} s:\n{tail}")
 
+    def exit_note(self) -> str | None:
+        """Why the server is gone (its exit status and last log lines), or None while it runs."""
+        if self._proc is None or self._proc.poll() is None:
+            return None
+        lines = [ln for ln in self._log_tail().splitlines() if ln.strip()][-3:]
+        return f"the llama.cpp server exited ({self._proc.returncode}): " + " | ".join(lines)
+
     def stop(self) -> None:
         if self._proc is not None:
             _stop(self._proc)
@@ -214,7 +221,13 @@ class LocalModel:
         return self._client.name
 
     def chat(self, request: ChatRequest) -> ChatResponse:
-        return self._client.chat(request)
+        try:
+            return self._client.chat(request)
+        except ModelError as exc:
+            stopped = self.server.exit_note()
+            if stopped:  # say why the connection dropped, not only that it did
+                raise ModelError(f"{self.name}: {stopped}") from exc
+            raise
 
     def close(self) -> None:
         self.server.stop()

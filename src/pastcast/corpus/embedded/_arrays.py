@@ -12,6 +12,11 @@ every corpus statistic BM25 needs has a prefix form:
 
 A query at a cutoff therefore sees the same numbers as an index built from the visible
 documents alone.
+
+Besides the JSON lines of the documents (what ``read`` returns, validated), a partition keeps
+its titles and texts as plain UTF-8 in ordinal order (``hits.bin``, ``hit_offsets.npy``): a
+search hit needs only those, and slicing them costs a fraction of validating a whole document
+(an index built before they existed builds its hits from the JSON lines).
 """
 
 from __future__ import annotations
@@ -22,7 +27,7 @@ import os
 import shutil
 import tempfile
 from array import array
-from collections import Counter
+from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
@@ -36,7 +41,7 @@ from rich.progress import Progress
 
 from pastcast import safejson
 from pastcast.corpus._identity import document_line
-from pastcast.corpus._text import tokenize
+from pastcast.corpus._text import tokenize_utf8
 from pastcast.cutoff import as_utc
 from pastcast.records import Document
 
@@ -45,6 +50,7 @@ __all__ = [
     "FORMAT_VERSION",
     "IndexArrays",
     "build_arrays",
+    "build_from_lines",
     "from_micros",
     "load_arrays",
     "to_micros",
@@ -63,6 +69,8 @@ _ARRAY_NAMES = (
     "post_tf",
     "doc_offsets",
 )
+
+_HIT_OFFSETS, _HIT_STORE = "hit_offsets", "hits.bin"
 
 I64 = npt.NDArray[np.int64]
 I32 = npt.NDArray[np.int32]
@@ -94,54 +102,86 @@ class IndexArrays:
     ids: list[str]
     store: bytes | memoryview  # JSON lines, one Document per ordinal
     manifest: dict[str, Any]
+    # title of ordinal i: hit_store[hit_offsets[2i]:hit_offsets[2i + 1]], then its text up to
+    # hit_offsets[2i + 2]; None in an index built before hit columns existed
+    hit_offsets: I64 | None = None
+    hit_store: bytes | memoryview | None = None
 
     def document(self, ordinal: int) -> Document:
         lo, hi = int(self.doc_offsets[ordinal]), int(self.doc_offsets[ordinal + 1])
         return Document.model_validate_json(bytes(self.store[lo:hi]))
 
+    def title_text(self, ordinal: int) -> tuple[str, str] | None:
+        """A document's title and text from the hit columns (None without them)."""
+        if self.hit_offsets is None or self.hit_store is None:
+            return None
+        a, b, c = self.hit_offsets[2 * ordinal : 2 * ordinal + 3].tolist()
+        store = self.hit_store
+        return str(store[a:b], "utf-8"), str(store[b:c], "utf-8")
 
-def _sorted_unique(documents: Iterable[Document]) -> list[Document]:
+
+def _sorted_unique(
+    documents: Iterable[tuple[Document, bytes]],
+) -> list[tuple[Document, bytes]]:
     seen: set[str] = set()
-    docs: list[Document] = []
-    for doc in documents:
+    docs: list[tuple[Document, bytes]] = []
+    for doc, line in documents:
         if doc.id in seen:
             raise ValueError(f"duplicate document id {doc.id!r}")
         seen.add(doc.id)
-        docs.append(doc)
-    docs.sort(key=lambda d: (to_micros(d.timestamp), d.id))
+        docs.append((doc, line))
+    # timestamps are aware UTC (``Document``): they order as their microseconds do
+    docs.sort(key=lambda p: (p[0].timestamp, p[0].id))
     return docs
 
 
 def build_arrays(documents: Iterable[Document], *, progress: bool = False) -> IndexArrays:
     """Index ``documents`` in memory (any order; ids must be unique)."""
-    docs = _sorted_unique(documents)
+    return build_from_lines(((d, document_line(d)) for d in documents), progress=progress)
+
+
+def build_from_lines(
+    documents: Iterable[tuple[Document, bytes]], *, progress: bool = False
+) -> IndexArrays:
+    """``build_arrays`` of documents given with their lines (``document_line``), as a build
+    that spooled them already has them."""
+    pairs = _sorted_unique(documents)
+    docs = [d for d, _ in pairs]
     n = len(docs)
-    vocab: dict[str, int] = {}
-    term_ids, ords, tfs = array("q"), array("q"), array("q")
+    # term ids in first-seen order, assigned in C: a missing key gets the vocabulary's size
+    vocab: defaultdict[bytes, int] = defaultdict()
+    vocab.default_factory = vocab.__len__
+    term_ids = array("q")
     doc_len = np.zeros(n, dtype=np.int32)
     store = bytearray()
     doc_offsets = np.zeros(n + 1, dtype=np.int64)
+    hit_store = bytearray()
+    hit_offsets = array("q", [0])
     digest = hashlib.sha256()
     with Progress(disable=not progress, transient=True, console=Console(stderr=True)) as bar:
         task = bar.add_task("indexing documents", total=n)
-        for i, doc in enumerate(docs):
-            tokens = tokenize(f"{doc.title}\n{doc.text}")
+        for i, (doc, line) in enumerate(pairs):
+            tokens = tokenize_utf8(f"{doc.title}\n{doc.text}")
             doc_len[i] = len(tokens)
-            for term, tf in Counter(tokens).items():
-                term_ids.append(vocab.setdefault(term, len(vocab)))
-                ords.append(i)
-                tfs.append(tf)
-            line = document_line(doc)
+            term_ids.extend(map(vocab.__getitem__, tokens))
             digest.update(line)
             store += line
             doc_offsets[i + 1] = len(store)
+            hit_store += doc.title.encode()
+            hit_offsets.append(len(hit_store))
+            hit_store += doc.text.encode()
+            hit_offsets.append(len(hit_store))
             if i % 1000 == 0:
                 bar.update(task, completed=i)
-    tid = np.frombuffer(term_ids, dtype=np.int64)
-    # A stable sort by term keeps each term's ordinals ascending (they were appended in order).
-    order = np.argsort(tid, kind="stable")
+    # One sort makes the postings: (term, ordinal) pairs in term-major order, each term's
+    # ordinals ascending, with the term frequency as the pair's count.
+    tokens_per_doc = np.repeat(np.arange(n, dtype=np.int64), doc_len)
+    pairs_key, tf = np.unique(
+        np.frombuffer(term_ids, dtype=np.int64) * n + tokens_per_doc, return_counts=True
+    )
+    post_tid = pairs_key // max(n, 1)
     term_offsets = np.zeros(len(vocab) + 1, dtype=np.int64)
-    np.cumsum(np.bincount(tid, minlength=len(vocab)), out=term_offsets[1:])
+    np.cumsum(np.bincount(post_tid, minlength=len(vocab)), out=term_offsets[1:])
     ids = [d.id for d in docs]
     id_rank = np.empty(n, dtype=np.int64)
     id_rank[sorted(range(n), key=ids.__getitem__)] = np.arange(n, dtype=np.int64)
@@ -152,7 +192,7 @@ def build_arrays(documents: Iterable[Document], *, progress: bool = False) -> In
         "version": FORMAT_VERSION,
         "doc_count": n,
         "vocab_size": len(vocab),
-        "postings": len(tid),
+        "postings": len(pairs_key),
         "content_sha256": digest.hexdigest(),
         "first_timestamp": docs[0].timestamp.isoformat() if docs else None,
         "last_timestamp": docs[-1].timestamp.isoformat() if docs else None,
@@ -163,13 +203,15 @@ def build_arrays(documents: Iterable[Document], *, progress: bool = False) -> In
         len_prefix=len_prefix,
         id_rank=id_rank,
         term_offsets=term_offsets,
-        post_ord=np.frombuffer(ords, dtype=np.int64)[order].astype(np.int32),
-        post_tf=np.frombuffer(tfs, dtype=np.int64)[order].astype(np.int32),
+        post_ord=(pairs_key - post_tid * n).astype(np.int32),
+        post_tf=tf.astype(np.int32),
         doc_offsets=doc_offsets,
-        vocab=vocab,
+        vocab={t.decode(): i for t, i in vocab.items()},
         ids=ids,
         store=bytes(store),
         manifest=manifest,
+        hit_offsets=np.frombuffer(hit_offsets, dtype=np.int64),
+        hit_store=bytes(hit_store),
     )
 
 
@@ -184,6 +226,9 @@ def save_arrays(arrays: IndexArrays, out_dir: Path, *, overwrite: bool = False) 
         for name in _ARRAY_NAMES:
             np.save(tmp / f"{name}.npy", getattr(arrays, name))
         (tmp / "docs.jsonl").write_bytes(bytes(arrays.store))
+        if arrays.hit_offsets is not None and arrays.hit_store is not None:
+            np.save(tmp / f"{_HIT_OFFSETS}.npy", arrays.hit_offsets)
+            (tmp / _HIT_STORE).write_bytes(bytes(arrays.hit_store))
         terms = sorted(arrays.vocab, key=arrays.vocab.__getitem__)
         (tmp / "vocab.json").write_text(json.dumps(terms, ensure_ascii=False))
         (tmp / "ids.json").write_text(json.dumps(arrays.ids, ensure_ascii=False))
@@ -221,12 +266,14 @@ def load_arrays(index_dir: Path) -> IndexArrays:
     }
     terms: list[str] = safejson.loads((index_dir / "vocab.json").read_bytes())
     ids: list[str] = safejson.loads((index_dir / "ids.json").read_bytes())
-    store_path = index_dir / "docs.jsonl"
-    store: bytes | memoryview
-    if store_path.stat().st_size == 0:
-        store = b""
-    else:
-        store = memoryview(np.memmap(store_path, dtype=np.uint8, mode="r"))  # type: ignore[arg-type]
+    store = _mapped(index_dir / "docs.jsonl")
+    hit_offsets: I64 | None = None
+    hit_store: bytes | memoryview | None = None
+    if (index_dir / _HIT_STORE).is_file():
+        hit_store = _mapped(index_dir / _HIT_STORE)
+        hit_offsets = np.asarray(
+            np.load(index_dir / f"{_HIT_OFFSETS}.npy", mmap_mode="r", allow_pickle=False)
+        )
     if len(ids) != manifest["doc_count"]:
         raise ValueError(
             f"{index_dir}: ids.json has {len(ids)} ids, manifest says {manifest['doc_count']}"
@@ -236,5 +283,14 @@ def load_arrays(index_dir: Path) -> IndexArrays:
         ids=ids,
         store=store,
         manifest=manifest,
+        hit_offsets=hit_offsets,
+        hit_store=hit_store,
         **arrays,
     )
+
+
+def _mapped(path: Path) -> bytes | memoryview:
+    """A file's bytes, memory-mapped (an empty file cannot be mapped)."""
+    if path.stat().st_size == 0:
+        return b""
+    return memoryview(np.memmap(path, dtype=np.uint8, mode="r"))  # type: ignore[arg-type]

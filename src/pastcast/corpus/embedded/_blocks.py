@@ -13,6 +13,8 @@ partitions: a block has no document store.
 
 from __future__ import annotations
 
+from collections import defaultdict
+
 import numpy as np
 
 from pastcast.corpus.embedded._arrays import IndexArrays
@@ -39,15 +41,14 @@ def scoring_blocks(parts: list[IndexArrays], block_docs: int) -> list[IndexArray
 
 
 def _merge(group: list[IndexArrays]) -> IndexArrays:
-    vocab: dict[str, int] = {}
+    vocab: defaultdict[str, int] = defaultdict()
+    vocab.default_factory = vocab.__len__  # a new term gets the next id, in C
     tids, ords, tfs = [], [], []
     offset = 0
     for part in group:
         by_local_id = sorted(part.vocab, key=part.vocab.__getitem__)
         mapping = np.fromiter(
-            (vocab.setdefault(t, len(vocab)) for t in by_local_id),
-            dtype=np.int64,
-            count=len(by_local_id),
+            map(vocab.__getitem__, by_local_id), dtype=np.int64, count=len(by_local_id)
         )
         offsets = np.asarray(part.term_offsets, dtype=np.int64)
         counts = offsets[1:] - offsets[:-1]
@@ -73,7 +74,7 @@ def _merge(group: list[IndexArrays]) -> IndexArrays:
         post_ord=np.concatenate(ords)[order].astype(np.int32),
         post_tf=np.concatenate(tfs)[order],
         doc_offsets=np.zeros(1, dtype=np.int64),
-        vocab=vocab,
+        vocab=dict(vocab),
         ids=[i for p in group for i in p.ids],
         store=b"",  # scoring only: documents are read from the partitions
         manifest={"partition": f"{first}..{last}", "scoring_block": True},

@@ -143,9 +143,17 @@ def bm25_top_k(
 ) -> tuple[I64, F64]:
     """Top-``k`` global ordinals and scores among the first ``n`` (and, given ``allowed``, a
     mask over them, among the allowed ones only); score desc, then id asc. The statistics are
-    those of all ``n`` documents either way."""
+    those of all ``n`` documents either way.
+
+    Without a mask each admitted block is scored by the compiled kernel (``_kernel``), imported
+    here so that numba loads on the first search, not with the package; a filtered search
+    scores with numpy and keeps the allowed documents before its threshold.
+    """
+    from pastcast.corpus.embedded._kernel import block_top_k
+
     if n <= 0 or k <= 0 or not terms:
         return _empty()
+    k = min(k, n)  # no more hits than documents; keeps k a machine integer for the kernel
     last, m = _cutoff_partition(bases, n)
     avgdl, per_part = _as_of_slices(parts, bases, terms, n, future=False)
     got_o: list[I64] = []
@@ -153,16 +161,25 @@ def bm25_top_k(
     for p, slices in enumerate(per_part[: last + 1]):
         if not slices:
             continue
-        size = m if p == last else len(parts[p].ids)
-        scores = _score_partition(parts[p], size, slices, avgdl)
-        lo = int(bases[p])
-        local = None if allowed is None else allowed[lo : lo + size]
-        cand, cand_scores = _top_candidates(scores, slices, parts[p], k, local)
+        part = parts[p]
+        size = m if p == last else len(part.ids)
+        if allowed is None:
+            cand, cand_scores = block_top_k(
+                part.post_ord, part.post_tf, part.doc_len, slices, size, avgdl, k, K1, B
+            )
+        else:
+            scores = _score_partition(part, size, slices, avgdl)
+            lo = int(bases[p])
+            local = allowed[lo : lo + size]
+            cand, cand_scores = _top_candidates(scores, slices, part, k, local)
         got_o.append(cand + int(bases[p]))
         got_s.append(cand_scores)
     if not got_o:
         return _empty()
-    cand, cand_scores = top_with_ties(np.concatenate(got_o), np.concatenate(got_s), k)
+    if len(got_o) == 1:  # one block (a small corpus): its ties are already cut at the k-th
+        cand, cand_scores = got_o[0], got_s[0]
+    else:
+        cand, cand_scores = top_with_ties(np.concatenate(got_o), np.concatenate(got_s), k)
     order = np.lexsort((np.asarray(id_rank)[cand], -cand_scores))[:k]
     return cand[order], cand_scores[order]
 
@@ -170,8 +187,9 @@ def bm25_top_k(
 def naive_top_k(
     parts: Sequence[IndexArrays], bases: I64, id_rank: Any, terms: list[str], n: int, k: int
 ) -> tuple[I64, F64]:
-    """The baseline: score *all* documents (with the same as-of statistics), rank them all,
-    then drop the future ones. Same results as ``bm25_top_k``, much more work."""
+    """The baseline, in plain numpy: score *all* documents (with the same as-of statistics),
+    drop the future ones, then rank the matching ones (score above zero). Same results as
+    ``bm25_top_k``; it ranks only the matching documents, as a fair baseline would."""
     if n <= 0 or k <= 0 or not terms:
         return _empty()
     avgdl, per_part = _as_of_slices(parts, bases, terms, n, future=True)
@@ -182,6 +200,6 @@ def naive_top_k(
         scores[int(bases[p]) : int(bases[p]) + size] = _score_partition(
             parts[p], size, slices, avgdl
         )
-    order = np.lexsort((np.asarray(id_rank), -scores))
-    order = order[(order < n) & (scores[order] > 0)][:k]
+    cand = np.flatnonzero(scores[:n] > 0)
+    order = cand[np.lexsort((np.asarray(id_rank)[cand], -scores[cand]))][:k]
     return order.astype(np.int64), scores[order]

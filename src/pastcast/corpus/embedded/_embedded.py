@@ -9,6 +9,7 @@ for the layout and the resumable build.
 
 from __future__ import annotations
 
+import bisect
 import itertools
 from collections.abc import Iterable
 from datetime import datetime
@@ -19,7 +20,7 @@ import numpy.typing as npt
 
 from pastcast.corpus._filter import SearchFilter
 from pastcast.corpus._protocol import DocumentNotVisible, SearchHit, not_visible_message
-from pastcast.corpus._text import TOKENIZER, snippet, tokenize
+from pastcast.corpus._text import TOKENIZER, text_snippet, tokenize
 from pastcast.corpus.embedded._arrays import IndexArrays, from_micros
 from pastcast.corpus.embedded._blocks import BLOCK_DOCS, scoring_blocks
 from pastcast.corpus.embedded._bm25 import K1, B, bm25_top_k, naive_top_k
@@ -66,6 +67,7 @@ class EmbeddedIndex(ThreadLookups):
         sizes = [len(p.ids) for p in parts]
         self._bases = np.zeros(len(parts) + 1, dtype=np.int64)
         np.cumsum(sizes, out=self._bases[1:])
+        self._base_list: list[int] = self._bases.tolist()  # bisect: no numpy call per hit
         self._id_rank = global_id_rank(parts) if id_rank is None else id_rank
         stamps = [np.asarray(p.timestamps) for p in parts]
         self._timestamps = np.concatenate(stamps) if stamps else np.zeros(0, dtype=np.int64)
@@ -86,14 +88,15 @@ class EmbeddedIndex(ThreadLookups):
     ) -> EmbeddedIndex:
         """Index ``documents`` (any order) into month partitions under ``out_dir`` and open it.
 
-        Streaming with memory bounded by one month; an interrupted build of the same documents
-        resumes from its complete partitions (see ``_partitioned``). ``overwrite`` replaces only
-        an index pastcast built as the same ``kind`` (``pastcast.owned``), never other folders.
+        Streaming with memory bounded by one month (a sequence, in memory already, skips the
+        spool files); an interrupted build of the same documents resumes from its complete
+        partitions (see ``_partitioned``). ``overwrite`` replaces only an index pastcast built as
+        the same ``kind`` (``pastcast.owned``), never other folders.
         """
-        build_partitioned(
+        built = build_partitioned(
             documents, Path(out_dir), overwrite=overwrite, progress=progress, kind=kind
         )
-        index = cls.open(out_dir)
+        index = cls(built.parts, built.id_rank, built.manifest, Path(out_dir))
         index.save_thread_maps()
         return index
 
@@ -200,8 +203,8 @@ class EmbeddedIndex(ThreadLookups):
         return self._id_rank
 
     def read_ordinal(self, ordinal: int) -> Document:
-        p = int(np.searchsorted(self._bases, ordinal, side="right")) - 1
-        return self._parts[p].document(ordinal - int(self._bases[p]))
+        p = bisect.bisect_right(self._base_list, ordinal) - 1
+        return self._parts[p].document(ordinal - self._base_list[p])
 
     def hits(
         self,
@@ -212,25 +215,41 @@ class EmbeddedIndex(ThreadLookups):
     ) -> list[SearchHit]:
         """``SearchHit``s for (ordinal, score) pairs, in the given order.
 
-        Every document's own timestamp is checked against the cutoff once more (and the
-        document against ``filters``), so a corrupt index fails loudly instead of leaking.
+        Titles and texts come from the partitions' hit columns (see ``_arrays``), timestamps
+        from the ordinals' stored timestamps. Every ordinal is checked against the cutoff once
+        more (below ``count_before``: ordinals follow the sorted timestamps), so a ranking that
+        strayed past it fails loudly instead of leaking. Under ``filters``, or for an index built
+        before the hit columns, each stored document is read instead and its own timestamp (and
+        the filter) checked again.
         """
         terms = self.query_terms(query)
         cutoff = as_utc(as_of)
+        visible = self.count_before(cutoff)
+        bases = self._base_list
         out = []
         for ordinal, score in ranked:
-            doc = self.read_ordinal(ordinal)
-            if not is_visible(doc.timestamp, cutoff):
-                raise RuntimeError(f"index corrupt: {doc.id!r} ranked at cutoff {cutoff}")
-            if filters is not None and not filters.matches(doc):
-                raise RuntimeError(f"index corrupt: {doc.id!r} ranked against its filter")
+            if not 0 <= ordinal < visible:
+                raise RuntimeError(f"index corrupt: ordinal {ordinal} ranked at cutoff {cutoff}")
+            p = bisect.bisect_right(bases, ordinal) - 1
+            part, local = self._parts[p], ordinal - bases[p]
+            fields = part.title_text(local) if filters is None else None
+            if fields is None:
+                doc = part.document(local)
+                doc_id, stamp, title, text = doc.id, doc.timestamp, doc.title, doc.text
+                if not is_visible(stamp, cutoff):
+                    raise RuntimeError(f"index corrupt: {doc_id!r} ranked at cutoff {cutoff}")
+                if filters is not None and not filters.matches(doc):
+                    raise RuntimeError(f"index corrupt: {doc_id!r} ranked against its filter")
+            else:
+                doc_id, stamp = part.ids[local], from_micros(int(self._timestamps[ordinal]))
+                title, text = fields
             out.append(
                 SearchHit(
-                    id=doc.id,
-                    timestamp=doc.timestamp,
-                    title=doc.title,
+                    id=doc_id,
+                    timestamp=stamp,
+                    title=title,
                     score=score,
-                    snippet=snippet(doc, terms),
+                    snippet=text_snippet(text, terms),
                 )
             )
         return out

@@ -24,7 +24,7 @@ import hashlib
 import json
 import os
 import shutil
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
@@ -34,11 +34,12 @@ from rich.console import Console
 from rich.progress import Progress
 
 from pastcast import safejson
-from pastcast.corpus._identity import MonthDigests, combine_month_digests
+from pastcast.corpus._identity import MonthDigests, combine_month_digests, document_line
 from pastcast.corpus.embedded._arrays import FORMAT as PART_FORMAT
 from pastcast.corpus.embedded._arrays import (
     IndexArrays,
     build_arrays,
+    build_from_lines,
     from_micros,
     load_arrays,
     save_arrays,
@@ -67,7 +68,8 @@ _MAX_OPEN_SPOOLS = 64
 
 def month_of(doc: Document) -> str:
     """The UTC month of a document, ``YYYY-MM`` (its partition name)."""
-    return as_utc(doc.timestamp).strftime("%Y-%m")
+    ts = as_utc(doc.timestamp)
+    return f"{ts.year:04d}-{ts.month:02d}"  # strftime took 7% of a build
 
 
 @dataclass(frozen=True)
@@ -203,10 +205,15 @@ def build_partitioned(
     overwrite: bool = False,
     progress: bool = False,
     kind: str = "index",
-) -> None:
-    """Index ``documents`` into month partitions under ``out_dir`` (see the module docstring).
-    An existing ``out_dir`` is replaced only with ``overwrite``, and only if pastcast made it as
-    a ``kind`` (``pastcast.owned``) or it is an empty folder."""
+) -> Loaded:
+    """Index ``documents`` into month partitions under ``out_dir`` (see the module docstring)
+    and return the opened index. An existing ``out_dir`` is replaced only with ``overwrite``,
+    and only if pastcast made it as a ``kind`` (``pastcast.owned``) or it is an empty folder.
+
+    Documents given as a sequence are in memory already: they are grouped by month in memory
+    instead of through spool files (no JSON written, read back and validated again), and the
+    partitions built stay in memory; any other iterable is streamed through the spool.
+    """
     out_dir = Path(out_dir)
     if out_dir.exists() or out_dir.is_symlink():
         check_replaceable(out_dir, kind)
@@ -215,43 +222,40 @@ def build_partitioned(
     out_dir.parent.mkdir(parents=True, exist_ok=True)
     work = out_dir.with_name(f".{out_dir.name}.building")
     (work / "parts").mkdir(parents=True, exist_ok=True)
-    spool = _Spool(work / "spool")
-    seen: set[str] = set()
+    months_of: _Months
+    if isinstance(documents, Sequence):
+        months_of, in_memory = _MemoryMonths(documents), True
+    else:
+        months_of, in_memory = _SpoolMonths(work / "spool"), False
     with Progress(disable=not progress, transient=True, console=Console(stderr=True)) as bar:
-        task = bar.add_task("reading documents", total=None)
-        try:
-            for doc in documents:
-                if doc.id in seen:
-                    raise ValueError(f"duplicate document id {doc.id!r}")
-                seen.add(doc.id)
-                spool.add(month_of(doc), doc.model_dump_json().encode() + b"\n")
-                if len(seen) % 1000 == 0:
-                    bar.update(task, completed=len(seen))
-        finally:
-            spool.close()
-        del seen
-        months = sorted(spool.counts)
+        if not in_memory:
+            task = bar.add_task("reading documents", total=None)
+            months_of.fill(documents, lambda count: bar.update(task, completed=count))
+        months = months_of.months()
         task = bar.add_task("indexing months", total=len(months))
         parts: list[IndexArrays] = []
         for month in months:
-            lines = spool.lines(month)
+            lines = months_of.lines(month)
             sha = _spool_hash(lines)
             folder = work / "parts" / month
             arrays = _complete_partition(folder, sha)
             if arrays is None:
-                built = build_arrays(Document.model_validate_json(line) for line in lines)
+                built = build_from_lines(months_of.pairs(month, lines))
                 built.manifest.update(partition=month, spool_sha256=sha)
                 save_arrays(built, folder, overwrite=True)
-                arrays = load_arrays(folder)
+                # a streamed build keeps memory bounded by one month: its partitions are mapped
+                arrays = built if in_memory else load_arrays(folder)
             parts.append(arrays)
             bar.update(task, advance=1)
     wanted = set(months)
     for stale in (work / "parts").iterdir():
         if stale.name not in wanted:
             shutil.rmtree(stale)
-    shutil.rmtree(work / "spool")
-    np.save(work / "id_rank.npy", global_id_rank(parts))
-    (work / "manifest.json").write_text(json.dumps(summary(parts), indent=2) + "\n")
+    shutil.rmtree(work / "spool", ignore_errors=True)
+    id_rank = global_id_rank(parts)
+    manifest = summary(parts)
+    np.save(work / "id_rank.npy", id_rank)
+    (work / "manifest.json").write_text(json.dumps(manifest, indent=2) + "\n")
     mark(work, kind)
     if out_dir.exists():
         old = out_dir.with_name(f".{out_dir.name}.old")
@@ -261,6 +265,75 @@ def build_partitioned(
         shutil.rmtree(old, ignore_errors=True)
     else:
         os.replace(work, out_dir)
+    return Loaded(parts, id_rank, manifest)
+
+
+class _Months:
+    """Where a build finds each month's documents and their lines."""
+
+    def fill(self, documents: Iterable[Document], tick: Callable[[int], object]) -> None:
+        raise NotImplementedError
+
+    def months(self) -> list[str]:
+        raise NotImplementedError
+
+    def lines(self, month: str) -> list[bytes]:
+        raise NotImplementedError
+
+    def pairs(self, month: str, lines: list[bytes]) -> Iterable[tuple[Document, bytes]]:
+        raise NotImplementedError
+
+
+class _SpoolMonths(_Months):
+    """Streamed input: one spool file of JSON lines per month."""
+
+    def __init__(self, folder: Path) -> None:
+        self.spool = _Spool(folder)
+
+    def fill(self, documents: Iterable[Document], tick: Callable[[int], object]) -> None:
+        seen: set[str] = set()
+        try:
+            for doc in documents:
+                if doc.id in seen:
+                    raise ValueError(f"duplicate document id {doc.id!r}")
+                seen.add(doc.id)
+                self.spool.add(month_of(doc), document_line(doc))
+                if len(seen) % 1000 == 0:
+                    tick(len(seen))
+        finally:
+            self.spool.close()
+
+    def months(self) -> list[str]:
+        return sorted(self.spool.counts)
+
+    def lines(self, month: str) -> list[bytes]:
+        return self.spool.lines(month)
+
+    def pairs(self, month: str, lines: list[bytes]) -> Iterable[tuple[Document, bytes]]:
+        # the spooled line is the document's line (``document_line``): not made again
+        return ((Document.model_validate_json(line), line) for line in lines)
+
+
+class _MemoryMonths(_Months):
+    """Documents held in memory, grouped by month with their lines."""
+
+    def __init__(self, documents: Sequence[Document]) -> None:
+        self.by_month: dict[str, list[tuple[Document, bytes]]] = {}
+        seen: set[str] = set()
+        for doc in documents:
+            if doc.id in seen:
+                raise ValueError(f"duplicate document id {doc.id!r}")
+            seen.add(doc.id)
+            self.by_month.setdefault(month_of(doc), []).append((doc, document_line(doc)))
+
+    def months(self) -> list[str]:
+        return sorted(self.by_month)
+
+    def lines(self, month: str) -> list[bytes]:
+        return [line for _, line in self.by_month[month]]
+
+    def pairs(self, month: str, lines: list[bytes]) -> Iterable[tuple[Document, bytes]]:
+        return self.by_month[month]
 
 
 def load_index(index_dir: Path) -> Loaded:

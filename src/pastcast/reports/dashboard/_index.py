@@ -135,7 +135,7 @@ class RunIndex:
 
     @property
     def event_names(self) -> tuple[str, ...]:
-        return self.table.keys["event"][1]
+        return tuple(self.table.keys["event"][1])
 
     def choices(self, column: str) -> tuple[str, ...]:
         """The values a filter can take."""

@@ -1,0 +1,132 @@
+"""The fast paths of search give what the plain ones give: snippets found without a regular
+expression per query, the compiled kernel against the numpy scorer, thread-safe scratch space,
+and hits built from the hit columns against hits built from the stored documents."""
+
+from __future__ import annotations
+
+import random
+from concurrent.futures import ThreadPoolExecutor
+from datetime import timedelta
+from pathlib import Path
+
+import numpy as np
+import pytest
+from corpus_synth import WORDS, make_docs
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from pastcast.corpus import EmbeddedIndex, tokenize
+from pastcast.corpus._text import _first_match, _first_match_by_word, tokenize_utf8
+from pastcast.corpus.embedded._bm25 import K1, B, _as_of_slices, _score_partition, top_with_ties
+from pastcast.corpus.embedded._kernel import block_top_k
+
+# ASCII words and punctuation, accents, a ligature, sharp s, full-width letters, underscores
+PIECES = ["Gaza", "gaza", "ceasefire", "Ceasefire", "élan", "Élan", "ﬁre", "Straße", "strasse"]
+PIECES += ["ＡＢＣ", "abc", "x_y", "_", "42", "–", " ", " ", ", ", ".", "-", "İstanbul", "ǅ"]
+
+
+@settings(max_examples=400, deadline=None)
+@given(
+    st.lists(st.sampled_from(PIECES), max_size=30),
+    st.lists(st.sampled_from(PIECES), min_size=1, max_size=4),
+)
+def test_first_match_equals_the_word_by_word_scan(pieces: list[str], query: list[str]) -> None:
+    text = "".join(pieces)
+    terms = list(dict.fromkeys(tokenize(" ".join(query))))
+    assert _first_match(text, terms) == _first_match_by_word(text, terms)
+
+
+def test_kernel_equals_the_numpy_scorer_bit_for_bit() -> None:
+    docs = make_docs(600, seed=11, span_days=20)
+    index = EmbeddedIndex.in_memory(docs)
+    rng = random.Random(4)
+    blocks, bases = index._blocks, index._block_bases
+    checked = 0
+    for _ in range(200):
+        terms = index.query_terms(" ".join(rng.choices(WORDS, k=rng.randint(1, 5))))
+        n = rng.randint(1, len(index))
+        k = rng.choice((1, 3, 10, 1000))
+        last = int(np.searchsorted(bases, n, side="left")) - 1
+        avgdl, per_part = _as_of_slices(blocks, bases, terms, n, future=False)
+        for p, slices in enumerate(per_part[: last + 1]):
+            if not slices:
+                continue
+            size = n - int(bases[p]) if p == last else len(blocks[p].ids)
+            numpy_scores = _score_partition(blocks[p], size, slices, avgdl)
+            touched = np.flatnonzero(numpy_scores)
+            want = top_with_ties(touched, numpy_scores[touched], k)
+            got = block_top_k(
+                blocks[p].post_ord,
+                blocks[p].post_tf,
+                blocks[p].doc_len,
+                slices,
+                size,
+                avgdl,
+                k,
+                K1,
+                B,
+            )
+            order = np.argsort(got[0])
+            assert got[0][order].tolist() == want[0].tolist()
+            assert got[1][order].tolist() == want[1].tolist()  # == on floats: bit for bit
+            checked += 1
+    assert checked > 150
+
+
+def test_concurrent_searches_do_not_share_scratch_space() -> None:
+    docs = make_docs(800, seed=12, span_days=40)
+    index = EmbeddedIndex.in_memory(docs)
+    rng = random.Random(5)
+    cutoff = docs[-1].timestamp + timedelta(days=1)
+    queries = [" ".join(rng.choices(WORDS, k=3)) for _ in range(300)]
+    alone = [index.search(q, as_of=cutoff, k=10) for q in queries]
+    with ThreadPoolExecutor(4) as pool:
+        together = list(pool.map(lambda q: index.search(q, as_of=cutoff, k=10), queries))
+    assert together == alone
+
+
+def test_hits_from_the_hit_columns_equal_hits_from_the_stored_documents(tmp_path: Path) -> None:
+    docs = make_docs(500, seed=13, span_days=90)
+    docs[0] = docs[0].model_copy(update={"title": "Élan – ﬁre", "text": "Straße élan ﬁre"})
+    built = EmbeddedIndex.build(docs, tmp_path / "index")
+    parts = list((tmp_path / "index" / "parts").iterdir())
+    assert all((p / "hits.bin").is_file() for p in parts)
+    for p in parts:  # the layout before hit columns: hits come from the JSON lines
+        (p / "hits.bin").unlink()
+        (p / "hit_offsets.npy").unlink()
+    earlier = EmbeddedIndex.open(tmp_path / "index")
+    assert all(p.hit_offsets is None for p in earlier._parts)
+    rng = random.Random(6)
+    stamps = sorted(d.timestamp for d in docs)
+    compared = 0
+    for _ in range(150):
+        cutoff = rng.choice(stamps) + timedelta(microseconds=rng.choice((-1, 0, 1)))
+        query = " ".join(rng.choices([*WORDS, "élan", "fire", "strasse"], k=rng.randint(1, 4)))
+        got = built.search(query, as_of=cutoff, k=10)
+        assert got == earlier.search(query, as_of=cutoff, k=10)
+        compared += bool(got)
+    assert compared > 100
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(max_size=80) | st.lists(st.sampled_from(PIECES), max_size=20).map("".join))
+def test_the_utf8_terms_are_the_tokenizers_terms(text: str) -> None:
+    assert tokenize_utf8(text) == [t.encode() for t in tokenize(text)]
+    ascii_text = text.encode("ascii", "replace").decode()
+    assert tokenize_utf8(ascii_text) == [t.encode() for t in tokenize(ascii_text)]
+
+
+def test_a_hit_past_the_cutoff_fails_loudly(tmp_path: Path) -> None:
+    docs = make_docs(200, seed=14, span_days=30)
+    built = EmbeddedIndex.build(docs, tmp_path / "index")
+    cutoff = sorted(d.timestamp for d in docs)[100]
+    n = built.count_before(cutoff)
+    assert built.hits([(n - 1, 1.0)], "w1", cutoff)  # the last visible one is fine
+    for ordinal in (n, len(built) - 1, -1):
+        with pytest.raises(RuntimeError, match="index corrupt"):
+            built.hits([(ordinal, 1.0)], "w1", cutoff)
+    for p in (tmp_path / "index" / "parts").iterdir():
+        (p / "hits.bin").unlink()
+    earlier = EmbeddedIndex.open(tmp_path / "index")
+    with pytest.raises(RuntimeError, match="index corrupt"):
+        earlier.hits([(n, 1.0)], "w1", cutoff)

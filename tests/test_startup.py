@@ -1,0 +1,68 @@
+"""Startup: ``import pastcast`` and ``pastcast --help`` load none of the heavy libraries, every
+public name still imports, and the root help's lines match the commands' own help."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+import typer
+
+import pastcast
+from pastcast.cli import app
+from pastcast.cli._app import COMMANDS, load_command
+
+HEAVY = ("numpy", "pydantic", "pyarrow", "scipy", "numba", "openai", "typer", "rich", "click")
+
+PROBE = """
+import json, sys
+{code}
+print(json.dumps(sorted({{m.split(".")[0] for m in sys.modules}})))
+"""
+
+
+def _loaded(code: str, *args: str) -> set[str]:
+    out = subprocess.run(
+        [sys.executable, "-c", PROBE.format(code=code), *args],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    )
+    return set(json.loads(out.stdout.strip().splitlines()[-1]))
+
+
+def test_import_pastcast_loads_no_heavy_library() -> None:
+    assert _loaded("import pastcast") & set(HEAVY) == set()
+
+
+def test_the_root_help_loads_no_command_module() -> None:
+    code = "from pastcast.cli import main\ntry:\n    main()\nexcept SystemExit:\n    pass"
+    loaded = _loaded(code, "--help")
+    assert loaded & {"numpy", "pydantic", "pyarrow", "scipy", "numba", "openai"} == set()
+
+
+def test_every_public_name_imports() -> None:
+    for name in pastcast.__all__:
+        assert getattr(pastcast, name) is not None, name
+    assert set(pastcast.__all__) <= set(dir(pastcast))
+    with pytest.raises(AttributeError):
+        pastcast.no_such_name  # noqa: B018
+
+
+def test_the_root_help_lines_start_each_commands_own_help() -> None:
+    root = typer.main.get_command(app)
+    assert list(root.commands) == list(COMMANDS)  # type: ignore[attr-defined]
+    for name, (_, _, line) in COMMANDS.items():
+        own = " ".join((load_command(name).help or "").split())
+        assert own.startswith(" ".join(line.split())), name
+
+
+def test_a_lazy_command_runs() -> None:
+    from typer.testing import CliRunner
+
+    result = CliRunner().invoke(app, ["agents", "list", "--json"])
+    assert result.exit_code == 0, result.output
+    assert "heuristic" in result.output
