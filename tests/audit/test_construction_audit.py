@@ -59,7 +59,7 @@ def test_world_schedules(worlds: list[Dataset]) -> None:
     for name in ("dojo", "hindcast", "lookback"):
         assert found[name].leaks, found[name]
     # non-anticipating: nothing beyond "still open", within the interval
-    for name in (AS_BUILT, "causal-dojo"):
+    for name in (AS_BUILT, "causal-dojo", "causal-lookback"):
         assert _includes_half(found[name]), found[name]
     lookback, causal = found["lookback"], found["causal-lookback"]
     assert causal.auc is not None and lookback.ci_low is not None
