@@ -57,13 +57,14 @@ def agent_specs(model: str, n_ctx: int, threads: int) -> tuple[AgentSpec, ...]:
         "temperature": 0.0,
     }
     return (
-        agent_spec("no-tools", label="no-tools", constrained=True, **common),
+        agent_spec("no-tools", label="no-tools", constrained=True, max_tokens=400, **common),
         agent_spec(
             "tool-agent",
             label="tool-agent",
             max_iterations=8,
             max_tool_calls=6,
             max_result_chars=2500,
+            max_tokens=400,  # an action is short; a small model's run-on string is cut early
             **common,
         ),
         agent_spec(

@@ -169,7 +169,7 @@ LAYERS: list[set[str]] = [
     {"markets", "world", "env"},
     {"toolserver"},
     {"agents"},
-    {"runner", "reports", "curate"},
+    {"runner", "reports", "curate", "audit"},
     {"arena", "train"},
     {"integrations"},
     {"cli"},

@@ -64,6 +64,7 @@ __all__ = [
     "StepKey",
     "StepSpec",
     "Termination",
+    "TextVersion",
     "ToolCall",
     "Usage",
     "UtcDatetime",
@@ -164,6 +165,23 @@ class Event(Record):
         if self.close_time < self.open_time:
             raise ValueError("close_time is before open_time")
         return self
+
+
+class TextVersion(Record):
+    """One published snapshot of an event's question text.
+
+    Sources that republish their questions (ForecastBench's question sets) may reword a title or
+    update a background between snapshots: a step is shown the latest snapshot published before
+    its cutoff (``Dataset.event_at``), never one written later.
+    """
+
+    event_id: str = Field(min_length=1)
+    published_at: UtcDatetime
+    title: str = Field(min_length=1)
+    description: str = ""
+    resolution_criteria: str = ""
+    origin: str = ""
+    """Where the snapshot comes from (a question set's file name)."""
 
 
 class Resolution(Record):

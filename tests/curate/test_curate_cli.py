@@ -26,12 +26,13 @@ from pastcast.runlog import read_run_log
 from pastcast.runner import RunConfig, run_benchmark
 from pastcast.world import World
 
-# What the scripted judge makes of world:0 (see curate_judges.py), stage by stage.
+# What the scripted judge makes of world:0 (see curate_judges.py), stage by stage. One event
+# resolved early and keeps two forecast dates under the world's (non-anticipating) schedule.
 FUNNEL = [
     ("input", 0, 50),
-    ("forecast dates", 0, 50),
-    ("query decomposition", 0, 50),
-    ("evidence judge", 27, 23),
+    ("forecast dates", 1, 49),
+    ("query decomposition", 0, 49),
+    ("evidence judge", 26, 23),
     ("coverage probe", 16, 7),
     ("outcome and topic balance", 1, 6),
 ]
@@ -52,14 +53,14 @@ def test_the_world_funnel_and_the_curated_dataset(
     report = json.loads(stdout)
     assert [(s["stage"], s["removed"], s["remaining"]) for s in report["funnel"]] == FUNNEL
     notes = {s["stage"]: s["note"] for s in report["funnel"]}
-    assert notes["evidence judge"] == "Partial: 10; leakage: 10; Insufficient: 7"
+    assert notes["evidence judge"] == "Partial: 10; leakage: 10; Insufficient: 6"
     assert notes["coverage probe"] == "coverage none: 16"
     assert notes["outcome and topic balance"] == "No outcomes cut from 4 to 3: 1"
     calls = len(judge_provider[0].requests)
     assert report["judgements"] == calls and report["cached"] == 0
 
     ds = load_dataset(out)
-    assert ds.id == report["dataset_id"] and ds.id.startswith("world-v1-curated:")
+    assert ds.id == report["dataset_id"] and ds.id.startswith("world-v2-curated:")
     assert len(ds.events) == 6 and {s.event_id for s in ds.steps} == {e.id for e in ds.events}
     labels = [ds.resolutions[e.id].label for e in ds.events if e.kind == "binary"]
     assert labels.count("Yes") == labels.count("No") == 3
@@ -72,7 +73,9 @@ def test_the_world_funnel_and_the_curated_dataset(
     assert len(events) == 50 and sum(e.kept for e in events) == 6
     removed = [e for e in events if not e.kept]
     assert all(e.stage and e.reason for e in removed)
-    assert all(e.evidence is not None and e.queries is not None for e in events)
+    judged = [e for e in events if e.stage != "forecast dates"]  # the others were not judged
+    assert len(judged) == 49
+    assert all(e.evidence is not None and e.queries is not None for e in judged)
     lines = (out / "curation" / "judgements.jsonl").read_text().splitlines()
     judgements = [Judgement.model_validate_json(line) for line in lines]
     assert len(judgements) == calls
@@ -115,9 +118,9 @@ def test_the_text_report_lists_every_stage(
     assert [line.split()[0] for line in lines[1:-1]] == ["input", "forecast", "query", "evidence"]
     assert (
         lines[4]
-        == "  evidence judge               -27       23  Partial: 10; leakage: 10; Insufficient: 7"
+        == "  evidence judge               -26       23  Partial: 10; leakage: 10; Insufficient: 6"
     )
-    assert lines[-1].startswith("judgements: 100 (0 from the cache")
+    assert lines[-1].startswith("judgements: 98 (0 from the cache")
 
 
 def test_accuracy_by_coverage_label(world: World, tmp_path: Path, world_index_dir: Path) -> None:
@@ -217,9 +220,9 @@ def test_a_curation_that_keeps_nothing_writes_nothing_and_says_why(
     assert result.exit_code == 1
     assert result.stderr.startswith(
         "error: no events are left to write (the last removed at stage 'evidence judge': "
-        "Insufficient: 50); nothing written"
+        "Insufficient: 49); nothing written"
     )
     assert len(result.stderr.strip().splitlines()) == 1
     report = json.loads(result.stdout)  # the funnel is still shown
-    assert report["events"] == 0 and report["out"] is None and report["judgements"] == 100
+    assert report["events"] == 0 and report["out"] is None and report["judgements"] == 98
     assert not out.exists()

@@ -67,6 +67,8 @@ SKELETONS: dict[tuple[str, ...], Skeleton] = {
     ("arena", "serve"): lambda ws, t: {"ledger": t / "ledger.jsonl"},
     ("arena", "simulate"): lambda ws, t: {"rounds": "3"},
     ("arena", "verify"): lambda ws, t: {"ledger": ws.good["ledger"]},
+    ("audit", "construction"): lambda ws, t: {"datasets": [ws.good["dataset"]], "draws": "100"},
+    ("audit", "run"): lambda ws, t: {"run_log": ws.good["run_log"]},
     ("corpus", "build"): lambda ws, t: {"source": f"jsonl:{ws.good['docs']}", "out": t / "idx"},
     ("corpus", "read"): lambda ws, t: {
         "target": ws.good["index"],

@@ -165,7 +165,7 @@ def test_the_log_converts_to_a_run_log_that_score_reads(scripted: Any, tmp_path:
     result = runner.invoke(app, ["import", "inspect-log", log.location, "--out", str(out)])
     assert result.exit_code == 0, result.output
     run = read_run_log(out)
-    assert len(run.steps) == 2 and run.header.dataset_id == "world-v1:seed=0"
+    assert len(run.steps) == 2 and run.header.dataset_id == "world-v2:seed=0"
     assert run.header.agents[0].args["model"] == "inspect:mockllm/model"
     assert run.header.prompts and run.header.corpus is not None
     for step, sample in zip(run.steps, log.samples, strict=True):

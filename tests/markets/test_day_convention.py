@@ -81,6 +81,7 @@ def test_cli_import_with_the_inclusive_convention(tmp_path: Path) -> None:
             "min_variation=0",
             "--day-convention",
             "inclusive",
+            "--keep-late-closes",  # the fixture's markets resolved early, before collection
         ],
     )
     assert res.exit_code == 0, res.output

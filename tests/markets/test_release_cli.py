@@ -68,7 +68,8 @@ def test_the_convention_is_refused_where_cutoffs_are_fixed(dataset: str, tmp_pat
         imported = runner.invoke(
             app,
             ["data", "import", "forecastbench", str(src), "--out", str(tmp_path / "ds")]
-            + ["--filter", "min_history_days=1", "--filter", "min_variation=0"],
+            + ["--filter", "min_history_days=1", "--filter", "min_variation=0"]
+            + ["--keep-late-closes"],  # the fixture's markets resolved early
         )
         assert imported.exit_code == 0, imported.output
         dataset = str(tmp_path / "ds")

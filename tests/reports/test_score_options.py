@@ -116,7 +116,7 @@ def test_score_by_horizon_needs_the_dataset(recorded_log: Path, dataset_dir: Pat
 def test_score_refuses_another_dataset(recorded_log: Path) -> None:
     res = runner.invoke(app, ["score", str(recorded_log), "--dataset", "world:0"])
     assert res.exit_code == 2
-    assert "is dataset 'world-v1:seed=0', but" in res.stderr and "report-test-v1" in res.stderr
+    assert "is dataset 'world-v2:seed=0', but" in res.stderr and "report-test-v1" in res.stderr
 
 
 def test_score_terminal_tables(recorded_log: Path) -> None:

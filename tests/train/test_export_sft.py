@@ -172,7 +172,7 @@ def test_unsplit_events_are_used_only_when_selected(world_log: RunLog, tmp_path:
     manifest = export_sft([world_log], out, policy=SplitPolicy(splits=("unsplit",)))
     assert manifest.splits == ("unsplit",) and manifest.rows > 0
     # The embedded world is rebuilt from its id for the manifest's content hash.
-    assert manifest.datasets[0].dataset_id == "world-v1:seed=0"
+    assert manifest.datasets[0].dataset_id == "world-v2:seed=0"
     assert manifest.datasets[0].content_hash is not None
 
 

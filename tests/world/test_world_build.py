@@ -31,7 +31,7 @@ def test_same_seed_gives_identical_records(world: World) -> None:
 
 def test_different_seed_differs(world: World) -> None:
     other = build_world(1)
-    assert other.dataset.id == "world-v1:seed=1"
+    assert other.dataset.id == "world-v2:seed=1"
     assert [e.title for e in other.dataset.events] != [e.title for e in world.dataset.events]
     assert _all_json(other) != _all_json(world)
 
@@ -44,7 +44,7 @@ def test_default_world_builds_fast() -> None:
 
 def test_counts_in_range(world: World) -> None:
     ds = world.dataset
-    assert ds.id == "world-v1:seed=0"
+    assert ds.id == "world-v2:seed=0"
     assert len(ds.events) == 50
     kinds = Counter(e.kind for e in ds.events)
     assert 12 <= kinds["multi"] <= 18 and kinds["binary"] + kinds["multi"] == 50
@@ -84,7 +84,7 @@ def test_duplicates_are_republished_later_by_another_source(world: World) -> Non
 def test_config_changes_are_part_of_the_id() -> None:
     small = WorldConfig(n_events=10, n_documents=400)
     w = build_world(3, small)
-    assert w.dataset.id.startswith("world-v1:seed=3:config=")
+    assert w.dataset.id.startswith("world-v2:seed=3:config=")
     assert len(w.dataset.events) == 10
     assert abs(len(w.documents) - 400) <= 40
     other = build_world(3, WorldConfig(n_events=10, n_documents=500))

@@ -32,7 +32,9 @@ def _check_schedule(w: World) -> None:
     for e in ds.events:
         res = ds.resolutions[e.id]
         steps = ds.steps_of(e.id)
-        assert 3 <= len(steps) <= 5, e.id
+        # 3 to 5 grid points over the scheduled window; an event that resolved early keeps those
+        # before its resolution (at least the first, one day after the opening)
+        assert 3 <= len(steps) <= 5 or (steps and res.resolved_at < e.close_time), e.id
         cutoffs = [s.cutoff for s in steps]
         assert cutoffs == sorted(set(cutoffs))
         assert [s.step_index for s in steps] == list(range(len(steps)))
@@ -224,3 +226,20 @@ def test_default_steps_edges() -> None:
     assert default_steps(ev, res) == ()
     ev, res = _event(datetime(2024, 1, 1, tzinfo=UTC), 200)
     assert len(default_steps(ev, res)) == 5
+
+
+def test_planted_hindsight_rewrites() -> None:
+    assert build_world(0).hindsight_ids == frozenset()  # none unless asked for
+    w = build_world(0, WorldConfig(hindsight_fraction=0.3))
+    docs = {d.id: d for d in w.documents}
+    assert len(w.hindsight_ids) == 15
+    for doc_id in w.hindsight_ids:
+        doc = docs[doc_id]
+        event = next(e for e in w.dataset.events if e.title in doc.text)
+        res = w.dataset.resolutions[event.id]
+        # dated before the resolution, so the cutoff alone would let it through ...
+        assert doc.timestamp < res.resolved_at - timedelta(days=1)
+        # ... yet it states the outcome
+        assert f"resolved {res.label.upper() if event.kind == 'binary' else res.label}" in doc.text
+    assert not w.hindsight_ids & w.canary_ids
+    assert not w.hindsight_ids & {i for ids in w.evidence.values() for i in ids}

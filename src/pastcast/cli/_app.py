@@ -72,6 +72,11 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
         "Foresight Arena: commit-reveal rounds scored against the market (simulation, replays"
         " of resolved markets, relayer, ledger).",
     ),
+    "audit": (
+        "pastcast.cli._audit",
+        "app",
+        "Leakage audits: how a benchmark was built, and what agents saw in a run.",
+    ),
     "corpus": (
         "pastcast.cli._corpus",
         "app",

@@ -268,7 +268,11 @@ def build(
     since: Annotated[str | None, typer.Option(help="wcep: first day (YYYY-MM-DD).")] = None,
     until: Annotated[str | None, typer.Option(help="wcep: last day (YYYY-MM-DD).")] = None,
     include_flagged: Annotated[
-        bool, typer.Option(help="wcep: keep documents flagged as possible hindsight.")
+        bool,
+        typer.Option(
+            help="Keep documents flagged as possible hindsight: by the content screen (a title "
+            "or text naming a later period, year or date), and for wcep its rewritten days."
+        ),
     ] = False,
     allow_source: Annotated[
         list[str] | None,
@@ -329,13 +333,15 @@ def build(
         "lenient": lenient or None,
         "since": _day(since, "--since"),
         "until": _day(until, "--until"),
-        "include_flagged": include_flagged or None,
     }
+    if include_flagged and "include_flagged" in sources.get(kind).parameters():
+        given["include_flagged"] = True  # the source's own screens (wcep's days)
     options = {k: v for k, v in given.items() if v is not None}
     filters = _quality_filters(quality or [])
     try:
         # A side file (e.g. the timestamp rule of each page) is written next to the index.
-        run = open_source(kind, path, workdir=out.parent if out else None, **options)
+        workdir = out.parent if out else None
+        run = open_source(kind, path, workdir=workdir, screen=not include_flagged, **options)
     except ValueError as exc:  # a missing path or extra, an option the source does not take
         fail(str(exc))
     if allowed:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import tempfile
 from dataclasses import asdict, fields
-from datetime import date
+from datetime import UTC, date, datetime
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -37,6 +37,14 @@ CorpusEndOpt = Annotated[
     str | None, typer.Option("--corpus-end", help="Last corpus day (caps the hindcast t0).")
 ]
 OutOpt = Annotated[Path, typer.Option("--out", help="Dataset directory to write.")]
+LateClosesOpt = Annotated[
+    bool,
+    typer.Option(
+        "--keep-late-closes",
+        help="Keep markets scheduled to close after the data was collected. They are there only "
+        "because they resolved early, and their close dates say so (docs/audits.md).",
+    ),
+]
 _FILTER_NAMES = ", ".join(f.name for f in fields(FilterConfig))
 FiltersFileOpt = Annotated[
     Path | None,
@@ -157,7 +165,7 @@ def _report(ds: Any, report: Any, out: Path, as_json: bool) -> None:
 def import_forecastbench(
     path_or_url: Annotated[str, typer.Argument(help="ForecastBench folder, or a base URL.")],
     out: OutOpt,
-    schedule: ScheduleOpt = "dojo",
+    schedule: ScheduleOpt = "causal-dojo",
     source: SourceOpt = None,
     split: SplitOpt = None,
     corpus_end: CorpusEndOpt = None,
@@ -181,6 +189,7 @@ def import_forecastbench(
     filters_file: FiltersFileOpt = None,
     filter_values: FilterOpt = None,
     day_convention: ConventionOpt = DayConvention.START_OF_DAY,
+    keep_late_closes: LateClosesOpt = False,
     as_json: JsonFlag = False,
 ) -> None:
     """Import ForecastBench's resolved binary market questions with their daily series."""
@@ -190,8 +199,10 @@ def import_forecastbench(
         DownloadError,
         ForecastBenchError,
         build_and_save,
+        collected_at,
         download_files,
         read_forecastbench,
+        read_text_versions,
     )
 
     sched, parsed = _common(out, schedule, split, corpus_end, True, day_convention)
@@ -230,6 +241,8 @@ def import_forecastbench(
             hints={"price history": HISTORY_REPO_HINT}
             if result.layout == "published" and history_repo is None
             else None,
+            collected_at=None if keep_late_closes else collected_at(root, result.histories),
+            texts=read_text_versions(root),
             provenance={
                 "source": "forecastbench",
                 "input": path_or_url,
@@ -268,7 +281,7 @@ def import_polymarket(
             "and share volume on the realised leg).",
         ),
     ] = True,
-    schedule: ScheduleOpt = "dojo",
+    schedule: ScheduleOpt = "causal-dojo",
     split: SplitOpt = None,
     corpus_end: CorpusEndOpt = None,
     limit: Annotated[int, typer.Option("--limit", min=1, help="Events per page.")] = 100,
@@ -279,6 +292,7 @@ def import_polymarket(
     filters_file: FiltersFileOpt = None,
     filter_values: FilterOpt = None,
     day_convention: ConventionOpt = DayConvention.START_OF_DAY,
+    keep_late_closes: LateClosesOpt = False,
     as_json: JsonFlag = False,
 ) -> None:
     """Import resolved Polymarket events (binary and neg-risk multi-option) with price history
@@ -287,6 +301,7 @@ def import_polymarket(
 
     sched, parsed = _common(out, schedule, split, corpus_end, False, day_convention)
     cfg = _filters(filters_file, filter_values)
+    collected_at = datetime.now(UTC)
     try:
         with PolymarketClient(base_url, clob_url, data_url) as client:
             histories, notes = fetch_histories(
@@ -300,6 +315,7 @@ def import_polymarket(
             filters=cfg,
             split=parsed,
             news_counts=_news_counts(news_corpus, list(histories)),
+            collected_at=None if keep_late_closes else collected_at,
             provenance={
                 "source": "polymarket",
                 "gamma": base_url,

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from datetime import date, datetime
 
 from pastcast.cutoff import is_visible, last_complete_day
-from pastcast.records import DailyBelief, Event, Resolution, StepSpec
+from pastcast.records import DailyBelief, Event, Resolution, StepSpec, TextVersion
 
 __all__ = ["Dataset"]
 
@@ -17,8 +17,10 @@ __all__ = ["Dataset"]
 class Dataset:
     """Events with their resolutions, daily market beliefs and scheduled forecast steps.
 
-    ``id`` is a versioned identifier (e.g. ``world-v1:seed=0``) recorded in every run log.
+    ``id`` is a versioned identifier (e.g. ``world-v2:seed=0``) recorded in every run log.
     Resolutions are held here for grading only; ``pastcast.env`` never hands them to an agent.
+    ``texts``: published snapshots of a question's text, for sources that republish their
+    questions; an event without any is always shown as it is.
     """
 
     id: str
@@ -27,6 +29,7 @@ class Dataset:
     beliefs: Mapping[str, tuple[DailyBelief, ...]]
     steps: tuple[StepSpec, ...]
     splits: Mapping[str, str] = field(default_factory=dict)
+    texts: Mapping[str, tuple[TextVersion, ...]] = field(default_factory=dict)
     _by_id: dict[str, Event] = field(init=False, repr=False, compare=False)
     _belief_days: dict[str, list[date]] = field(init=False, repr=False, compare=False)
 
@@ -37,6 +40,13 @@ class Dataset:
         for step in self.steps:
             if step.event_id not in by_id:
                 raise ValueError(f"dataset {self.id}: step for unknown event {step.event_id!r}")
+        for eid in self.texts:
+            if eid not in by_id:
+                raise ValueError(f"dataset {self.id}: text version of unknown event {eid!r}")
+        texts = {
+            k: tuple(sorted(v, key=lambda t: t.published_at)) for k, v in self.texts.items() if v
+        }
+        object.__setattr__(self, "texts", texts)
         sorted_beliefs = {k: tuple(sorted(v, key=lambda b: b.day)) for k, v in self.beliefs.items()}
         object.__setattr__(self, "beliefs", sorted_beliefs)
         object.__setattr__(self, "_by_id", by_id)
@@ -49,6 +59,35 @@ class Dataset:
             return self._by_id[event_id]
         except KeyError:
             raise KeyError(f"dataset {self.id}: no event {event_id!r}") from None
+
+    def text_at(self, event_id: str, cutoff: datetime) -> TextVersion | None:
+        """The latest snapshot of the question's text published before ``cutoff``, if any."""
+        visible = [t for t in self.texts.get(event_id, ()) if is_visible(t.published_at, cutoff)]
+        return visible[-1] if visible else None
+
+    def event_at(self, event_id: str, cutoff: datetime) -> Event:
+        """The event as its question read at ``cutoff``: the latest snapshot published before
+        it; before the first snapshot, the first (the closest to the cutoff in time, and such a
+        step is listed by ``unversioned_steps``); an event without snapshots as it is."""
+        event = self.event(event_id)
+        versions = self.texts.get(event_id)
+        if not versions:
+            return event
+        text = self.text_at(event_id, cutoff) or versions[0]
+        return event.model_copy(
+            update={
+                "title": text.title,
+                "description": text.description,
+                "resolution_criteria": text.resolution_criteria,
+            }
+        )
+
+    def unversioned_steps(self) -> tuple[StepSpec, ...]:
+        """In a dataset with text snapshots, the steps with none published before their cutoff
+        (an event without any snapshot: every step): they can only be shown a later text."""
+        if not self.texts:
+            return ()
+        return tuple(s for s in self.steps if self.text_at(s.event_id, s.cutoff) is None)
 
     def steps_of(self, event_id: str) -> tuple[StepSpec, ...]:
         return tuple(
@@ -84,5 +123,22 @@ class Dataset:
 
     def with_steps(self, steps: Iterable[StepSpec]) -> Dataset:
         return Dataset(
-            self.id, self.events, self.resolutions, self.beliefs, tuple(steps), self.splits
+            self.id,
+            self.events,
+            self.resolutions,
+            self.beliefs,
+            tuple(steps),
+            self.splits,
+            self.texts,
+        )
+
+    def with_texts(self, texts: Mapping[str, Iterable[TextVersion]]) -> Dataset:
+        return Dataset(
+            self.id,
+            self.events,
+            self.resolutions,
+            self.beliefs,
+            self.steps,
+            self.splits,
+            {k: tuple(v) for k, v in texts.items()},
         )

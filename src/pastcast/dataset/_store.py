@@ -1,7 +1,8 @@
 """On-disk dataset format: Parquet tables + ``metadata.json`` + ``manifest.json``.
 
 A dataset directory holds ``events``, ``resolutions``, ``beliefs`` (long format: one row per
-event, day and priced label), ``steps`` and ``splits`` as Parquet tables. ``manifest.json``
+event, day and priced label), ``steps`` and ``splits`` as Parquet tables, and ``texts`` (the
+published snapshots of question texts) where there are any. ``manifest.json``
 records the format version, a sha256 per table file and a content hash over the records
 themselves (canonical JSON, independent of the Parquet writer), which also names the dataset
 (``<name>:<hash12>``). Writes go to a temporary sibling directory renamed into place, so a
@@ -27,7 +28,7 @@ from pastcast import safejson
 from pastcast.cutoff import last_complete_day, step_precedes_resolution
 from pastcast.dataset._dataset import Dataset
 from pastcast.owned import check_replaceable, mark
-from pastcast.records import DailyBelief, Event, Resolution, StepSpec
+from pastcast.records import DailyBelief, Event, Resolution, StepSpec, TextVersion
 
 __all__ = [
     "FORMAT_VERSION",
@@ -42,6 +43,8 @@ __all__ = [
 
 FORMAT_VERSION = 1
 TABLES = ("events", "resolutions", "beliefs", "steps", "splits")
+OPTIONAL_TABLES = ("texts",)
+"""Written, and hashed, only when they have rows: a dataset without them keeps its id."""
 _TS = pa.timestamp("us", tz="UTC")
 SCHEMAS: dict[str, pa.Schema] = {
     "events": pa.schema(
@@ -73,6 +76,16 @@ SCHEMAS: dict[str, pa.Schema] = {
     ),
     "steps": pa.schema([("event_id", pa.string()), ("step_index", pa.int64()), ("cutoff", _TS)]),
     "splits": pa.schema([("event_id", pa.string()), ("split", pa.string())]),
+    "texts": pa.schema(
+        [
+            ("event_id", pa.string()),
+            ("published_at", _TS),
+            ("title", pa.string()),
+            ("description", pa.string()),
+            ("resolution_criteria", pa.string()),
+            ("origin", pa.string()),
+        ]
+    ),
 }
 
 
@@ -100,13 +113,24 @@ def _rows(dataset: Dataset) -> dict[str, list[dict[str, Any]]]:
         for s in sorted(dataset.steps, key=lambda s: (s.event_id, s.step_index, s.cutoff))
     ]
     splits = [{"event_id": k, "split": v} for k, v in sorted(dataset.splits.items())]
+    texts = [
+        t.model_dump()
+        for eid in sorted(dataset.texts)
+        for t in sorted(dataset.texts[eid], key=lambda t: (t.published_at, t.origin, t.title))
+    ]
     return {
         "events": events,
         "resolutions": resolutions,
         "beliefs": beliefs,
         "steps": steps,
         "splits": splits,
+        "texts": texts,
     }
+
+
+def _present(rows: Mapping[str, Iterable[Any]]) -> tuple[str, ...]:
+    """The tables a dataset stores: every required one, and the optional ones with rows."""
+    return TABLES + tuple(n for n in OPTIONAL_TABLES if rows.get(n))
 
 
 def _canonical(value: Any) -> Any:
@@ -121,7 +145,7 @@ def _canonical(value: Any) -> Any:
 
 def _hash_rows(rows: Mapping[str, Iterable[Mapping[str, Any]]]) -> str:
     h = hashlib.sha256()
-    for name in TABLES:
+    for name in _present(rows):
         h.update(f"\x00table:{name}\n".encode())
         for row in rows[name]:
             canon = {k: _canonical(v) for k, v in row.items()}
@@ -145,6 +169,7 @@ def with_content_id(dataset: Dataset, name: str) -> Dataset:
         dataset.beliefs,
         dataset.steps,
         dataset.splits,
+        dataset.texts,
     )
 
 
@@ -175,7 +200,8 @@ def save_dataset(
     tmp = Path(tempfile.mkdtemp(prefix=f".{target.name}.tmp-", dir=target.parent))
     try:
         files: dict[str, str] = {}
-        for name in TABLES:
+        tables = _present(rows)
+        for name in tables:
             table = pa.Table.from_pylist(rows[name], schema=SCHEMAS[name])
             pq.write_table(table, tmp / f"{name}.parquet")
             files[f"{name}.parquet"] = _file_sha256(tmp / f"{name}.parquet")
@@ -188,7 +214,7 @@ def save_dataset(
             "dataset_id": dataset.id,
             "content_hash": _hash_rows(rows),
             "files": files,
-            "counts": {name: len(rows[name]) for name in TABLES},
+            "counts": {name: len(rows[name]) for name in tables},
         }
         _write_json(tmp / "manifest.json", manifest)
         mark(tmp, "dataset")
@@ -278,6 +304,9 @@ def load_dataset(directory: str | Path) -> Dataset:
         raise DatasetFormatError(f"{d}: no such dataset directory")
     manifest = read_manifest(d)
     raw = {name: _read_table(d, name, manifest) for name in TABLES}
+    for name in OPTIONAL_TABLES:
+        if f"{name}.parquet" in manifest.get("files", {}) or (d / f"{name}.parquet").is_file():
+            raw[name] = _read_table(d, name, manifest)
     events = tuple(_validated(d / "events.parquet", raw["events"], Event.model_validate))
     known = {e.id for e in events}
     resolutions = {
@@ -317,6 +346,15 @@ def load_dataset(directory: str | Path) -> Dataset:
                 "unknown event or empty split"
             )
         splits[row["event_id"]] = row["split"]
+    texts: dict[str, list[TextVersion]] = {}
+    for i, t in enumerate(
+        _validated(d / "texts.parquet", raw.get("texts", []), TextVersion.model_validate)
+    ):
+        if t.event_id not in known:
+            raise DatasetFormatError(
+                f"{d / 'texts.parquet'}: row {i}: field event_id: unknown event {t.event_id!r}"
+            )
+        texts.setdefault(t.event_id, []).append(t)
     labels_of = {e.id: set(e.labels) for e in events}
     for i, (eid, res) in enumerate(sorted(resolutions.items())):
         if eid not in known:
@@ -345,6 +383,7 @@ def load_dataset(directory: str | Path) -> Dataset:
             {k: tuple(v) for k, v in beliefs.items()},
             steps,
             splits,
+            {k: tuple(v) for k, v in texts.items()},
         )
     except ValueError as exc:
         raise DatasetFormatError(f"{d}: {exc}") from None

@@ -80,7 +80,8 @@ def _reset_binds_the_step(env: ForecastEnv, step: StepSpec) -> list[str]:
 
 def _question_is_the_event_alone(env: ForecastEnv, step: StepSpec) -> list[str]:
     ep = env.reset(step)
-    expected = question_view(env.dataset.event(step.event_id), step.cutoff, step.step_index)
+    event = env.dataset.event_at(step.event_id, step.cutoff)
+    expected = question_view(event, step.cutoff, step.step_index)
     out = [
         f"question field {name!r} differs from the event's ({getattr(ep.question, name)!r})"
         for name in type(expected).model_fields

@@ -203,7 +203,7 @@ class ForecastEnv:
         rollout: int = 0,
     ) -> Episode:
         cfg = config or self.config
-        event = self.dataset.event(step.event_id)
+        event = self.dataset.event_at(step.event_id, step.cutoff)  # its text as of the cutoff
         resolution = self.dataset.resolutions.get(event.id)
         if resolution is not None and not step_precedes_resolution(
             step.cutoff, resolution.resolved_at

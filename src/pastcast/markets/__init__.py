@@ -9,6 +9,7 @@ from pastcast.markets._build import (
     build_dataset,
 )
 from pastcast.markets._categories import CATEGORIES, OTHER, categorize
+from pastcast.markets._causal import CausalDojoSchedule, CausalLookbackSchedule
 from pastcast.markets._coverage import (
     COVERAGE_DAYS,
     CoverageReport,
@@ -56,12 +57,14 @@ from pastcast.markets.sources import (
     ImportResult,
     PolymarketClient,
     PolymarketError,
+    collected_at,
     daily_activity,
     download_files,
     fetch_histories,
     html_to_text,
     load_release,
     read_forecastbench,
+    read_text_versions,
 )
 
 __all__ = [
@@ -74,6 +77,8 @@ __all__ = [
     "OTHER",
     "RELEASE_COLUMNS",
     "BuildReport",
+    "CausalDojoSchedule",
+    "CausalLookbackSchedule",
     "CoverageReport",
     "DayActivity",
     "DojoSchedule",
@@ -94,6 +99,7 @@ __all__ = [
     "build_and_save",
     "build_dataset",
     "categorize",
+    "collected_at",
     "corpus_days",
     "daily_activity",
     "daily_news_counts",
@@ -118,6 +124,7 @@ __all__ = [
     "parse_filter_assignments",
     "read_filter_file",
     "read_forecastbench",
+    "read_text_versions",
     "schedules",
     "step_coverage",
 ]

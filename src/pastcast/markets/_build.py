@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from datetime import date, datetime
 from typing import Any
 
-from pastcast.cutoff import parse_cutoff
+from pastcast.cutoff import is_visible, parse_cutoff
 from pastcast.dataset import Dataset, with_content_id
 from pastcast.markets._filters import (
     FilterConfig,
@@ -18,8 +18,8 @@ from pastcast.markets._filters import (
     nontriviality,
 )
 from pastcast.markets._history import MarketHistory, guard_beliefs
-from pastcast.markets._schedules import Schedule
-from pastcast.records import StepSpec
+from pastcast.markets._schedules import Schedule, guard_steps
+from pastcast.records import StepSpec, TextVersion
 
 __all__ = ["HISTORY_HINT", "BuildReport", "FunnelStage", "TemporalSplit", "build_dataset"]
 
@@ -105,10 +105,19 @@ def build_dataset(
     sources: Iterable[str] | None = None,
     news_counts: Mapping[date, int] | None = None,
     hints: Mapping[str, str] | None = None,
+    collected_at: datetime | None = None,
+    texts: Mapping[str, Sequence[TextVersion]] | None = None,
+    keep_unversioned: bool = False,
 ) -> tuple[Dataset, BuildReport]:
     """Filter, split and schedule resolved markets; the dataset id is ``name:<hash12>``.
 
     ``hints`` (stage name -> text) replace the default hint shown where a stage removed events.
+    With ``collected_at`` (when the data was taken), an event scheduled to close after it is
+    removed: it is among resolved markets only because it resolved early, which its close date
+    (shown to agents) then tells. ``texts``: published snapshots of the questions' text; each
+    step is shown the latest published before its cutoff, and a step with none (it could only be
+    shown a text written later) is dropped unless ``keep_unversioned`` (then it is kept and
+    flagged: ``Dataset.unversioned_steps``).
     """
     cfg = filters or FilterConfig()
     items = list(histories)
@@ -176,6 +185,12 @@ def build_dataset(
         _moving,
         f"removed iff V_Q < {cfg.min_variation} and |C_Q| < {cfg.min_consistency}",
     )
+    if collected_at is not None:
+        funnel.keep(
+            "closes before collection",
+            lambda h: h.event.close_time <= collected_at,
+            f"scheduled close <= {collected_at:%Y-%m-%d %H:%M} (a later one resolved early)",
+        )
     splits: dict[str, str] = {}
     if split is not None:
         for h in funnel.items:
@@ -192,6 +207,26 @@ def build_dataset(
         h.event.id: schedule(h.event, h.beliefs, h.resolution, news_counts) for h in funnel.items
     }
     funnel.keep("forecast steps", lambda h: bool(steps[h.event.id]), f"schedule {schedule.name}")
+    if texts:  # a source with snapshots (none at all: the source has no versions)
+        before = sum(len(steps[h.event.id]) for h in funnel.items)
+        if not keep_unversioned:
+            for h in funnel.items:
+                published = [t.published_at for t in texts.get(h.event.id, ())]
+                versioned = [
+                    s.cutoff
+                    for s in steps[h.event.id]
+                    if any(is_visible(t, s.cutoff) for t in published)
+                ]
+                steps[h.event.id] = guard_steps(versioned, h.event, h.resolution)
+        dropped = before - sum(len(steps[h.event.id]) for h in funnel.items)
+        funnel.keep(
+            "text snapshots",
+            lambda h: bool(steps[h.event.id]),
+            f"{dropped} of {before} steps dropped: no snapshot of the question's text published "
+            "before their cutoff"
+            if not keep_unversioned
+            else "steps without a snapshot published before their cutoff kept (flagged)",
+        )
     kept = funnel.items
     dataset = Dataset(
         name,
@@ -200,7 +235,9 @@ def build_dataset(
         {h.event.id: h.beliefs for h in kept},
         tuple(s for h in kept for s in steps[h.event.id]),
         {k: v for k, v in splits.items() if steps.get(k)},
+        {h.event.id: tuple(texts[h.event.id]) for h in kept if texts and texts.get(h.event.id)},
     )
+
     report = BuildReport(
         funnel=tuple(funnel.stages),
         schedule=schedule.name,

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, is_dataclass
-from datetime import date
+from datetime import date, datetime
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +23,7 @@ from pastcast.markets._filters import FilterConfig
 from pastcast.markets._history import MarketHistory
 from pastcast.markets._schedules import Schedule, schedules
 from pastcast.markets.sources import load_release
+from pastcast.records import TextVersion
 
 __all__ = ["build_and_save", "dataset_info", "is_release", "load_benchmark", "make_schedule"]
 
@@ -94,6 +95,9 @@ def build_and_save(
     news_counts: Mapping[date, int] | None = None,
     hints: Mapping[str, str] | None = None,
     provenance: Mapping[str, Any] | None = None,
+    collected_at: datetime | None = None,
+    texts: Mapping[str, Sequence[TextVersion]] | None = None,
+    keep_unversioned: bool = False,
 ) -> tuple[Dataset, BuildReport]:
     cfg = filters or FilterConfig()
     dataset, report = build_dataset(
@@ -105,6 +109,9 @@ def build_and_save(
         sources=sources,
         news_counts=news_counts,
         hints=hints,
+        collected_at=collected_at,
+        texts=texts,
+        keep_unversioned=keep_unversioned,
     )
     if not dataset.events:  # an empty dataset is never written as if it were a result
         last = next((s for s in reversed(report.funnel) if s.removed), report.funnel[0])

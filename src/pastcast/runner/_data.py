@@ -29,9 +29,9 @@ def open_dataset(spec: str) -> Dataset:
 
 
 def reschedule(dataset: Dataset, schedule: str | None) -> Dataset:
-    """The dataset with its forecast steps made by ``schedule`` (``dojo``, ``hindcast``,
-    ``lookback``) from each resolved event's beliefs; unchanged for None. The dataset id names
-    the schedule, so a run log's header (and a resume) tells the two apart."""
+    """The dataset with its forecast steps made by ``schedule`` (a registered schedule:
+    ``causal-dojo``, ``dojo``, ...) from each resolved event's beliefs; unchanged for None. The
+    dataset id names the schedule, so a run log's header (and a resume) tells the two apart."""
     if schedule is None:
         return dataset
     make = make_schedule(schedule)
@@ -47,4 +47,5 @@ def reschedule(dataset: Dataset, schedule: str | None) -> Dataset:
         dataset.beliefs,
         tuple(steps),
         dataset.splits,
+        dataset.texts,
     )

@@ -125,8 +125,8 @@ class ExperimentPlan(Record):
     dataset: str = "world"
     split: str | None = None
     schedule: str | None = None
-    """Re-schedule forecast dates (``dojo``, ``hindcast``, ``lookback``); default: the
-    dataset's own steps."""
+    """Re-schedule forecast dates (a registered schedule: ``causal-dojo``, ``dojo``, ...); the
+    default: the dataset's own steps."""
     max_events: int | None = Field(default=None, ge=1)
     out: str = "runs/plan/run.jsonl"
     corpus: PlanCorpus = PlanCorpus()

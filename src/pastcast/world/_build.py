@@ -11,7 +11,7 @@ from datetime import UTC, datetime, time, timedelta
 from pastcast.dataset import Dataset
 from pastcast.records import DailyBelief, Document, Event, Resolution, StepSpec
 from pastcast.world import _news as news
-from pastcast.world._config import WORLD_VERSION, WorldConfig
+from pastcast.world._config import STREAM_KEY, WORLD_VERSION, WorldConfig
 from pastcast.world._evidence import (
     expected_signal_mass,
     random_time,
@@ -42,7 +42,7 @@ class Layout:
 
 def _rng(seed: int, cfg: WorldConfig, stream: str) -> random.Random:
     # String seeds are hashed with SHA-512 by ``random``: stable across runs and platforms.
-    return random.Random(f"{WORLD_VERSION}:{seed}:{cfg.short_hash() or ''}:{stream}")
+    return random.Random(f"{STREAM_KEY}:{seed}:{cfg.short_hash() or ''}:{stream}")
 
 
 def _layout(rng: random.Random, names: NameGen, cfg: WorldConfig) -> list[Layout]:
@@ -95,6 +95,7 @@ class Parts:
     documents: tuple[Document, ...]
     canary_ids: frozenset[str]
     evidence: dict[str, tuple[str, ...]]
+    hindsight_ids: frozenset[str] = frozenset()
 
 
 def build_parts(seed: int, cfg: WorldConfig) -> Parts:
@@ -103,6 +104,10 @@ def build_parts(seed: int, cfg: WorldConfig) -> Parts:
     layouts = _layout(rng, names, cfg)
     ids = [f"world-{i + 1:03d}" for i in range(len(layouts))]
     canary_events = set(rng.sample(ids, round(len(ids) * cfg.canary_fraction)))
+    hindsight_events: set[str] = set()
+    if cfg.hindsight_fraction > 0:  # a stream of its own: the default world draws nothing here
+        hrng = _rng(seed, cfg, "hindsight")
+        hindsight_events = set(hrng.sample(ids, round(len(ids) * cfg.hindsight_fraction)))
 
     # Calibrate the signal rate so that the corpus comes out near ``n_documents``.
     target_core = (cfg.n_documents - len(canary_events)) / (1 + cfg.duplicate_fraction)
@@ -140,6 +145,11 @@ def build_parts(seed: int, cfg: WorldConfig) -> Parts:
         drafts += [news.evidence_article(erng, spec, event_id, s) for s in signals]
         if event_id in canary_events:
             drafts.append(news.canary(erng, spec, event_id, lay.truth, lay.resolved_at))
+        if event_id in hindsight_events:
+            planted = news.hindsight(
+                erng, spec, event_id, lay.truth, lay.open_time, lay.resolved_at
+            )
+            drafts += [planted] if planted else []
         events.append(event)
         resolutions[event_id] = res
         steps += default_steps(event, res)
@@ -156,7 +166,7 @@ def build_parts(seed: int, cfg: WorldConfig) -> Parts:
         else:
             drafts.append(news.distractor(nrng, names, lo, hi))
     resolved_by_event = {e: r.resolved_at for e, r in resolutions.items()}
-    originals = [d for d in drafts if d.kind != "canary"]
+    originals = [d for d in drafts if d.kind not in ("canary", "hindsight")]
     n_dup = min(len(originals), round(len(originals) * cfg.duplicate_fraction))
     for orig in nrng.sample(originals, n_dup):
         limit = resolved_by_event[orig.event_id] if orig.event_id else None
@@ -165,6 +175,7 @@ def build_parts(seed: int, cfg: WorldConfig) -> Parts:
     drafts.sort(key=lambda d: (d.timestamp, d.title, d.source, d.text))
     documents: list[Document] = []
     canary_ids: set[str] = set()
+    hindsight_ids: set[str] = set()
     evidence: dict[str, list[str]] = {e: [] for e in ids}
     for i, d in enumerate(drafts):
         doc_id = f"doc-{i + 1:05d}"
@@ -177,6 +188,8 @@ def build_parts(seed: int, cfg: WorldConfig) -> Parts:
         )
         if d.kind == "canary":
             canary_ids.add(doc_id)
+        elif d.kind == "hindsight":
+            hindsight_ids.add(doc_id)
         elif d.event_id is not None:
             evidence[d.event_id].append(doc_id)
 
@@ -185,5 +198,9 @@ def build_parts(seed: int, cfg: WorldConfig) -> Parts:
         dataset_id += f":config={cfg.short_hash()}"
     dataset = Dataset(dataset_id, tuple(events), resolutions, beliefs, tuple(steps))
     return Parts(
-        dataset, tuple(documents), frozenset(canary_ids), {k: tuple(v) for k, v in evidence.items()}
+        dataset,
+        tuple(documents),
+        frozenset(canary_ids),
+        {k: tuple(v) for k, v in evidence.items()},
+        frozenset(hindsight_ids),
     )

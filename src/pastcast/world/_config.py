@@ -8,10 +8,15 @@ import json
 from dataclasses import dataclass
 from datetime import date
 
-__all__ = ["WORLD_VERSION", "WorldConfig"]
+__all__ = ["STREAM_KEY", "WORLD_VERSION", "WorldConfig"]
 
-WORLD_VERSION = "world-v1"
-"""Bumped whenever the generator changes what a given seed produces."""
+WORLD_VERSION = "world-v2"
+"""Bumped whenever the generator changes what a given seed produces (v2: the schedule is
+non-anticipating; see ``default_steps``)."""
+
+STREAM_KEY = "world-v1"
+"""What the random streams are keyed by. v2 changed only which steps an event gets, so every
+event, price and article of a seed stays as it was in v1."""
 
 
 @dataclass(frozen=True)
@@ -34,6 +39,9 @@ class WorldConfig:
     distractor_fraction: float = 0.3
     duplicate_fraction: float = 0.05
     canary_fraction: float = 1 / 3
+    hindsight_fraction: float = 0.0
+    """Share of events with a planted hindsight rewrite: dated before the resolution, it states
+    the outcome (``World.hindsight_ids``); the content screen must keep it from every corpus."""
 
     accuracy_start: float = 0.55
     """Chance that a signal points to the truth at the event's opening ..."""
@@ -69,6 +77,7 @@ class WorldConfig:
             "distractor_fraction",
             "duplicate_fraction",
             "canary_fraction",
+            "hindsight_fraction",
             "missing_day_fraction",
             "unpriced_leg_prob",
         ):

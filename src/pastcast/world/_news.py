@@ -1,4 +1,5 @@
-"""News articles: evidence from signals, distractors, re-publications and hindsight canaries.
+"""News articles: evidence from signals, distractors, re-publications, hindsight canaries and
+(when asked for) hindsight rewrites.
 
 Articles are produced as ``Draft``s; the world assigns ids and urls once every draft exists, in
 timestamp order, so an id says nothing about what kind of article it is.
@@ -17,9 +18,17 @@ from pastcast.world._evidence import Signal, random_time
 from pastcast.world._names import NameGen
 from pastcast.world._templates import EventSpec
 
-__all__ = ["Draft", "canary", "distractor", "duplicate", "evidence_article", "lookalike"]
+__all__ = [
+    "Draft",
+    "canary",
+    "distractor",
+    "duplicate",
+    "evidence_article",
+    "hindsight",
+    "lookalike",
+]
 
-DraftKind = Literal["evidence", "distractor", "lookalike", "duplicate", "canary"]
+DraftKind = Literal["evidence", "distractor", "lookalike", "duplicate", "canary", "hindsight"]
 _SLOT = re.compile(r"\{(\w+)\}")
 
 
@@ -124,11 +133,8 @@ def duplicate(rng: random.Random, original: Draft, not_after: datetime | None) -
     return replace(original, timestamp=at, title=title, text=text, source=source, kind="duplicate")
 
 
-def canary(
-    rng: random.Random, spec: EventSpec, event_id: str, label: str, resolved_at: datetime
-) -> Draft:
-    """A hindsight article 1-30 days after the resolution that states the outcome verbatim."""
-    at = resolved_at + timedelta(days=1) + timedelta(seconds=rng.randrange(29 * 86400))
+def _outcome(spec: EventSpec, label: str) -> tuple[str, str]:
+    """(title, text) stating the outcome, as an article written after the resolution would."""
     if spec.kind == "binary":
         title = f"{_cap(spec.noun)}: it's official - resolved {label.upper()}"
         outcome = (
@@ -141,7 +147,44 @@ def canary(
         outcome = f"It's official - {label} won: {label} was confirmed to {spec.action}."
     text = (
         f'{outcome} Looking back, the question "{spec.title}" resolved '
-        f"{label.upper() if spec.kind == 'binary' else label}. "
-        f"{rng.choice(ph.FILLERS)}"
+        f"{label.upper() if spec.kind == 'binary' else label}."
     )
+    return title, text
+
+
+def canary(
+    rng: random.Random, spec: EventSpec, event_id: str, label: str, resolved_at: datetime
+) -> Draft:
+    """A hindsight article 1-30 days after the resolution that states the outcome verbatim."""
+    at = resolved_at + timedelta(days=1) + timedelta(seconds=rng.randrange(29 * 86400))
+    title, text = _outcome(spec, label)
+    text = f"{text} {rng.choice(ph.FILLERS)}"
     return Draft(at, title, text, rng.randrange(len(ph.SOURCES)), "canary", event_id)
+
+
+def hindsight(
+    rng: random.Random,
+    spec: EventSpec,
+    event_id: str,
+    label: str,
+    opened: datetime,
+    resolved_at: datetime,
+) -> Draft | None:
+    """A rewrite filed under a date *before* the resolution that already states the outcome,
+    as a summary revised later would (Wikipedia's current-events pages are edited after the
+    day). Its title is a heading that gives it away as such rewrites' do: it names the
+    resolution date, or a period running into the next year. None when the event is too short
+    to hold one.
+    """
+    lo, hi = opened + timedelta(days=1), resolved_at - timedelta(days=2)
+    if hi <= lo:
+        return None
+    at = random_time(rng, lo, hi)
+    if rng.random() < 0.5:
+        heading = f"Looking back on {resolved_at:%B} {resolved_at.day}, {resolved_at.year}"
+    else:
+        heading = f"Year in review ({at.year}–{at.year + 1})"
+    title, text = _outcome(spec, label)
+    return Draft(
+        at, heading, f"{title}. {text}", rng.randrange(len(ph.SOURCES)), "hindsight", event_id
+    )

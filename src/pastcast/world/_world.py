@@ -27,6 +27,8 @@ class World:
     ``evidence`` maps each event id to the ids of the articles carrying its signals (including
     re-publications), for analysis; agents never see it. ``canary_ids`` are documents dated after
     their event's resolution that state the outcome: they must never reach an agent.
+    ``hindsight_ids`` (only with ``WorldConfig.hindsight_fraction``) are rewrites dated *before*
+    the resolution that state it: the cutoff lets them through, the content screen must not.
     """
 
     seed: int
@@ -35,6 +37,7 @@ class World:
     documents: tuple[Document, ...]
     canary_ids: frozenset[str]
     evidence: Mapping[str, tuple[str, ...]]
+    hindsight_ids: frozenset[str] = frozenset()
 
     def write_jsonl(self, path: str | Path) -> Path:
         """Write the corpus as generic JSONL documents (atomically); return the path."""
@@ -98,7 +101,10 @@ class World:
             "belief_days": sum(len(v) for v in ds.beliefs.values()),
             "documents": len(self.documents),
             "evidence_documents": n_evidence,
-            "other_documents": len(self.documents) - n_evidence - len(self.canary_ids),
+            "other_documents": len(self.documents)
+            - n_evidence
+            - len(self.canary_ids)
+            - len(self.hindsight_ids),
             "canaries": len(self.canary_ids),
             "market_brier_at_steps": round(market, 4),
             "uniform_brier_at_steps": round(uniform, 4),
@@ -109,4 +115,12 @@ def build_world(seed: int = 0, config: WorldConfig | None = None) -> World:
     """Build the simulated world for ``seed``; the same seed and config give identical records."""
     cfg = config or WorldConfig()
     parts = build_parts(seed, cfg)
-    return World(seed, cfg, parts.dataset, parts.documents, parts.canary_ids, parts.evidence)
+    return World(
+        seed,
+        cfg,
+        parts.dataset,
+        parts.documents,
+        parts.canary_ids,
+        parts.evidence,
+        parts.hindsight_ids,
+    )

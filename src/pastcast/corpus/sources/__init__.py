@@ -1,6 +1,7 @@
 """Corpus sources: readers that turn dumps and archives into dated ``Document`` records
 (JSONL, the Wikipedia current-events archive, Reddit dumps, Parquet article tables, CC-News),
-with crawl cleaning and the hindsight screen; ``sources`` names them for ``open_source``."""
+with crawl cleaning, the hindsight screen and the content screen applied when a corpus is
+built; ``sources`` names them for ``open_source``."""
 
 from pastcast.corpus.sources._allow import allow_sources, read_allow_list, source_matches
 from pastcast.corpus.sources._ccnews import CCNewsReport, WarcMissing, ccnews_pages, read_ccnews
@@ -15,7 +16,7 @@ from pastcast.corpus.sources._clean import (
     quality_problem,
 )
 from pastcast.corpus.sources._dumps import ZstdMissing, check_readable, dump_files
-from pastcast.corpus.sources._hindsight import later_date_mention
+from pastcast.corpus.sources._hindsight import ContentScreen, later_date_mention, screen_document
 from pastcast.corpus.sources._htmlmeta import PageMeta, parse_html
 from pastcast.corpus.sources._jsonl import DocumentFormatError, LoadReport, read_jsonl_documents
 from pastcast.corpus.sources._parquet import (
@@ -41,6 +42,7 @@ __all__ = [
     "CCNewsReport",
     "CleanReport",
     "CleanedPage",
+    "ContentScreen",
     "Deduplicator",
     "DocumentFormatError",
     "LoadReport",
@@ -72,6 +74,7 @@ __all__ = [
     "read_jsonl_documents",
     "read_reddit",
     "read_wcep",
+    "screen_document",
     "source_matches",
     "sources",
 ]

@@ -13,16 +13,42 @@ Item-level screen: ``later_date_mention``, an explicit calendar date more than a
 document's date in a sentence without forward-looking wording (scheduled events such as
 "postponed until 5 September 2021" are legitimate; "announced his death on January 10, 2020" in
 a January 7 item is hindsight).
+
+Document-level content screen (``screen_document``, applied to every source when a corpus is
+built, see ``ContentScreen``): the title and the text, by the first rule that fires:
+
+* ``title_later_period``: the title names a period that ends after the document's year ("War in
+  Afghanistan (2001–2021)" on a 2020 item: the end of a war is known only once it is over);
+* ``title_later_year``: the title names a year after the document's (at most five on), as
+  Wikipedia names conflicts, disasters and protests once they have happened ("2024 Iran–Israel
+  conflict" on a 2023 item);
+* ``title_later_date``, ``text_later_date``: ``later_date_mention`` in the title or the text;
+* ``text_later_period``: the text names a period ending after the document's year, without
+  forward-looking wording.
+
+Scheduled events are named by their year long before it comes ("2024 United States presidential
+election", "2026 FIFA World Cup qualification", "2020–21 Premier League season"): a title or
+text that names one (``_SCHEDULED``) passes the year and period rules.
 """
 
 from __future__ import annotations
 
 import re
 import statistics
-from collections import deque
+from collections import Counter, deque
+from collections.abc import Iterable, Iterator
 from datetime import date, timedelta
 
-__all__ = ["SIZE_FACTOR", "WINDOW", "RollingSize", "later_date_mention"]
+from pastcast.records import Document
+
+__all__ = [
+    "SIZE_FACTOR",
+    "WINDOW",
+    "ContentScreen",
+    "RollingSize",
+    "later_date_mention",
+    "screen_document",
+]
 
 SIZE_FACTOR = 4.0
 WINDOW = 30
@@ -77,6 +103,84 @@ def later_date_mention(text: str, day: date) -> bool:
     if not any(d > day + timedelta(days=1) for d in _dates(text)):
         return False
     return _FORWARD.search(text) is None
+
+
+_YEAR = r"(?:19|20)\d\d"
+_PERIOD = re.compile(rf"\b({_YEAR})\s*[–—-]\s*({_YEAR}|\d\d)\b")
+_SINGLE_YEAR = re.compile(rf"\b({_YEAR})\b")
+# numbers that look like years but name something else ("Flight 2059", "Route 2020")
+_NOT_A_YEAR = re.compile(r"(?:flight|no\.?|number|route|highway|#|model|type)\s*$", re.IGNORECASE)
+_SCHEDULED = re.compile(
+    r"\b(elections?|primar(?:y|ies)|caucus(?:es)?|campaign|referendum|census|olympics?|"
+    r"paralympics|games|cup|championships?|contest|eurovision|expo|summit|conference|budget|"
+    r"season|league|qualification|qualifiers?|tournament|festival|inauguration|term|period|"
+    r"fiscal|plan|programme|program|tour|capital of culture|jubilee|draft|target|deadline)\b",
+    re.IGNORECASE,
+)
+_LOOKAHEAD_YEARS = 5
+
+
+def _later_periods(text: str, year: int) -> bool:
+    for m in _PERIOD.finditer(text):
+        start, end = int(m.group(1)), m.group(2)
+        last = int(end) if len(end) == 4 else start - start % 100 + int(end)
+        if last > year and last > start:
+            return True
+    return False
+
+
+def _later_year(text: str, year: int) -> bool:
+    bare = _PERIOD.sub(" ", text)  # years inside a period are the period rule's
+    for m in _SINGLE_YEAR.finditer(bare):
+        y = int(m.group(1))
+        if year < y <= year + _LOOKAHEAD_YEARS and not _NOT_A_YEAR.search(bare[: m.start()]):
+            return True
+    return False
+
+
+def screen_document(doc: Document) -> str | None:
+    """Why ``doc``'s title or text may describe what happened after its timestamp (the first
+    rule that fires, see the module's docstring), or None."""
+    day = doc.timestamp.date()
+    year = day.year
+    title_scheduled = _SCHEDULED.search(doc.title) is not None
+    if not title_scheduled and _later_periods(doc.title, year):
+        return "title_later_period"
+    if not title_scheduled and _later_year(doc.title, year):
+        return "title_later_year"
+    if later_date_mention(doc.title, day):
+        return "title_later_date"
+    if later_date_mention(doc.text, day):
+        return "text_later_date"
+    if (
+        _later_periods(doc.text, year)
+        and _SCHEDULED.search(doc.text) is None
+        and _FORWARD.search(doc.text) is None
+    ):
+        return "text_later_period"
+    return None
+
+
+class ContentScreen:
+    """Passes the documents the screen does not flag and counts the others by reason."""
+
+    def __init__(self) -> None:
+        self.removed: Counter[str] = Counter()
+
+    def screen(self, documents: Iterable[Document]) -> Iterator[Document]:
+        for doc in documents:
+            reason = screen_document(doc)
+            if reason is None:
+                yield doc
+            else:
+                self.removed[reason] += 1
+
+    def lines(self) -> list[str]:
+        """The report line (none when nothing was removed)."""
+        if not self.removed:
+            return []
+        parts = ", ".join(f"{k} {n}" for k, n in sorted(self.removed.items()))
+        return [f"content screen: {self.removed.total()} documents removed ({parts})"]
 
 
 class RollingSize:

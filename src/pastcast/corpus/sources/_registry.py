@@ -21,6 +21,7 @@ from typing import IO, Any
 
 from pastcast.corpus.sources._ccnews import CCNewsReport, read_ccnews
 from pastcast.corpus.sources._dumps import ZstdMissing, check_readable, dump_files
+from pastcast.corpus.sources._hindsight import ContentScreen
 from pastcast.corpus.sources._jsonl import LoadReport, read_jsonl_documents
 from pastcast.corpus.sources._parquet import ArticleTableReport, read_article_table
 from pastcast.corpus.sources._reddit import RedditReport, read_reddit
@@ -83,18 +84,35 @@ sources: Registry[SourceRun | Iterable[Document]] = Registry("source")
 
 
 def open_source(
-    kind: str, path: str | Path, *, workdir: Path | None = None, **options: Any
+    kind: str,
+    path: str | Path,
+    *,
+    workdir: Path | None = None,
+    screen: bool | None = None,
+    **options: Any,
 ) -> SourceRun:
     """Open ``path`` with the source ``kind`` and its options (checked against the factory).
 
     ``workdir`` is where side files are written until ``SourceRun.finish`` moves them (a fresh
     temporary folder when not given); only factories with a ``workdir`` parameter get it.
+    ``screen``: pass the documents through the content screen (``ContentScreen``: flagged
+    documents are left out and counted in the report); by default on, unless the source is asked
+    to ``include_flagged``.
     """
     entry = sources.get(kind)
     if "workdir" in entry.parameters():
         options["workdir"] = workdir or Path(tempfile.mkdtemp(prefix="pastcast-source-"))
     opened = sources.build(kind, Path(path), **options)
-    return opened if isinstance(opened, SourceRun) else SourceRun(iter(opened))
+    run = opened if isinstance(opened, SourceRun) else SourceRun(iter(opened))
+    if not (screen if screen is not None else not options.get("include_flagged", False)):
+        return run
+    content = ContentScreen()
+    return SourceRun(
+        content.screen(run.documents),
+        lambda: run.report_lines() + content.lines(),
+        run.side_files,
+        run.skipped,
+    )
 
 
 def _exists(path: Path, what: str = "file or folder") -> None:

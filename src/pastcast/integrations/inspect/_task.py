@@ -191,7 +191,7 @@ def forecast(
         Sample(
             id=f"{step.event_id}#{step.step_index}",
             input=question_view(
-                replay.dataset.event(step.event_id), step.cutoff, step.step_index
+                replay.dataset.event_at(step.event_id, step.cutoff), step.cutoff, step.step_index
             ).render(),
             metadata={
                 "event_id": step.event_id,

@@ -1,8 +1,9 @@
 """Importers of resolved markets: ForecastBench files (and the nightly history of a clone of its
-datasets repository), Polymarket's public APIs, the Forecast-Dojo release layout, and resumable
-downloads of upstream files."""
+datasets repository, and the text snapshots of its question sets), Polymarket's public APIs, the
+Forecast-Dojo release layout, and resumable downloads of upstream files."""
 
 from pastcast.markets.sources._download import FORECASTBENCH_FILES, DownloadError, download_files
+from pastcast.markets.sources._fbsnapshots import collected_at, read_text_versions
 from pastcast.markets.sources._forecastbench import (
     HISTORY_REPO_HINT,
     MARKET_SOURCES,
@@ -31,10 +32,12 @@ __all__ = [
     "PolymarketClient",
     "PolymarketError",
     "build_event",
+    "collected_at",
     "daily_activity",
     "download_files",
     "fetch_histories",
     "html_to_text",
     "load_release",
     "read_forecastbench",
+    "read_text_versions",
 ]

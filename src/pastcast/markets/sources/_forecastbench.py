@@ -42,6 +42,7 @@ __all__ = [
     "MARKET_SOURCES",
     "ForecastBenchError",
     "ImportResult",
+    "question_text",
     "read_forecastbench",
 ]
 
@@ -79,6 +80,19 @@ def _time(value: Any, where: str, name: str) -> datetime | None:
         return parse_timestamp(value)
     except ValueError as exc:
         raise ForecastBenchError(f"{where}: field {name}: {exc}") from None
+
+
+def question_text(rec: dict[str, Any]) -> tuple[str, str, str]:
+    """A question record's (title, description, resolution criteria), as agents are shown
+    them: backgrounds reduced from HTML to text, the market's own criteria where it has any."""
+    criteria = rec.get("market_info_resolution_criteria")
+    if not isinstance(criteria, str) or criteria in ("", "N/A"):
+        criteria = rec.get("resolution_criteria") or ""
+    return (
+        str(rec.get("question") or "").strip(),
+        html_to_text(str(rec.get("background") or "")),
+        html_to_text(str(criteria)),
+    )
 
 
 def _settled_from(series: list[tuple[date, float]], label: str, eps: float) -> date | None:
@@ -198,17 +212,13 @@ def _make(
     if close_time < open_time:
         result.skipped["close before open"] += 1
         return
-    criteria = rec.get("market_info_resolution_criteria")
-    if not isinstance(criteria, str) or criteria in ("", "N/A"):
-        criteria = rec.get("resolution_criteria") or ""
-    title = str(rec.get("question") or "").strip()
-    description = html_to_text(str(rec.get("background") or ""))
+    title, description, criteria = question_text(rec)
     try:
         event = Event(
             id=f"{source}:{qid}",
             title=title,
             description=description,
-            resolution_criteria=html_to_text(str(criteria)),
+            resolution_criteria=criteria,
             kind="binary",
             labels=BINARY_LABELS,
             category=categorize(title, description),

@@ -1,0 +1,39 @@
+"""Leakage audits: of how a benchmark was built (can the metadata an agent sees predict the
+outcome?) and of what agents saw in a run (documents, prompts, outputs); see docs/audits.md."""
+
+from pastcast.audit._classify import (
+    auc,
+    auc_interval,
+    fit_logistic,
+    out_of_fold_scores,
+    predict_logistic,
+)
+from pastcast.audit._construction import (
+    AS_BUILT,
+    ConstructionAudit,
+    ScheduleAudit,
+    audit_construction,
+    late_closes,
+)
+from pastcast.audit._features import FEATURES, step_features
+from pastcast.audit._runaudit import CHECKS, SHINGLE, Finding, RunAudit, audit_run
+
+__all__ = [
+    "AS_BUILT",
+    "CHECKS",
+    "FEATURES",
+    "SHINGLE",
+    "ConstructionAudit",
+    "Finding",
+    "RunAudit",
+    "ScheduleAudit",
+    "auc",
+    "auc_interval",
+    "audit_construction",
+    "audit_run",
+    "fit_logistic",
+    "late_closes",
+    "out_of_fold_scores",
+    "predict_logistic",
+    "step_features",
+]

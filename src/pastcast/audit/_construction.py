@@ -1,0 +1,229 @@
+"""Leakage through construction, measured: can what an agent sees of how the benchmark was built
+(cutoff, step index, spacing of steps, open and close times) predict the outcome?
+
+For the dataset's own steps and for every schedule asked for (rebuilt on the same events), a
+logistic regression on ``step_features`` is scored out of fold (events never split across
+folds) and its ROC AUC for "resolved Yes" is reported with an event-clustered bootstrap
+interval; an interval above 0.5 is a leak. Binary events only: the question is the outcome.
+
+Two more checks on the dataset itself: events whose scheduled close lies after the last
+resolution in the data (such an event can only be in a data set of resolved questions because it
+resolved early, which its close date then tells), and steps without a text snapshot published
+before their cutoff. The mean price move on the day after each cutoff, relative to all days,
+shows a schedule that steps just before moves (Forecast-Dojo's picks the day of the largest).
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from datetime import date, timedelta
+from typing import Any
+
+import numpy as np
+
+from pastcast.audit._classify import auc, auc_interval, out_of_fold_scores
+from pastcast.audit._features import FEATURES, step_features
+from pastcast.cutoff import last_complete_day
+from pastcast.dataset import Dataset
+from pastcast.markets import Schedule, movement, schedules
+from pastcast.records import BINARY_LABELS, Record, StepSpec
+
+__all__ = ["AS_BUILT", "ConstructionAudit", "ScheduleAudit", "audit_construction", "late_closes"]
+
+AS_BUILT = "dataset"
+"""The name under which the dataset's own steps are reported."""
+
+
+class ScheduleAudit(Record):
+    """How well a classifier on agent-visible metadata predicts the outcome under one schedule."""
+
+    schedule: str
+    events: int
+    """Binary events with at least one step."""
+    yes_events: int
+    steps: int
+    auc: float | None
+    """Out-of-fold ROC AUC (None without both outcomes)."""
+    ci_low: float | None
+    ci_high: float | None
+    move_ratio: float | None = None
+    """Mean absolute price move on the day starting at a cutoff over the mean on every priced
+    day of the same events: above 1, the schedule steps just before moves."""
+
+    @property
+    def leaks(self) -> bool:
+        """The interval lies above 0.5: the metadata tells the outcome."""
+        return self.ci_low is not None and self.ci_low > 0.5
+
+
+class ConstructionAudit(Record):
+    """The construction audit of one or more datasets (pooled: an event of each stays apart)."""
+
+    datasets: tuple[str, ...]
+    features: tuple[str, ...] = FEATURES
+    folds: int
+    draws: int
+    level: float
+    seed: int
+    skipped: dict[str, int]
+    """Events left out of the classifier, by reason."""
+    results: tuple[ScheduleAudit, ...]
+    late_closes: tuple[str, ...] = ()
+    """Events closing after the last resolution of their dataset."""
+    unversioned_steps: tuple[str, ...] = ()
+    """Steps (``event#index``) whose question text has no snapshot published before the cutoff."""
+
+    def findings(self) -> list[str]:
+        """One line per problem of the datasets as built (other schedules are for comparison)."""
+        out = []
+        for r in self.results:
+            if r.schedule == AS_BUILT and r.leaks:
+                out.append(
+                    f"steps as built: metadata predicts the outcome, AUC {r.auc:.3f} "
+                    f"[{r.ci_low:.3f}, {r.ci_high:.3f}] above 0.5"
+                )
+        out += [f"event {e}: closes after the data's last resolution" for e in self.late_closes]
+        out += [
+            f"step {s}: no snapshot of the question text published before its cutoff"
+            for s in self.unversioned_steps
+        ]
+        return out
+
+
+def late_closes(dataset: Dataset) -> tuple[str, ...]:
+    """Events whose scheduled close is after every resolution in ``dataset``."""
+    if not dataset.resolutions:
+        return ()
+    horizon = max(r.resolved_at for r in dataset.resolutions.values())
+    return tuple(e.id for e in dataset.events if e.close_time > horizon)
+
+
+def _schedule(name: str, options: Mapping[str, Any]) -> Schedule:
+    accepted = schedules.get(name).parameters()
+    return schedules.build(name, **{k: v for k, v in options.items() if k in accepted})
+
+
+def _steps_by_event(ds: Dataset, schedule: Schedule | None) -> dict[str, tuple[StepSpec, ...]]:
+    if schedule is None:
+        out: dict[str, list[StepSpec]] = {}
+        for s in ds.steps:
+            out.setdefault(s.event_id, []).append(s)
+        return {k: tuple(v) for k, v in out.items()}
+    return {
+        e.id: schedule(e, ds.beliefs.get(e.id, ()), ds.resolutions[e.id])
+        for e in ds.events
+        if e.id in ds.resolutions
+    }
+
+
+def _move_ratio(ds: Dataset, steps: Mapping[str, Sequence[StepSpec]]) -> tuple[float, int, float]:
+    """(sum of moves on the days starting at cutoffs, their count, mean move over all days)."""
+    at_steps, n_steps = 0.0, 0
+    all_moves: list[float] = []
+    for e in ds.events:
+        by_day = {b.day: b for b in ds.beliefs.get(e.id, ())}
+        days = sorted(by_day)
+        moves = {
+            d: movement(by_day[d - timedelta(days=1)], by_day[d], e.kind)
+            for d in days
+            if d - timedelta(days=1) in by_day
+        }
+        all_moves += moves.values()
+        for s in steps.get(e.id, ()):
+            day: date = last_complete_day(s.cutoff) + timedelta(days=1)
+            if day in moves:
+                at_steps += moves[day]
+                n_steps += 1
+    return at_steps, n_steps, float(np.mean(all_moves)) if all_moves else float("nan")
+
+
+def _one(
+    name: str,
+    datasets: Sequence[Dataset],
+    schedule: Schedule | None,
+    folds: int,
+    draws: int,
+    seed: int,
+    level: float,
+) -> ScheduleAudit:
+    rows, ys, groups = [], [], []
+    events = yes = 0
+    move_sum, move_n, base = 0.0, 0, []
+    for d, ds in enumerate(datasets):
+        steps = _steps_by_event(ds, schedule)
+        s, n, mean_all = _move_ratio(ds, steps)
+        move_sum, move_n = move_sum + s, move_n + n
+        base.append(mean_all)
+        for i, e in enumerate(ds.events):
+            res = ds.resolutions.get(e.id)
+            mine = steps.get(e.id, ())
+            if e.labels != BINARY_LABELS or res is None or not mine:
+                continue
+            x = step_features(e, mine)
+            outcome = float(res.label == BINARY_LABELS[0])
+            rows.append(x)
+            ys += [outcome] * len(x)
+            groups += [d * 1_000_000 + i] * len(x)
+            events += 1
+            yes += int(outcome)
+    y = np.array(ys, dtype=np.float64)
+    mean_base = float(np.nanmean(base)) if base and not np.all(np.isnan(base)) else float("nan")
+    ratio = (move_sum / move_n) / mean_base if move_n and mean_base > 0 else None
+    if not rows or np.unique(y).size < 2:
+        return ScheduleAudit(
+            schedule=name, events=events, yes_events=yes, steps=len(ys), auc=None, ci_low=None,
+            ci_high=None, move_ratio=ratio,
+        )  # fmt: skip
+    x = np.vstack(rows)
+    g = np.array(groups, dtype=np.int64)
+    scores = out_of_fold_scores(x, y, g, folds=folds, seed=seed)
+    low, high = auc_interval(scores, y, g, draws=draws, seed=seed, level=level)
+    return ScheduleAudit(
+        schedule=name, events=events, yes_events=yes, steps=len(ys), auc=auc(scores, y),
+        ci_low=low, ci_high=high, move_ratio=ratio,
+    )  # fmt: skip
+
+
+def audit_construction(
+    datasets: Sequence[Dataset],
+    schedule_names: Sequence[str] | None = None,
+    *,
+    schedule_options: Mapping[str, Any] | None = None,
+    folds: int = 5,
+    draws: int = 2000,
+    seed: int = 0,
+    level: float = 0.95,
+) -> ConstructionAudit:
+    """Audit the datasets' own steps and those of each named schedule (default: every
+    registered one), rebuilt on the same events with ``schedule_options`` (only the options a
+    schedule takes are passed to it)."""
+    names = schedules.names() if schedule_names is None else tuple(schedule_names)
+    built = {n: _schedule(n, schedule_options or {}) for n in names}  # unknown names fail first
+    skipped: Counter[str] = Counter()
+    for ds in datasets:
+        for e in ds.events:
+            if e.labels != BINARY_LABELS:
+                skipped["not binary"] += 1
+            elif e.id not in ds.resolutions:
+                skipped["unresolved"] += 1
+    results = [_one(AS_BUILT, datasets, None, folds, draws, seed, level)]
+    results += [_one(n, datasets, s, folds, draws, seed, level) for n, s in built.items()]
+    prefix = len(datasets) > 1
+    return ConstructionAudit(
+        datasets=tuple(ds.id for ds in datasets),
+        folds=folds,
+        draws=draws,
+        level=level,
+        seed=seed,
+        skipped=dict(skipped),
+        results=tuple(results),
+        late_closes=tuple(
+            f"{ds.id}/{e}" if prefix else e for ds in datasets for e in late_closes(ds)
+        ),
+        unversioned_steps=tuple(
+            f"{ds.id}/{s.event_id}#{s.step_index}" if prefix else f"{s.event_id}#{s.step_index}"
+            for ds in datasets
+            for s in ds.unversioned_steps()
+        ),
+    )

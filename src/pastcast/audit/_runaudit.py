@@ -1,0 +1,387 @@
+"""What agents saw and wrote in a run, checked after the fact from its log.
+
+* ``document_after_cutoff`` / ``unknown_document`` / ``flagged_document``: every document a tool
+  exposed (``ToolCall.doc_ids``) is in the corpus, dated before its step's cutoff
+  (``pastcast.cutoff.is_visible``), and passes the content screen. Without the corpus, the dates
+  the tool results themselves show are checked instead.
+* ``resolved_label``: no text given to an agent (a prompt message or a tool result) states the
+  step's resolved label ("resolved YES", "the outcome was No", a ``resolved_to`` field).
+* ``post_cutoff_price``: no such text carries a market day that had not ended by the cutoff, or
+  (with the dataset) a price printed only after it.
+* ``post_cutoff_text``: nothing an agent wrote (replies, forecast text, notebook) contains a run
+  of ``SHINGLE`` words that the corpus holds only in documents dated at or after the cutoff and
+  that the agent was not given: verbatim text from the future, such as a planted canary.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass, field
+from datetime import UTC, date, datetime
+from typing import Any, Literal
+
+from pastcast import safejson
+from pastcast.corpus.sources import screen_document
+from pastcast.cutoff import is_visible, last_complete_day, to_micros
+from pastcast.dataset import Dataset
+from pastcast.records import Document, Record, Setting
+from pastcast.runlog import RunLog, StepRecord
+
+__all__ = ["CHECKS", "SHINGLE", "Finding", "RunAudit", "audit_run"]
+
+Check = Literal[
+    "document_after_cutoff",
+    "unknown_document",
+    "flagged_document",
+    "resolved_label",
+    "post_cutoff_price",
+    "post_cutoff_text",
+]
+CHECKS: tuple[Check, ...] = (
+    "document_after_cutoff",
+    "unknown_document",
+    "flagged_document",
+    "resolved_label",
+    "post_cutoff_price",
+    "post_cutoff_text",
+)
+SHINGLE = 8
+"""Words in a row that count as verbatim text."""
+
+_WORD = re.compile(r"\w+")
+_NUMBER = re.compile(r"(?<![\d.])\d+\.\d+(?![\d.])")
+_DAY_FIELD = re.compile(r'"day"\s*:\s*"(\d{4}-\d{2}-\d{2})"')
+_DATE_FORMAT = "%Y-%m-%d %H:%M"  # how tool results show a document's date
+
+
+class Finding(Record):
+    """One problem at one step of one agent."""
+
+    check: Check
+    agent: str
+    setting: Setting
+    event_id: str
+    step_index: int
+    rollout: int
+    detail: str
+
+    def line(self) -> str:
+        return (
+            f"{self.agent}/{self.setting} {self.event_id}#{self.step_index} rollout "
+            f"{self.rollout}: {self.check}: {self.detail}"
+        )
+
+
+class RunAudit(Record):
+    """The run audit of one log: what was checked, and every finding."""
+
+    run_log: str
+    steps: int
+    documents_seen: int
+    texts_checked: int
+    """Prompt messages and tool results given to agents."""
+    outputs_checked: int
+    checks: tuple[Check, ...]
+    """The checks that ran (some need the corpus or the dataset)."""
+    findings: tuple[Finding, ...] = ()
+
+    @property
+    def ok(self) -> bool:
+        return not self.findings
+
+    def counts(self) -> dict[str, int]:
+        """Findings by check."""
+        out: dict[str, int] = {}
+        for f in self.findings:
+            out[f.check] = out.get(f.check, 0) + 1
+        return out
+
+
+def _label_patterns(label: str) -> list[re.Pattern[str]]:
+    lab = re.escape(label)
+    quote = r"[\"'“”]?"
+    return [
+        re.compile(rf"\bresolved\s+(?:to\s+|as\s+)?{quote}{lab}\b", re.IGNORECASE),
+        re.compile(rf"\bresolution\s*(?:was|:|=)\s*{quote}{lab}\b", re.IGNORECASE),
+        re.compile(rf"\boutcome\s+(?:was|has\s+been)\s+{quote}{lab}\b", re.IGNORECASE),
+        re.compile(rf"\"(?:resolved_to|truth|resolution)\"\s*:\s*{quote}{lab}\b", re.IGNORECASE),
+    ]
+
+
+def _words(text: str) -> list[str]:
+    return _WORD.findall(text.lower())
+
+
+def _shingles(text: str, n: int) -> set[str]:
+    w = _words(text)
+    return {" ".join(w[i : i + n]) for i in range(len(w) - n + 1)}
+
+
+def _question(ds: Dataset | None, rec: StepRecord) -> list[str]:
+    """The question's text as the step showed it (its snapshot at the cutoff, if any)."""
+    if ds is None:
+        return []
+    try:
+        e = ds.event_at(rec.event_id, rec.cutoff)
+    except KeyError:
+        return []
+    return [e.title, e.description, e.resolution_criteria, *e.labels]
+
+
+def _inputs(rec: StepRecord, ds: Dataset | None = None) -> list[str]:
+    """Every text the agent was given: the question, prompt messages (not its own replies),
+    tool results, the notebook it was handed."""
+    ep = rec.episode
+    texts = _question(ds, rec)
+    texts += [m.content for m in ep.messages if m.role != "assistant"]
+    texts += [c.result for c in ep.tool_calls]
+    texts.append(ep.notebook_in or "")
+    return [t for t in texts if t]
+
+
+def _outputs(rec: StepRecord) -> list[str]:
+    """Everything the agent wrote."""
+    ep = rec.episode
+    texts = [m.content for m in ep.messages if m.role == "assistant"]
+    texts += [rec.forecast.raw_text, rec.forecast.rationale, ep.notebook_out or ""]
+    return [t for t in texts if t]
+
+
+def _shown_dates(result: str) -> Iterator[tuple[str, datetime]]:
+    """(id, date) of every document a tool result lists with its date."""
+    try:
+        value: Any = safejson.loads(result)
+    except ValueError:
+        return
+    items = value if isinstance(value, list) else [value]
+    for item in items:
+        if isinstance(item, dict) and isinstance(item.get("id"), str):
+            try:
+                when = datetime.strptime(str(item.get("date")), _DATE_FORMAT).replace(tzinfo=UTC)
+            except ValueError:
+                continue
+            yield item["id"], when
+
+
+def _price_strings(p: float) -> set[str]:
+    """How a price may be printed, if it is distinctive enough to search for (4+ decimals)."""
+    out = {repr(p), f"{p:.4f}"}
+    return {s for s in out if len(s.partition(".")[2].rstrip("0")) >= 4}
+
+
+def _post_cutoff_prices(ds: Dataset, rec: StepRecord) -> dict[str, str]:
+    """Price text printed only on days that had not ended by the step's cutoff -> its day."""
+    last = last_complete_day(rec.cutoff)
+    before: set[str] = set()
+    after: dict[str, str] = {}
+    for b in ds.beliefs.get(rec.event_id, ()):
+        for label, p in b.probs.items():
+            for s in _price_strings(p):
+                if b.day <= last:
+                    before.add(s)
+                else:
+                    after.setdefault(s, f"{b.day} {label}")
+    return {s: d for s, d in after.items() if s not in before}
+
+
+def _strip_question(text: str, ds: Dataset | None, rec: StepRecord) -> str:
+    """The text without the question's own wording (criteria say how it *would* resolve)."""
+    # title, description, criteria; the longest first, as one may hold another
+    for part in sorted(_question(ds, rec)[:3], key=len, reverse=True):
+        if part:
+            text = text.replace(part, " ")
+    return text
+
+
+@dataclass
+class _Collector:
+    log: RunLog
+    found: dict[tuple[int, Check, str], Finding] = field(default_factory=dict)
+
+    def add(self, i: int, check: Check, detail: str) -> None:
+        rec = self.log.steps[i]
+        self.found.setdefault(
+            (i, check, detail),
+            Finding(
+                check=check,
+                agent=rec.agent,
+                setting=rec.setting,
+                event_id=rec.event_id,
+                step_index=rec.step_index,
+                rollout=rec.rollout,
+                detail=detail,
+            ),
+        )
+
+
+_JSON_STRING = re.compile(r'"(?:[^"\\]|\\.)*"')
+
+
+def _pieces(text: str) -> list[str]:
+    """The text's JSON string values, each on its own, and what lies between them (a tool
+    result, or a message quoting one, is mostly JSON)."""
+    out, last = [], 0
+    for m in _JSON_STRING.finditer(text):
+        out.append(text[last : m.start()])
+        try:
+            out.append(str(json.loads(m.group(0))))
+        except ValueError:
+            out.append(m.group(0))
+        last = m.end()
+    out.append(text[last:])
+    return [p for p in out if p.strip()]
+
+
+def _quotes_a_document(piece: str, visible: list[str]) -> bool:
+    """``piece`` is (a cut of) a document visible at the cutoff: public knowledge then."""
+    core = piece.strip().strip("…").strip()
+    return bool(core) and any(core in text for text in visible)
+
+
+def _check_texts(out: _Collector, ds: Dataset | None, visible: list[list[str]] | None) -> int:
+    """The resolved-label and price checks over every text given to an agent. A statement of
+    an outcome inside a document visible at the cutoff is that document's (dated and screened
+    by the document checks); elsewhere (prompts the harness wrote, other tool output) it is a
+    leak. Without the corpus every statement counts."""
+    checked = 0
+    patterns: dict[str, list[re.Pattern[str]]] = {}
+    for i, rec in enumerate(out.log.steps):
+        truth = rec.grading.truth
+        pats = patterns.setdefault(truth, _label_patterns(truth))
+        last = last_complete_day(rec.cutoff)
+        prices = _post_cutoff_prices(ds, rec) if ds is not None else {}
+        for text in _inputs(rec):
+            checked += 1  # the question itself is not checked: it is the dataset's, not a leak
+            for piece in _pieces(_strip_question(text, ds, rec)):
+                for pat in pats:
+                    m = pat.search(piece)
+                    if m and not (visible is not None and _quotes_a_document(piece, visible[i])):
+                        out.add(
+                            i, "resolved_label", f"a text given to the agent says {m.group(0)!r}"
+                        )
+            for m in _DAY_FIELD.finditer(text):
+                if date.fromisoformat(m.group(1)) > last:
+                    out.add(i, "post_cutoff_price", f"market day {m.group(1)} had not ended")
+            for s in sorted(set(_NUMBER.findall(text)) & prices.keys()):
+                out.add(i, "post_cutoff_price", f"price {s} of {prices[s]}, after the cutoff")
+    return checked
+
+
+def _check_shown_dates(out: _Collector) -> None:
+    for i, rec in enumerate(out.log.steps):
+        for call in rec.episode.tool_calls:
+            for doc_id, when in _shown_dates(call.result):
+                if not is_visible(when, rec.cutoff):
+                    shown = f"{when:%Y-%m-%d %H:%M}"
+                    out.add(i, "document_after_cutoff", f"{doc_id} shown dated {shown}")
+
+
+def _scan_corpus(
+    documents: Iterable[Document], seen: set[str], wanted: set[str], n: int
+) -> tuple[dict[str, Document], dict[str, tuple[int, str]]]:
+    """One pass over the corpus: the documents seen, and the earliest document holding each
+    wanted shingle (microseconds, id)."""
+    found: dict[str, Document] = {}
+    earliest: dict[str, tuple[int, str]] = {}
+    starts = {s.partition(" ")[0] for s in wanted}  # only join words where a wanted run starts
+    for doc in documents:
+        if doc.id in seen:
+            found[doc.id] = doc
+        if not wanted:
+            continue
+        at = to_micros(doc.timestamp)
+        words = _words(f"{doc.title} {doc.text}")
+        for i in range(len(words) - n + 1):
+            if words[i] not in starts:
+                continue
+            s = " ".join(words[i : i + n])
+            if s in wanted and (s not in earliest or at < earliest[s][0]):
+                earliest[s] = (at, doc.id)
+    return found, earliest
+
+
+def _check_documents(
+    out: _Collector,
+    seen_by_step: list[set[str]],
+    docs: Mapping[str, Document],
+    novel: list[dict[str, str]],
+    earliest: Mapping[str, tuple[int, str]],
+) -> None:
+    for i, rec in enumerate(out.log.steps):
+        for doc_id in sorted(seen_by_step[i]):
+            doc = docs.get(doc_id)
+            if doc is None:
+                out.add(i, "unknown_document", f"{doc_id} is not in the corpus")
+                continue
+            if not is_visible(doc.timestamp, rec.cutoff):
+                shown = f"{doc.timestamp:%Y-%m-%d %H:%M}"
+                out.add(i, "document_after_cutoff", f"{doc_id} dated {shown}")
+            reason = screen_document(doc)
+            if reason is not None:
+                out.add(i, "flagged_document", f"{doc_id} ({reason}): {doc.title[:60]!r}")
+        cutoff = to_micros(rec.cutoff)
+        runs = [
+            (s, hit[1]) for s in sorted(novel[i]) if (hit := earliest.get(s)) and hit[0] >= cutoff
+        ]
+        if runs:
+            sources = sorted({doc_id for _, doc_id in runs})
+            named = ", ".join(sources[:3]) + (
+                f" and {len(sources) - 3} more" if len(sources) > 3 else ""
+            )
+            detail = (
+                f"{len(runs)} runs of {len(runs[0][0].split())} words found only in documents "
+                f"dated at or after the cutoff ({named}), such as {runs[0][0]!r}"
+            )
+            out.add(i, "post_cutoff_text", detail)
+
+
+def audit_run(
+    log: RunLog,
+    *,
+    documents: Iterable[Document] | None = None,
+    dataset: Dataset | None = None,
+    shingle: int = SHINGLE,
+) -> RunAudit:
+    """Audit ``log``; ``documents`` is the corpus its agents searched (read once, streamed) and
+    ``dataset`` the one it ran on (for post-cutoff prices and the question's own wording)."""
+    out = _Collector(log)
+    checks: list[Check] = ["resolved_label", "post_cutoff_price", "document_after_cutoff"]
+    seen_by_step = [{d for c in r.episode.tool_calls for d in c.doc_ids} for r in log.steps]
+    seen: set[str] = set().union(*seen_by_step)
+    novel: list[dict[str, str]] = []  # per step: text the agent wrote but was not given
+    for rec in log.steps:
+        given = set().union(*(_shingles(t, shingle) for t in _inputs(rec, dataset)))
+        mine: dict[str, str] = {}
+        for text in _outputs(rec):
+            for s in _shingles(text, shingle) - given:
+                mine.setdefault(s, text)
+        novel.append(mine)
+    visible: list[list[str]] | None = None
+    if documents is None:
+        _check_shown_dates(out)
+    else:
+        checks += ["unknown_document", "flagged_document", "post_cutoff_text"]
+        wanted: set[str] = set().union(*(m.keys() for m in novel))
+        docs, earliest = _scan_corpus(documents, seen, wanted, shingle)
+        _check_documents(out, seen_by_step, docs, novel, earliest)
+        visible = [
+            [
+                f"{d.title}\n{d.text}"
+                for doc_id in ids
+                if (d := docs.get(doc_id)) is not None and is_visible(d.timestamp, rec.cutoff)
+            ]
+            for ids, rec in zip(seen_by_step, log.steps, strict=True)
+        ]
+    texts = _check_texts(out, dataset, visible)
+    ordered = sorted(out.found.items(), key=lambda kv: (kv[0][0], CHECKS.index(kv[0][1]), kv[0][2]))
+    return RunAudit(
+        run_log=str(log.path),
+        steps=len(log.steps),
+        documents_seen=len(seen),
+        texts_checked=texts,
+        outputs_checked=sum(len(_outputs(r)) for r in log.steps),
+        checks=tuple(c for c in CHECKS if c in checks),
+        findings=tuple(f for _, f in ordered),
+    )

@@ -1,0 +1,218 @@
+"""`pastcast audit ...`: leakage audits of how a benchmark was built and of what agents saw in a
+run. Both exit 1 when they find something (one line per finding), 2 on a usage error."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any
+
+import typer
+
+from pastcast.cli._common import EXIT_FAILED, JsonFlag, fail, load_dataset_option, print_json
+
+if TYPE_CHECKING:
+    from pastcast.dataset import Dataset
+    from pastcast.records import Document
+
+app = typer.Typer(
+    help="Leakage audits: how a benchmark was built, and what agents saw in a run.",
+    no_args_is_help=True,
+)
+
+_WORLD_ID = re.compile(r"^(world-v\d+):seed=(\d+)$")
+
+
+def _schedule_options(specs: list[str]) -> dict[str, Any]:
+    """The import options a dataset directory was built with (they apply to every schedule)."""
+    from pastcast.dataset import read_metadata
+
+    for spec in specs:
+        path = Path(spec)
+        if path.is_dir():
+            try:
+                config = read_metadata(path).get("schedule_config") or {}
+            except ValueError:
+                continue
+            if "start_at_first_belief" in config:
+                return {"start_at_first_belief": bool(config["start_at_first_belief"])}
+    return {}
+
+
+def _cell(value: float | None, fmt: str = ".3f") -> str:
+    return "-" if value is None else format(value, fmt)
+
+
+@app.command("construction")
+def construction(
+    datasets: Annotated[
+        list[str],
+        typer.Argument(
+            help="Dataset: 'world[:SEED]' or a dataset directory. Several are pooled (each "
+            "event kept apart), e.g. world:0 world:1 ... for more events.",
+            metavar="DATASET...",
+        ),
+    ],
+    schedule: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--schedule",
+            help="Also audit this registered schedule, rebuilt on the same events (repeatable; "
+            "default: every registered schedule).",
+        ),
+    ] = None,
+    dataset_only: Annotated[
+        bool, typer.Option("--dataset-only", help="Audit only the datasets' own steps.")
+    ] = False,
+    folds: Annotated[
+        int, typer.Option(min=2, max=100, help="Cross-validation folds (by event).")
+    ] = 5,
+    draws: Annotated[
+        int,
+        typer.Option(min=100, max=100_000, help="Bootstrap draws (whole events) for the interval."),
+    ] = 2000,
+    seed: Annotated[
+        int, typer.Option(min=0, max=2**63 - 1, help="Seed of the folds and the bootstrap.")
+    ] = 0,
+    as_json: JsonFlag = False,
+) -> None:
+    """Can what agents see of the construction (cutoff, step index, spacing, open and close
+    times) predict the outcome? Out-of-fold AUC with a bootstrap interval, per schedule; exit 1
+    when the datasets as built leak, close after their data or lack text snapshots."""
+    from pastcast.audit import audit_construction
+
+    loaded = [load_dataset_option(spec, "DATASET") for spec in datasets]
+    names = [] if dataset_only else schedule
+    try:
+        audit = audit_construction(
+            loaded,
+            names,
+            schedule_options=_schedule_options(datasets),
+            folds=folds,
+            draws=draws,
+            seed=seed,
+        )
+    except ValueError as exc:  # an unknown schedule, or options it cannot take
+        fail(f"--schedule: {exc}")
+    findings = audit.findings()
+    if as_json:
+        print_json({**audit.model_dump(mode="json"), "findings": findings})
+    else:
+        built = audit.results[0]
+        left = ", ".join(f"{k} {n}" for k, n in sorted(audit.skipped.items())) or "none"
+        typer.echo(
+            f"{len(loaded)} dataset(s): {built.events} binary events with steps (left out: "
+            f"{left}); {audit.folds}-fold AUC, {audit.level:.0%} interval of {audit.draws} draws"
+        )
+        typer.echo(
+            f"  {'schedule':<18} {'events':>6} {'yes':>5} {'steps':>6} {'AUC':>6}  "
+            f"{'interval':<16} {'moves':>5}"
+        )
+        for r in audit.results:
+            interval = f"[{_cell(r.ci_low)}, {_cell(r.ci_high)}]"
+            verdict = "LEAKS" if r.leaks else "ok"
+            typer.echo(
+                f"  {r.schedule:<18} {r.events:>6} {r.yes_events:>5} {r.steps:>6} "
+                f"{_cell(r.auc):>6}  {interval:<16} {_cell(r.move_ratio, '.2f'):>5}  {verdict}"
+            )
+        for line in findings:
+            typer.echo(f"finding: {line}")
+        typer.echo(f"{len(findings)} finding(s)" if findings else "no findings")
+    if findings:
+        raise typer.Exit(EXIT_FAILED)
+
+
+def _corpus_documents(spec: str) -> Iterator[Document]:
+    """The documents of an index directory, or of a KIND:PATH source read as ``corpus build``
+    reads it (content screen included, so the ids match the index built from it)."""
+    from pastcast.corpus.sources import open_source, sources
+
+    path = Path(spec)
+    if path.is_dir():
+        from pastcast.corpus import EmbeddedIndex
+
+        try:
+            index = EmbeddedIndex.open(path)
+        except (OSError, ValueError) as exc:
+            fail(f"--corpus {spec!r}: not a readable index directory ({exc})")
+        return (index.read_ordinal(i) for i in range(len(index)))
+    kind, sep, rest = spec.partition(":")
+    if not sep or kind not in sources:
+        fail(f"--corpus {spec!r}: not an index directory nor KIND:PATH of a known source")
+    try:
+        return open_source(kind, rest).documents
+    except ValueError as exc:
+        fail(f"--corpus {spec!r}: {exc}")
+
+
+def _world_of(dataset_id: str) -> tuple[Dataset, tuple[Document, ...]] | None:
+    """The embedded world a run log names (default config only), built from its seed."""
+    from pastcast.world import WORLD_VERSION, build_world
+
+    m = _WORLD_ID.match(dataset_id)
+    if m is None or m.group(1) != WORLD_VERSION:
+        return None
+    world = build_world(int(m.group(2)))
+    return world.dataset, world.documents
+
+
+@app.command("run")
+def run(
+    run_log: Annotated[Path, typer.Argument(help="The run log's step file (run.jsonl).")],
+    dataset: Annotated[
+        str | None,
+        typer.Option(
+            "--dataset",
+            help="The dataset the run used ('world[:SEED]' or a dataset directory): post-cutoff "
+            "prices and the question's wording. Default: the embedded world the log names.",
+        ),
+    ] = None,
+    corpus: Annotated[
+        str | None,
+        typer.Option(
+            "--corpus",
+            help="The corpus the agents searched: an index directory or KIND:PATH as for "
+            "'corpus build'. Needed for document dates, the content screen and verbatim "
+            "post-cutoff text. Default: the embedded world's documents when the log names it.",
+        ),
+    ] = None,
+    as_json: JsonFlag = False,
+) -> None:
+    """Check that every document an agent saw was dated before its step's cutoff, that no prompt
+    held the resolved label or post-cutoff prices, and that no output quotes post-cutoff text
+    (exit 1 on any finding)."""
+    from pastcast.audit import audit_run
+    from pastcast.runlog import RunLogError, read_run_log
+
+    try:
+        log = read_run_log(run_log)
+    except RunLogError as exc:
+        fail(str(exc))
+    world = _world_of(log.header.dataset_id)
+    data = load_dataset_option(dataset, "--dataset") if dataset else None
+    if data is not None and data.id != log.header.dataset_id:
+        fail(
+            f"--dataset {dataset!r} is dataset {data.id!r}, but {run_log} ran on "
+            f"{log.header.dataset_id!r}"
+        )
+    if data is None and world is not None:
+        data = world[0]
+    documents = _corpus_documents(corpus) if corpus else (world[1] if world else None)
+    try:
+        audit = audit_run(log, documents=documents, dataset=data)
+    except (OSError, ValueError) as exc:  # a corpus that fails while it is read
+        fail(f"--corpus {corpus!r}: {exc}")
+    if as_json:
+        print_json({**audit.model_dump(mode="json"), "ok": audit.ok, "counts": audit.counts()})
+    else:
+        typer.echo(
+            f"{run_log}: {audit.steps} steps, {audit.documents_seen} documents seen, "
+            f"{audit.texts_checked} texts given and {audit.outputs_checked} outputs checked "
+            f"({', '.join(audit.checks)})"
+        )
+        for f in audit.findings:
+            typer.echo(f"finding: {f.line()}")
+        typer.echo(f"{len(audit.findings)} finding(s)" if audit.findings else "no findings")
+    if audit.findings:
+        raise typer.Exit(EXIT_FAILED)
