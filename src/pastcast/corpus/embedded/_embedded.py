@@ -87,7 +87,8 @@ class EmbeddedIndex(ThreadLookups):
         # Python views for building hits: indexing one costs a tenth of a numpy scalar lookup
         self._stamp_view = self._timestamps.data
         self._hit_columns = [
-            (None if p.hit_offsets is None else p.hit_offsets.data, p.hit_store) for p in parts
+            (p.ids, None if p.hit_offsets is None else p.hit_offsets.data, p.hit_store)
+            for p in parts
         ]
         self._ord: dict[str, int] | None = None
         self._tuples: BlockTuples | None = None
@@ -264,37 +265,50 @@ class EmbeddedIndex(ThreadLookups):
             if not 0 <= ordinal < visible:
                 raise RuntimeError(f"index corrupt: ordinal {ordinal} ranked at cutoff {cutoff}")
         bases, stamps, columns = self._base_list, self._stamp_view, self._hit_columns
-        out = []
+        out: list[SearchHit] = []
         for ordinal, score in zip(ordinals, scores, strict=True):
             p = bisect.bisect_right(bases, ordinal) - 1
-            part, local = self._parts[p], ordinal - bases[p]
-            offsets, store = columns[p]
-            if filters is None and offsets is not None and store is not None:
-                # stored columns of a visible ordinal: str, str, and an aware UTC instant
-                at = 2 * local
-                text = str(store[offsets[at + 1] : offsets[at + 2]], "utf-8")
-                hit = known_valid_hit(
-                    part.ids[local],
+            ids, offsets, store = columns[p]
+            local = ordinal - bases[p]
+            if filters is not None or offsets is None or store is None:
+                out.append(self._stored_hit(p, local, score, terms, cutoff, filters))
+                continue
+            # stored columns of a visible ordinal: str, str, and an aware UTC instant
+            at = 2 * local
+            mid = offsets[at + 1]
+            out.append(
+                known_valid_hit(
+                    ids[local],
                     from_micros(stamps[ordinal]),
-                    str(store[offsets[at] : offsets[at + 1]], "utf-8"),
+                    str(store[offsets[at] : mid], "utf-8"),
                     score,
-                    text_snippet(text, terms),
+                    text_snippet(str(store[mid : offsets[at + 2]], "utf-8"), terms),
                 )
-            else:
-                doc = part.document(local)
-                if not is_visible(doc.timestamp, cutoff):
-                    raise RuntimeError(f"index corrupt: {doc.id!r} ranked at cutoff {cutoff}")
-                if filters is not None and not filters.matches(doc):
-                    raise RuntimeError(f"index corrupt: {doc.id!r} ranked against its filter")
-                hit = SearchHit(
-                    id=doc.id,
-                    timestamp=doc.timestamp,
-                    title=doc.title,
-                    score=score,
-                    snippet=text_snippet(doc.text, terms),
-                )
-            out.append(hit)
+            )
         return out
+
+    def _stored_hit(
+        self,
+        p: int,
+        local: int,
+        score: float,
+        terms: list[str],
+        cutoff: datetime,
+        filters: SearchFilter | None,
+    ) -> SearchHit:
+        """A hit from partition ``p``'s stored document, its cutoff (and filter) checked again."""
+        doc = self._parts[p].document(local)
+        if not is_visible(doc.timestamp, cutoff):
+            raise RuntimeError(f"index corrupt: {doc.id!r} ranked at cutoff {cutoff}")
+        if filters is not None and not filters.matches(doc):
+            raise RuntimeError(f"index corrupt: {doc.id!r} ranked against its filter")
+        return SearchHit(
+            id=doc.id,
+            timestamp=doc.timestamp,
+            title=doc.title,
+            score=score,
+            snippet=text_snippet(doc.text, terms),
+        )
 
     # -- scoring ------------------------------------------------------------------------------
 
