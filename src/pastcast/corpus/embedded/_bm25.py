@@ -150,7 +150,12 @@ class BlockTuples:
 def block_tuples(parts: Sequence[IndexArrays]) -> BlockTuples:
     """``BlockTuples`` of ``parts``: read-only views of one dtype each (so every block has the
     same compiled type; memory-mapped blocks are read-only already), and each block's term
-    bounds (one pass over its postings)."""
+    bounds (one pass over its postings).
+
+    numba compiles the kernel once per tuple length (seconds, then cached on disk), so the
+    tuples are padded with empty blocks to a power of two: a handful of lengths serve every
+    index, where one per block count would compile again for nearly every new index.
+    """
     from pastcast.corpus.embedded._kernel import term_bounds
 
     def frozen(a: Any, dtype: type) -> Any:
@@ -158,11 +163,18 @@ def block_tuples(parts: Sequence[IndexArrays]) -> BlockTuples:
         view.flags.writeable = False
         return view
 
-    ords = tuple(frozen(p.post_ord, np.int32) for p in parts)
-    tfs = tuple(frozen(p.post_tf, np.int32) for p in parts)
-    lens = tuple(frozen(p.doc_len, np.int32) for p in parts)
-    offsets = tuple(frozen(p.term_offsets, np.int64) for p in parts)
-    bounds = [term_bounds(o, d, t, n) for o, d, t, n in zip(offsets, ords, tfs, lens, strict=True)]
+    size = 1 << max(len(parts) - 1, 0).bit_length()  # the power of two at or above the count
+    pad = size - len(parts)
+    i32, i64 = frozen(np.zeros(0), np.int32), frozen(np.zeros(0), np.int64)
+    ords = tuple(frozen(p.post_ord, np.int32) for p in parts) + (i32,) * pad
+    tfs = tuple(frozen(p.post_tf, np.int32) for p in parts) + (i32,) * pad
+    lens = tuple(frozen(p.doc_len, np.int32) for p in parts) + (i32,) * pad
+    offsets = tuple(frozen(p.term_offsets, np.int64) for p in parts) + (i64,) * pad
+    bounds = [
+        term_bounds(o, d, t, n)
+        for o, d, t, n in zip(offsets[: len(parts)], ords, tfs, lens, strict=False)
+    ]
+    empty = np.zeros(0, dtype=np.int64)
     totals = [0]
     for p in parts:
         totals.append(totals[-1] + int(p.len_prefix[-1]))
@@ -171,7 +183,10 @@ def block_tuples(parts: Sequence[IndexArrays]) -> BlockTuples:
         tfs,
         lens,
         offsets,
-        (tuple(b[0] for b in bounds), tuple(b[1] for b in bounds)),
+        (
+            tuple(b[0] for b in bounds) + (empty,) * pad,
+            tuple(b[1] for b in bounds) + (empty,) * pad,
+        ),
         [p.vocab for p in parts],
         totals,
         max((len(p.ids) for p in parts), default=0),
