@@ -14,6 +14,8 @@ contributions added per document in query-term order. Scores are therefore equal
 
 from __future__ import annotations
 
+import bisect
+import itertools
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -144,6 +146,7 @@ class BlockTuples:
     bounds: tuple[tuple[Any, ...], tuple[Any, ...]]  # per block: largest tf, shortest length
     vocabs: list[dict[str, int]]
     len_before: list[int]  # total length of the blocks before each block
+    starts: list[int]  # the first global ordinal of each block, then the document count
     largest: int  # the largest block's document count (the kernel's scratch size)
 
 
@@ -189,6 +192,7 @@ def block_tuples(parts: Sequence[IndexArrays]) -> BlockTuples:
         ),
         [p.vocab for p in parts],
         totals,
+        list(itertools.accumulate((len(p.ids) for p in parts), initial=0)),
         max((len(p.ids) for p in parts), default=0),
     )
 
@@ -218,10 +222,12 @@ def bm25_top_k(
     if n <= 0 or k <= 0 or not terms:
         return _empty()
     k = min(k, n)  # no more hits than documents; keeps k a machine integer for the kernel
-    last, m = _cutoff_partition(bases, n)
     if allowed is None and tuples is not None:
+        last = bisect.bisect_left(tuples.starts, n) - 1  # ``_cutoff_partition`` without numpy
+        m = n - tuples.starts[last]
         vocabs = tuples.vocabs[: last + 1]
-        tids = np.array([[v.get(t, -1) for v in vocabs] for t in terms], dtype=np.int64)
+        tids = np.array([v.get(t, -1) for t in terms for v in vocabs], dtype=np.int64)
+        tids = tids.reshape(len(terms), last + 1)
         avgdl = (tuples.len_before[last] + int(parts[last].len_prefix[m])) / n
         t = tuples
         return query_top_k(
