@@ -43,7 +43,7 @@ FILTER_BLOCK = {
     ),
     "author": _optional({"type": "string"}, "only this author's documents"),
     "month": _optional(
-        {"type": "string", "pattern": "^\\d{4}-(0[1-9]|1[0-2])$"}, "only this month, YYYY-MM"
+        {"type": "string", "pattern": "^[0-9]{4}-(0[1-9]|1[0-2])$"}, "only this month, YYYY-MM"
     ),
     "since": _optional(
         {"type": "string", "format": "date"}, "only documents from this day on, YYYY-MM-DD"
