@@ -144,7 +144,9 @@ def test_news_counts_from_an_index_or_a_database(tmp_path: Path, pg_url: str) ->
     steps = []
     for spec in (str(index), f"{pg_url}?schema=news", None):
         out = tmp_path / f"ds{len(steps)}"
+        # dojo weighs each day's news; the default causal-dojo ignores news unless asked
         imp = ["data", "import", "forecastbench", str(root), "--out", str(out)]
+        imp += ["--schedule", "dojo"]
         result = runner.invoke(app, imp + ([] if spec is None else ["--news-corpus", spec]))
         assert result.exit_code == 0, result.output
         steps.append(load_dataset(out).steps)
