@@ -306,13 +306,18 @@ def _memory_cap(extra: int = 4 << 30) -> Iterator[None]:
 CASE_SECONDS = 60
 
 
+class CaseHung(BaseException):
+    """Raised in a case that runs too long. Not a TimeoutError: that is an OSError, which the
+    commands turn into a one-line error, so a blocking open would pass as a refusal."""
+
+
 def _hang(signum: int, frame: Any) -> None:
-    raise TimeoutError(f"still running after {CASE_SECONDS} s")
+    raise CaseHung(f"still running after {CASE_SECONDS} s")
 
 
 @contextmanager
 def _time_limit() -> Iterator[None]:
-    """A case that hangs (a blocking open, an endless loop) fails with TimeoutError."""
+    """A case that hangs (a blocking open, an endless loop) fails with CaseHung."""
     previous = signal.signal(signal.SIGALRM, _hang)
     signal.setitimer(signal.ITIMER_REAL, CASE_SECONDS)
     try:
@@ -423,6 +428,8 @@ def test_fuzz(
             check(invoke(args, scratch), args, case.must_refuse)
         except AssertionError as exc:  # every value is tried; all problems are reported
             failures.append(f"[{case.label}] {str(exc).splitlines()[0][:600]}")
+        except CaseHung as exc:
+            failures.append(f"[{case.label}] {exc} | pastcast {' '.join(args)[:300]}")
     assert not failures, "\n".join(failures)
 
 

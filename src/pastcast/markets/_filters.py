@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from pastcast.markets._history import MarketHistory, outcome_series
+from pastcast.textfiles import read_text_file
 
 __all__ = [
     "FilterConfig",
@@ -184,7 +185,7 @@ def read_filter_file(path: str | Path) -> dict[str, Any]:
     """Filter values from a TOML or JSON file: its top-level table, or its ``filters`` table."""
     p = Path(path)
     try:
-        text = p.read_text(encoding="utf-8")
+        text = read_text_file(p)
     except OSError as exc:
         raise ValueError(f"{p}: cannot read ({exc.strerror or exc})") from None
     try:

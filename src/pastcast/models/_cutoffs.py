@@ -23,6 +23,7 @@ from pathlib import Path
 
 from pastcast.models._pricing import longest_prefix, spec_model_name
 from pastcast.registry import Registry
+from pastcast.textfiles import read_text_file
 
 __all__ = [
     "load_cutoffs",
@@ -95,7 +96,7 @@ def load_cutoffs(path: str | Path, *, replace: bool = True) -> dict[str, date]:
     Errors name the file and the model."""
     p = Path(path)
     try:
-        text = p.read_text(encoding="utf-8")
+        text = read_text_file(p)
         raw = tomllib.loads(text) if p.suffix == ".toml" else json.loads(text)
     except (OSError, ValueError) as exc:
         raise ValueError(f"{p}: cannot read model cutoffs: {exc}") from None

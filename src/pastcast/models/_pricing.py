@@ -15,6 +15,7 @@ from pydantic import Field, ValidationError
 
 from pastcast import safejson
 from pastcast.records import Record
+from pastcast.textfiles import read_text_file
 
 __all__ = ["DEFAULT_PRICES", "Price", "PriceTable", "longest_prefix", "spec_model_name"]
 
@@ -69,7 +70,7 @@ class PriceTable:
         p = Path(path)
         try:
             raw = (
-                tomllib.loads(p.read_text(encoding="utf-8"))
+                tomllib.loads(read_text_file(p))
                 if p.suffix == ".toml"
                 else safejson.loads(p.read_bytes())
             )

@@ -9,6 +9,7 @@ from threading import Lock
 from pastcast import safejson
 from pastcast.models._protocol import ChatRequest, ChatResponse, ModelError
 from pastcast.records import Usage
+from pastcast.textfiles import read_text_file
 
 __all__ = ["ScriptedModel"]
 
@@ -47,7 +48,7 @@ class ScriptedModel:
     def from_file(cls, path: str | Path, *, cycle: bool = True) -> ScriptedModel:
         """Load outputs from a JSON list of strings or a text file (one output per line)."""
         p = Path(path)
-        text = p.read_text(encoding="utf-8")
+        text = read_text_file(p)
         if p.suffix == ".json":
             data = safejson.loads(text)
             if not isinstance(data, list) or not all(isinstance(x, str) for x in data):

@@ -33,6 +33,7 @@ from pastcast.records import Record, Setting
 from pastcast.runlog import AgentSpec
 from pastcast.runner._config import BreakerConfig, Execution, ProviderLimits, RunConfig
 from pastcast.runner._executors import executors
+from pastcast.textfiles import read_text_file
 
 __all__ = [
     "PLAN_SETTINGS",
@@ -263,7 +264,7 @@ def _location(loc: tuple[int | str, ...]) -> str:
 
 def _read(path: Path) -> Any:
     try:
-        text = path.read_text(encoding="utf-8")
+        text = read_text_file(path)
     except OSError as exc:
         raise PlanError(f"{path}: cannot read the plan ({exc.strerror or exc})") from None
     except UnicodeDecodeError as exc:

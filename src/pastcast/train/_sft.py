@@ -20,6 +20,7 @@ from pydantic import ValidationError
 from pastcast.dataset import Dataset
 from pastcast.records import Message, Record, Setting, UtcDatetime
 from pastcast.runlog import Probabilities, RunLog, StepRecord
+from pastcast.textfiles import read_text_file
 from pastcast.train._chat import (
     ChatMessage,
     OpenAiMessage,
@@ -240,7 +241,7 @@ def read_sft(path: str | Path) -> list[SftRecord | OpenAiRecord]:
     p = Path(path)
     out: list[SftRecord | OpenAiRecord] = []
     try:
-        lines = p.read_text(encoding="utf-8").splitlines()
+        lines = read_text_file(p).splitlines()
     except OSError as exc:
         raise ExportError(f"{p}: unreadable ({exc.strerror})") from None
     for lineno, line in enumerate(lines, start=1):

@@ -18,6 +18,7 @@ from pathlib import Path
 
 from pastcast.corpus.sources._registry import SourceRun
 from pastcast.records import Document
+from pastcast.textfiles import read_text_file
 
 __all__ = ["allow_sources", "read_allow_list", "source_matches"]
 
@@ -32,7 +33,7 @@ def read_allow_list(path: str | Path) -> tuple[str, ...]:
     """Source names from a text file: one a line; blank lines and ``#`` comments ignored."""
     p = Path(path)
     try:
-        lines = p.read_text(encoding="utf-8").splitlines()
+        lines = read_text_file(p).splitlines()
     except OSError as exc:
         raise ValueError(f"{p}: cannot read ({exc.strerror or exc})") from None
     names = tuple(n for line in lines if (n := line.split("#", 1)[0].strip()))
