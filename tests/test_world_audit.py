@@ -29,12 +29,13 @@ def world() -> World:
 def audited_log(world: World, tmp_path_factory: pytest.TempPathFactory) -> Path:
     root = tmp_path_factory.mktemp("audit")
     index = EmbeddedIndex.build(world.documents, root / "index")
-    # Agents that need a model (an argument without default) are audited with scripted models
-    # in tests/agents/test_prompt_audit.py.
+    # pastcast's own agents: those that need a model (an argument without default) are audited
+    # with scripted models in tests/agents/test_prompt_audit.py; agents other tests register
+    # (a cheater that walks the interpreter's heap at every step) are not the product.
     agents = [
         agent_spec(a.name)
         for a in list_agents()
-        if not a.name.startswith("test-") and not _needs_arguments(a.factory)
+        if a.factory.__module__.startswith("pastcast.") and not _needs_arguments(a.factory)
     ]
     agents.append(agent_spec("heuristic", setting="memory_on"))
     out = root / "run.jsonl"
