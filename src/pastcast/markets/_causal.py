@@ -18,7 +18,13 @@ from dataclasses import dataclass
 from datetime import date, datetime, timedelta
 
 from pastcast.cutoff import DayConvention, cutoff_for_day, last_complete_day
-from pastcast.markets._schedules import dojo_step_count, guard_steps, movement, schedules
+from pastcast.markets._schedules import (
+    dojo_step_count,
+    equal_count_bins,
+    guard_steps,
+    movement,
+    schedules,
+)
 from pastcast.records import DailyBelief, Event, Resolution, StepSpec
 
 __all__ = ["CausalDojoSchedule", "CausalLookbackSchedule"]
@@ -85,16 +91,13 @@ class CausalDojoSchedule:
             return ()
         by_day = {b.day: b for b in beliefs}
         chosen: list[datetime] = []
-        base, extra = divmod(len(days), t)
-        lo = 0
-        for b in range(t):
-            hi = lo + base + (1 if b < extra else 0)
+        for days_of_bin in equal_count_bins(len(days), t):
+            in_bin = [days[j] for j in days_of_bin]
             pick = next(
-                (d for d in days[lo:hi] if self._triggered(d, event.kind, by_day, news_counts)),
-                days[hi - 1],
+                (d for d in in_bin if self._triggered(d, event.kind, by_day, news_counts)),
+                in_bin[-1],
             )
             chosen.append(cutoff_for_day(pick, self.convention))
-            lo = hi
         return guard_steps(chosen, event, resolution)
 
 

@@ -78,6 +78,19 @@ def dojo_step_count(n_eligible: int, lo: int = 3, hi: int = 10) -> int:
     return min(t, n_eligible)
 
 
+def equal_count_bins(n: int, t: int) -> list[range]:
+    """Forecast-Dojo's ``t`` contiguous bins over ``n`` days: equal counts, the first ``n % t``
+    bins one day longer."""
+    base, extra = divmod(n, t)
+    bins: list[range] = []
+    lo = 0
+    for b in range(t):
+        hi = lo + base + (1 if b < extra else 0)
+        bins.append(range(lo, hi))
+        lo = hi
+    return bins
+
+
 def movement(prev: DailyBelief | None, cur: DailyBelief | None, kind: str) -> float:
     """|dYES| for binary events, half the L1 distance for multi-option; 0 if a day is missing."""
     if prev is None or cur is None:
@@ -146,13 +159,9 @@ class DojoSchedule:
             for j in range(n)
         ]
         chosen: list[datetime] = []
-        base, extra = divmod(n, t)
-        lo = 0
-        for b in range(t):
-            hi = lo + base + (1 if b < extra else 0)
-            best = max(range(lo, hi), key=lambda j: (scores[j], j))
+        for days_of_bin in equal_count_bins(n, t):
+            best = max(days_of_bin, key=lambda j: (scores[j], j))
             chosen.append(cutoff_for_day(days[best], self.convention))
-            lo = hi
         return guard_steps(chosen, event, resolution)
 
 
