@@ -243,7 +243,9 @@ def test_rpc_error_is_raised_by_the_connection() -> None:
     r2, w2 = os.pipe()
     with os.fdopen(w1, "wb") as w, os.fdopen(r2, "rb") as r:
         thread = threading.Thread(
-            target=serve_stdio, args=(server, os.fdopen(r1, "rb"), os.fdopen(w2, "wb"))
+            target=serve_stdio,
+            args=(server, os.fdopen(r1, "rb"), os.fdopen(w2, "wb")),
+            daemon=True,
         )
         thread.start()
         with pytest.raises(RpcError) as err:

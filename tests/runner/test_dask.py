@@ -3,6 +3,7 @@ executor, streamed back to the one writer; a worker killed mid-episode loses not
 
 from __future__ import annotations
 
+import faulthandler
 import os
 import signal
 import threading
@@ -94,7 +95,8 @@ def test_a_worker_killed_mid_episode_loses_and_repeats_nothing(
     executor = DaskExecutor(cluster.scheduler_address)
     box: dict[str, Any] = {}
     runner = threading.Thread(
-        target=lambda: box.update(result=_run(tmp_path / "run.jsonl", provider, executor))
+        target=lambda: box.update(result=_run(tmp_path / "run.jsonl", provider, executor)),
+        daemon=True,  # a run stuck by a defect fails this test, not the interpreter's exit
     )
     runner.start()
     deadline = time.monotonic() + 60
@@ -104,7 +106,13 @@ def test_a_worker_killed_mid_episode_loses_and_repeats_nothing(
     victim = sorted(pids.values())[0]
     os.kill(victim, signal.SIGKILL)
     runner.join(120)
-    assert not runner.is_alive()
+    if runner.is_alive():  # say where it is stuck: the driver, the collector or a task
+        faulthandler.dump_traceback(all_threads=True)
+        with distributed.Client(cluster) as client:
+            states = client.run_on_scheduler(
+                lambda dask_scheduler: {k: t.state for k, t in dask_scheduler.tasks.items()}
+            )
+        pytest.fail(f"the run did not end after the kill; scheduler tasks: {states}")
     assert box["result"].written == 72
     assert provider.requests > 144  # the killed worker's episodes were run again
     steps = read_run_log(tmp_path / "run.jsonl").steps
@@ -114,3 +122,42 @@ def test_a_worker_killed_mid_episode_loses_and_repeats_nothing(
     with distributed.Client(cluster) as client:  # the nanny brought a new worker up
         client.wait_for_workers(2, timeout=30)
         assert victim not in client.run(os.getpid).values()
+
+
+class _LostThenFound:
+    """A future whose result was lost with its worker after it finished, then recomputed."""
+
+    def __init__(self, key: str, statuses: list[str]) -> None:
+        self.key = key
+        self._statuses = statuses
+
+    @property
+    def status(self) -> str:
+        return self._statuses.pop(0) if len(self._statuses) > 1 else self._statuses[0]
+
+    def exception(self) -> None:
+        return None  # what a lost future that is recomputed answers
+
+
+class _GatherOnly:
+    def gather(self, futures: list[Any]) -> list[str]:
+        return [f"outcome of {f.key}" for f in futures]
+
+
+def test_a_result_lost_after_its_task_finished_is_waited_for_not_failed() -> None:
+    executor = DaskExecutor("tcp://127.0.0.1:1")  # connects only when started
+    executor.client = _GatherOnly()
+    got: list[tuple[str, Any]] = []
+    lost = _LostThenFound("a", ["lost", "lost", "pending", "finished"])
+    found = _LostThenFound("b", ["finished"])
+    for future in (lost, found):
+        executor._tasks[future.key] = (future, future.key, lambda t, o: got.append((t, o)))
+        executor._finished.put(future)
+    collector = threading.Thread(target=executor._collect, daemon=True)
+    collector.start()
+    deadline = time.monotonic() + 10
+    while len(got) < 2 and time.monotonic() < deadline:
+        time.sleep(0.01)
+    executor._finished.put(None)
+    collector.join(10)
+    assert sorted(got) == [("a", "outcome of a"), ("b", "outcome of b")]

@@ -87,7 +87,7 @@ def test_only_one_probe_at_a_time_while_half_open() -> None:
     breaker.record("server_error")
     breaker.before()  # the probe
     through: list[int] = []
-    waiter = threading.Thread(target=lambda: (breaker.before(), through.append(1)))
+    waiter = threading.Thread(target=lambda: (breaker.before(), through.append(1)), daemon=True)
     waiter.start()
     time.sleep(0.2)
     assert through == []  # held while the probe is out

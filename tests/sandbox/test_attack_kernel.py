@@ -46,7 +46,8 @@ def test_runs_as_an_unprivileged_host_user_without_capabilities() -> None:
     seen: list[dict[str, str]] = []
     result: list[object] = []
     runner = threading.Thread(
-        target=lambda: result.append(run_attack("import time; time.sleep(1.5)", token=token))
+        target=lambda: result.append(run_attack("import time; time.sleep(1.5)", token=token)),
+        daemon=True,
     )
     runner.start()
     deadline = time.monotonic() + 10

@@ -102,7 +102,7 @@ def test_no_network_even_to_loopback() -> None:
         with contextlib.suppress(OSError):
             accepted.append(server.accept())
 
-    t = threading.Thread(target=accept)
+    t = threading.Thread(target=accept, daemon=True)
     t.start()
     code = (
         "import socket\n"

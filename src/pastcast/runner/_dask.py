@@ -24,6 +24,10 @@ from pastcast.runner._work import StepTask, WorkContext, forget_context, run_ste
 
 __all__ = ["DaskExecutor"]
 
+_ENDED = ("error", "cancelled")
+_WATCH_S = 0.1
+"""How often futures whose results were lost are looked at again."""
+
 
 def _distributed() -> Any:
     try:
@@ -42,6 +46,10 @@ def _failure(future: Any) -> BaseException:
     except BaseException as err:
         return err
     return exc if isinstance(exc, BaseException) else RuntimeError(str(exc))
+
+
+def _unsettled(future: Any) -> BaseException:
+    return RuntimeError(f"the task of {future.key} was still {future.status} at the run's end")
 
 
 class DaskExecutor:
@@ -95,17 +103,30 @@ class DaskExecutor:
         future.add_done_callback(self._finished.put)
 
     def _collect(self) -> None:
-        """Hand finished tasks' outcomes to the driver, fetched together."""
-        while True:
-            batch = [self._finished.get()]
+        """Hand finished tasks' outcomes to the driver, fetched together.
+
+        A task whose result was lost with its worker after it finished is ``lost`` (or
+        ``pending`` again) until the scheduler has run it again: it is watched, not failed.
+        """
+        watched: list[Any] = []
+        stop = False
+        while not stop:
+            try:  # block for news only while nothing is being watched
+                batch = [self._finished.get(timeout=_WATCH_S if watched else None)]
+            except queue.Empty:
+                batch = []
             while True:
                 try:
                     batch.append(self._finished.get_nowait())
                 except queue.Empty:
                     break
-            stop = None in batch
-            futures = [f for f in batch if f is not None]
-            ready = [f for f in futures if f.status == "finished"]
+            stop = stop or None in batch
+            states = [(f, f.status) for f in watched + [f for f in batch if f is not None]]
+            ready = [f for f, state in states if state == "finished"]
+            # At the end nothing is in flight (the driver has had every outcome): a future
+            # still watched then is failed rather than waited for.
+            failed = [f for f, state in states if state != "finished" and (stop or state in _ENDED)]
+            watched = [f for f, state in states if state not in ("finished", *_ENDED) and not stop]
             try:
                 outcomes = self.client.gather(ready) if ready else []
             except BaseException as lost:  # the cluster went away: every one of them failed
@@ -113,12 +134,9 @@ class DaskExecutor:
             for fut, outcome in zip(ready, outcomes, strict=True):
                 _, task, done = self._tasks.pop(fut.key)
                 done(task, outcome)
-            for fut in futures:
-                if fut.status != "finished":
-                    _, task, done = self._tasks.pop(fut.key)
-                    done(task, _failure(fut))
-            if stop:
-                return
+            for fut in failed:
+                _, task, done = self._tasks.pop(fut.key)
+                done(task, _failure(fut) if fut.status in _ENDED else _unsettled(fut))
 
     def worker_pids(self) -> dict[str, int]:
         """Worker address -> process id (to watch or kill workers)."""
