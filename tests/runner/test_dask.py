@@ -144,11 +144,20 @@ class _GatherOnly:
         return [f"outcome of {f.key}" for f in futures]
 
 
-def test_a_result_lost_after_its_task_finished_is_waited_for_not_failed() -> None:
+@pytest.mark.parametrize(
+    "statuses",
+    [
+        ["lost", "lost", "pending", "finished"],
+        ["lost", "finished"],  # recomputed while the collector looks: read once, not twice
+    ],
+)
+def test_a_result_lost_after_its_task_finished_is_waited_for_not_failed(
+    statuses: list[str],
+) -> None:
     executor = DaskExecutor("tcp://127.0.0.1:1")  # connects only when started
     executor.client = _GatherOnly()
     got: list[tuple[str, Any]] = []
-    lost = _LostThenFound("a", ["lost", "lost", "pending", "finished"])
+    lost = _LostThenFound("a", list(statuses))
     found = _LostThenFound("b", ["finished"])
     for future in (lost, found):
         executor._tasks[future.key] = (future, future.key, lambda t, o: got.append((t, o)))
