@@ -122,27 +122,23 @@ def load_dataset_option(
     option: str = "--dataset",
     convention: DayConvention = DayConvention.START_OF_DAY,
 ) -> Dataset:
-    """The dataset named by ``spec``: 'world[:SEED]' (the embedded world, built from its seed), a
+    """The dataset named by ``spec``: 'world[:SEED][,FIELD=VALUE...]' (the embedded world), a
     dataset directory, or a Forecast-Dojo release folder (``questions/*.parquet``, its dates
     read under ``convention``); exit 2 when it is none of these or cannot be read."""
-    if convention is not DayConvention.START_OF_DAY and (
-        spec == "world" or spec.startswith("world:")
-    ):
-        fail(f"--day-convention {convention.value}: only for a Forecast-Dojo release")
-    if spec == "world" or spec.startswith("world:"):
-        from pastcast.world import build_world
+    from pastcast.world import WORLD_SPEC, is_world_spec, world_from_spec
 
-        _, _, seed_text = spec.partition(":")
+    if convention is not DayConvention.START_OF_DAY and is_world_spec(spec):
+        fail(f"--day-convention {convention.value}: only for a Forecast-Dojo release")
+    if is_world_spec(spec):
         try:
-            seed = int(seed_text or 0)
-        except ValueError:
-            fail(f"{option} {spec!r}: the world seed must be an integer (e.g. world:3)")
-        return build_world(seed).dataset
+            return world_from_spec(spec).dataset
+        except ValueError as exc:
+            fail(f"{option} {exc}")
     from pastcast.markets import load_benchmark
 
     path = Path(spec)
     if not path.is_dir():
-        fail(f"{option} {spec!r}: not a dataset directory (or 'world[:SEED]')")
+        fail(f"{option} {spec!r}: not a dataset directory (or {WORLD_SPEC!r})")
     try:
         return load_benchmark(path, convention=convention)
     except ValueError as exc:

@@ -235,8 +235,8 @@ def build(
         typer.Argument(
             help="KIND:PATH: jsonl:docs.jsonl, wcep:FOLDER, reddit:DUMP_OR_FOLDER, "
             "parquet:TABLE_OR_FOLDER, ccnews:FILE_OR_FOLDER (JSON lines or WARC), "
-            "world:SEED (the embedded world's documents), or the kind of a source plugin "
-            "('pastcast.sources' entry points)"
+            "world:SEED[,FIELD=VALUE...] (the embedded world's documents), or the kind of a "
+            "source plugin ('pastcast.sources' entry points)"
         ),
     ],
     out: Annotated[

@@ -45,7 +45,9 @@ def _check_output(path: Path, option: str, kind: str | None) -> None:
 
 def _metadata(spec: str) -> dict[str, Any]:
     """The source dataset's metadata (its import funnel, provenance), carried over."""
-    if spec == "world" or spec.startswith("world:"):
+    from pastcast.world import is_world_spec
+
+    if is_world_spec(spec):
         return {"name": "world", "provenance": {"source": spec}}
     from pastcast.dataset import read_metadata
 

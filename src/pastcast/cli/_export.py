@@ -67,18 +67,18 @@ ScoreOpt = Annotated[
 def _datasets(specs: list[str] | None) -> list[Dataset]:
     out = []
     for spec in specs or ():
-        if spec == "world" or spec.startswith("world:"):
-            from pastcast.world import build_world
+        from pastcast.world import WORLD_SPEC, is_world_spec, world_from_spec
 
-            seed = spec.partition(":")[2] or "0"
-            if not seed.isdigit():
-                fail(f"--dataset {spec!r}: the world seed must be an integer (e.g. world:3)")
-            out.append(build_world(int(seed)).dataset)
+        if is_world_spec(spec):
+            try:
+                out.append(world_from_spec(spec).dataset)
+            except ValueError as exc:
+                fail(f"--dataset {exc}")
             continue
         from pastcast.dataset import load_dataset
 
         if not Path(spec).is_dir():
-            fail(f"--dataset {spec!r}: not a dataset directory (or 'world[:SEED]')")
+            fail(f"--dataset {spec!r}: not a dataset directory (or {WORLD_SPEC!r})")
         try:
             out.append(load_dataset(spec))
         except ValueError as exc:

@@ -117,24 +117,22 @@ def _load_world(spec: str, choice: CorpusChoice, index_dir: Path) -> _Loaded:
     """The embedded world and a corpus of its own documents: the index it builds for itself, or
     one given by ``--corpus`` if it holds exactly those documents (any other corpus would not
     match the world's events)."""
-    from pastcast.world import build_world
+    from pastcast.world import world_from_spec
 
-    _, _, seed_text = spec.partition(":")
     try:
-        seed = int(seed_text or 0)
-    except ValueError:
-        fail(f"--dataset {spec!r}: the world seed must be an integer (e.g. world:3)")
-    world = build_world(seed)
-    digest = content_digest(world.documents)
+        world = world_from_spec(spec)
+    except ValueError as exc:
+        fail(f"--dataset {exc}")
+    digest = content_digest(world.corpus_documents)
     if choice.spec is not None:
         backend = choice.open(choice.spec, "--corpus")
         got = backend.identity().content_sha256
-        if got != digest:
+        if not world.holds_its_documents(got):
             backend.close()
             fail(
-                f"--corpus {redact_url(choice.spec)}: holds other documents than world:{seed} "
+                f"--corpus {redact_url(choice.spec)}: holds other documents than {spec} "
                 f"(content hash {got[:12]}..., the world's {digest[:12]}...); build one with "
-                f"'pastcast corpus build world:{seed} --out DIR'"
+                f"'pastcast corpus build {spec} --out DIR'"
             )
         return _Loaded(world.dataset, backend)
     # The world's own index, rebuilt whenever it does not hold the world's documents.
@@ -148,7 +146,7 @@ def _load_world(spec: str, choice: CorpusChoice, index_dir: Path) -> _Loaded:
         except FileExistsError as exc:
             fail(f"--out: the world's index goes beside the run log: {exc}")
         EmbeddedIndex.build(
-            world.documents, index_dir, overwrite=True, progress=True, kind=WORLD_INDEX
+            world.corpus_documents, index_dir, overwrite=True, progress=True, kind=WORLD_INDEX
         )
     return _Loaded(world.dataset, choice.open(index_dir, "--retrieval"))
 
@@ -159,9 +157,9 @@ def _load(
     index_dir: Path,
     convention: DayConvention = DayConvention.START_OF_DAY,
 ) -> _Loaded:
-    if convention is DayConvention.START_OF_DAY and (
-        dataset == "world" or dataset.startswith("world:")
-    ):
+    from pastcast.world import is_world_spec
+
+    if convention is DayConvention.START_OF_DAY and is_world_spec(dataset):
         return _load_world(dataset, choice, index_dir)
     loaded = load_dataset_option(dataset, "--dataset", convention)
     if choice.spec is None:
@@ -318,8 +316,8 @@ def run(
         str,
         typer.Option(
             "--dataset",
-            help="'world[:SEED]', a dataset directory, or a Forecast-Dojo release folder "
-            "(questions/train.parquet, questions/eval.parquet).",
+            help="'world[:SEED][,FIELD=VALUE...]' (docs/world.md), a dataset directory, or a "
+            "Forecast-Dojo release folder (questions/train.parquet, questions/eval.parquet).",
         ),
     ] = "world",
     out: Annotated[

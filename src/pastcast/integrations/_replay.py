@@ -15,7 +15,6 @@ from pastcast.corpus import (
     CorpusBackend,
     EmbeddedIndex,
     OpenedCorpus,
-    content_digest,
     open_backend,
     redact_url,
 )
@@ -87,26 +86,26 @@ def open_replay(dataset: str, corpus: str | None = None, retrieval: str = "bm25"
 
 
 def _open(dataset: str, corpus: str | None, retrieval: str) -> Replay:
-    if dataset == "world" or dataset.startswith("world:"):
-        from pastcast.world import build_world
+    from pastcast.world import WORLD_SPEC, is_world_spec, world_from_spec
 
-        seed_text = dataset.partition(":")[2] or "0"
-        if not seed_text.isdigit():
-            raise ReplayError(f"dataset {dataset!r}: the world seed must be an integer (world:3)")
-        world = build_world(int(seed_text))
+    if is_world_spec(dataset):
+        try:
+            world = world_from_spec(dataset)
+        except ValueError as exc:
+            raise ReplayError(f"dataset {exc}") from None
         if corpus is None:
-            index = EmbeddedIndex.in_memory(world.documents)
+            index = EmbeddedIndex.in_memory(world.corpus_documents)
             return Replay(world.dataset, index, index.identity())
         opened = _open_corpus(corpus, retrieval)
         # Any other corpus would not match the world's events.
-        if opened.identity().content_sha256 != content_digest(world.documents):
+        if not world.holds_its_documents(opened.identity().content_sha256):
             raise ReplayError(
                 f"corpus {redact_url(corpus)}: holds other documents than {dataset} (build one "
                 f"with 'pastcast corpus build {dataset} --out DIR')"
             )
         return Replay(world.dataset, opened, opened.identity())
     if not Path(dataset).is_dir():
-        raise ReplayError(f"dataset {dataset!r}: not a dataset directory (or 'world[:SEED]')")
+        raise ReplayError(f"dataset {dataset!r}: not a dataset directory (or {WORLD_SPEC!r})")
     try:
         loaded = load_dataset(dataset)
     except ValueError as exc:

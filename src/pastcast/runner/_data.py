@@ -12,19 +12,18 @@ __all__ = ["open_dataset", "reschedule"]
 
 
 def open_dataset(spec: str) -> Dataset:
-    """``world[:SEED]`` (the embedded world's dataset) or a dataset directory; ``ValueError``
-    with one line otherwise."""
-    if spec == "world" or spec.startswith("world:"):
-        from pastcast.world import build_world
+    """``world[:SEED][,FIELD=VALUE...]`` (the embedded world's dataset) or a dataset
+    directory; ``ValueError`` with one line otherwise."""
+    from pastcast.world import WORLD_SPEC, is_world_spec, world_from_spec
 
-        _, _, seed = spec.partition(":")
+    if is_world_spec(spec):
         try:
-            return build_world(int(seed or 0)).dataset
-        except ValueError:
-            raise ValueError(f"dataset {spec!r}: the world seed must be an integer") from None
+            return world_from_spec(spec).dataset
+        except ValueError as exc:
+            raise ValueError(f"dataset {exc}") from None
     path = Path(spec)
     if not path.is_dir():
-        raise ValueError(f"dataset {spec!r}: not a dataset directory (or 'world[:SEED]')")
+        raise ValueError(f"dataset {spec!r}: not a dataset directory (or {WORLD_SPEC!r})")
     return load_dataset(path)
 
 

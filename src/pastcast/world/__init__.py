@@ -9,15 +9,20 @@ See docs/world.md for what is simulated and how.
 
 from pastcast.world._config import WORLD_VERSION, WorldConfig
 from pastcast.world._phrases import NEGATIVE_CUES, POSITIVE_CUES
+from pastcast.world._spec import WORLD_SPEC, is_world_spec, parse_world_spec, world_from_spec
 from pastcast.world._steps import default_steps
 from pastcast.world._world import World, build_world
 
 __all__ = [
     "NEGATIVE_CUES",
     "POSITIVE_CUES",
+    "WORLD_SPEC",
     "WORLD_VERSION",
     "World",
     "WorldConfig",
     "build_world",
     "default_steps",
+    "is_world_spec",
+    "parse_world_spec",
+    "world_from_spec",
 ]

@@ -11,6 +11,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from pastcast.corpus import content_digest
+from pastcast.corpus.sources import ContentScreen
 from pastcast.dataset import Dataset
 from pastcast.records import Document
 from pastcast.scoring import brier
@@ -38,6 +40,24 @@ class World:
     canary_ids: frozenset[str]
     evidence: Mapping[str, tuple[str, ...]]
     hindsight_ids: frozenset[str] = frozenset()
+
+    @property
+    def corpus_documents(self) -> tuple[Document, ...]:
+        """What a corpus of this world holds: the documents the content screen passes, as
+        ``pastcast corpus build world:...`` keeps them. The screen flags the planted hindsight
+        rewrites and nothing else of the world, so this is ``documents`` unless
+        ``hindsight_fraction`` planted some."""
+        if not self.hindsight_ids:
+            return self.documents
+        return tuple(ContentScreen().screen(self.documents))
+
+    def holds_its_documents(self, content_sha256: str) -> bool:
+        """Whether a corpus with this content hash is this world's: its screened documents, or
+        all of them (built with ``--include-flagged``, to show the planted rewrites leaking)."""
+        return content_sha256 in {
+            content_digest(self.corpus_documents),
+            content_digest(self.documents),
+        }
 
     def write_jsonl(self, path: str | Path) -> Path:
         """Write the corpus as generic JSONL documents (atomically); return the path."""

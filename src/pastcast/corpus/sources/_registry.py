@@ -132,14 +132,14 @@ def jsonl_source(path: Path, *, lenient: bool = False) -> SourceRun:
 
 @sources.register("world")
 def world_source(path: Path) -> SourceRun:
-    """The embedded world's documents: ``world:SEED``."""
-    try:
-        seed = int(str(path))
-    except ValueError:
-        raise SourceUnavailable(f"world:{path}: the world seed must be an integer") from None
-    from pastcast.world import build_world  # the world sits above the corpus; built on demand
+    """The embedded world's documents: ``world:SEED[,FIELD=VALUE...]``."""
+    from pastcast.world import world_from_spec  # the world sits above the corpus; built on demand
 
-    return SourceRun(iter(build_world(seed).documents))
+    try:
+        world = world_from_spec(f"world:{path}")
+    except ValueError as exc:
+        raise SourceUnavailable(str(exc)) from None
+    return SourceRun(iter(world.documents))
 
 
 @sources.register("wcep")

@@ -54,23 +54,25 @@ class TextSpace(spaces.Text):
 
 
 @cache
-def _world(seed: int) -> tuple[Dataset, EmbeddedIndex]:
+def _world(spec: str) -> tuple[Dataset, EmbeddedIndex]:
     """The embedded world and an in-memory index of its documents (built once per process)."""
-    from pastcast.world import build_world
+    from pastcast.world import world_from_spec
 
-    world = build_world(seed)
-    return world.dataset, EmbeddedIndex.in_memory(world.documents)
+    world = world_from_spec(spec)
+    return world.dataset, EmbeddedIndex.in_memory(world.corpus_documents)
 
 
 def _open(dataset: Dataset | str, backend: CorpusBackend | None) -> tuple[Dataset, Any]:
     if isinstance(dataset, Dataset):
         return dataset, backend
-    if dataset != "world" and not dataset.startswith("world:"):
-        raise ValueError(f"dataset {dataset!r}: pass a Dataset, or 'world[:SEED]'")
-    seed = dataset.partition(":")[2] or "0"
-    if not seed.isdigit():
-        raise ValueError(f"dataset {dataset!r}: the world seed must be an integer")
-    world, index = _world(int(seed))
+    from pastcast.world import WORLD_SPEC, is_world_spec
+
+    if not is_world_spec(dataset):
+        raise ValueError(f"dataset {dataset!r}: pass a Dataset, or {WORLD_SPEC!r}")
+    try:
+        world, index = _world(dataset)
+    except ValueError as exc:
+        raise ValueError(f"dataset {exc}") from None
     return world, backend if backend is not None else index
 
 
