@@ -113,5 +113,10 @@ def test_planted_rewrites_from_the_command_line(tmp_path: Path) -> None:
         flagged = {f["detail"].split()[0] for f in findings if f["check"] == "flagged_document"}
         if corpus is screened:
             assert audited.exit_code == 0 and findings == []
+            # Without --corpus, the world --dataset names gives the documents: every check runs.
+            alone = runner.invoke(app, ["audit", "run", str(log), "--dataset", PLANTED, "--json"])
+            assert alone.exit_code == 0, alone.output
+            report = json.loads(alone.stdout)
+            assert report["findings"] == [] and "flagged_document" in report["checks"]
         else:  # the heuristic agent searches its event's title: the rewrites reach it
             assert audited.exit_code == 1 and flagged and flagged <= planted.hindsight_ids

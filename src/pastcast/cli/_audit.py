@@ -164,8 +164,9 @@ def run(
         str | None,
         typer.Option(
             "--dataset",
-            help="The dataset the run used ('world[:SEED]' or a dataset directory): post-cutoff "
-            "prices and the question's wording. Default: the embedded world the log names.",
+            help="The dataset the run used ('world[:SEED][,FIELD=VALUE...]' or a dataset "
+            "directory): post-cutoff prices and the question's wording (and a world's "
+            "documents). Default: the embedded world the log names.",
         ),
     ] = None,
     corpus: Annotated[
@@ -174,7 +175,8 @@ def run(
             "--corpus",
             help="The corpus the agents searched: an index directory or KIND:PATH as for "
             "'corpus build'. Needed for document dates, the content screen and verbatim "
-            "post-cutoff text. Default: the embedded world's documents when the log names it.",
+            "post-cutoff text. Default: the embedded world's documents when the log or "
+            "--dataset names it.",
         ),
     ] = None,
     as_json: JsonFlag = False,
@@ -190,7 +192,17 @@ def run(
     except RunLogError as exc:
         fail(str(exc))
     world = _world_of(log.header.dataset_id)
-    data = load_dataset_option(dataset, "--dataset") if dataset else None
+    data = None
+    if dataset:
+        from pastcast.world import is_world_spec, world_from_spec
+
+        if is_world_spec(dataset):  # its documents too, whatever its configuration
+            try:
+                built = world_from_spec(dataset)
+            except ValueError as exc:
+                fail(f"--dataset {exc}")
+            world = built.dataset, built.documents
+        data = world[0] if world is not None else load_dataset_option(dataset, "--dataset")
     if data is not None and data.id != log.header.dataset_id:
         fail(
             f"--dataset {dataset!r} is dataset {data.id!r}, but {run_log} ran on "
