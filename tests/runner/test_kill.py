@@ -27,6 +27,8 @@ pytest.importorskip("openai")
 
 STEPS = 12 * 3 * 3  # events x dates x agents
 KILLS = 3
+EPISODES = 16
+"""Steps in flight: the most records one batch writes."""
 
 
 def _plan(tmp_path: Path, url: str) -> Path:
@@ -53,7 +55,7 @@ name = "heuristic"
 setting = "memory_on"
 
 [concurrency]
-episodes = 16
+episodes = {EPISODES}
 
 [retries]
 base_delay_s = 0.01
@@ -103,7 +105,11 @@ def test_kill_9_at_random_moments_then_resume_loses_and_repeats_nothing(
     for n in range(KILLS):
         proc = _start(plan)
         if n % 2 == 0:  # a moment in time: start-up, the header, the first steps or later
-            time.sleep(rng.uniform(0.5, 4.0))
+            # ... but before the run's last batch of records, however fast the machine.
+            kill_at = time.monotonic() + rng.uniform(0.5, 4.0)
+            near_end = STEPS - 2 * EPISODES
+            while time.monotonic() < kill_at and _lines(log) < near_end and proc.poll() is None:
+                time.sleep(0.005)
         else:  # a moment in the work: after some steps were written
             target = _lines(log) + rng.randint(1, STEPS // KILLS)
             deadline = time.monotonic() + 60
