@@ -120,3 +120,15 @@ def test_planted_rewrites_from_the_command_line(tmp_path: Path) -> None:
             assert report["findings"] == [] and "flagged_document" in report["checks"]
         else:  # the heuristic agent searches its event's title: the rewrites reach it
             assert audited.exit_code == 1 and flagged and flagged <= planted.hindsight_ids
+
+
+def test_audit_run_reads_a_directory_dataset_even_for_a_world_log(tmp_path: Path) -> None:
+    from pastcast.dataset import save_dataset
+
+    log = tmp_path / "run.jsonl"
+    ran = runner.invoke(app, ["run", "--agent", "uniform", "--max-events", "1", "--out", str(log)])
+    assert ran.exit_code == 0, ran.output
+    other = tmp_path / "other"
+    save_dataset(build_world(1, WorldConfig(n_events=8, n_documents=400)).dataset, other)
+    audited = runner.invoke(app, ["audit", "run", str(log), "--dataset", str(other)])
+    assert audited.exit_code == 2 and "but" in audited.output and "ran on" in audited.output

@@ -3,7 +3,6 @@ run. Both exit 1 when they find something (one line per finding), 2 on a usage e
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
@@ -13,15 +12,12 @@ import typer
 from pastcast.cli._common import EXIT_FAILED, JsonFlag, fail, load_dataset_option, print_json
 
 if TYPE_CHECKING:
-    from pastcast.dataset import Dataset
     from pastcast.records import Document
 
 app = typer.Typer(
     help="Leakage audits: how a benchmark was built, and what agents saw in a run.",
     no_args_is_help=True,
 )
-
-_WORLD_ID = re.compile(r"^(world-v\d+):seed=(\d+)$")
 
 
 def _schedule_options(specs: list[str]) -> dict[str, Any]:
@@ -146,17 +142,6 @@ def _corpus_documents(spec: str) -> Iterator[Document]:
         fail(f"--corpus {spec!r}: {exc}")
 
 
-def _world_of(dataset_id: str) -> tuple[Dataset, tuple[Document, ...]] | None:
-    """The embedded world a run log names (default config only), built from its seed."""
-    from pastcast.world import WORLD_VERSION, build_world
-
-    m = _WORLD_ID.match(dataset_id)
-    if m is None or m.group(1) != WORLD_VERSION:
-        return None
-    world = build_world(int(m.group(2)))
-    return world.dataset, world.documents
-
-
 @app.command("run")
 def run(
     run_log: Annotated[Path, typer.Argument(help="The run log's step file (run.jsonl).")],
@@ -191,26 +176,26 @@ def run(
         log = read_run_log(run_log)
     except RunLogError as exc:
         fail(str(exc))
-    world = _world_of(log.header.dataset_id)
-    data = None
-    if dataset:
-        from pastcast.world import is_world_spec, world_from_spec
+    from pastcast.world import is_world_spec, world_from_spec, world_named_by
 
-        if is_world_spec(dataset):  # its documents too, whatever its configuration
-            try:
-                built = world_from_spec(dataset)
-            except ValueError as exc:
-                fail(f"--dataset {exc}")
-            world = built.dataset, built.documents
-        data = world[0] if world is not None else load_dataset_option(dataset, "--dataset")
+    world = world_named_by(log.header.dataset_id)
+    data = None
+    if dataset and is_world_spec(dataset):  # its documents too, whatever its configuration
+        try:
+            world = world_from_spec(dataset)
+        except ValueError as exc:
+            fail(f"--dataset {exc}")
+        data = world.dataset
+    elif dataset:
+        data = load_dataset_option(dataset, "--dataset")
     if data is not None and data.id != log.header.dataset_id:
         fail(
             f"--dataset {dataset!r} is dataset {data.id!r}, but {run_log} ran on "
             f"{log.header.dataset_id!r}"
         )
     if data is None and world is not None:
-        data = world[0]
-    documents = _corpus_documents(corpus) if corpus else (world[1] if world else None)
+        data = world.dataset
+    documents = _corpus_documents(corpus) if corpus else (world.documents if world else None)
     try:
         audit = audit_run(log, documents=documents, dataset=data)
     except (OSError, ValueError) as exc:  # a corpus that fails while it is read

@@ -12,7 +12,14 @@ from typing import Annotated
 
 import typer
 
-from pastcast.cli._common import JsonFlag, fail, note, output_file, print_json
+from pastcast.cli._common import (
+    JsonFlag,
+    fail,
+    load_dataset_option,
+    note,
+    output_file,
+    print_json,
+)
 from pastcast.cli._score import FallbackOpt, RunLogsArg
 from pastcast.dataset import Dataset
 from pastcast.runlog import RunLogError
@@ -65,25 +72,7 @@ ScoreOpt = Annotated[
 
 
 def _datasets(specs: list[str] | None) -> list[Dataset]:
-    out = []
-    for spec in specs or ():
-        from pastcast.world import WORLD_SPEC, is_world_spec, world_from_spec
-
-        if is_world_spec(spec):
-            try:
-                out.append(world_from_spec(spec).dataset)
-            except ValueError as exc:
-                fail(f"--dataset {exc}")
-            continue
-        from pastcast.dataset import load_dataset
-
-        if not Path(spec).is_dir():
-            fail(f"--dataset {spec!r}: not a dataset directory (or {WORLD_SPEC!r})")
-        try:
-            out.append(load_dataset(spec))
-        except ValueError as exc:
-            fail(str(exc))
-    return out
+    return [load_dataset_option(spec, "--dataset") for spec in specs or ()]
 
 
 def _policy(split: list[str] | None, force_eval: bool) -> SplitPolicy:

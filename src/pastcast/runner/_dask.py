@@ -48,8 +48,8 @@ def _failure(future: Any) -> BaseException:
     return exc if isinstance(exc, BaseException) else RuntimeError(str(exc))
 
 
-def _unsettled(future: Any) -> BaseException:
-    return RuntimeError(f"the task of {future.key} was still {future.status} at the run's end")
+def _unsettled(future: Any, state: str) -> BaseException:
+    return RuntimeError(f"the task of {future.key} was still {state} at the run's end")
 
 
 class DaskExecutor:
@@ -125,7 +125,7 @@ class DaskExecutor:
             ready = [f for f, state in states if state == "finished"]
             # At the end nothing is in flight (the driver has had every outcome): a future
             # still watched then is failed rather than waited for.
-            failed = [f for f, state in states if state != "finished" and (stop or state in _ENDED)]
+            failed = [(f, s) for f, s in states if s != "finished" and (stop or s in _ENDED)]
             watched = [f for f, state in states if state not in ("finished", *_ENDED) and not stop]
             try:
                 outcomes = self.client.gather(ready) if ready else []
@@ -134,9 +134,9 @@ class DaskExecutor:
             for fut, outcome in zip(ready, outcomes, strict=True):
                 _, task, done = self._tasks.pop(fut.key)
                 done(task, outcome)
-            for fut in failed:
+            for fut, state in failed:
                 _, task, done = self._tasks.pop(fut.key)
-                done(task, _failure(fut) if fut.status in _ENDED else _unsettled(fut))
+                done(task, _failure(fut) if state in _ENDED else _unsettled(fut, state))
 
     def worker_pids(self) -> dict[str, int]:
         """Worker address -> process id (to watch or kill workers)."""

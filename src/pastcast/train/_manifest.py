@@ -23,7 +23,7 @@ from pastcast.records import Record, UtcDatetime
 from pastcast.runlog import RunLog, StepRecord
 from pastcast.runner import code_version
 from pastcast.train._guard import ExportError, split_name
-from pastcast.world import WORLD_VERSION, build_world
+from pastcast.world import world_named_by
 
 __all__ = [
     "MANIFEST_FORMAT",
@@ -125,11 +125,8 @@ def read_manifest(path: str | Path) -> ExportManifest:
 def _world(dataset_id: str) -> Dataset | None:
     """The embedded world a dataset id names, rebuilt from its seed (None for anything else,
     including worlds built with a changed configuration)."""
-    prefix = f"{WORLD_VERSION}:seed="
-    if not dataset_id.startswith(prefix) or not dataset_id[len(prefix) :].isdigit():
-        return None
-    world = build_world(int(dataset_id[len(prefix) :])).dataset
-    return world if world.id == dataset_id else None
+    world = world_named_by(dataset_id)
+    return world.dataset if world is not None and world.dataset.id == dataset_id else None
 
 
 def dataset_refs(

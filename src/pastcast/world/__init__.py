@@ -9,7 +9,13 @@ See docs/world.md for what is simulated and how.
 
 from pastcast.world._config import WORLD_VERSION, WorldConfig
 from pastcast.world._phrases import NEGATIVE_CUES, POSITIVE_CUES
-from pastcast.world._spec import WORLD_SPEC, is_world_spec, parse_world_spec, world_from_spec
+from pastcast.world._spec import (
+    WORLD_SPEC,
+    is_world_spec,
+    parse_world_spec,
+    world_from_spec,
+    world_named_by,
+)
 from pastcast.world._steps import default_steps
 from pastcast.world._world import World, build_world
 
@@ -25,4 +31,5 @@ __all__ = [
     "is_world_spec",
     "parse_world_spec",
     "world_from_spec",
+    "world_named_by",
 ]

@@ -8,10 +8,16 @@ import dataclasses
 from collections.abc import Callable
 from datetime import date
 
-from pastcast.world._config import WorldConfig
+from pastcast.world._config import WORLD_VERSION, WorldConfig
 from pastcast.world._world import World, build_world
 
-__all__ = ["WORLD_SPEC", "is_world_spec", "parse_world_spec", "world_from_spec"]
+__all__ = [
+    "WORLD_SPEC",
+    "is_world_spec",
+    "parse_world_spec",
+    "world_from_spec",
+    "world_named_by",
+]
 
 WORLD_SPEC = "world[:SEED][,FIELD=VALUE...]"
 
@@ -65,3 +71,14 @@ def world_from_spec(spec: str) -> World:
     """The embedded world ``spec`` names, built (``ValueError`` as ``parse_world_spec``)."""
     seed, config = parse_world_spec(spec)
     return build_world(seed, config)
+
+
+def world_named_by(dataset_id: str) -> World | None:
+    """The world a dataset id names (``world-v2:seed=N``, as a run log records it), rebuilt; None
+    for any other id, a world with a changed configuration included (its id holds only a hash
+    of the settings, so it must be named with ``world_from_spec``)."""
+    prefix = f"{WORLD_VERSION}:seed="
+    seed = dataset_id.removeprefix(prefix)
+    if seed == dataset_id or not seed.isdigit():
+        return None
+    return build_world(int(seed))
