@@ -21,6 +21,12 @@ def sandbox() -> None:
     ok, why = sandbox_available()
     if not ok:
         pytest.skip(f"no isolating sandbox here: {why}")
+
+
+@pytest.fixture(scope="session")
+def bindable_environment(sandbox: None) -> None:
+    """The sandbox, and this checkout and its virtual environment readable by the sandbox's
+    user: isolated agents bind them (an external agent with the standard library does not)."""
     closed = _closed_to_others(Path(__file__).resolve().parents[2], Path(sys.prefix).resolve())
     if closed is not None and os.getuid() == 0:
         pytest.skip(

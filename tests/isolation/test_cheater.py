@@ -33,7 +33,7 @@ def test_in_process_the_cheater_reads_the_resolution(tmp_path: Path) -> None:
         assert s.episode.tool_calls == () and s.episode.model_calls == ()
 
 
-def test_isolated_the_cheater_finds_nothing(tmp_path: Path, sandbox: None) -> None:
+def test_isolated_the_cheater_finds_nothing(tmp_path: Path, bindable_environment: None) -> None:
     spec = agent_spec("isolated", agent="cheater", plugin=str(CHEATER), label="cheater-isolated")
     steps = _run(tmp_path, spec)
     assert len(steps) == 2
@@ -45,7 +45,7 @@ def test_isolated_the_cheater_finds_nothing(tmp_path: Path, sandbox: None) -> No
 
 
 def test_the_plugin_is_never_imported_by_the_runner(
-    tmp_path: Path, open_dir: Path, sandbox: None
+    tmp_path: Path, open_dir: Path, bindable_environment: None
 ) -> None:
     plugin = open_dir / "boom_agent.py"
     plugin.write_text(

@@ -35,7 +35,7 @@ def _same(record: StepRecord) -> dict[str, Any]:
     return {"forecast": record.forecast.model_dump(), "episode": episode}
 
 
-def test_isolated_agents_match_in_process(tmp_path: Path, sandbox: None) -> None:
+def test_isolated_agents_match_in_process(tmp_path: Path, bindable_environment: None) -> None:
     outputs = tmp_path / "outputs.json"
     outputs.write_text(json.dumps(['{"probabilities": {"Yes": 0.8, "No": 0.2}}']))
     model = f"scripted:{outputs}"
@@ -61,7 +61,9 @@ def test_isolated_agents_match_in_process(tmp_path: Path, sandbox: None) -> None
     assert steps["iso-no-tools-memory_free"][0].episode.model_calls  # proxied and recorded
 
 
-def test_budgets_end_isolated_episodes_as_in_process(tmp_path: Path, sandbox: None) -> None:
+def test_budgets_end_isolated_episodes_as_in_process(
+    tmp_path: Path, bindable_environment: None
+) -> None:
     outputs = tmp_path / "outputs.json"
     outputs.write_text(json.dumps(["{}"]))
     model = {"model": f"scripted:{outputs}"}
@@ -80,7 +82,9 @@ def test_budgets_end_isolated_episodes_as_in_process(tmp_path: Path, sandbox: No
     assert steps["iso-no-tools"][0].forecast.failure_reason == "budget_exhausted"
 
 
-def test_an_unknown_inner_agent_is_an_agent_error(tmp_path: Path, sandbox: None) -> None:
+def test_an_unknown_inner_agent_is_an_agent_error(
+    tmp_path: Path, bindable_environment: None
+) -> None:
     steps = _steps(tmp_path, (agent_spec("isolated", agent="no-such-agent", label="x"),))
     error = steps["x"][0].episode.error
     assert error is not None and error.startswith("AgentProcessError: ")
