@@ -171,6 +171,7 @@ LAYERS: list[set[str]] = [
     {"agents"},
     {"runner", "reports", "curate", "audit"},
     {"arena", "train"},
+    {"app"},
     {"integrations"},
     {"cli"},
 ]

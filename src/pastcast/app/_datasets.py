@@ -1,0 +1,48 @@
+"""The dataset a string names: the embedded world, a dataset directory or a Forecast-Dojo
+release, opened the same way by every entry point."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from pastcast.app._errors import AppError
+from pastcast.cutoff import DayConvention
+from pastcast.dataset import Dataset
+from pastcast.markets import load_benchmark
+from pastcast.world import WORLD_SPEC, is_world_spec, world_from_spec
+
+__all__ = ["DATASET_SPEC_HELP", "open_dataset"]
+
+DATASET_SPEC_HELP = (
+    f"{WORLD_SPEC!r} (the embedded world, docs/world.md), a dataset directory, or a "
+    "Forecast-Dojo release folder (questions/train.parquet, questions/eval.parquet)"
+)
+
+
+def open_dataset(
+    spec: str | Path,
+    *,
+    convention: DayConvention = DayConvention.START_OF_DAY,
+    field: str = "dataset",
+) -> Dataset:
+    """The dataset ``spec`` names: ``world[:SEED][,FIELD=VALUE...]``, a dataset directory, or
+    a Forecast-Dojo release (its forecast dates read as cutoffs under ``convention``, which only
+    a release takes). ``AppError`` naming ``field`` when it is none of these or cannot be
+    read."""
+    text = str(spec)
+    if is_world_spec(text):
+        if convention is not DayConvention.START_OF_DAY:
+            raise AppError(
+                "day_convention", f"{convention.value} is only for a Forecast-Dojo release"
+            )
+        try:
+            return world_from_spec(text).dataset
+        except ValueError as exc:
+            raise AppError(field, str(exc)) from None
+    path = Path(text)
+    if not path.is_dir():
+        raise AppError(field, f"{text!r} is not a dataset directory (give {DATASET_SPEC_HELP})")
+    try:
+        return load_benchmark(path, convention=convention)
+    except (OSError, ValueError) as exc:
+        raise AppError(field, f"{text}: {exc}") from None
