@@ -18,6 +18,9 @@ import typer
 from pastcast.cutoff import DayConvention
 
 if TYPE_CHECKING:
+    from collections.abc import Mapping
+
+    from pastcast.app import AppError
     from pastcast.dataset import Dataset
 
 __all__ = [
@@ -26,8 +29,10 @@ __all__ = [
     "DayConventionOpt",
     "JsonFlag",
     "fail",
+    "fail_app",
     "load_dataset_option",
     "note",
+    "option_of",
     "output_dir",
     "output_file",
     "print_json",
@@ -54,6 +59,23 @@ def fail(message: str, code: int = EXIT_USAGE) -> NoReturn:
     line = " ".join(message.split())  # a multi-line exception message stays one line
     typer.echo(f"error: {printable(line)}", err=True)
     raise typer.Exit(code)
+
+
+def option_of(field: str, options: Mapping[str, str] | None = None) -> str:
+    """The command-line option that sets the application layer's ``field``: from ``options``
+    (a command's own names, e.g. ``{"agents": "--agent"}``), else ``--field-name`` for a plain
+    field; a field path (``agents[0].model``) is named by its first part."""
+    head = field.split(".")[0].split("[")[0]
+    if options and head in options:
+        return options[head]
+    return "--" + head.replace("_", "-")
+
+
+def fail_app(
+    exc: AppError, options: Mapping[str, str] | None = None, code: int = EXIT_USAGE
+) -> NoReturn:
+    """``exc`` as the CLI says it: one ``error:`` line naming the option that sets its field."""
+    fail(f"{option_of(exc.field, options)} {exc.reason}" if exc.field else exc.reason, code)
 
 
 def output_dir(path: Path, option: str, kind: str) -> Path:
