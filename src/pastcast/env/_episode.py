@@ -194,6 +194,11 @@ class ForecastEnv:
             python_runner = sandboxed_python(self.config)
         self._python = python_runner
 
+    @property
+    def python_runner(self) -> Callable[[str], dict[str, Any]] | None:
+        """What runs the python tool's code (None: the tool is off)."""
+        return self._python
+
     def reset(
         self,
         step: StepSpec,
