@@ -15,7 +15,7 @@ from _tiny import ListBackend, tiny_dataset, tiny_documents
 from pastcast.agents import HeuristicResearchAgent
 from pastcast.env import BudgetExceeded, EnvConfig, Episode, ForecastEnv, ToolError
 from pastcast.models import ModelError, ScriptedModel
-from pastcast.records import Message
+from pastcast.records import Assessment, Message, Notebook, NotebookProblem
 from pastcast.toolserver import (
     BUDGET_EXHAUSTED,
     EPISODE_OVER,
@@ -158,9 +158,16 @@ def test_notifications_get_no_answer() -> None:
 def test_the_forecast_ends_the_episode_and_is_checked() -> None:
     episode = _episode()
     server = EpisodeServer(episode)
-    params = {"forecast": {"probs": {"Yes": 0.7, "Maybe": 0.3}}, "notebook_out": "notes"}
+    notes = Notebook(assessment=Assessment(probabilities={"Yes": 0.7}))
+    params = {
+        "forecast": {"probs": {"Yes": 0.7, "Maybe": 0.3}},
+        "notebook_out": notes.model_dump(mode="json"),
+        "notebook_carried": True,
+        "notebook_problems": [{"kind": "unparseable"}],
+    }
     assert _call(server, "pastcast/forecast", params)["result"] == {}
-    assert server.finished and episode.notebook_out == "notes"
+    assert server.finished and episode.notebook_out == notes and episode.notebook_carried
+    assert episode.notebook_problems == (NotebookProblem(kind="unparseable"),)
     assert server.forecast is not None and not server.forecast.usable
     assert server.forecast.failure_reason == "unknown_labels"
     late = _call(server, "tools/call", {"name": "search", "arguments": {"query": "x"}}, rid=2)
