@@ -8,7 +8,7 @@ import os
 import subprocess
 import sys
 import tomllib
-from importlib.metadata import EntryPoint
+from importlib.metadata import EntryPoint, entry_points
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -55,3 +55,13 @@ def test_the_world_source_loads_through_its_entry_point(tmp_path: Path) -> None:
     )
     assert done.returncode == 0, done.stderr
     assert int(done.stdout) > 0
+
+
+def test_the_installed_metadata_declares_the_world_source() -> None:
+    # The editable install reads entry points from its installed metadata, not from pyproject.
+    installed = {ep.name: ep.value for ep in entry_points(group="pastcast.sources")}
+    missing = {k: v for k, v in _declared_sources().items() if installed.get(k) != v}
+    assert not missing, (
+        f"the installed pastcast lacks the entry points {missing} that pyproject.toml declares: "
+        "install the checkout again (pip install -e .)"
+    )
