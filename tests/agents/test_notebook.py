@@ -15,6 +15,7 @@ from pastcast.agents._notebook import (
     check_notebook,
     future_entries,
     ledger_dates_ok,
+    memory_answer_template,
     parse_notebook,
 )
 from pastcast.records import Assessment, LedgerEntry, Notebook, NotebookProblem
@@ -155,3 +156,14 @@ def test_malformed_notebook_is_carried_forward_unchanged() -> None:
     first, check = carry_forward(None, "garbage", LABELS, "2024-04-01")
     assert first is None
     assert not check.ok
+
+
+def test_the_answer_template_names_every_field_of_the_record() -> None:
+    # The prompt's example is prose for the model; it must still be a notebook of the record.
+    text = memory_answer_template(LABELS).replace("<probability>", "0.5")
+    text = text.replace("<YYYY-MM-DD>", "2024-03-01")
+    nb = json.loads(text)["notebook"]
+    assert set(nb) == set(Notebook.model_fields)
+    assert set(nb["assessment"]) == set(Assessment.model_fields)
+    assert set(nb["evidence_ledger"][0]) == set(LedgerEntry.model_fields)
+    assert check_notebook(text, LABELS, "2024-04-01").ok
