@@ -486,10 +486,10 @@ NotebookProblemKind = Literal[
     "future_dates",
     "unreadable_text",
 ]
-"""Why a notebook written at a step was rejected: no notebook found in the reply; none found in
-a reply cut at its token limit; a label the question does not have; a probability outside
-[0, 1], or none positive; two ledger entries with one id; evidence dated after the cutoff. And,
-for logs of run-log schema 1 or 2 only, a notebook text that is not a notebook."""
+"""Why a notebook written at a step was rejected: no notebook found in the reply; one begun but
+never closed (a reply cut at its token limit); a label the question does not have; a probability
+outside [0, 1], or none positive; two ledger entries with one id; evidence dated after the
+cutoff. And, for logs of run-log schema 1 or 2 only, a notebook text that is not a notebook."""
 
 
 class NotebookProblem(Record):

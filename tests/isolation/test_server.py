@@ -174,6 +174,15 @@ def test_the_forecast_ends_the_episode_and_is_checked() -> None:
     assert late["error"]["code"] == EPISODE_OVER
 
 
+def test_a_notebook_left_as_text_is_refused_naming_the_field() -> None:
+    server = EpisodeServer(_episode())
+    params = {"forecast": {"probs": {"Yes": 0.7, "No": 0.3}}, "notebook_out": "notes"}
+    answer = _call(server, "pastcast/forecast", params)
+    assert answer["error"]["code"] == -32602
+    assert answer["error"]["message"].startswith("params.notebook_out: ")
+    assert not server.finished
+
+
 def test_model_calls_go_through_the_episode_to_the_agents_model_only() -> None:
     episode = _episode()
     model = ScriptedModel(["a reply"], name="scripted:agent")
