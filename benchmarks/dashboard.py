@@ -35,6 +35,7 @@ from pastcast.records import (
     Forecast,
     Message,
     ModelCall,
+    Notebook,
     RequestedToolCall,
     ToolCall,
     Usage,
@@ -70,7 +71,7 @@ def _episode(
     ]
     search = json.dumps(hits)
     read = json.dumps({**hits[0], "text": "Full text of the report. " * 40})
-    nb = json.dumps(
+    nb = Notebook.model_validate(
         {
             "assessment": {"probabilities": {"Yes": 0.6, "No": 0.4}, "summary": "s"},
             "evidence_ledger": [{"id": "E1", "claim": "c", "date_observed": "2024-01-01"}],

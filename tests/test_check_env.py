@@ -16,6 +16,7 @@ from pastcast.corpus import SearchHit
 from pastcast.dataset import Dataset
 from pastcast.env import EnvCheckError, EnvConfig, Episode, ForecastEnv, check_env
 from pastcast.records import Document, StepSpec
+from pastcast.runner import check_deterministic
 
 STEP = StepSpec(event_id="ev-rocket", step_index=0, cutoff=T0 + timedelta(days=5))
 FAR = datetime(9999, 1, 1, tzinfo=T0.tzinfo)
@@ -33,9 +34,11 @@ def _problems(env: ForecastEnv, **kw: Any) -> list[str]:
 
 
 def test_the_environment_passes(tmp_path: Path) -> None:
-    report = check_env(_env(), STEP, agent=agent_spec("heuristic"), workdir=tmp_path)
+    report = check_env(_env(), STEP)
     assert report.ok and report.problems == ()
-    assert len(report.passed) == 8 and "deterministic runs" in report.passed
+    assert len(report.passed) == 7 and "deterministic runs" not in report.passed
+    runs = check_deterministic(_env(), STEP, agent_spec("heuristic"), workdir=tmp_path)
+    assert runs.ok and runs.passed == ("deterministic runs",)
     assert (tmp_path / "first.jsonl").is_file() and (tmp_path / "second.jsonl").is_file()
     assert check_env(_env(market_access=True), STEP).ok
     assert check_env(ForecastEnv(tiny_dataset(), None), STEP).ok  # the no-tools setting
@@ -182,7 +185,10 @@ def test_a_nondeterministic_run_is_caught(tmp_path: Path, seeded: None) -> None:
         for i in range(6)
     )
     env = _env(backend=ShufflingBackend(docs))
-    problems = _problems(env, agent=agent_spec("heuristic"), workdir=tmp_path)
+    with pytest.raises(EnvCheckError) as err:
+        check_deterministic(env, STEP, agent_spec("heuristic"), workdir=tmp_path)
+    assert str(err.value).startswith("check_env on step ev-rocket#0: ")
+    problems = list(err.value.report.problems)
     assert problems and all(p.startswith("deterministic runs: step ev-rocket#") for p in problems)
     assert "differs between two identical runs at .episode.tool_calls[0]." in problems[0]
 

@@ -1,4 +1,5 @@
-"""The run-log layout: steps in the JSONL file, the header beside it, schema-1 logs still read."""
+"""The run-log layout: steps in the JSONL file, the header beside it, notebooks as records;
+schema-1 and schema-2 logs still read (and rescored), never resumed."""
 
 from __future__ import annotations
 
@@ -7,10 +8,12 @@ import shutil
 from datetime import UTC, datetime
 from pathlib import Path
 
+import pyarrow as pa
 import pytest
 
 from _tiny import ListBackend, tiny_dataset, tiny_documents
 from pastcast.agents import agent_spec
+from pastcast.records import Notebook
 from pastcast.runlog import (
     SCHEMA_VERSION,
     AgentSpec,
@@ -20,11 +23,15 @@ from pastcast.runlog import (
     header_path,
     read_run_log,
     run_fingerprint,
+    step_schema,
 )
 from pastcast.runner import RunConfig, run_benchmark
-from pastcast.scoring import score_step
+from pastcast.scoring import notebook_failures, score_step
 
 V1 = Path(__file__).parent / "fixtures" / "run_v1.jsonl"
+V2 = Path(__file__).parent / "fixtures" / "run_v2.jsonl"
+"""Written by schema 2: heuristic and a scripted tool agent under memory_on on the tiny dataset;
+the tool agent's notebook of each event's second step is dated after the cutoff (rejected)."""
 
 
 def _header(**kw: object) -> RunHeader:
@@ -47,7 +54,7 @@ def test_header_path_is_derived_from_the_step_file() -> None:
 def test_header_is_written_beside_the_steps_before_any_step(tmp_path: Path) -> None:
     out = tmp_path / "run.jsonl"
     with RunLogWriter(out, _header()):
-        assert json.loads(header_path(out).read_text())["schema_version"] == SCHEMA_VERSION == 2
+        assert json.loads(header_path(out).read_text())["schema_version"] == SCHEMA_VERSION == 3
         assert out.read_text() == ""
         assert not list(tmp_path.glob("*.tmp*"))
     log = read_run_log(out)
@@ -96,9 +103,68 @@ def test_a_schema_1_log_is_not_resumed(tmp_path: Path) -> None:
     shutil.copy(V1, out)
     before = out.read_text()
     cfg = RunConfig(agents=(agent_spec("uniform"),))
-    with pytest.raises(RunLogError, match=r"run-log schema 1; this run writes schema 2"):
+    with pytest.raises(RunLogError, match=r"run-log schema 1; this run writes schema 3"):
         run_benchmark(tiny_dataset(), ListBackend(tiny_documents()), cfg, out, progress=False)
     assert out.read_text() == before and not header_path(out).exists()
+
+
+def test_a_memory_on_run_records_notebooks_as_objects(tmp_path: Path) -> None:
+    out = tmp_path / "run.jsonl"
+    cfg = RunConfig(agents=(agent_spec("heuristic", setting="memory_on"),))
+    run_benchmark(tiny_dataset(), ListBackend(tiny_documents()), cfg, out, progress=False)
+    lines = [json.loads(line)["episode"] for line in out.read_text().splitlines()]
+    assert all(isinstance(e["notebook_out"], dict) for e in lines)
+    assert all(isinstance(e["notebook_out"]["assessment"]["probabilities"], list) for e in lines)
+    assert all(e["notebook_carried"] is False and e["notebook_problems"] == [] for e in lines)
+    steps = {(r.event_id, r.step_index): r.episode for r in read_run_log(out).steps}
+    first, second = steps[("ev-rocket", 0)], steps[("ev-rocket", 1)]
+    assert first.notebook_in is None and isinstance(first.notebook_out, Notebook)
+    assert second.notebook_in == first.notebook_out
+    # What the agent was shown is the record's canonical text.
+    assert "probabilities" in first.notebook_out.text()
+
+
+def test_schema_2_logs_are_read_with_typed_notebooks_and_rescore_identically() -> None:
+    log = read_run_log(V2)
+    assert log.header.schema_version == 2 and len(log.steps) == 8
+    for rec in log.steps:
+        assert score_step(rec) == rec.scores
+        assert "[notebook carried forward" not in rec.forecast.rationale
+        ep = rec.episode
+        assert ep.notebook_out is not None and isinstance(ep.notebook_out, Notebook)
+        assert (ep.notebook_in is None) == (rec.step_index == 0)
+    carried = [r for r in log.steps if r.episode.notebook_carried]
+    assert [(r.agent, r.step_index) for r in carried] == [("tool-agent", 1)] * 2
+    for rec in carried:
+        assert rec.episode.notebook_out == rec.episode.notebook_in
+        (problem,) = rec.episode.notebook_problems
+        assert problem.kind == "future_dates" and "['E1']" in problem.detail
+    assert notebook_failures(log.steps) == {"future_dates": 2}
+
+
+def test_a_schema_2_log_is_not_resumed(tmp_path: Path) -> None:
+    out = tmp_path / "run.jsonl"
+    shutil.copy(V2, out)
+    shutil.copy(header_path(V2), header_path(out))
+    before = out.read_text()
+    cfg = RunConfig(agents=(agent_spec("heuristic", setting="memory_on"),))
+    with pytest.raises(RunLogError, match=r"run-log schema 2; this run writes schema 3") as err:
+        run_benchmark(tiny_dataset(), ListBackend(tiny_documents()), cfg, out, progress=False)
+    assert "\n" not in str(err.value)
+    assert out.read_text() == before
+
+
+def test_step_schema_types_the_notebooks() -> None:
+    episode = step_schema().field("episode").type
+    notebook = episode.field("notebook_out").type
+    assert notebook.field("assessment").type.field("probabilities").type == pa.list_(
+        pa.struct([("label", pa.string()), ("p", pa.float64())])
+    )
+    assert pa.types.is_list(notebook.field("evidence_ledger").type)
+    assert episode.field("notebook_in").type == notebook
+    assert episode.field("notebook_carried").type == pa.bool_()
+    problem = episode.field("notebook_problems").type.value_type
+    assert [f.name for f in problem] == ["kind", "detail"]
 
 
 def test_fingerprint_ignores_run_identity_and_workers_only() -> None:

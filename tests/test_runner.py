@@ -149,7 +149,7 @@ def test_malformed_run_logs_name_file_line_and_field(
     ("mutate", "expected"),
     [
         (
-            lambda h: h.replace('"schema_version": 2', '"schema_version": 99'),
+            lambda h: h.replace('"schema_version": 3', '"schema_version": 99'),
             r"run\.header\.json: field schema_version",
         ),
         (lambda h: h.replace('"dataset_id"', '"dataset"'), r"run\.header\.json: field dataset_id"),
@@ -167,11 +167,11 @@ def test_malformed_run_headers_name_the_file_and_field(
 
 
 def test_heuristic_notebook_is_a_valid_belief_notebook_dated_before_cutoff(tmp_path: Path) -> None:
-    from pastcast.agents._notebook import ledger_dates_ok, parse_notebook
+    from pastcast.agents._notebook import ledger_dates_ok
 
     log = read_run_log(_run(tmp_path, agents=(ALL_AGENTS[3],)))
     for rec in log.steps:
-        nb = parse_notebook(rec.episode.notebook_out or "")
+        nb = rec.episode.notebook_out
         assert nb is not None and nb.evidence_ledger
         assert ledger_dates_ok(nb, rec.cutoff)
 

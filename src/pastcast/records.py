@@ -57,6 +57,9 @@ __all__ = [
     "ModelCall",
     "Notebook",
     "NotebookCheck",
+    "NotebookProblem",
+    "NotebookProblemKind",
+    "Probabilities",
     "Record",
     "RequestedToolCall",
     "Resolution",
@@ -194,6 +197,33 @@ class Resolution(Record):
     event_id: str = Field(min_length=1)
     label: str = Field(min_length=1)
     resolved_at: UtcDatetime
+
+
+def _from_pairs(value: object) -> object:
+    if not isinstance(value, list):
+        return value
+    out: dict[str, object] = {}
+    for item in value:  # as written in a log
+        if not isinstance(item, dict) or set(item) != {"label", "p"}:
+            raise ValueError('expected {"label": ..., "p": ...} pairs')
+        if item["label"] in out:
+            raise ValueError(f"duplicate label {item['label']!r}")
+        out[item["label"]] = item["p"]
+    return out
+
+
+def _to_pairs(value: dict[str, float]) -> list[dict[str, str | float]]:
+    return [{"label": label, "p": p} for label, p in value.items()]
+
+
+Probabilities = Annotated[
+    dict[str, float],
+    BeforeValidator(_from_pairs),
+    PlainSerializer(_to_pairs, when_used="json"),
+]
+"""A probability per outcome label: a dict in Python, ``{"label", "p"}`` pairs in JSON (a map
+keyed by labels would be a different set of columns in every record of a run log); a map is
+read too."""
 
 
 def _check_probabilities(probs: dict[str, float]) -> dict[str, float]:
@@ -388,6 +418,100 @@ class ModelCall(Record):
     """Why the call failed (the exception, one line); the episode went on or ended with it."""
 
 
+# The belief notebook carried between forecast dates (memory-on, after Forecast-Dojo): written by
+# agents (``pastcast.agents`` finds it in a model's reply and checks it), kept as these records in
+# the run log, read there by the analyses.
+
+
+class LedgerEntry(Record):
+    """One dated claim. ``date_observed`` is when the evidence was published, not when found."""
+
+    id: str = Field(min_length=1)
+    claim: str = Field(min_length=1)
+    date_observed: date
+    source: str = ""
+    supports: tuple[str, ...] = ()
+    rules_out: tuple[str, ...] = ()
+    status: Literal["active", "superseded"] = "active"
+
+
+class Assessment(Record):
+    probabilities: Probabilities
+    summary: str = ""
+    open_questions: tuple[str, ...] = ()
+
+
+def _inline(node: object, defs: dict[str, object]) -> object:
+    """A JSON schema with its ``$ref``s replaced by their definitions, without titles or
+    defaults, every property required (a model writes the whole notebook)."""
+    if isinstance(node, list):
+        return [_inline(v, defs) for v in node]
+    if not isinstance(node, dict):
+        return node
+    if "$ref" in node:
+        return _inline(defs[str(node["$ref"]).rsplit("/", 1)[-1]], defs)
+    out = {k: _inline(v, defs) for k, v in node.items() if k not in ("title", "default", "$defs")}
+    properties = out.get("properties")
+    if isinstance(properties, dict):
+        out["required"] = list(properties)
+    return out
+
+
+class Notebook(Record):
+    assessment: Assessment
+    evidence_ledger: tuple[LedgerEntry, ...] = ()
+
+    def text(self) -> str:
+        """Canonical JSON text: what the next step's prompt shows, in the form a model writes
+        (probabilities as a map of label to probability)."""
+        data = self.model_dump(mode="json")
+        data["assessment"]["probabilities"] = dict(self.assessment.probabilities)
+        return json.dumps(data, indent=2, ensure_ascii=False)
+
+    @classmethod
+    def answer_schema(cls) -> dict[str, object]:
+        """The JSON schema of a notebook a model is asked to write, derived from this model."""
+        schema = cls.model_json_schema()
+        inlined = _inline(schema, schema.get("$defs", {}))
+        assert isinstance(inlined, dict)
+        return inlined
+
+
+NotebookProblemKind = Literal[
+    "unparseable",
+    "truncated",
+    "unknown_labels",
+    "bad_probabilities",
+    "duplicate_ids",
+    "future_dates",
+    "unreadable_text",
+]
+"""Why a notebook written at a step was rejected: no notebook found in the reply; one begun but
+never closed (a reply cut at its token limit); a label the question does not have; a probability
+outside [0, 1], or none positive; two ledger entries with one id; evidence dated after the
+cutoff. And, for logs of run-log schema 1 or 2 only, a notebook text that is not a notebook."""
+
+
+class NotebookProblem(Record):
+    kind: NotebookProblemKind
+    detail: str = ""
+    """What exactly (the entries or labels), in words."""
+
+    def __str__(self) -> str:
+        return f"{self.kind}: {self.detail}" if self.detail else self.kind
+
+
+class NotebookCheck(Record):
+    """The outcome of validating a notebook written at one step."""
+
+    notebook: Notebook | None
+    problems: tuple[NotebookProblem, ...] = ()
+
+    @property
+    def ok(self) -> bool:
+        return self.notebook is not None and not self.problems
+
+
 Termination = Literal["forecast", "tool_budget", "model_budget", "error", "no_forecast"]
 
 
@@ -398,10 +522,14 @@ class EpisodeRecord(Record):
     """Every message sent to or received from a model, once each, in the order first used."""
     model_calls: tuple[ModelCall, ...] = ()
     tool_calls: tuple[ToolCall, ...] = ()
-    notebook_in: str | None = None
-    notebook_out: str | None = None
-    notebook_problems: tuple[str, ...] = ()
-    """Why the notebook written at this step was rejected (the previous one was carried)."""
+    notebook_in: Notebook | None = None
+    """The notebook handed in: the previous step's ``notebook_out`` (None on a chain's first)."""
+    notebook_out: Notebook | None = None
+    """The notebook handed on to the next step."""
+    notebook_carried: bool = False
+    """The notebook written at this step was rejected, so ``notebook_out`` is ``notebook_in``."""
+    notebook_problems: tuple[NotebookProblem, ...] = ()
+    """Why the notebook written at this step was rejected."""
     usage: Usage = Usage()
     wall_s: float = 0.0
     termination: Termination = "forecast"
@@ -427,41 +555,3 @@ class EpisodeRecord(Record):
     def events(self) -> list[ModelCall | ToolCall]:
         """Model and tool calls in the order they happened."""
         return sorted([*self.model_calls, *self.tool_calls], key=lambda e: e.seq)
-
-
-# The belief notebook carried between forecast dates (memory-on, after Forecast-Dojo). Written by
-# agents (``pastcast.agents`` parses and checks it), read back from run logs by the analyses.
-
-
-class LedgerEntry(Record):
-    """One dated claim. ``date_observed`` is when the evidence was published, not when found."""
-
-    id: str = Field(min_length=1)
-    claim: str = Field(min_length=1)
-    date_observed: date
-    source: str = ""
-    supports: tuple[str, ...] = ()
-    rules_out: tuple[str, ...] = ()
-    status: Literal["active", "superseded"] = "active"
-
-
-class Assessment(Record):
-    probabilities: dict[str, float]
-    summary: str = ""
-    open_questions: tuple[str, ...] = ()
-
-
-class Notebook(Record):
-    assessment: Assessment
-    evidence_ledger: tuple[LedgerEntry, ...] = ()
-
-
-class NotebookCheck(Record):
-    """The outcome of validating a notebook written at one step."""
-
-    notebook: Notebook | None
-    problems: tuple[str, ...] = ()
-
-    @property
-    def ok(self) -> bool:
-        return self.notebook is not None and not self.problems

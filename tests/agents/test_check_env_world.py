@@ -1,5 +1,5 @@
-"""check_env over the embedded world: the environment's contract holds at real steps, and the
-same scripted agents give byte-identical run logs twice."""
+"""check_env over the embedded world: the environment's contract holds at real steps; and the
+runner's check_deterministic: the same scripted agents give byte-identical run logs twice."""
 
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ from agent_scripts import Scripted, use
 from pastcast.agents import agent_spec
 from pastcast.corpus import EmbeddedIndex
 from pastcast.env import EnvConfig, ForecastEnv, check_env
+from pastcast.runner import check_deterministic
 from pastcast.world import World
 
 
@@ -48,7 +49,7 @@ def test_scripted_runs_are_deterministic(
     spec = agent_spec(name, setting=setting, **args)  # type: ignore[arg-type]
     env = ForecastEnv(world.dataset, world_index, EnvConfig())
     step = world.dataset.steps[0]
-    report = check_env(env, step, agent=spec, workdir=tmp_path)
+    report = check_deterministic(env, step, spec, workdir=tmp_path)
     assert "deterministic runs" in report.passed
     first = (tmp_path / "first.jsonl").read_text().splitlines()
     assert len(first) == len(world.dataset.steps_of(step.event_id))  # steps only; header beside

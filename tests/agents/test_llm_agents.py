@@ -10,12 +10,13 @@ from typing import Any
 import pytest
 from agent_scripts import BUILT, Scripted, use
 
-from pastcast.agents import agent_spec, build_agent, notebook_failures, prompts_for
+from pastcast.agents import agent_spec, build_agent, prompts_for
 from pastcast.corpus import EmbeddedIndex
 from pastcast.env import EnvConfig, ForecastEnv
 from pastcast.models import ChatRequest
 from pastcast.runlog import RunLog, read_run_log
 from pastcast.runner import RunConfig, run_benchmark
+from pastcast.scoring import notebook_failures
 from pastcast.world import World
 
 
@@ -76,10 +77,11 @@ def test_memory_on_carries_a_valid_notebook(
         for prev, cur in itertools.pairwise(chain):
             assert prev.episode.notebook_out is not None
             assert cur.episode.notebook_in == prev.episode.notebook_out
-            assert "evidence_ledger" in json.loads(cur.episode.notebook_in)
+            assert cur.episode.notebook_in is not None and cur.episode.notebook_in.evidence_ledger
             # The carried notebook is what this step's prompt shows; nothing else carries over.
-            assert cur.episode.notebook_in in cur.episode.messages[1].content
-    assert notebook_failures(r.forecast for r in log.steps) == {}
+            assert cur.episode.notebook_in.text() in cur.episode.messages[1].content
+    assert notebook_failures(log.steps) == {}
+    assert not any(r.episode.notebook_carried for r in log.steps)
 
 
 def test_malformed_notebook_is_carried_forward_and_counted(
@@ -97,7 +99,12 @@ def test_malformed_notebook_is_carried_forward_and_counted(
     forecast = build_agent(bad).forecast(episode)
     assert forecast.usable
     assert episode.notebook_out == step0.episode.notebook_out
-    assert notebook_failures([forecast]) == {"ledger entries dated after the cutoff": 1}
+    record = episode.record("forecast")
+    assert record.notebook_carried and [p.kind for p in record.notebook_problems] == [
+        "future_dates"
+    ]
+    # Carrying forward is recorded in the episode, not written into the rationale.
+    assert "carried forward" not in forecast.rationale
 
 
 def test_no_tools_agent_is_one_call(

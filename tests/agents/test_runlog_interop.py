@@ -22,7 +22,7 @@ from datasets import Features, load_dataset
 
 from pastcast.agents import agent_spec, prompts_for
 from pastcast.corpus import EmbeddedIndex
-from pastcast.runlog import RunLog, header_path, read_run_log, step_schema
+from pastcast.runlog import SCHEMA_VERSION, RunLog, header_path, read_run_log, step_schema
 from pastcast.runner import RunConfig, run_benchmark
 from pastcast.world import World
 
@@ -71,7 +71,7 @@ def test_step_file_holds_only_steps_with_one_type_per_field(run_log: RunLog) -> 
     rows = [json.loads(line) for line in run_log.path.read_text().splitlines()]
     assert len(rows) == len(run_log.steps) > 0
     header = json.loads(header_path(run_log.path).read_text())
-    assert header["schema_version"] == 2 and header["run_id"] == run_log.header.run_id
+    assert header["schema_version"] == SCHEMA_VERSION and header["run_id"] == run_log.header.run_id
     types: dict[str, set[str]] = defaultdict(set)
     keys: dict[str, set[tuple[str, ...]]] = defaultdict(set)
     for row in rows:

@@ -15,7 +15,7 @@ from _tiny import ListBackend, tiny_dataset, tiny_documents
 from pastcast.agents import HeuristicResearchAgent
 from pastcast.env import BudgetExceeded, EnvConfig, Episode, ForecastEnv, ToolError
 from pastcast.models import ModelError, ScriptedModel
-from pastcast.records import Message
+from pastcast.records import Assessment, Message, Notebook, NotebookProblem
 from pastcast.toolserver import (
     BUDGET_EXHAUSTED,
     EPISODE_OVER,
@@ -158,13 +158,29 @@ def test_notifications_get_no_answer() -> None:
 def test_the_forecast_ends_the_episode_and_is_checked() -> None:
     episode = _episode()
     server = EpisodeServer(episode)
-    params = {"forecast": {"probs": {"Yes": 0.7, "Maybe": 0.3}}, "notebook_out": "notes"}
+    notes = Notebook(assessment=Assessment(probabilities={"Yes": 0.7}))
+    params = {
+        "forecast": {"probs": {"Yes": 0.7, "Maybe": 0.3}},
+        "notebook_out": notes.model_dump(mode="json"),
+        "notebook_carried": True,
+        "notebook_problems": [{"kind": "unparseable"}],
+    }
     assert _call(server, "pastcast/forecast", params)["result"] == {}
-    assert server.finished and episode.notebook_out == "notes"
+    assert server.finished and episode.notebook_out == notes and episode.notebook_carried
+    assert episode.notebook_problems == (NotebookProblem(kind="unparseable"),)
     assert server.forecast is not None and not server.forecast.usable
     assert server.forecast.failure_reason == "unknown_labels"
     late = _call(server, "tools/call", {"name": "search", "arguments": {"query": "x"}}, rid=2)
     assert late["error"]["code"] == EPISODE_OVER
+
+
+def test_a_notebook_left_as_text_is_refused_naming_the_field() -> None:
+    server = EpisodeServer(_episode())
+    params = {"forecast": {"probs": {"Yes": 0.7, "No": 0.3}}, "notebook_out": "notes"}
+    answer = _call(server, "pastcast/forecast", params)
+    assert answer["error"]["code"] == -32602
+    assert answer["error"]["message"].startswith("params.notebook_out: ")
+    assert not server.finished
 
 
 def test_model_calls_go_through_the_episode_to_the_agents_model_only() -> None:

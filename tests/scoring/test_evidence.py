@@ -1,17 +1,24 @@
-"""New-evidence index, quartile step changes, evidence capture and episode gain, by hand."""
+"""New-evidence index, quartile step changes, evidence capture and episode gain, by hand; and
+from the notebook records of a memory-on run, without the agents."""
 
 from __future__ import annotations
 
 import json
 import math
+import subprocess
+import sys
 from datetime import UTC, datetime
+from pathlib import Path
 
 import numpy as np
 import pytest
 from scoring_builders import make_step
 
-from pastcast.records import EpisodeRecord
+from pastcast.agents import agent_spec
+from pastcast.corpus import EmbeddedIndex
+from pastcast.records import EpisodeRecord, Notebook
 from pastcast.runlog import StepRecord
+from pastcast.runner import RunConfig, run_benchmark
 from pastcast.scoring import (
     capture_gain,
     changes_by_evidence,
@@ -19,22 +26,23 @@ from pastcast.scoring import (
     evidence_quartiles,
     new_entries,
 )
+from pastcast.world import WorldConfig, build_world
 
 CUTOFFS = [datetime(2025, 1, d, tzinfo=UTC) for d in (1, 5, 10)]
 
 
-def notebook(*dates: str) -> str:
+def notebook(*dates: str) -> Notebook:
     ledger = [
         {"id": f"E{i}", "claim": "c", "date_observed": d, "status": "superseded" if i else "active"}
         for i, d in enumerate(dates)
     ]
-    return json.dumps(
+    return Notebook.model_validate(
         {"assessment": {"probabilities": {"Yes": 0.5, "No": 0.5}}, "evidence_ledger": ledger}
     )
 
 
 def step(
-    agent: str, t: int, p: float, nb: str | None = None, rollout: int = 0, **kw: object
+    agent: str, t: int, p: float, nb: Notebook | None = None, rollout: int = 0, **kw: object
 ) -> StepRecord:
     return make_step(
         {"Yes": p, "No": 1 - p},
@@ -62,7 +70,7 @@ def records() -> list[StepRecord]:
         step("b", 1, 0.5, notebook("2025-01-03", "2025-01-03")),  # 2
         step("b", 2, 0.55, notebook("2025-01-06")),  # 1
         step("c", 0, 0.5, notebook()),
-        step("c", 1, 0.7, "no notebook here"),  # unparseable: no count
+        step("c", 1, 0.7),  # no notebook: no count
         step("c", 2, 0.95, notebook(*["2025-01-08"] * 4)),  # 4
         # memory-free forecasts of model a use a's index (from b and c's notebooks)
         step("a", 0, 0.2, setting="memory_free"),
@@ -75,7 +83,6 @@ def test_new_entries_window_and_midday_cutoff() -> None:
     nb = notebook("2025-01-04", "2025-01-05", "2025-01-06")
     assert new_entries(nb, CUTOFFS[0], CUTOFFS[1]) == 1  # Jan 5 is not over at Jan 5 00:00
     assert new_entries(nb, CUTOFFS[0], datetime(2025, 1, 5, 12, tzinfo=UTC)) == 2
-    assert new_entries("garbage", CUTOFFS[0], CUTOFFS[1]) is None
     assert new_entries(None, CUTOFFS[0], CUTOFFS[1]) is None
 
 
@@ -131,3 +138,32 @@ def test_no_peer_counts_is_an_error() -> None:
     with pytest.raises(ValueError, match="no event-step"):
         changes_by_evidence([step("a", 0, 0.5), step("a", 1, 0.5)])
     assert np.isnan(capture_gain([step("a", 0, 0.5), step("a", 1, 0.5)]).models[0].kappa)
+
+
+def test_a_memory_on_run_gives_evidence_counts_without_the_agents(tmp_path: Path) -> None:
+    # Two memory-on heuristics on the embedded world: each one's notebooks are the other's peers.
+    world = build_world(0, WorldConfig(n_events=4, n_documents=400))
+    specs = (
+        agent_spec("heuristic", setting="memory_on", label="h-recent"),
+        agent_spec("heuristic", setting="memory_on", label="h-slow", half_life_days=30.0),
+    )
+    out = tmp_path / "run.jsonl"
+    index = EmbeddedIndex.in_memory(world.documents)
+    run_benchmark(world.dataset, index, RunConfig(agents=specs), out, progress=False)
+    episodes = [json.loads(line)["episode"] for line in out.read_text().splitlines()]
+    assert episodes and all(isinstance(e["notebook_out"], dict) for e in episodes)
+    # Scoring reads the notebook records as they are: the agents are never imported.
+    script = (
+        "import sys\n"
+        "from pastcast.runlog import read_run_log\n"
+        "from pastcast.scoring import evidence_index\n"
+        f"rows = evidence_index(read_run_log({str(out)!r}).steps)\n"
+        "assert 'pastcast.agents' not in sys.modules, 'scoring imported the agents'\n"
+        "print(sum(r.own is not None for r in rows), sum(r.available is not None for r in rows))\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=120, check=False
+    )
+    assert done.returncode == 0, done.stderr
+    own, available = map(int, done.stdout.split())
+    assert own > 0 and available > 0

@@ -12,7 +12,7 @@ from scoring_builders import make_step
 from typer.testing import CliRunner
 
 from pastcast.cli._app import app
-from pastcast.records import EpisodeRecord, ToolCall, Usage
+from pastcast.records import EpisodeRecord, Notebook, ToolCall, Usage
 from pastcast.runlog import AgentSpec, RunHeader, RunLogWriter, StepRecord
 from pastcast.scoring import capture_gain, memory_cost
 
@@ -20,10 +20,12 @@ runner = CliRunner()
 CUTOFFS = [datetime(2025, 1, d, tzinfo=UTC) for d in (1, 5, 10)]
 
 
-def _notebook(n_new: int, t: int) -> str:
+def _notebook(n_new: int, t: int) -> Notebook:
     day = ("2024-12-31", "2025-01-02", "2025-01-07")[t]  # new at step t (t >= 1)
     ledger = [{"id": f"E{i}", "claim": "c", "date_observed": day} for i in range(n_new)]
-    return json.dumps({"assessment": {"probabilities": {"Yes": 0.5}}, "evidence_ledger": ledger})
+    return Notebook.model_validate(
+        {"assessment": {"probabilities": {"Yes": 0.5}}, "evidence_ledger": ledger}
+    )
 
 
 def _steps() -> list[StepRecord]:

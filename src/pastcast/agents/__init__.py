@@ -17,9 +17,8 @@ from pastcast.agents._base import (
 from pastcast.agents._baselines import BaseRateAgent, MarketAgent, RandomAgent, UniformAgent
 from pastcast.agents._heuristic import HeuristicResearchAgent
 from pastcast.agents._llm_registry import agent_model, clear_models, load_models
-from pastcast.agents._memory import notebook_failures
 from pastcast.agents._no_tools import NoToolsAgent
-from pastcast.agents._notebook import check_notebook, parse_notebook, render_notebook
+from pastcast.agents._notebook import check_notebook, parse_notebook
 from pastcast.agents._parsing import parse_forecast, reparse_forecast
 from pastcast.agents._prompts import list_prompts, load_prompt, prompt_registry
 from pastcast.agents._rescore import normalize_step_labels
@@ -66,13 +65,11 @@ __all__ = [
     "load_models",
     "load_prompt",
     "normalize_step_labels",
-    "notebook_failures",
     "parse_forecast",
     "parse_notebook",
     "prompt_registry",
     "prompts_for",
     "register_agent",
-    "render_notebook",
     "reparse_forecast",
     "research_prompt",
 ]

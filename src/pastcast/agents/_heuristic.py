@@ -15,7 +15,6 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from pastcast.agents._base import register_agent
-from pastcast.agents._notebook import parse_notebook, render_notebook
 from pastcast.cutoff import cutoff_for_day, parse_timestamp
 from pastcast.env import BudgetExceeded, Episode, SearchResult, ToolError
 from pastcast.records import Assessment, Forecast, LedgerEntry, Notebook
@@ -198,7 +197,7 @@ class HeuristicResearchAgent:
         return {lb: v / z for lb, v in ex.items()}
 
 
-def _dump_notes(evidence: list[_Evidence], probs: dict[str, float]) -> str:
+def _dump_notes(evidence: list[_Evidence], probs: dict[str, float]) -> Notebook:
     """The evidence as a belief notebook (the same format model-driven agents write)."""
     ledger = [
         LedgerEntry(
@@ -212,18 +211,15 @@ def _dump_notes(evidence: list[_Evidence], probs: dict[str, float]) -> str:
         for e in sorted(evidence, key=lambda e: (e.when, e.doc_id))
     ]
     summary = f"{len(ledger)} dated documents weighed by cue direction and recency"
-    return render_notebook(
-        Notebook(
-            assessment=Assessment(probabilities=probs, summary=summary),
-            evidence_ledger=tuple(ledger),
-        )
+    return Notebook(
+        assessment=Assessment(probabilities=probs, summary=summary),
+        evidence_ledger=tuple(ledger),
     )
 
 
-def _load_notes(text: str | None, labels: tuple[str, ...]) -> list[_Evidence]:
-    nb = parse_notebook(text or "")
+def _load_notes(nb: Notebook | None, labels: tuple[str, ...]) -> list[_Evidence]:
     if nb is None:
-        return []  # a malformed notebook is ignored; the agent researches afresh
+        return []  # the first step: the agent researches afresh
     out = []
     for entry in nb.evidence_ledger:
         if entry.status != "active":

@@ -1,11 +1,14 @@
-"""The belief notebook carried between forecast dates (memory-on mode, after Forecast-Dojo).
+"""Memory-on mode: the belief notebook (``pastcast.records.Notebook``, after Forecast-Dojo) in
+the prompt, and the updated notebook found in the model's final reply.
 
 A notebook has an assessment (a probability per label, a short summary, open questions) and an
 evidence ledger of dated claims, each saying which labels it supports and which it rules out,
 and whether it is still active or superseded by newer evidence. The model writes it as JSON
-(inside its final answer object under ``"notebook"``, or in ``<notebook>`` tags); a notebook
-that does not parse or validate is not used: the previous one is carried forward unchanged and
-the step is counted as a notebook failure (``carry_forward``).
+(inside its final answer object under ``"notebook"``, or in ``<notebook>`` tags), to the schema
+derived from the record (``Notebook.answer_schema``). A notebook that does not parse or validate
+is not used: the previous one is carried forward unchanged, and the episode records that it was
+(``notebook_carried``) and why (``notebook_problems``), which is how run logs count failures.
+The runner hands ``episode.notebook_out`` of one step to the next step's ``notebook_in``.
 """
 
 from __future__ import annotations
@@ -18,21 +21,35 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from pastcast.agents._braces import balanced_objects
 from pastcast.agents._jsonish import find_blocks, load_object, strip_thinking, tagged
 from pastcast.agents._prompts import answer_template
 from pastcast.cutoff import cutoff_for_day, is_visible, parse_cutoff
-from pastcast.records import Assessment, LedgerEntry, Notebook, NotebookCheck, Record
+from pastcast.env import Episode
+from pastcast.records import (
+    Assessment,
+    LedgerEntry,
+    Notebook,
+    NotebookCheck,
+    NotebookProblem,
+    Record,
+)
 
 __all__ = [
+    "NOTEBOOK_SCHEMA",
     "carry_forward",
     "check_notebook",
     "future_entries",
     "ledger_dates_ok",
     "memory_answer_template",
+    "memory_fields",
     "notebook_field",
     "parse_notebook",
-    "render_notebook",
+    "store_notebook",
 ]
+
+NOTEBOOK_SCHEMA: dict[str, Any] = Notebook.answer_schema()
+"""The notebook part of the final answer's JSON schema (JSON action mode)."""
 
 
 def _known(obj: dict[str, Any], model: type[Record]) -> dict[str, Any]:
@@ -78,11 +95,6 @@ def parse_notebook(text: str) -> Notebook | None:
     return None
 
 
-def render_notebook(nb: Notebook) -> str:
-    """Canonical JSON text of a notebook (what the next step is shown)."""
-    return json.dumps(nb.model_dump(mode="json"), indent=2, ensure_ascii=False)
-
-
 def _cutoff(cutoff: datetime | date | str) -> datetime:
     return parse_cutoff(cutoff)
 
@@ -104,39 +116,54 @@ def ledger_dates_ok(nb: Notebook, cutoff: datetime | date | str) -> bool:
     return not future_entries(nb, cutoff)
 
 
+def _cut_short(text: str) -> bool:
+    """A notebook was begun but the reply ends before it closes (cut at its token limit)."""
+    tag = text.rfind("<notebook>")
+    if tag >= 0 and "</notebook>" not in text[tag:]:
+        return True
+    key = text.rfind('"notebook"')
+    return key >= 0 and not any(start < key < end for start, end in balanced_objects(text))
+
+
 def check_notebook(
     text: str, labels: Sequence[str], cutoff: datetime | date | str
 ) -> NotebookCheck:
     """Parse and validate a notebook written at a step: labels, probabilities, dates, ids."""
     nb = parse_notebook(text)
     if nb is None:
-        return NotebookCheck(notebook=None, problems=("unparseable",))
-    problems: list[str] = []
+        kind = "truncated" if _cut_short(strip_thinking(text or "")) else "unparseable"
+        return NotebookCheck(notebook=None, problems=(NotebookProblem(kind=kind),))
+    problems: list[NotebookProblem] = []
     known = set(labels)
     probs = nb.assessment.probabilities
     if set(probs) - known:
-        problems.append(f"unknown labels in assessment: {sorted(set(probs) - known)}")
+        detail = f"unknown labels in assessment: {sorted(set(probs) - known)}"
+        problems.append(NotebookProblem(kind="unknown_labels", detail=detail))
     if any(not math.isfinite(p) or p < 0 or p > 1 for p in probs.values()):
-        problems.append("assessment probability outside [0, 1]")
+        detail = "assessment probability outside [0, 1]"
+        problems.append(NotebookProblem(kind="bad_probabilities", detail=detail))
     elif not sum(probs.values()) > 0:
-        problems.append("assessment has no positive probability")
+        detail = "assessment has no positive probability"
+        problems.append(NotebookProblem(kind="bad_probabilities", detail=detail))
     for entry in nb.evidence_ledger:
         unknown = set(entry.supports) | set(entry.rules_out)
         unknown -= known
         if unknown:
-            problems.append(f"ledger entry {entry.id}: unknown labels {sorted(unknown)}")
+            detail = f"ledger entry {entry.id}: unknown labels {sorted(unknown)}"
+            problems.append(NotebookProblem(kind="unknown_labels", detail=detail))
     ids = [e.id for e in nb.evidence_ledger]
     if len(set(ids)) != len(ids):
-        problems.append("duplicate ledger entry ids")
+        problems.append(NotebookProblem(kind="duplicate_ids", detail="duplicate ledger entry ids"))
     late = future_entries(nb, cutoff)
     if late:
-        problems.append(f"ledger entries dated after the cutoff: {[e.id for e in late]}")
+        detail = f"ledger entries dated after the cutoff: {[e.id for e in late]}"
+        problems.append(NotebookProblem(kind="future_dates", detail=detail))
     return NotebookCheck(notebook=nb, problems=tuple(problems))
 
 
 def carry_forward(
-    previous: str | None, text: str, labels: Sequence[str], cutoff: datetime | date | str
-) -> tuple[str | None, NotebookCheck]:
+    previous: Notebook | None, text: str, labels: Sequence[str], cutoff: datetime | date | str
+) -> tuple[Notebook | None, NotebookCheck]:
     """The notebook to hand to the next step: the new one if valid, else ``previous`` unchanged.
 
     The returned check says whether this step's notebook was malformed (``not check.ok``), so
@@ -144,13 +171,33 @@ def carry_forward(
     """
     check = check_notebook(text, labels, cutoff)
     if check.ok and check.notebook is not None:
-        return render_notebook(check.notebook), check
+        return check.notebook, check
     return previous, check
 
 
-def notebook_field(previous: str | None) -> str:
+def store_notebook(episode: Episode, reply: str) -> None:
+    """Set ``episode.notebook_out`` from the final reply, or carry ``notebook_in`` forward and
+    record why (``notebook_carried``, ``notebook_problems``)."""
+    q = episode.question
+    notebook, check = carry_forward(episode.notebook_in, reply, q.labels, q.cutoff)
+    episode.notebook_out = notebook
+    episode.notebook_carried = not check.ok
+    episode.notebook_problems = check.problems
+
+
+def notebook_field(previous: Notebook | None) -> str:
     """The ``{notebook}`` prompt field: the previous notebook or a first-step note."""
-    return previous if previous else "(none: this is the first forecast date for this question)"
+    if previous is None:
+        return "(none: this is the first forecast date for this question)"
+    return previous.text()
+
+
+def memory_fields(episode: Episode) -> dict[str, str]:
+    """The ``{notebook}`` and ``{memory_answer_template}`` prompt fields."""
+    return {
+        "notebook": notebook_field(episode.notebook_in),
+        "memory_answer_template": memory_answer_template(episode.question.labels),
+    }
 
 
 def memory_answer_template(labels: Sequence[str]) -> str:

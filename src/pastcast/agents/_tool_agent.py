@@ -22,8 +22,8 @@ from typing import Any, Literal
 
 from pastcast.agents._answer import Decoding, finish_answer, view_fields
 from pastcast.agents._jsonish import find_blocks, load_object, strip_thinking
-from pastcast.agents._memory import NOTEBOOK_SCHEMA, memory_fields, store_notebook
 from pastcast.agents._no_tools import NoToolsAgent
+from pastcast.agents._notebook import NOTEBOOK_SCHEMA, memory_fields, store_notebook
 from pastcast.agents._prompts import answer_template, load_prompt
 from pastcast.env import TOOLS, BudgetExceeded, Episode
 from pastcast.models import (
@@ -352,7 +352,9 @@ class ToolAgent:
             reply,
             normalize_typography=self.normalize_typography,
         )
-        return store_notebook(episode, reply, forecast) if memory else forecast
+        if memory:
+            store_notebook(episode, reply)
+        return forecast
 
 
 class JsonActionAgent(ToolAgent):

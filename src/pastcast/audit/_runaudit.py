@@ -137,7 +137,7 @@ def _inputs(rec: StepRecord, ds: Dataset | None = None) -> list[str]:
     texts = _question(ds, rec)
     texts += [m.content for m in ep.messages if m.role != "assistant"]
     texts += [c.result for c in ep.tool_calls]
-    texts.append(ep.notebook_in or "")
+    texts.append(ep.notebook_in.text() if ep.notebook_in else "")
     return [t for t in texts if t]
 
 
@@ -145,7 +145,8 @@ def _outputs(rec: StepRecord) -> list[str]:
     """Everything the agent wrote."""
     ep = rec.episode
     texts = [m.content for m in ep.messages if m.role == "assistant"]
-    texts += [rec.forecast.raw_text, rec.forecast.rationale, ep.notebook_out or ""]
+    texts += [rec.forecast.raw_text, rec.forecast.rationale]
+    texts.append(ep.notebook_out.text() if ep.notebook_out else "")
     return [t for t in texts if t]
 
 

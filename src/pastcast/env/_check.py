@@ -5,21 +5,17 @@ Each check tries to break one guarantee the agent's world rests on: ``reset`` bi
 cutoff and builds the question from the event alone; a step at or after the resolution is
 refused; search shows only documents strictly before the cutoff; ``read`` refuses ids the step
 has not shown; the market tool exists only with market access and shows only complete days
-before the cutoff and the resolution; spent budgets raise ``BudgetExceeded`` as documented. With
-an agent spec it also runs that agent twice through ``run_benchmark`` on the step's event and
-requires the two run logs to be identical, step by step, except for run ids, timestamps and
-durations. Every check was shown to fail on a deliberately broken environment
-(``tests/test_check_env.py``).
+before the cutoff and the resolution; spent budgets raise ``BudgetExceeded`` as documented.
+That two runs of an agent write the same log is the runner's check
+(``pastcast.runner.check_deterministic``). Every check was shown to fail on a deliberately broken
+environment (``tests/test_check_env.py``).
 """
 
 from __future__ import annotations
 
 import contextlib
-import json
-import tempfile
 from collections.abc import Callable, Iterable
 from datetime import UTC, datetime, timedelta
-from pathlib import Path
 from typing import Any
 
 from pastcast.corpus import DocumentNotVisible
@@ -30,7 +26,6 @@ from pastcast.env._question import question_view
 from pastcast.env._toolkit import BudgetExceeded, ToolError
 from pastcast.models import ChatRequest, ScriptedModel
 from pastcast.records import Message, Record, Resolution, StepSpec
-from pastcast.runlog import AgentSpec
 
 __all__ = ["EnvCheckError", "EnvCheckReport", "check_env"]
 
@@ -244,21 +239,15 @@ def check_env(
     env: ForecastEnv,
     step: StepSpec,
     *,
-    agent: AgentSpec | None = None,
-    workdir: str | Path | None = None,
     strict: bool = True,
 ) -> EnvCheckReport:
-    """Check ``env``'s contract on ``step``; with ``agent``, also that two runs of that agent
-    on the step's event write the same run log (in ``workdir``, a temporary folder by default).
+    """Check ``env``'s contract on ``step``.
 
     Raises ``EnvCheckError`` naming every problem unless ``strict`` is False; the report says
     which checks passed either way.
     """
-    checks: list[tuple[str, Check]] = list(CHECKS)
-    if agent is not None:
-        checks.append(("deterministic runs", lambda e, s: _deterministic(e, s, agent, workdir)))
     passed, problems = [], []
-    for name, check in checks:
+    for name, check in CHECKS:
         try:
             found = check(env, step)
         except Exception as exc:  # a check that cannot even run is a broken contract too
@@ -276,69 +265,3 @@ def check_env(
     if strict and problems:
         raise EnvCheckError(report)
     return report
-
-
-# -- determinism: two run logs of the same agent, compared step by step --
-
-_VOLATILE = frozenset({"run_id", "created_at", "elapsed_s", "wall_s"})
-
-
-def _volatile(key: str) -> bool:
-    """Run ids, timestamps and durations differ between identical runs."""
-    return key in _VOLATILE or key.endswith(("_at", "_s", "_ms")) or "latency" in key
-
-
-def _stable(value: Any) -> Any:
-    if isinstance(value, dict):
-        return {k: _stable(v) for k, v in value.items() if not _volatile(k)}
-    if isinstance(value, list):
-        return [_stable(v) for v in value]
-    return value
-
-
-def _first_difference(a: Any, b: Any, path: str = "") -> str:
-    if isinstance(a, dict) and isinstance(b, dict):
-        for key in sorted(set(a) | set(b)):
-            if a.get(key) != b.get(key):
-                return _first_difference(a.get(key), b.get(key), f"{path}.{key}")
-    if isinstance(a, list) and isinstance(b, list) and len(a) == len(b):
-        for i, (x, y) in enumerate(zip(a, b, strict=True)):
-            if x != y:
-                return _first_difference(x, y, f"{path}[{i}]")
-    return path or "(the record)"
-
-
-def _deterministic(
-    env: ForecastEnv, step: StepSpec, agent: AgentSpec, workdir: str | Path | None
-) -> list[str]:
-    # The runner and the agents are built on this package, so they are imported here.
-    from pastcast.agents import clear_models
-    from pastcast.runlog import read_run_log
-    from pastcast.runner import RunConfig, run_benchmark
-
-    dataset = env.dataset.with_steps(env.dataset.steps_of(step.event_id))
-    config = RunConfig(agents=(agent,), env=env.config)
-    with tempfile.TemporaryDirectory(prefix="pastcast-check-") as tmp:
-        root = Path(workdir) if workdir is not None else Path(tmp)
-        root.mkdir(parents=True, exist_ok=True)
-        logs: list[dict[Any, dict[str, Any]]] = []
-        for name in ("first.jsonl", "second.jsonl"):
-            (root / name).unlink(missing_ok=True)
-            clear_models()  # each run builds its models afresh, as a new process would
-            log = root / name
-            run_benchmark(
-                dataset, env.backend, config, log, progress=False, python_runner=env._python
-            )
-            steps = read_run_log(log).steps
-            logs.append({r.key: _stable(r.model_dump(mode="json")) for r in steps})
-        clear_models()
-    first, second = logs
-    if set(first) != set(second):
-        return [f"the two runs recorded different steps ({len(first)} and {len(second)})"]
-    out = []
-    for key in sorted(first):
-        a, b = first[key], second[key]
-        if json.dumps(a, sort_keys=True) != json.dumps(b, sort_keys=True):
-            where = _first_difference(a, b)
-            out.append(f"step {key[2]}#{key[3]} differs between two identical runs at {where}")
-    return out

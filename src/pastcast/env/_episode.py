@@ -19,6 +19,8 @@ from pastcast.models import ChatRequest, ChatResponse, Model, context_limits_of,
 from pastcast.records import (
     BINARY_LABELS,
     EpisodeRecord,
+    Notebook,
+    NotebookProblem,
     Record,
     StepSpec,
     Termination,
@@ -51,7 +53,7 @@ class Episode:
         tools: Toolbox,
         config: EnvConfig,
         history: PublicHistory,
-        notebook_in: str | None = None,
+        notebook_in: Notebook | None = None,
         rollout: int = 0,
     ) -> None:
         self.question = question
@@ -60,8 +62,10 @@ class Episode:
         self.history = history
         self.notebook_in = notebook_in
         self.rollout = rollout
-        self.notebook_out: str | None = None
-        self.notebook_problems: tuple[str, ...] = ()
+        self.notebook_out: Notebook | None = None
+        self.notebook_carried = False
+        """The notebook written was rejected and ``notebook_in`` carried forward."""
+        self.notebook_problems: tuple[NotebookProblem, ...] = ()
         self._transcript = Transcript()
         self._usage = Usage()
         self._started = time.perf_counter()
@@ -137,6 +141,7 @@ class Episode:
             tool_calls=tool_calls,
             notebook_in=self.notebook_in,
             notebook_out=self.notebook_out,
+            notebook_carried=self.notebook_carried,
             notebook_problems=self.notebook_problems,
             usage=self._usage,
             wall_s=_since(self._started),
@@ -194,11 +199,16 @@ class ForecastEnv:
             python_runner = sandboxed_python(self.config)
         self._python = python_runner
 
+    @property
+    def python_runner(self) -> Callable[[str], dict[str, Any]] | None:
+        """What runs the python tool's code (None: the tool is off)."""
+        return self._python
+
     def reset(
         self,
         step: StepSpec,
         *,
-        notebook_in: str | None = None,
+        notebook_in: Notebook | None = None,
         config: EnvConfig | None = None,
         rollout: int = 0,
     ) -> Episode:

@@ -1,9 +1,9 @@
 """Reading and writing run logs: steps append-only in JSONL, flushed per record, the header in a
 JSON file beside them (``header_path``); everything validated on read.
 
-Schema 2 keeps only step records in the step file, so it loads as one table (polars, pandas,
-duckdb, Hugging Face ``datasets``). Schema-1 logs (the header as the first line) are still read,
-never resumed.
+Since schema 2 the step file keeps only step records, so it loads as one table (polars, pandas,
+duckdb, Hugging Face ``datasets``). Logs of schema 2 (notebooks as text) and schema 1 (the header
+as the first line) are still read, converted to schema 3 record by record, and never resumed.
 
 One writer at a time: ``RunLogWriter`` holds an exclusive lock (``lock_path``, ``flock``) for as
 long as it is open, so a second process on the same log is refused with a message naming the
@@ -15,7 +15,7 @@ from __future__ import annotations
 import fcntl
 import json
 import os
-from collections.abc import Collection
+from collections.abc import Callable, Collection
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
@@ -24,10 +24,11 @@ from pydantic import ValidationError
 from pydantic_core import PydanticSerializationError
 
 from pastcast import safejson
-from pastcast.records import RETRYABLE_FAILURES, FailureReason, StepKey
+from pastcast.records import RETRYABLE_FAILURES, FailureReason, Notebook, StepKey
 from pastcast.runlog._definition import definition_mismatch
 from pastcast.runlog._schema import SCHEMA_VERSION, RunHeader, StepRecord
 from pastcast.runlog._v1 import V1, v1_header, v1_step
+from pastcast.runlog._v2 import V2, v2_step
 
 __all__ = [
     "RunLog",
@@ -109,10 +110,10 @@ def _read_header(path: Path) -> RunHeader:
     if not isinstance(obj, dict):
         raise RunLogError(f"{path}: expected a JSON object")
     version = obj.get("schema_version")
-    if version != SCHEMA_VERSION:
+    if version not in (SCHEMA_VERSION, V2):
         raise RunLogError(
             f"{path}: field schema_version: unsupported version {version!r} "
-            f"(this pastcast reads {SCHEMA_VERSION}, and {V1} with the header on line 1)"
+            f"(this pastcast reads {SCHEMA_VERSION} and {V2}, and {V1} with the header on line 1)"
         )
     try:
         return RunHeader.model_validate(obj)
@@ -130,22 +131,24 @@ def read_run_log(path: str | Path) -> RunLog:
     if not p.is_file() and not hp.is_file():
         raise RunLogError(f"{p}: no such run log")
     objects, truncated = _objects(p)
+    convert: Callable[[dict[str, Any]], dict[str, Any]] | None = None
     if hp.is_file():
         header = _read_header(hp)
-        convert = None
+        if header.schema_version == V2:
+            convert = v2_step
     elif objects and objects[0][1].get("kind") == "header":
         lineno, first = objects.pop(0)
         if first.get("schema_version") != V1:
             raise RunLogError(
                 f"{p}:{lineno}: field schema_version: unsupported version "
-                f"{first.get('schema_version')!r} (this pastcast reads {SCHEMA_VERSION}, and {V1} "
-                "with the header on line 1)"
+                f"{first.get('schema_version')!r} (this pastcast reads {SCHEMA_VERSION} and {V2}, "
+                f"and {V1} with the header on line 1)"
             )
         try:
             header = RunHeader.model_validate(v1_header(first))
         except ValidationError as exc:
             raise RunLogError(f"{p}:{lineno}: {_describe(exc)}") from None
-        convert = v1_step
+        convert = _from_v1
     else:
         where = f"{p}:1" if objects else str(p)
         raise RunLogError(
@@ -159,6 +162,10 @@ def read_run_log(path: str | Path) -> RunLog:
         except ValidationError as exc:
             raise RunLogError(f"{p}:{lineno}: {_describe(exc)}") from None
     return RunLog(p, header, tuple(steps), truncated)
+
+
+def _from_v1(obj: dict[str, Any]) -> dict[str, Any]:
+    return v2_step(v1_step(obj))
 
 
 def _json_line(record: StepRecord) -> str:
@@ -232,9 +239,9 @@ class RunLogWriter:
 
     A new log gets its header (``header_path``) written atomically before any step. Opening an
     existing log (to resume) refuses a run whose definition differs from the log's header
-    (``run_definition``: dataset, configuration, agents, prompts) or a schema-1 log, drops a
-    partial last line left by a crash, and ends a complete last record that lacks its newline,
-    so nothing already written is lost and nothing is half-written.
+    (``run_definition``: dataset, configuration, agents, prompts) or a log of an older schema,
+    drops a partial last line left by a crash, and ends a complete last record that lacks its
+    newline, so nothing already written is lost and nothing is half-written.
 
     ``retry_failed``: steps recorded as unusable for one of these reasons (by default
     ``RETRYABLE_FAILURES``: a provider that failed, a model that was missing) are run again;
@@ -260,7 +267,7 @@ class RunLogWriter:
 
     def _open(self, header: RunHeader, retry_failed: bool | Collection[FailureReason]) -> None:
         self.done: set[StepKey] = set()
-        self.notebooks: dict[StepKey, str] = {}
+        self.notebooks: dict[StepKey, Notebook] = {}
         """The notebook each recorded step ended with (memory-on chains resume from it)."""
         self.attempts: dict[StepKey, int] = {}
         """Steps to run again with the attempts already recorded for them."""
@@ -269,8 +276,8 @@ class RunLogWriter:
             if existing.header.schema_version != SCHEMA_VERSION:
                 raise RunLogError(
                     f"run log {self.path} was written with run-log schema "
-                    f"{existing.header.schema_version}; this run writes schema {SCHEMA_VERSION}: "
-                    "use a new --out"
+                    f"{existing.header.schema_version}; this run writes schema {SCHEMA_VERSION}, "
+                    "and an older log is read but never resumed: use a new --out"
                 )
             # The header must describe every record under it: a different run never appends.
             mismatch = definition_mismatch(self.path, existing.header, header)

@@ -9,17 +9,17 @@ label order (a map keyed by labels would be a different set of columns in every 
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from datetime import date
-from typing import Annotated, Any
+from typing import Any
 
-from pydantic import BeforeValidator, Field, PlainSerializer, field_serializer, field_validator
+from pydantic import Field, TypeAdapter, field_serializer, field_validator
 
 from pastcast.records import (
     AgentRole,
     CorpusIdentity,
     EpisodeRecord,
     Forecast,
+    Probabilities,
     Record,
     Setting,
     StepKey,
@@ -36,33 +36,13 @@ __all__ = [
     "StepRecord",
 ]
 
-SCHEMA_VERSION = 2
-"""2: header beside the step file, model calls and tool calls in call order, text tool results."""
+SCHEMA_VERSION = 3
+"""3: notebooks as records (``Notebook``), a carried-forward notebook and its problems as typed
+fields. 2: header beside the step file, model calls and tool calls in call order, text tool
+results."""
 
 
-def _from_pairs(value: object) -> object:
-    if not isinstance(value, list):
-        return value
-    out: dict[str, object] = {}
-    for item in value:  # as written in a log
-        if not isinstance(item, dict) or set(item) != {"label", "p"}:
-            raise ValueError('expected {"label": ..., "p": ...} pairs')
-        if item["label"] in out:
-            raise ValueError(f"duplicate label {item['label']!r}")
-        out[item["label"]] = item["p"]
-    return out
-
-
-def _to_pairs(value: Mapping[str, float]) -> list[dict[str, str | float]]:
-    return [{"label": label, "p": p} for label, p in value.items()]
-
-
-Probabilities = Annotated[
-    dict[str, float],
-    BeforeValidator(_from_pairs),
-    PlainSerializer(_to_pairs, when_used="json"),
-]
-"""A probability per outcome label: a dict in Python, ``{"label", "p"}`` pairs in the log."""
+_PAIRS: TypeAdapter[dict[str, float]] = TypeAdapter(Probabilities)
 
 
 class AgentSpec(Record):
@@ -145,12 +125,15 @@ class StepRecord(Record):
     @classmethod
     def _forecast_from_log(cls, value: object) -> object:
         if isinstance(value, dict) and isinstance(value.get("probs"), list):
-            return {**value, "probs": _from_pairs(value["probs"])}
+            return {**value, "probs": _PAIRS.validate_python(value["probs"])}
         return value
 
     @field_serializer("forecast", when_used="json")
     def _forecast_to_log(self, forecast: Forecast) -> dict[str, Any]:
-        return {**forecast.model_dump(mode="json"), "probs": _to_pairs(forecast.probs)}
+        return {
+            **forecast.model_dump(mode="json"),
+            "probs": _PAIRS.dump_python(forecast.probs, mode="json"),
+        }
 
     @property
     def key(self) -> StepKey:

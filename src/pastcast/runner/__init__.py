@@ -5,6 +5,7 @@ from pastcast.runner._accounting import Accounting, UsageAccount
 from pastcast.runner._config import BreakerConfig, Execution, ProviderLimits, RunConfig
 from pastcast.runner._cutoffs import CutoffFilter, after_model_cutoff
 from pastcast.runner._data import open_dataset, reschedule
+from pastcast.runner._determinism import DETERMINISM_CHECK, check_deterministic
 from pastcast.runner._estimate import EstimateRow, PlanEstimate, estimate_plan
 from pastcast.runner._executors import Executor, LocalExecutor, executors
 from pastcast.runner._limits import CircuitBreaker, ProviderGates, TokenBucket
@@ -30,6 +31,7 @@ from pastcast.runner._work import (
 )
 
 __all__ = [
+    "DETERMINISM_CHECK",
     "PLAN_SETTINGS",
     "Accounting",
     "BreakerConfig",
@@ -57,6 +59,7 @@ __all__ = [
     "WorkContext",
     "after_model_cutoff",
     "agent_env_config",
+    "check_deterministic",
     "code_version",
     "estimate_plan",
     "executors",

@@ -27,7 +27,7 @@ from pastcast.agents import prompts_for
 from pastcast.corpus import CorpusBackend, corpus_identity
 from pastcast.dataset import Dataset
 from pastcast.models import model_cutoff
-from pastcast.records import RETRYABLE_FAILURES, CorpusIdentity, StepKey, StepSpec
+from pastcast.records import RETRYABLE_FAILURES, CorpusIdentity, Notebook, StepKey, StepSpec
 from pastcast.runlog import AgentSpec, RunHeader, RunLogWriter
 from pastcast.runner._accounting import Accounting, RunStats, progress_display
 from pastcast.runner._config import Execution, RunConfig
@@ -133,12 +133,12 @@ class _Driver:
         self._in_flight = 0
         self._error: BaseException | None = None
 
-    def _task(self, chain: _Chain, step: StepSpec, notebook: str | None) -> StepTask:
+    def _task(self, chain: _Chain, step: StepSpec, notebook: Notebook | None) -> StepTask:
         attempt = self.writer.attempts.get(chain.key(step), 0) + 1
         self.retried += attempt > 1
         return StepTask(chain.spec, step, chain.rollout, notebook, attempt)
 
-    def _chain_from(self, chain: _Chain, start: int, notebook: str | None) -> StepTask | None:
+    def _chain_from(self, chain: _Chain, start: int, notebook: Notebook | None) -> StepTask | None:
         """The first step of a memory-on chain from ``start`` not recorded yet, with the
         notebook of the last one that is."""
         for step in chain.steps[start:]:

@@ -25,6 +25,7 @@ from pastcast.records import (
     EpisodeRecord,
     FailureReason,
     Forecast,
+    Notebook,
     Record,
     StepSpec,
     Termination,
@@ -87,7 +88,7 @@ class StepTask:
     spec: AgentSpec
     step: StepSpec
     rollout: int
-    notebook: str | None = None
+    notebook: Notebook | None = None
     """The notebook carried into the step (memory-on chains)."""
     attempt: int = 1
 

@@ -29,7 +29,7 @@ from pastcast.env import (
     ToolError,
 )
 from pastcast.models import ChatRequest, ChatResponse, Model, ModelError
-from pastcast.records import Forecast, Usage
+from pastcast.records import Forecast, Notebook, Usage
 from pastcast.toolserver._jsonrpc import (
     BUDGET_EXHAUSTED,
     MODEL_FAILED,
@@ -103,7 +103,9 @@ class RemoteEpisode(Episode):
         config = EnvConfig.model_validate(info["config"])
         tools = RemoteToolbox(conn, tuple(info["tools"]), question.cutoff, config)
         history = PublicHistory.model_validate(info["history"])
-        super().__init__(question, tools, config, history, info["notebook_in"], info["rollout"])
+        notebook = info["notebook_in"]
+        notebook_in = None if notebook is None else Notebook.model_validate(notebook)
+        super().__init__(question, tools, config, history, notebook_in, info["rollout"])
         self._conn = conn
         self.model_name: str | None = info.get("model")
         """The model the server calls for ``chat`` (None: this agent has none)."""
@@ -131,9 +133,11 @@ class RemoteEpisode(Episode):
 
     def submit(self, forecast: Forecast) -> None:
         """Send the answer (with the notebook the agent left), which ends the episode."""
+        nb = self.notebook_out
         params = {
             "forecast": forecast.model_dump(mode="json"),
-            "notebook_out": self.notebook_out,
-            "notebook_problems": list(self.notebook_problems),
+            "notebook_out": None if nb is None else nb.model_dump(mode="json"),
+            "notebook_carried": self.notebook_carried,
+            "notebook_problems": [p.model_dump(mode="json") for p in self.notebook_problems],
         }
         _request(self._conn, "pastcast/forecast", params)

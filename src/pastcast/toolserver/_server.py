@@ -26,7 +26,7 @@ from pydantic import ValidationError
 
 from pastcast.env import BudgetExceeded, Episode, ToolError
 from pastcast.models import ChatRequest, Model
-from pastcast.records import Forecast
+from pastcast.records import Forecast, Notebook, NotebookProblem, Record
 from pastcast.scoring import normalize
 from pastcast.toolserver._jsonrpc import (
     BUDGET_EXHAUSTED,
@@ -225,11 +225,12 @@ class EpisodeServer:
         """What the agent may know at the start: the question view (built from the event
         alone), counts of outcomes already public, its own notebook, budgets, tools, model."""
         ep = self.episode
+        notebook = None if ep.notebook_in is None else ep.notebook_in.model_dump(mode="json")
         return {
             "question": ep.question.model_dump(mode="json"),
             "prompt": ep.question.render(),
             "history": ep.history.model_dump(mode="json"),
-            "notebook_in": ep.notebook_in,
+            "notebook_in": notebook,
             "rollout": ep.rollout,
             "config": ep.config.model_dump(mode="json"),
             "tools": [t.name for t in ep.tools.tools()],
@@ -272,16 +273,29 @@ class EpisodeServer:
             forecast = Forecast.model_validate(_object(params, "forecast"))
         except ValidationError as exc:
             raise _validation("forecast", exc) from None
-        notebook = params.get("notebook_out")
-        if notebook is not None and not isinstance(notebook, str):
-            raise _invalid("params.notebook_out: expected a string or null")
-        problems = params.get("notebook_problems", [])
-        if not isinstance(problems, list) or not all(isinstance(p, str) for p in problems):
-            raise _invalid("params.notebook_problems: expected a list of strings")
+        try:
+            left = _NotebookLeft.model_validate({k: params[k] for k in _NOTEBOOK if k in params})
+        except ValidationError as exc:
+            first = exc.errors()[0]
+            where = ".".join(str(p) for p in first["loc"])
+            raise _invalid(f"params.{where}: {first['msg']}") from None
         self.forecast = _checked(forecast, self.episode.question.labels)
-        self.episode.notebook_out = notebook
-        self.episode.notebook_problems = tuple(problems)
+        self.episode.notebook_out = left.notebook_out
+        self.episode.notebook_carried = left.notebook_carried
+        self.episode.notebook_problems = left.notebook_problems
         return {}
+
+
+class _NotebookLeft(Record):
+    """The notebook an agent left with its answer (``pastcast/forecast``), as the episode
+    records it."""
+
+    notebook_out: Notebook | None = None
+    notebook_carried: bool = False
+    notebook_problems: tuple[NotebookProblem, ...] = ()
+
+
+_NOTEBOOK = tuple(_NotebookLeft.model_fields)
 
 
 def _checked(forecast: Forecast, labels: tuple[str, ...]) -> Forecast:

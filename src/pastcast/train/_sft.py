@@ -18,7 +18,7 @@ from typing import Any, Literal
 from pydantic import ValidationError
 
 from pastcast.dataset import Dataset
-from pastcast.records import Message, Record, Setting, UtcDatetime
+from pastcast.records import Message, Notebook, Record, Setting, UtcDatetime
 from pastcast.runlog import Probabilities, RunLog, StepRecord
 from pastcast.textfiles import read_text_file
 from pastcast.train._chat import (
@@ -73,6 +73,7 @@ class SftRecord(Record):
     """The conversation that gave the final answer (the last of the step)."""
     forecast: Probabilities
     notebook_in: str | None = None
+    """The notebook carried in, as the prompt showed it (``Notebook.text``)."""
     notebook_out: str | None = None
     rewards: StepRewards
 
@@ -94,6 +95,10 @@ _RECORDS: dict[SftShape, type[SftRecord] | type[OpenAiRecord]] = {
 def sft_schema(shape: SftShape = "messages") -> dict[str, Any]:
     """The JSON Schema every line of an SFT export of ``shape`` satisfies."""
     return _RECORDS[shape].model_json_schema(mode="serialization")
+
+
+def _text(notebook: Notebook | None) -> str | None:
+    return None if notebook is None else notebook.text()
 
 
 def _candidates(
@@ -162,8 +167,8 @@ def _rows(
                 conversation=conv.index,
                 final=conv.final,
                 forecast=step.forecast.probs,
-                notebook_in=step.episode.notebook_in,
-                notebook_out=step.episode.notebook_out,
+                notebook_in=_text(step.episode.notebook_in),
+                notebook_out=_text(step.episode.notebook_out),
                 rewards=rewards,
             )
             obj = record.model_dump(mode="json")

@@ -9,6 +9,7 @@ See docs/world.md for what is simulated and how.
 
 from pastcast.world._config import WORLD_VERSION, WorldConfig
 from pastcast.world._phrases import NEGATIVE_CUES, POSITIVE_CUES
+from pastcast.world._source import world_source
 from pastcast.world._spec import (
     WORLD_SPEC,
     is_world_spec,
@@ -32,4 +33,5 @@ __all__ = [
     "parse_world_spec",
     "world_from_spec",
     "world_named_by",
+    "world_source",
 ]

@@ -130,18 +130,6 @@ def jsonl_source(path: Path, *, lenient: bool = False) -> SourceRun:
     return SourceRun(docs, skipped=lambda: dict(report.reasons))
 
 
-@sources.register("world")
-def world_source(path: Path) -> SourceRun:
-    """The embedded world's documents: ``world:SEED[,FIELD=VALUE...]``."""
-    from pastcast.world import world_from_spec  # the world sits above the corpus; built on demand
-
-    try:
-        world = world_from_spec(f"world:{path}")
-    except ValueError as exc:
-        raise SourceUnavailable(str(exc)) from None
-    return SourceRun(iter(world.documents))
-
-
 @sources.register("wcep")
 def wcep_source(
     path: Path,

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, time
 
 from pastcast.dataset import Dataset
-from pastcast.records import BINARY_LABELS, Message, ModelCall, ToolCall
+from pastcast.records import BINARY_LABELS, Message, ModelCall, Notebook, ToolCall
 from pastcast.runlog import StepRecord
 
 __all__ = [
@@ -116,13 +116,13 @@ def pretty_json(text: str) -> str:
         return text
 
 
-def notebook_diff(before: str | None, after: str | None) -> list[tuple[str, str]]:
+def notebook_diff(before: Notebook | None, after: Notebook | None) -> list[tuple[str, str]]:
     """Line diff of the notebook carried in and the one written, as (kind, line) pairs with
     kind one of "add", "del", "hunk", "same"."""
-    if not before and not after:
+    if before is None and after is None:
         return []
-    a = pretty_json(before or "").splitlines()
-    b = pretty_json(after or "").splitlines()
+    a = before.text().splitlines() if before else []
+    b = after.text().splitlines() if after else []
     out = []
     for line in difflib.unified_diff(a, b, "carried in", "written", lineterm="", n=2):
         if line.startswith(("+++", "---")):

@@ -25,6 +25,7 @@ from pastcast.scoring.analyses._evidence import (
     evidence_index,
     evidence_quartiles,
     new_entries,
+    notebook_failures,
 )
 from pastcast.scoring.analyses._hindcast import (
     CoverageKind,
@@ -96,6 +97,7 @@ __all__ = [
     "lookback_summary",
     "memory_cost",
     "new_entries",
+    "notebook_failures",
     "pipeline_recoveries",
     "power_n",
     "power_rounds",

@@ -10,6 +10,7 @@ recording.
 from __future__ import annotations
 
 import math
+from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
@@ -17,6 +18,7 @@ from datetime import datetime
 import numpy as np
 
 from pastcast.cutoff import cutoff_for_day, is_visible
+from pastcast.records import Notebook, NotebookProblemKind
 from pastcast.runlog import StepRecord
 from pastcast.scoring._table import Convention, table_from_records
 from pastcast.scoring.analyses._longitudinal import (
@@ -39,23 +41,32 @@ __all__ = [
     "evidence_index",
     "evidence_quartiles",
     "new_entries",
+    "notebook_failures",
 ]
 
 
-def new_entries(notebook: str | None, previous_cutoff: datetime, cutoff: datetime) -> int | None:
+def new_entries(
+    notebook: Notebook | None, previous_cutoff: datetime, cutoff: datetime
+) -> int | None:
     """Ledger entries of ``notebook`` dated within (previous forecast date, this one]; None when
-    there is no parseable notebook. Active and superseded entries both count."""
-    # Imported here: the agents package imports the environment and runner stack.
-    from pastcast.agents import parse_notebook
-
-    nb = parse_notebook(notebook) if notebook else None
-    if nb is None:
+    there is no notebook. Active and superseded entries both count."""
+    if notebook is None:
         return None
     n = 0
-    for entry in nb.evidence_ledger:
+    for entry in notebook.evidence_ledger:
         start = cutoff_for_day(entry.date_observed)
         n += is_visible(start, cutoff) and not is_visible(start, previous_cutoff)
     return n
+
+
+def notebook_failures(records: Iterable[StepRecord]) -> Counter[NotebookProblemKind]:
+    """Steps whose written notebook was rejected (the previous one carried forward), by kind
+    of problem (``unparseable``, ``future_dates``, ...)."""
+    out: Counter[NotebookProblemKind] = Counter()
+    for r in records:
+        if r.episode.notebook_carried:
+            out.update({p.kind for p in r.episode.notebook_problems})
+    return out
 
 
 @dataclass(frozen=True)
