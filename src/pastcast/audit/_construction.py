@@ -3,8 +3,13 @@
 
 For the dataset's own steps and for every schedule asked for (rebuilt on the same events), a
 logistic regression on ``step_features`` is scored out of fold (events never split across
-folds) and its ROC AUC for "resolved Yes" is reported with an event-clustered bootstrap
-interval; an interval above 0.5 is a leak. Binary events only: the question is the outcome.
+folds) and its ROC AUC for "resolved Yes" is judged against a permutation null: the same
+cross-validation with the outcomes of whole events shuffled within their folds. Small-sample
+cross-validation is biased below 0.5 (it anti-learns), so the reference is that null, not 0.5:
+a leak is an AUC above the null's with a permutation p-value under ``alpha``. An event-clustered
+bootstrap interval is reported where the data can tell at all; with too few events (the null
+itself spread so wide that a real AUC of 0.65 would pass for chance) the verdict says so instead
+of an interval that reads like a finding. Binary events only: the question is the outcome.
 
 Two more checks on the dataset itself: events whose scheduled close lies after the last
 resolution in the data (such an event can only be in a data set of resolved questions because it
@@ -18,21 +23,35 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from datetime import date, timedelta
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 
-from pastcast.audit._classify import auc, auc_interval, out_of_fold_scores
+from pastcast.audit._classify import auc, auc_interval, out_of_fold_scores, permutation_null
 from pastcast.audit._features import FEATURES, step_features
 from pastcast.cutoff import last_complete_day
 from pastcast.dataset import Dataset
 from pastcast.markets import Schedule, movement, schedules
 from pastcast.records import BINARY_LABELS, Record, StepSpec
 
-__all__ = ["AS_BUILT", "ConstructionAudit", "ScheduleAudit", "audit_construction", "late_closes"]
+__all__ = [
+    "AS_BUILT",
+    "TOO_FEW_WIDTH",
+    "ConstructionAudit",
+    "ScheduleAudit",
+    "Verdict",
+    "audit_construction",
+    "late_closes",
+]
 
 AS_BUILT = "dataset"
 """The name under which the dataset's own steps are reported."""
+
+TOO_FEW_WIDTH = 0.15
+"""The null's upper quantile (at ``1 - alpha``) this far or more above its median: too few
+events to tell a real AUC of 0.65 from chance, so no interval is reported."""
+
+Verdict = Literal["leaks", "ok", "too few events to tell", "one outcome only"]
 
 
 class ScheduleAudit(Record):
@@ -46,15 +65,24 @@ class ScheduleAudit(Record):
     auc: float | None
     """Out-of-fold ROC AUC (None without both outcomes)."""
     ci_low: float | None
+    """Bootstrap interval of the AUC over whole events; None with too few events to tell."""
     ci_high: float | None
     move_ratio: float | None = None
     """Mean absolute price move on the day starting at a cutoff over the mean on every priced
     day of the same events: above 1, the schedule steps just before moves."""
+    p_value: float | None = None
+    """Share of the permutation null at or above the AUC, ``(1 + k) / (1 + permutations)``."""
+    null_median: float | None = None
+    """The null's median AUC: below 0.5 where small-sample cross-validation anti-learns."""
+    null_high: float | None = None
+    """The null's ``1 - alpha`` quantile: an AUC above it is a leak at level ``alpha``."""
+    verdict: Verdict = "one outcome only"
 
     @property
     def leaks(self) -> bool:
-        """The interval lies above 0.5: the metadata tells the outcome."""
-        return self.ci_low is not None and self.ci_low > 0.5
+        """The AUC is above its permutation null at the audit's level: the metadata tells the
+        outcome."""
+        return self.verdict == "leaks"
 
 
 class ConstructionAudit(Record):
@@ -66,6 +94,9 @@ class ConstructionAudit(Record):
     draws: int
     level: float
     seed: int
+    permutations: int = 0
+    alpha: float = 0.05
+    """Level of the permutation test: a schedule leaks when its p-value is below it."""
     skipped: dict[str, int]
     """Events left out of the classifier, by reason."""
     results: tuple[ScheduleAudit, ...]
@@ -80,8 +111,8 @@ class ConstructionAudit(Record):
         for r in self.results:
             if r.schedule == AS_BUILT and r.leaks:
                 out.append(
-                    f"steps as built: metadata predicts the outcome, AUC {r.auc:.3f} "
-                    f"[{r.ci_low:.3f}, {r.ci_high:.3f}] above 0.5"
+                    f"steps as built: metadata predicts the outcome, AUC {r.auc:.3f} against "
+                    f"a permutation null of median {r.null_median:.3f}, p = {r.p_value:.4f}"
                 )
         out += [f"event {e}: closes after the data's last resolution" for e in self.late_closes]
         out += [
@@ -146,6 +177,8 @@ def _one(
     draws: int,
     seed: int,
     level: float,
+    permutations: int,
+    alpha: float,
 ) -> ScheduleAudit:
     rows, ys, groups = [], [], []
     events = yes = 0
@@ -171,17 +204,33 @@ def _one(
     mean_base = float(np.nanmean(base)) if base and not np.all(np.isnan(base)) else float("nan")
     ratio = (move_sum / move_n) / mean_base if move_n and mean_base > 0 else None
     if not rows or np.unique(y).size < 2:
-        return ScheduleAudit(
+        return ScheduleAudit(  # verdict: one outcome only
             schedule=name, events=events, yes_events=yes, steps=len(ys), auc=None, ci_low=None,
             ci_high=None, move_ratio=ratio,
         )  # fmt: skip
     x = np.vstack(rows)
     g = np.array(groups, dtype=np.int64)
     scores = out_of_fold_scores(x, y, g, folds=folds, seed=seed)
+    found = auc(scores, y)
+    null = permutation_null(x, y, g, folds=folds, seed=seed, permutations=permutations)
+    p = float((1 + np.count_nonzero(null >= found)) / (1 + null.size))
+    median, high_q = (float(v) for v in np.quantile(null, [0.5, 1.0 - alpha]))
+    verdict: Verdict
+    if p < alpha:
+        verdict = "leaks"
+    elif high_q - median >= TOO_FEW_WIDTH:
+        verdict = "too few events to tell"
+    else:
+        verdict = "ok"
+    low: float | None
+    high: float | None
     low, high = auc_interval(scores, y, g, draws=draws, seed=seed, level=level)
+    if verdict == "too few events to tell":
+        low = high = None  # an interval here would read like a finding
     return ScheduleAudit(
-        schedule=name, events=events, yes_events=yes, steps=len(ys), auc=auc(scores, y),
-        ci_low=low, ci_high=high, move_ratio=ratio,
+        schedule=name, events=events, yes_events=yes, steps=len(ys), auc=found, ci_low=low,
+        ci_high=high, move_ratio=ratio, p_value=p, null_median=median, null_high=high_q,
+        verdict=verdict,
     )  # fmt: skip
 
 
@@ -194,10 +243,17 @@ def audit_construction(
     draws: int = 2000,
     seed: int = 0,
     level: float = 0.95,
+    permutations: int = 500,
+    alpha: float = 0.05,
 ) -> ConstructionAudit:
     """Audit the datasets' own steps and those of each named schedule (default: every
     registered one), rebuilt on the same events with ``schedule_options`` (only the options a
-    schedule takes are passed to it)."""
+    schedule takes are passed to it). Each is judged against ``permutations`` draws of its
+    permutation null at level ``alpha``."""
+    if permutations < 1:
+        raise ValueError(f"permutations: {permutations}; at least 1")
+    if not 0.0 < alpha < 1.0:
+        raise ValueError(f"alpha: {alpha}; between 0 and 1")
     names = schedules.names() if schedule_names is None else tuple(schedule_names)
     built = {n: _schedule(n, schedule_options or {}) for n in names}  # unknown names fail first
     skipped: Counter[str] = Counter()
@@ -207,8 +263,9 @@ def audit_construction(
                 skipped["not binary"] += 1
             elif e.id not in ds.resolutions:
                 skipped["unresolved"] += 1
-    results = [_one(AS_BUILT, datasets, None, folds, draws, seed, level)]
-    results += [_one(n, datasets, s, folds, draws, seed, level) for n, s in built.items()]
+    test = (folds, draws, seed, level, permutations, alpha)
+    results = [_one(AS_BUILT, datasets, None, *test)]
+    results += [_one(n, datasets, s, *test) for n, s in built.items()]
     prefix = len(datasets) > 1
     return ConstructionAudit(
         datasets=tuple(ds.id for ds in datasets),
@@ -216,6 +273,8 @@ def audit_construction(
         draws=draws,
         level=level,
         seed=seed,
+        permutations=permutations,
+        alpha=alpha,
         skipped=dict(skipped),
         results=tuple(results),
         late_closes=tuple(

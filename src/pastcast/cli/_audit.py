@@ -71,11 +71,21 @@ def construction(
     seed: Annotated[
         int, typer.Option(min=0, max=2**63 - 1, help="Seed of the folds and the bootstrap.")
     ] = 0,
+    permutations: Annotated[
+        int,
+        typer.Option(
+            min=1, max=100_000, help="Draws of the permutation null the AUC is judged against."
+        ),
+    ] = 500,
+    alpha: Annotated[
+        float,
+        typer.Option(min=0.0001, max=0.5, help="Level of the permutation test."),
+    ] = 0.05,
     as_json: JsonFlag = False,
 ) -> None:
     """Can what agents see of the construction (cutoff, step index, spacing, open and close
-    times) predict the outcome? Out-of-fold AUC with a bootstrap interval, per schedule; exit 1
-    when the datasets as built leak, close after their data or lack text snapshots."""
+    times) predict the outcome? Out-of-fold AUC against its permutation null, per schedule;
+    exit 1 when the datasets as built leak, close after their data or lack text snapshots."""
     from pastcast.audit import audit_construction
 
     loaded = [load_dataset_option(spec, "DATASET") for spec in datasets]
@@ -88,6 +98,8 @@ def construction(
             folds=folds,
             draws=draws,
             seed=seed,
+            permutations=permutations,
+            alpha=alpha,
         )
     except ValueError as exc:  # an unknown schedule, or options it cannot take
         fail(f"--schedule: {exc}")
@@ -99,18 +111,20 @@ def construction(
         left = ", ".join(f"{k} {n}" for k, n in sorted(audit.skipped.items())) or "none"
         typer.echo(
             f"{len(loaded)} dataset(s): {built.events} binary events with steps (left out: "
-            f"{left}); {audit.folds}-fold AUC, {audit.level:.0%} interval of {audit.draws} draws"
+            f"{left}); {audit.folds}-fold AUC against {audit.permutations} permutations "
+            f"(level {audit.alpha:g}), {audit.level:.0%} interval of {audit.draws} draws"
         )
         typer.echo(
             f"  {'schedule':<18} {'events':>6} {'yes':>5} {'steps':>6} {'AUC':>6}  "
-            f"{'interval':<16} {'moves':>5}"
+            f"{'interval':<16} {'null':>6} {'p':>6} {'moves':>5}"
         )
         for r in audit.results:
-            interval = f"[{_cell(r.ci_low)}, {_cell(r.ci_high)}]"
-            verdict = "LEAKS" if r.leaks else "ok"
+            interval = "-" if r.ci_low is None else f"[{_cell(r.ci_low)}, {_cell(r.ci_high)}]"
+            verdict = "LEAKS" if r.leaks else r.verdict
             typer.echo(
                 f"  {r.schedule:<18} {r.events:>6} {r.yes_events:>5} {r.steps:>6} "
-                f"{_cell(r.auc):>6}  {interval:<16} {_cell(r.move_ratio, '.2f'):>5}  {verdict}"
+                f"{_cell(r.auc):>6}  {interval:<16} {_cell(r.null_median):>6} "
+                f"{_cell(r.p_value, '.4f'):>6} {_cell(r.move_ratio, '.2f'):>5}  {verdict}"
             )
         for line in findings:
             typer.echo(f"finding: {line}")
