@@ -14,7 +14,13 @@ from pastcast.agents._base import (
     prompts_for,
     register_agent,
 )
-from pastcast.agents._baselines import BaseRateAgent, MarketAgent, RandomAgent, UniformAgent
+from pastcast.agents._baselines import (
+    BaseRateAgent,
+    MarketAgent,
+    RandomAgent,
+    UniformAgent,
+    random_draws,
+)
 from pastcast.agents._heuristic import HeuristicResearchAgent
 from pastcast.agents._llm_registry import agent_model, clear_models, load_models
 from pastcast.agents._memory import notebook_failures
@@ -71,6 +77,7 @@ __all__ = [
     "parse_notebook",
     "prompt_registry",
     "prompts_for",
+    "random_draws",
     "register_agent",
     "render_notebook",
     "reparse_forecast",
