@@ -14,7 +14,13 @@ from pastcast.agents._base import (
     prompts_for,
     register_agent,
 )
-from pastcast.agents._baselines import BaseRateAgent, MarketAgent, RandomAgent, UniformAgent
+from pastcast.agents._baselines import (
+    BaseRateAgent,
+    MarketAgent,
+    RandomAgent,
+    UniformAgent,
+    random_draws,
+)
 from pastcast.agents._heuristic import HeuristicResearchAgent
 from pastcast.agents._llm_registry import agent_model, clear_models, load_models
 from pastcast.agents._no_tools import NoToolsAgent
@@ -69,6 +75,7 @@ __all__ = [
     "parse_notebook",
     "prompt_registry",
     "prompts_for",
+    "random_draws",
     "register_agent",
     "reparse_forecast",
     "research_prompt",

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+from datetime import datetime
 
 import numpy as np
 
@@ -10,7 +11,7 @@ from pastcast.agents._base import register_agent
 from pastcast.env import Episode, ToolError
 from pastcast.records import Forecast
 
-__all__ = ["BaseRateAgent", "MarketAgent", "RandomAgent", "UniformAgent"]
+__all__ = ["BaseRateAgent", "MarketAgent", "RandomAgent", "UniformAgent", "random_draws"]
 
 
 class UniformAgent:
@@ -19,6 +20,13 @@ class UniformAgent:
     def forecast(self, episode: Episode) -> Forecast:
         labels = episode.question.labels
         return Forecast(probs={lb: 1.0 / len(labels) for lb in labels}, raw_text="uniform")
+
+
+def random_draws(seed: int, event_id: str, cutoff: datetime) -> np.random.Generator:
+    """The random baseline's generator for one (seed, event, cutoff): the same draws wherever
+    that baseline plays the step (a run, a resumed run, an arena replay, the simulation)."""
+    key = f"{seed}|{event_id}|{cutoff.isoformat()}".encode()
+    return np.random.default_rng(int.from_bytes(hashlib.sha256(key).digest()[:8], "big"))
 
 
 class RandomAgent:
@@ -34,8 +42,7 @@ class RandomAgent:
 
     def forecast(self, episode: Episode) -> Forecast:
         q = episode.question
-        key = f"{self.seed}|{q.event_id}|{q.cutoff.isoformat()}".encode()
-        rng = np.random.default_rng(int.from_bytes(hashlib.sha256(key).digest()[:8], "big"))
+        rng = random_draws(self.seed, q.event_id, q.cutoff)
         if q.kind == "binary":
             p = float(rng.uniform(0.0, 1.0))
             return Forecast(probs={"Yes": p, "No": 1.0 - p}, raw_text=f"random {p:.6f}")

@@ -12,6 +12,7 @@ simulation, scoring and statistics do not.
 """
 
 from pastcast.arena._backend import ArenaBackend, ArenaRejected
+from pastcast.arena._calibration import CalibrationFit, calibrate_simulation
 from pastcast.arena._chain import EvmArena
 from pastcast.arena._contracts import (
     CONTRACTS,
@@ -21,8 +22,18 @@ from pastcast.arena._contracts import (
     find_solcjs,
     write_artifacts,
 )
+from pastcast.arena._figures import ARENA_FIGURES, arena_figures, write_arena_figures
 from pastcast.arena._indexer import index_chain
 from pastcast.arena._ledger import LedgerArena, LedgerError, LedgerSummary, verify_ledger
+from pastcast.arena._paper import (
+    PAPER_CATEGORIES,
+    PAPER_LEADERBOARD,
+    PAPER_MARKET_BRIER,
+    PaperCategory,
+    PaperComparison,
+    PaperRow,
+    compare_with_paper,
+)
 from pastcast.arena._play import RoundPlayer, Submitter, agent_key
 from pastcast.arena._protocol import (
     Domain,
@@ -74,11 +85,14 @@ from pastcast.arena._scoring import YES_INDEX, outcome_code, payouts_for, score_
 from pastcast.arena._simulation import (
     ARCHETYPES,
     CATEGORIES,
+    MARKET_SLOPE,
     Archetype,
     Category,
     PowerRow,
     SimulationConfig,
+    SimulationDraws,
     SimulationResult,
+    allocate_rounds,
     power_table,
     simulate,
 )
@@ -95,14 +109,19 @@ from pastcast.arena._stats import (
 
 __all__ = [
     "ARCHETYPES",
+    "ARENA_FIGURES",
     "CATEGORIES",
     "CONTRACTS",
     "DEFAULT_HOST",
     "FALLBACK_BP",
+    "MARKET_SLOPE",
     "MAX_BP",
     "OUTCOME_EXCLUDED",
     "OUTCOME_NO",
     "OUTCOME_YES",
+    "PAPER_CATEGORIES",
+    "PAPER_LEADERBOARD",
+    "PAPER_MARKET_BRIER",
     "SELECTORS",
     "SOLC_VERSION",
     "UNCATEGORIZED",
@@ -114,6 +133,7 @@ __all__ = [
     "ArenaReport",
     "ArenaSnapshot",
     "BenchmarkPrice",
+    "CalibrationFit",
     "Candidate",
     "Category",
     "CategoryRow",
@@ -124,6 +144,9 @@ __all__ = [
     "LedgerError",
     "LedgerSummary",
     "MurphyRow",
+    "PaperCategory",
+    "PaperComparison",
+    "PaperRow",
     "PowerRow",
     "RelayerPolicy",
     "ReplayResult",
@@ -137,19 +160,24 @@ __all__ = [
     "SignedCommit",
     "SignedReveal",
     "SimulationConfig",
+    "SimulationDraws",
     "SimulationResult",
     "SnapshotError",
     "Submitter",
     "agent_key",
+    "allocate_rounds",
+    "arena_figures",
     "arena_name",
     "arena_report",
     "artifacts",
     "benchmark_from_book",
     "benchmark_from_dataset",
     "benchmark_from_trades",
+    "calibrate_simulation",
     "commit_digest",
     "commit_typed_data",
     "commitment",
+    "compare_with_paper",
     "compile_contracts",
     "condition_id_for",
     "create_relayer",
@@ -180,5 +208,6 @@ __all__ = [
     "simulate",
     "to_bp",
     "verify_ledger",
+    "write_arena_figures",
     "write_artifacts",
 ]

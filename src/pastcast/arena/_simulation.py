@@ -1,23 +1,31 @@
 """The seed-controlled simulation study of Foresight Arena (section 6).
 
-R rounds of k binary markets. Each round belongs to one of six categories (drawn with the
-paper's round counts as weights). A market's benchmark price is b ~ Beta(a_c, a_c); its true
-probability is q = b + N(0, sigma_c) (clipped), the information the market has not priced; the
-outcome is x ~ Bernoulli(q). The market is therefore calibrated (E[x | b] = b up to clipping),
-as the paper assumes of liquid markets, and its Brier is E[b (1 - b)] = a_c / (2 (2 a_c + 1)).
+R rounds of k binary markets. Rounds are dealt to six categories in the paper's counts (Table 7:
+12/11/9/7/6/5 of 50, scaled by largest remainders for another R) in a seeded order. A market's
+benchmark price is b ~ Beta(a_c, a_c); its true probability is
+q = 1/2 + kappa (b - 1/2) + N(0, sigma_c) (clipped): kappa below 1 is a market a little
+overconfident (prices further from 1/2 than the truth), sigma_c the information it has not
+priced; the outcome is x ~ Bernoulli(q).
 
 The archetypes:
 
-* q-anchored (three): p = b + lambda * s_c * (q - b) + N(0, sigma): they recover part of the
-  unpriced information, lambda times the category's signal s_c, at the cost of their own noise;
+* q-anchored (two): p = 1/2 + gamma (b + lambda s_c (q - b) - 1/2) + N(0, sigma): they
+  recover part of what the market has not priced, lambda times the category's signal s_c, at
+  the cost of their own noise and of a boldness gamma; they gain through resolution;
+* calibration-driven (one of those three in the paper): p = 1/2 + gamma (b - 1/2) + N(0, sigma):
+  the market price recalibrated towards 1/2, gaining through reliability, not resolution;
 * market-tracking (two): p = b + N(0, sigma): the market price with noise, alpha = -sigma^2;
 * market consensus: p = b, alpha exactly 0 (a reference);
-* random: p ~ U[0, 1], expected Brier 1/3.
+* random: p ~ U[0, 1], expected Brier 1/3 (a baseline: listed, not counted among the agents of
+  the category table).
 
 Every probability is clipped to [0.01, 0.99] (the random agent excepted) and rounded to basis
-points, then scored exactly as on chain (``score_round``); the statistics are the arena's.
-Draws come from one ``numpy.random.default_rng(seed)`` in a fixed order, so a seed fixes every
-byte of the output. The parameters are ours: the paper does not publish its generator.
+points, then scored exactly as on chain (``score_round``); the statistics are the arena's. The
+randomness is drawn up front from one ``numpy.random.default_rng(seed)`` in a fixed order and
+turned into prices, truths and forecasts by inverse transforms, so a seed fixes every byte of
+the output and the same draws serve every parameter value (which is how the parameters were
+fitted to the paper's tables: ``pastcast.arena.calibrate_simulation``). The paper does not
+publish its generator; the form is ours and the parameters are fitted.
 """
 
 from __future__ import annotations
@@ -30,7 +38,9 @@ from typing import Literal
 import numpy as np
 from numpy.typing import NDArray
 from pydantic import Field
+from scipy.special import betaincinv
 
+from pastcast.agents import random_draws
 from pastcast.arena._records import (
     MAX_BP,
     ArenaMarket,
@@ -47,11 +57,14 @@ from pastcast.scoring import power_n, power_rounds
 __all__ = [
     "ARCHETYPES",
     "CATEGORIES",
+    "MARKET_SLOPE",
     "Archetype",
     "Category",
     "PowerRow",
     "SimulationConfig",
+    "SimulationDraws",
     "SimulationResult",
+    "allocate_rounds",
     "power_table",
     "simulate",
 ]
@@ -59,7 +72,8 @@ __all__ = [
 
 class Category(Record):
     name: str
-    weight: float = Field(gt=0)
+    rounds: int = Field(gt=0)
+    """Rounds of this category in 50 (the paper's Table 7); scaled for another R."""
     concentration: float = Field(gt=0)
     """a_c: prices are Beta(a_c, a_c); a larger a_c means prices nearer 1/2, a harder category."""
     unpriced: float = Field(ge=0)
@@ -70,62 +84,75 @@ class Category(Record):
 
 class Archetype(Record):
     name: str
-    kind: Literal["q_anchored", "market_tracking", "market", "random"]
+    kind: Literal["q_anchored", "calibration", "market_tracking", "market", "random"]
     pull: float = 0.0
     """lambda (q-anchored): share of (q - b) recovered where the signal is 1."""
+    shrink: float = 1.0
+    """gamma: the slope of the forecast around 1/2 (calibration-driven: on the market price;
+    q-anchored: on its own estimate; above 1 is bolder, below 1 more cautious)."""
     noise: float = 0.0
     """sigma: the agent's own noise."""
     paper_label: str = ""
     """The placeholder name of the paper's corresponding archetype."""
 
 
-# Weights are the paper's rounds per category (Table 7); concentrations give its market Brier per
-# category (a_c / (2 (2 a_c + 1))); the signal follows its ordering of the best alpha.
+# Fitted to the paper's Tables 5-7 at seed 137 (``calibrate_simulation``; docs/arena.md has the
+# fit and its residuals). Rounds are the paper's per category.
 CATEGORIES: tuple[Category, ...] = (
-    Category(name="crypto", weight=12, concentration=1.9, unpriced=0.15, signal=1.6),
-    Category(name="politics", weight=11, concentration=4.0, unpriced=0.15, signal=1.3),
-    Category(name="sports", weight=9, concentration=1.0, unpriced=0.15, signal=1.0),
-    Category(name="economics", weight=7, concentration=2.5, unpriced=0.15, signal=0.8),
-    Category(name="geopolitics", weight=6, concentration=7.0, unpriced=0.15, signal=0.1),
-    Category(name="entertainment", weight=5, concentration=1.6, unpriced=0.15, signal=0.6),
-)
+    Category(name="crypto", rounds=12, concentration=3.366, unpriced=0.175, signal=0.4),
+    Category(name="politics", rounds=11, concentration=3.117, unpriced=0.175, signal=1.1),
+    Category(name="sports", rounds=9, concentration=0.533, unpriced=0.175, signal=0.6),
+    Category(name="economics", rounds=7, concentration=7.252, unpriced=0.175, signal=0.3),
+    Category(name="geopolitics", rounds=6, concentration=5.544, unpriced=0.175, signal=0.3),
+    Category(name="entertainment", rounds=5, concentration=0.312, unpriced=0.175, signal=0.3),
+)  # fmt: skip
 
 ARCHETYPES: tuple[Archetype, ...] = (
     Archetype(
         name="q-anchored-sharp",
         kind="q_anchored",
-        pull=0.25,
-        noise=0.06,
+        pull=0.3202,
+        shrink=1.1262,
+        noise=0.0485,
         paper_label="claude-opus-4-5",
     ),
     Archetype(
-        name="q-anchored-bold", kind="q_anchored", pull=0.30, noise=0.08, paper_label="gpt-5-2"
+        name="q-anchored-bold",
+        kind="q_anchored",
+        pull=0.2954,
+        shrink=1.0467,
+        noise=0.0546,
+        paper_label="gpt-5-2",
     ),
     Archetype(
-        name="q-anchored-calibrated",
-        kind="q_anchored",
-        pull=0.15,
-        noise=0.04,
+        name="calibration-driven",
+        kind="calibration",
+        shrink=0.9099,
+        noise=0.0311,
         paper_label="gemini-3-pro",
     ),
     Archetype(
         name="market-tracking-low-noise",
         kind="market_tracking",
-        noise=0.06,
+        noise=0.048,
         paper_label="grok-4-1",
     ),
     Archetype(
         name="market-tracking-high-noise",
         kind="market_tracking",
-        noise=0.10,
+        noise=0.0695,
         paper_label="glm-4-7",
     ),
     Archetype(name="market-consensus", kind="market", paper_label="Market Consensus"),
     Archetype(name="random", kind="random", paper_label="Random Baseline"),
 )
+MARKET_SLOPE = 0.8
+"""kappa: the truth's slope on the market price (1: a calibrated market; below 1 a little
+overconfident)."""
 
 _CLIP = (0.01, 0.99)
 _START = datetime(2026, 1, 5, 16, 0, tzinfo=UTC)
+_ROLES = {"market": "reference", "random": "baseline"}
 
 
 class SimulationConfig(Record):
@@ -134,6 +161,7 @@ class SimulationConfig(Record):
     markets: int = Field(default=7, ge=1, le=64)
     categories: tuple[Category, ...] = CATEGORIES
     archetypes: tuple[Archetype, ...] = ARCHETYPES
+    market_slope: float = Field(default=MARKET_SLOPE, gt=0)
 
 
 class PowerRow(Record):
@@ -165,26 +193,101 @@ def power_table(
     return tuple(rows)
 
 
-def _to_bp(p: NDArray[np.float64]) -> tuple[int, ...]:
-    return tuple(int(v) for v in np.floor(p * MAX_BP + 0.5).astype(np.int64))
+def _to_bp(p: NDArray[np.float64]) -> NDArray[np.int64]:
+    out: NDArray[np.int64] = np.floor(p * MAX_BP + 0.5).astype(np.int64)
+    return out
+
+
+def allocate_rounds(categories: Sequence[Category], rounds: int) -> tuple[int, ...]:
+    """Rounds per category for ``rounds`` in all: the categories' counts scaled by largest
+    remainders (ties to the earlier category), so 50 rounds give the paper's counts."""
+    total = sum(c.rounds for c in categories)
+    exact = [c.rounds * rounds / total for c in categories]
+    counts = [int(e) for e in exact]
+    by_remainder = sorted(range(len(exact)), key=lambda i: (-(exact[i] - counts[i]), i))
+    for i in by_remainder[: rounds - sum(counts)]:
+        counts[i] += 1
+    return tuple(counts)
+
+
+class SimulationDraws:
+    """Every random number of a study, drawn up front in a fixed order: the round order of the
+    categories, then (rounds x markets) uniforms for the prices, normals for the truths,
+    uniforms for the outcomes, and one array per archetype (uniforms for a random one, normals
+    otherwise). What parameters do with them is ``SimulationDraws.play``."""
+
+    def __init__(self, config: SimulationConfig) -> None:
+        rng = np.random.default_rng(config.seed)
+        counts = allocate_rounds(config.categories, config.rounds)
+        order = np.repeat(np.arange(len(config.categories)), counts)
+        self.category: NDArray[np.int64] = order[rng.permutation(order.size)]
+        shape = (config.rounds, config.markets)
+        self.price_u = rng.random(shape)
+        self.truth_z = rng.standard_normal(shape)
+        self.outcome_u = rng.random(shape)
+        # The random baseline draws as the registered random agent does on the same market
+        # and deadline (``pastcast.agents.random_draws``): one random baseline everywhere.
+        self.agent_draws = tuple(
+            self._random(config) if a.kind == "random" else rng.standard_normal(shape)
+            for a in config.archetypes
+        )
+
+    @staticmethod
+    def _random(config: SimulationConfig) -> NDArray[np.float64]:
+        return np.array(
+            [
+                [
+                    random_draws(config.seed, _market_id(r + 1, i), _deadline(r)).uniform(0, 1)
+                    for i in range(config.markets)
+                ]
+                for r in range(config.rounds)
+            ]
+        )
+
+    def market(
+        self, config: SimulationConfig
+    ) -> tuple[NDArray[np.int64], NDArray[np.float64], NDArray[np.int64]]:
+        """(benchmark prices in basis points, true probabilities, outcomes) under ``config``."""
+        cats = config.categories
+        a = np.array([cats[i].concentration for i in self.category])[:, None]
+        sigma = np.array([cats[i].unpriced for i in self.category])[:, None]
+        b_bp = _to_bp(np.clip(betaincinv(a, a, self.price_u), *_CLIP))
+        b = b_bp / MAX_BP
+        q = np.clip(0.5 + config.market_slope * (b - 0.5) + sigma * self.truth_z, 0.0, 1.0)
+        return b_bp, q, (self.outcome_u < q).astype(np.int64)
+
+    def play(
+        self, config: SimulationConfig
+    ) -> tuple[NDArray[np.int64], NDArray[np.int64], dict[str, NDArray[np.int64]]]:
+        """(benchmark prices in basis points, outcomes, each archetype's forecasts in basis
+        points), all (rounds x markets), under ``config``'s parameters."""
+        b_bp, q, x = self.market(config)
+        b = b_bp / MAX_BP
+        signal = np.array([config.categories[i].signal for i in self.category])[:, None]
+        forecasts = {
+            arch.name: _to_bp(_predict(arch, signal, q, b, draw))
+            for arch, draw in zip(config.archetypes, self.agent_draws, strict=True)
+        }
+        return b_bp, x, forecasts
 
 
 def _predict(
     arch: Archetype,
-    cat: Category,
+    signal: NDArray[np.float64],
     q: NDArray[np.float64],
     b: NDArray[np.float64],
-    rng: np.random.Generator,
+    draw: NDArray[np.float64],
 ) -> NDArray[np.float64]:
-    k = q.size
     if arch.kind == "random":
-        return rng.uniform(0.0, 1.0, size=k)
+        return draw
     if arch.kind == "market":
         return b
     if arch.kind == "market_tracking":
-        p = b + rng.normal(0.0, arch.noise, size=k)
+        p = b + arch.noise * draw
+    elif arch.kind == "calibration":
+        p = 0.5 + arch.shrink * (b - 0.5) + arch.noise * draw
     else:
-        p = b + arch.pull * cat.signal * (q - b) + rng.normal(0.0, arch.noise, size=k)
+        p = 0.5 + arch.shrink * (b + arch.pull * signal * (q - b) - 0.5) + arch.noise * draw
     return np.clip(p, *_CLIP)
 
 
@@ -192,21 +295,21 @@ def _market_id(r: int, i: int) -> str:
     return f"sim-r{r:03d}-m{i}"
 
 
+def _deadline(r: int) -> datetime:
+    """The commit deadline of round ``r + 1``: weekly from the study's start."""
+    return _START + timedelta(days=7 * r)
+
+
 def simulate(config: SimulationConfig | None = None) -> SimulationResult:
     """Run the study; the same config gives byte-identical results."""
     cfg = config or SimulationConfig()
-    rng = np.random.default_rng(cfg.seed)
-    weights = np.array([c.weight for c in cfg.categories], dtype=np.float64)
-    cat_index = rng.choice(len(cfg.categories), size=cfg.rounds, p=weights / weights.sum())
+    draws = SimulationDraws(cfg)
+    b_bp, x, forecasts = draws.play(cfg)
+    roles = {a.name: _ROLES[a.kind] for a in cfg.archetypes if a.kind in _ROLES}
     results = []
     for r in range(cfg.rounds):
-        cat = cfg.categories[int(cat_index[r])]
-        b = np.clip(rng.beta(cat.concentration, cat.concentration, size=cfg.markets), *_CLIP)
-        b_bp = np.asarray(_to_bp(b), dtype=np.float64) / MAX_BP
-        q = np.clip(b_bp + rng.normal(0.0, cat.unpriced, size=cfg.markets), 0.0, 1.0)
-        x = (rng.uniform(size=cfg.markets) < q).astype(np.int64)
-        predictions = {a.name: _to_bp(_predict(a, cat, q, b_bp, rng)) for a in cfg.archetypes}
-        deadline = _START + timedelta(days=7 * r)
+        cat = cfg.categories[int(draws.category[r])]
+        deadline = _deadline(r)
         markets = tuple(
             ArenaMarket(
                 market_id=_market_id(r + 1, i),
@@ -224,19 +327,20 @@ def simulate(config: SimulationConfig | None = None) -> SimulationResult:
             selector="simulation",
             benchmarks=tuple(
                 BenchmarkPrice(
-                    market_id=m.market_id, price_bp=bp, source="mid", observed_at=deadline
+                    market_id=m.market_id, price_bp=int(bp), source="mid", observed_at=deadline
                 )
-                for m, bp in zip(markets, _to_bp(b_bp), strict=True)
+                for m, bp in zip(markets, b_bp[r].tolist(), strict=True)
             ),
         )
-        outcomes: tuple[OutcomeCode, ...] = tuple(1 if v else 0 for v in x.tolist())
+        outcomes: tuple[OutcomeCode, ...] = tuple(1 if v else 0 for v in x[r].tolist())
+        predictions = {name: tuple(int(v) for v in f[r].tolist()) for name, f in forecasts.items()}
         results.append(
             RoundResult(
                 round=rnd,
                 outcomes=outcomes,
                 predictions=predictions,
                 scores=score_round(rnd, outcomes, predictions),
-                roles={a.name: "reference" for a in cfg.archetypes if a.kind == "market"},
+                roles=roles,
             )
         )
     return SimulationResult(

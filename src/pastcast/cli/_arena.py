@@ -9,7 +9,7 @@ from typing import Any
 import typer
 
 from pastcast import safejson
-from pastcast.cli._common import fail, output_dir, print_json
+from pastcast.cli._common import fail, note, output_dir, print_json
 
 app = typer.Typer(
     help="Foresight Arena: commit-reveal rounds scored against the market (simulation, "
@@ -43,7 +43,7 @@ def _print_leaderboard(report: Any) -> None:
     for row in report.leaderboard:
         se = f" ± {row.alpha_se:.4f}" if row.alpha_se is not None else ""
         table.add_row(
-            row.agent + (" (reference)" if row.role != "agent" else ""),
+            row.agent + (f" ({row.role})" if row.role != "agent" else ""),
             str(row.rounds),
             f"{row.brier:.4f}",
             f"{row.alpha:+.4f}{se}",
@@ -60,12 +60,17 @@ def simulate(
     # Bounded: 10,000 rounds take seconds, 100,000 over a minute and gigabytes.
     rounds: int = typer.Option(50, min=1, max=10_000, help="Rounds R."),
     markets: int = typer.Option(7, min=1, max=64, help="Markets per round k."),
-    out: Path | None = typer.Option(None, help="Also write rounds.jsonl (every round) here."),
+    out: Path | None = typer.Option(
+        None, help="Also write rounds.jsonl (every round) and Figures 2b and 5 here."
+    ),
+    paper: bool = typer.Option(
+        False, "--paper", help="Also set every figure of the paper's Tables 5-7 beside ours."
+    ),
     json_: bool = typer.Option(False, "--json", help="Print JSON."),
 ) -> None:
     """The paper's simulation study: leaderboard, Murphy and category tables, cumulative alpha,
     and the power table of Proposition 3. The same seed gives byte-identical output."""
-    from pastcast.arena import SimulationConfig
+    from pastcast.arena import SimulationConfig, compare_with_paper
     from pastcast.arena import simulate as run_simulation
 
     if out is not None:
@@ -75,6 +80,14 @@ def simulate(
         with (out / "rounds.jsonl").open("w", encoding="utf-8") as fh:
             for res in result.results:
                 fh.write(res.model_dump_json() + "\n")
+        from pastcast.arena import write_arena_figures
+
+        try:
+            write_arena_figures(result.report, out)
+        except ImportError:  # pragma: no cover - the reports extra is absent
+            note("figures: not drawn (matplotlib, the reports extra, is not installed)", json_)
+    labels = {a.name: a.paper_label for a in result.config.archetypes}
+    beside = compare_with_paper(result.report, labels) if paper else ()
     if json_:
         report = result.report.model_dump(mode="json", exclude={"per_round"})
         print_json(
@@ -82,12 +95,56 @@ def simulate(
                 "config": result.config.model_dump(mode="json"),
                 **report,
                 "power": [p.model_dump(mode="json") for p in result.power],
+                **({"paper": [_paper_row(c) for c in beside]} if paper else {}),
             }
         )
         return
     _print_leaderboard(result.report)
     for p in result.power:
         typer.echo(f"alpha* {p.alpha:.3f}: {p.predictions} predictions, {p.rounds} rounds")
+    if paper:
+        _print_paper(beside)
+
+
+def _paper_row(c: Any) -> dict[str, Any]:
+    return {**c.model_dump(mode="json"), "residual": c.residual}
+
+
+def _print_paper(rows: Any) -> None:
+    from rich.console import Console
+    from rich.table import Table
+
+    table = Table(title="The paper's Tables 5-7 (seed 137, R = 50, k = 7) beside this run")
+    for col in ("table", "row", "figure", "paper", "pastcast", "difference"):
+        table.add_column(
+            col, justify="right" if col in ("paper", "pastcast", "difference") else "left"
+        )
+    for c in rows:
+        got = "-" if c.pastcast is None else f"{c.pastcast:+.4f}"
+        diff = "-" if c.residual is None else f"{c.residual:+.4f}"
+        table.add_row(c.table, c.row, c.figure, f"{c.paper:+.4f}", got, diff)
+    Console(width=120).print(table)
+
+
+@app.command("calibrate")
+def calibrate(
+    json_: bool = typer.Option(False, "--json", help="Print JSON."),
+) -> None:
+    """Fit the simulation's parameters to the paper's Tables 5-7 at seed 137 (a few minutes):
+    the fitted configuration, then every figure beside the paper's."""
+    from pastcast.arena import calibrate_simulation
+
+    fit = calibrate_simulation()
+    if json_:
+        print_json(
+            {
+                "config": fit.config.model_dump(mode="json"),
+                "paper": [_paper_row(c) for c in fit.comparison],
+            }
+        )
+        return
+    typer.echo(fit.config.model_dump_json(indent=2))
+    _print_paper(fit.comparison)
 
 
 def _parse_predictions(text: str) -> list[int]:

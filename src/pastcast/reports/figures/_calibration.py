@@ -71,10 +71,8 @@ def murphy_bars(data: ReportData) -> Figure | None:
     return fig
 
 
-@register_figure("cumulative-alpha")
-def cumulative_alpha(data: ReportData) -> Figure | None:
-    """Cumulative alpha against the market over forecast rounds (cutoff dates), per agent and
-    setting: the [0, 1] Brier of the market minus the agent's."""
+def _alpha_by_round(data: ReportData) -> list[tuple[tuple[str, ...], np.ndarray, np.ndarray]]:
+    """Per agent and setting: the forecast rounds (cutoff days) and the mean alpha of each."""
     table = data.table
     alpha = table.metrics(data.fallback)["alpha"]
     steps = data.runs.steps
@@ -87,18 +85,40 @@ def cumulative_alpha(data: ReportData) -> Figure | None:
             continue
         days = np.array([steps[i].cutoff.date().toordinal() for i in rows])
         uniq, inv = np.unique(days, return_inverse=True)
-        per_round = np.bincount(inv, alpha[rows])
-        lines.append((names, uniq, np.cumsum(per_round)))
+        per_round = np.bincount(inv, alpha[rows]) / np.bincount(inv)
+        lines.append((names, uniq, per_round))
+    return lines
+
+
+def _alpha_lines(data: ReportData, running_mean: bool, ylabel: str) -> Figure | None:
+    lines = _alpha_by_round(data)
     if not lines:
         return None
     fig = new_figure(1, 7.0, 3.8)
     ax = fig.subplots()
-    for names, uniq, cum in lines[: MAX_PANELS * 2]:
+    for names, uniq, per_round in lines[: MAX_PANELS * 2]:
         when = np.array([date.fromordinal(int(d)) for d in uniq], dtype="datetime64[D]")
-        ax.plot(when, cum, marker=".", label=_label(names))
+        cum = np.cumsum(per_round)
+        ax.plot(when, cum / np.arange(1, cum.size + 1) if running_mean else cum, marker=".",
+                label=_label(names))  # fmt: skip
     ax.axhline(0, color="0.3", lw=0.8)
-    ax.set_ylabel("cumulative alpha")
+    ax.set_ylabel(ylabel)
     ax.set_xlabel("forecast round (cutoff date)")
     ax.legend(fontsize=8)
     date_axis(ax, 8)
     return fig
+
+
+@register_figure("cumulative-alpha")
+def cumulative_alpha(data: ReportData) -> Figure | None:
+    """Cumulative mean alpha against the market after R forecast rounds (cutoff dates), per
+    agent and setting, as Foresight Arena's Figure 5 plots it: (1/R) times the sum of the
+    rounds' alphas, a round's alpha the mean over its forecasts of the [0, 1] Brier of the
+    market minus the agent's."""
+    return _alpha_lines(data, True, "cumulative mean alpha")
+
+
+@register_figure("cumulative-alpha-sum")
+def cumulative_alpha_sum(data: ReportData) -> Figure | None:
+    """Running sum of the rounds' mean alphas against the market, per agent and setting."""
+    return _alpha_lines(data, False, "running sum of alpha")
