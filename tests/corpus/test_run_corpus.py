@@ -153,7 +153,8 @@ def test_news_counts_from_an_index_or_a_database(tmp_path: Path, pg_url: str) ->
     assert steps[0] == steps[1] != steps[2]  # the news counts moved some forecast dates
     no_corpus = ["run", "--dataset", str(tmp_path / "ds0"), "--agent", "uniform"]
     result = runner.invoke(app, [*no_corpus, "--retrieval", "dense", "--out", str(tmp_path / "r")])
-    assert result.exit_code == 2 and "--retrieval dense needs a corpus with a dataset directory" in result.output
+    assert result.exit_code == 2
+    assert "--retrieval dense needs a corpus with a dataset directory" in result.output
     bad = runner.invoke(
         app,
         ["data", "import", "forecastbench", str(root), "--out", str(tmp_path / "x")]
