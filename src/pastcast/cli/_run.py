@@ -100,7 +100,6 @@ def execute(
     *,
     resume: bool = False,
     retry_failed: bool = False,
-    as_json: bool = False,
     where: str | None = None,
 ) -> RunResult:
     """Shared by ``run``, ``run --config`` and ``demo``: run the plan, return the result.
@@ -333,7 +332,7 @@ def run(
         )
     except AppError as exc:
         fail_run(exc)
-    report(execute(plan, out, resume=resume, retry_failed=retry_failed, as_json=as_json), as_json)
+    report(execute(plan, out, resume=resume, retry_failed=retry_failed), as_json)
 
 
 def demo(
@@ -346,7 +345,9 @@ def demo(
     from pastcast.reports import write_report
 
     try:
-        plan = plan_from_agents(DEMO_AGENTS, dataset=f"world:{seed}")
+        plan = plan_from_agents(
+            DEMO_AGENTS, dataset=f"world:{seed}", concurrency={"episodes": _RUN["workers"].default}
+        )
     except AppError as exc:
         fail_run(exc)
     output_dir(out, "--out", "demo")

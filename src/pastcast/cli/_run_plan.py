@@ -43,7 +43,5 @@ def run_plan_file(
         if param.name not in _WITH_CONFIG and param.name and _given(ctx, param.name):
             fail(f"{param.opts[0]}: not with --config (the plan {path} declares the run)")
     log = out if _given(ctx, "out") else None
-    result = execute(
-        plan, log, resume=resume, retry_failed=retry_failed, as_json=as_json, where=str(path)
-    )
+    result = execute(plan, log, resume=resume, retry_failed=retry_failed, where=str(path))
     report(result, as_json)
