@@ -69,3 +69,16 @@ def test_the_worlds_own_index_is_built_once_beside_the_log(tmp_path: Path) -> No
     with pytest.raises(AppError) as caught:
         open_replay(SMALL_WORLD, retrieval="dense")  # no index on disk to search densely
     assert caught.value.field == "retrieval"
+
+
+def test_a_split_that_selects_nothing_is_named_by_field(tmp_path: Path) -> None:
+    plan = plan_from_agents(["uniform"], dataset=SMALL_WORLD, split="eval")
+    with pytest.raises(AppError) as caught:
+        run_plan(plan, tmp_path / "run.jsonl", progress=False)
+    assert caught.value.field == "split" and caught.value.reason.startswith("'eval': no event")
+    assert "--" not in str(caught.value)
+    assert not (tmp_path / "run.jsonl").exists()
+    args = ["run", "-a", "uniform", "--dataset", SMALL_WORLD, "--split", "x"]
+    result = runner.invoke(app, [*args, "--out", str(tmp_path / "cli.jsonl")])
+    assert result.exit_code == 2
+    assert result.stderr.splitlines()[-1].startswith("error: --split 'x': no event")

@@ -178,7 +178,7 @@ def run_plan(
             except RunLogError as exc:  # a log in use, or of another run
                 raise AppError("out", str(exc)) from None
             except NothingToRun as exc:  # the selection leaves no step
-                raise AppError("dataset", str(exc)) from None
+                raise AppError(exc.field, exc.reason) from None
 
 
 def plan_estimate(plan: ExperimentPlan) -> PlanEstimate:
