@@ -12,7 +12,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pastcast.cli._specs import parse_agent_option, split_agent_option
+from pastcast.app import parse_agent_option, split_agent_option
 from pastcast.records import Setting
 
 REPO = Path(__file__).resolve().parents[1]
@@ -77,7 +77,7 @@ def test_examples_of_the_grammar(option: str, args: dict[str, Any], setting: str
 def test_malformed_options_are_one_line_errors(option: str, message: str) -> None:
     with pytest.raises(ValueError, match=re.escape(message)) as err:
         split_agent_option(option)
-    assert str(err.value).startswith(f"--agent {option!r}: ") and "\n" not in str(err.value)
+    assert str(err.value).startswith(f"agents: {option!r}: ") and "\n" not in str(err.value)
 
 
 # -- properties: whatever the values, formatting by the documented rules and parsing round-trips.
@@ -146,7 +146,7 @@ def test_any_text_parses_or_is_a_value_error(text: str) -> None:
     try:
         parsed = split_agent_option(text)
     except ValueError as err:
-        assert str(err).startswith("--agent ")
+        assert str(err).startswith("agents: ")
     else:
         assert parsed.name and ":" not in parsed.name
 

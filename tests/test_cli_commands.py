@@ -14,6 +14,7 @@ from typer.testing import CliRunner
 
 import pastcast
 from _tiny import tiny_dataset
+from pastcast.app import _runs as app_runs
 from pastcast.cli import _run as cli_run
 from pastcast.cli import app
 from pastcast.dataset import save_dataset
@@ -154,7 +155,9 @@ def test_python_tool_without_a_sandbox_is_refused_before_the_run(
     args = ["run", "--agent", "uniform", "--python-tool", "--max-events", "1", "--out", str(out)]
     result = runner.invoke(app, args)
     assert result.exit_code == 2
-    assert result.stderr.startswith("error: --python-tool: no isolating sandbox here (no bwrap)")
+    assert result.stderr.startswith(
+        "error: --python-tool needs an isolating sandbox and there is none here (no bwrap)"
+    )
     assert not out.exists()
     unsafe = runner.invoke(app, [*args, "--unsafe-python"])  # trusted agents: allowed
     assert unsafe.exit_code == 0, unsafe.output
@@ -257,7 +260,7 @@ def test_an_error_during_the_run_exits_1_in_one_line(
     def broken(*args: object, **kwargs: object) -> None:
         raise exc
 
-    monkeypatch.setattr(cli_run, "run_benchmark", broken)
+    monkeypatch.setattr(app_runs, "run_benchmark", broken)
     monkeypatch.delenv("PASTCAST_DEBUG", raising=False)
     result = runner.invoke(
         app, ["run", "--agent", "uniform", "--max-events", "1", "--out", str(tmp_path / "r")]

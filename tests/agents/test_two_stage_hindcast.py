@@ -262,7 +262,7 @@ def test_stage_settings_are_checked(args: dict[str, object], message: str) -> No
     ],
 )
 def test_request_settings_are_checked_before_a_run(option: str, message: str) -> None:
-    from pastcast.cli._specs import parse_agent_option
+    from pastcast.app import parse_agent_option
 
     with pytest.raises(ValueError, match=re.escape(message)) as caught:
         parse_agent_option(option)

@@ -80,10 +80,10 @@ def test_the_world_refuses_a_corpus_of_other_documents(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("args", "message"),
     [
-        (["--retrieval", "fuzzy"], "--retrieval: expected one of bm25, dense, hybrid"),
-        (["--embedder", "hash-64"], "--embedder: only with --retrieval dense or hybrid"),
+        (["--retrieval", "fuzzy"], "--retrieval 'fuzzy' is not one of bm25, dense, hybrid"),
+        (["--embedder", "hash-64"], "--embedder is only for retrieval dense or hybrid"),
         (["--retrieval", "dense", "--embedder", "nope"], "unknown embedder 'nope'"),
-        (["--corpus", "/no/such/index"], "--corpus: /no/such/index: not an index directory"),
+        (["--corpus", "/no/such/index"], "--corpus /no/such/index: not an index directory"),
         (["--corpus", "postgresql://u:pw@127.0.0.1:1/db?connect_timeout=2"], "cannot connect"),
     ],
 )
@@ -153,7 +153,8 @@ def test_news_counts_from_an_index_or_a_database(tmp_path: Path, pg_url: str) ->
     assert steps[0] == steps[1] != steps[2]  # the news counts moved some forecast dates
     no_corpus = ["run", "--dataset", str(tmp_path / "ds0"), "--agent", "uniform"]
     result = runner.invoke(app, [*no_corpus, "--retrieval", "dense", "--out", str(tmp_path / "r")])
-    assert result.exit_code == 2 and "need --corpus with a dataset directory" in result.output
+    assert result.exit_code == 2
+    assert "--retrieval dense needs a corpus with a dataset directory" in result.output
     bad = runner.invoke(
         app,
         ["data", "import", "forecastbench", str(root), "--out", str(tmp_path / "x")]

@@ -14,7 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from pastcast import safejson
-from pastcast.cli._specs import split_agent_option
+from pastcast.app import split_agent_option
 from pastcast.markets import TemporalSplit
 from pastcast.runlog import RunLogError, read_run_log
 

@@ -32,9 +32,9 @@ from inspect_ai.model import (
 )
 from inspect_ai.tool import ToolChoice, ToolInfo
 
+from pastcast.app import shared_replay as open_replay
 from pastcast.cli import app
 from pastcast.env import TOOLS
-from pastcast.integrations import open_replay
 from pastcast.integrations.inspect import (
     STORE_KEY,
     forecast,

@@ -15,7 +15,7 @@ vf = pytest.importorskip("verifiers")
 
 from openai import AsyncOpenAI  # noqa: E402
 
-from pastcast.integrations import open_replay  # noqa: E402
+from pastcast.app import shared_replay as open_replay  # noqa: E402
 from pastcast.integrations.verifiers import load_environment  # noqa: E402
 from pastcast.records import Forecast  # noqa: E402
 from pastcast.scoring import score_forecast  # noqa: E402

@@ -128,7 +128,7 @@ def test_cli_run_warns_and_can_play_only_covered_steps(corpus: Path, tmp_path: P
         ["run", "--agent", "uniform", "--dataset", str(tmp_path / "ds"), "--covered-only"]
         + ["--out", str(tmp_path / "n.jsonl")],
     )
-    assert no_corpus.exit_code == 2 and "--covered-only: needs --corpus" in no_corpus.stderr
+    assert no_corpus.exit_code == 2 and "--covered-only needs a corpus" in no_corpus.stderr
     assert not (tmp_path / "n.jsonl").exists()
 
 

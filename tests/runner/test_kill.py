@@ -17,10 +17,11 @@ import pytest
 from scale_world import outcomes, synthetic_backend, synthetic_dataset
 from scripted_provider import ProviderState
 
+from pastcast.app import open_dataset
 from pastcast.corpus import EmbeddedIndex
 from pastcast.dataset import save_dataset
 from pastcast.runlog import RunLogWriter, read_run_log
-from pastcast.runner import load_plan, open_dataset, run_benchmark
+from pastcast.runner import load_plan, run_benchmark
 from pastcast.scoring import summarize, table_from_records
 
 pytest.importorskip("openai")

@@ -72,7 +72,7 @@ def test_the_readme_plan_is_priced_then_runs_as_it_is(
     [
         (["--agent", "uniform"], "--agent: not with --config"),
         (["--rollouts", "3"], "--rollouts: not with --config"),
-        (["--resume"], "--resume: no run log at"),
+        (["--resume"], "--resume finds no run log at"),
     ],
 )
 def test_run_with_a_plan_refuses_options_that_declare_the_run_again(

@@ -16,10 +16,10 @@ gymnasium = pytest.importorskip("gymnasium")
 from gymnasium.utils.env_checker import check_env  # noqa: E402
 
 from pastcast.dataset import Dataset  # noqa: E402
+from pastcast.integrations.gym import ENV_ID, ForecastGymEnv  # noqa: E402
 from pastcast.records import Forecast  # noqa: E402
 from pastcast.runner import grade_step  # noqa: E402
 from pastcast.train import ExportError, step_rewards  # noqa: E402
-from pastcast.train.gym import ENV_ID, ForecastGymEnv  # noqa: E402
 
 
 def scripted_policy(obs: str, info: dict[str, Any]) -> str:
@@ -51,7 +51,7 @@ def play(env: Any, seed: int, episodes: int) -> list[tuple[Any, ...]]:
 
 
 def test_the_registered_env_passes_gymnasiums_checker() -> None:
-    env = gymnasium.make(f"pastcast.train.gym:{ENV_ID}", splits=("unsplit",))
+    env = gymnasium.make(f"pastcast.integrations.gym:{ENV_ID}", splits=("unsplit",))
     assert isinstance(env.unwrapped, ForecastGymEnv)
     assert env.spec is not None and env.spec.id == ENV_ID
     with warnings.catch_warnings():

@@ -10,10 +10,9 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
+from pastcast.app import open_dataset, shared_replay
 from pastcast.cli import app
 from pastcast.corpus import EmbeddedIndex, content_digest
-from pastcast.integrations import open_replay
-from pastcast.runner import open_dataset
 from pastcast.world import WorldConfig, build_world, is_world_spec, parse_world_spec
 
 runner = CliRunner()
@@ -60,7 +59,7 @@ def test_every_entry_point_builds_the_same_world() -> None:
     planted = build_world(0, WorldConfig(hindsight_fraction=0.5, n_events=8, n_documents=400))
     assert planted.hindsight_ids
     assert open_dataset(PLANTED).id == planted.dataset.id != build_world(0).dataset.id
-    replay = open_replay(PLANTED)
+    replay = shared_replay(PLANTED)
     assert replay.dataset.id == planted.dataset.id
     # The world's own corpus is screened: the planted rewrites are not in it.
     assert replay.corpus is not None

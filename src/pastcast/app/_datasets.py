@@ -8,7 +8,7 @@ from pathlib import Path
 from pastcast.app._errors import AppError
 from pastcast.cutoff import DayConvention
 from pastcast.dataset import Dataset
-from pastcast.markets import load_benchmark
+from pastcast.markets import is_release, load_benchmark
 from pastcast.world import WORLD_SPEC, is_world_spec, world_from_spec
 
 __all__ = ["DATASET_SPEC_HELP", "open_dataset"]
@@ -42,6 +42,12 @@ def open_dataset(
     path = Path(text)
     if not path.is_dir():
         raise AppError(field, f"{text!r} is not a dataset directory (give {DATASET_SPEC_HELP})")
+    if convention is not DayConvention.START_OF_DAY and not is_release(path):
+        raise AppError(
+            "day_convention",
+            f"{convention.value}: {text} is a dataset directory whose cutoffs are fixed (choose "
+            "the convention when importing it)",
+        )
     try:
         return load_benchmark(path, convention=convention)
     except (OSError, ValueError) as exc:

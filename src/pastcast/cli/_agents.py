@@ -10,8 +10,8 @@ from rich.markup import escape
 from rich.table import Table
 
 from pastcast.agents import list_agents
+from pastcast.app import AGENT_FORM
 from pastcast.cli._common import JsonFlag, print_json
-from pastcast.cli._specs import AGENT_FORM
 
 app = typer.Typer(help="Registered agents.", no_args_is_help=True)
 

@@ -2,35 +2,19 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
 import typer
 
-from pastcast import safejson
-from pastcast.cli._common import fail, note, output_dir, print_json
+from pastcast.app import DATASET_SPEC_HELP
+from pastcast.cli._common import fail, fail_app, note, output_dir, print_json
 
 app = typer.Typer(
     help="Foresight Arena: commit-reveal rounds scored against the market (simulation, "
     "replays of resolved markets, relayer, ledger).",
     no_args_is_help=True,
 )
-
-
-def _spec_option(option: str, what: str) -> tuple[str, dict[str, Any]]:
-    """``NAME[:key=value,...]`` -> (name, arguments); values are JSON when they parse."""
-    name, _, rest = option.partition(":")
-    args: dict[str, Any] = {}
-    for item in filter(None, rest.split(",")):
-        key, eq, val = item.partition("=")
-        if not eq or not key.strip():
-            fail(f"{what} {option!r}: expected key=value, got {item!r}")
-        try:
-            args[key.strip()] = safejson.loads(val)
-        except json.JSONDecodeError:
-            args[key.strip()] = val.strip()
-    return name.strip(), args
 
 
 def _print_leaderboard(report: Any) -> None:
@@ -183,38 +167,18 @@ def commit_hash(
         typer.echo(c)
 
 
-def _load_dataset(path: Path) -> Any:
-    from pastcast.dataset import load_dataset
-
-    if not path.is_dir():
-        fail(f"--dataset {path}: not a dataset directory")
-    try:
-        return load_dataset(path)
-    except (OSError, ValueError) as exc:  # a truncated table, a manifest that is not JSON
-        fail(f"--dataset {path}: {exc}")
-
-
-def _load_corpus(corpus: Path | None) -> Any:
-    if corpus is None:
-        return None
-    from pastcast.corpus import EmbeddedIndex
-
-    if not (corpus / "manifest.json").is_file():
-        fail(f"--corpus {corpus}: not an index directory (build one with 'pastcast corpus build')")
-    try:
-        return EmbeddedIndex.open(corpus)
-    except (OSError, ValueError, KeyError, TypeError) as exc:  # a damaged index
-        fail(f"--corpus {corpus}: not a readable index ({type(exc).__name__}: {exc})")
-
-
 @app.command("replay")
 def replay(
-    dataset: Path = typer.Option(..., help="A dataset directory (pastcast data import ...)."),
+    dataset: str = typer.Option(..., help="The dataset: " + DATASET_SPEC_HELP + "."),
     agent: list[str] = typer.Option(
         ..., "--agent", "-a", help="Agent as NAME[:key=value,...][@setting]; repeatable."
     ),
     out: Path = typer.Option(Path("runs/arena"), help="Output directory."),
-    corpus: Path | None = typer.Option(None, help="Corpus index directory for research agents."),
+    corpus: str | None = typer.Option(
+        None, help="Corpus for research agents: an index directory or a PostgreSQL URL."
+    ),
+    retrieval: str = typer.Option("bm25", help="bm25, dense or hybrid."),
+    embedder: str | None = typer.Option(None, help="dense/hybrid: the embedder by name."),
     backend: str = typer.Option("ledger", help="'ledger' (a ledger file) or 'evm' (py-evm)."),
     markets: int = typer.Option(7, min=1, max=64, help="Markets per round."),
     rounds: int = typer.Option(20, min=1, max=10_000, help="Rounds to build (at most)."),
@@ -230,48 +194,37 @@ def replay(
 ) -> None:
     """Replay resolved markets as arena rounds: agents forecast each market as of the commit
     deadline, commit, reveal and are scored per round."""
-    from pastcast.arena import SELECTORS, EvmArena, LedgerArena, RoundPlan
-    from pastcast.arena import replay as run_replay
-    from pastcast.cli._specs import check_agents, parse_agent_option
-    from pastcast.cutoff import parse_cutoff
-    from pastcast.registry import RegistryError
+    from pastcast.app import AppError, arena_replay, round_plan
 
     try:
-        specs = [parse_agent_option(a) for a in agent]
-        sel_name, sel_args = _spec_option(selector, "--selector")
-        plan = RoundPlan(
+        plan = round_plan(
             markets=markets,
             rounds=rounds,
             interval_days=interval_days,
-            start=parse_cutoff(start) if start is not None else None,
-            selector=SELECTORS.spec(sel_name, **sel_args),
+            start=start,
+            selector=selector,
         )
-        cutoff = parse_cutoff(resolve_by) if resolve_by is not None else None
-    except (ValueError, RegistryError) as exc:
+        output_dir(out, "--out", "arena-replay")
+        played = arena_replay(
+            dataset,
+            agent,
+            out,
+            corpus=corpus,
+            retrieval=retrieval,
+            embedder=embedder,
+            backend=backend,
+            plan=plan,
+            resolve_by=resolve_by,
+        )
+    except AppError as exc:
+        fail_app(exc, {"agents": "--agent"})
+    except ValueError as exc:  # no round qualifies, a dataset without binary markets
         fail(str(exc))
-    if backend not in ("ledger", "evm"):
-        fail(f"--backend {backend!r}: choose 'ledger' or 'evm'")
-    check_agents(specs)
-    ds = _load_dataset(dataset)
-    index = _load_corpus(corpus)
-    output_dir(out, "--out", "arena-replay")
-    ledger_path = out / "ledger.jsonl"
-    try:
-        if backend == "evm":
-            arena: Any = EvmArena()
-        else:
-            if ledger_path.exists():
-                fail(f"{ledger_path}: already exists (replay into a new --out directory)")
-            arena = LedgerArena.create(ledger_path)
-        result = run_replay(ds, index, specs, out, arena, plan=plan, resolve_by=cutoff)
-    except ImportError as exc:
-        fail(str(exc))
-    except ValueError as exc:
-        fail(str(exc))
+    result = played.replay
     if json_:
         print_json(
             {
-                "dataset": ds.id,
+                "dataset": played.dataset_id,
                 "backend": backend,
                 "rounds_file": str(out / "rounds.jsonl"),
                 "run_log": str(result.run_log),

@@ -9,26 +9,11 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
+from pastcast.app import AppError, plan_estimate, read_plan
 from pastcast.cli._common import JsonFlag, fail, print_json
-from pastcast.runner import (
-    ExperimentPlan,
-    PlanError,
-    PlanEstimate,
-    estimate_plan,
-    load_plan,
-    open_dataset,
-    reschedule,
-)
+from pastcast.runner import PlanEstimate
 
-__all__ = ["load_checked_plan", "plan"]
-
-
-def load_checked_plan(path: Path) -> ExperimentPlan:
-    """The plan at ``path``, or a one-line error naming the file and key (exit 2)."""
-    try:
-        return load_plan(path)
-    except PlanError as exc:
-        fail(str(exc))
+__all__ = ["plan"]
 
 
 def _money(value: float | None) -> str:
@@ -63,11 +48,13 @@ def plan(
     """Show what a plan runs before running it: the work, the model calls, an estimated token
     count and cost from the price table, and events a model may remember (resolved before its
     training cutoff). Run it with `pastcast run --config FILE`."""
-    checked = load_checked_plan(file)
     try:
-        dataset = reschedule(open_dataset(checked.dataset), checked.schedule)
-        est = estimate_plan(checked, dataset)
-    except (PlanError, ValueError) as exc:  # a dataset that cannot be read, a price file
+        checked = read_plan(file)
+    except AppError as exc:
+        fail(exc.reason)
+    try:
+        est = plan_estimate(checked)
+    except AppError as exc:  # a dataset that cannot be read, a price file
         fail(f"{file}: {exc}")
     if as_json:
         print_json(est.model_dump(mode="json"))

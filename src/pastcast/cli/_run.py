@@ -1,69 +1,67 @@
 """`pastcast run` and `pastcast demo`: run agents over forecast steps and write a run log.
 
-Everything that can be checked without running is checked first (agent names, arguments and
-their types, settings, budgets, the sandbox for the python tool, the dataset), so a usage error
-exits 2 before a progress bar starts or a run log is written.
+The options build the experiment plan a ``--config`` file would declare, and both run through
+``pastcast.app.run_plan``, which checks everything that can be checked without running (agent
+names, arguments and their types, models, settings, budgets, the sandbox for the python tool,
+the dataset and corpus), so a usage error exits 2 before a progress bar starts or a run log is
+written.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, NoReturn
 
 import typer
-from pydantic import ValidationError
 from rich.console import Console
 from rich.markup import escape
 
-from pastcast.agents import clear_models
+from pastcast.app import AGENT_GRAMMAR, AppError, plan_from_agents, run_plan
 from pastcast.cli._common import (
     EXIT_FAILED,
     DayConventionOpt,
     JsonFlag,
     fail,
-    load_dataset_option,
     note,
+    option_of,
     output_dir,
     print_json,
 )
-from pastcast.cli._corpus import Retrieval, open_corpus
+from pastcast.cli._corpus import Retrieval
 from pastcast.cli._data_view import CoverageDaysOpt
-from pastcast.cli._specs import AGENT_GRAMMAR, check_agents, parse_agent_option
-from pastcast.cli._steps import StepChoice, select_steps
-from pastcast.corpus import EmbeddedIndex, OpenedCorpus, content_digest, redact_url
 from pastcast.cutoff import DayConvention
-from pastcast.dataset import Dataset
 from pastcast.env import EnvConfig
-from pastcast.owned import check_replaceable
 from pastcast.records import Setting
-from pastcast.runlog import AgentSpec, RunLogError, header_path, read_run_log
-from pastcast.runner import NothingToRun, RunConfig, RunResult, run_benchmark
+from pastcast.runlog import read_run_log
+from pastcast.runner import ExperimentPlan, RunConfig, RunResult
 from pastcast.scoring import Fallback, summarize
 
 __all__ = [
     "DEMO_AGENTS",
     "OPTION_NAMES",
     "PER_AGENT_FIELDS",
-    "check_resume",
     "demo",
+    "execute",
+    "fail_run",
     "report",
     "run",
 ]
 
 DEMO_AGENTS = ("uniform", "base-rate", "heuristic", "heuristic@memory_on", "market")
 
-# RunConfig / EnvConfig fields whose `run` option is not --field-name.
-OPTION_NAMES = {"agents": "--agent", "python_timeout_s": "--python-timeout"}
+# Plan fields (of RunConfig, EnvConfig and the plan) whose `run` option is not --field-name.
+OPTION_NAMES = {
+    "agents": "--agent",
+    "python_timeout_s": "--python-timeout",
+    "episodes": "--workers",
+    "spec": "--corpus",
+}
 # EnvConfig fields the runner sets per agent rather than per run: market prices go only to agents
 # registered with market access (market, tool-agent-market), and never under @no_tools.
 PER_AGENT_FIELDS = frozenset({"market_access"})
 
 MAX_ROLLOUTS = 10_000
 MAX_WORKERS = 1024
-# The kind (pastcast.owned) of the index a run builds for the embedded world beside its log.
-WORLD_INDEX = "world-index"
 _ENV = EnvConfig()
 _RUN = RunConfig.model_fields
 
@@ -88,165 +86,39 @@ RetryFailedOpt = Annotated[
 ]
 
 
-def check_resume(out: Path, resume: bool) -> None:
-    if resume and not (header_path(out).is_file() or (out.is_file() and out.stat().st_size)):
-        fail(f"--resume: no run log at {out} to resume")
-
-
-@dataclass(frozen=True)
-class _Loaded:
-    dataset: Dataset
-    backend: OpenedCorpus | None
-
-
-@dataclass(frozen=True)
-class CorpusChoice:
-    """The corpus options of ``pastcast run``: where (``--corpus``) and how it is searched."""
-
-    spec: str | None = None
-    retrieval: str = "bm25"
-    embedder: str | None = None
-
-    def open(self, spec: str | Path, option: str) -> OpenedCorpus:
-        if self.embedder is not None and self.retrieval == "bm25":
-            fail("--embedder: only with --retrieval dense or hybrid")
-        return open_corpus(spec, self.retrieval, option, embedder=self.embedder)
-
-
-def _load_world(spec: str, choice: CorpusChoice, index_dir: Path) -> _Loaded:
-    """The embedded world and a corpus of its own documents: the index it builds for itself, or
-    one given by ``--corpus`` if it holds exactly those documents (any other corpus would not
-    match the world's events)."""
-    from pastcast.world import world_from_spec
-
-    try:
-        world = world_from_spec(spec)
-    except ValueError as exc:
-        fail(f"--dataset {exc}")
-    digest = content_digest(world.corpus_documents)
-    if choice.spec is not None:
-        backend = choice.open(choice.spec, "--corpus")
-        got = backend.identity().content_sha256
-        if not world.holds_its_documents(got):
-            backend.close()
-            fail(
-                f"--corpus {redact_url(choice.spec)}: holds other documents than {spec} "
-                f"(content hash {got[:12]}..., the world's {digest[:12]}...); build one with "
-                f"'pastcast corpus build {spec} --out DIR'"
-            )
-        return _Loaded(world.dataset, backend)
-    # The world's own index, rebuilt whenever it does not hold the world's documents.
-    try:
-        current = EmbeddedIndex.open(index_dir).identity().content_sha256
-    except (OSError, ValueError):  # none yet, or unreadable: rebuilt
-        current = None
-    if current != digest:
-        try:  # only an index a run built for the world is rebuilt (pastcast.owned)
-            check_replaceable(index_dir, WORLD_INDEX)
-        except FileExistsError as exc:
-            fail(f"--out: the world's index goes beside the run log: {exc}")
-        EmbeddedIndex.build(
-            world.corpus_documents, index_dir, overwrite=True, progress=True, kind=WORLD_INDEX
-        )
-    return _Loaded(world.dataset, choice.open(index_dir, "--retrieval"))
-
-
-def _load(
-    dataset: str,
-    choice: CorpusChoice,
-    index_dir: Path,
-    convention: DayConvention = DayConvention.START_OF_DAY,
-) -> _Loaded:
-    from pastcast.world import is_world_spec
-
-    if convention is DayConvention.START_OF_DAY and is_world_spec(dataset):
-        return _load_world(dataset, choice, index_dir)
-    loaded = load_dataset_option(dataset, "--dataset", convention)
-    if choice.spec is None:
-        if choice.retrieval != "bm25" or choice.embedder is not None:
-            fail("--retrieval/--embedder: need --corpus with a dataset directory")
-        return _Loaded(loaded, None)
-    return _Loaded(loaded, choice.open(choice.spec, "--corpus"))
-
-
-def _option(field: str) -> str:
-    return OPTION_NAMES.get(field, "--" + field.replace("_", "-"))
-
-
-def _invalid(exc: ValidationError) -> str:
-    """The first problem of a config, named by its command-line option."""
-    first = exc.errors()[0]
-    fields = [str(p) for p in first["loc"] if isinstance(p, str)]
-    option = _option(fields[-1]) if fields else "options"
-    return f"{option}: {first['msg']}"
-
-
-def plan(
-    agents: list[str], setting: Setting, build: Callable[[tuple[AgentSpec, ...]], RunConfig]
-) -> RunConfig:
-    """Parse and check the agents, then ``build(specs)`` the RunConfig (a one-line exit 2 on
-    any problem)."""
-    try:
-        specs: tuple[AgentSpec, ...] = tuple(parse_agent_option(a, setting) for a in agents)
-    except ValueError as exc:
-        fail(str(exc))
-    keys = [(s.name, s.setting) for s in specs]
-    if len(set(keys)) != len(keys):
-        fail(f"--agent: the same agent and setting is given twice ({', '.join(agents)})")
-    try:
-        config = build(specs)
-    except ValidationError as exc:
-        fail(_invalid(exc))
-    return config
-
-
-def _check_sandbox(env: EnvConfig) -> None:
-    if not env.python_tool or env.unsafe_python:
-        return
-    from pastcast.sandbox import sandbox_available
-
-    ok, why = sandbox_available()
-    if not ok:
-        fail(
-            f"--python-tool: no isolating sandbox here ({why}); install bubblewrap, or pass "
-            "--unsafe-python for trusted agents only"
-        )
+def fail_run(exc: AppError) -> NoReturn:
+    """``exc`` as `run` says it: one ``error:`` line naming the option that sets its field
+    (``budgets.max_tool_calls`` is ``--max-tool-calls``)."""
+    last = exc.field.split(".")[-1].split("[")[0]
+    option = OPTION_NAMES.get(last) or option_of(last)
+    fail(f"{option} {exc.reason}")
 
 
 def execute(
-    dataset: str,
-    config: RunConfig,
-    out: Path,
-    corpus: CorpusChoice | None = None,
+    plan: ExperimentPlan,
+    out: Path | None = None,
     *,
+    resume: bool = False,
     retry_failed: bool = False,
-    steps: StepChoice | None = None,
-    as_json: bool = False,
+    where: str | None = None,
 ) -> RunResult:
-    """Shared by ``run`` and ``demo``: load the data, run, return the result. Problems found
-    before the work starts exit 2; an exception during the run exits 1."""
-    if (out.exists() or out.is_symlink()) and (not out.is_file() or out.is_symlink()):
-        fail(f"--out {out}: exists and is not a regular file (a run log is one)")
-    _check_sandbox(config.env)
-    check_agents(config.agents)
-    choice = steps or StepChoice()
-    loaded = _load(dataset, corpus or CorpusChoice(), out.parent / "index", choice.convention)
+    """Shared by ``run``, ``run --config`` and ``demo``: run the plan, return the result.
+    Problems found before the work starts exit 2 (named by option, or after ``where``: the
+    plan's file); an exception during the run exits 1."""
     try:
-        data = select_steps(loaded.dataset, loaded.backend, choice, as_json)
-    except BaseException:  # a usage error (exit 2) before the run: the corpus is closed
-        if loaded.backend is not None:
-            loaded.backend.close()
-        raise
-    try:
-        return run_benchmark(data, loaded.backend, config, out, retry_failed=retry_failed)
-    except (RunLogError, NothingToRun) as exc:  # another run's log there, or nothing to run
-        fail(str(exc))
+        return run_plan(
+            plan,
+            out,
+            resume=resume,
+            retry_failed=retry_failed,
+            notes=lambda line: typer.echo(line, err=True),
+        )
+    except AppError as exc:
+        if where is not None and exc.field not in ("out", "resume"):
+            fail(f"{where}: {exc}")
+        fail_run(exc)
     except (ValueError, RuntimeError) as exc:  # bad data, a sandbox failing mid-run
         fail(str(exc), EXIT_FAILED)
-    finally:
-        clear_models()  # stop local model servers started for this run
-        if loaded.backend is not None:
-            loaded.backend.close()
 
 
 def _summary(result: RunResult) -> dict[str, Any]:
@@ -424,47 +296,43 @@ def run(
     run, or every new forecast unusable.
     """
     if config is not None:
-        from pastcast.cli._run_plan import run_plan  # it builds on this module
+        from pastcast.cli._run_plan import run_plan_file  # it builds on this module
 
-        run_plan(ctx, config, out, resume=resume, retry_failed=retry_failed, as_json=as_json)
+        run_plan_file(ctx, config, out, resume=resume, retry_failed=retry_failed, as_json=as_json)
         return
     if not agent:
         fail("--agent: give at least one agent (or --config FILE)")
-    check_resume(out, resume)
-
-    def build(specs: tuple[AgentSpec, ...]) -> RunConfig:
-        env = EnvConfig(
-            max_tool_calls=max_tool_calls,
-            max_tool_iterations=max_tool_iterations,
-            max_model_calls=max_model_calls,
-            max_search_k=max_search_k,
-            snippet_chars=snippet_chars,
-            read_max_chars=read_max_chars,
-            python_tool=python_tool,
-            unsafe_python=unsafe_python,
-            python_timeout_s=python_timeout_s,
-        )
-        return RunConfig(
-            agents=specs,
+    budgets = {
+        "max_tool_calls": max_tool_calls,
+        "max_tool_iterations": max_tool_iterations,
+        "max_model_calls": max_model_calls,
+        "max_search_k": max_search_k,
+        "snippet_chars": snippet_chars,
+        "read_max_chars": read_max_chars,
+        "python_tool": python_tool,
+        "unsafe_python": unsafe_python,
+        "python_timeout_s": python_timeout_s,
+    }
+    try:
+        plan = plan_from_agents(
+            agent,
+            setting=setting,
+            dataset=dataset,
+            out=str(out),
+            corpus={"spec": corpus, "retrieval": retrieval, "embedder": embedder},
             rollouts=rollouts,
-            env=env,
             fallback=fallback,
-            workers=workers,
             split=split,
             max_events=max_events,
+            budgets=budgets,
+            concurrency={"episodes": workers},
+            day_convention=day_convention,
+            covered_only=covered_only,
+            coverage_days=coverage_days,
         )
-
-    run_config = plan(agent, setting, build)
-    result = execute(
-        dataset,
-        run_config,
-        out,
-        CorpusChoice(corpus, retrieval, embedder),
-        retry_failed=retry_failed,
-        steps=StepChoice(day_convention, covered_only, coverage_days),
-        as_json=as_json,
-    )
-    report(result, as_json)
+    except AppError as exc:
+        fail_run(exc)
+    report(execute(plan, out, resume=resume, retry_failed=retry_failed), as_json)
 
 
 def demo(
@@ -476,10 +344,15 @@ def demo(
     agent, print the leaderboard and write a run log and a report."""
     from pastcast.reports import write_report
 
-    config = plan(list(DEMO_AGENTS), "memory_free", lambda specs: RunConfig(agents=specs))
+    try:
+        plan = plan_from_agents(
+            DEMO_AGENTS, dataset=f"world:{seed}", concurrency={"episodes": _RUN["workers"].default}
+        )
+    except AppError as exc:
+        fail_run(exc)
     output_dir(out, "--out", "demo")
     log = out / "run.jsonl"
-    result = execute(f"world:{seed}", config, log)
+    result = execute(plan, log)
     note(f"run log: {result.path} ({result.written} new steps, {result.skipped} resumed)", as_json)
     console = Console(stderr=True) if as_json else None  # the leaderboard table is a note then
     report = write_report([log], out / "report.md", console=console)

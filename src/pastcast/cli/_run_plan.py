@@ -10,25 +10,12 @@ from __future__ import annotations
 from pathlib import Path
 
 import typer
-from pydantic import ValidationError
 
-from pastcast.agents import clear_models
-from pastcast.cli._common import EXIT_FAILED, fail
-from pastcast.cli._plan import load_checked_plan
-from pastcast.cli._run import CorpusChoice, _check_sandbox, _load, check_resume, report
-from pastcast.cli._steps import StepChoice, select_steps
-from pastcast.registry import RegistryError
-from pastcast.runlog import RunLogError
-from pastcast.runner import (
-    CorpusRef,
-    NothingToRun,
-    PlanError,
-    executors,
-    reschedule,
-    run_benchmark,
-)
+from pastcast.app import AppError, read_plan
+from pastcast.cli._common import fail
+from pastcast.cli._run import execute, report
 
-__all__ = ["run_plan"]
+__all__ = ["run_plan_file"]
 
 # Options that say how to run a plan, not what to run.
 _WITH_CONFIG = frozenset({"config", "out", "resume", "retry_failed", "as_json", "ctx"})
@@ -39,7 +26,7 @@ def _given(ctx: typer.Context, name: str) -> bool:
     return source is not None and source.name == "COMMANDLINE"
 
 
-def run_plan(
+def run_plan_file(
     ctx: typer.Context,
     path: Path,
     out: Path,
@@ -48,50 +35,13 @@ def run_plan(
     retry_failed: bool,
     as_json: bool,
 ) -> None:
-    plan = load_checked_plan(path)
+    try:
+        plan = read_plan(path)
+    except AppError as exc:
+        fail(exc.reason)
     for param in ctx.command.params:
         if param.name not in _WITH_CONFIG and param.name and _given(ctx, param.name):
             fail(f"{param.opts[0]}: not with --config (the plan {path} declares the run)")
-    log = out if _given(ctx, "out") else Path(plan.out)
-    check_resume(log, resume)
-    try:
-        config = plan.run_config()
-        executor = executors.build(plan.concurrency.executor, **plan.concurrency.executor_args)
-    except (PlanError, ValidationError, RegistryError, RuntimeError) as exc:
-        fail(f"{path}: {exc}")
-    _check_sandbox(config.env)
-    choice = CorpusChoice(plan.corpus.spec, plan.corpus.retrieval, plan.corpus.embedder)
-    index_dir = log.parent / "index"
-    loaded = _load(plan.dataset, choice, index_dir)
-    try:
-        dataset = reschedule(loaded.dataset, plan.schedule)
-    except ValueError as exc:
-        fail(f"{path}: schedule: {exc}")
-    dataset = select_steps(dataset, loaded.backend, StepChoice(), as_json)  # coverage warnings
-    # Executors in other processes open the corpus themselves, from where it lies.
-    ref = None
-    if loaded.backend is not None:
-        ref = CorpusRef(
-            spec=plan.corpus.spec or str(index_dir),
-            retrieval=plan.corpus.retrieval,
-            embedder=plan.corpus.embedder,
-        )
-    try:
-        result = run_benchmark(
-            dataset,
-            loaded.backend,
-            config,
-            log,
-            execution=plan.execution(),
-            executor=executor,
-            corpus_ref=ref,
-            retry_failed=retry_failed,
-            model_cutoffs=plan.model_cutoffs(),
-        )
-    except (RunLogError, NothingToRun) as exc:  # a log in use or of another run; no steps
-        fail(str(exc))
-    except (ValueError, RuntimeError) as exc:
-        fail(str(exc), EXIT_FAILED)
-    finally:
-        clear_models()
+    log = out if _given(ctx, "out") else None
+    result = execute(plan, log, resume=resume, retry_failed=retry_failed, where=str(path))
     report(result, as_json)

@@ -16,9 +16,9 @@ from typing import Annotated
 
 import typer
 
-from pastcast.cli._common import fail
+from pastcast.app import DATASET_SPEC_HELP, AppError, check_sandbox, open_replay
+from pastcast.cli._common import fail, fail_app
 from pastcast.cli._corpus import Retrieval
-from pastcast.cli._run import CorpusChoice, _check_sandbox, _load
 from pastcast.env import EnvConfig, ForecastEnv
 from pastcast.models import resolve_model
 from pastcast.records import Termination
@@ -39,7 +39,7 @@ def serve(
     event: Annotated[str, typer.Option("--event", help="Event id of the step to serve.")],
     step: Annotated[int, typer.Option("--step", help="Step index of that event.")] = 0,
     dataset: Annotated[
-        str, typer.Option("--dataset", help="'world[:SEED]' or a dataset directory.")
+        str, typer.Option("--dataset", help=f"The dataset: {DATASET_SPEC_HELP}.")
     ] = "world",
     corpus: Annotated[
         str | None,
@@ -82,15 +82,21 @@ def serve(
         max_tool_calls=max_tool_calls,
         max_model_calls=max_model_calls,
     )
-    _check_sandbox(config)
+    try:
+        check_sandbox(config, field="python_tool")
+    except AppError as exc:
+        fail_app(exc)
     served_model = None
     if model is not None:
         try:
             served_model = resolve_model(model)
         except ValueError as exc:
             fail(f"--model: {exc}")
-    loaded = _load(dataset, CorpusChoice(corpus, retrieval), index_dir)
     try:
+        loaded = open_replay(dataset, corpus, retrieval, index_dir=index_dir)
+    except AppError as exc:
+        fail_app(exc, {"out": "--index-dir"})
+    with loaded:
         steps = {s.step_index: s for s in loaded.dataset.steps_of(event)}
         if step not in steps:
             fail(f"--event {event!r} --step {step}: no such step in {dataset}")
@@ -107,9 +113,6 @@ def serve(
                 web.serve_until_finished()
         else:
             serve_stdio(server, sys.stdin.buffer, sys.stdout.buffer)
-    finally:
-        if loaded.backend is not None:
-            loaded.backend.close()
     if record is not None:
         termination: Termination = "forecast" if server.forecast is not None else "error"
         if server.forecast is None and server.budget is not None:

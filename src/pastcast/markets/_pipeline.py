@@ -46,7 +46,7 @@ def load_benchmark(
         return load_release(directory, convention=convention)
     if convention is not DayConvention.START_OF_DAY:
         raise DatasetFormatError(
-            f"--day-convention {convention.value}: {directory} is a dataset directory whose "
+            f"day convention {convention.value}: {directory} is a dataset directory whose "
             "cutoffs are fixed (choose the convention when importing it)"
         )
     return load_dataset(directory)
@@ -73,7 +73,7 @@ def make_schedule(
         "convention": convention,
     }
     if convention is not DayConvention.START_OF_DAY and "convention" not in accepted:
-        raise ValueError(f"schedule {name!r} takes no day convention (--day-convention)")
+        raise ValueError(f"schedule {name!r} takes no day convention")
     return schedules.build(name, **{k: v for k, v in options.items() if k in accepted})
 
 

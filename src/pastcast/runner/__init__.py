@@ -4,7 +4,7 @@ Dask workers) under per-provider limits, writes and resumes logs, and accounts f
 from pastcast.runner._accounting import Accounting, UsageAccount
 from pastcast.runner._config import BreakerConfig, Execution, ProviderLimits, RunConfig
 from pastcast.runner._cutoffs import CutoffFilter, after_model_cutoff
-from pastcast.runner._data import open_dataset, reschedule
+from pastcast.runner._data import reschedule
 from pastcast.runner._determinism import DETERMINISM_CHECK, check_deterministic
 from pastcast.runner._estimate import EstimateRow, PlanEstimate, estimate_plan
 from pastcast.runner._executors import Executor, LocalExecutor, executors
@@ -67,7 +67,6 @@ __all__ = [
     "load_plan",
     "model_cutoffs_of",
     "open_corpus",
-    "open_dataset",
     "play_episode",
     "reschedule",
     "run_benchmark",

@@ -1,30 +1,12 @@
-"""The dataset a plan names, and its forecast dates under another schedule."""
+"""A dataset's forecast dates under another schedule."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
-from pastcast.dataset import Dataset, load_dataset
+from pastcast.dataset import Dataset
 from pastcast.markets import make_schedule
 from pastcast.records import StepSpec
 
-__all__ = ["open_dataset", "reschedule"]
-
-
-def open_dataset(spec: str) -> Dataset:
-    """``world[:SEED][,FIELD=VALUE...]`` (the embedded world's dataset) or a dataset
-    directory; ``ValueError`` with one line otherwise."""
-    from pastcast.world import WORLD_SPEC, is_world_spec, world_from_spec
-
-    if is_world_spec(spec):
-        try:
-            return world_from_spec(spec).dataset
-        except ValueError as exc:
-            raise ValueError(f"dataset {exc}") from None
-    path = Path(spec)
-    if not path.is_dir():
-        raise ValueError(f"dataset {spec!r}: not a dataset directory (or {WORLD_SPEC!r})")
-    return load_dataset(path)
+__all__ = ["reschedule"]
 
 
 def reschedule(dataset: Dataset, schedule: str | None) -> Dataset:

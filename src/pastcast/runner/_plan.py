@@ -26,6 +26,7 @@ import yaml
 from pydantic import Field, JsonValue, ValidationError, model_validator
 
 from pastcast.agents import agent_spec, agents
+from pastcast.cutoff import DayConvention
 from pastcast.env import EnvConfig
 from pastcast.markets import schedules
 from pastcast.models import PriceTable, RetryPolicy, known_providers, spec_model_name
@@ -129,6 +130,11 @@ class ExperimentPlan(Record):
     """Re-schedule forecast dates (a registered schedule: ``causal-dojo``, ``dojo``, ...); the
     default: the dataset's own steps."""
     max_events: int | None = Field(default=None, ge=1)
+    day_convention: DayConvention = DayConvention.START_OF_DAY
+    """How a Forecast-Dojo release's forecast dates become cutoffs (``pastcast.cutoff``)."""
+    covered_only: bool = False
+    """Play only the steps the corpus covers (a document in the ``coverage_days`` before)."""
+    coverage_days: int = Field(default=7, ge=1)
     out: str = "runs/plan/run.jsonl"
     corpus: PlanCorpus = PlanCorpus()
     models: tuple[PlanModel, ...] = ()

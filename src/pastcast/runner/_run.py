@@ -96,17 +96,24 @@ def model_cutoffs_of(
 
 class NothingToRun(ValueError):
     """The dataset and the configuration leave no forecast step: refused before a log is
-    written, so an empty selection never passes for a finished run."""
+    written, so an empty selection never passes for a finished run. ``field`` is the setting
+    that leaves nothing (``split``, ``dataset``), ``reason`` the rest of the message."""
+
+    def __init__(self, field: str, reason: str) -> None:
+        self.field = field
+        self.reason = reason
+        super().__init__(f"{field} {reason}")
 
 
 def _nothing_to_run(dataset: Dataset, config: RunConfig) -> NothingToRun:
     if config.split is not None:
         known = sorted({dataset.splits.get(e) or "" for e in dataset.event_ids_with_steps()} - {""})
         return NothingToRun(
-            f"--split {config.split!r}: no event of dataset {dataset.id} with forecast steps is "
-            f"in this split (splits: {', '.join(known) or 'none'})"
+            "split",
+            f"{config.split!r}: no event of dataset {dataset.id} with forecast steps is in this "
+            f"split (splits: {', '.join(known) or 'none'})",
         )
-    return NothingToRun(f"dataset {dataset.id}: no event has forecast steps")
+    return NothingToRun("dataset", f"{dataset.id}: no event has forecast steps")
 
 
 class _Driver:

@@ -1,6 +1,7 @@
 """Learning from replays: training exports of run logs (chat fine-tuning records, rewards, a
-Parquet table of forecasts) behind the training-split guard, each with a manifest. The Gymnasium
-environment is in ``pastcast.train.gym`` (the ``gym`` extra)."""
+Parquet table of forecasts) behind the training-split guard, each with a manifest, and the
+per-step rewards. The Gymnasium environment over the same steps is in
+``pastcast.integrations.gym`` (the ``gym`` extra)."""
 
 from pastcast.train._chat import (
     ChatFunction,

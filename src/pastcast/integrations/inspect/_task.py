@@ -24,8 +24,8 @@ from inspect_ai.solver import Generate, Solver, TaskState, solver
 from pydantic import ValidationError
 
 from pastcast.agents import agent_spec, agents, build_agent, prompts_for
+from pastcast.app import shared_replay
 from pastcast.env import EnvConfig, question_view
-from pastcast.integrations._replay import open_replay
 from pastcast.integrations.inspect._model import PROVIDER, inspect_messages
 from pastcast.integrations.inspect._tokens import seed_tiktoken_cache
 from pastcast.records import EpisodeRecord, Forecast, Setting
@@ -69,6 +69,7 @@ def pastcast_agent(
     dataset: str,
     corpus: str | None,
     retrieval: str,
+    embedder: str | None,
     agent: str,
     agent_args: dict[str, Any],
     setting: Setting,
@@ -77,7 +78,7 @@ def pastcast_agent(
     """Play the sample's forecast step with a pastcast agent over Inspect's model."""
 
     async def solve(state: TaskState, generate: Generate) -> TaskState:
-        replay = open_replay(dataset, corpus, retrieval)
+        replay = shared_replay(dataset, corpus, retrieval, embedder)
         model = str(get_model())
         spec = _spec(agent, agent_args, setting, model)
         step = replay.step(state.metadata["event_id"], state.metadata["step_index"])
@@ -123,13 +124,17 @@ def _conversation(record: EpisodeRecord, prompt: list[ChatMessage]) -> list[Chat
     }
 )
 def forecast_score(
-    dataset: str, corpus: str | None, retrieval: str, fallback: Fallback = "uniform"
+    dataset: str,
+    corpus: str | None,
+    retrieval: str,
+    embedder: str | None = None,
+    fallback: Fallback = "uniform",
 ) -> Scorer:
     """pastcast's scores of the forecast (Brier on pastcast's scale, log loss, accuracy; an
     unusable forecast is scored by the fallback); the grading is in the score's metadata."""
 
     async def score(state: TaskState, target: Target) -> Score:
-        replay = open_replay(dataset, corpus, retrieval)
+        replay = shared_replay(dataset, corpus, retrieval, embedder)
         played = state.store.get(STORE_KEY)
         forecast = Forecast.model_validate(played["forecast"])
         step = replay.step(state.metadata["event_id"], state.metadata["step_index"])
@@ -158,6 +163,7 @@ def forecast(
     dataset: str = "world",
     corpus: str | None = None,
     retrieval: str = "bm25",
+    embedder: str | None = None,
     split: str | None = None,
     max_events: int | None = None,
     agent: str = "tool-agent",
@@ -168,9 +174,10 @@ def forecast(
 ) -> Task:
     """Forecast resolved questions as of past dates with cutoff-bound research tools.
 
-    ``dataset``: ``world[:SEED]`` (the embedded world, indexed in memory) or a dataset
-    directory; ``corpus``: an index directory or a PostgreSQL URL (``retrieval`` bm25, dense or
-    hybrid); ``split``/``max_events`` select events; ``agent`` a registered pastcast agent with
+    ``dataset``: ``world[:SEED][,FIELD=VALUE...]`` (the embedded world, indexed in memory), a
+    dataset directory or a Forecast-Dojo release folder; ``corpus``: an index directory or a
+    PostgreSQL URL (``retrieval`` bm25, dense or hybrid, ``embedder`` for the last two);
+    ``split``/``max_events`` select events; ``agent`` a registered pastcast agent with
     ``agent_args`` (the tool agents default to native tool calls); ``setting`` memory_free or
     no_tools (each sample is played on its own, so memory_on does not apply); ``env`` the
     environment's budgets (``EnvConfig`` fields); ``fallback`` how an unusable forecast scores.
@@ -185,7 +192,7 @@ def forecast(
     env_config = _env_config(env)
     if agent_args is None:
         agent_args = dict(NATIVE_TOOLS) if "action_mode" in agents.get(agent).parameters() else {}
-    replay = open_replay(dataset, corpus, retrieval)
+    replay = shared_replay(dataset, corpus, retrieval, embedder)
     placeholder = _spec(agent, agent_args, setting, "model")  # checks the arguments now
     samples = [
         Sample(
@@ -206,8 +213,10 @@ def forecast(
     env_json = env_config.model_dump(mode="json")
     return Task(
         dataset=samples,
-        solver=pastcast_agent(dataset, corpus, retrieval, agent, agent_args, setting, env_json),
-        scorer=forecast_score(dataset, corpus, retrieval, fallback),
+        solver=pastcast_agent(
+            dataset, corpus, retrieval, embedder, agent, agent_args, setting, env_json
+        ),
+        scorer=forecast_score(dataset, corpus, retrieval, embedder, fallback),
         metadata={
             STORE_KEY: {
                 "dataset_id": replay.dataset.id,

@@ -18,8 +18,8 @@ import verifiers as vf
 from datasets import Dataset as HFDataset
 
 from pastcast.agents import parse_forecast, research_prompt
+from pastcast.app import Replay, shared_replay
 from pastcast.env import BudgetExceeded, EnvConfig, Episode
-from pastcast.integrations._replay import Replay, open_replay
 from pastcast.records import Forecast, Setting, StepSpec
 from pastcast.runlog import Scores
 from pastcast.scoring import Fallback, score_forecast
@@ -168,6 +168,7 @@ def load_environment(
     dataset: str = "world",
     corpus: str | None = None,
     retrieval: str = "bm25",
+    embedder: str | None = None,
     split: str | None = None,
     max_events: int | None = None,
     setting: Setting = "memory_free",
@@ -175,15 +176,16 @@ def load_environment(
     fallback: Fallback = "uniform",
     max_result_chars: int = 12_000,
 ) -> PastcastEnv:
-    """The environment over ``dataset``'s forecast steps (``world[:SEED]`` or a dataset
-    directory, with ``corpus``), as ``verifiers.load_environment("pastcast.integrations.
+    """The environment over ``dataset``'s forecast steps (``world[:SEED][,FIELD=VALUE...]``, a
+    dataset directory or a Forecast-Dojo release folder, with ``corpus`` searched by
+    ``retrieval``), as ``verifiers.load_environment("pastcast.integrations.
     verifiers", ...)`` builds it. ``setting`` memory_free or no_tools (each row is played on
     its own); ``env`` the budgets (``EnvConfig`` fields)."""
     if setting not in ("memory_free", "no_tools"):
         raise ValueError(
             f"setting {setting!r}: choose memory_free or no_tools (each row is played on its own)"
         )
-    replay = open_replay(dataset, corpus, retrieval)
+    replay = shared_replay(dataset, corpus, retrieval, embedder)
     return PastcastEnv(
         replay,
         replay.steps(split, max_events),

@@ -13,23 +13,28 @@ final ``info`` are the only outcome feedback.
 from __future__ import annotations
 
 import json
-from functools import cache
 from typing import Any, SupportsFloat
 
 import gymnasium
 from gymnasium import spaces
 
 from pastcast.agents import ToolAgent
-from pastcast.corpus import CorpusBackend, EmbeddedIndex
+from pastcast.app import shared_replay
+from pastcast.corpus import CorpusBackend
 from pastcast.dataset import Dataset
 from pastcast.env import EnvConfig, ForecastEnv
+from pastcast.integrations.gym._policy import Ended, PolicyModel, PolicyRun
 from pastcast.models import ChatRequest
 from pastcast.records import Message, StepSpec
 from pastcast.runner import grade_step
-from pastcast.train._chat import chat_message
-from pastcast.train._guard import ExportError, SplitPolicy
-from pastcast.train._rewards import RewardMetric, StepRewards, step_rewards
-from pastcast.train.gym._policy import Ended, PolicyModel, PolicyRun
+from pastcast.train import (
+    ExportError,
+    RewardMetric,
+    SplitPolicy,
+    StepRewards,
+    chat_message,
+    step_rewards,
+)
 
 __all__ = ["ENV_ID", "MAX_ACTION", "MAX_OBSERVATION", "ForecastGymEnv", "TextSpace", "register_env"]
 
@@ -53,36 +58,33 @@ class TextSpace(spaces.Text):
         return isinstance(x, str) and self.min_length <= len(x) <= self.max_length
 
 
-@cache
-def _world(spec: str) -> tuple[Dataset, EmbeddedIndex]:
-    """The embedded world and an in-memory index of its documents (built once per process)."""
-    from pastcast.world import world_from_spec
-
-    world = world_from_spec(spec)
-    return world.dataset, EmbeddedIndex.in_memory(world.corpus_documents)
-
-
-def _open(dataset: Dataset | str, backend: CorpusBackend | None) -> tuple[Dataset, Any]:
+def _open(
+    dataset: Dataset | str,
+    backend: CorpusBackend | None,
+    corpus: str | None,
+    retrieval: str,
+    embedder: str | None,
+) -> tuple[Dataset, CorpusBackend | None]:
     if isinstance(dataset, Dataset):
+        if corpus is not None:
+            raise ValueError("corpus: a spec goes with a dataset spec; pass a Dataset's backend")
         return dataset, backend
-    from pastcast.world import WORLD_SPEC, is_world_spec
-
-    if not is_world_spec(dataset):
-        raise ValueError(f"dataset {dataset!r}: pass a Dataset, or {WORLD_SPEC!r}")
-    try:
-        world, index = _world(dataset)
-    except ValueError as exc:
-        raise ValueError(f"dataset {exc}") from None
-    return world, backend if backend is not None else index
+    if backend is not None:
+        raise ValueError("backend: goes with a Dataset; give a dataset spec a corpus spec")
+    replay = shared_replay(dataset, corpus, retrieval, embedder)  # opened once per process
+    return replay.dataset, replay.backend
 
 
 class ForecastGymEnv(gymnasium.Env[str, str]):
     """Forecast steps of a dataset as episodes; text observations and actions.
 
-    ``dataset``: a ``Dataset`` with its ``backend`` (None: no corpus, a no-tools step), or
-    ``"world[:SEED]"`` for the embedded world with an in-memory index of its news. ``splits``
-    and ``force_eval`` are the split guard of the exports (``SplitPolicy``): training events
-    only by default; the embedded world's events have no split and need ``splits=("unsplit",)``.
+    ``dataset``: a ``Dataset`` with its ``backend`` (None: no corpus, a no-tools step), or a
+    dataset spec as every command takes it (``world[:SEED][,FIELD=VALUE...]``, the embedded
+    world with an in-memory index of its news; a dataset directory; a Forecast-Dojo release
+    folder) with ``corpus`` (an index directory or a database URL) searched by ``retrieval``.
+    ``splits`` and ``force_eval`` are the split guard of the exports (``SplitPolicy``): training
+    events only by default; the embedded world's events have no split and need
+    ``splits=("unsplit",)``.
     ``max_turns`` caps the policy's research turns (then the agent asks for the answer);
     ``reward`` is the score rewarded (information-alpha without a market counts 0).
     """
@@ -94,6 +96,9 @@ class ForecastGymEnv(gymnasium.Env[str, str]):
         dataset: Dataset | str = "world",
         backend: CorpusBackend | None = None,
         *,
+        corpus: str | None = None,
+        retrieval: str = "bm25",
+        embedder: str | None = None,
         splits: tuple[str, ...] | list[str] = ("train",),
         force_eval: bool = False,
         env_config: EnvConfig | None = None,
@@ -104,7 +109,7 @@ class ForecastGymEnv(gymnasium.Env[str, str]):
     ) -> None:
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
             raise ValueError(f"render_mode {render_mode!r}: expected None or 'ansi'")
-        self.dataset, backend = _open(dataset, backend)
+        self.dataset, backend = _open(dataset, backend, corpus, retrieval, embedder)
         self.policy = SplitPolicy(splits=tuple(splits), force_eval=force_eval)
         self.steps: tuple[StepSpec, ...] = tuple(
             self.policy.select(
@@ -241,6 +246,6 @@ def register_env() -> None:
     if ENV_ID not in gymnasium.registry:
         gymnasium.register(
             id=ENV_ID,
-            entry_point="pastcast.train.gym._env:ForecastGymEnv",
+            entry_point="pastcast.integrations.gym._env:ForecastGymEnv",
             disable_env_checker=False,
         )

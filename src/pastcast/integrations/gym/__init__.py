@@ -1,9 +1,9 @@
 """The Gymnasium environment over forecast steps (the ``gym`` extra).
 
 Importing this package registers ``pastcast/Forecast-v0``; ``gymnasium.make(
-"pastcast.train.gym:pastcast/Forecast-v0", ...)`` imports it first by itself."""
+"pastcast.integrations.gym:pastcast/Forecast-v0", ...)`` imports it first by itself."""
 
-from pastcast.train.gym._env import (
+from pastcast.integrations.gym._env import (
     ENV_ID,
     MAX_ACTION,
     MAX_OBSERVATION,

@@ -1,6 +1,7 @@
-"""Agent specs given on the command line, checked before any work starts.
+"""Agents named as text (``heuristic:max_reads=4@memory_on``), parsed and checked against the
+agent registry before any work starts, and the models they use, loaded and stopped.
 
-Grammar of ``--agent``::
+Grammar of an agent option (``pastcast run --agent``, ``agents`` of the Python API)::
 
     SPEC    = NAME [":" ARG {"," ARG}] ["@" SETTING]
     ARG     = KEY "=" VALUE
@@ -19,8 +20,9 @@ from __future__ import annotations
 import inspect
 import json
 import re
-from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, replace
 from typing import Any, cast, get_args
 
 from pydantic import TypeAdapter, ValidationError
@@ -28,7 +30,7 @@ from pydantic.errors import PydanticUserError
 
 from pastcast import safejson
 from pastcast.agents import agent_spec, agents, build_agent, clear_models, load_models
-from pastcast.cli._common import fail
+from pastcast.app._errors import AppError
 from pastcast.models import known_providers
 from pastcast.records import Setting
 from pastcast.registry import RegistryError
@@ -40,7 +42,9 @@ __all__ = [
     "AgentOption",
     "check_agent_args",
     "check_agents",
+    "models_session",
     "parse_agent_option",
+    "parse_agent_options",
     "split_agent_option",
 ]
 
@@ -58,7 +62,7 @@ _JSON_START = ('"', "[", "{")
 
 @dataclass(frozen=True)
 class AgentOption:
-    """One ``--agent`` value split by the grammar (nothing checked against the registry)."""
+    """One agent option split by the grammar (nothing checked against the registry)."""
 
     name: str
     args: dict[str, Any]
@@ -78,7 +82,7 @@ def _plain(text: str) -> Any:
         return text
 
 
-def _value(text: str, start: int, where: str) -> tuple[Any, int]:
+def _value(text: str, start: int, where: str, field: str) -> tuple[Any, int]:
     """The value starting at ``start`` and the index just past its comma."""
     i = start
     while i < len(text) and text[i].isspace():
@@ -87,19 +91,19 @@ def _value(text: str, start: int, where: str) -> tuple[Any, int]:
         try:
             value, end = safejson.raw_decode(text, i)
         except json.JSONDecodeError as exc:
-            raise ValueError(f"{where}: not valid JSON ({exc.msg})") from None
+            raise AppError(field, f"{where}: not valid JSON ({exc.msg})") from None
         comma = text.find(",", end)
         comma = len(text) if comma < 0 else comma
         extra = text[end:comma].strip()
         if extra:
-            raise ValueError(f"{where}: unexpected {extra!r} after the JSON value")
+            raise AppError(field, f"{where}: unexpected {extra!r} after the JSON value")
         return value, comma + 1
     comma = text.find(",", i)
     comma = len(text) if comma < 0 else comma
     return _plain(text[i:comma].strip()), comma + 1
 
 
-def _parse_args(text: str, option: str) -> dict[str, Any]:
+def _parse_args(text: str, option: str, field: str) -> dict[str, Any]:
     args: dict[str, Any] = {}
     pos = 0
     while pos < len(text):
@@ -109,45 +113,47 @@ def _parse_args(text: str, option: str) -> dict[str, Any]:
         if eq < 0 or eq > comma:
             item = text[pos:comma].strip()
             if item:
-                raise ValueError(f"--agent {option!r}: expected key=value, got {item!r}")
+                raise AppError(field, f"{option!r}: expected key=value, got {item!r}")
             pos = comma + 1  # an empty item: "a=1,,b=2" or a trailing comma
             continue
         key = text[pos:eq].strip()
         if not key.isidentifier():
-            raise ValueError(f"--agent {option!r}: {key!r} is not an argument name")
+            raise AppError(field, f"{option!r}: {key!r} is not an argument name")
         if key in args:
-            raise ValueError(f"--agent {option!r}: argument {key!r} is given twice")
-        args[key], pos = _value(text, eq + 1, f"--agent {option!r}: argument {key!r}")
+            raise AppError(field, f"{option!r}: argument {key!r} is given twice")
+        args[key], pos = _value(text, eq + 1, f"{option!r}: argument {key!r}", field)
     return args
 
 
-def split_agent_option(option: str) -> AgentOption:
-    """Split ``option`` by the grammar above; ``ValueError`` names the option and the problem."""
+def split_agent_option(option: str, *, field: str = "agents") -> AgentOption:
+    """Split ``option`` by the grammar above; ``AppError`` naming ``field`` says what is
+    wrong, the option quoted."""
     body, setting = option, None
     tail = _SETTING_TAIL.search(option)
     if tail is not None:
         word = tail.group(1)
         if word not in SETTINGS:
-            raise ValueError(
-                f"--agent {option!r}: unknown setting {word!r} (choose from {', '.join(SETTINGS)})"
+            raise AppError(
+                field, f"{option!r}: unknown setting {word!r} (choose from {', '.join(SETTINGS)})"
             )
         body, setting = option[: tail.start()], cast(Setting, word)
     name, _, arg_text = body.partition(":")
     if not name:
-        raise ValueError(f"--agent {option!r}: expected {AGENT_FORM}")
-    return AgentOption(name, _parse_args(arg_text, option), setting, body)
+        raise AppError(field, f"{option!r}: expected {AGENT_FORM}")
+    return AgentOption(name, _parse_args(arg_text, option, field), setting, body)
 
 
 def _accepted(params: Mapping[str, inspect.Parameter]) -> str:
     return ", ".join(p for p in params if p != "setting") or "none"
 
 
-def _check_types(factory: Callable[..., Any], args: Mapping[str, Any], where: str) -> None:
-    """Values against the factory's annotations, where they resolve (lax: 4 for a float)."""
+def _check_types(factory: Callable[..., Any], args: Mapping[str, Any], where: str) -> str | None:
+    """The first value that does not match the factory's annotations, where they resolve (lax:
+    4 for a float), as a message."""
     try:
         params = inspect.signature(factory, eval_str=True).parameters
     except (NameError, TypeError, ValueError):
-        return  # annotations that do not resolve here: binding was checked already
+        return None  # annotations that do not resolve here: binding was checked already
     for key, value in args.items():
         param = params.get(key)
         if param is None or param.annotation is inspect.Parameter.empty:
@@ -158,63 +164,109 @@ def _check_types(factory: Callable[..., Any], args: Mapping[str, Any], where: st
             continue  # a type pydantic cannot check
         except ValidationError as exc:
             msg = exc.errors()[0]["msg"]
-            raise ValueError(f"{where}: argument {key!r}: {msg} (got {value!r})") from None
+            return f"{where}: argument {key!r}: {msg} (got {value!r})"
+    return None
 
 
-def check_agent_args(name: str, args: Mapping[str, Any], option: str) -> None:
-    """Raise ``ValueError`` naming the agent and the argument (and listing the accepted ones)
-    unless agent ``name``'s factory takes ``args``: checked when the run is planned, so a
+def check_agent_args(
+    name: str, args: Mapping[str, Any], option: str, *, field: str = "agents"
+) -> None:
+    """``AppError`` naming ``field``, the agent and the argument (and listing the accepted
+    ones) unless agent ``name``'s factory takes ``args``: checked when the run is planned, so a
     misspelled argument never reaches a running chain."""
     try:
         factory = agents.get(name).factory
     except ValueError as exc:  # an unknown agent: the message lists the known ones
-        raise ValueError(f"--agent {option!r}: {exc}") from None
-    where = f"--agent {option!r}: agent {name!r}"
+        raise AppError(field, f"{option!r}: {exc}") from None
+    where = f"{option!r}: agent {name!r}"
     if "setting" in args:
-        raise ValueError(f"{where}: give the setting as @SETTING, not as an argument")
+        raise AppError(field, f"{where}: give the setting as @SETTING, not as an argument")
     params = inspect.signature(factory).parameters
     takes_any = any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values())
     for key in args:
         if key not in params and not takes_any:
-            raise ValueError(f"{where} has no argument {key!r} (accepted: {_accepted(params)})")
+            raise AppError(
+                field, f"{where} has no argument {key!r} (accepted: {_accepted(params)})"
+            )
     for key, p in params.items():
         required = p.default is inspect.Parameter.empty and p.kind in (
             inspect.Parameter.POSITIONAL_OR_KEYWORD,
             inspect.Parameter.KEYWORD_ONLY,
         )
         if required and key != "setting" and key not in args:
-            raise ValueError(f"{where} needs argument {key!r} (accepted: {_accepted(params)})")
-    _check_types(factory, args, where)
+            raise AppError(field, f"{where} needs argument {key!r} (accepted: {_accepted(params)})")
+    try:
+        agents.check_args(name, args)  # the registry's own check, whatever it grows to cover
+    except (RegistryError, TypeError, ValueError) as exc:
+        raise AppError(field, f"{option!r}: {exc}") from None
+    wrong = _check_types(factory, args, where)
+    if wrong is not None:
+        raise AppError(field, wrong)
     model = args.get("model")
     if isinstance(model, str):  # a provider spec (see pastcast.models.resolve_model)
         provider, sep, rest = model.partition(":")
         known = known_providers()
         if not sep or not rest or provider not in known:
-            raise ValueError(
+            raise AppError(
+                field,
                 f"{where}: argument 'model': {model!r} is not PROVIDER:NAME with a known "
-                f"provider ({', '.join(known)})"
+                f"provider ({', '.join(known)})",
             )
+
+
+def parse_agent_option(
+    option: str, default_setting: Setting = "memory_free", *, field: str = "agents"
+) -> AgentSpec:
+    """``heuristic:max_reads=4@memory_on`` -> an AgentSpec named ``heuristic:max_reads=4``,
+    its agent and arguments checked against the registry (``AppError`` naming ``field``)."""
+    parsed = split_agent_option(option, field=field)
+    check_agent_args(parsed.name, parsed.args, option, field=field)
+    setting = parsed.setting or default_setting
+    return agent_spec(parsed.name, setting=setting, label=parsed.label, **parsed.args)
+
+
+def parse_agent_options(
+    options: Sequence[str], default_setting: Setting = "memory_free"
+) -> tuple[AgentOption, ...]:
+    """Every option split and checked (agents given without ``@SETTING`` get
+    ``default_setting``); the same agent in the same setting twice is refused."""
+    if not options:
+        raise AppError("agents", "give at least one agent")
+    parsed = []
+    for option in options:
+        split = split_agent_option(option)
+        check_agent_args(split.name, split.args, option)
+        parsed.append(replace(split, setting=split.setting or default_setting))
+    keys = [(p.label, p.setting) for p in parsed]
+    if len(set(keys)) != len(keys):
+        raise AppError(
+            "agents", f"the same agent and setting is given twice ({', '.join(options)})"
+        )
+    return tuple(parsed)
 
 
 def check_agents(specs: Iterable[AgentSpec]) -> None:
     """Build every agent once and load its model: arguments an agent refuses, or a model that
-    cannot be loaded, exit 2 before the work rather than as a run of unusable forecasts."""
-    for spec in specs:
+    cannot be loaded, are an ``AppError`` (field ``agents[i]``) before the work rather than a
+    run of unusable forecasts. Models loaded stay loaded for the run: call it inside
+    ``models_session``."""
+    for i, spec in enumerate(specs):
         try:
             build_agent(spec)
         except (ValueError, TypeError, RegistryError) as exc:
-            fail(f"--agent {spec.name!r}: {exc}")
+            raise AppError(f"agents[{i}]", f"{spec.name!r}: {exc}") from None
     try:
         load_models()
     except ValueError as exc:
+        raise AppError("agents", str(exc)) from None
+
+
+@contextmanager
+def models_session() -> Iterator[None]:
+    """The shared models agents build inside the block (``pastcast.agents.agent_model``) are
+    stopped when it ends, however it ends: every local llama.cpp server started for them
+    included."""
+    try:
+        yield
+    finally:
         clear_models()
-        fail(f"--agent: {exc}")
-
-
-def parse_agent_option(option: str, default_setting: Setting = "memory_free") -> AgentSpec:
-    """``heuristic:max_reads=4@memory_on`` -> an AgentSpec named ``heuristic:max_reads=4``,
-    its agent and arguments checked against the registry."""
-    parsed = split_agent_option(option)
-    check_agent_args(parsed.name, parsed.args, option)
-    setting = parsed.setting or default_setting
-    return agent_spec(parsed.name, setting=setting, label=parsed.label, **parsed.args)

@@ -1,0 +1,133 @@
+"""Foresight Arena replays: a dataset's resolved markets as commit-reveal rounds, forecast by
+agents through the same replay (dataset, corpus, retrieval) and agent checks as a run."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
+
+from pastcast import safejson
+from pastcast.app._agents import check_agents, models_session, parse_agent_option
+from pastcast.app._errors import AppError
+from pastcast.app._replays import open_replay
+from pastcast.arena import SELECTORS, ReplayResult, RoundPlan
+from pastcast.cutoff import parse_cutoff
+from pastcast.registry import ComponentSpec, RegistryError
+
+__all__ = ["ArenaReplay", "arena_replay", "round_plan"]
+
+
+@dataclass(frozen=True)
+class ArenaReplay:
+    """A finished arena replay: the dataset it replayed and the rounds' results."""
+
+    dataset_id: str
+    replay: ReplayResult
+
+
+def _selector(option: str) -> ComponentSpec:
+    """``NAME[:key=value,...]`` -> the selector's spec; values are JSON when they parse."""
+    name, _, rest = option.partition(":")
+    args: dict[str, Any] = {}
+    for item in filter(None, rest.split(",")):
+        key, eq, val = item.partition("=")
+        if not eq or not key.strip():
+            raise AppError("selector", f"{option!r}: expected key=value, got {item!r}")
+        try:
+            args[key.strip()] = safejson.loads(val)
+        except json.JSONDecodeError:
+            args[key.strip()] = val.strip()
+    try:
+        return SELECTORS.spec(name.strip(), **args)
+    except (RegistryError, ValueError) as exc:
+        raise AppError("selector", f"{option!r}: {exc}") from None
+
+
+def _instant(text: str | None, field: str) -> datetime | None:
+    if text is None:
+        return None
+    try:
+        return parse_cutoff(text)
+    except ValueError as exc:
+        raise AppError(field, str(exc)) from None
+
+
+def round_plan(
+    *,
+    markets: int = 7,
+    rounds: int = 20,
+    interval_days: int = 7,
+    start: str | None = None,
+    selector: str = "volume-activity",
+) -> RoundPlan:
+    """How the replay builds its rounds; ``start`` an ISO date or instant, ``selector``
+    ``NAME[:key=value,...]`` of a registered round selector."""
+    try:
+        return RoundPlan(
+            markets=markets,
+            rounds=rounds,
+            interval_days=interval_days,
+            start=_instant(start, "start"),
+            selector=_selector(selector),
+        )
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        raise AppError(str(first["loc"][0]) if first["loc"] else "rounds", first["msg"]) from None
+
+
+def arena_replay(
+    dataset: str | Path,
+    agents: Sequence[str],
+    out: Path,
+    *,
+    corpus: str | Path | None = None,
+    retrieval: str = "bm25",
+    embedder: str | None = None,
+    backend: str = "ledger",
+    plan: RoundPlan | None = None,
+    resolve_by: str | None = None,
+) -> ArenaReplay:
+    """Replay ``dataset``'s resolved markets (any dataset spec, see ``open_dataset``) as arena
+    rounds: ``agents`` (``NAME[:key=value,...][@SETTING]``) forecast each market as of the
+    commit deadline, commit, reveal and are scored per round, on a ledger file in ``out``
+    (``backend`` ``ledger``) or an in-process chain (``evm``). Markets resolved after
+    ``resolve_by`` count as unresolved. ``out`` is a directory the caller made; the embedded
+    world's index goes in ``out/index``. ``AppError`` naming the field before any work."""
+    from pastcast.arena import EvmArena, LedgerArena
+    from pastcast.arena import replay as play_rounds
+
+    specs = [parse_agent_option(a, field=f"agents[{i}]") for i, a in enumerate(agents)]
+    if not specs:
+        raise AppError("agents", "give at least one agent")
+    if backend not in ("ledger", "evm"):
+        raise AppError("backend", f"{backend!r}: choose 'ledger' or 'evm'")
+    cutoff = _instant(resolve_by, "resolve_by")
+    ledger_path = out / "ledger.jsonl"
+    if backend == "ledger" and ledger_path.exists():
+        raise AppError("out", f"{ledger_path}: already exists (replay into a new directory)")
+    with models_session():
+        check_agents(specs)
+        with open_replay(dataset, corpus, retrieval, embedder, index_dir=out / "index") as replay:
+            try:
+                arena: Any = EvmArena() if backend == "evm" else LedgerArena.create(ledger_path)
+            except ImportError as exc:
+                raise AppError("backend", str(exc)) from None
+            try:
+                played = play_rounds(
+                    replay.dataset,
+                    replay.backend,
+                    specs,
+                    out,
+                    arena,
+                    plan=plan,
+                    resolve_by=cutoff,
+                )
+            except ImportError as exc:
+                raise AppError("backend", str(exc)) from None
+    return ArenaReplay(replay.dataset.id, played)

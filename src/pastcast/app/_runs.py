@@ -1,0 +1,193 @@
+"""The one run path: an experiment plan (from a file, or from ``pastcast run``'s options) checked
+in full before any work, then run with its models' lifetime owned here.
+
+``run_plan`` checks everything that can be checked without running (the out path and resume,
+the agents by the registry with their argument types, every model loaded, the sandbox for the
+python tool, the executor, the dataset and corpus, the schedule, the step selection) and raises
+``AppError`` naming the field of the first problem; then it runs, and stops every local model
+server started for the run however the run ends.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
+
+from pastcast.app._agents import check_agents, models_session, parse_agent_options
+from pastcast.app._datasets import open_dataset
+from pastcast.app._errors import AppError
+from pastcast.app._replays import open_replay
+from pastcast.app._steps import select_steps
+from pastcast.dataset import Dataset
+from pastcast.env import EnvConfig
+from pastcast.records import Setting
+from pastcast.registry import RegistryError
+from pastcast.runlog import RunLogError, header_path
+from pastcast.runner import (
+    ExperimentPlan,
+    NothingToRun,
+    PlanError,
+    PlanEstimate,
+    RunConfig,
+    RunResult,
+    estimate_plan,
+    executors,
+    load_plan,
+    reschedule,
+    run_benchmark,
+)
+
+__all__ = ["check_sandbox", "plan_estimate", "plan_from_agents", "read_plan", "run_plan"]
+
+_log = logging.getLogger("pastcast")
+
+
+def _location(loc: Sequence[int | str]) -> str:
+    out = ""
+    for part in loc:
+        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
+    return out or "plan"
+
+
+def read_plan(path: str | Path) -> ExperimentPlan:
+    """The plan in the file at ``path`` (TOML, YAML or JSON); ``AppError`` (field ``plan``)
+    naming the file and the key of the first problem."""
+    try:
+        return load_plan(path)
+    except PlanError as exc:
+        raise AppError("plan", str(exc)) from None
+
+
+def plan_from_agents(
+    agents: Sequence[str], *, setting: Setting = "memory_free", **fields: Any
+) -> ExperimentPlan:
+    """The plan that ``agents`` (each ``NAME[:key=value,...][@SETTING]``, ``setting`` for those
+    without one) and ``fields`` (any of ``ExperimentPlan``: ``dataset``, ``corpus``,
+    ``budgets``, ``concurrency``, ...) declare: what ``pastcast run``'s options build.
+    ``AppError`` naming the field (``budgets.max_tool_calls``) of the first problem."""
+    parsed = parse_agent_options(agents, setting)
+    listed = [
+        {"name": p.name, "label": p.label, "setting": p.setting, "args": p.args} for p in parsed
+    ]
+    try:
+        return ExperimentPlan.model_validate({**fields, "agents": listed})
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        msg = str(first["msg"]).removeprefix("Value error, ")
+        raise AppError(_location(first["loc"]), f"is invalid: {msg}") from None
+
+
+def check_sandbox(env: EnvConfig, field: str = "budgets.python_tool") -> None:
+    """An isolating sandbox is needed for the python tool unless it is allowed unsafe."""
+    if not env.python_tool or env.unsafe_python:
+        return
+    from pastcast.sandbox import sandbox_available
+
+    ok, why = sandbox_available()
+    if not ok:
+        raise AppError(
+            field,
+            f"needs an isolating sandbox and there is none here ({why}): install bubblewrap, "
+            "or allow unsafe python for trusted agents only",
+        )
+
+
+def _check_out(log: Path, resume: bool) -> None:
+    if (log.exists() or log.is_symlink()) and (not log.is_file() or log.is_symlink()):
+        raise AppError("out", f"{log}: exists and is not a regular file (a run log is one)")
+    if resume and not (header_path(log).is_file() or (log.is_file() and log.stat().st_size)):
+        raise AppError("resume", f"finds no run log at {log} to resume")
+
+
+def _run_config(plan: ExperimentPlan) -> RunConfig:
+    try:
+        return plan.run_config()
+    except (PlanError, ValidationError) as exc:
+        raise AppError("agents", str(exc)) from None
+
+
+def _rescheduled(dataset: Dataset, schedule: str | None) -> Dataset:
+    try:
+        return reschedule(dataset, schedule)
+    except ValueError as exc:
+        raise AppError("schedule", str(exc)) from None
+
+
+def run_plan(
+    plan: ExperimentPlan,
+    out: str | Path | None = None,
+    *,
+    resume: bool = False,
+    retry_failed: bool = False,
+    progress: bool = True,
+    prompts: Mapping[str, str] | None = None,
+    notes: Callable[[str], None] | None = None,
+) -> RunResult:
+    """Run ``plan``, writing its run log to ``out`` (default: the plan's ``out``; resumed when
+    present: ``resume`` requires one). Everything is checked first (``AppError`` naming the
+    field, nothing written); local model servers started for the run are stopped when it ends.
+    ``notes`` gets the lines worth showing before the run (coverage warnings; default: the
+    ``pastcast`` logger). Errors of the run itself propagate (``ValueError``,
+    ``RuntimeError``)."""
+    log = Path(out if out is not None else plan.out)
+    tell = notes or _log.warning
+    _check_out(log, resume)
+    config = _run_config(plan)
+    try:
+        executor = executors.build(plan.concurrency.executor, **plan.concurrency.executor_args)
+    except (RegistryError, RuntimeError, ValueError) as exc:
+        raise AppError("concurrency.executor", str(exc)) from None
+    check_sandbox(config.env)
+    with models_session():
+        check_agents(config.agents)
+        corpus = plan.corpus
+        with open_replay(
+            plan.dataset,
+            corpus.spec,
+            corpus.retrieval,
+            corpus.embedder,
+            index_dir=log.parent / "index",
+            convention=plan.day_convention,
+        ) as replay:
+            dataset = _rescheduled(replay.dataset, plan.schedule)
+            dataset = select_steps(
+                dataset,
+                replay.backend,
+                covered_only=plan.covered_only,
+                coverage_days=plan.coverage_days,
+                notes=tell,
+            )
+            try:
+                return run_benchmark(
+                    dataset,
+                    replay.backend,
+                    config,
+                    log,
+                    prompts=None if prompts is None else dict(prompts),
+                    progress=progress,
+                    execution=plan.execution(),
+                    executor=executor,
+                    corpus_ref=replay.corpus_ref,
+                    retry_failed=retry_failed,
+                    model_cutoffs=plan.model_cutoffs(),
+                )
+            except RunLogError as exc:  # a log in use, or of another run
+                raise AppError("out", str(exc)) from None
+            except NothingToRun as exc:  # the selection leaves no step
+                raise AppError(exc.field, exc.reason) from None
+
+
+def plan_estimate(plan: ExperimentPlan) -> PlanEstimate:
+    """What ``plan`` will run and cost, on its dataset as the run opens it (a world, a dataset
+    directory or a Forecast-Dojo release, rescheduled); ``AppError`` naming the field."""
+    dataset = _rescheduled(
+        open_dataset(plan.dataset, convention=plan.day_convention), plan.schedule
+    )
+    try:
+        return estimate_plan(plan, dataset)
+    except (PlanError, ValueError) as exc:  # a price file that cannot be read
+        raise AppError("prices", str(exc)) from None
