@@ -8,5 +8,32 @@ never a command-line flag.
 
 from pastcast.app._datasets import DATASET_SPEC_HELP, open_dataset
 from pastcast.app._errors import AppError
+from pastcast.app._reading import RunsRead, read_runs
+from pastcast.app._reports import (
+    REPORTS_EXTRA_HINT,
+    TABLE_COLUMNS,
+    Dashboard,
+    Report,
+    Scored,
+    dashboard,
+    group_columns,
+    report_runs,
+    score_runs,
+)
 
-__all__ = ["DATASET_SPEC_HELP", "AppError", "open_dataset"]
+__all__ = [
+    "DATASET_SPEC_HELP",
+    "REPORTS_EXTRA_HINT",
+    "TABLE_COLUMNS",
+    "AppError",
+    "Dashboard",
+    "Report",
+    "RunsRead",
+    "Scored",
+    "dashboard",
+    "group_columns",
+    "open_dataset",
+    "read_runs",
+    "report_runs",
+    "score_runs",
+]
