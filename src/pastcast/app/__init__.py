@@ -6,8 +6,16 @@ as ``AppError``, one line naming the field (``dataset``, ``corpus``, ``agents[1]
 never a command-line flag.
 """
 
+from pastcast.app._corpus import (
+    CorpusBuild,
+    StoreBackend,
+    build_corpus,
+    corpus_documents,
+    open_corpus,
+)
 from pastcast.app._datasets import DATASET_SPEC_HELP, open_dataset
 from pastcast.app._errors import AppError
+from pastcast.app._exports import Exported, ExportTarget, export_runs
 from pastcast.app._reading import RunsRead, read_runs
 from pastcast.app._reports import (
     REPORTS_EXTRA_HINT,
@@ -26,12 +34,20 @@ __all__ = [
     "REPORTS_EXTRA_HINT",
     "TABLE_COLUMNS",
     "AppError",
+    "CorpusBuild",
     "Dashboard",
+    "ExportTarget",
+    "Exported",
     "Report",
     "RunsRead",
     "Scored",
+    "StoreBackend",
+    "build_corpus",
+    "corpus_documents",
     "dashboard",
+    "export_runs",
     "group_columns",
+    "open_corpus",
     "open_dataset",
     "read_runs",
     "report_runs",
