@@ -6,6 +6,7 @@ as ``AppError``, one line naming the field (``dataset``, ``corpus``, ``agents[1]
 never a command-line flag.
 """
 
+from pastcast.app._audits import RunAuditRead, audit_datasets, audit_run_log
 from pastcast.app._corpus import (
     CorpusBuild,
     StoreBackend,
@@ -13,6 +14,7 @@ from pastcast.app._corpus import (
     corpus_documents,
     open_corpus,
 )
+from pastcast.app._curate import CURATION_LEGS, Curated, curate
 from pastcast.app._datasets import DATASET_SPEC_HELP, open_dataset
 from pastcast.app._errors import AppError
 from pastcast.app._exports import Exported, ExportTarget, export_runs
@@ -30,20 +32,26 @@ from pastcast.app._reports import (
 )
 
 __all__ = [
+    "CURATION_LEGS",
     "DATASET_SPEC_HELP",
     "REPORTS_EXTRA_HINT",
     "TABLE_COLUMNS",
     "AppError",
     "CorpusBuild",
+    "Curated",
     "Dashboard",
     "ExportTarget",
     "Exported",
     "Report",
+    "RunAuditRead",
     "RunsRead",
     "Scored",
     "StoreBackend",
+    "audit_datasets",
+    "audit_run_log",
     "build_corpus",
     "corpus_documents",
+    "curate",
     "dashboard",
     "export_runs",
     "group_columns",

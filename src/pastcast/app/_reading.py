@@ -16,7 +16,7 @@ from pastcast.records import StepKey
 from pastcast.reports import RunSet
 from pastcast.runlog import RunLog, RunLogError, StepRecord, read_run_log
 
-__all__ = ["RunsRead", "read_runs"]
+__all__ = ["RunsRead", "check_dataset", "read_runs"]
 
 
 @dataclass(frozen=True)
@@ -105,6 +105,17 @@ def _read_once(paths: Sequence[Path], notes: list[str]) -> list[RunLog]:
     return logs
 
 
+def check_dataset(logs: Sequence[RunLog], data: Dataset, named: str | Path) -> None:
+    """``AppError`` naming ``dataset`` unless every log ran on ``data`` (``named`` so)."""
+    for log in logs:
+        if log.header.dataset_id != data.id:
+            raise AppError(
+                "dataset",
+                f"{str(named)!r} is dataset {data.id!r}, but {log.path} ran on "
+                f"{log.header.dataset_id!r}",
+            )
+
+
 def read_runs(
     run_logs: Sequence[str | Path],
     dataset: str | Path | Dataset | None = None,
@@ -129,12 +140,5 @@ def read_runs(
         raise AppError("run_logs", "no forecast steps in " + ", ".join(str(p) for p in paths))
     data = dataset if isinstance(dataset, Dataset) or dataset is None else open_dataset(dataset)
     if data is not None:
-        named = dataset if isinstance(dataset, str | Path) else data.id
-        for log in logs:
-            if log.header.dataset_id != data.id:
-                raise AppError(
-                    "dataset",
-                    f"{str(named)!r} is dataset {data.id!r}, but {log.path} ran on "
-                    f"{log.header.dataset_id!r}",
-                )
+        check_dataset(logs, data, dataset if isinstance(dataset, str | Path) else data.id)
     return RunsRead(RunSet(tuple(logs), data), paths, tuple(notes))
