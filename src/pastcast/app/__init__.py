@@ -15,6 +15,12 @@ from pastcast.app._corpus import (
     open_corpus,
 )
 from pastcast.app._curate import CURATION_LEGS, Curated, curate
+from pastcast.app._data_views import (
+    DatasetSummary,
+    dataset_coverage,
+    dataset_question,
+    describe_dataset,
+)
 from pastcast.app._datasets import DATASET_SPEC_HELP, open_dataset
 from pastcast.app._errors import AppError
 from pastcast.app._exports import Exported, ExportTarget, export_runs
@@ -40,6 +46,7 @@ __all__ = [
     "CorpusBuild",
     "Curated",
     "Dashboard",
+    "DatasetSummary",
     "ExportTarget",
     "Exported",
     "Report",
@@ -53,6 +60,9 @@ __all__ = [
     "corpus_documents",
     "curate",
     "dashboard",
+    "dataset_coverage",
+    "dataset_question",
+    "describe_dataset",
     "export_runs",
     "group_columns",
     "open_corpus",
