@@ -36,6 +36,7 @@ from pastcast.app._reports import (
     report_runs,
     score_runs,
 )
+from pastcast.app._stats import Statistics, coverage_bins, longitudinal, memory_costs
 
 __all__ = [
     "CURATION_LEGS",
@@ -53,11 +54,13 @@ __all__ = [
     "RunAuditRead",
     "RunsRead",
     "Scored",
+    "Statistics",
     "StoreBackend",
     "audit_datasets",
     "audit_run_log",
     "build_corpus",
     "corpus_documents",
+    "coverage_bins",
     "curate",
     "dashboard",
     "dataset_coverage",
@@ -65,6 +68,8 @@ __all__ = [
     "describe_dataset",
     "export_runs",
     "group_columns",
+    "longitudinal",
+    "memory_costs",
     "open_corpus",
     "open_dataset",
     "read_runs",
