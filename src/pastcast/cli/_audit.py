@@ -8,7 +8,7 @@ from typing import Annotated
 
 import typer
 
-from pastcast.app import AppError, audit_datasets, audit_run_log
+from pastcast.app import DATASET_SPEC_HELP, AppError, audit_datasets, audit_run_log
 from pastcast.cli._common import EXIT_FAILED, JsonFlag, fail_app, fail_field, print_json
 from pastcast.cli._score import print_notes
 
@@ -27,7 +27,7 @@ def construction(
     datasets: Annotated[
         list[str],
         typer.Argument(
-            help="Dataset: 'world[:SEED]' or a dataset directory. Several are pooled (each "
+            help=f"Dataset: {DATASET_SPEC_HELP}. Several are pooled (each "
             "event kept apart), e.g. world:0 world:1 ... for more events.",
             metavar="DATASET...",
         ),
@@ -106,9 +106,9 @@ def run(
         str | None,
         typer.Option(
             "--dataset",
-            help="The dataset the run used ('world[:SEED][,FIELD=VALUE...]' or a dataset "
-            "directory): post-cutoff prices and the question's wording (and a world's "
-            "documents). Default: the embedded world the log names.",
+            help=f"The dataset the run used ({DATASET_SPEC_HELP}): post-cutoff prices and "
+            "the question's wording (and a world's documents). Default: the embedded world the "
+            "log names.",
         ),
     ] = None,
     corpus: Annotated[

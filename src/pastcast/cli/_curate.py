@@ -9,15 +9,13 @@ from typing import Annotated, Literal
 
 import typer
 
-from pastcast.app import CURATION_LEGS, AppError, Curated
+from pastcast.app import CURATION_LEGS, DATASET_SPEC_HELP, AppError, Curated
 from pastcast.app import curate as curate_app
 from pastcast.cli._common import EXIT_FAILED, JsonFlag, fail, fail_field, print_json
 
 
 def curate(
-    dataset: Annotated[
-        str, typer.Argument(help="Dataset directory, or 'world[:SEED]' (the embedded world).")
-    ],
+    dataset: Annotated[str, typer.Argument(help=f"The dataset: {DATASET_SPEC_HELP}.")],
     corpus: Annotated[
         str,
         typer.Option(

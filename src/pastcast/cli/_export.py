@@ -13,7 +13,7 @@ from typing import Annotated
 
 import typer
 
-from pastcast.app import AppError, Exported, export_runs
+from pastcast.app import DATASET_SPEC_HELP, AppError, Exported, export_runs
 from pastcast.cli._common import JsonFlag, fail_app, note, print_json
 from pastcast.cli._score import FallbackOpt, RunLogsArg, print_notes
 from pastcast.scoring import Fallback
@@ -42,7 +42,7 @@ DatasetOpt = Annotated[
     list[str] | None,
     typer.Option(
         "--dataset",
-        help="A dataset directory or 'world[:SEED]' behind the run logs (repeatable): its content "
+        help=f"The dataset behind the run logs ({DATASET_SPEC_HELP}; repeatable): its content "
         "hash goes into the manifest and the recorded splits are checked against it. The "
         "embedded world is found from its id without it.",
     ),

@@ -9,8 +9,8 @@ from typing import Annotated, NoReturn
 import typer
 from rich.console import Console
 
+from pastcast.app import DATASET_SPEC_HELP, AppError, RunsRead, group_columns, read_runs, score_runs
 from pastcast.app import TABLE_COLUMNS as TABLE_COLUMNS
-from pastcast.app import AppError, RunsRead, group_columns, read_runs, score_runs
 from pastcast.cli._common import JsonFlag, fail, fail_app, print_json
 from pastcast.reports import (
     GROUP_COLUMNS,
@@ -116,7 +116,7 @@ DatasetOpt = Annotated[
     str | None,
     typer.Option(
         "--dataset",
-        help="The dataset the runs used ('world[:SEED]' or a dataset directory): horizons and "
+        help=f"The dataset the runs used ({DATASET_SPEC_HELP}): horizons and "
         "the full schedule of each event.",
     ),
 ]
