@@ -24,6 +24,12 @@ from pastcast.app._data_views import (
 from pastcast.app._datasets import DATASET_SPEC_HELP, open_dataset
 from pastcast.app._errors import AppError
 from pastcast.app._exports import Exported, ExportTarget, export_runs
+from pastcast.app._imports import (
+    Imported,
+    import_forecastbench,
+    import_polymarket,
+    market_filters,
+)
 from pastcast.app._reading import RunsRead, read_runs
 from pastcast.app._reports import (
     REPORTS_EXTRA_HINT,
@@ -50,6 +56,7 @@ __all__ = [
     "DatasetSummary",
     "ExportTarget",
     "Exported",
+    "Imported",
     "Report",
     "RunAuditRead",
     "RunsRead",
@@ -68,7 +75,10 @@ __all__ = [
     "describe_dataset",
     "export_runs",
     "group_columns",
+    "import_forecastbench",
+    "import_polymarket",
     "longitudinal",
+    "market_filters",
     "memory_costs",
     "open_corpus",
     "open_dataset",

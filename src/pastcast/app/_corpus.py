@@ -106,7 +106,7 @@ def _check_target(
             except FileExistsError as exc:
                 raise AppError("out", str(exc)) from None
             if not overwrite and any(out.iterdir()):
-                raise AppError("out", f"{out}: already exists (overwrite replaces it)")
+                raise AppError("overwrite", f"{out} already exists; it is replaced only when asked")
     elif backend == "postgres":
         if url is None or not is_database_url(url):
             raise AppError(
