@@ -9,7 +9,7 @@ from typing import Annotated, NoReturn
 import typer
 from rich.console import Console
 
-from pastcast.app import DATASET_SPEC_HELP, AppError, RunsRead, group_columns, read_runs, score_runs
+from pastcast.app import DATASET_SPEC_HELP, AppError, RunsRead, group_columns, score_runs
 from pastcast.app import TABLE_COLUMNS as TABLE_COLUMNS
 from pastcast.cli._common import JsonFlag, fail, fail_app, print_json
 from pastcast.reports import (
@@ -19,7 +19,6 @@ from pastcast.reports import (
     leaderboard_table,
     to_rich,
 )
-from pastcast.runlog import StepRecord
 from pastcast.scoring import Convention
 
 OPTIONS = {"run_logs": "", "figures": "--figure", "events": "--event"}
@@ -47,25 +46,8 @@ def print_notes(read: RunsRead) -> None:
         typer.echo(f"note: {line}", err=True)
 
 
-def read_logged(
-    run_logs: Sequence[Path], dataset: str | None = None, *, require_steps: bool = True
-) -> RunsRead:
-    """The run logs, each forecast once, its notes printed (exit 2 on a bad or empty log, or a
-    dataset they did not run on)."""
-    try:
-        read = read_runs(run_logs, dataset, require_steps=require_steps)
-    except AppError as exc:
-        fail_reading(exc)
-    print_notes(read)
-    return read
-
-
-def read_steps(run_logs: Sequence[Path]) -> list[StepRecord]:
-    """The forecast steps of every run log, each once (exit 2 on a bad or empty log)."""
-    return list(read_logged(run_logs).steps)
-
-
 def check_horizon(groups: Sequence[str], dataset: str | None) -> None:
+    """Grouping by horizon needs the dataset, said in the command's words."""
     if "horizon" in groups and dataset is None:
         fail("--by horizon needs --dataset: run logs do not record when an event resolved")
 
