@@ -47,7 +47,6 @@ def test_a_corpus_build_from_python(tmp_path: Path) -> None:
     ("source", "options", "field"),
     [
         ("nokind", {}, "source"),
-        ("nope:x.jsonl", {}, "source"),
         ("jsonl:DOCS", {}, "out"),
         ("jsonl:DOCS", {"out": "INDEX", "url": "postgresql://u@h/db"}, "url"),
         ("jsonl:DOCS", {"out": "INDEX", "quality": ["nope"]}, "quality"),

@@ -11,10 +11,10 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
+from app_runs import run_baselines
 from specs import DATASET_SPECS, materialize
 from typer.testing import CliRunner
 
-from conftest import run_baselines
 from pastcast.app import dashboard
 from pastcast.cli import app
 from pastcast.corpus import EmbeddedIndex
