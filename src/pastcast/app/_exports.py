@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from pastcast.app._datasets import open_dataset
 from pastcast.app._errors import AppError
@@ -14,18 +14,9 @@ from pastcast.app._reading import RunsRead, read_runs
 from pastcast.dataset import Dataset
 from pastcast.runlog import RunLogError
 from pastcast.scoring import Convention, Fallback
-from pastcast.train import (
-    ExportError,
-    ExportManifest,
-    Keep,
-    RewardMetric,
-    SftShape,
-    SplitPolicy,
-    export_rewards,
-    export_sft,
-    export_table,
-    manifest_path,
-)
+
+if TYPE_CHECKING:  # the training package loads with the first export
+    from pastcast.train import ExportManifest, Keep, RewardMetric, SftShape
 
 __all__ = ["ExportTarget", "Exported", "export_runs"]
 
@@ -42,11 +33,15 @@ class Exported:
 
     @property
     def manifest_file(self) -> Path:
+        from pastcast.train import manifest_path
+
         return manifest_path(self.out)
 
 
 def _checked_out(out: Path) -> Path:
     """A file an earlier export wrote (its manifest beside it) may be replaced; nothing else."""
+    from pastcast.train import manifest_path
+
     if out.exists() or out.is_symlink():
         if not out.is_file() or out.is_symlink():
             raise AppError("out", f"{out}: exists and is not a regular file")
@@ -91,6 +86,14 @@ def export_runs(
     and reward exports read ``splits`` only (an evaluation split needs ``force_eval``);
     ``datasets`` behind the runs put their content hash in the manifest and check the recorded
     splits. ``out`` may replace only a file an earlier export wrote."""
+    from pastcast.train import (
+        ExportError,
+        SplitPolicy,
+        export_rewards,
+        export_sft,
+        export_table,
+    )
+
     policy = None
     if target != "table":
         try:
