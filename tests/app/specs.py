@@ -84,3 +84,12 @@ def make_specs(root: Path) -> Made:
     index = root / "index"
     EmbeddedIndex.build(world_from_spec(WORLD).corpus_documents, index)
     return Made({c.name: c.make(root) for c in DATASET_CASES}, str(index))
+
+
+DATASET_SPECS = [c.name for c in DATASET_CASES]
+"""The dataset cases by name, as parametrize values of the commands that read a dataset."""
+
+
+def materialize(name: str, root: Path) -> str:
+    """The spec of the dataset case ``name`` as a command takes it, made under ``root``."""
+    return next(c for c in DATASET_CASES if c.name == name).make(root)

@@ -18,25 +18,93 @@ from pastcast.app._agents import (
     split_agent_option,
 )
 from pastcast.app._arena import ArenaReplay, arena_replay, round_plan
+from pastcast.app._audits import RunAuditRead, audit_datasets, audit_run_log
+from pastcast.app._corpus import (
+    CorpusBuild,
+    StoreBackend,
+    build_corpus,
+    corpus_documents,
+    open_corpus,
+)
+from pastcast.app._curate import CURATION_LEGS, Curated, curate
+from pastcast.app._data_views import (
+    DatasetSummary,
+    dataset_coverage,
+    dataset_question,
+    describe_dataset,
+)
 from pastcast.app._datasets import DATASET_SPEC_HELP, open_dataset
 from pastcast.app._errors import AppError
-from pastcast.app._replays import WORLD_INDEX, Replay, open_corpus, open_replay, shared_replay
+from pastcast.app._exports import Exported, ExportTarget, export_runs
+from pastcast.app._imports import (
+    Imported,
+    import_forecastbench,
+    import_polymarket,
+    market_filters,
+)
+from pastcast.app._reading import RunsRead, read_runs
+from pastcast.app._replays import WORLD_INDEX, Replay, open_replay, shared_replay
+from pastcast.app._reports import (
+    REPORTS_EXTRA_HINT,
+    TABLE_COLUMNS,
+    Dashboard,
+    Report,
+    Scored,
+    dashboard,
+    group_columns,
+    report_runs,
+    score_runs,
+)
 from pastcast.app._runs import check_sandbox, plan_estimate, plan_from_agents, read_plan, run_plan
+from pastcast.app._stats import Statistics, coverage_bins, longitudinal, memory_costs
 from pastcast.app._steps import select_steps
 
 __all__ = [
     "AGENT_FORM",
     "AGENT_GRAMMAR",
+    "CURATION_LEGS",
     "DATASET_SPEC_HELP",
+    "REPORTS_EXTRA_HINT",
+    "TABLE_COLUMNS",
     "WORLD_INDEX",
     "AgentOption",
     "AppError",
     "ArenaReplay",
+    "CorpusBuild",
+    "Curated",
+    "Dashboard",
+    "DatasetSummary",
+    "ExportTarget",
+    "Exported",
+    "Imported",
     "Replay",
+    "Report",
+    "RunAuditRead",
+    "RunsRead",
+    "Scored",
+    "Statistics",
+    "StoreBackend",
     "arena_replay",
+    "audit_datasets",
+    "audit_run_log",
+    "build_corpus",
     "check_agent_args",
     "check_agents",
     "check_sandbox",
+    "corpus_documents",
+    "coverage_bins",
+    "curate",
+    "dashboard",
+    "dataset_coverage",
+    "dataset_question",
+    "describe_dataset",
+    "export_runs",
+    "group_columns",
+    "import_forecastbench",
+    "import_polymarket",
+    "longitudinal",
+    "market_filters",
+    "memory_costs",
     "models_session",
     "open_corpus",
     "open_dataset",
@@ -46,8 +114,11 @@ __all__ = [
     "plan_estimate",
     "plan_from_agents",
     "read_plan",
+    "read_runs",
+    "report_runs",
     "round_plan",
     "run_plan",
+    "score_runs",
     "select_steps",
     "shared_replay",
     "split_agent_option",

@@ -12,16 +12,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
 
+from pastcast.app._corpus import open_corpus
 from pastcast.app._datasets import open_dataset
 from pastcast.app._errors import AppError
 from pastcast.corpus import (
-    CorpusOpenError,
     EmbeddedIndex,
     OpenedCorpus,
     content_digest,
-    open_backend,
     redact_url,
-    retrieval_modes,
 )
 from pastcast.cutoff import DayConvention
 from pastcast.dataset import Dataset
@@ -32,30 +30,10 @@ from pastcast.runlog import Grading
 from pastcast.runner import CorpusRef, grade_step
 from pastcast.world import World, is_world_spec, world_from_spec
 
-__all__ = ["WORLD_INDEX", "Replay", "open_corpus", "open_replay", "shared_replay"]
+__all__ = ["WORLD_INDEX", "Replay", "open_replay", "shared_replay"]
 
 WORLD_INDEX = "world-index"
 """The kind (``pastcast.owned``) of the index a replay builds of the embedded world's news."""
-
-
-def open_corpus(
-    spec: str | Path,
-    retrieval: str = "bm25",
-    embedder: str | None = None,
-    *,
-    field: str = "corpus",
-) -> OpenedCorpus:
-    """The corpus at ``spec`` (an index directory or a database URL) searched by ``retrieval``
-    (bm25, dense or hybrid; ``embedder`` for the last two); ``AppError`` naming the field."""
-    if retrieval not in retrieval_modes():
-        raise AppError("retrieval", f"{retrieval!r} is not one of {', '.join(retrieval_modes())}")
-    if embedder is not None and retrieval == "bm25":
-        raise AppError("embedder", "is only for retrieval dense or hybrid")
-    options = {} if embedder is None else {"embedder": embedder}
-    try:
-        return open_backend(spec, retrieval, **options)
-    except CorpusOpenError as exc:
-        raise AppError(field, str(exc)) from None  # it names the corpus, redacted
 
 
 @dataclass(frozen=True)
@@ -153,7 +131,7 @@ def open_replay(
                 "retrieval", f"{retrieval} needs a corpus with a dataset directory or a release"
             )
         return Replay(loaded, None)
-    opened = open_corpus(corpus, retrieval, embedder)
+    opened = open_corpus(corpus, retrieval, embedder=embedder)
     return Replay(
         loaded, opened, CorpusRef(spec=str(corpus), retrieval=retrieval, embedder=embedder)
     )
@@ -168,7 +146,7 @@ def _world_replay(
     index_dir: Path | None,
 ) -> Replay:
     if corpus is not None:
-        opened = open_corpus(corpus, retrieval, embedder)
+        opened = open_corpus(corpus, retrieval, embedder=embedder)
         got = opened.identity().content_sha256
         if not world.holds_its_documents(got):  # any other corpus would not match its events
             opened.close()
@@ -191,7 +169,7 @@ def _world_replay(
         # Opened once per process through ``shared_replay`` by the frameworks.
         return Replay(world.dataset, EmbeddedIndex.in_memory(world.corpus_documents))
     _world_index(world, index_dir)
-    opened = open_corpus(index_dir, retrieval, embedder, field="retrieval")
+    opened = open_corpus(index_dir, retrieval, field="retrieval", embedder=embedder)
     ref = CorpusRef(spec=str(index_dir), retrieval=retrieval, embedder=embedder)
     return Replay(world.dataset, opened, ref)
 

@@ -3,37 +3,19 @@ run. Both exit 1 when they find something (one line per finding), 2 on a usage e
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import Annotated
 
 import typer
 
-from pastcast.cli._common import EXIT_FAILED, JsonFlag, fail, load_dataset_option, print_json
-
-if TYPE_CHECKING:
-    from pastcast.records import Document
+from pastcast.app import DATASET_SPEC_HELP, AppError, audit_datasets, audit_run_log
+from pastcast.cli._common import EXIT_FAILED, JsonFlag, fail_app, fail_field, print_json
+from pastcast.cli._score import print_notes
 
 app = typer.Typer(
     help="Leakage audits: how a benchmark was built, and what agents saw in a run.",
     no_args_is_help=True,
 )
-
-
-def _schedule_options(specs: list[str]) -> dict[str, Any]:
-    """The import options a dataset directory was built with (they apply to every schedule)."""
-    from pastcast.dataset import read_metadata
-
-    for spec in specs:
-        path = Path(spec)
-        if path.is_dir():
-            try:
-                config = read_metadata(path).get("schedule_config") or {}
-            except ValueError:
-                continue
-            if "start_at_first_belief" in config:
-                return {"start_at_first_belief": bool(config["start_at_first_belief"])}
-    return {}
 
 
 def _cell(value: float | None, fmt: str = ".3f") -> str:
@@ -45,7 +27,7 @@ def construction(
     datasets: Annotated[
         list[str],
         typer.Argument(
-            help="Dataset: 'world[:SEED]' or a dataset directory. Several are pooled (each "
+            help=f"Dataset: {DATASET_SPEC_HELP}. Several are pooled (each "
             "event kept apart), e.g. world:0 world:1 ... for more events.",
             metavar="DATASET...",
         ),
@@ -86,23 +68,21 @@ def construction(
     """Can what agents see of the construction (cutoff, step index, spacing, open and close
     times) predict the outcome? Out-of-fold AUC against its permutation null, per schedule;
     exit 1 when the datasets as built leak, close after their data or lack text snapshots."""
-    from pastcast.audit import audit_construction
-
-    loaded = [load_dataset_option(spec, "DATASET") for spec in datasets]
-    names = [] if dataset_only else schedule
     try:
-        audit = audit_construction(
-            loaded,
-            names,
-            schedule_options=_schedule_options(datasets),
+        audit = audit_datasets(
+            datasets,
+            schedules=schedule,
+            dataset_only=dataset_only,
             folds=folds,
             draws=draws,
             seed=seed,
             permutations=permutations,
             alpha=alpha,
         )
-    except ValueError as exc:  # an unknown schedule, or options it cannot take
-        fail(f"--schedule: {exc}")
+    except AppError as exc:
+        if exc.field == "schedules":
+            fail_field(exc, {"schedules": "--schedule"})
+        fail_app(exc, {"datasets": "DATASET"})
     findings = audit.findings()
     if as_json:
         print_json({**audit.model_dump(mode="json"), "findings": findings})
@@ -110,7 +90,7 @@ def construction(
         built = audit.results[0]
         left = ", ".join(f"{k} {n}" for k, n in sorted(audit.skipped.items())) or "none"
         typer.echo(
-            f"{len(loaded)} dataset(s): {built.events} binary events with steps (left out: "
+            f"{len(datasets)} dataset(s): {built.events} binary events with steps (left out: "
             f"{left}); {audit.folds}-fold AUC against {audit.permutations} permutations "
             f"(level {audit.alpha:g}), {audit.level:.0%} interval of {audit.draws} draws"
         )
@@ -133,29 +113,6 @@ def construction(
         raise typer.Exit(EXIT_FAILED)
 
 
-def _corpus_documents(spec: str) -> Iterator[Document]:
-    """The documents of an index directory, or of a KIND:PATH source read as ``corpus build``
-    reads it (content screen included, so the ids match the index built from it)."""
-    from pastcast.corpus.sources import open_source, sources
-
-    path = Path(spec)
-    if path.is_dir():
-        from pastcast.corpus import EmbeddedIndex
-
-        try:
-            index = EmbeddedIndex.open(path)
-        except (OSError, ValueError) as exc:
-            fail(f"--corpus {spec!r}: not a readable index directory ({exc})")
-        return (index.read_ordinal(i) for i in range(len(index)))
-    kind, sep, rest = spec.partition(":")
-    if not sep or kind not in sources:
-        fail(f"--corpus {spec!r}: not an index directory nor KIND:PATH of a known source")
-    try:
-        return open_source(kind, rest).documents
-    except ValueError as exc:
-        fail(f"--corpus {spec!r}: {exc}")
-
-
 @app.command("run")
 def run(
     run_log: Annotated[Path, typer.Argument(help="The run log's step file (run.jsonl).")],
@@ -163,9 +120,9 @@ def run(
         str | None,
         typer.Option(
             "--dataset",
-            help="The dataset the run used ('world[:SEED][,FIELD=VALUE...]' or a dataset "
-            "directory): post-cutoff prices and the question's wording (and a world's "
-            "documents). Default: the embedded world the log names.",
+            help=f"The dataset the run used ({DATASET_SPEC_HELP}): post-cutoff prices and "
+            "the question's wording (and a world's documents). Default: the embedded world the "
+            "log names.",
         ),
     ] = None,
     corpus: Annotated[
@@ -183,37 +140,12 @@ def run(
     """Check that every document an agent saw was dated before its step's cutoff, that no prompt
     held the resolved label or post-cutoff prices, and that no output quotes post-cutoff text
     (exit 1 on any finding)."""
-    from pastcast.audit import audit_run
-    from pastcast.runlog import RunLogError, read_run_log
-
     try:
-        log = read_run_log(run_log)
-    except RunLogError as exc:
-        fail(str(exc))
-    from pastcast.world import is_world_spec, world_from_spec, world_named_by
-
-    world = world_named_by(log.header.dataset_id)
-    data = None
-    if dataset and is_world_spec(dataset):  # its documents too, whatever its configuration
-        try:
-            world = world_from_spec(dataset)
-        except ValueError as exc:
-            fail(f"--dataset {exc}")
-        data = world.dataset
-    elif dataset:
-        data = load_dataset_option(dataset, "--dataset")
-    if data is not None and data.id != log.header.dataset_id:
-        fail(
-            f"--dataset {dataset!r} is dataset {data.id!r}, but {run_log} ran on "
-            f"{log.header.dataset_id!r}"
-        )
-    if data is None and world is not None:
-        data = world.dataset
-    documents = _corpus_documents(corpus) if corpus else (world.documents if world else None)
-    try:
-        audit = audit_run(log, documents=documents, dataset=data)
-    except (OSError, ValueError) as exc:  # a corpus that fails while it is read
-        fail(f"--corpus {corpus!r}: {exc}")
+        audited = audit_run_log(run_log, dataset=dataset, corpus=corpus)
+    except AppError as exc:
+        fail_app(exc, {"run_logs": ""})
+    print_notes(audited.read)
+    audit = audited.audit
     if as_json:
         print_json({**audit.model_dump(mode="json"), "ok": audit.ok, "counts": audit.counts()})
     else:

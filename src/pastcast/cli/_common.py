@@ -30,6 +30,7 @@ __all__ = [
     "JsonFlag",
     "fail",
     "fail_app",
+    "fail_field",
     "load_dataset_option",
     "note",
     "option_of",
@@ -165,3 +166,14 @@ def load_dataset_option(
         return load_benchmark(path, convention=convention)
     except ValueError as exc:
         fail(str(exc))
+
+
+def fail_field(
+    exc: AppError, options: Mapping[str, str] | None = None, code: int = EXIT_USAGE
+) -> NoReturn:
+    """``exc`` as ``--option: reason`` (an argument's name, or nothing when its reason names
+    the file itself, as ``NAME reason``): the commands whose errors read that way."""
+    option = option_of(exc.field, options) if exc.field else ""
+    if not option:
+        fail(exc.reason, code)
+    fail(f"{option}: {exc.reason}" if option.startswith("--") else f"{option} {exc.reason}", code)

@@ -3,9 +3,6 @@ cutoff."""
 
 from __future__ import annotations
 
-import itertools
-import tempfile
-from collections.abc import Iterator
 from datetime import date, datetime
 from pathlib import Path
 from typing import Annotated, Any, Literal
@@ -15,34 +12,11 @@ from pydantic import ValidationError
 from rich.console import Console
 from rich.table import Table
 
-from pastcast.cli._common import JsonFlag, fail, print_json
-from pastcast.corpus import (
-    CorpusOpenError,
-    DocType,
-    DocumentFormatError,
-    DocumentNotVisible,
-    EmbeddedIndex,
-    Embedder,
-    OpenedCorpus,
-    PostgresBackend,
-    SearchFilter,
-    is_database_url,
-    open_backend,
-    redact_url,
-    resolve_embedder,
-    retrieval_modes,
-)
-from pastcast.corpus.postgres import one_line
-from pastcast.corpus.sources import (
-    SourceRun,
-    allow_sources,
-    open_source,
-    read_allow_list,
-    sources,
-)
+from pastcast.app import AppError, build_corpus
+from pastcast.app import open_corpus as open_app_corpus
+from pastcast.cli._common import JsonFlag, fail, fail_field, print_json
+from pastcast.corpus import DocType, DocumentNotVisible, OpenedCorpus, SearchFilter
 from pastcast.cutoff import parse_cutoff, parse_timestamp
-from pastcast.owned import check_replaceable
-from pastcast.records import Document
 
 _TARGET_HELP = (
     "Index directory, or a PostgreSQL database URL (postgres://... or postgresql://..., "
@@ -115,96 +89,16 @@ EmbedderOpt = Annotated[
 
 
 def open_corpus(spec: str | Path, retrieval: str, option: str, **options: Any) -> OpenedCorpus:
-    """``open_backend``, failing with a one-line error that names the command-line option."""
-    if retrieval not in retrieval_modes():
-        fail(f"--retrieval: expected one of {', '.join(retrieval_modes())}, got {retrieval!r}")
+    """``pastcast.app.open_corpus``, failing with a one-line error that names the option."""
     try:
-        return open_backend(spec, retrieval, **{k: v for k, v in options.items() if v is not None})
-    except CorpusOpenError as exc:
-        fail(f"{option}: {exc}")
+        return open_app_corpus(spec, retrieval, **options)
+    except AppError as exc:
+        fail_field(exc, {"corpus": option})
 
 
 def _open(target: str, retrieval: str = "bm25", **options: Any) -> OpenedCorpus:
     """An index directory, or the corpus in a schema of a ``postgresql://`` database."""
-    if not is_database_url(target):
-        options.pop("schema", None)  # a directory has no schema
     return open_corpus(target, retrieval, "INDEX", **options)
-
-
-def _check_target(backend: str, out: Path | None, url: str | None, overwrite: bool) -> None:
-    if backend == "embedded":
-        if url is not None:
-            fail("--url: only with --backend postgres")
-        if out is None:
-            fail("--out: required with --backend embedded")
-        if out.exists() or out.is_symlink():
-            try:  # only an index pastcast built is ever replaced (pastcast.owned)
-                check_replaceable(out, "index")
-            except FileExistsError as exc:
-                fail(f"--out: {exc}")
-            if not overwrite and any(out.iterdir()):
-                fail(f"{out}: already exists (pass --overwrite to replace it)")
-    elif backend == "postgres":
-        if url is None or not is_database_url(url):
-            fail("--url: required with --backend postgres (postgresql://USER@HOST:PORT/DB)")
-        if out is not None:
-            fail("--out: only with --backend embedded")
-
-
-def _store(
-    docs: Iterator[Document],
-    backend: str,
-    out: Path | None,
-    url: str | None,
-    schema: str,
-    overwrite: bool,
-    embedder: Embedder | None,
-) -> tuple[int, str]:
-    """Index ``docs`` into the chosen backend (embedded too, with ``embedder``): how many, and
-    where they went."""
-    try:
-        if backend == "postgres" and url is not None:
-            with PostgresBackend.build(
-                docs, url, schema=schema, overwrite=overwrite, embedder=embedder, progress=True
-            ) as pg:
-                count = len(pg)
-            where = f"schema {schema!r} of {redact_url(url)}"
-        else:
-            assert out is not None
-            count = len(EmbeddedIndex.build(docs, out, overwrite=overwrite, progress=True))
-            if embedder is not None:  # computed now and kept in the index for dense search
-                open_corpus(out, "dense", "--embedder", embedder=embedder).close()
-            where = str(out)
-    except ImportError as exc:
-        fail(f"--backend postgres: the 'postgres' extra is not installed ({exc.name})")
-    except (
-        DocumentFormatError,
-        ValueError,
-        FileNotFoundError,
-        FileExistsError,
-        ConnectionError,
-    ) as exc:
-        fail(str(exc))
-    except Exception as exc:
-        if url is None or not type(exc).__module__.startswith("psycopg"):
-            raise
-        fail(f"{redact_url(url)}: {one_line(exc)}")  # a database error, without the password
-    return count, where
-
-
-def _nonempty(run: SourceRun, source: str) -> Iterator[Document]:
-    """The source's documents; a source without any is an error before anything is built (an
-    empty index is no result)."""
-    docs = iter(run.documents)
-    try:
-        first = next(docs)
-    except StopIteration:
-        skipped = sum(run.skipped().values())
-        why = f"; {skipped} malformed lines skipped" if skipped else ""
-        fail(f"source {source!r}: no documents to index{why}")
-    except (DocumentFormatError, ValueError, FileNotFoundError) as exc:
-        fail(str(exc))
-    return itertools.chain([first], docs)
 
 
 def _day(value: str | None, option: str) -> date | None:
@@ -216,16 +110,24 @@ def _day(value: str | None, option: str) -> date | None:
         fail(f"{option}: not a date (YYYY-MM-DD): {value!r}")
 
 
-def _quality_filters(names: list[str]) -> list[Any]:
-    """The quality filters named by ``--quality``, built before any document is read."""
-    if not names:
-        return []
-    from pastcast.curate import build_quality_filters
+def _check_flags(backend: str, out: Path | None, url: str | None) -> None:
+    """The options each backend takes, said in the command's words."""
+    if backend == "embedded" and url is not None:
+        fail("--url: only with --backend postgres")
+    if backend == "embedded" and out is None:
+        fail("--out: required with --backend embedded")
+    if backend == "postgres" and url is None:
+        fail("--url: required with --backend postgres (postgresql://USER@HOST:PORT/DB)")
+    if backend == "postgres" and out is not None:
+        fail("--out: only with --backend embedded")
 
-    try:
-        return build_quality_filters(names)
-    except ValueError as exc:  # an unknown name, a filter without defaults, a missing extra
-        fail(f"--quality: {exc}")
+
+BUILD_OPTIONS = {
+    "source": "source",
+    "documents": "",
+    "allow_source": "--allow-source",
+    "allow_sources": "--allow-sources",
+}
 
 
 @app.command()
@@ -302,74 +204,37 @@ def build(
     as_json: JsonFlag = False,
 ) -> None:
     """Build an index from a document source (written atomically), then print a report."""
-    kind, sep, path = source.partition(":")
-    if not sep or not path:
-        fail(f"source {source!r}: expected KIND:PATH, e.g. jsonl:docs.jsonl")
-    if kind not in sources:
-        fail(f"source {source!r}: unknown kind {kind!r} (known: {', '.join(sources.names())})")
-    _check_target(backend, out, url, overwrite)
-    if (
-        out is not None
-        and Path(path).exists()
-        and Path(path).resolve().is_relative_to(out.resolve())
-    ):
-        fail(f"--out: {out} holds the input {path}; not replacing it")
-    allowed = list(allow_source or [])
-    if any(not name.strip() for name in allowed):
-        fail("--allow-source: an empty source name")
-    if allow_sources_file is not None:
-        try:
-            allowed += read_allow_list(allow_sources_file)
-        except ValueError as exc:
-            fail(f"--allow-sources {exc}")
-    model = None
-    if embedder is not None:
-        try:
-            model = resolve_embedder(embedder)
-        except CorpusOpenError as exc:
-            fail(f"--embedder: {exc}")
-    # Only the options given are passed, so one the source does not take is an error.
-    given = {
-        "lenient": lenient or None,
-        "since": _day(since, "--since"),
-        "until": _day(until, "--until"),
-    }
-    if include_flagged and "include_flagged" in sources.get(kind).parameters():
-        given["include_flagged"] = True  # the source's own screens (wcep's days)
-    options = {k: v for k, v in given.items() if v is not None}
-    filters = _quality_filters(quality or [])
+    _check_flags(backend, out, url)
     try:
-        # A side file (e.g. the timestamp rule of each page) is written next to the index.
-        workdir = out.parent if out else None
-        run = open_source(kind, path, workdir=workdir, screen=not include_flagged, **options)
-    except ValueError as exc:  # a missing path or extra, an option the source does not take
-        fail(str(exc))
-    if allowed:
-        run = allow_sources(run, allowed)
-    if filters:
-        from pastcast.curate import with_quality
-
-        run = with_quality(run, filters)
-    try:
-        docs = _nonempty(run, source)
-        count, where = _store(docs, backend, out, url, schema or "pastcast", overwrite, model)
-    except BaseException:  # includes the one-line failure exit: drop the side file
-        run.discard()
-        raise
-    lines: list[str] = []
-    if run.side_files:
-        # Into the index directory, or a fresh folder when the documents went to a database.
-        side = out if out is not None else Path(tempfile.mkdtemp(prefix="pastcast-")) / "report"
-        side.mkdir(parents=True, exist_ok=True)
-        lines += run.finish(side)
-    lines += run.report_lines()
+        built = build_corpus(
+            source,
+            out=out,
+            backend=backend,
+            url=url,
+            schema=schema,
+            overwrite=overwrite,
+            embedder=embedder,
+            lenient=lenient,
+            since=_day(since, "--since"),
+            until=_day(until, "--until"),
+            include_flagged=include_flagged,
+            allow_source=tuple(allow_source or ()),
+            allow_sources_file=allow_sources_file,
+            quality=tuple(quality or ()),
+            progress=True,
+        )
+    except AppError as exc:
+        fail_field(exc, BUILD_OPTIONS)
+    lines, skipped = built.report, built.skipped
     if as_json:
-        print_json({"indexed": count, "into": where, "skipped": run.skipped(), "report": lines})
+        report = list(lines)
+        print_json(
+            {"indexed": built.indexed, "into": built.into, "skipped": skipped, "report": report}
+        )
         return
-    typer.echo(f"indexed {count} documents into {where}")
+    typer.echo(f"indexed {built.indexed} documents into {built.into}")
     for line in lines:
         typer.echo(f"  {line}")
-    skipped = run.skipped()
     if skipped:
         typer.echo(f"skipped {sum(skipped.values())} malformed lines:")
         for reason, n in sorted(skipped.items(), key=lambda kv: (-kv[1], kv[0])):

@@ -5,62 +5,17 @@ from __future__ import annotations
 
 from dataclasses import asdict
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import Annotated, Literal
 
 import typer
 
-from pastcast.cli._common import EXIT_FAILED, JsonFlag, fail, load_dataset_option, print_json
-from pastcast.cli._corpus import open_corpus
-from pastcast.owned import check_replaceable
-
-LEGS = ("bm25", "dense")
-
-
-def _legs(value: str) -> list[str]:
-    legs = [leg.strip() for leg in value.split(",") if leg.strip()]
-    bad = [leg for leg in legs if leg not in LEGS]
-    if not legs or bad or len(set(legs)) != len(legs):
-        fail(f"--retrieval: expected a comma-separated list of {', '.join(LEGS)}, got {value!r}")
-    return legs
-
-
-def _check_output(path: Path, option: str, kind: str | None) -> None:
-    """Refuse, before any work, a folder that cannot be written: one pastcast did not make (a
-    dataset is replaced only when pastcast wrote it), a file, a name the file system refuses."""
-    if kind is not None:
-        try:
-            check_replaceable(path, kind)
-        except FileExistsError as exc:
-            fail(f"{option}: {exc}")
-    elif path.exists() and not path.is_dir():
-        fail(f"{option}: {path}: exists and is not a directory")
-    if path.exists():
-        return
-    try:  # made and removed again: the real one is written at the end
-        path.mkdir(parents=True)
-        path.rmdir()
-    except OSError as exc:
-        fail(f"{option}: {path}: cannot be created ({exc.strerror or exc})")
-
-
-def _metadata(spec: str) -> dict[str, Any]:
-    """The source dataset's metadata (its import funnel, provenance), carried over."""
-    from pastcast.world import is_world_spec
-
-    if is_world_spec(spec):
-        return {"name": "world", "provenance": {"source": spec}}
-    from pastcast.dataset import read_metadata
-
-    try:
-        return read_metadata(spec)
-    except ValueError:
-        return {}
+from pastcast.app import CURATION_LEGS, DATASET_SPEC_HELP, AppError, Curated
+from pastcast.app import curate as curate_app
+from pastcast.cli._common import EXIT_FAILED, JsonFlag, fail, fail_field, print_json
 
 
 def curate(
-    dataset: Annotated[
-        str, typer.Argument(help="Dataset directory, or 'world[:SEED]' (the embedded world).")
-    ],
+    dataset: Annotated[str, typer.Argument(help=f"The dataset: {DATASET_SPEC_HELP}.")],
     corpus: Annotated[
         str,
         typer.Option(
@@ -82,8 +37,8 @@ def curate(
         str,
         typer.Option(
             "--retrieval",
-            help="Retrieval legs fused by reciprocal rank: bm25,dense (dense needs the 'dense' "
-            "extra), or one of them.",
+            help=f"Retrieval legs fused by reciprocal rank: {','.join(CURATION_LEGS)} (dense "
+            "needs the 'dense' extra), or one of them.",
         ),
     ] = "bm25,dense",
     embedder: Annotated[
@@ -135,18 +90,8 @@ def curate(
 ) -> None:
     """Curate a dataset: forecast dates, query decomposition, the evidence and leakage judge,
     the coverage probe and balancing; writes a new dataset with the funnel."""
-    from pastcast.curate import CurationConfig, Judge, Retriever, curate_dataset, save_curation
-    from pastcast.models import CachedModel, ModelError, resolve_model
+    from pastcast.curate import CurationConfig
 
-    legs = _legs(retrieval)
-    if embedder is not None and "dense" not in legs:
-        fail("--embedder: only with a dense leg in --retrieval")
-    if Path(dataset).resolve() == out.resolve():
-        fail(f"--out: {out}: is the dataset being curated; write the curated one elsewhere")
-    _check_output(out, "--out", "dataset")
-    cache_dir = cache or out.with_name(out.name + ".judge-cache")
-    _check_output(cache_dir, "--cache", None)
-    data = load_dataset_option(dataset, "DATASET")
     config = CurationConfig(
         keep_coverage=keep_coverage,
         coverage=coverage,
@@ -156,37 +101,23 @@ def curate(
         seed=seed,
         min_dates=min_dates,
     )
-    opened = []
     try:
-        for leg in legs:
-            options = {"embedder": embedder} if leg == "dense" and embedder else {}
-            opened.append(open_corpus(corpus, leg, "--corpus", **options))
-        try:
-            model = resolve_model(judge)
-        except (ValueError, ModelError) as exc:
-            fail(f"--judge: {exc}")
-        cached = CachedModel(model, cache_dir, "auto", settings={"spec": judge})
-        try:
-            retriever = Retriever(opened, window_days=window_days or None)
-            result = curate_dataset(data, retriever, Judge(cached, max_tokens=max_tokens), config)
-            settings = {
-                "source_dataset": data.id,
-                "judge": judge,
-                "retrieval": legs,
-                "window_days": window_days or None,
-                "corpus": opened[0].identity().model_dump(mode="json"),
-                "config": config.model_dump(mode="json"),
-            }
-            if result.dataset.events:  # an empty dataset is never written as if it were a result
-                save_curation(result, out, metadata=_metadata(dataset), settings=settings)
-        finally:
-            close = getattr(model, "close", None)
-            if callable(close):  # a local model's server
-                close()
-    finally:
-        for backend in opened:
-            backend.close()
-    _report(result, out, cache_dir, as_json)
+        curated = curate_app(
+            dataset,
+            corpus,
+            judge,
+            out,
+            retrieval=retrieval,
+            embedder=embedder,
+            window_days=window_days,
+            config=config,
+            max_tokens=max_tokens,
+            cache=cache,
+        )
+    except AppError as exc:
+        fail_field(exc, {"dataset": "DATASET"})
+    result, cache_dir = curated.result, curated.cache
+    _report(curated, out, as_json)
     if not result.dataset.events:
         last = next((f for f in reversed(result.funnel) if f.removed), result.funnel[0])
         fail(
@@ -196,10 +127,11 @@ def curate(
         )
 
 
-def _report(result: Any, out: Path, cache_dir: Path, as_json: bool) -> None:
+def _report(curated: Curated, out: Path, as_json: bool) -> None:
     """The funnel and the judgement counts (on stdout, written or not)."""
+    result, cache_dir = curated.result, curated.cache
     ds = result.dataset
-    served = sum(j.cached for j in result.judgements)
+    served = curated.cached
     written = bool(ds.events)
     if as_json:
         print_json(

@@ -3,19 +3,19 @@
 
 from __future__ import annotations
 
-import tempfile
 from dataclasses import asdict, fields
-from datetime import UTC, date, datetime
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated
 
 import typer
 
+from pastcast.app import AppError, Imported, market_filters
+from pastcast.app import import_forecastbench as forecastbench_dataset
+from pastcast.app import import_polymarket as polymarket_dataset
 from pastcast.cli import _curate, _data_view
-from pastcast.cli._common import JsonFlag, fail, print_json
+from pastcast.cli._common import JsonFlag, fail_field, print_json
 from pastcast.cutoff import DayConvention
 from pastcast.markets import FilterConfig, schedules
-from pastcast.owned import check_replaceable
 
 app = typer.Typer(
     help="Import real market data into datasets and describe them.", no_args_is_help=True
@@ -81,67 +81,19 @@ NewsOpt = Annotated[
 ]
 
 
-def _news_counts(spec: str | None, histories: list[Any]) -> dict[date, int] | None:
-    if spec is None or not histories:
-        return None
-    from pastcast.cli._corpus import open_corpus
-    from pastcast.markets import daily_news_counts
-
-    first = min(h.event.open_time.date() for h in histories)
-    last = max(h.event.close_time.date() for h in histories)
-    backend = open_corpus(spec, "bm25", "--news-corpus")
-    try:
-        return daily_news_counts(backend, first, last)
-    finally:
-        backend.close()
-
-
-def _common(
-    out: Path,
-    schedule: str,
-    split: str | None,
-    corpus_end: str | None,
-    first_belief: bool,
-    convention: DayConvention = DayConvention.START_OF_DAY,
-) -> Any:
-    """The options every import shares, checked before anything is read or fetched."""
-    from pastcast.markets import TemporalSplit, make_schedule
-
-    try:  # only a dataset pastcast wrote is ever replaced (pastcast.owned)
-        check_replaceable(out, "dataset")
-    except FileExistsError as exc:
-        fail(f"--out: {exc}")
-    try:
-        end = date.fromisoformat(corpus_end) if corpus_end is not None else None
-    except ValueError:
-        fail(f"--corpus-end: not a date (YYYY-MM-DD): {corpus_end!r}")
-    try:
-        sched = make_schedule(
-            schedule, corpus_end=end, start_at_first_belief=first_belief, convention=convention
-        )
-    except ValueError as exc:
-        fail(f"--schedule: {exc}")
-    try:
-        parsed = TemporalSplit.parse(split) if split is not None else None
-    except ValueError as exc:
-        fail(f"--split: {exc}")
-    return sched, parsed
+IMPORT_OPTIONS = {"source": "", "files": "--file", "filters": ""}
 
 
 def _filters(file: Path | None, items: list[str] | None) -> FilterConfig:
     """The defaults, then the values of ``--filters FILE``, then each ``--filter NAME=VALUE``."""
-    from pastcast.markets import filter_config, parse_filter_assignments, read_filter_file
-
     try:
-        cfg = FilterConfig()
-        if file is not None:
-            cfg = filter_config(read_filter_file(file), where=str(file))
-        return filter_config(parse_filter_assignments(items or []), where="--filter", base=cfg)
-    except ValueError as exc:
-        fail(str(exc))
+        return market_filters(file, items or ())
+    except AppError as exc:
+        fail_field(exc, IMPORT_OPTIONS)
 
 
-def _report(ds: Any, report: Any, out: Path, as_json: bool) -> None:
+def _report(imported: Imported, as_json: bool) -> None:
+    ds, report, out = imported.dataset, imported.report, imported.out
     if as_json:
         print_json(
             {
@@ -193,72 +145,32 @@ def import_forecastbench(
     as_json: JsonFlag = False,
 ) -> None:
     """Import ForecastBench's resolved binary market questions with their daily series."""
-    from pastcast.markets import (
-        FORECASTBENCH_FILES,
-        HISTORY_REPO_HINT,
-        DownloadError,
-        ForecastBenchError,
-        build_and_save,
-        collected_at,
-        download_files,
-        read_forecastbench,
-        read_text_versions,
-    )
-
-    sched, parsed = _common(out, schedule, split, corpus_end, True, day_convention)
     cfg = _filters(filters_file, filter_values)
-    if history_repo is not None and not history_repo.is_dir():
-        fail(f"--history-repo {history_repo}: no such folder")
-    tmp: tempfile.TemporaryDirectory[str] | None = None
-    try:
-        if path_or_url.startswith(("http://", "https://")):
-            if cache is None:
-                tmp = tempfile.TemporaryDirectory(prefix="pastcast-fb-")
-            root = cache or Path(tmp.name if tmp else ".")
-            download_files(path_or_url, root, [*FORECASTBENCH_FILES, *(file or [])])
-        else:
-            if file or cache is not None:  # they act on a download only: never ignored
-                fail(f"--{'file' if file else 'cache'}: only with a URL to download from")
-            root = Path(path_or_url)
-            if not root.is_dir():
-                fail(f"{root}: no such folder")
-        if history_repo is not None:
-            typer.echo(
-                f"reading the nightly history of {history_repo} (minutes for the full upstream "
-                "history)",
-                err=True,
-            )
-        result = read_forecastbench(root, history=history_repo)
-        ds, report = build_and_save(
-            result.histories,
-            out,
-            name="forecastbench",
-            schedule=sched,
-            filters=cfg,
-            split=parsed,
-            sources=source or None,
-            news_counts=_news_counts(news_corpus, list(result.histories)),
-            hints={"price history": HISTORY_REPO_HINT}
-            if result.layout == "published" and history_repo is None
-            else None,
-            collected_at=None if keep_late_closes else collected_at(root, result.histories),
-            texts=read_text_versions(root),
-            provenance={
-                "source": "forecastbench",
-                "input": path_or_url,
-                "import_notes": dict(result.skipped),
-                "history": {"repo": str(history_repo), **result.history} if history_repo else {},
-                "license": "CC BY-SA 4.0, Forecasting Research Institute",
-            },
+    if history_repo is not None and history_repo.is_dir():
+        typer.echo(
+            f"reading the nightly history of {history_repo} (minutes for the full upstream "
+            "history)",
+            err=True,
         )
-    except (ForecastBenchError, DownloadError, OSError) as exc:
-        fail(str(exc))
-    except ValueError as exc:  # an unknown --source, or no event kept
-        fail(str(exc))
-    finally:
-        if tmp is not None:
-            tmp.cleanup()
-    _report(ds, report, out, as_json)
+    try:
+        imported = forecastbench_dataset(
+            path_or_url,
+            out,
+            schedule=schedule,
+            sources=tuple(source or ()),
+            split=split,
+            corpus_end=corpus_end,
+            files=tuple(file or ()),
+            cache=cache,
+            news_corpus=news_corpus,
+            history_repo=history_repo,
+            filters=cfg,
+            convention=day_convention,
+            keep_late_closes=keep_late_closes,
+        )
+    except AppError as exc:
+        fail_field(exc, IMPORT_OPTIONS)
+    _report(imported, as_json)
 
 
 @import_app.command("polymarket")
@@ -297,38 +209,27 @@ def import_polymarket(
 ) -> None:
     """Import resolved Polymarket events (binary and neg-risk multi-option) with price history
     and daily trading activity."""
-    from pastcast.markets import PolymarketClient, PolymarketError, build_and_save, fetch_histories
-
-    sched, parsed = _common(out, schedule, split, corpus_end, False, day_convention)
     cfg = _filters(filters_file, filter_values)
-    collected_at = datetime.now(UTC)
     try:
-        with PolymarketClient(base_url, clob_url, data_url) as client:
-            histories, notes = fetch_histories(
-                client, page_size=limit, max_events=max_events, trades=trades
-            )
-        ds, report = build_and_save(
-            histories,
+        imported = polymarket_dataset(
             out,
-            name="polymarket",
-            schedule=sched,
+            base_url=base_url,
+            clob_url=clob_url,
+            data_url=data_url,
+            trades=trades,
+            schedule=schedule,
+            split=split,
+            corpus_end=corpus_end,
+            page_size=limit,
+            max_events=max_events,
+            news_corpus=news_corpus,
             filters=cfg,
-            split=parsed,
-            news_counts=_news_counts(news_corpus, list(histories)),
-            collected_at=None if keep_late_closes else collected_at,
-            provenance={
-                "source": "polymarket",
-                "gamma": base_url,
-                "clob": clob_url,
-                "data": data_url if trades else None,
-                "import_notes": notes,
-            },
+            convention=day_convention,
+            keep_late_closes=keep_late_closes,
         )
-    except PolymarketError as exc:
-        fail(str(exc))
-    except ValueError as exc:  # no event kept
-        fail(str(exc))
-    _report(ds, report, out, as_json)
+    except AppError as exc:
+        fail_field(exc, IMPORT_OPTIONS)
+    _report(imported, as_json)
 
 
 app.command("info")(_data_view.info)

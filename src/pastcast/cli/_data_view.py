@@ -4,17 +4,12 @@ of its questions."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from pastcast.cli._common import (
-    DayConventionOpt,
-    JsonFlag,
-    fail,
-    load_dataset_option,
-    print_json,
-)
+from pastcast.app import AppError, dataset_coverage, dataset_question, describe_dataset
+from pastcast.cli._common import DayConventionOpt, JsonFlag, fail_app, fail_field, print_json
 from pastcast.cutoff import DayConvention
 
 if TYPE_CHECKING:
@@ -44,14 +39,10 @@ CorpusCoverageOpt = Annotated[
 
 def coverage(dataset: Dataset, spec: str, days: int, option: str = "--corpus") -> CoverageReport:
     """The coverage of ``dataset``'s steps by the corpus ``spec`` (exit 2 if it cannot open)."""
-    from pastcast.cli._corpus import open_corpus
-    from pastcast.markets import step_coverage
-
-    backend = open_corpus(spec, "bm25", option)
     try:
-        return step_coverage(dataset, backend, window_days=days)
-    finally:
-        backend.close()
+        return dataset_coverage(dataset, spec, days)
+    except AppError as exc:
+        fail_field(exc, {"corpus": option})
 
 
 def info(
@@ -62,17 +53,11 @@ def info(
 ) -> None:
     """Counts by source, label, split and schedule, the filtering funnel, and (with --corpus) the
     corpus coverage of the steps per split."""
-    from pastcast.dataset import DatasetFormatError, load_dataset
-    from pastcast.markets import dataset_info
-
     try:
-        summary = dataset_info(directory)
-    except DatasetFormatError as exc:
-        fail(str(exc))
-    report = None
-    if corpus is not None:
-        report = coverage(load_dataset(directory), corpus, coverage_days)
-        summary["coverage"] = report.as_json()
+        described = describe_dataset(directory, corpus=corpus, coverage_days=coverage_days)
+    except AppError as exc:
+        fail_field(exc, {"dataset": ""})
+    summary, report = described.summary, described.coverage
     if as_json:
         print_json(summary)
         if report is not None:
@@ -99,41 +84,6 @@ def info(
             typer.echo(f"warning: {line}", err=True)
 
 
-def _find(ds: Dataset, event: str) -> str:
-    """The event id ``event`` names: exactly, or as the unique prefix of one id."""
-    if any(e.id == event for e in ds.events):
-        return event
-    matches = [e.id for e in ds.events if e.id.startswith(event)]
-    if len(matches) == 1:
-        return matches[0]
-    if matches:
-        fail(
-            f"EVENT {event!r}: the prefix of {len(matches)} events ({', '.join(matches[:3])}, ...)"
-        )
-    sample = ", ".join(e.id for e in ds.events[:3])
-    fail(f"EVENT {event!r}: no such event in {ds.id} ({len(ds.events)} events, e.g. {sample})")
-
-
-def _question(ds: Dataset, event_id: str, outcome: bool) -> dict[str, Any]:
-    ev = ds.event(event_id)
-    beliefs = ds.beliefs.get(event_id, ())
-    out: dict[str, Any] = {
-        "dataset_id": ds.id,
-        "event": ev.model_dump(mode="json"),
-        "split": ds.splits.get(event_id),
-        "steps": [s.cutoff.isoformat() for s in ds.steps_of(event_id)],
-        "beliefs": {
-            "days": len(beliefs),
-            "first": beliefs[0].day.isoformat() if beliefs else None,
-            "last": beliefs[-1].day.isoformat() if beliefs else None,
-        },
-    }
-    if outcome:
-        res = ds.resolutions[event_id]
-        out["resolution"] = {"label": res.label, "resolved_at": res.resolved_at.isoformat()}
-    return out
-
-
 def show(
     event: Annotated[str, typer.Argument(help="Event id (or the unique prefix of one).")],
     dataset: Annotated[
@@ -152,8 +102,10 @@ def show(
 ) -> None:
     """Print one question as its dataset holds it: text, options, dates, category, forecast
     steps and market-price days (the outcome only with --outcome)."""
-    ds = load_dataset_option(dataset, "--dataset", day_convention)
-    q = _question(ds, _find(ds, event), outcome)
+    try:
+        q = dataset_question(event, dataset, outcome=outcome, convention=day_convention)
+    except AppError as exc:
+        fail_app(exc, {"event": "EVENT"})
     if as_json:
         print_json(q)
         return

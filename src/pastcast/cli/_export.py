@@ -7,35 +7,17 @@ for datasets without a split, such as the embedded world) and an evaluation spli
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated
 
 import typer
 
-from pastcast.cli._common import (
-    JsonFlag,
-    fail,
-    load_dataset_option,
-    note,
-    output_file,
-    print_json,
-)
-from pastcast.cli._score import FallbackOpt, RunLogsArg
-from pastcast.dataset import Dataset
-from pastcast.runlog import RunLogError
+from pastcast.app import DATASET_SPEC_HELP, AppError, Exported, export_runs
+from pastcast.cli._common import JsonFlag, fail_app, note, print_json
+from pastcast.cli._score import FallbackOpt, RunLogsArg, print_notes
 from pastcast.scoring import Fallback
-from pastcast.train import (
-    ExportError,
-    ExportManifest,
-    Keep,
-    RewardMetric,
-    SftShape,
-    SplitPolicy,
-    export_rewards,
-    export_sft,
-    export_table,
-    manifest_path,
-)
+from pastcast.train import Keep, RewardMetric, SftShape
 
 app = typer.Typer(
     help="Export run logs for training and analysis: chat fine-tuning records, per-step "
@@ -60,7 +42,7 @@ DatasetOpt = Annotated[
     list[str] | None,
     typer.Option(
         "--dataset",
-        help="A dataset directory or 'world[:SEED]' behind the run logs (repeatable): its content "
+        help=f"The dataset behind the run logs ({DATASET_SPEC_HELP}; repeatable): its content "
         "hash goes into the manifest and the recorded splits are checked against it. The "
         "embedded world is found from its id without it.",
     ),
@@ -71,26 +53,23 @@ ScoreOpt = Annotated[
 ]
 
 
-def _datasets(specs: list[str] | None) -> list[Dataset]:
-    return [load_dataset_option(spec, "--dataset") for spec in specs or ()]
+OPTIONS = {"run_logs": "", "datasets": "--dataset", "splits": "--split", "out": "--out"}
 
 
-def _policy(split: list[str] | None, force_eval: bool) -> SplitPolicy:
+def _exported(export: Callable[[], Exported]) -> Exported:
     try:
-        return SplitPolicy(splits=tuple(split or ("train",)), force_eval=force_eval)
-    except ExportError as exc:
-        fail(f"--split: {exc}")
+        made = export()
+    except AppError as exc:
+        fail_app(exc, OPTIONS)
+    print_notes(made.read)
+    return made
 
 
-def _checked_out(out: Path) -> Path:
-    """A file an earlier export wrote (its manifest beside it) may be replaced; nothing else."""
-    return output_file(out, "--out", made_by_pastcast=manifest_path(out).is_file())
-
-
-def _report(manifest: ExportManifest, out: Path, as_json: bool) -> None:
+def _report(made: Exported, as_json: bool) -> None:
+    manifest, out = made.manifest, made.out
     if as_json:
         print_json(
-            {"out": str(out), "manifest": str(manifest_path(out))}
+            {"out": str(out), "manifest": str(made.manifest_file)}
             | manifest.model_dump(mode="json", exclude={"sources"})
         )
         return
@@ -100,7 +79,7 @@ def _report(manifest: ExportManifest, out: Path, as_json: bool) -> None:
         f"wrote {manifest.rows} rows to {out} (splits {', '.join(manifest.splits)}"
         + (f"; left out by split: {left}" if left else "")
         + (f"; skipped: {skipped}" if skipped else "")
-        + f"); manifest {manifest_path(out)}",
+        + f"); manifest {made.manifest_file}",
         as_json,
     )
     for ref in manifest.datasets:
@@ -142,22 +121,21 @@ def sft(
 
     Each record holds the system and user prompts, the assistant turns with their tool calls,
     the tool results and the final answer (with the notebook)."""
-    policy = _policy(split, force_eval)
-    datasets = _datasets(dataset)
-    try:
-        manifest = export_sft(
+    made = _exported(
+        lambda: export_runs(
+            "sft",
             run_logs,
-            _checked_out(out),
+            out,
             shape=shape,
             keep=keep,
             score=score,
             min_score=min_score,
-            policy=policy,
-            datasets=datasets,
+            splits=tuple(split or ("train",)),
+            force_eval=force_eval,
+            datasets=tuple(dataset or ()),
         )
-    except (RunLogError, ExportError) as exc:
-        fail(str(exc))
-    _report(manifest, out, as_json)
+    )
+    _report(made, as_json)
 
 
 @app.command("rewards")
@@ -186,21 +164,20 @@ def rewards(
 
     Negative Brier, log score, accuracy, information-alpha and a format penalty, with the
     conversation as prompt and completion."""
-    policy = _policy(split, force_eval)
-    datasets = _datasets(dataset)
-    try:
-        manifest = export_rewards(
+    made = _exported(
+        lambda: export_runs(
+            "rewards",
             run_logs,
-            _checked_out(out),
+            out,
             metric=metric,
             format_penalty=format_penalty,
             fallback=fallback,
-            policy=policy,
-            datasets=datasets,
+            splits=tuple(split or ("train",)),
+            force_eval=force_eval,
+            datasets=tuple(dataset or ()),
         )
-    except (RunLogError, ExportError) as exc:
-        fail(str(exc))
-    _report(manifest, out, as_json)
+    )
+    _report(made, as_json)
 
 
 @app.command("table")
@@ -214,9 +191,9 @@ def table(
     """One Parquet row per forecast of every split, for pandas, polars, DuckDB and datasets.
 
     Keys, forecast, grading, every score and usage."""
-    datasets = _datasets(dataset)
-    try:
-        manifest = export_table(run_logs, _checked_out(out), fallback=fallback, datasets=datasets)
-    except (RunLogError, ExportError) as exc:
-        fail(str(exc))
-    _report(manifest, out, as_json)
+    made = _exported(
+        lambda: export_runs(
+            "table", run_logs, out, fallback=fallback, datasets=tuple(dataset or ())
+        )
+    )
+    _report(made, as_json)

@@ -8,6 +8,7 @@ from typing import Annotated
 import typer
 from rich.console import Console
 
+from pastcast.app import AppError, report_runs
 from pastcast.cli._common import JsonFlag, fail, note, print_json
 from pastcast.cli._score import (
     BinsOpt,
@@ -17,24 +18,12 @@ from pastcast.cli._score import (
     ReportByOpt,
     RunLogsArg,
     SeedOpt,
+    check_horizon,
     columns,
-    read_runs,
+    fail_reading,
+    print_notes,
 )
 from pastcast.reports import GROUP_COLUMNS, main_table, to_rich
-
-EXTRA_HINT = "pip install 'pastcast[reports]'"
-
-
-def _fractions(text: str | None) -> tuple[float, ...] | None:
-    if text is None:
-        return None
-    try:
-        values = tuple(float(x) for x in text.split(",") if x.strip())
-    except ValueError:
-        fail(f"--lookback: expected comma-separated fractions, not {text!r}")
-    if not values or any(not 0 < v <= 1 for v in values) or list(values) != sorted(set(values)):
-        fail(f"--lookback: expected increasing fractions in (0, 1], not {text!r}")
-    return values
 
 
 def report(
@@ -71,36 +60,27 @@ def report(
     scorecard as JSON and every figure as PNG and SVG. A figure is drawn only when the runs
     have what it needs."""
     groups = columns(by, allowed=GROUP_COLUMNS)
-    fractions = _fractions(lookback)
+    check_horizon(groups, dataset)
     try:
-        from pastcast.reports.figures import FIGURES
-        from pastcast.reports.html import write_html_report
-    except ImportError as exc:
-        fail(f"pastcast report needs the reports extra ({exc.name} is missing): {EXTRA_HINT}")
-    names = list(figure) if figure else None
-    for name in names or ():
-        if name not in FIGURES:
-            fail(f"--figure {name!r}: unknown figure (known: {', '.join(FIGURES.names())})")
-    runs = read_runs(run_logs, dataset, groups)
-    known = {s.event_id for s in runs.steps}
-    for e in event or ():
-        if e not in known:
-            fail(f"--event {e!r}: no forecast of the run logs is about this event")
-    try:
-        written = write_html_report(
-            runs,
+        made = report_runs(
+            run_logs,
             out,
+            dataset=dataset,
             by=groups,
             fallback=fallback,
             bootstrap=bootstrap,
             seed=seed,
             bins=bins,
             events=tuple(event or ()),
-            lookback=fractions,
-            figures=names,
+            figures=list(figure) if figure else None,
+            lookback=lookback,
         )
-    except ValueError as err:
-        fail(str(err))
+    except AppError as exc:
+        if not exc.field:  # the reports extra is missing
+            fail(f"pastcast report needs {exc.reason.removeprefix('reports need ')}")
+        fail_reading(exc)
+    print_notes(made.read)
+    written = made.written
     if as_json:
         print_json(
             {

@@ -3,90 +3,53 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import replace
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, NoReturn
 
 import typer
 from rich.console import Console
 
-from pastcast.agents import normalize_step_labels
-from pastcast.cli._common import JsonFlag, fail, load_dataset_option, print_json
-from pastcast.dataset import Dataset
+from pastcast.app import DATASET_SPEC_HELP, AppError, RunsRead, group_columns, score_runs
+from pastcast.app import TABLE_COLUMNS as TABLE_COLUMNS
+from pastcast.cli._common import JsonFlag, fail, fail_app, print_json
 from pastcast.reports import (
     GROUP_COLUMNS,
-    RunSet,
     calibration_table,
     cost_table,
     leaderboard_table,
-    scorecard,
     to_rich,
 )
-from pastcast.runlog import RunLog, RunLogError, StepRecord, read_run_log
 from pastcast.scoring import Convention
 
-TABLE_COLUMNS = tuple(c for c in GROUP_COLUMNS if c not in ("model", "horizon"))
-"""What the statistics commands group by: the score table's own columns (the agents' models
-come from the run headers and the horizon from the dataset: score and report)."""
+OPTIONS = {"run_logs": "", "figures": "--figure", "events": "--event"}
+"""The options of the reading commands' fields (a run log's error names its own file)."""
+
+
+def fail_reading(exc: AppError) -> NoReturn:
+    """``exc`` as the reading commands say it (exit 2)."""
+    fail_app(exc, OPTIONS)
 
 
 def columns(
     text: str, option: str = "--by", allowed: Sequence[str] = TABLE_COLUMNS
 ) -> tuple[str, ...]:
     """Comma-separated grouping columns, each one of ``allowed``."""
-    cols = tuple(c.strip() for c in text.split(",") if c.strip())
-    bad = [c for c in cols if c not in allowed]
-    if bad:
-        fail(f"{option}: unknown column {bad[0]!r} (expected some of {', '.join(allowed)})")
-    return cols
+    try:
+        return group_columns(text, allowed)
+    except AppError as exc:
+        fail(f"{option}: {exc.reason}")
 
 
-def read_logs(run_logs: Sequence[Path]) -> list[RunLog]:
-    """Every run log (exit 2 on a bad log, or when none holds a forecast step)."""
-    logs: list[RunLog] = []
-    for path in run_logs:
-        try:
-            log = read_run_log(path)
-        except RunLogError as err:
-            fail(str(err))
-        if log.truncated_tail:  # a crash mid-write: scored without it, but never silently
-            typer.echo(
-                f"note: {path}: the last line is incomplete (cut off mid-write); left out", err=True
-            )
-        logs.append(log)
-    if not any(log.steps for log in logs):
-        fail("no forecast steps in " + ", ".join(str(p) for p in run_logs))
-    return logs
+def print_notes(read: RunsRead) -> None:
+    """What reading left out or merged, on stderr."""
+    for line in read.notes:
+        typer.echo(f"note: {line}", err=True)
 
 
-def read_steps(run_logs: Sequence[Path]) -> list[StepRecord]:
-    """The forecast steps of every run log (exit 2 on a bad or empty log)."""
-    return [s for log in read_logs(run_logs) for s in log.steps]
-
-
-def read_runs(
-    run_logs: Sequence[Path],
-    dataset: str | None,
-    by: Sequence[str] = (),
-    normalize_labels: bool = False,
-) -> RunSet:
-    """The run logs with the dataset they ran on (``--dataset``), checked to be that dataset;
-    with ``normalize_labels`` every forecast is read again with normalized labels."""
-    logs = read_logs(run_logs)
-    if normalize_labels:
-        logs = [replace(log, steps=normalize_step_labels(log.steps)) for log in logs]
-    data: Dataset | None = None
-    if dataset is not None:
-        data = load_dataset_option(dataset)
-        for log in logs:
-            if log.header.dataset_id != data.id:
-                fail(
-                    f"--dataset {dataset!r} is dataset {data.id!r}, but {log.path} ran on "
-                    f"{log.header.dataset_id!r}"
-                )
-    elif "horizon" in by:
+def check_horizon(groups: Sequence[str], dataset: str | None) -> None:
+    """Grouping by horizon needs the dataset, said in the command's words."""
+    if "horizon" in groups and dataset is None:
         fail("--by horizon needs --dataset: run logs do not record when an event resolved")
-    return RunSet(tuple(logs), data)
 
 
 RunLogsArg = Annotated[list[Path], typer.Argument(help="Run log files (JSONL).")]
@@ -135,7 +98,7 @@ DatasetOpt = Annotated[
     str | None,
     typer.Option(
         "--dataset",
-        help="The dataset the runs used ('world[:SEED]' or a dataset directory): horizons and "
+        help=f"The dataset the runs used ({DATASET_SPEC_HELP}): horizons and "
         "the full schedule of each event.",
     ),
 ]
@@ -147,30 +110,6 @@ AfterCutoffOpt = Annotated[
         "logs (a model may remember earlier outcomes).",
     ),
 ]
-
-
-def after_model_cutoff_only(runs: RunSet) -> RunSet:
-    """``runs`` with only the steps of events no model of the logs may remember (exit 2 when
-    that is unknown)."""
-    from pastcast.runner import after_model_cutoff
-
-    try:
-        kept = after_model_cutoff(runs.logs)
-    except ValueError as err:
-        fail(str(err))
-    if kept.cutoff is not None:
-        typer.echo(
-            f"--after-model-cutoff: left out {kept.dropped_events} events ({kept.dropped_steps} "
-            f"steps) resolved by {kept.cutoff.isoformat()} (training cutoff of {kept.model})",
-            err=True,
-        )
-    if not kept.steps:
-        fail("--after-model-cutoff: no event resolved after the models' training cutoffs")
-    keep = {id(s) for s in kept.steps}
-    logs = tuple(
-        replace(log, steps=tuple(s for s in log.steps if id(s) in keep)) for log in runs.logs
-    )
-    return RunSet(logs, runs.dataset)
 
 
 def score(
@@ -188,14 +127,25 @@ def score(
     """Re-score saved run logs from forecasts and gradings: the leaderboard, calibration of
     two-outcome forecasts (ECE, Murphy, anatomy of alpha), cost and failures per group."""
     groups = columns(by, allowed=GROUP_COLUMNS)
-    runs = read_runs(run_logs, dataset, groups, normalize_labels)
-    matching = "normalized" if normalize_labels else "exact"
-    if after_model_cutoff:
-        runs = after_model_cutoff_only(runs)
+    check_horizon(groups, dataset)
     try:
-        card = scorecard(runs, groups, fallback, bootstrap=bootstrap, seed=seed, bins=bins)
-    except ValueError as err:
-        fail(str(err))
+        scored = score_runs(
+            run_logs,
+            dataset=dataset,
+            by=groups,
+            fallback=fallback,
+            bootstrap=bootstrap,
+            seed=seed,
+            bins=bins,
+            after_model_cutoff=after_model_cutoff,
+            normalize_labels=normalize_labels,
+        )
+    except AppError as exc:
+        fail_reading(exc)
+    print_notes(scored.read)
+    if scored.cutoff_note is not None:
+        typer.echo(f"--after-model-cutoff: {scored.cutoff_note}", err=True)
+    card, matching = scored.card, scored.labels
     if as_json:
         print_json(
             {
@@ -207,8 +157,8 @@ def score(
         )
         return
     title = (
-        f"{card.n_forecasts} forecasts from {len(run_logs)} run log(s); fallback={fallback}; "
-        f"labels={matching}; "
+        f"{card.n_forecasts} forecasts from {len(scored.read.logs)} run log(s); "
+        f"fallback={fallback}; labels={matching}; "
         f"95% event-clustered bootstrap CIs ({bootstrap} draws)"
     )
     console = Console()

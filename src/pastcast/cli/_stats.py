@@ -2,38 +2,18 @@
 
 from __future__ import annotations
 
-from dataclasses import asdict
+from collections.abc import Callable
 from typing import Annotated, Any
 
 import typer
 import yaml
 
-from pastcast.cli._common import JsonFlag, fail, print_json
-from pastcast.cli._score import (
-    BootstrapOpt,
-    ByOpt,
-    FallbackOpt,
-    RunLogsArg,
-    SeedOpt,
-    columns,
-    read_steps,
-)
+from pastcast.app import AppError, Statistics, coverage_bins, memory_costs
+from pastcast.app import longitudinal as longitudinal_stats
+from pastcast.cli._common import JsonFlag, fail, fail_field, print_json
+from pastcast.cli._score import BootstrapOpt, ByOpt, FallbackOpt, RunLogsArg, SeedOpt, print_notes
 from pastcast.reports import clean_json
-from pastcast.scoring import (
-    CoverageKind,
-    Metric,
-    capture_gain,
-    changes_by_evidence,
-    coverage_summary,
-    episode_gain,
-    evidence_index,
-    memory_cost,
-    power_n,
-    power_rounds,
-    step_changes,
-    table_from_records,
-    thirds,
-)
+from pastcast.scoring import CoverageKind, Metric, power_n, power_rounds
 
 app = typer.Typer(
     help="Statistics: power analysis, longitudinal and evidence analyses, memory cost, "
@@ -85,6 +65,16 @@ def power(
         typer.echo(f"n = {n} predictions ({rounds} rounds of {per_round})")
 
 
+def _stats(analysis: Callable[[], Statistics], as_json: bool) -> None:
+    """Run ``analysis`` over the run logs, print its notes and its values."""
+    try:
+        done = analysis()
+    except AppError as exc:
+        fail_field(exc, {"run_logs": ""})
+    print_notes(done.read)
+    _emit(done.values, as_json)
+
+
 def _emit(payload: dict[str, Any], as_json: bool) -> None:
     if as_json:
         print_json(payload)
@@ -103,35 +93,10 @@ def longitudinal(
     as_json: JsonFlag = False,
 ) -> None:
     """Thirds, step changes, episode gain; new-evidence quartiles and capture from notebooks."""
-    groups = columns(by)
-    steps = read_steps(run_logs)
-    table = table_from_records(steps)
-    kw: dict[str, Any] = {
-        "metric": metric,
-        "fallback": fallback,
-        "bootstrap": bootstrap,
-        "seed": seed,
-    }
-    index = evidence_index(steps)
-    evidence: dict[str, Any] | None = None
-    if any(r.available is not None for r in index):
-        cuts, rows = changes_by_evidence(steps, index, **kw)
-        capture = capture_gain(steps, index, metric, fallback)
-        evidence = {
-            "cut_points": list(cuts),
-            "by_quartile": [asdict(r) for r in rows],
-            "capture": asdict(capture),
-        }
-    _emit(
-        {
-            "run_logs": [str(p) for p in run_logs],
-            "by": list(groups),
-            "metric": metric,
-            "thirds": [asdict(t) for t in thirds(table, groups, **kw)],
-            "step_changes": [asdict(s) for s in step_changes(table, groups, **kw)],
-            "episode_gain": [asdict(g) for g in episode_gain(table, groups, **kw)],
-            "evidence": evidence,
-        },
+    _stats(
+        lambda: longitudinal_stats(
+            run_logs, by=by, metric=metric, fallback=fallback, bootstrap=bootstrap, seed=seed
+        ),
         as_json,
     )
 
@@ -151,17 +116,12 @@ def memory_cost_cmd(
     as_json: JsonFlag = False,
 ) -> None:
     """Memory-on / memory-free resource ratios over matched records, by step phase."""
-    steps = read_steps(run_logs)
-    index = evidence_index(steps) if by_evidence else None
-    if index is not None and not any(r.available is not None for r in index):
-        fail("--by-evidence: no memory-on notebook gives a new-evidence count")
-    try:
-        rows = memory_cost(
-            steps, by=() if pooled else ("agent",), bootstrap=bootstrap, seed=seed, evidence=index
-        )
-    except ValueError as err:
-        fail(str(err))
-    _emit({"run_logs": [str(p) for p in run_logs], "ratios": [asdict(r) for r in rows]}, as_json)
+    _stats(
+        lambda: memory_costs(
+            run_logs, pooled=pooled, by_evidence=by_evidence, bootstrap=bootstrap, seed=seed
+        ),
+        as_json,
+    )
 
 
 @app.command("coverage")
@@ -181,21 +141,15 @@ def coverage_cmd(
     as_json: JsonFlag = False,
 ) -> None:
     """Scores by retrieval coverage bin (distinct documents the agent saw at the step)."""
-    groups = columns(by)
-    try:
-        cuts = tuple(int(x) for x in edges.split(","))
-    except ValueError:
-        fail(f"--edges: expected comma-separated integers, not {edges!r}")
-    if not cuts or list(cuts) != sorted(set(cuts)) or cuts[0] < 1:
-        fail(f"--edges: expected increasing positive integers, not {edges!r}")
-    steps = read_steps(run_logs)
-    out = coverage_summary(steps, cuts, kind, groups, fallback, bootstrap=bootstrap, seed=seed)
-    _emit(
-        {
-            "run_logs": [str(p) for p in run_logs],
-            "kind": kind,
-            "edges": list(cuts),
-            "groups": [s.as_dict() for s in out],
-        },
+    _stats(
+        lambda: coverage_bins(
+            run_logs,
+            edges=edges,
+            kind=kind,
+            by=by,
+            fallback=fallback,
+            bootstrap=bootstrap,
+            seed=seed,
+        ),
         as_json,
     )

@@ -8,11 +8,9 @@ from typing import Annotated
 
 import typer
 
-from pastcast.cli._common import fail, load_dataset_option, note
-from pastcast.cli._report import EXTRA_HINT
-from pastcast.cli._score import DatasetOpt
-from pastcast.dataset import Dataset
-from pastcast.runlog import RunLogError, read_run_log
+from pastcast.app import REPORTS_EXTRA_HINT, AppError, dashboard
+from pastcast.cli._common import fail, note
+from pastcast.cli._score import DatasetOpt, fail_reading, print_notes
 
 LOOPBACK = ("127.0.0.1", "localhost", "::1")
 
@@ -32,36 +30,20 @@ def view(
     """Serve the dashboard: leaderboard with filters, event pages (market curve, every forecast,
     the outcome) and trajectories (messages, tool calls, documents with their dates against the
     cutoff, notebook diffs, cost and latency per call). Read-only; Ctrl-C stops it."""
+    started = time.perf_counter()
     try:
         import uvicorn
 
-        from pastcast.reports.dashboard import RunIndex, create_app, find_run_logs
+        board = dashboard(run_dirs, dataset)
     except ImportError as exc:
-        fail(f"pastcast view needs the reports extra ({exc.name} is missing): {EXTRA_HINT}")
-    try:
-        paths = find_run_logs(run_dirs)
-    except ValueError as err:
-        fail(str(err))
-    started = time.perf_counter()
-    try:
-        logs = [read_run_log(p) for p in paths]
-    except RunLogError as err:
-        fail(str(err))
-    data: Dataset | None = None
-    if dataset is not None:
-        data = load_dataset_option(dataset)
-        for log in logs:
-            if log.header.dataset_id != data.id:
-                fail(
-                    f"--dataset {dataset!r} is dataset {data.id!r}, but {log.path} ran on "
-                    f"{log.header.dataset_id!r}"
-                )
-    if not any(log.steps for log in logs):
-        fail("no forecast steps in " + ", ".join(str(p) for p in paths))
-    index = RunIndex(logs, data)
-    app = create_app(index)
+        fail(f"pastcast view needs the reports extra ({exc.name} is missing): {REPORTS_EXTRA_HINT}")
+    except AppError as exc:
+        if not exc.field:  # the reports extra is missing
+            fail(f"pastcast view needs {exc.reason.removeprefix('the dashboard needs ')}")
+        fail_reading(exc)
+    print_notes(board.read)
     note(
-        f"indexed {len(index)} forecast steps from {len(logs)} run log(s) in "
+        f"indexed {len(board.index)} forecast steps from {len(board.read.logs)} run log(s) in "
         f"{time.perf_counter() - started:.1f} s",
         False,
     )
@@ -71,4 +53,4 @@ def view(
         )
     shown = f"[{host}]" if ":" in host else host
     note(f"dashboard: http://{shown}:{port}/ (Ctrl-C to stop)", False)
-    uvicorn.run(app, host=host, port=port, log_level="warning")
+    uvicorn.run(board.app, host=host, port=port, log_level="warning")

@@ -1,0 +1,290 @@
+"""The corpus a string names, and building one: source -> allow-list -> quality filters ->
+store, into any store backend (an index directory, with dense embeddings or without, or a
+PostgreSQL database)."""
+
+from __future__ import annotations
+
+import itertools
+import tempfile
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+from datetime import date
+from pathlib import Path
+from typing import Any, Literal
+
+from pastcast.app._errors import AppError
+from pastcast.corpus import (
+    CorpusOpenError,
+    DocumentFormatError,
+    EmbeddedIndex,
+    Embedder,
+    OpenedCorpus,
+    PostgresBackend,
+    is_database_url,
+    open_backend,
+    redact_url,
+    resolve_embedder,
+    retrieval_modes,
+)
+from pastcast.corpus.postgres import one_line
+from pastcast.corpus.sources import (
+    SourceRun,
+    allow_sources,
+    open_source,
+    read_allow_list,
+    sources,
+)
+from pastcast.owned import check_replaceable
+from pastcast.records import Document
+
+__all__ = ["CorpusBuild", "StoreBackend", "build_corpus", "corpus_documents", "open_corpus"]
+
+StoreBackend = Literal["embedded", "postgres"]
+DEFAULT_SCHEMA = "pastcast"
+
+
+def open_corpus(
+    spec: str | Path, retrieval: str = "bm25", *, field: str = "corpus", **options: Any
+) -> OpenedCorpus:
+    """The corpus at ``spec`` (an index directory or a database URL) for ``retrieval``;
+    ``options`` (``embedder``, ``nprobe``, ``schema``) that are None are left out, and
+    ``schema`` is dropped for a directory. ``AppError`` naming ``retrieval`` or ``field``."""
+    if retrieval not in retrieval_modes():
+        raise AppError(
+            "retrieval", f"expected one of {', '.join(retrieval_modes())}, got {retrieval!r}"
+        )
+    given = {k: v for k, v in options.items() if v is not None}
+    if "embedder" in given and retrieval == "bm25":
+        raise AppError("embedder", "is only for retrieval dense or hybrid")
+    if not is_database_url(spec):
+        given.pop("schema", None)  # a directory has no schema
+    try:
+        return open_backend(spec, retrieval, **given)
+    except CorpusOpenError as exc:
+        raise AppError(field, str(exc)) from None
+
+
+def corpus_documents(spec: str, field: str = "corpus") -> Iterator[Document]:
+    """The documents of an index directory, or of a KIND:PATH source read as ``build_corpus``
+    reads it (content screen included, so the ids match the index built from it)."""
+    path = Path(spec)
+    if path.is_dir():
+        try:
+            index = EmbeddedIndex.open(path)
+        except (OSError, ValueError) as exc:
+            raise AppError(field, f"{spec!r}: not a readable index directory ({exc})") from None
+        return (index.read_ordinal(i) for i in range(len(index)))
+    kind, sep, rest = spec.partition(":")
+    if not sep or kind not in sources:
+        raise AppError(field, f"{spec!r}: not an index directory nor KIND:PATH of a known source")
+    try:
+        return open_source(kind, rest).documents
+    except ValueError as exc:
+        raise AppError(field, f"{spec!r}: {exc}") from None
+
+
+@dataclass(frozen=True)
+class CorpusBuild:
+    """What a build stored: how many documents, where (no password), what was skipped as
+    malformed (by reason) and the report lines of each stage (screens, filters, side files)."""
+
+    indexed: int
+    into: str
+    skipped: dict[str, int] = field(default_factory=dict)
+    report: tuple[str, ...] = ()
+
+
+def _check_target(
+    backend: StoreBackend, out: Path | None, url: str | None, overwrite: bool
+) -> None:
+    if backend == "embedded":
+        if url is not None:
+            raise AppError("url", "only with the postgres backend")
+        if out is None:
+            raise AppError("out", "required with the embedded backend")
+        if out.exists() or out.is_symlink():
+            try:  # only an index pastcast built is ever replaced (pastcast.owned)
+                check_replaceable(out, "index")
+            except FileExistsError as exc:
+                raise AppError("out", str(exc)) from None
+            if not overwrite and any(out.iterdir()):
+                raise AppError("overwrite", f"{out} already exists; it is replaced only when asked")
+    elif backend == "postgres":
+        if url is None or not is_database_url(url):
+            raise AppError(
+                "url", "required with the postgres backend (postgresql://USER@HOST:PORT/DB)"
+            )
+        if out is not None:
+            raise AppError("out", "only with the embedded backend")
+    else:
+        raise AppError("backend", f"expected embedded or postgres, got {backend!r}")
+
+
+def _nonempty(run: SourceRun, source: str) -> Iterator[Document]:
+    """The source's documents; a source without any is an error before anything is built (an
+    empty index is no result)."""
+    docs = iter(run.documents)
+    try:
+        first = next(docs)
+    except StopIteration:
+        skipped = sum(run.skipped().values())
+        why = f"; {skipped} malformed lines skipped" if skipped else ""
+        raise AppError("source", f"{source!r}: no documents to index{why}") from None
+    except (DocumentFormatError, ValueError, FileNotFoundError) as exc:
+        raise AppError("documents", str(exc)) from None
+    return itertools.chain([first], docs)
+
+
+def _store(
+    docs: Iterator[Document],
+    backend: StoreBackend,
+    out: Path | None,
+    url: str | None,
+    schema: str,
+    overwrite: bool,
+    embedder: Embedder | None,
+    progress: bool,
+) -> tuple[int, str]:
+    """Index ``docs`` into the chosen backend (embedded too, with ``embedder``): how many, and
+    where they went."""
+    try:
+        if backend == "postgres" and url is not None:
+            with PostgresBackend.build(
+                docs, url, schema=schema, overwrite=overwrite, embedder=embedder, progress=progress
+            ) as pg:
+                count = len(pg)
+            return count, f"schema {schema!r} of {redact_url(url)}"
+        assert out is not None
+        count = len(EmbeddedIndex.build(docs, out, overwrite=overwrite, progress=progress))
+        if embedder is not None:  # computed now and kept in the index for dense search
+            open_corpus(out, "dense", field="embedder", embedder=embedder).close()
+        return count, str(out)
+    except ImportError as exc:
+        raise AppError(
+            "backend", f"postgres: the 'postgres' extra is not installed ({exc.name})"
+        ) from None
+    except (
+        DocumentFormatError,
+        ValueError,
+        FileNotFoundError,
+        FileExistsError,
+        ConnectionError,
+    ) as exc:
+        if isinstance(exc, AppError):
+            raise
+        raise AppError("documents", str(exc)) from None
+    except Exception as exc:
+        if url is None or not type(exc).__module__.startswith("psycopg"):
+            raise
+        # a database error, without the password
+        raise AppError("url", f"{redact_url(url)}: {one_line(exc)}") from None
+
+
+def _allowed(names: Sequence[str], file: Path | None) -> list[str]:
+    allowed = list(names)
+    if any(not name.strip() for name in allowed):
+        raise AppError("allow_source", "an empty source name")
+    if file is not None:
+        try:
+            allowed += read_allow_list(file)
+        except ValueError as exc:
+            raise AppError("allow_sources", str(exc)) from None
+    return allowed
+
+
+def _quality_filters(names: Sequence[str]) -> list[Any]:
+    """The quality filters ``names`` names, built before any document is read."""
+    if not names:
+        return []
+    from pastcast.curate import build_quality_filters
+
+    try:
+        return build_quality_filters(list(names))
+    except ValueError as exc:  # an unknown name, a filter without defaults, a missing extra
+        raise AppError("quality", str(exc)) from None
+
+
+def build_corpus(
+    source: str,
+    *,
+    out: str | Path | None = None,
+    backend: StoreBackend = "embedded",
+    url: str | None = None,
+    schema: str | None = None,
+    overwrite: bool = False,
+    embedder: str | None = None,
+    lenient: bool = False,
+    since: date | None = None,
+    until: date | None = None,
+    include_flagged: bool = False,
+    allow_source: Sequence[str] = (),
+    allow_sources_file: str | Path | None = None,
+    quality: Sequence[str] = (),
+    progress: bool = False,
+) -> CorpusBuild:
+    """Build a corpus from ``source`` (``KIND:PATH`` of a registered source): its documents
+    (content screen on unless ``include_flagged``), only those of the allowed sources
+    (``allow_source`` and the names in ``allow_sources_file``), through the ``quality`` filters,
+    stored into ``backend``: an index directory ``out`` (written atomically; an existing one is
+    replaced only with ``overwrite``, and only if pastcast built it), embedded with
+    ``embedder`` for dense and hybrid retrieval when given, or the ``schema`` of the database
+    ``url``. ``lenient``, ``since`` and ``until`` go to the sources that take them.
+
+    ``AppError`` naming the field, before anything is stored where it can be."""
+    kind, sep, path = source.partition(":")
+    if not sep or not path:
+        raise AppError("source", f"{source!r}: expected KIND:PATH, e.g. jsonl:docs.jsonl")
+    if kind not in sources:
+        raise AppError(
+            "source", f"{source!r}: unknown kind {kind!r} (known: {', '.join(sources.names())})"
+        )
+    target = Path(out) if out is not None else None
+    _check_target(backend, target, url, overwrite)
+    if (
+        target is not None
+        and Path(path).exists()
+        and Path(path).resolve().is_relative_to(target.resolve())
+    ):
+        raise AppError("out", f"{target} holds the input {path}; not replacing it")
+    allowed = _allowed(allow_source, Path(allow_sources_file) if allow_sources_file else None)
+    model = None
+    if embedder is not None:
+        try:
+            model = resolve_embedder(embedder)
+        except CorpusOpenError as exc:
+            raise AppError("embedder", str(exc)) from None
+    # Only the options given are passed, so one the source does not take is an error.
+    given: dict[str, Any] = {"lenient": lenient or None, "since": since, "until": until}
+    if include_flagged and "include_flagged" in sources.get(kind).parameters():
+        given["include_flagged"] = True  # the source's own screens (wcep's days)
+    options = {k: v for k, v in given.items() if v is not None}
+    filters = _quality_filters(quality)
+    try:
+        # A side file (e.g. the timestamp rule of each page) is written next to the index.
+        workdir = target.parent if target else None
+        run = open_source(kind, path, workdir=workdir, screen=not include_flagged, **options)
+    except ValueError as exc:  # a missing path or extra, an option the source does not take
+        raise AppError("source", str(exc)) from None
+    if allowed:
+        run = allow_sources(run, allowed)
+    if filters:
+        from pastcast.curate import with_quality
+
+        run = with_quality(run, filters)
+    try:
+        docs = _nonempty(run, source)
+        stored = _store(
+            docs, backend, target, url, schema or DEFAULT_SCHEMA, overwrite, model, progress
+        )
+    except BaseException:  # a failure or an interrupt: drop the side files
+        run.discard()
+        raise
+    lines: list[str] = []
+    if run.side_files:
+        # Into the index directory, or a fresh folder when the documents went to a database.
+        side = target if target is not None else Path(tempfile.mkdtemp(prefix="pastcast-"))
+        side = side if target is not None else side / "report"
+        side.mkdir(parents=True, exist_ok=True)
+        lines += run.finish(side)
+    lines += run.report_lines()
+    return CorpusBuild(stored[0], stored[1], dict(run.skipped()), tuple(lines))

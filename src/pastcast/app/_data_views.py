@@ -1,0 +1,109 @@
+"""What a dataset holds, as ``pastcast data info`` and ``data show`` describe it: counts, the
+import funnel, the corpus coverage of its steps, and one of its questions."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from pastcast.app._corpus import open_corpus
+from pastcast.app._datasets import open_dataset
+from pastcast.app._errors import AppError
+from pastcast.cutoff import DayConvention
+from pastcast.dataset import Dataset
+
+if TYPE_CHECKING:
+    from pastcast.markets import CoverageReport
+
+__all__ = ["DatasetSummary", "dataset_coverage", "dataset_question", "describe_dataset"]
+
+
+def dataset_coverage(
+    dataset: Dataset, corpus: str | Path, days: int, field: str = "corpus"
+) -> CoverageReport:
+    """The coverage of ``dataset``'s steps by the corpus ``corpus``: a step is covered by a
+    document dated in the ``days`` before its cutoff."""
+    from pastcast.markets import step_coverage
+
+    backend = open_corpus(corpus, "bm25", field=field)
+    try:
+        return step_coverage(dataset, backend, window_days=days)
+    finally:
+        backend.close()
+
+
+@dataclass(frozen=True)
+class DatasetSummary:
+    """``dataset_info``'s counts and funnel (with ``coverage`` as JSON when asked for), and the
+    coverage report itself."""
+
+    summary: dict[str, Any]
+    coverage: CoverageReport | None = None
+
+
+def describe_dataset(
+    directory: str | Path, *, corpus: str | Path | None = None, coverage_days: int = 7
+) -> DatasetSummary:
+    """Counts by source, label, split and schedule, the filtering funnel of the dataset
+    directory ``directory``, and with ``corpus`` the coverage of its steps per split."""
+    from pastcast.dataset import DatasetFormatError, load_dataset
+    from pastcast.markets import dataset_info
+
+    try:
+        summary = dataset_info(directory)
+    except DatasetFormatError as exc:
+        raise AppError("dataset", str(exc)) from None
+    if corpus is None:
+        return DatasetSummary(summary)
+    report = dataset_coverage(load_dataset(directory), corpus, coverage_days)
+    return DatasetSummary({**summary, "coverage": report.as_json()}, report)
+
+
+def _find(ds: Dataset, event: str) -> str:
+    """The event id ``event`` names: exactly, or as the unique prefix of one id."""
+    if any(e.id == event for e in ds.events):
+        return event
+    matches = [e.id for e in ds.events if e.id.startswith(event)]
+    if len(matches) == 1:
+        return matches[0]
+    if matches:
+        raise AppError(
+            "event",
+            f"{event!r}: the prefix of {len(matches)} events ({', '.join(matches[:3])}, ...)",
+        )
+    sample = ", ".join(e.id for e in ds.events[:3])
+    raise AppError(
+        "event", f"{event!r}: no such event in {ds.id} ({len(ds.events)} events, e.g. {sample})"
+    )
+
+
+def dataset_question(
+    event: str,
+    dataset: str | Path | Dataset = "world",
+    *,
+    outcome: bool = False,
+    convention: DayConvention = DayConvention.START_OF_DAY,
+) -> dict[str, Any]:
+    """One question as ``dataset`` holds it (``event``: its id or the unique prefix of one):
+    the event, its split, forecast steps and market-price days; the resolution only with
+    ``outcome``."""
+    ds = dataset if isinstance(dataset, Dataset) else open_dataset(dataset, convention=convention)
+    event_id = _find(ds, event)
+    ev = ds.event(event_id)
+    beliefs = ds.beliefs.get(event_id, ())
+    out: dict[str, Any] = {
+        "dataset_id": ds.id,
+        "event": ev.model_dump(mode="json"),
+        "split": ds.splits.get(event_id),
+        "steps": [s.cutoff.isoformat() for s in ds.steps_of(event_id)],
+        "beliefs": {
+            "days": len(beliefs),
+            "first": beliefs[0].day.isoformat() if beliefs else None,
+            "last": beliefs[-1].day.isoformat() if beliefs else None,
+        },
+    }
+    if outcome:
+        res = ds.resolutions[event_id]
+        out["resolution"] = {"label": res.label, "resolved_at": res.resolved_at.isoformat()}
+    return out

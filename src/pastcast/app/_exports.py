@@ -1,0 +1,136 @@
+"""Exports of run logs for training and analysis (``pastcast.train``): chat fine-tuning
+records, per-step rewards and the Parquet table of forecasts, from the runs read once."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Literal
+
+from pastcast.app._datasets import open_dataset
+from pastcast.app._errors import AppError
+from pastcast.app._reading import RunsRead, read_runs
+from pastcast.dataset import Dataset
+from pastcast.runlog import RunLogError
+from pastcast.scoring import Convention, Fallback
+
+if TYPE_CHECKING:  # the training package loads with the first export
+    from pastcast.train import ExportManifest, Keep, RewardMetric, SftShape
+
+__all__ = ["ExportTarget", "Exported", "export_runs"]
+
+ExportTarget = Literal["sft", "rewards", "table"]
+
+
+@dataclass(frozen=True)
+class Exported:
+    """The file written, its manifest and the runs it came from."""
+
+    out: Path
+    manifest: ExportManifest
+    read: RunsRead
+
+    @property
+    def manifest_file(self) -> Path:
+        from pastcast.train import manifest_path
+
+        return manifest_path(self.out)
+
+
+def _checked_out(out: Path) -> Path:
+    """A file an earlier export wrote (its manifest beside it) may be replaced; nothing else."""
+    from pastcast.train import manifest_path
+
+    if out.exists() or out.is_symlink():
+        if not out.is_file() or out.is_symlink():
+            raise AppError("out", f"{out}: exists and is not a regular file")
+        if not manifest_path(out).is_file():
+            raise AppError(
+                "out", f"{out}: exists and was not written by pastcast; not replacing it"
+            )
+    try:
+        out.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise AppError("out", f"{out}: cannot make its folder ({exc.strerror or exc})") from None
+    return out
+
+
+def _datasets(specs: Sequence[str | Path | Dataset]) -> list[Dataset]:
+    return [
+        spec if isinstance(spec, Dataset) else open_dataset(spec, field=f"datasets[{i}]")
+        for i, spec in enumerate(specs)
+    ]
+
+
+def export_runs(
+    target: ExportTarget,
+    run_logs: Sequence[str | Path],
+    out: str | Path,
+    *,
+    datasets: Sequence[str | Path | Dataset] = (),
+    splits: Sequence[str] = ("train",),
+    force_eval: bool = False,
+    fallback: Convention = "uniform",
+    shape: SftShape = "messages",
+    keep: Keep = "best",
+    score: RewardMetric = "neg_brier",
+    min_score: float | None = None,
+    metric: RewardMetric = "neg_brier",
+    format_penalty: float = 1.0,
+) -> Exported:
+    """Write ``target`` of ``run_logs`` (each forecast once, see ``read_runs``) to ``out`` with
+    its manifest beside it: ``sft`` (chat records of usable forecasts: ``shape``, ``keep``,
+    ``score``, ``min_score``), ``rewards`` (per-step rewards: ``metric``, ``format_penalty``,
+    ``fallback``) or ``table`` (a Parquet row per forecast of every split: ``fallback``). Chat
+    and reward exports read ``splits`` only (an evaluation split needs ``force_eval``);
+    ``datasets`` behind the runs put their content hash in the manifest and check the recorded
+    splits. ``out`` may replace only a file an earlier export wrote."""
+    from pastcast.train import (
+        ExportError,
+        SplitPolicy,
+        export_rewards,
+        export_sft,
+        export_table,
+    )
+
+    policy = None
+    if target != "table":
+        try:
+            policy = SplitPolicy(splits=tuple(splits), force_eval=force_eval)
+        except ExportError as exc:
+            raise AppError("splits", str(exc)) from None
+    if target == "rewards" and fallback == "exclude":
+        raise AppError("fallback", "a reward export scores every step: uniform or worst")
+    opened = _datasets(datasets)
+    path = _checked_out(Path(out))
+    read = read_runs(run_logs, require_steps=False)
+    logs = list(read.logs)
+    try:
+        if target == "sft":
+            manifest = export_sft(
+                logs,
+                path,
+                shape=shape,
+                keep=keep,
+                score=score,
+                min_score=min_score,
+                policy=policy,
+                datasets=opened,
+            )
+        elif target == "rewards":
+            reward_fallback: Fallback = "worst" if fallback == "worst" else "uniform"
+            manifest = export_rewards(
+                logs,
+                path,
+                metric=metric,
+                format_penalty=format_penalty,
+                fallback=reward_fallback,
+                policy=policy,
+                datasets=opened,
+            )
+        else:
+            manifest = export_table(logs, path, fallback=fallback, datasets=opened)
+    except (RunLogError, ExportError) as exc:
+        raise AppError("run_logs", str(exc)) from None
+    return Exported(path, manifest, read)

@@ -1,0 +1,144 @@
+"""Reading run logs once, for every command that reads them (score, report, view, export, stats,
+audit run): each log validated, checked against the dataset given, and every forecast counted
+once however often a log, a copy of it or one of its step lines was given."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+from pastcast.app._datasets import open_dataset
+from pastcast.app._errors import AppError
+from pastcast.dataset import Dataset
+from pastcast.records import StepKey
+from pastcast.reports import RunSet
+from pastcast.runlog import RunLog, RunLogError, StepRecord, read_run_log
+
+__all__ = ["RunsRead", "check_dataset", "read_runs"]
+
+
+@dataclass(frozen=True)
+class RunsRead:
+    """The run logs as read: each run once, each step of a run once, with the dataset they ran
+    on when it was given."""
+
+    runs: RunSet
+    given: tuple[Path, ...]
+    """The paths as given (the duplicates too)."""
+    notes: tuple[str, ...] = ()
+    """What was left out or merged, and why: the same log given twice, a copy of a log, a step
+    line repeated, a last line cut off mid-write."""
+
+    @property
+    def logs(self) -> tuple[RunLog, ...]:
+        return self.runs.logs
+
+    @property
+    def steps(self) -> tuple[StepRecord, ...]:
+        return self.runs.steps
+
+    @property
+    def dataset(self) -> Dataset | None:
+        return self.runs.dataset
+
+
+def _file_id(path: Path) -> tuple[int, int] | None:
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return (st.st_dev, st.st_ino)
+
+
+def _unique_steps(log: RunLog, notes: list[str]) -> RunLog:
+    """``log`` with each step key once (its first line): a repeated line is one forecast."""
+    seen: set[StepKey] = set()
+    kept: list[StepRecord] = []
+    for step in log.steps:
+        if step.key not in seen:
+            seen.add(step.key)
+            kept.append(step)
+    repeated = len(log.steps) - len(kept)
+    if not repeated:
+        return log
+    notes.append(
+        f"{log.path}: {repeated} step line(s) repeat a step already in the log (same agent, "
+        "setting, event, step and rollout); each step is counted once"
+    )
+    return replace(log, steps=tuple(kept))
+
+
+def _read_once(paths: Sequence[Path], notes: list[str]) -> list[RunLog]:
+    """Each log read once: a path naming a file already read is skipped; a log with the header
+    of one read before (the same run: a copy, or a copy that ran further) keeps only the steps
+    not read yet, and is left out when none are left."""
+    by_file: dict[tuple[int, int] | Path, Path] = {}
+    logs: list[RunLog] = []
+    for path in paths:
+        ident: tuple[int, int] | Path = _file_id(path) or path.resolve()
+        if ident in by_file:
+            notes.append(f"{path}: the same run log as {by_file[ident]}; read once")
+            continue
+        by_file[ident] = path
+        try:
+            log = read_run_log(path)
+        except RunLogError as exc:
+            raise AppError("run_logs", str(exc)) from None
+        if log.truncated_tail:  # a crash mid-write: read without it, but never silently
+            notes.append(f"{path}: the last line is incomplete (cut off mid-write); left out")
+        log = _unique_steps(log, notes)
+        same_run = [seen for seen in logs if seen.header == log.header]
+        known = {s.key for seen in same_run for s in seen.steps}
+        fresh = tuple(s for s in log.steps if s.key not in known)
+        if len(fresh) < len(log.steps):  # logs of one run with disjoint steps are its parts
+            notes.append(
+                f"{path}: a copy of run {log.header.run_id} ({same_run[0].path}); its "
+                f"{len(log.steps) - len(fresh)} step(s) read already are counted once"
+                + (f", its {len(fresh)} other step(s) added" if fresh else "")
+            )
+            if not fresh:
+                continue
+            log = replace(log, steps=fresh)
+        logs.append(log)
+    return logs
+
+
+def check_dataset(logs: Sequence[RunLog], data: Dataset, named: str | Path) -> None:
+    """``AppError`` naming ``dataset`` unless every log ran on ``data`` (``named`` so)."""
+    for log in logs:
+        if log.header.dataset_id != data.id:
+            raise AppError(
+                "dataset",
+                f"{str(named)!r} is dataset {data.id!r}, but {log.path} ran on "
+                f"{log.header.dataset_id!r}",
+            )
+
+
+def read_runs(
+    run_logs: Sequence[str | Path],
+    dataset: str | Path | Dataset | None = None,
+    *,
+    require_steps: bool = True,
+) -> RunsRead:
+    """The run logs ``run_logs`` (step files), each forecast once: a log given twice (the same
+    path, or another name of the same file) is read once, a copy of a log (the same run id and
+    header) adds only steps the first lacks, a repeated step line (the same agent, setting,
+    event, step and rollout) counts once; each is said in ``notes``. With ``dataset`` (a spec
+    ``open_dataset`` reads, or a dataset) every log must have run on it.
+
+    ``AppError`` naming ``run_logs`` for an unreadable log (or, with ``require_steps``, when no
+    log holds a forecast step), ``dataset`` for a dataset that cannot be opened or is not the
+    one a log ran on."""
+    paths = tuple(Path(p) for p in run_logs)
+    if not paths:
+        raise AppError("run_logs", "no run logs given")
+    notes: list[str] = []
+    logs = _read_once(paths, notes)
+    if require_steps and not any(log.steps for log in logs):
+        raise AppError("run_logs", "no forecast steps in " + ", ".join(str(p) for p in paths))
+    data = dataset if isinstance(dataset, Dataset) or dataset is None else open_dataset(dataset)
+    if data is not None:
+        check_dataset(logs, data, dataset if isinstance(dataset, str | Path) else data.id)
+    return RunsRead(RunSet(tuple(logs), data), paths, tuple(notes))

@@ -1,0 +1,243 @@
+"""Scoring and reporting run logs: the scorecard (``pastcast score``), the HTML report
+(``pastcast report``) and the dashboard (``pastcast view``), each from the runs read once."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import TYPE_CHECKING, Literal
+
+from pastcast.app._errors import AppError
+from pastcast.app._reading import RunsRead, read_runs
+from pastcast.dataset import Dataset
+from pastcast.reports import GROUP_COLUMNS, RunSet, Scorecard, scorecard
+from pastcast.scoring import Convention
+
+if TYPE_CHECKING:
+    from fastapi import FastAPI
+
+    from pastcast.reports.dashboard import RunIndex
+    from pastcast.reports.html import WrittenReport
+
+__all__ = [
+    "REPORTS_EXTRA_HINT",
+    "TABLE_COLUMNS",
+    "Dashboard",
+    "Report",
+    "Scored",
+    "dashboard",
+    "group_columns",
+    "report_runs",
+    "score_runs",
+]
+
+REPORTS_EXTRA_HINT = "pip install 'pastcast[reports]'"
+
+TABLE_COLUMNS = tuple(c for c in GROUP_COLUMNS if c not in ("model", "horizon"))
+"""What the statistics group by: the score table's own columns (the agents' models come from
+the run headers and the horizon from the dataset: score and report)."""
+
+Labels = Literal["exact", "normalized"]
+
+
+def group_columns(
+    by: str | Sequence[str], allowed: Sequence[str] = GROUP_COLUMNS, field: str = "by"
+) -> tuple[str, ...]:
+    """Grouping columns (comma-separated text or a sequence), each one of ``allowed``."""
+    parts = by.split(",") if isinstance(by, str) else by
+    cols = tuple(c.strip() for c in parts if c.strip())
+    bad = [c for c in cols if c not in allowed]
+    if bad:
+        raise AppError(field, f"unknown column {bad[0]!r} (expected some of {', '.join(allowed)})")
+    return cols
+
+
+def _needs_dataset(groups: Sequence[str], dataset: object) -> None:
+    if "horizon" in groups and dataset is None:
+        raise AppError(
+            "dataset",
+            "is needed to group by horizon: run logs do not record when an event resolved",
+        )
+
+
+@dataclass(frozen=True)
+class Scored:
+    """A scorecard and the runs it scored."""
+
+    card: Scorecard
+    read: RunsRead
+    labels: Labels
+    cutoff_note: str | None = None
+    """Events left out as resolved by a model's training cutoff, when that was asked."""
+
+
+def _after_model_cutoff(runs: RunSet) -> tuple[RunSet, str | None]:
+    """Only the steps of events no model of the logs may remember."""
+    from pastcast.runner import after_model_cutoff
+
+    try:
+        kept = after_model_cutoff(runs.logs)
+    except ValueError as exc:
+        raise AppError("after_model_cutoff", str(exc)) from None
+    note = None
+    if kept.cutoff is not None:
+        note = (
+            f"left out {kept.dropped_events} events ({kept.dropped_steps} steps) resolved by "
+            f"{kept.cutoff.isoformat()} (training cutoff of {kept.model})"
+        )
+    if not kept.steps:
+        raise AppError("after_model_cutoff", "no event resolved after the models' training cutoffs")
+    keep = {id(s) for s in kept.steps}
+    logs = tuple(
+        replace(log, steps=tuple(s for s in log.steps if id(s) in keep)) for log in runs.logs
+    )
+    return RunSet(logs, runs.dataset), note
+
+
+def score_runs(
+    run_logs: Sequence[str | Path],
+    *,
+    dataset: str | Path | Dataset | None = None,
+    by: str | Sequence[str] = ("agent", "setting"),
+    fallback: Convention = "uniform",
+    bootstrap: int = 4000,
+    seed: int = 0,
+    bins: int = 10,
+    after_model_cutoff: bool = False,
+    normalize_labels: bool = False,
+) -> Scored:
+    """The scorecard of ``run_logs`` (each forecast once, see ``read_runs``) grouped ``by``:
+    with ``normalize_labels`` every forecast is read again from its raw text with normalized
+    labels; with ``after_model_cutoff`` only events resolved after every model's training
+    cutoff count."""
+    groups = group_columns(by)
+    _needs_dataset(groups, dataset)
+    read = read_runs(run_logs, dataset)
+    runs = read.runs
+    if normalize_labels:
+        from pastcast.agents import normalize_step_labels
+
+        runs = RunSet(
+            tuple(replace(log, steps=normalize_step_labels(log.steps)) for log in runs.logs),
+            runs.dataset,
+        )
+    note = None
+    if after_model_cutoff:
+        runs, note = _after_model_cutoff(runs)
+    try:
+        card = scorecard(runs, groups, fallback, bootstrap=bootstrap, seed=seed, bins=bins)
+    except ValueError as exc:
+        raise AppError("by", str(exc)) from None
+    labels: Labels = "normalized" if normalize_labels else "exact"
+    return Scored(card, replace(read, runs=runs), labels, note)
+
+
+@dataclass(frozen=True)
+class Report:
+    """The report written, and the runs it reports."""
+
+    written: WrittenReport
+    read: RunsRead
+
+
+def _fractions(lookback: str | Sequence[float] | None) -> tuple[float, ...] | None:
+    if lookback is None:
+        return None
+    try:
+        parts = lookback.split(",") if isinstance(lookback, str) else lookback
+        values = tuple(float(x) for x in parts if str(x).strip())
+    except ValueError:
+        raise AppError(
+            "lookback", f"expected comma-separated fractions, not {lookback!r}"
+        ) from None
+    if not values or any(not 0 < v <= 1 for v in values) or list(values) != sorted(set(values)):
+        raise AppError("lookback", f"expected increasing fractions in (0, 1], not {lookback!r}")
+    return values
+
+
+def report_runs(
+    run_logs: Sequence[str | Path],
+    out: str | Path,
+    *,
+    dataset: str | Path | Dataset | None = None,
+    by: str | Sequence[str] = ("agent", "setting"),
+    fallback: Convention = "uniform",
+    bootstrap: int = 4000,
+    seed: int = 0,
+    bins: int = 10,
+    events: Sequence[str] = (),
+    figures: Sequence[str] | None = None,
+    lookback: str | Sequence[float] | None = None,
+) -> Report:
+    """Write the HTML report of ``run_logs`` under ``out`` (report.html, its tables as Markdown
+    and LaTeX, the scorecard as JSON, every figure the runs support, or only ``figures``);
+    ``events``: those of the market-against-forecasts figure; ``lookback``: the lookback
+    schedule's fractions, drawn as a sweep."""
+    groups = group_columns(by)
+    fractions = _fractions(lookback)
+    try:
+        from pastcast.reports.figures import FIGURES
+        from pastcast.reports.html import write_html_report
+    except ImportError as exc:
+        raise AppError(
+            "", f"reports need the reports extra ({exc.name} is missing): {REPORTS_EXTRA_HINT}"
+        ) from None
+    for name in figures or ():
+        if name not in FIGURES:
+            raise AppError(
+                "figures", f"{name!r}: unknown figure (known: {', '.join(FIGURES.names())})"
+            )
+    _needs_dataset(groups, dataset)
+    read = read_runs(run_logs, dataset)
+    known = {s.event_id for s in read.steps}
+    for event in events:
+        if event not in known:
+            raise AppError("events", f"{event!r}: no forecast of the run logs is about this event")
+    try:
+        written = write_html_report(
+            read.runs,
+            out,
+            by=groups,
+            fallback=fallback,
+            bootstrap=bootstrap,
+            seed=seed,
+            bins=bins,
+            events=tuple(events),
+            lookback=fractions,
+            figures=list(figures) if figures else None,
+        )
+    except ValueError as exc:
+        raise AppError("by", str(exc)) from None
+    return Report(written, read)
+
+
+@dataclass(frozen=True)
+class Dashboard:
+    """The read-only dashboard of run logs: its web app (serve it, or call it with a test
+    client) and its index."""
+
+    app: FastAPI
+    index: RunIndex
+    read: RunsRead
+
+
+def dashboard(
+    run_dirs: Sequence[str | Path], dataset: str | Path | Dataset | None = None
+) -> Dashboard:
+    """The dashboard of every run log named by ``run_dirs`` (a step file, or every run log
+    under a directory), each forecast once (see ``read_runs``)."""
+    try:
+        from pastcast.reports.dashboard import RunIndex, create_app, find_run_logs
+    except ImportError as exc:
+        raise AppError(
+            "",
+            f"the dashboard needs the reports extra ({exc.name} is missing): {REPORTS_EXTRA_HINT}",
+        ) from None
+    try:
+        paths = find_run_logs(run_dirs)
+    except ValueError as exc:
+        raise AppError("run_logs", str(exc)) from None
+    read = read_runs(paths, dataset)
+    index = RunIndex(read.logs, read.dataset)
+    return Dashboard(create_app(index), index, read)
