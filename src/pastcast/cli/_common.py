@@ -21,7 +21,6 @@ if TYPE_CHECKING:
     from collections.abc import Mapping
 
     from pastcast.app import AppError
-    from pastcast.dataset import Dataset
 
 __all__ = [
     "EXIT_FAILED",
@@ -31,7 +30,6 @@ __all__ = [
     "fail",
     "fail_app",
     "fail_field",
-    "load_dataset_option",
     "note",
     "option_of",
     "output_dir",
@@ -138,34 +136,6 @@ DayConventionOpt = Annotated[
         "(the paper's: the whole day visible).",
     ),
 ]
-
-
-def load_dataset_option(
-    spec: str,
-    option: str = "--dataset",
-    convention: DayConvention = DayConvention.START_OF_DAY,
-) -> Dataset:
-    """The dataset named by ``spec``: 'world[:SEED][,FIELD=VALUE...]' (the embedded world), a
-    dataset directory, or a Forecast-Dojo release folder (``questions/*.parquet``, its dates
-    read under ``convention``); exit 2 when it is none of these or cannot be read."""
-    from pastcast.world import WORLD_SPEC, is_world_spec, world_from_spec
-
-    if convention is not DayConvention.START_OF_DAY and is_world_spec(spec):
-        fail(f"--day-convention {convention.value}: only for a Forecast-Dojo release")
-    if is_world_spec(spec):
-        try:
-            return world_from_spec(spec).dataset
-        except ValueError as exc:
-            fail(f"{option} {exc}")
-    from pastcast.markets import load_benchmark
-
-    path = Path(spec)
-    if not path.is_dir():
-        fail(f"{option} {spec!r}: not a dataset directory (or {WORLD_SPEC!r})")
-    try:
-        return load_benchmark(path, convention=convention)
-    except ValueError as exc:
-        fail(str(exc))
 
 
 def fail_field(
