@@ -39,7 +39,14 @@ from pastcast.env import EnvConfig
 from pastcast.owned import check_replaceable
 from pastcast.records import Setting
 from pastcast.runlog import AgentSpec, RunLogError, header_path, read_run_log
-from pastcast.runner import NothingToRun, RunConfig, RunResult, run_benchmark
+from pastcast.runner import (
+    MAX_ROLLOUTS,
+    MAX_WORKERS,
+    NothingToRun,
+    RunConfig,
+    RunResult,
+    run_benchmark,
+)
 from pastcast.scoring import Fallback, summarize
 
 __all__ = [
@@ -60,8 +67,6 @@ OPTION_NAMES = {"agents": "--agent", "python_timeout_s": "--python-timeout"}
 # registered with market access (market, tool-agent-market), and never under @no_tools.
 PER_AGENT_FIELDS = frozenset({"market_access"})
 
-MAX_ROLLOUTS = 10_000
-MAX_WORKERS = 1024
 # The kind (pastcast.owned) of the index a run builds for the embedded world beside its log.
 WORLD_INDEX = "world-index"
 _ENV = EnvConfig()

@@ -16,18 +16,14 @@ A value holding a comma, or ending in ``@WORD``, is written as a JSON string: ``
 
 from __future__ import annotations
 
-import inspect
 import json
 import re
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, cast, get_args
 
-from pydantic import TypeAdapter, ValidationError
-from pydantic.errors import PydanticUserError
-
 from pastcast import safejson
-from pastcast.agents import agent_spec, agents, build_agent, clear_models, load_models
+from pastcast.agents import agent_spec, build_agent, clear_models, load_models
 from pastcast.cli._common import fail
 from pastcast.models import known_providers
 from pastcast.records import Setting
@@ -138,61 +134,26 @@ def split_agent_option(option: str) -> AgentOption:
     return AgentOption(name, _parse_args(arg_text, option), setting, body)
 
 
-def _accepted(params: Mapping[str, inspect.Parameter]) -> str:
-    return ", ".join(p for p in params if p != "setting") or "none"
-
-
-def _check_types(factory: Callable[..., Any], args: Mapping[str, Any], where: str) -> None:
-    """Values against the factory's annotations, where they resolve (lax: 4 for a float)."""
-    try:
-        params = inspect.signature(factory, eval_str=True).parameters
-    except (NameError, TypeError, ValueError):
-        return  # annotations that do not resolve here: binding was checked already
-    for key, value in args.items():
-        param = params.get(key)
-        if param is None or param.annotation is inspect.Parameter.empty:
-            continue
-        try:
-            TypeAdapter(param.annotation).validate_python(value)
-        except PydanticUserError:
-            continue  # a type pydantic cannot check
-        except ValidationError as exc:
-            msg = exc.errors()[0]["msg"]
-            raise ValueError(f"{where}: argument {key!r}: {msg} (got {value!r})") from None
-
-
 def check_agent_args(name: str, args: Mapping[str, Any], option: str) -> None:
-    """Raise ``ValueError`` naming the agent and the argument (and listing the accepted ones)
-    unless agent ``name``'s factory takes ``args``: checked when the run is planned, so a
-    misspelled argument never reaches a running chain."""
-    try:
-        factory = agents.get(name).factory
-    except ValueError as exc:  # an unknown agent: the message lists the known ones
-        raise ValueError(f"--agent {option!r}: {exc}") from None
-    where = f"--agent {option!r}: agent {name!r}"
+    """Raise ``ValueError`` naming the agent and the argument unless agent ``name``'s factory
+    takes ``args`` (names and types, checked by the registry as for every other caller): checked
+    when the run is planned, so a misspelled argument never reaches a running chain."""
     if "setting" in args:
-        raise ValueError(f"{where}: give the setting as @SETTING, not as an argument")
-    params = inspect.signature(factory).parameters
-    takes_any = any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values())
-    for key in args:
-        if key not in params and not takes_any:
-            raise ValueError(f"{where} has no argument {key!r} (accepted: {_accepted(params)})")
-    for key, p in params.items():
-        required = p.default is inspect.Parameter.empty and p.kind in (
-            inspect.Parameter.POSITIONAL_OR_KEYWORD,
-            inspect.Parameter.KEYWORD_ONLY,
+        raise ValueError(
+            f"--agent {option!r}: agent {name!r}: give the setting as @SETTING, not as an argument"
         )
-        if required and key != "setting" and key not in args:
-            raise ValueError(f"{where} needs argument {key!r} (accepted: {_accepted(params)})")
-    _check_types(factory, args, where)
+    try:
+        agent_spec(name, **args)
+    except ValueError as exc:  # RegistryError too: one line naming the agent and the argument
+        raise ValueError(f"--agent {option!r}: {exc}") from None
     model = args.get("model")
     if isinstance(model, str):  # a provider spec (see pastcast.models.resolve_model)
         provider, sep, rest = model.partition(":")
         known = known_providers()
         if not sep or not rest or provider not in known:
             raise ValueError(
-                f"{where}: argument 'model': {model!r} is not PROVIDER:NAME with a known "
-                f"provider ({', '.join(known)})"
+                f"--agent {option!r}: agent {name!r}: argument 'model': {model!r} is not "
+                f"PROVIDER:NAME with a known provider ({', '.join(known)})"
             )
 
 

@@ -2,7 +2,14 @@
 Dask workers) under per-provider limits, writes and resumes logs, and accounts for the work."""
 
 from pastcast.runner._accounting import Accounting, UsageAccount
-from pastcast.runner._config import BreakerConfig, Execution, ProviderLimits, RunConfig
+from pastcast.runner._config import (
+    MAX_ROLLOUTS,
+    MAX_WORKERS,
+    BreakerConfig,
+    Execution,
+    ProviderLimits,
+    RunConfig,
+)
 from pastcast.runner._cutoffs import CutoffFilter, after_model_cutoff
 from pastcast.runner._data import open_dataset, reschedule
 from pastcast.runner._estimate import EstimateRow, PlanEstimate, estimate_plan
@@ -30,6 +37,8 @@ from pastcast.runner._work import (
 )
 
 __all__ = [
+    "MAX_ROLLOUTS",
+    "MAX_WORKERS",
     "PLAN_SETTINGS",
     "Accounting",
     "BreakerConfig",
