@@ -4,6 +4,7 @@ scripted run of that agent makes; a third-party agent's declared estimate is use
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
@@ -15,7 +16,9 @@ from pastcast.agents import (
     CallContext,
     CallEstimate,
     UniformAgent,
+    agent_spec,
     agents,
+    call_estimate,
     list_agents,
     prompts_for,
     register_agent,
@@ -33,7 +36,7 @@ def _model_driven() -> list[str]:
     """Every registered agent that needs a model to run."""
     out = []
     for info in list_agents():
-        params = __import__("inspect").signature(info.factory).parameters
+        params = inspect.signature(info.factory).parameters
         model = params.get("model")
         if model is not None and model.default is model.empty:
             out.append(info.name)
@@ -131,3 +134,12 @@ def test_an_agent_that_declares_nothing_is_one_call_with_a_model(world: World) -
         assert estimate_plan(without, world.dataset).rows[0].model_calls == 0
     finally:
         agents.remove("test-undeclared")
+
+
+def test_an_isolated_agent_costs_what_the_agent_it_wraps_costs() -> None:
+    context = CallContext()
+    inner = agent_spec("two-stage-hindcast", model="openai:x", config={"rounds": 2})
+    wrapped = agent_spec("isolated", agent="two-stage-hindcast", model="openai:x", rounds=2)
+    assert call_estimate(wrapped, context) == call_estimate(inner, context)
+    assert call_estimate(inner, context).calls == 5  # queries, a reflection, report, tally, answer
+    assert call_estimate(agent_spec("isolated", agent="heuristic"), context).calls == 0
