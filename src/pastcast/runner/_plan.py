@@ -20,15 +20,12 @@ own options are.
 
 from __future__ import annotations
 
-import tomllib
 from datetime import date
 from pathlib import Path
 from typing import Any, Literal
 
-import yaml
 from pydantic import Field, JsonValue, ValidationError, model_validator
 
-from pastcast import safejson
 from pastcast.agents import Decoding, agent_spec, agents
 from pastcast.env import EnvConfig
 from pastcast.markets import schedules
@@ -44,7 +41,12 @@ from pastcast.runner._config import (
     RunConfig,
 )
 from pastcast.runner._executors import executors
-from pastcast.textfiles import read_text_file
+from pastcast.runner._plan_file import (
+    MAX_PLAN_DEPTH,
+    MAX_PLAN_VALUES,
+    PlanError,
+    read_plan_file,
+)
 
 __all__ = [
     "MAX_PLAN_DEPTH",
@@ -71,10 +73,6 @@ PLAN_SETTINGS: dict[PlanSetting, tuple[str, Setting, str]] = {
 
 # Providers built on the OpenAI-compatible client, which take a ``prices`` file option.
 _PRICED_PROVIDERS = ("openai", "openai-compatible")
-
-
-class PlanError(ValueError):
-    """A plan that cannot be used; the message names the file and the key."""
 
 
 class PlanModel(Record):
@@ -281,111 +279,11 @@ def _location(loc: tuple[int | str, ...]) -> str:
     return out
 
 
-MAX_PLAN_DEPTH = 64
-"""The deepest nesting of tables and lists a plan may have (a plan nests a few levels)."""
-MAX_PLAN_VALUES = 100_000
-"""The most values a plan may hold, counting each use of a YAML alias in full."""
-
-
-class _PlanShapeError(ValueError):
-    """A plan file that is refused before or while its syntax is read."""
-
-
-class _UniqueKeyLoader(yaml.SafeLoader):
-    """YAML whose mappings refuse a key given twice (PyYAML keeps the last silently)."""
-
-    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
-        seen: set[Any] = set()
-        for key_node, _ in node.value:
-            if key_node.tag == "tag:yaml.org,2002:merge":
-                continue  # "<<: *defaults": merged keys may be overridden
-            key = self.construct_object(key_node, deep=deep)
-            try:
-                duplicate = key in seen
-                seen.add(key)
-            except TypeError:
-                continue  # an unhashable key: refused by PyYAML itself
-            if duplicate:
-                line = key_node.start_mark.line + 1
-                raise _PlanShapeError(f"key {key!r} is given twice (line {line})")
-        return super().construct_mapping(node, deep=deep)
-
-
-def _yaml_depth(text: str) -> None:
-    """Refuse YAML nested deeper than ``MAX_PLAN_DEPTH`` before it is composed (the composer
-    recurses once per level)."""
-    depth = 0
-    for event in yaml.parse(text, Loader=yaml.SafeLoader):
-        if isinstance(event, yaml.CollectionStartEvent):
-            depth += 1
-            if depth > MAX_PLAN_DEPTH:
-                raise _PlanShapeError(f"nested deeper than {MAX_PLAN_DEPTH} levels")
-        elif isinstance(event, yaml.CollectionEndEvent):
-            depth -= 1
-
-
-def _unique_pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    for key, value in pairs:
-        if key in out:
-            raise _PlanShapeError(f"key {key!r} is given twice")
-        out[key] = value
-    return out
-
-
-def _check_shape(value: Any) -> None:
-    """Depth and size of a loaded plan, walked without recursion (YAML aliases share values,
-    which validating would copy out in full)."""
-    stack: list[tuple[Any, int]] = [(value, 0)]
-    count = 0
-    while stack:
-        item, depth = stack.pop()
-        count += 1
-        if count > MAX_PLAN_VALUES:
-            raise _PlanShapeError(f"holds more than {MAX_PLAN_VALUES} values")
-        if depth > MAX_PLAN_DEPTH:
-            raise _PlanShapeError(f"nested deeper than {MAX_PLAN_DEPTH} levels")
-        if isinstance(item, dict):
-            stack.extend((v, depth + 1) for v in item.values())
-        elif isinstance(item, list):
-            stack.extend((v, depth + 1) for v in item)
-
-
-def _parse(path: Path, text: str) -> Any:
-    if path.suffix in (".yaml", ".yml"):
-        _yaml_depth(text)
-        return yaml.load(text, Loader=_UniqueKeyLoader)  # a SafeLoader
-    if path.suffix == ".json":
-        return safejson.loads(text, object_pairs_hook=_unique_pairs)
-    return tomllib.loads(text)  # TOML itself refuses a key given twice
-
-
-def _read(path: Path) -> Any:
-    try:
-        text = read_text_file(path)
-    except OSError as exc:
-        raise PlanError(f"{path}: cannot read the plan ({exc.strerror or exc})") from None
-    except UnicodeDecodeError as exc:
-        raise PlanError(f"{path}: not UTF-8 text (byte {exc.start})") from None
-    kind = path.suffix.lstrip(".").upper() or "TOML"
-    try:
-        raw = _parse(path, text)
-        _check_shape(raw)
-    except _PlanShapeError as exc:
-        raise PlanError(f"{path}: not a plan: {exc}") from None
-    except RecursionError:
-        raise PlanError(f"{path}: not a plan: nested too deeply") from None
-    except (ValueError, yaml.YAMLError) as exc:
-        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        raise PlanError(f"{path}: not valid {kind}: {first}") from None
-    return raw
-
-
 def load_plan(path: str | Path) -> ExperimentPlan:
     """Read and check a plan (TOML, or YAML for ``.yaml``/``.yml``); ``PlanError`` names the
     file and the key of the first problem."""
     p = Path(path)
-    raw = _read(p)
+    raw = read_plan_file(p)
     if not isinstance(raw, dict):
         raise PlanError(f"{p}: expected a table of settings at the top level")
     try:
