@@ -19,7 +19,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from pastcast.agents import JsonActionAgent, agent_spec
+from pastcast.agents import ToolAgent, agent_spec
 from pastcast.corpus import EmbeddedIndex, tokenize
 from pastcast.env import ForecastEnv
 from pastcast.models import ChatRequest, ScriptedModel
@@ -92,7 +92,7 @@ def main() -> None:
         per_step: list[float] = []
         for step in steps:
             event = world.dataset.event(step.event_id)
-            agent = JsonActionAgent(ScriptedModel(responder=responder))
+            agent = ToolAgent(ScriptedModel(responder=responder), max_iterations=20)
             t = time.perf_counter()
             ep = env.reset(step)
             forecast = agent.forecast(ep)

@@ -109,7 +109,7 @@ def test_choices_are_shown_in_help() -> None:
         (["--agent", "uniform", "--agent", "uniform"], "given twice"),
         (["--agent", "heuristic:max_reads=many"], "argument 'max_reads'"),
         (["--agent", "heuristic:setting=memory_on"], "as @SETTING"),
-        (["--agent", "tool-agent"], "agent 'tool-agent' needs argument 'model'"),
+        (["--agent", "tool-agent"], "agent 'tool-agent': argument 'model' is required"),
         (["--agent", "no-tools:model=gpt-4o"], "PROVIDER:NAME"),
         (["--agent", "no-tools:model=nope:x"], "PROVIDER:NAME"),
         (["--agent", "uniform", "--max-tool-calls", "-1"], "--max-tool-calls"),
@@ -131,8 +131,8 @@ def test_misspelled_agent_argument_is_refused_before_the_run(tmp_path: Path) -> 
     result = runner.invoke(app, ["run", "--agent", "heuristic:max_redas=4", "--out", str(out)])
     assert result.exit_code == 2
     assert result.stderr == (
-        "error: --agent 'heuristic:max_redas=4': agent 'heuristic' has no argument 'max_redas' "
-        "(accepted: max_reads, top_k, half_life_days, strength, relevance)\n"
+        "error: --agent 'heuristic:max_redas=4': agent 'heuristic': no argument 'max_redas' "
+        "(accepted arguments: max_reads, top_k, half_life_days, strength, relevance)\n"
     )
     assert "forecast steps" not in result.output  # no progress bar: nothing started
     assert not out.exists() and not (tmp_path / "index").exists()

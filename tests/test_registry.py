@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -55,11 +56,39 @@ def test_arguments_are_checked_before_the_factory_runs() -> None:
         r"size, colour",
     ):
         reg.build("square", size=1, shape="x")
-    with pytest.raises(RegistryError, match=r"missing a required argument: 'size'"):
+    with pytest.raises(RegistryError, match=r"argument 'size' is required"):
         reg.spec("square", colour="red")
     with pytest.raises(RegistryError, match="counted"):
         reg.build("counted", 1, 2)
     assert calls == []
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        ({"size": "three"}, "argument 'size' must be int, not 'three' (Input should be a valid"),
+        ({"size": 2, "colour": 7}, "argument 'colour' must be str, not 7 ("),
+        ({"size": [1] * 100}, "not [1, 1, 1"),
+    ],
+)
+def test_argument_types_are_checked_for_every_caller(args: dict[str, object], message: str) -> None:
+    reg = _widgets()
+    calls = (
+        lambda: reg.build("square", **args),
+        lambda: reg.spec("square", **args),
+        lambda: reg.check_args("square", args),
+    )
+    for call in calls:
+        with pytest.raises(RegistryError, match=re.escape(message)) as caught:
+            call()
+        text = str(caught.value)
+        assert text.startswith("widget 'square': ") and "\n" not in text and len(text) < 300
+
+
+def test_values_reach_the_factory_as_their_annotations_read_them() -> None:
+    reg = _widgets()
+    built = reg.build("square", size="4")  # pydantic's lax reading, as a record's field
+    assert built.size == 4 and isinstance(built.size, int)
 
 
 def test_unknown_names_list_known_ones_and_duplicates_are_refused() -> None:

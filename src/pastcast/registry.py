@@ -2,9 +2,13 @@
 sources, corpus backends and prompts.
 
 A ``Registry`` maps a name to a factory. ``build(name, **args)`` checks ``args`` against the
-factory's signature first (an unknown or missing argument is a ``ValueError`` naming it, raised
-when a run is planned rather than halfway through it), and ``spec(name, **args)`` captures the
-same call as a ``ComponentSpec`` record, which a run log keeps so the component can be rebuilt.
+factory's signature first: an unknown or missing argument, or a value its annotation refuses
+(``rounds="three"`` for an ``int``), is a one-line ``RegistryError`` naming the argument, raised
+when a run is planned rather than halfway through it. Values are checked as pydantic checks a
+record (laxly: ``4`` for a ``float``, a JSON object for a record) and the factory gets them
+converted, so a factory annotated with a record type receives the record. ``spec(name, **args)``
+captures the same call as a ``ComponentSpec`` record, which a run log keeps so the component can
+be rebuilt.
 
 Third-party packages add components without editing pastcast through entry points: a package
 declares, in its ``pyproject.toml``,
@@ -21,18 +25,20 @@ registry is listed or misses a name, so an installed plugin costs nothing until 
 from __future__ import annotations
 
 import inspect
+import re
 import threading
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from importlib.metadata import EntryPoint, entry_points
-from types import ModuleType
-from typing import Any, Generic, TypeVar
+from types import ModuleType, UnionType
+from typing import Annotated, Any, Generic, Literal, TypeVar, Union, get_args, get_origin
 
-from pydantic import Field
+from pydantic import Field, TypeAdapter, ValidationError
+from pydantic.errors import PydanticUserError
 
 from pastcast.records import Record
 
-__all__ = ["ComponentSpec", "Entry", "Registry", "RegistryError"]
+__all__ = ["ComponentSpec", "Entry", "Registry", "RegistryError", "type_name"]
 
 T = TypeVar("T")
 F = TypeVar("F", bound=Callable[..., Any])
@@ -77,15 +83,77 @@ def _first_doc_line(obj: object) -> str:
     return lines[0] if lines else ""
 
 
+_SHOWN = 80  # characters of a refused value shown in the message
+
+
+def type_name(annotation: Any) -> str:
+    """An annotation as a reader writes it: ``int``, ``float | None``, ``Decoding``,
+    ``Literal['json', 'native']``, ``dict[str, int]`` (constraints of ``Annotated`` left out)."""
+    origin, args = get_origin(annotation), get_args(annotation)
+    if origin is Annotated:
+        return type_name(args[0])
+    if origin is Union or origin is UnionType:
+        return " | ".join(type_name(a) for a in args)
+    if origin is Literal:
+        return f"Literal[{', '.join(repr(a) for a in args)}]"
+    if annotation is type(None):
+        return "None"
+    if origin is not None and args:
+        return f"{type_name(origin)}[{', '.join(type_name(a) for a in args)}]"
+    if isinstance(annotation, type):
+        return annotation.__name__
+    return re.sub(r"\b(?:[A-Za-z_]\w*\.)+(?=[A-Za-z_])", "", repr(annotation))
+
+
+def _shown(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= _SHOWN else text[: _SHOWN - 3] + "..."
+
+
+def _problem(exc: ValidationError) -> str:
+    """The first error of ``exc`` in one line, with where in the value it is."""
+    err = exc.errors()[0]
+    where = ".".join(str(p) for p in err["loc"])
+    msg = " ".join(str(err["msg"]).split())
+    return f"{where}: {msg}" if where else msg
+
+
+class _Checks:
+    """Type adapters of a factory's annotated parameters, built once per factory."""
+
+    def __init__(self, factory: Callable[..., Any]) -> None:
+        self.adapters: dict[str, tuple[Any, TypeAdapter[Any]]] = {}
+        try:
+            params = inspect.signature(factory, eval_str=True).parameters
+        except (NameError, TypeError, ValueError, SyntaxError):
+            return  # annotations that do not resolve here: only the binding is checked
+        for name, p in params.items():
+            if p.annotation is inspect.Parameter.empty or p.kind in (
+                p.VAR_POSITIONAL,
+                p.VAR_KEYWORD,
+            ):
+                continue
+            try:
+                self.adapters[name] = (p.annotation, TypeAdapter(p.annotation))
+            except (PydanticUserError, TypeError, ValueError):
+                continue  # a type pydantic cannot check (a protocol, a callable)
+
+
 class Registry(Generic[T]):
     """Named factories of one kind, extensible through the entry-point group ``group``."""
 
-    def __init__(self, kind: str, group: str | None = None) -> None:
+    def __init__(
+        self, kind: str, group: str | None = None, supplied: frozenset[str] = frozenset()
+    ) -> None:
         self.kind = kind
         self.group = group if group is not None else f"pastcast.{kind}s"
+        self.supplied = supplied
+        """Parameters the caller fills in, never a user (an agent's run setting): left out of
+        the accepted arguments an error lists."""
         self._entries: dict[str, Entry[T]] = {}
         self._from_entry_points: set[str] = set()
         self._plugins_loaded = False
+        self._checks: dict[int, tuple[Callable[..., Any], _Checks]] = {}
         # Runner threads may list or build at once; the first one loads the plugins.
         self._lock = threading.RLock()
 
@@ -188,28 +256,83 @@ class Registry(Generic[T]):
             raise RegistryError(f"unknown {self.kind} {name!r} (known: {known})")
         return self._entries[name]
 
-    def check_args(
+    def _checks_of(self, factory: Callable[..., Any]) -> _Checks:
+        with self._lock:
+            known = self._checks.get(id(factory))
+            if known is None or known[0] is not factory:
+                known = (factory, _Checks(factory))
+                self._checks[id(factory)] = known
+            return known[1]
+
+    def checked_args(
         self, name: str, args: Mapping[str, Any], positional: Sequence[Any] = ()
-    ) -> None:
-        """Raise ``RegistryError`` naming the argument if ``factory(*positional, **args)``
-        cannot bind."""
+    ) -> dict[str, Any]:
+        """``args`` as the factory gets them (values converted by their annotations), or a
+        one-line ``RegistryError`` naming the argument: one the factory does not take, one it
+        needs, or a value of the wrong type (with the type expected and the value given)."""
         entry = self.get(name)
         try:
             sig = inspect.signature(entry.factory)
         except (TypeError, ValueError):
-            return
+            return dict(args)
         try:
             sig.bind(*positional, **args)
         except TypeError as exc:
-            accepted = ", ".join(entry.parameters()) or "none"
-            raise RegistryError(
-                f"{self.kind} {name!r}: {exc} (accepted arguments: {accepted})"
-            ) from None
+            raise RegistryError(self._binding_problem(entry, sig, args, positional, exc)) from None
+        out = dict(args)
+        adapters = self._checks_of(entry.factory).adapters
+        for key, value in args.items():
+            if key not in adapters:
+                continue
+            annotation, adapter = adapters[key]
+            try:
+                out[key] = adapter.validate_python(value)
+            except ValidationError as exc:
+                raise RegistryError(
+                    f"{self.kind} {name!r}: argument {key!r} must be {type_name(annotation)}, "
+                    f"not {_shown(value)} ({_problem(exc)})"
+                ) from None
+            except (RecursionError, ValueError, TypeError) as exc:  # a value pydantic chokes on
+                raise RegistryError(
+                    f"{self.kind} {name!r}: argument {key!r} must be {type_name(annotation)} "
+                    f"({type(exc).__name__})"
+                ) from None
+        return out
+
+    def _binding_problem(
+        self,
+        entry: Entry[T],
+        sig: inspect.Signature,
+        args: Mapping[str, Any],
+        positional: Sequence[Any],
+        exc: TypeError,
+    ) -> str:
+        """Why the arguments do not bind: the first unknown or missing one by name."""
+        params = sig.parameters
+        accepted = ", ".join(p for p in entry.parameters() if p not in self.supplied) or "none"
+        what = f"{self.kind} {entry.name!r}"
+        if not any(p.kind is p.VAR_KEYWORD for p in params.values()):
+            unknown = [k for k in args if k not in params]
+            if unknown:
+                return f"{what}: no argument {unknown[0]!r} (accepted arguments: {accepted})"
+        filled = list(params)[: len(positional)]
+        for key, p in params.items():
+            required = p.default is p.empty and p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)
+            if required and key not in args and key not in filled:
+                return f"{what}: argument {key!r} is required (accepted arguments: {accepted})"
+        return f"{what}: {exc} (accepted arguments: {accepted})"
+
+    def check_args(
+        self, name: str, args: Mapping[str, Any], positional: Sequence[Any] = ()
+    ) -> None:
+        """Raise ``RegistryError`` naming the argument unless ``factory(*positional, **args)``
+        binds and every value has its parameter's type (see ``checked_args``)."""
+        self.checked_args(name, args, positional)
 
     def build(self, name: str, /, *positional: Any, **args: Any) -> T:
-        """Check the arguments and call the factory."""
-        self.check_args(name, args, positional)
-        return self.get(name).factory(*positional, **args)
+        """Check the arguments and call the factory with them (converted)."""
+        checked = self.checked_args(name, args, positional)
+        return self.get(name).factory(*positional, **checked)
 
     def spec(self, name: str, /, **args: Any) -> ComponentSpec:
         """The record of ``build(name, **args)``, checked now, rebuilt later by ``rebuild``."""

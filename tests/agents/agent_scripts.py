@@ -152,8 +152,8 @@ class Scripted:
         result = _last_result(request)
         if "search" in tools and len(request.messages) == 2:
             return {"action": "search", "query": title_of(request), "top_k": 5}
-        if "read" in tools and isinstance(result, list) and result:
-            return {"action": "read", "doc_id": result[0]["id"]}
+        if "read" in tools and isinstance(result, list) and result and "id" in result[0]:
+            return {"action": "read", "doc_id": result[0]["id"]}  # search hits, not prices
         if "market_history" in tools and isinstance(result, dict) and "text" in result:
             return {"action": "market_history"}
         return {"action": "final", **answer(labels, notebook=nb)}

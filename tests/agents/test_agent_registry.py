@@ -36,7 +36,7 @@ def test_build_agent_checks_arguments_before_calling_the_factory() -> None:
         RegistryError, match=r"'depth'.*accepted arguments: max_reads, top_k, half_life_days"
     ):
         build_agent(spec)
-    with pytest.raises(RegistryError, match=r"missing a required argument: 'model'"):
+    with pytest.raises(RegistryError, match=r"argument 'model' is required"):
         build_agent(AgentSpec(name="t", factory="tool-agent"))
     assert isinstance(build_agent(AgentSpec(name="u", factory="uniform")), UniformAgent)
 

@@ -239,17 +239,15 @@ def test_zero_shot_baseline(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("args", "message"),
     [
-        ({"stages": {"query": {"temperature": 0.2}}}, "unknown stage 'query'"),
-        ({"stages": {"queries": {"temprature": 0.2}}}, "stages.queries.temprature"),
-        ({"stages": {"tally": {"max_tokens": 0}}}, "stages.tally.max_tokens"),
+        ({"stages": {"query": {"temperature": 0.2}}}, "(query.[key]: Input should be 'queries'"),
+        ({"stages": {"queries": {"temprature": 0.2}}}, "(queries.temprature: Extra inputs"),
+        ({"stages": {"tally": {"max_tokens": 0}}}, "(tally.max_tokens: Input should be greater"),
     ],
 )
 def test_stage_settings_are_checked(args: dict[str, object], message: str) -> None:
-    from pastcast.agents import build_agent
-
-    spec = agent_spec("two-stage", model=use("bad", Hindcast()), **args)  # type: ignore[arg-type]
-    with pytest.raises(ValueError, match=re.escape(message)):
-        build_agent(spec)
+    with pytest.raises(ValueError, match=re.escape(message)) as caught:
+        agent_spec("two-stage", model=use("bad", Hindcast()), **args)  # type: ignore[arg-type]
+    assert "argument 'stages' must be dict[" in str(caught.value)
 
 
 @pytest.mark.parametrize(

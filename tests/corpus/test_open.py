@@ -130,7 +130,7 @@ def test_identity_round_trips_as_a_record(index_dir: Path) -> None:
         (("INDEX",), {"nprobe": 3}, "accepted arguments: spec, block_docs"),
         (("INDEX", "dense"), {"embedder": "nope"}, "unknown embedder 'nope'"),
         (("postgresql://u:pw@127.0.0.1:notaport/db",), {}, "postgresql://u@127.0.0.1:notaport"),
-        (("postgresql://u:pw@127.0.0.1/db",), {"nprobe": 3}, "backend 'postgres': got an unexp"),
+        (("postgresql://u:pw@127.0.0.1/db",), {"nprobe": 3}, "backend 'postgres': no argument"),
         (("postgresql://u@h/db?schema=a",), {"schema": "b"}, "schema 'a' in the URL, 'b'"),
         (("postgresql://u@h/db", "fuzzy"), {}, "unknown for a database"),
     ],

@@ -7,8 +7,10 @@ from datetime import date
 from pathlib import Path
 
 import pytest
+from pydantic import ValidationError
 from scale_world import synthetic_dataset
 
+from pastcast.agents import agent_spec
 from pastcast.runner import (
     PlanError,
     estimate_plan,
@@ -39,13 +41,23 @@ MODEL = '[[models]]\nspec = "openai:gpt-4o-mini"\n'
         ('[[agents]]\nname = "nope"\n', "agents[0].name: unknown agent 'nope'"),
         (
             '[[agents]]\nname = "heuristic"\nargs = { max_redas = 4 }\n',
-            "agents[0]: agent 'heuristic': got an unexpected keyword argument 'max_redas'",
+            "agents[0]: agent 'heuristic': no argument 'max_redas'",
         ),
         (
             MODEL + '[agent_args.tool-agent]\naction_mod = "native"\n',
-            "models[0] (memory_free): agent 'tool-agent': got an unexpected keyword argument "
-            "'action_mod'",
+            "models[0] (memory_free): agent 'tool-agent': no argument 'action_mod'",
         ),
+        (
+            '[[agents]]\nname = "two-stage"\nargs = { model = "openai:x", rounds = "three" }\n',
+            "agents[0]: agent 'two-stage': argument 'rounds' must be int, not 'three'",
+        ),
+        (
+            MODEL + '[agent_args.tool-agent]\nmax_iterations = "many"\n',
+            "agent 'tool-agent': argument 'max_iterations' must be int | None, not 'many'",
+        ),
+        ("rollouts = 1000000000\n" + MODEL, "rollouts: Input should be less than or equal to 1"),
+        (MODEL + "[concurrency]\nepisodes = 5000\n", "concurrency.episodes: Input should be less"),
+        (MODEL + "[decoding]\ntop_p = 0\n", "decoding.top_p: Input should be greater than 0"),
         (MODEL + '[concurrency]\nexecutor = "ray"\n', "concurrency.executor: unknown 'ray'"),
         ('schedule = "weekly"\n' + MODEL, "schedule: unknown 'weekly'"),
         ("rollouts = 2\n", "the plan runs nothing"),
@@ -61,6 +73,42 @@ def test_a_bad_plan_is_refused_naming_the_file_and_key(
     assert str(info.value).startswith(str(tmp_path / "plan.toml") + ": ")
     assert message in str(info.value)
     assert "\n" not in str(info.value)
+
+
+@pytest.mark.parametrize(
+    ("name", "text", "message"),
+    [
+        ("plan.yaml", "rollouts: 2\nrollouts: 3\n", "key 'rollouts' is given twice (line 2)"),
+        (
+            "plan.yaml",
+            "models:\n  - spec: openai:x\n    label: a\n    label: b\n",
+            "key 'label' is given twice (line 4)",
+        ),
+        ("plan.json", '{"rollouts": 2, "rollouts": 3}', "key 'rollouts' is given twice"),
+        ("plan.toml", "rollouts = 2\nrollouts = 3\n", "not valid TOML"),
+        ("plan.yaml", "agents: " + "[" * 5000 + "]" * 5000 + "\n", "nested deeper than 64"),
+        ("plan.json", '{"agents": ' + "[" * 5000 + "]" * 5000 + "}", "nested deeper than"),
+        ("plan.toml", "agents = " + "[" * 5000 + "]" * 5000 + "\n", "not a plan: nested"),
+    ],
+)
+def test_plan_files_refuse_repeated_keys_and_deep_nesting(
+    tmp_path: Path, name: str, text: str, message: str
+) -> None:
+    with pytest.raises(PlanError) as info:
+        load_plan(_write(tmp_path, text, name))
+    assert str(info.value).startswith(str(tmp_path / name) + ": ")
+    assert message in str(info.value) and "\n" not in str(info.value)
+
+
+def test_the_cli_bounds_are_the_records_bounds() -> None:
+    from pastcast.cli._run import MAX_ROLLOUTS as CLI_ROLLOUTS
+    from pastcast.runner import MAX_ROLLOUTS, MAX_WORKERS, RunConfig
+
+    assert CLI_ROLLOUTS == MAX_ROLLOUTS == 10_000
+    with pytest.raises(ValidationError, match="rollouts"):
+        RunConfig(agents=(agent_spec("uniform"),), rollouts=MAX_ROLLOUTS + 1)
+    with pytest.raises(ValidationError, match="workers"):
+        RunConfig(agents=(agent_spec("uniform"),), workers=MAX_WORKERS + 1)
 
 
 def test_yaml_plans_read_like_toml(tmp_path: Path) -> None:
@@ -106,8 +154,7 @@ action_mode = "native"
     assert tool == {
         "model": "openai:gpt-4o-mini",
         "model_options": {"timeout_s": 30, "prices": "prices.toml"},
-        "temperature": 0.5,
-        "seed": 7,
+        "decoding": {"temperature": 0.5, "seed": 7},
         "action_mode": "native",
     }
     assert specs[4].args["action_mode"] == "native"  # the market variant shares them

@@ -1,26 +1,25 @@
 """Agents: the contract, the registry (``agents``), baselines, the heuristic research agent and the
-model-driven agents (no-tools, tool agent, two-stage), and agents behind a process boundary
-(``isolated``, ``external``: ``pastcast.agents.isolated``)."""
+model-driven agents (no-tools, tool agent, two-stage), their request settings (``Decoding``) and
+call estimates (``CallEstimate``), and agents behind a process boundary (``isolated``,
+``external``: ``pastcast.agents.isolated``)."""
 
+from pastcast.agents import _model_agents  # noqa: F401  (registers the model-driven agents)
+from pastcast.agents._answer import Decoding
 from pastcast.agents._base import (
     Agent,
     AgentInfo,
-    PromptIds,
+    agent_args,
     agent_info,
     agent_spec,
     agents,
     build_agent,
+    call_estimate,
     list_agents,
     prompts_for,
     register_agent,
 )
-from pastcast.agents._baselines import (
-    BaseRateAgent,
-    MarketAgent,
-    RandomAgent,
-    UniformAgent,
-    random_draws,
-)
+from pastcast.agents._baselines import RandomAgent, UniformAgent, random_draws
+from pastcast.agents._calls import CallContext, CallEstimate, CallEstimator
 from pastcast.agents._heuristic import HeuristicResearchAgent
 from pastcast.agents._llm_registry import agent_model, clear_models, load_models
 from pastcast.agents._no_tools import NoToolsAgent
@@ -30,28 +29,25 @@ from pastcast.agents._prompts import list_prompts, load_prompt, prompt_registry
 from pastcast.agents._rescore import normalize_step_labels
 from pastcast.agents._tool_agent import (
     ACTION_SCHEMA,
-    JsonActionAgent,
     ToolAgent,
     action_schema,
     action_template,
     research_prompt,
 )
 from pastcast.agents._two_stage import TwoStageAgent, TwoStageConfig
-from pastcast.agents.isolated import AgentProcessError, ExternalAgent, IsolatedAgent
+from pastcast.agents.isolated import AgentProcessError
 
 __all__ = [
     "ACTION_SCHEMA",
     "Agent",
     "AgentInfo",
     "AgentProcessError",
-    "BaseRateAgent",
-    "ExternalAgent",
+    "CallContext",
+    "CallEstimate",
+    "CallEstimator",
+    "Decoding",
     "HeuristicResearchAgent",
-    "IsolatedAgent",
-    "JsonActionAgent",
-    "MarketAgent",
     "NoToolsAgent",
-    "PromptIds",
     "RandomAgent",
     "ToolAgent",
     "TwoStageAgent",
@@ -59,11 +55,13 @@ __all__ = [
     "UniformAgent",
     "action_schema",
     "action_template",
+    "agent_args",
     "agent_info",
     "agent_model",
     "agent_spec",
     "agents",
     "build_agent",
+    "call_estimate",
     "check_notebook",
     "clear_models",
     "list_agents",

@@ -18,10 +18,9 @@ and every reply in ``raw_text`` (after ``RETRY_MARKERS``), so the outputs can be
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Annotated, Any, Literal
+from typing import Any, Literal, TypeVar
 
-from pydantic import ConfigDict, Field, TypeAdapter, ValidationError, with_config
-from typing_extensions import TypedDict  # pydantic reads typing's only from Python 3.12
+from pydantic import Field
 
 from pastcast.agents._parsing import RETRY_MARKERS, parse_forecast, prob_key, repair_prompt
 from pastcast.agents._prompts import answer_template, choice_template, question_fields
@@ -32,14 +31,12 @@ from pastcast.records import BINARY_LABELS, Event, Forecast, Message, Record
 __all__ = [
     "AnswerForm",
     "Decoding",
-    "MaxTokens",
     "ParseFallback",
-    "StageSettings",
-    "TopP",
     "answer_schema",
     "choice_schema",
     "finish_answer",
-    "stage_settings",
+    "over",
+    "stages_over",
     "view_fields",
 ]
 
@@ -50,54 +47,51 @@ Hindcast's ``{"choice", "prob_yes", "prob_no" (or "probabilities"), "confidence"
 "reasoning"}``."""
 
 
-TopP = Annotated[float, Field(gt=0.0, le=1.0)]
-MaxTokens = Annotated[int, Field(gt=0)]
+_INT64 = 2**63 - 1
 
 
 class Decoding(Record):
-    """Request settings of an agent's calls (None: not sent, so the provider's default applies)."""
+    """Request settings of an agent's calls: the one shape of them an agent's arguments, its
+    stages and a plan's ``decoding`` table take (None: not sent, the provider's default).
 
-    temperature: float | None = None
-    max_tokens: MaxTokens | None = None
-    seed: int | None = None
-    top_p: TopP | None = None
+    ``over`` puts the fields another ``Decoding`` sets on top, so a stage's settings set only
+    what differs from the agent's, and a preset's (Hindcast's) can be changed one at a time.
+    """
+
+    temperature: float | None = Field(default=None, ge=0, allow_inf_nan=False)
+    max_tokens: int | None = Field(default=None, gt=0, le=2**31 - 1)
+    seed: int | None = Field(default=None, ge=-_INT64 - 1, le=_INT64)
+    top_p: float | None = Field(default=None, gt=0.0, le=1.0, allow_inf_nan=False)
+    """Nucleus sampling: the probability mass sampled from."""
     reasoning_effort: ReasoningEffort | None = None
 
     def request(self, messages: Sequence[Message], **kw: Any) -> ChatRequest:
         return ChatRequest(messages=tuple(messages), **self.model_dump(), **kw)
 
-    def over(self, stage: Decoding | None) -> Decoding:
-        """These settings with those ``stage`` sets (its fields that are not None) on top."""
-        if stage is None:
-            return self
-        return self.model_copy(update=stage.model_dump(exclude_none=True))
+    def over(self, top: Decoding | None) -> Decoding:
+        """These settings with those ``top`` sets on top (see ``over``)."""
+        return over(self, top)
 
 
-@with_config(ConfigDict(extra="forbid"))
-class StageSettings(TypedDict, total=False):
-    """The request settings one stage of an agent sets over the agent's own."""
-
-    temperature: float
-    max_tokens: MaxTokens
-    seed: int
-    top_p: TopP
-    reasoning_effort: ReasoningEffort
+R = TypeVar("R", bound=Record)
 
 
-def stage_settings(stages: Mapping[Any, Any] | None, known: Sequence[str]) -> dict[str, Decoding]:
-    """Checked ``stages`` (stage name -> settings) as partial ``Decoding``s; a ``ValueError`` in
-    one line names the stage and the setting otherwise."""
-    out: dict[str, Decoding] = {}
-    for stage, settings in (stages or {}).items():
-        if stage not in known:
-            raise ValueError(f"stages: unknown stage {stage!r} (known: {', '.join(known)})")
-        try:
-            checked = TypeAdapter(StageSettings).validate_python(settings)
-        except ValidationError as exc:
-            err = exc.errors()[0]
-            where = ".".join(str(p) for p in err["loc"])
-            raise ValueError(f"stages.{stage}.{where}: {err['msg']}") from None
-        out[stage] = Decoding.model_validate(checked)
+def over(base: R, top: R | Mapping[str, Any] | None) -> R:
+    """``base`` with the fields ``top`` sets (given when it was made, ``None`` included) on top:
+    how a stage's request settings and a preset's configuration are changed."""
+    if top is None:
+        return base
+    given = type(base).model_validate(top)
+    return base.model_copy(update={k: getattr(given, k) for k in given.model_fields_set})
+
+
+def stages_over(
+    base: Mapping[str, Decoding], top: Mapping[Any, Decoding | Mapping[str, Any]] | None
+) -> dict[str, Decoding]:
+    """Per-stage settings: each stage of ``top`` over the same stage of ``base``."""
+    out = dict(base)
+    for stage, settings in (top or {}).items():
+        out[stage] = over(out.get(stage, Decoding()), settings)
     return out
 
 

@@ -3,14 +3,22 @@
 Agents are registered on ``agents``, a ``pastcast.registry.Registry`` whose entry-point group is
 ``pastcast.agents``; the functions below are its agent-specific face: the run log records an
 ``AgentSpec`` (registry name, arguments, role, setting), and ``build_agent`` rebuilds from it.
+
+A registration may also declare how many model calls a step costs (``calls``, see ``_calls``)
+and how arguments of an earlier spelling are rewritten (``upgrade``: a run log written before an
+agent took its settings as records still rebuilds, and still resumes with the same options).
 """
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol, TypeVar, get_args
 
+from pydantic import BaseModel
+
+from pastcast.agents._calls import CallContext, CallEstimate, CallEstimator, unless_declared
 from pastcast.agents._prompts import load_prompt
 from pastcast.env import Episode
 from pastcast.records import AgentRole, Forecast, Setting
@@ -20,11 +28,14 @@ from pastcast.runlog import AgentSpec
 __all__ = [
     "Agent",
     "AgentInfo",
+    "ArgsUpgrade",
     "PromptIds",
+    "agent_args",
     "agent_info",
     "agent_spec",
     "agents",
     "build_agent",
+    "call_estimate",
     "list_agents",
     "prompts_for",
     "register_agent",
@@ -40,11 +51,15 @@ class Agent(Protocol):
     def forecast(self, episode: Episode) -> Forecast: ...
 
 
-agents: Registry[Agent] = Registry("agent")
+agents: Registry[Agent] = Registry("agent", supplied=frozenset({"setting"}))
 """Every agent factory by name (entry-point group ``pastcast.agents``)."""
 
 PromptIds = Sequence[str] | Callable[[AgentSpec], Sequence[str]]
 """The prompt ids (``name.vN``) an agent sends: fixed, or depending on its spec."""
+
+ArgsUpgrade = Callable[[dict[str, Any]], dict[str, Any]]
+"""Arguments of an earlier spelling rewritten as the factory takes them now (``ValueError``
+naming the argument when both spellings give one setting)."""
 
 F = TypeVar("F", bound=Callable[..., Agent])
 
@@ -59,6 +74,8 @@ class AgentInfo:
     market_access: bool
     description: str
     prompts: PromptIds = ()
+    calls: CallEstimator = unless_declared
+    """Model calls of one step (``pastcast plan`` prices them)."""
 
     def prompt_ids(self, spec: AgentSpec) -> tuple[str, ...]:
         return tuple(self.prompts(spec) if callable(self.prompts) else self.prompts)
@@ -71,18 +88,26 @@ def register_agent(
     market_access: bool = False,
     description: str | None = None,
     prompts: PromptIds = (),
+    calls: CallEstimator | None = None,
+    upgrade: ArgsUpgrade | None = None,
 ) -> Callable[[F], F]:
     """Register an agent factory under ``name``.
 
     ``role="reference"`` marks baselines that are not forecasters in their own right (the market
     price); they are listed apart on leaderboards. ``market_access`` turns on the price tool.
     ``prompts`` names the prompt files the agent sends, so the run-log header records them.
+    ``calls`` estimates its model calls per step from its arguments and the step's budgets (by
+    default: one given a ``model``, none otherwise); ``upgrade`` rewrites arguments of an
+    earlier spelling.
     """
     if role not in get_args(AgentRole):
         raise RegistryError(f"agent {name!r}: role must be one of {get_args(AgentRole)}")
-    return agents.register(
-        name, description=description, role=role, market_access=market_access, prompts=prompts
-    )
+    meta: dict[str, Any] = {"role": role, "market_access": market_access, "prompts": prompts}
+    if calls is not None:
+        meta["calls"] = calls
+    if upgrade is not None:
+        meta["upgrade"] = upgrade
+    return agents.register(name, description=description, **meta)
 
 
 def _info(entry: Entry[Agent]) -> AgentInfo:
@@ -96,6 +121,7 @@ def _info(entry: Entry[Agent]) -> AgentInfo:
         market_access=bool(meta.get("market_access", False)),
         description=entry.description,
         prompts=meta.get("prompts", ()),
+        calls=meta.get("calls", unless_declared),
     )
 
 
@@ -103,14 +129,36 @@ def list_agents() -> tuple[AgentInfo, ...]:
     return tuple(_info(e) for e in agents.entries())
 
 
+def _as_json(value: Any) -> Any:
+    """Records given as arguments as the JSON objects a run log keeps: the fields set only, so
+    a record changing a preset rebuilds as the same change."""
+    if isinstance(value, BaseModel):
+        return value.model_dump(mode="json", exclude_unset=True)
+    if isinstance(value, dict):
+        return {k: _as_json(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return type(value)(_as_json(v) for v in value)
+    return value
+
+
+def _upgraded(name: str, args: dict[str, Any]) -> dict[str, Any]:
+    upgrade = agents.get(name).meta.get("upgrade")
+    if upgrade is None:
+        return dict(args)
+    try:
+        return dict(upgrade(dict(args)))
+    except (TypeError, ValueError) as exc:
+        raise RegistryError(f"agent {name!r}: {exc}") from None
+
+
 def _build_args(name: str, setting: Setting, args: dict[str, Any]) -> dict[str, Any]:
-    """The factory's arguments: a factory with a ``setting`` parameter also gets the spec's
-    setting (memory-on agents need to know it from the first step, before any notebook)."""
-    out = dict(args)
+    """The factory's arguments, checked and converted: earlier spellings rewritten, and a
+    factory with a ``setting`` parameter also gets the spec's setting (memory-on agents need to
+    know it from the first step, before any notebook)."""
+    out = _upgraded(name, args)
     if "setting" in agents.get(name).parameters():
         out.setdefault("setting", setting)
-    agents.check_args(name, out)
-    return out
+    return agents.checked_args(name, out)
 
 
 def agent_spec(
@@ -118,21 +166,44 @@ def agent_spec(
 ) -> AgentSpec:
     """A spec for a registered agent; ``label`` names it in the run log (defaults to ``name``).
 
-    The arguments are checked against the factory now, so a typo fails when the run is planned.
+    The arguments are checked against the factory now (names and types), so a typo fails when
+    the run is planned; records among them (a ``Decoding``, a ``TwoStageConfig``) are kept as
+    the JSON objects of the fields they set.
     """
     info = _info(agents.get(name))
-    _build_args(name, setting, args)
-    return AgentSpec(name=label or name, factory=name, args=args, role=info.role, setting=setting)
+    given = _as_json(args)
+    _build_args(name, setting, given)
+    return AgentSpec(name=label or name, factory=name, args=given, role=info.role, setting=setting)
 
 
 def agent_info(spec: AgentSpec) -> AgentInfo:
     return _info(agents.get(spec.factory))
 
 
+def agent_args(spec: AgentSpec) -> dict[str, Any]:
+    """The arguments the spec's factory is called with: earlier spellings rewritten, the
+    factory's defaults filled in, values converted (what a prompt list or an estimate reads)."""
+    checked = _build_args(spec.factory, spec.setting, spec.args)
+    factory = agents.get(spec.factory).factory
+    try:
+        bound = inspect.signature(factory).bind_partial(**checked)
+    except (TypeError, ValueError):
+        return checked
+    bound.apply_defaults()
+    return dict(bound.arguments)
+
+
 def build_agent(spec: AgentSpec) -> Agent:
     """Rebuild an agent from its spec (as recorded in a run log header); the arguments are
-    checked against the factory's signature before it is called."""
-    return agents.build(spec.factory, **_build_args(spec.factory, spec.setting, spec.args))
+    checked against the factory's signature and annotations before it is called."""
+    checked = _build_args(spec.factory, spec.setting, spec.args)
+    return agents.get(spec.factory).factory(**checked)
+
+
+def call_estimate(spec: AgentSpec, context: CallContext) -> CallEstimate:
+    """The model calls one step of the agent costs, by its registration's estimator."""
+    step = context.model_copy(update={"setting": spec.setting})
+    return agent_info(spec).calls(agent_args(spec), step)
 
 
 def prompts_for(specs: Iterable[AgentSpec]) -> dict[str, str]:

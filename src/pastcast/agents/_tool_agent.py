@@ -39,7 +39,6 @@ from pastcast.records import Forecast, Message
 __all__ = [
     "ACTION_SCHEMA",
     "ActionMode",
-    "JsonActionAgent",
     "ToolAgent",
     "action_schema",
     "action_template",
@@ -355,13 +354,6 @@ class ToolAgent:
         if memory:
             store_notebook(episode, reply)
         return forecast
-
-
-class JsonActionAgent(ToolAgent):
-    """The tool agent in JSON action mode (kept for callers that build it directly)."""
-
-    def __init__(self, model: Model, *, max_iterations: int = 20, **options: Any) -> None:
-        super().__init__(model, action_mode="json", max_iterations=max_iterations, **options)
 
 
 def _compacted(messages: list[Message], keep: int, chars: int = 400) -> list[Message]:

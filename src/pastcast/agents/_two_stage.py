@@ -91,26 +91,27 @@ _COMPACT_REPORT_CHARS = 1500
 class TwoStageConfig(Record):
     """The research loop, the expansion of hits, and the forecast's answer object."""
 
-    rounds: int = Field(default=3, ge=1)
-    seed_queries: int = Field(default=6, ge=1)
-    followup_queries: int = Field(default=4, ge=0)
-    top_k: int = Field(default=10, ge=1)
-    expand: int = Field(default=5, ge=0)
+    rounds: int = Field(default=3, ge=1, le=100)
+    seed_queries: int = Field(default=6, ge=1, le=100)
+    followup_queries: int = Field(default=4, ge=0, le=100)
+    top_k: int = Field(default=10, ge=1, le=1000)
+    expand: int = Field(default=5, ge=0, le=1000)
     """New hits expanded per round, highest-ranked first."""
-    stop_confidence: float = 0.7
+    stop_confidence: float = Field(default=0.7, ge=0, le=1, allow_inf_nan=False)
+    """A reflection at least this confident ends the research."""
     expand_threads: bool = False
     """Add each expanded hit's discussion thread (threaded corpora)."""
-    thread_limit: int = Field(default=10, ge=1)
-    author_posts: int = Field(default=0, ge=0)
+    thread_limit: int = Field(default=10, ge=1, le=1000)
+    author_posts: int = Field(default=0, ge=0, le=_AUTHOR_LIMIT)
     """Recent posts (not comments) of each expanded hit's author (threaded corpora)."""
-    author_comments: int = Field(default=0, ge=0)
+    author_comments: int = Field(default=0, ge=0, le=_AUTHOR_LIMIT)
     tally: bool = False
     answer_form: AnswerForm = "probabilities"
     constrained: bool = False
     """Ask for the forecast under its answer schema too (small local models)."""
     fallback: ParseFallback = "repair"
-    max_evidence_chars: int = Field(default=12_000, ge=1)
-    doc_chars: int = Field(default=600, ge=1)
+    max_evidence_chars: int = Field(default=12_000, ge=1, le=10_000_000)
+    doc_chars: int = Field(default=600, ge=1, le=10_000_000)
     normalize_typography: bool = False
 
 

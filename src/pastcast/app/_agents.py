@@ -17,19 +17,15 @@ A value holding a comma, or ending in ``@WORD``, is written as a JSON string: ``
 
 from __future__ import annotations
 
-import inspect
 import json
 import re
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from typing import Any, cast, get_args
 
-from pydantic import TypeAdapter, ValidationError
-from pydantic.errors import PydanticUserError
-
 from pastcast import safejson
-from pastcast.agents import agent_spec, agents, build_agent, clear_models, load_models
+from pastcast.agents import agent_spec, build_agent, clear_models, load_models
 from pastcast.app._errors import AppError
 from pastcast.models import known_providers
 from pastcast.records import Setting
@@ -143,65 +139,19 @@ def split_agent_option(option: str, *, field: str = "agents") -> AgentOption:
     return AgentOption(name, _parse_args(arg_text, option, field), setting, body)
 
 
-def _accepted(params: Mapping[str, inspect.Parameter]) -> str:
-    return ", ".join(p for p in params if p != "setting") or "none"
-
-
-def _check_types(factory: Callable[..., Any], args: Mapping[str, Any], where: str) -> str | None:
-    """The first value that does not match the factory's annotations, where they resolve (lax:
-    4 for a float), as a message."""
-    try:
-        params = inspect.signature(factory, eval_str=True).parameters
-    except (NameError, TypeError, ValueError):
-        return None  # annotations that do not resolve here: binding was checked already
-    for key, value in args.items():
-        param = params.get(key)
-        if param is None or param.annotation is inspect.Parameter.empty:
-            continue
-        try:
-            TypeAdapter(param.annotation).validate_python(value)
-        except PydanticUserError:
-            continue  # a type pydantic cannot check
-        except ValidationError as exc:
-            msg = exc.errors()[0]["msg"]
-            return f"{where}: argument {key!r}: {msg} (got {value!r})"
-    return None
-
-
 def check_agent_args(
     name: str, args: Mapping[str, Any], option: str, *, field: str = "agents"
 ) -> None:
-    """``AppError`` naming ``field``, the agent and the argument (and listing the accepted
-    ones) unless agent ``name``'s factory takes ``args``: checked when the run is planned, so a
-    misspelled argument never reaches a running chain."""
-    try:
-        factory = agents.get(name).factory
-    except ValueError as exc:  # an unknown agent: the message lists the known ones
-        raise AppError(field, f"{option!r}: {exc}") from None
+    """``AppError`` naming ``field``, the agent and the argument unless agent ``name``'s factory
+    takes ``args`` (names and types, checked by the agent registry as for every other caller):
+    checked when the run is planned, so a misspelled argument never reaches a running chain."""
     where = f"{option!r}: agent {name!r}"
     if "setting" in args:
         raise AppError(field, f"{where}: give the setting as @SETTING, not as an argument")
-    params = inspect.signature(factory).parameters
-    takes_any = any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values())
-    for key in args:
-        if key not in params and not takes_any:
-            raise AppError(
-                field, f"{where} has no argument {key!r} (accepted: {_accepted(params)})"
-            )
-    for key, p in params.items():
-        required = p.default is inspect.Parameter.empty and p.kind in (
-            inspect.Parameter.POSITIONAL_OR_KEYWORD,
-            inspect.Parameter.KEYWORD_ONLY,
-        )
-        if required and key != "setting" and key not in args:
-            raise AppError(field, f"{where} needs argument {key!r} (accepted: {_accepted(params)})")
     try:
-        agents.check_args(name, args)  # the registry's own check, whatever it grows to cover
-    except (RegistryError, TypeError, ValueError) as exc:
+        agent_spec(name, **args)
+    except ValueError as exc:  # RegistryError too: one line naming the agent and the argument
         raise AppError(field, f"{option!r}: {exc}") from None
-    wrong = _check_types(factory, args, where)
-    if wrong is not None:
-        raise AppError(field, wrong)
     model = args.get("model")
     if isinstance(model, str):  # a provider spec (see pastcast.models.resolve_model)
         provider, sep, rest = model.partition(":")

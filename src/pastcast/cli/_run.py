@@ -33,7 +33,7 @@ from pastcast.cutoff import DayConvention
 from pastcast.env import EnvConfig
 from pastcast.records import Setting
 from pastcast.runlog import read_run_log
-from pastcast.runner import ExperimentPlan, RunConfig, RunResult
+from pastcast.runner import MAX_ROLLOUTS, MAX_WORKERS, ExperimentPlan, RunConfig, RunResult
 from pastcast.scoring import Fallback, summarize
 
 __all__ = [
@@ -60,8 +60,6 @@ OPTION_NAMES = {
 # registered with market access (market, tool-agent-market), and never under @no_tools.
 PER_AGENT_FIELDS = frozenset({"market_access"})
 
-MAX_ROLLOUTS = 10_000
-MAX_WORKERS = 1024
 _ENV = EnvConfig()
 _RUN = RunConfig.model_fields
 

@@ -2,7 +2,14 @@
 Dask workers) under per-provider limits, writes and resumes logs, and accounts for the work."""
 
 from pastcast.runner._accounting import Accounting, UsageAccount
-from pastcast.runner._config import BreakerConfig, Execution, ProviderLimits, RunConfig
+from pastcast.runner._config import (
+    MAX_ROLLOUTS,
+    MAX_WORKERS,
+    BreakerConfig,
+    Execution,
+    ProviderLimits,
+    RunConfig,
+)
 from pastcast.runner._cutoffs import CutoffFilter, after_model_cutoff
 from pastcast.runner._data import reschedule
 from pastcast.runner._determinism import DETERMINISM_CHECK, check_deterministic
@@ -32,6 +39,8 @@ from pastcast.runner._work import (
 
 __all__ = [
     "DETERMINISM_CHECK",
+    "MAX_ROLLOUTS",
+    "MAX_WORKERS",
     "PLAN_SETTINGS",
     "Accounting",
     "BreakerConfig",

@@ -13,15 +13,27 @@ from pastcast.models import RetryPolicy
 from pastcast.records import Record
 from pastcast.runlog import AgentSpec
 
-__all__ = ["BreakerConfig", "Execution", "ProviderLimits", "RunConfig"]
+__all__ = [
+    "MAX_ROLLOUTS",
+    "MAX_WORKERS",
+    "BreakerConfig",
+    "Execution",
+    "ProviderLimits",
+    "RunConfig",
+]
+
+MAX_ROLLOUTS = 10_000
+"""The most rollouts of one forecast step a run takes (every entry point: options, plans, API)."""
+MAX_WORKERS = 1024
+"""The most episodes a run keeps in flight at once."""
 
 
 class RunConfig(Record):
     agents: tuple[AgentSpec, ...] = Field(min_length=1)
-    rollouts: int = Field(default=1, ge=1)
+    rollouts: int = Field(default=1, ge=1, le=MAX_ROLLOUTS)
     env: EnvConfig = EnvConfig()
     fallback: Literal["uniform", "worst"] = "uniform"
-    workers: int = Field(default=1, ge=1)
+    workers: int = Field(default=1, ge=1, le=MAX_WORKERS)
     """Episodes in flight at once (the global concurrency limit)."""
     split: str | None = None
     """Only run events of this split (None: every event with steps)."""

@@ -1,9 +1,11 @@
 """What a plan will cost before it runs: the work, the model calls, tokens and dollars, and the
 events a model may simply remember.
 
-Counts of steps and episodes are exact. Model calls and tokens are estimates from the prompts
-the agents use, each event's question and the plan's ``estimate`` assumptions (turns of a
-research step, tokens of a tool result and of a reply), with an upper bound from the budgets.
+Counts of steps and episodes are exact. Model calls come from each agent's registration (its
+``CallEstimate`` for its arguments, the setting and the budgets, so a third-party agent that
+declares one is priced as the built-in ones are); tokens are estimated from the prompts the
+agents use, each event's question and the plan's ``estimate`` assumptions (turns of a research
+step, tokens of a tool result and of a reply), with an upper bound from the budgets.
 Tokens are counted as 4 characters each. Cost comes from the price table; an unpriced model is
 listed, never guessed.
 """
@@ -15,7 +17,7 @@ from datetime import date
 
 from pydantic import Field
 
-from pastcast.agents import prompts_for
+from pastcast.agents import CallContext, call_estimate, prompts_for
 from pastcast.dataset import Dataset
 from pastcast.models import PriceTable, remembered, spec_model_name
 from pastcast.records import Record
@@ -83,34 +85,21 @@ def _conversation(base: float, turns: int, growth: float) -> float:
 
 
 def _per_step(spec: AgentSpec, plan: ExperimentPlan, question: int, prompt: int) -> _PerStep:
-    a, env = plan.estimate, plan.budgets
+    a = plan.estimate
+    context = CallContext(budgets=plan.budgets, research_turns=a.tool_turns)
+    calls = call_estimate(spec, context)
     base = float(prompt + question)
     reply = a.reply_tokens
-    if spec.args.get("model") is None:
-        return _PerStep(0, 0, 0, 0, 0)
-    if spec.factory == "two-stage":
-        rounds = int(spec.args.get("rounds", 3))
-        calls = rounds + 2  # queries, reflections between rounds, report, forecast
-        research = base + 2 * a.tool_result_tokens
-        tin = base + (calls - 1) * research
-        return _PerStep(calls, min(calls + 1, env.max_model_calls), tin, tin, calls * reply)
-    if spec.factory in ("tool-agent", "tool-agent-market") and spec.setting != "no_tools":
-        cap = spec.args.get("max_iterations")
-        turns_max = min(int(cap) if cap else env.max_tool_iterations, env.max_tool_iterations)
-        calls_max = min(turns_max + 1, env.max_model_calls)  # the last asks for the answer
-        turns = min(a.tool_turns, calls_max)
+    if spec.setting == "memory_on":
+        base += reply  # the notebook carried in
+    if calls.conversation:
         growth = a.tool_result_tokens + reply
-        if spec.setting == "memory_on":
-            base += reply  # the notebook carried in
-        return _PerStep(
-            turns,
-            calls_max,
-            _conversation(base, turns, growth),
-            _conversation(base, calls_max, growth),
-            turns * reply,
-        )
-    # one call with the question (no-tools, or any agent under @no_tools); one repair at most
-    return _PerStep(1, min(2, env.max_model_calls), base, 2 * base, reply)
+        tin = _conversation(base, round(calls.calls), growth)
+        tin_max = _conversation(base, calls.max_calls, growth)
+    else:
+        fresh = base + calls.evidence_results * a.tool_result_tokens
+        tin, tin_max = calls.calls * fresh, calls.max_calls * fresh
+    return _PerStep(calls.calls, calls.max_calls, tin, tin_max, calls.calls * reply)
 
 
 def _question_tokens(dataset: Dataset, event_id: str) -> int:

@@ -6,6 +6,11 @@ rollouts, budgets, decoding options and seed, and how to execute (episodes in fl
 executor, per-provider limits, retries, the circuit breaker). ``load_plan`` validates it with
 pydantic and names the key of the first problem (``plan.toml: models[1].spec: ...``).
 
+The bounds are those of every entry point (``MAX_ROLLOUTS`` rollouts, ``MAX_WORKERS`` episodes in
+flight); a key given twice (YAML, JSON), a value nested deeper than ``MAX_PLAN_DEPTH`` levels or
+expanding (through YAML aliases) to more than ``MAX_PLAN_VALUES`` values is refused in one line
+naming the file.
+
 Each model is run in each setting as one agent: ``no_tools``, ``memory_free`` and ``memory_on``
 as the tool agent (named by the model's label, told apart by the setting), ``two_stage`` as the
 two-stage agent (``LABEL+two-stage``) and ``market_access`` as the tool agent with the price
@@ -15,28 +20,38 @@ own options are.
 
 from __future__ import annotations
 
-import json
-import tomllib
-from collections.abc import Mapping
 from datetime import date
 from pathlib import Path
 from typing import Any, Literal
 
-import yaml
 from pydantic import Field, JsonValue, ValidationError, model_validator
 
-from pastcast.agents import agent_spec, agents
+from pastcast.agents import Decoding, agent_spec, agents
 from pastcast.cutoff import DayConvention
 from pastcast.env import EnvConfig
 from pastcast.markets import schedules
 from pastcast.models import PriceTable, RetryPolicy, known_providers, spec_model_name
 from pastcast.records import Record, Setting
 from pastcast.runlog import AgentSpec
-from pastcast.runner._config import BreakerConfig, Execution, ProviderLimits, RunConfig
+from pastcast.runner._config import (
+    MAX_ROLLOUTS,
+    MAX_WORKERS,
+    BreakerConfig,
+    Execution,
+    ProviderLimits,
+    RunConfig,
+)
 from pastcast.runner._executors import executors
-from pastcast.textfiles import read_text_file
+from pastcast.runner._plan_file import (
+    MAX_PLAN_DEPTH,
+    MAX_PLAN_VALUES,
+    PlanError,
+    read_plan_file,
+)
 
 __all__ = [
+    "MAX_PLAN_DEPTH",
+    "MAX_PLAN_VALUES",
     "PLAN_SETTINGS",
     "EstimateAssumptions",
     "ExperimentPlan",
@@ -59,10 +74,6 @@ PLAN_SETTINGS: dict[PlanSetting, tuple[str, Setting, str]] = {
 
 # Providers built on the OpenAI-compatible client, which take a ``prices`` file option.
 _PRICED_PROVIDERS = ("openai", "openai-compatible")
-
-
-class PlanError(ValueError):
-    """A plan that cannot be used; the message names the file and the key."""
 
 
 class PlanModel(Record):
@@ -98,14 +109,8 @@ class PlanCorpus(Record):
     """The query embedder of dense and hybrid retrieval (None: the index's own)."""
 
 
-class PlanDecoding(Record):
-    temperature: float | None = Field(default=None, ge=0)
-    max_tokens: int | None = Field(default=None, ge=1)
-    seed: int | None = None
-
-
 class PlanConcurrency(Record):
-    episodes: int = Field(default=16, ge=1)
+    episodes: int = Field(default=16, ge=1, le=MAX_WORKERS)
     """Episodes in flight at once (the global limit)."""
     executor: str = "local"
     executor_args: dict[str, JsonValue] = Field(default_factory=dict)
@@ -144,10 +149,12 @@ class ExperimentPlan(Record):
     """Arguments of every agent built on a registered agent, by that agent's name
     (``[agent_args.tool-agent] action_mode = "native"``); ``tool-agent-market`` takes those of
     ``tool-agent`` unless it has its own."""
-    rollouts: int = Field(default=1, ge=1)
+    rollouts: int = Field(default=1, ge=1, le=MAX_ROLLOUTS)
     fallback: Literal["uniform", "worst"] = "uniform"
     budgets: EnvConfig = EnvConfig()
-    decoding: PlanDecoding = PlanDecoding()
+    decoding: Decoding = Decoding()
+    """Request settings of every model agent's calls (the agents' ``decoding`` argument; an
+    agent's own in ``agent_args`` is set over these)."""
     concurrency: PlanConcurrency = PlanConcurrency()
     retries: RetryPolicy = RetryPolicy()
     breaker: BreakerConfig = BreakerConfig()
@@ -196,13 +203,9 @@ class ExperimentPlan(Record):
                     options.setdefault("prices", self.prices)  # the run's costs, as estimated
                 if options:
                     args["model_options"] = options
-                decoding = self.decoding.model_dump(exclude_none=True)
-                args |= decoding | self._extra_args(factory)
+                args |= self._model_args(factory)
                 where = f"models[{i}] ({setting})"
-                _check_args(factory, args, where)
-                specs.append(
-                    agent_spec(factory, setting=run_setting, label=model.name + suffix, **args)
-                )
+                specs.append(_checked_spec(factory, run_setting, model.name + suffix, args, where))
         for i, agent in enumerate(self.agents):
             where = f"agents[{i}]"
             try:
@@ -210,13 +213,24 @@ class ExperimentPlan(Record):
             except ValueError as exc:
                 raise PlanError(f"{where}.name: {exc}") from None
             args = dict(agent.args) | self._extra_args(agent.name)
-            _check_args(agent.name, args, where)
-            specs.append(agent_spec(agent.name, setting=agent.setting, label=agent.label, **args))
+            specs.append(_checked_spec(agent.name, agent.setting, agent.label, args, where))
         keys = [(s.name, s.setting) for s in specs]
         dup = next((k for k in keys if keys.count(k) > 1), None)
         if dup is not None:
             raise PlanError(f"agents: {dup[0]}@{dup[1]} is planned twice (set a label)")
         return tuple(specs)
+
+    def _model_args(self, factory: str) -> dict[str, Any]:
+        """The plan's decoding and its arguments for ``factory``: the agent's own decoding set
+        over the plan's."""
+        extra = self._extra_args(factory)
+        decoding = self.decoding.model_dump(mode="json", exclude_unset=True)
+        own = extra.pop("decoding", None)
+        if isinstance(own, dict):
+            decoding |= own
+        elif own is not None:
+            extra["decoding"] = own  # not an object: refused, naming it, by the agent's check
+        return ({"decoding": decoding} if decoding else {}) | extra
 
     def _extra_args(self, factory: str) -> dict[str, Any]:
         if factory in self.agent_args:
@@ -253,10 +267,13 @@ class ExperimentPlan(Record):
         return PriceTable.load(self.prices) if self.prices else PriceTable()
 
 
-def _check_args(factory: str, args: Mapping[str, Any], where: str) -> None:
-    """The agent's factory must take ``args`` (checked before any work, naming the key)."""
+def _checked_spec(
+    factory: str, setting: Setting, label: str | None, args: dict[str, Any], where: str
+) -> AgentSpec:
+    """The agent's spec, its arguments checked by the registry (names and types) before any
+    work; ``PlanError`` naming the entry otherwise."""
     try:
-        agents.check_args(factory, args)
+        return agent_spec(factory, setting=setting, label=label, **args)
     except ValueError as exc:
         raise PlanError(f"{where}: {exc}") from None
 
@@ -268,29 +285,11 @@ def _location(loc: tuple[int | str, ...]) -> str:
     return out
 
 
-def _read(path: Path) -> Any:
-    try:
-        text = read_text_file(path)
-    except OSError as exc:
-        raise PlanError(f"{path}: cannot read the plan ({exc.strerror or exc})") from None
-    except UnicodeDecodeError as exc:
-        raise PlanError(f"{path}: not UTF-8 text (byte {exc.start})") from None
-    try:
-        if path.suffix in (".yaml", ".yml"):
-            return yaml.safe_load(text)
-        if path.suffix == ".json":
-            return json.loads(text)
-        return tomllib.loads(text)
-    except (ValueError, yaml.YAMLError) as exc:
-        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        raise PlanError(f"{path}: not valid {path.suffix.lstrip('.').upper()}: {first}") from None
-
-
 def load_plan(path: str | Path) -> ExperimentPlan:
     """Read and check a plan (TOML, or YAML for ``.yaml``/``.yml``); ``PlanError`` names the
     file and the key of the first problem."""
     p = Path(path)
-    raw = _read(p)
+    raw = read_plan_file(p)
     if not isinstance(raw, dict):
         raise PlanError(f"{p}: expected a table of settings at the top level")
     try:

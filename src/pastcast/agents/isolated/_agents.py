@@ -13,9 +13,11 @@ import json
 import os
 import shlex
 import shutil
+from collections.abc import Mapping
 from typing import Any
 
-from pastcast.agents._base import agent_info, register_agent
+from pastcast.agents._base import agent_info, call_estimate, register_agent
+from pastcast.agents._calls import CallContext, CallEstimate, unless_declared
 from pastcast.agents._llm_registry import agent_model
 from pastcast.agents.isolated._launch import serve_in_sandbox
 from pastcast.env import Episode
@@ -178,6 +180,18 @@ def _inner_prompts(spec: AgentSpec) -> tuple[str, ...]:
         return ()
 
 
+def _inner_calls(args: Mapping[str, Any], context: CallContext) -> CallEstimate:
+    """The wrapped agent's calls, for a built-in agent (a plugin's agent is not known here)."""
+    inner, rest = args.get("agent"), dict(args.get("args") or {})
+    if not isinstance(inner, str) or args.get("plugin") is not None:
+        return unless_declared(rest, context)
+    spec = AgentSpec(name=inner, factory=inner, args=rest, setting=context.setting)
+    try:
+        return call_estimate(spec, context)
+    except RegistryError:
+        return unless_declared(rest, context)
+
+
 def isolated(
     agent: str,
     plugin: str | None = None,
@@ -191,11 +205,12 @@ def isolated(
     return IsolatedAgent(agent, args, setting, plugin, timeout_s, memory_mb)
 
 
-register_agent("isolated", prompts=_inner_prompts)(isolated)
+register_agent("isolated", prompts=_inner_prompts, calls=_inner_calls)(isolated)
 register_agent(
     "isolated-market",
     market_access=True,
     prompts=_inner_prompts,
+    calls=_inner_calls,
     description="The isolated agent with the market price history tool (market-access setting).",
 )(isolated)
 

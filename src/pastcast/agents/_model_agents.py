@@ -1,0 +1,369 @@
+"""Registration of the model-driven agents: their factories, the prompts each sends and the
+model calls each step costs.
+
+Factories take JSON-able arguments only (they are recorded in the run log and rebuilt from it):
+``model`` and ``model_options`` name the model (``_llm_registry``), ``decoding`` holds the
+request settings of every call (a ``Decoding``), ``stages`` those of single stages over it, and
+the two-stage agent's research loop is one ``config`` (a ``TwoStageConfig``). Presets
+(``zero-shot``, ``two-stage-hindcast``) take the same arguments, set over the preset's values, so
+``decoding={"seed": 1}`` keeps Hindcast's temperatures.
+
+Earlier versions took every setting as an argument of its own (``temperature=0.1``,
+``rounds=2``, ``parse_fallback="four_step"``); those are still read, as the fields of
+``decoding`` and ``config`` they are now, so older run logs rebuild and resume.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, Field, ValidationError
+
+from pastcast.agents._answer import Decoding, ParseFallback, over, stages_over
+from pastcast.agents._base import agent_args, register_agent
+from pastcast.agents._calls import CallContext, CallEstimate, one_call
+from pastcast.agents._llm_registry import agent_model
+from pastcast.agents._no_tools import NO_TOOLS_PROMPT, ZERO_SHOT_PROMPT, NoToolsAgent
+from pastcast.agents._tool_agent import PROMPTS, ActionMode, ToolAgent
+from pastcast.agents._two_stage import (
+    TwoStageAgent,
+    TwoStageConfig,
+    TwoStageStage,
+    two_stage_prompts,
+)
+from pastcast.models import CacheMode, Model
+from pastcast.records import Record, Setting
+from pastcast.registry import type_name
+from pastcast.runlog import AgentSpec
+
+__all__ = [
+    "HINDCAST_RETRIES",
+    "HINDCAST_TWO_STAGE",
+    "TwoStagePreset",
+    "ZeroShotStage",
+]
+
+Count = Annotated[int, Field(ge=1)]
+
+
+def _gather(
+    args: dict[str, Any],
+    into: str,
+    record: type[Record],
+    renamed: Mapping[str, str] | None = None,
+) -> dict[str, Any]:
+    """Arguments named after fields of the record ``into`` takes, each checked, moved into it."""
+    names = dict(renamed or {}) | {f: f for f in record.model_fields}
+    flat: dict[str, Any] = {}
+    for key in [k for k in args if k in names]:
+        value = args.pop(key)
+        name = names[key]
+        try:
+            record.model_validate({name: value})
+        except ValidationError as exc:
+            expected = type_name(record.model_fields[name].annotation)
+            msg = " ".join(str(exc.errors()[0]["msg"]).split())
+            raise ValueError(
+                f"argument {key!r} must be {expected}, not {value!r:.80} ({msg})"
+            ) from None
+        flat[name] = value
+    if not flat:
+        return args
+    given = args.get(into)
+    if isinstance(given, BaseModel):
+        given = given.model_dump(exclude_unset=True)
+    if given is None:
+        given = {}
+    if not isinstance(given, Mapping):
+        raise ValueError(f"argument {into!r} must be an object of its fields, not {given!r:.80}")
+    both = sorted(set(flat) & set(given))
+    if both:
+        raise ValueError(f"{both[0]!r} is given twice: alone and in {into!r}")
+    args[into] = dict(given) | flat
+    return args
+
+
+def _flat_decoding(args: dict[str, Any]) -> dict[str, Any]:
+    """``temperature=0.1`` as ``decoding={"temperature": 0.1}`` (and each other setting)."""
+    return _gather(args, "decoding", Decoding)
+
+
+def _flat_two_stage(args: dict[str, Any]) -> dict[str, Any]:
+    """The research loop's settings as ``config``, the request settings as ``decoding``."""
+    args = _gather(args, "config", TwoStageConfig, {"parse_fallback": "fallback"})
+    return _flat_decoding(args)
+
+
+def _model(
+    model: str, model_options: dict[str, Any] | None, cache_dir: str | None, mode: CacheMode
+) -> Model:
+    return agent_model(model, model_options, cache_dir, mode)
+
+
+# -- no-tools and zero-shot ---------------------------------------------------------------------
+
+
+def _no_tools_calls(args: Mapping[str, Any], context: CallContext) -> CallEstimate:
+    """One call; one repair at most."""
+    return one_call(args, context)
+
+
+@register_agent(
+    "no-tools", prompts=(NO_TOOLS_PROMPT,), calls=_no_tools_calls, upgrade=_flat_decoding
+)
+def no_tools(
+    model: str,
+    model_options: dict[str, Any] | None = None,
+    constrained: bool = False,
+    normalize_typography: bool = False,
+    decoding: Decoding | None = None,
+    cache_dir: str | None = None,
+    cache_mode: CacheMode = "auto",
+) -> NoToolsAgent:
+    """One model call with the question only (Forecast-Dojo's no-tools setting)."""
+    return NoToolsAgent(
+        _model(model, model_options, cache_dir, cache_mode),
+        constrained=constrained,
+        normalize_typography=normalize_typography,
+        decoding=Decoding.model_validate(decoding or {}),
+    )
+
+
+ZeroShotStage = Literal["forecast", "repair", "compact", "json_only"]
+
+HINDCAST_RETRIES: dict[str, Decoding] = {
+    "repair": Decoding(max_tokens=1400),
+    "compact": Decoding(max_tokens=2400),
+    "json_only": Decoding(max_tokens=900),
+}
+"""Hindcast Table 4's forecast-retry budgets: the JSON-repair, compact and JSON-only passes."""
+
+ZERO_SHOT_DECODING = Decoding(temperature=0.1, max_tokens=4096, top_p=1.0)
+
+
+def _retries(fallback: ParseFallback) -> int:
+    return 1 if fallback == "repair" else 3
+
+
+def _zero_shot_calls(args: Mapping[str, Any], context: CallContext) -> CallEstimate:
+    """One call; the parse fallback's retries at most."""
+    return one_call(args, context, retries=_retries(args.get("parse_fallback", "four_step")))
+
+
+@register_agent(
+    "zero-shot", prompts=(ZERO_SHOT_PROMPT,), calls=_zero_shot_calls, upgrade=_flat_decoding
+)
+def zero_shot(
+    model: str,
+    model_options: dict[str, Any] | None = None,
+    constrained: bool = False,
+    normalize_typography: bool = False,
+    decoding: Decoding | None = None,
+    parse_fallback: ParseFallback = "four_step",
+    stages: dict[ZeroShotStage, Decoding] | None = None,
+    cache_dir: str | None = None,
+    cache_mode: CacheMode = "auto",
+) -> NoToolsAgent:
+    """Hindcast's zero-shot baseline: its prompt and answer (choice, probabilities, confidence,
+    reasoning), its settings by default (temperature 0.1, 4096 tokens, top-p 1, four-step parse
+    fallback, its retry budgets), decoding and stages set over them."""
+    return NoToolsAgent(
+        _model(model, model_options, cache_dir, cache_mode),
+        constrained=constrained,
+        normalize_typography=normalize_typography,
+        decoding=over(ZERO_SHOT_DECODING, decoding),
+        prompt=ZERO_SHOT_PROMPT,
+        fallback=parse_fallback,
+        stages=stages_over(HINDCAST_RETRIES, stages),
+    )
+
+
+# -- the tool agent ------------------------------------------------------------------------------
+
+
+def _tool_agent_prompts(spec: AgentSpec) -> tuple[str, ...]:
+    """The tool agent's prompt: by action mode and memory; the no-tools prompt without tools."""
+    if spec.setting == "no_tools":
+        return (NO_TOOLS_PROMPT,)
+    memory = spec.args.get("memory")
+    on = bool(memory) if memory is not None else spec.setting == "memory_on"
+    return (PROMPTS[(spec.args.get("action_mode", "json"), on)],)
+
+
+def _tool_agent_calls(args: Mapping[str, Any], context: CallContext) -> CallEstimate:
+    """The research turns assumed, within the turn budget; then the final ask and a repair."""
+    if context.setting == "no_tools":
+        return one_call(args, context)
+    env = context.budgets
+    cap = args.get("max_iterations")
+    turns = min(cap or env.max_tool_iterations, env.max_tool_iterations)
+    most = min(turns + 2, env.max_model_calls)
+    return CallEstimate(calls=min(context.research_turns, most), max_calls=most, conversation=True)
+
+
+@register_agent(
+    "tool-agent", prompts=_tool_agent_prompts, calls=_tool_agent_calls, upgrade=_flat_decoding
+)
+def tool_agent(
+    model: str,
+    model_options: dict[str, Any] | None = None,
+    action_mode: ActionMode = "json",
+    max_iterations: Count | None = None,
+    max_tool_calls: Count | None = None,
+    memory: bool | None = None,
+    normalize_typography: bool = False,
+    max_result_chars: Count = 12_000,
+    decoding: Decoding | None = None,
+    cache_dir: str | None = None,
+    cache_mode: CacheMode = "auto",
+    setting: Setting = "memory_free",
+) -> ToolAgent:
+    """ReAct research agent (JSON actions or native tool calls); notebook under @memory_on."""
+    return ToolAgent(
+        _model(model, model_options, cache_dir, cache_mode),
+        action_mode=action_mode,
+        max_iterations=max_iterations,
+        max_tool_calls=max_tool_calls,
+        memory=memory if memory is not None else setting == "memory_on",
+        normalize_typography=normalize_typography,
+        max_result_chars=max_result_chars,
+        decoding=Decoding.model_validate(decoding or {}),
+    )
+
+
+# The same agent with the market price history tool (the market-access setting).
+register_agent(
+    "tool-agent-market",
+    market_access=True,
+    prompts=_tool_agent_prompts,
+    calls=_tool_agent_calls,
+    upgrade=_flat_decoding,
+    description="The tool agent with the market price history tool (market-access setting).",
+)(tool_agent)
+
+
+# -- the two-stage agent -------------------------------------------------------------------------
+
+
+class TwoStagePreset(Record):
+    """What a two-stage agent's ``config``, ``decoding`` and ``stages`` are set over."""
+
+    config: TwoStageConfig = TwoStageConfig()
+    decoding: Decoding = Decoding()
+    stages: dict[str, Decoding] = Field(default_factory=dict)
+
+    def resolve(self, args: Mapping[str, Any]) -> TwoStageConfig:
+        given: TwoStageConfig | None = args.get("config")
+        return over(self.config, given)
+
+    def prompts(self, spec: AgentSpec) -> tuple[str, ...]:
+        """The prompt files of a spec: its config over the preset's."""
+        return two_stage_prompts(self.resolve(agent_args(spec)))
+
+    def calls(self, args: Mapping[str, Any], context: CallContext) -> CallEstimate:
+        """Seed queries, a reflection between rounds, the report, the tally, the forecast; the
+        parse fallback's retries at most. Without the search tool: the forecast only."""
+        cfg = self.resolve(args)
+        retries = _retries(cfg.fallback)
+        if context.setting == "no_tools":
+            return one_call(args, context, retries=retries)
+        research = 1 + (cfg.rounds - 1) + 1 + int(cfg.tally)
+        most = min(research + 1 + retries, context.budgets.max_model_calls)
+        # a research prompt carries the evidence of about two tool results
+        return CallEstimate(calls=min(research + 1, most), max_calls=most, evidence_results=2)
+
+    def build(
+        self,
+        model: str,
+        model_options: dict[str, Any] | None,
+        config: TwoStageConfig | None,
+        decoding: Decoding | None,
+        stages: Mapping[Any, Decoding] | None,
+        cache_dir: str | None,
+        cache_mode: CacheMode,
+    ) -> TwoStageAgent:
+        return TwoStageAgent(
+            _model(model, model_options, cache_dir, cache_mode),
+            over(self.config, config),
+            decoding=over(self.decoding, decoding),
+            stages=stages_over(self.stages, stages),
+        )
+
+
+DEFAULT_TWO_STAGE = TwoStagePreset()
+
+HINDCAST_TWO_STAGE = TwoStagePreset(
+    config=TwoStageConfig(
+        rounds=3,
+        seed_queries=6,
+        followup_queries=6,
+        top_k=20,
+        expand=20,
+        stop_confidence=0.7,
+        expand_threads=True,
+        author_posts=5,
+        author_comments=5,
+        tally=True,
+        answer_form="choice",
+        fallback="four_step",
+    ),
+    decoding=Decoding(temperature=0.1, top_p=1.0),
+    stages={
+        "queries": Decoding(temperature=0.2, max_tokens=4096),
+        "reflect": Decoding(temperature=0.3, max_tokens=4096),
+        "report": Decoding(temperature=0.1, max_tokens=3500),
+        "tally": Decoding(temperature=0.1, max_tokens=2200),
+        "forecast": Decoding(temperature=0.1, max_tokens=3200),
+        **HINDCAST_RETRIES,
+    },
+)
+"""Hindcast's retrieval agent (section 5.2, appendix B.3): 3 rounds of 6 seed and up to 6
+follow-up queries, top-20 hits, the 20 best expanded with full text, thread and the author's
+last 5 posts and 5 comments, a 0.7 confidence stop, the tally, its answer object and four-step
+parse fallback, top-p 1 and Table 4's temperature and token cap per call."""
+
+
+@register_agent(
+    "two-stage",
+    prompts=DEFAULT_TWO_STAGE.prompts,
+    calls=DEFAULT_TWO_STAGE.calls,
+    upgrade=_flat_two_stage,
+)
+def two_stage(
+    model: str,
+    model_options: dict[str, Any] | None = None,
+    config: TwoStageConfig | None = None,
+    decoding: Decoding | None = None,
+    stages: dict[TwoStageStage, Decoding] | None = None,
+    cache_dir: str | None = None,
+    cache_mode: CacheMode = "auto",
+) -> TwoStageAgent:
+    """Research rounds (queries, expansion, reflection, confidence stop), report and optional
+    tally, then forecast; the loop in config, per-stage request settings in stages."""
+    return DEFAULT_TWO_STAGE.build(
+        model, model_options, config, decoding, stages, cache_dir, cache_mode
+    )
+
+
+@register_agent(
+    "two-stage-hindcast",
+    prompts=HINDCAST_TWO_STAGE.prompts,
+    calls=HINDCAST_TWO_STAGE.calls,
+    upgrade=_flat_two_stage,
+    description="The two-stage agent with Hindcast's settings as its defaults (config, "
+    "decoding and stages are set over them).",
+)
+def two_stage_hindcast(
+    model: str,
+    model_options: dict[str, Any] | None = None,
+    config: TwoStageConfig | None = None,
+    decoding: Decoding | None = None,
+    stages: dict[TwoStageStage, Decoding] | None = None,
+    cache_dir: str | None = None,
+    cache_mode: CacheMode = "auto",
+) -> TwoStageAgent:
+    """The two-stage agent with Hindcast's settings (``HINDCAST_TWO_STAGE``) under its own."""
+    return HINDCAST_TWO_STAGE.build(
+        model, model_options, config, decoding, stages, cache_dir, cache_mode
+    )
