@@ -10,7 +10,6 @@ from pathlib import Path
 
 import pytest
 from agent_scripts import Scripted, use
-from pastcast.cli._specs import parse_agent_option
 
 from pastcast.agents import (
     Decoding,
@@ -21,6 +20,7 @@ from pastcast.agents import (
     build_agent,
     prompts_for,
 )
+from pastcast.app import parse_agent_option
 from pastcast.corpus import EmbeddedIndex
 from pastcast.runlog import AgentSpec, read_run_log
 from pastcast.runner import RunConfig, load_plan, run_benchmark

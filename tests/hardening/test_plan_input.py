@@ -13,10 +13,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from pastcast.cli._specs import parse_agent_option
 from typer.testing import CliRunner
 
 from pastcast.agents import agent_spec
+from pastcast.app import AppError, parse_agent_option
 from pastcast.cli import app
 from pastcast.runner import PlanError, load_plan
 
@@ -201,6 +201,6 @@ def test_nasty_agent_arguments_are_refused_naming_the_argument(case: str) -> Non
     ],
 )
 def test_the_command_line_refuses_them_too(option: str, message: str) -> None:
-    with pytest.raises(ValueError, match=re.escape(message)) as info:
+    with pytest.raises(AppError, match=re.escape(message)) as info:
         parse_agent_option(option)
-    assert str(info.value).startswith(f"--agent {option!r}: ")
+    assert info.value.field == "agents" and info.value.reason.startswith(f"{option!r}: ")
