@@ -72,6 +72,15 @@ def _nan() -> object:
     return NotANumber()
 
 
+@register_agent("test-partial-probabilities")
+def _partial() -> object:
+    class Partial:
+        def forecast(self, episode: Episode) -> Forecast:
+            return Forecast(probs={episode.question.labels[0]: 0.25})
+
+    return Partial()
+
+
 def _run(tmp_path: Path, agent: str) -> Path:
     out = tmp_path / "run.jsonl"
     cfg = RunConfig(agents=(agent_spec(agent),))
@@ -115,3 +124,12 @@ def test_an_old_log_with_nan_or_huge_probabilities_is_read_and_rescored(tmp_path
     assert not steps[0].forecast.usable and score_step(steps[0]).fallback_used
     assert steps[1].forecast.usable and not score_step(steps[1]).fallback_used
     assert score_step(steps[1]).brier == pytest.approx(rows[1]["scores"]["brier"])
+
+
+def test_an_in_process_partial_forecast_is_completed_not_made_certain(tmp_path: Path) -> None:
+    for rec in read_run_log(_run(tmp_path, "test-partial-probabilities")).steps:
+        first, *rest = rec.grading.labels
+        assert rec.forecast.probs[first] == 0.25
+        assert rec.forecast.probs == pytest.approx(
+            {first: 0.25} | dict.fromkeys(rest, 0.75 / len(rest))
+        )

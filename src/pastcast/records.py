@@ -136,6 +136,14 @@ class Record(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid", ser_json_inf_nan="strings")
 
 
+def _visible(text: str) -> str:
+    """Refuse a text without one visible character (only whitespace, NUL or control
+    characters): a question no one can read."""
+    if not any(ch.isprintable() and not ch.isspace() for ch in text):
+        raise ValueError("no visible character (only whitespace, NUL or control characters)")
+    return text
+
+
 class Event(Record):
     """A forecasting question as the agent may see it: no resolved label, no prices.
 
@@ -155,6 +163,8 @@ class Event(Record):
     close_time: UtcDatetime
     source: str = ""
     url: str | None = None
+
+    _visible_title = field_validator("title")(_visible)
 
     @model_validator(mode="after")
     def _check(self) -> Event:
@@ -184,6 +194,8 @@ class TextVersion(Record):
     resolution_criteria: str = ""
     origin: str = ""
     """Where the snapshot comes from (a question set's file name)."""
+
+    _visible_title = field_validator("title")(_visible)
 
 
 class Resolution(Record):
@@ -267,9 +279,10 @@ class StepSpec(Record):
 
 
 def _number(value: object) -> float | None:
-    """``value`` as the float it validates to (an integer beyond any float is infinite); None
-    for what is no number (left to the field's own validation to refuse)."""
-    if isinstance(value, bool) or not isinstance(value, int | float | str):
+    """``value`` as the float it validates to (an integer beyond any float is infinite; a
+    boolean is 0 or 1, as the field reads it); None for what is no number (left to the field's
+    own validation to refuse)."""
+    if not isinstance(value, int | float | str):
         return None
     try:
         return float(value.strip() if isinstance(value, str) else value)
@@ -307,7 +320,7 @@ def _finite_forecast(data: dict[str, Any]) -> dict[str, Any]:
         "probs": {},
         "usable": False,
         "failure_reason": reason if usable else data.get("failure_reason") or reason,
-        "raw_text": f"{raw} ({why}: {_shown(floats)})".lstrip(),
+        "raw_text": f"{raw} ({why}{': ' + _shown(floats) if floats else ''})".lstrip(),
     }
 
 
@@ -339,9 +352,18 @@ class Forecast(Record):
     @model_validator(mode="before")
     @classmethod
     def _finite(cls, data: object) -> object:
-        if isinstance(data, dict) and isinstance(data.get("probs"), Mapping):
-            return _finite_forecast(data)
+        if isinstance(data, dict) and isinstance(data.get("probs", {}), Mapping):
+            return _finite_forecast({**data, "probs": data.get("probs", {})})
         return data
+
+    @model_validator(mode="after")
+    def _check_finite(self) -> Forecast:
+        # what ``_finite`` could not read as numbers but the field took (another numeric type)
+        if not all(math.isfinite(p) and 0.0 <= p <= 1.0 for p in self.probs.values()):
+            raise ValueError(f"probabilities are not finite numbers in [0, 1]: {self.probs}")
+        if self.usable and not any(p > 0.0 for p in self.probs.values()):
+            raise ValueError("a usable forecast needs a positive probability")
+        return self
 
 
 def tool_result_text(value: object) -> str:

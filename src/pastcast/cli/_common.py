@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import sys
+from collections import Counter
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, NoReturn
 
@@ -139,7 +140,11 @@ def load_dataset_option(
     path = Path(spec)
     if not path.is_dir():
         fail(f"{option} {spec!r}: not a dataset directory (or {WORLD_SPEC!r})")
+    notes: Counter[str] = Counter()
     try:
-        return load_benchmark(path, convention=convention)
+        dataset = load_benchmark(path, convention=convention, notes=notes)
     except ValueError as exc:
         fail(str(exc))
+    for reason, count in notes.items():  # what reading a release dropped
+        typer.echo(f"note: {spec}: {reason}: {count}", err=True)
+    return dataset

@@ -136,8 +136,12 @@ def curate(
     """Curate a dataset: forecast dates, query decomposition, the evidence and leakage judge,
     the coverage probe and balancing; writes a new dataset with the funnel."""
     from pastcast.curate import CurationConfig, Judge, Retriever, curate_dataset, save_curation
-    from pastcast.models import CachedModel, ModelError, resolve_model
+    from pastcast.models import CachedModel, ModelError, check_model_spec, resolve_model
 
+    try:  # before the dataset and the corpus are read (minutes, for a large archive)
+        check_model_spec(judge)
+    except ValueError as exc:
+        fail(f"--judge: {exc}")
     legs = _legs(retrieval)
     if embedder is not None and "dense" not in legs:
         fail("--embedder: only with a dense leg in --retrieval")

@@ -141,7 +141,7 @@ def _filters(file: Path | None, items: list[str] | None) -> FilterConfig:
         fail(str(exc))
 
 
-def _report(ds: Any, report: Any, out: Path, as_json: bool) -> None:
+def _report(ds: Any, report: Any, out: Path, as_json: bool, notes: dict[str, int]) -> None:
     if as_json:
         print_json(
             {
@@ -150,9 +150,12 @@ def _report(ds: Any, report: Any, out: Path, as_json: bool) -> None:
                 "events": len(ds.events),
                 "steps": len(ds.steps),
                 "funnel": [asdict(stage) for stage in report.funnel],
+                "import_notes": notes,
             }
         )
         return
+    for reason, count in notes.items():  # what the importer dropped or assumed
+        typer.echo(f"note: {reason}: {count}", err=True)
     typer.echo(f"wrote {ds.id} to {out}: {len(ds.events)} events, {len(ds.steps)} steps")
     for stage in report.funnel:
         typer.echo(f"  {stage.stage:<40} -{stage.removed:<6} {stage.remaining:>6}  {stage.note}")
@@ -258,7 +261,7 @@ def import_forecastbench(
     finally:
         if tmp is not None:
             tmp.cleanup()
-    _report(ds, report, out, as_json)
+    _report(ds, report, out, as_json, dict(result.skipped))
 
 
 @import_app.command("polymarket")
@@ -328,7 +331,7 @@ def import_polymarket(
         fail(str(exc))
     except ValueError as exc:  # no event kept
         fail(str(exc))
-    _report(ds, report, out, as_json)
+    _report(ds, report, out, as_json, notes)
 
 
 app.command("info")(_data_view.info)
