@@ -133,3 +133,23 @@ def test_an_in_process_partial_forecast_is_completed_not_made_certain(tmp_path: 
         assert rec.forecast.probs == pytest.approx(
             {first: 0.25} | dict.fromkeys(rest, 0.75 / len(rest))
         )
+
+
+def test_score_report_and_export_read_a_log_with_huge_probabilities(tmp_path: Path) -> None:
+    from typer.testing import CliRunner
+
+    from pastcast.cli import app
+
+    path = _run(tmp_path, "uniform")
+    rows = [json.loads(line) for line in path.read_text().splitlines()]
+    for row in rows:
+        row["forecast"]["probs"] = [{"label": lb, "p": 1e308} for lb in row["grading"]["labels"]]
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    runner = CliRunner()
+    for args in (
+        ["score", str(path), "--json"],
+        ["report", str(path), "--out", str(tmp_path / "report")],
+        ["export", "table", str(path), "--out", str(tmp_path / "table.parquet")],
+    ):
+        result = runner.invoke(app, args)
+        assert result.exit_code == 0, (args[0], result.output[-500:])
