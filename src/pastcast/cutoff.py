@@ -23,6 +23,7 @@ __all__ = [
     "cutoff_for_day",
     "day_of",
     "end_of_day",
+    "is_naive_timestamp",
     "is_visible",
     "last_complete_day",
     "parse_cutoff",
@@ -102,6 +103,16 @@ def parse_timestamp(text: str) -> datetime:
     """Parse an ISO 8601 timestamp (``Z`` accepted); a bare date is 00:00 UTC of that date."""
     value, _ = _parse(text)
     return _utc(value, text)
+
+
+def is_naive_timestamp(text: str) -> bool:
+    """Whether ``text`` is an instant with a time of day but no UTC offset (``parse_timestamp``
+    takes it to be UTC, which an importer should say); False for a bare date or an error."""
+    try:
+        value, bare = _parse(text)
+    except ValueError:
+        return False
+    return not bare and value.tzinfo is None
 
 
 def _utc(value: datetime, text: str) -> datetime:

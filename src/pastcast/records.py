@@ -16,8 +16,9 @@ from __future__ import annotations
 
 import json
 import math
+from collections.abc import Mapping
 from datetime import date, datetime
-from typing import Annotated, Literal, get_args
+from typing import Annotated, Any, Literal, get_args
 
 from pydantic import (
     AfterValidator,
@@ -33,6 +34,7 @@ from pydantic import (
 
 from pastcast import safejson
 from pastcast.cutoff import as_utc
+from pastcast.probabilities import scaled
 
 __all__ = [
     "BINARY_LABELS",
@@ -137,6 +139,14 @@ class Record(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid", ser_json_inf_nan="strings")
 
 
+def _visible(text: str) -> str:
+    """Refuse a text without one visible character (only whitespace, NUL or control
+    characters): a question no one can read."""
+    if not any(ch.isprintable() and not ch.isspace() for ch in text):
+        raise ValueError("no visible character (only whitespace, NUL or control characters)")
+    return text
+
+
 class Event(Record):
     """A forecasting question as the agent may see it: no resolved label, no prices.
 
@@ -156,6 +166,8 @@ class Event(Record):
     close_time: UtcDatetime
     source: str = ""
     url: str | None = None
+
+    _visible_title = field_validator("title")(_visible)
 
     @model_validator(mode="after")
     def _check(self) -> Event:
@@ -185,6 +197,8 @@ class TextVersion(Record):
     resolution_criteria: str = ""
     origin: str = ""
     """Where the snapshot comes from (a question set's file name)."""
+
+    _visible_title = field_validator("title")(_visible)
 
 
 class Resolution(Record):
@@ -294,12 +308,65 @@ class StepSpec(Record):
     cutoff: UtcDatetime
 
 
+def _number(value: object) -> float | None:
+    """``value`` as the float it validates to (an integer beyond any float is infinite; a
+    boolean is 0 or 1, as the field reads it); None for what is no number (left to the field's
+    own validation to refuse)."""
+    if not isinstance(value, int | float | str):
+        return None
+    try:
+        return float(value.strip() if isinstance(value, str) else value)
+    except OverflowError:
+        return math.inf
+    except ValueError:
+        return None
+
+
+def _shown(values: Mapping[str, float]) -> str:
+    return ", ".join(f"{label}={value!r}" for label, value in values.items())
+
+
+def _finite_forecast(data: dict[str, Any]) -> dict[str, Any]:
+    """The fields of a forecast whose probabilities are all finite numbers in [0, 1]: finite
+    values above 1 are scaled to a distribution; a non-finite or negative value, or a usable
+    forecast without positive mass, makes it unusable with its reason, its values kept as text
+    in ``raw_text``."""
+    values = {label: _number(v) for label, v in data["probs"].items()}
+    if any(v is None for v in values.values()):
+        return data  # not numbers: the field's validation names them
+    floats = {label: v for label, v in values.items() if v is not None}
+    usable = data.get("usable", True) is not False
+    if all(math.isfinite(v) and v >= 0.0 for v in floats.values()):
+        if any(v > 1.0 for v in floats.values()):
+            return {**data, "probs": scaled(floats)}
+        if not usable or any(v > 0.0 for v in floats.values()):
+            return data
+        reason, why = "no_positive_mass", "no positive probability"
+    else:
+        reason, why = "invalid_probability", "a probability is not a finite number >= 0"
+    raw = str(data.get("raw_text") or "")
+    return {
+        **data,
+        "probs": {},
+        "usable": False,
+        "failure_reason": reason if usable else data.get("failure_reason") or reason,
+        "raw_text": f"{raw} ({why}{': ' + _shown(floats) if floats else ''})".lstrip(),
+    }
+
+
 class Forecast(Record):
     """An agent's forecast: a probability per label, and the raw text it was parsed from.
 
     ``usable`` is False when the output could not be parsed or carries no positive finite mass;
     such a forecast is scored by the configured fallback (uniform by default) and counted as a
     failure with its ``failure_reason``.
+
+    Every probability held is a finite number in [0, 1], whoever made the forecast (and however
+    old the log it is read from): finite values above 1 are scaled to a distribution (by the
+    largest first, so that no sum overflows); a NaN, an infinity or a negative value makes the
+    forecast unusable (``invalid_probability``), as does a usable one without positive mass
+    (``no_positive_mass``); the values are then kept as text in ``raw_text`` and ``probs`` is
+    empty.
     """
 
     probs: dict[str, float] = Field(default_factory=dict)
@@ -311,6 +378,22 @@ class Forecast(Record):
     """The outcome the answer says it chose (Hindcast's forced choice), when it names one."""
     confidence: float | None = Field(default=None, ge=0.0, le=1.0)
     """The confidence the model reported for its answer, when it gave one (Hindcast)."""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _finite(cls, data: object) -> object:
+        if isinstance(data, dict) and isinstance(data.get("probs", {}), Mapping):
+            return _finite_forecast({**data, "probs": data.get("probs", {})})
+        return data
+
+    @model_validator(mode="after")
+    def _check_finite(self) -> Forecast:
+        # what ``_finite`` could not read as numbers but the field took (another numeric type)
+        if not all(math.isfinite(p) and 0.0 <= p <= 1.0 for p in self.probs.values()):
+            raise ValueError(f"probabilities are not finite numbers in [0, 1]: {self.probs}")
+        if self.usable and not any(p > 0.0 for p in self.probs.values()):
+            raise ValueError("a usable forecast needs a positive probability")
+        return self
 
 
 def tool_result_text(value: object) -> str:

@@ -95,7 +95,7 @@ def test_last_complete_block_wins(first: float, second: float) -> None:
         ('{"Yes": "0.7", "No": "0.3"}', 0.7),  # numbers as strings
         ('{"Yes": 70, "No": 30}', 0.7),  # whole map on a 0-100 scale
         ('{"Yes": 0.35, "No": 0.15}', 0.7),  # renormalised
-        ('{"probabilities": {"Yes": 0.7}, "rationale": "only one"}', 1.0),  # absent label -> 0
+        ('{"probabilities": {"Yes": 0.7}, "rationale": "only one"}', 0.7),  # No gets the rest
         ("{“Yes”: 0.7, “No”: 0.3}", 0.7),  # curly quotes as delimiters
         ('<think>{"Yes": 0.1, "No": 0.9}</think>{"Yes": 0.7, "No": 0.3}', 0.7),
         ('{"probs": {"Yes": 0.7, "No": 0.3}, "confidence": 0.9, "reasoning": "x"}', 0.7),
@@ -162,3 +162,46 @@ def test_label_named_like_a_meta_key_is_kept() -> None:
     fc = parse_forecast('{"confidence": 0.2, "choice": 0.8}', ["confidence", "choice"])
     assert fc.usable
     assert math.isclose(fc.probs["choice"], 0.8)
+
+
+ABC = ("A", "B", "C")
+
+
+@pytest.mark.parametrize(
+    ("text", "labels", "expected"),
+    [
+        ('{"Yes": 0.3}', YN, {"Yes": 0.3, "No": 0.7}),  # the complement rule
+        ('{"No": 0.3}', YN, {"Yes": 0.7, "No": 0.3}),
+        ('{"prob_yes": 0.8}', YN, {"Yes": 0.8, "No": 0.2}),
+        ('{"Yes": "30%"}', YN, {"Yes": 0.3, "No": 0.7}),
+        ('{"Yes": 0}', YN, {"Yes": 0.0, "No": 1.0}),
+        ('{"Yes": 1.0}', YN, {"Yes": 1.0, "No": 0.0}),  # certainty only where it is stated
+        ('{"A": 0.4}', ABC, {"A": 0.4, "B": 0.3, "C": 0.3}),  # the rest shared evenly
+        ('{"A": 0.5, "B": 0.5}', ABC, {"A": 0.5, "B": 0.5, "C": 0.0}),  # nothing left
+        ('{"A": 0.6, "B": 0.6}', ABC, {"A": 0.5, "B": 0.5, "C": 0.0}),  # over 1: renormalised
+    ],
+)
+def test_a_partial_answer_is_completed_never_turned_into_certainty(
+    text: str, labels: tuple[str, ...], expected: dict[str, float]
+) -> None:
+    fc = parse_forecast(text, labels)
+    assert fc.usable, fc.failure_reason
+    assert list(fc.probs) == list(labels)
+    assert fc.probs == pytest.approx(expected)
+
+
+@pytest.mark.parametrize("text", ['{"Yes": 97}', '{"Yes": 60}', '{"A": 30}'])
+def test_a_partial_answer_is_not_read_on_a_0_100_scale(text: str) -> None:
+    assert parse_forecast(text, (*YN, *ABC)).failure_reason == "invalid_probability"
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        '{"Yes": 0.3, "Yes": 0.9, "No": 0.1}',
+        '{"probabilities": {"No": 0.2, "Yes": 0.5, "No": 0.5}}',
+        '{"probabilities": {"Yes": 0.5, "No": 0.5}, "probabilities": {"Yes": 0.9, "No": 0.1}}',
+    ],
+)
+def test_a_label_given_twice_is_a_duplicate(text: str) -> None:
+    assert parse_forecast(text, YN).failure_reason == "duplicate_labels"

@@ -83,3 +83,33 @@ def test_duplicate_ids_name_both_lines(tmp_path: Path) -> None:
         DocumentFormatError, match=r":3: field id: duplicate id 'a' \(first seen on line 1\)"
     ):
         list(read_jsonl_documents(path, lenient=True))
+
+
+SURROGATE = '{"id": "s", "timestamp": "2024-03-01", "title": "T", "text": "half \\ud800 a pair"}'
+
+
+@pytest.mark.parametrize("field", ["text", "title", "id", "author"])
+def test_a_lone_surrogate_is_one_error_naming_file_line_and_field(
+    tmp_path: Path, field: str
+) -> None:
+    bad = {**GOOD, "id": "s", field: "x \ud800"}
+    path = tmp_path / "d.jsonl"
+    path.write_text(json.dumps(GOOD) + "\n" + json.dumps(bad) + "\n", encoding="utf-8")
+    with pytest.raises(DocumentFormatError, match=rf"^{path}:2: field {field}: a lone surrogate"):
+        list(read_jsonl_documents(path))
+
+
+def test_corpus_build_lenient_skips_a_lone_surrogate_and_counts_it(tmp_path: Path) -> None:
+    from typer.testing import CliRunner
+
+    from pastcast.cli import app
+
+    path = write(tmp_path / "d.jsonl", [GOOD, SURROGATE, {**GOOD, "id": "c"}])
+    out = tmp_path / "index"
+    result = CliRunner().invoke(app, ["corpus", "build", f"jsonl:{path}", "--out", str(out)])
+    assert result.exit_code == 2 and f"{path}:2: field text: a lone surrogate" in result.output
+    result = CliRunner().invoke(
+        app, ["corpus", "build", f"jsonl:{path}", "--out", str(out), "--lenient"]
+    )
+    assert result.exit_code == 0, result.output
+    assert "indexed 2 documents" in result.output and "lone surrogate" in result.output

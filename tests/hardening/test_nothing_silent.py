@@ -130,3 +130,18 @@ def test_json_output_of_a_refusal_is_nothing_on_stdout(tmp_path: Path) -> None:
     )
     assert result.exit_code == 2 and result.stdout == ""
     json.dumps(result.stderr)
+
+
+def test_a_judge_naming_no_provider_is_refused_before_anything_is_read(tmp_path: Path) -> None:
+    # the dataset and the corpus do not exist: the judge is refused before either is opened
+    out = tmp_path / "curated"
+    args = ["data", "curate", str(tmp_path / "nosuch"), "--corpus", str(tmp_path / "none")]
+    _refused([*args, "--judge", "bogus:x", "--out", str(out)], "--judge", "bogus")
+    assert not out.exists()
+
+
+@pytest.mark.parametrize("arg", ["max_reads=-5", "top_k=0", "half_life_days=0"])
+def test_a_negative_budget_of_an_agent_is_refused_before_the_run(tmp_path: Path, arg: str) -> None:
+    out = tmp_path / "run.jsonl"
+    _refused(["run", "-a", f"heuristic:{arg}", "--out", str(out)], arg.split("=")[0])
+    assert not out.exists()

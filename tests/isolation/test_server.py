@@ -183,6 +183,31 @@ def test_a_notebook_left_as_text_is_refused_naming_the_field() -> None:
     assert not server.finished
 
 
+@pytest.mark.parametrize(
+    ("probs", "usable", "expected"),
+    [
+        ({"Yes": "NaN", "No": 0.5}, False, "invalid_probability"),
+        ({"Yes": "Infinity", "No": 0.5}, False, "invalid_probability"),
+        ({"Yes": 0.3}, True, {"Yes": 0.3, "No": 0.7}),  # the complement, not certainty
+        ({"No": 0.25}, True, {"Yes": 0.75, "No": 0.25}),
+        ({"Yes": 60}, False, "invalid_probability"),  # a partial answer must be probabilities
+        ({"Yes": 1e308, "No": 1e308}, True, {"Yes": 0.5, "No": 0.5}),
+        ({"Yes": 0, "No": 0}, False, "no_positive_mass"),
+    ],
+)
+def test_a_submitted_forecast_is_finite_and_partial_answers_are_completed(
+    probs: dict[str, Any], usable: bool, expected: Any
+) -> None:
+    server = EpisodeServer(_episode())
+    assert _call(server, "pastcast/forecast", {"forecast": {"probs": probs}})["result"] == {}
+    forecast = server.forecast
+    assert forecast is not None and forecast.usable is usable
+    if usable:
+        assert forecast.probs == pytest.approx(expected)
+    else:
+        assert forecast.failure_reason == expected and forecast.probs == {}
+
+
 def test_model_calls_go_through_the_episode_to_the_agents_model_only() -> None:
     episode = _episode()
     model = ScriptedModel(["a reply"], name="scripted:agent")

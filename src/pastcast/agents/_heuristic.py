@@ -105,6 +105,12 @@ class HeuristicResearchAgent:
         clip: float = 0.03,
         relevance: float = 0.5,
     ) -> None:
+        # budgets bounded as EnvConfig's are: a negative one would slice from the end
+        if max_reads < 0 or top_k < 1 or not half_life_days > 0:
+            raise ValueError(
+                f"heuristic: max_reads must be >= 0, top_k >= 1 and half_life_days > 0 (got "
+                f"max_reads={max_reads}, top_k={top_k}, half_life_days={half_life_days})"
+            )
         self.relevance = relevance
         self.max_reads = max_reads
         self.top_k = top_k

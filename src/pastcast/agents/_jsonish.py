@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_right
+from collections import Counter
 from dataclasses import dataclass
 from typing import Any
 
@@ -19,6 +20,7 @@ __all__ = [
     "balanced_objects",
     "find_blocks",
     "load_object",
+    "repeated_keys",
     "strip_thinking",
     "tagged",
 ]
@@ -195,11 +197,31 @@ def _integer(digits: str) -> int | float:
     return int(digits) if len(digits) <= _INT_DIGITS else float(digits)
 
 
+class _Object(dict[str, Any]):
+    """A loaded JSON object that remembers the keys its text gave more than once (the last
+    value is the one kept, as ``json.loads`` keeps it)."""
+
+    repeated: frozenset[str] = frozenset()
+
+
+def _object(pairs: list[tuple[str, Any]]) -> _Object:
+    out = _Object(pairs)
+    if len(out) < len(pairs):
+        counts = Counter(k for k, _ in pairs)
+        out.repeated = frozenset(k for k, n in counts.items() if n > 1)
+    return out
+
+
+def repeated_keys(obj: Any) -> frozenset[str]:
+    """The keys a loaded object's text gave more than once (none for any other value)."""
+    return obj.repeated if isinstance(obj, _Object) else frozenset()
+
+
 def _loads(text: str, *, strict: bool = True) -> Any:
     """``json.loads``, or None for anything it refuses (bad syntax, nesting deeper than the
     interpreter's stack)."""
     try:
-        return safejson.loads(text, strict=strict, parse_int=_integer)
+        return safejson.loads(text, strict=strict, parse_int=_integer, object_pairs_hook=_object)
     except ValueError:
         return None
 

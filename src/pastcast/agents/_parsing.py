@@ -21,7 +21,8 @@ from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
-from pastcast.agents._jsonish import find_blocks, load_object, strip_thinking
+from pastcast.agents._jsonish import find_blocks, load_object, repeated_keys, strip_thinking
+from pastcast.probabilities import completed, scaled
 from pastcast.records import FailureReason, Forecast
 
 __all__ = [
@@ -114,8 +115,11 @@ def parse_forecast(
 
     Accepts ``{"probabilities": {"Label": p, ...}, "rationale": "..."}`` or a flat
     ``{"Label": p}``; probabilities may be numbers, numeric strings or percentages ("65%"), and a
-    whole map written on a 0-100 scale (sums to about 100) is read as percentages. Labels that
-    are absent get probability 0.
+    whole map written on a 0-100 scale (sums to about 100) is read as percentages. An answer
+    that names only some labels is completed, never renormalised into certainty: the mass it
+    leaves (1 minus its sum) is shared evenly by the labels it does not name, which get 0 only
+    when it leaves none (``pastcast.probabilities.completed``); ``{"Yes": 0.3}`` of a binary
+    question is P(No) = 0.7. A key given twice is ``duplicate_labels``.
     """
     if not text or not text.strip():
         return _fail(text, "empty_output")
@@ -136,6 +140,8 @@ def parse_forecast(
     mapping, rationale = _probability_map(obj, by_key, key_of, labels)
     if not mapping:
         return _fail(text, "no_probabilities", rationale)
+    if repeated_keys(mapping) or repeated_keys(obj) - _META_KEYS:  # which value was meant?
+        return _fail(text, "duplicate_labels", rationale)
     stated = _stated(obj, by_key, key_of)
     values: dict[str, float] = {}
     any_pct = False
@@ -150,18 +156,18 @@ def parse_forecast(
             return _fail(text, "invalid_probability", rationale)
         values[matched] = num[0]
         any_pct = any_pct or num[1]
-    total = sum(values.values())
+    complete = len(values) == len(by_key)
     if not any_pct and max(values.values()) > 1.0:
-        if 95.0 <= total <= 105.0:  # the whole map is on a 0-100 scale
+        if complete and 95.0 <= sum(values.values()) <= 105.0:  # all on a 0-100 scale
             values = {k: v / 100.0 for k, v in values.items()}
-            total /= 100.0
         else:
             return _fail(text, "invalid_probability", rationale)
     if any(v > 1.0 + 1e-9 for v in values.values()):
         return _fail(text, "invalid_probability", rationale)
-    if not total > 0.0:
+    values = {k: min(v, 1.0) for k, v in values.items()}
+    probs = scaled(completed(values, list(by_key.values())))
+    if probs is None:
         return _fail(text, "no_positive_mass", rationale)
-    probs = {label: values.get(label, 0.0) / total for label in labels}
     return Forecast(probs=probs, raw_text=text, usable=True, rationale=rationale, **stated)
 
 

@@ -33,7 +33,7 @@ from pastcast.app._data_views import (
     dataset_question,
     describe_dataset,
 )
-from pastcast.app._datasets import DATASET_SPEC_HELP, open_dataset
+from pastcast.app._datasets import DATASET_SPEC_HELP, DatasetNote, open_dataset
 from pastcast.app._errors import AppError
 from pastcast.app._exports import Exported, ExportTarget, export_runs
 from pastcast.app._imports import (
@@ -73,6 +73,7 @@ __all__ = [
     "CorpusBuild",
     "Curated",
     "Dashboard",
+    "DatasetNote",
     "DatasetSummary",
     "ExportTarget",
     "Exported",

@@ -102,8 +102,12 @@ def curate(
     or a new one) unless no event is left. Judgements are cached in ``cache`` (default:
     ``OUT.judge-cache`` beside ``out``), so re-curating makes no new model calls."""
     from pastcast.curate import CurationConfig, Judge, Retriever, curate_dataset, save_curation
-    from pastcast.models import CachedModel, ModelError, resolve_model
+    from pastcast.models import CachedModel, ModelError, check_model_spec, resolve_model
 
+    try:  # before the dataset and the corpus are read (minutes, for a large archive)
+        check_model_spec(judge)
+    except ValueError as exc:
+        raise AppError("judge", str(exc)) from None
     legs = _legs(retrieval)
     if embedder is not None and "dense" not in legs:
         raise AppError("embedder", "only with a dense leg in the retrieval")

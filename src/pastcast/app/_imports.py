@@ -31,6 +31,8 @@ class Imported:
     dataset: Dataset
     report: BuildReport
     out: Path
+    notes: dict[str, int]
+    """What the importer dropped or assumed, counted by reason (also in the provenance)."""
 
 
 def market_filters(file: str | Path | None = None, items: Sequence[str] = ()) -> FilterConfig:
@@ -179,7 +181,7 @@ def import_forecastbench(
     finally:
         if tmp is not None:
             tmp.cleanup()
-    return Imported(ds, report, target)
+    return Imported(ds, report, target, dict(result.skipped))
 
 
 def import_polymarket(
@@ -234,4 +236,4 @@ def import_polymarket(
         raise AppError("source", str(exc)) from None
     except ValueError as exc:  # no event kept
         raise AppError("source", str(exc)) from None
-    return Imported(ds, report, target)
+    return Imported(ds, report, target, dict(notes))

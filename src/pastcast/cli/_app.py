@@ -11,8 +11,9 @@ from __future__ import annotations
 import importlib
 import os
 import sys
+import warnings
 from collections.abc import Iterator, Mapping, Sequence
-from typing import Annotated, Any
+from typing import Annotated, Any, TextIO
 
 import typer
 from typer.core import TyperCommand, TyperGroup
@@ -204,6 +205,7 @@ class _OneLineErrors(TyperGroup):
         if args is not None and any("\x00" in a for a in args):  # never from a real shell
             typer.echo("error: an argument holds a NUL character", err=True)
             sys.exit(EXIT_USAGE)
+        warnings.showwarning = _show_warning
         try:
             code = super().main(args, *pos, **kwargs)
         except BrokenPipeError:  # the reader went away (``| head``): nothing left to say
@@ -273,6 +275,25 @@ def _root(
     ] = False,
 ) -> None:
     """pastcast: replay resolved prediction markets as dated forecast episodes."""
+
+
+_SHOW_WARNING = warnings.showwarning
+
+
+def _show_warning(
+    message: Warning | str,
+    category: type[Warning],
+    filename: str,
+    lineno: int,
+    file: TextIO | None = None,
+    line: str | None = None,
+) -> None:
+    """A dataset's reading notes (``pastcast.app.DatasetNote``) as ``note:`` lines on stderr;
+    other warnings as Python shows them."""
+    if category.__name__ == "DatasetNote":
+        typer.echo(printable(f"note: {message}"), err=True)
+    else:
+        _SHOW_WARNING(message, category, filename, lineno, file, line)
 
 
 def main() -> None:

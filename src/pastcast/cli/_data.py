@@ -93,7 +93,7 @@ def _filters(file: Path | None, items: list[str] | None) -> FilterConfig:
 
 
 def _report(imported: Imported, as_json: bool) -> None:
-    ds, report, out = imported.dataset, imported.report, imported.out
+    ds, report, out, notes = imported.dataset, imported.report, imported.out, imported.notes
     if as_json:
         print_json(
             {
@@ -102,9 +102,12 @@ def _report(imported: Imported, as_json: bool) -> None:
                 "events": len(ds.events),
                 "steps": len(ds.steps),
                 "funnel": [asdict(stage) for stage in report.funnel],
+                "import_notes": notes,
             }
         )
         return
+    for reason, count in notes.items():  # what the importer dropped or assumed
+        typer.echo(f"note: {reason}: {count}", err=True)
     typer.echo(f"wrote {ds.id} to {out}: {len(ds.events)} events, {len(ds.steps)} steps")
     for stage in report.funnel:
         typer.echo(f"  {stage.stage:<40} -{stage.removed:<6} {stage.remaining:>6}  {stage.note}")

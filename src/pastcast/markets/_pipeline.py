@@ -37,13 +37,17 @@ def is_release(directory: str | Path) -> bool:
 
 
 def load_benchmark(
-    directory: str | Path, *, convention: DayConvention = DayConvention.START_OF_DAY
+    directory: str | Path,
+    *,
+    convention: DayConvention = DayConvention.START_OF_DAY,
+    notes: Counter[str] | None = None,
 ) -> Dataset:
     """A dataset directory, or a Forecast-Dojo release read as one (its forecast dates turned
-    into cutoffs under ``convention``). A dataset directory holds its cutoffs already: asking
-    it for another convention is an error rather than a silent no-op."""
+    into cutoffs under ``convention``; ``notes`` counts what reading it dropped). A dataset
+    directory holds its cutoffs already: asking it for another convention is an error rather
+    than a silent no-op."""
     if is_release(directory):
-        return load_release(directory, convention=convention)
+        return load_release(directory, convention=convention, notes=notes)
     if convention is not DayConvention.START_OF_DAY:
         raise DatasetFormatError(
             f"day convention {convention.value}: {directory} is a dataset directory whose "

@@ -36,6 +36,7 @@ from pastcast.models._protocol import (
 )
 from pastcast.models._registry import (
     ModelSpec,
+    check_model_spec,
     context_limits_for,
     known_providers,
     providers,
@@ -81,6 +82,7 @@ __all__ = [
     "ToolSpec",
     "cache_key",
     "call_with_retries",
+    "check_model_spec",
     "context_limits_for",
     "context_limits_of",
     "current_gate",

@@ -23,6 +23,7 @@ from pastcast.registry import Registry
 
 __all__ = [
     "ModelSpec",
+    "check_model_spec",
     "context_limits_for",
     "known_providers",
     "providers",
@@ -72,8 +73,9 @@ def context_limits_for(spec: str, options: dict[str, Any]) -> ContextLimits | No
     return limits(rest, options) if callable(limits) else None
 
 
-def resolve_model(spec: str, **options: Any) -> Model:
-    """Build the model named by ``spec`` (``openai:gpt-4o-mini``, ``local:PATH.gguf``, ...)."""
+def check_model_spec(spec: str) -> None:
+    """Refuse (``ValueError``) a spec that names no registered provider, without building
+    anything: what a command checks before its first piece of work."""
     prefix, sep, rest = spec.partition(":")
     if not sep or not rest:
         raise ValueError(
@@ -84,6 +86,12 @@ def resolve_model(spec: str, **options: Any) -> Model:
         raise ValueError(
             f"unknown model provider {prefix!r} in {spec!r}; known: {', '.join(known_providers())}"
         )
+
+
+def resolve_model(spec: str, **options: Any) -> Model:
+    """Build the model named by ``spec`` (``openai:gpt-4o-mini``, ``local:PATH.gguf``, ...)."""
+    check_model_spec(spec)
+    prefix, _, rest = spec.partition(":")
     secret = [k for k in options if k != "api_key_env" and any(w in k for w in _SECRET_WORDS)]
     if secret:
         raise ValueError(

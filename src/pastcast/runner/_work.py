@@ -21,6 +21,7 @@ from pastcast.corpus import CorpusBackend, open_backend
 from pastcast.dataset import Dataset
 from pastcast.env import BudgetExceeded, EnvConfig, Episode, ForecastEnv
 from pastcast.models import ProviderError, using_gate
+from pastcast.probabilities import completed
 from pastcast.records import (
     EpisodeRecord,
     FailureReason,
@@ -130,6 +131,15 @@ def agent_env_config(env: EnvConfig, spec: AgentSpec) -> EnvConfig:
     )
 
 
+def _over_labels(forecast: Forecast, labels: tuple[str, ...]) -> Forecast:
+    """A usable forecast naming only some of the question's labels, completed as a parsed
+    answer is (``pastcast.probabilities.completed``): scored as it stands, it would be
+    renormalised into certainty."""
+    if not forecast.usable or not set(forecast.probs) < set(labels):
+        return forecast
+    return forecast.model_copy(update={"probs": completed(forecast.probs, labels)})
+
+
 def play_episode(agent: Agent, episode: Episode) -> tuple[Forecast, EpisodeRecord]:
     """Let ``agent`` forecast in ``episode``: its forecast and the episode's record. A spent
     budget, an agent's exception or a provider failure ends the episode with an unusable
@@ -138,7 +148,7 @@ def play_episode(agent: Agent, episode: Episode) -> tuple[Forecast, EpisodeRecor
     termination: Termination = "forecast"
     error: str | None = None
     try:
-        forecast = agent.forecast(episode)
+        forecast = _over_labels(agent.forecast(episode), episode.question.labels)
     except BudgetExceeded as exc:
         termination = "tool_budget" if exc.kind == "tool" else "model_budget"
         forecast = Forecast(usable=False, failure_reason="budget_exhausted", raw_text=str(exc))

@@ -15,6 +15,7 @@ from typing import Literal
 import numpy as np
 from numpy.typing import NDArray
 
+from pastcast.probabilities import scaled
 from pastcast.records import Forecast
 from pastcast.runlog import Grading, Scores, StepRecord
 
@@ -46,12 +47,9 @@ _WRONG = "\x00wrong"  # a label that can never be the truth, for the worst-case 
 
 
 def normalize(probs: Mapping[str, float]) -> dict[str, float] | None:
-    """Clip negative and non-finite entries to 0 and renormalise; None if no positive mass."""
-    clean = {k: (v if math.isfinite(v) and v > 0 else 0.0) for k, v in probs.items()}
-    total = math.fsum(clean.values())
-    if not (total > 0 and math.isfinite(total)):
-        return None
-    return {k: v / total for k, v in clean.items()}
+    """Clip negative and non-finite entries to 0 and renormalise (``scaled``: finite values of
+    any size, without overflow); None if no positive mass."""
+    return scaled({k: (v if math.isfinite(v) and v > 0 else 0.0) for k, v in probs.items()})
 
 
 def uniform(labels: Iterable[str]) -> dict[str, float]:

@@ -27,7 +27,7 @@ from pydantic import ValidationError
 from pastcast.env import BudgetExceeded, Episode, ToolError
 from pastcast.models import ChatRequest, Model
 from pastcast.records import Forecast, Notebook, NotebookProblem, Record
-from pastcast.scoring import normalize
+from pastcast.toolserver._answer import checked_answer
 from pastcast.toolserver._jsonrpc import (
     BUDGET_EXHAUSTED,
     EPISODE_OVER,
@@ -270,7 +270,7 @@ class EpisodeServer:
 
     def _forecast(self, params: dict[str, Any]) -> dict[str, Any]:
         try:
-            forecast = Forecast.model_validate(_object(params, "forecast"))
+            forecast = checked_answer(_object(params, "forecast"), self.episode.question.labels)
         except ValidationError as exc:
             raise _validation("forecast", exc) from None
         try:
@@ -279,7 +279,7 @@ class EpisodeServer:
             first = exc.errors()[0]
             where = ".".join(str(p) for p in first["loc"])
             raise _invalid(f"params.{where}: {first['msg']}") from None
-        self.forecast = _checked(forecast, self.episode.question.labels)
+        self.forecast = forecast
         self.episode.notebook_out = left.notebook_out
         self.episode.notebook_carried = left.notebook_carried
         self.episode.notebook_problems = left.notebook_problems
@@ -296,23 +296,6 @@ class _NotebookLeft(Record):
 
 
 _NOTEBOOK = tuple(_NotebookLeft.model_fields)
-
-
-def _checked(forecast: Forecast, labels: tuple[str, ...]) -> Forecast:
-    """An answer over other labels, or with no positive mass, is unusable (as a parsed one)."""
-    if not forecast.usable:
-        return forecast
-    unknown = sorted(set(forecast.probs) - set(labels))
-    if unknown:
-        reason, why = "unknown_labels", f"labels not in the question: {', '.join(unknown)}"
-    elif normalize(forecast.probs) is None:
-        reason, why = "no_positive_mass", "no positive finite probability"
-    else:
-        return forecast
-    raw = forecast.raw_text or json.dumps(forecast.probs, ensure_ascii=False, allow_nan=True)
-    return forecast.model_copy(
-        update={"usable": False, "failure_reason": reason, "raw_text": f"{raw} ({why})"}
-    )
 
 
 def _version() -> str:

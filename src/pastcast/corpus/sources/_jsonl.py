@@ -50,6 +50,15 @@ def _parse(obj: Any) -> Document:
         value = obj.get(name)
         if (value is not None or name in _REQUIRED) and not isinstance(value, str):
             raise ValueError(f"field {name}: expected a string, got {type(value).__name__}")
+    for name in (*_REQUIRED, *_OPTIONAL):
+        value = obj.get(name)
+        if value is not None and not value.isascii():
+            try:  # a lone surrogate ("\ud800") is valid JSON but no text: no index can hold it
+                value.encode("utf-8")
+            except UnicodeEncodeError as exc:
+                raise ValueError(
+                    f"field {name}: a lone surrogate (\\u{ord(value[exc.start]):04x}) is no text"
+                ) from None
     if not obj["id"].strip():
         raise ValueError("field id: empty")
     try:

@@ -19,9 +19,16 @@ from pastcast.markets.sources._polymarket import (
     daily_activity,
     fetch_histories,
 )
-from pastcast.markets.sources._release import RELEASE_COLUMNS, load_release
+from pastcast.markets.sources._release import (
+    AFTER_RESOLUTION_NOTE,
+    BEFORE_OPEN_NOTE,
+    RELEASE_COLUMNS,
+    load_release,
+)
 
 __all__ = [
+    "AFTER_RESOLUTION_NOTE",
+    "BEFORE_OPEN_NOTE",
     "FORECASTBENCH_FILES",
     "HISTORY_REPO_HINT",
     "MARKET_SOURCES",

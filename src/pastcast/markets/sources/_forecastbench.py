@@ -30,7 +30,12 @@ from typing import Any
 from pydantic import ValidationError
 
 from pastcast import safejson
-from pastcast.cutoff import cutoff_for_day, last_complete_day, parse_timestamp
+from pastcast.cutoff import (
+    cutoff_for_day,
+    is_naive_timestamp,
+    last_complete_day,
+    parse_timestamp,
+)
 from pastcast.markets._categories import categorize
 from pastcast.markets._history import MarketHistory, guard_beliefs
 from pastcast.markets.sources._fbhistory import HistoryError, read_nightly_history
@@ -64,6 +69,7 @@ class ForecastBenchError(ValueError):
 class ImportResult:
     histories: list[MarketHistory]
     skipped: Counter[str] = field(default_factory=Counter)
+    """The import notes: what was dropped or assumed, counted by reason."""
     files: list[str] = field(default_factory=list)
     history: dict[str, int] = field(default_factory=dict)
     """Counts from the nightly history, when one was read (versions, questions with values)."""
@@ -71,15 +77,22 @@ class ImportResult:
     """``derived`` (daily series files) or ``published`` (question and resolution sets only)."""
 
 
-def _time(value: Any, where: str, name: str) -> datetime | None:
+NAIVE_NOTE = "timestamps without a UTC offset, read as UTC"
+"""The import note counting instants that carry a time of day but no offset."""
+
+
+def _time(value: Any, where: str, name: str, notes: Counter[str] | None = None) -> datetime | None:
     if value is None or value == "" or value == "N/A":
         return None
     if not isinstance(value, str):
         raise ForecastBenchError(f"{where}: field {name}: expected a date string, got {value!r}")
     try:
-        return parse_timestamp(value)
+        when = parse_timestamp(value)
     except ValueError as exc:
         raise ForecastBenchError(f"{where}: field {name}: {exc}") from None
+    if notes is not None and is_naive_timestamp(value):
+        notes[NAIVE_NOTE] += 1
+    return when
 
 
 def question_text(rec: dict[str, Any]) -> tuple[str, str, str]:
@@ -158,9 +171,14 @@ def _load_json(path: Path, key: str) -> list[dict[str, Any]]:
     return [x for x in items if isinstance(x, dict)]
 
 
-def _resolution_dates(root: Path) -> dict[tuple[str, str], tuple[date, float]]:
-    """(source, id) -> (earliest resolution date, resolved_to) over all resolution sets."""
+_BOTH_WAYS = "resolved both ways, dropped"
+
+
+def _resolution_dates(root: Path, notes: Counter[str]) -> dict[tuple[str, str], tuple[date, float]]:
+    """(source, id) -> (earliest resolution date, resolved_to) over all resolution sets; a
+    market question resolved to different values is dropped, named in a note."""
     out: dict[tuple[str, str], tuple[date, float]] = {}
+    values: dict[tuple[str, str], set[float]] = defaultdict(set)
     for path in sorted((root / "resolution_sets").glob("*_resolution_set.json")):
         for i, rec in enumerate(_load_json(path, "resolutions")):
             if not isinstance(rec.get("id"), str) or rec.get("resolved") is not True:
@@ -171,9 +189,15 @@ def _resolution_dates(root: Path) -> dict[tuple[str, str], tuple[date, float]]:
             if when is None or not isinstance(value, int | float):
                 continue
             key = (str(rec.get("source")), rec["id"])
+            if key[0] in MARKET_SOURCES:  # a dataset question resolves once per horizon
+                values[key].add(float(value))
             prev = out.get(key)
             if prev is None or when.date() < prev[0]:
                 out[key] = (when.date(), float(value))
+    for key, seen in values.items():
+        if len(seen) > 1:
+            notes[f"{_BOTH_WAYS}: {key[0]}:{key[1]}"] += 1
+            del out[key]
     return out
 
 
@@ -205,8 +229,13 @@ def _make(
         result.skipped["no resolution date"] += 1
         return
     resolved_at = min(ends)
-    open_time = _time(rec.get("market_info_open_datetime"), where, "market_info_open_datetime")
-    close_time = _time(rec.get("market_info_close_datetime"), where, "market_info_close_datetime")
+    notes = result.skipped
+    open_time = _time(
+        rec.get("market_info_open_datetime"), where, "market_info_open_datetime", notes
+    )
+    close_time = _time(
+        rec.get("market_info_close_datetime"), where, "market_info_close_datetime", notes
+    )
     open_time = open_time or cutoff_for_day(series[0][0])
     close_time = close_time or cutoff_for_day(max(res_dates) if res_dates else series[-1][0])
     if close_time < open_time:
@@ -272,6 +301,37 @@ def _merge(*series: dict[date, list[float]]) -> dict[date, list[float]]:
     return out
 
 
+def _outcome(value: Any) -> str:
+    """A resolved value as it compares: 1 and 1.0 alike, anything else by its text."""
+    if isinstance(value, int | float) and not isinstance(value, bool) and value in (0, 1):
+        return repr(float(value))
+    return repr(value)
+
+
+def _unique_questions(
+    rows: Iterator[tuple[str, dict[str, Any]]], notes: Counter[str]
+) -> list[tuple[str, dict[str, Any]]]:
+    """The market questions of the derived file, each once: a question given on several lines
+    keeps its first when they agree on the outcome, and is dropped (named in a note) when they
+    do not, since which of them is true cannot be told."""
+    first: dict[tuple[str, str], tuple[str, dict[str, Any]]] = {}
+    outcomes: dict[tuple[str, str], list[str]] = defaultdict(list)
+    for where, rec in rows:
+        if rec.get("source") not in MARKET_SOURCES:
+            notes["not a market source"] += 1
+            continue
+        key = (str(rec["source"]), str(rec.get("id")))
+        outcomes[key].append(_outcome(rec.get("resolved_to")))
+        first.setdefault(key, (where, rec))
+    for key, seen in outcomes.items():
+        if len(set(seen)) > 1:
+            notes[f"{_BOTH_WAYS}: {key[0]}:{key[1]}"] += 1
+            del first[key]
+        elif len(seen) > 1:
+            notes["repeated question lines (the first kept)"] += len(seen) - 1
+    return list(first.values())
+
+
 def read_forecastbench(
     root: str | Path, *, settle_eps: float = 0.002, history: str | Path | None = None
 ) -> ImportResult:
@@ -287,7 +347,7 @@ def read_forecastbench(
         base = base / "datasets"  # a clone of the upstream repository
     result = ImportResult(histories=[])
     nightly = _nightly(history, result)
-    resolutions = _resolution_dates(base)
+    resolutions = _resolution_dates(base, result.skipped)
     derived = base / "derived" / "markets_resolved.jsonl"
     if derived.is_file():
         values = base / "derived" / "daily_values.csv"
@@ -295,12 +355,9 @@ def read_forecastbench(
             raise ForecastBenchError(f"{values}: missing (needed with {derived.name})")
         series = _load_series(values)
         result.files += [str(derived), str(values)]
-        for where, rec in _iter_jsonl(derived):
-            if rec.get("source") not in MARKET_SOURCES:
-                result.skipped["not a market source"] += 1
-                continue
+        for where, rec in _unique_questions(_iter_jsonl(derived), result.skipped):
             key = (str(rec["source"]), str(rec.get("id")))
-            when = _time(rec.get("resolution_date"), where, "resolution_date")
+            when = _time(rec.get("resolution_date"), where, "resolution_date", result.skipped)
             dates = [when.date()] if when else []
             if key in resolutions:
                 dates.append(resolutions[key][0])

@@ -245,6 +245,8 @@ def _leg(market: dict[str, Any], where: str) -> dict[str, Any]:
         final = float(prices[k])
     except (TypeError, ValueError):
         raise PolymarketError(f"{mwhere}: field outcomePrices: not a number") from None
+    if not 0.0 <= final <= 1.0:  # NaN, an infinity, a negative price: no outcome to read
+        return {"skip": "terminal price is not a probability"}
     return {
         "token": str(tokens[k]),
         "final": final,
@@ -272,8 +274,9 @@ def build_event(
     else:
         return "excluded layout"
     legs = [_leg(m, where) for m in markets]
-    if any("skip" in leg for leg in legs):
-        return "outcomes are not Yes/No"
+    skipped = next((leg["skip"] for leg in legs if "skip" in leg), None)
+    if skipped is not None:
+        return str(skipped)
     if any(leg["status"] not in (None, "resolved") for leg in legs):
         return "not resolved by the oracle"
     starts = [leg["start"] for leg in legs if leg["start"]]

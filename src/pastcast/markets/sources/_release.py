@@ -13,6 +13,7 @@ no topic: each event gets one from its text (``categorize``).
 from __future__ import annotations
 
 import math
+from collections import Counter
 from datetime import date, datetime
 from pathlib import Path
 from typing import Any
@@ -32,7 +33,7 @@ from pastcast.markets._categories import categorize
 from pastcast.markets._history import guard_beliefs
 from pastcast.records import BINARY_LABELS, DailyBelief, Event, Resolution, StepSpec
 
-__all__ = ["RELEASE_COLUMNS", "load_release"]
+__all__ = ["AFTER_RESOLUTION_NOTE", "BEFORE_OPEN_NOTE", "RELEASE_COLUMNS", "load_release"]
 
 RELEASE_COLUMNS = (
     "event_id",
@@ -110,16 +111,30 @@ def _row(row: dict[str, Any], split: str, convention: DayConvention) -> tuple[An
     return event, resolution, tuple(beliefs), tuple(steps), split
 
 
+BEFORE_OPEN_NOTE = "forecast dates before the question opened, dropped"
+AFTER_RESOLUTION_NOTE = "forecast dates at or after the resolution, dropped"
+
+
 def load_release(
-    root: str | Path, *, convention: DayConvention = DayConvention.START_OF_DAY
+    root: str | Path,
+    *,
+    convention: DayConvention = DayConvention.START_OF_DAY,
+    notes: Counter[str] | None = None,
 ) -> Dataset:
-    """Read ``questions/train.parquet`` and ``questions/eval.parquet`` (either may be absent)."""
+    """Read ``questions/train.parquet`` and ``questions/eval.parquet`` (both must be there: a
+    release without one is taken for one cut short). A forecast date whose cutoff is before the
+    question opened, or not before its resolution, is dropped; ``notes`` (when given) counts
+    them by reason."""
     base = Path(root) / "questions"
-    parts = [
-        (s, base / f"{s}.parquet") for s in ("train", "eval") if (base / f"{s}.parquet").is_file()
-    ]
-    if not parts:
+    parts = [(s, base / f"{s}.parquet") for s in ("train", "eval")]
+    missing_parts = [p.name for _, p in parts if not p.is_file()]
+    if len(missing_parts) == len(parts):
         raise DatasetFormatError(f"{base}: no train.parquet or eval.parquet")
+    if missing_parts:
+        raise DatasetFormatError(
+            f"{base / missing_parts[0]}: missing (a release has train.parquet and eval.parquet)"
+        )
+    notes = notes if notes is not None else Counter()
     events: list[Event] = []
     resolutions: dict[str, Resolution] = {}
     beliefs: dict[str, tuple[DailyBelief, ...]] = {}
@@ -142,7 +157,14 @@ def load_release(
                 raise DatasetFormatError(f"{path}: row {i}: field {loc}: {first['msg']}") from None
             except (ValueError, TypeError) as exc:
                 raise DatasetFormatError(f"{path}: row {i}: {exc}") from None
-            kept = tuple(s for s in st if step_precedes_resolution(s.cutoff, res.resolved_at))
+            opened = tuple(s for s in st if s.cutoff >= event.open_time)
+            kept = tuple(s for s in opened if step_precedes_resolution(s.cutoff, res.resolved_at))
+            for note, dropped in (
+                (BEFORE_OPEN_NOTE, len(st) - len(opened)),
+                (AFTER_RESOLUTION_NOTE, len(opened) - len(kept)),
+            ):
+                if dropped:
+                    notes[note] += dropped
             events.append(event)
             resolutions[event.id] = res
             beliefs[event.id] = guard_beliefs(bel, res)
