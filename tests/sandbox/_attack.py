@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from pastcast.sandbox import SandboxResult, run_python, sandbox_available
+from pastcast.sandbox import SANDBOX_UIDS, SandboxResult, run_python, sandbox_available
 
 available, why = sandbox_available()
 needs_sandbox = pytest.mark.skipif(not available, reason=f"sandbox unavailable: {why}")
@@ -21,6 +21,8 @@ x86_64_only = pytest.mark.skipif(
 )
 
 SANDBOX_UID = 65534
+"""The sandbox's uid inside; on the host a root caller's sandboxes run as uids of SANDBOX_UIDS."""
+HOST_UIDS = set(SANDBOX_UIDS) | {SANDBOX_UID} if os.getuid() == 0 else {os.getuid()}
 
 # Runs first in every attack: names the process (threads inherit the name) so the host can find
 # anything it leaves behind, and gives raw system calls that report the errno by name.
@@ -58,12 +60,12 @@ def tasks_named(token: str) -> list[str]:
 
 
 def _sandbox_user_tasks() -> set[tuple[str, str]]:
-    """(pid, start time) of every host process running as the sandbox's user."""
+    """(pid, start time) of every host process running as a sandbox's user."""
     out = set()
     for status in Path("/proc").glob("[0-9]*/status"):
         try:
             uid = re.search(r"^Uid:\s+(\d+)", status.read_text(), re.M)
-            if uid and int(uid.group(1)) == SANDBOX_UID:
+            if uid and int(uid.group(1)) in HOST_UIDS:
                 start = (status.parent / "stat").read_text().rsplit(")", 1)[1].split()[19]
                 out.add((status.parent.name, start))
         except (OSError, IndexError):

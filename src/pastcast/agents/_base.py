@@ -59,6 +59,8 @@ class AgentInfo:
     market_access: bool
     description: str
     prompts: PromptIds = ()
+    isolated: bool = False
+    """Its code runs in a sandboxed process (the runner then schedules it by cutoff)."""
 
     def prompt_ids(self, spec: AgentSpec) -> tuple[str, ...]:
         return tuple(self.prompts(spec) if callable(self.prompts) else self.prompts)
@@ -71,17 +73,24 @@ def register_agent(
     market_access: bool = False,
     description: str | None = None,
     prompts: PromptIds = (),
+    isolated: bool = False,
 ) -> Callable[[F], F]:
     """Register an agent factory under ``name``.
 
     ``role="reference"`` marks baselines that are not forecasters in their own right (the market
     price); they are listed apart on leaderboards. ``market_access`` turns on the price tool.
     ``prompts`` names the prompt files the agent sends, so the run-log header records them.
+    ``isolated`` says its code runs sandboxed, apart from the run (docs/isolation.md).
     """
     if role not in get_args(AgentRole):
         raise RegistryError(f"agent {name!r}: role must be one of {get_args(AgentRole)}")
     return agents.register(
-        name, description=description, role=role, market_access=market_access, prompts=prompts
+        name,
+        description=description,
+        role=role,
+        market_access=market_access,
+        prompts=prompts,
+        isolated=isolated,
     )
 
 
@@ -96,6 +105,7 @@ def _info(entry: Entry[Agent]) -> AgentInfo:
         market_access=bool(meta.get("market_access", False)),
         description=entry.description,
         prompts=meta.get("prompts", ()),
+        isolated=bool(meta.get("isolated", False)),
     )
 
 

@@ -191,10 +191,11 @@ def isolated(
     return IsolatedAgent(agent, args, setting, plugin, timeout_s, memory_mb)
 
 
-register_agent("isolated", prompts=_inner_prompts)(isolated)
+register_agent("isolated", prompts=_inner_prompts, isolated=True)(isolated)
 register_agent(
     "isolated-market",
     market_access=True,
+    isolated=True,
     prompts=_inner_prompts,
     description="The isolated agent with the market price history tool (market-access setting).",
 )(isolated)
@@ -218,9 +219,10 @@ def external(
     return ExternalAgent(argv, list(files or ()), packages, served, timeout_s, memory_mb)
 
 
-register_agent("external")(external)
+register_agent("external", isolated=True)(external)
 register_agent(
     "external-market",
     market_access=True,
+    isolated=True,
     description="The external agent with the market price history tool (market-access setting).",
 )(external)
