@@ -226,9 +226,8 @@ def _add_channel_rules(lib: Any, flt: Any) -> None:
         flt.add_rule(eperm, "fadvise64", lib.Arg(3, lib.MASKED_EQ, low, advice))
     for advice in (_MADV_COLD, _MADV_PAGEOUT):
         flt.add_rule(eperm, "madvise", lib.Arg(2, lib.MASKED_EQ, low, advice))
-    for call in ("preadv2", "pwritev2"):
-        flags = lib.Arg(5, lib.MASKED_EQ, _RWF_NOWAIT, _RWF_NOWAIT)
-        flt.add_rule(lib.ERRNO(errno.EOPNOTSUPP), call, flags)
+    nowait = lib.Arg(5, lib.MASKED_EQ, _RWF_NOWAIT, _RWF_NOWAIT)
+    flt.add_rule(lib.ERRNO(errno.EOPNOTSUPP), "preadv2", nowait)
     for call in ("getpriority", "setpriority"):
         flt.add_rule(eperm, call, lib.Arg(0, lib.MASKED_EQ, low, _PRIO_USER))
     for call in ("ioprio_get", "ioprio_set"):
