@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import importlib.util
 import json
-import secrets
 import sys
 from pathlib import Path
 
@@ -126,7 +125,7 @@ def _decoded(readings: list[list[object]], values: list[int]) -> int:
 def test_isolated_episodes_at_two_cutoffs_pass_nothing(
     open_dir: Path, bindable_environment: None
 ) -> None:
-    values = [0, 15, *(1 + secrets.randbelow(15) for _ in range(SLOTS - 2))]
+    values = [*channels.CALIBRATION, *channels.payload(SLOTS - 2)]
     script = open_dir / "channel_agent.py"
     script.write_text(_script())
     script.chmod(0o644)

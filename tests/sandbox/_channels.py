@@ -237,8 +237,8 @@ CHANNELS = (
 
 
 def payload(n: int = 20) -> list[int]:
-    """Values 1..15: a reading stuck at its calibration decodes none of them."""
-    return [1 + secrets.randbelow(15) for _ in range(n)]
+    """Values 1..14: a reading stuck at either calibration (0, 15) decodes none of them."""
+    return [1 + secrets.randbelow(14) for _ in range(n)]
 
 
 def decode(channel: Channel, readings: list[object]) -> list[int | None]:

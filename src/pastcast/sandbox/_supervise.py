@@ -66,10 +66,11 @@ Scratch = tuple[str, int, int]
 
 
 def child_setup(cpu_s: int, memory_bytes: int, scratch: Scratch | None) -> None:
-    """Runs in the child between fork and exec: limits, then the scratch tmpfs."""
-    _set_limits(cpu_s, memory_bytes)
+    """Runs in the child between fork and exec: the scratch tmpfs, then the limits (the child
+    still holds every descriptor of the parent until exec, maybe more than the limit allows)."""
     if scratch is not None:
         scratch_setup(*scratch)
+    _set_limits(cpu_s, memory_bytes)
 
 
 class _Run:
