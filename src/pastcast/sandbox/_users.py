@@ -17,7 +17,6 @@ import fcntl
 import os
 import secrets
 import stat
-import tempfile
 from collections.abc import Iterator
 
 from pastcast.sandbox._result import SandboxUnavailable
@@ -28,12 +27,14 @@ SANDBOX_UIDS = range(1_600_000_000, 1_600_000_000 + 4096)
 """Host uids (and gids) of root-started sandboxes: outside system users, regular users and the
 subordinate ranges tools allocate from 100000 up; one per sandbox running at a time."""
 
-_LOCK_FOLDER = "pastcast-sandbox-users"
+# One folder for the whole host, whatever TMPDIR a process has: every root process that starts
+# sandboxes must see every lease.
+_LOCK_FOLDER = "/tmp/pastcast-sandbox-users"
 
 
 def _lock_folder() -> str:
     """Root's folder of lease files, refused if anyone else could have planted or changed it."""
-    folder = os.path.join(tempfile.gettempdir(), _LOCK_FOLDER)
+    folder = _LOCK_FOLDER
     with contextlib.suppress(FileExistsError):
         os.mkdir(folder, 0o700)
     info = os.lstat(folder)
