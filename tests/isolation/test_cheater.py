@@ -74,10 +74,31 @@ def test_a_plugin_the_sandbox_cannot_read_fails_the_run_in_one_line(
 ) -> None:
     if os.getuid() != 0:
         pytest.skip("only a root caller runs the sandbox as another user")
-    plugin = tmp_path / "private" / "agent.py"
-    plugin.parent.mkdir(mode=0o700)
+    plugin = tmp_path / "agent.py"
     plugin.write_text("")
-    plugin.parent.chmod(0o700)
+    plugin.chmod(0o600)
     spec = agent_spec("isolated", agent="x", plugin=str(plugin), label="x")
-    with pytest.raises(ValueError, match=r"sandbox bind .*agent.py.*: not readable by"):
+    with pytest.raises(ValueError, match=r"sandbox bind .*agent.py.*: not readable by other"):
         _run(tmp_path, spec)
+
+
+def test_a_plugin_in_a_folder_closed_to_others_runs(
+    tmp_path: Path, bindable_environment: None
+) -> None:
+    """pytest's own folders are private to their user, as a home or ``mktemp -d`` is."""
+    private = tmp_path / "private"
+    private.mkdir(mode=0o700)
+    plugin = private / "agent.py"
+    plugin.write_text(
+        "from pastcast.agents import register_agent\n"
+        "from pastcast.records import Forecast\n"
+        "@register_agent('sure')\n"
+        "class Sure:\n"
+        "    def forecast(self, episode):\n"
+        "        probs = {l: 1.0 for l in episode.question.labels}\n"
+        "        return Forecast(probs=probs, rationale='ran')\n"
+    )
+    plugin.chmod(0o644)
+    spec = agent_spec("isolated", agent="sure", plugin=str(plugin), label="sure")
+    steps = _run(tmp_path, spec)
+    assert [s.forecast.rationale for s in steps] == ["ran", "ran"], steps[0].episode.error

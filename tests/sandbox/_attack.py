@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import fcntl
 import os
 import platform
 import re
@@ -12,7 +13,8 @@ from typing import Any
 
 import pytest
 
-from pastcast.sandbox import SandboxResult, run_python, sandbox_available
+from pastcast.sandbox import SANDBOX_UIDS, SandboxResult, run_python, sandbox_available
+from pastcast.sandbox._users import _LOCK_FOLDER as LEASES
 
 available, why = sandbox_available()
 needs_sandbox = pytest.mark.skipif(not available, reason=f"sandbox unavailable: {why}")
@@ -21,6 +23,8 @@ x86_64_only = pytest.mark.skipif(
 )
 
 SANDBOX_UID = 65534
+"""The sandbox's uid inside; on the host a root caller's sandboxes run as uids of SANDBOX_UIDS."""
+HOST_UIDS = set(SANDBOX_UIDS) if os.getuid() == 0 else {os.getuid()}
 
 # Runs first in every attack: names the process (threads inherit the name) so the host can find
 # anything it leaves behind, and gives raw system calls that report the errno by name.
@@ -57,18 +61,35 @@ def tasks_named(token: str) -> list[str]:
     return found
 
 
-def _sandbox_user_tasks() -> set[tuple[str, str]]:
-    """(pid, start time) of every host process running as the sandbox's user."""
+def _sandbox_user_tasks() -> set[tuple[str, str, int]]:
+    """(pid, start time, uid) of every host process running as a sandbox's user."""
     out = set()
     for status in Path("/proc").glob("[0-9]*/status"):
         try:
             uid = re.search(r"^Uid:\s+(\d+)", status.read_text(), re.M)
-            if uid and int(uid.group(1)) == SANDBOX_UID:
+            if uid and int(uid.group(1)) in HOST_UIDS:
                 start = (status.parent / "stat").read_text().rsplit(")", 1)[1].split()[19]
-                out.add((status.parent.name, start))
+                out.add((status.parent.name, start, int(uid.group(1))))
         except (OSError, IndexError):
             continue
     return out
+
+
+def _leased(uid: int) -> bool:
+    """Whether a running sandbox (of this process or another) holds ``uid`` now."""
+    if os.getuid() != 0:
+        return False
+    try:
+        fd = os.open(os.path.join(LEASES, str(uid)), os.O_RDONLY)
+    except FileNotFoundError:
+        return False
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return True
+    finally:
+        os.close(fd)
+    return False
 
 
 def new_token() -> str:
@@ -81,7 +102,9 @@ def run_attack(code: str, token: str | None = None, **options: Any) -> SandboxRe
     before, children = _sandbox_user_tasks(), _our_children()
     res = run_python(PRELUDE.format(token=token) + textwrap.dedent(code), **options)
     assert not tasks_named(token), f"sandbox tasks still alive after the call: {res}"
-    left = _sandbox_user_tasks() - before
+    # Another process's sandboxes may run meanwhile: they hold their users' leases.
+    left = {t for t in _sandbox_user_tasks() - before if not _leased(t[2])}
+    left &= _sandbox_user_tasks()  # and still alive once the lease was seen free
     assert not left, f"processes of the sandbox user still alive: {left}"
     assert not _our_children() - children, "a child process of the caller was not reaped"
     return res

@@ -4,6 +4,7 @@ meet. Every run also proves that nothing of it is left alive afterwards (``run_a
 from __future__ import annotations
 
 import contextlib
+import os
 import socket
 import threading
 import time
@@ -12,6 +13,8 @@ from pathlib import Path
 import pytest
 from _attack import SANDBOX_UID, fields, needs_sandbox, new_token, run_attack, tasks_named
 from _attack import x86_64_only as x86_64
+
+from pastcast.sandbox import SANDBOX_UIDS
 
 pytestmark = needs_sandbox
 
@@ -59,14 +62,16 @@ def test_runs_as_an_unprivileged_host_user_without_capabilities() -> None:
     runner.join()
     assert seen, "the sandboxed process was never seen"
     status = seen[0]
-    assert status["Uid"].split() == [str(SANDBOX_UID)] * 4
-    assert status["Gid"].split() == [str(SANDBOX_UID)] * 4
+    host_uid = status["Uid"].split()[0]
+    assert int(host_uid) in SANDBOX_UIDS if os.getuid() == 0 else int(host_uid) == os.getuid()
+    assert status["Uid"].split() == [host_uid] * 4
+    assert status["Gid"].split() == [host_uid] * 4
     assert status["Groups"] == ""
     for caps in ("CapInh", "CapPrm", "CapEff", "CapBnd", "CapAmb"):
         assert int(status[caps], 16) == 0, caps
     assert status["NoNewPrivs"] == "1" and status["Seccomp"] == "2"
-    # The user namespace maps the sandbox's uid onto the same unprivileged host uid, not root.
-    assert status["uid_map"].split() == [str(SANDBOX_UID), str(SANDBOX_UID), "1"]
+    # The user namespace maps the sandbox's uid onto that unprivileged host uid, not root.
+    assert status["uid_map"].split() == [str(SANDBOX_UID), host_uid, "1"]
 
 
 def test_global_kernel_settings_are_out_of_reach() -> None:

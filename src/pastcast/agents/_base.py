@@ -76,6 +76,8 @@ class AgentInfo:
     prompts: PromptIds = ()
     calls: CallEstimator = unless_declared
     """Model calls of one step (``pastcast plan`` prices them)."""
+    isolated: bool = False
+    """Its code runs in a sandboxed process (the runner then schedules it by cutoff)."""
 
     def prompt_ids(self, spec: AgentSpec) -> tuple[str, ...]:
         return tuple(self.prompts(spec) if callable(self.prompts) else self.prompts)
@@ -90,6 +92,7 @@ def register_agent(
     prompts: PromptIds = (),
     calls: CallEstimator | None = None,
     upgrade: ArgsUpgrade | None = None,
+    isolated: bool = False,
 ) -> Callable[[F], F]:
     """Register an agent factory under ``name``.
 
@@ -98,11 +101,17 @@ def register_agent(
     ``prompts`` names the prompt files the agent sends, so the run-log header records them.
     ``calls`` estimates its model calls per step from its arguments and the step's budgets (by
     default: one given a ``model``, none otherwise); ``upgrade`` rewrites arguments of an
-    earlier spelling.
+    earlier spelling. ``isolated`` says its code runs sandboxed, apart from the run
+    (docs/isolation.md).
     """
     if role not in get_args(AgentRole):
         raise RegistryError(f"agent {name!r}: role must be one of {get_args(AgentRole)}")
-    meta: dict[str, Any] = {"role": role, "market_access": market_access, "prompts": prompts}
+    meta: dict[str, Any] = {
+        "role": role,
+        "market_access": market_access,
+        "prompts": prompts,
+        "isolated": isolated,
+    }
     if calls is not None:
         meta["calls"] = calls
     if upgrade is not None:
@@ -122,6 +131,7 @@ def _info(entry: Entry[Agent]) -> AgentInfo:
         description=entry.description,
         prompts=meta.get("prompts", ()),
         calls=meta.get("calls", unless_declared),
+        isolated=bool(meta.get("isolated", False)),
     )
 
 

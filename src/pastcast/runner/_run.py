@@ -23,7 +23,7 @@ from datetime import UTC, date, datetime
 from pathlib import Path
 from typing import Any
 
-from pastcast.agents import prompts_for
+from pastcast.agents import agent_info, prompts_for
 from pastcast.corpus import CorpusBackend, corpus_identity
 from pastcast.dataset import Dataset
 from pastcast.models import model_cutoff
@@ -31,6 +31,7 @@ from pastcast.records import RETRYABLE_FAILURES, CorpusIdentity, Notebook, StepK
 from pastcast.runlog import AgentSpec, RunHeader, RunLogWriter
 from pastcast.runner._accounting import Accounting, RunStats, progress_display
 from pastcast.runner._config import Execution, RunConfig
+from pastcast.runner._cutoff_gate import CutoffGate
 from pastcast.runner._executors import Executor, executors
 from pastcast.runner._version import code_version
 from pastcast.runner._work import CorpusRef, StepOutcome, StepTask, WorkContext
@@ -116,6 +117,9 @@ def _nothing_to_run(dataset: Dataset, config: RunConfig) -> NothingToRun:
     return NothingToRun("dataset", f"{dataset.id}: no event has forecast steps")
 
 
+_HELD_MAX = 1024
+
+
 class _Driver:
     """Feeds an executor with ready steps and writes what comes back (the one writer)."""
 
@@ -136,6 +140,9 @@ class _Driver:
         self.retried = 0
         self._fresh = self._initial(chains)
         self._next: deque[StepTask] = deque()  # continuations of memory-on chains go first
+        # Isolated steps at another cutoff than those in flight wait here (docs/isolation.md).
+        self.gate = CutoffGate(lambda spec: agent_info(spec).isolated)
+        self._held: list[StepTask] = []
         self._done: queue.Queue[tuple[StepTask, StepOutcome | BaseException]] = queue.Queue()
         self._in_flight = 0
         self._error: BaseException | None = None
@@ -166,11 +173,24 @@ class _Driver:
                 if chain.key(step) not in self.writer.done:
                     yield self._task(chain, step, None)
 
+    def _admitted(self) -> StepTask | None:
+        """The next step the cutoff gate admits; those it holds back wait (a bounded number)."""
+        for i, task in enumerate(self._held):
+            if self.gate.admits(task):
+                return self._held.pop(i)
+        while len(self._held) < _HELD_MAX:
+            fresh = self._next.popleft() if self._next else next(self._fresh, None)
+            if fresh is None or self.gate.admits(fresh):
+                return fresh
+            self._held.append(fresh)
+        return None
+
     def _fill(self) -> None:
         while self._error is None and self._in_flight < self.limit:
-            task = self._next.popleft() if self._next else next(self._fresh, None)
+            task = self._admitted()
             if task is None:
                 return
+            self.gate.started(task)
             self.executor.submit(task, lambda t, o: self._done.put((t, o)))
             self._in_flight += 1
             self.stats.running += 1
@@ -200,6 +220,7 @@ class _Driver:
                     break
             written = 0
             for task, outcome in batch:
+                self.gate.finished(task)
                 self._in_flight -= 1
                 self.stats.running -= 1
                 if isinstance(outcome, BaseException):

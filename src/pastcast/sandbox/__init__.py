@@ -13,8 +13,10 @@ from pastcast.sandbox._process import (
 )
 from pastcast.sandbox._result import KilledReason, SandboxResult, SandboxUnavailable
 from pastcast.sandbox._run import run_python, sandbox_available
+from pastcast.sandbox._users import SANDBOX_UIDS
 
 __all__ = [
+    "SANDBOX_UIDS",
     "KilledReason",
     "LineHandler",
     "PythonEnvironment",

@@ -4,8 +4,9 @@ Isolation: every namespace unshared (no network at all, not even loopback; own p
 everything it started dies with it; own IPC and UTS), no nested user namespaces, all capabilities
 dropped, uid/gid 65534, a fresh environment (no API key or data path of the parent), the seccomp
 filter applied just before the interpreter starts. The root is a read-only tmpfs holding only
-what ``SandboxRoot`` lists, four character devices (null, zero, random, urandom) and a private,
-size-limited tmpfs ``/tmp`` as the only writable place. No ``/proc``, ``/sys`` or ``/dev/shm``.
+what ``SandboxRoot`` lists, four character devices (null, zero, random, urandom) and a private
+tmpfs ``/tmp``, limited in bytes and inodes (``_scratch.py`` mounts it), as the only writable
+place. No ``/proc``, ``/sys`` or ``/dev/shm``.
 """
 
 from __future__ import annotations
@@ -39,7 +40,7 @@ def bwrap_command(
     bwrap: str,
     root: SandboxRoot,
     *,
-    scratch_bytes: int,
+    scratch: str,
     seccomp_fd: int,
     info_fd: int,
     command: Sequence[str] | None = None,
@@ -50,7 +51,9 @@ def bwrap_command(
 
     ``seccomp_fd`` holds the BPF filter; bubblewrap writes ``{"child-pid": N}`` (the sandbox's
     pid 1 as this process sees it) to ``info_fd``. Both are closed before the interpreter runs.
-    ``binds`` (host path, sandbox path) are added read-only to the root; ``env`` adds variables.
+    ``scratch`` is the host-side path of the run's scratch tmpfs (mounted in the child's own mount
+    namespace); ``binds`` (host path, sandbox path) are added read-only to the root; ``env`` adds
+    variables.
     """
     uid = str(SANDBOX_UID)
     cmd = [
@@ -78,7 +81,7 @@ def bwrap_command(
     for key, value in {**_ENV, **(env or {})}.items():
         cmd += ["--setenv", key, value]
     # Scratch first: an interpreter installed under /tmp is then bound on top of it.
-    cmd += ["--size", str(scratch_bytes), "--tmpfs", SCRATCH]
+    cmd += ["--bind", scratch, SCRATCH]
     for target, link in root.symlinks:
         cmd += ["--symlink", target, link]
     for source, dest in root.binds:

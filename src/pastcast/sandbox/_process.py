@@ -24,11 +24,14 @@ from dataclasses import dataclass
 from functools import cache
 
 from pastcast.sandbox._bwrap import bwrap_command, find_bwrap
+from pastcast.sandbox._mirror import open_to_others, reachable_source
 from pastcast.sandbox._result import KilledReason, SandboxResult, SandboxUnavailable
-from pastcast.sandbox._root import SANDBOX_UID, _readable, _shared_libraries, sandbox_root
+from pastcast.sandbox._root import _shared_libraries, sandbox_root
 from pastcast.sandbox._run import _sealed, sandbox_available
+from pastcast.sandbox._scratch import scratch_inodes, staging_dir
 from pastcast.sandbox._seccomp import sandbox_filter
-from pastcast.sandbox._supervise import _Run, _set_limits
+from pastcast.sandbox._supervise import _Run, child_setup
+from pastcast.sandbox._users import lease_user
 
 __all__ = [
     "LineHandler",
@@ -124,15 +127,17 @@ def program_binds(executable: str) -> tuple[tuple[str, str], ...]:
 
 def check_binds(binds: Sequence[tuple[str, str]]) -> None:
     """``ValueError`` naming the first bind whose source is missing or that the sandbox's user
-    cannot read, or whose place inside is not absolute."""
+    could not read, or whose place inside is not absolute. Folders closed to others above a
+    source do not matter: such a source is bound through a readable mirror (``_mirror.py``)."""
     for source, dest in binds:
         if not os.path.isabs(dest):
             raise ValueError(f"sandbox bind {source!r}: the place inside, {dest!r}, is relative")
         if not os.path.exists(source):
             raise ValueError(f"sandbox bind {source!r}: no such file or directory")
-        if not _readable(source, by_others=_as_root()):
-            who = f"uid {SANDBOX_UID}" if _as_root() else "the current user"
-            raise ValueError(f"sandbox bind {source!r}: not readable by {who}")
+        if _as_root() and not open_to_others(source):
+            raise ValueError(f"sandbox bind {source!r}: not readable by other users")
+        if not _as_root() and not os.access(source, os.R_OK):
+            raise ValueError(f"sandbox bind {source!r}: not readable by the current user")
 
 
 class _Conversation:
@@ -216,23 +221,28 @@ def run_sandboxed(
     assert bwrap is not None  # sandbox_available checked it
     check_binds(binds)
     as_root = _as_root()
+    if as_root:
+        binds = [(reachable_source(source), dest) for source, dest in binds]
     root = sandbox_root(as_root)
     cpu = cpu_s if cpu_s is not None else max(1, math.ceil(timeout_s))
+    scratch = (staging_dir(), scratch_mb << 20, scratch_inodes(scratch_mb))
     fds: list[int] = []
-    try:
+    with contextlib.ExitStack() as stack:  # the sandbox user's lease, held until it is gone
+        stack.callback(_close_all, fds)
         fds.append(seccomp_fd := _sealed("pastcast-seccomp", sandbox_filter()))
         info_r, info_w = os.pipe2(os.O_CLOEXEC)
         fds += [info_r, info_w]
         argv = bwrap_command(
             bwrap,
             root,
-            scratch_bytes=scratch_mb << 20,
+            scratch=scratch[0],
             seccomp_fd=seccomp_fd,
             info_fd=info_w,
             command=command,
             binds=binds,
             env={**_THREADS_ENV, **(env or {})},
         )
+        uid = stack.enter_context(lease_user())
         start = time.monotonic()
         try:
             proc = subprocess.Popen(
@@ -241,24 +251,21 @@ def run_sandboxed(
                 stdout=subprocess.PIPE,
                 stderr=subprocess.PIPE,
                 env={"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8"},
-                preexec_fn=lambda: _set_limits(cpu, memory_mb << 20),
+                preexec_fn=lambda: child_setup(cpu, memory_mb << 20, scratch),
                 start_new_session=True,
                 close_fds=True,
                 pass_fds=(seccomp_fd, info_w),
-                user=SANDBOX_UID if as_root else None,
-                group=SANDBOX_UID if as_root else None,
-                extra_groups=[] if as_root else None,
+                user=uid,
+                group=uid,
+                extra_groups=[] if uid is not None else None,
             )
-        except OSError as exc:
+        except (OSError, subprocess.SubprocessError) as exc:
             why = f"the sandbox could not start: {exc}"
             return SandboxResult(stdout="", stderr=why, exit_code=None, error=why)
         os.close(info_w)
         fds.remove(info_w)
         talk = _Conversation(on_line, max_line, max_stderr)
         reason, exit_code = _supervise(proc, info_r, talk, start + timeout_s, cpu)
-    finally:
-        for fd in fds:
-            os.close(fd)
     return SandboxResult(
         stdout="",
         stderr=bytes(talk.stderr).decode("utf-8", errors="replace"),
@@ -268,6 +275,11 @@ def run_sandboxed(
         elapsed_s=time.monotonic() - start,
         truncated=talk.stderr_cut,
     )
+
+
+def _close_all(fds: list[int]) -> None:
+    for fd in fds:
+        os.close(fd)
 
 
 def _supervise(

@@ -3,9 +3,10 @@ they load and the time-zone database. Nothing else of the host is visible: no /u
 /etc, no home directories, no project, data, run logs or site-packages.
 
 The interpreter must be readable by the unprivileged user the sandbox runs as. When the caller is
-root the sandbox drops to ``SANDBOX_UID`` before bubblewrap starts (bubblewrap itself is not
-setuid, so it can map the sandbox only onto the user that starts it), and an interpreter under a
-private directory (``/root/.pyenv``) is out of its reach: the system's ``python3`` is used then.
+root the sandbox drops to a host user of its own (``_users.py``) before bubblewrap starts
+(bubblewrap itself is not setuid, so it can map the sandbox only onto the user that starts it),
+and an interpreter under a private directory (``/root/.pyenv``) is out of its reach: the
+system's ``python3`` is used then.
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ from pastcast.sandbox._result import SandboxUnavailable
 __all__ = ["SANDBOX_UID", "SandboxRoot", "sandbox_root"]
 
 SANDBOX_UID = 65534
-"""The host user (``nobody``) the sandbox runs as when the caller is root."""
+"""The sandbox's uid inside (``nobody``); on the host it is the caller's, or a leased one."""
 
 _SYSTEM_PYTHONS = ("/usr/bin/python3", "/usr/local/bin/python3")
 _TOP_LINKS = ("/lib", "/lib64", "/lib32", "/libx32")
@@ -157,7 +158,7 @@ def sandbox_root(by_others: bool) -> SandboxRoot:
             root = _layout(executable, info, by_others=by_others)
             if root is not None:
                 return root
-    who = f"uid {SANDBOX_UID}" if by_others else "the current user"
+    who = "other users" if by_others else "the current user"
     raise SandboxUnavailable(
         f"no Python interpreter readable by {who} (tried {', '.join(candidates)}); "
         "install the system's python3"

@@ -17,8 +17,10 @@ from functools import cache
 from pastcast.sandbox._bwrap import bwrap_command, find_bwrap
 from pastcast.sandbox._result import SandboxResult, SandboxUnavailable
 from pastcast.sandbox._root import SANDBOX_UID, sandbox_root
+from pastcast.sandbox._scratch import scratch_inodes, staging_dir
 from pastcast.sandbox._seccomp import sandbox_filter
 from pastcast.sandbox._supervise import supervise
+from pastcast.sandbox._users import lease_user
 
 __all__ = ["run_python", "sandbox_available"]
 
@@ -81,26 +83,27 @@ def _sandboxed(
     as_root = os.getuid() == 0
     root = sandbox_root(as_root)
     program = sandbox_filter()
+    scratch = (staging_dir(), scratch_mb << 20, scratch_inodes(scratch_mb))
     fds: list[int] = []
     try:
         fds.append(seccomp_fd := _sealed("pastcast-seccomp", program))
         fds.append(code_fd := _sealed("pastcast-code", data))
         info_r, info_w = os.pipe2(os.O_CLOEXEC)
         fds += [info_r, info_w]
-        argv = bwrap_command(
-            bwrap, root, scratch_bytes=scratch_mb << 20, seccomp_fd=seccomp_fd, info_fd=info_w
-        )
-        return supervise(
-            argv,
-            code_fd,
-            timeout_s=timeout_s,
-            memory_mb=memory_mb,
-            max_output=max_output,
-            cpu_s=cpu_s,
-            pass_fds=(seccomp_fd, info_w),
-            info_fd=info_r,
-            user=SANDBOX_UID if as_root else None,
-        )
+        argv = bwrap_command(bwrap, root, scratch=scratch[0], seccomp_fd=seccomp_fd, info_fd=info_w)
+        with lease_user() as uid:
+            return supervise(
+                argv,
+                code_fd,
+                timeout_s=timeout_s,
+                memory_mb=memory_mb,
+                max_output=max_output,
+                cpu_s=cpu_s,
+                pass_fds=(seccomp_fd, info_w),
+                info_fd=info_r,
+                user=uid,
+                scratch=scratch,
+            )
     finally:
         for fd in fds:
             os.close(fd)

@@ -5,7 +5,14 @@ creating sockets of any family (only ``socketpair(AF_UNIX)`` stays, for asyncio'
 creating processes (threads stay, bounded by RLIMIT_NPROC), namespaces, mounts, tracing other
 processes, BPF, perf, userfaultfd, io_uring (it would bypass this filter), kernel keyrings,
 modules and kexec, SysV and POSIX IPC and memfds (memory outside RLIMIT_AS), growing pipe
-buffers, setting clocks and terminal input injection. libseccomp emits the architecture check:
+buffers, setting clocks and terminal input injection. Also refused, because concurrent sandboxes
+could signal each other through them (a covert channel across cutoffs): host-wide counters
+(``sysinfo``: task count, load, free memory; ``statfs``: free blocks and inodes of the host's
+file systems), state shared through the read-only files every sandbox sees (file locks,
+``inotify``/dnotify watches, page-cache residency: ``mincore``, ``cachestat``, ``RWF_NOWAIT``
+reads, dropping pages with ``fadvise``/``madvise``), and per-user settings (``PRIO_USER``,
+``IOPRIO_WHO_USER``). Setting extended attributes is refused too: they are kernel memory that
+no limit of the sandbox counts. libseccomp emits the architecture check:
 a system call made through another ABI (i386 ``int 0x80``, x32) kills the process.
 """
 
@@ -19,7 +26,7 @@ from typing import Any
 
 from pastcast.sandbox._result import SandboxUnavailable
 
-__all__ = ["DENIED", "FORKS", "sandbox_filter"]
+__all__ = ["DENIED", "FORKS", "LOCKS", "XATTR_WRITES", "sandbox_filter"]
 
 _CLONE_THREAD = 0x00010000
 # Namespace flags of clone: refused even on a thread (no capability could use them anyway).
@@ -38,6 +45,18 @@ _TIOCSTI = 0x5412
 _TIOCLINUX = 0x541C
 _F_SETPIPE_SZ = 1031
 _PERSONALITY_QUERY = 0xFFFFFFFF
+_F_NOTIFY = 1026
+# F_GETLK, F_SETLK, F_SETLKW and their open-file-description forms.
+_LOCK_COMMANDS = (5, 6, 7, 36, 37, 38)
+_POSIX_FADV_DONTNEED = 4
+_POSIX_FADV_NOREUSE = 5
+_MADV_COLD = 20
+_MADV_PAGEOUT = 21
+_RWF_NOWAIT = 0x08
+_PRIO_USER = 2
+_IOPRIO_WHO_USER = 3
+# System calls newer than libseccomp 2.5 knows, by their x86_64 numbers (others: unknown, skipped).
+_NEWER_X86_64 = {"cachestat": 451, "setxattrat": 463, "removexattrat": 466}
 
 # Refused with EPERM. Names unknown to the installed libseccomp are skipped (see _resolve).
 DENIED: tuple[str, ...] = (
@@ -139,6 +158,30 @@ DENIED: tuple[str, ...] = (
     "mq_timedreceive",
     "mq_notify",
     "mq_getsetattr",
+    # host-wide counters another sandbox moves (task count, load, free memory, free blocks)
+    "sysinfo",
+    "statfs",
+    "fstatfs",
+    # watching the read-only files every sandbox shares, or their page-cache residency
+    "inotify_init",
+    "inotify_init1",
+    "inotify_add_watch",
+    "mincore",
+    "cachestat",
+    "readahead",
+)
+# Refused with ENOLCK: a lock on a shared read-only file is visible to every other sandbox.
+LOCKS: tuple[str, ...] = ("flock",)
+# Refused with EOPNOTSUPP, as on a file system without them: kernel memory outside every limit.
+XATTR_WRITES: tuple[str, ...] = (
+    "setxattr",
+    "lsetxattr",
+    "fsetxattr",
+    "setxattrat",
+    "removexattr",
+    "lremovexattr",
+    "fremovexattr",
+    "removexattrat",
 )
 # Process creation fails like an exhausted process table, so callers see an ordinary OSError.
 FORKS: tuple[str, ...] = ("fork", "vfork")
@@ -158,11 +201,37 @@ def _resolve(lib: Any, names: Iterable[str]) -> list[int]:
     """System call numbers of ``names``; pseudo numbers (negative, not on this architecture)
     are kept, since libseccomp ignores them, and unknown names are dropped."""
     out = []
+    x86_64 = os.uname().machine == "x86_64"
     for name in names:
         nr = int(lib.resolve_syscall(lib.Arch.NATIVE, name))
+        if nr == -1 and x86_64:
+            nr = _NEWER_X86_64.get(name, -1)
         if nr != -1:
             out.append(nr)
     return out
+
+
+def _add_channel_rules(lib: Any, flt: Any) -> None:
+    """What concurrent sandboxes could signal each other through, and extended attributes."""
+    eperm = lib.ERRNO(errno.EPERM)
+    for nr in _resolve(lib, LOCKS):
+        flt.add_rule(lib.ERRNO(errno.ENOLCK), nr)
+    for nr in _resolve(lib, XATTR_WRITES):
+        flt.add_rule(lib.ERRNO(errno.EOPNOTSUPP), nr)
+    low = 0xFFFFFFFF
+    for command in _LOCK_COMMANDS:
+        flt.add_rule(lib.ERRNO(errno.ENOLCK), "fcntl", lib.Arg(1, lib.MASKED_EQ, low, command))
+    flt.add_rule(eperm, "fcntl", lib.Arg(1, lib.MASKED_EQ, low, _F_NOTIFY))
+    for advice in (_POSIX_FADV_DONTNEED, _POSIX_FADV_NOREUSE):
+        flt.add_rule(eperm, "fadvise64", lib.Arg(3, lib.MASKED_EQ, low, advice))
+    for advice in (_MADV_COLD, _MADV_PAGEOUT):
+        flt.add_rule(eperm, "madvise", lib.Arg(2, lib.MASKED_EQ, low, advice))
+    nowait = lib.Arg(5, lib.MASKED_EQ, _RWF_NOWAIT, _RWF_NOWAIT)
+    flt.add_rule(lib.ERRNO(errno.EOPNOTSUPP), "preadv2", nowait)
+    for call in ("getpriority", "setpriority"):
+        flt.add_rule(eperm, call, lib.Arg(0, lib.MASKED_EQ, low, _PRIO_USER))
+    for call in ("ioprio_get", "ioprio_set"):
+        flt.add_rule(eperm, call, lib.Arg(0, lib.MASKED_EQ, low, _IOPRIO_WHO_USER))
 
 
 @cache
@@ -189,6 +258,7 @@ def sandbox_filter() -> bytes:
         flt.add_rule(eperm, "ioctl", lib.Arg(1, lib.MASKED_EQ, 0xFFFFFFFF, request))
     flt.add_rule(eperm, "fcntl", lib.Arg(1, lib.MASKED_EQ, 0xFFFFFFFF, _F_SETPIPE_SZ))
     flt.add_rule(eperm, "personality", lib.Arg(0, lib.NE, _PERSONALITY_QUERY))
+    _add_channel_rules(lib, flt)
     # Exported into a memfd (this process is not filtered): a pipe could fill up while written.
     fd = os.memfd_create("pastcast-seccomp-export", os.MFD_CLOEXEC)
     with os.fdopen(fd, "w+b") as out:

@@ -1,8 +1,10 @@
 """Starting one run under resource limits, watching it, and stopping all of it.
 
 Limits are set in the child before bubblewrap starts (inherited by everything inside). For a
-caller that is root the child also becomes ``SANDBOX_UID`` first, so that RLIMIT_NPROC holds (the
-kernel exempts root) and nothing in the sandbox acts as the host's root:
+caller that is root the child also becomes a sandbox user of its own first (``_users.py``), so
+that RLIMIT_NPROC holds (the kernel exempts root), nothing in the sandbox acts as the host's root
+and concurrent sandboxes share no per-user counter. The child then mounts the scratch tmpfs
+(``_scratch.py``):
 
 - RLIMIT_CPU one second past the CPU budget (a backstop: the supervisor stops the run at the
   budget itself; the interpreter is its pid namespace's init, which ignores SIGXCPU);
@@ -34,8 +36,9 @@ import time
 from collections.abc import Sequence
 
 from pastcast.sandbox._result import KilledReason, SandboxResult
+from pastcast.sandbox._scratch import scratch_setup
 
-__all__ = ["FILE_BYTES", "MAX_FILES", "MAX_TASKS", "supervise"]
+__all__ = ["FILE_BYTES", "MAX_FILES", "MAX_TASKS", "Scratch", "child_setup", "supervise"]
 
 MAX_TASKS = 512
 MAX_FILES = 128
@@ -56,6 +59,18 @@ def _set_limits(cpu_s: int, memory_bytes: int) -> None:
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
     resource.setrlimit(resource.RLIMIT_MEMLOCK, (0, 0))
     resource.setrlimit(resource.RLIMIT_MSGQUEUE, (0, 0))
+
+
+Scratch = tuple[str, int, int]
+"""(staging folder, bytes, inodes) of a run's scratch tmpfs."""
+
+
+def child_setup(cpu_s: int, memory_bytes: int, scratch: Scratch | None) -> None:
+    """Runs in the child between fork and exec: the scratch tmpfs, then the limits (the child
+    still holds every descriptor of the parent until exec, maybe more than the limit allows)."""
+    if scratch is not None:
+        scratch_setup(*scratch)
+    _set_limits(cpu_s, memory_bytes)
 
 
 class _Run:
@@ -157,8 +172,10 @@ def supervise(
     info_fd: int | None = None,
     user: int | None = None,
     env: dict[str, str] | None = None,
+    scratch: Scratch | None = None,
 ) -> SandboxResult:
-    """Run ``argv`` with ``stdin_fd`` as its input; ``info_fd`` is bubblewrap's --info-fd pipe.
+    """Run ``argv`` with ``stdin_fd`` as its input; ``info_fd`` is bubblewrap's --info-fd pipe;
+    ``user`` the uid (and gid) to run as; ``scratch`` the tmpfs to mount before ``argv`` starts.
 
     ``cpu_s`` defaults to ``timeout_s`` rounded up: one thread then meets the wall clock first.
     """
@@ -172,7 +189,7 @@ def supervise(
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             env=env if env is not None else {"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8"},
-            preexec_fn=lambda: _set_limits(cpu, memory),
+            preexec_fn=lambda: child_setup(cpu, memory, scratch),
             start_new_session=True,
             close_fds=True,
             pass_fds=pass_fds,
@@ -180,8 +197,8 @@ def supervise(
             group=user,
             extra_groups=[] if user is not None else None,
         )
-    except OSError as exc:
-        # E.g. the task limit of the sandbox's user is spent by concurrent runs: nothing started.
+    except (OSError, subprocess.SubprocessError) as exc:
+        # E.g. the task limit of the sandbox's user is spent by its threads: nothing started.
         why = f"the sandbox could not start: {exc}"
         return SandboxResult(stdout="", stderr=why, exit_code=None, error=why)
     assert proc.stdout is not None and proc.stderr is not None

@@ -205,10 +205,11 @@ def isolated(
     return IsolatedAgent(agent, args, setting, plugin, timeout_s, memory_mb)
 
 
-register_agent("isolated", prompts=_inner_prompts, calls=_inner_calls)(isolated)
+register_agent("isolated", prompts=_inner_prompts, calls=_inner_calls, isolated=True)(isolated)
 register_agent(
     "isolated-market",
     market_access=True,
+    isolated=True,
     prompts=_inner_prompts,
     calls=_inner_calls,
     description="The isolated agent with the market price history tool (market-access setting).",
@@ -233,9 +234,10 @@ def external(
     return ExternalAgent(argv, list(files or ()), packages, served, timeout_s, memory_mb)
 
 
-register_agent("external")(external)
+register_agent("external", isolated=True)(external)
 register_agent(
     "external-market",
     market_access=True,
+    isolated=True,
     description="The external agent with the market price history tool (market-access setting).",
 )(external)

@@ -1,0 +1,74 @@
+"""A host user of its own for every concurrent sandbox.
+
+The kernel keeps per-user counters across the whole host: tasks (RLIMIT_NPROC), pending signals,
+pipe buffer pages, epoll watches, user namespaces. Two sandboxes under one uid could signal each
+other through them (one holds N threads, the other counts how many it can still make). A root
+caller therefore runs each sandbox as a uid leased from ``SANDBOX_UIDS`` for the call's duration;
+the lease is an exclusive ``flock`` on a file named after the uid, so it ends with the holder,
+crash included. A caller that is not root cannot change its uid: every sandbox it starts runs as
+itself (the runner then keeps concurrent isolated episodes at one cutoff; docs/isolation.md).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import fcntl
+import os
+import secrets
+import stat
+from collections.abc import Iterator
+
+from pastcast.sandbox._result import SandboxUnavailable
+
+__all__ = ["SANDBOX_UIDS", "lease_user"]
+
+SANDBOX_UIDS = range(1_600_000_000, 1_600_000_000 + 4096)
+"""Host uids (and gids) of root-started sandboxes: outside system users, regular users and the
+subordinate ranges tools allocate from 100000 up; one per sandbox running at a time."""
+
+# One folder for the whole host, whatever TMPDIR a process has: every root process that starts
+# sandboxes must see every lease.
+_LOCK_FOLDER = "/tmp/pastcast-sandbox-users"
+
+
+def _lock_folder() -> str:
+    """Root's folder of lease files, refused if anyone else could have planted or changed it."""
+    folder = _LOCK_FOLDER
+    with contextlib.suppress(FileExistsError):
+        os.mkdir(folder, 0o700)
+    info = os.lstat(folder)
+    if not stat.S_ISDIR(info.st_mode) or info.st_uid != 0 or info.st_mode & 0o022:
+        raise SandboxUnavailable(
+            f"{folder}: not a folder that only root can write (the sandbox users' leases)"
+        )
+    return folder
+
+
+@contextlib.contextmanager
+def lease_user() -> Iterator[int | None]:
+    """A uid no other sandbox holds while the block runs; None when the caller is not root."""
+    if os.getuid() != 0:
+        yield None
+        return
+    folder = _lock_folder()
+    start = secrets.randbelow(len(SANDBOX_UIDS))  # concurrent callers rarely probe the same
+    for i in range(len(SANDBOX_UIDS)):
+        uid = SANDBOX_UIDS[(start + i) % len(SANDBOX_UIDS)]
+        flags = os.O_RDWR | os.O_CREAT | os.O_CLOEXEC | os.O_NOFOLLOW
+        fd = os.open(os.path.join(folder, str(uid)), flags, 0o600)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError as exc:
+            os.close(fd)
+            if exc.errno in (errno.EWOULDBLOCK, errno.EAGAIN):
+                continue
+            raise
+        try:
+            yield uid
+        finally:
+            os.close(fd)  # releases the lease
+        return
+    raise SandboxUnavailable(
+        f"all {len(SANDBOX_UIDS)} sandbox users are in use by sandboxes running now"
+    )
