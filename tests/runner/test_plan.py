@@ -67,7 +67,9 @@ def test_yaml_plans_read_like_toml(tmp_path: Path) -> None:
     text = "models:\n  - spec: openai:gpt-4o-mini\nsettings: [no_tools, memory_on]\nrollouts: 3\n"
     plan = load_plan(_write(tmp_path, text, "plan.yaml"))
     assert plan.rollouts == 3 and plan.settings == ("no_tools", "memory_on")
-    with pytest.raises(PlanError, match=r"plan.yml: models\[0\].label: Input should be a valid"):
+    with pytest.raises(
+        PlanError, match=r"plan.yml: field models\[0\].label: Input should be a valid"
+    ):
         load_plan(_write(tmp_path, "models:\n  - spec: openai:x\n    label: [1]\n", "plan.yml"))
 
 

@@ -107,7 +107,7 @@ def test_a_bad_plan_exits_2_naming_the_key(tmp_path: Path) -> None:
     for command in (["plan", str(plan)], ["run", "--config", str(plan)]):
         result = cli.invoke(app, command)
         assert result.exit_code == 2
-        assert result.stderr.startswith(f"error: {plan}: models[0].options: ")
+        assert result.stderr.startswith(f"error: {plan}: field models[0].options: ")
 
 
 def test_run_without_agents_or_plan_is_a_usage_error(tmp_path: Path) -> None:

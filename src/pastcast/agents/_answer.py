@@ -28,6 +28,7 @@ from pastcast.agents._prompts import answer_template, choice_template, question_
 from pastcast.env import Episode, QuestionView
 from pastcast.models import ChatRequest, ContextOverflow, Model, ReasoningEffort
 from pastcast.records import BINARY_LABELS, Event, Forecast, Message, Record
+from pastcast.validation import problems
 
 __all__ = [
     "AnswerForm",
@@ -94,9 +95,7 @@ def stage_settings(stages: Mapping[Any, Any] | None, known: Sequence[str]) -> di
         try:
             checked = TypeAdapter(StageSettings).validate_python(settings)
         except ValidationError as exc:
-            err = exc.errors()[0]
-            where = ".".join(str(p) for p in err["loc"])
-            raise ValueError(f"stages.{stage}.{where}: {err['msg']}") from None
+            raise ValueError(problems(exc, root=("stages", stage))[0]) from None
         out[stage] = Decoding.model_validate(checked)
     return out
 

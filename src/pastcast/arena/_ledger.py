@@ -30,6 +30,7 @@ from pastcast.arena._records import RoundScore, SignedCommit, SignedReveal
 from pastcast.arena._rules import ArenaRules
 from pastcast.arena._scoring import YES_INDEX
 from pastcast.arena._snapshot import ArenaSnapshot
+from pastcast.validation import first_problem
 
 __all__ = ["GENESIS_PREV", "LedgerArena", "LedgerError", "LedgerSummary", "verify_ledger"]
 
@@ -262,8 +263,9 @@ def _replay(path: Path) -> tuple[ArenaRules, str, int, int]:
                 except ArenaRejected as exc:
                     raise LedgerError(f"{where}: {record.get('kind')}: {exc.reason}") from None
                 except (ValidationError, KeyError, TypeError, ValueError) as exc:
+                    why = first_problem(exc) if isinstance(exc, ValidationError) else exc
                     raise LedgerError(
-                        f"{where}: malformed {record.get('kind')} record: {exc}"
+                        f"{where}: malformed {record.get('kind')} record: {why}"
                     ) from None
                 if applied != record:
                     raise LedgerError(

@@ -43,6 +43,7 @@ from pastcast.corpus.sources import (
 from pastcast.cutoff import parse_cutoff, parse_timestamp
 from pastcast.owned import check_replaceable
 from pastcast.records import Document
+from pastcast.validation import first_error
 
 _TARGET_HELP = (
     "Index directory, or a PostgreSQL database URL (postgres://... or postgresql://..., "
@@ -83,9 +84,8 @@ def _filters(
     try:
         return SearchFilter.model_validate(fields | {"since": lower})
     except ValidationError as exc:
-        err = exc.errors()[0]
-        name = "-".join(str(p) for p in err["loc"]).replace("_", "-")
-        fail(f"--{name}: {str(err['msg']).removeprefix('Value error, ')}")
+        loc, msg = first_error(exc)
+        fail(f"--{'-'.join(str(p) for p in loc).replace('_', '-')}: {msg}")
 
 
 Schema = Annotated[

@@ -41,6 +41,7 @@ from pastcast.records import Setting
 from pastcast.runlog import AgentSpec, RunLogError, header_path, read_run_log
 from pastcast.runner import NothingToRun, RunConfig, RunResult, run_benchmark
 from pastcast.scoring import Fallback, summarize
+from pastcast.validation import first_error
 
 __all__ = [
     "DEMO_AGENTS",
@@ -175,10 +176,10 @@ def _option(field: str) -> str:
 
 def _invalid(exc: ValidationError) -> str:
     """The first problem of a config, named by its command-line option."""
-    first = exc.errors()[0]
-    fields = [str(p) for p in first["loc"] if isinstance(p, str)]
+    loc, msg = first_error(exc)
+    fields = [p for p in loc if isinstance(p, str)]
     option = _option(fields[-1]) if fields else "options"
-    return f"{option}: {first['msg']}"
+    return f"{option}: {msg}"
 
 
 def plan(

@@ -33,6 +33,7 @@ from pastcast.models import known_providers
 from pastcast.records import Setting
 from pastcast.registry import RegistryError
 from pastcast.runlog import AgentSpec
+from pastcast.validation import problems
 
 __all__ = [
     "AGENT_FORM",
@@ -157,7 +158,7 @@ def _check_types(factory: Callable[..., Any], args: Mapping[str, Any], where: st
         except PydanticUserError:
             continue  # a type pydantic cannot check
         except ValidationError as exc:
-            msg = exc.errors()[0]["msg"]
+            msg = problems(exc)[0]
             raise ValueError(f"{where}: argument {key!r}: {msg} (got {value!r})") from None
 
 

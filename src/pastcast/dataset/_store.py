@@ -29,6 +29,7 @@ from pastcast.cutoff import last_complete_day, step_precedes_resolution
 from pastcast.dataset._dataset import Dataset
 from pastcast.owned import check_replaceable, mark
 from pastcast.records import DailyBelief, Event, Resolution, StepSpec, TextVersion
+from pastcast.validation import first_problem
 
 __all__ = [
     "FORMAT_VERSION",
@@ -289,9 +290,7 @@ def _validated(path: Path, rows: list[dict[str, Any]], build: Any) -> Iterator[A
         try:
             yield build(row)
         except ValidationError as err:
-            first = err.errors()[0]
-            loc = ".".join(str(p) for p in first["loc"]) or "<row>"
-            raise DatasetFormatError(f"{path}: row {i}: field {loc}: {first['msg']}") from None
+            raise DatasetFormatError(first_problem(err, f"{path}: row {i}")) from None
 
 
 def load_dataset(directory: str | Path) -> Dataset:

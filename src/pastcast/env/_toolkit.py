@@ -22,6 +22,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError, create_model
 
 from pastcast.models import ToolSpec
 from pastcast.records import Record
+from pastcast.validation import problems
 
 __all__ = [
     "BudgetExceeded",
@@ -140,11 +141,8 @@ class ToolDef:
         try:
             parsed = self.arguments.model_validate(dict(arguments))
         except ValidationError as exc:
-            problems = "; ".join(
-                f"{'.'.join(str(p) for p in e['loc']) or 'arguments'}: {e['msg']}"
-                for e in exc.errors()
-            )
-            raise ToolError(f"{self.name}: invalid arguments: {problems}") from None
+            found = "; ".join(problems(exc))
+            raise ToolError(f"{self.name}: invalid arguments: {found}") from None
         return {k: getattr(parsed, k) for k in type(parsed).model_fields}
 
     def example(self) -> str:

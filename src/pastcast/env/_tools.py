@@ -41,6 +41,7 @@ from pastcast.env._toolkit import (
 )
 from pastcast.models import ToolSpec
 from pastcast.records import DailyBelief, Document, ToolCall
+from pastcast.validation import problems
 
 __all__ = ["TOOLS", "BudgetExceeded", "ToolError", "Toolbox"]
 
@@ -184,7 +185,7 @@ class Toolbox:
                     given | {"since": None if since is None else cutoff_for_day(since)}
                 )
             except ValidationError as exc:
-                msg = "search: " + "; ".join(str(e["msg"]) for e in exc.errors())
+                msg = "search: " + "; ".join(problems(exc))
             if msg is None and not filters.is_empty() and not self._filters:
                 msg = "search: this corpus cannot filter searches (leave the filters out)"
         if backend is None or msg is not None:

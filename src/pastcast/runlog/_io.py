@@ -28,6 +28,7 @@ from pastcast.records import RETRYABLE_FAILURES, FailureReason, StepKey
 from pastcast.runlog._definition import definition_mismatch
 from pastcast.runlog._schema import SCHEMA_VERSION, RunHeader, StepRecord
 from pastcast.runlog._v1 import V1, v1_header, v1_step
+from pastcast.validation import first_problem
 
 __all__ = [
     "RunLog",
@@ -61,12 +62,6 @@ def retried_path(log_path: str | Path) -> Path:
     """Where records of failed steps go when they are run again (``retry_failed``):
     ``run.jsonl`` -> ``run.retried.jsonl``."""
     return Path(log_path).with_suffix(".retried.jsonl")
-
-
-def _describe(err: ValidationError) -> str:
-    first = err.errors()[0]
-    loc = ".".join(str(p) for p in first["loc"]) or "<record>"
-    return f"field {loc}: {first['msg']}"
 
 
 @dataclass(frozen=True)
@@ -117,7 +112,7 @@ def _read_header(path: Path) -> RunHeader:
     try:
         return RunHeader.model_validate(obj)
     except ValidationError as exc:
-        raise RunLogError(f"{path}: {_describe(exc)}") from None
+        raise RunLogError(first_problem(exc, str(path))) from None
 
 
 def read_run_log(path: str | Path) -> RunLog:
@@ -144,7 +139,7 @@ def read_run_log(path: str | Path) -> RunLog:
         try:
             header = RunHeader.model_validate(v1_header(first))
         except ValidationError as exc:
-            raise RunLogError(f"{p}:{lineno}: {_describe(exc)}") from None
+            raise RunLogError(first_problem(exc, f"{p}:{lineno}")) from None
         convert = v1_step
     else:
         where = f"{p}:1" if objects else str(p)
@@ -157,7 +152,7 @@ def read_run_log(path: str | Path) -> RunLog:
         try:
             steps.append(StepRecord.model_validate(convert(obj) if convert else obj))
         except ValidationError as exc:
-            raise RunLogError(f"{p}:{lineno}: {_describe(exc)}") from None
+            raise RunLogError(first_problem(exc, f"{p}:{lineno}")) from None
     return RunLog(p, header, tuple(steps), truncated)
 
 

@@ -34,6 +34,7 @@ from pastcast.runlog import AgentSpec
 from pastcast.runner._config import BreakerConfig, Execution, ProviderLimits, RunConfig
 from pastcast.runner._executors import executors
 from pastcast.textfiles import read_text_file
+from pastcast.validation import first_problem
 
 __all__ = [
     "PLAN_SETTINGS",
@@ -255,13 +256,6 @@ def _check_args(factory: str, args: Mapping[str, Any], where: str) -> None:
         raise PlanError(f"{where}: {exc}") from None
 
 
-def _location(loc: tuple[int | str, ...]) -> str:
-    out = ""
-    for part in loc:
-        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
-    return out
-
-
 def _read(path: Path) -> Any:
     try:
         text = read_text_file(path)
@@ -290,10 +284,7 @@ def load_plan(path: str | Path) -> ExperimentPlan:
     try:
         plan = ExperimentPlan.model_validate(raw)
     except ValidationError as exc:
-        first = exc.errors()[0]
-        msg = first["msg"].removeprefix("Value error, ")
-        where = f"{_location(first['loc'])}: " if first["loc"] else ""  # a plan-wide check
-        raise PlanError(f"{p}: {where}{msg}") from None
+        raise PlanError(first_problem(exc, str(p))) from None
     try:
         plan.agent_specs()
     except PlanError as exc:

@@ -23,6 +23,7 @@ from pastcast.records import Record, UtcDatetime
 from pastcast.runlog import RunLog, StepRecord
 from pastcast.runner import code_version
 from pastcast.train._guard import ExportError, split_name
+from pastcast.validation import first_problem
 from pastcast.world import world_named_by
 
 __all__ = [
@@ -117,9 +118,7 @@ def read_manifest(path: str | Path) -> ExportManifest:
     except OSError as exc:
         raise ExportError(f"{mp}: unreadable manifest ({exc.strerror})") from None
     except ValidationError as exc:
-        first = exc.errors()[0]
-        loc = ".".join(str(p) for p in first["loc"]) or "<manifest>"
-        raise ExportError(f"{mp}: field {loc}: {first['msg']}") from None
+        raise ExportError(first_problem(exc, str(mp))) from None
 
 
 def _world(dataset_id: str) -> Dataset | None:
