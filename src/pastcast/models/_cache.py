@@ -12,13 +12,12 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
-import tempfile
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Literal
 
 from pastcast import safejson
+from pastcast.atomic import write_atomic
 from pastcast.models._context import ContextLimits, context_limits_of
 from pastcast.models._protocol import ChatRequest, ChatResponse, Model, ModelError
 
@@ -109,14 +108,7 @@ class CachedModel:
             "request": request.model_dump(mode="json"),
             "response": response.model_dump(mode="json"),
         }
-        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-", suffix=".json")
-        try:
-            with os.fdopen(fd, "w", encoding="utf-8") as f:
-                f.write(_canonical(entry))
-            os.replace(tmp, path)
-        except BaseException:
-            Path(tmp).unlink(missing_ok=True)
-            raise
+        write_atomic(path, _canonical(entry))
 
     def chat(self, request: ChatRequest) -> ChatResponse:
         key = cache_key(self.name, request, self.settings)

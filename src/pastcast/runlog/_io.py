@@ -24,6 +24,7 @@ from pydantic import ValidationError
 from pydantic_core import PydanticSerializationError
 
 from pastcast import safejson
+from pastcast.atomic import write_atomic
 from pastcast.records import RETRYABLE_FAILURES, FailureReason, StepKey
 from pastcast.runlog._definition import definition_mismatch
 from pastcast.runlog._schema import SCHEMA_VERSION, RunHeader, StepRecord
@@ -177,30 +178,6 @@ def _encodable(value: Any) -> Any:
     return value
 
 
-def _write_atomically(path: Path, text: str) -> None:
-    """Write ``text`` to ``path`` so that it is either absent or complete, even on a crash."""
-    tmp = path.with_name(f".{path.name}.tmp")
-    with tmp.open("w", encoding="utf-8") as fh:
-        fh.write(text)
-        fh.flush()
-        os.fsync(fh.fileno())
-    os.replace(tmp, path)
-    _fsync_dir(path.parent)
-
-
-def _fsync_dir(path: Path) -> None:
-    try:
-        fd = os.open(path, os.O_RDONLY)
-    except OSError:  # a platform without directory handles: the rename is all we get
-        return
-    try:
-        os.fsync(fd)
-    except OSError:
-        pass
-    finally:
-        os.close(fd)
-
-
 def _lock(log: Path) -> IO[str]:
     """Take the log's exclusive lock, or raise ``RunLogError`` naming the process holding it."""
     fh = lock_path(log).open("a+", encoding="utf-8")
@@ -296,13 +273,13 @@ class RunLogWriter:
             self._fh: IO[str] = self.path.open("a", encoding="utf-8")
         else:
             self.header = header
-            _write_atomically(self.header_path, header.model_dump_json(indent=2) + "\n")
+            write_atomic(self.header_path, header.model_dump_json(indent=2) + "\n")
             self._fh = self.path.open("w", encoding="utf-8")
             self._sync()
 
     def _drop_partial_tail(self) -> None:
         data = self.path.read_bytes()
-        _replace_bytes(self.path, data[: data.rfind(b"\n") + 1])
+        write_atomic(self.path, data[: data.rfind(b"\n") + 1])
 
     def _end_last_line(self) -> None:
         """A complete last record without its newline (a crash between the two) gets it, so the
@@ -336,7 +313,7 @@ class RunLogWriter:
                     continue
                 if _key_of(json.loads(line)) not in drop:
                     kept.append(line if line.endswith("\n") else line + "\n")
-        _replace_bytes(self.path, "".join(kept).encode("utf-8"))
+        write_atomic(self.path, "".join(kept))
 
     def _sync(self) -> None:
         self._fh.flush()
@@ -366,17 +343,6 @@ class RunLogWriter:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
-
-
-def _replace_bytes(path: Path, data: bytes) -> None:
-    """Replace a file's content atomically (temporary file, fsync, rename)."""
-    tmp = path.with_suffix(path.suffix + ".tmp")
-    with tmp.open("wb") as fh:
-        fh.write(data)
-        fh.flush()
-        os.fsync(fh.fileno())
-    os.replace(tmp, path)
-    _fsync_dir(path.parent)
 
 
 def _key_of(obj: dict[str, Any]) -> tuple[StepKey, int]:
