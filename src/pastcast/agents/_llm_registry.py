@@ -14,7 +14,6 @@ both modes, and by each request (generation options and rollout included).
 from __future__ import annotations
 
 import inspect
-import json
 import threading
 from functools import partial
 from typing import Any, Literal
@@ -51,6 +50,7 @@ from pastcast.models import (
 )
 from pastcast.records import Setting
 from pastcast.runlog import AgentSpec
+from pastcast.safejson import canonical_json
 
 __all__ = ["agent_model", "clear_models", "load_models"]
 
@@ -101,7 +101,7 @@ def agent_model(
 ) -> Model:
     """The shared model for a spec (built lazily, optionally behind the record/replay cache)."""
     options = dict(model_options or {})
-    key = json.dumps([model, options, cache_dir, cache_mode], sort_keys=True)
+    key = canonical_json([model, options, cache_dir, cache_mode])
     with _MODELS_LOCK:
         found = _MODELS.get(key)
         if found is None:

@@ -30,6 +30,7 @@ from pastcast.arena._records import RoundScore, SignedCommit, SignedReveal
 from pastcast.arena._rules import ArenaRules
 from pastcast.arena._scoring import YES_INDEX
 from pastcast.arena._snapshot import ArenaSnapshot
+from pastcast.safejson import canonical_json
 from pastcast.validation import first_problem
 
 __all__ = ["GENESIS_PREV", "LedgerArena", "LedgerError", "LedgerSummary", "verify_ledger"]
@@ -42,7 +43,7 @@ class LedgerError(ValueError):
 
 
 def _canonical(obj: Any) -> bytes:
-    return json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode()
+    return canonical_json(obj).encode()
 
 
 def _line_hash(seq: int, at: int, prev: str, record: dict[str, Any]) -> str:

@@ -150,6 +150,7 @@ def _hash_rows(rows: Mapping[str, Iterable[Mapping[str, Any]]]) -> str:
         h.update(f"\x00table:{name}\n".encode())
         for row in rows[name]:
             canon = {k: _canonical(v) for k, v in row.items()}
+            # not canonical_json: its separators would change the id of every stored dataset
             h.update(json.dumps(canon, sort_keys=True, ensure_ascii=False).encode())
             h.update(b"\n")
     return h.hexdigest()

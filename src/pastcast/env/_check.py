@@ -15,7 +15,6 @@ durations. Every check was shown to fail on a deliberately broken environment
 from __future__ import annotations
 
 import contextlib
-import json
 import tempfile
 from collections.abc import Callable, Iterable
 from datetime import UTC, datetime, timedelta
@@ -31,6 +30,7 @@ from pastcast.env._toolkit import BudgetExceeded, ToolError
 from pastcast.models import ChatRequest, ScriptedModel
 from pastcast.records import Message, Record, Resolution, StepSpec
 from pastcast.runlog import AgentSpec
+from pastcast.safejson import canonical_json
 
 __all__ = ["EnvCheckError", "EnvCheckReport", "check_env"]
 
@@ -338,7 +338,7 @@ def _deterministic(
     out = []
     for key in sorted(first):
         a, b = first[key], second[key]
-        if json.dumps(a, sort_keys=True) != json.dumps(b, sort_keys=True):
+        if canonical_json(a) != canonical_json(b):
             where = _first_difference(a, b)
             out.append(f"step {key[2]}#{key[3]} differs between two identical runs at {where}")
     return out
