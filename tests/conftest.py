@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -22,3 +23,15 @@ def shared_data_dir() -> Path:
     if not (path / "README.md").is_file():
         pytest.skip(f"real data not found at {path} (set PASTCAST_SHARED_DATA to its location)")
     return path
+
+
+@pytest.fixture(autouse=True)
+def _registries_restored() -> Iterator[None]:
+    """Every pastcast registry holds after a test what it held before: a registration made for
+    one test never leaks into the next."""
+    from pastcast.registry import all_registries
+
+    saved = [(registry, registry.snapshot()) for registry in all_registries()]
+    yield
+    for registry, state in saved:
+        registry.restore(state)
