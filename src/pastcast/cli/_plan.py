@@ -62,7 +62,7 @@ def plan(
 ) -> None:
     """Show what a plan runs before running it: the work, the model calls, an estimated token
     count and cost from the price table, and events a model may remember (resolved before its
-    training cutoff). Run it with `pastcast run --config FILE`."""
+    knowledge cutoff). Run it with `pastcast run --config FILE`."""
     checked = load_checked_plan(file)
     try:
         dataset = reschedule(open_dataset(checked.dataset), checked.schedule)

@@ -86,7 +86,7 @@ def run_plan(
             executor=executor,
             corpus_ref=ref,
             retry_failed=retry_failed,
-            model_cutoffs=plan.model_cutoffs(),
+            knowledge_cutoffs=plan.knowledge_cutoffs(),
         )
     except (RunLogError, NothingToRun) as exc:  # a log in use or of another run; no steps
         fail(str(exc))

@@ -139,33 +139,34 @@ DatasetOpt = Annotated[
         "the full schedule of each event.",
     ),
 ]
-AfterCutoffOpt = Annotated[
+AfterKnowledgeCutoffOpt = Annotated[
     bool,
     typer.Option(
-        "--after-model-cutoff",
-        help="Keep only events that resolved after the training cutoff of every model in the "
+        "--after-knowledge-cutoff",
+        help="Keep only events that resolved after the knowledge cutoff of every model in the "
         "logs (a model may remember earlier outcomes).",
     ),
 ]
 
 
-def after_model_cutoff_only(runs: RunSet) -> RunSet:
+def after_knowledge_cutoff_only(runs: RunSet) -> RunSet:
     """``runs`` with only the steps of events no model of the logs may remember (exit 2 when
     that is unknown)."""
-    from pastcast.runner import after_model_cutoff
+    from pastcast.runner import after_knowledge_cutoff
 
     try:
-        kept = after_model_cutoff(runs.logs)
+        kept = after_knowledge_cutoff(runs.logs)
     except ValueError as err:
-        fail(str(err))
-    if kept.cutoff is not None:
+        fail(f"--after-knowledge-cutoff: {err}")
+    if kept.knowledge_cutoff is not None:
         typer.echo(
-            f"--after-model-cutoff: left out {kept.dropped_events} events ({kept.dropped_steps} "
-            f"steps) resolved by {kept.cutoff.isoformat()} (training cutoff of {kept.model})",
+            f"--after-knowledge-cutoff: left out {kept.dropped_events} events "
+            f"({kept.dropped_steps} steps) resolved by {kept.knowledge_cutoff.isoformat()} "
+            f"(knowledge cutoff of {kept.model})",
             err=True,
         )
     if not kept.steps:
-        fail("--after-model-cutoff: no event resolved after the models' training cutoffs")
+        fail("--after-knowledge-cutoff: no event resolved after the models' knowledge cutoffs")
     keep = {id(s) for s in kept.steps}
     logs = tuple(
         replace(log, steps=tuple(s for s in log.steps if id(s) in keep)) for log in runs.logs
@@ -181,7 +182,7 @@ def score(
     seed: SeedOpt = 0,
     bins: BinsOpt = 10,
     dataset: DatasetOpt = None,
-    after_model_cutoff: AfterCutoffOpt = False,
+    after_knowledge_cutoff: AfterKnowledgeCutoffOpt = False,
     normalize_labels: NormalizeLabelsOpt = False,
     as_json: JsonFlag = False,
 ) -> None:
@@ -190,8 +191,8 @@ def score(
     groups = columns(by, allowed=GROUP_COLUMNS)
     runs = read_runs(run_logs, dataset, groups, normalize_labels)
     matching = "normalized" if normalize_labels else "exact"
-    if after_model_cutoff:
-        runs = after_model_cutoff_only(runs)
+    if after_knowledge_cutoff:
+        runs = after_knowledge_cutoff_only(runs)
     try:
         card = scorecard(runs, groups, fallback, bootstrap=bootstrap, seed=seed, bins=bins)
     except ValueError as err:

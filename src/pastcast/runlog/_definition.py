@@ -24,7 +24,7 @@ EXECUTION_ONLY = ("workers",)
 _IDENTITY = {"schema_version", "run_id", "created_at", "code_version"}
 # What the header says about the run's models, not what the run is (a cutoff registered later
 # must not refuse a resume).
-_DESCRIPTIVE = {"model_cutoffs"}
+_DESCRIPTIVE = {"knowledge_cutoffs"}
 _ABSENT = "<absent>"
 
 

@@ -3,10 +3,10 @@ Dask workers) under per-provider limits, writes and resumes logs, and accounts f
 
 from pastcast.runner._accounting import Accounting, UsageAccount
 from pastcast.runner._config import BreakerConfig, Execution, ProviderLimits, RunConfig
-from pastcast.runner._cutoffs import CutoffFilter, after_model_cutoff
 from pastcast.runner._data import open_dataset, reschedule
 from pastcast.runner._estimate import EstimateRow, PlanEstimate, estimate_plan
 from pastcast.runner._executors import Executor, LocalExecutor, executors
+from pastcast.runner._knowledge_cutoffs import KnowledgeCutoffFilter, after_knowledge_cutoff
 from pastcast.runner._limits import CircuitBreaker, ProviderGates, TokenBucket
 from pastcast.runner._plan import (
     PLAN_SETTINGS,
@@ -16,7 +16,7 @@ from pastcast.runner._plan import (
     PlanSetting,
     load_plan,
 )
-from pastcast.runner._run import NothingToRun, RunResult, model_cutoffs_of, run_benchmark
+from pastcast.runner._run import NothingToRun, RunResult, knowledge_cutoffs_of, run_benchmark
 from pastcast.runner._version import code_version
 from pastcast.runner._work import (
     CorpusRef,
@@ -35,12 +35,12 @@ __all__ = [
     "BreakerConfig",
     "CircuitBreaker",
     "CorpusRef",
-    "CutoffFilter",
     "EstimateAssumptions",
     "EstimateRow",
     "Execution",
     "Executor",
     "ExperimentPlan",
+    "KnowledgeCutoffFilter",
     "LocalExecutor",
     "NothingToRun",
     "PlanError",
@@ -55,14 +55,14 @@ __all__ = [
     "TokenBucket",
     "UsageAccount",
     "WorkContext",
-    "after_model_cutoff",
+    "after_knowledge_cutoff",
     "agent_env_config",
     "code_version",
     "estimate_plan",
     "executors",
     "grade_step",
+    "knowledge_cutoffs_of",
     "load_plan",
-    "model_cutoffs_of",
     "open_corpus",
     "open_dataset",
     "play_episode",

@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 import yaml
-from pydantic import Field, JsonValue, ValidationError, model_validator
+from pydantic import AliasChoices, Field, JsonValue, ValidationError, model_validator
 
 from pastcast.agents import agent_spec, agents
 from pastcast.env import EnvConfig
@@ -71,8 +71,11 @@ class PlanModel(Record):
     label: str | None = None
     """The agents' name in the run log (default: the model's name)."""
     options: dict[str, JsonValue] = Field(default_factory=dict)
-    cutoff: date | None = None
-    """The last day its training data may cover (default: ``pastcast.models.model_cutoffs``)."""
+    knowledge_cutoff: date | None = Field(
+        default=None, validation_alias=AliasChoices("knowledge_cutoff", "cutoff")
+    )
+    """The last day its training data may cover (default: ``pastcast.models.knowledge_cutoffs``);
+    ``cutoff``, its first name, is read too."""
 
     @property
     def name(self) -> str:
@@ -240,9 +243,9 @@ class ExperimentPlan(Record):
             breaker=self.breaker,
         )
 
-    def model_cutoffs(self) -> dict[str, date]:
+    def knowledge_cutoffs(self) -> dict[str, date]:
         """The cutoffs the plan gives for its models (by model spec)."""
-        return {m.spec: m.cutoff for m in self.models if m.cutoff is not None}
+        return {m.spec: m.knowledge_cutoff for m in self.models if m.knowledge_cutoff is not None}
 
     def price_table(self) -> PriceTable:
         return PriceTable.load(self.prices) if self.prices else PriceTable()
