@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from pastcast import atomic
-from pastcast.atomic import atomic_path, write_atomic
+from pastcast.atomic import atomic_directory, atomic_path, replace_directory, write_atomic
 from pastcast.reports.html import write_html_report
 from pastcast.runlog import AgentSpec, RunHeader, RunLogWriter
 
@@ -82,3 +82,43 @@ def test_the_html_reports_files_leave_no_temporary_file_on_a_full_disk(
     with pytest.raises(OSError, match="No space"):
         write_html_report(runs, out, bootstrap=10, figures=())
     assert [p.name for p in out.rglob("*") if ".tmp" in p.name] == []
+
+
+def test_a_directory_is_swapped_whole_and_nothing_is_left_beside_it(tmp_path: Path) -> None:
+    target = tmp_path / "index"
+    target.mkdir()
+    (target / "old.txt").write_text("old", encoding="utf-8")
+    with atomic_directory(target) as tmp:
+        (tmp / "new.txt").write_text("new", encoding="utf-8")
+    assert [p.name for p in target.iterdir()] == ["new.txt"]
+    assert [p.name for p in tmp_path.iterdir()] == ["index"]
+
+
+def test_a_failing_fill_leaves_the_old_directory_and_no_temporary_one(tmp_path: Path) -> None:
+    target = tmp_path / "index"
+    target.mkdir()
+    (target / "old.txt").write_text("old", encoding="utf-8")
+    with pytest.raises(RuntimeError), atomic_directory(target) as tmp:
+        (tmp / "half.txt").write_text("half", encoding="utf-8")
+        raise RuntimeError("crash mid-build")
+    assert [p.name for p in target.iterdir()] == ["old.txt"]
+    assert [p.name for p in tmp_path.iterdir()] == ["index"]
+
+
+def test_a_refused_rename_puts_the_old_directory_back(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    target, new = tmp_path / "index", tmp_path / "new"
+    target.mkdir()
+    new.mkdir()
+    real = os.replace
+
+    def refuse_the_new_one(src: object, dst: object) -> None:
+        if Path(str(src)) == new:
+            raise OSError(errno.EXDEV, "Invalid cross-device link")
+        real(src, dst)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(atomic.os, "replace", refuse_the_new_one)
+    with pytest.raises(OSError, match="cross-device"):
+        replace_directory(new, target)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["index", "new"]

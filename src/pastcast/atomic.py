@@ -6,17 +6,24 @@ named after the target (``.run.header.json.1a2b3c4d.tmp``) and created with the 
 plain write would give (the umask's), not the owner-only ones of ``tempfile``. On every failure
 (the writer's exception, a full disk, a rename refused) it is removed and the target is left
 as it was.
+
+A directory (an index, a dataset) is filled beside its target the same way (``atomic_directory``)
+and swapped in by ``replace_directory``: the old one is moved aside, the new one renamed in, the
+old one removed, so the path names one whole directory at every moment but between the two
+renames.
 """
 
 from __future__ import annotations
 
 import os
 import secrets
+import shutil
+import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-__all__ = ["atomic_path", "fsync_dir", "write_atomic"]
+__all__ = ["atomic_directory", "atomic_path", "fsync_dir", "replace_directory", "write_atomic"]
 
 _TRIES = 100
 
@@ -82,3 +89,35 @@ def write_atomic(path: str | Path, data: str | bytes, *, encoding: str = "utf-8"
     with atomic_path(target) as tmp, tmp.open("wb") as fh:
         fh.write(payload)
     return target
+
+
+def replace_directory(new: str | Path, target: str | Path) -> None:
+    """Rename the directory ``new`` onto ``target``; an existing ``target`` is moved aside first
+    (and put back if the rename fails) and removed after."""
+    new, target = Path(new), Path(target)
+    if not target.exists():
+        os.replace(new, target)
+    else:
+        old = target.with_name(f".{target.name}.old-{os.getpid()}-{secrets.token_hex(4)}")
+        os.replace(target, old)
+        try:
+            os.replace(new, target)
+        except BaseException:
+            os.replace(old, target)
+            raise
+        shutil.rmtree(old, ignore_errors=True)
+    fsync_dir(target.parent)
+
+
+@contextmanager
+def atomic_directory(target: str | Path) -> Iterator[Path]:
+    """A new empty directory beside ``target`` to fill; when the block ends without an exception
+    it replaces ``target`` (``replace_directory``), otherwise it is removed."""
+    target = Path(target)
+    tmp = Path(tempfile.mkdtemp(prefix=f".{target.name}.", dir=target.parent))
+    try:
+        yield tmp
+        replace_directory(tmp, target)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise

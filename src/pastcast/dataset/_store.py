@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import shutil
 import tempfile
 from collections.abc import Iterable, Iterator, Mapping
@@ -25,6 +24,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from pastcast import safejson
+from pastcast.atomic import replace_directory
 from pastcast.cutoff import last_complete_day, step_precedes_resolution
 from pastcast.dataset._dataset import Dataset
 from pastcast.owned import check_replaceable, mark
@@ -220,13 +220,7 @@ def save_dataset(
         }
         _write_json(tmp / "manifest.json", manifest)
         mark(tmp, "dataset")
-        old: Path | None = None
-        if target.exists():
-            old = target.with_name(f".{target.name}.old-{os.getpid()}")
-            os.replace(target, old)
-        os.replace(tmp, target)
-        if old is not None:
-            shutil.rmtree(old, ignore_errors=True)
+        replace_directory(tmp, target)
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
