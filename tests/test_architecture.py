@@ -7,6 +7,8 @@ import ast
 from collections.abc import Iterator
 from pathlib import Path
 
+import pytest
+
 SRC = Path(__file__).resolve().parents[1] / "src"
 PKG = SRC / "pastcast"
 
@@ -83,6 +85,7 @@ def private_import_violations(files: list[Path]) -> list[str]:
     return out
 
 
+@pytest.mark.slow
 def test_no_package_imports_another_packages_private_modules() -> None:
     assert private_import_violations(_sources()) == []
 
