@@ -35,3 +35,14 @@ def _registries_restored() -> Iterator[None]:
     yield
     for registry, state in saved:
         registry.restore(state)
+
+
+# Kinds of test that are slow whatever they check: a real model server, a fine-tuning run.
+_SLOW_KINDS = ("local_llm", "remote_llm", "train")
+
+
+@pytest.hookimpl(tryfirst=True)  # before -m deselects by the marks
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        if any(item.get_closest_marker(kind) for kind in _SLOW_KINDS):
+            item.add_marker(pytest.mark.slow)
