@@ -28,13 +28,23 @@ def shared_data_dir() -> Path:
 @pytest.fixture(autouse=True)
 def _registries_restored() -> Iterator[None]:
     """Every pastcast registry holds after a test what it held before: a registration made for
-    one test never leaks into the next."""
+    one test never leaks into the next. What pastcast itself registered meanwhile stays: a module
+    first imported during the test registers its components once, at that import."""
     from pastcast.registry import all_registries
 
     saved = [(registry, registry.snapshot()) for registry in all_registries()]
     yield
     for registry, state in saved:
+        now = registry.snapshot().entries
+        keep = [e for n, e in now.items() if n not in state.entries and _from_pastcast(e.factory)]
         registry.restore(state)
+        for entry in keep:
+            registry.add(entry.name, entry.factory, description=entry.description, **entry.meta)
+
+
+def _from_pastcast(factory: object) -> bool:
+    module = getattr(getattr(factory, "func", factory), "__module__", None) or ""
+    return module == "pastcast" or module.startswith("pastcast.")
 
 
 # Kinds of test that are slow whatever they check: a real model server, a fine-tuning run.
