@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 CORE := $(VENV)/.installed-core
 FULL := $(VENV)/.installed-full
 
-.PHONY: demo test lint typecheck unit bench clean
+.PHONY: demo test test-fast lint typecheck unit bench clean
 
 # The sandboxed python tool needs bubblewrap, libseccomp and, for a root caller, an interpreter the
 # unprivileged sandbox user can read (the system's python3); installed here when running as root.
@@ -57,6 +57,10 @@ unit: $(FULL)
 	$(BIN)/pytest -q
 
 test: lint typecheck unit
+
+# The development tier: the tests not marked slow (each over about 2 s), without lint and types.
+test-fast: $(FULL)
+	$(BIN)/pytest -q -m "not slow"
 
 bench: $(CORE)
 	$(BIN)/python benchmarks/env_overhead.py

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -22,3 +23,36 @@ def shared_data_dir() -> Path:
     if not (path / "README.md").is_file():
         pytest.skip(f"real data not found at {path} (set PASTCAST_SHARED_DATA to its location)")
     return path
+
+
+@pytest.fixture(autouse=True)
+def _registries_restored() -> Iterator[None]:
+    """Every pastcast registry holds after a test what it held before: a registration made for
+    one test never leaks into the next. What pastcast itself registered meanwhile stays: a module
+    first imported during the test registers its components once, at that import."""
+    from pastcast.registry import all_registries
+
+    saved = [(registry, registry.snapshot()) for registry in all_registries()]
+    yield
+    for registry, state in saved:
+        now = registry.snapshot().entries
+        keep = [e for n, e in now.items() if n not in state.entries and _from_pastcast(e.factory)]
+        registry.restore(state)
+        for entry in keep:
+            registry.add(entry.name, entry.factory, description=entry.description, **entry.meta)
+
+
+def _from_pastcast(factory: object) -> bool:
+    module = getattr(getattr(factory, "func", factory), "__module__", None) or ""
+    return module == "pastcast" or module.startswith("pastcast.")
+
+
+# Kinds of test that are slow whatever they check: a real model server, a fine-tuning run.
+_SLOW_KINDS = ("local_llm", "remote_llm", "train")
+
+
+@pytest.hookimpl(tryfirst=True)  # before -m deselects by the marks
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        if any(item.get_closest_marker(kind) for kind in _SLOW_KINDS):
+            item.add_marker(pytest.mark.slow)

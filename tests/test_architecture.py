@@ -8,6 +8,8 @@ import functools
 from collections.abc import Iterator
 from pathlib import Path
 
+import pytest
+
 SRC = Path(__file__).resolve().parents[1] / "src"
 PKG = SRC / "pastcast"
 
@@ -125,6 +127,7 @@ def private_import_violations(files: list[Path]) -> list[str]:
     return out
 
 
+@pytest.mark.slow
 def test_no_package_imports_another_packages_private_modules() -> None:
     assert private_import_violations(_sources()) == []
 
@@ -236,7 +239,7 @@ def test_the_cycle_check_finds_a_cycle() -> None:
 # One-way layers: a package imports only packages of its own or a lower layer, counting every
 # import (inside functions and for type checking too).
 LAYERS: list[set[str]] = [
-    {"cutoff", "safejson", "owned", "textfiles", "probabilities"},
+    {"cutoff", "safejson", "owned", "textfiles", "probabilities", "validation", "atomic"},
     {"records"},
     {"registry"},
     {"dataset", "runlog", "sandbox"},

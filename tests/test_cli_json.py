@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
 from typer.testing import CliRunner
 
 from pastcast.cli import app
@@ -37,6 +38,7 @@ def test_corpus_build_json(tmp_path: Path) -> None:
     assert text.stdout.startswith(f"indexed 2 documents into {out}\nskipped 1 malformed lines:")
 
 
+@pytest.mark.slow
 def test_run_progress_goes_to_stderr(tmp_path: Path) -> None:
     out = tmp_path / "r.jsonl"
     result = runner.invoke(

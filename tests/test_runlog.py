@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 import shutil
-from datetime import UTC, datetime
+from datetime import UTC, date, datetime
 from pathlib import Path
 
 import pyarrow as pa
@@ -59,6 +59,16 @@ def test_header_is_written_beside_the_steps_before_any_step(tmp_path: Path) -> N
         assert not list(tmp_path.glob("*.tmp*"))
     log = read_run_log(out)
     assert log.header == _header() and log.steps == ()
+
+
+def test_a_header_written_before_knowledge_cutoffs_had_its_name_is_read(tmp_path: Path) -> None:
+    out = tmp_path / "run.jsonl"
+    with RunLogWriter(out, _header(knowledge_cutoffs={"openai:m": "2024-01-31"})):
+        pass
+    stored = json.loads(header_path(out).read_text(encoding="utf-8"))
+    stored["model_cutoffs"] = stored.pop("knowledge_cutoffs")
+    header_path(out).write_text(json.dumps(stored), encoding="utf-8")
+    assert read_run_log(out).header.knowledge_cutoffs == {"openai:m": date(2024, 1, 31)}
 
 
 def test_a_run_writes_steps_only_and_reads_back(tmp_path: Path) -> None:

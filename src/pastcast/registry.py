@@ -20,6 +20,10 @@ and ``pastcast.agents`` then knows ``my-agent``. The entry point may also name a
 import registers its components with the decorator. Entry points are loaded the first time a
 registry is listed or misses a name, so an installed plugin costs nothing until it is asked for;
 ``reload_plugins()`` reads them again (a plugin installed into a running process, tests).
+
+``all_registries()`` lists every registry made so far, and ``snapshot()``/``restore()`` save and
+put back what one holds: the tests restore every registry after each test, so that what one test
+registers never leaks into the next.
 """
 
 from __future__ import annotations
@@ -27,6 +31,7 @@ from __future__ import annotations
 import inspect
 import re
 import threading
+import weakref
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from importlib.metadata import EntryPoint, entry_points
@@ -37,8 +42,17 @@ from pydantic import Field, TypeAdapter, ValidationError
 from pydantic.errors import PydanticUserError
 
 from pastcast.records import Record
+from pastcast.validation import problems
 
-__all__ = ["ComponentSpec", "Entry", "Registry", "RegistryError", "type_name"]
+__all__ = [
+    "ComponentSpec",
+    "Entry",
+    "Registry",
+    "RegistryError",
+    "RegistrySnapshot",
+    "all_registries",
+    "type_name",
+]
 
 T = TypeVar("T")
 F = TypeVar("F", bound=Callable[..., Any])
@@ -83,6 +97,19 @@ def _first_doc_line(obj: object) -> str:
     return lines[0] if lines else ""
 
 
+_REGISTRIES: weakref.WeakSet[Registry[Any]] = weakref.WeakSet()
+"""Every registry made in this process (weakly: one made for a test goes with it)."""
+
+
+@dataclass(frozen=True)
+class RegistrySnapshot(Generic[T]):
+    """What a registry held at one moment (``Registry.snapshot``)."""
+
+    entries: Mapping[str, Entry[T]]
+    from_entry_points: frozenset[str]
+    plugins_loaded: bool
+
+
 _SHOWN = 80  # characters of a refused value shown in the message
 
 
@@ -112,10 +139,7 @@ def _shown(value: Any) -> str:
 
 def _problem(exc: ValidationError) -> str:
     """The first error of ``exc`` in one line, with where in the value it is."""
-    err = exc.errors()[0]
-    where = ".".join(str(p) for p in err["loc"])
-    msg = " ".join(str(err["msg"]).split())
-    return f"{where}: {msg}" if where else msg
+    return " ".join(problems(exc)[0].split())
 
 
 class _Checks:
@@ -156,6 +180,21 @@ class Registry(Generic[T]):
         self._checks: dict[int, tuple[Callable[..., Any], _Checks]] = {}
         # Runner threads may list or build at once; the first one loads the plugins.
         self._lock = threading.RLock()
+        _REGISTRIES.add(self)
+
+    def snapshot(self) -> RegistrySnapshot[T]:
+        """What the registry holds now, to ``restore`` later."""
+        with self._lock:
+            return RegistrySnapshot(
+                dict(self._entries), frozenset(self._from_entry_points), self._plugins_loaded
+            )
+
+    def restore(self, saved: RegistrySnapshot[T]) -> None:
+        """Hold exactly what ``saved`` held again (registrations made since are gone)."""
+        with self._lock:
+            self._entries = dict(saved.entries)
+            self._from_entry_points = set(saved.from_entry_points)
+            self._plugins_loaded = saved.plugins_loaded
 
     def register(
         self, name: str, *, description: str | None = None, replace: bool = False, **meta: Any
@@ -343,3 +382,8 @@ class Registry(Generic[T]):
         if spec.kind != self.kind:
             raise RegistryError(f"a {spec.kind} spec cannot build a {self.kind}")
         return self.build(spec.name, **spec.args)
+
+
+def all_registries() -> tuple[Registry[Any], ...]:
+    """Every registry made so far in this process (by kind)."""
+    return tuple(sorted(_REGISTRIES, key=lambda r: r.kind))

@@ -6,6 +6,9 @@ too long for Python to convert. Readers already name the file and line of a
 ``JSONDecodeError``, so each of these becomes one of their one-line errors instead of an
 exception nobody anticipated.
 
+``canonical_json`` is the one canonical form pastcast hashes and keys by (run fingerprints,
+cache keys, ledger records, configuration digests): sorted keys, no spaces.
+
 Nesting is checked before decoding, not left to ``RecursionError``: the C decoder recurses on
 the C stack, and a library that raises the interpreter's recursion limit (web3 sets 100,000)
 turns a deeply nested input into a segmentation fault.
@@ -20,7 +23,7 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["MAX_DEPTH", "JsonRefused", "loads", "loads_line", "raw_decode"]
+__all__ = ["MAX_DEPTH", "JsonRefused", "canonical_json", "loads", "loads_line", "raw_decode"]
 
 MAX_DEPTH = 512
 """The deepest nesting of arrays and objects accepted (pastcast's own JSON nests a few levels)."""
@@ -107,3 +110,11 @@ def loads_line(line: str | bytes) -> Any:
         raise _refusal(
             f"{exc.msg}; the file ends in the middle of this line (cut short?)"
         ) from None
+
+
+def canonical_json(value: Any, *, ascii_only: bool = False) -> str:
+    """``value`` as canonical JSON: keys sorted, no spaces, so equal values give equal text
+    (for hashes, keys and ids). ``ascii_only`` escapes non-ASCII characters: the form the run
+    fingerprint, the world configuration's digest and the judges' schemas were first hashed in,
+    kept so that the ids already written stay the same."""
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=ascii_only)

@@ -24,6 +24,7 @@ needs_evm()
 
 
 @pytest.mark.shared_data
+@pytest.mark.slow
 def test_twenty_rounds_of_real_markets(shared_data_dir: Path, tmp_path: Path) -> None:
     runner = CliRunner()
     data = tmp_path / "fb"

@@ -21,6 +21,8 @@ from pastcast.runlog import header_path, read_run_log
 from pastcast.runner import RunConfig, run_benchmark
 from pastcast.world import World, WorldConfig, build_world
 
+pytestmark = pytest.mark.slow
+
 runner = CliRunner()
 
 

@@ -223,6 +223,7 @@ def test_quantization_error_bound_holds_for_every_stored_vector(ivf_docs: list[D
             assert np.all(gap <= bound) and bound < 0.1  # sound, and tight enough to prune
 
 
+@pytest.mark.slow
 def test_quantized_months_do_not_leak(ivf_docs: list[Document]) -> None:
     def factory(docs: Sequence[Document]) -> DenseIndex:
         return DenseIndex(EmbeddedIndex.in_memory(docs), RandomEmbedder(), quantized_min=300)

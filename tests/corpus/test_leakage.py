@@ -143,6 +143,7 @@ def probes(report: LeakageReport) -> int:
 
 
 @pytest.mark.parametrize(("name", "variant"), cases())
+@pytest.mark.slow
 def test_leakage_probes(name: str, variant: str, request: pytest.FixtureRequest) -> None:
     backend = opener(name, variant, request)(DOCS)
     try:
@@ -161,6 +162,7 @@ def test_leakage_probes(name: str, variant: str, request: pytest.FixtureRequest)
 
 
 @pytest.mark.parametrize(("name", "variant"), cases())
+@pytest.mark.slow
 def test_as_of_equivalence(name: str, variant: str, request: pytest.FixtureRequest) -> None:
     """The whole corpus queried at t == a corpus built from the documents before t only."""
     make = opener(name, variant, request)
@@ -202,6 +204,7 @@ FILTER_PROBES = {"postgres": 150, "postgres-dense": 100, "postgres-hybrid": 100}
 
 
 @pytest.mark.parametrize(("name", "variant"), cases())
+@pytest.mark.slow
 def test_search_filters(name: str, variant: str, request: pytest.FixtureRequest) -> None:
     """Filters apply before ranking, never widen the cutoff, and mean the same everywhere."""
     backend = opener(name, variant, request)(DOCS)

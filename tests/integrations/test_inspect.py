@@ -47,6 +47,8 @@ from pastcast.records import EpisodeRecord, Forecast
 from pastcast.runlog import read_run_log
 from pastcast.scoring import score_forecast
 
+pytestmark = pytest.mark.slow
+
 runner = CliRunner()
 SRC = Path(__file__).resolve().parents[2] / "src"
 
@@ -195,7 +197,7 @@ def test_import_refuses_what_is_not_a_pastcast_log(tmp_path: Path) -> None:
 def test_memory_on_is_refused_in_one_line() -> None:
     with pytest.raises(ValueError, match="memory_free or no_tools"):
         forecast(dataset="world", setting="memory_on")
-    with pytest.raises(ValueError, match="-T env: max_tool_calls"):
+    with pytest.raises(ValueError, match="env: field max_tool_calls"):
         forecast(dataset="world", env={"max_tool_calls": -1})
 
 

@@ -23,6 +23,8 @@ from pastcast.markets import (
     read_forecastbench,
 )
 
+pytestmark = pytest.mark.slow
+
 runner = CliRunner()
 
 

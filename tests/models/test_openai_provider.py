@@ -163,5 +163,5 @@ def test_unpriced_model_costs_zero_and_custom_prices(fake_server: FakeServer, tm
     assert math.isclose(resp.usage.cost_usd, 6.0)
     bad = tmp_path / "bad.json"
     bad.write_text('{"m": {"input": -1, "output": 1}}')
-    with pytest.raises(ValueError, match=r"bad.json: m: input"):
+    with pytest.raises(ValueError, match=r"bad.json: m: field input"):
         PriceTable.load(bad)

@@ -26,6 +26,8 @@ from pastcast.reports.dashboard import RunIndex, create_app
 from pastcast.runlog import AgentSpec, RunHeader, RunLogWriter, read_run_log
 from pastcast.scoring import summarize
 
+pytestmark = pytest.mark.slow
+
 
 @pytest.fixture(scope="module")
 def index(recorded_log: Path, dataset: Dataset) -> RunIndex:

@@ -1,5 +1,5 @@
 """Experiment plans: validation naming the key, models x settings as agents, the estimate of
-calls, tokens and cost, and the training-cutoff warnings."""
+calls, tokens and cost, and the knowledge-cutoff warnings."""
 
 from __future__ import annotations
 
@@ -115,7 +115,9 @@ def test_yaml_plans_read_like_toml(tmp_path: Path) -> None:
     text = "models:\n  - spec: openai:gpt-4o-mini\nsettings: [no_tools, memory_on]\nrollouts: 3\n"
     plan = load_plan(_write(tmp_path, text, "plan.yaml"))
     assert plan.rollouts == 3 and plan.settings == ("no_tools", "memory_on")
-    with pytest.raises(PlanError, match=r"plan.yml: models\[0\].label: Input should be a valid"):
+    with pytest.raises(
+        PlanError, match=r"plan.yml: field models\[0\].label: Input should be a valid"
+    ):
         load_plan(_write(tmp_path, "models:\n  - spec: openai:x\n    label: [1]\n", "plan.yml"))
 
 
@@ -174,7 +176,7 @@ rollouts = 2
 spec = "openai:gpt-4o-mini"
 [[models]]
 spec = "openai-compatible:house@http://127.0.0.1:9/v1"
-cutoff = 2024-03-15
+knowledge_cutoff = 2024-03-15
 [[agents]]
 name = "uniform"
 """
@@ -212,16 +214,24 @@ def test_a_research_step_costs_more_and_is_bounded_by_the_budgets(tmp_path: Path
 
 def test_events_a_model_may_remember_are_warned_about(tmp_path: Path) -> None:
     _, est = _plan_on_synthetic(tmp_path)
-    assert est.model_cutoffs == {
+    assert est.knowledge_cutoffs == {
         "openai:gpt-4o-mini": date(2023, 10, 31),
         "openai-compatible:house@http://127.0.0.1:9/v1": date(2024, 3, 15),
     }
     warned = [w for w in est.warnings if w.startswith("openai-compatible:house")]
     # events resolve 46, 52, ... days after 2024-01-01: by the end of 2024-03-15 (day 74), five
     assert len(warned) == 2
-    assert "5 of 12 events resolved by its training cutoff 2024-03-15" in warned[0]
+    assert "5 of 12 events resolved by its knowledge cutoff 2024-03-15" in warned[0]
     assert "no price" in warned[1]
     assert not any(w.startswith("openai:gpt-4o-mini") for w in est.warnings)
+
+
+@pytest.mark.parametrize("key", ["knowledge_cutoff", "cutoff"])
+def test_a_models_knowledge_cutoff_is_read_by_its_name_and_its_first_name(
+    tmp_path: Path, key: str
+) -> None:
+    plan = load_plan(_write(tmp_path, f'[[models]]\nspec = "openai:house"\n{key} = 2024-03-15\n'))
+    assert plan.knowledge_cutoffs() == {"openai:house": date(2024, 3, 15)}
 
 
 def test_a_schedule_remakes_the_forecast_dates_and_names_itself(tmp_path: Path) -> None:

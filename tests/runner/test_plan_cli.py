@@ -1,5 +1,5 @@
 """`pastcast plan`, `pastcast run --config/--resume/--retry-failed` and
-`pastcast score --after-model-cutoff`, with the README's example plan."""
+`pastcast score --after-knowledge-cutoff`, with the README's example plan."""
 
 from __future__ import annotations
 
@@ -33,6 +33,7 @@ def _readme_plan(tmp_path: Path) -> Path:
     return path
 
 
+@pytest.mark.slow
 def test_the_readme_plan_is_priced_then_runs_as_it_is(
     tmp_path: Path, provider: ProviderState, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -42,7 +43,7 @@ def test_the_readme_plan_is_priced_then_runs_as_it_is(
     assert shown.exit_code == 0, shown.output
     assert re.search(r"model calls: ~[\d,]+ \(at most [\d,]+\)", shown.stdout)
     assert re.search(r"estimated cost: \$\d+\.\d\d \(at most \$\d+\.\d\d\)", shown.stdout)
-    assert "warning: openai:gpt-4.1-mini: 4 of 4 events resolved by its training cutoff" in (
+    assert "warning: openai:gpt-4.1-mini: 4 of 4 events resolved by its knowledge cutoff" in (
         shown.stdout
     )
     episodes = int(re.search(r"= ([\d,]+) episodes", shown.stdout).group(1).replace(",", ""))
@@ -56,7 +57,7 @@ def test_the_readme_plan_is_priced_then_runs_as_it_is(
     log = read_run_log(tmp_path / "runs" / "plan" / "run.jsonl")
     assert summary["written"] == len(log.steps) == episodes
     assert summary["unusable"] == 0
-    assert log.header.model_cutoffs == {
+    assert log.header.knowledge_cutoffs == {
         "openai:gpt-4o-mini": date(2023, 10, 31),
         "openai:gpt-4.1-mini": date(2024, 6, 30),
     }
@@ -107,7 +108,7 @@ def test_a_bad_plan_exits_2_naming_the_key(tmp_path: Path) -> None:
     for command in (["plan", str(plan)], ["run", "--config", str(plan)]):
         result = cli.invoke(app, command)
         assert result.exit_code == 2
-        assert result.stderr.startswith(f"error: {plan}: models[0].options: ")
+        assert result.stderr.startswith(f"error: {plan}: field models[0].options: ")
 
 
 def test_run_without_agents_or_plan_is_a_usage_error(tmp_path: Path) -> None:
@@ -116,7 +117,7 @@ def test_run_without_agents_or_plan_is_a_usage_error(tmp_path: Path) -> None:
     assert "--agent: give at least one agent (or --config FILE)" in result.stderr
 
 
-def test_score_after_model_cutoff_keeps_only_events_no_model_may_remember(
+def test_score_after_knowledge_cutoff_keeps_only_events_no_model_may_remember(
     tmp_path: Path, provider: ProviderState
 ) -> None:
     out = tmp_path / "run.jsonl"
@@ -129,11 +130,11 @@ def test_score_after_model_cutoff_keeps_only_events_no_model_may_remember(
         config,
         out,
         progress=False,
-        model_cutoffs={model: date(2024, 3, 15)},  # as a plan's `cutoff` gives it
+        knowledge_cutoffs={model: date(2024, 3, 15)},  # as a plan's `knowledge_cutoff` gives it
     )
     every = json.loads(cli.invoke(app, ["score", str(out), "--bootstrap", "0", "--json"]).stdout)
     clean = cli.invoke(
-        app, ["score", str(out), "--bootstrap", "0", "--after-model-cutoff", "--json"]
+        app, ["score", str(out), "--bootstrap", "0", "--after-knowledge-cutoff", "--json"]
     )
     assert clean.exit_code == 0, clean.output
     kept = json.loads(clean.stdout)["groups"][0]["n_recorded"]
@@ -142,6 +143,6 @@ def test_score_after_model_cutoff_keeps_only_events_no_model_may_remember(
     # A model whose cutoff nobody knows cannot be judged: refused, naming it.
     unknown = tmp_path / "unknown.jsonl"
     run_benchmark(synthetic_dataset(), synthetic_backend(), config, unknown, progress=False)
-    result = cli.invoke(app, ["score", str(unknown), "--after-model-cutoff"])
+    result = cli.invoke(app, ["score", str(unknown), "--after-knowledge-cutoff"])
     assert result.exit_code == 2
-    assert f"no training cutoff known for {model}" in result.stderr
+    assert f"no knowledge cutoff known for {model}" in result.stderr

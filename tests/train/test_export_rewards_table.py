@@ -30,6 +30,8 @@ from pastcast.train import (
     step_rewards,
 )
 
+pytestmark = pytest.mark.slow
+
 runner = CliRunner()
 
 

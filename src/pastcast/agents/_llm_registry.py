@@ -12,7 +12,6 @@ both modes, and by each request (generation options and rollout included).
 
 from __future__ import annotations
 
-import json
 import threading
 from typing import Any
 
@@ -26,6 +25,7 @@ from pastcast.models import (
     context_limits_for,
     resolve_model,
 )
+from pastcast.safejson import canonical_json
 
 __all__ = ["agent_model", "clear_models", "load_models"]
 
@@ -76,7 +76,7 @@ def agent_model(
 ) -> Model:
     """The shared model for a spec (built lazily, optionally behind the record/replay cache)."""
     options = dict(model_options or {})
-    key = json.dumps([model, options, cache_dir, cache_mode], sort_keys=True)
+    key = canonical_json([model, options, cache_dir, cache_mode])
     with _MODELS_LOCK:
         found = _MODELS.get(key)
         if found is None:

@@ -36,6 +36,7 @@ from pastcast.models import CacheMode, Model
 from pastcast.records import Record, Setting
 from pastcast.registry import type_name
 from pastcast.runlog import AgentSpec
+from pastcast.validation import first_error
 
 __all__ = [
     "HINDCAST_RETRIES",
@@ -63,7 +64,7 @@ def _gather(
             record.model_validate({name: value})
         except ValidationError as exc:
             expected = type_name(record.model_fields[name].annotation)
-            msg = " ".join(str(exc.errors()[0]["msg"]).split())
+            msg = " ".join(first_error(exc)[1].split())
             raise ValueError(
                 f"argument {key!r} must be {expected}, not {value!r:.80} ({msg})"
             ) from None

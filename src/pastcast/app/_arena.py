@@ -19,6 +19,7 @@ from pastcast.app._replays import open_replay
 from pastcast.arena import SELECTORS, ReplayResult, RoundPlan
 from pastcast.cutoff import parse_cutoff
 from pastcast.registry import ComponentSpec, RegistryError
+from pastcast.validation import first_error
 
 __all__ = ["ArenaReplay", "arena_replay", "round_plan"]
 
@@ -77,8 +78,8 @@ def round_plan(
             selector=_selector(selector),
         )
     except ValidationError as exc:
-        first = exc.errors()[0]
-        raise AppError(str(first["loc"][0]) if first["loc"] else "rounds", first["msg"]) from None
+        loc, msg = first_error(exc)
+        raise AppError(str(loc[0]) if loc else "rounds", msg) from None
 
 
 def arena_replay(

@@ -69,25 +69,27 @@ class Scored:
     read: RunsRead
     labels: Labels
     cutoff_note: str | None = None
-    """Events left out as resolved by a model's training cutoff, when that was asked."""
+    """Events left out as resolved by a model's knowledge cutoff, when that was asked."""
 
 
-def _after_model_cutoff(runs: RunSet) -> tuple[RunSet, str | None]:
+def _after_knowledge_cutoff(runs: RunSet) -> tuple[RunSet, str | None]:
     """Only the steps of events no model of the logs may remember."""
-    from pastcast.runner import after_model_cutoff
+    from pastcast.runner import after_knowledge_cutoff
 
     try:
-        kept = after_model_cutoff(runs.logs)
+        kept = after_knowledge_cutoff(runs.logs)
     except ValueError as exc:
-        raise AppError("after_model_cutoff", str(exc)) from None
+        raise AppError("after_knowledge_cutoff", str(exc)) from None
     note = None
-    if kept.cutoff is not None:
+    if kept.knowledge_cutoff is not None:
         note = (
             f"left out {kept.dropped_events} events ({kept.dropped_steps} steps) resolved by "
-            f"{kept.cutoff.isoformat()} (training cutoff of {kept.model})"
+            f"{kept.knowledge_cutoff.isoformat()} (knowledge cutoff of {kept.model})"
         )
     if not kept.steps:
-        raise AppError("after_model_cutoff", "no event resolved after the models' training cutoffs")
+        raise AppError(
+            "after_knowledge_cutoff", "no event resolved after the models' knowledge cutoffs"
+        )
     keep = {id(s) for s in kept.steps}
     logs = tuple(
         replace(log, steps=tuple(s for s in log.steps if id(s) in keep)) for log in runs.logs
@@ -104,13 +106,13 @@ def score_runs(
     bootstrap: int = 4000,
     seed: int = 0,
     bins: int = 10,
-    after_model_cutoff: bool = False,
+    after_knowledge_cutoff: bool = False,
     normalize_labels: bool = False,
 ) -> Scored:
     """The scorecard of ``run_logs`` (each forecast once, see ``read_runs``) grouped ``by``:
     with ``normalize_labels`` every forecast is read again from its raw text with normalized
-    labels; with ``after_model_cutoff`` only events resolved after every model's training
-    cutoff count."""
+    labels; with ``after_knowledge_cutoff`` only events resolved after every model's
+    knowledge cutoff count."""
     groups = group_columns(by)
     _needs_dataset(groups, dataset)
     read = read_runs(run_logs, dataset)
@@ -123,8 +125,8 @@ def score_runs(
             runs.dataset,
         )
     note = None
-    if after_model_cutoff:
-        runs, note = _after_model_cutoff(runs)
+    if after_knowledge_cutoff:
+        runs, note = _after_knowledge_cutoff(runs)
     try:
         card = scorecard(runs, groups, fallback, bootstrap=bootstrap, seed=seed, bins=bins)
     except ValueError as exc:

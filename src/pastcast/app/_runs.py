@@ -40,17 +40,11 @@ from pastcast.runner import (
     reschedule,
     run_benchmark,
 )
+from pastcast.validation import field_path, first_error
 
 __all__ = ["check_sandbox", "plan_estimate", "plan_from_agents", "read_plan", "run_plan"]
 
 _log = logging.getLogger("pastcast")
-
-
-def _location(loc: Sequence[int | str]) -> str:
-    out = ""
-    for part in loc:
-        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
-    return out or "plan"
 
 
 def read_plan(path: str | Path) -> ExperimentPlan:
@@ -76,9 +70,8 @@ def plan_from_agents(
     try:
         return ExperimentPlan.model_validate({**fields, "agents": listed})
     except ValidationError as exc:
-        first = exc.errors()[0]
-        msg = str(first["msg"]).removeprefix("Value error, ")
-        raise AppError(_location(first["loc"]), f"is invalid: {msg}") from None
+        loc, msg = first_error(exc)
+        raise AppError(field_path(loc) or "plan", f"is invalid: {msg}") from None
 
 
 def check_sandbox(env: EnvConfig, field: str = "budgets.python_tool") -> None:
@@ -173,7 +166,7 @@ def run_plan(
                     executor=executor,
                     corpus_ref=replay.corpus_ref,
                     retry_failed=retry_failed,
-                    model_cutoffs=plan.model_cutoffs(),
+                    knowledge_cutoffs=plan.knowledge_cutoffs(),
                 )
             except RunLogError as exc:  # a log in use, or of another run
                 raise AppError("out", str(exc)) from None

@@ -30,6 +30,8 @@ from pastcast.arena._records import RoundScore, SignedCommit, SignedReveal
 from pastcast.arena._rules import ArenaRules
 from pastcast.arena._scoring import YES_INDEX
 from pastcast.arena._snapshot import ArenaSnapshot
+from pastcast.safejson import canonical_json
+from pastcast.validation import first_problem
 
 __all__ = ["GENESIS_PREV", "LedgerArena", "LedgerError", "LedgerSummary", "verify_ledger"]
 
@@ -41,7 +43,7 @@ class LedgerError(ValueError):
 
 
 def _canonical(obj: Any) -> bytes:
-    return json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode()
+    return canonical_json(obj).encode()
 
 
 def _line_hash(seq: int, at: int, prev: str, record: dict[str, Any]) -> str:
@@ -262,8 +264,9 @@ def _replay(path: Path) -> tuple[ArenaRules, str, int, int]:
                 except ArenaRejected as exc:
                     raise LedgerError(f"{where}: {record.get('kind')}: {exc.reason}") from None
                 except (ValidationError, KeyError, TypeError, ValueError) as exc:
+                    why = first_problem(exc) if isinstance(exc, ValidationError) else exc
                     raise LedgerError(
-                        f"{where}: malformed {record.get('kind')} record: {exc}"
+                        f"{where}: malformed {record.get('kind')} record: {why}"
                     ) from None
                 if applied != record:
                     raise LedgerError(

@@ -17,7 +17,7 @@ import secrets
 from collections.abc import Sequence
 from typing import Any
 
-from pastcast.arena._records import MAX_BP, Round, SignedCommit, SignedReveal
+from pastcast.arena._records import MAX_BP, SignedCommit, SignedReveal
 from pastcast.records import Record
 
 __all__ = [
@@ -26,7 +26,6 @@ __all__ = [
     "commit_typed_data",
     "commitment",
     "condition_id_for",
-    "from_bp",
     "keccak_hex",
     "new_salt",
     "predictions_hash",
@@ -35,7 +34,6 @@ __all__ = [
     "require_evm_extra",
     "reveal_digest",
     "reveal_typed_data",
-    "round_commitment",
     "sign_commit",
     "sign_reveal",
     "to_bp",
@@ -102,10 +100,6 @@ def to_bp(p: float) -> int:
     if not math.isfinite(p) or p < 0.0 or p > 1.0:
         raise ValueError(f"probability {p!r} is not in [0, 1]")
     return min(MAX_BP, math.floor(p * MAX_BP + 0.5))
-
-
-def from_bp(bp: int) -> float:
-    return bp / MAX_BP
 
 
 def _check_predictions(predictions: Sequence[int]) -> None:
@@ -334,12 +328,3 @@ def recover_commit_signer(domain: Domain, msg: SignedCommit) -> str:
 
 def recover_reveal_signer(domain: Domain, msg: SignedReveal) -> str:
     return _recover(reveal_digest(domain, msg), msg.signature)
-
-
-def round_commitment(round_: Round, predictions: Sequence[int], salt: str) -> str:
-    """``commitment`` after checking the vector has one prediction per market of the round."""
-    if len(predictions) != round_.k:
-        raise ValueError(
-            f"round {round_.round_id}: {len(predictions)} predictions for {round_.k} markets"
-        )
-    return commitment(round_.round_id, predictions, salt)

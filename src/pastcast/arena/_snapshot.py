@@ -26,6 +26,7 @@ from pastcast.arena._records import (
     RoundScore,
 )
 from pastcast.records import Record
+from pastcast.validation import first_problem
 
 __all__ = [
     "ArenaSnapshot",
@@ -248,9 +249,7 @@ def _read_table(path: Path, model: type[Record]) -> list[Record]:
         try:
             out.append(model.model_validate(row))
         except ValidationError as exc:
-            err = exc.errors()[0]
-            field = ".".join(str(p) for p in err["loc"]) or "-"
-            raise SnapshotError(f"{path}: row {i}: field {field}: {err['msg']}") from None
+            raise SnapshotError(first_problem(exc, f"{path}: row {i}")) from None
     return out
 
 

@@ -41,7 +41,7 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
         "plan",
         "Show what a plan runs before running it: the work, the model calls, an estimated token"
         " count and cost from the price table, and events a model may remember (resolved before"
-        " its training cutoff).",
+        " its knowledge cutoff).",
     ),
     "score": (
         "pastcast.cli._score",

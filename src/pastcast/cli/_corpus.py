@@ -17,6 +17,7 @@ from pastcast.app import open_corpus as open_app_corpus
 from pastcast.cli._common import JsonFlag, fail, fail_field, print_json
 from pastcast.corpus import DocType, DocumentNotVisible, OpenedCorpus, SearchFilter
 from pastcast.cutoff import parse_cutoff, parse_timestamp
+from pastcast.validation import first_error
 
 _TARGET_HELP = (
     "Index directory, or a PostgreSQL database URL (postgres://... or postgresql://..., "
@@ -57,9 +58,8 @@ def _filters(
     try:
         return SearchFilter.model_validate(fields | {"since": lower})
     except ValidationError as exc:
-        err = exc.errors()[0]
-        name = "-".join(str(p) for p in err["loc"]).replace("_", "-")
-        fail(f"--{name}: {str(err['msg']).removeprefix('Value error, ')}")
+        loc, msg = first_error(exc)
+        fail(f"--{'-'.join(str(p) for p in loc).replace('_', '-')}: {msg}")
 
 
 Schema = Annotated[

@@ -47,7 +47,7 @@ def plan(
 ) -> None:
     """Show what a plan runs before running it: the work, the model calls, an estimated token
     count and cost from the price table, and events a model may remember (resolved before its
-    training cutoff). Run it with `pastcast run --config FILE`."""
+    knowledge cutoff). Run it with `pastcast run --config FILE`."""
     try:
         checked = read_plan(file)
     except AppError as exc:

@@ -102,11 +102,11 @@ DatasetOpt = Annotated[
         "the full schedule of each event.",
     ),
 ]
-AfterCutoffOpt = Annotated[
+AfterKnowledgeCutoffOpt = Annotated[
     bool,
     typer.Option(
-        "--after-model-cutoff",
-        help="Keep only events that resolved after the training cutoff of every model in the "
+        "--after-knowledge-cutoff",
+        help="Keep only events that resolved after the knowledge cutoff of every model in the "
         "logs (a model may remember earlier outcomes).",
     ),
 ]
@@ -120,7 +120,7 @@ def score(
     seed: SeedOpt = 0,
     bins: BinsOpt = 10,
     dataset: DatasetOpt = None,
-    after_model_cutoff: AfterCutoffOpt = False,
+    after_knowledge_cutoff: AfterKnowledgeCutoffOpt = False,
     normalize_labels: NormalizeLabelsOpt = False,
     as_json: JsonFlag = False,
 ) -> None:
@@ -137,14 +137,14 @@ def score(
             bootstrap=bootstrap,
             seed=seed,
             bins=bins,
-            after_model_cutoff=after_model_cutoff,
+            after_knowledge_cutoff=after_knowledge_cutoff,
             normalize_labels=normalize_labels,
         )
     except AppError as exc:
         fail_reading(exc)
     print_notes(scored.read)
     if scored.cutoff_note is not None:
-        typer.echo(f"--after-model-cutoff: {scored.cutoff_note}", err=True)
+        typer.echo(f"--after-knowledge-cutoff: {scored.cutoff_note}", err=True)
     card, matching = scored.card, scored.labels
     if as_json:
         print_json(

@@ -17,6 +17,7 @@ from pastcast.scoring import (
     table_from_records,
     with_event_column,
 )
+from pastcast.validation import first_problem
 
 __all__ = ["coverage_label_summary", "coverage_labels", "read_curation"]
 
@@ -32,9 +33,7 @@ def read_curation(directory: str | Path) -> tuple[EventCuration, ...]:
             try:
                 out.append(EventCuration.model_validate_json(line))
             except ValidationError as exc:
-                first = exc.errors()[0]
-                loc = ".".join(str(p) for p in first["loc"]) or "<line>"
-                raise ValueError(f"{path}:{lineno}: field {loc}: {first['msg']}") from None
+                raise ValueError(first_problem(exc, f"{path}:{lineno}")) from None
     return tuple(out)
 
 

@@ -23,6 +23,8 @@ from pastcast.curate._records import Judgement
 from pastcast.env import question_view
 from pastcast.models import CachedModel, ChatRequest, Model, ModelError
 from pastcast.records import Event, Usage
+from pastcast.safejson import canonical_json
+from pastcast.validation import problems
 
 __all__ = ["CURATION_VERSION", "Judge", "question_text"]
 
@@ -71,9 +73,7 @@ def _json_object(text: str) -> dict[str, Any]:
 
 def _one_line(exc: BaseException) -> str:
     if isinstance(exc, ValidationError):
-        first = exc.errors()[0]
-        loc = ".".join(str(p) for p in first["loc"]) or "<reply>"
-        return f"{loc}: {first['msg']}"
+        return problems(exc)[0]
     return " ".join(str(exc).split()) or type(exc).__name__
 
 
@@ -126,7 +126,7 @@ class Judge:
             "version": CURATION_VERSION,
             "model": self.model.name,
             "messages": request.messages,
-            "response_schema": json.dumps(schema, sort_keys=True, separators=(",", ":")),
+            "response_schema": canonical_json(schema, ascii_only=True),
         }
         hits = self.model.hits if isinstance(self.model, CachedModel) else 0
         try:

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import shutil
 import tempfile
 from collections.abc import Iterable, Iterator, Mapping
@@ -25,10 +24,12 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from pastcast import safejson
+from pastcast.atomic import replace_directory
 from pastcast.cutoff import last_complete_day, step_precedes_resolution
 from pastcast.dataset._dataset import Dataset
 from pastcast.owned import check_replaceable, mark
 from pastcast.records import DailyBelief, Event, Resolution, StepSpec, TextVersion
+from pastcast.validation import first_problem
 
 __all__ = [
     "FORMAT_VERSION",
@@ -149,6 +150,7 @@ def _hash_rows(rows: Mapping[str, Iterable[Mapping[str, Any]]]) -> str:
         h.update(f"\x00table:{name}\n".encode())
         for row in rows[name]:
             canon = {k: _canonical(v) for k, v in row.items()}
+            # not canonical_json: its separators would change the id of every stored dataset
             h.update(json.dumps(canon, sort_keys=True, ensure_ascii=False).encode())
             h.update(b"\n")
     return h.hexdigest()
@@ -218,13 +220,7 @@ def save_dataset(
         }
         _write_json(tmp / "manifest.json", manifest)
         mark(tmp, "dataset")
-        old: Path | None = None
-        if target.exists():
-            old = target.with_name(f".{target.name}.old-{os.getpid()}")
-            os.replace(target, old)
-        os.replace(tmp, target)
-        if old is not None:
-            shutil.rmtree(old, ignore_errors=True)
+        replace_directory(tmp, target)
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
@@ -289,9 +285,7 @@ def _validated(path: Path, rows: list[dict[str, Any]], build: Any) -> Iterator[A
         try:
             yield build(row)
         except ValidationError as err:
-            first = err.errors()[0]
-            loc = ".".join(str(p) for p in first["loc"]) or "<row>"
-            raise DatasetFormatError(f"{path}: row {i}: field {loc}: {first['msg']}") from None
+            raise DatasetFormatError(first_problem(err, f"{path}: row {i}")) from None
 
 
 def load_dataset(directory: str | Path) -> Dataset:

@@ -1,5 +1,10 @@
 """How a tool is defined: once, as a typed ``Toolbox`` method marked with ``@tool``.
 
+Every call of a tool goes through ``Toolbox._run_tool`` once, whichever way it comes (a
+method call or ``Toolbox.call``): the budget is charged, the call timed and logged as a
+``ToolCall`` with the document ids its result shows, and a refusal (``ToolError``) logged
+before it is raised. A tool's body only computes its result or refuses.
+
 The method's signature gives the argument model (pydantic, built from the annotations, so
 ``Annotated[int, Field(ge=1, le=20, description=...)]`` is a bound and a description), its
 docstring's first paragraph the description the model reads, and its return annotation the
@@ -10,18 +15,20 @@ and the validated dispatch of ``Toolbox.call``.
 
 from __future__ import annotations
 
+import functools
 import inspect
 import json
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import date
 from functools import cached_property
-from typing import Any, Literal, TypeVar, get_type_hints
+from typing import Any, Literal, TypeVar, cast, get_type_hints
 
 from pydantic import BaseModel, ConfigDict, ValidationError, create_model
 
 from pastcast.models import ToolSpec
 from pastcast.records import Record
+from pastcast.validation import problems
 
 __all__ = [
     "BudgetExceeded",
@@ -140,11 +147,8 @@ class ToolDef:
         try:
             parsed = self.arguments.model_validate(dict(arguments))
         except ValidationError as exc:
-            problems = "; ".join(
-                f"{'.'.join(str(p) for p in e['loc']) or 'arguments'}: {e['msg']}"
-                for e in exc.errors()
-            )
-            raise ToolError(f"{self.name}: invalid arguments: {problems}") from None
+            found = "; ".join(problems(exc))
+            raise ToolError(f"{self.name}: invalid arguments: {found}") from None
         return {k: getattr(parsed, k) for k in type(parsed).model_fields}
 
     def example(self) -> str:
@@ -180,11 +184,21 @@ _MARK = "__pastcast_tool__"
 
 
 def tool(requires: Requirement) -> Callable[[F], F]:
-    """Mark a ``Toolbox`` method as a tool available when the step offers ``requires``."""
+    """Mark a ``Toolbox`` method as a tool available when the step offers ``requires``; each call
+    runs through the toolbox's ``_run_tool`` with the arguments given (those left None out)."""
 
     def mark(method: F) -> F:
-        setattr(method, _MARK, requires)
-        return method
+        signature = inspect.signature(method)
+
+        @functools.wraps(method)
+        def run(self: Any, *args: Any, **kwargs: Any) -> Any:
+            bound = signature.bind(self, *args, **kwargs)
+            bound.apply_defaults()
+            given = {k: v for k, v in list(bound.arguments.items())[1:] if v is not None}
+            return self._run_tool(method.__name__, given, lambda: method(self, *args, **kwargs))
+
+        setattr(run, _MARK, requires)
+        return cast(F, run)
 
     return mark
 

@@ -41,6 +41,7 @@ from pastcast.env._toolkit import (
 )
 from pastcast.models import ToolSpec
 from pastcast.records import DailyBelief, Document, ToolCall
+from pastcast.validation import problems
 
 __all__ = ["TOOLS", "BudgetExceeded", "ToolError", "Toolbox"]
 
@@ -117,7 +118,7 @@ class Toolbox:
         self.calls.append(
             ToolCall(
                 name=name,
-                arguments=args,
+                arguments=to_jsonable_python(args),
                 result=to_jsonable_python(result),
                 ok=error is None,
                 error=error,
@@ -125,6 +126,22 @@ class Toolbox:
                 elapsed_s=time.perf_counter() - started,
             )
         )
+
+    def _run_tool(self, name: str, args: dict[str, Any], body: Callable[[], Any]) -> Any:
+        """Every tool call, once: charge the budget, time it, log it with the ids of the
+        documents its result shows (they become readable in this step), or log its refusal."""
+        self._charge()
+        started = time.perf_counter()
+        try:
+            result = body()
+        except ToolError as exc:
+            self._log(name, args, None, started, error=str(exc))
+            raise
+        items = result if isinstance(result, list) else [result]
+        ids = tuple(i.id for i in items if isinstance(i, SearchResult | DocumentText | ListedPost))
+        self._shown.update(ids)
+        self._log(name, args, result, started, doc_ids=ids)
+        return result
 
     def call(self, name: str, arguments: Mapping[str, Any]) -> Any:
         """Dispatch a tool call by name (for model-driven agents): the arguments are validated
@@ -136,9 +153,13 @@ class Toolbox:
                 raise ToolError(f"unknown or unavailable tool {name!r}")
             args = found.validate(arguments)
         except ToolError as exc:
-            self._charge()
-            self._log(name, dict(arguments), None, time.perf_counter(), error=str(exc))
-            raise
+            refusal = exc
+
+            def refuse() -> None:
+                raise refusal
+
+            self._run_tool(name, dict(arguments), refuse)
+            raise  # not reached: the refusal is raised by the line above
         method: Callable[..., Any] = getattr(self, name)
         return to_jsonable_python(method(**args))
 
@@ -169,33 +190,26 @@ class Toolbox:
         At most ``max_search_k`` results, whatever ``top_k`` asks. The optional filters (the
         filter block, ``pastcast.corpus.SearchFilter``) narrow what is ranked; the cutoff holds
         whatever they say."""
-        self._charge()
-        started = time.perf_counter()
+        backend = self._backend
+        if backend is None:
+            raise ToolError("no corpus at this step")
+        if not query.strip():
+            raise ToolError("search needs a non-empty query")
         given = {"doc_type": doc_type, "source": source, "author": author, "month": month}
-        given["since"] = None if since is None else since.isoformat()
-        args: dict[str, Any] = {"query": query, "top_k": top_k}
-        args |= {key: value for key, value in given.items() if value is not None}
-        backend, filters, msg = self._backend, SearchFilter(), None
-        if backend is None or not query.strip():
-            msg = "search needs a non-empty query" if backend else "no corpus at this step"
-        else:
-            try:
-                filters = SearchFilter.model_validate(
-                    given | {"since": None if since is None else cutoff_for_day(since)}
-                )
-            except ValidationError as exc:
-                msg = "search: " + "; ".join(str(e["msg"]) for e in exc.errors())
-            if msg is None and not filters.is_empty() and not self._filters:
-                msg = "search: this corpus cannot filter searches (leave the filters out)"
-        if backend is None or msg is not None:
-            self._log("search", args, None, started, error=msg)
-            raise ToolError(msg)
+        try:
+            filters = SearchFilter.model_validate(
+                given | {"since": None if since is None else cutoff_for_day(since)}
+            )
+        except ValidationError as exc:
+            raise ToolError("search: " + "; ".join(problems(exc))) from None
+        if not filters.is_empty() and not self._filters:
+            raise ToolError("search: this corpus cannot filter searches (leave the filters out)")
         k = max(1, min(top_k, self._config.max_search_k))
         if filters.is_empty():  # a backend without filters still serves plain searches
             hits = backend.search(query, as_of=self._cutoff, k=k)
         else:
             hits = backend.search(query, as_of=self._cutoff, k=k, filters=filters)
-        result = [
+        return [
             SearchResult(
                 id=h.id,
                 title=h.title,
@@ -205,10 +219,6 @@ class Toolbox:
             )
             for h in hits
         ]
-        ids = tuple(h.id for h in hits)
-        self._shown.update(ids)
-        self._log("search", args, result, started, doc_ids=ids)
-        return result
 
     @tool("corpus")
     def read(
@@ -216,22 +226,15 @@ class Toolbox:
         doc_id: Annotated[str, Field(description="id of a document from search results")],
     ) -> DocumentText:
         """Read the full text of a document returned by an earlier search."""
-        self._charge()
-        started = time.perf_counter()
-        args = {"doc_id": doc_id}
         if self._backend is None:
-            self._log("read", args, None, started, error="no corpus at this step")
             raise ToolError("no corpus at this step")
         if doc_id not in self._shown:
-            msg = f"document {doc_id!r} was not returned by a search in this step"
-            self._log("read", args, None, started, error=msg)
-            raise ToolError(msg)
+            raise ToolError(f"document {doc_id!r} was not returned by a search in this step")
         try:
             doc = self._backend.read(doc_id, as_of=self._cutoff)
         except DocumentNotVisible as exc:
-            self._log("read", args, None, started, error=str(exc))
             raise ToolError(str(exc)) from None
-        result = DocumentText(
+        return DocumentText(
             id=doc.id,
             title=doc.title,
             date=doc.timestamp.strftime(_DATE),
@@ -239,8 +242,14 @@ class Toolbox:
             author=doc.author,
             text=doc.text[: self._config.read_max_chars],
         )
-        self._log("read", args, result, started, doc_ids=(doc.id,))
-        return result
+
+    def _thread_tools(self, doc_id: str) -> ThreadedBackend:
+        """The threaded backend, for a document shown in this step."""
+        if self._threads is None:
+            raise ToolError("threads are not available at this step")
+        if doc_id not in self._shown:
+            raise ToolError(f"document {doc_id!r} was not returned by a tool in this step")
+        return self._threads
 
     @tool("threads")
     def thread(
@@ -254,27 +263,17 @@ class Toolbox:
         written before today, oldest first).
 
         Only a document shown in this step, as of the step's cutoff."""
-        self._charge()
-        started = time.perf_counter()
-        args: dict[str, Any] = {"doc_id": doc_id, "limit": limit}
-        if self._threads is None:
-            msg = "threads are not available at this step"
-        elif doc_id not in self._shown:
-            msg = f"document {doc_id!r} was not returned by a tool in this step"
-        else:
-            try:
-                post = self._threads.post(doc_id, as_of=self._cutoff)
-                if post.thread_id is None:
-                    raise ToolError(f"document {doc_id!r} is not part of a thread")
-                docs = self._threads.thread(
-                    post.thread_id, as_of=self._cutoff, limit=max(1, min(limit, THREAD_LIMIT))
-                )
-            except (DocumentNotVisible, ToolError) as exc:
-                msg = str(exc)
-            else:
-                return self._listing("thread", args, docs, started)
-        self._log("thread", args, None, started, error=msg)
-        raise ToolError(msg)
+        threads = self._thread_tools(doc_id)
+        try:
+            post = threads.post(doc_id, as_of=self._cutoff)
+            if post.thread_id is None:
+                raise ToolError(f"document {doc_id!r} is not part of a thread")
+            docs = threads.thread(
+                post.thread_id, as_of=self._cutoff, limit=max(1, min(limit, THREAD_LIMIT))
+            )
+        except DocumentNotVisible as exc:
+            raise ToolError(str(exc)) from None
+        return self._listing(docs)
 
     @tool("threads")
     def author_posts(
@@ -285,16 +284,12 @@ class Toolbox:
         ] = AUTHOR_LIMIT,
     ) -> list[ListedPost]:
         """List an author's most recent posts and comments written before today."""
-        self._charge()
-        started = time.perf_counter()
-        args: dict[str, Any] = {"author": author, "limit": limit}
-        if self._threads is None or not author.strip():
-            msg = "author_posts needs an author" if self._threads else "threads are not available"
-            self._log("author_posts", args, None, started, error=msg)
-            raise ToolError(msg)
+        if self._threads is None:
+            raise ToolError("threads are not available")
+        if not author.strip():
+            raise ToolError("author_posts needs an author")
         k = max(1, min(limit, AUTHOR_LIMIT))
-        docs = self._threads.author_posts(author, as_of=self._cutoff, limit=k)
-        return self._listing("author_posts", args, docs, started)
+        return self._listing(self._threads.author_posts(author, as_of=self._cutoff, limit=k))
 
     @tool("threads")
     def ancestors(
@@ -305,7 +300,11 @@ class Toolbox:
         (written before today).
 
         Only a document shown in this step, as of the step's cutoff."""
-        return self._walk("ancestors", doc_id, None)
+        threads = self._thread_tools(doc_id)
+        try:
+            return self._listing(threads.ancestors(doc_id, as_of=self._cutoff))
+        except DocumentNotVisible as exc:
+            raise ToolError(str(exc)) from None
 
     @tool("threads")
     def descendants(
@@ -319,34 +318,15 @@ class Toolbox:
         before today, oldest first).
 
         Only a document shown in this step, as of the step's cutoff."""
-        return self._walk("descendants", doc_id, max(1, min(limit, THREAD_LIMIT)))
+        threads = self._thread_tools(doc_id)
+        k = max(1, min(limit, THREAD_LIMIT))
+        try:
+            return self._listing(threads.descendants(doc_id, as_of=self._cutoff, limit=k))
+        except DocumentNotVisible as exc:
+            raise ToolError(str(exc)) from None
 
-    def _walk(self, name: str, doc_id: str, limit: int | None) -> list[ListedPost]:
-        self._charge()
-        started = time.perf_counter()
-        args: dict[str, Any] = {"doc_id": doc_id} | ({} if limit is None else {"limit": limit})
-        if self._threads is None:
-            msg = "threads are not available at this step"
-        elif doc_id not in self._shown:
-            msg = f"document {doc_id!r} was not returned by a tool in this step"
-        else:
-            try:
-                if limit is None:
-                    docs = self._threads.ancestors(doc_id, as_of=self._cutoff)
-                else:
-                    docs = self._threads.descendants(doc_id, as_of=self._cutoff, limit=limit)
-            except DocumentNotVisible as exc:
-                msg = str(exc)
-            else:
-                return self._listing(name, args, docs, started)
-        self._log(name, args, None, started, error=msg)
-        raise ToolError(msg)
-
-    def _listing(
-        self, name: str, args: dict[str, Any], docs: list[Document], started: float
-    ) -> list[ListedPost]:
-        """Log a list of documents; their ids become readable in this step."""
-        result = [
+    def _listing(self, docs: list[Document]) -> list[ListedPost]:
+        return [
             ListedPost(
                 id=d.id,
                 title=d.title,
@@ -357,36 +337,22 @@ class Toolbox:
             )
             for d in docs
         ]
-        ids = tuple(d.id for d in docs)
-        self._shown.update(ids)
-        self._log(name, args, result, started, doc_ids=ids)
-        return result
 
     @tool("market")
     def market_history(self) -> list[MarketDay]:
         """Daily market probabilities of this question for days that ended before today."""
-        self._charge()
-        started = time.perf_counter()
         if self._market is None:
-            self._log("market_history", {}, None, started, error="market access is off")
             raise ToolError("market access is off in this setting")
-        result = [MarketDay(day=b.day, probs=dict(b.probs)) for b in self._market]
-        self._log("market_history", {}, result, started)
-        return result
+        return [MarketDay(day=b.day, probs=dict(b.probs)) for b in self._market]
 
     @tool("python")
     def python(
         self, code: Annotated[str, Field(description="Python code; print what you need")]
     ) -> PythonResult:
         """Run Python code for computation (no network, no files). Returns stdout/stderr."""
-        self._charge()
-        started = time.perf_counter()
         if self._python is None:
-            self._log("python", {"code": code}, None, started, error="python tool is off")
             raise ToolError("the python tool is not available in this setting")
-        result = PythonResult.model_validate(self._python(code))
-        self._log("python", {"code": code}, result, started)
-        return result
+        return PythonResult.model_validate(self._python(code))
 
 
 TOOLS: tuple[ToolDef, ...] = tool_defs(Toolbox)

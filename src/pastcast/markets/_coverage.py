@@ -116,7 +116,7 @@ def step_coverage(
 ) -> CoverageReport:
     """Which steps of ``dataset`` have a document of ``backend`` in the window before them."""
     if window_days < 1:
-        raise ValueError(f"--coverage-days: at least 1, got {window_days}")
+        raise ValueError(f"window_days: at least 1, got {window_days}")
     counts: dict[datetime, int] = {}
 
     def before(at: datetime) -> int:

@@ -1,5 +1,5 @@
 """Models: the chat protocol and its providers, retries and the run's call gate, prices and
-training cutoffs, context limits and packaged models."""
+knowledge cutoffs, context limits and packaged models."""
 
 from pastcast.models._cache import CachedModel, CacheMode, cache_key
 from pastcast.models._context import (
@@ -9,11 +9,11 @@ from pastcast.models._context import (
     fit_request,
     prompt_tokens,
 )
-from pastcast.models._cutoffs import (
-    load_cutoffs,
-    model_cutoff,
-    model_cutoffs,
-    register_cutoff,
+from pastcast.models._knowledge_cutoffs import (
+    knowledge_cutoff,
+    knowledge_cutoffs,
+    load_knowledge_cutoffs,
+    register_knowledge_cutoff,
     remembered,
 )
 from pastcast.models._local import LocalLlamaServer, LocalModel, smollm2_path
@@ -87,17 +87,17 @@ __all__ = [
     "context_limits_of",
     "current_gate",
     "fit_request",
+    "knowledge_cutoff",
+    "knowledge_cutoffs",
     "known_providers",
-    "load_cutoffs",
+    "load_knowledge_cutoffs",
     "longest_prefix",
-    "model_cutoff",
-    "model_cutoffs",
     "model_dir",
     "packaged_model_path",
     "packaged_models",
     "prompt_tokens",
     "providers",
-    "register_cutoff",
+    "register_knowledge_cutoff",
     "register_provider",
     "remembered",
     "resolve_model",

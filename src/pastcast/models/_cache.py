@@ -11,25 +11,20 @@ under ``cache_dir/<2 hex>/<key>.json``, written atomically.
 from __future__ import annotations
 
 import hashlib
-import json
-import os
-import tempfile
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Literal
 
 from pastcast import safejson
+from pastcast.atomic import write_atomic
 from pastcast.models._context import ContextLimits, context_limits_of
 from pastcast.models._protocol import ChatRequest, ChatResponse, Model, ModelError
+from pastcast.safejson import canonical_json
 
 __all__ = ["CacheMode", "CachedModel", "cache_key"]
 
 CacheMode = Literal["record", "replay", "auto"]
 _FORMAT = 2  # 2: settings and the rollout are part of the key
-
-
-def _canonical(obj: Any) -> str:
-    return json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
 
 
 _UNSET_LATER_FIELDS = ("top_p", "reasoning_effort")
@@ -50,7 +45,7 @@ def cache_key(
         "settings": dict(settings or {}),
         "request": sent,
     }
-    return hashlib.sha256(_canonical(payload).encode("utf-8")).hexdigest()
+    return hashlib.sha256(canonical_json(payload).encode("utf-8")).hexdigest()
 
 
 class CachedModel:
@@ -109,14 +104,7 @@ class CachedModel:
             "request": request.model_dump(mode="json"),
             "response": response.model_dump(mode="json"),
         }
-        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-", suffix=".json")
-        try:
-            with os.fdopen(fd, "w", encoding="utf-8") as f:
-                f.write(_canonical(entry))
-            os.replace(tmp, path)
-        except BaseException:
-            Path(tmp).unlink(missing_ok=True)
-            raise
+        write_atomic(path, canonical_json(entry))
 
     def chat(self, request: ChatRequest) -> ChatResponse:
         key = cache_key(self.name, request, self.settings)

@@ -16,11 +16,11 @@ from __future__ import annotations
 import hashlib
 import importlib.util
 import os
-import tempfile
 import threading
 from dataclasses import dataclass
 from pathlib import Path
 
+from pastcast.atomic import atomic_path
 from pastcast.models._local import smollm2_path
 from pastcast.models._protocol import ModelError
 from pastcast.registry import Registry
@@ -100,9 +100,8 @@ class ChunkedModel:
         target.parent.mkdir(parents=True, exist_ok=True)
         digest = hashlib.sha256()
         written = 0
-        fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=".join-", suffix=".gguf")
-        try:
-            with os.fdopen(fd, "wb") as out:
+        with atomic_path(target) as tmp:
+            with tmp.open("wb") as out:
                 for part in parts:
                     with part.open("rb") as src:
                         while block := src.read(_CHUNK):
@@ -115,10 +114,7 @@ class ChunkedModel:
                     f"{digest.hexdigest()[:16]}..., expected {self.size} bytes with "
                     f"{self.sha256[:16]}...: refusing to use them"
                 )
-            os.chmod(tmp, 0o644)  # mkstemp's 0600 would hide it from other users' servers
-            os.replace(tmp, target)
-        finally:
-            Path(tmp).unlink(missing_ok=True)
+            os.chmod(tmp, 0o644)  # a restrictive umask would hide it from other users' servers
 
 
 _LOCK = threading.Lock()

@@ -16,6 +16,7 @@ from pydantic import Field, ValidationError
 from pastcast import safejson
 from pastcast.records import Record
 from pastcast.textfiles import read_text_file
+from pastcast.validation import first_problem
 
 __all__ = ["DEFAULT_PRICES", "Price", "PriceTable", "longest_prefix", "spec_model_name"]
 
@@ -83,9 +84,7 @@ class PriceTable:
             try:
                 table.prices[model] = Price.model_validate(value)
             except ValidationError as exc:
-                err = exc.errors()[0]
-                loc = ".".join(str(x) for x in err["loc"])
-                raise ValueError(f"{p}: {model}: {loc or 'price'}: {err['msg']}") from None
+                raise ValueError(first_problem(exc, f"{p}: {model}")) from None
         return table
 
     def price(self, model: str) -> Price | None:

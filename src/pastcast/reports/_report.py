@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import os
 from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
 
 from rich.console import Console
 
+from pastcast.atomic import write_atomic
 from pastcast.reports._leaderboard import leaderboard_markdown, leaderboard_table
 from pastcast.runlog import RunLog, read_run_log
 from pastcast.scoring import summarize, table_from_records
@@ -74,7 +74,4 @@ def write_report(
     parts += [f"| {a} | {st} | {t} | {n} |" for (a, st, t), n in sorted(terminations.items())]
     path = Path(out)
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_suffix(path.suffix + ".tmp")
-    tmp.write_text("\n".join(parts) + "\n", encoding="utf-8")
-    os.replace(tmp, path)
-    return path
+    return write_atomic(path, "\n".join(parts) + "\n")

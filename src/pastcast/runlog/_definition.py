@@ -10,11 +10,11 @@ records (``EXECUTION_ONLY``) are left out.
 from __future__ import annotations
 
 import hashlib
-import json
 from pathlib import Path
 from typing import Any
 
 from pastcast.runlog._schema import RunHeader
+from pastcast.safejson import canonical_json
 
 __all__ = ["EXECUTION_ONLY", "definition_mismatch", "run_definition", "run_fingerprint"]
 
@@ -24,7 +24,7 @@ EXECUTION_ONLY = ("workers",)
 _IDENTITY = {"schema_version", "run_id", "created_at", "code_version"}
 # What the header says about the run's models, not what the run is (a cutoff registered later
 # must not refuse a resume).
-_DESCRIPTIVE = {"model_cutoffs"}
+_DESCRIPTIVE = {"knowledge_cutoffs"}
 _ABSENT = "<absent>"
 
 
@@ -39,7 +39,7 @@ def run_definition(header: RunHeader) -> dict[str, Any]:
 
 def run_fingerprint(header: RunHeader) -> str:
     """sha256 of the canonical JSON of ``run_definition``: equal exactly for the same run."""
-    text = json.dumps(run_definition(header), sort_keys=True, separators=(",", ":"))
+    text = canonical_json(run_definition(header), ascii_only=True)
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 

@@ -24,11 +24,13 @@ from pydantic import ValidationError
 from pydantic_core import PydanticSerializationError
 
 from pastcast import safejson
+from pastcast.atomic import write_atomic
 from pastcast.records import RETRYABLE_FAILURES, FailureReason, Notebook, StepKey
 from pastcast.runlog._definition import definition_mismatch
 from pastcast.runlog._schema import SCHEMA_VERSION, RunHeader, StepRecord
 from pastcast.runlog._v1 import V1, v1_header, v1_step
 from pastcast.runlog._v2 import V2, v2_step
+from pastcast.validation import first_problem
 
 __all__ = [
     "RunLog",
@@ -62,12 +64,6 @@ def retried_path(log_path: str | Path) -> Path:
     """Where records of failed steps go when they are run again (``retry_failed``):
     ``run.jsonl`` -> ``run.retried.jsonl``."""
     return Path(log_path).with_suffix(".retried.jsonl")
-
-
-def _describe(err: ValidationError) -> str:
-    first = err.errors()[0]
-    loc = ".".join(str(p) for p in first["loc"]) or "<record>"
-    return f"field {loc}: {first['msg']}"
 
 
 @dataclass(frozen=True)
@@ -118,7 +114,7 @@ def _read_header(path: Path) -> RunHeader:
     try:
         return RunHeader.model_validate(obj)
     except ValidationError as exc:
-        raise RunLogError(f"{path}: {_describe(exc)}") from None
+        raise RunLogError(first_problem(exc, str(path))) from None
 
 
 def read_run_log(path: str | Path) -> RunLog:
@@ -147,7 +143,7 @@ def read_run_log(path: str | Path) -> RunLog:
         try:
             header = RunHeader.model_validate(v1_header(first))
         except ValidationError as exc:
-            raise RunLogError(f"{p}:{lineno}: {_describe(exc)}") from None
+            raise RunLogError(first_problem(exc, f"{p}:{lineno}")) from None
         convert = _from_v1
     else:
         where = f"{p}:1" if objects else str(p)
@@ -160,7 +156,7 @@ def read_run_log(path: str | Path) -> RunLog:
         try:
             steps.append(StepRecord.model_validate(convert(obj) if convert else obj))
         except ValidationError as exc:
-            raise RunLogError(f"{p}:{lineno}: {_describe(exc)}") from None
+            raise RunLogError(first_problem(exc, f"{p}:{lineno}")) from None
     return RunLog(p, header, tuple(steps), truncated)
 
 
@@ -187,30 +183,6 @@ def _encodable(value: Any) -> Any:
     if isinstance(value, list):
         return [_encodable(v) for v in value]
     return value
-
-
-def _write_atomically(path: Path, text: str) -> None:
-    """Write ``text`` to ``path`` so that it is either absent or complete, even on a crash."""
-    tmp = path.with_name(f".{path.name}.tmp")
-    with tmp.open("w", encoding="utf-8") as fh:
-        fh.write(text)
-        fh.flush()
-        os.fsync(fh.fileno())
-    os.replace(tmp, path)
-    _fsync_dir(path.parent)
-
-
-def _fsync_dir(path: Path) -> None:
-    try:
-        fd = os.open(path, os.O_RDONLY)
-    except OSError:  # a platform without directory handles: the rename is all we get
-        return
-    try:
-        os.fsync(fd)
-    except OSError:
-        pass
-    finally:
-        os.close(fd)
 
 
 def _lock(log: Path) -> IO[str]:
@@ -308,13 +280,13 @@ class RunLogWriter:
             self._fh: IO[str] = self.path.open("a", encoding="utf-8")
         else:
             self.header = header
-            _write_atomically(self.header_path, header.model_dump_json(indent=2) + "\n")
+            write_atomic(self.header_path, header.model_dump_json(indent=2) + "\n")
             self._fh = self.path.open("w", encoding="utf-8")
             self._sync()
 
     def _drop_partial_tail(self) -> None:
         data = self.path.read_bytes()
-        _replace_bytes(self.path, data[: data.rfind(b"\n") + 1])
+        write_atomic(self.path, data[: data.rfind(b"\n") + 1])
 
     def _end_last_line(self) -> None:
         """A complete last record without its newline (a crash between the two) gets it, so the
@@ -348,7 +320,7 @@ class RunLogWriter:
                     continue
                 if _key_of(json.loads(line)) not in drop:
                     kept.append(line if line.endswith("\n") else line + "\n")
-        _replace_bytes(self.path, "".join(kept).encode("utf-8"))
+        write_atomic(self.path, "".join(kept))
 
     def _sync(self) -> None:
         self._fh.flush()
@@ -378,17 +350,6 @@ class RunLogWriter:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
-
-
-def _replace_bytes(path: Path, data: bytes) -> None:
-    """Replace a file's content atomically (temporary file, fsync, rename)."""
-    tmp = path.with_suffix(path.suffix + ".tmp")
-    with tmp.open("wb") as fh:
-        fh.write(data)
-        fh.flush()
-        os.fsync(fh.fileno())
-    os.replace(tmp, path)
-    _fsync_dir(path.parent)
 
 
 def _key_of(obj: dict[str, Any]) -> tuple[StepKey, int]:

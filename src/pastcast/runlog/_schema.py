@@ -12,7 +12,13 @@ from __future__ import annotations
 from datetime import date
 from typing import Any
 
-from pydantic import Field, TypeAdapter, field_serializer, field_validator
+from pydantic import (
+    AliasChoices,
+    Field,
+    TypeAdapter,
+    field_serializer,
+    field_validator,
+)
 
 from pastcast.records import (
     AgentRole,
@@ -72,10 +78,13 @@ class RunHeader(Record):
     code_version: str
     corpus: CorpusIdentity | None = None
     """The corpus the agents searched (None without one, or a backend that does not say)."""
-    model_cutoffs: dict[str, date | None] = Field(default_factory=dict)
-    """Training cutoff of each model the agents use (model spec -> last day its training data
-    may cover; None: unknown), from ``pastcast.models.model_cutoffs`` when the run started.
-    Descriptive: not part of the run's definition."""
+    knowledge_cutoffs: dict[str, date | None] = Field(
+        default_factory=dict, validation_alias=AliasChoices("knowledge_cutoffs", "model_cutoffs")
+    )
+    """Knowledge cutoff of each model the agents use (model spec -> last day its training data
+    may cover; None: unknown), from ``pastcast.models.knowledge_cutoffs`` when the run started.
+    Descriptive: not part of the run's definition. Headers written before it had this name
+    call it ``model_cutoffs``."""
 
 
 class Grading(Record):

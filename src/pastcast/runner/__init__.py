@@ -10,11 +10,11 @@ from pastcast.runner._config import (
     ProviderLimits,
     RunConfig,
 )
-from pastcast.runner._cutoffs import CutoffFilter, after_model_cutoff
 from pastcast.runner._data import reschedule
 from pastcast.runner._determinism import DETERMINISM_CHECK, check_deterministic
 from pastcast.runner._estimate import EstimateRow, PlanEstimate, estimate_plan
 from pastcast.runner._executors import Executor, LocalExecutor, executors
+from pastcast.runner._knowledge_cutoffs import KnowledgeCutoffFilter, after_knowledge_cutoff
 from pastcast.runner._limits import CircuitBreaker, ProviderGates, TokenBucket
 from pastcast.runner._plan import (
     PLAN_SETTINGS,
@@ -24,7 +24,7 @@ from pastcast.runner._plan import (
     PlanSetting,
     load_plan,
 )
-from pastcast.runner._run import NothingToRun, RunResult, model_cutoffs_of, run_benchmark
+from pastcast.runner._run import NothingToRun, RunResult, knowledge_cutoffs_of, run_benchmark
 from pastcast.runner._version import code_version
 from pastcast.runner._work import (
     CorpusRef,
@@ -46,12 +46,12 @@ __all__ = [
     "BreakerConfig",
     "CircuitBreaker",
     "CorpusRef",
-    "CutoffFilter",
     "EstimateAssumptions",
     "EstimateRow",
     "Execution",
     "Executor",
     "ExperimentPlan",
+    "KnowledgeCutoffFilter",
     "LocalExecutor",
     "NothingToRun",
     "PlanError",
@@ -66,15 +66,15 @@ __all__ = [
     "TokenBucket",
     "UsageAccount",
     "WorkContext",
-    "after_model_cutoff",
+    "after_knowledge_cutoff",
     "agent_env_config",
     "check_deterministic",
     "code_version",
     "estimate_plan",
     "executors",
     "grade_step",
+    "knowledge_cutoffs_of",
     "load_plan",
-    "model_cutoffs_of",
     "open_corpus",
     "play_episode",
     "reschedule",

@@ -4,7 +4,6 @@ lives with the runner; ``pastcast.env.check_env`` checks the environment's own c
 
 from __future__ import annotations
 
-import json
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -15,6 +14,7 @@ from pastcast.records import StepSpec
 from pastcast.runlog import AgentSpec, read_run_log
 from pastcast.runner._config import RunConfig
 from pastcast.runner._run import run_benchmark
+from pastcast.safejson import canonical_json
 
 __all__ = ["DETERMINISM_CHECK", "check_deterministic"]
 
@@ -68,7 +68,7 @@ def _differences(env: ForecastEnv, step: StepSpec, agent: AgentSpec, root: Path)
     out = []
     for key in sorted(first):
         a, b = first[key], second[key]
-        if json.dumps(a, sort_keys=True) != json.dumps(b, sort_keys=True):
+        if canonical_json(a) != canonical_json(b):
             where = _first_difference(a, b)
             out.append(f"step {key[2]}#{key[3]} differs between two identical runs at {where}")
     return out

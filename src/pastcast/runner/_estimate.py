@@ -23,7 +23,7 @@ from pastcast.models import PriceTable, remembered, spec_model_name
 from pastcast.records import Record
 from pastcast.runlog import AgentSpec
 from pastcast.runner._plan import EstimateAssumptions, ExperimentPlan
-from pastcast.runner._run import _Chain, _chains, model_cutoffs_of
+from pastcast.runner._run import _Chain, _chains, knowledge_cutoffs_of
 
 __all__ = ["EstimateRow", "PlanEstimate", "estimate_plan"]
 
@@ -62,7 +62,7 @@ class PlanEstimate(Record):
     """Over priced models only (see ``unpriced``)."""
     cost_max_usd: float
     unpriced: tuple[str, ...] = ()
-    model_cutoffs: dict[str, date | None] = Field(default_factory=dict)
+    knowledge_cutoffs: dict[str, date | None] = Field(default_factory=dict)
     warnings: tuple[str, ...] = ()
     assumptions: EstimateAssumptions = EstimateAssumptions()
 
@@ -157,7 +157,7 @@ def estimate_plan(plan: ExperimentPlan, dataset: Dataset) -> PlanEstimate:
             )
         )
     events = {c.event_id for c in chains}
-    cutoffs = model_cutoffs_of(config.agents, plan.model_cutoffs())
+    cutoffs = knowledge_cutoffs_of(config.agents, plan.knowledge_cutoffs())
     return PlanEstimate(
         dataset_id=dataset.id,
         events=len(events),
@@ -173,7 +173,7 @@ def estimate_plan(plan: ExperimentPlan, dataset: Dataset) -> PlanEstimate:
         cost_usd=sum(r.cost_usd or 0.0 for r in rows),
         cost_max_usd=sum(r.cost_max_usd or 0.0 for r in rows),
         unpriced=tuple(unpriced),
-        model_cutoffs=cutoffs,
+        knowledge_cutoffs=cutoffs,
         warnings=_warnings(dataset, sorted(events), cutoffs, unpriced),
         assumptions=plan.estimate,
     )
@@ -186,8 +186,8 @@ def _warnings(
     for model, cutoff in cutoffs.items():
         if cutoff is None:
             out.append(
-                f"{model}: training cutoff unknown (set `cutoff` for the model in the plan, or "
-                "register one): events it may remember cannot be left out"
+                f"{model}: knowledge cutoff unknown (set `knowledge_cutoff` for the model in the "
+                "plan, or register one): events it may remember cannot be left out"
             )
             continue
         early = [
@@ -197,9 +197,9 @@ def _warnings(
         ]
         if early:
             out.append(
-                f"{model}: {len(early)} of {len(events)} events resolved by its training cutoff "
+                f"{model}: {len(early)} of {len(events)} events resolved by its knowledge cutoff "
                 f"{cutoff.isoformat()} (e.g. {early[0]}): it may remember the outcome; "
-                "`pastcast score --after-model-cutoff` leaves them out"
+                "`pastcast score --after-knowledge-cutoff` leaves them out"
             )
     out.extend(f"{m}: no price in the price table: its cost is not counted" for m in unpriced)
     return tuple(out)

@@ -24,7 +24,7 @@ from datetime import date
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import Field, JsonValue, ValidationError, model_validator
+from pydantic import AliasChoices, Field, JsonValue, ValidationError, model_validator
 
 from pastcast.agents import Decoding, agent_spec, agents
 from pastcast.cutoff import DayConvention
@@ -48,6 +48,7 @@ from pastcast.runner._plan_file import (
     PlanError,
     read_plan_file,
 )
+from pastcast.validation import first_problem
 
 __all__ = [
     "MAX_PLAN_DEPTH",
@@ -82,8 +83,11 @@ class PlanModel(Record):
     label: str | None = None
     """The agents' name in the run log (default: the model's name)."""
     options: dict[str, JsonValue] = Field(default_factory=dict)
-    cutoff: date | None = None
-    """The last day its training data may cover (default: ``pastcast.models.model_cutoffs``)."""
+    knowledge_cutoff: date | None = Field(
+        default=None, validation_alias=AliasChoices("knowledge_cutoff", "cutoff")
+    )
+    """The last day its training data may cover (default: ``pastcast.models.knowledge_cutoffs``);
+    ``cutoff``, its first name, is read too."""
 
     @property
     def name(self) -> str:
@@ -259,9 +263,9 @@ class ExperimentPlan(Record):
             breaker=self.breaker,
         )
 
-    def model_cutoffs(self) -> dict[str, date]:
+    def knowledge_cutoffs(self) -> dict[str, date]:
         """The cutoffs the plan gives for its models (by model spec)."""
-        return {m.spec: m.cutoff for m in self.models if m.cutoff is not None}
+        return {m.spec: m.knowledge_cutoff for m in self.models if m.knowledge_cutoff is not None}
 
     def price_table(self) -> PriceTable:
         return PriceTable.load(self.prices) if self.prices else PriceTable()
@@ -278,13 +282,6 @@ def _checked_spec(
         raise PlanError(f"{where}: {exc}") from None
 
 
-def _location(loc: tuple[int | str, ...]) -> str:
-    out = ""
-    for part in loc:
-        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
-    return out
-
-
 def load_plan(path: str | Path) -> ExperimentPlan:
     """Read and check a plan (TOML, or YAML for ``.yaml``/``.yml``); ``PlanError`` names the
     file and the key of the first problem."""
@@ -295,10 +292,7 @@ def load_plan(path: str | Path) -> ExperimentPlan:
     try:
         plan = ExperimentPlan.model_validate(raw)
     except ValidationError as exc:
-        first = exc.errors()[0]
-        msg = first["msg"].removeprefix("Value error, ")
-        where = f"{_location(first['loc'])}: " if first["loc"] else ""  # a plan-wide check
-        raise PlanError(f"{p}: {where}{msg}") from None
+        raise PlanError(first_problem(exc, str(p))) from None
     try:
         plan.agent_specs()
     except PlanError as exc:

@@ -26,7 +26,7 @@ from typing import Any
 from pastcast.agents import agent_info, prompts_for
 from pastcast.corpus import CorpusBackend, corpus_identity
 from pastcast.dataset import Dataset
-from pastcast.models import model_cutoff
+from pastcast.models import knowledge_cutoff
 from pastcast.records import RETRYABLE_FAILURES, CorpusIdentity, Notebook, StepKey, StepSpec
 from pastcast.runlog import AgentSpec, RunHeader, RunLogWriter
 from pastcast.runner._accounting import Accounting, RunStats, progress_display
@@ -36,7 +36,7 @@ from pastcast.runner._executors import Executor, executors
 from pastcast.runner._version import code_version
 from pastcast.runner._work import CorpusRef, StepOutcome, StepTask, WorkContext
 
-__all__ = ["RunResult", "model_cutoffs_of", "run_benchmark"]
+__all__ = ["RunResult", "knowledge_cutoffs_of", "run_benchmark"]
 
 
 @dataclass(frozen=True)
@@ -82,16 +82,16 @@ def _chains(dataset: Dataset, config: RunConfig) -> list[_Chain]:
     ]
 
 
-def model_cutoffs_of(
+def knowledge_cutoffs_of(
     agents: tuple[AgentSpec, ...], known: Mapping[str, date] | None = None
 ) -> dict[str, date | None]:
-    """Training cutoff of each model the agents name (``known`` first, then the registry)."""
+    """Knowledge cutoff of each model the agents name (``known`` first, then the registry)."""
     out: dict[str, date | None] = {}
     for spec in agents:
         model = spec.args.get("model")
         if isinstance(model, str) and model not in out:
             given = (known or {}).get(model)
-            out[model] = given if given is not None else model_cutoff(model)
+            out[model] = given if given is not None else knowledge_cutoff(model)
     return out
 
 
@@ -253,7 +253,7 @@ def run_benchmark(
     executor: Executor | None = None,
     corpus_ref: CorpusRef | None = None,
     retry_failed: bool = False,
-    model_cutoffs: Mapping[str, date] | None = None,
+    knowledge_cutoffs: Mapping[str, date] | None = None,
 ) -> RunResult:
     """Run every agent of ``config`` on the dataset's steps and write the run log to ``out``.
 
@@ -263,8 +263,8 @@ def run_benchmark(
     a different definition (the corpus included) raises ``RunLogError`` naming what differs,
     and a log another process is writing raises ``RunLogError`` too. The prompt files the
     agents use are recorded in the header unless ``prompts`` is given, and so are the models'
-    training cutoffs
-    (``model_cutoffs`` first, then ``pastcast.models.model_cutoffs``), and the corpus:
+    knowledge cutoffs
+    (``knowledge_cutoffs`` first, then ``pastcast.models.knowledge_cutoffs``), and the corpus:
     ``corpus``, or else the backend's own identity (``pastcast.corpus.corpus_identity``).
 
     ``execution`` says where steps run (``executor``, default ``local`` threads) and the
@@ -283,7 +283,7 @@ def run_benchmark(
         prompts=prompts if prompts is not None else prompts_for(config.agents),
         code_version=code_version(),
         corpus=corpus if corpus is not None else corpus_identity(backend),
-        model_cutoffs=model_cutoffs_of(config.agents, model_cutoffs),
+        knowledge_cutoffs=knowledge_cutoffs_of(config.agents, knowledge_cutoffs),
     )
     chains = _chains(dataset, config)
     total = sum(len(c.steps) for c in chains)

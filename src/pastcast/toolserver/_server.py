@@ -43,6 +43,7 @@ from pastcast.toolserver._jsonrpc import (
     encode,
     error_response,
 )
+from pastcast.validation import problems
 
 __all__ = ["EPISODE_URI", "PROTOCOL_VERSIONS", "EpisodeServer"]
 
@@ -76,9 +77,7 @@ def _object(params: dict[str, Any], key: str, default: dict[str, Any] | None = N
 
 
 def _validation(key: str, exc: ValidationError) -> RpcError:
-    first = exc.errors()[0]
-    where = ".".join(str(p) for p in (key, *first["loc"]))
-    return _invalid(f"params.{where}: {first['msg']}")
+    return _invalid(problems(exc, root=("params", key))[0])
 
 
 def _budget(exc: BudgetExceeded) -> RpcError:
@@ -276,9 +275,7 @@ class EpisodeServer:
         try:
             left = _NotebookLeft.model_validate({k: params[k] for k in _NOTEBOOK if k in params})
         except ValidationError as exc:
-            first = exc.errors()[0]
-            where = ".".join(str(p) for p in first["loc"])
-            raise _invalid(f"params.{where}: {first['msg']}") from None
+            raise _invalid(problems(exc, root=("params",))[0]) from None
         self.forecast = forecast
         self.episode.notebook_out = left.notebook_out
         self.episode.notebook_carried = left.notebook_carried

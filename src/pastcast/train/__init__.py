@@ -27,7 +27,7 @@ from pastcast.train._manifest import (
     read_manifest,
 )
 from pastcast.train._reward_export import RewardRecord, export_rewards, reward_schema
-from pastcast.train._rewards import REWARD_METRICS, RewardMetric, StepRewards, step_rewards
+from pastcast.train._rewards import RewardMetric, StepRewards, step_rewards
 from pastcast.train._sft import (
     Keep,
     OpenAiRecord,
@@ -41,7 +41,6 @@ from pastcast.train._sft import (
 from pastcast.train._table import TABLE_SCHEMA, export_table
 
 __all__ = [
-    "REWARD_METRICS",
     "TABLE_SCHEMA",
     "TRAIN_SPLIT",
     "UNSPLIT",

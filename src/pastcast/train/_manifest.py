@@ -9,8 +9,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
-import tempfile
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
@@ -18,11 +16,13 @@ from typing import Literal
 
 from pydantic import Field, JsonValue, ValidationError
 
+from pastcast.atomic import atomic_path, write_atomic
 from pastcast.dataset import Dataset, content_hash
 from pastcast.records import Record, UtcDatetime
 from pastcast.runlog import RunLog, StepRecord
 from pastcast.runner import code_version
 from pastcast.train._guard import ExportError, split_name
+from pastcast.validation import first_problem
 from pastcast.world import world_named_by
 
 __all__ = [
@@ -117,9 +117,7 @@ def read_manifest(path: str | Path) -> ExportManifest:
     except OSError as exc:
         raise ExportError(f"{mp}: unreadable manifest ({exc.strerror})") from None
     except ValidationError as exc:
-        first = exc.errors()[0]
-        loc = ".".join(str(p) for p in first["loc"]) or "<manifest>"
-        raise ExportError(f"{mp}: field {loc}: {first['msg']}") from None
+        raise ExportError(first_problem(exc, str(mp))) from None
 
 
 def _world(dataset_id: str) -> Dataset | None:
@@ -209,10 +207,7 @@ def write_export(
     temporary file and returns its row count; both files are then renamed into place."""
     target = Path(out)
     target.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp_name = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
-    os.close(fd)
-    tmp = Path(tmp_name)
-    try:
+    with atomic_path(target) as tmp:
         rows = write(tmp)
         cutoffs = [s.cutoff for _, s in chosen]
         manifest = ExportManifest(
@@ -235,13 +230,6 @@ def write_export(
             skipped=dict(skipped or {}),
             sources=tuple(sources),
         )
-        mp = manifest_path(target)
-        text = json.dumps(manifest.model_dump(mode="json"), indent=2, ensure_ascii=False)
-        mtmp = mp.with_name(f".{mp.name}.tmp")
-        mtmp.write_text(text + "\n", encoding="utf-8")
-        os.replace(tmp, target)
-        os.replace(mtmp, mp)
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise
+    text = json.dumps(manifest.model_dump(mode="json"), indent=2, ensure_ascii=False)
+    write_atomic(manifest_path(target), text + "\n")
     return manifest

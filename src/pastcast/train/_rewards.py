@@ -8,7 +8,7 @@ scored by the fallback, as ``pastcast score`` does, and also gets the format pen
 
 from __future__ import annotations
 
-from typing import Literal, get_args
+from typing import Literal
 
 from pydantic import Field
 
@@ -16,10 +16,9 @@ from pastcast.records import Forecast, Record
 from pastcast.runlog import Grading
 from pastcast.scoring import Fallback, score_forecast
 
-__all__ = ["REWARD_METRICS", "RewardMetric", "StepRewards", "step_rewards"]
+__all__ = ["RewardMetric", "StepRewards", "step_rewards"]
 
 RewardMetric = Literal["neg_brier", "log_score", "accuracy", "info_alpha"]
-REWARD_METRICS: tuple[RewardMetric, ...] = get_args(RewardMetric)
 
 
 class StepRewards(Record):

@@ -36,6 +36,7 @@ from pastcast.train._guard import ExportError, SplitPolicy
 from pastcast.train._manifest import ExportManifest, RowSource, write_export
 from pastcast.train._rewards import RewardMetric, StepRewards, step_rewards
 from pastcast.train._source import select_steps
+from pastcast.validation import first_problem
 
 __all__ = [
     "Keep",
@@ -258,9 +259,7 @@ def read_sft(path: str | Path) -> list[SftRecord | OpenAiRecord]:
             out.append(kind.model_validate(obj))
         except ValueError as exc:
             if isinstance(exc, ValidationError):
-                first = exc.errors()[0]
-                loc = ".".join(str(x) for x in first["loc"]) or "<record>"
-                raise ExportError(f"{p}:{lineno}: field {loc}: {first['msg']}") from None
+                raise ExportError(first_problem(exc, f"{p}:{lineno}")) from None
             raise ExportError(f"{p}:{lineno}: not valid JSON ({exc})") from None
     return out
 

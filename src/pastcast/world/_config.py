@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
-import json
 from dataclasses import dataclass
 from datetime import date
+
+from pastcast.safejson import canonical_json
 
 __all__ = ["STREAM_KEY", "WORLD_VERSION", "WorldConfig"]
 
@@ -103,5 +104,5 @@ class WorldConfig:
         changed = self.overrides()
         if not changed:
             return None
-        blob = json.dumps(changed, sort_keys=True, separators=(",", ":"))
+        blob = canonical_json(changed, ascii_only=True)
         return hashlib.sha256(blob.encode()).hexdigest()[:8]

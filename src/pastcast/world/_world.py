@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 import json
-import os
-import tempfile
 from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from pastcast.atomic import atomic_path
 from pastcast.corpus import content_digest
 from pastcast.corpus.sources import ContentScreen
 from pastcast.dataset import Dataset
@@ -63,23 +62,17 @@ class World:
         """Write the corpus as generic JSONL documents (atomically); return the path."""
         target = Path(path)
         target.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
-        try:
-            with os.fdopen(fd, "w", encoding="utf-8") as fh:
-                for d in self.documents:
-                    row = {
-                        "id": d.id,
-                        "timestamp": d.timestamp.isoformat().replace("+00:00", "Z"),
-                        "title": d.title,
-                        "text": d.text,
-                        "url": d.url,
-                        "source": d.source,
-                    }
-                    fh.write(json.dumps(row, ensure_ascii=False) + "\n")
-            os.replace(tmp, target)
-        except BaseException:
-            Path(tmp).unlink(missing_ok=True)
-            raise
+        with atomic_path(target) as tmp, tmp.open("w", encoding="utf-8") as fh:
+            for d in self.documents:
+                row = {
+                    "id": d.id,
+                    "timestamp": d.timestamp.isoformat().replace("+00:00", "Z"),
+                    "title": d.title,
+                    "text": d.text,
+                    "url": d.url,
+                    "source": d.source,
+                }
+                fh.write(json.dumps(row, ensure_ascii=False) + "\n")
         return target
 
     def market_brier(self) -> tuple[float, float, int]:

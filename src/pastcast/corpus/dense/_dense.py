@@ -47,6 +47,7 @@ import numpy as np
 import numpy.typing as npt
 
 from pastcast import safejson
+from pastcast.atomic import atomic_path, write_atomic
 from pastcast.corpus._filter import SearchFilter
 from pastcast.corpus._protocol import SearchHit
 from pastcast.corpus.dense._embedders import F32, Embedder, QueryCache, embedding_text
@@ -164,10 +165,9 @@ class DenseIndex(IndexLookups):
         vectors = np.concatenate(chunks) if chunks else np.zeros((0, 1), dtype=np.float32)
         vectors = np.ascontiguousarray(vectors, dtype=np.float32)
         if cache is not None and meta is not None:
-            tmp = cache.with_name(cache.name + ".tmp.npy")
-            np.save(tmp, vectors)
-            os.replace(tmp, cache)
-            meta.write_text(json.dumps({"content_sha256": digest, "model": self.embedder.name}))
+            with atomic_path(cache, suffix=".npy") as tmp:
+                np.save(tmp, vectors)
+            write_atomic(meta, json.dumps({"content_sha256": digest, "model": self.embedder.name}))
         return vectors
 
     def embed_query(self, query: str) -> F32:

@@ -3,7 +3,6 @@ they propose with bounds on what they missed, and the per-month IVF indexes."""
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -13,6 +12,7 @@ from typing import Any, TypeVar
 import numpy as np
 import numpy.typing as npt
 
+from pastcast.atomic import atomic_path
 from pastcast.corpus.dense._embedders import F32
 
 __all__ = [
@@ -133,12 +133,11 @@ def month_ivf_cached(vectors: F32, first_ordinal: int, nprobe: int, path: Path |
             return loaded
     ivf = month_ivf(vectors, first_ordinal, nprobe)
     if path is not None:
-        tmp = path.with_name(path.name + ".tmp")
         try:
-            faiss.write_index(ivf, str(tmp))
-            os.replace(tmp, path)
+            with atomic_path(path) as tmp:
+                faiss.write_index(ivf, str(tmp))
         except (OSError, RuntimeError):
-            tmp.unlink(missing_ok=True)  # caching is an optimisation; the index is in memory
+            pass  # caching is an optimisation; the index is in memory
     return ivf
 
 

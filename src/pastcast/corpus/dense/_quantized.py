@@ -31,6 +31,8 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from pastcast.atomic import atomic_path
+
 __all__ = ["MonthGrid", "QuantizedMonths", "QueryCode"]
 
 F32 = npt.NDArray[np.float32]
@@ -272,17 +274,16 @@ def _quantize_month(vectors: F32, codes: npt.NDArray[np.int8], lo: int, hi: int)
 def _save_grids(path: Path, months: dict[int, MonthGrid], plan: dict[str, object]) -> None:
     order = sorted(months)
     d = int(plan["dim"])  # type: ignore[call-overload]
-    tmp = path.with_name("grids.tmp.npz")
-    np.savez(
-        tmp,
-        plan=np.asarray(json.dumps(plan)),
-        partition=np.asarray(order, dtype=np.int64),
-        lo=np.asarray([months[p].lo for p in order], dtype=np.int64),
-        hi=np.asarray([months[p].hi for p in order], dtype=np.int64),
-        step=np.asarray([months[p].step for p in order]),
-        error=np.asarray([months[p].error for p in order]).reshape(len(order), d),
-        largest=np.asarray([months[p].largest for p in order]).reshape(len(order), d),
-        max_norm=np.asarray([months[p].max_norm for p in order]),
-        max_residual=np.asarray([months[p].max_residual for p in order]),
-    )
-    os.replace(tmp, path)
+    with atomic_path(path, suffix=".npz") as tmp:
+        np.savez(
+            tmp,
+            plan=np.asarray(json.dumps(plan)),
+            partition=np.asarray(order, dtype=np.int64),
+            lo=np.asarray([months[p].lo for p in order], dtype=np.int64),
+            hi=np.asarray([months[p].hi for p in order], dtype=np.int64),
+            step=np.asarray([months[p].step for p in order]),
+            error=np.asarray([months[p].error for p in order]).reshape(len(order), d),
+            largest=np.asarray([months[p].largest for p in order]).reshape(len(order), d),
+            max_norm=np.asarray([months[p].max_norm for p in order]),
+            max_residual=np.asarray([months[p].max_residual for p in order]),
+        )

@@ -23,9 +23,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
-import shutil
-import tempfile
 from array import array
 from collections import defaultdict
 from collections.abc import Iterable
@@ -40,6 +37,7 @@ from rich.console import Console
 from rich.progress import Progress
 
 from pastcast import safejson
+from pastcast.atomic import atomic_directory
 from pastcast.corpus._identity import document_line
 from pastcast.corpus._text import tokenize_utf8
 from pastcast.cutoff import as_utc
@@ -213,8 +211,7 @@ def save_arrays(arrays: IndexArrays, out_dir: Path, *, overwrite: bool = False) 
     if out_dir.exists() and not overwrite:
         raise FileExistsError(f"{out_dir}: already exists (pass overwrite to replace it)")
     out_dir.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{out_dir.name}.", dir=out_dir.parent))
-    try:
+    with atomic_directory(out_dir) as tmp:
         for name in _ARRAY_NAMES:
             np.save(tmp / f"{name}.npy", getattr(arrays, name))
         (tmp / "docs.jsonl").write_bytes(bytes(arrays.store))
@@ -226,17 +223,6 @@ def save_arrays(arrays: IndexArrays, out_dir: Path, *, overwrite: bool = False) 
         (tmp / "ids.json").write_text(json.dumps(arrays.ids, ensure_ascii=False))
         # The manifest is written last: its presence marks a complete index.
         (tmp / "manifest.json").write_text(json.dumps(arrays.manifest, indent=2) + "\n")
-        if out_dir.exists():
-            old = out_dir.with_name(f".{out_dir.name}.old")
-            shutil.rmtree(old, ignore_errors=True)
-            os.replace(out_dir, old)
-            os.replace(tmp, out_dir)
-            shutil.rmtree(old, ignore_errors=True)
-        else:
-            os.replace(tmp, out_dir)
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
 
 
 def load_arrays(index_dir: Path) -> IndexArrays:

@@ -15,9 +15,6 @@ from __future__ import annotations
 
 import itertools
 import json
-import os
-import shutil
-import tempfile
 from array import array
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
@@ -28,6 +25,7 @@ import numpy as np
 import numpy.typing as npt
 
 from pastcast import safejson
+from pastcast.atomic import atomic_directory
 
 if TYPE_CHECKING:
     from pastcast.corpus.embedded._arrays import IndexArrays
@@ -110,19 +108,13 @@ class DocMaps:
 
     def save(self, index_dir: Path, content_sha256: str) -> None:
         target = index_dir / FOLDER
-        tmp = Path(tempfile.mkdtemp(prefix=f".{FOLDER}.", dir=index_dir))
-        try:
+        with atomic_directory(target) as tmp:
             for name, m in zip(FIELDS, self._maps(), strict=True):
                 np.save(tmp / f"{name}_offsets.npy", m.offsets)
                 np.save(tmp / f"{name}_ords.npy", m.ords)
                 (tmp / f"{name}_keys.json").write_text(json.dumps(m.keys, ensure_ascii=False))
             meta = {"format": FORMAT, "version": FORMAT_VERSION, "index_sha256": content_sha256}
             (tmp / "manifest.json").write_text(json.dumps(meta) + "\n")
-            shutil.rmtree(target, ignore_errors=True)
-            os.replace(tmp, target)
-        except BaseException:
-            shutil.rmtree(tmp, ignore_errors=True)
-            raise
 
     def _maps(self) -> tuple[KeyMap, ...]:
         return (self.threads, self.authors, self.sources, self.parents)

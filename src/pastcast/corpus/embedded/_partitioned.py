@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import shutil
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
@@ -34,6 +33,7 @@ from rich.console import Console
 from rich.progress import Progress
 
 from pastcast import safejson
+from pastcast.atomic import replace_directory
 from pastcast.corpus._identity import MonthDigests, combine_month_digests, document_line
 from pastcast.corpus.embedded._arrays import FORMAT as PART_FORMAT
 from pastcast.corpus.embedded._arrays import (
@@ -257,14 +257,7 @@ def build_partitioned(
     np.save(work / "id_rank.npy", id_rank)
     (work / "manifest.json").write_text(json.dumps(manifest, indent=2) + "\n")
     mark(work, kind)
-    if out_dir.exists():
-        old = out_dir.with_name(f".{out_dir.name}.old")
-        shutil.rmtree(old, ignore_errors=True)
-        os.replace(out_dir, old)
-        os.replace(work, out_dir)
-        shutil.rmtree(old, ignore_errors=True)
-    else:
-        os.replace(work, out_dir)
+    replace_directory(work, out_dir)
     return Loaded(parts, id_rank, manifest)
 
 

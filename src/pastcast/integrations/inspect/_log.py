@@ -22,6 +22,7 @@ from pastcast.records import EpisodeRecord, Forecast
 from pastcast.runlog import AgentSpec, Grading, RunHeader, RunLogWriter, StepRecord
 from pastcast.runner import RunConfig
 from pastcast.scoring import score_forecast
+from pastcast.validation import first_problem
 
 __all__ = ["InspectImport", "InspectLogError", "import_inspect_log"]
 
@@ -60,7 +61,8 @@ def _played(path: Path, sample: EvalSample) -> tuple[AgentSpec, Forecast, Episod
             EpisodeRecord.model_validate(stored["episode"]),
         )
     except (KeyError, TypeError, ValidationError) as exc:
-        raise InspectLogError(f"{path}: sample {sample.id} epoch {sample.epoch}: {exc}") from None
+        why = first_problem(exc) if isinstance(exc, ValidationError) else exc
+        raise InspectLogError(f"{path}: sample {sample.id} epoch {sample.epoch}: {why}") from None
 
 
 def _grading(path: Path, sample: EvalSample) -> Grading | None:
@@ -71,7 +73,7 @@ def _grading(path: Path, sample: EvalSample) -> Grading | None:
                 return Grading.model_validate(found)
             except ValidationError as exc:
                 raise InspectLogError(
-                    f"{path}: sample {sample.id} epoch {sample.epoch}: grading: {exc}"
+                    first_problem(exc, f"{path}: sample {sample.id} epoch {sample.epoch}: grading")
                 ) from None
     return None
 
@@ -97,7 +99,8 @@ def _header(path: Path, log: EvalLog, meta: dict[str, Any], spec: AgentSpec) -> 
             corpus=meta["corpus"],
         )
     except (KeyError, ValidationError) as exc:
-        raise InspectLogError(f"{path}: eval metadata {STORE_KEY}: {exc}") from None
+        why = first_problem(exc) if isinstance(exc, ValidationError) else f"missing {exc}"
+        raise InspectLogError(f"{path}: eval metadata {STORE_KEY}: {why}") from None
 
 
 def import_inspect_log(log_path: str | Path, out: str | Path) -> InspectImport:

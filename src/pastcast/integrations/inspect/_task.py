@@ -32,6 +32,7 @@ from pastcast.records import EpisodeRecord, Forecast, Setting
 from pastcast.runlog import AgentSpec
 from pastcast.runner import agent_env_config, code_version, play_episode
 from pastcast.scoring import Fallback, score_forecast
+from pastcast.validation import first_problem
 
 __all__ = ["STORE_KEY", "forecast", "forecast_score", "pastcast_agent"]
 
@@ -49,9 +50,7 @@ def _env_config(env: dict[str, Any] | None) -> EnvConfig:
     try:
         return EnvConfig.model_validate(env or {})
     except ValidationError as exc:
-        first = exc.errors()[0]
-        field = ".".join(str(p) for p in first["loc"]) or "env"
-        raise ValueError(f"-T env: {field}: {first['msg']}") from None
+        raise ValueError(first_problem(exc, "env")) from None
 
 
 def _spec(agent: str, agent_args: dict[str, Any], setting: Setting, model: str) -> AgentSpec:

@@ -18,6 +18,8 @@ import tempfile
 from importlib.metadata import PackageNotFoundError, distribution
 from pathlib import Path
 
+from pastcast.atomic import write_atomic
+
 __all__ = ["O200K_SHA256", "O200K_URL", "seed_tiktoken_cache", "tiktoken_cache_path"]
 
 O200K_URL = "https://openaipublic.blob.core.windows.net/encodings/o200k_base.tiktoken"
@@ -67,8 +69,4 @@ def seed_tiktoken_cache() -> Path | None:
     if data is None:
         return None
     target.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
-    with os.fdopen(fd, "wb") as fh:
-        fh.write(data)
-    os.replace(tmp, target)
-    return target
+    return write_atomic(target, data)

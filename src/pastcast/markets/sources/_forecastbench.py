@@ -41,6 +41,7 @@ from pastcast.markets._history import MarketHistory, guard_beliefs
 from pastcast.markets.sources._fbhistory import HistoryError, read_nightly_history
 from pastcast.markets.sources._html import html_to_text
 from pastcast.records import BINARY_LABELS, DailyBelief, Event, Resolution
+from pastcast.validation import first_problem
 
 __all__ = [
     "HISTORY_REPO_HINT",
@@ -262,9 +263,7 @@ def _make(
             for d, p in series
         ]
     except ValidationError as err:
-        first = err.errors()[0]
-        loc = ".".join(str(x) for x in first["loc"])
-        raise ForecastBenchError(f"{where}: field {loc}: {first['msg']}") from None
+        raise ForecastBenchError(first_problem(err, where)) from None
     kept = guard_beliefs(beliefs, resolution)
     result.skipped["post-resolution prices dropped"] += len(beliefs) - len(kept)
     result.histories.append(MarketHistory(event, resolution, kept))

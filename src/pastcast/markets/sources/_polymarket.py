@@ -33,6 +33,7 @@ from pastcast.cutoff import parse_timestamp
 from pastcast.markets._categories import categorize
 from pastcast.markets._history import DayActivity, MarketHistory, guard_beliefs
 from pastcast.records import BINARY_LABELS, DailyBelief, Event, Resolution
+from pastcast.validation import first_problem
 
 __all__ = [
     "PolymarketClient",
@@ -327,9 +328,7 @@ def build_event(
             url=f"https://polymarket.com/event/{slug}" if slug else None,
         )
     except ValidationError as err:
-        first = err.errors()[0]
-        loc = ".".join(str(x) for x in first["loc"])
-        raise PolymarketError(f"{where}: field {loc}: {first['msg']}") from None
+        raise PolymarketError(first_problem(err, where)) from None
     legs = [{**leg, "winner": leg is winner} for leg in legs]
     return event, Resolution(event_id=eid, label=label, resolved_at=resolved_at), legs
 

@@ -32,6 +32,7 @@ from pastcast.dataset import Dataset, DatasetFormatError, with_content_id
 from pastcast.markets._categories import categorize
 from pastcast.markets._history import guard_beliefs
 from pastcast.records import BINARY_LABELS, DailyBelief, Event, Resolution, StepSpec
+from pastcast.validation import first_problem
 
 __all__ = ["AFTER_RESOLUTION_NOTE", "BEFORE_OPEN_NOTE", "RELEASE_COLUMNS", "load_release"]
 
@@ -152,9 +153,7 @@ def load_release(
             try:
                 event, res, bel, st, sp = _row(row, split, convention)
             except ValidationError as err:
-                first = err.errors()[0]
-                loc = ".".join(str(x) for x in first["loc"])
-                raise DatasetFormatError(f"{path}: row {i}: field {loc}: {first['msg']}") from None
+                raise DatasetFormatError(first_problem(err, f"{path}: row {i}")) from None
             except (ValueError, TypeError) as exc:
                 raise DatasetFormatError(f"{path}: row {i}: {exc}") from None
             opened = tuple(s for s in st if s.cutoff >= event.open_time)

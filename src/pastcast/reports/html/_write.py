@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import base64
 import json
-import os
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -19,6 +18,7 @@ from pathlib import Path
 
 from jinja2 import Environment, PackageLoader, select_autoescape
 
+from pastcast.atomic import write_atomic
 from pastcast.reports._leaderboard import clean_json
 from pastcast.reports._runs import RunSet
 from pastcast.reports._scorecard import Scorecard, scorecard
@@ -78,12 +78,6 @@ def _environment() -> Environment:
     )
 
 
-def _replace(path: Path, data: bytes) -> None:
-    tmp = path.with_name(f".{path.name}.tmp")
-    tmp.write_bytes(data)
-    os.replace(tmp, path)
-
-
 def write_html_report(
     runs: RunSet,
     out: str | Path,
@@ -109,7 +103,7 @@ def write_html_report(
     for fig in drawn:
         for ext, blob in (("png", fig.png), ("svg", fig.svg.encode("utf-8"))):
             path = out / "figures" / f"{fig.name}.{ext}"
-            _replace(path, blob)
+            write_atomic(path, blob)
             figure_paths.append(path)
     tables = report_tables(card, runs)
     md = "# pastcast report\n\n" + "\n\n".join(to_markdown(t) for t in tables) + "\n"
@@ -143,9 +137,9 @@ def write_html_report(
         )
     )
     paths = (out / "report.html", out / "tables.md", out / "tables.tex", out / "scorecard.json")
-    _replace(paths[0], html.encode("utf-8"))
-    _replace(paths[1], md.encode("utf-8"))
-    _replace(paths[2], tex.encode("utf-8"))
+    write_atomic(paths[0], html.encode("utf-8"))
+    write_atomic(paths[1], md.encode("utf-8"))
+    write_atomic(paths[2], tex.encode("utf-8"))
     card_json = json.dumps(clean_json(card.as_dict()), indent=2, allow_nan=False, default=str)
-    _replace(paths[3], (card_json + "\n").encode("utf-8"))
+    write_atomic(paths[3], (card_json + "\n").encode("utf-8"))
     return WrittenReport(*paths, tuple(figure_paths), card)

@@ -1,12 +1,13 @@
-"""Training cutoffs of models: the last day a model's training data may cover.
+"""Knowledge cutoffs of models: the last day a model's training data may cover.
 
-An event that resolved on or before a model's cutoff may simply be remembered by the model, so
-its forecasts say nothing about forecasting. ``model_cutoffs`` is a ``pastcast.registry``
-registry (kind ``model_cutoff``): the built-in entries are vendors' published cutoffs, taken
-conservatively as the last day of the month they name; users add their own with
-``register_cutoff``, a file (``load_cutoffs``: TOML or JSON ``{"model": "2024-06-30"}``), a
-plan's ``cutoff`` per model, or an entry point in the group ``pastcast.model_cutoffs`` that
-names a function returning a ``date``.
+Not a step's cutoff (``pastcast.cutoff``: what an agent may see), but what a model may already
+know: an event that resolved on or before a model's knowledge cutoff may simply be remembered by
+the model, so its forecasts say nothing about forecasting. ``knowledge_cutoffs`` is a
+``pastcast.registry`` registry (kind ``knowledge_cutoff``): the built-in entries are vendors'
+published cutoffs, taken conservatively as the last day of the month they name; users add their
+own with ``register_knowledge_cutoff``, a file (``load_knowledge_cutoffs``: TOML or JSON
+``{"model": "2024-06-30"}``), a plan's ``knowledge_cutoff`` per model, or an entry point in the
+group ``pastcast.knowledge_cutoffs`` that names a function returning a ``date``.
 
 Names are matched like prices: the provider prefix (``openai:``) and an endpoint suffix
 (``@http://...``) are dropped, and a dated snapshot (``gpt-4o-mini-2024-07-18``) falls back to
@@ -26,35 +27,35 @@ from pastcast.registry import Registry
 from pastcast.textfiles import read_text_file
 
 __all__ = [
-    "load_cutoffs",
-    "model_cutoff",
-    "model_cutoffs",
-    "register_cutoff",
+    "knowledge_cutoff",
+    "knowledge_cutoffs",
+    "load_knowledge_cutoffs",
+    "register_knowledge_cutoff",
     "remembered",
 ]
 
-model_cutoffs: Registry[date] = Registry("model_cutoff")
-"""Model name -> a factory returning its training cutoff (``Entry.meta["cutoff"]``)."""
+knowledge_cutoffs: Registry[date] = Registry("knowledge_cutoff")
+"""Model name -> a factory returning its knowledge cutoff (``Entry.meta["knowledge_cutoff"]``)."""
 
 
 def _constant(day: date) -> Callable[[], date]:
-    def cutoff() -> date:
+    def knowledge_cutoff() -> date:
         return day
 
-    return cutoff
+    return knowledge_cutoff
 
 
-def register_cutoff(
-    model: str, cutoff: date | str, *, source: str = "", replace: bool = False
+def register_knowledge_cutoff(
+    model: str, last_day: date | str, *, source: str = "", replace: bool = False
 ) -> None:
-    """Record that ``model``'s training data may cover every day up to ``cutoff``."""
-    day = date.fromisoformat(cutoff) if isinstance(cutoff, str) else cutoff
-    model_cutoffs.add(
+    """Record that ``model``'s training data may cover every day up to ``last_day``."""
+    day = date.fromisoformat(last_day) if isinstance(last_day, str) else last_day
+    knowledge_cutoffs.add(
         spec_model_name(model),
         _constant(day),
         description=f"training data through {day.isoformat()}" + (f" ({source})" if source else ""),
         replace=replace,
-        cutoff=day,
+        knowledge_cutoff=day,
     )
 
 
@@ -75,23 +76,23 @@ _BUILT_IN = {
     "llama-3.1": date(2023, 12, 31),
 }
 for _name, _day in _BUILT_IN.items():
-    register_cutoff(_name, _day, source="published by the vendor")
+    register_knowledge_cutoff(_name, _day, source="published by the vendor")
 
 
-def model_cutoff(spec: str) -> date | None:
-    """The training cutoff of the model named by ``spec``, or None when none is registered."""
-    best = longest_prefix(spec_model_name(spec), model_cutoffs.names())
-    return model_cutoffs.build(best) if best else None
+def knowledge_cutoff(spec: str) -> date | None:
+    """The knowledge cutoff of the model named by ``spec``, or None when none is registered."""
+    best = longest_prefix(spec_model_name(spec), knowledge_cutoffs.names())
+    return knowledge_cutoffs.build(best) if best else None
 
 
-def remembered(resolved_at: datetime, cutoff: date) -> bool:
-    """Whether an outcome public at ``resolved_at`` may be in training data through ``cutoff``
-    (it resolved before the day after the cutoff began)."""
-    after = datetime.combine(cutoff + timedelta(days=1), datetime.min.time(), tzinfo=UTC)
+def remembered(resolved_at: datetime, knowledge_cutoff: date) -> bool:
+    """Whether an outcome public at ``resolved_at`` may be in training data through
+    ``knowledge_cutoff`` (it resolved before the day after that one began)."""
+    after = datetime.combine(knowledge_cutoff + timedelta(days=1), datetime.min.time(), tzinfo=UTC)
     return resolved_at < after
 
 
-def load_cutoffs(path: str | Path, *, replace: bool = True) -> dict[str, date]:
+def load_knowledge_cutoffs(path: str | Path, *, replace: bool = True) -> dict[str, date]:
     """Register the cutoffs of a TOML or JSON file ``{"model": "YYYY-MM-DD", ...}``; returns them.
     Errors name the file and the model."""
     p = Path(path)
@@ -111,6 +112,6 @@ def load_cutoffs(path: str | Path, *, replace: bool = True) -> dict[str, date]:
                 day = value if isinstance(value, date) else date.fromisoformat(str(value))
         except ValueError:
             raise ValueError(f"{p}: {model}: not a date (YYYY-MM-DD): {value!r}") from None
-        register_cutoff(model, day, source=str(p), replace=replace)
+        register_knowledge_cutoff(model, day, source=str(p), replace=replace)
         out[model] = day
     return out

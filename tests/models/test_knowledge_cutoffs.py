@@ -1,4 +1,4 @@
-"""The model training-cutoff registry and model names in provider specs."""
+"""The model knowledge-cutoff registry and model names in provider specs."""
 
 from __future__ import annotations
 
@@ -9,10 +9,10 @@ import pytest
 
 from pastcast.models import (
     PriceTable,
-    load_cutoffs,
-    model_cutoff,
-    model_cutoffs,
-    register_cutoff,
+    knowledge_cutoff,
+    knowledge_cutoffs,
+    load_knowledge_cutoffs,
+    register_knowledge_cutoff,
     remembered,
     spec_model_name,
 )
@@ -32,34 +32,34 @@ def test_model_name_of_a_spec(spec: str, name: str) -> None:
 
 
 def test_built_in_cutoffs_match_specs_and_dated_snapshots() -> None:
-    assert model_cutoff("openai:gpt-4o-mini") == date(2023, 10, 31)
-    assert model_cutoff("gpt-4o-mini-2024-07-18") == date(2023, 10, 31)  # the longest prefix
-    assert model_cutoff("openai:gpt-4.1-mini") == date(2024, 6, 30)
-    assert model_cutoff("openai-compatible:mystery@http://h/v1") is None
+    assert knowledge_cutoff("openai:gpt-4o-mini") == date(2023, 10, 31)
+    assert knowledge_cutoff("gpt-4o-mini-2024-07-18") == date(2023, 10, 31)  # the longest prefix
+    assert knowledge_cutoff("openai:gpt-4.1-mini") == date(2024, 6, 30)
+    assert knowledge_cutoff("openai-compatible:mystery@http://h/v1") is None
 
 
 def test_users_register_cutoffs_through_the_registry(tmp_path: Path) -> None:
     try:
-        register_cutoff("openai-compatible:house-model@http://h/v1", "2024-02-29")
-        assert model_cutoff("house-model") == date(2024, 2, 29)
-        assert "house-model" in model_cutoffs.names()
+        register_knowledge_cutoff("openai-compatible:house-model@http://h/v1", "2024-02-29")
+        assert knowledge_cutoff("house-model") == date(2024, 2, 29)
+        assert "house-model" in knowledge_cutoffs.names()
         with pytest.raises(ValueError, match="already registered"):
-            register_cutoff("house-model", date(2024, 3, 1))
+            register_knowledge_cutoff("house-model", date(2024, 3, 1))
         f = tmp_path / "cutoffs.toml"
         f.write_text('house-model = 2024-05-31\n"other-model" = "2023-01-31"\n')
-        loaded = load_cutoffs(f)
+        loaded = load_knowledge_cutoffs(f)
         assert loaded == {"house-model": date(2024, 5, 31), "other-model": date(2023, 1, 31)}
-        assert model_cutoff("house-model-v2") == date(2024, 5, 31)
+        assert knowledge_cutoff("house-model-v2") == date(2024, 5, 31)
     finally:
         for name in ("house-model", "other-model"):
-            model_cutoffs._entries.pop(name, None)  # white-box: leave the registry as found
+            knowledge_cutoffs._entries.pop(name, None)  # white-box: leave the registry as found
 
 
 def test_a_bad_cutoff_file_names_the_file_and_model(tmp_path: Path) -> None:
     f = tmp_path / "c.json"
     f.write_text('{"m": "last spring"}')
     with pytest.raises(ValueError, match=r"c.json: m: not a date"):
-        load_cutoffs(f)
+        load_knowledge_cutoffs(f)
 
 
 def test_an_outcome_is_remembered_up_to_the_end_of_the_cutoff_day() -> None:
