@@ -9,6 +9,7 @@ import copy
 import json
 import math
 import shutil
+import sys
 from collections import Counter
 from datetime import date
 from pathlib import Path
@@ -179,39 +180,13 @@ def test_a_polymarket_event_is_built_excluded_or_refused_naming_it(name: str) ->
     assert isinstance(built, str) and what in built, built
 
 
-# Release Parquet rows.
-SCHEMA = pa.schema(
-    [
-        ("event_id", pa.string()),
-        ("slug", pa.string()),
-        ("title", pa.string()),
-        ("body", pa.string()),
-        ("options", pa.list_(pa.string())),
-        ("belief_kind", pa.string()),
-        ("resolved_label", pa.string()),
-        ("start_date", pa.date32()),
-        ("close_date", pa.date32()),
-        ("forecast_dates", pa.list_(pa.date32())),
-        ("crowd_probabilities", pa.list_(pa.list_(pa.float64()))),
-    ]
-)
+# Release Parquet rows, written as the release tests write them.
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "markets"))
+from release_factories import release_row, write_release  # noqa: E402
 
 
 def _row(**kw: Any) -> dict[str, Any]:
-    row: dict[str, Any] = {
-        "event_id": "e",
-        "slug": "s",
-        "title": "Will it?",
-        "body": "",
-        "options": ["Yes", "No"],
-        "belief_kind": "binary",
-        "resolved_label": "No",
-        "start_date": date(2025, 7, 1),
-        "close_date": date(2025, 8, 1),
-        "forecast_dates": [date(2025, 7, 5), date(2025, 7, 20)],
-        "crowd_probabilities": [[0.4, 0.6], [0.2, 0.8]],
-    }
-    return row | kw
+    return release_row("e", **({"slug": "s", "title": "Will it?", "body": ""} | kw))
 
 
 RELEASE: dict[str, tuple[dict[str, Any], str]] = {
@@ -236,11 +211,7 @@ RELEASE: dict[str, tuple[dict[str, Any], str]] = {
 
 
 def _release(tmp_path: Path, row: dict[str, Any]) -> Path:
-    (tmp_path / "questions").mkdir()
-    for split, rows in (("train", [row]), ("eval", [])):
-        table = pa.Table.from_pylist(rows, schema=SCHEMA)
-        pq.write_table(table, tmp_path / "questions" / f"{split}.parquet")
-    return tmp_path
+    return write_release(tmp_path, [row], [])
 
 
 @pytest.mark.parametrize("name", list(RELEASE))
