@@ -81,7 +81,7 @@ def test_the_world_refuses_a_corpus_of_other_documents(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("args", "message"),
     [
-        (["--retrieval", "fuzzy"], "--retrieval 'fuzzy' is not one of bm25, dense, hybrid"),
+        (["--retrieval", "fuzzy"], "--retrieval expected one of bm25, dense, hybrid, got 'fuzzy'"),
         (["--embedder", "hash-64"], "--embedder is only for retrieval dense or hybrid"),
         (["--retrieval", "dense", "--embedder", "nope"], "unknown embedder 'nope'"),
         (["--corpus", "/no/such/index"], "--corpus /no/such/index: not an index directory"),
