@@ -3,6 +3,7 @@ processes, isolated from everything else."""
 
 from pastcast.sandbox._process import (
     LineHandler,
+    LongLineHandler,
     PythonEnvironment,
     Reply,
     check_binds,
@@ -17,6 +18,7 @@ from pastcast.sandbox._run import run_python, sandbox_available
 __all__ = [
     "KilledReason",
     "LineHandler",
+    "LongLineHandler",
     "PythonEnvironment",
     "Reply",
     "SandboxResult",

@@ -7,10 +7,12 @@ from pastcast.toolserver._http import HttpToolServer
 from pastcast.toolserver._jsonrpc import (
     BUDGET_EXHAUSTED,
     EPISODE_OVER,
+    MAX_LINE,
     MODEL_FAILED,
     TOOL_REFUSED,
     Connection,
     RpcError,
+    long_line_answer,
 )
 from pastcast.toolserver._server import EPISODE_URI, PROTOCOL_VERSIONS, EpisodeServer
 from pastcast.toolserver._stdio import serve_stdio
@@ -19,6 +21,7 @@ __all__ = [
     "BUDGET_EXHAUSTED",
     "EPISODE_OVER",
     "EPISODE_URI",
+    "MAX_LINE",
     "MODEL_FAILED",
     "PROTOCOL_VERSIONS",
     "TOOL_REFUSED",
@@ -28,5 +31,6 @@ __all__ = [
     "RemoteEpisode",
     "RemoteToolbox",
     "RpcError",
+    "long_line_answer",
     "serve_stdio",
 ]

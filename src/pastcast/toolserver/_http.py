@@ -26,11 +26,13 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
+from pastcast import safejson
 from pastcast.toolserver._jsonrpc import (
     BUDGET_EXHAUSTED,
     EPISODE_OVER,
     INVALID_PARAMS,
     INVALID_REQUEST,
+    MAX_LINE,
     METHOD_NOT_FOUND,
     MODEL_FAILED,
     PARSE_ERROR,
@@ -40,7 +42,6 @@ from pastcast.toolserver._jsonrpc import (
     error_response,
 )
 from pastcast.toolserver._server import MAX_CHARS_META, EpisodeServer
-from pastcast.toolserver._stdio import MAX_LINE
 
 __all__ = ["HttpToolServer"]
 
@@ -94,7 +95,7 @@ class _Handler(BaseHTTPRequestHandler):
             return False, None
         raw = self.rfile.read(length) if length else b"{}"
         try:
-            return True, json.loads(raw)
+            return True, safejson.loads(raw)
         except ValueError as exc:
             self._refuse(HTTPStatus.BAD_REQUEST, PARSE_ERROR, f"body is not JSON: {exc}")
             return False, None
