@@ -3,7 +3,7 @@ Context Protocol (JSON-RPC on stdio, or HTTP on the loopback interface), with th
 the server's episode; and the client side, an ``Episode`` whose calls are requests to it."""
 
 from pastcast.toolserver._client import RemoteEpisode, RemoteToolbox
-from pastcast.toolserver._http import HttpToolServer
+from pastcast.toolserver._http import HttpLimits, HttpToolServer
 from pastcast.toolserver._jsonrpc import (
     BUDGET_EXHAUSTED,
     EPISODE_OVER,
@@ -27,6 +27,7 @@ __all__ = [
     "TOOL_REFUSED",
     "Connection",
     "EpisodeServer",
+    "HttpLimits",
     "HttpToolServer",
     "RemoteEpisode",
     "RemoteToolbox",
