@@ -101,6 +101,8 @@ def report(
         )
     except ValueError as err:
         fail(str(err))
+    except FileExistsError as err:  # a folder pastcast did not make: nothing was written
+        fail(f"--out {err}")
     if as_json:
         print_json(
             {

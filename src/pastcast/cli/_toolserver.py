@@ -16,11 +16,12 @@ from typing import Annotated
 
 import typer
 
-from pastcast.cli._common import fail
+from pastcast.cli._common import EXIT_FAILED, fail
 from pastcast.cli._corpus import Retrieval
 from pastcast.cli._run import CorpusChoice, _check_sandbox, _load
 from pastcast.env import EnvConfig, ForecastEnv
 from pastcast.models import resolve_model
+from pastcast.owned import check_new_file, write_new_file
 from pastcast.records import Termination
 from pastcast.toolserver import EpisodeServer, HttpToolServer, serve_stdio
 
@@ -83,6 +84,11 @@ def serve(
         max_model_calls=max_model_calls,
     )
     _check_sandbox(config)
+    if record is not None:
+        try:
+            check_new_file(record)
+        except OSError as exc:
+            fail(f"--record {exc}")
     served_model = None
     if model is not None:
         try:
@@ -119,4 +125,7 @@ def serve(
             "forecast": None if forecast is None else forecast.model_dump(mode="json"),
             "episode": episode.record(termination).model_dump(mode="json"),
         }
-        record.write_text(json.dumps(body, ensure_ascii=False, indent=1), encoding="utf-8")
+        try:
+            write_new_file(record, json.dumps(body, ensure_ascii=False, indent=1).encode("utf-8"))
+        except FileExistsError as exc:
+            fail(f"--record {exc}", EXIT_FAILED)

@@ -13,6 +13,7 @@ from pastcast.cli._report import EXTRA_HINT
 from pastcast.cli._score import DatasetOpt
 from pastcast.dataset import Dataset
 from pastcast.runlog import RunLogError, read_run_log
+from pastcast.serving import listen, serve_app
 
 LOOPBACK = ("127.0.0.1", "localhost", "::1")
 
@@ -33,11 +34,15 @@ def view(
     the outcome) and trajectories (messages, tool calls, documents with their dates against the
     cutoff, notebook diffs, cost and latency per call). Read-only; Ctrl-C stops it."""
     try:
-        import uvicorn
+        import uvicorn  # noqa: F401  (serve_app's)
 
         from pastcast.reports.dashboard import RunIndex, create_app, find_run_logs
     except ImportError as exc:
         fail(f"pastcast view needs the reports extra ({exc.name} is missing): {EXTRA_HINT}")
+    try:
+        sock = listen(host, port)  # before the indexing: a busy port is known at once
+    except ValueError as exc:
+        fail(f"--host/--port: {exc}")
     try:
         paths = find_run_logs(run_dirs)
     except ValueError as err:
@@ -71,4 +76,4 @@ def view(
         )
     shown = f"[{host}]" if ":" in host else host
     note(f"dashboard: http://{shown}:{port}/ (Ctrl-C to stop)", False)
-    uvicorn.run(app, host=host, port=port, log_level="warning")
+    serve_app(app, sock)
