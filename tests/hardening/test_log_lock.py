@@ -1,19 +1,22 @@
-"""The run log's writer under hostile outputs: one writer per file whatever name it is reached by
-(hard links, symbolic links, another route to the folder), no lock file of its own, nothing left
-behind by a refused or failed open (a full disk included), and outputs that are not files."""
+"""Writers under hostile outputs. The run log's: one writer per file whatever name it is reached
+by (hard links, symbolic links, another route to the folder), no lock file of its own, nothing
+left behind by a refused or failed open (a full disk included), and outputs that are not files.
+An index build's: a full disk leaves no work directory behind."""
 
 from __future__ import annotations
 
 import errno
 import os
-import subprocess
-from collections.abc import Iterator
+from datetime import UTC, datetime
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from _tiny import ListBackend, tiny_dataset, tiny_documents
 from pastcast.agents import agent_spec
+from pastcast.corpus import EmbeddedIndex
+from pastcast.records import Document
 from pastcast.runlog import RunLogError, RunLogWriter, header_path, read_run_log
 from pastcast.runner import RunConfig, run_benchmark
 
@@ -138,32 +141,6 @@ def test_a_full_disk_while_writing_the_header_leaves_nothing_behind(
     assert list(tmp_path.iterdir()) == []
 
 
-@pytest.fixture
-def tiny_disk(tmp_path: Path) -> Iterator[Path]:
-    """A 64 KiB tmpfs (where this process may mount one), already full."""
-    where = tmp_path / "disk"
-    where.mkdir()
-    done = subprocess.run(
-        ["mount", "-t", "tmpfs", "-o", "size=64k", "tmpfs", str(where)],
-        capture_output=True,
-        check=False,
-    )
-    if done.returncode != 0:
-        pytest.skip("cannot mount a tmpfs here (needs root); the monkeypatched full disk stands in")
-    try:
-        fd = os.open(where / "filler", os.O_WRONLY | os.O_CREAT)
-        try:
-            while os.write(fd, b"x" * 4096):
-                pass
-        except OSError as exc:
-            assert exc.errno == errno.ENOSPC
-        finally:
-            os.close(fd)
-        yield where
-    finally:
-        subprocess.run(["umount", "-l", str(where)], check=False)
-
-
 def test_a_run_on_a_full_tmpfs_leaves_nothing_behind(tiny_disk: Path) -> None:
     with pytest.raises(OSError):
         _run(tiny_disk / "run.jsonl")
@@ -196,3 +173,48 @@ def test_a_retry_that_rewrites_the_log_locks_the_new_file(log: Path) -> None:
         with pytest.raises(RunLogError, match="another process"):
             RunLogWriter(log, header)  # the renamed-in step file is locked too
     assert len(read_run_log(log).steps) == 3
+
+
+# -- an index build on a full disk --
+
+
+def _docs(n: int) -> list[Document]:
+    return [
+        Document(
+            id=f"d{i}",
+            timestamp=datetime(2024, 3, 1 + i % 20, tzinfo=UTC),
+            title="t",
+            text="word " * 50,
+        )
+        for i in range(n)
+    ]
+
+
+def test_an_index_build_on_a_full_disk_leaves_no_work_directory(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def full(*args: object, **kwargs: object) -> None:
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(np, "save", full)
+    with pytest.raises(OSError, match="No space left"):
+        EmbeddedIndex.build(iter(_docs(30)), tmp_path / "idx")
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_an_index_build_on_a_full_tmpfs_leaves_no_work_directory(tiny_disk: Path) -> None:
+    with pytest.raises(OSError):
+        EmbeddedIndex.build(iter(_docs(300)), tiny_disk / "idx")
+    assert sorted(p.name for p in tiny_disk.iterdir()) == ["filler"]
+
+
+def test_an_interrupted_index_build_still_keeps_its_partitions(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def stopped(*args: object, **kwargs: object) -> None:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(np, "save", stopped)
+    with pytest.raises(KeyboardInterrupt):
+        EmbeddedIndex.build(iter(_docs(30)), tmp_path / "idx")
+    assert (tmp_path / ".idx.building" / "parts").is_dir()  # for the next build to reuse
