@@ -89,12 +89,20 @@ def claim_dir(directory: Path, kind: str) -> Path:
 
 
 def check_new_file(path: Path) -> None:
-    """Return if nothing is at ``path`` (not even a link to nothing) and its folder exists or
-    can be made; ``FileExistsError`` (one line) otherwise, before any work is done."""
+    """Return if nothing is at ``path`` (not even a link to nothing) and a file can be made in
+    its folder (made if absent), before any work is done; ``FileExistsError`` (one line) when
+    something is there, the file system's ``OSError`` when its folder cannot be written."""
     path = Path(path)
     if path.exists() or path.is_symlink():
         raise FileExistsError(f"{path}: exists; not replacing it (name a new file)")
     path.parent.mkdir(parents=True, exist_ok=True)
+    probe = _aside(path)
+    probe.touch(exist_ok=False)  # a read-only folder is found now, not after the work
+    probe.unlink()
+
+
+def _aside(path: Path) -> Path:
+    return path.with_name(f".{path.name}.{os.getpid()}.new")
 
 
 def write_new_file(path: Path, data: bytes) -> None:
@@ -104,7 +112,7 @@ def write_new_file(path: Path, data: bytes) -> None:
     that keeps ``data``; on any other failure nothing is left behind."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    aside = path.with_name(f".{path.name}.{os.getpid()}.new")
+    aside = _aside(path)
     try:
         with aside.open("xb") as fh:
             fh.write(data)

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import errno
 import os
+import threading
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -17,7 +18,7 @@ from _tiny import ListBackend, tiny_dataset, tiny_documents
 from pastcast.agents import agent_spec
 from pastcast.corpus import EmbeddedIndex
 from pastcast.records import Document
-from pastcast.runlog import RunLogError, RunLogWriter, header_path, read_run_log
+from pastcast.runlog import RunHeader, RunLogError, RunLogWriter, header_path, read_run_log
 from pastcast.runner import RunConfig, run_benchmark
 
 UNIFORM = RunConfig(agents=(agent_spec("uniform"),))
@@ -218,3 +219,41 @@ def test_an_interrupted_index_build_still_keeps_its_partitions(
     with pytest.raises(KeyboardInterrupt):
         EmbeddedIndex.build(iter(_docs(30)), tmp_path / "idx")
     assert (tmp_path / ".idx.building" / "parts").is_dir()  # for the next build to reuse
+
+
+def test_a_log_in_a_read_only_folder_is_refused(read_only_disk: Path) -> None:
+    with pytest.raises(RunLogError, match="cannot open it for writing"):
+        _run(read_only_disk / "inside" / "run.jsonl")
+
+
+def test_writers_racing_for_a_new_log_one_wins(tmp_path: Path) -> None:
+    out = tmp_path / "run.jsonl"
+    header = read_run_log_header_for(out)
+    results: list[str] = []
+    barrier = threading.Barrier(8)
+    writers: list[RunLogWriter] = []
+
+    def race() -> None:
+        barrier.wait()
+        try:
+            writers.append(RunLogWriter(out, header))
+            results.append("won")
+        except RunLogError:
+            results.append("refused")
+
+    threads = [threading.Thread(target=race) for _ in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert sorted(results) == ["refused"] * 7 + ["won"]
+    for writer in writers:
+        writer.close()
+    assert read_run_log(out).header == header
+
+
+def read_run_log_header_for(out: Path) -> RunHeader:
+    """The header a run writes (taken from a throwaway run beside ``out``)."""
+    other = out.with_name("template.jsonl")
+    _run(other)
+    return read_run_log(other).header

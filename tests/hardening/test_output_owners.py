@@ -222,3 +222,17 @@ def test_arena_serve_on_an_unresolvable_host_is_one_error_line(tmp_path: Path) -
     args = ["arena", "serve", "--ledger", str(ledger), "--host", "no-such-host.invalid"]
     _refused(args, "does not resolve")
     assert not ledger.exists()
+
+
+# -- read-only folders --
+
+
+def test_report_into_a_read_only_folder_is_one_error_line(log: Path, read_only_disk: Path) -> None:
+    _refused(_report(log, read_only_disk / "inside" / "report"), "cannot", code=1)
+
+
+def test_record_in_a_read_only_folder_is_refused_before_serving(
+    dataset_dir: Path, read_only_disk: Path
+) -> None:
+    record = read_only_disk / "inside" / "record.json"
+    _refused(_serve(dataset_dir, record), "cannot write there", stdin=FORECAST + "\n")

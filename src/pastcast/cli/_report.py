@@ -8,7 +8,7 @@ from typing import Annotated
 import typer
 from rich.console import Console
 
-from pastcast.cli._common import JsonFlag, fail, note, print_json
+from pastcast.cli._common import EXIT_FAILED, JsonFlag, fail, note, print_json
 from pastcast.cli._score import (
     BinsOpt,
     BootstrapOpt,
@@ -103,6 +103,8 @@ def report(
         fail(str(err))
     except FileExistsError as err:  # a folder pastcast did not make: nothing was written
         fail(f"--out {err}")
+    except OSError as err:
+        fail(f"--out {out}: cannot write the report ({err.strerror or err})", EXIT_FAILED)
     if as_json:
         print_json(
             {

@@ -87,8 +87,10 @@ def serve(
     if record is not None:
         try:
             check_new_file(record)
-        except OSError as exc:
+        except FileExistsError as exc:
             fail(f"--record {exc}")
+        except OSError as exc:
+            fail(f"--record {record}: cannot write there ({exc.strerror or exc})")
     served_model = None
     if model is not None:
         try:
@@ -129,3 +131,5 @@ def serve(
             write_new_file(record, json.dumps(body, ensure_ascii=False, indent=1).encode("utf-8"))
         except FileExistsError as exc:
             fail(f"--record {exc}", EXIT_FAILED)
+        except OSError as exc:
+            fail(f"--record {record}: cannot write it ({exc.strerror or exc})", EXIT_FAILED)
