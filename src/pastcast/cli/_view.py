@@ -40,13 +40,13 @@ def view(
     except ImportError as exc:
         fail(f"pastcast view needs the reports extra ({exc.name} is missing): {EXTRA_HINT}")
     try:
-        sock = listen(host, port)  # before the indexing: a busy port is known at once
-    except ValueError as exc:
-        fail(f"--host/--port: {exc}")
-    try:
         paths = find_run_logs(run_dirs)
     except ValueError as err:
         fail(str(err))
+    try:
+        sock = listen(host, port)  # before the indexing: a busy port is known at once
+    except ValueError as exc:
+        fail(f"--host/--port: {exc}")
     started = time.perf_counter()
     try:
         logs = [read_run_log(p) for p in paths]
