@@ -85,7 +85,7 @@ def test_bad_signatures_are_400_and_never_reach_the_arena(setup: Any) -> None:
     assert r.status_code == 400 and "not" in r.json()["detail"]
     garbled = msg.model_copy(update={"signature": "0x" + "00" * 64 + "1b"})
     assert _post(client, "/commit", garbled).status_code == 400
-    assert client.post("/commit", json={"round_id": 1}).status_code == 422
+    assert client.post("/commit", json={"round_id": 1}).status_code == 400
     assert arena.head == head
 
 
@@ -164,10 +164,12 @@ def test_a_round_relayed_to_the_evm(evm: Any) -> None:
 def test_serve_binds_to_loopback_by_default_and_checks_its_options(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
-    import uvicorn
+    import pastcast.serving
 
     seen: dict[str, Any] = {}
-    monkeypatch.setattr(uvicorn, "run", lambda app_, **kw: seen.update(kw))
+    monkeypatch.setattr(
+        pastcast.serving, "serve_app", lambda app_, sock: seen.update(host=sock.getsockname()[0])
+    )
     runner = CliRunner()
     ok = runner.invoke(app, ["arena", "serve", "--ledger", str(tmp_path / "s.jsonl")])
     assert ok.exit_code == 0, ok.output

@@ -390,12 +390,13 @@ def workspace(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Workspace]:
 
 @pytest.fixture(autouse=True)
 def _no_server(monkeypatch: pytest.MonkeyPatch) -> None:
-    """`arena serve` would serve forever: its server returns at once here."""
+    """`arena serve` and `view` would serve forever: their server returns at once here."""
     try:
         import uvicorn
     except ImportError:
         return
     monkeypatch.setattr(uvicorn, "run", lambda *a, **k: None)
+    monkeypatch.setattr(uvicorn.Server, "run", lambda *a, **k: None)
 
 
 @pytest.mark.timeout(600, method="thread")  # the signal is taken by each case

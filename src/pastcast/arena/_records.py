@@ -27,10 +27,12 @@ __all__ = [
     "OutcomeCode",
     "PriceSource",
     "Round",
+    "RoundId",
     "RoundResult",
     "RoundScore",
     "SignedCommit",
     "SignedReveal",
+    "Uint256",
 ]
 
 MAX_BP = 10_000
@@ -42,6 +44,10 @@ OUTCOME_EXCLUDED = 2
 """A market left out of scoring: unresolved, or a split (non 0/1) payout. Same codes as on chain."""
 
 Bp = Annotated[int, Field(ge=0, le=MAX_BP)]
+Uint256 = Annotated[int, Field(strict=True, ge=0, lt=2**256)]
+"""An unsigned integer as the contract holds it; in a signed message a JSON integer only (not a
+string or a boolean that would pass as one)."""
+RoundId = Annotated[int, Field(strict=True, ge=1, lt=2**256)]
 OutcomeCode = Literal[0, 1, 2]
 
 PriceSource = Literal["mid", "last_trade", "daily", "recorded"]
@@ -147,11 +153,11 @@ class Round(Record):
 class SignedCommit(Record):
     """An EIP-712 ``Commit`` message with its signature, as a relayer receives it."""
 
-    round_id: int = Field(ge=1)
+    round_id: RoundId
     commit_hash: Hex32
     agent: Address
-    nonce: int = Field(ge=0)
-    deadline: int = Field(ge=0)
+    nonce: Uint256
+    deadline: Uint256
     """Unix seconds after which the signature is no longer accepted."""
     signature: Signature
 
@@ -159,12 +165,12 @@ class SignedCommit(Record):
 class SignedReveal(Record):
     """An EIP-712 ``Reveal`` message (predictions and salt in clear) with its signature."""
 
-    round_id: int = Field(ge=1)
+    round_id: RoundId
     predictions: tuple[Bp, ...] = Field(min_length=1)
     salt: Hex32
     agent: Address
-    nonce: int = Field(ge=0)
-    deadline: int = Field(ge=0)
+    nonce: Uint256
+    deadline: Uint256
     signature: Signature
 
 

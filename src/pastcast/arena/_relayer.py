@@ -2,9 +2,11 @@
 signature, allows one commit and one reveal per agent and round, rate-limits, simulates the call
 (``eth_call`` on a chain, a dry run on a ledger) and only then submits it.
 
-Status codes: 400 a bad signature or body (one that is not JSON, or nested too deeply), 413 a
-body over 64 KiB, 409 the arena's rules refuse it (the reason is the contract's), 429 a second
-commit/reveal for the same round or too many requests.
+Status codes: 400 a bad signature or body (one that is not JSON, nested too deeply, of the wrong
+shape, or with an integer that does not fit a uint256), 413 a body over 64 KiB (refused by its
+declared length before it is read, or as soon as a chunked one passes it), 409 the arena's rules
+refuse it (the reason is the contract's), 429 a second commit/reveal for the same round or too
+many requests. Every refusal is ``{"detail": "..."}`` on one line.
 
 With an ``admin_token`` the curator's actions are open too, under ``/admin/...`` with the header
 ``Authorization: Bearer TOKEN`` (register an agent, create a round, set its benchmark prices,
@@ -22,10 +24,10 @@ from typing import Any
 
 from pydantic import Field
 
-from pastcast import safejson
 from pastcast.arena._backend import ArenaBackend, ArenaRejected
+from pastcast.arena._body import BoundedJsonBody
 from pastcast.arena._protocol import recover_commit_signer, recover_reveal_signer
-from pastcast.arena._records import Bp, Hex32, SignedCommit, SignedReveal
+from pastcast.arena._records import Bp, Hex32, SignedCommit, SignedReveal, Uint256
 from pastcast.records import Record
 
 __all__ = ["DEFAULT_HOST", "RelayerPolicy", "create_relayer"]
@@ -67,8 +69,8 @@ class NewAgent(Record):
 
 class NewRound(Record):
     condition_ids: tuple[Hex32, ...] = Field(min_length=1)
-    commit_deadline: int
-    reveal_deadline: int
+    commit_deadline: Uint256
+    reveal_deadline: Uint256
 
 
 class Benchmarks(Record):
@@ -77,34 +79,28 @@ class Benchmarks(Record):
 
 class Payouts(Record):
     condition_id: Hex32
-    numerators: tuple[int, ...] = Field(min_length=2)
+    numerators: tuple[Uint256, ...] = Field(min_length=2)
 
 
 def create_relayer(
     backend: ArenaBackend, policy: RelayerPolicy | None = None, admin_token: str | None = None
 ) -> Any:
     """A FastAPI app relaying to ``backend`` (calls are serialised: one submission at a time)."""
-    from fastapi import Depends, FastAPI, Header, HTTPException, Request
+    from fastapi import Depends, FastAPI, Header, HTTPException, Path, Request
+    from fastapi.exceptions import RequestValidationError
     from fastapi.responses import JSONResponse
 
     app = FastAPI(title="pastcast arena relayer")
+    app.add_middleware(BoundedJsonBody, limit=MAX_BODY_BYTES)
     rules = policy or RelayerPolicy()
     lock = threading.Lock()
 
-    @app.middleware("http")
-    async def bounded_body(request: Request, call_next: Callable[[Request], Any]) -> Any:
-        """A body too large, or one that is not JSON (nested too deeply included), is refused
-        before FastAPI decodes it: its decoder recurses on the C stack, and under the recursion
-        limit web3 sets a deeply nested body would crash the server."""
-        body = await request.body()
-        if len(body) > MAX_BODY_BYTES:
-            return JSONResponse({"detail": f"body over {MAX_BODY_BYTES} bytes"}, 413)
-        if body:
-            try:
-                safejson.loads(body)
-            except ValueError as exc:
-                return JSONResponse({"detail": f"body: not JSON ({exc})"}, 400)
-        return await call_next(request)
+    @app.exception_handler(RequestValidationError)
+    async def invalid(request: Request, exc: RequestValidationError) -> Any:
+        """A body or path of the wrong shape: 400, the first problem on one line."""
+        first = exc.errors()[0]
+        where = ".".join(str(p) for p in first.get("loc", ())) or "request"
+        return JSONResponse({"detail": f"{where}: {first.get('msg', 'invalid')}"}, 400)
 
     def relay(
         kind: str,
@@ -161,7 +157,8 @@ def create_relayer(
     def curator(authorization: str = Header(default="")) -> None:
         if admin_token is None:
             raise HTTPException(403, "curator actions are disabled (no admin token configured)")
-        if not hmac.compare_digest(authorization, f"Bearer {admin_token}"):
+        given = authorization.encode("utf-8", "surrogateescape")  # any header's text
+        if not hmac.compare_digest(given, f"Bearer {admin_token}".encode()):
             raise HTTPException(401, "missing or wrong curator token")
 
     def run(action: Callable[[], Any]) -> Any:
@@ -189,7 +186,7 @@ def create_relayer(
         return {"status": "created", "round_id": rid}
 
     @app.post("/admin/rounds/{round_id}/benchmarks", dependencies=[Depends(curator)])
-    def benchmarks(round_id: int, body: Benchmarks) -> dict[str, Any]:
+    def benchmarks(body: Benchmarks, round_id: int = Path(ge=1, lt=2**256)) -> dict[str, Any]:
         run(lambda: backend.set_benchmarks(round_id, body.prices_bp))
         return {"status": "set", "round_id": round_id}
 
@@ -199,14 +196,14 @@ def create_relayer(
         return {"status": "reported", "condition_id": body.condition_id}
 
     @app.post("/admin/rounds/{round_id}/outcomes", dependencies=[Depends(curator)])
-    def outcomes(round_id: int) -> dict[str, Any]:
+    def outcomes(round_id: int = Path(ge=1, lt=2**256)) -> dict[str, Any]:
         return {
             "round_id": round_id,
             "outcomes": list(run(lambda: backend.trigger_outcomes(round_id))),
         }
 
     @app.post("/admin/rounds/{round_id}/scores", dependencies=[Depends(curator)])
-    def scores(round_id: int) -> dict[str, Any]:
+    def scores(round_id: int = Path(ge=1, lt=2**256)) -> dict[str, Any]:
         done = run(lambda: backend.score_pending(round_id))
         return {"round_id": round_id, "scores": [s.model_dump() for s in done]}
 

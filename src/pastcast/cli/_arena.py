@@ -275,8 +275,14 @@ def serve(
         fail("give exactly one of --ledger FILE or --evm")
     if not host.strip() or not host.isascii() or any(c.isspace() for c in host):
         fail(f"--host {host!r}: not a host name or address")
+    from pastcast.serving import listen, serve_app
+
     try:
-        import uvicorn
+        sock = listen(host, port)  # before the ledger is made
+    except ValueError as exc:
+        fail(f"--host/--port: {exc}")
+    try:
+        import uvicorn  # noqa: F401  (serve_app's)
 
         if evm:
             backend: Any = EvmArena()
@@ -291,7 +297,7 @@ def serve(
     except LedgerError as exc:
         fail(str(exc))
     typer.echo(f"relayer on http://{host}:{port} -> {ledger or 'in-process EVM'}")
-    uvicorn.run(app_, host=host, port=port, log_level="warning")
+    serve_app(app_, sock)
 
 
 @app.command("verify")

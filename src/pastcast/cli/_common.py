@@ -82,19 +82,14 @@ def output_dir(path: Path, option: str, kind: str) -> Path:
     ``simulation``, ...): made and marked (``pastcast.owned``) if absent or empty. A folder
     pastcast did not make, or made for something else, is refused, as is a file there or a path
     that cannot be made: one-line usage errors naming ``option``."""
-    from pastcast.owned import made_kind, mark  # imports numpy: not with the CLI (see _app)
+    from pastcast.owned import claim_dir  # imports numpy: not with the CLI (see _app)
 
-    if path.is_dir() and any(path.iterdir()) and (found := made_kind(path)) != kind:
-        what = "was not made by pastcast" if found is None else f"holds a pastcast {found}"
-        fail(f"{option} {path}: {what}; not writing {kind} output into it")
     try:
-        path.mkdir(parents=True, exist_ok=True)
-        mark(path, kind)
-    except FileExistsError:
-        fail(f"{option} {path}: exists and is not a folder")
+        return claim_dir(path, kind)
+    except FileExistsError as exc:
+        fail(f"{option} {exc}")
     except OSError as exc:
         fail(f"{option} {path}: cannot make the folder ({exc.strerror or exc})")
-    return path
 
 
 def output_file(path: Path, option: str, made_by_pastcast: bool) -> Path:

@@ -9,7 +9,7 @@ import typer
 from rich.console import Console
 
 from pastcast.app import AppError, report_runs
-from pastcast.cli._common import JsonFlag, fail, note, print_json
+from pastcast.cli._common import EXIT_FAILED, JsonFlag, fail, note, print_json
 from pastcast.cli._score import (
     BinsOpt,
     BootstrapOpt,
@@ -79,6 +79,10 @@ def report(
         if not exc.field:  # the reports extra is missing
             fail(f"pastcast report needs {exc.reason.removeprefix('reports need ')}")
         fail_reading(exc)
+    except FileExistsError as err:  # a folder pastcast did not make: nothing was written
+        fail(f"--out {err}")
+    except OSError as err:
+        fail(f"--out {out}: cannot write the report ({err.strerror or err})", EXIT_FAILED)
     print_notes(made.read)
     written = made.written
     if as_json:

@@ -17,10 +17,11 @@ from typing import Annotated
 import typer
 
 from pastcast.app import DATASET_SPEC_HELP, AppError, check_sandbox, open_replay
-from pastcast.cli._common import fail, fail_app
+from pastcast.cli._common import EXIT_FAILED, fail, fail_app
 from pastcast.cli._corpus import Retrieval
 from pastcast.env import EnvConfig, ForecastEnv
 from pastcast.models import resolve_model
+from pastcast.owned import check_new_file, write_new_file
 from pastcast.records import Termination
 from pastcast.toolserver import EpisodeServer, HttpToolServer, serve_stdio
 
@@ -86,6 +87,13 @@ def serve(
         check_sandbox(config, field="python_tool")
     except AppError as exc:
         fail_app(exc)
+    if record is not None:
+        try:
+            check_new_file(record)
+        except FileExistsError as exc:
+            fail(f"--record {exc}")
+        except OSError as exc:
+            fail(f"--record {record}: cannot write there ({exc.strerror or exc})")
     served_model = None
     if model is not None:
         try:
@@ -122,4 +130,9 @@ def serve(
             "forecast": None if forecast is None else forecast.model_dump(mode="json"),
             "episode": episode.record(termination).model_dump(mode="json"),
         }
-        record.write_text(json.dumps(body, ensure_ascii=False, indent=1), encoding="utf-8")
+        try:
+            write_new_file(record, json.dumps(body, ensure_ascii=False, indent=1).encode("utf-8"))
+        except FileExistsError as exc:
+            fail(f"--record {exc}", EXIT_FAILED)
+        except OSError as exc:
+            fail(f"--record {record}: cannot write it ({exc.strerror or exc})", EXIT_FAILED)

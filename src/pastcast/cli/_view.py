@@ -11,6 +11,7 @@ import typer
 from pastcast.app import REPORTS_EXTRA_HINT, AppError, dashboard
 from pastcast.cli._common import fail, note
 from pastcast.cli._score import DatasetOpt, fail_reading, print_notes
+from pastcast.serving import listen, serve_app
 
 LOOPBACK = ("127.0.0.1", "localhost", "::1")
 
@@ -30,14 +31,20 @@ def view(
     """Serve the dashboard: leaderboard with filters, event pages (market curve, every forecast,
     the outcome) and trajectories (messages, tool calls, documents with their dates against the
     cutoff, notebook diffs, cost and latency per call). Read-only; Ctrl-C stops it."""
+    try:
+        sock = listen(host, port)  # before the indexing: a busy port is known at once
+    except ValueError as exc:
+        fail(f"--host/--port: {exc}")
     started = time.perf_counter()
     try:
-        import uvicorn
+        import uvicorn  # noqa: F401  (serve_app's)
 
         board = dashboard(run_dirs, dataset)
     except ImportError as exc:
+        sock.close()
         fail(f"pastcast view needs the reports extra ({exc.name} is missing): {REPORTS_EXTRA_HINT}")
     except AppError as exc:
+        sock.close()
         if not exc.field:  # the reports extra is missing
             fail(f"pastcast view needs {exc.reason.removeprefix('the dashboard needs ')}")
         fail_reading(exc)
@@ -53,4 +60,4 @@ def view(
         )
     shown = f"[{host}]" if ":" in host else host
     note(f"dashboard: http://{shown}:{port}/ (Ctrl-C to stop)", False)
-    uvicorn.run(board.app, host=host, port=port, log_level="warning")
+    serve_app(board.app, sock)

@@ -10,7 +10,6 @@ from pastcast.runlog._io import (
     RunLogError,
     RunLogWriter,
     header_path,
-    lock_path,
     read_run_log,
     retried_path,
 )
@@ -37,7 +36,6 @@ __all__ = [
     "Scores",
     "StepRecord",
     "header_path",
-    "lock_path",
     "read_run_log",
     "retried_path",
     "run_definition",

@@ -5,9 +5,11 @@ Since schema 2 the step file keeps only step records, so it loads as one table (
 duckdb, Hugging Face ``datasets``). Logs of schema 2 (notebooks as text) and schema 1 (the header
 as the first line) are still read, converted to schema 3 record by record, and never resumed.
 
-One writer at a time: ``RunLogWriter`` holds an exclusive lock (``lock_path``, ``flock``) for as
-long as it is open, so a second process on the same log is refused with a message naming the
-first one's pid; the kernel releases the lock when its holder dies, even by ``kill -9``.
+One writer at a time: ``RunLogWriter`` holds an exclusive ``flock`` on the step file itself for
+as long as it is open. The lock belongs to the file, not to its name: a second process is refused
+whichever path it names the file by (a hard link, a symbolic link, another route to the folder),
+with a message naming the first one's pid; the kernel releases the lock when its holder dies,
+even by ``kill -9``. No lock file is made beside the log.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from __future__ import annotations
 import fcntl
 import json
 import os
+import stat
 from collections.abc import Callable, Collection
 from dataclasses import dataclass
 from pathlib import Path
@@ -24,7 +27,7 @@ from pydantic import ValidationError
 from pydantic_core import PydanticSerializationError
 
 from pastcast import safejson
-from pastcast.atomic import write_atomic
+from pastcast.atomic import fsync_dir, write_atomic
 from pastcast.records import RETRYABLE_FAILURES, FailureReason, Notebook, StepKey
 from pastcast.runlog._definition import definition_mismatch
 from pastcast.runlog._schema import SCHEMA_VERSION, RunHeader, StepRecord
@@ -37,7 +40,6 @@ __all__ = [
     "RunLogError",
     "RunLogWriter",
     "header_path",
-    "lock_path",
     "read_run_log",
     "retried_path",
 ]
@@ -52,12 +54,6 @@ class RunLogError(ValueError):
 def header_path(log_path: str | Path) -> Path:
     """The run header beside a step file: ``runs/x/run.jsonl`` -> ``runs/x/run.header.json``."""
     return Path(log_path).with_suffix(_HEADER_SUFFIX)
-
-
-def lock_path(log_path: str | Path) -> Path:
-    """The lock a writer holds beside a step file: ``run.jsonl`` -> ``run.lock``. The file stays
-    after the run (removing it would let two writers lock two different files)."""
-    return Path(log_path).with_suffix(".lock")
 
 
 def retried_path(log_path: str | Path) -> Path:
@@ -185,24 +181,55 @@ def _encodable(value: Any) -> Any:
     return value
 
 
-def _lock(log: Path) -> IO[str]:
-    """Take the log's exclusive lock, or raise ``RunLogError`` naming the process holding it."""
-    fh = lock_path(log).open("a+", encoding="utf-8")
+def _open_step_file(path: Path) -> tuple[int, bool]:
+    """A read-write descriptor of the step file, made if absent, and whether this call made it.
+    Anything but a regular file (a folder, a FIFO, a device) is refused."""
+    flags = os.O_RDWR | os.O_CLOEXEC | os.O_NONBLOCK  # a FIFO must not block the open
     try:
-        fcntl.flock(fh.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+        try:
+            return _regular(path, os.open(path, flags | os.O_CREAT | os.O_EXCL, 0o644)), True
+        except FileExistsError:
+            return _regular(path, os.open(path, flags)), False
+    except RunLogError:
+        raise
+    except OSError as exc:
+        why = "a symbolic link to nothing" if path.is_symlink() else exc.strerror or str(exc)
+        raise RunLogError(f"run log {path}: cannot open it for writing ({why})") from None
+
+
+def _regular(path: Path, fd: int) -> int:
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)
+        raise RunLogError(f"run log {path}: not a regular file; a run log is written to a file")
+    fcntl.fcntl(fd, fcntl.F_SETFL, os.O_APPEND)  # blocking again; every write at the end
+    return fd
+
+
+def _lock(log: Path, fd: int) -> None:
+    """Take the exclusive lock on the step file ``fd``, or raise ``RunLogError`` naming the
+    process holding it."""
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except BlockingIOError:
-        fh.seek(0)
-        holder = fh.read().strip() or "unknown"
-        fh.close()
         raise RunLogError(
-            f"run log {log} is being written by another process (pid {holder}); wait for it to "
-            "finish or stop it, or write to another --out"
+            f"run log {log} is being written by another process (pid {_holder(fd)}); wait for "
+            "it to finish or stop it, or write to another --out"
         ) from None
-    fh.seek(0)
-    fh.truncate()
-    fh.write(f"{os.getpid()}\n")
-    fh.flush()
-    return fh
+
+
+def _holder(fd: int) -> str:
+    """The pid holding a ``flock`` on the file ``fd`` is open on, from ``/proc/locks``."""
+    st = os.fstat(fd)
+    file_id = f"{os.major(st.st_dev):02x}:{os.minor(st.st_dev):02x}:{st.st_ino}"
+    try:
+        table = Path("/proc/locks").read_text(encoding="ascii", errors="replace")
+    except OSError:
+        return "unknown"
+    for line in table.splitlines():
+        fields = line.split()  # "1: FLOCK ADVISORY WRITE PID MAJ:MIN:INODE 0 EOF"
+        if len(fields) >= 6 and fields[1] == "FLOCK" and fields[5] == file_id:
+            return fields[4]  # a waiter's line has "->" in place of FLOCK
+    return "unknown"
 
 
 class RunLogWriter:
@@ -229,21 +256,37 @@ class RunLogWriter:
     ) -> None:
         self.path = Path(path)
         self.header_path = header_path(self.path)
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        self._lock = _lock(self.path)
         try:
-            self._open(header, retry_failed)
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise RunLogError(
+                f"run log {self.path}: cannot make its folder ({exc.strerror or exc})"
+            ) from None
+        fd, made = _open_step_file(self.path)
+        self._wrote_header = False
+        self._held: list[int] = [fd]
+        """Every step file this writer locked: a rewrite locks its new file before renaming it
+        into place and keeps the old one locked, so no writer slips in between."""
+        try:
+            _lock(self.path, fd)
+            self._open(fd, header, retry_failed)
         except BaseException:
-            self._lock.close()
+            if made and _same_file(self.path, fd) and os.fstat(fd).st_size == 0:
+                self.path.unlink(missing_ok=True)  # nothing of a refused or failed run stays
+                if self._wrote_header:
+                    self.header_path.unlink(missing_ok=True)
+            self._release()
             raise
 
-    def _open(self, header: RunHeader, retry_failed: bool | Collection[FailureReason]) -> None:
+    def _open(
+        self, fd: int, header: RunHeader, retry_failed: bool | Collection[FailureReason]
+    ) -> None:
         self.done: set[StepKey] = set()
         self.notebooks: dict[StepKey, Notebook] = {}
         """The notebook each recorded step ended with (memory-on chains resume from it)."""
         self.attempts: dict[StepKey, int] = {}
         """Steps to run again with the attempts already recorded for them."""
-        if self.header_path.exists() or (self.path.exists() and self.path.stat().st_size > 0):
+        if self.header_path.exists() or os.fstat(fd).st_size > 0:
             existing = read_run_log(self.path)
             if existing.header.schema_version != SCHEMA_VERSION:
                 raise RunLogError(
@@ -256,9 +299,9 @@ class RunLogWriter:
             if mismatch is not None:
                 raise RunLogError(mismatch)
             if existing.truncated_tail:
-                self._drop_partial_tail()
+                _drop_partial_tail(fd)
             else:
-                self._end_last_line()
+                _end_last_line(fd)
             self.header = existing.header
             reasons: set[FailureReason] = set()
             if retry_failed is True:
@@ -270,40 +313,24 @@ class RunLogWriter:
                 s for s in steps if not s.forecast.usable and s.forecast.failure_reason in reasons
             ]
             if again:
-                self._set_aside(again)
+                fd = self._set_aside(again)
                 self.attempts = {s.key: s.attempt for s in again}
                 steps = tuple(s for s in steps if s.key not in self.attempts)
             self.done = {s.key for s in steps}
             self.notebooks = {
                 s.key: s.episode.notebook_out for s in steps if s.episode.notebook_out is not None
             }
-            self._fh: IO[str] = self.path.open("a", encoding="utf-8")
         else:
             self.header = header
+            self._wrote_header = True
             write_atomic(self.header_path, header.model_dump_json(indent=2) + "\n")
-            self._fh = self.path.open("w", encoding="utf-8")
-            self._sync()
+        self._fh: IO[str] = os.fdopen(os.dup(fd), "a", encoding="utf-8")
 
-    def _drop_partial_tail(self) -> None:
-        data = self.path.read_bytes()
-        write_atomic(self.path, data[: data.rfind(b"\n") + 1])
-
-    def _end_last_line(self) -> None:
-        """A complete last record without its newline (a crash between the two) gets it, so the
-        next record starts on a line of its own."""
-        with self.path.open("rb+") as fh:
-            if fh.seek(0, os.SEEK_END) == 0:
-                return
-            fh.seek(-1, os.SEEK_END)
-            if fh.read(1) != b"\n":
-                fh.write(b"\n")
-                fh.flush()
-                os.fsync(fh.fileno())
-
-    def _set_aside(self, records: list[StepRecord]) -> None:
+    def _set_aside(self, records: list[StepRecord]) -> int:
         """Move records of steps to run again to ``retried_path``, then rewrite the step file
-        without them (atomically). After a crash between the two, the next open moves them
-        again; records already set aside are not appended twice."""
+        without them (atomically); the descriptor of the new step file, locked. After a crash
+        between the two, the next open moves them again; records already set aside are not
+        appended twice."""
         aside = retried_path(self.path)
         present = {_key_of(obj) for _, obj in _objects(aside)[0]}
         with aside.open("a", encoding="utf-8") as fh:
@@ -320,7 +347,9 @@ class RunLogWriter:
                     continue
                 if _key_of(json.loads(line)) not in drop:
                     kept.append(line if line.endswith("\n") else line + "\n")
-        write_atomic(self.path, "".join(kept))
+        fd = _replace_locked(self.path, "".join(kept).encode("utf-8"))
+        self._held.append(fd)
+        return fd
 
     def _sync(self) -> None:
         self._fh.flush()
@@ -343,13 +372,73 @@ class RunLogWriter:
         try:
             self._fh.close()
         finally:
-            self._lock.close()  # releases the lock
+            self._release()
+
+    def _release(self) -> None:
+        for fd in self._held:  # closing the last descriptor of a file releases its lock
+            os.close(fd)
+        self._held.clear()
 
     def __enter__(self) -> RunLogWriter:
         return self
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def _drop_partial_tail(fd: int) -> None:
+    """Cut a partial last line (a crash mid-record) off the step file, in place."""
+    size = os.fstat(fd).st_size
+    start = max(0, size - (1 << 20))
+    while True:  # back to the last newline, a megabyte at a time
+        end = os.pread(fd, size - start, start).rfind(b"\n")
+        if end >= 0 or start == 0:
+            break
+        size, start = start, max(0, start - (1 << 20))
+    os.ftruncate(fd, start + end + 1)
+    os.fsync(fd)
+
+
+def _end_last_line(fd: int) -> None:
+    """A complete last record without its newline (a crash between the two) gets it, so the
+    next record starts on a line of its own."""
+    size = os.fstat(fd).st_size
+    if size and os.pread(fd, 1, size - 1) != b"\n":
+        os.write(fd, b"\n")  # the descriptor appends
+        os.fsync(fd)
+
+
+def _replace_locked(path: Path, data: bytes) -> int:
+    """Replace a file's content atomically (temporary file, fsync, rename); the new file's
+    descriptor, locked before the rename, so the name never points at an unlocked log."""
+    tmp = path.with_suffix(path.suffix + ".tmp")
+    fd = os.open(tmp, os.O_RDWR | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC, 0o644)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        _write_all(fd, data)
+        os.fsync(fd)
+        fcntl.fcntl(fd, fcntl.F_SETFL, os.O_APPEND)
+        os.replace(tmp, path)
+    except BaseException:
+        os.close(fd)
+        tmp.unlink(missing_ok=True)
+        raise
+    fsync_dir(path.parent)
+    return fd
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view) :]
+
+
+def _same_file(path: Path, fd: int) -> bool:
+    try:
+        st, held = path.stat(), os.fstat(fd)
+    except OSError:
+        return False
+    return (st.st_dev, st.st_ino) == (held.st_dev, held.st_ino)
 
 
 def _key_of(obj: dict[str, Any]) -> tuple[StepKey, int]:

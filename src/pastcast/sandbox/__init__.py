@@ -3,6 +3,7 @@ processes, isolated from everything else."""
 
 from pastcast.sandbox._process import (
     LineHandler,
+    LongLineHandler,
     PythonEnvironment,
     Reply,
     check_binds,
@@ -19,6 +20,7 @@ __all__ = [
     "SANDBOX_UIDS",
     "KilledReason",
     "LineHandler",
+    "LongLineHandler",
     "PythonEnvironment",
     "Reply",
     "SandboxResult",

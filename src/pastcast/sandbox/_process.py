@@ -35,6 +35,7 @@ from pastcast.sandbox._users import lease_user
 
 __all__ = [
     "LineHandler",
+    "LongLineHandler",
     "PythonEnvironment",
     "Reply",
     "check_binds",
@@ -64,6 +65,9 @@ class Reply:
 
 LineHandler = Callable[[bytes], Reply]
 """Called with each line the process writes on stdout (without its newline)."""
+LongLineHandler = Callable[[int], Reply]
+"""Called, with the bytes read so far, for a line longer than the limit; the rest of the line is
+skipped unread."""
 
 
 def _as_root() -> bool:
@@ -143,8 +147,17 @@ def check_binds(binds: Sequence[tuple[str, str]]) -> None:
 class _Conversation:
     """The pipes of one process: lines in, replies out, stderr kept (its tail)."""
 
-    def __init__(self, on_line: LineHandler, max_line: int, max_stderr: int) -> None:
+    def __init__(
+        self,
+        on_line: LineHandler,
+        max_line: int,
+        max_stderr: int,
+        on_long_line: LongLineHandler | None = None,
+    ) -> None:
         self.on_line = on_line
+        self.on_long_line = on_long_line
+        self.skipping = False
+        """The rest of a line past the limit is being read and dropped."""
         self.max_line = max_line
         self.max_stderr = max_stderr
         self.line = bytearray()
@@ -155,6 +168,11 @@ class _Conversation:
 
     def took(self, chunk: bytes) -> KilledReason | None:
         """Answer the complete lines read so far, while replies are not piling up."""
+        if self.skipping:
+            end = chunk.find(b"\n")
+            if end < 0:
+                return None
+            chunk, self.skipping = chunk[end + 1 :], False
         self.line += chunk
         while not self.done and len(self.pending) < _PENDING_BYTES:
             end = self.line.find(b"\n")
@@ -168,7 +186,11 @@ class _Conversation:
         if self.done:
             self.line.clear()  # anything after the last reply is not read
         elif len(self.line) > self.max_line and b"\n" not in self.line:
-            return "output_limit"
+            if self.on_long_line is None:
+                return "output_limit"
+            self.pending += self.on_long_line(len(self.line)).data
+            self.line.clear()
+            self.skipping = True
         return None
 
     def took_stderr(self, chunk: bytes) -> None:
@@ -197,13 +219,15 @@ def run_sandboxed(
     cpu_s: int | None = None,
     scratch_mb: int = 64,
     max_line: int = 16 << 20,
+    on_long_line: LongLineHandler | None = None,
     max_stderr: int = 20000,
 ) -> SandboxResult:
     """Run ``command`` in the sandbox, answering each line it writes through ``on_line``.
 
     Returns once the process and everything it started are gone: it exited, or was killed at the
     wall clock ``timeout_s``, the CPU budget ``cpu_s`` (default ``timeout_s`` rounded up), or a
-    line longer than ``max_line`` bytes (``killed_reason`` says which). After a reply marked
+    line longer than ``max_line`` bytes (``killed_reason`` says which) unless ``on_long_line``
+    answers such a line instead (its rest is then skipped unread). After a reply marked
     ``done`` its stdin is closed and it has a few seconds to exit before it is killed (not a
     failure). ``stdout`` of the result is empty (it is the conversation); ``stderr`` is its last
     ``max_stderr`` bytes. An exception from ``on_line`` kills the process and propagates.
@@ -264,7 +288,7 @@ def run_sandboxed(
             return SandboxResult(stdout="", stderr=why, exit_code=None, error=why)
         os.close(info_w)
         fds.remove(info_w)
-        talk = _Conversation(on_line, max_line, max_stderr)
+        talk = _Conversation(on_line, max_line, max_stderr, on_long_line)
         reason, exit_code = _supervise(proc, info_r, talk, start + timeout_s, cpu)
     return SandboxResult(
         stdout="",

@@ -10,27 +10,40 @@ method's result as its body:
 - ``POST /forecast`` with ``{"forecast": ...}`` (``pastcast/forecast``)
 
 A refusal is ``{"error": {"code", "message", "data"}}`` with a status by kind (400 bad request,
-404 unknown, 409 episode over, 422 tool refused, 429 budget spent, 502 model failed). Every
-request needs ``Authorization: Bearer TOKEN`` (the token is printed when the server starts), so
-another local user cannot spend the episode's budget.
+404 unknown, 409 episode over, 411 a chunked body, 413 a body over ``MAX_LINE``, 422 tool
+refused, 429 budget spent, 502 model failed, 503 too many connections). Every request needs
+``Authorization: Bearer TOKEN`` (the token is printed when the server starts), so another local
+user cannot spend the episode's budget.
+
+No client holds the server (``HttpLimits``): a connection's request line and headers must arrive
+within ``header_timeout_s`` of its start (or of the previous answer, on a kept-alive connection)
+and a body within ``body_timeout_s`` of its headers, however slowly the bytes trickle in; past
+that the connection is closed. At most ``max_connections`` are served at once; one more is
+answered 503 and closed without a thread of its own.
 """
 
 from __future__ import annotations
 
+import contextlib
 import hmac
 import json
 import secrets
+import socket
 import threading
+import time
+from dataclasses import dataclass
 from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
+from pastcast import safejson
 from pastcast.toolserver._jsonrpc import (
     BUDGET_EXHAUSTED,
     EPISODE_OVER,
     INVALID_PARAMS,
     INVALID_REQUEST,
+    MAX_LINE,
     METHOD_NOT_FOUND,
     MODEL_FAILED,
     PARSE_ERROR,
@@ -40,9 +53,27 @@ from pastcast.toolserver._jsonrpc import (
     error_response,
 )
 from pastcast.toolserver._server import MAX_CHARS_META, EpisodeServer
-from pastcast.toolserver._stdio import MAX_LINE
 
-__all__ = ["HttpToolServer"]
+__all__ = ["HttpLimits", "HttpToolServer"]
+
+
+@dataclass(frozen=True)
+class HttpLimits:
+    """What one client may hold of the HTTP tool server."""
+
+    header_timeout_s: float = 10.0
+    """The request line and headers, from the connection's start or the previous answer."""
+    body_timeout_s: float = 30.0
+    """The body, from the end of the headers."""
+    max_connections: int = 16
+    """Connections served at once; one more is answered 503 and closed."""
+
+    def __post_init__(self) -> None:
+        if not (self.header_timeout_s > 0 and self.body_timeout_s > 0):
+            raise ValueError("HttpLimits: the timeouts must be positive")
+        if self.max_connections < 1:
+            raise ValueError("HttpLimits: max_connections must be at least 1")
+
 
 _STATUS = {
     PARSE_ERROR: HTTPStatus.BAD_REQUEST,
@@ -60,15 +91,38 @@ _STATUS = {
 class _Handler(BaseHTTPRequestHandler):
     server: _Server
     protocol_version = "HTTP/1.1"
+    default_request_version = "HTTP/1.1"  # so that a garbled request line gets a status line too
 
     def log_message(self, format: str, *args: Any) -> None:  # requests are in the transcript
         return
+
+    def setup(self) -> None:
+        super().setup()
+        limits = self.server.limits
+        # Each read and write waits at most this long; the server's watch bounds the total.
+        self.connection.settimeout(max(limits.header_timeout_s, limits.body_timeout_s))
+
+    def handle_one_request(self) -> None:
+        self.server.watch(self.connection, self.server.limits.header_timeout_s)
+        super().handle_one_request()
+
+    def send_error(self, code: int, message: str | None = None, explain: str | None = None) -> None:
+        """http.server's own refusals (a malformed request line, headers too long or too many,
+        an unknown method) as JSON like every other, and the connection closed."""
+        self.close_connection = True
+        try:
+            text = message or HTTPStatus(code).phrase
+        except ValueError:
+            text = str(code)
+        self._send(code, {"error": {"code": INVALID_REQUEST, "message": text}})
 
     def _send(self, status: int, body: Any) -> None:
         data = json.dumps(body, ensure_ascii=False).encode("utf-8")
         self.send_response(status)
         self.send_header("Content-Type", "application/json")
         self.send_header("Content-Length", str(len(data)))
+        if self.close_connection:
+            self.send_header("Connection", "close")
         self.end_headers()
         self.wfile.write(data)
 
@@ -78,23 +132,34 @@ class _Handler(BaseHTTPRequestHandler):
     def _authorized(self) -> bool:
         given = self.headers.get("Authorization", "")
         expected = f"Bearer {self.server.token}"
-        if hmac.compare_digest(given.encode(), expected.encode()):
+        if hmac.compare_digest(given.encode("utf-8", "surrogateescape"), expected.encode()):
             return True
+        self.close_connection = True  # a body it may have sent is not read
         self._refuse(HTTPStatus.UNAUTHORIZED, INVALID_REQUEST, "missing or wrong bearer token")
         return False
 
     def _body(self) -> tuple[bool, Any]:
+        if "chunked" in self.headers.get("Transfer-Encoding", "").lower():
+            self.close_connection = True
+            self._refuse(HTTPStatus.LENGTH_REQUIRED, INVALID_REQUEST, "send a Content-Length")
+            return False, None
         try:
             length = int(self.headers.get("Content-Length", "0"))
         except ValueError:
             length = -1
         if not 0 <= length <= MAX_LINE:
             self.close_connection = True
-            self._refuse(HTTPStatus.BAD_REQUEST, INVALID_REQUEST, "bad or too large Content-Length")
+            status = HTTPStatus.REQUEST_ENTITY_TOO_LARGE if length > 0 else HTTPStatus.BAD_REQUEST
+            self._refuse(status, INVALID_REQUEST, f"bad Content-Length, or over {MAX_LINE} bytes")
             return False, None
+        self.server.watch(self.connection, self.server.limits.body_timeout_s)
         raw = self.rfile.read(length) if length else b"{}"
+        self.server.unwatch(self.connection)
+        if len(raw) < length:  # the client went, or its time ran out
+            self.close_connection = True
+            return False, None
         try:
-            return True, json.loads(raw)
+            return True, safejson.loads(raw)
         except ValueError as exc:
             self._refuse(HTTPStatus.BAD_REQUEST, PARSE_ERROR, f"body is not JSON: {exc}")
             return False, None
@@ -112,6 +177,7 @@ class _Handler(BaseHTTPRequestHandler):
         self._send(HTTPStatus.OK, result)
 
     def do_GET(self) -> None:
+        self.server.unwatch(self.connection)
         if not self._authorized():
             return
         path = urlsplit(self.path).path
@@ -123,6 +189,7 @@ class _Handler(BaseHTTPRequestHandler):
             self._refuse(HTTPStatus.NOT_FOUND, METHOD_NOT_FOUND, f"no route GET {path}")
 
     def do_POST(self) -> None:
+        self.server.unwatch(self.connection)
         if not self._authorized():
             return
         url = urlsplit(self.path)
@@ -157,16 +224,86 @@ class _Handler(BaseHTTPRequestHandler):
 
 class _Server(ThreadingHTTPServer):
     daemon_threads = True
+    block_on_close = False
+    request_queue_size = 128  # a burst of connections waits to be accepted (or turned away)
 
-    def __init__(self, address: tuple[str, int], episode: EpisodeServer, token: str) -> None:
+    def __init__(
+        self, address: tuple[str, int], episode: EpisodeServer, token: str, limits: HttpLimits
+    ) -> None:
         super().__init__(address, _Handler)
         self.episode = episode
         self.token = token
+        self.limits = limits
+        self._slots = threading.BoundedSemaphore(limits.max_connections)
+        self._deadlines: dict[socket.socket, float] = {}
+        self._watch_lock = threading.Lock()
+        self._closing = threading.Event()
+        tick = min(0.25, limits.header_timeout_s / 4, limits.body_timeout_s / 4)
+        self._watcher = threading.Thread(target=self._close_late, args=(tick,), daemon=True)
+        self._watcher.start()
+
+    def watch(self, conn: socket.socket, seconds: float) -> None:
+        """Close ``conn`` if it is still being read from in ``seconds``."""
+        with self._watch_lock:
+            self._deadlines[conn] = time.monotonic() + seconds
+
+    def unwatch(self, conn: socket.socket) -> None:
+        with self._watch_lock:
+            self._deadlines.pop(conn, None)
+
+    def _close_late(self, tick: float) -> None:
+        while not self._closing.wait(tick):
+            now = time.monotonic()
+            with self._watch_lock:
+                late = [c for c, t in self._deadlines.items() if t <= now]
+                for conn in late:
+                    del self._deadlines[conn]
+            for conn in late:  # the reading thread sees the end of its input and finishes
+                with contextlib.suppress(OSError):
+                    conn.shutdown(socket.SHUT_RDWR)
+
+    def process_request(self, request: Any, client_address: Any) -> None:
+        if not self._slots.acquire(blocking=False):
+            _turn_away(request, self.limits.max_connections)
+            self.shutdown_request(request)
+            return
+        try:
+            super().process_request(request, client_address)
+        except BaseException:
+            self._slots.release()
+            raise
+
+    def process_request_thread(self, request: Any, client_address: Any) -> None:
+        try:
+            super().process_request_thread(request, client_address)
+        finally:
+            self.unwatch(request)
+            self._slots.release()
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        return  # a client that went mid-answer (or was closed at its deadline) is no error here
+
+    def server_close(self) -> None:
+        self._closing.set()
+        super().server_close()
+
+
+def _turn_away(conn: socket.socket, limit: int) -> None:
+    body = json.dumps(
+        {"error": {"code": INVALID_REQUEST, "message": f"over {limit} connections; try later"}}
+    ).encode("utf-8")
+    head = (
+        "HTTP/1.1 503 Service Unavailable\r\nContent-Type: application/json\r\n"
+        f"Content-Length: {len(body)}\r\nConnection: close\r\n\r\n"
+    )
+    with contextlib.suppress(OSError):
+        conn.settimeout(1.0)
+        conn.sendall(head.encode("ascii") + body)
 
 
 class HttpToolServer:
     """Serves one episode over HTTP on ``host`` (loopback by default) and ``port`` (0: any free
-    one); ``url`` and ``token`` say where and how to connect."""
+    one), within ``limits``; ``url`` and ``token`` say where and how to connect."""
 
     def __init__(
         self,
@@ -175,10 +312,11 @@ class HttpToolServer:
         host: str = "127.0.0.1",
         port: int = 0,
         token: str | None = None,
+        limits: HttpLimits | None = None,
     ) -> None:
         self.episode = server
         self.token = token or secrets.token_urlsafe(24)
-        self._http = _Server((host, port), server, self.token)
+        self._http = _Server((host, port), server, self.token, limits or HttpLimits())
         self._thread: threading.Thread | None = None
 
     @property

@@ -16,6 +16,7 @@ __all__ = [
     "INTERNAL_ERROR",
     "INVALID_PARAMS",
     "INVALID_REQUEST",
+    "MAX_LINE",
     "METHOD_NOT_FOUND",
     "MODEL_FAILED",
     "PARSE_ERROR",
@@ -25,7 +26,12 @@ __all__ = [
     "RpcError",
     "encode",
     "error_response",
+    "long_line_answer",
 ]
+
+MAX_LINE = 16 << 20
+"""The longest message a server reads (bytes, on any transport); a longer line is answered with
+a parse error and skipped, and the conversation goes on."""
 
 PARSE_ERROR = -32700
 INVALID_REQUEST = -32600
@@ -61,6 +67,12 @@ def error_response(request_id: Any, error: RpcError) -> dict[str, Any]:
     if error.data is not None:
         body["data"] = error.data
     return {"jsonrpc": "2.0", "id": request_id, "error": body}
+
+
+def long_line_answer() -> bytes:
+    """The answer to a line longer than ``MAX_LINE`` (its id was never read)."""
+    error = RpcError(PARSE_ERROR, f"message longer than {MAX_LINE} bytes; skipped")
+    return encode(error_response(None, error))
 
 
 class Connection:

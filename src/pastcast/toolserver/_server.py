@@ -24,6 +24,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from pastcast import safejson
 from pastcast.env import BudgetExceeded, Episode, ToolError
 from pastcast.models import ChatRequest, Model
 from pastcast.records import Forecast, Notebook, NotebookProblem, Record
@@ -120,9 +121,11 @@ class EpisodeServer:
     # -- framing --
 
     def handle_line(self, line: bytes) -> bytes:
-        """The answer to one line (empty for a notification)."""
+        """The answer to one line (empty for a notification). Input that is not JSON (bad
+        syntax, bytes that are not UTF-8, nesting past ``safejson.MAX_DEPTH``, a number too long
+        to convert) is answered with a parse error, never raised."""
         try:
-            message = json.loads(line)
+            message = safejson.loads(line)
         except ValueError as exc:
             return encode(error_response(None, RpcError(PARSE_ERROR, f"not JSON: {exc}")))
         answer = self.handle(message)
@@ -137,6 +140,11 @@ class EpisodeServer:
         request_id = message.get("id")
         if "id" not in message:
             return None  # notifications (initialized, cancelled, ...) need no answer
+        if request_id is not None and (
+            isinstance(request_id, bool) or not isinstance(request_id, str | int)
+        ):
+            err = RpcError(INVALID_REQUEST, "id: expected a string, an integer or null")
+            return error_response(None, err)
         if not isinstance(method, str):  # a response to nothing we asked, or no method
             return error_response(request_id, RpcError(INVALID_REQUEST, "no method name"))
         params = message.get("params", {})

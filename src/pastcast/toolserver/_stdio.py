@@ -4,13 +4,10 @@ from __future__ import annotations
 
 from typing import IO
 
-from pastcast.toolserver._jsonrpc import PARSE_ERROR, RpcError, encode, error_response
+from pastcast.toolserver._jsonrpc import MAX_LINE, long_line_answer
 from pastcast.toolserver._server import EpisodeServer
 
-__all__ = ["MAX_LINE", "serve_stdio"]
-
-MAX_LINE = 16 << 20
-"""The longest message read (bytes); a longer line is answered with a parse error."""
+__all__ = ["serve_stdio"]
 
 
 def serve_stdio(server: EpisodeServer, reader: IO[bytes], writer: IO[bytes]) -> None:
@@ -22,8 +19,7 @@ def serve_stdio(server: EpisodeServer, reader: IO[bytes], writer: IO[bytes]) -> 
         if len(line) > MAX_LINE and not line.endswith(b"\n"):
             while line and not line.endswith(b"\n"):  # the rest of the long line goes unread
                 line = reader.readline(MAX_LINE)
-            error = RpcError(PARSE_ERROR, f"message longer than {MAX_LINE} bytes")
-            answer = encode(error_response(None, error))
+            answer = long_line_answer()
         elif not line.strip():
             continue
         else:

@@ -12,7 +12,7 @@ from pastcast.env import Episode
 from pastcast.models import Model
 from pastcast.records import Forecast
 from pastcast.sandbox import Reply, SandboxResult, run_sandboxed
-from pastcast.toolserver import EpisodeServer
+from pastcast.toolserver import MAX_LINE, EpisodeServer, long_line_answer
 
 __all__ = ["AgentProcessError", "serve_in_sandbox"]
 
@@ -55,7 +55,14 @@ def serve_in_sandbox(
         return Reply(answer, done=server.finished)
 
     result = run_sandboxed(
-        command, on_line=on_line, binds=binds, timeout_s=timeout_s, memory_mb=memory_mb, env=env
+        command,
+        on_line=on_line,
+        binds=binds,
+        timeout_s=timeout_s,
+        memory_mb=memory_mb,
+        env=env,
+        max_line=MAX_LINE,
+        on_long_line=lambda _: Reply(long_line_answer()),  # skipped; the conversation goes on
     )
     if server.forecast is not None:
         return server.forecast

@@ -20,6 +20,7 @@ directory is then renamed onto the target.
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import json
 import shutil
@@ -198,6 +199,13 @@ def _complete_partition(folder: Path, spool_sha: str) -> IndexArrays | None:
     return arrays if arrays.manifest.get("spool_sha256") == spool_sha else None
 
 
+_DISK_FULL = (errno.ENOSPC, errno.EDQUOT)
+
+
+def _work_dir(out_dir: Path) -> Path:
+    return out_dir.with_name(f".{out_dir.name}.building")
+
+
 def build_partitioned(
     documents: Iterable[Document],
     out_dir: Path,
@@ -213,14 +221,27 @@ def build_partitioned(
     Documents given as a sequence are in memory already: they are grouped by month in memory
     instead of through spool files (no JSON written, read back and validated again), and the
     partitions built stay in memory; any other iterable is streamed through the spool.
+
+    A build that stops part-way keeps its complete partitions in the work directory for the next
+    one, except on a full disk: then the work directory, which holds the space, is removed.
     """
-    out_dir = Path(out_dir)
+    try:
+        return _build(documents, Path(out_dir), overwrite, progress, kind)
+    except OSError as exc:
+        if exc.errno in _DISK_FULL:
+            shutil.rmtree(_work_dir(Path(out_dir)), ignore_errors=True)
+        raise
+
+
+def _build(
+    documents: Iterable[Document], out_dir: Path, overwrite: bool, progress: bool, kind: str
+) -> Loaded:
     if out_dir.exists() or out_dir.is_symlink():
         check_replaceable(out_dir, kind)
         if not overwrite and any(out_dir.iterdir()):
             raise FileExistsError(f"{out_dir}: already exists (pass overwrite to replace it)")
     out_dir.parent.mkdir(parents=True, exist_ok=True)
-    work = out_dir.with_name(f".{out_dir.name}.building")
+    work = _work_dir(out_dir)
     (work / "parts").mkdir(parents=True, exist_ok=True)
     months_of: _Months
     if isinstance(documents, Sequence):

@@ -19,6 +19,7 @@ from pathlib import Path
 from jinja2 import Environment, PackageLoader, select_autoescape
 
 from pastcast.atomic import write_atomic
+from pastcast.owned import claim_dir
 from pastcast.reports._leaderboard import clean_json
 from pastcast.reports._runs import RunSet
 from pastcast.reports._scorecard import Scorecard, scorecard
@@ -93,9 +94,13 @@ def write_html_report(
 ) -> WrittenReport:
     """Write ``report.html``, ``tables.md``, ``tables.tex``, ``scorecard.json`` and
     ``figures/NAME.{png,svg}`` under ``out``; each file is replaced whole (written aside, then
-    renamed). ``figures`` names registered figures (default: all that the runs support)."""
-    out = Path(out)
-    (out / "figures").mkdir(parents=True, exist_ok=True)
+    renamed). ``figures`` names registered figures (default: all that the runs support).
+
+    ``out`` is claimed first (``pastcast.owned.claim_dir``): made and marked if absent or empty,
+    written into again if it holds an earlier report; a folder pastcast did not make is refused
+    with ``FileExistsError`` before anything is written."""
+    out = claim_dir(Path(out), "report")
+    (out / "figures").mkdir(exist_ok=True)
     card = scorecard(runs, by, fallback, bootstrap=bootstrap, seed=seed, bins=bins)
     data = ReportData(runs, card, tuple(events), tuple(lookback) if lookback else None)
     drawn: list[RenderedFigure] = render_figures(data, figures)
