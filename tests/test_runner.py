@@ -198,7 +198,7 @@ def test_resume_refuses_another_agent_list_naming_both(tmp_path: Path) -> None:
     before = _steps_in(out)
     expected = (
         r"run log \S*run\.jsonl was written with agents \[uniform\]; this run has "
-        r"\[uniform, heuristic\]: use a new --out"
+        r"\[uniform, heuristic\]: write the run to a new run log"
     )
     with pytest.raises(RunLogError, match=expected):
         _run(tmp_path, agents=(agent_spec("uniform"), agent_spec("heuristic")))
@@ -227,7 +227,7 @@ def test_resume_refuses_a_changed_configuration_naming_what_differs(
     out = _run(tmp_path, agents=(agent_spec("heuristic"),))
     before = _steps_in(out)
     kw = {"agents": (agent_spec("heuristic"),), **change}
-    with pytest.raises(RunLogError, match=expected + ": use a new --out"):
+    with pytest.raises(RunLogError, match=expected + ": write the run to a new run log"):
         _run(tmp_path, **kw)
     assert _steps_in(out) == before
 
@@ -237,7 +237,9 @@ def test_resume_refuses_other_prompts_or_another_dataset(tmp_path: Path) -> None
     cfg = RunConfig(agents=(agent_spec("uniform"),))
     data, backend = tiny_dataset(), ListBackend(tiny_documents())
     run_benchmark(data, backend, cfg, out, prompts={"p.v1": "one"}, progress=False)
-    with pytest.raises(RunLogError, match=r"another text of prompt p\.v1: use a new --out"):
+    with pytest.raises(
+        RunLogError, match=r"another text of prompt p\.v1: write the run to a new run log"
+    ):
         run_benchmark(data, backend, cfg, out, prompts={"p.v1": "two"}, progress=False)
     with pytest.raises(RunLogError, match=r"prompts \[p\.v1\]; this run has \[p\.v1, q\.v1\]"):
         run_benchmark(data, backend, cfg, out, prompts={"p.v1": "one", "q.v1": ""}, progress=False)

@@ -86,7 +86,7 @@ def test_no_lock_file_is_made_beside_the_log(tmp_path: Path) -> None:
 def test_a_refused_resume_leaves_the_folder_as_it_was(log: Path) -> None:
     before = _listing(log.parent)
     other = RunConfig(agents=(agent_spec("heuristic"),))
-    with pytest.raises(RunLogError, match="use a new --out"):
+    with pytest.raises(RunLogError, match="write the run to a new run log"):
         _run(log, other)
     assert _listing(log.parent) == before
 

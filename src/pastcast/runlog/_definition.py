@@ -69,7 +69,7 @@ def definition_mismatch(path: Path, old: RunHeader, new: RunHeader) -> str | Non
     if a == b:
         return None
     lead = f"run log {path} was written with"
-    end = ": use a new --out"
+    end = ": write the run to a new run log"
     if a["dataset_id"] != b["dataset_id"]:
         return f"{lead} dataset {a['dataset_id']!r}; this run has {b['dataset_id']!r}{end}"
     old_agents = [s["name"] for s in a["agents"]]

@@ -292,7 +292,7 @@ class RunLogWriter:
                 raise RunLogError(
                     f"run log {self.path} was written with run-log schema "
                     f"{existing.header.schema_version}; this run writes schema {SCHEMA_VERSION}, "
-                    "and an older log is read but never resumed: use a new --out"
+                    "and an older log is read but never resumed: write the run to a new run log"
                 )
             # The header must describe every record under it: a different run never appends.
             mismatch = definition_mismatch(self.path, existing.header, header)
