@@ -54,10 +54,32 @@ def _module_of(factory: object) -> str:
 
 # Kinds of test that are slow whatever they check: a real model server, a fine-tuning run.
 _SLOW_KINDS = ("local_llm", "remote_llm", "train")
+# Modules whose tests each take seconds by design: several sandboxes signalling each other over
+# timed slots, kernel memory held for a while, a checkout copied aside, an EVM deployed.
+_SLOW_MODULES = frozenset(
+    {
+        "tests/sandbox/test_covert_channels.py",
+        "tests/sandbox/test_kernel_memory.py",
+        "tests/sandbox/test_attack_signals.py",
+        "tests/sandbox/test_attack_kernel.py",
+        "tests/sandbox/test_escape.py",
+        "tests/sandbox/test_start.py",
+        "tests/isolation/test_channels.py",
+        "tests/isolation/test_cheater.py",
+        "tests/isolation/test_closed_checkout.py",
+        "tests/corpus/test_static_embedder.py",
+        "tests/corpus/test_leakage.py",
+        "tests/corpus/test_run_corpus.py",
+        "tests/arena/test_evm.py",
+        "tests/models/test_openai_provider.py",
+        "tests/reports/test_score_options.py",
+    }
+)
 
 
 @pytest.hookimpl(tryfirst=True)  # before -m deselects by the marks
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
-        if any(item.get_closest_marker(kind) for kind in _SLOW_KINDS):
+        module = item.nodeid.split("::")[0]
+        if module in _SLOW_MODULES or any(item.get_closest_marker(k) for k in _SLOW_KINDS):
             item.add_marker(pytest.mark.slow)
