@@ -129,3 +129,23 @@ def test_an_agent_missing_rounds_is_averaged_over_its_own_rounds() -> None:
     assert len(rep.cumulative_alpha["a"]) == 1
     with pytest.raises(ValueError, match="no scored rounds"):
         arena_report([])
+
+
+def test_proposition_2_standard_error_beside_the_empirical_one() -> None:
+    # benchmark 50% and 40% (basis points), the agent says 70% and 20%: with q = b,
+    # Var_i = 4 b (1 - b)(b - p)^2 = 0.04 and 0.0384, SE = sqrt(0.0784) / 2 = 0.14
+    res = _result(1, [5000, 4000], [1, 0], {"a": [7000, 2000]})
+    report = arena_report([res])
+    (row,) = [r for r in report.leaderboard if r.agent == "a"]
+    assert row.alpha_se_model == pytest.approx(0.14, abs=1e-12)
+
+
+def test_proposition_2_agrees_with_the_spread_of_simulated_rounds() -> None:
+    from pastcast.arena import SimulationConfig, simulate
+
+    study = simulate(SimulationConfig(seed=137, rounds=200, markets=7))
+    for row in study.report.leaderboard:
+        if row.role != "agent" or row.alpha_se is None or not row.alpha_se_model:
+            continue
+        # outcomes drawn independently: the model SE (q = b) is the empirical one's order
+        assert 0.6 < row.alpha_se_model / row.alpha_se < 1.6, row

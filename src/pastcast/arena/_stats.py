@@ -24,7 +24,15 @@ from pastcast.arena._records import (
 )
 from pastcast.arena._scoring import score_bp
 from pastcast.records import Record
-from pastcast.scoring import KAPPA, alpha_anatomy, alpha_score, alpha_test, binary_brier, shrink
+from pastcast.scoring import (
+    KAPPA,
+    alpha_anatomy,
+    alpha_score,
+    alpha_standard_error,
+    alpha_test,
+    binary_brier,
+    shrink,
+)
 
 __all__ = [
     "ArenaReport",
@@ -56,7 +64,10 @@ class RoundRow(Record):
 class LeaderboardRow(Record):
     """Cumulative scores of one agent: means over rounds with standard errors, the t-test of the
     per-round alpha against 0, the share of rounds that beat the market, and the alpha shrunk
-    by n / (n + 140) over its n resolved predictions."""
+    by n / (n + 140) over its n resolved predictions. ``alpha_se_model`` is Proposition 2's
+    standard error of the mean per-market alpha, sqrt(sum 4 q_i (1 - q_i)(b_i - p_i)^2) / n,
+    for independent outcomes with q_i = b_i (the market's own probability: the true one is
+    unknown), beside the empirical ``alpha_se`` of the per-round alphas."""
 
     agent: str
     role: str
@@ -66,6 +77,7 @@ class LeaderboardRow(Record):
     brier_se: float | None
     alpha: float
     alpha_se: float | None
+    alpha_se_model: float | None
     t: float | None
     p_value: float | None
     beat_market: float
@@ -166,8 +178,22 @@ def _roles(results: Sequence[RoundResult]) -> dict[str, str]:
     return roles
 
 
+def _model_se(rows: MarketRows) -> dict[str, float]:
+    """Proposition 2's SE of each agent's mean per-market alpha, with q_i = b_i."""
+    agent = np.asarray(rows.agent, dtype=object)
+    p, b = (np.asarray(v, dtype=np.float64) for v in (rows.p, rows.b))
+    return {
+        name: alpha_standard_error(b[agent == name], p[agent == name], b[agent == name])
+        for name in sorted(set(rows.agent))
+    }
+
+
 def _leaderboard(
-    per_round: Sequence[RoundRow], n_pred: dict[str, int], roles: dict[str, str], kappa: float
+    per_round: Sequence[RoundRow],
+    n_pred: dict[str, int],
+    roles: dict[str, str],
+    kappa: float,
+    model_se: dict[str, float],
 ) -> tuple[LeaderboardRow, ...]:
     by_agent: dict[str, list[RoundRow]] = defaultdict(list)
     for row in per_round:
@@ -188,6 +214,7 @@ def _leaderboard(
                 brier_se=_se(brier),
                 alpha=at.mean,
                 alpha_se=_finite(at.se),
+                alpha_se_model=model_se.get(agent),
                 t=_finite(at.t),
                 p_value=_finite(at.p_value),
                 beat_market=float(np.mean(alpha > 0)),
@@ -302,7 +329,7 @@ def arena_report(
         markets_scored=sum(sum(o != OUTCOME_EXCLUDED for o in r.outcomes) for r in results),
         market_brier=float(market_brier.mean()),
         market_brier_sd=_sd(market_brier),
-        leaderboard=_leaderboard(per_round, n_pred, roles, kappa),
+        leaderboard=_leaderboard(per_round, n_pred, roles, kappa, _model_se(rows)),
         murphy=_murphy(rows, bins) if rows.agent else (),
         categories=_categories(rows, roles) if rows.agent else (),
         cumulative_alpha=cumulative_alpha,

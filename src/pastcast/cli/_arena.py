@@ -22,7 +22,8 @@ def _print_leaderboard(report: Any) -> None:
     from rich.table import Table
 
     table = Table(title=f"{report.rounds} rounds, market Brier {report.market_brier:.4f}")
-    for col in ("agent", "rounds", "Brier", "alpha", "t", "beat %", "alpha (shrunk)"):
+    columns = ("agent", "rounds", "Brier", "alpha", "SE (Prop. 2)", "t", "beat %", "alpha (shrunk)")
+    for col in columns:
         table.add_column(col, justify="left" if col == "agent" else "right")
     for row in report.leaderboard:
         se = f" ± {row.alpha_se:.4f}" if row.alpha_se is not None else ""
@@ -31,6 +32,7 @@ def _print_leaderboard(report: Any) -> None:
             str(row.rounds),
             f"{row.brier:.4f}",
             f"{row.alpha:+.4f}{se}",
+            "-" if row.alpha_se_model is None else f"{row.alpha_se_model:.4f}",
             "-" if row.t is None else f"{row.t:+.2f}",
             f"{100 * row.beat_market:.0f}",
             f"{row.shrunk_alpha:+.4f}" + (" provisional" if row.provisional else ""),
