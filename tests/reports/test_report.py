@@ -131,7 +131,8 @@ def test_figures_are_drawn_only_when_the_run_has_what_they_need(
     data = _data(log)
     drawn = {n for n in FIGURES.names() if FIGURES.build(n, data=data) is not None}
     assert {"reliability", "murphy", "cumulative-alpha", "thirds", "market"} <= drawn
-    assert not drawn & {"memory-cost", "evidence", "recoveries", "lookback"}
+    assert not drawn & {"memory-cost", "evidence", "recoveries", "lookback", "capture-gain"}
+    assert not drawn & {"cost-by-step"}  # baselines and the market cost nothing
     full = _data(recorded_log)
     assert FIGURES.build("lookback", data=full) is None  # only when given the fractions
     assert FIGURES.build("recoveries", data=full) is not None

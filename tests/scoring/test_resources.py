@@ -103,3 +103,21 @@ def test_memory_cost_by_evidence_quartile() -> None:
     assert out["later Q1"].ratio.mean == pytest.approx(1.0 / 2.0)
     assert out["later Q4"].ratio.mean == pytest.approx(0.5 / 2.0)
     assert out["later Q2"].n_matched == out["later Q3"].n_matched == 0
+
+
+def test_cost_by_step_is_the_mean_per_forecast_at_each_step() -> None:
+    from pastcast.scoring import cost_by_step
+
+    rows = {(r.group, r.step): r for r in cost_by_step(records())}
+    # memory-on at t = 1 (step index 0): e1 1.0 and e2 2.0; at t = 2: e1 1.0 and e3 9.0
+    on1, on2 = rows[("memory_on",), 1], rows[("memory_on",), 2]
+    assert (on1.mean, on1.n_forecasts, on1.n_events) == (1.5, 2, 2)
+    assert (on2.mean, on2.n_forecasts, on2.n_events) == (5.0, 2, 2)
+    # memory-free at t = 2: e1 2.0, e2 5.0 (agent a) and e2 5.0 (agent b): three forecasts, 2 events
+    free2 = rows[("memory_free",), 2]
+    assert (free2.mean, free2.n_forecasts, free2.n_events) == (4.0, 3, 2)
+    assert rows[("memory_on",), 3].mean == 0.5
+    tokens = {(r.group, r.step): r.mean for r in cost_by_step(records(), (), "input_tokens")}
+    assert tokens[(), 1] == pytest.approx((100 + 100 + 300 + 100) / 4)
+    with pytest.raises(ValueError, match="unknown resource"):
+        cost_by_step(records(), resource="dollars")

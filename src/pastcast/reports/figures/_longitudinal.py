@@ -1,5 +1,6 @@
 """Figures of how forecasts move across an event's dates (Forecast-Dojo): Brier by thirds,
-step-to-step change by new-evidence quartile, and what memory costs."""
+step-to-step change by new-evidence quartile, evidence capture against episode gain, cost per
+forecast at each step, and what memory costs."""
 
 from __future__ import annotations
 
@@ -8,7 +9,15 @@ from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
 from pastcast.reports.figures._base import MAX_PANELS, ReportData, new_figure, register_figure
-from pastcast.scoring import Estimate, changes_by_evidence, evidence_index, memory_cost, thirds
+from pastcast.scoring import (
+    Estimate,
+    capture_gain,
+    changes_by_evidence,
+    cost_by_step,
+    evidence_index,
+    memory_cost,
+    thirds,
+)
 
 
 def _bars(ax: Axes, pos: np.ndarray, est: list[Estimate], width: float, label: str) -> None:
@@ -105,5 +114,62 @@ def memory_on_cost(data: ReportData) -> Figure | None:
     ax.set_xticks(pos, resources, rotation=20, ha="right", fontsize=8)
     ax.set_ylabel("memory-on / memory-free - 1")
     ax.axhline(0, color="0.3", lw=0.8)
+    ax.legend(fontsize=8)
+    return fig
+
+
+@register_figure("capture-gain")
+def capture_against_gain(data: ReportData) -> Figure | None:
+    """Evidence capture kappa against the memory-on first-to-last Brier improvement, one point per
+    model, with the Spearman correlation across models (Figure 2c)."""
+    steps = data.runs.steps
+    corr = capture_gain(steps, fallback=data.fallback)
+    points = [m for m in corr.models if np.isfinite(m.kappa) and np.isfinite(m.gain)]
+    if not points:
+        return None
+    fig = new_figure(1, 5.0, 3.8)
+    ax = fig.subplots()
+    ax.scatter([m.kappa for m in points], [m.gain for m in points])
+    for m in points:
+        ax.annotate(
+            m.agent, (m.kappa, m.gain), fontsize=7, xytext=(3, 3), textcoords="offset points"
+        )
+    ax.axhline(0, color="0.3", lw=0.8)
+    ax.set_xlabel("evidence capture κ")
+    ax.set_ylabel("memory-on gain: first minus last Brier")
+    rho = (
+        f"Spearman ρ = {corr.spearman_rho:.2f} (p = {corr.p_value:.2g}, {corr.n_models} models)"
+        if np.isfinite(corr.spearman_rho)
+        else f"{corr.n_models} models: too few for a correlation"
+    )
+    ax.set_title(rho, fontsize=9)
+    return fig
+
+
+@register_figure("cost-by-step")
+def cost_per_step(data: ReportData) -> Figure | None:
+    """Mean cost per forecast at each forecast step, per setting (Figure 3a): USD from the price
+    table, else input tokens where no call was priced, else tool calls (agents without a model);
+    later steps average over fewer events."""
+    steps = data.runs.steps
+    labels = {
+        "cost_usd": "mean cost per forecast (USD)",
+        "input_tokens": "mean input tokens per forecast",
+        "tool_calls": "mean tool calls per forecast",
+    }
+    for resource in labels:
+        rows = cost_by_step(steps, ("setting",), resource)
+        if any(r.mean > 0 for r in rows):
+            break
+    else:
+        return None
+    fig = new_figure(1, 5.5, 3.6)
+    ax = fig.subplots()
+    for group in sorted({r.group for r in rows}):
+        mine = [r for r in rows if r.group == group]
+        ax.plot([r.step for r in mine], [r.mean for r in mine], marker="o", label=" / ".join(group))
+    ax.set_xticks(sorted({r.step for r in rows}))
+    ax.set_xlabel("forecast step t (later steps: fewer events)")
+    ax.set_ylabel(labels[resource])
     ax.legend(fontsize=8)
     return fig

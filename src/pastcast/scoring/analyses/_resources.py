@@ -20,7 +20,15 @@ from pastcast.scoring._bootstrap import ratio_bootstrap
 from pastcast.scoring.analyses._evidence import EvidenceRow, evidence_quartiles
 from pastcast.scoring.analyses._longitudinal import Estimate
 
-__all__ = ["PHASES", "RESOURCES", "ResourceRatio", "memory_cost", "resource_use"]
+__all__ = [
+    "PHASES",
+    "RESOURCES",
+    "ResourceRatio",
+    "StepCost",
+    "cost_by_step",
+    "memory_cost",
+    "resource_use",
+]
 
 RESOURCES = ("cost_usd", "input_tokens", "output_tokens", "model_calls", "tool_calls")
 PHASES: Mapping[str, tuple[int, int | None]] = {
@@ -148,3 +156,42 @@ def memory_cost(
                     )
                 )
     return tuple(out)
+
+
+@dataclass(frozen=True)
+class StepCost:
+    """Mean use of one resource per forecast at one forecast step (Figure 3a)."""
+
+    group: tuple[str, ...]
+    step: int
+    """The paper's 1-based step t (``step_index + 1``)."""
+    resource: str
+    mean: float
+    n_forecasts: int
+    n_events: int
+    """Events with a forecast at this step: later steps average over fewer."""
+
+
+def cost_by_step(
+    records: Iterable[StepRecord],
+    by: Sequence[str] = ("setting",),
+    resource: str = "cost_usd",
+) -> tuple[StepCost, ...]:
+    """Mean ``resource`` per forecast at each forecast step, per group of record fields
+    (Forecast-Dojo Figure 3a: cost per forecast at each step, by setting). Agents only; the
+    market and baselines are references without a research cost."""
+    if resource not in RESOURCES:
+        raise ValueError(f"cost_by_step: unknown resource {resource!r} (know {RESOURCES})")
+    sums: dict[tuple[tuple[str, ...], int], list[float]] = {}
+    events: dict[tuple[tuple[str, ...], int], set[str]] = {}
+    for r in records:
+        if r.role != "agent":
+            continue
+        group = tuple(str(getattr(r, f)) for f in by)
+        key = (group, r.step_index + 1)
+        sums.setdefault(key, []).append(resource_use(r)[resource])
+        events.setdefault(key, set()).add(r.event_id)
+    return tuple(
+        StepCost(group, step, resource, float(np.mean(v)), len(v), len(events[(group, step)]))
+        for (group, step), v in sorted(sums.items())
+    )
