@@ -191,3 +191,50 @@ def test_the_replay_and_report_commands(tmp_path: Path) -> None:
         res = runner.invoke(app, [*args[:-1], "--out", str(tmp_path / "x"), *bad])
         assert res.exit_code == 2 and msg in res.output, (bad, res.output)
         assert res.output.strip().count("\n") == 0
+
+
+def test_the_report_and_the_dashboard_show_the_rounds(
+    ledger_replay: tuple[ReplayResult, Path], tmp_path: Path
+) -> None:
+    from fastapi.testclient import TestClient
+
+    from pastcast.app import AppError, dashboard, report_runs
+
+    result, out = ledger_replay
+    rounds = read_results(out / "rounds.jsonl")
+    made = report_runs([out / "run.jsonl"], tmp_path / "report")  # rounds found beside the log
+    html = made.written.html.read_text()
+    md = made.written.markdown.read_text()
+    assert 'id="section-arena"' in html and "Arena leaderboard" in md
+    for r in rounds:
+        for m, b in zip(r.round.markets, r.round.benchmarks, strict=True):
+            # every market with its benchmark price and the price's source
+            assert f"| {r.round.round_id} | {m.market_id} |" in md
+            assert f"| {b.price_bp / 10_000:.4f} | {b.source} |" in md
+    commits = sum(
+        1
+        for line in (out / "ledger.jsonl").open()
+        if json.loads(line)["record"]["kind"] == "commit"
+    )
+    assert commits == len(rounds) * len(AGENTS)
+    assert f"| {len(rounds[0].round.markets)} |" in md and "SE (Prop. 2)" in md
+    assert {"arena-murphy.png", "arena-cumulative-alpha.png"} <= {
+        p.name for p in made.written.figures
+    }
+    board = dashboard([out])
+    client = TestClient(board.app)
+    assert '/section/arena"' in client.get("/").text
+    page = client.get("/section/arena").text
+    assert "Arena leaderboard" in page and "data:image/png;base64," in page
+    assert client.get("/section/none").status_code == 404
+    # a tampered ledger is not reported as if it verified
+    lines = (out / "ledger.jsonl").read_text().splitlines()
+    forged = tmp_path / "forged"
+    forged.mkdir()
+    (forged / "rounds.jsonl").write_text((out / "rounds.jsonl").read_text())
+    (forged / "ledger.jsonl").write_text(
+        "\n".join(lines[:-1] + [lines[-1].replace("1", "2", 1)]) + "\n"
+    )
+    with pytest.raises(AppError) as err:
+        report_runs([out / "run.jsonl"], tmp_path / "report2", arena=forged)
+    assert err.value.field == "arena"

@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import ValidationError
 
@@ -21,7 +21,10 @@ from pastcast.cutoff import parse_cutoff
 from pastcast.registry import ComponentSpec, RegistryError
 from pastcast.validation import first_error
 
-__all__ = ["ArenaReplay", "arena_replay", "round_plan"]
+if TYPE_CHECKING:
+    from pastcast.reports.html import ReportSection
+
+__all__ = ["ArenaReplay", "arena_replay", "arena_sections", "round_plan"]
 
 
 @dataclass(frozen=True)
@@ -132,3 +135,49 @@ def arena_replay(
             except ImportError as exc:
                 raise AppError("backend", str(exc)) from None
     return ArenaReplay(replay.dataset.id, played)
+
+
+ROUNDS_FILE = "rounds.jsonl"
+LEDGER_FILE = "ledger.jsonl"
+
+
+def _rounds_file(path: Path) -> Path:
+    return path / ROUNDS_FILE if path.is_dir() else path
+
+
+def arena_sections(
+    run_logs: Sequence[str | Path], arena: str | Path | None = None
+) -> tuple[ReportSection, ...]:
+    """The arena rounds to report beside ``run_logs``: those of ``arena`` (an arena replay's
+    folder, or its ``rounds.jsonl``), else of every run log that an arena replay wrote (a
+    ``rounds.jsonl`` beside it). The ledger beside the rounds, where there is one, is verified
+    and its commits and reveals counted."""
+    from pastcast.arena import arena_section, read_results
+
+    if arena is not None:
+        found = [_rounds_file(Path(arena))]
+        if not found[0].is_file():
+            raise AppError("arena", f"{arena}: no {ROUNDS_FILE} (an arena replay's folder)")
+    else:
+        found = []
+        for log in run_logs:
+            beside = Path(log).parent / ROUNDS_FILE
+            if beside.is_file() and beside not in found:
+                found.append(beside)
+    sections = []
+    for rounds in found:
+        try:
+            results = read_results(rounds)
+        except (OSError, ValueError) as exc:
+            raise AppError("arena", f"{rounds}: {exc}") from None
+        if not results:
+            raise AppError("arena", f"{rounds}: no rounds")
+        ledger = rounds.parent / LEDGER_FILE
+        title = "Arena rounds" if len(found) == 1 else f"Arena rounds: {rounds.parent.name}"
+        try:
+            sections.append(
+                arena_section(results, ledger=ledger if ledger.is_file() else None, title=title)
+            )
+        except ValueError as exc:  # no scored round, or a ledger that does not verify
+            raise AppError("arena", f"{rounds.parent}: {exc}") from None
+    return tuple(sections)

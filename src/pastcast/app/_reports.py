@@ -8,6 +8,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
+from pastcast.app._arena import arena_sections
 from pastcast.app._errors import AppError
 from pastcast.app._reading import RunsRead, read_runs
 from pastcast.dataset import Dataset
@@ -171,11 +172,13 @@ def report_runs(
     events: Sequence[str] = (),
     figures: Sequence[str] | None = None,
     lookback: str | Sequence[float] | None = None,
+    arena: str | Path | None = None,
 ) -> Report:
     """Write the HTML report of ``run_logs`` under ``out`` (report.html, its tables as Markdown
     and LaTeX, the scorecard as JSON, every figure the runs support, or only ``figures``);
     ``events``: those of the market-against-forecasts figure; ``lookback``: the lookback
-    schedule's fractions, drawn as a sweep."""
+    schedule's fractions, drawn as a sweep; ``arena``: an arena replay's folder whose rounds
+    the report shows (found by itself beside a run log an arena replay wrote)."""
     groups = group_columns(by)
     fractions = _fractions(lookback)
     try:
@@ -196,6 +199,7 @@ def report_runs(
     for event in events:
         if event not in known:
             raise AppError("events", f"{event!r}: no forecast of the run logs is about this event")
+    sections = arena_sections(run_logs, arena)
     try:
         written = write_html_report(
             read.runs,
@@ -208,6 +212,7 @@ def report_runs(
             events=tuple(events),
             lookback=fractions,
             figures=list(figures) if figures else None,
+            sections=sections,
         )
     except ValueError as exc:
         raise AppError("by", str(exc)) from None
@@ -225,10 +230,13 @@ class Dashboard:
 
 
 def dashboard(
-    run_dirs: Sequence[str | Path], dataset: str | Path | Dataset | None = None
+    run_dirs: Sequence[str | Path],
+    dataset: str | Path | Dataset | None = None,
+    arena: str | Path | None = None,
 ) -> Dashboard:
     """The dashboard of every run log named by ``run_dirs`` (a step file, or every run log
-    under a directory), each forecast once (see ``read_runs``)."""
+    under a directory), each forecast once (see ``read_runs``); the arena rounds of ``arena``,
+    or beside a run log an arena replay wrote, on a page of their own."""
     try:
         from pastcast.reports.dashboard import RunIndex, create_app, find_run_logs
     except ImportError as exc:
@@ -242,4 +250,5 @@ def dashboard(
         raise AppError("run_logs", str(exc)) from None
     read = read_runs(paths, dataset)
     index = RunIndex(read.logs, read.dataset)
-    return Dashboard(create_app(index), index, read)
+    sections = arena_sections(paths, arena)
+    return Dashboard(create_app(index, sections=sections), index, read)

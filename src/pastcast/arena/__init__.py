@@ -23,6 +23,7 @@ from pastcast.arena._contracts import (
     write_artifacts,
 )
 from pastcast.arena._figures import ARENA_FIGURES, arena_figures, write_arena_figures
+from pastcast.arena._section import arena_section
 from pastcast.arena._indexer import index_chain
 from pastcast.arena._ledger import LedgerArena, LedgerError, LedgerSummary, verify_ledger
 from pastcast.arena._paper import (
@@ -165,6 +166,7 @@ __all__ = [
     "agent_key",
     "allocate_rounds",
     "arena_figures",
+    "arena_section",
     "arena_name",
     "arena_report",
     "artifacts",

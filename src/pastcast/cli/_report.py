@@ -54,6 +54,14 @@ def report(
             help="The lookback schedule's fractions (e.g. 0.25,0.5,0.75,1): draws the sweep.",
         ),
     ] = None,
+    arena: Annotated[
+        Path | None,
+        typer.Option(
+            "--arena",
+            help="An arena replay's folder (rounds.jsonl, ledger.jsonl) whose rounds the report "
+            "shows; found by itself beside a run log an arena replay wrote.",
+        ),
+    ] = None,
     as_json: JsonFlag = False,
 ) -> None:
     """Write a self-contained HTML report (report.html), its tables as Markdown and LaTeX, the
@@ -74,6 +82,7 @@ def report(
             events=tuple(event or ()),
             figures=list(figure) if figure else None,
             lookback=lookback,
+            arena=arena,
         )
     except AppError as exc:
         if not exc.field:  # the reports extra is missing

@@ -27,6 +27,14 @@ def view(
         typer.Option("--host", help="Address to bind (default: this machine only)."),
     ] = "127.0.0.1",
     dataset: DatasetOpt = None,
+    arena: Annotated[
+        Path | None,
+        typer.Option(
+            "--arena",
+            help="An arena replay's folder whose rounds get a page (found by itself beside a "
+            "run log an arena replay wrote).",
+        ),
+    ] = None,
 ) -> None:
     """Serve the dashboard: leaderboard with filters, event pages (market curve, every forecast,
     the outcome) and trajectories (messages, tool calls, documents with their dates against the
@@ -39,7 +47,7 @@ def view(
     try:
         import uvicorn  # noqa: F401  (serve_app's)
 
-        board = dashboard(run_dirs, dataset)
+        board = dashboard(run_dirs, dataset, arena)
     except ImportError as exc:
         sock.close()
         fail(f"pastcast view needs the reports extra ({exc.name} is missing): {REPORTS_EXTRA_HINT}")

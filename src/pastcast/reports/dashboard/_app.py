@@ -8,8 +8,9 @@ content-security policy forbids scripts, so markup that slipped through could no
 
 from __future__ import annotations
 
+import base64
 import math
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 from urllib.parse import quote, urlencode
 
@@ -31,6 +32,7 @@ from pastcast.reports.dashboard._views import (
     timeline,
 )
 from pastcast.reports.dashboard._views import page as paginate
+from pastcast.reports.html import ReportSection
 
 __all__ = ["SECURITY_HEADERS", "create_app"]
 
@@ -65,14 +67,19 @@ def _number(text: str) -> int:
     return int(text) if text.isdigit() and len(text) < 10 else 1
 
 
-def create_app(index: RunIndex, title: str = "pastcast") -> FastAPI:
-    """The dashboard over ``index`` (serve it with uvicorn, bound to 127.0.0.1)."""
+def create_app(
+    index: RunIndex, title: str = "pastcast", sections: Sequence[ReportSection] = ()
+) -> FastAPI:
+    """The dashboard over ``index`` (serve it with uvicorn, bound to 127.0.0.1); each of
+    ``sections`` (the arena's rounds) is a page of its own, ``/section/SLUG``."""
     app = FastAPI(title=title, docs_url=None, redoc_url=None, openapi_url=None)
     env = _environment()
     index.leaderboard(Filters())  # the first page: computed now, not on the first request
 
     def render(name: str, code: int = 200, **context: Any) -> HTMLResponse:
-        html = env.get_template(name).render(title=title, n_steps=len(index), **context)
+        html = env.get_template(name).render(
+            title=title, n_steps=len(index), sections=sections, **context
+        )
         return HTMLResponse(html, status_code=code)
 
     @app.middleware("http")
@@ -181,6 +188,19 @@ def create_app(index: RunIndex, title: str = "pastcast") -> FastAPI:
             rows=[(i, index.steps[i]) for i in ids[pg.start : pg.stop]],
             brier=index.metrics["brier"],
         )
+
+    by_slug = {s.slug: s for s in sections}
+
+    @app.get("/section/{slug}", response_class=HTMLResponse)
+    def section(slug: str) -> HTMLResponse:
+        found = by_slug.get(slug)
+        if found is None:
+            return not_found("section")
+        figures = [
+            {"name": f.name, "caption": f.caption, "png": base64.b64encode(f.png).decode("ascii")}
+            for f in found.figures
+        ]
+        return render("section.html.j2", section=found, figures=figures)
 
     @app.get("/step/{step_id}", response_class=HTMLResponse)
     def step(step_id: str) -> HTMLResponse:

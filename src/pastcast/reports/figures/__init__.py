@@ -12,6 +12,7 @@ from pastcast.reports.figures._base import (
     ReportData,
     new_figure,
     register_figure,
+    render_figure,
     render_figures,
 )
 
@@ -22,6 +23,7 @@ __all__ = [
     "ReportData",
     "new_figure",
     "register_figure",
+    "render_figure",
     "render_figures",
 ]
 

@@ -31,6 +31,7 @@ __all__ = [
     "date_axis",
     "new_figure",
     "register_figure",
+    "render_figure",
     "render_figures",
 ]
 
@@ -88,6 +89,12 @@ def _render(fig: Figure) -> tuple[bytes, str]:
     fig.savefig(png, format="png", dpi=110)
     fig.savefig(svg, format="svg")
     return png.getvalue(), svg.getvalue()
+
+
+def render_figure(name: str, caption: str, fig: Figure) -> RenderedFigure:
+    """A figure drawn elsewhere (the arena's), rendered as the report's own are."""
+    png, svg = _render(fig)
+    return RenderedFigure(name, caption, png, svg)
 
 
 def render_figures(data: ReportData, names: Sequence[str] | None = None) -> list[RenderedFigure]:

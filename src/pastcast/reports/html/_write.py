@@ -32,6 +32,7 @@ from pastcast.reports._tables import (
     to_markdown,
 )
 from pastcast.reports.figures import RenderedFigure, ReportData, render_figures
+from pastcast.reports.html._sections import ReportSection
 from pastcast.scoring import Convention
 
 __all__ = ["WrittenReport", "report_tables", "write_html_report"]
@@ -91,6 +92,7 @@ def write_html_report(
     events: Sequence[str] = (),
     lookback: Sequence[float] | None = None,
     figures: Sequence[str] | None = None,
+    sections: Sequence[ReportSection] = (),
 ) -> WrittenReport:
     """Write ``report.html``, ``tables.md``, ``tables.tex``, ``scorecard.json`` and
     ``figures/NAME.{png,svg}`` under ``out``; each file is replaced whole (written aside, then
@@ -98,7 +100,9 @@ def write_html_report(
 
     ``out`` is claimed first (``pastcast.owned.claim_dir``): made and marked if absent or empty,
     written into again if it holds an earlier report; a folder pastcast did not make is refused
-    with ``FileExistsError`` before anything is written."""
+    with ``FileExistsError`` before anything is written. ``sections`` (the arena's rounds) follow
+    the figures, their tables in the Markdown and LaTeX files too and their figures as
+    ``figures/SLUG-NAME.{png,svg}``."""
     out = claim_dir(Path(out), "report")
     (out / "figures").mkdir(exist_ok=True)
     card = scorecard(runs, by, fallback, bootstrap=bootstrap, seed=seed, bins=bins)
@@ -110,9 +114,20 @@ def write_html_report(
             path = out / "figures" / f"{fig.name}.{ext}"
             write_atomic(path, blob)
             figure_paths.append(path)
+    for section in sections:
+        for fig in section.figures:
+            for ext, blob in (("png", fig.png), ("svg", fig.svg.encode("utf-8"))):
+                path = out / "figures" / f"{section.slug}-{fig.name}.{ext}"
+                write_atomic(path, blob)
+                figure_paths.append(path)
     tables = report_tables(card, runs)
-    md = "# pastcast report\n\n" + "\n\n".join(to_markdown(t) for t in tables) + "\n"
-    tex = "% needs \\usepackage{booktabs}\n" + "\n\n".join(to_latex(t) for t in tables[:3]) + "\n"
+    extra = [t for section in sections for t in section.tables]
+    md = "# pastcast report\n\n" + "\n\n".join(to_markdown(t) for t in [*tables, *extra]) + "\n"
+    tex = (
+        "% needs \\usepackage{booktabs}\n"
+        + "\n\n".join(to_latex(t) for t in [*tables[:3], *extra])
+        + "\n"
+    )
     html = (
         _environment()
         .get_template("report.html.j2")
@@ -137,6 +152,23 @@ def write_html_report(
                     "png": base64.b64encode(f.png).decode("ascii"),
                 }
                 for f in drawn
+            ],
+            sections=[
+                {
+                    "title": section.title,
+                    "intro": section.intro,
+                    "slug": section.slug,
+                    "tables": section.tables,
+                    "figures": [
+                        {
+                            "name": f.name,
+                            "caption": f.caption,
+                            "png": base64.b64encode(f.png).decode("ascii"),
+                        }
+                        for f in section.figures
+                    ],
+                }
+                for section in sections
             ],
             generated=f"{datetime.now(UTC):%Y-%m-%d %H:%M} UTC",
         )
