@@ -19,6 +19,7 @@ from pastcast.arena._contracts import (
     SOLC_VERSION,
     artifacts,
     compile_contracts,
+    find_foundry_tool,
     find_solcjs,
     write_artifacts,
 )
@@ -180,6 +181,7 @@ __all__ = [
     "condition_id_for",
     "create_relayer",
     "dataset_candidates",
+    "find_foundry_tool",
     "find_solcjs",
     "index_chain",
     "load_snapshot",
