@@ -26,6 +26,7 @@ from pastcast.arena._contracts import (
 from pastcast.arena._figures import ARENA_FIGURES, arena_figures, write_arena_figures
 from pastcast.arena._indexer import index_chain
 from pastcast.arena._ledger import LedgerArena, LedgerError, LedgerSummary, verify_ledger
+from pastcast.arena._node import LocalNode, local_node
 from pastcast.arena._paper import (
     PAPER_CATEGORIES,
     PAPER_LEADERBOARD,
@@ -142,6 +143,7 @@ __all__ = [
     "LedgerArena",
     "LedgerError",
     "LedgerSummary",
+    "LocalNode",
     "MurphyRow",
     "PaperCategory",
     "PaperComparison",
@@ -185,6 +187,7 @@ __all__ = [
     "find_solcjs",
     "index_chain",
     "load_snapshot",
+    "local_node",
     "market_rows",
     "new_salt",
     "outcome_code",
