@@ -18,6 +18,9 @@ TORCH_VERSION ?= 2.13.0
 # The arena's contracts are compiled by solcjs from npm (offline once installed); the
 # test-suite recompiles them and compares with the shipped bytecode.
 SOLC_VERSION ?= 0.8.37
+# A local EVM node (anvil) and the contracts' Forge suite, from npm: their Linux binaries ship
+# inside the registry's platform packages, so they install offline like solc.
+FOUNDRY_VERSION ?= 1.7.1
 export CMAKE_ARGS ?= -DGGML_NATIVE=OFF -DLLAVA_BUILD=OFF
 
 # The demo needs the core package and the reports extra (its HTML report and the dashboard); the
@@ -37,6 +40,7 @@ $(FULL): $(CORE)
 	$(BIN)/python -m pip install --quiet torch==$(TORCH_VERSION)
 	$(BIN)/python -m pip install --quiet $(if $(wildcard ../shared/wheels),--find-links ../shared/wheels) -e '.[dev,reports,local,llm,dense,postgres,reddit,arena,isolation,gym,train,inspect,verifiers,scale,curate]'
 	@if command -v npm >/dev/null; then npm install --silent --prefix $(VENV)/solc solc@$(SOLC_VERSION); else echo "warning: npm not found; the contract recompile test will skip"; fi
+	@if command -v npm >/dev/null; then npm install --silent --prefix $(VENV)/foundry @foundry-rs/anvil@$(FOUNDRY_VERSION) @foundry-rs/forge@$(FOUNDRY_VERSION); else echo "warning: npm not found; the anvil and Forge tests will skip"; fi
 	@touch $(FULL)
 
 demo: $(CORE)

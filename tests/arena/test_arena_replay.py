@@ -238,3 +238,24 @@ def test_the_report_and_the_dashboard_show_the_rounds(
     with pytest.raises(AppError) as err:
         report_runs([out / "run.jsonl"], tmp_path / "report2", arena=forged)
     assert err.value.field == "arena"
+def test_a_replay_on_a_local_anvil_node_scores_as_the_ledger(tmp_path: Path) -> None:
+    from pastcast.arena import find_foundry_tool
+    from pastcast.dataset import save_dataset
+
+    if find_foundry_tool("anvil") is None:
+        pytest.skip("anvil is missing (make test installs @foundry-rs/anvil from npm)")
+    data = tmp_path / "ds"
+    save_dataset(synthetic_dataset(), data)  # type: ignore[arg-type]
+    runner = CliRunner()
+    base = ["arena", "replay", "--dataset", str(data), "--agent", "market", "--agent", "random"]
+    base += ["--rounds", "2", "--markets", "3", "--start", "2025-01-21", "--json"]
+    boards = {}
+    for backend in ("ledger", "anvil"):
+        r = runner.invoke(app, [*base, "--backend", backend, "--out", str(tmp_path / backend)])
+        assert r.exit_code == 0, r.output
+        boards[backend] = json.loads(r.output)["leaderboard"]
+    assert boards["anvil"] == boards["ledger"]
+    bad = runner.invoke(
+        app, [*base, "--rpc-url", "http://127.0.0.1:1", "--out", str(tmp_path / "x")]
+    )
+    assert bad.exit_code == 2 and "--rpc-url" in bad.output and "'evm'" in bad.output

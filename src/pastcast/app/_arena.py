@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
+from contextlib import ExitStack
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
@@ -96,6 +97,7 @@ def arena_replay(
     backend: str = "ledger",
     plan: RoundPlan | None = None,
     resolve_by: str | None = None,
+    rpc_url: str | None = None,
 ) -> ArenaReplay:
     """Replay ``dataset``'s resolved markets (any dataset spec, see ``open_dataset``) as arena
     rounds: ``agents`` (``NAME[:key=value,...][@SETTING]``) forecast each market as of the
@@ -103,14 +105,18 @@ def arena_replay(
     (``backend`` ``ledger``) or an in-process chain (``evm``). Markets resolved after
     ``resolve_by`` count as unresolved. ``out`` is a directory the caller made; the embedded
     world's index goes in ``out/index``. ``AppError`` naming the field before any work."""
-    from pastcast.arena import EvmArena, LedgerArena
+    from pastcast.arena import EvmArena, LedgerArena, local_node
     from pastcast.arena import replay as play_rounds
 
     specs = [parse_agent_option(a, field=f"agents[{i}]") for i, a in enumerate(agents)]
     if not specs:
         raise AppError("agents", "give at least one agent")
-    if backend not in ("ledger", "evm"):
-        raise AppError("backend", f"{backend!r}: choose 'ledger' or 'evm'")
+    if backend not in ("ledger", "evm", "anvil"):
+        raise AppError("backend", f"{backend!r}: choose 'ledger', 'evm' or 'anvil'")
+    if rpc_url is not None and backend != "evm":
+        raise AppError("rpc_url", "a node's URL goes with the backend 'evm'")
+    if rpc_url is not None and not rpc_url.startswith(("http://", "https://")):
+        raise AppError("rpc_url", f"{rpc_url!r}: expected an http:// or https:// URL")
     cutoff = _instant(resolve_by, "resolve_by")
     ledger_path = out / "ledger.jsonl"
     if backend == "ledger" and ledger_path.exists():
@@ -118,10 +124,22 @@ def arena_replay(
     with models_session():
         check_agents(specs)
         with open_replay(dataset, corpus, retrieval, embedder, index_dir=out / "index") as replay:
+            node = ExitStack()
             try:
-                arena: Any = EvmArena() if backend == "evm" else LedgerArena.create(ledger_path)
-            except ImportError as exc:
+                if backend == "ledger":
+                    arena: Any = LedgerArena.create(ledger_path)
+                elif backend == "anvil":
+                    arena = EvmArena.connect(node.enter_context(local_node()).url)
+                elif rpc_url is not None:
+                    arena = EvmArena.connect(rpc_url)
+                else:
+                    arena = EvmArena()
+            except (ImportError, FileNotFoundError) as exc:
+                node.close()
                 raise AppError("backend", str(exc)) from None
+            except (OSError, RuntimeError) as exc:  # a node that does not answer
+                node.close()
+                raise AppError("rpc_url" if rpc_url else "backend", str(exc)) from None
             try:
                 played = play_rounds(
                     replay.dataset,
@@ -134,6 +152,8 @@ def arena_replay(
                 )
             except ImportError as exc:
                 raise AppError("backend", str(exc)) from None
+            finally:
+                node.close()
     return ArenaReplay(replay.dataset.id, played)
 
 

@@ -19,6 +19,7 @@ from pastcast.arena._contracts import (
     SOLC_VERSION,
     artifacts,
     compile_contracts,
+    find_foundry_tool,
     find_solcjs,
     write_artifacts,
 )
@@ -26,6 +27,7 @@ from pastcast.arena._figures import ARENA_FIGURES, arena_figures, write_arena_fi
 from pastcast.arena._section import arena_section
 from pastcast.arena._indexer import index_chain
 from pastcast.arena._ledger import LedgerArena, LedgerError, LedgerSummary, verify_ledger
+from pastcast.arena._node import LocalNode, local_node
 from pastcast.arena._paper import (
     PAPER_CATEGORIES,
     PAPER_LEADERBOARD,
@@ -142,6 +144,7 @@ __all__ = [
     "LedgerArena",
     "LedgerError",
     "LedgerSummary",
+    "LocalNode",
     "MurphyRow",
     "PaperCategory",
     "PaperComparison",
@@ -182,9 +185,11 @@ __all__ = [
     "condition_id_for",
     "create_relayer",
     "dataset_candidates",
+    "find_foundry_tool",
     "find_solcjs",
     "index_chain",
     "load_snapshot",
+    "local_node",
     "market_rows",
     "new_salt",
     "outcome_code",

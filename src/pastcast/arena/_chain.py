@@ -161,12 +161,30 @@ class EvmArena:
     def now(self) -> int:
         return int(self.w3.eth.get_block("latest")["timestamp"])
 
+    @classmethod
+    def connect(cls, url: str, *, yes_index: int = YES_INDEX) -> EvmArena:
+        """Deploy on the chain of the JSON-RPC node at ``url`` (its first unlocked account pays:
+        a local ``anvil``, see ``local_node``)."""
+        require_evm_extra()
+        from web3 import HTTPProvider, Web3
+
+        return cls(Web3(HTTPProvider(url, request_kwargs={"timeout": 60})), yes_index=yes_index)
+
     def advance_to(self, timestamp: int) -> None:
-        """Mine a block at ``timestamp`` (in-process chains only)."""
-        if self.tester is None:
-            raise RuntimeError("only an in-process chain can move its clock")
-        if timestamp > self.now():
+        """Mine a block at ``timestamp``: the in-process chain travels; a development node
+        (anvil, Hardhat) is asked with ``evm_setNextBlockTimestamp`` and ``evm_mine``; a real
+        chain's clock is its own (``RuntimeError``)."""
+        if timestamp <= self.now():
+            return
+        if self.tester is not None:
             self.tester.time_travel(timestamp)
+            return
+        reply = self.w3.provider.make_request("evm_setNextBlockTimestamp", [timestamp])
+        if "error" in reply:
+            raise RuntimeError(f"this node cannot move its clock: {reply['error']}")
+        mined = self.w3.provider.make_request("evm_mine", [])
+        if "error" in mined:
+            raise RuntimeError(f"this node cannot mine on request: {mined['error']}")
 
     def fund(self, address: str, wei: int = 10**17) -> None:
         self._guard(

@@ -26,6 +26,7 @@ __all__ = [
     "SOURCES",
     "artifacts",
     "compile_contracts",
+    "find_foundry_tool",
     "find_solcjs",
     "write_artifacts",
 ]
@@ -68,6 +69,21 @@ def find_solcjs() -> str | None:
     if local.is_file():
         return str(local)
     return shutil.which("solcjs")
+
+
+def find_foundry_tool(name: str) -> str | None:
+    """Foundry's ``anvil`` or ``forge``: ``$PASTCAST_ANVIL`` / ``$PASTCAST_FORGE``, then the
+    binary of the npm platform package installed beside the interpreter's environment (``make
+    test``: ``.venv/foundry``; the binary itself, not npm's node launcher, which neither passes
+    on the exit status nor stops the node with it), then ``PATH``."""
+    explicit = os.environ.get(f"PASTCAST_{name.upper()}")
+    if explicit:
+        return explicit
+    packages = Path(sys.prefix) / "foundry" / "node_modules" / "@foundry-rs"
+    for binary in sorted(packages.glob(f"{name}-*/bin/{name}")):
+        if os.access(binary, os.X_OK):
+            return str(binary)
+    return shutil.which(name)
 
 
 def compile_contracts(solcjs: str | None = None, timeout_s: float = 300.0) -> dict[str, Any]:

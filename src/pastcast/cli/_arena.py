@@ -181,7 +181,16 @@ def replay(
     ),
     retrieval: str = typer.Option("bm25", help="bm25, dense or hybrid."),
     embedder: str | None = typer.Option(None, help="dense/hybrid: the embedder by name."),
-    backend: str = typer.Option("ledger", help="'ledger' (a ledger file) or 'evm' (py-evm)."),
+    backend: str = typer.Option(
+        "ledger",
+        help="'ledger' (a ledger file), 'evm' (the contracts on py-evm, or on the node at "
+        "--rpc-url) or 'anvil' (a local anvil node started for the replay).",
+    ),
+    rpc_url: str | None = typer.Option(
+        None,
+        "--rpc-url",
+        help="With --backend evm: a JSON-RPC node's URL (its first account pays).",
+    ),
     markets: int = typer.Option(7, min=1, max=64, help="Markets per round."),
     rounds: int = typer.Option(20, min=1, max=10_000, help="Rounds to build (at most)."),
     interval_days: int = typer.Option(7, min=1, max=3650, help="Days between commit deadlines."),
@@ -217,6 +226,7 @@ def replay(
             backend=backend,
             plan=plan,
             resolve_by=resolve_by,
+            rpc_url=rpc_url,
         )
     except AppError as exc:
         fail_app(exc, {"agents": "--agent"})

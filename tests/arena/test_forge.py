@@ -1,0 +1,95 @@
+"""The contracts' Forge suite (tests/arena/forge: the rejections the Python EVM tests check, and
+commit-reveal fuzzed), run by forge from npm with solcjs as its compiler, offline; and a check
+that the suite fails when a contract loses one of its rules."""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from pastcast.arena import find_foundry_tool, find_solcjs
+
+pytestmark = pytest.mark.slow
+
+FORGE_DIR = Path(__file__).parent / "forge"
+CONTRACTS = Path(__file__).parents[2] / "src" / "pastcast" / "arena" / "contracts"
+FORGE = find_foundry_tool("forge")
+SOLCJS = find_solcjs()
+NODE = shutil.which("node")
+if not (FORGE and SOLCJS and NODE):
+    pytest.skip(
+        "forge, solcjs or node is missing (make test installs @foundry-rs/forge and solc from npm)",
+        allow_module_level=True,
+    )
+
+
+def _compiler(tmp: Path) -> Path:
+    """A ``solc`` for forge: the shim over the solcjs module the Makefile installed."""
+    module = Path(str(SOLCJS)).resolve().parent  # .bin/solcjs -> node_modules/solc/solc.js
+    wrapper = tmp / "solc"
+    wrapper.write_text(
+        f'#!/bin/sh\nSOLCJS_MODULE="{module}" exec "{NODE}" "{FORGE_DIR / "solc-forge.cjs"}" "$@"\n'
+    )
+    wrapper.chmod(0o755)
+    return wrapper
+
+
+def _forge(root: Path, tmp: Path, *extra: str) -> subprocess.CompletedProcess[str]:
+    env = {
+        **os.environ,
+        "FOUNDRY_OUT": str(tmp / "out"),
+        "FOUNDRY_CACHE_PATH": str(tmp / "cache"),
+        "NO_COLOR": "1",
+    }
+    return subprocess.run(
+        [
+            str(FORGE),
+            "test",
+            "--offline",
+            "--use",
+            str(_compiler(tmp)),
+            "--root",
+            str(root),
+            *extra,
+        ],
+        capture_output=True,
+        text=True,
+        timeout=900,
+        env=env,
+    )
+
+
+def test_the_forge_suite_passes(tmp_path: Path) -> None:
+    result = _forge(FORGE_DIR, tmp_path)
+    out = result.stdout + result.stderr
+    assert result.returncode == 0, out[-4000:]
+    summary = re.search(r"(\d+) tests passed, (\d+) failed", out)
+    assert summary, out[-2000:]
+    assert int(summary.group(1)) >= 25 and summary.group(2) == "0"
+    assert out.count("runs: 256") >= 3  # the commit-reveal properties were fuzzed
+
+
+def test_the_suite_fails_when_a_contract_loses_a_rule(tmp_path: Path) -> None:
+    # a copy of the project whose arena accepts a second commitment over the first
+    project = tmp_path / "forge"
+    shutil.copytree(FORGE_DIR, project, ignore=shutil.ignore_patterns("out", "cache"))
+    contracts = tmp_path / "src" / "pastcast" / "arena" / "contracts"
+    shutil.copytree(CONTRACTS, contracts, ignore=shutil.ignore_patterns("*.json"))
+    (tmp_path / "tests").mkdir()
+    shutil.move(project, tmp_path / "tests" / "forge")
+    root = tmp_path / "tests" / "forge"
+    toml = (root / "foundry.toml").read_text().replace("../../../", "../../")
+    (root / "foundry.toml").write_text(toml)
+    arena = contracts / "PredictionArena.sol"
+    rule = 'require(e.commitHash == bytes32(0), "Arena: already committed");'
+    assert rule in arena.read_text()
+    arena.write_text(arena.read_text().replace(rule, ""))
+    (tmp_path / "run").mkdir()
+    result = _forge(root, tmp_path / "run", "--match-test", "test_secondCommitIsRefused")
+    out = result.stdout + result.stderr
+    assert result.returncode != 0 and "[FAIL" in out, out[-3000:]
