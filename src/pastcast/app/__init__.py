@@ -19,6 +19,7 @@ from pastcast.app._agents import (
 )
 from pastcast.app._arena import ArenaReplay, arena_replay, round_plan
 from pastcast.app._audits import RunAuditRead, audit_datasets, audit_run_log
+from pastcast.app._compare import Compared, compare_runs, paired_comparisons
 from pastcast.app._corpus import (
     CorpusBuild,
     StoreBackend,
@@ -70,6 +71,7 @@ __all__ = [
     "AgentOption",
     "AppError",
     "ArenaReplay",
+    "Compared",
     "CorpusBuild",
     "Curated",
     "Dashboard",
@@ -92,6 +94,7 @@ __all__ = [
     "check_agent_args",
     "check_agents",
     "check_sandbox",
+    "compare_runs",
     "corpus_documents",
     "coverage_bins",
     "curate",
@@ -110,6 +113,7 @@ __all__ = [
     "open_corpus",
     "open_dataset",
     "open_replay",
+    "paired_comparisons",
     "parse_agent_option",
     "parse_agent_options",
     "plan_estimate",

@@ -120,12 +120,15 @@ def paired_comparison(
     fallback: Convention = "uniform",
     bootstrap: int = 4000,
     seed: int = 0,
+    extra: Mapping[str, NDArray[np.float64]] | None = None,
 ) -> PairedComparison:
     """Compare selection ``a`` with selection ``b`` (a - b; lower Brier and log loss are
     better, so a negative difference favours ``a``) on the steps both recorded.
 
     Each selection names key columns (agent, setting, run_id, ...) and must hold one record per
-    (event, step, rollout) (``ValueError`` otherwise, and for an unknown metric)."""
+    (event, step, rollout) (``ValueError`` otherwise, and for an unknown metric). ``extra``:
+    other per-row values of the table (tool calls, usable forecasts) differenced on the same
+    pairs and resampled events, reported under their names."""
     table = as_table(data)
     for m in metrics:
         if m not in METRICS:
@@ -142,6 +145,11 @@ def paired_comparison(
     order = np.argsort(ra[pos_a], kind="stable")
     rows_a, rows_b = ra[pos_a][order], rb[pos_b][order]
     scores = table.metrics(fallback)
+    for name, values in (extra or {}).items():
+        if name in scores or len(values) != len(table):
+            raise ValueError(f"extra column {name!r}: a new name with one value per table row")
+        scores[name] = np.asarray(values, dtype=np.float64)
+    metrics = (*metrics, *(extra or {}))
     diff = np.stack([scores[m][rows_a] - scores[m][rows_b] for m in metrics], axis=1)
     diff = diff.reshape(rows_a.size, len(metrics))
     event = table.codes("event")[rows_a]
