@@ -118,6 +118,10 @@ def selection_name(where: Mapping[str, str]) -> str:
     return name or "all"
 
 
+def _no_run(where: Mapping[str, str]) -> dict[str, str]:
+    return {k: v for k, v in where.items() if k != "run_id"}
+
+
 def _extras(runs: RunSet, table: ScoreTable) -> dict[str, np.ndarray[Any, np.dtype[np.float64]]]:
     tool_calls = np.asarray([len(s.episode.tool_calls) for s in runs.steps], dtype=np.float64)
     return {
@@ -218,13 +222,18 @@ def paired_table(pairs: Sequence[PairedComparison], title: str = "Paired differe
     (a - b) of Brier, log loss and accuracy with their intervals."""
     rows = []
     fallback, draws = "uniform", 0
+    runs = {w.get("run_id") for p in pairs for w in (p.a, p.b)}
+
+    def name(where: Mapping[str, str]) -> str:  # the run only where there are several
+        return selection_name(where if len(runs) > 1 else _no_run(where))
+
     for p in pairs:
         fallback, draws = p.fallback, p.bootstrap
         b, ll, acc = p["brier"], p["log_loss"], p["accuracy"]
         rows.append(
             (
-                selection_name(p.a),
-                selection_name(p.b),
+                name(p.a),
+                name(p.b),
                 str(p.n_matched),
                 str(p.n_events),
                 f"{p.only_a}/{p.only_b}",
