@@ -19,6 +19,7 @@ from pastcast.app._agents import (
 )
 from pastcast.app._arena import ArenaReplay, arena_replay, round_plan
 from pastcast.app._audits import RunAuditRead, audit_datasets, audit_run_log
+from pastcast.app._by_agent import AgentRun, RunsByAgent, runs_by_agent
 from pastcast.app._compare import Compared, compare_runs, paired_comparisons
 from pastcast.app._corpus import (
     CorpusBuild,
@@ -69,6 +70,7 @@ __all__ = [
     "TABLE_COLUMNS",
     "WORLD_INDEX",
     "AgentOption",
+    "AgentRun",
     "AppError",
     "ArenaReplay",
     "Compared",
@@ -83,6 +85,7 @@ __all__ = [
     "Replay",
     "Report",
     "RunAuditRead",
+    "RunsByAgent",
     "RunsRead",
     "Scored",
     "Statistics",
@@ -123,6 +126,7 @@ __all__ = [
     "report_runs",
     "round_plan",
     "run_plan",
+    "runs_by_agent",
     "score_runs",
     "select_steps",
     "shared_replay",
