@@ -151,13 +151,13 @@ def compare_selections(
     )
     by_kind: dict[str | None, PairedComparison] = {None: overall}
     kinds, kind_names = table.keys["kind"]
-    for kind in ("binary", "multi"):
+    for event_kind in ("binary", "multi"):
         rows = (
-            np.flatnonzero(kinds == kind_names.index(kind))
-            if kind in kind_names
+            np.flatnonzero(kinds == kind_names.index(event_kind))
+            if event_kind in kind_names
             else np.zeros(0, dtype=np.int64)
         )
-        by_kind[kind] = paired_comparison(
+        by_kind[event_kind] = paired_comparison(
             table.take(rows), other, base, ("brier",), fallback, bootstrap, seed
         )
     out = []
