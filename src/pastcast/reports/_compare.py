@@ -293,33 +293,37 @@ def default_pairs(table: ScoreTable) -> list[tuple[dict[str, str], dict[str, str
     """The (base, other) pairs a report shows without being asked: each other setting of an
     agent against its memory-free forecasts in the same run, and the same agent and setting in
     a later run against the first run that has it; only pairs sharing a step."""
-    seen: dict[tuple[str, str, str], set[tuple[int, int, int]]] = {}
-    keys = {c: table.keys[c] for c in ("agent", "setting", "run_id")}
-    event = table.codes("event")
-    for i in range(len(table)):
-        group = tuple(keys[c][1][keys[c][0][i]] for c in ("agent", "setting", "run_id"))
-        seen.setdefault(group, set()).add(
-            (int(event[i]), int(table.step[i]), int(table.rollout[i]))
-        )
+    if not len(table):
+        return []
+    cols = ("agent", "setting", "run_id")
+    codes = np.stack([table.codes(c) for c in cols], axis=1)
+    found, gid = np.unique(codes, axis=0, return_inverse=True)
+    gid = gid.reshape(-1)
+    step = np.stack([table.codes("event"), table.step, table.rollout], axis=1)
+    _, sid = np.unique(step, axis=0, return_inverse=True)
+    sid = sid.reshape(-1)
+    groups = {
+        tuple(table.keys[c][1][int(code)] for c, code in zip(cols, row, strict=True)): g
+        for g, row in enumerate(found)
+    }
+    steps_of = [np.unique(sid[gid == g]) for g in range(found.shape[0])]
+
+    def shared(x: tuple[str, ...], y: tuple[str, ...]) -> bool:
+        return bool(np.intersect1d(steps_of[groups[x]], steps_of[groups[y]]).size)
+
+    def where(g: tuple[str, ...]) -> dict[str, str]:
+        return dict(zip(cols, g, strict=True))
+
     pairs = []
-    groups = sorted(seen)
-    for agent, setting, run in groups:
+    for agent, setting, run in sorted(groups):
         base = (agent, "memory_free", run)
-        if setting != "memory_free" and base in seen and seen[base] & seen[(agent, setting, run)]:
-            pairs.append(
-                (
-                    {"agent": agent, "setting": "memory_free", "run_id": run},
-                    {"agent": agent, "setting": setting, "run_id": run},
-                )
-            )
-    runs = list(dict.fromkeys(r for _, _, r in groups))
-    for agent, setting, run in groups:
-        first = next(r for r in runs if (agent, setting, r) in seen)
-        if run != first and seen[(agent, setting, first)] & seen[(agent, setting, run)]:
-            pairs.append(
-                (
-                    {"agent": agent, "setting": setting, "run_id": first},
-                    {"agent": agent, "setting": setting, "run_id": run},
-                )
-            )
+        if setting != "memory_free" and base in groups and shared(base, (agent, setting, run)):
+            pairs.append((where(base), where((agent, setting, run))))
+    run_codes, run_names = table.keys["run_id"]
+    present, first_row = np.unique(run_codes, return_index=True)
+    runs = [str(run_names[int(c)]) for c in present[np.argsort(first_row)]]  # in log order
+    for agent, setting, run in sorted(groups):
+        first = next(r for r in runs if (agent, setting, r) in groups)
+        if run != first and shared((agent, setting, first), (agent, setting, run)):
+            pairs.append((where((agent, setting, first)), where((agent, setting, run))))
     return pairs
