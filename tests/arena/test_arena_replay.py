@@ -200,7 +200,7 @@ def test_the_report_and_the_dashboard_show_the_rounds(
 
     from pastcast.app import AppError, dashboard, report_runs
 
-    result, out = ledger_replay
+    _, out = ledger_replay
     rounds = read_results(out / "rounds.jsonl")
     made = report_runs([out / "run.jsonl"], tmp_path / "report")  # rounds found beside the log
     html = made.written.html.read_text()
@@ -238,6 +238,8 @@ def test_the_report_and_the_dashboard_show_the_rounds(
     with pytest.raises(AppError) as err:
         report_runs([out / "run.jsonl"], tmp_path / "report2", arena=forged)
     assert err.value.field == "arena"
+
+
 def test_a_replay_on_a_local_anvil_node_scores_as_the_ledger(tmp_path: Path) -> None:
     from pastcast.arena import find_foundry_tool
     from pastcast.dataset import save_dataset

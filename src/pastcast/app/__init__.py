@@ -19,6 +19,8 @@ from pastcast.app._agents import (
 )
 from pastcast.app._arena import ArenaReplay, arena_replay, round_plan
 from pastcast.app._audits import RunAuditRead, audit_datasets, audit_run_log
+from pastcast.app._by_agent import AgentRun, RunsByAgent, runs_by_agent
+from pastcast.app._compare import Compared, compare_runs, paired_comparisons
 from pastcast.app._corpus import (
     CorpusBuild,
     StoreBackend,
@@ -68,8 +70,10 @@ __all__ = [
     "TABLE_COLUMNS",
     "WORLD_INDEX",
     "AgentOption",
+    "AgentRun",
     "AppError",
     "ArenaReplay",
+    "Compared",
     "CorpusBuild",
     "Curated",
     "Dashboard",
@@ -81,6 +85,7 @@ __all__ = [
     "Replay",
     "Report",
     "RunAuditRead",
+    "RunsByAgent",
     "RunsRead",
     "Scored",
     "Statistics",
@@ -92,6 +97,7 @@ __all__ = [
     "check_agent_args",
     "check_agents",
     "check_sandbox",
+    "compare_runs",
     "corpus_documents",
     "coverage_bins",
     "curate",
@@ -110,6 +116,7 @@ __all__ = [
     "open_corpus",
     "open_dataset",
     "open_replay",
+    "paired_comparisons",
     "parse_agent_option",
     "parse_agent_options",
     "plan_estimate",
@@ -119,6 +126,7 @@ __all__ = [
     "report_runs",
     "round_plan",
     "run_plan",
+    "runs_by_agent",
     "score_runs",
     "select_steps",
     "shared_replay",

@@ -9,11 +9,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
 from pastcast.app._arena import arena_sections
+from pastcast.app._compare import paired_comparisons
 from pastcast.app._errors import AppError
 from pastcast.app._reading import RunsRead, read_runs
 from pastcast.dataset import Dataset
 from pastcast.reports import GROUP_COLUMNS, RunSet, Scorecard, scorecard
-from pastcast.scoring import Convention
+from pastcast.scoring import Convention, PairedComparison
 
 if TYPE_CHECKING:
     from fastapi import FastAPI
@@ -71,6 +72,8 @@ class Scored:
     labels: Labels
     cutoff_note: str | None = None
     """Events left out as resolved by a model's knowledge cutoff, when that was asked."""
+    pairs: tuple[PairedComparison, ...] = ()
+    """The paired comparisons asked for (``paired``), on the same forecasts as the card."""
 
 
 def _after_knowledge_cutoff(runs: RunSet) -> tuple[RunSet, str | None]:
@@ -109,11 +112,13 @@ def score_runs(
     bins: int = 10,
     after_knowledge_cutoff: bool = False,
     normalize_labels: bool = False,
+    paired: Sequence[str] = (),
 ) -> Scored:
     """The scorecard of ``run_logs`` (each forecast once, see ``read_runs``) grouped ``by``:
     with ``normalize_labels`` every forecast is read again from its raw text with normalized
     labels; with ``after_knowledge_cutoff`` only events resolved after every model's
-    knowledge cutoff count."""
+    knowledge cutoff count. ``paired``: ``BASE:OTHER`` pairs compared on the steps both
+    recorded (``paired_comparisons``)."""
     groups = group_columns(by)
     _needs_dataset(groups, dataset)
     read = read_runs(run_logs, dataset)
@@ -133,7 +138,10 @@ def score_runs(
     except ValueError as exc:
         raise AppError("by", str(exc)) from None
     labels: Labels = "normalized" if normalize_labels else "exact"
-    return Scored(card, replace(read, runs=runs), labels, note)
+    pairs = paired_comparisons(
+        runs.base_table, paired, fallback=fallback, bootstrap=bootstrap, seed=seed
+    )
+    return Scored(card, replace(read, runs=runs), labels, note, pairs)
 
 
 @dataclass(frozen=True)

@@ -24,7 +24,6 @@ from pastcast.arena._contracts import (
     write_artifacts,
 )
 from pastcast.arena._figures import ARENA_FIGURES, arena_figures, write_arena_figures
-from pastcast.arena._section import arena_section
 from pastcast.arena._indexer import index_chain
 from pastcast.arena._ledger import LedgerArena, LedgerError, LedgerSummary, verify_ledger
 from pastcast.arena._node import LocalNode, local_node
@@ -83,6 +82,7 @@ from pastcast.arena._rounds import (
     plan_rounds,
 )
 from pastcast.arena._scoring import YES_INDEX, outcome_code, payouts_for, score_bp, score_round
+from pastcast.arena._section import arena_section
 from pastcast.arena._simulation import (
     ARCHETYPES,
     CATEGORIES,
@@ -169,9 +169,9 @@ __all__ = [
     "agent_key",
     "allocate_rounds",
     "arena_figures",
-    "arena_section",
     "arena_name",
     "arena_report",
+    "arena_section",
     "artifacts",
     "benchmark_from_book",
     "benchmark_from_dataset",

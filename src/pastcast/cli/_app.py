@@ -49,6 +49,13 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
         "Re-score saved run logs from forecasts and gradings: the leaderboard, calibration of"
         " two-outcome forecasts (ECE, Murphy, anatomy of alpha), cost and failures per group.",
     ),
+    "compare": (
+        "pastcast.cli._compare",
+        "compare",
+        "Compare two run logs on the steps both recorded: Brier (overall, binary, multi-choice),"
+        " log loss, accuracy, tool calls per forecast and parser acceptance, with the paired"
+        " differences (TUNED - BASE) and their 95% event-resampled intervals.",
+    ),
     "report": (
         "pastcast.cli._report",
         "report",

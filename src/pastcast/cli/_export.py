@@ -197,3 +197,42 @@ def table(
         )
     )
     _report(made, as_json)
+
+
+@app.command("inspect")
+def inspect_logs(
+    run_logs: RunLogsArg,
+    out: Annotated[Path, typer.Option("--out", help="The folder to write the Inspect logs into.")],
+    dataset: Annotated[
+        str | None,
+        typer.Option(
+            "--dataset",
+            help=f"The dataset the runs used ({DATASET_SPEC_HELP}): each sample's input is then "
+            "the question exactly as the agent was shown it.",
+        ),
+    ] = None,
+    as_json: JsonFlag = False,
+) -> None:
+    """Inspect eval logs for `inspect view`: one per run, agent and setting, a sample per
+    forecast step with its messages, tool calls, scores and metadata.
+
+    `pastcast import inspect-log` reads each back into the same forecasts and scores."""
+    try:
+        from pastcast.integrations.inspect import export_inspect_logs
+    except ImportError as exc:
+        fail_app(AppError("", f"needs the inspect extra (pip install 'pastcast[inspect]'): {exc}"))
+    try:
+        made = export_inspect_logs(run_logs, out, dataset=dataset)
+    except AppError as exc:
+        fail_app(exc, {**OPTIONS, "dataset": "--dataset"})
+    print_notes(made.read)
+    if as_json:
+        print_json(
+            {"out": str(made.out), "logs": [str(p) for p in made.logs], "samples": made.samples}
+        )
+        return
+    note(
+        f"wrote {len(made.logs)} Inspect log(s) with {made.samples} samples to {made.out}; "
+        f"open them with: inspect view --log-dir {made.out}",
+        as_json,
+    )

@@ -17,11 +17,12 @@ from pastcast.reports import (
     calibration_table,
     cost_table,
     leaderboard_table,
+    paired_table,
     to_rich,
 )
 from pastcast.scoring import Convention
 
-OPTIONS = {"run_logs": "", "figures": "--figure", "events": "--event"}
+OPTIONS = {"run_logs": "", "figures": "--figure", "events": "--event", "paired": "--paired"}
 """The options of the reading commands' fields (a run log's error names its own file)."""
 
 
@@ -112,6 +113,16 @@ AfterKnowledgeCutoffOpt = Annotated[
 ]
 
 
+PairedOpt = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--paired",
+        help="BASE:OTHER (repeatable): OTHER - BASE on the steps both recorded, with 95% "
+        "event-resampled CIs; each side a run id, AGENT@SETTING or AGENT.",
+    ),
+]
+
+
 def score(
     run_logs: RunLogsArg,
     by: ReportByOpt = "agent,setting",
@@ -122,6 +133,7 @@ def score(
     dataset: DatasetOpt = None,
     after_knowledge_cutoff: AfterKnowledgeCutoffOpt = False,
     normalize_labels: NormalizeLabelsOpt = False,
+    paired: PairedOpt = None,
     as_json: JsonFlag = False,
 ) -> None:
     """Re-score saved run logs from forecasts and gradings: the leaderboard, calibration of
@@ -139,6 +151,7 @@ def score(
             bins=bins,
             after_knowledge_cutoff=after_knowledge_cutoff,
             normalize_labels=normalize_labels,
+            paired=tuple(paired or ()),
         )
     except AppError as exc:
         fail_reading(exc)
@@ -153,6 +166,7 @@ def score(
                 "dataset": dataset,
                 "labels": matching,
                 **card.as_dict(),
+                "paired": [p.as_dict() for p in scored.pairs],
             }
         )
         return
@@ -169,3 +183,5 @@ def score(
     console.print(leaderboard_table([g.summary for g in card.groups], groups, title, card.titles))
     console.print(to_rich(calibration_table(card)))
     console.print(to_rich(cost_table(card)))
+    if scored.pairs:
+        console.print(to_rich(paired_table(scored.pairs)))

@@ -6,6 +6,17 @@ dashboard (``pastcast.reports.dashboard``) need the ``reports`` extra (matplotli
 FastAPI); this package itself does not.
 """
 
+from pastcast.reports._compare import (
+    COMPARISON_ROWS,
+    Comparison,
+    ComparisonRow,
+    compare_selections,
+    comparison_table,
+    default_pairs,
+    paired_table,
+    selection_name,
+    selection_of,
+)
 from pastcast.reports._leaderboard import (
     clean_json,
     fmt_metric,
@@ -36,8 +47,11 @@ from pastcast.reports._tables import (
 )
 
 __all__ = [
+    "COMPARISON_ROWS",
     "GROUP_COLUMNS",
     "NO_MODEL",
+    "Comparison",
+    "ComparisonRow",
     "GroupReport",
     "RunSet",
     "Scorecard",
@@ -45,7 +59,10 @@ __all__ = [
     "agent_models",
     "calibration_table",
     "clean_json",
+    "compare_selections",
+    "comparison_table",
     "cost_table",
+    "default_pairs",
     "fmt_metric",
     "fmt_number",
     "horizon_of",
@@ -55,7 +72,10 @@ __all__ = [
     "leaderboard_table",
     "load_runs",
     "main_table",
+    "paired_table",
     "scorecard",
+    "selection_name",
+    "selection_of",
     "to_latex",
     "to_markdown",
     "to_rich",

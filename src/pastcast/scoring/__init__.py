@@ -7,9 +7,7 @@ from pastcast.scoring._aggregate import (
     GroupSummary,
     Metric,
     MetricSummary,
-    PairedDifference,
     alpha_test,
-    paired_difference,
     shrink,
     summarize,
 )
@@ -41,6 +39,13 @@ from pastcast.scoring._multiclass import (
     score_forecast,
     score_step,
     uniform,
+)
+from pastcast.scoring._paired import (
+    PAIRED_METRICS,
+    PairedComparison,
+    PairedDifference,
+    paired_comparison,
+    paired_difference,
 )
 from pastcast.scoring._table import (
     Convention,
@@ -103,6 +108,7 @@ __all__ = [
     "KAPPA",
     "LOG_FLOOR",
     "METRICS",
+    "PAIRED_METRICS",
     "PHASES",
     "RESOURCES",
     "AlphaAnatomy",
@@ -121,6 +127,7 @@ __all__ = [
     "Metric",
     "MetricSummary",
     "Murphy",
+    "PairedComparison",
     "PairedDifference",
     "QuartileChange",
     "RecoveryCount",
@@ -167,6 +174,7 @@ __all__ = [
     "new_entries",
     "normalize",
     "notebook_failures",
+    "paired_comparison",
     "paired_difference",
     "pipeline_recoveries",
     "power_n",

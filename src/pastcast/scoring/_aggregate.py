@@ -16,7 +16,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from pastcast.runlog import StepRecord
-from pastcast.scoring._bootstrap import cluster_bootstrap, grouped_cluster_bootstrap
+from pastcast.scoring._bootstrap import grouped_cluster_bootstrap
 from pastcast.scoring._table import Convention, ScoreTable, table_from_records
 
 __all__ = [
@@ -26,9 +26,7 @@ __all__ = [
     "GroupSummary",
     "Metric",
     "MetricSummary",
-    "PairedDifference",
     "alpha_test",
-    "paired_difference",
     "shrink",
     "summarize",
 ]
@@ -125,7 +123,7 @@ def alpha_test(values: NDArray[np.float64], kappa: float = KAPPA) -> AlphaTest:
     return AlphaTest(n, mean, t, p, s, prov, se)
 
 
-def _as_table(data: ScoreTable | Iterable[StepRecord]) -> ScoreTable:
+def as_table(data: ScoreTable | Iterable[StepRecord]) -> ScoreTable:
     return data if isinstance(data, ScoreTable) else table_from_records(data)
 
 
@@ -172,7 +170,7 @@ def summarize(
     over the schedule is reported. Intervals come from ``grouped_cluster_bootstrap``: groups
     holding at least half of the events share resampled events.
     """
-    table = _as_table(data)
+    table = as_table(data)
     by = tuple(by)
     rng = np.random.default_rng(seed)
     metrics = table.metrics(fallback)
@@ -235,17 +233,6 @@ def summarize(
     return tuple(sorted(groups, key=lambda s: s.group))
 
 
-@dataclass(frozen=True)
-class PairedDifference:
-    """Mean of (a - b) over records matched on (event, step, rollout); CIs clustered by event."""
-
-    metric: str
-    n_matched: int
-    mean: float
-    ci_low: float
-    ci_high: float
-
-
 def _select(table: ScoreTable, where: Mapping[str, str]) -> NDArray[np.bool_]:
     mask = np.ones(len(table), dtype=bool)
     for col, value in where.items():
@@ -256,46 +243,3 @@ def _select(table: ScoreTable, where: Mapping[str, str]) -> NDArray[np.bool_]:
             return np.zeros(len(table), dtype=bool)
         mask &= table.keys[col][0] == names.index(value)
     return mask
-
-
-def paired_difference(
-    data: ScoreTable | Iterable[StepRecord],
-    a: Mapping[str, str],
-    b: Mapping[str, str],
-    metric: str = "brier",
-    fallback: Convention = "uniform",
-    bootstrap: int = 4000,
-    seed: int = 0,
-) -> PairedDifference:
-    """Compare two selections (e.g. {"setting": "memory_on"} vs {"setting": "memory_free"})."""
-    table = _as_table(data)
-    if metric not in METRICS:
-        raise ValueError(f"unknown metric {metric!r} (expected one of {METRICS})")
-    values = table.metrics(fallback)[metric]
-    event, step, roll = table.codes("event"), table.step, table.rollout
-    key = np.stack([event, step, roll], axis=1)
-    sel = []
-    for where in (a, b):
-        rows = np.flatnonzero(_select(table, where))
-        k = key[rows]
-        if np.unique(k, axis=0).shape[0] != rows.size:
-            raise ValueError(
-                f"paired_difference: selection {dict(where)} has several records for one "
-                "(event, step, rollout); narrow it (e.g. add agent and setting)"
-            )
-        sel.append((rows, k))
-    (ra, ka), (rb, kb) = sel
-    both = np.concatenate([ka, kb])
-    _, inv = np.unique(both, axis=0, return_inverse=True)
-    inv = inv.reshape(-1)
-    ia, ib = inv[: ra.size], inv[ra.size :]
-    _, pos_a, pos_b = np.intersect1d(ia, ib, assume_unique=True, return_indices=True)
-    diff = values[ra[pos_a]] - values[rb[pos_b]]
-    ok = np.isfinite(diff)
-    diff, ev = diff[ok], event[ra[pos_a]][ok]
-    if diff.size == 0:
-        return PairedDifference(metric, 0, math.nan, math.nan, math.nan)
-    low, high = cluster_bootstrap(ev, diff, bootstrap, np.random.default_rng(seed))
-    return PairedDifference(
-        metric, int(diff.size), float(diff.mean()), float(low[0]), float(high[0])
-    )

@@ -89,7 +89,7 @@ def _header(path: Path, log: EvalLog, meta: dict[str, Any], spec: AgentSpec) -> 
     )
     try:
         return RunHeader(
-            run_id=log.eval.eval_id,
+            run_id=_run_id(log, meta),
             created_at=log.eval.created,
             dataset_id=meta["dataset_id"],
             config=config.model_dump(mode="json"),
@@ -101,6 +101,12 @@ def _header(path: Path, log: EvalLog, meta: dict[str, Any], spec: AgentSpec) -> 
     except (KeyError, ValidationError) as exc:
         why = first_problem(exc) if isinstance(exc, ValidationError) else f"missing {exc}"
         raise InspectLogError(f"{path}: eval metadata {STORE_KEY}: {why}") from None
+
+
+def _run_id(log: EvalLog, meta: dict[str, Any]) -> str:
+    """The pastcast run an exported log came from (``pastcast export inspect``), else the
+    evaluation's own id."""
+    return str(meta.get("run_id") or log.eval.eval_id)
 
 
 def import_inspect_log(log_path: str | Path, out: str | Path) -> InspectImport:
@@ -131,7 +137,7 @@ def import_inspect_log(log_path: str | Path, out: str | Path) -> InspectImport:
         step = sample.metadata
         records.append(
             StepRecord(
-                run_id=log.eval.eval_id,
+                run_id=_run_id(log, meta),
                 agent=spec.name,
                 role=agent_info(spec).role,
                 setting=spec.setting,

@@ -22,6 +22,7 @@ from starlette.responses import Response
 
 from pastcast.reports._leaderboard import fmt_metric
 from pastcast.reports._tables import fmt_number
+from pastcast.reports.dashboard._compare import add_comparison_page
 from pastcast.reports.dashboard._index import FILTERS, Filters, RunIndex
 from pastcast.reports.dashboard._views import (
     RESULT_CHARS,
@@ -96,6 +97,9 @@ def create_app(
 
     def not_found(what: str) -> HTMLResponse:
         return render("error.html.j2", 404, status=404, detail=f"no such {what}")
+
+    labels = add_comparison_page(app, index, render)
+    env.filters["short"] = lambda name: labels.get(name, name)
 
     @app.get("/", response_class=HTMLResponse)
     def leaderboard(

@@ -20,6 +20,7 @@ from jinja2 import Environment, PackageLoader, select_autoescape
 
 from pastcast.atomic import write_atomic
 from pastcast.owned import claim_dir
+from pastcast.reports._compare import default_pairs, paired_table
 from pastcast.reports._leaderboard import clean_json
 from pastcast.reports._runs import RunSet
 from pastcast.reports._scorecard import Scorecard, scorecard
@@ -33,7 +34,7 @@ from pastcast.reports._tables import (
 )
 from pastcast.reports.figures import RenderedFigure, ReportData, render_figures
 from pastcast.reports.html._sections import ReportSection
-from pastcast.scoring import Convention
+from pastcast.scoring import Convention, PairedComparison, paired_comparison
 
 __all__ = ["WrittenReport", "report_tables", "write_html_report"]
 
@@ -48,14 +49,32 @@ class WrittenReport:
     card: Scorecard
 
 
-def report_tables(card: Scorecard, runs: RunSet) -> list[TextTable]:
-    """The report's tables in order: main, calibration, cost, unusable forecasts by reason."""
+def report_pairs(card: Scorecard, runs: RunSet) -> list[PairedComparison]:
+    """The paired comparisons the report shows (``default_pairs``: each agent's other settings
+    against memory-free, the same agent and setting in a later run against the first), scored
+    as the card is."""
+    table = runs.base_table
+    return [
+        paired_comparison(
+            table, other, base, fallback=card.fallback, bootstrap=card.bootstrap, seed=card.seed
+        )
+        for base, other in default_pairs(table)
+    ]
+
+
+def report_tables(
+    card: Scorecard, runs: RunSet, pairs: Sequence[PairedComparison] | None = None
+) -> list[TextTable]:
+    """The report's tables in order: main, calibration, cost, unusable forecasts by reason, and
+    the paired differences where two agents or settings share steps."""
     failures = Counter(
         (s.agent, s.setting, s.forecast.failure_reason or "-")
         for s in runs.steps
         if not s.forecast.usable
     )
     fail_rows = tuple((a, st, r, str(n)) for (a, st, r), n in sorted(failures.items()))
+    pairs = report_pairs(card, runs) if pairs is None else pairs
+    paired = [paired_table(pairs, "Paired differences on shared steps")] if pairs else []
     return [
         main_table(card),
         calibration_table(card),
@@ -68,6 +87,7 @@ def report_tables(card: Scorecard, runs: RunSet) -> list[TextTable]:
             3,
             "" if fail_rows else "None.",
         ),
+        *paired,
     ]
 
 
@@ -120,7 +140,8 @@ def write_html_report(
                 path = out / "figures" / f"{section.slug}-{fig.name}.{ext}"
                 write_atomic(path, blob)
                 figure_paths.append(path)
-    tables = report_tables(card, runs)
+    pairs = report_pairs(card, runs)
+    tables = report_tables(card, runs, pairs)
     extra = [t for section in sections for t in section.tables]
     md = "# pastcast report\n\n" + "\n\n".join(to_markdown(t) for t in [*tables, *extra]) + "\n"
     tex = (
@@ -177,6 +198,7 @@ def write_html_report(
     write_atomic(paths[0], html.encode("utf-8"))
     write_atomic(paths[1], md.encode("utf-8"))
     write_atomic(paths[2], tex.encode("utf-8"))
-    card_json = json.dumps(clean_json(card.as_dict()), indent=2, allow_nan=False, default=str)
+    card_dict = {**card.as_dict(), "paired": [p.as_dict() for p in pairs]}
+    card_json = json.dumps(clean_json(card_dict), indent=2, allow_nan=False, default=str)
     write_atomic(paths[3], (card_json + "\n").encode("utf-8"))
     return WrittenReport(*paths, tuple(figure_paths), card)

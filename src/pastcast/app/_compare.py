@@ -1,0 +1,172 @@
+"""Paired comparisons of run logs: two runs on the same dataset (``pastcast compare``, Forecast-
+Dojo's Table 4) and the pairs ``pastcast score --paired`` names."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from pastcast.app._datasets import open_dataset
+from pastcast.app._errors import AppError
+from pastcast.app._reading import RunsRead, check_dataset, read_runs
+from pastcast.dataset import Dataset
+from pastcast.reports import (
+    Comparison,
+    RunSet,
+    compare_selections,
+    selection_name,
+    selection_of,
+)
+from pastcast.runlog import RunLog
+from pastcast.scoring import Convention, PairedComparison, ScoreTable, paired_comparison
+
+__all__ = ["Compared", "compare_runs", "paired_comparisons"]
+
+
+@dataclass(frozen=True)
+class Compared:
+    """The comparison of two run logs, and what was compared."""
+
+    comparison: Comparison
+    base: RunLog
+    tuned: RunLog
+    base_selection: dict[str, str]
+    tuned_selection: dict[str, str]
+    notes: tuple[str, ...] = ()
+
+
+def _read_one(path: str | Path, field: str) -> RunsRead:
+    try:
+        return read_runs([path])
+    except AppError as exc:
+        raise AppError(field, exc.reason) from None
+
+
+def _groups(log: RunLog) -> list[str]:
+    """``agent@setting`` of every forecasting agent the log recorded (references last)."""
+    seen = {(s.agent, s.setting): s.role for s in log.steps}
+    agents = [f"{a}@{s}" for (a, s), role in sorted(seen.items()) if role != "reference"]
+    return agents or [f"{a}@{s}" for a, s in sorted(seen)]
+
+
+def _selection(log: RunLog, table: ScoreTable, named: str | None, field: str) -> dict[str, str]:
+    groups = _groups(log)
+    if named is None:
+        if len(groups) > 1:
+            raise AppError(
+                field,
+                f"{log.path} holds several agents ({', '.join(groups)}): name the one to compare",
+            )
+        named = groups[0]
+    where = selection_of(named, table)
+    if where is None or "run_id" in where:
+        raise AppError(
+            field, f"{named!r}: no such agent in {log.path} (it holds {', '.join(groups)})"
+        )
+    return {**where, "run_id": log.header.run_id}
+
+
+def _no_run(where: dict[str, str]) -> dict[str, str]:
+    return {k: v for k, v in where.items() if k != "run_id"}
+
+
+def compare_runs(
+    base: str | Path,
+    tuned: str | Path,
+    *,
+    dataset: str | Path | Dataset | None = None,
+    base_agent: str | None = None,
+    tuned_agent: str | None = None,
+    fallback: Convention = "uniform",
+    bootstrap: int = 4000,
+    seed: int = 0,
+) -> Compared:
+    """Table 4's rows for the run log ``tuned`` against ``base`` on the steps both recorded:
+    Brier overall, binary and multi-choice, log loss, accuracy, tool calls per forecast and
+    parser acceptance, each run's value and the paired difference (tuned - base) with its 95%
+    event-resampled interval. A log holding several agents needs ``base_agent`` /
+    ``tuned_agent`` (``AGENT`` or ``AGENT@SETTING``); both may name agents of one log.
+
+    ``AppError`` naming ``base`` or ``tuned`` for an unreadable log, logs of different datasets
+    or logs that share no step; ``dataset`` when a log did not run on it."""
+    read_base = _read_one(base, "base")
+    read_tuned = _read_one(tuned, "tuned")
+    log_b, log_t = read_base.logs[0], read_tuned.logs[0]
+    if log_b.header.dataset_id != log_t.header.dataset_id:
+        raise AppError(
+            "tuned",
+            f"{log_t.path} ran on dataset {log_t.header.dataset_id!r}, but {log_b.path} on "
+            f"{log_b.header.dataset_id!r}: a paired comparison needs the same dataset",
+        )
+    if dataset is not None:
+        data = dataset if isinstance(dataset, Dataset) else open_dataset(dataset)
+        check_dataset([log_b, log_t], data, dataset if isinstance(dataset, str | Path) else data.id)
+    same_run = log_b.header == log_t.header
+    runs = RunSet((log_b,) if same_run else (log_b, log_t))
+    table = runs.base_table
+    where_b = _selection(log_b, table, base_agent, "base_agent")
+    where_t = _selection(log_t, table, tuned_agent, "tuned_agent")
+    if where_b == where_t:
+        raise AppError(
+            "tuned", f"{log_t.path} is the same run and agent as {log_b.path}: nothing to compare"
+        )
+    names = tuple(selection_name(_no_run(w)) for w in (where_b, where_t))
+    if names[0] == names[1]:
+        names = ("base", "tuned")
+    try:
+        comparison = compare_selections(
+            runs, where_b, where_t, fallback, bootstrap, seed, (names[0], names[1])
+        )
+    except ValueError as exc:
+        raise AppError("base_agent", str(exc)) from None
+    if comparison.overall.n_matched == 0:
+        raise AppError(
+            "tuned",
+            f"{selection_name(where_t)} in {log_t.path} shares no step (event, step, rollout) "
+            f"with {selection_name(where_b)} in {log_b.path}",
+        )
+    notes = (*read_base.notes, *read_tuned.notes)
+    return Compared(comparison, log_b, log_t, where_b, where_t, notes)
+
+
+def paired_comparisons(
+    table: ScoreTable,
+    pairs: Sequence[str],
+    *,
+    fallback: Convention = "uniform",
+    bootstrap: int = 4000,
+    seed: int = 0,
+    field: str = "paired",
+) -> tuple[PairedComparison, ...]:
+    """Each ``BASE:OTHER`` of ``pairs`` compared on ``table`` (OTHER - BASE); each side a run
+    id, ``AGENT@SETTING`` or ``AGENT`` (agent labels may hold ':', so the split is the one
+    where both sides name something). ``AppError`` naming ``field[i]``."""
+    out = []
+    for i, text in enumerate(pairs):
+        where = f"{field}[{i}]"
+        found = []
+        for j, ch in enumerate(text):
+            if ch == ":":
+                sides = selection_of(text[:j], table), selection_of(text[j + 1 :], table)
+                if sides[0] is not None and sides[1] is not None:
+                    found.append((sides[0], sides[1]))
+        if not found:
+            raise AppError(
+                where,
+                f"{text!r}: expected BASE:OTHER, each a run id, AGENT@SETTING or AGENT of the "
+                "run logs",
+            )
+        if len(found) > 1:
+            raise AppError(where, f"{text!r}: names more than one pair; use AGENT@SETTING")
+        base, other = found[0]
+        try:
+            cmp = paired_comparison(
+                table, other, base, fallback=fallback, bootstrap=bootstrap, seed=seed
+            )
+        except ValueError as exc:
+            raise AppError(where, f"{text!r}: {exc}") from None
+        if cmp.n_matched == 0:
+            raise AppError(where, f"{text!r}: the two share no step (event, step, rollout)")
+        out.append(cmp)
+    return tuple(out)

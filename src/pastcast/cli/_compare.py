@@ -1,0 +1,86 @@
+"""`pastcast compare BASE.jsonl TUNED.jsonl`: two runs on the same steps, paired (Table 4)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.console import Console
+
+from pastcast.app import AppError, compare_runs
+from pastcast.cli._common import JsonFlag, fail_app, print_json
+from pastcast.cli._score import BootstrapOpt, DatasetOpt, FallbackOpt, SeedOpt
+from pastcast.reports import comparison_table, to_markdown, to_rich
+
+OPTIONS = {"base": "BASE", "tuned": "TUNED"}
+
+
+def compare(
+    base: Annotated[Path, typer.Argument(help="The base run log (JSONL).")],
+    tuned: Annotated[Path, typer.Argument(help="The run log compared with it (JSONL).")],
+    base_agent: Annotated[
+        str | None,
+        typer.Option(
+            "--base-agent", help="AGENT or AGENT@SETTING of BASE (needed when it holds several)."
+        ),
+    ] = None,
+    tuned_agent: Annotated[
+        str | None,
+        typer.Option(
+            "--tuned-agent", help="AGENT or AGENT@SETTING of TUNED (needed when it holds several)."
+        ),
+    ] = None,
+    fallback: FallbackOpt = "uniform",
+    bootstrap: BootstrapOpt = 4000,
+    seed: SeedOpt = 0,
+    dataset: DatasetOpt = None,
+    markdown: Annotated[
+        bool, typer.Option("--markdown", help="Print the table as Markdown.")
+    ] = False,
+    as_json: JsonFlag = False,
+) -> None:
+    """Compare two run logs on the steps both recorded: Brier (overall, binary, multi-choice),
+    log loss, accuracy, tool calls per forecast and parser acceptance, with the paired
+    differences (TUNED - BASE) and their 95% event-resampled intervals."""
+    try:
+        made = compare_runs(
+            base,
+            tuned,
+            dataset=dataset,
+            base_agent=base_agent,
+            tuned_agent=tuned_agent,
+            fallback=fallback,
+            bootstrap=bootstrap,
+            seed=seed,
+        )
+    except AppError as exc:
+        fail_app(exc, OPTIONS)
+    for line in made.notes:
+        typer.echo(f"note: {line}", err=True)
+    c = made.comparison
+    if as_json:
+        print_json(
+            {
+                "base_log": str(base),
+                "tuned_log": str(tuned),
+                "base_run": made.base.header.run_id,
+                "tuned_run": made.tuned.header.run_id,
+                **c.as_dict(),
+            }
+        )
+        return
+    title = (
+        f"{c.other_name} (run {made.tuned.header.run_id}) against {c.base_name} "
+        f"(run {made.base.header.run_id}): {c.overall.n_matched} paired forecasts from "
+        f"{c.overall.n_events} events"
+    )
+    table = comparison_table(c, title)
+    if markdown:
+        typer.echo(to_markdown(table))
+        return
+    console = Console()
+    if not console.is_terminal:
+        console = Console(width=200)
+    console.print(to_rich(table))
+    typer.echo(table.note)

@@ -1,0 +1,329 @@
+"""Paired comparisons as reports: Forecast-Dojo's Table 4 for two runs (``pastcast compare``)
+and the paired table of two agents or settings (``pastcast score --paired``, the report).
+
+Every number comes from ``pastcast.scoring.paired_comparison`` on the steps both sides
+recorded: each side's mean on those steps and the paired difference (other - base, taken per
+step before any rounding) with its 95% interval resampling events.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from pastcast.reports._runs import RunSet
+from pastcast.reports._tables import TextTable, fmt_number
+from pastcast.scoring import (
+    PAIRED_METRICS,
+    Convention,
+    PairedComparison,
+    PairedDifference,
+    ScoreTable,
+    paired_comparison,
+)
+
+__all__ = [
+    "COMPARISON_ROWS",
+    "Comparison",
+    "ComparisonRow",
+    "compare_selections",
+    "comparison_table",
+    "default_pairs",
+    "paired_table",
+    "selection_name",
+    "selection_of",
+]
+
+COMPARISON_ROWS: tuple[tuple[str, str, str | None], ...] = (
+    ("Brier", "brier", None),
+    ("Brier (binary)", "brier", "binary"),
+    ("Brier (multi-choice)", "brier", "multi"),
+    ("Log loss", "log_loss", None),
+    ("Accuracy", "accuracy", None),
+    ("Tool calls / forecast", "tool_calls", None),
+    ("Parser acceptance", "parser_acceptance", None),
+)
+"""Table 4's rows: (label, metric, kind of event or None for all)."""
+
+
+@dataclass(frozen=True)
+class ComparisonRow:
+    label: str
+    metric: str
+    kind: str | None
+    n: int
+    """Paired steps behind the row."""
+    base: float
+    other: float
+    delta: PairedDifference
+    """other - base, with its interval."""
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """``other`` against ``base`` on the steps both recorded (overall and per row)."""
+
+    base_name: str
+    other_name: str
+    overall: PairedComparison
+    rows: tuple[ComparisonRow, ...]
+
+    def as_dict(self) -> dict[str, Any]:
+        o = self.overall
+        return {
+            "base": self.base_name,
+            "other": self.other_name,
+            "difference": "other - base",
+            "base_selection": dict(o.b),
+            "other_selection": dict(o.a),
+            "fallback": o.fallback,
+            "bootstrap": o.bootstrap,
+            "seed": o.seed,
+            "n_base": o.n_b,
+            "n_other": o.n_a,
+            "n_matched": o.n_matched,
+            "only_base": o.only_b,
+            "only_other": o.only_a,
+            "n_events": o.n_events,
+            "unusable_base": o.unusable_b,
+            "unusable_other": o.unusable_a,
+            "rows": [
+                {
+                    "label": r.label,
+                    "metric": r.metric,
+                    "kind": r.kind,
+                    "n": r.n,
+                    "base": r.base,
+                    "other": r.other,
+                    "delta": r.delta.mean,
+                    "ci_low": r.delta.ci_low,
+                    "ci_high": r.delta.ci_high,
+                }
+                for r in self.rows
+            ],
+        }
+
+
+def selection_name(where: Mapping[str, str]) -> str:
+    """``agent@setting`` (and ``run RUN``) of a selection, as the tables name it."""
+    name = where.get("agent", "")
+    if "setting" in where:
+        name += f"@{where['setting']}"
+    if "run_id" in where:
+        name = f"{name} (run {where['run_id']})" if name else f"run {where['run_id']}"
+    return name or "all"
+
+
+def _no_run(where: Mapping[str, str]) -> dict[str, str]:
+    return {k: v for k, v in where.items() if k != "run_id"}
+
+
+def _extras(runs: RunSet, table: ScoreTable) -> dict[str, np.ndarray[Any, np.dtype[np.float64]]]:
+    tool_calls = np.asarray([len(s.episode.tool_calls) for s in runs.steps], dtype=np.float64)
+    return {
+        "tool_calls": tool_calls.reshape(len(table)),
+        "parser_acceptance": table.usable.astype(np.float64),
+    }
+
+
+def compare_selections(
+    runs: RunSet,
+    base: Mapping[str, str],
+    other: Mapping[str, str],
+    fallback: Convention = "uniform",
+    bootstrap: int = 4000,
+    seed: int = 0,
+    names: tuple[str, str] | None = None,
+) -> Comparison:
+    """Table 4's rows for ``other`` against ``base`` (selections of the runs' score table):
+    Brier overall, on binary and multi-choice events, log loss, accuracy, tool calls per
+    forecast and parser acceptance (the share of usable forecasts), each side on the paired
+    steps and the paired difference; ``names``: what the tables call base and other (default:
+    their selections). Raises ``ValueError`` as ``paired_comparison`` does."""
+    table = runs.base_table
+    extras = _extras(runs, table)
+    overall = paired_comparison(
+        table, other, base, PAIRED_METRICS, fallback, bootstrap, seed, extra=extras
+    )
+    by_kind: dict[str | None, PairedComparison] = {None: overall}
+    kinds, kind_names = table.keys["kind"]
+    for event_kind in ("binary", "multi"):
+        rows = (
+            np.flatnonzero(kinds == kind_names.index(event_kind))
+            if event_kind in kind_names
+            else np.zeros(0, dtype=np.int64)
+        )
+        by_kind[event_kind] = paired_comparison(
+            table.take(rows), other, base, ("brier",), fallback, bootstrap, seed
+        )
+    out = []
+    for label, metric, kind in COMPARISON_ROWS:
+        d = by_kind[kind][metric]
+        out.append(ComparisonRow(label, metric, kind, d.n_matched, d.mean_b, d.mean_a, d))
+    base_name, other_name = names or (selection_name(base), selection_name(other))
+    return Comparison(base_name, other_name, overall, tuple(out))
+
+
+def _interval(d: PairedDifference, digits: int, scale: float = 1.0) -> str:
+    if not (math.isfinite(d.ci_low) and math.isfinite(d.ci_high)):
+        return "-"
+    low = fmt_number(d.ci_low * scale, digits, signed=True)
+    high = fmt_number(d.ci_high * scale, digits, signed=True)
+    return f"[{low}, {high}]"
+
+
+_PERCENT = ("accuracy", "parser_acceptance")
+
+
+def _cells(value: float, metric: str) -> str:
+    if metric in _PERCENT:
+        return "-" if not math.isfinite(value) else f"{value:.1%}"
+    return fmt_number(value, 2 if metric == "tool_calls" else 3)
+
+
+def _delta(d: PairedDifference) -> tuple[str, str]:
+    if d.metric in _PERCENT:  # percentage points, as Table 4 reports accuracy
+        return fmt_number(d.mean * 100, 1, signed=True), _interval(d, 1, 100.0)
+    digits = 2 if d.metric == "tool_calls" else 3
+    return fmt_number(d.mean, digits, signed=True), _interval(d, digits)
+
+
+def comparison_table(c: Comparison, title: str = "") -> TextTable:
+    """One row per metric: base, other, the paired difference and its 95% interval."""
+    o = c.overall
+    rows = tuple(
+        (r.label, str(r.n), _cells(r.base, r.metric), _cells(r.other, r.metric), *_delta(r.delta))
+        for r in c.rows
+    )
+    note = (
+        f"{o.n_matched} steps both recorded ({o.n_events} events; {o.only_b} only in "
+        f"{c.base_name}, {o.only_a} only in {c.other_name}, left out). Paired differences "
+        f"({c.other_name} - {c.base_name}) are computed per step before rounding; 95% CIs "
+        f"resample events ({o.bootstrap} draws, seed {o.seed}); unusable forecasts scored as "
+        f"{o.fallback} ({o.unusable_b} of {c.base_name}, {o.unusable_a} of {c.other_name}). "
+        "Accuracy and parser acceptance differences are in percentage points."
+    )
+    return TextTable(
+        title or f"{c.other_name} against {c.base_name}",
+        ("metric", "n", c.base_name, c.other_name, "delta", "95% CI"),
+        rows,
+        len(rows),
+        1,
+        note,
+    )
+
+
+def paired_table(pairs: Sequence[PairedComparison], title: str = "Paired differences") -> TextTable:
+    """One row per pair: the steps compared, each side's mean Brier and the paired differences
+    (a - b) of Brier, log loss and accuracy with their intervals."""
+    rows = []
+    fallback, draws = "uniform", 0
+    runs = {w.get("run_id") for p in pairs for w in (p.a, p.b)}
+
+    def name(where: Mapping[str, str]) -> str:  # the run only where there are several
+        return selection_name(where if len(runs) > 1 else _no_run(where))
+
+    for p in pairs:
+        fallback, draws = p.fallback, p.bootstrap
+        b, ll, acc = p["brier"], p["log_loss"], p["accuracy"]
+        rows.append(
+            (
+                name(p.a),
+                name(p.b),
+                str(p.n_matched),
+                str(p.n_events),
+                f"{p.only_a}/{p.only_b}",
+                fmt_number(b.mean_a),
+                fmt_number(b.mean_b),
+                fmt_number(b.mean, signed=True),
+                _interval(b, 3),
+                fmt_number(ll.mean, signed=True),
+                fmt_number(acc.mean * 100, 1, signed=True),
+                _interval(acc, 1, 100.0),
+            )
+        )
+    return TextTable(
+        title,
+        (
+            "a",
+            "b",
+            "paired steps",
+            "events",
+            "only a/b",
+            "Brier a",
+            "Brier b",
+            "Δ Brier",
+            "95% CI",
+            "Δ log loss",
+            "Δ accuracy (pts)",
+            "95% CI (pts)",
+        ),
+        tuple(rows),
+        len(rows),
+        2,
+        f"Differences a - b over the steps (event, step, rollout) both recorded, computed per step "
+        f"before rounding; 95% CIs resample events ({draws} draws); unusable forecasts scored as "
+        f"{fallback}; steps only one side recorded are left out and counted (only a/b).",
+    )
+
+
+def _names(table: ScoreTable, column: str) -> tuple[str, ...]:
+    codes, names = table.keys[column]
+    return tuple(names[c] for c in np.unique(codes))
+
+
+def selection_of(text: str, table: ScoreTable) -> dict[str, str] | None:
+    """The selection ``text`` names in ``table``: a run id, ``AGENT@SETTING`` or ``AGENT``
+    (None when it names none of them)."""
+    if text in _names(table, "run_id"):
+        return {"run_id": text}
+    agent, at, setting = text.rpartition("@")
+    if at and agent in _names(table, "agent") and setting in _names(table, "setting"):
+        return {"agent": agent, "setting": setting}
+    if text in _names(table, "agent"):
+        return {"agent": text}
+    return None
+
+
+def default_pairs(table: ScoreTable) -> list[tuple[dict[str, str], dict[str, str]]]:
+    """The (base, other) pairs a report shows without being asked: each other setting of an
+    agent against its memory-free forecasts in the same run, and the same agent and setting in
+    a later run against the first run that has it; only pairs sharing a step."""
+    if not len(table):
+        return []
+    cols = ("agent", "setting", "run_id")
+    codes = np.stack([table.codes(c) for c in cols], axis=1)
+    found, gid = np.unique(codes, axis=0, return_inverse=True)
+    gid = gid.reshape(-1)
+    step = np.stack([table.codes("event"), table.step, table.rollout], axis=1)
+    _, sid = np.unique(step, axis=0, return_inverse=True)
+    sid = sid.reshape(-1)
+    groups = {
+        tuple(table.keys[c][1][int(code)] for c, code in zip(cols, row, strict=True)): g
+        for g, row in enumerate(found)
+    }
+    steps_of = [np.unique(sid[gid == g]) for g in range(found.shape[0])]
+
+    def shared(x: tuple[str, ...], y: tuple[str, ...]) -> bool:
+        return bool(np.intersect1d(steps_of[groups[x]], steps_of[groups[y]]).size)
+
+    def where(g: tuple[str, ...]) -> dict[str, str]:
+        return dict(zip(cols, g, strict=True))
+
+    pairs = []
+    for agent, setting, run in sorted(groups):
+        base = (agent, "memory_free", run)
+        if setting != "memory_free" and base in groups and shared(base, (agent, setting, run)):
+            pairs.append((where(base), where((agent, setting, run))))
+    run_codes, run_names = table.keys["run_id"]
+    present, first_row = np.unique(run_codes, return_index=True)
+    runs = [str(run_names[int(c)]) for c in present[np.argsort(first_row)]]  # in log order
+    for agent, setting, run in sorted(groups):
+        first = next(r for r in runs if (agent, setting, r) in groups)
+        if run != first and shared((agent, setting, first), (agent, setting, run)):
+            pairs.append((where((agent, setting, first)), where((agent, setting, run))))
+    return pairs
