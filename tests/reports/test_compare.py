@@ -190,3 +190,14 @@ def test_two_runs_of_one_agent_pair_across_runs(recorded_log: Path, tmp_path: Pa
     tables = report_tables(scorecard(runs, bootstrap=0), runs)
     rows = tables[-1].rows
     assert any("(run second-run)" in r[0] for r in rows)
+
+
+def test_an_agent_of_the_other_log_is_not_found_in_this_one(world_runs: tuple[Path, Path]) -> None:
+    base, tuned = world_runs  # base-rate only in base, heuristic only in tuned
+    with pytest.raises(AppError) as err:
+        compare_runs(base, tuned, tuned_agent="base-rate", bootstrap=0)
+    assert err.value.field == "tuned_agent" and "no such agent" in err.value.reason
+    assert "heuristic@memory_free" in err.value.reason  # what the log does hold
+    with pytest.raises(AppError) as err:
+        compare_runs(base, tuned, base_agent="heuristic@memory_free", bootstrap=0)
+    assert err.value.field == "base_agent"

@@ -59,8 +59,13 @@ def _selection(log: RunLog, table: ScoreTable, named: str | None, field: str) ->
                 f"{log.path} holds several agents ({', '.join(groups)}): name the one to compare",
             )
         named = groups[0]
-    where = selection_of(named, table)
-    if where is None or "run_id" in where:
+    where = selection_of(named, table)  # the table holds both logs: check this one has it
+    own = {(s.agent, s.setting) for s in log.steps}
+    if (
+        where is None
+        or "run_id" in where
+        or not any(a == where["agent"] and where.get("setting", st) == st for a, st in own)
+    ):
         raise AppError(
             field, f"{named!r}: no such agent in {log.path} (it holds {', '.join(groups)})"
         )
