@@ -21,6 +21,7 @@ from pastcast.audit._construction import (
 )
 from pastcast.audit._features import FEATURES, step_features
 from pastcast.audit._runaudit import CHECKS, SHINGLE, Finding, RunAudit, audit_run
+from pastcast.audit._texts import TextAudit, audit_texts
 
 __all__ = [
     "AS_BUILT",
@@ -32,11 +33,13 @@ __all__ = [
     "Finding",
     "RunAudit",
     "ScheduleAudit",
+    "TextAudit",
     "Verdict",
     "auc",
     "auc_interval",
     "audit_construction",
     "audit_run",
+    "audit_texts",
     "event_folds",
     "fit_logistic",
     "late_closes",

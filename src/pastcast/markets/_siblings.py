@@ -4,9 +4,10 @@ at the step's cutoff.
 Replayed benchmarks leak through their own questions: a market created after a sibling resolved
 ("Will Maria Machado address the UN?" after "Who wins the Peace Prize?") names the winner in its
 title, and a forecaster asked both learns one answer from the other question. An answer phrase is
-the winning label of a multi-option event (a binary event's Yes/No names nothing). Matching is on
-normalised text (Unicode NFKC, case folded, punctuation as spaces, whitespace collapsed) and whole
-words; labels that name nothing in particular are never matched: shorter than
+the winning label of a multi-option event (a binary event's Yes/No names nothing). Matching is
+on normalised text (Unicode NFKC, case folded, accents dropped, punctuation as spaces,
+whitespace collapsed) and whole words; labels that name nothing in particular are never
+matched: shorter than
 ``MIN_ANSWER_CHARS``, without a letter, or generic (``Other``, ``None``, ``Tie``, ...). A text
 that names the winner together with any other option of the same event does not single the answer
 out (a question about the race itself), so it is not counted.
@@ -48,9 +49,11 @@ class SiblingAnswer(Record):
 
 
 def normalise(text: str) -> str:
-    """Text as it is matched: NFKC, case folded, punctuation as spaces, whitespace collapsed,
-    padded with one space at each end (so a phrase matches whole words only)."""
-    folded = unicodedata.normalize("NFKC", text).casefold()
+    """Text as it is matched: NFKC, case folded, accents dropped, punctuation as spaces,
+    whitespace collapsed, padded with one space at each end (so a phrase matches whole words
+    only)."""
+    folded = unicodedata.normalize("NFKD", unicodedata.normalize("NFKC", text).casefold())
+    folded = "".join(ch for ch in folded if not unicodedata.combining(ch))
     return " " + " ".join(re.sub(r"[\W_]+", " ", folded).split()) + " "
 
 
