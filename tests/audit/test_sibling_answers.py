@@ -4,10 +4,15 @@ that is no answer, or an answer already public, is not."""
 
 from __future__ import annotations
 
+import json
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+from typer.testing import CliRunner
 
 from pastcast.audit import audit_texts
-from pastcast.dataset import Dataset
+from pastcast.cli import app
+from pastcast.dataset import Dataset, save_dataset, with_content_id
 from pastcast.markets import MarketHistory, build_dataset, make_schedule, sibling_answers
 from pastcast.records import DailyBelief, Event, Resolution, StepSpec
 
@@ -102,3 +107,16 @@ def test_an_import_drops_the_steps_naming_an_open_sibling_answer_when_asked() ->
     )
     assert sibling_answers(dropped) == ()
     assert all(s.cutoff >= at("2025-10-10") for s in dropped.steps if s.event_id == "speech")
+
+
+def test_the_dataset_audit_command_reports_the_rate_and_the_pairs(tmp_path: Path) -> None:
+    planted = _event("speech", "Will María Corina Machado address the UN?")
+    ds = with_content_id(_dataset(planted, _event("plain", "Will it rain?")), "t")
+    save_dataset(ds, tmp_path / "ds")
+    result = CliRunner().invoke(app, ["audit", "dataset", str(tmp_path / "ds"), "--json"])
+    assert result.exit_code == 1, result.output
+    out = json.loads(result.output)
+    assert out["sibling_steps"] == 1 and out["sibling_rate"] == 0.25
+    assert out["sibling_answers"][0]["sibling_id"] == "prize"
+    clean = CliRunner().invoke(app, ["audit", "dataset", "world"])
+    assert clean.exit_code == 0 and "sibling answers: 0 steps" in clean.output

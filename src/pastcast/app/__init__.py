@@ -18,7 +18,12 @@ from pastcast.app._agents import (
     split_agent_option,
 )
 from pastcast.app._arena import ArenaReplay, arena_replay, round_plan
-from pastcast.app._audits import RunAuditRead, audit_datasets, audit_run_log
+from pastcast.app._audits import (
+    RunAuditRead,
+    audit_dataset_texts,
+    audit_datasets,
+    audit_run_log,
+)
 from pastcast.app._corpus import (
     CorpusBuild,
     StoreBackend,
@@ -86,6 +91,7 @@ __all__ = [
     "Statistics",
     "StoreBackend",
     "arena_replay",
+    "audit_dataset_texts",
     "audit_datasets",
     "audit_run_log",
     "build_corpus",

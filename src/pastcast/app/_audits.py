@@ -16,10 +16,10 @@ from pastcast.app._reading import RunsRead, check_dataset, read_runs
 from pastcast.dataset import Dataset
 
 if TYPE_CHECKING:
-    from pastcast.audit import ConstructionAudit, RunAudit
+    from pastcast.audit import ConstructionAudit, RunAudit, TextAudit
     from pastcast.records import Document
 
-__all__ = ["RunAuditRead", "audit_datasets", "audit_run_log"]
+__all__ = ["RunAuditRead", "audit_dataset_texts", "audit_datasets", "audit_run_log"]
 
 
 def _schedule_options(specs: Sequence[str | Path]) -> dict[str, Any]:
@@ -71,6 +71,16 @@ def audit_datasets(
         )
     except ValueError as exc:  # an unknown schedule, or options it cannot take
         raise AppError("schedules", str(exc)) from None
+
+
+def audit_dataset_texts(dataset: str | Path | Dataset) -> TextAudit:
+    """The question-text audit of ``dataset`` (a spec ``open_dataset`` reads): dated edits left
+    out of the steps, steps shown an undated edit taken after their cutoff, and steps naming the
+    answer of another event still open at their cutoff."""
+    from pastcast.audit import audit_texts
+
+    ds = dataset if isinstance(dataset, Dataset) else open_dataset(dataset)
+    return audit_texts(ds)
 
 
 @dataclass(frozen=True)
