@@ -35,6 +35,7 @@ from pastcast.app._curate import CURATION_LEGS, Curated, curate
 from pastcast.app._data_views import (
     DatasetSummary,
     dataset_coverage,
+    dataset_leakage_card,
     dataset_question,
     describe_dataset,
 )
@@ -103,6 +104,7 @@ __all__ = [
     "curate",
     "dashboard",
     "dataset_coverage",
+    "dataset_leakage_card",
     "dataset_question",
     "describe_dataset",
     "export_runs",
