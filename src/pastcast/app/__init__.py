@@ -23,6 +23,7 @@ from pastcast.app._audits import (
     audit_dataset_texts,
     audit_datasets,
     audit_run_log,
+    run_leakage_cards,
 )
 from pastcast.app._corpus import (
     CorpusBuild,
@@ -126,6 +127,7 @@ __all__ = [
     "read_runs",
     "report_runs",
     "round_plan",
+    "run_leakage_cards",
     "run_plan",
     "score_runs",
     "select_steps",

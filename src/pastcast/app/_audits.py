@@ -16,10 +16,16 @@ from pastcast.app._reading import RunsRead, check_dataset, read_runs
 from pastcast.dataset import Dataset
 
 if TYPE_CHECKING:
-    from pastcast.audit import ConstructionAudit, RunAudit, TextAudit
+    from pastcast.audit import ConstructionAudit, LeakageCard, RunAudit, TextAudit
     from pastcast.records import Document
 
-__all__ = ["RunAuditRead", "audit_dataset_texts", "audit_datasets", "audit_run_log"]
+__all__ = [
+    "RunAuditRead",
+    "audit_dataset_texts",
+    "audit_datasets",
+    "audit_run_log",
+    "run_leakage_cards",
+]
 
 
 def _schedule_options(specs: Sequence[str | Path]) -> dict[str, Any]:
@@ -129,3 +135,30 @@ def audit_run_log(
     except (OSError, ValueError) as exc:  # a corpus that fails while it is read
         raise AppError("corpus", f"{corpus!r}: {exc}") from None
     return RunAuditRead(audit, read)
+
+
+def run_leakage_cards(read: RunsRead) -> tuple[LeakageCard, ...]:
+    """The leakage card of each run read: its dataset (the one given, or the embedded world the
+    log names; a log of another dataset without it has no card), the corpus of its header and
+    the knowledge cutoffs it recorded for its models."""
+    from pastcast.audit import leakage_card
+    from pastcast.models import knowledge_cutoff
+    from pastcast.world import world_named_by
+
+    cards = []
+    for log in read.logs:
+        data = read.dataset
+        if data is None:
+            world = world_named_by(log.header.dataset_id)
+            data = world.dataset if world is not None else None
+        if data is None:
+            continue
+        models: dict[str, Any] = {}
+        for spec in log.header.agents:
+            model = spec.args.get("model")
+            if isinstance(model, str):
+                models[model] = log.header.knowledge_cutoffs.get(model) or knowledge_cutoff(model)
+        cards.append(
+            leakage_card(data, corpus=log.header.corpus, models=models, run_id=log.header.run_id)
+        )
+    return tuple(cards)

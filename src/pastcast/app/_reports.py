@@ -8,6 +8,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
+from pastcast.app._audits import run_leakage_cards
 from pastcast.app._errors import AppError
 from pastcast.app._reading import RunsRead, read_runs
 from pastcast.dataset import Dataset
@@ -208,6 +209,7 @@ def report_runs(
             events=tuple(events),
             lookback=fractions,
             figures=list(figures) if figures else None,
+            leakage=run_leakage_cards(read),
         )
     except ValueError as exc:
         raise AppError("by", str(exc)) from None
@@ -242,4 +244,4 @@ def dashboard(
         raise AppError("run_logs", str(exc)) from None
     read = read_runs(paths, dataset)
     index = RunIndex(read.logs, read.dataset)
-    return Dashboard(create_app(index), index, read)
+    return Dashboard(create_app(index, leakage=run_leakage_cards(read)), index, read)

@@ -9,8 +9,8 @@ content-security policy forbids scripts, so markup that slipped through could no
 from __future__ import annotations
 
 import math
-from collections.abc import Awaitable, Callable
-from typing import Any
+from collections.abc import Awaitable, Callable, Sequence
+from typing import TYPE_CHECKING, Any
 from urllib.parse import quote, urlencode
 
 from fastapi import FastAPI, Request
@@ -31,6 +31,9 @@ from pastcast.reports.dashboard._views import (
     timeline,
 )
 from pastcast.reports.dashboard._views import page as paginate
+
+if TYPE_CHECKING:
+    from pastcast.audit import LeakageCard
 
 __all__ = ["SECURITY_HEADERS", "create_app"]
 
@@ -65,8 +68,11 @@ def _number(text: str) -> int:
     return int(text) if text.isdigit() and len(text) < 10 else 1
 
 
-def create_app(index: RunIndex, title: str = "pastcast") -> FastAPI:
-    """The dashboard over ``index`` (serve it with uvicorn, bound to 127.0.0.1)."""
+def create_app(
+    index: RunIndex, title: str = "pastcast", leakage: Sequence[LeakageCard] = ()
+) -> FastAPI:
+    """The dashboard over ``index`` (serve it with uvicorn, bound to 127.0.0.1); ``leakage``:
+    the runs' leakage cards, on ``/leakage``."""
     app = FastAPI(title=title, docs_url=None, redoc_url=None, openapi_url=None)
     env = _environment()
     index.leaderboard(Filters())  # the first page: computed now, not on the first request
@@ -89,6 +95,11 @@ def create_app(index: RunIndex, title: str = "pastcast") -> FastAPI:
 
     def not_found(what: str) -> HTMLResponse:
         return render("error.html.j2", 404, status=404, detail=f"no such {what}")
+
+    @app.get("/leakage", response_class=HTMLResponse)
+    def leakage_cards() -> HTMLResponse:
+        cards = [{"dataset": c.dataset_id, "run": c.run_id, "rows": c.rows()} for c in leakage]
+        return render("leakage.html.j2", cards=cards)
 
     @app.get("/", response_class=HTMLResponse)
     def leaderboard(
