@@ -204,3 +204,26 @@ def test_real_forecastbench_updates_are_found_and_left_out_before_their_date(
                 assert not re.search(r"Update \d{4}-\d\d-\d\d", shown)
     assert entries == dated == 107  # every entry with a dated update has it read
     assert by_form["Update 9999-99-99 "] > 100
+
+
+def test_a_release_drops_dates_whose_text_has_an_undated_edit_and_hides_later_updates(
+    tmp_path: Path,
+) -> None:
+    from collections import Counter
+
+    from release_factories import release_row, write_release
+
+    from pastcast.markets import load_release
+
+    rows = [
+        release_row("u", body="Resolves Yes if so.\n\nEdit: beta counts too."),
+        release_row("d", body="Resolves Yes if so.\n\nUpdate 2025-07-10: RELEASE-LEAK-MARKER."),
+        release_row("p", body="Resolves Yes if so."),
+    ]
+    notes: Counter[str] = Counter()
+    ds = load_release(write_release(tmp_path / "rel", rows, [release_row("e")]), notes=notes)
+    assert {s.event_id for s in ds.steps} == {"d", "p", "e"}
+    assert notes["forecast dates whose question text has an undated edit, dropped"] == 2
+    early, late = ds.steps_of("d")
+    assert "RELEASE-LEAK-MARKER" not in _sent(ds, early)  # 07-05
+    assert "RELEASE-LEAK-MARKER" in _sent(ds, late)  # 07-20
