@@ -66,6 +66,8 @@ _DATES = (
 # Hours to add to a zone's local time to get UTC; the latest-ending reading of each name.
 _ZONES = {"pst": 8, "pdt": 7, "pt": 8, "est": 5, "edt": 4, "et": 5, "utc": 0, "gmt": 0, "z": 0}
 _ZONE = re.compile(r"\W{0,3}(?P<zone>pst|pdt|pt|est|edt|et|utc|gmt)\b", re.IGNORECASE)
+_BEFORE_DATE = re.compile(r"[ \t]*(?:[(\[][ \t]*)?(?:on[ \t]+)?")
+_BARE = re.compile(r"[ \t*_]*:")  # an undated header: the keyword, then a colon
 _LAST_ZONE_HOURS = 12
 """A day without a zone ends last at UTC-12."""
 
@@ -111,7 +113,7 @@ def _read_date(text: str) -> tuple[date, int] | None:
 def _header(text: str, pos: int) -> tuple[date | None, int, int | None] | None:
     """After a keyword ending at ``pos``: (its date, where the header ends, zone hours), or None
     when what follows is no header (``update frequency``, ``edited the file``)."""
-    m = re.compile(r"[ \t]*(?:[(\[][ \t]*)?(?:on[ \t]+)?").match(text, pos)
+    m = _BEFORE_DATE.match(text, pos)
     at = m.end() if m else pos
     found = _read_date(text[at : at + 40])
     if found is not None:
@@ -123,9 +125,9 @@ def _header(text: str, pos: int) -> tuple[date | None, int, int | None] | None:
         line_end = len(text) if line_end < 0 else line_end
         colon = text.find(":", end, min(line_end, end + 80))
         return day, (colon + 1 if colon >= 0 else end), hours
-    colon = re.compile(r"[ \t*_]*:").match(text, pos)
-    if colon:
-        return None, colon.end(), None
+    bare = _BARE.match(text, pos)
+    if bare:
+        return None, bare.end(), None
     return None
 
 
