@@ -45,6 +45,7 @@ __all__ = [
     "Assessment",
     "CorpusIdentity",
     "DailyBelief",
+    "DatedBy",
     "Document",
     "EpisodeRecord",
     "Event",
@@ -266,8 +267,20 @@ class DailyBelief(Record):
         return v
 
 
+DatedBy = Literal["published", "modified", "first_seen", "crawled", "fetched"]
+"""Which date a document's timestamp is: its publication, its last modification, when the source
+first saw it (a post's creation in a dump), or only when it was crawled or fetched."""
+
+
+def _unrecorded(value: object) -> bool:
+    return value is None
+
+
 class Document(Record):
-    """A dated document of the corpus. ``timestamp`` is the instant it became public (UTC)."""
+    """A dated document of the corpus. ``timestamp`` is the instant it became public (UTC).
+
+    ``dated_by``: which date the timestamp is, where the source records it (None: it does not;
+    left out of the JSON then, so documents without it hash as they always have)."""
 
     id: str = Field(min_length=1)
     timestamp: UtcDatetime
@@ -278,6 +291,7 @@ class Document(Record):
     thread_id: str | None = None
     author: str | None = None
     parent_id: str | None = None
+    dated_by: DatedBy | None = Field(default=None, exclude_if=_unrecorded)
 
 
 class CorpusIdentity(Record):

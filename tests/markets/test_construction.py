@@ -59,6 +59,7 @@ def test_funnel_counts_each_filter() -> None:
         "nontrivial: not near-certain": 1,
         "nontrivial: not flat and directionless": 1,
         "forecast steps": 0,
+        "question-text edits": 0,
     }
     assert "not available" in report.funnel[3].note
     assert [e.id for e in ds.events] == ["ok"] and ds.id.startswith("t:")
@@ -75,7 +76,8 @@ def test_temporal_split_excludes_crossing_events() -> None:
     ]
     ds, report = build_dataset(histories, name="t", schedule=DojoSchedule(), split=split)
     assert dict(ds.splits) == {"train": "train", "eval": "eval"}
-    assert report.funnel[-2].stage == "temporal split" and report.funnel[-2].removed == 2
+    stage = {s.stage: s for s in report.funnel}["temporal split"]
+    assert stage.removed == 2
 
 
 @settings(max_examples=200)

@@ -17,8 +17,14 @@ from pastcast.app._agents import (
     parse_agent_options,
     split_agent_option,
 )
-from pastcast.app._arena import ArenaReplay, arena_replay, round_plan
-from pastcast.app._audits import RunAuditRead, audit_datasets, audit_run_log
+from pastcast.app._arena import ArenaReplay, arena_replay, arena_sections, round_plan
+from pastcast.app._audits import (
+    RunAuditRead,
+    audit_dataset_texts,
+    audit_datasets,
+    audit_run_log,
+    run_leakage_cards,
+)
 from pastcast.app._by_agent import AgentRun, RunsByAgent, runs_by_agent
 from pastcast.app._compare import Compared, compare_runs, paired_comparisons
 from pastcast.app._corpus import (
@@ -32,6 +38,7 @@ from pastcast.app._curate import CURATION_LEGS, Curated, curate
 from pastcast.app._data_views import (
     DatasetSummary,
     dataset_coverage,
+    dataset_leakage_card,
     dataset_question,
     describe_dataset,
 )
@@ -91,6 +98,8 @@ __all__ = [
     "Statistics",
     "StoreBackend",
     "arena_replay",
+    "arena_sections",
+    "audit_dataset_texts",
     "audit_datasets",
     "audit_run_log",
     "build_corpus",
@@ -103,6 +112,7 @@ __all__ = [
     "curate",
     "dashboard",
     "dataset_coverage",
+    "dataset_leakage_card",
     "dataset_question",
     "describe_dataset",
     "export_runs",
@@ -125,6 +135,7 @@ __all__ = [
     "read_runs",
     "report_runs",
     "round_plan",
+    "run_leakage_cards",
     "run_plan",
     "runs_by_agent",
     "score_runs",

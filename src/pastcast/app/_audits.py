@@ -16,10 +16,16 @@ from pastcast.app._reading import RunsRead, check_dataset, read_runs
 from pastcast.dataset import Dataset
 
 if TYPE_CHECKING:
-    from pastcast.audit import ConstructionAudit, RunAudit
+    from pastcast.audit import ConstructionAudit, LeakageCard, RunAudit, TextAudit
     from pastcast.records import Document
 
-__all__ = ["RunAuditRead", "audit_datasets", "audit_run_log"]
+__all__ = [
+    "RunAuditRead",
+    "audit_dataset_texts",
+    "audit_datasets",
+    "audit_run_log",
+    "run_leakage_cards",
+]
 
 
 def _schedule_options(specs: Sequence[str | Path]) -> dict[str, Any]:
@@ -73,6 +79,16 @@ def audit_datasets(
         raise AppError("schedules", str(exc)) from None
 
 
+def audit_dataset_texts(dataset: str | Path | Dataset) -> TextAudit:
+    """The question-text audit of ``dataset`` (a spec ``open_dataset`` reads): dated edits left
+    out of the steps, steps shown an undated edit taken after their cutoff, and steps naming the
+    answer of another event still open at their cutoff."""
+    from pastcast.audit import audit_texts
+
+    ds = dataset if isinstance(dataset, Dataset) else open_dataset(dataset)
+    return audit_texts(ds)
+
+
 @dataclass(frozen=True)
 class RunAuditRead:
     """A run's audit and the log as read (each step once)."""
@@ -119,3 +135,30 @@ def audit_run_log(
     except (OSError, ValueError) as exc:  # a corpus that fails while it is read
         raise AppError("corpus", f"{corpus!r}: {exc}") from None
     return RunAuditRead(audit, read)
+
+
+def run_leakage_cards(read: RunsRead) -> tuple[LeakageCard, ...]:
+    """The leakage card of each run read: its dataset (the one given, or the embedded world the
+    log names; a log of another dataset without it has no card), the corpus of its header and
+    the knowledge cutoffs it recorded for its models."""
+    from pastcast.audit import leakage_card
+    from pastcast.models import knowledge_cutoff
+    from pastcast.world import world_named_by
+
+    cards = []
+    for log in read.logs:
+        data = read.dataset
+        if data is None:
+            world = world_named_by(log.header.dataset_id)
+            data = world.dataset if world is not None else None
+        if data is None:
+            continue
+        models: dict[str, Any] = {}
+        for spec in log.header.agents:
+            model = spec.args.get("model")
+            if isinstance(model, str):
+                models[model] = log.header.knowledge_cutoffs.get(model) or knowledge_cutoff(model)
+        cards.append(
+            leakage_card(data, corpus=log.header.corpus, models=models, run_id=log.header.run_id)
+        )
+    return tuple(cards)

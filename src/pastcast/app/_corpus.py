@@ -28,11 +28,14 @@ from pastcast.corpus import (
 )
 from pastcast.corpus.postgres import one_line
 from pastcast.corpus.sources import (
+    DATING_RULES,
+    DatingRule,
     SourceRun,
     allow_sources,
     open_source,
     read_allow_list,
     sources,
+    with_dating,
 )
 from pastcast.owned import check_replaceable
 from pastcast.records import Document
@@ -220,6 +223,7 @@ def build_corpus(
     allow_source: Sequence[str] = (),
     allow_sources_file: str | Path | None = None,
     quality: Sequence[str] = (),
+    require_dates: DatingRule = "any",
     progress: bool = False,
 ) -> CorpusBuild:
     """Build a corpus from ``source`` (``KIND:PATH`` of a registered source): its documents
@@ -229,6 +233,9 @@ def build_corpus(
     replaced only with ``overwrite``, and only if pastcast built it), embedded with
     ``embedder`` for dense and hybrid retrieval when given, or the ``schema`` of the database
     ``url``. ``lenient``, ``since`` and ``until`` go to the sources that take them.
+    ``require_dates``: ``any`` keeps documents dated only by crawl or fetch time (counted and
+    flagged), ``metadata`` leaves them out, ``published`` keeps only documents dated by their
+    publication; the counts of each kind of date are reported and kept beside the index.
 
     ``AppError`` naming the field, before anything is stored where it can be."""
     kind, sep, path = source.partition(":")
@@ -246,6 +253,8 @@ def build_corpus(
         and Path(path).resolve().is_relative_to(target.resolve())
     ):
         raise AppError("out", f"{target} holds the input {path}; not replacing it")
+    if require_dates not in DATING_RULES:
+        raise AppError("require_dates", f"expected one of {', '.join(DATING_RULES)}")
     allowed = _allowed(allow_source, Path(allow_sources_file) if allow_sources_file else None)
     model = None
     if embedder is not None:
@@ -271,6 +280,7 @@ def build_corpus(
         from pastcast.curate import with_quality
 
         run = with_quality(run, filters)
+    run = with_dating(run, require_dates)  # outermost: it counts what is stored
     try:
         docs = _nonempty(run, source)
         stored = _store(

@@ -14,9 +14,16 @@ from pastcast.cutoff import DayConvention
 from pastcast.dataset import Dataset
 
 if TYPE_CHECKING:
+    from pastcast.audit import LeakageCard
     from pastcast.markets import CoverageReport
 
-__all__ = ["DatasetSummary", "dataset_coverage", "dataset_question", "describe_dataset"]
+__all__ = [
+    "DatasetSummary",
+    "dataset_coverage",
+    "dataset_leakage_card",
+    "dataset_question",
+    "describe_dataset",
+]
 
 
 def dataset_coverage(
@@ -40,13 +47,35 @@ class DatasetSummary:
 
     summary: dict[str, Any]
     coverage: CoverageReport | None = None
+    leakage: LeakageCard | None = None
+
+
+def dataset_leakage_card(dataset: Dataset, corpus: str | Path | None = None) -> LeakageCard:
+    """The leakage card of ``dataset`` (``pastcast.audit.leakage_card``): with the dating of
+    ``corpus`` when given, and the events each model of known knowledge cutoff may remember."""
+    from pastcast.audit import leakage_card
+    from pastcast.models import knowledge_cutoffs
+
+    identity = None
+    if corpus is not None:
+        backend = open_corpus(corpus, "bm25")
+        try:
+            identity = backend.identity()
+        finally:
+            backend.close()
+    return leakage_card(dataset, corpus=identity, models=knowledge_cutoffs.names())
 
 
 def describe_dataset(
-    directory: str | Path, *, corpus: str | Path | None = None, coverage_days: int = 7
+    directory: str | Path,
+    *,
+    corpus: str | Path | None = None,
+    coverage_days: int = 7,
+    leakage: bool = True,
 ) -> DatasetSummary:
     """Counts by source, label, split and schedule, the filtering funnel of the dataset
-    directory ``directory``, and with ``corpus`` the coverage of its steps per split."""
+    directory ``directory``, with ``corpus`` the coverage of its steps per split, and with
+    ``leakage`` its leakage card (``leakage_card`` in the summary)."""
     from pastcast.dataset import DatasetFormatError, load_dataset
     from pastcast.markets import dataset_info
 
@@ -54,10 +83,16 @@ def describe_dataset(
         summary = dataset_info(directory)
     except DatasetFormatError as exc:
         raise AppError("dataset", str(exc)) from None
-    if corpus is None:
-        return DatasetSummary(summary)
-    report = dataset_coverage(load_dataset(directory), corpus, coverage_days)
-    return DatasetSummary({**summary, "coverage": report.as_json()}, report)
+    report = card = None
+    if corpus is not None or leakage:
+        ds = load_dataset(directory)
+        if corpus is not None:
+            report = dataset_coverage(ds, corpus, coverage_days)
+            summary = {**summary, "coverage": report.as_json()}
+        if leakage:
+            card = dataset_leakage_card(ds, corpus)
+            summary = {**summary, "leakage_card": card.model_dump(mode="json")}
+    return DatasetSummary(summary, report, card)
 
 
 def _find(ds: Dataset, event: str) -> str:

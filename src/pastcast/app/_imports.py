@@ -110,13 +110,15 @@ def import_forecastbench(
     filters: FilterConfig | None = None,
     convention: DayConvention = DayConvention.START_OF_DAY,
     keep_late_closes: bool = False,
+    drop_sibling_answers: bool = False,
 ) -> Imported:
     """ForecastBench's resolved binary questions with their daily series, from a folder or a
     base URL (its files downloaded into ``cache``, with ``files`` besides), into the dataset
     directory ``out``. ``history_repo``: a local clone of the datasets repository, whose nightly
     versions give daily series; ``news_corpus``: the corpus whose documents per day feed the
     dojo schedule's news term; ``keep_late_closes`` keeps markets scheduled to close after the
-    data was collected."""
+    data was collected; ``drop_sibling_answers`` drops the steps whose text names the answer of
+    another imported event still open at their cutoff."""
     from pastcast.markets import (
         FORECASTBENCH_FILES,
         HISTORY_REPO_HINT,
@@ -164,6 +166,7 @@ def import_forecastbench(
             else None,
             collected_at=None if keep_late_closes else collected_at(root, result.histories),
             texts=read_text_versions(root),
+            drop_sibling_answers=drop_sibling_answers,
             provenance={
                 "source": "forecastbench",
                 "input": path_or_url,
@@ -200,9 +203,13 @@ def import_polymarket(
     filters: FilterConfig | None = None,
     convention: DayConvention = DayConvention.START_OF_DAY,
     keep_late_closes: bool = False,
+    drop_sibling_answers: bool = False,
 ) -> Imported:
     """Resolved Polymarket events (binary and neg-risk multi-option) with price history and,
-    with ``trades``, daily trading activity, into the dataset directory ``out``."""
+    with ``trades``, daily trading activity, into the dataset directory ``out``. Descriptions
+    are as the API gives them now, after the resolution: each step is shown its description
+    without the dated edits made after its cutoff, and a step whose description has an undated
+    edit is dropped (``markets.build_dataset``). ``drop_sibling_answers`` as for ForecastBench."""
     from pastcast.markets import PolymarketClient, PolymarketError, build_and_save, fetch_histories
 
     target = Path(out)
@@ -222,6 +229,7 @@ def import_polymarket(
             split=parsed,
             news_counts=_news_counts(news_corpus, list(histories)),
             collected_at=None if keep_late_closes else collected,
+            drop_sibling_answers=drop_sibling_answers,
             provenance={
                 "source": "polymarket",
                 "gamma": base_url,

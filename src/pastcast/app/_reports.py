@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
 from pastcast.app._arena import arena_sections
+from pastcast.app._audits import run_leakage_cards
 from pastcast.app._compare import paired_comparisons
 from pastcast.app._errors import AppError
 from pastcast.app._reading import RunsRead, read_runs
@@ -221,6 +222,7 @@ def report_runs(
             lookback=fractions,
             figures=list(figures) if figures else None,
             sections=sections,
+            leakage=run_leakage_cards(read),
         )
     except ValueError as exc:
         raise AppError("by", str(exc)) from None
@@ -259,4 +261,5 @@ def dashboard(
     read = read_runs(paths, dataset)
     index = RunIndex(read.logs, read.dataset)
     sections = arena_sections(paths, arena)
-    return Dashboard(create_app(index, sections=sections), index, read)
+    leakage = run_leakage_cards(read)
+    return Dashboard(create_app(index, sections=sections, leakage=leakage), index, read)

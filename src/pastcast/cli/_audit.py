@@ -8,7 +8,13 @@ from typing import Annotated
 
 import typer
 
-from pastcast.app import DATASET_SPEC_HELP, AppError, audit_datasets, audit_run_log
+from pastcast.app import (
+    DATASET_SPEC_HELP,
+    AppError,
+    audit_dataset_texts,
+    audit_datasets,
+    audit_run_log,
+)
 from pastcast.cli._common import EXIT_FAILED, JsonFlag, fail_app, fail_field, print_json
 from pastcast.cli._score import print_notes
 
@@ -106,6 +112,42 @@ def construction(
                 f"{_cell(r.auc):>6}  {interval:<16} {_cell(r.null_median):>6} "
                 f"{_cell(r.p_value, '.4f'):>6} {_cell(r.move_ratio, '.2f'):>5}  {verdict}"
             )
+        for line in findings:
+            typer.echo(f"finding: {line}")
+        typer.echo(f"{len(findings)} finding(s)" if findings else "no findings")
+    if findings:
+        raise typer.Exit(EXIT_FAILED)
+
+
+@app.command("dataset")
+def dataset(
+    spec: Annotated[str, typer.Argument(help=f"Dataset: {DATASET_SPEC_HELP}.", metavar="DATASET")],
+    as_json: JsonFlag = False,
+) -> None:
+    """What the question texts tell: dated edits left out of each step, steps shown a text taken
+    after their cutoff with an undated edit, and steps whose question, background or options
+    name the resolved answer of another event still open at their cutoff (the rate and the
+    pairs). Exit 1 when a step is shown an undated later edit or names a sibling's answer."""
+    try:
+        audit = audit_dataset_texts(spec)
+    except AppError as exc:
+        fail_app(exc, {"dataset": "DATASET"})
+    findings = audit.findings()
+    if as_json:
+        print_json(
+            {**audit.model_dump(mode="json"), "sibling_rate": audit.sibling_rate,
+             "findings": findings}
+        )  # fmt: skip
+    else:
+        rate = "-" if audit.sibling_rate is None else f"{audit.sibling_rate:.2%}"
+        typer.echo(
+            f"{audit.dataset_id}: {audit.steps} steps; {audit.events_with_dated_edits} events "
+            f"with dated edits in their text; {audit.edited_steps} steps shown without "
+            f"{audit.edits_left_out} edits dated after their cutoff; "
+            f"{len(audit.undatable_edit_steps)} steps shown an undated edit taken after their "
+            f"cutoff; sibling answers: {audit.sibling_steps} steps ({rate}), "
+            f"{len(audit.sibling_answers)} pairs"
+        )
         for line in findings:
             typer.echo(f"finding: {line}")
         typer.echo(f"{len(findings)} finding(s)" if findings else "no findings")

@@ -201,6 +201,15 @@ def build(
             "the 'curate' extra. Removals are counted in the report.",
         ),
     ] = None,
+    require_dates: Annotated[
+        Literal["any", "metadata", "published"],
+        typer.Option(
+            "--require-dates",
+            help="Which dates documents must carry: any (documents dated only by crawl or fetch "
+            "time kept, counted and flagged in the report), metadata (those left out) or "
+            "published (only documents dated by their publication). Recorded with the index.",
+        ),
+    ] = "any",
     as_json: JsonFlag = False,
 ) -> None:
     """Build an index from a document source (written atomically), then print a report."""
@@ -221,6 +230,7 @@ def build(
             allow_source=tuple(allow_source or ()),
             allow_sources_file=allow_sources_file,
             quality=tuple(quality or ()),
+            require_dates=require_dates,
             progress=True,
         )
     except AppError as exc:

@@ -45,6 +45,14 @@ LateClosesOpt = Annotated[
         "because they resolved early, and their close dates say so (docs/audits.md).",
     ),
 ]
+SiblingsOpt = Annotated[
+    bool,
+    typer.Option(
+        "--drop-sibling-answers",
+        help="Drop the steps whose question, background or options name the resolved answer "
+        "of another imported event still open at their cutoff (docs/audits.md).",
+    ),
+]
 _FILTER_NAMES = ", ".join(f.name for f in fields(FilterConfig))
 FiltersFileOpt = Annotated[
     Path | None,
@@ -111,6 +119,8 @@ def _report(imported: Imported, as_json: bool) -> None:
     typer.echo(f"wrote {ds.id} to {out}: {len(ds.events)} events, {len(ds.steps)} steps")
     for stage in report.funnel:
         typer.echo(f"  {stage.stage:<40} -{stage.removed:<6} {stage.remaining:>6}  {stage.note}")
+        for example in stage.examples:
+            typer.echo(f"  {'':<40}  e.g. {example}")
     for stage in report.funnel:
         if stage.hint:
             typer.echo(f"hint ({stage.stage}): {stage.hint}")
@@ -145,6 +155,7 @@ def import_forecastbench(
     filter_values: FilterOpt = None,
     day_convention: ConventionOpt = DayConvention.START_OF_DAY,
     keep_late_closes: LateClosesOpt = False,
+    drop_sibling_answers: SiblingsOpt = False,
     as_json: JsonFlag = False,
 ) -> None:
     """Import ForecastBench's resolved binary market questions with their daily series."""
@@ -170,6 +181,7 @@ def import_forecastbench(
             filters=cfg,
             convention=day_convention,
             keep_late_closes=keep_late_closes,
+            drop_sibling_answers=drop_sibling_answers,
         )
     except AppError as exc:
         fail_field(exc, IMPORT_OPTIONS)
@@ -208,6 +220,7 @@ def import_polymarket(
     filter_values: FilterOpt = None,
     day_convention: ConventionOpt = DayConvention.START_OF_DAY,
     keep_late_closes: LateClosesOpt = False,
+    drop_sibling_answers: SiblingsOpt = False,
     as_json: JsonFlag = False,
 ) -> None:
     """Import resolved Polymarket events (binary and neg-risk multi-option) with price history
@@ -229,6 +242,7 @@ def import_polymarket(
             filters=cfg,
             convention=day_convention,
             keep_late_closes=keep_late_closes,
+            drop_sibling_answers=drop_sibling_answers,
         )
     except AppError as exc:
         fail_field(exc, IMPORT_OPTIONS)

@@ -49,12 +49,22 @@ def info(
     directory: Annotated[Path, typer.Argument(help="Dataset directory.")],
     corpus: CorpusCoverageOpt = None,
     coverage_days: CoverageDaysOpt = 7,
+    leakage: Annotated[
+        bool,
+        typer.Option(
+            "--leakage-card/--no-leakage-card",
+            help="The leakage card: construction audit, question-text edits, sibling answers, "
+            "the corpus's dating (with --corpus) and the events each model may remember.",
+        ),
+    ] = True,
     as_json: JsonFlag = False,
 ) -> None:
-    """Counts by source, label, split and schedule, the filtering funnel, and (with --corpus) the
-    corpus coverage of the steps per split."""
+    """Counts by source, label, split and schedule, the filtering funnel, (with --corpus) the
+    corpus coverage of the steps per split, and the leakage card."""
     try:
-        described = describe_dataset(directory, corpus=corpus, coverage_days=coverage_days)
+        described = describe_dataset(
+            directory, corpus=corpus, coverage_days=coverage_days, leakage=leakage
+        )
     except AppError as exc:
         fail_field(exc, {"dataset": ""})
     summary, report = described.summary, described.coverage
@@ -82,6 +92,10 @@ def info(
             typer.echo(f"  {s.split:<12} {s.covered:>6} of {s.steps:<6} steps covered")
         for line in report.warnings():
             typer.echo(f"warning: {line}", err=True)
+    if described.leakage is not None:
+        typer.echo("leakage card:")
+        for channel, text in described.leakage.rows():
+            typer.echo(f"  {channel + ':':<32} {text}")
 
 
 def show(

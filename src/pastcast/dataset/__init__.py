@@ -2,6 +2,14 @@
 store (Parquet tables plus a manifest, content-addressed)."""
 
 from pastcast.dataset._dataset import Dataset
+from pastcast.dataset._edits import (
+    EditsAsOf,
+    TextEdit,
+    edits_as_of,
+    event_as_of,
+    find_edits,
+    text_as_of,
+)
 from pastcast.dataset._store import (
     FORMAT_VERSION,
     DatasetFormatError,
@@ -17,10 +25,16 @@ __all__ = [
     "FORMAT_VERSION",
     "Dataset",
     "DatasetFormatError",
+    "EditsAsOf",
+    "TextEdit",
     "content_hash",
+    "edits_as_of",
+    "event_as_of",
+    "find_edits",
     "load_dataset",
     "read_manifest",
     "read_metadata",
     "save_dataset",
+    "text_as_of",
     "with_content_id",
 ]

@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from datetime import date, datetime
 
 from pastcast.cutoff import is_visible, last_complete_day
+from pastcast.dataset._edits import EditsAsOf, edits_as_of, event_as_of
 from pastcast.records import DailyBelief, Event, Resolution, StepSpec, TextVersion
 
 __all__ = ["Dataset"]
@@ -65,10 +66,7 @@ class Dataset:
         visible = [t for t in self.texts.get(event_id, ()) if is_visible(t.published_at, cutoff)]
         return visible[-1] if visible else None
 
-    def event_at(self, event_id: str, cutoff: datetime) -> Event:
-        """The event as its question read at ``cutoff``: the latest snapshot published before
-        it; before the first snapshot, the first (the closest to the cutoff in time, and such a
-        step is listed by ``unversioned_steps``); an event without snapshots as it is."""
+    def _text_at(self, event_id: str, cutoff: datetime) -> Event:
         event = self.event(event_id)
         versions = self.texts.get(event_id)
         if not versions:
@@ -80,6 +78,32 @@ class Dataset:
                 "description": text.description,
                 "resolution_criteria": text.resolution_criteria,
             }
+        )
+
+    def event_at(self, event_id: str, cutoff: datetime) -> Event:
+        """The event as its question read at ``cutoff``: the latest snapshot published before
+        it; before the first snapshot, the first (the closest to the cutoff in time, and such a
+        step is listed by ``unversioned_steps``); an event without snapshots as it is. In each
+        case without the dated edits of its texts not yet public at the cutoff (``_edits``)."""
+        return event_as_of(self._text_at(event_id, cutoff), cutoff)
+
+    def edits_at(self, event_id: str, cutoff: datetime) -> EditsAsOf:
+        """The edits found in the text ``event_at`` starts from: those left out, those undated."""
+        return edits_as_of(self._text_at(event_id, cutoff), cutoff)
+
+    def later_text(self, event_id: str, cutoff: datetime) -> bool:
+        """Whether the text shown at ``cutoff`` may have been taken after it: no snapshot was
+        published before the cutoff (the event's own text is the one the source gave when the
+        data was collected, after the resolution)."""
+        return self.text_at(event_id, cutoff) is None
+
+    def undatable_edit_steps(self) -> tuple[StepSpec, ...]:
+        """Steps shown a text taken after their cutoff that carries an undated edit: the edit
+        may have been written after the cutoff, and nothing tells whether it was."""
+        return tuple(
+            s
+            for s in self.steps
+            if self.later_text(s.event_id, s.cutoff) and self.edits_at(s.event_id, s.cutoff).undated
         )
 
     def unversioned_steps(self) -> tuple[StepSpec, ...]:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from datetime import datetime
 
+from pastcast.dataset import event_as_of
 from pastcast.records import Event, EventKind, Record, UtcDatetime
 
 __all__ = ["QuestionView", "question_view"]
@@ -40,6 +41,10 @@ class QuestionView(Record):
 
 
 def question_view(event: Event, cutoff: datetime, step_index: int) -> QuestionView:
+    """The view of ``event`` at ``cutoff``: its texts without the dated edits not yet public
+    then (``Dataset.event_at`` removes them too; here again so that every view, a curation
+    judge's included, is built by the same rule)."""
+    event = event_as_of(event, cutoff)
     return QuestionView(
         event_id=event.id,
         title=event.title,

@@ -47,6 +47,7 @@ from pastcast.markets._schedules import (
     movement,
     schedules,
 )
+from pastcast.markets._siblings import MIN_ANSWER_CHARS, SiblingAnswer, sibling_answers
 from pastcast.markets.sources import (
     FORECASTBENCH_FILES,
     HISTORY_REPO_HINT,
@@ -74,6 +75,7 @@ __all__ = [
     "HISTORY_HINT",
     "HISTORY_REPO_HINT",
     "MARKET_SOURCES",
+    "MIN_ANSWER_CHARS",
     "OTHER",
     "RELEASE_COLUMNS",
     "BuildReport",
@@ -94,6 +96,7 @@ __all__ = [
     "PolymarketClient",
     "PolymarketError",
     "Schedule",
+    "SiblingAnswer",
     "SplitCoverage",
     "TemporalSplit",
     "build_and_save",
@@ -126,5 +129,6 @@ __all__ = [
     "read_forecastbench",
     "read_text_versions",
     "schedules",
+    "sibling_answers",
     "step_coverage",
 ]

@@ -66,6 +66,8 @@ class FunnelStage:
     note: str = ""
     hint: str = ""
     """What to do about the removals, when there is something to do (empty otherwise)."""
+    examples: tuple[str, ...] = ()
+    """A few of what the stage removed or changed (event ids with the reason), when it tells."""
 
 
 @dataclass(frozen=True)
@@ -87,12 +89,105 @@ class _Funnel:
         self.hints = hints
         self.stages = [FunnelStage("imported", 0, len(items), note)]
 
-    def keep(self, stage: str, pred: Callable[[MarketHistory], bool], note: str = "") -> None:
+    def keep(
+        self,
+        stage: str,
+        pred: Callable[[MarketHistory], bool],
+        note: str = "",
+        examples: Sequence[str] = (),
+    ) -> None:
         kept = [h for h in self.items if pred(h)]
         removed = len(self.items) - len(kept)
         hint = self.hints.get(stage, "") if removed else ""
-        self.stages.append(FunnelStage(stage, removed, len(kept), note, hint))
+        self.stages.append(FunnelStage(stage, removed, len(kept), note, hint, tuple(examples)))
         self.items = kept
+
+
+EXAMPLES = 5
+"""How many examples a funnel stage names."""
+
+
+def _dataset_of(
+    name: str,
+    items: Sequence[MarketHistory],
+    steps: Mapping[str, tuple[StepSpec, ...]],
+    texts: Mapping[str, Sequence[TextVersion]] | None,
+) -> Dataset:
+    return Dataset(
+        name,
+        tuple(h.event for h in items),
+        {h.event.id: h.resolution for h in items},
+        {h.event.id: h.beliefs for h in items},
+        tuple(s for h in items for s in steps[h.event.id]),
+        {},
+        {h.event.id: tuple(texts[h.event.id]) for h in items if texts and texts.get(h.event.id)},
+    )
+
+
+def _drop_steps(
+    items: Sequence[MarketHistory],
+    steps: dict[str, tuple[StepSpec, ...]],
+    bad: set[tuple[str, int]],
+) -> None:
+    for h in items:
+        cutoffs = [s.cutoff for s in steps[h.event.id] if (s.event_id, s.step_index) not in bad]
+        steps[h.event.id] = guard_steps(cutoffs, h.event, h.resolution)
+
+
+def _edit_stage(
+    funnel: _Funnel,
+    name: str,
+    steps: dict[str, tuple[StepSpec, ...]],
+    texts: Mapping[str, Sequence[TextVersion]] | None,
+) -> None:
+    """Question-text edits: dated ones not yet public are left out of each step's text (by
+    ``Dataset.event_at``, counted here); a step shown a text taken after its cutoff that carries
+    an undated edit is dropped (the edit may be from after the cutoff)."""
+    ds = _dataset_of(name, funnel.items, steps, texts)
+    redacted = [s for s in ds.steps if ds.edits_at(s.event_id, s.cutoff).removed]
+    undatable = ds.undatable_edit_steps()
+    examples = [
+        f"{s.event_id}#{s.step_index}: undated edit {e.header!r}"
+        for s in undatable[:EXAMPLES]
+        for e in ds.edits_at(s.event_id, s.cutoff).undated[:1]
+    ]
+    examples += [
+        f"{s.event_id}#{s.step_index}: left out {e.header!r}"
+        for s in redacted[: max(0, EXAMPLES - len(examples))]
+        for e in ds.edits_at(s.event_id, s.cutoff).removed[:1]
+    ]
+    _drop_steps(funnel.items, steps, {(s.event_id, s.step_index) for s in undatable})
+    funnel.keep(
+        "question-text edits",
+        lambda h: bool(steps[h.event.id]),
+        f"{len(redacted)} of {len(ds.steps)} steps shown without dated edits made after their "
+        f"cutoff; {len(undatable)} steps dropped: shown a text taken after their cutoff with an "
+        "undated edit",
+        examples,
+    )
+
+
+def _sibling_stage(
+    funnel: _Funnel,
+    name: str,
+    steps: dict[str, tuple[StepSpec, ...]],
+    texts: Mapping[str, Sequence[TextVersion]] | None,
+) -> None:
+    from pastcast.markets._siblings import sibling_answers
+
+    ds = _dataset_of(name, funnel.items, steps, texts)
+    found = sibling_answers(ds)
+    bad = {(f.event_id, f.step_index) for f in found}
+    _drop_steps(funnel.items, steps, bad)
+    funnel.keep(
+        "sibling answers",
+        lambda h: bool(steps[h.event.id]),
+        f"{len(bad)} of {len(ds.steps)} steps dropped: their text names the answer of another "
+        "event still open at their cutoff",
+        [f"{f.event_id}#{f.step_index}: names {f.answer!r} ({f.sibling_id})" for f in found][
+            :EXAMPLES
+        ],
+    )
 
 
 def build_dataset(
@@ -108,6 +203,7 @@ def build_dataset(
     collected_at: datetime | None = None,
     texts: Mapping[str, Sequence[TextVersion]] | None = None,
     keep_unversioned: bool = False,
+    drop_sibling_answers: bool = False,
 ) -> tuple[Dataset, BuildReport]:
     """Filter, split and schedule resolved markets; the dataset id is ``name:<hash12>``.
 
@@ -117,7 +213,11 @@ def build_dataset(
     (shown to agents) then tells. ``texts``: published snapshots of the questions' text; each
     step is shown the latest published before its cutoff, and a step with none (it could only be
     shown a text written later) is dropped unless ``keep_unversioned`` (then it is kept and
-    flagged: ``Dataset.unversioned_steps``).
+    flagged: ``Dataset.unversioned_steps``). Question-text edits: a step shown a text taken
+    after its cutoff (a source's current text, or a later snapshot) that carries an undated edit
+    is dropped (``Dataset.undatable_edit_steps``). ``drop_sibling_answers``: steps whose text
+    names the answer of another imported event still open at their cutoff are dropped
+    (``_siblings``).
     """
     cfg = filters or FilterConfig()
     items = list(histories)
@@ -227,6 +327,9 @@ def build_dataset(
             if not keep_unversioned
             else "steps without a snapshot published before their cutoff kept (flagged)",
         )
+    _edit_stage(funnel, name, steps, texts)
+    if drop_sibling_answers:
+        _sibling_stage(funnel, name, steps, texts)
     kept = funnel.items
     dataset = Dataset(
         name,

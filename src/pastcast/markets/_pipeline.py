@@ -102,6 +102,7 @@ def build_and_save(
     collected_at: datetime | None = None,
     texts: Mapping[str, Sequence[TextVersion]] | None = None,
     keep_unversioned: bool = False,
+    drop_sibling_answers: bool = False,
 ) -> tuple[Dataset, BuildReport]:
     cfg = filters or FilterConfig()
     dataset, report = build_dataset(
@@ -116,6 +117,7 @@ def build_and_save(
         collected_at=collected_at,
         texts=texts,
         keep_unversioned=keep_unversioned,
+        drop_sibling_answers=drop_sibling_answers,
     )
     if not dataset.events:  # an empty dataset is never written as if it were a result
         last = next((s for s in reversed(report.funnel) if s.removed), report.funnel[0])

@@ -180,6 +180,12 @@ class EmbeddedIndex(ThreadLookups):
                     "b": B,
                 },
             )
+            from pastcast.corpus.sources import read_dating  # a build's side file
+
+            dating = None if self.path is None else read_dating(self.path)
+            if dating is not None:  # which date the documents carry, as the build counted
+                options = {**self._identity.options, "dating": dating}
+                self._identity = self._identity.model_copy(update={"options": options})
         return self._identity
 
     def close(self) -> None:

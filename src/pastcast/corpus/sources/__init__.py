@@ -15,6 +15,16 @@ from pastcast.corpus.sources._clean import (
     clean_pages,
     quality_problem,
 )
+from pastcast.corpus.sources._dating import (
+    CRAWL_DATED,
+    DATING_NAME,
+    DATING_RULES,
+    DatingReport,
+    DatingRule,
+    crawl_dated,
+    read_dating,
+    with_dating,
+)
 from pastcast.corpus.sources._dumps import ZstdMissing, check_readable, dump_files
 from pastcast.corpus.sources._hindsight import ContentScreen, later_date_mention, screen_document
 from pastcast.corpus.sources._htmlmeta import PageMeta, parse_html
@@ -37,12 +47,17 @@ from pastcast.corpus.sources._wcep import WcepReport, day_timestamp, read_wcep
 
 __all__ = [
     "ARTICLE_COLUMNS",
+    "CRAWL_DATED",
+    "DATING_NAME",
+    "DATING_RULES",
     "ArticleTableError",
     "ArticleTableReport",
     "CCNewsReport",
     "CleanReport",
     "CleanedPage",
     "ContentScreen",
+    "DatingReport",
+    "DatingRule",
     "Deduplicator",
     "DocumentFormatError",
     "LoadReport",
@@ -62,6 +77,7 @@ __all__ = [
     "check_readable",
     "choose_timestamp",
     "clean_pages",
+    "crawl_dated",
     "day_timestamp",
     "dump_files",
     "later_date_mention",
@@ -71,10 +87,12 @@ __all__ = [
     "read_allow_list",
     "read_article_table",
     "read_ccnews",
+    "read_dating",
     "read_jsonl_documents",
     "read_reddit",
     "read_wcep",
     "screen_document",
     "source_matches",
     "sources",
+    "with_dating",
 ]

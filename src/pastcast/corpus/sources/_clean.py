@@ -22,7 +22,7 @@ from datetime import datetime, timedelta
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 from pastcast.cutoff import parse_publication_time
-from pastcast.records import Document, Record
+from pastcast.records import DatedBy, Document, Record
 
 __all__ = [
     "CleanReport",
@@ -36,6 +36,12 @@ __all__ = [
 ]
 
 YEAR_RANGE = (2010, 2030)
+DATED_BY: dict[str, DatedBy] = {
+    "date_published": "published",
+    "date_modified": "modified",
+    "crawl_time": "crawled",
+}
+"""The ``Document.dated_by`` of each rule of the cascade."""
 TITLE_WINDOW = timedelta(days=7)
 _BOILERPLATE = re.compile(
     r"(enable javascript|javascript is disabled|accept (all )?cookies|cookie policy|"
@@ -200,5 +206,6 @@ def clean_pages(
             text=page.text,
             url=page.url,
             source=page.source,
+            dated_by=DATED_BY[rule],
         )
         yield CleanedPage(document=doc, timestamp_rule=rule)

@@ -1,8 +1,9 @@
 """The generic JSONL document format (see docs/corpus.md) and its loader.
 
 One JSON object per line: ``id``, ``timestamp`` (ISO 8601 in UTC; ``Z`` or an offset accepted),
-``title``, ``text``, and optionally ``url``, ``source``, ``thread_id``, ``author``, ``parent_id``.
-Blank lines are ignored.
+``title``, ``text``, and optionally ``url``, ``source``, ``thread_id``, ``author``, ``parent_id``
+and ``dated_by`` (which date ``timestamp`` is: ``published``, ``modified``, ``first_seen``,
+``crawled`` or ``fetched``; unrecorded when absent). Blank lines are ignored.
 """
 
 from __future__ import annotations
@@ -12,16 +13,16 @@ from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, cast, get_args
 
 from pastcast import safejson
 from pastcast.cutoff import parse_publication_time
-from pastcast.records import Document
+from pastcast.records import DatedBy, Document
 
 __all__ = ["DocumentFormatError", "LoadReport", "read_jsonl_documents"]
 
 _REQUIRED = ("id", "timestamp", "title", "text")
-_OPTIONAL = ("url", "source", "thread_id", "author", "parent_id")
+_OPTIONAL = ("url", "source", "thread_id", "author", "parent_id", "dated_by")
 
 
 class DocumentFormatError(ValueError):
@@ -75,7 +76,16 @@ def _parse(obj: Any) -> Document:
         thread_id=obj.get("thread_id"),
         author=obj.get("author"),
         parent_id=obj.get("parent_id"),
+        dated_by=_dated_by(obj.get("dated_by")),
     )
+
+
+def _dated_by(value: str | None) -> DatedBy | None:
+    if value is None:
+        return None
+    if value not in get_args(DatedBy):
+        raise ValueError(f"field dated_by: expected one of {', '.join(get_args(DatedBy))}")
+    return cast(DatedBy, value)
 
 
 def read_jsonl_documents(

@@ -185,6 +185,7 @@ class _Reader:
             thread_id=f"reddit:{thread}",
             author=obj["author"],
             parent_id=f"reddit:{parent}" if parent else None,
+            dated_by="published",  # created_utc: the instant of posting
         )
 
     def _filter(

@@ -192,4 +192,5 @@ def _day_documents(d: _Day, include_flagged: bool, report: WcepReport) -> Iterat
             text=text,
             source=f"wcep:{cat}",
             url=url,
+            dated_by="published",  # the day the page summarises (edited later: the screens)
         )

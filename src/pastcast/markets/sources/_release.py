@@ -114,6 +114,7 @@ def _row(row: dict[str, Any], split: str, convention: DayConvention) -> tuple[An
 
 BEFORE_OPEN_NOTE = "forecast dates before the question opened, dropped"
 AFTER_RESOLUTION_NOTE = "forecast dates at or after the resolution, dropped"
+UNDATED_EDIT_NOTE = "forecast dates whose question text has an undated edit, dropped"
 
 
 def load_release(
@@ -173,4 +174,10 @@ def load_release(
         ds = Dataset("forecast-dojo", tuple(events), resolutions, beliefs, tuple(steps), splits)
     except ValueError as exc:
         raise DatasetFormatError(f"{base}: {exc}") from None
+    # The release's texts were taken with it, after every forecast date: an undated edit in one
+    # may be from after the date (dated ones are left out of each step by ``Dataset.event_at``).
+    undatable = set(ds.undatable_edit_steps())
+    if undatable:
+        notes[UNDATED_EDIT_NOTE] += len(undatable)
+        ds = ds.with_steps(s for s in ds.steps if s not in undatable)
     return with_content_id(ds, "forecast-dojo")

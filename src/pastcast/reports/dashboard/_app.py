@@ -11,7 +11,7 @@ from __future__ import annotations
 import base64
 import math
 from collections.abc import Awaitable, Callable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import quote, urlencode
 
 from fastapi import FastAPI, Request
@@ -34,6 +34,9 @@ from pastcast.reports.dashboard._views import (
 )
 from pastcast.reports.dashboard._views import page as paginate
 from pastcast.reports.html import ReportSection
+
+if TYPE_CHECKING:
+    from pastcast.audit import LeakageCard
 
 __all__ = ["SECURITY_HEADERS", "create_app"]
 
@@ -69,10 +72,14 @@ def _number(text: str) -> int:
 
 
 def create_app(
-    index: RunIndex, title: str = "pastcast", sections: Sequence[ReportSection] = ()
+    index: RunIndex,
+    title: str = "pastcast",
+    sections: Sequence[ReportSection] = (),
+    leakage: Sequence[LeakageCard] = (),
 ) -> FastAPI:
     """The dashboard over ``index`` (serve it with uvicorn, bound to 127.0.0.1); each of
-    ``sections`` (the arena's rounds) is a page of its own, ``/section/SLUG``."""
+    ``sections`` (the arena's rounds) is a page of its own, ``/section/SLUG``; ``leakage``: the
+    runs' leakage cards, on ``/leakage``."""
     app = FastAPI(title=title, docs_url=None, redoc_url=None, openapi_url=None)
     env = _environment()
     index.leaderboard(Filters())  # the first page: computed now, not on the first request
@@ -100,6 +107,11 @@ def create_app(
 
     labels = add_comparison_page(app, index, render)
     env.filters["short"] = lambda name: labels.get(name, name)
+
+    @app.get("/leakage", response_class=HTMLResponse)
+    def leakage_cards() -> HTMLResponse:
+        cards = [{"dataset": c.dataset_id, "run": c.run_id, "rows": c.rows()} for c in leakage]
+        return render("leakage.html.j2", cards=cards)
 
     @app.get("/", response_class=HTMLResponse)
     def leaderboard(

@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from jinja2 import Environment, PackageLoader, select_autoescape
 
@@ -35,6 +36,9 @@ from pastcast.reports._tables import (
 from pastcast.reports.figures import RenderedFigure, ReportData, render_figures
 from pastcast.reports.html._sections import ReportSection
 from pastcast.scoring import Convention, PairedComparison, paired_comparison
+
+if TYPE_CHECKING:
+    from pastcast.audit import LeakageCard
 
 __all__ = ["WrittenReport", "report_tables", "write_html_report"]
 
@@ -113,10 +117,13 @@ def write_html_report(
     lookback: Sequence[float] | None = None,
     figures: Sequence[str] | None = None,
     sections: Sequence[ReportSection] = (),
+    leakage: Sequence[LeakageCard] = (),
 ) -> WrittenReport:
     """Write ``report.html``, ``tables.md``, ``tables.tex``, ``scorecard.json`` and
     ``figures/NAME.{png,svg}`` under ``out``; each file is replaced whole (written aside, then
     renamed). ``figures`` names registered figures (default: all that the runs support).
+    ``leakage``: the runs' leakage cards (``pastcast.audit.leakage_card``), shown in a section of
+    their own and written to ``leakage.json``.
 
     ``out`` is claimed first (``pastcast.owned.claim_dir``): made and marked if absent or empty,
     written into again if it holds an earlier report; a folder pastcast did not make is refused
@@ -192,6 +199,7 @@ def write_html_report(
                 for section in sections
             ],
             generated=f"{datetime.now(UTC):%Y-%m-%d %H:%M} UTC",
+            leakage=[{"dataset": c.dataset_id, "run": c.run_id, "rows": c.rows()} for c in leakage],
         )
     )
     paths = (out / "report.html", out / "tables.md", out / "tables.tex", out / "scorecard.json")
@@ -201,4 +209,7 @@ def write_html_report(
     card_dict = {**card.as_dict(), "paired": [p.as_dict() for p in pairs]}
     card_json = json.dumps(clean_json(card_dict), indent=2, allow_nan=False, default=str)
     write_atomic(paths[3], (card_json + "\n").encode("utf-8"))
+    if leakage:
+        cards = json.dumps([c.model_dump(mode="json") for c in leakage], indent=2)
+        write_atomic(out / "leakage.json", (cards + "\n").encode("utf-8"))
     return WrittenReport(*paths, tuple(figure_paths), card)

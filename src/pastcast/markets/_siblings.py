@@ -1,0 +1,123 @@
+"""Sibling answers: a step whose question names the resolved answer of another event still open
+at the step's cutoff.
+
+Replayed benchmarks leak through their own questions: a market created after a sibling resolved
+("Will Maria Machado address the UN?" after "Who wins the Peace Prize?") names the winner in its
+title, and a forecaster asked both learns one answer from the other question. An answer phrase is
+the winning label of a multi-option event (a binary event's Yes/No names nothing). Matching is
+on normalised text (Unicode NFKC, case folded, accents dropped, punctuation as spaces,
+whitespace collapsed) and whole words; labels that name nothing in particular are never
+matched: shorter than
+``MIN_ANSWER_CHARS``, without a letter, or generic (``Other``, ``None``, ``Tie``, ...). A text
+that names the winner together with any other option of the same event does not single the answer
+out (a question about the race itself), so it is not counted.
+
+An audit of the dataset (``pastcast audit dataset``), computed with the resolutions: nothing here
+is ever shown to an agent. Imports can drop the steps it finds (``drop_sibling_answers``).
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections.abc import Iterable
+
+from pastcast.cutoff import is_visible
+from pastcast.dataset import Dataset
+from pastcast.records import Event, Record, UtcDatetime
+
+__all__ = ["MIN_ANSWER_CHARS", "SiblingAnswer", "normalise", "sibling_answers"]
+
+MIN_ANSWER_CHARS = 4
+_GENERIC = frozenset(
+    {"yes", "no", "other", "others", "none", "neither", "tie", "draw", "unknown", "another"}
+    | {"nobody", "any other", "no one", "someone else", "none of the above", "not listed", "n a"}
+)
+
+
+class SiblingAnswer(Record):
+    """One step naming another event's answer before that event resolved."""
+
+    event_id: str
+    step_index: int
+    cutoff: UtcDatetime
+    sibling_id: str
+    answer: str
+    sibling_resolved_at: UtcDatetime
+    field: str
+    """Where it is named: ``title``, ``description``, ``resolution_criteria`` or ``labels``."""
+
+
+def normalise(text: str) -> str:
+    """Text as it is matched: NFKC, case folded, accents dropped, punctuation as spaces,
+    whitespace collapsed, padded with one space at each end (so a phrase matches whole words
+    only)."""
+    folded = unicodedata.normalize("NFKD", unicodedata.normalize("NFKC", text).casefold())
+    folded = "".join(ch for ch in folded if not unicodedata.combining(ch))
+    return " " + " ".join(re.sub(r"[\W_]+", " ", folded).split()) + " "
+
+
+def _distinctive(label: str) -> bool:
+    norm = normalise(label).strip()
+    return (
+        len(norm) >= MIN_ANSWER_CHARS and any(ch.isalpha() for ch in norm) and norm not in _GENERIC
+    )
+
+
+def _fields(event: Event) -> dict[str, str]:
+    return {
+        "title": normalise(event.title),
+        "description": normalise(event.description),
+        "resolution_criteria": normalise(event.resolution_criteria),
+        "labels": normalise(" | ".join(event.labels)),
+    }
+
+
+def sibling_answers(
+    dataset: Dataset, event_ids: Iterable[str] | None = None
+) -> tuple[SiblingAnswer, ...]:
+    """Every (step, sibling) where the text shown at the step (``Dataset.event_at``) names the
+    answer of another event of ``dataset`` that resolved at or after the step's cutoff.
+    ``event_ids``: only the steps of these events (all by default)."""
+    answers: list[tuple[str, str, str, tuple[str, ...], UtcDatetime]] = []
+    for ev in dataset.events:
+        res = dataset.resolutions.get(ev.id)
+        if ev.kind != "multi" or res is None or not _distinctive(res.label):
+            continue
+        others = tuple(normalise(x) for x in ev.labels if x != res.label and _distinctive(x))
+        answers.append((ev.id, res.label, normalise(res.label), others, res.resolved_at))
+    if not answers:
+        return ()
+    wanted = None if event_ids is None else set(event_ids)
+    found: list[SiblingAnswer] = []
+    seen: dict[tuple[str, str, str, str], list[tuple[str, str, str, UtcDatetime]]] = {}
+    for step in dataset.steps:
+        if wanted is not None and step.event_id not in wanted:
+            continue
+        shown = dataset.event_at(step.event_id, step.cutoff)
+        key = (shown.id, shown.title, shown.description, shown.resolution_criteria)
+        if key not in seen:  # each distinct text is matched once
+            fields = _fields(shown)
+            whole = " ".join(fields.values())
+            hits = []
+            for sid, label, phrase, others, resolved_at in answers:
+                if sid == shown.id or any(o in whole for o in others):
+                    continue
+                where = next((name for name, text in fields.items() if phrase in text), None)
+                if where is not None:
+                    hits.append((sid, label, where, resolved_at))
+            seen[key] = hits
+        for sid, label, where, resolved_at in seen[key]:
+            if not is_visible(resolved_at, step.cutoff):  # the sibling was still open
+                found.append(
+                    SiblingAnswer(
+                        event_id=step.event_id,
+                        step_index=step.step_index,
+                        cutoff=step.cutoff,
+                        sibling_id=sid,
+                        answer=label,
+                        sibling_resolved_at=resolved_at,
+                        field=where,
+                    )
+                )
+    return tuple(found)
