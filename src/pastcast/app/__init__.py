@@ -55,7 +55,14 @@ from pastcast.app._reports import (
     report_runs,
     score_runs,
 )
-from pastcast.app._runs import check_sandbox, plan_estimate, plan_from_agents, read_plan, run_plan
+from pastcast.app._runs import (
+    check_sandbox,
+    plan_estimate,
+    plan_from_agents,
+    preset_settings,
+    read_plan,
+    run_plan,
+)
 from pastcast.app._stats import Statistics, coverage_bins, longitudinal, memory_costs
 from pastcast.app._steps import select_steps
 
@@ -114,6 +121,7 @@ __all__ = [
     "parse_agent_options",
     "plan_estimate",
     "plan_from_agents",
+    "preset_settings",
     "read_plan",
     "read_runs",
     "report_runs",
