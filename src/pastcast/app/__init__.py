@@ -63,7 +63,13 @@ from pastcast.app._runs import (
     read_plan,
     run_plan,
 )
-from pastcast.app._stats import Statistics, coverage_bins, longitudinal, memory_costs
+from pastcast.app._stats import (
+    Statistics,
+    coverage_bins,
+    longitudinal,
+    memory_costs,
+    recoveries,
+)
 from pastcast.app._steps import select_steps
 
 __all__ = [
@@ -124,6 +130,7 @@ __all__ = [
     "preset_settings",
     "read_plan",
     "read_runs",
+    "recoveries",
     "report_runs",
     "round_plan",
     "run_plan",
