@@ -49,9 +49,10 @@ def curate(
         typer.Option(
             min=0,
             max=36500,
-            help="Only documents this many days before the judging date (0: no limit).",
+            help="Only documents this many days before the judging date (0, the default: the "
+            "whole archive before it, as Hindcast retrieves).",
         ),
-    ] = 180,
+    ] = 0,
     keep_coverage: Annotated[
         Literal["strong", "weak", "none"],
         typer.Option(help="The weakest coverage label kept by the coverage probe."),
@@ -62,6 +63,20 @@ def curate(
     coverage_queries: Annotated[
         int, typer.Option(min=1, max=20, help="Coverage probe: queries (and blocks) per outcome.")
     ] = 5,
+    coverage_final: Annotated[
+        Literal["arithmetic", "judge"],
+        typer.Option(
+            help="Coverage probe's score and label: the arithmetic rule over the sides' labels, "
+            "or a final judge step reading both tallies (Hindcast 4.1)."
+        ),
+    ] = "arithmetic",
+    coverage_at: Annotated[
+        Literal["judging_date", "close"],
+        typer.Option(
+            help="When the coverage probe queries the archive: at the judging date, or at the "
+            "market's close (Hindcast; never after the last forecast date)."
+        ),
+    ] = "judging_date",
     balance: Annotated[
         bool, typer.Option(help="Balance YES/NO outcomes, then topics (--no-balance skips it).")
     ] = True,
@@ -96,6 +111,8 @@ def curate(
         keep_coverage=keep_coverage,
         coverage=coverage,
         coverage_queries=coverage_queries,
+        coverage_final=coverage_final,
+        coverage_at=coverage_at,
         balance=balance,
         topics=topics,
         seed=seed,
