@@ -83,7 +83,7 @@ def test_exact_values_of_the_presets() -> None:
         "top_p": 1.0,
     }
     hc = _plan("hindcast")
-    assert (hc.rollouts, hc.settings, hc.schedule) == (5, ("two_stage",), "hindcast")
+    assert (hc.rollouts, hc.settings, hc.schedule) == (5, ("two_stage",), None)
     (agent,) = hc.agent_specs()
     assert agent.factory == "two-stage"
     cfg = agent.args["config"]
@@ -115,7 +115,7 @@ def test_plan_fields_are_set_over_the_preset(tmp_path: Path) -> None:
         "[budgets]\nmax_search_k = 5\n"
     )
     plan = read_plan(path)
-    assert (plan.rollouts, plan.schedule, plan.budgets.max_search_k) == (2, "hindcast", 5)
+    assert (plan.rollouts, plan.budgets.max_search_k) == (2, 5)
     (agent,) = plan.agent_specs()
     assert agent.args["config"]["rounds"] == 1  # the plan's own
     assert agent.args["config"]["top_k"] == 20  # the preset's, beside it

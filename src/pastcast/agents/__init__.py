@@ -3,7 +3,10 @@ model-driven agents (no-tools, tool agent, two-stage), their request settings (`
 call estimates (``CallEstimate``), and agents behind a process boundary (``isolated``,
 ``external``: ``pastcast.agents.isolated``)."""
 
-from pastcast.agents import _model_agents  # noqa: F401  (registers the model-driven agents)
+from pastcast.agents import (
+    _lexical,  # noqa: F401  (registers the offline lexical model)
+    _model_agents,  # noqa: F401  (registers the model-driven agents)
+)
 from pastcast.agents._answer import Decoding
 from pastcast.agents._base import (
     Agent,

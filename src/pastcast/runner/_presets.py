@@ -236,12 +236,18 @@ def hindcast() -> Preset:
     return Preset(
         name="hindcast",
         paper=_HC,
-        description="Hindcast: the two-stage agent with its tally, five consistency runs, t0 "
-        "the day before close, dense search over submissions only.",
+        description="Hindcast: the two-stage agent with its tally, five consistency runs, search "
+        "over submissions only; datasets scheduled at t0, the day before close.",
         settings=(
             _s("rollouts", 5, f"{_HC} 4.2 (five consistency runs)"),
             _s("settings", ["two_stage"], f"{_HC} 5.2 (the Retrieval agent)"),
-            _s("schedule", "hindcast", f"{_HC} 4.2 (t0: the day before close)"),
+            _s(
+                "schedule",
+                "hindcast",
+                f"{_HC} 4.2 (t0: the day before close)",
+                "import",
+                "pastcast data import --schedule hindcast (a plan's schedule re-schedules)",
+            ),
             _s("budgets.max_search_k", 20, f"{_HC} B.3 (top 20 hits per query)"),
             *_hindcast_agent(),
             _s("coverage_queries", 5, f"{_HC} 4.1", "curate", "5 queries per side"),
