@@ -56,9 +56,11 @@ def longitudinal(
     fallback: Convention = "uniform",
     bootstrap: int = 4000,
     seed: int = 0,
+    market_only: bool = False,
 ) -> Statistics:
     """Thirds, step changes and episode gain per group; with memory-on notebooks, the changes by
-    new-evidence quartile and the capture gain."""
+    new-evidence quartile and the capture gain. ``market_only``: the thirds over the dates with
+    a market probability only (Forecast-Dojo B.6)."""
     groups = group_columns(by, TABLE_COLUMNS)
     read = read_runs(run_logs)
     steps = list(read.steps)
@@ -79,7 +81,7 @@ def longitudinal(
         "run_logs": [str(p) for p in run_logs],
         "by": list(groups),
         "metric": metric,
-        "thirds": [asdict(t) for t in thirds(table, groups, **kw)],
+        "thirds": [asdict(t) for t in thirds(table, groups, **kw, market_only=market_only)],
         "step_changes": [asdict(s) for s in step_changes(table, groups, **kw)],
         "episode_gain": [asdict(g) for g in episode_gain(table, groups, **kw)],
         "evidence": evidence,

@@ -91,12 +91,25 @@ def longitudinal(
     fallback: FallbackOpt = "uniform",
     bootstrap: BootstrapOpt = 4000,
     seed: SeedOpt = 0,
+    market_only: Annotated[
+        bool,
+        typer.Option(
+            "--market-only",
+            help="Thirds over the dates with a market probability (Forecast-Dojo B.6).",
+        ),
+    ] = False,
     as_json: JsonFlag = False,
 ) -> None:
     """Thirds, step changes, episode gain; new-evidence quartiles and capture from notebooks."""
     _stats(
         lambda: longitudinal_stats(
-            run_logs, by=by, metric=metric, fallback=fallback, bootstrap=bootstrap, seed=seed
+            run_logs,
+            by=by,
+            metric=metric,
+            fallback=fallback,
+            bootstrap=bootstrap,
+            seed=seed,
+            market_only=market_only,
         ),
         as_json,
     )

@@ -126,13 +126,19 @@ def _dojo_common() -> list[PresetSetting]:
             f"{_DOJO} B.2",
             note="no-tools runs raise the output cap: the whole forecast is one call",
         ),
-        _s("schedule_min_dates", 3, f"{_DOJO} 4.3", "import", "evaluation events keep >= 3 dates"),
         _s(
-            "thirds_market_only",
+            "min_dates",
+            3,
+            f"{_DOJO} 4.3",
+            "curate",
+            "evaluation events keep >= 3 forecast dates (pastcast data curate --min-dates)",
+        ),
+        _s(
+            "market_only",
             True,
             f"{_DOJO} B.6",
             "stats",
-            "thirds over dates with a market probability (pastcast stats longitudinal)",
+            "thirds over dates with a market probability (stats longitudinal --market-only)",
         ),
         _s(
             "corpus_since",
