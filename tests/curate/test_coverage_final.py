@@ -8,13 +8,16 @@ from __future__ import annotations
 import json
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 
 import pytest
 from curate_judges import world_judge
+from typer.testing import CliRunner
 
+from pastcast.cli import app
 from pastcast.corpus import EmbeddedIndex
 from pastcast.curate import CoverageProbe, CurationConfig, Judge, Retriever, curate_dataset
-from pastcast.dataset import Dataset
+from pastcast.dataset import Dataset, read_metadata
 from pastcast.models import ChatRequest, ScriptedModel
 from pastcast.records import Document, Event, Resolution
 from pastcast.world import World
@@ -141,3 +144,26 @@ def test_the_final_step_never_sees_the_outcome(world: World) -> None:
     for eid, cov in probed[0].items():
         event = world.dataset.event(eid)
         assert cov.probed_at == min(event.close_time, last[eid])
+
+
+@pytest.mark.slow
+def test_data_curate_with_the_hindcast_preset(
+    world_index_dir: Path, tmp_path: Path, judge_provider: list[ScriptedModel]
+) -> None:
+    """``--preset hindcast`` sets the paper's curation (the judge step at the close date over
+    the whole archive); an option given is set over it."""
+    out = tmp_path / "curated"
+    args = ["data", "curate", "world:0", "--corpus", str(world_index_dir)]
+    args += ["--judge", "curate-test:world", "--out", str(out), "--retrieval", "bm25"]
+    args += ["--preset", "hindcast", "--keep-coverage", "weak", "--no-balance", "--json"]
+    result = CliRunner().invoke(app, args)
+    assert result.exit_code == 0, result.output
+    curation = read_metadata(out)["curation"]
+    config = curation["config"]
+    assert (config["coverage_final"], config["coverage_at"]) == ("judge", "close")
+    assert config["coverage_queries"] == 5 and config["keep_coverage"] == "weak"
+    assert curation["window_days"] is None
+    finals = [r for r in judge_provider[0].requests if "curate_coverage_final" in str(r)]
+    assert finals
+    bad = CliRunner().invoke(app, [*args[:-1], "--preset", "nope"])
+    assert bad.exit_code == 2 and "unknown 'nope'" in bad.output

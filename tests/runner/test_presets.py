@@ -192,3 +192,18 @@ def test_run_options_override_the_preset_and_the_header_records_it(tmp_path: Pat
     assert again.exit_code == 0, again.output
     h2 = read_run_log(plain).header
     assert h2.plan is not None and h2.plan["preset"] is None and h2.config["rollouts"] == 1
+
+
+def test_the_arena_preset_gives_the_replays_rounds() -> None:
+    from pastcast.app import preset_rounds, round_plan
+
+    shape = preset_rounds("arena")
+    assert shape == {"markets": 7, "rounds": 50, "selector": "volume-activity"}
+    plan = round_plan(**shape)
+    assert (plan.markets, plan.rounds, plan.selector.name) == (7, 50, "volume-activity")
+    with pytest.raises(AppError, match="sets nothing of arena rounds"):
+        preset_rounds("dojo")
+    out = cli.invoke(
+        app, ["arena", "replay", "--dataset", "world", "-a", "market", "--preset", "x"]
+    )
+    assert out.exit_code == 2 and "unknown 'x'" in out.output

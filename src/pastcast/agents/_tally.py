@@ -71,7 +71,13 @@ class Tally:
     def record(self) -> EvidenceTally:
         """The tally as the run log keeps it (``EpisodeRecord.evidence_tally``)."""
         sides = tuple(
-            SideTally(label=side, **{level: counts.get(level, 0) for level in _LEVELS})
+            SideTally(
+                label=side,
+                strong=counts.get("strong", 0),
+                weak=counts.get("weak", 0),
+                irrel=counts.get("irrel", 0),
+                contra=counts.get("contra", 0),
+            )
             for side, counts in self.counts.items()
         )
         return EvidenceTally(sides=sides, documents=self.documents, quality=self.quality)

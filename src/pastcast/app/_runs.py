@@ -50,6 +50,8 @@ __all__ = [
     "check_sandbox",
     "plan_estimate",
     "plan_from_agents",
+    "preset_curation",
+    "preset_rounds",
     "preset_settings",
     "read_plan",
     "run_plan",
@@ -107,6 +109,26 @@ def preset_settings(name: str | None = None) -> tuple[Preset, ...]:
     if name not in preset_names():
         raise AppError("preset", f"unknown {name!r} (one of {', '.join(preset_names())})")
     return (get_preset(name),)
+
+
+def preset_rounds(name: str) -> dict[str, Any]:
+    """The ``round_plan`` arguments a preset's ``arena`` settings give (``markets``, ``rounds``,
+    ``selector``); ``AppError`` (field ``preset``) if it is unknown or sets none."""
+    (found,) = preset_settings(name)
+    out: dict[str, Any] = {}
+    for s in found.of_stage("arena"):
+        key = "selector" if s.key == "selector.name" else s.key
+        out[key] = s.value
+    if not out:
+        raise AppError("preset", f"{name!r} sets nothing of arena rounds")
+    return out
+
+
+def preset_curation(name: str) -> dict[str, Any]:
+    """The ``pastcast data curate`` settings a preset's ``curate`` stage gives, by option name
+    (``window_days`` None: the whole archive); ``AppError`` (field ``preset``) if unknown."""
+    (found,) = preset_settings(name)
+    return {s.key: s.value for s in found.of_stage("curate")}
 
 
 def check_sandbox(env: EnvConfig, field: str = "budgets.python_tool") -> None:

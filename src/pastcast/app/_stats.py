@@ -225,10 +225,11 @@ def recoveries(
         ],
     }
     if ds is not None:
+        known = ds  # narrowed for the function below
 
         def duration(r: StepRecord) -> str:
-            event = ds.event(r.event_id)
-            res = ds.resolutions.get(r.event_id)
+            event = known.event(r.event_id)
+            res = known.resolutions.get(r.event_id)
             end = None if res is None else res.resolved_at
             return duration_bucket(market_days(event.open_time, event.close_time, end))
 

@@ -198,9 +198,9 @@ def topic_distribution(data: ReportData) -> Figure | None:
     fig = new_figure(1, 6.0, 4.0)
     ax = fig.subplots()
     sizes = [n for _, n in counts]
-    wedges, _texts, _autotexts = ax.pie(
+    wedges = ax.pie(
         sizes, autopct="%1.0f%%", startangle=90, counterclock=False, textprops={"fontsize": 8}
-    )
+    )[0]
     ax.legend(
         wedges,
         [f"{t} ({n})" for t, n in counts],

@@ -17,6 +17,7 @@ from datetime import datetime
 from typing import Literal
 
 import numpy as np
+from numpy.typing import NDArray
 
 from pastcast.runlog import StepRecord
 from pastcast.scoring._aggregate import GroupSummary, _select, summarize
@@ -263,10 +264,10 @@ def _pairs(
     b: Mapping[str, str],
     pair_by: Sequence[str],
     fallback: Convention,
-) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+) -> tuple[NDArray[np.int64], NDArray[np.int64], NDArray[np.bool_]]:
     """Rows of A and of B paired on (event, step, rollout, *pair_by), and who was right."""
     table = table_from_records(recs)
-    correct = table.metrics(fallback)["accuracy"] == 1.0
+    correct: NDArray[np.bool_] = np.asarray(table.metrics(fallback)["accuracy"] == 1.0)
     cols = [table.codes(c) for c in ("event", *pair_by)] + [table.step, table.rollout]
     key = np.stack(cols, axis=1)
     found = []
