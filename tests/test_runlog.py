@@ -200,3 +200,26 @@ def test_step_schema_refuses_a_field_of_two_types() -> None:
 
     with pytest.raises(TypeError, match="one type"):
         _arrow_type(TwoTypes)
+
+
+def test_a_log_written_before_the_evidence_tally_still_reads(tmp_path: Path) -> None:
+    """``evidence_tally`` and ``stop_reason`` are optional: lines without them (schema 2, or a
+    schema-3 log written before the fields) read with None, and the Arrow schema types them."""
+    assert all(
+        r.episode.evidence_tally is None and r.episode.stop_reason is None
+        for r in read_run_log(V2).steps
+    )
+    out = tmp_path / "run.jsonl"
+    cfg = RunConfig(agents=(agent_spec("heuristic"),))
+    run_benchmark(tiny_dataset(), ListBackend(tiny_documents()), cfg, out, progress=False)
+    lines = [json.loads(line) for line in out.read_text().splitlines()]
+    for line in lines:
+        assert line["episode"]["evidence_tally"] is None
+        del line["episode"]["evidence_tally"], line["episode"]["stop_reason"]
+    out.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    steps = read_run_log(out).steps
+    assert len(steps) == len(lines) and all(s.episode.evidence_tally is None for s in steps)
+    tally = step_schema().field("episode").type.field("evidence_tally").type
+    assert [f.name for f in tally] == ["sides", "documents", "quality"]
+    side = tally.field("sides").type.value_type
+    assert [f.name for f in side] == ["label", "strong", "weak", "irrel", "contra"]

@@ -52,6 +52,7 @@ __all__ = [
     "EventKind",
     "EvidenceLabel",
     "EvidenceQuality",
+    "EvidenceTally",
     "FailureReason",
     "Forecast",
     "JsonObject",
@@ -67,8 +68,10 @@ __all__ = [
     "RequestedToolCall",
     "Resolution",
     "Setting",
+    "SideTally",
     "StepKey",
     "StepSpec",
+    "StopReason",
     "Termination",
     "TextVersion",
     "ToolCall",
@@ -611,6 +614,37 @@ class NotebookCheck(Record):
 
 Termination = Literal["forecast", "tool_budget", "model_budget", "error", "no_forecast"]
 
+StopReason = Literal["confident", "budget", "no_results", "no_queries", "rounds"]
+"""Why a research loop stopped (Hindcast 5.2): its confidence reached the stop
+(``confident``), the tool budget was spent (``budget``), a round found no new document
+(``no_results``), no new query was proposed (``no_queries``), or the round budget ran out
+(``rounds``)."""
+
+
+class SideTally(Record):
+    """One outcome's evidence labels counted over the documents labelled (Hindcast 5.2)."""
+
+    label: str
+    strong: int = Field(default=0, ge=0)
+    weak: int = Field(default=0, ge=0)
+    irrel: int = Field(default=0, ge=0)
+    contra: int = Field(default=0, ge=0)
+
+    @property
+    def score(self) -> int:
+        """``2 strong + weak - contra`` (``EVIDENCE_WEIGHTS``)."""
+        return 2 * self.strong + self.weak - self.contra
+
+
+class EvidenceTally(Record):
+    """The agent's own evidence tally at a step: a ``SideTally`` per outcome, in label order
+    (a list, not a map keyed by labels, so every record has the same columns), how many
+    documents were labelled, and the overall evidence quality it gave (None: not stated)."""
+
+    sides: tuple[SideTally, ...] = ()
+    documents: int = Field(default=0, ge=0)
+    quality: EvidenceQuality | None = None
+
 
 class EpisodeRecord(Record):
     """Everything that happened in one episode, kept for audit and training export."""
@@ -631,6 +665,11 @@ class EpisodeRecord(Record):
     wall_s: float = 0.0
     termination: Termination = "forecast"
     error: str | None = None
+    evidence_tally: EvidenceTally | None = None
+    """The evidence tally the agent computed (the two-stage agent with ``tally``; None for
+    others, and in logs written before the field)."""
+    stop_reason: StopReason | None = None
+    """Why the agent's research loop stopped (None: no such loop, or an older log)."""
 
     @model_validator(mode="after")
     def _check_indices(self) -> EpisodeRecord:

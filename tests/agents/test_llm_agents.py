@@ -314,3 +314,20 @@ def test_episode_record_holds_exactly_what_each_model_call_sent_through_compacti
     assert record.tool_calls[0].arguments == {"query": "Zephyr rocket launch", "top_k": 10}
     total = sum(c.usage.input_tokens for c in calls)
     assert total == record.usage.input_tokens > 0
+
+
+def test_the_no_tools_reply_cap_of_the_tool_agent(
+    world: World, world_index: EmbeddedIndex, tmp_path: Path
+) -> None:
+    """Forecast-Dojo raises the cap of the single no-tools call to 65,536 tokens (the dojo
+    preset's ``no_tools_max_tokens``); with tools the agent's own decoding holds."""
+    model = use("cap", Scripted())
+    args: dict[str, Any] = {"model": model, "no_tools_max_tokens": 65_536}
+    args["decoding"] = {"max_tokens": 1000}
+    specs = [
+        agent_spec("tool-agent", setting=s, label=f"t-{s}", **args)
+        for s in ("no_tools", "memory_free")
+    ]
+    log = _run(world, world_index, tmp_path, specs, events=1)
+    caps = {(r.setting, c.max_tokens) for r in log.steps for c in r.episode.model_calls}
+    assert caps == {("no_tools", 65_536), ("memory_free", 1000)}

@@ -269,3 +269,35 @@ def test_request_settings_are_checked_before_a_run(option: str, message: str) ->
         "model": "scripted:x.json",
         "rounds": 2,
     }
+
+
+def test_the_tally_and_the_stop_reason_are_typed_fields_of_the_log(tmp_path: Path) -> None:
+    """The counts the forecast stage read are the log's ``evidence_tally``; they come back
+    from the JSONL line exactly, and the research loop says why it stopped."""
+    log = _run(tmp_path, "two-stage-hindcast", Hindcast())
+    (rec,) = log.steps
+    tally = rec.episode.evidence_tally
+    assert tally is not None and tally.quality == "strong"
+    yes, no = tally.sides
+    assert (yes.label, no.label) == ("Yes", "No")
+    assert yes.strong == tally.documents > 0 and (yes.weak, yes.irrel, yes.contra) == (0, 0, 0)
+    assert no.contra == tally.documents and no.score == -tally.documents
+    assert yes.score == 2 * tally.documents
+    # Three rounds at confidence 0.3: the round budget ended the research.
+    assert rec.episode.stop_reason == "rounds"
+    line = (tmp_path / "run.jsonl").read_text().splitlines()[0]
+    assert json.loads(line)["episode"]["evidence_tally"]["sides"][0]["label"] == "Yes"
+
+
+def test_a_confident_reflection_is_the_stop_reason(tmp_path: Path) -> None:
+    class Confident(Hindcast):
+        def __call__(self, request: ChatRequest) -> str:
+            if _stage(request) == "reflect":
+                self.stages.append("reflect")
+                return json.dumps({"confidence": 0.9, "missing": "", "queries": ["more"]})
+            return super().__call__(request)
+
+    script = Confident()
+    (rec,) = _run(tmp_path, "two-stage-hindcast", script).steps
+    assert rec.episode.stop_reason == "confident"
+    assert script.stages.count("reflect") == 1

@@ -54,6 +54,17 @@ def world_judge(request: ChatRequest) -> str:
         favoured = _draw(question + "side") % 2 == 0
         label = "strong" if (side.group(1) == "Yes") == favoured else "irrelevant"
         return json.dumps({"labels": [label] * n})
+    if kind == "curate_coverage_final":
+        # Support from the tallies shown (the judge reads both sides; it never sees the outcome).
+        text = request.messages[-1].content
+        tallies = {
+            m.group(1): int(m.group(2))
+            for m in re.finditer(r"^Outcome (.*?): .*; tally (-?\d+)$", text, re.M)
+        }
+        best = max(tallies.values())
+        support = {s: round(max(t, 0) / 10, 3) for s, t in tallies.items()}
+        quality = "strong" if best >= 6 else "weak" if best > 0 else "none"
+        return json.dumps({"support": support, "evidence_quality": quality})
     if kind == "curate_topic":
         return json.dumps({"topic": "politics"})
     raise AssertionError(f"unexpected request {kind!r}")

@@ -101,3 +101,26 @@ def test_breakdown_by_event_column() -> None:
 )
 def test_horizon_bucket(days: float, label: str) -> None:
     assert horizon_bucket(days) == label
+
+
+def test_thirds_over_dates_with_a_market_probability() -> None:
+    """Forecast-Dojo B.6: with ``market_only`` only dates with a market probability are
+    retained, and positions are taken on that retained sequence."""
+    market = {"Yes": 0.5, "No": 0.5}
+    # e1: 4 dates, the second without a market price -> retained 0, 2, 3 -> thirds 0, 1, 2
+    e1 = [
+        make_step({"Yes": p, "No": 1 - p}, event_id="e1", step_index=t, market=m)
+        for t, (p, m) in enumerate([(0.5, market), (0.9, None), (0.6, market), (0.7, market)])
+    ]
+    # e2: 3 dates, one without a price -> 2 retained: cannot fill three thirds, dropped
+    e2 = [
+        make_step({"Yes": 0.3, "No": 0.7}, event_id="e2", step_index=t, market=m)
+        for t, m in enumerate([market, None, market])
+    ]
+    table = table_from_records(e1 + e2)
+    (every,) = thirds(table, by=("agent",), bootstrap=0)
+    (priced,) = thirds(table, by=("agent",), bootstrap=0, market_only=True)
+    assert every.n_events == 2 and priced.n_events == 1
+    assert priced.early.mean == pytest.approx(_brier(0.5))
+    assert priced.middle.mean == pytest.approx(_brier(0.6))
+    assert priced.late.mean == pytest.approx(_brier(0.7))

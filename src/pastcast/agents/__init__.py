@@ -3,7 +3,10 @@ model-driven agents (no-tools, tool agent, two-stage), their request settings (`
 call estimates (``CallEstimate``), and agents behind a process boundary (``isolated``,
 ``external``: ``pastcast.agents.isolated``)."""
 
-from pastcast.agents import _model_agents  # noqa: F401  (registers the model-driven agents)
+from pastcast.agents import (
+    _lexical,  # noqa: F401  (registers the offline lexical model)
+    _model_agents,  # noqa: F401  (registers the model-driven agents)
+)
 from pastcast.agents._answer import Decoding
 from pastcast.agents._base import (
     Agent,
@@ -22,6 +25,7 @@ from pastcast.agents._baselines import RandomAgent, UniformAgent, random_draws
 from pastcast.agents._calls import CallContext, CallEstimate, CallEstimator
 from pastcast.agents._heuristic import HeuristicResearchAgent
 from pastcast.agents._llm_registry import agent_model, clear_models, load_models
+from pastcast.agents._model_agents import HINDCAST_TWO_STAGE
 from pastcast.agents._no_tools import NoToolsAgent
 from pastcast.agents._notebook import check_notebook, parse_notebook
 from pastcast.agents._parsing import parse_forecast, reparse_forecast
@@ -39,6 +43,7 @@ from pastcast.agents.isolated import AgentProcessError
 
 __all__ = [
     "ACTION_SCHEMA",
+    "HINDCAST_TWO_STAGE",
     "Agent",
     "AgentInfo",
     "AgentProcessError",

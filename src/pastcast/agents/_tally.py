@@ -12,7 +12,13 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, get_args
 
-from pastcast.records import EVIDENCE_WEIGHTS, EvidenceLabel, EvidenceQuality
+from pastcast.records import (
+    EVIDENCE_WEIGHTS,
+    EvidenceLabel,
+    EvidenceQuality,
+    EvidenceTally,
+    SideTally,
+)
 
 __all__ = ["Tally", "read_tally", "tally_schema", "tally_sides"]
 
@@ -61,6 +67,20 @@ class Tally:
 
     def score(self, side: str) -> int:
         return sum(EVIDENCE_WEIGHTS[level] * n for level, n in self.counts[side].items())
+
+    def record(self) -> EvidenceTally:
+        """The tally as the run log keeps it (``EpisodeRecord.evidence_tally``)."""
+        sides = tuple(
+            SideTally(
+                label=side,
+                strong=counts.get("strong", 0),
+                weak=counts.get("weak", 0),
+                irrel=counts.get("irrel", 0),
+                contra=counts.get("contra", 0),
+            )
+            for side, counts in self.counts.items()
+        )
+        return EvidenceTally(sides=sides, documents=self.documents, quality=self.quality)
 
     def text(self) -> str:
         """The tally as the forecast stage reads it."""

@@ -39,9 +39,10 @@ from pastcast.agents._answer import (
 from pastcast.agents._jsonish import find_blocks, load_object, strip_thinking
 from pastcast.agents._prompts import load_prompt
 from pastcast.agents._tally import read_tally, tally_schema, tally_sides
+from pastcast.corpus import DocType
 from pastcast.env import TOOLS, BudgetExceeded, Episode, ToolError
 from pastcast.models import ContextOverflow, Model
-from pastcast.records import Forecast, Message, Record
+from pastcast.records import EvidenceTally, Forecast, Message, Record
 
 __all__ = [
     "TWO_STAGE_STAGES",
@@ -106,6 +107,9 @@ class TwoStageConfig(Record):
     """Recent posts (not comments) of each expanded hit's author (threaded corpora)."""
     author_comments: int = Field(default=0, ge=0, le=_AUTHOR_LIMIT)
     tally: bool = False
+    doc_type: DocType | None = None
+    """Search only this document type (Hindcast searches ``submission``s: every hit a whole
+    post; comments are still reached through the thread and author tools)."""
     answer_form: AnswerForm = "probabilities"
     constrained: bool = False
     """Ask for the forecast under its answer schema too (small local models)."""
@@ -245,8 +249,13 @@ class TwoStageAgent:
             try:
                 new = self._round(episode, queries, asked, docs, authors)
             except BudgetExceeded:
+                episode.stop_reason = "budget"
                 break
-            if not new or round_no == cfg.rounds:
+            if not new:
+                episode.stop_reason = "no_results"
+                break
+            if round_no == cfg.rounds:
+                episode.stop_reason = "rounds"
                 break
 
             def reflect_fields(budget: int, round_no: int = round_no) -> dict[str, str]:
@@ -264,13 +273,17 @@ class TwoStageAgent:
             )
             confidence = reflection.get("confidence")
             if isinstance(confidence, int | float) and confidence >= cfg.stop_confidence:
+                episode.stop_reason = "confident"
                 break
             queries = [x for x in _strings(reflection.get("queries")) if x.casefold() not in asked][
                 : cfg.followup_queries
             ]
             if not queries:
+                episode.stop_reason = "no_queries"
                 break
         if not docs:
+            if cfg.tally:  # nothing to label: the agent's own evidence is none
+                episode.evidence_tally = EvidenceTally(quality="none")
             return _NOTHING_FOUND, ""
         report = self._ask(
             episode, "report", REPORT, lambda b: base | {"evidence": self._digest(docs, b)}
@@ -289,7 +302,9 @@ class TwoStageAgent:
             }
 
         reply = self._ask(episode, "tally", TALLY, fields, response_schema=tally_schema(q.labels))
-        return read_tally(_json_reply(reply), q.labels, shown).text()
+        tally = read_tally(_json_reply(reply), q.labels, shown)
+        episode.evidence_tally = tally.record()  # the run log's typed copy (Table 1's S/W/N)
+        return tally.text()
 
     def _round(
         self,
@@ -306,7 +321,9 @@ class TwoStageAgent:
                 continue
             asked.add(query.casefold())
             try:
-                hits = episode.tools.search(query, top_k=self.config.top_k)
+                hits = episode.tools.search(
+                    query, top_k=self.config.top_k, doc_type=self.config.doc_type
+                )
             except ToolError:
                 continue
             for h in hits:

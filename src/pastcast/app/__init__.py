@@ -64,8 +64,23 @@ from pastcast.app._reports import (
     report_runs,
     score_runs,
 )
-from pastcast.app._runs import check_sandbox, plan_estimate, plan_from_agents, read_plan, run_plan
-from pastcast.app._stats import Statistics, coverage_bins, longitudinal, memory_costs
+from pastcast.app._runs import (
+    check_sandbox,
+    plan_estimate,
+    plan_from_agents,
+    preset_curation,
+    preset_rounds,
+    preset_settings,
+    read_plan,
+    run_plan,
+)
+from pastcast.app._stats import (
+    Statistics,
+    coverage_bins,
+    longitudinal,
+    memory_costs,
+    recoveries,
+)
 from pastcast.app._steps import select_steps
 
 __all__ = [
@@ -131,8 +146,12 @@ __all__ = [
     "parse_agent_options",
     "plan_estimate",
     "plan_from_agents",
+    "preset_curation",
+    "preset_rounds",
+    "preset_settings",
     "read_plan",
     "read_runs",
+    "recoveries",
     "report_runs",
     "round_plan",
     "run_leakage_cards",

@@ -90,7 +90,7 @@ def curate(
     *,
     retrieval: str | Sequence[str] = CURATION_LEGS,
     embedder: str | None = None,
-    window_days: int | None = 180,
+    window_days: int | None = None,
     config: CurationConfig | None = None,
     max_tokens: int = 512,
     cache: str | Path | None = None,

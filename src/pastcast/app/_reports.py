@@ -37,9 +37,12 @@ __all__ = [
 
 REPORTS_EXTRA_HINT = "pip install 'pastcast[reports]'"
 
-TABLE_COLUMNS = tuple(c for c in GROUP_COLUMNS if c not in ("model", "horizon"))
+TABLE_COLUMNS = tuple(
+    c for c in GROUP_COLUMNS if c not in ("model", "horizon", "duration", "evidence", "stop")
+)
 """What the statistics group by: the score table's own columns (the agents' models come from
-the run headers and the horizon from the dataset: score and report)."""
+the run headers, the horizon and duration from the dataset, the evidence label and stop reason
+from each step's episode: score and report)."""
 
 Labels = Literal["exact", "normalized"]
 
@@ -57,10 +60,12 @@ def group_columns(
 
 
 def _needs_dataset(groups: Sequence[str], dataset: object) -> None:
-    if "horizon" in groups and dataset is None:
+    needs = next((c for c in groups if c in ("horizon", "duration")), None)
+    if needs is not None and dataset is None:
         raise AppError(
             "dataset",
-            "is needed to group by horizon: run logs do not record when an event resolved",
+            f"is needed to group by {needs}: run logs do not record when an event opened, "
+            "closed or resolved",
         )
 
 

@@ -32,17 +32,30 @@ from pastcast.runner import (
     NothingToRun,
     PlanError,
     PlanEstimate,
+    Preset,
     RunConfig,
     RunResult,
+    deep_merge,
     estimate_plan,
     executors,
     load_plan,
+    preset_names,
     reschedule,
     run_benchmark,
 )
+from pastcast.runner import preset as get_preset
 from pastcast.validation import field_path, first_error
 
-__all__ = ["check_sandbox", "plan_estimate", "plan_from_agents", "read_plan", "run_plan"]
+__all__ = [
+    "check_sandbox",
+    "plan_estimate",
+    "plan_from_agents",
+    "preset_curation",
+    "preset_rounds",
+    "preset_settings",
+    "read_plan",
+    "run_plan",
+]
 
 _log = logging.getLogger("pastcast")
 
@@ -57,21 +70,65 @@ def read_plan(path: str | Path) -> ExperimentPlan:
 
 
 def plan_from_agents(
-    agents: Sequence[str], *, setting: Setting = "memory_free", **fields: Any
+    agents: Sequence[str],
+    *,
+    setting: Setting = "memory_free",
+    preset: str | None = None,
+    defaults: Mapping[str, Any] | None = None,
+    **fields: Any,
 ) -> ExperimentPlan:
     """The plan that ``agents`` (each ``NAME[:key=value,...][@SETTING]``, ``setting`` for those
     without one) and ``fields`` (any of ``ExperimentPlan``: ``dataset``, ``corpus``,
     ``budgets``, ``concurrency``, ...) declare: what ``pastcast run``'s options build.
-    ``AppError`` naming the field (``budgets.max_tool_calls``) of the first problem."""
+    ``preset`` (``dojo``, ``hindcast``, ...) sets the paper's defaults over ``defaults`` (the
+    values of options not given) and under ``fields`` (those given). ``AppError`` naming the
+    field (``budgets.max_tool_calls``) of the first problem."""
     parsed = parse_agent_options(agents, setting)
     listed = [
         {"name": p.name, "label": p.label, "setting": p.setting, "args": p.args} for p in parsed
     ]
+    data: dict[str, Any] = dict(defaults or {})
+    if preset is not None:
+        if preset not in preset_names():
+            raise AppError("preset", f"unknown {preset!r} (one of {', '.join(preset_names())})")
+        data = deep_merge(data, get_preset(preset).fields("run"))
+        data.pop("agent_args", None)  # set under each agent's own by the plan
+        data["preset"] = preset
+    data = deep_merge(data, fields)
     try:
-        return ExperimentPlan.model_validate({**fields, "agents": listed})
+        return ExperimentPlan.model_validate({**data, "agents": listed})
     except ValidationError as exc:
         loc, msg = first_error(exc)
         raise AppError(field_path(loc) or "plan", f"is invalid: {msg}") from None
+
+
+def preset_settings(name: str | None = None) -> tuple[Preset, ...]:
+    """Every registered preset, or the one named (``AppError`` field ``preset`` if unknown)."""
+    if name is None:
+        return tuple(get_preset(n) for n in preset_names())
+    if name not in preset_names():
+        raise AppError("preset", f"unknown {name!r} (one of {', '.join(preset_names())})")
+    return (get_preset(name),)
+
+
+def preset_rounds(name: str) -> dict[str, Any]:
+    """The ``round_plan`` arguments a preset's ``arena`` settings give (``markets``, ``rounds``,
+    ``selector``); ``AppError`` (field ``preset``) if it is unknown or sets none."""
+    (found,) = preset_settings(name)
+    out: dict[str, Any] = {}
+    for s in found.of_stage("arena"):
+        key = "selector" if s.key == "selector.name" else s.key
+        out[key] = s.value
+    if not out:
+        raise AppError("preset", f"{name!r} sets nothing of arena rounds")
+    return out
+
+
+def preset_curation(name: str) -> dict[str, Any]:
+    """The ``pastcast data curate`` settings a preset's ``curate`` stage gives, by option name
+    (``window_days`` None: the whole archive); ``AppError`` (field ``preset``) if unknown."""
+    (found,) = preset_settings(name)
+    return {s.key: s.value for s in found.of_stage("curate")}
 
 
 def check_sandbox(env: EnvConfig, field: str = "budgets.python_tool") -> None:
@@ -167,6 +224,7 @@ def run_plan(
                     corpus_ref=replay.corpus_ref,
                     retry_failed=retry_failed,
                     knowledge_cutoffs=plan.knowledge_cutoffs(),
+                    plan=plan.model_dump(mode="json"),
                 )
             except RunLogError as exc:  # a log in use, or of another run
                 raise AppError("out", str(exc)) from None

@@ -3,30 +3,41 @@ memory cost and retrieval coverage bins, each over the runs read once, as JSON-r
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import contextlib
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from pastcast.app._errors import AppError
 from pastcast.app._reading import RunsRead, read_runs
 from pastcast.app._reports import TABLE_COLUMNS, group_columns
+from pastcast.runlog import StepRecord
 from pastcast.scoring import (
+    DURATION_EDGES,
     Convention,
     CoverageKind,
     Metric,
+    RecoveryCount,
     capture_gain,
     changes_by_evidence,
     coverage_summary,
+    duration_bucket,
     episode_gain,
     evidence_index,
+    evidence_summary,
+    market_days,
     memory_cost,
+    model_recoveries,
+    paired_recoveries,
     step_changes,
+    stop_counts,
+    stop_reason_of,
     table_from_records,
     thirds,
 )
 
-__all__ = ["Statistics", "coverage_bins", "longitudinal", "memory_costs"]
+__all__ = ["Statistics", "coverage_bins", "longitudinal", "memory_costs", "recoveries"]
 
 
 @dataclass(frozen=True)
@@ -45,9 +56,11 @@ def longitudinal(
     fallback: Convention = "uniform",
     bootstrap: int = 4000,
     seed: int = 0,
+    market_only: bool = False,
 ) -> Statistics:
     """Thirds, step changes and episode gain per group; with memory-on notebooks, the changes by
-    new-evidence quartile and the capture gain."""
+    new-evidence quartile and the capture gain. ``market_only``: the thirds over the dates with
+    a market probability only (Forecast-Dojo B.6)."""
     groups = group_columns(by, TABLE_COLUMNS)
     read = read_runs(run_logs)
     steps = list(read.steps)
@@ -68,7 +81,7 @@ def longitudinal(
         "run_logs": [str(p) for p in run_logs],
         "by": list(groups),
         "metric": metric,
-        "thirds": [asdict(t) for t in thirds(table, groups, **kw)],
+        "thirds": [asdict(t) for t in thirds(table, groups, **kw, market_only=market_only)],
         "step_changes": [asdict(s) for s in step_changes(table, groups, **kw)],
         "episode_gain": [asdict(g) for g in episode_gain(table, groups, **kw)],
         "evidence": evidence,
@@ -120,19 +133,115 @@ def coverage_bins(
     fallback: Convention = "uniform",
     bootstrap: int = 4000,
     seed: int = 0,
+    bins: Literal["count", "label"] = "count",
 ) -> Statistics:
     """Scores by retrieval coverage bin: the distinct documents the agent saw at the step
-    (``shown`` by any tool result, or ``read`` in full), binned at ``edges``."""
+    (``shown`` by any tool result, or ``read`` in full), binned at ``edges``; with
+    ``bins="label"`` by the agent's own evidence label from its tally instead (strong, weak,
+    none, untallied: Hindcast Table 1, whose bin sizes are Table 6)."""
     groups = group_columns(by, TABLE_COLUMNS)
     cuts = _edges(edges)
     read = read_runs(run_logs)
-    out = coverage_summary(
-        list(read.steps), cuts, kind, groups, fallback, bootstrap=bootstrap, seed=seed
-    )
+    if bins == "label":
+        out = evidence_summary(list(read.steps), groups, fallback, bootstrap=bootstrap, seed=seed)
+    else:
+        out = coverage_summary(
+            list(read.steps), cuts, kind, groups, fallback, bootstrap=bootstrap, seed=seed
+        )
     values = {
         "run_logs": [str(p) for p in run_logs],
+        "bins": bins,
         "kind": kind,
         "edges": list(cuts),
         "groups": [s.as_dict() for s in out],
     }
+    return Statistics(values, read)
+
+
+def _selection(text: str, field: str) -> dict[str, str]:
+    """``agent=NAME,setting=SETTING`` as a column selection."""
+    out: dict[str, str] = {}
+    for part in (p.strip() for p in text.split(",") if p.strip()):
+        col, eq, value = part.partition("=")
+        if not eq or col.strip() not in TABLE_COLUMNS or not value.strip():
+            raise AppError(
+                field,
+                f"{part!r}: expected COLUMN=VALUE with a column of {', '.join(TABLE_COLUMNS)}",
+            )
+        out[col.strip()] = value.strip()
+    if not out:
+        raise AppError(field, "select at least one column (agent=NAME)")
+    return out
+
+
+def _counts(rows: Sequence[RecoveryCount]) -> list[dict[str, Any]]:
+    return [asdict(r) | {"net": r.net} for r in rows]
+
+
+def recoveries(
+    run_logs: Sequence[str | Path],
+    a: str,
+    b: str,
+    *,
+    dataset: str | Path | None = None,
+    pair_by: str | Sequence[str] = (),
+    min_markets: int = 4,
+    models: Mapping[str, tuple[str, str]] | None = None,
+    fallback: Convention = "uniform",
+) -> Statistics:
+    """Hindcast section 7 between pipeline ``a`` (the Retrieval agent) and ``b`` (the zero-shot
+    baseline), each a selection ``COLUMN=VALUE,...``: recoveries and regressions per topic
+    (topics with at least ``min_markets`` markets, Figure 6), per market duration (short /
+    medium / long: needs ``dataset``), per stop reason of ``a``'s research loop, per model
+    (``models``: name -> (a, b) selections), and every step's stop reason counted."""
+    sel_a, sel_b = _selection(a, "a"), _selection(b, "b")
+    pairs = group_columns(pair_by, TABLE_COLUMNS, "pair_by")
+    read = read_runs(run_logs, dataset)
+    steps = list(read.steps)
+    ds = read.runs.dataset
+
+    def run(key: Callable[[StepRecord], str], least: int = 0) -> list[dict[str, Any]]:
+        try:
+            return _counts(paired_recoveries(steps, sel_a, sel_b, key, pairs, least, fallback))
+        except ValueError as exc:
+            raise AppError("pair_by", str(exc)) from None
+
+    def topic(r: StepRecord) -> str:
+        if ds is not None:
+            with contextlib.suppress(KeyError):
+                return ds.event(r.event_id).category or r.category or "unknown"
+        return r.category or "unknown"
+
+    values: dict[str, Any] = {
+        "run_logs": [str(p) for p in run_logs],
+        "a": sel_a,
+        "b": sel_b,
+        "min_markets": min_markets,
+        "topics": run(topic, min_markets),
+        "stops": run(stop_reason_of),
+        "stop_counts": [
+            {"agent": agent, "setting": setting, "counts": counts}
+            for (agent, setting), counts in stop_counts(steps).items()
+        ],
+    }
+    if ds is not None:
+        known = ds  # narrowed for the function below
+
+        def duration(r: StepRecord) -> str:
+            event = known.event(r.event_id)
+            res = known.resolutions.get(r.event_id)
+            end = None if res is None else res.resolved_at
+            return duration_bucket(market_days(event.open_time, event.close_time, end))
+
+        values["durations"] = run(duration)
+        values["duration_edges_days"] = list(DURATION_EDGES)
+    if models:
+        chosen = {
+            name: (_selection(x, f"models.{name}"), _selection(y, f"models.{name}"))
+            for name, (x, y) in models.items()
+        }
+        try:
+            values["models"] = _counts(model_recoveries(steps, chosen, fallback))
+        except ValueError as exc:
+            raise AppError("models", str(exc)) from None
     return Statistics(values, read)

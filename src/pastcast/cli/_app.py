@@ -106,6 +106,11 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
         "app",
         "Turn other tools' logs into pastcast run logs.",
     ),
+    "presets": (
+        "pastcast.cli._presets",
+        "app",
+        "The papers' defaults by name (pastcast run --preset NAME).",
+    ),
     "stats": (
         "pastcast.cli._stats",
         "app",

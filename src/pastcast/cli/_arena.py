@@ -171,6 +171,7 @@ def commit_hash(
 
 @app.command("replay")
 def replay(
+    ctx: typer.Context,
     dataset: str = typer.Option(..., help="The dataset: " + DATASET_SPEC_HELP + "."),
     agent: list[str] = typer.Option(
         ..., "--agent", "-a", help="Agent as NAME[:key=value,...][@setting]; repeatable."
@@ -201,19 +202,30 @@ def replay(
     resolve_by: str | None = typer.Option(
         None, help="Markets resolved after this instant count as unresolved (excluded)."
     ),
+    preset: str | None = typer.Option(
+        None,
+        help="Rounds as a paper sets them (arena: 7 markets, 50 rounds); options given here "
+        "are set over it.",
+    ),
     json_: bool = typer.Option(False, "--json", help="Print JSON."),
 ) -> None:
     """Replay resolved markets as arena rounds: agents forecast each market as of the commit
     deadline, commit, reveal and are scored per round."""
-    from pastcast.app import AppError, arena_replay, round_plan
+    from pastcast.app import AppError, arena_replay, preset_rounds, round_plan
 
     try:
+        shape: dict[str, Any] = {"markets": markets, "rounds": rounds, "selector": selector}
+        if preset is not None:
+            for key, value in preset_rounds(preset).items():
+                source = ctx.get_parameter_source(key)
+                if source is None or source.name != "COMMANDLINE":
+                    shape[key] = value
         plan = round_plan(
-            markets=markets,
-            rounds=rounds,
+            markets=shape["markets"],
+            rounds=shape["rounds"],
             interval_days=interval_days,
             start=start,
-            selector=selector,
+            selector=shape["selector"],
         )
         output_dir(out, "--out", "arena-replay")
         played = arena_replay(

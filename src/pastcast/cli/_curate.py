@@ -15,6 +15,7 @@ from pastcast.cli._common import EXIT_FAILED, JsonFlag, fail, fail_field, print_
 
 
 def curate(
+    ctx: typer.Context,
     dataset: Annotated[str, typer.Argument(help=f"The dataset: {DATASET_SPEC_HELP}.")],
     corpus: Annotated[
         str,
@@ -49,9 +50,10 @@ def curate(
         typer.Option(
             min=0,
             max=36500,
-            help="Only documents this many days before the judging date (0: no limit).",
+            help="Only documents this many days before the judging date (0, the default: the "
+            "whole archive before it, as Hindcast retrieves).",
         ),
-    ] = 180,
+    ] = 0,
     keep_coverage: Annotated[
         Literal["strong", "weak", "none"],
         typer.Option(help="The weakest coverage label kept by the coverage probe."),
@@ -62,6 +64,20 @@ def curate(
     coverage_queries: Annotated[
         int, typer.Option(min=1, max=20, help="Coverage probe: queries (and blocks) per outcome.")
     ] = 5,
+    coverage_final: Annotated[
+        Literal["arithmetic", "judge"],
+        typer.Option(
+            help="Coverage probe's score and label: the arithmetic rule over the sides' labels, "
+            "or a final judge step reading both tallies (Hindcast 4.1)."
+        ),
+    ] = "arithmetic",
+    coverage_at: Annotated[
+        Literal["judging_date", "close"],
+        typer.Option(
+            help="When the coverage probe queries the archive: at the judging date, or at the "
+            "market's close (Hindcast; never after the last forecast date)."
+        ),
+    ] = "judging_date",
     balance: Annotated[
         bool, typer.Option(help="Balance YES/NO outcomes, then topics (--no-balance skips it).")
     ] = True,
@@ -86,16 +102,44 @@ def curate(
             "request is answered from it, so re-curating makes no new model calls."
         ),
     ] = None,
+    preset: Annotated[
+        str | None,
+        typer.Option(
+            help="Curate as a paper does (hindcast: the coverage probe's judge step at the close "
+            "date over the whole archive); options given here are set over it."
+        ),
+    ] = None,
     as_json: JsonFlag = False,
 ) -> None:
     """Curate a dataset: forecast dates, query decomposition, the evidence and leakage judge,
     the coverage probe and balancing; writes a new dataset with the funnel."""
+    from pastcast.app import preset_curation
     from pastcast.curate import CurationConfig
 
+    if preset is not None:
+        try:
+            settings = preset_curation(preset)
+        except AppError as exc:
+            fail_field(exc, {})
+        given = {
+            name
+            for name in settings
+            if (src := ctx.get_parameter_source(name)) is not None and src.name == "COMMANDLINE"
+        }
+        chosen = {k: v for k, v in settings.items() if k not in given}
+        keep_coverage = chosen.get("keep_coverage", keep_coverage)
+        coverage_queries = chosen.get("coverage_queries", coverage_queries)
+        coverage_final = chosen.get("coverage_final", coverage_final)
+        coverage_at = chosen.get("coverage_at", coverage_at)
+        min_dates = chosen.get("min_dates", min_dates)
+        if "window_days" in chosen:
+            window_days = chosen["window_days"] or 0
     config = CurationConfig(
         keep_coverage=keep_coverage,
         coverage=coverage,
         coverage_queries=coverage_queries,
+        coverage_final=coverage_final,
+        coverage_at=coverage_at,
         balance=balance,
         topics=topics,
         seed=seed,

@@ -281,6 +281,14 @@ def run(
         ),
     ] = False,
     coverage_days: CoverageDaysOpt = 7,
+    preset: Annotated[
+        str | None,
+        typer.Option(
+            "--preset",
+            help="Start from a paper's defaults: dojo, dojo-train, hindcast, arena (see "
+            "`pastcast presets show NAME`); options given here are set over them.",
+        ),
+    ] = None,
     config: ConfigOpt = None,
     resume: ResumeOpt = False,
     retry_failed: RetryFailedOpt = False,
@@ -300,34 +308,48 @@ def run(
         return
     if not agent:
         fail("--agent: give at least one agent (or --config FILE)")
-    budgets = {
-        "max_tool_calls": max_tool_calls,
-        "max_tool_iterations": max_tool_iterations,
-        "max_model_calls": max_model_calls,
-        "max_search_k": max_search_k,
-        "snippet_chars": snippet_chars,
-        "read_max_chars": read_max_chars,
-        "python_tool": python_tool,
-        "unsafe_python": unsafe_python,
-        "python_timeout_s": python_timeout_s,
+    # (plan field path, value) of every option; with a preset, those given on the command line
+    # are set over the preset's values and the others under them.
+    options: dict[str, tuple[tuple[str, ...], Any]] = {
+        "dataset": (("dataset",), dataset),
+        "out": (("out",), str(out)),
+        "corpus": (("corpus", "spec"), corpus),
+        "retrieval": (("corpus", "retrieval"), retrieval),
+        "embedder": (("corpus", "embedder"), embedder),
+        "rollouts": (("rollouts",), rollouts),
+        "fallback": (("fallback",), fallback),
+        "split": (("split",), split),
+        "max_events": (("max_events",), max_events),
+        "workers": (("concurrency", "episodes"), workers),
+        "day_convention": (("day_convention",), day_convention),
+        "covered_only": (("covered_only",), covered_only),
+        "coverage_days": (("coverage_days",), coverage_days),
+        **{
+            name: (("budgets", name), value)
+            for name, value in {
+                "max_tool_calls": max_tool_calls,
+                "max_tool_iterations": max_tool_iterations,
+                "max_model_calls": max_model_calls,
+                "max_search_k": max_search_k,
+                "snippet_chars": snippet_chars,
+                "read_max_chars": read_max_chars,
+                "python_tool": python_tool,
+                "unsafe_python": unsafe_python,
+                "python_timeout_s": python_timeout_s,
+            }.items()
+        },
     }
+    given: dict[str, Any] = {}
+    defaults: dict[str, Any] = {}
+    for name, (path, value) in options.items():
+        source = ctx.get_parameter_source(name)
+        explicit = preset is None or (source is not None and source.name == "COMMANDLINE")
+        node = given if explicit else defaults
+        for part in path[:-1]:
+            node = node.setdefault(part, {})
+        node[path[-1]] = value
     try:
-        plan = plan_from_agents(
-            agent,
-            setting=setting,
-            dataset=dataset,
-            out=str(out),
-            corpus={"spec": corpus, "retrieval": retrieval, "embedder": embedder},
-            rollouts=rollouts,
-            fallback=fallback,
-            split=split,
-            max_events=max_events,
-            budgets=budgets,
-            concurrency={"episodes": workers},
-            day_convention=day_convention,
-            covered_only=covered_only,
-            coverage_days=coverage_days,
-        )
+        plan = plan_from_agents(agent, setting=setting, preset=preset, defaults=defaults, **given)
     except AppError as exc:
         fail_run(exc)
     report(execute(plan, out, resume=resume, retry_failed=retry_failed), as_json)

@@ -49,8 +49,9 @@ def print_notes(read: RunsRead) -> None:
 
 def check_horizon(groups: Sequence[str], dataset: str | None) -> None:
     """Grouping by horizon needs the dataset, said in the command's words."""
-    if "horizon" in groups and dataset is None:
-        fail("--by horizon needs --dataset: run logs do not record when an event resolved")
+    needs = next((c for c in groups if c in ("horizon", "duration")), None)
+    if needs is not None and dataset is None:
+        fail(f"--by {needs} needs --dataset: run logs do not record when an event resolved")
 
 
 RunLogsArg = Annotated[list[Path], typer.Argument(help="Run log files (JSONL).")]

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Annotated, Any
+from pathlib import Path
+from typing import Annotated, Any, Literal
 
 import typer
 import yaml
 
-from pastcast.app import AppError, Statistics, coverage_bins, memory_costs
+from pastcast.app import AppError, Statistics, coverage_bins, memory_costs, recoveries
 from pastcast.app import longitudinal as longitudinal_stats
 from pastcast.cli._common import JsonFlag, fail, fail_field, print_json
 from pastcast.cli._score import BootstrapOpt, ByOpt, FallbackOpt, RunLogsArg, SeedOpt, print_notes
@@ -90,12 +91,25 @@ def longitudinal(
     fallback: FallbackOpt = "uniform",
     bootstrap: BootstrapOpt = 4000,
     seed: SeedOpt = 0,
+    market_only: Annotated[
+        bool,
+        typer.Option(
+            "--market-only",
+            help="Thirds over the dates with a market probability (Forecast-Dojo B.6).",
+        ),
+    ] = False,
     as_json: JsonFlag = False,
 ) -> None:
     """Thirds, step changes, episode gain; new-evidence quartiles and capture from notebooks."""
     _stats(
         lambda: longitudinal_stats(
-            run_logs, by=by, metric=metric, fallback=fallback, bootstrap=bootstrap, seed=seed
+            run_logs,
+            by=by,
+            metric=metric,
+            fallback=fallback,
+            bootstrap=bootstrap,
+            seed=seed,
+            market_only=market_only,
         ),
         as_json,
     )
@@ -138,9 +152,18 @@ def coverage_cmd(
     fallback: FallbackOpt = "uniform",
     bootstrap: BootstrapOpt = 4000,
     seed: SeedOpt = 0,
+    bins: Annotated[
+        Literal["count", "label"],
+        typer.Option(
+            "--bins",
+            help="Bin by the count of documents seen, or by the agent's own evidence label "
+            "from its tally (strong, weak, none: Hindcast Table 1).",
+        ),
+    ] = "count",
     as_json: JsonFlag = False,
 ) -> None:
-    """Scores by retrieval coverage bin (distinct documents the agent saw at the step)."""
+    """Scores by retrieval coverage bin (distinct documents the agent saw at the step, or the
+    agent's own S/W/N label)."""
     _stats(
         lambda: coverage_bins(
             run_logs,
@@ -150,6 +173,60 @@ def coverage_cmd(
             fallback=fallback,
             bootstrap=bootstrap,
             seed=seed,
+            bins=bins,
+        ),
+        as_json,
+    )
+
+
+@app.command("recoveries")
+def recoveries_cmd(
+    run_logs: RunLogsArg,
+    a: Annotated[
+        str, typer.Option("--a", help="Pipeline A (the retrieval agent): COLUMN=VALUE,...")
+    ],
+    b: Annotated[
+        str, typer.Option("--b", help="Pipeline B (the zero-shot baseline): COLUMN=VALUE,...")
+    ],
+    dataset: Annotated[
+        Path | None,
+        typer.Option("--dataset", help="The runs' dataset: topics and market durations."),
+    ] = None,
+    pair_by: Annotated[
+        str, typer.Option("--pair-by", help="Columns pairs share besides event, step, rollout.")
+    ] = "",
+    min_markets: Annotated[
+        int, typer.Option("--min-markets", min=0, help="Topics with at least N markets.")
+    ] = 4,
+    model: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--model",
+            help="A model's pair of pipelines, NAME:A_SELECTION;B_SELECTION (repeatable).",
+        ),
+    ] = None,
+    fallback: FallbackOpt = "uniform",
+    as_json: JsonFlag = False,
+) -> None:
+    """Recoveries and regressions of A against B (Hindcast section 7): per topic, market
+    duration, A's stop reason and model; every step's stop reason counted."""
+    models: dict[str, tuple[str, str]] = {}
+    for m in model or []:
+        name, colon, rest = m.partition(":")
+        first, semi, second = rest.partition(";")
+        if not colon or not semi or not name:
+            fail(f"--model {m!r}: expected NAME:A_SELECTION;B_SELECTION")
+        models[name] = (first, second)
+    _stats(
+        lambda: recoveries(
+            run_logs,
+            a,
+            b,
+            dataset=dataset,
+            pair_by=pair_by,
+            min_markets=min_markets,
+            models=models,
+            fallback=fallback,
         ),
         as_json,
     )

@@ -7,6 +7,12 @@ weak (+1), irrelevant (0) or contra (-1) for that side. A side's score is
 score minus the best other side's, in [-1, 1]; its label is ``strong`` from ``strong_at`` up,
 ``weak`` above 0, ``none`` otherwise. The judge labels each side without knowing which one came
 true: the outcome enters only this arithmetic, after the calls.
+
+With ``final="judge"`` (Hindcast 4.1 as the paper runs it) a last call reads both sides' labelled
+blocks and tallies together and gives each side its support in [0, 1] and an overall evidence
+quality (strong, weak, none), again without the outcome; the contrastive score is then the
+realised side's support minus the best other side's, and the label is the judge's quality where
+that score is positive (the archive supports what happened) and ``none`` otherwise.
 """
 
 from __future__ import annotations
@@ -14,7 +20,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any, get_args
+from typing import Any, Literal, get_args
 
 from pastcast.curate._judge import Judge, question_text
 from pastcast.curate._records import (
@@ -27,10 +33,21 @@ from pastcast.curate._records import (
 from pastcast.curate._retrieve import Retriever
 from pastcast.records import Event
 
-__all__ = ["CoverageProbe", "contrastive_score", "coverage_label", "side_score"]
+__all__ = [
+    "CoverageFinal",
+    "CoverageProbe",
+    "contrastive_score",
+    "coverage_label",
+    "side_score",
+]
+
+CoverageFinal = Literal["arithmetic", "judge"]
+"""How the probe turns the sides' labels into a score and label: the arithmetic rule, or a
+final judge step reading both tallies (Hindcast 4.1)."""
 
 QUERIES_PROMPT = "curate_coverage_queries"
 LABELS_PROMPT = "curate_coverage_labels"
+FINAL_PROMPT = "curate_coverage_final"
 COVERAGE_ORDER: tuple[CoverageLabel, ...] = ("none", "weak", "strong")
 
 
@@ -96,6 +113,7 @@ class CoverageProbe:
     n_queries: int = 5
     block_docs: int = 3
     strong_at: float = 0.2
+    final: CoverageFinal = "arithmetic"
 
     def side_queries(
         self, event: Event, judged_at: datetime
@@ -188,6 +206,22 @@ class CoverageProbe:
             if side_cov is None:
                 return None, error
             sides.append(side_cov)
+        if self.final == "judge":
+            final, error = self.final_judgement(event, sides, judged_at)
+            if final is None:
+                return None, error
+            support, quality = final
+            score = min(1.0, max(-1.0, contrastive_score(support, realised)))
+            label: CoverageLabel = quality if score > 0 else "none"
+            return CoverageResult(
+                probed_at=judged_at,
+                sides=tuple(sides),
+                score=score,
+                label=label,
+                final="judge",
+                support=tuple((side, support[side]) for side in event.labels),
+                quality=quality,
+            ), ""
         score = contrastive_score({s.side: s.score for s in sides}, realised)
         score = min(1.0, max(-1.0, score))
         result = CoverageResult(
@@ -197,3 +231,65 @@ class CoverageProbe:
             label=coverage_label(score, self.strong_at),
         )
         return result, ""
+
+    def final_judgement(
+        self, event: Event, sides: Sequence[SideCoverage], judged_at: datetime
+    ) -> tuple[tuple[dict[str, float], CoverageLabel] | None, str]:
+        """The final step: both sides' labelled blocks and tallies read together, blind to the
+        outcome; each side's support in [0, 1] and the overall evidence quality."""
+        lines = []
+        for cov in sides:
+            counts = {label: cov.labels.count(label) for label in get_args(BlockLabel)}
+            tally = 2 * counts["strong"] + counts["weak"] - counts["contra"]
+            lines.append(
+                f"Outcome {cov.side}: "
+                + ", ".join(f"{n} {label}" for label, n in counts.items())
+                + f"; tally {tally}"
+            )
+            for query, block, label in zip(cov.queries, cov.blocks, cov.labels, strict=True):
+                lines.append(f"- query {query!r}: {len(block)} documents, {label}")
+        template = (
+            '{"support": {'
+            + ", ".join(f'"{side}": <0-1>' for side in event.labels)
+            + '}, "evidence_quality": "strong" | "weak" | "none"}'
+        )
+        fields = {
+            "question": question_text(event, judged_at),
+            "tallies": "\n".join(lines),
+            "support_template": template,
+        }
+        number = {"type": "number", "minimum": 0, "maximum": 1}
+        schema = {
+            "title": FINAL_PROMPT,
+            "type": "object",
+            "properties": {
+                "support": {
+                    "type": "object",
+                    "properties": dict.fromkeys(event.labels, number),
+                    "required": list(event.labels),
+                },
+                "evidence_quality": {"type": "string", "enum": list(COVERAGE_ORDER)},
+            },
+            "required": ["support", "evidence_quality"],
+            "additionalProperties": False,
+        }
+
+        def parse(data: dict[str, Any]) -> tuple[dict[str, float], CoverageLabel]:
+            raw = data.get("support")
+            if not isinstance(raw, dict):
+                raise ValueError("support: expected an object of outcomes")
+            support: dict[str, float] = {}
+            for side in event.labels:
+                v = raw.get(side)
+                if isinstance(v, bool) or not isinstance(v, int | float) or not 0 <= v <= 1:
+                    raise ValueError(f"support.{side}: expected a number in [0, 1]")
+                support[side] = float(v)
+            quality = data.get("evidence_quality")
+            if quality not in COVERAGE_ORDER:
+                raise ValueError(f"evidence_quality: one of {', '.join(COVERAGE_ORDER)}")
+            return support, quality
+
+        value, judgement = self.judge.ask(
+            "coverage_final", event.id, FINAL_PROMPT, fields, schema, parse
+        )
+        return value, judgement.error or ""

@@ -21,7 +21,7 @@ from typing import Any, Literal
 from pydantic import Field
 
 from pastcast.curate._balance import balance_outcomes, classify_topic, source_topic, too_few_dates
-from pastcast.curate._coverage import COVERAGE_ORDER, CoverageProbe
+from pastcast.curate._coverage import COVERAGE_ORDER, CoverageFinal, CoverageProbe
 from pastcast.curate._evidence import KEEP_DOCS, judge_evidence
 from pastcast.curate._judge import CURATION_VERSION, Judge
 from pastcast.curate._queries import decompose
@@ -53,6 +53,13 @@ class CurationConfig(Record):
     has one and the judge otherwise."""
     seed: int = 0
     min_dates: int = Field(default=3, ge=0)
+    coverage_final: CoverageFinal = "arithmetic"
+    """The coverage probe's score and label: the arithmetic rule over the sides' labels, or a
+    final judge step reading both tallies (``judge``: Hindcast 4.1)."""
+    coverage_at: Literal["judging_date", "close"] = "judging_date"
+    """When the coverage probe queries the archive: at the judging date t* (the evidence
+    judge's), or at the market's close date as Hindcast does (never after the event's last
+    forecast date, so never after its resolution)."""
 
 
 @dataclass(frozen=True)
@@ -142,12 +149,22 @@ def curate_dataset(
         lambda v: None if v.keep else ("leakage" if v.leakage else v.verdict),
     )
     if cfg.coverage:
-        probe = CoverageProbe(judge, retriever, cfg.coverage_queries, cfg.block_docs, cfg.strong_at)
+        probe = CoverageProbe(
+            judge,
+            retriever,
+            cfg.coverage_queries,
+            cfg.block_docs,
+            cfg.strong_at,
+            final=cfg.coverage_final,
+        )
+        probed = when
+        if cfg.coverage_at == "close":
+            probed = {e.id: judging_date(e, max(steps[e.id]), 0) for e in events}
         floor = COVERAGE_ORDER.index(cfg.keep_coverage)
         _judge_stage(
             funnel,
             "coverage probe",
-            lambda e: _probe(probe, e, dataset, when[e.id]),
+            lambda e: _probe(probe, e, dataset, probed[e.id]),
             "coverage",
             lambda c: None if COVERAGE_ORDER.index(c.label) >= floor else f"coverage {c.label}",
         )

@@ -119,6 +119,12 @@ class CoverageResult(Record):
     score: float = Field(ge=-1.0, le=1.0)
     """The realised side's score minus the best other side's."""
     label: CoverageLabel
+    final: Literal["arithmetic", "judge"] = "arithmetic"
+    """How score and label were reached: the arithmetic rule, or the final judge step."""
+    support: tuple[tuple[str, float], ...] = ()
+    """The final judge's support of each side in [0, 1], in label order (judge step only)."""
+    quality: CoverageLabel | None = None
+    """The final judge's overall evidence quality (judge step only)."""
 
 
 class EventCuration(Record):

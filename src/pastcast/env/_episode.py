@@ -19,10 +19,12 @@ from pastcast.models import ChatRequest, ChatResponse, Model, context_limits_of,
 from pastcast.records import (
     BINARY_LABELS,
     EpisodeRecord,
+    EvidenceTally,
     Notebook,
     NotebookProblem,
     Record,
     StepSpec,
+    StopReason,
     Termination,
     Usage,
     tool_result_text,
@@ -66,6 +68,10 @@ class Episode:
         self.notebook_carried = False
         """The notebook written was rejected and ``notebook_in`` carried forward."""
         self.notebook_problems: tuple[NotebookProblem, ...] = ()
+        self.evidence_tally: EvidenceTally | None = None
+        """The agent's own evidence tally, recorded with the episode (the two-stage agent)."""
+        self.stop_reason: StopReason | None = None
+        """Why the agent's research loop stopped, recorded with the episode."""
         self._transcript = Transcript()
         self._usage = Usage()
         self._started = time.perf_counter()
@@ -147,6 +153,8 @@ class Episode:
             wall_s=_since(self._started),
             termination=termination,
             error=error,
+            evidence_tally=self.evidence_tally,
+            stop_reason=self.stop_reason,
         )
 
 

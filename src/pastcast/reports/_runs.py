@@ -1,8 +1,11 @@
 """Run logs loaded for reporting: their steps, the score table with the report's extra columns,
 and how many forecasts each group was scheduled to make.
 
-Run logs do not record when an event resolved, so the forecast horizon (``--by horizon``) needs
-the dataset the run used; everything else comes from the logs alone.
+Run logs do not record when an event resolved, so the forecast horizon (``--by horizon``) and
+the market's duration (``--by duration``, Hindcast's short / medium / long) need the dataset the
+run used; everything else comes from the logs alone, the agent's own evidence label
+(``--by evidence``: strong / weak / none from its tally, Hindcast Table 1) and its research
+loop's stop reason (``--by stop``) included.
 """
 
 from __future__ import annotations
@@ -18,8 +21,12 @@ from pastcast.dataset import Dataset
 from pastcast.runlog import RunLog, StepRecord, read_run_log
 from pastcast.scoring import (
     ScoreTable,
+    duration_bucket,
     event_kind,
+    evidence_label,
     horizon_bucket,
+    market_days,
+    stop_reason_of,
     table_from_records,
     with_row_column,
 )
@@ -37,10 +44,15 @@ GROUP_COLUMNS = (
     "category",
     "kind",
     "horizon",
+    "duration",
+    "evidence",
+    "stop",
     "step",
     "rollout",
 )
 """Columns a report can group by (``--by``)."""
+
+_BY_DATASET = ("horizon", "duration")
 
 _NEEDS_DATASET = (
     "--by horizon needs the dataset the run used (--dataset): run logs do not record when an "
@@ -66,6 +78,18 @@ def horizon_of(dataset: Dataset, event_id: str, cutoff: datetime) -> str:
     return horizon_bucket(days)
 
 
+def duration_of(dataset: Dataset, event_id: str) -> str:
+    """The market's duration bucket (Hindcast: short, medium, long; ``unknown`` when the event
+    is not in the dataset)."""
+    try:
+        event = dataset.event(event_id)
+    except KeyError:
+        return "unknown"
+    resolution = dataset.resolutions.get(event_id)
+    resolved = None if resolution is None else resolution.resolved_at
+    return duration_bucket(market_days(event.open_time, event.close_time, resolved))
+
+
 @dataclass(frozen=True)
 class RunSet:
     """One or more run logs reported together, with the dataset they ran on when known."""
@@ -88,18 +112,22 @@ class RunSet:
             of = agent_models(log)
             models += [of.get((s.agent, s.setting), NO_MODEL) for s in log.steps]
         table = with_row_column(self.base_table, "model", models)
+        table = with_row_column(table, "evidence", [evidence_label(s) for s in self.steps])
+        table = with_row_column(table, "stop", [stop_reason_of(s) for s in self.steps])
         if self.dataset is not None:
             ds = self.dataset
             labels = [horizon_of(ds, s.event_id, s.cutoff) for s in self.steps]
             table = with_row_column(table, "horizon", labels)
+            table = with_row_column(
+                table, "duration", [duration_of(ds, s.event_id) for s in self.steps]
+            )
         return table
 
     def table(self, by: Sequence[str] = ()) -> ScoreTable:
         """The score table of every step with a "model" column, and a "horizon" column whenever
         the dataset is known (``by`` is checked: horizon needs the dataset)."""
         check_columns(by)
-        if "horizon" in by and self.dataset is None:
-            raise ValueError(_NEEDS_DATASET)
+        _check_dataset(by, self.dataset)
         return self._table
 
     def scheduled(self, by: Sequence[str]) -> dict[tuple[str, ...], int]:
@@ -111,13 +139,18 @@ class RunSet:
         step no agent reached is then not counted).
         """
         check_columns(by)
-        if "horizon" in by and self.dataset is None:
-            raise ValueError(_NEEDS_DATASET)
+        _check_dataset(by, self.dataset)
         counts: Counter[tuple[str, ...]] = Counter()
         for log in self.logs:
             for key in _schedule(log, self.dataset):
                 counts[tuple(key[c] for c in by)] += 1
         return dict(counts)
+
+
+def _check_dataset(by: Sequence[str], dataset: Dataset | None) -> None:
+    needs = next((c for c in by if c in _BY_DATASET), None)
+    if needs is not None and dataset is None:
+        raise ValueError(_NEEDS_DATASET.replace("horizon", needs, 1))
 
 
 def check_columns(by: Iterable[str]) -> None:
@@ -141,14 +174,27 @@ def _schedule(log: RunLog, dataset: Dataset | None) -> Iterable[dict[str, str]]:
         for spec in dataset.steps:
             if spec.event_id in attrs:
                 cutoffs.setdefault((spec.event_id, spec.step_index), spec.cutoff)
+    # What a step turned out to be (the agent's evidence label, its stop reason) is known only
+    # for recorded steps; a step never written is in no such group.
+    outcome = {
+        (s.agent, s.setting, s.event_id, s.step_index, s.rollout): (
+            evidence_label(s),
+            stop_reason_of(s),
+        )
+        for s in log.steps
+    }
     configured = log.header.config.get("rollouts")
     rollouts = configured if isinstance(configured, int) and configured > 0 else rollouts_seen
     run_id = log.header.run_id
     for (event_id, step), cutoff in cutoffs.items():
         split, category, kind = attrs[event_id]
         horizon = horizon_of(dataset, event_id, cutoff) if dataset is not None else ""
+        duration = duration_of(dataset, event_id) if dataset is not None else ""
         for agent, setting, role in agents:
             for rollout in range(rollouts):
+                evidence, stop = outcome.get(
+                    (agent, setting, event_id, step, rollout), ("(missing)", "(missing)")
+                )
                 yield {
                     "agent": agent,
                     "model": models.get((agent, setting), NO_MODEL),
@@ -160,6 +206,9 @@ def _schedule(log: RunLog, dataset: Dataset | None) -> Iterable[dict[str, str]]:
                     "category": category,
                     "kind": kind,
                     "horizon": horizon,
+                    "duration": duration,
+                    "evidence": evidence,
+                    "stop": stop,
                     "step": str(step),
                     "rollout": str(rollout),
                 }

@@ -23,8 +23,8 @@ EXECUTION_ONLY = ("workers",)
 
 _IDENTITY = {"schema_version", "run_id", "created_at", "code_version"}
 # What the header says about the run's models, not what the run is (a cutoff registered later
-# must not refuse a resume).
-_DESCRIPTIVE = {"knowledge_cutoffs"}
+# must not refuse a resume), and the plan it was resolved from (its output path, concurrency).
+_DESCRIPTIVE = {"knowledge_cutoffs", "plan"}
 _ABSENT = "<absent>"
 
 

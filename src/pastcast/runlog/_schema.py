@@ -85,6 +85,10 @@ class RunHeader(Record):
     may cover; None: unknown), from ``pastcast.models.knowledge_cutoffs`` when the run started.
     Descriptive: not part of the run's definition. Headers written before it had this name
     call it ``model_cutoffs``."""
+    plan: dict[str, Any] | None = None
+    """The experiment plan as resolved (``pastcast.runner.ExperimentPlan``: its ``preset`` and
+    every value the preset set), None in headers written without one. Descriptive: what defines
+    the records (configuration, agents, dataset) is in the fields above."""
 
 
 class Grading(Record):

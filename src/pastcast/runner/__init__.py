@@ -24,6 +24,15 @@ from pastcast.runner._plan import (
     PlanSetting,
     load_plan,
 )
+from pastcast.runner._presets import (
+    Preset,
+    PresetSetting,
+    PresetStage,
+    deep_merge,
+    preset,
+    preset_names,
+    presets,
+)
 from pastcast.runner._run import NothingToRun, RunResult, knowledge_cutoffs_of, run_benchmark
 from pastcast.runner._version import code_version
 from pastcast.runner._work import (
@@ -57,6 +66,9 @@ __all__ = [
     "PlanError",
     "PlanEstimate",
     "PlanSetting",
+    "Preset",
+    "PresetSetting",
+    "PresetStage",
     "ProviderGates",
     "ProviderLimits",
     "RunConfig",
@@ -70,6 +82,7 @@ __all__ = [
     "agent_env_config",
     "check_deterministic",
     "code_version",
+    "deep_merge",
     "estimate_plan",
     "executors",
     "grade_step",
@@ -77,6 +90,9 @@ __all__ = [
     "load_plan",
     "open_corpus",
     "play_episode",
+    "preset",
+    "preset_names",
+    "presets",
     "reschedule",
     "run_benchmark",
 ]

@@ -48,6 +48,7 @@ from pastcast.runner._plan_file import (
     PlanError,
     read_plan_file,
 )
+from pastcast.runner._presets import deep_merge, preset, preset_names
 from pastcast.validation import first_problem
 
 __all__ = [
@@ -133,6 +134,9 @@ class EstimateAssumptions(Record):
 
 
 class ExperimentPlan(Record):
+    preset: str | None = None
+    """The paper whose defaults the plan starts from (``dojo``, ``dojo-train``, ``hindcast``,
+    ``arena``: ``pastcast presets show NAME``); every field the plan gives is set over them."""
     dataset: str = "world"
     split: str | None = None
     schedule: str | None = None
@@ -166,6 +170,21 @@ class ExperimentPlan(Record):
     """A price table file (TOML or JSON) on top of the built-in one: for the estimate, and for
     the recorded cost of OpenAI-compatible models (a model's own ``options.prices`` wins)."""
     estimate: EstimateAssumptions = EstimateAssumptions()
+
+    @model_validator(mode="before")
+    @classmethod
+    def _preset(cls, data: Any) -> Any:
+        """The preset's run settings under the fields given (tables merged key by key)."""
+        if not isinstance(data, dict) or data.get("preset") is None:
+            return data
+        name = data["preset"]
+        if not isinstance(name, str) or name not in preset_names():
+            raise ValueError(f"preset: unknown {name!r} (one of {', '.join(preset_names())})")
+        fields = preset(name).fields("run")
+        # Agent arguments are set under each agent's own (``preset_agent_args``), not here:
+        # a plan's ``agent_args`` replace an agent's listed arguments, a preset's never do.
+        fields.pop("agent_args", None)
+        return deep_merge(fields, data)
 
     @model_validator(mode="after")
     def _check(self) -> ExperimentPlan:
@@ -216,7 +235,9 @@ class ExperimentPlan(Record):
                 agents.get(agent.name)
             except ValueError as exc:
                 raise PlanError(f"{where}.name: {exc}") from None
-            args = dict(agent.args) | self._extra_args(agent.name)
+            args = deep_merge(
+                self._preset_args(agent.name), dict(agent.args) | self._extra_args(agent.name)
+            )
             specs.append(_checked_spec(agent.name, agent.setting, agent.label, args, where))
         keys = [(s.name, s.setting) for s in specs]
         dup = next((k for k in keys if keys.count(k) > 1), None)
@@ -234,7 +255,19 @@ class ExperimentPlan(Record):
             decoding |= own
         elif own is not None:
             extra["decoding"] = own  # not an object: refused, naming it, by the agent's check
-        return ({"decoding": decoding} if decoding else {}) | extra
+        return deep_merge(
+            self._preset_args(factory), ({"decoding": decoding} if decoding else {}) | extra
+        )
+
+    def _preset_args(self, factory: str) -> dict[str, Any]:
+        """The preset's arguments of agents built on ``factory`` (set under everything else)."""
+        if self.preset is None:
+            return {}
+        args: dict[str, Any] = preset(self.preset).fields("run").get("agent_args", {})
+        own = args.get(factory)
+        if own is None and factory == "tool-agent-market":
+            own = args.get("tool-agent")
+        return dict(own or {})
 
     def _extra_args(self, factory: str) -> dict[str, Any]:
         if factory in self.agent_args:

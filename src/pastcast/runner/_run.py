@@ -254,6 +254,7 @@ def run_benchmark(
     corpus_ref: CorpusRef | None = None,
     retry_failed: bool = False,
     knowledge_cutoffs: Mapping[str, date] | None = None,
+    plan: Mapping[str, Any] | None = None,
 ) -> RunResult:
     """Run every agent of ``config`` on the dataset's steps and write the run log to ``out``.
 
@@ -266,6 +267,9 @@ def run_benchmark(
     knowledge cutoffs
     (``knowledge_cutoffs`` first, then ``pastcast.models.knowledge_cutoffs``), and the corpus:
     ``corpus``, or else the backend's own identity (``pastcast.corpus.corpus_identity``).
+
+    ``plan`` is the experiment plan as resolved (its preset's values in it), recorded in the
+    header as a description of the run.
 
     ``execution`` says where steps run (``executor``, default ``local`` threads) and the
     providers' limits; ``executor`` overrides it with an executor object. ``corpus_ref`` names
@@ -284,6 +288,7 @@ def run_benchmark(
         code_version=code_version(),
         corpus=corpus if corpus is not None else corpus_identity(backend),
         knowledge_cutoffs=knowledge_cutoffs_of(config.agents, knowledge_cutoffs),
+        plan=None if plan is None else dict(plan),
     )
     chains = _chains(dataset, config)
     total = sum(len(c.steps) for c in chains)

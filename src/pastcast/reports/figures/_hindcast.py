@@ -3,6 +3,7 @@ sweep, and the market's belief against the agents' forecasts for chosen events."
 
 from __future__ import annotations
 
+import contextlib
 from collections import Counter, defaultdict
 from datetime import datetime, time
 
@@ -157,4 +158,56 @@ def market_against_forecasts(data: ReportData) -> Figure | None:
     for ax in list(axes.flat)[len(events) :]:
         ax.set_visible(False)
     axes.flat[0].legend(fontsize=6)
+    return fig
+
+
+TOPIC_OTHER_BELOW = 4
+"""Topics with fewer markets are drawn as one "Other" slice (Hindcast Figure 3 aggregates its
+smaller topics; its Figure 6 shows topics with at least four markets)."""
+
+
+def topic_counts(data: ReportData, other_below: int = TOPIC_OTHER_BELOW) -> list[tuple[str, int]]:
+    """Markets per topic among the events the runs forecast (the dataset's category where it is
+    known, else the step's), largest first, the small ones summed as ``Other`` (last)."""
+    topics: dict[str, str] = {}
+    ds = data.runs.dataset
+    for s in data.runs.steps:
+        if s.event_id in topics:
+            continue
+        category = s.category
+        if ds is not None:
+            with contextlib.suppress(KeyError):  # an event the dataset does not hold
+                category = ds.event(s.event_id).category or category
+        topics[s.event_id] = category or "unknown"
+    counts = Counter(topics.values())
+    big = sorted(
+        ((t, n) for t, n in counts.items() if n >= other_below), key=lambda x: (-x[1], x[0])
+    )
+    other = sum(n for n in counts.values() if n < other_below)
+    return big + ([("Other", other)] if other else [])
+
+
+@register_figure("topics")
+def topic_distribution(data: ReportData) -> Figure | None:
+    """Topic distribution of the markets forecast (Hindcast Figure 3): each slice labelled with
+    its percent of the set, the legend with the raw market count per topic; topics with fewer
+    than four markets are summed as Other."""
+    counts = topic_counts(data)
+    if not counts:
+        return None
+    fig = new_figure(1, 6.0, 4.0)
+    ax = fig.subplots()
+    sizes = [n for _, n in counts]
+    wedges = ax.pie(
+        sizes, autopct="%1.0f%%", startangle=90, counterclock=False, textprops={"fontsize": 8}
+    )[0]
+    ax.legend(
+        wedges,
+        [f"{t} ({n})" for t, n in counts],
+        fontsize=8,
+        loc="center left",
+        bbox_to_anchor=(1.0, 0.5),
+    )
+    ax.set_title(f"{sum(sizes)} markets by topic", fontsize=9)
+    ax.axis("equal")
     return fig

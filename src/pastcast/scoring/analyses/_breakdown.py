@@ -47,6 +47,8 @@ class RecoveryCount:
     """Pipeline A right where B was wrong."""
     regressions: int
     """Pipeline A wrong where B was right."""
+    markets: int = 0
+    """Distinct markets among the pairs (where the analysis counts them)."""
 
     @property
     def net(self) -> int:

@@ -1,5 +1,8 @@
-"""Hindcast's analyses from run logs: accuracy by retrieval coverage, the lookback-fraction
-sweep, and per-topic recoveries minus regressions between two pipelines.
+"""Hindcast's analyses from run logs: accuracy by retrieval coverage (the document count, or
+the agent's own S/W/N label from its evidence tally), the lookback-fraction sweep, and
+recoveries minus regressions between two pipelines (section 7): per topic with the >= 4-market
+filter of Figure 6, by market duration (short / medium / long), by the agent's stop reason, and
+per model.
 
 Hindcast bins markets per run by how much evidence the agent's own retrieval found; the logs
 record which documents every tool call exposed (``ToolCall.doc_ids``), so coverage here is the
@@ -8,11 +11,13 @@ number of distinct documents an agent was shown (or read in full) at the step.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import replace
+from datetime import datetime
 from typing import Literal
 
 import numpy as np
+from numpy.typing import NDArray
 
 from pastcast.runlog import StepRecord
 from pastcast.scoring._aggregate import GroupSummary, _select, summarize
@@ -20,14 +25,33 @@ from pastcast.scoring._table import Convention, ScoreTable, table_from_records
 from pastcast.scoring.analyses._breakdown import RecoveryCount, recoveries_regressions
 
 __all__ = [
+    "DURATION_EDGES",
+    "EVIDENCE_ORDER",
     "CoverageKind",
     "coverage",
     "coverage_bin",
     "coverage_summary",
+    "duration_bucket",
+    "evidence_label",
+    "evidence_summary",
     "lookback_summary",
+    "market_days",
+    "model_recoveries",
+    "paired_recoveries",
     "pipeline_recoveries",
+    "stop_counts",
+    "stop_reason_of",
     "with_row_column",
 ]
+
+EVIDENCE_ORDER = ("strong", "weak", "none", "untallied")
+"""The agent's own coverage labels in Table 1's order; ``untallied``: no tally at the step (a
+baseline, an agent without ``tally``, a tally that could not be read)."""
+
+DURATION_EDGES: tuple[float, float] = (7.0, 30.0)
+"""Days a market was open at the edges of Hindcast's short / medium / long buckets. The paper
+names the buckets (36/129/51 markets, section 4.1) without printing their edges; pastcast
+takes under a week as short and a month or more as long (``duration_bucket(edges=...)``)."""
 
 CoverageKind = Literal["shown", "read"]
 
@@ -124,8 +148,126 @@ def pipeline_recoveries(
     maps event ids to topics.
     """
     recs = list(records)
+    ra, rb, correct = _pairs(recs, a, b, pair_by, fallback)
+    events = [recs[i].event_id for i in ra]
+    topics = [topic.get(e, "unknown") for e in events] if topic else [recs[i].category for i in ra]
+    return recoveries_regressions(correct[ra], correct[rb], topics)
+
+
+def evidence_label(record: StepRecord) -> str:
+    """The agent's own S/W/N label at the step (Hindcast Table 1 bins each run by its own
+    tally): the tally's evidence quality; ``none`` for a tally of no documents; ``untallied``
+    where the step has no tally or the quality was not stated."""
+    tally = record.episode.evidence_tally
+    if tally is None:
+        return "untallied"
+    if tally.quality is not None:
+        return tally.quality
+    return "none" if tally.documents == 0 else "untallied"
+
+
+def stop_reason_of(record: StepRecord) -> str:
+    """Why the step's research loop stopped (``-``: the agent has no such loop)."""
+    return record.episode.stop_reason or "-"
+
+
+def evidence_summary(
+    records: Iterable[StepRecord],
+    by: Sequence[str] = ("run_id", "agent", "setting"),
+    fallback: Convention = "uniform",
+    bootstrap: int = 4000,
+    seed: int = 0,
+) -> tuple[GroupSummary, ...]:
+    """Scores per group and the agent's own evidence label (Table 1's accuracy by S/W/N; the
+    ``n`` of each group is Table 6's bin size)."""
+    recs = list(records)
+    labels = [evidence_label(r) for r in recs]
+    table = with_row_column(table_from_records(recs), "evidence", labels)
+    out = summarize(table, by=(*by, "evidence"), fallback=fallback, bootstrap=bootstrap, seed=seed)
+    order = {label: i for i, label in enumerate(EVIDENCE_ORDER)}
+    return tuple(sorted(out, key=lambda g: (g.group[:-1], order.get(g.group[-1], 99))))
+
+
+def stop_counts(records: Iterable[StepRecord]) -> dict[tuple[str, str], dict[str, int]]:
+    """Steps per (agent, setting) and stop reason (``-`` where the agent has no loop)."""
+    out: dict[tuple[str, str], dict[str, int]] = {}
+    for r in records:
+        counts = out.setdefault((r.agent, r.setting), {})
+        reason = stop_reason_of(r)
+        counts[reason] = counts.get(reason, 0) + 1
+    return {k: dict(sorted(v.items())) for k, v in sorted(out.items())}
+
+
+def market_days(open_time: datetime, close_time: datetime, resolved_at: datetime | None) -> float:
+    """How long a market was open, in days: open to close, or to its resolution when earlier."""
+    end = close_time if resolved_at is None else min(close_time, resolved_at)
+    return max(0.0, (end - open_time).total_seconds() / 86400.0)
+
+
+def duration_bucket(days: float, edges: tuple[float, float] = DURATION_EDGES) -> str:
+    """``short`` below ``edges[0]`` days, ``long`` from ``edges[1]``, ``medium`` between."""
+    if not edges[0] < edges[1]:
+        raise ValueError(f"duration_bucket: edges must increase, not {edges}")
+    if days < edges[0]:
+        return "short"
+    return "long" if days >= edges[1] else "medium"
+
+
+def paired_recoveries(
+    records: Iterable[StepRecord],
+    a: Mapping[str, str],
+    b: Mapping[str, str],
+    key: Callable[[StepRecord], str],
+    pair_by: Sequence[str] = ("agent",),
+    min_markets: int = 0,
+    fallback: Convention = "uniform",
+) -> tuple[RecoveryCount, ...]:
+    """Recoveries (A right, B wrong) and regressions of pipeline A against B per ``key`` of
+    A's record (a topic, a duration bucket, A's stop reason), pooled over everything else.
+
+    Pairs as ``pipeline_recoveries``. A group needs ``min_markets`` distinct markets among the
+    pairs (Figure 6 shows topics with at least four); ``RecoveryCount.markets`` counts them.
+    """
+    recs = list(records)
+    ra, rb, correct = _pairs(recs, a, b, pair_by, fallback)
+    groups = [key(recs[i]) for i in ra]
+    counts = recoveries_regressions(correct[ra], correct[rb], groups)
+    markets: dict[str, set[str]] = {}
+    for i, g in zip(ra, groups, strict=True):
+        markets.setdefault(g, set()).add(recs[i].event_id)
+    out = [replace(c, markets=len(markets.get(c.topic, ()))) for c in counts]
+    return tuple(c for c in out if c.markets >= min_markets)
+
+
+def model_recoveries(
+    records: Iterable[StepRecord],
+    pipelines: Mapping[str, tuple[Mapping[str, str], Mapping[str, str]]],
+    fallback: Convention = "uniform",
+) -> tuple[RecoveryCount, ...]:
+    """Per-model nets (section 7.3): for each model its (A, B) selections (the Retrieval agent
+    and the zero-shot baseline of that model), paired on (event, step, rollout); one
+    ``RecoveryCount`` a model, ``topic`` its name."""
+    recs = list(records)
+    out = []
+    for model, (a, b) in pipelines.items():
+        ra, rb, correct = _pairs(recs, a, b, (), fallback)
+        (count,) = recoveries_regressions(correct[ra], correct[rb], [model] * len(ra)) or (
+            RecoveryCount(model, 0, 0, 0),
+        )
+        out.append(replace(count, markets=len({recs[i].event_id for i in ra})))
+    return tuple(sorted(out, key=lambda r: (-r.net, r.topic)))
+
+
+def _pairs(
+    recs: list[StepRecord],
+    a: Mapping[str, str],
+    b: Mapping[str, str],
+    pair_by: Sequence[str],
+    fallback: Convention,
+) -> tuple[NDArray[np.int64], NDArray[np.int64], NDArray[np.bool_]]:
+    """Rows of A and of B paired on (event, step, rollout, *pair_by), and who was right."""
     table = table_from_records(recs)
-    correct = table.metrics(fallback)["accuracy"] == 1.0
+    correct: NDArray[np.bool_] = np.asarray(table.metrics(fallback)["accuracy"] == 1.0)
     cols = [table.codes(c) for c in ("event", *pair_by)] + [table.step, table.rollout]
     key = np.stack(cols, axis=1)
     found = []
@@ -141,6 +283,4 @@ def pipeline_recoveries(
     shared = sorted(found[0].keys() & found[1].keys())
     ra = np.array([found[0][k] for k in shared], dtype=np.int64)
     rb = np.array([found[1][k] for k in shared], dtype=np.int64)
-    events = [recs[i].event_id for i in ra]
-    topics = [topic.get(e, "unknown") for e in events] if topic else [recs[i].category for i in ra]
-    return recoveries_regressions(correct[ra], correct[rb], topics)
+    return ra, rb, correct

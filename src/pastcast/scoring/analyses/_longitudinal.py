@@ -90,13 +90,17 @@ def thirds(
     fallback: Convention = "uniform",
     bootstrap: int = 4000,
     seed: int = 0,
+    market_only: bool = False,
 ) -> tuple[Thirds, ...]:
     """Mean score in the early, middle and late thirds of each event's retained dates.
 
     Relative position is (t - 1) / (T_e - 1) over the event's distinct recorded steps within
-    the group; only events present in all three thirds are kept.
+    the group; only events present in all three thirds are kept. With ``market_only`` the
+    retained dates are those with a market probability (Forecast-Dojo B.6, Figure 2a).
     """
     values = _metric(table, metric, fallback)
+    if market_only:  # a date without a market probability is not retained
+        values = np.where(np.isfinite(table.market_brier), values, np.nan)
     event = table.codes("event")
     rng = np.random.default_rng(seed)
     out = []

@@ -1,0 +1,286 @@
+"""The papers' defaults by name: ``dojo``, ``dojo-train``, ``hindcast`` and ``arena``.
+
+A preset is a frozen record listing settings, each a dotted key with its value, the stage it
+applies to and the paper's section it comes from. The ``run`` settings are plan fields
+(``budgets.max_tool_calls``, ``rollouts``, ``agent_args.two-stage.config.rounds``): a plan naming
+a preset (``preset = "hindcast"`` in a plan file, ``pastcast run --preset hindcast``) starts from
+them, and whatever the plan or the command line gives explicitly is set over them. Settings of
+other stages (``import``, ``curate``, ``stats``, ``arena``) say what the paper did at that stage;
+where pastcast's own default already is the paper's value they are listed so a reader can
+check it, and the commands of those stages apply them (``pastcast arena replay --preset arena``).
+
+Presets live in a registry (``presets``) of factories returning ``Preset`` records, so a plugin
+can add its own; ``preset(name)`` builds one.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import Any, Literal
+
+from pydantic import Field, JsonValue
+
+from pastcast.agents import HINDCAST_TWO_STAGE
+from pastcast.records import Record
+from pastcast.registry import Registry
+
+__all__ = [
+    "Preset",
+    "PresetSetting",
+    "PresetStage",
+    "deep_merge",
+    "preset",
+    "preset_names",
+    "presets",
+]
+
+PresetStage = Literal["run", "import", "curate", "stats", "arena"]
+
+
+class PresetSetting(Record):
+    """One default of a paper: ``key`` (dotted, a plan field for the ``run`` stage) = ``value``."""
+
+    key: str = Field(min_length=1)
+    value: JsonValue
+    source: str = Field(min_length=1)
+    """Where the paper says so (``Forecast-Dojo B.2``)."""
+    stage: PresetStage = "run"
+    note: str = ""
+
+
+class Preset(Record):
+    name: str = Field(min_length=1)
+    paper: str
+    description: str
+    settings: tuple[PresetSetting, ...]
+
+    def of_stage(self, stage: PresetStage) -> tuple[PresetSetting, ...]:
+        return tuple(s for s in self.settings if s.stage == stage)
+
+    def fields(self, stage: PresetStage = "run") -> dict[str, Any]:
+        """The settings of ``stage`` as nested fields (``{"budgets": {"max_tool_calls": 400}}``).
+        A key under ``agent_args`` nests by its agent's name first: agent names hold dots
+        nowhere but are joined by ``.`` to their argument path."""
+        out: dict[str, Any] = {}
+        for s in self.of_stage(stage):
+            node = out
+            *parents, leaf = _split(s.key)
+            for part in parents:
+                node = node.setdefault(part, {})
+            node[leaf] = s.value
+        return out
+
+
+def _split(key: str) -> list[str]:
+    return key.split(".")
+
+
+def deep_merge(base: Mapping[str, Any], top: Mapping[str, Any]) -> dict[str, Any]:
+    """``base`` with ``top`` set over it: tables merged key by key, anything else (a list, a
+    value) replaced whole, so an explicit list of settings is never mixed with a preset's."""
+    out: dict[str, Any] = dict(base)
+    for key, value in top.items():
+        old = out.get(key)
+        if isinstance(old, Mapping) and isinstance(value, Mapping):
+            out[key] = deep_merge(old, value)
+        else:
+            out[key] = value
+    return out
+
+
+presets: Registry[Preset] = Registry("preset")
+
+
+def preset(name: str) -> Preset:
+    """The preset ``name`` (``ValueError`` naming the known ones otherwise)."""
+    return presets.build(name)
+
+
+def preset_names() -> tuple[str, ...]:
+    return presets.names()
+
+
+def _s(
+    key: str, value: JsonValue, source: str, stage: PresetStage = "run", note: str = ""
+) -> PresetSetting:
+    return PresetSetting(key=key, value=value, source=source, stage=stage, note=note)
+
+
+def _leaves(prefix: str, value: Any) -> Iterable[tuple[str, Any]]:
+    if isinstance(value, Mapping) and value:
+        for k, v in value.items():
+            yield from _leaves(f"{prefix}.{k}", v)
+    else:
+        yield prefix, value
+
+
+_DOJO = "Forecast-Dojo"
+
+
+def _dojo_common() -> list[PresetSetting]:
+    return [
+        _s("budgets.python_tool", True, f"{_DOJO} 4.4 (Compute: python(code))"),
+        _s(
+            "agent_args.tool-agent.no_tools_max_tokens",
+            65_536,
+            f"{_DOJO} B.2",
+            note="no-tools runs raise the output cap: the whole forecast is one call",
+        ),
+        _s(
+            "min_dates",
+            3,
+            f"{_DOJO} 4.3",
+            "curate",
+            "evaluation events keep >= 3 forecast dates (pastcast data curate --min-dates)",
+        ),
+        _s(
+            "market_only",
+            True,
+            f"{_DOJO} B.6",
+            "stats",
+            "thirds over dates with a market probability (stats longitudinal --market-only)",
+        ),
+        _s(
+            "corpus_since",
+            "2025-03-01",
+            f"{_DOJO} 4.2",
+            "import",
+            "the search window's lower bound: the paper's corpus starts with March 2025 "
+            "(informational: a corpus build's own first date)",
+        ),
+    ]
+
+
+@presets.register("dojo")
+def dojo() -> Preset:
+    """Forecast-Dojo's evaluation runs (section 5, appendix B.2)."""
+    return Preset(
+        name="dojo",
+        paper=_DOJO,
+        description="Forecast-Dojo's evaluation runs: four rollouts, 120 tool iterations and "
+        "400 tool calls per step, the python tool, a 65,536-token no-tools reply.",
+        settings=(
+            _s("rollouts", 4, f"{_DOJO} 5.1, B.2 (four rollouts per date)"),
+            _s("budgets.max_tool_iterations", 120, f"{_DOJO} B.2"),
+            _s("budgets.max_tool_calls", 400, f"{_DOJO} B.2"),
+            *_dojo_common(),
+        ),
+    )
+
+
+@presets.register("dojo-train")
+def dojo_train() -> Preset:
+    """Forecast-Dojo's training use case (appendix B.2, Table 4)."""
+    return Preset(
+        name="dojo-train",
+        paper=_DOJO,
+        description="Forecast-Dojo's training use case: memory-free, python, 80 tool "
+        "iterations and 200 tool calls per forecast, temperature 0.6, 32,768-token cap, top-p 1.",
+        settings=(
+            _s("rollouts", 4, f"{_DOJO} B.2"),
+            _s("settings", ["memory_free"], f"{_DOJO} B.2 (memory-free execution)"),
+            _s("budgets.max_tool_iterations", 80, f"{_DOJO} B.2 (training use case)"),
+            _s("budgets.max_tool_calls", 200, f"{_DOJO} B.2 (training use case)"),
+            _s("decoding.temperature", 0.6, f"{_DOJO} B.2"),
+            _s("decoding.max_tokens", 32_768, f"{_DOJO} B.2"),
+            _s("decoding.top_p", 1.0, f"{_DOJO} B.2"),
+            *_dojo_common(),
+        ),
+    )
+
+
+_HC = "Hindcast"
+
+
+_HINDCAST_CONFIG = (
+    "rounds",
+    "seed_queries",
+    "followup_queries",
+    "top_k",
+    "expand",
+    "stop_confidence",
+    "expand_threads",
+    "author_posts",
+    "author_comments",
+    "tally",
+    "answer_form",
+    "fallback",
+)
+"""The research loop's settings the paper states (5.2, B.3); the rest stay pastcast's."""
+
+
+def _hindcast_agent() -> list[PresetSetting]:
+    """The two-stage agent's arguments as Hindcast runs it (``HINDCAST_TWO_STAGE``, the
+    defaults of ``two-stage-hindcast``), for ``two-stage``: the plan's ``two_stage`` setting."""
+    cfg = HINDCAST_TWO_STAGE.config.model_dump(mode="json", include=set(_HINDCAST_CONFIG))
+    out = [
+        _s(f"agent_args.two-stage.config.{k}", cfg[k], f"{_HC} 5.2, B.3") for k in _HINDCAST_CONFIG
+    ]
+    out.append(
+        _s(
+            "agent_args.two-stage.config.doc_type",
+            "submission",
+            f"{_HC} 3.2, B.2 (search_database: doc_type submission only)",
+        )
+    )
+    decoding = HINDCAST_TWO_STAGE.decoding.model_dump(mode="json", exclude_none=True)
+    stages = {
+        k: d.model_dump(mode="json", exclude_none=True)
+        for k, d in HINDCAST_TWO_STAGE.stages.items()
+    }
+    args = {"decoding": decoding, "stages": stages}
+    out.extend(
+        _s(key, value, f"{_HC} 5.2, B.3 Table 4")
+        for key, value in _leaves("agent_args.two-stage", args)
+    )
+    return out
+
+
+@presets.register("hindcast")
+def hindcast() -> Preset:
+    """Hindcast's retrieval agent and evaluation (sections 4.2, 5.2, appendix B.3)."""
+    return Preset(
+        name="hindcast",
+        paper=_HC,
+        description="Hindcast: the two-stage agent with its tally, five consistency runs, search "
+        "over submissions only; datasets scheduled at t0, the day before close.",
+        settings=(
+            _s("rollouts", 5, f"{_HC} 4.2 (five consistency runs)"),
+            _s("settings", ["two_stage"], f"{_HC} 5.2 (the Retrieval agent)"),
+            _s(
+                "schedule",
+                "hindcast",
+                f"{_HC} 4.2 (t0: the day before close)",
+                "import",
+                "pastcast data import --schedule hindcast (a plan's schedule re-schedules)",
+            ),
+            _s("budgets.max_search_k", 20, f"{_HC} B.3 (top 20 hits per query)"),
+            *_hindcast_agent(),
+            _s("coverage_queries", 5, f"{_HC} 4.1", "curate", "5 queries per side"),
+            _s(
+                "coverage_final", "judge", f"{_HC} 4.1", "curate", "a final step reads both tallies"
+            ),
+            _s("coverage_at", "close", f"{_HC} 4.1", "curate", "probed at the close date"),
+            _s("window_days", None, f"{_HC} 4.1", "curate", "the whole archive before tau*"),
+            _s("keep_coverage", "strong", f"{_HC} 4.1", "curate", "only markets labelled strong"),
+        ),
+    )
+
+
+_ARENA = "Foresight Arena"
+
+
+@presets.register("arena")
+def arena() -> Preset:
+    """Foresight Arena's rounds (sections 4.1 and 5)."""
+    return Preset(
+        name="arena",
+        paper=_ARENA,
+        description="Foresight Arena's rounds: seven markets a round chosen by volume and "
+        "activity, 50 rounds (the power analysis of section 5).",
+        settings=(
+            _s("markets", 7, f"{_ARENA} 5 (k = 7 markets per round)", "arena"),
+            _s("rounds", 50, f"{_ARENA} 5 (R = 50 rounds)", "arena"),
+            _s("selector.name", "volume-activity", f"{_ARENA} 4.1 (volume, trending)", "arena"),
+        ),
+    )
