@@ -43,6 +43,7 @@ from pastcast.app._imports import (
     market_filters,
 )
 from pastcast.app._reading import RunsRead, read_runs
+from pastcast.app._reading import ColumnsRead, read_run_columns
 from pastcast.app._replays import WORLD_INDEX, Replay, open_replay, shared_replay
 from pastcast.app._reports import (
     REPORTS_EXTRA_HINT,
@@ -70,6 +71,7 @@ __all__ = [
     "AgentOption",
     "AppError",
     "ArenaReplay",
+    "ColumnsRead",
     "CorpusBuild",
     "Curated",
     "Dashboard",
@@ -115,6 +117,7 @@ __all__ = [
     "plan_estimate",
     "plan_from_agents",
     "read_plan",
+    "read_run_columns",
     "read_runs",
     "report_runs",
     "round_plan",

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
 from pastcast.app._errors import AppError
-from pastcast.app._reading import RunsRead, read_runs
+from pastcast.app._reading import ColumnsRead, RunsRead, read_run_columns, read_runs
 from pastcast.dataset import Dataset
 from pastcast.reports import GROUP_COLUMNS, RunSet, Scorecard, scorecard
 from pastcast.scoring import Convention
@@ -66,7 +66,9 @@ class Scored:
     """A scorecard and the runs it scored."""
 
     card: Scorecard
-    read: RunsRead
+    read: RunsRead | ColumnsRead
+    """The runs scored: their step columns, or their full records where the scoring needed
+    them (``normalize_labels``, ``after_knowledge_cutoff``)."""
     labels: Labels
     cutoff_note: str | None = None
     """Events left out as resolved by a model's knowledge cutoff, when that was asked."""
@@ -115,6 +117,16 @@ def score_runs(
     knowledge cutoff count."""
     groups = group_columns(by)
     _needs_dataset(groups, dataset)
+    labels: Labels = "normalized" if normalize_labels else "exact"
+    if not normalize_labels and not after_knowledge_cutoff:  # the columns are enough
+        columns = read_run_columns(run_logs, dataset)
+        try:
+            card = scorecard(
+                columns.runs, groups, fallback, bootstrap=bootstrap, seed=seed, bins=bins
+            )
+        except ValueError as exc:
+            raise AppError("by", str(exc)) from None
+        return Scored(card, columns, labels)
     read = read_runs(run_logs, dataset)
     runs = read.runs
     if normalize_labels:
@@ -131,7 +143,6 @@ def score_runs(
         card = scorecard(runs, groups, fallback, bootstrap=bootstrap, seed=seed, bins=bins)
     except ValueError as exc:
         raise AppError("by", str(exc)) from None
-    labels: Labels = "normalized" if normalize_labels else "exact"
     return Scored(card, replace(read, runs=runs), labels, note)
 
 

@@ -17,6 +17,8 @@ from pastcast.reports._report import write_report
 from pastcast.reports._runs import (
     GROUP_COLUMNS,
     NO_MODEL,
+    RUN_COLUMNS,
+    RunColumns,
     RunSet,
     agent_models,
     horizon_of,
@@ -39,6 +41,8 @@ __all__ = [
     "GROUP_COLUMNS",
     "NO_MODEL",
     "GroupReport",
+    "RUN_COLUMNS",
+    "RunColumns",
     "RunSet",
     "Scorecard",
     "TextTable",

@@ -43,10 +43,12 @@ from pastcast.scoring._multiclass import (
     uniform,
 )
 from pastcast.scoring._table import (
+    TABLE_INPUTS,
     Convention,
     ScoreTable,
     event_kind,
     score_matrix,
+    table_from_columns,
     table_from_records,
 )
 from pastcast.scoring.analyses import (
@@ -98,6 +100,7 @@ from pastcast.scoring.analyses import (
 )
 
 __all__ = [
+    "TABLE_INPUTS",
     "KAPPA",
     "LOG_FLOOR",
     "METRICS",
@@ -176,6 +179,7 @@ __all__ = [
     "shrink",
     "step_changes",
     "summarize",
+    "table_from_columns",
     "table_from_records",
     "thirds",
     "transitions",
