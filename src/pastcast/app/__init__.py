@@ -44,6 +44,7 @@ from pastcast.app._imports import (
 )
 from pastcast.app._reading import RunsRead, read_runs
 from pastcast.app._reading import ColumnsRead, read_run_columns
+from pastcast.app._frames import FRAMES_EXTRA_HINT, runs_frame
 from pastcast.app._replays import WORLD_INDEX, Replay, open_replay, shared_replay
 from pastcast.app._reports import (
     REPORTS_EXTRA_HINT,
@@ -65,6 +66,7 @@ __all__ = [
     "AGENT_GRAMMAR",
     "CURATION_LEGS",
     "DATASET_SPEC_HELP",
+    "FRAMES_EXTRA_HINT",
     "REPORTS_EXTRA_HINT",
     "TABLE_COLUMNS",
     "WORLD_INDEX",
@@ -122,6 +124,7 @@ __all__ = [
     "report_runs",
     "round_plan",
     "run_plan",
+    "runs_frame",
     "score_runs",
     "select_steps",
     "shared_replay",

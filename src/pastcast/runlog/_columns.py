@@ -67,6 +67,10 @@ class StepColumns:
     """True when the last line was an incomplete write (a crash mid-record); it is left out."""
     notes: tuple[str, ...] = ()
     """A companion part that was not used, and why (stale, truncated, foreign, edited)."""
+    parts: tuple[Path, ...] = ()
+    """The companion's part files checked and covering the first rows (scan them lazily)."""
+    tail_rows: int = 0
+    """The last rows, read from the JSONL: not (yet) in a part (``table``'s last rows)."""
     _convert: Callable[[dict[str, Any]], dict[str, Any]] | None = field(default=None, repr=False)
 
     def record(self, offset: int, length: int) -> StepRecord:
@@ -247,7 +251,7 @@ def _sync(
     *,
     update: bool,
     lock_held: bool,
-) -> tuple[list[pa.Table], bool, list[str]]:
+) -> tuple[list[pa.Table], bool, list[str], tuple[Path, ...], int]:
     import pyarrow.parquet as pq
 
     folder = columns_path(log)
@@ -277,6 +281,7 @@ def _sync(
                         path.unlink(missing_ok=True)
         tables = [pq.read_table(p.path, columns=columns, schema=columns_schema()) for p in valid]
         covered = valid[-1].end if valid else 0
+        tail_rows = 0
         first_line = sum(s.lines for p in valid for s in p.segments)
         truncated = False
         wrote = False
@@ -293,11 +298,14 @@ def _sync(
                     )
                 )
                 wrote = True
+                tail_rows += table.num_rows - segment.rows
+            else:
+                tail_rows += table.num_rows
             tables.append(table.select(list(columns)) if columns is not None else table)
             truncated = truncated or cut
         if may_write and (wrote or bad or stamp != _stamp_of(log, valid, header_sha256)):
             write_atomic(folder / _STAMP, json.dumps(_stamp_of(log, valid, header_sha256)))
-        return tables, truncated, notes
+        return tables, truncated, notes, tuple(p.path for p in valid), tail_rows
     finally:
         if lock is not None:
             os.close(lock)
@@ -340,18 +348,24 @@ def read_step_columns(
             table.select(list(columns)) if columns is not None else table,
             full.truncated_tail,
             (),
+            (),
+            table.num_rows,
             _from_v1,
         )
     header, header_sha256 = _header_bytes(p)
     if not p.is_file():
         empty = columns_schema().empty_table()
         return StepColumns(p, header, empty.select(list(columns)) if columns else empty)
-    tables, truncated, notes = _sync(p, header, header_sha256, columns, update=update, lock_held=False)
+    tables, truncated, notes, parts, tail_rows = _sync(
+        p, header, header_sha256, columns, update=update, lock_held=False
+    )
     schema = columns_schema()
     if columns is not None:
         schema = pa.schema([schema.field(c) for c in columns])
     table = pa.concat_tables(tables) if tables else schema.empty_table()
-    return StepColumns(p, header, table, truncated, tuple(notes), _converter(header))
+    return StepColumns(
+        p, header, table, truncated, tuple(notes), parts, tail_rows, _converter(header)
+    )
 
 
 def refresh_companion(path: Path) -> None:
