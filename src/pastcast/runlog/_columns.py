@@ -25,18 +25,20 @@ from typing import TYPE_CHECKING, Any
 from pydantic import ValidationError
 
 from pastcast import safejson
-from pastcast.atomic import write_atomic
 from pastcast.runlog._companion import (
     PartInfo,
     Segment,
     claim_columns_dir,
     columns_path,
     columns_schema,
+    file_stamp,
     part_files,
     part_info,
+    read_stamp,
     rows_table,
     step_row,
     write_part,
+    write_stamp,
 )
 from pastcast.runlog._io import RunLogError, _from_v1, _read_header, header_path, read_run_log
 from pastcast.runlog._schema import SCHEMA_VERSION, RunHeader, StepRecord
@@ -51,7 +53,6 @@ __all__ = ["StepColumns", "read_step_columns", "refresh_companion"]
 _REBUILD_ROWS = 32_000
 """Records per part when the companion is rebuilt from the JSONL (bounds the memory it takes)."""
 
-_STAMP = "verified.json"
 _CHUNK = 8 << 20
 
 
@@ -109,27 +110,6 @@ def _converter(header: RunHeader) -> Callable[[dict[str, Any]], dict[str, Any]] 
     return v2_step if header.schema_version == V2 else None
 
 
-def _stamp_of(log: Path, parts: Sequence[PartInfo], header_sha256: str) -> dict[str, Any]:
-    st = os.stat(log)
-    return {
-        "file": [st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns],
-        "header_sha256": header_sha256,
-        "parts": [[p.path.name, *_file_stamp(p.path)] for p in parts],
-    }
-
-
-def _file_stamp(path: Path) -> list[int]:
-    st = os.stat(path)
-    return [st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns]
-
-
-def _read_stamp(folder: Path) -> Any:
-    try:
-        return safejson.loads((folder / _STAMP).read_bytes())
-    except (OSError, ValueError):
-        return None
-
-
 def _hash_check(log: Path, parts: list[PartInfo]) -> int:
     """How many leading ``parts`` the step file's bytes hash as they recorded."""
     with log.open("rb") as fh:
@@ -148,16 +128,26 @@ def _hash_check(log: Path, parts: list[PartInfo]) -> int:
     return len(parts)
 
 
-def _chain(log: Path, header_sha256: str, size: int) -> tuple[list[PartInfo], list[str]]:
-    """The parts that continue each other from offset 0 within the step file, and why each of
-    the others cannot be used."""
+def _chain(
+    log: Path, header_sha256: str, size: int, stamp: dict[str, Any]
+) -> tuple[list[PartInfo], list[str]]:
+    """The parts that continue each other from offset 0 within the step file, each as the
+    companion recorded writing it, and why each of the others cannot be used."""
     valid: list[PartInfo] = []
     bad: list[str] = []
     expected = 0
+    recorded = stamp.get("parts") if stamp.get("header_sha256") == header_sha256 else None
     for path in part_files(columns_path(log)):
         info = part_info(path)
         if isinstance(info, str):
             bad.append(info)
+        elif not isinstance(recorded, dict) or recorded.get(path.name) != file_stamp(path):
+            bad.append(
+                f"{path.name} is not the file the companion recorded writing (edited, replaced "
+                "or copied since)"
+                if info.header_sha256 == header_sha256
+                else f"{path.name} was written for another run header (a foreign companion)"
+            )
         elif info.header_sha256 != header_sha256:
             bad.append(f"{path.name} was written for another run header (a foreign companion)")
         elif info.start != expected:
@@ -260,9 +250,9 @@ def _sync(
     may_write = (lock_held or lock is not None) and claim_columns_dir(folder)
     try:
         size = os.stat(log).st_size
-        valid, bad = _chain(log, header_sha256, size)
-        stamp = _read_stamp(folder)
-        if valid and stamp != _stamp_of(log, valid, header_sha256):
+        stamp = read_stamp(folder)
+        valid, bad = _chain(log, header_sha256, size, stamp)
+        if valid and stamp.get("step_file") != file_stamp(log):
             good = _hash_check(log, valid)
             bad += [
                 f"{p.path.name}: the step file's bytes it covers differ from those it was "
@@ -303,8 +293,8 @@ def _sync(
                 tail_rows += table.num_rows
             tables.append(table.select(list(columns)) if columns is not None else table)
             truncated = truncated or cut
-        if may_write and (wrote or bad or stamp != _stamp_of(log, valid, header_sha256)):
-            write_atomic(folder / _STAMP, json.dumps(_stamp_of(log, valid, header_sha256)))
+        if may_write and (wrote or bad or stamp.get("step_file") != file_stamp(log)):
+            write_stamp(folder, header_sha256, [p.path for p in valid], file_stamp(log))
         return tables, truncated, notes, tuple(p.path for p in valid), tail_rows
     finally:
         if lock is not None:

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from pastcast.atomic import atomic_path, fsync_dir
+from pastcast.atomic import atomic_path, fsync_dir, write_atomic
 from pastcast.owned import made_kind, mark
 
 if TYPE_CHECKING:
@@ -36,17 +36,21 @@ __all__ = [
     "COLUMNS_VERSION",
     "PART_ROWS",
     "CompanionWriter",
+    "STAMP",
     "PartInfo",
     "Segment",
     "claim_columns_dir",
     "columns_path",
     "columns_schema",
+    "file_stamp",
     "merge_parts",
     "part_files",
     "part_info",
+    "read_stamp",
     "rows_table",
     "step_row",
     "write_part",
+    "write_stamp",
 ]
 
 COLUMNS_VERSION = 1
@@ -303,8 +307,37 @@ def rows_table(rows: Sequence[dict[str, Any]]) -> pa.Table:
     return pa.Table.from_pylist(list(rows), schema=columns_schema())
 
 
-def sha256_hex(data: bytes) -> str:
-    return hashlib.sha256(data).hexdigest()
+STAMP = "verified.json"
+"""The companion's record of itself: each part file as written (inode, size, modification and
+change times) and the step file as last checked against the parts."""
+
+
+def file_stamp(path: Path) -> list[int]:
+    """A file's identity and state; an edit changes the change time, which no user sets back."""
+    st = os.stat(path)
+    return [st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns]
+
+
+def read_stamp(folder: Path) -> dict[str, Any]:
+    """The companion's stamp (empty when absent or unreadable: every part is then rebuilt)."""
+    try:
+        data = json.loads((folder / STAMP).read_bytes())
+    except (OSError, ValueError):
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def write_stamp(
+    folder: Path, header_sha256: str, parts: Sequence[Path], step_file: list[int] | None
+) -> None:
+    """Record ``parts`` as written now and, when given, the step file as checked (``None``: it
+    changed since, so the next reader hashes it)."""
+    stamp = {
+        "header_sha256": header_sha256,
+        "parts": {p.name: file_stamp(p) for p in parts},
+        "step_file": step_file,
+    }
+    write_atomic(folder / STAMP, json.dumps(stamp))
 
 
 class CompanionWriter:
@@ -315,6 +348,7 @@ class CompanionWriter:
     written (a full disk, someone else's folder) is given up, never failing the run."""
 
     def __init__(self, log: Path, header_sha256: str, end: int, *, fresh: bool) -> None:
+        self.log = log
         self.folder = columns_path(log)
         self.header_sha256 = header_sha256
         self.end = end
@@ -322,7 +356,7 @@ class CompanionWriter:
         if self.enabled and fresh:  # a new log: parts of an earlier one of this name go
             for path in part_files(self.folder):
                 path.unlink(missing_ok=True)
-            (self.folder / "verified.json").unlink(missing_ok=True)
+            (self.folder / STAMP).unlink(missing_ok=True)
         self._rows: list[dict[str, Any]] = []
         self._start = end
         self._hash = hashlib.sha256()
@@ -339,16 +373,31 @@ class CompanionWriter:
 
     def synced(self, *, final: bool = False) -> None:
         """The step file was fsynced: write a part when enough rows wait (or ``final``)."""
-        if not self.enabled or not self._rows or (len(self._rows) < PART_ROWS and not final):
+        if not self.enabled:
             return
-        segment = Segment(self._start, self.end, len(self._rows), self._lines, self._hash.hexdigest())
+        due = bool(self._rows) and (len(self._rows) >= PART_ROWS or final)
+        if not due and not final:
+            return
         try:
-            path = write_part(self.folder, rows_table(self._rows), self.header_sha256, [segment])
-            self._small.append(PartInfo(path, self.header_sha256, (segment,), segment.rows))
-            if len(self._small) >= _MERGE_AT or (final and len(self._small) > 1):
-                merged = merge_parts(self.folder, self._small, self.header_sha256)
-                info = part_info(merged)
-                self._small = [info] if final and isinstance(info, PartInfo) else []
+            if due:
+                self._write_part(final)
+            # The parts as written; the step file as checked once the writer is done with it.
+            write_stamp(
+                self.folder,
+                self.header_sha256,
+                part_files(self.folder),
+                file_stamp(self.log) if final else None,
+            )
         except OSError:
             self.enabled = False  # the reader rebuilds what is missing from the JSONL
+
+    def _write_part(self, final: bool) -> None:
+        segment = Segment(
+            self._start, self.end, len(self._rows), self._lines, self._hash.hexdigest()
+        )
+        path = write_part(self.folder, rows_table(self._rows), self.header_sha256, [segment])
         self._rows, self._start, self._hash, self._lines = [], self.end, hashlib.sha256(), 0
+        self._small.append(PartInfo(path, self.header_sha256, (segment,), segment.rows))
+        if len(self._small) >= _MERGE_AT or (final and len(self._small) > 1):
+            merge_parts(self.folder, self._small, self.header_sha256)
+            self._small = []  # the merged part is left as it is from now on
