@@ -130,11 +130,12 @@ def _hash_check(log: Path, parts: list[PartInfo]) -> int:
 
 def _chain(
     log: Path, header_sha256: str, size: int, stamp: dict[str, Any]
-) -> tuple[list[PartInfo], list[str]]:
+) -> tuple[list[PartInfo], list[str], list[Path]]:
     """The parts that continue each other from offset 0 within the step file, each as the
     companion recorded writing it, and why each of the others cannot be used."""
     valid: list[PartInfo] = []
     bad: list[str] = []
+    superseded: list[Path] = []
     expected = 0
     recorded = stamp.get("parts") if stamp.get("header_sha256") == header_sha256 else None
     for path in part_files(columns_path(log)):
@@ -144,12 +145,14 @@ def _chain(
         elif not isinstance(recorded, dict) or recorded.get(path.name) != file_stamp(path):
             bad.append(
                 f"{path.name} is not the file the companion recorded writing (edited, replaced "
-                "or copied since)"
+                "or copied since, or a crash came before it was recorded)"
                 if info.header_sha256 == header_sha256
                 else f"{path.name} was written for another run header (a foreign companion)"
             )
         elif info.header_sha256 != header_sha256:
             bad.append(f"{path.name} was written for another run header (a foreign companion)")
+        elif info.start < expected and info.end <= expected:
+            superseded.append(path)  # merged into the part before (a crash before its removal)
         elif info.start != expected:
             bad.append(f"{path.name} starts at byte {info.start}, not {expected} (stale)")
         elif info.end > size:
@@ -162,7 +165,7 @@ def _chain(
         else:
             valid.append(info)
             expected = info.end
-    return valid, bad
+    return valid, bad, superseded
 
 
 def _lock_shared(log: Path) -> int | None:
@@ -251,7 +254,7 @@ def _sync(
     try:
         size = os.stat(log).st_size
         stamp = read_stamp(folder)
-        valid, bad = _chain(log, header_sha256, size, stamp)
+        valid, bad, superseded = _chain(log, header_sha256, size, stamp)
         if valid and stamp.get("step_file") != file_stamp(log):
             good = _hash_check(log, valid)
             bad += [
@@ -261,6 +264,9 @@ def _sync(
             ]
             valid = valid[:good]
         notes = []
+        if may_write:
+            for path in superseded:
+                path.unlink(missing_ok=True)
         if bad:
             what = "rebuilt from the step file" if may_write else "read from the step file"
             notes = [f"{log}: columnar companion {folder.name}: {why}; {what}" for why in bad]
