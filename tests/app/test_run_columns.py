@@ -214,3 +214,22 @@ def test_a_companion_is_not_written_while_a_writer_holds_the_log(
         assert cols.table.to_pylist() == _rows_of_records(log)
         assert not columns_path(log).exists()  # read from the JSONL, nothing written
     assert read_step_columns(log).parts
+
+
+def test_the_table_export_from_columns_equals_the_export_from_records(
+    rich_run: Path, tmp_path: Path
+) -> None:
+    from pastcast.app import export_runs
+    from pastcast.train import export_table
+
+    made = export_runs("table", [rich_run], tmp_path / "columns.parquet", datasets=["world"])
+    assert isinstance(made.read.runs, RunColumns)  # the columnar path was taken
+    full = export_table(
+        [read_run_log(rich_run)], tmp_path / "records.parquet", datasets=[open_dataset("world")]
+    )
+    a, b = pq.read_table(made.out), pq.read_table(tmp_path / "records.parquet")
+    assert a.equals(b) and a.num_rows == len(read_run_log(rich_run).steps)
+    skip = {"created_at", "file"}
+    assert {k: v for k, v in made.manifest.model_dump().items() if k not in skip} == {
+        k: v for k, v in full.model_dump().items() if k not in skip
+    }
