@@ -80,7 +80,9 @@ def _episode(n_tools: int, model: str, rng: random.Random) -> EpisodeRecord:
             result = f"[d{j}] Officials said it moved."
             msgs.append(Message(role="tool", content=result, tool_call_id=f"c{j}", name=names[j]))
             tools.append(
-                ToolCall(seq=seq, name=names[j], arguments=args[j], result=result, doc_ids=(f"d{j}",))
+                ToolCall(
+                    seq=seq, name=names[j], arguments=args[j], result=result, doc_ids=(f"d{j}",)
+                )
             )
             seq += 1
     n = len(calls)
@@ -106,9 +108,7 @@ def write_run(path: Path, n_steps: int, seed: int = 0) -> int:
         agents=tuple(AGENTS),
         code_version="bench",
     )
-    pool = {
-        (k, n): _episode(n, f"provider:m{k}", rng) for k in range(4) for n in range(10, 41, 3)
-    }
+    pool = {(k, n): _episode(n, f"provider:m{k}", rng) for k in range(4) for n in range(10, 41, 3)}
     n_events = max(1, n_steps // (STEPS_PER_EVENT * len(AGENTS)))
     scores = Scores(brier=0.0, accuracy=0.0, log_loss=0.0)
     written = 0
@@ -192,7 +192,12 @@ def main() -> None:
         t = time.perf_counter()
         n = write_run(log, args.steps)
         size = log.stat().st_size / 1e6
-        print(json.dumps({"steps": n, "mb": round(size), "written_s": round(time.perf_counter() - t, 1)}), flush=True)
+        print(
+            json.dumps(
+                {"steps": n, "mb": round(size), "written_s": round(time.perf_counter() - t, 1)}
+            ),
+            flush=True,
+        )
         readers = _readers(log, tmp)
         for name in args.readers.split(","):
             for tree, src in trees.items():
@@ -203,7 +208,10 @@ def main() -> None:
             shutil.rmtree(log.with_suffix(".columns"))
             src = next(iter(trees.values()))
             probe = "import sys; from pastcast.runlog import read_step_columns as r; r(sys.argv[1])"
-            row = {"reader": "companion rebuild", **measure(src, ["-c", probe, str(log)], args.timeout)}
+            row = {
+                "reader": "companion rebuild",
+                **measure(src, ["-c", probe, str(log)], args.timeout),
+            }
             print(json.dumps(row), flush=True)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)

@@ -36,15 +36,14 @@ from pastcast.app._data_views import (
 from pastcast.app._datasets import DATASET_SPEC_HELP, DatasetNote, open_dataset
 from pastcast.app._errors import AppError
 from pastcast.app._exports import Exported, ExportTarget, export_runs
+from pastcast.app._frames import FRAMES_EXTRA_HINT, runs_frame
 from pastcast.app._imports import (
     Imported,
     import_forecastbench,
     import_polymarket,
     market_filters,
 )
-from pastcast.app._reading import RunsRead, read_runs
-from pastcast.app._reading import ColumnsRead, read_run_columns
-from pastcast.app._frames import FRAMES_EXTRA_HINT, runs_frame
+from pastcast.app._reading import ColumnsRead, RunsRead, read_run_columns, read_runs
 from pastcast.app._replays import WORLD_INDEX, Replay, open_replay, shared_replay
 from pastcast.app._reports import (
     REPORTS_EXTRA_HINT,

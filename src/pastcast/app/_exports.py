@@ -110,9 +110,7 @@ def export_runs(
 
         columns = read_run_columns(run_logs, columns=TABLE_COLUMNS_READ, require_steps=False)
         try:
-            manifest = export_table_columns(
-                columns.logs, path, fallback=fallback, datasets=opened
-            )
+            manifest = export_table_columns(columns.logs, path, fallback=fallback, datasets=opened)
         except (RunLogError, ExportError) as exc:
             raise AppError("run_logs", str(exc)) from None
         return Exported(path, manifest, columns)

@@ -191,7 +191,11 @@ def _columns_once(
             first = fresh
             same[2].update(k for k, f in zip(keys, first, strict=True) if f)
         else:
-            known[len(known)] = (log.header, path, {k for k, f in zip(keys, first, strict=True) if f})
+            known[len(known)] = (
+                log.header,
+                path,
+                {k for k, f in zip(keys, first, strict=True) if f},
+            )
         logs.append(_keep(log, first) if not all(first) else log)
     return logs
 

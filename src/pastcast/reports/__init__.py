@@ -40,8 +40,8 @@ from pastcast.reports._tables import (
 __all__ = [
     "GROUP_COLUMNS",
     "NO_MODEL",
-    "GroupReport",
     "RUN_COLUMNS",
+    "GroupReport",
     "RunColumns",
     "RunSet",
     "Scorecard",

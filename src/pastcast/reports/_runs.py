@@ -163,8 +163,18 @@ step, cutoff, rollout."""
 
 def _schedule(log: RunLog, dataset: Dataset | None) -> Iterable[dict[str, str]]:
     rows = (
-        (s.agent, s.setting, s.role, s.event_id, s.split, s.category, s.grading.labels,
-         s.step_index, s.cutoff, s.rollout)
+        (
+            s.agent,
+            s.setting,
+            s.role,
+            s.event_id,
+            s.split,
+            s.category,
+            s.grading.labels,
+            s.step_index,
+            s.cutoff,
+            s.rollout,
+        )
         for s in log.steps
     )
     return _schedule_of(log.header, rows, dataset)
@@ -252,7 +262,9 @@ class RunColumns:
         table = table_from_columns(cols)
         models: list[str] = []
         for log in self.logs:
-            of = {(a.name, a.setting): str(a.args.get("model") or NO_MODEL) for a in log.header.agents}
+            of = {
+                (a.name, a.setting): str(a.args.get("model") or NO_MODEL) for a in log.header.agents
+            }
             agents = log.table.column("agent").to_pylist()
             settings = log.table.column("setting").to_pylist()
             models += [of.get(k, NO_MODEL) for k in zip(agents, settings, strict=True)]

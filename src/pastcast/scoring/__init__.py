@@ -100,12 +100,12 @@ from pastcast.scoring.analyses import (
 )
 
 __all__ = [
-    "TABLE_INPUTS",
     "KAPPA",
     "LOG_FLOOR",
     "METRICS",
     "PHASES",
     "RESOURCES",
+    "TABLE_INPUTS",
     "AlphaAnatomy",
     "AlphaTest",
     "BinaryForecasts",

@@ -29,11 +29,11 @@ from pastcast.scoring._multiclass import (
 
 __all__ = [
     "KEY_COLUMNS",
+    "TABLE_INPUTS",
     "Convention",
     "RowNames",
     "ScoreTable",
     "event_kind",
-    "TABLE_INPUTS",
     "score_matrix",
     "table_from_columns",
     "table_from_records",
@@ -248,10 +248,18 @@ def _table_of_rows(rows: Iterable[_Row]) -> ScoreTable:
 def table_from_records(records: Iterable[StepRecord]) -> ScoreTable:
     """Re-score logged steps from their forecast and grading (stored scores are ignored)."""
     return _table_of_rows(
-        (
+
             (
-                (r.agent, r.setting, r.role, r.run_id, r.event_id, r.split, r.category,
-                 event_kind(r.grading.labels)),
+                (
+                    r.agent,
+                    r.setting,
+                    r.role,
+                    r.run_id,
+                    r.event_id,
+                    r.split,
+                    r.category,
+                    event_kind(r.grading.labels),
+                ),
                 r.step_index,
                 r.rollout,
                 r.forecast.usable,
@@ -261,7 +269,7 @@ def table_from_records(records: Iterable[StepRecord]) -> ScoreTable:
                 r.grading.market_probs,
             )
             for r in records
-        )
+
     )
 
 
@@ -295,10 +303,18 @@ def table_from_columns(columns: Mapping[str, Sequence[Any]]) -> ScoreTable:
     c = columns
     labels: Sequence[Sequence[str]] = c["labels"]
     return _table_of_rows(
-        (
+
             (
-                (c["agent"][i], c["setting"][i], c["role"][i], c["run_id"][i],
-                 c["event_id"][i], c["split"][i], c["category"][i], event_kind(labels[i])),
+                (
+                    c["agent"][i],
+                    c["setting"][i],
+                    c["role"][i],
+                    c["run_id"][i],
+                    c["event_id"][i],
+                    c["split"][i],
+                    c["category"][i],
+                    event_kind(labels[i]),
+                ),
                 c["step_index"][i],
                 c["rollout"][i],
                 c["usable"][i],
@@ -308,7 +324,7 @@ def table_from_columns(columns: Mapping[str, Sequence[Any]]) -> ScoreTable:
                 _pairs(c["market_probs"][i]),
             )
             for i in range(len(c["agent"]))
-        )
+
     )
 
 

@@ -22,11 +22,11 @@ from pastcast.runlog import RunLog, StepColumns
 from pastcast.scoring import TABLE_INPUTS, Convention, table_from_columns, table_from_records
 from pastcast.train._guard import ExportError, split_name
 from pastcast.train._manifest import (
-    ExportManifest,
-    check_splits,
     DatasetRef,
+    ExportManifest,
     LoggedRun,
     LoggedStep,
+    check_splits,
     dataset_refs,
     write_export,
 )
