@@ -128,6 +128,18 @@ class ColumnsRead:
         return self.runs.logs
 
     @property
+    def steps(self) -> tuple[StepRecord, ...]:
+        """Every step read in full, by offset (as ``RunsRead.steps``): every record in memory at
+        once, so for small runs; a large one streams ``StepColumns.records`` instead."""
+        out: list[StepRecord] = []
+        for log in self.logs:
+            spans = zip(
+                log.table["offset"].to_pylist(), log.table["length"].to_pylist(), strict=True
+            )
+            out += log.records(spans)
+        return tuple(out)
+
+    @property
     def dataset(self) -> Dataset | None:
         return self.runs.dataset
 

@@ -336,7 +336,7 @@ def read_step_columns(
             raise ValueError(f"no step column {unknown[0]!r}")
     if not header_path(p).is_file():  # schema 1 (header on line 1): the full records, once
         full = read_run_log(p)
-        rows = [step_row(s, -1, -1) for s in full.steps]
+        rows = [step_row(s, o, n) for s, (o, n) in zip(full.steps, _v1_spans(p), strict=False)]
         table = rows_table(rows)
         return StepColumns(
             p,
@@ -362,6 +362,19 @@ def read_step_columns(
     return StepColumns(
         p, header, table, truncated, tuple(notes), parts, tail_rows, _converter(header)
     )
+
+
+def _v1_spans(path: Path) -> Iterator[tuple[int, int]]:
+    """The (offset, length) of each step line of a schema-1 log: its non-blank lines after the
+    header's."""
+    pos, header_seen = 0, False
+    with path.open("rb") as fh:
+        for line in fh:
+            if line.strip():
+                if header_seen:
+                    yield pos, len(line) - (1 if line.endswith(b"\n") else 0)
+                header_seen = True
+            pos += len(line)
 
 
 def refresh_companion(path: Path) -> None:
