@@ -169,9 +169,16 @@ def measure(src: str, args: list[str], timeout: float) -> dict[str, object]:
         return {"rc": "timeout", "wall_s": round(time.perf_counter() - t, 1)}
     wall = time.perf_counter() - t
     peak = re.search(r"Maximum resident set size \(kbytes\): (\d+)", proc.stderr)
+    cpu = [
+        float(m.group(1))
+        if (m := re.search(rf"{k} time \(seconds\): ([\d.]+)", proc.stderr))
+        else 0.0
+        for k in ("User", "System")
+    ]
     return {
         "rc": proc.returncode,
         "wall_s": round(wall, 1),
+        "cpu_s": round(sum(cpu), 1),  # the machine may be shared: CPU time says what it cost
         "peak_mb": round(int(peak.group(1)) / 1024) if peak else None,
         "error": proc.stderr.strip().splitlines()[0][:200] if proc.returncode else None,
     }

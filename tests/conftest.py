@@ -73,6 +73,7 @@ _SLOW_MODULES = frozenset(
         "tests/arena/test_evm.py",
         "tests/models/test_openai_provider.py",
         "tests/reports/test_score_options.py",
+        "tests/runner/test_columns_kill.py",
     }
 )
 
