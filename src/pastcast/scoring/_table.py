@@ -248,28 +248,26 @@ def _table_of_rows(rows: Iterable[_Row]) -> ScoreTable:
 def table_from_records(records: Iterable[StepRecord]) -> ScoreTable:
     """Re-score logged steps from their forecast and grading (stored scores are ignored)."""
     return _table_of_rows(
-
+        (
             (
-                (
-                    r.agent,
-                    r.setting,
-                    r.role,
-                    r.run_id,
-                    r.event_id,
-                    r.split,
-                    r.category,
-                    event_kind(r.grading.labels),
-                ),
-                r.step_index,
-                r.rollout,
-                r.forecast.usable,
-                r.forecast.probs,
-                r.grading.truth,
-                r.grading.labels,
-                r.grading.market_probs,
-            )
-            for r in records
-
+                r.agent,
+                r.setting,
+                r.role,
+                r.run_id,
+                r.event_id,
+                r.split,
+                r.category,
+                event_kind(r.grading.labels),
+            ),
+            r.step_index,
+            r.rollout,
+            r.forecast.usable,
+            r.forecast.probs,
+            r.grading.truth,
+            r.grading.labels,
+            r.grading.market_probs,
+        )
+        for r in records
     )
 
 
@@ -303,28 +301,26 @@ def table_from_columns(columns: Mapping[str, Sequence[Any]]) -> ScoreTable:
     c = columns
     labels: Sequence[Sequence[str]] = c["labels"]
     return _table_of_rows(
-
+        (
             (
-                (
-                    c["agent"][i],
-                    c["setting"][i],
-                    c["role"][i],
-                    c["run_id"][i],
-                    c["event_id"][i],
-                    c["split"][i],
-                    c["category"][i],
-                    event_kind(labels[i]),
-                ),
-                c["step_index"][i],
-                c["rollout"][i],
-                c["usable"][i],
-                _pairs(c["probs"][i]) or {},
-                c["truth"][i],
-                labels[i],
-                _pairs(c["market_probs"][i]),
-            )
-            for i in range(len(c["agent"]))
-
+                c["agent"][i],
+                c["setting"][i],
+                c["role"][i],
+                c["run_id"][i],
+                c["event_id"][i],
+                c["split"][i],
+                c["category"][i],
+                event_kind(labels[i]),
+            ),
+            c["step_index"][i],
+            c["rollout"][i],
+            c["usable"][i],
+            _pairs(c["probs"][i]) or {},
+            c["truth"][i],
+            labels[i],
+            _pairs(c["market_probs"][i]),
+        )
+        for i in range(len(c["agent"]))
     )
 
 
