@@ -14,7 +14,7 @@ from pastcast.dataset import Dataset
 from pastcast.runlog import RunLogError, read_step_columns
 
 if TYPE_CHECKING:
-    import pandas as pd
+    import pandas as pd  # type: ignore[import-untyped]
     import polars as pl
 
 __all__ = ["FRAMES_EXTRA_HINT", "runs_frame"]

@@ -184,7 +184,7 @@ def _schedule_of(
     header: RunHeader, steps: Iterable[_ScheduleRow], dataset: Dataset | None
 ) -> Iterable[dict[str, str]]:
     models = {(a.name, a.setting): str(a.args.get("model") or NO_MODEL) for a in header.agents}
-    agents = {(a.name, a.setting, a.role) for a in header.agents}
+    agents: set[tuple[str, str, str]] = {(a.name, a.setting, a.role) for a in header.agents}
     attrs: dict[str, tuple[str, str, str]] = {}
     cutoffs: dict[tuple[str, int], datetime] = {}
     rollouts_seen = 0
