@@ -183,7 +183,9 @@ def _schedule(log: RunLog, dataset: Dataset | None) -> Iterable[dict[str, str]]:
 def _schedule_of(
     header: RunHeader, steps: Iterable[_ScheduleRow], dataset: Dataset | None
 ) -> Iterable[dict[str, str]]:
-    models = {(a.name, a.setting): str(a.args.get("model") or NO_MODEL) for a in header.agents}
+    models: dict[tuple[str, str], str] = {
+        (a.name, a.setting): str(a.args.get("model") or NO_MODEL) for a in header.agents
+    }
     agents: set[tuple[str, str, str]] = {(a.name, a.setting, a.role) for a in header.agents}
     attrs: dict[str, tuple[str, str, str]] = {}
     cutoffs: dict[tuple[str, int], datetime] = {}
