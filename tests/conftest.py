@@ -74,6 +74,7 @@ _SLOW_MODULES = frozenset(
         "tests/models/test_openai_provider.py",
         "tests/reports/test_score_options.py",
         "tests/reports/test_leakage_in_reports.py",
+        "tests/runner/test_columns_kill.py",
     }
 )
 

@@ -45,13 +45,14 @@ from pastcast.app._data_views import (
 from pastcast.app._datasets import DATASET_SPEC_HELP, DatasetNote, open_dataset
 from pastcast.app._errors import AppError
 from pastcast.app._exports import Exported, ExportTarget, export_runs
+from pastcast.app._frames import FRAMES_EXTRA_HINT, runs_frame
 from pastcast.app._imports import (
     Imported,
     import_forecastbench,
     import_polymarket,
     market_filters,
 )
-from pastcast.app._reading import RunsRead, read_runs
+from pastcast.app._reading import ColumnsRead, RunsRead, read_run_columns, read_runs
 from pastcast.app._replays import WORLD_INDEX, Replay, open_replay, shared_replay
 from pastcast.app._reports import (
     REPORTS_EXTRA_HINT,
@@ -88,6 +89,7 @@ __all__ = [
     "AGENT_GRAMMAR",
     "CURATION_LEGS",
     "DATASET_SPEC_HELP",
+    "FRAMES_EXTRA_HINT",
     "REPORTS_EXTRA_HINT",
     "TABLE_COLUMNS",
     "WORLD_INDEX",
@@ -95,6 +97,7 @@ __all__ = [
     "AgentRun",
     "AppError",
     "ArenaReplay",
+    "ColumnsRead",
     "Compared",
     "CorpusBuild",
     "Curated",
@@ -150,6 +153,7 @@ __all__ = [
     "preset_rounds",
     "preset_settings",
     "read_plan",
+    "read_run_columns",
     "read_runs",
     "recoveries",
     "report_runs",
@@ -157,6 +161,7 @@ __all__ = [
     "run_leakage_cards",
     "run_plan",
     "runs_by_agent",
+    "runs_frame",
     "score_runs",
     "select_steps",
     "shared_replay",

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Literal
 
 from pastcast.app._datasets import open_dataset
 from pastcast.app._errors import AppError
-from pastcast.app._reading import RunsRead, read_runs
+from pastcast.app._reading import ColumnsRead, RunsRead, read_run_columns, read_runs
 from pastcast.dataset import Dataset
 from pastcast.runlog import RunLogError
 from pastcast.scoring import Convention, Fallback
@@ -29,7 +29,8 @@ class Exported:
 
     out: Path
     manifest: ExportManifest
-    read: RunsRead
+    read: RunsRead | ColumnsRead
+    """The runs read: the table reads their step columns, the others their full records."""
 
     @property
     def manifest_file(self) -> Path:
@@ -91,7 +92,7 @@ def export_runs(
         SplitPolicy,
         export_rewards,
         export_sft,
-        export_table,
+        export_table_columns,
     )
 
     policy = None
@@ -104,6 +105,15 @@ def export_runs(
         raise AppError("fallback", "a reward export scores every step: uniform or worst")
     opened = _datasets(datasets)
     path = _checked_out(Path(out))
+    if target == "table":  # the step columns are enough
+        from pastcast.train import TABLE_COLUMNS_READ
+
+        columns = read_run_columns(run_logs, columns=TABLE_COLUMNS_READ, require_steps=False)
+        try:
+            manifest = export_table_columns(columns.logs, path, fallback=fallback, datasets=opened)
+        except (RunLogError, ExportError) as exc:
+            raise AppError("run_logs", str(exc)) from None
+        return Exported(path, manifest, columns)
     read = read_runs(run_logs, require_steps=False)
     logs = list(read.logs)
     try:
@@ -118,7 +128,7 @@ def export_runs(
                 policy=policy,
                 datasets=opened,
             )
-        elif target == "rewards":
+        else:  # rewards
             reward_fallback: Fallback = "worst" if fallback == "worst" else "uniform"
             manifest = export_rewards(
                 logs,
@@ -129,8 +139,6 @@ def export_runs(
                 policy=policy,
                 datasets=opened,
             )
-        else:
-            manifest = export_table(logs, path, fallback=fallback, datasets=opened)
     except (RunLogError, ExportError) as exc:
         raise AppError("run_logs", str(exc)) from None
     return Exported(path, manifest, read)

@@ -13,10 +13,18 @@ from pastcast.app._datasets import open_dataset
 from pastcast.app._errors import AppError
 from pastcast.dataset import Dataset
 from pastcast.records import StepKey
-from pastcast.reports import RunSet
-from pastcast.runlog import RunLog, RunLogError, StepRecord, read_run_log
+from pastcast.reports import RUN_COLUMNS, RunColumns, RunSet
+from pastcast.runlog import (
+    RunHeader,
+    RunLog,
+    RunLogError,
+    StepColumns,
+    StepRecord,
+    read_run_log,
+    read_step_columns,
+)
 
-__all__ = ["RunsRead", "check_dataset", "read_runs"]
+__all__ = ["ColumnsRead", "RunsRead", "check_dataset", "read_run_columns", "read_runs"]
 
 
 @dataclass(frozen=True)
@@ -103,6 +111,137 @@ def _read_once(paths: Sequence[Path], notes: list[str]) -> list[RunLog]:
             log = replace(log, steps=fresh)
         logs.append(log)
     return logs
+
+
+@dataclass(frozen=True)
+class ColumnsRead:
+    """The run logs as read through their step columns (``read_run_columns``): each run once,
+    each step of a run once, as ``RunsRead``."""
+
+    runs: RunColumns
+    given: tuple[Path, ...]
+    notes: tuple[str, ...] = ()
+    """As ``RunsRead.notes``, and any columnar companion rebuilt because it failed its check."""
+
+    @property
+    def logs(self) -> tuple[StepColumns, ...]:
+        return self.runs.logs
+
+    @property
+    def steps(self) -> tuple[StepRecord, ...]:
+        """Every step read in full, by offset (as ``RunsRead.steps``): every record in memory at
+        once, so for small runs; a large one streams ``StepColumns.records`` instead."""
+        out: list[StepRecord] = []
+        for log in self.logs:
+            spans = zip(
+                log.table["offset"].to_pylist(), log.table["length"].to_pylist(), strict=True
+            )
+            out += log.records(spans)
+        return tuple(out)
+
+    @property
+    def dataset(self) -> Dataset | None:
+        return self.runs.dataset
+
+
+_KEY = ("agent", "setting", "event_id", "step_index", "rollout")
+
+
+def _keys(log: StepColumns) -> list[StepKey]:
+    cols = log.table.select(list(_KEY)).to_pydict()
+    return list(zip(*(cols[c] for c in _KEY), strict=True))
+
+
+def _keep(log: StepColumns, mask: list[bool]) -> StepColumns:
+    import pyarrow as pa
+
+    return replace(log, table=log.table.filter(pa.array(mask, type=pa.bool_())))
+
+
+def _columns_once(
+    paths: Sequence[Path], columns: Sequence[str], notes: list[str]
+) -> list[StepColumns]:
+    """``_read_once`` over step columns: the same files skipped, repeated lines and the steps
+    of a copy already read counted once, with the same notes."""
+    by_file: dict[tuple[int, int] | Path, Path] = {}
+    logs: list[StepColumns] = []
+    known: dict[int, tuple[RunHeader, Path, set[StepKey]]] = {}
+    for path in paths:
+        ident: tuple[int, int] | Path = _file_id(path) or path.resolve()
+        if ident in by_file:
+            notes.append(f"{path}: the same run log as {by_file[ident]}; read once")
+            continue
+        by_file[ident] = path
+        try:
+            log = read_step_columns(path, columns)
+        except RunLogError as exc:
+            raise AppError("run_logs", str(exc)) from None
+        notes.extend(log.notes)
+        if log.truncated_tail:
+            notes.append(f"{path}: the last line is incomplete (cut off mid-write); left out")
+        keys = _keys(log)
+        seen: set[StepKey] = set()
+        first = [not (k in seen or seen.add(k)) for k in keys]  # type: ignore[func-returns-value]
+        repeated = first.count(False)
+        if repeated:
+            notes.append(
+                f"{path}: {repeated} step line(s) repeat a step already in the log (same agent, "
+                "setting, event, step and rollout); each step is counted once"
+            )
+        same = next((v for v in known.values() if v[0] == log.header), None)
+        if same is not None:
+            fresh = [f and k not in same[2] for f, k in zip(first, keys, strict=True)]
+            n_fresh, n_kept = fresh.count(True), first.count(True)
+            if n_fresh < n_kept:
+                notes.append(
+                    f"{path}: a copy of run {log.header.run_id} ({same[1]}); its "
+                    f"{n_kept - n_fresh} step(s) read already are counted once"
+                    + (f", its {n_fresh} other step(s) added" if n_fresh else "")
+                )
+                if not n_fresh:
+                    continue
+            first = fresh
+            same[2].update(k for k, f in zip(keys, first, strict=True) if f)
+        else:
+            known[len(known)] = (
+                log.header,
+                path,
+                {k for k, f in zip(keys, first, strict=True) if f},
+            )
+        logs.append(_keep(log, first) if not all(first) else log)
+    return logs
+
+
+def read_run_columns(
+    run_logs: Sequence[str | Path],
+    dataset: str | Path | Dataset | None = None,
+    *,
+    columns: Sequence[str] = RUN_COLUMNS,
+    require_steps: bool = True,
+) -> ColumnsRead:
+    """``read_runs`` through the logs' columnar companions: only ``columns`` of each step (the
+    key columns are added), the same steps counted once with the same notes, and each
+    companion that failed its check against the step file rebuilt and said in ``notes``. Full
+    records are read by offset (``StepColumns.records``) where a reader needs them."""
+    paths = tuple(Path(p) for p in run_logs)
+    if not paths:
+        raise AppError("run_logs", "no run logs given")
+    wanted = list(dict.fromkeys([*columns, *_KEY, "offset", "length"]))
+    notes: list[str] = []
+    logs = _columns_once(paths, wanted, notes)
+    if require_steps and not any(log.table.num_rows for log in logs):
+        raise AppError("run_logs", "no forecast steps in " + ", ".join(str(p) for p in paths))
+    data = dataset if isinstance(dataset, Dataset) or dataset is None else open_dataset(dataset)
+    if data is not None:
+        for log in logs:
+            if log.header.dataset_id != data.id:
+                named = dataset if isinstance(dataset, str | Path) else data.id
+                raise AppError(
+                    "dataset",
+                    f"{str(named)!r} is dataset {data.id!r}, but {log.path} ran on "
+                    f"{log.header.dataset_id!r}",
+                )
+    return ColumnsRead(RunColumns(tuple(logs), data), paths, tuple(notes))
 
 
 def check_dataset(logs: Sequence[RunLog], data: Dataset, named: str | Path) -> None:

@@ -12,7 +12,7 @@ from pastcast.app._arena import arena_sections
 from pastcast.app._audits import run_leakage_cards
 from pastcast.app._compare import paired_comparisons
 from pastcast.app._errors import AppError
-from pastcast.app._reading import RunsRead, read_runs
+from pastcast.app._reading import ColumnsRead, RunsRead, read_run_columns, read_runs
 from pastcast.dataset import Dataset
 from pastcast.reports import GROUP_COLUMNS, RunSet, Scorecard, scorecard
 from pastcast.scoring import Convention, PairedComparison
@@ -74,7 +74,9 @@ class Scored:
     """A scorecard and the runs it scored."""
 
     card: Scorecard
-    read: RunsRead
+    read: RunsRead | ColumnsRead
+    """The runs scored: their step columns, or their full records where the scoring needed
+    them (``normalize_labels``, ``after_knowledge_cutoff``)."""
     labels: Labels
     cutoff_note: str | None = None
     """Events left out as resolved by a model's knowledge cutoff, when that was asked."""
@@ -107,6 +109,10 @@ def _after_knowledge_cutoff(runs: RunSet) -> tuple[RunSet, str | None]:
     return RunSet(logs, runs.dataset), note
 
 
+RECORD_GROUPS = frozenset({"evidence", "stop"})
+"""Groupings read from full records, not the step columns."""
+
+
 def score_runs(
     run_logs: Sequence[str | Path],
     *,
@@ -127,6 +133,19 @@ def score_runs(
     recorded (``paired_comparisons``)."""
     groups = group_columns(by)
     _needs_dataset(groups, dataset)
+    labels: Labels = "normalized" if normalize_labels else "exact"
+    # The columns are enough unless the text is read again, or a grouping or a pairing needs
+    # what only full records hold (the agent's evidence label, its stop reason).
+    needs_records = normalize_labels or after_knowledge_cutoff or bool(paired)
+    if not needs_records and not RECORD_GROUPS & set(groups):
+        columns = read_run_columns(run_logs, dataset)
+        try:
+            card = scorecard(
+                columns.runs, groups, fallback, bootstrap=bootstrap, seed=seed, bins=bins
+            )
+        except ValueError as exc:
+            raise AppError("by", str(exc)) from None
+        return Scored(card, columns, labels)
     read = read_runs(run_logs, dataset)
     runs = read.runs
     if normalize_labels:
@@ -143,7 +162,6 @@ def score_runs(
         card = scorecard(runs, groups, fallback, bootstrap=bootstrap, seed=seed, bins=bins)
     except ValueError as exc:
         raise AppError("by", str(exc)) from None
-    labels: Labels = "normalized" if normalize_labels else "exact"
     pairs = paired_comparisons(
         runs.base_table, paired, fallback=fallback, bootstrap=bootstrap, seed=seed
     )

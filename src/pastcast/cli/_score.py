@@ -9,7 +9,14 @@ from typing import Annotated, NoReturn
 import typer
 from rich.console import Console
 
-from pastcast.app import DATASET_SPEC_HELP, AppError, RunsRead, group_columns, score_runs
+from pastcast.app import (
+    DATASET_SPEC_HELP,
+    AppError,
+    ColumnsRead,
+    RunsRead,
+    group_columns,
+    score_runs,
+)
 from pastcast.app import TABLE_COLUMNS as TABLE_COLUMNS
 from pastcast.cli._common import JsonFlag, fail, fail_app, print_json
 from pastcast.reports import (
@@ -41,7 +48,7 @@ def columns(
         fail(f"{option}: {exc.reason}")
 
 
-def print_notes(read: RunsRead) -> None:
+def print_notes(read: RunsRead | ColumnsRead) -> None:
     """What reading left out or merged, on stderr."""
     for line in read.notes:
         typer.echo(f"note: {line}", err=True)

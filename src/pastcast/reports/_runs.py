@@ -11,27 +11,44 @@ loop's stop reason (``--by stop``) included.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from functools import cached_property
 from pathlib import Path
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
 
 from pastcast.dataset import Dataset
-from pastcast.runlog import RunLog, StepRecord, read_run_log
+from pastcast.runlog import RunHeader, RunLog, StepColumns, StepRecord, read_run_log
 from pastcast.scoring import (
+    RESOURCES,
+    TABLE_INPUTS,
     ScoreTable,
     duration_bucket,
     event_kind,
     evidence_label,
     horizon_bucket,
     market_days,
+    resource_use,
     stop_reason_of,
+    table_from_columns,
     table_from_records,
     with_row_column,
 )
 
-__all__ = ["GROUP_COLUMNS", "NO_MODEL", "RunSet", "agent_models", "horizon_of", "load_runs"]
+__all__ = [
+    "GROUP_COLUMNS",
+    "NO_MODEL",
+    "RUN_COLUMNS",
+    "RunColumns",
+    "RunSet",
+    "agent_models",
+    "horizon_of",
+    "load_runs",
+]
 
 GROUP_COLUMNS = (
     "agent",
@@ -130,6 +147,19 @@ class RunSet:
         _check_dataset(by, self.dataset)
         return self._table
 
+    def resources(self) -> NDArray[np.float64]:
+        """Per step, the resources of ``pastcast.scoring.RESOURCES`` (``resource_use``)."""
+        steps = self.steps
+        use = np.array([[resource_use(s)[r] for r in RESOURCES] for s in steps], dtype=np.float64)
+        return use.reshape(len(steps), len(RESOURCES))
+
+    def row_models(self) -> list[Sequence[str]]:
+        """Per step, the models its episode called."""
+        return [sorted({c.model for c in s.episode.model_calls}) for s in self.steps]
+
+    def event_ids(self) -> set[str]:
+        return {s.event_id for s in self.steps}
+
     def scheduled(self, by: Sequence[str]) -> dict[tuple[str, ...], int]:
         """Forecasts each group of ``by`` was scheduled to make.
 
@@ -159,23 +189,27 @@ def check_columns(by: Iterable[str]) -> None:
         raise ValueError(f"unknown column {bad[0]!r} (expected some of {', '.join(GROUP_COLUMNS)})")
 
 
+_ScheduleRow = tuple[str, str, str, str, str, str, Sequence[str], int, datetime, int]
+"""What the schedule reads of a step: agent, setting, role, event, split, category, labels,
+step, cutoff, rollout."""
+
+
 def _schedule(log: RunLog, dataset: Dataset | None) -> Iterable[dict[str, str]]:
-    models = agent_models(log)
-    agents = {(a.name, a.setting, a.role) for a in log.header.agents}
-    agents |= {(s.agent, s.setting, s.role) for s in log.steps}
-    attrs: dict[str, tuple[str, str, str]] = {}
-    cutoffs: dict[tuple[str, int], datetime] = {}
-    rollouts_seen = 0
-    for s in log.steps:
-        attrs.setdefault(s.event_id, (s.split, s.category, event_kind(s.grading.labels)))
-        cutoffs.setdefault((s.event_id, s.step_index), s.cutoff)
-        rollouts_seen = max(rollouts_seen, s.rollout + 1)
-    if dataset is not None:  # every step of the events the run took up
-        for spec in dataset.steps:
-            if spec.event_id in attrs:
-                cutoffs.setdefault((spec.event_id, spec.step_index), spec.cutoff)
-    # What a step turned out to be (the agent's evidence label, its stop reason) is known only
-    # for recorded steps; a step never written is in no such group.
+    rows = (
+        (
+            s.agent,
+            s.setting,
+            s.role,
+            s.event_id,
+            s.split,
+            s.category,
+            s.grading.labels,
+            s.step_index,
+            s.cutoff,
+            s.rollout,
+        )
+        for s in log.steps
+    )
     outcome = {
         (s.agent, s.setting, s.event_id, s.step_index, s.rollout): (
             evidence_label(s),
@@ -183,9 +217,38 @@ def _schedule(log: RunLog, dataset: Dataset | None) -> Iterable[dict[str, str]]:
         )
         for s in log.steps
     }
-    configured = log.header.config.get("rollouts")
+    return _schedule_of(log.header, rows, dataset, outcome)
+
+
+def _schedule_of(
+    header: RunHeader,
+    steps: Iterable[_ScheduleRow],
+    dataset: Dataset | None,
+    outcome: Mapping[tuple[str, str, str, int, int], tuple[str, str]] | None = None,
+) -> Iterable[dict[str, str]]:
+    """The steps the run scheduled. ``outcome``: what each recorded step turned out to be (the
+    agent's evidence label, its stop reason; known only from full records, so a step never
+    written, or one read from the columns, is in no such group)."""
+    outcome = outcome or {}
+    models: dict[tuple[str, str], str] = {
+        (a.name, a.setting): str(a.args.get("model") or NO_MODEL) for a in header.agents
+    }
+    agents: set[tuple[str, str, str]] = {(a.name, a.setting, a.role) for a in header.agents}
+    attrs: dict[str, tuple[str, str, str]] = {}
+    cutoffs: dict[tuple[str, int], datetime] = {}
+    rollouts_seen = 0
+    for agent, setting, role, event_id, split, category, labels, step, cutoff, rollout in steps:
+        agents.add((agent, setting, role))
+        attrs.setdefault(event_id, (split, category, event_kind(labels)))
+        cutoffs.setdefault((event_id, step), cutoff)
+        rollouts_seen = max(rollouts_seen, rollout + 1)
+    if dataset is not None:  # every step of the events the run took up
+        for spec in dataset.steps:
+            if spec.event_id in attrs:
+                cutoffs.setdefault((spec.event_id, spec.step_index), spec.cutoff)
+    configured = header.config.get("rollouts")
     rollouts = configured if isinstance(configured, int) and configured > 0 else rollouts_seen
-    run_id = log.header.run_id
+    run_id = header.run_id
     for (event_id, step), cutoff in cutoffs.items():
         split, category, kind = attrs[event_id]
         horizon = horizon_of(dataset, event_id, cutoff) if dataset is not None else ""
@@ -212,6 +275,115 @@ def _schedule(log: RunLog, dataset: Dataset | None) -> Iterable[dict[str, str]]:
                     "step": str(step),
                     "rollout": str(rollout),
                 }
+
+
+RUN_COLUMNS = (
+    *TABLE_INPUTS,
+    "cutoff",
+    "cost_usd",
+    "input_tokens",
+    "output_tokens",
+    "model_calls",
+    "tool_calls",
+    "models",
+)
+"""The step columns a scorecard reads (``pastcast.runlog.columns_schema``)."""
+
+
+@dataclass(frozen=True)
+class RunColumns:
+    """Run logs reported from their step columns (``read_step_columns``) rather than their full
+    records: the same score table, schedule, resources and models as ``RunSet`` over the same
+    steps, in memory bounded by the columns (``RUN_COLUMNS``)."""
+
+    logs: tuple[StepColumns, ...]
+    dataset: Dataset | None = None
+
+    @cached_property
+    def columns(self) -> dict[str, list[Any]]:
+        """Every log's columns, concatenated in log order, as Python lists."""
+        out: dict[str, list[Any]] = {c: [] for c in RUN_COLUMNS}
+        for log in self.logs:
+            part = log.table.select(list(RUN_COLUMNS)).to_pydict()
+            for c in RUN_COLUMNS:
+                out[c] += part[c]
+        return out
+
+    def __len__(self) -> int:
+        return sum(log.table.num_rows for log in self.logs)
+
+    @cached_property
+    def _table(self) -> ScoreTable:
+        cols = self.columns
+        table = table_from_columns(cols)
+        models: list[str] = []
+        for log in self.logs:
+            of = {
+                (a.name, a.setting): str(a.args.get("model") or NO_MODEL) for a in log.header.agents
+            }
+            agents = log.table.column("agent").to_pylist()
+            settings = log.table.column("setting").to_pylist()
+            models += [of.get(k, NO_MODEL) for k in zip(agents, settings, strict=True)]
+        table = with_row_column(table, "model", models)
+        if self.dataset is not None:
+            ds = self.dataset
+            labels = [
+                horizon_of(ds, e, c) for e, c in zip(cols["event_id"], cols["cutoff"], strict=True)
+            ]
+            table = with_row_column(table, "horizon", labels)
+            table = with_row_column(
+                table, "duration", [duration_of(ds, e) for e in cols["event_id"]]
+            )
+        return table
+
+    def table(self, by: Sequence[str] = ()) -> ScoreTable:
+        """As ``RunSet.table``."""
+        check_columns(by)
+        if "horizon" in by and self.dataset is None:
+            raise ValueError(_NEEDS_DATASET)
+        return self._table
+
+    def scheduled(self, by: Sequence[str]) -> dict[tuple[str, ...], int]:
+        """As ``RunSet.scheduled``."""
+        check_columns(by)
+        if "horizon" in by and self.dataset is None:
+            raise ValueError(_NEEDS_DATASET)
+        counts: Counter[tuple[str, ...]] = Counter()
+        for log in self.logs:
+            c = log.table.select(list(_SCHEDULE_COLUMNS)).to_pydict()
+            rows = zip(*(c[k] for k in _SCHEDULE_COLUMNS), strict=True)
+            for key in _schedule_of(log.header, rows, self.dataset):
+                counts[tuple(key[c] for c in by)] += 1
+        return dict(counts)
+
+    def resources(self) -> NDArray[np.float64]:
+        """Per step, the resources of ``pastcast.scoring.RESOURCES`` (as ``resource_use``)."""
+        cols = self.columns
+        use = np.empty((len(cols["agent"]), len(RESOURCES)), dtype=np.float64)
+        for j, r in enumerate(RESOURCES):
+            use[:, j] = np.asarray(cols[r], dtype=np.float64)
+        return use
+
+    def row_models(self) -> list[Sequence[str]]:
+        """Per step, the models its episode called."""
+        return self.columns["models"]
+
+    def event_ids(self) -> set[str]:
+        return set(self.columns["event_id"])
+
+
+_SCHEDULE_COLUMNS = (
+    "agent",
+    "setting",
+    "role",
+    "event_id",
+    "split",
+    "category",
+    "labels",
+    "step_index",
+    "cutoff",
+    "rollout",
+)
 
 
 def load_runs(paths: Sequence[str | Path], dataset: Dataset | None = None) -> RunSet:

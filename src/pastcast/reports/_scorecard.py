@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from pastcast.reports._runs import RunSet
+from pastcast.reports._runs import RunColumns, RunSet
 from pastcast.scoring import (
     RESOURCES,
     Calibration,
@@ -20,7 +20,6 @@ from pastcast.scoring import (
     GroupSummary,
     calibration,
     group_rows,
-    resource_use,
     summarize,
 )
 
@@ -114,7 +113,7 @@ def _mean(values: np.ndarray[Any, np.dtype[np.float64]]) -> float:
 
 
 def scorecard(
-    runs: RunSet,
+    runs: RunSet | RunColumns,
     by: Sequence[str] = ("agent", "setting"),
     fallback: Convention = "uniform",
     bootstrap: int = 4000,
@@ -137,15 +136,14 @@ def scorecard(
         c.group: c
         for c in calibration(table, by, fallback, bins=bins, bootstrap=bootstrap, seed=seed)
     }
-    steps = runs.steps
-    use = np.array([[resource_use(s)[r] for r in RESOURCES] for s in steps], dtype=np.float64)
-    use = use.reshape(len(steps), len(RESOURCES))
+    use = runs.resources()
+    row_models = runs.row_models()
     uniform = 1.0 - 1.0 / table.n_labels.astype(np.float64)
     rows_of = dict(group_rows(table, by))
     out = []
     for s in summaries:
         rows = rows_of[s.group]
-        models = sorted({c.model for i in rows for c in steps[i].episode.model_calls})
+        models = sorted({m for i in rows for m in row_models[i]})
         market = table.market_brier[rows]
         out.append(
             GroupReport(
@@ -158,8 +156,9 @@ def scorecard(
                 n_market=int(np.isfinite(market).sum()),
             )
         )
+    ids = runs.event_ids() if runs.dataset is not None and "event" in by else set()
     titles = (
-        {e.id: e.title for e in runs.dataset.events if e.id in {s.event_id for s in steps}}
+        {e.id: e.title for e in runs.dataset.events if e.id in ids}
         if runs.dataset is not None and "event" in by
         else {}
     )

@@ -4,6 +4,8 @@ A run log is a step file (``run.jsonl``: one step record per line) with its head
 (``header_path``: ``run.header.json``)."""
 
 from pastcast.runlog._arrow import step_schema
+from pastcast.runlog._columns import StepColumns, read_step_columns
+from pastcast.runlog._companion import COLUMNS_VERSION, columns_path, columns_schema
 from pastcast.runlog._definition import EXECUTION_ONLY, run_definition, run_fingerprint
 from pastcast.runlog._io import (
     RunLog,
@@ -24,6 +26,7 @@ from pastcast.runlog._schema import (
 )
 
 __all__ = [
+    "COLUMNS_VERSION",
     "EXECUTION_ONLY",
     "SCHEMA_VERSION",
     "AgentSpec",
@@ -34,9 +37,13 @@ __all__ = [
     "RunLogError",
     "RunLogWriter",
     "Scores",
+    "StepColumns",
     "StepRecord",
+    "columns_path",
+    "columns_schema",
     "header_path",
     "read_run_log",
+    "read_step_columns",
     "retried_path",
     "run_definition",
     "run_fingerprint",

@@ -15,6 +15,7 @@ even by ``kill -9``. No lock file is made beside the log.
 from __future__ import annotations
 
 import fcntl
+import hashlib
 import json
 import os
 import stat
@@ -29,6 +30,7 @@ from pydantic_core import PydanticSerializationError
 from pastcast import safejson
 from pastcast.atomic import fsync_dir, write_atomic
 from pastcast.records import RETRYABLE_FAILURES, FailureReason, Notebook, StepKey
+from pastcast.runlog._companion import CompanionWriter
 from pastcast.runlog._definition import definition_mismatch
 from pastcast.runlog._schema import SCHEMA_VERSION, RunHeader, StepRecord
 from pastcast.runlog._v1 import V1, v1_header, v1_step
@@ -270,6 +272,7 @@ class RunLogWriter:
         try:
             _lock(self.path, fd)
             self._open(fd, header, retry_failed)
+            self._columns = self._open_columns()
         except BaseException:
             if made and _same_file(self.path, fd) and os.fstat(fd).st_size == 0:
                 self.path.unlink(missing_ok=True)  # nothing of a refused or failed run stays
@@ -326,6 +329,17 @@ class RunLogWriter:
             write_atomic(self.header_path, header.model_dump_json(indent=2) + "\n")
         self._fh: IO[str] = os.fdopen(os.dup(fd), "a", encoding="utf-8")
 
+    def _open_columns(self) -> CompanionWriter:
+        """The columnar companion brought up to date with the step file (a resume, a rewrite),
+        then written as records are appended."""
+        from pastcast.runlog._columns import refresh_companion
+
+        if not self._wrote_header:
+            refresh_companion(self.path)
+        digest = hashlib.sha256(self.header_path.read_bytes()).hexdigest()
+        end = os.fstat(self._fh.fileno()).st_size
+        return CompanionWriter(self.path, digest, end, fresh=self._wrote_header)
+
     def _set_aside(self, records: list[StepRecord]) -> int:
         """Move records of steps to run again to ``retried_path``, then rewrite the step file
         without them (atomically); the descriptor of the new step file, locked. After a crash
@@ -351,15 +365,18 @@ class RunLogWriter:
         self._held.append(fd)
         return fd
 
-    def _sync(self) -> None:
+    def _sync(self, *, final: bool = False) -> None:
         self._fh.flush()
         os.fsync(self._fh.fileno())
+        self._columns.synced(final=final)
 
     def write(self, record: StepRecord, *, sync: bool = True) -> None:
         """Append ``record`` as one line (a step already recorded is not written again)."""
         if record.key in self.done:
             return
-        self._fh.write(_json_line(record) + "\n")
+        line = _json_line(record) + "\n"
+        self._fh.write(line)
+        self._columns.add(record, line.encode("utf-8"))
         if sync:
             self._sync()
         self.done.add(record.key)
@@ -370,6 +387,8 @@ class RunLogWriter:
 
     def close(self) -> None:
         try:
+            if not self._fh.closed:
+                self._sync(final=True)
             self._fh.close()
         finally:
             self._release()

@@ -48,10 +48,12 @@ from pastcast.scoring._paired import (
     paired_difference,
 )
 from pastcast.scoring._table import (
+    TABLE_INPUTS,
     Convention,
     ScoreTable,
     event_kind,
     score_matrix,
+    table_from_columns,
     table_from_records,
 )
 from pastcast.scoring.analyses import (
@@ -123,6 +125,7 @@ __all__ = [
     "PAIRED_METRICS",
     "PHASES",
     "RESOURCES",
+    "TABLE_INPUTS",
     "AlphaAnatomy",
     "AlphaTest",
     "BinaryForecasts",
@@ -208,6 +211,7 @@ __all__ = [
     "stop_counts",
     "stop_reason_of",
     "summarize",
+    "table_from_columns",
     "table_from_records",
     "thirds",
     "transitions",

@@ -24,17 +24,18 @@ from pastcast.scoring._multiclass import (
     accuracy,
     brier,
     brier_rows,
-    market_truth_prob,
     normalize,
 )
 
 __all__ = [
     "KEY_COLUMNS",
+    "TABLE_INPUTS",
     "Convention",
     "RowNames",
     "ScoreTable",
     "event_kind",
     "score_matrix",
+    "table_from_columns",
     "table_from_records",
 ]
 
@@ -176,8 +177,31 @@ def _codes(values: Sequence[str]) -> tuple[Ints, tuple[str, ...]]:
     return inv.astype(np.int64), tuple(str(n) for n in names)
 
 
-def table_from_records(records: Iterable[StepRecord]) -> ScoreTable:
-    """Re-score logged steps from their forecast and grading (stored scores are ignored)."""
+_Row = tuple[
+    tuple[str, ...],  # the key columns' values, in KEY_COLUMNS order
+    int,  # step
+    int,  # rollout
+    bool,  # usable
+    Mapping[str, float],  # the forecast's probabilities
+    str,  # truth
+    Sequence[str],  # labels
+    Mapping[str, float] | None,  # the market's probabilities
+]
+
+
+def _market_truth(market: Mapping[str, float] | None, truth: str) -> float | None:
+    """The market's normalised probability of the truth (``market_truth_prob``'s rule)."""
+    if market is None:
+        return None
+    q = normalize(dict(market))
+    if q is None or truth not in q:
+        return None
+    return q[truth]
+
+
+def _table_of_rows(rows: Iterable[_Row]) -> ScoreTable:
+    """The score table of forecasts given by their ingredients: one rule for every reader, so a
+    log scored from its records and from its columns gives the same table to the last bit."""
     cols: dict[str, list[str]] = {c: [] for c in KEY_COLUMNS}
     step: list[int] = []
     rollout: list[int] = []
@@ -189,28 +213,22 @@ def table_from_records(records: Iterable[StepRecord]) -> ScoreTable:
     mt: list[float] = []
     mb: list[float] = []
     first: list[bool] = []
-    for r in records:
-        g = r.grading
-        kind = event_kind(g.labels)
-        for c, v in zip(
-            KEY_COLUMNS,
-            (r.agent, r.setting, r.role, r.run_id, r.event_id, r.split, r.category, kind),
-            strict=True,
-        ):
+    for keys, step_index, rollout_index, ok, probs, truth, labels, market in rows:
+        for c, v in zip(KEY_COLUMNS, keys, strict=True):
             cols[c].append(v)
-        first.append(bool(g.labels) and g.labels[0] == g.truth)
-        step.append(r.step_index)
-        rollout.append(r.rollout)
-        n_labels.append(len(set(g.labels) | {g.truth}))
-        p = normalize(r.forecast.probs) if r.forecast.usable else None
+        first.append(bool(labels) and labels[0] == truth)
+        step.append(step_index)
+        rollout.append(rollout_index)
+        n_labels.append(len(set(labels) | {truth}))
+        p = normalize(dict(probs)) if ok else None
         usable.append(p is not None)
-        br.append(brier(p, g.truth) if p else math.nan)
-        acc.append(accuracy(p, g.truth) if p else math.nan)
-        pt.append(p.get(g.truth, 0.0) if p else math.nan)
-        q = market_truth_prob(g)
+        br.append(brier(p, truth) if p else math.nan)
+        acc.append(accuracy(p, truth) if p else math.nan)
+        pt.append(p.get(truth, 0.0) if p else math.nan)
+        q = _market_truth(market, truth)
         mt.append(math.nan if q is None else q)
-        qv = normalize(g.market_probs) if g.market_probs is not None else None
-        mb.append(brier(qv, g.truth) if qv else math.nan)
+        qv = normalize(dict(market)) if market is not None else None
+        mb.append(brier(qv, truth) if qv else math.nan)
     f = np.asarray
     return ScoreTable(
         keys={c: _codes(v) for c, v in cols.items()},
@@ -224,6 +242,85 @@ def table_from_records(records: Iterable[StepRecord]) -> ScoreTable:
         market_truth=f(mt, dtype=np.float64),
         market_brier=f(mb, dtype=np.float64),
         truth_first=f(first, dtype=bool),
+    )
+
+
+def table_from_records(records: Iterable[StepRecord]) -> ScoreTable:
+    """Re-score logged steps from their forecast and grading (stored scores are ignored)."""
+    return _table_of_rows(
+        (
+            (
+                r.agent,
+                r.setting,
+                r.role,
+                r.run_id,
+                r.event_id,
+                r.split,
+                r.category,
+                event_kind(r.grading.labels),
+            ),
+            r.step_index,
+            r.rollout,
+            r.forecast.usable,
+            r.forecast.probs,
+            r.grading.truth,
+            r.grading.labels,
+            r.grading.market_probs,
+        )
+        for r in records
+    )
+
+
+TABLE_INPUTS = (
+    "agent",
+    "setting",
+    "role",
+    "run_id",
+    "event_id",
+    "split",
+    "category",
+    "step_index",
+    "rollout",
+    "usable",
+    "probs",
+    "truth",
+    "labels",
+    "market_probs",
+)
+"""The step columns ``table_from_columns`` reads (``pastcast.runlog.columns_schema``)."""
+
+
+def _pairs(value: Sequence[Mapping[str, Any]] | None) -> dict[str, float] | None:
+    return None if value is None else {d["label"]: d["p"] for d in value}
+
+
+def table_from_columns(columns: Mapping[str, Sequence[Any]]) -> ScoreTable:
+    """Re-score logged steps from their step columns (``TABLE_INPUTS``, as Python lists, e.g.
+    ``pastcast.runlog.read_step_columns(...).table.to_pydict()``): the same table as
+    ``table_from_records`` over the same records, to the last bit."""
+    c = columns
+    labels: Sequence[Sequence[str]] = c["labels"]
+    return _table_of_rows(
+        (
+            (
+                c["agent"][i],
+                c["setting"][i],
+                c["role"][i],
+                c["run_id"][i],
+                c["event_id"][i],
+                c["split"][i],
+                c["category"][i],
+                event_kind(labels[i]),
+            ),
+            c["step_index"][i],
+            c["rollout"][i],
+            c["usable"][i],
+            _pairs(c["probs"][i]) or {},
+            c["truth"][i],
+            labels[i],
+            _pairs(c["market_probs"][i]),
+        )
+        for i in range(len(c["agent"]))
     )
 
 

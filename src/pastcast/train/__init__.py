@@ -38,9 +38,15 @@ from pastcast.train._sft import (
     sft_messages,
     sft_schema,
 )
-from pastcast.train._table import TABLE_SCHEMA, export_table
+from pastcast.train._table import (
+    TABLE_COLUMNS_READ,
+    TABLE_SCHEMA,
+    export_table,
+    export_table_columns,
+)
 
 __all__ = [
+    "TABLE_COLUMNS_READ",
     "TABLE_SCHEMA",
     "TRAIN_SPLIT",
     "UNSPLIT",
@@ -70,6 +76,7 @@ __all__ = [
     "export_rewards",
     "export_sft",
     "export_table",
+    "export_table_columns",
     "from_chat_message",
     "manifest_path",
     "read_manifest",

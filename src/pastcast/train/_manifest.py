@@ -12,14 +12,14 @@ import json
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Literal
+from typing import Literal, Protocol
 
 from pydantic import Field, JsonValue, ValidationError
 
 from pastcast.atomic import atomic_path, write_atomic
 from pastcast.dataset import Dataset, content_hash
 from pastcast.records import Record, UtcDatetime
-from pastcast.runlog import RunLog, StepRecord
+from pastcast.runlog import RunHeader
 from pastcast.runner import code_version
 from pastcast.train._guard import ExportError, split_name
 from pastcast.validation import first_problem
@@ -30,6 +30,8 @@ __all__ = [
     "DatasetRef",
     "ExportKind",
     "ExportManifest",
+    "LoggedRun",
+    "LoggedStep",
     "RowSource",
     "RunRef",
     "check_splits",
@@ -39,6 +41,36 @@ __all__ = [
     "run_refs",
     "write_export",
 ]
+
+
+class LoggedRun(Protocol):
+    """What a manifest reads of a run log (``RunLog``, or its step columns)."""
+
+    @property
+    def path(self) -> Path: ...
+
+    @property
+    def header(self) -> RunHeader: ...
+
+
+class LoggedStep(Protocol):
+    """What a manifest reads of a step (``StepRecord``, or a row of its step columns)."""
+
+    @property
+    def run_id(self) -> str: ...
+
+    @property
+    def event_id(self) -> str: ...
+
+    @property
+    def step_index(self) -> int: ...
+
+    @property
+    def split(self) -> str: ...
+
+    @property
+    def cutoff(self) -> datetime: ...
+
 
 MANIFEST_FORMAT = "pastcast-export"
 MANIFEST_VERSION = 1
@@ -145,7 +177,7 @@ def dataset_refs(
 
 
 def check_splits(
-    steps: Iterable[tuple[RunLog, StepRecord]], datasets: Mapping[str, Dataset]
+    steps: Iterable[tuple[LoggedRun, LoggedStep]], datasets: Mapping[str, Dataset]
 ) -> None:
     """Every step's recorded split must be the one its dataset gives the event: the guard
     trusts the log only where the dataset is not at hand."""
@@ -170,8 +202,8 @@ def _sha256(path: Path) -> str:
     return h.hexdigest()
 
 
-def run_refs(chosen: Iterable[tuple[RunLog, StepRecord]]) -> tuple[RunRef, ...]:
-    counts: dict[str, tuple[RunLog, int]] = {}
+def run_refs(chosen: Iterable[tuple[LoggedRun, LoggedStep]]) -> tuple[RunRef, ...]:
+    counts: dict[str, tuple[LoggedRun, int]] = {}
     for log, step in chosen:
         prev = counts.get(step.run_id)
         counts[step.run_id] = (log, (prev[1] if prev else 0) + 1)
@@ -193,7 +225,7 @@ def write_export(
     write: Callable[[Path], int],
     *,
     kind: ExportKind,
-    chosen: Sequence[tuple[RunLog, StepRecord]],
+    chosen: Sequence[tuple[LoggedRun, LoggedStep]],
     datasets: tuple[DatasetRef, ...],
     guarded: bool,
     force_eval: bool = False,

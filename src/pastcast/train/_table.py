@@ -8,20 +8,31 @@ agree. Every split is exported: this is the analysis of a run, not training data
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
 from pastcast.dataset import Dataset
-from pastcast.runlog import RunLog
-from pastcast.scoring import Convention, table_from_records
-from pastcast.train._guard import split_name
-from pastcast.train._manifest import ExportManifest, write_export
+from pastcast.runlog import RunLog, StepColumns
+from pastcast.scoring import TABLE_INPUTS, Convention, table_from_columns, table_from_records
+from pastcast.train._guard import ExportError, split_name
+from pastcast.train._manifest import (
+    DatasetRef,
+    ExportManifest,
+    LoggedRun,
+    LoggedStep,
+    check_splits,
+    dataset_refs,
+    write_export,
+)
 from pastcast.train._source import select_steps
 
-__all__ = ["TABLE_SCHEMA", "export_table"]
+__all__ = ["TABLE_COLUMNS_READ", "TABLE_SCHEMA", "export_table", "export_table_columns"]
 
 _PAIRS = pa.list_(pa.struct([("label", pa.string()), ("p", pa.float64())]))
 
@@ -116,7 +127,16 @@ def export_table(
         "wall_s": [s.episode.wall_s for s in steps],
     }
     table = pa.Table.from_pydict(columns, schema=TABLE_SCHEMA)
+    return _write(out, table, selected.steps, selected.datasets, fallback)
 
+
+def _write(
+    out: str | Path,
+    table: pa.Table,
+    chosen: Sequence[tuple[LoggedRun, LoggedStep]],
+    datasets: tuple[DatasetRef, ...],
+    fallback: Convention,
+) -> ExportManifest:
     def write(path: Path) -> int:
         pq.write_table(table, path)
         return int(table.num_rows)
@@ -125,8 +145,100 @@ def export_table(
         out,
         write,
         kind="table",
-        chosen=selected.steps,
-        datasets=selected.datasets,
+        chosen=chosen,
+        datasets=datasets,
         guarded=False,
         options={"fallback": fallback},
     )
+
+
+TABLE_COLUMNS_READ = (
+    *TABLE_INPUTS,
+    "cutoff",
+    "failure_reason",
+    "termination",
+    "model_calls",
+    "input_tokens",
+    "output_tokens",
+    "cost_usd",
+    "tool_calls",
+    "wall_s",
+)
+"""The step columns ``export_table_columns`` reads (``pastcast.runlog.columns_schema``)."""
+
+
+@dataclass(frozen=True, slots=True)
+class _StepRow:
+    """What the manifest reads of one step, from its columns."""
+
+    run_id: str
+    event_id: str
+    step_index: int
+    split: str
+    cutoff: datetime
+
+
+def export_table_columns(
+    logs: Sequence[StepColumns],
+    out: str | Path,
+    *,
+    fallback: Convention = "uniform",
+    datasets: Sequence[Dataset] = (),
+) -> ExportManifest:
+    """``export_table`` from the logs' step columns (``TABLE_COLUMNS_READ``), never their full
+    records: the same table and manifest."""
+    where = ", ".join(str(log.path) for log in logs)
+    if not any(log.table.num_rows for log in logs):
+        raise ExportError(f"{where}: no forecast steps")
+    cols: dict[str, list[Any]] = {c: [] for c in TABLE_COLUMNS_READ}
+    chosen: list[tuple[LoggedRun, LoggedStep]] = []
+    dataset_ids: list[str] = []
+    for log in logs:
+        part = log.table.select(list(TABLE_COLUMNS_READ)).to_pydict()
+        for c in TABLE_COLUMNS_READ:
+            cols[c] += part[c]
+        dataset_ids += [log.header.dataset_id] * log.table.num_rows
+        chosen += [
+            (log, _StepRow(*row))
+            for row in zip(
+                part["run_id"],
+                part["event_id"],
+                part["step_index"],
+                part["split"],
+                part["cutoff"],
+                strict=True,
+            )
+        ]
+    refs, found = dataset_refs((log.header.dataset_id for log in logs), datasets)
+    check_splits(chosen, found)
+    scores = table_from_columns(cols)
+    metrics = scores.metrics(fallback)
+    columns: dict[str, Sequence[object]] = {
+        "run_id": cols["run_id"],
+        "dataset_id": dataset_ids,
+        "agent": cols["agent"],
+        "role": cols["role"],
+        "setting": cols["setting"],
+        "event_id": cols["event_id"],
+        "step_index": cols["step_index"],
+        "rollout": cols["rollout"],
+        "cutoff": cols["cutoff"],
+        "split": [split_name(s) for s in cols["split"]],
+        "category": cols["category"],
+        "usable": scores.usable.tolist(),
+        "failure_reason": cols["failure_reason"],
+        "termination": cols["termination"],
+        "probs": cols["probs"],
+        "truth": cols["truth"],
+        "labels": cols["labels"],
+        "market_probs": cols["market_probs"],
+        "p_truth": _nulls(scores.p_truth),
+        "market_p_truth": _nulls(scores.market_truth),
+        **{m: _nulls(metrics[m]) for m in ("brier", "accuracy", "log_loss", "info_alpha")},
+        "alpha": _nulls(metrics["alpha"]),
+        **{c: cols[c] for c in ("model_calls", "input_tokens", "output_tokens", "cost_usd")},
+        "tool_calls": cols["tool_calls"],
+        "wall_s": cols["wall_s"],
+    }
+    table = pa.Table.from_pydict(columns, schema=TABLE_SCHEMA)
+    return _write(out, table, chosen, refs, fallback)

@@ -1,0 +1,385 @@
+"""Reading a run log through its columnar companion (``_companion``): the scalar columns of every
+step, checked against the step file before they are trusted, and full records read by offset.
+
+A part is used only when it was written for this header (the SHA-256 of ``run.header.json``),
+continues the parts before it from offset 0, ends inside the step file, holds as many rows as
+its records, and the step file's bytes it covers hash as it recorded. Hashing is skipped when
+the step file and the parts are exactly as they were at the last check (device, inode, size,
+modification and change times, ``verified.json``): a hand edit changes the change time, which
+no user can set back. What is not covered (a crash's tail, a writer's last records, a part
+that failed its check) is read from the JSONL and, when no writer holds the log, written as
+parts; a part that failed is removed and said in a note, never used.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import hashlib
+import json
+import os
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from pydantic import ValidationError
+
+from pastcast import safejson
+from pastcast.runlog._companion import (
+    PartInfo,
+    Segment,
+    claim_columns_dir,
+    columns_path,
+    columns_schema,
+    file_stamp,
+    part_files,
+    part_info,
+    read_stamp,
+    rows_table,
+    step_row,
+    write_part,
+    write_stamp,
+)
+from pastcast.runlog._io import RunLogError, _from_v1, _read_header, header_path, read_run_log
+from pastcast.runlog._schema import SCHEMA_VERSION, RunHeader, StepRecord
+from pastcast.runlog._v2 import V2, v2_step
+from pastcast.validation import first_problem
+
+if TYPE_CHECKING:
+    import pyarrow as pa
+
+__all__ = ["StepColumns", "read_step_columns", "refresh_companion"]
+
+_REBUILD_ROWS = 32_000
+"""Records per part when the companion is rebuilt from the JSONL (bounds the memory it takes)."""
+
+_CHUNK = 8 << 20
+
+
+@dataclass(frozen=True)
+class StepColumns:
+    """A run log's step columns (``columns_schema``), one row per complete step line in file
+    order, with its header; ``record`` reads a full step by the row's ``offset`` and ``length``."""
+
+    path: Path
+    header: RunHeader
+    table: pa.Table
+    truncated_tail: bool = False
+    """True when the last line was an incomplete write (a crash mid-record); it is left out."""
+    notes: tuple[str, ...] = ()
+    """A companion part that was not used, and why (stale, truncated, foreign, edited)."""
+    parts: tuple[Path, ...] = ()
+    """The companion's part files checked and covering the first rows (scan them lazily)."""
+    tail_rows: int = 0
+    """The last rows, read from the JSONL: not (yet) in a part (``table``'s last rows)."""
+    _convert: Callable[[dict[str, Any]], dict[str, Any]] | None = field(default=None, repr=False)
+
+    def record(self, offset: int, length: int) -> StepRecord:
+        """The full step record whose line is ``length`` bytes at ``offset``."""
+        with self.path.open("rb") as fh:
+            fh.seek(offset)
+            return _parse(fh.read(length), self.path, f"byte {offset}", self._convert)
+
+    def records(self, spans: Iterable[tuple[int, int]]) -> Iterator[StepRecord]:
+        """Full step records by (offset, length), one at a time (memory bounded by one)."""
+        with self.path.open("rb") as fh:
+            for offset, length in spans:
+                fh.seek(offset)
+                yield _parse(fh.read(length), self.path, f"byte {offset}", self._convert)
+
+
+def _parse(
+    line: bytes,
+    path: Path,
+    where: str,
+    convert: Callable[[dict[str, Any]], dict[str, Any]] | None,
+) -> StepRecord:
+    try:
+        obj = safejson.loads(line)
+    except json.JSONDecodeError as exc:
+        raise RunLogError(f"{path}:{where}: not valid JSON ({exc.msg})") from None
+    if not isinstance(obj, dict):
+        raise RunLogError(f"{path}:{where}: expected a JSON object")
+    try:
+        return StepRecord.model_validate(convert(obj) if convert else obj)
+    except ValidationError as exc:
+        raise RunLogError(first_problem(exc, f"{path}:{where}")) from None
+
+
+def _converter(header: RunHeader) -> Callable[[dict[str, Any]], dict[str, Any]] | None:
+    return v2_step if header.schema_version == V2 else None
+
+
+def _hash_check(log: Path, parts: list[PartInfo]) -> int:
+    """How many leading ``parts`` the step file's bytes hash as they recorded."""
+    with log.open("rb") as fh:
+        for k, part in enumerate(parts):
+            for seg in part.segments:
+                fh.seek(seg.start)
+                digest, left = hashlib.sha256(), seg.end - seg.start
+                while left > 0:
+                    chunk = fh.read(min(_CHUNK, left))
+                    if not chunk:
+                        break
+                    digest.update(chunk)
+                    left -= len(chunk)
+                if left or digest.hexdigest() != seg.sha256:
+                    return k
+    return len(parts)
+
+
+def _chain(
+    log: Path, header_sha256: str, size: int, stamp: dict[str, Any]
+) -> tuple[list[PartInfo], list[str], list[Path]]:
+    """The parts that continue each other from offset 0 within the step file, each as the
+    companion recorded writing it, and why each of the others cannot be used."""
+    valid: list[PartInfo] = []
+    bad: list[str] = []
+    superseded: list[Path] = []
+    expected = 0
+    recorded = stamp.get("parts") if stamp.get("header_sha256") == header_sha256 else None
+    for path in part_files(columns_path(log)):
+        info = part_info(path)
+        if isinstance(info, str):
+            bad.append(info)
+        elif not isinstance(recorded, dict) or recorded.get(path.name) != file_stamp(path):
+            bad.append(
+                f"{path.name} is not the file the companion recorded writing (edited, replaced "
+                "or copied since, or a crash came before it was recorded)"
+                if info.header_sha256 == header_sha256
+                else f"{path.name} was written for another run header (a foreign companion)"
+            )
+        elif info.header_sha256 != header_sha256:
+            bad.append(f"{path.name} was written for another run header (a foreign companion)")
+        elif info.start < expected and info.end <= expected:
+            superseded.append(path)  # merged into the part before (a crash before its removal)
+        elif info.start != expected:
+            bad.append(f"{path.name} starts at byte {info.start}, not {expected} (stale)")
+        elif info.end > size:
+            bad.append(
+                f"{path.name} covers bytes up to {info.end}, past the step file's {size} "
+                "(the step file was cut or rewritten)"
+            )
+        elif info.rows != sum(s.rows for s in info.segments):
+            bad.append(f"{path.name} holds {info.rows} rows for {info.segments[-1].rows} records")
+        else:
+            valid.append(info)
+            expected = info.end
+    return valid, bad, superseded
+
+
+def _lock_shared(log: Path) -> int | None:
+    """A descriptor of the step file holding a shared lock, or None while a writer holds it
+    (then nothing is written: the writer owns the companion)."""
+    try:
+        fd = os.open(log, os.O_RDONLY | os.O_CLOEXEC)
+    except OSError:
+        return None
+    try:
+        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+    except OSError:
+        os.close(fd)
+        return None
+    return fd
+
+
+def _tail(
+    log: Path,
+    start: int,
+    size: int,
+    first_line: int,
+    convert: Callable[[dict[str, Any]], dict[str, Any]] | None,
+) -> Iterator[tuple[list[dict[str, Any]], Segment | None, bool]]:
+    """The records of the step file from byte ``start`` to ``size``, in batches: (rows, the
+    segment they cover when it ends at a newline, whether the last line was cut mid-write)."""
+    rows: list[dict[str, Any]] = []
+    digest, lines, seg_start, pos = hashlib.sha256(), 0, start, start
+    lineno = first_line
+    with log.open("rb") as fh:
+        fh.seek(start)
+        while pos < size:
+            line = fh.readline(size - pos)
+            if not line:
+                break
+            lineno += 1
+            ended = line.endswith(b"\n")
+            if line.strip():
+                try:
+                    obj = safejson.loads(line)
+                except json.JSONDecodeError as exc:
+                    if not ended and pos + len(line) >= size:  # a crash mid-write
+                        yield rows, _segment(seg_start, pos, rows, lines, digest), True
+                        return
+                    raise RunLogError(f"{log}:{lineno}: not valid JSON ({exc.msg})") from None
+                if not isinstance(obj, dict):
+                    raise RunLogError(f"{log}:{lineno}: expected a JSON object")
+                try:
+                    record = StepRecord.model_validate(convert(obj) if convert else obj)
+                except ValidationError as exc:
+                    raise RunLogError(first_problem(exc, f"{log}:{lineno}")) from None
+                rows.append(step_row(record, pos, len(line) - (1 if ended else 0)))
+            if not ended:  # a complete last record without its newline: read, never covered
+                yield rows, _segment(seg_start, pos, rows[:-1], lines, digest), False
+                return
+            digest.update(line)
+            lines += 1
+            pos += len(line)
+            if len(rows) >= _REBUILD_ROWS:
+                yield rows, _segment(seg_start, pos, rows, lines, digest), False
+                rows, digest, lines, seg_start = [], hashlib.sha256(), 0, pos
+    yield rows, _segment(seg_start, pos, rows, lines, digest), False
+
+
+def _segment(
+    start: int, end: int, rows: list[dict[str, Any]], lines: int, digest: Any
+) -> Segment | None:
+    return Segment(start, end, len(rows), lines, digest.hexdigest()) if end > start else None
+
+
+def _sync(
+    log: Path,
+    header: RunHeader,
+    header_sha256: str,
+    columns: Sequence[str] | None,
+    *,
+    update: bool,
+    lock_held: bool,
+) -> tuple[list[pa.Table], bool, list[str], tuple[Path, ...], int]:
+    import pyarrow.parquet as pq
+
+    folder = columns_path(log)
+    convert = _converter(header)
+    lock = None if lock_held or not update else _lock_shared(log)
+    may_write = (lock_held or lock is not None) and claim_columns_dir(folder)
+    try:
+        size = os.stat(log).st_size
+        stamp = read_stamp(folder)
+        valid, bad, superseded = _chain(log, header_sha256, size, stamp)
+        if valid and stamp.get("step_file") != file_stamp(log):
+            good = _hash_check(log, valid)
+            bad += [
+                f"{p.path.name}: the step file's bytes it covers differ from those it was "
+                "written from (edited or replaced since)"
+                for p in valid[good:]
+            ]
+            valid = valid[:good]
+        notes = []
+        if may_write:
+            for path in superseded:
+                path.unlink(missing_ok=True)
+        if bad:
+            what = "rebuilt from the step file" if may_write else "read from the step file"
+            notes = [f"{log}: columnar companion {folder.name}: {why}; {what}" for why in bad]
+            if may_write:
+                kept = {p.path for p in valid}
+                for path in part_files(folder):
+                    if path not in kept:
+                        path.unlink(missing_ok=True)
+        tables = [pq.read_table(p.path, columns=columns, schema=columns_schema()) for p in valid]
+        covered = valid[-1].end if valid else 0
+        tail_rows = 0
+        first_line = sum(s.lines for p in valid for s in p.segments)
+        truncated = False
+        wrote = False
+        for rows, segment, cut in _tail(log, covered, size, first_line, convert):
+            table = rows_table(rows)
+            if may_write and segment is not None and segment.rows:
+                covered_rows = table.slice(0, segment.rows)
+                valid.append(
+                    PartInfo(
+                        write_part(folder, covered_rows, header_sha256, [segment]),
+                        header_sha256,
+                        (segment,),
+                        segment.rows,
+                    )
+                )
+                wrote = True
+                tail_rows += table.num_rows - segment.rows
+            else:
+                tail_rows += table.num_rows
+            tables.append(table.select(list(columns)) if columns is not None else table)
+            truncated = truncated or cut
+        if may_write and (wrote or bad or stamp.get("step_file") != file_stamp(log)):
+            write_stamp(folder, header_sha256, [p.path for p in valid], file_stamp(log))
+        return tables, truncated, notes, tuple(p.path for p in valid), tail_rows
+    finally:
+        if lock is not None:
+            os.close(lock)
+
+
+def _header_bytes(log: Path) -> tuple[RunHeader, str]:
+    hp = header_path(log)
+    header = _read_header(hp)
+    try:
+        data = hp.read_bytes()
+    except OSError as exc:
+        raise RunLogError(f"{hp}: unreadable run header ({exc})") from None
+    return header, hashlib.sha256(data).hexdigest()
+
+
+def read_step_columns(
+    path: str | Path, columns: Sequence[str] | None = None, *, update: bool = True
+) -> StepColumns:
+    """The step columns of the run log ``path`` (its step file), only ``columns`` when given,
+    from its columnar companion once checked against the step file; what the companion does not
+    cover is read from the JSONL and, with ``update`` and no writer holding the log, added to it
+    (a companion folder pastcast did not make is never written into). Raises ``RunLogError``
+    naming the file, line and field for a step line that is not a valid record."""
+    import pyarrow as pa
+
+    p = Path(path)
+    if p.name.endswith(".header.json"):
+        raise RunLogError(f"{p}: pass the step file (.jsonl) of the run log, not its header")
+    if columns is not None:
+        unknown = [c for c in columns if c not in columns_schema().names]
+        if unknown:
+            raise ValueError(f"no step column {unknown[0]!r}")
+    if not header_path(p).is_file():  # schema 1 (header on line 1): the full records, once
+        full = read_run_log(p)
+        rows = [step_row(s, o, n) for s, (o, n) in zip(full.steps, _v1_spans(p), strict=False)]
+        table = rows_table(rows)
+        return StepColumns(
+            p,
+            full.header,
+            table.select(list(columns)) if columns is not None else table,
+            full.truncated_tail,
+            (),
+            (),
+            table.num_rows,
+            _from_v1,
+        )
+    header, header_sha256 = _header_bytes(p)
+    if not p.is_file():
+        empty = columns_schema().empty_table()
+        return StepColumns(p, header, empty.select(list(columns)) if columns else empty)
+    tables, truncated, notes, parts, tail_rows = _sync(
+        p, header, header_sha256, columns, update=update, lock_held=False
+    )
+    schema = columns_schema()
+    if columns is not None:
+        schema = pa.schema([schema.field(c) for c in columns])
+    table = pa.concat_tables(tables) if tables else schema.empty_table()
+    return StepColumns(
+        p, header, table, truncated, tuple(notes), parts, tail_rows, _converter(header)
+    )
+
+
+def _v1_spans(path: Path) -> Iterator[tuple[int, int]]:
+    """The (offset, length) of each step line of a schema-1 log: its non-blank lines after the
+    header's."""
+    pos, header_seen = 0, False
+    with path.open("rb") as fh:
+        for line in fh:
+            if line.strip():
+                if header_seen:
+                    yield pos, len(line) - (1 if line.endswith(b"\n") else 0)
+                header_seen = True
+            pos += len(line)
+
+
+def refresh_companion(path: Path) -> None:
+    """Bring the companion of the step file ``path`` up to date, for its writer (which holds the
+    log's lock); called when a writer opens an existing log."""
+    header, header_sha256 = _header_bytes(path)
+    if header.schema_version == SCHEMA_VERSION:
+        _sync(path, header, header_sha256, ["offset"], update=True, lock_held=True)

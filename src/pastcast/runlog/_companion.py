@@ -1,0 +1,403 @@
+"""The columnar companion of a step file: a Parquet table of every step record's scalar fields
+(key, forecast, grading, scores, usage, termination) with the byte offset and length of the full
+record in the JSONL, so readers load only the columns they need and read a full record by offset.
+
+The companion is a folder beside the step file (``run.jsonl`` -> ``run.columns/``) of part files,
+each covering a contiguous byte range of the step file. A part's Parquet metadata says what it
+covers: the header's hash, and per segment the start and end offsets, the number of records and
+the SHA-256 of those bytes. A reader trusts a part only when its segments continue the ones
+before it from offset 0 and their bytes hash as recorded (``_columns.read_step_columns``), so a
+stale, truncated, foreign or hand-edited companion is rebuilt from the JSONL, never trusted.
+
+This module holds what the writer and the reader share: the columns, a record's row, the parts'
+metadata, and writing a part. It imports nothing else of the run log's.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from pastcast.atomic import atomic_path, fsync_dir, write_atomic
+from pastcast.owned import made_kind, mark
+
+if TYPE_CHECKING:
+    import pyarrow as pa
+
+    from pastcast.runlog._schema import StepRecord
+
+__all__ = [
+    "COLUMNS_KIND",
+    "COLUMNS_VERSION",
+    "PART_ROWS",
+    "STAMP",
+    "CompanionWriter",
+    "PartInfo",
+    "Segment",
+    "claim_columns_dir",
+    "columns_path",
+    "columns_schema",
+    "file_stamp",
+    "merge_parts",
+    "part_files",
+    "part_info",
+    "read_stamp",
+    "rows_table",
+    "step_row",
+    "write_part",
+    "write_stamp",
+]
+
+COLUMNS_VERSION = 1
+"""The companion's format; a part of another version is rebuilt."""
+
+COLUMNS_KIND = "run-log-columns"
+"""The ``.pastcast-made`` kind of the companion folder: only such a folder is written into."""
+
+PART_ROWS = 1000
+"""Records per part the writer writes (at the first sync past this many); the tail not yet in a
+part is read from the JSONL."""
+
+_MERGE_AT = 32
+"""Parts of ``PART_ROWS`` the writer merges into one, so a long run leaves few files."""
+
+_META_KEY = b"pastcast.columns"
+_PART_PREFIX = "part-"
+_PART_SUFFIX = ".parquet"
+
+
+def columns_path(log_path: str | Path) -> Path:
+    """The columnar companion beside a step file: ``runs/x/run.jsonl`` -> ``runs/x/run.columns``."""
+    return Path(log_path).with_suffix(".columns")
+
+
+def columns_schema() -> pa.Schema:
+    """The companion's columns: one row per step record, in file order."""
+    import pyarrow as pa
+
+    pairs = pa.list_(pa.struct([("label", pa.string()), ("p", pa.float64())]))
+    instant = pa.timestamp("us", tz="UTC")
+    return pa.schema(
+        [
+            ("run_id", pa.string()),
+            ("agent", pa.string()),
+            ("role", pa.string()),
+            ("setting", pa.string()),
+            ("event_id", pa.string()),
+            ("step_index", pa.int64()),
+            ("cutoff", instant),
+            ("rollout", pa.int64()),
+            ("split", pa.string()),
+            ("category", pa.string()),
+            ("attempt", pa.int64()),
+            ("probs", pairs),
+            ("usable", pa.bool_()),
+            ("failure_reason", pa.string()),
+            ("choice", pa.string()),
+            ("confidence", pa.float64()),
+            ("truth", pa.string()),
+            ("labels", pa.list_(pa.string())),
+            ("market_probs", pairs),
+            ("resolved_at", instant),
+            ("brier", pa.float64()),
+            ("accuracy", pa.float64()),
+            ("log_loss", pa.float64()),
+            ("info_alpha", pa.float64()),
+            ("fallback_used", pa.bool_()),
+            ("model_calls", pa.int64()),
+            ("input_tokens", pa.int64()),
+            ("output_tokens", pa.int64()),
+            ("cost_usd", pa.float64()),
+            ("tool_calls", pa.int64()),
+            ("models", pa.list_(pa.string())),
+            ("wall_s", pa.float64()),
+            ("termination", pa.string()),
+            ("error", pa.string()),
+            ("notebook_carried", pa.bool_()),
+            ("offset", pa.int64()),
+            ("length", pa.int64()),
+        ]
+    )
+
+
+def _pairs(probs: dict[str, float] | None) -> list[dict[str, Any]] | None:
+    return None if probs is None else [{"label": k, "p": v} for k, v in probs.items()]
+
+
+def step_row(record: StepRecord, offset: int, length: int) -> dict[str, Any]:
+    """The companion's row of ``record``, whose line is ``length`` bytes at ``offset``."""
+    f, g, s, e = record.forecast, record.grading, record.scores, record.episode
+    return {
+        "run_id": record.run_id,
+        "agent": record.agent,
+        "role": record.role,
+        "setting": record.setting,
+        "event_id": record.event_id,
+        "step_index": record.step_index,
+        "cutoff": record.cutoff,
+        "rollout": record.rollout,
+        "split": record.split,
+        "category": record.category,
+        "attempt": record.attempt,
+        "probs": _pairs(f.probs),
+        "usable": f.usable,
+        "failure_reason": f.failure_reason,
+        "choice": f.choice,
+        "confidence": f.confidence,
+        "truth": g.truth,
+        "labels": list(g.labels),
+        "market_probs": _pairs(g.market_probs),
+        "resolved_at": g.resolved_at,
+        "brier": s.brier,
+        "accuracy": s.accuracy,
+        "log_loss": s.log_loss,
+        "info_alpha": s.info_alpha,
+        "fallback_used": s.fallback_used,
+        "model_calls": e.usage.model_calls,
+        "input_tokens": e.usage.input_tokens,
+        "output_tokens": e.usage.output_tokens,
+        "cost_usd": e.usage.cost_usd,
+        "tool_calls": len(e.tool_calls),
+        "models": sorted({c.model for c in e.model_calls}),
+        "wall_s": e.wall_s,
+        "termination": e.termination,
+        "error": e.error,
+        "notebook_carried": e.notebook_carried,
+        "offset": offset,
+        "length": length,
+    }
+
+
+@dataclass(frozen=True)
+class Segment:
+    """A contiguous byte range of the step file a part covers, with its records' count and the
+    SHA-256 of its bytes."""
+
+    start: int
+    end: int
+    rows: int
+    lines: int
+    """Lines of the range (its records and any blank lines): a later line's number."""
+    sha256: str
+
+
+@dataclass(frozen=True)
+class PartInfo:
+    """What a part file says it covers."""
+
+    path: Path
+    header_sha256: str
+    segments: tuple[Segment, ...]
+    rows: int
+    """Rows the Parquet file holds (must equal its segments' records)."""
+
+    @property
+    def start(self) -> int:
+        return self.segments[0].start
+
+    @property
+    def end(self) -> int:
+        return self.segments[-1].end
+
+
+def part_info(path: Path) -> PartInfo | str:
+    """The part's metadata, or why it cannot be used (unreadable, another version, no segments)."""
+    import pyarrow.parquet as pq
+
+    try:
+        meta = pq.read_metadata(path)
+        raw = (meta.metadata or {}).get(_META_KEY)
+        info = json.loads(raw) if raw is not None else None
+    except (OSError, ValueError) as exc:  # pyarrow's errors are both (ArrowInvalid: ValueError)
+        return f"{path.name} is unreadable ({exc})"
+    if not isinstance(info, dict) or info.get("version") != COLUMNS_VERSION:
+        return f"{path.name} is not a part of companion version {COLUMNS_VERSION}"
+    try:
+        segments = tuple(
+            Segment(
+                int(s["start"]), int(s["end"]), int(s["rows"]), int(s["lines"]), str(s["sha256"])
+            )
+            for s in info["segments"]
+        )
+        header = str(info["header_sha256"])
+    except (KeyError, TypeError, ValueError):
+        return f"{path.name} has malformed metadata"
+    if not segments:
+        return f"{path.name} covers nothing"
+    return PartInfo(path, header, segments, meta.num_rows)
+
+
+def _part_name(start: int) -> str:
+    return f"{_PART_PREFIX}{start:015d}{_PART_SUFFIX}"
+
+
+def part_files(folder: Path) -> list[Path]:
+    """The part files of a companion folder, in offset order (their names sort so)."""
+    try:
+        names = os.listdir(folder)
+    except OSError:
+        return []
+    return sorted(
+        folder / n for n in names if n.startswith(_PART_PREFIX) and n.endswith(_PART_SUFFIX)
+    )
+
+
+def claim_columns_dir(folder: Path) -> bool:
+    """Make the companion folder (marked as pastcast's) or confirm it is one; False for a folder
+    of someone else's, which is never written into."""
+    if folder.is_dir():
+        return made_kind(folder) == COLUMNS_KIND
+    try:
+        folder.mkdir()
+    except FileExistsError:
+        return made_kind(folder) == COLUMNS_KIND
+    except OSError:
+        return False
+    mark(folder, COLUMNS_KIND)
+    fsync_dir(folder.parent)
+    return True
+
+
+def write_part(
+    folder: Path, table: pa.Table, header_sha256: str, segments: Sequence[Segment]
+) -> Path:
+    """Write ``table`` as the part covering ``segments`` (atomically: a crash leaves no half
+    part); its path."""
+    import pyarrow.parquet as pq
+
+    meta = {
+        "version": COLUMNS_VERSION,
+        "header_sha256": header_sha256,
+        "segments": [
+            {"start": s.start, "end": s.end, "rows": s.rows, "lines": s.lines, "sha256": s.sha256}
+            for s in segments
+        ],
+    }
+    table = table.replace_schema_metadata({_META_KEY: json.dumps(meta).encode()})
+    target = folder / _part_name(segments[0].start)
+    with atomic_path(target, suffix=_PART_SUFFIX) as tmp:
+        pq.write_table(table, tmp, compression="zstd")
+    return target
+
+
+def merge_parts(folder: Path, parts: Sequence[PartInfo], header_sha256: str) -> Path:
+    """Merge contiguous ``parts`` into one part (the first's name) and remove the others."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    table = pa.concat_tables([pq.read_table(p.path, schema=columns_schema()) for p in parts])
+    segments = [s for p in parts for s in p.segments]
+    target = write_part(folder, table, header_sha256, segments)
+    for p in parts:
+        if p.path != target:
+            p.path.unlink(missing_ok=True)
+    fsync_dir(folder)
+    return target
+
+
+def rows_table(rows: Sequence[dict[str, Any]]) -> pa.Table:
+    """The companion's rows as one Arrow table."""
+    import pyarrow as pa
+
+    return pa.Table.from_pylist(list(rows), schema=columns_schema())
+
+
+STAMP = "verified.json"
+"""The companion's record of itself: each part file as written (inode, size, modification and
+change times) and the step file as last checked against the parts."""
+
+
+def file_stamp(path: Path) -> list[int]:
+    """A file's identity and state; an edit changes the change time, which no user sets back."""
+    st = os.stat(path)
+    return [st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns]
+
+
+def read_stamp(folder: Path) -> dict[str, Any]:
+    """The companion's stamp (empty when absent or unreadable: every part is then rebuilt)."""
+    try:
+        data = json.loads((folder / STAMP).read_bytes())
+    except (OSError, ValueError):
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def write_stamp(
+    folder: Path, header_sha256: str, parts: Sequence[Path], step_file: list[int] | None
+) -> None:
+    """Record ``parts`` as written now and, when given, the step file as checked (``None``: it
+    changed since, so the next reader hashes it)."""
+    stamp = {
+        "header_sha256": header_sha256,
+        "parts": {p.name: file_stamp(p) for p in parts},
+        "step_file": step_file,
+    }
+    write_atomic(folder / STAMP, json.dumps(stamp))
+
+
+class CompanionWriter:
+    """The run-log writer's side of the companion: the rows of the records it appends, written
+    as a part once fsynced (every ``PART_ROWS`` records and at close), the last small parts
+    merged. A part covers only bytes already fsynced in the step file, so a crash loses nothing
+    the JSONL kept: the reader rebuilds the tail past the last part. A companion that cannot be
+    written (a full disk, someone else's folder) is given up, never failing the run."""
+
+    def __init__(self, log: Path, header_sha256: str, end: int, *, fresh: bool) -> None:
+        self.log = log
+        self.folder = columns_path(log)
+        self.header_sha256 = header_sha256
+        self.end = end
+        self.enabled = claim_columns_dir(self.folder)
+        if self.enabled and fresh:  # a new log: parts of an earlier one of this name go
+            for path in part_files(self.folder):
+                path.unlink(missing_ok=True)
+            (self.folder / STAMP).unlink(missing_ok=True)
+        self._rows: list[dict[str, Any]] = []
+        self._start = end
+        self._hash = hashlib.sha256()
+        self._lines = 0
+        self._small: list[PartInfo] = []
+
+    def add(self, record: StepRecord, data: bytes) -> None:
+        """``record`` was appended as ``data`` (its line with the newline) at the end."""
+        if self.enabled:
+            self._rows.append(step_row(record, self.end, len(data) - 1))
+            self._hash.update(data)
+            self._lines += 1
+        self.end += len(data)
+
+    def synced(self, *, final: bool = False) -> None:
+        """The step file was fsynced: write a part when enough rows wait (or ``final``)."""
+        if not self.enabled:
+            return
+        due = bool(self._rows) and (len(self._rows) >= PART_ROWS or final)
+        if not due and not final:
+            return
+        try:
+            if due:
+                self._write_part(final)
+            # The parts as written; the step file as checked once the writer is done with it.
+            write_stamp(
+                self.folder,
+                self.header_sha256,
+                part_files(self.folder),
+                file_stamp(self.log) if final else None,
+            )
+        except OSError:
+            self.enabled = False  # the reader rebuilds what is missing from the JSONL
+
+    def _write_part(self, final: bool) -> None:
+        segment = Segment(
+            self._start, self.end, len(self._rows), self._lines, self._hash.hexdigest()
+        )
+        path = write_part(self.folder, rows_table(self._rows), self.header_sha256, [segment])
+        self._rows, self._start, self._hash, self._lines = [], self.end, hashlib.sha256(), 0
+        self._small.append(PartInfo(path, self.header_sha256, (segment,), segment.rows))
+        if len(self._small) >= _MERGE_AT or (final and len(self._small) > 1):
+            merge_parts(self.folder, self._small, self.header_sha256)
+            self._small = []  # the merged part is left as it is from now on
