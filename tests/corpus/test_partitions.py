@@ -9,6 +9,7 @@ import random
 from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -130,10 +131,10 @@ def test_an_interrupted_build_resumes_without_duplicates(
     real_save = partitioned.save_arrays
     written: list[str] = []
 
-    def crashing_save(arrays: IndexArrays, folder: Path, *, overwrite: bool = False) -> None:
+    def crashing_save(arrays: IndexArrays, folder: Path, **kw: Any) -> None:
         if len(written) == 3:
             raise Crash("power cut")
-        real_save(arrays, folder, overwrite=overwrite)
+        real_save(arrays, folder, **kw)
         written.append(folder.name)
 
     monkeypatch.setattr(partitioned, "save_arrays", crashing_save)
