@@ -1,6 +1,7 @@
 """The dated corpus: cutoff-enforcing backends, opened by spec through one registry, and the
 conformance checks they must pass."""
 
+from pastcast.corpus._build_report import BuildReport
 from pastcast.corpus._conformance import (
     EquivalenceReport,
     LeakageError,
@@ -82,6 +83,7 @@ from pastcast.corpus.sources import (
 from pastcast.records import CorpusIdentity
 
 __all__ = [
+    "BuildReport",
     "ARTICLE_COLUMNS",
     "DATABASE_SCHEMES",
     "DEFAULT_EMBEDDER",

@@ -33,7 +33,7 @@ class BuildReport(BaseModel):
     notes: tuple[str, ...] = ()
 
     def lines(self) -> list[str]:
-        """The report for a terminal, one line per fact."""
+        """The build's own facts for a terminal (the removals are the stages' to report)."""
         mib = max(self.peak_rss_bytes, self.worker_peak_rss_bytes) / 2**20
         out = [
             f"indexed {self.documents} documents into {self.partitions} month partitions "
@@ -44,7 +44,6 @@ class BuildReport(BaseModel):
                 f"resumed: reused {self.partitions_reused} of {self.partitions} partitions "
                 "from the build that stopped"
             )
-        out += [f"removed {count}: {reason}" for reason, count in sorted(self.removed.items())]
         return out
 
     def save(self, index_dir: Path) -> None:
