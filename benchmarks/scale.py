@@ -16,10 +16,10 @@ Everything is written under a fresh folder in ``--tmp`` and deleted afterwards.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import shutil
-import statistics
 import subprocess
 import sys
 import tempfile
@@ -177,10 +177,8 @@ def _tree_rss(pid: int) -> int:
         return 0
     total = 0
     for p in procs:
-        try:
+        with contextlib.suppress(psutil.NoSuchProcess):
             total += p.memory_info().rss
-        except psutil.NoSuchProcess:
-            pass
     return total
 
 

@@ -11,7 +11,6 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -41,7 +40,9 @@ def _docs(n: int, months: int, seed: int = 0) -> list[Document]:
             docs[i + 1] = docs[i + 1].model_copy(update={"timestamp": docs[i].timestamp})
     for i in range(5, n, 41):
         ts = docs[i].timestamp
-        docs[i] = docs[i].model_copy(update={"timestamp": datetime(ts.year, ts.month, 1, tzinfo=UTC)})
+        docs[i] = docs[i].model_copy(
+            update={"timestamp": datetime(ts.year, ts.month, 1, tzinfo=UTC)}
+        )
     return with_threads(docs, seed)
 
 
@@ -218,5 +219,3 @@ def test_peak_memory_does_not_grow_with_the_corpus(tmp_path: Path) -> None:
     small = _growth_kib(tmp_path, 2000, 8)
     large = _growth_kib(tmp_path, 2000, 32)
     assert large < 2 * max(small, 10_000), (small, large)
-
-

@@ -83,7 +83,6 @@ from pastcast.corpus.sources import (
 from pastcast.records import CorpusIdentity
 
 __all__ = [
-    "BuildReport",
     "ARTICLE_COLUMNS",
     "DATABASE_SCHEMES",
     "DEFAULT_EMBEDDER",
@@ -95,6 +94,7 @@ __all__ = [
     "TOKENIZER",
     "ArticleTableError",
     "ArticleTableReport",
+    "BuildReport",
     "CCNewsReport",
     "CleanReport",
     "CleanedPage",

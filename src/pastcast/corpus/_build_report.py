@@ -24,7 +24,9 @@ class BuildReport(BaseModel):
 
     documents: int = Field(ge=0)
     partitions: int = Field(ge=0)
-    partitions_reused: int = Field(ge=0, description="complete partitions kept from a build cut short")
+    partitions_reused: int = Field(
+        ge=0, description="complete partitions kept from a build cut short"
+    )
     workers: int = Field(ge=1)
     seconds: float = Field(ge=0)
     peak_rss_bytes: int = Field(ge=0, description="the building process's peak resident memory")

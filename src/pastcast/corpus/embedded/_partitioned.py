@@ -269,9 +269,7 @@ def build_partitioned(
     one, except on a full disk: then the work directory, which holds the space, is removed.
     """
     try:
-        return _build(
-            documents, Path(out_dir), overwrite, progress, kind, workers, removed, notes
-        )
+        return _build(documents, Path(out_dir), overwrite, progress, kind, workers, removed, notes)
     except OSError as exc:
         if exc.errno in _DISK_FULL:
             shutil.rmtree(_work_dir(Path(out_dir)), ignore_errors=True)
