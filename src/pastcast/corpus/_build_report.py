@@ -29,6 +29,12 @@ class BuildReport(BaseModel):
     )
     workers: int = Field(ge=1)
     seconds: float = Field(ge=0)
+    cpu_seconds: float = Field(
+        ge=0,
+        description="CPU time of the build and its workers (what it costs on an idle machine)",
+    )
+    phase_seconds: dict[str, float] = Field(default_factory=dict, description="wall, by phase")
+    phase_cpu_seconds: dict[str, float] = Field(default_factory=dict, description="CPU, by phase")
     peak_rss_bytes: int = Field(ge=0, description="the building process's peak resident memory")
     worker_peak_rss_bytes: int = Field(ge=0, description="the largest worker's; 0 without any")
     removed: dict[str, int] = Field(default_factory=dict)
