@@ -236,14 +236,14 @@ class EmbeddedIndex(ThreadLookups):
         if self._id_order is None:
             self._id_order = np.argsort(self._id_rank, kind="stable")
         order = self._id_order
-        at = bisect.bisect_left(range(len(order)), doc_id, key=lambda i: self._id_at(order[i]))
-        if at < len(order) and self._id_at(order[at]) == doc_id:
+        at = bisect.bisect_left(range(len(order)), doc_id, key=lambda i: self._id_at(int(order[i])))
+        if at < len(order) and self._id_at(int(order[at])) == doc_id:
             return int(order[at])
         return None
 
     def _id_at(self, ordinal: int) -> str:
         p = bisect.bisect_right(self._base_list, ordinal) - 1
-        return self._parts[p].ids[int(ordinal) - self._base_list[p]]
+        return self._parts[p].ids[ordinal - self._base_list[p]]
 
     # -- helpers shared with the dense and hybrid searchers -----------------------------------
 
