@@ -219,3 +219,18 @@ def test_peak_memory_does_not_grow_with_the_corpus(tmp_path: Path) -> None:
     small = _growth_kib(tmp_path, 2000, 8)
     large = _growth_kib(tmp_path, 2000, 32)
     assert large < 2 * max(small, 10_000), (small, large)
+
+
+def test_the_merged_maps_equal_the_maps_of_all_documents(tmp_path: Path) -> None:
+    from pastcast.corpus.embedded._maps import DocMaps
+
+    docs = _docs(700, months=6, seed=5)
+    index = EmbeddedIndex.build(iter(docs), tmp_path / "index", workers=1)
+    sha = str(index.manifest["content_sha256"])
+    merged = DocMaps.load(tmp_path / "index", sha)
+    assert merged is not None
+    expected = DocMaps.from_documents(sorted(docs, key=lambda d: (d.timestamp, d.id)))
+    for got, want in zip(merged._maps(), expected._maps(), strict=True):
+        assert got.keys == want.keys
+        assert got.offsets.tolist() == want.offsets.tolist()
+        assert got.ords.tolist() == want.ords.tolist()

@@ -180,32 +180,47 @@ def merge_partition_maps(
     folders: Sequence[Path], bases: Sequence[int], index_dir: Path, content_sha256: str
 ) -> None:
     """The index's maps (``DocMaps.save``'s layout) merged from its partitions' maps, in time
-    order with their first global ordinals ``bases``; streamed, so memory stays bounded."""
+    order with their first global ordinals ``bases``; streamed, so memory stays bounded by the
+    keys' numbers (8 bytes each), never their text.
+
+    The keys are merged one by one (a k-way merge of the sorted key files), which only numbers
+    them; the ordinals are then placed partition by partition with a few numpy calls each.
+    """
     with atomic_directory(index_dir / FOLDER) as tmp:
         for name in FIELDS:
             offs = [np.load(f / PART_FOLDER / f"{name}_offsets.npy") for f in folders]
-            ords = [np.load(f / PART_FOLDER / f"{name}_ords.npy", mmap_mode="r") for f in folders]
-            total = sum(len(o) for o in ords)
-            out = np.lib.format.open_memmap(
-                tmp / f"{name}_ords.npy", mode="w+", dtype=np.int64, shape=(total,)
-            )
-            offsets = array("q", [0])
-            pos = 0
+            numbers = [array("q") for _ in folders]  # each partition key's global number
             merged = heapq.merge(*(_keys(f, name, p) for p, f in enumerate(folders)))
+            count = 0
             with (tmp / f"{name}_keys.json").open("w", encoding="utf-8") as keys:
                 keys.write("[")
-                for n, (key, group) in enumerate(itertools.groupby(merged, key=_first)):
-                    # equal keys come in partition order: ordinals stay ascending
-                    for _, p, i in group:
-                        lo, hi = int(offs[p][i]), int(offs[p][i + 1])
-                        out[pos : pos + hi - lo] = ords[p][lo:hi] + bases[p]
-                        pos += hi - lo
-                    offsets.append(pos)
-                    keys.write(("," if n else "") + json.dumps(key, ensure_ascii=False))
+                for key, group in itertools.groupby(merged, key=_first):
+                    for _, p, _i in group:  # a partition's keys come in its own sorted order
+                        numbers[p].append(count)
+                    keys.write(("," if count else "") + json.dumps(key, ensure_ascii=False))
+                    count += 1
                 keys.write("]")
+            sizes = np.zeros(count, dtype=np.int64)
+            for p, o in enumerate(offs):
+                np.add.at(sizes, np.frombuffer(numbers[p], dtype=np.int64), np.diff(o))
+            offsets = np.zeros(count + 1, dtype=np.int64)
+            np.cumsum(sizes, out=offsets[1:])
+            out = np.lib.format.open_memmap(
+                tmp / f"{name}_ords.npy", mode="w+", dtype=np.int64, shape=(int(offsets[-1]),)
+            )
+            filled = np.zeros(count, dtype=np.int64)
+            for p, f in enumerate(folders):  # time order: each key's ordinals stay ascending
+                g = np.frombuffer(numbers[p], dtype=np.int64)
+                if not len(g):
+                    continue
+                ords = np.load(f / PART_FOLDER / f"{name}_ords.npy")
+                counts = np.diff(offs[p])
+                start = offsets[g] + filled[g] - offs[p][:-1]
+                out[np.repeat(start, counts) + np.arange(len(ords))] = ords + bases[p]
+                filled[g] += counts
             out.flush()
             del out
-            np.save(tmp / f"{name}_offsets.npy", np.frombuffer(offsets, dtype=np.int64))
+            np.save(tmp / f"{name}_offsets.npy", offsets)
         meta = {"format": FORMAT, "version": FORMAT_VERSION, "index_sha256": content_sha256}
         (tmp / "manifest.json").write_text(json.dumps(meta) + "\n")
 
