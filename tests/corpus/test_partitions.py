@@ -69,7 +69,7 @@ def test_partitioned_equals_the_unpartitioned_index(block_docs: int) -> None:
     docs = spread_docs(400, seed=2)
     part = EmbeddedIndex.in_memory(docs, block_docs=block_docs)
     assert len(part.partition_bounds) >= 5
-    blocks = len(part._blocks)
+    blocks = len(part._scoring_blocks()[0])
     assert blocks == {0: len(part.partition_bounds), BLOCK_DOCS: 1}.get(block_docs, blocks)
     assert block_docs != 150 or 1 < blocks < len(part.partition_bounds)
     legacy = build_arrays(docs)

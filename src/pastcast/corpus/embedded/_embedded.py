@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import bisect
 import itertools
+import threading
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import datetime
 from pathlib import Path
@@ -73,9 +74,10 @@ class EmbeddedIndex(ThreadLookups):
     ) -> None:
         self._parts = parts
         # Scoring runs over blocks of small consecutive months (see ``_blocks``); 0: per month.
-        self._blocks = scoring_blocks(parts, block_docs)
-        self._block_bases = np.zeros(len(self._blocks) + 1, dtype=np.int64)
-        np.cumsum([len(b.ids) for b in self._blocks], out=self._block_bases[1:])
+        # They are merged on the first search, not here: opening stays a matter of manifests.
+        self._block_docs = block_docs
+        self._scoring: tuple[list[IndexArrays], npt.NDArray[np.int64]] | None = None
+        self._scoring_lock = threading.Lock()
         self.path = path
         self._manifest = manifest if manifest is not None else summary(parts)
         sizes = [len(p.ids) for p in parts]
@@ -352,7 +354,7 @@ class EmbeddedIndex(ThreadLookups):
 
         Ranking: score descending, then document id ascending.
         """
-        blocks, bases = self._blocks, self._block_bases
+        blocks, bases = self._scoring_blocks()
         if self._tuples is None and allowed is None:
             self._tuples = block_tuples(blocks)  # on the first unfiltered search: numba loads
         tuples = self._tuples
@@ -360,4 +362,16 @@ class EmbeddedIndex(ThreadLookups):
 
     def naive_score(self, terms: list[str], n: int, k: int) -> tuple[Ordinals, Scores]:
         """The baseline (benchmarks, tests): rank every document, then drop the future ones."""
-        return naive_top_k(self._blocks, self._block_bases, self._id_rank, terms, n, k)
+        blocks, bases = self._scoring_blocks()
+        return naive_top_k(blocks, bases, self._id_rank, terms, n, k)
+
+    def _scoring_blocks(self) -> tuple[list[IndexArrays], npt.NDArray[np.int64]]:
+        """The scoring blocks and their first ordinals, merged once (by the first search)."""
+        if self._scoring is None:
+            with self._scoring_lock:
+                if self._scoring is None:
+                    blocks = scoring_blocks(self._parts, self._block_docs)
+                    bases = np.zeros(len(blocks) + 1, dtype=np.int64)
+                    np.cumsum([len(b.ids) for b in blocks], out=bases[1:])
+                    self._scoring = (blocks, bases)
+        return self._scoring
