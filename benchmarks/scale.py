@@ -325,6 +325,11 @@ def main() -> int:
     ap.add_argument("--keep", action="store_true", help="keep the data (default: deleted)")
     args = ap.parse_args()
     args.tmp.mkdir(parents=True, exist_ok=True)
+    # source, spool and index together peak near 2.1 KB a document: leave the disk a margin
+    needed, free = args.docs * 2600, shutil.disk_usage(args.tmp).free
+    if free < needed:
+        print(f"not enough disk: {free / 2**30:.0f} GiB free, {needed / 2**30:.0f} GiB needed")
+        return 1
     work = Path(tempfile.mkdtemp(prefix="scale-", dir=args.tmp))
     result: dict[str, Any] = {
         "docs": args.docs,
