@@ -60,7 +60,7 @@ def test_kernel_equals_the_numpy_scorer_bit_for_bit() -> None:
     docs = make_docs(600, seed=11, span_days=20)
     index = EmbeddedIndex.in_memory(docs)
     rng = random.Random(4)
-    blocks, bases = index._blocks, index._block_bases
+    blocks, bases = index._scoring_blocks()
     checked = 0
     for _ in range(200):
         terms = index.query_terms(" ".join(rng.choices(WORDS, k=rng.randint(1, 5))))

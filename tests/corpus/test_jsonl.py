@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from pastcast.corpus import DocumentFormatError, LoadReport, read_jsonl_documents
+from pastcast.corpus import DocumentFormatError, EmbeddedIndex, LoadReport, read_jsonl_documents
 
 
 def write(path: Path, lines: list[object]) -> Path:
@@ -77,12 +77,12 @@ def test_lenient_mode_skips_and_counts(tmp_path: Path) -> None:
     assert sum(n for r, n in report.reasons.items() if r.startswith("record: invalid JSON")) == 2
 
 
-def test_duplicate_ids_name_both_lines(tmp_path: Path) -> None:
+def test_a_duplicate_id_is_refused_by_the_index_built_from_it(tmp_path: Path) -> None:
+    # the reader remembers no ids (its memory does not grow with the file); the build refuses
     path = write(tmp_path / "d.jsonl", [GOOD, {**GOOD, "id": "b"}, GOOD])
-    with pytest.raises(
-        DocumentFormatError, match=r":3: field id: duplicate id 'a' \(first seen on line 1\)"
-    ):
-        list(read_jsonl_documents(path, lenient=True))
+    assert [d.id for d in read_jsonl_documents(path)] == ["a", "b", "a"]
+    with pytest.raises(ValueError, match=r"duplicate document id 'a'"):
+        EmbeddedIndex.build(read_jsonl_documents(path), tmp_path / "index", workers=1)
 
 
 SURROGATE = '{"id": "s", "timestamp": "2024-03-01", "title": "T", "text": "half \\ud800 a pair"}'

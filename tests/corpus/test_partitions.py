@@ -9,6 +9,7 @@ import random
 from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -68,7 +69,7 @@ def test_partitioned_equals_the_unpartitioned_index(block_docs: int) -> None:
     docs = spread_docs(400, seed=2)
     part = EmbeddedIndex.in_memory(docs, block_docs=block_docs)
     assert len(part.partition_bounds) >= 5
-    blocks = len(part._blocks)
+    blocks = len(part._scoring_blocks()[0])
     assert blocks == {0: len(part.partition_bounds), BLOCK_DOCS: 1}.get(block_docs, blocks)
     assert block_docs != 150 or 1 < blocks < len(part.partition_bounds)
     legacy = build_arrays(docs)
@@ -130,10 +131,10 @@ def test_an_interrupted_build_resumes_without_duplicates(
     real_save = partitioned.save_arrays
     written: list[str] = []
 
-    def crashing_save(arrays: IndexArrays, folder: Path, *, overwrite: bool = False) -> None:
+    def crashing_save(arrays: IndexArrays, folder: Path, **kw: Any) -> None:
         if len(written) == 3:
             raise Crash("power cut")
-        real_save(arrays, folder, overwrite=overwrite)
+        real_save(arrays, folder, **kw)
         written.append(folder.name)
 
     monkeypatch.setattr(partitioned, "save_arrays", crashing_save)

@@ -14,6 +14,7 @@ from typing import Any, Literal
 
 from pastcast.app._errors import AppError
 from pastcast.corpus import (
+    BuildReport,
     CorpusOpenError,
     DocumentFormatError,
     EmbeddedIndex,
@@ -89,12 +90,14 @@ def corpus_documents(spec: str, field: str = "corpus") -> Iterator[Document]:
 @dataclass(frozen=True)
 class CorpusBuild:
     """What a build stored: how many documents, where (no password), what was skipped as
-    malformed (by reason) and the report lines of each stage (screens, filters, side files)."""
+    malformed (by reason), the report lines of each stage (screens, filters, side files) and,
+    for an index directory, the report stored in it (partitions, reused ones, time, memory)."""
 
     indexed: int
     into: str
     skipped: dict[str, int] = field(default_factory=dict)
     report: tuple[str, ...] = ()
+    build: BuildReport | None = None
 
 
 def _check_target(
@@ -147,21 +150,33 @@ def _store(
     overwrite: bool,
     embedder: Embedder | None,
     progress: bool,
-) -> tuple[int, str]:
-    """Index ``docs`` into the chosen backend (embedded too, with ``embedder``): how many, and
-    where they went."""
+    workers: int | None = None,
+    run: SourceRun | None = None,
+) -> tuple[int, str, BuildReport | None]:
+    """Index ``docs`` into the chosen backend (embedded too, with ``embedder``): how many, where
+    they went and the index's build report."""
     try:
         if backend == "postgres" and url is not None:
             with PostgresBackend.build(
                 docs, url, schema=schema, overwrite=overwrite, embedder=embedder, progress=progress
             ) as pg:
                 count = len(pg)
-            return count, f"schema {schema!r} of {redact_url(url)}"
+            return count, f"schema {schema!r} of {redact_url(url)}", None
         assert out is not None
-        count = len(EmbeddedIndex.build(docs, out, overwrite=overwrite, progress=progress))
+        index = EmbeddedIndex.build(
+            docs,
+            out,
+            overwrite=overwrite,
+            progress=progress,
+            workers=workers,
+            removed=(lambda: {f"malformed: {r}": n for r, n in run.skipped().items()})
+            if run is not None
+            else dict,
+            notes=run.report_lines if run is not None else tuple,
+        )
         if embedder is not None:  # computed now and kept in the index for dense search
             open_corpus(out, "dense", field="embedder", embedder=embedder).close()
-        return count, str(out)
+        return len(index), str(out), index.build_report
     except ImportError as exc:
         raise AppError(
             "backend", f"postgres: the 'postgres' extra is not installed ({exc.name})"
@@ -225,6 +240,7 @@ def build_corpus(
     quality: Sequence[str] = (),
     require_dates: DatingRule = "any",
     progress: bool = False,
+    workers: int | None = None,
 ) -> CorpusBuild:
     """Build a corpus from ``source`` (``KIND:PATH`` of a registered source): its documents
     (content screen on unless ``include_flagged``), only those of the allowed sources
@@ -235,7 +251,8 @@ def build_corpus(
     ``url``. ``lenient``, ``since`` and ``until`` go to the sources that take them.
     ``require_dates``: ``any`` keeps documents dated only by crawl or fetch time (counted and
     flagged), ``metadata`` leaves them out, ``published`` keeps only documents dated by their
-    publication; the counts of each kind of date are reported and kept beside the index.
+    publication; the counts of each kind of date are reported and kept beside the index. ``workers``:
+    processes indexing month partitions side by side (embedded backend; default: the CPU count).
 
     ``AppError`` naming the field, before anything is stored where it can be."""
     kind, sep, path = source.partition(":")
@@ -267,6 +284,8 @@ def build_corpus(
     if include_flagged and "include_flagged" in sources.get(kind).parameters():
         given["include_flagged"] = True  # the source's own screens (wcep's days)
     options = {k: v for k, v in given.items() if v is not None}
+    if workers is not None and workers < 1:
+        raise AppError("workers", f"expected at least 1, got {workers}")
     filters = _quality_filters(quality)
     try:
         # A side file (e.g. the timestamp rule of each page) is written next to the index.
@@ -284,7 +303,16 @@ def build_corpus(
     try:
         docs = _nonempty(run, source)
         stored = _store(
-            docs, backend, target, url, schema or DEFAULT_SCHEMA, overwrite, model, progress
+            docs,
+            backend,
+            target,
+            url,
+            schema or DEFAULT_SCHEMA,
+            overwrite,
+            model,
+            progress,
+            workers,
+            run,
         )
     except BaseException:  # a failure or an interrupt: drop the side files
         run.discard()
@@ -297,4 +325,4 @@ def build_corpus(
         side.mkdir(parents=True, exist_ok=True)
         lines += run.finish(side)
     lines += run.report_lines()
-    return CorpusBuild(stored[0], stored[1], dict(run.skipped()), tuple(lines))
+    return CorpusBuild(stored[0], stored[1], dict(run.skipped()), tuple(lines), stored[2])

@@ -210,9 +210,17 @@ def build(
             "published (only documents dated by their publication). Recorded with the index.",
         ),
     ] = "any",
+    workers: Annotated[
+        int | None,
+        typer.Option(
+            help="Processes indexing month partitions side by side (default: the CPU count).",
+            min=1,
+        ),
+    ] = None,
     as_json: JsonFlag = False,
 ) -> None:
-    """Build an index from a document source (written atomically), then print a report."""
+    """Build an index from a document source (written atomically, resumed where a build that
+    stopped left off), then print a report."""
     _check_flags(backend, out, url)
     try:
         built = build_corpus(
@@ -232,17 +240,27 @@ def build(
             quality=tuple(quality or ()),
             require_dates=require_dates,
             progress=True,
+            workers=workers,
         )
     except AppError as exc:
         fail_field(exc, BUILD_OPTIONS)
     lines, skipped = built.report, built.skipped
     if as_json:
         report = list(lines)
+        stored = None if built.build is None else built.build.model_dump(mode="json")
         print_json(
-            {"indexed": built.indexed, "into": built.into, "skipped": skipped, "report": report}
+            {
+                "indexed": built.indexed,
+                "into": built.into,
+                "skipped": skipped,
+                "report": report,
+                "build": stored,
+            }
         )
         return
     typer.echo(f"indexed {built.indexed} documents into {built.into}")
+    if built.build is not None:
+        lines = (*built.build.lines(), *lines)
     for line in lines:
         typer.echo(f"  {line}")
     if skipped:

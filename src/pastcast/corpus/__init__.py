@@ -1,6 +1,7 @@
 """The dated corpus: cutoff-enforcing backends, opened by spec through one registry, and the
 conformance checks they must pass."""
 
+from pastcast.corpus._build_report import BuildReport
 from pastcast.corpus._conformance import (
     EquivalenceReport,
     LeakageError,
@@ -93,6 +94,7 @@ __all__ = [
     "TOKENIZER",
     "ArticleTableError",
     "ArticleTableReport",
+    "BuildReport",
     "CCNewsReport",
     "CleanReport",
     "CleanedPage",

@@ -17,6 +17,13 @@ Besides the JSON lines of the documents (what ``read`` returns, validated), a pa
 its titles and texts as plain UTF-8 in ordinal order (``hits.bin``, ``hit_offsets.npy``): a
 search hit needs only those, and slicing them costs a fraction of validating a whole document
 (an index built before they existed builds its hits from the JSON lines).
+
+Opening a partition reads nothing but its manifest: the arrays and stores are memory-mapped, the
+ids are sliced on demand from one UTF-8 blob (``ids.bin``, ``id_offsets.npy``; earlier
+partitions: ``ids.json``, parsed on first use) and the vocabulary is parsed on first use, so an
+index of millions of documents opens in well under a second. Each term's largest frequency and
+shortest document (the kernel's pruning bounds) are stored too, not recomputed at the first
+search from every posting.
 """
 
 from __future__ import annotations
@@ -25,11 +32,11 @@ import hashlib
 import json
 from array import array
 from collections import defaultdict
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import Any
+from typing import Any, overload
 
 import numpy as np
 import numpy.typing as npt
@@ -46,16 +53,20 @@ from pastcast.records import Document
 __all__ = [
     "FORMAT",
     "FORMAT_VERSION",
+    "IdColumn",
     "IndexArrays",
+    "LazyVocab",
     "build_arrays",
     "build_from_lines",
     "from_micros",
     "load_arrays",
+    "sorted_unique",
     "to_micros",
 ]
 
 FORMAT = "pastcast-bm25"
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2  # 2: ids as a blob with offsets, term bounds stored (1 still opens)
+_READABLE_VERSIONS = (1, 2)
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 _ARRAY_NAMES = (
     "timestamps",
@@ -69,6 +80,8 @@ _ARRAY_NAMES = (
 )
 
 _HIT_OFFSETS, _HIT_STORE = "hit_offsets", "hits.bin"
+_ID_OFFSETS, _ID_STORE = "id_offsets", "ids.bin"
+_BOUNDS = ("term_max_tf", "term_min_len")
 
 I64 = npt.NDArray[np.int64]
 I32 = npt.NDArray[np.int32]
@@ -84,6 +97,99 @@ def from_micros(micros: int) -> datetime:
     return _EPOCH + timedelta(0, 0, micros)  # positional: a third faster than by keyword
 
 
+class IdColumn(Sequence[str]):
+    """Document ids sliced on demand from a UTF-8 blob: ``store[offsets[i]:offsets[i + 1]]``."""
+
+    def __init__(self, store: bytes | memoryview, offsets: I64) -> None:
+        self._store = store
+        self._offsets = offsets
+        self._view = offsets.data  # Python indexing of a memoryview: no numpy scalar per id
+        self._n = len(offsets) - 1
+
+    def __len__(self) -> int:
+        return self._n
+
+    @overload
+    def __getitem__(self, i: int) -> str: ...
+    @overload
+    def __getitem__(self, i: slice) -> list[str]: ...
+    def __getitem__(self, i: int | slice) -> str | list[str]:
+        if isinstance(i, slice):
+            return [self[j] for j in range(*i.indices(self._n))]
+        if i < 0:
+            i += self._n
+        if not 0 <= i < self._n:
+            raise IndexError(i)
+        return str(self._store[self._view[i] : self._view[i + 1]], "utf-8")
+
+    def __iter__(self) -> Iterator[str]:
+        store, view = self._store, self._view
+        for i in range(self._n):
+            yield str(store[view[i] : view[i + 1]], "utf-8")
+
+
+class _LazyList(Sequence[str]):
+    """A JSON list of strings parsed on first use (ids of a version 1 partition)."""
+
+    def __init__(self, path: Path, size: int) -> None:
+        self._path = path
+        self._size = size
+        self._items: list[str] | None = None
+
+    def _loaded(self) -> list[str]:
+        if self._items is None:
+            items: list[str] = safejson.loads(self._path.read_bytes())
+            if len(items) != self._size:
+                raise ValueError(f"{self._path}: {len(items)} ids, manifest says {self._size}")
+            self._items = items
+        return self._items
+
+    def __len__(self) -> int:
+        return self._size
+
+    @overload
+    def __getitem__(self, i: int) -> str: ...
+    @overload
+    def __getitem__(self, i: slice) -> list[str]: ...
+    def __getitem__(self, i: int | slice) -> str | list[str]:
+        return self._loaded()[i]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._loaded())
+
+
+class LazyVocab(Mapping[str, int]):
+    """A partition's vocabulary (``vocab.json``: terms in id order), parsed on first use."""
+
+    def __init__(self, path: Path) -> None:
+        self._path = path
+        self._terms: dict[str, int] | None = None
+
+    def mapping(self) -> dict[str, int]:
+        """The vocabulary as a plain dict (loaded now if it was not)."""
+        if self._terms is None:
+            terms: list[str] = safejson.loads(self._path.read_bytes())
+            self._terms = {t: i for i, t in enumerate(terms)}
+        return self._terms
+
+    def __getitem__(self, term: str) -> int:
+        return self.mapping()[term]
+
+    def get(self, term: str, default: Any = None) -> Any:
+        return self.mapping().get(term, default)
+
+    def __len__(self) -> int:
+        return len(self.mapping())
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.mapping())
+
+
+def plain_vocab(vocab: Mapping[str, int]) -> Mapping[str, int]:
+    """``vocab`` as a dict when it is a lazy one (a dict's ``get`` costs no Python call)."""
+    return vocab.mapping() if isinstance(vocab, LazyVocab) else vocab
+
+
 @dataclass(frozen=True)
 class IndexArrays:
     """Everything an index holds; arrays may be memory-mapped files."""
@@ -96,23 +202,28 @@ class IndexArrays:
     post_ord: I32  # ordinals, ascending within a term
     post_tf: I32  # term frequency of each posting
     doc_offsets: I64  # byte offsets of each document's JSON line in the store; size n + 1
-    vocab: dict[str, int]
-    ids: list[str]
+    vocab: Mapping[str, int]
+    ids: Sequence[str]
     store: bytes | memoryview  # JSON lines, one Document per ordinal
     manifest: dict[str, Any]
     # title of ordinal i: hit_store[hit_offsets[2i]:hit_offsets[2i + 1]], then its text up to
     # hit_offsets[2i + 2]; None in an index built before hit columns existed
     hit_offsets: I64 | None = None
     hit_store: bytes | memoryview | None = None
+    # per term: its largest term frequency and the shortest document among its postings (the
+    # kernel's pruning bounds); None when not stored (computed at the first search)
+    term_max_tf: I64 | None = None
+    term_min_len: I64 | None = None
 
     def document(self, ordinal: int) -> Document:
         lo, hi = int(self.doc_offsets[ordinal]), int(self.doc_offsets[ordinal + 1])
         return Document.model_validate_json(bytes(self.store[lo:hi]))
 
 
-def _sorted_unique(
+def sorted_unique(
     documents: Iterable[tuple[Document, bytes]],
 ) -> list[tuple[Document, bytes]]:
+    """(document, line) pairs in ordinal order: by (timestamp, id); a repeated id is an error."""
     seen: set[str] = set()
     docs: list[tuple[Document, bytes]] = []
     for doc, line in documents:
@@ -135,7 +246,7 @@ def build_from_lines(
 ) -> IndexArrays:
     """``build_arrays`` of documents given with their lines (``document_line``), as a build
     that spooled them already has them."""
-    pairs = _sorted_unique(documents)
+    pairs = sorted_unique(documents)
     docs = [d for d, _ in pairs]
     n = len(docs)
     # term ids in first-seen order, assigned in C: a missing key gets the vocabulary's size
@@ -177,6 +288,8 @@ def build_from_lines(
     id_rank[sorted(range(n), key=ids.__getitem__)] = np.arange(n, dtype=np.int64)
     len_prefix = np.zeros(n + 1, dtype=np.int64)
     np.cumsum(doc_len, out=len_prefix[1:])
+    post_ord = (pairs_key - post_tid * n).astype(np.int32)
+    max_tf, min_len = _term_bounds(term_offsets, post_ord, tf, doc_len)
     manifest = {
         "format": FORMAT,
         "version": FORMAT_VERSION,
@@ -193,7 +306,7 @@ def build_from_lines(
         len_prefix=len_prefix,
         id_rank=id_rank,
         term_offsets=term_offsets,
-        post_ord=(pairs_key - post_tid * n).astype(np.int32),
+        post_ord=post_ord,
         post_tf=tf.astype(np.int32),
         doc_offsets=doc_offsets,
         vocab={t.decode(): i for t, i in vocab.items()},
@@ -202,11 +315,32 @@ def build_from_lines(
         manifest=manifest,
         hit_offsets=np.frombuffer(hit_offsets, dtype=np.int64),
         hit_store=bytes(hit_store),
+        term_max_tf=max_tf,
+        term_min_len=min_len,
     )
 
 
-def save_arrays(arrays: IndexArrays, out_dir: Path, *, overwrite: bool = False) -> None:
-    """Write ``arrays`` to ``out_dir`` atomically: a sibling temporary directory is renamed."""
+def _term_bounds(offsets: I64, post_ord: Any, post_tf: Any, doc_len: Any) -> tuple[I64, I64]:
+    """Per term: its largest term frequency and its shortest document over all its postings
+    (so they bound every prefix of them too); 0 for a term without postings."""
+    starts = np.asarray(offsets[:-1], dtype=np.int64)
+    if len(post_ord) == 0:
+        return np.zeros(len(starts), dtype=np.int64), np.zeros(len(starts), dtype=np.int64)
+    starts = np.minimum(starts, len(post_ord) - 1)  # a term without postings: never looked up
+    max_tf = np.maximum.reduceat(np.asarray(post_tf, dtype=np.int64), starts)
+    min_len = np.minimum.reduceat(np.asarray(doc_len, dtype=np.int64)[post_ord], starts)
+    return max_tf, min_len
+
+
+def save_arrays(
+    arrays: IndexArrays,
+    out_dir: Path,
+    *,
+    overwrite: bool = False,
+    extra: Callable[[Path], None] | None = None,
+) -> None:
+    """Write ``arrays`` to ``out_dir`` atomically: a sibling temporary directory is renamed.
+    ``extra`` writes more files into the directory before its manifest (which marks it whole)."""
     out_dir = Path(out_dir)
     if out_dir.exists() and not overwrite:
         raise FileExistsError(f"{out_dir}: already exists (pass overwrite to replace it)")
@@ -220,9 +354,19 @@ def save_arrays(arrays: IndexArrays, out_dir: Path, *, overwrite: bool = False) 
             (tmp / _HIT_STORE).write_bytes(bytes(arrays.hit_store))
         terms = sorted(arrays.vocab, key=arrays.vocab.__getitem__)
         (tmp / "vocab.json").write_text(json.dumps(terms, ensure_ascii=False))
-        (tmp / "ids.json").write_text(json.dumps(arrays.ids, ensure_ascii=False))
+        encoded = [i.encode() for i in arrays.ids]
+        id_offsets = np.zeros(len(encoded) + 1, dtype=np.int64)
+        np.cumsum([len(e) for e in encoded], out=id_offsets[1:])
+        np.save(tmp / f"{_ID_OFFSETS}.npy", id_offsets)
+        (tmp / _ID_STORE).write_bytes(b"".join(encoded))
+        if arrays.term_max_tf is not None and arrays.term_min_len is not None:
+            np.save(tmp / f"{_BOUNDS[0]}.npy", arrays.term_max_tf)
+            np.save(tmp / f"{_BOUNDS[1]}.npy", arrays.term_min_len)
+        if extra is not None:
+            extra(tmp)
         # The manifest is written last: its presence marks a complete index.
-        (tmp / "manifest.json").write_text(json.dumps(arrays.manifest, indent=2) + "\n")
+        manifest = {**arrays.manifest, "format": FORMAT, "version": FORMAT_VERSION}
+        (tmp / "manifest.json").write_text(json.dumps(manifest, indent=2) + "\n")
 
 
 def load_arrays(index_dir: Path) -> IndexArrays:
@@ -232,7 +376,7 @@ def load_arrays(index_dir: Path) -> IndexArrays:
     if not manifest_path.is_file():
         raise FileNotFoundError(f"{index_dir}: not an index (no manifest.json)")
     manifest = safejson.loads(manifest_path.read_bytes())
-    if manifest.get("format") != FORMAT or manifest.get("version") != FORMAT_VERSION:
+    if manifest.get("format") != FORMAT or manifest.get("version") not in _READABLE_VERSIONS:
         raise ValueError(
             f"{manifest_path}: unsupported index format {manifest.get('format')!r} "
             f"version {manifest.get('version')!r} (expected {FORMAT!r} {FORMAT_VERSION})"
@@ -242,8 +386,14 @@ def load_arrays(index_dir: Path) -> IndexArrays:
         name: np.asarray(np.load(index_dir / f"{name}.npy", mmap_mode="r", allow_pickle=False))
         for name in _ARRAY_NAMES
     }
-    terms: list[str] = safejson.loads((index_dir / "vocab.json").read_bytes())
-    ids: list[str] = safejson.loads((index_dir / "ids.json").read_bytes())
+    ids: Sequence[str]
+    if (index_dir / _ID_STORE).is_file():
+        id_offsets = _npy(index_dir / f"{_ID_OFFSETS}.npy")
+        ids = IdColumn(_mapped(index_dir / _ID_STORE), id_offsets)
+    else:
+        ids = _LazyList(index_dir / "ids.json", int(manifest["doc_count"]))
+    bounds = [index_dir / f"{b}.npy" for b in _BOUNDS]
+    max_tf, min_len = (_npy(b) for b in bounds) if all(b.is_file() for b in bounds) else (None,) * 2
     store = _mapped(index_dir / "docs.jsonl")
     hit_offsets: I64 | None = None
     hit_store: bytes | memoryview | None = None
@@ -253,18 +403,22 @@ def load_arrays(index_dir: Path) -> IndexArrays:
             np.load(index_dir / f"{_HIT_OFFSETS}.npy", mmap_mode="r", allow_pickle=False)
         )
     if len(ids) != manifest["doc_count"]:
-        raise ValueError(
-            f"{index_dir}: ids.json has {len(ids)} ids, manifest says {manifest['doc_count']}"
-        )
+        raise ValueError(f"{index_dir}: {len(ids)} ids, manifest says {manifest['doc_count']}")
     return IndexArrays(
-        vocab={t: i for i, t in enumerate(terms)},
+        vocab=LazyVocab(index_dir / "vocab.json"),
         ids=ids,
         store=store,
         manifest=manifest,
         hit_offsets=hit_offsets,
         hit_store=hit_store,
+        term_max_tf=max_tf,
+        term_min_len=min_len,
         **arrays,
     )
+
+
+def _npy(path: Path) -> I64:
+    return np.asarray(np.load(path, mmap_mode="r", allow_pickle=False))
 
 
 def _mapped(path: Path) -> bytes | memoryview:

@@ -17,14 +17,14 @@ from __future__ import annotations
 import bisect
 import itertools
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
-from pastcast.corpus.embedded._arrays import IndexArrays
+from pastcast.corpus.embedded._arrays import IndexArrays, plain_vocab
 
 __all__ = ["K1", "B", "BlockTuples", "block_tuples", "bm25_top_k", "naive_top_k", "top_with_ties"]
 
@@ -144,7 +144,7 @@ class BlockTuples:
     lens: tuple[Any, ...]
     offsets: tuple[Any, ...]
     bounds: tuple[tuple[Any, ...], tuple[Any, ...]]  # per block: largest tf, shortest length
-    vocabs: list[dict[str, int]]
+    vocabs: list[Mapping[str, int]]
     len_before: list[int]  # total length of the blocks before each block
     starts: list[int]  # the first global ordinal of each block, then the document count
     largest: int  # the largest block's document count (the kernel's scratch size)
@@ -174,10 +174,12 @@ def block_tuples(parts: Sequence[IndexArrays]) -> BlockTuples:
     lens = tuple(frozen(p.doc_len, np.int32) for p in parts) + (i32,) * pad
     offsets = tuple(frozen(p.term_offsets, np.int64) for p in parts) + (i64,) * pad
     bounds = [
-        term_bounds(o, d, t, n)
-        for o, d, t, n in zip(offsets[: len(parts)], ords, tfs, lens, strict=False)
+        (p.term_max_tf, p.term_min_len)  # stored by the build: no pass over every posting
+        if p.term_max_tf is not None and p.term_min_len is not None
+        else term_bounds(o, d, t, n)
+        for p, o, d, t, n in zip(parts, offsets[: len(parts)], ords, tfs, lens, strict=False)
     ]
-    empty = np.zeros(0, dtype=np.int64)
+    empty = i64  # read-only like every other array in the tuples: one compiled type
     totals = [0]
     for p in parts:
         totals.append(totals[-1] + int(p.len_prefix[-1]))
@@ -187,10 +189,10 @@ def block_tuples(parts: Sequence[IndexArrays]) -> BlockTuples:
         lens,
         offsets,
         (
-            tuple(b[0] for b in bounds) + (empty,) * pad,
-            tuple(b[1] for b in bounds) + (empty,) * pad,
+            tuple(frozen(b[0], np.int64) for b in bounds) + (empty,) * pad,
+            tuple(frozen(b[1], np.int64) for b in bounds) + (empty,) * pad,
         ),
-        [p.vocab for p in parts],
+        [plain_vocab(p.vocab) for p in parts],
         totals,
         list(itertools.accumulate((len(p.ids) for p in parts), initial=0)),
         max((len(p.ids) for p in parts), default=0),

@@ -11,13 +11,15 @@ from __future__ import annotations
 
 import bisect
 import itertools
-from collections.abc import Iterable, Sequence
+import threading
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import datetime
 from pathlib import Path
 
 import numpy as np
 import numpy.typing as npt
 
+from pastcast.corpus._build_report import BuildReport
 from pastcast.corpus._filter import SearchFilter
 from pastcast.corpus._protocol import (
     DocumentNotVisible,
@@ -36,7 +38,6 @@ from pastcast.corpus.embedded._bm25 import (
     bm25_top_k,
     naive_top_k,
 )
-from pastcast.corpus.embedded._maps import DocMaps
 from pastcast.corpus.embedded._partitioned import (
     FORMAT,
     build_partitioned,
@@ -69,12 +70,14 @@ class EmbeddedIndex(ThreadLookups):
         path: Path | None = None,
         *,
         block_docs: int = BLOCK_DOCS,
+        id_order: npt.NDArray[np.int64] | None = None,
     ) -> None:
         self._parts = parts
         # Scoring runs over blocks of small consecutive months (see ``_blocks``); 0: per month.
-        self._blocks = scoring_blocks(parts, block_docs)
-        self._block_bases = np.zeros(len(self._blocks) + 1, dtype=np.int64)
-        np.cumsum([len(b.ids) for b in self._blocks], out=self._block_bases[1:])
+        # They are merged on the first search, not here: opening stays a matter of manifests.
+        self._block_docs = block_docs
+        self._scoring: tuple[list[IndexArrays], npt.NDArray[np.int64]] | None = None
+        self._scoring_lock = threading.Lock()
         self.path = path
         self._manifest = manifest if manifest is not None else summary(parts)
         sizes = [len(p.ids) for p in parts]
@@ -90,7 +93,7 @@ class EmbeddedIndex(ThreadLookups):
             (p.ids, None if p.hit_offsets is None else p.hit_offsets.data, p.hit_store)
             for p in parts
         ]
-        self._ord: dict[str, int] | None = None
+        self._id_order = id_order
         self._tuples: BlockTuples | None = None
         self._identity: CorpusIdentity | None = None
 
@@ -105,23 +108,31 @@ class EmbeddedIndex(ThreadLookups):
         overwrite: bool = False,
         progress: bool = False,
         kind: str = "index",
+        workers: int | None = None,
+        removed: Callable[[], Mapping[str, int]] = dict,
+        notes: Callable[[], Sequence[str]] = tuple,
     ) -> EmbeddedIndex:
         """Index ``documents`` (any order) into month partitions under ``out_dir`` and open it.
 
-        Streaming with memory bounded by one month (a sequence, in memory already, skips the
-        spool files); an interrupted build of the same documents resumes from its complete
-        partitions (see ``_partitioned``). ``overwrite`` replaces only an index pastcast built as
-        the same ``kind`` (``pastcast.owned``), never other folders.
+        Streaming, with memory bounded by the largest month per worker whatever the corpus size
+        (a sequence, in memory already, skips the spool files); months are indexed by
+        ``workers`` processes (default: the CPU count); an interrupted build of the same
+        documents, even a killed one, resumes from its complete partitions (see
+        ``_partitioned``). ``overwrite`` replaces only an index pastcast built as the same
+        ``kind`` (``pastcast.owned``), never other folders. ``removed`` and ``notes``: what the
+        stages before left out, for the stored ``build_report``.
         """
-        built = build_partitioned(
-            documents, Path(out_dir), overwrite=overwrite, progress=progress, kind=kind
+        build_partitioned(
+            documents,
+            Path(out_dir),
+            overwrite=overwrite,
+            progress=progress,
+            kind=kind,
+            workers=workers,
+            removed=removed,
+            notes=notes,
         )
-        index = cls(built.parts, built.id_rank, built.manifest, Path(out_dir))
-        if isinstance(documents, Sequence):  # in memory: the maps come from the documents
-            ordered = sorted(documents, key=lambda d: (d.timestamp, d.id))  # ordinal order
-            index._doc_maps = DocMaps.from_documents(ordered)
-        index.save_thread_maps()
-        return index
+        return cls.open(out_dir)
 
     @classmethod
     def open(cls, index_dir: Path | str, *, block_docs: int = BLOCK_DOCS) -> EmbeddedIndex:
@@ -132,7 +143,12 @@ class EmbeddedIndex(ThreadLookups):
         """
         loaded = load_index(Path(index_dir))
         return cls(
-            loaded.parts, loaded.id_rank, loaded.manifest, Path(index_dir), block_docs=block_docs
+            loaded.parts,
+            loaded.id_rank,
+            loaded.manifest,
+            Path(index_dir),
+            block_docs=block_docs,
+            id_order=loaded.id_order,
         )
 
     @classmethod
@@ -145,6 +161,11 @@ class EmbeddedIndex(ThreadLookups):
     @property
     def manifest(self) -> dict[str, object]:
         return dict(self._manifest)
+
+    @property
+    def build_report(self) -> BuildReport | None:
+        """What the build of this index did (None: held in memory, or built before reports)."""
+        return None if self.path is None else BuildReport.load(self.path)
 
     @property
     def partition_bounds(self) -> list[tuple[int, int]]:
@@ -198,9 +219,7 @@ class EmbeddedIndex(ThreadLookups):
         return visible_count(self._timestamps, as_of)
 
     def read(self, doc_id: str, *, as_of: datetime) -> Document:
-        if self._ord is None:
-            self._ord = {d: i for i, d in enumerate(i for p in self._parts for i in p.ids)}
-        ordinal = self._ord.get(doc_id)
+        ordinal = self._ordinal_of(doc_id)
         if ordinal is None or ordinal >= self.count_before(as_of):
             raise DocumentNotVisible(not_visible_message(doc_id, as_of))
         doc = self.read_ordinal(ordinal)
@@ -218,6 +237,21 @@ class EmbeddedIndex(ThreadLookups):
         terms = self.query_terms(query)
         ordinals, scores = self.score(terms, n, k, allowed=self.filter_mask(filters, n))
         return self._hits(ordinals.tolist(), scores.tolist(), terms, cutoff, n, filters)
+
+    def _ordinal_of(self, doc_id: str) -> int | None:
+        """The ordinal of ``doc_id``: a bisection over the ids in lexicographic order (no map
+        of every id is held)."""
+        if self._id_order is None:
+            self._id_order = np.argsort(self._id_rank, kind="stable")
+        order = self._id_order
+        at = bisect.bisect_left(range(len(order)), doc_id, key=lambda i: self._id_at(int(order[i])))
+        if at < len(order) and self._id_at(int(order[at])) == doc_id:
+            return int(order[at])
+        return None
+
+    def _id_at(self, ordinal: int) -> str:
+        p = bisect.bisect_right(self._base_list, ordinal) - 1
+        return self._parts[p].ids[ordinal - self._base_list[p]]
 
     # -- helpers shared with the dense and hybrid searchers -----------------------------------
 
@@ -326,7 +360,7 @@ class EmbeddedIndex(ThreadLookups):
 
         Ranking: score descending, then document id ascending.
         """
-        blocks, bases = self._blocks, self._block_bases
+        blocks, bases = self._scoring_blocks()
         if self._tuples is None and allowed is None:
             self._tuples = block_tuples(blocks)  # on the first unfiltered search: numba loads
         tuples = self._tuples
@@ -334,4 +368,16 @@ class EmbeddedIndex(ThreadLookups):
 
     def naive_score(self, terms: list[str], n: int, k: int) -> tuple[Ordinals, Scores]:
         """The baseline (benchmarks, tests): rank every document, then drop the future ones."""
-        return naive_top_k(self._blocks, self._block_bases, self._id_rank, terms, n, k)
+        blocks, bases = self._scoring_blocks()
+        return naive_top_k(blocks, bases, self._id_rank, terms, n, k)
+
+    def _scoring_blocks(self) -> tuple[list[IndexArrays], npt.NDArray[np.int64]]:
+        """The scoring blocks and their first ordinals, merged once (by the first search)."""
+        if self._scoring is None:
+            with self._scoring_lock:
+                if self._scoring is None:
+                    blocks = scoring_blocks(self._parts, self._block_docs)
+                    bases = np.zeros(len(blocks) + 1, dtype=np.int64)
+                    np.cumsum([len(b.ids) for b in blocks], out=bases[1:])
+                    self._scoring = (blocks, bases)
+        return self._scoring

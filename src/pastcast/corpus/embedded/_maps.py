@@ -9,14 +9,20 @@ replies) and the search filters (``author``, ``source``; a document with a paren
 The maps are written at build time to ``threads/`` in the index directory (after the index
 itself, atomically; they name the content hash of the index they belong to). An index opened
 without them (an earlier build, or held in memory) computes them on first use.
+
+A build never holds the whole corpus's keys: each month partition stores its own maps (local
+ordinals, keys sorted, one JSON string a line: ``save_partition_maps``), and the index's maps are
+a k-way merge of those by key, streamed to disk (``merge_partition_maps``): memory stays bounded
+by the partitions' number, not the documents'.
 """
 
 from __future__ import annotations
 
+import heapq
 import itertools
 import json
 from array import array
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -31,7 +37,7 @@ if TYPE_CHECKING:
     from pastcast.corpus.embedded._arrays import IndexArrays
     from pastcast.records import Document
 
-__all__ = ["DocMaps", "KeyMap"]
+__all__ = ["DocMaps", "KeyMap", "merge_partition_maps", "save_partition_maps"]
 
 I64 = npt.NDArray[np.int64]
 FOLDER = "threads"
@@ -146,3 +152,78 @@ def _fields(parts: list[IndexArrays]) -> Iterator[dict[str, Any]]:
         offsets = np.asarray(p.doc_offsets).tolist()
         for lo, hi in itertools.pairwise(offsets):
             yield safejson.loads(store[lo:hi])
+
+
+PART_FOLDER = "maps"
+
+
+def save_partition_maps(folder: Path, documents: Iterable[Document]) -> None:
+    """The maps of one partition's ``documents`` (in its ordinal order) into ``folder/maps``:
+    per map, its sorted keys one JSON string a line, their offsets and the local ordinals."""
+    maps = DocMaps.from_documents(documents)
+    target = folder / PART_FOLDER
+    target.mkdir()
+    for name, m in zip(FIELDS, maps._maps(), strict=True):
+        np.save(target / f"{name}_offsets.npy", m.offsets)
+        np.save(target / f"{name}_ords.npy", m.ords)
+        with (target / f"{name}_keys.jsonl").open("w", encoding="utf-8") as fh:
+            fh.writelines(json.dumps(k, ensure_ascii=False) + "\n" for k in m.keys)
+
+
+def _keys(folder: Path, name: str, part: int) -> Iterator[tuple[str, int, int]]:
+    with (folder / PART_FOLDER / f"{name}_keys.jsonl").open("rb") as fh:
+        for i, line in enumerate(fh):
+            yield safejson.loads(line), part, i
+
+
+def merge_partition_maps(
+    folders: Sequence[Path], bases: Sequence[int], index_dir: Path, content_sha256: str
+) -> None:
+    """The index's maps (``DocMaps.save``'s layout) merged from its partitions' maps, in time
+    order with their first global ordinals ``bases``; streamed, so memory stays bounded by the
+    keys' numbers (8 bytes each), never their text.
+
+    The keys are merged one by one (a k-way merge of the sorted key files), which only numbers
+    them; the ordinals are then placed partition by partition with a few numpy calls each.
+    """
+    with atomic_directory(index_dir / FOLDER) as tmp:
+        for name in FIELDS:
+            offs = [np.load(f / PART_FOLDER / f"{name}_offsets.npy") for f in folders]
+            numbers = [array("q") for _ in folders]  # each partition key's global number
+            merged = heapq.merge(*(_keys(f, name, p) for p, f in enumerate(folders)))
+            count = 0
+            with (tmp / f"{name}_keys.json").open("w", encoding="utf-8") as keys:
+                keys.write("[")
+                for key, group in itertools.groupby(merged, key=_first):
+                    for _, p, _i in group:  # a partition's keys come in its own sorted order
+                        numbers[p].append(count)
+                    keys.write(("," if count else "") + json.dumps(key, ensure_ascii=False))
+                    count += 1
+                keys.write("]")
+            sizes = np.zeros(count, dtype=np.int64)
+            for p, o in enumerate(offs):
+                np.add.at(sizes, np.frombuffer(numbers[p], dtype=np.int64), np.diff(o))
+            offsets = np.zeros(count + 1, dtype=np.int64)
+            np.cumsum(sizes, out=offsets[1:])
+            out = np.lib.format.open_memmap(
+                tmp / f"{name}_ords.npy", mode="w+", dtype=np.int64, shape=(int(offsets[-1]),)
+            )
+            filled = np.zeros(count, dtype=np.int64)
+            for p, f in enumerate(folders):  # time order: each key's ordinals stay ascending
+                g = np.frombuffer(numbers[p], dtype=np.int64)
+                if not len(g):
+                    continue
+                ords = np.load(f / PART_FOLDER / f"{name}_ords.npy")
+                counts = np.diff(offs[p])
+                start = offsets[g] + filled[g] - offs[p][:-1]
+                out[np.repeat(start, counts) + np.arange(len(ords))] = ords + bases[p]
+                filled[g] += counts
+            out.flush()
+            del out
+            np.save(tmp / f"{name}_offsets.npy", offsets)
+        meta = {"format": FORMAT, "version": FORMAT_VERSION, "index_sha256": content_sha256}
+        (tmp / "manifest.json").write_text(json.dumps(meta) + "\n")
+
+
+def _first(item: tuple[str, int, int]) -> str:
+    return item[0]

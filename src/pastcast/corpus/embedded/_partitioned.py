@@ -4,37 +4,63 @@ Layout of an index directory::
 
     manifest.json          format, version, the partitions in time order (written last)
     id_rank.npy            rank of each global ordinal's id in lexicographic id order
-    parts/YYYY-MM/         one UTC month: a complete single-partition index (see ``_arrays``)
+    parts/YYYY-MM/         one UTC month: a complete single-partition index (see ``_arrays``),
+                           with its own maps (``maps/``)
+    id_order.npy           the global ordinals in lexicographic id order (``read`` by id bisects it)
+    threads/               the thread, author, source and parent maps (see ``_maps``)
+    build_report.json      what the build did (``BuildReport``)
 
 Global ordinals number documents by (timestamp, id) across partitions, so the documents before a
 cutoff are still a prefix of the ordinals; a month's partition holds a contiguous range of them.
 
 Building streams the input once into per-month spool files (so the input may come in any order
-and memory stays bounded by one month), then indexes one month at a time. Each partition is
-written atomically (temporary directory + rename) inside a work directory next to the target.
-A build that stops part-way leaves its complete partitions there; building the same documents
-again reuses every partition whose content hash matches and indexes only the rest, so a resumed
-build neither loses nor duplicates documents. The manifest is written last and the work
-directory is then renamed onto the target.
+and memory does not grow with the corpus), then indexes the months in parallel, one process per
+worker, each month from its own spool file (memory bounded by the largest month per worker).
+Each partition is written atomically (temporary directory + rename) inside a work directory next
+to the target. A build that stops part-way, even killed, leaves its complete partitions there;
+building the same documents again reuses every partition whose spool hash matches (and says how
+many) and indexes only the rest, so a resumed build neither loses nor duplicates documents, and
+its files are those of a build that never stopped. The global pieces are then merged from the
+partitions, streamed: the id ranks (a k-way merge of each month's sorted ids, which also finds a
+repeated id), the maps (``_maps``), the manifest; the report is written, and the work directory
+is renamed onto the target.
 """
 
 from __future__ import annotations
 
 import errno
 import hashlib
+import heapq
+import itertools
 import json
+import multiprocessing
+import os
+import resource
 import shutil
-from collections.abc import Callable, Iterable, Sequence
+import time
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
 import numpy as np
 from rich.console import Console
-from rich.progress import Progress
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    ProgressColumn,
+    Task,
+    TextColumn,
+    TimeElapsedColumn,
+    TimeRemainingColumn,
+)
+from rich.text import Text
 
 from pastcast import safejson
 from pastcast.atomic import replace_directory
+from pastcast.corpus._build_report import BuildReport
 from pastcast.corpus._identity import MonthDigests, combine_month_digests, document_line
 from pastcast.corpus.embedded._arrays import FORMAT as PART_FORMAT
 from pastcast.corpus.embedded._arrays import (
@@ -44,7 +70,9 @@ from pastcast.corpus.embedded._arrays import (
     from_micros,
     load_arrays,
     save_arrays,
+    sorted_unique,
 )
+from pastcast.corpus.embedded._maps import merge_partition_maps, save_partition_maps
 from pastcast.cutoff import as_utc
 from pastcast.owned import check_replaceable, mark
 from pastcast.records import Document
@@ -52,6 +80,7 @@ from pastcast.records import Document
 __all__ = [
     "FORMAT",
     "FORMAT_VERSION",
+    "Built",
     "Loaded",
     "build_partitioned",
     "global_id_rank",
@@ -64,7 +93,8 @@ __all__ = [
 
 FORMAT = "pastcast-bm25-monthly"
 FORMAT_VERSION = 2
-_MAX_OPEN_SPOOLS = 64
+_MAX_OPEN_SPOOLS = 128
+_ID_CHUNK = 1 << 16  # ids merged and written in chunks: numpy per chunk, not per id
 
 
 def month_of(doc: Document) -> str:
@@ -80,6 +110,7 @@ class Loaded:
     parts: list[IndexArrays]
     id_rank: np.ndarray[Any, np.dtype[np.int64]]
     manifest: dict[str, Any]
+    id_order: np.ndarray[Any, np.dtype[np.int64]] | None = None  # ordinals in id order
 
 
 def global_id_rank(parts: list[IndexArrays]) -> np.ndarray[Any, np.dtype[np.int64]]:
@@ -179,8 +210,8 @@ class _Spool:
             handle.close()
         self._open.clear()
 
-    def lines(self, month: str) -> list[bytes]:
-        return (self.folder / f"{month}.jsonl").read_bytes().splitlines(keepends=True)
+    def path(self, month: str) -> Path:
+        return self.folder / f"{month}.jsonl"
 
 
 def _spool_hash(lines: list[bytes]) -> str:
@@ -190,13 +221,13 @@ def _spool_hash(lines: list[bytes]) -> str:
     return digest.hexdigest()
 
 
-def _complete_partition(folder: Path, spool_sha: str) -> IndexArrays | None:
-    """The partition in ``folder`` if a previous build completed it from the same documents."""
+def _complete_partition(folder: Path, spool_sha: str) -> bool:
+    """Whether a previous build completed the partition in ``folder`` from the same documents."""
     try:
-        arrays = load_arrays(folder)
+        manifest = safejson.loads((folder / "manifest.json").read_bytes())
     except (FileNotFoundError, ValueError):
-        return None
-    return arrays if arrays.manifest.get("spool_sha256") == spool_sha else None
+        return False
+    return bool(manifest.get("format") == PART_FORMAT and manifest.get("spool_sha256") == spool_sha)
 
 
 _DISK_FULL = (errno.ENOSPC, errno.EDQUOT)
@@ -206,6 +237,13 @@ def _work_dir(out_dir: Path) -> Path:
     return out_dir.with_name(f".{out_dir.name}.building")
 
 
+@dataclass(frozen=True)
+class Built:
+    """A finished build: where the index is and what the build did."""
+
+    report: BuildReport
+
+
 def build_partitioned(
     documents: Iterable[Document],
     out_dir: Path,
@@ -213,140 +251,302 @@ def build_partitioned(
     overwrite: bool = False,
     progress: bool = False,
     kind: str = "index",
-) -> Loaded:
-    """Index ``documents`` into month partitions under ``out_dir`` (see the module docstring)
-    and return the opened index. An existing ``out_dir`` is replaced only with ``overwrite``,
-    and only if pastcast made it as a ``kind`` (``pastcast.owned``) or it is an empty folder.
+    workers: int | None = None,
+    removed: Callable[[], Mapping[str, int]] = dict,
+    notes: Callable[[], Sequence[str]] = tuple,
+) -> Built:
+    """Index ``documents`` into month partitions under ``out_dir`` (see the module docstring).
+    An existing ``out_dir`` is replaced only with ``overwrite``, and only if pastcast made it as
+    a ``kind`` (``pastcast.owned``) or it is an empty folder.
 
-    Documents given as a sequence are in memory already: they are grouped by month in memory
-    instead of through spool files (no JSON written, read back and validated again), and the
-    partitions built stay in memory; any other iterable is streamed through the spool.
+    ``workers``: processes indexing months side by side (default: the CPU count; 1: in this
+    process). Documents given as a sequence are in memory already: they are grouped by month in
+    memory instead of through spool files and indexed here. ``removed`` and ``notes`` give, once
+    the documents are read, what the stages before were left out and their report lines (for the
+    stored ``BuildReport``).
 
     A build that stops part-way keeps its complete partitions in the work directory for the next
     one, except on a full disk: then the work directory, which holds the space, is removed.
     """
     try:
-        return _build(documents, Path(out_dir), overwrite, progress, kind)
+        return _build(documents, Path(out_dir), overwrite, progress, kind, workers, removed, notes)
     except OSError as exc:
         if exc.errno in _DISK_FULL:
             shutil.rmtree(_work_dir(Path(out_dir)), ignore_errors=True)
         raise
 
 
+class _Rate(ProgressColumn):
+    """Documents a second."""
+
+    def render(self, task: Task) -> Text:
+        speed = task.finished_speed or task.speed
+        return Text("" if speed is None else f"{speed:,.0f} docs/s", style="progress.data.speed")
+
+
+def _bar(progress: bool) -> Progress:
+    return Progress(
+        TextColumn("[progress.description]{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        _Rate(),
+        TimeElapsedColumn(),
+        TextColumn("eta"),
+        TimeRemainingColumn(),
+        disable=not progress,
+        transient=True,
+        console=Console(stderr=True),
+    )
+
+
+@dataclass(frozen=True)
+class _MonthTask:
+    month: str
+    spool: Path | None  # the month's spool file; None: the lines are given in this process
+    folder: Path
+
+
+def _index_month(task: _MonthTask, pairs: Iterable[tuple[Document, bytes]] | None = None) -> bool:
+    """Index one month into ``task.folder`` unless a previous build completed it from the same
+    documents; whether it was reused. Runs in a worker process (from its spool file) or here."""
+    if pairs is None:
+        assert task.spool is not None
+        lines = task.spool.read_bytes().splitlines(keepends=True)
+        sha = _spool_hash(lines)
+        if _complete_partition(task.folder, sha):
+            return True
+        # the spooled line is the document's line (``document_line``): not made again
+        pairs = [(Document.model_validate_json(line), line) for line in lines]
+    else:
+        pairs = list(pairs)
+        lines = [line for _, line in pairs]
+        sha = _spool_hash(lines)
+        if _complete_partition(task.folder, sha):
+            return True
+    del lines
+    ordered = sorted_unique(pairs)
+    del pairs
+    built = build_from_lines(ordered)
+    built.manifest.update(partition=task.month, spool_sha256=sha)
+    docs = [d for d, _ in ordered]
+    del ordered
+    save_arrays(
+        built,
+        task.folder,
+        overwrite=True,
+        extra=lambda tmp: save_partition_maps(tmp, docs),
+    )
+    return False
+
+
 def _build(
-    documents: Iterable[Document], out_dir: Path, overwrite: bool, progress: bool, kind: str
-) -> Loaded:
+    documents: Iterable[Document],
+    out_dir: Path,
+    overwrite: bool,
+    progress: bool,
+    kind: str,
+    workers: int | None,
+    removed: Callable[[], Mapping[str, int]],
+    notes: Callable[[], Sequence[str]],
+) -> Built:
+    clock = _PhaseClock()
     if out_dir.exists() or out_dir.is_symlink():
         check_replaceable(out_dir, kind)
         if not overwrite and any(out_dir.iterdir()):
             raise FileExistsError(f"{out_dir}: already exists (pass overwrite to replace it)")
+    workers = max(1, workers if workers is not None else os.cpu_count() or 1)
     out_dir.parent.mkdir(parents=True, exist_ok=True)
     work = _work_dir(out_dir)
     (work / "parts").mkdir(parents=True, exist_ok=True)
-    months_of: _Months
-    if isinstance(documents, Sequence):
-        months_of, in_memory = _MemoryMonths(documents), True
-    else:
-        months_of, in_memory = _SpoolMonths(work / "spool"), False
-    with Progress(disable=not progress, transient=True, console=Console(stderr=True)) as bar:
-        if not in_memory:
+    for leftover in ("id_rank.npy", "id_order.npy", "manifest.json"):
+        (work / leftover).unlink(missing_ok=True)
+    shutil.rmtree(work / "threads", ignore_errors=True)
+    memory = _MemoryMonths(documents) if isinstance(documents, Sequence) else None
+    spool = None if memory is not None else _Spool(work / "spool")
+    with _bar(progress) as bar:
+        if spool is not None:
             task = bar.add_task("reading documents", total=None)
-            months_of.fill(documents, lambda count: bar.update(task, completed=count))
-        months = months_of.months()
-        task = bar.add_task("indexing months", total=len(months))
-        parts: list[IndexArrays] = []
-        for month in months:
-            lines = months_of.lines(month)
-            sha = _spool_hash(lines)
-            folder = work / "parts" / month
-            arrays = _complete_partition(folder, sha)
-            if arrays is None:
-                built = build_from_lines(months_of.pairs(month, lines))
-                built.manifest.update(partition=month, spool_sha256=sha)
-                save_arrays(built, folder, overwrite=True)
-                # a streamed build keeps memory bounded by one month: its partitions are mapped
-                arrays = built if in_memory else load_arrays(folder)
-            parts.append(arrays)
-            bar.update(task, advance=1)
-    wanted = set(months)
-    for stale in (work / "parts").iterdir():
-        if stale.name not in wanted:
-            shutil.rmtree(stale)
-    shutil.rmtree(work / "spool", ignore_errors=True)
-    id_rank = global_id_rank(parts)
-    manifest = summary(parts)
-    np.save(work / "id_rank.npy", id_rank)
+            _fill(spool, documents, lambda count: bar.update(task, completed=count))
+            bar.remove_task(task)
+            counts = dict(spool.counts)
+        else:
+            assert memory is not None
+            counts = {m: len(v) for m, v in memory.by_month.items()}
+        clock.lap("read")
+        months = sorted(counts)
+        reused = _index_months(
+            months, counts, work, spool, memory, workers, bar.update, bar.add_task
+        )
+        clock.lap("index")
+        wanted = set(months)
+        for stale in (work / "parts").iterdir():
+            if stale.name not in wanted:
+                shutil.rmtree(stale)
+        shutil.rmtree(work / "spool", ignore_errors=True)
+        task = bar.add_task("merging ids and maps", total=3)
+        folders = [work / "parts" / m for m in months]
+        parts = [load_arrays(f) for f in folders]
+        bases = list(itertools.accumulate((len(p.ids) for p in parts), initial=0))
+        _merge_ids(parts, bases, work)
+        bar.update(task, advance=1)
+        manifest = summary(parts)
+        merge_partition_maps(folders, bases[:-1], work, str(manifest["content_sha256"]))
+        bar.update(task, advance=1)
+        del parts
     (work / "manifest.json").write_text(json.dumps(manifest, indent=2) + "\n")
+    clock.lap("merge")
+    own = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024  # KiB on Linux
+    children = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss * 1024
+    report = BuildReport(
+        documents=int(manifest["doc_count"]),
+        partitions=len(months),
+        partitions_reused=reused,
+        workers=workers,
+        seconds=round(clock.total(), 3),
+        cpu_seconds=round(clock.cpu(), 3),
+        phase_seconds=clock.walls,
+        phase_cpu_seconds=clock.cpus,
+        peak_rss_bytes=own,
+        worker_peak_rss_bytes=children if spool is not None and workers > 1 else 0,
+        removed=dict(removed()),
+        notes=tuple(notes()),
+    )
+    report.save(work)
     mark(work, kind)
     replace_directory(work, out_dir)
-    return Loaded(parts, id_rank, manifest)
+    return Built(report)
 
 
-class _Months:
-    """Where a build finds each month's documents and their lines."""
+class _PhaseClock:
+    """Wall and CPU seconds (this process and its finished workers) of each build phase."""
 
-    def fill(self, documents: Iterable[Document], tick: Callable[[int], object]) -> None:
-        raise NotImplementedError
+    def __init__(self) -> None:
+        self.start = self.mark = time.perf_counter()
+        self.cpu_mark = self.cpu()
+        self.walls: dict[str, float] = {}
+        self.cpus: dict[str, float] = {}
 
-    def months(self) -> list[str]:
-        raise NotImplementedError
+    @staticmethod
+    def cpu() -> float:
+        own = resource.getrusage(resource.RUSAGE_SELF)
+        kids = resource.getrusage(resource.RUSAGE_CHILDREN)
+        return own.ru_utime + own.ru_stime + kids.ru_utime + kids.ru_stime
 
-    def lines(self, month: str) -> list[bytes]:
-        raise NotImplementedError
+    def lap(self, phase: str) -> None:
+        now, cpu = time.perf_counter(), self.cpu()
+        self.walls[phase] = round(now - self.mark, 3)
+        self.cpus[phase] = round(cpu - self.cpu_mark, 3)
+        self.mark, self.cpu_mark = now, cpu
 
-    def pairs(self, month: str, lines: list[bytes]) -> Iterable[tuple[Document, bytes]]:
-        raise NotImplementedError
+    def total(self) -> float:
+        return time.perf_counter() - self.start
 
 
-class _SpoolMonths(_Months):
-    """Streamed input: one spool file of JSON lines per month."""
+def _fill(spool: _Spool, documents: Iterable[Document], tick: Callable[[int], object]) -> None:
+    """Spool ``documents`` by month (no id is remembered: repeated ids are found by the merge)."""
+    count = 0
+    try:
+        for doc in documents:
+            spool.add(month_of(doc), document_line(doc))
+            count += 1
+            if count % 4096 == 0:
+                tick(count)
+        tick(count)
+    finally:
+        spool.close()
 
-    def __init__(self, folder: Path) -> None:
-        self.spool = _Spool(folder)
 
-    def fill(self, documents: Iterable[Document], tick: Callable[[int], object]) -> None:
-        seen: set[str] = set()
+def _index_months(
+    months: list[str],
+    counts: dict[str, int],
+    work: Path,
+    spool: _Spool | None,
+    memory: _MemoryMonths | None,
+    workers: int,
+    update: Callable[..., None],
+    add_task: Callable[..., Any],
+) -> int:
+    """Index every month (in parallel with more than one worker and a spool); how many complete
+    partitions of an earlier build were reused."""
+    task = add_task("indexing months", total=sum(counts.values()))
+    tasks = [
+        _MonthTask(m, None if spool is None else spool.path(m), work / "parts" / m) for m in months
+    ]
+    reused = 0
+    if spool is None or workers == 1:
+        for t in tasks:
+            pairs = memory.pairs(t.month) if memory is not None else None
+            reused += _index_month(t, pairs)
+            update(task, advance=counts[t.month])
+        return reused
+    # the largest months first, so that the last ones to finish are small
+    tasks.sort(key=lambda t: -counts[t.month])
+    context = multiprocessing.get_context("spawn")  # no fork of a process running threads
+    with ProcessPoolExecutor(max_workers=workers, mp_context=context) as pool:
+        pending: dict[Future[bool], _MonthTask] = {pool.submit(_index_month, t): t for t in tasks}
         try:
-            for doc in documents:
-                if doc.id in seen:
-                    raise ValueError(f"duplicate document id {doc.id!r}")
-                seen.add(doc.id)
-                self.spool.add(month_of(doc), document_line(doc))
-                if len(seen) % 1000 == 0:
-                    tick(len(seen))
-        finally:
-            self.spool.close()
-
-    def months(self) -> list[str]:
-        return sorted(self.spool.counts)
-
-    def lines(self, month: str) -> list[bytes]:
-        return self.spool.lines(month)
-
-    def pairs(self, month: str, lines: list[bytes]) -> Iterable[tuple[Document, bytes]]:
-        # the spooled line is the document's line (``document_line``): not made again
-        return ((Document.model_validate_json(line), line) for line in lines)
+            while pending:
+                done, _ = wait(pending, return_when=FIRST_COMPLETED)
+                for future in done:
+                    t = pending.pop(future)
+                    reused += future.result()
+                    update(task, advance=counts[t.month])
+        except BaseException:
+            for future in pending:
+                future.cancel()
+            raise
+    return reused
 
 
-class _MemoryMonths(_Months):
+def _sorted_ids(part: IndexArrays, base: int) -> Iterator[tuple[str, int]]:
+    """A partition's (id, global ordinal) pairs in id order, read a chunk at a time."""
+    order = np.argsort(np.asarray(part.id_rank), kind="stable")  # local ordinals by id
+    ids = part.ids
+    for lo in range(0, len(order), _ID_CHUNK):
+        for local in order[lo : lo + _ID_CHUNK].tolist():
+            yield ids[local], base + local
+
+
+def _merge_ids(parts: list[IndexArrays], bases: list[int], work: Path) -> None:
+    """``id_rank.npy`` and ``id_order.npy`` from a k-way merge of the partitions' sorted ids
+    (streamed: memory bounded by the number of partitions); a repeated id is an error."""
+    n = bases[-1]
+    rank = np.lib.format.open_memmap(work / "id_rank.npy", mode="w+", dtype=np.int64, shape=(n,))
+    order = np.lib.format.open_memmap(work / "id_order.npy", mode="w+", dtype=np.int64, shape=(n,))
+    merged = heapq.merge(*(_sorted_ids(p, b) for p, b in zip(parts, bases, strict=False)))
+    previous: str | None = None
+    chunk: list[int] = []
+    pos = 0
+    for doc_id, ordinal in merged:
+        if doc_id == previous:
+            raise ValueError(f"duplicate document id {doc_id!r}")
+        previous = doc_id
+        chunk.append(ordinal)
+        if len(chunk) == _ID_CHUNK:
+            pos = _flush_ids(rank, order, chunk, pos)
+    _flush_ids(rank, order, chunk, pos)
+    rank.flush()
+    order.flush()
+    del rank, order
+
+
+def _flush_ids(rank: Any, order: Any, chunk: list[int], pos: int) -> int:
+    ordinals = np.array(chunk, dtype=np.int64)
+    order[pos : pos + len(chunk)] = ordinals
+    rank[ordinals] = np.arange(pos, pos + len(chunk), dtype=np.int64)
+    chunk.clear()
+    return pos + len(ordinals)
+
+
+class _MemoryMonths:
     """Documents held in memory, grouped by month with their lines."""
 
     def __init__(self, documents: Sequence[Document]) -> None:
         self.by_month: dict[str, list[tuple[Document, bytes]]] = {}
-        seen: set[str] = set()
         for doc in documents:
-            if doc.id in seen:
-                raise ValueError(f"duplicate document id {doc.id!r}")
-            seen.add(doc.id)
             self.by_month.setdefault(month_of(doc), []).append((doc, document_line(doc)))
 
-    def months(self) -> list[str]:
-        return sorted(self.by_month)
-
-    def lines(self, month: str) -> list[bytes]:
-        return [line for _, line in self.by_month[month]]
-
-    def pairs(self, month: str, lines: list[bytes]) -> Iterable[tuple[Document, bytes]]:
+    def pairs(self, month: str) -> list[tuple[Document, bytes]]:
         return self.by_month[month]
 
 
@@ -370,4 +570,7 @@ def load_index(index_dir: Path) -> Loaded:
         if p.manifest["content_sha256"] != entry["content_sha256"]:
             raise ValueError(f"{index_dir}: partition {entry['name']} does not match the manifest")
     id_rank = np.asarray(np.load(index_dir / "id_rank.npy", mmap_mode="r", allow_pickle=False))
-    return Loaded(parts, id_rank, manifest)
+    id_order = None
+    if (index_dir / "id_order.npy").is_file():
+        id_order = np.asarray(np.load(index_dir / "id_order.npy", mmap_mode="r"))
+    return Loaded(parts, id_rank, manifest, id_order)

@@ -94,12 +94,12 @@ def read_jsonl_documents(
     """Yield the documents of a JSONL file.
 
     Strict (default): the first malformed line raises ``DocumentFormatError``. Lenient: malformed
-    lines are skipped and counted in ``report`` by reason. A duplicate id is an error in both
-    modes (it names both lines): two documents with one id make ``read`` ambiguous.
+    lines are skipped and counted in ``report`` by reason. No id is remembered, so memory does
+    not grow with the file: a repeated id is refused by the index built from it (which names
+    the id), as two documents with one id would make ``read`` ambiguous.
     """
     path = Path(path)
     report = report if report is not None else LoadReport()
-    first_line: dict[str, int] = {}
     with path.open("rb") as fh:  # decoded line by line, so bad bytes are named by their line
         for lineno, line in enumerate(fh, start=1):
             if not line.strip():
@@ -116,11 +116,5 @@ def read_jsonl_documents(
                 report.skipped += 1
                 report.reasons[str(exc)] += 1
                 continue
-            if doc.id in first_line:
-                raise DocumentFormatError(
-                    f"{path}:{lineno}: field id: duplicate id {doc.id!r} "
-                    f"(first seen on line {first_line[doc.id]})"
-                )
-            first_line[doc.id] = lineno
             report.read += 1
             yield doc

@@ -1,0 +1,378 @@
+"""The embedded index at scale: a realistic synthetic corpus streamed to JSONL, then the build
+(time, peak memory of the build's process tree, disk), the open, BM25 latency at early, middle
+and late cutoffs, search throughput with concurrent searchers, and dense/hybrid latency over
+stand-in vectors.
+
+The corpus: a Zipfian vocabulary of synthetic words (the most frequent ranks are stopwords, as in
+real text), topics that come and go over the months (each lives a few months and lends its words
+to the documents of its time), a mix of short comments (replies in threads, by a Zipfian
+population of authors) and long articles, over six years with the volume growing over time.
+
+    python benchmarks/scale.py --docs 1000000 [--workers 2] [--out results.json] [--dense]
+
+Everything is written under a fresh folder in ``--tmp`` and deleted afterwards.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+START = datetime(2019, 1, 1, tzinfo=UTC)
+MONTHS = 72
+VOCAB = 200_000
+TOPICS = 600
+TOPIC_WORDS = 25
+SOURCES = ["reuters", "apnews", "bbc", "reddit/r/worldnews", "reddit/r/politics", "forum"]
+_SYLLABLES = [c + v for c in "bcdfghjklmnprstvwz" for v in "aeiou"] + ["an", "er", "on", "is"]
+
+
+def _words(size: int, rng: np.random.Generator) -> list[str]:
+    """``size`` distinct pronounceable pseudo-words; the first ranks are stopwords."""
+    from pastcast.corpus import STOPWORDS
+
+    words = sorted(STOPWORDS)
+    seen = set(words)
+    while len(words) < size:
+        syl = rng.integers(0, len(_SYLLABLES), size=(size, 4))
+        cut = rng.integers(2, 5, size=size)
+        for row, n in zip(syl.tolist(), cut.tolist(), strict=True):
+            w = "".join(_SYLLABLES[s] for s in row[:n])
+            if w not in seen:
+                seen.add(w)
+                words.append(w)
+                if len(words) == size:
+                    break
+    return words
+
+
+def _month_start(m: int) -> datetime:
+    return datetime(START.year + m // 12, m % 12 + 1, 1, tzinfo=UTC)
+
+
+def month_counts(n: int) -> list[int]:
+    """Documents per month: the volume grows linearly, the latest month three times the first."""
+    weights = np.linspace(1.0, 3.0, MONTHS)
+    bounds = np.round(np.cumsum(weights) / weights.sum() * n).astype(np.int64)
+    return np.diff(np.concatenate([[0], bounds])).tolist()
+
+
+def corpus_lines(n: int, seed: int = 0) -> Iterator[bytes]:
+    """The JSONL lines of ``n`` documents, month by month (shuffled within a month)."""
+    rng = np.random.default_rng(seed)
+    words = np.array(_words(VOCAB, rng), dtype=object)
+    weights = 1.0 / np.arange(1, VOCAB + 1) ** 1.05
+    cdf = np.cumsum(weights / weights.sum())
+    # topics: words from the middle of the frequency ranks, alive for 1 to 8 months
+    topic_words = rng.integers(300, 40_000, size=(TOPICS, TOPIC_WORDS))
+    topic_start = rng.integers(-6, MONTHS, size=TOPICS)
+    topic_end = topic_start + rng.integers(1, 9, size=TOPICS)
+    author_cdf = np.cumsum(1.0 / np.arange(1, 200_001) ** 0.9)
+    author_cdf /= author_cdf[-1]
+    emitted = 0
+    recent_articles: list[str] = []
+    for m, count in enumerate(month_counts(n)):
+        start = _month_start(m)
+        seconds = int((_month_start(m + 1) - start).total_seconds())
+        live = np.flatnonzero((topic_start <= m) & (topic_end > m))
+        if not len(live):
+            live = np.arange(TOPICS)
+        secs = rng.integers(0, seconds, size=count).tolist()
+        article = rng.random(count) < 0.2
+        body = np.where(
+            article,
+            rng.lognormal(np.log(120), 0.5, size=count),
+            rng.lognormal(np.log(14), 0.7, size=count),
+        )
+        lengths = np.clip(body, 3, 2000).astype(np.int64)
+        title_len = np.where(article, rng.integers(5, 12, size=count), 0)
+        total = int(lengths.sum() + title_len.sum())
+        tokens = np.searchsorted(cdf, rng.random(total))
+        topic_of = live[rng.integers(0, len(live), size=count)]
+        ends = np.cumsum(lengths + title_len)
+        # a third of each document's tokens come from its topic
+        doc_of = np.repeat(np.arange(count), lengths + title_len)
+        from_topic = rng.random(total) < 0.33
+        tokens[from_topic] = topic_words[
+            topic_of[doc_of[from_topic]], rng.integers(0, TOPIC_WORDS, int(from_topic.sum()))
+        ]
+        text_tokens = words[tokens]
+        authors = np.searchsorted(author_cdf, rng.random(count)).tolist()
+        sources = rng.integers(0, len(SOURCES), size=count).tolist()
+        picks = rng.random(count).tolist()
+        ends_l, title_l, art_l = ends.tolist(), title_len.tolist(), article.tolist()
+        for j in range(count):
+            hi = ends_l[j]
+            lo = hi - int(lengths[j]) - title_l[j]
+            mid = lo + title_l[j]
+            ordinal = emitted + j
+            doc_id = f"{(ordinal * 0x9E3779B1) % (1 << 40):010x}"
+            ts = (start + timedelta(seconds=secs[j])).strftime("%Y-%m-%dT%H:%M:%SZ")
+            record: dict[str, Any] = {
+                "id": doc_id,
+                "timestamp": ts,
+                "title": " ".join(text_tokens[lo:mid]),
+                "text": " ".join(text_tokens[mid:hi]),
+                "source": SOURCES[sources[j]],
+                "author": f"u{authors[j]}",
+            }
+            if art_l[j]:
+                recent_articles.append(doc_id)
+            elif recent_articles and picks[j] < 0.8:  # a reply in a recent article's thread
+                thread = recent_articles[-1 - int(picks[j] * 1000) % len(recent_articles)]
+                record["thread_id"] = thread
+                record["parent_id"] = thread
+            yield (json.dumps(record, ensure_ascii=False) + "\n").encode()
+        del recent_articles[:-2000]
+        emitted += count
+
+
+def write_corpus(n: int, path: Path, seed: int = 0) -> float:
+    t0 = time.perf_counter()
+    with path.open("wb", buffering=1 << 22) as fh:
+        for line in corpus_lines(n, seed):
+            fh.write(line)
+    return time.perf_counter() - t0
+
+
+def queries(count: int, seed: int = 1) -> list[str]:
+    """Queries of 1 to 4 words: topic words (what a forecaster searches for) and common words."""
+    rng = np.random.default_rng(seed)
+    words = _words(VOCAB, np.random.default_rng(0))  # the corpus's own words
+    out = []
+    for _ in range(count):
+        k = int(rng.integers(1, 5))
+        ranks = rng.integers(300, 40_000, size=k)
+        if rng.random() < 0.3:
+            ranks[0] = rng.integers(180, 300)  # a frequent word: long postings lists
+        out.append(" ".join(words[r] for r in ranks))
+    return out
+
+
+# -- measuring ---------------------------------------------------------------------------------
+
+
+def _tree_rss(pid: int) -> int:
+    import psutil
+
+    try:
+        proc = psutil.Process(pid)
+        procs = [proc, *proc.children(recursive=True)]
+    except psutil.NoSuchProcess:
+        return 0
+    total = 0
+    for p in procs:
+        with contextlib.suppress(psutil.NoSuchProcess):
+            total += p.memory_info().rss
+    return total
+
+
+def run_tree(cmd: list[str], env: dict[str, str]) -> tuple[float, int, str]:
+    """Run ``cmd``; its wall time, the peak RSS summed over its process tree (sampled every
+    0.2 s) and its output."""
+    t0 = time.perf_counter()
+    proc = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    peak = 0
+    out: list[bytes] = []
+    reader = threading.Thread(target=lambda: out.append(proc.stdout.read()), daemon=True)  # type: ignore[union-attr]
+    reader.start()
+    while proc.poll() is None:
+        peak = max(peak, _tree_rss(proc.pid))
+        time.sleep(0.2)
+    reader.join()
+    text = b"".join(out).decode(errors="replace")
+    if proc.returncode:
+        raise RuntimeError(f"{cmd[:4]} failed ({proc.returncode}):\n{text[-3000:]}")
+    return time.perf_counter() - t0, peak, text
+
+
+def _disk(path: Path) -> int:
+    return sum(f.stat().st_size for f in path.rglob("*") if f.is_file())
+
+
+def _pct(values: list[float], q: float) -> float:
+    return float(np.percentile(np.asarray(values), q)) * 1000.0
+
+
+def _load() -> str:
+    return " ".join(f"{x:.2f}" for x in os.getloadavg())
+
+
+def measure_search(index_dir: Path, n_queries: int, dense: bool) -> dict[str, Any]:
+    from pastcast.corpus import EmbeddedIndex
+
+    t0, c0 = time.perf_counter(), time.process_time()
+    index = EmbeddedIndex.open(index_dir)
+    open_s, open_cpu_s = time.perf_counter() - t0, time.process_time() - c0
+    qs = queries(n_queries)
+    cutoffs = {
+        "early": _month_start(6) + timedelta(days=10),
+        "middle": _month_start(MONTHS // 2) + timedelta(days=10),
+        "late": _month_start(MONTHS) - timedelta(seconds=1),
+    }
+    t0, c0 = time.perf_counter(), time.process_time()
+    index.search(qs[0], as_of=cutoffs["late"], k=10)
+    first_s, first_cpu_s = time.perf_counter() - t0, time.process_time() - c0
+    out: dict[str, Any] = {
+        "open_s": open_s,
+        "open_cpu_s": open_cpu_s,
+        "first_search_s": first_s,
+        "first_search_cpu_s": first_cpu_s,
+        "bm25": {},
+    }
+    for name, cutoff in cutoffs.items():
+        times = []
+        for q in qs:
+            t = time.perf_counter()
+            index.search(q, as_of=cutoff, k=10)
+            times.append(time.perf_counter() - t)
+        out["bm25"][name] = {
+            "visible": index.count_before(cutoff),
+            "p50_ms": _pct(times, 50),
+            "p95_ms": _pct(times, 95),
+        }
+    late = cutoffs["late"]
+
+    def one(q: str) -> None:
+        index.search(q, as_of=late, k=10)
+
+    many = qs * max(1, 2000 // len(qs))
+    with ThreadPoolExecutor(64) as pool:
+        t = time.perf_counter()
+        list(pool.map(one, many))
+        out["threads64_qps"] = len(many) / (time.perf_counter() - t)
+    if dense:
+        out["dense"] = measure_dense(index, qs[:100], late)
+    return out
+
+
+class StandInEmbedder:
+    """Hashed random unit vectors: the same text always gets the same vector. No embedder can
+    encode millions of texts on this machine in a benchmark's time, so the corpus's vectors are
+    random unit rows of this dimension (what is measured is the search, not the embedding)."""
+
+    name = "stand-in-64"
+    dim = 64
+
+    def encode(self, texts: Any) -> np.ndarray:  # type: ignore[type-arg]
+        import hashlib
+
+        rows = []
+        for text in texts:
+            seed = int.from_bytes(hashlib.blake2b(text.encode(), digest_size=8).digest(), "big")
+            rows.append(np.random.default_rng(seed).standard_normal(self.dim))
+        v = np.asarray(rows, dtype=np.float32).reshape(len(rows), self.dim)
+        return v / np.linalg.norm(v, axis=1, keepdims=True)
+
+
+def measure_dense(index: Any, qs: list[str], cutoff: datetime) -> dict[str, Any]:
+    """Exact, approximate (per-month IVF) and hybrid p50 over stand-in vectors."""
+    from pastcast.corpus import DenseIndex, HybridIndex
+
+    emb = StandInEmbedder()
+    n = len(index)
+    path = index.path / f"dense-{emb.name}.npy"
+    vectors = np.lib.format.open_memmap(path, mode="w+", dtype=np.float32, shape=(n, emb.dim))
+    rng = np.random.default_rng(3)
+    for lo in range(0, n, 1 << 18):
+        block = rng.standard_normal((min(n, lo + (1 << 18)) - lo, emb.dim), dtype=np.float32)
+        vectors[lo : lo + len(block)] = block / np.linalg.norm(block, axis=1, keepdims=True)
+    vectors.flush()
+    del vectors
+    meta = {"content_sha256": index.manifest["content_sha256"], "model": emb.name}
+    (index.path / f"dense-{emb.name}.json").write_text(json.dumps(meta))
+    out: dict[str, Any] = {"dim": emb.dim, "vectors": "random stand-ins (no embedder)"}
+    t = time.perf_counter()
+    exact = DenseIndex(index, emb)
+    out["exact_open_s"] = time.perf_counter() - t
+    t = time.perf_counter()
+    approx = DenseIndex(index, emb, ivf_min=10_000)
+    out["ivf_build_s"] = time.perf_counter() - t
+    for mode, searcher in (("exact", exact), ("ivf", approx), ("hybrid", HybridIndex(exact))):
+        times = []
+        for q in qs:
+            t = time.perf_counter()
+            searcher.search(q, as_of=cutoff, k=10)
+            times.append(time.perf_counter() - t)
+        out[mode + "_p50_ms"] = _pct(times, 50)
+        out[mode + "_p95_ms"] = _pct(times, 95)
+    return out
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--docs", type=int, default=1_000_000)
+    ap.add_argument("--workers", type=int, default=os.cpu_count() or 1)
+    ap.add_argument("--queries", type=int, default=300)
+    ap.add_argument("--tmp", type=Path, default=Path("/work/tmp"))
+    ap.add_argument("--out", type=Path, default=None)
+    ap.add_argument("--dense", action="store_true")
+    ap.add_argument("--keep", action="store_true", help="keep the data (default: deleted)")
+    args = ap.parse_args()
+    args.tmp.mkdir(parents=True, exist_ok=True)
+    # source, spool and index together peak near 2.1 KB a document: leave the disk a margin
+    needed, free = args.docs * 2600, shutil.disk_usage(args.tmp).free
+    if free < needed:
+        print(f"not enough disk: {free / 2**30:.0f} GiB free, {needed / 2**30:.0f} GiB needed")
+        return 1
+    work = Path(tempfile.mkdtemp(prefix="scale-", dir=args.tmp))
+    result: dict[str, Any] = {
+        "docs": args.docs,
+        "workers": args.workers,
+        "nproc": os.cpu_count(),
+        "load_before": _load(),
+        "started": datetime.now(UTC).isoformat(timespec="seconds"),
+    }
+
+    def save() -> None:
+        text = json.dumps(result, indent=2)
+        print(text, flush=True)
+        if args.out is not None:
+            args.out.write_text(text + "\n")
+
+    try:
+        source = work / "docs.jsonl"
+        result["generate_s"] = write_corpus(args.docs, source)
+        result["source_bytes"] = source.stat().st_size
+        save()
+        env = dict(os.environ)
+        env.setdefault("PYTHONPATH", str(Path(__file__).resolve().parents[1] / "src"))
+        cli = "import sys; from pastcast.cli import main; sys.exit(main())"
+        cmd = [sys.executable, "-c", cli, "corpus", "build", f"jsonl:{source}"]
+        cmd += ["--out", str(work / "index"), "--workers", str(args.workers), "--json"]
+        result["load_build_start"] = _load()
+        build_s, peak, text = run_tree(cmd, env)
+        result["load_build_end"] = _load()
+        source.unlink()  # the disk holds one copy at a time
+        result.update(build_s=build_s, build_peak_rss_mb=peak / 2**20)
+        result["index_bytes"] = _disk(work / "index")
+        report = json.loads((work / "index" / "build_report.json").read_text())
+        result["build_report"] = report
+        save()
+        result.update(measure_search(work / "index", args.queries, args.dense))
+        result["load_after"] = _load()
+        save()
+        del text
+    finally:
+        if not args.keep:
+            shutil.rmtree(work, ignore_errors=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
