@@ -251,8 +251,9 @@ def build_corpus(
     ``url``. ``lenient``, ``since`` and ``until`` go to the sources that take them.
     ``require_dates``: ``any`` keeps documents dated only by crawl or fetch time (counted and
     flagged), ``metadata`` leaves them out, ``published`` keeps only documents dated by their
-    publication; the counts of each kind of date are reported and kept beside the index. ``workers``:
-    processes indexing month partitions side by side (embedded backend; default: the CPU count).
+    publication; the counts of each kind of date are reported and kept beside the index.
+    ``workers``: processes indexing month partitions side by side (embedded backend; default:
+    the CPU count).
 
     ``AppError`` naming the field, before anything is stored where it can be."""
     kind, sep, path = source.partition(":")
