@@ -146,7 +146,9 @@ def month_ivf(vectors: F32, first_ordinal: int, nprobe: int) -> Any:
     import faiss
 
     d = vectors.shape[1]
-    nlist = max(1, int(len(vectors) ** 0.5))
+    # about sqrt(n) lists, but never fewer than 39 training points a list (faiss's minimum for
+    # a sound k-means; below it, it warns on every month)
+    nlist = max(1, min(int(len(vectors) ** 0.5), len(vectors) // 39))
     ivf = faiss.IndexIVFFlat(faiss.IndexFlatIP(d), d, nlist, faiss.METRIC_INNER_PRODUCT)
     ivf.train(vectors)
     ids = np.arange(first_ordinal, first_ordinal + len(vectors), dtype=np.int64)
