@@ -76,9 +76,9 @@ def test_a_stopped_job_resumes_without_resending_finished_batches(tmp_path: Path
     docs = make_docs(400, seed=32)
     index = EmbeddedIndex.build(docs, tmp_path / "ix")
     refuse_after = 7  # then the provider refuses everything: the job stops
-    with embedding_server(dim=8, faults=lambda n: "400" if n >= refuse_after else None) as first:
-        with pytest.raises(ProviderFailure, match="HTTP 400"):
-            DenseIndex(index, remote(first.url, concurrency=2))
+    refusing = embedding_server(dim=8, faults=lambda n: "400" if n >= refuse_after else None)
+    with refusing as first, pytest.raises(ProviderFailure, match="HTTP 400"):
+        DenseIndex(index, remote(first.url, concurrency=2))
     partial = next((tmp_path / "ix").glob("dense-*.partial"))
     kept = sorted(int(p.stem) for p in partial.glob("0*.npy"))
     assert len(kept) == len(first.answered) // 16 == refuse_after  # each answered batch kept
@@ -141,7 +141,7 @@ def test_the_key_goes_in_the_header_only(tmp_path: Path, monkeypatch: pytest.Mon
         hits = dense.search("election", as_of=START.replace(year=2025))
     assert hits and server.authorization == {"Bearer sk-very-secret"}
     assert "sk-very-secret" not in dense.identity().model_dump_json()
-    assert "sk-very-secret" not in repr(getattr(dense, "embedder"))
+    assert "sk-very-secret" not in repr(dense.embedder)  # type: ignore[attr-defined]
     for f in (tmp_path / "ix").rglob("*"):
         assert not f.is_file() or b"sk-very-secret" not in f.read_bytes()
 
