@@ -277,3 +277,28 @@ def test_a_k_beyond_any_integer_type_returns_every_visible_document(
     for backend in (index, dense, HybridIndex(dense)):
         hits = backend.search("election storm", as_of=as_of, k=k)
         assert 0 < len(hits) <= visible, type(backend).__name__
+
+
+def test_frozen_month_indexes_are_as_of_equivalent(ivf_docs: list[Document]) -> None:
+    """Approximate search at a cutoff equals that of an index built from the documents before
+    it, with the same month partitions: each earlier month's IVF is trained on that month alone,
+    and the month of the last admitted document is searched exactly in both."""
+
+    def factory(docs: Sequence[Document]) -> DenseIndex:
+        return DenseIndex(EmbeddedIndex.in_memory(docs), HashEmbedder(), ivf_min=1000, nprobe=1)
+
+    cutoffs = [START + timedelta(days=d, hours=7) for d in (33, 45, 61, 75, 88)]
+    cutoffs += [START + timedelta(days=31), START + timedelta(days=60)]  # the 1st, midnight
+    whole = factory(ivf_docs)
+    assert len(whole._ivf) == 3
+    report = check_as_of_equivalence(factory, ivf_docs, cutoffs=cutoffs, seed=16)
+    assert report.violations == 0 and report.nonempty > 30, report.first_violations
+    # and the approximate months are really used: one list probed misses exact hits
+    exact = DenseIndex(EmbeddedIndex.in_memory(ivf_docs), HashEmbedder())
+    cutoff = START + timedelta(days=88)
+    differs = [
+        q
+        for q in ("election storm", "w3 tariff w17", "merger", "w8 w9", "ceasefire w30")
+        if whole.search(q, as_of=cutoff, k=10) != exact.search(q, as_of=cutoff, k=10)
+    ]
+    assert differs
