@@ -54,8 +54,9 @@ def open_corpus(
             "retrieval", f"expected one of {', '.join(retrieval_modes())}, got {retrieval!r}"
         )
     given = {k: v for k, v in options.items() if v is not None}
-    if "embedder" in given and retrieval == "bm25":
-        raise AppError("embedder", "is only for retrieval dense or hybrid")
+    for dense_only in ("embedder", "nprobe", "vectors"):
+        if dense_only in given and retrieval == "bm25":
+            raise AppError(dense_only, "is only for retrieval dense or hybrid")
     if not is_database_url(spec):
         given.pop("schema", None)  # a directory has no schema
     try:
@@ -144,6 +145,7 @@ def _store(
     overwrite: bool,
     embedder: Embedder | None,
     progress: bool,
+    dense: dict[str, Any],
 ) -> tuple[int, str]:
     """Index ``docs`` into the chosen backend (embedded too, with ``embedder``): how many, and
     where they went."""
@@ -156,8 +158,11 @@ def _store(
             return count, f"schema {schema!r} of {redact_url(url)}"
         assert out is not None
         count = len(EmbeddedIndex.build(docs, out, overwrite=overwrite, progress=progress))
-        if embedder is not None:  # computed now and kept in the index for dense search
-            open_corpus(out, "dense", field="embedder", embedder=embedder).close()
+        if embedder is not None:  # computed (or imported) now, kept in the index for dense search
+            field = "vectors" if dense.get("vectors") else "embedder"
+            open_corpus(
+                out, "dense", field=field, embedder=embedder, progress=progress, **dense
+            ).close()
         return count, str(out)
     except ImportError as exc:
         raise AppError(
@@ -221,6 +226,9 @@ def build_corpus(
     allow_sources_file: str | Path | None = None,
     quality: Sequence[str] = (),
     progress: bool = False,
+    vectors: str | Path | None = None,
+    vectors_ids: str | Path | None = None,
+    nprobe: int | None = None,
 ) -> CorpusBuild:
     """Build a corpus from ``source`` (``KIND:PATH`` of a registered source): its documents
     (content screen on unless ``include_flagged``), only those of the allowed sources
@@ -228,7 +236,10 @@ def build_corpus(
     stored into ``backend``: an index directory ``out`` (written atomically; an existing one is
     replaced only with ``overwrite``, and only if pastcast built it), embedded with
     ``embedder`` for dense and hybrid retrieval when given, or the ``schema`` of the database
-    ``url``. ``lenient``, ``since`` and ``until`` go to the sources that take them.
+    ``url``. ``lenient``, ``since`` and ``until`` go to the sources that take them. ``vectors``
+    (with ``vectors_ids`` for a ``.npy``): document vectors computed elsewhere by the model
+    ``embedder`` names (the query model), checked and kept in the index instead of computed;
+    ``nprobe``: the approximate month indexes are trained now too.
 
     ``AppError`` naming the field, before anything is stored where it can be."""
     kind, sep, path = source.partition(":")
@@ -247,6 +258,20 @@ def build_corpus(
     ):
         raise AppError("out", f"{target} holds the input {path}; not replacing it")
     allowed = _allowed(allow_source, Path(allow_sources_file) if allow_sources_file else None)
+    if (vectors is not None or nprobe is not None) and embedder is None:
+        raise AppError(
+            "vectors" if vectors is not None else "nprobe",
+            "needs the embedder (the model of the vectors, which embeds the queries)",
+        )
+    if (vectors is not None or nprobe is not None) and backend != "embedded":
+        raise AppError(
+            "vectors" if vectors is not None else "nprobe", "only with an index directory"
+        )
+    dense: dict[str, Any] = {
+        k: str(v) if isinstance(v, Path) else v
+        for k, v in {"vectors": vectors, "vectors_ids": vectors_ids, "nprobe": nprobe}.items()
+        if v is not None
+    }
     model = None
     if embedder is not None:
         try:
@@ -274,7 +299,7 @@ def build_corpus(
     try:
         docs = _nonempty(run, source)
         stored = _store(
-            docs, backend, target, url, schema or DEFAULT_SCHEMA, overwrite, model, progress
+            docs, backend, target, url, schema or DEFAULT_SCHEMA, overwrite, model, progress, dense
         )
     except BaseException:  # a failure or an interrupt: drop the side files
         run.discard()

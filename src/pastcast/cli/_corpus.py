@@ -124,6 +124,8 @@ def _check_flags(backend: str, out: Path | None, url: str | None) -> None:
 
 BUILD_OPTIONS = {
     "source": "source",
+    "vectors": "--vectors",
+    "nprobe": "--nprobe",
     "documents": "",
     "allow_source": "--allow-source",
     "allow_sources": "--allow-sources",
@@ -161,7 +163,27 @@ def build(
         str | None,
         typer.Option(
             help="Also embed the documents with this embedder (registered name, e.g. "
-            "all-minilm-l6-v2) for dense and hybrid retrieval; needs the 'dense' extra."
+            "all-minilm-l6-v2, or openai-compatible:MODEL@URL, openai:MODEL; an API key comes "
+            "from the variable ?api_key_env=NAME names) for dense and hybrid retrieval; needs "
+            "the 'dense' extra. An interrupted embedding resumes where it stopped."
+        ),
+    ] = None,
+    vectors: Annotated[
+        str | None,
+        typer.Option(
+            help="Document vectors computed elsewhere by the --embedder model: a .npy (ids in "
+            "NAME.ids.txt beside it, or --vectors-ids) or Parquet (a file or folder; columns "
+            "id and embedding, e.g. a Parquet source's own), checked and kept in the index."
+        ),
+    ] = None,
+    vectors_ids: Annotated[
+        str | None, typer.Option(help="The ids file of a --vectors .npy (one id a line).")
+    ] = None,
+    nprobe: Annotated[
+        int | None,
+        typer.Option(
+            min=1,
+            help="Also train the approximate month indexes now (see 'corpus search --nprobe').",
         ),
     ] = None,
     lenient: Annotated[
@@ -222,6 +244,9 @@ def build(
             allow_sources_file=allow_sources_file,
             quality=tuple(quality or ()),
             progress=True,
+            vectors=vectors,
+            vectors_ids=vectors_ids,
+            nprobe=nprobe,
         )
     except AppError as exc:
         fail_field(exc, BUILD_OPTIONS)
