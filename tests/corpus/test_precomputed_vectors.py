@@ -139,3 +139,38 @@ def test_a_query_model_of_another_dimension_refuses_the_import(
     path = write_npy(tmp_path, ids, vectors[:, :48])
     with pytest.raises(CorpusOpenError, match=r"vectors.npy: id .* dimension 48, expected 64"):
         open_backend(ix, "dense", embedder="hash-64", vectors=str(path))
+
+
+def test_the_command_line_imports_vectors_and_searches_approximately(tmp_path: Path) -> None:
+    import json
+
+    from typer.testing import CliRunner
+
+    from pastcast.cli._app import app
+
+    docs = make_docs(120, seed=41)
+    src = tmp_path / "docs.jsonl"
+    src.write_text("".join(d.model_dump_json() + "\n" for d in docs))
+    vectors = HashEmbedder().encode([embedding_text(d) for d in docs])
+    path = write_npy(tmp_path, [d.id for d in docs], vectors)
+    runner = CliRunner()
+    out = tmp_path / "ix"
+    args = ["corpus", "build", f"jsonl:{src}", "--out", str(out), "--embedder", "hash-64"]
+    result = runner.invoke(app, [*args, "--vectors", str(path), "--nprobe", "2"])
+    assert result.exit_code == 0, result.output
+    assert list(out.glob("dense-hash-64.npy"))
+    cutoff = CUTOFF.isoformat()
+    search = ["corpus", "search", str(out), "election storm", "--as-of", cutoff, "--json"]
+    exact = runner.invoke(app, [*search, "--retrieval", "dense", "--embedder", "hash-64"])
+    approx = runner.invoke(
+        app, [*search, "--retrieval", "dense", "--embedder", "hash-64", "--nprobe", "2"]
+    )
+    assert exact.exit_code == approx.exit_code == 0, exact.output + approx.output
+    assert all(h["timestamp"] < cutoff for h in json.loads(approx.output))
+    (tmp_path / "vectors.ids.txt").write_text("\n".join(d.id for d in docs[1:]) + "\n")
+    again = runner.invoke(app, [*args, "--overwrite", "--vectors", str(path)])
+    assert again.exit_code == 2
+    assert "--vectors" in again.output and "vectors.ids.txt: 119 ids" in again.output
+    bare = ["corpus", "build", f"jsonl:{src}", "--out", str(tmp_path / "other")]
+    alone = runner.invoke(app, [*bare, "--vectors", str(path)])
+    assert alone.exit_code == 2 and "--vectors" in alone.output and "embedder" in alone.output
