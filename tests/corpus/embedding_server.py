@@ -5,6 +5,7 @@ truncated bodies, refusals), counting what it saw and what it answered."""
 
 from __future__ import annotations
 
+import base64
 import hashlib
 import json
 import socket
@@ -24,6 +25,12 @@ def vector_of(text: str, dim: int) -> list[float]:
     """The server's embedding of ``text``: seeded by its hash, deliberately not unit length."""
     seed = int.from_bytes(hashlib.sha256(text.encode()).digest()[:8], "big")
     return (3.0 * np.random.default_rng(seed).standard_normal(dim)).tolist()
+
+
+def encoded(vector: list[float], as_base64: bool) -> list[float] | str:
+    if not as_base64:
+        return vector
+    return base64.b64encode(np.asarray(vector, dtype="<f4").tobytes()).decode()
 
 
 class EmbeddingServer:
@@ -87,10 +94,15 @@ class EmbeddingServer:
                     self.end_headers()
                     self.wfile.write(payload)
                     return
+                as_base64 = body.get("encoding_format") == "base64"
                 reply = {
                     "object": "list",
                     "data": [
-                        {"object": "embedding", "index": i, "embedding": vector_of(t, server.dim)}
+                        {
+                            "object": "embedding",
+                            "index": i,
+                            "embedding": encoded(vector_of(t, server.dim), as_base64),
+                        }
                         for i, t in reversed(list(enumerate(texts)))  # any order: index decides
                     ],
                     "model": body["model"],

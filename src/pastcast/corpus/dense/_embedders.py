@@ -128,7 +128,7 @@ DEFAULT_EMBEDDER = MiniLMEmbedder.name
 def _remote_options(rest: str) -> tuple[str, dict[str, str]]:
     """``REST?key=value&...``: the spec and the options written after it (what a command line
     can say: ``batch_size``, ``concurrency``, ``requests_per_minute``, ``tokens_per_minute``,
-    ``api_key_env``, ``timeout_s``)."""
+    ``api_key_env``, ``timeout_s``, ``max_chars``, ``encoding_format``)."""
     from urllib.parse import parse_qsl
 
     head, sep, query = rest.partition("?")
@@ -145,12 +145,14 @@ def _remote(kind: str, rest: str) -> Embedder:
     head, given = _remote_options(rest)
     model, url = parse_remote_spec(kind, head)
     options: dict[str, object] = {"api_key_env": "OPENAI_API_KEY" if kind == "openai" else None}
+    if kind == "openai":
+        options["encoding_format"] = "base64"
     for key, value in given.items():
         if key in _REMOTE_NUMBERS:
             options[key] = int(value)
         elif key in _REMOTE_FLOATS:
             options[key] = float(value)
-        elif key == "api_key_env":
+        elif key in ("api_key_env", "encoding_format"):
             options[key] = value
         else:
             raise ValueError(f"{kind}:{rest}: unknown option {key!r}")
