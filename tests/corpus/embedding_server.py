@@ -43,8 +43,11 @@ class EmbeddingServer:
         latency_s: float = 0.0,
         faults: Callable[[int], Fault | None] | None = None,
         max_batch: int | None = None,
+        slots: int | None = None,
     ) -> None:
         self.dim = dim
+        # requests served at once (like a GPU server's batch slots); the rest wait their turn
+        self.slots = threading.BoundedSemaphore(slots) if slots else None
         self.latency_s = latency_s
         self.faults = faults or (lambda n: None)
         self.max_batch = max_batch
@@ -78,7 +81,11 @@ class EmbeddingServer:
                     server.received.update(texts)
                     server.authorization.add(self.headers.get("Authorization", ""))
                 if server.latency_s:
-                    time.sleep(server.latency_s)
+                    if server.slots is not None:
+                        with server.slots:
+                            time.sleep(server.latency_s)
+                    else:
+                        time.sleep(server.latency_s)
                 fault = server.faults(n)
                 if server.max_batch is not None and len(texts) > server.max_batch:
                     fault = "400"
@@ -149,3 +156,13 @@ def embedding_server(**options: object) -> Iterator[EmbeddingServer]:
         yield server
     finally:
         server.close()
+
+
+if __name__ == "__main__":  # serve from a process of its own: python embedding_server.py JSON
+    import sys
+
+    options = json.loads(sys.argv[1]) if len(sys.argv) > 1 else {}
+    running = EmbeddingServer(**options)
+    print(running.url, flush=True)
+    sys.stdin.read()  # until the parent closes the pipe
+    running.close()
