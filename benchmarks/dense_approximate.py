@@ -5,8 +5,8 @@ late in the corpus and inside its months.
     python benchmarks/dense_approximate.py [--docs 1000000] [--months 30] [--dim 384] \\
         [--nprobe 4 8 16 32] [--queries 200] [--json out.json]
 
-No text model embeds a million documents on these CPUs, so the vectors are stand-ins. ``--stand-
-in stories`` (the default) models news: each month has its own stories of about 20 documents,
+No text model embeds a million documents on these CPUs, so the vectors are stand-ins. ``--stand-in
+stories`` (the default) models news: each month has its own stories of about 20 documents,
 each story near one of 1,024 topics (cosine about 0.8) and each document near its story (about
 0.9); a query sits near a story as its documents do. ``--stand-in isotropic`` is
 ``benchmarks/retrieval.py``'s: unit vectors around 1,024 topic centres with noise in every
