@@ -190,13 +190,11 @@ class DenseIndex(IndexLookups):
         for p, (lo, hi) in enumerate(self._bounds):
             if hi - lo < smallest:
                 continue
-            name = None
+            path = None
             if store is not None and p < len(digests) and digests[p]:
-                name = f"{digests[p][:24]}-{lo}-{hi}.faiss"
-                keep.add(name)
-            out[p] = month_ivf_cached(
-                np.asarray(self._vectors[lo:hi]), lo, nprobe, None if name is None else store / name
-            )
+                path = store / f"{digests[p][:24]}-{lo}-{hi}.faiss"
+                keep.add(path.name)
+            out[p] = month_ivf_cached(np.asarray(self._vectors[lo:hi]), lo, nprobe, path)
         if store is not None:
             for stale in store.glob("*.faiss"):
                 if stale.name not in keep:

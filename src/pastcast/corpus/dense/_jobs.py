@@ -15,8 +15,9 @@ from __future__ import annotations
 
 import json
 import shutil
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from contextlib import contextmanager
 from pathlib import Path
 
 import numpy as np
@@ -236,28 +237,20 @@ def _save(checkpoint: Path | None, lo: int, vectors: F32) -> None:
         np.save(tmp, vectors)
 
 
-class _target:
+@contextmanager
+def _target(out: Path | None, shape: tuple[int, int]) -> Iterator[tuple[F32, Callable[[], F32]]]:
     """The result array: a memory-mapped ``.npy`` being written beside ``out`` (renamed into
-    place by ``finish``) or, without ``out``, an array in memory."""
-
-    def __init__(self, out: Path | None, shape: tuple[int, int]) -> None:
-        self._out, self._shape = out, shape
-        self._atomic = None if out is None else atomic_path(out, suffix=".npy")
-
-    def __enter__(self) -> tuple[F32, Callable[[], F32]]:
-        if self._atomic is None:
-            array: F32 = np.empty(self._shape, dtype=np.float32)
-            return array, lambda: array
-        tmp = self._atomic.__enter__()
-        mapped: F32 = np.lib.format.open_memmap(tmp, mode="w+", dtype=np.float32, shape=self._shape)
-        self._mapped = mapped
+    place when the block ends without an exception, removed otherwise) or, without ``out``, an
+    array in memory; with ``finish``, which makes it complete."""
+    if out is None:
+        array: F32 = np.empty(shape, dtype=np.float32)
+        yield array, lambda: array
+        return
+    with atomic_path(out, suffix=".npy") as tmp:
+        mapped: F32 = np.lib.format.open_memmap(tmp, mode="w+", dtype=np.float32, shape=shape)
 
         def finish() -> F32:
             mapped.flush()  # type: ignore[attr-defined]
             return mapped
 
-        return mapped, finish
-
-    def __exit__(self, *exc: object) -> None:
-        if self._atomic is not None:
-            self._atomic.__exit__(*exc)  # renamed into place, or removed on a failure
+        yield mapped, finish
