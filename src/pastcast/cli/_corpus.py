@@ -280,9 +280,10 @@ def search(
         int | None,
         typer.Option(
             min=1,
-            help="dense/hybrid over an index directory: search fully admitted months of 1,000+ "
-            "documents approximately (IVF, this many lists probed; trained once and kept in the "
-            "index). The cutoff's own month is always exact. Default: exact everywhere.",
+            help="dense/hybrid over an index directory: search months of 1,000+ documents "
+            "approximately (IVF, this many lists probed; trained once per month and kept in the "
+            "index) when they end before the month of the last document before the cutoff, "
+            "which is searched exactly. Default: exact everywhere.",
         ),
     ] = None,
     doc_type: Annotated[
