@@ -302,3 +302,28 @@ def test_frozen_month_indexes_are_as_of_equivalent(ivf_docs: list[Document]) -> 
         if whole.search(q, as_of=cutoff, k=10) != exact.search(q, as_of=cutoff, k=10)
     ]
     assert differs
+
+
+def test_a_run_opens_its_corpus_exact_or_approximate_as_recorded(
+    ivf_docs: list[Document], tmp_path: Path
+) -> None:
+    from pydantic import ValidationError
+
+    from pastcast.runner import CorpusRef, open_corpus
+    from pastcast.runner._plan import PlanCorpus
+
+    EmbeddedIndex.build(ivf_docs, tmp_path / "ix")
+    spec = str(tmp_path / "ix")
+    approx = open_corpus(CorpusRef(spec=spec, retrieval="hybrid", embedder="hash-64", nprobe=2))
+    exact = open_corpus(CorpusRef(spec=spec, retrieval="dense", embedder="hash-64"))
+    try:
+        assert approx.identity().options["exact"] is False
+        assert approx.identity().options["nprobe"] == 2
+        assert exact.identity().options["exact"] is True
+        assert exact.identity().options["embedder"] == "hash-64"
+        assert exact.identity().options["dim"] == 64
+    finally:
+        approx.close()
+        exact.close()
+    with pytest.raises(ValidationError):
+        PlanCorpus(spec=spec, retrieval="dense", nprobe=0)
