@@ -62,8 +62,9 @@ def test_precomputed_vectors_search_as_computed_ones(
         want = computed.search(query, as_of=CUTOFF, k=10)
         assert [h.id for h in got] == [h.id for h in want]
         assert [h.score for h in got] == pytest.approx([h.score for h in want], abs=1e-6)
-    again = open_backend(ix, "dense", embedder="hash-64")  # kept with the index
+    again = open_backend(ix, "dense")  # kept with the index, and its model recorded there
     assert again.identity().options["vectors"] == "precomputed"
+    assert again.identity().options["embedder"] == "hash-64"
     assert again.search("merger", as_of=CUTOFF) == imported.search("merger", as_of=CUTOFF)
 
 

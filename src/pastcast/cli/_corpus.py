@@ -81,7 +81,8 @@ Retrieval = Annotated[
 EmbedderOpt = Annotated[
     str | None,
     typer.Option(
-        help="dense/hybrid: the embedder, by registered name (default all-minilm-l6-v2; "
+        help="dense/hybrid: the embedder, by registered name (default: the model of the "
+        "vectors kept in the index, else all-minilm-l6-v2; "
         "static-minilm-l6-v2 is about a hundred times faster on CPUs; a database corpus uses "
         "the one it was loaded with)."
     ),

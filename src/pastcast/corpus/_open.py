@@ -19,6 +19,7 @@ import importlib.util
 from pathlib import Path
 from typing import Any
 
+from pastcast import safejson
 from pastcast.corpus._protocol import OpenedCorpus
 from pastcast.corpus.dense import (
     DEFAULT_EMBEDDER,
@@ -163,7 +164,7 @@ def open_bm25(spec: str, *, block_docs: int = BLOCK_DOCS) -> EmbeddedIndex:
 def open_dense(
     spec: str,
     *,
-    embedder: str | Embedder = DEFAULT_EMBEDDER,
+    embedder: str | Embedder | None = None,
     nprobe: int | None = None,
     ivf_min: int = 1000,
     quantized_min: int | None = 10_000,
@@ -175,10 +176,11 @@ def open_dense(
     ``vectors`` computed elsewhere: a ``.npy`` with its ids file, or Parquet by document id);
     ``nprobe``: approximate (frozen per-month IVF, this many lists probed) in months of at
     least ``ivf_min`` documents before the month of the last admitted document, which is always
-    searched exactly."""
+    searched exactly. Without ``embedder``, the model of the vectors kept in the index when
+    they are of one model only (the corpus's recorded query model), else the default."""
     index = _index(spec)
     _needs_faiss("dense")
-    model = resolve_embedder(embedder)
+    model = resolve_embedder(embedder if embedder is not None else recorded_embedder(spec))
     approximate: dict[str, Any] = {} if nprobe is None else {"ivf_min": ivf_min, "nprobe": nprobe}
     try:
         return DenseIndex(
@@ -194,11 +196,25 @@ def open_dense(
         raise CorpusOpenError(str(exc)) from None
 
 
+def recorded_embedder(spec: str | Path) -> str:
+    """The model of the document vectors kept in an index directory (``dense-MODEL.json``)
+    when there is exactly one, else the default embedder."""
+    models = set()
+    for meta in Path(spec).glob("dense-*.json"):
+        try:
+            model = safejson.loads(meta.read_bytes()).get("model")
+        except (OSError, ValueError, AttributeError):
+            continue
+        if isinstance(model, str):
+            models.add(model)
+    return models.pop() if len(models) == 1 else DEFAULT_EMBEDDER
+
+
 @backends.register("hybrid")
 def open_hybrid(
     spec: str,
     *,
-    embedder: str | Embedder = DEFAULT_EMBEDDER,
+    embedder: str | Embedder | None = None,
     nprobe: int | None = None,
     ivf_min: int = 1000,
     quantized_min: int | None = 10_000,
