@@ -549,8 +549,12 @@ class DenseIndex(IndexLookups):
             "vectors": "precomputed" if self._precomputed else "computed",
             "exact": not self._ivf,
         }
-        if self._ivf:
-            options |= {"ivf_min": self._ivf_min, "nprobe": self._nprobe}
+        if self._ivf_min is not None:  # asked for, even where no month is large enough
+            options |= {
+                "ivf_min": self._ivf_min,
+                "nprobe": self._nprobe,
+                "approximate_months": len(self._ivf),
+            }
         return base.model_copy(
             update={"backend": "dense", "retrieval": "dense", "options": options}
         )
