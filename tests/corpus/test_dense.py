@@ -327,3 +327,18 @@ def test_a_run_opens_its_corpus_exact_or_approximate_as_recorded(
         exact.close()
     with pytest.raises(ValidationError):
         PlanCorpus(spec=spec, retrieval="dense", nprobe=0)
+
+
+def test_a_filtered_search_ranks_exactly_even_where_months_are_approximate(
+    ivf_docs: list[Document],
+) -> None:
+    from pastcast.corpus import SearchFilter
+
+    index = EmbeddedIndex.in_memory(ivf_docs)
+    exact = DenseIndex(index, HashEmbedder())
+    approx = DenseIndex(index, HashEmbedder(), ivf_min=1000, nprobe=1)
+    cutoff = START + timedelta(days=88)
+    for where in (SearchFilter(month="2024-02"), SearchFilter(since=START + timedelta(days=20))):
+        for query in ("election storm", "w3 tariff w17", "merger"):
+            got = approx.search(query, as_of=cutoff, k=10, filters=where)
+            assert got == exact.search(query, as_of=cutoff, k=10, filters=where) and got
