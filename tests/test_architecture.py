@@ -249,7 +249,7 @@ LAYERS: list[set[str]] = [
         "atomic",
         "serving",
     },
-    {"records"},
+    {"records", "retrying"},
     {"registry"},
     {"dataset", "runlog", "sandbox"},
     {"corpus", "scoring", "models"},

@@ -277,3 +277,68 @@ def test_a_k_beyond_any_integer_type_returns_every_visible_document(
     for backend in (index, dense, HybridIndex(dense)):
         hits = backend.search("election storm", as_of=as_of, k=k)
         assert 0 < len(hits) <= visible, type(backend).__name__
+
+
+def test_frozen_month_indexes_are_as_of_equivalent(ivf_docs: list[Document]) -> None:
+    """Approximate search at a cutoff equals that of an index built from the documents before
+    it, with the same month partitions: each earlier month's IVF is trained on that month alone,
+    and the month of the last admitted document is searched exactly in both."""
+
+    def factory(docs: Sequence[Document]) -> DenseIndex:
+        return DenseIndex(EmbeddedIndex.in_memory(docs), HashEmbedder(), ivf_min=1000, nprobe=1)
+
+    cutoffs = [START + timedelta(days=d, hours=7) for d in (33, 45, 61, 75, 88)]
+    cutoffs += [START + timedelta(days=31), START + timedelta(days=60)]  # the 1st, midnight
+    whole = factory(ivf_docs)
+    assert len(whole._ivf) == 3
+    report = check_as_of_equivalence(factory, ivf_docs, cutoffs=cutoffs, seed=16)
+    assert report.violations == 0 and report.nonempty > 30, report.first_violations
+    # and the approximate months are really used: one list probed misses exact hits
+    exact = DenseIndex(EmbeddedIndex.in_memory(ivf_docs), HashEmbedder())
+    cutoff = START + timedelta(days=88)
+    differs = [
+        q
+        for q in ("election storm", "w3 tariff w17", "merger", "w8 w9", "ceasefire w30")
+        if whole.search(q, as_of=cutoff, k=10) != exact.search(q, as_of=cutoff, k=10)
+    ]
+    assert differs
+
+
+def test_a_run_opens_its_corpus_exact_or_approximate_as_recorded(
+    ivf_docs: list[Document], tmp_path: Path
+) -> None:
+    from pydantic import ValidationError
+
+    from pastcast.runner import CorpusRef, open_corpus
+    from pastcast.runner._plan import PlanCorpus
+
+    EmbeddedIndex.build(ivf_docs, tmp_path / "ix")
+    spec = str(tmp_path / "ix")
+    approx = open_corpus(CorpusRef(spec=spec, retrieval="hybrid", embedder="hash-64", nprobe=2))
+    exact = open_corpus(CorpusRef(spec=spec, retrieval="dense", embedder="hash-64"))
+    try:
+        assert approx.identity().options["exact"] is False
+        assert approx.identity().options["nprobe"] == 2
+        assert exact.identity().options["exact"] is True
+        assert exact.identity().options["embedder"] == "hash-64"
+        assert exact.identity().options["dim"] == 64
+    finally:
+        approx.close()
+        exact.close()
+    with pytest.raises(ValidationError):
+        PlanCorpus(spec=spec, retrieval="dense", nprobe=0)
+
+
+def test_a_filtered_search_ranks_exactly_even_where_months_are_approximate(
+    ivf_docs: list[Document],
+) -> None:
+    from pastcast.corpus import SearchFilter
+
+    index = EmbeddedIndex.in_memory(ivf_docs)
+    exact = DenseIndex(index, HashEmbedder())
+    approx = DenseIndex(index, HashEmbedder(), ivf_min=1000, nprobe=1)
+    cutoff = START + timedelta(days=88)
+    for where in (SearchFilter(month="2024-02"), SearchFilter(since=START + timedelta(days=20))):
+        for query in ("election storm", "w3 tariff w17", "merger"):
+            got = approx.search(query, as_of=cutoff, k=10, filters=where)
+            assert got == exact.search(query, as_of=cutoff, k=10, filters=where) and got

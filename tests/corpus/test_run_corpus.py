@@ -61,7 +61,15 @@ def test_the_world_with_a_corpus_built_from_it(
     corpus = read_run_log(out).header.corpus
     assert corpus is not None and corpus.spec == str(world_index)
     assert corpus.content_sha256 == world_digest and corpus.retrieval == "hybrid"
+    assert corpus.options["exact"] is True
     assert not (tmp_path / "index").exists()  # the given corpus, not one of its own
+    approx = tmp_path / "approx.jsonl"  # approximate months, recorded in the run header
+    result = runner.invoke(app, [*args, "--nprobe", "4", "--out", str(approx)])
+    assert result.exit_code == 0, result.output
+    recorded = read_run_log(approx).header.corpus
+    assert recorded is not None and recorded.options["nprobe"] == 4
+    months = recorded.options["approximate_months"]  # the world's months may all be small
+    assert recorded.options["exact"] is (months == 0)
 
 
 def test_the_world_refuses_a_corpus_of_other_documents(tmp_path: Path) -> None:

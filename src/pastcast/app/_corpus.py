@@ -58,8 +58,9 @@ def open_corpus(
             "retrieval", f"expected one of {', '.join(retrieval_modes())}, got {retrieval!r}"
         )
     given = {k: v for k, v in options.items() if v is not None}
-    if "embedder" in given and retrieval == "bm25":
-        raise AppError("embedder", "is only for retrieval dense or hybrid")
+    for dense_only in ("embedder", "nprobe", "vectors"):
+        if dense_only in given and retrieval == "bm25":
+            raise AppError(dense_only, "is only for retrieval dense or hybrid")
     if not is_database_url(spec):
         given.pop("schema", None)  # a directory has no schema
     try:
@@ -152,6 +153,7 @@ def _store(
     progress: bool,
     workers: int | None = None,
     run: SourceRun | None = None,
+    dense: dict[str, Any] | None = None,
 ) -> tuple[int, str, BuildReport | None]:
     """Index ``docs`` into the chosen backend (embedded too, with ``embedder``): how many, where
     they went and the index's build report."""
@@ -174,8 +176,12 @@ def _store(
             else dict,
             notes=run.report_lines if run is not None else tuple,
         )
-        if embedder is not None:  # computed now and kept in the index for dense search
-            open_corpus(out, "dense", field="embedder", embedder=embedder).close()
+        if embedder is not None:  # computed (or imported) now, kept in the index for dense search
+            dense = dense or {}
+            field = "vectors" if dense.get("vectors") else "embedder"
+            open_corpus(
+                out, "dense", field=field, embedder=embedder, progress=progress, **dense
+            ).close()
         return len(index), str(out), index.build_report
     except ImportError as exc:
         raise AppError(
@@ -241,6 +247,9 @@ def build_corpus(
     require_dates: DatingRule = "any",
     progress: bool = False,
     workers: int | None = None,
+    vectors: str | Path | None = None,
+    vectors_ids: str | Path | None = None,
+    nprobe: int | None = None,
 ) -> CorpusBuild:
     """Build a corpus from ``source`` (``KIND:PATH`` of a registered source): its documents
     (content screen on unless ``include_flagged``), only those of the allowed sources
@@ -254,6 +263,9 @@ def build_corpus(
     publication; the counts of each kind of date are reported and kept beside the index.
     ``workers``: processes indexing month partitions side by side (embedded backend; default:
     the CPU count).
+    ``vectors`` (with ``vectors_ids`` for a ``.npy``): document vectors computed elsewhere by the
+    model ``embedder`` names (the query model), checked and kept in the index instead of
+    computed; ``nprobe``: the approximate month indexes are trained now too.
 
     ``AppError`` naming the field, before anything is stored where it can be."""
     kind, sep, path = source.partition(":")
@@ -274,6 +286,20 @@ def build_corpus(
     if require_dates not in DATING_RULES:
         raise AppError("require_dates", f"expected one of {', '.join(DATING_RULES)}")
     allowed = _allowed(allow_source, Path(allow_sources_file) if allow_sources_file else None)
+    if (vectors is not None or nprobe is not None) and embedder is None:
+        raise AppError(
+            "vectors" if vectors is not None else "nprobe",
+            "needs the embedder (the model of the vectors, which embeds the queries)",
+        )
+    if (vectors is not None or nprobe is not None) and backend != "embedded":
+        raise AppError(
+            "vectors" if vectors is not None else "nprobe", "only with an index directory"
+        )
+    dense: dict[str, Any] = {
+        k: str(v) if isinstance(v, Path) else v
+        for k, v in {"vectors": vectors, "vectors_ids": vectors_ids, "nprobe": nprobe}.items()
+        if v is not None
+    }
     model = None
     if embedder is not None:
         try:
@@ -314,6 +340,7 @@ def build_corpus(
             progress,
             workers,
             run,
+            dense,
         )
     except BaseException:  # a failure or an interrupt: drop the side files
         run.discard()

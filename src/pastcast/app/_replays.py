@@ -109,21 +109,23 @@ def open_replay(
     *,
     index_dir: Path | None = None,
     convention: DayConvention = DayConvention.START_OF_DAY,
+    nprobe: int | None = None,
 ) -> Replay:
     """Open ``dataset`` (``world[:SEED][,FIELD=VALUE...]``, a dataset directory or a
     Forecast-Dojo release, see ``open_dataset``) with ``corpus`` (an index directory or a
     database URL) searched by ``retrieval``. The embedded world without a corpus searches its
     own news: indexed in ``index_dir`` (kept, and rebuilt only when it no longer holds the
     world's documents) or, without one, in memory (bm25 only); a corpus given with the world
-    must hold exactly its documents. The caller closes the replay; ``AppError`` names the
-    field of any problem."""
+    must hold exactly its documents. ``nprobe``: dense and hybrid search approximate in the
+    months before the cutoff's (see ``pastcast.corpus.open_backend``). The caller closes the
+    replay; ``AppError`` names the field of any problem."""
     text = str(dataset)
     if is_world_spec(text) and convention is DayConvention.START_OF_DAY:
         try:
             world = world_from_spec(text)
         except ValueError as exc:
             raise AppError("dataset", str(exc)) from None
-        return _world_replay(text, world, corpus, retrieval, embedder, index_dir)
+        return _world_replay(text, world, corpus, retrieval, embedder, index_dir, nprobe)
     loaded = open_dataset(text, convention=convention)
     if corpus is None:
         if retrieval != "bm25" or embedder is not None:
@@ -131,10 +133,9 @@ def open_replay(
                 "retrieval", f"{retrieval} needs a corpus with a dataset directory or a release"
             )
         return Replay(loaded, None)
-    opened = open_corpus(corpus, retrieval, embedder=embedder)
-    return Replay(
-        loaded, opened, CorpusRef(spec=str(corpus), retrieval=retrieval, embedder=embedder)
-    )
+    opened = open_corpus(corpus, retrieval, embedder=embedder, nprobe=nprobe)
+    ref = CorpusRef(spec=str(corpus), retrieval=retrieval, embedder=embedder, nprobe=nprobe)
+    return Replay(loaded, opened, ref)
 
 
 def _world_replay(
@@ -144,9 +145,10 @@ def _world_replay(
     retrieval: str,
     embedder: str | None,
     index_dir: Path | None,
+    nprobe: int | None = None,
 ) -> Replay:
     if corpus is not None:
-        opened = open_corpus(corpus, retrieval, embedder=embedder)
+        opened = open_corpus(corpus, retrieval, embedder=embedder, nprobe=nprobe)
         got = opened.identity().content_sha256
         if not world.holds_its_documents(got):  # any other corpus would not match its events
             opened.close()
@@ -157,10 +159,10 @@ def _world_replay(
                 f"{got[:12]}..., the world's {digest[:12]}...); build one with 'pastcast corpus "
                 f"build {spec} --out DIR'",
             )
-        ref = CorpusRef(spec=str(corpus), retrieval=retrieval, embedder=embedder)
+        ref = CorpusRef(spec=str(corpus), retrieval=retrieval, embedder=embedder, nprobe=nprobe)
         return Replay(world.dataset, opened, ref)
     if index_dir is None:
-        if retrieval != "bm25" or embedder is not None:
+        if retrieval != "bm25" or embedder is not None or nprobe is not None:
             raise AppError(
                 "retrieval",
                 f"{retrieval} search of the embedded world needs its index on disk: build one "
@@ -169,8 +171,8 @@ def _world_replay(
         # Opened once per process through ``shared_replay`` by the frameworks.
         return Replay(world.dataset, EmbeddedIndex.in_memory(world.corpus_documents))
     _world_index(world, index_dir)
-    opened = open_corpus(index_dir, retrieval, field="retrieval", embedder=embedder)
-    ref = CorpusRef(spec=str(index_dir), retrieval=retrieval, embedder=embedder)
+    opened = open_corpus(index_dir, retrieval, field="retrieval", embedder=embedder, nprobe=nprobe)
+    ref = CorpusRef(spec=str(index_dir), retrieval=retrieval, embedder=embedder, nprobe=nprobe)
     return Replay(world.dataset, opened, ref)
 
 

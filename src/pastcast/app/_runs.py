@@ -202,6 +202,7 @@ def run_plan(
             corpus.embedder,
             index_dir=log.parent / "index",
             convention=plan.day_convention,
+            nprobe=corpus.nprobe,
         ) as replay:
             dataset = _rescheduled(replay.dataset, plan.schedule)
             dataset = select_steps(

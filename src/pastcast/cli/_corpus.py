@@ -81,7 +81,8 @@ Retrieval = Annotated[
 EmbedderOpt = Annotated[
     str | None,
     typer.Option(
-        help="dense/hybrid: the embedder, by registered name (default all-minilm-l6-v2; "
+        help="dense/hybrid: the embedder, by registered name (default: the model of the "
+        "vectors kept in the index, else all-minilm-l6-v2; "
         "static-minilm-l6-v2 is about a hundred times faster on CPUs; a database corpus uses "
         "the one it was loaded with)."
     ),
@@ -124,6 +125,8 @@ def _check_flags(backend: str, out: Path | None, url: str | None) -> None:
 
 BUILD_OPTIONS = {
     "source": "source",
+    "vectors": "--vectors",
+    "nprobe": "--nprobe",
     "documents": "",
     "allow_source": "--allow-source",
     "allow_sources": "--allow-sources",
@@ -161,7 +164,27 @@ def build(
         str | None,
         typer.Option(
             help="Also embed the documents with this embedder (registered name, e.g. "
-            "all-minilm-l6-v2) for dense and hybrid retrieval; needs the 'dense' extra."
+            "all-minilm-l6-v2, or openai-compatible:MODEL@URL, openai:MODEL; an API key comes "
+            "from the variable ?api_key_env=NAME names) for dense and hybrid retrieval; needs "
+            "the 'dense' extra. An interrupted embedding resumes where it stopped."
+        ),
+    ] = None,
+    vectors: Annotated[
+        str | None,
+        typer.Option(
+            help="Document vectors computed elsewhere by the --embedder model: a .npy (ids in "
+            "NAME.ids.txt beside it, or --vectors-ids) or Parquet (a file or folder; columns "
+            "id and embedding, e.g. a Parquet source's own), checked and kept in the index."
+        ),
+    ] = None,
+    vectors_ids: Annotated[
+        str | None, typer.Option(help="The ids file of a --vectors .npy (one id a line).")
+    ] = None,
+    nprobe: Annotated[
+        int | None,
+        typer.Option(
+            min=1,
+            help="Also train the approximate month indexes now (see 'corpus search --nprobe').",
         ),
     ] = None,
     lenient: Annotated[
@@ -241,6 +264,9 @@ def build(
             require_dates=require_dates,
             progress=True,
             workers=workers,
+            vectors=vectors,
+            vectors_ids=vectors_ids,
+            nprobe=nprobe,
         )
     except AppError as exc:
         fail_field(exc, BUILD_OPTIONS)
@@ -283,9 +309,10 @@ def search(
         int | None,
         typer.Option(
             min=1,
-            help="dense/hybrid over an index directory: search fully admitted months of 1,000+ "
-            "documents approximately (IVF, this many lists probed; trained once and kept in the "
-            "index). The cutoff's own month is always exact. Default: exact everywhere.",
+            help="dense/hybrid over an index directory: search months of 1,000+ documents "
+            "approximately (IVF, this many lists probed; trained once per month and kept in the "
+            "index) when they end before the month of the last document before the cutoff, "
+            "which is searched exactly. Default: exact everywhere.",
         ),
     ] = None,
     doc_type: Annotated[

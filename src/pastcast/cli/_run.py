@@ -210,6 +210,16 @@ def run(
             help="dense/hybrid: the embedder by registered name (default all-minilm-l6-v2).",
         ),
     ] = None,
+    nprobe: Annotated[
+        int | None,
+        typer.Option(
+            "--nprobe",
+            min=1,
+            help="dense/hybrid over an index directory: search the months before the cutoff's "
+            "approximately (frozen month indexes, this many lists probed; recorded in the run "
+            "header). Default: exact.",
+        ),
+    ] = None,
     setting: Annotated[
         Setting, typer.Option("--setting", help="Setting of agents given without @SETTING.")
     ] = "memory_free",
@@ -316,6 +326,7 @@ def run(
         "corpus": (("corpus", "spec"), corpus),
         "retrieval": (("corpus", "retrieval"), retrieval),
         "embedder": (("corpus", "embedder"), embedder),
+        "nprobe": (("corpus", "nprobe"), nprobe),
         "rollouts": (("rollouts",), rollouts),
         "fallback": (("fallback",), fallback),
         "split": (("split",), split),

@@ -19,11 +19,13 @@ import importlib.util
 from pathlib import Path
 from typing import Any
 
+from pastcast import safejson
 from pastcast.corpus._protocol import OpenedCorpus
 from pastcast.corpus.dense import (
     DEFAULT_EMBEDDER,
     DenseIndex,
     Embedder,
+    EmbeddingError,
     HybridIndex,
     embedders,
 )
@@ -37,6 +39,7 @@ from pastcast.corpus.postgres import (
     split_schema,
 )
 from pastcast.registry import Registry, RegistryError
+from pastcast.retrying import ProviderFailure
 
 __all__ = [
     "DATABASE_SCHEMES",
@@ -104,10 +107,23 @@ def resolve_embedder(embedder: str | Embedder) -> Embedder:
     """A registered embedder by name (built now), or the given one."""
     if not isinstance(embedder, str):
         return embedder
+    kind, sep, rest = embedder.partition(":")
+    by_spec = (
+        embedder not in embedders
+        and sep
+        and kind in embedders
+        and embedders.get(kind).meta.get("takes_spec")
+    )
+    if embedder in embedders and embedders.get(embedder).meta.get("takes_spec"):
+        raise CorpusOpenError(f"embedder {embedder!r}: give it as {embedder}:MODEL...")
     try:
+        if by_spec:
+            return embedders.build(kind, rest)
         return embedders.build(embedder)
     except RegistryError as exc:
         raise CorpusOpenError(str(exc)) from None
+    except ValueError as exc:  # a malformed KIND:SPEC, a key variable not set
+        raise CorpusOpenError(f"embedder {embedder!r}: {exc}") from None
     except ImportError as exc:
         raise CorpusOpenError(
             f"embedder {embedder!r} needs the 'dense' extra (pip install 'pastcast[dense]'); "
@@ -148,33 +164,76 @@ def open_bm25(spec: str, *, block_docs: int = BLOCK_DOCS) -> EmbeddedIndex:
 def open_dense(
     spec: str,
     *,
-    embedder: str | Embedder = DEFAULT_EMBEDDER,
+    embedder: str | Embedder | None = None,
     nprobe: int | None = None,
+    ivf_min: int = 1000,
     quantized_min: int | None = 10_000,
+    vectors: str | None = None,
+    vectors_ids: str | None = None,
+    progress: bool = False,
 ) -> DenseIndex:
-    """Exact dense search over an index directory (embeddings computed once, kept there);
-    ``nprobe``: approximate (IVF) in fully admitted months of 1,000+ documents."""
+    """Exact dense search over an index directory (embeddings computed once, kept there, or
+    ``vectors`` computed elsewhere: a ``.npy`` with its ids file, or Parquet by document id);
+    ``nprobe``: approximate (frozen per-month IVF, this many lists probed) in months of at
+    least ``ivf_min`` documents before the month of the last admitted document, which is always
+    searched exactly. Without ``embedder``, the model of the vectors kept in the index when
+    they are of one model only (the corpus's recorded query model), else the default."""
     index = _index(spec)
-    if isinstance(embedder, str) and embedder not in embedders:
-        resolve_embedder(embedder)  # the one-line error naming the known embedders
     _needs_faiss("dense")
-    model = resolve_embedder(embedder)
-    if nprobe is None:
-        return DenseIndex(index, model, quantized_min=quantized_min)
-    return DenseIndex(index, model, quantized_min=quantized_min, ivf_min=1000, nprobe=nprobe)
+    model = resolve_embedder(embedder if embedder is not None else recorded_embedder(spec))
+    approximate: dict[str, Any] = {} if nprobe is None else {"ivf_min": ivf_min, "nprobe": nprobe}
+    try:
+        return DenseIndex(
+            index,
+            model,
+            quantized_min=quantized_min,
+            vectors=vectors,
+            vectors_ids=vectors_ids,
+            progress=progress,
+            **approximate,
+        )
+    except (EmbeddingError, ProviderFailure) as exc:
+        raise CorpusOpenError(str(exc)) from None
+
+
+def recorded_embedder(spec: str | Path) -> str:
+    """The model of the document vectors kept in an index directory (``dense-MODEL.json``)
+    when there is exactly one, else the default embedder."""
+    models = set()
+    for meta in Path(spec).glob("dense-*.json"):
+        try:
+            model = safejson.loads(meta.read_bytes()).get("model")
+        except (OSError, ValueError, AttributeError):
+            continue
+        if isinstance(model, str):
+            models.add(model)
+    return models.pop() if len(models) == 1 else DEFAULT_EMBEDDER
 
 
 @backends.register("hybrid")
 def open_hybrid(
     spec: str,
     *,
-    embedder: str | Embedder = DEFAULT_EMBEDDER,
+    embedder: str | Embedder | None = None,
     nprobe: int | None = None,
+    ivf_min: int = 1000,
     quantized_min: int | None = 10_000,
     depth: int = 100,
+    vectors: str | None = None,
+    vectors_ids: str | None = None,
+    progress: bool = False,
 ) -> HybridIndex:
     """BM25 and dense search over an index directory, fused by reciprocal rank."""
-    dense = open_dense(spec, embedder=embedder, nprobe=nprobe, quantized_min=quantized_min)
+    dense = open_dense(
+        spec,
+        embedder=embedder,
+        nprobe=nprobe,
+        ivf_min=ivf_min,
+        quantized_min=quantized_min,
+        vectors=vectors,
+        vectors_ids=vectors_ids,
+        progress=progress,
+    )
     return HybridIndex(dense, depth=depth)
 
 

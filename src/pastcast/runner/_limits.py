@@ -18,63 +18,12 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from pastcast.models import ChatResponse, FailureKind, ProviderError, call_with_retries
+from pastcast.retrying import ProviderFailure, TokenBucket
 from pastcast.runner._config import BreakerConfig, Execution, ProviderLimits
 
 __all__ = ["CircuitBreaker", "ProviderGates", "TaskTally", "TokenBucket", "task_tally"]
 
 Clock = Callable[[], float]
-Sleep = Callable[[float], None]
-
-
-class TokenBucket:
-    """``rate_per_minute`` units a minute, with bursts of up to ``burst_s`` seconds' worth.
-
-    ``take(n)`` waits until ``n`` units are there (a request larger than the burst waits for a
-    full bucket and leaves it in debt); ``adjust(d)`` corrects a charge once the real amount is
-    known (tokens used against tokens estimated).
-    """
-
-    def __init__(
-        self,
-        rate_per_minute: float,
-        *,
-        burst_s: float = 10.0,
-        clock: Clock = time.monotonic,
-        sleep: Sleep = time.sleep,
-    ) -> None:
-        self.rate = rate_per_minute / 60.0
-        self.capacity = max(1.0, self.rate * burst_s)
-        self._level = self.capacity
-        self._clock = clock
-        self._sleep = sleep
-        self._stamp = clock()
-        self._lock = threading.Lock()
-
-    def _refill(self) -> None:
-        now = self._clock()
-        self._level = min(self.capacity, self._level + (now - self._stamp) * self.rate)
-        self._stamp = now
-
-    def take(self, amount: float) -> float:
-        """Wait for ``amount`` units and take them; returns the seconds waited."""
-        waited = 0.0
-        need = min(amount, self.capacity)
-        while True:
-            with self._lock:
-                self._refill()
-                if self._level >= need - 1e-9:  # rounding must not leave a sliver to wait for
-                    self._level -= amount
-                    return waited
-                wait = (need - self._level) / self.rate
-            wait = min(max(wait, 0.001), 1.0)  # re-check: another caller may have refunded units
-            self._sleep(wait)
-            waited += wait
-
-    def adjust(self, delta: float) -> None:
-        """Charge ``delta`` more units (negative: give them back)."""
-        with self._lock:
-            self._refill()
-            self._level = min(self.capacity, self._level - delta)
 
 
 BreakerState = Literal["closed", "open", "half_open"]
@@ -238,7 +187,7 @@ class ProviderGates:
         return call_with_retries(once, self.execution.retry, on_retry=_count_retry, rng=rng)
 
 
-def _count_retry(error: ProviderError, delay: float) -> None:
+def _count_retry(error: ProviderFailure, delay: float) -> None:
     tally = _TALLY.get()
     if tally is not None:
         tally.retries += 1

@@ -112,6 +112,9 @@ class PlanCorpus(Record):
     """bm25, dense or hybrid (``pastcast.corpus.open_backend``)."""
     embedder: str | None = None
     """The query embedder of dense and hybrid retrieval (None: the index's own)."""
+    nprobe: int | None = Field(default=None, ge=1)
+    """Dense and hybrid: approximate search of months before the cutoff's (frozen month
+    indexes, this many lists probed); None: exact. Recorded in the run's corpus identity."""
 
 
 class PlanConcurrency(Record):

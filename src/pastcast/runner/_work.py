@@ -59,12 +59,16 @@ class CorpusRef(Record):
     retrieval: str = "bm25"
     embedder: str | None = None
     """The query embedder of dense and hybrid retrieval (None: the index's own)."""
+    nprobe: int | None = None
+    """Dense and hybrid: approximate months, this many lists probed (None: exact)."""
 
 
 def open_corpus(ref: CorpusRef) -> CorpusBackend:
     """Open the corpus of ``ref`` with ``pastcast.corpus.open_backend``: the one place a run
     opens a corpus by reference (on workers too)."""
-    options = {"embedder": ref.embedder} if ref.embedder else {}
+    options: dict[str, object] = {"embedder": ref.embedder} if ref.embedder else {}
+    if ref.nprobe is not None:
+        options["nprobe"] = ref.nprobe
     return open_backend(ref.spec, ref.retrieval, **options)
 
 

@@ -1,8 +1,9 @@
 """Dense and hybrid retrieval over an embedded index: exact filtered vector search (8-bit month
-copies propose candidates, rescored under a proven bound) and reciprocal-rank fusion with BM25;
-embedders by name."""
+copies propose candidates, rescored under a proven bound), approximate frozen month indexes,
+reciprocal-rank fusion with BM25; embedders by name (packaged CPU models, OpenAI-compatible
+servers) and document vectors computed elsewhere."""
 
-from pastcast.corpus.dense._dense import DenseIndex
+from pastcast.corpus.dense._dense import DenseIndex, QueryModelMismatch
 from pastcast.corpus.dense._embedders import (
     DEFAULT_EMBEDDER,
     STATIC_EMBEDDER,
@@ -14,6 +15,9 @@ from pastcast.corpus.dense._embedders import (
     embedding_text,
 )
 from pastcast.corpus.dense._hybrid import RRF_K, HybridIndex, rrf_fuse
+from pastcast.corpus.dense._jobs import EmbeddingError, embed_corpus
+from pastcast.corpus.dense._precomputed import ids_file_of, load_vectors
+from pastcast.corpus.dense._remote import RemoteEmbedder
 from pastcast.corpus.dense._static import StaticEmbedder, cache_root, distill_static
 
 __all__ = [
@@ -22,14 +26,20 @@ __all__ = [
     "STATIC_EMBEDDER",
     "DenseIndex",
     "Embedder",
+    "EmbeddingError",
     "HybridIndex",
     "MiniLMEmbedder",
     "QueryCache",
+    "QueryModelMismatch",
+    "RemoteEmbedder",
     "StaticEmbedder",
     "cache_root",
     "distill_static",
+    "embed_corpus",
     "embed_documents",
     "embedders",
     "embedding_text",
+    "ids_file_of",
+    "load_vectors",
     "rrf_fuse",
 ]

@@ -24,10 +24,21 @@ ordered by id (tested against one, and against an index of the past alone). A mo
 fitted to the whole month; it decides which rows are rescored, never what is returned.
 
 With ``ivf_min`` set instead, each month partition of at least that many documents gets an
-approximate index (faiss IVF, trained on that month's vectors only); a query searches it for
-every fully admitted month and the rest exactly. Results are then approximate: recall is
-measured in ``benchmarks/retrieval.py``. Trained month indexes and 8-bit copies are kept in the
-index directory (``ivf-NAME/``, ``sq8-NAME/``) and reused when reopened.
+approximate index (faiss IVF, trained on that month's vectors only, then frozen: stored under
+the month's own content digest, never retrained while that month is unchanged); a query searches
+it for every month that ends before the month of the last admitted document, and that month (the
+cutoff's, partly admitted or not) exactly. Results are then approximate, but still as of the
+cutoff: an index built from the admitted documents alone has the same earlier months, hence the
+same month indexes, and its last month is the one searched exactly, so both return the same
+hits (tested). Recall against the exact scan is measured in ``benchmarks/retrieval.py``. Trained
+month indexes and 8-bit copies are kept in the index directory (``ivf-NAME/``, ``sq8-NAME/``)
+and reused when reopened.
+
+Document vectors come from the embedder (computed once as a resumable job, ``_jobs``) or from
+vectors computed elsewhere (``vectors=``: ``_precomputed``, checked against the corpus and the
+query embedder's dimension). Either way the cache's ``dense-NAME.json`` records the model, its
+dimension and that rows are unit-normalised, and so does the searcher's identity; a query vector
+of another model or dimension is refused (``QueryModelMismatch``).
 """
 
 from __future__ import annotations
@@ -50,7 +61,14 @@ from pastcast import safejson
 from pastcast.atomic import atomic_path, write_atomic
 from pastcast.corpus._filter import SearchFilter
 from pastcast.corpus._protocol import SearchHit
-from pastcast.corpus.dense._embedders import F32, Embedder, QueryCache, embedding_text
+from pastcast.corpus.dense._embedders import (
+    F32,
+    Embedder,
+    QueryCache,
+    embedding_text,
+    file_stem,
+)
+from pastcast.corpus.dense._jobs import embed_corpus, unit_rows
 from pastcast.corpus.dense._lookups import IndexLookups
 from pastcast.corpus.dense._pieces import (
     Candidates,
@@ -61,13 +79,23 @@ from pastcast.corpus.dense._pieces import (
     month_ivf_cached,
     one_thread,
 )
+from pastcast.corpus.dense._precomputed import load_vectors
 from pastcast.corpus.dense._quantized import QuantizedMonths, QueryCode
 from pastcast.corpus.embedded import EmbeddedIndex
 from pastcast.records import CorpusIdentity
 
-__all__ = ["DenseIndex", "IndexLookups"]
+__all__ = ["DenseIndex", "IndexLookups", "QueryModelMismatch"]
 
 Mask = npt.NDArray[np.bool_]
+
+
+class QueryModelMismatch(ValueError):
+    """A query vector of another model (or dimension) than the corpus's vectors."""
+
+
+def _partitions(manifest: dict[str, object]) -> list[dict[str, object]]:
+    parts = manifest.get("partitions")
+    return [p for p in parts if isinstance(p, dict)] if isinstance(parts, list) else []
 
 
 class DenseIndex(IndexLookups):
@@ -93,23 +121,24 @@ class DenseIndex(IndexLookups):
         nprobe: int = 8,
         query_cache: int = 1024,
         workers: int | None = None,
+        vectors: str | Path | None = None,
+        vectors_ids: str | Path | None = None,
+        progress: bool = False,
     ) -> None:
         self.index = index
         self.embedder = embedder
         self._ivf_min, self._nprobe = ivf_min, nprobe
-        self._vectors = self._load_or_compute(batch)
+        self._stem = file_stem(embedder.name)
+        self._precomputed: str | None = None
+        if vectors is not None:
+            self._vectors = self._import(Path(vectors), vectors_ids)
+        else:
+            self._vectors = self._load_or_compute(batch, progress)
+        self.dim = int(self._vectors.shape[1]) if len(self._vectors) else None
         self._bounds = index.partition_bounds
         self._ivf: dict[int, Any] = {}  # partition number -> its approximate index
         if ivf_min is not None:
-            store = self._store("ivf")
-            for p, (lo, hi) in enumerate(self._bounds):
-                if hi - lo >= max(ivf_min, 1000):
-                    self._ivf[p] = month_ivf_cached(
-                        np.asarray(self._vectors[lo:hi]),
-                        lo,
-                        nprobe,
-                        None if store is None else store / f"{p:05d}-{lo}-{hi}.faiss",
-                    )
+            self._ivf = self._month_indexes(max(ivf_min, 1), nprobe)
         self._quantized: QuantizedMonths | None = None
         if quantized_min is not None:
             chosen = [
@@ -143,36 +172,167 @@ class DenseIndex(IndexLookups):
             return None  # a read-only index: build in memory, as without a directory
         return store
 
-    def _load_or_compute(self, batch: int) -> F32:
+    def _month_indexes(self, smallest: int, nprobe: int) -> dict[int, Any]:
+        """An approximate index per month partition of at least ``smallest`` documents, each
+        trained on that month's vectors alone and frozen: kept in ``ivf-MODEL/`` under the
+        month's own content digest and position, so adding later months never retrains it."""
         ix = self.index
-        digest = ix.manifest.get("content_sha256")
-        cache = meta = None
-        if ix.path is not None:
-            cache = ix.path / f"dense-{self.embedder.name}.npy"
-            meta = ix.path / f"dense-{self.embedder.name}.json"
-            fresh = (
-                meta.is_file() and safejson.loads(meta.read_bytes()).get("content_sha256") == digest
-            )
-            if fresh and cache.is_file():
-                # memory-mapped: exact search reads the rows in place (no copy in the process)
-                mapped: F32 = np.asarray(np.load(cache, mmap_mode="r"))
-                if mapped.dtype == np.float32 and mapped.ndim == 2 and len(mapped) == len(ix):
-                    return mapped
-        chunks = []
-        for lo in range(0, len(ix), batch):
-            docs = [ix.read_ordinal(i) for i in range(lo, min(len(ix), lo + batch))]
-            chunks.append(self.embedder.encode([embedding_text(d) for d in docs]))
-        vectors = np.concatenate(chunks) if chunks else np.zeros((0, 1), dtype=np.float32)
-        vectors = np.ascontiguousarray(vectors, dtype=np.float32)
-        if cache is not None and meta is not None:
-            with atomic_path(cache, suffix=".npy") as tmp:
-                np.save(tmp, vectors)
-            write_atomic(meta, json.dumps({"content_sha256": digest, "model": self.embedder.name}))
-        return vectors
+        digests = [str(p.get("content_sha256", "")) for p in _partitions(ix.manifest)]
+        store = None if ix.path is None else ix.path / f"ivf-{self._stem}"
+        if store is not None:
+            try:
+                store.mkdir(exist_ok=True)
+                (store / "content_sha256").unlink(missing_ok=True)  # the earlier layout's stamp
+            except OSError:
+                store = None  # a read-only index: trained in memory
+        out: dict[int, Any] = {}
+        keep: set[str] = set()
+        for p, (lo, hi) in enumerate(self._bounds):
+            if hi - lo < smallest:
+                continue
+            path = None
+            if store is not None and p < len(digests) and digests[p]:
+                path = store / f"{digests[p][:24]}-{lo}-{hi}.faiss"
+                keep.add(path.name)
+            out[p] = month_ivf_cached(np.asarray(self._vectors[lo:hi]), lo, nprobe, path)
+        if store is not None:
+            for stale in store.glob("*.faiss"):
+                if stale.name not in keep:
+                    stale.unlink(missing_ok=True)  # a month that changed or moved
+        return out
+
+    def _cache_paths(self) -> tuple[Path, Path] | None:
+        ix = self.index
+        if ix.path is None:
+            return None
+        return ix.path / f"dense-{self._stem}.npy", ix.path / f"dense-{self._stem}.json"
+
+    def _cached(self) -> F32 | None:
+        """The vectors kept beside the index for these documents and this model, if any."""
+        paths = self._cache_paths()
+        if paths is None:
+            return None
+        cache, meta = paths
+        try:
+            stamp = safejson.loads(meta.read_bytes()) if meta.is_file() else {}
+        except ValueError:
+            return None
+        digest = self.index.manifest.get("content_sha256")
+        if stamp.get("content_sha256") != digest or stamp.get("model", self.embedder.name) != (
+            self.embedder.name
+        ):
+            return None
+        if not cache.is_file():
+            return None
+        # memory-mapped: exact search reads the rows in place (no copy in the process)
+        mapped: F32 = np.asarray(np.load(cache, mmap_mode="r"))
+        if mapped.dtype != np.float32 or mapped.ndim != 2 or len(mapped) != len(self.index):
+            return None
+        source = stamp.get("source")
+        self._precomputed = source if isinstance(source, str) else None
+        return mapped
+
+    def _write_meta(self, source: str | None, dim: int) -> None:
+        paths = self._cache_paths()
+        if paths is None:
+            return
+        meta: dict[str, object] = {
+            "content_sha256": self.index.manifest.get("content_sha256"),
+            "model": self.embedder.name,
+            "dim": dim,
+            "normalized": True,
+        }
+        if source is not None:
+            meta["source"] = source
+        write_atomic(paths[1], json.dumps(meta))
+
+    def _load_or_compute(self, batch: int, progress: bool) -> F32:
+        cached = self._cached()
+        if cached is not None:
+            return cached
+        ix = self.index
+        paths = self._cache_paths()
+        digest = str(ix.manifest.get("content_sha256"))
+
+        def texts(lo: int, hi: int) -> list[str]:
+            return [embedding_text(ix.read_ordinal(i)) for i in range(lo, hi)]
+
+        if paths is not None:
+            paths[1].unlink(missing_ok=True)  # no stale stamp beside the new vectors
+        vectors = embed_corpus(
+            self.embedder,
+            len(ix),
+            texts,
+            None if paths is None else paths[0],
+            batch=batch,
+            checkpoint=None if paths is None else ix.path / f"dense-{self._stem}.partial",  # type: ignore[operator]
+            job={"content_sha256": digest},
+            progress=progress,
+        )
+        if paths is None:
+            return vectors
+        self._write_meta(None, int(vectors.shape[1]))
+        return np.asarray(np.load(paths[0], mmap_mode="r"))
+
+    def _import(self, source: Path, ids_file: str | Path | None) -> F32:
+        """Vectors computed elsewhere (``_precomputed``), checked against this corpus and the
+        query embedder's dimension, kept beside the index like computed ones."""
+        ix = self.index
+        where = str(source.resolve())
+        cached = self._cached()
+        if cached is not None and self._precomputed == where:
+            return cached
+        probe = self.embedder.encode(["dimension probe"])
+        ids = [ix.read_ordinal(i).id for i in range(len(ix))]
+        vectors = load_vectors(source, ids, ids_file=ids_file, dim=int(probe.shape[1]))
+        self._precomputed = where
+        paths = self._cache_paths()
+        if paths is None:
+            return vectors
+        paths[1].unlink(missing_ok=True)
+        with atomic_path(paths[0], suffix=".npy") as tmp:
+            np.save(tmp, vectors)
+        self._write_meta(where, int(vectors.shape[1]))
+        return np.asarray(np.load(paths[0], mmap_mode="r"))
 
     def embed_query(self, query: str) -> F32:
         """The query's vector (one row), from the LRU when the query was seen recently."""
-        return self._queries.get(query)
+        q = self._queries.get(query)
+        self.check_query(q, self.embedder.name)
+        return q
+
+    def check_query(self, vector: F32, model: str) -> None:
+        """Refuse a query vector that is not of this corpus's model: another model's vectors
+        live in another space, and their inner products rank nothing."""
+        if model != self.embedder.name:
+            raise QueryModelMismatch(
+                f"a query embedded by {model!r} cannot search vectors of {self.embedder.name!r}; "
+                f"embed it with {self.embedder.name!r}"
+            )
+        if self.dim is not None and (vector.ndim != 2 or vector.shape[1] != self.dim):
+            raise QueryModelMismatch(
+                f"a query vector of dimension {vector.shape[-1]} cannot search the "
+                f"{self.dim}-dimensional vectors of {self.embedder.name!r}"
+            )
+
+    def search_vector(
+        self,
+        vector: Sequence[float] | F32,
+        *,
+        model: str,
+        as_of: datetime,
+        k: int = 10,
+        filters: SearchFilter | None = None,
+    ) -> list[SearchHit]:
+        """Dense search with a query embedded elsewhere by ``model`` (refused unless it is this
+        corpus's query model, of its dimension)."""
+        q = np.ascontiguousarray(np.asarray(vector, dtype=np.float32).reshape(1, -1))
+        self.check_query(q, model)
+        q = unit_rows(q, "query vector")
+        n = self.index.count_before(as_of)
+        allowed = self.index.filter_mask(filters, n)
+        ranked = self._ranked_vector(q, n, k, allowed=allowed)
+        return self.index.hits(ranked, "", as_of, filters)
 
     def ranked(
         self, query: str, n: int, k: int, *, allowed: Mask | None = None
@@ -181,7 +341,13 @@ class DenseIndex(IndexLookups):
         ones, when given); ties by document id."""
         if n <= 0 or k <= 0 or not query.strip():
             return []
-        q = self.embed_query(query)
+        return self._ranked_vector(self.embed_query(query), n, k, allowed=allowed)
+
+    def _ranked_vector(
+        self, q: F32, n: int, k: int, *, allowed: Mask | None = None
+    ) -> list[tuple[int, float]]:
+        if n <= 0 or k <= 0:
+            return []
         q64 = q[0].astype(np.float64)
         if allowed is not None:
             return self._ranked_among(np.flatnonzero(allowed[:n]), q64, k)
@@ -270,7 +436,10 @@ class DenseIndex(IndexLookups):
         for p, (lo, hi) in enumerate(self._bounds):
             if lo >= n:
                 break  # this month and all later ones start at or after the cutoff
-            if hi <= n and p in self._ivf:
+            # Approximate only where the month ends before the last admitted document: the
+            # month holding it is searched exactly, so the result equals that of an index of
+            # the admitted documents alone (there, that month is the last one, also exact).
+            if hi < n and p in self._ivf:
                 exact_until(lo)
                 pieces.append(Segment(lo, hi, self._ivf[p]))
                 exact_lo = hi
@@ -372,9 +541,20 @@ class DenseIndex(IndexLookups):
     def identity(self) -> CorpusIdentity:
         """The index's identity, searched densely with this embedder."""
         base = self.index.identity()
-        options = {**base.options, "embedder": self.embedder.name, "exact": not self._ivf}
-        if self._ivf:
-            options |= {"ivf_min": self._ivf_min, "nprobe": self._nprobe}
+        options = {
+            **base.options,
+            "embedder": self.embedder.name,
+            "dim": self.dim,
+            "normalized": True,
+            "vectors": "precomputed" if self._precomputed else "computed",
+            "exact": not self._ivf,
+        }
+        if self._ivf_min is not None:  # asked for, even where no month is large enough
+            options |= {
+                "ivf_min": self._ivf_min,
+                "nprobe": self._nprobe,
+                "approximate_months": len(self._ivf),
+            }
         return base.model_copy(
             update={"backend": "dense", "retrieval": "dense", "options": options}
         )

@@ -146,7 +146,10 @@ def month_ivf(vectors: F32, first_ordinal: int, nprobe: int) -> Any:
     import faiss
 
     d = vectors.shape[1]
-    nlist = max(1, int(len(vectors) ** 0.5))
+    # about sqrt(n) lists, but no more than one per 39 training points (faiss's minimum for a
+    # sound k-means; below it, it warns on every month), and two for any month of two or more
+    # vectors, so that even a small month is searched approximately when asked
+    nlist = max(1, min(int(len(vectors) ** 0.5), max(2, len(vectors) // 39)))
     ivf = faiss.IndexIVFFlat(faiss.IndexFlatIP(d), d, nlist, faiss.METRIC_INNER_PRODUCT)
     ivf.train(vectors)
     ids = np.arange(first_ordinal, first_ordinal + len(vectors), dtype=np.int64)

@@ -1,0 +1,236 @@
+"""Embeddings from an OpenAI-compatible ``/v1/embeddings`` endpoint (a GPU embedding server, a
+hosted API), as a registered embedder.
+
+``openai-compatible:MODEL@URL`` (no API key unless ``api_key_env`` names one) and
+``openai:MODEL`` (the key from ``OPENAI_API_KEY``). The key is read from the environment when the
+embedder is built and sent only in the request header: it is never part of the embedder's name,
+its recorded options or a corpus identity. The name is ``PROVIDER:MODEL`` without the URL: the
+URL says where the model is served, not which vectors it gives, so a corpus embedded through one
+server is searched through another.
+
+Vectors come as JSON floats or, with ``encoding_format=base64`` (what OpenAI's own client asks
+for; ``openai:`` does by default), as base64 float32s, far cheaper to parse. Each request sends
+one batch of texts (``batch_size``); ``concurrency`` requests are in flight
+at once when a corpus is embedded (``pastcast.corpus.dense._jobs``), under the provider's limits
+(``requests_per_minute``, ``tokens_per_minute``: the token bucket the runner's model clients use)
+and retried by the same loop (``pastcast.retrying``: 429s honouring ``Retry-After``, 5xx,
+timeouts, lost connections and truncated or malformed replies retried with jittered backoff;
+unknown models and refused credentials not). One persistent HTTP connection per thread: a
+request costs the server's latency, not a new connection.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import http.client
+import json
+import os
+import threading
+from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
+from urllib.parse import urlsplit
+
+import numpy as np
+
+from pastcast.corpus.dense._embedders import F32
+from pastcast.retrying import (
+    ProviderFailure,
+    RetryPolicy,
+    TokenBucket,
+    call_with_retries,
+    failure_kind_of_status,
+    retry_after_seconds,
+)
+
+__all__ = ["OPENAI_URL", "RemoteEmbedder", "parse_remote_spec"]
+
+OPENAI_URL = "https://api.openai.com/v1"
+
+
+def parse_remote_spec(kind: str, rest: str) -> tuple[str, str]:
+    """``(model, base_url)`` of ``openai-compatible:MODEL@URL`` or ``openai:MODEL``."""
+    if kind == "openai":
+        if not rest or "@" in rest:
+            raise ValueError(f"expected openai:MODEL, got {rest!r}")
+        return rest, OPENAI_URL
+    model, sep, url = rest.rpartition("@")
+    if not sep or not model or not url.startswith(("http://", "https://")):
+        raise ValueError(f"expected openai-compatible:MODEL@http://host:port/v1, got {rest!r}")
+    return model, url
+
+
+class RemoteEmbedder:
+    """One embedding model behind an OpenAI-compatible endpoint (see the module docstring)."""
+
+    def __init__(
+        self,
+        model: str,
+        *,
+        base_url: str,
+        provider: str = "openai-compatible",
+        api_key_env: str | None = None,
+        batch_size: int = 128,
+        concurrency: int = 8,
+        requests_per_minute: float | None = None,
+        tokens_per_minute: float | None = None,
+        timeout_s: float = 120.0,
+        max_chars: int = 8_000,
+        encoding_format: str = "float",
+        retry: RetryPolicy | None = None,
+    ) -> None:
+        if batch_size < 1 or concurrency < 1 or max_chars < 1:
+            raise ValueError("batch_size, concurrency and max_chars must be at least 1")
+        if encoding_format not in ("float", "base64"):
+            raise ValueError(f"encoding_format: float or base64, not {encoding_format!r}")
+        key = None
+        if api_key_env is not None:
+            key = os.environ.get(api_key_env, "")
+            if not key:
+                raise ValueError(f"environment variable {api_key_env} is not set (API key)")
+        parts = urlsplit(base_url.rstrip("/"))
+        if parts.scheme not in ("http", "https") or not parts.hostname:
+            raise ValueError(f"not an http(s) URL: {base_url!r}")
+        self.model = model
+        self.name = f"{provider}:{model}"
+        self.provider = provider
+        self.batch_size = batch_size
+        self.concurrency = concurrency
+        self.max_chars = max_chars
+        self.encoding_format = encoding_format
+        self.retry = retry or RetryPolicy(max_retries=6)
+        self._scheme, self._host, self._port = parts.scheme, parts.hostname, parts.port
+        self._path = f"{parts.path}/embeddings"
+        self._timeout = timeout_s
+        self._headers = {"Content-Type": "application/json"}
+        if key:
+            self._headers["Authorization"] = f"Bearer {key}"
+        self._requests = TokenBucket(requests_per_minute) if requests_per_minute else None
+        self._tokens = TokenBucket(tokens_per_minute) if tokens_per_minute else None
+        self._local = threading.local()
+        self._pool: ThreadPoolExecutor | None = None
+        self._pool_lock = threading.Lock()
+
+    def __repr__(self) -> str:  # no key, no headers
+        return f"RemoteEmbedder({self.name!r})"
+
+    def encode(self, texts: Sequence[str]) -> F32:
+        """Unit vectors of ``texts``: one request per ``batch_size`` texts, sent concurrently."""
+        if not texts:
+            return np.zeros((0, 1), dtype=np.float32)
+        chunks = [
+            list(texts[i : i + self.batch_size]) for i in range(0, len(texts), self.batch_size)
+        ]
+        if len(chunks) == 1:
+            return self._batch(chunks[0])
+        with self._pool_lock:
+            if self._pool is None:
+                self._pool = ThreadPoolExecutor(self.concurrency, thread_name_prefix="embed-http")
+            pool = self._pool
+        return np.concatenate(list(pool.map(self._batch, chunks)))
+
+    def _batch(self, texts: list[str]) -> F32:
+        body = json.dumps(
+            {
+                "model": self.model,
+                "input": [t[: self.max_chars] or " " for t in texts],  # servers refuse ""
+                "encoding_format": self.encoding_format,
+            }
+        ).encode()
+        tokens = sum(min(len(t), self.max_chars) for t in texts) / 4  # about 4 chars a token
+
+        def once() -> F32:
+            if self._requests is not None:
+                self._requests.take(1)
+            if self._tokens is not None:
+                self._tokens.take(tokens)
+            return self._parse(self._post(body), len(texts))
+
+        vectors = call_with_retries(once, self.retry)
+        norms = np.linalg.norm(vectors.astype(np.float64), axis=1, keepdims=True)
+        return np.asarray(vectors / np.where(norms > 0, norms, 1.0), dtype=np.float32)
+
+    def _connection(self) -> http.client.HTTPConnection:
+        conn: http.client.HTTPConnection | None = getattr(self._local, "conn", None)
+        if conn is None:
+            cls = (
+                http.client.HTTPSConnection
+                if self._scheme == "https"
+                else http.client.HTTPConnection
+            )
+            conn = cls(self._host, self._port, timeout=self._timeout)
+            self._local.conn = conn
+        return conn
+
+    def _post(self, body: bytes) -> bytes:
+        """One request's reply body; any failure a ``ProviderFailure`` of its kind."""
+        conn = self._connection()
+        try:
+            conn.request("POST", self._path, body=body, headers=self._headers)
+            resp = conn.getresponse()
+            data = resp.read()
+        except TimeoutError as exc:
+            self._drop()
+            raise ProviderFailure(f"{self.name}: timed out ({exc})", kind="timeout") from None
+        except http.client.IncompleteRead as exc:
+            self._drop()
+            raise ProviderFailure(
+                f"{self.name}: reply cut short ({exc!r})", kind="bad_response"
+            ) from None
+        except (OSError, http.client.HTTPException) as exc:
+            self._drop()
+            raise ProviderFailure(
+                f"{self.name}: connection failed ({type(exc).__name__}: {exc})", kind="connection"
+            ) from None
+        if resp.will_close:
+            self._drop()
+        if resp.status >= 400:
+            headers = {k: v for k, v in resp.getheaders()}
+            raise ProviderFailure(
+                f"{self.name}: HTTP {resp.status}: {data[:200].decode(errors='replace')}",
+                kind=failure_kind_of_status(resp.status),
+                status=resp.status,
+                retry_after=retry_after_seconds(headers),
+            )
+        return data
+
+    def _drop(self) -> None:
+        conn = getattr(self._local, "conn", None)
+        self._local.conn = None
+        if conn is not None:
+            conn.close()
+
+    def _parse(self, data: bytes, expected: int) -> F32:
+        """The reply's vectors in input order, or a ``bad_response`` failure (retried)."""
+        try:
+            reply: Any = json.loads(data)
+            items = sorted(reply["data"], key=lambda item: int(item["index"]))
+            vectors = np.asarray([_vector(item["embedding"]) for item in items], dtype=np.float32)
+        except (ValueError, KeyError, TypeError, binascii.Error) as exc:
+            raise ProviderFailure(
+                f"{self.name}: malformed reply ({type(exc).__name__}: {exc})", kind="bad_response"
+            ) from None
+        if vectors.ndim != 2 or len(vectors) != expected or not np.isfinite(vectors).all():
+            raise ProviderFailure(
+                f"{self.name}: reply of shape {vectors.shape} for {expected} texts, or not finite",
+                kind="bad_response",
+            )
+        return vectors
+
+    def close(self) -> None:
+        """Stop the request threads (a corpus job's own threads stop with the job)."""
+        with self._pool_lock:
+            if self._pool is not None:
+                self._pool.shutdown(wait=False)
+                self._pool = None
+
+
+def _vector(value: object) -> F32 | list[float]:
+    """One reply item's embedding: a list of floats, or (``encoding_format=base64``) the
+    base64 of little-endian float32s, which costs a tenth of the parsing at 1,000+ dimensions."""
+    if isinstance(value, str):
+        return np.frombuffer(base64.b64decode(value, validate=True), dtype="<f4")
+    if not isinstance(value, list):
+        raise TypeError(f"an embedding is a list of floats, not {type(value).__name__}")
+    return value

@@ -1,0 +1,168 @@
+"""A loopback OpenAI-compatible ``/v1/embeddings`` server for tests and benchmarks: replies in
+the real API's shape (``{"object": "list", "data": [{"object": "embedding", "index", "embedding"}],
+"model", "usage"}``), with a latency per request and scripted faults (429 with Retry-After, 5xx,
+truncated bodies, refusals), counting what it saw and what it answered."""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import json
+import socket
+import threading
+import time
+from collections import Counter
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+import numpy as np
+
+Fault = str  # "429", "500", "503", "truncate", "short" (a body shorter than its length), "400"
+
+
+def vector_of(text: str, dim: int) -> list[float]:
+    """The server's embedding of ``text``: seeded by its hash, deliberately not unit length."""
+    seed = int.from_bytes(hashlib.sha256(text.encode()).digest()[:8], "big")
+    return (3.0 * np.random.default_rng(seed).standard_normal(dim)).tolist()
+
+
+def encoded(vector: list[float], as_base64: bool) -> list[float] | str:
+    if not as_base64:
+        return vector
+    return base64.b64encode(np.asarray(vector, dtype="<f4").tobytes()).decode()
+
+
+class EmbeddingServer:
+    """Serve until ``close``; ``url`` is the base URL (``http://127.0.0.1:PORT/v1``)."""
+
+    def __init__(
+        self,
+        *,
+        dim: int = 16,
+        latency_s: float = 0.0,
+        faults: Callable[[int], Fault | None] | None = None,
+        max_batch: int | None = None,
+        slots: int | None = None,
+    ) -> None:
+        self.dim = dim
+        # requests served at once (like a GPU server's batch slots); the rest wait their turn
+        self.slots = threading.BoundedSemaphore(slots) if slots else None
+        self.latency_s = latency_s
+        self.faults = faults or (lambda n: None)
+        self.max_batch = max_batch
+        self.lock = threading.Lock()
+        self.requests = 0
+        self.answered: Counter[str] = Counter()  # texts in complete, successful replies
+        self.received: Counter[str] = Counter()  # texts in any request
+        self.failed = Counter[str]()  # fault kind -> requests
+        self.authorization: set[str] = set()
+        server = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"  # keep-alive, as real servers
+
+            def log_message(self, *args: object) -> None:
+                pass
+
+            def setup(self) -> None:
+                super().setup()
+                # headers and body are two writes: without this, Nagle's algorithm holds the
+                # body until the client's delayed ACK (40 ms a reply), as real servers avoid
+                self.request.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+
+            def do_POST(self) -> None:
+                length = int(self.headers.get("Content-Length", "0"))
+                body = json.loads(self.rfile.read(length))
+                texts = body["input"] if isinstance(body["input"], list) else [body["input"]]
+                with server.lock:
+                    n = server.requests
+                    server.requests += 1
+                    server.received.update(texts)
+                    server.authorization.add(self.headers.get("Authorization", ""))
+                if server.latency_s:
+                    if server.slots is not None:
+                        with server.slots:
+                            time.sleep(server.latency_s)
+                    else:
+                        time.sleep(server.latency_s)
+                fault = server.faults(n)
+                if server.max_batch is not None and len(texts) > server.max_batch:
+                    fault = "400"
+                if fault in ("429", "500", "503", "400"):
+                    with server.lock:
+                        server.failed[fault] += 1
+                    payload = json.dumps({"error": {"message": f"scripted {fault}"}}).encode()
+                    self.send_response(int(fault))
+                    if fault == "429":
+                        self.send_header("Retry-After", "0.01")
+                    self.send_header("Content-Type", "application/json")
+                    self.send_header("Content-Length", str(len(payload)))
+                    self.end_headers()
+                    self.wfile.write(payload)
+                    return
+                as_base64 = body.get("encoding_format") == "base64"
+                reply = {
+                    "object": "list",
+                    "data": [
+                        {
+                            "object": "embedding",
+                            "index": i,
+                            "embedding": encoded(vector_of(t, server.dim), as_base64),
+                        }
+                        for i, t in reversed(list(enumerate(texts)))  # any order: index decides
+                    ],
+                    "model": body["model"],
+                    "usage": {"prompt_tokens": len(texts), "total_tokens": len(texts)},
+                }
+                payload = json.dumps(reply).encode()
+                if fault == "truncate":  # a body cut short, with a length that says so
+                    payload = payload[: len(payload) // 2]
+                self.send_response(200)
+                self.send_header("Content-Type", "application/json")
+                if fault == "short":  # the length promises more than is sent, then it closes
+                    self.send_header("Content-Length", str(len(payload) + 100))
+                    self.send_header("Connection", "close")
+                    self.end_headers()
+                    self.wfile.write(payload)
+                    self.close_connection = True
+                    with server.lock:
+                        server.failed[fault] += 1
+                    return
+                self.send_header("Content-Length", str(len(payload)))
+                self.end_headers()
+                self.wfile.write(payload)
+                with server.lock:
+                    if fault == "truncate":
+                        server.failed[fault] += 1
+                    else:
+                        server.answered.update(texts)
+
+        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self._httpd.daemon_threads = True
+        self._thread = threading.Thread(target=self._httpd.serve_forever, daemon=True)
+        self._thread.start()
+        self.url = f"http://127.0.0.1:{self._httpd.server_address[1]}/v1"
+
+    def close(self) -> None:
+        self._httpd.shutdown()
+        self._httpd.server_close()
+
+
+@contextmanager
+def embedding_server(**options: object) -> Iterator[EmbeddingServer]:
+    server = EmbeddingServer(**options)  # type: ignore[arg-type]
+    try:
+        yield server
+    finally:
+        server.close()
+
+
+if __name__ == "__main__":  # serve from a process of its own: python embedding_server.py JSON
+    import sys
+
+    options = json.loads(sys.argv[1]) if len(sys.argv) > 1 else {}
+    running = EmbeddingServer(**options)
+    print(running.url, flush=True)
+    sys.stdin.read()  # until the parent closes the pipe
+    running.close()

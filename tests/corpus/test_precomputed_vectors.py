@@ -1,0 +1,177 @@
+"""Document vectors computed elsewhere: a ``.npy`` with its ids file, or Parquet keyed by id,
+give the same search as vectors computed here; wrong dimensions, NaNs, missing, unknown or
+repeated ids are refused naming the file and the id."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+from corpus_synth import START, HashEmbedder, make_docs
+
+from pastcast.corpus import CorpusOpenError, EmbeddedIndex, EmbeddingError, open_backend
+
+faiss = pytest.importorskip("faiss")
+from pastcast.corpus import DenseIndex  # noqa: E402
+from pastcast.corpus.dense import embedding_text, load_vectors  # noqa: E402
+
+CUTOFF = START + timedelta(days=45)
+
+
+@pytest.fixture
+def corpus(tmp_path: Path) -> tuple[Path, list[str], np.ndarray]:  # type: ignore[type-arg]
+    """An index, its ids in ordinal order and their vectors (the hash embedder's)."""
+    index = EmbeddedIndex.build(make_docs(120, seed=41), tmp_path / "ix")
+    docs = [index.read_ordinal(i) for i in range(len(index))]
+    vectors = HashEmbedder().encode([embedding_text(d) for d in docs])
+    return tmp_path / "ix", [d.id for d in docs], vectors
+
+
+def write_npy(folder: Path, ids: list[str], vectors: np.ndarray) -> Path:  # type: ignore[type-arg]
+    path = folder / "vectors.npy"
+    np.save(path, vectors)
+    (folder / "vectors.ids.txt").write_text("\n".join(ids) + "\n")
+    return path
+
+
+def write_parquet(folder: Path, ids: list[str], vectors: np.ndarray) -> Path:  # type: ignore[type-arg]
+    path = folder / "vectors.parquet"
+    table = pa.table({"id": ids, "embedding": [list(map(float, v)) for v in vectors]})
+    pq.write_table(table, path)
+    return path
+
+
+@pytest.mark.parametrize("write", [write_npy, write_parquet])
+def test_precomputed_vectors_search_as_computed_ones(
+    corpus: tuple[Path, list[str], np.ndarray],  # type: ignore[type-arg]
+    tmp_path: Path,
+    write: object,
+) -> None:
+    ix, ids, vectors = corpus
+    order = np.random.default_rng(3).permutation(len(ids))  # any order: ids decide
+    path = write(tmp_path, [ids[i] for i in order], 5.0 * vectors[order])  # type: ignore[operator]
+    imported = open_backend(ix, "dense", embedder="hash-64", vectors=str(path))
+    assert imported.identity().options["vectors"] == "precomputed"
+    computed = DenseIndex(EmbeddedIndex.in_memory(make_docs(120, seed=41)), HashEmbedder())
+    for query in ("election storm", "w3 tariff"):
+        got = imported.search(query, as_of=CUTOFF, k=10)
+        want = computed.search(query, as_of=CUTOFF, k=10)
+        assert [h.id for h in got] == [h.id for h in want]
+        assert [h.score for h in got] == pytest.approx([h.score for h in want], abs=1e-6)
+    again = open_backend(ix, "dense")  # kept with the index, and its model recorded there
+    assert again.identity().options["vectors"] == "precomputed"
+    assert again.identity().options["embedder"] == "hash-64"
+    assert again.search("merger", as_of=CUTOFF) == imported.search("merger", as_of=CUTOFF)
+
+
+def _refused(path: Path, ids: list[str], match: str, **options: object) -> None:
+    with pytest.raises(EmbeddingError, match=match):
+        load_vectors(path, ids, **options)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("write", [write_npy, write_parquet])
+def test_bad_vectors_are_refused_naming_the_file_and_the_id(
+    corpus: tuple[Path, list[str], np.ndarray],  # type: ignore[type-arg]
+    tmp_path: Path,
+    write: object,
+) -> None:
+    _, ids, vectors = corpus
+    put = write  # type: ignore[assignment]
+    name = "vectors.npy" if write is write_npy else "vectors.parquet"
+
+    nan = vectors.copy()
+    nan[17, 3] = np.nan
+    path = put(tmp_path, ids, nan)  # type: ignore[operator]
+    _refused(path, ids, rf"{name}: id '{ids[17]}' has a vector that is not finite")
+
+    path = put(tmp_path, ids[:-1], vectors[:-1])  # type: ignore[operator]
+    _refused(path, ids, rf"vectors.*: no vector for id '{ids[-1]}' \(1 of 120")
+
+    unknown = [*ids[:5], "not-a-document", *ids[6:]]
+    path = put(tmp_path, unknown, vectors)  # type: ignore[operator]
+    _refused(path, ids, rf"{name}: id 'not-a-document' is not a document of the corpus")
+
+    twice = [*ids[:5], ids[0], *ids[6:]]
+    path = put(tmp_path, twice, vectors)  # type: ignore[operator]
+    _refused(path, ids, rf"{name}: id '{ids[0]}' has more than one vector")
+
+    path = put(tmp_path, ids, vectors)  # type: ignore[operator]
+    _refused(path, ids, rf"{name}: id '{ids[0]}' has a vector of dimension 64, expected 32", dim=32)
+
+
+def test_a_ragged_parquet_column_names_the_id(
+    corpus: tuple[Path, list[str], np.ndarray],  # type: ignore[type-arg]
+    tmp_path: Path,
+) -> None:
+    _, ids, vectors = corpus
+    rows = [list(map(float, v)) for v in vectors]
+    rows[9] = rows[9][:-1]
+    pq.write_table(pa.table({"id": ids, "embedding": rows}), tmp_path / "ragged.parquet")
+    _refused(
+        tmp_path / "ragged.parquet",
+        ids,
+        rf"ragged.parquet: id '{ids[9]}' has a vector of dimension 63, expected 64",
+    )
+    pq.write_table(pa.table({"id": ids}), tmp_path / "bare.parquet")
+    _refused(tmp_path / "bare.parquet", ids, "bare.parquet: no column 'embedding'")
+
+
+def test_an_ids_file_that_does_not_match_is_refused(
+    corpus: tuple[Path, list[str], np.ndarray],  # type: ignore[type-arg]
+    tmp_path: Path,
+) -> None:
+    _, ids, vectors = corpus
+    path = write_npy(tmp_path, ids, vectors)
+    (tmp_path / "vectors.ids.txt").write_text("\n".join(ids[:-3]) + "\n")
+    _refused(path, ids, r"vectors.ids.txt: 117 ids for the 120 rows of .*vectors.npy")
+    (tmp_path / "vectors.ids.txt").unlink()
+    _refused(path, ids, r"vectors.npy: its ids file .*vectors.ids.txt cannot be read")
+
+
+def test_a_query_model_of_another_dimension_refuses_the_import(
+    corpus: tuple[Path, list[str], np.ndarray],  # type: ignore[type-arg]
+    tmp_path: Path,
+) -> None:
+    ix, ids, vectors = corpus
+    path = write_npy(tmp_path, ids, vectors[:, :48])
+    with pytest.raises(CorpusOpenError, match=r"vectors.npy: id .* dimension 48, expected 64"):
+        open_backend(ix, "dense", embedder="hash-64", vectors=str(path))
+
+
+def test_the_command_line_imports_vectors_and_searches_approximately(tmp_path: Path) -> None:
+    import json
+
+    from typer.testing import CliRunner
+
+    from pastcast.cli._app import app
+
+    docs = make_docs(120, seed=41)
+    src = tmp_path / "docs.jsonl"
+    src.write_text("".join(d.model_dump_json() + "\n" for d in docs))
+    vectors = HashEmbedder().encode([embedding_text(d) for d in docs])
+    path = write_npy(tmp_path, [d.id for d in docs], vectors)
+    runner = CliRunner()
+    out = tmp_path / "ix"
+    args = ["corpus", "build", f"jsonl:{src}", "--out", str(out), "--embedder", "hash-64"]
+    result = runner.invoke(app, [*args, "--vectors", str(path), "--nprobe", "2"])
+    assert result.exit_code == 0, result.output
+    assert list(out.glob("dense-hash-64.npy"))
+    cutoff = CUTOFF.isoformat()
+    search = ["corpus", "search", str(out), "election storm", "--as-of", cutoff, "--json"]
+    exact = runner.invoke(app, [*search, "--retrieval", "dense", "--embedder", "hash-64"])
+    approx = runner.invoke(
+        app, [*search, "--retrieval", "dense", "--embedder", "hash-64", "--nprobe", "2"]
+    )
+    assert exact.exit_code == approx.exit_code == 0, exact.output + approx.output
+    assert all(h["timestamp"] < cutoff for h in json.loads(approx.output))
+    (tmp_path / "vectors.ids.txt").write_text("\n".join(d.id for d in docs[1:]) + "\n")
+    again = runner.invoke(app, [*args, "--overwrite", "--vectors", str(path)])
+    assert again.exit_code == 2
+    assert "--vectors" in again.output and "vectors.ids.txt: 119 ids" in again.output
+    bare = ["corpus", "build", f"jsonl:{src}", "--out", str(tmp_path / "other")]
+    alone = runner.invoke(app, [*bare, "--vectors", str(path)])
+    assert alone.exit_code == 2 and "--vectors" in alone.output and "embedder" in alone.output

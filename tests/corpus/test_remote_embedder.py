@@ -1,0 +1,201 @@
+"""The OpenAI-compatible embedder against a loopback server in the real API's shape: faults
+(429 with Retry-After, 5xx, truncated bodies) are retried until the job completes with every
+document embedded exactly once; a stopped or killed job resumes without re-sending the batches
+it finished; the key never leaves the request header."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+from corpus_synth import START, make_docs
+from embedding_server import embedding_server, vector_of
+
+from pastcast.corpus import (
+    CorpusOpenError,
+    EmbeddedIndex,
+    QueryModelMismatch,
+    open_backend,
+    resolve_embedder,
+)
+from pastcast.retrying import ProviderFailure, RetryPolicy
+
+faiss = pytest.importorskip("faiss")
+from pastcast.corpus import DenseIndex  # noqa: E402
+from pastcast.corpus.dense import RemoteEmbedder, embedding_text  # noqa: E402
+
+FAST = RetryPolicy(max_retries=8, base_delay_s=0.001, max_delay_s=0.01)
+
+
+def remote(url: str, **options: object) -> RemoteEmbedder:
+    args: dict[str, object] = {"batch_size": 16, "concurrency": 4, "retry": FAST, **options}
+    return RemoteEmbedder("test-model", base_url=url, **args)  # type: ignore[arg-type]
+
+
+def unit(text: str, dim: int) -> np.ndarray:  # type: ignore[type-arg]
+    v = np.asarray(vector_of(text, dim), dtype=np.float64)
+    return v / np.linalg.norm(v)
+
+
+def texts_of(index: EmbeddedIndex) -> list[str]:
+    return [embedding_text(index.read_ordinal(i)) for i in range(len(index))]
+
+
+def faulty(n: int) -> str | None:
+    """A fault on most early requests, of every kind, then fewer."""
+    return {0: "429", 1: "500", 2: "truncate", 3: "short", 4: "503"}.get(n % 9 if n < 60 else 99)
+
+
+def test_a_job_through_faults_embeds_every_document_exactly_once(tmp_path: Path) -> None:
+    docs = make_docs(300, seed=31)
+    index = EmbeddedIndex.build(docs, tmp_path / "ix")
+    with embedding_server(dim=24, faults=faulty) as server:
+        dense = DenseIndex(index, remote(server.url))
+    texts = texts_of(index)
+    assert set(server.failed) == {"429", "500", "truncate", "short", "503"}
+    assert all(server.answered[t] == 1 for t in set(texts))  # each answered once, in full
+    assert sum(server.answered.values()) == len(texts)
+    want = np.stack([unit(t, 24) for t in texts])
+    np.testing.assert_allclose(np.asarray(dense._vectors), want, atol=1e-6)
+    assert not list((tmp_path / "ix").glob("dense-*.partial"))  # the checkpoint is gone
+    stamp = json.loads(next((tmp_path / "ix").glob("dense-*.json")).read_text())
+    assert stamp["model"] == "openai-compatible:test-model" and stamp["dim"] == 24
+    identity = dense.identity().options
+    assert identity["embedder"] == "openai-compatible:test-model"
+    assert identity["dim"] == 24 and identity["normalized"] is True
+
+
+def test_a_stopped_job_resumes_without_resending_finished_batches(tmp_path: Path) -> None:
+    docs = make_docs(400, seed=32)
+    index = EmbeddedIndex.build(docs, tmp_path / "ix")
+    refuse_after = 7  # then the provider refuses everything: the job stops
+    refusing = embedding_server(dim=8, faults=lambda n: "400" if n >= refuse_after else None)
+    with refusing as first, pytest.raises(ProviderFailure, match="HTTP 400"):
+        DenseIndex(index, remote(first.url, concurrency=2))
+    partial = next((tmp_path / "ix").glob("dense-*.partial"))
+    kept = sorted(int(p.stem) for p in partial.glob("0*.npy"))
+    assert len(kept) == len(first.answered) // 16 == refuse_after  # each answered batch kept
+    with embedding_server(dim=8) as second:  # another server (port) of the same model
+        dense = DenseIndex(EmbeddedIndex.open(tmp_path / "ix"), remote(second.url))
+    texts = texts_of(index)
+    assert not set(first.answered) & set(second.received)  # nothing finished is sent again
+    assert all(first.answered[t] + second.answered[t] == 1 for t in set(texts))
+    np.testing.assert_allclose(
+        np.asarray(dense._vectors), np.stack([unit(t, 8) for t in texts]), atol=1e-6
+    )
+
+
+_CHILD = """
+import sys
+sys.path[:0] = {paths!r}
+from pastcast.corpus import EmbeddedIndex
+from pastcast.corpus.dense import DenseIndex, RemoteEmbedder
+embedder = RemoteEmbedder("test-model", base_url={url!r}, batch_size=16, concurrency=2)
+DenseIndex(EmbeddedIndex.open({index!r}), embedder)
+"""
+
+
+def test_a_killed_job_resumes_without_resending_finished_batches(tmp_path: Path) -> None:
+    docs = make_docs(600, seed=33)
+    index = EmbeddedIndex.build(docs, tmp_path / "ix")
+    texts = texts_of(index)
+    with embedding_server(dim=8, latency_s=0.05) as first:
+        code = _CHILD.format(paths=sys.path, url=first.url, index=str(tmp_path / "ix"))
+        child = subprocess.Popen([sys.executable, "-c", code], env=os.environ.copy())
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            folders = list((tmp_path / "ix").glob("dense-*.partial"))
+            if folders and len(list(folders[0].glob("0*.npy"))) >= 6:
+                break
+            assert child.poll() is None, "the job ended before it could be killed"
+            time.sleep(0.01)
+        child.send_signal(signal.SIGKILL)
+        child.wait()
+        (partial,) = list((tmp_path / "ix").glob("dense-*.partial"))
+        kept = sorted(int(p.stem) for p in partial.glob("0*.npy"))
+    assert 6 <= len(kept) < len(texts) // 16
+    finished = {texts[i] for lo in kept for i in range(lo, min(len(texts), lo + 16))}
+    with embedding_server(dim=8) as second:
+        dense = DenseIndex(EmbeddedIndex.open(tmp_path / "ix"), remote(second.url))
+    assert not finished & set(second.received)
+    assert set(second.answered) | finished == set(texts)
+    np.testing.assert_allclose(
+        np.asarray(dense._vectors), np.stack([unit(t, 8) for t in texts]), atol=1e-6
+    )
+
+
+def test_the_key_goes_in_the_header_only(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("EMBED_KEY_FOR_TEST", "sk-very-secret")
+    docs = make_docs(40, seed=34)
+    EmbeddedIndex.build(docs, tmp_path / "ix")
+    with embedding_server(dim=8) as server:
+        spec = f"openai-compatible:test-model@{server.url}?api_key_env=EMBED_KEY_FOR_TEST"
+        dense = open_backend(tmp_path / "ix", "dense", embedder=spec)
+        hits = dense.search("election", as_of=START.replace(year=2025))
+    assert hits and server.authorization == {"Bearer sk-very-secret"}
+    assert "sk-very-secret" not in dense.identity().model_dump_json()
+    assert "sk-very-secret" not in repr(dense.embedder)  # type: ignore[attr-defined]
+    for f in (tmp_path / "ix").rglob("*"):
+        assert not f.is_file() or b"sk-very-secret" not in f.read_bytes()
+
+
+def test_refused_credentials_and_bad_specs_fail_at_once(tmp_path: Path) -> None:
+    EmbeddedIndex.build(make_docs(20, seed=35), tmp_path / "ix")
+    with embedding_server(dim=8, faults=lambda n: "400") as server:
+        with pytest.raises(CorpusOpenError, match="HTTP 400"):
+            open_backend(tmp_path / "ix", "dense", embedder=f"openai-compatible:m@{server.url}")
+        assert server.requests == 1  # a refused request is not retried
+    with pytest.raises(CorpusOpenError, match="MODEL@http"):
+        resolve_embedder("openai-compatible:no-url")
+    with pytest.raises(CorpusOpenError, match="unknown option 'colour'"):
+        resolve_embedder("openai-compatible:m@http://127.0.0.1:1/v1?colour=red")
+    with pytest.raises(CorpusOpenError, match="give it as openai:MODEL"):
+        resolve_embedder("openai")
+
+
+def test_a_query_of_another_model_or_dimension_is_refused(tmp_path: Path) -> None:
+    docs = make_docs(60, seed=36)
+    with embedding_server(dim=8) as server:
+        dense = DenseIndex(EmbeddedIndex.in_memory(docs), remote(server.url))
+        cutoff = START.replace(year=2025)
+        q = dense.embed_query("election storm")
+        same = dense.search_vector(q[0], model="openai-compatible:test-model", as_of=cutoff)
+        assert [h.id for h in same] == [h.id for h in dense.search("election storm", as_of=cutoff)]
+        with pytest.raises(QueryModelMismatch, match="embedded by 'all-minilm-l6-v2'"):
+            dense.search_vector(q[0], model="all-minilm-l6-v2", as_of=cutoff)
+        with pytest.raises(QueryModelMismatch, match="dimension 9"):
+            dense.search_vector(np.ones(9), model="openai-compatible:test-model", as_of=cutoff)
+        server.dim = 12  # the server now serves another model under the same name
+        with pytest.raises(QueryModelMismatch, match="dimension 12"):
+            dense.search("a query not cached", as_of=cutoff)
+
+
+def test_throughput_through_latency_is_near_the_servers_rate() -> None:
+    """Requests overlap: at 50 ms a batch and 8 in flight, far faster than one at a time."""
+    texts = [f"text {i}" for i in range(16 * 64)]
+    with embedding_server(dim=8, latency_s=0.05) as server:
+        embedder = remote(server.url, concurrency=8)
+        started = time.perf_counter()
+        out = embedder.encode(texts)
+        elapsed = time.perf_counter() - started
+        embedder.close()
+    assert out.shape == (len(texts), 8) and server.requests == 64
+    # one at a time would take 64 * 50 ms; the bound only proves the requests overlap (the
+    # machine may be shared; benchmarks/embedding_throughput.py measures the rate)
+    assert elapsed < 64 * 0.05 / 2
+
+
+def test_base64_vectors_equal_float_ones() -> None:
+    texts = [f"text {i}" for i in range(40)]
+    with embedding_server(dim=32) as server:
+        floats = remote(server.url).encode(texts)
+        packed = remote(server.url, encoding_format="base64").encode(texts)
+    np.testing.assert_allclose(packed, floats, atol=1e-6)
+    np.testing.assert_allclose(floats[3], unit("text 3", 32), atol=1e-6)
