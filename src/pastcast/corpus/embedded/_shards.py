@@ -35,6 +35,7 @@ class IndexMonth:
     name: str
     doc_count: int
     first_timestamp: datetime
+    last_timestamp: datetime
     content_sha256: str
 
 
@@ -53,6 +54,7 @@ def index_months(index_dir: Path | str) -> list[IndexMonth]:
             str(p["name"]),
             int(p["doc_count"]),
             datetime.fromisoformat(str(p["first_timestamp"])),
+            datetime.fromisoformat(str(p["last_timestamp"])),
             str(p["content_sha256"]),
         )
         for p in manifest["partitions"]
