@@ -73,7 +73,7 @@ def cutoffs() -> list[datetime]:
     months = [datetime(2024, m, 1, tzinfo=UTC) for m in range(1, 8)]
     out = [c + d for c in months for d in (-TICK, timedelta(0), TICK)]
     out += [TWIN - TICK, TWIN, TWIN + TICK]
-    return out + random.Random(4).sample(adversarial_cutoffs(DOCS), 40)
+    return out + random.Random(4).sample(adversarial_cutoffs(DOCS), 15)
 
 
 def test_the_shards_cover_the_months_in_order(sharded: ShardedCorpus, index_dir: Path) -> None:
@@ -85,6 +85,7 @@ def test_the_shards_cover_the_months_in_order(sharded: ShardedCorpus, index_dir:
     assert len(workers) == 3 and all(w.startswith("tcp://127.0.0.1:") for w in workers)
 
 
+@pytest.mark.slow
 def test_same_results_as_the_single_index(sharded: ShardedCorpus, single: EmbeddedIndex) -> None:
     rng = random.Random(9)
     compared = 0
@@ -97,7 +98,7 @@ def test_same_results_as_the_single_index(sharded: ShardedCorpus, single: Embedd
             assert got == want, (query, cutoff, k)
             assert all(h.timestamp < cutoff for h in got)
             compared += bool(want)
-    assert compared > 300
+    assert compared > 150
 
 
 def test_ties_across_shards_fall_to_the_lower_id(
