@@ -152,7 +152,9 @@ def test_postings_are_skipped(pg: PostgresBackend) -> None:
     assert pg.last_work is not None and pg.last_work.skipped == 0
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
 @given(
     words=st.lists(st.sampled_from([*WORDS[:12], "common", "peak", "late", "storm"]), max_size=5),
     seconds=st.integers(min_value=-86400, max_value=100 * 86400),

@@ -119,7 +119,7 @@ def test_filters_narrow_before_ranking(sharded: ShardedCorpus, single: EmbeddedI
 
 def test_a_query_asks_only_the_admitted_shards(sharded: ShardedCorpus) -> None:
     first, second = sharded.shards[0], sharded.shards[1]
-    before = [s["statistics"] if "statistics" in s else 0 for s in sharded.shard_calls()]
+    before = [s.get("statistics", 0) for s in sharded.shard_calls()]
     sharded.calls.clear()
     assert sharded.search("election", as_of=first.first, k=5) == []  # nothing before it
     assert sharded.calls == {}

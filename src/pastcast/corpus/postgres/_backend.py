@@ -318,7 +318,9 @@ class PostgresBackend:
         visible = sum(df[t] for t in used)
         impact = self.meta.get("impact")
         if impact and not exhaustive and (filters is None or filters.is_empty()):
-            early = early_top_k(self._rows, impact, used, idfs, total / n, as_utc(as_of), k)
+            early = early_top_k(
+                self._rows, impact, used, idfs, total / n, as_utc(as_of), k, visible=visible
+            )
             if early is not None:
                 self.last_work = SearchWork(visible=visible, read=early[1], exhaustive=False)
                 return early[0]

@@ -178,8 +178,7 @@ def score_sql(n_terms: int, conditions: str = "") -> str:
 def impact_expression(a: float, c: float) -> str:
     """The impact of a posting, exactly as its expression index is written."""
     return (
-        f"(tf::float8 / ((tf::float8 + {float(a)!r}::float8) + "
-        f"{float(c)!r}::float8 * len::float8))"
+        f"(tf::float8 / ((tf::float8 + {float(a)!r}::float8) + {float(c)!r}::float8 * len::float8))"
     )
 
 

@@ -26,8 +26,10 @@ A search:
 
 Scores are computed here with the same IEEE double operations in the same order as the
 embedded index (and the exhaustive statement), added in query-term order, so the results are
-equal to theirs bit for bit. Filtered searches, corpora without the impact index, and a
-search with fewer than ``k`` documents found in step 1 use the exhaustive statement.
+equal to theirs bit for bit. A threshold too low to prune (long queries of frequent words)
+leaves too many documents to probe: the search then scores every posting instead. Filtered
+searches, corpora without the impact index, and a search with fewer than ``k`` documents found
+in step 1 use the exhaustive statement too.
 """
 
 from __future__ import annotations
@@ -53,6 +55,10 @@ DEPTH = 32
 MARGIN = 1e-9
 """Relative slack on every bound: far above the rounding of a few double operations, so a
 bound computed in floating point never falls below a score computed in floating point."""
+
+PROBE_COST = 8
+"""About how many postings read in order cost as much as one indexed probe of a document's
+postings: past that, scoring the documents left is dearer than scoring every posting."""
 
 Rows = Callable[[str, Mapping[str, Any]], list[tuple[Any, ...]]]
 
@@ -86,11 +92,13 @@ def early_top_k(
     as_of: datetime,
     k: int,
     *,
+    visible: int,
     depth: int = DEPTH,
 ) -> tuple[list[tuple[int, float]], int] | None:
-    """Top-``k`` (ordinal, score) as in the module docstring, and the postings read; None when
-    step 1 found fewer than ``k`` documents and some term was not read whole (the exhaustive
-    statement then decides)."""
+    """Top-``k`` (ordinal, score) as in the module docstring, and the postings read; None (the
+    exhaustive statement then decides) when step 1 found fewer than ``k`` documents and some
+    term was not read whole, or when step 3 leaves more documents to score than
+    ``visible / PROBE_COST`` probes allow (``visible``: the terms' visible postings)."""
     expr = impact_expression(impact["a"], impact["c"])
     factor = max(1.0, avgdl / float(impact["avgdl"]))
     bounds = [idf * (K1 + 1.0) * factor * (1.0 + MARGIN) for idf in idfs]
@@ -133,6 +141,8 @@ def early_top_k(
         more = rows(impact_range_sql(expr, sorted(scan)), ranged)
         read += len(more)
         fresh = {int(o): ts for o, ts in more if int(o) not in stamps}
+        if len(fresh) * len(terms) * PROBE_COST > visible:
+            return None  # the probes would cost more than reading every posting in order
         extra, n_rows = _exact(rows, fresh, terms, idfs, avgdl, as_of)
         read += n_rows
         scores |= extra
