@@ -70,6 +70,8 @@ _SLOW_MODULES = frozenset(
         "tests/corpus/test_static_embedder.py",
         "tests/corpus/test_leakage.py",
         "tests/corpus/test_run_corpus.py",
+        "tests/corpus/test_sharded.py",
+        "tests/corpus/test_sharded_run.py",
         "tests/arena/test_evm.py",
         "tests/models/test_openai_provider.py",
         "tests/reports/test_score_options.py",
