@@ -56,6 +56,7 @@ def run(url: str, docs_n: int, n_queries: int, index: Path | None, reuse: bool) 
         embedded = open_backend(path)
         pg = open_backend(f"{url}?schema=bench")
         assert isinstance(pg, PostgresBackend)
+        pg.early_termination = True
         if not pg.meta.get("impact"):
             t0 = time.perf_counter()
             pg.add_impact_index()

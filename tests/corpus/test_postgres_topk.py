@@ -87,6 +87,7 @@ def cutoffs() -> list[datetime]:
 @pytest.fixture(scope="module")
 def pg(pg_url: str) -> Iterator[PostgresBackend]:
     with PostgresBackend.build(DOCS, pg_url, schema="topk_skewed", overwrite=True) as backend:
+        backend.early_termination = True
         yield backend
 
 
@@ -172,6 +173,7 @@ def test_a_corpus_loaded_before_the_impact_index_gets_it(pg_url: str) -> None:
     docs = make_docs(200, seed=8)
     with PostgresBackend.build(docs, pg_url, schema="topk_upgrade", overwrite=True) as pg:
         old = PostgresBackend(pg._conn, pg.schema, {**pg.meta, "impact": None})
+        old.early_termination = True
         terms = ["election", "w3", "w7"]
         cutoff = datetime(2024, 3, 1, tzinfo=UTC)
         want = old.score(terms, cutoff, 10)

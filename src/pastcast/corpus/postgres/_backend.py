@@ -73,6 +73,10 @@ class PostgresBackend:
         self._identity: CorpusIdentity | None = None
         self._threads: bool | None = None
         self.last_work: SearchWork | None = None
+        self.early_termination = False
+        """Search over the impact index (``_topk``): the same results, off by default because
+        on long queries of frequent words it measured slower than scoring every posting
+        (docs/postgres.md)."""
         """What the last BM25 search read (``SearchWork``), for tests and benchmarks."""
 
     # -- construction -------------------------------------------------------------------------
@@ -307,8 +311,9 @@ class PostgresBackend:
         """Top-``k`` (ordinal, score) before ``as_of`` among the documents that pass
         ``filters``: score descending, then id. The statistics are over every visible document.
 
-        With the impact index (and no filter) the search stops early (``_topk``); otherwise,
-        or with ``exhaustive``, one statement scores every visible posting of the terms. The
+        With ``early_termination``, the impact index and no filter the search stops early
+        (``_topk``); otherwise, or with ``exhaustive``, one statement scores every visible
+        posting of the terms. The
         results are the same; ``last_work`` says what the last search read."""
         n, total, df = self.statistics(terms, as_of)
         used = [t for t in terms if df.get(t, 0) > 0]
@@ -317,13 +322,14 @@ class PostgresBackend:
         idfs = [math.log(1.0 + (n - df[t] + 0.5) / (df[t] + 0.5)) for t in used]
         visible = sum(df[t] for t in used)
         impact = self.meta.get("impact")
-        if impact and not exhaustive and (filters is None or filters.is_empty()):
-            early = early_top_k(
+        early = self.early_termination and not exhaustive
+        if impact and early and (filters is None or filters.is_empty()):
+            found = early_top_k(
                 self._rows, impact, used, idfs, total / n, as_utc(as_of), k, visible=visible
             )
-            if early is not None:
-                self.last_work = SearchWork(visible=visible, read=early[1], exhaustive=False)
-                return early[0]
+            if found is not None:
+                self.last_work = SearchWork(visible=visible, read=found[1], exhaustive=False)
+                return found[0]
         conditions, params = filter_sql(filters)
         params |= {"as_of": as_utc(as_of), "k": k, "k1": K1, "b": B}
         params |= {"k1p1": K1 + 1.0, "one_minus_b": 1.0 - B, "avgdl": total / n}
