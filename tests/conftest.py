@@ -72,6 +72,8 @@ _SLOW_MODULES = frozenset(
         "tests/corpus/test_run_corpus.py",
         "tests/corpus/test_scale_build.py",
         "tests/corpus/test_remote_embedder.py",  # a job killed mid-way, servers with latency
+        "tests/corpus/test_sharded.py",
+        "tests/corpus/test_sharded_run.py",
         "tests/arena/test_evm.py",
         "tests/models/test_openai_provider.py",
         "tests/reports/test_score_options.py",

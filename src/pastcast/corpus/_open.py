@@ -1,10 +1,11 @@
 """One way to open a corpus: ``open_backend(spec, retrieval, **options)`` and the ``backend``
 registry behind it.
 
-A spec is an index directory or a database URL. For a directory, ``retrieval`` names the
-registered backend that searches it (``bm25``, ``dense`` or ``hybrid``); a URL goes to the
-backend registered for its scheme (``postgres`` for ``postgres://`` and ``postgresql://``), which
-takes ``retrieval`` as an argument. Options are checked against the factory's signature before
+A spec is an index directory, a database URL or a sharded corpus (``dask://``). For a
+directory, ``retrieval`` names the registered backend that searches it (``bm25``, ``dense`` or
+``hybrid``); a URL goes to the backend registered for its scheme (``postgres`` for
+``postgres://`` and ``postgresql://``, ``sharded`` for ``dask://``), which takes ``retrieval``
+as an argument. Options are checked against the factory's signature before
 anything is opened, so a misspelt option is a one-line error naming the accepted ones.
 
 Third-party backends register under the entry-point group ``pastcast.backends`` (see
@@ -38,6 +39,8 @@ from pastcast.corpus.postgres import (
     redact_url,
     split_schema,
 )
+from pastcast.corpus.sharded import SCHEME as SHARDED_SCHEME
+from pastcast.corpus.sharded import ShardedCorpus
 from pastcast.registry import Registry, RegistryError
 from pastcast.retrying import ProviderFailure
 
@@ -276,6 +279,23 @@ def open_postgres(
     if retrieval == "bm25":
         return pg
     return _ranked_postgres(pg, retrieval, embedder, depth)
+
+
+@backends.register("sharded", schemes=(SHARDED_SCHEME,))
+def open_sharded(spec: str, *, retrieval: str = "bm25", shards: int | None = None) -> OpenedCorpus:
+    """An index directory's month shards on the workers of a Dask cluster
+    (``dask://HOST:PORT?index=PATH[&shards=N]``; extra ``scale``): BM25 equal to the index's."""
+    if retrieval != "bm25":
+        raise CorpusOpenError(f"retrieval {retrieval!r}: a sharded corpus serves bm25 only")
+    try:
+        return ShardedCorpus.connect(spec, shards=shards)
+    except ImportError as exc:
+        raise CorpusOpenError(
+            f"a sharded corpus needs the 'scale' extra (pip install 'pastcast[scale]'); "
+            f"missing: {exc.name}"
+        ) from None
+    except (OSError, ValueError) as exc:
+        raise CorpusOpenError(one_line(exc)) from None
 
 
 def _ranked_postgres(

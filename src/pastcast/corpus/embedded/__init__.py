@@ -3,16 +3,29 @@ exact global top-k, and thread look-ups."""
 
 from pastcast.corpus.embedded._arrays import IndexArrays, build_arrays, save_arrays, to_micros
 from pastcast.corpus.embedded._blocks import BLOCK_DOCS
-from pastcast.corpus.embedded._bm25 import K1, B
+from pastcast.corpus.embedded._bm25 import K1, AsOfStatistics, B
 from pastcast.corpus.embedded._embedded import EmbeddedIndex
+from pastcast.corpus.embedded._shards import (
+    IndexMonth,
+    index_months,
+    open_months,
+    shard_search,
+    shard_statistics,
+)
 
 __all__ = [
     "BLOCK_DOCS",
     "K1",
+    "AsOfStatistics",
     "B",
     "EmbeddedIndex",
     "IndexArrays",
+    "IndexMonth",
     "build_arrays",
+    "index_months",
+    "open_months",
     "save_arrays",
+    "shard_search",
+    "shard_statistics",
     "to_micros",
 ]

@@ -26,7 +26,17 @@ import numpy.typing as npt
 
 from pastcast.corpus.embedded._arrays import IndexArrays, plain_vocab
 
-__all__ = ["K1", "B", "BlockTuples", "block_tuples", "bm25_top_k", "naive_top_k", "top_with_ties"]
+__all__ = [
+    "K1",
+    "AsOfStatistics",
+    "B",
+    "BlockTuples",
+    "as_of_statistics",
+    "block_tuples",
+    "bm25_top_k",
+    "naive_top_k",
+    "top_with_ties",
+]
 
 K1 = 1.2
 B = 0.75
@@ -55,17 +65,64 @@ def _cutoff_partition(bases: I64, n: int) -> tuple[int, int]:
     return last, n - int(bases[last])
 
 
+@dataclass(frozen=True)
+class AsOfStatistics:
+    """The BM25 statistics of a set of documents: their count, total length and each term's
+    document frequency. Those of disjoint sets (the month shards of one corpus) add up."""
+
+    n: int
+    total_len: int
+    df: dict[str, int]
+
+    def __add__(self, other: AsOfStatistics) -> AsOfStatistics:
+        df = dict(self.df)
+        for term, count in other.df.items():
+            df[term] = df.get(term, 0) + count
+        return AsOfStatistics(self.n + other.n, self.total_len + other.total_len, df)
+
+
+def as_of_statistics(
+    parts: Sequence[IndexArrays], bases: I64, terms: list[str], n: int
+) -> AsOfStatistics:
+    """The statistics of the first ``n`` documents (the admitted partitions' totals plus the
+    prefix of the cutoff's own), exactly those a search at that cutoff uses."""
+    if n <= 0:
+        return AsOfStatistics(0, 0, {})
+    last, m = _cutoff_partition(bases, n)
+    total_len = sum(int(p.len_prefix[-1]) for p in parts[:last]) + int(parts[last].len_prefix[m])
+    df: dict[str, int] = {}
+    for term in terms:
+        count = 0
+        for p in range(last + 1):
+            tid = parts[p].vocab.get(term)
+            if tid is None:
+                continue
+            lo, hi = int(parts[p].term_offsets[tid]), int(parts[p].term_offsets[tid + 1])
+            count += hi - lo if p < last else int(np.searchsorted(parts[p].post_ord[lo:hi], m))
+        if count:
+            df[term] = count
+    return AsOfStatistics(n, total_len, df)
+
+
 def _as_of_slices(
-    parts: Sequence[IndexArrays], bases: I64, terms: list[str], n: int, *, future: bool
+    parts: Sequence[IndexArrays],
+    bases: I64,
+    terms: list[str],
+    n: int,
+    *,
+    future: bool,
+    stats: AsOfStatistics | None = None,
 ) -> tuple[float, list[_Slices]]:
     """avgdl and, per partition, the (idf, postings range) of each query term, as of ``n``.
 
     With ``future`` the ranges cover every posting (the naive baseline scores all documents with
     the same as-of statistics); otherwise only admitted partitions and visible postings.
+    ``stats`` (of a whole corpus these partitions are a shard of) replace the partitions' own
+    for avgdl and the idf.
     """
     last, m = _cutoff_partition(bases, n)
     total_len = sum(int(p.len_prefix[-1]) for p in parts[:last]) + int(parts[last].len_prefix[m])
-    avgdl = total_len / n
+    avgdl = total_len / n if stats is None else stats.total_len / stats.n
     out: list[_Slices] = [[] for _ in parts]
     scope = len(parts) if future else last + 1
     for term in terms:
@@ -86,7 +143,11 @@ def _as_of_slices(
                 found.append((p, lo, hi))
         if df == 0:
             continue
-        idf = math.log(1.0 + (n - df + 0.5) / (df + 0.5))
+        if stats is not None:  # the whole corpus's: this shard's postings are a part of them
+            n_all, df = stats.n, stats.df.get(term, 0)
+        else:
+            n_all = n
+        idf = math.log(1.0 + (n_all - df + 0.5) / (df + 0.5))
         for p, lo, hi in found:
             out[p].append((idf, lo, hi))
     return avgdl, out
@@ -209,6 +270,7 @@ def bm25_top_k(
     *,
     allowed: Mask | None = None,
     tuples: BlockTuples | None = None,
+    stats: AsOfStatistics | None = None,
 ) -> tuple[I64, F64]:
     """Top-``k`` global ordinals and scores among the first ``n`` (and, given ``allowed``, a
     mask over them, among the allowed ones only); score desc, then id asc. The statistics are
@@ -217,14 +279,16 @@ def bm25_top_k(
     Without a mask every admitted block is scored by the compiled kernel (``_kernel``), in one
     call given ``tuples`` (``block_tuples(parts)``), else block by block; it is imported here so
     that numba loads on the first search, not with the package. A filtered search scores with
-    numpy and keeps the allowed documents before its threshold.
+    numpy and keeps the allowed documents before its threshold. ``stats`` (a whole corpus's,
+    these partitions being one shard of it) replace the partitions' own statistics; such a
+    search goes block by block.
     """
     from pastcast.corpus.embedded._kernel import block_top_k, query_top_k
 
     if n <= 0 or k <= 0 or not terms:
         return _empty()
     k = min(k, n)  # no more hits than documents; keeps k a machine integer for the kernel
-    if allowed is None and tuples is not None:
+    if allowed is None and tuples is not None and stats is None:
         last = bisect.bisect_left(tuples.starts, n) - 1  # ``_cutoff_partition`` without numpy
         m = n - tuples.starts[last]
         vocabs = tuples.vocabs[: last + 1]
@@ -250,7 +314,7 @@ def bm25_top_k(
             K1,
             B,
         )
-    cand, cand_scores = _blockwise(parts, bases, terms, n, k, allowed, block_top_k)
+    cand, cand_scores = _blockwise(parts, bases, terms, n, k, allowed, block_top_k, stats)
     if not len(cand):
         return _empty()
     order = np.lexsort((np.asarray(id_rank)[cand], -cand_scores))[:k]
@@ -265,10 +329,11 @@ def _blockwise(
     k: int,
     allowed: Mask | None,
     block_top_k: Callable[..., tuple[I64, F64]],
+    stats: AsOfStatistics | None = None,
 ) -> tuple[I64, F64]:
-    """``bm25_top_k``'s candidates block by block (filtered searches): ties kept."""
+    """``bm25_top_k``'s candidates block by block (filtered searches, shards): ties kept."""
     last, m = _cutoff_partition(bases, n)
-    avgdl, per_part = _as_of_slices(parts, bases, terms, n, future=False)
+    avgdl, per_part = _as_of_slices(parts, bases, terms, n, future=False, stats=stats)
     got_o: list[I64] = []
     got_s: list[F64] = []
     for p, slices in enumerate(per_part[: last + 1]):

@@ -49,6 +49,7 @@ from pastcast.corpus.postgres._sql import (
     score_sql,
     vector_sql,
 )
+from pastcast.corpus.postgres._topk import SearchWork, early_top_k
 from pastcast.corpus.postgres._url import one_line, redact_url
 from pastcast.cutoff import as_utc
 from pastcast.records import CorpusIdentity, Document
@@ -71,6 +72,12 @@ class PostgresBackend:
         self.url = redact_url(url) if url else ""  # never holds the password
         self._identity: CorpusIdentity | None = None
         self._threads: bool | None = None
+        self.last_work: SearchWork | None = None
+        self.early_termination = False
+        """Search over the impact index (``_topk``): the same results, off by default because
+        on long queries of frequent words it measured slower than scoring every posting
+        (docs/postgres.md)."""
+        """What the last BM25 search read (``SearchWork``), for tests and benchmarks."""
 
     # -- construction -------------------------------------------------------------------------
 
@@ -97,6 +104,13 @@ class PostgresBackend:
 
             register_vector(conn)
         return cls(conn, schema, meta, url)
+
+    def add_impact_index(self) -> None:
+        """Give a corpus loaded before the impact index existed its index, so searches stop
+        early (``_topk``); the results do not change."""
+        from pastcast.corpus.postgres._schema import add_impact_index
+
+        self.meta = add_impact_index(self._conn, self.schema)
 
     @classmethod
     def build(
@@ -286,21 +300,44 @@ class PostgresBackend:
         return n, total, df
 
     def score(
-        self, terms: Sequence[str], as_of: datetime, k: int, filters: SearchFilter | None = None
+        self,
+        terms: Sequence[str],
+        as_of: datetime,
+        k: int,
+        filters: SearchFilter | None = None,
+        *,
+        exhaustive: bool = False,
     ) -> list[tuple[int, float]]:
         """Top-``k`` (ordinal, score) before ``as_of`` among the documents that pass
-        ``filters``: score descending, then id. The statistics are over every visible document."""
+        ``filters``: score descending, then id. The statistics are over every visible document.
+
+        With ``early_termination``, the impact index and no filter the search stops early
+        (``_topk``); otherwise, or with ``exhaustive``, one statement scores every visible
+        posting of the terms. The
+        results are the same; ``last_work`` says what the last search read."""
         n, total, df = self.statistics(terms, as_of)
         used = [t for t in terms if df.get(t, 0) > 0]
         if n == 0 or k <= 0 or not used:
             return []
+        idfs = [math.log(1.0 + (n - df[t] + 0.5) / (df[t] + 0.5)) for t in used]
+        visible = sum(df[t] for t in used)
+        impact = self.meta.get("impact")
+        early = self.early_termination and not exhaustive
+        if impact and early and (filters is None or filters.is_empty()):
+            found = early_top_k(
+                self._rows, impact, used, idfs, total / n, as_utc(as_of), k, visible=visible
+            )
+            if found is not None:
+                self.last_work = SearchWork(visible=visible, read=found[1], exhaustive=False)
+                return found[0]
         conditions, params = filter_sql(filters)
         params |= {"as_of": as_utc(as_of), "k": k, "k1": K1, "b": B}
         params |= {"k1p1": K1 + 1.0, "one_minus_b": 1.0 - B, "avgdl": total / n}
         for i, term in enumerate(used):
             params[f"t{i}"] = term
-            params[f"idf{i}"] = math.log(1.0 + (n - df[term] + 0.5) / (df[term] + 0.5))
+            params[f"idf{i}"] = idfs[i]
         rows = self._rows(score_sql(len(used), conditions), params)
+        self.last_work = SearchWork(visible=visible, read=visible, exhaustive=True)
         return [(int(o), float(s)) for o, s in rows]
 
     # -- dense ----------------------------------------------------------------------------------

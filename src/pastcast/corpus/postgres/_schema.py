@@ -12,6 +12,11 @@ Tables in one schema (default ``pastcast``):
   add up whole months before the cutoff's month and count only within that month;
 * ``meta``: format, version and corpus summary (its presence marks a complete build).
 
+An expression index on ``postings (term, impact DESC)`` orders each term's postings by an
+impact fixed at build time (``impact`` in the summary holds its constants), which lets a search
+stop before reading every posting (``_topk``); a corpus loaded before it existed is searched by
+scoring every posting, as before, until ``add_impact_index`` adds it.
+
 The ordinal ``ord`` is the rank of the document id in code-point order, so "ties by id" is
 "ties by ordinal" inside the server. Every query a backend issues carries ``ts < as_of`` so that
 the planner prunes the partitions after the cutoff's month.
@@ -36,10 +41,19 @@ from rich.progress import Progress
 
 from pastcast.corpus._identity import DIGEST_SCHEME, content_digest
 from pastcast.corpus._text import tokenize
+from pastcast.corpus.embedded import K1, B
+from pastcast.corpus.postgres._sql import impact_expression
 from pastcast.cutoff import as_utc
 from pastcast.records import Document
 
-__all__ = ["FORMAT", "FORMAT_VERSION", "load_corpus", "month_starts", "read_meta"]
+__all__ = [
+    "FORMAT",
+    "FORMAT_VERSION",
+    "add_impact_index",
+    "load_corpus",
+    "month_starts",
+    "read_meta",
+]
 
 FORMAT = "pastcast-pg-bm25"
 FORMAT_VERSION = 1
@@ -156,6 +170,47 @@ def _create_indexes(conn: psycopg.Connection[Any], schema: str, dims: int | None
         )
 
 
+def _create_impact_index(conn: psycopg.Connection[Any], schema: str) -> dict[str, float] | None:
+    """The impact index of ``schema``'s postings and its constants (None for an empty corpus).
+
+    The reference avgdl is the whole corpus's; any value gives valid bounds (a search scales
+    them by ``max(1, avgdl / ref)`` at its cutoff), the corpus's own keeps them tight late in it.
+    """
+    row = conn.execute(
+        sql.SQL("SELECT sum(n), sum(total_len) FROM {}.month_totals").format(sql.Identifier(schema))
+    ).fetchone()
+    if not row or not row[0] or not row[1]:
+        return None
+    ref = int(row[1]) / int(row[0])
+    a, c = K1 * (1.0 - B), K1 * B / ref
+    conn.execute(
+        sql.SQL("CREATE INDEX ON {}.postings (term, ({}) DESC) INCLUDE (ord, ts, tf, len)").format(
+            sql.Identifier(schema), sql.SQL(impact_expression(a, c))
+        )
+    )
+    return {"a": a, "c": c, "avgdl": ref}
+
+
+def add_impact_index(conn: psycopg.Connection[Any], schema: str) -> dict[str, Any]:
+    """Add the impact index to a corpus loaded before it existed (in place; readers keep
+    scoring every posting until they reopen it); returns the updated summary."""
+    meta = read_meta(conn, schema)
+    if meta is None:
+        raise FileNotFoundError(f"schema {schema!r} holds no corpus")
+    if meta.get("impact"):
+        return meta
+    with conn.transaction():
+        meta["impact"] = _create_impact_index(conn, schema)
+        conn.execute(
+            sql.SQL("UPDATE {}.meta SET value = %s WHERE key = 'corpus'").format(
+                sql.Identifier(schema)
+            ),
+            (json.dumps(meta),),
+        )
+    conn.execute(sql.SQL("VACUUM (ANALYZE) {}.postings").format(sql.Identifier(schema)))
+    return meta
+
+
 def _vector_text(values: Sequence[float]) -> str:
     return "[" + ",".join(repr(float(v)) for v in values) + "]"
 
@@ -237,6 +292,7 @@ def load_corpus(
         bar.add_task("building indexes", total=None)
         with conn.transaction():
             _create_indexes(conn, scratch, dims)
+            impact = _create_impact_index(conn, scratch)
     summary = {
         "format": FORMAT,
         "version": FORMAT_VERSION,
@@ -246,6 +302,7 @@ def load_corpus(
         "embedder": embedder,  # the model that embedded the documents, when known
         "months": max(len(months) - 1, 0),
         "month_stats": True,  # month_totals and month_df exist (absent in earlier builds)
+        "impact": impact,  # the impact index's constants (absent in earlier builds)
         # the corpus digest of pastcast.corpus._identity: equal to the embedded index's
         "content_sha256": content_digest(docs.values()),
         "content_digest": DIGEST_SCHEME,

@@ -19,6 +19,7 @@ __all__ = [
     "ALL_SQL",
     "ANCESTOR_SQL",
     "AUTHOR_SQL",
+    "CANDIDATE_SQL",
     "COUNT_SQL",
     "DESCENDANTS_SQL",
     "DF_SQL",
@@ -34,6 +35,9 @@ __all__ = [
     "check_schema",
     "document_of",
     "filter_sql",
+    "impact_expression",
+    "impact_range_sql",
+    "impact_top_sql",
     "score_sql",
     "vector_sql",
 ]
@@ -158,6 +162,56 @@ def score_sql(n_terms: int, conditions: str = "") -> str:
         f"SELECT ord, {score} AS score FROM ({' UNION ALL '.join(parts)}) AS p "
         "GROUP BY ord ORDER BY score DESC, ord LIMIT %(k)s"
     )
+
+
+# -- early termination (see ``_topk``) ---------------------------------------------------------
+#
+# A posting's impact ``tf / (tf + a + c * len)`` is fixed at build time (``c = K1 * B / avgdl``
+# for a reference avgdl): for any cutoff, a posting's BM25 contribution is at most
+# ``idf * (K1 + 1) * max(1, avgdl / ref) * impact`` (``_topk``), so postings read in impact
+# order, highest first, bound every posting not yet read. The expression index serves that
+# order; a statement uses it only when it spells the expression exactly as the index does, so
+# the constants are spliced in as the same literals (numbers from the corpus's ``meta`` table,
+# never user input).
+
+
+def impact_expression(a: float, c: float) -> str:
+    """The impact of a posting, exactly as its expression index is written."""
+    return (
+        f"(tf::float8 / ((tf::float8 + {float(a)!r}::float8) + {float(c)!r}::float8 * len::float8))"
+    )
+
+
+def impact_top_sql(impact: str, n_terms: int) -> str:
+    """Each query term's ``%(limit)s`` visible postings of highest impact (``ti, ord, ts,
+    impact``), by the expression index (parameters ``t{i}``)."""
+    parts = [
+        f"(SELECT {i} AS ti, ord, ts, {impact} AS s FROM {{s}}.postings "
+        f"WHERE term = %(t{i})s AND ts < %(as_of)s ORDER BY {impact} DESC LIMIT %(limit)s)"
+        for i in range(n_terms)
+    ]
+    return " UNION ALL ".join(parts)
+
+
+def impact_range_sql(impact: str, terms: Sequence[int]) -> str:
+    """The visible postings of the given query terms with impact at least ``x{i}`` (``ord,
+    ts``): a range of the expression index each."""
+    parts = [
+        f"SELECT ord, ts FROM {{s}}.postings WHERE term = %(t{i})s "
+        f"AND {impact} >= %(x{i})s::float8 AND ts < %(as_of)s"
+        for i in terms
+    ]
+    return " UNION ALL ".join(parts)
+
+
+# The query terms' postings of given documents (ordinal and timestamp): one probe of the
+# ``(term, ts)`` index per document and term, into that document's month only (the join on the
+# partition key prunes the others at run time).
+CANDIDATE_SQL = (
+    "SELECT c.ord, p.term, p.tf, p.len FROM unnest(%(ords)s::bigint[], "
+    "%(stamps)s::timestamptz[]) AS c(ord, ts) JOIN {s}.postings p ON p.ts = c.ts "
+    "AND p.ord = c.ord WHERE p.term = ANY(%(terms)s) AND p.ts < %(as_of)s"
+)
 
 
 def check_schema(schema: str) -> str:

@@ -1,0 +1,114 @@
+"""An index directory cut into month shards: the months it holds, one shard's partitions
+opened alone, its as-of statistics, and its search with the whole corpus's statistics.
+
+A shard is an ``EmbeddedIndex`` over a contiguous range of the directory's month partitions
+(ordinals local to it; ids and timestamps are the documents' own). The statistics of disjoint
+shards add up to the whole index's (``AsOfStatistics``), exactly as the index adds its months;
+a shard that scores with the sum scores every document as the whole index does, bit for bit,
+so the top ``k`` of the shards' top ``k`` lists (score descending, then id) is the whole
+index's top ``k``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+
+from pastcast import safejson
+from pastcast.corpus._filter import SearchFilter
+from pastcast.corpus._protocol import SearchHit
+from pastcast.corpus.embedded._arrays import load_arrays
+from pastcast.corpus.embedded._blocks import BLOCK_DOCS
+from pastcast.corpus.embedded._bm25 import AsOfStatistics, as_of_statistics, bm25_top_k
+from pastcast.corpus.embedded._embedded import EmbeddedIndex
+from pastcast.corpus.embedded._partitioned import FORMAT, FORMAT_VERSION
+from pastcast.cutoff import as_utc
+
+__all__ = ["IndexMonth", "index_months", "open_months", "shard_search", "shard_statistics"]
+
+
+@dataclass(frozen=True)
+class IndexMonth:
+    """One month partition of an index directory, as its manifest lists it."""
+
+    name: str
+    doc_count: int
+    first_timestamp: datetime
+    last_timestamp: datetime
+    content_sha256: str
+
+
+def index_months(index_dir: Path | str) -> list[IndexMonth]:
+    """The month partitions of an index directory, in time order (the month-partitioned
+    layout only: an index of the earlier single-partition layout has no months to shard)."""
+    path = Path(index_dir) / "manifest.json"
+    manifest = safejson.loads(path.read_bytes())
+    if manifest.get("format") != FORMAT or manifest.get("version") != FORMAT_VERSION:
+        raise ValueError(
+            f"{path}: format {manifest.get('format')!r} version {manifest.get('version')!r} "
+            f"has no month partitions to shard (expected {FORMAT!r} {FORMAT_VERSION})"
+        )
+    return [
+        IndexMonth(
+            str(p["name"]),
+            int(p["doc_count"]),
+            datetime.fromisoformat(str(p["first_timestamp"])),
+            datetime.fromisoformat(str(p["last_timestamp"])),
+            str(p["content_sha256"]),
+        )
+        for p in manifest["partitions"]
+    ]
+
+
+def open_months(
+    index_dir: Path | str, months: list[str], *, block_docs: int = BLOCK_DOCS
+) -> EmbeddedIndex:
+    """The partitions ``months`` (consecutive, in time order) of an index directory, opened as
+    one index of their own (memory-mapped)."""
+    known = {m.name: m for m in index_months(index_dir)}
+    parts = []
+    for name in months:
+        if name not in known:
+            raise ValueError(f"{index_dir}: no month partition {name!r}")
+        arrays = load_arrays(Path(index_dir) / "parts" / name)
+        if arrays.manifest["content_sha256"] != known[name].content_sha256:
+            raise ValueError(f"{index_dir}: partition {name} does not match the manifest")
+        parts.append(arrays)
+    return EmbeddedIndex(parts, block_docs=block_docs)
+
+
+def shard_statistics(index: EmbeddedIndex, terms: list[str], as_of: datetime) -> AsOfStatistics:
+    """The shard's statistics over its documents before ``as_of``."""
+    n = index.count_before(as_of)
+    return as_of_statistics(index._blocks, index._block_bases, terms, n)
+
+
+def shard_search(
+    index: EmbeddedIndex,
+    query: str,
+    *,
+    as_of: datetime,
+    k: int,
+    stats: AsOfStatistics,
+    filters: SearchFilter | None = None,
+) -> list[SearchHit]:
+    """The shard's top ``k`` before ``as_of`` scored with ``stats`` (the whole corpus's as of
+    the same cutoff): score descending, then id; hits checked against the cutoff again."""
+    cutoff = as_utc(as_of)
+    n = index.count_before(cutoff)
+    terms = index.query_terms(query)
+    if n == 0 or stats.n == 0 or k <= 0 or not terms:
+        return []
+    allowed = index.filter_mask(filters, n)
+    ordinals, scores = bm25_top_k(
+        index._blocks,
+        index._block_bases,
+        index.id_rank,
+        terms,
+        n,
+        k,
+        allowed=allowed,
+        stats=stats,
+    )
+    return index._hits(ordinals.tolist(), scores.tolist(), terms, cutoff, n, filters)
