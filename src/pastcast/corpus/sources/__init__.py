@@ -1,7 +1,7 @@
 """Corpus sources: readers that turn dumps and archives into dated ``Document`` records
 (JSONL, feed spools, the Wikipedia current-events archive, Reddit dumps, Parquet article
-tables, CC-News), with crawl cleaning, the hindsight screen and the content screen applied when a corpus is
-built; ``sources`` names them for ``open_source``."""
+tables, CC-News), with crawl cleaning, the hindsight screen and the content screen applied when
+a corpus is built; ``sources`` names them for ``open_source``."""
 
 from pastcast.corpus.sources._allow import allow_sources, read_allow_list, source_matches
 from pastcast.corpus.sources._ccnews import CCNewsReport, WarcMissing, ccnews_pages, read_ccnews
