@@ -20,7 +20,6 @@ from pastcast.corpus.feeds._config import FeedConfig
 __all__ = ["FeedFetchError", "Fetched", "fetch_body"]
 
 _RETRY_STATUS = frozenset({429, 500, 502, 503, 504})
-_CHUNK = 65536
 
 
 class FeedFetchError(RuntimeError):
@@ -79,7 +78,7 @@ def _attempt(
                 )
             chunks: list[bytes] = []
             size = 0
-            for chunk in reply.iter_bytes(_CHUNK):
+            for chunk in reply.iter_bytes():  # as received, so the deadline is checked
                 size += len(chunk)
                 if size > feed.max_bytes:
                     raise FeedFetchError(f"GET {url}: body over max_bytes={feed.max_bytes}")
