@@ -472,9 +472,9 @@ def test_feed_seen_source_dates_by_first_sight(tmp_path: Path) -> None:
     spool = tmp_path / "spool"
     fetch(spool, feeds(FeedConfig(name="file", path=tmp_path / "f.xml")))
     (doc,) = spool_documents(spool, by_first_seen=True)
-    assert doc.timestamp == T0
+    assert (doc.timestamp, doc.dated_by) == (T0, "first_seen")
     (doc,) = spool_documents(spool)
-    assert doc.timestamp == T0 - timedelta(days=2)
+    assert (doc.timestamp, doc.dated_by) == (T0 - timedelta(days=2), "published")
 
 
 def test_app_and_cli_errors(tmp_path: Path) -> None:

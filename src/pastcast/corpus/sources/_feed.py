@@ -21,7 +21,7 @@ from typing import Literal
 from pydantic import Field, ValidationError, model_validator
 
 from pastcast import safejson
-from pastcast.records import Document, Record, UtcDatetime
+from pastcast.records import DatedBy, Document, Record, UtcDatetime
 from pastcast.validation import first_problem
 
 __all__ = [
@@ -37,6 +37,11 @@ DateProvenance = Literal["published", "updated", "first_seen"]
 """Which time dated an item: the feed's published or updated time, or pastcast's fetch time."""
 
 SPOOL_GLOB = "items-*.jsonl"
+_DATED_BY: dict[str, DatedBy] = {
+    "published": "published",
+    "updated": "modified",
+    "first_seen": "first_seen",
+}
 
 
 class SpoolError(ValueError):
@@ -78,9 +83,12 @@ class FeedItem(Record):
         return self
 
     def document(self, *, by_first_seen: bool = False) -> Document:
+        # The feed's updated time is the document's last modification; first sight is pastcast's.
+        dated_by: DatedBy = "first_seen" if by_first_seen else _DATED_BY[self.date_provenance]
         return Document(
             id=self.id,
             timestamp=self.first_seen if by_first_seen else self.timestamp,
+            dated_by=dated_by,
             title=self.title,
             text=self.text,
             source=self.source,
