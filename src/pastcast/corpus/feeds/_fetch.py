@@ -64,7 +64,8 @@ def _attempt(
     assert url is not None
     deadline = clock() + feed.timeout_s
     try:
-        with client.stream("GET", url, headers=headers) as reply:
+        # Each feed's own limit, per request (a caller's client is not changed).
+        with client.stream("GET", url, headers=headers, timeout=feed.timeout_s) as reply:
             if reply.status_code == 304:
                 return Fetched(None, headers.get("If-None-Match"), headers.get("If-Modified-Since"))
             if reply.status_code in _RETRY_STATUS:

@@ -211,7 +211,18 @@ def _feed_round(
     if fresh is not None:
         state[feed.name] = fresh  # only after the items it covers are on disk
         writer.save_state(state)
-    return FeedReport(feed.name, "ok", items=len(raw), skipped=skipped, attempts=attempts, **counts)
+    return FeedReport(
+        feed.name,
+        "ok",
+        items=len(raw),
+        new=counts["new"],
+        versions=counts["versions"],
+        seen=counts["seen"],
+        clamped=counts["clamped"],
+        undated=counts["undated"],
+        skipped=skipped,
+        attempts=attempts,
+    )
 
 
 def _now() -> datetime:
@@ -237,8 +248,6 @@ def fetch_round(
             state = writer.state()
             reports = []
             for feed in feeds.feed:
-                if feed.url is not None:  # each feed's own limit
-                    http.timeout = httpx.Timeout(feed.timeout_s)
                 reports.append(_feed_round(feed, writer, state, http, clock, sleep))
     finally:
         if own:
