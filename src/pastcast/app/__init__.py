@@ -45,6 +45,7 @@ from pastcast.app._data_views import (
 from pastcast.app._datasets import DATASET_SPEC_HELP, DatasetNote, open_dataset
 from pastcast.app._errors import AppError
 from pastcast.app._exports import Exported, ExportTarget, export_runs
+from pastcast.app._feeds import fetch_feeds, follow_feeds
 from pastcast.app._frames import FRAMES_EXTRA_HINT, runs_frame
 from pastcast.app._imports import (
     Imported,
@@ -134,6 +135,8 @@ __all__ = [
     "dataset_question",
     "describe_dataset",
     "export_runs",
+    "fetch_feeds",
+    "follow_feeds",
     "group_columns",
     "import_forecastbench",
     "import_polymarket",

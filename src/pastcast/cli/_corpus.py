@@ -12,7 +12,7 @@ from pydantic import ValidationError
 from rich.console import Console
 from rich.table import Table
 
-from pastcast.app import AppError, build_corpus
+from pastcast.app import AppError, build_corpus, follow_feeds
 from pastcast.app import open_corpus as open_app_corpus
 from pastcast.cli._common import JsonFlag, fail, fail_field, print_json
 from pastcast.corpus import DocType, DocumentNotVisible, OpenedCorpus, SearchFilter
@@ -139,7 +139,8 @@ def build(
         str,
         typer.Argument(
             help="KIND:PATH: jsonl:docs.jsonl, wcep:FOLDER, reddit:DUMP_OR_FOLDER, "
-            "parquet:TABLE_OR_FOLDER, ccnews:FILE_OR_FOLDER (JSON lines or WARC), "
+            "parquet:TABLE_OR_FOLDER, ccnews:FILE_OR_FOLDER (JSON lines or WARC), feed:SPOOL "
+            "or feed-seen:SPOOL (a 'corpus feed' spool; feed-seen dates by first sight), "
             "world:SEED[,FIELD=VALUE...] (the embedded world's documents), or the kind of a "
             "source plugin ('pastcast.sources' entry points)"
         ),
@@ -378,3 +379,59 @@ def read(
         return
     typer.echo(f"{doc.title}\n{doc.timestamp.isoformat()}  {doc.source}  {doc.url or ''}\n")
     typer.echo(doc.text)
+
+
+FEED_OPTIONS = {"feeds": "FEEDS", "spool": "--spool", "interval": "--interval"}
+
+
+def _round_json(fetched: Any) -> dict[str, Any]:
+    return {
+        "at": fetched.at.isoformat(),
+        "spool": str(fetched.spool),
+        "written": fetched.written,
+        "errors": fetched.errors,
+        "feeds": [vars(f) for f in fetched.feeds],
+    }
+
+
+@app.command()
+def feed(
+    feeds: Annotated[
+        Path,
+        typer.Argument(
+            help="TOML file of [[feed]] tables: name and one of url (RSS 2.0 or Atom), path (a "
+            "feed file) or folder (a drop folder of JSONL document files); optional source, "
+            "timeout_s, max_bytes, retries, backoff_s (docs/corpus.md, 'Live feeds').",
+            metavar="FEEDS.toml",
+        ),
+    ],
+    spool: Annotated[
+        Path,
+        typer.Option(
+            "--spool", help="Spool folder the items are appended to (build with feed:SPOOL)."
+        ),
+    ],
+    once: Annotated[bool, typer.Option("--once", help="One fetch round, then exit.")] = False,
+    interval: Annotated[
+        float, typer.Option("--interval", min=1, help="Seconds between rounds (start to start).")
+    ] = 300.0,
+    as_json: JsonFlag = False,
+) -> None:
+    """Fetch feeds into a dated spool, once or every --interval seconds: each item dated by its
+    feed's time only when that is not after pastcast first saw it, else by that first sight."""
+    failed = False
+    try:
+        for fetched in follow_feeds(feeds, spool, interval=interval, rounds=1 if once else None):
+            failed = fetched.errors > 0
+            if as_json:
+                print_json(_round_json(fetched))
+                continue
+            typer.echo(f"{fetched.at.isoformat()}: {fetched.written} items written to {spool}")
+            for report in fetched.feeds:
+                typer.echo(f"  {report.line()}")
+    except AppError as exc:
+        fail_field(exc, FEED_OPTIONS)
+    except KeyboardInterrupt:
+        raise typer.Exit(130) from None
+    if failed:
+        raise typer.Exit(1)

@@ -1,7 +1,7 @@
 """Corpus sources: readers that turn dumps and archives into dated ``Document`` records
-(JSONL, the Wikipedia current-events archive, Reddit dumps, Parquet article tables, CC-News),
-with crawl cleaning, the hindsight screen and the content screen applied when a corpus is
-built; ``sources`` names them for ``open_source``."""
+(JSONL, feed spools, the Wikipedia current-events archive, Reddit dumps, Parquet article
+tables, CC-News), with crawl cleaning, the hindsight screen and the content screen applied when
+a corpus is built; ``sources`` names them for ``open_source``."""
 
 from pastcast.corpus.sources._allow import allow_sources, read_allow_list, source_matches
 from pastcast.corpus.sources._ccnews import CCNewsReport, WarcMissing, ccnews_pages, read_ccnews
@@ -26,6 +26,14 @@ from pastcast.corpus.sources._dating import (
     with_dating,
 )
 from pastcast.corpus.sources._dumps import ZstdMissing, check_readable, dump_files
+from pastcast.corpus.sources._feed import (
+    DateProvenance,
+    FeedItem,
+    SpoolError,
+    read_feed_spool,
+    spool_documents,
+    spool_files,
+)
 from pastcast.corpus.sources._hindsight import ContentScreen, later_date_mention, screen_document
 from pastcast.corpus.sources._htmlmeta import PageMeta, parse_html
 from pastcast.corpus.sources._jsonl import DocumentFormatError, LoadReport, read_jsonl_documents
@@ -56,10 +64,12 @@ __all__ = [
     "CleanReport",
     "CleanedPage",
     "ContentScreen",
+    "DateProvenance",
     "DatingReport",
     "DatingRule",
     "Deduplicator",
     "DocumentFormatError",
+    "FeedItem",
     "LoadReport",
     "PageMeta",
     "RawPage",
@@ -68,6 +78,7 @@ __all__ = [
     "SideFile",
     "SourceRun",
     "SourceUnavailable",
+    "SpoolError",
     "WarcMissing",
     "WcepReport",
     "ZstdMissing",
@@ -88,11 +99,14 @@ __all__ = [
     "read_article_table",
     "read_ccnews",
     "read_dating",
+    "read_feed_spool",
     "read_jsonl_documents",
     "read_reddit",
     "read_wcep",
     "screen_document",
     "source_matches",
     "sources",
+    "spool_documents",
+    "spool_files",
     "with_dating",
 ]

@@ -21,6 +21,7 @@ from typing import IO, Any
 
 from pastcast.corpus.sources._ccnews import CCNewsReport, read_ccnews
 from pastcast.corpus.sources._dumps import ZstdMissing, check_readable, dump_files
+from pastcast.corpus.sources._feed import spool_documents, spool_files
 from pastcast.corpus.sources._hindsight import ContentScreen
 from pastcast.corpus.sources._jsonl import LoadReport, read_jsonl_documents
 from pastcast.corpus.sources._parquet import ArticleTableReport, read_article_table
@@ -182,3 +183,24 @@ def ccnews_source(path: Path, *, workdir: Path) -> SourceRun:
     handle = os.fdopen(fd, "w", encoding="utf-8")
     side = SideFile(RULES_NAME, Path(name), handle, "timestamp rule of each document")
     return SourceRun(read_ccnews(path, report=report, rules_out=handle), report.lines, (side,))
+
+
+def _spool(path: Path, by_first_seen: bool) -> SourceRun:
+    _exists(path, "folder")
+    if not spool_files(path):
+        raise SourceUnavailable(f"{path}: no feed spool here (no items-*.jsonl files)")
+    return SourceRun(spool_documents(path, by_first_seen=by_first_seen))
+
+
+@sources.register("feed")
+def feed_source(path: Path) -> SourceRun:
+    """A feed spool (``pastcast corpus feed``): each item dated by its feed's time when that is
+    not later than when pastcast first saw it, else by that first sight."""
+    return _spool(path, by_first_seen=False)
+
+
+@sources.register("feed-seen")
+def feed_seen_source(path: Path) -> SourceRun:
+    """A feed spool with every item dated by when pastcast first saw it (replays of live
+    rounds: exactly what had been fetched by each cutoff)."""
+    return _spool(path, by_first_seen=True)
