@@ -3,10 +3,14 @@ dates (a funnel stage with its counts); training events keep theirs."""
 
 from __future__ import annotations
 
+import json
 from collections import Counter
+from pathlib import Path
 
 from markets_factories import binary
+from typer.testing import CliRunner
 
+from pastcast.cli import app
 from pastcast.markets import (
     DojoSchedule,
     FilterConfig,
@@ -65,3 +69,39 @@ def test_an_unsplit_import_counts_every_event_as_evaluation() -> None:
 
 def test_min_dates_is_a_market_filter_value() -> None:
     assert filter_config({"min-dates": "3"}, where="--filter").min_dates == 3
+
+
+def _import(tmp_path: Path, name: str, *extra: str) -> tuple[int, dict]:  # type: ignore[type-arg]
+    src = Path(__file__).parent / "fixtures" / "fb_upstream"
+    res = CliRunner().invoke(
+        app,
+        ["data", "import", "forecastbench", str(src), "--out", str(tmp_path / name)]
+        + ["--filter", "min_history_days=1", "--filter", "min_variation=0"]
+        + ["--keep-late-closes", "--json", *extra],
+    )
+    return res.exit_code, json.loads(res.stdout) if res.exit_code == 0 else {"out": res.output}
+
+
+def _stage(out: dict, name: str) -> dict | None:  # type: ignore[type-arg]
+    return next((s for s in out["funnel"] if s["stage"] == name), None)
+
+
+def test_the_import_option_and_the_dojo_preset_apply_the_rule(tmp_path: Path) -> None:
+    code, plain = _import(tmp_path, "plain")
+    assert code == 0, plain
+    assert _stage(plain, "forecast dates") is None
+    code, many = _import(tmp_path, "many", "--min-dates", "1000")
+    # every event is removed by the rule: the funnel's stage is named, nothing is written
+    assert code == 2 and "'forecast dates'" in many["out"] and ">= 1000" in many["out"]
+    assert not (tmp_path / "many").exists()
+    code, dojo = _import(tmp_path, "dojo", "--preset", "dojo")
+    assert code == 0, dojo
+    stage = _stage(dojo, "forecast dates")
+    assert stage is not None and ">= 3 forecast dates" in stage["note"]
+    assert stage["remaining"] == dojo["events"]
+    # an option given on the command line is set over the preset
+    code, over = _import(tmp_path, "over", "--preset", "dojo", "--min-dates", "0")
+    assert code == 0, over
+    assert _stage(over, "forecast dates") is None and over["events"] == plain["events"]
+    code, bad = _import(tmp_path, "bad", "--preset", "nope")
+    assert code == 2 and "--preset" in bad["out"]
