@@ -105,3 +105,13 @@ def test_the_import_option_and_the_dojo_preset_apply_the_rule(tmp_path: Path) ->
     assert _stage(over, "forecast dates") is None and over["events"] == plain["events"]
     code, bad = _import(tmp_path, "bad", "--preset", "nope")
     assert code == 2 and "--preset" in bad["out"]
+
+
+def test_the_hindcast_preset_gives_its_schedule_unless_one_is_given(tmp_path: Path) -> None:
+    code, hc = _import(tmp_path, "hc", "--preset", "hindcast")
+    assert code == 0, hc
+    assert json.loads((tmp_path / "hc" / "metadata.json").read_text())["schedule"] == "hindcast"
+    assert _stage(hc, "forecast dates") is None  # hindcast sets no date rule
+    code, own = _import(tmp_path, "own", "--preset", "hindcast", "--schedule", "lookback")
+    assert code == 0, own
+    assert json.loads((tmp_path / "own" / "metadata.json").read_text())["schedule"] == "lookback"
