@@ -294,3 +294,17 @@ def test_rpc_error_is_raised_by_the_connection() -> None:
         assert err.value.code == -32601
         w.close()
         thread.join(5)
+
+
+def test_a_remote_read_takes_the_filter_block_and_keeps_its_refusals(
+    remote: tuple[RemoteEpisode, EpisodeServer],
+) -> None:
+    episode, server = remote
+    hit = episode.tools.search("rocket")[0]
+    assert episode.tools.read(hit.id, doc_type="submission").id == hit.id
+    with pytest.raises(ToolError, match="does not match the filter"):
+        episode.tools.read(hit.id, doc_type="comment")
+    with pytest.raises(ToolError, match="not returned by a search"):
+        episode.tools.read("canary-rocket", doc_type="submission")
+    reads = [c for c in server.episode.record("forecast").tool_calls if c.name == "read"]
+    assert [c.arguments.get("doc_type") for c in reads] == ["submission", "comment", "submission"]

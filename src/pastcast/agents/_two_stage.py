@@ -108,8 +108,9 @@ class TwoStageConfig(Record):
     author_comments: int = Field(default=0, ge=0, le=_AUTHOR_LIMIT)
     tally: bool = False
     doc_type: DocType | None = None
-    """Search only this document type (Hindcast searches ``submission``s: every hit a whole
-    post; comments are still reached through the thread and author tools)."""
+    """Search and read only this document type (Hindcast searches ``submission``s: every hit a
+    whole post, read under the same filter; comments are still reached through the thread and
+    author tools, which list them unfiltered)."""
     answer_form: AnswerForm = "probabilities"
     constrained: bool = False
     """Ask for the forecast under its answer schema too (small local models)."""
@@ -340,7 +341,7 @@ class TwoStageAgent:
         """Read a hit in full; on a threaded corpus add its thread and its author's history."""
         cfg = self.config
         try:
-            full = episode.tools.read(doc_id)
+            full = episode.tools.read(doc_id, doc_type=cfg.doc_type)  # the search's filter
         except ToolError:
             return
         docs[doc_id].text, docs[doc_id].read = full.text, True

@@ -35,15 +35,17 @@ class Imported:
     """What the importer dropped or assumed, counted by reason (also in the provenance)."""
 
 
-def market_filters(file: str | Path | None = None, items: Sequence[str] = ()) -> FilterConfig:
-    """The market filters: the defaults, then the values of ``file`` (TOML or JSON), then each
-    ``NAME=VALUE`` of ``items``."""
+def market_filters(
+    file: str | Path | None = None, items: Sequence[str] = (), base: FilterConfig | None = None
+) -> FilterConfig:
+    """The market filters: ``base`` (the defaults), then the values of ``file`` (TOML or JSON),
+    then each ``NAME=VALUE`` of ``items``."""
     from pastcast.markets import filter_config, parse_filter_assignments, read_filter_file
 
     try:
-        cfg = FilterConfig()
+        cfg = base or FilterConfig()
         if file is not None:
-            cfg = filter_config(read_filter_file(Path(file)), where=str(file))
+            cfg = filter_config(read_filter_file(Path(file)), where=str(file), base=cfg)
         return filter_config(parse_filter_assignments(list(items)), where="--filter", base=cfg)
     except ValueError as exc:
         raise AppError("filters", str(exc)) from None

@@ -131,6 +131,18 @@ def preset_curation(name: str) -> dict[str, Any]:
     return {s.key: s.value for s in found.of_stage("curate")}
 
 
+IMPORT_PRESET_KEYS = ("schedule", "min_dates")
+"""The ``import`` settings of a preset that ``pastcast data import --preset`` applies (the
+others say what the paper's data was, e.g. its corpus's first date)."""
+
+
+def preset_import(name: str) -> dict[str, Any]:
+    """The ``pastcast data import`` settings a preset's ``import`` stage gives, by option name
+    (``schedule``, ``min_dates``); ``AppError`` (field ``preset``) if unknown."""
+    (found,) = preset_settings(name)
+    return {s.key: s.value for s in found.of_stage("import") if s.key in IMPORT_PRESET_KEYS}
+
+
 def check_sandbox(env: EnvConfig, field: str = "budgets.python_tool") -> None:
     """An isolating sandbox is needed for the python tool unless it is allowed unsafe."""
     if not env.python_tool or env.unsafe_python:

@@ -3,13 +3,13 @@
 
 from __future__ import annotations
 
-from dataclasses import asdict, fields
+from dataclasses import asdict, fields, replace
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
-from pastcast.app import AppError, Imported, market_filters
+from pastcast.app import AppError, Imported, market_filters, preset_import
 from pastcast.app import import_forecastbench as forecastbench_dataset
 from pastcast.app import import_polymarket as polymarket_dataset
 from pastcast.cli import _curate, _data_view
@@ -88,16 +88,61 @@ NewsOpt = Annotated[
     ),
 ]
 
+MinDatesOpt = Annotated[
+    int | None,
+    typer.Option(
+        "--min-dates",
+        min=0,
+        max=10_000,
+        help="Forecast dates an evaluation event must keep (Forecast-Dojo: 3); training events "
+        "keep theirs (default: the market filter min_dates, 0: no such rule).",
+    ),
+]
+PresetOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--preset",
+        help="Import as a paper does (dojo: evaluation events keep >= 3 forecast dates; "
+        "hindcast: its schedule); options given here are set over it.",
+    ),
+]
+
 
 IMPORT_OPTIONS = {"source": "", "files": "--file", "filters": ""}
 
 
-def _filters(file: Path | None, items: list[str] | None) -> FilterConfig:
-    """The defaults, then the values of ``--filters FILE``, then each ``--filter NAME=VALUE``."""
+def _filters(file: Path | None, items: list[str] | None, base: FilterConfig) -> FilterConfig:
+    """``base``, then the values of ``--filters FILE``, then each ``--filter NAME=VALUE``."""
     try:
-        return market_filters(file, items or ())
+        return market_filters(file, items or (), base)
     except AppError as exc:
         fail_field(exc, IMPORT_OPTIONS)
+
+
+def _import_settings(
+    ctx: typer.Context,
+    preset: str | None,
+    schedule: str,
+    file: Path | None,
+    items: list[str] | None,
+    min_dates: int | None,
+) -> tuple[str, FilterConfig]:
+    """The schedule and market filters: the preset's ``import`` settings (``--preset``) under
+    the options given on the command line, ``--min-dates`` over the filters' ``min_dates``."""
+    chosen: dict[str, Any] = {}
+    if preset is not None:
+        try:
+            chosen = preset_import(preset)
+        except AppError as exc:
+            fail_field(exc, {})
+    src = ctx.get_parameter_source("schedule")
+    if "schedule" in chosen and (src is None or src.name != "COMMANDLINE"):
+        schedule = chosen["schedule"]
+    base = FilterConfig(min_dates=chosen.get("min_dates", 0))
+    cfg = _filters(file, items, base)
+    if min_dates is not None:
+        cfg = replace(cfg, min_dates=min_dates)
+    return schedule, cfg
 
 
 def _report(imported: Imported, as_json: bool) -> None:
@@ -128,6 +173,7 @@ def _report(imported: Imported, as_json: bool) -> None:
 
 @import_app.command("forecastbench")
 def import_forecastbench(
+    ctx: typer.Context,
     path_or_url: Annotated[str, typer.Argument(help="ForecastBench folder, or a base URL.")],
     out: OutOpt,
     schedule: ScheduleOpt = "causal-dojo",
@@ -156,10 +202,12 @@ def import_forecastbench(
     day_convention: ConventionOpt = DayConvention.START_OF_DAY,
     keep_late_closes: LateClosesOpt = False,
     drop_sibling_answers: SiblingsOpt = False,
+    min_dates: MinDatesOpt = None,
+    preset: PresetOpt = None,
     as_json: JsonFlag = False,
 ) -> None:
     """Import ForecastBench's resolved binary market questions with their daily series."""
-    cfg = _filters(filters_file, filter_values)
+    schedule, cfg = _import_settings(ctx, preset, schedule, filters_file, filter_values, min_dates)
     if history_repo is not None and history_repo.is_dir():
         typer.echo(
             f"reading the nightly history of {history_repo} (minutes for the full upstream "
@@ -190,6 +238,7 @@ def import_forecastbench(
 
 @import_app.command("polymarket")
 def import_polymarket(
+    ctx: typer.Context,
     out: OutOpt,
     base_url: Annotated[str, typer.Option("--base-url", help="Gamma API base URL.")] = (
         "https://gamma-api.polymarket.com"
@@ -221,11 +270,13 @@ def import_polymarket(
     day_convention: ConventionOpt = DayConvention.START_OF_DAY,
     keep_late_closes: LateClosesOpt = False,
     drop_sibling_answers: SiblingsOpt = False,
+    min_dates: MinDatesOpt = None,
+    preset: PresetOpt = None,
     as_json: JsonFlag = False,
 ) -> None:
     """Import resolved Polymarket events (binary and neg-risk multi-option) with price history
     and daily trading activity."""
-    cfg = _filters(filters_file, filter_values)
+    schedule, cfg = _import_settings(ctx, preset, schedule, filters_file, filter_values, min_dates)
     try:
         imported = polymarket_dataset(
             out,

@@ -16,6 +16,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from pastcast.curate._judge import Judge, question_text
+from pastcast.markets import too_few_dates
 from pastcast.records import Event
 
 __all__ = ["TAXONOMY", "balance_outcomes", "classify_topic", "source_topic", "too_few_dates"]
@@ -70,23 +71,6 @@ def classify_topic(
 
     value, judgement = judge.ask("topic", event.id, PROMPT, fields, schema, parse)
     return value, judgement.error or ""
-
-
-def too_few_dates(
-    events: Sequence[Event],
-    steps_per_event: Mapping[str, int],
-    splits: Mapping[str, str],
-    min_dates: int = 3,
-) -> dict[str, str]:
-    """Evaluation events (those in the ``eval`` split, or every event of an unsplit dataset)
-    with fewer than ``min_dates`` forecast dates, with the reason."""
-    out = {}
-    for e in events:
-        evaluated = not splits or splits.get(e.id, "eval") == "eval"
-        n = steps_per_event.get(e.id, 0)
-        if evaluated and n < min_dates:
-            out[e.id] = f"{n} forecast dates (an evaluation event needs {min_dates})"
-    return out
 
 
 def _spread(ids: Sequence[str], n: int, topics: Mapping[str, str], rng: random.Random) -> list[str]:

@@ -49,6 +49,40 @@ THREAD_LIMIT = 50
 AUTHOR_LIMIT = 20
 _DATE = "%Y-%m-%d %H:%M"
 MONTH_PATTERN = r"^[0-9]{4}-(0[1-9]|1[0-2])$"  # no \d: llama.cpp's grammar converter rejects it
+FILTER_SCAN = 1000
+"""How many documents a filtered listing reads from the backend before keeping the matching
+ones (a listing's ``limit`` counts matching documents)."""
+
+# The filter block's arguments, shared by the search and the by-id tools (one definition each).
+DocTypeArg = Annotated[
+    DocType | None, Field(description="only posts and articles (submission), or only comments")
+]
+SourceArg = Annotated[
+    str | None, Field(description="only this source, e.g. a subreddit name, as read shows it")
+]
+AuthorArg = Annotated[str | None, Field(description="only this author's documents")]
+MonthArg = Annotated[
+    str | None, Field(pattern=MONTH_PATTERN, description="only this month, YYYY-MM")
+]
+SinceArg = Annotated[date | None, Field(description="only documents from this day on, YYYY-MM-DD")]
+
+
+def filter_block(
+    tool: str,
+    doc_type: DocType | None = None,
+    source: str | None = None,
+    author: str | None = None,
+    month: str | None = None,
+    since: date | None = None,
+) -> SearchFilter:
+    """A tool's filter arguments as the filter block; a bad one is a tool error naming it."""
+    given = {"doc_type": doc_type, "source": source, "author": author, "month": month}
+    try:
+        return SearchFilter.model_validate(
+            given | {"since": None if since is None else cutoff_for_day(since)}
+        )
+    except ValidationError as exc:
+        raise ToolError(f"{tool}: " + "; ".join(problems(exc))) from None
 
 
 class Toolbox:
@@ -168,22 +202,11 @@ class Toolbox:
         self,
         query: Annotated[str, Field(description="search terms")],
         top_k: Annotated[int, Field(ge=1, le=20, description="number of results")] = 10,
-        doc_type: Annotated[
-            DocType | None,
-            Field(description="only posts and articles (submission), or only comments"),
-        ] = None,
-        source: Annotated[
-            str | None,
-            Field(description="only this source, e.g. a subreddit name, as read shows it"),
-        ] = None,
-        author: Annotated[str | None, Field(description="only this author's documents")] = None,
-        month: Annotated[
-            str | None,
-            Field(pattern=MONTH_PATTERN, description="only this month, YYYY-MM"),
-        ] = None,
-        since: Annotated[
-            date | None, Field(description="only documents from this day on, YYYY-MM-DD")
-        ] = None,
+        doc_type: DocTypeArg = None,
+        source: SourceArg = None,
+        author: AuthorArg = None,
+        month: MonthArg = None,
+        since: SinceArg = None,
     ) -> list[SearchResult]:
         """Search the news archive. Only documents published before today are searched.
 
@@ -195,13 +218,7 @@ class Toolbox:
             raise ToolError("no corpus at this step")
         if not query.strip():
             raise ToolError("search needs a non-empty query")
-        given = {"doc_type": doc_type, "source": source, "author": author, "month": month}
-        try:
-            filters = SearchFilter.model_validate(
-                given | {"since": None if since is None else cutoff_for_day(since)}
-            )
-        except ValidationError as exc:
-            raise ToolError("search: " + "; ".join(problems(exc))) from None
+        filters = filter_block("search", doc_type, source, author, month, since)
         if not filters.is_empty() and not self._filters:
             raise ToolError("search: this corpus cannot filter searches (leave the filters out)")
         k = max(1, min(top_k, self._config.max_search_k))
@@ -224,8 +241,17 @@ class Toolbox:
     def read(
         self,
         doc_id: Annotated[str, Field(description="id of a document from search results")],
+        doc_type: DocTypeArg = None,
+        source: SourceArg = None,
+        author: AuthorArg = None,
+        month: MonthArg = None,
+        since: SinceArg = None,
     ) -> DocumentText:
-        """Read the full text of a document returned by an earlier search."""
+        """Read the full text of a document returned by an earlier search.
+
+        The optional filters (as in search) check the document: one that does not match is
+        an error."""
+        filters = filter_block("read", doc_type, source, author, month, since)
         if self._backend is None:
             raise ToolError("no corpus at this step")
         if doc_id not in self._shown:
@@ -234,6 +260,10 @@ class Toolbox:
             doc = self._backend.read(doc_id, as_of=self._cutoff)
         except DocumentNotVisible as exc:
             raise ToolError(str(exc)) from None
+        if not filters.matches(doc):
+            raise ToolError(
+                f"document {doc_id!r} does not match the filter ({_described(filters)})"
+            )
         return DocumentText(
             id=doc.id,
             title=doc.title,
@@ -258,22 +288,28 @@ class Toolbox:
         limit: Annotated[
             int, Field(ge=1, le=THREAD_LIMIT, description="most posts to list")
         ] = THREAD_LIMIT,
+        doc_type: DocTypeArg = None,
+        source: SourceArg = None,
+        author: AuthorArg = None,
+        month: MonthArg = None,
+        since: SinceArg = None,
     ) -> list[ListedPost]:
         """List the discussion thread of a document shown earlier (the post and its comments
         written before today, oldest first).
 
-        Only a document shown in this step, as of the step's cutoff."""
+        Only a document shown in this step, as of the step's cutoff; the optional filters (as
+        in search) keep only the matching posts."""
+        filters = filter_block("thread", doc_type, source, author, month, since)
         threads = self._thread_tools(doc_id)
+        k = max(1, min(limit, THREAD_LIMIT))
         try:
             post = threads.post(doc_id, as_of=self._cutoff)
             if post.thread_id is None:
                 raise ToolError(f"document {doc_id!r} is not part of a thread")
-            docs = threads.thread(
-                post.thread_id, as_of=self._cutoff, limit=max(1, min(limit, THREAD_LIMIT))
-            )
+            docs = threads.thread(post.thread_id, as_of=self._cutoff, limit=_scan(k, filters))
         except DocumentNotVisible as exc:
             raise ToolError(str(exc)) from None
-        return self._listing(docs)
+        return self._listing(docs, filters, k)
 
     @tool("threads")
     def author_posts(
@@ -282,27 +318,42 @@ class Toolbox:
         limit: Annotated[
             int, Field(ge=1, le=AUTHOR_LIMIT, description="most posts to list")
         ] = AUTHOR_LIMIT,
+        doc_type: DocTypeArg = None,
+        source: SourceArg = None,
+        month: MonthArg = None,
+        since: SinceArg = None,
     ) -> list[ListedPost]:
-        """List an author's most recent posts and comments written before today."""
+        """List an author's most recent posts and comments written before today.
+
+        The optional filters (as in search) keep only the matching ones."""
+        filters = filter_block("author_posts", doc_type, source, None, month, since)
         if self._threads is None:
             raise ToolError("threads are not available")
         if not author.strip():
             raise ToolError("author_posts needs an author")
         k = max(1, min(limit, AUTHOR_LIMIT))
-        return self._listing(self._threads.author_posts(author, as_of=self._cutoff, limit=k))
+        docs = self._threads.author_posts(author, as_of=self._cutoff, limit=_scan(k, filters))
+        return self._listing(docs, filters, k)
 
     @tool("threads")
     def ancestors(
         self,
         doc_id: Annotated[str, Field(description="id of a comment you were shown")],
+        doc_type: DocTypeArg = None,
+        source: SourceArg = None,
+        author: AuthorArg = None,
+        month: MonthArg = None,
+        since: SinceArg = None,
     ) -> list[ListedPost]:
         """List what a comment replies to, from the thread's post down to its direct parent
         (written before today).
 
-        Only a document shown in this step, as of the step's cutoff."""
+        Only a document shown in this step, as of the step's cutoff; the optional filters (as
+        in search) keep only the matching posts."""
+        filters = filter_block("ancestors", doc_type, source, author, month, since)
         threads = self._thread_tools(doc_id)
         try:
-            return self._listing(threads.ancestors(doc_id, as_of=self._cutoff))
+            return self._listing(threads.ancestors(doc_id, as_of=self._cutoff), filters)
         except DocumentNotVisible as exc:
             raise ToolError(str(exc)) from None
 
@@ -313,19 +364,33 @@ class Toolbox:
         limit: Annotated[
             int, Field(ge=1, le=THREAD_LIMIT, description="most replies to list")
         ] = THREAD_LIMIT,
+        doc_type: DocTypeArg = None,
+        source: SourceArg = None,
+        author: AuthorArg = None,
+        month: MonthArg = None,
+        since: SinceArg = None,
     ) -> list[ListedPost]:
         """List the replies to a post or comment, the replies to those and so on (written
         before today, oldest first).
 
-        Only a document shown in this step, as of the step's cutoff."""
+        Only a document shown in this step, as of the step's cutoff; the optional filters (as
+        in search) keep only the matching replies."""
+        filters = filter_block("descendants", doc_type, source, author, month, since)
         threads = self._thread_tools(doc_id)
         k = max(1, min(limit, THREAD_LIMIT))
         try:
-            return self._listing(threads.descendants(doc_id, as_of=self._cutoff, limit=k))
+            docs = threads.descendants(doc_id, as_of=self._cutoff, limit=_scan(k, filters))
         except DocumentNotVisible as exc:
             raise ToolError(str(exc)) from None
+        return self._listing(docs, filters, k)
 
-    def _listing(self, docs: list[Document]) -> list[ListedPost]:
+    def _listing(
+        self, docs: list[Document], filters: SearchFilter | None = None, limit: int | None = None
+    ) -> list[ListedPost]:
+        """The listed documents matching ``filters`` (the filter block's one rule,
+        ``SearchFilter.matches``), at most ``limit`` of them."""
+        if filters is not None and not filters.is_empty():
+            docs = [d for d in docs if filters.matches(d)]
         return [
             ListedPost(
                 id=d.id,
@@ -335,7 +400,7 @@ class Toolbox:
                 parent_id=d.parent_id,
                 text=d.text[: self._config.snippet_chars],
             )
-            for d in docs
+            for d in docs[:limit]
         ]
 
     @tool("market")
@@ -353,6 +418,18 @@ class Toolbox:
         if self._python is None:
             raise ToolError("the python tool is not available in this setting")
         return PythonResult.model_validate(self._python(code))
+
+
+def _scan(limit: int, filters: SearchFilter) -> int:
+    """How many documents a listing asks the backend for: ``limit``, or more when filtered."""
+    return limit if filters.is_empty() else max(limit, FILTER_SCAN)
+
+
+def _described(filters: SearchFilter) -> str:
+    return ", ".join(
+        f"{k}={v.date().isoformat() if k == 'since' else v}"
+        for k, v in filters.model_dump(exclude_none=True).items()
+    )
 
 
 TOOLS: tuple[ToolDef, ...] = tool_defs(Toolbox)

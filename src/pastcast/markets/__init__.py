@@ -27,6 +27,7 @@ from pastcast.markets._filters import (
     nontriviality,
     parse_filter_assignments,
     read_filter_file,
+    too_few_dates,
 )
 from pastcast.markets._history import DayActivity, MarketHistory, guard_beliefs, outcome_series
 from pastcast.markets._news import daily_news_counts
@@ -131,4 +132,5 @@ __all__ = [
     "schedules",
     "sibling_answers",
     "step_coverage",
+    "too_few_dates",
 ]

@@ -16,6 +16,7 @@ from pastcast.markets._filters import (
     history_days,
     lifetime_days,
     nontriviality,
+    too_few_dates,
 )
 from pastcast.markets._history import MarketHistory, guard_beliefs
 from pastcast.markets._schedules import Schedule, guard_steps
@@ -330,6 +331,20 @@ def build_dataset(
     _edit_stage(funnel, name, steps, texts)
     if drop_sibling_answers:
         _sibling_stage(funnel, name, steps, texts)
+    if cfg.min_dates > 0:
+        few = too_few_dates(
+            [h.event for h in funnel.items],
+            {k: len(v) for k, v in steps.items()},
+            splits,
+            cfg.min_dates,
+        )
+        funnel.keep(
+            "forecast dates",
+            lambda h: h.event.id not in few,
+            f"evaluation events keep >= {cfg.min_dates} forecast dates (training events keep "
+            "theirs)",
+            [f"{k}: {v}" for k, v in sorted(few.items())[:EXAMPLES]],
+        )
     kept = funnel.items
     dataset = Dataset(
         name,

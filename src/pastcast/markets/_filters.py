@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from pastcast.markets._history import MarketHistory, outcome_series
+from pastcast.records import Event
 from pastcast.textfiles import read_text_file
 
 __all__ = [
@@ -42,6 +43,7 @@ __all__ = [
     "nontriviality",
     "parse_filter_assignments",
     "read_filter_file",
+    "too_few_dates",
 ]
 
 
@@ -57,6 +59,9 @@ class FilterConfig:
     min_variation: float = 0.10
     min_consistency: float = 0.5
     clip: float = 1e-6
+    min_dates: int = 0
+    """Forecast dates an evaluation event must keep (Forecast-Dojo 4.3: 3); 0: no such rule.
+    Training events keep theirs whatever their number (``too_few_dates``)."""
 
 
 @dataclass(frozen=True)
@@ -127,6 +132,23 @@ def nontriviality(history: MarketHistory, cfg: FilterConfig) -> Nontriviality | 
     v = sum(abs(x) for x in deltas)
     c = sum(deltas) / v if v > 0 else 0.0
     return Nontriviality(a=a, v=v, c=c, n_days=len(series))
+
+
+def too_few_dates(
+    events: Sequence[Event],
+    steps_per_event: Mapping[str, int],
+    splits: Mapping[str, str],
+    min_dates: int = 3,
+) -> dict[str, str]:
+    """Evaluation events (those in the ``eval`` split, or every event of an unsplit dataset)
+    with fewer than ``min_dates`` forecast dates, with the reason."""
+    out = {}
+    for e in events:
+        evaluated = not splits or splits.get(e.id, "eval") == "eval"
+        n = steps_per_event.get(e.id, 0)
+        if evaluated and n < min_dates:
+            out[e.id] = f"{n} forecast dates (an evaluation event needs {min_dates})"
+    return out
 
 
 def _coerce(name: str, kind: str, value: Any, where: str) -> int | float:

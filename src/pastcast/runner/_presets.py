@@ -130,6 +130,14 @@ def _dojo_common() -> list[PresetSetting]:
             "min_dates",
             3,
             f"{_DOJO} 4.3",
+            "import",
+            "evaluation events keep >= 3 forecast dates (pastcast data import --preset dojo, "
+            "or --min-dates 3)",
+        ),
+        _s(
+            "min_dates",
+            3,
+            f"{_DOJO} 4.3",
             "curate",
             "evaluation events keep >= 3 forecast dates (pastcast data curate --min-dates)",
         ),
