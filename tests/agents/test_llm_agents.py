@@ -320,9 +320,9 @@ def test_the_no_tools_reply_cap_of_the_tool_agent(
     world: World, world_index: EmbeddedIndex, tmp_path: Path
 ) -> None:
     """Forecast-Dojo raises the cap of the single no-tools call to 65,536 tokens (the dojo
-    preset's ``no_tools_max_tokens``); with tools the agent's own decoding holds."""
+    preset's ``no_tools`` decoding); with tools the agent's own decoding holds."""
     model = use("cap", Scripted())
-    args: dict[str, Any] = {"model": model, "no_tools_max_tokens": 65_536}
+    args: dict[str, Any] = {"model": model, "no_tools": {"max_tokens": 65_536}}
     args["decoding"] = {"max_tokens": 1000}
     specs = [
         agent_spec("tool-agent", setting=s, label=f"t-{s}", **args)

@@ -74,7 +74,7 @@ def test_exact_values_of_the_presets() -> None:
     )
     assert dojo.budgets.python_tool is True
     (tool_agent,) = dojo.agent_specs()
-    assert tool_agent.args["no_tools_max_tokens"] == 65_536
+    assert tool_agent.args["no_tools"] == {"max_tokens": 65_536}
     train = _plan("dojo-train")
     assert (train.budgets.max_tool_iterations, train.budgets.max_tool_calls) == (80, 200)
     assert train.decoding.model_dump(exclude_none=True) == {
@@ -103,7 +103,7 @@ def test_a_plan_without_preset_is_unchanged() -> None:
     plain = ExperimentPlan.model_validate({"models": [{"spec": MODEL}]})
     assert plain.rollouts == 1 and plain.budgets.python_tool is False
     (spec,) = plain.agent_specs()
-    assert "no_tools_max_tokens" not in spec.args
+    assert "no_tools" not in spec.args
 
 
 def test_plan_fields_are_set_over_the_preset(tmp_path: Path) -> None:

@@ -216,14 +216,14 @@ def tool_agent(
     normalize_typography: bool = False,
     max_result_chars: Count = 12_000,
     decoding: Decoding | None = None,
-    no_tools_max_tokens: Count | None = None,
+    no_tools: Decoding | None = None,
     cache_dir: str | None = None,
     cache_mode: CacheMode = "auto",
     setting: Setting = "memory_free",
 ) -> ToolAgent:
     """ReAct research agent (JSON actions or native tool calls); notebook under @memory_on.
-    ``no_tools_max_tokens``: the reply cap of the single call made without tools (Forecast-Dojo
-    raises it to 65,536: the whole forecast is that call)."""
+    ``no_tools``: the decoding of the single call made without tools, over ``decoding``
+    (Forecast-Dojo raises its reply cap to 65,536 tokens: the whole forecast is that call)."""
     return ToolAgent(
         _model(model, model_options, cache_dir, cache_mode),
         action_mode=action_mode,
@@ -233,7 +233,7 @@ def tool_agent(
         normalize_typography=normalize_typography,
         max_result_chars=max_result_chars,
         decoding=Decoding.model_validate(decoding or {}),
-        no_tools_max_tokens=no_tools_max_tokens,
+        no_tools=Decoding.model_validate(no_tools) if no_tools is not None else None,
     )
 
 

@@ -194,7 +194,7 @@ class ToolAgent:
         normalize_typography: bool = False,
         max_result_chars: int = 12_000,
         decoding: Decoding | None = None,
-        no_tools_max_tokens: int | None = None,
+        no_tools: Decoding | None = None,
     ) -> None:
         if action_mode not in ("json", "native"):
             raise ValueError(f"action_mode must be 'json' or 'native', not {action_mode!r}")
@@ -206,8 +206,8 @@ class ToolAgent:
         self.normalize_typography = normalize_typography
         self.max_result_chars = max_result_chars
         self.decoding = decoding or Decoding()
-        self.no_tools_max_tokens = no_tools_max_tokens
-        """The reply cap of the one call made without tools (None: ``decoding``'s)."""
+        self.no_tools = no_tools
+        """The decoding of the one call made without tools, over ``decoding`` (None: it alone)."""
 
     def uses_memory(self, episode: Episode) -> bool:
         return self.memory if self.memory is not None else episode.notebook_in is not None
@@ -219,11 +219,7 @@ class ToolAgent:
                 self.model,
                 constrained=self.action_mode == "json",
                 normalize_typography=self.normalize_typography,
-                decoding=self.decoding.over(
-                    None
-                    if self.no_tools_max_tokens is None
-                    else Decoding(max_tokens=self.no_tools_max_tokens)
-                ),
+                decoding=self.decoding.over(self.no_tools),
             ).forecast(episode)
         memory = self.uses_memory(episode)
         cfg = episode.config

@@ -121,7 +121,7 @@ def _dojo_common() -> list[PresetSetting]:
     return [
         _s("budgets.python_tool", True, f"{_DOJO} 4.4 (Compute: python(code))"),
         _s(
-            "agent_args.tool-agent.no_tools_max_tokens",
+            "agent_args.tool-agent.no_tools.max_tokens",
             65_536,
             f"{_DOJO} B.2",
             note="no-tools runs raise the output cap: the whole forecast is one call",
