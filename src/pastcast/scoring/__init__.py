@@ -23,6 +23,13 @@ from pastcast.scoring._binary import (
     ece,
     murphy,
 )
+from pastcast.scoring._binomial import (
+    CorrectedRate,
+    clopper_pearson,
+    corrected_rate,
+    rogan_gladen,
+    wilson,
+)
 from pastcast.scoring._bootstrap import (
     cluster_bootstrap,
     grouped_cluster_bootstrap,
@@ -109,6 +116,7 @@ __all__ = [
     "Calibration",
     "CaptureGain",
     "Convention",
+    "CorrectedRate",
     "CoverageKind",
     "EpisodeGain",
     "Estimate",
@@ -140,7 +148,9 @@ __all__ = [
     "calibration",
     "capture_gain",
     "changes_by_evidence",
+    "clopper_pearson",
     "cluster_bootstrap",
+    "corrected_rate",
     "coverage",
     "coverage_bin",
     "coverage_summary",
@@ -170,6 +180,7 @@ __all__ = [
     "ratio_bootstrap",
     "recoveries_regressions",
     "resource_use",
+    "rogan_gladen",
     "score_forecast",
     "score_matrix",
     "score_step",
@@ -180,6 +191,7 @@ __all__ = [
     "thirds",
     "transitions",
     "uniform",
+    "wilson",
     "with_event_column",
     "with_row_column",
 ]
