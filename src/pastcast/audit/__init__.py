@@ -1,5 +1,6 @@
 """Leakage audits: of how a benchmark was built (can the metadata an agent sees predict the
-outcome?) and of what agents saw in a run (documents, prompts, outputs); see docs/audits.md."""
+outcome?), of what agents saw in a run (documents, prompts, outputs) and of how often the
+documents a run served reveal the future (a calibrated judge); see docs/audits.md."""
 
 from pastcast.audit._classify import (
     auc,
@@ -20,28 +21,74 @@ from pastcast.audit._construction import (
     late_closes,
 )
 from pastcast.audit._features import FEATURES, step_features
+from pastcast.audit._retrievals import (
+    BUCKETS,
+    RETRIEVAL_AUDIT_VERSION,
+    RETRIEVAL_PROMPT,
+    Bucket,
+    CalibrationItem,
+    FlaggedDocument,
+    JudgeAccuracy,
+    LeakRate,
+    RetrievalAudit,
+    ServedDocument,
+    SourceRate,
+    StratumRate,
+    audit_retrievals,
+    audit_served,
+    calibration_items,
+    closeness,
+    read_retrieval_audit,
+    retrieval_audit_path,
+    retrieval_schema,
+    served_documents,
+    stratified_sample,
+    write_retrieval_audit,
+)
 from pastcast.audit._runaudit import CHECKS, SHINGLE, Finding, RunAudit, audit_run
 
 __all__ = [
     "AS_BUILT",
+    "BUCKETS",
     "CHECKS",
     "FEATURES",
+    "RETRIEVAL_AUDIT_VERSION",
+    "RETRIEVAL_PROMPT",
     "SHINGLE",
     "TOO_FEW_WIDTH",
+    "Bucket",
+    "CalibrationItem",
     "ConstructionAudit",
     "Finding",
+    "FlaggedDocument",
+    "JudgeAccuracy",
+    "LeakRate",
+    "RetrievalAudit",
     "RunAudit",
     "ScheduleAudit",
+    "ServedDocument",
+    "SourceRate",
+    "StratumRate",
     "Verdict",
     "auc",
     "auc_interval",
     "audit_construction",
+    "audit_retrievals",
     "audit_run",
+    "audit_served",
+    "calibration_items",
+    "closeness",
     "event_folds",
     "fit_logistic",
     "late_closes",
     "out_of_fold_scores",
     "permutation_null",
     "predict_logistic",
+    "read_retrieval_audit",
+    "retrieval_audit_path",
+    "retrieval_schema",
+    "served_documents",
     "step_features",
+    "stratified_sample",
+    "write_retrieval_audit",
 ]

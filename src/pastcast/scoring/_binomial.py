@@ -74,6 +74,11 @@ class CorrectedRate:
     low: float
     high: float
     uninformative_draws: float
+    apparent: float | None = None
+    """The weighted apparent rate, before the correction ..."""
+    apparent_low: float = 0.0
+    """... and its interval (the same Beta draws of the strata's rates)."""
+    apparent_high: float = 1.0
 
 
 def corrected_rate(
@@ -94,17 +99,21 @@ def corrected_rate(
     judge's sensitivity is ``true_positives / positives`` and its specificity
     ``true_negatives / negatives``.
 
-    The interval propagates the uncertainty of all of them by a parametric bootstrap: each
-    draw takes Se, Sp and every stratum's apparent rate from the Jeffreys Beta(k + 1/2,
-    n - k + 1/2) distribution of its binomial (which, unlike resampling at the point estimate,
-    does not collapse when a count is 0 or n), and applies Rogan-Gladen. A draw in which the
+    The interval propagates the uncertainty of all of them by a parametric bootstrap over the
+    binomials: each draw resamples every stratum's count at its observed rate, takes Se and Sp
+    from the Jeffreys Beta(k + 1/2, n - k + 1/2) distribution of theirs (a judge that is right
+    on all of 20 known documents is not thereby perfect: resampling at the observed rate would
+    leave no doubt about it), and applies Rogan-Gladen. A draw in which the
     judge is no better than chance (Se + Sp <= 1) says nothing about the rate: it counts as 0
     for the lower bound and as 1 for the upper bound, so an unreliable judge widens the
     interval towards [0, 1] instead of being dropped."""
     judged = [(w, k, n) for w, k, n in strata if n > 0]
     total = sum(w for w, _, _ in judged)
     if not judged or total <= 0 or positives <= 0 or negatives <= 0:
-        return CorrectedRate(None, 0.0, 1.0, 1.0)
+        apparent_only = None
+        if judged and total > 0:
+            apparent_only = sum(w * k / n for w, k, n in judged) / total
+        return CorrectedRate(None, 0.0, 1.0, 1.0, apparent_only)
     apparent = sum(w * k / n for w, k, n in judged) / total
     se, sp = true_positives / positives, true_negatives / negatives
     estimate = rogan_gladen(apparent, se, sp)
@@ -113,7 +122,7 @@ def corrected_rate(
     sp_d = rng.beta(true_negatives + 0.5, negatives - true_negatives + 0.5, draws)
     app_d = np.zeros(draws)
     for w, k, n in judged:
-        app_d += (w / total) * rng.beta(k + 0.5, n - k + 0.5, draws)
+        app_d += (w / total) * rng.binomial(n, k / n, draws) / n
     informative = se_d + sp_d - 1.0
     ok = informative > 1e-12
     with np.errstate(divide="ignore", invalid="ignore"):
@@ -121,4 +130,7 @@ def corrected_rate(
     tail = (1.0 - level) / 2.0 * 100.0
     low = float(np.percentile(np.where(ok, corrected, 0.0), tail))
     high = float(np.percentile(np.where(ok, corrected, 1.0), 100.0 - tail))
-    return CorrectedRate(estimate, low, high, float(1.0 - ok.mean()))
+    a_low, a_high = np.percentile(app_d, [tail, 100.0 - tail])
+    return CorrectedRate(
+        estimate, low, high, float(1.0 - ok.mean()), apparent, float(a_low), float(a_high)
+    )
