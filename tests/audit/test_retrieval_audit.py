@@ -28,7 +28,7 @@ from pastcast.audit import (
 from pastcast.curate import Judge
 from pastcast.dataset import Dataset
 from pastcast.models import ChatRequest, ScriptedModel
-from pastcast.records import Document, Resolution
+from pastcast.records import Resolution
 from pastcast.scoring import clopper_pearson, corrected_rate, rogan_gladen, wilson
 from pastcast.world import World, WorldConfig, build_world
 
