@@ -18,7 +18,14 @@ from pastcast.app._agents import (
     split_agent_option,
 )
 from pastcast.app._arena import ArenaReplay, arena_replay, round_plan
-from pastcast.app._audits import RunAuditRead, audit_datasets, audit_run_log
+from pastcast.app._audits import (
+    DEFAULT_CALIBRATION,
+    RetrievalAuditRead,
+    RunAuditRead,
+    audit_datasets,
+    audit_run_log,
+    audit_run_retrievals,
+)
 from pastcast.app._corpus import (
     CorpusBuild,
     StoreBackend,
@@ -64,6 +71,7 @@ __all__ = [
     "AGENT_GRAMMAR",
     "CURATION_LEGS",
     "DATASET_SPEC_HELP",
+    "DEFAULT_CALIBRATION",
     "REPORTS_EXTRA_HINT",
     "TABLE_COLUMNS",
     "WORLD_INDEX",
@@ -80,6 +88,7 @@ __all__ = [
     "Imported",
     "Replay",
     "Report",
+    "RetrievalAuditRead",
     "RunAuditRead",
     "RunsRead",
     "Scored",
@@ -88,6 +97,7 @@ __all__ = [
     "arena_replay",
     "audit_datasets",
     "audit_run_log",
+    "audit_run_retrievals",
     "build_corpus",
     "check_agent_args",
     "check_agents",
