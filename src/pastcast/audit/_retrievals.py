@@ -461,7 +461,7 @@ def _rate(
 
 
 @contextmanager
-def _bar(enabled: bool, total: int, what: str) -> Iterator[Callable[[], None]]:
+def progress_bar(enabled: bool, total: int, what: str) -> Iterator[Callable[[], None]]:
     """A progress bar on stderr (stdout carries the result) with the rate and the ETA."""
     if not enabled:
         yield lambda: None
@@ -543,7 +543,7 @@ def audit_served(
     events = {e.id: e for e in dataset.events}
     verdicts: dict[ServedDocument, tuple[bool, str] | None] = {}
     known: list[tuple[CalibrationItem, bool | None]] = []
-    with _bar(progress, len(picked) + len(calibration), "judging documents") as advance:
+    with progress_bar(progress, len(picked) + len(calibration), "judging documents") as advance:
         for item in calibration:
             value, _ = _judge_one(judge, item.event, item.cutoff, item.document)
             known.append((item, None if value is None else value[0]))
