@@ -49,6 +49,7 @@ from pastcast.app._imports import (
     import_polymarket,
     market_filters,
 )
+from pastcast.app._models import ProbedCutoff, probe_model_cutoff
 from pastcast.app._reading import RunsRead, read_runs
 from pastcast.app._replays import WORLD_INDEX, Replay, open_replay, shared_replay
 from pastcast.app._reports import (
@@ -86,6 +87,7 @@ __all__ = [
     "ExportTarget",
     "Exported",
     "Imported",
+    "ProbedCutoff",
     "Replay",
     "Report",
     "RetrievalAuditRead",
@@ -124,6 +126,7 @@ __all__ = [
     "parse_agent_options",
     "plan_estimate",
     "plan_from_agents",
+    "probe_model_cutoff",
     "read_plan",
     "read_runs",
     "report_runs",

@@ -99,6 +99,11 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
         "app",
         "Turn other tools' logs into pastcast run logs.",
     ),
+    "models": (
+        "pastcast.cli._models",
+        "app",
+        "Models: measure a model's knowledge cutoff from what it recalls of a dated corpus.",
+    ),
     "stats": (
         "pastcast.cli._stats",
         "app",
