@@ -8,10 +8,11 @@ import json
 import random
 import re
 from collections import Counter
-from datetime import UTC, date, datetime, timedelta
+from datetime import date
 
 import pytest
 
+from _probe_corpus import probe_corpus
 from pastcast.audit import (
     ProbeAnswer,
     ProbeQuestions,
@@ -25,41 +26,13 @@ from pastcast.curate import Judge
 from pastcast.models import ChatRequest, ScriptedModel
 from pastcast.records import Document
 
-PEOPLE = ["Anna Kowal", "Rui Matos", "Lena Brandt", "Omar Haddad", "Ida Lund", "Tomas Rey"]
-PLACES = ["Valmora", "Kestrel Bay", "Ostrava", "Lindholm", "Port Edda", "Sarnia"]
-ORGS = ["the Coastal Union", "the Harbour League", "Northwind Bank", "the Grain Council"]
-
-
-def _corpus(months: int = 18, per_month: int = 14) -> list[Document]:
-    rng = random.Random(5)
-    docs = []
-    start = datetime(2023, 1, 1, tzinfo=UTC)
-    for m in range(months):
-        first = (start.replace(day=1) + timedelta(days=32 * m)).replace(day=1)
-        for i in range(per_month):
-            text = (
-                f"{rng.choice(PEOPLE)} of {rng.choice(ORGS).title()} announces a deal with "
-                f"{rng.choice(PLACES)} worth {rng.randint(12, 900)} million euros after talks "
-                f"in {rng.choice(PLACES)}. (Reuters)"
-            )
-            docs.append(
-                Document(
-                    id=f"d-{m:02d}-{i:02d}",
-                    timestamp=first + timedelta(days=i, hours=23),
-                    title="Business",
-                    text=text,
-                    source="wire",
-                )
-            )
-    return docs
-
 
 def _questions(docs: list[Document] | None = None, **kw: object) -> ProbeQuestions:
-    return probe_questions(docs or _corpus(), corpus="test", per_month=8, **kw)  # type: ignore[arg-type]
+    return probe_questions(docs or probe_corpus(), corpus="test", per_month=8, **kw)  # type: ignore[arg-type]
 
 
 def test_questions_are_deterministic() -> None:
-    docs = _corpus()
+    docs = probe_corpus()
     a = _questions(docs)
     shuffled = list(docs)
     random.Random(1).shuffle(shuffled)

@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
+from _probe_corpus import probe_corpus
 from pastcast.cli import app
 from pastcast.corpus import EmbeddedIndex
 from pastcast.models import (
@@ -24,22 +25,20 @@ from pastcast.models import (
     register_provider,
 )
 
-from tests.audit.test_cutoff_probe import _corpus
-
 runner = CliRunner()
 
 
 @pytest.fixture(scope="module")
 def index(tmp_path_factory: pytest.TempPathFactory) -> Path:
     root = tmp_path_factory.mktemp("probe-index")
-    EmbeddedIndex.build(_corpus(months=12, per_month=12), root / "index")
+    EmbeddedIndex.build(probe_corpus(months=12, per_month=12), root / "index")
     return root / "index"
 
 
 def _knows_until(last: str) -> Any:
     """A provider whose model knows every real item through ``last`` (it reads them from the
     corpus, as a model trained on it would) and guesses after."""
-    real = {d.text.removesuffix(" (Reuters)"): f"{d.timestamp:%Y-%m}" for d in _corpus(12, 12)}
+    real = {d.text.removesuffix(" (Reuters)"): f"{d.timestamp:%Y-%m}" for d in probe_corpus(12, 12)}
 
     def respond(request: ChatRequest) -> str:
         user = request.messages[-1].content

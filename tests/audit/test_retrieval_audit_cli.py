@@ -37,7 +37,7 @@ def run_log(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def test_served_documents_are_those_the_tools_exposed(run_log: Path) -> None:
     log = read_run_log(run_log)
     world = build_world(0)
-    served, docs, unknown = served_documents(log, world.documents)
+    served, _docs, unknown = served_documents(log, world.documents)
     exposed = {d for r in log.steps for c in r.episode.tool_calls for d in c.doc_ids}
     assert {s.doc_id for s in served} == exposed and not unknown
     assert all(s.bucket != "after_cutoff" for s in served)
