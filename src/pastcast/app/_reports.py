@@ -19,6 +19,7 @@ if TYPE_CHECKING:
 
     from pastcast.reports.dashboard import RunIndex
     from pastcast.reports.html import WrittenReport
+    from pastcast.runner import KnowledgeGap
 
 __all__ = [
     "REPORTS_EXTRA_HINT",
@@ -70,6 +71,9 @@ class Scored:
     labels: Labels
     cutoff_note: str | None = None
     """Events left out as resolved by a model's knowledge cutoff, when that was asked."""
+    knowledge_gaps: tuple[KnowledgeGap, ...] = ()
+    """With ``after_knowledge_cutoff``: each model's Brier on events resolved by its cutoff
+    against later ones, before they were left out."""
 
 
 def _after_knowledge_cutoff(runs: RunSet) -> tuple[RunSet, str | None]:
@@ -125,14 +129,18 @@ def score_runs(
             runs.dataset,
         )
     note = None
+    gaps: tuple[KnowledgeGap, ...] = ()
     if after_knowledge_cutoff:
+        from pastcast.runner import knowledge_gaps
+
+        gaps = knowledge_gaps(runs.logs, draws=bootstrap, seed=seed)
         runs, note = _after_knowledge_cutoff(runs)
     try:
         card = scorecard(runs, groups, fallback, bootstrap=bootstrap, seed=seed, bins=bins)
     except ValueError as exc:
         raise AppError("by", str(exc)) from None
     labels: Labels = "normalized" if normalize_labels else "exact"
-    return Scored(card, replace(read, runs=runs), labels, note)
+    return Scored(card, replace(read, runs=runs), labels, note, gaps)
 
 
 @dataclass(frozen=True)

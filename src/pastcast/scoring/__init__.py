@@ -32,6 +32,7 @@ from pastcast.scoring._binomial import (
 )
 from pastcast.scoring._bootstrap import (
     cluster_bootstrap,
+    cluster_bootstrap_means,
     grouped_cluster_bootstrap,
     ratio_bootstrap,
 )
@@ -150,6 +151,7 @@ __all__ = [
     "changes_by_evidence",
     "clopper_pearson",
     "cluster_bootstrap",
+    "cluster_bootstrap_means",
     "corrected_rate",
     "coverage",
     "coverage_bin",
