@@ -320,3 +320,19 @@ def test_the_result_is_kept_beside_the_run_log(tmp_path: Path, world: World) -> 
     written.write_text("{}")
     with pytest.raises(ValueError, match="not a retrieval audit"):
         read_retrieval_audit(log)
+
+
+def test_a_reply_cut_short_after_its_verdict_still_counts(world: World) -> None:
+    calib = calibration_items(world.dataset, world.documents, world.hindsight_ids, world.evidence)
+    model = ScriptedModel(['{"reveals_later": true, "reason": "the text names a la'], cycle=True)
+    audit = audit_served(
+        _served_from(list(calib)[:3]),
+        {d.id: d for d in world.documents},
+        world.dataset,
+        Judge(model),
+        calib,
+        run_log="r",
+        calibration_name="w",
+    )
+    assert audit.errors == 0 and audit.overall.flagged == 3
+    assert all("cut short" in f.reason for f in audit.flagged)

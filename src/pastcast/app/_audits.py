@@ -157,7 +157,7 @@ def audit_run_retrievals(
     cache: str | Path | None = None,
     draws: int = 4000,
     level: float = 0.95,
-    max_tokens: int = 256,
+    max_tokens: int = 96,
     progress: bool = False,
 ) -> RetrievalAuditRead:
     """The served-document leakage of ``run_log``: a stratified sample of ``sample`` documents

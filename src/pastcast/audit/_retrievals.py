@@ -25,6 +25,7 @@ specificity and the sample.
 from __future__ import annotations
 
 import random
+import re
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
@@ -235,7 +236,17 @@ def _judge_one(
         "document_title": doc.title,
         "document_text": doc.text[:TEXT_CHARS],
     }
-    return judge.ask("retrieval", event.id, RETRIEVAL_PROMPT, fields, retrieval_schema(), _verdict)
+    value, judgement = judge.ask(
+        "retrieval", event.id, RETRIEVAL_PROMPT, fields, retrieval_schema(), _verdict
+    )
+    if value is None:  # a reply cut short after its verdict still gives the verdict
+        m = _CUT_SHORT.match(judgement.output)
+        if m is not None:
+            value = (m.group(1) == "true", "(the reply was cut short after its verdict)")
+    return value, judgement
+
+
+_CUT_SHORT = re.compile(r'\s*\{\s*"reveals_later"\s*:\s*(true|false)\b')
 
 
 @dataclass(frozen=True)

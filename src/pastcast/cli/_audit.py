@@ -238,6 +238,15 @@ def retrievals(
     draws: Annotated[
         int, typer.Option(min=100, max=100_000, help="Bootstrap draws for the intervals.")
     ] = 4000,
+    max_tokens: Annotated[
+        int,
+        typer.Option(
+            "--max-tokens",
+            min=8,
+            max=8192,
+            help="Reply cap of each judgement (a reply cut short after its verdict still counts).",
+        ),
+    ] = 96,
     as_json: JsonFlag = False,
 ) -> None:
     """Measure how often the documents a run served reveal the future: a judge model reads a
@@ -257,6 +266,7 @@ def retrievals(
             negatives=negatives,
             cache=cache,
             draws=draws,
+            max_tokens=max_tokens,
             progress=not as_json,
         )
     except AppError as exc:
