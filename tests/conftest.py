@@ -73,6 +73,8 @@ _SLOW_MODULES = frozenset(
         "tests/arena/test_evm.py",
         "tests/models/test_openai_provider.py",
         "tests/reports/test_score_options.py",
+        "tests/audit/test_retrieval_audit.py",
+        "tests/audit/test_cutoff_probe_cli.py",
     }
 )
 

@@ -105,3 +105,14 @@ def test_bad_months_are_usage_errors(index: Path) -> None:
         ["models", "probe-cutoff", "scripted:x.json", "--corpus", str(index), "--since", "2023-13"],
     )
     assert res.exit_code == 2 and "--since" in res.output
+
+
+def test_a_broken_registry_file_never_breaks_a_lookup(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    broken = tmp_path / "cutoffs.json"
+    broken.write_text("[1, 2")
+    monkeypatch.setenv(MEASURED_CUTOFFS_ENV, str(broken))
+    assert knowledge_cutoff("openai:gpt-4o") == date(2023, 10, 31)  # the vendor's, as before
+    with pytest.raises(ValueError, match="not a file of measured cutoffs"):
+        measured_cutoffs()
