@@ -13,8 +13,9 @@ questions (``A``, ``B``, ``C``, ``D`` in turn, then shuffled in blocks).
 The estimate (``change_point``): the month ``c`` maximising the likelihood of a two-level
 model (accuracy ``a`` for months up to ``c``, ``b`` after it, ``a > b``; binomial per month),
 with a percentile interval from a bootstrap over questions (resampled within each month). The
-cutoff is the last day of month ``c``. A model whose accuracy before ``c`` is not above chance
-(Wilson lower bound at most ``1 / OPTIONS``) shows no recall at all: no cutoff is estimated.
+cutoff is the last day of month ``c``. A model whose accuracy through ``c`` is not above chance
+(Wilson lower bound at most ``1 / OPTIONS``), or whose drop does not beat a permutation test,
+shows no recall: no cutoff is estimated.
 """
 
 from __future__ import annotations
