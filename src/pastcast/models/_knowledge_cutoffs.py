@@ -156,7 +156,7 @@ class MeasuredCutoff(Record):
         )
 
 
-_LOADED: dict[str, object] = {}
+_LOADED: dict[str, tuple[tuple[str, int, int], tuple[str, ...]]] = {}
 """The measured-cutoffs file last registered from: its path and state, and the names it gave
 (registered again if the registry lost them, as the tests' registry restore does)."""
 
@@ -194,9 +194,8 @@ def _load_measured() -> None:
     except OSError:
         return
     state = (str(path), stat.st_mtime_ns, stat.st_size)
-    names = _LOADED.get("names")
-    same = _LOADED.get("state") == state and isinstance(names, tuple)
-    if same and all(n in knowledge_cutoffs for n in names):  # type: ignore[union-attr]
+    last = _LOADED.get("file")
+    if last is not None and last[0] == state and all(n in knowledge_cutoffs for n in last[1]):
         return
     try:
         found = measured_cutoffs(path)
@@ -204,8 +203,7 @@ def _load_measured() -> None:
         return
     for m in found.values():
         _register_measured(m)
-    _LOADED["state"] = state
-    _LOADED["names"] = tuple(spec_model_name(m.model) for m in found.values())
+    _LOADED["file"] = (state, tuple(spec_model_name(m.model) for m in found.values()))
 
 
 def save_measured_cutoff(m: MeasuredCutoff, path: str | Path | None = None) -> Path:
