@@ -79,6 +79,8 @@ _SLOW_MODULES = frozenset(
         "tests/reports/test_score_options.py",
         "tests/reports/test_leakage_in_reports.py",
         "tests/runner/test_columns_kill.py",
+        "tests/audit/test_retrieval_audit.py",
+        "tests/audit/test_cutoff_probe_cli.py",
     }
 )
 

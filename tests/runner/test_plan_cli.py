@@ -140,6 +140,15 @@ def test_score_after_knowledge_cutoff_keeps_only_events_no_model_may_remember(
     kept = json.loads(clean.stdout)["groups"][0]["n_recorded"]
     assert every["groups"][0]["n_recorded"] == 36 and kept == 36 - 5 * 3  # 5 events out
     assert "left out 5 events (15 steps) resolved by 2024-03-15" in clean.stderr
+    # ... and what remembering was worth: Brier by events resolved before and after the cutoff
+    (gap,) = json.loads(clean.stdout)["knowledge_gaps"]
+    assert (gap["model"], gap["knowledge_cutoff"], gap["before_events"]) == (model, "2024-03-15", 5)
+    assert gap["gap"] == pytest.approx(gap["after_brier"] - gap["before_brier"])
+    boot = cli.invoke(app, ["score", str(out), "--bootstrap", "300", "--after-knowledge-cutoff"])
+    assert boot.exit_code == 0, boot.output
+    line = next(ln for ln in boot.stderr.splitlines() if "events resolved by it" in ln)
+    low, high = (float(x) for x in re.findall(r"\[([-+.\d]+), ([-+.\d]+)\]", line)[0])
+    assert low <= gap["gap"] <= high
     # A model whose cutoff nobody knows cannot be judged: refused, naming it.
     unknown = tmp_path / "unknown.jsonl"
     run_benchmark(synthetic_dataset(), synthetic_backend(), config, unknown, progress=False)

@@ -19,10 +19,13 @@ from pastcast.app._agents import (
 )
 from pastcast.app._arena import ArenaReplay, arena_replay, arena_sections, round_plan
 from pastcast.app._audits import (
+    DEFAULT_CALIBRATION,
+    RetrievalAuditRead,
     RunAuditRead,
     audit_dataset_texts,
     audit_datasets,
     audit_run_log,
+    audit_run_retrievals,
     run_leakage_cards,
 )
 from pastcast.app._by_agent import AgentRun, RunsByAgent, runs_by_agent
@@ -53,6 +56,7 @@ from pastcast.app._imports import (
     import_polymarket,
     market_filters,
 )
+from pastcast.app._models import ProbedCutoff, probe_model_cutoff
 from pastcast.app._reading import ColumnsRead, RunsRead, read_run_columns, read_runs
 from pastcast.app._replays import WORLD_INDEX, Replay, open_replay, shared_replay
 from pastcast.app._reports import (
@@ -91,6 +95,7 @@ __all__ = [
     "AGENT_GRAMMAR",
     "CURATION_LEGS",
     "DATASET_SPEC_HELP",
+    "DEFAULT_CALIBRATION",
     "FRAMES_EXTRA_HINT",
     "REPORTS_EXTRA_HINT",
     "TABLE_COLUMNS",
@@ -109,8 +114,10 @@ __all__ = [
     "ExportTarget",
     "Exported",
     "Imported",
+    "ProbedCutoff",
     "Replay",
     "Report",
+    "RetrievalAuditRead",
     "RunAuditRead",
     "RunsByAgent",
     "RunsRead",
@@ -122,6 +129,7 @@ __all__ = [
     "audit_dataset_texts",
     "audit_datasets",
     "audit_run_log",
+    "audit_run_retrievals",
     "build_corpus",
     "check_agent_args",
     "check_agents",
@@ -157,6 +165,7 @@ __all__ = [
     "preset_import",
     "preset_rounds",
     "preset_settings",
+    "probe_model_cutoff",
     "read_plan",
     "read_run_columns",
     "read_runs",

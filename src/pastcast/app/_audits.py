@@ -16,14 +16,23 @@ from pastcast.app._reading import RunsRead, check_dataset, read_runs
 from pastcast.dataset import Dataset
 
 if TYPE_CHECKING:
-    from pastcast.audit import ConstructionAudit, LeakageCard, RunAudit, TextAudit
+    from pastcast.audit import (
+        ConstructionAudit,
+        LeakageCard,
+        RetrievalAudit,
+        RunAudit,
+        TextAudit,
+    )
     from pastcast.records import Document
 
 __all__ = [
+    "DEFAULT_CALIBRATION",
+    "RetrievalAuditRead",
     "RunAuditRead",
     "audit_dataset_texts",
     "audit_datasets",
     "audit_run_log",
+    "audit_run_retrievals",
     "run_leakage_cards",
 ]
 
@@ -162,3 +171,130 @@ def run_leakage_cards(read: RunsRead) -> tuple[LeakageCard, ...]:
             leakage_card(data, corpus=log.header.corpus, models=models, run_id=log.header.run_id)
         )
     return tuple(cards)
+
+
+DEFAULT_CALIBRATION = "world:0,hindsight_fraction=0.5"
+"""The world whose planted hindsight rewrites (known positives) and evidence articles (known
+negatives) measure the retrieval judge."""
+
+
+@dataclass(frozen=True)
+class RetrievalAuditRead:
+    """A run's retrieval audit, where it was written, the judgement cache and the log as read."""
+
+    audit: RetrievalAudit
+    written: Path
+    cache: Path
+    read: RunsRead
+
+
+def audit_run_retrievals(
+    run_log: str | Path,
+    judge: str,
+    *,
+    dataset: str | Path | None = None,
+    corpus: str | None = None,
+    sample: int = 200,
+    seed: int = 0,
+    calibration: str = DEFAULT_CALIBRATION,
+    positives: int = 20,
+    negatives: int = 20,
+    cache: str | Path | None = None,
+    draws: int = 4000,
+    level: float = 0.95,
+    max_tokens: int = 96,
+    progress: bool = False,
+) -> RetrievalAuditRead:
+    """The served-document leakage of ``run_log``: a stratified sample of ``sample`` documents
+    it served judged by ``judge`` (a model spec), the judge measured on ``positives`` planted
+    and ``negatives`` clean documents of the world ``calibration``, the rate corrected for its
+    errors. ``dataset`` and ``corpus`` as for ``audit_run_log``. Judgements are cached in
+    ``cache`` (default: ``RUN.retrieval-judge-cache`` beside the log), so a rerun makes no new
+    calls; the result is written beside the log (``RUN.retrieval-audit.json``)."""
+    from pastcast.audit import audit_retrievals, calibration_items, write_retrieval_audit
+    from pastcast.curate import Judge
+    from pastcast.models import CachedModel, ModelError, check_model_spec, resolve_model
+    from pastcast.world import is_world_spec, world_from_spec, world_named_by
+
+    try:  # before anything is read
+        check_model_spec(judge)
+    except ValueError as exc:
+        raise AppError("judge", str(exc)) from None
+    if not is_world_spec(calibration):
+        raise AppError("calibration", f"{calibration!r}: not an embedded world spec")
+    try:
+        known = world_from_spec(calibration)
+    except ValueError as exc:
+        raise AppError("calibration", str(exc)) from None
+    if not known.hindsight_ids:
+        raise AppError(
+            "calibration", f"{calibration!r} plants no hindsight rewrite (set hindsight_fraction)"
+        )
+    read = read_runs([run_log], require_steps=False)
+    log = read.logs[0]
+    world = world_named_by(log.header.dataset_id)
+    data: Dataset | None = None
+    if dataset is not None and is_world_spec(str(dataset)):
+        try:
+            world = world_from_spec(str(dataset))
+        except ValueError as exc:
+            raise AppError("dataset", str(exc)) from None
+        data = world.dataset
+    elif dataset is not None:
+        data = open_dataset(dataset)
+    elif world is not None:
+        data = world.dataset
+    if data is None:
+        raise AppError("dataset", "the log names no embedded world: give the dataset it ran on")
+    if dataset is not None:
+        check_dataset(read.logs, data, dataset)
+    if corpus is None and world is None:
+        raise AppError("corpus", "the log names no embedded world: give the corpus it searched")
+    if corpus:
+        documents: Iterable[Document] = corpus_documents(corpus)
+    else:
+        assert world is not None  # checked above
+        documents = world.documents
+    items = calibration_items(
+        known.dataset,
+        known.documents,
+        known.hindsight_ids,
+        known.evidence,
+        positives=positives,
+        negatives=negatives,
+        seed=seed,
+    )
+    log_path = Path(run_log)
+    cache_dir = (
+        Path(cache)
+        if cache is not None
+        else log_path.with_name(log_path.name.removesuffix(".jsonl") + ".retrieval-judge-cache")
+    )
+    try:
+        model = resolve_model(judge)
+    except (ValueError, ModelError) as exc:
+        raise AppError("judge", str(exc)) from None
+    try:
+        cached = CachedModel(model, cache_dir, "auto", settings={"spec": judge})
+        try:
+            audit = audit_retrievals(
+                log,
+                documents,
+                data,
+                Judge(cached, max_tokens=max_tokens),
+                items,
+                calibration_name=calibration,
+                sample=sample,
+                seed=seed,
+                draws=draws,
+                level=level,
+                progress=progress,
+            )
+        except (OSError, ValueError) as exc:  # a corpus that fails while it is read
+            raise AppError("corpus", f"{corpus!r}: {exc}") from None
+    finally:
+        close = getattr(model, "close", None)
+        if callable(close):  # a local model's server
+            close()
+    written = write_retrieval_audit(audit, log_path)
+    return RetrievalAuditRead(audit, written, cache_dir, read)

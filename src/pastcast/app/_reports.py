@@ -22,6 +22,7 @@ if TYPE_CHECKING:
 
     from pastcast.reports.dashboard import RunIndex
     from pastcast.reports.html import WrittenReport
+    from pastcast.runner import KnowledgeGap
 
 __all__ = [
     "REPORTS_EXTRA_HINT",
@@ -82,6 +83,9 @@ class Scored:
     """Events left out as resolved by a model's knowledge cutoff, when that was asked."""
     pairs: tuple[PairedComparison, ...] = ()
     """The paired comparisons asked for (``paired``), on the same forecasts as the card."""
+    knowledge_gaps: tuple[KnowledgeGap, ...] = ()
+    """With ``after_knowledge_cutoff``: each model's Brier on events resolved by its cutoff
+    against later ones, before they were left out."""
 
 
 def _after_knowledge_cutoff(runs: RunSet) -> tuple[RunSet, str | None]:
@@ -156,7 +160,11 @@ def score_runs(
             runs.dataset,
         )
     note = None
+    gaps: tuple[KnowledgeGap, ...] = ()
     if after_knowledge_cutoff:
+        from pastcast.runner import knowledge_gaps
+
+        gaps = knowledge_gaps(runs.logs, draws=bootstrap, seed=seed)
         runs, note = _after_knowledge_cutoff(runs)
     try:
         card = scorecard(runs, groups, fallback, bootstrap=bootstrap, seed=seed, bins=bins)
@@ -165,7 +173,7 @@ def score_runs(
     pairs = paired_comparisons(
         runs.base_table, paired, fallback=fallback, bootstrap=bootstrap, seed=seed
     )
-    return Scored(card, replace(read, runs=runs), labels, note, pairs)
+    return Scored(card, replace(read, runs=runs), labels, note, pairs, gaps)
 
 
 @dataclass(frozen=True)

@@ -111,6 +111,11 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
         "app",
         "The papers' defaults by name (pastcast run --preset NAME).",
     ),
+    "models": (
+        "pastcast.cli._models",
+        "app",
+        "Models: measure a model's knowledge cutoff from what it recalls of a dated corpus.",
+    ),
     "stats": (
         "pastcast.cli._stats",
         "app",

@@ -1,5 +1,7 @@
 """`pastcast audit ...`: leakage audits of how a benchmark was built and of what agents saw in a
-run. Both exit 1 when they find something (one line per finding), 2 on a usage error."""
+run (both exit 1 when they find something, one line per finding), and the measured rate at
+which a run's served documents reveal the future (``retrievals``: a measurement, exit 0); 2 on
+a usage error."""
 
 from __future__ import annotations
 
@@ -10,10 +12,12 @@ import typer
 
 from pastcast.app import (
     DATASET_SPEC_HELP,
+    DEFAULT_CALIBRATION,
     AppError,
     audit_dataset_texts,
     audit_datasets,
     audit_run_log,
+    audit_run_retrievals,
 )
 from pastcast.cli._common import EXIT_FAILED, JsonFlag, fail_app, fail_field, print_json
 from pastcast.cli._score import print_notes
@@ -201,3 +205,153 @@ def run(
         typer.echo(f"{len(audit.findings)} finding(s)" if audit.findings else "no findings")
     if audit.findings:
         raise typer.Exit(EXIT_FAILED)
+
+
+def _pct(value: float | None) -> str:
+    return "-" if value is None else f"{value:.1%}"
+
+
+@app.command("retrievals")
+def retrievals(
+    run_log: Annotated[Path, typer.Argument(help="The run log's step file (run.jsonl).")],
+    judge: Annotated[
+        str,
+        typer.Option(
+            "--judge",
+            help="The judge model (a model spec: openai:gpt-4o-mini, local:smollm2, "
+            "scripted:FILE).",
+        ),
+    ],
+    sample: Annotated[
+        int,
+        typer.Option(
+            "--sample",
+            min=1,
+            max=100_000,
+            help="Served documents to judge, stratified by source and closeness to the cutoff.",
+        ),
+    ] = 200,
+    seed: Annotated[
+        int, typer.Option(min=0, max=2**63 - 1, help="Seed of the sample and the interval.")
+    ] = 0,
+    dataset: Annotated[
+        str | None,
+        typer.Option(
+            "--dataset",
+            help=f"The dataset the run used ({DATASET_SPEC_HELP}): each step's question. "
+            "Default: the embedded world the log names.",
+        ),
+    ] = None,
+    corpus: Annotated[
+        str | None,
+        typer.Option(
+            "--corpus",
+            help="The corpus the agents searched: an index directory or KIND:PATH as for "
+            "'corpus build'. Default: the embedded world's documents when the log or "
+            "--dataset names it.",
+        ),
+    ] = None,
+    calibration: Annotated[
+        str,
+        typer.Option(
+            "--calibration",
+            help="The embedded world whose planted hindsight rewrites and evidence articles "
+            "measure the judge's sensitivity and specificity.",
+        ),
+    ] = DEFAULT_CALIBRATION,
+    positives: Annotated[
+        int, typer.Option(min=1, max=10_000, help="Planted (leaking) documents to measure on.")
+    ] = 20,
+    negatives: Annotated[
+        int, typer.Option(min=1, max=10_000, help="Clean documents to measure on.")
+    ] = 20,
+    cache: Annotated[
+        Path | None,
+        typer.Option(
+            "--cache",
+            help="The judgement cache (default: RUN.retrieval-judge-cache beside the log).",
+        ),
+    ] = None,
+    draws: Annotated[
+        int, typer.Option(min=100, max=100_000, help="Bootstrap draws for the intervals.")
+    ] = 4000,
+    max_tokens: Annotated[
+        int,
+        typer.Option(
+            "--max-tokens",
+            min=8,
+            max=8192,
+            help="Reply cap of each judgement (a reply cut short after its verdict still counts).",
+        ),
+    ] = 96,
+    as_json: JsonFlag = False,
+) -> None:
+    """Measure how often the documents a run served reveal the future: a judge model reads a
+    stratified sample (never the outcome), its own errors are measured on planted documents and
+    the rate is corrected for them (Rogan-Gladen). Written beside the log as
+    RUN.retrieval-audit.json."""
+    try:
+        done = audit_run_retrievals(
+            run_log,
+            judge,
+            dataset=dataset,
+            corpus=corpus,
+            sample=sample,
+            seed=seed,
+            calibration=calibration,
+            positives=positives,
+            negatives=negatives,
+            cache=cache,
+            draws=draws,
+            max_tokens=max_tokens,
+            progress=not as_json,
+        )
+    except AppError as exc:
+        fail_field(
+            exc,
+            {
+                "run_logs": "RUN_LOG",
+                "judge": "--judge",
+                "dataset": "--dataset",
+                "corpus": "--corpus",
+                "calibration": "--calibration",
+                "cache": "--cache",
+            },
+        )
+    print_notes(done.read)
+    audit = done.audit
+    if as_json:
+        print_json({**audit.model_dump(mode="json"), "written": str(done.written)})
+        return
+    acc = audit.judge_accuracy
+    typer.echo(
+        f"{run_log}: {audit.served} documents served, {audit.judged} judged by {audit.judge} "
+        f"({audit.errors} without a verdict, {audit.cached} of {audit.calls} calls cached)"
+    )
+    se_lo, se_hi = acc.sensitivity_exact
+    sp_lo, sp_hi = acc.specificity_exact
+    typer.echo(
+        f"judge on {acc.calibration}: sensitivity {_pct(acc.sensitivity)} "
+        f"[{se_lo:.1%}, {se_hi:.1%}] ({acc.true_positives}/{acc.positives}), specificity "
+        f"{_pct(acc.specificity)} [{sp_lo:.1%}, {sp_hi:.1%}] "
+        f"({acc.true_negatives}/{acc.negatives}); exact {audit.level:.0%} intervals"
+    )
+    if not acc.informative:
+        typer.echo("the judge is no better than chance (Se + Sp <= 1): no corrected rate")
+    typer.echo(
+        f"  {'source':<24} {'served':>7} {'judged':>6} {'flagged':>7} {'apparent':>9}  "
+        f"{'corrected':>9}  interval"
+    )
+    rows = [(s.source, s.rate) for s in audit.by_source] + [("overall", audit.overall)]
+    for name, r in rows:
+        interval = f"[{r.corrected_low:.1%}, {r.corrected_high:.1%}]"
+        typer.echo(
+            f"  {name[:24]:<24} {r.served:>7} {r.judged:>6} {r.flagged:>7} "
+            f"{_pct(r.apparent):>9}  {_pct(r.corrected):>9}  {interval}"
+        )
+    for f in audit.flagged:
+        typer.echo(
+            f"flagged: {f.doc_id} ({f.source}, {f.date:%Y-%m-%d}, cutoff {f.cutoff:%Y-%m-%d}, "
+            f"{f.bucket}) {f.excerpt[:100]!r}: {f.reason[:160]}"
+        )
+    typer.echo(f"written: {done.written}")

@@ -166,6 +166,15 @@ def score(
     print_notes(scored.read)
     if scored.cutoff_note is not None:
         typer.echo(f"--after-knowledge-cutoff: {scored.cutoff_note}", err=True)
+    for gap in scored.knowledge_gaps:  # what remembering was worth, before it was left out
+        interval = "-" if gap.low is None else f"[{gap.low:+.3f}, {gap.high:+.3f}]"
+        typer.echo(
+            f"--after-knowledge-cutoff: {gap.model} (cutoff {gap.knowledge_cutoff}): Brier "
+            f"{gap.before_brier:.3f} on {gap.before_events} events resolved by it, "
+            f"{gap.after_brier:.3f} on {gap.after_events} after; gap {gap.gap:+.3f} "
+            f"{interval} (95% event bootstrap)",
+            err=True,
+        )
     card, matching = scored.card, scored.labels
     if as_json:
         print_json(
@@ -175,6 +184,10 @@ def score(
                 "labels": matching,
                 **card.as_dict(),
                 "paired": [p.as_dict() for p in scored.pairs],
+                "knowledge_gaps": [
+                    {**vars(g), "knowledge_cutoff": g.knowledge_cutoff.isoformat()}
+                    for g in scored.knowledge_gaps
+                ],
             }
         )
         return

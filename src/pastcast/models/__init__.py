@@ -10,11 +10,17 @@ from pastcast.models._context import (
     prompt_tokens,
 )
 from pastcast.models._knowledge_cutoffs import (
+    MEASURED_CUTOFFS_ENV,
+    MeasuredCutoff,
     knowledge_cutoff,
+    knowledge_cutoff_source,
     knowledge_cutoffs,
     load_knowledge_cutoffs,
+    measured_cutoffs,
+    measured_cutoffs_file,
     register_knowledge_cutoff,
     remembered,
+    save_measured_cutoff,
 )
 from pastcast.models._local import LocalLlamaServer, LocalModel, smollm2_path
 from pastcast.models._openai import OpenAICompatibleModel
@@ -58,6 +64,7 @@ from pastcast.models._scripted import ScriptedModel
 
 __all__ = [
     "DEFAULT_PRICES",
+    "MEASURED_CUTOFFS_ENV",
     "TRANSIENT_KINDS",
     "CacheMode",
     "CachedModel",
@@ -69,6 +76,7 @@ __all__ = [
     "FailureKind",
     "LocalLlamaServer",
     "LocalModel",
+    "MeasuredCutoff",
     "Model",
     "ModelError",
     "ModelSpec",
@@ -88,10 +96,13 @@ __all__ = [
     "current_gate",
     "fit_request",
     "knowledge_cutoff",
+    "knowledge_cutoff_source",
     "knowledge_cutoffs",
     "known_providers",
     "load_knowledge_cutoffs",
     "longest_prefix",
+    "measured_cutoffs",
+    "measured_cutoffs_file",
     "model_dir",
     "packaged_model_path",
     "packaged_models",
@@ -102,6 +113,7 @@ __all__ = [
     "remembered",
     "resolve_model",
     "retry_after_seconds",
+    "save_measured_cutoff",
     "smollm2_path",
     "spec_model_name",
     "using_gate",

@@ -9,6 +9,12 @@ own with ``register_knowledge_cutoff``, a file (``load_knowledge_cutoffs``: TOML
 ``{"model": "2024-06-30"}``), a plan's ``knowledge_cutoff`` per model, or an entry point in the
 group ``pastcast.knowledge_cutoffs`` that names a function returning a ``date``.
 
+Measured cutoffs (``pastcast models probe-cutoff``: the month a model's recall of dated news
+falls to chance) are kept with their provenance in one JSON file, ``measured_cutoffs_file()``,
+and registered from it the first time a cutoff is looked up, so ``plan`` and ``score
+--after-knowledge-cutoff`` use them; ``save_measured_cutoff`` adds one, ``measured_cutoffs``
+reads them back.
+
 Names are matched like prices: the provider prefix (``openai:``) and an endpoint suffix
 (``@http://...``) are dropped, and a dated snapshot (``gpt-4o-mini-2024-07-18``) falls back to
 the longest registered prefix.
@@ -17,21 +23,34 @@ the longest registered prefix.
 from __future__ import annotations
 
 import json
+import os
 import tomllib
 from collections.abc import Callable
 from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
 
+from pydantic import Field, ValidationError
+
+from pastcast import safejson
+from pastcast.atomic import write_atomic
 from pastcast.models._pricing import longest_prefix, spec_model_name
+from pastcast.records import Record
 from pastcast.registry import Registry
+from pastcast.safejson import canonical_json
 from pastcast.textfiles import read_text_file
 
 __all__ = [
+    "MEASURED_CUTOFFS_ENV",
+    "MeasuredCutoff",
     "knowledge_cutoff",
+    "knowledge_cutoff_source",
     "knowledge_cutoffs",
     "load_knowledge_cutoffs",
+    "measured_cutoffs",
+    "measured_cutoffs_file",
     "register_knowledge_cutoff",
     "remembered",
+    "save_measured_cutoff",
 ]
 
 knowledge_cutoffs: Registry[date] = Registry("knowledge_cutoff")
@@ -81,8 +100,123 @@ for _name, _day in _BUILT_IN.items():
 
 def knowledge_cutoff(spec: str) -> date | None:
     """The knowledge cutoff of the model named by ``spec``, or None when none is registered."""
+    _load_measured()
     best = longest_prefix(spec_model_name(spec), knowledge_cutoffs.names())
     return knowledge_cutoffs.build(best) if best else None
+
+
+def knowledge_cutoff_source(spec: str) -> str | None:
+    """Where the knowledge cutoff of ``spec`` comes from (the registry entry's description:
+    the vendor, a file, a measurement with its method and interval), or None."""
+    _load_measured()
+    best = longest_prefix(spec_model_name(spec), knowledge_cutoffs.names())
+    return knowledge_cutoffs.get(best).description if best else None
+
+
+MEASURED_CUTOFFS_ENV = "PASTCAST_KNOWLEDGE_CUTOFFS"
+
+
+def measured_cutoffs_file() -> Path:
+    """The file of measured cutoffs: ``$PASTCAST_KNOWLEDGE_CUTOFFS``, else
+    ``knowledge-cutoffs.json`` in pastcast's cache folder (``$PASTCAST_CACHE_DIR``, else
+    ``$XDG_CACHE_HOME/pastcast``, else ``~/.cache/pastcast``)."""
+    own = os.environ.get(MEASURED_CUTOFFS_ENV)
+    if own:
+        return Path(own)
+    cache = os.environ.get("PASTCAST_CACHE_DIR")
+    if cache:
+        return Path(cache) / "knowledge-cutoffs.json"
+    xdg = os.environ.get("XDG_CACHE_HOME")
+    return (Path(xdg) if xdg else Path.home() / ".cache") / "pastcast" / "knowledge-cutoffs.json"
+
+
+class MeasuredCutoff(Record):
+    """A knowledge cutoff measured from what a model recalls, with how it was measured."""
+
+    model: str
+    """The model spec as probed (``local:smollm2``)."""
+    knowledge_cutoff: date
+    """The last day of the last month the model still recalls (above chance)."""
+    low: date
+    high: date
+    """The interval of the estimate (last days of months)."""
+    level: float = Field(gt=0, lt=1)
+    method: str
+    corpus: str
+    """The corpus the questions came from (its spec and content hash)."""
+    measured_on: date
+    questions: int = Field(ge=0)
+    version: str
+
+    def line(self) -> str:
+        return (
+            f"measured {self.measured_on.isoformat()} by {self.method} on {self.corpus}: "
+            f"{self.level:.0%} interval {self.low.isoformat()} .. {self.high.isoformat()}, "
+            f"{self.questions} questions"
+        )
+
+
+_LOADED: dict[str, tuple[tuple[str, int, int], tuple[str, ...]]] = {}
+"""The measured-cutoffs file last registered from: its path and state, and the names it gave
+(registered again if the registry lost them, as the tests' registry restore does)."""
+
+
+def measured_cutoffs(path: str | Path | None = None) -> dict[str, MeasuredCutoff]:
+    """The measured cutoffs kept in ``path`` (default ``measured_cutoffs_file()``) by model
+    spec; empty when there is no file. ``ValueError`` (one line) for a file that is not one."""
+    p = Path(path) if path is not None else measured_cutoffs_file()
+    try:
+        raw = p.read_bytes()
+    except FileNotFoundError:
+        return {}
+    except OSError as exc:
+        raise ValueError(f"{p}: cannot read measured cutoffs: {exc}") from None
+    try:
+        data = safejson.loads(raw)
+        if not isinstance(data, dict):
+            raise ValueError("expected an object of model -> measurement")
+        return {str(k): MeasuredCutoff.model_validate(v) for k, v in data.items()}
+    except (ValueError, ValidationError) as exc:
+        one = " ".join(str(exc).split())[:200]
+        raise ValueError(f"{p}: not a file of measured cutoffs: {one}") from None
+
+
+def _register_measured(m: MeasuredCutoff) -> None:
+    register_knowledge_cutoff(m.model, m.knowledge_cutoff, source=m.line(), replace=True)
+
+
+def _load_measured() -> None:
+    """Register the measured cutoffs of the current file unless already done for its current
+    state (a missing or broken file registers nothing: a lookup never fails because of it)."""
+    path = measured_cutoffs_file()
+    try:
+        stat = path.stat()
+    except OSError:
+        return
+    state = (str(path), stat.st_mtime_ns, stat.st_size)
+    last = _LOADED.get("file")
+    if last is not None and last[0] == state and all(n in knowledge_cutoffs for n in last[1]):
+        return
+    try:
+        found = measured_cutoffs(path)
+    except ValueError:
+        return
+    for m in found.values():
+        _register_measured(m)
+    _LOADED["file"] = (state, tuple(spec_model_name(m.model) for m in found.values()))
+
+
+def save_measured_cutoff(m: MeasuredCutoff, path: str | Path | None = None) -> Path:
+    """Keep ``m`` in ``path`` (default ``measured_cutoffs_file()``; replacing an earlier
+    measurement of the same model, atomically) and register it now."""
+    p = Path(path) if path is not None else measured_cutoffs_file()
+    kept = measured_cutoffs(p)
+    kept[m.model] = m
+    p.parent.mkdir(parents=True, exist_ok=True)
+    body = {k: v.model_dump(mode="json") for k, v in sorted(kept.items())}
+    write_atomic(p, canonical_json(body) + "\n")
+    _register_measured(m)
+    return p
 
 
 def remembered(resolved_at: datetime, knowledge_cutoff: date) -> bool:

@@ -14,7 +14,12 @@ from pastcast.runner._data import reschedule
 from pastcast.runner._determinism import DETERMINISM_CHECK, check_deterministic
 from pastcast.runner._estimate import EstimateRow, PlanEstimate, estimate_plan
 from pastcast.runner._executors import Executor, LocalExecutor, executors
-from pastcast.runner._knowledge_cutoffs import KnowledgeCutoffFilter, after_knowledge_cutoff
+from pastcast.runner._knowledge_cutoffs import (
+    KnowledgeCutoffFilter,
+    KnowledgeGap,
+    after_knowledge_cutoff,
+    knowledge_gaps,
+)
 from pastcast.runner._limits import CircuitBreaker, ProviderGates, TokenBucket
 from pastcast.runner._plan import (
     PLAN_SETTINGS,
@@ -61,6 +66,7 @@ __all__ = [
     "Executor",
     "ExperimentPlan",
     "KnowledgeCutoffFilter",
+    "KnowledgeGap",
     "LocalExecutor",
     "NothingToRun",
     "PlanError",
@@ -87,6 +93,7 @@ __all__ = [
     "executors",
     "grade_step",
     "knowledge_cutoffs_of",
+    "knowledge_gaps",
     "load_plan",
     "open_corpus",
     "play_episode",

@@ -21,8 +21,16 @@ from pastcast.scoring._binary import (
     ece,
     murphy,
 )
+from pastcast.scoring._binomial import (
+    CorrectedRate,
+    clopper_pearson,
+    corrected_rate,
+    rogan_gladen,
+    wilson,
+)
 from pastcast.scoring._bootstrap import (
     cluster_bootstrap,
+    cluster_bootstrap_means,
     grouped_cluster_bootstrap,
     ratio_bootstrap,
 )
@@ -132,6 +140,7 @@ __all__ = [
     "Calibration",
     "CaptureGain",
     "Convention",
+    "CorrectedRate",
     "CoverageKind",
     "EpisodeGain",
     "Estimate",
@@ -165,7 +174,10 @@ __all__ = [
     "calibration",
     "capture_gain",
     "changes_by_evidence",
+    "clopper_pearson",
     "cluster_bootstrap",
+    "cluster_bootstrap_means",
+    "corrected_rate",
     "cost_by_step",
     "coverage",
     "coverage_bin",
@@ -203,6 +215,7 @@ __all__ = [
     "ratio_bootstrap",
     "recoveries_regressions",
     "resource_use",
+    "rogan_gladen",
     "score_forecast",
     "score_matrix",
     "score_step",
@@ -216,6 +229,7 @@ __all__ = [
     "thirds",
     "transitions",
     "uniform",
+    "wilson",
     "with_event_column",
     "with_row_column",
 ]

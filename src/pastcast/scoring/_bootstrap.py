@@ -17,7 +17,12 @@ from collections.abc import Iterator
 import numpy as np
 from numpy.typing import NDArray
 
-__all__ = ["cluster_bootstrap", "grouped_cluster_bootstrap", "ratio_bootstrap"]
+__all__ = [
+    "cluster_bootstrap",
+    "cluster_bootstrap_means",
+    "grouped_cluster_bootstrap",
+    "ratio_bootstrap",
+]
 
 Floats = NDArray[np.float64]
 Ints = NDArray[np.int64]
@@ -62,23 +67,18 @@ def _columns(v: Floats) -> Floats:
     return np.atleast_2d(v.T).T if v.ndim == 1 else v
 
 
-def cluster_bootstrap(
+def cluster_bootstrap_means(
     cluster: Ints,
     values: Floats,
     draws: int = 4000,
     rng: np.random.Generator | None = None,
-    level: float = 0.95,
-) -> tuple[Floats, Floats]:
-    """Percentile CIs of column means of ``values`` (N x M, NaN = missing), clustered by id.
-
-    Returns (low, high), each of length M; NaN for a column with fewer than two clusters or no
-    values. All columns share the same resampled clusters.
-    """
+) -> Floats:
+    """The bootstrap means (M x draws) of the columns of ``values`` (N x M, NaN = missing),
+    whole clusters resampled, every column on the same draws: for statistics of several
+    columns at once (a difference of two groups' means: a column each, NaN outside it)."""
     rng = rng if rng is not None else np.random.default_rng(0)
     v = _columns(values)
     m = v.shape[1]
-    if draws <= 0 or v.shape[0] == 0:
-        return np.full(m, np.nan), np.full(m, np.nan)
     ids, inv = np.unique(cluster, return_inverse=True)
     inv = inv.reshape(-1)
     e = ids.size
@@ -93,6 +93,30 @@ def cluster_bootstrap(
         with np.errstate(invalid="ignore", divide="ignore"):
             boot[:, start : start + w.shape[0]] = (tot[:, :m] / tot[:, m:]).T
         start += w.shape[0]
+    return boot
+
+
+def cluster_bootstrap(
+    cluster: Ints,
+    values: Floats,
+    draws: int = 4000,
+    rng: np.random.Generator | None = None,
+    level: float = 0.95,
+) -> tuple[Floats, Floats]:
+    """Percentile CIs of column means of ``values`` (N x M, NaN = missing), clustered by id.
+
+    Returns (low, high), each of length M; NaN for a column with fewer than two clusters or no
+    values. All columns share the same resampled clusters.
+    """
+    v = _columns(values)
+    m = v.shape[1]
+    if draws <= 0 or v.shape[0] == 0:
+        return np.full(m, np.nan), np.full(m, np.nan)
+    boot = cluster_bootstrap_means(cluster, v, draws, rng)
+    _, inv = np.unique(cluster, return_inverse=True)
+    inv = inv.reshape(-1)
+    present = np.isfinite(v)
+    counts = np.stack([np.bincount(inv, present[:, j].astype(np.float64)) for j in range(m)])
     return _percentiles(boot, (counts > 0).sum(axis=1) >= 2, level)
 
 

@@ -1,0 +1,163 @@
+"""Models as the user asks about them: a model's knowledge cutoff measured from what it recalls
+of a dated corpus (``pastcast models probe-cutoff``), kept in the knowledge-cutoff registry with
+its provenance."""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from pastcast.app._corpus import corpus_documents, open_corpus
+from pastcast.app._errors import AppError
+from pastcast.safejson import canonical_json
+
+if TYPE_CHECKING:
+    from pastcast.audit import CutoffProbe
+    from pastcast.models import MeasuredCutoff
+
+__all__ = ["ProbedCutoff", "probe_model_cutoff"]
+
+_MONTH = re.compile(r"^\d{4}-(0[1-9]|1[0-2])$")
+
+
+@dataclass(frozen=True)
+class ProbedCutoff:
+    """The probe, the cutoff it measured (None: no recall detected, nothing registered) and
+    where the questions, judgements and measurement were kept."""
+
+    probe: CutoffProbe
+    measured: MeasuredCutoff | None
+    questions: Path
+    cache: Path
+    registry: Path | None
+
+
+def _month(value: str | None, field: str) -> str | None:
+    if value is not None and not _MONTH.match(value):
+        raise AppError(field, f"expected a month YYYY-MM, got {value!r}")
+    return value
+
+
+def probe_model_cutoff(
+    model: str,
+    corpus: str | Path,
+    *,
+    per_month: int = 20,
+    since: str | None = None,
+    until: str | None = None,
+    seed: int = 0,
+    cache: str | Path | None = None,
+    draws: int = 1000,
+    level: float = 0.95,
+    register: bool = True,
+    registry: str | Path | None = None,
+    max_tokens: int = 32,
+    progress: bool = False,
+) -> ProbedCutoff:
+    """Probe ``model`` (a model spec) with up to ``per_month`` questions per month of the
+    corpus ``corpus`` (an index directory; months ``since`` .. ``until``), made once and cached
+    under ``cache`` (default: ``cutoff-probe`` in pastcast's cache folder) with every answer;
+    with ``register``, keep the measured cutoff in ``registry`` (default: the measured-cutoffs
+    file ``plan`` and ``score`` read)."""
+    from pastcast.audit import (
+        PROBE_METHOD,
+        PROBE_VERSION,
+        probe_cutoff,
+        probe_questions,
+        read_probe_questions,
+        write_probe_questions,
+    )
+    from pastcast.corpus.dense import cache_root
+    from pastcast.curate import Judge
+    from pastcast.models import (
+        CachedModel,
+        MeasuredCutoff,
+        ModelError,
+        check_model_spec,
+        resolve_model,
+        save_measured_cutoff,
+    )
+
+    try:
+        check_model_spec(model)
+    except ValueError as exc:
+        raise AppError("model", str(exc)) from None
+    first, last = _month(since, "since"), _month(until, "until")
+    if first and last and first > last:
+        raise AppError("until", f"{last} is before {first}")
+    opened = open_corpus(corpus)
+    try:
+        identity = opened.identity()
+    finally:
+        opened.close()
+    root = Path(cache) if cache is not None else cache_root() / "cutoff-probe"
+    settings = {
+        "version": PROBE_VERSION,
+        "corpus": identity.content_sha256,
+        "per_month": per_month,
+        "seed": seed,
+        "since": first,
+        "until": last,
+    }
+    digest = hashlib.sha256(canonical_json(settings).encode()).hexdigest()[:16]
+    questions_file = root / "questions" / f"{digest}.json"
+    corpus_name = f"{corpus} (sha256 {identity.content_sha256[:12]})"
+    try:
+        questions = read_probe_questions(questions_file)
+    except ValueError:
+        questions = None
+    if questions is None:
+        questions = probe_questions(
+            corpus_documents(str(corpus)),
+            corpus=corpus_name,
+            per_month=per_month,
+            seed=seed,
+            since=first,
+            until=last,
+        )
+        write_probe_questions(questions, questions_file)
+    if len({q.month for q in questions.questions}) < 2:
+        raise AppError("corpus", f"{corpus}: fewer than two months with questions to compare")
+    try:
+        built = resolve_model(model)
+    except (ValueError, ModelError) as exc:
+        raise AppError("model", str(exc)) from None
+    try:
+        cached = CachedModel(built, root / "judgements", "auto", settings={"spec": model})
+        probe = probe_cutoff(
+            questions,
+            Judge(cached, max_tokens=max_tokens),
+            draws=draws,
+            seed=seed,
+            level=level,
+            progress=progress,
+        )
+    finally:
+        close = getattr(built, "close", None)
+        if callable(close):  # a local model's server
+            close()
+    measured = None
+    saved = None
+    if probe.knowledge_cutoff is not None and probe.low and probe.high:
+        measured = MeasuredCutoff(
+            model=model,
+            knowledge_cutoff=probe.knowledge_cutoff,
+            low=probe.low,
+            high=probe.high,
+            level=level,
+            method=f"cutoff probe v{PROBE_VERSION}: {PROBE_METHOD}",
+            corpus=corpus_name,
+            measured_on=datetime.now(UTC).date(),
+            questions=probe.questions,
+            version=PROBE_VERSION,
+        )
+        if register:
+            try:
+                saved = save_measured_cutoff(measured, registry)
+            except (OSError, ValueError) as exc:
+                raise AppError("registry", str(exc)) from None
+    return ProbedCutoff(probe, measured, questions_file, root, saved)

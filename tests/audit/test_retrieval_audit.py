@@ -1,0 +1,338 @@
+"""The retrieval audit's statistics and sampling, and its judge: blind to outcomes, measured on
+planted documents, corrected for its errors."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import random
+from dataclasses import replace
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import pytest
+
+from pastcast.audit import (
+    BUCKETS,
+    CalibrationItem,
+    RetrievalAudit,
+    ServedDocument,
+    audit_served,
+    calibration_items,
+    closeness,
+    read_retrieval_audit,
+    retrieval_audit_path,
+    stratified_sample,
+    write_retrieval_audit,
+)
+from pastcast.curate import Judge
+from pastcast.dataset import Dataset
+from pastcast.models import ChatRequest, ScriptedModel
+from pastcast.records import Resolution
+from pastcast.scoring import clopper_pearson, corrected_rate, rogan_gladen, wilson
+from pastcast.world import World, WorldConfig, build_world
+
+CUT = datetime(2024, 6, 1, tzinfo=UTC)
+
+
+# --- intervals and the correction, against hand-computed values ---------------------------
+
+
+def test_wilson_and_clopper_pearson_match_published_values() -> None:
+    assert wilson(8, 10) == pytest.approx((0.4902, 0.9433), abs=1e-4)
+    assert clopper_pearson(8, 10) == pytest.approx((0.4439, 0.9748), abs=1e-4)
+    assert clopper_pearson(0, 20)[0] == 0.0 and clopper_pearson(20, 20)[1] == 1.0
+    assert clopper_pearson(0, 20)[1] == pytest.approx(1 - 0.025 ** (1 / 20), abs=1e-9)
+    assert wilson(0, 0) == (0.0, 1.0)
+
+
+def test_rogan_gladen_by_hand() -> None:
+    # (0.30 + 0.80 - 1) / (0.90 + 0.80 - 1) = 0.10 / 0.70
+    assert rogan_gladen(0.30, 0.90, 0.80) == pytest.approx(1 / 7)
+    # a perfect judge: the apparent rate is the rate
+    assert rogan_gladen(0.25, 1.0, 1.0) == pytest.approx(0.25)
+    # (0.10 + 0.80 - 1) / 0.70 < 0: clipped to 0; (0.95 + 0.90 - 1) / 0.70 > 1: clipped to 1
+    assert rogan_gladen(0.10, 0.90, 0.80) == 0.0
+    assert rogan_gladen(0.95, 0.80, 0.90) == 1.0
+
+
+@pytest.mark.parametrize(("se", "sp"), [(0.5, 0.5), (0.4, 0.55), (0.2, 0.3)])
+def test_a_judge_no_better_than_chance_gets_no_number(se: float, sp: float) -> None:
+    assert rogan_gladen(0.3, se, sp) is None
+    n = 20
+    r = corrected_rate([(1.0, 30, 100)], round(se * n), n, round(sp * n), n)
+    assert r.estimate is None
+    assert r.apparent == pytest.approx(0.3)
+
+
+def test_the_interval_widens_with_a_worse_judge() -> None:
+    good = corrected_rate([(1.0, 30, 100)], 19, 20, 19, 20)
+    poor = corrected_rate([(1.0, 30, 100)], 12, 20, 12, 20)
+    assert good.estimate is not None and poor.estimate is not None
+    assert good.low <= good.estimate <= good.high
+    assert poor.high - poor.low > good.high - good.low
+    assert poor.uninformative_draws > good.uninformative_draws
+
+
+def test_the_apparent_rate_is_weighted_by_the_strata_shares() -> None:
+    # 90 % of what was served is in a stratum with 0 of 10 flagged, 10 % with 10 of 10
+    r = corrected_rate([(0.9, 0, 10), (0.1, 10, 10)], 20, 20, 20, 20)
+    assert r.apparent == pytest.approx(0.1)
+
+
+# --- sampling -------------------------------------------------------------------------------
+
+
+def _served(sizes: dict[tuple[str, int], int]) -> list[ServedDocument]:
+    ages = [timedelta(hours=3), timedelta(days=3), timedelta(days=20), timedelta(days=90)]
+    out = []
+    for (source, b), n in sizes.items():
+        for i in range(n):
+            ts = CUT - ages[b] - timedelta(minutes=i)
+            out.append(
+                ServedDocument(
+                    event_id=f"e{i % 7}",
+                    cutoff=CUT,
+                    doc_id=f"{source}-{b}-{i}",
+                    source=source,
+                    timestamp=ts,
+                    bucket=closeness(ts, CUT),
+                )
+            )
+    return out
+
+
+SIZES = {
+    ("Wire", 0): 3,
+    ("Wire", 1): 40,
+    ("Wire", 2): 120,
+    ("Wire", 3): 300,
+    ("Daily", 0): 1,
+    ("Daily", 1): 12,
+    ("Daily", 3): 50,
+    ("Blog", 2): 2,
+}
+
+
+def test_closeness_buckets() -> None:
+    assert [closeness(CUT - d, CUT) for d in (timedelta(hours=1), timedelta(days=1))] == [
+        "last_day",
+        "last_day",
+    ]
+    assert closeness(CUT - timedelta(days=6), CUT) == "last_week"
+    assert closeness(CUT - timedelta(days=30), CUT) == "last_month"
+    assert closeness(CUT - timedelta(days=31), CUT) == "older"
+    assert closeness(CUT, CUT) == "after_cutoff"
+    assert set(BUCKETS) >= {"last_day", "last_week", "last_month", "older"}
+
+
+def test_stratified_sampling_is_deterministic_and_covers_every_stratum() -> None:
+    served = _served(SIZES)
+    a = stratified_sample(served, 40, seed=3)
+    shuffled = list(served)
+    random.Random(9).shuffle(shuffled)
+    assert stratified_sample(shuffled, 40, seed=3) == a
+    assert stratified_sample(served, 40, seed=4) != a
+    assert len(a) == 40 and len(set(a)) == 40
+    assert {s.stratum for s in a} == {s.stratum for s in served}  # every stratum
+    counts = {k: sum(s.stratum == k for s in a) for k in {s.stratum for s in served}}
+    assert (
+        counts[("Wire", "older")] > counts[("Wire", "last_month")] > counts[("Wire", "last_week")]
+    )
+    assert counts[("Blog", "last_month")] <= 2
+
+
+def test_a_sample_larger_than_the_served_set_takes_everything() -> None:
+    served = _served(SIZES)
+    assert set(stratified_sample(served, 10_000)) == set(served)
+
+
+def test_a_sample_smaller_than_the_strata_takes_the_largest() -> None:
+    a = stratified_sample(_served(SIZES), 3)
+    assert {s.stratum for s in a} == {("Wire", "older"), ("Wire", "last_month"), ("Daily", "older")}
+
+
+# --- the judge on planted documents ---------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def world() -> World:
+    return build_world(0, WorldConfig(hindsight_fraction=0.6, n_events=160, n_documents=2500))
+
+
+def _hash01(text: str) -> float:
+    return int(hashlib.sha256(text.encode()).hexdigest()[:12], 16) / 16**12
+
+
+def _noisy_judge(planted_texts: set[str], se: float, sp: float) -> ScriptedModel:
+    """Knows which documents are planted; says so with probability ``se`` (a planted one) and
+    wrongly flags a clean one with probability 1 - ``sp`` (by a hash of the request)."""
+
+    def respond(request: ChatRequest) -> str:
+        user = request.messages[-1].content
+        planted = any(t[:200] in user for t in planted_texts)
+        u = _hash01(user)
+        flag = u < se if planted else u >= sp
+        return json.dumps({"reveals_later": flag, "reason": "scripted"})
+
+    return ScriptedModel(responder=respond, name="scripted-noisy")
+
+
+def _served_from(items: list[CalibrationItem]) -> list[ServedDocument]:
+    return [
+        ServedDocument(
+            event_id=it.event.id,
+            cutoff=it.cutoff,
+            doc_id=it.document.id,
+            source=it.document.source,
+            timestamp=it.document.timestamp,
+            bucket=closeness(it.document.timestamp, it.cutoff),
+        )
+        for it in items
+    ]
+
+
+def test_calibration_documents_are_served_before_the_outcome(world: World) -> None:
+    items = calibration_items(
+        world.dataset, world.documents, world.hindsight_ids, world.evidence, positives=15
+    )
+    pos = [i for i in items if i.leaks]
+    assert len(pos) == 15 and len(items) == 35
+    for it in items:
+        assert (
+            it.document.timestamp < it.cutoff < world.dataset.resolutions[it.event.id].resolved_at
+        )
+    assert {i.document.id for i in pos} <= world.hindsight_ids
+    assert not {i.document.id for i in items if not i.leaks} & world.hindsight_ids
+    again = calibration_items(
+        world.dataset, world.documents, world.hindsight_ids, world.evidence, positives=15
+    )
+    assert again == items
+
+
+def test_the_corrected_rate_recovers_the_planted_rate(world: World) -> None:
+    """A judge with Se 0.8 and Sp 0.85 over served documents of which a known share are planted
+    rewrites: the apparent rate is off, the corrected one covers the truth."""
+    everything = calibration_items(
+        world.dataset,
+        world.documents,
+        world.hindsight_ids,
+        world.evidence,
+        positives=1000,
+        negatives=1000,
+        seed=1,
+    )
+    pos = [i for i in everything if i.leaks]
+    neg = [i for i in everything if not i.leaks]
+    # calibration and the served set share no document
+    calib = pos[: len(pos) // 2] + neg[:120]
+    served_items = pos[len(pos) // 2 :] + neg[120:]
+    truth = (len(pos) - len(pos) // 2) / len(served_items)
+    assert 0.1 < truth < 0.4
+    planted = {d.text for d in world.documents if d.id in world.hindsight_ids}
+    judge = Judge(_noisy_judge(planted, se=0.8, sp=0.85))
+    served = _served_from(served_items)
+    audit = audit_served(
+        served,
+        {d.id: d for d in world.documents},
+        world.dataset,
+        judge,
+        calib,
+        run_log="run.jsonl",
+        calibration_name="world:0,hindsight_fraction=0.6",
+        sample=len(served),
+    )
+    o = audit.overall
+    assert o.judged == len(served) and audit.errors == 0
+    assert o.corrected is not None and o.apparent is not None
+    assert o.corrected_low <= truth <= o.corrected_high
+    assert abs(o.corrected - truth) < abs(o.apparent - truth)
+    acc = audit.judge_accuracy
+    assert acc.informative and acc.positives == len(calib) - 120 and acc.negatives == 120
+    assert acc.sensitivity_exact[0] <= 0.8 <= acc.sensitivity_exact[1]
+    assert len(audit.flagged) == o.flagged
+    assert all(f.reason == "scripted" and f.excerpt for f in audit.flagged)
+
+
+def test_a_chance_judge_is_reported_uninformative(world: World) -> None:
+    items = calibration_items(world.dataset, world.documents, world.hindsight_ids, world.evidence)
+    judge = Judge(ScriptedModel([json.dumps({"reveals_later": True, "reason": "all"})], cycle=True))
+    audit = audit_served(
+        _served_from(list(items)),
+        {d.id: d for d in world.documents},
+        world.dataset,
+        judge,
+        items,
+        run_log="run.jsonl",
+        calibration_name="world",
+    )
+    assert audit.judge_accuracy.specificity == 0.0 and not audit.judge_accuracy.informative
+    assert audit.overall.corrected is None
+    assert (audit.overall.corrected_low, audit.overall.corrected_high) == (0.0, 1.0)
+    assert audit.overall.apparent == 1.0
+
+
+def _flipped(ds: Dataset) -> Dataset:
+    res = {}
+    for e in ds.events:
+        r = ds.resolutions[e.id]
+        other = next(lab for lab in e.labels if lab != r.label)
+        res[e.id] = Resolution(event_id=e.id, label=other, resolved_at=r.resolved_at)
+    return replace(ds, resolutions=res)
+
+
+def test_the_judge_never_sees_the_outcome(world: World) -> None:
+    """Two datasets that differ only in their outcomes send the judge the same requests."""
+    calib = calibration_items(world.dataset, world.documents, world.hindsight_ids, world.evidence)
+    served = _served_from(list(calib))
+    docs = {d.id: d for d in world.documents}
+    sent = []
+    for ds in (world.dataset, _flipped(world.dataset)):
+        model = ScriptedModel([json.dumps({"reveals_later": False, "reason": "x"})], cycle=True)
+        audit_served(served, docs, ds, Judge(model), calib, run_log="r", calibration_name="w")
+        sent.append([r.model_dump_json() for r in model.requests])
+    assert sent[0] == sent[1] and len(sent[0]) == 2 * len(calib)
+    flipped = _flipped(world.dataset)
+    assert any(
+        flipped.resolutions[e.id].label != world.dataset.resolutions[e.id].label
+        for e in world.dataset.events
+    )
+
+
+def test_the_result_is_kept_beside_the_run_log(tmp_path: Path, world: World) -> None:
+    calib = calibration_items(world.dataset, world.documents, world.hindsight_ids, world.evidence)
+    model = ScriptedModel([json.dumps({"reveals_later": False, "reason": "x"})], cycle=True)
+    log = tmp_path / "run.jsonl"
+    audit = audit_served(
+        _served_from(list(calib)),
+        {d.id: d for d in world.documents},
+        world.dataset,
+        Judge(model),
+        calib,
+        run_log=str(log),
+        calibration_name="w",
+    )
+    assert read_retrieval_audit(log) is None
+    written = write_retrieval_audit(audit, log)
+    assert written == retrieval_audit_path(log) == tmp_path / "run.retrieval-audit.json"
+    back = read_retrieval_audit(log)
+    assert isinstance(back, RetrievalAudit) and back == audit
+    written.write_text("{}")
+    with pytest.raises(ValueError, match="not a retrieval audit"):
+        read_retrieval_audit(log)
+
+
+def test_a_reply_cut_short_after_its_verdict_still_counts(world: World) -> None:
+    calib = calibration_items(world.dataset, world.documents, world.hindsight_ids, world.evidence)
+    model = ScriptedModel(['{"reveals_later": true, "reason": "the text names a la'], cycle=True)
+    audit = audit_served(
+        _served_from(list(calib)[:3]),
+        {d.id: d for d in world.documents},
+        world.dataset,
+        Judge(model),
+        calib,
+        run_log="r",
+        calibration_name="w",
+    )
+    assert audit.errors == 0 and audit.overall.flagged == 3
+    assert all("cut short" in f.reason for f in audit.flagged)
