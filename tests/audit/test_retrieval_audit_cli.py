@@ -79,3 +79,28 @@ def test_a_world_without_planted_documents_cannot_calibrate(run_log: Path) -> No
     )
     assert res.exit_code == 2
     assert "--calibration" in res.output and "hindsight" in res.output
+
+
+def test_the_leakage_card_reads_the_audit_beside_the_log(run_log: Path, tmp_path: Path) -> None:
+    from pastcast.app import read_runs, run_leakage_cards
+    from pastcast.audit import retrieval_audit_path
+
+    copy = tmp_path / "run.jsonl"  # a copy of the run, so the module's log stays unaudited
+    copy.write_bytes(run_log.read_bytes())
+    header = run_log.with_name("run.header.json")
+    (tmp_path / "run.header.json").write_bytes(header.read_bytes())
+    (card,) = run_leakage_cards(read_runs([copy]))
+    assert card.served_leakage is None and card.served_leakage_note == ""
+    audit = read_retrieval_audit(run_log)
+    if audit is None:  # the command's test did not run first: audit with a judge said clean
+        answers = tmp_path / "judge.json"
+        answers.write_text(json.dumps([json.dumps({"reveals_later": False, "reason": "x"})]))
+        args = ["audit", "retrievals", str(copy), "--judge", f"scripted:{answers}"]
+        assert runner.invoke(app, [*args, "--sample", "6", "--draws", "200"]).exit_code == 0
+    else:
+        retrieval_audit_path(copy).write_bytes(retrieval_audit_path(run_log).read_bytes())
+    (card,) = run_leakage_cards(read_runs([copy]))
+    # the scripted judge flags nothing, so it is no better than chance: no number, and why
+    assert card.served_leakage is None and "no better than chance" in card.served_leakage_note
+    rows = dict(card.rows())
+    assert "no better than chance" in rows["served-document leakage"]

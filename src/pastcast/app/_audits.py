@@ -146,6 +146,27 @@ def audit_run_log(
     return RunAuditRead(audit, read)
 
 
+def _served_leakage(run_log: Path) -> tuple[float | None, str]:
+    """The corrected served-document leakage rate of the retrieval audit kept beside the log
+    (``pastcast audit retrievals``), with its interval and judge as a note; none if never
+    audited, or if the judge was no better than chance (then the note says so)."""
+    from pastcast.audit import read_retrieval_audit
+
+    try:
+        audit = read_retrieval_audit(run_log)
+    except ValueError as exc:
+        return None, f"retrieval audit unreadable: {exc}"
+    if audit is None:
+        return None, ""
+    rate = audit.overall
+    if rate.corrected is None:
+        return None, f"judge {audit.judge} no better than chance: no corrected rate"
+    return rate.corrected, (
+        f"{rate.corrected_low:.1%}-{rate.corrected_high:.1%}, {rate.judged} documents judged "
+        f"by {audit.judge}, corrected for its measured errors"
+    )
+
+
 def run_leakage_cards(read: RunsRead) -> tuple[LeakageCard, ...]:
     """The leakage card of each run read: its dataset (the one given, or the embedded world the
     log names; a log of another dataset without it has no card), the corpus of its header and
@@ -167,8 +188,16 @@ def run_leakage_cards(read: RunsRead) -> tuple[LeakageCard, ...]:
             model = spec.args.get("model")
             if isinstance(model, str):
                 models[model] = log.header.knowledge_cutoffs.get(model) or knowledge_cutoff(model)
+        served, note = _served_leakage(log.path)
         cards.append(
-            leakage_card(data, corpus=log.header.corpus, models=models, run_id=log.header.run_id)
+            leakage_card(
+                data,
+                corpus=log.header.corpus,
+                models=models,
+                run_id=log.header.run_id,
+                served_leakage=served,
+                served_leakage_note=note,
+            )
         )
     return tuple(cards)
 
