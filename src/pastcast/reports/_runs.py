@@ -210,7 +210,7 @@ def _schedule(log: RunLog, dataset: Dataset | None) -> Iterable[dict[str, str]]:
         )
         for s in log.steps
     )
-    outcome = {
+    outcome: dict[tuple[str, str, str, int, int], tuple[str, str]] = {
         (s.agent, s.setting, s.event_id, s.step_index, s.rollout): (
             evidence_label(s),
             stop_reason_of(s),

@@ -81,7 +81,8 @@ def open_months(
 def shard_statistics(index: EmbeddedIndex, terms: list[str], as_of: datetime) -> AsOfStatistics:
     """The shard's statistics over its documents before ``as_of``."""
     n = index.count_before(as_of)
-    return as_of_statistics(index._blocks, index._block_bases, terms, n)
+    blocks, bases = index._scoring_blocks()
+    return as_of_statistics(blocks, bases, terms, n)
 
 
 def shard_search(
@@ -101,9 +102,10 @@ def shard_search(
     if n == 0 or stats.n == 0 or k <= 0 or not terms:
         return []
     allowed = index.filter_mask(filters, n)
+    blocks, bases = index._scoring_blocks()
     ordinals, scores = bm25_top_k(
-        index._blocks,
-        index._block_bases,
+        blocks,
+        bases,
         index.id_rank,
         terms,
         n,
