@@ -4,6 +4,8 @@ computed by hand; every way to cheat or to act out of phase is refused with the 
 from __future__ import annotations
 
 import itertools
+from collections.abc import Iterator
+from contextlib import ExitStack
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -13,9 +15,12 @@ from arena_helpers import key, needs_evm
 
 from pastcast.arena import (
     ArenaRejected,
+    EvmArena,
     LedgerArena,
     commitment,
     condition_id_for,
+    find_foundry_tool,
+    local_node,
     payouts_for,
     sign_commit,
     sign_reveal,
@@ -27,16 +32,24 @@ SALT = "0x" + "42" * 32
 _tags = itertools.count()
 
 
-@pytest.fixture(scope="module", params=["evm", "ledger"])
-def arena(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Any:
-    if request.param == "evm":
-        backend = request.getfixturevalue("evm")
-    else:
-        path = tmp_path_factory.mktemp("ledger") / "ledger.jsonl"
-        backend = LedgerArena.create(path, frozen_at=1_750_000_000)
-    for i in range(3):
-        backend.register(key(i), f"agent-{i}")
-    return backend
+@pytest.fixture(scope="module", params=["py-evm", "anvil", "ledger"])
+def arena(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[Any]:
+    with ExitStack() as node:
+        backend: Any
+        if request.param == "py-evm":
+            backend = EvmArena()
+        elif request.param == "anvil":
+            if find_foundry_tool("anvil") is None:
+                pytest.skip("anvil is missing (make test installs @foundry-rs/anvil from npm)")
+            backend = EvmArena.connect(node.enter_context(local_node()).url)
+        else:
+            path = tmp_path_factory.mktemp("ledger") / "ledger.jsonl"
+            backend = LedgerArena.create(path, frozen_at=1_750_000_000)
+        for i in range(3):
+            backend.register(key(i), f"agent-{i}")
+        yield backend
 
 
 @dataclass
