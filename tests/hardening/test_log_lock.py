@@ -80,7 +80,11 @@ def test_a_users_lock_named_file_beside_the_log_is_never_touched(tmp_path: Path)
 def test_no_lock_file_is_made_beside_the_log(tmp_path: Path) -> None:
     out = tmp_path / "run.jsonl"
     _run(out)
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["run.header.json", "run.jsonl"]
+    # the header, the step file and its columnar companion's folder, and no lock file
+    names = sorted(p.name for p in tmp_path.iterdir())
+    assert names == ["run.columns", "run.header.json", "run.jsonl"]
+    assert (tmp_path / "run.columns").is_dir()
+    assert not [p for p in (tmp_path / "run.columns").iterdir() if "lock" in p.name]
 
 
 def test_a_refused_resume_leaves_the_folder_as_it_was(log: Path) -> None:

@@ -4,6 +4,7 @@ from their specs)."""
 
 from __future__ import annotations
 
+import errno
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -259,6 +260,21 @@ def audit_run_retrievals(
         raise AppError(
             "calibration", f"{calibration!r} plants no hindsight rewrite (set hindsight_fraction)"
         )
+    if corpus is not None and not corpus.strip():
+        raise AppError("corpus", "empty: give an index directory or a database URL")
+    log_path = Path(run_log)
+    cache_dir = (
+        Path(cache)
+        if cache is not None
+        else log_path.with_name(log_path.name.removesuffix(".jsonl") + ".retrieval-judge-cache")
+    )
+    if cache is not None:
+        try:  # a file, a device, a name too long or a folder under a file: refused before work
+            cache_dir.mkdir(parents=True, exist_ok=True)
+            if not cache_dir.is_dir():
+                raise NotADirectoryError(errno.ENOTDIR, "not a folder", str(cache_dir))
+        except OSError as exc:
+            raise AppError("cache", f"{cache_dir}: {exc.strerror or exc}") from None
     read = read_runs([run_log], require_steps=False)
     log = read.logs[0]
     world = world_named_by(log.header.dataset_id)
@@ -292,12 +308,6 @@ def audit_run_retrievals(
         positives=positives,
         negatives=negatives,
         seed=seed,
-    )
-    log_path = Path(run_log)
-    cache_dir = (
-        Path(cache)
-        if cache is not None
-        else log_path.with_name(log_path.name.removesuffix(".jsonl") + ".retrieval-judge-cache")
     )
     try:
         model = resolve_model(judge)

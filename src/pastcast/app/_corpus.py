@@ -228,6 +228,10 @@ def _quality_filters(names: Sequence[str]) -> list[Any]:
         raise AppError("quality", str(exc)) from None
 
 
+MAX_BUILD_WORKERS = 256
+"""More indexing processes than this is a typo, not a machine (each holds a month)."""
+
+
 def build_corpus(
     source: str,
     *,
@@ -311,8 +315,8 @@ def build_corpus(
     if include_flagged and "include_flagged" in sources.get(kind).parameters():
         given["include_flagged"] = True  # the source's own screens (wcep's days)
     options = {k: v for k, v in given.items() if v is not None}
-    if workers is not None and workers < 1:
-        raise AppError("workers", f"expected at least 1, got {workers}")
+    if workers is not None and not 1 <= workers <= MAX_BUILD_WORKERS:
+        raise AppError("workers", f"expected 1 to {MAX_BUILD_WORKERS}, got {workers}")
     filters = _quality_filters(quality)
     try:
         # A side file (e.g. the timestamp rule of each page) is written next to the index.

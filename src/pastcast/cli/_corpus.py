@@ -239,6 +239,7 @@ def build(
         typer.Option(
             help="Processes indexing month partitions side by side (default: the CPU count).",
             min=1,
+            max=256,
         ),
     ] = None,
     as_json: JsonFlag = False,

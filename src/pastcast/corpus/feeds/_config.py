@@ -23,6 +23,7 @@ from typing import Self
 from pydantic import Field, ValidationError, model_validator
 
 from pastcast.records import Record
+from pastcast.textfiles import read_text_file
 from pastcast.validation import first_problem
 
 __all__ = ["FeedConfig", "FeedsFile", "read_feeds_file"]
@@ -79,7 +80,7 @@ def read_feeds_file(path: Path | str) -> FeedsFile:
     line (``FILE: field feed[0].url: ...``)."""
     path = Path(path)
     try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
+        data = tomllib.loads(read_text_file(path))  # a FIFO or a folder: refused, never waited on
     except OSError as exc:
         raise ValueError(f"{path}: cannot read ({exc.strerror or exc})") from None
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
