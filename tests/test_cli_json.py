@@ -28,14 +28,20 @@ def test_corpus_build_json(tmp_path: Path) -> None:
     )
     assert result.exit_code == 0, result.output
     summary = json.loads(result.stdout)
-    assert summary["indexed"] == 2 and summary["into"] == str(out) and summary["report"] == []
+    assert summary["indexed"] == 2 and summary["into"] == str(out)
+    # the report: which date each document carries (JSONL records none), kept beside the index
+    assert summary["report"] == [
+        f"dating provenance of the documents: {out / 'dating.json'}",
+        "dated by unrecorded: 2 (100.0%)",
+    ]
     [(reason, count)] = summary["skipped"].items()
     assert "invalid JSON" in reason and count == 1
     text = runner.invoke(
         app, ["corpus", "build", f"jsonl:{src}", "--out", str(out), "--lenient", "--overwrite"]
     )
     assert text.exit_code == 0, text.output
-    assert text.stdout.startswith(f"indexed 2 documents into {out}\nskipped 1 malformed lines:")
+    assert text.stdout.startswith(f"indexed 2 documents into {out}\n")
+    assert "\nskipped 1 malformed lines:\n" in text.stdout
 
 
 @pytest.mark.slow

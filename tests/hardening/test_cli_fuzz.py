@@ -429,7 +429,8 @@ def _cases() -> list[Any]:
 
 # Files a command is documented to add beside a run log it reads (never over an input): the
 # retrieval audit's result and its judgement cache.
-BESIDE_THE_LOG = (".retrieval-audit.json", ".retrieval-judge-cache/")
+# The columnar companion (``run.columns/``) is made by any reader of a log it does not cover.
+BESIDE_THE_LOG = (".retrieval-audit.json", ".retrieval-judge-cache/", "run.columns/")
 
 
 def _beside_the_log(name: str) -> bool:

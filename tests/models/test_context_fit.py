@@ -5,11 +5,12 @@ window, so no server is needed."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from pastcast.agents import agent_model
+from pastcast.agents import agent_model, clear_models
 from pastcast.env import EnvConfig, ForecastEnv
 from pastcast.models import (
     CachedModel,
@@ -69,6 +70,15 @@ def test_the_episode_sends_fitted_requests_and_refuses_overflow_before_sending()
     assert record.usage.model_calls == 1  # and not charged
 
 
+@pytest.fixture
+def _forget_shared_models() -> Iterator[None]:
+    """The shared models this test makes point at no file: forgotten after it, so that a later
+    run, which loads every shared model before starting, never meets them."""
+    yield
+    clear_models()
+
+
+@pytest.mark.usefixtures("_forget_shared_models")
 def test_local_limits_are_known_without_starting_the_model(tmp_path: Path) -> None:
     assert local_limits({}).default_max_tokens == DEFAULT_MAX_TOKENS
     limits = context_limits_for("local:/nowhere/model.gguf", {"n_ctx": 2048})
