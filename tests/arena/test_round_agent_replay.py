@@ -141,3 +141,39 @@ def test_the_replay_command_takes_the_benchmark_agent(tmp_path: Path) -> None:
     )
     assert bad.exit_code == 2 and "--agent" in bad.output and "max_turns" in bad.output
     assert bad.output.strip().count("\n") == 0
+
+
+def test_flipping_every_outcome_changes_nothing_the_model_is_sent(tmp_path: Path) -> None:
+    from pastcast.dataset import Dataset
+    from pastcast.records import Resolution
+
+    ds: Dataset = synthetic_dataset()  # type: ignore[assignment]
+    flipped = Dataset(
+        ds.id,
+        ds.events,
+        {
+            k: Resolution(
+                event_id=k, label="No" if r.label == "Yes" else "Yes", resolved_at=r.resolved_at
+            )
+            for k, r in ds.resolutions.items()
+        },
+        ds.beliefs,
+        ds.steps,
+    )
+    sent = []
+    for i, dataset in enumerate((ds, flipped)):
+        # models are loaded once and kept: what each was sent before this replay is left out
+        before = {id(m): len(m.requests) for m in BUILT}
+        out = tmp_path / str(i)
+        out.mkdir()
+        arena = LedgerArena.create(out / "ledger.jsonl", frozen_at=1_750_000_000)
+        spec = agent_spec("arena-benchmark", model="arena-round-test:good")
+        result = replay(dataset, None, (spec,), out, arena, plan=PLAN)
+        sent.append(
+            [r.model_dump_json() for m in BUILT for r in m.requests[before.get(id(m), 0) :]]
+        )
+        outcomes = [res.outcomes for res in result.results]
+        if i == 0:
+            first = outcomes
+    assert sent[0] and sent[0] == sent[1]
+    assert outcomes != first  # the outcomes did change, and were scored as such
