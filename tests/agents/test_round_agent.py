@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Sequence
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -17,12 +18,15 @@ from pastcast.agents import (
     agent_info,
     agent_spec,
     build_agent,
+    prompts_for,
 )
 from pastcast.corpus import EmbeddedIndex
 from pastcast.dataset import Dataset
 from pastcast.env import EnvConfig, Episode, ForecastEnv
-from pastcast.models import ChatRequest, ChatResponse, ScriptedModel
+from pastcast.models import ChatRequest, ChatResponse, ScriptedModel, register_provider
 from pastcast.records import RequestedToolCall, Resolution, StepSpec
+from pastcast.runlog import read_run_log
+from pastcast.runner import ExperimentPlan, estimate_plan, run_benchmark
 from pastcast.world import World
 
 DEADLINE = datetime(2024, 5, 5, 16, 0, tzinfo=UTC)
@@ -335,3 +339,44 @@ def test_a_single_step_is_a_round_of_one_market(round_eps: list[Episode]) -> Non
     forecast = RoundBenchmarkAgent(model).forecast(round_eps[0])
     assert forecast.usable and forecast.probs["Yes"] == 0.25
     assert "0 to 0" in model.requests[0].messages[1].content
+
+
+def test_the_call_estimate_is_within_a_call_of_a_scripted_run(
+    world: World, world_index: EmbeddedIndex, tmp_path: Path
+) -> None:
+    ds = world.dataset
+    binary = {e.id for e in ds.events if e.kind == "binary"}
+    dataset = Dataset(
+        ds.id,
+        tuple(e for e in ds.events if e.id in binary),
+        {k: v for k, v in ds.resolutions.items() if k in binary},
+        {k: v for k, v in ds.beliefs.items() if k in binary},
+        tuple(s for s in ds.steps if s.event_id in binary),
+    )
+    model = scripted(
+        [
+            [("getMarketDetails", {"index": 0})],
+            lambda r: [("searchNews", {"query": r.messages[1].content.splitlines()[-3][3:]})],
+            [("submitPredictions", {"probabilities": [0.5]})],
+        ]
+    )
+    register_provider("round-estimate-test")(lambda rest, **options: model)
+    plan = ExperimentPlan.model_validate(
+        {
+            "agents": [{"name": "arena-benchmark", "args": {"model": "round-estimate-test:x"}}],
+            "max_events": 2,
+            "estimate": {"tool_turns": 3},
+        }
+    )
+    (row,) = estimate_plan(plan, dataset).rows
+    out = tmp_path / "run.jsonl"
+    config = plan.run_config()
+    run_benchmark(
+        dataset, world_index, config, out, prompts=prompts_for(config.agents), progress=False
+    )
+    log = read_run_log(out)
+    assert len(log.steps) == row.episodes > 0
+    assert all(r.forecast.usable for r in log.steps), [r.forecast.raw_text for r in log.steps]
+    made = sum(r.episode.usage.model_calls for r in log.steps) / len(log.steps)
+    assert abs(row.model_calls / row.episodes - made) <= 1
+    assert row.model_calls_max >= row.model_calls
