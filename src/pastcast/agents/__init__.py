@@ -11,6 +11,7 @@ from pastcast.agents._answer import Decoding
 from pastcast.agents._base import (
     Agent,
     AgentInfo,
+    RoundAgent,
     agent_args,
     agent_info,
     agent_spec,
@@ -31,6 +32,7 @@ from pastcast.agents._notebook import check_notebook, parse_notebook
 from pastcast.agents._parsing import parse_forecast, reparse_forecast
 from pastcast.agents._prompts import list_prompts, load_prompt, prompt_registry
 from pastcast.agents._rescore import normalize_step_labels
+from pastcast.agents._round_agent import HISTORY_DAYS, ROUND_TOOLS, RoundBenchmarkAgent
 from pastcast.agents._tool_agent import (
     ACTION_SCHEMA,
     ToolAgent,
@@ -44,6 +46,8 @@ from pastcast.agents.isolated import AgentProcessError
 __all__ = [
     "ACTION_SCHEMA",
     "HINDCAST_TWO_STAGE",
+    "HISTORY_DAYS",
+    "ROUND_TOOLS",
     "Agent",
     "AgentInfo",
     "AgentProcessError",
@@ -54,6 +58,8 @@ __all__ = [
     "HeuristicResearchAgent",
     "NoToolsAgent",
     "RandomAgent",
+    "RoundAgent",
+    "RoundBenchmarkAgent",
     "ToolAgent",
     "TwoStageAgent",
     "TwoStageConfig",

@@ -30,6 +30,7 @@ __all__ = [
     "AgentInfo",
     "ArgsUpgrade",
     "PromptIds",
+    "RoundAgent",
     "agent_args",
     "agent_info",
     "agent_spec",
@@ -49,6 +50,13 @@ class Agent(Protocol):
     """
 
     def forecast(self, episode: Episode) -> Forecast: ...
+
+
+class RoundAgent(Agent, Protocol):
+    """An agent that also forecasts a whole arena round: ``episodes`` are the round's markets
+    (one episode each, one commit deadline), the forecasts in their order."""
+
+    def forecast_round(self, episodes: Sequence[Episode]) -> tuple[Forecast, ...]: ...
 
 
 agents: Registry[Agent] = Registry("agent", supplied=frozenset({"setting"}))
@@ -78,6 +86,9 @@ class AgentInfo:
     """Model calls of one step (``pastcast plan`` prices them)."""
     isolated: bool = False
     """Its code runs in a sandboxed process (the runner then schedules it by cutoff)."""
+    round_level: bool = False
+    """It also forecasts a whole arena round in one conversation (``forecast_round`` over the
+    round's episodes, one per market); an arena replay plays it round by round."""
 
     def prompt_ids(self, spec: AgentSpec) -> tuple[str, ...]:
         return tuple(self.prompts(spec) if callable(self.prompts) else self.prompts)
@@ -93,6 +104,7 @@ def register_agent(
     calls: CallEstimator | None = None,
     upgrade: ArgsUpgrade | None = None,
     isolated: bool = False,
+    round_level: bool = False,
 ) -> Callable[[F], F]:
     """Register an agent factory under ``name``.
 
@@ -102,7 +114,8 @@ def register_agent(
     ``calls`` estimates its model calls per step from its arguments and the step's budgets (by
     default: one given a ``model``, none otherwise); ``upgrade`` rewrites arguments of an
     earlier spelling. ``isolated`` says its code runs sandboxed, apart from the run
-    (docs/isolation.md).
+    (docs/isolation.md). ``round_level``: its agent has ``forecast_round`` (an arena replay
+    gives it each round's markets at once).
     """
     if role not in get_args(AgentRole):
         raise RegistryError(f"agent {name!r}: role must be one of {get_args(AgentRole)}")
@@ -111,6 +124,7 @@ def register_agent(
         "market_access": market_access,
         "prompts": prompts,
         "isolated": isolated,
+        "round_level": round_level,
     }
     if calls is not None:
         meta["calls"] = calls
@@ -132,6 +146,7 @@ def _info(entry: Entry[Agent]) -> AgentInfo:
         prompts=meta.get("prompts", ()),
         calls=meta.get("calls", unless_declared),
         isolated=bool(meta.get("isolated", False)),
+        round_level=bool(meta.get("round_level", False)),
     )
 
 

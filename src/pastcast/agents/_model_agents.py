@@ -25,6 +25,7 @@ from pastcast.agents._base import agent_args, register_agent
 from pastcast.agents._calls import CallContext, CallEstimate, one_call
 from pastcast.agents._llm_registry import agent_model
 from pastcast.agents._no_tools import NO_TOOLS_PROMPT, ZERO_SHOT_PROMPT, NoToolsAgent
+from pastcast.agents._round_agent import ROUND_PROMPT, RoundBenchmarkAgent
 from pastcast.agents._tool_agent import PROMPTS, ActionMode, ToolAgent
 from pastcast.agents._two_stage import (
     TwoStageAgent,
@@ -246,6 +247,48 @@ register_agent(
     upgrade=_flat_decoding,
     description="The tool agent with the market price history tool (market-access setting).",
 )(tool_agent)
+
+
+# -- Foresight Arena's round-level benchmark agent ----------------------------------------------
+
+
+def _round_calls(args: Mapping[str, Any], context: CallContext) -> CallEstimate:
+    """One conversation per round, charged to its first market's step: the research turns
+    assumed, within the turn budget, then the last ask for the submission."""
+    env = context.budgets
+    turns = min(int(args.get("max_turns") or 20), env.max_tool_iterations)
+    most = min(turns + 1, env.max_model_calls)
+    return CallEstimate(calls=min(context.research_turns, most), max_calls=most, conversation=True)
+
+
+@register_agent(
+    "arena-benchmark",
+    market_access=True,
+    prompts=(ROUND_PROMPT,),
+    calls=_round_calls,
+    upgrade=_flat_decoding,
+    round_level=True,
+)
+def arena_benchmark(
+    model: str,
+    model_options: dict[str, Any] | None = None,
+    max_turns: Count = 20,
+    max_tool_calls: Count = 60,
+    max_result_chars: Count = 12_000,
+    decoding: Decoding | None = None,
+    cache_dir: str | None = None,
+    cache_mode: CacheMode = "auto",
+) -> RoundBenchmarkAgent:
+    """Foresight Arena's LLM benchmark agent (appendix D.1): one conversation per round over
+    all its markets (getMarketDetails, getPriceHistory, searchNews, readDocument,
+    submitPredictions); market-access setting. Alone, a step is a round of one market."""
+    return RoundBenchmarkAgent(
+        _model(model, model_options, cache_dir, cache_mode),
+        max_turns=max_turns,
+        max_tool_calls=max_tool_calls,
+        max_result_chars=max_result_chars,
+        decoding=Decoding.model_validate(decoding or {}),
+    )
 
 
 # -- the two-stage agent -------------------------------------------------------------------------

@@ -70,6 +70,7 @@ from pastcast.arena._records import (
 )
 from pastcast.arena._relayer import DEFAULT_HOST, RelayerPolicy, create_relayer
 from pastcast.arena._replay import FALLBACK_BP, ReplayResult, arena_name, read_results, replay
+from pastcast.arena._round_play import ROUND_LOG, play_round_agents
 from pastcast.arena._rounds import (
     SELECTORS,
     Candidate,
@@ -86,6 +87,9 @@ from pastcast.arena._section import arena_section
 from pastcast.arena._simulation import (
     ARCHETYPES,
     CATEGORIES,
+    FRONTIER_BAND,
+    FRONTIER_KINDS,
+    FRONTIER_T,
     MARKET_SLOPE,
     Archetype,
     Category,
@@ -115,6 +119,9 @@ __all__ = [
     "CONTRACTS",
     "DEFAULT_HOST",
     "FALLBACK_BP",
+    "FRONTIER_BAND",
+    "FRONTIER_KINDS",
+    "FRONTIER_T",
     "MARKET_SLOPE",
     "MAX_BP",
     "OUTCOME_EXCLUDED",
@@ -123,6 +130,7 @@ __all__ = [
     "PAPER_CATEGORIES",
     "PAPER_LEADERBOARD",
     "PAPER_MARKET_BRIER",
+    "ROUND_LOG",
     "SELECTORS",
     "SOLC_VERSION",
     "UNCATEGORIZED",
@@ -195,6 +203,7 @@ __all__ = [
     "outcome_code",
     "payouts_for",
     "plan_rounds",
+    "play_round_agents",
     "power_table",
     "predictions_hash",
     "read_results",

@@ -1,5 +1,6 @@
 """Replay mode: rounds built from a dataset's resolved markets, forecast by pastcast agents as of
-each commit deadline, then committed, revealed and scored through an arena.
+each commit deadline, then committed, revealed and scored through an arena. Round-level agents
+(the ``arena-benchmark`` agent) forecast each round in one conversation (``_round_play``).
 
 Agents forecast through the normal machinery (``run_benchmark`` over one step per market and
 round whose cutoff is the round's commit deadline): the episode's tools are bound to that
@@ -23,6 +24,7 @@ from pastcast.arena._backend import ArenaBackend
 from pastcast.arena._play import RoundPlayer, Submitter, agent_key
 from pastcast.arena._protocol import to_bp
 from pastcast.arena._records import Round, RoundResult
+from pastcast.arena._round_play import ROUND_LOG, play_round_agents
 from pastcast.arena._rounds import RoundPlan, plan_rounds
 from pastcast.arena._stats import ArenaReport, arena_report
 from pastcast.corpus import CorpusBackend
@@ -51,6 +53,8 @@ class ReplayResult:
     run_log: Path
     failures: dict[str, int]
     """Unusable forecasts per agent (submitted as the fallback)."""
+    round_log: Path | None = None
+    """The round-level agents' run log (``ROUND_LOG``), where there are any."""
 
 
 def replay_steps(rounds: Sequence[Round]) -> tuple[StepSpec, ...]:
@@ -112,13 +116,22 @@ def replay(
     if not rounds:
         raise ValueError(f"dataset {dataset.id}: no round has enough qualifying markets")
     steps = replay_steps(rounds)
-    config = RunConfig(agents=tuple(agents), env=env or EnvConfig())
+    by_round = [s for s in agents if agent_info(s).round_level]
+    by_step = [s for s in agents if not agent_info(s).round_level]
     run_log = folder / "run.jsonl"
-    run_benchmark(dataset.with_steps(steps), corpus, config, run_log, progress=progress)
-    forecasts = {
-        (rec.agent, rec.setting, rec.event_id, rec.cutoff): rec.forecast
-        for rec in read_run_log(run_log).steps
-    }
+    forecasts: dict[tuple[str, str, str, UtcDatetime], Forecast | None] = {}
+    if by_step:
+        config = RunConfig(agents=tuple(by_step), env=env or EnvConfig())
+        run_benchmark(dataset.with_steps(steps), corpus, config, run_log, progress=progress)
+        forecasts |= {
+            (rec.agent, rec.setting, rec.event_id, rec.cutoff): rec.forecast
+            for rec in read_run_log(run_log).steps
+        }
+    round_log = folder / ROUND_LOG if by_round else None
+    if round_log is not None:
+        forecasts |= play_round_agents(
+            dataset, corpus, by_round, rounds, steps, round_log, env or EnvConfig()
+        )
     roles = {arena_name(s): agent_info(s).role for s in agents}
     player = RoundPlayer(
         backend, {n: agent_key(n) for n in names}, roles=roles, submitter=submitter
@@ -144,8 +157,9 @@ def replay(
         rounds=rounds,
         results=tuple(results),
         report=arena_report(results),
-        run_log=run_log,
+        run_log=run_log if by_step else folder / ROUND_LOG,
         failures=failures,
+        round_log=round_log,
     )
 
 

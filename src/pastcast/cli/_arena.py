@@ -252,13 +252,17 @@ def replay(
                 "backend": backend,
                 "rounds_file": str(out / "rounds.jsonl"),
                 "run_log": str(result.run_log),
+                "round_log": None if result.round_log is None else str(result.round_log),
                 "failures": result.failures,
                 **result.report.model_dump(mode="json"),
             }
         )
         return
     _print_leaderboard(result.report)
-    typer.echo(f"rounds: {out / 'rounds.jsonl'}; run log: {result.run_log}")
+    logs = [str(result.run_log)]
+    if result.round_log is not None and result.round_log != result.run_log:
+        logs.append(f"{result.round_log} (round-level agents)")
+    typer.echo(f"rounds: {out / 'rounds.jsonl'}; run log: {'; '.join(logs)}")
 
 
 @app.command("report")
