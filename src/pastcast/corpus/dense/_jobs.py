@@ -221,9 +221,9 @@ def _run_batches(
                 if checkpoint is not None:
                     saving.append(keeper.submit(_save, checkpoint, lo, got))
                 bar.update(task, advance=len(got))  # type: ignore[arg-type]
-        for fut in saving:  # every received batch is on disk before the job ends or fails
+        for kept in saving:  # every received batch is on disk before the job ends or fails
             try:
-                fut.result()
+                kept.result()
             except BaseException as exc:
                 failure = failure or exc
     if failure is not None:
