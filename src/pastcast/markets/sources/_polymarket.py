@@ -12,8 +12,10 @@ Trading activity (for the faithful-day filter) comes from the public Data API's 
 ``GET /trades?market=<conditionId>&takerOnly=true`` (each match once, newest first, paged by
 offset): per UTC day, the number of trades and the share volume (sum of ``size``) on the market
 leg of the realised outcome (the one market of a binary event, the winning leg of a neg-risk
-bundle). Where the feed's offset cap cuts the history short, the activity is unknown (``None``)
-rather than a false run of days without trades.
+bundle). The feed refuses offsets past a cap (10,000); a longer history is read in narrowing
+time windows (``start``/``end``), each with its own offset budget, from the event's opening to
+its resolution. Only where even that cannot reach a trade (more trades in one second than the
+cap) is the activity unknown (``None``) rather than a false run of days without trades.
 """
 
 from __future__ import annotations
@@ -160,43 +162,68 @@ class PolymarketClient:
             obs = self._history(token, s, e, fidelity=1440)
         return sorted({t: p for t, p in obs if s <= t < e}.items())
 
-    def trades(self, condition_id: str) -> tuple[list[tuple[int, float]], bool]:
-        """(timestamp, shares) of every trade of a market, and whether the feed's offset cap
-        cut the history short (then the oldest trades are missing)."""
-        out: list[tuple[int, float]] = []
-        offset = 0
-        while True:
-            if offset > self.max_trade_offset:
-                return out, True
-            page = self._get(
-                f"{self.data_url}/trades",
-                {
-                    "market": condition_id,
-                    "limit": self.trade_page,
-                    "offset": offset,
-                    "takerOnly": "true",
-                },
+    def _trade_page(self, condition_id: str, offset: int, window: tuple[int, int] | None) -> Any:
+        params: dict[str, Any] = {
+            "market": condition_id,
+            "limit": self.trade_page,
+            "offset": offset,
+            "takerOnly": "true",
+        }
+        if window is not None:
+            params["start"], params["end"] = window
+        page = self._get(f"{self.data_url}/trades", params)
+        if not isinstance(page, list):
+            raise PolymarketError(
+                f"GET /trades market {condition_id} offset={offset}: expected a JSON list"
             )
-            if not isinstance(page, list):
+        out = []
+        for j, trade in enumerate(page):
+            try:
+                ts, size = int(trade["timestamp"]), float(trade["size"])
+            except (KeyError, TypeError, ValueError):
                 raise PolymarketError(
-                    f"GET /trades market {condition_id} offset={offset}: expected a JSON list"
+                    f"trades market {condition_id} [{offset + j}]: field timestamp/size: "
+                    f"bad trade {trade!r}"
+                ) from None
+            if size < 0:
+                raise PolymarketError(
+                    f"trades market {condition_id} [{offset + j}]: field size: {size}"
                 )
-            for j, trade in enumerate(page):
-                try:
-                    ts, size = int(trade["timestamp"]), float(trade["size"])
-                except (KeyError, TypeError, ValueError):
-                    raise PolymarketError(
-                        f"trades market {condition_id} [{offset + j}]: field timestamp/size: "
-                        f"bad trade {trade!r}"
-                    ) from None
-                if size < 0:
-                    raise PolymarketError(
-                        f"trades market {condition_id} [{offset + j}]: field size: {size}"
-                    )
-                out.append((ts, size))
-            if len(page) < self.trade_page:
-                return out, False
-            offset += len(page)
+            out.append((ts, size))
+        return out
+
+    def trades(
+        self, condition_id: str, start: int | None = None, end: int | None = None
+    ) -> tuple[list[tuple[int, float]], bool]:
+        """(timestamp, shares) of every trade of a market in [start, end] (unix seconds, both
+        inclusive, as the feed reads them), and whether the history is incomplete.
+
+        The feed refuses offsets past its cap. Where a window's trades reach the cap, the
+        newest ones read so far are kept and the window narrows to end at the oldest of them
+        (the feed is newest first), which has its own offset budget; the history is cut short
+        only without a window, or when one second holds more trades than the cap reaches.
+        """
+        window = None if start is None or end is None else (start, end)
+        out: list[tuple[int, float]] = []
+        while True:
+            got: list[tuple[int, float]] = []
+            offset = 0
+            while True:
+                if offset > self.max_trade_offset:
+                    break
+                page = self._trade_page(condition_id, offset, window)
+                got += page
+                if len(page) < self.trade_page:
+                    return out + got, False
+                offset += len(page)
+            if window is None or not got:
+                return out + got, True
+            oldest = min(ts for ts, _ in got)
+            if oldest >= window[1]:  # one second beyond the cap: nothing left to narrow
+                return out + got, True
+            # trades at ``oldest`` may continue past the cap: read that second again
+            out += [(ts, size) for ts, size in got if ts > oldest]
+            window = (window[0], oldest)
 
 
 def daily_activity(trades: list[tuple[int, float]]) -> dict[date, DayActivity]:
@@ -341,14 +368,19 @@ def _daily_means(obs: list[tuple[int, float]]) -> dict[date, float]:
 
 
 def _activity(
-    client: PolymarketClient, legs: list[dict[str, Any]], notes: Counter[str]
+    client: PolymarketClient,
+    legs: list[dict[str, Any]],
+    notes: Counter[str],
+    span: tuple[datetime, datetime],
 ) -> dict[date, DayActivity] | None:
-    """Daily activity on the realised outcome's leg; ``None`` (counted) where it is unknown."""
+    """Daily activity on the realised outcome's leg over ``span`` (opening - 1 day to the
+    resolution); ``None`` (counted) where it is unknown."""
+    start, end = int(span[0].timestamp()), int(span[1].timestamp())
     condition = next(leg["condition"] for leg in legs if leg["winner"])
     if not condition:
         notes["trades: no conditionId, activity unknown"] += 1
         return None
-    trades, truncated = client.trades(condition)
+    trades, truncated = client.trades(condition, start, end)
     if truncated:
         notes["trades: feed cut short, activity unknown"] += 1
         return None
@@ -375,11 +407,10 @@ def fetch_histories(
             notes[f"excluded: {built}"] += 1
             continue
         event, resolution, legs = built
+        span = (event.open_time - timedelta(days=1), resolution.resolved_at)
         series = {
             leg["title"] if event.kind == "multi" else "Yes": _daily_means(
-                client.price_history(
-                    leg["token"], event.open_time - timedelta(days=1), resolution.resolved_at
-                )
+                client.price_history(leg["token"], *span)
             )
             for leg in legs
         }
@@ -394,7 +425,7 @@ def fetch_histories(
                     continue
                 probs = {k: v / total for k, v in priced.items()}
             beliefs.append(DailyBelief(event_id=event.id, day=day, probs=probs))
-        activity = _activity(client, legs, notes) if trades else None
+        activity = _activity(client, legs, notes, span) if trades else None
         out.append(MarketHistory(event, resolution, guard_beliefs(beliefs, resolution), activity))
         notes[f"imported: {event.kind}"] += 1
     return out, dict(notes)
