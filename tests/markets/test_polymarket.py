@@ -379,6 +379,7 @@ def test_cli_filters_from_options_and_files(tmp_path: Path) -> None:
         )
         longer = _cli(url, tmp_path / "d", "--filters", str(tmp_path / "f.json"))
         no_trades = _cli(url, tmp_path / "e", "--no-trades")
+        per_type = _cli(url, tmp_path / "f", "--filter", "binary.min_trades=3")
     for res in (default, from_file, overridden, no_trades):
         assert res.exit_code == 0, res.output
     # every event is too short for 30 days: nothing is written, and the stage is named
@@ -391,6 +392,10 @@ def test_cli_filters_from_options_and_files(tmp_path: Path) -> None:
     assert removed(from_file, "faithful days") == 0
     assert removed(overridden, "faithful days") == 1  # B2's gaps are 2 days long
     assert removed(no_trades, "faithful days") == 0
+    # the binary market trades 3 times a day: with its row at 3, no event is left
+    assert per_type.exit_code == 2 and "stage 'faithful days'" in per_type.stderr
+    assert "binary: trades > 3, volume > 0; multi: trades > 0" in per_type.stderr
+    assert "binary: trades > 1, volume > 0; multi: trades > 0" in str(json.loads(default.stdout))
     meta = json.loads((tmp_path / "c" / "metadata.json").read_text())
     assert meta["filters"]["min_faithful_fraction"] == 0.3
     assert meta["filters"]["max_unfaithful_run"] == 1

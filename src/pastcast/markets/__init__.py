@@ -18,8 +18,12 @@ from pastcast.markets._coverage import (
     step_coverage,
 )
 from pastcast.markets._filters import (
+    DEFAULT_DAY_THRESHOLDS,
+    DayThreshold,
     FilterConfig,
     Nontriviality,
+    day_threshold,
+    describe_thresholds,
     faithfulness,
     filter_config,
     history_days,
@@ -72,6 +76,7 @@ from pastcast.markets.sources import (
 __all__ = [
     "CATEGORIES",
     "COVERAGE_DAYS",
+    "DEFAULT_DAY_THRESHOLDS",
     "FORECASTBENCH_FILES",
     "HISTORY_HINT",
     "HISTORY_REPO_HINT",
@@ -84,6 +89,7 @@ __all__ = [
     "CausalLookbackSchedule",
     "CoverageReport",
     "DayActivity",
+    "DayThreshold",
     "DojoSchedule",
     "DownloadError",
     "FilterConfig",
@@ -108,6 +114,8 @@ __all__ = [
     "daily_activity",
     "daily_news_counts",
     "dataset_info",
+    "day_threshold",
+    "describe_thresholds",
     "dojo_step_count",
     "download_files",
     "faithfulness",
