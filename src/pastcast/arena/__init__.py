@@ -14,6 +14,7 @@ simulation, scoring and statistics do not.
 from pastcast.arena._backend import ArenaBackend, ArenaRejected
 from pastcast.arena._calibration import CalibrationFit, calibrate_simulation
 from pastcast.arena._chain import EvmArena
+from pastcast.arena._clob import ClobMarket, ClobPrices, clob_markets
 from pastcast.arena._contracts import (
     CONTRACTS,
     SOLC_VERSION,
@@ -73,6 +74,7 @@ from pastcast.arena._replay import FALLBACK_BP, ReplayResult, arena_name, read_r
 from pastcast.arena._rounds import (
     SELECTORS,
     Candidate,
+    DeadlinePrices,
     RoundPlan,
     Selector,
     benchmark_from_book,
@@ -80,6 +82,7 @@ from pastcast.arena._rounds import (
     benchmark_from_trades,
     dataset_candidates,
     plan_rounds,
+    trend,
 )
 from pastcast.arena._scoring import YES_INDEX, outcome_code, payouts_for, score_bp, score_round
 from pastcast.arena._section import arena_section
@@ -138,6 +141,9 @@ __all__ = [
     "Candidate",
     "Category",
     "CategoryRow",
+    "ClobMarket",
+    "ClobPrices",
+    "DeadlinePrices",
     "Domain",
     "EvmArena",
     "LeaderboardRow",
@@ -177,6 +183,7 @@ __all__ = [
     "benchmark_from_dataset",
     "benchmark_from_trades",
     "calibrate_simulation",
+    "clob_markets",
     "commit_digest",
     "commit_typed_data",
     "commitment",
@@ -210,6 +217,7 @@ __all__ = [
     "sign_reveal",
     "simulate",
     "to_bp",
+    "trend",
     "verify_ledger",
     "write_arena_figures",
     "write_artifacts",

@@ -40,6 +40,7 @@ from pastcast.validation import first_problem
 __all__ = [
     "PolymarketClient",
     "PolymarketError",
+    "book_quote",
     "build_event",
     "daily_activity",
     "fetch_histories",
@@ -108,13 +109,26 @@ class PolymarketClient:
                 raise PolymarketError(f"{where}: response is not JSON") from None
         raise PolymarketError(f"{where}: gave up after {self.retries} retries")  # pragma: no cover
 
-    def iter_events(self, page_size: int = 100) -> Iterator[tuple[str, dict[str, Any]]]:
-        """Closed events with nested markets, paged by limit/offset; yields (where, event)."""
+    def iter_events(
+        self,
+        page_size: int = 100,
+        *,
+        closed: bool = True,
+        order: str | None = None,
+        ascending: bool | None = None,
+    ) -> Iterator[tuple[str, dict[str, Any]]]:
+        """Events with nested markets, paged by limit/offset; yields (where, event). ``order``
+        is a Gamma ordering field (``volume24hr``: the trending order, with ``ascending``
+        False), ``closed`` False lists the open events a live round is curated from."""
         offset = 0
+        query: dict[str, Any] = {"closed": "true" if closed else "false"}
+        if order is not None:
+            query["order"] = order
+        if ascending is not None:
+            query["ascending"] = "true" if ascending else "false"
         while True:
             page = self._get(
-                f"{self.gamma_url}/events",
-                {"closed": "true", "limit": page_size, "offset": offset},
+                f"{self.gamma_url}/events", {**query, "limit": page_size, "offset": offset}
             )
             if not isinstance(page, list):
                 raise PolymarketError(f"GET /events offset={offset}: expected a JSON list")
@@ -192,6 +206,23 @@ class PolymarketClient:
             out.append((ts, size))
         return out
 
+    def minute_history(self, token: str, start: int, end: int) -> list[tuple[int, float]]:
+        """Minute-level (``fidelity=1``) price observations of ``token`` in [start, end)."""
+        if end <= start:
+            return []
+        return sorted(
+            {t: p for t, p in self._history(token, start, end, 1) if start <= t < end}.items()
+        )
+
+    def book(self, token: str) -> dict[str, Any]:
+        """The order book of ``token`` now (``GET /book?token_id=``): the raw object with its
+        ``bids``, ``asks`` and ``timestamp`` (milliseconds), checked by ``book_quote``."""
+        body = self._get(f"{self.clob_url}/book", {"token_id": token})
+        if not isinstance(body, dict):
+            raise PolymarketError(f"GET /book token {token}: expected a JSON object")
+        book_quote(body, f"book token {token}")
+        return body
+
     def trades(
         self, condition_id: str, start: int | None = None, end: int | None = None
     ) -> tuple[list[tuple[int, float]], bool]:
@@ -224,6 +255,30 @@ class PolymarketClient:
             # trades at ``oldest`` may continue past the cap: read that second again
             out += [(ts, size) for ts, size in got if ts > oldest]
             window = (window[0], oldest)
+
+
+def book_quote(book: dict[str, Any], where: str) -> tuple[float, float, datetime]:
+    """(best bid, best ask, observed at) of a CLOB book object; the levels' order is not
+    relied on (best bid = highest, best ask = lowest price)."""
+    sides = []
+    for name in ("bids", "asks"):
+        levels = book.get(name)
+        if not isinstance(levels, list) or not levels:
+            raise PolymarketError(f"{where}: field {name}: expected a non-empty list of levels")
+        try:
+            prices = [float(level["price"]) for level in levels if float(level["size"]) > 0]
+        except (KeyError, TypeError, ValueError):
+            raise PolymarketError(f"{where}: field {name}: bad level (price, size)") from None
+        if not prices or not all(0.0 <= p <= 1.0 for p in prices):
+            raise PolymarketError(f"{where}: field {name}: no level priced in [0, 1]")
+        sides.append(max(prices) if name == "bids" else min(prices))
+    try:
+        observed = datetime.fromtimestamp(int(book["timestamp"]) / 1000, UTC)
+    except (KeyError, TypeError, ValueError, OverflowError, OSError):
+        raise PolymarketError(f"{where}: field timestamp: expected milliseconds") from None
+    if sides[0] > sides[1]:
+        raise PolymarketError(f"{where}: field bids/asks: crossed book {sides[0]} > {sides[1]}")
+    return sides[0], sides[1], observed
 
 
 def daily_activity(trades: list[tuple[int, float]]) -> dict[date, DayActivity]:
@@ -394,9 +449,12 @@ def fetch_histories(
     page_size: int = 100,
     max_events: int | None = None,
     trades: bool = True,
+    tokens: dict[str, dict[str, str]] | None = None,
 ) -> tuple[list[MarketHistory], dict[str, int]]:
     """Resolved events with daily beliefs (and, with ``trades``, daily trading activity on the
-    realised leg), and counts of what was excluded and why."""
+    realised leg), and counts of what was excluded and why. ``tokens``, where given, is filled
+    with each binary event's YES token and condition id (``{"token", "condition"}``), what
+    deadline prices and volumes are later read by."""
     out: list[MarketHistory] = []
     notes: Counter[str] = Counter()
     for n, (where, gev) in enumerate(client.iter_events(page_size)):
@@ -407,6 +465,8 @@ def fetch_histories(
             notes[f"excluded: {built}"] += 1
             continue
         event, resolution, legs = built
+        if tokens is not None and event.kind == "binary":
+            tokens[event.id] = {"token": legs[0]["token"], "condition": legs[0]["condition"]}
         span = (event.open_time - timedelta(days=1), resolution.resolved_at)
         series = {
             leg["title"] if event.kind == "multi" else "Yes": _daily_means(
