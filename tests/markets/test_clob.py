@@ -207,3 +207,18 @@ def test_clob_urls_without_a_cache_are_one_error_line(tmp_path: Path) -> None:
     res = _replay(tmp_path / "none", tmp_path / "o", "--clob-url", "http://127.0.0.1:9")
     assert res.exit_code == 2 and res.output.startswith("error: --clob-url ")
     assert "give clob_cache too" in res.output or "--clob-cache" in res.output
+
+
+def test_open_events_in_gamma_s_trending_order() -> None:
+    seen: list[dict[str, list[str]]] = []
+
+    def route(path: str, q: dict[str, list[str]]) -> tuple[int, dict[str, str], bytes]:
+        seen.append(q)
+        hot = [{"id": "2", "volume24hr": 900.5}, {"id": "1", "volume24hr": 12.0}]
+        return 200, {}, json.dumps(hot if q["offset"] == ["0"] else []).encode()
+
+    with serve(route=route) as url, PolymarketClient(url) as client:
+        got = list(client.iter_events(2, closed=False, order="volume24hr", ascending=False))
+    assert [ev["volume24hr"] for _, ev in got] == [900.5, 12.0]
+    assert seen[0]["closed"] == ["false"] and seen[0]["order"] == ["volume24hr"]
+    assert seen[0]["ascending"] == ["false"]
