@@ -110,7 +110,9 @@ def _deadline_prices(
     if clob_url is None and data_url is None:
         yield ClobPrices(ClobCache(cache), markets)
         return
-    urls = {k: v for k, v in (("clob_url", clob_url), ("data_url", data_url)) if v is not None}
+    urls: dict[str, Any] = {
+        k: v for k, v in (("clob_url", clob_url), ("data_url", data_url)) if v is not None
+    }
     with PolymarketClient(**urls) as client:  # the other one: the public default
         yield ClobPrices(ClobCache(cache, client), markets)
 
