@@ -46,7 +46,7 @@ def make_round(benchmarks: list[int], round_id: int = 1, tag: str = "m") -> Roun
         commit_deadline=T0,
         reveal_deadline=T0 + timedelta(days=1),
         benchmarks=tuple(
-            BenchmarkPrice(market_id=m.market_id, price_bp=b, source="mid", observed_at=T0)
+            BenchmarkPrice(market_id=m.market_id, price_bp=b, source="book-mid", observed_at=T0)
             for m, b in zip(markets, benchmarks, strict=True)
         ),
     )

@@ -146,7 +146,11 @@ def _trades(condition: str) -> list[dict[str, Any]]:
 TRADES: dict[str, Any] = {"feed": _trades}
 
 
-def make_route(events: list[dict[str, Any]], fail_first: bool = True) -> Any:
+def make_route(
+    events: list[dict[str, Any]], fail_first: bool = True, offset_cap: int | None = None
+) -> Any:
+    """The Gamma, CLOB and Data APIs in their shapes; the trade feed honours ``start``/``end``
+    (unix seconds, inclusive) and, like the real one, answers 400 past its offset cap."""
     state = {"events_calls": 0, "clob_calls": 0, "trades_queries": []}
 
     def route(path: str, q: dict[str, list[str]]) -> tuple[int, dict[str, str], bytes]:
@@ -168,7 +172,13 @@ def make_route(events: list[dict[str, Any]], fail_first: bool = True) -> Any:
         if path == "/trades":
             state["trades_queries"].append(q)
             lim, off = int(q["limit"][0]), int(q["offset"][0])
+            if offset_cap is not None and off > offset_cap:
+                return 400, {}, b'{"error": "max historical activity offset exceeded"}'
             feed = TRADES["feed"](q["market"][0])
+            if "start" in q:
+                feed = [t for t in feed if t["timestamp"] >= int(q["start"][0])]
+            if "end" in q:
+                feed = [t for t in feed if t["timestamp"] <= int(q["end"][0])]
             return 200, {}, json.dumps(feed[off : off + lim]).encode()
         return 404, {}, b""
 
@@ -281,13 +291,35 @@ def test_trades_give_daily_activity_on_the_realised_leg() -> None:
     assert len([q for q in queries if q["market"] == ["0xcb"]]) == 8  # 54 trades, pages of 7
 
 
-def test_a_truncated_trade_feed_leaves_activity_unknown() -> None:
-    route = make_route([BINARY], fail_first=False)
+def _capped(events: list[dict[str, Any]], cap: int) -> tuple[list[Any], dict[str, int], Any]:
+    route = make_route(events, fail_first=False, offset_cap=cap)
     with (
         serve(route=route) as url,
-        PolymarketClient(url, url, url, trade_page=7, max_trade_offset=20) as c,
+        PolymarketClient(url, url, url, trade_page=7, max_trade_offset=cap) as c,
     ):
-        (h,), notes = fetch_histories(c)
+        histories, notes = fetch_histories(c)
+    return histories, notes, route
+
+
+def test_a_feed_past_its_offset_cap_is_paged_by_narrowing_time_windows() -> None:
+    (full,), _, _ = _capped([BINARY], cap=10_000)
+    (h,), notes, route = _capped([BINARY], cap=14)  # 54 trades; offsets 0, 7, 14 per window
+    assert notes["trades: fetched"] == 1 and "trades: feed cut short, activity unknown" not in notes
+    assert h.activity == full.activity and sum(a.trades for a in h.activity.values()) == 54
+    queries = [q for q in route.state["trades_queries"] if q["market"] == ["0xcb"]]
+    assert all(int(q["offset"][0]) <= 14 for q in queries)  # never past the cap
+    ends = [int(q["end"][0]) for q in queries if q["offset"] == ["0"]]
+    assert len(ends) >= 3 and ends == sorted(ends, reverse=True)  # windows narrowing back in time
+
+
+def test_more_trades_in_one_second_than_the_cap_leaves_activity_unknown() -> None:
+    second = _ts("2025-06-05T00:00:00")
+    burst = [{"timestamp": second, "size": 1.0} for _ in range(30)]
+    TRADES["feed"] = lambda c: burst if c == "0xcb" else []
+    try:
+        (h,), notes, _ = _capped([BINARY], cap=14)
+    finally:
+        TRADES["feed"] = _trades
     assert h.activity is None and notes["trades: feed cut short, activity unknown"] == 1
     assert len(h.beliefs) > 0
 
@@ -347,6 +379,7 @@ def test_cli_filters_from_options_and_files(tmp_path: Path) -> None:
         )
         longer = _cli(url, tmp_path / "d", "--filters", str(tmp_path / "f.json"))
         no_trades = _cli(url, tmp_path / "e", "--no-trades")
+        per_type = _cli(url, tmp_path / "f", "--filter", "binary.min_trades=3")
     for res in (default, from_file, overridden, no_trades):
         assert res.exit_code == 0, res.output
     # every event is too short for 30 days: nothing is written, and the stage is named
@@ -359,6 +392,10 @@ def test_cli_filters_from_options_and_files(tmp_path: Path) -> None:
     assert removed(from_file, "faithful days") == 0
     assert removed(overridden, "faithful days") == 1  # B2's gaps are 2 days long
     assert removed(no_trades, "faithful days") == 0
+    # the binary market trades 3 times a day: with its row at 3, no event is left
+    assert per_type.exit_code == 2 and "stage 'faithful days'" in per_type.stderr
+    assert "binary: trades > 3, volume > 0; multi: trades > 0" in per_type.stderr
+    assert "binary: trades > 1, volume > 0; multi: trades > 0" in str(json.loads(default.stdout))
     meta = json.loads((tmp_path / "c" / "metadata.json").read_text())
     assert meta["filters"]["min_faithful_fraction"] == 0.3
     assert meta["filters"]["max_unfaithful_run"] == 1

@@ -4,8 +4,8 @@ agents through the same replay (dataset, corpus, retrieval) and agent checks as 
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
-from contextlib import ExitStack
+from collections.abc import Iterator, Sequence
+from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
@@ -17,8 +17,10 @@ from pastcast import safejson
 from pastcast.app._agents import check_agents, models_session, parse_agent_option
 from pastcast.app._errors import AppError
 from pastcast.app._replays import open_replay
-from pastcast.arena import SELECTORS, ReplayResult, RoundPlan
+from pastcast.arena import SELECTORS, ClobPrices, ReplayResult, RoundPlan, clob_markets
 from pastcast.cutoff import parse_cutoff
+from pastcast.dataset import read_metadata
+from pastcast.markets import ClobCache, PolymarketClient, PolymarketError
 from pastcast.registry import ComponentSpec, RegistryError
 from pastcast.validation import first_error
 
@@ -86,6 +88,35 @@ def round_plan(
         raise AppError(str(loc[0]) if loc else "rounds", msg) from None
 
 
+@contextmanager
+def _deadline_prices(
+    dataset: str | Path,
+    cache: str | Path | None,
+    clob_url: str | None,
+    data_url: str | None,
+) -> Iterator[ClobPrices | None]:
+    """The CLOB prices of ``dataset``'s markets in ``cache`` (fetching what it lacks when a URL
+    is given); ``None`` without a cache."""
+    if cache is None:
+        yield None
+        return
+    if not Path(dataset).is_dir():
+        raise AppError("clob_cache", f"{dataset}: CLOB prices need a Polymarket dataset directory")
+    try:
+        meta = read_metadata(dataset)
+        markets = clob_markets(meta.get("provenance", {}).get("clob_tokens"), str(dataset))
+    except (OSError, ValueError) as exc:
+        raise AppError("clob_cache", str(exc)) from None
+    if clob_url is None and data_url is None:
+        yield ClobPrices(ClobCache(cache), markets)
+        return
+    urls: dict[str, Any] = {
+        k: v for k, v in (("clob_url", clob_url), ("data_url", data_url)) if v is not None
+    }
+    with PolymarketClient(**urls) as client:  # the other one: the public default
+        yield ClobPrices(ClobCache(cache, client), markets)
+
+
 def arena_replay(
     dataset: str | Path,
     agents: Sequence[str],
@@ -98,13 +129,19 @@ def arena_replay(
     plan: RoundPlan | None = None,
     resolve_by: str | None = None,
     rpc_url: str | None = None,
+    clob_cache: str | Path | None = None,
+    clob_url: str | None = None,
+    data_url: str | None = None,
 ) -> ArenaReplay:
     """Replay ``dataset``'s resolved markets (any dataset spec, see ``open_dataset``) as arena
     rounds: ``agents`` (``NAME[:key=value,...][@SETTING]``) forecast each market as of the
     commit deadline, commit, reveal and are scored per round, on a ledger file in ``out``
     (``backend`` ``ledger``) or an in-process chain (``evm``). Markets resolved after
     ``resolve_by`` count as unresolved. ``out`` is a directory the caller made; the embedded
-    world's index goes in ``out/index``. ``AppError`` naming the field before any work."""
+    world's index goes in ``out/index``. ``clob_cache``: a folder of CLOB prices, books and
+    trade windows (``pastcast.markets.ClobCache``) the benchmark prices and volumes at each
+    deadline are read from, offline; with ``clob_url`` / ``data_url`` what it lacks is fetched
+    into it first. ``AppError`` naming the field before any work."""
     from pastcast.arena import EvmArena, LedgerArena, local_node
     from pastcast.arena import replay as play_rounds
 
@@ -118,6 +155,11 @@ def arena_replay(
     if rpc_url is not None and not rpc_url.startswith(("http://", "https://")):
         raise AppError("rpc_url", f"{rpc_url!r}: expected an http:// or https:// URL")
     cutoff = _instant(resolve_by, "resolve_by")
+    for name, url in (("clob_url", clob_url), ("data_url", data_url)):
+        if url is not None and clob_cache is None:
+            raise AppError(name, "fetched prices go into a cache: give clob_cache too")
+        if url is not None and not url.startswith(("http://", "https://")):
+            raise AppError(name, f"{url!r}: expected an http:// or https:// URL")
     ledger_path = out / "ledger.jsonl"
     if backend == "ledger" and ledger_path.exists():
         raise AppError("out", f"{ledger_path}: already exists (replay into a new directory)")
@@ -141,17 +183,21 @@ def arena_replay(
                 node.close()
                 raise AppError("rpc_url" if rpc_url else "backend", str(exc)) from None
             try:
-                played = play_rounds(
-                    replay.dataset,
-                    replay.backend,
-                    specs,
-                    out,
-                    arena,
-                    plan=plan,
-                    resolve_by=cutoff,
-                )
+                with _deadline_prices(dataset, clob_cache, clob_url, data_url) as prices:
+                    played = play_rounds(
+                        replay.dataset,
+                        replay.backend,
+                        specs,
+                        out,
+                        arena,
+                        plan=plan,
+                        resolve_by=cutoff,
+                        prices=prices,
+                    )
             except ImportError as exc:
                 raise AppError("backend", str(exc)) from None
+            except PolymarketError as exc:
+                raise AppError("clob_cache", str(exc)) from None
             finally:
                 node.close()
     return ArenaReplay(replay.dataset.id, played)

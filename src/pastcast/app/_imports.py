@@ -217,10 +217,11 @@ def import_polymarket(
     target = Path(out)
     sched, parsed = _shared(target, schedule, split, corpus_end, False, convention)
     collected = datetime.now(UTC)
+    tokens: dict[str, dict[str, str]] = {}
     try:
         with PolymarketClient(base_url, clob_url, data_url) as client:
             histories, notes = fetch_histories(
-                client, page_size=page_size, max_events=max_events, trades=trades
+                client, page_size=page_size, max_events=max_events, trades=trades, tokens=tokens
             )
         ds, report = build_and_save(
             histories,
@@ -238,6 +239,9 @@ def import_polymarket(
                 "clob": clob_url,
                 "data": data_url if trades else None,
                 "import_notes": notes,
+                # the CLOB ids of the binary markets: what an arena replay reads deadline
+                # prices and volumes by
+                "clob_tokens": dict(sorted(tokens.items())),
             },
         )
     except AppError:

@@ -14,6 +14,7 @@ simulation, scoring and statistics do not.
 from pastcast.arena._backend import ArenaBackend, ArenaRejected
 from pastcast.arena._calibration import CalibrationFit, calibrate_simulation
 from pastcast.arena._chain import EvmArena
+from pastcast.arena._clob import ClobMarket, ClobPrices, clob_markets
 from pastcast.arena._contracts import (
     CONTRACTS,
     SOLC_VERSION,
@@ -74,6 +75,7 @@ from pastcast.arena._round_play import ROUND_LOG, play_round_agents
 from pastcast.arena._rounds import (
     SELECTORS,
     Candidate,
+    DeadlinePrices,
     RoundPlan,
     Selector,
     benchmark_from_book,
@@ -81,6 +83,7 @@ from pastcast.arena._rounds import (
     benchmark_from_trades,
     dataset_candidates,
     plan_rounds,
+    trend,
 )
 from pastcast.arena._scoring import YES_INDEX, outcome_code, payouts_for, score_bp, score_round
 from pastcast.arena._section import arena_section
@@ -146,6 +149,9 @@ __all__ = [
     "Candidate",
     "Category",
     "CategoryRow",
+    "ClobMarket",
+    "ClobPrices",
+    "DeadlinePrices",
     "Domain",
     "EvmArena",
     "LeaderboardRow",
@@ -185,6 +191,7 @@ __all__ = [
     "benchmark_from_dataset",
     "benchmark_from_trades",
     "calibrate_simulation",
+    "clob_markets",
     "commit_digest",
     "commit_typed_data",
     "commitment",
@@ -219,6 +226,7 @@ __all__ = [
     "sign_reveal",
     "simulate",
     "to_bp",
+    "trend",
     "verify_ledger",
     "write_arena_figures",
     "write_artifacts",

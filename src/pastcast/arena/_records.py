@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 from typing import Annotated, Literal
 
-from pydantic import AfterValidator, Field, model_validator
+from pydantic import AfterValidator, BeforeValidator, Field, model_validator
 
 from pastcast.records import Record, UtcDatetime
 
@@ -50,10 +50,22 @@ string or a boolean that would pass as one)."""
 RoundId = Annotated[int, Field(strict=True, ge=1, lt=2**256)]
 OutcomeCode = Literal[0, 1, 2]
 
-PriceSource = Literal["mid", "last_trade", "daily", "recorded"]
-"""Where a benchmark price came from: the mid of an order book at the deadline, the last trade
-before it, the market belief of the last whole UTC day before it (datasets with daily beliefs
-only), or ``recorded``: read back from a chain or ledger, which keep the price, not its source."""
+PriceSource = Literal[
+    "book-mid", "clob-minute", "daily-mean-fallback", "last_trade", "daily", "recorded"
+]
+"""Where a benchmark price came from: the mid of an order book observed before the deadline,
+the last minute-level CLOB price strictly before it, the last trade before it, the market belief
+of the last whole UTC day before it: ``daily-mean-fallback`` where CLOB prices were asked for
+and none was recorded in the window, ``daily`` for datasets with daily beliefs only; or
+``recorded``: read back from a chain or ledger, which keep the price, not its source."""
+
+_OLD_SOURCES = {"mid": "book-mid"}
+"""Spellings of earlier round files, read as today's."""
+
+
+def _source(value: object) -> object:
+    return _OLD_SOURCES.get(value, value) if isinstance(value, str) else value
+
 
 _HEX32 = re.compile(r"^0x[0-9a-f]{64}$")
 _ADDRESS = re.compile(r"^0x[0-9a-fA-F]{40}$")
@@ -107,7 +119,7 @@ class BenchmarkPrice(Record):
 
     market_id: str = Field(min_length=1)
     price_bp: Bp
-    source: PriceSource
+    source: Annotated[PriceSource, BeforeValidator(_source)]
     observed_at: UtcDatetime
     """When the price was observed (at or before the commit deadline)."""
 

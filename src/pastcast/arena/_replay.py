@@ -25,7 +25,7 @@ from pastcast.arena._play import RoundPlayer, Submitter, agent_key
 from pastcast.arena._protocol import to_bp
 from pastcast.arena._records import Round, RoundResult
 from pastcast.arena._round_play import ROUND_LOG, play_round_agents
-from pastcast.arena._rounds import RoundPlan, plan_rounds
+from pastcast.arena._rounds import DeadlinePrices, RoundPlan, plan_rounds
 from pastcast.arena._stats import ArenaReport, arena_report
 from pastcast.corpus import CorpusBackend
 from pastcast.cutoff import as_utc
@@ -101,18 +101,20 @@ def replay(
     resolve_by: UtcDatetime | None = None,
     submitter: Submitter | None = None,
     progress: bool = False,
+    prices: DeadlinePrices | None = None,
 ) -> ReplayResult:
     """Plan rounds, run the agents at each deadline (run log ``out/run.jsonl``, resumable), play
     the rounds through ``backend`` and write ``out/rounds.jsonl`` (one ``RoundResult`` a line).
 
     Markets resolved after ``resolve_by`` count as unresolved at scoring time (left out).
+    ``prices`` (``ClobPrices``): benchmark prices and volumes at each deadline from the CLOB.
     """
     folder = Path(out)
     folder.mkdir(parents=True, exist_ok=True)
     names = [arena_name(s) for s in agents]
     if len(set(names)) != len(names):
         raise ValueError(f"two agents share an arena name: {names}")
-    rounds = plan_rounds(dataset, plan)
+    rounds = plan_rounds(dataset, plan, prices)
     if not rounds:
         raise ValueError(f"dataset {dataset.id}: no round has enough qualifying markets")
     steps = replay_steps(rounds)

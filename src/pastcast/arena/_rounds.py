@@ -3,13 +3,16 @@ rounds of a replay built from a dataset's resolved markets.
 
 A benchmark price is the order book's mid-price at the deadline where a book is known, otherwise
 the last trade strictly before it; a dataset of daily beliefs offers the belief of the last UTC
-day that ended by the deadline (what ``Dataset.market_at`` returns). The source is recorded.
+day that ended by the deadline (what ``Dataset.market_at`` returns). A replay given
+``DeadlinePrices`` (the CLOB's minute prices and books, ``arena/_clob.py``) takes them there,
+with the daily belief only as the labelled fallback. The source is recorded.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from datetime import datetime, timedelta
+from typing import Protocol
 
 import numpy as np
 from pydantic import Field
@@ -24,6 +27,7 @@ from pastcast.registry import ComponentSpec, Registry
 __all__ = [
     "SELECTORS",
     "Candidate",
+    "DeadlinePrices",
     "RoundPlan",
     "Selector",
     "benchmark_from_book",
@@ -31,6 +35,7 @@ __all__ = [
     "benchmark_from_trades",
     "dataset_candidates",
     "plan_rounds",
+    "trend",
 ]
 
 
@@ -45,7 +50,7 @@ def benchmark_from_book(
     return BenchmarkPrice(
         market_id=market_id,
         price_bp=to_bp((best_bid + best_ask) / 2),
-        source="mid",
+        source="book-mid",
         observed_at=observed_at,
     )
 
@@ -78,6 +83,19 @@ def benchmark_from_dataset(
     )
 
 
+class DeadlinePrices(Protocol):
+    """Prices and traded volumes of a dataset's markets at a deadline, from outside the dataset
+    (the CLOB); ``None`` where the source has none. Nothing at or after ``deadline`` is used."""
+
+    def benchmark(
+        self, dataset: Dataset, event_id: str, deadline: datetime
+    ) -> BenchmarkPrice | None: ...
+
+    def volume(self, event_id: str, start: datetime, end: datetime) -> float | None:
+        """Shares traded in [start, end)."""
+        ...
+
+
 class Candidate(Record):
     """A market that may enter a round, with what selectors rank it by."""
 
@@ -85,8 +103,22 @@ class Candidate(Record):
     benchmark: BenchmarkPrice
     activity: float = Field(ge=0)
     """Sum of absolute daily price moves over the lookback window before the deadline."""
-    volume: float | None = None
-    """Traded volume over the last 24 hours, where the source reports it."""
+    volume: float | None = Field(default=None, ge=0)
+    """Shares traded in the 24 hours before the deadline, where the source reports it."""
+    volume_prior: float | None = Field(default=None, ge=0)
+    """Mean shares traded a day over the lookback window before those 24 hours."""
+
+
+def _by_volume(c: Candidate) -> tuple[float, float, str]:
+    return (-(c.volume if c.volume is not None else -1.0), -c.activity, c.market.market_id)
+
+
+def trend(c: Candidate) -> float | None:
+    """The last 24 hours' volume over the mean day's before them (a floor of one share a day, so
+    a market that just started trading ranks high, not infinitely)."""
+    if c.volume is None or c.volume_prior is None:
+        return None
+    return c.volume / max(c.volume_prior, 1.0)
 
 
 Selector = Callable[[Sequence[Candidate], int, int], tuple[Candidate, ...]]
@@ -100,15 +132,44 @@ def volume_activity() -> Selector:
     """Highest 24-hour volume first, then most price activity (the paper's curation)."""
 
     def select(cands: Sequence[Candidate], k: int, round_index: int) -> tuple[Candidate, ...]:
-        ranked = sorted(
-            cands,
-            key=lambda c: (
-                -(c.volume if c.volume is not None else -1.0),
+        return tuple(sorted(cands, key=_by_volume)[:k])
+
+    return select
+
+
+@SELECTORS.register("volume-24h")
+def volume_24h(min_volume: float = 0.0) -> Selector:
+    """Highest share volume in the 24 hours before the deadline first (the paper's volume
+    filtering); markets with no more than ``min_volume``, or none reported, only after them,
+    by price activity."""
+
+    def select(cands: Sequence[Candidate], k: int, round_index: int) -> tuple[Candidate, ...]:
+        def key(c: Candidate) -> tuple[int, float, float, str]:
+            ok = c.volume is not None and c.volume > min_volume
+            return (
+                0 if ok else 1,
+                -(c.volume or 0.0) if ok else 0.0,
                 -c.activity,
                 c.market.market_id,
-            ),
-        )
-        return tuple(ranked[:k])
+            )
+
+        return tuple(sorted(cands, key=key)[:k])
+
+    return select
+
+
+@SELECTORS.register("trending")
+def trending() -> Selector:
+    """Markets whose last 24 hours traded most above their usual day first (``trend``: the
+    24-hour volume over the mean day's of the lookback window before it), then by 24-hour
+    volume; markets without volumes after them, by price activity."""
+
+    def select(cands: Sequence[Candidate], k: int, round_index: int) -> tuple[Candidate, ...]:
+        def key(c: Candidate) -> tuple[int, float, tuple[float, float, str]]:
+            t = trend(c)
+            return (0 if t is not None else 1, -(t or 0.0), _by_volume(c))
+
+        return tuple(sorted(cands, key=key)[:k])
 
     return select
 
@@ -153,10 +214,15 @@ class RoundPlan(Record):
 
 
 def dataset_candidates(
-    dataset: Dataset, deadline: datetime, plan: RoundPlan, exclude: set[str]
+    dataset: Dataset,
+    deadline: datetime,
+    plan: RoundPlan,
+    exclude: set[str],
+    prices: DeadlinePrices | None = None,
 ) -> list[Candidate]:
     """Binary events open at the deadline, unresolved until after the reveal window (so the
-    outcome cannot be known when forecasting) and priced within ``max_price_age_days``."""
+    outcome cannot be known when forecasting) and priced within ``max_price_age_days``; with
+    ``prices``, the benchmark and the volumes come from it."""
     reveal = deadline + timedelta(hours=plan.reveal_hours)
     out = []
     for event in dataset.events:
@@ -167,9 +233,22 @@ def dataset_candidates(
         res = dataset.resolutions.get(event.id)
         if res is not None and not step_precedes_resolution(reveal, res.resolved_at):
             continue
-        bench = benchmark_from_dataset(dataset, event.id, deadline)
+        if prices is None:
+            bench = benchmark_from_dataset(dataset, event.id, deadline)
+        else:
+            bench = prices.benchmark(dataset, event.id, deadline)
         if bench is None or deadline - bench.observed_at > timedelta(days=plan.max_price_age_days):
             continue
+        if is_visible(deadline, bench.observed_at):  # a source that broke the rule
+            raise ValueError(f"{event.id}: benchmark price observed after the deadline")
+        volume = prior = None
+        if prices is not None:
+            day = timedelta(days=1)
+            volume = prices.volume(event.id, deadline - day, deadline)
+            before = prices.volume(
+                event.id, deadline - day * (plan.lookback_days + 1), deadline - day
+            )
+            prior = None if before is None else before / plan.lookback_days
         market = ArenaMarket(
             market_id=event.id,
             condition_id=condition_id_for(event.id),
@@ -181,6 +260,8 @@ def dataset_candidates(
                 market=market,
                 benchmark=bench,
                 activity=_activity(dataset, event.id, deadline, plan.lookback_days),
+                volume=volume,
+                volume_prior=prior,
             )
         )
     return out
@@ -195,9 +276,12 @@ def _first_deadline(dataset: Dataset, plan: RoundPlan) -> datetime:
     return cutoff_for_day(days[0] + timedelta(days=1))
 
 
-def plan_rounds(dataset: Dataset, plan: RoundPlan | None = None) -> tuple[Round, ...]:
+def plan_rounds(
+    dataset: Dataset, plan: RoundPlan | None = None, prices: DeadlinePrices | None = None
+) -> tuple[Round, ...]:
     """Up to ``plan.rounds`` rounds, one every ``interval_days``; a deadline with fewer than k
-    qualifying markets is skipped. Round ids count from 1 in deadline order."""
+    qualifying markets is skipped. Round ids count from 1 in deadline order. ``prices``: the
+    benchmark prices and volumes at each deadline (else the dataset's daily beliefs)."""
     plan = plan or RoundPlan()
     select: Selector = SELECTORS.rebuild(plan.selector)
     deadline = _first_deadline(dataset, plan)
@@ -206,7 +290,9 @@ def plan_rounds(dataset: Dataset, plan: RoundPlan | None = None) -> tuple[Round,
     rounds: list[Round] = []
     index = 0
     while len(rounds) < plan.rounds and deadline < last:
-        cands = dataset_candidates(dataset, deadline, plan, set() if plan.reuse_markets else used)
+        cands = dataset_candidates(
+            dataset, deadline, plan, set() if plan.reuse_markets else used, prices
+        )
         if len(cands) >= plan.markets:
             chosen = select(cands, plan.markets, index)
             rounds.append(

@@ -197,10 +197,25 @@ def replay(
     interval_days: int = typer.Option(7, min=1, max=3650, help="Days between commit deadlines."),
     start: str | None = typer.Option(None, help="First commit deadline (ISO date or instant)."),
     selector: str = typer.Option(
-        "volume-activity", help="Market selector NAME[:key=value,...] (volume-activity, random)."
+        "volume-activity",
+        help="Market selector NAME[:key=value,...] (volume-activity, volume-24h, trending, "
+        "random).",
     ),
     resolve_by: str | None = typer.Option(
         None, help="Markets resolved after this instant count as unresolved (excluded)."
+    ),
+    clob_cache: Path | None = typer.Option(
+        None,
+        "--clob-cache",
+        help="Folder of CLOB minute prices, books and trade windows: benchmark prices and "
+        "volumes at each deadline come from it (offline), the daily mean only as the labelled "
+        "fallback.",
+    ),
+    clob_url: str | None = typer.Option(
+        None, "--clob-url", help="With --clob-cache: fetch missing minute prices from this CLOB."
+    ),
+    data_url: str | None = typer.Option(
+        None, "--data-url", help="With --clob-cache: fetch missing trade windows from this API."
     ),
     preset: str | None = typer.Option(
         None,
@@ -239,6 +254,9 @@ def replay(
             plan=plan,
             resolve_by=resolve_by,
             rpc_url=rpc_url,
+            clob_cache=clob_cache,
+            clob_url=clob_url,
+            data_url=data_url,
         )
     except AppError as exc:
         fail_app(exc, {"agents": "--agent"})

@@ -67,8 +67,8 @@ FilterOpt = Annotated[
     typer.Option(
         "--filter",
         metavar="NAME=VALUE",
-        help="One market-filter value, e.g. min_lifetime_days=14 (repeatable; applied over "
-        "--filters).",
+        help="One market-filter value, e.g. min_lifetime_days=14, or a type's faithful-day "
+        "threshold, e.g. multi.min_trades=2 (repeatable; applied over --filters).",
     ),
 ]
 ConventionOpt = Annotated[

@@ -12,6 +12,7 @@ from pastcast.cutoff import is_visible, parse_cutoff
 from pastcast.dataset import Dataset, with_content_id
 from pastcast.markets._filters import (
     FilterConfig,
+    describe_thresholds,
     faithfulness,
     history_days,
     lifetime_days,
@@ -263,7 +264,7 @@ def build_dataset(
             "faithful days",
             _faithful,
             f"rho >= {cfg.min_faithful_fraction}, longest unfaithful run <= "
-            f"{cfg.max_unfaithful_run} (trades > {cfg.min_trades}, volume > {cfg.min_volume})",
+            f"{cfg.max_unfaithful_run} ({describe_thresholds(cfg)})",
         )
     funnel.keep(
         "price history",

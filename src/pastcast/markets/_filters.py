@@ -5,7 +5,11 @@ longest run of consecutive priced days is at least ``min_history_days`` (2 by de
 two priced days in a row there is no Delta_t, so movement cannot be measured at all; such a
 market is reported as lacking history, not as flat). Faithfulness: the
 fraction of faithful days rho_Q and the longest unfaithful run S_Q, where a day is faithful when
-the realised leg's trade count and volume exceed thresholds (only where the source reports them).
+the realised leg's trade count and share volume exceed the thresholds of the event's type
+(``binary``, ``multi``; only where the source reports activity). The paper's thresholds are
+type-specific (its Table 7), but their values are not in its text: ``DEFAULT_DAY_THRESHOLDS`` are
+pastcast's own. A type without a row in ``FilterConfig.day_thresholds`` takes ``min_trades`` and
+``min_volume``; a row's field left ``None`` takes them too.
 Nontriviality from m_t = m_{Q,t}(Y) on faithful observed days:
 
     a_Q = mean_t -log clip(m_t, 1e-6, 1 - 1e-6)
@@ -24,18 +28,22 @@ import json
 import math
 import tomllib
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, fields, replace
+from dataclasses import dataclass, field, fields, replace
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
 from pastcast.markets._history import MarketHistory, outcome_series
-from pastcast.records import Event
+from pastcast.records import Event, EventKind
 from pastcast.textfiles import read_text_file
 
 __all__ = [
+    "DEFAULT_DAY_THRESHOLDS",
+    "DayThreshold",
     "FilterConfig",
     "Nontriviality",
+    "day_threshold",
+    "describe_thresholds",
     "faithfulness",
     "filter_config",
     "history_days",
@@ -45,6 +53,23 @@ __all__ = [
     "read_filter_file",
     "too_few_dates",
 ]
+
+
+@dataclass(frozen=True)
+class DayThreshold:
+    """A faithful day of one event type: more than ``trades`` trades and more than ``volume``
+    shares on the realised leg; ``None`` takes the flat ``min_trades`` / ``min_volume``."""
+
+    trades: int | None = None
+    volume: float | None = None
+
+
+EVENT_KINDS: tuple[EventKind, ...] = ("binary", "multi")
+DEFAULT_DAY_THRESHOLDS: Mapping[str, DayThreshold] = {"multi": DayThreshold(trades=0)}
+"""pastcast's own defaults (the paper's Table 7 values are not in its text): a binary market's
+day is faithful with at least two trades (the flat ``min_trades`` of 1) and some volume; the
+realised leg of a neg-risk bundle shares the event's attention with every other leg, so one
+trade and some volume make its day faithful."""
 
 
 @dataclass(frozen=True)
@@ -62,6 +87,26 @@ class FilterConfig:
     min_dates: int = 0
     """Forecast dates an evaluation event must keep (Forecast-Dojo 4.3: 3); 0: no such rule.
     Training events keep theirs whatever their number (``too_few_dates``)."""
+    day_thresholds: Mapping[str, DayThreshold] = field(
+        default_factory=lambda: dict(DEFAULT_DAY_THRESHOLDS)
+    )
+    """Faithful-day thresholds per event type (``binary``, ``multi``)."""
+
+
+def day_threshold(cfg: FilterConfig, kind: str) -> tuple[int, float]:
+    """(trades, volume) that a faithful day of an event of type ``kind`` must exceed."""
+    row = cfg.day_thresholds.get(kind, DayThreshold())
+    trades = cfg.min_trades if row.trades is None else row.trades
+    return trades, cfg.min_volume if row.volume is None else row.volume
+
+
+def describe_thresholds(cfg: FilterConfig) -> str:
+    """The thresholds of every type, as the funnel shows them."""
+    return "; ".join(
+        f"{k}: trades > {t}, volume > {v:g}"
+        for k in EVENT_KINDS
+        for t, v in [day_threshold(cfg, k)]
+    )
 
 
 @dataclass(frozen=True)
@@ -95,12 +140,13 @@ def faithfulness(history: MarketHistory, cfg: FilterConfig) -> tuple[float, int]
     days = [b.day for b in history.beliefs]
     if not days:
         return 0.0, 0
+    min_trades, min_volume = day_threshold(cfg, history.event.kind)
     faithful = 0
     run = longest = 0
     day = days[0]
     while day <= days[-1]:
         act = history.activity.get(day)
-        ok = act is not None and act.trades > cfg.min_trades and act.volume > cfg.min_volume
+        ok = act is not None and act.trades > min_trades and act.volume > min_volume
         faithful += ok
         run = 0 if ok else run + 1
         longest = max(longest, run)
@@ -113,12 +159,13 @@ def nontriviality(history: MarketHistory, cfg: FilterConfig) -> Nontriviality | 
     """(a_Q, V_Q, C_Q) on faithful observed days; ``None`` without any priced day."""
     series = outcome_series(history)
     if history.activity is not None:
+        min_trades, min_volume = day_threshold(cfg, history.event.kind)
         series = {
             d: p
             for d, p in series.items()
             if (act := history.activity.get(d)) is not None
-            and act.trades > cfg.min_trades
-            and act.volume > cfg.min_volume
+            and act.trades > min_trades
+            and act.volume > min_volume
         }
     if not series:
         return None
@@ -174,22 +221,66 @@ def _coerce(name: str, kind: str, value: Any, where: str) -> int | float:
     return number
 
 
+def _type_rows(
+    changes: Mapping[str, Mapping[str, Any]], base: Mapping[str, DayThreshold], where: str
+) -> dict[str, DayThreshold]:
+    """``base`` with each type's ``min_trades`` / ``min_volume`` from ``changes`` applied."""
+    rows = dict(base)
+    for kind, values in changes.items():
+        if kind not in EVENT_KINDS:
+            raise ValueError(
+                f"{where}: unknown event type {kind!r} (known: {', '.join(EVENT_KINDS)})"
+            )
+        if not isinstance(values, Mapping):
+            raise ValueError(f"{where}: field {kind}: expected a table of thresholds")
+        row = rows.get(kind, DayThreshold())
+        for raw, value in values.items():
+            name = str(raw).replace("-", "_")
+            if name == "min_trades":
+                row = replace(row, trades=int(_coerce(name, "int", value, f"{where} {kind}")))
+            elif name == "min_volume":
+                row = replace(row, volume=float(_coerce(name, "float", value, f"{where} {kind}")))
+            else:
+                raise ValueError(
+                    f"{where}: unknown filter '{kind}.{raw}' (known: {kind}.min_trades, "
+                    f"{kind}.min_volume)"
+                )
+        rows[kind] = row
+    return rows
+
+
 def filter_config(
     values: Mapping[str, Any], *, where: str, base: FilterConfig | None = None
 ) -> FilterConfig:
     """``base`` (the defaults) with ``values`` (field -> value) applied, each checked.
 
     Field names may be spelled with hyphens (``min-lifetime-days``); ``where`` names the origin
-    (a file, an option) in the one-line error raised as ``ValueError``.
+    (a file, an option) in the one-line error raised as ``ValueError``. A type's faithful-day
+    thresholds are ``TYPE.min_trades`` / ``TYPE.min_volume`` (``multi.min_trades``), or a
+    ``[TYPE]`` table of a file.
     """
-    kinds = {f.name: str(f.type) for f in fields(FilterConfig)}
+    kinds = {f.name: str(f.type) for f in fields(FilterConfig) if f.name != "day_thresholds"}
     changes: dict[str, Any] = {}
+    per_type: dict[str, dict[str, Any]] = {}
     for raw, value in values.items():
         name = str(raw).replace("-", "_")
+        kind, dot, sub = name.partition(".")
+        if dot:
+            per_type.setdefault(kind, {})[sub] = value
+            continue
+        if name in EVENT_KINDS:
+            if not isinstance(value, Mapping):
+                raise ValueError(f"{where}: field {name}: expected a table of thresholds")
+            per_type.setdefault(name, {}).update(value)
+            continue
         if name not in kinds:
-            raise ValueError(f"{where}: unknown filter {raw!r} (known: {', '.join(sorted(kinds))})")
+            known = ", ".join([*sorted(kinds), *(f"{k}.min_trades" for k in EVENT_KINDS)])
+            raise ValueError(f"{where}: unknown filter {raw!r} (known: {known})")
         changes[name] = _coerce(name, kinds[name], value, where)
-    return replace(base or FilterConfig(), **changes)
+    cfg = replace(base or FilterConfig(), **changes)
+    if per_type:
+        cfg = replace(cfg, day_thresholds=_type_rows(per_type, cfg.day_thresholds, where))
+    return cfg
 
 
 def parse_filter_assignments(items: Sequence[str], option: str = "--filter") -> dict[str, str]:

@@ -1,7 +1,9 @@
 """Importers of resolved markets: ForecastBench files (and the nightly history of a clone of its
-datasets repository, and the text snapshots of its question sets), Polymarket's public APIs, the
-Forecast-Dojo release layout, and resumable downloads of upstream files."""
+datasets repository, and the text snapshots of its question sets), Polymarket's public APIs
+(and a cache of CLOB deadline prices and trade windows), the Forecast-Dojo release layout, and
+resumable downloads of upstream files."""
 
+from pastcast.markets.sources._clob import ClobCache
 from pastcast.markets.sources._download import FORECASTBENCH_FILES, DownloadError, download_files
 from pastcast.markets.sources._fbsnapshots import collected_at, read_text_versions
 from pastcast.markets.sources._forecastbench import (
@@ -15,6 +17,7 @@ from pastcast.markets.sources._html import html_to_text
 from pastcast.markets.sources._polymarket import (
     PolymarketClient,
     PolymarketError,
+    book_quote,
     build_event,
     daily_activity,
     fetch_histories,
@@ -33,11 +36,13 @@ __all__ = [
     "HISTORY_REPO_HINT",
     "MARKET_SOURCES",
     "RELEASE_COLUMNS",
+    "ClobCache",
     "DownloadError",
     "ForecastBenchError",
     "ImportResult",
     "PolymarketClient",
     "PolymarketError",
+    "book_quote",
     "build_event",
     "collected_at",
     "daily_activity",

@@ -12,8 +12,10 @@ Trading activity (for the faithful-day filter) comes from the public Data API's 
 ``GET /trades?market=<conditionId>&takerOnly=true`` (each match once, newest first, paged by
 offset): per UTC day, the number of trades and the share volume (sum of ``size``) on the market
 leg of the realised outcome (the one market of a binary event, the winning leg of a neg-risk
-bundle). Where the feed's offset cap cuts the history short, the activity is unknown (``None``)
-rather than a false run of days without trades.
+bundle). The feed refuses offsets past a cap (10,000); a longer history is read in narrowing
+time windows (``start``/``end``), each with its own offset budget, from the event's opening to
+its resolution. Only where even that cannot reach a trade (more trades in one second than the
+cap) is the activity unknown (``None``) rather than a false run of days without trades.
 """
 
 from __future__ import annotations
@@ -38,6 +40,7 @@ from pastcast.validation import first_problem
 __all__ = [
     "PolymarketClient",
     "PolymarketError",
+    "book_quote",
     "build_event",
     "daily_activity",
     "fetch_histories",
@@ -106,13 +109,26 @@ class PolymarketClient:
                 raise PolymarketError(f"{where}: response is not JSON") from None
         raise PolymarketError(f"{where}: gave up after {self.retries} retries")  # pragma: no cover
 
-    def iter_events(self, page_size: int = 100) -> Iterator[tuple[str, dict[str, Any]]]:
-        """Closed events with nested markets, paged by limit/offset; yields (where, event)."""
+    def iter_events(
+        self,
+        page_size: int = 100,
+        *,
+        closed: bool = True,
+        order: str | None = None,
+        ascending: bool | None = None,
+    ) -> Iterator[tuple[str, dict[str, Any]]]:
+        """Events with nested markets, paged by limit/offset; yields (where, event). ``order``
+        is a Gamma ordering field (``volume24hr``: the trending order, with ``ascending``
+        False), ``closed`` False lists the open events a live round is curated from."""
         offset = 0
+        query: dict[str, Any] = {"closed": "true" if closed else "false"}
+        if order is not None:
+            query["order"] = order
+        if ascending is not None:
+            query["ascending"] = "true" if ascending else "false"
         while True:
             page = self._get(
-                f"{self.gamma_url}/events",
-                {"closed": "true", "limit": page_size, "offset": offset},
+                f"{self.gamma_url}/events", {**query, "limit": page_size, "offset": offset}
             )
             if not isinstance(page, list):
                 raise PolymarketError(f"GET /events offset={offset}: expected a JSON list")
@@ -160,43 +176,109 @@ class PolymarketClient:
             obs = self._history(token, s, e, fidelity=1440)
         return sorted({t: p for t, p in obs if s <= t < e}.items())
 
-    def trades(self, condition_id: str) -> tuple[list[tuple[int, float]], bool]:
-        """(timestamp, shares) of every trade of a market, and whether the feed's offset cap
-        cut the history short (then the oldest trades are missing)."""
-        out: list[tuple[int, float]] = []
-        offset = 0
-        while True:
-            if offset > self.max_trade_offset:
-                return out, True
-            page = self._get(
-                f"{self.data_url}/trades",
-                {
-                    "market": condition_id,
-                    "limit": self.trade_page,
-                    "offset": offset,
-                    "takerOnly": "true",
-                },
+    def _trade_page(self, condition_id: str, offset: int, window: tuple[int, int] | None) -> Any:
+        params: dict[str, Any] = {
+            "market": condition_id,
+            "limit": self.trade_page,
+            "offset": offset,
+            "takerOnly": "true",
+        }
+        if window is not None:
+            params["start"], params["end"] = window
+        page = self._get(f"{self.data_url}/trades", params)
+        if not isinstance(page, list):
+            raise PolymarketError(
+                f"GET /trades market {condition_id} offset={offset}: expected a JSON list"
             )
-            if not isinstance(page, list):
+        out = []
+        for j, trade in enumerate(page):
+            try:
+                ts, size = int(trade["timestamp"]), float(trade["size"])
+            except (KeyError, TypeError, ValueError):
                 raise PolymarketError(
-                    f"GET /trades market {condition_id} offset={offset}: expected a JSON list"
+                    f"trades market {condition_id} [{offset + j}]: field timestamp/size: "
+                    f"bad trade {trade!r}"
+                ) from None
+            if size < 0:
+                raise PolymarketError(
+                    f"trades market {condition_id} [{offset + j}]: field size: {size}"
                 )
-            for j, trade in enumerate(page):
-                try:
-                    ts, size = int(trade["timestamp"]), float(trade["size"])
-                except (KeyError, TypeError, ValueError):
-                    raise PolymarketError(
-                        f"trades market {condition_id} [{offset + j}]: field timestamp/size: "
-                        f"bad trade {trade!r}"
-                    ) from None
-                if size < 0:
-                    raise PolymarketError(
-                        f"trades market {condition_id} [{offset + j}]: field size: {size}"
-                    )
-                out.append((ts, size))
-            if len(page) < self.trade_page:
-                return out, False
-            offset += len(page)
+            out.append((ts, size))
+        return out
+
+    def minute_history(self, token: str, start: int, end: int) -> list[tuple[int, float]]:
+        """Minute-level (``fidelity=1``) price observations of ``token`` in [start, end)."""
+        if end <= start:
+            return []
+        return sorted(
+            {t: p for t, p in self._history(token, start, end, 1) if start <= t < end}.items()
+        )
+
+    def book(self, token: str) -> dict[str, Any]:
+        """The order book of ``token`` now (``GET /book?token_id=``): the raw object with its
+        ``bids``, ``asks`` and ``timestamp`` (milliseconds), checked by ``book_quote``."""
+        body = self._get(f"{self.clob_url}/book", {"token_id": token})
+        if not isinstance(body, dict):
+            raise PolymarketError(f"GET /book token {token}: expected a JSON object")
+        book_quote(body, f"book token {token}")
+        return body
+
+    def trades(
+        self, condition_id: str, start: int | None = None, end: int | None = None
+    ) -> tuple[list[tuple[int, float]], bool]:
+        """(timestamp, shares) of every trade of a market in [start, end] (unix seconds, both
+        inclusive, as the feed reads them), and whether the history is incomplete.
+
+        The feed refuses offsets past its cap. Where a window's trades reach the cap, the
+        newest ones read so far are kept and the window narrows to end at the oldest of them
+        (the feed is newest first), which has its own offset budget; the history is cut short
+        only without a window, or when one second holds more trades than the cap reaches.
+        """
+        window = None if start is None or end is None else (start, end)
+        out: list[tuple[int, float]] = []
+        while True:
+            got: list[tuple[int, float]] = []
+            offset = 0
+            while True:
+                if offset > self.max_trade_offset:
+                    break
+                page = self._trade_page(condition_id, offset, window)
+                got += page
+                if len(page) < self.trade_page:
+                    return out + got, False
+                offset += len(page)
+            if window is None or not got:
+                return out + got, True
+            oldest = min(ts for ts, _ in got)
+            if oldest >= window[1]:  # one second beyond the cap: nothing left to narrow
+                return out + got, True
+            # trades at ``oldest`` may continue past the cap: read that second again
+            out += [(ts, size) for ts, size in got if ts > oldest]
+            window = (window[0], oldest)
+
+
+def book_quote(book: dict[str, Any], where: str) -> tuple[float, float, datetime]:
+    """(best bid, best ask, observed at) of a CLOB book object; the levels' order is not
+    relied on (best bid = highest, best ask = lowest price)."""
+    sides = []
+    for name in ("bids", "asks"):
+        levels = book.get(name)
+        if not isinstance(levels, list) or not levels:
+            raise PolymarketError(f"{where}: field {name}: expected a non-empty list of levels")
+        try:
+            prices = [float(level["price"]) for level in levels if float(level["size"]) > 0]
+        except (KeyError, TypeError, ValueError):
+            raise PolymarketError(f"{where}: field {name}: bad level (price, size)") from None
+        if not prices or not all(0.0 <= p <= 1.0 for p in prices):
+            raise PolymarketError(f"{where}: field {name}: no level priced in [0, 1]")
+        sides.append(max(prices) if name == "bids" else min(prices))
+    try:
+        observed = datetime.fromtimestamp(int(book["timestamp"]) / 1000, UTC)
+    except (KeyError, TypeError, ValueError, OverflowError, OSError):
+        raise PolymarketError(f"{where}: field timestamp: expected milliseconds") from None
+    if sides[0] > sides[1]:
+        raise PolymarketError(f"{where}: field bids/asks: crossed book {sides[0]} > {sides[1]}")
+    return sides[0], sides[1], observed
 
 
 def daily_activity(trades: list[tuple[int, float]]) -> dict[date, DayActivity]:
@@ -341,14 +423,19 @@ def _daily_means(obs: list[tuple[int, float]]) -> dict[date, float]:
 
 
 def _activity(
-    client: PolymarketClient, legs: list[dict[str, Any]], notes: Counter[str]
+    client: PolymarketClient,
+    legs: list[dict[str, Any]],
+    notes: Counter[str],
+    span: tuple[datetime, datetime],
 ) -> dict[date, DayActivity] | None:
-    """Daily activity on the realised outcome's leg; ``None`` (counted) where it is unknown."""
+    """Daily activity on the realised outcome's leg over ``span`` (opening - 1 day to the
+    resolution); ``None`` (counted) where it is unknown."""
+    start, end = int(span[0].timestamp()), int(span[1].timestamp())
     condition = next(leg["condition"] for leg in legs if leg["winner"])
     if not condition:
         notes["trades: no conditionId, activity unknown"] += 1
         return None
-    trades, truncated = client.trades(condition)
+    trades, truncated = client.trades(condition, start, end)
     if truncated:
         notes["trades: feed cut short, activity unknown"] += 1
         return None
@@ -362,9 +449,12 @@ def fetch_histories(
     page_size: int = 100,
     max_events: int | None = None,
     trades: bool = True,
+    tokens: dict[str, dict[str, str]] | None = None,
 ) -> tuple[list[MarketHistory], dict[str, int]]:
     """Resolved events with daily beliefs (and, with ``trades``, daily trading activity on the
-    realised leg), and counts of what was excluded and why."""
+    realised leg), and counts of what was excluded and why. ``tokens``, where given, is filled
+    with each binary event's YES token and condition id (``{"token", "condition"}``), what
+    deadline prices and volumes are later read by."""
     out: list[MarketHistory] = []
     notes: Counter[str] = Counter()
     for n, (where, gev) in enumerate(client.iter_events(page_size)):
@@ -375,11 +465,12 @@ def fetch_histories(
             notes[f"excluded: {built}"] += 1
             continue
         event, resolution, legs = built
+        if tokens is not None and event.kind == "binary":
+            tokens[event.id] = {"token": legs[0]["token"], "condition": legs[0]["condition"]}
+        span = (event.open_time - timedelta(days=1), resolution.resolved_at)
         series = {
             leg["title"] if event.kind == "multi" else "Yes": _daily_means(
-                client.price_history(
-                    leg["token"], event.open_time - timedelta(days=1), resolution.resolved_at
-                )
+                client.price_history(leg["token"], *span)
             )
             for leg in legs
         }
@@ -394,7 +485,7 @@ def fetch_histories(
                     continue
                 probs = {k: v / total for k, v in priced.items()}
             beliefs.append(DailyBelief(event_id=event.id, day=day, probs=probs))
-        activity = _activity(client, legs, notes) if trades else None
+        activity = _activity(client, legs, notes, span) if trades else None
         out.append(MarketHistory(event, resolution, guard_beliefs(beliefs, resolution), activity))
         notes[f"imported: {event.kind}"] += 1
     return out, dict(notes)
