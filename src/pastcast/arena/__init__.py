@@ -69,6 +69,13 @@ from pastcast.arena._records import (
     SignedReveal,
 )
 from pastcast.arena._relayer import DEFAULT_HOST, RelayerPolicy, create_relayer
+from pastcast.arena._reputation import (
+    ChainAgent,
+    ReputationEntry,
+    chain_agents,
+    chain_leaderboard,
+    read_reputation,
+)
 from pastcast.arena._replay import FALLBACK_BP, ReplayResult, arena_name, read_results, replay
 from pastcast.arena._rounds import (
     SELECTORS,
@@ -105,7 +112,9 @@ from pastcast.arena._stats import (
     MurphyRow,
     RoundRow,
     arena_report,
+    leaderboard_rows,
     market_rows,
+    model_standard_errors,
 )
 
 __all__ = [
@@ -138,6 +147,7 @@ __all__ = [
     "Candidate",
     "Category",
     "CategoryRow",
+    "ChainAgent",
     "Domain",
     "EvmArena",
     "LeaderboardRow",
@@ -152,6 +162,7 @@ __all__ = [
     "PowerRow",
     "RelayerPolicy",
     "ReplayResult",
+    "ReputationEntry",
     "Round",
     "RoundPlan",
     "RoundPlayer",
@@ -177,6 +188,8 @@ __all__ = [
     "benchmark_from_dataset",
     "benchmark_from_trades",
     "calibrate_simulation",
+    "chain_agents",
+    "chain_leaderboard",
     "commit_digest",
     "commit_typed_data",
     "commitment",
@@ -188,15 +201,18 @@ __all__ = [
     "find_foundry_tool",
     "find_solcjs",
     "index_chain",
+    "leaderboard_rows",
     "load_snapshot",
     "local_node",
     "market_rows",
+    "model_standard_errors",
     "new_salt",
     "outcome_code",
     "payouts_for",
     "plan_rounds",
     "power_table",
     "predictions_hash",
+    "read_reputation",
     "read_results",
     "recover_commit_signer",
     "recover_reveal_signer",

@@ -37,6 +37,7 @@ SOURCES = (
     "ArenaBatch.sol",
     "MockConditionalTokens.sol",
     "PredictionArena.sol",
+    "ReputationRegistry.sol",
     "RoundManager.sol",
 )
 CONTRACTS = (
@@ -44,6 +45,7 @@ CONTRACTS = (
     "ArenaBatch",
     "MockConditionalTokens",
     "PredictionArena",
+    "ReputationRegistry",
     "RoundManager",
 )
 ARTIFACTS_FILE = "artifacts.json"
