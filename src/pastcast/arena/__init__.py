@@ -69,6 +69,7 @@ from pastcast.arena._records import (
     SignedReveal,
 )
 from pastcast.arena._relayer import DEFAULT_HOST, RelayerPolicy, create_relayer
+from pastcast.arena._replay import FALLBACK_BP, ReplayResult, arena_name, read_results, replay
 from pastcast.arena._reputation import (
     ChainAgent,
     ReputationEntry,
@@ -76,7 +77,6 @@ from pastcast.arena._reputation import (
     chain_leaderboard,
     read_reputation,
 )
-from pastcast.arena._replay import FALLBACK_BP, ReplayResult, arena_name, read_results, replay
 from pastcast.arena._rounds import (
     SELECTORS,
     Candidate,

@@ -119,9 +119,11 @@ class EvmArena:
             return w3.eth.contract(address=addr, abi=art[name]["abi"])
 
         self.reputation = at(address, "ReputationRegistry")
+        from web3.exceptions import Web3Exception
+
         try:
             scorer = self.reputation.functions.scorer().call()
-        except Exception as exc:  # noqa: BLE001 - any failure means "not a registry"
+        except (Web3Exception, *self._reverts) as exc:  # the code there has no scorer()
             raise ValueError(f"{address}: not a reputation registry ({exc})") from None
         if int(scorer, 16) == 0:
             raise ValueError(f"{address}: the reputation registry has no scorer yet")

@@ -106,8 +106,7 @@ def _names(agents: tuple[ChainAgent, ...]) -> dict[int, str]:
     """Agents by card URI; a URI two identities share is told apart by the agent id."""
     seen = Counter(a.uri for a in agents)
     return {
-        a.agent_id: a.uri if a.uri and seen[a.uri] == 1 else f"{a.uri}#{a.agent_id}"
-        for a in agents
+        a.agent_id: a.uri if a.uri and seen[a.uri] == 1 else f"{a.uri}#{a.agent_id}" for a in agents
     }
 
 
