@@ -145,6 +145,8 @@ def test_an_empty_registry_and_a_wrong_address_are_refused(evm: Any) -> None:
         EvmArena.attach(arena.w3, arena.round_manager.address)
     with pytest.raises(ValueError, match="no contract there"):
         EvmArena.attach(arena.w3, "0x" + "11" * 20)
+    with pytest.raises(ValueError, match="is not an arena"):
+        EvmArena.attach(arena.w3, _own_registry(arena).address)  # its scorer is an account
     with pytest.raises(ValueError, match="not an address"):
         EvmArena.attach(arena.w3, "0x1234")
 

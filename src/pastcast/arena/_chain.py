@@ -121,18 +121,22 @@ class EvmArena:
         self.reputation = at(address, "ReputationRegistry")
         from web3.exceptions import Web3Exception
 
+        errors: tuple[type[Exception], ...] = (Web3Exception, *self._reverts)
         try:
             scorer = self.reputation.functions.scorer().call()
-        except (Web3Exception, *self._reverts) as exc:  # the code there has no scorer()
+        except errors as exc:  # the code there has no scorer()
             raise ValueError(f"{address}: not a reputation registry ({exc})") from None
         if int(scorer, 16) == 0:
             raise ValueError(f"{address}: the reputation registry has no scorer yet")
         self.arena = at(scorer, "PredictionArena")
-        self.round_manager = at(self.arena.functions.roundManager().call(), "RoundManager")
-        self.agent_registry = at(self.arena.functions.agentRegistry().call(), "AgentRegistry")
-        self.conditional_tokens = at(
-            self.arena.functions.conditionalTokens().call(), "MockConditionalTokens"
-        )
+        try:
+            found = self.arena.functions
+            self.round_manager = at(found.roundManager().call(), "RoundManager")
+            self.agent_registry = at(found.agentRegistry().call(), "AgentRegistry")
+            tokens = found.conditionalTokens().call()
+        except errors as exc:  # a registry whose scorer is not an arena
+            raise ValueError(f"{address}: its scorer {scorer} is not an arena ({exc})") from None
+        self.conditional_tokens = at(tokens, "MockConditionalTokens")
         self.deploy_block = from_block
         self._batch = None
         self._domain = Domain(chain_id=int(w3.eth.chain_id), verifying_contract=self.arena.address)
