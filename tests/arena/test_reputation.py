@@ -6,6 +6,7 @@ a transfer moves the card, never the agent key); the leaderboard command reading
 from __future__ import annotations
 
 import json
+import math
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -103,6 +104,7 @@ def test_every_score_is_one_entry_and_the_stored_sums_agree(
 ) -> None:
     arena, result = replayed
     entries = read_reputation(arena)
+    board = {r.agent: r for r in result.report.leaderboard}
     agents = {a.agent_id: a for a in chain_agents(arena)}
     names = {a.agent_id: a.uri for a in agents.values()}
     got = {(e.round_id, names[e.agent_id]): (e.brier_bp, e.alpha_bp, e.resolved) for e in entries}
@@ -120,6 +122,15 @@ def test_every_score_is_one_entry_and_the_stored_sums_agree(
         assert (b2, a2) == (sum(e.brier_bp**2 for e in mine), sum(e.alpha_bp**2 for e in mine))
         assert arena.reputation.functions.roundsOf(agent_id).call() == [e.round_id for e in mine]
         assert a.address == a.owner  # nobody transferred
+        # the means and standard errors of the leaderboard, from the stored sums alone
+        row = board[a.uri]
+        assert row.rounds == rounds and row.predictions == preds
+        assert row.brier == pytest.approx(b / rounds / 1e4)
+        assert row.alpha == pytest.approx(al / rounds / 1e4)
+        var = (a2 - al**2 / rounds) / (rounds - 1) / 1e8
+        assert row.alpha_se == pytest.approx(math.sqrt(var / rounds), abs=1e-12)
+        var = (b2 - b**2 / rounds) / (rounds - 1) / 1e8
+        assert row.brier_se == pytest.approx(math.sqrt(var / rounds), abs=1e-12)
 
 
 def test_a_tampered_entry_would_change_the_leaderboard(replayed: tuple[EvmArena, Any]) -> None:
@@ -330,3 +341,32 @@ def test_the_report_command_refuses_what_it_cannot_read(tmp_path: Path) -> None:
         ],
     )
     assert r.exit_code == 2 and "--from-chain" in r.output, r.output
+
+
+def test_a_replay_on_a_node_is_read_back_from_its_deployment_file(tmp_path: Path) -> None:
+    from pastcast.app import DEPLOYMENT_FILE, arena_chain_leaderboard, arena_replay, round_plan
+    from pastcast.arena import find_foundry_tool, local_node
+    from pastcast.dataset import save_dataset
+
+    if find_foundry_tool("anvil") is None:
+        pytest.skip("anvil is missing (make test installs @foundry-rs/anvil from npm)")
+    data = tmp_path / "ds"
+    save_dataset(synthetic_dataset(), data)  # type: ignore[arg-type]
+    plan = round_plan(markets=3, rounds=3, start="2025-01-21")
+    out = tmp_path / "out"
+    out.mkdir()
+    with local_node() as node:
+        played = arena_replay(
+            data, ["market", "random"], out, backend="evm", rpc_url=node.url, plan=plan
+        )
+        assert played.deployment == out / DEPLOYMENT_FILE
+        record = json.loads(played.deployment.read_text())
+        assert set(record["contracts"]) == {
+            "AgentRegistry",
+            "MockConditionalTokens",
+            "PredictionArena",
+            "ReputationRegistry",
+            "RoundManager",
+        }
+        board = arena_chain_leaderboard(node.url, str(out))
+        assert board == played.replay.report.leaderboard and len(board) == 2
