@@ -1,6 +1,6 @@
-"""The contracts' Forge suite (tests/arena/forge: the rejections the Python EVM tests check, and
-commit-reveal fuzzed), run by forge from npm with solcjs as its compiler, offline; and a check
-that the suite fails when a contract loses one of its rules."""
+"""The contracts' Forge suite (tests/arena/forge: the rejections the Python EVM tests check,
+commit-reveal and the reputation entries fuzzed), run by forge from npm with solcjs as its
+compiler, offline; and a check that the suite fails when a contract loses one of its rules."""
 
 from __future__ import annotations
 
@@ -70,12 +70,36 @@ def test_the_forge_suite_passes(tmp_path: Path) -> None:
     assert result.returncode == 0, out[-4000:]
     summary = re.search(r"(\d+) tests passed, (\d+) failed", out)
     assert summary, out[-2000:]
-    assert int(summary.group(1)) >= 25 and summary.group(2) == "0"
-    assert out.count("runs: 256") >= 3  # the commit-reveal properties were fuzzed
+    assert int(summary.group(1)) >= 39 and summary.group(2) == "0"
+    # the commit-reveal properties and the reputation entries were fuzzed
+    assert out.count("runs: 256") >= 5
 
 
-def test_the_suite_fails_when_a_contract_loses_a_rule(tmp_path: Path) -> None:
-    # a copy of the project whose arena accepts a second commitment over the first
+RULES = [
+    (
+        "PredictionArena.sol",
+        'require(e.commitHash == bytes32(0), "Arena: already committed");',
+        "test_secondCommitIsRefused",
+    ),
+    (
+        "ReputationRegistry.sol",
+        'require(!e.recorded, "Reputation: entry already recorded");',
+        "test_aSecondEntryForTheSameRoundAndAgentIsRefused",
+    ),
+    (
+        "ReputationRegistry.sol",
+        'require(msg.sender == scorer, "Reputation: not the scorer");',
+        "test_onlyTheScorerWrites",
+    ),
+]
+
+
+@pytest.mark.parametrize(("source", "rule", "test"), RULES, ids=["commit", "entry", "scorer"])
+def test_the_suite_fails_when_a_contract_loses_a_rule(
+    tmp_path: Path, source: str, rule: str, test: str
+) -> None:
+    # a copy of the project whose contract lost one rule (a second commitment over the first,
+    # a second reputation entry over the first, an entry from anyone)
     project = tmp_path / "forge"
     shutil.copytree(FORGE_DIR, project, ignore=shutil.ignore_patterns("out", "cache"))
     contracts = tmp_path / "src" / "pastcast" / "arena" / "contracts"
@@ -85,11 +109,10 @@ def test_the_suite_fails_when_a_contract_loses_a_rule(tmp_path: Path) -> None:
     root = tmp_path / "tests" / "forge"
     toml = (root / "foundry.toml").read_text().replace("../../../", "../../")
     (root / "foundry.toml").write_text(toml)
-    arena = contracts / "PredictionArena.sol"
-    rule = 'require(e.commitHash == bytes32(0), "Arena: already committed");'
-    assert rule in arena.read_text()
-    arena.write_text(arena.read_text().replace(rule, ""))
+    path = contracts / source
+    assert rule in path.read_text()
+    path.write_text(path.read_text().replace(rule, ""))
     (tmp_path / "run").mkdir()
-    result = _forge(root, tmp_path / "run", "--match-test", "test_secondCommitIsRefused")
+    result = _forge(root, tmp_path / "run", "--match-test", test)
     out = result.stdout + result.stderr
     assert result.returncode != 0 and "[FAIL" in out, out[-3000:]

@@ -17,7 +17,14 @@ from pastcast.app._agents import (
     parse_agent_options,
     split_agent_option,
 )
-from pastcast.app._arena import ArenaReplay, arena_replay, arena_sections, round_plan
+from pastcast.app._arena import (
+    DEPLOYMENT_FILE,
+    ArenaReplay,
+    arena_chain_leaderboard,
+    arena_replay,
+    arena_sections,
+    round_plan,
+)
 from pastcast.app._audits import (
     DEFAULT_CALIBRATION,
     RetrievalAuditRead,
@@ -96,6 +103,7 @@ __all__ = [
     "CURATION_LEGS",
     "DATASET_SPEC_HELP",
     "DEFAULT_CALIBRATION",
+    "DEPLOYMENT_FILE",
     "FRAMES_EXTRA_HINT",
     "REPORTS_EXTRA_HINT",
     "TABLE_COLUMNS",
@@ -124,6 +132,7 @@ __all__ = [
     "Scored",
     "Statistics",
     "StoreBackend",
+    "arena_chain_leaderboard",
     "arena_replay",
     "arena_sections",
     "audit_dataset_texts",

@@ -17,7 +17,14 @@ from pastcast import safejson
 from pastcast.app._agents import check_agents, models_session, parse_agent_option
 from pastcast.app._errors import AppError
 from pastcast.app._replays import open_replay
-from pastcast.arena import SELECTORS, ClobPrices, ReplayResult, RoundPlan, clob_markets
+from pastcast.arena import (
+    SELECTORS,
+    ClobPrices,
+    LeaderboardRow,
+    ReplayResult,
+    RoundPlan,
+    clob_markets,
+)
 from pastcast.cutoff import parse_cutoff
 from pastcast.dataset import read_metadata
 from pastcast.markets import ClobCache, PolymarketClient, PolymarketError
@@ -27,7 +34,18 @@ from pastcast.validation import first_error
 if TYPE_CHECKING:
     from pastcast.reports.html import ReportSection
 
-__all__ = ["ArenaReplay", "arena_replay", "arena_sections", "round_plan"]
+__all__ = [
+    "DEPLOYMENT_FILE",
+    "ArenaReplay",
+    "arena_chain_leaderboard",
+    "arena_replay",
+    "arena_sections",
+    "round_plan",
+]
+
+DEPLOYMENT_FILE = "deployment.json"
+"""Where a replay on a node given by URL records the deployment (chain id, contract addresses,
+deployment block): the chain outlives the replay, and ``arena_chain_leaderboard`` reads it."""
 
 
 @dataclass(frozen=True)
@@ -36,6 +54,8 @@ class ArenaReplay:
 
     dataset_id: str
     replay: ReplayResult
+    deployment: Path | None = None
+    """``out/deployment.json`` when the replay ran on a node given by URL."""
 
 
 def _selector(option: str) -> ComponentSpec:
@@ -182,7 +202,10 @@ def arena_replay(
             except (OSError, RuntimeError) as exc:  # a node that does not answer
                 node.close()
                 raise AppError("rpc_url" if rpc_url else "backend", str(exc)) from None
+            deployment = None
             try:
+                if rpc_url is not None:  # before the rounds: a replay cut short keeps it too
+                    deployment = _write_deployment(arena, out / DEPLOYMENT_FILE)
                 with _deadline_prices(dataset, clob_cache, clob_url, data_url) as prices:
                     played = play_rounds(
                         replay.dataset,
@@ -200,7 +223,70 @@ def arena_replay(
                 raise AppError("clob_cache", str(exc)) from None
             finally:
                 node.close()
-    return ArenaReplay(replay.dataset.id, played)
+    return ArenaReplay(replay.dataset.id, played, deployment)
+
+
+def _write_deployment(arena: Any, path: Path) -> Path:
+    record = {
+        "chain_id": arena.domain.chain_id,
+        "deploy_block": arena.deploy_block,
+        "contracts": arena.addresses(),
+    }
+    path.write_text(json.dumps(record, indent=1, sort_keys=True) + "\n", encoding="utf-8")
+    return path
+
+
+def arena_chain_leaderboard(
+    rpc_url: str, reputation: str, *, from_block: int = 0
+) -> tuple[LeaderboardRow, ...]:
+    """The leaderboard read from the chain of the JSON-RPC node at ``rpc_url`` alone: the
+    deployment whose reputation registry is at ``reputation`` (an address, or a replay's
+    ``deployment.json``), its logs read from ``from_block`` (a deployment file's block when
+    it gives one). ``AppError`` naming the field."""
+    from pastcast.arena import EvmArena, chain_leaderboard
+
+    if not rpc_url.startswith(("http://", "https://")):
+        raise AppError("from_chain", f"{rpc_url!r}: expected an http:// or https:// URL")
+    address, recorded_block = _reputation_address(reputation)
+    start = from_block or recorded_block
+    try:
+        from web3 import HTTPProvider, Web3
+
+        w3 = Web3(HTTPProvider(rpc_url, request_kwargs={"timeout": 60}))
+        arena = EvmArena.attach(w3, address, from_block=start)
+    except ImportError as exc:
+        raise AppError("from_chain", str(exc)) from None
+    except ValueError as exc:
+        raise AppError("reputation", str(exc)) from None
+    except (OSError, RuntimeError) as exc:  # a node that does not answer
+        raise AppError("from_chain", f"{rpc_url}: {exc}") from None
+    try:
+        return chain_leaderboard(arena)
+    except ValueError as exc:
+        raise AppError("reputation", str(exc)) from None
+    except (OSError, RuntimeError) as exc:
+        raise AppError("from_chain", f"{rpc_url}: {exc}") from None
+
+
+def _reputation_address(value: str) -> tuple[str, int]:
+    """(address, deployment block): an address as given (block 0), or the reputation registry
+    and block of a ``deployment.json`` (or of the replay folder holding one)."""
+    if value.startswith("0x"):
+        return value, 0
+    path = Path(value)
+    if path.is_dir():
+        path = path / DEPLOYMENT_FILE
+    try:
+        record = safejson.loads(path.read_text("utf-8"))
+        block = record.get("deploy_block", 0)
+        if not isinstance(block, int) or isinstance(block, bool) or block < 0:
+            raise ValueError(f"deploy_block {block!r} is not a block number")
+        return str(record["contracts"]["ReputationRegistry"]), block
+    except OSError as exc:
+        why = exc.strerror or exc
+        raise AppError("reputation", f"{value}: neither an address nor a file ({why})") from None
+    except (ValueError, KeyError, TypeError, AttributeError) as exc:
+        raise AppError("reputation", f"{path}: not a deployment file ({exc})") from None
 
 
 ROUNDS_FILE = "rounds.jsonl"

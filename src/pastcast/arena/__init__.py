@@ -71,6 +71,13 @@ from pastcast.arena._records import (
 )
 from pastcast.arena._relayer import DEFAULT_HOST, RelayerPolicy, create_relayer
 from pastcast.arena._replay import FALLBACK_BP, ReplayResult, arena_name, read_results, replay
+from pastcast.arena._reputation import (
+    ChainAgent,
+    ReputationEntry,
+    chain_agents,
+    chain_leaderboard,
+    read_reputation,
+)
 from pastcast.arena._round_play import ROUND_LOG, play_round_agents
 from pastcast.arena._rounds import (
     SELECTORS,
@@ -112,7 +119,9 @@ from pastcast.arena._stats import (
     MurphyRow,
     RoundRow,
     arena_report,
+    leaderboard_rows,
     market_rows,
+    model_standard_errors,
 )
 
 __all__ = [
@@ -149,6 +158,7 @@ __all__ = [
     "Candidate",
     "Category",
     "CategoryRow",
+    "ChainAgent",
     "ClobMarket",
     "ClobPrices",
     "DeadlinePrices",
@@ -166,6 +176,7 @@ __all__ = [
     "PowerRow",
     "RelayerPolicy",
     "ReplayResult",
+    "ReputationEntry",
     "Round",
     "RoundPlan",
     "RoundPlayer",
@@ -191,6 +202,8 @@ __all__ = [
     "benchmark_from_dataset",
     "benchmark_from_trades",
     "calibrate_simulation",
+    "chain_agents",
+    "chain_leaderboard",
     "clob_markets",
     "commit_digest",
     "commit_typed_data",
@@ -203,9 +216,11 @@ __all__ = [
     "find_foundry_tool",
     "find_solcjs",
     "index_chain",
+    "leaderboard_rows",
     "load_snapshot",
     "local_node",
     "market_rows",
+    "model_standard_errors",
     "new_salt",
     "outcome_code",
     "payouts_for",
@@ -213,6 +228,7 @@ __all__ = [
     "play_round_agents",
     "power_table",
     "predictions_hash",
+    "read_reputation",
     "read_results",
     "recover_commit_signer",
     "recover_reveal_signer",

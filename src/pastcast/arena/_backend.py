@@ -35,8 +35,9 @@ class ArenaBackend(Protocol):
         """Move the clock forward to ``timestamp`` (test chains and replays only)."""
         ...
 
-    def register(self, private_key: str, name: str) -> str:
-        """Register the key's address under ``name``; returns the address."""
+    def register(self, private_key: str, name: str, *, role: str = "agent") -> str:
+        """Register the key's address under ``name`` (``role``: ``agent``, or ``reference``
+        for the market consensus); returns the address."""
         ...
 
     def create_round(

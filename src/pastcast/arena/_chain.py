@@ -2,7 +2,9 @@
 (``eth-tester``) through ``web3``, or on any chain a ``Web3`` instance reaches.
 
 The deployer account is curator, outcome oracle (of the conditional-tokens mock) and relayer:
-it pays for the signed commits and reveals it submits.
+it pays for the signed commits and reveals it submits. The arena contract is the reputation
+registry's one authorised scorer. ``EvmArena.attach`` reads a deployment someone else made,
+found from its reputation registry's address alone.
 """
 
 from __future__ import annotations
@@ -50,8 +52,12 @@ def _revert_types() -> tuple[type[Exception], ...]:
     return tuple(types)
 
 
+ROLE_KEY = "role"
+"""The identity registry's metadata key of an agent's role (absent: ``agent``)."""
+
+
 class EvmArena:
-    """The four contracts deployed on one chain, driven from Python.
+    """The five contracts deployed on one chain, driven from Python.
 
     ``EvmArena()`` starts a fresh in-process chain; ``EvmArena(w3)`` deploys on ``w3`` (its first
     unlocked account pays). Reverts raise ``ArenaRejected`` with the contract's reason.
@@ -73,17 +79,78 @@ class EvmArena:
         art = artifacts()
         self.conditional_tokens = self._deploy(art["MockConditionalTokens"])
         self.agent_registry = self._deploy(art["AgentRegistry"])
+        self.reputation = self._deploy(art["ReputationRegistry"], self.agent_registry.address)
         self.round_manager = self._deploy(art["RoundManager"])
         self.arena = self._deploy(
             art["PredictionArena"],
             self.round_manager.address,
             self.conditional_tokens.address,
             self.agent_registry.address,
+            self.reputation.address,
             yes_index,
         )
+        self.transact(self.reputation.functions.authoriseScorer(self.arena.address))
         self.deploy_block: int = int(w3.eth.block_number)
         self._batch: Any = None
         self._domain = Domain(chain_id=int(w3.eth.chain_id), verifying_contract=self.arena.address)
+
+    @classmethod
+    def attach(cls, w3: Any, reputation: str, *, from_block: int = 0) -> EvmArena:
+        """The deployment whose reputation registry is at ``reputation``, read as a third party
+        reads it: the arena is the registry's scorer, the other contracts are the arena's.
+        Nothing is deployed or sent; ``deploy_block`` is ``from_block`` (where indexing
+        starts). ``ValueError`` when no reputation registry with a scorer is there."""
+        require_evm_extra()
+        from web3 import Web3
+
+        art = artifacts()
+        if not Web3.is_address(reputation):
+            raise ValueError(f"{reputation!r}: not an address")
+        address = Web3.to_checksum_address(reputation)
+        if not bytes(w3.eth.get_code(address)):
+            raise ValueError(f"{address}: no contract there")
+        self = cls.__new__(cls)
+        self.w3 = w3
+        self.tester = getattr(w3.provider, "ethereum_tester", None)
+        self.operator = w3.eth.accounts[0] if w3.eth.accounts else ""
+        self._reverts = _revert_types()
+
+        def at(addr: str, name: str) -> Any:
+            return w3.eth.contract(address=addr, abi=art[name]["abi"])
+
+        self.reputation = at(address, "ReputationRegistry")
+        from web3.exceptions import Web3Exception
+
+        errors: tuple[type[Exception], ...] = (Web3Exception, *self._reverts)
+        try:
+            scorer = self.reputation.functions.scorer().call()
+        except errors as exc:  # the code there has no scorer()
+            raise ValueError(f"{address}: not a reputation registry ({exc})") from None
+        if int(scorer, 16) == 0:
+            raise ValueError(f"{address}: the reputation registry has no scorer yet")
+        self.arena = at(scorer, "PredictionArena")
+        try:
+            found = self.arena.functions
+            self.round_manager = at(found.roundManager().call(), "RoundManager")
+            self.agent_registry = at(found.agentRegistry().call(), "AgentRegistry")
+            tokens = found.conditionalTokens().call()
+        except errors as exc:  # a registry whose scorer is not an arena
+            raise ValueError(f"{address}: its scorer {scorer} is not an arena ({exc})") from None
+        self.conditional_tokens = at(tokens, "MockConditionalTokens")
+        self.deploy_block = from_block
+        self._batch = None
+        self._domain = Domain(chain_id=int(w3.eth.chain_id), verifying_contract=self.arena.address)
+        return self
+
+    def addresses(self) -> dict[str, str]:
+        """The deployment's contract addresses by contract name."""
+        return {
+            "AgentRegistry": self.agent_registry.address,
+            "MockConditionalTokens": self.conditional_tokens.address,
+            "PredictionArena": self.arena.address,
+            "ReputationRegistry": self.reputation.address,
+            "RoundManager": self.round_manager.address,
+        }
 
     @property
     def batch(self) -> Any:
@@ -195,13 +262,19 @@ class EvmArena:
             )
         )
 
-    def register(self, private_key: str, name: str) -> str:
+    def register(self, private_key: str, name: str, *, role: str = "agent") -> str:
+        """Register the key's address (the key signs the transaction) with ``name`` as its
+        card's URI; a role other than ``agent`` goes into the card's metadata."""
         from eth_account import Account
 
         address = str(Account.from_key(private_key).address)
         if self.w3.eth.get_balance(address) < 10**16:
             self.fund(address)
-        self.transact_as(self.agent_registry.functions.register(name), private_key)
+        registry = self.agent_registry.functions
+        self.transact_as(registry.register(name), private_key)
+        if role != "agent":
+            agent_id = int(registry.agentIdOf(address).call())
+            self.transact_as(registry.setMetadata(agent_id, ROLE_KEY, role.encode()), private_key)
         return address
 
     def create_round(
@@ -259,6 +332,8 @@ class EvmArena:
         return tuple(int(v) for v in event.args.outcomes)
 
     def score_pending(self, round_id: int) -> tuple[RoundScore, ...]:
+        from web3.logs import DISCARD
+
         receipt = self.transact(self.arena.functions.calculateScoresForPendingReveals(round_id))
         return tuple(
             RoundScore(
@@ -268,5 +343,6 @@ class EvmArena:
                 alpha_bp=int(e.args.alphaBp),
                 resolved=int(e.args.resolvedCount),
             )
-            for e in self.arena.events.ScoreCalculated().process_receipt(receipt)
+            # the receipt also holds the reputation registry's ScoreRecorded logs: skipped
+            for e in self.arena.events.ScoreCalculated().process_receipt(receipt, errors=DISCARD)
         )

@@ -14,6 +14,7 @@ import os
 import shutil
 import subprocess
 import sys
+import tempfile
 from functools import cache
 from importlib import resources
 from pathlib import Path
@@ -37,6 +38,7 @@ SOURCES = (
     "ArenaBatch.sol",
     "MockConditionalTokens.sol",
     "PredictionArena.sol",
+    "ReputationRegistry.sol",
     "RoundManager.sol",
 )
 CONTRACTS = (
@@ -44,6 +46,7 @@ CONTRACTS = (
     "ArenaBatch",
     "MockConditionalTokens",
     "PredictionArena",
+    "ReputationRegistry",
     "RoundManager",
 )
 ARTIFACTS_FILE = "artifacts.json"
@@ -109,19 +112,25 @@ def compile_contracts(solcjs: str | None = None, timeout_s: float = 300.0) -> di
         raise RuntimeError(f"{exe}: cannot run ({exc.strerror or exc})") from None
     if not version.startswith(SOLC_VERSION):
         raise RuntimeError(f"{exe}: solc {version or '?'} found, {SOLC_VERSION} needed")
-    proc = subprocess.run(
-        [exe, "--standard-json"],
-        input=json.dumps(request),
-        capture_output=True,
-        text=True,
-        timeout=timeout_s,
-        check=False,
-    )
+    # solcjs prints the output and exits at once: into a pipe the reader has not drained, the
+    # rest of a large output is lost (node queues it), so it writes to a file, synchronously.
+    with tempfile.TemporaryFile("w+", encoding="utf-8") as sink:
+        proc = subprocess.run(
+            [exe, "--standard-json"],
+            input=json.dumps(request),
+            stdout=sink,
+            stderr=subprocess.PIPE,
+            text=True,
+            timeout=timeout_s,
+            check=False,
+        )
+        sink.seek(0)
+        stdout = sink.read()
     # solcjs may print a notice line before the JSON document
-    start = proc.stdout.find("{")
+    start = stdout.find("{")
     if proc.returncode != 0 or start < 0:
         raise RuntimeError(f"{exe} failed ({proc.returncode}): {proc.stderr.strip()[:500]}")
-    out = json.loads(proc.stdout[start:])
+    out = json.loads(stdout[start:])
     errors = [e for e in out.get("errors", []) if e.get("severity") == "error"]
     if errors:
         raise RuntimeError(f"solc: {errors[0].get('formattedMessage', errors[0])}".strip())

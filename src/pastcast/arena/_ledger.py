@@ -159,7 +159,9 @@ class LedgerArena:
     def advance_to(self, timestamp: int) -> None:
         self._floor = max(self._floor, timestamp)
 
-    def register(self, private_key: str, name: str) -> str:
+    def register(self, private_key: str, name: str, *, role: str = "agent") -> str:
+        # the ledger's registration records carry no role: rounds.jsonl keeps the roles
+        del role
         from eth_account import Account
 
         address = str(Account.from_key(private_key).address)

@@ -75,7 +75,10 @@ class RoundPlayer:
         self.phase_s = phase_s
         self.submitter = submitter or _Direct(backend)
         self.yes_index = yes_index
-        self.addresses = {name: backend.register(key, name) for name, key in self.keys.items()}
+        self.addresses = {
+            name: backend.register(key, name, role=self.roles.get(name, "agent"))
+            for name, key in self.keys.items()
+        }
         self._reported: set[str] = set()
 
     def play(

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 import numpy as np
 from numpy.typing import NDArray
@@ -42,7 +42,9 @@ __all__ = [
     "MurphyRow",
     "RoundRow",
     "arena_report",
+    "leaderboard_rows",
     "market_rows",
+    "model_standard_errors",
 ]
 
 
@@ -178,7 +180,7 @@ def _roles(results: Sequence[RoundResult]) -> dict[str, str]:
     return roles
 
 
-def _model_se(rows: MarketRows) -> dict[str, float]:
+def model_standard_errors(rows: MarketRows) -> dict[str, float]:
     """Proposition 2's SE of each agent's mean per-market alpha, with q_i = b_i."""
     agent = np.asarray(rows.agent, dtype=object)
     p, b = (np.asarray(v, dtype=np.float64) for v in (rows.p, rows.b))
@@ -188,13 +190,16 @@ def _model_se(rows: MarketRows) -> dict[str, float]:
     }
 
 
-def _leaderboard(
+def leaderboard_rows(
     per_round: Sequence[RoundRow],
-    n_pred: dict[str, int],
-    roles: dict[str, str],
-    kappa: float,
-    model_se: dict[str, float],
+    n_pred: Mapping[str, int],
+    roles: Mapping[str, str],
+    model_se: Mapping[str, float],
+    kappa: float = KAPPA,
 ) -> tuple[LeaderboardRow, ...]:
+    """The leaderboard of per-round scores (in the order given), each agent's counted
+    predictions, roles (absent: ``agent``) and Proposition 2's standard errors: the one
+    computation behind the off-chain report and the leaderboard read from a chain."""
     by_agent: dict[str, list[RoundRow]] = defaultdict(list)
     for row in per_round:
         by_agent[row.agent].append(row)
@@ -329,7 +334,7 @@ def arena_report(
         markets_scored=sum(sum(o != OUTCOME_EXCLUDED for o in r.outcomes) for r in results),
         market_brier=float(market_brier.mean()),
         market_brier_sd=_sd(market_brier),
-        leaderboard=_leaderboard(per_round, n_pred, roles, kappa, _model_se(rows)),
+        leaderboard=leaderboard_rows(per_round, n_pred, roles, model_standard_errors(rows), kappa),
         murphy=_murphy(rows, bins) if rows.agent else (),
         categories=_categories(rows, roles) if rows.agent else (),
         cumulative_alpha=cumulative_alpha,

@@ -18,14 +18,20 @@ app = typer.Typer(
 
 
 def _print_leaderboard(report: Any) -> None:
+    _print_rows(
+        report.leaderboard, f"{report.rounds} rounds, market Brier {report.market_brier:.4f}"
+    )
+
+
+def _print_rows(rows: Any, title: str) -> None:
     from rich.console import Console
     from rich.table import Table
 
-    table = Table(title=f"{report.rounds} rounds, market Brier {report.market_brier:.4f}")
+    table = Table(title=title)
     columns = ("agent", "rounds", "Brier", "alpha", "SE (Prop. 2)", "t", "beat %", "alpha (shrunk)")
     for col in columns:
         table.add_column(col, justify="left" if col == "agent" else "right")
-    for row in report.leaderboard:
+    for row in rows:
         se = f" ± {row.alpha_se:.4f}" if row.alpha_se is not None else ""
         table.add_row(
             row.agent + (f" ({row.role})" if row.role != "agent" else ""),
@@ -271,6 +277,7 @@ def replay(
                 "rounds_file": str(out / "rounds.jsonl"),
                 "run_log": str(result.run_log),
                 "round_log": None if result.round_log is None else str(result.round_log),
+                "deployment": None if played.deployment is None else str(played.deployment),
                 "failures": result.failures,
                 **result.report.model_dump(mode="json"),
             }
@@ -281,14 +288,44 @@ def replay(
     if result.round_log is not None and result.round_log != result.run_log:
         logs.append(f"{result.round_log} (round-level agents)")
     typer.echo(f"rounds: {out / 'rounds.jsonl'}; run log: {'; '.join(logs)}")
+    if played.deployment is not None:
+        typer.echo(f"deployment: {played.deployment} (pastcast arena report --from-chain URL)")
 
 
 @app.command("report")
 def report(
-    rounds: Path = typer.Argument(..., help="A rounds.jsonl file (from replay or simulate)."),
+    rounds: Path | None = typer.Argument(
+        None, help="A rounds.jsonl file (from replay or simulate); not with --from-chain."
+    ),
+    from_chain: str | None = typer.Option(
+        None,
+        "--from-chain",
+        help="Read the leaderboard from the chain of this JSON-RPC node's URL alone (the "
+        "reputation and identity registries, and the arena's logs).",
+    ),
+    reputation: str | None = typer.Option(
+        None,
+        help="With --from-chain: the reputation registry's address, or a replay's "
+        "deployment.json (or its folder).",
+    ),
+    from_block: int = typer.Option(
+        0, min=0, help="With --from-chain: read logs from this block (default: the deployment's)."
+    ),
     json_: bool = typer.Option(False, "--json", help="Print JSON."),
 ) -> None:
-    """Leaderboard, Murphy and category tables of finished rounds."""
+    """Leaderboard, Murphy and category tables of finished rounds; with --from-chain, the
+    leaderboard as the chain's registries record it."""
+    if from_chain is not None:
+        if rounds is not None:
+            fail("give a rounds file or --from-chain, not both")
+        if reputation is None:
+            fail("--from-chain: give --reputation (an address or a deployment.json)")
+        _chain_report(from_chain, reputation, from_block, json_)
+        return
+    if reputation is not None or from_block:
+        fail("--reputation/--from-block go with --from-chain")
+    if rounds is None:
+        fail("give a rounds file (or --from-chain URL)")
     from pastcast.arena import arena_report, read_results
 
     if not rounds.is_file():
@@ -301,6 +338,26 @@ def report(
         print_json(rep.model_dump(mode="json"))
     else:
         _print_leaderboard(rep)
+
+
+def _chain_report(url: str, reputation: str, from_block: int, json_: bool) -> None:
+    from pastcast.app import AppError, arena_chain_leaderboard
+
+    try:
+        rows = arena_chain_leaderboard(url, reputation, from_block=from_block)
+    except AppError as exc:
+        fail_app(exc, {"from_chain": "--from-chain", "reputation": "--reputation"})
+    if json_:
+        print_json(
+            {
+                "source": "chain",
+                "rpc_url": url,
+                "reputation": reputation,
+                "leaderboard": [r.model_dump(mode="json") for r in rows],
+            }
+        )
+    else:
+        _print_rows(rows, f"read from the chain at {url}")
 
 
 @app.command("serve")

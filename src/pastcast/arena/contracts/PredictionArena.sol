@@ -21,6 +21,12 @@ interface IConditionalTokens {
 
 interface IAgentRegistry {
     function isRegistered(address agent) external view returns (bool);
+    function agentIdOf(address agent) external view returns (uint256);
+}
+
+interface IReputationRegistry {
+    function recordScore(uint256 roundId, uint256 agentId, uint256 brierBp, int256 alphaBp, uint256 resolvedCount)
+        external;
 }
 
 /// @title Commit-reveal forecasting rounds, scored in basis points against the market.
@@ -28,7 +34,9 @@ interface IAgentRegistry {
 /// round's commit deadline and reveal during the reveal window, directly or through a relayer
 /// with EIP-712 signatures (per-agent nonces, signature deadlines). After the reveal window anyone
 /// triggers the outcomes (read from the conditional-tokens contract; unresolved markets are left
-/// out) and the scores: Brier and Alpha (market Brier minus agent Brier) in basis points.
+/// out) and the scores: Brier and Alpha (market Brier minus agent Brier) in basis points. Each
+/// score is also recorded in the reputation registry under the agent's identity (this contract
+/// is the registry's authorised scorer).
 contract PredictionArena {
     uint256 public constant MAX_BP = 10000;
     uint8 public constant OUTCOME_NO = 0;
@@ -50,6 +58,7 @@ contract PredictionArena {
     IRoundManager public immutable roundManager;
     IConditionalTokens public immutable conditionalTokens;
     IAgentRegistry public immutable agentRegistry;
+    IReputationRegistry public immutable reputationRegistry;
     /// Outcome slot whose payout share is the YES outcome (Foresight Arena reads slot 1).
     uint256 public immutable yesIndex;
 
@@ -91,10 +100,17 @@ contract PredictionArena {
         uint256 indexed roundId, address indexed agent, uint256 brierBp, int256 alphaBp, uint256 resolvedCount
     );
 
-    constructor(address roundManager_, address conditionalTokens_, address agentRegistry_, uint256 yesIndex_) {
+    constructor(
+        address roundManager_,
+        address conditionalTokens_,
+        address agentRegistry_,
+        address reputationRegistry_,
+        uint256 yesIndex_
+    ) {
         roundManager = IRoundManager(roundManager_);
         conditionalTokens = IConditionalTokens(conditionalTokens_);
         agentRegistry = IAgentRegistry(agentRegistry_);
+        reputationRegistry = IReputationRegistry(reputationRegistry_);
         yesIndex = yesIndex_;
     }
 
@@ -285,7 +301,8 @@ contract PredictionArena {
         alphaBp = int256(baseSum / (resolvedCount * MAX_BP)) - int256(brierBp);
     }
 
-    /// Scores every reveal of the round not scored yet and adds it to the agents' totals.
+    /// Scores every reveal of the round not scored yet, adds it to the agents' totals and records
+    /// it in the reputation registry.
     function calculateScoresForPendingReveals(uint256 roundId) external returns (uint256 scored) {
         Outcomes storage o = outcomes[roundId];
         require(o.triggered, "Arena: outcomes not triggered");
@@ -301,6 +318,7 @@ contract PredictionArena {
             t.roundsScored += 1;
             t.brierBpSum += brier;
             t.alphaBpSum += alpha;
+            reputationRegistry.recordScore(roundId, agentRegistry.agentIdOf(list[i]), brier, alpha, n);
             emit ScoreCalculated(roundId, list[i], brier, alpha, n);
             scored++;
         }

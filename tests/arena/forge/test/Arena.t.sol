@@ -4,6 +4,7 @@ pragma solidity ^0.8.24;
 import {AgentRegistry} from "arena/AgentRegistry.sol";
 import {MockConditionalTokens} from "arena/MockConditionalTokens.sol";
 import {PredictionArena} from "arena/PredictionArena.sol";
+import {ReputationRegistry} from "arena/ReputationRegistry.sol";
 import {RoundManager} from "arena/RoundManager.sol";
 
 /// Forge's cheatcodes, declared here: the suite needs no library checkout.
@@ -30,6 +31,7 @@ contract ArenaTest {
     PredictionArena internal arena;
     RoundManager internal rounds;
     AgentRegistry internal registry;
+    ReputationRegistry internal reputation;
     MockConditionalTokens internal ctf;
     address internal agent;
     bytes32[] internal conds;
@@ -39,8 +41,10 @@ contract ArenaTest {
         vm.warp(100);
         ctf = new MockConditionalTokens();
         registry = new AgentRegistry();
+        reputation = new ReputationRegistry(address(registry));
         rounds = new RoundManager();
-        arena = new PredictionArena(address(rounds), address(ctf), address(registry), 1);
+        arena = new PredictionArena(address(rounds), address(ctf), address(registry), address(reputation), 1);
+        reputation.authoriseScorer(address(arena));
         agent = vm.addr(KEY);
         vm.prank(agent);
         registry.register("agent");
