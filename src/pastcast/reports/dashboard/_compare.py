@@ -100,10 +100,10 @@ def _disagreements(index: RunIndex, cmp: PairedComparison) -> list[dict[str, Any
     ra, rb = cmp.rows_a, cmp.rows_b
     gap = np.abs(p[ra] - p[rb])
     order = np.argsort(-gap, kind="stable")[:TOP]
+    shown = index.rows([int(ra[k]) for k in order])
     rows = []
-    for k in order:
+    for k, s in zip(order, shown, strict=True):
         ia, ib = int(ra[k]), int(rb[k])
-        s = index.steps[ia]
         rows.append(
             {
                 "event": s.event_id,
