@@ -78,9 +78,16 @@ class Group:
 def _groups(index: RunIndex) -> list[Group]:
     t = index.table
     cols = [t.keys[c] for c in ("agent", "setting", "run_id")]
-    codes = np.stack([c[0] for c in cols], axis=1) if len(t) else np.zeros((0, 3), int)
-    found = np.unique(codes, axis=0) if len(t) else codes
-    return [Group(*(cols[j][1][int(row[j])] for j in range(3))) for row in found]
+    sizes = [max(1, len(names)) for _, names in cols]
+    # one integer per (agent, setting, run): unique over a flat array, not rows of a matrix
+    flat = (cols[0][0] * sizes[1] + cols[1][0]) * sizes[2] + cols[2][0]
+    out = []
+    for code in np.unique(flat):
+        c = int(code)
+        run, c = c % sizes[2], c // sizes[2]
+        setting, agent = c % sizes[1], c // sizes[1]
+        out.append(Group(cols[0][1][agent], cols[1][1][setting], cols[2][1][run]))
+    return out
 
 
 def _default(groups: list[Group]) -> tuple[Group, Group] | None:

@@ -11,6 +11,8 @@ computed per filter on first request and kept.
 
 from __future__ import annotations
 
+import hashlib
+import json
 import threading
 from collections import OrderedDict
 from collections.abc import Iterator, Sequence
@@ -24,7 +26,14 @@ from numpy.typing import NDArray
 
 from pastcast.dataset import Dataset
 from pastcast.reports._runs import NO_MODEL
-from pastcast.reports.dashboard._store import concat_tables, score_table_of
+from pastcast.reports.dashboard._store import (
+    INDEX_VERSION,
+    board_path,
+    concat_tables,
+    load_board,
+    save_board,
+    score_table_of,
+)
 from pastcast.runlog import (
     RunHeader,
     RunLog,
@@ -228,15 +237,26 @@ class RunIndex:
         notes: list[str] = []
         tables = []
         parts: list[ScoreTable] = []
+        prints: list[str | None] = []
         for log in self.logs:
             cols = _columns_of(log)
             tables.append(cols)
             if isinstance(log, StepColumns):
-                scored, why = score_table_of(log, persist=persist)
+                scored, why, fingerprint = score_table_of(log, persist=persist)
                 notes += why
             else:
-                scored = table_from_columns(cols.select(list(TABLE_INPUTS)).to_pydict())
+                scored, fingerprint = (
+                    table_from_columns(cols.select(list(TABLE_INPUTS)).to_pydict()),
+                    None,
+                )
             parts.append(scored)
+            prints.append(fingerprint)
+        # the unfiltered leaderboard is stored while every log is as it was
+        self._board_key = (
+            hashlib.sha256(json.dumps([INDEX_VERSION, prints]).encode()).hexdigest()
+            if prints and None not in prints
+            else None
+        )
         self.notes: tuple[str, ...] = tuple(notes)
         sizes = [t.num_rows for t in tables]
         self.runs = tuple(
@@ -417,6 +437,11 @@ class RunIndex:
             if f in self._boards:
                 self._boards.move_to_end(f)
                 return self._boards[f]
+        stored = self._stored_board(f, bootstrap)
+        if stored is not None:
+            with self._lock:
+                self._boards[f] = stored
+            return stored
         rows = np.flatnonzero(self.mask(f))
         out: list[LeaderRow] = []
         if rows.size:
@@ -446,11 +471,32 @@ class RunIndex:
             )
             out = [*agents, *(r for r in out if r.summary.role == "reference")]
         board = tuple(out)
+        if self._board_key is not None and f == Filters():
+            rest = [{"model": r.model, "cost": r.cost, "tool_calls": r.tool_calls,
+                     "tokens": r.tokens} for r in board]  # fmt: skip
+            save_board(
+                board_path(self.runs[0].path),
+                f"{self._board_key}:{bootstrap}",
+                [(r.summary, x) for r, x in zip(board, rest, strict=True)],
+            )
         with self._lock:
             self._boards[f] = board
             while len(self._boards) > _CACHE:
                 self._boards.popitem(last=False)
         return board
+
+    def _stored_board(self, f: Filters, bootstrap: int) -> tuple[LeaderRow, ...] | None:
+        """The unfiltered leaderboard as stored beside the first log for these very logs."""
+        if self._board_key is None or f != Filters():
+            return None
+        rows = load_board(board_path(self.runs[0].path), f"{self._board_key}:{bootstrap}")
+        if rows is None:
+            return None
+        return tuple(
+            LeaderRow(s, str(x["model"]), float(x["cost"]), float(x["tool_calls"]),
+                      float(x["tokens"]))
+            for s, x in rows
+        )  # fmt: skip
 
     def events(self, f: Filters) -> tuple[str, ...]:
         """Events with a step passing the filter, in name order."""

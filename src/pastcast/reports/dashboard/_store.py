@@ -11,19 +11,36 @@ a note says why. It holds plain arrays only (``allow_pickle=False``): nothing in
 
 from __future__ import annotations
 
+import contextlib
 import json
 import zipfile
 from collections.abc import Sequence
 from dataclasses import fields
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
-from pastcast.atomic import atomic_path
+from pastcast.atomic import atomic_path, write_atomic
 from pastcast.runlog import StepColumns
-from pastcast.scoring import TABLE_INPUTS, ScoreTable, table_from_columns
+from pastcast.scoring import (
+    TABLE_INPUTS,
+    AlphaTest,
+    GroupSummary,
+    MetricSummary,
+    ScoreTable,
+    table_from_columns,
+)
 
-__all__ = ["INDEX_VERSION", "concat_tables", "index_path", "score_table_of"]
+__all__ = [
+    "INDEX_VERSION",
+    "board_path",
+    "concat_tables",
+    "index_path",
+    "load_board",
+    "save_board",
+    "score_table_of",
+]
 
 INDEX_VERSION = 1
 """The persisted index's format (and the scoring it stores); another version is rebuilt."""
@@ -34,6 +51,60 @@ _ARRAYS = tuple(f.name for f in fields(ScoreTable) if f.name not in ("keys", "fl
 def index_path(log: Path) -> Path:
     """The persisted index beside a step file: ``run.jsonl`` -> ``run.dashboard.npz``."""
     return log.with_suffix(".dashboard.npz")
+
+
+def board_path(log: Path) -> Path:
+    """The stored unfiltered leaderboard of the logs shown with ``log`` first (its key names
+    every log's fingerprint): ``run.jsonl`` -> ``run.dashboard-board.json``."""
+    return log.with_suffix(".dashboard-board.json")
+
+
+def _summary(d: dict[str, Any]) -> GroupSummary:
+    return GroupSummary(
+        by=tuple(d["by"]),
+        group=tuple(d["group"]),
+        role=d["role"],
+        n_recorded=d["n_recorded"],
+        n_failures=d["n_failures"],
+        failure_rate=d["failure_rate"],
+        n_scheduled=d["n_scheduled"],
+        n_missing=d["n_missing"],
+        scheduled_failure_rate=d["scheduled_failure_rate"],
+        metrics={k: MetricSummary(**v) for k, v in d["metrics"].items()},
+        alpha_tests={k: AlphaTest(**v) for k, v in d["alpha_tests"].items()},
+    )
+
+
+def load_board(path: Path, key: str) -> list[tuple[GroupSummary, dict[str, Any]]] | None:
+    """The stored leaderboard rows (each summary and its other fields) when stored for ``key``
+    (None: absent, another key, or unreadable: computed again)."""
+    try:
+        data = json.loads(path.read_bytes())
+        if not isinstance(data, dict) or data.get("key") != key:
+            return None
+        return [(_summary(r["summary"]), r["rest"]) for r in data["rows"]]
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+
+
+def save_board(path: Path, key: str, rows: Sequence[tuple[GroupSummary, dict[str, Any]]]) -> None:
+    """Store leaderboard rows for ``key`` (floats as JSON numbers, NaN included: exact)."""
+    data = {
+        "key": key,
+        "rows": [
+            {
+                "summary": {
+                    **{f.name: getattr(s, f.name) for f in fields(s)},
+                    "metrics": {k: vars(v) for k, v in s.metrics.items()},
+                    "alpha_tests": {k: vars(v) for k, v in s.alpha_tests.items()},
+                },
+                "rest": rest,
+            }
+            for s, rest in rows
+        ],
+    }
+    with contextlib.suppress(OSError):  # a read-only folder: computed again next time
+        write_atomic(path, json.dumps(data))
 
 
 def _arrays(table: ScoreTable, fingerprint: str, header_sha256: str) -> dict[str, np.ndarray]:
@@ -98,18 +169,20 @@ def _save(path: Path, table: ScoreTable, fingerprint: str, header_sha256: str) -
     return True
 
 
-def score_table_of(log: StepColumns, *, persist: bool = True) -> tuple[ScoreTable, list[str]]:
+def score_table_of(
+    log: StepColumns, *, persist: bool = True
+) -> tuple[ScoreTable, list[str], str | None]:
     """The score table of ``log``'s rows (``table_from_columns``), from its persisted index when
     that is current, else scored now and (with ``persist``) stored; with a note when a stored
-    index was not used."""
+    index was not used, and the log's fingerprint (None: not stored)."""
     fingerprint = log.fingerprint() if persist else None
     if fingerprint is None:  # rows not all in the companion (or some left out): not stored
-        return _score(log), []
+        return _score(log), [], None
     path = index_path(log.path)
     header = log.header_sha256()
     found = _load(path, fingerprint, header)
     if isinstance(found, ScoreTable) and len(found) == log.table.num_rows:
-        return found, []
+        return found, [], fingerprint
     table = _score(log)
     saved = _save(path, table, fingerprint, header)
     notes = []
@@ -119,7 +192,7 @@ def score_table_of(log: StepColumns, *, persist: bool = True) -> tuple[ScoreTabl
             f"{log.path}: dashboard index {path.name}: {why}; "
             + ("rebuilt" if saved else "indexed again (the folder is not writable)")
         )
-    return table, notes
+    return table, notes, fingerprint
 
 
 def _score(log: StepColumns) -> ScoreTable:
