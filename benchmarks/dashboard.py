@@ -161,8 +161,9 @@ def main() -> None:
         print(json.dumps({"steps": n, "mb": round(log.stat().st_size / 1e6)}), flush=True)
         for tree, src in trees.items():
             for start in args.starts.split(","):
-                if start == "cold":
+                if start == "cold":  # nothing stored beside the log: the one-time index
                     log.with_suffix(".dashboard.npz").unlink(missing_ok=True)
+                    log.with_suffix(".dashboard-board.json").unlink(missing_ok=True)
                 proc, port, first = _start(src, log, args.timeout)
                 row: dict[str, object] = {"code": tree, "start": start, "first_page_s": first}
                 try:
