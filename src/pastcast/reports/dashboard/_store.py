@@ -17,7 +17,7 @@ import zipfile
 from collections.abc import Sequence
 from dataclasses import fields
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -163,7 +163,8 @@ def _load(path: Path, fingerprint: str, header_sha256: str) -> ScoreTable | str:
 def _save(path: Path, table: ScoreTable, fingerprint: str, header_sha256: str) -> bool:
     try:
         with atomic_path(path, suffix=".npz") as tmp, tmp.open("wb") as fh:
-            np.savez(fh, **_arrays(table, fingerprint, header_sha256))
+            # (numpy's stub types a keyword array as its ``allow_pickle`` flag)
+            cast(Any, np.savez)(fh, **_arrays(table, fingerprint, header_sha256))
     except OSError:
         return False  # a read-only folder: indexed again next time
     return True
