@@ -429,8 +429,15 @@ def _cases() -> list[Any]:
 
 # Files a command is documented to add beside a run log it reads (never over an input): the
 # retrieval audit's result and its judgement cache.
-# The columnar companion (``run.columns/``) is made by any reader of a log it does not cover.
-BESIDE_THE_LOG = (".retrieval-audit.json", ".retrieval-judge-cache/", "run.columns/")
+# The columnar companion (``run.columns/``) is made by any reader of a log it does not cover;
+# the dashboard keeps its index and first leaderboard beside the log (``run.dashboard*``).
+BESIDE_THE_LOG = (
+    ".retrieval-audit.json",
+    ".retrieval-judge-cache/",
+    "run.columns/",
+    ".dashboard.npz",
+    ".dashboard-board.json",
+)
 
 
 def _beside_the_log(name: str) -> bool:

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 from pastcast.app._corpus import corpus_documents
 from pastcast.app._datasets import open_dataset
 from pastcast.app._errors import AppError
-from pastcast.app._reading import RunsRead, check_dataset, read_runs
+from pastcast.app._reading import ColumnsRead, RunsRead, check_dataset, read_runs
 from pastcast.dataset import Dataset
 
 if TYPE_CHECKING:
@@ -168,7 +168,7 @@ def _served_leakage(run_log: Path) -> tuple[float | None, str]:
     )
 
 
-def run_leakage_cards(read: RunsRead) -> tuple[LeakageCard, ...]:
+def run_leakage_cards(read: RunsRead | ColumnsRead) -> tuple[LeakageCard, ...]:
     """The leakage card of each run read: its dataset (the one given, or the embedded world the
     log names; a log of another dataset without it has no card), the corpus of its header and
     the knowledge cutoffs it recorded for its models."""

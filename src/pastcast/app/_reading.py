@@ -5,7 +5,7 @@ once however often a log, a copy of it or one of its step lines was given."""
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -152,6 +152,34 @@ def _keys(log: StepColumns) -> list[StepKey]:
     return list(zip(*(cols[c] for c in _KEY), strict=True))
 
 
+def _distinct_keys(log: StepColumns) -> bool:
+    """No two rows of ``log`` have the same step key (counted by Arrow, not in Python)."""
+    n = log.table.num_rows
+    if n < 2:
+        return True
+    return bool(log.table.select(list(_KEY)).group_by(list(_KEY)).aggregate([]).num_rows == n)
+
+
+class _LazyKeys:
+    """The step keys read of a run, made only when another log of the run needs them (a copy
+    of it), so a run read once never builds a Python key per step."""
+
+    def __init__(self, log: StepColumns | None, keys: set[StepKey] | None = None) -> None:
+        self._log = log
+        self._keys = keys
+
+    def _set(self) -> set[StepKey]:
+        if self._keys is None:
+            self._keys = set(_keys(self._log)) if self._log is not None else set()
+        return self._keys
+
+    def __contains__(self, key: object) -> bool:
+        return key in self._set()
+
+    def update(self, keys: Iterable[StepKey]) -> None:
+        self._set().update(keys)
+
+
 def _keep(log: StepColumns, mask: list[bool]) -> StepColumns:
     import pyarrow as pa
 
@@ -165,7 +193,7 @@ def _columns_once(
     of a copy already read counted once, with the same notes."""
     by_file: dict[tuple[int, int] | Path, Path] = {}
     logs: list[StepColumns] = []
-    known: dict[int, tuple[RunHeader, Path, set[StepKey]]] = {}
+    known: dict[int, tuple[RunHeader, Path, _LazyKeys]] = {}
     for path in paths:
         ident: tuple[int, int] | Path = _file_id(path) or path.resolve()
         if ident in by_file:
@@ -179,6 +207,11 @@ def _columns_once(
         notes.extend(log.notes)
         if log.truncated_tail:
             notes.append(f"{path}: the last line is incomplete (cut off mid-write); left out")
+        same = next((v for v in known.values() if v[0] == log.header), None)
+        if same is None and _distinct_keys(log):  # the common case: no Python key per step
+            known[len(known)] = (log.header, path, _LazyKeys(log))
+            logs.append(log)
+            continue
         keys = _keys(log)
         seen: set[StepKey] = set()
         first = [not (k in seen or seen.add(k)) for k in keys]  # type: ignore[func-returns-value]
@@ -188,7 +221,6 @@ def _columns_once(
                 f"{path}: {repeated} step line(s) repeat a step already in the log (same agent, "
                 "setting, event, step and rollout); each step is counted once"
             )
-        same = next((v for v in known.values() if v[0] == log.header), None)
         if same is not None:
             fresh = [f and k not in same[2] for f, k in zip(first, keys, strict=True)]
             n_fresh, n_kept = fresh.count(True), first.count(True)
@@ -206,7 +238,7 @@ def _columns_once(
             known[len(known)] = (
                 log.header,
                 path,
-                {k for k, f in zip(keys, first, strict=True) if f},
+                _LazyKeys(None, {k for k, f in zip(keys, first, strict=True) if f}),
             )
         logs.append(_keep(log, first) if not all(first) else log)
     return logs

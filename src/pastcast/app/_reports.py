@@ -267,7 +267,12 @@ class Dashboard:
 
     app: FastAPI
     index: RunIndex
-    read: RunsRead
+    read: ColumnsRead
+
+    @property
+    def notes(self) -> tuple[str, ...]:
+        """What reading left out or merged, and each stored index rebuilt (and why)."""
+        return (*self.read.notes, *self.index.notes)
 
 
 def dashboard(
@@ -276,10 +281,11 @@ def dashboard(
     arena: str | Path | None = None,
 ) -> Dashboard:
     """The dashboard of every run log named by ``run_dirs`` (a step file, or every run log
-    under a directory), each forecast once (see ``read_runs``); the arena rounds of ``arena``,
-    or beside a run log an arena replay wrote, on a page of their own."""
+    under a directory), each forecast once (see ``read_runs``), read through the logs' columnar
+    companions (``read_run_columns``) with each log's score table kept beside it; the arena
+    rounds of ``arena``, or beside a run log an arena replay wrote, on a page of their own."""
     try:
-        from pastcast.reports.dashboard import RunIndex, create_app, find_run_logs
+        from pastcast.reports.dashboard import INDEX_COLUMNS, RunIndex, create_app, find_run_logs
     except ImportError as exc:
         raise AppError(
             "",
@@ -289,7 +295,7 @@ def dashboard(
         paths = find_run_logs(run_dirs)
     except ValueError as exc:
         raise AppError("run_logs", str(exc)) from None
-    read = read_runs(paths, dataset)
+    read = read_run_columns(paths, dataset, columns=INDEX_COLUMNS)
     index = RunIndex(read.logs, read.dataset)
     sections = arena_sections(paths, arena)
     leakage = run_leakage_cards(read)

@@ -13,6 +13,7 @@ from pastcast.app import (
     DATASET_SPEC_HELP,
     AppError,
     ColumnsRead,
+    Dashboard,
     RunsRead,
     group_columns,
     score_runs,
@@ -48,7 +49,7 @@ def columns(
         fail(f"{option}: {exc.reason}")
 
 
-def print_notes(read: RunsRead | ColumnsRead) -> None:
+def print_notes(read: RunsRead | ColumnsRead | Dashboard) -> None:
     """What reading left out or merged, on stderr."""
     for line in read.notes:
         typer.echo(f"note: {line}", err=True)

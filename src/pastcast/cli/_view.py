@@ -56,7 +56,7 @@ def view(
         if not exc.field:  # the reports extra is missing
             fail(f"pastcast view needs {exc.reason.removeprefix('the dashboard needs ')}")
         fail_reading(exc)
-    print_notes(board.read)
+    print_notes(board)
     note(
         f"indexed {len(board.index)} forecast steps from {len(board.read.logs)} run log(s) in "
         f"{time.perf_counter() - started:.1f} s",

@@ -5,7 +5,12 @@ A run log is a step file (``run.jsonl``: one step record per line) with its head
 
 from pastcast.runlog._arrow import step_schema
 from pastcast.runlog._columns import StepColumns, read_step_columns
-from pastcast.runlog._companion import COLUMNS_VERSION, columns_path, columns_schema
+from pastcast.runlog._companion import (
+    COLUMNS_VERSION,
+    columns_path,
+    columns_schema,
+    records_table,
+)
 from pastcast.runlog._definition import EXECUTION_ONLY, run_definition, run_fingerprint
 from pastcast.runlog._io import (
     RunLog,
@@ -44,6 +49,7 @@ __all__ = [
     "header_path",
     "read_run_log",
     "read_step_columns",
+    "records_table",
     "retried_path",
     "run_definition",
     "run_fingerprint",

@@ -80,6 +80,29 @@ class StepColumns:
             fh.seek(offset)
             return _parse(fh.read(length), self.path, f"byte {offset}", self._convert)
 
+    def fingerprint(self) -> str | None:
+        """A digest of what the rows were read from: the header's hash and the SHA-256 of every
+        byte range the checked parts cover, in order; None when some rows are not in a part (a
+        tail read from the JSONL) or ``table`` is not every row of the parts (rows left out).
+        An index derived from the rows and stored with it is current while this is unchanged."""
+        if self.tail_rows or not self.parts:
+            return None
+        infos = [part_info(p) for p in self.parts]
+        if any(isinstance(i, str) for i in infos):
+            return None
+        parts = [i for i in infos if not isinstance(i, str)]
+        if sum(i.rows for i in parts) != self.table.num_rows:
+            return None
+        digest = hashlib.sha256(parts[0].header_sha256.encode())
+        for info in parts:
+            for seg in info.segments:
+                digest.update(f"{seg.start}:{seg.end}:{seg.rows}:{seg.sha256};".encode())
+        return digest.hexdigest()
+
+    def header_sha256(self) -> str:
+        """The SHA-256 of the run header file's bytes."""
+        return _header_bytes(self.path)[1]
+
     def records(self, spans: Iterable[tuple[int, int]]) -> Iterator[StepRecord]:
         """Full step records by (offset, length), one at a time (memory bounded by one)."""
         with self.path.open("rb") as fh:

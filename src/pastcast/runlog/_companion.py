@@ -47,6 +47,7 @@ __all__ = [
     "part_files",
     "part_info",
     "read_stamp",
+    "records_table",
     "rows_table",
     "step_row",
     "write_part",
@@ -298,6 +299,12 @@ def merge_parts(folder: Path, parts: Sequence[PartInfo], header_sha256: str) -> 
             p.path.unlink(missing_ok=True)
     fsync_dir(folder)
     return target
+
+
+def records_table(records: Sequence[StepRecord]) -> pa.Table:
+    """The companion's rows of records held in memory (offset and length -1: not read from a
+    step file), for readers that take either."""
+    return rows_table([step_row(r, -1, -1) for r in records])
 
 
 def rows_table(rows: Sequence[dict[str, Any]]) -> pa.Table:

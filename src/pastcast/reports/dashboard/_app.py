@@ -1,7 +1,9 @@
 """The dashboard's web application: server-rendered pages over a ``RunIndex``, read-only.
 
-Only GET routes exist and none reads a file: every page is rendered from the index built at
-start-up, so a request naming a path (``/event/../../etc/passwd``) is just an unknown id. Jinja2
+Only GET routes exist and none opens a path a request names: every page is rendered from the
+index built at start-up (a trajectory page reads its step's line of a step file the index
+holds, by the byte offset the index recorded), so a request naming a path
+(``/event/../../etc/passwd``) is just an unknown id. Jinja2
 escapes every value (document texts, model outputs, tool results may hold HTML), and a
 content-security policy forbids scripts, so markup that slipped through could not run either.
 """
@@ -121,9 +123,10 @@ def create_app(
         events = index.events(f)
         pg = paginate(len(events), _number(page))
         rows = [(e, index.event_rows(e)) for e in events[pg.start : pg.stop]]
+        firsts = index.rows([int(r[0]) for _, r in rows if r is not None and r.size])
         event_rows = []
         for e, r in rows:
-            first = index.steps[int(r[0])] if r is not None and r.size else None
+            first = firsts.pop(0) if r is not None and r.size else None
             event_rows.append(
                 {
                     "id": e,
@@ -143,7 +146,7 @@ def create_app(
             choices={c: index.choices(c) for c in FILTERS},
             events=event_rows,
             page=pg,
-            runs=index.logs,
+            runs=index.runs,
         )
 
     @app.get("/forecasts", response_class=HTMLResponse)
@@ -167,25 +170,17 @@ def create_app(
             setting=setting,
             filters=f,
             page=pg,
-            steps=[(i, index.steps[i]) for i in shown],
+            steps=list(zip(shown, index.rows(shown), strict=True)),
             brier=index.metrics["brier"],
         )
 
     @app.get("/event/{event_id:path}", response_class=HTMLResponse)
     def event(event_id: str, page: str = "1") -> HTMLResponse:
-        rows = index.event_rows(event_id)
+        rows = index.event_sorted(event_id)
         if rows is None or rows.size == 0:
             return not_found("event")
-        ids = sorted(
-            (int(i) for i in rows),
-            key=lambda i: (
-                index.steps[i].step_index,
-                index.steps[i].agent,
-                index.steps[i].setting,
-                index.steps[i].rollout,
-            ),
-        )
-        steps = [index.steps[i] for i in ids]
+        ids = [int(i) for i in rows]
+        steps = index.rows(ids)
         info = None
         if index.dataset is not None:
             try:
@@ -197,11 +192,11 @@ def create_app(
             "event.html.j2",
             event_id=event_id,
             info=info,
-            question="" if info else question_of(steps[:200]),
+            question="" if info else question_of(index.records(ids[:200])),
             first=steps[0],
             chart=chart(steps, index.dataset),
             page=pg,
-            rows=[(i, index.steps[i]) for i in ids[pg.start : pg.stop]],
+            rows=list(zip(ids, steps, strict=True))[pg.start : pg.stop],
             brier=index.metrics["brier"],
         )
 
@@ -223,10 +218,10 @@ def create_app(
         if not step_id.isdigit() or int(step_id) >= len(index):
             return not_found("step")
         i = int(step_id)
-        s = index.steps[i]
+        s = index.record(i)
         chain = index.chain(i)
         pos = chain.index(i)
-        log = index.logs[int(index.run_of[i])]
+        log = index.runs[int(index.run_of[i])]
         return render(
             "step.html.j2",
             step_id=i,

@@ -78,9 +78,16 @@ class Group:
 def _groups(index: RunIndex) -> list[Group]:
     t = index.table
     cols = [t.keys[c] for c in ("agent", "setting", "run_id")]
-    codes = np.stack([c[0] for c in cols], axis=1) if len(t) else np.zeros((0, 3), int)
-    found = np.unique(codes, axis=0) if len(t) else codes
-    return [Group(*(cols[j][1][int(row[j])] for j in range(3))) for row in found]
+    sizes = [max(1, len(names)) for _, names in cols]
+    # one integer per (agent, setting, run): unique over a flat array, not rows of a matrix
+    flat = (cols[0][0] * sizes[1] + cols[1][0]) * sizes[2] + cols[2][0]
+    out = []
+    for code in np.unique(flat):
+        c = int(code)
+        run, c = c % sizes[2], c // sizes[2]
+        setting, agent = c % sizes[1], c // sizes[1]
+        out.append(Group(cols[0][1][agent], cols[1][1][setting], cols[2][1][run]))
+    return out
 
 
 def _default(groups: list[Group]) -> tuple[Group, Group] | None:
@@ -100,10 +107,10 @@ def _disagreements(index: RunIndex, cmp: PairedComparison) -> list[dict[str, Any
     ra, rb = cmp.rows_a, cmp.rows_b
     gap = np.abs(p[ra] - p[rb])
     order = np.argsort(-gap, kind="stable")[:TOP]
+    shown = index.rows([int(ra[k]) for k in order])
     rows = []
-    for k in order:
+    for k, s in zip(order, shown, strict=True):
         ia, ib = int(ra[k]), int(rb[k])
-        s = index.steps[ia]
         rows.append(
             {
                 "event": s.event_id,

@@ -1,41 +1,85 @@
-"""The dashboard's index of run logs: read once at start-up, then every page is a lookup.
+"""The dashboard's index of run logs: built once at start-up, then every page is a lookup.
 
-Run logs are read with ``read_run_log``; the index keeps the step records (a trajectory page
-shows one whole), the score table, per-step resources and the model of each agent, the steps of
-each event and of each chain (one agent, setting, event and rollout of a run), so no page scans
-the logs. Leaderboards are computed per filter on first request and kept.
+Run logs are read through their columnar companions (``read_step_columns``: the scalar columns of
+each step, never its messages), and a full record is read by its byte offset only when a
+trajectory page shows it. The index keeps the columns a page shows (an Arrow table), the score
+table (stored beside each log, ``_store``, so a large log is scored once), per-step resources
+and the model of each agent, the steps of each event and of each chain (one agent, setting,
+event and rollout of a run) as sorted arrays, so no page scans the logs. Leaderboards are
+computed per filter on first request and kept.
 """
 
 from __future__ import annotations
 
+import hashlib
+import json
 import threading
 from collections import OrderedDict
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
+from datetime import datetime
 from pathlib import Path
+from typing import TYPE_CHECKING, Any, overload
 
 import numpy as np
 from numpy.typing import NDArray
 
 from pastcast.dataset import Dataset
-from pastcast.reports._runs import NO_MODEL, agent_models
-from pastcast.runlog import RunLog, StepRecord, header_path, read_run_log
+from pastcast.reports._runs import NO_MODEL
+from pastcast.reports.dashboard._store import (
+    INDEX_VERSION,
+    board_path,
+    concat_tables,
+    load_board,
+    save_board,
+    score_table_of,
+)
+from pastcast.runlog import (
+    RunHeader,
+    RunLog,
+    StepColumns,
+    StepRecord,
+    header_path,
+    read_step_columns,
+    records_table,
+)
 from pastcast.scoring import (
     RESOURCES,
+    TABLE_INPUTS,
     GroupSummary,
     ScoreTable,
     group_rows,
-    resource_use,
     summarize,
-    table_from_records,
+    table_from_columns,
 )
 
-__all__ = ["FILTERS", "Filters", "LeaderRow", "RunIndex", "find_run_logs"]
+if TYPE_CHECKING:
+    import pyarrow as pa
+
+__all__ = [
+    "FILTERS",
+    "INDEX_COLUMNS",
+    "Filters",
+    "LeaderRow",
+    "RunIndex",
+    "RunInfo",
+    "StepRow",
+    "find_run_logs",
+]
 
 Ints = NDArray[np.int64]
 FILTERS = ("split", "setting", "model", "category")
 """Leaderboard and event-list filters (query parameters)."""
 _CACHE = 64
+INDEX_COLUMNS = (
+    *TABLE_INPUTS,
+    "cutoff",
+    "failure_reason",
+    *RESOURCES,
+    "offset",
+    "length",
+)
+"""The step columns the dashboard reads (``pastcast.runlog.columns_schema``)."""
 
 
 def find_run_logs(paths: Sequence[str | Path]) -> list[Path]:
@@ -80,58 +124,286 @@ class LeaderRow:
     tokens: float
 
 
-class RunIndex:
-    """Everything the dashboard shows, indexed once."""
+@dataclass(frozen=True)
+class RunInfo:
+    """A run log as the runs table shows it."""
 
-    def __init__(self, logs: Sequence[RunLog], dataset: Dataset | None = None) -> None:
+    header: RunHeader
+    path: Path
+    n_steps: int
+
+
+@dataclass(frozen=True)
+class _Forecast:
+    probs: dict[str, float]
+    usable: bool
+    failure_reason: str | None
+
+
+@dataclass(frozen=True)
+class _Grading:
+    truth: str
+    labels: tuple[str, ...]
+    market_probs: dict[str, float] | None
+
+
+@dataclass(frozen=True)
+class StepRow:
+    """A step as the lists show it, from its columns (the same names as a ``StepRecord``'s, so
+    the pages and the chart take either)."""
+
+    run_id: str
+    agent: str
+    role: str
+    setting: str
+    event_id: str
+    step_index: int
+    cutoff: datetime
+    rollout: int
+    split: str
+    category: str
+    forecast: _Forecast
+    grading: _Grading
+
+
+def _pairs(value: list[dict[str, Any]] | None) -> dict[str, float] | None:
+    return None if value is None else {d["label"]: d["p"] for d in value}
+
+
+def _step_row(c: dict[str, Any]) -> StepRow:
+    return StepRow(
+        run_id=c["run_id"],
+        agent=c["agent"],
+        role=c["role"],
+        setting=c["setting"],
+        event_id=c["event_id"],
+        step_index=c["step_index"],
+        cutoff=c["cutoff"],
+        rollout=c["rollout"],
+        split=c["split"],
+        category=c["category"],
+        forecast=_Forecast(_pairs(c["probs"]) or {}, c["usable"], c["failure_reason"]),
+        grading=_Grading(c["truth"], tuple(c["labels"]), _pairs(c["market_probs"])),
+    )
+
+
+class _Steps(Sequence[StepRecord]):
+    """The full step records of the index, read on demand (by byte offset from a step file, or
+    from a log held in memory); iterating reads one at a time."""
+
+    def __init__(self, index: RunIndex) -> None:
+        self._index = index
+
+    def __len__(self) -> int:
+        return len(self._index)
+
+    @overload
+    def __getitem__(self, i: int) -> StepRecord: ...
+    @overload
+    def __getitem__(self, i: slice) -> Sequence[StepRecord]: ...
+    def __getitem__(self, i: int | slice) -> StepRecord | Sequence[StepRecord]:
+        if isinstance(i, slice):
+            return [self._index.record(j) for j in range(len(self))[i]]
+        if not -len(self) <= i < len(self):
+            raise IndexError(i)
+        return self._index.record(i % len(self))
+
+    def __iter__(self) -> Iterator[StepRecord]:
+        return self._index.records(range(len(self)))
+
+
+def _columns_of(log: RunLog | StepColumns) -> pa.Table:
+    if isinstance(log, StepColumns):
+        return log.table.select(list(INDEX_COLUMNS))
+    return records_table(log.steps).select(list(INDEX_COLUMNS))
+
+
+class RunIndex:
+    """Everything the dashboard shows, indexed once: ``logs`` read through their columns
+    (``StepColumns``, e.g. ``read_step_columns(path, INDEX_COLUMNS)``) or held in memory
+    (``RunLog``); ``persist``: keep each log's score table beside it (``_store``)."""
+
+    def __init__(
+        self,
+        logs: Sequence[RunLog | StepColumns],
+        dataset: Dataset | None = None,
+        *,
+        persist: bool = True,
+    ) -> None:
+        import pyarrow as pa
+
         self.logs = tuple(logs)
         self.dataset = dataset
-        steps: list[StepRecord] = []
-        run_of: list[int] = []
-        for i, log in enumerate(self.logs):
-            steps.extend(log.steps)
-            run_of.extend([i] * len(log.steps))
-        self.steps: tuple[StepRecord, ...] = tuple(steps)
-        self.run_of = np.asarray(run_of, dtype=np.int64)
-        self.table: ScoreTable = table_from_records(self.steps)
-        self.metrics = self.table.metrics("uniform")
-        models = [agent_models(log) for log in self.logs]
-        model_names = [
-            models[run_of[j]].get((s.agent, s.setting), NO_MODEL) for j, s in enumerate(steps)
-        ]
-        names, inv = np.unique(
-            np.asarray(model_names or [NO_MODEL], dtype=object), return_inverse=True
+        notes: list[str] = []
+        tables = []
+        parts: list[ScoreTable] = []
+        prints: list[str | None] = []
+        for log in self.logs:
+            cols = _columns_of(log)
+            tables.append(cols)
+            if isinstance(log, StepColumns):
+                scored, why, fingerprint = score_table_of(log, persist=persist)
+                notes += why
+            else:
+                scored, fingerprint = (
+                    table_from_columns(cols.select(list(TABLE_INPUTS)).to_pydict()),
+                    None,
+                )
+            parts.append(scored)
+            prints.append(fingerprint)
+        # the unfiltered leaderboard is stored while every log is as it was
+        self._board_key = (
+            hashlib.sha256(json.dumps([INDEX_VERSION, prints]).encode()).hexdigest()
+            if prints and None not in prints
+            else None
         )
-        self.model_names: tuple[str, ...] = tuple(str(n) for n in names)
-        self.model_codes: Ints = inv.reshape(-1).astype(np.int64)[: len(steps)]
-        use = [resource_use(s) for s in steps]
+        self.notes: tuple[str, ...] = tuple(notes)
+        sizes = [t.num_rows for t in tables]
+        self.runs = tuple(
+            RunInfo(log.header, log.path, n) for log, n in zip(self.logs, sizes, strict=True)
+        )
+        self._starts = np.cumsum([0, *sizes]).astype(np.int64)
+        self.columns: pa.Table = (
+            pa.concat_tables(tables) if tables else records_table([]).select(list(INDEX_COLUMNS))
+        )
+        n = self.columns.num_rows
+        self.run_of: Ints = np.repeat(np.arange(len(sizes), dtype=np.int64), sizes)
+        self.table: ScoreTable = (
+            concat_tables(parts) if parts else table_from_columns({c: [] for c in TABLE_INPUTS})
+        )
+        self.metrics = self.table.metrics("uniform")
+        self.offsets: Ints = self.columns.column("offset").to_numpy().astype(np.int64)
+        self.lengths: Ints = self.columns.column("length").to_numpy().astype(np.int64)
         self.resources = {
-            r: np.asarray([u[r] for u in use], dtype=np.float64).reshape(len(steps))
-            for r in RESOURCES
+            r: self.columns.column(r).to_numpy().astype(np.float64).reshape(n) for r in RESOURCES
         }
+        self._models(n)
         event_codes = self.table.codes("event")
         order = np.argsort(event_codes, kind="stable")
-        bounds = np.searchsorted(event_codes[order], np.arange(len(self.event_names) + 1))
-        self._event_rows = {
-            name: order[bounds[k] : bounds[k + 1]] for k, name in enumerate(self.event_names)
-        }
-        chains: dict[tuple[int, str, str, str, int], list[int]] = {}
-        for j, s in enumerate(steps):
-            chains.setdefault((run_of[j], s.agent, s.setting, s.event_id, s.rollout), []).append(j)
-        self._chain_of: dict[int, list[int]] = {}
-        for ids in chains.values():
-            ids.sort(key=lambda j: steps[j].step_index)
-            for j in ids:
-                self._chain_of[j] = ids
+        self._event_order = order
+        self._event_bounds = np.searchsorted(
+            event_codes[order], np.arange(len(self.event_names) + 1)
+        )
+        self._event_code = {name: k for k, name in enumerate(self.event_names)}
+        self._chains()
         self._lock = threading.Lock()
         self._boards: OrderedDict[Filters, tuple[LeaderRow, ...]] = OrderedDict()
 
+    def _models(self, n: int) -> None:
+        """The model of each step: its agent spec's ``model`` argument in its run's header."""
+        agent, agents = self.table.keys["agent"]
+        setting, settings = self.table.keys["setting"]
+        per_run = [
+            {(a.name, a.setting): str(a.args.get("model") or NO_MODEL) for a in info.header.agents}
+            for info in self.runs
+        ]
+        names = sorted({NO_MODEL, *(m for of in per_run for m in of.values())})
+        at = {m: k for k, m in enumerate(names)}
+        codes = np.zeros(n, dtype=np.int64)
+        pair = agent * len(settings) + setting
+        for r, of in enumerate(per_run):
+            rows = slice(int(self._starts[r]), int(self._starts[r + 1]))
+            lookup = np.full(max(1, len(agents) * len(settings)), at[NO_MODEL], dtype=np.int64)
+            for (a, s), m in of.items():
+                if a in agents and s in settings:
+                    lookup[agents.index(a) * len(settings) + settings.index(s)] = at[m]
+            codes[rows] = lookup[pair[rows]]
+        if not n:
+            self.model_names: tuple[str, ...] = (NO_MODEL,)
+            self.model_codes: Ints = codes
+            return
+        used, inverse = np.unique(codes, return_inverse=True)  # the models some step used
+        self.model_names = tuple(names[int(k)] for k in used)
+        self.model_codes = inverse.reshape(-1).astype(np.int64)
+
+    def _chains(self) -> None:
+        """Each chain's steps by step index, as one sorted array and each row's place in it."""
+        t = self.table
+        order = np.lexsort(
+            (
+                np.arange(len(t)),
+                t.step,
+                t.rollout,
+                t.codes("event"),
+                t.codes("setting"),
+                t.codes("agent"),
+                self.run_of,
+            )
+        )
+        keys = np.stack(
+            [self.run_of, t.codes("agent"), t.codes("setting"), t.codes("event"), t.rollout]
+        )[:, order]
+        new = np.ones(len(t), dtype=bool)
+        if len(t) > 1:
+            new[1:] = (keys[:, 1:] != keys[:, :-1]).any(axis=0)
+        starts = np.flatnonzero(new)
+        group = np.cumsum(new) - 1
+        ends = np.append(starts[1:], len(t))
+        self._chain_order = order
+        self._chain_start = np.empty(len(t), dtype=np.int64)
+        self._chain_end = np.empty(len(t), dtype=np.int64)
+        self._chain_start[order] = starts[group]
+        self._chain_end[order] = ends[group]
+
     @classmethod
-    def load(cls, paths: Sequence[str | Path], dataset: Dataset | None = None) -> RunIndex:
-        return cls([read_run_log(p) for p in find_run_logs(paths)], dataset)
+    def load(
+        cls, paths: Sequence[str | Path], dataset: Dataset | None = None, *, persist: bool = True
+    ) -> RunIndex:
+        return cls(
+            [read_step_columns(p, list(INDEX_COLUMNS)) for p in find_run_logs(paths)],
+            dataset,
+            persist=persist,
+        )
+
+    @property
+    def steps(self) -> Sequence[StepRecord]:
+        """Every full step record, read on demand (``record``)."""
+        return _Steps(self)
+
+    def record(self, step_id: int) -> StepRecord:
+        """The full record of a step: read by its byte offset (one line of the step file)."""
+        r = int(self.run_of[step_id])
+        log = self.logs[r]
+        if isinstance(log, StepColumns):
+            return log.record(int(self.offsets[step_id]), int(self.lengths[step_id]))
+        return log.steps[step_id - int(self._starts[r])]
+
+    def records(self, step_ids: Sequence[int] | range) -> Iterator[StepRecord]:
+        """Full records, one at a time."""
+        for i in step_ids:
+            yield self.record(int(i))
+
+    def rows(self, step_ids: Sequence[int] | Ints) -> list[StepRow]:
+        """The steps as the lists show them, from the columns."""
+        import pyarrow as pa
+
+        taken = self.columns.take(pa.array(np.asarray(step_ids, dtype=np.int64)))
+        return [_step_row(c) for c in taken.to_pylist()]
+
+    def row(self, step_id: int) -> StepRow:
+        return self.rows([step_id])[0]
+
+    def event_sorted(self, event_id: str) -> Ints | None:
+        """The steps of an event by step index, agent, setting and rollout (None: no such
+        event)."""
+        rows = self.event_rows(event_id)
+        if rows is None:
+            return None
+        t = self.table
+        return rows[
+            np.lexsort(
+                (
+                    rows,
+                    t.rollout[rows],
+                    t.codes("setting")[rows],
+                    t.codes("agent")[rows],
+                    t.step[rows],
+                )
+            )
+        ]
 
     def __len__(self) -> int:
-        return len(self.steps)
+        return len(self.table)
 
     @property
     def event_names(self) -> tuple[str, ...]:
@@ -165,6 +437,11 @@ class RunIndex:
             if f in self._boards:
                 self._boards.move_to_end(f)
                 return self._boards[f]
+        stored = self._stored_board(f, bootstrap)
+        if stored is not None:
+            with self._lock:
+                self._boards[f] = stored
+            return stored
         rows = np.flatnonzero(self.mask(f))
         out: list[LeaderRow] = []
         if rows.size:
@@ -194,11 +471,32 @@ class RunIndex:
             )
             out = [*agents, *(r for r in out if r.summary.role == "reference")]
         board = tuple(out)
+        if self._board_key is not None and f == Filters():
+            rest = [{"model": r.model, "cost": r.cost, "tool_calls": r.tool_calls,
+                     "tokens": r.tokens} for r in board]  # fmt: skip
+            save_board(
+                board_path(self.runs[0].path),
+                f"{self._board_key}:{bootstrap}",
+                [(r.summary, x) for r, x in zip(board, rest, strict=True)],
+            )
         with self._lock:
             self._boards[f] = board
             while len(self._boards) > _CACHE:
                 self._boards.popitem(last=False)
         return board
+
+    def _stored_board(self, f: Filters, bootstrap: int) -> tuple[LeaderRow, ...] | None:
+        """The unfiltered leaderboard as stored beside the first log for these very logs."""
+        if self._board_key is None or f != Filters():
+            return None
+        rows = load_board(board_path(self.runs[0].path), f"{self._board_key}:{bootstrap}")
+        if rows is None:
+            return None
+        return tuple(
+            LeaderRow(s, str(x["model"]), float(x["cost"]), float(x["tool_calls"]),
+                      float(x["tokens"]))
+            for s, x in rows
+        )  # fmt: skip
 
     def events(self, f: Filters) -> tuple[str, ...]:
         """Events with a step passing the filter, in name order."""
@@ -206,8 +504,11 @@ class RunIndex:
         return tuple(self.event_names[c] for c in codes)
 
     def event_rows(self, event_id: str) -> Ints | None:
-        """The steps of an event (None: no such event)."""
-        return self._event_rows.get(event_id)
+        """The steps of an event in row order (None: no such event)."""
+        k = self._event_code.get(event_id)
+        if k is None:
+            return None
+        return self._event_order[self._event_bounds[k] : self._event_bounds[k + 1]]
 
     def group_rows(self, agent: str, setting: str, f: Filters) -> Ints:
         """The steps of one agent and setting passing the filter."""
@@ -219,7 +520,8 @@ class RunIndex:
 
     def chain(self, step_id: int) -> list[int]:
         """The steps of the same run, agent, setting, event and rollout, by step index."""
-        return self._chain_of.get(step_id, [step_id])
+        a, b = int(self._chain_start[step_id]), int(self._chain_end[step_id])
+        return [int(i) for i in self._chain_order[a:b]]
 
     def model_of(self, step_id: int) -> str:
         return self.model_names[int(self.model_codes[step_id])]

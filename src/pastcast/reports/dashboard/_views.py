@@ -12,11 +12,13 @@ import json
 import math
 import re
 from collections import defaultdict
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, time
 
 from pastcast.dataset import Dataset
 from pastcast.records import BINARY_LABELS, Message, ModelCall, Notebook, ToolCall
+from pastcast.reports.dashboard._index import StepRow
 from pastcast.runlog import StepRecord
 
 __all__ = [
@@ -176,8 +178,9 @@ def timeline(step: StepRecord) -> list[Timeline]:
     return out
 
 
-def question_of(steps: list[StepRecord]) -> str:
-    """The question as a model was shown it (for runs reported without their dataset)."""
+def question_of(steps: Iterable[StepRecord]) -> str:
+    """The question as a model was shown it (for runs reported without their dataset); reads
+    ``steps`` only up to the first that shows it."""
     for s in steps:
         for m in s.episode.messages:
             if m.role == "user":
@@ -207,7 +210,10 @@ _COLOURS = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#
 
 
 def chart(
-    steps: list[StepRecord], dataset: Dataset | None, width: int = 760, height: int = 260
+    steps: Sequence[StepRecord | StepRow],
+    dataset: Dataset | None,
+    width: int = 760,
+    height: int = 260,
 ) -> Chart | None:
     """The market's belief in "Yes" (binary) or in the realised outcome (multi-option) over
     time, the mean forecast of each agent and setting at each forecast date, and the outcome."""
