@@ -217,6 +217,10 @@ class RetrievalAuditRead:
     cache: Path
     read: RunsRead
 
+    def as_dict(self) -> dict[str, Any]:
+        """The audit as JSON, with where it was written."""
+        return {**self.audit.model_dump(mode="json"), "written": str(self.written)}
+
 
 def audit_run_retrievals(
     run_log: str | Path,

@@ -9,7 +9,7 @@ import re
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from pastcast.app._corpus import corpus_documents, open_corpus
 from pastcast.app._errors import AppError
@@ -34,6 +34,14 @@ class ProbedCutoff:
     questions: Path
     cache: Path
     registry: Path | None
+
+    def as_dict(self) -> dict[str, Any]:
+        """The probe as JSON, with its questions file and the registry it was kept in."""
+        return {
+            **self.probe.model_dump(mode="json"),
+            "questions_file": str(self.questions),
+            "registered": None if self.registry is None else str(self.registry),
+        }
 
 
 def _month(value: str | None, field: str) -> str | None:

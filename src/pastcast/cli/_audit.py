@@ -321,7 +321,7 @@ def retrievals(
     print_notes(done.read)
     audit = done.audit
     if as_json:
-        print_json({**audit.model_dump(mode="json"), "written": str(done.written)})
+        print_json(done.as_dict())
         return
     acc = audit.judge_accuracy
     typer.echo(

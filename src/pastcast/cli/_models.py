@@ -89,13 +89,7 @@ def probe_cutoff(
         )
     probe = done.probe
     if as_json:
-        print_json(
-            {
-                **probe.model_dump(mode="json"),
-                "questions_file": str(done.questions),
-                "registered": None if done.registry is None else str(done.registry),
-            }
-        )
+        print_json(done.as_dict())
         return
     typer.echo(
         f"{probe.model}: {probe.questions} questions from {probe.corpus} ({probe.unusable} "
