@@ -5,6 +5,7 @@ a usage error."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Annotated
 
@@ -19,13 +20,29 @@ from pastcast.app import (
     audit_run_log,
     audit_run_retrievals,
 )
-from pastcast.cli._common import EXIT_FAILED, JsonFlag, fail_app, fail_field, print_json
+from pastcast.cli._common import (
+    EXIT_FAILED,
+    JsonFlag,
+    cache_option,
+    draws_option,
+    fail_app,
+    fail_field,
+    print_json,
+    seed_option,
+)
 from pastcast.cli._score import print_notes
 
 app = typer.Typer(
     help="Leakage audits: how a benchmark was built, and what agents saw in a run.",
     no_args_is_help=True,
 )
+
+
+def _print_findings(findings: Sequence[str]) -> None:
+    """An audit's findings, one line each, and their count."""
+    for line in findings:
+        typer.echo(f"finding: {line}")
+    typer.echo(f"{len(findings)} finding(s)" if findings else "no findings")
 
 
 def _cell(value: float | None, fmt: str = ".3f") -> str:
@@ -56,13 +73,8 @@ def construction(
     folds: Annotated[
         int, typer.Option(min=2, max=100, help="Cross-validation folds (by event).")
     ] = 5,
-    draws: Annotated[
-        int,
-        typer.Option(min=100, max=100_000, help="Bootstrap draws (whole events) for the interval."),
-    ] = 2000,
-    seed: Annotated[
-        int, typer.Option(min=0, max=2**63 - 1, help="Seed of the folds and the bootstrap.")
-    ] = 0,
+    draws: Annotated[int, draws_option("Bootstrap draws (whole events) for the interval.")] = 2000,
+    seed: Annotated[int, seed_option("Seed of the folds and the bootstrap.")] = 0,
     permutations: Annotated[
         int,
         typer.Option(
@@ -116,9 +128,7 @@ def construction(
                 f"{_cell(r.auc):>6}  {interval:<16} {_cell(r.null_median):>6} "
                 f"{_cell(r.p_value, '.4f'):>6} {_cell(r.move_ratio, '.2f'):>5}  {verdict}"
             )
-        for line in findings:
-            typer.echo(f"finding: {line}")
-        typer.echo(f"{len(findings)} finding(s)" if findings else "no findings")
+        _print_findings(findings)
     if findings:
         raise typer.Exit(EXIT_FAILED)
 
@@ -152,9 +162,7 @@ def dataset(
             f"cutoff; sibling answers: {audit.sibling_steps} steps ({rate}), "
             f"{len(audit.sibling_answers)} pairs"
         )
-        for line in findings:
-            typer.echo(f"finding: {line}")
-        typer.echo(f"{len(findings)} finding(s)" if findings else "no findings")
+        _print_findings(findings)
     if findings:
         raise typer.Exit(EXIT_FAILED)
 
@@ -200,9 +208,7 @@ def run(
             f"{audit.texts_checked} texts given and {audit.outputs_checked} outputs checked "
             f"({', '.join(audit.checks)})"
         )
-        for f in audit.findings:
-            typer.echo(f"finding: {f.line()}")
-        typer.echo(f"{len(audit.findings)} finding(s)" if audit.findings else "no findings")
+        _print_findings([f.line() for f in audit.findings])
     if audit.findings:
         raise typer.Exit(EXIT_FAILED)
 
@@ -231,9 +237,7 @@ def retrievals(
             help="Served documents to judge, stratified by source and closeness to the cutoff.",
         ),
     ] = 200,
-    seed: Annotated[
-        int, typer.Option(min=0, max=2**63 - 1, help="Seed of the sample and the interval.")
-    ] = 0,
+    seed: Annotated[int, seed_option("Seed of the sample and the interval.")] = 0,
     dataset: Annotated[
         str | None,
         typer.Option(
@@ -267,14 +271,9 @@ def retrievals(
     ] = 20,
     cache: Annotated[
         Path | None,
-        typer.Option(
-            "--cache",
-            help="The judgement cache (default: RUN.retrieval-judge-cache beside the log).",
-        ),
+        cache_option("The judgement cache (default: RUN.retrieval-judge-cache beside the log)."),
     ] = None,
-    draws: Annotated[
-        int, typer.Option(min=100, max=100_000, help="Bootstrap draws for the intervals.")
-    ] = 4000,
+    draws: Annotated[int, draws_option("Bootstrap draws for the intervals.")] = 4000,
     max_tokens: Annotated[
         int,
         typer.Option(
