@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from pastcast.app._corpus import corpus_documents, open_corpus
 from pastcast.app._errors import AppError
+from pastcast.owned import cache_root
 from pastcast.safejson import canonical_json
 
 if TYPE_CHECKING:
@@ -79,7 +80,6 @@ def probe_model_cutoff(
         read_probe_questions,
         write_probe_questions,
     )
-    from pastcast.corpus.dense import cache_root
     from pastcast.curate import Judge
     from pastcast.models import (
         CachedModel,
