@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
@@ -36,6 +36,28 @@ app = typer.Typer(
     help="Leakage audits: how a benchmark was built, and what agents saw in a run.",
     no_args_is_help=True,
 )
+
+
+RunLogArg = Annotated[Path, typer.Argument(help="The run log's step file (run.jsonl).")]
+
+
+def _dataset_option(use: str) -> Any:
+    """``--dataset`` of a run's audit, which reads ``use`` from it."""
+    return typer.Option(
+        "--dataset",
+        help=f"The dataset the run used ({DATASET_SPEC_HELP}): {use} Default: the embedded "
+        "world the log names.",
+    )
+
+
+def _corpus_option(need: str) -> Any:
+    """``--corpus`` of a run's audit (``need``: what it is needed for, if anything)."""
+    return typer.Option(
+        "--corpus",
+        help="The corpus the agents searched: an index directory or KIND:PATH as for 'corpus "
+        f"build'.{need} Default: the embedded world's documents when the log or --dataset names "
+        "it.",
+    )
 
 
 def _print_findings(findings: Sequence[str]) -> None:
@@ -169,24 +191,15 @@ def dataset(
 
 @app.command("run")
 def run(
-    run_log: Annotated[Path, typer.Argument(help="The run log's step file (run.jsonl).")],
+    run_log: RunLogArg,
     dataset: Annotated[
         str | None,
-        typer.Option(
-            "--dataset",
-            help=f"The dataset the run used ({DATASET_SPEC_HELP}): post-cutoff prices and "
-            "the question's wording (and a world's documents). Default: the embedded world the "
-            "log names.",
-        ),
+        _dataset_option("post-cutoff prices and the question's wording (and a world's documents)."),
     ] = None,
     corpus: Annotated[
         str | None,
-        typer.Option(
-            "--corpus",
-            help="The corpus the agents searched: an index directory or KIND:PATH as for "
-            "'corpus build'. Needed for document dates, the content screen and verbatim "
-            "post-cutoff text. Default: the embedded world's documents when the log or "
-            "--dataset names it.",
+        _corpus_option(
+            " Needed for document dates, the content screen and verbatim post-cutoff text."
         ),
     ] = None,
     as_json: JsonFlag = False,
@@ -219,7 +232,7 @@ def _pct(value: float | None) -> str:
 
 @app.command("retrievals")
 def retrievals(
-    run_log: Annotated[Path, typer.Argument(help="The run log's step file (run.jsonl).")],
+    run_log: RunLogArg,
     judge: Annotated[
         str,
         typer.Option(
@@ -238,23 +251,8 @@ def retrievals(
         ),
     ] = 200,
     seed: Annotated[int, seed_option("Seed of the sample and the interval.")] = 0,
-    dataset: Annotated[
-        str | None,
-        typer.Option(
-            "--dataset",
-            help=f"The dataset the run used ({DATASET_SPEC_HELP}): each step's question. "
-            "Default: the embedded world the log names.",
-        ),
-    ] = None,
-    corpus: Annotated[
-        str | None,
-        typer.Option(
-            "--corpus",
-            help="The corpus the agents searched: an index directory or KIND:PATH as for "
-            "'corpus build'. Default: the embedded world's documents when the log or "
-            "--dataset names it.",
-        ),
-    ] = None,
+    dataset: Annotated[str | None, _dataset_option("each step's question.")] = None,
+    corpus: Annotated[str | None, _corpus_option("")] = None,
     calibration: Annotated[
         str,
         typer.Option(
