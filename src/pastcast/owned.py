@@ -7,7 +7,8 @@ an existing path is allowed only when it is an empty directory or a directory wh
 names the same kind: never a user's folder, a file, or an index some other command built. A
 folder a command writes its files into (a report, a demo, a simulation) is claimed the same way
 (``claim_dir``). A single file named by the user (a tool server's episode record) is written
-only where nothing is (``write_new_file``).
+only where nothing is (``write_new_file``). What pastcast keeps for itself between commands
+(distilled models, judgements, measured cutoffs) lives under one cache folder (``cache_root``).
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from pastcast import safejson
 
 __all__ = [
     "MARKER",
+    "cache_root",
     "check_new_file",
     "check_replaceable",
     "claim_dir",
@@ -30,6 +32,16 @@ __all__ = [
 ]
 
 MARKER = ".pastcast-made"
+
+
+def cache_root() -> Path:
+    """pastcast's cache folder: ``$PASTCAST_CACHE_DIR``, else ``$XDG_CACHE_HOME/pastcast``, else
+    ``~/.cache/pastcast``."""
+    own = os.environ.get("PASTCAST_CACHE_DIR")
+    if own:
+        return Path(own)
+    xdg = os.environ.get("XDG_CACHE_HOME")
+    return (Path(xdg) if xdg else Path.home() / ".cache") / "pastcast"
 
 
 def mark(directory: Path, kind: str) -> None:

@@ -12,9 +12,8 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
+from _real_data import import_polymarket, wcep_index
 from pastcast.cli import app
-from pastcast.corpus import EmbeddedIndex
-from pastcast.corpus.sources import read_wcep
 from pastcast.runlog import read_run_log
 
 MODEL = "lexical:demo"
@@ -26,27 +25,10 @@ def test_a_hindcast_run_on_real_markets_scores_by_the_agents_label(
     shared_data_dir: Path, tmp_path: Path
 ) -> None:
     cli = CliRunner()
-    data = tmp_path / "fb"
-    imported = cli.invoke(
-        app,
-        [
-            "data",
-            "import",
-            "forecastbench",
-            str(shared_data_dir / "forecastbench"),
-            "--out",
-            str(data),
-            "--source",
-            "polymarket",
-            "--schedule",
-            "hindcast",
-            "--corpus-end",
-            "2026-03-28",
-        ],
+    data = import_polymarket(
+        shared_data_dir, tmp_path / "fb", "--schedule", "hindcast", "--corpus-end", "2026-03-28"
     )
-    assert imported.exit_code == 0, imported.output
-    docs = read_wcep(shared_data_dir / "wcep", since=date(2025, 10, 1), until=date(2026, 3, 28))
-    EmbeddedIndex.build(docs, tmp_path / "index")
+    wcep_index(shared_data_dir, tmp_path / "index", date(2025, 10, 1), date(2026, 3, 28))
     log = tmp_path / "runs" / "hindcast.jsonl"
     ran = cli.invoke(
         app,

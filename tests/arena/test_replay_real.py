@@ -12,10 +12,9 @@ import pytest
 from arena_helpers import needs_evm
 from typer.testing import CliRunner
 
+from _real_data import import_polymarket, wcep_index
 from pastcast.arena import read_results, verify_ledger
 from pastcast.cli import app
-from pastcast.corpus import EmbeddedIndex
-from pastcast.corpus.sources import read_wcep
 from pastcast.cutoff import parse_timestamp
 from pastcast.dataset import load_dataset
 from pastcast.runlog import read_run_log
@@ -27,23 +26,8 @@ needs_evm()
 @pytest.mark.slow
 def test_twenty_rounds_of_real_markets(shared_data_dir: Path, tmp_path: Path) -> None:
     runner = CliRunner()
-    data = tmp_path / "fb"
-    imported = runner.invoke(
-        app,
-        [
-            "data",
-            "import",
-            "forecastbench",
-            str(shared_data_dir / "forecastbench"),
-            "--out",
-            str(data),
-            "--source",
-            "polymarket",
-        ],
-    )
-    assert imported.exit_code == 0, imported.output
-    docs = read_wcep(shared_data_dir / "wcep", since=date(2025, 5, 1), until=date(2026, 5, 31))
-    EmbeddedIndex.build(docs, tmp_path / "index")
+    data = import_polymarket(shared_data_dir, tmp_path / "fb")
+    wcep_index(shared_data_dir, tmp_path / "index", date(2025, 5, 1), date(2026, 5, 31))
     out = tmp_path / "arena"
     r = runner.invoke(
         app,

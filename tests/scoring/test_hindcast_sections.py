@@ -231,3 +231,32 @@ def test_stats_recoveries_from_logs(tmp_path: Path) -> None:
     assert {s["topic"]: s["net"] for s in got["stops"]}["confident"] == 4
     assert got["models"][0]["net"] == 5
     assert "durations" not in got  # market durations need the dataset
+
+
+@pytest.mark.parametrize("bad", ["m1", "m1:agent=agent", ":agent=agent;agent=base"])
+def test_stats_recoveries_refuses_a_malformed_model_pair(tmp_path: Path, bad: str) -> None:
+    from pastcast.app import AppError, recoveries
+
+    log = _write_log(tmp_path, _section7())
+    with pytest.raises(AppError) as err:
+        recoveries([log], "agent=agent", "agent=base", models=["m1:agent=agent;agent=base", bad])
+    assert err.value.field == "models[1]"
+    assert "expected NAME:A_SELECTION;B_SELECTION" in err.value.reason
+    res = cli.invoke(
+        app,
+        ["stats", "recoveries", str(log), "--a", "agent=agent", "--b", "agent=base"]
+        + ["--model", bad],
+    )
+    assert res.exit_code == 2
+    assert res.stderr.startswith(f"error: --model: {bad!r}: expected NAME:A_SELECTION;B_SELECTION")
+
+
+def test_stats_recoveries_names_the_model_option_of_a_bad_selection(tmp_path: Path) -> None:
+    log = _write_log(tmp_path, _section7())
+    res = cli.invoke(
+        app,
+        ["stats", "recoveries", str(log), "--a", "agent=agent", "--b", "agent=base"]
+        + ["--model", "m1:nonsense;agent=base"],
+    )
+    assert res.exit_code == 2
+    assert res.stderr.startswith("error: --model: 'nonsense': expected COLUMN=VALUE"), res.stderr

@@ -25,6 +25,7 @@ if TYPE_CHECKING:
         TextAudit,
     )
     from pastcast.records import Document
+    from pastcast.world import World
 
 __all__ = [
     "DEFAULT_CALIBRATION",
@@ -99,6 +100,32 @@ def audit_dataset_texts(dataset: str | Path | Dataset) -> TextAudit:
     return audit_texts(ds)
 
 
+def _run_and_data(
+    run_log: str | Path, dataset: str | Path | None
+) -> tuple[RunsRead, World | None, Dataset | None]:
+    """The run log read, the embedded world that ``dataset`` or else the log names (its
+    documents too), and the dataset the run used: ``dataset`` (checked against the log), else
+    that world's; None where neither names one."""
+    from pastcast.world import is_world_spec, world_from_spec, world_named_by
+
+    read = read_runs([run_log], require_steps=False)
+    world = world_named_by(read.logs[0].header.dataset_id)
+    data: Dataset | None = None
+    if dataset is not None and is_world_spec(str(dataset)):
+        try:
+            world = world_from_spec(str(dataset))
+        except ValueError as exc:
+            raise AppError("dataset", str(exc)) from None
+        data = world.dataset
+    elif dataset is not None:
+        data = open_dataset(dataset)
+    elif world is not None:
+        data = world.dataset
+    if data is not None and dataset is not None:
+        check_dataset(read.logs, data, dataset)
+    return read, world, data
+
+
 @dataclass(frozen=True)
 class RunAuditRead:
     """A run's audit and the log as read (each step once)."""
@@ -119,24 +146,9 @@ def audit_run_log(
     documents when the log or ``dataset`` names it) for document dates, the content screen and
     verbatim post-cutoff text."""
     from pastcast.audit import audit_run
-    from pastcast.world import is_world_spec, world_from_spec, world_named_by
 
-    read = read_runs([run_log], require_steps=False)
+    read, world, data = _run_and_data(run_log, dataset)
     log = read.logs[0]
-    world = world_named_by(log.header.dataset_id)
-    data: Dataset | None = None
-    if dataset is not None and is_world_spec(str(dataset)):  # its documents too
-        try:
-            world = world_from_spec(str(dataset))
-        except ValueError as exc:
-            raise AppError("dataset", str(exc)) from None
-        data = world.dataset
-    elif dataset is not None:
-        data = open_dataset(dataset)
-    if data is not None and dataset is not None:
-        check_dataset(read.logs, data, dataset)
-    elif world is not None:
-        data = world.dataset
     documents: Iterable[Document] | None = (
         corpus_documents(corpus) if corpus else (world.documents if world else None)
     )
@@ -217,6 +229,10 @@ class RetrievalAuditRead:
     cache: Path
     read: RunsRead
 
+    def as_dict(self) -> dict[str, Any]:
+        """The audit as JSON, with where it was written."""
+        return {**self.audit.model_dump(mode="json"), "written": str(self.written)}
+
 
 def audit_run_retrievals(
     run_log: str | Path,
@@ -244,7 +260,7 @@ def audit_run_retrievals(
     from pastcast.audit import audit_retrievals, calibration_items, write_retrieval_audit
     from pastcast.curate import Judge
     from pastcast.models import CachedModel, ModelError, check_model_spec, resolve_model
-    from pastcast.world import is_world_spec, world_from_spec, world_named_by
+    from pastcast.world import is_world_spec, world_from_spec
 
     try:  # before anything is read
         check_model_spec(judge)
@@ -275,24 +291,10 @@ def audit_run_retrievals(
                 raise NotADirectoryError(errno.ENOTDIR, "not a folder", str(cache_dir))
         except OSError as exc:
             raise AppError("cache", f"{cache_dir}: {exc.strerror or exc}") from None
-    read = read_runs([run_log], require_steps=False)
+    read, world, data = _run_and_data(run_log, dataset)
     log = read.logs[0]
-    world = world_named_by(log.header.dataset_id)
-    data: Dataset | None = None
-    if dataset is not None and is_world_spec(str(dataset)):
-        try:
-            world = world_from_spec(str(dataset))
-        except ValueError as exc:
-            raise AppError("dataset", str(exc)) from None
-        data = world.dataset
-    elif dataset is not None:
-        data = open_dataset(dataset)
-    elif world is not None:
-        data = world.dataset
     if data is None:
         raise AppError("dataset", "the log names no embedded world: give the dataset it ran on")
-    if dataset is not None:
-        check_dataset(read.logs, data, dataset)
     if corpus is None and world is None:
         raise AppError("corpus", "the log names no embedded world: give the corpus it searched")
     if corpus:

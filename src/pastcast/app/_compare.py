@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from pastcast.app._datasets import open_dataset
 from pastcast.app._errors import AppError
@@ -34,6 +35,25 @@ class Compared:
     base_selection: dict[str, str]
     tuned_selection: dict[str, str]
     notes: tuple[str, ...] = ()
+
+    def as_dict(self) -> dict[str, Any]:
+        """The comparison as JSON, with the two logs and their runs."""
+        return {
+            "base_log": str(self.base.path),
+            "tuned_log": str(self.tuned.path),
+            "base_run": self.base.header.run_id,
+            "tuned_run": self.tuned.header.run_id,
+            **self.comparison.as_dict(),
+        }
+
+    def title(self) -> str:
+        """What was compared, in a line: the table's title."""
+        c = self.comparison
+        return (
+            f"{c.other_name} (run {self.tuned.header.run_id}) against {c.base_name} "
+            f"(run {self.base.header.run_id}): {c.overall.n_matched} paired forecasts from "
+            f"{c.overall.n_events} events"
+        )
 
 
 def _read_one(path: str | Path, field: str) -> RunsRead:

@@ -9,10 +9,11 @@ import re
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from pastcast.app._corpus import corpus_documents, open_corpus
 from pastcast.app._errors import AppError
+from pastcast.owned import cache_root
 from pastcast.safejson import canonical_json
 
 if TYPE_CHECKING:
@@ -34,6 +35,14 @@ class ProbedCutoff:
     questions: Path
     cache: Path
     registry: Path | None
+
+    def as_dict(self) -> dict[str, Any]:
+        """The probe as JSON, with its questions file and the registry it was kept in."""
+        return {
+            **self.probe.model_dump(mode="json"),
+            "questions_file": str(self.questions),
+            "registered": None if self.registry is None else str(self.registry),
+        }
 
 
 def _month(value: str | None, field: str) -> str | None:
@@ -71,7 +80,6 @@ def probe_model_cutoff(
         read_probe_questions,
         write_probe_questions,
     )
-    from pastcast.corpus.dense import cache_root
     from pastcast.curate import Judge
     from pastcast.models import (
         CachedModel,

@@ -5,7 +5,7 @@ once however often a log, a copy of it or one of its step lines was given."""
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -60,6 +60,19 @@ def _file_id(path: Path) -> tuple[int, int] | None:
     return (st.st_dev, st.st_ino)
 
 
+def _distinct_files(paths: Sequence[Path], notes: list[str]) -> Iterator[Path]:
+    """``paths`` less those naming a file given before (the same device and inode, else the
+    same resolved path), each left out with a note."""
+    by_file: dict[tuple[int, int] | Path, Path] = {}
+    for path in paths:
+        ident: tuple[int, int] | Path = _file_id(path) or path.resolve()
+        if ident in by_file:
+            notes.append(f"{path}: the same run log as {by_file[ident]}; read once")
+            continue
+        by_file[ident] = path
+        yield path
+
+
 def _unique_steps(log: RunLog, notes: list[str]) -> RunLog:
     """``log`` with each step key once (its first line): a repeated line is one forecast."""
     seen: set[StepKey] = set()
@@ -82,14 +95,8 @@ def _read_once(paths: Sequence[Path], notes: list[str]) -> list[RunLog]:
     """Each log read once: a path naming a file already read is skipped; a log with the header
     of one read before (the same run: a copy, or a copy that ran further) keeps only the steps
     not read yet, and is left out when none are left."""
-    by_file: dict[tuple[int, int] | Path, Path] = {}
     logs: list[RunLog] = []
-    for path in paths:
-        ident: tuple[int, int] | Path = _file_id(path) or path.resolve()
-        if ident in by_file:
-            notes.append(f"{path}: the same run log as {by_file[ident]}; read once")
-            continue
-        by_file[ident] = path
+    for path in _distinct_files(paths, notes):
         try:
             log = read_run_log(path)
         except RunLogError as exc:
@@ -191,15 +198,9 @@ def _columns_once(
 ) -> list[StepColumns]:
     """``_read_once`` over step columns: the same files skipped, repeated lines and the steps
     of a copy already read counted once, with the same notes."""
-    by_file: dict[tuple[int, int] | Path, Path] = {}
     logs: list[StepColumns] = []
     known: dict[int, tuple[RunHeader, Path, _LazyKeys]] = {}
-    for path in paths:
-        ident: tuple[int, int] | Path = _file_id(path) or path.resolve()
-        if ident in by_file:
-            notes.append(f"{path}: the same run log as {by_file[ident]}; read once")
-            continue
-        by_file[ident] = path
+    for path in _distinct_files(paths, notes):
         try:
             log = read_step_columns(path, columns)
         except RunLogError as exc:

@@ -174,6 +174,25 @@ def _selection(text: str, field: str) -> dict[str, str]:
     return out
 
 
+def _model_pipelines(
+    models: Mapping[str, tuple[str, str]] | Sequence[str] | None,
+) -> dict[str, tuple[str, str]]:
+    """Each model's pair of pipelines: a mapping name -> (a, b) selections as it is, or texts
+    ``NAME:A_SELECTION;B_SELECTION`` (a later name replaces an earlier one)."""
+    if models is None:
+        return {}
+    if isinstance(models, Mapping):
+        return dict(models)
+    out: dict[str, tuple[str, str]] = {}
+    for i, text in enumerate([models] if isinstance(models, str) else models):
+        name, colon, rest = text.partition(":")
+        first, semi, second = rest.partition(";")
+        if not colon or not semi or not name:
+            raise AppError(f"models[{i}]", f"{text!r}: expected NAME:A_SELECTION;B_SELECTION")
+        out[name] = (first, second)
+    return out
+
+
 def _counts(rows: Sequence[RecoveryCount]) -> list[dict[str, Any]]:
     return [asdict(r) | {"net": r.net} for r in rows]
 
@@ -186,15 +205,17 @@ def recoveries(
     dataset: str | Path | None = None,
     pair_by: str | Sequence[str] = (),
     min_markets: int = 4,
-    models: Mapping[str, tuple[str, str]] | None = None,
+    models: Mapping[str, tuple[str, str]] | Sequence[str] | None = None,
     fallback: Convention = "uniform",
 ) -> Statistics:
     """Hindcast section 7 between pipeline ``a`` (the Retrieval agent) and ``b`` (the zero-shot
     baseline), each a selection ``COLUMN=VALUE,...``: recoveries and regressions per topic
     (topics with at least ``min_markets`` markets, Figure 6), per market duration (short /
     medium / long: needs ``dataset``), per stop reason of ``a``'s research loop, per model
-    (``models``: name -> (a, b) selections), and every step's stop reason counted."""
+    (``models``: name -> (a, b) selections, or ``NAME:A;B`` texts), and every step's stop
+    reason counted."""
     sel_a, sel_b = _selection(a, "a"), _selection(b, "b")
+    pipelines = _model_pipelines(models)
     pairs = group_columns(pair_by, TABLE_COLUMNS, "pair_by")
     read = read_runs(run_logs, dataset)
     steps = list(read.steps)
@@ -235,10 +256,10 @@ def recoveries(
 
         values["durations"] = run(duration)
         values["duration_edges_days"] = list(DURATION_EDGES)
-    if models:
+    if pipelines:
         chosen = {
             name: (_selection(x, f"models.{name}"), _selection(y, f"models.{name}"))
-            for name, (x, y) in models.items()
+            for name, (x, y) in pipelines.items()
         }
         try:
             values["models"] = _counts(model_recoveries(steps, chosen, fallback))

@@ -5,8 +5,9 @@ a usage error."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
@@ -19,13 +20,51 @@ from pastcast.app import (
     audit_run_log,
     audit_run_retrievals,
 )
-from pastcast.cli._common import EXIT_FAILED, JsonFlag, fail_app, fail_field, print_json
+from pastcast.cli._common import (
+    EXIT_FAILED,
+    JsonFlag,
+    cache_option,
+    draws_option,
+    fail_app,
+    fail_field,
+    print_json,
+    seed_option,
+)
 from pastcast.cli._score import print_notes
 
 app = typer.Typer(
     help="Leakage audits: how a benchmark was built, and what agents saw in a run.",
     no_args_is_help=True,
 )
+
+
+RunLogArg = Annotated[Path, typer.Argument(help="The run log's step file (run.jsonl).")]
+
+
+def _dataset_option(use: str) -> Any:
+    """``--dataset`` of a run's audit, which reads ``use`` from it."""
+    return typer.Option(
+        "--dataset",
+        help=f"The dataset the run used ({DATASET_SPEC_HELP}): {use} Default: the embedded "
+        "world the log names.",
+    )
+
+
+def _corpus_option(need: str) -> Any:
+    """``--corpus`` of a run's audit (``need``: what it is needed for, if anything)."""
+    return typer.Option(
+        "--corpus",
+        help="The corpus the agents searched: an index directory or KIND:PATH as for 'corpus "
+        f"build'.{need} Default: the embedded world's documents when the log or --dataset names "
+        "it.",
+    )
+
+
+def _print_findings(findings: Sequence[str]) -> None:
+    """An audit's findings, one line each, and their count."""
+    for line in findings:
+        typer.echo(f"finding: {line}")
+    typer.echo(f"{len(findings)} finding(s)" if findings else "no findings")
 
 
 def _cell(value: float | None, fmt: str = ".3f") -> str:
@@ -56,13 +95,8 @@ def construction(
     folds: Annotated[
         int, typer.Option(min=2, max=100, help="Cross-validation folds (by event).")
     ] = 5,
-    draws: Annotated[
-        int,
-        typer.Option(min=100, max=100_000, help="Bootstrap draws (whole events) for the interval."),
-    ] = 2000,
-    seed: Annotated[
-        int, typer.Option(min=0, max=2**63 - 1, help="Seed of the folds and the bootstrap.")
-    ] = 0,
+    draws: Annotated[int, draws_option("Bootstrap draws (whole events) for the interval.")] = 2000,
+    seed: Annotated[int, seed_option("Seed of the folds and the bootstrap.")] = 0,
     permutations: Annotated[
         int,
         typer.Option(
@@ -116,9 +150,7 @@ def construction(
                 f"{_cell(r.auc):>6}  {interval:<16} {_cell(r.null_median):>6} "
                 f"{_cell(r.p_value, '.4f'):>6} {_cell(r.move_ratio, '.2f'):>5}  {verdict}"
             )
-        for line in findings:
-            typer.echo(f"finding: {line}")
-        typer.echo(f"{len(findings)} finding(s)" if findings else "no findings")
+        _print_findings(findings)
     if findings:
         raise typer.Exit(EXIT_FAILED)
 
@@ -152,33 +184,22 @@ def dataset(
             f"cutoff; sibling answers: {audit.sibling_steps} steps ({rate}), "
             f"{len(audit.sibling_answers)} pairs"
         )
-        for line in findings:
-            typer.echo(f"finding: {line}")
-        typer.echo(f"{len(findings)} finding(s)" if findings else "no findings")
+        _print_findings(findings)
     if findings:
         raise typer.Exit(EXIT_FAILED)
 
 
 @app.command("run")
 def run(
-    run_log: Annotated[Path, typer.Argument(help="The run log's step file (run.jsonl).")],
+    run_log: RunLogArg,
     dataset: Annotated[
         str | None,
-        typer.Option(
-            "--dataset",
-            help=f"The dataset the run used ({DATASET_SPEC_HELP}): post-cutoff prices and "
-            "the question's wording (and a world's documents). Default: the embedded world the "
-            "log names.",
-        ),
+        _dataset_option("post-cutoff prices and the question's wording (and a world's documents)."),
     ] = None,
     corpus: Annotated[
         str | None,
-        typer.Option(
-            "--corpus",
-            help="The corpus the agents searched: an index directory or KIND:PATH as for "
-            "'corpus build'. Needed for document dates, the content screen and verbatim "
-            "post-cutoff text. Default: the embedded world's documents when the log or "
-            "--dataset names it.",
+        _corpus_option(
+            " Needed for document dates, the content screen and verbatim post-cutoff text."
         ),
     ] = None,
     as_json: JsonFlag = False,
@@ -200,9 +221,7 @@ def run(
             f"{audit.texts_checked} texts given and {audit.outputs_checked} outputs checked "
             f"({', '.join(audit.checks)})"
         )
-        for f in audit.findings:
-            typer.echo(f"finding: {f.line()}")
-        typer.echo(f"{len(audit.findings)} finding(s)" if audit.findings else "no findings")
+        _print_findings([f.line() for f in audit.findings])
     if audit.findings:
         raise typer.Exit(EXIT_FAILED)
 
@@ -213,7 +232,7 @@ def _pct(value: float | None) -> str:
 
 @app.command("retrievals")
 def retrievals(
-    run_log: Annotated[Path, typer.Argument(help="The run log's step file (run.jsonl).")],
+    run_log: RunLogArg,
     judge: Annotated[
         str,
         typer.Option(
@@ -231,26 +250,9 @@ def retrievals(
             help="Served documents to judge, stratified by source and closeness to the cutoff.",
         ),
     ] = 200,
-    seed: Annotated[
-        int, typer.Option(min=0, max=2**63 - 1, help="Seed of the sample and the interval.")
-    ] = 0,
-    dataset: Annotated[
-        str | None,
-        typer.Option(
-            "--dataset",
-            help=f"The dataset the run used ({DATASET_SPEC_HELP}): each step's question. "
-            "Default: the embedded world the log names.",
-        ),
-    ] = None,
-    corpus: Annotated[
-        str | None,
-        typer.Option(
-            "--corpus",
-            help="The corpus the agents searched: an index directory or KIND:PATH as for "
-            "'corpus build'. Default: the embedded world's documents when the log or "
-            "--dataset names it.",
-        ),
-    ] = None,
+    seed: Annotated[int, seed_option("Seed of the sample and the interval.")] = 0,
+    dataset: Annotated[str | None, _dataset_option("each step's question.")] = None,
+    corpus: Annotated[str | None, _corpus_option("")] = None,
     calibration: Annotated[
         str,
         typer.Option(
@@ -267,14 +269,9 @@ def retrievals(
     ] = 20,
     cache: Annotated[
         Path | None,
-        typer.Option(
-            "--cache",
-            help="The judgement cache (default: RUN.retrieval-judge-cache beside the log).",
-        ),
+        cache_option("The judgement cache (default: RUN.retrieval-judge-cache beside the log)."),
     ] = None,
-    draws: Annotated[
-        int, typer.Option(min=100, max=100_000, help="Bootstrap draws for the intervals.")
-    ] = 4000,
+    draws: Annotated[int, draws_option("Bootstrap draws for the intervals.")] = 4000,
     max_tokens: Annotated[
         int,
         typer.Option(
@@ -321,7 +318,7 @@ def retrievals(
     print_notes(done.read)
     audit = done.audit
     if as_json:
-        print_json({**audit.model_dump(mode="json"), "written": str(done.written)})
+        print_json(done.as_dict())
         return
     acc = audit.judge_accuracy
     typer.echo(

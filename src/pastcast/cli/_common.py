@@ -27,6 +27,8 @@ __all__ = [
     "EXIT_USAGE",
     "DayConventionOpt",
     "JsonFlag",
+    "cache_option",
+    "draws_option",
     "fail",
     "fail_app",
     "fail_field",
@@ -36,6 +38,7 @@ __all__ = [
     "output_file",
     "print_json",
     "printable",
+    "seed_option",
 ]
 
 EXIT_USAGE = 2
@@ -45,6 +48,23 @@ JsonFlag = Annotated[
     bool,
     typer.Option("--json", help="Print one JSON value on stdout (notes and progress: stderr)."),
 ]
+
+
+def seed_option(help: str) -> Any:
+    """``--seed``, any seed numpy's generators take, as ``Annotated[int, seed_option(...)]``."""
+    return typer.Option("--seed", min=0, max=2**63 - 1, help=help)
+
+
+def draws_option(help: str) -> Any:
+    """``--draws`` of a bootstrap or permutation test: bounded, since each draw costs a pass
+    over the data and an absurd count would never finish."""
+    return typer.Option("--draws", min=100, max=100_000, help=help)
+
+
+def cache_option(help: str) -> Any:
+    """``--cache``: the folder a command keeps its model calls' answers in (``help``: its
+    default)."""
+    return typer.Option("--cache", help=help)
 
 
 def printable(text: str) -> str:

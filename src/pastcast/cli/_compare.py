@@ -58,24 +58,10 @@ def compare(
         fail_app(exc, OPTIONS)
     for line in made.notes:
         typer.echo(f"note: {line}", err=True)
-    c = made.comparison
     if as_json:
-        print_json(
-            {
-                "base_log": str(base),
-                "tuned_log": str(tuned),
-                "base_run": made.base.header.run_id,
-                "tuned_run": made.tuned.header.run_id,
-                **c.as_dict(),
-            }
-        )
+        print_json(made.as_dict())
         return
-    title = (
-        f"{c.other_name} (run {made.tuned.header.run_id}) against {c.base_name} "
-        f"(run {made.base.header.run_id}): {c.overall.n_matched} paired forecasts from "
-        f"{c.overall.n_events} events"
-    )
-    table = comparison_table(c, title)
+    table = comparison_table(made.comparison, made.title())
     if markdown:
         typer.echo(to_markdown(table))
         return

@@ -385,16 +385,6 @@ def read(
 FEED_OPTIONS = {"feeds": "FEEDS", "spool": "--spool", "interval": "--interval"}
 
 
-def _round_json(fetched: Any) -> dict[str, Any]:
-    return {
-        "at": fetched.at.isoformat(),
-        "spool": str(fetched.spool),
-        "written": fetched.written,
-        "errors": fetched.errors,
-        "feeds": [vars(f) for f in fetched.feeds],
-    }
-
-
 @app.command()
 def feed(
     feeds: Annotated[
@@ -425,7 +415,7 @@ def feed(
         for fetched in follow_feeds(feeds, spool, interval=interval, rounds=1 if once else None):
             failed = fetched.errors > 0
             if as_json:
-                print_json(_round_json(fetched))
+                print_json(fetched.as_dict())
                 continue
             typer.echo(f"{fetched.at.isoformat()}: {fetched.written} items written to {spool}")
             for report in fetched.feeds:

@@ -11,7 +11,7 @@ import typer
 
 from pastcast.app import CURATION_LEGS, DATASET_SPEC_HELP, AppError, Curated
 from pastcast.app import curate as curate_app
-from pastcast.cli._common import EXIT_FAILED, JsonFlag, fail, fail_field, print_json
+from pastcast.cli._common import EXIT_FAILED, JsonFlag, cache_option, fail, fail_field, print_json
 
 
 def curate(
@@ -97,9 +97,9 @@ def curate(
     ] = 512,
     cache: Annotated[
         Path | None,
-        typer.Option(
-            help="Judgement cache folder (default: OUT.judge-cache beside OUT); a repeated "
-            "request is answered from it, so re-curating makes no new model calls."
+        cache_option(
+            "Judgement cache folder (default: OUT.judge-cache beside OUT); a repeated request is "
+            "answered from it, so re-curating makes no new model calls."
         ),
     ] = None,
     preset: Annotated[

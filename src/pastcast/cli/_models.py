@@ -8,7 +8,14 @@ from typing import Annotated
 import typer
 
 from pastcast.app import AppError, probe_model_cutoff
-from pastcast.cli._common import JsonFlag, fail_field, print_json
+from pastcast.cli._common import (
+    JsonFlag,
+    cache_option,
+    draws_option,
+    fail_field,
+    print_json,
+    seed_option,
+)
 
 app = typer.Typer(
     help="Models: measure a model's knowledge cutoff from what it recalls of a dated corpus.",
@@ -27,20 +34,15 @@ def probe_cutoff(
     ] = 20,
     since: Annotated[str | None, typer.Option("--since", help="First month (YYYY-MM).")] = None,
     until: Annotated[str | None, typer.Option("--until", help="Last month (YYYY-MM).")] = None,
-    seed: Annotated[
-        int, typer.Option(min=0, max=2**63 - 1, help="Seed of the questions and intervals.")
-    ] = 0,
+    seed: Annotated[int, seed_option("Seed of the questions and intervals.")] = 0,
     cache: Annotated[
         Path | None,
-        typer.Option(
-            "--cache",
-            help="Where the questions and answers are kept (default: cutoff-probe in "
-            "pastcast's cache folder).",
+        cache_option(
+            "Where the questions and answers are kept (default: cutoff-probe in pastcast's "
+            "cache folder)."
         ),
     ] = None,
-    draws: Annotated[
-        int, typer.Option(min=100, max=100_000, help="Bootstrap and permutation draws.")
-    ] = 1000,
+    draws: Annotated[int, draws_option("Bootstrap and permutation draws.")] = 1000,
     register: Annotated[
         bool,
         typer.Option(
@@ -89,13 +91,7 @@ def probe_cutoff(
         )
     probe = done.probe
     if as_json:
-        print_json(
-            {
-                **probe.model_dump(mode="json"),
-                "questions_file": str(done.questions),
-                "registered": None if done.registry is None else str(done.registry),
-            }
-        )
+        print_json(done.as_dict())
         return
     typer.echo(
         f"{probe.model}: {probe.questions} questions from {probe.corpus} ({probe.unusable} "

@@ -66,12 +66,15 @@ def power(
         typer.echo(f"n = {n} predictions ({rounds} rounds of {per_round})")
 
 
-def _stats(analysis: Callable[[], Statistics], as_json: bool) -> None:
-    """Run ``analysis`` over the run logs, print its notes and its values."""
+def _stats(
+    analysis: Callable[[], Statistics], as_json: bool, options: dict[str, str] | None = None
+) -> None:
+    """Run ``analysis`` over the run logs, print its notes and its values; ``options``: the
+    command's own option names of fields (beside ``run_logs``, the argument)."""
     try:
         done = analysis()
     except AppError as exc:
-        fail_field(exc, {"run_logs": ""})
+        fail_field(exc, {"run_logs": "", **(options or {})})
     print_notes(done.read)
     _emit(done.values, as_json)
 
@@ -210,13 +213,6 @@ def recoveries_cmd(
 ) -> None:
     """Recoveries and regressions of A against B (Hindcast section 7): per topic, market
     duration, A's stop reason and model; every step's stop reason counted."""
-    models: dict[str, tuple[str, str]] = {}
-    for m in model or []:
-        name, colon, rest = m.partition(":")
-        first, semi, second = rest.partition(";")
-        if not colon or not semi or not name:
-            fail(f"--model {m!r}: expected NAME:A_SELECTION;B_SELECTION")
-        models[name] = (first, second)
     _stats(
         lambda: recoveries(
             run_logs,
@@ -225,8 +221,9 @@ def recoveries_cmd(
             dataset=dataset,
             pair_by=pair_by,
             min_markets=min_markets,
-            models=models,
+            models=model or (),
             fallback=fallback,
         ),
         as_json,
+        {"models": "--model"},
     )

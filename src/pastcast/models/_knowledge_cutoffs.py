@@ -34,6 +34,7 @@ from pydantic import Field, ValidationError
 from pastcast import safejson
 from pastcast.atomic import write_atomic
 from pastcast.models._pricing import longest_prefix, spec_model_name
+from pastcast.owned import cache_root
 from pastcast.records import Record
 from pastcast.registry import Registry
 from pastcast.safejson import canonical_json
@@ -123,11 +124,7 @@ def measured_cutoffs_file() -> Path:
     own = os.environ.get(MEASURED_CUTOFFS_ENV)
     if own:
         return Path(own)
-    cache = os.environ.get("PASTCAST_CACHE_DIR")
-    if cache:
-        return Path(cache) / "knowledge-cutoffs.json"
-    xdg = os.environ.get("XDG_CACHE_HOME")
-    return (Path(xdg) if xdg else Path.home() / ".cache") / "pastcast" / "knowledge-cutoffs.json"
+    return cache_root() / "knowledge-cutoffs.json"
 
 
 class MeasuredCutoff(Record):

@@ -100,10 +100,19 @@ def preset_names() -> tuple[str, ...]:
     return presets.names()
 
 
-def _s(
-    key: str, value: JsonValue, source: str, stage: PresetStage = "run", note: str = ""
-) -> PresetSetting:
-    return PresetSetting(key=key, value=value, source=source, stage=stage, note=note)
+_Row = tuple[Any, ...]
+"""A setting as a row of a paper's table: ``(key, value, section[, stage[, note]])``."""
+_DEFAULTS: _Row = ("run", "")
+"""A row's stage and note when it leaves them out."""
+
+
+def _preset(name: str, paper: str, description: str, rows: Iterable[_Row]) -> Preset:
+    """A paper's preset from its table; each setting's source is the paper and its section."""
+    settings = tuple(
+        PresetSetting(key=key, value=value, source=f"{paper} {section}", stage=stage, note=note)
+        for key, value, section, stage, note in ((*r, *_DEFAULTS[len(r) - 3 :]) for r in rows)
+    )
+    return Preset(name=name, paper=paper, description=description, settings=settings)
 
 
 def _leaves(prefix: str, value: Any) -> Iterable[tuple[str, Any]]:
@@ -116,62 +125,61 @@ def _leaves(prefix: str, value: Any) -> Iterable[tuple[str, Any]]:
 
 _DOJO = "Forecast-Dojo"
 
-
-def _dojo_common() -> list[PresetSetting]:
-    return [
-        _s("budgets.python_tool", True, f"{_DOJO} 4.4 (Compute: python(code))"),
-        _s(
-            "agent_args.tool-agent.no_tools.max_tokens",
-            65_536,
-            f"{_DOJO} B.2",
-            note="no-tools runs raise the output cap: the whole forecast is one call",
-        ),
-        _s(
-            "min_dates",
-            3,
-            f"{_DOJO} 4.3",
-            "import",
-            "evaluation events keep >= 3 forecast dates (pastcast data import --preset dojo, "
-            "or --min-dates 3)",
-        ),
-        _s(
-            "min_dates",
-            3,
-            f"{_DOJO} 4.3",
-            "curate",
-            "evaluation events keep >= 3 forecast dates (pastcast data curate --min-dates)",
-        ),
-        _s(
-            "market_only",
-            True,
-            f"{_DOJO} B.6",
-            "stats",
-            "thirds over dates with a market probability (stats longitudinal --market-only)",
-        ),
-        _s(
-            "corpus_since",
-            "2025-03-01",
-            f"{_DOJO} 4.2",
-            "import",
-            "the search window's lower bound: the paper's corpus starts with March 2025 "
-            "(informational: a corpus build's own first date)",
-        ),
-    ]
+_DOJO_COMMON: tuple[_Row, ...] = (
+    ("budgets.python_tool", True, "4.4 (Compute: python(code))"),
+    (
+        "agent_args.tool-agent.no_tools.max_tokens",
+        65_536,
+        "B.2",
+        "run",
+        "no-tools runs raise the output cap: the whole forecast is one call",
+    ),
+    (
+        "min_dates",
+        3,
+        "4.3",
+        "import",
+        "evaluation events keep >= 3 forecast dates (pastcast data import --preset dojo, "
+        "or --min-dates 3)",
+    ),
+    (
+        "min_dates",
+        3,
+        "4.3",
+        "curate",
+        "evaluation events keep >= 3 forecast dates (pastcast data curate --min-dates)",
+    ),
+    (
+        "market_only",
+        True,
+        "B.6",
+        "stats",
+        "thirds over dates with a market probability (stats longitudinal --market-only)",
+    ),
+    (
+        "corpus_since",
+        "2025-03-01",
+        "4.2",
+        "import",
+        "the search window's lower bound: the paper's corpus starts with March 2025 "
+        "(informational: a corpus build's own first date)",
+    ),
+)
 
 
 @presets.register("dojo")
 def dojo() -> Preset:
     """Forecast-Dojo's evaluation runs (section 5, appendix B.2)."""
-    return Preset(
-        name="dojo",
-        paper=_DOJO,
-        description="Forecast-Dojo's evaluation runs: four rollouts, 120 tool iterations and "
-        "400 tool calls per step, the python tool, a 65,536-token no-tools reply.",
-        settings=(
-            _s("rollouts", 4, f"{_DOJO} 5.1, B.2 (four rollouts per date)"),
-            _s("budgets.max_tool_iterations", 120, f"{_DOJO} B.2"),
-            _s("budgets.max_tool_calls", 400, f"{_DOJO} B.2"),
-            *_dojo_common(),
+    return _preset(
+        "dojo",
+        _DOJO,
+        "Forecast-Dojo's evaluation runs: four rollouts, 120 tool iterations and 400 tool calls "
+        "per step, the python tool, a 65,536-token no-tools reply.",
+        (
+            ("rollouts", 4, "5.1, B.2 (four rollouts per date)"),
+            ("budgets.max_tool_iterations", 120, "B.2"),
+            ("budgets.max_tool_calls", 400, "B.2"),
+            *_DOJO_COMMON,
         ),
     )
 
@@ -179,20 +187,20 @@ def dojo() -> Preset:
 @presets.register("dojo-train")
 def dojo_train() -> Preset:
     """Forecast-Dojo's training use case (appendix B.2, Table 4)."""
-    return Preset(
-        name="dojo-train",
-        paper=_DOJO,
-        description="Forecast-Dojo's training use case: memory-free, python, 80 tool "
-        "iterations and 200 tool calls per forecast, temperature 0.6, 32,768-token cap, top-p 1.",
-        settings=(
-            _s("rollouts", 4, f"{_DOJO} B.2"),
-            _s("settings", ["memory_free"], f"{_DOJO} B.2 (memory-free execution)"),
-            _s("budgets.max_tool_iterations", 80, f"{_DOJO} B.2 (training use case)"),
-            _s("budgets.max_tool_calls", 200, f"{_DOJO} B.2 (training use case)"),
-            _s("decoding.temperature", 0.6, f"{_DOJO} B.2"),
-            _s("decoding.max_tokens", 32_768, f"{_DOJO} B.2"),
-            _s("decoding.top_p", 1.0, f"{_DOJO} B.2"),
-            *_dojo_common(),
+    return _preset(
+        "dojo-train",
+        _DOJO,
+        "Forecast-Dojo's training use case: memory-free, python, 80 tool iterations and 200 "
+        "tool calls per forecast, temperature 0.6, 32,768-token cap, top-p 1.",
+        (
+            ("rollouts", 4, "B.2"),
+            ("settings", ["memory_free"], "B.2 (memory-free execution)"),
+            ("budgets.max_tool_iterations", 80, "B.2 (training use case)"),
+            ("budgets.max_tool_calls", 200, "B.2 (training use case)"),
+            ("decoding.temperature", 0.6, "B.2"),
+            ("decoding.max_tokens", 32_768, "B.2"),
+            ("decoding.top_p", 1.0, "B.2"),
+            *_DOJO_COMMON,
         ),
     )
 
@@ -217,18 +225,18 @@ _HINDCAST_CONFIG = (
 """The research loop's settings the paper states (5.2, B.3); the rest stay pastcast's."""
 
 
-def _hindcast_agent() -> list[PresetSetting]:
+def _hindcast_agent() -> list[_Row]:
     """The two-stage agent's arguments as Hindcast runs it (``HINDCAST_TWO_STAGE``, the
     defaults of ``two-stage-hindcast``), for ``two-stage``: the plan's ``two_stage`` setting."""
     cfg = HINDCAST_TWO_STAGE.config.model_dump(mode="json", include=set(_HINDCAST_CONFIG))
-    out = [
-        _s(f"agent_args.two-stage.config.{k}", cfg[k], f"{_HC} 5.2, B.3") for k in _HINDCAST_CONFIG
+    out: list[_Row] = [
+        (f"agent_args.two-stage.config.{k}", cfg[k], "5.2, B.3") for k in _HINDCAST_CONFIG
     ]
     out.append(
-        _s(
+        (
             "agent_args.two-stage.config.doc_type",
             "submission",
-            f"{_HC} 3.2, B.2 (search_database: doc_type submission only)",
+            "3.2, B.2 (search_database: doc_type submission only)",
         )
     )
     decoding = HINDCAST_TWO_STAGE.decoding.model_dump(mode="json", exclude_none=True)
@@ -238,8 +246,7 @@ def _hindcast_agent() -> list[PresetSetting]:
     }
     args = {"decoding": decoding, "stages": stages}
     out.extend(
-        _s(key, value, f"{_HC} 5.2, B.3 Table 4")
-        for key, value in _leaves("agent_args.two-stage", args)
+        (key, value, "5.2, B.3 Table 4") for key, value in _leaves("agent_args.two-stage", args)
     )
     return out
 
@@ -247,30 +254,28 @@ def _hindcast_agent() -> list[PresetSetting]:
 @presets.register("hindcast")
 def hindcast() -> Preset:
     """Hindcast's retrieval agent and evaluation (sections 4.2, 5.2, appendix B.3)."""
-    return Preset(
-        name="hindcast",
-        paper=_HC,
-        description="Hindcast: the two-stage agent with its tally, five consistency runs, search "
-        "over submissions only; datasets scheduled at t0, the day before close.",
-        settings=(
-            _s("rollouts", 5, f"{_HC} 4.2 (five consistency runs)"),
-            _s("settings", ["two_stage"], f"{_HC} 5.2 (the Retrieval agent)"),
-            _s(
+    return _preset(
+        "hindcast",
+        _HC,
+        "Hindcast: the two-stage agent with its tally, five consistency runs, search over "
+        "submissions only; datasets scheduled at t0, the day before close.",
+        (
+            ("rollouts", 5, "4.2 (five consistency runs)"),
+            ("settings", ["two_stage"], "5.2 (the Retrieval agent)"),
+            (
                 "schedule",
                 "hindcast",
-                f"{_HC} 4.2 (t0: the day before close)",
+                "4.2 (t0: the day before close)",
                 "import",
                 "pastcast data import --schedule hindcast (a plan's schedule re-schedules)",
             ),
-            _s("budgets.max_search_k", 20, f"{_HC} B.3 (top 20 hits per query)"),
+            ("budgets.max_search_k", 20, "B.3 (top 20 hits per query)"),
             *_hindcast_agent(),
-            _s("coverage_queries", 5, f"{_HC} 4.1", "curate", "5 queries per side"),
-            _s(
-                "coverage_final", "judge", f"{_HC} 4.1", "curate", "a final step reads both tallies"
-            ),
-            _s("coverage_at", "close", f"{_HC} 4.1", "curate", "probed at the close date"),
-            _s("window_days", None, f"{_HC} 4.1", "curate", "the whole archive before tau*"),
-            _s("keep_coverage", "strong", f"{_HC} 4.1", "curate", "only markets labelled strong"),
+            ("coverage_queries", 5, "4.1", "curate", "5 queries per side"),
+            ("coverage_final", "judge", "4.1", "curate", "a final step reads both tallies"),
+            ("coverage_at", "close", "4.1", "curate", "probed at the close date"),
+            ("window_days", None, "4.1", "curate", "the whole archive before tau*"),
+            ("keep_coverage", "strong", "4.1", "curate", "only markets labelled strong"),
         ),
     )
 
@@ -281,14 +286,14 @@ _ARENA = "Foresight Arena"
 @presets.register("arena")
 def arena() -> Preset:
     """Foresight Arena's rounds (sections 4.1 and 5)."""
-    return Preset(
-        name="arena",
-        paper=_ARENA,
-        description="Foresight Arena's rounds: seven markets a round chosen by volume and "
-        "activity, 50 rounds (the power analysis of section 5).",
-        settings=(
-            _s("markets", 7, f"{_ARENA} 5 (k = 7 markets per round)", "arena"),
-            _s("rounds", 50, f"{_ARENA} 5 (R = 50 rounds)", "arena"),
-            _s("selector.name", "volume-activity", f"{_ARENA} 4.1 (volume, trending)", "arena"),
+    return _preset(
+        "arena",
+        _ARENA,
+        "Foresight Arena's rounds: seven markets a round chosen by volume and activity, 50 "
+        "rounds (the power analysis of section 5).",
+        (
+            ("markets", 7, "5 (k = 7 markets per round)", "arena"),
+            ("rounds", 50, "5 (R = 50 rounds)", "arena"),
+            ("selector.name", "volume-activity", "4.1 (volume, trending)", "arena"),
         ),
     )

@@ -21,21 +21,11 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import numpy as np
-from rich.console import Console
-from rich.progress import (
-    BarColumn,
-    MofNCompleteColumn,
-    Progress,
-    ProgressColumn,
-    Task,
-    TextColumn,
-    TimeElapsedColumn,
-    TimeRemainingColumn,
-)
-from rich.text import Text
+from rich.progress import Progress
 
 from pastcast import safejson
 from pastcast.atomic import atomic_path, write_atomic
+from pastcast.corpus._progress import documents_bar
 from pastcast.corpus.dense._embedders import F32, Embedder
 
 __all__ = ["EmbeddingError", "embed_corpus", "unit_rows"]
@@ -45,14 +35,6 @@ Texts = Callable[[int, int], list[str]]
 
 class EmbeddingError(ValueError):
     """Vectors that cannot be used: the message names where they came from."""
-
-
-class _Rate(ProgressColumn):
-    """Documents a second, as the bar measures them."""
-
-    def render(self, task: Task) -> Text:
-        speed = task.finished_speed or task.speed
-        return Text("" if speed is None else f"{speed:,.0f} docs/s")
 
 
 def unit_rows(vectors: F32, where: str) -> F32:
@@ -134,20 +116,9 @@ def embed_corpus(
         first = _encoded(embedder, texts(0, rows_of(0)), 0)
         _save(checkpoint, 0, first)
     dim = int(first.shape[1])
-    columns = (
-        TextColumn(f"[bold]embedding documents ({embedder.name})"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        _Rate(),
-        TimeElapsedColumn(),
-        TextColumn("ETA"),
-        TimeRemainingColumn(),
-    )
     with (
         _target(out, (count, dim)) as (vectors, finish),
-        Progress(
-            *columns, disable=not progress, transient=True, console=Console(stderr=True)
-        ) as bar,
+        documents_bar(f"[bold]embedding documents ({embedder.name})", progress) as bar,
     ):
         task = bar.add_task("embedding", total=count)
         vectors[0 : len(first)] = first

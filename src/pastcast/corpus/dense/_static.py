@@ -28,22 +28,13 @@ from typing import Any
 import numpy as np
 
 from pastcast.corpus.dense._embedders import F32
+from pastcast.owned import cache_root  # re-exported: distilled models are kept under it
 
 __all__ = ["StaticEmbedder", "cache_root", "distill_static"]
 
 RECIPE = "mean-pooled-tokens+sif-1e-4 v1"
 SIF = 1e-4
 BATCH = 2048  # tokens per forward pass while distilling (sequences of three)
-
-
-def cache_root() -> Path:
-    """Where distilled models are kept: ``$PASTCAST_CACHE_DIR``, else ``$XDG_CACHE_HOME/pastcast``,
-    else ``~/.cache/pastcast``."""
-    own = os.environ.get("PASTCAST_CACHE_DIR")
-    if own:
-        return Path(own)
-    xdg = os.environ.get("XDG_CACHE_HOME")
-    return (Path(xdg) if xdg else Path.home() / ".cache") / "pastcast"
 
 
 def _weights_digest(model_dir: Path) -> str:

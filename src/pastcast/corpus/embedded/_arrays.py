@@ -61,6 +61,7 @@ __all__ = [
     "from_micros",
     "load_arrays",
     "sorted_unique",
+    "term_bounds",
     "to_micros",
 ]
 
@@ -289,7 +290,7 @@ def build_from_lines(
     len_prefix = np.zeros(n + 1, dtype=np.int64)
     np.cumsum(doc_len, out=len_prefix[1:])
     post_ord = (pairs_key - post_tid * n).astype(np.int32)
-    max_tf, min_len = _term_bounds(term_offsets, post_ord, tf, doc_len)
+    max_tf, min_len = term_bounds(term_offsets, post_ord, tf, doc_len)
     manifest = {
         "format": FORMAT,
         "version": FORMAT_VERSION,
@@ -320,9 +321,10 @@ def build_from_lines(
     )
 
 
-def _term_bounds(offsets: I64, post_ord: Any, post_tf: Any, doc_len: Any) -> tuple[I64, I64]:
-    """Per term: its largest term frequency and its shortest document over all its postings
-    (so they bound every prefix of them too); 0 for a term without postings."""
+def term_bounds(offsets: Any, post_ord: Any, post_tf: Any, doc_len: Any) -> tuple[I64, I64]:
+    """Per term of an index or a block: its largest term frequency and its shortest document
+    over all its postings (so they bound every prefix of them too); 0 for a term without
+    postings. Here, not beside the kernel, so a build computes them without loading numba."""
     starts = np.asarray(offsets[:-1], dtype=np.int64)
     if len(post_ord) == 0:
         return np.zeros(len(starts), dtype=np.int64), np.zeros(len(starts), dtype=np.int64)

@@ -24,7 +24,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from pastcast.corpus.embedded._arrays import IndexArrays, plain_vocab
+from pastcast.corpus.embedded._arrays import IndexArrays, plain_vocab, term_bounds
 
 __all__ = [
     "K1",
@@ -220,7 +220,6 @@ def block_tuples(parts: Sequence[IndexArrays]) -> BlockTuples:
     tuples are padded with empty blocks to a power of two: a handful of lengths serve every
     index, where one per block count would compile again for nearly every new index.
     """
-    from pastcast.corpus.embedded._kernel import term_bounds
 
     def frozen(a: Any, dtype: type) -> Any:
         view: Any = np.ascontiguousarray(a, dtype=dtype).view()

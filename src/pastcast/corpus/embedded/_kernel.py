@@ -39,7 +39,7 @@ import numba
 import numpy as np
 import numpy.typing as npt
 
-__all__ = ["block_top_k", "term_bounds"]
+__all__ = ["block_top_k"]
 
 I32 = npt.NDArray[np.int32]
 I64 = npt.NDArray[np.int64]
@@ -401,18 +401,6 @@ def _buffers(size: int) -> tuple[F64, I64, F64]:
         bufs = (np.zeros(n), np.zeros(n, dtype=np.int64), np.zeros(n))
         _local.buffers = bufs
     return bufs
-
-
-def term_bounds(term_offsets: Any, post_ord: Any, post_tf: Any, doc_len: Any) -> tuple[I64, I64]:
-    """Per term of a block: its largest term frequency and its shortest document (over all its
-    postings, so they bound every prefix of them too)."""
-    starts = np.asarray(term_offsets[:-1], dtype=np.int64)
-    if len(post_ord) == 0:
-        return np.zeros(len(starts), dtype=np.int64), np.zeros(len(starts), dtype=np.int64)
-    starts = np.minimum(starts, len(post_ord) - 1)  # a term without postings: never looked up
-    max_tf = np.maximum.reduceat(np.asarray(post_tf, dtype=np.int64), starts)
-    min_len = np.minimum.reduceat(np.asarray(doc_len, dtype=np.int64)[post_ord], starts)
-    return max_tf, min_len
 
 
 def block_top_k(

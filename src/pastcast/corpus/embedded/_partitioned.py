@@ -45,23 +45,12 @@ from pathlib import Path
 from typing import IO, Any
 
 import numpy as np
-from rich.console import Console
-from rich.progress import (
-    BarColumn,
-    MofNCompleteColumn,
-    Progress,
-    ProgressColumn,
-    Task,
-    TextColumn,
-    TimeElapsedColumn,
-    TimeRemainingColumn,
-)
-from rich.text import Text
 
 from pastcast import safejson
 from pastcast.atomic import replace_directory
 from pastcast.corpus._build_report import BuildReport
 from pastcast.corpus._identity import MonthDigests, combine_month_digests, document_line
+from pastcast.corpus._progress import documents_bar
 from pastcast.corpus.embedded._arrays import FORMAT as PART_FORMAT
 from pastcast.corpus.embedded._arrays import (
     IndexArrays,
@@ -276,29 +265,6 @@ def build_partitioned(
         raise
 
 
-class _Rate(ProgressColumn):
-    """Documents a second."""
-
-    def render(self, task: Task) -> Text:
-        speed = task.finished_speed or task.speed
-        return Text("" if speed is None else f"{speed:,.0f} docs/s", style="progress.data.speed")
-
-
-def _bar(progress: bool) -> Progress:
-    return Progress(
-        TextColumn("[progress.description]{task.description}"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        _Rate(),
-        TimeElapsedColumn(),
-        TextColumn("eta"),
-        TimeRemainingColumn(),
-        disable=not progress,
-        transient=True,
-        console=Console(stderr=True),
-    )
-
-
 @dataclass(frozen=True)
 class _MonthTask:
     month: str
@@ -363,7 +329,7 @@ def _build(
     shutil.rmtree(work / "threads", ignore_errors=True)
     memory = _MemoryMonths(documents) if isinstance(documents, Sequence) else None
     spool = None if memory is not None else _Spool(work / "spool")
-    with _bar(progress) as bar:
+    with documents_bar("[progress.description]{task.description}", progress) as bar:
         if spool is not None:
             task = bar.add_task("reading documents", total=None)
             _fill(spool, documents, lambda count: bar.update(task, completed=count))

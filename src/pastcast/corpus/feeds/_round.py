@@ -21,7 +21,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 import httpx
 
@@ -88,6 +88,16 @@ class FeedRound:
     @property
     def errors(self) -> int:
         return sum(f.status == "error" for f in self.feeds)
+
+    def as_dict(self) -> dict[str, Any]:
+        """The round as JSON: its time, spool, counts and every feed's report."""
+        return {
+            "at": self.at.isoformat(),
+            "spool": str(self.spool),
+            "written": self.written,
+            "errors": self.errors,
+            "feeds": [vars(f) for f in self.feeds],
+        }
 
 
 def date_item(
