@@ -340,7 +340,7 @@ def test_a_reply_cut_short_after_its_verdict_still_counts(world: World) -> None:
 
 def test_the_judge_prompt_suggests_no_verdict() -> None:
     """The reply format shown to the judge names no verdict: with a literal
-    ``{"reveals_later": false, ...}`` in the prompt a 1.5B judge copied ``false`` onto planted
+    ``{"reveals_later": false, ...}`` in the prompt a 1.5B judge answered ``false`` to planted
     rewrites that state the outcome."""
     from pastcast.agents import load_prompt
     from pastcast.audit import RETRIEVAL_PROMPT
