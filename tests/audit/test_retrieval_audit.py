@@ -336,3 +336,18 @@ def test_a_reply_cut_short_after_its_verdict_still_counts(world: World) -> None:
     )
     assert audit.errors == 0 and audit.overall.flagged == 3
     assert all("cut short" in f.reason for f in audit.flagged)
+
+
+def test_the_judge_prompt_suggests_no_verdict() -> None:
+    """The reply format shown to the judge names no verdict: with a literal
+    ``{"reveals_later": false, ...}`` in the prompt a 1.5B judge answered ``false`` to planted
+    rewrites that state the outcome."""
+    from pastcast.agents import load_prompt
+    from pastcast.audit import RETRIEVAL_PROMPT
+
+    prompt = load_prompt(RETRIEVAL_PROMPT)
+    text = prompt.text
+    assert "reveals_later" in text
+    for verdict in ("true", "false"):
+        assert f'"reveals_later": {verdict}' not in text
+        assert f'"reveals_later":{verdict}' not in text

