@@ -37,6 +37,7 @@ from pastcast.app._corpus import (
     corpus_documents,
     open_corpus,
 )
+from pastcast.app._corpus_append import append_corpus
 from pastcast.app._curate import CURATION_LEGS, Curated, curate
 from pastcast.app._data_views import (
     DatasetSummary,
@@ -124,6 +125,7 @@ __all__ = [
     "Scored",
     "Statistics",
     "StoreBackend",
+    "append_corpus",
     "arena_replay",
     "arena_sections",
     "audit_dataset_texts",

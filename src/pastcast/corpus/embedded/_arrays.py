@@ -162,13 +162,15 @@ class LazyVocab(Mapping[str, int]):
     """A partition's vocabulary (``vocab.json``: terms in id order), parsed on first use."""
 
     def __init__(self, path: Path) -> None:
-        self._path = path
+        # mapped now, parsed later: an index replaced by an append after this was opened keeps
+        # this vocabulary (the mapping holds the file), not the new one at the same path
+        self._bytes = _mapped(path)
         self._terms: dict[str, int] | None = None
 
     def mapping(self) -> dict[str, int]:
         """The vocabulary as a plain dict (loaded now if it was not)."""
         if self._terms is None:
-            terms: list[str] = safejson.loads(self._path.read_bytes())
+            terms: list[str] = safejson.loads(bytes(self._bytes))
             self._terms = {t: i for i, t in enumerate(terms)}
         return self._terms
 
