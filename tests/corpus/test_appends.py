@@ -64,7 +64,9 @@ def _doc(i: int, ts: datetime, **kw: Any) -> Document:
 def _batch(base: Sequence[Document]) -> list[Document]:
     """Adversarial new documents: at a month's first and last instant, sharing an instant with an
     indexed document (ids before and after it), in the last indexed month, in new months."""
-    shared = next(d for d in sorted(base, key=lambda d: (d.timestamp, d.id)) if d.timestamp.month == 3)
+    shared = next(
+        d for d in sorted(base, key=lambda d: (d.timestamp, d.id)) if d.timestamp.month == 3
+    )
     last = max(d.timestamp for d in base)
     march = datetime(2024, 3, 1, tzinfo=UTC)
     return [
@@ -355,7 +357,10 @@ def test_the_append_command(tmp_path: Path) -> None:
         [{"id": "b1", "timestamp": "2020-05-01T00:00:00Z", "title": "Storm", "text": "Rain."}],
     )
     index_dir = tmp_path / "index"
-    assert runner.invoke(app, ["corpus", "build", f"jsonl:{first}", "--out", str(index_dir)]).exit_code == 0
+    assert (
+        runner.invoke(app, ["corpus", "build", f"jsonl:{first}", "--out", str(index_dir)]).exit_code
+        == 0
+    )
     result = runner.invoke(app, ["corpus", "append", f"jsonl:{second}", "--index", str(index_dir)])
     assert result.exit_code == 0, result.output
     assert "appended 1 documents" in result.output

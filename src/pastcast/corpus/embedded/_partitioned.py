@@ -83,11 +83,11 @@ __all__ = [
     "DUPLICATES",
     "FORMAT",
     "FORMAT_VERSION",
+    "SKIPPED_DUPLICATE",
     "Built",
     "Duplicates",
     "Loaded",
     "NewDocuments",
-    "SKIPPED_DUPLICATE",
     "append_partitioned",
     "build_partitioned",
     "global_id_rank",
@@ -386,8 +386,9 @@ def _build(
         )
         clock.lap("index")
         manifest = _merge_globals(work, months, bar)
-    return _finish(work, out_dir, manifest, clock, reused, workers, spool is not None, kind,
-                   removed, notes)
+    return _finish(
+        work, out_dir, manifest, clock, reused, workers, spool is not None, kind, removed, notes
+    )
 
 
 def _merge_globals(work: Path, months: list[str], bar: Progress) -> dict[str, Any]:
