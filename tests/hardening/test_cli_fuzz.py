@@ -50,6 +50,8 @@ COMMANDS = dict(_leaves(ROOT))
 # For every command, the values its parameters keep while one of them is fuzzed: the required
 # ones, and those whose defaults would reach outside (the network) or take long.
 Skeleton = Callable[[Workspace, Path], dict[str, Any]]
+
+
 def _copied(src: Path, dst: Path) -> Path:
     """A copy to change (an append), leaving the shared one alone."""
     if not dst.exists():
