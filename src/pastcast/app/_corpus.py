@@ -281,7 +281,8 @@ class Reading:
             run = with_quality(run, filters)
         if stage is not None:
             run = dataclasses.replace(run, documents=stage(run.documents))
-        return with_dating(run, require_dates)  # outermost: it counts what is stored
+        dated: SourceRun = with_dating(run, require_dates)  # outermost: it counts what is stored
+        return dated
 
 
 def _allowed(names: Sequence[str], file: Path | None) -> list[str]:

@@ -80,7 +80,7 @@ def append_corpus(
     allowed = _allowed(allow_source, Path(allow_sources_file) if allow_sources_file else None)
     new = NewDocuments(lambda doc_id: current._ordinal_of(doc_id) is not None, duplicates)
     reading = Reading(kind, path, lenient, since, until, include_flagged, allowed, quality)
-    run = reading.open(target.parent, rule, stage=new)  # type: ignore[arg-type]
+    run = reading.open(target.parent, rule, stage=new)
     lines: list[str] = []
 
     def removed() -> dict[str, int]:
