@@ -370,3 +370,43 @@ def test_the_append_command(tmp_path: Path) -> None:
     args = ["corpus", "append", f"jsonl:{second}", "--index", str(index_dir), "--skip-duplicates"]
     result = runner.invoke(app, args)
     assert result.exit_code == 0 and "appended 0 documents" in result.output
+
+
+def test_corpus_feed_appends_what_it_fetched_to_an_index(tmp_path: Path) -> None:
+    drop = tmp_path / "drop"
+    drop.mkdir()
+    feeds = tmp_path / "feeds.toml"
+    feeds.write_text('[[feed]]\nname = "drop"\nfolder = "drop"\n')
+    spool, index_dir = tmp_path / "spool", tmp_path / "index"
+    rows = [
+        {"id": "d1", "timestamp": "2026-05-30T00:00:00Z", "title": "T", "text": "dropped"},
+        {"id": "d2", "timestamp": "2026-06-02T00:00:00Z", "title": "U", "text": "storm"},
+    ]
+    args = [
+        "corpus",
+        "feed",
+        str(feeds),
+        "--spool",
+        str(spool),
+        "--once",
+        "--index",
+        str(index_dir),
+    ]
+    (drop / "a.jsonl").write_text(json.dumps(rows[0]) + "\n")
+    result = runner.invoke(app, args)
+    assert result.exit_code == 0, result.output
+    assert "indexed 1 documents" in result.output and len(EmbeddedIndex.open(index_dir)) == 1
+    (drop / "a.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    result = runner.invoke(app, args)
+    assert result.exit_code == 0, result.output
+    assert "indexed 1 documents" in result.output
+    appended = EmbeddedIndex.open(index_dir)
+    assert (
+        sorted(appended.read_ordinal(i).id for i in range(len(appended))) == ["drop:d1", "drop:d2"]
+        or len(appended) == 2
+    )
+    result = runner.invoke(app, args)  # nothing new: the index is left alone
+    assert result.exit_code == 0 and "indexed" not in result.output
+    built = build_corpus(f"feed:{spool}", out=tmp_path / "scratch", workers=1)
+    assert built.indexed == 2
+    assert _tree_digest(index_dir) == _tree_digest(tmp_path / "scratch")

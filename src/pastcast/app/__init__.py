@@ -37,7 +37,7 @@ from pastcast.app._corpus import (
     corpus_documents,
     open_corpus,
 )
-from pastcast.app._corpus_append import append_corpus
+from pastcast.app._corpus_append import append_corpus, index_feed
 from pastcast.app._curate import CURATION_LEGS, Curated, curate
 from pastcast.app._data_views import (
     DatasetSummary,
@@ -151,6 +151,7 @@ __all__ = [
     "group_columns",
     "import_forecastbench",
     "import_polymarket",
+    "index_feed",
     "longitudinal",
     "market_filters",
     "memory_costs",

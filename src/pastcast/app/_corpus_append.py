@@ -15,6 +15,7 @@ from pastcast.app._corpus import (
     _allowed,
     _check_workers,
     _inside,
+    build_corpus,
     source_kind,
 )
 from pastcast.app._errors import AppError
@@ -29,7 +30,7 @@ from pastcast.corpus.sources import (
     read_dating,
 )
 
-__all__ = ["append_corpus"]
+__all__ = ["append_corpus", "index_feed"]
 
 
 def append_corpus(
@@ -142,3 +143,14 @@ def _added_dating(old: bytes, new: bytes) -> str:
         report.kept += Counter(part.get("dated_by", {}))
         report.excluded += Counter(part.get("excluded", {}))
     return json.dumps(report.as_json(), indent=2) + "\n"
+
+
+def index_feed(spool: str | Path, index: str | Path, *, workers: int | None = None) -> CorpusBuild:
+    """A feed spool's items into the index directory ``index``: built from the spool when there
+    is no index yet, else the items it does not hold appended (ids already indexed skipped: the
+    spool keeps every item it ever fetched). ``AppError`` naming ``index`` or the source."""
+    target = Path(index)
+    source = f"feed:{spool}"
+    if not target.exists():
+        return build_corpus(source, out=target, workers=workers)
+    return append_corpus(target, source, duplicates="skip", workers=workers)

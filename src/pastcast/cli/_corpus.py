@@ -12,7 +12,7 @@ from pydantic import ValidationError
 from rich.console import Console
 from rich.table import Table
 
-from pastcast.app import AppError, append_corpus, build_corpus, follow_feeds
+from pastcast.app import AppError, append_corpus, build_corpus, follow_feeds, index_feed
 from pastcast.app import open_corpus as open_app_corpus
 from pastcast.cli._common import JsonFlag, fail, fail_field, print_json
 from pastcast.corpus import DocType, DocumentNotVisible, OpenedCorpus, SearchFilter
@@ -473,7 +473,14 @@ def read(
     typer.echo(doc.text)
 
 
-FEED_OPTIONS = {"feeds": "FEEDS", "spool": "--spool", "interval": "--interval"}
+FEED_OPTIONS = {
+    "feeds": "FEEDS",
+    "spool": "--spool",
+    "interval": "--interval",
+    "index": "--index",
+    "documents": "--index",
+    "source": "--spool",
+}
 
 
 def _round_json(fetched: Any) -> dict[str, Any]:
@@ -507,6 +514,14 @@ def feed(
     interval: Annotated[
         float, typer.Option("--interval", min=1, help="Seconds between rounds (start to start).")
     ] = 300.0,
+    index: Annotated[
+        Path | None,
+        typer.Option(
+            "--index",
+            help="After each round that wrote items, append them to this index directory "
+            "(built from the spool if absent; items already indexed are skipped).",
+        ),
+    ] = None,
     as_json: JsonFlag = False,
 ) -> None:
     """Fetch feeds into a dated spool, once or every --interval seconds: each item dated by its
@@ -515,12 +530,19 @@ def feed(
     try:
         for fetched in follow_feeds(feeds, spool, interval=interval, rounds=1 if once else None):
             failed = fetched.errors > 0
+            added = None
+            # a first round that fetched nothing new still builds the index from the spool
+            fresh = index is not None and not index.exists() and any(spool.glob("items-*.jsonl"))
+            if index is not None and (fetched.written or fresh):
+                added = index_feed(spool, index).indexed
             if as_json:
-                print_json(_round_json(fetched))
+                print_json({**_round_json(fetched), "indexed": added})
                 continue
             typer.echo(f"{fetched.at.isoformat()}: {fetched.written} items written to {spool}")
             for report in fetched.feeds:
                 typer.echo(f"  {report.line()}")
+            if added is not None:
+                typer.echo(f"  indexed {added} documents into {index}")
     except AppError as exc:
         fail_field(exc, FEED_OPTIONS)
     except KeyboardInterrupt:
