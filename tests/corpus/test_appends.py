@@ -400,11 +400,7 @@ def test_corpus_feed_appends_what_it_fetched_to_an_index(tmp_path: Path) -> None
     result = runner.invoke(app, args)
     assert result.exit_code == 0, result.output
     assert "indexed 1 documents" in result.output
-    appended = EmbeddedIndex.open(index_dir)
-    assert (
-        sorted(appended.read_ordinal(i).id for i in range(len(appended))) == ["drop:d1", "drop:d2"]
-        or len(appended) == 2
-    )
+    assert len(EmbeddedIndex.open(index_dir)) == 2
     result = runner.invoke(app, args)  # nothing new: the index is left alone
     assert result.exit_code == 0 and "indexed" not in result.output
     built = build_corpus(f"feed:{spool}", out=tmp_path / "scratch", workers=1)
