@@ -343,6 +343,10 @@ def test_append_corpus_reads_the_source_as_a_build_does(tmp_path: Path) -> None:
     assert err.value.field == "require_dates"
     again = append_corpus(index_dir, f"jsonl:{second}", duplicates="skip")
     assert again.indexed == 0 and len(EmbeddedIndex.open(index_dir)) == 4
+    digest = _tree_digest(index_dir)
+    with pytest.raises(AppError, match="no documents to append") as err:  # as a build refuses
+        append_corpus(index_dir, f"jsonl:{second}", allow_source=["nowhere.example"])
+    assert err.value.field == "source" and _tree_digest(index_dir) == digest
 
 
 def test_the_append_command(tmp_path: Path) -> None:

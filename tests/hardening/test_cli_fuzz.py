@@ -230,6 +230,7 @@ OUTPUTS = {
     "arena serve ledger",
     "toolserver serve index_dir",
     "corpus feed spool",
+    "corpus feed index",
 }
 # Inputs a command reads with a note rather than a refusal: a run log cut off by a crash.
 NOTED = {"truncated_log"}

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from datetime import date
 from pathlib import Path
 from typing import Any
@@ -29,6 +29,7 @@ from pastcast.corpus.sources import (
     SourceRun,
     read_dating,
 )
+from pastcast.records import Document
 
 __all__ = ["append_corpus", "index_feed"]
 
@@ -81,7 +82,8 @@ def append_corpus(
     allowed = _allowed(allow_source, Path(allow_sources_file) if allow_sources_file else None)
     new = NewDocuments(lambda doc_id: current._ordinal_of(doc_id) is not None, duplicates)
     reading = Reading(kind, path, lenient, since, until, include_flagged, allowed, quality)
-    run = reading.open(target.parent, rule, stage=new)
+    read = _Read()
+    run = reading.open(target.parent, rule, stage=lambda docs: new(read(docs)))
     lines: list[str] = []
 
     def removed() -> dict[str, int]:
@@ -100,6 +102,9 @@ def append_corpus(
             notes=run.report_lines,
             side_files=lambda work: lines.extend(_side_files(run, target, work)),
         )
+    except AppError:
+        run.discard()
+        raise
     except (ValueError, FileNotFoundError) as exc:
         run.discard()
         raise AppError("documents", str(exc)) from None
@@ -114,6 +119,20 @@ def append_corpus(
         lines.append(f"{SKIPPED_DUPLICATE}: {new.skipped}")
     added = len(appended) - len(current)
     return CorpusBuild(added, str(target), dict(run.skipped()), tuple(lines), appended.build_report)
+
+
+class _Read:
+    """Counts what the source gave after its screens and filters: none at all is an error, as
+    in a build (a wrong path or allow-list is no append), raised before the index is touched;
+    none new after the repeated ids is an append of nothing."""
+
+    def __call__(self, documents: Iterator[Document]) -> Iterator[Document]:
+        empty = True
+        for doc in documents:
+            empty = False
+            yield doc
+        if empty:
+            raise AppError("source", "no documents to append (after the screens and filters)")
 
 
 def _side_files(run: SourceRun, index: Path, work: Path) -> list[str]:
