@@ -133,12 +133,13 @@ class _LazyList(Sequence[str]):
 
     def __init__(self, path: Path, size: int) -> None:
         self._path = path
+        self._bytes = _mapped(path)  # mapped now, as a vocabulary is (``LazyVocab``)
         self._size = size
         self._items: list[str] | None = None
 
     def _loaded(self) -> list[str]:
         if self._items is None:
-            items: list[str] = safejson.loads(self._path.read_bytes())
+            items: list[str] = safejson.loads(bytes(self._bytes))
             if len(items) != self._size:
                 raise ValueError(f"{self._path}: {len(items)} ids, manifest says {self._size}")
             self._items = items
