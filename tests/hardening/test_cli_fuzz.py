@@ -15,6 +15,7 @@ import hashlib
 import json
 import os
 import resource
+import shutil
 import signal
 import types
 import typing
@@ -49,6 +50,15 @@ COMMANDS = dict(_leaves(ROOT))
 # For every command, the values its parameters keep while one of them is fuzzed: the required
 # ones, and those whose defaults would reach outside (the network) or take long.
 Skeleton = Callable[[Workspace, Path], dict[str, Any]]
+
+
+def _copied(src: Path, dst: Path) -> Path:
+    """A copy to change (an append), leaving the shared one alone."""
+    if not dst.exists():
+        shutil.copytree(src, dst)
+    return dst
+
+
 SKELETONS: dict[tuple[str, ...], Skeleton] = {
     ("arena", "commit-hash"): lambda ws, t: {
         "round_id": "1",
@@ -69,6 +79,11 @@ SKELETONS: dict[tuple[str, ...], Skeleton] = {
     ("arena", "verify"): lambda ws, t: {"ledger": ws.good["ledger"]},
     ("audit", "construction"): lambda ws, t: {"datasets": [ws.good["dataset"]], "draws": "100"},
     ("audit", "run"): lambda ws, t: {"run_log": ws.good["run_log"]},
+    ("corpus", "append"): lambda ws, t: {
+        "source": f"jsonl:{ws.good['docs']}",
+        "index": _copied(ws.good["index"], t / "idx"),
+        "skip_duplicates": True,
+    },
     ("corpus", "build"): lambda ws, t: {"source": f"jsonl:{ws.good['docs']}", "out": t / "idx"},
     ("corpus", "read"): lambda ws, t: {
         "target": ws.good["index"],
@@ -215,6 +230,7 @@ OUTPUTS = {
     "arena serve ledger",
     "toolserver serve index_dir",
     "corpus feed spool",
+    "corpus feed index",
 }
 # Inputs a command reads with a note rather than a refusal: a run log cut off by a crash.
 NOTED = {"truncated_log"}

@@ -44,6 +44,7 @@ from pastcast.app._corpus import (
     corpus_documents,
     open_corpus,
 )
+from pastcast.app._corpus_append import append_corpus, index_feed, index_feed_round
 from pastcast.app._curate import CURATION_LEGS, Curated, curate
 from pastcast.app._data_views import (
     DatasetSummary,
@@ -132,6 +133,7 @@ __all__ = [
     "Scored",
     "Statistics",
     "StoreBackend",
+    "append_corpus",
     "arena_chain_leaderboard",
     "arena_replay",
     "arena_sections",
@@ -158,6 +160,8 @@ __all__ = [
     "group_columns",
     "import_forecastbench",
     "import_polymarket",
+    "index_feed",
+    "index_feed_round",
     "longitudinal",
     "market_filters",
     "memory_costs",

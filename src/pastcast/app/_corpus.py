@@ -4,9 +4,10 @@ PostgreSQL database)."""
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import tempfile
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import date
 from pathlib import Path
@@ -41,7 +42,15 @@ from pastcast.corpus.sources import (
 from pastcast.owned import check_replaceable
 from pastcast.records import Document
 
-__all__ = ["CorpusBuild", "StoreBackend", "build_corpus", "corpus_documents", "open_corpus"]
+__all__ = [
+    "CorpusBuild",
+    "Reading",
+    "StoreBackend",
+    "build_corpus",
+    "corpus_documents",
+    "open_corpus",
+    "source_kind",
+]
 
 StoreBackend = Literal["embedded", "postgres"]
 DEFAULT_SCHEMA = "pastcast"
@@ -204,6 +213,78 @@ def _store(
         raise AppError("url", f"{redact_url(url)}: {one_line(exc)}") from None
 
 
+def source_kind(source: str) -> tuple[str, str]:
+    """``KIND:PATH`` split, the kind a registered source."""
+    kind, sep, path = source.partition(":")
+    if not sep or not path:
+        raise AppError("source", f"{source!r}: expected KIND:PATH, e.g. jsonl:docs.jsonl")
+    if kind not in sources:
+        raise AppError(
+            "source", f"{source!r}: unknown kind {kind!r} (known: {', '.join(sources.names())})"
+        )
+    return kind, path
+
+
+def _inside(path: str, folder: Path) -> bool:
+    return Path(path).exists() and Path(path).resolve().is_relative_to(folder.resolve())
+
+
+def _check_workers(workers: int | None) -> None:
+    if workers is not None and not 1 <= workers <= MAX_BUILD_WORKERS:
+        raise AppError("workers", f"expected 1 to {MAX_BUILD_WORKERS}, got {workers}")
+
+
+@dataclass(frozen=True)
+class Reading:
+    """How a build (or an append) reads its source: the source and its options, the content
+    screen, the allow-list, the quality filters and the dating rule, in that order."""
+
+    kind: str
+    path: str
+    lenient: bool
+    since: date | None
+    until: date | None
+    include_flagged: bool
+    allowed: list[str]
+    quality: Sequence[str]
+
+    def open(
+        self,
+        workdir: Path | None,
+        require_dates: DatingRule,
+        stage: Callable[[Iterator[Document]], Iterator[Document]] | None = None,
+    ) -> SourceRun:
+        """The source's run through every stage; ``stage`` (an append's repeated ids) goes just
+        before the dating rule, so that the dating counts are of what is stored."""
+        # Only the options given are passed, so one the source does not take is an error.
+        given: dict[str, Any] = {
+            "lenient": self.lenient or None,
+            "since": self.since,
+            "until": self.until,
+        }
+        if self.include_flagged and "include_flagged" in sources.get(self.kind).parameters():
+            given["include_flagged"] = True  # the source's own screens (wcep's days)
+        options = {k: v for k, v in given.items() if v is not None}
+        filters = _quality_filters(self.quality)
+        try:
+            # A side file (e.g. the timestamp rule of each page) is written next to the index.
+            run = open_source(
+                self.kind, self.path, workdir=workdir, screen=not self.include_flagged, **options
+            )
+        except ValueError as exc:  # a missing path or extra, an option the source does not take
+            raise AppError("source", str(exc)) from None
+        if self.allowed:
+            run = allow_sources(run, self.allowed)
+        if filters:
+            from pastcast.curate import with_quality
+
+            run = with_quality(run, filters)
+        if stage is not None:
+            run = dataclasses.replace(run, documents=stage(run.documents))
+        dated: SourceRun = with_dating(run, require_dates)  # outermost: it counts what is stored
+        return dated
+
+
 def _allowed(names: Sequence[str], file: Path | None) -> list[str]:
     allowed = list(names)
     if any(not name.strip() for name in allowed):
@@ -272,20 +353,10 @@ def build_corpus(
     computed; ``nprobe``: the approximate month indexes are trained now too.
 
     ``AppError`` naming the field, before anything is stored where it can be."""
-    kind, sep, path = source.partition(":")
-    if not sep or not path:
-        raise AppError("source", f"{source!r}: expected KIND:PATH, e.g. jsonl:docs.jsonl")
-    if kind not in sources:
-        raise AppError(
-            "source", f"{source!r}: unknown kind {kind!r} (known: {', '.join(sources.names())})"
-        )
+    kind, path = source_kind(source)
     target = Path(out) if out is not None else None
     _check_target(backend, target, url, overwrite)
-    if (
-        target is not None
-        and Path(path).exists()
-        and Path(path).resolve().is_relative_to(target.resolve())
-    ):
+    if target is not None and _inside(path, target):
         raise AppError("out", f"{target} holds the input {path}; not replacing it")
     if require_dates not in DATING_RULES:
         raise AppError("require_dates", f"expected one of {', '.join(DATING_RULES)}")
@@ -310,27 +381,9 @@ def build_corpus(
             model = resolve_embedder(embedder)
         except CorpusOpenError as exc:
             raise AppError("embedder", str(exc)) from None
-    # Only the options given are passed, so one the source does not take is an error.
-    given: dict[str, Any] = {"lenient": lenient or None, "since": since, "until": until}
-    if include_flagged and "include_flagged" in sources.get(kind).parameters():
-        given["include_flagged"] = True  # the source's own screens (wcep's days)
-    options = {k: v for k, v in given.items() if v is not None}
-    if workers is not None and not 1 <= workers <= MAX_BUILD_WORKERS:
-        raise AppError("workers", f"expected 1 to {MAX_BUILD_WORKERS}, got {workers}")
-    filters = _quality_filters(quality)
-    try:
-        # A side file (e.g. the timestamp rule of each page) is written next to the index.
-        workdir = target.parent if target else None
-        run = open_source(kind, path, workdir=workdir, screen=not include_flagged, **options)
-    except ValueError as exc:  # a missing path or extra, an option the source does not take
-        raise AppError("source", str(exc)) from None
-    if allowed:
-        run = allow_sources(run, allowed)
-    if filters:
-        from pastcast.curate import with_quality
-
-        run = with_quality(run, filters)
-    run = with_dating(run, require_dates)  # outermost: it counts what is stored
+    _check_workers(workers)
+    reading = Reading(kind, path, lenient, since, until, include_flagged, allowed, quality)
+    run = reading.open(target.parent if target else None, require_dates)
     try:
         docs = _nonempty(run, source)
         stored = _store(

@@ -12,7 +12,7 @@ from pydantic import ValidationError
 from rich.console import Console
 from rich.table import Table
 
-from pastcast.app import AppError, build_corpus, follow_feeds
+from pastcast.app import AppError, append_corpus, build_corpus, follow_feeds, index_feed_round
 from pastcast.app import open_corpus as open_app_corpus
 from pastcast.cli._common import JsonFlag, fail, fail_field, print_json
 from pastcast.corpus import DocType, DocumentNotVisible, OpenedCorpus, SearchFilter
@@ -297,6 +297,97 @@ def build(
             typer.echo(f"  {n:6d}  {reason}")
 
 
+APPEND_OPTIONS = {**BUILD_OPTIONS, "index": "--index", "require_dates": "--require-dates"}
+
+
+@app.command()
+def append(
+    source: Annotated[
+        str, typer.Argument(help="KIND:PATH of the new documents (the kinds 'corpus build' reads).")
+    ],
+    index: Annotated[Path, typer.Option("--index", help="Index directory to append to.")],
+    skip_duplicates: Annotated[
+        bool,
+        typer.Option(
+            help="Skip (and count) documents whose id the index holds or the source repeats; "
+            "without it such a document stops the append, naming the id, and nothing changes."
+        ),
+    ] = False,
+    lenient: Annotated[
+        bool, typer.Option(help="jsonl: skip malformed lines (counted by reason).")
+    ] = False,
+    since: Annotated[str | None, typer.Option(help="wcep: first day (YYYY-MM-DD).")] = None,
+    until: Annotated[str | None, typer.Option(help="wcep: last day (YYYY-MM-DD).")] = None,
+    include_flagged: Annotated[
+        bool, typer.Option(help="Keep documents flagged as possible hindsight (as in build).")
+    ] = False,
+    allow_source: Annotated[
+        list[str] | None,
+        typer.Option("--allow-source", help="Keep only documents of this source (repeatable)."),
+    ] = None,
+    allow_sources_file: Annotated[
+        Path | None,
+        typer.Option("--allow-sources", help="File of source names to keep, one a line."),
+    ] = None,
+    quality: Annotated[
+        list[str] | None,
+        typer.Option("--quality", help="Quality filter to apply (repeatable), as in build."),
+    ] = None,
+    require_dates: Annotated[
+        Literal["any", "metadata", "published"] | None,
+        typer.Option(
+            "--require-dates",
+            help="The dating rule; must be the one the index was built with (the default).",
+        ),
+    ] = None,
+    workers: Annotated[
+        int | None,
+        typer.Option(help="Processes indexing the touched months side by side.", min=1, max=256),
+    ] = None,
+    as_json: JsonFlag = False,
+) -> None:
+    """Add a source's documents to an index: only the months they fall in are indexed again; the
+    index then equals one built from all the documents (replaced atomically when complete)."""
+    try:
+        built = append_corpus(
+            index,
+            source,
+            duplicates="skip" if skip_duplicates else "refuse",
+            lenient=lenient,
+            since=_day(since, "--since"),
+            until=_day(until, "--until"),
+            include_flagged=include_flagged,
+            allow_source=tuple(allow_source or ()),
+            allow_sources_file=allow_sources_file,
+            quality=tuple(quality or ()),
+            require_dates=require_dates,
+            progress=True,
+            workers=workers,
+        )
+    except AppError as exc:
+        fail_field(exc, APPEND_OPTIONS)
+    if as_json:
+        stored = None if built.build is None else built.build.model_dump(mode="json")
+        print_json(
+            {
+                "appended": built.indexed,
+                "into": built.into,
+                "skipped": built.skipped,
+                "report": list(built.report),
+                "build": stored,
+            }
+        )
+        return
+    typer.echo(f"appended {built.indexed} documents to {built.into}")
+    lines = (*built.build.lines(), *built.report) if built.build is not None else built.report
+    for line in lines:
+        typer.echo(f"  {line}")
+    if built.skipped:
+        typer.echo(f"skipped {sum(built.skipped.values())} malformed lines:")
+        for reason, n in sorted(built.skipped.items(), key=lambda kv: (-kv[1], kv[0])):
+            typer.echo(f"  {n:6d}  {reason}")
+
+
 @app.command()
 def search(
     target: Annotated[str, typer.Argument(help=_TARGET_HELP, metavar="INDEX")],
@@ -382,7 +473,14 @@ def read(
     typer.echo(doc.text)
 
 
-FEED_OPTIONS = {"feeds": "FEEDS", "spool": "--spool", "interval": "--interval"}
+FEED_OPTIONS = {
+    "feeds": "FEEDS",
+    "spool": "--spool",
+    "interval": "--interval",
+    "index": "--index",
+    "documents": "--index",
+    "source": "--spool",
+}
 
 
 @app.command()
@@ -406,6 +504,14 @@ def feed(
     interval: Annotated[
         float, typer.Option("--interval", min=1, help="Seconds between rounds (start to start).")
     ] = 300.0,
+    index: Annotated[
+        Path | None,
+        typer.Option(
+            "--index",
+            help="After each round that wrote items, append them to this index directory "
+            "(built from the spool if absent; items already indexed are skipped).",
+        ),
+    ] = None,
     as_json: JsonFlag = False,
 ) -> None:
     """Fetch feeds into a dated spool, once or every --interval seconds: each item dated by its
@@ -414,12 +520,15 @@ def feed(
     try:
         for fetched in follow_feeds(feeds, spool, interval=interval, rounds=1 if once else None):
             failed = fetched.errors > 0
+            added = index_feed_round(spool, index, fetched.written)
             if as_json:
-                print_json(fetched.as_dict())
+                print_json({**fetched.as_dict(), "indexed": added})
                 continue
             typer.echo(f"{fetched.at.isoformat()}: {fetched.written} items written to {spool}")
             for report in fetched.feeds:
                 typer.echo(f"  {report.line()}")
+            if added is not None:
+                typer.echo(f"  indexed {added} documents into {index}")
     except AppError as exc:
         fail_field(exc, FEED_OPTIONS)
     except KeyboardInterrupt:

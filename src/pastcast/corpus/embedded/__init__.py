@@ -5,6 +5,12 @@ from pastcast.corpus.embedded._arrays import IndexArrays, build_arrays, save_arr
 from pastcast.corpus.embedded._blocks import BLOCK_DOCS
 from pastcast.corpus.embedded._bm25 import K1, AsOfStatistics, B
 from pastcast.corpus.embedded._embedded import EmbeddedIndex
+from pastcast.corpus.embedded._partitioned import (
+    DUPLICATES,
+    SKIPPED_DUPLICATE,
+    Duplicates,
+    NewDocuments,
+)
 from pastcast.corpus.embedded._shards import (
     IndexMonth,
     index_months,
@@ -15,12 +21,16 @@ from pastcast.corpus.embedded._shards import (
 
 __all__ = [
     "BLOCK_DOCS",
+    "DUPLICATES",
     "K1",
+    "SKIPPED_DUPLICATE",
     "AsOfStatistics",
     "B",
+    "Duplicates",
     "EmbeddedIndex",
     "IndexArrays",
     "IndexMonth",
+    "NewDocuments",
     "build_arrays",
     "index_months",
     "open_months",

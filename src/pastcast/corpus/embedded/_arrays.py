@@ -134,12 +134,13 @@ class _LazyList(Sequence[str]):
 
     def __init__(self, path: Path, size: int) -> None:
         self._path = path
+        self._bytes = _mapped(path)  # mapped now, as a vocabulary is (``LazyVocab``)
         self._size = size
         self._items: list[str] | None = None
 
     def _loaded(self) -> list[str]:
         if self._items is None:
-            items: list[str] = safejson.loads(self._path.read_bytes())
+            items: list[str] = safejson.loads(bytes(self._bytes))
             if len(items) != self._size:
                 raise ValueError(f"{self._path}: {len(items)} ids, manifest says {self._size}")
             self._items = items
@@ -163,13 +164,15 @@ class LazyVocab(Mapping[str, int]):
     """A partition's vocabulary (``vocab.json``: terms in id order), parsed on first use."""
 
     def __init__(self, path: Path) -> None:
-        self._path = path
+        # mapped now, parsed later: an index replaced by an append after this was opened keeps
+        # this vocabulary (the mapping holds the file), not the new one at the same path
+        self._bytes = _mapped(path)
         self._terms: dict[str, int] | None = None
 
     def mapping(self) -> dict[str, int]:
         """The vocabulary as a plain dict (loaded now if it was not)."""
         if self._terms is None:
-            terms: list[str] = safejson.loads(self._path.read_bytes())
+            terms: list[str] = safejson.loads(bytes(self._bytes))
             self._terms = {t: i for i, t in enumerate(terms)}
         return self._terms
 

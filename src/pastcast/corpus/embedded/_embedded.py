@@ -40,6 +40,8 @@ from pastcast.corpus.embedded._bm25 import (
 )
 from pastcast.corpus.embedded._partitioned import (
     FORMAT,
+    Duplicates,
+    append_partitioned,
     build_partitioned,
     global_id_rank,
     load_index,
@@ -96,6 +98,7 @@ class EmbeddedIndex(ThreadLookups):
         self._id_order = id_order
         self._tuples: BlockTuples | None = None
         self._identity: CorpusIdentity | None = None
+        self._dating: dict[str, object] | None = None  # ``dating.json``, read by ``open``
 
     # -- construction -------------------------------------------------------------------------
 
@@ -135,14 +138,55 @@ class EmbeddedIndex(ThreadLookups):
         return cls.open(out_dir)
 
     @classmethod
+    def append(
+        cls,
+        documents: Iterable[Document],
+        index_dir: Path | str,
+        *,
+        duplicates: Duplicates = "refuse",
+        progress: bool = False,
+        kind: str = "index",
+        workers: int | None = None,
+        removed: Callable[[], Mapping[str, int]] = dict,
+        notes: Callable[[], Sequence[str]] = tuple,
+        side_files: Callable[[Path], None] | None = None,
+    ) -> EmbeddedIndex:
+        """Add ``documents`` (any order, any months) to the index in ``index_dir`` and open it.
+
+        Only the months the new documents fall in are indexed again; the result is the index a
+        build of all the documents writes, file for file (but its build report). An id the index
+        holds, or one repeated in ``documents``, is refused naming it (nothing is changed), or
+        skipped and counted with ``duplicates="skip"``. The append is written beside the index
+        and replaces it whole when complete (see ``_partitioned``): an index already open keeps
+        answering from the files it opened, without the new documents.
+        """
+        index_dir = Path(index_dir)
+        current = cls.open(index_dir)
+        append_partitioned(
+            documents,
+            index_dir,
+            lambda doc_id: current._ordinal_of(doc_id) is not None,
+            duplicates=duplicates,
+            progress=progress,
+            kind=kind,
+            workers=workers,
+            removed=removed,
+            notes=notes,
+            side_files=side_files,
+        )
+        return cls.open(index_dir)
+
+    @classmethod
     def open(cls, index_dir: Path | str, *, block_docs: int = BLOCK_DOCS) -> EmbeddedIndex:
         """Open an index directory (this layout, or the earlier single-partition one).
 
         Consecutive months are merged in memory into scoring blocks of up to ``block_docs``
         documents (0: score month by month); results do not depend on it.
         """
+        from pastcast.corpus.sources import read_dating  # a build's side file
+
         loaded = load_index(Path(index_dir))
-        return cls(
+        index = cls(
             loaded.parts,
             loaded.id_rank,
             loaded.manifest,
@@ -150,6 +194,9 @@ class EmbeddedIndex(ThreadLookups):
             block_docs=block_docs,
             id_order=loaded.id_order,
         )
+        # read now: an append may replace the directory while this index is open
+        index._dating = read_dating(Path(index_dir))
+        return index
 
     @classmethod
     def in_memory(
@@ -201,9 +248,7 @@ class EmbeddedIndex(ThreadLookups):
                     "b": B,
                 },
             )
-            from pastcast.corpus.sources import read_dating  # a build's side file
-
-            dating = None if self.path is None else read_dating(self.path)
+            dating = self._dating
             if dating is not None:  # which date the documents carry, as the build counted
                 options = {**self._identity.options, "dating": dating}
                 self._identity = self._identity.model_copy(update={"options": options})

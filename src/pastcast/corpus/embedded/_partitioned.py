@@ -28,7 +28,9 @@ is renamed onto the target.
 
 from __future__ import annotations
 
+import contextlib
 import errno
+import fcntl
 import hashlib
 import heapq
 import itertools
@@ -42,7 +44,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, Any, Literal
 
 import numpy as np
 
@@ -63,14 +65,19 @@ from pastcast.corpus.embedded._arrays import (
 )
 from pastcast.corpus.embedded._maps import merge_partition_maps, save_partition_maps
 from pastcast.cutoff import as_utc
-from pastcast.owned import check_replaceable, mark
+from pastcast.owned import MARKER, check_replaceable, mark
 from pastcast.records import Document
 
 __all__ = [
+    "DUPLICATES",
     "FORMAT",
     "FORMAT_VERSION",
+    "SKIPPED_DUPLICATE",
     "Built",
+    "Duplicates",
     "Loaded",
+    "NewDocuments",
+    "append_partitioned",
     "build_partitioned",
     "global_id_rank",
     "load_index",
@@ -344,28 +351,52 @@ def _build(
             months, counts, work, spool, memory, workers, bar.update, bar.add_task
         )
         clock.lap("index")
-        wanted = set(months)
-        for stale in (work / "parts").iterdir():
-            if stale.name not in wanted:
-                shutil.rmtree(stale)
-        shutil.rmtree(work / "spool", ignore_errors=True)
-        task = bar.add_task("merging ids and maps", total=3)
-        folders = [work / "parts" / m for m in months]
-        parts = [load_arrays(f) for f in folders]
-        bases = list(itertools.accumulate((len(p.ids) for p in parts), initial=0))
-        _merge_ids(parts, bases, work)
-        bar.update(task, advance=1)
-        manifest = summary(parts)
-        merge_partition_maps(folders, bases[:-1], work, str(manifest["content_sha256"]))
-        bar.update(task, advance=1)
-        del parts
+        manifest = _merge_globals(work, months, bar)
+    return _finish(
+        work, out_dir, manifest, clock, reused, workers, spool is not None, kind, removed, notes
+    )
+
+
+def _merge_globals(work: Path, months: list[str], bar: Progress) -> dict[str, Any]:
+    """The global pieces from the partitions in ``work/parts`` (any other folder there is
+    removed): id ranks, maps, the manifest (returned, written by ``_finish``)."""
+    wanted = set(months)
+    for stale in (work / "parts").iterdir():
+        if stale.name not in wanted:
+            shutil.rmtree(stale)
+    shutil.rmtree(work / "spool", ignore_errors=True)
+    task = bar.add_task("merging ids and maps", total=3)
+    folders = [work / "parts" / m for m in months]
+    parts = [load_arrays(f) for f in folders]
+    bases = list(itertools.accumulate((len(p.ids) for p in parts), initial=0))
+    _merge_ids(parts, bases, work)
+    bar.update(task, advance=1)
+    manifest = summary(parts)
+    merge_partition_maps(folders, bases[:-1], work, str(manifest["content_sha256"]))
+    bar.update(task, advance=1)
+    return manifest
+
+
+def _finish(
+    work: Path,
+    out_dir: Path,
+    manifest: dict[str, Any],
+    clock: _PhaseClock,
+    reused: int,
+    workers: int,
+    spooled: bool,
+    kind: str,
+    removed: Callable[[], Mapping[str, int]],
+    notes: Callable[[], Sequence[str]],
+) -> Built:
+    """Manifest and report into ``work``, then ``work`` renamed onto ``out_dir``."""
     (work / "manifest.json").write_text(json.dumps(manifest, indent=2) + "\n")
     clock.lap("merge")
     own = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024  # KiB on Linux
     children = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss * 1024
     report = BuildReport(
         documents=int(manifest["doc_count"]),
-        partitions=len(months),
+        partitions=len(manifest["partitions"]),
         partitions_reused=reused,
         workers=workers,
         seconds=round(clock.total(), 3),
@@ -373,7 +404,7 @@ def _build(
         phase_seconds=clock.walls,
         phase_cpu_seconds=clock.cpus,
         peak_rss_bytes=own,
-        worker_peak_rss_bytes=children if spool is not None and workers > 1 else 0,
+        worker_peak_rss_bytes=children if spooled and workers > 1 else 0,
         removed=dict(removed()),
         notes=tuple(notes()),
     )
@@ -540,3 +571,232 @@ def load_index(index_dir: Path) -> Loaded:
     if (index_dir / "id_order.npy").is_file():
         id_order = np.asarray(np.load(index_dir / "id_order.npy", mmap_mode="r"))
     return Loaded(parts, id_rank, manifest, id_order)
+
+
+# -- appends ----------------------------------------------------------------------------------
+
+Duplicates = Literal["refuse", "skip"]
+DUPLICATES: tuple[Duplicates, ...] = ("refuse", "skip")
+SKIPPED_DUPLICATE = "duplicate id (skipped)"
+# What an index directory holds besides its side files (``dating.json``, ``timestamp_rules.tsv``)
+_GLOBALS = frozenset(
+    {"manifest.json", "id_rank.npy", "id_order.npy", "parts", "threads", "build_report.json"}
+)
+_SIDE_FILES = frozenset({"dating.json", "timestamp_rules.tsv"})
+
+
+class NewDocuments:
+    """The documents of an append that the index does not hold yet: a repeated id (in the index,
+    or earlier in the same append) is refused naming it, or skipped and counted (``skipped``).
+    Remembers the append's ids, not the index's (``contains`` looks those up)."""
+
+    def __init__(self, contains: Callable[[str], bool], duplicates: Duplicates = "refuse") -> None:
+        if duplicates not in DUPLICATES:
+            raise ValueError(f"duplicates: expected refuse or skip, got {duplicates!r}")
+        self._contains = contains
+        self._duplicates = duplicates
+        self._seen: set[str] = set()
+        self.skipped = 0
+
+    def __call__(self, documents: Iterable[Document]) -> Iterator[Document]:
+        for doc in documents:
+            if doc.id in self._seen or self._contains(doc.id):
+                if self._duplicates == "refuse":
+                    raise ValueError(f"duplicate document id {doc.id!r}")
+                self.skipped += 1
+                continue
+            self._seen.add(doc.id)
+            yield doc
+
+
+def _append_dir(index_dir: Path) -> Path:
+    return index_dir.with_name(f".{index_dir.name}.appending")
+
+
+def _put_back(index_dir: Path) -> None:
+    """An index moved aside by a swap that was killed between its two renames goes back."""
+    if index_dir.exists():
+        return
+    aside = [
+        p
+        for p in index_dir.parent.glob(f".{index_dir.name}.old-*")
+        if (p / "manifest.json").is_file()
+    ]
+    if len(aside) == 1:
+        os.replace(aside[0], index_dir)
+
+
+@contextlib.contextmanager
+def _claimed_work_dir(index_dir: Path) -> Iterator[Path]:
+    """The append's work directory, emptied (a killed append's leftovers go) and held under an
+    exclusive lock for the append: a second append at once is refused."""
+    work = _append_dir(index_dir)
+    for _ in range(3):
+        work.mkdir(exist_ok=True)
+        fd = os.open(work, os.O_RDONLY | os.O_DIRECTORY)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            os.close(fd)
+            raise FileExistsError(f"{index_dir}: another append is running") from None
+        if not _same_folder(fd, work):  # it became the index since (an append finished)
+            os.close(fd)
+            continue
+        try:
+            for leftover in work.iterdir():
+                if leftover.is_dir() and not leftover.is_symlink():
+                    shutil.rmtree(leftover)
+                else:
+                    leftover.unlink()
+            yield work
+        except BaseException:
+            if _same_folder(fd, work):  # not yet renamed onto the index
+                shutil.rmtree(work, ignore_errors=True)
+            raise
+        finally:
+            os.close(fd)  # the lock goes with it
+        return
+    raise FileExistsError(f"{index_dir}: another append is running")
+
+
+def _same_folder(fd: int, path: Path) -> bool:
+    try:
+        return os.fstat(fd).st_ino == os.stat(path).st_ino
+    except FileNotFoundError:
+        return False
+
+
+def _link_tree(src: Path, dst: Path) -> None:
+    """``src`` reproduced at ``dst`` with hard links (a copy where links cannot be made): a
+    partition is never written in place, so sharing its files with the old index is safe."""
+    dst.mkdir(parents=True)
+    for entry in src.iterdir():
+        if entry.is_dir():
+            _link_tree(entry, dst / entry.name)
+            continue
+        try:
+            os.link(entry, dst / entry.name)
+        except OSError:
+            shutil.copy2(entry, dst / entry.name)
+
+
+def _stored_lines(part: IndexArrays) -> Iterator[bytes]:
+    """A partition's document lines as stored (the lines a build spooled)."""
+    store = part.store
+    offsets = np.asarray(part.doc_offsets).tolist()
+    for lo, hi in itertools.pairwise(offsets):
+        yield bytes(store[lo:hi])
+
+
+def append_partitioned(
+    documents: Iterable[Document],
+    index_dir: Path,
+    contains: Callable[[str], bool],
+    *,
+    duplicates: Duplicates = "refuse",
+    progress: bool = False,
+    kind: str = "index",
+    workers: int | None = None,
+    removed: Callable[[], Mapping[str, int]] = dict,
+    notes: Callable[[], Sequence[str]] = tuple,
+    side_files: Callable[[Path], None] | None = None,
+) -> Built:
+    """Add ``documents`` to the index in ``index_dir`` (``contains``: whether it holds an id).
+
+    The new documents are spooled by month; each month they fall in that the index holds is
+    indexed again from its stored lines and the new ones, new months from theirs, every other
+    partition is hard-linked unchanged; the global pieces are merged again as a build merges
+    them, so the files are those of a build of all the documents. Everything is written in a
+    work directory beside the index (``side_files(work)`` adds the side files there), which
+    replaces the index when complete: a failed or killed append leaves the index as it was, the
+    next one starts afresh. Repeated ids: ``NewDocuments``.
+    """
+    index_dir = Path(index_dir)
+    _put_back(index_dir)
+    check_replaceable(index_dir, kind)
+    manifest = load_index(index_dir).manifest
+    if manifest.get("format") != FORMAT:
+        raise ValueError(f"{index_dir}: an index of the earlier layout; build it again to append")
+    for entry in index_dir.iterdir():
+        if entry.name not in _GLOBALS | _SIDE_FILES and entry.name != MARKER:
+            # dense vectors and approximate indexes would be stale: not kept silently
+            raise ValueError(
+                f"{index_dir / entry.name}: appends keep only the BM25 index and its side "
+                "files; build the index again (with its embedder) instead"
+            )
+    try:
+        with _claimed_work_dir(index_dir) as work:
+            return _append(
+                documents, index_dir, work, contains, duplicates, progress, kind, workers,
+                removed, notes, side_files, manifest,
+            )  # fmt: skip
+    except OSError as exc:
+        if exc.errno in _DISK_FULL:
+            shutil.rmtree(_append_dir(index_dir), ignore_errors=True)
+        raise
+
+
+def _append(
+    documents: Iterable[Document],
+    index_dir: Path,
+    work: Path,
+    contains: Callable[[str], bool],
+    duplicates: Duplicates,
+    progress: bool,
+    kind: str,
+    workers: int | None,
+    removed: Callable[[], Mapping[str, int]],
+    notes: Callable[[], Sequence[str]],
+    side_files: Callable[[Path], None] | None,
+    manifest: dict[str, Any],
+) -> Built:
+    clock = _PhaseClock()
+    workers = max(1, workers if workers is not None else os.cpu_count() or 1)
+    new = NewDocuments(contains, duplicates)
+    spool = _Spool(work / "spool")
+    indexed = {str(p["name"]) for p in manifest["partitions"]}
+    with _bar(progress) as bar:
+        task = bar.add_task("reading documents", total=None)
+        _fill(spool, new(documents), lambda count: bar.update(task, completed=count))
+        bar.remove_task(task)
+        added = dict(spool.counts)
+        touched = sorted(set(added) & indexed)
+        for month in touched:  # the month's indexed documents join its new ones
+            with spool.path(month).open("ab") as fh:
+                old = load_arrays(index_dir / "parts" / month)
+                for line in _stored_lines(old):
+                    fh.write(line)
+                    spool.counts[month] += 1
+                del old
+        clock.lap("read")
+        (work / "parts").mkdir()
+        untouched = sorted(indexed - set(added))
+        for month in untouched:
+            _link_tree(index_dir / "parts" / month, work / "parts" / month)
+        for name in _SIDE_FILES:
+            if (index_dir / name).is_file():
+                os.link(index_dir / name, work / name)  # replaced, never written in place
+        months = sorted(indexed | set(added))
+        counts = {m: spool.counts[m] for m in added}
+        _index_months(sorted(added), counts, work, spool, None, workers, bar.update, bar.add_task)
+        clock.lap("index")
+        merged = _merge_globals(work, months, bar)
+    if side_files is not None:
+        side_files(work)
+
+    def all_removed() -> dict[str, int]:
+        out = dict(removed())
+        if new.skipped:
+            out[SKIPPED_DUPLICATE] = new.skipped
+        return out
+
+    def all_notes() -> list[str]:
+        lines = [
+            f"append: {sum(added.values())} documents, {len(touched)} indexed months "
+            f"reindexed, {len(set(added) - indexed)} new months, {len(untouched)} kept as they were"
+        ]
+        return lines + list(notes())
+
+    return _finish(
+        work, index_dir, merged, clock, len(untouched), workers, True, kind, all_removed, all_notes
+    )

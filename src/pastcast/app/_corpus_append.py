@@ -1,0 +1,188 @@
+"""Appending a source's documents to an index directory, read as a build reads them."""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from collections.abc import Iterator, Sequence
+from datetime import date
+from pathlib import Path
+from typing import Any
+
+from pastcast.app._corpus import (
+    CorpusBuild,
+    Reading,
+    _allowed,
+    _check_workers,
+    _inside,
+    build_corpus,
+    source_kind,
+)
+from pastcast.app._errors import AppError
+from pastcast.corpus import EmbeddedIndex
+from pastcast.corpus.embedded import DUPLICATES, SKIPPED_DUPLICATE, Duplicates, NewDocuments
+from pastcast.corpus.sources import (
+    DATING_NAME,
+    DATING_RULES,
+    DatingReport,
+    DatingRule,
+    SourceRun,
+    read_dating,
+)
+from pastcast.records import Document
+
+__all__ = ["append_corpus", "index_feed"]
+
+
+def append_corpus(
+    index: str | Path,
+    source: str,
+    *,
+    duplicates: Duplicates = "refuse",
+    lenient: bool = False,
+    since: date | None = None,
+    until: date | None = None,
+    include_flagged: bool = False,
+    allow_source: Sequence[str] = (),
+    allow_sources_file: str | Path | None = None,
+    quality: Sequence[str] = (),
+    require_dates: DatingRule | None = None,
+    progress: bool = False,
+    workers: int | None = None,
+) -> CorpusBuild:
+    """Add the documents of ``source`` (``KIND:PATH``) to the index directory ``index``, read
+    exactly as ``build_corpus`` reads a source (content screen, allow-list, quality filters,
+    dating rule: ``require_dates`` is the index's recorded rule unless given, and must be it).
+    Only the months the new documents fall in are indexed again; the result equals the index a
+    build of all the documents makes (``EmbeddedIndex.append``). An id the index holds, or one
+    repeated in the source, is refused naming it (``duplicates="refuse"``, nothing is changed)
+    or skipped and counted (``"skip"``). ``indexed`` is the number of documents added.
+
+    ``AppError`` naming the field."""
+    kind, path = source_kind(source)
+    target = Path(index)
+    try:
+        current = EmbeddedIndex.open(target)
+    except (OSError, ValueError) as exc:
+        raise AppError("index", f"{target}: not a readable index directory ({exc})") from None
+    if _inside(path, target):
+        raise AppError("source", f"{path} is inside the index {target}")
+    if duplicates not in DUPLICATES:
+        raise AppError("duplicates", f"expected refuse or skip, got {duplicates!r}")
+    recorded = read_dating(target) or {}
+    rule = str(recorded.get("require", "any"))
+    if require_dates is not None and require_dates != rule:
+        raise AppError(
+            "require_dates",
+            f"the index was built with require {rule}; appends read the source as it did",
+        )
+    if rule not in DATING_RULES:
+        raise AppError("index", f"{target / DATING_NAME}: unknown require {rule!r}")
+    _check_workers(workers)
+    allowed = _allowed(allow_source, Path(allow_sources_file) if allow_sources_file else None)
+    new = NewDocuments(lambda doc_id: current._ordinal_of(doc_id) is not None, duplicates)
+    reading = Reading(kind, path, lenient, since, until, include_flagged, allowed, quality)
+    read = _Read()
+    run = reading.open(target.parent, rule, stage=lambda docs: new(read(docs)))
+    lines: list[str] = []
+
+    def removed() -> dict[str, int]:
+        out = {f"malformed: {r}": n for r, n in run.skipped().items()}
+        if new.skipped:
+            out[SKIPPED_DUPLICATE] = new.skipped
+        return out
+
+    try:
+        appended = EmbeddedIndex.append(
+            run.documents,
+            target,
+            progress=progress,
+            workers=workers,
+            removed=removed,
+            notes=run.report_lines,
+            side_files=lambda work: lines.extend(_side_files(run, target, work)),
+        )
+    except AppError:
+        run.discard()
+        raise
+    except (ValueError, FileNotFoundError) as exc:
+        run.discard()
+        raise AppError("documents", str(exc)) from None
+    except FileExistsError as exc:
+        run.discard()
+        raise AppError("index", str(exc)) from None
+    except BaseException:
+        run.discard()
+        raise
+    lines += run.report_lines()
+    if new.skipped:
+        lines.append(f"{SKIPPED_DUPLICATE}: {new.skipped}")
+    added = len(appended) - len(current)
+    return CorpusBuild(added, str(target), dict(run.skipped()), tuple(lines), appended.build_report)
+
+
+class _Read:
+    """Counts what the source gave after its screens and filters: none at all is an error, as
+    in a build (a wrong path or allow-list is no append), raised before the index is touched;
+    none new after the repeated ids is an append of nothing."""
+
+    def __call__(self, documents: Iterator[Document]) -> Iterator[Document]:
+        empty = True
+        for doc in documents:
+            empty = False
+            yield doc
+        if empty:
+            raise AppError("source", "no documents to append (after the screens and filters)")
+
+
+def _side_files(run: SourceRun, index: Path, work: Path) -> list[str]:
+    """The run's side files joined to the index's in ``work`` (before the swap): the dating
+    counts added up, other files (one line a document) the new lines after the old."""
+    lines = []
+    for side in run.side_files:
+        side.handle.close()
+        new = side.path.read_bytes()
+        out = work / side.name
+        old = out.read_bytes() if out.is_file() else b""
+        out.unlink(missing_ok=True)  # a link to the index's file: never written in place
+        if side.name == DATING_NAME:
+            out.write_text(_added_dating(old, new))
+        else:
+            out.write_bytes(old + new)
+        side.path.unlink(missing_ok=True)
+        lines.append(f"{side.what}: {index / side.name}")
+    return lines
+
+
+def _added_dating(old: bytes, new: bytes) -> str:
+    """Two ``dating.json`` counts added up, written as a build writes one."""
+    parts: list[dict[str, Any]] = [json.loads(b) for b in (old, new) if b.strip()]
+    report = DatingReport(parts[-1]["require"])
+    for part in parts:
+        report.kept += Counter(part.get("dated_by", {}))
+        report.excluded += Counter(part.get("excluded", {}))
+    return json.dumps(report.as_json(), indent=2) + "\n"
+
+
+def index_feed(spool: str | Path, index: str | Path, *, workers: int | None = None) -> CorpusBuild:
+    """A feed spool's items into the index directory ``index``: built from the spool when there
+    is no index yet, else the items it does not hold appended (ids already indexed skipped: the
+    spool keeps every item it ever fetched). ``AppError`` naming ``index`` or the source."""
+    target = Path(index)
+    source = f"feed:{spool}"
+    if not target.exists():
+        return build_corpus(source, out=target, workers=workers)
+    return append_corpus(target, source, duplicates="skip", workers=workers)
+
+
+def index_feed_round(spool: str | Path, index: str | Path | None, written: int) -> int | None:
+    """After a feed round that wrote ``written`` items: the documents indexed into ``index``
+    (``index_feed``), or ``None`` when there is no index or nothing to do. A first round that
+    fetched nothing new still builds the index from what the spool already holds."""
+    if index is None:
+        return None
+    target = Path(index)
+    fresh = not target.exists() and any(Path(spool).glob("items-*.jsonl"))
+    if not (written or fresh):
+        return None
+    return index_feed(spool, target).indexed
