@@ -119,7 +119,7 @@ def test_appends_equal_a_build_from_scratch(tmp_path: Path, workers: int) -> Non
     # two appends: one into indexed months and one new month, then the rest
     first = EmbeddedIndex.append(batch[:4], index_dir, workers=workers)
     report = first.build_report
-    assert report is not None and report.partitions_reused == len(before) - 1  # only March
+    assert report is not None and report.partitions_kept == len(before) - 1  # only March
     after = {p.name: (p / "manifest.json").stat().st_ino for p in (index_dir / "parts").iterdir()}
     assert {m for m in before if after[m] != before[m]} == {"2024-03"}
     appended = EmbeddedIndex.append(iter(batch[4:]), index_dir, workers=workers)
@@ -322,7 +322,7 @@ def test_append_corpus_reads_the_source_as_a_build_does(tmp_path: Path) -> None:
     result = append_corpus(index_dir, f"jsonl:{second}", workers=1)
     assert result.indexed == 2 and result.build is not None
     assert "content screen: 1 documents removed (title_later_period 1)" in result.report
-    assert result.build.partitions_reused == 1  # February untouched
+    assert result.build.partitions_kept == 1  # February untouched
     both = _rows(
         tmp_path, "both.jsonl", [*map(json.loads, first.read_text().splitlines())]
     )  # the scratch build reads both files' rows

@@ -27,6 +27,9 @@ class BuildReport(BaseModel):
     partitions_reused: int = Field(
         ge=0, description="complete partitions kept from a build cut short"
     )
+    partitions_kept: int = Field(
+        default=0, ge=0, description="an append's partitions kept as they were (not re-indexed)"
+    )
     workers: int = Field(ge=1)
     seconds: float = Field(ge=0)
     cpu_seconds: float = Field(
@@ -51,6 +54,11 @@ class BuildReport(BaseModel):
             out.append(
                 f"resumed: reused {self.partitions_reused} of {self.partitions} partitions "
                 "from the build that stopped"
+            )
+        if self.partitions_kept:
+            out.append(
+                f"appended: {self.partitions - self.partitions_kept} of {self.partitions} "
+                f"partitions indexed again, {self.partitions_kept} kept as they were"
             )
         return out
 

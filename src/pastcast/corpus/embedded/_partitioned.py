@@ -44,7 +44,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, Any, Literal
+from typing import IO, TYPE_CHECKING, Any, Literal
 
 import numpy as np
 
@@ -67,6 +67,9 @@ from pastcast.corpus.embedded._maps import merge_partition_maps, save_partition_
 from pastcast.cutoff import as_utc
 from pastcast.owned import MARKER, check_replaceable, mark
 from pastcast.records import Document
+
+if TYPE_CHECKING:
+    from rich.progress import Progress
 
 __all__ = [
     "DUPLICATES",
@@ -388,6 +391,7 @@ def _finish(
     kind: str,
     removed: Callable[[], Mapping[str, int]],
     notes: Callable[[], Sequence[str]],
+    kept: int = 0,
 ) -> Built:
     """Manifest and report into ``work``, then ``work`` renamed onto ``out_dir``."""
     (work / "manifest.json").write_text(json.dumps(manifest, indent=2) + "\n")
@@ -398,6 +402,7 @@ def _finish(
         documents=int(manifest["doc_count"]),
         partitions=len(manifest["partitions"]),
         partitions_reused=reused,
+        partitions_kept=kept,
         workers=workers,
         seconds=round(clock.total(), 3),
         cpu_seconds=round(clock.cpu(), 3),
@@ -755,7 +760,7 @@ def _append(
     new = NewDocuments(contains, duplicates)
     spool = _Spool(work / "spool")
     indexed = {str(p["name"]) for p in manifest["partitions"]}
-    with _bar(progress) as bar:
+    with documents_bar("[progress.description]{task.description}", progress) as bar:
         task = bar.add_task("reading documents", total=None)
         _fill(spool, new(documents), lambda count: bar.update(task, completed=count))
         bar.remove_task(task)
@@ -798,5 +803,15 @@ def _append(
         return lines + list(notes())
 
     return _finish(
-        work, index_dir, merged, clock, len(untouched), workers, True, kind, all_removed, all_notes
+        work,
+        index_dir,
+        merged,
+        clock,
+        0,
+        workers,
+        True,
+        kind,
+        all_removed,
+        all_notes,
+        kept=len(untouched),
     )
