@@ -11,28 +11,24 @@ replay's ``run.jsonl``, resumable round by round).
 
 from __future__ import annotations
 
-import uuid
 from collections.abc import Sequence
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import cast
 
-from pastcast.agents import RoundAgent, agent_info, build_agent, prompts_for
+from pastcast.agents import RoundAgent, agent_info, build_agent
 from pastcast.arena._records import Round
-from pastcast.corpus import CorpusBackend, corpus_identity
+from pastcast.corpus import CorpusBackend
 from pastcast.dataset import Dataset
 from pastcast.env import EnvConfig, Episode, ForecastEnv
 from pastcast.records import EpisodeRecord, Forecast, StepSpec, UtcDatetime
-from pastcast.runlog import AgentSpec, RunHeader, RunLogWriter, StepRecord, read_run_log
+from pastcast.runlog import AgentSpec, RunLogWriter, read_run_log
 from pastcast.runner import (
     RunConfig,
     agent_env_config,
-    code_version,
-    grade_step,
-    knowledge_cutoffs_of,
+    graded_step_record,
+    new_run_header,
     play_episode,
 )
-from pastcast.scoring import score_forecast
 
 __all__ = ["ROUND_LOG", "play_round_agents"]
 
@@ -90,17 +86,7 @@ def play_round_agents(
             raise ValueError(f"agent {spec.name!r}: a round-level agent plays memory_free only")
     by_key = {(s.event_id, s.cutoff): s for s in steps}
     config = RunConfig(agents=tuple(agents), env=env)
-    header = RunHeader(
-        run_id=uuid.uuid4().hex[:12],
-        created_at=datetime.now(UTC),
-        dataset_id=dataset.id,
-        config=config.model_dump(mode="json"),
-        agents=config.agents,
-        prompts=prompts_for(config.agents),
-        code_version=code_version(),
-        corpus=corpus_identity(backend),
-        knowledge_cutoffs=knowledge_cutoffs_of(config.agents, None),
-    )
+    header = new_run_header(dataset, config, backend)
     # no python tool: the round's tools are the agent's own and the corpus's
     world = ForecastEnv(
         dataset.with_steps(steps), backend, env.model_copy(update={"python_tool": False})
@@ -108,7 +94,6 @@ def play_round_agents(
     path = Path(out)
     with RunLogWriter(path, header) as writer:
         for spec in agents:
-            info = agent_info(spec)
             cfg = agent_env_config(world.config, spec)
             for rnd in sorted(rounds, key=lambda r: r.commit_deadline):
                 specs = [by_key[(m.market_id, rnd.commit_deadline)] for m in rnd.markets]
@@ -123,22 +108,15 @@ def play_round_agents(
                 ):
                     if key in writer.done:
                         continue
-                    grading = grade_step(dataset, step)
                     writer.write(
-                        StepRecord(
-                            run_id=writer.header.run_id,
-                            agent=spec.name,
-                            role=info.role,
-                            setting=spec.setting,
-                            event_id=step.event_id,
-                            step_index=step.step_index,
-                            cutoff=step.cutoff,
-                            split=dataset.splits.get(step.event_id, ""),
-                            category=dataset.event(step.event_id).category,
-                            forecast=forecast,
-                            episode=record,
-                            grading=grading,
-                            scores=score_forecast(forecast, grading, fallback=config.fallback),
+                        graded_step_record(
+                            writer.header.run_id,
+                            spec,
+                            dataset,
+                            step,
+                            forecast,
+                            record,
+                            fallback=config.fallback,
                         )
                     )
     return {

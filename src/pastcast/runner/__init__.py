@@ -38,7 +38,13 @@ from pastcast.runner._presets import (
     preset_names,
     presets,
 )
-from pastcast.runner._run import NothingToRun, RunResult, knowledge_cutoffs_of, run_benchmark
+from pastcast.runner._run import (
+    NothingToRun,
+    RunResult,
+    knowledge_cutoffs_of,
+    new_run_header,
+    run_benchmark,
+)
 from pastcast.runner._version import code_version
 from pastcast.runner._work import (
     CorpusRef,
@@ -47,6 +53,7 @@ from pastcast.runner._work import (
     WorkContext,
     agent_env_config,
     grade_step,
+    graded_step_record,
     open_corpus,
     play_episode,
 )
@@ -92,9 +99,11 @@ __all__ = [
     "estimate_plan",
     "executors",
     "grade_step",
+    "graded_step_record",
     "knowledge_cutoffs_of",
     "knowledge_gaps",
     "load_plan",
+    "new_run_header",
     "open_corpus",
     "play_episode",
     "preset",

@@ -239,6 +239,33 @@ class _Driver:
             raise self._error
 
 
+def new_run_header(
+    dataset: Dataset,
+    config: RunConfig,
+    backend: CorpusBackend | None,
+    *,
+    prompts: dict[str, str] | None = None,
+    corpus: CorpusIdentity | None = None,
+    knowledge_cutoffs: Mapping[str, date] | None = None,
+    plan: Mapping[str, Any] | None = None,
+) -> RunHeader:
+    """A new run's header: a fresh run id, the config and agents, their prompts, the code
+    version, the corpus (``corpus``, else the backend's own identity) and the agents' knowledge
+    cutoffs: the log of every run pastcast plays starts with it."""
+    return RunHeader(
+        run_id=uuid.uuid4().hex[:12],
+        created_at=datetime.now(UTC),
+        dataset_id=dataset.id,
+        config=config.model_dump(mode="json"),
+        agents=config.agents,
+        prompts=prompts if prompts is not None else prompts_for(config.agents),
+        code_version=code_version(),
+        corpus=corpus if corpus is not None else corpus_identity(backend),
+        knowledge_cutoffs=knowledge_cutoffs_of(config.agents, knowledge_cutoffs),
+        plan=None if plan is None else dict(plan),
+    )
+
+
 def run_benchmark(
     dataset: Dataset,
     backend: CorpusBackend | None,
@@ -278,17 +305,14 @@ def run_benchmark(
     """
     path = Path(out)
     execution = execution or Execution()
-    header = RunHeader(
-        run_id=uuid.uuid4().hex[:12],
-        created_at=datetime.now(UTC),
-        dataset_id=dataset.id,
-        config=config.model_dump(mode="json"),
-        agents=config.agents,
-        prompts=prompts if prompts is not None else prompts_for(config.agents),
-        code_version=code_version(),
-        corpus=corpus if corpus is not None else corpus_identity(backend),
-        knowledge_cutoffs=knowledge_cutoffs_of(config.agents, knowledge_cutoffs),
-        plan=None if plan is None else dict(plan),
+    header = new_run_header(
+        dataset,
+        config,
+        backend,
+        prompts=prompts,
+        corpus=corpus,
+        knowledge_cutoffs=knowledge_cutoffs,
+        plan=plan,
     )
     chains = _chains(dataset, config)
     total = sum(len(c.steps) for c in chains)

@@ -14,7 +14,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
 from pastcast.agents import Agent, agent_info, build_agent
 from pastcast.corpus import CorpusBackend, open_backend
@@ -144,6 +144,40 @@ def _over_labels(forecast: Forecast, labels: tuple[str, ...]) -> Forecast:
     return forecast.model_copy(update={"probs": completed(forecast.probs, labels)})
 
 
+def graded_step_record(
+    run_id: str,
+    spec: AgentSpec,
+    dataset: Dataset,
+    step: StepSpec,
+    forecast: Forecast,
+    episode: EpisodeRecord,
+    *,
+    fallback: Literal["uniform", "worst"],
+    rollout: int = 0,
+    attempt: int = 1,
+) -> StepRecord:
+    """The run log's record of one played step: graded after the episode, scored, with the
+    step's split and category: every step pastcast plays is logged through it."""
+    grading = grade_step(dataset, step)
+    return StepRecord(
+        run_id=run_id,
+        agent=spec.name,
+        role=agent_info(spec).role,
+        setting=spec.setting,
+        event_id=step.event_id,
+        step_index=step.step_index,
+        cutoff=step.cutoff,
+        rollout=rollout,
+        split=dataset.splits.get(step.event_id, ""),
+        category=dataset.event(step.event_id).category,
+        attempt=attempt,
+        forecast=forecast,
+        episode=episode,
+        grading=grading,
+        scores=score_forecast(forecast, grading, fallback=fallback),
+    )
+
+
 def play_episode(agent: Agent, episode: Episode) -> tuple[Forecast, EpisodeRecord]:
     """Let ``agent`` forecast in ``episode``: its forecast and the episode's record. A spent
     budget, an agent's exception or a provider failure ends the episode with an unusable
@@ -187,7 +221,6 @@ class _Worker:
     def _record(self, task: StepTask) -> StepRecord:
         spec, step = task.spec, task.step
         dataset, config = self.context.dataset, self.context.config
-        info = agent_info(spec)
         env = self.no_tools_env if spec.setting == "no_tools" else self.env
         notebook = task.notebook if spec.setting == "memory_on" else None
         episode = env.reset(
@@ -197,23 +230,16 @@ class _Worker:
             rollout=task.rollout,
         )
         forecast, played = play_episode(build_agent(spec), episode)
-        grading = grade_step(dataset, step)
-        return StepRecord(
-            run_id=self.context.run_id,
-            agent=spec.name,
-            role=info.role,
-            setting=spec.setting,
-            event_id=step.event_id,
-            step_index=step.step_index,
-            cutoff=step.cutoff,
+        return graded_step_record(
+            self.context.run_id,
+            spec,
+            dataset,
+            step,
+            forecast,
+            played,
+            fallback=config.fallback,
             rollout=task.rollout,
-            split=dataset.splits.get(step.event_id, ""),
-            category=dataset.event(step.event_id).category,
             attempt=task.attempt,
-            forecast=forecast,
-            episode=played,
-            grading=grading,
-            scores=score_forecast(forecast, grading, fallback=config.fallback),
         )
 
 
