@@ -56,6 +56,7 @@ from pastcast.app._imports import (
     import_polymarket,
     market_filters,
 )
+from pastcast.app._live import arena_live, read_live_plan
 from pastcast.app._models import ProbedCutoff, probe_model_cutoff
 from pastcast.app._reading import ColumnsRead, RunsRead, read_run_columns, read_runs
 from pastcast.app._replays import WORLD_INDEX, Replay, open_replay, shared_replay
@@ -124,6 +125,7 @@ __all__ = [
     "Scored",
     "Statistics",
     "StoreBackend",
+    "arena_live",
     "arena_replay",
     "arena_sections",
     "audit_dataset_texts",
@@ -166,6 +168,7 @@ __all__ = [
     "preset_rounds",
     "preset_settings",
     "probe_model_cutoff",
+    "read_live_plan",
     "read_plan",
     "read_run_columns",
     "read_runs",

@@ -26,6 +26,16 @@ from pastcast.arena._contracts import (
 from pastcast.arena._figures import ARENA_FIGURES, arena_figures, write_arena_figures
 from pastcast.arena._indexer import index_chain
 from pastcast.arena._ledger import LedgerArena, LedgerError, LedgerSummary, verify_ledger
+from pastcast.arena._live import (
+    LivePlan,
+    LiveResult,
+    LiveService,
+    RelayerClient,
+    RelayerUnavailable,
+    ScaledClock,
+    SystemClock,
+)
+from pastcast.arena._live_state import AgentRound, LiveState, RoundState, load_state
 from pastcast.arena._node import LocalNode, local_node
 from pastcast.arena._paper import (
     PAPER_CATEGORIES,
@@ -69,7 +79,14 @@ from pastcast.arena._records import (
     SignedReveal,
 )
 from pastcast.arena._relayer import DEFAULT_HOST, RelayerPolicy, create_relayer
-from pastcast.arena._replay import FALLBACK_BP, ReplayResult, arena_name, read_results, replay
+from pastcast.arena._replay import (
+    FALLBACK_BP,
+    ReplayResult,
+    arena_name,
+    prediction_bp,
+    read_results,
+    replay,
+)
 from pastcast.arena._rounds import (
     SELECTORS,
     Candidate,
@@ -127,6 +144,7 @@ __all__ = [
     "SOLC_VERSION",
     "UNCATEGORIZED",
     "YES_INDEX",
+    "AgentRound",
     "Archetype",
     "ArenaBackend",
     "ArenaMarket",
@@ -144,13 +162,19 @@ __all__ = [
     "LedgerArena",
     "LedgerError",
     "LedgerSummary",
+    "LivePlan",
+    "LiveResult",
+    "LiveService",
+    "LiveState",
     "LocalNode",
     "MurphyRow",
     "PaperCategory",
     "PaperComparison",
     "PaperRow",
     "PowerRow",
+    "RelayerClient",
     "RelayerPolicy",
+    "RelayerUnavailable",
     "ReplayResult",
     "Round",
     "RoundPlan",
@@ -158,6 +182,8 @@ __all__ = [
     "RoundResult",
     "RoundRow",
     "RoundScore",
+    "RoundState",
+    "ScaledClock",
     "Selector",
     "SignedCommit",
     "SignedReveal",
@@ -166,6 +192,7 @@ __all__ = [
     "SimulationResult",
     "SnapshotError",
     "Submitter",
+    "SystemClock",
     "agent_key",
     "allocate_rounds",
     "arena_figures",
@@ -189,6 +216,7 @@ __all__ = [
     "find_solcjs",
     "index_chain",
     "load_snapshot",
+    "load_state",
     "local_node",
     "market_rows",
     "new_salt",
@@ -196,6 +224,7 @@ __all__ = [
     "payouts_for",
     "plan_rounds",
     "power_table",
+    "prediction_bp",
     "predictions_hash",
     "read_results",
     "recover_commit_signer",

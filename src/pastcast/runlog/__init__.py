@@ -16,6 +16,7 @@ from pastcast.runlog._io import (
     retried_path,
 )
 from pastcast.runlog._schema import (
+    PENDING_TRUTH,
     SCHEMA_VERSION,
     AgentSpec,
     Grading,
@@ -28,6 +29,7 @@ from pastcast.runlog._schema import (
 __all__ = [
     "COLUMNS_VERSION",
     "EXECUTION_ONLY",
+    "PENDING_TRUTH",
     "SCHEMA_VERSION",
     "AgentSpec",
     "Grading",
