@@ -57,7 +57,8 @@ class FakeMarket:
     def price(self, t: float) -> float:
         """A YES price that drifts towards the outcome."""
         base = 0.7 if self.winner == "Yes" else 0.3 if self.winner == "No" else 0.5
-        wobble = 0.1 * math.sin((t - self.start) / 3000 + len(self.mid))
+        # constant within a UTC day: a book read at any moment of a day gives the same mid
+        wobble = 0.1 * math.sin(t // 86400 + int(self.mid[1:]))
         return round(min(max(base + wobble, 0.02), 0.98), 3)
 
     def gamma(self, now: float) -> dict[str, Any]:
@@ -188,15 +189,21 @@ class FakePolymarket:
 
 
 def fake_markets(
-    t0: float, *, early: str | None = "m07", void: str | None = "m05", early_at: float = 5000
+    t0: float,
+    *,
+    base: float = 3700,
+    step: float = 600,
+    early: str | None = "m07",
+    void: str | None = "m05",
+    early_at: float = 5000,
 ) -> list[FakeMarket]:
-    """Twelve markets ending every 600 s from ``t0 + 3700``: three rounds of three with 1800 s
-    phases take m00-m02, m03-m05 and m06-m08. ``early`` resolves at ``t0 + early_at``, before
-    its round's reveal window closes; ``void`` is voided at its end."""
+    """Twelve markets ending every ``step`` s from ``t0 + base``: three rounds of three with
+    1800 s phases take m00-m02, m03-m05 and m06-m08. ``early`` resolves at ``t0 + early_at``,
+    before its round's reveal window closes; ``void`` is voided at its end."""
     out = []
     for i in range(12):
         mid = f"m{i:02d}"
-        end = t0 + 3700 + 600 * i
+        end = t0 + base + step * i
         winner = "void" if mid == void else ("Yes" if i % 3 != 1 else "No")
         resolve_at = t0 + early_at if mid == early else end
         out.append(
@@ -218,11 +225,11 @@ ITEM = """<item><title>{title}</title><link>http://news.test/{n}</link><guid>n{n
 <pubDate>{date}</pubDate><description>{text}</description></item>"""
 
 
-def rss(clock: Clock, markets: list[FakeMarket]) -> Any:
-    """A feed with one story per market already opened, dated by the fake clock."""
+def rss(t0: float, markets: list[FakeMarket]) -> Any:
+    """A feed with one story per market, dated an hour before ``t0``."""
 
     def route(path: str, q: dict[str, list[str]]) -> tuple[int, dict[str, str], bytes]:
-        now = clock.now()
+        now = t0 - 3600
         items = "".join(
             ITEM.format(
                 title=f"{m.mid} happen report",

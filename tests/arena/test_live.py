@@ -19,7 +19,7 @@ from pastcast.runlog import read_run_log
 
 needs_evm()
 
-T0 = 1_780_000_000.0
+T0 = 1_779_926_400.0 + 3600  # an hour into a UTC day: the runs stay within it
 TIMING = {
     "markets": 3,
     "rounds": 3,
@@ -68,7 +68,7 @@ def ledger_lines(path: Path) -> list[dict[str, Any]]:
     return [json.loads(line) for line in path.read_text().splitlines()]
 
 
-def check_live_run(out: Path, *, ledger: bool = True) -> None:
+def check_live_run(out: Path, *, ledger: bool = True, timing: dict[str, Any] = TIMING) -> None:
     """Every invariant of a finished live run that the files show."""
     state = load_state(out / "state.json")
     assert state is not None and len(state.rounds) == 3
@@ -77,8 +77,8 @@ def check_live_run(out: Path, *, ledger: bool = True) -> None:
     for rnd in state.rounds:
         assert rnd.status == "scored"
         assert rnd.cutoff is not None
-        assert rnd.commit_deadline - TIMING["lead_time_s"] <= rnd.cutoff
-        assert rnd.cutoff < rnd.commit_deadline - TIMING["commit_margin_s"]
+        assert rnd.commit_deadline - timing["lead_time_s"] <= rnd.cutoff
+        assert rnd.cutoff < rnd.commit_deadline - timing["commit_margin_s"]
         assert all(s.committed and s.revealed and s.missed is None for s in rnd.agents.values())
         log = read_run_log(out / "rounds" / f"{rnd.index:04d}" / "run.jsonl")
         steps = log.steps
@@ -98,7 +98,11 @@ def check_live_run(out: Path, *, ledger: bool = True) -> None:
             res.scores["market"].alpha_bp == 0
             or res.predictions["market"] != res.round.benchmark_bp()
         )
-    outcomes = {m.market_id: o for res in results for m, o in zip(res.round.markets, res.outcomes)}
+    outcomes = {
+        m.market_id: o
+        for res in results
+        for m, o in zip(res.round.markets, res.outcomes, strict=True)
+    }
     assert outcomes["m05"] == 2, "a voided market counts for nothing"
     assert outcomes["m07"] == 2, "a market resolved before the reveal window closed is left out"
     assert state.rounds[2].excluded.keys() == {"m07"}
@@ -139,7 +143,7 @@ def fake() -> Any:
     clock = ManualClock(T0)
     markets = fake_markets(T0)
     api = FakePolymarket(clock, markets)
-    with serve(route=api.route) as url, serve(route=rss(clock, markets)) as feed_url:
+    with serve(route=api.route) as url, serve(route=rss(T0, markets)) as feed_url:
         yield clock, api, url, feed_url
 
 
@@ -153,3 +157,165 @@ def test_three_agents_play_three_live_rounds_on_the_ledger(tmp_path: Path, fake:
     assert (tmp_path / "spool").is_dir()
     # the corpus the episodes searched held documents from before the cutoff only
     assert "/book" in api.log and "/prices-history" in api.log
+
+
+def test_arena_verify_is_clean_and_the_run_logs_are_graded(tmp_path: Path, fake: Any) -> None:
+    from typer.testing import CliRunner
+
+    from pastcast.cli import app
+
+    clock, _api, url, feed_url = fake
+    arena_live(write_plan(tmp_path, url, feed_url), clock=clock)
+    out = tmp_path / "live"
+    res = CliRunner().invoke(app, ["arena", "verify", str(out / "ledger.jsonl")])
+    assert res.exit_code == 0, res.output
+    assert "OK" in res.output
+    # the steps of counted markets are graded with the outcome; the left-out ones stay pending
+    steps = read_run_log(out / "rounds" / "0002" / "run.jsonl").steps
+    truths = {s.event_id: s.grading.truth for s in steps}
+    assert truths == {"m03": "Yes", "m04": "No", "m05": ""}
+    # a restart of a finished service does nothing more
+    before = (out / "ledger.jsonl").read_bytes()
+    arena_live(write_plan(tmp_path, url, feed_url), clock=clock)
+    assert (out / "ledger.jsonl").read_bytes() == before
+
+
+def test_live_rounds_on_anvil(tmp_path: Path, fake: Any) -> None:
+    if find_foundry_tool("anvil") is None:
+        pytest.skip("anvil is missing (make test installs @foundry-rs/anvil from npm)")
+    clock, api, url, _feed = fake
+    # the node's clock starts at the wall clock: the virtual one must not be behind it
+    import time
+
+    clock.t = max(clock.t, time.time() + 60)
+    api.markets[:] = fake_markets(clock.t)
+    t0 = clock.t
+    plan = write_plan(tmp_path, url, None, backend="anvil", clock={"speed": 1.0})
+    result = arena_live(plan, clock=clock)
+    check_live_run(tmp_path / "live", ledger=False)
+    assert len(result.results) == 3
+    assert all(r.round.commit_deadline.timestamp() > t0 for r in result.results)
+
+
+class FlakyHttp:
+    """A relayer whose answers get lost: the first copy of each message is submitted and then
+    times out, the second gets a 502, later ones go through (and are refused as duplicates)."""
+
+    def __init__(self, inner: Any) -> None:
+        self.inner, self.seen, self.forwarded = inner, {}, []
+
+    def post(self, path: str, json: Any) -> Any:
+        import httpx
+
+        key = (path, json.get("round_id"), json.get("agent"))
+        n = self.seen[key] = self.seen.get(key, 0) + 1
+        if n == 1:
+            self.forwarded.append(key)
+            self.inner.post(path, json=json)
+            raise httpx.ReadTimeout("timed out")
+        if n == 2:
+            return httpx.Response(502, json={"detail": "bad gateway"})
+        self.forwarded.append(key)
+        return self.inner.post(path, json=json)
+
+
+def test_relayer_errors_and_timeouts_are_retried_without_double_submission(
+    tmp_path: Path, fake: Any
+) -> None:
+    from fastapi.testclient import TestClient
+
+    from pastcast.agents import agent_spec
+    from pastcast.arena import LedgerArena, LivePlan, LiveService, RelayerClient, create_relayer
+    from pastcast.markets import PolymarketClient
+
+    clock, _api, url, _ = fake
+    out = tmp_path / "live"
+    out.mkdir()
+    ledger = LedgerArena.create(out / "ledger.jsonl", clock=lambda: int(clock.now()))
+    flaky = FlakyHttp(TestClient(create_relayer(ledger)))
+    relayer = RelayerClient(http=flaky, retries=0, sleep=lambda s: None)
+    plan = LivePlan(agents=tuple(agent_spec(a) for a in AGENTS), **TIMING)
+    with PolymarketClient(url, url, url) as client:
+        LiveService(plan, ledger, client, out, clock=clock, submitter=relayer).run()
+    check_live_run(out)
+    # each message reached the arena through the relayer more than once, and was taken once
+    assert max(flaky.seen.values()) >= 3
+    lines = ledger_lines(out / "ledger.jsonl")
+    commits = [x for x in lines if x["record"]["kind"] == "commit"]
+    assert len(commits) == 9
+
+
+def test_a_clock_jump_past_the_deadline_commits_nothing(tmp_path: Path, fake: Any) -> None:
+    from pastcast.agents import agent_spec
+    from pastcast.arena import LedgerArena, LivePlan, LiveService
+    from pastcast.markets import PolymarketClient
+
+    clock, _api, url, _ = fake
+    out = tmp_path / "live"
+    out.mkdir()
+    ledger = LedgerArena.create(out / "ledger.jsonl", clock=lambda: int(clock.now()))
+    sent: list[Any] = []
+
+    class Spy:
+        def commit(self, msg: Any) -> None:
+            sent.append(msg)
+            ledger.commit(msg)
+
+        def reveal(self, msg: Any) -> None:
+            ledger.reveal(msg)
+
+    plan = LivePlan(agents=tuple(agent_spec(a) for a in AGENTS), **{**TIMING, "rounds": 1})
+    with PolymarketClient(url, url, url) as client:
+        service = LiveService(plan, ledger, client, out, clock=clock, submitter=Spy())
+        service.tick()  # the round is created
+        rnd = service.state.rounds[0]
+        clock.t = rnd.commit_deadline - TIMING["commit_margin_s"]  # asleep through the lead time
+        service.tick()
+        clock.t = rnd.commit_deadline + 5
+        service.tick()
+    assert sent == []
+    assert all(a.missed and not a.committed for a in service.state.rounds[0].agents.values())
+    assert not [x for x in ledger_lines(out / "ledger.jsonl") if x["record"]["kind"] == "commit"]
+
+
+def test_replay_and_live_write_the_same_schemas_scored_by_the_same_code(
+    tmp_path: Path, fake: Any
+) -> None:
+    from datetime import UTC, datetime
+
+    from arena_helpers import synthetic_dataset
+
+    from pastcast.agents import agent_spec
+    from pastcast.arena import LedgerArena, RoundPlan, arena_report, replay
+
+    clock, _api, url, _feed = fake
+    arena_live(write_plan(tmp_path, url, None), clock=clock)
+    live = tmp_path / "live"
+    rep = tmp_path / "replay"
+    rep.mkdir()
+    agents = tuple(agent_spec(a) for a in ("market", "random"))
+    plan = RoundPlan(markets=3, rounds=2, start=datetime(2025, 1, 20, 16, tzinfo=UTC))
+    arena = LedgerArena.create(rep / "ledger.jsonl", frozen_at=1_750_000_000)
+    replay(synthetic_dataset(), None, agents, rep, arena, plan=plan)  # type: ignore[arg-type]
+
+    live_log = read_run_log(live / "rounds" / "0001" / "run.jsonl")
+    replay_log = read_run_log(rep / "run.jsonl")
+    assert type(live_log.steps[0]) is type(replay_log.steps[0])
+    assert set(live_log.steps[0].model_dump()) == set(replay_log.steps[0].model_dump())
+    assert live_log.header.schema_version == replay_log.header.schema_version
+    assert set(live_log.header.model_dump()) == set(replay_log.header.model_dump())
+    kinds = {
+        p: {x["record"]["kind"] for x in ledger_lines(p / "ledger.jsonl")} for p in (live, rep)
+    }
+    assert kinds[live] == kinds[rep]
+    assert set(ledger_lines(live / "ledger.jsonl")[1]) == set(ledger_lines(rep / "ledger.jsonl")[1])
+    for folder in (live, rep):
+        results = read_results(folder / "rounds.jsonl")
+        report = arena_report(results)  # one scorer for both
+        assert {r.agent for r in report.leaderboard} >= {"market", "random"}
+        for res in results:
+            if res.scores:
+                want = recompute(res)
+                assert {a: (s.brier_bp, s.alpha_bp) for a, s in res.scores.items()} == {
+                    a: want[a] for a in res.scores
+                }

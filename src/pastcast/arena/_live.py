@@ -549,7 +549,10 @@ class LiveService:
         if rnd.cutoff is None:
             if self.now() >= rnd.commit_deadline - self.plan.commit_margin_s:
                 return  # too late to forecast and commit: _give_up_commits records it
-            rnd.cutoff = self.now()
+            # the moment forecasting is due (the lead time before the deadline), not the tick
+            # that noticed it: the same whenever the process came up, so a restarted service
+            # forecasts on the same information as one that never stopped
+            rnd.cutoff = float(rnd.commit_deadline - self.plan.lead_time_s)
             self._save()
         cutoff = _utc(rnd.cutoff)
         dataset = self._inputs(rnd, cutoff)
