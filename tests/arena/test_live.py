@@ -68,7 +68,14 @@ def ledger_lines(path: Path) -> list[dict[str, Any]]:
     return [json.loads(line) for line in path.read_text().splitlines()]
 
 
-def check_live_run(out: Path, *, ledger: bool = True, timing: dict[str, Any] = TIMING) -> None:
+def check_live_run(
+    out: Path,
+    markets: list[Any],
+    *,
+    ledger: bool = True,
+    timing: dict[str, Any] = TIMING,
+    strict: bool = True,
+) -> None:
     """Every invariant of a finished live run that the files show."""
     state = load_state(out / "state.json")
     assert state is not None and len(state.rounds) == 3
@@ -98,18 +105,25 @@ def check_live_run(out: Path, *, ledger: bool = True, timing: dict[str, Any] = T
             res.scores["market"].alpha_bp == 0
             or res.predictions["market"] != res.round.benchmark_bp()
         )
-    outcomes = {
-        m.market_id: o
-        for res in results
-        for m, o in zip(res.round.markets, res.outcomes, strict=True)
-    }
-    assert outcomes["m05"] == 2, "a voided market counts for nothing"
-    assert outcomes["m07"] == 2, "a market resolved before the reveal window closed is left out"
-    assert state.rounds[2].excluded.keys() == {"m07"}
-    assert {k for k, v in outcomes.items() if v != 2} == {f"m{i:02d}" for i in range(9)} - {
-        "m05",
-        "m07",
-    }
+    # outcomes: the payouts of markets that resolved after the reveal window; a voided market
+    # or one resolved before the window closed counts for nothing
+    fakes = {m.mid: m for m in markets}
+    by_round = {r.round_id: r for r in state.rounds}
+    early = void = 0
+    for res in results:
+        rnd = by_round[res.round.round_id]
+        for m, o in zip(res.round.markets, res.outcomes, strict=True):
+            f = fakes[m.market_id]
+            if f.resolve_at < rnd.reveal_deadline:
+                assert o == 2 and m.market_id in rnd.excluded
+                early += 1
+            elif f.winner == "void":
+                assert o == 2 and m.market_id not in rnd.excluded
+                void += 1
+            else:
+                assert o == (1 if f.winner == "Yes" else 0), m.market_id
+    if strict:
+        assert early == 1 and void == 1
     if ledger:
         summary = verify_ledger(out / "ledger.jsonl")
         assert summary is not None
@@ -152,7 +166,7 @@ def test_three_agents_play_three_live_rounds_on_the_ledger(tmp_path: Path, fake:
     plan = write_plan(tmp_path, url, feed_url)
     result = arena_live(plan, clock=clock)
     out = tmp_path / "live"
-    check_live_run(out)
+    check_live_run(out, api.markets)
     assert len(result.results) == 3 and {r.agent for r in result.report.leaderboard} == set(AGENTS)
     assert (tmp_path / "spool").is_dir()
     # the corpus the episodes searched held documents from before the cutoff only
@@ -192,7 +206,7 @@ def test_live_rounds_on_anvil(tmp_path: Path, fake: Any) -> None:
     t0 = clock.t
     plan = write_plan(tmp_path, url, None, backend="anvil", clock={"speed": 1.0})
     result = arena_live(plan, clock=clock)
-    check_live_run(tmp_path / "live", ledger=False)
+    check_live_run(tmp_path / "live", api.markets, ledger=False)
     assert len(result.results) == 3
     assert all(r.round.commit_deadline.timestamp() > t0 for r in result.results)
 
@@ -228,7 +242,7 @@ def test_relayer_errors_and_timeouts_are_retried_without_double_submission(
     from pastcast.arena import LedgerArena, LivePlan, LiveService, RelayerClient, create_relayer
     from pastcast.markets import PolymarketClient
 
-    clock, _api, url, _ = fake
+    clock, api, url, _ = fake
     out = tmp_path / "live"
     out.mkdir()
     ledger = LedgerArena.create(out / "ledger.jsonl", clock=lambda: int(clock.now()))
@@ -237,7 +251,7 @@ def test_relayer_errors_and_timeouts_are_retried_without_double_submission(
     plan = LivePlan(agents=tuple(agent_spec(a) for a in AGENTS), **TIMING)
     with PolymarketClient(url, url, url) as client:
         LiveService(plan, ledger, client, out, clock=clock, submitter=relayer).run()
-    check_live_run(out)
+    check_live_run(out, api.markets)
     # each message reached the arena through the relayer more than once, and was taken once
     assert max(flaky.seen.values()) >= 3
     lines = ledger_lines(out / "ledger.jsonl")
@@ -319,3 +333,88 @@ def test_replay_and_live_write_the_same_schemas_scored_by_the_same_code(
                 assert {a: (s.brier_bp, s.alpha_bp) for a, s in res.scores.items()} == {
                     a: want[a] for a in res.scores
                 }
+
+
+KILL_TIMING = {
+    "markets": 3,
+    "rounds": 3,
+    "interval_s": 200,
+    "commit_s": 500,
+    "reveal_s": 300,
+    "horizon_s": 900,
+    "lead_time_s": 400,
+    "commit_margin_s": 30,
+    "poll_s": 10,
+}
+SPEED = 20.0
+
+
+@pytest.mark.slow
+def test_a_service_killed_at_random_moments_and_restarted_loses_nothing(tmp_path: Path) -> None:
+    """SIGKILL at random moments, restart with the same plan: no missed reveal, no double
+    commit, no lost or duplicated run-log step, and the scores of a run that never stopped."""
+    import os
+    import random
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    from pastcast.arena import ScaledClock
+
+    real0 = time.time()
+    t0 = T0
+    clock = ScaledClock(t0, real0, SPEED)
+    markets = fake_markets(t0, base=1200, step=100, early_at=1150)
+    api = FakePolymarket(clock, markets)
+    rng = random.Random(7)
+    src = Path(__file__).resolve().parents[2] / "src"
+    env = {**os.environ, "PYTHONPATH": str(src)}
+    cmd = [sys.executable, "-c", "import sys; from pastcast.cli import main; sys.exit(main())"]
+    kills = 0
+    with serve(route=api.route) as url, serve(route=rss(t0, markets)) as feed_url:
+        plan = write_plan(
+            tmp_path,
+            url,
+            feed_url,
+            **{**KILL_TIMING, "clock": {"speed": SPEED, "origin": t0, "real_origin": real0}},
+        )
+        deadline = time.time() + 600
+        while True:
+            proc = subprocess.Popen(
+                [*cmd, "arena", "live", str(plan)],
+                env=env,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.PIPE,
+            )
+            if kills < 6:
+                try:
+                    proc.wait(timeout=rng.uniform(2.0, 9.0))
+                except subprocess.TimeoutExpired:
+                    proc.send_signal(signal.SIGKILL)
+                    proc.wait()
+                    kills += 1
+                    continue
+            else:
+                proc.wait(timeout=max(deadline - time.time(), 1))
+            err = proc.stderr.read().decode() if proc.stderr else ""
+            assert proc.returncode == 0, err
+            break
+        out = tmp_path / "live"
+        check_live_run(out, markets, timing=KILL_TIMING, strict=False)
+        assert kills >= 3
+        state = load_state(out / "state.json")
+        assert state is not None
+
+        # the same plan run without stopping, from the same first instant, scores the same
+        ref = tmp_path / "ref"
+        ref.mkdir()
+        manual = ManualClock(state.rounds[0].created_at)
+        api.clock = manual
+        ref_plan = write_plan(ref, url, feed_url, **KILL_TIMING)
+        arena_live(ref_plan, clock=manual)
+    got = read_results(out / "rounds.jsonl")
+    want = read_results(ref / "live" / "rounds.jsonl")
+    assert [r.predictions for r in got] == [r.predictions for r in want]
+    assert [r.scores for r in got] == [r.scores for r in want]
+    assert [r.outcomes for r in got] == [r.outcomes for r in want]
