@@ -196,12 +196,13 @@ def fake_markets(
     early: str | None = "m07",
     void: str | None = "m05",
     early_at: float = 5000,
+    count: int = 12,
 ) -> list[FakeMarket]:
-    """Twelve markets ending every ``step`` s from ``t0 + base``: three rounds of three with
+    """``count`` markets ending every ``step`` s from ``t0 + base``: three rounds of three with
     1800 s phases take m00-m02, m03-m05 and m06-m08. ``early`` resolves at ``t0 + early_at``,
     before its round's reveal window closes; ``void`` is voided at its end."""
     out = []
-    for i in range(12):
+    for i in range(count):
         mid = f"m{i:02d}"
         end = t0 + base + step * i
         winner = "void" if mid == void else ("Yes" if i % 3 != 1 else "No")
@@ -212,7 +213,7 @@ def fake_markets(
                 end,
                 resolve_at,
                 winner,
-                volume=1000.0 + 10 * (12 - i),
+                volume=1000.0 + 10 * (count - i),
                 start=t0 - 5 * 86400,
                 yes_first=i % 2 == 0,
             )

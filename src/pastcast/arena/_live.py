@@ -409,7 +409,11 @@ class LiveService:
         t = self.now()
         commit_deadline = int(t) + self.plan.commit_s
         reveal_deadline = commit_deadline + self.plan.reveal_s
-        chosen = self.discover(commit_deadline, reveal_deadline)
+        try:
+            chosen = self.discover(commit_deadline, reveal_deadline)
+        except (PolymarketError, OSError) as exc:  # Gamma is down: asked again next tick
+            log.warning("discovery failed: %s", exc)
+            return
         self.state.next_round_at = t + self.plan.interval_s
         if len(chosen) < self.plan.markets:
             log.warning("only %d qualifying markets: no round now", len(chosen))
@@ -445,6 +449,11 @@ class LiveService:
             self._reveal_all(rnd)
             return
         self._give_up_reveals(rnd)
+        if not rnd.benchmarks_set:  # no price could be read: the round cannot be scored
+            if t >= rnd.reveal_deadline + self.plan.horizon_s:
+                rnd.status = "abandoned"
+                self._save()
+            return
         self._outcomes(rnd)
 
     def _create(self, rnd: RoundState) -> bool:
@@ -610,7 +619,10 @@ class LiveService:
                     slot.reveal = None
                 self._save()
                 return False
-            raise
+            # refused for good (a deadline passed, say): recorded, never sent again
+            slot.missed = f"{kind} refused: {exc.reason}"
+            self._save()
+            return False
         except (RelayerUnavailable, OSError) as exc:
             log.warning("%s of round %d by %s not sent yet: %s", kind, round_id, agent, exc)
             return self._submitted(kind, round_id, agent)
@@ -685,9 +697,13 @@ class LiveService:
                 prices.append(rnd.books[m.market_id])
                 continue
             start = m.start_date or deadline - timedelta(days=30)
-            obs = self.client.price_history(m.yes_token, start, deadline)
-            trades = [(_utc(t), p) for t, p in obs]
-            prices.append(benchmark_from_trades(m.market_id, trades, deadline))
+            try:
+                obs = self.client.price_history(m.yes_token, start, deadline)
+                trades = [(_utc(t), p) for t, p in obs]
+                prices.append(benchmark_from_trades(m.market_id, trades, deadline))
+            except (PolymarketError, ValueError) as exc:
+                log.warning("no benchmark price for %s yet: %s", m.market_id, exc)
+                return  # asked again next tick
         rnd.books = {p.market_id: p for p in prices}
         self._save()
         try:
@@ -702,7 +718,7 @@ class LiveService:
         assert rnd.round_id is not None
         for name in self.names:
             slot = rnd.agents[name]
-            if not slot.committed or slot.revealed:
+            if not slot.committed or slot.revealed or slot.missed:
                 continue
             assert slot.predictions is not None and slot.salt is not None
             agent = self.state.agents[name]
