@@ -100,6 +100,8 @@ class FakePolymarket:
     clock: Clock
     markets: list[FakeMarket]
     log: list[str] = field(default_factory=list)
+    leak: bool = False
+    """A careless API: the price history runs on past ``endTs`` with the outcome's price."""
 
     def _by_token(self, token: str) -> FakeMarket | None:
         for m in self.markets:
@@ -166,6 +168,8 @@ class FakePolymarket:
                 for t in range(first, int(min(end, now)), step)  # never a price from the future
                 if start <= t < end
             ]
+            if self.leak:
+                hist += [{"t": t, "p": 0.999} for t in range(end, end + 7200, 600)]
             return ok({"history": hist})
         if path == "/trades":
             cond = q["market"][0]

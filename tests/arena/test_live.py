@@ -419,3 +419,35 @@ def test_a_service_killed_at_random_moments_and_restarted_loses_nothing(tmp_path
     assert [r.predictions for r in got] == [r.predictions for r in want]
     assert [r.scores for r in got] == [r.scores for r in want]
     assert [r.outcomes for r in got] == [r.outcomes for r in want]
+
+
+def test_prices_after_the_cutoff_never_reach_an_episode(tmp_path: Path, fake: Any) -> None:
+    """An API that answers past the asked end with the outcome's price: the service keeps only
+    what was observed before the cutoff."""
+    from datetime import UTC, datetime
+
+    from pastcast.agents import agent_spec
+    from pastcast.arena import LedgerArena, LivePlan, LiveService
+    from pastcast.markets import PolymarketClient
+
+    clock, api, url, _ = fake
+    api.leak = True
+    out = tmp_path / "live"
+    out.mkdir()
+    ledger = LedgerArena.create(out / "ledger.jsonl", clock=lambda: int(clock.now()))
+    plan = LivePlan(agents=(agent_spec("market"),), **{**TIMING, "rounds": 1})
+    with PolymarketClient(url, url, url) as client:
+        service = LiveService(plan, ledger, client, out, clock=clock)
+        while not service.state.rounds or not service.state.rounds[0].forecast:
+            service.tick()
+            clock.sleep(service._wait())
+    inputs = json.loads((out / "rounds" / "0001" / "inputs.json").read_text())
+    from datetime import date
+
+    fakes = {m.mid: m for m in api.markets}
+    for mid, beliefs in inputs["beliefs"].items():
+        for b in beliefs:  # the fake's price is constant within a day: any leaked print shows
+            day = datetime.combine(date.fromisoformat(b["day"]), datetime.min.time(), UTC)
+            assert b["probs"]["Yes"] == pytest.approx(fakes[mid].price(day.timestamp()))
+    steps = read_run_log(out / "rounds" / "0001" / "run.jsonl").steps
+    assert steps and all(s.forecast.probs["Yes"] < 0.99 for s in steps)
