@@ -212,11 +212,13 @@ def test_live_rounds_on_anvil(tmp_path: Path, fake: Any) -> None:
 
 
 class FlakyHttp:
-    """A relayer whose answers get lost: the first copy of each message is submitted and then
-    times out, the second gets a 502, later ones go through (and are refused as duplicates)."""
+    """A relayer behind a bad network: the first copy of each message gets a 502, the second is
+    submitted and its answer lost (a timeout), later ones go through."""
 
     def __init__(self, inner: Any) -> None:
-        self.inner, self.seen, self.forwarded = inner, {}, []
+        self.inner = inner
+        self.seen: dict[tuple[Any, ...], int] = {}
+        self.forwarded: list[tuple[Any, ...]] = []
 
     def post(self, path: str, json: Any) -> Any:
         import httpx
@@ -224,13 +226,12 @@ class FlakyHttp:
         key = (path, json.get("round_id"), json.get("agent"))
         n = self.seen[key] = self.seen.get(key, 0) + 1
         if n == 1:
-            self.forwarded.append(key)
-            self.inner.post(path, json=json)
-            raise httpx.ReadTimeout("timed out")
-        if n == 2:
             return httpx.Response(502, json={"detail": "bad gateway"})
         self.forwarded.append(key)
-        return self.inner.post(path, json=json)
+        answer = self.inner.post(path, json=json)
+        if n == 2:
+            raise httpx.ReadTimeout("timed out")
+        return answer
 
 
 def test_relayer_errors_and_timeouts_are_retried_without_double_submission(
@@ -252,11 +253,25 @@ def test_relayer_errors_and_timeouts_are_retried_without_double_submission(
     with PolymarketClient(url, url, url) as client:
         LiveService(plan, ledger, client, out, clock=clock, submitter=relayer).run()
     check_live_run(out, api.markets)
-    # each message reached the arena through the relayer more than once, and was taken once
-    assert max(flaky.seen.values()) >= 3
+    # every message was sent again after a 502, its answer then lost, and it was taken once
+    sent = {k: n for k, n in flaky.seen.items() if k[0] in ("/commit", "/reveal")}
+    assert len(sent) == 18 and set(sent.values()) == {2}
+    relayed = [k for k in flaky.forwarded if k[0] in ("/commit", "/reveal")]
+    assert len(relayed) == len(set(relayed)) == 18
     lines = ledger_lines(out / "ledger.jsonl")
     commits = [x for x in lines if x["record"]["kind"] == "commit"]
     assert len(commits) == 9
+    # the reasoning traces are published beside each commitment, signed by its agent
+    for round_id in (1, 2, 3):
+        published = flaky.inner.get(f"/reasoning/{round_id}").json()["reasoning"]
+        assert len(published) == 3
+        assert {len(p["traces"]) for p in published} == {3}
+    first = flaky.inner.get("/reasoning/1").json()["reasoning"][0]
+    again = flaky.inner.post("/reasoning", json=first)
+    assert again.status_code == 409 and "already published" in again.json()["detail"]
+    forged = {**first, "traces": [{"agent": "x", "market_id": "m00", "raw": "forged"}]}
+    res = flaky.inner.post("/reasoning", json=forged)
+    assert res.status_code == 400 and "signature" in res.json()["detail"]
 
 
 def test_a_clock_jump_past_the_deadline_commits_nothing(tmp_path: Path, fake: Any) -> None:

@@ -33,7 +33,13 @@ from pastcast.agents import agent_info
 from pastcast.arena._backend import ArenaBackend, ArenaRejected
 from pastcast.arena._live_state import AgentRound, LiveState, RoundState, load_state, save_state
 from pastcast.arena._play import Submitter, agent_key
-from pastcast.arena._protocol import commitment, new_salt, sign_commit, sign_reveal
+from pastcast.arena._protocol import (
+    commitment,
+    new_salt,
+    sign_commit,
+    sign_reasoning,
+    sign_reveal,
+)
 from pastcast.arena._records import ArenaMarket, BenchmarkPrice, Round, RoundResult
 from pastcast.arena._replay import arena_name, prediction_bp
 from pastcast.arena._rounds import benchmark_from_book, benchmark_from_trades
@@ -441,8 +447,11 @@ class LiveService:
             if t >= rnd.commit_deadline - self.plan.lead_time_s:
                 self._forecast(rnd)
                 self._commit_all(rnd)
+                self._publish_all(rnd)
             return
         self._give_up_commits(rnd, "the commit deadline passed before the commitment was sent")
+        if t < rnd.reveal_deadline:
+            self._publish_all(rnd)
         if not rnd.benchmarks_set:
             self._benchmarks(rnd)
         if t < rnd.reveal_deadline:
@@ -656,20 +665,45 @@ class LiveService:
             if self._send("commit", slot, agent, rnd.round_id):
                 slot.committed = True
                 self._save()
-                self._publish(rnd, name)
 
-    def _publish(self, rnd: RoundState, name: str) -> None:
+    def _publish_all(self, rnd: RoundState) -> None:
+        """Reasoning traces beside each commitment, where the relayer takes them (retried each
+        tick until it answers)."""
+        for name in self.names:
+            slot = rnd.agents[name]
+            if slot.committed and not slot.reasoning:
+                where = self._publish(rnd, name)
+                if where:
+                    slot.reasoning = where
+                    self._save()
+
+    def _publish(self, rnd: RoundState, name: str) -> str:
         publish = getattr(self.submitter, "publish_reasoning", None)
         path = self._round_dir(rnd) / "reasoning.jsonl"
         slot = rnd.agents[name]
         if not callable(publish) or not path.exists() or slot.commit is None:
-            return
+            return "local"
         traces = [t for t in map(json.loads, path.read_text().splitlines()) if t["agent"] == name]
-        body = {"round_id": rnd.round_id, "commit_hash": slot.commit.commit_hash, "traces": traces}
+        assert rnd.round_id is not None
+        body = {
+            "round_id": rnd.round_id,
+            "commit_hash": slot.commit.commit_hash,
+            "agent": slot.commit.agent,
+            "traces": traces,
+            "signature": sign_reasoning(
+                self.keys[name], rnd.round_id, slot.commit.commit_hash, traces
+            ),
+        }
         try:
-            publish(body)
-        except (RelayerUnavailable, ArenaRejected) as exc:
-            log.warning("reasoning of %s not published: %s", name, exc)
+            return "published" if publish(body) else "local"
+        except ArenaRejected as exc:
+            if "already published" in exc.reason:  # a copy whose answer was lost
+                return "published"
+            log.warning("reasoning of %s refused: %s", name, exc.reason)
+            return "local"
+        except (RelayerUnavailable, OSError) as exc:
+            log.warning("reasoning of %s not published yet: %s", name, exc)
+            return ""
 
     def _give_up_commits(self, rnd: RoundState, why: str) -> None:
         changed = False

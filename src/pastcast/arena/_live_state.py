@@ -38,6 +38,9 @@ class AgentRound(_State):
     committed: bool = False
     reveal: SignedReveal | None = None
     revealed: bool = False
+    reasoning: str = ""
+    """Where the reasoning traces went: "published" (the relayer holds them), "local" (only in
+    the round's folder: no relayer, or one without the endpoint), "" (not yet)."""
     missed: str | None = None
     """Why the agent has no commitment in the round (a deadline passed before it could)."""
 
