@@ -412,22 +412,31 @@ class LiveService:
         return ranked[: self.plan.markets]
 
     def _new_round(self) -> None:
+        # rounds keep to their schedule, whenever the tick that creates them comes: a slot too
+        # late to give the agents their lead time is skipped
         t = self.now()
-        commit_deadline = int(t) + self.plan.commit_s
+        sched = self.state.next_round_at
+        while t >= sched + self.plan.commit_s - self.plan.lead_time_s:
+            sched += self.plan.interval_s
+        if t < sched:
+            self.state.next_round_at = sched
+            self._save()
+            return
+        commit_deadline = int(sched) + self.plan.commit_s
         reveal_deadline = commit_deadline + self.plan.reveal_s
         try:
             chosen = self.discover(commit_deadline, reveal_deadline)
         except (PolymarketError, OSError) as exc:  # Gamma is down: asked again next tick
             log.warning("discovery failed: %s", exc)
             return
-        self.state.next_round_at = t + self.plan.interval_s
+        self.state.next_round_at = sched + self.plan.interval_s
         if len(chosen) < self.plan.markets:
             log.warning("only %d qualifying markets: no round now", len(chosen))
             self._save()
             return
         rnd = RoundState(
             index=len(self.state.rounds) + 1,
-            created_at=t,
+            created_at=sched,
             commit_deadline=commit_deadline,
             reveal_deadline=reveal_deadline,
             markets=tuple(chosen),
