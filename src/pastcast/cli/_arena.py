@@ -402,8 +402,7 @@ def live(
     except AppError as exc:
         fail_app(exc)
     rounds = [
-        {"index": r.index, "round_id": r.round_id, "status": r.status}
-        for r in result.state.rounds
+        {"index": r.index, "round_id": r.round_id, "status": r.status} for r in result.state.rounds
     ]
     if json_:
         board = [] if result.report is None else result.report.leaderboard
