@@ -73,6 +73,7 @@ SKELETONS: dict[tuple[str, ...], Skeleton] = {
         "rounds": "2",
         "interval_days": "3",
     },
+    ("arena", "live"): lambda ws, t: {"plan": _live_plan(t)},
     ("arena", "report"): lambda ws, t: {"rounds": ws.good["rounds"]},
     ("arena", "serve"): lambda ws, t: {"ledger": t / "ledger.jsonl"},
     ("arena", "simulate"): lambda ws, t: {"rounds": "3"},
@@ -198,6 +199,16 @@ def _judge_file(t: Path) -> Path:
     return path
 
 
+def _live_plan(t: Path) -> Path:
+    path = t / "live.yaml"  # a closed loopback port: no request leaves the machine
+    url = "http://127.0.0.1:9"
+    path.write_text(
+        f"out: {t / 'live'}\nagents: [random]\nrounds: 1\n"
+        f"polymarket: {{gamma_url: '{url}', clob_url: '{url}', data_url: '{url}'}}\n"
+    )
+    return path
+
+
 def _plan_file(ws: Workspace, t: Path) -> Path:
     path = t / "plan.toml"
     path.write_text(f'dataset = "{ws.good["dataset"]}"\n[[agents]]\nname = "uniform"\n')
@@ -212,6 +223,7 @@ HEAVY = {
     ("demo",),
     ("data", "import", "polymarket"),
     ("arena", "compile"),
+    ("arena", "live"),
     ("view",),
     ("toolserver", "serve"),
     ("report",),

@@ -64,6 +64,7 @@ from pastcast.app._imports import (
     import_polymarket,
     market_filters,
 )
+from pastcast.app._live import arena_live, read_live_plan
 from pastcast.app._models import ProbedCutoff, probe_model_cutoff
 from pastcast.app._reading import ColumnsRead, RunsRead, read_run_columns, read_runs
 from pastcast.app._replays import WORLD_INDEX, Replay, open_replay, shared_replay
@@ -135,6 +136,7 @@ __all__ = [
     "StoreBackend",
     "append_corpus",
     "arena_chain_leaderboard",
+    "arena_live",
     "arena_replay",
     "arena_sections",
     "audit_dataset_texts",
@@ -179,6 +181,7 @@ __all__ = [
     "preset_rounds",
     "preset_settings",
     "probe_model_cutoff",
+    "read_live_plan",
     "read_plan",
     "read_run_columns",
     "read_runs",

@@ -27,6 +27,16 @@ from pastcast.arena._contracts import (
 from pastcast.arena._figures import ARENA_FIGURES, arena_figures, write_arena_figures
 from pastcast.arena._indexer import index_chain
 from pastcast.arena._ledger import LedgerArena, LedgerError, LedgerSummary, verify_ledger
+from pastcast.arena._live import (
+    LivePlan,
+    LiveResult,
+    LiveService,
+    RelayerClient,
+    RelayerUnavailable,
+    ScaledClock,
+    SystemClock,
+)
+from pastcast.arena._live_state import AgentRound, LiveState, RoundState, load_state
 from pastcast.arena._node import LocalNode, local_node
 from pastcast.arena._paper import (
     PAPER_CATEGORIES,
@@ -46,12 +56,15 @@ from pastcast.arena._protocol import (
     condition_id_for,
     new_salt,
     predictions_hash,
+    reasoning_digest,
     recover_commit_signer,
+    recover_reasoning_signer,
     recover_reveal_signer,
     require_evm_extra,
     reveal_digest,
     reveal_typed_data,
     sign_commit,
+    sign_reasoning,
     sign_reveal,
     to_bp,
 )
@@ -70,7 +83,14 @@ from pastcast.arena._records import (
     SignedReveal,
 )
 from pastcast.arena._relayer import DEFAULT_HOST, RelayerPolicy, create_relayer
-from pastcast.arena._replay import FALLBACK_BP, ReplayResult, arena_name, read_results, replay
+from pastcast.arena._replay import (
+    FALLBACK_BP,
+    ReplayResult,
+    arena_name,
+    prediction_bp,
+    read_results,
+    replay,
+)
 from pastcast.arena._reputation import (
     ChainAgent,
     ReputationEntry,
@@ -147,6 +167,7 @@ __all__ = [
     "SOLC_VERSION",
     "UNCATEGORIZED",
     "YES_INDEX",
+    "AgentRound",
     "Archetype",
     "ArenaBackend",
     "ArenaMarket",
@@ -168,13 +189,19 @@ __all__ = [
     "LedgerArena",
     "LedgerError",
     "LedgerSummary",
+    "LivePlan",
+    "LiveResult",
+    "LiveService",
+    "LiveState",
     "LocalNode",
     "MurphyRow",
     "PaperCategory",
     "PaperComparison",
     "PaperRow",
     "PowerRow",
+    "RelayerClient",
     "RelayerPolicy",
+    "RelayerUnavailable",
     "ReplayResult",
     "ReputationEntry",
     "Round",
@@ -183,6 +210,8 @@ __all__ = [
     "RoundResult",
     "RoundRow",
     "RoundScore",
+    "RoundState",
+    "ScaledClock",
     "Selector",
     "SignedCommit",
     "SignedReveal",
@@ -191,6 +220,7 @@ __all__ = [
     "SimulationResult",
     "SnapshotError",
     "Submitter",
+    "SystemClock",
     "agent_key",
     "allocate_rounds",
     "arena_figures",
@@ -218,6 +248,7 @@ __all__ = [
     "index_chain",
     "leaderboard_rows",
     "load_snapshot",
+    "load_state",
     "local_node",
     "market_rows",
     "model_standard_errors",
@@ -227,10 +258,13 @@ __all__ = [
     "plan_rounds",
     "play_round_agents",
     "power_table",
+    "prediction_bp",
     "predictions_hash",
     "read_reputation",
     "read_results",
+    "reasoning_digest",
     "recover_commit_signer",
+    "recover_reasoning_signer",
     "recover_reveal_signer",
     "replay",
     "require_evm_extra",
@@ -239,6 +273,7 @@ __all__ = [
     "score_bp",
     "score_round",
     "sign_commit",
+    "sign_reasoning",
     "sign_reveal",
     "simulate",
     "to_bp",

@@ -328,3 +328,30 @@ def recover_commit_signer(domain: Domain, msg: SignedCommit) -> str:
 
 def recover_reveal_signer(domain: Domain, msg: SignedReveal) -> str:
     return _recover(reveal_digest(domain, msg), msg.signature)
+
+
+def reasoning_digest(round_id: int, commit_hash: str, traces: Any) -> str:
+    """keccak256 of the canonical JSON of a commitment's reasoning traces: what the agent signs
+    (EIP-191) to publish them beside its commitment."""
+    from pastcast.safejson import canonical_json
+
+    body = {"round_id": round_id, "commit_hash": commit_hash.lower(), "traces": traces}
+    return keccak_hex(canonical_json(body).encode())
+
+
+def sign_reasoning(private_key: str, round_id: int, commit_hash: str, traces: Any) -> str:
+    """The agent's EIP-191 signature of ``reasoning_digest``."""
+    from eth_account.messages import encode_defunct
+
+    account = _account(private_key)
+    digest = bytes.fromhex(reasoning_digest(round_id, commit_hash, traces)[2:])
+    return "0x" + bytes(account.sign_message(encode_defunct(primitive=digest)).signature).hex()
+
+
+def recover_reasoning_signer(round_id: int, commit_hash: str, traces: Any, signature: str) -> str:
+    require_evm_extra()
+    from eth_account import Account
+    from eth_account.messages import encode_defunct
+
+    digest = bytes.fromhex(reasoning_digest(round_id, commit_hash, traces)[2:])
+    return str(Account.recover_message(encode_defunct(primitive=digest), signature=signature))

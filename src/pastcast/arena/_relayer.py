@@ -26,8 +26,21 @@ from pydantic import Field
 
 from pastcast.arena._backend import ArenaBackend, ArenaRejected
 from pastcast.arena._body import BoundedJsonBody
-from pastcast.arena._protocol import recover_commit_signer, recover_reveal_signer
-from pastcast.arena._records import Bp, Hex32, SignedCommit, SignedReveal, Uint256
+from pastcast.arena._protocol import (
+    recover_commit_signer,
+    recover_reasoning_signer,
+    recover_reveal_signer,
+)
+from pastcast.arena._records import (
+    Address,
+    Bp,
+    Hex32,
+    RoundId,
+    Signature,
+    SignedCommit,
+    SignedReveal,
+    Uint256,
+)
 from pastcast.records import Record
 
 __all__ = ["DEFAULT_HOST", "RelayerPolicy", "create_relayer"]
@@ -60,6 +73,17 @@ class RelayerPolicy:
     def record(self, kind: str, agent: str, round_id: int) -> None:
         self._seen.add((kind, agent, round_id))
         self._recent[agent].append(self.clock())
+
+
+class Reasoning(Record):
+    """An agent's reasoning traces for one commitment, signed by the agent (EIP-191 over
+    ``reasoning_digest``)."""
+
+    round_id: RoundId
+    commit_hash: Hex32
+    agent: Address
+    traces: tuple[dict[str, Any], ...] = Field(max_length=256)
+    signature: Signature
 
 
 class NewAgent(Record):
@@ -153,6 +177,47 @@ def create_relayer(
             lambda: recover_reveal_signer(backend.domain, msg),
             lambda sim: backend.reveal(msg, simulate=sim),
         )
+
+    published: dict[tuple[int, str], dict[str, Any]] = {}
+
+    def held_commit(round_id: int, agent: str) -> str | None:
+        snap = getattr(backend, "snapshot", None)
+        if callable(snap):
+            rows = snap().commits
+        else:
+            from pastcast.arena._indexer import index_chain
+
+            rows = index_chain(backend).commits  # type: ignore[arg-type]
+        for row in rows:
+            if row.round_id == round_id and row.agent.lower() == agent.lower():
+                return str(row.commit_hash).lower()
+        return None
+
+    @app.post("/reasoning")
+    def reasoning(msg: Reasoning) -> dict[str, Any]:
+        """Publish reasoning traces beside a commitment the arena holds: signed by its agent,
+        once per agent and round."""
+        traces = [dict(t) for t in msg.traces]
+        try:
+            signer = recover_reasoning_signer(msg.round_id, msg.commit_hash, traces, msg.signature)
+        except ValueError as exc:
+            raise HTTPException(400, f"invalid signature: {exc}") from None
+        if signer != msg.agent:
+            raise HTTPException(400, f"the signature is {signer}'s, not {msg.agent}'s")
+        with lock:
+            if held_commit(msg.round_id, msg.agent) != msg.commit_hash.lower():
+                raise HTTPException(409, "no such commitment by the agent in the round")
+            key = (msg.round_id, msg.agent)
+            if key in published:
+                raise HTTPException(409, "reasoning already published")
+            published[key] = msg.model_dump(mode="json")
+        return {"status": "published", "round_id": msg.round_id, "agent": msg.agent}
+
+    @app.get("/reasoning/{round_id}")
+    def reasoning_of(round_id: int = Path(ge=1, lt=2**256)) -> dict[str, Any]:
+        with lock:
+            found = [v for (r, _), v in sorted(published.items()) if r == round_id]
+        return {"round_id": round_id, "reasoning": found}
 
     def curator(authorization: str = Header(default="")) -> None:
         if admin_token is None:

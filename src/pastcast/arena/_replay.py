@@ -35,7 +35,15 @@ from pastcast.records import BINARY_LABELS, Forecast, StepSpec, UtcDatetime
 from pastcast.runlog import AgentSpec, read_run_log
 from pastcast.runner import RunConfig, run_benchmark
 
-__all__ = ["FALLBACK_BP", "ReplayResult", "arena_name", "read_results", "replay", "replay_steps"]
+__all__ = [
+    "FALLBACK_BP",
+    "ReplayResult",
+    "arena_name",
+    "prediction_bp",
+    "read_results",
+    "replay",
+    "replay_steps",
+]
 
 FALLBACK_BP = 5_000
 
@@ -71,8 +79,9 @@ def replay_steps(rounds: Sequence[Round]) -> tuple[StepSpec, ...]:
     )
 
 
-def _prediction(forecast: Forecast | None) -> tuple[int, bool]:
-    """(bp, usable)."""
+def prediction_bp(forecast: Forecast | None) -> tuple[int, bool]:
+    """A forecast as the basis points it is submitted as, and whether it was usable (an
+    unusable one is the uniform fallback)."""
     if forecast is None or not forecast.usable:
         return FALLBACK_BP, False
     p = forecast.probs.get(BINARY_LABELS[0])
@@ -146,7 +155,7 @@ def replay(
             row = []
             for m in rnd.markets:
                 key = (spec.name, spec.setting, m.market_id, rnd.commit_deadline)
-                bp, usable = _prediction(forecasts.get(key))
+                bp, usable = prediction_bp(forecasts.get(key))
                 row.append(bp)
                 failures[name] += not usable
             preds[name] = tuple(row)

@@ -464,3 +464,38 @@ def compile_(
     if differ:
         fail(f"the shipped artifacts differ from the sources: {', '.join(differ)}", code=1)
     typer.echo(f"artifacts match solc {compiled['solc']}")
+
+
+@app.command("live")
+def live(
+    plan: Path = typer.Argument(..., help="The live plan (YAML, TOML or JSON)."),
+    json_: bool = typer.Option(False, "--json", help="Print JSON."),
+) -> None:
+    """Run live rounds of open Polymarket markets: discover, create the round, forecast within
+    the lead time of the commit deadline, commit, reveal, score; until the plan's rounds are
+    finished. A restart with the same plan continues where the last one stopped."""
+    from pastcast.app import AppError, arena_live
+
+    try:
+        result = arena_live(plan)
+    except AppError as exc:
+        fail_app(exc)
+    rounds = [
+        {"index": r.index, "round_id": r.round_id, "status": r.status} for r in result.state.rounds
+    ]
+    if json_:
+        board = [] if result.report is None else result.report.leaderboard
+        print_json(
+            {
+                "out": str(result.out),
+                "rounds": rounds,
+                "leaderboard": [row.model_dump(mode="json") for row in board],
+            }
+        )
+        return
+    for r in rounds:
+        typer.echo(f"round {r['index']} (arena round {r['round_id']}): {r['status']}")
+    if result.report is not None:
+        _print_leaderboard(result.report)
+    else:
+        note("no round scored yet", json_)

@@ -31,6 +31,9 @@ class Dataset:
     steps: tuple[StepSpec, ...]
     splits: Mapping[str, str] = field(default_factory=dict)
     texts: Mapping[str, tuple[TextVersion, ...]] = field(default_factory=dict)
+    pending: bool = False
+    """Live questions, forecast before anything resolved: steps are graded as pending (an empty
+    truth) and graded again once the outcome is known."""
     _by_id: dict[str, Event] = field(init=False, repr=False, compare=False)
     _belief_days: dict[str, list[date]] = field(init=False, repr=False, compare=False)
 
@@ -154,6 +157,7 @@ class Dataset:
             tuple(steps),
             self.splits,
             self.texts,
+            self.pending,
         )
 
     def with_texts(self, texts: Mapping[str, Iterable[TextVersion]]) -> Dataset:
@@ -165,4 +169,5 @@ class Dataset:
             self.steps,
             self.splits,
             {k: tuple(v) for k, v in texts.items()},
+            self.pending,
         )

@@ -21,6 +21,7 @@ from pastcast.runlog._io import (
     retried_path,
 )
 from pastcast.runlog._schema import (
+    PENDING_TRUTH,
     SCHEMA_VERSION,
     AgentSpec,
     Grading,
@@ -33,6 +34,7 @@ from pastcast.runlog._schema import (
 __all__ = [
     "COLUMNS_VERSION",
     "EXECUTION_ONLY",
+    "PENDING_TRUTH",
     "SCHEMA_VERSION",
     "AgentSpec",
     "Grading",

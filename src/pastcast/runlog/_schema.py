@@ -91,6 +91,10 @@ class RunHeader(Record):
     the records (configuration, agents, dataset) is in the fields above."""
 
 
+PENDING_TRUTH = ""
+"""The truth of a live step graded before its question resolved (graded again once it has)."""
+
+
 class Grading(Record):
     """What the grader knew, written after the episode. Never shown to the agent."""
 

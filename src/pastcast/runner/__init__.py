@@ -29,6 +29,7 @@ from pastcast.runner._plan import (
     PlanSetting,
     load_plan,
 )
+from pastcast.runner._plan_file import read_plan_file
 from pastcast.runner._presets import (
     Preset,
     PresetSetting,
@@ -109,6 +110,7 @@ __all__ = [
     "preset",
     "preset_names",
     "presets",
+    "read_plan_file",
     "reschedule",
     "run_benchmark",
 ]

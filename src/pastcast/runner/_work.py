@@ -31,7 +31,7 @@ from pastcast.records import (
     StepSpec,
     Termination,
 )
-from pastcast.runlog import AgentSpec, Grading, StepRecord
+from pastcast.runlog import PENDING_TRUTH, AgentSpec, Grading, StepRecord
 from pastcast.runner._config import Execution, RunConfig
 from pastcast.runner._limits import ProviderGates, task_tally
 from pastcast.scoring import score_forecast
@@ -112,9 +112,16 @@ def grade_step(dataset: Dataset, step: StepSpec) -> Grading:
     belief at the cutoff and when the event resolved. Never shown to an agent."""
     event = dataset.event(step.event_id)
     resolution = dataset.resolutions.get(step.event_id)
+    market = dataset.market_at(step.event_id, step.cutoff)
+    if resolution is None and dataset.pending:
+        # a live question: nothing is known yet; graded again when it resolves
+        return Grading(
+            truth=PENDING_TRUTH,
+            labels=event.labels,
+            market_probs=dict(market.probs) if market else None,
+        )
     if resolution is None:
         raise ValueError(f"dataset {dataset.id}: event {step.event_id!r} has no resolution")
-    market = dataset.market_at(step.event_id, step.cutoff)
     return Grading(
         truth=resolution.label,
         labels=event.labels,

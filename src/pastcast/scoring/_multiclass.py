@@ -17,7 +17,7 @@ from numpy.typing import NDArray
 
 from pastcast.probabilities import scaled
 from pastcast.records import Forecast
-from pastcast.runlog import Grading, Scores, StepRecord
+from pastcast.runlog import PENDING_TRUTH, Grading, Scores, StepRecord
 
 __all__ = [
     "LOG_FLOOR",
@@ -144,6 +144,8 @@ def score_forecast(forecast: Forecast, grading: Grading, fallback: Fallback = "u
     if p is None:
         p = _fallback_probs(grading, fallback)
     truth = grading.truth
+    if truth == PENDING_TRUTH:  # a live step before its question resolved: nothing to score
+        return Scores(brier=0.0, accuracy=0.0, log_loss=0.0, fallback_used=used)
     q = market_truth_prob(grading)
     return Scores(
         brier=brier(p, truth),

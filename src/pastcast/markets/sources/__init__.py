@@ -15,12 +15,16 @@ from pastcast.markets.sources._forecastbench import (
 )
 from pastcast.markets.sources._html import html_to_text
 from pastcast.markets.sources._polymarket import (
+    OpenMarket,
     PolymarketClient,
     PolymarketError,
     book_quote,
     build_event,
     daily_activity,
+    daily_yes_beliefs,
     fetch_histories,
+    open_market,
+    resolution_payouts,
 )
 from pastcast.markets.sources._release import (
     AFTER_RESOLUTION_NOTE,
@@ -40,16 +44,20 @@ __all__ = [
     "DownloadError",
     "ForecastBenchError",
     "ImportResult",
+    "OpenMarket",
     "PolymarketClient",
     "PolymarketError",
     "book_quote",
     "build_event",
     "collected_at",
     "daily_activity",
+    "daily_yes_beliefs",
     "download_files",
     "fetch_histories",
     "html_to_text",
     "load_release",
+    "open_market",
     "read_forecastbench",
     "read_text_versions",
+    "resolution_payouts",
 ]

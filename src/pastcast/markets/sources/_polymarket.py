@@ -28,22 +28,33 @@ from datetime import UTC, date, datetime, timedelta
 from typing import Any
 
 import httpx
-from pydantic import ValidationError
+from pydantic import Field, ValidationError
 
 from pastcast import safejson
 from pastcast.cutoff import parse_timestamp
 from pastcast.markets._categories import categorize
 from pastcast.markets._history import DayActivity, MarketHistory, guard_beliefs
-from pastcast.records import BINARY_LABELS, DailyBelief, Event, Resolution
+from pastcast.records import (
+    BINARY_LABELS,
+    DailyBelief,
+    Event,
+    Record,
+    Resolution,
+    UtcDatetime,
+)
 from pastcast.validation import first_problem
 
 __all__ = [
+    "OpenMarket",
     "PolymarketClient",
     "PolymarketError",
     "book_quote",
     "build_event",
     "daily_activity",
+    "daily_yes_beliefs",
     "fetch_histories",
+    "open_market",
+    "resolution_payouts",
 ]
 
 _RETRY = {429, 500, 502, 503, 504}
@@ -139,6 +150,52 @@ class PolymarketClient:
             if len(page) < page_size:
                 return
             offset += len(page)
+
+    def open_markets(
+        self, end_min: datetime, end_max: datetime, *, page_size: int = 100, max_pages: int = 10
+    ) -> list[dict[str, Any]]:
+        """Open (active, not closed) Gamma markets ending in [end_min, end_max], by 24-hour
+        volume, paged by limit/offset (at most ``max_pages`` pages)."""
+        out: list[dict[str, Any]] = []
+        for page_no in range(max_pages):
+            page = self._get(
+                f"{self.gamma_url}/markets",
+                {
+                    "active": "true",
+                    "closed": "false",
+                    "order": "volume24hr",
+                    "ascending": "false",
+                    "end_date_min": end_min.astimezone(UTC).isoformat(),
+                    "end_date_max": end_max.astimezone(UTC).isoformat(),
+                    "limit": page_size,
+                    "offset": page_no * page_size,
+                },
+            )
+            if not isinstance(page, list) or not all(isinstance(m, dict) for m in page):
+                raise PolymarketError(f"GET /markets page {page_no}: expected a list of objects")
+            out += page
+            if len(page) < page_size:
+                break
+        return out
+
+    def market(self, market_id: str) -> dict[str, Any]:
+        """One Gamma market by id (its resolution: ``closed``, ``outcomePrices``)."""
+        body = self._get(f"{self.gamma_url}/markets/{market_id}", {})
+        if not isinstance(body, dict):
+            raise PolymarketError(f"GET /markets/{market_id}: expected an object")
+        return body
+
+    def best_quotes(self, token: str) -> tuple[float, float] | None:
+        """(best bid, best ask) of a token's CLOB order book; None when a side is empty."""
+        body = self._get(f"{self.clob_url}/book", {"token_id": token})
+        try:
+            bids = [float(b["price"]) for b in body.get("bids") or ()]
+            asks = [float(a["price"]) for a in body.get("asks") or ()]
+        except (AttributeError, KeyError, TypeError, ValueError):
+            raise PolymarketError(f"book token {token}: field bids/asks: malformed") from None
+        if not bids or not asks:
+            return None
+        return max(bids), min(asks)
 
     def _history(self, token: str, start: int, end: int, fidelity: int) -> list[tuple[int, float]]:
         out: list[tuple[int, float]] = []
@@ -413,6 +470,96 @@ def build_event(
         raise PolymarketError(first_problem(err, where)) from None
     legs = [{**leg, "winner": leg is winner} for leg in legs]
     return event, Resolution(event_id=eid, label=label, resolved_at=resolved_at), legs
+
+
+class OpenMarket(Record):
+    """An open binary Gamma market as the live arena discovers it (no price, no outcome)."""
+
+    market_id: str = Field(min_length=1)
+    condition_id: str = Field(min_length=1)
+    question: str = ""
+    category: str = ""
+    yes_token: str = Field(min_length=1)
+    yes_index: int = Field(ge=0, le=1)
+    start_date: UtcDatetime | None = None
+    end_date: UtcDatetime
+    volume_24h: float = 0.0
+    liquidity: float = 0.0
+
+
+def _number_field(market: dict[str, Any], *names: str) -> float:
+    for name in names:
+        try:
+            return float(market[name])
+        except (KeyError, TypeError, ValueError):
+            continue
+    return 0.0
+
+
+def open_market(market: dict[str, Any]) -> OpenMarket | None:
+    """The Gamma market as an ``OpenMarket`` when it is an open Yes/No market with an end date
+    (None otherwise); ``PolymarketError`` names the market and field of a malformed one."""
+    where = f"gamma market {market.get('id')!r}"
+    if market.get("closed") is True or market.get("active") is False:
+        return None
+    outcomes = [str(o).strip().lower() for o in _json_list(market, "outcomes", where)]
+    if sorted(outcomes) != ["no", "yes"]:
+        return None
+    tokens = _json_list(market, "clobTokenIds", where)
+    end = _ts(market, "endDate", where)
+    if len(tokens) != 2 or end is None:
+        return None
+    yes = outcomes.index("yes")
+    try:
+        return OpenMarket(
+            market_id=str(market.get("id")),
+            condition_id=str(market.get("conditionId") or ""),
+            question=str(market.get("question") or ""),
+            category=categorize(
+                str(market.get("question") or ""),
+                tags=[str(market["category"])] if market.get("category") else [],
+            ),
+            yes_token=str(tokens[yes]),
+            yes_index=yes,
+            start_date=_ts(market, "startDate", where),
+            end_date=end,
+            volume_24h=_number_field(market, "volume24hr", "volume24hrClob"),
+            liquidity=_number_field(market, "liquidityNum", "liquidity"),
+        )
+    except ValidationError as exc:
+        raise PolymarketError(f"{where}: {first_problem(exc)}") from None
+
+
+def resolution_payouts(market: dict[str, Any]) -> tuple[tuple[int, ...], datetime] | None:
+    """A closed, resolved Gamma market's payout numerators in outcome order (the conditional
+    tokens' slots: 1 for a winning outcome, equal shares when it was voided) and when it closed;
+    None while it is open or its resolution is pending."""
+    where = f"gamma market {market.get('id')!r}"
+    if market.get("closed") is not True:
+        return None
+    status = market.get("umaResolutionStatus")
+    if status not in (None, "resolved"):
+        return None
+    try:
+        prices = [float(p) for p in _json_list(market, "outcomePrices", where)]
+    except (TypeError, ValueError):
+        raise PolymarketError(f"{where}: field outcomePrices: not numbers") from None
+    closed = _ts(market, "closedTime", where) or _ts(market, "endDate", where)
+    if closed is None or len(prices) < 2:
+        return None
+    if all(p in (0.0, 1.0) for p in prices) and sum(prices) == 1.0:
+        return tuple(int(p) for p in prices), closed
+    if all(abs(p - prices[0]) < 1e-9 for p in prices):  # voided: every slot pays the same
+        return tuple(1 for _ in prices), closed
+    return None
+
+
+def daily_yes_beliefs(event_id: str, obs: list[tuple[int, float]]) -> tuple[DailyBelief, ...]:
+    """A binary market's daily beliefs from YES-price observations (the UTC-day means)."""
+    return tuple(
+        DailyBelief(event_id=event_id, day=d, probs={"Yes": p, "No": 1.0 - p})
+        for d, p in sorted(_daily_means(obs).items())
+    )
 
 
 def _daily_means(obs: list[tuple[int, float]]) -> dict[date, float]:
