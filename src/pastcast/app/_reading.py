@@ -15,6 +15,7 @@ from pastcast.dataset import Dataset
 from pastcast.records import StepKey
 from pastcast.reports import RUN_COLUMNS, RunColumns, RunSet
 from pastcast.runlog import (
+    PENDING_TRUTH,
     RunHeader,
     RunLog,
     RunLogError,
@@ -91,6 +92,34 @@ def _unique_steps(log: RunLog, notes: list[str]) -> RunLog:
     return replace(log, steps=tuple(kept))
 
 
+_PENDING_NOTE = (
+    "{path}: {n} step(s) of questions not resolved yet (a live round's, graded again when they "
+    "resolve) are left out"
+)
+
+
+def _graded_steps(log: RunLog, notes: list[str]) -> RunLog:
+    """``log`` without the steps graded before their question resolved (``PENDING_TRUTH``):
+    they have no outcome to score against, so no reader counts them."""
+    kept = tuple(s for s in log.steps if s.grading.truth != PENDING_TRUTH)
+    if len(kept) == len(log.steps):
+        return log
+    notes.append(_PENDING_NOTE.format(path=log.path, n=len(log.steps) - len(kept)))
+    return replace(log, steps=kept)
+
+
+def _graded_columns(log: StepColumns, notes: list[str]) -> StepColumns:
+    """``_graded_steps`` over step columns."""
+    import pyarrow.compute as pc
+
+    pending = pc.equal(log.table.column("truth"), PENDING_TRUTH)
+    n = int(pc.sum(pending).as_py() or 0)
+    if not n:
+        return log
+    notes.append(_PENDING_NOTE.format(path=log.path, n=n))
+    return replace(log, table=log.table.filter(pc.invert(pending)))
+
+
 def _read_once(paths: Sequence[Path], notes: list[str]) -> list[RunLog]:
     """Each log read once: a path naming a file already read is skipped; a log with the header
     of one read before (the same run: a copy, or a copy that ran further) keeps only the steps
@@ -103,7 +132,7 @@ def _read_once(paths: Sequence[Path], notes: list[str]) -> list[RunLog]:
             raise AppError("run_logs", str(exc)) from None
         if log.truncated_tail:  # a crash mid-write: read without it, but never silently
             notes.append(f"{path}: the last line is incomplete (cut off mid-write); left out")
-        log = _unique_steps(log, notes)
+        log = _graded_steps(_unique_steps(log, notes), notes)
         same_run = [seen for seen in logs if seen.header == log.header]
         known = {s.key for seen in same_run for s in seen.steps}
         fresh = tuple(s for s in log.steps if s.key not in known)
@@ -259,9 +288,9 @@ def read_run_columns(
     paths = tuple(Path(p) for p in run_logs)
     if not paths:
         raise AppError("run_logs", "no run logs given")
-    wanted = list(dict.fromkeys([*columns, *_KEY, "offset", "length"]))
+    wanted = list(dict.fromkeys([*columns, *_KEY, "truth", "offset", "length"]))
     notes: list[str] = []
-    logs = _columns_once(paths, wanted, notes)
+    logs = [_graded_columns(log, notes) for log in _columns_once(paths, wanted, notes)]
     if require_steps and not any(log.table.num_rows for log in logs):
         raise AppError("run_logs", "no forecast steps in " + ", ".join(str(p) for p in paths))
     data = dataset if isinstance(dataset, Dataset) or dataset is None else open_dataset(dataset)
