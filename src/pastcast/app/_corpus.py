@@ -109,6 +109,21 @@ class CorpusBuild:
     report: tuple[str, ...] = ()
     build: BuildReport | None = None
 
+    def as_dict(self, count: str = "indexed") -> dict[str, Any]:
+        """The JSON shape of a build (``count``: the name of the documents' count, ``appended``
+        for an append)."""
+        return {
+            count: self.indexed,
+            "into": self.into,
+            "skipped": self.skipped,
+            "report": list(self.report),
+            "build": None if self.build is None else self.build.model_dump(mode="json"),
+        }
+
+    def lines(self) -> tuple[str, ...]:
+        """The stored build report's lines, then the stages' (screens, filters, side files)."""
+        return self.report if self.build is None else (*self.build.lines(), *self.report)
+
 
 def _check_target(
     backend: StoreBackend, out: Path | None, url: str | None, overwrite: bool

@@ -11,7 +11,7 @@ from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import httpx
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
@@ -21,6 +21,9 @@ from pastcast.app._corpus import corpus_documents
 from pastcast.app._errors import AppError
 from pastcast.app._feeds import fetch_feeds
 from pastcast.validation import first_error
+
+if TYPE_CHECKING:
+    from pastcast.arena import LiveResult
 
 __all__ = ["LiveFile", "arena_live", "read_live_plan"]
 
@@ -173,7 +176,7 @@ def arena_live(
     clock: Any = None,
     relayer_http: Any = None,
     stop: Callable[[], bool] | None = None,
-) -> Any:
+) -> LiveResult:
     """Run the live arena of the plan file until its rounds are finished (or ``stop``); the
     state, the ledger, each round's run log and the results are under the plan's ``out``. A
     restart with the same plan continues. ``clock`` and ``relayer_http`` (an HTTP client for

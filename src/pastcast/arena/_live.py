@@ -155,6 +155,22 @@ class LiveResult:
     state: LiveState
     out: Path
 
+    def round_states(self) -> list[dict[str, Any]]:
+        """Each round's index, arena round id and status."""
+        return [
+            {"index": r.index, "round_id": r.round_id, "status": r.status}
+            for r in self.state.rounds
+        ]
+
+    def as_dict(self) -> dict[str, Any]:
+        """The JSON shape of a live run: its folder, rounds and leaderboard."""
+        board = [] if self.report is None else self.report.leaderboard
+        return {
+            "out": str(self.out),
+            "rounds": self.round_states(),
+            "leaderboard": [row.model_dump(mode="json") for row in board],
+        }
+
 
 class RelayerUnavailable(RuntimeError):
     """The relayer did not answer (timeouts, 5xx, 429) after the retries."""

@@ -480,20 +480,10 @@ def live(
         result = arena_live(plan)
     except AppError as exc:
         fail_app(exc)
-    rounds = [
-        {"index": r.index, "round_id": r.round_id, "status": r.status} for r in result.state.rounds
-    ]
     if json_:
-        board = [] if result.report is None else result.report.leaderboard
-        print_json(
-            {
-                "out": str(result.out),
-                "rounds": rounds,
-                "leaderboard": [row.model_dump(mode="json") for row in board],
-            }
-        )
+        print_json(result.as_dict())
         return
-    for r in rounds:
+    for r in result.round_states():
         typer.echo(f"round {r['index']} (arena round {r['round_id']}): {r['status']}")
     if result.report is not None:
         _print_leaderboard(result.report)

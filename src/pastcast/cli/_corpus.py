@@ -12,7 +12,14 @@ from pydantic import ValidationError
 from rich.console import Console
 from rich.table import Table
 
-from pastcast.app import AppError, append_corpus, build_corpus, follow_feeds, index_feed_round
+from pastcast.app import (
+    AppError,
+    CorpusBuild,
+    append_corpus,
+    build_corpus,
+    follow_feeds,
+    index_feed_round,
+)
 from pastcast.app import open_corpus as open_app_corpus
 from pastcast.cli._common import JsonFlag, fail, fail_field, print_json
 from pastcast.corpus import DocType, DocumentNotVisible, OpenedCorpus, SearchFilter
@@ -272,28 +279,19 @@ def build(
         )
     except AppError as exc:
         fail_field(exc, BUILD_OPTIONS)
-    lines, skipped = built.report, built.skipped
     if as_json:
-        report = list(lines)
-        stored = None if built.build is None else built.build.model_dump(mode="json")
-        print_json(
-            {
-                "indexed": built.indexed,
-                "into": built.into,
-                "skipped": skipped,
-                "report": report,
-                "build": stored,
-            }
-        )
+        print_json(built.as_dict())
         return
-    typer.echo(f"indexed {built.indexed} documents into {built.into}")
-    if built.build is not None:
-        lines = (*built.build.lines(), *lines)
-    for line in lines:
+    _print_built(built, f"indexed {built.indexed} documents into {built.into}")
+
+
+def _print_built(built: CorpusBuild, headline: str) -> None:
+    typer.echo(headline)
+    for line in built.lines():
         typer.echo(f"  {line}")
-    if skipped:
-        typer.echo(f"skipped {sum(skipped.values())} malformed lines:")
-        for reason, n in sorted(skipped.items(), key=lambda kv: (-kv[1], kv[0])):
+    if built.skipped:
+        typer.echo(f"skipped {sum(built.skipped.values())} malformed lines:")
+        for reason, n in sorted(built.skipped.items(), key=lambda kv: (-kv[1], kv[0])):
             typer.echo(f"  {n:6d}  {reason}")
 
 
@@ -367,25 +365,9 @@ def append(
     except AppError as exc:
         fail_field(exc, APPEND_OPTIONS)
     if as_json:
-        stored = None if built.build is None else built.build.model_dump(mode="json")
-        print_json(
-            {
-                "appended": built.indexed,
-                "into": built.into,
-                "skipped": built.skipped,
-                "report": list(built.report),
-                "build": stored,
-            }
-        )
+        print_json(built.as_dict("appended"))
         return
-    typer.echo(f"appended {built.indexed} documents to {built.into}")
-    lines = (*built.build.lines(), *built.report) if built.build is not None else built.report
-    for line in lines:
-        typer.echo(f"  {line}")
-    if built.skipped:
-        typer.echo(f"skipped {sum(built.skipped.values())} malformed lines:")
-        for reason, n in sorted(built.skipped.items(), key=lambda kv: (-kv[1], kv[0])):
-            typer.echo(f"  {n:6d}  {reason}")
+    _print_built(built, f"appended {built.indexed} documents to {built.into}")
 
 
 @app.command()
