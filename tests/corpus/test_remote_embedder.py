@@ -29,7 +29,7 @@ from pastcast.retrying import ProviderFailure, RetryPolicy
 
 faiss = pytest.importorskip("faiss")
 from pastcast.corpus import DenseIndex  # noqa: E402
-from pastcast.corpus.dense import RemoteEmbedder, embedding_text  # noqa: E402
+from pastcast.corpus.dense import RemoteEmbedder, embedding_text, stored_batches  # noqa: E402
 
 FAST = RetryPolicy(max_retries=8, base_delay_s=0.001, max_delay_s=0.01)
 
@@ -80,7 +80,7 @@ def test_a_stopped_job_resumes_without_resending_finished_batches(tmp_path: Path
     with refusing as first, pytest.raises(ProviderFailure, match="HTTP 400"):
         DenseIndex(index, remote(first.url, concurrency=2))
     partial = next((tmp_path / "ix").glob("dense-*.partial"))
-    kept = sorted(int(p.stem) for p in partial.glob("0*.npy"))
+    kept = stored_batches(partial)
     assert len(kept) == len(first.answered) // 16 == refuse_after  # each answered batch kept
     with embedding_server(dim=8) as second:  # another server (port) of the same model
         dense = DenseIndex(EmbeddedIndex.open(tmp_path / "ix"), remote(second.url))
@@ -90,6 +90,30 @@ def test_a_stopped_job_resumes_without_resending_finished_batches(tmp_path: Path
     np.testing.assert_allclose(
         np.asarray(dense._vectors), np.stack([unit(t, 8) for t in texts]), atol=1e-6
     )
+
+
+def test_a_record_cut_short_is_sent_again_and_the_rest_kept(tmp_path: Path) -> None:
+    """A crash mid-write leaves the checkpoint's last record incomplete: it is dropped (and
+    cut off the file), the intact ones before it are kept."""
+    docs = make_docs(400, seed=37)
+    index = EmbeddedIndex.build(docs, tmp_path / "ix")
+    refusing = embedding_server(dim=8, faults=lambda n: "400" if n >= 5 else None)
+    with refusing as first, pytest.raises(ProviderFailure, match="HTTP 400"):
+        DenseIndex(index, remote(first.url, concurrency=1))
+    partial = next((tmp_path / "ix").glob("dense-*.partial"))
+    (log,) = [p for p in partial.iterdir() if p.name != "job.json"]
+    assert stored_batches(partial) == [0, 16, 32, 48, 64]
+    with log.open("r+b") as f:
+        f.truncate(log.stat().st_size - 10)  # the last record's rows cut short
+    assert stored_batches(partial) == [0, 16, 32, 48]
+    texts = texts_of(index)
+    with embedding_server(dim=8) as second:
+        dense = DenseIndex(EmbeddedIndex.open(tmp_path / "ix"), remote(second.url))
+    assert set(second.received) == set(texts[64:])  # the cut batch again, nothing before it
+    np.testing.assert_allclose(
+        np.asarray(dense._vectors), np.stack([unit(t, 8) for t in texts]), atol=1e-6
+    )
+    assert not partial.exists()
 
 
 _CHILD = """
@@ -112,14 +136,14 @@ def test_a_killed_job_resumes_without_resending_finished_batches(tmp_path: Path)
         deadline = time.monotonic() + 60
         while time.monotonic() < deadline:
             folders = list((tmp_path / "ix").glob("dense-*.partial"))
-            if folders and len(list(folders[0].glob("0*.npy"))) >= 6:
+            if folders and len(stored_batches(folders[0])) >= 6:
                 break
             assert child.poll() is None, "the job ended before it could be killed"
             time.sleep(0.01)
         child.send_signal(signal.SIGKILL)
         child.wait()
         (partial,) = list((tmp_path / "ix").glob("dense-*.partial"))
-        kept = sorted(int(p.stem) for p in partial.glob("0*.npy"))
+        kept = stored_batches(partial)
     assert 6 <= len(kept) < len(texts) // 16
     finished = {texts[i] for lo in kept for i in range(lo, min(len(texts), lo + 16))}
     with embedding_server(dim=8) as second:

@@ -1,14 +1,15 @@
 """Embedding a whole corpus as a resumable job: batches in ordinal order, several in flight for
 an embedder that serves them concurrently (a remote server), each stored on disk as it finishes.
 
-A batch is rows ``[lo, lo + batch)`` of the index's ordinal order; its vectors are written to
-``CHECKPOINT/LO.npy`` (whole or not at all) the moment they arrive, so a job stopped by a crash,
-an interrupt or a provider that gave up leaves every finished batch behind, and the next run of
-the same job (same documents, model and batch size, written in the checkpoint's ``job.json``)
-sends only the others. Vectors are validated as they arrive (one row per text, one dimension,
-finite) and unit-normalised: dense search ranks by inner product, which is cosine only for unit
-vectors, and the 8-bit copies' error bounds assume them. The result is written straight into
-the memory-mapped cache file, so memory stays bounded by the batches in flight.
+A batch is rows ``[lo, lo + batch)`` of the index's ordinal order; its vectors are appended to
+the job's checkpoint log (``_batchlog``: one checksummed record a batch, fsynced) the moment they
+arrive, so a job stopped by a crash, an interrupt or a provider that gave up leaves every
+finished batch behind, and the next run of the same job (same documents, model and batch size,
+written in the checkpoint's ``job.json``) sends only the others. Vectors are validated as they
+arrive (one row per text, one dimension, finite) and unit-normalised: dense search ranks by
+inner product, which is cosine only for unit vectors, and the 8-bit copies' error bounds assume
+them. The result is written straight into the memory-mapped cache file, so memory stays bounded
+by the batches in flight.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ import json
 import shutil
 from collections.abc import Callable, Iterator
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from pathlib import Path
 
 import numpy as np
@@ -26,6 +27,7 @@ from rich.progress import Progress
 from pastcast import safejson
 from pastcast.atomic import atomic_path, write_atomic
 from pastcast.corpus._progress import documents_bar
+from pastcast.corpus.dense._batchlog import BatchLog
 from pastcast.corpus.dense._embedders import F32, Embedder
 
 __all__ = ["EmbeddingError", "embed_corpus", "unit_rows"]
@@ -57,20 +59,44 @@ def _encoded(embedder: Embedder, texts: list[str], lo: int) -> F32:
     return unit_rows(out, where)
 
 
-def _checkpoint(folder: Path | None, job: dict[str, object]) -> dict[int, Path]:
-    """The finished batches of this job in ``folder`` (emptied when it held another job)."""
+def _checkpoint(folder: Path | None, job: dict[str, object]) -> BatchLog | None:
+    """The log of this job's finished batches in ``folder`` (emptied when it held another
+    job)."""
     if folder is None:
-        return {}
+        return None
     stamp = folder / "job.json"
     try:
-        if stamp.is_file() and safejson.loads(stamp.read_bytes()) == job:
-            return {int(p.stem): p for p in folder.glob("*.npy") if p.stem.isdigit()}
+        same = stamp.is_file() and safejson.loads(stamp.read_bytes()) == job
     except ValueError:
-        pass  # a damaged stamp: start over
-    shutil.rmtree(folder, ignore_errors=True)
-    folder.mkdir(parents=True)
-    write_atomic(stamp, json.dumps(job, sort_keys=True))
-    return {}
+        same = False  # a damaged stamp: start over
+    if not same:
+        shutil.rmtree(folder, ignore_errors=True)
+        folder.mkdir(parents=True)
+        write_atomic(stamp, json.dumps(job, sort_keys=True))
+    return BatchLog(folder)
+
+
+class _Result:
+    """The job's result array, opened at the dimension of the first batch placed in it."""
+
+    def __init__(self, stack: ExitStack, out: Path | None, count: int) -> None:
+        self._stack, self._out, self._count = stack, out, count
+        self.vectors: F32 | None = None
+        self._finish: Callable[[], F32] | None = None
+
+    def put(self, lo: int, got: F32, where: str) -> None:
+        if self.vectors is None:
+            target = _target(self._out, (self._count, int(got.shape[1])))
+            self.vectors, self._finish = self._stack.enter_context(target)
+        elif got.shape[1] != self.vectors.shape[1]:
+            raise EmbeddingError(
+                f"{where} has dimension {got.shape[1]}, the first had {self.vectors.shape[1]}"
+            )
+        self.vectors[lo : lo + len(got)] = got
+
+    def finish(self) -> F32:
+        assert self._finish is not None, "every batch is placed before the job finishes"
+        return self._finish()
 
 
 def embed_corpus(
@@ -87,14 +113,13 @@ def embed_corpus(
     """The unit vectors of texts ``0 .. count - 1`` (``texts(lo, hi)`` gives a range), written
     into the ``.npy`` file ``out`` (atomically; memory-mapped back) or held in memory.
 
-    ``embedder.concurrency`` batches are in flight at once (1 unless it says more) and its
-    ``batch_size`` overrides ``batch``. With ``checkpoint``, finished batches of the same
-    ``job`` are reused and new ones stored there; the folder is removed once ``out`` is
-    complete."""
+    ``embedder.concurrency`` batches are in flight at once (1 unless it says more), from the
+    first: the result is opened at the dimension of the first reply. Its ``batch_size``
+    overrides ``batch``. With ``checkpoint``, finished batches of the same ``job`` are reused
+    and new ones stored there; the folder is removed once ``out`` is complete."""
     batch = int(getattr(embedder, "batch_size", batch))
     workers = max(1, int(getattr(embedder, "concurrency", 1)))
     job = {**(job or {}), "model": embedder.name, "batch": batch, "count": count}
-    done = _checkpoint(checkpoint, job)
     starts = list(range(0, count, batch))
     if not starts:
         return np.zeros((0, 1), dtype=np.float32)
@@ -102,45 +127,37 @@ def embed_corpus(
     def rows_of(lo: int) -> int:
         return min(count, lo + batch) - lo
 
-    def stored(lo: int) -> F32 | None:
-        try:
-            got = np.load(done[lo])
-        except (OSError, ValueError):
-            return None  # a damaged batch file: embedded again
-        if got.dtype != np.float32 or got.ndim != 2 or len(got) != rows_of(lo):
-            return None
-        return np.asarray(got)
-
-    first = next((v for lo in starts[:1] if lo in done and (v := stored(lo)) is not None), None)
-    if first is None:
-        first = _encoded(embedder, texts(0, rows_of(0)), 0)
-        _save(checkpoint, 0, first)
-    dim = int(first.shape[1])
+    log = _checkpoint(checkpoint, job)
     with (
-        _target(out, (count, dim)) as (vectors, finish),
+        ExitStack() as stack,
         documents_bar(f"[bold]embedding documents ({embedder.name})", progress) as bar,
     ):
+        result = _Result(stack, out, count)
         task = bar.add_task("embedding", total=count)
-        vectors[0 : len(first)] = first
         pending: list[int] = []
-        for lo in starts[1:]:
-            again = stored(lo) if lo in done else None
-            if again is None:
-                pending.append(lo)
-            elif again.shape[1] != dim:
-                raise EmbeddingError(
-                    f"{done[lo]}: vectors of dimension {again.shape[1]}, not {dim}"
-                )
-            else:
-                vectors[lo : lo + len(again)] = again
-        bar.update(task, completed=count - sum(rows_of(lo) for lo in pending))
-        _run_batches(
-            embedder, pending, rows_of, texts, workers, dim, checkpoint, vectors, bar, task
-        )
-        result = finish()
+        failure: BaseException | None = None
+        try:
+            for lo in starts:
+                kept = log.stored.get(lo) if log is not None else None
+                if log is None or kept is None or kept[1] != rows_of(lo):
+                    pending.append(lo)
+                else:
+                    result.put(lo, log.read(lo), f"{log.path}: batch at ordinal {lo}")
+            bar.update(task, completed=count - sum(rows_of(lo) for lo in pending))
+            _run_batches(embedder, pending, rows_of, texts, workers, result, log, bar, task)
+        except BaseException as exc:
+            failure = exc
+        if log is not None:
+            try:
+                log.close()  # every received batch is on disk before the job ends or fails
+            except BaseException as exc:
+                failure = failure or exc
+        if failure is not None:
+            raise failure
+        vectors = result.finish()
     if checkpoint is not None:
         shutil.rmtree(checkpoint, ignore_errors=True)  # the cache file holds it all now
-    return result
+    return vectors
 
 
 def _run_batches(
@@ -149,35 +166,35 @@ def _run_batches(
     rows_of: Callable[[int], int],
     texts: Texts,
     workers: int,
-    dim: int,
-    checkpoint: Path | None,
-    vectors: F32,
+    result: _Result,
+    log: BatchLog | None,
     bar: Progress,
     task: object,
 ) -> None:
-    """Embed the ``pending`` batches, ``workers`` at a time, storing each as it finishes. On a
-    failure no new batch is sent; those in flight are awaited and the finished ones kept.
+    """Embed the ``pending`` batches, ``workers`` at a time, placing each in ``result`` and
+    handing it to ``log`` as it arrives. On a failure no new batch is sent; those in flight
+    are awaited and the finished ones kept.
 
-    A batch's checkpoint is written by a second pool, so that a request slot is free again as
-    soon as its reply is parsed: a server that answers in 50 ms would otherwise wait on each
-    slot's fsync (about 17 ms on this disk) before the next request comes."""
+    The log's writer thread stores them, so a request slot is free again as soon as its reply
+    is parsed: a server that answers in 50 ms would otherwise wait on each batch's fsync
+    (about 17 ms on this disk) before its slot's next request."""
     if not pending:
         return
     failure: BaseException | None = None
-    with (
-        ThreadPoolExecutor(workers, thread_name_prefix="embed") as pool,
-        ThreadPoolExecutor(workers, thread_name_prefix="embed-keep") as keeper,
-    ):
+    with ThreadPoolExecutor(workers, thread_name_prefix="embed") as pool:
         flight: dict[Future[F32], int] = {}
-        saving: list[Future[None]] = []
         queue = iter(pending)
         while True:
             while failure is None and len(flight) < 2 * workers:  # texts read ahead, bounded
                 lo = next(queue, None)
                 if lo is None:
                     break
-                chunk = texts(lo, lo + rows_of(lo))
-                flight[pool.submit(_encoded_checked, embedder, chunk, lo, dim)] = lo
+                try:
+                    chunk = texts(lo, lo + rows_of(lo))
+                except BaseException as exc:
+                    failure = exc
+                    break
+                flight[pool.submit(_encoded, embedder, chunk, lo)] = lo
             if not flight:
                 break
             finished, _ = wait(flight, return_when=FIRST_COMPLETED)
@@ -185,38 +202,15 @@ def _run_batches(
                 lo = flight.pop(fut)
                 try:
                     got = fut.result()
+                    result.put(lo, got, f"{embedder.name}: batch at ordinal {lo}")
                 except BaseException as exc:  # kept until the batches in flight are stored
                     failure = failure or exc
                     continue
-                vectors[lo : lo + len(got)] = got
-                if checkpoint is not None:
-                    saving.append(keeper.submit(_save, checkpoint, lo, got))
+                if log is not None:
+                    log.append(lo, got)
                 bar.update(task, advance=len(got))  # type: ignore[arg-type]
-        for kept in saving:  # every received batch is on disk before the job ends or fails
-            try:
-                kept.result()
-            except BaseException as exc:
-                failure = failure or exc
     if failure is not None:
         raise failure
-
-
-def _encoded_checked(embedder: Embedder, texts: list[str], lo: int, dim: int) -> F32:
-    """One batch's vectors, of the first batch's dimension."""
-    got = _encoded(embedder, texts, lo)
-    if got.shape[1] != dim:
-        raise EmbeddingError(
-            f"{embedder.name}: batch at ordinal {lo} has dimension {got.shape[1]}, "
-            f"the first had {dim}"
-        )
-    return got
-
-
-def _save(checkpoint: Path | None, lo: int, vectors: F32) -> None:
-    if checkpoint is None:
-        return
-    with atomic_path(checkpoint / f"{lo:012d}.npy", suffix=".npy") as tmp:
-        np.save(tmp, vectors)
 
 
 @contextmanager
