@@ -1,32 +1,43 @@
-"""Documents embedded per second through an OpenAI-compatible ``/v1/embeddings`` server, against
-that server's own rate: the whole corpus job as ``pastcast corpus build --embedder
+"""Documents embedded per second through an OpenAI-compatible ``/v1/embeddings`` server, as a
+ratio of that server's rate: the whole corpus job as ``pastcast corpus build --embedder
 openai-compatible:MODEL@URL`` runs it (documents read from the index, batches in flight at
 once, each checkpointed to disk as it arrives, vectors validated, normalised and written to the
 index's cache).
 
-    python benchmarks/embedding_throughput.py [--docs 20000] [--latency-ms 50] [--slots 8] \\
-        [--batch 64] [--dim 384] [--encoding base64 float] [--json out.json]
+    python benchmarks/embedding_throughput.py [--docs 40000] [--latency-ms 50] [--slots 8] \\
+        [--batch 64] [--dim 384] [--encoding base64 float] [--repeat 2] [--json out.json]
 
 The server (``tests/corpus/embedding_server.py``, in a process of its own on the loopback)
 answers in the real API's shape after ``--latency-ms`` per request, serving ``--slots``
-requests at once (a GPU server's capacity; the others wait their turn), so its own rate is
-``slots * batch / latency`` documents a second. The client sends ``--slots`` requests at once.
-The client's CPU time a document (all its threads: reading the documents, requests, parsing,
-checkpoints) says what one free core sustains whatever the load. The load average is printed:
-the machine may be shared.
+requests at once (a GPU server's capacity; the others wait their turn), so its nominal rate is
+``slots * batch / latency`` documents a second. The job may keep ``--slots`` requests in flight,
+exactly what the server serves at once.
+
+The baseline is measured in the same run, on the same work, just before and just after each
+job: a bare client (``--slots`` threads, one connection each, the same requests prepared
+beforehand, replies read and dropped) sends every batch of the corpus to the same server. Its
+rate is what the server and the loopback deliver on this machine at this moment, whatever else
+runs on it; ``job / baseline`` is the share the job's own work (reading the documents, encoding
+requests, parsing, validating, checkpointing) loses. The client's and the server's CPU time a
+document say what each costs whatever the load. The load average (1, 5, 15 minutes, as
+``uptime`` shows it) is printed at the start, beside every row and at the end.
 """
 
 from __future__ import annotations
 
 import argparse
+import http.client
+import itertools
 import json
 import os
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from urllib.parse import urlsplit
 
 HERE = Path(__file__).resolve().parent
 SERVER = HERE.parent / "tests" / "corpus" / "embedding_server.py"
@@ -48,21 +59,63 @@ def corpus(n: int) -> list[object]:
     ]
 
 
+def load() -> str:
+    return " ".join(f"{x:.2f}" for x in os.getloadavg())
+
+
+def cpu_seconds(pid: int) -> float:
+    """User and system CPU seconds of process ``pid`` so far (Linux ``/proc``)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def bare_client(url: str, bodies: list[bytes], slots: int) -> float:
+    """Seconds for ``slots`` threads to send every body and read every reply, nothing else."""
+    parts = urlsplit(url)
+    path = f"{parts.path}/embeddings"
+    headers = {"Content-Type": "application/json"}
+    order = itertools.count()
+    failed: list[str] = []
+
+    def worker() -> None:
+        conn = http.client.HTTPConnection(parts.hostname, parts.port, timeout=120)
+        try:
+            while (i := next(order)) < len(bodies):
+                conn.request("POST", path, body=bodies[i], headers=headers)
+                resp = conn.getresponse()
+                resp.read()
+                if resp.status != 200:
+                    failed.append(f"HTTP {resp.status}")
+        finally:
+            conn.close()
+
+    threads = [threading.Thread(target=worker) for _ in range(slots)]
+    t0 = time.perf_counter()
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    if failed:
+        raise SystemExit(f"the bare client failed: {failed[0]}")
+    return time.perf_counter() - t0
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--docs", type=int, default=20_000)
+    parser.add_argument("--docs", type=int, default=40_000)
     parser.add_argument("--latency-ms", type=float, default=50.0)
     parser.add_argument("--slots", type=int, default=8)
     parser.add_argument("--batch", type=int, default=64)
     parser.add_argument("--dim", type=int, default=384)
     parser.add_argument("--encoding", nargs="+", default=["base64", "float"])
+    parser.add_argument("--repeat", type=int, default=2, help="jobs per encoding")
     parser.add_argument("--json", type=Path)
     args = parser.parse_args()
 
     from pastcast.corpus import EmbeddedIndex
-    from pastcast.corpus.dense import DenseIndex, RemoteEmbedder
+    from pastcast.corpus.dense import DenseIndex, RemoteEmbedder, embedding_text
 
-    print(f"load average at start: {os.getloadavg()[0]:.2f} on {os.cpu_count()} cores")
+    print(f"load average at start: {load()} on {os.cpu_count()} cores")
     options = {"dim": args.dim, "latency_s": args.latency_ms / 1000, "slots": args.slots}
     server = subprocess.Popen(
         [sys.executable, str(SERVER), json.dumps(options)],
@@ -74,54 +127,81 @@ def main() -> None:
     try:
         assert server.stdout is not None
         url = server.stdout.readline().strip()
-        own = args.slots * args.batch / (args.latency_ms / 1000)
+        nominal = args.slots * args.batch / (args.latency_ms / 1000)
         with tempfile.TemporaryDirectory(prefix="pastcast-embed-") as tmp:
-            EmbeddedIndex.build(corpus(args.docs), Path(tmp) / "ix")
+            ix_dir = Path(tmp) / "ix"
+            EmbeddedIndex.build(corpus(args.docs), ix_dir)
+            ix = EmbeddedIndex.open(ix_dir)
+            texts = [embedding_text(ix.read_ordinal(i)) for i in range(len(ix))]
             print(
                 f"{args.docs} documents, batches of {args.batch}, {args.slots} in flight, "
-                f"{args.latency_ms:.0f} ms a batch, {args.dim} dimensions: the server's own "
-                f"rate is {own:,.0f} docs/s"
+                f"{args.latency_ms:.0f} ms a batch, {args.dim} dimensions: the server's nominal "
+                f"rate is {nominal:,.0f} docs/s"
             )
             for encoding in args.encoding:
-                for stale in Path(tmp, "ix").glob("dense-*"):
-                    stale.unlink()
-                embedder = RemoteEmbedder(
-                    f"bench-{encoding}",
-                    base_url=url,
-                    batch_size=args.batch,
-                    concurrency=args.slots,
-                    encoding_format=encoding,
-                )
-                t0, cpu0 = time.perf_counter(), time.process_time()
-                DenseIndex(EmbeddedIndex.open(Path(tmp) / "ix"), embedder)
-                wall = time.perf_counter() - t0
-                cpu_us = 1e6 * (time.process_time() - cpu0) / args.docs
-                rate = args.docs / wall
-                rows.append(
-                    {
+                bodies = [
+                    json.dumps(
+                        {
+                            "model": f"bench-{encoding}",
+                            "input": texts[lo : lo + args.batch],
+                            "encoding_format": encoding,
+                        }
+                    ).encode()
+                    for lo in range(0, len(texts), args.batch)
+                ]
+
+                def baseline(bodies: list[bytes] = bodies) -> float:
+                    return args.docs / bare_client(url, bodies, args.slots)
+
+                for run in range(args.repeat):
+                    before = baseline()
+                    for stale in ix_dir.glob("dense-*"):
+                        stale.unlink()
+                    embedder = RemoteEmbedder(
+                        f"bench-{encoding}",
+                        base_url=url,
+                        batch_size=args.batch,
+                        concurrency=args.slots,
+                        encoding_format=encoding,
+                    )
+                    t0, cpu0 = time.perf_counter(), time.process_time()
+                    server0 = cpu_seconds(server.pid)
+                    DenseIndex(EmbeddedIndex.open(ix_dir), embedder)
+                    wall = time.perf_counter() - t0
+                    cpu_us = 1e6 * (time.process_time() - cpu0) / args.docs
+                    server_us = 1e6 * (cpu_seconds(server.pid) - server0) / args.docs
+                    after = baseline()
+                    rate, base = args.docs / wall, (before + after) / 2
+                    row = {
                         "encoding": encoding,
+                        "run": run + 1,
                         "docs": args.docs,
                         "wall_s": round(wall, 2),
                         "docs_per_s": round(rate),
-                        "server_docs_per_s": round(own),
-                        "share": round(rate / own, 3),
+                        "nominal_docs_per_s": round(nominal),
+                        "baseline_docs_per_s": [round(before), round(after)],
+                        "ratio_to_nominal": round(rate / nominal, 3),
+                        "ratio_to_baseline": round(rate / base, 3),
+                        "baseline_to_nominal": round(base / nominal, 3),
                         "client_cpu_us_per_doc": round(cpu_us, 1),
-                        "load": round(os.getloadavg()[0], 2),
+                        "server_cpu_us_per_doc": round(server_us, 1),
+                        "load": load(),
                     }
-                )
-                print(
-                    f"  {encoding:>6}: {wall:6.2f} s, {rate:8,.0f} docs/s = "
-                    f"{100 * rate / own:5.1f}% of the server's rate; the client's CPU "
-                    f"{cpu_us:.0f} us a document, {1e6 / cpu_us:,.0f} docs/s on one free core "
-                    f"(load {os.getloadavg()[0]:.2f})"
-                )
+                    rows.append(row)
+                    print(
+                        f"  {encoding:>6} #{run + 1}: {wall:5.2f} s, {rate:6,.0f} docs/s; "
+                        f"baseline {before:,.0f} / {after:,.0f} docs/s; ratio to the nominal rate "
+                        f"{rate / nominal:.3f}, to the baseline {rate / base:.3f} (baseline to "
+                        f"nominal {base / nominal:.3f}); CPU a document: client {cpu_us:.0f} us, "
+                        f"server {server_us:.0f} us (load {load()})"
+                    )
     finally:
         if server.stdin is not None:
             server.stdin.close()
         server.wait(timeout=10)
     if args.json:
         args.json.write_text(json.dumps(rows, indent=2))
-    print(f"load average at the end: {os.getloadavg()[0]:.2f}")
+    print(f"load average at the end: {load()}")
 
 
 if __name__ == "__main__":
