@@ -7,6 +7,7 @@ import json
 import math
 import random
 from collections.abc import Sequence
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -117,6 +118,19 @@ def test_the_earlier_single_partition_layout_still_opens(tmp_path: Path) -> None
     for cutoff in (datetime(2024, 3, 1, tzinfo=UTC), datetime(2024, 5, 17, 6, tzinfo=UTC)):
         for q in ("election w3", "storm tariff merger"):
             assert old.search(q, as_of=cutoff, k=20) == new.search(q, as_of=cutoff, k=20)
+
+
+def test_titles_and_texts_from_the_hit_columns_equal_the_documents(tmp_path: Path) -> None:
+    docs = [
+        d.model_copy(update={"title": f"Ünïcode «{i}» ✓" if i % 3 else "", "text": d.text + " é"})
+        for i, d in enumerate(spread_docs(150, seed=9))
+    ]
+    EmbeddedIndex.build(docs, tmp_path / "ix")
+    save_arrays(replace(build_arrays(docs), hit_offsets=None, hit_store=None), tmp_path / "old")
+    for index in (EmbeddedIndex.open(tmp_path / "ix"), EmbeddedIndex.open(tmp_path / "old")):
+        for i in range(len(index)):
+            doc = index.read_ordinal(i)
+            assert index.read_title_text(i) == (doc.title, doc.text)
 
 
 class Crash(RuntimeError):

@@ -65,8 +65,8 @@ from pastcast.corpus.dense._embedders import (
     F32,
     Embedder,
     QueryCache,
-    embedding_text,
     file_stem,
+    joined_title_text,
 )
 from pastcast.corpus.dense._jobs import embed_corpus, unit_rows
 from pastcast.corpus.dense._lookups import IndexLookups
@@ -255,7 +255,7 @@ class DenseIndex(IndexLookups):
         digest = str(ix.manifest.get("content_sha256"))
 
         def texts(lo: int, hi: int) -> list[str]:
-            return [embedding_text(ix.read_ordinal(i)) for i in range(lo, hi)]
+            return [joined_title_text(*ix.read_title_text(i)) for i in range(lo, hi)]
 
         if paths is not None:
             paths[1].unlink(missing_ok=True)  # no stale stamp beside the new vectors

@@ -27,6 +27,7 @@ __all__ = [
     "embedders",
     "embedding_text",
     "file_stem",
+    "joined_title_text",
     "openai_compatible",
     "openai_embeddings",
 ]
@@ -83,7 +84,12 @@ class MiniLMEmbedder:
 
 def embedding_text(doc: Document) -> str:
     """What is embedded of a document: its title and text."""
-    return f"{doc.title}\n{doc.text}"
+    return joined_title_text(doc.title, doc.text)
+
+
+def joined_title_text(title: str, text: str) -> str:
+    """``embedding_text`` of a document with this title and text."""
+    return f"{title}\n{text}"
 
 
 def embed_documents(
