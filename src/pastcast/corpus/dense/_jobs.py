@@ -39,15 +39,25 @@ class EmbeddingError(ValueError):
     """Vectors that cannot be used: the message names where they came from."""
 
 
+_UNIT_TOLERANCE = 1e-6  # float32 rounding of a divided row is about 1e-7 in its squared norm
+
+
 def unit_rows(vectors: F32, where: str) -> F32:
     """``vectors`` (2-d, finite) scaled to unit length; a zero row stays zero (it scores 0
-    against every query, as an empty text does)."""
+    against every query, as an empty text does). Rows already of unit length (an embedder
+    that normalises, checked here once more) are returned as they are, not divided again."""
     if vectors.ndim != 2:
         raise EmbeddingError(f"{where}: expected one vector per text, got shape {vectors.shape}")
-    if not np.isfinite(vectors).all():
-        row = int(np.flatnonzero(~np.isfinite(vectors).all(axis=1))[0])
+    # squared norms in float64 (no float64 copy): finite exactly when every value is, since a
+    # float32 squared cannot overflow a float64
+    squares = np.einsum("ij,ij->i", vectors, vectors, dtype=np.float64)
+    if not np.isfinite(squares).all():
+        row = int(np.flatnonzero(~np.isfinite(squares))[0])
         raise EmbeddingError(f"{where}: row {row} is not finite (NaN or infinite)")
-    norms = np.linalg.norm(vectors.astype(np.float64), axis=1, keepdims=True)
+    unit = bool((np.abs(squares - 1.0) <= _UNIT_TOLERANCE).all())
+    if unit and vectors.dtype == np.float32 and vectors.flags.c_contiguous:
+        return vectors
+    norms = np.sqrt(squares)[:, None]
     return np.ascontiguousarray(vectors / np.where(norms > 0, norms, 1.0), dtype=np.float32)
 
 
