@@ -13,7 +13,7 @@ import threading
 import time
 from collections import Counter
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import numpy as np
@@ -50,6 +50,25 @@ def encoded(texts: list[str], dim: int, as_base64: bool) -> list[list[float]] | 
         return vectors.tolist()  # type: ignore[no-any-return]
     packed = vectors.astype("<f4")
     return [base64.b64encode(row.tobytes()).decode() for row in packed]
+
+
+def reply_body(texts: list[str], dim: int, request: dict[str, object]) -> bytes:
+    """The JSON reply to an embeddings request. Base64 items are written as they are: they
+    need no escaping, and ``json.dumps`` scanning them cost more than making them."""
+    as_base64 = request.get("encoding_format") == "base64"
+    embeddings = encoded(texts, dim, as_base64)
+    order = reversed(range(len(texts)))  # any order: the index decides
+    tail = {
+        "model": request["model"],
+        "usage": {"prompt_tokens": len(texts), "total_tokens": len(texts)},
+    }
+    if not as_base64:
+        data = [{"object": "embedding", "index": i, "embedding": embeddings[i]} for i in order]
+        return json.dumps({"object": "list", "data": data, **tail}).encode()
+    items = ",".join(
+        f'{{"object":"embedding","index":{i},"embedding":"{embeddings[i]}"}}' for i in order
+    )
+    return f'{{"object":"list","data":[{items}],{json.dumps(tail)[1:]}'.encode()
 
 
 class EmbeddingServer:
@@ -99,19 +118,19 @@ class EmbeddingServer:
                     server.requests += 1
                     server.received.update(texts)
                     server.authorization.add(self.headers.get("Authorization", ""))
-                if server.latency_s:
-                    if server.slots is not None:
-                        with server.slots:
-                            time.sleep(server.latency_s)
-                    else:
-                        time.sleep(server.latency_s)
                 fault = server.faults(n)
                 if server.max_batch is not None and len(texts) > server.max_batch:
                     fault = "400"
-                if fault in ("429", "500", "503", "400"):
+                failing = fault in ("429", "500", "503", "400")
+                with server.batch_time():
+                    if failing:
+                        payload = json.dumps({"error": {"message": f"scripted {fault}"}}).encode()
+                    else:
+                        payload = reply_body(texts, server.dim, body)
+                if failing:
+                    assert fault is not None
                     with server.lock:
                         server.failed[fault] += 1
-                    payload = json.dumps({"error": {"message": f"scripted {fault}"}}).encode()
                     self.send_response(int(fault))
                     if fault == "429":
                         self.send_header("Retry-After", "0.01")
@@ -120,17 +139,6 @@ class EmbeddingServer:
                     self.end_headers()
                     self.wfile.write(payload)
                     return
-                embeddings = encoded(texts, server.dim, body.get("encoding_format") == "base64")
-                reply = {
-                    "object": "list",
-                    "data": [
-                        {"object": "embedding", "index": i, "embedding": embeddings[i]}
-                        for i in reversed(range(len(texts)))  # any order: the index decides
-                    ],
-                    "model": body["model"],
-                    "usage": {"prompt_tokens": len(texts), "total_tokens": len(texts)},
-                }
-                payload = json.dumps(reply).encode()
                 if fault == "truncate":  # a body cut short, with a length that says so
                     payload = payload[: len(payload) // 2]
                 self.send_response(200)
@@ -158,6 +166,20 @@ class EmbeddingServer:
         self._thread = threading.Thread(target=self._httpd.serve_forever, daemon=True)
         self._thread.start()
         self.url = f"http://127.0.0.1:{self._httpd.server_address[1]}/v1"
+
+    @contextmanager
+    def batch_time(self) -> Iterator[None]:
+        """A batch's time in the server: ``latency_s`` in one of the ``slots``, making the reply
+        included, as a GPU server's time for a batch is all its work on it (the reply made
+        after the wait would add this process's CPU time, on the client's cores, to each
+        request)."""
+        if not self.latency_s:
+            yield
+            return
+        with self.slots if self.slots is not None else nullcontext():
+            started = time.perf_counter()
+            yield
+            time.sleep(max(0.0, self.latency_s - (time.perf_counter() - started)))
 
     def close(self) -> None:
         self._httpd.shutdown()
