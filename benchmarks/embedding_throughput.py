@@ -69,8 +69,9 @@ def cpu_seconds(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
-def bare_client(url: str, bodies: list[bytes], slots: int) -> float:
-    """Seconds for ``slots`` threads to send every body and read every reply, nothing else."""
+def bare_client(url: str, bodies: list[bytes], slots: int) -> tuple[float, float]:
+    """Wall and CPU seconds for ``slots`` threads to send every body and read every reply,
+    nothing else."""
     parts = urlsplit(url)
     path = f"{parts.path}/embeddings"
     headers = {"Content-Type": "application/json"}
@@ -90,14 +91,14 @@ def bare_client(url: str, bodies: list[bytes], slots: int) -> float:
             conn.close()
 
     threads = [threading.Thread(target=worker) for _ in range(slots)]
-    t0 = time.perf_counter()
+    t0, cpu0 = time.perf_counter(), time.process_time()
     for t in threads:
         t.start()
     for t in threads:
         t.join()
     if failed:
         raise SystemExit(f"the bare client failed: {failed[0]}")
-    return time.perf_counter() - t0
+    return time.perf_counter() - t0, time.process_time() - cpu0
 
 
 def main() -> None:
@@ -150,8 +151,12 @@ def main() -> None:
                     for lo in range(0, len(texts), args.batch)
                 ]
 
-                def baseline(bodies: list[bytes] = bodies) -> float:
-                    return args.docs / bare_client(url, bodies, args.slots)
+                bare_cpu: list[float] = []
+
+                def baseline(bodies: list[bytes] = bodies, cpu: list[float] = bare_cpu) -> float:
+                    wall, seconds = bare_client(url, bodies, args.slots)
+                    cpu.append(1e6 * seconds / args.docs)
+                    return args.docs / wall
 
                 for run in range(args.repeat):
                     before = baseline()
@@ -184,6 +189,7 @@ def main() -> None:
                         "ratio_to_baseline": round(rate / base, 3),
                         "baseline_to_nominal": round(base / nominal, 3),
                         "client_cpu_us_per_doc": round(cpu_us, 1),
+                        "bare_client_cpu_us_per_doc": round(bare_cpu[-1], 1),
                         "server_cpu_us_per_doc": round(server_us, 1),
                         "load": load(),
                     }
@@ -192,8 +198,9 @@ def main() -> None:
                         f"  {encoding:>6} #{run + 1}: {wall:5.2f} s, {rate:6,.0f} docs/s; "
                         f"baseline {before:,.0f} / {after:,.0f} docs/s; ratio to the nominal rate "
                         f"{rate / nominal:.3f}, to the baseline {rate / base:.3f} (baseline to "
-                        f"nominal {base / nominal:.3f}); CPU a document: client {cpu_us:.0f} us, "
-                        f"server {server_us:.0f} us (load {load()})"
+                        f"nominal {base / nominal:.3f}); CPU a document: client {cpu_us:.0f} us "
+                        f"(bare client {bare_cpu[-1]:.0f}), server {server_us:.0f} us "
+                        f"(load {load()})"
                     )
     finally:
         if server.stdin is not None:
