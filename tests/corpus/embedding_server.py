@@ -95,6 +95,9 @@ class EmbeddingServer:
         self.received: Counter[str] = Counter()  # texts in any request
         self.failed = Counter[str]()  # fault kind -> requests
         self.authorization: set[str] = set()
+        self.at_once = 0  # requests being served now (read, not yet answered)
+        self.most_at_once = 0
+        self.connections = 0  # opened by clients so far
         server = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -105,6 +108,8 @@ class EmbeddingServer:
 
             def setup(self) -> None:
                 super().setup()
+                with server.lock:
+                    server.connections += 1
                 # headers and body are two writes: without this, Nagle's algorithm holds the
                 # body until the client's delayed ACK (40 ms a reply), as real servers avoid
                 self.request.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
@@ -116,6 +121,8 @@ class EmbeddingServer:
                 with server.lock:
                     n = server.requests
                     server.requests += 1
+                    server.at_once += 1
+                    server.most_at_once = max(server.most_at_once, server.at_once)
                     server.received.update(texts)
                     server.authorization.add(self.headers.get("Authorization", ""))
                 fault = server.faults(n)
@@ -127,6 +134,8 @@ class EmbeddingServer:
                         payload = json.dumps({"error": {"message": f"scripted {fault}"}}).encode()
                     else:
                         payload = reply_body(texts, server.dim, body)
+                with server.lock:  # before the reply: its client may send again once it is read
+                    server.at_once -= 1
                 if failing:
                     assert fault is not None
                     with server.lock:

@@ -123,12 +123,14 @@ def embed_corpus(
     """The unit vectors of texts ``0 .. count - 1`` (``texts(lo, hi)`` gives a range), written
     into the ``.npy`` file ``out`` (atomically; memory-mapped back) or held in memory.
 
-    ``embedder.concurrency`` batches are in flight at once (1 unless it says more), from the
-    first: the result is opened at the dimension of the first reply. Its ``batch_size``
-    overrides ``batch``. With ``checkpoint``, finished batches of the same ``job`` are reused
-    and new ones stored there; the folder is removed once ``out`` is complete."""
+    ``embedder.threads`` batches (else ``embedder.concurrency``, else 1) are in flight at
+    once, from the first: the result is opened at the dimension of the first reply (an
+    embedder with more threads than ``concurrency`` bounds its own requests). Its
+    ``batch_size`` overrides ``batch``. With ``checkpoint``, finished batches of the same
+    ``job`` are reused and new ones stored there; the folder is removed once ``out`` is
+    complete."""
     batch = int(getattr(embedder, "batch_size", batch))
-    workers = max(1, int(getattr(embedder, "concurrency", 1)))
+    workers = max(1, int(getattr(embedder, "threads", getattr(embedder, "concurrency", 1))))
     job = {**(job or {}), "model": embedder.name, "batch": batch, "count": count}
     starts = list(range(0, count, batch))
     if not starts:

@@ -11,12 +11,13 @@ server is searched through another.
 Vectors come as JSON floats or, with ``encoding_format=base64`` (what OpenAI's own client asks
 for; ``openai:`` does by default), as base64 float32s, far cheaper to parse. Each request sends
 one batch of texts (``batch_size``); ``concurrency`` requests are in flight
-at once when a corpus is embedded (``pastcast.corpus.dense._jobs``), under the provider's limits
+at once when a corpus is embedded (``pastcast.corpus.dense._jobs``; twice as many threads, so
+that replies are parsed while the next requests are out), under the provider's limits
 (``requests_per_minute``, ``tokens_per_minute``: the token bucket the runner's model clients use)
 and retried by the same loop (``pastcast.retrying``: 429s honouring ``Retry-After``, 5xx,
 timeouts, lost connections and truncated or malformed replies retried with jittered backoff;
-unknown models and refused credentials not). One persistent HTTP connection per thread: a
-request costs the server's latency, not a new connection.
+unknown models and refused credentials not). Persistent HTTP connections, one per request in
+flight: a request costs the server's latency, not a new connection.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ import binascii
 import http.client
 import json
 import os
+import queue
 import socket
 import threading
 from collections.abc import Sequence
@@ -98,6 +100,11 @@ class RemoteEmbedder:
         self.provider = provider
         self.batch_size = batch_size
         self.concurrency = concurrency
+        # batches a caller may hand it at once: requests in flight stay at ``concurrency``
+        # (``_in_flight``), the other threads parse replies meanwhile, so a slot is sent its
+        # next request as soon as a reply is read, not once it is parsed
+        self.threads = 2 * concurrency
+        self._in_flight = threading.BoundedSemaphore(concurrency)
         self.max_chars = max_chars
         self.encoding_format = encoding_format
         self.retry = retry or RetryPolicy(max_retries=6)
@@ -109,7 +116,7 @@ class RemoteEmbedder:
             self._headers["Authorization"] = f"Bearer {key}"
         self._requests = TokenBucket(requests_per_minute) if requests_per_minute else None
         self._tokens = TokenBucket(tokens_per_minute) if tokens_per_minute else None
-        self._local = threading.local()
+        self._idle: queue.SimpleQueue[http.client.HTTPConnection] = queue.SimpleQueue()
         self._pool: ThreadPoolExecutor | None = None
         self._pool_lock = threading.Lock()
 
@@ -127,7 +134,7 @@ class RemoteEmbedder:
             return self._batch(chunks[0])
         with self._pool_lock:
             if self._pool is None:
-                self._pool = ThreadPoolExecutor(self.concurrency, thread_name_prefix="embed-http")
+                self._pool = ThreadPoolExecutor(self.threads, thread_name_prefix="embed-http")
             pool = self._pool
         return np.concatenate(list(pool.map(self._batch, chunks)))
 
@@ -152,21 +159,32 @@ class RemoteEmbedder:
 
         return unit_rows(call_with_retries(once, self.retry), self.name)
 
-    def _connection(self) -> http.client.HTTPConnection:
-        conn: http.client.HTTPConnection | None = getattr(self._local, "conn", None)
-        if conn is None:
-            cls = (
-                http.client.HTTPSConnection
-                if self._scheme == "https"
-                else http.client.HTTPConnection
-            )
-            conn = cls(self._host, self._port, timeout=self._timeout)
-            self._local.conn = conn
-        return conn
-
     def _post(self, body: bytes) -> bytes:
-        """One request's reply body; any failure a ``ProviderFailure`` of its kind."""
-        conn = self._connection()
+        """One request's reply body, at most ``concurrency`` of them in flight, each on an idle
+        persistent connection (so at most ``concurrency`` connections); any failure a
+        ``ProviderFailure`` of its kind."""
+        with self._in_flight:
+            try:
+                conn = self._idle.get_nowait()
+            except queue.Empty:
+                conn = self._connect()
+            data, reusable = self._send(conn, body)
+            if reusable:
+                self._idle.put(conn)
+            else:
+                conn.close()
+            if isinstance(data, ProviderFailure):
+                raise data
+            return data
+
+    def _connect(self) -> http.client.HTTPConnection:
+        cls = http.client.HTTPSConnection if self._scheme == "https" else http.client.HTTPConnection
+        return cls(self._host, self._port, timeout=self._timeout)
+
+    def _send(
+        self, conn: http.client.HTTPConnection, body: bytes
+    ) -> tuple[bytes | ProviderFailure, bool]:
+        """The reply body or the failure, and whether ``conn`` may be used again."""
         try:
             if conn.sock is None:
                 conn.connect()
@@ -178,35 +196,23 @@ class RemoteEmbedder:
             resp = conn.getresponse()
             data = resp.read()
         except TimeoutError as exc:
-            self._drop()
-            raise ProviderFailure(f"{self.name}: timed out ({exc})", kind="timeout") from None
+            return ProviderFailure(f"{self.name}: timed out ({exc})", kind="timeout"), False
         except http.client.IncompleteRead as exc:
-            self._drop()
-            raise ProviderFailure(
-                f"{self.name}: reply cut short ({exc!r})", kind="bad_response"
-            ) from None
+            message = f"{self.name}: reply cut short ({exc!r})"
+            return ProviderFailure(message, kind="bad_response"), False
         except (OSError, http.client.HTTPException) as exc:
-            self._drop()
-            raise ProviderFailure(
-                f"{self.name}: connection failed ({type(exc).__name__}: {exc})", kind="connection"
-            ) from None
-        if resp.will_close:
-            self._drop()
+            message = f"{self.name}: connection failed ({type(exc).__name__}: {exc})"
+            return ProviderFailure(message, kind="connection"), False
         if resp.status >= 400:
             headers = {k: v for k, v in resp.getheaders()}
-            raise ProviderFailure(
+            failure = ProviderFailure(
                 f"{self.name}: HTTP {resp.status}: {data[:200].decode(errors='replace')}",
                 kind=failure_kind_of_status(resp.status),
                 status=resp.status,
                 retry_after=retry_after_seconds(headers),
             )
-        return data
-
-    def _drop(self) -> None:
-        conn = getattr(self._local, "conn", None)
-        self._local.conn = None
-        if conn is not None:
-            conn.close()
+            return failure, not resp.will_close
+        return data, not resp.will_close
 
     def _parse(self, data: bytes, expected: int) -> F32:
         """The reply's vectors in input order, or a ``bad_response`` failure (retried)."""
@@ -226,11 +232,17 @@ class RemoteEmbedder:
         return vectors
 
     def close(self) -> None:
-        """Stop the request threads (a corpus job's own threads stop with the job)."""
+        """Stop the request threads (a corpus job's own threads stop with the job) and close
+        the idle connections."""
         with self._pool_lock:
             if self._pool is not None:
                 self._pool.shutdown(wait=False)
                 self._pool = None
+        while True:
+            try:
+                self._idle.get_nowait().close()
+            except queue.Empty:
+                return
 
 
 def _vectors(values: list[object]) -> F32:
