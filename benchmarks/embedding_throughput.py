@@ -15,12 +15,15 @@ exactly what the server serves at once.
 
 The baseline is measured in the same run, on the same work, just before and just after each
 job: a bare client (``--slots`` threads, one connection each, the same requests prepared
-beforehand, replies read and dropped) sends every batch of the corpus to the same server. Its
+beforehand, replies read and dropped) sends every batch of the corpus to the same server (once
+more before the first job, not counted: the server's threads and connections start). Its
 rate is what the server and the loopback deliver on this machine at this moment, whatever else
 runs on it; ``job / baseline`` is the share the job's own work (reading the documents, encoding
 requests, parsing, validating, checkpointing) loses. The client's and the server's CPU time a
-document say what each costs whatever the load. The load average (1, 5, 15 minutes, as
-``uptime`` shows it) is printed at the start, beside every row and at the end.
+document say what each costs whatever the load, and how late a thread asking to wake every
+millisecond woke during the job says how long a ready thread waited for a core. The load
+average (1, 5, 15 minutes, as ``uptime`` shows it) is printed at the start, beside every row
+and at the end.
 """
 
 from __future__ import annotations
@@ -67,6 +70,35 @@ def cpu_seconds(pid: int) -> float:
     """User and system CPU seconds of process ``pid`` so far (Linux ``/proc``)."""
     fields = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+class WakeProbe:
+    """While it runs, a thread asks to wake every millisecond and records how late it woke: the
+    time a thread of this process, ready to run, waited for a core (the machine's share)."""
+
+    def __init__(self) -> None:
+        self.late: list[float] = []
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+
+    def _run(self) -> None:
+        while not self._stop.is_set():
+            t0 = time.perf_counter()
+            time.sleep(0.001)
+            self.late.append(time.perf_counter() - t0 - 0.001)
+
+    def __enter__(self) -> WakeProbe:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        self._thread.join()
+
+    def summary_ms(self) -> tuple[float, float]:
+        """Mean and 90th percentile of the lateness, in milliseconds."""
+        late = sorted(self.late) or [0.0]
+        return 1e3 * sum(late) / len(late), 1e3 * late[int(0.9 * (len(late) - 1))]
 
 
 def bare_client(url: str, bodies: list[bytes], slots: int) -> tuple[float, float]:
@@ -158,6 +190,7 @@ def main() -> None:
                     cpu.append(1e6 * seconds / args.docs)
                     return args.docs / wall
 
+                baseline()  # a warm-up: the server's threads and the client's connections
                 for run in range(args.repeat):
                     before = baseline()
                     for stale in ix_dir.glob("dense-*"):
@@ -171,8 +204,10 @@ def main() -> None:
                     )
                     t0, cpu0 = time.perf_counter(), time.process_time()
                     server0 = cpu_seconds(server.pid)
-                    DenseIndex(EmbeddedIndex.open(ix_dir), embedder)
+                    with WakeProbe() as probe:
+                        DenseIndex(EmbeddedIndex.open(ix_dir), embedder)
                     wall = time.perf_counter() - t0
+                    late_mean, late_p90 = probe.summary_ms()
                     cpu_us = 1e6 * (time.process_time() - cpu0) / args.docs
                     server_us = 1e6 * (cpu_seconds(server.pid) - server0) / args.docs
                     after = baseline()
@@ -191,6 +226,7 @@ def main() -> None:
                         "client_cpu_us_per_doc": round(cpu_us, 1),
                         "bare_client_cpu_us_per_doc": round(bare_cpu[-1], 1),
                         "server_cpu_us_per_doc": round(server_us, 1),
+                        "wake_late_ms_mean_p90": [round(late_mean, 2), round(late_p90, 2)],
                         "load": load(),
                     }
                     rows.append(row)
@@ -199,7 +235,8 @@ def main() -> None:
                         f"baseline {before:,.0f} / {after:,.0f} docs/s; ratio to the nominal rate "
                         f"{rate / nominal:.3f}, to the baseline {rate / base:.3f} (baseline to "
                         f"nominal {base / nominal:.3f}); CPU a document: client {cpu_us:.0f} us "
-                        f"(bare client {bare_cpu[-1]:.0f}), server {server_us:.0f} us "
+                        f"(bare client {bare_cpu[-1]:.0f}), server {server_us:.0f} us; a 1 ms "
+                        f"sleep woke {late_mean:.2f} ms late on average, p90 {late_p90:.2f} "
                         f"(load {load()})"
                     )
     finally:
