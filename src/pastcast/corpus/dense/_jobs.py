@@ -17,9 +17,10 @@ from __future__ import annotations
 import json
 import shutil
 from collections.abc import Callable, Iterator
-from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import ExitStack, contextmanager
 from pathlib import Path
+from queue import SimpleQueue
 
 import numpy as np
 from rich.progress import Progress
@@ -195,10 +196,13 @@ def _run_batches(
     failure: BaseException | None = None
     with ThreadPoolExecutor(workers, thread_name_prefix="embed") as pool:
         flight: dict[Future[F32], int] = {}
-        queue = iter(pending)
+        # finished batches in the order they finish (``wait`` would install a waiter on every
+        # batch in flight each time one finishes)
+        finished: SimpleQueue[Future[F32]] = SimpleQueue()
+        upcoming = iter(pending)
         while True:
             while failure is None and len(flight) < 2 * workers:  # texts read ahead, bounded
-                lo = next(queue, None)
+                lo = next(upcoming, None)
                 if lo is None:
                     break
                 try:
@@ -206,21 +210,22 @@ def _run_batches(
                 except BaseException as exc:
                     failure = exc
                     break
-                flight[pool.submit(_encoded, embedder, chunk, lo)] = lo
+                fut = pool.submit(_encoded, embedder, chunk, lo)
+                flight[fut] = lo
+                fut.add_done_callback(finished.put)
             if not flight:
                 break
-            finished, _ = wait(flight, return_when=FIRST_COMPLETED)
-            for fut in finished:
-                lo = flight.pop(fut)
-                try:
-                    got = fut.result()
-                    result.put(lo, got, f"{embedder.name}: batch at ordinal {lo}")
-                except BaseException as exc:  # kept until the batches in flight are stored
-                    failure = failure or exc
-                    continue
-                if log is not None:
-                    log.append(lo, got)
-                bar.update(task, advance=len(got))  # type: ignore[arg-type]
+            fut = finished.get()
+            lo = flight.pop(fut)
+            try:
+                got = fut.result()
+                result.put(lo, got, f"{embedder.name}: batch at ordinal {lo}")
+            except BaseException as exc:  # kept until the batches in flight are stored
+                failure = failure or exc
+                continue
+            if log is not None:
+                log.append(lo, got)
+            bar.update(task, advance=len(got))  # type: ignore[arg-type]
     if failure is not None:
         raise failure
 
