@@ -207,6 +207,7 @@ def main() -> None:
                     with WakeProbe() as probe:
                         DenseIndex(EmbeddedIndex.open(ix_dir), embedder)
                     wall = time.perf_counter() - t0
+                    embedder.close()
                     late_mean, late_p90 = probe.summary_ms()
                     cpu_us = 1e6 * (time.process_time() - cpu0) / args.docs
                     server_us = 1e6 * (cpu_seconds(server.pid) - server0) / args.docs
