@@ -118,6 +118,34 @@ def test_a_record_cut_short_is_sent_again_and_the_rest_kept(tmp_path: Path) -> N
     assert not partial.exists()
 
 
+def test_a_checkpoint_that_cannot_be_written_stops_the_job(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The disk fails under the checkpoint log: the job stops sending and raises it; what was
+    stored before stays, and the next run completes."""
+    index = EmbeddedIndex.build(make_docs(1600, seed=39), tmp_path / "ix")
+    real_fsync, calls = os.fsync, []
+
+    def failing(fd: int) -> None:
+        calls.append(fd)
+        if len(calls) > 6:  # the stamp, then a few group commits
+            raise OSError(28, "No space left on device")
+        real_fsync(fd)
+
+    monkeypatch.setattr(os, "fsync", failing)
+    failing_disk = pytest.raises(OSError, match="No space left")
+    with embedding_server(dim=8, latency_s=0.01) as first, failing_disk:
+        DenseIndex(index, remote(first.url, concurrency=2))
+    assert first.requests < 100 // 2  # of 100 batches: it stopped, not ran to the end
+    monkeypatch.setattr(os, "fsync", real_fsync)
+    with embedding_server(dim=8) as second:
+        dense = DenseIndex(EmbeddedIndex.open(tmp_path / "ix"), remote(second.url))
+    texts = texts_of(index)
+    np.testing.assert_allclose(
+        np.asarray(dense._vectors), np.stack([unit(t, 8) for t in texts]), atol=1e-6
+    )
+
+
 _CHILD = """
 import sys
 sys.path[:0] = {paths!r}

@@ -52,10 +52,13 @@ def stored_batches(folder: Path) -> list[int]:
     """The first ordinals of the batches stored in a job's checkpoint ``folder``, in the order
     they were stored (read-only: a running job may be appending)."""
     try:
-        data = (folder / LOG_NAME).read_bytes()
+        with (folder / LOG_NAME).open("rb") as f:
+            if not os.fstat(f.fileno()).st_size:
+                return []
+            with mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as data:
+                return [lo for _, lo, _, _ in _records(data)]
     except FileNotFoundError:
         return []
-    return [lo for _, lo, _, _ in _records(data)]
 
 
 class BatchLog:
@@ -72,7 +75,7 @@ class BatchLog:
         self.stored: dict[int, tuple[int, int, int]] = {}  # lo -> (offset, rows, dim)
         good = 0
         for start, lo, rows, dim in _records(self._map if self._map is not None else b""):
-            self.stored.setdefault(lo, (start, rows, dim))
+            self.stored[lo] = (start, rows, dim)  # a batch stored again: the later one
             good = start + 4 * rows * dim
         if good < size:  # a record cut short by a crash: appends go after the last good one
             self._file.truncate(good)
@@ -90,7 +93,10 @@ class BatchLog:
         return flat.reshape(rows, dim).astype(np.float32)  # a copy: the map closes with the log
 
     def append(self, lo: int, vectors: F32) -> None:
-        """Store a finished batch (in the background; ``close`` waits for it)."""
+        """Store a finished batch (in the background; ``close`` waits for it); raises what the
+        writer hit before, so that a job whose batches can no longer be kept stops."""
+        if self._error is not None:
+            raise self._error
         self._queue.put((lo, vectors))
 
     def _write(self) -> None:

@@ -220,11 +220,11 @@ def _run_batches(
             try:
                 got = fut.result()
                 result.put(lo, got, f"{embedder.name}: batch at ordinal {lo}")
+                if log is not None:
+                    log.append(lo, got)
             except BaseException as exc:  # kept until the batches in flight are stored
                 failure = failure or exc
                 continue
-            if log is not None:
-                log.append(lo, got)
             bar.update(task, advance=len(got))  # type: ignore[arg-type]
     if failure is not None:
         raise failure
