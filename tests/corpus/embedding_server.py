@@ -82,8 +82,10 @@ class EmbeddingServer:
         faults: Callable[[int], Fault | None] | None = None,
         max_batch: int | None = None,
         slots: int | None = None,
+        base64: bool = True,
     ) -> None:
         self.dim = dim
+        self.base64 = base64  # False: a request asking for base64 is refused, as some servers do
         # requests served at once (like a GPU server's batch slots); the rest wait their turn
         self.slots = threading.BoundedSemaphore(slots) if slots else None
         self.latency_s = latency_s
@@ -128,9 +130,15 @@ class EmbeddingServer:
                 fault = server.faults(n)
                 if server.max_batch is not None and len(texts) > server.max_batch:
                     fault = "400"
+                refused = not server.base64 and body.get("encoding_format") == "base64"
+                if refused:
+                    fault = "400"
                 failing = fault in ("429", "500", "503", "400")
                 with server.batch_time():
-                    if failing:
+                    if refused:
+                        message = "encoding_format 'base64' is not supported"
+                        payload = json.dumps({"error": {"message": message}}).encode()
+                    elif failing:
                         payload = json.dumps({"error": {"message": f"scripted {fault}"}}).encode()
                     else:
                         payload = reply_body(texts, server.dim, body)

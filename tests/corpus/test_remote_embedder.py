@@ -261,7 +261,27 @@ def test_requests_in_flight_and_connections_stay_within_the_concurrency(tmp_path
 def test_base64_vectors_equal_float_ones() -> None:
     texts = [f"text {i}" for i in range(40)]
     with embedding_server(dim=32) as server:
-        floats = remote(server.url).encode(texts)
-        packed = remote(server.url, encoding_format="base64").encode(texts)
+        floats = remote(server.url, encoding_format="float").encode(texts)
+        packed = remote(server.url).encode(texts)
     np.testing.assert_allclose(packed, floats, atol=1e-6)
     np.testing.assert_allclose(floats[3], unit("text 3", 32), atol=1e-6)
+
+
+def test_a_server_refusing_base64_is_asked_for_floats_from_then_on() -> None:
+    texts = [f"text {i}" for i in range(160)]  # ten batches
+    with embedding_server(dim=32, base64=False) as server:
+        embedder = remote(server.url, concurrency=1)
+        got = embedder.encode(texts)
+        embedder.close()
+    assert embedder.encoding_format == "float"
+    # refused for the batches already made when the first refusal came back, not for the rest
+    assert 1 <= server.failed["400"] <= embedder.threads < 10
+    np.testing.assert_allclose(got[5], unit("text 5", 32), atol=1e-6)
+
+
+def test_another_client_error_is_not_taken_for_a_refused_encoding() -> None:
+    with embedding_server(dim=8, max_batch=4) as server:  # 400 "scripted 400": too large
+        embedder = remote(server.url, batch_size=8, concurrency=1)
+        with pytest.raises(ProviderFailure, match="400"):
+            embedder.encode([f"t{i}" for i in range(8)])
+    assert embedder.encoding_format == "base64"

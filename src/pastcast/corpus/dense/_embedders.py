@@ -151,8 +151,6 @@ def _remote(kind: str, rest: str) -> Embedder:
     head, given = _remote_options(rest)
     model, url = parse_remote_spec(kind, head)
     options: dict[str, object] = {"api_key_env": "OPENAI_API_KEY" if kind == "openai" else None}
-    if kind == "openai":
-        options["encoding_format"] = "base64"
     for key, value in given.items():
         if key in _REMOTE_NUMBERS:
             options[key] = int(value)

@@ -8,8 +8,10 @@ its recorded options or a corpus identity. The name is ``PROVIDER:MODEL`` withou
 URL says where the model is served, not which vectors it gives, so a corpus embedded through one
 server is searched through another.
 
-Vectors come as JSON floats or, with ``encoding_format=base64`` (what OpenAI's own client asks
-for; ``openai:`` does by default), as base64 float32s, far cheaper to parse. Each request sends
+Vectors are asked for as base64 float32s (``encoding_format=base64``, what OpenAI's own client
+asks for; a tenth of the parsing of JSON floats); a server that refuses that encoding (HTTP 400
+or 422 naming it) is asked for JSON floats from then on, and a reply of floats is read as well
+(``encoding_format=float`` asks for floats from the start). Each request sends
 one batch of texts (``batch_size``); ``concurrency`` requests are in flight
 at once when a corpus is embedded (``pastcast.corpus.dense._jobs``; twice as many threads, so
 that replies are parsed while the next requests are out), under the provider's limits
@@ -25,6 +27,7 @@ from __future__ import annotations
 import binascii
 import http.client
 import json
+import logging
 import os
 import queue
 import socket
@@ -46,6 +49,8 @@ from pastcast.retrying import (
     failure_kind_of_status,
     retry_after_seconds,
 )
+
+log = logging.getLogger(__name__)
 
 __all__ = ["OPENAI_URL", "RemoteEmbedder", "parse_remote_spec"]
 
@@ -80,7 +85,7 @@ class RemoteEmbedder:
         tokens_per_minute: float | None = None,
         timeout_s: float = 120.0,
         max_chars: int = 8_000,
-        encoding_format: str = "float",
+        encoding_format: str = "base64",
         retry: RetryPolicy | None = None,
     ) -> None:
         if batch_size < 1 or concurrency < 1 or max_chars < 1:
@@ -138,24 +143,46 @@ class RemoteEmbedder:
             pool = self._pool
         return np.concatenate(list(pool.map(self._batch, chunks)))
 
+    def _body(self, texts: list[str], encoding: str) -> bytes:
+        request = {
+            "model": self.model,
+            "input": [t[: self.max_chars] or " " for t in texts],  # servers refuse ""
+            "encoding_format": encoding,
+        }
+        return json.dumps(request).encode()
+
+    @staticmethod
+    def _refuses_base64(failure: ProviderFailure) -> bool:
+        """Whether ``failure`` is a server refusing the base64 encoding (then floats are asked
+        for from now on: every server speaks those)."""
+        message = str(failure).lower()
+        return failure.status in (400, 422) and ("encoding" in message or "base64" in message)
+
     def _batch(self, texts: list[str]) -> F32:
-        body = json.dumps(
-            {
-                "model": self.model,
-                "input": [t[: self.max_chars] or " " for t in texts],  # servers refuse ""
-                "encoding_format": self.encoding_format,
-            }
-        ).encode()
+        encoding = self.encoding_format
+        body = self._body(texts, encoding)
         tokens = 0.0
         if self._tokens is not None:  # about 4 chars a token
             tokens = sum(min(len(t), self.max_chars) for t in texts) / 4
 
         def once() -> F32:
+            nonlocal body, encoding
             if self._requests is not None:
                 self._requests.take(1)
             if self._tokens is not None:
                 self._tokens.take(tokens)
-            return self._parse(self._post(body), len(texts))
+            try:
+                return self._parse(self._post(body), len(texts))
+            except ProviderFailure as exc:
+                if encoding != "base64" or not self._refuses_base64(exc):
+                    raise
+                if self.encoding_format == "base64":
+                    log.warning(
+                        "%s: the server refuses base64 vectors; asking for floats", self.name
+                    )
+                self.encoding_format = encoding = "float"
+                body = self._body(texts, encoding)
+                return self._parse(self._post(body), len(texts))
 
         return unit_rows(call_with_retries(once, self.retry), self.name)
 
