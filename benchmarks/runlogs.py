@@ -1,7 +1,7 @@
-"""The readers of a large run log: wall time and peak memory of `pastcast score`, `export table`,
-`audit run`, `stats longitudinal` and the dashboard's index, each in a fresh process measured by
-``/usr/bin/time -v`` (peak resident set), under one or more source trees (``--src NAME=PATH``,
-e.g. ``--src before=/path/to/main/src --src after=src``).
+"""The readers of a large run log: wall time and peak memory of `pastcast score`, `report`,
+`export table|sft|rewards`, `audit run`, `stats longitudinal` and the dashboard's index, each in
+a fresh process measured by ``/usr/bin/time -v`` (peak resident set), under one or more source
+trees (``--src NAME=PATH``, e.g. ``--src before=/path/to/main/src --src after=src``).
 
 The synthetic run log (``synthetic_runs.write_run``, shared with ``dashboard.py``) is written
 through ``RunLogWriter`` (so its columnar companion is written as the run goes, as a real run's
@@ -19,6 +19,7 @@ import json
 import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -34,28 +35,62 @@ INDEX = "import sys; from pastcast.reports.dashboard import RunIndex; RunIndex.l
 def _readers(log: Path, out: Path) -> dict[str, list[str]]:
     return {
         "score": ["-c", CLI, "score", str(log), "--bootstrap", "1000"],
-        "table": ["-c", CLI, "export", "table", str(log), "--out", str(out / "table")],
+        "report": ["-c", CLI, "report", str(log), "--out", str(out / "out" / "report"),
+                   "--bootstrap", "1000"],
+        "table": ["-c", CLI, "export", "table", str(log), "--out", str(out / "out" / "table")],
+        "sft": ["-c", CLI, "export", "sft", str(log), "--split", "unsplit",
+                "--out", str(out / "out" / "sft.jsonl")],
+        "rewards": ["-c", CLI, "export", "rewards", str(log), "--split", "unsplit",
+                    "--out", str(out / "out" / "rewards.jsonl")],
         "audit": ["-c", CLI, "audit", "run", str(log)],
         "stats": ["-c", CLI, "stats", "longitudinal", str(log), "--bootstrap", "1000"],
         "index": ["-c", INDEX, str(log.parent)],
-    }
+    }  # fmt: skip
 
 
-def measure(src: str, args: list[str], timeout: float) -> dict[str, object]:
-    """Wall time and peak RSS of ``python ARGS`` with ``src`` first on the path."""
+def _rss_mb(pid: int) -> int:
+    """The resident memory of ``pid``'s children (the reader under ``/usr/bin/time``)."""
+    total = 0
+    try:
+        kids = Path(f"/proc/{pid}/task/{pid}/children").read_text().split()
+        for kid in kids:
+            for line in Path(f"/proc/{kid}/status").read_text().splitlines():
+                if line.startswith("VmRSS:"):
+                    total += int(line.split()[1]) // 1024
+    except OSError:
+        pass
+    return total
+
+
+def measure(src: str, args: list[str], timeout: float, max_mb: int) -> dict[str, object]:
+    """Wall time and peak RSS of ``python ARGS`` with ``src`` first on the path; stopped (the
+    whole process group) past ``timeout`` seconds or ``max_mb`` resident, so a reader that
+    loads every record cannot take a shared machine's memory."""
     env = os.environ | {"PYTHONPATH": src}
     cmd = ["/usr/bin/time", "-v", sys.executable, *args]
     t = time.perf_counter()
-    try:
-        proc = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=timeout)
-    except subprocess.TimeoutExpired:
-        return {"rc": "timeout", "wall_s": round(time.perf_counter() - t, 1)}
-    wall = time.perf_counter() - t
-    peak = re.search(r"Maximum resident set size \(kbytes\): (\d+)", proc.stderr)
+    with tempfile.TemporaryFile("w+") as err:
+        proc = subprocess.Popen(
+            cmd, env=env, stdout=subprocess.DEVNULL, stderr=err, text=True, start_new_session=True
+        )
+        stopped, seen = None, 0
+        while proc.poll() is None:
+            seen = max(seen, _rss_mb(proc.pid))
+            if time.perf_counter() - t > timeout:
+                stopped = f"timeout after {timeout:.0f} s"
+            elif seen > max_mb:
+                stopped = f"stopped over {max_mb} MB resident"
+            if stopped:
+                os.killpg(proc.pid, signal.SIGKILL)
+                proc.wait()
+                return {"rc": stopped, "wall_s": round(time.perf_counter() - t, 1), "peak_mb": seen}
+            time.sleep(0.2)
+        wall = time.perf_counter() - t
+        err.seek(0)
+        stderr = err.read()
+    peak = re.search(r"Maximum resident set size \(kbytes\): (\d+)", stderr)
     cpu = [
-        float(m.group(1))
-        if (m := re.search(rf"{k} time \(seconds\): ([\d.]+)", proc.stderr))
-        else 0.0
+        float(m.group(1)) if (m := re.search(rf"{k} time \(seconds\): ([\d.]+)", stderr)) else 0.0
         for k in ("User", "System")
     ]
     return {
@@ -63,7 +98,7 @@ def measure(src: str, args: list[str], timeout: float) -> dict[str, object]:
         "wall_s": round(wall, 1),
         "cpu_s": round(sum(cpu), 1),  # the machine may be shared: CPU time says what it cost
         "peak_mb": round(int(peak.group(1)) / 1024) if peak else None,
-        "error": proc.stderr.strip().splitlines()[0][:200] if proc.returncode else None,
+        "error": stderr.strip().splitlines()[0][:200] if proc.returncode else None,
     }
 
 
@@ -71,13 +106,14 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--steps", type=int, default=100_000)
     parser.add_argument("--src", action="append", default=[], help="NAME=PATH of a source tree")
-    parser.add_argument("--readers", default="score,table,audit,stats,index")
+    parser.add_argument("--readers", default="score,report,table,sft,rewards,audit,stats,index")
     parser.add_argument("--timeout", type=float, default=1800)
+    parser.add_argument("--max-mb", type=int, default=8000, help="Stop a reader past this RSS")
     parser.add_argument("--rebuild", action="store_true", help="Time a rebuild from the JSONL")
     parser.add_argument("--log", type=Path, default=None, help="An existing run log to read")
     args = parser.parse_args()
     trees = dict(s.split("=", 1) for s in args.src) or {"here": os.environ.get("PYTHONPATH", "")}
-    tmp = Path(tempfile.mkdtemp(prefix="pastcast-runlogs-"))
+    tmp = Path(tempfile.mkdtemp(prefix="pastcast-runlogs-", dir=os.environ.get("TMPDIR")))
     try:
         log = args.log or tmp / "run" / "run.jsonl"
         t = time.perf_counter()
@@ -92,8 +128,14 @@ def main() -> None:
         readers = _readers(log, tmp)
         for name in args.readers.split(","):
             for tree, src in trees.items():
-                shutil.rmtree(tmp / "table", ignore_errors=True)
-                row = {"reader": name, "code": tree, **measure(src, readers[name], args.timeout)}
+                shutil.rmtree(tmp / "out", ignore_errors=True)
+                load = os.getloadavg()[0]  # the machine may be shared: its load beside each row
+                row = {
+                    "reader": name,
+                    "code": tree,
+                    **measure(src, readers[name], args.timeout, args.max_mb),
+                    "load_1m": [round(load, 1), round(os.getloadavg()[0], 1)],
+                }
                 print(json.dumps(row), flush=True)
         if args.rebuild:
             shutil.rmtree(log.with_suffix(".columns"))
@@ -101,7 +143,7 @@ def main() -> None:
             probe = "import sys; from pastcast.runlog import read_step_columns as r; r(sys.argv[1])"
             row = {
                 "reader": "companion rebuild",
-                **measure(src, ["-c", probe, str(log)], args.timeout),
+                **measure(src, ["-c", probe, str(log)], args.timeout, args.max_mb),
             }
             print(json.dumps(row), flush=True)
     finally:

@@ -17,7 +17,7 @@ from pastcast.cli import app
 from pastcast.corpus import CorpusBackend, EmbeddedIndex
 from pastcast.corpus.sources import ContentScreen
 from pastcast.dataset import Dataset
-from pastcast.runlog import header_path, read_run_log
+from pastcast.runlog import header_path, read_run_log, read_step_columns
 from pastcast.runner import RunConfig, run_benchmark
 from pastcast.world import World, WorldConfig, build_world
 
@@ -216,6 +216,8 @@ def test_a_corrupted_run_fails(
     path = _corrupt(screened[0], tmp_path / "run.jsonl", CORRUPTIONS[check](world))
     audit = _audit(world, path)
     assert [f.check for f in audit.findings] == [check], [f.line() for f in audit.findings]
+    streamed = audit_run(read_step_columns(path), documents=world.documents, dataset=world.dataset)
+    assert streamed == audit  # the records streamed by offset: the same audit
 
 
 def test_the_cli_passes_a_clean_run_and_fails_a_corrupted_one(tmp_path: Path) -> None:

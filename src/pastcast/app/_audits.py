@@ -8,12 +8,18 @@ import errno
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from pastcast.app._corpus import corpus_documents
 from pastcast.app._datasets import open_dataset
 from pastcast.app._errors import AppError
-from pastcast.app._reading import ColumnsRead, RunsRead, check_dataset, read_runs
+from pastcast.app._reading import (
+    ColumnsRead,
+    RunsRead,
+    check_dataset,
+    read_run_columns,
+    read_runs,
+)
 from pastcast.dataset import Dataset
 
 if TYPE_CHECKING:
@@ -26,6 +32,8 @@ if TYPE_CHECKING:
     )
     from pastcast.records import Document
     from pastcast.world import World
+
+R = TypeVar("R", RunsRead, ColumnsRead)
 
 __all__ = [
     "DEFAULT_CALIBRATION",
@@ -100,15 +108,12 @@ def audit_dataset_texts(dataset: str | Path | Dataset) -> TextAudit:
     return audit_texts(ds)
 
 
-def _run_and_data(
-    run_log: str | Path, dataset: str | Path | None
-) -> tuple[RunsRead, World | None, Dataset | None]:
-    """The run log read, the embedded world that ``dataset`` or else the log names (its
+def _run_and_data(read: R, dataset: str | Path | None) -> tuple[R, World | None, Dataset | None]:
+    """The run log as read, the embedded world that ``dataset`` or else the log names (its
     documents too), and the dataset the run used: ``dataset`` (checked against the log), else
     that world's; None where neither names one."""
     from pastcast.world import is_world_spec, world_from_spec, world_named_by
 
-    read = read_runs([run_log], require_steps=False)
     world = world_named_by(read.logs[0].header.dataset_id)
     data: Dataset | None = None
     if dataset is not None and is_world_spec(str(dataset)):
@@ -131,7 +136,8 @@ class RunAuditRead:
     """A run's audit and the log as read (each step once)."""
 
     audit: RunAudit
-    read: RunsRead
+    read: ColumnsRead
+    """The log read through its step columns; the audit streams each record by offset."""
 
 
 def audit_run_log(
@@ -147,7 +153,9 @@ def audit_run_log(
     verbatim post-cutoff text."""
     from pastcast.audit import audit_run
 
-    read, world, data = _run_and_data(run_log, dataset)
+    read, world, data = _run_and_data(
+        read_run_columns([run_log], columns=(), require_steps=False), dataset
+    )
     log = read.logs[0]
     documents: Iterable[Document] | None = (
         corpus_documents(corpus) if corpus else (world.documents if world else None)
@@ -291,7 +299,7 @@ def audit_run_retrievals(
                 raise NotADirectoryError(errno.ENOTDIR, "not a folder", str(cache_dir))
         except OSError as exc:
             raise AppError("cache", f"{cache_dir}: {exc.strerror or exc}") from None
-    read, world, data = _run_and_data(run_log, dataset)
+    read, world, data = _run_and_data(read_runs([run_log], require_steps=False), dataset)
     log = read.logs[0]
     if data is None:
         raise AppError("dataset", "the log names no embedded world: give the dataset it ran on")

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Literal
 
 from pastcast.app._datasets import open_dataset
 from pastcast.app._errors import AppError
-from pastcast.app._reading import ColumnsRead, RunsRead, read_run_columns, read_runs
+from pastcast.app._reading import ColumnsRead, read_run_columns
 from pastcast.dataset import Dataset
 from pastcast.runlog import RunLogError
 from pastcast.scoring import Convention, Fallback
@@ -29,8 +29,9 @@ class Exported:
 
     out: Path
     manifest: ExportManifest
-    read: RunsRead | ColumnsRead
-    """The runs read: the table reads their step columns, the others their full records."""
+    read: ColumnsRead
+    """The runs read through their step columns (the chat and reward exports stream each full
+    record they need by offset)."""
 
     @property
     def manifest_file(self) -> Path:
@@ -114,7 +115,10 @@ def export_runs(
         except (RunLogError, ExportError) as exc:
             raise AppError("run_logs", str(exc)) from None
         return Exported(path, manifest, columns)
-    read = read_runs(run_logs, require_steps=False)
+    from pastcast.train import SOURCE_COLUMNS
+
+    # the guard and the manifest read the step columns; each record is streamed by offset
+    read = read_run_columns(run_logs, columns=SOURCE_COLUMNS, require_steps=False)
     logs = list(read.logs)
     try:
         if target == "sft":

@@ -166,14 +166,14 @@ class ColumnsRead:
     @property
     def steps(self) -> tuple[StepRecord, ...]:
         """Every step read in full, by offset (as ``RunsRead.steps``): every record in memory at
-        once, so for small runs; a large one streams ``StepColumns.records`` instead."""
-        out: list[StepRecord] = []
+        once, so for small runs; a large one streams them (``records``)."""
+        return tuple(self.records())
+
+    def records(self) -> Iterator[StepRecord]:
+        """Every step read in full, in the order of ``RunsRead.steps``, one at a time by offset
+        (``StepColumns.stream``): a reader holds one record however long the logs."""
         for log in self.logs:
-            spans = zip(
-                log.table["offset"].to_pylist(), log.table["length"].to_pylist(), strict=True
-            )
-            out += log.records(spans)
-        return tuple(out)
+            yield from log.stream()
 
     @property
     def dataset(self) -> Dataset | None:
@@ -295,18 +295,13 @@ def read_run_columns(
         raise AppError("run_logs", "no forecast steps in " + ", ".join(str(p) for p in paths))
     data = dataset if isinstance(dataset, Dataset) or dataset is None else open_dataset(dataset)
     if data is not None:
-        for log in logs:
-            if log.header.dataset_id != data.id:
-                named = dataset if isinstance(dataset, str | Path) else data.id
-                raise AppError(
-                    "dataset",
-                    f"{str(named)!r} is dataset {data.id!r}, but {log.path} ran on "
-                    f"{log.header.dataset_id!r}",
-                )
+        check_dataset(logs, data, dataset if isinstance(dataset, str | Path) else data.id)
     return ColumnsRead(RunColumns(tuple(logs), data), paths, tuple(notes))
 
 
-def check_dataset(logs: Sequence[RunLog], data: Dataset, named: str | Path) -> None:
+def check_dataset(
+    logs: Sequence[RunLog] | Sequence[StepColumns], data: Dataset, named: str | Path
+) -> None:
     """``AppError`` naming ``dataset`` unless every log ran on ``data`` (``named`` so)."""
     for log in logs:
         if log.header.dataset_id != data.id:

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from pastcast.app._errors import AppError
-from pastcast.app._reading import RunsRead, read_runs
+from pastcast.app._reading import ColumnsRead, RunsRead, read_run_columns, read_runs
 from pastcast.app._reports import TABLE_COLUMNS, group_columns
 from pastcast.runlog import StepRecord
 from pastcast.scoring import (
@@ -33,7 +33,7 @@ from pastcast.scoring import (
     step_changes,
     stop_counts,
     stop_reason_of,
-    table_from_records,
+    table_from_columns,
     thirds,
 )
 
@@ -45,7 +45,8 @@ class Statistics:
     """An analysis as JSON-ready values, and the runs it read."""
 
     values: dict[str, Any]
-    read: RunsRead
+    read: RunsRead | ColumnsRead
+    """The runs read: their step columns (records streamed by offset), or their records."""
 
 
 def longitudinal(
@@ -62,16 +63,16 @@ def longitudinal(
     new-evidence quartile and the capture gain. ``market_only``: the thirds over the dates with
     a market probability only (Forecast-Dojo B.6)."""
     groups = group_columns(by, TABLE_COLUMNS)
-    read = read_runs(run_logs)
-    steps = list(read.steps)
-    table = table_from_records(steps)
+    # the score table from the step columns; the notebooks' ledgers from each record, streamed
+    read = read_run_columns(run_logs)
+    table = table_from_columns(read.runs.columns)
     kw: dict[str, Any] = {"metric": metric, "fallback": fallback, "bootstrap": bootstrap}
     kw["seed"] = seed
-    index = evidence_index(steps)
+    index = evidence_index(read.records())
     evidence: dict[str, Any] | None = None
     if any(r.available is not None for r in index):
-        cuts, rows = changes_by_evidence(steps, index, **kw)
-        capture = capture_gain(steps, index, metric, fallback)
+        cuts, rows = changes_by_evidence(table, index, **kw)
+        capture = capture_gain(table, index, metric, fallback)
         evidence = {
             "cut_points": list(cuts),
             "by_quartile": [asdict(r) for r in rows],

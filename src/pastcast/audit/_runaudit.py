@@ -27,7 +27,7 @@ from pastcast.corpus.sources import screen_document
 from pastcast.cutoff import is_visible, last_complete_day, to_micros
 from pastcast.dataset import Dataset
 from pastcast.records import Document, Record, Setting
-from pastcast.runlog import RunLog, StepRecord
+from pastcast.runlog import RunLog, StepColumns, StepRecord
 
 __all__ = ["CHECKS", "SHINGLE", "Finding", "RunAudit", "audit_run"]
 
@@ -198,11 +198,9 @@ def _strip_question(text: str, ds: Dataset | None, rec: StepRecord) -> str:
 
 @dataclass
 class _Collector:
-    log: RunLog
     found: dict[tuple[int, Check, str], Finding] = field(default_factory=dict)
 
-    def add(self, i: int, check: Check, detail: str) -> None:
-        rec = self.log.steps[i]
+    def add(self, i: int, rec: StepRecord, check: Check, detail: str) -> None:
         self.found.setdefault(
             (i, check, detail),
             Finding(
@@ -215,6 +213,25 @@ class _Collector:
                 detail=detail,
             ),
         )
+
+
+def _steps(log: RunLog | StepColumns) -> Iterator[StepRecord]:
+    """The log's steps in order: a log's step columns read each record by offset, so a pass
+    holds one record however long the log."""
+    return iter(log.steps) if isinstance(log, RunLog) else log.stream()
+
+
+def _visible(
+    rec: StepRecord, ids: set[str], docs: Mapping[str, Document] | None
+) -> list[str] | None:
+    """The texts of the documents in ``ids`` visible at the step's cutoff (None: no corpus)."""
+    if docs is None:
+        return None
+    return [
+        f"{d.title}\n{d.text}"
+        for doc_id in ids
+        if (d := docs.get(doc_id)) is not None and is_visible(d.timestamp, rec.cutoff)
+    ]
 
 
 _JSON_STRING = re.compile(r'"(?:[^"\\]|\\.)*"')
@@ -241,42 +258,56 @@ def _quotes_a_document(piece: str, visible: list[str]) -> bool:
     return bool(core) and any(core in text for text in visible)
 
 
-def _check_texts(out: _Collector, ds: Dataset | None, visible: list[list[str]] | None) -> int:
+def _check_texts(
+    out: _Collector,
+    steps: Iterable[StepRecord],
+    ds: Dataset | None,
+    docs: Mapping[str, Document] | None,
+    seen_by_step: list[set[str]],
+) -> int:
     """The resolved-label and price checks over every text given to an agent. A statement of
     an outcome inside a document visible at the cutoff is that document's (dated and screened
     by the document checks); elsewhere (prompts the harness wrote, other tool output) it is a
-    leak. Without the corpus every statement counts."""
+    leak. Without the corpus (``docs`` None) every statement counts."""
     checked = 0
     patterns: dict[str, list[re.Pattern[str]]] = {}
-    for i, rec in enumerate(out.log.steps):
+    for i, rec in enumerate(steps):
         truth = rec.grading.truth
         pats = patterns.setdefault(truth, _label_patterns(truth))
         last = last_complete_day(rec.cutoff)
         prices = _post_cutoff_prices(ds, rec) if ds is not None else {}
+        visible: list[str] | None = None  # made for the step's first statement only
         for text in _inputs(rec):
             checked += 1  # the question itself is not checked: it is the dataset's, not a leak
             for piece in _pieces(_strip_question(text, ds, rec)):
                 for pat in pats:
                     m = pat.search(piece)
-                    if m and not (visible is not None and _quotes_a_document(piece, visible[i])):
+                    if not m:
+                        continue
+                    if visible is None:
+                        visible = _visible(rec, seen_by_step[i], docs)
+                    if not (visible is not None and _quotes_a_document(piece, visible)):
                         out.add(
-                            i, "resolved_label", f"a text given to the agent says {m.group(0)!r}"
+                            i,
+                            rec,
+                            "resolved_label",
+                            f"a text given to the agent says {m.group(0)!r}",
                         )
             for m in _DAY_FIELD.finditer(text):
                 if date.fromisoformat(m.group(1)) > last:
-                    out.add(i, "post_cutoff_price", f"market day {m.group(1)} had not ended")
+                    out.add(i, rec, "post_cutoff_price", f"market day {m.group(1)} had not ended")
             for s in sorted(set(_NUMBER.findall(text)) & prices.keys()):
-                out.add(i, "post_cutoff_price", f"price {s} of {prices[s]}, after the cutoff")
+                out.add(i, rec, "post_cutoff_price", f"price {s} of {prices[s]}, after the cutoff")
     return checked
 
 
-def _check_shown_dates(out: _Collector) -> None:
-    for i, rec in enumerate(out.log.steps):
+def _check_shown_dates(out: _Collector, steps: Iterable[StepRecord]) -> None:
+    for i, rec in enumerate(steps):
         for call in rec.episode.tool_calls:
             for doc_id, when in _shown_dates(call.result):
                 if not is_visible(when, rec.cutoff):
                     shown = f"{when:%Y-%m-%d %H:%M}"
-                    out.add(i, "document_after_cutoff", f"{doc_id} shown dated {shown}")
+                    out.add(i, rec, "document_after_cutoff", f"{doc_id} shown dated {shown}")
 
 
 def _scan_corpus(
@@ -305,23 +336,24 @@ def _scan_corpus(
 
 def _check_documents(
     out: _Collector,
+    steps: Iterable[StepRecord],
     seen_by_step: list[set[str]],
     docs: Mapping[str, Document],
-    novel: list[dict[str, str]],
+    novel: list[set[str]],
     earliest: Mapping[str, tuple[int, str]],
 ) -> None:
-    for i, rec in enumerate(out.log.steps):
+    for i, rec in enumerate(steps):
         for doc_id in sorted(seen_by_step[i]):
             doc = docs.get(doc_id)
             if doc is None:
-                out.add(i, "unknown_document", f"{doc_id} is not in the corpus")
+                out.add(i, rec, "unknown_document", f"{doc_id} is not in the corpus")
                 continue
             if not is_visible(doc.timestamp, rec.cutoff):
                 shown = f"{doc.timestamp:%Y-%m-%d %H:%M}"
-                out.add(i, "document_after_cutoff", f"{doc_id} dated {shown}")
+                out.add(i, rec, "document_after_cutoff", f"{doc_id} dated {shown}")
             reason = screen_document(doc)
             if reason is not None:
-                out.add(i, "flagged_document", f"{doc_id} ({reason}): {doc.title[:60]!r}")
+                out.add(i, rec, "flagged_document", f"{doc_id} ({reason}): {doc.title[:60]!r}")
         cutoff = to_micros(rec.cutoff)
         runs = [
             (s, hit[1]) for s in sorted(novel[i]) if (hit := earliest.get(s)) and hit[0] >= cutoff
@@ -335,54 +367,50 @@ def _check_documents(
                 f"{len(runs)} runs of {len(runs[0][0].split())} words found only in documents "
                 f"dated at or after the cutoff ({named}), such as {runs[0][0]!r}"
             )
-            out.add(i, "post_cutoff_text", detail)
+            out.add(i, rec, "post_cutoff_text", detail)
 
 
 def audit_run(
-    log: RunLog,
+    log: RunLog | StepColumns,
     *,
     documents: Iterable[Document] | None = None,
     dataset: Dataset | None = None,
     shingle: int = SHINGLE,
 ) -> RunAudit:
-    """Audit ``log``; ``documents`` is the corpus its agents searched (read once, streamed) and
-    ``dataset`` the one it ran on (for post-cutoff prices and the question's own wording)."""
-    out = _Collector(log)
+    """Audit ``log`` (its records, or its step columns: then each pass streams the records by
+    offset, one at a time); ``documents`` is the corpus its agents searched (read once,
+    streamed) and ``dataset`` the one it ran on (for post-cutoff prices and the question's own
+    wording)."""
+    out = _Collector()
     checks: list[Check] = ["resolved_label", "post_cutoff_price", "document_after_cutoff"]
-    seen_by_step = [{d for c in r.episode.tool_calls for d in c.doc_ids} for r in log.steps]
+    seen_by_step: list[set[str]] = []
+    novel: list[set[str]] = []  # per step: text the agent wrote but was not given
+    n_steps = outputs = 0
+    for rec in _steps(log):
+        n_steps += 1
+        seen_by_step.append({d for c in rec.episode.tool_calls for d in c.doc_ids})
+        written = _outputs(rec)
+        outputs += len(written)
+        if documents is not None:  # only the corpus can tell where a run of words came from
+            given = set().union(*(_shingles(t, shingle) for t in _inputs(rec, dataset)))
+            novel.append(set().union(*(_shingles(t, shingle) - given for t in written)))
     seen: set[str] = set().union(*seen_by_step)
-    novel: list[dict[str, str]] = []  # per step: text the agent wrote but was not given
-    for rec in log.steps:
-        given = set().union(*(_shingles(t, shingle) for t in _inputs(rec, dataset)))
-        mine: dict[str, str] = {}
-        for text in _outputs(rec):
-            for s in _shingles(text, shingle) - given:
-                mine.setdefault(s, text)
-        novel.append(mine)
-    visible: list[list[str]] | None = None
+    docs: dict[str, Document] | None = None
     if documents is None:
-        _check_shown_dates(out)
+        _check_shown_dates(out, _steps(log))
     else:
         checks += ["unknown_document", "flagged_document", "post_cutoff_text"]
-        wanted: set[str] = set().union(*(m.keys() for m in novel))
+        wanted: set[str] = set().union(*novel)
         docs, earliest = _scan_corpus(documents, seen, wanted, shingle)
-        _check_documents(out, seen_by_step, docs, novel, earliest)
-        visible = [
-            [
-                f"{d.title}\n{d.text}"
-                for doc_id in ids
-                if (d := docs.get(doc_id)) is not None and is_visible(d.timestamp, rec.cutoff)
-            ]
-            for ids, rec in zip(seen_by_step, log.steps, strict=True)
-        ]
-    texts = _check_texts(out, dataset, visible)
+        _check_documents(out, _steps(log), seen_by_step, docs, novel, earliest)
+    texts = _check_texts(out, _steps(log), dataset, docs, seen_by_step)
     ordered = sorted(out.found.items(), key=lambda kv: (kv[0][0], CHECKS.index(kv[0][1]), kv[0][2]))
     return RunAudit(
         run_log=str(log.path),
-        steps=len(log.steps),
+        steps=n_steps,
         documents_seen=len(seen),
         texts_checked=texts,
-        outputs_checked=sum(len(_outputs(r)) for r in log.steps),
+        outputs_checked=outputs,
         checks=tuple(c for c in CHECKS if c in checks),
         findings=tuple(f for _, f in ordered),
     )

@@ -110,6 +110,21 @@ class StepColumns:
                 fh.seek(offset)
                 yield _parse(fh.read(length), self.path, f"byte {offset}", self._convert)
 
+    def spans(self, rows: Iterable[int] | None = None) -> Iterator[tuple[int, int]]:
+        """The (offset, length) of every row of ``table`` in order, or of ``rows`` (indices)."""
+        offsets = self.table.column("offset").to_pylist()
+        lengths = self.table.column("length").to_pylist()
+        if rows is None:
+            yield from zip(offsets, lengths, strict=True)
+        else:
+            for i in rows:
+                yield offsets[i], lengths[i]
+
+    def stream(self, rows: Iterable[int] | None = None) -> Iterator[StepRecord]:
+        """The full record of every row of ``table`` in order (or of ``rows``), read by offset
+        one at a time: a reader holds one record however long the log."""
+        return self.records(self.spans(rows))
+
 
 def _parse(
     line: bytes,

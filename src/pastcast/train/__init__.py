@@ -38,6 +38,7 @@ from pastcast.train._sft import (
     sft_messages,
     sft_schema,
 )
+from pastcast.train._source import SOURCE_COLUMNS
 from pastcast.train._table import (
     TABLE_COLUMNS_READ,
     TABLE_SCHEMA,
@@ -46,6 +47,7 @@ from pastcast.train._table import (
 )
 
 __all__ = [
+    "SOURCE_COLUMNS",
     "TABLE_COLUMNS_READ",
     "TABLE_SCHEMA",
     "TRAIN_SPLIT",

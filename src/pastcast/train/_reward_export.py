@@ -16,7 +16,7 @@ from typing import Any
 
 from pastcast.dataset import Dataset
 from pastcast.records import AgentRole, FailureReason, Record, Setting, Termination, UtcDatetime
-from pastcast.runlog import Probabilities, RunLog, StepRecord
+from pastcast.runlog import Probabilities, RunLog, StepColumns, StepRecord
 from pastcast.scoring import Fallback
 from pastcast.train._chat import ChatMessage, chat_message, conversations, tool_definitions
 from pastcast.train._guard import SplitPolicy
@@ -104,7 +104,7 @@ def _record(
 
 
 def export_rewards(
-    run_logs: Sequence[str | Path | RunLog],
+    run_logs: Sequence[str | Path | RunLog | StepColumns],
     out: str | Path,
     *,
     metric: RewardMetric = "neg_brier",
@@ -118,13 +118,14 @@ def export_rewards(
     refuses or no step is admitted."""
     policy = policy or SplitPolicy()
     selected = select_steps(run_logs, policy, datasets)
-    records = [_record(step, metric, fallback, format_penalty) for _, step in selected.steps]
 
-    def write(path: Path) -> int:
+    def write(path: Path) -> int:  # a record at a time: memory bounded however long the logs
+        rows = 0
         with path.open("w", encoding="utf-8") as fh:
-            for r in records:
-                fh.write(r.model_dump_json() + "\n")
-        return len(records)
+            for _, step in selected.records():
+                fh.write(_record(step, metric, fallback, format_penalty).model_dump_json() + "\n")
+                rows += 1
+        return rows
 
     return write_export(
         out,

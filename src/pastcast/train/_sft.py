@@ -19,7 +19,7 @@ from pydantic import ValidationError
 
 from pastcast.dataset import Dataset
 from pastcast.records import Message, Notebook, Record, Setting, UtcDatetime
-from pastcast.runlog import Probabilities, RunLog, StepRecord
+from pastcast.runlog import Probabilities, RunLog, StepColumns, StepRecord
 from pastcast.textfiles import read_text_file
 from pastcast.train._chat import (
     ChatMessage,
@@ -33,9 +33,15 @@ from pastcast.train._chat import (
     tool_definitions,
 )
 from pastcast.train._guard import ExportError, SplitPolicy
-from pastcast.train._manifest import ExportManifest, RowSource, write_export
+from pastcast.train._manifest import (
+    ExportManifest,
+    LoggedRun,
+    LoggedStep,
+    RowSource,
+    write_export,
+)
 from pastcast.train._rewards import RewardMetric, StepRewards, step_rewards
-from pastcast.train._source import select_steps
+from pastcast.train._source import Selected, select_steps
 from pastcast.validation import first_problem
 
 __all__ = [
@@ -102,14 +108,18 @@ def _text(notebook: Notebook | None) -> str | None:
     return None if notebook is None else notebook.text()
 
 
+_Candidate = tuple[int, LoggedRun, LoggedStep, tuple[str, str, str, int], StepRewards, float]
+"""An admitted step kept: its position among them, its log and step (as the manifest reads
+it), its (agent, setting, event, step), its rewards and its score."""
+
+
 def _candidates(
-    steps: list[tuple[RunLog, StepRecord]],
-    score: RewardMetric,
-    min_score: float | None,
-) -> tuple[list[tuple[RunLog, StepRecord, StepRewards, float]], dict[str, int]]:
-    out = []
+    selected: Selected, score: RewardMetric, min_score: float | None
+) -> tuple[list[_Candidate], dict[str, int]]:
+    out: list[_Candidate] = []
     skipped = {"unusable": 0, "no_model_calls": 0, "no_score": 0, "below_min_score": 0}
-    for log, step in steps:
+    records = selected.records()  # one full record at a time
+    for n, ((log, row), (_, step)) in enumerate(zip(selected.steps, records, strict=True)):
         if not step.forecast.usable or step.scores.fallback_used:
             skipped["unusable"] += 1
             continue
@@ -124,18 +134,16 @@ def _candidates(
         if min_score is not None and not value > min_score:
             skipped["below_min_score"] += 1
             continue
-        out.append((log, step, rewards, value))
+        key = (step.agent, step.setting, step.event_id, step.step_index)
+        out.append((n, log, row, key, rewards, value))
     return out, {k: v for k, v in skipped.items() if v}
 
 
-def _best(
-    cands: list[tuple[RunLog, StepRecord, StepRewards, float]],
-) -> tuple[list[tuple[RunLog, StepRecord, StepRewards, float]], int]:
+def _best(cands: list[_Candidate]) -> tuple[list[_Candidate], int]:
     """The best rollout of each (agent, setting, event, step); the first one on a tie."""
     best: dict[tuple[str, str, str, int], int] = {}
-    for i, (_, s, _, value) in enumerate(cands):
-        key = (s.agent, s.setting, s.event_id, s.step_index)
-        if key not in best or value > cands[best[key]][3]:
+    for i, (_, _, _, key, _, value) in enumerate(cands):
+        if key not in best or value > cands[best[key]][5]:
             best[key] = i
     chosen = sorted(best.values())
     return [cands[i] for i in chosen], len(cands) - len(chosen)
@@ -186,7 +194,7 @@ def _rows(
 
 
 def export_sft(
-    run_logs: Sequence[str | Path | RunLog],
+    run_logs: Sequence[str | Path | RunLog | StepColumns],
     out: str | Path,
     *,
     shape: SftShape = "messages",
@@ -206,23 +214,24 @@ def export_sft(
         raise ExportError(f"keep {keep!r}: expected 'best' or 'all'")
     policy = policy or SplitPolicy()
     selected = select_steps(run_logs, policy, datasets)
-    cands, skipped = _candidates(selected.steps, score, min_score)
+    cands, skipped = _candidates(selected, score, min_score)
     if keep == "best":
         cands, not_best = _best(cands)
         if not_best:
             skipped["not_best"] = not_best
-    rows: list[tuple[dict[str, Any], RowSource]] = []
-    for _, step, rewards, _ in cands:
-        rows.extend(_rows(shape, step, rewards))
-    if not rows:
+    if not cands:  # a kept step has a conversation, so a row: none kept is nothing to export
         found = ", ".join(f"{n} {why}" for why, n in skipped.items()) or "no steps"
         raise ExportError(f"nothing to export: every admitted step was left out ({found})")
+    sources: list[RowSource] = []  # filled as the rows are written, read by the manifest after
 
-    def write(path: Path) -> int:
+    def write(path: Path) -> int:  # a record at a time: memory bounded however long the logs
+        chosen = selected.records([c[0] for c in cands])
         with path.open("w", encoding="utf-8") as fh:
-            for obj, _ in rows:
-                fh.write(json.dumps(obj, ensure_ascii=False) + "\n")
-        return len(rows)
+            for (_, step), cand in zip(chosen, cands, strict=True):
+                for obj, source in _rows(shape, step, cand[4]):
+                    fh.write(json.dumps(obj, ensure_ascii=False) + "\n")
+                    sources.append(source)
+        return len(sources)
 
     options: dict[str, Any] = {"keep": keep, "score": score, "min_score": min_score}
     return write_export(
@@ -230,14 +239,14 @@ def export_sft(
         write,
         kind="sft",
         shape=shape,
-        chosen=[(log, step) for log, step, _, _ in cands],
+        chosen=[(log, row) for _, log, row, _, _, _ in cands],
         datasets=selected.datasets,
         guarded=True,
         force_eval=policy.force_eval,
         left_out=selected.left_out,
         options=options,
         skipped=skipped,
-        sources=[src for _, src in rows],
+        sources=sources,
     )
 
 

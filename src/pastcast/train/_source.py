@@ -1,51 +1,112 @@
-"""The steps an export reads: run logs, the split guard, and the datasets behind them."""
+"""The steps an export reads: run logs (their full records, or their step columns with the
+records streamed by offset), the split guard, and the datasets behind them."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
+from datetime import datetime
 from pathlib import Path
 
 from pastcast.dataset import Dataset
-from pastcast.runlog import RunLog, StepRecord, read_run_log
+from pastcast.runlog import RunLog, StepColumns, StepRecord, read_run_log
 from pastcast.train._guard import ExportError, SplitPolicy
-from pastcast.train._manifest import DatasetRef, check_splits, dataset_refs
+from pastcast.train._manifest import DatasetRef, LoggedRun, LoggedStep, check_splits, dataset_refs
 
-__all__ = ["Selected", "select_steps"]
+__all__ = ["SOURCE_COLUMNS", "Selected", "StepRow", "select_steps"]
+
+SOURCE_COLUMNS = ("run_id", "event_id", "step_index", "split", "cutoff")
+"""The step columns the guard and the manifest read of a step (``StepRow``)."""
+
+
+@dataclass(frozen=True, slots=True)
+class StepRow:
+    """What the guard and the manifest read of one step, from its columns."""
+
+    run_id: str
+    event_id: str
+    step_index: int
+    split: str
+    cutoff: datetime
+
+
+Log = RunLog | StepColumns
 
 
 @dataclass(frozen=True)
 class Selected:
-    steps: list[tuple[RunLog, StepRecord]]
-    """The admitted steps with their log, in log order."""
+    steps: list[tuple[LoggedRun, LoggedStep]]
+    """The admitted steps with their log, in log order: a ``StepRecord`` of a ``RunLog``, a
+    ``StepRow`` of a log's step columns (``records`` reads their full records)."""
     left_out: dict[str, int]
     datasets: tuple[DatasetRef, ...]
+    rows: tuple[tuple[Log, tuple[int, ...]], ...] = ()
+    """Each log and the indices of its admitted steps (its steps, or its columns' rows)."""
+
+    def records(self, which: Iterable[int] | None = None) -> Iterator[tuple[Log, StepRecord]]:
+        """The admitted steps' full records with their log, in the order of ``steps`` (only
+        those at the increasing positions ``which`` when given), one at a time: a log's step
+        columns read each record by offset, so memory is bounded by one."""
+        wanted = None if which is None else iter(which)
+        nxt = -1 if wanted is None else next(wanted, None)
+        start = 0
+        for log, rows in self.rows:
+            picked = rows
+            if wanted is not None:
+                chosen: list[int] = []
+                while nxt is not None and nxt < start + len(rows):
+                    chosen.append(rows[nxt - start])
+                    nxt = next(wanted, None)
+                picked = tuple(chosen)
+            start += len(rows)
+            if isinstance(log, RunLog):
+                for i in picked:
+                    yield log, log.steps[i]
+            else:
+                for record in log.stream(picked):
+                    yield log, record
 
 
-def _logs(run_logs: Sequence[str | Path | RunLog]) -> list[RunLog]:
-    logs = [log if isinstance(log, RunLog) else read_run_log(log) for log in run_logs]
+def _logs(run_logs: Sequence[str | Path | Log]) -> list[Log]:
+    logs = [log if isinstance(log, RunLog | StepColumns) else read_run_log(log) for log in run_logs]
     if not logs:
         raise ExportError("no run logs given")
     return logs
 
 
+def _light(log: Log) -> list[LoggedStep]:
+    if isinstance(log, RunLog):
+        return list(log.steps)
+    cols = log.table.select(list(SOURCE_COLUMNS)).to_pydict()
+    return [StepRow(*row) for row in zip(*(cols[c] for c in SOURCE_COLUMNS), strict=True)]
+
+
 def select_steps(
-    run_logs: Sequence[str | Path | RunLog],
+    run_logs: Sequence[str | Path | Log],
     policy: SplitPolicy | None,
     datasets: Sequence[Dataset] = (),
 ) -> Selected:
     """The steps of ``run_logs`` that ``policy`` admits (all of them without a policy). A
     recorded split is checked against the dataset where it is at hand (``datasets``, or the
-    embedded world rebuilt from its id). Raises ``RunLogError`` for an unreadable log and
-    ``ExportError`` when no step is left."""
+    embedded world rebuilt from its id). Step columns (``SOURCE_COLUMNS`` at least) are read
+    for the guard and the manifest alone, no full record. Raises ``RunLogError`` for an
+    unreadable log and ``ExportError`` when no step is left."""
     logs = _logs(run_logs)
-    pairs = [(log, step) for log in logs for step in log.steps]
+    items = [(log, step, k, i) for k, log in enumerate(logs) for i, step in enumerate(_light(log))]
     where = ", ".join(str(log.path) for log in logs)
-    if not pairs:
+    if not items:
         raise ExportError(f"{where}: no forecast steps")
     refs, found = dataset_refs((log.header.dataset_id for log in logs), datasets)
-    check_splits(pairs, found)
-    if policy is None:
-        return Selected(pairs, {}, refs)
-    kept, left_out = policy.select(pairs, lambda p: p[1].split, where)
-    return Selected(kept, left_out, refs)
+    check_splits(((log, step) for log, step, _, _ in items), found)
+    left_out: dict[str, int] = {}
+    if policy is not None:
+        items, left_out = policy.select(items, lambda p: p[1].split, where)
+    rows: list[list[int]] = [[] for _ in logs]
+    for _, _, k, i in items:
+        rows[k].append(i)
+    return Selected(
+        [(log, step) for log, step, _, _ in items],
+        left_out,
+        refs,
+        tuple((log, tuple(r)) for log, r in zip(logs, rows, strict=True) if r),
+    )

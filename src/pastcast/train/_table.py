@@ -8,8 +8,6 @@ agree. Every split is exported: this is the analysis of a run, not training data
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
-from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -30,7 +28,7 @@ from pastcast.train._manifest import (
     dataset_refs,
     write_export,
 )
-from pastcast.train._source import select_steps
+from pastcast.train._source import StepRow, select_steps
 
 __all__ = ["TABLE_COLUMNS_READ", "TABLE_SCHEMA", "export_table", "export_table_columns"]
 
@@ -93,7 +91,7 @@ def export_table(
 ) -> ExportManifest:
     """Write every forecast of ``run_logs`` to ``out`` (Parquet) and its manifest."""
     selected = select_steps(run_logs, None, datasets)
-    steps = [s for _, s in selected.steps]
+    steps = [s for _, s in selected.records()]
     scores = table_from_records(steps)
     metrics = scores.metrics(fallback)
     columns: dict[str, Sequence[object]] = {
@@ -167,17 +165,6 @@ TABLE_COLUMNS_READ = (
 """The step columns ``export_table_columns`` reads (``pastcast.runlog.columns_schema``)."""
 
 
-@dataclass(frozen=True, slots=True)
-class _StepRow:
-    """What the manifest reads of one step, from its columns."""
-
-    run_id: str
-    event_id: str
-    step_index: int
-    split: str
-    cutoff: datetime
-
-
 def export_table_columns(
     logs: Sequence[StepColumns],
     out: str | Path,
@@ -199,7 +186,7 @@ def export_table_columns(
             cols[c] += part[c]
         dataset_ids += [log.header.dataset_id] * log.table.num_rows
         chosen += [
-            (log, _StepRow(*row))
+            (log, StepRow(*row))
             for row in zip(
                 part["run_id"],
                 part["event_id"],

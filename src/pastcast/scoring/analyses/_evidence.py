@@ -20,7 +20,7 @@ import numpy as np
 from pastcast.cutoff import cutoff_for_day, is_visible
 from pastcast.records import Notebook, NotebookProblemKind
 from pastcast.runlog import StepRecord
-from pastcast.scoring._table import Convention, table_from_records
+from pastcast.scoring._table import Convention, ScoreTable, table_from_records
 from pastcast.scoring.analyses._longitudinal import (
     Estimate,
     _estimates,
@@ -50,11 +50,23 @@ def new_entries(
 ) -> int | None:
     """Ledger entries of ``notebook`` dated within (previous forecast date, this one]; None when
     there is no notebook. Active and superseded entries both count."""
+    return _new_between(_entry_starts(notebook), previous_cutoff, cutoff)
+
+
+def _entry_starts(notebook: Notebook | None) -> tuple[datetime, ...] | None:
+    """When each ledger entry of ``notebook`` could first be seen (None: no notebook)."""
     if notebook is None:
         return None
+    return tuple(cutoff_for_day(entry.date_observed) for entry in notebook.evidence_ledger)
+
+
+def _new_between(
+    starts: Sequence[datetime] | None, previous_cutoff: datetime, cutoff: datetime
+) -> int | None:
+    if starts is None:
+        return None
     n = 0
-    for entry in notebook.evidence_ledger:
-        start = cutoff_for_day(entry.date_observed)
+    for start in starts:
         n += is_visible(start, cutoff) and not is_visible(start, previous_cutoff)
     return n
 
@@ -86,24 +98,27 @@ class EvidenceRow:
 
 def evidence_index(records: Iterable[StepRecord]) -> tuple[EvidenceRow, ...]:
     """Own counts and leave-one-model-out availability for every model with a record at each
-    event-step that any model's notebook covers. Models are agent names (any setting)."""
-    recs = list(records)
+    event-step that any model's notebook covers. Models are agent names (any setting).
+    ``records`` is read once, one at a time (a stream of a large log's records): only each
+    memory-on step's ledger dates are kept."""
     cutoffs: dict[tuple[str, int], datetime] = {}
     present: dict[tuple[str, int], set[str]] = {}
-    for r in recs:
+    written: list[tuple[str, int, str, datetime, tuple[datetime, ...] | None]] = []
+    for r in records:
         cutoffs.setdefault((r.event_id, r.step_index), r.cutoff)
         if r.role == "agent":
             present.setdefault((r.event_id, r.step_index), set()).add(r.agent)
+        if r.setting == "memory_on" and r.role == "agent" and r.step_index >= 1:
+            starts = _entry_starts(r.episode.notebook_out)
+            written.append((r.event_id, r.step_index, r.agent, r.cutoff, starts))
     counts: dict[tuple[str, int], dict[str, list[int]]] = {}
-    for r in recs:
-        if r.setting != "memory_on" or r.role != "agent" or r.step_index < 1:
-            continue
-        prev = cutoffs.get((r.event_id, r.step_index - 1))
+    for event_id, step_index, agent, cutoff, starts in written:  # in record order, as read
+        prev = cutoffs.get((event_id, step_index - 1))
         if prev is None:
             continue
-        n = new_entries(r.episode.notebook_out, prev, r.cutoff)
+        n = _new_between(starts, prev, cutoff)
         if n is not None:
-            counts.setdefault((r.event_id, r.step_index), {}).setdefault(r.agent, []).append(n)
+            counts.setdefault((event_id, step_index), {}).setdefault(agent, []).append(n)
     rows = []
     for (event, step), by_agent in sorted(counts.items()):
         own = {a: sum(v) / len(v) for a, v in by_agent.items()}
@@ -143,8 +158,18 @@ class QuartileChange:
     """Mean of B(t) - B(t - 1), within events first, then events weighted equally."""
 
 
+def _step_keys(table: ScoreTable) -> list[tuple[str, str, int]]:
+    """Each row's (agent, event, step), as a record names them."""
+    agents, agent_names = table.keys["agent"]
+    events, event_names = table.keys["event"]
+    return [
+        (agent_names[a], event_names[e], s)
+        for a, e, s in zip(agents.tolist(), events.tolist(), table.step.tolist(), strict=True)
+    ]
+
+
 def changes_by_evidence(
-    records: Iterable[StepRecord],
+    records: Iterable[StepRecord] | ScoreTable,
     index: Sequence[EvidenceRow] | None = None,
     by: Sequence[str] = ("setting",),
     metric: str = "brier",
@@ -153,16 +178,20 @@ def changes_by_evidence(
     seed: int = 0,
 ) -> tuple[tuple[float, float, float], tuple[QuartileChange, ...]]:
     """Step-to-step score change by quartile of the evaluated model's availability index at
-    the later step (Figure 2b); returns the cut points and one row per group and quartile."""
-    recs = list(records)
-    index = evidence_index(recs) if index is None else index
+    the later step (Figure 2b); returns the cut points and one row per group and quartile.
+    ``records`` may be their score table (``index`` then given): the same result."""
+    if isinstance(records, ScoreTable):
+        if index is None:
+            raise ValueError("changes_by_evidence: a score table needs its evidence index")
+        table, keys = records, _step_keys(records)
+    else:
+        recs = list(records)
+        index = evidence_index(recs) if index is None else index
+        table, keys = table_from_records(recs), [(r.agent, r.event_id, r.step_index) for r in recs]
     cuts = np.array(evidence_quartiles(index))
     avail = {(r.agent, r.event, r.step): r.available for r in index}
-    table = table_from_records(recs)
     values = _metric(table, metric, fallback)
-    a_row = np.array(
-        [avail.get((r.agent, r.event_id, r.step_index)) for r in recs], dtype=np.float64
-    )  # None -> NaN
+    a_row = np.array([avail.get(k) for k in keys], dtype=np.float64)  # None -> NaN
     quartile = np.where(np.isfinite(a_row), np.searchsorted(cuts, a_row, side="left") + 1, 0)
     event = table.codes("event")
     rng = np.random.default_rng(seed)
@@ -204,25 +233,38 @@ class EvidenceCorrelation:
 
 
 def capture_gain(
-    records: Iterable[StepRecord],
+    records: Iterable[StepRecord] | ScoreTable,
     index: Sequence[EvidenceRow] | None = None,
     metric: str = "brier",
     fallback: Convention = "uniform",
 ) -> EvidenceCorrelation:
     """Evidence capture kappa and memory-on episode gain G per model, and their Spearman
-    correlation across models (Figure 2c; NaN with fewer than three models)."""
-    recs = list(records)
-    index = evidence_index(recs) if index is None else index
+    correlation across models (Figure 2c; NaN with fewer than three models). ``records`` may be
+    their score table (``index`` then given): the same result."""
+    if isinstance(records, ScoreTable):
+        if index is None:
+            raise ValueError("capture_gain: a score table needs its evidence index")
+        table = records
+        setting, settings = table.keys["setting"]
+        role, roles = table.keys["role"]
+        mask = np.array([settings[c] == "memory_on" for c in setting.tolist()], dtype=bool) & (
+            np.array([roles[c] == "agent" for c in role.tolist()], dtype=bool)
+        )
+        on_table = table.take(mask) if mask.any() else None
+    else:
+        recs = list(records)
+        index = evidence_index(recs) if index is None else index
+        on = [r for r in recs if r.setting == "memory_on" and r.role == "agent"]
+        on_table = table_from_records(on) if on else None
     pairs: dict[str, tuple[list[float], list[float]]] = {}
     for r in index:
         if r.own is not None and r.available is not None:
             own, avail = pairs.setdefault(r.agent, ([], []))
             own.append(r.own)
             avail.append(r.available)
-    on = [r for r in recs if r.setting == "memory_on" and r.role == "agent"]
     gains: dict[str, tuple[float, int]] = {}
-    if on:
-        for g in episode_gain(table_from_records(on), ("agent",), metric, fallback, bootstrap=0):
+    if on_table is not None:
+        for g in episode_gain(on_table, ("agent",), metric, fallback, bootstrap=0):
             gains[g.group[0]] = (g.gain.mean, g.n_events)
     models = []
     for agent in sorted(set(pairs) | set(gains)):
