@@ -311,8 +311,12 @@ class LiveService:
         self.on_tick = on_tick
         self.sync_clock = sync_clock
         self.yes_index = yes_index
+        # outcomes are the payouts a conditional-tokens contract on the chain holds, reported by
+        # its own oracle (Polymarket's): this service reads them and reports none
+        self.external_ctf = bool(getattr(backend, "external_ctf", False))
         self.state_path = self.out / STATE_FILE
         self.state = self._open_state()
+        self._reconcile()
 
     # -- state --------------------------------------------------------------------------
     def _open_state(self) -> LiveState:
@@ -330,6 +334,45 @@ class LiveService:
                 state.agents[name] = self._register(name)
                 self._save(state)
         return state
+
+    def _reconcile(self) -> None:
+        """Take back, for rounds still running, what the state says the arena holds and it does
+        not (a node started again from a state file a little older than its last blocks): the
+        round is created, the messages are sent again (the arena takes a copy once)."""
+        snap = _snapshot(self.backend)
+        rounds = {r.round_id: r for r in snap.rounds}
+        commits = {(c.round_id, c.agent.lower()) for c in snap.commits}
+        reveals = {(r.round_id, r.agent.lower()) for r in snap.reveals}
+        triggered = {o.round_id for o in snap.outcomes}
+        changed = False
+        for rnd in self.state.rounds:
+            if rnd.finished or rnd.round_id is None:
+                continue
+            held = rounds.get(rnd.round_id)
+            if held is None or held.commit_deadline != rnd.commit_deadline:
+                log.warning("round %d is not on the arena: created again", rnd.index)
+                rnd.round_id, rnd.creating, rnd.benchmarks_set = None, True, False
+                for slot in rnd.agents.values():
+                    slot.commit = slot.reveal = None
+                    slot.committed = slot.revealed = False
+                changed = True
+                continue
+            if rnd.benchmarks_set and not held.benchmarks:
+                rnd.benchmarks_set, changed = False, True
+            if rnd.triggered and rnd.round_id not in triggered:
+                rnd.triggered, changed = False, True
+            for name, slot in rnd.agents.items():
+                key = (rnd.round_id, self.state.agents[name].lower())
+                if slot.committed and key not in commits:
+                    slot.committed, changed = False, True
+                if slot.revealed and key not in reveals:
+                    slot.revealed, changed = False, True
+        registered = {a.address.lower() for a in snap.agents}
+        for name, address in self.state.agents.items():
+            if name in self.specs and address.lower() not in registered:
+                self._register(name)
+        if changed:
+            self._save()
 
     def _save(self, state: LiveState | None = None) -> None:
         save_state(self.state_path, state or self.state)
@@ -423,6 +466,10 @@ class LiveService:
                 continue
             if m.volume_24h < self.plan.min_volume_24h or m.liquidity < self.plan.min_liquidity:
                 continue
+            if self.external_ctf and m.yes_index != self.yes_index:
+                continue  # the arena reads YES from one slot of the tokens' payouts
+            if self.external_ctf and self._payouts(m) is not None:
+                continue  # already resolved on the chain
             found[m.market_id] = m
         ranked = sorted(found.values(), key=lambda m: (-m.volume_24h, -m.liquidity, m.market_id))
         return ranked[: self.plan.markets]
@@ -481,6 +528,7 @@ class LiveService:
             self._benchmarks(rnd)
         if t < rnd.reveal_deadline:
             self._reveal_all(rnd)
+            self._watch_early(rnd)
             return
         self._give_up_reveals(rnd)
         if not rnd.benchmarks_set:  # no price could be read: the round cannot be scored
@@ -814,9 +862,45 @@ class LiveService:
         if changed:
             self._save()
 
+    def _payouts(self, m: OpenMarket) -> tuple[int, ...] | None:
+        """The payouts the external conditional-tokens contract holds for ``m`` (None:
+        unresolved, or the node did not answer), in the arena's convention: YES at
+        ``yes_index``, (1, 1) when not all or nothing."""
+        try:
+            nums = self.backend.payouts(m.condition_id)  # type: ignore[attr-defined]
+        except (ArenaRejected, OSError) as exc:
+            log.warning("payouts of %s: %s", m.market_id, exc)
+            return None
+        if nums is None:
+            return None
+        yes, no = nums[self.yes_index], nums[1 - self.yes_index]
+        if min(yes, no) > 0:
+            return (1, 1)  # voided or split: the arena counts it for nothing
+        return payouts_for(yes > 0, self.yes_index)
+
+    def _watch_early(self, rnd: RoundState) -> None:
+        """Markets the external conditional tokens resolve while the round is open."""
+        if not self.external_ctf:
+            return
+        for m in rnd.markets:
+            if m.market_id not in rnd.early and self._payouts(m) is not None:
+                at = _utc(self.now()).isoformat()
+                rnd.early[m.market_id] = f"resolved on the conditional tokens by {at}"
+                log.warning("%s resolved before the reveal deadline", m.market_id)
+                self._save()
+
+    def _outcomes_on_chain(self, rnd: RoundState) -> None:
+        for m in rnd.markets:
+            if m.market_id in rnd.reported:
+                continue
+            payouts = self._payouts(m)
+            if payouts is not None:
+                rnd.reported[m.market_id] = payouts
+                self._save()
+
     def _outcomes(self, rnd: RoundState) -> None:
         assert rnd.round_id is not None
-        for m in rnd.markets:
+        for m in rnd.markets if not self.external_ctf else ():
             if m.market_id in rnd.reported or m.market_id in rnd.excluded:
                 continue
             try:
@@ -842,6 +926,8 @@ class LiveService:
             except ArenaRejected as exc:
                 if exc.reason != "CTF: already resolved":
                     raise
+        if self.external_ctf:
+            self._outcomes_on_chain(rnd)
         settled = len(rnd.reported) + len(rnd.excluded) == len(rnd.markets)
         if not settled and self.now() < rnd.reveal_deadline + self.plan.horizon_s:
             return
