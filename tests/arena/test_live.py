@@ -389,7 +389,7 @@ KILL_TIMING = {
     "markets": 3,
     "rounds": 3,
     "interval_s": 200,
-    "commit_s": 500,
+    "commit_s": 800,
     "reveal_s": 300,
     "horizon_s": 900,
     "lead_time_s": 300,
@@ -397,7 +397,7 @@ KILL_TIMING = {
     "poll_s": 10,
 }
 # Time runs ten times as fast as the wall clock. A round is created only while its agents can
-# still be given their lead time (200 s of this plan's time, 20 s of the wall clock): a restart
+# still be given their lead time (500 s of this plan's time, 50 s of the wall clock): a restart
 # slower than that, as a loaded machine gives, skips the slot, as the service should, and the
 # run is then not the one that never stopped.
 SPEED = 10.0

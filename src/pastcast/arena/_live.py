@@ -162,9 +162,10 @@ class LiveService(RoundsMixin, ForecastMixin, RevealMixin, OutcomesMixin):
         return address
 
     # -- the loop -----------------------------------------------------------------------
-    def _sync(self) -> None:
+    def _sync(self, now: float | None = None) -> None:
+        """A development node's clock moved up to ours (``now``, else the clock's reading)."""
         if self.sync_clock:
-            t = int(self.now())
+            t = int(self.now() if now is None else now)
             if t > self.backend.now():
                 self.backend.advance_to(t)
 
@@ -216,6 +217,10 @@ class LiveService(RoundsMixin, ForecastMixin, RevealMixin, OutcomesMixin):
         if rnd.round_id is None and not self._create(rnd):
             return
         t = self.now()
+        # a compressed clock runs on during a tick while a development node's stands: the node
+        # is brought up to the instant every decision below is taken at, so an action due after
+        # a deadline finds the chain past it too
+        self._sync(t)
         if t < rnd.commit_deadline:
             self._observe_book(rnd)
             if t >= rnd.commit_deadline - self.plan.lead_time_s:
