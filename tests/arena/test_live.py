@@ -461,7 +461,7 @@ def _killed_and_restarted(tmp_path: Path, *, backend: str = "ledger") -> None:
                         proc.wait()
                         kills += 1
                         errors.append(proc.stderr.read().decode() if proc.stderr else "")
-                        if backend == "anvil" and kills == 3 and _kill_node(out):
+                        if backend == "anvil" and kills >= 3 and not node_kills and _kill_node(out):
                             node_kills += 1
                         continue
                 else:
