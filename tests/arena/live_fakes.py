@@ -16,7 +16,15 @@ from typing import Any, Protocol
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "markets"))
 from loopback import serve
 
-__all__ = ["FakeMarket", "FakePolymarket", "ManualClock", "fake_markets", "serve"]
+__all__ = [
+    "FakeMarket",
+    "FakePolymarket",
+    "LateStory",
+    "ManualClock",
+    "fake_markets",
+    "rss",
+    "serve",
+]
 
 
 class Clock(Protocol):
@@ -230,8 +238,25 @@ ITEM = """<item><title>{title}</title><link>http://news.test/{n}</link><guid>n{n
 <pubDate>{date}</pubDate><description>{text}</description></item>"""
 
 
-def rss(t0: float, markets: list[FakeMarket]) -> Any:
-    """A feed with one story per market, dated an hour before ``t0``."""
+def _rfc822(ts: float) -> str:
+    return datetime.fromtimestamp(ts, UTC).strftime("%a, %d %b %Y %H:%M:%S +0000")
+
+
+@dataclass(frozen=True)
+class LateStory:
+    """A story the feed starts carrying at ``appears_at`` (on ``clock``), dated ``dated`` (a
+    date after it: a feed that post-dates its items)."""
+
+    clock: Clock
+    appears_at: float
+    dated: float
+    title: str
+    text: str
+
+
+def rss(t0: float, markets: list[FakeMarket], late: LateStory | None = None) -> Any:
+    """A feed with one story per market, dated an hour before ``t0`` (and ``late``'s story
+    from the moment it appears)."""
 
     def route(path: str, q: dict[str, list[str]]) -> tuple[int, dict[str, str], bytes]:
         now = t0 - 3600
@@ -239,11 +264,14 @@ def rss(t0: float, markets: list[FakeMarket]) -> Any:
             ITEM.format(
                 title=f"{m.mid} happen report",
                 n=i,
-                date=datetime.fromtimestamp(now, UTC).strftime("%a, %d %b %Y %H:%M:%S +0000"),
+                date=_rfc822(now),
                 text=f"Officials say {m.mid} will happen, analysts expect it.",
             )
             for i, m in enumerate(markets)
         )
+        if late is not None and late.clock.now() >= late.appears_at:
+            n = len(markets)
+            items += ITEM.format(title=late.title, n=n, date=_rfc822(late.dated), text=late.text)
         return 200, {"Content-Type": "application/rss+xml"}, RSS.format(items=items).encode()
 
     return route

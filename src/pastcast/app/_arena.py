@@ -18,12 +18,14 @@ from pastcast.app._agents import check_agents, models_session, parse_agent_optio
 from pastcast.app._errors import AppError
 from pastcast.app._replays import open_replay
 from pastcast.arena import (
+    DEPLOYMENT_FILE,
     SELECTORS,
     ClobPrices,
     LeaderboardRow,
     ReplayResult,
     RoundPlan,
     clob_markets,
+    write_deployment,
 )
 from pastcast.cutoff import parse_cutoff
 from pastcast.dataset import read_metadata
@@ -43,9 +45,9 @@ __all__ = [
     "round_plan",
 ]
 
-DEPLOYMENT_FILE = "deployment.json"
-"""Where a replay on a node given by URL records the deployment (chain id, contract addresses,
-deployment block): the chain outlives the replay, and ``arena_chain_leaderboard`` reads it."""
+# A replay on a node given by URL records its deployment (chain id, contract addresses,
+# deployment block) in DEPLOYMENT_FILE: the chain outlives the replay, and
+# ``arena_chain_leaderboard`` reads it.
 
 
 @dataclass(frozen=True)
@@ -205,7 +207,7 @@ def arena_replay(
             deployment = None
             try:
                 if rpc_url is not None:  # before the rounds: a replay cut short keeps it too
-                    deployment = _write_deployment(arena, out / DEPLOYMENT_FILE)
+                    deployment = write_deployment(arena, out / DEPLOYMENT_FILE, rpc_url)
                 with _deadline_prices(dataset, clob_cache, clob_url, data_url) as prices:
                     played = play_rounds(
                         replay.dataset,
@@ -224,16 +226,6 @@ def arena_replay(
             finally:
                 node.close()
     return ArenaReplay(replay.dataset.id, played, deployment)
-
-
-def _write_deployment(arena: Any, path: Path) -> Path:
-    record = {
-        "chain_id": arena.domain.chain_id,
-        "deploy_block": arena.deploy_block,
-        "contracts": arena.addresses(),
-    }
-    path.write_text(json.dumps(record, indent=1, sort_keys=True) + "\n", encoding="utf-8")
-    return path
 
 
 def arena_chain_leaderboard(

@@ -6,6 +6,7 @@ are relative to its folder."""
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Callable, Iterator
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
@@ -52,6 +53,12 @@ class LiveFile(BaseModel):
     agents: list[str] = Field(min_length=1)
     backend: str = "ledger"
     rpc_url: str | None = None
+    ctf_address: str | None = None
+    """A conditional-tokens contract already on the chain whose payouts are the outcomes (then
+    the service reports none itself)."""
+    yes_index: int = Field(default=1, ge=0, le=1)
+    """The payout slot of YES the arena contract reads (Polymarket lists Yes first: 0); only
+    markets whose YES is in that slot qualify when the payouts are another contract's."""
     relayer: str | None = None
     agent_keys_env: dict[str, str] = Field(default_factory=dict)
     polymarket: _Polymarket = Field(default_factory=_Polymarket)
@@ -95,6 +102,10 @@ def read_live_plan(path: str | Path) -> _Loaded:
         raise AppError("plan", f"{p}: field backend: {file.backend!r}: ledger, evm or anvil")
     if file.rpc_url is not None and file.backend != "evm":
         raise AppError("plan", f"{p}: field rpc_url: goes with the backend 'evm'")
+    if file.ctf_address is not None and file.backend == "ledger":
+        raise AppError("plan", f"{p}: field ctf_address: goes with the backend 'evm' or 'anvil'")
+    if file.ctf_address is not None and not re.fullmatch(r"0x[0-9a-fA-F]{40}", file.ctf_address):
+        raise AppError("plan", f"{p}: field ctf_address: {file.ctf_address!r} is not an address")
     if (file.feeds is None) != (file.spool is None):
         raise AppError("plan", f"{p}: fields feeds and spool go together")
     specs = [parse_agent_option(a, field=f"agents[{i}]") for i, a in enumerate(file.agents)]
@@ -129,32 +140,67 @@ def _clock(file: LiveFile) -> Any:
 
 
 @contextmanager
-def _backend(file: LiveFile, out: Path, clock: Any) -> Iterator[tuple[Any, bool]]:
-    """The arena and whether its clock follows ours (a development node's does)."""
-    from pastcast.arena import EvmArena, LedgerArena, local_node
+def _backend(
+    file: LiveFile, out: Path, clock: Any, note: Callable[[str], None]
+) -> Iterator[tuple[Any, bool]]:
+    """The arena and whether its clock follows ours (a development node's does). On a node, the
+    deployment recorded in ``out`` is reattached; the first start deploys and records it."""
+    from pastcast.arena import LedgerArena, lasting_node
 
     with ExitStack() as stack:
-        try:
-            if file.backend == "ledger":
-                path = out / "ledger.jsonl"
-                tick: Callable[[], int] = lambda: int(clock.now())  # noqa: E731
-                if path.exists():
-                    yield LedgerArena.open(path, clock=tick), False
-                else:
-                    yield LedgerArena.create(path, clock=tick), False
-                return
-            if file.backend == "anvil":
-                arena = EvmArena.connect(stack.enter_context(local_node()).url)
-            elif file.rpc_url is not None:
-                arena = EvmArena.connect(file.rpc_url)
+        if file.backend == "ledger":
+            path = out / "ledger.jsonl"
+            tick: Callable[[], int] = lambda: int(clock.now())  # noqa: E731
+            if path.exists():
+                yield LedgerArena.open(path, clock=tick), False
             else:
-                arena = EvmArena()
+                yield LedgerArena.create(path, clock=tick), False
+            return
+        try:
+            if file.backend == "anvil":
+                # the node's chain starts at the arena's clock: a compressed clock's origin may
+                # be before the wall clock
+                node = lasting_node(out / "node", timestamp=int(clock.now()), note=note)
+                arena = _deployed(file, out, stack.enter_context(node).url)
+            elif file.rpc_url is not None:
+                arena = _deployed(file, out, file.rpc_url)
+            else:
+                from pastcast.arena import EvmArena
+
+                arena = EvmArena(conditional_tokens=file.ctf_address, yes_index=file.yes_index)
         except (ImportError, FileNotFoundError) as exc:
             raise AppError("backend", str(exc)) from None
         except (OSError, RuntimeError) as exc:
             raise AppError("rpc_url" if file.rpc_url else "backend", str(exc)) from None
         # a development node's clock is moved along with a compressed clock
         yield arena, file.clock is not None and file.rpc_url is None
+
+
+def _deployed(file: LiveFile, out: Path, url: str) -> Any:
+    from pastcast.arena import DEPLOYMENT_FILE, EvmArena, attach_deployment, write_deployment
+
+    path = out / DEPLOYMENT_FILE
+    if not path.exists():
+        try:
+            arena = EvmArena.connect(
+                url, conditional_tokens=file.ctf_address, yes_index=file.yes_index
+            )
+        except ValueError as exc:
+            raise AppError("ctf_address", str(exc)) from None
+        write_deployment(arena, path, url)  # before any round: a kill after it reattaches
+        return arena
+    try:
+        arena = attach_deployment(path, url)
+    except ValueError as exc:
+        raise AppError("out", str(exc)) from None
+    recorded = arena.conditional_tokens.address if arena.external_ctf else None
+    if (recorded or "").lower() != (file.ctf_address or "").lower():
+        raise AppError(
+            "ctf_address",
+            f"{file.ctf_address}: the deployment in {path} reads the conditional tokens at "
+            f"{recorded or 'its own mock'}",
+        )
+    return arena
 
 
 def _corpus_at(spool: Path) -> Callable[[datetime], Any]:
@@ -176,11 +222,13 @@ def arena_live(
     clock: Any = None,
     relayer_http: Any = None,
     stop: Callable[[], bool] | None = None,
+    note: Callable[[str], None] | None = None,
 ) -> LiveResult:
     """Run the live arena of the plan file until its rounds are finished (or ``stop``); the
     state, the ledger, each round's run log and the results are under the plan's ``out``. A
     restart with the same plan continues. ``clock`` and ``relayer_http`` (an HTTP client for
-    the relayer) replace the plan's for tests."""
+    the relayer) replace the plan's for tests; ``note`` hears what happened to the local node
+    (reused, started again from its state)."""
     from pastcast.arena import LiveService, RelayerClient
     from pastcast.markets import PolymarketClient
 
@@ -208,7 +256,7 @@ def arena_live(
         check_agents(list(loaded.plan.agents))
         with (
             PolymarketClient(pm.gamma_url, pm.clob_url, pm.data_url, backoff_s=0.2) as client,
-            _backend(file, out, clock) as (backend, sync),
+            _backend(file, out, clock, note or (lambda _: None)) as (backend, sync),
         ):
             submitter = None
             if file.relayer is not None or relayer_http is not None:
@@ -225,6 +273,7 @@ def arena_live(
                     corpus=_corpus_at(spool) if spool is not None else None,
                     on_tick=fetch if feeds is not None else None,
                     sync_clock=sync,
+                    yes_index=getattr(backend, "yes_index", file.yes_index),
                 )
             except ValueError as exc:
                 raise AppError("out", str(exc)) from None

@@ -13,7 +13,7 @@ simulation, scoring and statistics do not.
 
 from pastcast.arena._backend import ArenaBackend, ArenaRejected
 from pastcast.arena._calibration import CalibrationFit, calibrate_simulation
-from pastcast.arena._chain import EvmArena
+from pastcast.arena._chain import EvmArena, node_web3
 from pastcast.arena._clob import ClobMarket, ClobPrices, clob_markets
 from pastcast.arena._contracts import (
     CONTRACTS,
@@ -23,6 +23,13 @@ from pastcast.arena._contracts import (
     find_foundry_tool,
     find_solcjs,
     write_artifacts,
+)
+from pastcast.arena._deployment import (
+    DEPLOYMENT_FILE,
+    Deployment,
+    attach_deployment,
+    read_deployment,
+    write_deployment,
 )
 from pastcast.arena._figures import ARENA_FIGURES, arena_figures, write_arena_figures
 from pastcast.arena._indexer import index_chain
@@ -37,7 +44,13 @@ from pastcast.arena._live import (
     SystemClock,
 )
 from pastcast.arena._live_state import AgentRound, LiveState, RoundState, load_state
-from pastcast.arena._node import LocalNode, local_node
+from pastcast.arena._node import (
+    NODE_FILE,
+    LocalNode,
+    lasting_node,
+    local_node,
+    stop_recorded_node,
+)
 from pastcast.arena._paper import (
     PAPER_CATEGORIES,
     PAPER_LEADERBOARD,
@@ -150,12 +163,14 @@ __all__ = [
     "CATEGORIES",
     "CONTRACTS",
     "DEFAULT_HOST",
+    "DEPLOYMENT_FILE",
     "FALLBACK_BP",
     "FRONTIER_BAND",
     "FRONTIER_KINDS",
     "FRONTIER_T",
     "MARKET_SLOPE",
     "MAX_BP",
+    "NODE_FILE",
     "OUTCOME_EXCLUDED",
     "OUTCOME_NO",
     "OUTCOME_YES",
@@ -183,6 +198,7 @@ __all__ = [
     "ClobMarket",
     "ClobPrices",
     "DeadlinePrices",
+    "Deployment",
     "Domain",
     "EvmArena",
     "LeaderboardRow",
@@ -228,6 +244,7 @@ __all__ = [
     "arena_report",
     "arena_section",
     "artifacts",
+    "attach_deployment",
     "benchmark_from_book",
     "benchmark_from_dataset",
     "benchmark_from_trades",
@@ -246,6 +263,7 @@ __all__ = [
     "find_foundry_tool",
     "find_solcjs",
     "index_chain",
+    "lasting_node",
     "leaderboard_rows",
     "load_snapshot",
     "load_state",
@@ -253,6 +271,7 @@ __all__ = [
     "market_rows",
     "model_standard_errors",
     "new_salt",
+    "node_web3",
     "outcome_code",
     "payouts_for",
     "plan_rounds",
@@ -260,6 +279,7 @@ __all__ = [
     "power_table",
     "prediction_bp",
     "predictions_hash",
+    "read_deployment",
     "read_reputation",
     "read_results",
     "reasoning_digest",
@@ -276,9 +296,11 @@ __all__ = [
     "sign_reasoning",
     "sign_reveal",
     "simulate",
+    "stop_recorded_node",
     "to_bp",
     "trend",
     "verify_ledger",
     "write_arena_figures",
     "write_artifacts",
+    "write_deployment",
 ]

@@ -18,13 +18,21 @@ from pastcast.arena._protocol import Domain, require_evm_extra
 from pastcast.arena._records import RoundScore, SignedCommit, SignedReveal
 from pastcast.arena._scoring import YES_INDEX
 
-__all__ = ["EvmArena"]
+__all__ = ["EvmArena", "node_web3"]
 
 # An explicit gas limit: py-evm's estimate is a binary search of whole executions, which costs
 # about ten times the transaction itself. Without the estimate a reverting transaction is mined
 # with status 0 and no reason, so every transaction is first run as an eth_call on the pending
 # block (the time the transaction will have), which raises with the contract's reason.
 GAS = 6_000_000
+
+
+def node_web3(url: str) -> Any:
+    """A ``Web3`` on the JSON-RPC node at ``url``."""
+    require_evm_extra()
+    from web3 import HTTPProvider, Web3
+
+    return Web3(HTTPProvider(url, request_kwargs={"timeout": 60}))
 
 
 def _b32(value: str) -> bytes:
@@ -60,10 +68,15 @@ class EvmArena:
     """The five contracts deployed on one chain, driven from Python.
 
     ``EvmArena()`` starts a fresh in-process chain; ``EvmArena(w3)`` deploys on ``w3`` (its first
-    unlocked account pays). Reverts raise ``ArenaRejected`` with the contract's reason.
+    unlocked account pays). ``conditional_tokens``: the address of a conditional-tokens contract
+    already on the chain, whose payouts the arena reads (then no mock is deployed and nobody here
+    reports payouts: ``external_ctf``). Reverts raise ``ArenaRejected`` with the contract's
+    reason.
     """
 
-    def __init__(self, w3: Any = None, *, yes_index: int = YES_INDEX) -> None:
+    def __init__(
+        self, w3: Any = None, *, yes_index: int = YES_INDEX, conditional_tokens: str | None = None
+    ) -> None:
         require_evm_extra()
         if w3 is None:
             from eth_tester import EthereumTester, PyEVMBackend
@@ -77,7 +90,14 @@ class EvmArena:
         self.operator: str = w3.eth.accounts[0]
         self._reverts = _revert_types()
         art = artifacts()
-        self.conditional_tokens = self._deploy(art["MockConditionalTokens"])
+        self.external_ctf = conditional_tokens is not None
+        self.yes_index = yes_index
+        if conditional_tokens is None:
+            self.conditional_tokens = self._deploy(art["MockConditionalTokens"])
+        else:  # a conditional-tokens contract already on the chain (Polymarket's on Polygon)
+            self.conditional_tokens = self._existing(
+                conditional_tokens, art["MockConditionalTokens"]
+            )
         self.agent_registry = self._deploy(art["AgentRegistry"])
         self.reputation = self._deploy(art["ReputationRegistry"], self.agent_registry.address)
         self.round_manager = self._deploy(art["RoundManager"])
@@ -137,6 +157,8 @@ class EvmArena:
         except errors as exc:  # a registry whose scorer is not an arena
             raise ValueError(f"{address}: its scorer {scorer} is not an arena ({exc})") from None
         self.conditional_tokens = at(tokens, "MockConditionalTokens")
+        self.external_ctf = False
+        self.yes_index = int(self.arena.functions.yesIndex().call())
         self.deploy_block = from_block
         self._batch = None
         self._domain = Domain(chain_id=int(w3.eth.chain_id), verifying_contract=self.arena.address)
@@ -144,9 +166,10 @@ class EvmArena:
 
     def addresses(self) -> dict[str, str]:
         """The deployment's contract addresses by contract name."""
+        ctf = "ConditionalTokens" if self.external_ctf else "MockConditionalTokens"
         return {
             "AgentRegistry": self.agent_registry.address,
-            "MockConditionalTokens": self.conditional_tokens.address,
+            ctf: self.conditional_tokens.address,
             "PredictionArena": self.arena.address,
             "ReputationRegistry": self.reputation.address,
             "RoundManager": self.round_manager.address,
@@ -167,6 +190,16 @@ class EvmArena:
         tx = factory.constructor(*args).transact({"from": self.operator, "gas": GAS})
         receipt = self.w3.eth.wait_for_transaction_receipt(tx)
         return self.w3.eth.contract(address=receipt.contractAddress, abi=artifact["abi"])
+
+    def _existing(self, address: str, artifact: dict[str, Any]) -> Any:
+        from web3 import Web3
+
+        if not Web3.is_address(address):
+            raise ValueError(f"{address!r}: not an address")
+        checked = Web3.to_checksum_address(address)
+        if not bytes(self.w3.eth.get_code(checked)):
+            raise ValueError(f"{checked}: no contract there")
+        return self.w3.eth.contract(address=checked, abi=artifact["abi"])
 
     def _guard(self, action: Callable[[], Any]) -> Any:
         try:
@@ -229,13 +262,12 @@ class EvmArena:
         return int(self.w3.eth.get_block("latest")["timestamp"])
 
     @classmethod
-    def connect(cls, url: str, *, yes_index: int = YES_INDEX) -> EvmArena:
+    def connect(
+        cls, url: str, *, yes_index: int = YES_INDEX, conditional_tokens: str | None = None
+    ) -> EvmArena:
         """Deploy on the chain of the JSON-RPC node at ``url`` (its first unlocked account pays:
         a local ``anvil``, see ``local_node``)."""
-        require_evm_extra()
-        from web3 import HTTPProvider, Web3
-
-        return cls(Web3(HTTPProvider(url, request_kwargs={"timeout": 60})), yes_index=yes_index)
+        return cls(node_web3(url), yes_index=yes_index, conditional_tokens=conditional_tokens)
 
     def advance_to(self, timestamp: int) -> None:
         """Mine a block at ``timestamp``: the in-process chain travels; a development node
@@ -325,6 +357,19 @@ class EvmArena:
     def report_payouts(self, condition_id: str, numerators: Sequence[int]) -> None:
         fn = self.conditional_tokens.functions.reportPayouts(_b32(condition_id), list(numerators))
         self.transact(fn)
+
+    def payouts(self, condition_id: str) -> tuple[int, ...] | None:
+        """The condition's payout numerators as the conditional-tokens contract holds them now
+        (two outcome slots: binary markets), None while its denominator is zero (unresolved)."""
+        tokens = self.conditional_tokens.functions
+        cid = _b32(condition_id)
+        if int(self._guard(lambda: tokens.payoutDenominator(cid).call())) == 0:
+            return None
+
+        def numerator(i: int) -> int:
+            return int(self._guard(lambda: tokens.payoutNumerators(cid, i).call()))
+
+        return (numerator(0), numerator(1))
 
     def trigger_outcomes(self, round_id: int) -> tuple[int, ...]:
         receipt = self.transact(self.arena.functions.triggerOutcomes(round_id))

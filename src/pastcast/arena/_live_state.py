@@ -61,6 +61,9 @@ class RoundState(_State):
     benchmarks_set: bool = False
     reported: dict[str, tuple[int, ...]] = Field(default_factory=dict)
     excluded: dict[str, str] = Field(default_factory=dict)
+    early: dict[str, str] = Field(default_factory=dict)
+    """Markets an external conditional-tokens contract resolved before the reveal deadline: the
+    arena contract reads and counts them all the same (it knows no resolution time)."""
     triggered: bool = False
     scored: bool = False
     status: str = "open"

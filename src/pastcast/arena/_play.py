@@ -28,7 +28,7 @@ from pastcast.arena._records import (
 )
 from pastcast.arena._scoring import YES_INDEX, payouts_for
 
-__all__ = ["RoundPlayer", "Submitter", "agent_key"]
+__all__ = ["DirectSubmitter", "RoundPlayer", "Submitter", "agent_key"]
 
 
 def agent_key(name: str, secret: str = "pastcast-arena") -> str:
@@ -44,7 +44,9 @@ class Submitter(Protocol):
     def reveal(self, msg: SignedReveal) -> None: ...
 
 
-class _Direct:
+class DirectSubmitter:
+    """Messages sent to the arena itself."""
+
     def __init__(self, backend: ArenaBackend) -> None:
         self.backend = backend
 
@@ -73,7 +75,7 @@ class RoundPlayer:
         self.keys = dict(keys)
         self.roles = dict(roles or {})
         self.phase_s = phase_s
-        self.submitter = submitter or _Direct(backend)
+        self.submitter = submitter or DirectSubmitter(backend)
         self.yes_index = yes_index
         self.addresses = {
             name: backend.register(key, name, role=self.roles.get(name, "agent"))

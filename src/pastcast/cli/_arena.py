@@ -477,7 +477,7 @@ def live(
     from pastcast.app import AppError, arena_live
 
     try:
-        result = arena_live(plan)
+        result = arena_live(plan, note=lambda line: typer.echo(line, err=True))
     except AppError as exc:
         fail_app(exc)
     if json_:
