@@ -260,16 +260,21 @@ def measure_search(index_dir: Path, n_queries: int) -> dict[str, Any]:
 
 
 CLUSTERS = 600  # one per topic of the generator: real text embeddings cluster by topic
-_SPREAD = 0.6  # noise per dimension against unit-variance centres: cosine to the centre ~0.85
+SPREAD = 0.6  # noise per dimension against unit-variance centres: cosine to the centre ~0.85
 
 
 def _centres(dim: int) -> np.ndarray:  # type: ignore[type-arg]
     return np.random.default_rng(11).standard_normal((CLUSTERS, dim)).astype(np.float32)
 
 
-def _clustered(rng: np.random.Generator, n: int, centres: np.ndarray) -> np.ndarray:  # type: ignore[type-arg]
+def _clustered(
+    rng: np.random.Generator,
+    n: int,
+    centres: np.ndarray,  # type: ignore[type-arg]
+    spread: float,
+) -> np.ndarray:  # type: ignore[type-arg]
     rows = centres[rng.integers(0, len(centres), size=n)]
-    rows = rows + _SPREAD * rng.standard_normal(rows.shape, dtype=np.float32)
+    rows = rows + spread * rng.standard_normal(rows.shape, dtype=np.float32)
     return rows / np.linalg.norm(rows, axis=1, keepdims=True)
 
 
@@ -283,8 +288,9 @@ class StandInEmbedder:
     name = "stand-in-64"
     dim = 64
 
-    def __init__(self) -> None:
+    def __init__(self, spread: float = SPREAD) -> None:
         self._centres = _centres(self.dim)
+        self._spread = spread
 
     def encode(self, texts: Any) -> np.ndarray:  # type: ignore[type-arg]
         import hashlib
@@ -292,7 +298,8 @@ class StandInEmbedder:
         rows = []
         for text in texts:
             seed = int.from_bytes(hashlib.blake2b(text.encode(), digest_size=8).digest(), "big")
-            rows.append(_clustered(np.random.default_rng(seed), 1, self._centres)[0])
+            rng = np.random.default_rng(seed)
+            rows.append(_clustered(rng, 1, self._centres, self._spread)[0])
         return np.asarray(rows, dtype=np.float32).reshape(len(rows), self.dim)
 
 
@@ -306,26 +313,29 @@ def _timed(searcher: Any, qs: list[str], cutoff: datetime) -> tuple[list[float],
     return times, ids
 
 
-def measure_dense(index: Any, qs: list[str], cutoff: datetime) -> dict[str, Any]:
+def measure_dense(
+    index: Any, qs: list[str], cutoff: datetime, spread: float = SPREAD
+) -> dict[str, Any]:
     """Exact, approximate (per-month IVF at two nprobe settings, recall@10 against the exact
     scan) and hybrid p50/p95 over clustered stand-in vectors."""
     from pastcast.corpus import DenseIndex, HybridIndex
 
-    emb = StandInEmbedder()
+    emb = StandInEmbedder(spread)
     n = len(index)
     path = index.path / f"dense-{emb.name}.npy"
     vectors = np.lib.format.open_memmap(path, mode="w+", dtype=np.float32, shape=(n, emb.dim))
     rng = np.random.default_rng(3)
     centres = _centres(emb.dim)
     for lo in range(0, n, 1 << 18):
-        vectors[lo : min(n, lo + (1 << 18))] = _clustered(rng, min(n, lo + (1 << 18)) - lo, centres)
+        hi = min(n, lo + (1 << 18))
+        vectors[lo:hi] = _clustered(rng, hi - lo, centres, spread)
     vectors.flush()
     del vectors
     meta = {"content_sha256": index.manifest["content_sha256"], "model": emb.name}
     (index.path / f"dense-{emb.name}.json").write_text(json.dumps(meta))
     out: dict[str, Any] = {
         "dim": emb.dim,
-        "vectors": f"stand-ins: {CLUSTERS} fixed centres plus noise {_SPREAD} (no embedder)",
+        "vectors": f"stand-ins: {CLUSTERS} fixed centres plus noise {spread} (no embedder)",
     }
     t = time.perf_counter()
     exact = DenseIndex(index, emb)
@@ -358,7 +368,31 @@ def main() -> int:
     ap.add_argument("--out", type=Path, default=None)
     ap.add_argument("--dense", action="store_true")
     ap.add_argument("--keep", action="store_true", help="keep the data (default: deleted)")
+    ap.add_argument(
+        "--spread", type=float, default=SPREAD, help="stand-in vectors' noise (larger: harder)"
+    )
+    ap.add_argument(
+        "--dense-index",
+        type=Path,
+        default=None,
+        help="only the dense part, on this index (kept by --keep); its stand-in vectors rewritten",
+    )
     args = ap.parse_args()
+    if args.dense_index is not None:
+        from pastcast.corpus import EmbeddedIndex
+
+        late = _month_start(MONTHS) - timedelta(seconds=1)
+        index = EmbeddedIndex.open(args.dense_index)
+        for stale in args.dense_index.glob("*stand-in-64*"):  # vectors and month indexes
+            shutil.rmtree(stale) if stale.is_dir() else stale.unlink()
+        only = {"docs": len(index), "load_before": _load(), "spread": args.spread}
+        only["dense"] = measure_dense(index, queries(args.queries)[:100], late, args.spread)
+        only["load_after_dense"] = _load()
+        text = json.dumps(only, indent=2)
+        print(text)
+        if args.out is not None:
+            args.out.write_text(text + "\n")
+        return 0
     args.tmp.mkdir(parents=True, exist_ok=True)
     # source, spool and index together peak near 2.1 KB a document: leave the disk a margin
     needed, free = args.docs * 2600, shutil.disk_usage(args.tmp).free
@@ -407,7 +441,8 @@ def main() -> int:
 
             index = EmbeddedIndex.open(work / "index")
             late = _month_start(MONTHS) - timedelta(seconds=1)
-            result["dense"] = measure_dense(index, queries(args.queries)[:100], late)
+            qs = queries(args.queries)[:100]
+            result["dense"] = measure_dense(index, qs, late, args.spread)
             result["load_after_dense"] = _load()
             save()
         del text
