@@ -411,7 +411,7 @@ def test_a_grounded_outcome_quote_flags_and_a_hallucinated_one_does_not(world: W
     )
     assert honest.overall.flagged == honest.overall.judged > 0 and honest.errors == 0
     assert all("states the outcome" in f.reason for f in honest.flagged)
-    # the same quotes with a word changed, re-spaced and re-cased still count ...
+    # the same quotes re-spaced and re-cased still count ...
     respaced = _grounded(
         world,
         lambda it: _extraction(
@@ -419,6 +419,13 @@ def test_a_grounded_outcome_quote_flags_and_a_hallucinated_one_does_not(world: W
         ),
     )
     assert respaced.overall.flagged == respaced.overall.judged
+    # the whole text with its double quote marks turned into single ones (as a 1.5B judge
+    # copied 'Will the ... by July 4, 2024? ' resolved YES)
+    requoted = _grounded(
+        world,
+        lambda it: _extraction(it.event.labels[0], it.document.text.replace('"', "' ")),
+    )
+    assert requoted.overall.flagged == requoted.overall.judged
     # ... an invented one does not, nor a quote of the question rather than the document
     invented = _grounded(
         world, lambda it: _extraction(it.event.labels[0], "It resolved YES in the end.")

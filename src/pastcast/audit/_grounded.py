@@ -61,10 +61,10 @@ def extraction_schema(labels: Sequence[str]) -> dict[str, Any]:
 
 
 def _normal(text: str) -> str:
-    """Case, punctuation, dashes and spacing folded: "It's official - resolved YES" and
-    "it’s official – resolved yes" are the same words."""
-    folded = unicodedata.normalize("NFKC", text).casefold().replace("’", "'")
-    return " ".join(re.sub(r"[^\w']+", " ", folded).split())
+    """Case, punctuation, quote marks, dashes and spacing folded: "It's official - resolved
+    YES" and "its official – resolved 'yes'" are the same words."""
+    folded = re.sub(r"['’‘`]", "", unicodedata.normalize("NFKC", text).casefold())
+    return " ".join(re.sub(r"\W+", " ", folded).split())
 
 
 def in_document(quote: str, document: str, min_words: int = MIN_QUOTE_WORDS) -> bool:
