@@ -4,6 +4,7 @@ planted documents, corrected for its errors."""
 from __future__ import annotations
 
 import hashlib
+import html
 import json
 import random
 from collections.abc import Callable
@@ -426,6 +427,11 @@ def test_a_grounded_outcome_quote_flags_and_a_hallucinated_one_does_not(world: W
         lambda it: _extraction(it.event.labels[0], it.document.text.replace('"', "' ")),
     )
     assert requoted.overall.flagged == requoted.overall.judged
+    escaped = _grounded(  # and as HTML entities (as the same judge wrote &#39;s and &#34;)
+        world,
+        lambda it: _extraction(it.event.labels[0], html.escape(it.document.text)),
+    )
+    assert escaped.overall.flagged == escaped.overall.judged
     # ... an invented one does not, nor a quote of the question rather than the document
     invented = _grounded(
         world, lambda it: _extraction(it.event.labels[0], "It resolved YES in the end.")

@@ -20,6 +20,7 @@ cutoff, which the decision applies, nor the outcome, which nothing here reads.
 
 from __future__ import annotations
 
+import html
 import re
 import unicodedata
 from collections.abc import Sequence
@@ -61,9 +62,10 @@ def extraction_schema(labels: Sequence[str]) -> dict[str, Any]:
 
 
 def _normal(text: str) -> str:
-    """Case, punctuation, quote marks, dashes and spacing folded: "It's official - resolved
-    YES" and "its official – resolved 'yes'" are the same words."""
-    folded = re.sub(r"['’‘`]", "", unicodedata.normalize("NFKC", text).casefold())
+    """Case, punctuation, quote marks, dashes, HTML entities and spacing folded: "It's official
+    - resolved YES" and "it&#39;s official – resolved 'yes'" are the same words."""
+    plain = unicodedata.normalize("NFKC", html.unescape(text)).casefold()
+    folded = re.sub(r"['’‘`]", "", plain)
     return " ".join(re.sub(r"\W+", " ", folded).split())
 
 
