@@ -4,8 +4,10 @@ planted documents, corrected for its errors."""
 from __future__ import annotations
 
 import hashlib
+import html
 import json
 import random
+from collections.abc import Callable
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -351,3 +353,228 @@ def test_the_judge_prompt_suggests_no_verdict() -> None:
     for verdict in ("true", "false"):
         assert f'"reveals_later": {verdict}' not in text
         assert f'"reveals_later":{verdict}' not in text
+
+
+# --- the grounded judge (audit_retrieval.v3): extraction by the model, the decision in code ---
+
+GROUNDED = "audit_retrieval.v3"
+
+
+def _extraction(
+    outcome: str = "not stated",
+    quote: str | None = None,
+    date: str | None = None,
+    date_quote: str | None = None,
+) -> str:
+    return json.dumps(
+        {
+            "reported_outcome": outcome,
+            "outcome_quote": quote,
+            "latest_date": date,
+            "date_quote": date_quote,
+        }
+    )
+
+
+def _grounded(world: World, reply: Callable[[CalibrationItem], str]) -> RetrievalAudit:
+    """Each calibration item served once, the scripted extraction ``reply(item)``."""
+    items = list(
+        calibration_items(world.dataset, world.documents, world.hindsight_ids, world.evidence)
+    )
+    by_text = {it.document.text[:300]: it for it in items}
+
+    def respond(request: ChatRequest) -> str:
+        user = request.messages[-1].content
+        item = next(it for t, it in by_text.items() if t in user)
+        return reply(item)
+
+    return audit_served(
+        _served_from(items),
+        {d.id: d for d in world.documents},
+        world.dataset,
+        Judge(ScriptedModel(responder=respond, name="scripted-extractor")),
+        items,
+        run_log="r",
+        calibration_name="w",
+        sample=len(items),
+        prompt=GROUNDED,
+    )
+
+
+def _sentence(doc_text: str) -> str:
+    return doc_text.split(". ")[0]
+
+
+def test_a_grounded_outcome_quote_flags_and_a_hallucinated_one_does_not(world: World) -> None:
+    # every document "states" an outcome; only the quotes copied from the document count
+    honest = _grounded(
+        world, lambda it: _extraction(it.event.labels[0], _sentence(it.document.text))
+    )
+    assert honest.overall.flagged == honest.overall.judged > 0 and honest.errors == 0
+    assert all("states the outcome" in f.reason for f in honest.flagged)
+    # the same quotes re-spaced and re-cased still count ...
+    respaced = _grounded(
+        world,
+        lambda it: _extraction(
+            it.event.labels[0], "  " + _sentence(it.document.text).upper() + " "
+        ),
+    )
+    assert respaced.overall.flagged == respaced.overall.judged
+    # the whole text with its double quote marks turned into single ones (as a 1.5B judge
+    # copied 'Will the ... by July 4, 2024? ' resolved YES)
+    requoted = _grounded(
+        world,
+        lambda it: _extraction(it.event.labels[0], it.document.text.replace('"', "' ")),
+    )
+    assert requoted.overall.flagged == requoted.overall.judged
+    escaped = _grounded(  # and as HTML entities (as the same judge wrote &#39;s and &#34;)
+        world,
+        lambda it: _extraction(it.event.labels[0], html.escape(it.document.text)),
+    )
+    assert escaped.overall.flagged == escaped.overall.judged
+    # ... an invented one does not, nor a quote of the question rather than the document
+    invented = _grounded(
+        world, lambda it: _extraction(it.event.labels[0], "It resolved YES in the end.")
+    )
+    assert invented.overall.flagged == 0 and invented.errors == 0
+    assert invented.judge_accuracy.sensitivity == 0.0
+    asked = _grounded(
+        world, lambda it: _extraction(it.event.labels[-1], f"Will {it.event.title} happen?")
+    )
+    assert asked.overall.flagged == 0
+    # a quote with no outcome claimed says nothing
+    unclaimed = _grounded(world, lambda it: _extraction("not stated", _sentence(it.document.text)))
+    assert unclaimed.overall.flagged == 0
+
+
+def test_a_grounded_date_at_or_after_the_cutoff_flags(world: World) -> None:
+    """ "Looking back on August 10, 2024": the date is in the document, after the cutoff."""
+    items = calibration_items(world.dataset, world.documents, world.hindsight_ids, world.evidence)
+    looking_back = {it.document.id for it in items if it.document.title.startswith("Looking")}
+    assert looking_back
+
+    def read_title(it: CalibrationItem) -> str:
+        if it.document.id not in looking_back:
+            return _extraction()
+        day = datetime.strptime(it.document.title.removeprefix("Looking back on "), "%B %d, %Y")
+        return _extraction(date=day.date().isoformat(), date_quote=it.document.title)
+
+    audit = _grounded(world, read_title)
+    assert {f.doc_id for f in audit.flagged} == looking_back
+    assert audit.judge_accuracy.specificity == 1.0
+    # the same phrase quoted, the date given at month precision: its first day is what counts
+    month = _grounded(
+        world,
+        lambda it: (
+            _extraction(date=f"{it.cutoff:%Y-%m}", date_quote=it.document.title)
+            if it.document.id in looking_back
+            else _extraction()
+        ),
+    )
+    assert month.overall.flagged == 0  # the cutoff's own month: not known to be later
+
+
+def test_dates_count_when_the_document_writes_them(world: World) -> None:
+    """Decided in code from the extraction: a date flags when its phrase is in the document,
+    names its year and the date (its first day, at month or year precision) is not before the
+    cutoff."""
+    items = list(
+        calibration_items(world.dataset, world.documents, world.hindsight_ids, world.evidence)
+    )
+    planted_years = [it for it in items if it.leaks and "Year in review" in it.document.title]
+    assert planted_years
+    title_year = {
+        it.document.id: it.document.title.split("(")[1].split("–")[1][:4] for it in planted_years
+    }
+
+    def year_in_review(it: CalibrationItem) -> str:
+        if it.document.id in title_year:  # "Year in review (2024–2025)": a period ending later
+            return _extraction(date=title_year[it.document.id], date_quote=it.document.title)
+        return _extraction()
+
+    audit = _grounded(world, year_in_review)
+    assert audit.overall.flagged == len(planted_years)
+    assert all("mentions" in f.reason for f in audit.flagged)
+
+    def same_year(it: CalibrationItem) -> str:  # the cutoff's own year: not known to be later
+        y = it.cutoff.year
+        return _extraction(date=str(y), date_quote=f"{it.document.title}")
+
+    assert _grounded(world, same_year).overall.flagged == 0
+
+    def copied_from_question(it: CalibrationItem) -> str:  # a later date the document lacks
+        return _extraction(
+            date=f"{it.cutoff.year + 1}-01-05", date_quote=f"by January 5, {it.cutoff.year + 1}"
+        )
+
+    assert _grounded(world, copied_from_question).overall.flagged == 0
+
+    def before(it: CalibrationItem) -> str:
+        day = it.document.timestamp.date()
+        return _extraction(date=day.isoformat(), date_quote=it.document.title)
+
+    assert _grounded(world, before).overall.flagged == 0
+
+
+def test_the_grounded_judge_never_sees_the_outcome(world: World) -> None:
+    """The v3 requests of two datasets that differ only in outcomes are byte for byte equal."""
+    calib = calibration_items(world.dataset, world.documents, world.hindsight_ids, world.evidence)
+    served = _served_from(list(calib))
+    docs = {d.id: d for d in world.documents}
+    sent = []
+    for ds in (world.dataset, _flipped(world.dataset)):
+        model = ScriptedModel([_extraction()], cycle=True)
+        audit_served(
+            served,
+            docs,
+            ds,
+            Judge(model),
+            calib,
+            run_log="r",
+            calibration_name="w",
+            prompt=GROUNDED,
+        )
+        sent.append([r.model_dump_json() for r in model.requests])
+    assert sent[0] == sent[1] and len(sent[0]) == 2 * len(calib)
+    assert all(GROUNDED not in s for s in sent[0])  # the prompt's text, not its name, is sent
+
+
+def test_the_audit_records_its_judge_design(world: World) -> None:
+    calib = list(
+        calibration_items(world.dataset, world.documents, world.hindsight_ids, world.evidence)
+    )[:4]
+    docs = {d.id: d for d in world.documents}
+    v3 = audit_served(
+        _served_from(calib),
+        docs,
+        world.dataset,
+        Judge(ScriptedModel([_extraction()], cycle=True)),
+        calib,
+        run_log="r",
+        calibration_name="w",
+        prompt=GROUNDED,
+    )
+    v2 = audit_served(
+        _served_from(calib),
+        docs,
+        world.dataset,
+        Judge(ScriptedModel([json.dumps({"reveals_later": False, "reason": "x"})], cycle=True)),
+        calib,
+        run_log="r",
+        calibration_name="w",
+        prompt="audit_retrieval.v2",
+    )
+    assert (v3.prompt, v2.prompt) == (GROUNDED, "audit_retrieval.v2")
+    assert v3.decision == "grounded" and v2.decision == "verdict"
+    assert v3.errors == v2.errors == 0
+    with pytest.raises(ValueError, match=r"audit_retrieval\.v1"):
+        audit_served(
+            _served_from(calib),
+            docs,
+            world.dataset,
+            Judge(ScriptedModel([_extraction()])),
+            calib,
+            run_log="r",
+            calibration_name="w",
+            prompt="zero_shot.v1",
+        )

@@ -104,3 +104,28 @@ def test_the_leakage_card_reads_the_audit_beside_the_log(run_log: Path, tmp_path
     assert card.served_leakage is None and "no better than chance" in card.served_leakage_note
     rows = dict(card.rows())
     assert "no better than chance" in rows["served-document leakage"]
+
+
+def test_the_prompt_is_chosen_and_recorded(run_log: Path, tmp_path: Path) -> None:
+    copy = tmp_path / "run.jsonl"  # a copy: the module's log keeps its own audit
+    copy.write_bytes(run_log.read_bytes())
+    header = run_log.with_name("run.header.json")
+    (tmp_path / "run.header.json").write_bytes(header.read_bytes())
+    nothing = {"reported_outcome": "not stated", "outcome_quote": None}
+    answers = tmp_path / "judge.json"
+    answers.write_text(
+        json.dumps([json.dumps({**nothing, "latest_date": None, "date_quote": None})])
+    )
+    args = ["audit", "retrievals", str(copy), "--judge", f"scripted:{answers}", "--draws", "200"]
+    args += ["--sample", "4", "--positives", "2", "--negatives", "2"]
+    res = runner.invoke(app, [*args, "--prompt", "audit_retrieval.v3", "--json"])
+    assert res.exit_code == 0, res.output
+    data = json.loads(res.stdout)
+    assert (data["prompt"], data["decision"], data["errors"]) == (
+        "audit_retrieval.v3",
+        "grounded",
+        0,
+    )
+    assert data["judge_accuracy"]["specificity"] == 1.0
+    bad = runner.invoke(app, [*args, "--prompt", "zero_shot.v1"])
+    assert bad.exit_code == 2 and "--prompt" in bad.output and "audit_retrieval.v3" in bad.output

@@ -256,16 +256,24 @@ def audit_run_retrievals(
     cache: str | Path | None = None,
     draws: int = 4000,
     level: float = 0.95,
-    max_tokens: int = 96,
+    max_tokens: int = 160,
+    prompt: str | None = None,
     progress: bool = False,
 ) -> RetrievalAuditRead:
     """The served-document leakage of ``run_log``: a stratified sample of ``sample`` documents
     it served judged by ``judge`` (a model spec), the judge measured on ``positives`` planted
     and ``negatives`` clean documents of the world ``calibration``, the rate corrected for its
-    errors. ``dataset`` and ``corpus`` as for ``audit_run_log``. Judgements are cached in
-    ``cache`` (default: ``RUN.retrieval-judge-cache`` beside the log), so a rerun makes no new
-    calls; the result is written beside the log (``RUN.retrieval-audit.json``)."""
-    from pastcast.audit import audit_retrievals, calibration_items, write_retrieval_audit
+    errors. ``prompt``: the judge's prompt, one of ``pastcast.audit.RETRIEVAL_PROMPTS`` (default
+    ``RETRIEVAL_PROMPT``). ``dataset`` and ``corpus`` as for ``audit_run_log``. Judgements are
+    cached in ``cache`` (default: ``RUN.retrieval-judge-cache`` beside the log), so a rerun
+    makes no new calls; the result is written beside the log (``RUN.retrieval-audit.json``)."""
+    from pastcast.audit import (
+        RETRIEVAL_PROMPT,
+        RETRIEVAL_PROMPTS,
+        audit_retrievals,
+        calibration_items,
+        write_retrieval_audit,
+    )
     from pastcast.curate import Judge
     from pastcast.models import CachedModel, ModelError, check_model_spec, resolve_model
     from pastcast.world import is_world_spec, world_from_spec
@@ -274,6 +282,9 @@ def audit_run_retrievals(
         check_model_spec(judge)
     except ValueError as exc:
         raise AppError("judge", str(exc)) from None
+    prompt = RETRIEVAL_PROMPT if prompt is None else prompt
+    if prompt not in RETRIEVAL_PROMPTS:
+        raise AppError("prompt", f"{prompt!r}: known: {', '.join(RETRIEVAL_PROMPTS)}")
     if not is_world_spec(calibration):
         raise AppError("calibration", f"{calibration!r}: not an embedded world spec")
     try:
@@ -337,6 +348,7 @@ def audit_run_retrievals(
                 seed=seed,
                 draws=draws,
                 level=level,
+                prompt=prompt,
                 progress=progress,
             )
         except (OSError, ValueError) as exc:  # a corpus that fails while it is read

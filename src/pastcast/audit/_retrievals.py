@@ -47,6 +47,7 @@ from rich.progress import (
 from pastcast import safejson
 from pastcast.agents import load_prompt
 from pastcast.atomic import write_atomic
+from pastcast.audit._grounded import NOT_STATED, extraction_schema, grounded_decision
 from pastcast.curate import Judge, Judgement, question_text
 from pastcast.cutoff import is_visible
 from pastcast.dataset import Dataset
@@ -59,6 +60,7 @@ __all__ = [
     "BUCKETS",
     "RETRIEVAL_AUDIT_VERSION",
     "RETRIEVAL_PROMPT",
+    "RETRIEVAL_PROMPTS",
     "Bucket",
     "CalibrationItem",
     "FlaggedDocument",
@@ -83,6 +85,15 @@ __all__ = [
 RETRIEVAL_AUDIT_VERSION = "1"
 """How the sample is drawn and the rates estimated; recorded in every result."""
 RETRIEVAL_PROMPT = "audit_retrieval.v2"
+Decision = Literal["verdict", "grounded"]
+RETRIEVAL_PROMPTS: dict[str, Decision] = {
+    "audit_retrieval.v1": "verdict",
+    "audit_retrieval.v2": "verdict",
+    "audit_retrieval.v3": "grounded",
+}
+"""The judge prompts and how each reply is decided: ``verdict``, the model's own
+``reveals_later``; ``grounded``, the model extracts the outcome the document reports and its
+latest date, each with a quote, and the code decides (``pastcast.audit._grounded``)."""
 TEXT_CHARS = 1500
 """Characters of a document's text the judge is shown (a served snippet is shorter)."""
 EXCERPT_CHARS = 240
@@ -224,20 +235,29 @@ def _when(instant: datetime) -> str:
 
 
 def _judge_one(
-    judge: Judge, event: Event, cutoff: datetime, doc: Document
+    judge: Judge, event: Event, cutoff: datetime, doc: Document, prompt: str = RETRIEVAL_PROMPT
 ) -> tuple[tuple[bool, str] | None, Judgement]:
     """The judge's verdict on ``doc`` served at ``cutoff`` for ``event``: built from the event
     (the question as shown at the step), the cutoff and the document only."""
+    shown = doc.text[:TEXT_CHARS]
     fields = {
         "question": question_text(event, cutoff),
         "cutoff_date": _when(cutoff),
         "document_date": f"{doc.timestamp:%Y-%m-%d %H:%M} UTC",
         "document_source": doc.source or "unknown",
         "document_title": doc.title,
-        "document_text": doc.text[:TEXT_CHARS],
+        "document_text": shown,
+        "outcomes": ", ".join(f'"{label}"' for label in (*event.labels, NOT_STATED)),
     }
+    if RETRIEVAL_PROMPTS[prompt] == "grounded":
+        labels = event.labels
+
+        def decide(data: dict[str, Any]) -> tuple[bool, str]:
+            return grounded_decision(data, f"{doc.title}\n{shown}", cutoff, labels)
+
+        return judge.ask("retrieval", event.id, prompt, fields, extraction_schema(labels), decide)
     value, judgement = judge.ask(
-        "retrieval", event.id, RETRIEVAL_PROMPT, fields, retrieval_schema(), _verdict
+        "retrieval", event.id, prompt, fields, retrieval_schema(), _verdict
     )
     if value is None:  # a reply cut short after its verdict still gives the verdict
         m = _CUT_SHORT.match(judgement.output)
@@ -387,6 +407,8 @@ class RetrievalAudit(Record):
     judge: str
     prompt: str
     prompt_sha256: str
+    decision: Decision = "verdict"
+    """How the judge's replies were decided (``RETRIEVAL_PROMPTS``)."""
     seed: int
     sample: int
     """Documents asked for."""
@@ -509,6 +531,7 @@ def audit_retrievals(
     seed: int = 0,
     draws: int = 4000,
     level: float = 0.95,
+    prompt: str = RETRIEVAL_PROMPT,
     progress: bool = False,
 ) -> RetrievalAudit:
     """Judge a stratified sample of ``sample`` documents ``log`` served (``documents``: the
@@ -529,6 +552,7 @@ def audit_retrievals(
         seed=seed,
         draws=draws,
         level=level,
+        prompt=prompt,
         progress=progress,
     )
 
@@ -547,16 +571,23 @@ def audit_served(
     seed: int = 0,
     draws: int = 4000,
     level: float = 0.95,
+    prompt: str = RETRIEVAL_PROMPT,
     progress: bool = False,
 ) -> RetrievalAudit:
-    """``audit_retrievals`` of documents already collected (``served_documents``)."""
+    """``audit_retrievals`` of documents already collected (``served_documents``); ``prompt``
+    one of ``RETRIEVAL_PROMPTS``."""
+    if prompt not in RETRIEVAL_PROMPTS:
+        raise ValueError(
+            f"prompt {prompt!r}: not a retrieval judge prompt; known: "
+            f"{', '.join(RETRIEVAL_PROMPTS)}"
+        )
     picked = stratified_sample(served, sample, seed)
     events = {e.id: e for e in dataset.events}
     verdicts: dict[ServedDocument, tuple[bool, str] | None] = {}
     known: list[tuple[CalibrationItem, bool | None]] = []
     with progress_bar(progress, len(picked) + len(calibration), "judging documents") as advance:
         for item in calibration:
-            value, _ = _judge_one(judge, item.event, item.cutoff, item.document)
+            value, _ = _judge_one(judge, item.event, item.cutoff, item.document, prompt)
             known.append((item, None if value is None else value[0]))
             advance()
         for s in picked:
@@ -564,7 +595,7 @@ def audit_served(
                 verdicts[s] = None
             else:
                 event = dataset.event_at(s.event_id, s.cutoff)  # the text the step showed
-                verdicts[s], _ = _judge_one(judge, event, s.cutoff, docs[s.doc_id])
+                verdicts[s], _ = _judge_one(judge, event, s.cutoff, docs[s.doc_id], prompt)
             advance()
     acc = _accuracy(calibration_name, known, level)
     sizes: dict[tuple[str, Bucket], int] = defaultdict(int)
@@ -602,13 +633,14 @@ def audit_served(
         for s, v in verdicts.items()
         if v is not None and v[0]
     ]
-    prompt = load_prompt(RETRIEVAL_PROMPT)
+    used = load_prompt(prompt)
     mine_calls = [j for j in judge.judgements if j.kind == "retrieval"]
     return RetrievalAudit(
         run_log=run_log,
         judge=judge.name,
-        prompt=prompt.id,
-        prompt_sha256=prompt.sha256,
+        prompt=used.id,
+        prompt_sha256=used.sha256,
+        decision=RETRIEVAL_PROMPTS[prompt],
         seed=seed,
         sample=sample,
         level=level,

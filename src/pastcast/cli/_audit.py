@@ -226,6 +226,12 @@ def run(
         raise typer.Exit(EXIT_FAILED)
 
 
+_DECIDED = {
+    "verdict": "the judge's verdict",
+    "grounded": "the code from the judge's quotes",
+}
+
+
 def _pct(value: float | None) -> str:
     return "-" if value is None else f"{value:.1%}"
 
@@ -278,9 +284,19 @@ def retrievals(
             "--max-tokens",
             min=8,
             max=8192,
-            help="Reply cap of each judgement (a reply cut short after its verdict still counts).",
+            help="Reply cap of each judgement (a v1/v2 reply cut short after its verdict still "
+            "counts).",
         ),
-    ] = 96,
+    ] = 160,
+    prompt: Annotated[
+        str | None,
+        typer.Option(
+            "--prompt",
+            help="The judge's prompt: audit_retrieval.v3 (the model quotes the outcome and the "
+            "latest date the document states, the code decides) or audit_retrieval.v2 (the "
+            "model's own verdict). Default: pastcast.audit.RETRIEVAL_PROMPT.",
+        ),
+    ] = None,
     as_json: JsonFlag = False,
 ) -> None:
     """Measure how often the documents a run served reveal the future: a judge model reads a
@@ -301,6 +317,7 @@ def retrievals(
             cache=cache,
             draws=draws,
             max_tokens=max_tokens,
+            prompt=prompt,
             progress=not as_json,
         )
     except AppError as exc:
@@ -313,6 +330,7 @@ def retrievals(
                 "corpus": "--corpus",
                 "calibration": "--calibration",
                 "cache": "--cache",
+                "prompt": "--prompt",
             },
         )
     print_notes(done.read)
@@ -323,7 +341,8 @@ def retrievals(
     acc = audit.judge_accuracy
     typer.echo(
         f"{run_log}: {audit.served} documents served, {audit.judged} judged by {audit.judge} "
-        f"({audit.errors} without a verdict, {audit.cached} of {audit.calls} calls cached)"
+        f"({audit.errors} without a verdict, {audit.cached} of {audit.calls} calls cached); "
+        f"prompt {audit.prompt}, decided by {_DECIDED[audit.decision]}"
     )
     se_lo, se_hi = acc.sensitivity_exact
     sp_lo, sp_hi = acc.specificity_exact
