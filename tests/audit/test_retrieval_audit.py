@@ -35,6 +35,8 @@ from pastcast.scoring import clopper_pearson, corrected_rate, rogan_gladen, wils
 from pastcast.world import World, WorldConfig, build_world
 
 CUT = datetime(2024, 6, 1, tzinfo=UTC)
+VERDICT = "audit_retrieval.v2"
+"""The judge that gives its own verdict (the scripted replies below are its)."""
 
 
 # --- intervals and the correction, against hand-computed values ---------------------------
@@ -243,6 +245,7 @@ def test_the_corrected_rate_recovers_the_planted_rate(world: World) -> None:
         run_log="run.jsonl",
         calibration_name="world:0,hindsight_fraction=0.6",
         sample=len(served),
+        prompt=VERDICT,
     )
     o = audit.overall
     assert o.judged == len(served) and audit.errors == 0
@@ -267,6 +270,7 @@ def test_a_chance_judge_is_reported_uninformative(world: World) -> None:
         items,
         run_log="run.jsonl",
         calibration_name="world",
+        prompt=VERDICT,
     )
     assert audit.judge_accuracy.specificity == 0.0 and not audit.judge_accuracy.informative
     assert audit.overall.corrected is None
@@ -291,7 +295,9 @@ def test_the_judge_never_sees_the_outcome(world: World) -> None:
     sent = []
     for ds in (world.dataset, _flipped(world.dataset)):
         model = ScriptedModel([json.dumps({"reveals_later": False, "reason": "x"})], cycle=True)
-        audit_served(served, docs, ds, Judge(model), calib, run_log="r", calibration_name="w")
+        audit_served(
+            served, docs, ds, Judge(model), calib, run_log="r", calibration_name="w", prompt=VERDICT
+        )
         sent.append([r.model_dump_json() for r in model.requests])
     assert sent[0] == sent[1] and len(sent[0]) == 2 * len(calib)
     flipped = _flipped(world.dataset)
@@ -313,6 +319,7 @@ def test_the_result_is_kept_beside_the_run_log(tmp_path: Path, world: World) -> 
         calib,
         run_log=str(log),
         calibration_name="w",
+        prompt=VERDICT,
     )
     assert read_retrieval_audit(log) is None
     written = write_retrieval_audit(audit, log)
@@ -335,6 +342,7 @@ def test_a_reply_cut_short_after_its_verdict_still_counts(world: World) -> None:
         calib,
         run_log="r",
         calibration_name="w",
+        prompt=VERDICT,
     )
     assert audit.errors == 0 and audit.overall.flagged == 3
     assert all("cut short" in f.reason for f in audit.flagged)
@@ -345,9 +353,8 @@ def test_the_judge_prompt_suggests_no_verdict() -> None:
     ``{"reveals_later": false, ...}`` in the prompt a 1.5B judge answered ``false`` to planted
     rewrites that state the outcome."""
     from pastcast.agents import load_prompt
-    from pastcast.audit import RETRIEVAL_PROMPT
 
-    prompt = load_prompt(RETRIEVAL_PROMPT)
+    prompt = load_prompt(VERDICT)
     text = prompt.text
     assert "reveals_later" in text
     for verdict in ("true", "false"):

@@ -50,6 +50,7 @@ def test_the_command_writes_the_audit_and_a_rerun_costs_nothing(
     answers = tmp_path / "judge.json"
     answers.write_text(json.dumps([json.dumps({"reveals_later": False, "reason": "clean"})]))
     args = ["audit", "retrievals", str(run_log), "--judge", f"scripted:{answers}"]
+    args += ["--prompt", "audit_retrieval.v2"]
     args += ["--sample", "12", "--positives", "5", "--negatives", "5", "--draws", "500"]
     first = runner.invoke(app, [*args, "--json"])
     assert first.exit_code == 0, first.output
@@ -96,6 +97,7 @@ def test_the_leakage_card_reads_the_audit_beside_the_log(run_log: Path, tmp_path
         answers = tmp_path / "judge.json"
         answers.write_text(json.dumps([json.dumps({"reveals_later": False, "reason": "x"})]))
         args = ["audit", "retrievals", str(copy), "--judge", f"scripted:{answers}"]
+        args += ["--prompt", "audit_retrieval.v2"]
         assert runner.invoke(app, [*args, "--sample", "6", "--draws", "200"]).exit_code == 0
     else:
         retrieval_audit_path(copy).write_bytes(retrieval_audit_path(run_log).read_bytes())

@@ -84,7 +84,7 @@ __all__ = [
 
 RETRIEVAL_AUDIT_VERSION = "1"
 """How the sample is drawn and the rates estimated; recorded in every result."""
-RETRIEVAL_PROMPT = "audit_retrieval.v2"
+RETRIEVAL_PROMPT = "audit_retrieval.v3"
 Decision = Literal["verdict", "grounded"]
 RETRIEVAL_PROMPTS: dict[str, Decision] = {
     "audit_retrieval.v1": "verdict",
