@@ -78,6 +78,17 @@ def test_the_interval_widens_with_a_worse_judge() -> None:
     assert poor.uninformative_draws > good.uninformative_draws
 
 
+def test_nothing_flagged_in_a_small_sample_is_not_a_certain_zero() -> None:
+    # 0 of 24 judged: the rate may still be several percent (Clopper-Pearson's upper bound is
+    # 14%); an interval of [0, 0] would read as proof of no leakage
+    r = corrected_rate([(0.5, 0, 12), (0.5, 0, 12)], 8, 8, 6, 8)
+    assert r.apparent == 0.0 and r.apparent_low < 0.01
+    assert 0.02 < r.apparent_high < clopper_pearson(0, 24, 0.95)[1] + 0.05
+    # fewer flagged than the judge's false positives predict: Rogan-Gladen alone gives [0, 0]
+    assert r.estimate == 0.0 and r.low == 0.0
+    assert r.high >= r.apparent_high
+
+
 def test_the_apparent_rate_is_weighted_by_the_strata_shares() -> None:
     # 90 % of what was served is in a stratum with 0 of 10 flagged, 10 % with 10 of 10
     r = corrected_rate([(0.9, 0, 10), (0.1, 10, 10)], 20, 20, 20, 20)

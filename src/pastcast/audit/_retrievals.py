@@ -432,9 +432,9 @@ class RetrievalAudit(Record):
     method: str = (
         "stratified sample by source x closeness to the cutoff; apparent rate weighted by the "
         "strata's served shares; Rogan-Gladen correction with Se and Sp measured on planted "
-        "hindsight rewrites and evidence articles; interval by a parametric bootstrap "
-        "resampling each stratum's binomial and drawing Se and Sp from Jeffreys Beta "
-        "distributions, draws with Se+Sp<=1 counted as 0 for the lower and 1 for the upper bound"
+        "hindsight rewrites and evidence articles; interval by drawing each stratum's rate "
+        "and Se and Sp from Jeffreys Beta distributions, draws with Se+Sp<=1 counted as 0 for "
+        "the lower and 1 for the upper bound, the upper bound at least that of apparent/Se"
     )
 
 

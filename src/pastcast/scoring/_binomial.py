@@ -99,14 +99,19 @@ def corrected_rate(
     judge's sensitivity is ``true_positives / positives`` and its specificity
     ``true_negatives / negatives``.
 
-    The interval propagates the uncertainty of all of them by a parametric bootstrap over the
-    binomials: each draw resamples every stratum's count at its observed rate, takes Se and Sp
-    from the Jeffreys Beta(k + 1/2, n - k + 1/2) distribution of theirs (a judge that is right
-    on all of 20 known documents is not thereby perfect: resampling at the observed rate would
-    leave no doubt about it), and applies Rogan-Gladen. A draw in which the
+    The interval propagates the uncertainty of all of them: each draw takes every stratum's
+    rate and Se and Sp from the Jeffreys Beta(k + 1/2, n - k + 1/2) distribution of theirs,
+    and applies Rogan-Gladen. Resampling counts at their observed rates instead would leave no
+    doubt where none is warranted: a stratum with 0 of 12 flagged would always draw 0 (an
+    interval of [0, 0] from a few documents), and a judge right on all of 20 known documents
+    would always be perfect. A draw in which the
     judge is no better than chance (Se + Sp <= 1) says nothing about the rate: it counts as 0
     for the lower bound and as 1 for the upper bound, so an unreliable judge widens the
-    interval towards [0, 1] instead of being dropped."""
+    interval towards [0, 1] instead of being dropped. The upper bound is never below that of
+    ``apparent / Se``, which holds whatever the specificity (the apparent rate is at least
+    Se x the true rate): where fewer documents are flagged than the judge's measured false
+    positives predict, Rogan-Gladen clips nearly every draw to 0, and a specificity measured on
+    other documents would otherwise make [0, 0] of a handful of unflagged ones."""
     judged = [(w, k, n) for w, k, n in strata if n > 0]
     total = sum(w for w, _, _ in judged)
     if not judged or total <= 0 or positives <= 0 or negatives <= 0:
@@ -122,7 +127,7 @@ def corrected_rate(
     sp_d = rng.beta(true_negatives + 0.5, negatives - true_negatives + 0.5, draws)
     app_d = np.zeros(draws)
     for w, k, n in judged:
-        app_d += (w / total) * rng.binomial(n, k / n, draws) / n
+        app_d += (w / total) * rng.beta(k + 0.5, n - k + 0.5, draws)
     informative = se_d + sp_d - 1.0
     ok = informative > 1e-12
     with np.errstate(divide="ignore", invalid="ignore"):
@@ -130,6 +135,8 @@ def corrected_rate(
     tail = (1.0 - level) / 2.0 * 100.0
     low = float(np.percentile(np.where(ok, corrected, 0.0), tail))
     high = float(np.percentile(np.where(ok, corrected, 1.0), 100.0 - tail))
+    without_sp = np.clip(app_d / np.maximum(se_d, 1e-12), 0.0, 1.0)
+    high = max(high, float(np.percentile(without_sp, 100.0 - tail)))
     a_low, a_high = np.percentile(app_d, [tail, 100.0 - tail])
     return CorrectedRate(
         estimate, low, high, float(1.0 - ok.mean()), apparent, float(a_low), float(a_high)
