@@ -40,6 +40,21 @@ def _check(
     assert _manifest(made.manifest) == _manifest(full) and full.rows > 0
 
 
+def _check_logs(
+    kind: str,
+    world_log: RunLog,
+    split_log: RunLog,
+    synthetic: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    options: dict[str, Any],
+) -> None:
+    """The export of each log (a world run, a split run, a synthetic run) checked by ``_check``."""
+    _check(kind, world_log.path, tmp_path / "world", ("unsplit",), monkeypatch, **options)
+    _check(kind, split_log.path, tmp_path / "split", ("train",), monkeypatch, **options)
+    _check(kind, synthetic, tmp_path / "synthetic", ("unsplit",), monkeypatch, **options)
+
+
 @pytest.mark.parametrize(
     "options",
     [{"shape": "messages", "keep": "best"}, {"shape": "openai", "keep": "all"},
@@ -53,9 +68,7 @@ def test_the_sft_export_streams_and_equals_the_export_of_records(
     monkeypatch: pytest.MonkeyPatch,
     options: dict[str, Any],
 ) -> None:
-    _check("sft", world_log.path, tmp_path / "world", ("unsplit",), monkeypatch, **options)
-    _check("sft", split_log.path, tmp_path / "split", ("train",), monkeypatch, **options)
-    _check("sft", synthetic, tmp_path / "synthetic", ("unsplit",), monkeypatch, **options)
+    _check_logs("sft", world_log, split_log, synthetic, tmp_path, monkeypatch, options)
 
 
 @pytest.mark.parametrize("options", [{}, {"metric": "log_score", "fallback": "worst"}])
@@ -67,6 +80,4 @@ def test_the_reward_export_streams_and_equals_the_export_of_records(
     monkeypatch: pytest.MonkeyPatch,
     options: dict[str, Any],
 ) -> None:
-    _check("rewards", world_log.path, tmp_path / "world", ("unsplit",), monkeypatch, **options)
-    _check("rewards", split_log.path, tmp_path / "split", ("train",), monkeypatch, **options)
-    _check("rewards", synthetic, tmp_path / "synthetic", ("unsplit",), monkeypatch, **options)
+    _check_logs("rewards", world_log, split_log, synthetic, tmp_path, monkeypatch, options)
