@@ -82,6 +82,7 @@ from pastcast.corpus.dense._pieces import (
 from pastcast.corpus.dense._precomputed import load_vectors
 from pastcast.corpus.dense._quantized import QuantizedMonths, QueryCode
 from pastcast.corpus.embedded import EmbeddedIndex
+from pastcast.npyfiles import load_npy
 from pastcast.records import CorpusIdentity
 
 __all__ = ["DenseIndex", "IndexLookups", "QueryModelMismatch"]
@@ -225,7 +226,7 @@ class DenseIndex(IndexLookups):
         if not cache.is_file():
             return None
         # memory-mapped: exact search reads the rows in place (no copy in the process)
-        mapped: F32 = np.asarray(np.load(cache, mmap_mode="r"))
+        mapped: F32 = load_npy(cache)
         if mapped.dtype != np.float32 or mapped.ndim != 2 or len(mapped) != len(self.index):
             return None
         source = stamp.get("source")
@@ -272,7 +273,7 @@ class DenseIndex(IndexLookups):
         if paths is None:
             return vectors
         self._write_meta(None, int(vectors.shape[1]))
-        return np.asarray(np.load(paths[0], mmap_mode="r"))
+        return load_npy(paths[0])
 
     def _import(self, source: Path, ids_file: str | Path | None) -> F32:
         """Vectors computed elsewhere (``_precomputed``), checked against this corpus and the
@@ -293,7 +294,7 @@ class DenseIndex(IndexLookups):
         with atomic_path(paths[0], suffix=".npy") as tmp:
             np.save(tmp, vectors)
         self._write_meta(where, int(vectors.shape[1]))
-        return np.asarray(np.load(paths[0], mmap_mode="r"))
+        return load_npy(paths[0])
 
     def embed_query(self, query: str) -> F32:
         """The query's vector (one row), from the LRU when the query was seen recently."""

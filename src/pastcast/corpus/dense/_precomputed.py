@@ -20,6 +20,7 @@ import numpy.typing as npt
 
 from pastcast.corpus.dense._embedders import F32
 from pastcast.corpus.dense._jobs import EmbeddingError, unit_rows
+from pastcast.npyfiles import load_npy
 
 __all__ = ["ids_file_of", "load_vectors"]
 
@@ -101,7 +102,7 @@ def _chunks(
 
 def _npy(path: Path, ids_path: Path) -> tuple[Path, list[str], npt.NDArray[np.floating]]:
     try:
-        matrix = np.load(path, mmap_mode="r")
+        matrix = load_npy(path)
     except (OSError, ValueError) as exc:
         raise EmbeddingError(f"{path}: not a readable .npy matrix ({exc})") from None
     if not np.issubdtype(matrix.dtype, np.floating):

@@ -32,6 +32,7 @@ import numpy as np
 import numpy.typing as npt
 
 from pastcast.atomic import atomic_path
+from pastcast.npyfiles import load_npy, load_npz
 
 __all__ = ["MonthGrid", "QuantizedMonths", "QueryCode"]
 
@@ -209,22 +210,22 @@ class QuantizedMonths:
         if not (codes_path.is_file() and grids_path.is_file()):
             return None
         try:
-            with np.load(grids_path) as saved:
-                if json.loads(str(saved["plan"])) != plan:
-                    return None
-                months = {
-                    int(p): MonthGrid(
-                        lo=int(saved["lo"][i]),
-                        hi=int(saved["hi"][i]),
-                        step=float(saved["step"][i]),
-                        error=np.asarray(saved["error"][i], dtype=np.float64),
-                        largest=np.asarray(saved["largest"][i], dtype=np.float64),
-                        max_norm=float(saved["max_norm"][i]),
-                        max_residual=float(saved["max_residual"][i]),
-                    )
-                    for i, p in enumerate(saved["partition"])
-                }
-            codes = np.load(codes_path, mmap_mode="r")
+            saved = load_npz(grids_path)
+            if json.loads(str(saved["plan"])) != plan:
+                return None
+            months = {
+                int(p): MonthGrid(
+                    lo=int(saved["lo"][i]),
+                    hi=int(saved["hi"][i]),
+                    step=float(saved["step"][i]),
+                    error=np.asarray(saved["error"][i], dtype=np.float64),
+                    largest=np.asarray(saved["largest"][i], dtype=np.float64),
+                    max_norm=float(saved["max_norm"][i]),
+                    max_residual=float(saved["max_residual"][i]),
+                )
+                for i, p in enumerate(saved["partition"])
+            }
+            codes = load_npy(codes_path)
         except (OSError, ValueError, KeyError):
             return None
         if codes.dtype != np.int8 or codes.shape != (plan["rows"], plan["dim"]):

@@ -28,6 +28,7 @@ from typing import Any
 import numpy as np
 
 from pastcast.corpus.dense._embedders import F32
+from pastcast.npyfiles import load_npy
 from pastcast.owned import cache_root  # re-exported: distilled models are kept under it
 
 __all__ = ["StaticEmbedder", "cache_root", "distill_static"]
@@ -97,7 +98,7 @@ class StaticEmbedder:
 
         folder = Path(model_dir)
         self.name = name
-        self._vectors: F32 = np.load(folder / "vectors.npy", mmap_mode="r")
+        self._vectors: F32 = load_npy(folder / "vectors.npy")
         meta: dict[str, Any] = json.loads((folder / "meta.json").read_text())
         self._tokenizer = Tokenizer.from_file(str(folder / "tokenizer.json"))
         self._tokenizer.no_padding()

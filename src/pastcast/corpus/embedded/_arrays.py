@@ -48,6 +48,7 @@ from pastcast.atomic import atomic_directory
 from pastcast.corpus._identity import document_line
 from pastcast.corpus._text import tokenize_utf8
 from pastcast.cutoff import as_utc
+from pastcast.npyfiles import load_npy
 from pastcast.records import Document
 
 __all__ = [
@@ -388,7 +389,7 @@ def load_arrays(index_dir: Path) -> IndexArrays:
         )
     arrays = {
         # plain ndarray views of the mappings: slicing an np.memmap costs microseconds each
-        name: np.asarray(np.load(index_dir / f"{name}.npy", mmap_mode="r", allow_pickle=False))
+        name: load_npy(index_dir / f"{name}.npy")
         for name in _ARRAY_NAMES
     }
     ids: Sequence[str]
@@ -404,9 +405,7 @@ def load_arrays(index_dir: Path) -> IndexArrays:
     hit_store: bytes | memoryview | None = None
     if (index_dir / _HIT_STORE).is_file():
         hit_store = _mapped(index_dir / _HIT_STORE)
-        hit_offsets = np.asarray(
-            np.load(index_dir / f"{_HIT_OFFSETS}.npy", mmap_mode="r", allow_pickle=False)
-        )
+        hit_offsets = np.asarray(load_npy(index_dir / f"{_HIT_OFFSETS}.npy"))
     if len(ids) != manifest["doc_count"]:
         raise ValueError(f"{index_dir}: {len(ids)} ids, manifest says {manifest['doc_count']}")
     return IndexArrays(
@@ -423,7 +422,7 @@ def load_arrays(index_dir: Path) -> IndexArrays:
 
 
 def _npy(path: Path) -> I64:
-    return np.asarray(np.load(path, mmap_mode="r", allow_pickle=False))
+    return load_npy(path)
 
 
 def _mapped(path: Path) -> bytes | memoryview:

@@ -32,6 +32,7 @@ import numpy.typing as npt
 
 from pastcast import safejson
 from pastcast.atomic import atomic_directory
+from pastcast.npyfiles import load_npy
 
 if TYPE_CHECKING:
     from pastcast.corpus.embedded._arrays import IndexArrays
@@ -139,8 +140,8 @@ class DocMaps:
         maps = []
         for name in FIELDS:
             keys: list[str] = safejson.loads((folder / f"{name}_keys.json").read_bytes())
-            offsets = np.load(folder / f"{name}_offsets.npy", allow_pickle=False)
-            ords = np.load(folder / f"{name}_ords.npy", mmap_mode="r", allow_pickle=False)
+            offsets = load_npy(folder / f"{name}_offsets.npy", mmap=False)
+            ords = load_npy(folder / f"{name}_ords.npy")
             maps.append(KeyMap(keys, offsets, ords))
         return cls(*maps)
 
@@ -188,7 +189,7 @@ def merge_partition_maps(
     """
     with atomic_directory(index_dir / FOLDER) as tmp:
         for name in FIELDS:
-            offs = [np.load(f / PART_FOLDER / f"{name}_offsets.npy") for f in folders]
+            offs = [load_npy(f / PART_FOLDER / f"{name}_offsets.npy", mmap=False) for f in folders]
             numbers = [array("q") for _ in folders]  # each partition key's global number
             merged = heapq.merge(*(_keys(f, name, p) for p, f in enumerate(folders)))
             count = 0
@@ -213,7 +214,7 @@ def merge_partition_maps(
                 g = np.frombuffer(numbers[p], dtype=np.int64)
                 if not len(g):
                     continue
-                ords = np.load(f / PART_FOLDER / f"{name}_ords.npy")
+                ords = load_npy(f / PART_FOLDER / f"{name}_ords.npy", mmap=False)
                 counts = np.diff(offs[p])
                 start = offsets[g] + filled[g] - offs[p][:-1]
                 out[np.repeat(start, counts) + np.arange(len(ords))] = ords + bases[p]

@@ -65,6 +65,7 @@ from pastcast.corpus.embedded._arrays import (
 )
 from pastcast.corpus.embedded._maps import merge_partition_maps, save_partition_maps
 from pastcast.cutoff import as_utc
+from pastcast.npyfiles import load_npy
 from pastcast.owned import MARKER, check_replaceable, mark
 from pastcast.records import Document
 
@@ -571,10 +572,10 @@ def load_index(index_dir: Path) -> Loaded:
     for p, entry in zip(parts, manifest["partitions"], strict=True):
         if p.manifest["content_sha256"] != entry["content_sha256"]:
             raise ValueError(f"{index_dir}: partition {entry['name']} does not match the manifest")
-    id_rank = np.asarray(np.load(index_dir / "id_rank.npy", mmap_mode="r", allow_pickle=False))
+    id_rank = load_npy(index_dir / "id_rank.npy")
     id_order = None
     if (index_dir / "id_order.npy").is_file():
-        id_order = np.asarray(np.load(index_dir / "id_order.npy", mmap_mode="r"))
+        id_order = load_npy(index_dir / "id_order.npy")
     return Loaded(parts, id_rank, manifest, id_order)
 
 

@@ -22,6 +22,7 @@ from typing import Any, cast
 import numpy as np
 
 from pastcast.atomic import atomic_path, write_atomic
+from pastcast.npyfiles import load_npz
 from pastcast.runlog import StepColumns
 from pastcast.scoring import (
     TABLE_INPUTS,
@@ -134,21 +135,21 @@ def _arrays(table: ScoreTable, fingerprint: str, header_sha256: str) -> dict[str
 def _load(path: Path, fingerprint: str, header_sha256: str) -> ScoreTable | str:
     """The stored table, or why it cannot be used."""
     try:
-        with np.load(path, allow_pickle=False) as data:
-            about = json.loads(str(data["about"]))
-            if not isinstance(about, dict) or about.get("version") != INDEX_VERSION:
-                return f"it is not an index of version {INDEX_VERSION}"
-            if about.get("header_sha256") != header_sha256:
-                return "it was built for another run header (a foreign index)"
-            if about.get("fingerprint") != fingerprint:
-                return "the run log changed since it was built (stale)"
-            arrays = {name: data[name] for name in _ARRAYS}
-            keys = {
-                str(c): (data[f"codes.{c}"], tuple(str(n) for n in data[f"names.{c}"]))
-                for c in about["keys"]
-            }
-            rows = int(about["rows"])
-            floor, meta = float(about["floor"]), dict(about["meta"])
+        data = load_npz(path)
+        about = json.loads(str(data["about"]))
+        if not isinstance(about, dict) or about.get("version") != INDEX_VERSION:
+            return f"it is not an index of version {INDEX_VERSION}"
+        if about.get("header_sha256") != header_sha256:
+            return "it was built for another run header (a foreign index)"
+        if about.get("fingerprint") != fingerprint:
+            return "the run log changed since it was built (stale)"
+        arrays = {name: data[name] for name in _ARRAYS}
+        keys = {
+            str(c): (data[f"codes.{c}"], tuple(str(n) for n in data[f"names.{c}"]))
+            for c in about["keys"]
+        }
+        rows = int(about["rows"])
+        floor, meta = float(about["floor"]), dict(about["meta"])
     except FileNotFoundError:
         return "absent"
     except (OSError, ValueError, KeyError, TypeError, EOFError, zipfile.BadZipFile) as exc:
