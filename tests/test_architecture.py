@@ -247,6 +247,7 @@ LAYERS: list[set[str]] = [
         "probabilities",
         "validation",
         "atomic",
+        "npyfiles",
         "serving",
     },
     {"records", "retrying"},
