@@ -28,7 +28,6 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 from numpy.typing import NDArray
-from scipy.optimize import minimize
 
 from pastcast.arena._paper import (
     PAPER_CATEGORIES,
@@ -216,6 +215,8 @@ def _fit_forecaster(
         )
 
     start = np.array([getattr(arch, n) for n in names])
+    from scipy.optimize import minimize  # imported when first used: seconds at start-up
+
     found = minimize(loss, start, method="Nelder-Mead",
                      options={"xatol": 1e-4, "fatol": 1e-3, "maxiter": 600})  # fmt: skip
     fitted = build(found.x)

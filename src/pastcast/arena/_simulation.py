@@ -38,7 +38,6 @@ from typing import Literal
 import numpy as np
 from numpy.typing import NDArray
 from pydantic import Field
-from scipy.special import betaincinv
 
 from pastcast.agents import random_draws
 from pastcast.arena._records import (
@@ -263,6 +262,8 @@ class SimulationDraws:
         cats = config.categories
         a = np.array([cats[i].concentration for i in self.category])[:, None]
         sigma = np.array([cats[i].unpriced for i in self.category])[:, None]
+        from scipy.special import betaincinv  # imported when first used: seconds at start-up
+
         b_bp = _to_bp(np.clip(betaincinv(a, a, self.price_u), *_CLIP))
         b = b_bp / MAX_BP
         q = np.clip(0.5 + config.market_slope * (b - 0.5) + sigma * self.truth_z, 0.0, 1.0)

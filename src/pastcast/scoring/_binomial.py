@@ -15,7 +15,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.stats import beta, norm
 
 __all__ = [
     "CorrectedRate",
@@ -27,7 +26,9 @@ __all__ = [
 
 
 def _z(level: float) -> float:
-    return float(norm.ppf(0.5 + level / 2.0))
+    from scipy.special import ndtri  # scipy is imported when first used: seconds at start-up
+
+    return float(ndtri(0.5 + level / 2.0))
 
 
 def wilson(k: int, n: int, level: float = 0.95) -> tuple[float, float]:
@@ -50,9 +51,11 @@ def clopper_pearson(k: int, n: int, level: float = 0.95) -> tuple[float, float]:
         return 0.0, 1.0
     if not 0 <= k <= n:
         raise ValueError(f"need 0 <= k <= n, got k={k}, n={n}")
+    from scipy.special import betaincinv  # the beta quantile, imported when first used
+
     tail = (1.0 - level) / 2.0
-    low = 0.0 if k == 0 else float(beta.ppf(tail, k, n - k + 1))
-    high = 1.0 if k == n else float(beta.ppf(1.0 - tail, k + 1, n - k))
+    low = 0.0 if k == 0 else float(betaincinv(k, n - k + 1, tail))
+    high = 1.0 if k == n else float(betaincinv(k + 1, n - k, 1.0 - tail))
     return low, high
 
 
