@@ -33,7 +33,6 @@ from pastcast.scoring import (
     step_changes,
     stop_counts,
     stop_reason_of,
-    table_from_columns,
     thirds,
 )
 
@@ -65,7 +64,7 @@ def longitudinal(
     groups = group_columns(by, TABLE_COLUMNS)
     # the score table from the step columns; the notebooks' ledgers from each record, streamed
     read = read_run_columns(run_logs)
-    table = table_from_columns(read.runs.columns)
+    table = read.runs.base_table
     kw: dict[str, Any] = {"metric": metric, "fallback": fallback, "bootstrap": bootstrap}
     kw["seed"] = seed
     index = evidence_index(read.records())

@@ -10,8 +10,9 @@ loop's stop reason (``--by stop``) included.
 
 from __future__ import annotations
 
+from array import array
 from collections import Counter
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from functools import cached_property
@@ -27,6 +28,7 @@ from pastcast.scoring import (
     RESOURCES,
     TABLE_INPUTS,
     ScoreTable,
+    concat_tables,
     duration_bucket,
     event_kind,
     evidence_label,
@@ -153,9 +155,9 @@ class RunSet:
         use = np.array([[resource_use(s)[r] for r in RESOURCES] for s in steps], dtype=np.float64)
         return use.reshape(len(steps), len(RESOURCES))
 
-    def row_models(self) -> list[Sequence[str]]:
+    def row_models(self) -> RowModels:
         """Per step, the models its episode called."""
-        return [sorted({c.model for c in s.episode.model_calls}) for s in self.steps]
+        return row_models_of(sorted({c.model for c in s.episode.model_calls}) for s in self.steps)
 
     def event_ids(self) -> set[str]:
         return {s.event_id for s in self.steps}
@@ -289,6 +291,30 @@ RUN_COLUMNS = (
 )
 """The step columns a scorecard reads (``pastcast.runlog.columns_schema``)."""
 
+BATCH_ROWS = 65_536
+"""Rows of step columns turned into Python objects at once."""
+
+
+@dataclass(frozen=True)
+class RowModels:
+    """Per step, the models its episode called: ``codes[i]`` indexes ``sets`` (each distinct
+    sorted set once, so a million steps hold a million small integers, not a million lists)."""
+
+    codes: NDArray[np.int64]
+    sets: tuple[tuple[str, ...], ...]
+
+    def of(self, rows: NDArray[np.int64]) -> list[str]:
+        """The sorted models called by any of ``rows``."""
+        return sorted({m for c in np.unique(self.codes[rows]) for m in self.sets[int(c)]})
+
+
+def row_models_of(per_step: Iterable[Sequence[str]]) -> RowModels:
+    number: dict[tuple[str, ...], int] = {}
+    codes = array("q", (number.setdefault(tuple(m), len(number)) for m in per_step))
+    return RowModels(
+        np.frombuffer(codes, dtype=np.int64) if codes else np.zeros(0, np.int64), tuple(number)
+    )
+
 
 @dataclass(frozen=True)
 class RunColumns:
@@ -299,42 +325,49 @@ class RunColumns:
     logs: tuple[StepColumns, ...]
     dataset: Dataset | None = None
 
-    @cached_property
-    def columns(self) -> dict[str, list[Any]]:
-        """Every log's columns, concatenated in log order, as Python lists."""
-        out: dict[str, list[Any]] = {c: [] for c in RUN_COLUMNS}
+    def batches(self, columns: Sequence[str]) -> Iterator[dict[str, list[Any]]]:
+        """``columns`` of every log, in log order, as Python lists a batch of rows
+        (``BATCH_ROWS``) at a time: memory bounded by a batch, whatever the logs' length."""
         for log in self.logs:
-            part = log.table.select(list(RUN_COLUMNS)).to_pydict()
-            for c in RUN_COLUMNS:
-                out[c] += part[c]
-        return out
+            yield from self.batches_of(log, columns)
 
     def __len__(self) -> int:
         return sum(log.table.num_rows for log in self.logs)
 
     @cached_property
+    def base_table(self) -> ScoreTable:
+        """As ``RunSet.base_table``: scored a batch at a time (``concat_tables``)."""
+        return concat_tables([table_from_columns(b) for b in self.batches(TABLE_INPUTS)])
+
+    @cached_property
     def _table(self) -> ScoreTable:
-        cols = self.columns
-        table = table_from_columns(cols)
+        table = self.base_table
         models: list[str] = []
         for log in self.logs:
             of = {
                 (a.name, a.setting): str(a.args.get("model") or NO_MODEL) for a in log.header.agents
             }
-            agents = log.table.column("agent").to_pylist()
-            settings = log.table.column("setting").to_pylist()
-            models += [of.get(k, NO_MODEL) for k in zip(agents, settings, strict=True)]
+            for b in self.batches_of(log, ("agent", "setting")):
+                models += [of.get(k, NO_MODEL) for k in zip(b["agent"], b["setting"], strict=True)]
         table = with_row_column(table, "model", models)
         if self.dataset is not None:
             ds = self.dataset
-            labels = [
-                horizon_of(ds, e, c) for e, c in zip(cols["event_id"], cols["cutoff"], strict=True)
-            ]
-            table = with_row_column(table, "horizon", labels)
-            table = with_row_column(
-                table, "duration", [duration_of(ds, e) for e in cols["event_id"]]
-            )
+            horizons: list[str] = []
+            durations: list[str] = []
+            for b in self.batches(("event_id", "cutoff")):
+                horizons += [
+                    horizon_of(ds, e, c) for e, c in zip(b["event_id"], b["cutoff"], strict=True)
+                ]
+                durations += [duration_of(ds, e) for e in b["event_id"]]
+            table = with_row_column(table, "horizon", horizons)
+            table = with_row_column(table, "duration", durations)
         return table
+
+    @staticmethod
+    def batches_of(log: StepColumns, columns: Sequence[str]) -> Iterator[dict[str, list[Any]]]:
+        """As ``batches``, for one log."""
+        for batch in log.table.select(list(columns)).to_batches(max_chunksize=BATCH_ROWS):
+            yield batch.to_pydict()
 
     def table(self, by: Sequence[str] = ()) -> ScoreTable:
         """As ``RunSet.table``."""
@@ -358,18 +391,23 @@ class RunColumns:
 
     def resources(self) -> NDArray[np.float64]:
         """Per step, the resources of ``pastcast.scoring.RESOURCES`` (as ``resource_use``)."""
-        cols = self.columns
-        use = np.empty((len(cols["agent"]), len(RESOURCES)), dtype=np.float64)
-        for j, r in enumerate(RESOURCES):
-            use[:, j] = np.asarray(cols[r], dtype=np.float64)
+        use = np.empty((len(self), len(RESOURCES)), dtype=np.float64)
+        start = 0
+        for log in self.logs:
+            n = log.table.num_rows
+            for j, r in enumerate(RESOURCES):
+                # a missing value (null) reads as NaN, as it does through ``resource_use``
+                column = log.table.column(r).to_numpy(zero_copy_only=False)
+                use[start : start + n, j] = np.asarray(column, dtype=np.float64)
+            start += n
         return use
 
-    def row_models(self) -> list[Sequence[str]]:
-        """Per step, the models its episode called."""
-        return self.columns["models"]
+    def row_models(self) -> RowModels:
+        """Per step, the models its episode called (as ``RunSet.row_models``)."""
+        return row_models_of(m for b in self.batches(("models",)) for m in b["models"])
 
     def event_ids(self) -> set[str]:
-        return set(self.columns["event_id"])
+        return {e for b in self.batches(("event_id",)) for e in b["event_id"]}
 
 
 _SCHEDULE_COLUMNS = (

@@ -143,7 +143,7 @@ def scorecard(
     out = []
     for s in summaries:
         rows = rows_of[s.group]
-        models = sorted({m for i in rows for m in row_models[i]})
+        models = row_models.of(rows)
         market = table.market_brier[rows]
         out.append(
             GroupReport(

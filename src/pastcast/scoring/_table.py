@@ -33,6 +33,7 @@ __all__ = [
     "Convention",
     "RowNames",
     "ScoreTable",
+    "concat_tables",
     "event_kind",
     "score_matrix",
     "table_from_columns",
@@ -288,6 +289,45 @@ TABLE_INPUTS = (
     "market_probs",
 )
 """The step columns ``table_from_columns`` reads (``pastcast.runlog.columns_schema``)."""
+
+
+def concat_tables(parts: Sequence[ScoreTable]) -> ScoreTable:
+    """The rows of ``parts`` one after another, as one table of all the rows would hold them:
+    each key column's names are the sorted union of the parts' and its codes renumbered to
+    them. Lets a reader score a long log a batch of rows at a time."""
+    if not parts:
+        return table_from_columns({c: [] for c in TABLE_INPUTS})
+    if len(parts) == 1:
+        return parts[0]
+    keys: dict[str, tuple[Ints, tuple[str, ...]]] = {}
+    for column in parts[0].keys:
+        names = sorted(set().union(*(t.keys[column][1] for t in parts)))
+        number = {n: i for i, n in enumerate(names)}
+        codes = [
+            np.asarray([number[n] for n in t.keys[column][1]], dtype=np.int64)[t.keys[column][0]]
+            if len(t)
+            else np.zeros(0, dtype=np.int64)
+            for t in parts
+        ]
+        keys[column] = (np.concatenate(codes), tuple(names))
+
+    def joined(field_name: str) -> Any:
+        return np.concatenate([getattr(t, field_name) for t in parts])
+
+    return replace(
+        parts[0],
+        keys=keys,
+        step=joined("step"),
+        rollout=joined("rollout"),
+        usable=joined("usable"),
+        n_labels=joined("n_labels"),
+        brier=joined("brier"),
+        accuracy=joined("accuracy"),
+        p_truth=joined("p_truth"),
+        market_truth=joined("market_truth"),
+        market_brier=joined("market_brier"),
+        truth_first=joined("truth_first"),
+    )
 
 
 def _pairs(value: Sequence[Mapping[str, Any]] | None) -> dict[str, float] | None:

@@ -29,7 +29,6 @@ from pastcast.reports._runs import NO_MODEL
 from pastcast.reports.dashboard._store import (
     INDEX_VERSION,
     board_path,
-    concat_tables,
     load_board,
     save_board,
     score_table_of,
@@ -48,6 +47,7 @@ from pastcast.scoring import (
     TABLE_INPUTS,
     GroupSummary,
     ScoreTable,
+    concat_tables,
     group_rows,
     summarize,
     table_from_columns,
@@ -268,9 +268,7 @@ class RunIndex:
         )
         n = self.columns.num_rows
         self.run_of: Ints = np.repeat(np.arange(len(sizes), dtype=np.int64), sizes)
-        self.table: ScoreTable = (
-            concat_tables(parts) if parts else table_from_columns({c: [] for c in TABLE_INPUTS})
-        )
+        self.table: ScoreTable = concat_tables(parts)
         self.metrics = self.table.metrics("uniform")
         self.offsets: Ints = self.columns.column("offset").to_numpy().astype(np.int64)
         self.lengths: Ints = self.columns.column("length").to_numpy().astype(np.int64)

@@ -23,20 +23,18 @@ import numpy as np
 
 from pastcast.atomic import atomic_path, write_atomic
 from pastcast.npyfiles import load_npz
+from pastcast.reports._runs import RunColumns
 from pastcast.runlog import StepColumns
 from pastcast.scoring import (
-    TABLE_INPUTS,
     AlphaTest,
     GroupSummary,
     MetricSummary,
     ScoreTable,
-    table_from_columns,
 )
 
 __all__ = [
     "INDEX_VERSION",
     "board_path",
-    "concat_tables",
     "index_path",
     "load_board",
     "save_board",
@@ -198,23 +196,4 @@ def score_table_of(
 
 
 def _score(log: StepColumns) -> ScoreTable:
-    return table_from_columns(log.table.select(list(TABLE_INPUTS)).to_pydict())
-
-
-def concat_tables(tables: Sequence[ScoreTable]) -> ScoreTable:
-    """The tables' rows in order as one table, as ``table_from_columns`` over all their rows
-    would give it (each key column's names sorted, codes mapped to them)."""
-    if len(tables) == 1:
-        return tables[0]
-    first = tables[0]
-    keys = {}
-    for column in first.keys:
-        names = sorted({n for t in tables for n in t.keys[column][1]})
-        at = {n: k for k, n in enumerate(names)}
-        codes = [
-            np.asarray([at[n] for n in t.keys[column][1]], dtype=np.int64)[t.keys[column][0]]
-            for t in tables
-        ]
-        keys[column] = (np.concatenate(codes), tuple(names))
-    arrays = {name: np.concatenate([getattr(t, name) for t in tables]) for name in _ARRAYS}
-    return ScoreTable(keys=keys, floor=first.floor, meta=dict(first.meta), **arrays)
+    return RunColumns((log,)).base_table  # a batch of rows at a time
