@@ -28,6 +28,8 @@ from pathlib import Path
 
 from synthetic_runs import write_run
 
+from pastcast.runlog import read_step_columns
+
 CLI = "import sys; from pastcast.cli import main; sys.exit(main())"
 INDEX = "import sys; from pastcast.reports.dashboard import RunIndex; RunIndex.load([sys.argv[1]])"
 
@@ -117,7 +119,8 @@ def main() -> None:
     try:
         log = args.log or tmp / "run" / "run.jsonl"
         t = time.perf_counter()
-        n = args.steps if args.log else write_run(log, args.steps)
+        # an existing log: its rows, as its companion counts them
+        n = read_step_columns(log).table.num_rows if args.log else write_run(log, args.steps)
         size = log.stat().st_size / 1e6
         print(
             json.dumps(

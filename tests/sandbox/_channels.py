@@ -274,7 +274,9 @@ def exchange(channel: Channel, values: list[int], tokens: tuple[str, str]) -> Ex
     receiver = _COMMON.format(token=tokens[1], **common) + _RECEIVER.format(
         setup=channel.receiver_setup, read=channel.read
     )
-    timeout = 2.0 + len(sent) * channel.slot_s + 4.0
+    # the slots set the pace; the rest is slack for a machine busy with other work (a sandbox's
+    # start and the threads a slot makes can take seconds there)
+    timeout = 2.0 + len(sent) * channel.slot_s + 30.0
     results: dict[str, SandboxResult] = {}
 
     def run(role: str, code: str) -> None:
