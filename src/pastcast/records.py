@@ -77,6 +77,7 @@ __all__ = [
     "ToolCall",
     "Usage",
     "UtcDatetime",
+    "evidence_label_of",
     "tool_result_text",
 ]
 
@@ -644,6 +645,17 @@ class EvidenceTally(Record):
     sides: tuple[SideTally, ...] = ()
     documents: int = Field(default=0, ge=0)
     quality: EvidenceQuality | None = None
+
+
+def evidence_label_of(tally: EvidenceTally | None) -> str:
+    """The S/W/N label of a step's own tally (Hindcast Table 1 bins each run by it): the stated
+    evidence quality; ``none`` for a tally of no documents; ``untallied`` where the step has no
+    tally or the quality was not stated."""
+    if tally is None:
+        return "untallied"
+    if tally.quality is not None:
+        return tally.quality
+    return "none" if tally.documents == 0 else "untallied"
 
 
 class EpisodeRecord(Record):

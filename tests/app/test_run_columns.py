@@ -217,6 +217,19 @@ def test_a_hand_edited_companion_is_rebuilt(rich_run: Path, tmp_path: Path) -> N
     _check_rebuilt(log, "not the file the companion recorded")
 
 
+def test_a_companion_of_the_earlier_format_is_rebuilt(rich_run: Path, tmp_path: Path) -> None:
+    # as the previous release wrote it: no evidence label nor stop reason, format version 1
+    log = _copy(rich_run, tmp_path)
+    part = _part(log)
+    table = pq.read_table(part).drop_columns(["evidence", "stop_reason"])
+    meta = json.loads(table.schema.metadata[b"pastcast.columns"])
+    assert meta["version"] == 2
+    meta["version"] = 1
+    pq.write_table(table.replace_schema_metadata({b"pastcast.columns": json.dumps(meta)}), part)
+    _check_rebuilt(log, "not a part of companion version 2")
+    assert "evidence" in read_step_columns(log, ["evidence", "stop_reason"]).table.column_names
+
+
 def test_a_companion_is_not_written_while_a_writer_holds_the_log(
     rich_run: Path, tmp_path: Path
 ) -> None:

@@ -43,7 +43,7 @@ TABLE_COLUMNS = tuple(
 )
 """What the statistics group by: the score table's own columns (the agents' models come from
 the run headers, the horizon and duration from the dataset, the evidence label and stop reason
-from each step's episode: score and report)."""
+from the step columns: score and report)."""
 
 Labels = Literal["exact", "normalized"]
 
@@ -113,10 +113,6 @@ def _after_knowledge_cutoff(runs: RunSet) -> tuple[RunSet, str | None]:
     return RunSet(logs, runs.dataset), note
 
 
-RECORD_GROUPS = frozenset({"evidence", "stop"})
-"""Groupings read from full records, not the step columns."""
-
-
 def score_runs(
     run_logs: Sequence[str | Path],
     *,
@@ -138,10 +134,10 @@ def score_runs(
     groups = group_columns(by)
     _needs_dataset(groups, dataset)
     labels: Labels = "normalized" if normalize_labels else "exact"
-    # The columns are enough unless the text is read again, or a grouping or a pairing needs
-    # what only full records hold (the agent's evidence label, its stop reason).
+    # The columns are enough unless the text is read again, or the knowledge cutoff or a
+    # pairing needs what only full records hold.
     needs_records = normalize_labels or after_knowledge_cutoff or bool(paired)
-    if not needs_records and not RECORD_GROUPS & set(groups):
+    if not needs_records:
         columns = read_run_columns(run_logs, dataset)
         try:
             card = scorecard(

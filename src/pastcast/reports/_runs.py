@@ -25,6 +25,7 @@ from numpy.typing import NDArray
 from pastcast.dataset import Dataset
 from pastcast.runlog import RunHeader, RunLog, StepColumns, StepRecord, read_run_log
 from pastcast.scoring import (
+    NO_STOP,
     RESOURCES,
     TABLE_INPUTS,
     ScoreTable,
@@ -38,6 +39,7 @@ from pastcast.scoring import (
     stop_reason_of,
     table_from_columns,
     table_from_records,
+    with_coded_column,
     with_row_column,
 )
 
@@ -282,6 +284,8 @@ def _schedule_of(
 RUN_COLUMNS = (
     *TABLE_INPUTS,
     "cutoff",
+    "evidence",
+    "stop_reason",
     "cost_usd",
     "input_tokens",
     "output_tokens",
@@ -350,6 +354,8 @@ class RunColumns:
             for b in self.batches_of(log, ("agent", "setting")):
                 models += [of.get(k, NO_MODEL) for k in zip(b["agent"], b["setting"], strict=True)]
         table = with_row_column(table, "model", models)
+        table = with_coded_column(table, "evidence", *self._coded("evidence", "untallied"))
+        table = with_coded_column(table, "stop", *self._coded("stop_reason", NO_STOP))
         if self.dataset is not None:
             ds = self.dataset
             horizons: list[str] = []
@@ -362,6 +368,21 @@ class RunColumns:
             table = with_row_column(table, "horizon", horizons)
             table = with_row_column(table, "duration", durations)
         return table
+
+    def _coded(self, column: str, missing: str) -> tuple[NDArray[np.int64], tuple[str, ...]]:
+        """A string column of every log as sorted names and a code per row (``missing`` for
+        null), coded by Arrow: no Python string per row."""
+        import pyarrow as pa
+        import pyarrow.compute as pc
+
+        chunks = [c for log in self.logs for c in log.table.column(column).chunks]
+        values = pc.fill_null(pa.chunked_array(chunks, pa.string()), missing)
+        encoded = values.combine_chunks().dictionary_encode()
+        found = encoded.dictionary.to_pylist()
+        names = tuple(sorted(found))
+        order = np.array([names.index(n) for n in found], dtype=np.int64)
+        indices = encoded.indices.to_numpy(zero_copy_only=False).astype(np.int64)
+        return order[indices] if indices.size else indices, names
 
     @staticmethod
     def batches_of(log: StepColumns, columns: Sequence[str]) -> Iterator[dict[str, list[Any]]]:
@@ -383,9 +404,28 @@ class RunColumns:
             raise ValueError(_NEEDS_DATASET)
         counts: Counter[tuple[str, ...]] = Counter()
         for log in self.logs:
-            c = log.table.select(list(_SCHEDULE_COLUMNS)).to_pydict()
+            outcomes = ("evidence", "stop_reason") if {"evidence", "stop"} & set(by) else ()
+            c = log.table.select([*_SCHEDULE_COLUMNS, *outcomes]).to_pydict()
             rows = zip(*(c[k] for k in _SCHEDULE_COLUMNS), strict=True)
-            for key in _schedule_of(log.header, rows, self.dataset):
+            # what each recorded step turned out to be, only when a grouping asks
+            outcome = (
+                {}
+                if not outcomes
+                else {
+                    (agent, setting, event, step, rollout): (evidence, stop or NO_STOP)
+                    for agent, setting, event, step, rollout, evidence, stop in zip(
+                        c["agent"],
+                        c["setting"],
+                        c["event_id"],
+                        c["step_index"],
+                        c["rollout"],
+                        c["evidence"],
+                        c["stop_reason"],
+                        strict=True,
+                    )
+                }
+            )
+            for key in _schedule_of(log.header, rows, self.dataset, outcome):
                 counts[tuple(key[c] for c in by)] += 1
         return dict(counts)
 

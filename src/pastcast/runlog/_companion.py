@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 
 from pastcast.atomic import atomic_path, fsync_dir, write_atomic
 from pastcast.owned import made_kind, mark
+from pastcast.records import evidence_label_of
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -54,8 +55,9 @@ __all__ = [
     "write_stamp",
 ]
 
-COLUMNS_VERSION = 1
-"""The companion's format; a part of another version is rebuilt."""
+COLUMNS_VERSION = 2
+"""The companion's format; a part of another version is rebuilt (2: the evidence label and the
+stop reason of each step)."""
 
 COLUMNS_KIND = "run-log-columns"
 """The ``.pastcast-made`` kind of the companion folder: only such a folder is written into."""
@@ -120,6 +122,8 @@ def columns_schema() -> pa.Schema:
             ("termination", pa.string()),
             ("error", pa.string()),
             ("notebook_carried", pa.bool_()),
+            ("evidence", pa.string()),
+            ("stop_reason", pa.string()),
             ("offset", pa.int64()),
             ("length", pa.int64()),
         ]
@@ -169,6 +173,8 @@ def step_row(record: StepRecord, offset: int, length: int) -> dict[str, Any]:
         "termination": e.termination,
         "error": e.error,
         "notebook_carried": e.notebook_carried,
+        "evidence": evidence_label_of(e.evidence_tally),
+        "stop_reason": e.stop_reason,
         "offset": offset,
         "length": length,
     }

@@ -68,6 +68,7 @@ from pastcast.scoring._table import (
 from pastcast.scoring.analyses import (
     DURATION_EDGES,
     EVIDENCE_ORDER,
+    NO_STOP,
     PHASES,
     RESOURCES,
     BinaryForecasts,
@@ -121,6 +122,7 @@ from pastcast.scoring.analyses import (
     stop_reason_of,
     thirds,
     transitions,
+    with_coded_column,
     with_event_column,
     with_row_column,
 )
@@ -131,6 +133,7 @@ __all__ = [
     "KAPPA",
     "LOG_FLOOR",
     "METRICS",
+    "NO_STOP",
     "PAIRED_METRICS",
     "PHASES",
     "RESOURCES",
@@ -232,6 +235,7 @@ __all__ = [
     "transitions",
     "uniform",
     "wilson",
+    "with_coded_column",
     "with_event_column",
     "with_row_column",
 ]

@@ -30,6 +30,7 @@ from pastcast.scoring.analyses._evidence import (
 from pastcast.scoring.analyses._hindcast import (
     DURATION_EDGES,
     EVIDENCE_ORDER,
+    NO_STOP,
     CoverageKind,
     coverage,
     coverage_bin,
@@ -44,6 +45,7 @@ from pastcast.scoring.analyses._hindcast import (
     pipeline_recoveries,
     stop_counts,
     stop_reason_of,
+    with_coded_column,
     with_row_column,
 )
 from pastcast.scoring.analyses._longitudinal import (
@@ -77,6 +79,7 @@ from pastcast.scoring.analyses._resources import (
 __all__ = [
     "DURATION_EDGES",
     "EVIDENCE_ORDER",
+    "NO_STOP",
     "PHASES",
     "RESOURCES",
     "BinaryForecasts",
@@ -130,6 +133,7 @@ __all__ = [
     "stop_reason_of",
     "thirds",
     "transitions",
+    "with_coded_column",
     "with_event_column",
     "with_row_column",
 ]

@@ -19,6 +19,7 @@ from typing import Literal
 import numpy as np
 from numpy.typing import NDArray
 
+from pastcast.records import evidence_label_of
 from pastcast.runlog import StepRecord
 from pastcast.scoring._aggregate import GroupSummary, _select, summarize
 from pastcast.scoring._table import Convention, ScoreTable, table_from_records
@@ -78,13 +79,28 @@ def coverage_bin(n: int, edges: Sequence[int] = (1, 5, 20)) -> str:
 
 def with_row_column(table: ScoreTable, name: str, labels: Sequence[str]) -> ScoreTable:
     """A table with an extra key column given per row (e.g. a coverage bin), for ``by``."""
-    if name in table.keys or name in ("step", "rollout"):
-        raise ValueError(f"with_row_column: column {name!r} already exists")
     if len(labels) != len(table):
         raise ValueError(f"with_row_column: {len(labels)} labels for {len(table)} rows")
     names, inv = np.unique(np.asarray(labels, dtype=object).astype(str), return_inverse=True)
-    col = (inv.reshape(-1).astype(np.int64), tuple(str(n) for n in names))
-    return replace(table, keys={**table.keys, name: col})
+    return with_coded_column(
+        table, name, inv.reshape(-1).astype(np.int64), tuple(str(n) for n in names)
+    )
+
+
+def with_coded_column(
+    table: ScoreTable, name: str, codes: NDArray[np.int64], names: Sequence[str]
+) -> ScoreTable:
+    """``with_row_column`` of labels already coded: row ``i`` is ``names[codes[i]]``, the
+    names sorted and distinct (as ``with_row_column`` codes them, so both give one table)."""
+    if name in table.keys or name in ("step", "rollout"):
+        raise ValueError(f"with_row_column: column {name!r} already exists")
+    if codes.shape != (len(table),):
+        raise ValueError(f"with_row_column: {codes.size} codes for {len(table)} rows")
+    if list(names) != sorted(set(names)):
+        raise ValueError("with_coded_column: the names must be sorted and distinct")
+    if codes.size and (int(codes.min()) < 0 or int(codes.max()) >= len(names)):
+        raise ValueError("with_coded_column: a code names no label")
+    return replace(table, keys={**table.keys, name: (codes, tuple(names))})
 
 
 def coverage_summary(
@@ -155,20 +171,18 @@ def pipeline_recoveries(
 
 
 def evidence_label(record: StepRecord) -> str:
-    """The agent's own S/W/N label at the step (Hindcast Table 1 bins each run by its own
-    tally): the tally's evidence quality; ``none`` for a tally of no documents; ``untallied``
-    where the step has no tally or the quality was not stated."""
-    tally = record.episode.evidence_tally
-    if tally is None:
-        return "untallied"
-    if tally.quality is not None:
-        return tally.quality
-    return "none" if tally.documents == 0 else "untallied"
+    """The agent's own S/W/N label at the step (``pastcast.records.evidence_label_of`` of its
+    tally; the step columns hold it as ``evidence``)."""
+    return evidence_label_of(record.episode.evidence_tally)
+
+
+NO_STOP = "-"
+"""The stop reason of a step whose agent has no research loop."""
 
 
 def stop_reason_of(record: StepRecord) -> str:
-    """Why the step's research loop stopped (``-``: the agent has no such loop)."""
-    return record.episode.stop_reason or "-"
+    """Why the step's research loop stopped (``NO_STOP``: the agent has no such loop)."""
+    return record.episode.stop_reason or NO_STOP
 
 
 def evidence_summary(
