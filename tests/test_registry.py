@@ -3,12 +3,17 @@
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 
 from _plugins import install_plugin
 from pastcast.registry import ComponentSpec, Registry, RegistryError
+
+if TYPE_CHECKING:
+    from collections.abc import Sized as CheckersOnly  # no such name here at run time
 
 
 class Widget:
@@ -89,6 +94,23 @@ def test_values_reach_the_factory_as_their_annotations_read_them() -> None:
     reg = _widgets()
     built = reg.build("square", size="4")  # pydantic's lax reading, as a record's field
     assert built.size == 4 and isinstance(built.size, int)
+
+
+@dataclass(frozen=True)
+class Holder:
+    part: CheckersOnly
+
+
+def test_a_type_pydantic_cannot_resolve_is_passed_as_given() -> None:
+    reg: Registry[Holder] = Registry("holder", group="pastcast-test.holders")
+
+    @reg.register("kept")
+    def kept(holder: Holder) -> Holder:
+        return holder
+
+    given = Holder([1, 2])
+    assert reg.build("kept", holder=given) is given
+    assert reg.build("kept", given) is given
 
 
 def test_unknown_names_list_known_ones_and_duplicates_are_refused() -> None:

@@ -158,9 +158,13 @@ class _Checks:
             ):
                 continue
             try:
-                self.adapters[name] = (p.annotation, TypeAdapter(p.annotation))
+                adapter = TypeAdapter(p.annotation)
             except (PydanticUserError, TypeError, ValueError):
                 continue  # a type pydantic cannot check (a protocol, a callable)
+            # a type whose parts pydantic cannot resolve (one annotated for type checkers only)
+            # would fail every call it checked: only the binding is checked
+            if adapter.pydantic_complete or adapter.rebuild(raise_errors=False):
+                self.adapters[name] = (p.annotation, adapter)
 
 
 class Registry(Generic[T]):

@@ -17,14 +17,17 @@ from scoring_builders import make_step
 from pastcast.agents import agent_spec
 from pastcast.corpus import EmbeddedIndex
 from pastcast.records import EpisodeRecord, Notebook
-from pastcast.runlog import StepRecord
+from pastcast.runlog import StepRecord, records_table
 from pastcast.runner import RunConfig, run_benchmark
 from pastcast.scoring import (
+    EVIDENCE_INPUTS,
     capture_gain,
     changes_by_evidence,
     evidence_index,
+    evidence_index_of,
     evidence_quartiles,
     new_entries,
+    notebook_rows,
 )
 from pastcast.world import WorldConfig, build_world
 
@@ -95,6 +98,20 @@ def test_index_leaves_the_model_out() -> None:
     assert (idx["c", 1].own, idx["c", 1].available) == (None, 1.75)
     assert [idx[m, 2].available for m in "abc"] == [2.5, 3.5, 2.0]
     assert [idx[m, 2].own for m in "abc"] == [3.0, 1.0, 4.0]
+
+
+def test_the_index_of_step_columns_reads_only_the_notebooks_it_counts() -> None:
+    recs = records()
+    cols = records_table(recs).select(list(EVIDENCE_INPUTS))
+    rows = notebook_rows(cols.to_pydict())
+    assert [(recs[i].agent, recs[i].step_index) for i in rows] == [
+        ("a", 1), ("a", 2), ("a", 1), ("b", 1), ("b", 2), ("c", 1), ("c", 2)
+    ]  # fmt: skip
+    batches = [b.to_pydict() for b in cols.to_batches(max_chunksize=4)]  # rows across batches
+    notebooks = [recs[i].episode.notebook_out for i in rows]
+    assert evidence_index_of(batches, iter(notebooks)) == evidence_index(recs)
+    with pytest.raises(ValueError):  # a notebook for each row picked, no fewer
+        evidence_index_of(batches, notebooks[:-1])
 
 
 def test_changes_by_evidence_quartiles() -> None:

@@ -62,6 +62,8 @@ def test_lookback_summary_maps_steps_to_fractions() -> None:
     ]
     recs.append(make_step({"Yes": 0.5, "No": 0.5}, event_id="short"))  # merged steps
     out, skipped = lookback_summary(recs, by=("agent",), bootstrap=50)
+    of_table = lookback_summary(table_from_records(recs), by=("agent",), bootstrap=50)
+    assert repr(of_table) == repr((out, skipped))  # NaN where no market
     assert skipped == ("short",)
     assert [s.group for s in out] == [("m", "25%"), ("m", "50%"), ("m", "75%"), ("m", "100%")]
     q75 = out[2].metrics["brier"]
@@ -89,9 +91,14 @@ def test_pipeline_recoveries_pairs_within_model() -> None:
     out = pipeline_recoveries(recs, {"setting": "memory_free"}, {"setting": "no_tools"})
     got = {r.topic: (r.n, r.recoveries, r.regressions, r.net) for r in out}
     assert got == {"sports": (2, 2, 0, 2), "music": (4, 0, 2, -2)}
+    table = table_from_records(recs)
+    assert out == pipeline_recoveries(table, {"setting": "memory_free"}, {"setting": "no_tools"})
     by_map = pipeline_recoveries(
         recs, {"setting": "memory_free"}, {"setting": "no_tools"}, topic={"e1": "x"}
     )
     assert {r.topic for r in by_map} == {"x", "unknown"}
+    assert by_map == pipeline_recoveries(
+        table, {"setting": "memory_free"}, {"setting": "no_tools"}, topic={"e1": "x"}
+    )
     with pytest.raises(ValueError, match="several records"):
         pipeline_recoveries(recs, {"setting": "memory_free"}, {"setting": "no_tools"}, pair_by=())

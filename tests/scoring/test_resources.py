@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import numpy as np
 import pytest
@@ -10,7 +11,14 @@ from scoring_builders import make_step
 
 from pastcast.records import EpisodeRecord, ToolCall, Usage
 from pastcast.runlog import StepRecord
-from pastcast.scoring import EvidenceRow, memory_cost, ratio_bootstrap
+from pastcast.scoring import (
+    EvidenceRow,
+    cost_by_step,
+    memory_cost,
+    ratio_bootstrap,
+    resource_rows,
+    table_from_records,
+)
 
 
 def rec(
@@ -106,8 +114,6 @@ def test_memory_cost_by_evidence_quartile() -> None:
 
 
 def test_cost_by_step_is_the_mean_per_forecast_at_each_step() -> None:
-    from pastcast.scoring import cost_by_step
-
     rows = {(r.group, r.step): r for r in cost_by_step(records())}
     # memory-on at t = 1 (step index 0): e1 1.0 and e2 2.0; at t = 2: e1 1.0 and e3 9.0
     on1, on2 = rows[("memory_on",), 1], rows[("memory_on",), 2]
@@ -121,3 +127,22 @@ def test_cost_by_step_is_the_mean_per_forecast_at_each_step() -> None:
     assert tokens[(), 1] == pytest.approx((100 + 100 + 300 + 100) / 4)
     with pytest.raises(ValueError, match="unknown resource"):
         cost_by_step(records(), resource="dollars")
+
+
+def test_a_score_table_with_its_resources_costs_what_its_records_do() -> None:
+    recs = records()
+    table, usage = table_from_records(recs), resource_rows(recs)
+    assert usage.shape == (len(recs), 5) and usage[2].tolist() == [2.0, 300.0, 0.0, 1.0, 4.0]
+    index = [EvidenceRow("a", "e1", 1, None, 0, 1.0, 1), EvidenceRow("a", "e2", 2, None, 0, 4.0, 1)]
+    options: list[dict[str, Any]] = [{}, {"by": ()}, {"resources": ("tool_calls",)}]
+    for kw in [*options, {"evidence": index}]:
+        got = memory_cost(table, usage=usage, bootstrap=50, **kw)
+        assert repr(got) == repr(memory_cost(recs, bootstrap=50, **kw))  # NaN where none
+    for by in (("setting",), (), ("agent", "event_id")):
+        assert cost_by_step(table, by, "tool_calls", usage=usage) == cost_by_step(
+            recs, by, "tool_calls"
+        )
+    with pytest.raises(ValueError, match="needs its rows' resources"):
+        memory_cost(table)
+    with pytest.raises(ValueError, match="not one row of 5"):
+        cost_by_step(table, usage=usage[:3])

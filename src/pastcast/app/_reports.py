@@ -14,7 +14,7 @@ from pastcast.app._compare import paired_comparisons
 from pastcast.app._errors import AppError
 from pastcast.app._reading import ColumnsRead, RunsRead, read_run_columns, read_runs
 from pastcast.dataset import Dataset
-from pastcast.reports import GROUP_COLUMNS, RunSet, Scorecard, scorecard
+from pastcast.reports import GROUP_COLUMNS, REPORT_COLUMNS, RunSet, Scorecard, scorecard
 from pastcast.scoring import Convention, PairedComparison
 
 if TYPE_CHECKING:
@@ -177,7 +177,9 @@ class Report:
     """The report written, and the runs it reports."""
 
     written: WrittenReport
-    read: RunsRead
+    read: ColumnsRead
+    """The runs reported, through their step columns (``REPORT_COLUMNS``); the notebooks the
+    evidence figures count are streamed by offset."""
 
 
 def _fractions(lookback: str | Sequence[float] | None) -> tuple[float, ...] | None:
@@ -230,8 +232,8 @@ def report_runs(
                 "figures", f"{name!r}: unknown figure (known: {', '.join(FIGURES.names())})"
             )
     _needs_dataset(groups, dataset)
-    read = read_runs(run_logs, dataset)
-    known = {s.event_id for s in read.steps}
+    read = read_run_columns(run_logs, dataset, columns=REPORT_COLUMNS)
+    known = read.runs.event_ids()
     for event in events:
         if event not in known:
             raise AppError("events", f"{event!r}: no forecast of the run logs is about this event")

@@ -15,6 +15,9 @@ from pastcast.app._reports import TABLE_COLUMNS, group_columns
 from pastcast.runlog import StepRecord
 from pastcast.scoring import (
     DURATION_EDGES,
+    EVIDENCE_INPUTS,
+    RESOURCES,
+    TABLE_INPUTS,
     Convention,
     CoverageKind,
     Metric,
@@ -99,14 +102,20 @@ def memory_costs(
 ) -> Statistics:
     """Memory-on / memory-free resource ratios over matched records by step phase, per agent
     (or ``pooled``), and with ``by_evidence`` split by new-evidence quartile."""
-    read = read_runs(run_logs)
-    steps = list(read.steps)
-    index = evidence_index(steps) if by_evidence else None
+    # the score table and resources from the step columns; with by_evidence, the notebooks the
+    # index counts from their records, streamed
+    read = read_run_columns(run_logs, columns=(*TABLE_INPUTS, *RESOURCES, *EVIDENCE_INPUTS))
+    index = read.runs.evidence_index() if by_evidence else None
     if index is not None and not any(r.available is not None for r in index):
         raise AppError("by_evidence", "no memory-on notebook gives a new-evidence count")
     try:
         rows = memory_cost(
-            steps, by=() if pooled else ("agent",), bootstrap=bootstrap, seed=seed, evidence=index
+            read.runs.base_table,
+            by=() if pooled else ("agent",),
+            bootstrap=bootstrap,
+            seed=seed,
+            evidence=index,
+            usage=read.runs.resources(),
         )
     except ValueError as exc:
         raise AppError("run_logs", str(exc)) from None

@@ -28,6 +28,7 @@ from pastcast.reports._report import write_report
 from pastcast.reports._runs import (
     GROUP_COLUMNS,
     NO_MODEL,
+    REPORT_COLUMNS,
     RUN_COLUMNS,
     RunColumns,
     RunSet,
@@ -52,6 +53,7 @@ __all__ = [
     "COMPARISON_ROWS",
     "GROUP_COLUMNS",
     "NO_MODEL",
+    "REPORT_COLUMNS",
     "RUN_COLUMNS",
     "Comparison",
     "ComparisonRow",

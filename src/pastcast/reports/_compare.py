@@ -15,10 +15,11 @@ from typing import Any
 
 import numpy as np
 
-from pastcast.reports._runs import RunSet
+from pastcast.reports._runs import Runs
 from pastcast.reports._tables import TextTable, fmt_number
 from pastcast.scoring import (
     PAIRED_METRICS,
+    RESOURCES,
     Convention,
     PairedComparison,
     PairedDifference,
@@ -122,16 +123,16 @@ def _no_run(where: Mapping[str, str]) -> dict[str, str]:
     return {k: v for k, v in where.items() if k != "run_id"}
 
 
-def _extras(runs: RunSet, table: ScoreTable) -> dict[str, np.ndarray[Any, np.dtype[np.float64]]]:
-    tool_calls = np.asarray([len(s.episode.tool_calls) for s in runs.steps], dtype=np.float64)
+def _extras(runs: Runs, table: ScoreTable) -> dict[str, np.ndarray[Any, np.dtype[np.float64]]]:
+    """Per step, its tool calls (the ``tool_calls`` column) and whether it was usable."""
     return {
-        "tool_calls": tool_calls.reshape(len(table)),
+        "tool_calls": runs.resources()[:, RESOURCES.index("tool_calls")],
         "parser_acceptance": table.usable.astype(np.float64),
     }
 
 
 def compare_selections(
-    runs: RunSet,
+    runs: Runs,
     base: Mapping[str, str],
     other: Mapping[str, str],
     fallback: Convention = "uniform",

@@ -17,25 +17,38 @@ from dataclasses import dataclass
 from datetime import datetime
 from functools import cached_property
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from numpy.typing import NDArray
 
 from pastcast.dataset import Dataset
-from pastcast.runlog import RunHeader, RunLog, StepColumns, StepRecord, read_run_log
+from pastcast.records import Notebook
+from pastcast.runlog import (
+    RunHeader,
+    RunLog,
+    StepColumns,
+    StepRecord,
+    read_run_log,
+    records_table,
+)
 from pastcast.scoring import (
+    EVIDENCE_INPUTS,
     NO_STOP,
     RESOURCES,
     TABLE_INPUTS,
+    EvidenceRow,
     ScoreTable,
     concat_tables,
     duration_bucket,
     event_kind,
+    evidence_index,
+    evidence_index_of,
     evidence_label,
     horizon_bucket,
     market_days,
-    resource_use,
+    notebook_rows,
+    resource_rows,
     stop_reason_of,
     table_from_columns,
     table_from_records,
@@ -43,12 +56,17 @@ from pastcast.scoring import (
     with_row_column,
 )
 
+if TYPE_CHECKING:
+    import pyarrow as pa
+
 __all__ = [
     "GROUP_COLUMNS",
     "NO_MODEL",
+    "REPORT_COLUMNS",
     "RUN_COLUMNS",
     "RunColumns",
     "RunSet",
+    "Runs",
     "agent_models",
     "horizon_of",
     "load_runs",
@@ -153,9 +171,29 @@ class RunSet:
 
     def resources(self) -> NDArray[np.float64]:
         """Per step, the resources of ``pastcast.scoring.RESOURCES`` (``resource_use``)."""
-        steps = self.steps
-        use = np.array([[resource_use(s)[r] for r in RESOURCES] for s in steps], dtype=np.float64)
-        return use.reshape(len(steps), len(RESOURCES))
+        return resource_rows(self.steps)
+
+    @cached_property
+    def _columns(self) -> pa.Table:
+        return records_table(self.steps)
+
+    def batches(self, columns: Sequence[str]) -> Iterator[dict[str, list[Any]]]:
+        """As ``RunColumns.batches``: the step columns of the records (``records_table``)."""
+        for batch in self._columns.select(list(columns)).to_batches(max_chunksize=BATCH_ROWS):
+            yield batch.to_pydict()
+
+    def take(self, rows: NDArray[np.int64], columns: Sequence[str]) -> dict[str, list[Any]]:
+        """As ``RunColumns.take``."""
+        out: dict[str, list[Any]] = self._columns.select(list(columns)).take(rows).to_pydict()
+        return out
+
+    def evidence_index(self) -> tuple[EvidenceRow, ...]:
+        """The new-evidence index of the steps' notebooks (``evidence_index``)."""
+        return evidence_index(self.steps)
+
+    def log_sizes(self) -> tuple[int, ...]:
+        """Steps of each log."""
+        return tuple(len(log.steps) for log in self.logs)
 
     def row_models(self) -> RowModels:
         """Per step, the models its episode called."""
@@ -294,6 +332,10 @@ RUN_COLUMNS = (
     "models",
 )
 """The step columns a scorecard reads (``pastcast.runlog.columns_schema``)."""
+
+REPORT_COLUMNS = tuple(dict.fromkeys((*RUN_COLUMNS, *EVIDENCE_INPUTS, "failure_reason")))
+"""The step columns the HTML report reads (its scorecard, tables and figures); the notebooks of
+the evidence figures are read from full records, streamed by offset."""
 
 BATCH_ROWS = 65_536
 """Rows of step columns turned into Python objects at once."""
@@ -449,6 +491,42 @@ class RunColumns:
     def event_ids(self) -> set[str]:
         return {e for b in self.batches(("event_id",)) for e in b["event_id"]}
 
+    def take(self, rows: NDArray[np.int64], columns: Sequence[str]) -> dict[str, list[Any]]:
+        """``columns`` of ``rows`` (indices into the steps of every log, in log order), as
+        Python lists: for the few rows a figure draws."""
+        out: dict[str, list[Any]] = {c: [] for c in columns}
+        start = 0
+        for log in self.logs:
+            n = log.table.num_rows
+            mine = rows[(rows >= start) & (rows < start + n)] - start
+            if mine.size:
+                part = log.table.select(list(columns)).take(mine).to_pydict()
+                for c in columns:
+                    out[c] += part[c]
+            start += n
+        return out
+
+    def evidence_index(self) -> tuple[EvidenceRow, ...]:
+        """As ``RunSet.evidence_index``: the steps from their columns, and only the notebooks
+        the index counts (``notebook_rows``) from full records, streamed by offset one at a
+        time (``StepColumns.stream``)."""
+
+        def notebooks() -> Iterator[Notebook | None]:
+            for log in self.logs:
+                rows: list[int] = []
+                start = 0
+                for b in self.batches_of(log, EVIDENCE_INPUTS):
+                    rows += [start + i for i in notebook_rows(b)]
+                    start += len(b["agent"])
+                for record in log.stream(rows):
+                    yield record.episode.notebook_out
+
+        return evidence_index_of(self.batches(EVIDENCE_INPUTS), notebooks())
+
+    def log_sizes(self) -> tuple[int, ...]:
+        """Steps of each log."""
+        return tuple(log.table.num_rows for log in self.logs)
+
 
 _SCHEDULE_COLUMNS = (
     "agent",
@@ -462,6 +540,11 @@ _SCHEDULE_COLUMNS = (
     "cutoff",
     "rollout",
 )
+
+
+Runs = RunSet | RunColumns
+"""Runs reported from their records or from their step columns: the same score table, step
+columns (``batches``, ``take``), resources and evidence index."""
 
 
 def load_runs(paths: Sequence[str | Path], dataset: Dataset | None = None) -> RunSet:

@@ -7,6 +7,7 @@ from pastcast.runlog._arrow import step_schema
 from pastcast.runlog._columns import StepColumns, read_step_columns
 from pastcast.runlog._companion import (
     COLUMNS_VERSION,
+    column_probs,
     columns_path,
     columns_schema,
     records_table,
@@ -46,6 +47,7 @@ __all__ = [
     "Scores",
     "StepColumns",
     "StepRecord",
+    "column_probs",
     "columns_path",
     "columns_schema",
     "header_path",

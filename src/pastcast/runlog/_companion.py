@@ -18,7 +18,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -41,6 +41,7 @@ __all__ = [
     "PartInfo",
     "Segment",
     "claim_columns_dir",
+    "column_probs",
     "columns_path",
     "columns_schema",
     "file_stamp",
@@ -132,6 +133,12 @@ def columns_schema() -> pa.Schema:
 
 def _pairs(probs: dict[str, float] | None) -> list[dict[str, Any]] | None:
     return None if probs is None else [{"label": k, "p": v} for k, v in probs.items()]
+
+
+def column_probs(value: Sequence[Mapping[str, Any]] | None) -> dict[str, float] | None:
+    """The probabilities a pairs column (``probs``, ``market_probs``) holds, in their order, as
+    the record's field (``None`` for none)."""
+    return None if value is None else {d["label"]: d["p"] for d in value}
 
 
 def step_row(record: StepRecord, offset: int, length: int) -> dict[str, Any]:

@@ -16,7 +16,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from pastcast.records import BINARY_LABELS
-from pastcast.runlog import StepRecord
+from pastcast.runlog import StepRecord, column_probs
 from pastcast.scoring._multiclass import (
     _COLUMNWISE,
     LOG_FLOOR,
@@ -330,10 +330,6 @@ def concat_tables(parts: Sequence[ScoreTable]) -> ScoreTable:
     )
 
 
-def _pairs(value: Sequence[Mapping[str, Any]] | None) -> dict[str, float] | None:
-    return None if value is None else {d["label"]: d["p"] for d in value}
-
-
 def table_from_columns(columns: Mapping[str, Sequence[Any]]) -> ScoreTable:
     """Re-score logged steps from their step columns (``TABLE_INPUTS``, as Python lists, e.g.
     ``pastcast.runlog.read_step_columns(...).table.to_pydict()``): the same table as
@@ -355,10 +351,10 @@ def table_from_columns(columns: Mapping[str, Sequence[Any]]) -> ScoreTable:
             c["step_index"][i],
             c["rollout"][i],
             c["usable"][i],
-            _pairs(c["probs"][i]) or {},
+            column_probs(c["probs"][i]) or {},
             c["truth"][i],
             labels[i],
-            _pairs(c["market_probs"][i]),
+            column_probs(c["market_probs"][i]),
         )
         for i in range(len(c["agent"]))
     )

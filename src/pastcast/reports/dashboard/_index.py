@@ -38,6 +38,7 @@ from pastcast.runlog import (
     RunLog,
     StepColumns,
     StepRecord,
+    column_probs,
     header_path,
     read_step_columns,
     records_table,
@@ -166,10 +167,6 @@ class StepRow:
     grading: _Grading
 
 
-def _pairs(value: list[dict[str, Any]] | None) -> dict[str, float] | None:
-    return None if value is None else {d["label"]: d["p"] for d in value}
-
-
 def _step_row(c: dict[str, Any]) -> StepRow:
     return StepRow(
         run_id=c["run_id"],
@@ -182,8 +179,8 @@ def _step_row(c: dict[str, Any]) -> StepRow:
         rollout=c["rollout"],
         split=c["split"],
         category=c["category"],
-        forecast=_Forecast(_pairs(c["probs"]) or {}, c["usable"], c["failure_reason"]),
-        grading=_Grading(c["truth"], tuple(c["labels"]), _pairs(c["market_probs"])),
+        forecast=_Forecast(column_probs(c["probs"]) or {}, c["usable"], c["failure_reason"]),
+        grading=_Grading(c["truth"], tuple(c["labels"]), column_probs(c["market_probs"])),
     )
 
 

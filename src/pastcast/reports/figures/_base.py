@@ -14,14 +14,16 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cached_property
 
+import numpy as np
 from matplotlib.axes import Axes
 from matplotlib.dates import AutoDateLocator, ConciseDateFormatter
 from matplotlib.figure import Figure
+from numpy.typing import NDArray
 
 from pastcast.registry import Registry
-from pastcast.reports._runs import RunSet
+from pastcast.reports._runs import Runs
 from pastcast.reports._scorecard import Scorecard
-from pastcast.scoring import Convention, ScoreTable
+from pastcast.scoring import Convention, EvidenceRow, ScoreTable
 
 __all__ = [
     "FIGURES",
@@ -44,9 +46,14 @@ MAX_PANELS = 12
 
 @dataclass(frozen=True)
 class ReportData:
-    """What figures are drawn from: the runs, their scorecard and the report's choices."""
+    """What figures are drawn from: the runs, their scorecard and the report's choices.
 
-    runs: RunSet
+    Figures read the runs' score table (``table``), their step columns (``runs.batches``,
+    ``runs.take``) and resources, never their full records, so runs read through their step
+    columns (``RunColumns``) draw what their records (``RunSet``) would; the one exception,
+    the notebooks of the evidence index, are streamed by offset (``evidence``)."""
+
+    runs: Runs
     card: Scorecard
     events: tuple[str, ...] = ()
     """Events for the market-against-forecasts figure (none: the ones with most steps)."""
@@ -60,6 +67,22 @@ class ReportData:
     @cached_property
     def table(self) -> ScoreTable:
         return self.runs.table()
+
+    @cached_property
+    def resources(self) -> NDArray[np.float64]:
+        """Per step, the resources of ``pastcast.scoring.RESOURCES``."""
+        return self.runs.resources()
+
+    @cached_property
+    def evidence(self) -> tuple[EvidenceRow, ...]:
+        """The new-evidence index of the memory-on notebooks (``evidence_index``)."""
+        return self.runs.evidence_index()
+
+    @cached_property
+    def cutoff_days(self) -> NDArray[np.int64]:
+        """Per step, its cutoff's day (proleptic ordinal)."""
+        days = [c.date().toordinal() for b in self.runs.batches(("cutoff",)) for c in b["cutoff"]]
+        return np.asarray(days, dtype=np.int64).reshape(len(days))
 
 
 @dataclass(frozen=True)

@@ -75,7 +75,7 @@ def _alpha_by_round(data: ReportData) -> list[tuple[tuple[str, ...], np.ndarray,
     """Per agent and setting: the forecast rounds (cutoff days) and the mean alpha of each."""
     table = data.table
     alpha = table.metrics(data.fallback)["alpha"]
-    steps = data.runs.steps
+    cutoff_days = data.cutoff_days
     role = table.codes("role")
     roles = table.keys["role"][1]
     lines = []
@@ -83,7 +83,7 @@ def _alpha_by_round(data: ReportData) -> list[tuple[tuple[str, ...], np.ndarray,
         rows = rows[np.isfinite(alpha[rows])]
         if rows.size == 0 or all(roles[role[i]] == "reference" for i in rows):
             continue
-        days = np.array([steps[i].cutoff.date().toordinal() for i in rows])
+        days = cutoff_days[rows]
         uniq, inv = np.unique(days, return_inverse=True)
         per_round = np.bincount(inv, alpha[rows]) / np.bincount(inv)
         lines.append((names, uniq, per_round))

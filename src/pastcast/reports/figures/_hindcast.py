@@ -6,6 +6,7 @@ from __future__ import annotations
 import contextlib
 from collections import Counter, defaultdict
 from datetime import datetime, time
+from typing import Any
 
 import numpy as np
 from matplotlib.figure import Figure
@@ -17,7 +18,7 @@ from pastcast.reports.figures._base import (
     new_figure,
     register_figure,
 )
-from pastcast.runlog import StepRecord
+from pastcast.runlog import column_probs
 from pastcast.scoring import lookback_summary, pipeline_recoveries
 
 MARKET_EVENTS = 4
@@ -29,16 +30,20 @@ def net_recoveries(data: ReportData) -> Figure | None:
     """Per topic (category), forecasts the retrieval pipeline (memory-free) got right where the
     same agent without tools got wrong, minus the reverse (right: the truth is the only top
     label)."""
-    steps = data.runs.steps
-    by_agent: dict[str, set[str]] = defaultdict(set)
-    for s in steps:
-        by_agent[s.agent].add(s.setting)
-    agents = {a for a, st in by_agent.items() if {"memory_free", "no_tools"} <= st}
-    if not agents:
+    table = data.runs.base_table
+    agent = table.codes("agent")
+    setting, settings = table.keys["setting"]
+    by_agent: dict[int, set[str]] = defaultdict(set)
+    for a, st in set(zip(agent.tolist(), setting.tolist(), strict=True)):
+        by_agent[a].add(settings[st])
+    both = [a for a, st in by_agent.items() if {"memory_free", "no_tools"} <= st]
+    if not both:
         return None
-    recs = [s for s in steps if s.agent in agents]
     counts = pipeline_recoveries(
-        recs, {"setting": "memory_free"}, {"setting": "no_tools"}, ("agent", "run_id")
+        table.take(np.isin(agent, both)),
+        {"setting": "memory_free"},
+        {"setting": "no_tools"},
+        ("agent", "run_id"),
     )
     if not counts:
         return None
@@ -63,7 +68,7 @@ def lookback_sweep(data: ReportData) -> Figure | None:
     if not data.lookback:
         return None
     rows, _ = lookback_summary(
-        data.runs.steps,
+        data.runs.base_table,
         data.lookback,
         fallback=data.fallback,
         bootstrap=data.card.bootstrap,
@@ -94,16 +99,32 @@ def lookback_sweep(data: ReportData) -> Figure | None:
 
 
 def _chosen(data: ReportData) -> list[str]:
+    event, events = data.table.keys["event"]
     if data.events:
-        known = {s.event_id for s in data.runs.steps}
+        known = {events[e] for e in np.unique(event).tolist()}
         return [e for e in data.events if e in known]
-    steps = Counter((s.event_id, s.step_index) for s in data.runs.steps)
-    per_event = Counter(e for e, _ in steps)
+    steps = set(zip(event.tolist(), data.table.step.tolist(), strict=True))
+    per_event = Counter(events[e] for e, _ in steps)
     return [e for e, _ in sorted(per_event.items(), key=lambda kv: (-kv[1], kv[0]))][:MARKET_EVENTS]
 
 
+_MARKET_COLUMNS = (
+    "event_id",
+    "agent",
+    "setting",
+    "role",
+    "cutoff",
+    "usable",
+    "probs",
+    "truth",
+    "labels",
+    "market_probs",
+)
+"""The step columns the market figure draws, of its events' steps."""
+
+
 def _market_curve(
-    data: ReportData, event_id: str, label: str, steps: list[StepRecord]
+    data: ReportData, event_id: str, label: str, steps: list[dict[str, Any]]
 ) -> tuple[list[datetime], list[float]]:
     ds = data.runs.dataset
     if ds is not None and event_id in ds.beliefs:
@@ -113,11 +134,23 @@ def _market_curve(
         ]
     seen: dict[datetime, float] = {}
     for s in steps:
-        mp = s.grading.market_probs
+        mp = column_probs(s["market_probs"])
         if mp and label in mp:
-            seen.setdefault(s.cutoff, mp[label] / (sum(mp.values()) or 1.0))
+            seen.setdefault(s["cutoff"], mp[label] / (sum(mp.values()) or 1.0))
     xs = sorted(seen)
     return xs, [seen[x] for x in xs]
+
+
+def _event_steps(data: ReportData, events: list[str]) -> dict[str, list[dict[str, Any]]]:
+    """The step columns of each of ``events``' steps, in record order."""
+    codes, names = data.table.keys["event"]
+    wanted = [names.index(e) for e in events]
+    rows = np.flatnonzero(np.isin(codes, wanted))
+    cols = data.runs.take(rows, _MARKET_COLUMNS)
+    out: dict[str, list[dict[str, Any]]] = {e: [] for e in events}
+    for i in range(rows.size):
+        out[cols["event_id"][i]].append({c: cols[c][i] for c in _MARKET_COLUMNS})
+    return out
 
 
 @register_figure("market")
@@ -127,23 +160,25 @@ def market_against_forecasts(data: ReportData) -> Figure | None:
     events = _chosen(data)
     if not events:
         return None
+    of_event = _event_steps(data, events)
     fig = new_figure(len(events), 4.6, 3.4)
     cols = min(len(events), 4)
     axes = fig.subplots(-(-len(events) // cols), cols, squeeze=False)
     for ax, event_id in zip(axes.flat, events, strict=False):
-        steps = [s for s in data.runs.steps if s.event_id == event_id]
-        truth = steps[0].grading.truth
-        labels = steps[0].grading.labels
+        steps = of_event[event_id]
+        truth = steps[0]["truth"]
+        labels = steps[0]["labels"]
         label = "Yes" if tuple(labels) == ("Yes", "No") else truth
         xs, ys = _market_curve(data, event_id, label, steps)
         ax.plot(xs, ys, color="0.4", lw=1.5, label="market")
         by_agent: dict[str, dict[datetime, list[float]]] = defaultdict(lambda: defaultdict(list))
         for s in steps:
-            if s.role == "reference" or not s.forecast.usable:
+            if s["role"] == "reference" or not s["usable"]:
                 continue
-            total = sum(v for v in s.forecast.probs.values() if v > 0) or 1.0
-            p = max(s.forecast.probs.get(label, 0.0), 0.0) / total
-            by_agent[f"{s.agent} / {s.setting}"][s.cutoff].append(p)
+            probs = column_probs(s["probs"]) or {}
+            total = sum(v for v in probs.values() if v > 0) or 1.0
+            p = max(probs.get(label, 0.0), 0.0) / total
+            by_agent[f"{s['agent']} / {s['setting']}"][s["cutoff"]].append(p)
         for name, pts in sorted(by_agent.items())[:8]:
             xs2 = sorted(pts)
             ax.plot(xs2, [float(np.mean(pts[x])) for x in xs2], "o-", ms=3, lw=1, label=name)
@@ -168,17 +203,20 @@ smaller topics; its Figure 6 shows topics with at least four markets)."""
 
 def topic_counts(data: ReportData, other_below: int = TOPIC_OTHER_BELOW) -> list[tuple[str, int]]:
     """Markets per topic among the events the runs forecast (the dataset's category where it is
-    known, else the step's), largest first, the small ones summed as ``Other`` (last)."""
-    topics: dict[str, str] = {}
+    known, else the step's: its event's first), largest first, the small ones summed as
+    ``Other`` (last)."""
+    table = data.table
+    event, events = table.keys["event"]
+    category, categories = table.keys["category"]
+    ids, first = np.unique(event, return_index=True)
     ds = data.runs.dataset
-    for s in data.runs.steps:
-        if s.event_id in topics:
-            continue
-        category = s.category
+    topics: dict[str, str] = {}
+    for e, c in zip(ids.tolist(), category[first].tolist(), strict=True):
+        event_id, found = events[e], categories[c]
         if ds is not None:
             with contextlib.suppress(KeyError):  # an event the dataset does not hold
-                category = ds.event(s.event_id).category or category
-        topics[s.event_id] = category or "unknown"
+                found = ds.event(event_id).category or found
+        topics[event_id] = found or "unknown"
     counts = Counter(topics.values())
     big = sorted(
         ((t, n) for t, n in counts.items() if n >= other_below), key=lambda x: (-x[1], x[0])

@@ -14,7 +14,6 @@ from pastcast.scoring import (
     capture_gain,
     changes_by_evidence,
     cost_by_step,
-    evidence_index,
     memory_cost,
     thirds,
 )
@@ -60,12 +59,12 @@ def brier_thirds(data: ReportData) -> Figure | None:
 def change_by_evidence(data: ReportData) -> Figure | None:
     """Step-to-step Brier change B(t) - B(t-1) by quartile of newly dated evidence available
     (from other models' memory-on notebooks), per setting, with 95% intervals."""
-    steps = data.runs.steps
-    index = evidence_index(steps)
+    index = data.evidence
     if not any(r.available is not None for r in index):
         return None
+    table = data.runs.base_table
     cuts, rows = changes_by_evidence(
-        steps, index, ("setting",), "brier", data.fallback, data.card.bootstrap, data.card.seed
+        table, index, ("setting",), "brier", data.fallback, data.card.bootstrap, data.card.seed
     )
     settings = sorted({r.group for r in rows if r.n_transitions > 0})
     if not settings:
@@ -89,15 +88,13 @@ def change_by_evidence(data: ReportData) -> Figure | None:
 def memory_on_cost(data: ReportData) -> Figure | None:
     """Memory-on against memory-free resource use (ratio of sums minus 1) on matched forecasts,
     at the first step, later steps and all steps, with 95% event-bootstrap intervals."""
-    steps = data.runs.steps
-    settings = {s.setting for s in steps}
-    if not {"memory_on", "memory_free"} <= settings:
+    table = data.runs.base_table
+    if not {"memory_on", "memory_free"} <= set(table.keys["setting"][1]):
         return None
-    ratios = [
-        r
-        for r in memory_cost(steps, by=(), bootstrap=data.card.bootstrap, seed=data.card.seed)
-        if r.n_matched > 0 and r.free_total > 0
-    ]
+    costs = memory_cost(
+        table, by=(), bootstrap=data.card.bootstrap, seed=data.card.seed, usage=data.resources
+    )
+    ratios = [r for r in costs if r.n_matched > 0 and r.free_total > 0]
     if not ratios:
         return None
     resources = sorted({r.resource for r in ratios}, key=[r.resource for r in ratios].index)
@@ -122,8 +119,7 @@ def memory_on_cost(data: ReportData) -> Figure | None:
 def capture_against_gain(data: ReportData) -> Figure | None:
     """Evidence capture kappa against the memory-on first-to-last Brier improvement, one point per
     model, with the Spearman correlation across models (Figure 2c)."""
-    steps = data.runs.steps
-    corr = capture_gain(steps, fallback=data.fallback)
+    corr = capture_gain(data.runs.base_table, data.evidence, fallback=data.fallback)
     points = [m for m in corr.models if np.isfinite(m.kappa) and np.isfinite(m.gain)]
     if not points:
         return None
@@ -151,14 +147,14 @@ def cost_per_step(data: ReportData) -> Figure | None:
     """Mean cost per forecast at each forecast step, per setting (Figure 3a): USD from the price
     table, else input tokens where no call was priced, else tool calls (agents without a model);
     later steps average over fewer events."""
-    steps = data.runs.steps
+    table = data.runs.base_table
     labels = {
         "cost_usd": "mean cost per forecast (USD)",
         "input_tokens": "mean input tokens per forecast",
         "tool_calls": "mean tool calls per forecast",
     }
     for resource in labels:
-        rows = cost_by_step(steps, ("setting",), resource)
+        rows = cost_by_step(table, ("setting",), resource, usage=data.resources)
         if any(r.mean > 0 for r in rows):
             break
     else:

@@ -23,7 +23,7 @@ from pastcast.atomic import write_atomic
 from pastcast.owned import claim_dir
 from pastcast.reports._compare import default_pairs, paired_table
 from pastcast.reports._leaderboard import clean_json
-from pastcast.reports._runs import RunSet
+from pastcast.reports._runs import Runs
 from pastcast.reports._scorecard import Scorecard, scorecard
 from pastcast.reports._tables import (
     TextTable,
@@ -35,6 +35,7 @@ from pastcast.reports._tables import (
 )
 from pastcast.reports.figures import RenderedFigure, ReportData, render_figures
 from pastcast.reports.html._sections import ReportSection
+from pastcast.runlog import RunLog, StepColumns
 from pastcast.scoring import Convention, PairedComparison, paired_comparison
 
 if TYPE_CHECKING:
@@ -53,7 +54,7 @@ class WrittenReport:
     card: Scorecard
 
 
-def report_pairs(card: Scorecard, runs: RunSet) -> list[PairedComparison]:
+def report_pairs(card: Scorecard, runs: Runs) -> list[PairedComparison]:
     """The paired comparisons the report shows (``default_pairs``: each agent's other settings
     against memory-free, the same agent and setting in a later run against the first), scored
     as the card is."""
@@ -66,16 +67,26 @@ def report_pairs(card: Scorecard, runs: RunSet) -> list[PairedComparison]:
     ]
 
 
+def _failures(runs: Runs) -> Counter[tuple[str, str, str]]:
+    """Unusable forecasts by agent, setting and reason, from the step columns."""
+    out: Counter[tuple[str, str, str]] = Counter()
+    for b in runs.batches(("agent", "setting", "usable", "failure_reason")):
+        out.update(
+            (agent, setting, reason or "-")
+            for agent, setting, usable, reason in zip(
+                b["agent"], b["setting"], b["usable"], b["failure_reason"], strict=True
+            )
+            if not usable
+        )
+    return out
+
+
 def report_tables(
-    card: Scorecard, runs: RunSet, pairs: Sequence[PairedComparison] | None = None
+    card: Scorecard, runs: Runs, pairs: Sequence[PairedComparison] | None = None
 ) -> list[TextTable]:
     """The report's tables in order: main, calibration, cost, unusable forecasts by reason, and
     the paired differences where two agents or settings share steps."""
-    failures = Counter(
-        (s.agent, s.setting, s.forecast.failure_reason or "-")
-        for s in runs.steps
-        if not s.forecast.usable
-    )
+    failures = _failures(runs)
     fail_rows = tuple((a, st, r, str(n)) for (a, st, r), n in sorted(failures.items()))
     pairs = report_pairs(card, runs) if pairs is None else pairs
     paired = [paired_table(pairs, "Paired differences on shared steps")] if pairs else []
@@ -105,7 +116,7 @@ def _environment() -> Environment:
 
 
 def write_html_report(
-    runs: RunSet,
+    runs: Runs,
     out: str | Path,
     *,
     by: Sequence[str] = ("agent", "setting"),
@@ -121,9 +132,11 @@ def write_html_report(
 ) -> WrittenReport:
     """Write ``report.html``, ``tables.md``, ``tables.tex``, ``scorecard.json`` and
     ``figures/NAME.{png,svg}`` under ``out``; each file is replaced whole (written aside, then
-    renamed). ``figures`` names registered figures (default: all that the runs support).
-    ``leakage``: the runs' leakage cards (``pastcast.audit.leakage_card``), shown in a section of
-    their own and written to ``leakage.json``.
+    renamed). ``runs``: their records (``RunSet``) or their step columns (``RunColumns`` of
+    ``REPORT_COLUMNS``), the same report either way. ``figures`` names registered figures
+    (default: all that the runs support). ``leakage``: the runs' leakage cards
+    (``pastcast.audit.leakage_card``), shown in a section of their own and written to
+    ``leakage.json``.
 
     ``out`` is claimed first (``pastcast.owned.claim_dir``): made and marked if absent or empty,
     written into again if it holds an earlier report; a folder pastcast did not make is refused
@@ -156,6 +169,7 @@ def write_html_report(
         + "\n\n".join(to_latex(t) for t in [*tables[:3], *extra])
         + "\n"
     )
+    logs: Sequence[RunLog | StepColumns] = runs.logs
     html = (
         _environment()
         .get_template("report.html.j2")
@@ -166,10 +180,10 @@ def write_html_report(
                     "path": log.path.name,
                     "dataset": log.header.dataset_id,
                     "code": log.header.code_version,
-                    "steps": len(log.steps),
+                    "steps": steps,
                     "created": f"{log.header.created_at:%Y-%m-%d %H:%M} UTC",
                 }
-                for log in runs.logs
+                for log, steps in zip(logs, runs.log_sizes(), strict=True)
             ],
             card=card,
             tables=tables,

@@ -16,6 +16,7 @@ from pastcast.scoring.analyses._calibration import (
     calibration,
 )
 from pastcast.scoring.analyses._evidence import (
+    EVIDENCE_INPUTS,
     CaptureGain,
     EvidenceCorrelation,
     EvidenceRow,
@@ -23,9 +24,11 @@ from pastcast.scoring.analyses._evidence import (
     capture_gain,
     changes_by_evidence,
     evidence_index,
+    evidence_index_of,
     evidence_quartiles,
     new_entries,
     notebook_failures,
+    notebook_rows,
 )
 from pastcast.scoring.analyses._hindcast import (
     DURATION_EDGES,
@@ -73,11 +76,13 @@ from pastcast.scoring.analyses._resources import (
     StepCost,
     cost_by_step,
     memory_cost,
+    resource_rows,
     resource_use,
 )
 
 __all__ = [
     "DURATION_EDGES",
+    "EVIDENCE_INPUTS",
     "EVIDENCE_ORDER",
     "NO_STOP",
     "PHASES",
@@ -111,6 +116,7 @@ __all__ = [
     "episode_gain",
     "evidence_capture",
     "evidence_index",
+    "evidence_index_of",
     "evidence_label",
     "evidence_quartiles",
     "evidence_summary",
@@ -122,11 +128,13 @@ __all__ = [
     "model_recoveries",
     "new_entries",
     "notebook_failures",
+    "notebook_rows",
     "paired_recoveries",
     "pipeline_recoveries",
     "power_n",
     "power_rounds",
     "recoveries_regressions",
+    "resource_rows",
     "resource_use",
     "step_changes",
     "stop_counts",

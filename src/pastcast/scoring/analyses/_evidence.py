@@ -11,9 +11,10 @@ from __future__ import annotations
 
 import math
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
+from typing import Any
 
 import numpy as np
 
@@ -32,6 +33,7 @@ from pastcast.scoring.analyses._longitudinal import (
 )
 
 __all__ = [
+    "EVIDENCE_INPUTS",
     "CaptureGain",
     "EvidenceCorrelation",
     "EvidenceRow",
@@ -39,9 +41,11 @@ __all__ = [
     "capture_gain",
     "changes_by_evidence",
     "evidence_index",
+    "evidence_index_of",
     "evidence_quartiles",
     "new_entries",
     "notebook_failures",
+    "notebook_rows",
 ]
 
 
@@ -96,46 +100,111 @@ class EvidenceRow:
     n_peers: int
 
 
+EVIDENCE_INPUTS = ("agent", "role", "setting", "event_id", "step_index", "cutoff")
+"""The step columns ``evidence_index_of`` reads besides the notebooks
+(``pastcast.runlog.columns_schema``)."""
+
+_Written = tuple[str, int, str, datetime, tuple[datetime, ...] | None]
+"""A notebook the index counts: event, step, agent, cutoff, when each entry could be seen."""
+
+
+def _writes_evidence(setting: str, role: str, step_index: int) -> bool:
+    """The index counts the notebook a step wrote: a memory-on agent's, after its first step."""
+    return setting == "memory_on" and role == "agent" and step_index >= 1
+
+
+class _Steps:
+    """What the index needs of every step: each event-step's cutoff (its first step's) and
+    the agents forecasting there."""
+
+    def __init__(self) -> None:
+        self.cutoffs: dict[tuple[str, int], datetime] = {}
+        self.present: dict[tuple[str, int], set[str]] = {}
+
+    def add(self, event_id: str, step_index: int, cutoff: datetime, role: str, agent: str) -> None:
+        self.cutoffs.setdefault((event_id, step_index), cutoff)
+        if role == "agent":
+            self.present.setdefault((event_id, step_index), set()).add(agent)
+
+    def rows(self, written: Iterable[_Written]) -> tuple[EvidenceRow, ...]:
+        """The index of the notebooks ``written`` (in record order) among these steps."""
+        counts: dict[tuple[str, int], dict[str, list[int]]] = {}
+        for event_id, step_index, agent, cutoff, starts in written:
+            prev = self.cutoffs.get((event_id, step_index - 1))
+            if prev is None:
+                continue
+            n = _new_between(starts, prev, cutoff)
+            if n is not None:
+                counts.setdefault((event_id, step_index), {}).setdefault(agent, []).append(n)
+        rows = []
+        for (event, step), by_agent in sorted(counts.items()):
+            own = {a: sum(v) / len(v) for a, v in by_agent.items()}
+            for agent in sorted(self.present[(event, step)]):
+                peers = [v for a, v in own.items() if a != agent]
+                rows.append(
+                    EvidenceRow(
+                        agent=agent,
+                        event=event,
+                        step=step,
+                        own=own.get(agent),
+                        n_rollouts=len(by_agent.get(agent, ())),
+                        available=sum(peers) / len(peers) if peers else None,
+                        n_peers=len(peers),
+                    )
+                )
+        return tuple(rows)
+
+
 def evidence_index(records: Iterable[StepRecord]) -> tuple[EvidenceRow, ...]:
     """Own counts and leave-one-model-out availability for every model with a record at each
     event-step that any model's notebook covers. Models are agent names (any setting).
     ``records`` is read once, one at a time (a stream of a large log's records): only each
-    memory-on step's ledger dates are kept."""
-    cutoffs: dict[tuple[str, int], datetime] = {}
-    present: dict[tuple[str, int], set[str]] = {}
-    written: list[tuple[str, int, str, datetime, tuple[datetime, ...] | None]] = []
+    memory-on step's ledger dates are kept. From step columns: ``evidence_index_of``."""
+    steps = _Steps()
+    written: list[_Written] = []
     for r in records:
-        cutoffs.setdefault((r.event_id, r.step_index), r.cutoff)
-        if r.role == "agent":
-            present.setdefault((r.event_id, r.step_index), set()).add(r.agent)
-        if r.setting == "memory_on" and r.role == "agent" and r.step_index >= 1:
+        steps.add(r.event_id, r.step_index, r.cutoff, r.role, r.agent)
+        if _writes_evidence(r.setting, r.role, r.step_index):
             starts = _entry_starts(r.episode.notebook_out)
             written.append((r.event_id, r.step_index, r.agent, r.cutoff, starts))
-    counts: dict[tuple[str, int], dict[str, list[int]]] = {}
-    for event_id, step_index, agent, cutoff, starts in written:  # in record order, as read
-        prev = cutoffs.get((event_id, step_index - 1))
-        if prev is None:
-            continue
-        n = _new_between(starts, prev, cutoff)
-        if n is not None:
-            counts.setdefault((event_id, step_index), {}).setdefault(agent, []).append(n)
-    rows = []
-    for (event, step), by_agent in sorted(counts.items()):
-        own = {a: sum(v) / len(v) for a, v in by_agent.items()}
-        for agent in sorted(present[(event, step)]):
-            peers = [v for a, v in own.items() if a != agent]
-            rows.append(
-                EvidenceRow(
-                    agent=agent,
-                    event=event,
-                    step=step,
-                    own=own.get(agent),
-                    n_rollouts=len(by_agent.get(agent, ())),
-                    available=sum(peers) / len(peers) if peers else None,
-                    n_peers=len(peers),
-                )
-            )
-    return tuple(rows)
+    return steps.rows(written)
+
+
+def notebook_rows(columns: Mapping[str, Sequence[Any]]) -> list[int]:
+    """The rows of step columns (``EVIDENCE_INPUTS``, as Python lists) whose written notebook
+    the evidence index counts (memory-on agents' steps after the first): the only full records
+    ``evidence_index_of`` needs."""
+    return [
+        i
+        for i, (setting, role, step) in enumerate(
+            zip(columns["setting"], columns["role"], columns["step_index"], strict=True)
+        )
+        if _writes_evidence(setting, role, step)
+    ]
+
+
+def evidence_index_of(
+    batches: Iterable[Mapping[str, Sequence[Any]]], notebooks: Iterable[Notebook | None]
+) -> tuple[EvidenceRow, ...]:
+    """``evidence_index`` from step columns: ``batches`` of ``EVIDENCE_INPUTS`` (Python lists,
+    in record order) and ``notebooks``, the written notebook (``notebook_out``) of each row
+    ``notebook_rows`` picks, in the same order. ``notebooks`` is read after the batches, one at
+    a time (records streamed by offset): only each one's ledger dates are kept."""
+    steps = _Steps()
+    picked: list[tuple[str, int, str, datetime]] = []
+    for b in batches:
+        for e, s, c, role, agent in zip(
+            b["event_id"], b["step_index"], b["cutoff"], b["role"], b["agent"], strict=True
+        ):
+            steps.add(e, s, c, role, agent)
+        picked += [
+            (b["event_id"][i], b["step_index"][i], b["agent"][i], b["cutoff"][i])
+            for i in notebook_rows(b)
+        ]
+    written = (
+        (e, s, a, c, _entry_starts(nb)) for (e, s, a, c), nb in zip(picked, notebooks, strict=True)
+    )
+    return steps.rows(written)
 
 
 def evidence_quartiles(index: Sequence[EvidenceRow]) -> tuple[float, float, float]:

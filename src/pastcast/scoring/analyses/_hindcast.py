@@ -21,7 +21,7 @@ from numpy.typing import NDArray
 
 from pastcast.records import evidence_label_of
 from pastcast.runlog import StepRecord
-from pastcast.scoring._aggregate import GroupSummary, _select, summarize
+from pastcast.scoring._aggregate import GroupSummary, _select, as_table, summarize
 from pastcast.scoring._table import Convention, ScoreTable, table_from_records
 from pastcast.scoring.analyses._breakdown import RecoveryCount, recoveries_regressions
 
@@ -120,7 +120,7 @@ def coverage_summary(
 
 
 def lookback_summary(
-    records: Iterable[StepRecord],
+    records: Iterable[StepRecord] | ScoreTable,
     fractions: Sequence[float] = (0.25, 0.5, 0.75, 1.0),
     by: Sequence[str] = ("agent", "setting"),
     fallback: Convention = "uniform",
@@ -131,24 +131,29 @@ def lookback_summary(
     schedule, whose step i is fraction i. An event whose schedule has another number of steps
     (fractions that fell on the same day were merged) cannot be mapped and is left out; the
     second value lists those events. ``rollout_std`` is the spread across consistency runs.
+    ``records`` may be their score table: the same result.
     """
-    recs = list(records)
-    n_steps: dict[str, int] = {}
-    for r in recs:
-        n_steps[r.event_id] = max(n_steps.get(r.event_id, 0), r.step_index + 1)
-    skipped = tuple(sorted(e for e, n in n_steps.items() if n != len(fractions)))
-    kept = [r for r in recs if n_steps[r.event_id] == len(fractions)]
-    if not kept:
+    table = as_table(records)
+    event, events = table.keys["event"]
+    n_steps = np.zeros(len(events), dtype=np.int64)
+    np.maximum.at(n_steps, event, table.step + 1)
+    seen = np.zeros(len(events), dtype=bool)
+    seen[event] = True
+    skipped = tuple(
+        sorted(events[e] for e in np.flatnonzero(seen & (n_steps != len(fractions))).tolist())
+    )
+    kept = np.flatnonzero(n_steps[event] == len(fractions))
+    if not kept.size:
         return (), skipped
-    labels = [f"{100 * fractions[r.step_index]:g}%" for r in kept]
-    table = with_row_column(table_from_records(kept), "lookback", labels)
+    labels = [f"{100 * fractions[s]:g}%" for s in table.step[kept].tolist()]
+    table = with_row_column(table.take(kept), "lookback", labels)
     out = summarize(table, by=(*by, "lookback"), fallback=fallback, bootstrap=bootstrap, seed=seed)
     order = {f"{100 * f:g}%": i for i, f in enumerate(fractions)}
     return tuple(sorted(out, key=lambda s: (s.group[:-1], order[s.group[-1]]))), skipped
 
 
 def pipeline_recoveries(
-    records: Iterable[StepRecord],
+    records: Iterable[StepRecord] | ScoreTable,
     a: Mapping[str, str],
     b: Mapping[str, str],
     pair_by: Sequence[str] = ("agent",),
@@ -161,12 +166,14 @@ def pipeline_recoveries(
     Forecasts are paired on (event, step, rollout) plus ``pair_by`` (e.g. the model, when the
     pipelines are two settings of one agent; pass () when they are two agent names). Right
     means the truth is the only top label. Topics are the events' categories unless ``topic``
-    maps event ids to topics.
+    maps event ids to topics. ``records`` may be their score table: the same result.
     """
-    recs = list(records)
-    ra, rb, correct = _pairs(recs, a, b, pair_by, fallback)
-    events = [recs[i].event_id for i in ra]
-    topics = [topic.get(e, "unknown") for e in events] if topic else [recs[i].category for i in ra]
+    table = as_table(records)
+    ra, rb, correct = _table_pairs(table, a, b, pair_by, fallback)
+    column = "event" if topic else "category"
+    codes, names = table.keys[column]
+    values = [names[c] for c in codes[ra].tolist()]
+    topics = [topic.get(e, "unknown") for e in values] if topic else values
     return recoveries_regressions(correct[ra], correct[rb], topics)
 
 
@@ -279,8 +286,18 @@ def _pairs(
     pair_by: Sequence[str],
     fallback: Convention,
 ) -> tuple[NDArray[np.int64], NDArray[np.int64], NDArray[np.bool_]]:
+    """``_table_pairs`` of the records' score table."""
+    return _table_pairs(table_from_records(recs), a, b, pair_by, fallback)
+
+
+def _table_pairs(
+    table: ScoreTable,
+    a: Mapping[str, str],
+    b: Mapping[str, str],
+    pair_by: Sequence[str],
+    fallback: Convention,
+) -> tuple[NDArray[np.int64], NDArray[np.int64], NDArray[np.bool_]]:
     """Rows of A and of B paired on (event, step, rollout, *pair_by), and who was right."""
-    table = table_from_records(recs)
     correct: NDArray[np.bool_] = np.asarray(table.metrics(fallback)["accuracy"] == 1.0)
     cols = [table.codes(c) for c in ("event", *pair_by)] + [table.step, table.rollout]
     key = np.stack(cols, axis=1)

@@ -14,11 +14,14 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
+from numpy.typing import NDArray
 
 from pastcast.runlog import StepRecord
+from pastcast.scoring._aggregate import _select
 from pastcast.scoring._bootstrap import ratio_bootstrap
+from pastcast.scoring._table import ScoreTable, table_from_records
 from pastcast.scoring.analyses._evidence import EvidenceRow, evidence_quartiles
-from pastcast.scoring.analyses._longitudinal import Estimate
+from pastcast.scoring.analyses._longitudinal import Estimate, group_rows
 
 __all__ = [
     "PHASES",
@@ -27,6 +30,7 @@ __all__ = [
     "StepCost",
     "cost_by_step",
     "memory_cost",
+    "resource_rows",
     "resource_use",
 ]
 
@@ -39,6 +43,7 @@ PHASES: Mapping[str, tuple[int, int | None]] = {
 """Phase name -> (first step, last step or None), 0-based step indices."""
 
 MatchKey = tuple[str, str, int, int]
+Floats = NDArray[np.float64]
 
 
 def resource_use(record: StepRecord) -> dict[str, float]:
@@ -68,24 +73,57 @@ class ResourceRatio:
     """ratio - 1: the relative change (negative is a saving)."""
 
 
-def _index(records: Iterable[StepRecord], setting: str) -> dict[MatchKey, StepRecord]:
-    out: dict[MatchKey, StepRecord] = {}
-    for r in records:
-        if r.setting != setting or r.role != "agent":
-            continue
-        key = (r.agent, r.event_id, r.step_index, r.rollout)
+def resource_rows(records: Iterable[StepRecord]) -> Floats:
+    """Per record, the resources of ``RESOURCES`` it used (``resource_use``), one row each: what
+    ``memory_cost`` and ``cost_by_step`` read beside a score table."""
+    use = [[resource_use(r)[x] for x in RESOURCES] for r in records]
+    return np.array(use, dtype=np.float64).reshape(len(use), len(RESOURCES))
+
+
+def _with_usage(
+    records: Iterable[StepRecord] | ScoreTable, usage: Floats | None, name: str
+) -> tuple[ScoreTable, Floats]:
+    """The score table and per-row resources of ``records``, or the table and ``usage`` given."""
+    if isinstance(records, ScoreTable):
+        if usage is None:
+            raise ValueError(f"{name}: a score table needs its rows' resources (usage)")
+        if usage.shape != (len(records), len(RESOURCES)):
+            raise ValueError(
+                f"{name}: usage is {usage.shape}, not one row of {len(RESOURCES)} per table row"
+            )
+        return records, usage
+    recs = list(records)
+    return table_from_records(recs), resource_rows(recs)
+
+
+def _index(table: ScoreTable, setting: str) -> dict[MatchKey, int]:
+    """The agents' rows of ``setting`` by (agent, event, step, rollout)."""
+    rows = np.flatnonzero(_select(table, {"setting": setting, "role": "agent"})).tolist()
+    agent, agents = table.keys["agent"]
+    event, events = table.keys["event"]
+    run, runs = table.keys["run_id"]
+    out: dict[MatchKey, int] = {}
+    for i, a, e, s, r in zip(
+        rows,
+        agent[rows].tolist(),
+        event[rows].tolist(),
+        table.step[rows].tolist(),
+        table.rollout[rows].tolist(),
+        strict=True,
+    ):
+        key = (agents[a], events[e], s, r)
         if key in out:
             raise ValueError(
-                f"memory_cost: two {setting} records for agent {r.agent!r}, event "
-                f"{r.event_id!r}, step {r.step_index}, rollout {r.rollout} (runs "
-                f"{out[key].run_id!r} and {r.run_id!r}); give each run its own agent name"
+                f"memory_cost: two {setting} records for agent {agents[a]!r}, event "
+                f"{events[e]!r}, step {s}, rollout {r} (runs "
+                f"{runs[run[out[key]]]!r} and {runs[run[i]]!r}); give each run its own agent name"
             )
-        out[key] = r
+        out[key] = i
     return out
 
 
 def memory_cost(
-    records: Iterable[StepRecord],
+    records: Iterable[StepRecord] | ScoreTable,
     by: Sequence[str] = ("agent",),
     phases: Mapping[str, tuple[int, int | None]] = PHASES,
     resources: Sequence[str] = RESOURCES,
@@ -94,20 +132,24 @@ def memory_cost(
     on: str = "memory_on",
     free: str = "memory_free",
     evidence: Sequence[EvidenceRow] | None = None,
+    usage: Floats | None = None,
 ) -> tuple[ResourceRatio, ...]:
     """Memory-on / memory-free ratios of summed resources per group (``by``: "agent" or
     nothing for all agents pooled), phase and resource.
 
     With an ``evidence`` index, later steps are also split by the quartile of the agent's
-    new-evidence index at the step (phases "later Q1" .. "later Q4", Figure 3b).
+    new-evidence index at the step (phases "later Q1" .. "later Q4", Figure 3b). ``records``
+    may be their score table with ``usage``, each row's resources in ``RESOURCES`` order
+    (``resource_rows``, or a run's step columns): the same result.
     """
     if set(by) - {"agent"}:
         raise ValueError(f"memory_cost: can group by agent only, not {list(by)}")
     unknown = set(resources) - set(RESOURCES)
     if unknown:
         raise ValueError(f"memory_cost: unknown resources {sorted(unknown)} (know {RESOURCES})")
-    recs = list(records)
-    a, b = _index(recs, on), _index(recs, free)
+    table, use = _with_usage(records, usage, "memory_cost")
+    use = use[:, [RESOURCES.index(r) for r in resources]]
+    a, b = _index(table, on), _index(table, free)
     keys = sorted(a.keys() & b.keys())
     rng = np.random.default_rng(seed)
     groups = sorted({(k[0],) for k in keys}) if by else [()]
@@ -132,10 +174,8 @@ def memory_cost(
                 and (hi is None or k[2] <= hi)
                 and (q == 0 or quartile.get((k[0], k[1], k[2])) == q)
             ]
-            use_on = np.array([[resource_use(a[k])[r] for r in resources] for k in sel])
-            use_free = np.array([[resource_use(b[k])[r] for r in resources] for k in sel])
-            use_on = use_on.reshape(len(sel), len(resources))
-            use_free = use_free.reshape(len(sel), len(resources))
+            use_on = use[np.array([a[k] for k in sel], dtype=np.int64)]
+            use_free = use[np.array([b[k] for k in sel], dtype=np.int64)]
             _, event = np.unique(np.array([k[1] for k in sel], dtype=object), return_inverse=True)
             event = event.reshape(-1).astype(np.int64)
             low, high = ratio_bootstrap(event, use_on, use_free, bootstrap, rng)
@@ -172,26 +212,35 @@ class StepCost:
     """Events with a forecast at this step: later steps average over fewer."""
 
 
+_RECORD_FIELDS = {"event_id": "event", "step_index": "step"}
+"""Record fields named otherwise in a score table."""
+
+
 def cost_by_step(
-    records: Iterable[StepRecord],
+    records: Iterable[StepRecord] | ScoreTable,
     by: Sequence[str] = ("setting",),
     resource: str = "cost_usd",
+    usage: Floats | None = None,
 ) -> tuple[StepCost, ...]:
-    """Mean ``resource`` per forecast at each forecast step, per group of record fields
-    (Forecast-Dojo Figure 3a: cost per forecast at each step, by setting). Agents only; the
-    market and baselines are references without a research cost."""
+    """Mean ``resource`` per forecast at each forecast step, per group of ``by`` (score table
+    columns; ``event_id`` and ``step_index`` as records name them) (Forecast-Dojo Figure 3a:
+    cost per forecast at each step, by setting). Agents only; the market and baselines are
+    references without a research cost. ``records`` may be their score table with ``usage``
+    (as ``memory_cost``): the same result."""
     if resource not in RESOURCES:
         raise ValueError(f"cost_by_step: unknown resource {resource!r} (know {RESOURCES})")
-    sums: dict[tuple[tuple[str, ...], int], list[float]] = {}
-    events: dict[tuple[tuple[str, ...], int], set[str]] = {}
-    for r in records:
-        if r.role != "agent":
-            continue
-        group = tuple(str(getattr(r, f)) for f in by)
-        key = (group, r.step_index + 1)
-        sums.setdefault(key, []).append(resource_use(r)[resource])
-        events.setdefault(key, set()).add(r.event_id)
-    return tuple(
-        StepCost(group, step, resource, float(np.mean(v)), len(v), len(events[(group, step)]))
-        for (group, step), v in sorted(sums.items())
-    )
+    table, use = _with_usage(records, usage, "cost_by_step")
+    value = use[:, RESOURCES.index(resource)]
+    agents = _select(table, {"role": "agent"})
+    columns = [_RECORD_FIELDS.get(c, c) for c in by]
+    event = table.codes("event")
+    out = []
+    for group, rows in group_rows(table, columns):
+        rows = rows[agents[rows]]
+        steps = table.step[rows]
+        for step in np.unique(steps).tolist():
+            at = rows[steps == step]
+            n_events = int(np.unique(event[at]).size)
+            mean = float(np.mean(value[at]))
+            out.append(StepCost(group, step + 1, resource, mean, int(at.size), n_events))
+    return tuple(out)
