@@ -94,6 +94,7 @@ def test_the_report_of_a_recorded_run_from_columns_is_the_report_of_its_records(
 def test_the_report_of_a_synthetic_run_from_columns_is_the_report_of_its_records(
     synthetic: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, reproducible: None
 ) -> None:
-    files = _same_reports(synthetic, None, tmp_path, monkeypatch, bootstrap=100, by=("agent",))
+    by = ("agent", "evidence", "stop")  # the agent's own label and stop reason: columns too
+    files = _same_reports(synthetic, None, tmp_path, monkeypatch, bootstrap=100, by=by)
     assert {"figures/evidence.svg", "figures/memory-cost.svg"} <= files.keys()
     assert b"Unusable forecasts by reason" in files["tables.md"]
