@@ -4,6 +4,7 @@ memory cost and retrieval coverage bins, each over the runs read once, as JSON-r
 from __future__ import annotations
 
 import contextlib
+from array import array
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -15,16 +16,20 @@ from pastcast.app._reports import TABLE_COLUMNS, group_columns
 from pastcast.runlog import StepRecord
 from pastcast.scoring import (
     DURATION_EDGES,
+    TABLE_INPUTS,
     Convention,
     CoverageKind,
     Metric,
     RecoveryCount,
+    ScoreTable,
     capture_gain,
     changes_by_evidence,
+    coverage,
     coverage_summary,
     duration_bucket,
     episode_gain,
     evidence_index,
+    evidence_label,
     evidence_summary,
     market_days,
     memory_cost,
@@ -114,6 +119,13 @@ def memory_costs(
     return Statistics(values, read)
 
 
+def _per_step(read: ColumnsRead, of: Callable[[StepRecord], str]) -> list[str]:
+    """``of`` each step's record, the records streamed by offset one at a time; each distinct
+    value held once (a few labels for a million steps)."""
+    seen: dict[str, str] = {}
+    return [seen.setdefault(v, v) for v in map(of, read.records())]
+
+
 def _edges(edges: str | Sequence[int]) -> tuple[int, ...]:
     try:
         cuts = tuple(int(x) for x in (edges.split(",") if isinstance(edges, str) else edges))
@@ -141,13 +153,16 @@ def coverage_bins(
     none, untallied: Hindcast Table 1, whose bin sizes are Table 6)."""
     groups = group_columns(by, TABLE_COLUMNS)
     cuts = _edges(edges)
-    read = read_runs(run_logs)
+    # the score table from the step columns; one small value a step from each record, streamed
+    read = read_run_columns(run_logs, columns=TABLE_INPUTS)
+    table = read.runs.base_table
+    kw: dict[str, Any] = {"fallback": fallback, "bootstrap": bootstrap, "seed": seed}
     if bins == "label":
-        out = evidence_summary(list(read.steps), groups, fallback, bootstrap=bootstrap, seed=seed)
+        labels = _per_step(read, evidence_label)
+        out = evidence_summary(table, groups, **kw, labels=labels)
     else:
-        out = coverage_summary(
-            list(read.steps), cuts, kind, groups, fallback, bootstrap=bootstrap, seed=seed
-        )
+        counts = array("q", (coverage(r, kind) for r in read.records()))
+        out = coverage_summary(table, cuts, kind, groups, **kw, counts=counts)
     values = {
         "run_logs": [str(p) for p in run_logs],
         "bins": bins,
@@ -193,6 +208,19 @@ def _model_pipelines(
     return out
 
 
+def _row_labels(table: ScoreTable, label: Callable[[str, str], str]) -> list[str]:
+    """``label(event_id, category)`` of each row of ``table``, made once per distinct pair."""
+    events, event_names = table.keys["event"]
+    cats, cat_names = table.keys["category"]
+    made: dict[tuple[int, int], str] = {}
+    out = []
+    for e, c in zip(events.tolist(), cats.tolist(), strict=True):
+        if (e, c) not in made:
+            made[e, c] = label(event_names[e], cat_names[c])
+        out.append(made[e, c])
+    return out
+
+
 def _counts(rows: Sequence[RecoveryCount]) -> list[dict[str, Any]]:
     return [asdict(r) | {"net": r.net} for r in rows]
 
@@ -217,44 +245,50 @@ def recoveries(
     sel_a, sel_b = _selection(a, "a"), _selection(b, "b")
     pipelines = _model_pipelines(models)
     pairs = group_columns(pair_by, TABLE_COLUMNS, "pair_by")
-    read = read_runs(run_logs, dataset)
-    steps = list(read.steps)
+    # the score table and its key columns from the step columns; each step's stop reason from
+    # its record, streamed
+    read = read_run_columns(run_logs, dataset, columns=TABLE_INPUTS)
+    table = read.runs.base_table
     ds = read.runs.dataset
+    stops = _per_step(read, stop_reason_of)
 
-    def run(key: Callable[[StepRecord], str], least: int = 0) -> list[dict[str, Any]]:
+    def run(keys: Sequence[str], least: int = 0) -> list[dict[str, Any]]:
         try:
-            return _counts(paired_recoveries(steps, sel_a, sel_b, key, pairs, least, fallback))
+            return _counts(paired_recoveries(table, sel_a, sel_b, keys, pairs, least, fallback))
         except ValueError as exc:
             raise AppError("pair_by", str(exc)) from None
 
-    def topic(r: StepRecord) -> str:
+    def topic(event_id: str, category: str) -> str:
         if ds is not None:
             with contextlib.suppress(KeyError):
-                return ds.event(r.event_id).category or r.category or "unknown"
-        return r.category or "unknown"
+                return ds.event(event_id).category or category or "unknown"
+        return category or "unknown"
 
     values: dict[str, Any] = {
         "run_logs": [str(p) for p in run_logs],
         "a": sel_a,
         "b": sel_b,
         "min_markets": min_markets,
-        "topics": run(topic, min_markets),
-        "stops": run(stop_reason_of),
+        "topics": run(_row_labels(table, topic), min_markets),
+        "stops": run(stops),
         "stop_counts": [
             {"agent": agent, "setting": setting, "counts": counts}
-            for (agent, setting), counts in stop_counts(steps).items()
+            for (agent, setting), counts in stop_counts(table, stops).items()
         ],
     }
     if ds is not None:
         known = ds  # narrowed for the function below
 
-        def duration(r: StepRecord) -> str:
-            event = known.event(r.event_id)
-            res = known.resolutions.get(r.event_id)
+        def duration(event_id: str, _: str) -> str:
+            try:
+                event = known.event(event_id)
+            except KeyError:  # not in the dataset (as the reports' duration column says)
+                return "unknown"
+            res = known.resolutions.get(event_id)
             end = None if res is None else res.resolved_at
             return duration_bucket(market_days(event.open_time, event.close_time, end))
 
-        values["durations"] = run(duration)
+        values["durations"] = run(_row_labels(table, duration))
         values["duration_edges_days"] = list(DURATION_EDGES)
     if pipelines:
         chosen = {
@@ -262,7 +296,7 @@ def recoveries(
             for name, (x, y) in pipelines.items()
         }
         try:
-            values["models"] = _counts(model_recoveries(steps, chosen, fallback))
+            values["models"] = _counts(model_recoveries(table, chosen, fallback))
         except ValueError as exc:
             raise AppError("models", str(exc)) from None
     return Statistics(values, read)
