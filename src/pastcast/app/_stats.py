@@ -13,9 +13,9 @@ from typing import Any, Literal
 from pastcast.app._errors import AppError
 from pastcast.app._reading import ColumnsRead, RunsRead, read_run_columns, read_runs
 from pastcast.app._reports import TABLE_COLUMNS, group_columns
-from pastcast.runlog import StepRecord
 from pastcast.scoring import (
     DURATION_EDGES,
+    NO_STOP,
     TABLE_INPUTS,
     Convention,
     CoverageKind,
@@ -29,7 +29,6 @@ from pastcast.scoring import (
     duration_bucket,
     episode_gain,
     evidence_index,
-    evidence_label,
     evidence_summary,
     market_days,
     memory_cost,
@@ -37,7 +36,6 @@ from pastcast.scoring import (
     paired_recoveries,
     step_changes,
     stop_counts,
-    stop_reason_of,
     thirds,
 )
 
@@ -119,11 +117,11 @@ def memory_costs(
     return Statistics(values, read)
 
 
-def _per_step(read: ColumnsRead, of: Callable[[StepRecord], str]) -> list[str]:
-    """``of`` each step's record, the records streamed by offset one at a time; each distinct
-    value held once (a few labels for a million steps)."""
-    seen: dict[str, str] = {}
-    return [seen.setdefault(v, v) for v in map(of, read.records())]
+def _labels(read: ColumnsRead, column: str, missing: str) -> list[str]:
+    """Each step's value of a string step column (``missing`` for null), coded by Arrow: the
+    rows share each distinct value's one string, so a million steps hold a few strings."""
+    codes, names = read.runs.coded(column, missing)
+    return [names[c] for c in codes.tolist()]
 
 
 def _edges(edges: str | Sequence[int]) -> tuple[int, ...]:
@@ -153,12 +151,14 @@ def coverage_bins(
     none, untallied: Hindcast Table 1, whose bin sizes are Table 6)."""
     groups = group_columns(by, TABLE_COLUMNS)
     cuts = _edges(edges)
-    # the score table from the step columns; one small value a step from each record, streamed
-    read = read_run_columns(run_logs, columns=TABLE_INPUTS)
+    # the score table and the evidence labels from the step columns; the documents a step saw
+    # (its tool results) from each record, streamed, as one integer a step
+    label = bins == "label"
+    read = read_run_columns(run_logs, columns=(*TABLE_INPUTS, *(["evidence"] if label else [])))
     table = read.runs.base_table
     kw: dict[str, Any] = {"fallback": fallback, "bootstrap": bootstrap, "seed": seed}
-    if bins == "label":
-        labels = _per_step(read, evidence_label)
+    if label:
+        labels = _labels(read, "evidence", "untallied")
         out = evidence_summary(table, groups, **kw, labels=labels)
     else:
         counts = array("q", (coverage(r, kind) for r in read.records()))
@@ -245,12 +245,12 @@ def recoveries(
     sel_a, sel_b = _selection(a, "a"), _selection(b, "b")
     pipelines = _model_pipelines(models)
     pairs = group_columns(pair_by, TABLE_COLUMNS, "pair_by")
-    # the score table and its key columns from the step columns; each step's stop reason from
-    # its record, streamed
-    read = read_run_columns(run_logs, dataset, columns=TABLE_INPUTS)
+    # the score table, its key columns and each step's stop reason from the step columns: no
+    # record is read in full
+    read = read_run_columns(run_logs, dataset, columns=(*TABLE_INPUTS, "stop_reason"))
     table = read.runs.base_table
     ds = read.runs.dataset
-    stops = _per_step(read, stop_reason_of)
+    stops = _labels(read, "stop_reason", NO_STOP)
 
     def run(keys: Sequence[str], least: int = 0) -> list[dict[str, Any]]:
         try:
