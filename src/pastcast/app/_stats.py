@@ -13,6 +13,7 @@ from typing import Any, Literal
 from pastcast.app._errors import AppError
 from pastcast.app._reading import ColumnsRead, RunsRead, read_run_columns, read_runs
 from pastcast.app._reports import TABLE_COLUMNS, group_columns
+from pastcast.reports import duration_of
 from pastcast.scoring import (
     DURATION_EDGES,
     NO_STOP,
@@ -26,11 +27,9 @@ from pastcast.scoring import (
     changes_by_evidence,
     coverage,
     coverage_summary,
-    duration_bucket,
     episode_gain,
     evidence_index,
     evidence_summary,
-    market_days,
     memory_cost,
     model_recoveries,
     paired_recoveries,
@@ -278,17 +277,8 @@ def recoveries(
     }
     if ds is not None:
         known = ds  # narrowed for the function below
-
-        def duration(event_id: str, _: str) -> str:
-            try:
-                event = known.event(event_id)
-            except KeyError:  # not in the dataset (as the reports' duration column says)
-                return "unknown"
-            res = known.resolutions.get(event_id)
-            end = None if res is None else res.resolved_at
-            return duration_bucket(market_days(event.open_time, event.close_time, end))
-
-        values["durations"] = run(_row_labels(table, duration))
+        durations = _row_labels(table, lambda event_id, _: duration_of(known, event_id))
+        values["durations"] = run(durations)
         values["duration_edges_days"] = list(DURATION_EDGES)
     if pipelines:
         chosen = {

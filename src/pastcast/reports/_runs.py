@@ -50,6 +50,7 @@ __all__ = [
     "RunColumns",
     "RunSet",
     "agent_models",
+    "duration_of",
     "horizon_of",
     "load_runs",
 ]
