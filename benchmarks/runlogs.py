@@ -1,7 +1,13 @@
 """The readers of a large run log: wall time and peak memory of `pastcast score`, `report`,
-`export table|sft|rewards`, `audit run`, `stats longitudinal` and the dashboard's index, each in
-a fresh process measured by ``/usr/bin/time -v`` (peak resident set), under one or more source
-trees (``--src NAME=PATH``, e.g. ``--src before=/path/to/main/src --src after=src``).
+`export table|sft|rewards`, `audit run|retrievals`, `stats longitudinal|coverage|recoveries` and
+the dashboard's index, each in a fresh process measured by ``/usr/bin/time -v`` (peak resident
+set), under one or more source trees (``--src NAME=PATH``, e.g. ``--src before=/path/to/main/src
+--src after=src``).
+
+`audit retrievals` reads the log's served documents against a corpus and a dataset: the reader
+is given a JSONL corpus of the documents the synthetic log's tool calls name, an empty dataset
+of the log's id (so no sampled document is shown to the judge: what is measured is the reading)
+and a scripted judge; it writes its result beside the log (``RUN.retrieval-audit.json``).
 
 The synthetic run log (``synthetic_runs.write_run``, shared with ``dashboard.py``) is written
 through ``RunLogWriter`` (so its columnar companion is written as the run goes, as a real run's
@@ -24,11 +30,13 @@ import subprocess
 import sys
 import tempfile
 import time
+from datetime import timedelta
 from pathlib import Path
 
-from synthetic_runs import write_run
+from synthetic_runs import T0, write_run
 
-from pastcast.runlog import read_step_columns
+from pastcast.dataset import Dataset, save_dataset
+from pastcast.runlog import header_path, read_step_columns
 
 CLI = "import sys; from pastcast.cli import main; sys.exit(main())"
 INDEX = "import sys; from pastcast.reports.dashboard import RunIndex; RunIndex.load([sys.argv[1]])"
@@ -46,8 +54,41 @@ def _readers(log: Path, out: Path) -> dict[str, list[str]]:
                     "--out", str(out / "out" / "rewards.jsonl")],
         "audit": ["-c", CLI, "audit", "run", str(log)],
         "stats": ["-c", CLI, "stats", "longitudinal", str(log), "--bootstrap", "1000"],
+        "coverage": ["-c", CLI, "stats", "coverage", str(log), "--bootstrap", "1000"],
+        "recoveries": ["-c", CLI, "stats", "recoveries", str(log), "--a", _A, "--b", _B,
+                       "--model", f"m0:{_A};{_B}", "--model", f"m1:{_A1};{_B}"],
+        "retrievals": ["-c", CLI, "audit", "retrievals", str(log), "--judge",
+                       f"scripted:{out / 'retrievals' / 'judge.json'}", "--prompt",
+                       "audit_retrieval.v2", "--dataset", str(out / "retrievals" / "dataset"),
+                       "--corpus", f"jsonl:{out / 'retrievals' / 'corpus.jsonl'}",
+                       "--cache", str(out / "out" / "judge-cache"), "--json"],
         "index": ["-c", INDEX, str(log.parent)],
     }  # fmt: skip
+
+
+# the pipelines of ``stats recoveries``: a model-driven agent against the uniform baseline
+_A = "agent=model-0,setting=memory_free"
+_A1 = "agent=model-1,setting=memory_on"
+_B = "agent=uniform"
+
+
+def _retrieval_inputs(log: Path, out: Path) -> None:
+    """What ``audit retrievals`` reads besides the log: a corpus of the documents the synthetic
+    log's tool calls name (``synthetic_runs._episode``: ``dJ`` and ``dJ-H``), an empty dataset of
+    the log's id, a scripted judge's answer."""
+    folder = out / "retrievals"
+    folder.mkdir(parents=True, exist_ok=True)
+    ids = [i for j in range(40) for i in (f"d{j}", f"d{j}-0", f"d{j}-1")]
+    day = (T0 - timedelta(days=1)).isoformat()
+    lines = [
+        json.dumps({"id": i, "timestamp": day, "title": f"Report {i}", "text": "Officials met."})
+        for i in ids
+    ]
+    (folder / "corpus.jsonl").write_text("".join(line + "\n" for line in lines))
+    dataset_id = json.loads(header_path(log).read_text())["dataset_id"]
+    save_dataset(Dataset(dataset_id, (), {}, {}, ()), folder / "dataset")
+    answer = json.dumps({"reveals_later": False, "reason": "nothing after the cutoff"})
+    (folder / "judge.json").write_text(json.dumps([answer]))
 
 
 def _rss_mb(pid: int) -> int:
@@ -108,7 +149,10 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--steps", type=int, default=100_000)
     parser.add_argument("--src", action="append", default=[], help="NAME=PATH of a source tree")
-    parser.add_argument("--readers", default="score,report,table,sft,rewards,audit,stats,index")
+    parser.add_argument(
+        "--readers",
+        default="score,report,table,sft,rewards,audit,stats,coverage,recoveries,retrievals,index",
+    )
     parser.add_argument("--timeout", type=float, default=1800)
     parser.add_argument("--max-mb", type=int, default=8000, help="Stop a reader past this RSS")
     parser.add_argument("--rebuild", action="store_true", help="Time a rebuild from the JSONL")
@@ -129,6 +173,8 @@ def main() -> None:
             flush=True,
         )
         readers = _readers(log, tmp)
+        if "retrievals" in args.readers.split(","):
+            _retrieval_inputs(log, tmp)
         for name in args.readers.split(","):
             for tree, src in trees.items():
                 shutil.rmtree(tmp / "out", ignore_errors=True)

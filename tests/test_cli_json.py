@@ -53,3 +53,18 @@ def test_run_progress_goes_to_stderr(tmp_path: Path) -> None:
     assert result.exit_code == 0, result.output
     assert result.stdout.startswith(f"{out}: ") and len(result.stdout.splitlines()) == 1
     assert "forecast steps" in result.stderr
+
+
+def test_json_output_writes_an_iterator_as_the_list_it_yields(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    # a long list (a run audit's findings) is written an item at a time, never held
+    from pastcast.cli._common import print_json
+
+    rows = [{"x": float("nan"), "text": "two\nlines"}, [1, {"y": []}], "z"]
+    value: dict[str, object] = {"a": 1, "rows": rows, "nested": {"k": [2, {"m": None}]}, "e": []}
+    print_json(value)
+    whole = capsys.readouterr().out
+    print_json({**value, "rows": iter(rows), "e": iter([])})
+    assert capsys.readouterr().out == whole
+    assert json.loads(whole)["rows"][0] == {"x": None, "text": "two\nlines"}

@@ -243,6 +243,16 @@ def test_the_cli_passes_a_clean_run_and_fails_a_corrupted_one(tmp_path: Path) ->
     lines = [line for line in result.output.splitlines() if line.startswith("finding: ")]
     assert result.exit_code == 1 and len(lines) == 2
     assert "resolved_label" in lines[1] and "document_after_cutoff" in lines[0]
+    # every finding counted, none listed: the same exit status and counts
+    result = runner.invoke(app, ["audit", "run", str(bad), "--json", "--examples", "0"])
+    assert result.exit_code == 1
+    payload = json.loads(result.stdout)
+    assert payload["findings"] == [] and payload["examples"] == 0 and payload["ok"] is False
+    assert payload["counts"] == {"document_after_cutoff": 1, "resolved_label": 1}
+    result = runner.invoke(app, ["audit", "run", str(bad), "--examples", "0"])
+    assert result.exit_code == 1 and "finding: " not in result.output
+    assert "2 finding(s) (0 listed)" in result.output
+    assert "by check: document_after_cutoff 1, resolved_label 1" in result.output
 
 
 def test_cli_errors_are_one_line(tmp_path: Path) -> None:

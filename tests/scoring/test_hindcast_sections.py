@@ -13,9 +13,12 @@ from scoring_builders import make_step
 from typer.testing import CliRunner
 
 from pastcast.cli import app
-from pastcast.records import EpisodeRecord, EvidenceTally, SideTally, StopReason
+from pastcast.records import EpisodeRecord, EvidenceTally, SideTally, StopReason, ToolCall
 from pastcast.runlog import AgentSpec, RunHeader, StepRecord
 from pastcast.scoring import (
+    GroupSummary,
+    coverage,
+    coverage_summary,
     duration_bucket,
     evidence_label,
     evidence_summary,
@@ -23,6 +26,8 @@ from pastcast.scoring import (
     model_recoveries,
     paired_recoveries,
     stop_counts,
+    stop_reason_of,
+    table_from_records,
 )
 
 cli = CliRunner()
@@ -290,3 +295,47 @@ def test_grouping_by_label_and_stop_reads_the_columns_as_the_records(tmp_path: P
     scheduled = columns.scheduled(("agent", "stop"))
     assert scheduled == full.scheduled(("agent", "stop"))
     assert scheduled[("absent", "(missing)")] == 5 and scheduled[("m", "budget")] == 1
+
+
+def test_the_table_forms_equal_the_record_forms() -> None:
+    """Each analysis over a score table and one value a row gives what it gives over the records
+    (a reader streaming a large log keeps only the table and those values)."""
+    recs = [*_section7(), *_table1_steps()]
+    docs = [ToolCall(name="search", arguments={}, result="", doc_ids=("x",))]
+    episodes = [
+        r.episode.model_copy(update={"tool_calls": docs * (i % 3)}) for i, r in enumerate(recs)
+    ]
+    recs = [r.model_copy(update={"episode": e}) for r, e in zip(recs, episodes, strict=True)]
+    table = table_from_records(recs)
+    counts = [coverage(r, "shown") for r in recs]
+    assert set(counts) == {0, 1}
+    by = ("agent",)
+
+    def text(groups: tuple[GroupSummary, ...]) -> str:  # NaN equals itself as text
+        return json.dumps([g.as_dict() for g in groups])
+
+    assert text(coverage_summary(table, (1,), "shown", by, bootstrap=50, counts=counts)) == (
+        text(coverage_summary(recs, (1,), "shown", by, bootstrap=50))
+    )
+    labels = [evidence_label(r) for r in recs]
+    assert text(evidence_summary(table, by, bootstrap=50, labels=labels)) == text(
+        evidence_summary(recs, by, bootstrap=50)
+    )
+    stops = [stop_reason_of(r) for r in recs]
+    assert stop_counts(table, stops) == stop_counts(recs)
+    a, b = {"agent": "agent"}, {"agent": "base"}
+    topics = [r.category for r in recs]
+    for least in (0, 4):
+        got = paired_recoveries(table, a, b, topics, (), least)
+        assert got == paired_recoveries(recs, a, b, lambda r: r.category, (), least) != ()
+    assert paired_recoveries(table, a, b, stops, ()) == paired_recoveries(
+        recs, a, b, stop_reason_of, ()
+    )
+    pipelines = {"m1": (a, b), "m2": ({"agent": "m"}, {"agent": "zero-shot"})}
+    assert model_recoveries(table, pipelines) == model_recoveries(recs, pipelines)
+    with pytest.raises(ValueError, match="coverage count"):
+        coverage_summary(table)
+    with pytest.raises(ValueError, match="evidence label"):
+        evidence_summary(table)
+    with pytest.raises(ValueError, match="stop reason"):
+        stop_counts(table)

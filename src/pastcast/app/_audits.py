@@ -8,18 +8,12 @@ import errno
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any
 
 from pastcast.app._corpus import corpus_documents
 from pastcast.app._datasets import open_dataset
 from pastcast.app._errors import AppError
-from pastcast.app._reading import (
-    ColumnsRead,
-    RunsRead,
-    check_dataset,
-    read_run_columns,
-    read_runs,
-)
+from pastcast.app._reading import ColumnsRead, RunsRead, check_dataset, read_run_columns
 from pastcast.dataset import Dataset
 
 if TYPE_CHECKING:
@@ -32,8 +26,6 @@ if TYPE_CHECKING:
     )
     from pastcast.records import Document
     from pastcast.world import World
-
-R = TypeVar("R", RunsRead, ColumnsRead)
 
 __all__ = [
     "DEFAULT_CALIBRATION",
@@ -108,7 +100,9 @@ def audit_dataset_texts(dataset: str | Path | Dataset) -> TextAudit:
     return audit_texts(ds)
 
 
-def _run_and_data(read: R, dataset: str | Path | None) -> tuple[R, World | None, Dataset | None]:
+def _run_and_data(
+    read: ColumnsRead, dataset: str | Path | None
+) -> tuple[ColumnsRead, World | None, Dataset | None]:
     """The run log as read, the embedded world that ``dataset`` or else the log names (its
     documents too), and the dataset the run used: ``dataset`` (checked against the log), else
     that world's; None where neither names one."""
@@ -145,14 +139,19 @@ def audit_run_log(
     *,
     dataset: str | Path | None = None,
     corpus: str | None = None,
+    examples: int | None = None,
 ) -> RunAuditRead:
     """The audit of the run log ``run_log``: ``dataset`` (a spec; default: the embedded world
     the log names) for post-cutoff prices and the question's wording, ``corpus`` (an index
     directory or a ``KIND:PATH`` source, see ``corpus_documents``; default: the embedded world's
     documents when the log or ``dataset`` names it) for document dates, the content screen and
-    verbatim post-cutoff text."""
-    from pastcast.audit import audit_run
+    verbatim post-cutoff text. Every finding is counted; ``examples`` of each check are kept
+    (default ``pastcast.audit.EXAMPLES``), so memory is bounded however many there are."""
+    from pastcast.audit import EXAMPLES, audit_run
 
+    keep = EXAMPLES if examples is None else examples
+    if keep < 0:
+        raise AppError("examples", f"expected 0 or more, not {keep}")
     read, world, data = _run_and_data(
         read_run_columns([run_log], columns=(), require_steps=False), dataset
     )
@@ -161,7 +160,7 @@ def audit_run_log(
         corpus_documents(corpus) if corpus else (world.documents if world else None)
     )
     try:
-        audit = audit_run(log, documents=documents, dataset=data)
+        audit = audit_run(log, documents=documents, dataset=data, examples=keep)
     except (OSError, ValueError) as exc:  # a corpus that fails while it is read
         raise AppError("corpus", f"{corpus!r}: {exc}") from None
     return RunAuditRead(audit, read)
@@ -235,7 +234,8 @@ class RetrievalAuditRead:
     audit: RetrievalAudit
     written: Path
     cache: Path
-    read: RunsRead
+    read: ColumnsRead
+    """The log read through its step columns; the audit streams each record by offset."""
 
     def as_dict(self) -> dict[str, Any]:
         """The audit as JSON, with where it was written."""
@@ -310,7 +310,9 @@ def audit_run_retrievals(
                 raise NotADirectoryError(errno.ENOTDIR, "not a folder", str(cache_dir))
         except OSError as exc:
             raise AppError("cache", f"{cache_dir}: {exc.strerror or exc}") from None
-    read, world, data = _run_and_data(read_runs([run_log], require_steps=False), dataset)
+    read, world, data = _run_and_data(
+        read_run_columns([run_log], columns=(), require_steps=False), dataset
+    )
     log = read.logs[0]
     if data is None:
         raise AppError("dataset", "the log names no embedded world: give the dataset it ran on")

@@ -4,38 +4,38 @@ memory cost and retrieval coverage bins, each over the runs read once, as JSON-r
 from __future__ import annotations
 
 import contextlib
+from array import array
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, Literal
 
 from pastcast.app._errors import AppError
-from pastcast.app._reading import ColumnsRead, RunsRead, read_run_columns, read_runs
+from pastcast.app._reading import ColumnsRead, RunsRead, read_run_columns
 from pastcast.app._reports import TABLE_COLUMNS, group_columns
-from pastcast.runlog import StepRecord
+from pastcast.reports import duration_of
 from pastcast.scoring import (
     DURATION_EDGES,
     EVIDENCE_INPUTS,
+    NO_STOP,
     RESOURCES,
     TABLE_INPUTS,
     Convention,
     CoverageKind,
     Metric,
     RecoveryCount,
+    ScoreTable,
     capture_gain,
     changes_by_evidence,
+    coverage,
     coverage_summary,
-    duration_bucket,
     episode_gain,
-    evidence_index,
     evidence_summary,
-    market_days,
     memory_cost,
     model_recoveries,
     paired_recoveries,
     step_changes,
     stop_counts,
-    stop_reason_of,
     thirds,
 )
 
@@ -65,12 +65,12 @@ def longitudinal(
     new-evidence quartile and the capture gain. ``market_only``: the thirds over the dates with
     a market probability only (Forecast-Dojo B.6)."""
     groups = group_columns(by, TABLE_COLUMNS)
-    # the score table from the step columns; the notebooks' ledgers from each record, streamed
+    # the score table from the step columns; the notebooks' ledgers from the records that hold them
     read = read_run_columns(run_logs)
     table = read.runs.base_table
     kw: dict[str, Any] = {"metric": metric, "fallback": fallback, "bootstrap": bootstrap}
     kw["seed"] = seed
-    index = evidence_index(read.records())
+    index = read.runs.evidence_index()  # only the memory-on notebooks read in full
     evidence: dict[str, Any] | None = None
     if any(r.available is not None for r in index):
         cuts, rows = changes_by_evidence(table, index, **kw)
@@ -123,6 +123,13 @@ def memory_costs(
     return Statistics(values, read)
 
 
+def _labels(read: ColumnsRead, column: str, missing: str) -> list[str]:
+    """Each step's value of a string step column (``missing`` for null), coded by Arrow: the
+    rows share each distinct value's one string, so a million steps hold a few strings."""
+    codes, names = read.runs.coded(column, missing)
+    return [names[c] for c in codes.tolist()]
+
+
 def _edges(edges: str | Sequence[int]) -> tuple[int, ...]:
     try:
         cuts = tuple(int(x) for x in (edges.split(",") if isinstance(edges, str) else edges))
@@ -150,13 +157,18 @@ def coverage_bins(
     none, untallied: Hindcast Table 1, whose bin sizes are Table 6)."""
     groups = group_columns(by, TABLE_COLUMNS)
     cuts = _edges(edges)
-    read = read_runs(run_logs)
-    if bins == "label":
-        out = evidence_summary(list(read.steps), groups, fallback, bootstrap=bootstrap, seed=seed)
+    # the score table and the evidence labels from the step columns; the documents a step saw
+    # (its tool results) from each record, streamed, as one integer a step
+    label = bins == "label"
+    read = read_run_columns(run_logs, columns=(*TABLE_INPUTS, *(["evidence"] if label else [])))
+    table = read.runs.base_table
+    kw: dict[str, Any] = {"fallback": fallback, "bootstrap": bootstrap, "seed": seed}
+    if label:
+        labels = _labels(read, "evidence", "untallied")
+        out = evidence_summary(table, groups, **kw, labels=labels)
     else:
-        out = coverage_summary(
-            list(read.steps), cuts, kind, groups, fallback, bootstrap=bootstrap, seed=seed
-        )
+        counts = array("q", (coverage(r, kind) for r in read.records()))
+        out = coverage_summary(table, cuts, kind, groups, **kw, counts=counts)
     values = {
         "run_logs": [str(p) for p in run_logs],
         "bins": bins,
@@ -202,6 +214,19 @@ def _model_pipelines(
     return out
 
 
+def _row_labels(table: ScoreTable, label: Callable[[str, str], str]) -> list[str]:
+    """``label(event_id, category)`` of each row of ``table``, made once per distinct pair."""
+    events, event_names = table.keys["event"]
+    cats, cat_names = table.keys["category"]
+    made: dict[tuple[int, int], str] = {}
+    out = []
+    for e, c in zip(events.tolist(), cats.tolist(), strict=True):
+        if (e, c) not in made:
+            made[e, c] = label(event_names[e], cat_names[c])
+        out.append(made[e, c])
+    return out
+
+
 def _counts(rows: Sequence[RecoveryCount]) -> list[dict[str, Any]]:
     return [asdict(r) | {"net": r.net} for r in rows]
 
@@ -226,44 +251,41 @@ def recoveries(
     sel_a, sel_b = _selection(a, "a"), _selection(b, "b")
     pipelines = _model_pipelines(models)
     pairs = group_columns(pair_by, TABLE_COLUMNS, "pair_by")
-    read = read_runs(run_logs, dataset)
-    steps = list(read.steps)
+    # the score table, its key columns and each step's stop reason from the step columns: no
+    # record is read in full
+    read = read_run_columns(run_logs, dataset, columns=(*TABLE_INPUTS, "stop_reason"))
+    table = read.runs.base_table
     ds = read.runs.dataset
+    stops = _labels(read, "stop_reason", NO_STOP)
 
-    def run(key: Callable[[StepRecord], str], least: int = 0) -> list[dict[str, Any]]:
+    def run(keys: Sequence[str], least: int = 0) -> list[dict[str, Any]]:
         try:
-            return _counts(paired_recoveries(steps, sel_a, sel_b, key, pairs, least, fallback))
+            return _counts(paired_recoveries(table, sel_a, sel_b, keys, pairs, least, fallback))
         except ValueError as exc:
             raise AppError("pair_by", str(exc)) from None
 
-    def topic(r: StepRecord) -> str:
+    def topic(event_id: str, category: str) -> str:
         if ds is not None:
             with contextlib.suppress(KeyError):
-                return ds.event(r.event_id).category or r.category or "unknown"
-        return r.category or "unknown"
+                return ds.event(event_id).category or category or "unknown"
+        return category or "unknown"
 
     values: dict[str, Any] = {
         "run_logs": [str(p) for p in run_logs],
         "a": sel_a,
         "b": sel_b,
         "min_markets": min_markets,
-        "topics": run(topic, min_markets),
-        "stops": run(stop_reason_of),
+        "topics": run(_row_labels(table, topic), min_markets),
+        "stops": run(stops),
         "stop_counts": [
             {"agent": agent, "setting": setting, "counts": counts}
-            for (agent, setting), counts in stop_counts(steps).items()
+            for (agent, setting), counts in stop_counts(table, stops).items()
         ],
     }
     if ds is not None:
         known = ds  # narrowed for the function below
-
-        def duration(r: StepRecord) -> str:
-            event = known.event(r.event_id)
-            res = known.resolutions.get(r.event_id)
-            end = None if res is None else res.resolved_at
-            return duration_bucket(market_days(event.open_time, event.close_time, end))
-
-        values["durations"] = run(duration)
+        durations = _row_labels(table, lambda event_id, _: duration_of(known, event_id))
+        values["durations"] = run(durations)
         values["duration_edges_days"] = list(DURATION_EDGES)
     if pipelines:
         chosen = {
@@ -271,7 +293,7 @@ def recoveries(
             for name, (x, y) in pipelines.items()
         }
         try:
-            values["models"] = _counts(model_recoveries(steps, chosen, fallback))
+            values["models"] = _counts(model_recoveries(table, chosen, fallback))
         except ValueError as exc:
             raise AppError("models", str(exc)) from None
     return Statistics(values, read)

@@ -67,7 +67,7 @@ from pastcast.audit._retrievals import (
     stratified_sample,
     write_retrieval_audit,
 )
-from pastcast.audit._runaudit import CHECKS, SHINGLE, Finding, RunAudit, audit_run
+from pastcast.audit._runaudit import CHECKS, EXAMPLES, SHINGLE, Finding, RunAudit, audit_run
 from pastcast.audit._texts import TextAudit, audit_texts
 
 __all__ = [
@@ -75,6 +75,7 @@ __all__ = [
     "BUCKETS",
     "CARD_PERMUTATIONS",
     "CHECKS",
+    "EXAMPLES",
     "FEATURES",
     "OPTIONS",
     "PROBE_METHOD",

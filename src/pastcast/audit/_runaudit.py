@@ -11,16 +11,23 @@
 * ``post_cutoff_text``: nothing an agent wrote (replies, forecast text, notebook) contains a run
   of ``SHINGLE`` words that the corpus holds only in documents dated at or after the cutoff and
   that the agent was not given: verbatim text from the future, such as a planted canary.
+
+Every finding is counted; only the first ``EXAMPLES`` of each check (in log order) are kept,
+and each pass streams the log's records, so memory is bounded whatever the log's length and
+however many findings it holds.
 """
 
 from __future__ import annotations
 
+import bisect
 import json
 import re
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime
 from typing import Any, Literal
+
+from pydantic import Field
 
 from pastcast import safejson
 from pastcast.corpus.sources import screen_document
@@ -29,7 +36,7 @@ from pastcast.dataset import Dataset
 from pastcast.records import Document, Record, Setting
 from pastcast.runlog import RunLog, StepColumns, StepRecord
 
-__all__ = ["CHECKS", "SHINGLE", "Finding", "RunAudit", "audit_run"]
+__all__ = ["CHECKS", "EXAMPLES", "SHINGLE", "Finding", "RunAudit", "audit_run"]
 
 Check = Literal[
     "document_after_cutoff",
@@ -49,6 +56,8 @@ CHECKS: tuple[Check, ...] = (
 )
 SHINGLE = 8
 """Words in a row that count as verbatim text."""
+EXAMPLES = 10
+"""Findings of each check an audit keeps (the first in log order); every one is counted."""
 
 _WORD = re.compile(r"\w+")
 _NUMBER = re.compile(r"(?<![\d.])\d+\.\d+(?![\d.])")
@@ -75,7 +84,8 @@ class Finding(Record):
 
 
 class RunAudit(Record):
-    """The run audit of one log: what was checked, and every finding."""
+    """The run audit of one log: what was checked, every finding counted by check, and the
+    first ``examples`` findings of each check."""
 
     run_log: str
     steps: int
@@ -86,17 +96,23 @@ class RunAudit(Record):
     checks: tuple[Check, ...]
     """The checks that ran (some need the corpus or the dataset)."""
     findings: tuple[Finding, ...] = ()
+    """The first ``examples`` findings of each check in log order (by step, check, detail)."""
+    finding_counts: dict[Check, int] = Field(default_factory=dict)
+    """Every finding by check (the checks with any, in ``CHECKS`` order)."""
+    examples: int = EXAMPLES
 
     @property
     def ok(self) -> bool:
-        return not self.findings
+        return not self.finding_counts
+
+    @property
+    def total(self) -> int:
+        """Findings in all (``findings`` holds at most ``examples`` of each check)."""
+        return sum(self.finding_counts.values())
 
     def counts(self) -> dict[str, int]:
         """Findings by check."""
-        out: dict[str, int] = {}
-        for f in self.findings:
-            out[f.check] = out.get(f.check, 0) + 1
-        return out
+        return {c: n for c, n in self.finding_counts.items()}
 
 
 def _label_patterns(label: str) -> list[re.Pattern[str]]:
@@ -196,29 +212,64 @@ def _strip_question(text: str, ds: Dataset | None, rec: StepRecord) -> str:
     return text
 
 
+_Example = tuple[int, str, Finding]
+"""A kept finding with its step's position in the log and its detail (the order kept)."""
+
+
 @dataclass
 class _Collector:
-    found: dict[tuple[int, Check, str], Finding] = field(default_factory=dict)
+    """Every finding counted, each (step, check, detail) once; the first ``examples`` of each
+    check by (step, detail) kept. The passes visit the steps in log order, each check in one
+    pass, so a step's findings arrive together and nothing kept is ever displaced by a later
+    step: memory is bounded by the examples, however many findings there are."""
+
+    examples: int = EXAMPLES
+    counts: dict[Check, int] = field(default_factory=dict)
+    kept: dict[Check, list[_Example]] = field(default_factory=dict)
+    _step: int = -1
+    _this_step: set[tuple[Check, str]] = field(default_factory=set)
 
     def add(self, i: int, rec: StepRecord, check: Check, detail: str) -> None:
-        self.found.setdefault(
-            (i, check, detail),
-            Finding(
-                check=check,
-                agent=rec.agent,
-                setting=rec.setting,
-                event_id=rec.event_id,
-                step_index=rec.step_index,
-                rollout=rec.rollout,
-                detail=detail,
-            ),
+        if i != self._step:
+            self._step, self._this_step = i, set()
+        if (check, detail) in self._this_step:
+            return
+        self._this_step.add((check, detail))
+        self.counts[check] = self.counts.get(check, 0) + 1
+        kept = self.kept.setdefault(check, [])
+        if len(kept) >= self.examples and (not kept or kept[-1][:2] < (i, detail)):
+            return  # the examples of this check are all earlier in the log
+        finding = Finding(
+            check=check,
+            agent=rec.agent,
+            setting=rec.setting,
+            event_id=rec.event_id,
+            step_index=rec.step_index,
+            rollout=rec.rollout,
+            detail=detail,
         )
+        bisect.insort(kept, (i, detail, finding), key=lambda e: e[:2])
+        del kept[self.examples :]
+
+    def findings(self) -> tuple[Finding, ...]:
+        """The kept findings by step, check and detail."""
+        every = [(i, CHECKS.index(c), d, f) for c, kept in self.kept.items() for i, d, f in kept]
+        return tuple(f for *_, f in sorted(every, key=lambda e: e[:3]))
+
+    def counted(self) -> dict[Check, int]:
+        return {c: self.counts[c] for c in CHECKS if self.counts.get(c)}
 
 
 def _steps(log: RunLog | StepColumns) -> Iterator[StepRecord]:
     """The log's steps in order: a log's step columns read each record by offset, so a pass
     holds one record however long the log."""
     return iter(log.steps) if isinstance(log, RunLog) else log.stream()
+
+
+def _seen(rec: StepRecord) -> set[str]:
+    """The documents the step's tool calls exposed (made again in each pass: a list of them per
+    step would grow with the log)."""
+    return {d for c in rec.episode.tool_calls for d in c.doc_ids}
 
 
 def _visible(
@@ -263,7 +314,6 @@ def _check_texts(
     steps: Iterable[StepRecord],
     ds: Dataset | None,
     docs: Mapping[str, Document] | None,
-    seen_by_step: list[set[str]],
 ) -> int:
     """The resolved-label and price checks over every text given to an agent. A statement of
     an outcome inside a document visible at the cutoff is that document's (dated and screened
@@ -285,7 +335,7 @@ def _check_texts(
                     if not m:
                         continue
                     if visible is None:
-                        visible = _visible(rec, seen_by_step[i], docs)
+                        visible = _visible(rec, _seen(rec), docs)
                     if not (visible is not None and _quotes_a_document(piece, visible)):
                         out.add(
                             i,
@@ -334,16 +384,42 @@ def _scan_corpus(
     return found, earliest
 
 
+def _shingles_of(texts: Iterable[str], n: int) -> set[str]:
+    return set().union(*(_shingles(t, n) for t in texts))
+
+
+def _novel(rec: StepRecord, dataset: Dataset | None, n: int) -> set[str]:
+    """Runs of ``n`` words the agent wrote but was not given."""
+    return _shingles_of(_outputs(rec), n) - _shingles_of(_inputs(rec, dataset), n)
+
+
+def _late_runs(
+    rec: StepRecord, dataset: Dataset | None, n: int, earliest: Mapping[str, tuple[int, str]]
+) -> list[tuple[str, str]]:
+    """(run, document) of each run of ``_novel`` found first in a document dated at or after
+    the step's cutoff: the runs the agent wrote found so, less those it was given (the inputs'
+    runs made only for a step with such a run, which few steps have)."""
+    cutoff = to_micros(rec.cutoff)
+    late = {
+        s
+        for s in _shingles_of(_outputs(rec), n)
+        if (hit := earliest.get(s)) is not None and hit[0] >= cutoff
+    }
+    if late:
+        late -= _shingles_of(_inputs(rec, dataset), n)
+    return [(s, earliest[s][1]) for s in sorted(late)]
+
+
 def _check_documents(
     out: _Collector,
     steps: Iterable[StepRecord],
-    seen_by_step: list[set[str]],
     docs: Mapping[str, Document],
-    novel: list[set[str]],
+    dataset: Dataset | None,
+    n: int,
     earliest: Mapping[str, tuple[int, str]],
 ) -> None:
     for i, rec in enumerate(steps):
-        for doc_id in sorted(seen_by_step[i]):
+        for doc_id in sorted(_seen(rec)):
             doc = docs.get(doc_id)
             if doc is None:
                 out.add(i, rec, "unknown_document", f"{doc_id} is not in the corpus")
@@ -354,10 +430,7 @@ def _check_documents(
             reason = screen_document(doc)
             if reason is not None:
                 out.add(i, rec, "flagged_document", f"{doc_id} ({reason}): {doc.title[:60]!r}")
-        cutoff = to_micros(rec.cutoff)
-        runs = [
-            (s, hit[1]) for s in sorted(novel[i]) if (hit := earliest.get(s)) and hit[0] >= cutoff
-        ]
+        runs = _late_runs(rec, dataset, n, earliest) if earliest else []
         if runs:
             sources = sorted({doc_id for _, doc_id in runs})
             named = ", ".join(sources[:3]) + (
@@ -376,35 +449,34 @@ def audit_run(
     documents: Iterable[Document] | None = None,
     dataset: Dataset | None = None,
     shingle: int = SHINGLE,
+    examples: int = EXAMPLES,
 ) -> RunAudit:
     """Audit ``log`` (its records, or its step columns: then each pass streams the records by
     offset, one at a time); ``documents`` is the corpus its agents searched (read once,
     streamed) and ``dataset`` the one it ran on (for post-cutoff prices and the question's own
-    wording)."""
-    out = _Collector()
+    wording). Every finding is counted; the first ``examples`` of each check are kept."""
+    if examples < 0:
+        raise ValueError(f"audit_run: examples must be at least 0, not {examples}")
+    out = _Collector(examples)
     checks: list[Check] = ["resolved_label", "post_cutoff_price", "document_after_cutoff"]
-    seen_by_step: list[set[str]] = []
-    novel: list[set[str]] = []  # per step: text the agent wrote but was not given
+    seen: set[str] = set()
+    wanted: set[str] = set()  # text agents wrote but were not given, of every step
     n_steps = outputs = 0
     for rec in _steps(log):
         n_steps += 1
-        seen_by_step.append({d for c in rec.episode.tool_calls for d in c.doc_ids})
-        written = _outputs(rec)
-        outputs += len(written)
+        seen |= _seen(rec)
+        outputs += len(_outputs(rec))
         if documents is not None:  # only the corpus can tell where a run of words came from
-            given = set().union(*(_shingles(t, shingle) for t in _inputs(rec, dataset)))
-            novel.append(set().union(*(_shingles(t, shingle) - given for t in written)))
-    seen: set[str] = set().union(*seen_by_step)
+            wanted |= _novel(rec, dataset, shingle)
     docs: dict[str, Document] | None = None
     if documents is None:
         _check_shown_dates(out, _steps(log))
     else:
         checks += ["unknown_document", "flagged_document", "post_cutoff_text"]
-        wanted: set[str] = set().union(*novel)
         docs, earliest = _scan_corpus(documents, seen, wanted, shingle)
-        _check_documents(out, _steps(log), seen_by_step, docs, novel, earliest)
-    texts = _check_texts(out, _steps(log), dataset, docs, seen_by_step)
-    ordered = sorted(out.found.items(), key=lambda kv: (kv[0][0], CHECKS.index(kv[0][1]), kv[0][2]))
+        del wanted  # the corpus scan keeps the runs it found
+        _check_documents(out, _steps(log), docs, dataset, shingle, earliest)
+    texts = _check_texts(out, _steps(log), dataset, docs)
     return RunAudit(
         run_log=str(log.path),
         steps=n_steps,
@@ -412,5 +484,7 @@ def audit_run(
         texts_checked=texts,
         outputs_checked=outputs,
         checks=tuple(c for c in CHECKS if c in checks),
-        findings=tuple(f for _, f in ordered),
+        findings=out.findings(),
+        finding_counts=out.counted(),
+        examples=examples,
     )

@@ -60,11 +60,14 @@ def _corpus_option(need: str) -> Any:
     )
 
 
-def _print_findings(findings: Sequence[str]) -> None:
-    """An audit's findings, one line each, and their count."""
+def _print_findings(findings: Sequence[str], total: int | None = None) -> None:
+    """An audit's findings, one line each, and their count (``total``: all it found, of which
+    ``findings`` are those listed)."""
     for line in findings:
         typer.echo(f"finding: {line}")
-    typer.echo(f"{len(findings)} finding(s)" if findings else "no findings")
+    n = len(findings) if total is None else total
+    listed = f" ({len(findings)} listed)" if n > len(findings) else ""
+    typer.echo(f"{n} finding(s){listed}" if n else "no findings")
 
 
 def _cell(value: float | None, fmt: str = ".3f") -> str:
@@ -202,27 +205,43 @@ def run(
             " Needed for document dates, the content screen and verbatim post-cutoff text."
         ),
     ] = None,
+    examples: Annotated[
+        int | None,
+        typer.Option(
+            "--examples",
+            min=0,
+            max=1_000_000,
+            help="Findings of each check to list, the first in the log (every one is counted). "
+            "Default: pastcast.audit.EXAMPLES.",
+        ),
+    ] = None,
     as_json: JsonFlag = False,
 ) -> None:
     """Check that every document an agent saw was dated before its step's cutoff, that no prompt
     held the resolved label or post-cutoff prices, and that no output quotes post-cutoff text
-    (exit 1 on any finding)."""
+    (exit 1 on any finding). Every finding is counted by check; the first --examples of each
+    are listed."""
     try:
-        audited = audit_run_log(run_log, dataset=dataset, corpus=corpus)
+        audited = audit_run_log(run_log, dataset=dataset, corpus=corpus, examples=examples)
     except AppError as exc:
         fail_app(exc, {"run_logs": ""})
     print_notes(audited.read)
     audit = audited.audit
     if as_json:
-        print_json({**audit.model_dump(mode="json"), "ok": audit.ok, "counts": audit.counts()})
+        head = audit.model_dump(mode="json", exclude={"findings", "finding_counts"})
+        listed = (f.model_dump(mode="json") for f in audit.findings)  # written one at a time
+        print_json({**head, "findings": listed, "ok": audit.ok, "counts": audit.counts()})
     else:
         typer.echo(
             f"{run_log}: {audit.steps} steps, {audit.documents_seen} documents seen, "
             f"{audit.texts_checked} texts given and {audit.outputs_checked} outputs checked "
             f"({', '.join(audit.checks)})"
         )
-        _print_findings([f.line() for f in audit.findings])
-    if audit.findings:
+        _print_findings([f.line() for f in audit.findings], audit.total)
+        if audit.total > len(audit.findings):
+            by_check = ", ".join(f"{c} {n}" for c, n in audit.counts().items())
+            typer.echo(f"by check: {by_check}; the first {audit.examples} of each listed")
+    if not audit.ok:
         raise typer.Exit(EXIT_FAILED)
 
 

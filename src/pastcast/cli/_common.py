@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, NoReturn
 
@@ -135,11 +136,35 @@ def note(text: str, as_json: bool) -> None:
 
 
 def print_json(obj: Any) -> None:
-    """``obj`` as JSON on stdout (NaN and infinities, which JSON lacks, become null)."""
+    """``obj`` as JSON on stdout (NaN and infinities, which JSON lacks, become null). A member
+    of an object that is an iterator (a generator) is written as an array an item at a time,
+    so a long list is never held, nor a copy of it: the same text as of the list itself."""
     from pastcast.reports import clean_json  # imported with the first JSON output: see _app
 
-    json.dump(clean_json(obj), sys.stdout, indent=2, default=str, allow_nan=False)
-    sys.stdout.write("\n")
+    if not (isinstance(obj, dict) and any(isinstance(v, Iterator) for v in obj.values())):
+        json.dump(clean_json(obj), sys.stdout, indent=2, default=str, allow_nan=False)
+        sys.stdout.write("\n")
+        return
+    out = sys.stdout
+    out.write("{")
+    for n, (key, value) in enumerate(obj.items()):
+        out.write(("," if n else "") + "\n  " + json.dumps(str(key)) + ": ")
+        if not isinstance(value, Iterator):
+            out.write(_indented(clean_json(value), 2))
+            continue
+        first = True
+        for item in value:
+            out.write(("[" if first else ",") + "\n    " + _indented(clean_json(item), 4))
+            first = False
+        out.write("[]" if first else "\n  ]")
+    out.write("\n}\n")
+
+
+def _indented(value: Any, depth: int) -> str:
+    """``value`` as ``print_json`` writes it nested ``depth`` spaces in (a string's newlines
+    are escaped, so every newline of the text is one of the layout's)."""
+    text = json.dumps(value, indent=2, default=str, allow_nan=False)
+    return text.replace("\n", "\n" + " " * depth)
 
 
 DayConventionOpt = Annotated[

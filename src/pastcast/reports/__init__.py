@@ -33,6 +33,7 @@ from pastcast.reports._runs import (
     RunColumns,
     RunSet,
     agent_models,
+    duration_of,
     horizon_of,
     load_runs,
 )
@@ -69,6 +70,7 @@ __all__ = [
     "comparison_table",
     "cost_table",
     "default_pairs",
+    "duration_of",
     "fmt_metric",
     "fmt_number",
     "horizon_of",

@@ -68,6 +68,7 @@ __all__ = [
     "RunSet",
     "Runs",
     "agent_models",
+    "duration_of",
     "horizon_of",
     "load_runs",
 ]
@@ -396,8 +397,8 @@ class RunColumns:
             for b in self.batches_of(log, ("agent", "setting")):
                 models += [of.get(k, NO_MODEL) for k in zip(b["agent"], b["setting"], strict=True)]
         table = with_row_column(table, "model", models)
-        table = with_coded_column(table, "evidence", *self._coded("evidence", "untallied"))
-        table = with_coded_column(table, "stop", *self._coded("stop_reason", NO_STOP))
+        table = with_coded_column(table, "evidence", *self.coded("evidence", "untallied"))
+        table = with_coded_column(table, "stop", *self.coded("stop_reason", NO_STOP))
         if self.dataset is not None:
             ds = self.dataset
             horizons: list[str] = []
@@ -411,7 +412,7 @@ class RunColumns:
             table = with_row_column(table, "duration", durations)
         return table
 
-    def _coded(self, column: str, missing: str) -> tuple[NDArray[np.int64], tuple[str, ...]]:
+    def coded(self, column: str, missing: str) -> tuple[NDArray[np.int64], tuple[str, ...]]:
         """A string column of every log as sorted names and a code per row (``missing`` for
         null), coded by Arrow: no Python string per row."""
         import pyarrow as pa

@@ -104,18 +104,27 @@ def with_coded_column(
 
 
 def coverage_summary(
-    records: Iterable[StepRecord],
+    records: Iterable[StepRecord] | ScoreTable,
     edges: Sequence[int] = (1, 5, 20),
     kind: CoverageKind = "shown",
     by: Sequence[str] = ("run_id", "agent", "setting"),
     fallback: Convention = "uniform",
     bootstrap: int = 4000,
     seed: int = 0,
+    counts: Sequence[int] | None = None,
 ) -> tuple[GroupSummary, ...]:
-    """Scores (accuracy, Brier, ...) per run and coverage bin (Hindcast Table 1, S/W/N)."""
-    recs = list(records)
-    labels = [coverage_bin(coverage(r, kind), edges) for r in recs]
-    table = with_row_column(table_from_records(recs), "coverage", labels)
+    """Scores (accuracy, Brier, ...) per run and coverage bin (Hindcast Table 1, S/W/N).
+    ``records`` may be their score table, with ``counts`` each row's ``coverage(record,
+    kind)``: the same result, so a reader streaming the records keeps one integer a step."""
+    if isinstance(records, ScoreTable):
+        if counts is None:
+            raise ValueError("coverage_summary: a score table needs each row's coverage count")
+        table = records
+    else:
+        recs = list(records)
+        table, counts = table_from_records(recs), [coverage(r, kind) for r in recs]
+    labels = [coverage_bin(n, edges) for n in counts]
+    table = with_row_column(table, "coverage", labels)
     return summarize(table, by=(*by, "coverage"), fallback=fallback, bootstrap=bootstrap, seed=seed)
 
 
@@ -169,7 +178,7 @@ def pipeline_recoveries(
     maps event ids to topics. ``records`` may be their score table: the same result.
     """
     table = as_table(records)
-    ra, rb, correct = _table_pairs(table, a, b, pair_by, fallback)
+    ra, rb, correct = _pairs(table, a, b, pair_by, fallback)
     column = "event" if topic else "category"
     codes, names = table.keys[column]
     values = [names[c] for c in codes[ra].tolist()]
@@ -193,30 +202,52 @@ def stop_reason_of(record: StepRecord) -> str:
 
 
 def evidence_summary(
-    records: Iterable[StepRecord],
+    records: Iterable[StepRecord] | ScoreTable,
     by: Sequence[str] = ("run_id", "agent", "setting"),
     fallback: Convention = "uniform",
     bootstrap: int = 4000,
     seed: int = 0,
+    labels: Sequence[str] | None = None,
 ) -> tuple[GroupSummary, ...]:
     """Scores per group and the agent's own evidence label (Table 1's accuracy by S/W/N; the
-    ``n`` of each group is Table 6's bin size)."""
-    recs = list(records)
-    labels = [evidence_label(r) for r in recs]
-    table = with_row_column(table_from_records(recs), "evidence", labels)
+    ``n`` of each group is Table 6's bin size). ``records`` may be their score table, with
+    ``labels`` each row's ``evidence_label``: the same result."""
+    if isinstance(records, ScoreTable):
+        if labels is None:
+            raise ValueError("evidence_summary: a score table needs each row's evidence label")
+        table = records
+    else:
+        recs = list(records)
+        table, labels = table_from_records(recs), [evidence_label(r) for r in recs]
+    table = with_row_column(table, "evidence", labels)
     out = summarize(table, by=(*by, "evidence"), fallback=fallback, bootstrap=bootstrap, seed=seed)
     order = {label: i for i, label in enumerate(EVIDENCE_ORDER)}
     return tuple(sorted(out, key=lambda g: (g.group[:-1], order.get(g.group[-1], 99))))
 
 
-def stop_counts(records: Iterable[StepRecord]) -> dict[tuple[str, str], dict[str, int]]:
-    """Steps per (agent, setting) and stop reason (``-`` where the agent has no loop)."""
+def stop_counts(
+    records: Iterable[StepRecord] | ScoreTable, stops: Sequence[str] | None = None
+) -> dict[tuple[str, str], dict[str, int]]:
+    """Steps per (agent, setting) and stop reason (``-`` where the agent has no loop).
+    ``records`` may be their score table, with ``stops`` each row's ``stop_reason_of``."""
+    if isinstance(records, ScoreTable):
+        if stops is None:
+            raise ValueError("stop_counts: a score table needs each row's stop reason")
+        agents, settings = (_row_names(records, c) for c in ("agent", "setting"))
+        rows: Iterable[tuple[str, str, str]] = zip(agents, settings, stops, strict=True)
+    else:
+        rows = ((r.agent, r.setting, stop_reason_of(r)) for r in records)
     out: dict[tuple[str, str], dict[str, int]] = {}
-    for r in records:
-        counts = out.setdefault((r.agent, r.setting), {})
-        reason = stop_reason_of(r)
+    for agent, setting, reason in rows:
+        counts = out.setdefault((agent, setting), {})
         counts[reason] = counts.get(reason, 0) + 1
     return {k: dict(sorted(v.items())) for k, v in sorted(out.items())}
+
+
+def _row_names(table: ScoreTable, column: str) -> list[str]:
+    """Each row's name in a key column of ``table``."""
+    codes, names = table.keys[column]
+    return [names[c] for c in codes.tolist()]
 
 
 def market_days(open_time: datetime, close_time: datetime, resolved_at: datetime | None) -> float:
@@ -235,69 +266,72 @@ def duration_bucket(days: float, edges: tuple[float, float] = DURATION_EDGES) ->
 
 
 def paired_recoveries(
-    records: Iterable[StepRecord],
+    records: Iterable[StepRecord] | ScoreTable,
     a: Mapping[str, str],
     b: Mapping[str, str],
-    key: Callable[[StepRecord], str],
+    key: Callable[[StepRecord], str] | Sequence[str],
     pair_by: Sequence[str] = ("agent",),
     min_markets: int = 0,
     fallback: Convention = "uniform",
 ) -> tuple[RecoveryCount, ...]:
     """Recoveries (A right, B wrong) and regressions of pipeline A against B per ``key`` of
     A's record (a topic, a duration bucket, A's stop reason), pooled over everything else.
+    ``records`` may be their score table, ``key`` then each row's group (a sequence).
 
     Pairs as ``pipeline_recoveries``. A group needs ``min_markets`` distinct markets among the
     pairs (Figure 6 shows topics with at least four); ``RecoveryCount.markets`` counts them.
     """
-    recs = list(records)
-    ra, rb, correct = _pairs(recs, a, b, pair_by, fallback)
-    groups = [key(recs[i]) for i in ra]
+    if isinstance(records, ScoreTable):
+        if callable(key):
+            raise ValueError("paired_recoveries: a score table needs each row's group")
+        table, ra, rb, correct = records, *_pairs(records, a, b, pair_by, fallback)
+        groups = [key[i] for i in ra.tolist()]
+    else:
+        if not callable(key):
+            raise ValueError("paired_recoveries: records need a function of the record")
+        recs = list(records)
+        table = table_from_records(recs)
+        ra, rb, correct = _pairs(table, a, b, pair_by, fallback)
+        groups = [key(recs[i]) for i in ra.tolist()]  # A's records only, as ever
     counts = recoveries_regressions(correct[ra], correct[rb], groups)
-    markets: dict[str, set[str]] = {}
-    for i, g in zip(ra, groups, strict=True):
-        markets.setdefault(g, set()).add(recs[i].event_id)
+    event = table.codes("event")
+    markets: dict[str, set[int]] = {}
+    for i, g in zip(ra.tolist(), groups, strict=True):
+        markets.setdefault(g, set()).add(int(event[i]))
     out = [replace(c, markets=len(markets.get(c.topic, ()))) for c in counts]
     return tuple(c for c in out if c.markets >= min_markets)
 
 
 def model_recoveries(
-    records: Iterable[StepRecord],
+    records: Iterable[StepRecord] | ScoreTable,
     pipelines: Mapping[str, tuple[Mapping[str, str], Mapping[str, str]]],
     fallback: Convention = "uniform",
 ) -> tuple[RecoveryCount, ...]:
     """Per-model nets (section 7.3): for each model its (A, B) selections (the Retrieval agent
     and the zero-shot baseline of that model), paired on (event, step, rollout); one
-    ``RecoveryCount`` a model, ``topic`` its name."""
-    recs = list(records)
+    ``RecoveryCount`` a model, ``topic`` its name. ``records`` may be their score table."""
+    table = records if isinstance(records, ScoreTable) else table_from_records(records)
+    event = table.codes("event")
     out = []
     for model, (a, b) in pipelines.items():
-        ra, rb, correct = _pairs(recs, a, b, (), fallback)
+        ra, rb, correct = _pairs(table, a, b, (), fallback)
         (count,) = recoveries_regressions(correct[ra], correct[rb], [model] * len(ra)) or (
             RecoveryCount(model, 0, 0, 0),
         )
-        out.append(replace(count, markets=len({recs[i].event_id for i in ra})))
+        out.append(replace(count, markets=len(np.unique(event[ra]))))
     return tuple(sorted(out, key=lambda r: (-r.net, r.topic)))
 
 
 def _pairs(
-    recs: list[StepRecord],
+    recs: list[StepRecord] | ScoreTable,
     a: Mapping[str, str],
     b: Mapping[str, str],
     pair_by: Sequence[str],
     fallback: Convention,
 ) -> tuple[NDArray[np.int64], NDArray[np.int64], NDArray[np.bool_]]:
-    """``_table_pairs`` of the records' score table."""
-    return _table_pairs(table_from_records(recs), a, b, pair_by, fallback)
-
-
-def _table_pairs(
-    table: ScoreTable,
-    a: Mapping[str, str],
-    b: Mapping[str, str],
-    pair_by: Sequence[str],
-    fallback: Convention,
-) -> tuple[NDArray[np.int64], NDArray[np.int64], NDArray[np.bool_]]:
-    """Rows of A and of B paired on (event, step, rollout, *pair_by), and who was right."""
+    """Rows of A and of B paired on (event, step, rollout, *pair_by), and who was right (of
+    the records, or of their score table: the same rows)."""
+    table = recs if isinstance(recs, ScoreTable) else table_from_records(recs)
     correct: NDArray[np.bool_] = np.asarray(table.metrics(fallback)["accuracy"] == 1.0)
     cols = [table.codes(c) for c in ("event", *pair_by)] + [table.step, table.rollout]
     key = np.stack(cols, axis=1)
