@@ -286,6 +286,7 @@ def _visible(
 
 
 _JSON_STRING = re.compile(r'"(?:[^"\\]|\\.)*"')
+_ESCAPED = re.compile(r"[\\\x00-\x1f]")
 
 
 def _pieces(text: str) -> list[str]:
@@ -294,10 +295,15 @@ def _pieces(text: str) -> list[str]:
     out, last = [], 0
     for m in _JSON_STRING.finditer(text):
         out.append(text[last : m.start()])
+        quoted = m.group(0)
+        if not _ESCAPED.search(quoted):  # no escape, no control character: its value as written
+            out.append(quoted[1:-1])
+            last = m.end()
+            continue
         try:
-            out.append(str(json.loads(m.group(0))))
+            out.append(str(json.loads(quoted)))
         except ValueError:
-            out.append(m.group(0))
+            out.append(quoted)
         last = m.end()
     out.append(text[last:])
     return [p for p in out if p.strip()]
@@ -315,49 +321,61 @@ def _check_texts(
     ds: Dataset | None,
     docs: Mapping[str, Document] | None,
 ) -> int:
-    """The resolved-label and price checks over every text given to an agent. A statement of
-    an outcome inside a document visible at the cutoff is that document's (dated and screened
-    by the document checks); elsewhere (prompts the harness wrote, other tool output) it is a
-    leak. Without the corpus (``docs`` None) every statement counts."""
-    checked = 0
+    """The resolved-label and price checks over every text given to an agent
+    (``_check_step_texts`` of each step); the texts checked."""
     patterns: dict[str, list[re.Pattern[str]]] = {}
-    for i, rec in enumerate(steps):
-        truth = rec.grading.truth
-        pats = patterns.setdefault(truth, _label_patterns(truth))
-        last = last_complete_day(rec.cutoff)
-        prices = _post_cutoff_prices(ds, rec) if ds is not None else {}
-        visible: list[str] | None = None  # made for the step's first statement only
-        for text in _inputs(rec):
-            checked += 1  # the question itself is not checked: it is the dataset's, not a leak
-            for piece in _pieces(_strip_question(text, ds, rec)):
-                for pat in pats:
-                    m = pat.search(piece)
-                    if not m:
-                        continue
-                    if visible is None:
-                        visible = _visible(rec, _seen(rec), docs)
-                    if not (visible is not None and _quotes_a_document(piece, visible)):
-                        out.add(
-                            i,
-                            rec,
-                            "resolved_label",
-                            f"a text given to the agent says {m.group(0)!r}",
-                        )
-            for m in _DAY_FIELD.finditer(text):
-                if date.fromisoformat(m.group(1)) > last:
-                    out.add(i, rec, "post_cutoff_price", f"market day {m.group(1)} had not ended")
-            for s in sorted(set(_NUMBER.findall(text)) & prices.keys()):
-                out.add(i, rec, "post_cutoff_price", f"price {s} of {prices[s]}, after the cutoff")
+    return sum(_check_step_texts(out, i, rec, ds, docs, patterns) for i, rec in enumerate(steps))
+
+
+def _check_step_texts(
+    out: _Collector,
+    i: int,
+    rec: StepRecord,
+    ds: Dataset | None,
+    docs: Mapping[str, Document] | None,
+    patterns: dict[str, list[re.Pattern[str]]],
+) -> int:
+    """The resolved-label and price checks over every text given to the agent at step ``i``. A
+    statement of an outcome inside a document visible at the cutoff is that document's (dated
+    and screened by the document checks); elsewhere (prompts the harness wrote, other tool
+    output) it is a leak. Without the corpus (``docs`` None) every statement counts.
+    ``patterns``: each truth's label patterns, made once."""
+    checked = 0
+    truth = rec.grading.truth
+    pats = patterns.setdefault(truth, _label_patterns(truth))
+    last = last_complete_day(rec.cutoff)
+    prices = _post_cutoff_prices(ds, rec) if ds is not None else {}
+    visible: list[str] | None = None  # made for the step's first statement only
+    for text in _inputs(rec):
+        checked += 1  # the question itself is not checked: it is the dataset's, not a leak
+        for piece in _pieces(_strip_question(text, ds, rec)):
+            for pat in pats:
+                m = pat.search(piece)
+                if not m:
+                    continue
+                if visible is None:
+                    visible = _visible(rec, _seen(rec), docs)
+                if not (visible is not None and _quotes_a_document(piece, visible)):
+                    out.add(
+                        i,
+                        rec,
+                        "resolved_label",
+                        f"a text given to the agent says {m.group(0)!r}",
+                    )
+        for m in _DAY_FIELD.finditer(text):
+            if date.fromisoformat(m.group(1)) > last:
+                out.add(i, rec, "post_cutoff_price", f"market day {m.group(1)} had not ended")
+        for s in sorted(set(_NUMBER.findall(text)) & prices.keys()):
+            out.add(i, rec, "post_cutoff_price", f"price {s} of {prices[s]}, after the cutoff")
     return checked
 
 
-def _check_shown_dates(out: _Collector, steps: Iterable[StepRecord]) -> None:
-    for i, rec in enumerate(steps):
-        for call in rec.episode.tool_calls:
-            for doc_id, when in _shown_dates(call.result):
-                if not is_visible(when, rec.cutoff):
-                    shown = f"{when:%Y-%m-%d %H:%M}"
-                    out.add(i, rec, "document_after_cutoff", f"{doc_id} shown dated {shown}")
+def _check_step_shown_dates(out: _Collector, i: int, rec: StepRecord) -> None:
+    for call in rec.episode.tool_calls:
+        for doc_id, when in _shown_dates(call.result):
+            if not is_visible(when, rec.cutoff):
+                shown = f"{when:%Y-%m-%d %H:%M}"
+                out.add(i, rec, "document_after_cutoff", f"{doc_id} shown dated {shown}")
 
 
 def _scan_corpus(
@@ -461,22 +479,24 @@ def audit_run(
     checks: list[Check] = ["resolved_label", "post_cutoff_price", "document_after_cutoff"]
     seen: set[str] = set()
     wanted: set[str] = set()  # text agents wrote but were not given, of every step
-    n_steps = outputs = 0
-    for rec in _steps(log):
+    n_steps = outputs = texts = 0
+    patterns: dict[str, list[re.Pattern[str]]] = {}
+    for i, rec in enumerate(_steps(log)):
         n_steps += 1
         seen |= _seen(rec)
         outputs += len(_outputs(rec))
         if documents is not None:  # only the corpus can tell where a run of words came from
             wanted |= _novel(rec, dataset, shingle)
+        else:  # no corpus to scan first: every check in this one pass (a step's findings together)
+            _check_step_shown_dates(out, i, rec)
+            texts += _check_step_texts(out, i, rec, dataset, None, patterns)
     docs: dict[str, Document] | None = None
-    if documents is None:
-        _check_shown_dates(out, _steps(log))
-    else:
+    if documents is not None:
         checks += ["unknown_document", "flagged_document", "post_cutoff_text"]
         docs, earliest = _scan_corpus(documents, seen, wanted, shingle)
         del wanted  # the corpus scan keeps the runs it found
         _check_documents(out, _steps(log), docs, dataset, shingle, earliest)
-    texts = _check_texts(out, _steps(log), dataset, docs)
+        texts = _check_texts(out, _steps(log), dataset, docs)
     return RunAudit(
         run_log=str(log.path),
         steps=n_steps,
