@@ -451,23 +451,11 @@ class RunColumns:
             c = log.table.select([*_SCHEDULE_COLUMNS, *outcomes]).to_pydict()
             rows = zip(*(c[k] for k in _SCHEDULE_COLUMNS), strict=True)
             # what each recorded step turned out to be, only when a grouping asks
-            outcome = (
-                {}
-                if not outcomes
-                else {
-                    (agent, setting, event, step, rollout): (evidence, stop or NO_STOP)
-                    for agent, setting, event, step, rollout, evidence, stop in zip(
-                        c["agent"],
-                        c["setting"],
-                        c["event_id"],
-                        c["step_index"],
-                        c["rollout"],
-                        c["evidence"],
-                        c["stop_reason"],
-                        strict=True,
-                    )
-                }
-            )
+            outcome: dict[tuple[str, str, str, int, int], tuple[str, str]] = {}
+            if outcomes:
+                keys = zip(*(c[k] for k in _KEY_COLUMNS), strict=True)
+                stops = (stop or NO_STOP for stop in c["stop_reason"])
+                outcome = dict(zip(keys, zip(c["evidence"], stops, strict=True), strict=True))
             for key in _schedule_of(log.header, rows, self.dataset, outcome):
                 counts[tuple(key[c] for c in by)] += 1
         return dict(counts)
@@ -528,6 +516,9 @@ class RunColumns:
         """Steps of each log."""
         return tuple(log.table.num_rows for log in self.logs)
 
+
+_KEY_COLUMNS = ("agent", "setting", "event_id", "step_index", "rollout")
+"""The step key's columns (``pastcast.records.StepKey``)."""
 
 _SCHEDULE_COLUMNS = (
     "agent",

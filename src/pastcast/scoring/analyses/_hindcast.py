@@ -310,7 +310,7 @@ def model_recoveries(
     """Per-model nets (section 7.3): for each model its (A, B) selections (the Retrieval agent
     and the zero-shot baseline of that model), paired on (event, step, rollout); one
     ``RecoveryCount`` a model, ``topic`` its name. ``records`` may be their score table."""
-    table = records if isinstance(records, ScoreTable) else table_from_records(records)
+    table = as_table(records)
     event = table.codes("event")
     out = []
     for model, (a, b) in pipelines.items():
@@ -331,7 +331,7 @@ def _pairs(
 ) -> tuple[NDArray[np.int64], NDArray[np.int64], NDArray[np.bool_]]:
     """Rows of A and of B paired on (event, step, rollout, *pair_by), and who was right (of
     the records, or of their score table: the same rows)."""
-    table = recs if isinstance(recs, ScoreTable) else table_from_records(recs)
+    table = as_table(recs)
     correct: NDArray[np.bool_] = np.asarray(table.metrics(fallback)["accuracy"] == 1.0)
     cols = [table.codes(c) for c in ("event", *pair_by)] + [table.step, table.rollout]
     key = np.stack(cols, axis=1)
