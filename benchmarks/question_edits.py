@@ -1,5 +1,6 @@
-"""How many steps of the ForecastBench snapshot lose a dated edit of their question text, and how
-many an undated one drops, under three ways of choosing the text a step is shown: the latest
+"""How many steps of the ForecastBench snapshot are shown their question text without a note dated
+after their cutoff, shortened before their first note not dated before it, or dropped, under
+three ways of choosing the text a step is shown: the latest
 snapshot published before the cutoff (the import's default), the same with the steps before the
 first snapshot kept (shown the first, written later), and the question's own text at every step
 (as a source without snapshots, such as Polymarket, gives it).
@@ -43,8 +44,8 @@ def main(root: str) -> None:
         audit = audit_texts(ds)
         print(
             f"{name}: {len(ds.events)} events, {audit.steps} steps; "
-            f"{audit.events_with_dated_edits} events with dated edits; {audit.edited_steps} steps "
-            f"lose {audit.edits_left_out} edits; {stage.note}"
+            f"{audit.events_with_dated_edits} events with dated notes; {stage.note}; "
+            f"{stage.removed} events removed"
         )
 
 

@@ -46,13 +46,14 @@ def test_the_card_figures_are_those_of_their_sources() -> None:
     cutoff = date(2024, 6, 30)
     card = leakage_card(ds, models={"m-known": cutoff, "m-unknown": None})
     texts = audit_texts(ds)
-    assert texts.sibling_steps > 0 and texts.edits_left_out > 0  # the plants are seen
+    assert texts.sibling_steps > 0 and texts.shortened_steps > 0  # the plants are seen
     assert (card.sibling_steps, card.sibling_pairs, card.sibling_rate) == (
         texts.sibling_steps, len(texts.sibling_answers), texts.sibling_rate,
     )  # fmt: skip
-    assert (card.edited_steps, card.edits_left_out, card.events_with_dated_edits) == (
-        texts.edited_steps, texts.edits_left_out, texts.events_with_dated_edits,
+    assert (card.later_text_steps, card.shortened_steps, card.dropped_text_steps) == (
+        texts.later_text_steps, texts.shortened_steps, len(texts.dropped_steps),
     )  # fmt: skip
+    assert card.events_with_dated_edits == texts.events_with_dated_edits
     built = audit_construction([ds], [], permutations=200, draws=200).results[0]
     assert (card.construction_auc, card.construction_p_value) == (built.auc, built.p_value)
     known, unknown = card.models
@@ -61,7 +62,7 @@ def test_the_card_figures_are_those_of_their_sources() -> None:
     assert unknown.remembered is None
     rows = dict(card.rows())
     assert f"{texts.sibling_steps} steps" in rows["sibling answers"]
-    assert f"{texts.edits_left_out} dated edits left out" in rows["question-text edits"]
+    assert f"{texts.shortened_steps} of them shortened" in rows["question-text edits"]
     assert rows["served-document leakage"] == "not measured"
     assert rows["corpus dating"] == "no corpus"
 

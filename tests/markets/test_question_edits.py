@@ -15,7 +15,7 @@ import pytest
 from markets_factories import at, binary
 
 from pastcast.agents import NoToolsAgent
-from pastcast.dataset import Dataset, find_edits, text_as_of
+from pastcast.dataset import Dataset, body_as_of, find_edits
 from pastcast.env import ForecastEnv
 from pastcast.markets import MarketHistory, build_dataset, make_schedule, read_text_versions
 from pastcast.markets.sources import build_event
@@ -38,35 +38,48 @@ def _sent(ds: Dataset, step: StepSpec) -> str:
     [
         ("Base.\n\nUpdate 2025-06-22: later", "Update 2025-06-22:", "2025-06-22"),
         ("Base. UPDATE (June 22, 2025): more", "UPDATE (June 22, 2025):", "2025-06-22"),
-        ("Clarification (2025-06-22): x", "Clarification (2025-06-22):", "2025-06-22"),
+        ("Base.\nClarification (2025-06-22): x", "Clarification (2025-06-22):", "2025-06-22"),
         ("Base.\nEDIT 6/22/25 - also", "EDIT 6/22/25", "2025-06-22"),
-        ("[Edit May 6, 2025]:  For the record", "[Edit May 6, 2025]:", "2025-05-06"),
-        ("Update 2024-27-12 (PST): - If", "Update 2024-27-12 (PST):", "2024-12-27"),
-        ("MOD EDIT (Nov 2, 2025 - @mod)\n\nThis", "MOD EDIT (Nov 2, 2025", "2025-11-02"),
+        ("Base. [Edit May 6, 2025]:  For the record", "[Edit May 6, 2025]:", "2025-05-06"),
+        ("Base.\nUpdate 2024-27-12 (PST): - If", "Update 2024-27-12 (PST):", "2024-12-27"),
+        ("Base.\nMOD EDIT (Nov 2, 2025 - @mod)\n\nThis", "MOD EDIT (Nov 2, 2025 - @mod)",
+         "2025-11-02"),
+        ("Base.\nUpdate - Sep 5, 2025: X was cancelled.", "Update - Sep 5, 2025:", "2025-09-05"),
+        ("Base.\nUpdate 2 (September 5, 2025): x", "Update 2 (September 5, 2025):",
+         "2025-09-05"),
         ("Rules. Edit: now counts too", "Edit:", None),
         ("Rules (edit: he must stay) and more.", "(edit:", None),
+        ("Rules.\nEdit (Sep 5): no year, so not dated", "Edit (Sep 5):", None),
+        ("Rules.\nUpdate 05.09.2025: day or month first?", "Update 05.09.2025:", None),
     ],
-)
+)  # fmt: skip
 def test_the_common_edit_forms_are_found_and_dated(text: str, header: str, day: str | None) -> None:
-    (edit,) = find_edits(text)
+    edit = find_edits(text)[0]
     assert edit.header == header
     assert (str(edit.day) if edit.day else None) == day
 
 
 @pytest.mark.parametrize(
-    "text",
-    ["the update frequency: Daily", "date updated to 2026-01-01 11:59 pm", "Updated the rules"],
+    "text", ["Resolves Yes if the update frequency is daily.", "Updated rules apply to the count."]
 )
-def test_words_that_are_no_edit_header_are_left_alone(text: str) -> None:
+def test_words_in_a_sentence_are_no_note_head(text: str) -> None:
     assert find_edits(text) == ()
 
 
-def test_an_edit_is_public_only_once_its_day_has_ended_in_its_zone() -> None:
+def test_the_repro_form_is_found() -> None:
+    text = "Resolves Yes if X ships.\n\nUpdate - Sep 5, 2025: X was cancelled."
+    (edit,) = find_edits(text)
+    assert text[edit.start :].lstrip().startswith("Update - Sep 5, 2025:")
+    assert str(edit.day) == "2025-09-05"
+
+
+def test_a_note_is_public_only_once_its_day_has_ended_in_its_zone() -> None:
     text = "Base.\n\nUpdate 2025-06-22 (PST): later"
-    assert text_as_of(text, at("2025-06-23T07:59:59"))[0] == "Base."
-    assert text_as_of(text, at("2025-06-23T08:00:01"))[0] == text
+    assert body_as_of(text, at("2025-06-23T07:59:59"))[0] == "Base."
+    assert body_as_of(text, at("2025-06-23T08:00:01"))[0] == text
     bare = "Base.\n\nUpdate 2025-06-22: later"  # no zone: the end of the day at UTC-12
-    assert text_as_of(bare, at("2025-06-23T11:00:00"))[0] == "Base."
+    assert body_as_of(bare, at("2025-06-23T11:00:00"))[0] == "Base."
+    assert body_as_of(bare, at("2025-06-23T12:00:01"))[0] == bare
 
 
 def _forecastbench_folder(root: Path) -> None:
@@ -108,7 +121,7 @@ def test_a_forecastbench_update_after_an_early_cutoff_is_never_sent_at_that_step
     early = next(s for s in ds.steps if s.cutoff < at("2025-09-10"))
     assert "NO-LEAK-MARKER" in version.description  # the snapshot holds it
     assert "NO-LEAK-MARKER" not in _sent(ds, early)
-    assert "Will the launch happen?" in _sent(ds, early)  # the rest of the text is shown
+    assert "Will the launch happen?" in _sent(ds, early)  # the body before the note is shown
     late = StepSpec(event_id="manifold:m1", step_index=9, cutoff=at("2025-10-28"))
     assert "NO-LEAK-MARKER" in _sent(ds.with_steps([*ds.steps, late]), late)
 
@@ -148,23 +161,37 @@ def test_a_polymarket_update_after_an_early_cutoff_is_never_sent_at_that_step() 
     assert "ships by November 30" in _sent(ds, early)
     assert "POLY-LEAK-MARKER" in _sent(ds, late)
     stage = {s.stage: s for s in report.funnel}["question-text edits"]
-    shown_without = int(stage.note.split()[0])
-    assert shown_without == sum(s.cutoff < at("2025-09-07") for s in ds.steps) > 0
-    assert any("left out 'UPDATE (September 5, 2025):'" in e for e in stage.examples)
+    shortened = int(stage.note.split("; ")[1].split()[0])  # "N of them shortened ..."
+    assert shortened == sum(s.cutoff < at("2025-09-07") for s in ds.steps) > 0
+    assert any("shortened at 'UPDATE (September 5, 2025):'" in e for e in stage.examples)
 
 
-def test_an_undatable_edit_in_a_later_text_drops_the_step_and_is_counted() -> None:
+def test_an_undated_note_in_a_later_text_shortens_it_and_is_counted() -> None:
     undated = _polymarket("Resolves Yes if X ships.\n\nEdit: also counts if X ships in beta.")
     plain = _history("plain", "Resolves Yes if Y ships.", "polymarket")
     ds, report = build_dataset(
         [undated, plain], name="pm", schedule=make_schedule("causal-lookback")
     )
     stage = {s.stage: s for s in report.funnel}["question-text edits"]
-    assert stage.removed == 1 and [e.id for e in ds.events] == ["plain"]
-    dropped = int(stage.note.split("; ")[1].split()[0])
-    assert dropped == len(make_schedule("causal-lookback")(undated.event, undated.beliefs,
-                                                           undated.resolution, None))  # fmt: skip
-    assert stage.examples and "undated edit 'Edit:'" in stage.examples[0]
+    assert stage.removed == 0 and {e.id for e in ds.events} == {undated.event.id, "plain"}
+    steps = ds.steps_of(undated.event.id)
+    assert all("beta" not in _sent(ds, s) and "X ships" in _sent(ds, s) for s in steps)
+    assert f"; {len(steps)} of them shortened" in stage.note
+    assert any("shortened at 'Edit:'" in e for e in stage.examples)
+
+
+def test_a_note_in_a_later_title_drops_the_step_and_is_counted() -> None:
+    h = _polymarket("Resolves Yes if X ships by November 30.")
+    titled = h.event.model_copy(update={"title": "Will X ship? (Update Sep 5, 2025: cancelled)"})
+    plain = _history("plain", "Resolves Yes if Y ships.", "polymarket")
+    ds, report = build_dataset(
+        [MarketHistory(titled, h.resolution, h.beliefs), plain], name="pm",
+        schedule=make_schedule("causal-lookback"),
+    )  # fmt: skip
+    stage = {s.stage: s for s in report.funnel}["question-text edits"]
+    kept = ds.steps_of(titled.id)
+    assert kept and all(s.cutoff > at("2025-09-06T12:00") for s in kept)  # the note is public
+    assert "steps dropped: title carries a note" in stage.note
 
 
 def test_an_undatable_edit_in_a_snapshot_published_before_the_cutoff_is_kept(
@@ -181,7 +208,8 @@ def test_an_undatable_edit_in_a_snapshot_published_before_the_cutoff_is_kept(
         [h], name="fb", schedule=make_schedule("causal-lookback"), texts={"q": (version,)}
     )
     stage = {s.stage: s for s in report.funnel}["question-text edits"]
-    assert stage.removed == 0 and ds.steps and ds.undatable_edit_steps() == ()
+    assert stage.removed == 0 and ds.steps and ds.dropped_text_steps() == ()
+    assert all("also in beta" in _sent(ds, s) for s in ds.steps)  # the snapshot is whole
 
 
 def test_real_forecastbench_updates_are_found_and_left_out_before_their_date(
@@ -200,13 +228,13 @@ def test_real_forecastbench_updates_are_found_and_left_out_before_their_date(
                 by_form.update(re.sub(r"\d", "9", e.header[:18]) for e in edits)
                 first = min(e.day for e in edits if e.day)
                 before = datetime(first.year, first.month, first.day, tzinfo=UTC)
-                shown = text_as_of(text, before - timedelta(days=1))[0]
+                shown = body_as_of(text, before - timedelta(days=1))[0]
                 assert not re.search(r"Update \d{4}-\d\d-\d\d", shown)
     assert entries == dated == 107  # every entry with a dated update has it read
     assert by_form["Update 9999-99-99 "] > 100
 
 
-def test_a_release_drops_dates_whose_text_has_an_undated_edit_and_hides_later_updates(
+def test_a_release_shortens_its_texts_before_their_first_undated_or_later_note(
     tmp_path: Path,
 ) -> None:
     from collections import Counter
@@ -222,8 +250,11 @@ def test_a_release_drops_dates_whose_text_has_an_undated_edit_and_hides_later_up
     ]
     notes: Counter[str] = Counter()
     ds = load_release(write_release(tmp_path / "rel", rows, [release_row("e")]), notes=notes)
-    assert {s.event_id for s in ds.steps} == {"d", "p", "e"}
-    assert notes["forecast dates whose question text has an undated edit, dropped"] == 2
+    assert {s.event_id for s in ds.steps} == {"u", "d", "p", "e"}
+    assert all("beta" not in _sent(ds, s) for s in ds.steps_of("u"))
+    assert (
+        notes["forecast dates shown their question text up to its first note not dated before"] == 3
+    )
     early, late = ds.steps_of("d")
     assert "RELEASE-LEAK-MARKER" not in _sent(ds, early)  # 07-05
     assert "RELEASE-LEAK-MARKER" in _sent(ds, late)  # 07-20

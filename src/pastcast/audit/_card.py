@@ -58,9 +58,9 @@ class LeakageCard(Record):
     construction_verdict: str | None = None
     construction_permutations: int = 0
     events_with_dated_edits: int = 0
-    edited_steps: int = 0
-    edits_left_out: int = 0
-    undatable_edit_steps: int = 0
+    later_text_steps: int = 0
+    shortened_steps: int = 0
+    dropped_text_steps: int = 0
     sibling_steps: int = 0
     sibling_pairs: int = 0
     sibling_rate: float | None = None
@@ -90,9 +90,10 @@ class LeakageCard(Record):
         out.append(
             (
                 "question-text edits",
-                f"{self.edits_left_out} dated edits left out of {self.edited_steps} steps "
-                f"({self.events_with_dated_edits} events with dated edits); "
-                f"{self.undatable_edit_steps} steps shown a later text with an undated edit",
+                f"{self.later_text_steps} steps shown a text taken after their cutoff, "
+                f"{self.shortened_steps} of them shortened before its first note not dated "
+                f"before the cutoff; {self.dropped_text_steps} steps dropped "
+                f"({self.events_with_dated_edits} events with dated notes)",
             )
         )
         rate = "-" if self.sibling_rate is None else f"{self.sibling_rate:.2%}"
@@ -201,9 +202,9 @@ def leakage_card(
         construction_verdict=verdict,
         construction_permutations=permutations,
         events_with_dated_edits=texts.events_with_dated_edits,
-        edited_steps=texts.edited_steps,
-        edits_left_out=texts.edits_left_out,
-        undatable_edit_steps=len(texts.undatable_edit_steps),
+        later_text_steps=texts.later_text_steps,
+        shortened_steps=texts.shortened_steps,
+        dropped_text_steps=len(texts.dropped_steps),
         sibling_steps=texts.sibling_steps,
         sibling_pairs=len(texts.sibling_answers),
         sibling_rate=texts.sibling_rate,

@@ -1,6 +1,6 @@
-"""The audit of what a dataset's question texts tell: edits made after a step's cutoff (left out
-of what the step shows, or dropping it where they cannot be dated) and sibling answers (a step's
-text naming the resolved answer of another event still open at its cutoff).
+"""The audit of what a dataset's question texts tell: notes made after a step's cutoff (left
+out of a snapshot, a later text shortened before them, or the step dropped) and sibling answers
+(a step's text naming the resolved answer of another event still open at its cutoff).
 
 Computed with the resolutions, for the user: nothing here reaches an agent.
 """
@@ -24,12 +24,13 @@ class TextAudit(Record):
     steps: int
     events_with_dated_edits: int
     """Events whose text (any snapshot) carries at least one dated edit."""
-    edited_steps: int
-    """Steps shown their text without dated edits not yet public at the cutoff."""
-    edits_left_out: int
-    """Those edits, summed over the steps."""
-    undatable_edit_steps: tuple[str, ...] = ()
-    """Steps (``event#index``) shown a text taken after their cutoff with an undated edit."""
+    later_text_steps: int = 0
+    """Steps shown a text taken after their cutoff (no snapshot published before it)."""
+    shortened_steps: int = 0
+    """Steps shown a text taken after their cutoff, shortened before its first note not dated
+    before the cutoff."""
+    dropped_steps: tuple[str, ...] = ()
+    """Steps (``event#index: reason``) whose question cannot be shown as of their cutoff."""
     sibling_steps: int = 0
     """Steps whose text names the answer of another event still open at their cutoff."""
     sibling_answers: tuple[SiblingAnswer, ...] = ()
@@ -39,10 +40,7 @@ class TextAudit(Record):
         return self.sibling_steps / self.steps if self.steps else None
 
     def findings(self) -> list[str]:
-        out = [
-            f"step {s}: shown a text taken after its cutoff with an undated edit"
-            for s in self.undatable_edit_steps
-        ]
+        out = [f"step {s}" for s in self.dropped_steps]
         out += [
             f"step {p.event_id}#{p.step_index} ({p.field}) names {p.answer!r}, the answer of "
             f"{p.sibling_id} (resolved {p.sibling_resolved_at:%Y-%m-%d}, after the cutoff "
@@ -56,13 +54,15 @@ class TextAudit(Record):
 
 def audit_texts(dataset: Dataset) -> TextAudit:
     """Edits and sibling answers of every step of ``dataset``."""
-    edited = left_out = 0
-    with_dated: set[str] = set()
+    later = shortened = 0
+    dropped: list[str] = []
     for step in dataset.steps:
-        found = dataset.edits_at(step.event_id, step.cutoff)
-        if found.removed:
-            edited += 1
-            left_out += len(found.removed)
+        screen = dataset.screen_at(step.event_id, step.cutoff)[1]
+        later += screen.later
+        shortened += screen.shortened and not screen.dropped
+        if screen.dropped:
+            dropped.append(f"{step.event_id}#{step.step_index}: {screen.dropped}")
+    with_dated: set[str] = set()
     for ev in dataset.events:
         texts = [(ev.title, ev.description, ev.resolution_criteria)] + [
             (t.title, t.description, t.resolution_criteria) for t in dataset.texts.get(ev.id, ())
@@ -74,11 +74,9 @@ def audit_texts(dataset: Dataset) -> TextAudit:
         dataset_id=dataset.id,
         steps=len(dataset.steps),
         events_with_dated_edits=len(with_dated),
-        edited_steps=edited,
-        edits_left_out=left_out,
-        undatable_edit_steps=tuple(
-            f"{s.event_id}#{s.step_index}" for s in dataset.undatable_edit_steps()
-        ),
+        later_text_steps=later,
+        shortened_steps=shortened,
+        dropped_steps=tuple(dropped),
         sibling_steps=len({(p.event_id, p.step_index) for p in pairs}),
         sibling_answers=pairs,
     )

@@ -181,10 +181,11 @@ def dataset(
         rate = "-" if audit.sibling_rate is None else f"{audit.sibling_rate:.2%}"
         typer.echo(
             f"{audit.dataset_id}: {audit.steps} steps; {audit.events_with_dated_edits} events "
-            f"with dated edits in their text; {audit.edited_steps} steps shown without "
-            f"{audit.edits_left_out} edits dated after their cutoff; "
-            f"{len(audit.undatable_edit_steps)} steps shown an undated edit taken after their "
-            f"cutoff; sibling answers: {audit.sibling_steps} steps ({rate}), "
+            f"with dated notes in their text; {audit.later_text_steps} steps shown a text taken "
+            f"after their cutoff, {audit.shortened_steps} of them shortened before its first "
+            f"note not dated before the cutoff; {len(audit.dropped_steps)} steps "
+            f"whose question cannot be shown as of their cutoff; sibling answers: "
+            f"{audit.sibling_steps} steps ({rate}), "
             f"{len(audit.sibling_answers)} pairs"
         )
         _print_findings(findings)

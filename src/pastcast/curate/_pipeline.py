@@ -135,7 +135,7 @@ def curate_dataset(
     _judge_stage(
         funnel,
         "query decomposition",
-        lambda e: decompose(judge, e, when[e.id]),
+        lambda e: decompose(judge, _shown(dataset, e, when[e.id]), when[e.id]),
         "queries",
         lambda plan: None,
     )
@@ -143,7 +143,12 @@ def curate_dataset(
         funnel,
         "evidence judge",
         lambda e: judge_evidence(
-            judge, retriever, e, funnel.notes[e.id]["queries"], when[e.id], cfg.keep_docs
+            judge,
+            retriever,
+            _shown(dataset, e, when[e.id]),
+            funnel.notes[e.id]["queries"],
+            when[e.id],
+            cfg.keep_docs,
         ),
         "evidence",
         lambda v: None if v.keep else ("leakage" if v.leakage else v.verdict),
@@ -169,7 +174,9 @@ def curate_dataset(
             lambda c: None if COVERAGE_ORDER.index(c.label) >= floor else f"coverage {c.label}",
         )
     if cfg.balance:
-        topics = _topics(list(funnel.alive.values()), judge, cfg.topics)
+        # the topic needs no later context: each question as it read when its market opened
+        at_open = [_shown(dataset, e, e.open_time) for e in funnel.alive.values()]
+        topics = _topics(at_open, judge, cfg.topics)
         for eid, topic in topics.items():
             funnel.notes[eid]["topic"] = topic
         outcomes = {eid: dataset.resolutions[eid].label for eid in funnel.alive}
@@ -201,11 +208,17 @@ def curate_dataset(
     )
 
 
+def _shown(dataset: Dataset, event: Event, at: datetime) -> Event:
+    """The question as a step at ``at`` is shown it (``Dataset.screen_at``): a judge is a model
+    too, and a text taken later must not tell it what happened after ``at``."""
+    return dataset.screen_at(event.id, at)[0]
+
+
 def _probe(probe: CoverageProbe, event: Event, dataset: Dataset, when: datetime) -> tuple[Any, str]:
     res = dataset.resolutions.get(event.id)
     if res is None:  # nothing to score the sides against
         return None, "no resolution to score coverage against"
-    return probe.probe(event, res.label, when)
+    return probe.probe(_shown(dataset, event, when), res.label, when)
 
 
 def _topics(events: list[Event], judge: Judge, source: TopicSource) -> dict[str, str]:

@@ -3,12 +3,11 @@ store (Parquet tables plus a manifest, content-addressed)."""
 
 from pastcast.dataset._dataset import Dataset
 from pastcast.dataset._edits import (
-    EditsAsOf,
     TextEdit,
-    edits_as_of,
+    TextScreen,
+    body_as_of,
     event_as_of,
     find_edits,
-    text_as_of,
 )
 from pastcast.dataset._store import (
     FORMAT_VERSION,
@@ -25,16 +24,15 @@ __all__ = [
     "FORMAT_VERSION",
     "Dataset",
     "DatasetFormatError",
-    "EditsAsOf",
     "TextEdit",
+    "TextScreen",
+    "body_as_of",
     "content_hash",
-    "edits_as_of",
     "event_as_of",
     "find_edits",
     "load_dataset",
     "read_manifest",
     "read_metadata",
     "save_dataset",
-    "text_as_of",
     "with_content_id",
 ]

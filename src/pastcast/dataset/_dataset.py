@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from datetime import date, datetime
 
 from pastcast.cutoff import is_visible, last_complete_day
-from pastcast.dataset._edits import EditsAsOf, edits_as_of, event_as_of
+from pastcast.dataset._edits import TextScreen, event_as_of
 from pastcast.records import DailyBelief, Event, Resolution, StepSpec, TextVersion
 
 __all__ = ["Dataset"]
@@ -83,31 +83,36 @@ class Dataset:
             }
         )
 
-    def event_at(self, event_id: str, cutoff: datetime) -> Event:
-        """The event as its question read at ``cutoff``: the latest snapshot published before
-        it; before the first snapshot, the first (the closest to the cutoff in time, and such a
-        step is listed by ``unversioned_steps``); an event without snapshots as it is. In each
-        case without the dated edits of its texts not yet public at the cutoff (``_edits``)."""
-        return event_as_of(self._text_at(event_id, cutoff), cutoff)
-
-    def edits_at(self, event_id: str, cutoff: datetime) -> EditsAsOf:
-        """The edits found in the text ``event_at`` starts from: those left out, those undated."""
-        return edits_as_of(self._text_at(event_id, cutoff), cutoff)
-
     def later_text(self, event_id: str, cutoff: datetime) -> bool:
         """Whether the text shown at ``cutoff`` may have been taken after it: no snapshot was
         published before the cutoff (the event's own text is the one the source gave when the
-        data was collected, after the resolution)."""
-        return self.text_at(event_id, cutoff) is None
+        data was collected, after the resolution). A live dataset's texts are read at the step."""
+        return not self.pending and self.text_at(event_id, cutoff) is None
 
-    def undatable_edit_steps(self) -> tuple[StepSpec, ...]:
-        """Steps shown a text taken after their cutoff that carries an undated edit: the edit
-        may have been written after the cutoff, and nothing tells whether it was."""
-        return tuple(
-            s
-            for s in self.steps
-            if self.later_text(s.event_id, s.cutoff) and self.edits_at(s.event_id, s.cutoff).undated
+    def screen_at(self, event_id: str, cutoff: datetime) -> tuple[Event, TextScreen]:
+        """The event as its question read at ``cutoff``, and what was done to its texts: the
+        latest snapshot published before the cutoff less any note dated after it; failing that
+        (no snapshot yet, or none at all) the text taken later, shown only up to its first note
+        not dated before the cutoff (``_edits``)."""
+        return event_as_of(
+            self._text_at(event_id, cutoff), cutoff, later=self.later_text(event_id, cutoff)
         )
+
+    def event_at(self, event_id: str, cutoff: datetime) -> Event:
+        """The event as its question read at ``cutoff`` (``screen_at``); a step whose question
+        cannot be shown as of its cutoff (its title carries a note) is refused."""
+        event, screen = self.screen_at(event_id, cutoff)
+        if screen.dropped:
+            raise ValueError(
+                f"dataset {self.id}: event {event_id!r} at {cutoff:%Y-%m-%d %H:%M}: its question "
+                f"cannot be shown as of the cutoff ({screen.dropped}); build the dataset again "
+                "to drop such steps"
+            )
+        return event
+
+    def dropped_text_steps(self) -> tuple[StepSpec, ...]:
+        """Steps whose question cannot be shown as of their cutoff (``TextScreen.dropped``)."""
+        return tuple(s for s in self.steps if self.screen_at(s.event_id, s.cutoff)[1].dropped)
 
     def unversioned_steps(self) -> tuple[StepSpec, ...]:
         """In a dataset with text snapshots, the steps with none published before their cutoff

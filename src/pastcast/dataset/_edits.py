@@ -1,41 +1,60 @@
-"""Dated updates and clarifications inside question texts, and the text as of a cutoff.
+"""Question texts as of a cutoff: notes appended after the fact are never shown early.
 
 Question texts are edited after they are written: Manifold appends ``Update 2025-03-21 (PST)
 (AI summary of creator comment): ...``, moderators add ``MOD EDIT (Nov 2, 2025 - @mod)``,
-creators write ``[Edit May 6, 2025]:``, ``EDIT 6/22/25``, ``Clarification (2025-06-22):`` or
-plain ``Edit:``. A source that gives the text as it is now (Polymarket's API) or a snapshot taken
-after a step's cutoff shows the step edits written after it: the future, in the question.
+creators write ``[Edit May 6, 2025]:``, ``Clarification #2 (Sep 5):``, ``Note from creator:`` or
+a bare ``UPDATE`` line. A source that gives the text as it is now (Polymarket's API) or a
+snapshot taken after a step's cutoff shows the step notes written after it: the future.
 
-One parser for every source: a header is an edit keyword (update, clarification, edit,
-correction, addendum; ``MOD`` before it allowed) at the start of a line, after a sentence or
-inside an opening bracket, followed by a date or by a colon. A header without a date it can read
-is an *undated* edit. An edit runs from its header to the next header or the end of the text; one
-opened by a bracket (``(edit: ...)``) ends at the closing bracket.
+Two rules, by when the text was taken (``Dataset.event_at`` picks one):
 
-When an edit became public: a day ``D`` in a stated zone (``PST``, ``ET``, ``UTC``, ...) counts
+- A text published before the cutoff (a snapshot) is shown whole, less any note whose date
+  says it was written later (``text_as_of``).
+- A text taken after the cutoff is shown only as far as it can be shown to have existed then
+  (``body_as_of``): up to its first *note head* that does not carry a readable date already
+  public at the cutoff. Recognising every wording of "update" is impossible, so a head is
+  defined by shape, not by a list of words: at the start of a line, paragraph or HTML block,
+  or after a sentence, a lead (markup, brackets and symbols aside) of at most eight words that
+  ends in a colon, a closing bracket, a dash, ``!`` or ``?``, or stands alone on its line; or
+  any lead with a date or a note word in its first four words. After a comma, a semicolon, a
+  dash or inside a bracket (mid-sentence) only a lead starting with a note word, or with a date
+  or note word in its first four words and ending like a header, counts. Body lines of that
+  shape are cut too: the text shown is shorter, never later.
+
+Everything is read on a normalised copy (NFKC, HTML entities decoded, format characters such as
+zero-width spaces removed, every space and line break folded, Cyrillic and Greek letters that
+look Latin mapped to it); what is shown is the original text up to the cut.
+
+When a note became public: a day ``D`` in a stated zone (``PST``, ``ET``, ``UTC``, ...) counts
 from the end of ``D`` there, a day without a zone from the end of ``D`` in the last zone on Earth
-(UTC-12), so an edit is never shown before its day has ended everywhere it could have been
-written (``cutoff.is_visible`` of that instant). ``YYYY-DD-MM`` (Manifold writes
-``2024-27-12``) and ``D/M/Y`` are read as such only where the month would exceed 12.
+(UTC-12). A head with a date that cannot be read whole (no year, ``05.09.2025``) is not dated.
+``YYYY-DD-MM`` (Manifold writes ``2024-27-12``) and ``D/M/Y`` are read as such only where the
+month would exceed 12.
 """
 
 from __future__ import annotations
 
+import html
 import re
+import unicodedata
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, timedelta
 
 from pastcast.cutoff import is_visible
 from pastcast.records import Event
 
-__all__ = ["EditsAsOf", "TextEdit", "edits_as_of", "event_as_of", "find_edits", "text_as_of"]
+__all__ = [
+    "TextEdit",
+    "TextScreen",
+    "body_as_of",
+    "event_as_of",
+    "find_edits",
+    "normalise_text",
+]
 
-_KEYWORD = re.compile(
-    r"(?:^|(?<=[.!?]\s)|(?<=[.!?]\s\s)|(?<=[\[()\]]))"
-    r"(?P<deco>[ \t*_#>\-]*)"
-    r"(?P<key>(?:mod\s+)?(?:update[ds]?|clarifications?|edit(?:ed)?|corrections?|addendum)\b)",
-    re.IGNORECASE | re.MULTILINE,
-)
+TITLE_NOTE = "title carries a note"
+"""Why a step shown a later text is dropped: a title cannot be shortened."""
+
 _MONTHS = {
     m: i + 1
     for i, names in enumerate(
@@ -58,24 +77,99 @@ _MONTHS = {
 }
 _MONTH = r"(?P<mon>" + "|".join(sorted(_MONTHS, key=len, reverse=True)) + r")\.?"
 _DATES = (
-    re.compile(r"(?P<y>\d{4})-(?P<a>\d{1,2})-(?P<b>\d{1,2})"),  # ISO (or YYYY-DD-MM)
-    re.compile(r"(?P<a>\d{1,2})/(?P<b>\d{1,2})/(?P<y>\d{2}(?:\d{2})?)\b"),  # M/D/Y (or D/M/Y)
-    re.compile(_MONTH + r"\s+(?P<d>\d{1,2})(?:st|nd|rd|th)?,?\s+(?P<y>\d{4})", re.IGNORECASE),
-    re.compile(r"(?P<d>\d{1,2})(?:st|nd|rd|th)?\s+" + _MONTH + r",?\s+(?P<y>\d{4})", re.I),
+    re.compile(r"(?<!\d)(?P<y>\d{4})-(?P<a>\d{1,2})-(?P<b>\d{1,2})(?!\d)"),  # ISO (or YYYY-DD-MM)
+    re.compile(r"(?<![\d/])(?P<a>\d{1,2})/(?P<b>\d{1,2})/(?P<y>\d{2}(?:\d{2})?)(?![\d/])"),
+    re.compile(_MONTH + r"\s+(?P<d>\d{1,2})(?:st|nd|rd|th)?,?\s+(?P<y>\d{4})\b", re.I),
+    re.compile(r"\b(?P<d>\d{1,2})(?:st|nd|rd|th)?\s+" + _MONTH + r",?\s+(?P<y>\d{4})\b", re.I),
 )
+_MONTH_NAME = "(?:" + "|".join(sorted(_MONTHS, key=len, reverse=True)) + r")\b\.?"
+_DATE_LIKE = re.compile(
+    r"\d{1,4}[-/.]\d{1,2}|\b(?:19|20)\d\d\b|\b\d{1,2}(?:st|nd|rd|th)\b"
+    rf"|\b{_MONTH_NAME}\s*\d{{1,2}}\b|\b\d{{1,2}}\s+{_MONTH_NAME}",
+    re.IGNORECASE,
+)
+"""Anything that may be a date: a head with one it cannot read whole is not dated."""
+_DAY_LIKE = re.compile(
+    rf"{_MONTH_NAME}\s*\d{{1,2}}\b|\d{{1,2}}(?:st|nd|rd|th)?\s+{_MONTH_NAME}|\d{{4}}-\d\d?-\d"
+    r"|\d{1,2}/\d{1,2}\b",
+    re.IGNORECASE,
+)
+"""A day (not a bare year or a number): what a note in a title is dated by."""
 # Hours to add to a zone's local time to get UTC; the latest-ending reading of each name.
-_ZONES = {"pst": 8, "pdt": 7, "pt": 8, "est": 5, "edt": 4, "et": 5, "utc": 0, "gmt": 0, "z": 0}
+_ZONES = {"pst": 8, "pdt": 7, "pt": 8, "est": 5, "edt": 4, "et": 5, "utc": 0, "gmt": 0}
 _ZONE = re.compile(r"\W{0,3}(?P<zone>pst|pdt|pt|est|edt|et|utc|gmt)\b", re.IGNORECASE)
-_BEFORE_DATE = re.compile(r"[ \t]*(?:[(\[][ \t]*)?(?:on[ \t]+)?")
-_BARE = re.compile(r"[ \t*_]*:")  # an undated header: the keyword, then a colon
 _LAST_ZONE_HOURS = 12
 """A day without a zone ends last at UTC-12."""
+_NOTE_WORDS = re.compile(
+    r"(?:updat|edit|clarif|correct|addend|amend|errat|notice|announc|postscript|revis|modif"
+    r"|moderat|disclaim|remind)\w*|(?:note|notes|ps|pps|nb|fyi|mod|admin|update|context|info"
+    r"|additional|change|changes|changed|important|attention|warning|news)",
+    re.IGNORECASE,
+)
+_MAX_HEAD_WORDS = 8
+_LEAD_WORDS = 4
+_LEAD_CHARS = 100
+# Letters of other scripts drawn like Latin ones: a keyword spelt with them reads the same.
+_LOOK_ALIKES = (
+    "АA ВB ЕE ЗZ ІI ЈJ КK МM НH ОO РP СC ТT УY ХX ЅS ԁd еe һh іi јj кk мm оo пn рp сc ѕs тt уy "
+    "хx үy аa ԛq ԝw ΑA ΒB ΕE ΖZ ΗH ΙI ΚK ΜM ΝN ΟO ΡP ΤT ΥY ΧX αa οo ρp ιi τt υu νv χx κk"
+)
+_CONFUSABLE = {ord(pair[0]): pair[1] for pair in _LOOK_ALIKES.split(" ")}
+_BLOCK_TAG = re.compile(
+    r"<\s*/?\s*(?:br|p|div|li|ul|ol|h[1-6]|hr|tr|td|table|blockquote|pre|section|article)\b"
+    r"[^>]{0,200}>",
+    re.IGNORECASE,
+)
+_TAG = re.compile(r"<\s*/?\s*[a-zA-Z][^>]{0,200}>")
+_ENTITY = re.compile(r"&(?:#\d{1,7}|#[xX][0-9a-fA-F]{1,6}|[A-Za-z][A-Za-z0-9]{1,31});")
+_SENTENCE_END = re.compile(r"[.!?…][\"'”’)\]]*[ \n]")
+_WEAK_AFTER = re.compile(r"[,;][ ]|[ ]-{1,2}[ ]|[–—]|[(\[{]|[)\]}](?=\w)")
+_ABBREVIATION = re.compile(
+    r"(?<![\w.])(?:\w\.\w|vs|etc|approx|incl|inc|jr|sr|st|mt|no|mr|mrs|ms|dr"
+    r"|jan|feb|mar|apr|jun|jul|aug|sep|sept|oct|nov|dec)\.$",
+    re.I,
+)
+"""A period after one of these (``i.e.``, ``U.S.``, ``vs.``) ends no sentence: what follows is
+read as mid-sentence."""
+_WORD = re.compile(r"[^\W_]+")
+
+
+def normalise_text(text: str) -> tuple[str, tuple[int, ...]]:
+    """``text`` as the screen reads it, and for each of its characters the index in ``text`` it
+    comes from (NFKC, entities decoded, format characters dropped, spaces and breaks folded,
+    Latin look-alikes mapped)."""
+    out: list[str] = []
+    where: list[int] = []
+    i = 0
+    while i < len(text):
+        entity = _ENTITY.match(text, i) if text[i] == "&" else None
+        if entity:
+            piece, step = html.unescape(entity.group()), entity.end() - i
+        else:
+            piece, step = text[i], 1
+        for raw in piece:
+            if unicodedata.category(raw) == "Cf":  # zero-width and other invisible characters
+                continue
+            for ch in unicodedata.normalize("NFKC", raw):
+                cat = unicodedata.category(ch)
+                if ch in "\n\r\v\f\x1c\x1d\x1e\x85\u2028\u2029":
+                    ch = "\n"
+                elif cat.startswith("Z") or ch == "\t":
+                    ch = " "
+                elif cat == "Pd":
+                    ch = "-" if ch in "-\u2010\u2011" else "—"
+                elif cat == "Cc":
+                    continue
+                out.append(ch.translate(_CONFUSABLE))
+                where.append(i)
+        i += step
+    return "".join(out), tuple(where)
 
 
 @dataclass(frozen=True)
 class TextEdit:
-    """One edit found in a text: ``text[start:end]``, its header, and when it became public
-    (``public_from``: the end of its day; None for an undated edit)."""
+    """One note found in a text: ``text[start:end]``, its header, and when it became public
+    (``public_from``: the end of its day; None for a note that cannot be dated)."""
 
     start: int
     end: int
@@ -88,135 +182,272 @@ class TextEdit:
         return self.public_from is not None
 
 
-def _read_date(text: str) -> tuple[date, int] | None:
-    """A date at the start of ``text`` and the characters it takes; None when there is none."""
+def _read_date(match: re.Match[str]) -> date | None:
+    parts = match.groupdict()
+    year = int(parts["y"])
+    year = year + 2000 if year < 100 else year
+    try:
+        if parts.get("mon"):
+            return date(year, _MONTHS[parts["mon"].lower().rstrip(".")], int(parts["d"]))
+        a, b = int(parts["a"]), int(parts["b"])
+        month, dom = (a, b) if a <= 12 else (b, a)  # swapped only where it must be
+        return date(year, month, dom)
+    except (ValueError, KeyError):
+        return None
+
+
+def _head_date(lead: str, after: str) -> tuple[date, int | None] | None:
+    """The one date a head's lead states, read whole, and its zone's hours; None when it states
+    none, or one it cannot read (no year), or several (which one dates it is unclear)."""
+    found: list[tuple[int, int, date]] = []
     for pattern in _DATES:
-        m = pattern.match(text)
-        if not m:
+        for m in pattern.finditer(lead):
+            day = _read_date(m)
+            if day is None:
+                return None
+            if not any(s <= m.start() < e or m.start() <= s < m.end() for s, e, _ in found):
+                found.append((m.start(), m.end(), day))
+    if len({d for _, _, d in found}) != 1:
+        return None
+    covered = "".join(ch if not any(s <= k < e for s, e, _ in found) else " " for k, ch in
+                      enumerate(lead))  # fmt: skip
+    if _DATE_LIKE.search(covered):  # another date-like token it could not read
+        return None
+    zone = _ZONE.match(lead + after, max(e for _, e, _ in found))
+    return found[0][2], (_ZONES[zone["zone"].lower()] if zone else None)
+
+
+def _skip_decoration(norm: str, at: int) -> int:
+    """Past markup, brackets, list bullets and symbols that may open a header."""
+    while at < len(norm):
+        tag = _TAG.match(norm, at)
+        if tag:
+            at = tag.end()
             continue
-        parts = m.groupdict()
-        year = int(parts["y"])
-        year = year + 2000 if year < 100 else year
-        try:
-            if "mon" in parts and parts.get("mon"):
-                day = date(year, _MONTHS[parts["mon"].lower()], int(parts["d"]))
-            else:
-                a, b = int(parts["a"]), int(parts["b"])
-                month, dom = (a, b) if a <= 12 else (b, a)  # swapped only where it must be
-                day = date(year, month, dom)
-        except (ValueError, KeyError):
-            return None
-        return day, m.end()
-    return None
+        ch = norm[at]
+        cat = unicodedata.category(ch)
+        if ch in " \n*_#>~`|+=-—•·" or cat in ("Ps", "Pi", "So", "Sk", "Sm") or ch in "\"'":
+            at += 1
+            continue
+        break
+    return at
 
 
-def _header(text: str, pos: int) -> tuple[date | None, int, int | None] | None:
-    """After a keyword ending at ``pos``: (its date, where the header ends, zone hours), or None
-    when what follows is no header (``update frequency``, ``edited the file``)."""
-    m = _BEFORE_DATE.match(text, pos)
-    at = m.end() if m else pos
-    found = _read_date(text[at : at + 40])
-    if found is not None:
-        day, used = found
-        end = at + used
-        zone = _ZONE.match(text, end)
-        hours = _ZONES[zone["zone"].lower()] if zone else None
-        line_end = text.find("\n", end)
-        line_end = len(text) if line_end < 0 else line_end
-        colon = text.find(":", end, min(line_end, end + 80))
-        return day, (colon + 1 if colon >= 0 else end), hours
-    bare = _BARE.match(text, pos)
-    if bare:
-        return None, bare.end(), None
-    return None
+# A colon between digits is a time (23:59), not the end of a header.
+_TERMINATOR = re.compile(
+    r"(?:(?<!\d):|:(?!\d))(?!/)|[()\[\]}!?\n]|(?<!\d)—|—(?!\d)|[ ]-{1,2}(?!\w)"
+    r"|[.…](?=[ \n\"'”’]|$)|\*\*|__|<\s*/\s*(?:b|strong|em|i|u)\s*>|" + _BLOCK_TAG.pattern
+)
+"""What ends a lead; emphasis closing (``**Update**``, ``<b>Update</b>``) ends it as a header."""
+_DOTTED = re.compile(r"\b([^\W\d_])\.(?=[^\W\d_]\b)")
+_NUMERIC = re.compile(r"\d+(?:[-/.]\d+)+")
+_HEADER_COLON = re.compile(r"(?:(?<!\d):|:(?!\d))(?!/)")
+"""A colon that may end a header: not a time's (23:59), not a link's (https://)."""
+
+
+def _lead(norm: str, at: int) -> tuple[str, str]:
+    """The lead starting at ``at`` and what ends it (``end`` for the text's end, ``long``
+    where no terminator comes within ``_LEAD_CHARS``)."""
+    m = _TERMINATOR.search(norm, at, at + _LEAD_CHARS)
+    while m is not None and m.group() == "." and _ABBREVIATION.search(norm, max(at, m.start() - 8),
+                                                                       m.end()):  # fmt: skip
+        m = _TERMINATOR.search(norm, m.end(), at + _LEAD_CHARS)
+    if m is None:
+        if len(norm) - at <= _LEAD_CHARS:
+            return norm[at:], "end"
+        return norm[at : at + _LEAD_CHARS], "long"
+    token = m.group()
+    if token in ("**", "__") or token.startswith("</") or re.match(r"<\s*/", token):
+        return norm[at : m.start()], "*" if not _BLOCK_TAG.match(token) else "\n"
+    kind = "\n" if token.startswith(("<", "\n")) else token.strip()[:1]
+    return norm[at : m.start()], kind
+
+
+def _note_word(word: str) -> bool:
+    """``update``, ``EDIT2``, ``Notes`` and the like (numbering glued on is still the word)."""
+    return bool(_NOTE_WORDS.fullmatch(word.strip("0123456789")))
+
+
+_CARRIED = ("!", "-", "—", "*", "(", "[", "\n", ")", "]", ":")
+"""What may end the few words after a header's bracket, the header carried on to it."""
+
+
+def _closing(norm: str, at: int, limit: int) -> int:
+    """Where the bracket opened at or after ``at`` closes (nested ones counted), or -1."""
+    depth = 0
+    for k in range(at, limit):
+        if norm[k] in "([":
+            depth += 1
+        elif norm[k] in ")]":
+            depth -= 1
+            if depth == 0:
+                return k
+    return -1
+
+
+def _header_end(norm: str, end: int, ended: str, limit: int) -> tuple[int, str]:
+    """Where a header whose lead stopped at ``end`` ends, and what closes it: carried on to a
+    colon later on the line (``Update - Sep 5, 2025:``), or over a bracket the lead stopped at
+    and a few words after it (``Update 2 (Sep 5, 2025)``, ``2025-09-05 (PST) update!!!``)."""
+    colon = _HEADER_COLON.search(norm, end, limit)
+    if colon is not None and not any(
+        not _ABBREVIATION.search(norm, max(0, s.start() - 8), s.start() + 1)
+        for s in _SENTENCE_END.finditer(norm, end, colon.start())
+    ):  # no sentence ends between the lead and the colon
+        return colon.start(), ":"
+    while ended in ("(", "["):
+        close = _closing(norm, end, limit)
+        if close < 0:
+            break
+        end, ended = close + 1, ")"
+        more, stop = _lead(norm, end)
+        if len(_WORD.findall(more)) <= _LEAD_WORDS and stop in _CARRIED:
+            end, ended = end + len(more), stop
+    return end, ended
+
+
+def _is_head(norm: str, at: int, place: str, title: bool) -> tuple[int, int] | None:
+    """Whether a note head starts at ``at`` (a ``place`` of ``_boundaries``): where its header
+    starts and ends, or None."""
+    start = _skip_decoration(norm, at)
+    if start >= len(norm):
+        return None
+    lead, ended = _lead(norm, start)
+    if not _WORD.search(lead):
+        return None
+    line_end = norm.find("\n", start)
+    limit = min(len(norm) if line_end < 0 else line_end, start + _LEAD_CHARS)
+    end, closed = _header_end(norm, start + len(lead), ended, limit)
+    # a number written with separators (2025-09-05, 9/5) is one word, and still a date
+    # and a dotted abbreviation (p.s., N.B.) one word too
+    plain = _NUMERIC.sub("2000", _TAG.sub(" ", norm[start:end]))
+    plain = _DOTTED.sub(r"\1", plain)
+    found = list(_WORD.finditer(plain))
+    words = [m.group() for m in found]
+    after = norm[end + (closed in ":)") :].lstrip(" ")
+    if closed in ("\n", "end"):
+        after = ""
+    short = len(words) <= _MAX_HEAD_WORDS
+    # a header ends like one (not "?": questions in a body) or stands alone on its line
+    # a closing bracket ends a header only one that it opened (``(Update 2025-09-05)``)
+    bracketed = closed in (")", "]") and any(b in norm[at:start] for b in "([")
+    closes = closed in (":", "}", "!", "—", "-", "*") or bracketed
+    shaped = short and (closes or after[:1] in ("\n", ""))
+    if title:  # a title's bracketed tags are no note: only a note word or a date opens one
+        hit = _note_word(words[0]) or (closes and bool(_DAY_LIKE.match(norm, start)))
+    elif place == "line":
+        hit = shaped or any(_note_word(w) for w in words[:2])
+    elif place == "start":  # the text's own start is its body's, unless it says otherwise
+        own = _WORD.findall(_DOTTED.sub(r"\1", _TAG.sub(" ", lead)))[:_LEAD_WORDS]
+        said = any(_note_word(w) for w in own) or bool(_DATE_LIKE.search(lead))
+        hit = said and (closes or shaped)
+    else:  # mid-sentence: only a note word says a note starts here
+        in_header = any(_note_word(w) for w in words)
+        hit = (in_header and shaped) or any(_note_word(w) for w in words[:2])
+    return (start, end) if hit else None
+
+
+def _boundaries(norm: str, title: bool) -> list[tuple[int, str]]:
+    """Where a head may start, and what kind of place it is: the text's ``start``, a ``line``
+    (a line, paragraph, HTML block or sentence start) or ``mid``-sentence."""
+    places: dict[int, str] = {} if title else {0: "start"}
+    for m in _SENTENCE_END.finditer(norm):
+        abbreviated = m.group()[0] == "." and _ABBREVIATION.search(
+            norm, max(0, m.start() - 8), m.start() + 1
+        )
+        places[m.end()] = "mid" if abbreviated else "line"
+    for m in re.finditer("\n", norm):
+        places[m.end()] = "line"
+    for m in _BLOCK_TAG.finditer(norm):
+        places[m.start()] = "line"
+    for m in _WEAK_AFTER.finditer(norm):
+        places.setdefault(m.end() - 1 if m.group()[-1] in "([{" else m.end(), "mid")
+    return sorted(places.items())
+
+
+def _heads(norm: str, title: bool) -> list[tuple[int, int, int]]:
+    """(start, header start, header end) of every head, in order; a head inside another's
+    header is part of it."""
+    out: list[tuple[int, int, int]] = []
+    covered = -1
+    for at, place in _boundaries(norm, title):
+        if at <= covered:
+            continue
+        found = _is_head(norm, at, place, title)
+        if found is not None:
+            out.append((at, *found))
+            covered = found[1]
+    return out
+
+
+def _public_from(day: date, hours: int | None) -> datetime:
+    offset = _LAST_ZONE_HOURS if hours is None else hours
+    return datetime(day.year, day.month, day.day, tzinfo=UTC) + timedelta(days=1, hours=offset)
+
+
+def _edits(text: str, title: bool = False) -> tuple[TextEdit, ...]:
+    norm, where = normalise_text(text)
+    heads = _heads(norm, title)
+    out: list[TextEdit] = []
+    for i, (at, head_start, head_end) in enumerate(heads):
+        start = where[at] if at < len(where) else len(text)
+        end_norm = heads[i + 1][0] if i + 1 < len(heads) else len(norm)
+        end = where[end_norm] if end_norm < len(where) else len(text)
+        dated = _head_date(norm[head_start:head_end], norm[head_end : head_end + 8])
+        day, public = (dated[0], _public_from(*dated)) if dated else (None, None)
+        header = norm[at : head_end + 1].strip()
+        out.append(TextEdit(start, end, header, day, public))
+    return tuple(out)
 
 
 def find_edits(text: str) -> tuple[TextEdit, ...]:
-    """The edits of ``text`` in order, each running to the next one or the end."""
-    heads: list[tuple[int, int, date | None, int | None, bool]] = []
-    for m in _KEYWORD.finditer(text):
-        parsed = _header(text, m.end("key"))
-        if parsed is None:
-            continue
-        day, header_end, hours = parsed
-        start, before = m.start("key"), text[m.start() - 1 : m.start()]
-        inline = before == "(" and ")" not in text[start:header_end]
-        if before in ("(", "["):  # the bracket opens the edit
-            start = m.start() - 1
-        heads.append((start, header_end, day, hours, inline))
-    out: list[TextEdit] = []
-    for i, (start, header_end, day, hours, inline) in enumerate(heads):
-        end = heads[i + 1][0] if i + 1 < len(heads) else len(text)
-        if inline:
-            close = text.find(")", header_end)
-            end = min(end, close + 1) if close >= 0 else end
-        if out and start < out[-1].end:  # an edit inside an inline one's brackets: skip it
-            continue
-        public = None
-        if day is not None:
-            offset = _LAST_ZONE_HOURS if hours is None else hours
-            midnight = datetime(day.year, day.month, day.day, tzinfo=UTC)
-            public = midnight + timedelta(days=1, hours=offset)
-        out.append(TextEdit(start, end, text[start:header_end].strip(), day, public))
-    return tuple(out)
+    """The note heads of ``text`` in order (the text's start included where it opens with one),
+    each note running to the next head or the end."""
+    return _edits(text)
 
 
 def _tidy(text: str) -> str:
     return re.sub(r"\n{3,}", "\n\n", re.sub(r"[ \t]+\n", "\n", text)).strip()
 
 
+def body_as_of(text: str, cutoff: datetime, *, title: bool = False) -> tuple[str, TextEdit | None]:
+    """A text taken after ``cutoff``, shown only as far as it existed then: up to its first note
+    not dated before the cutoff (returned with the text; None where nothing was cut). A title's
+    own start is never a head (it is the question)."""
+    for edit in _edits(text, title):
+        if edit.public_from is None or not is_visible(edit.public_from, cutoff):
+            return _tidy(text[: edit.start]), edit
+    return text, None
+
+
 @dataclass(frozen=True)
-class EditsAsOf:
-    """What ``text_as_of`` did to a text (or ``edits_as_of`` to an event's texts)."""
+class TextScreen:
+    """What was done to an event's texts for one step."""
 
-    removed: tuple[TextEdit, ...] = ()
-    """Dated edits not yet public at the cutoff, left out."""
-    undated: tuple[TextEdit, ...] = ()
-    """Edits without a date, kept: whether they were written before the cutoff is unknown."""
+    later: bool = False
+    """The text was taken after the cutoff (no snapshot published before it)."""
+    cut_at: tuple[TextEdit, ...] = ()
+    """Where a later text was cut: the first note of each field not dated before the cutoff."""
+    dropped: str = ""
+    """Why the step cannot be shown its question ("" when it can)."""
 
-    def __add__(self, other: EditsAsOf) -> EditsAsOf:
-        return EditsAsOf(self.removed + other.removed, self.undated + other.undated)
-
-
-def text_as_of(text: str, cutoff: datetime) -> tuple[str, EditsAsOf]:
-    """``text`` without the dated edits not yet public at ``cutoff``, and what was found."""
-    edits = find_edits(text)
-    if not edits:
-        return text, EditsAsOf()
-    removed = tuple(
-        e for e in edits if e.public_from is not None and not is_visible(e.public_from, cutoff)
-    )
-    undated = tuple(e for e in edits if e.public_from is None)
-    if not removed:
-        return text, EditsAsOf((), undated)
-    kept, at = [], 0
-    for e in removed:
-        kept.append(text[at : e.start])
-        at = e.end
-    kept.append(text[at:])
-    return _tidy("".join(kept)), EditsAsOf(removed, undated)
+    @property
+    def shortened(self) -> bool:
+        return bool(self.cut_at)
 
 
-def edits_as_of(event: Event, cutoff: datetime) -> EditsAsOf:
-    """The edits of the event's title, description and criteria as of ``cutoff``."""
-    found = EditsAsOf()
-    for text in (event.title, event.description, event.resolution_criteria):
-        found = found + text_as_of(text, cutoff)[1]
-    return found
-
-
-def event_as_of(event: Event, cutoff: datetime) -> Event:
-    """The event without the dated edits of its texts not yet public at ``cutoff`` (a title that
-    would be left empty is kept whole: an event needs one)."""
-    title = text_as_of(event.title, cutoff)[0] or event.title
-    description = text_as_of(event.description, cutoff)[0]
-    criteria = text_as_of(event.resolution_criteria, cutoff)[0]
-    if (title, description, criteria) == (
-        event.title,
-        event.description,
-        event.resolution_criteria,
-    ):
-        return event
-    return event.model_copy(
-        update={"title": title, "description": description, "resolution_criteria": criteria}
-    )
+def event_as_of(event: Event, cutoff: datetime, *, later: bool) -> tuple[Event, TextScreen]:
+    """The event's texts as of ``cutoff``: a text published before it (not ``later``) as it is;
+    a later one through ``body_as_of``, the step dropped where its title carries a note."""
+    if not later:
+        return event, TextScreen()
+    title, title_cut = body_as_of(event.title, cutoff, title=True)
+    description, d_cut = body_as_of(event.description, cutoff)
+    criteria, c_cut = body_as_of(event.resolution_criteria, cutoff)
+    cuts = tuple(c for c in (title_cut, d_cut, c_cut) if c is not None)
+    screen = TextScreen(True, cuts, TITLE_NOTE if title_cut is not None else "")
+    if not cuts:
+        return event, screen
+    title = title or "(question withheld)"  # never shown: the step is dropped
+    update = {"title": title, "description": description, "resolution_criteria": criteria}
+    return event.model_copy(update=update), screen

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from pastcast.dataset import event_as_of
 from pastcast.records import Event, EventKind, Record, UtcDatetime
 
 __all__ = ["QuestionView", "question_view"]
@@ -41,10 +40,8 @@ class QuestionView(Record):
 
 
 def question_view(event: Event, cutoff: datetime, step_index: int) -> QuestionView:
-    """The view of ``event`` at ``cutoff``: its texts without the dated edits not yet public
-    then (``Dataset.event_at`` removes them too; here again so that every view, a curation
-    judge's included, is built by the same rule)."""
-    event = event_as_of(event, cutoff)
+    """The view of ``event`` at ``cutoff``: ``event`` is the question as a step at ``cutoff``
+    is shown it (``Dataset.event_at`` or ``Dataset.screen_at``, the one rule for texts)."""
     return QuestionView(
         event_id=event.id,
         title=event.title,

@@ -142,30 +142,28 @@ def _edit_stage(
     steps: dict[str, tuple[StepSpec, ...]],
     texts: Mapping[str, Sequence[TextVersion]] | None,
 ) -> None:
-    """Question-text edits: dated ones not yet public are left out of each step's text (by
-    ``Dataset.event_at``, counted here); a step shown a text taken after its cutoff that carries
-    an undated edit is dropped (the edit may be from after the cutoff)."""
+    """Question-text notes (``Dataset.screen_at``), counted per reason: a text taken after a
+    step's cutoff shortened to what can be shown to have existed then; a step whose question
+    cannot be shown as of its cutoff dropped."""
     ds = _dataset_of(name, funnel.items, steps, texts)
-    redacted = [s for s in ds.steps if ds.edits_at(s.event_id, s.cutoff).removed]
-    undatable = ds.undatable_edit_steps()
-    examples = [
-        f"{s.event_id}#{s.step_index}: undated edit {e.header!r}"
-        for s in undatable[:EXAMPLES]
-        for e in ds.edits_at(s.event_id, s.cutoff).undated[:1]
-    ]
+    screens = [(s, ds.screen_at(s.event_id, s.cutoff)[1]) for s in ds.steps]
+    later = sum(sc.later for _, sc in screens)
+    shortened = [(s, sc) for s, sc in screens if sc.shortened and not sc.dropped]
+    dropped = [(s, sc) for s, sc in screens if sc.dropped]
+    examples = [f"{s.event_id}#{s.step_index}: dropped, {sc.dropped}" for s, sc in dropped]
     examples += [
-        f"{s.event_id}#{s.step_index}: left out {e.header!r}"
-        for s in redacted[: max(0, EXAMPLES - len(examples))]
-        for e in ds.edits_at(s.event_id, s.cutoff).removed[:1]
+        f"{s.event_id}#{s.step_index}: shortened at {sc.cut_at[0].header!r}" for s, sc in shortened
     ]
-    _drop_steps(funnel.items, steps, {(s.event_id, s.step_index) for s in undatable})
+    _drop_steps(funnel.items, steps, {(s.event_id, s.step_index) for s, _ in dropped})
+    reasons = Counter(sc.dropped for _, sc in dropped)
+    why = "".join(f"; {n} steps dropped: {r}" for r, n in sorted(reasons.items()))
     funnel.keep(
         "question-text edits",
         lambda h: bool(steps[h.event.id]),
-        f"{len(redacted)} of {len(ds.steps)} steps shown without dated edits made after their "
-        f"cutoff; {len(undatable)} steps dropped: shown a text taken after their cutoff with an "
-        "undated edit",
-        examples,
+        f"{later} of {len(ds.steps)} steps shown a text taken after their cutoff; "
+        f"{len(shortened)} of them shortened to its part before the first note not dated before "
+        f"the cutoff{why or '; 0 steps dropped'}",
+        examples[:EXAMPLES],
     )
 
 
@@ -215,9 +213,10 @@ def build_dataset(
     (shown to agents) then tells. ``texts``: published snapshots of the questions' text; each
     step is shown the latest published before its cutoff, and a step with none (it could only be
     shown a text written later) is dropped unless ``keep_unversioned`` (then it is kept and
-    flagged: ``Dataset.unversioned_steps``). Question-text edits: a step shown a text taken
-    after its cutoff (a source's current text, or a later snapshot) that carries an undated edit
-    is dropped (``Dataset.undatable_edit_steps``). ``drop_sibling_answers``: steps whose text
+    flagged: ``Dataset.unversioned_steps``). Question-text notes: a step shown a text taken
+    after its cutoff (a source's current text, or a later snapshot) is shown it only up to its
+    first note not dated before the cutoff, and dropped where its title carries one
+    (``Dataset.screen_at``). ``drop_sibling_answers``: steps whose text
     names the answer of another imported event still open at their cutoff are dropped
     (``_siblings``).
     """

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, time, timedelta
 
 from pastcast.dataset import Dataset
-from pastcast.records import DailyBelief, Document, Event, Resolution, StepSpec
+from pastcast.records import DailyBelief, Document, Event, Resolution, StepSpec, TextVersion
 from pastcast.world import _news as news
 from pastcast.world._config import STREAM_KEY, WORLD_VERSION, WorldConfig
 from pastcast.world._evidence import (
@@ -196,7 +196,21 @@ def build_parts(seed: int, cfg: WorldConfig) -> Parts:
     dataset_id = f"{WORLD_VERSION}:seed={seed}"
     if cfg.short_hash():
         dataset_id += f":config={cfg.short_hash()}"
-    dataset = Dataset(dataset_id, tuple(events), resolutions, beliefs, tuple(steps))
+    # A generated question is written once, when its market opens: that text is its snapshot.
+    texts = {
+        e.id: (
+            TextVersion(
+                event_id=e.id,
+                published_at=e.open_time,
+                title=e.title,
+                description=e.description,
+                resolution_criteria=e.resolution_criteria,
+                origin="world",
+            ),
+        )
+        for e in events
+    }
+    dataset = Dataset(dataset_id, tuple(events), resolutions, beliefs, tuple(steps), texts=texts)
     return Parts(
         dataset,
         tuple(documents),

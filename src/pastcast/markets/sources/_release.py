@@ -114,7 +114,8 @@ def _row(row: dict[str, Any], split: str, convention: DayConvention) -> tuple[An
 
 BEFORE_OPEN_NOTE = "forecast dates before the question opened, dropped"
 AFTER_RESOLUTION_NOTE = "forecast dates at or after the resolution, dropped"
-UNDATED_EDIT_NOTE = "forecast dates whose question text has an undated edit, dropped"
+TITLE_NOTE_DROPPED = "forecast dates whose question title carries a note, dropped"
+SHORTENED_NOTE = "forecast dates shown their question text up to its first note not dated before"
 
 
 def load_release(
@@ -174,10 +175,14 @@ def load_release(
         ds = Dataset("forecast-dojo", tuple(events), resolutions, beliefs, tuple(steps), splits)
     except ValueError as exc:
         raise DatasetFormatError(f"{base}: {exc}") from None
-    # The release's texts were taken with it, after every forecast date: an undated edit in one
-    # may be from after the date (dated ones are left out of each step by ``Dataset.event_at``).
-    undatable = set(ds.undatable_edit_steps())
-    if undatable:
-        notes[UNDATED_EDIT_NOTE] += len(undatable)
-        ds = ds.with_steps(s for s in ds.steps if s not in undatable)
+    # The release's texts were taken with it, after every forecast date: each date is shown a
+    # text only up to its first note not dated before it (``Dataset.screen_at``).
+    screens = {s: ds.screen_at(s.event_id, s.cutoff)[1] for s in ds.steps}
+    undecidable = {s for s, sc in screens.items() if sc.dropped}
+    shortened = sum(sc.shortened and not sc.dropped for sc in screens.values())
+    if shortened:
+        notes[SHORTENED_NOTE] += shortened
+    if undecidable:
+        notes[TITLE_NOTE_DROPPED] += len(undecidable)
+        ds = ds.with_steps(s for s in ds.steps if s not in undecidable)
     return with_content_id(ds, "forecast-dojo")
