@@ -102,7 +102,8 @@ def _key(param: str) -> str:
     return unquote(param.partition("=")[0])
 
 
-_URL = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://[^\s'\"<>]+")
+# the scheme's length bounded: an unbounded one made a long run of letters quadratic to scan
+_URL = re.compile(r"[A-Za-z][A-Za-z0-9+.-]{0,31}://[^\s'\"<>]+")
 
 
 def redact(text: str, secrets: Iterable[str] = ()) -> str:
@@ -111,6 +112,8 @@ def redact(text: str, secrets: Iterable[str] = ()) -> str:
     for secret in secrets:
         if secret:
             text = text.replace(secret, "***")
+    if "://" not in text:
+        return text
     return _URL.sub(lambda m: redact_url(m.group()), text)
 
 
