@@ -99,11 +99,11 @@ def parse_remote_spec(kind: str, rest: str) -> tuple[str, str]:
     return rest[: start.start()], rest[start.end() :]
 
 
-def _rate(name: str, value: float | None) -> float | None:
-    """A limit that is given is a number above 0: 0 would otherwise read as no limit at all."""
+def _above_zero(name: str, value: float | None) -> None:
+    """A rate limit or a timeout that is given is a number above 0: a rate of 0 would otherwise
+    read as no limit at all, a timeout of 0 as a socket that never waits."""
     if value is not None and not (math.isfinite(value) and value > 0):
-        raise ValueError(f"{name}: expected a number above 0, got {value!r} (leave it out: none)")
-    return value
+        raise ValueError(f"{name}: expected a number above 0, got {value!r}")
 
 
 class _DeadlineIO(socket.SocketIO):
@@ -160,9 +160,9 @@ class RemoteEmbedder:
             raise ValueError(f"max_reply_bytes: expected at least 1, got {max_reply_bytes}")
         if encoding_format not in ("float", "base64"):
             raise ValueError(f"encoding_format: float or base64, not {encoding_format!r}")
-        _rate("requests_per_minute", requests_per_minute)
-        _rate("tokens_per_minute", tokens_per_minute)
-        _rate("timeout_s", timeout_s)
+        _above_zero("requests_per_minute", requests_per_minute)
+        _above_zero("tokens_per_minute", tokens_per_minute)
+        _above_zero("timeout_s", timeout_s)
         key = None
         if api_key_env is not None:
             key = os.environ.get(api_key_env, "")
