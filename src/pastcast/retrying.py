@@ -9,16 +9,22 @@ configuration kinds (unknown model, refused credentials) and refused requests ar
 the provider's ``Retry-After``. It sits at the bottom of the layers so that the corpus (whose
 remote embedders call embedding servers) and the models share one retry loop without importing
 each other (``pastcast.models.ProviderError`` is the models' subclass).
+
+What a client says of a failure never repeats a secret: ``redact_url`` is a URL without its
+password, ``redact`` a text (a server's error body, a spec in a refusal) without the secrets
+given (an API key) and without the password of any URL in it.
 """
 
 from __future__ import annotations
 
 import random
+import re
 import threading
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from email.utils import parsedate_to_datetime
 from typing import Literal, TypeVar
+from urllib.parse import unquote, urlsplit, urlunsplit
 
 from pydantic import Field
 
@@ -32,6 +38,8 @@ __all__ = [
     "TokenBucket",
     "call_with_retries",
     "failure_kind_of_status",
+    "redact",
+    "redact_url",
     "retry_after_seconds",
 ]
 
@@ -73,6 +81,40 @@ class ProviderFailure(RuntimeError):
     def transient(self) -> bool:
         """Worth another attempt now (after a backoff)."""
         return self.kind in TRANSIENT_KINDS
+
+
+def redact_url(url: str) -> str:
+    """The URL without its password (in the user part or as a ``password`` parameter), for
+    messages and logs."""
+    try:
+        parts = urlsplit(url)
+    except ValueError:
+        return "<unparsable URL>"
+    netloc = parts.netloc
+    if "@" in netloc:
+        user, _, host = netloc.rpartition("@")
+        netloc = f"{user.partition(':')[0]}@{host}"
+    query = "&".join(p for p in parts.query.split("&") if _key(p) != "password")
+    return urlunsplit((parts.scheme, netloc, parts.path, query, parts.fragment))
+
+
+def _key(param: str) -> str:
+    return unquote(param.partition("=")[0])
+
+
+# the scheme's length bounded: an unbounded one made a long run of letters quadratic to scan
+_URL = re.compile(r"[A-Za-z][A-Za-z0-9+.-]{0,31}://[^\s'\"<>]+")
+
+
+def redact(text: str, secrets: Iterable[str] = ()) -> str:
+    """``text`` with each of ``secrets`` (an API key) replaced by ``***`` and every URL in it
+    without its password (``redact_url``)."""
+    for secret in secrets:
+        if secret:
+            text = text.replace(secret, "***")
+    if "://" not in text:
+        return text
+    return _URL.sub(lambda m: redact_url(m.group()), text)
 
 
 def failure_kind_of_status(status: int) -> FailureKind:

@@ -768,3 +768,22 @@ def test_outcomes_come_from_a_conditional_tokens_contract_already_on_the_chain(
         for step in read_run_log(out / "rounds" / f"{rnd.index:04d}" / "run.jsonl").steps:
             win = ctf_winner[step.event_id]
             assert step.grading.truth == ("" if win == "void" else win)
+
+
+def test_live_never_writes_into_a_folder_pastcast_did_not_make(tmp_path: Path, fake: Any) -> None:
+    """The plan's ``out`` is claimed as every other writer's folder: a folder of the user's is
+    refused (exit 2, one ``error:`` line) with nothing written; an empty one is taken."""
+    from typer.testing import CliRunner
+
+    from pastcast.cli import app
+
+    _clock, _api, url, _feed = fake
+    plan = write_plan(tmp_path, url)
+    mine = tmp_path / "live"
+    mine.mkdir()
+    (mine / "notes.txt").write_text("my own notes")
+    result = CliRunner().invoke(app, ["arena", "live", str(plan)])
+    assert result.exit_code == 2, result.output
+    assert result.stderr.startswith("error: ") and result.stderr.count("\n") == 1, result.stderr
+    assert "out" in result.stderr and "not made by pastcast" in result.stderr
+    assert [p.name for p in mine.iterdir()] == ["notes.txt"]

@@ -1,7 +1,8 @@
 """A loopback OpenAI-compatible ``/v1/embeddings`` server for tests and benchmarks: replies in
 the real API's shape (``{"object": "list", "data": [{"object": "embedding", "index", "embedding"}],
 "model", "usage"}``), with a latency per request and scripted faults (429 with Retry-After, 5xx,
-truncated bodies, refusals), counting what it saw and what it answered."""
+truncated bodies, refusals) or replies of the test's own (``reply``: another body, or chunks
+sent as they come), counting what it saw and what it answered."""
 
 from __future__ import annotations
 
@@ -12,13 +13,17 @@ import socket
 import threading
 import time
 from collections import Counter
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager, nullcontext
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import numpy as np
 
-Fault = str  # "429", "500", "503", "truncate", "short" (a body shorter than its length), "400"
+Fault = str  # "429", "500", "503", "truncate", "short" (a body shorter than its length), "400",
+# "401" (the credentials refused, echoed in the message as some servers do)
+Reply = Callable[[int, bytes], bytes | Iterable[bytes] | None]
+"""The body sent for request ``n`` instead of the right one (given): bytes with their length,
+chunks (``Transfer-Encoding: chunked``) written as the iterable gives them, None: the right one."""
 
 
 _ROWS = 4096  # rows of each of the three tables a vector is summed from
@@ -83,8 +88,10 @@ class EmbeddingServer:
         max_batch: int | None = None,
         slots: int | None = None,
         base64: bool = True,
+        reply: Reply | None = None,
     ) -> None:
         self.dim = dim
+        self.reply = reply or (lambda n, payload: None)
         self.base64 = base64  # False: a request asking for base64 is refused, as some servers do
         # requests served at once (like a GPU server's batch slots); the rest wait their turn
         self.slots = threading.BoundedSemaphore(slots) if slots else None
@@ -133,10 +140,14 @@ class EmbeddingServer:
                 refused = not server.base64 and body.get("encoding_format") == "base64"
                 if refused:
                     fault = "400"
-                failing = fault in ("429", "500", "503", "400")
+                failing = fault in ("429", "500", "503", "400", "401")
                 with server.batch_time():
                     if refused:
                         message = "encoding_format 'base64' is not supported"
+                        payload = json.dumps({"error": {"message": message}}).encode()
+                    elif fault == "401":
+                        echoed = self.headers.get("Authorization", "").removeprefix("Bearer ")
+                        message = f"Incorrect API key provided: {echoed}"
                         payload = json.dumps({"error": {"message": message}}).encode()
                     elif failing:
                         payload = json.dumps({"error": {"message": f"scripted {fault}"}}).encode()
@@ -158,6 +169,11 @@ class EmbeddingServer:
                     return
                 if fault == "truncate":  # a body cut short, with a length that says so
                     payload = payload[: len(payload) // 2]
+                own = server.reply(n, payload)
+                if own is not None and not isinstance(own, bytes):
+                    self.send_chunks(own)
+                    return
+                payload = own if own is not None else payload
                 self.send_response(200)
                 self.send_header("Content-Type", "application/json")
                 if fault == "short":  # the length promises more than is sent, then it closes
@@ -177,6 +193,20 @@ class EmbeddingServer:
                         server.failed[fault] += 1
                     else:
                         server.answered.update(texts)
+
+            def send_chunks(self, chunks: Iterable[bytes]) -> None:
+                self.send_response(200)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Transfer-Encoding", "chunked")
+                self.end_headers()
+                try:
+                    for chunk in chunks:
+                        if chunk:
+                            self.wfile.write(b"%x\r\n%s\r\n" % (len(chunk), chunk))
+                            self.wfile.flush()
+                    self.wfile.write(b"0\r\n\r\n")
+                except OSError:  # the client hung up (what a bounded client does)
+                    self.close_connection = True
 
         self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self._httpd.daemon_threads = True

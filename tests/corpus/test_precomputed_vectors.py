@@ -4,6 +4,10 @@ repeated ids are refused naming the file and the id."""
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
+from collections.abc import Iterator
 from datetime import timedelta
 from pathlib import Path
 
@@ -12,6 +16,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 from corpus_synth import START, HashEmbedder, make_docs
+from embedding_server import embedding_server
 
 from pastcast.corpus import CorpusOpenError, EmbeddedIndex, EmbeddingError, open_backend
 
@@ -175,3 +180,79 @@ def test_the_command_line_imports_vectors_and_searches_approximately(tmp_path: P
     bare = ["corpus", "build", f"jsonl:{src}", "--out", str(tmp_path / "other")]
     alone = runner.invoke(app, [*bare, "--vectors", str(path)])
     assert alone.exit_code == 2 and "--vectors" in alone.output and "embedder" in alone.output
+
+
+def _cli(*args: str) -> subprocess.CompletedProcess[str]:
+    """The command line in a process of its own: nothing imported before it but what it does."""
+    src = Path(__file__).resolve().parents[2] / "src"
+    code = "import sys; from pastcast.cli import main; sys.exit(main())"
+    env = {**os.environ, "PYTHONPATH": str(src)}
+    command = [sys.executable, "-c", code, *args]
+    return subprocess.run(command, env=env, capture_output=True, text=True, timeout=300)
+
+
+def _one_error_line(stderr: str) -> str:
+    """The one line a refusal prints (a progress display may leave blank lines before it)."""
+    (line,) = [line for line in stderr.splitlines() if line.strip()]
+    return line
+
+
+@pytest.fixture
+def served(tmp_path: Path) -> Iterator[tuple[list[str], Path, list[str]]]:
+    """A JSONL source of 60 documents, a ``corpus build`` of it into ``ix`` through a loopback
+    embedding server of 16 dimensions (the query model) and the documents' ids."""
+    docs = make_docs(60, seed=43)
+    src = tmp_path / "docs.jsonl"
+    src.write_text("".join(d.model_dump_json() + "\n" for d in docs))
+    with embedding_server(dim=16) as server:
+        spec = f"openai-compatible:m@{server.url}"
+        build = ["corpus", "build", f"jsonl:{src}", "--out", str(tmp_path / "ix")]
+        yield [*build, "--embedder", spec], tmp_path / "ix", [d.id for d in docs]
+
+
+def test_parquet_vectors_import_from_the_command_line(
+    served: tuple[list[str], Path, list[str]], tmp_path: Path
+) -> None:
+    build, out, ids = served
+    vectors = np.random.default_rng(5).standard_normal((len(ids), 16))
+    path = write_parquet(tmp_path, ids, vectors)
+    done = _cli(*build, "--vectors", str(path))
+    assert done.returncode == 0, done.stderr
+    (stored,) = out.glob("dense-*.npy")
+    want = vectors / np.linalg.norm(vectors, axis=1, keepdims=True)
+    index = EmbeddedIndex.open(out)
+    order = [ids.index(index.read_ordinal(i).id) for i in range(len(index))]
+    np.testing.assert_allclose(np.load(stored), want[order], atol=1e-6)
+
+
+def test_a_refused_import_leaves_nothing_and_the_corrected_command_runs(
+    served: tuple[list[str], Path, list[str]], tmp_path: Path
+) -> None:
+    build, out, ids = served
+    vectors = np.random.default_rng(6).standard_normal((len(ids), 16))
+    path = write_npy(tmp_path, ids, vectors)
+    (tmp_path / "vectors.ids.txt").write_text("\n".join(ids[:-1] + ["doc-elsewhere"]) + "\n")
+    before = sorted(tmp_path.iterdir())
+    refused = _cli(*build, "--vectors", str(path))
+    assert refused.returncode == 2, refused.stderr
+    assert _one_error_line(refused.stderr).startswith("error: --vectors")
+    assert "vectors.npy: id 'doc-elsewhere' is not a document of the corpus" in refused.stderr
+    assert sorted(tmp_path.iterdir()) == before  # no index, no work folder, no side file
+    write_npy(tmp_path, ids, vectors)
+    again = _cli(*build, "--vectors", str(path))
+    assert again.returncode == 0, again.stderr
+    assert list(out.glob("dense-*.npy"))
+
+
+def test_an_empty_npy_is_refused_naming_it(
+    served: tuple[list[str], Path, list[str]], tmp_path: Path
+) -> None:
+    build, out, ids = served
+    path = tmp_path / "vectors.npy"
+    path.write_bytes(b"")
+    (tmp_path / "vectors.ids.txt").write_text("\n".join(ids) + "\n")
+    refused = _cli(*build, "--vectors", str(path))
+    assert refused.returncode == 2, refused.stderr
+    assert _one_error_line(refused.stderr).startswith("error: --vectors")
+    assert f"{path}: not a readable .npy matrix (an empty file)" in refused.stderr
+    assert not out.exists()

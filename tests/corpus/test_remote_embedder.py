@@ -5,18 +5,24 @@ it finished; the key never leaves the request header."""
 
 from __future__ import annotations
 
+import base64
+import contextlib
+import itertools
 import json
 import os
 import signal
+import socket
 import subprocess
 import sys
+import threading
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
 import pytest
 from corpus_synth import START, make_docs
-from embedding_server import embedding_server, vector_of
+from embedding_server import Reply, embedding_server, vector_of
 
 from pastcast.corpus import (
     CorpusOpenError,
@@ -285,3 +291,226 @@ def test_another_client_error_is_not_taken_for_a_refused_encoding() -> None:
         with pytest.raises(ProviderFailure, match="400"):
             embedder.encode([f"t{i}" for i in range(8)])
     assert embedder.encoding_format == "base64"
+
+
+def reindexed(change: dict[int, int], *, requests: int | None = None) -> Reply:
+    """Replies whose item of index ``i`` says ``change[i]`` instead (the first ``requests``
+    replies, or all)."""
+
+    def reply(n: int, payload: bytes) -> bytes | None:
+        if requests is not None and n >= requests:
+            return None
+        data = json.loads(payload)
+        for item in data["data"]:
+            item["index"] = change.get(item["index"], item["index"])
+        return json.dumps(data).encode()
+
+    return reply
+
+
+WRONG_INDEXES = [
+    ({1: 0}, r"index 0 more than once"),
+    ({0: 10_000}, r"index 10000 out of range for 8 texts"),
+    ({7: -1}, r"index -1 out of range for 8 texts"),
+]
+
+
+@pytest.mark.parametrize("change", [change for change, _ in WRONG_INDEXES])
+def test_a_reply_whose_indexes_are_not_each_text_once_is_retried(change: dict[int, int]) -> None:
+    texts = [f"text {i}" for i in range(8)]
+    with embedding_server(dim=8, reply=reindexed(change, requests=1)) as server:
+        got = remote(server.url).encode(texts)
+    assert server.requests == 2
+    np.testing.assert_allclose(got, np.stack([unit(t, 8) for t in texts]), atol=1e-6)
+
+
+@pytest.mark.parametrize(("change", "problem"), WRONG_INDEXES)
+def test_a_server_that_keeps_sending_wrong_indexes_is_refused_naming_it(
+    change: dict[int, int], problem: str
+) -> None:
+    texts = [f"text {i}" for i in range(8)]
+    twice = RetryPolicy(max_retries=2, base_delay_s=0.001, max_delay_s=0.01)
+    with (
+        embedding_server(dim=8, reply=reindexed(change)) as server,
+        pytest.raises(ProviderFailure, match=problem) as refused,
+    ):
+        remote(server.url, retry=twice).encode(texts)
+    assert server.requests == 3
+    assert server.url in str(refused.value) and "\n" not in str(refused.value)
+
+
+def test_corpus_build_through_a_server_of_wrong_indexes_stores_no_vectors(tmp_path: Path) -> None:
+    """Refused in one line naming the server and the problem; the index stays without vectors
+    (as after any provider that gave up: the next open resumes the embedding job)."""
+    from typer.testing import CliRunner
+
+    from pastcast.cli import app
+
+    src = tmp_path / "docs.jsonl"
+    src.write_text("".join(d.model_dump_json() + "\n" for d in make_docs(40, seed=40)))
+    out = tmp_path / "ix"
+    with embedding_server(dim=8, reply=reindexed({1: 0})) as server:
+        spec = f"openai-compatible:m@{server.url}?max_retries=1"
+        args = ["corpus", "build", f"jsonl:{src}", "--out", str(out), "--embedder", spec]
+        result = CliRunner().invoke(app, args)
+    assert result.exit_code == 2, result.output
+    (line,) = [line for line in result.stderr.splitlines() if line.strip()]  # after progress
+    assert line.startswith("error: --embedder: openai-compatible:m at ") and server.url in line
+    assert line.endswith("index 0 more than once")
+    assert not list(out.glob("dense-*.npy")) and not list(out.glob("dense-*.json"))
+
+
+ONCE = RetryPolicy(max_retries=0)
+
+
+def padded(size: int, *, chunked: bool) -> Reply:
+    """The right reply followed by ``size`` bytes of white space (still valid JSON): with its
+    length declared, or in chunks of 64 KiB without one."""
+
+    def reply(n: int, payload: bytes) -> bytes | Iterator[bytes]:
+        if not chunked:
+            return payload + b" " * size
+        return itertools.chain([payload], itertools.repeat(b" " * 65_536, size // 65_536))
+
+    return reply
+
+
+@pytest.mark.parametrize("chunked", [False, True])
+def test_a_reply_larger_than_max_reply_bytes_is_refused_unread(chunked: bool) -> None:
+    with embedding_server(dim=8, reply=padded(64 << 20, chunked=chunked)) as server:
+        embedder = remote(server.url, max_reply_bytes=256 << 10, retry=ONCE)
+        started = time.monotonic()
+        with pytest.raises(ProviderFailure, match=r"over max_reply_bytes=262144") as refused:
+            embedder.encode(["one", "two"])
+        elapsed = time.monotonic() - started
+    assert server.url in str(refused.value)
+    assert elapsed < 5  # 64 MiB were not read (a few hundred KiB were)
+
+
+def test_max_reply_bytes_defaults_to_a_bound_by_the_batch_size() -> None:
+    with embedding_server(dim=8, reply=padded(2 << 20, chunked=True)) as server:
+        with pytest.raises(ProviderFailure, match="over max_reply_bytes"):
+            remote(server.url, batch_size=4, retry=ONCE).encode(["one"])
+        assert remote(server.url, batch_size=16, retry=ONCE).encode(["one"]).shape == (1, 8)
+
+
+def endless(pause_s: float, chunk: bytes) -> Reply:
+    """A reply that never ends: ``chunk`` every ``pause_s`` seconds after the right start."""
+
+    def reply(n: int, payload: bytes) -> Iterator[bytes]:
+        yield payload[:10]
+        while True:
+            time.sleep(pause_s)
+            yield chunk
+
+    return reply
+
+
+@pytest.mark.parametrize(
+    "reply",
+    [endless(0.001, b" " * 1024), endless(0.2, b" ")],
+    ids=["streaming", "trickling"],
+)
+def test_a_reply_is_bounded_in_time_as_a_whole(reply: Reply) -> None:
+    """Each read comes well within ``timeout_s``, but the reply never ends: the deadline for the
+    whole reply ends it."""
+    with embedding_server(dim=8, reply=reply) as server:
+        embedder = remote(server.url, timeout_s=1.0, retry=ONCE)
+        started = time.monotonic()
+        with pytest.raises(ProviderFailure, match=r"no complete reply within timeout_s=1") as out:
+            embedder.encode(["one", "two"])
+        elapsed = time.monotonic() - started
+    assert out.value.kind == "timeout" and server.url in str(out.value)
+    assert elapsed < 3
+
+
+def test_trickled_headers_are_bounded_by_the_same_deadline() -> None:
+    """A server that sends its status line and then a header a byte at a time."""
+    listener = socket.create_server(("127.0.0.1", 0))
+
+    def trickle() -> None:
+        conn, _ = listener.accept()
+        with conn, contextlib.suppress(OSError):
+            conn.recv(65_536)
+            conn.sendall(b"HTTP/1.1 200 OK\r\nX-Pad: ")
+            while True:
+                time.sleep(0.2)
+                conn.sendall(b"a")
+
+    threading.Thread(target=trickle, daemon=True).start()
+    url = f"http://127.0.0.1:{listener.getsockname()[1]}/v1"
+    started = time.monotonic()
+    with listener, pytest.raises(ProviderFailure, match=r"no complete reply within timeout_s=1"):
+        remote(url, timeout_s=1.0, retry=ONCE).encode(["one"])
+    assert time.monotonic() - started < 3
+
+
+def deeply_nested(*, requests: int | None = None) -> Reply:
+    def reply(n: int, payload: bytes) -> bytes | None:
+        if requests is not None and n >= requests:
+            return None
+        return b'{"data": ' + b"[" * 100_000 + b"]" * 100_000 + b"}"
+
+    return reply
+
+
+def test_a_deeply_nested_reply_is_a_malformed_one() -> None:
+    texts = [f"text {i}" for i in range(4)]
+    with embedding_server(dim=8, reply=deeply_nested(requests=1)) as server:
+        got = remote(server.url).encode(texts)
+    assert server.requests == 2
+    np.testing.assert_allclose(got, np.stack([unit(t, 8) for t in texts]), atol=1e-6)
+    twice = RetryPolicy(max_retries=1, base_delay_s=0.001, max_delay_s=0.01)
+    with (
+        embedding_server(dim=8, reply=deeply_nested()) as server,
+        pytest.raises(ProviderFailure, match=r"malformed reply.*nested deeper than"),
+    ):
+        remote(server.url, retry=twice).encode(texts)
+    assert server.requests == 2
+
+
+def test_a_key_the_server_echoes_is_not_repeated(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("EMBED_KEY_FOR_TEST", "sk-very-secret")
+    with (
+        embedding_server(dim=8, faults=lambda n: "401") as server,
+        pytest.raises(ProviderFailure, match="HTTP 401") as refused,
+    ):
+        remote(server.url, api_key_env="EMBED_KEY_FOR_TEST").encode(["one"])
+    assert server.authorization == {"Bearer sk-very-secret"}  # what the server echoed
+    assert "sk-very-secret" not in str(refused.value)
+    assert "Incorrect API key provided: ***" in str(refused.value)
+
+
+def test_a_url_with_a_password_is_served_and_never_repeated(tmp_path: Path) -> None:
+    with embedding_server(dim=8) as server:
+        url = server.url.replace("http://", "http://reader:pa55word@")
+        embedder = resolve_embedder(f"openai-compatible:m@{url}")
+        assert embedder.encode(["one"]).shape == (1, 8)
+        assert server.authorization == {"Basic " + base64.b64encode(b"reader:pa55word").decode()}
+        assert "pa55word" not in repr(embedder) and embedder.name == "openai-compatible:m"
+    refusals = [
+        f"openai-compatible:m@{url}?colour=red",  # an unknown option
+        f"openai-compatible:m@{url}?batch_size=many",
+        "openai-compatible:@http://reader:pa55word@127.0.0.1:1/v1",  # no model
+        "openai-compatible:m@ftp://reader:pa55word@127.0.0.1:1/v1",  # not http
+    ]
+    for spec in refusals:
+        with pytest.raises(CorpusOpenError) as refused:
+            resolve_embedder(spec)
+        assert "pa55word" not in str(refused.value) and "reader" in str(refused.value)
+    gone = resolve_embedder(
+        "openai-compatible:m@http://reader:pa55word@127.0.0.1:1/v1?max_retries=0"
+    )
+    with pytest.raises(ProviderFailure, match="connection failed") as failed:
+        gone._batch(["one"])  # type: ignore[attr-defined]
+    assert "pa55word" not in str(failed.value)
+    assert "http://reader@127.0.0.1:1/v1" in str(failed.value)
+
+
+@pytest.mark.parametrize("limit", ["requests_per_minute", "tokens_per_minute"])
+@pytest.mark.parametrize("value", ["0", "-5", "nan"])
+def test_a_rate_limit_of_zero_is_refused_not_taken_for_none(limit: str, value: str) -> None:
+    with pytest.raises(CorpusOpenError, match=rf"{limit}: expected a number above 0, got"):
+        resolve_embedder(f"openai-compatible:m@http://127.0.0.1:1/v1?{limit}={value}")
+    with pytest.raises(ValueError, match=rf"{limit}: expected a number above 0"):
+        RemoteEmbedder("m", base_url="http://127.0.0.1:1/v1", **{limit: float(value)})  # type: ignore[arg-type]

@@ -126,6 +126,14 @@ def test_gives_up_after_retries_without_leaking_the_key(fake_server: FakeServer)
     assert KEY not in str(info.value) and KEY not in repr(model) and KEY not in str(model.spec)
 
 
+def test_a_key_the_server_echoes_is_not_repeated(fake_server: FakeServer) -> None:
+    fake_server.add({"error": {"message": f"Incorrect API key provided: {KEY}"}}, 401)
+    with pytest.raises(ModelError, match="HTTP 401") as info:
+        _model(fake_server, max_retries=0).chat(_req())
+    assert fake_server.headers[-1]["authorization"] == f"Bearer {KEY}"
+    assert KEY not in str(info.value) and "Incorrect API key provided: ***" in str(info.value)
+
+
 def test_client_errors_are_not_retried(fake_server: FakeServer) -> None:
     fake_server.add({"error": {"message": "bad request"}}, 400)
     with pytest.raises(ModelError, match="HTTP 400"):

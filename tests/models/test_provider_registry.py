@@ -55,6 +55,15 @@ def test_openai_providers(monkeypatch: pytest.MonkeyPatch) -> None:
         resolve_model("openai-compatible:qwen")
 
 
+def test_a_refused_model_url_does_not_repeat_its_password() -> None:
+    """A model's name is its spec (run logs record it), so a URL with a password is refused as
+    before, but the refusal does not repeat the password."""
+    pytest.importorskip("openai")
+    with pytest.raises(ValueError, match="NAME@http") as refused:
+        resolve_model("openai-compatible:qwen@http://reader:pa55word@127.0.0.1:8080/v1")
+    assert "pa55word" not in str(refused.value) and "reader" in str(refused.value)
+
+
 def test_credentials_are_refused_as_options() -> None:
     with pytest.raises(ValueError, match="credential"):
         resolve_model("openai:gpt-4o-mini", api_key="sk-secret")

@@ -58,6 +58,14 @@ MODEL = '[[models]]\nspec = "openai:gpt-4o-mini"\n'
         ("rollouts = 1000000000\n" + MODEL, "rollouts: Input should be less than or equal to 1"),
         (MODEL + "[concurrency]\nepisodes = 5000\n", "concurrency.episodes: Input should be less"),
         (MODEL + "[decoding]\ntop_p = 0\n", "decoding.top_p: Input should be greater than 0"),
+        (
+            MODEL + "[concurrency.providers.openai]\nrequests_per_minute = 0\n",
+            "concurrency.providers.openai.requests_per_minute: Input should be greater than 0",
+        ),
+        (
+            MODEL + "[concurrency.providers.openai]\ntokens_per_minute = 0\n",
+            "concurrency.providers.openai.tokens_per_minute: Input should be greater than 0",
+        ),
         (MODEL + '[concurrency]\nexecutor = "ray"\n', "concurrency.executor: unknown 'ray'"),
         ('schedule = "weekly"\n' + MODEL, "schedule: unknown 'weekly'"),
         ("rollouts = 2\n", "the plan runs nothing"),

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import dataclasses
 import itertools
+import shutil
 import tempfile
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
@@ -39,7 +40,7 @@ from pastcast.corpus.sources import (
     sources,
     with_dating,
 )
-from pastcast.owned import check_replaceable
+from pastcast.owned import check_replaceable, made_kind
 from pastcast.records import Document
 
 __all__ = [
@@ -203,9 +204,14 @@ def _store(
         if embedder is not None:  # computed (or imported) now, kept in the index for dense search
             dense = dense or {}
             field = "vectors" if dense.get("vectors") else "embedder"
-            open_corpus(
-                out, "dense", field=field, embedder=embedder, progress=progress, **dense
-            ).close()
+            try:
+                open_corpus(
+                    out, "dense", field=field, embedder=embedder, progress=progress, **dense
+                ).close()
+            except BaseException:
+                if dense.get("vectors"):
+                    _remove_index(out)
+                raise
         return len(index), str(out), index.build_report
     except ImportError as exc:
         raise AppError(
@@ -226,6 +232,14 @@ def _store(
             raise
         # a database error, without the password
         raise AppError("url", f"{redact_url(url)}: {one_line(exc)}") from None
+
+
+def _remove_index(out: Path) -> None:
+    """Remove the index this build made: an import of vectors refused (or interrupted) leaves
+    nothing, so the corrected command is not refused for the index in its way. (A failed
+    embedding job is kept instead: the next open resumes it.)"""
+    if made_kind(out) == "index":
+        shutil.rmtree(out, ignore_errors=True)
 
 
 def source_kind(source: str) -> tuple[str, str]:

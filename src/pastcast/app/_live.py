@@ -21,6 +21,7 @@ from pastcast.app._agents import check_agents, models_session, parse_agent_optio
 from pastcast.app._corpus import corpus_documents
 from pastcast.app._errors import AppError
 from pastcast.app._feeds import fetch_feeds
+from pastcast.owned import claim_dir
 from pastcast.validation import first_error
 
 if TYPE_CHECKING:
@@ -216,6 +217,21 @@ def _corpus_at(spool: Path) -> Callable[[datetime], Any]:
     return at
 
 
+LIVE_KIND = "arena-live"
+
+
+def _claim(out: Path) -> None:
+    """The plan's ``out`` as every writer's folder (``pastcast.owned``): made and marked if
+    absent or empty, taken as it is if a live arena made it; a folder of the user's is refused
+    before anything is written."""
+    try:
+        claim_dir(out, LIVE_KIND)
+    except FileExistsError as exc:
+        raise AppError("out", str(exc)) from None
+    except OSError as exc:
+        raise AppError("out", f"{out}: cannot make the folder ({exc.strerror or exc})") from None
+
+
 def arena_live(
     plan: str | Path,
     *,
@@ -235,7 +251,7 @@ def arena_live(
     loaded = read_live_plan(plan)
     file, folder = loaded.file, loaded.folder
     out = _path(folder, file.out)
-    out.mkdir(parents=True, exist_ok=True)
+    _claim(out)
     keys = _keys(file)
     clock = clock if clock is not None else _clock(file)
     feeds = _path(folder, file.feeds) if file.feeds else None

@@ -42,7 +42,7 @@ from pastcast.corpus.postgres import (
 from pastcast.corpus.sharded import SCHEME as SHARDED_SCHEME
 from pastcast.corpus.sharded import ShardedCorpus
 from pastcast.registry import Registry, RegistryError
-from pastcast.retrying import ProviderFailure
+from pastcast.retrying import ProviderFailure, redact
 
 __all__ = [
     "DATABASE_SCHEMES",
@@ -119,17 +119,18 @@ def resolve_embedder(embedder: str | Embedder) -> Embedder:
     )
     if embedder in embedders and embedders.get(embedder).meta.get("takes_spec"):
         raise CorpusOpenError(f"embedder {embedder!r}: give it as {embedder}:MODEL...")
+    shown = redact(embedder)  # a server's URL may hold a password
     try:
         if by_spec:
             return embedders.build(kind, rest)
         return embedders.build(embedder)
     except RegistryError as exc:
-        raise CorpusOpenError(str(exc)) from None
+        raise CorpusOpenError(redact(str(exc))) from None
     except ValueError as exc:  # a malformed KIND:SPEC, a key variable not set
-        raise CorpusOpenError(f"embedder {embedder!r}: {exc}") from None
+        raise CorpusOpenError(f"embedder {shown!r}: {redact(str(exc))}") from None
     except ImportError as exc:
         raise CorpusOpenError(
-            f"embedder {embedder!r} needs the 'dense' extra (pip install 'pastcast[dense]'); "
+            f"embedder {shown!r} needs the 'dense' extra (pip install 'pastcast[dense]'); "
             f"missing: {exc.name}"
         ) from None
 

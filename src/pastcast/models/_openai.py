@@ -7,7 +7,8 @@ with jittered exponential backoff that honours ``Retry-After`` (``max_retries``)
 run's gate when one is set (``using_gate``: rate limits, a circuit breaker, accounting). The
 client's own retries are off, so every attempt is seen and counted. The API key is read from
 the environment variable named by ``api_key_env`` and is kept only inside the client: it is
-never part of ``spec`` (what run logs record), of errors, or of ``repr``.
+never part of ``spec`` (what run logs record), of errors (not even where a server echoes it back:
+``pastcast.retrying.redact``), or of ``repr``.
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ from pastcast.models._retry import (
     retry_after_seconds,
 )
 from pastcast.records import Message, RequestedToolCall, Usage
+from pastcast.retrying import redact
 
 __all__ = ["OpenAICompatibleModel", "to_openai_messages"]
 
@@ -103,12 +105,14 @@ class OpenAICompatibleModel:
             raise ModelError(
                 "the OpenAI client is not installed: pip install 'pastcast[llm]'"
             ) from exc
+        self._secrets: tuple[str, ...] = ()
         if api_key_env is None:
             api_key = "no-key"  # local servers ignore it, but the client requires one
         else:
             api_key = os.environ.get(api_key_env, "")
             if not api_key:
                 raise ModelError(f"environment variable {api_key_env} is not set (API key)")
+            self._secrets = (api_key,)
         self.model = model
         self.base_url = base_url
         self.provider = provider
@@ -220,7 +224,7 @@ class OpenAICompatibleModel:
         openai = self._openai
         status = getattr(exc, "status_code", None)
         where = f" (HTTP {status})" if status else ""
-        message = f"{self._name}: {type(exc).__name__}{where}: {exc}"
+        message = redact(f"{self._name}: {type(exc).__name__}{where}: {exc}", self._secrets)
         kind: FailureKind
         if isinstance(exc, openai.APITimeoutError):
             kind = "timeout"

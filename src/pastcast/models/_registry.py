@@ -20,6 +20,7 @@ from pastcast.models._context import ContextLimits
 from pastcast.models._protocol import Model, ModelError
 from pastcast.records import Record
 from pastcast.registry import Registry
+from pastcast.retrying import redact
 
 __all__ = [
     "ModelSpec",
@@ -115,7 +116,8 @@ def _compatible(rest: str, **options: Any) -> Model:
 
     name, sep, url = rest.rpartition("@")
     if not sep or not name or not url.startswith(("http://", "https://")):
-        raise ValueError(f"expected openai-compatible:NAME@http://host:port/v1, got {rest!r}")
+        shown = redact(rest)  # a URL's password is not repeated
+        raise ValueError(f"expected openai-compatible:NAME@http://host:port/v1, got {shown!r}")
     options.setdefault("api_key_env", None)
     options.setdefault("provider", "openai-compatible")
     options.setdefault("name", f"openai-compatible:{rest}")

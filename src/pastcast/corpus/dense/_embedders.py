@@ -134,19 +134,21 @@ DEFAULT_EMBEDDER = MiniLMEmbedder.name
 def _remote_options(rest: str) -> tuple[str, dict[str, str]]:
     """``REST?key=value&...``: the spec and the options written after it (what a command line
     can say: ``batch_size``, ``concurrency``, ``requests_per_minute``, ``tokens_per_minute``,
-    ``api_key_env``, ``timeout_s``, ``max_chars``, ``encoding_format``)."""
+    ``api_key_env``, ``timeout_s``, ``max_chars``, ``max_reply_bytes``, ``max_retries``,
+    ``encoding_format``)."""
     from urllib.parse import parse_qsl
 
     head, sep, query = rest.partition("?")
     return head, dict(parse_qsl(query, strict_parsing=True)) if sep else {}
 
 
-_REMOTE_NUMBERS = {"batch_size": int, "concurrency": int, "max_chars": int}
+_REMOTE_NUMBERS = ("batch_size", "concurrency", "max_chars", "max_reply_bytes")
 _REMOTE_FLOATS = ("requests_per_minute", "tokens_per_minute", "timeout_s")
 
 
 def _remote(kind: str, rest: str) -> Embedder:
     from pastcast.corpus.dense._remote import RemoteEmbedder, parse_remote_spec
+    from pastcast.retrying import RetryPolicy, redact
 
     head, given = _remote_options(rest)
     model, url = parse_remote_spec(kind, head)
@@ -156,10 +158,12 @@ def _remote(kind: str, rest: str) -> Embedder:
             options[key] = int(value)
         elif key in _REMOTE_FLOATS:
             options[key] = float(value)
+        elif key == "max_retries":
+            options["retry"] = RetryPolicy(max_retries=int(value))
         elif key in ("api_key_env", "encoding_format"):
             options[key] = value
         else:
-            raise ValueError(f"{kind}:{rest}: unknown option {key!r}")
+            raise ValueError(f"{kind}:{redact(rest)}: unknown option {key!r}")
     return RemoteEmbedder(model, base_url=url, provider=kind, **options)  # type: ignore[arg-type]
 
 

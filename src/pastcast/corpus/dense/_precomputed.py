@@ -103,6 +103,8 @@ def _chunks(
 def _npy(path: Path, ids_path: Path) -> tuple[Path, list[str], npt.NDArray[np.floating]]:
     try:
         matrix = load_npy(path)
+    except EOFError:  # numpy's word for a file with nothing in it
+        raise EmbeddingError(f"{path}: not a readable .npy matrix (an empty file)") from None
     except (OSError, ValueError) as exc:
         raise EmbeddingError(f"{path}: not a readable .npy matrix ({exc})") from None
     if not np.issubdtype(matrix.dtype, np.floating):
@@ -122,6 +124,7 @@ def _parquet(
     path: Path, column: str, id_column: str
 ) -> Iterator[tuple[Path, list[str], npt.NDArray[np.floating]]]:
     import pyarrow as pa
+    import pyarrow.compute as pc  # a submodule ``import pyarrow`` does not load
     import pyarrow.parquet as pq
 
     try:
@@ -140,7 +143,7 @@ def _parquet(
         if vectors.null_count:
             row = next(i for i, v in enumerate(vectors.is_null().to_pylist()) if v)
             raise EmbeddingError(f"{path}: id {ids[row]!r} has no vector")
-        lengths = np.asarray(pa.compute.list_value_length(vectors).to_numpy(zero_copy_only=False))
+        lengths = np.asarray(pc.list_value_length(vectors).to_numpy(zero_copy_only=False))
         if len(lengths) and (lengths != lengths[0]).any():
             row = int(np.flatnonzero(lengths != lengths[0])[0])
             raise EmbeddingError(

@@ -20,33 +20,51 @@ and retried by the same loop (``pastcast.retrying``: 429s honouring ``Retry-Afte
 timeouts, lost connections and truncated or malformed replies retried with jittered backoff;
 unknown models and refused credentials not). Persistent HTTP connections, one per request in
 flight: a request costs the server's latency, not a new connection.
+
+A reply is bounded in size (``max_reply_bytes``: a declared length over it is refused before the
+body is read, a body growing past it is cut off) and in time (``timeout_s`` for the whole
+request, every read of the socket given only what is left of it, so a server trickling bytes
+cannot hold a request), and its ``index`` values must be each of 0..n-1 once: a reply that
+breaks any of these is retried, then refused naming the server and what was wrong. A URL may
+carry a user and password (``http://user:password@host/v1``: sent as HTTP basic auth); no
+message, note or log line repeats the password or the key (``pastcast.retrying.redact``).
 """
 
 from __future__ import annotations
 
+import base64
 import binascii
+import functools
 import http.client
+import io
 import json
 import logging
+import math
 import os
 import queue
+import re
 import socket
 import threading
+import time
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
-from urllib.parse import urlsplit
+from urllib.parse import unquote, urlsplit
 
 import numpy as np
 
+from pastcast import safejson
 from pastcast.corpus.dense._embedders import F32
 from pastcast.corpus.dense._jobs import unit_rows
 from pastcast.retrying import (
+    FailureKind,
     ProviderFailure,
     RetryPolicy,
     TokenBucket,
     call_with_retries,
     failure_kind_of_status,
+    redact,
+    redact_url,
     retry_after_seconds,
 )
 
@@ -56,17 +74,62 @@ __all__ = ["OPENAI_URL", "RemoteEmbedder", "parse_remote_spec"]
 
 OPENAI_URL = "https://api.openai.com/v1"
 
+REPLY_BYTES_PER_TEXT = 256 << 10
+"""The default bound of a reply, per text of a batch (plus ``_REPLY_HEADROOM``): an 8,192-d
+vector as JSON floats is about 190 KiB, as base64 about 43 KiB."""
+_REPLY_HEADROOM = 1 << 20
+_READ_BYTES = 1 << 16
+
+_URL_START = re.compile(r"@(?=https?://)")
+
 
 def parse_remote_spec(kind: str, rest: str) -> tuple[str, str]:
-    """``(model, base_url)`` of ``openai-compatible:MODEL@URL`` or ``openai:MODEL``."""
+    """``(model, base_url)`` of ``openai-compatible:MODEL@URL`` or ``openai:MODEL``. The URL
+    starts at the first ``@`` followed by ``http://`` or ``https://``, so that it may carry a
+    user and password of its own (``m@http://user:pw@host/v1``)."""
     if kind == "openai":
         if not rest or "@" in rest:
-            raise ValueError(f"expected openai:MODEL, got {rest!r}")
+            raise ValueError(f"expected openai:MODEL, got {redact(rest)!r}")
         return rest, OPENAI_URL
-    model, sep, url = rest.rpartition("@")
-    if not sep or not model or not url.startswith(("http://", "https://")):
-        raise ValueError(f"expected openai-compatible:MODEL@http://host:port/v1, got {rest!r}")
-    return model, url
+    start = _URL_START.search(rest)
+    if start is None or start.start() == 0:
+        raise ValueError(
+            f"expected openai-compatible:MODEL@http://host:port/v1, got {redact(rest)!r}"
+        )
+    return rest[: start.start()], rest[start.end() :]
+
+
+def _above_zero(name: str, value: float | None) -> None:
+    """A rate limit or a timeout that is given is a number above 0: a rate of 0 would otherwise
+    read as no limit at all, a timeout of 0 as a socket that never waits."""
+    if value is not None and not (math.isfinite(value) and value > 0):
+        raise ValueError(f"{name}: expected a number above 0, got {value!r}")
+
+
+class _DeadlineIO(socket.SocketIO):
+    """A socket's reads, each allowed only what is left until ``deadline``: a socket's own
+    timeout bounds one read, so a server sending a byte now and then would hold a reply (its
+    status line, headers or body) for ever."""
+
+    def __init__(self, sock: socket.socket, deadline: float) -> None:
+        super().__init__(sock, "rb")
+        self._socket, self._deadline = sock, deadline
+
+    def readinto(self, b: Any) -> int | None:
+        left = self._deadline - time.monotonic()
+        if left <= 0:
+            raise TimeoutError("the reply's deadline passed")
+        self._socket.settimeout(left)
+        return super().readinto(b)
+
+
+class _DeadlineResponse(http.client.HTTPResponse):
+    """An HTTP reply read through ``_DeadlineIO``."""
+
+    def __init__(self, sock: socket.socket, *args: Any, deadline: float, **kwargs: Any) -> None:
+        super().__init__(sock, *args, **kwargs)
+        self.fp.close()  # the plain reader made above: this one keeps to the deadline
+        self.fp = io.BufferedReader(_DeadlineIO(sock, deadline))
 
 
 class RemoteEmbedder:
@@ -85,23 +148,37 @@ class RemoteEmbedder:
         tokens_per_minute: float | None = None,
         timeout_s: float = 120.0,
         max_chars: int = 8_000,
+        max_reply_bytes: int | None = None,
         encoding_format: str = "base64",
         retry: RetryPolicy | None = None,
     ) -> None:
         if batch_size < 1 or concurrency < 1 or max_chars < 1:
             raise ValueError("batch_size, concurrency and max_chars must be at least 1")
+        if max_reply_bytes is None:
+            max_reply_bytes = batch_size * REPLY_BYTES_PER_TEXT + _REPLY_HEADROOM
+        if max_reply_bytes < 1:
+            raise ValueError(f"max_reply_bytes: expected at least 1, got {max_reply_bytes}")
         if encoding_format not in ("float", "base64"):
             raise ValueError(f"encoding_format: float or base64, not {encoding_format!r}")
+        _above_zero("requests_per_minute", requests_per_minute)
+        _above_zero("tokens_per_minute", tokens_per_minute)
+        _above_zero("timeout_s", timeout_s)
         key = None
         if api_key_env is not None:
             key = os.environ.get(api_key_env, "")
             if not key:
                 raise ValueError(f"environment variable {api_key_env} is not set (API key)")
-        parts = urlsplit(base_url.rstrip("/"))
-        if parts.scheme not in ("http", "https") or not parts.hostname:
-            raise ValueError(f"not an http(s) URL: {base_url!r}")
+        try:
+            parts = urlsplit(base_url.rstrip("/"))
+            hostname, port = parts.hostname, parts.port
+        except ValueError as exc:  # a port that is not a number, a bracket left open
+            raise ValueError(f"not an http(s) URL: {redact_url(base_url)!r} ({exc})") from None
+        if parts.scheme not in ("http", "https") or not hostname:
+            raise ValueError(f"not an http(s) URL: {redact_url(base_url)!r}")
         self.model = model
         self.name = f"{provider}:{model}"
+        self.where = f"{self.name} at {redact_url(base_url.rstrip('/'))}"
+        """The embedder and its server, as every message names them (no password)."""
         self.provider = provider
         self.batch_size = batch_size
         self.concurrency = concurrency
@@ -113,12 +190,25 @@ class RemoteEmbedder:
         self.max_chars = max_chars
         self.encoding_format = encoding_format
         self.retry = retry or RetryPolicy(max_retries=6)
-        self._scheme, self._host, self._port = parts.scheme, parts.hostname, parts.port
+        self.max_reply_bytes = max_reply_bytes
+        self._scheme, self._host, self._port = parts.scheme, hostname, port
         self._path = f"{parts.path}/embeddings"
         self._timeout = timeout_s
         self._headers = {"Content-Type": "application/json"}
+        self._secrets: tuple[str, ...] = ()
         if key:
             self._headers["Authorization"] = f"Bearer {key}"
+            self._secrets = (key,)
+        if parts.password is not None:
+            if key:
+                raise ValueError(
+                    f"{self.where}: an API key ({api_key_env}) and a password in the URL; "
+                    "give one of them"
+                )
+            user, password = unquote(parts.username or ""), unquote(parts.password)
+            basic = base64.b64encode(f"{user}:{password}".encode()).decode()
+            self._headers["Authorization"] = f"Basic {basic}"
+            self._secrets = (basic, password, parts.password)
         self._requests = TokenBucket(requests_per_minute) if requests_per_minute else None
         self._tokens = TokenBucket(tokens_per_minute) if tokens_per_minute else None
         self._idle: queue.SimpleQueue[http.client.HTTPConnection] = queue.SimpleQueue()
@@ -151,11 +241,10 @@ class RemoteEmbedder:
         }
         return json.dumps(request).encode()
 
-    @staticmethod
-    def _refuses_base64(failure: ProviderFailure) -> bool:
+    def _refuses_base64(self, failure: ProviderFailure) -> bool:
         """Whether ``failure`` is a server refusing the base64 encoding (then floats are asked
         for from now on: every server speaks those)."""
-        message = str(failure).lower()
+        message = str(failure).removeprefix(self.where).lower()  # what the server said
         return failure.status in (400, 422) and ("encoding" in message or "base64" in message)
 
     def _batch(self, texts: list[str]) -> F32:
@@ -178,7 +267,7 @@ class RemoteEmbedder:
                     raise
                 if self.encoding_format == "base64":
                     log.warning(
-                        "%s: the server refuses base64 vectors; asking for floats", self.name
+                        "%s: the server refuses base64 vectors; asking for floats", self.where
                     )
                 self.encoding_format = encoding = "float"
                 body = self._body(texts, encoding)
@@ -208,10 +297,18 @@ class RemoteEmbedder:
         cls = http.client.HTTPSConnection if self._scheme == "https" else http.client.HTTPConnection
         return cls(self._host, self._port, timeout=self._timeout)
 
+    def _failure(self, message: str, kind: FailureKind, **more: Any) -> ProviderFailure:
+        """A failure naming the embedder and its server, on one line, without a secret."""
+        text = redact(" ".join(message.split()), self._secrets)
+        return ProviderFailure(f"{self.where}: {text}", kind=kind, **more)
+
     def _send(
         self, conn: http.client.HTTPConnection, body: bytes
     ) -> tuple[bytes | ProviderFailure, bool]:
-        """The reply body or the failure, and whether ``conn`` may be used again."""
+        """The reply body or the failure, and whether ``conn`` may be used again. The request,
+        reply included, ends within ``timeout_s`` (every read of the socket is given only what
+        is left of it) and the body is read up to ``max_reply_bytes``."""
+        deadline = time.monotonic() + self._timeout
         try:
             if conn.sock is None:
                 conn.connect()
@@ -219,44 +316,82 @@ class RemoteEmbedder:
                 # headers and body are two writes: without this, Nagle's algorithm may hold
                 # the body until the server's delayed ACK of the headers (urllib3 sets it too)
                 sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+            # sending is bounded as a whole by the socket's timeout (sendall), reading by
+            # the deadline's response class, made for this request
+            conn.sock.settimeout(max(deadline - time.monotonic(), 1e-3))
+            conn.response_class = functools.partial(_DeadlineResponse, deadline=deadline)  # type: ignore[assignment]
             conn.request("POST", self._path, body=body, headers=self._headers)
             resp = conn.getresponse()
-            data = resp.read()
-        except TimeoutError as exc:
-            return ProviderFailure(f"{self.name}: timed out ({exc})", kind="timeout"), False
+            data = self._read_body(resp)
+        except TimeoutError:
+            message = f"no complete reply within timeout_s={self._timeout:g}"
+            return self._failure(message, "timeout"), False
         except http.client.IncompleteRead as exc:
-            message = f"{self.name}: reply cut short ({exc!r})"
-            return ProviderFailure(message, kind="bad_response"), False
+            return self._failure(f"reply cut short ({exc!r})", "bad_response"), False
         except (OSError, http.client.HTTPException) as exc:
-            message = f"{self.name}: connection failed ({type(exc).__name__}: {exc})"
-            return ProviderFailure(message, kind="connection"), False
+            message = f"connection failed ({type(exc).__name__}: {exc})"
+            return self._failure(message, "connection"), False
+        if isinstance(data, ProviderFailure):
+            return data, False
         if resp.status >= 400:
             headers = {k: v for k, v in resp.getheaders()}
-            failure = ProviderFailure(
-                f"{self.name}: HTTP {resp.status}: {data[:200].decode(errors='replace')}",
-                kind=failure_kind_of_status(resp.status),
+            # the whole (bounded) body redacted before it is cut: a key may straddle the cut
+            said = redact(data.decode(errors="replace"), self._secrets)
+            failure = self._failure(
+                f"HTTP {resp.status}: {said[:200]}",
+                failure_kind_of_status(resp.status),
                 status=resp.status,
                 retry_after=retry_after_seconds(headers),
             )
             return failure, not resp.will_close
         return data, not resp.will_close
 
+    def _read_body(self, resp: http.client.HTTPResponse) -> bytes | ProviderFailure:
+        """The body, or a ``bad_response`` failure once it is over ``max_reply_bytes`` (a
+        declared length over it before anything is read)."""
+        limit = self.max_reply_bytes
+        if resp.length is not None and resp.length > limit:
+            return self._failure(
+                f"a reply of {resp.length} bytes, over max_reply_bytes={limit}", "bad_response"
+            )
+        chunks: list[bytes] = []
+        size = 0
+        while chunk := resp.read(_READ_BYTES):
+            size += len(chunk)
+            if size > limit:
+                return self._failure(f"reply over max_reply_bytes={limit}", "bad_response")
+            chunks.append(chunk)
+        if resp.length:  # the connection closed before the declared length came
+            raise http.client.IncompleteRead(b"".join(chunks), resp.length)
+        return b"".join(chunks)
+
     def _parse(self, data: bytes, expected: int) -> F32:
-        """The reply's vectors in input order, or a ``bad_response`` failure (retried)."""
+        """The reply's vectors in input order, or a ``bad_response`` failure (retried): the
+        reply's ``index`` values must be each of 0..expected-1 once."""
         try:
-            reply: Any = json.loads(data)
-            items = sorted(reply["data"], key=lambda item: int(item["index"]))
+            reply: Any = safejson.loads(data)  # nesting refused in a line, no RecursionError
+            items = reply["data"]
+            if not isinstance(items, list):
+                raise TypeError(f"data is a {type(items).__name__}, not a list")
+            indexes = [item["index"] for item in items]
             vectors = _vectors([item["embedding"] for item in items])
         except (ValueError, KeyError, TypeError, binascii.Error) as exc:
-            raise ProviderFailure(
-                f"{self.name}: malformed reply ({type(exc).__name__}: {exc})", kind="bad_response"
-            ) from None
-        if vectors.ndim != 2 or len(vectors) != expected or not np.isfinite(vectors).all():
-            raise ProviderFailure(
-                f"{self.name}: reply of shape {vectors.shape} for {expected} texts, or not finite",
-                kind="bad_response",
+            message = f"malformed reply ({type(exc).__name__}: {exc})"
+            raise self._failure(message, "bad_response") from None
+        problem = _index_problem(indexes, expected)
+        if problem is not None:
+            raise self._failure(
+                f"the reply's indexes are not each of 0..{expected - 1} once: {problem}",
+                "bad_response",
             )
-        return vectors
+        if vectors.ndim != 2 or len(vectors) != expected or not np.isfinite(vectors).all():
+            raise self._failure(
+                f"reply of shape {vectors.shape} for {expected} texts, or not finite",
+                "bad_response",
+            )
+        ordered = np.empty_like(vectors)
+        ordered[indexes] = vectors
+        return ordered
 
     def close(self) -> None:
         """Stop the request threads (a corpus job's own threads stop with the job) and close
@@ -270,6 +405,22 @@ class RemoteEmbedder:
                 self._idle.get_nowait().close()
             except queue.Empty:
                 return
+
+
+def _index_problem(indexes: list[object], expected: int) -> str | None:
+    """What keeps ``indexes`` from being each of 0..expected-1 once, or None."""
+    if len(indexes) != expected:
+        return f"{len(indexes)} embeddings for {expected} texts"
+    seen: set[int] = set()
+    for i in indexes:
+        if not isinstance(i, int) or isinstance(i, bool):
+            return f"index {i!r} is not an integer"
+        if not 0 <= i < expected:
+            return f"index {i} out of range for {expected} texts"
+        if i in seen:
+            return f"index {i} more than once"
+        seen.add(i)
+    return None
 
 
 def _vectors(values: list[object]) -> F32:

@@ -5,22 +5,9 @@ from __future__ import annotations
 
 from urllib.parse import unquote, urlsplit, urlunsplit
 
+from pastcast.retrying import redact_url  # every client's: a URL without its password
+
 __all__ = ["one_line", "redact_url", "split_schema"]
-
-
-def redact_url(url: str) -> str:
-    """The database URL without its password (in the user part or as a ``password`` parameter),
-    for messages and run logs."""
-    try:
-        parts = urlsplit(url)
-    except ValueError:
-        return "<unparsable database URL>"
-    netloc = parts.netloc
-    if "@" in netloc:
-        user, _, host = netloc.rpartition("@")
-        netloc = f"{user.partition(':')[0]}@{host}"
-    query = "&".join(p for p in parts.query.split("&") if _key(p) != "password")
-    return urlunsplit((parts.scheme, netloc, parts.path, query, parts.fragment))
 
 
 def split_schema(url: str) -> tuple[str, str | None]:
