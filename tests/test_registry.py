@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -257,3 +258,59 @@ def test_plugins_that_are_not_factories_or_clash_are_refused(
     )
     with pytest.raises(RegistryError, match="a widget 'square' is already registered"):
         _widgets(clash).names()
+
+
+def test_a_factory_registered_by_reference_is_imported_on_first_use(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    install_plugin(
+        tmp_path,
+        monkeypatch,
+        dist="lazy-widgets",
+        modules={"tests_lazy_widgets.stars": _PLUGIN},
+        entry_points={},
+    )
+    reg = _widgets("pastcast-test.lazy-widgets")
+    reg.add("star", "tests_lazy_widgets.stars:make_star", points="many")
+    entry = reg.get("star")
+    # Listed, looked up and read for its metadata without importing the module.
+    assert "star" in reg.names() and entry.meta == {"points": "many"} and not entry.loaded
+    assert "tests_lazy_widgets.stars" not in sys.modules
+    assert entry.description == "A star from a plugin."  # the docstring: imported now
+    assert entry.loaded and "tests_lazy_widgets.stars" in sys.modules
+    assert reg.build("star", points=7).points == 7  # type: ignore[attr-defined]
+    with pytest.raises(RegistryError, match="widget 'star': argument 'points' must be int"):
+        reg.check_args("star", {"points": "seven"})
+    reg.add("dotted", "tests_lazy_widgets.stars:Star.__init__", description="Given.")
+    assert reg.get("dotted").description == "Given." and not reg.get("dotted").loaded
+
+
+def test_a_reference_that_does_not_load_is_named_on_every_use(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    install_plugin(
+        tmp_path,
+        monkeypatch,
+        dist="odd-lazy-widgets",
+        modules={"tests_odd_lazy_widgets": _PLUGIN},
+        entry_points={},
+    )
+    reg = _widgets("pastcast-test.odd-lazy-widgets")
+    reg.add("missing", "tests_no_such_module:make")
+    reg.add("absent", "tests_odd_lazy_widgets:no_such_factory")
+    reg.add("number", "tests_odd_lazy_widgets:NOT_CALLABLE")
+    assert reg.names() == ("absent", "missing", "number", "round", "square")
+    for _ in range(2):
+        with pytest.raises(
+            RegistryError,
+            match=r"widget 'missing' \(tests_no_such_module:make\) failed to load: "
+            r"ModuleNotFoundError",
+        ):
+            reg.build("missing")
+    with pytest.raises(RegistryError, match=r"widget 'absent' .* failed to load: AttributeError"):
+        reg.get("absent").parameters()
+    with pytest.raises(RegistryError, match=r"widget 'number' .* is not callable"):
+        reg.spec("number")
+    for bad in ("no_colon", "a.b:", ":attr", "a b:c", "a:b-c"):
+        with pytest.raises(RegistryError, match="is not a reference 'package.module:attribute'"):
+            reg.add("bad", bad)

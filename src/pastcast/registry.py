@@ -10,6 +10,12 @@ converted, so a factory annotated with a record type receives the record. ``spec
 captures the same call as a ``ComponentSpec`` record, which a run log keeps so the component can
 be rebuilt.
 
+A factory may be registered by where it is, ``add(name, "package.module:attribute", **meta)``:
+its module is imported the first time the component is built, described or asked for its
+parameters, while its name and metadata are known at once. pastcast registers its own built-in
+components this way, so importing a registry imports none of them (``pastcast.corpus`` lists the
+``postgres`` backend without importing the database code).
+
 Third-party packages add components without editing pastcast through entry points: a package
 declares, in its ``pyproject.toml``,
 
@@ -28,6 +34,7 @@ registers never leaks into the next.
 
 from __future__ import annotations
 
+import importlib
 import inspect
 import re
 import threading
@@ -72,17 +79,57 @@ class ComponentSpec(Record):
 
 @dataclass(frozen=True)
 class Entry(Generic[T]):
-    """One registered factory with its metadata (``meta`` holds kind-specific fields)."""
+    """One registered factory with its metadata (``meta`` holds kind-specific fields).
+
+    ``target`` is the factory itself, or where it is, ``"package.module:attribute"``: imported the
+    first time ``factory`` (or the description, or the parameters) is read, so a registry lists
+    its built-in components and their metadata without importing them."""
 
     name: str
-    factory: Callable[..., T]
-    description: str = ""
+    target: Callable[..., T] | str
     meta: Mapping[str, Any] = field(default_factory=dict)
+    described: str | None = None
+    """The description given at registration; ``None``: the factory's docstring's first line."""
+    kind: str = "component"
+    _loaded: Callable[..., T] | None = field(default=None, init=False, repr=False, compare=False)
+
+    @property
+    def loaded(self) -> bool:
+        """Whether the factory is imported (always, unless registered by reference)."""
+        return not isinstance(self.target, str) or self._loaded is not None
+
+    @property
+    def factory(self) -> Callable[..., T]:
+        if not isinstance(self.target, str):
+            return self.target
+        if self._loaded is None:  # two threads may both import it: the same object either way
+            object.__setattr__(self, "_loaded", self._load(self.target))
+        assert self._loaded is not None
+        return self._loaded
+
+    def _load(self, reference: str) -> Callable[..., T]:
+        where = f"{self.kind} {self.name!r} ({reference})"
+        module, _, attribute = reference.partition(":")
+        try:
+            loaded: Any = importlib.import_module(module)
+            for part in attribute.split("."):
+                loaded = getattr(loaded, part)
+        except Exception as exc:  # name the component, not just the import error
+            raise RegistryError(f"{where} failed to load: {type(exc).__name__}: {exc}") from exc
+        if not callable(loaded):
+            raise RegistryError(f"{where} is not callable")
+        factory: Callable[..., T] = loaded
+        return factory
+
+    @property
+    def description(self) -> str:
+        return self.described if self.described is not None else _first_doc_line(self.factory)
 
     def parameters(self) -> tuple[str, ...]:
         """The keyword arguments the factory accepts (empty for ``**kwargs`` factories)."""
+        factory = self.factory  # one that fails to load says so, not "no parameters"
         try:
-            sig = inspect.signature(self.factory)
+            sig = inspect.signature(factory)
         except (TypeError, ValueError):
             return ()
         return tuple(
@@ -90,6 +137,11 @@ class Entry(Generic[T]):
             for p in sig.parameters.values()
             if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)
         )
+
+
+_REFERENCE = re.compile(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*:[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*")
+"""``package.module:attribute``: a factory registered by where it is (as an entry point names
+one)."""
 
 
 def _first_doc_line(obj: object) -> str:
@@ -215,18 +267,24 @@ class Registry(Generic[T]):
     def add(
         self,
         name: str,
-        factory: Callable[..., T],
+        factory: Callable[..., T] | str,
         *,
         description: str | None = None,
         replace: bool = False,
         **meta: Any,
     ) -> Entry[T]:
+        """Register ``factory`` under ``name``: the factory, or where it is
+        (``"package.module:attribute"``), imported when the component is first built, described
+        or asked for its parameters; its metadata is known at once."""
         if not name or name != name.strip():
             raise RegistryError(f"{self.kind} name {name!r} is empty or padded with spaces")
+        if isinstance(factory, str) and not _REFERENCE.fullmatch(factory):
+            raise RegistryError(
+                f"{self.kind} {name!r}: {factory!r} is not a reference 'package.module:attribute'"
+            )
         if name in self._entries and not replace:
             raise RegistryError(f"{self.kind} {name!r} is already registered")
-        text = description if description is not None else _first_doc_line(factory)
-        entry = Entry(name, factory, text, dict(meta))
+        entry = Entry(name, factory, dict(meta), description, self.kind)
         self._entries[name] = entry
         return entry
 
@@ -314,8 +372,9 @@ class Registry(Generic[T]):
         one-line ``RegistryError`` naming the argument: one the factory does not take, one it
         needs, or a value of the wrong type (with the type expected and the value given)."""
         entry = self.get(name)
+        factory = entry.factory  # one that fails to load is that error, not unchecked arguments
         try:
-            sig = inspect.signature(entry.factory)
+            sig = inspect.signature(factory)
         except (TypeError, ValueError):
             return dict(args)
         try:
@@ -323,7 +382,7 @@ class Registry(Generic[T]):
         except TypeError as exc:
             raise RegistryError(self._binding_problem(entry, sig, args, positional, exc)) from None
         out = dict(args)
-        adapters = self._checks_of(entry.factory).adapters
+        adapters = self._checks_of(factory).adapters
         for key, value in args.items():
             if key not in adapters:
                 continue
