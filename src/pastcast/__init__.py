@@ -3,18 +3,16 @@ the future.
 
 The public API is re-exported here; each concept lives in its own package (see ARCHITECTURE.md).
 
-Names are imported on first use (module ``__getattr__``): ``import pastcast`` loads none of the
+Names are imported on first use (``pastcast.lazy``): ``import pastcast`` loads none of the
 packages below, nor numpy, pydantic or the CLI's libraries, so the package and the CLI start fast.
 """
 
 from __future__ import annotations
 
-import importlib
+from pastcast.lazy import lazy_exports
 
 TYPE_CHECKING = False  # not typing's: importing typing is a measurable part of the start-up
 if TYPE_CHECKING:
-    from typing import Any
-
     from pastcast.agents import Agent, agent_spec, build_agent, list_agents, register_agent
     from pastcast.corpus import (
         CorpusBackend,
@@ -163,14 +161,4 @@ _WHERE: dict[str, str] = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    module = _WHERE.get(name)
-    if module is None:
-        raise AttributeError(f"module 'pastcast' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value  # later look-ups skip this function
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(__all__))
+__getattr__, __dir__ = lazy_exports(__name__, _WHERE)
