@@ -100,10 +100,13 @@ def _imports(
             if isinstance(child, ast.ImportFrom) and child.module and child.level == 0:
                 if child.module.startswith("pastcast"):
                     for alias in child.names:
-                        yield child.lineno, (
-                            f"{child.module}.{alias.name}"
-                            if as_written
-                            else _from_import(child.module, alias.name)
+                        yield (
+                            child.lineno,
+                            (
+                                f"{child.module}.{alias.name}"
+                                if as_written
+                                else _from_import(child.module, alias.name)
+                            ),
                         )
             elif isinstance(child, ast.Import):
                 for alias in child.names:

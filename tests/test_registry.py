@@ -312,5 +312,5 @@ def test_a_reference_that_does_not_load_is_named_on_every_use(
     with pytest.raises(RegistryError, match=r"widget 'number' .* is not callable"):
         reg.spec("number")
     for bad in ("no_colon", "a.b:", ":attr", "a b:c", "a:b-c"):
-        with pytest.raises(RegistryError, match="is not a reference 'package.module:attribute'"):
+        with pytest.raises(RegistryError, match=r"is not a reference 'package\.module:attribute'"):
             reg.add("bad", bad)

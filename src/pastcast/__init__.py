@@ -17,12 +17,12 @@ if TYPE_CHECKING:
     from pastcast.corpus import (
         CorpusBackend,
         DocumentNotVisible,
-        EmbeddedIndex,
         SearchHit,
         check_as_of_equivalence,
         check_no_leakage,
-        read_jsonl_documents,
     )
+    from pastcast.corpus.embedded import EmbeddedIndex
+    from pastcast.corpus.sources import read_jsonl_documents
     from pastcast.cutoff import DayConvention, is_visible, parse_cutoff
     from pastcast.dataset import Dataset
     from pastcast.env import EnvConfig, Episode, ForecastEnv, check_env

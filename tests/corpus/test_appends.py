@@ -24,14 +24,13 @@ from typer.testing import CliRunner
 from pastcast.app import AppError, append_corpus, build_corpus
 from pastcast.cli import app
 from pastcast.corpus import (
-    EmbeddedIndex,
     adversarial_cutoffs,
     check_as_of_equivalence,
     check_no_leakage,
     check_thread_lookups,
 )
+from pastcast.corpus.embedded import EmbeddedIndex, shard_statistics
 from pastcast.corpus.embedded import _partitioned as partitioned
-from pastcast.corpus.embedded import shard_statistics
 from pastcast.records import Document
 
 SRC = str(Path(__file__).resolve().parents[2] / "src")

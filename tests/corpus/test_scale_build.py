@@ -21,11 +21,11 @@ from pastcast.app import AppError, build_corpus
 from pastcast.corpus import (
     BuildReport,
     DocumentNotVisible,
-    EmbeddedIndex,
     adversarial_cutoffs,
     check_thread_lookups,
-    read_jsonl_documents,
 )
+from pastcast.corpus.embedded import EmbeddedIndex
+from pastcast.corpus.sources import read_jsonl_documents
 from pastcast.records import Document
 
 SRC = str(Path(__file__).resolve().parents[2] / "src")

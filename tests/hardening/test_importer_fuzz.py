@@ -21,7 +21,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pastcast.corpus import DocumentFormatError, LoadReport, read_jsonl_documents
+from pastcast.corpus.sources import DocumentFormatError, LoadReport, read_jsonl_documents
 from pastcast.dataset import DatasetFormatError
 from pastcast.markets import ForecastBenchError, load_release, read_forecastbench
 from pastcast.markets.sources import PolymarketError, build_event

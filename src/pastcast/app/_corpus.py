@@ -17,21 +17,18 @@ from pastcast.app._errors import AppError
 from pastcast.corpus import (
     BuildReport,
     CorpusOpenError,
-    DocumentFormatError,
-    EmbeddedIndex,
-    Embedder,
     OpenedCorpus,
-    PostgresBackend,
     is_database_url,
     open_backend,
-    redact_url,
-    resolve_embedder,
     retrieval_modes,
 )
-from pastcast.corpus.postgres import one_line
+from pastcast.corpus.dense import Embedder, resolve_embedder
+from pastcast.corpus.embedded import EmbeddedIndex
+from pastcast.corpus.postgres import PostgresBackend, one_line, redact_url
 from pastcast.corpus.sources import (
     DATING_RULES,
     DatingRule,
+    DocumentFormatError,
     SourceRun,
     allow_sources,
     open_source,

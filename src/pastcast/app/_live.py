@@ -205,7 +205,7 @@ def _deployed(file: LiveFile, out: Path, url: str) -> Any:
 
 def _corpus_at(spool: Path) -> Callable[[datetime], Any]:
     """The feed spool's documents the arena held before the cutoff, as an in-memory index."""
-    from pastcast.corpus import EmbeddedIndex
+    from pastcast.corpus.embedded import EmbeddedIndex
 
     def at(cutoff: datetime) -> Any:
         if not spool.exists():

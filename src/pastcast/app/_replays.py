@@ -15,12 +15,9 @@ from types import TracebackType
 from pastcast.app._corpus import open_corpus
 from pastcast.app._datasets import open_dataset
 from pastcast.app._errors import AppError
-from pastcast.corpus import (
-    EmbeddedIndex,
-    OpenedCorpus,
-    content_digest,
-    redact_url,
-)
+from pastcast.corpus import OpenedCorpus, content_digest
+from pastcast.corpus.embedded import EmbeddedIndex
+from pastcast.corpus.postgres import redact_url
 from pastcast.cutoff import DayConvention
 from pastcast.dataset import Dataset
 from pastcast.env import EnvConfig, Episode, ForecastEnv
