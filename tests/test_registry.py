@@ -314,3 +314,33 @@ def test_a_reference_that_does_not_load_is_named_on_every_use(
     for bad in ("no_colon", "a.b:", ":attr", "a b:c", "a:b-c"):
         with pytest.raises(RegistryError, match=r"is not a reference 'package\.module:attribute'"):
             reg.add("bad", bad)
+
+
+def test_metadata_given_by_reference_is_imported_when_read(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    install_plugin(
+        tmp_path,
+        monkeypatch,
+        dist="lazy-meta-widgets",
+        modules={"tests_lazy_meta_widgets": _PLUGIN},
+        entry_points={},
+    )
+    reg: Registry[Widget] = Registry(
+        "widget", group="pastcast-test.lazy-meta", references=frozenset({"maker"})
+    )
+    reg.add(
+        "star",
+        "tests_lazy_meta_widgets:make_star",
+        maker="tests_lazy_meta_widgets:Star",
+        label="a:b",  # not a reference key: kept as given
+    )
+    entry = reg.get("star")
+    assert set(entry.meta) == {"maker", "label"} and entry.meta["label"] == "a:b"
+    assert "tests_lazy_meta_widgets" not in sys.modules
+    assert entry.meta["maker"](3).points == 3
+    reg.add("broken", Widget, maker="tests_no_such_module:Star")
+    with pytest.raises(RegistryError, match=r"widget 'broken' maker \(tests_no_such_module:Star\)"):
+        reg.get("broken").meta.get("maker")
+    with pytest.raises(RegistryError, match="is not a reference"):
+        reg.add("bad", Widget, maker="not a reference")

@@ -58,6 +58,7 @@ __all__ = [
     "RegistryError",
     "RegistrySnapshot",
     "all_registries",
+    "load_reference",
     "type_name",
 ]
 
@@ -108,16 +109,9 @@ class Entry(Generic[T]):
         return self._loaded
 
     def _load(self, reference: str) -> Callable[..., T]:
-        where = f"{self.kind} {self.name!r} ({reference})"
-        module, _, attribute = reference.partition(":")
-        try:
-            loaded: Any = importlib.import_module(module)
-            for part in attribute.split("."):
-                loaded = getattr(loaded, part)
-        except Exception as exc:  # name the component, not just the import error
-            raise RegistryError(f"{where} failed to load: {type(exc).__name__}: {exc}") from exc
+        loaded = load_reference(reference, f"{self.kind} {self.name!r}")
         if not callable(loaded):
-            raise RegistryError(f"{where} is not callable")
+            raise RegistryError(f"{self.kind} {self.name!r} ({reference}) is not callable")
         factory: Callable[..., T] = loaded
         return factory
 
@@ -137,6 +131,49 @@ class Entry(Generic[T]):
             for p in sig.parameters.values()
             if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)
         )
+
+
+def load_reference(reference: str, what: str) -> Any:
+    """The object at ``reference`` (``"package.module:attribute"``), imported now; a failure is
+    a ``RegistryError`` naming ``what`` and the reference."""
+    module, _, attribute = reference.partition(":")
+    try:
+        loaded: Any = importlib.import_module(module)
+        for part in attribute.split("."):
+            loaded = getattr(loaded, part)
+    except Exception as exc:  # name the component, not just the import error
+        raise RegistryError(
+            f"{what} ({reference}) failed to load: {type(exc).__name__}: {exc}"
+        ) from exc
+    return loaded
+
+
+class _Meta(Mapping[str, Any]):
+    """An entry's metadata. A value under one of the registry's ``references`` keys may be given
+    as a reference, ``"package.module:attribute"`` (code that goes with a factory registered by
+    reference, such as an agent's call estimate): it is imported the first time it is read."""
+
+    def __init__(self, values: Mapping[str, Any], references: frozenset[str], what: str) -> None:
+        self._values = dict(values)
+        self._references = references
+        self._what = what
+
+    def __getitem__(self, key: str) -> Any:
+        value = self._values[key]
+        if key in self._references and isinstance(value, str):
+            value = load_reference(value, f"{self._what} {key}")
+            self._values[key] = value  # two threads may both import it: the same object
+        return value
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._values)
+
+    def __len__(self) -> int:
+        return len(self._values)
+
+    def given(self) -> dict[str, Any]:
+        """The metadata as registered (references not imported)."""
+        return dict(self._values)
 
 
 _REFERENCE = re.compile(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*:[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*")
@@ -223,13 +260,20 @@ class Registry(Generic[T]):
     """Named factories of one kind, extensible through the entry-point group ``group``."""
 
     def __init__(
-        self, kind: str, group: str | None = None, supplied: frozenset[str] = frozenset()
+        self,
+        kind: str,
+        group: str | None = None,
+        supplied: frozenset[str] = frozenset(),
+        references: frozenset[str] = frozenset(),
     ) -> None:
         self.kind = kind
         self.group = group if group is not None else f"pastcast.{kind}s"
         self.supplied = supplied
         """Parameters the caller fills in, never a user (an agent's run setting): left out of
         the accepted arguments an error lists."""
+        self.references = references
+        """Metadata keys whose value may be a reference ``"package.module:attribute"``, imported
+        when first read (code that goes with a factory registered by reference)."""
         self._entries: dict[str, Entry[T]] = {}
         self._from_entry_points: set[str] = set()
         self._plugins_loaded = False
@@ -275,16 +319,21 @@ class Registry(Generic[T]):
     ) -> Entry[T]:
         """Register ``factory`` under ``name``: the factory, or where it is
         (``"package.module:attribute"``), imported when the component is first built, described
-        or asked for its parameters; its metadata is known at once."""
+        or asked for its parameters; its metadata is known at once (a value under one of the
+        ``references`` keys given as a reference is imported when first read)."""
         if not name or name != name.strip():
             raise RegistryError(f"{self.kind} name {name!r} is empty or padded with spaces")
-        if isinstance(factory, str) and not _REFERENCE.fullmatch(factory):
-            raise RegistryError(
-                f"{self.kind} {name!r}: {factory!r} is not a reference 'package.module:attribute'"
-            )
+        references = [factory] + [v for k, v in meta.items() if k in self.references]
+        for reference in references:
+            if isinstance(reference, str) and not _REFERENCE.fullmatch(reference):
+                raise RegistryError(
+                    f"{self.kind} {name!r}: {reference!r} is not a reference "
+                    "'package.module:attribute'"
+                )
         if name in self._entries and not replace:
             raise RegistryError(f"{self.kind} {name!r} is already registered")
-        entry = Entry(name, factory, dict(meta), description, self.kind)
+        what = f"{self.kind} {name!r}"
+        entry = Entry(name, factory, _Meta(meta, self.references, what), description, self.kind)
         self._entries[name] = entry
         return entry
 

@@ -18,11 +18,13 @@ from pastcast.corpus import (
     content_digest,
     corpus_identity,
     open_backend,
+    redact_url,
     retrieval_modes,
+    split_schema,
 )
 from pastcast.corpus.dense import DenseIndex, HybridIndex
 from pastcast.corpus.embedded import EmbeddedIndex, build_arrays, save_arrays
-from pastcast.corpus.postgres import PostgresBackend, redact_url, split_schema
+from pastcast.corpus.postgres import PostgresBackend
 from pastcast.records import Document
 
 DOCS = make_docs(80, seed=3, span_days=70)  # three months

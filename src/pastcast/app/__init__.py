@@ -48,7 +48,6 @@ if TYPE_CHECKING:
         StoreBackend,
         build_corpus,
         corpus_documents,
-        open_corpus,
     )
     from pastcast.app._corpus_append import append_corpus, index_feed, index_feed_round
     from pastcast.app._curate import CURATION_LEGS, Curated, curate
@@ -72,6 +71,7 @@ if TYPE_CHECKING:
     )
     from pastcast.app._live import arena_live, read_live_plan
     from pastcast.app._models import ProbedCutoff, probe_model_cutoff
+    from pastcast.app._open_corpus import open_corpus
     from pastcast.app._reading import ColumnsRead, RunsRead, read_run_columns, read_runs
     from pastcast.app._replays import WORLD_INDEX, Replay, open_replay, shared_replay
     from pastcast.app._reports import (
@@ -273,7 +273,7 @@ _WHERE: dict[str, str] = {
     "market_filters": "pastcast.app._imports",
     "memory_costs": "pastcast.app._stats",
     "models_session": "pastcast.app._agents",
-    "open_corpus": "pastcast.app._corpus",
+    "open_corpus": "pastcast.app._open_corpus",
     "open_dataset": "pastcast.app._datasets",
     "open_replay": "pastcast.app._replays",
     "paired_comparisons": "pastcast.app._compare",

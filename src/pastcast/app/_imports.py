@@ -11,8 +11,8 @@ from datetime import UTC, date, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from pastcast.app._corpus import open_corpus
 from pastcast.app._errors import AppError
+from pastcast.app._open_corpus import open_corpus
 from pastcast.cutoff import DayConvention
 from pastcast.dataset import Dataset
 from pastcast.markets import FilterConfig

@@ -39,6 +39,7 @@ from pastcast.corpus._protocol import (
     not_visible_message,
 )
 from pastcast.corpus._text import STOPWORDS, TOKENIZER, tokenize, tokenize_utf8
+from pastcast.corpus._url import one_line, redact_url, split_schema
 from pastcast.records import CorpusIdentity
 
 __all__ = [
@@ -73,9 +74,12 @@ __all__ = [
     "is_database_url",
     "month_bounds",
     "not_visible_message",
+    "one_line",
     "open_backend",
     "random_filter",
+    "redact_url",
     "retrieval_modes",
+    "split_schema",
     "tokenize",
     "tokenize_utf8",
 ]

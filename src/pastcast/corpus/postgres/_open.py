@@ -4,10 +4,10 @@ reference in ``pastcast.corpus`` for the ``postgres://`` and ``postgresql://`` s
 from __future__ import annotations
 
 from pastcast.corpus import RETRIEVALS, CorpusOpenError, OpenedCorpus
+from pastcast.corpus._url import one_line, redact_url, split_schema
 from pastcast.corpus.dense import Embedder, resolve_embedder
 from pastcast.corpus.postgres._backend import PostgresBackend
 from pastcast.corpus.postgres._ranked import PostgresDense, PostgresHybrid
-from pastcast.corpus.postgres._url import one_line, redact_url, split_schema
 
 __all__ = ["open_postgres"]
 

@@ -3,8 +3,7 @@
 
 from __future__ import annotations
 
-from pastcast.corpus import CorpusOpenError, OpenedCorpus
-from pastcast.corpus.postgres import one_line
+from pastcast.corpus import CorpusOpenError, OpenedCorpus, one_line
 from pastcast.corpus.sharded._sharded import ShardedCorpus
 
 __all__ = ["open_sharded"]
