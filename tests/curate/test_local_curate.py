@@ -21,7 +21,8 @@ from pastcast.corpus.embedded import EmbeddedIndex
 from pastcast.corpus.sources import read_wcep
 from pastcast.curate import Judgement, read_curation
 from pastcast.dataset import Dataset, load_dataset, save_dataset
-from pastcast.markets import build_dataset, make_schedule, read_forecastbench
+from pastcast.markets import build_dataset, make_schedule
+from pastcast.markets.sources import read_forecastbench
 from pastcast.models import ModelError
 from pastcast.models._local import smollm2_path
 

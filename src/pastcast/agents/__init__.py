@@ -27,10 +27,8 @@ from pastcast.agents._base import (
 )
 from pastcast.agents._calls import CallContext, CallEstimate, CallEstimator
 from pastcast.agents._llm_registry import agent_model, clear_models, load_models
-from pastcast.agents._notebook import check_notebook, parse_notebook
 from pastcast.agents._parsing import parse_forecast, reparse_forecast
 from pastcast.agents._prompts import list_prompts, load_prompt, prompt_registry
-from pastcast.agents._rescore import normalize_step_labels
 from pastcast.lazy import lazy_exports
 
 TYPE_CHECKING = False
@@ -39,6 +37,8 @@ if TYPE_CHECKING:
     from pastcast.agents._heuristic import HeuristicResearchAgent
     from pastcast.agents._model_agents import HINDCAST_TWO_STAGE
     from pastcast.agents._no_tools import NoToolsAgent
+    from pastcast.agents._notebook import check_notebook, parse_notebook
+    from pastcast.agents._rescore import normalize_step_labels
     from pastcast.agents._round_agent import HISTORY_DAYS, ROUND_TOOLS, RoundBenchmarkAgent
     from pastcast.agents._tool_agent import (
         ACTION_SCHEMA,
@@ -110,6 +110,9 @@ _WHERE: dict[str, str] = {
     "UniformAgent": "pastcast.agents._baselines",
     "action_schema": "pastcast.agents._tool_agent",
     "action_template": "pastcast.agents._tool_agent",
+    "check_notebook": "pastcast.agents._notebook",
+    "normalize_step_labels": "pastcast.agents._rescore",
+    "parse_notebook": "pastcast.agents._notebook",
     "random_draws": "pastcast.agents._baselines",
     "research_prompt": "pastcast.agents._tool_agent",
 }

@@ -230,7 +230,7 @@ def arena_live(
     the relayer) replace the plan's for tests; ``note`` hears what happened to the local node
     (reused, started again from its state)."""
     from pastcast.arena import LiveService, RelayerClient
-    from pastcast.markets import PolymarketClient
+    from pastcast.markets.sources import PolymarketClient
 
     loaded = read_live_plan(plan)
     file, folder = loaded.file, loaded.folder

@@ -11,6 +11,7 @@ import threading
 from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
+from typing import TYPE_CHECKING
 
 from pastcast.app._datasets import open_dataset
 from pastcast.app._errors import AppError
@@ -23,7 +24,10 @@ from pastcast.owned import check_replaceable
 from pastcast.records import CorpusIdentity, Setting, StepSpec
 from pastcast.runlog import Grading
 from pastcast.runner import CorpusRef, grade_step
-from pastcast.world import World, is_world_spec, world_from_spec
+from pastcast.world import is_world_spec, world_from_spec
+
+if TYPE_CHECKING:
+    from pastcast.world import World
 
 __all__ = ["WORLD_INDEX", "Replay", "open_replay", "shared_replay"]
 

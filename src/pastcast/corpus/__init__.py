@@ -5,19 +5,12 @@ This package holds the protocol (``CorpusBackend``, ``OpenedCorpus``), the ``bac
 with ``open_backend``, the search filter, the text helpers and the conformance checks. Each
 backend and the sources live in their own sub-package, imported where used and loaded by the
 registries on first use: ``embedded`` (the BM25 index), ``dense`` (embedders, dense and hybrid
-search), ``postgres``, ``sharded``, ``sources`` (document readers), ``feeds`` (live feeds)."""
+search), ``postgres``, ``sharded``, ``sources`` (document readers), ``feeds`` (live feeds). The
+conformance checks load when first used (by the tests and the audits, not by a replay)."""
+
+from __future__ import annotations
 
 from pastcast.corpus._build_report import BuildReport
-from pastcast.corpus._conformance import (
-    EquivalenceReport,
-    LeakageError,
-    LeakageReport,
-    adversarial_cutoffs,
-    check_as_of_equivalence,
-    check_no_leakage,
-)
-from pastcast.corpus._conformance_filters import FilterReport, check_search_filters, random_filter
-from pastcast.corpus._conformance_threads import ThreadReport, check_thread_lookups
 from pastcast.corpus._filter import DOC_TYPES, DocType, SearchFilter, month_bounds
 from pastcast.corpus._identity import content_digest
 from pastcast.corpus._open import (
@@ -40,7 +33,25 @@ from pastcast.corpus._protocol import (
 )
 from pastcast.corpus._text import STOPWORDS, TOKENIZER, tokenize, tokenize_utf8
 from pastcast.corpus._url import one_line, redact_url, split_schema
+from pastcast.lazy import lazy_exports
 from pastcast.records import CorpusIdentity
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from pastcast.corpus._conformance import (
+        EquivalenceReport,
+        LeakageError,
+        LeakageReport,
+        adversarial_cutoffs,
+        check_as_of_equivalence,
+        check_no_leakage,
+    )
+    from pastcast.corpus._conformance_filters import (
+        FilterReport,
+        check_search_filters,
+        random_filter,
+    )
+    from pastcast.corpus._conformance_threads import ThreadReport, check_thread_lookups
 
 __all__ = [
     "DATABASE_SCHEMES",
@@ -83,3 +94,19 @@ __all__ = [
     "tokenize",
     "tokenize_utf8",
 ]
+
+_WHERE: dict[str, str] = {
+    "EquivalenceReport": "pastcast.corpus._conformance",
+    "FilterReport": "pastcast.corpus._conformance_filters",
+    "LeakageError": "pastcast.corpus._conformance",
+    "LeakageReport": "pastcast.corpus._conformance",
+    "ThreadReport": "pastcast.corpus._conformance_threads",
+    "adversarial_cutoffs": "pastcast.corpus._conformance",
+    "check_as_of_equivalence": "pastcast.corpus._conformance",
+    "check_no_leakage": "pastcast.corpus._conformance",
+    "check_search_filters": "pastcast.corpus._conformance_filters",
+    "check_thread_lookups": "pastcast.corpus._conformance_threads",
+    "random_filter": "pastcast.corpus._conformance_filters",
+}
+
+__getattr__, __dir__ = lazy_exports(__name__, _WHERE)
