@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import ast
 import functools
+import importlib
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -54,8 +55,17 @@ def _lazy_names() -> dict[str, dict[str, str]]:
 LAZY_NAMES = _lazy_names()
 
 
-def test_the_top_level_package_and_the_application_layer_are_lazy() -> None:
-    assert {"pastcast", "pastcast.app"} <= set(LAZY_NAMES)
+@pytest.mark.parametrize("package", sorted(LAZY_NAMES))
+def test_every_lazy_name_of_a_package_imports(package: str) -> None:
+    # A name listed in ``_WHERE`` is public (in ``__all__``) and is its module's own object.
+    module = importlib.import_module(package)
+    where = LAZY_NAMES[package]
+    assert set(where) <= set(module.__all__)
+    for name, provider in where.items():
+        assert getattr(module, name) is getattr(importlib.import_module(provider), name), name
+    assert set(module.__all__) <= set(dir(module))
+    with pytest.raises(AttributeError):
+        module.no_such_name  # noqa: B018
 
 
 def _from_import(module: str, name: str) -> str:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib
 import re
 import sys
 from dataclasses import dataclass
@@ -11,7 +12,7 @@ from typing import TYPE_CHECKING
 import pytest
 
 from _plugins import install_plugin
-from pastcast.registry import ComponentSpec, Registry, RegistryError
+from pastcast.registry import ComponentSpec, Registry, RegistryError, all_registries
 
 if TYPE_CHECKING:
     from collections.abc import Sized as CheckersOnly  # no such name here at run time
@@ -344,3 +345,34 @@ def test_metadata_given_by_reference_is_imported_when_read(
         reg.get("broken").meta.get("maker")
     with pytest.raises(RegistryError, match="is not a reference"):
         reg.add("bad", Widget, maker="not a reference")
+
+
+# The packages that own a registry with built-in components registered by reference.
+_OWNERS = (
+    "pastcast.agents",
+    "pastcast.corpus",
+    "pastcast.corpus.dense",
+    "pastcast.corpus.sources",
+    "pastcast.markets",
+    "pastcast.models",
+    "pastcast.reports.figures",
+    "pastcast.runner",
+    "pastcast.world",
+)
+
+
+def test_every_component_registered_by_reference_loads() -> None:
+    pytest.importorskip("matplotlib")  # the figures' extra
+    for owner in _OWNERS:
+        importlib.import_module(owner)
+    loaded = []
+    for registry in all_registries():
+        for entry in registry.entries():
+            if isinstance(entry.target, str):
+                assert callable(entry.factory), entry.name
+                assert entry.description, entry.name
+                for key in registry.references & set(entry.meta):
+                    assert entry.meta[key] is not None, (entry.name, key)
+                loaded.append(f"{registry.kind}:{entry.name}")
+    kinds = {name.partition(":")[0] for name in loaded}
+    assert {"agent", "backend", "embedder", "source", "model provider", "figure"} <= kinds
