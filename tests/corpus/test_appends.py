@@ -235,7 +235,8 @@ def slow(*args, **kw):  # an append slow enough to be killed between two partiti
     open(sys.argv[3], "a").write("saved\\n")
     time.sleep(30)
 part.save_arrays = slow
-from pastcast.corpus import EmbeddedIndex, read_jsonl_documents
+from pastcast.corpus.embedded import EmbeddedIndex
+from pastcast.corpus.sources import read_jsonl_documents
 EmbeddedIndex.append(read_jsonl_documents(sys.argv[1]), sys.argv[2], workers=1)
 """
 

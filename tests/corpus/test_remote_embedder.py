@@ -149,8 +149,8 @@ def test_a_checkpoint_that_cannot_be_written_stops_the_job(
 _CHILD = """
 import sys
 sys.path[:0] = {paths!r}
-from pastcast.corpus import EmbeddedIndex
 from pastcast.corpus.dense import DenseIndex, RemoteEmbedder
+from pastcast.corpus.embedded import EmbeddedIndex
 embedder = RemoteEmbedder("test-model", base_url={url!r}, batch_size=16, concurrency=2)
 DenseIndex(EmbeddedIndex.open({index!r}), embedder)
 """
