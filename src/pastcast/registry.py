@@ -58,7 +58,6 @@ __all__ = [
     "RegistryError",
     "RegistrySnapshot",
     "all_registries",
-    "load_reference",
     "type_name",
 ]
 
@@ -109,7 +108,7 @@ class Entry(Generic[T]):
         return self._loaded
 
     def _load(self, reference: str) -> Callable[..., T]:
-        loaded = load_reference(reference, f"{self.kind} {self.name!r}")
+        loaded = _load_reference(reference, f"{self.kind} {self.name!r}")
         if not callable(loaded):
             raise RegistryError(f"{self.kind} {self.name!r} ({reference}) is not callable")
         factory: Callable[..., T] = loaded
@@ -133,7 +132,7 @@ class Entry(Generic[T]):
         )
 
 
-def load_reference(reference: str, what: str) -> Any:
+def _load_reference(reference: str, what: str) -> Any:
     """The object at ``reference`` (``"package.module:attribute"``), imported now; a failure is
     a ``RegistryError`` naming ``what`` and the reference."""
     module, _, attribute = reference.partition(":")
@@ -161,7 +160,7 @@ class _Meta(Mapping[str, Any]):
     def __getitem__(self, key: str) -> Any:
         value = self._values[key]
         if key in self._references and isinstance(value, str):
-            value = load_reference(value, f"{self._what} {key}")
+            value = _load_reference(value, f"{self._what} {key}")
             self._values[key] = value  # two threads may both import it: the same object
         return value
 
@@ -170,10 +169,6 @@ class _Meta(Mapping[str, Any]):
 
     def __len__(self) -> int:
         return len(self._values)
-
-    def given(self) -> dict[str, Any]:
-        """The metadata as registered (references not imported)."""
-        return dict(self._values)
 
 
 _REFERENCE = re.compile(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*:[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*")

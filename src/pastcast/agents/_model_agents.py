@@ -106,10 +106,10 @@ def _model(
 # -- no-tools and zero-shot ---------------------------------------------------------------------
 
 
+# The prompts each agent sends, as their registrations (``_builtin``) name them.
 NO_TOOLS_PROMPTS = (NO_TOOLS_PROMPT,)
 ZERO_SHOT_PROMPTS = (ZERO_SHOT_PROMPT,)
 ROUND_PROMPTS = (ROUND_PROMPT,)
-"""The prompts each sends (its registration in ``_builtin`` names them)."""
 
 
 def _no_tools_calls(args: Mapping[str, Any], context: CallContext) -> CallEstimate:
