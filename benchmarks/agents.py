@@ -16,7 +16,7 @@ import statistics
 import time
 
 from pastcast.agents import NoToolsAgent, ToolAgent
-from pastcast.corpus import EmbeddedIndex
+from pastcast.corpus.embedded import EmbeddedIndex
 from pastcast.env import ForecastEnv
 from pastcast.models import ChatRequest, ChatResponse, ScriptedModel
 from pastcast.records import RequestedToolCall

@@ -134,7 +134,7 @@ def main() -> None:
     parser.add_argument("--json", type=Path)
     args = parser.parse_args()
 
-    from pastcast.corpus import DenseIndex
+    from pastcast.corpus.dense import DenseIndex
 
     print(f"load average at start: {os.getloadavg()[0]:.2f} on {os.cpu_count()} cores")
     rng = np.random.default_rng(1)

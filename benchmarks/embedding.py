@@ -35,8 +35,9 @@ from typing import Any
 
 import numpy as np
 
-from pastcast.corpus import EmbeddedIndex, embedders, read_wcep
-from pastcast.corpus.dense import embedding_text, rrf_fuse
+from pastcast.corpus.dense import embedders, embedding_text, rrf_fuse
+from pastcast.corpus.embedded import EmbeddedIndex
+from pastcast.corpus.sources import read_wcep
 from pastcast.records import Document
 
 K = 10

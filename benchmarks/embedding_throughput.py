@@ -145,8 +145,8 @@ def main() -> None:
     parser.add_argument("--json", type=Path)
     args = parser.parse_args()
 
-    from pastcast.corpus import EmbeddedIndex
     from pastcast.corpus.dense import DenseIndex, RemoteEmbedder, embedding_text
+    from pastcast.corpus.embedded import EmbeddedIndex
 
     print(f"load average at start: {load()} on {os.cpu_count()} cores")
     options = {"dim": args.dim, "latency_s": args.latency_ms / 1000, "slots": args.slots}

@@ -20,7 +20,8 @@ import time
 from pathlib import Path
 
 from pastcast.agents import ToolAgent, agent_spec
-from pastcast.corpus import EmbeddedIndex, tokenize
+from pastcast.corpus import tokenize
+from pastcast.corpus.embedded import EmbeddedIndex
 from pastcast.env import ForecastEnv
 from pastcast.models import ChatRequest, ScriptedModel
 from pastcast.runner import RunConfig, run_benchmark

@@ -36,9 +36,11 @@ from pathlib import Path
 from typing import Any
 
 from pastcast.agents import agent_spec, clear_models, prompts_for
-from pastcast.corpus import EmbeddedIndex, read_wcep
+from pastcast.corpus.embedded import EmbeddedIndex
+from pastcast.corpus.sources import read_wcep
 from pastcast.dataset import Dataset
-from pastcast.markets import build_dataset, make_schedule, read_forecastbench
+from pastcast.markets import build_dataset, make_schedule
+from pastcast.markets.sources import read_forecastbench
 from pastcast.reports import RunSet, scorecard
 from pastcast.runlog import AgentSpec, read_run_log
 from pastcast.runner import RunConfig, run_benchmark

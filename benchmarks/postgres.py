@@ -26,8 +26,9 @@ from pathlib import Path
 
 from search_latency import START, synthetic_corpus
 
-from pastcast.corpus import EmbeddedIndex, PostgresBackend, open_backend
-from pastcast.corpus.postgres import local_postgres
+from pastcast.corpus import open_backend
+from pastcast.corpus.embedded import EmbeddedIndex
+from pastcast.corpus.postgres import PostgresBackend, local_postgres
 
 
 def _pct(values: list[float], q: float) -> float:

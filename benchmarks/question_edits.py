@@ -14,13 +14,8 @@ import sys
 from typing import Any
 
 from pastcast.audit import audit_texts
-from pastcast.markets import (
-    build_dataset,
-    collected_at,
-    make_schedule,
-    read_forecastbench,
-    read_text_versions,
-)
+from pastcast.markets import build_dataset, make_schedule
+from pastcast.markets.sources import collected_at, read_forecastbench, read_text_versions
 
 
 def main(root: str) -> None:

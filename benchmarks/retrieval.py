@@ -44,7 +44,10 @@ from typing import Any
 import numpy as np
 from search_latency import synthetic_stream
 
-from pastcast.corpus import RRF_K, EmbeddedIndex, read_wcep, tokenize
+from pastcast.corpus import tokenize
+from pastcast.corpus.dense import RRF_K
+from pastcast.corpus.embedded import EmbeddedIndex
+from pastcast.corpus.sources import read_wcep
 from pastcast.records import Document
 
 DIM = 384
@@ -175,7 +178,7 @@ def measure(
 ) -> None:
     """``dense`` maps a label ("" for exact, "-ivf" for approximate) to a ``DenseIndex``;
     ``sequential`` adds hybrid rows with the two legs run one after the other."""
-    from pastcast.corpus import HybridIndex
+    from pastcast.corpus.dense import HybridIndex
 
     # Query vectors come from the index's cache for both sides: the model call is measured
     # separately (see main), so the rows compare the searches themselves.
@@ -276,7 +279,8 @@ def main() -> None:
         print(f"  {len(index)} documents, {len(index.partition_bounds)} partitions")
         measure(index, queries, cutoffs_for(index), {}, None, args.naive_queries)
         if args.wcep_dense:
-            from pastcast.corpus import DenseIndex, MiniLMEmbedder, open_backend
+            from pastcast.corpus import open_backend
+            from pastcast.corpus.dense import DenseIndex, MiniLMEmbedder
 
             if args.wcep_dense >= len(index):  # the whole archive
                 sub_dir, sub_index = args.workdir / "wcep", index
@@ -320,7 +324,7 @@ def main() -> None:
                 args.sequential_hybrid,
             )
     if args.synthetic:
-        from pastcast.corpus import DenseIndex
+        from pastcast.corpus.dense import DenseIndex
 
         print(f"== synthetic: {args.synthetic} documents over {args.months} months")
         out = args.workdir / f"synthetic-{args.synthetic}-{args.months}"

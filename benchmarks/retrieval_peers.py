@@ -50,8 +50,9 @@ from typing import Any
 
 import numpy as np
 
-from pastcast.corpus import STOPWORDS, EmbeddedIndex, read_wcep, tokenize, tokenize_utf8
-from pastcast.corpus.embedded import K1, B, to_micros
+from pastcast.corpus import STOPWORDS, tokenize, tokenize_utf8
+from pastcast.corpus.embedded import K1, B, EmbeddedIndex, to_micros
+from pastcast.corpus.sources import read_wcep
 from pastcast.records import Document
 
 K = 10

@@ -214,7 +214,7 @@ def _load() -> str:
 
 
 def measure_search(index_dir: Path, n_queries: int) -> dict[str, Any]:
-    from pastcast.corpus import EmbeddedIndex
+    from pastcast.corpus.embedded import EmbeddedIndex
 
     t0, c0 = time.perf_counter(), time.process_time()
     index = EmbeddedIndex.open(index_dir)
@@ -318,7 +318,7 @@ def measure_dense(
 ) -> dict[str, Any]:
     """Exact, approximate (per-month IVF at two nprobe settings, recall@10 against the exact
     scan) and hybrid p50/p95 over clustered stand-in vectors."""
-    from pastcast.corpus import DenseIndex, HybridIndex
+    from pastcast.corpus.dense import DenseIndex, HybridIndex
 
     emb = StandInEmbedder(spread)
     n = len(index)
@@ -379,7 +379,7 @@ def main() -> int:
     )
     args = ap.parse_args()
     if args.dense_index is not None:
-        from pastcast.corpus import EmbeddedIndex
+        from pastcast.corpus.embedded import EmbeddedIndex
 
         late = _month_start(MONTHS) - timedelta(seconds=1)
         index = EmbeddedIndex.open(args.dense_index)
@@ -437,7 +437,7 @@ def main() -> int:
         result["load_after"] = _load()
         save()  # the BM25 figures are kept even if the dense part runs out of time or memory
         if args.dense:
-            from pastcast.corpus import EmbeddedIndex
+            from pastcast.corpus.embedded import EmbeddedIndex
 
             index = EmbeddedIndex.open(work / "index")
             late = _month_start(MONTHS) - timedelta(seconds=1)

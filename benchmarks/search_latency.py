@@ -20,8 +20,8 @@ from pathlib import Path
 
 import numpy as np
 
-from pastcast.corpus import STOPWORDS, EmbeddedIndex
-from pastcast.corpus.embedded import to_micros
+from pastcast.corpus import STOPWORDS
+from pastcast.corpus.embedded import EmbeddedIndex, to_micros
 from pastcast.records import Document
 
 START = datetime(2024, 1, 1, tzinfo=UTC)

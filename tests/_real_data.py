@@ -9,7 +9,7 @@ from pathlib import Path
 from typer.testing import CliRunner
 
 from pastcast.cli import app
-from pastcast.corpus import EmbeddedIndex
+from pastcast.corpus.embedded import EmbeddedIndex
 from pastcast.corpus.sources import read_wcep
 
 

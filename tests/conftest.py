@@ -6,8 +6,12 @@ import os
 import sys
 from collections.abc import Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
+
+if TYPE_CHECKING:
+    from pastcast.registry import Entry
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 
@@ -41,14 +45,19 @@ def _registries_restored() -> Iterator[None]:
         keep = [
             e
             for name, e in now.items()
-            if name not in state.entries and _module_of(e.factory) not in loaded
+            if name not in state.entries and _module_of(e) not in loaded
         ]
         registry.restore(state)
         for entry in keep:
-            registry.add(entry.name, entry.factory, description=entry.description, **entry.meta)
+            registry.add(entry.name, entry.target, description=entry.described, **entry.meta)
 
 
-def _module_of(factory: object) -> str:
+def _module_of(entry: Entry[object]) -> str:
+    """The module of an entry's factory (for one registered by reference, without importing
+    it)."""
+    if isinstance(entry.target, str):
+        return entry.target.partition(":")[0]
+    factory = entry.target
     return str(getattr(getattr(factory, "func", factory), "__module__", None) or "")
 
 

@@ -5,6 +5,9 @@ from __future__ import annotations
 
 import ast
 import functools
+import importlib
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -31,30 +34,46 @@ def _is_type_checking(node: ast.If) -> bool:
     )
 
 
-def _lazy_names() -> dict[str, str]:
-    """``pastcast/__init__``'s map of each top-level name to the module that provides it (the
-    names load on first use, so ``from pastcast import run_benchmark`` imports the runner)."""
-    tree = ast.parse((PKG / "__init__.py").read_text(encoding="utf-8"))
-    for node in tree.body:
-        if (
-            isinstance(node, ast.AnnAssign)
-            and isinstance(node.target, ast.Name)
-            and node.target.id == "_WHERE"
-            and node.value is not None
-        ):
-            where: dict[str, str] = ast.literal_eval(node.value)
-            return where
-    raise AssertionError("pastcast/__init__.py has no _WHERE map of its lazy names")
+def _lazy_names() -> dict[str, dict[str, str]]:
+    """Each lazy package facade's map of a name to the module that provides it (``_WHERE`` in
+    its ``__init__``: the names load on first use, so ``from pastcast import run_benchmark``
+    imports the runner and ``from pastcast.app import run_plan`` the module of ``run_plan``)."""
+    out: dict[str, dict[str, str]] = {}
+    for init in sorted(PKG.rglob("__init__.py")):
+        tree = ast.parse(init.read_text(encoding="utf-8"))
+        for node in tree.body:
+            if (
+                isinstance(node, ast.AnnAssign)
+                and isinstance(node.target, ast.Name)
+                and node.target.id == "_WHERE"
+                and node.value is not None
+            ):
+                out[_module_name(init)] = ast.literal_eval(node.value)
+    return out
 
 
 LAZY_NAMES = _lazy_names()
 
 
+@pytest.mark.parametrize("package", sorted(LAZY_NAMES))
+def test_every_lazy_name_of_a_package_imports(package: str) -> None:
+    # A name listed in ``_WHERE`` is public (in ``__all__``) and is its module's own object.
+    module = importlib.import_module(package)
+    where = LAZY_NAMES[package]
+    assert set(where) <= set(module.__all__)
+    for name, provider in where.items():
+        assert getattr(module, name) is getattr(importlib.import_module(provider), name), name
+    assert set(module.__all__) <= set(dir(module))
+    with pytest.raises(AttributeError):
+        module.no_such_name  # noqa: B018
+
+
 def _from_import(module: str, name: str) -> str:
     """What ``from module import name`` imports: a module of that name, the module providing a
-    lazy top-level name, or else ``module`` itself."""
-    if module == "pastcast" and name in LAZY_NAMES:
-        return LAZY_NAMES[name]
+    lazy name of a package facade, or else ``module`` itself."""
+    lazy = LAZY_NAMES.get(module, {})
+    if name in lazy:
+        return lazy[name]
     # ``from pastcast.world import _news`` imports the module ``_news``; the graph drops a
     # target that is not a module back to its package.
     return f"{module}.{name}"
@@ -73,9 +92,12 @@ def _dynamic_import(node: ast.Call) -> str | None:
     return None
 
 
-def _imports(tree: ast.AST, *, top_level_only: bool) -> Iterator[tuple[int, str]]:
+def _imports(
+    tree: ast.AST, *, top_level_only: bool, as_written: bool = False
+) -> Iterator[tuple[int, str]]:
     """(line, module) of every ``pastcast`` import; with ``top_level_only`` only those run at
-    import time (not inside functions or ``if TYPE_CHECKING`` blocks)."""
+    import time (not inside functions or ``if TYPE_CHECKING`` blocks); ``as_written``: the
+    module the code names, not the one a lazy package facade imports for it."""
 
     def visit(node: ast.AST) -> Iterator[tuple[int, str]]:
         for child in ast.iter_child_nodes(node):
@@ -88,7 +110,14 @@ def _imports(tree: ast.AST, *, top_level_only: bool) -> Iterator[tuple[int, str]
             if isinstance(child, ast.ImportFrom) and child.module and child.level == 0:
                 if child.module.startswith("pastcast"):
                     for alias in child.names:
-                        yield child.lineno, _from_import(child.module, alias.name)
+                        yield (
+                            child.lineno,
+                            (
+                                f"{child.module}.{alias.name}"
+                                if as_written
+                                else _from_import(child.module, alias.name)
+                            ),
+                        )
             elif isinstance(child, ast.Import):
                 for alias in child.names:
                     if alias.name.startswith("pastcast"):
@@ -120,7 +149,7 @@ def private_import_violations(files: list[Path]) -> list[str]:
     for path in files:
         package = _package_of(path)
         tree = ast.parse(path.read_text(encoding="utf-8"))
-        for line, module in _imports(tree, top_level_only=False):
+        for line, module in _imports(tree, top_level_only=False, as_written=True):
             owner = _private_owner(module)
             if owner is not None and not (package == owner or package.startswith(owner + ".")):
                 out.append(f"{path.relative_to(SRC)}:{line}: imports {module}")
@@ -249,6 +278,7 @@ LAYERS: list[set[str]] = [
         "atomic",
         "npyfiles",
         "serving",
+        "lazy",
     },
     {"records", "retrying"},
     {"registry"},
@@ -323,3 +353,46 @@ def test_every_layer_names_a_package_of_the_tree() -> None:
     modules = {p.stem for p in PKG.glob("*.py") if p.stem != "__init__"}
     layered = set().union(*LAYERS)
     assert packages | modules <= layered
+
+
+# What a fresh process loads: a package imports its protocol and public helpers, not every
+# sub-package, and built-in components (backends, embedders, sources, agents, providers) load
+# through their registries when first used.
+_LOADED = """
+import sys
+{code}
+print(" ".join(sorted(m for m in sys.modules if m.startswith("pastcast"))))
+"""
+
+
+def _loaded_modules(code: str) -> list[str]:
+    """The ``pastcast`` modules a fresh interpreter has loaded after running ``code``."""
+    out = subprocess.run(
+        [sys.executable, "-c", _LOADED.format(code=code)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
+    )
+    return out.stdout.split()
+
+
+RUN_PATH_MODULES = 120
+
+
+def test_the_run_path_loads_a_bounded_part_of_the_package() -> None:
+    loaded = _loaded_modules("from pastcast.app import run_plan")
+    assert len(loaded) <= RUN_PATH_MODULES, loaded
+
+
+def test_the_environment_loads_no_corpus_backend() -> None:
+    heavy = ("pastcast.corpus.postgres", "pastcast.corpus.feeds", "pastcast.corpus.dense")
+    loaded = _loaded_modules("import pastcast.env")
+    assert [m for m in loaded if m.startswith(heavy)] == []
+
+
+def test_the_corpus_package_loads_none_of_its_sub_packages() -> None:
+    subpackages = {p.name for p in (PKG / "corpus").iterdir() if (p / "__init__.py").is_file()}
+    assert {"dense", "postgres", "feeds", "sources", "embedded"} <= subpackages
+    loaded = _loaded_modules("import pastcast.corpus")
+    assert [m for m in loaded if m.split(".")[2:3] and m.split(".")[2] in subpackages] == []

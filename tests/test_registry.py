@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import importlib
 import re
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -10,7 +12,7 @@ from typing import TYPE_CHECKING
 import pytest
 
 from _plugins import install_plugin
-from pastcast.registry import ComponentSpec, Registry, RegistryError
+from pastcast.registry import ComponentSpec, Registry, RegistryError, all_registries
 
 if TYPE_CHECKING:
     from collections.abc import Sized as CheckersOnly  # no such name here at run time
@@ -257,3 +259,120 @@ def test_plugins_that_are_not_factories_or_clash_are_refused(
     )
     with pytest.raises(RegistryError, match="a widget 'square' is already registered"):
         _widgets(clash).names()
+
+
+def test_a_factory_registered_by_reference_is_imported_on_first_use(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    install_plugin(
+        tmp_path,
+        monkeypatch,
+        dist="lazy-widgets",
+        modules={"tests_lazy_widgets.stars": _PLUGIN},
+        entry_points={},
+    )
+    reg = _widgets("pastcast-test.lazy-widgets")
+    reg.add("star", "tests_lazy_widgets.stars:make_star", points="many")
+    entry = reg.get("star")
+    # Listed, looked up and read for its metadata without importing the module.
+    assert "star" in reg.names() and entry.meta == {"points": "many"} and not entry.loaded
+    assert "tests_lazy_widgets.stars" not in sys.modules
+    assert entry.description == "A star from a plugin."  # the docstring: imported now
+    assert entry.loaded and "tests_lazy_widgets.stars" in sys.modules
+    assert reg.build("star", points=7).points == 7  # type: ignore[attr-defined]
+    with pytest.raises(RegistryError, match="widget 'star': argument 'points' must be int"):
+        reg.check_args("star", {"points": "seven"})
+    reg.add("dotted", "tests_lazy_widgets.stars:Star.__init__", description="Given.")
+    assert reg.get("dotted").description == "Given." and not reg.get("dotted").loaded
+
+
+def test_a_reference_that_does_not_load_is_named_on_every_use(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    install_plugin(
+        tmp_path,
+        monkeypatch,
+        dist="odd-lazy-widgets",
+        modules={"tests_odd_lazy_widgets": _PLUGIN},
+        entry_points={},
+    )
+    reg = _widgets("pastcast-test.odd-lazy-widgets")
+    reg.add("missing", "tests_no_such_module:make")
+    reg.add("absent", "tests_odd_lazy_widgets:no_such_factory")
+    reg.add("number", "tests_odd_lazy_widgets:NOT_CALLABLE")
+    assert reg.names() == ("absent", "missing", "number", "round", "square")
+    for _ in range(2):
+        with pytest.raises(
+            RegistryError,
+            match=r"widget 'missing' \(tests_no_such_module:make\) failed to load: "
+            r"ModuleNotFoundError",
+        ):
+            reg.build("missing")
+    with pytest.raises(RegistryError, match=r"widget 'absent' .* failed to load: AttributeError"):
+        reg.get("absent").parameters()
+    with pytest.raises(RegistryError, match=r"widget 'number' .* is not callable"):
+        reg.spec("number")
+    for bad in ("no_colon", "a.b:", ":attr", "a b:c", "a:b-c"):
+        with pytest.raises(RegistryError, match=r"is not a reference 'package\.module:attribute'"):
+            reg.add("bad", bad)
+
+
+def test_metadata_given_by_reference_is_imported_when_read(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    install_plugin(
+        tmp_path,
+        monkeypatch,
+        dist="lazy-meta-widgets",
+        modules={"tests_lazy_meta_widgets": _PLUGIN},
+        entry_points={},
+    )
+    reg: Registry[Widget] = Registry(
+        "widget", group="pastcast-test.lazy-meta", references=frozenset({"maker"})
+    )
+    reg.add(
+        "star",
+        "tests_lazy_meta_widgets:make_star",
+        maker="tests_lazy_meta_widgets:Star",
+        label="a:b",  # not a reference key: kept as given
+    )
+    entry = reg.get("star")
+    assert set(entry.meta) == {"maker", "label"} and entry.meta["label"] == "a:b"
+    assert "tests_lazy_meta_widgets" not in sys.modules
+    assert entry.meta["maker"](3).points == 3
+    reg.add("broken", Widget, maker="tests_no_such_module:Star")
+    with pytest.raises(RegistryError, match=r"widget 'broken' maker \(tests_no_such_module:Star\)"):
+        reg.get("broken").meta.get("maker")
+    with pytest.raises(RegistryError, match="is not a reference"):
+        reg.add("bad", Widget, maker="not a reference")
+
+
+# The packages that own a registry with built-in components registered by reference.
+_OWNERS = (
+    "pastcast.agents",
+    "pastcast.corpus",
+    "pastcast.corpus.dense",
+    "pastcast.corpus.sources",
+    "pastcast.markets",
+    "pastcast.models",
+    "pastcast.reports.figures",
+    "pastcast.runner",
+    "pastcast.world",
+)
+
+
+def test_every_component_registered_by_reference_loads() -> None:
+    pytest.importorskip("matplotlib")  # the figures' extra
+    for owner in _OWNERS:
+        importlib.import_module(owner)
+    loaded = []
+    for registry in all_registries():
+        for entry in registry.entries():
+            if isinstance(entry.target, str):
+                assert callable(entry.factory), entry.name
+                assert entry.description, entry.name
+                for key in registry.references & set(entry.meta):
+                    assert entry.meta[key] is not None, (entry.name, key)
+                loaded.append(f"{registry.kind}:{entry.name}")
+    kinds = {name.partition(":")[0] for name in loaded}
+    assert {"agent", "backend", "embedder", "source", "model provider", "figure"} <= kinds

@@ -8,7 +8,7 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from _tiny import ListBackend, tiny_documents
-from pastcast.corpus import EmbeddedIndex
+from pastcast.corpus.embedded import EmbeddedIndex
 from pastcast.env import EnvConfig, Toolbox, ToolError
 from pastcast.records import Document
 

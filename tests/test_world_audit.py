@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from pastcast.agents import agent_spec, list_agents
-from pastcast.corpus import EmbeddedIndex
+from pastcast.corpus.embedded import EmbeddedIndex
 from pastcast.runlog import read_run_log
 from pastcast.runner import RunConfig, run_benchmark
 from pastcast.world import World, build_world

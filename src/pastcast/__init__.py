@@ -3,28 +3,26 @@ the future.
 
 The public API is re-exported here; each concept lives in its own package (see ARCHITECTURE.md).
 
-Names are imported on first use (module ``__getattr__``): ``import pastcast`` loads none of the
+Names are imported on first use (``pastcast.lazy``): ``import pastcast`` loads none of the
 packages below, nor numpy, pydantic or the CLI's libraries, so the package and the CLI start fast.
 """
 
 from __future__ import annotations
 
-import importlib
+from pastcast.lazy import lazy_exports
 
 TYPE_CHECKING = False  # not typing's: importing typing is a measurable part of the start-up
 if TYPE_CHECKING:
-    from typing import Any
-
     from pastcast.agents import Agent, agent_spec, build_agent, list_agents, register_agent
     from pastcast.corpus import (
         CorpusBackend,
         DocumentNotVisible,
-        EmbeddedIndex,
         SearchHit,
         check_as_of_equivalence,
         check_no_leakage,
-        read_jsonl_documents,
     )
+    from pastcast.corpus.embedded import EmbeddedIndex
+    from pastcast.corpus.sources import read_jsonl_documents
     from pastcast.cutoff import DayConvention, is_visible, parse_cutoff
     from pastcast.dataset import Dataset
     from pastcast.env import EnvConfig, Episode, ForecastEnv, check_env
@@ -118,7 +116,7 @@ _WHERE: dict[str, str] = {
     "DayConvention": "pastcast.cutoff",
     "Document": "pastcast.records",
     "DocumentNotVisible": "pastcast.corpus",
-    "EmbeddedIndex": "pastcast.corpus",
+    "EmbeddedIndex": "pastcast.corpus.embedded",
     "EnvConfig": "pastcast.env",
     "Episode": "pastcast.env",
     "EpisodeRecord": "pastcast.records",
@@ -153,7 +151,7 @@ _WHERE: dict[str, str] = {
     "list_agents": "pastcast.agents",
     "log_loss": "pastcast.scoring",
     "parse_cutoff": "pastcast.cutoff",
-    "read_jsonl_documents": "pastcast.corpus",
+    "read_jsonl_documents": "pastcast.corpus.sources",
     "read_run_log": "pastcast.runlog",
     "register_agent": "pastcast.agents",
     "run_benchmark": "pastcast.runner",
@@ -163,14 +161,4 @@ _WHERE: dict[str, str] = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    module = _WHERE.get(name)
-    if module is None:
-        raise AttributeError(f"module 'pastcast' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value  # later look-ups skip this function
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(__all__))
+__getattr__, __dir__ = lazy_exports(__name__, _WHERE)

@@ -10,6 +10,12 @@ converted, so a factory annotated with a record type receives the record. ``spec
 captures the same call as a ``ComponentSpec`` record, which a run log keeps so the component can
 be rebuilt.
 
+A factory may be registered by where it is, ``add(name, "package.module:attribute", **meta)``:
+its module is imported the first time the component is built, described or asked for its
+parameters, while its name and metadata are known at once. pastcast registers its own built-in
+components this way, so importing a registry imports none of them (``pastcast.corpus`` lists the
+``postgres`` backend without importing the database code).
+
 Third-party packages add components without editing pastcast through entry points: a package
 declares, in its ``pyproject.toml``,
 
@@ -28,6 +34,7 @@ registers never leaks into the next.
 
 from __future__ import annotations
 
+import importlib
 import inspect
 import re
 import threading
@@ -72,17 +79,50 @@ class ComponentSpec(Record):
 
 @dataclass(frozen=True)
 class Entry(Generic[T]):
-    """One registered factory with its metadata (``meta`` holds kind-specific fields)."""
+    """One registered factory with its metadata (``meta`` holds kind-specific fields).
+
+    ``target`` is the factory itself, or where it is, ``"package.module:attribute"``: imported the
+    first time ``factory`` (or the description, or the parameters) is read, so a registry lists
+    its built-in components and their metadata without importing them."""
 
     name: str
-    factory: Callable[..., T]
-    description: str = ""
+    target: Callable[..., T] | str
     meta: Mapping[str, Any] = field(default_factory=dict)
+    described: str | None = None
+    """The description given at registration; ``None``: the factory's docstring's first line."""
+    kind: str = "component"
+    _loaded: Callable[..., T] | None = field(default=None, init=False, repr=False, compare=False)
+
+    @property
+    def loaded(self) -> bool:
+        """Whether the factory is imported (always, unless registered by reference)."""
+        return not isinstance(self.target, str) or self._loaded is not None
+
+    @property
+    def factory(self) -> Callable[..., T]:
+        if not isinstance(self.target, str):
+            return self.target
+        if self._loaded is None:  # two threads may both import it: the same object either way
+            object.__setattr__(self, "_loaded", self._load(self.target))
+        assert self._loaded is not None
+        return self._loaded
+
+    def _load(self, reference: str) -> Callable[..., T]:
+        loaded = _load_reference(reference, f"{self.kind} {self.name!r}")
+        if not callable(loaded):
+            raise RegistryError(f"{self.kind} {self.name!r} ({reference}) is not callable")
+        factory: Callable[..., T] = loaded
+        return factory
+
+    @property
+    def description(self) -> str:
+        return self.described if self.described is not None else _first_doc_line(self.factory)
 
     def parameters(self) -> tuple[str, ...]:
         """The keyword arguments the factory accepts (empty for ``**kwargs`` factories)."""
+        factory = self.factory  # one that fails to load says so, not "no parameters"
         try:
-            sig = inspect.signature(self.factory)
+            sig = inspect.signature(factory)
         except (TypeError, ValueError):
             return ()
         return tuple(
@@ -90,6 +130,50 @@ class Entry(Generic[T]):
             for p in sig.parameters.values()
             if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)
         )
+
+
+def _load_reference(reference: str, what: str) -> Any:
+    """The object at ``reference`` (``"package.module:attribute"``), imported now; a failure is
+    a ``RegistryError`` naming ``what`` and the reference."""
+    module, _, attribute = reference.partition(":")
+    try:
+        loaded: Any = importlib.import_module(module)
+        for part in attribute.split("."):
+            loaded = getattr(loaded, part)
+    except Exception as exc:  # name the component, not just the import error
+        raise RegistryError(
+            f"{what} ({reference}) failed to load: {type(exc).__name__}: {exc}"
+        ) from exc
+    return loaded
+
+
+class _Meta(Mapping[str, Any]):
+    """An entry's metadata. A value under one of the registry's ``references`` keys may be given
+    as a reference, ``"package.module:attribute"`` (code that goes with a factory registered by
+    reference, such as an agent's call estimate): it is imported the first time it is read."""
+
+    def __init__(self, values: Mapping[str, Any], references: frozenset[str], what: str) -> None:
+        self._values = dict(values)
+        self._references = references
+        self._what = what
+
+    def __getitem__(self, key: str) -> Any:
+        value = self._values[key]
+        if key in self._references and isinstance(value, str):
+            value = _load_reference(value, f"{self._what} {key}")
+            self._values[key] = value  # two threads may both import it: the same object
+        return value
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._values)
+
+    def __len__(self) -> int:
+        return len(self._values)
+
+
+_REFERENCE = re.compile(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*:[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*")
+"""``package.module:attribute``: a factory registered by where it is (as an entry point names
+one)."""
 
 
 def _first_doc_line(obj: object) -> str:
@@ -171,13 +255,20 @@ class Registry(Generic[T]):
     """Named factories of one kind, extensible through the entry-point group ``group``."""
 
     def __init__(
-        self, kind: str, group: str | None = None, supplied: frozenset[str] = frozenset()
+        self,
+        kind: str,
+        group: str | None = None,
+        supplied: frozenset[str] = frozenset(),
+        references: frozenset[str] = frozenset(),
     ) -> None:
         self.kind = kind
         self.group = group if group is not None else f"pastcast.{kind}s"
         self.supplied = supplied
         """Parameters the caller fills in, never a user (an agent's run setting): left out of
         the accepted arguments an error lists."""
+        self.references = references
+        """Metadata keys whose value may be a reference ``"package.module:attribute"``, imported
+        when first read (code that goes with a factory registered by reference)."""
         self._entries: dict[str, Entry[T]] = {}
         self._from_entry_points: set[str] = set()
         self._plugins_loaded = False
@@ -215,18 +306,29 @@ class Registry(Generic[T]):
     def add(
         self,
         name: str,
-        factory: Callable[..., T],
+        factory: Callable[..., T] | str,
         *,
         description: str | None = None,
         replace: bool = False,
         **meta: Any,
     ) -> Entry[T]:
+        """Register ``factory`` under ``name``: the factory, or where it is
+        (``"package.module:attribute"``), imported when the component is first built, described
+        or asked for its parameters; its metadata is known at once (a value under one of the
+        ``references`` keys given as a reference is imported when first read)."""
         if not name or name != name.strip():
             raise RegistryError(f"{self.kind} name {name!r} is empty or padded with spaces")
+        references = [factory] + [v for k, v in meta.items() if k in self.references]
+        for reference in references:
+            if isinstance(reference, str) and not _REFERENCE.fullmatch(reference):
+                raise RegistryError(
+                    f"{self.kind} {name!r}: {reference!r} is not a reference "
+                    "'package.module:attribute'"
+                )
         if name in self._entries and not replace:
             raise RegistryError(f"{self.kind} {name!r} is already registered")
-        text = description if description is not None else _first_doc_line(factory)
-        entry = Entry(name, factory, text, dict(meta))
+        what = f"{self.kind} {name!r}"
+        entry = Entry(name, factory, _Meta(meta, self.references, what), description, self.kind)
         self._entries[name] = entry
         return entry
 
@@ -314,8 +416,9 @@ class Registry(Generic[T]):
         one-line ``RegistryError`` naming the argument: one the factory does not take, one it
         needs, or a value of the wrong type (with the type expected and the value given)."""
         entry = self.get(name)
+        factory = entry.factory  # one that fails to load is that error, not unchecked arguments
         try:
-            sig = inspect.signature(entry.factory)
+            sig = inspect.signature(factory)
         except (TypeError, ValueError):
             return dict(args)
         try:
@@ -323,7 +426,7 @@ class Registry(Generic[T]):
         except TypeError as exc:
             raise RegistryError(self._binding_problem(entry, sig, args, positional, exc)) from None
         out = dict(args)
-        adapters = self._checks_of(entry.factory).adapters
+        adapters = self._checks_of(factory).adapters
         for key, value in args.items():
             if key not in adapters:
                 continue

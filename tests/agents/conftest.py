@@ -8,7 +8,7 @@ import agent_scripts
 import pytest
 
 from pastcast.agents import clear_models
-from pastcast.corpus import EmbeddedIndex
+from pastcast.corpus.embedded import EmbeddedIndex
 from pastcast.world import World, build_world
 
 

@@ -21,7 +21,7 @@ from pastcast.agents import (
     prompts_for,
 )
 from pastcast.app import parse_agent_option
-from pastcast.corpus import EmbeddedIndex
+from pastcast.corpus.embedded import EmbeddedIndex
 from pastcast.runlog import AgentSpec, read_run_log
 from pastcast.runner import RunConfig, load_plan, run_benchmark
 from pastcast.world import World

@@ -23,7 +23,7 @@ from pastcast.agents import (
     prompts_for,
     register_agent,
 )
-from pastcast.corpus import EmbeddedIndex
+from pastcast.corpus.embedded import EmbeddedIndex
 from pastcast.runlog import read_run_log
 from pastcast.runner import ExperimentPlan, estimate_plan, run_benchmark
 from pastcast.world import World

@@ -9,7 +9,7 @@ import pytest
 from agent_scripts import Scripted, use
 
 from pastcast.agents import agent_spec
-from pastcast.corpus import EmbeddedIndex
+from pastcast.corpus.embedded import EmbeddedIndex
 from pastcast.env import EnvConfig, ForecastEnv, check_env
 from pastcast.runner import check_deterministic
 from pastcast.world import World

@@ -10,7 +10,7 @@ import pytest
 from agent_scripts import Scripted, answer, labels_of, title_of
 
 from pastcast.agents import ToolAgent, TwoStageAgent, TwoStageConfig
-from pastcast.corpus import EmbeddedIndex
+from pastcast.corpus.embedded import EmbeddedIndex
 from pastcast.env import EnvConfig, ForecastEnv
 from pastcast.models import ChatRequest, ContextLimits, ScriptedModel
 from pastcast.world import World

@@ -12,7 +12,7 @@ from typer.testing import CliRunner
 
 from pastcast.agents import agent_spec, prompts_for
 from pastcast.cli import app
-from pastcast.corpus import EmbeddedIndex
+from pastcast.corpus.embedded import EmbeddedIndex
 from pastcast.models import ChatRequest
 from pastcast.runner import RunConfig, run_benchmark
 from pastcast.world import World

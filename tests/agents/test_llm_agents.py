@@ -11,7 +11,7 @@ import pytest
 from agent_scripts import BUILT, Scripted, use
 
 from pastcast.agents import agent_spec, build_agent, prompts_for
-from pastcast.corpus import EmbeddedIndex
+from pastcast.corpus.embedded import EmbeddedIndex
 from pastcast.env import EnvConfig, ForecastEnv
 from pastcast.models import ChatRequest
 from pastcast.runlog import RunLog, read_run_log

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from pastcast.agents import agent_spec, clear_models, prompts_for
-from pastcast.corpus import EmbeddedIndex
+from pastcast.corpus.embedded import EmbeddedIndex
 from pastcast.models import ModelError
 from pastcast.models._local import smollm2_path
 from pastcast.records import FAILURE_REASONS

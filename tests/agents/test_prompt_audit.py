@@ -21,7 +21,7 @@ import pytest
 from agent_scripts import BUILT, Scripted, use
 
 from pastcast.agents import agent_spec, prompts_for
-from pastcast.corpus import EmbeddedIndex
+from pastcast.corpus.embedded import EmbeddedIndex
 from pastcast.models import ChatRequest
 from pastcast.records import Event, Message
 from pastcast.runlog import read_run_log

@@ -11,7 +11,7 @@ import pytest
 from agent_scripts import Scripted, labels_of, use
 
 from pastcast.agents import agent_spec, clear_models
-from pastcast.corpus import EmbeddedIndex
+from pastcast.corpus.embedded import EmbeddedIndex
 from pastcast.models import ChatRequest
 from pastcast.records import Forecast
 from pastcast.runlog import read_run_log

@@ -20,7 +20,7 @@ from pastcast.agents import (
     build_agent,
     prompts_for,
 )
-from pastcast.corpus import EmbeddedIndex
+from pastcast.corpus.embedded import EmbeddedIndex
 from pastcast.dataset import Dataset
 from pastcast.env import EnvConfig, Episode, ForecastEnv
 from pastcast.models import ChatRequest, ChatResponse, ScriptedModel, register_provider

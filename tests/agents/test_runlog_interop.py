@@ -21,7 +21,7 @@ from agent_scripts import Scripted, use
 from datasets import Features, load_dataset
 
 from pastcast.agents import agent_spec, prompts_for
-from pastcast.corpus import EmbeddedIndex
+from pastcast.corpus.embedded import EmbeddedIndex
 from pastcast.runlog import SCHEMA_VERSION, RunLog, header_path, read_run_log, step_schema
 from pastcast.runner import RunConfig, run_benchmark
 from pastcast.world import World

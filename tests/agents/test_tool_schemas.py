@@ -11,7 +11,7 @@ from agent_scripts import labels_of, title_of, use
 
 from pastcast.agents import ACTION_SCHEMA, action_schema, action_template, agent_spec, build_agent
 from pastcast.agents._tool_agent import present_form
-from pastcast.corpus import EmbeddedIndex
+from pastcast.corpus.embedded import EmbeddedIndex
 from pastcast.env import TOOLS, EnvConfig, ForecastEnv
 from pastcast.models import ChatRequest, ChatResponse
 from pastcast.records import RequestedToolCall

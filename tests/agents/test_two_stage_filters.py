@@ -6,7 +6,7 @@ from __future__ import annotations
 from agent_scripts import Scripted
 
 from pastcast.agents import TwoStageAgent, TwoStageConfig
-from pastcast.corpus import EmbeddedIndex
+from pastcast.corpus.embedded import EmbeddedIndex
 from pastcast.env import EnvConfig, ForecastEnv
 from pastcast.models import ScriptedModel
 from pastcast.world import World

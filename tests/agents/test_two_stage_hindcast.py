@@ -18,7 +18,7 @@ import pytest
 from agent_scripts import use
 
 from pastcast.agents import agent_spec, prompts_for
-from pastcast.corpus import EmbeddedIndex
+from pastcast.corpus.embedded import EmbeddedIndex
 from pastcast.dataset import Dataset
 from pastcast.models import ChatRequest
 from pastcast.records import Document, Event, Resolution, StepSpec

@@ -17,7 +17,7 @@ from typer.testing import CliRunner
 
 from pastcast.app import dashboard
 from pastcast.cli import app
-from pastcast.corpus import EmbeddedIndex
+from pastcast.corpus.embedded import EmbeddedIndex
 from pastcast.models import ScriptedModel, providers, register_provider
 from pastcast.records import Document
 

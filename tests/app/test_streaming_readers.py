@@ -30,7 +30,7 @@ from pastcast.app import (
     recoveries,
 )
 from pastcast.audit import Finding, audit_retrievals, audit_run, calibration_items
-from pastcast.corpus import EmbeddedIndex
+from pastcast.corpus.embedded import EmbeddedIndex
 from pastcast.curate import Judge
 from pastcast.dataset import Dataset
 from pastcast.models import resolve_model

@@ -15,6 +15,7 @@ from live_fakes import FakePolymarket, LateStory, ManualClock, fake_markets, rss
 
 from pastcast.app import arena_live
 from pastcast.arena import find_foundry_tool, load_state, read_results, verify_ledger
+from pastcast.owned import mark
 from pastcast.runlog import read_run_log
 
 needs_evm()
@@ -659,6 +660,7 @@ def test_a_live_plan_on_a_node_of_another_chain_is_refused_naming_the_field(
     with local_node(chain_id=4242) as node:
         plan = write_plan(tmp_path, "http://127.0.0.1:9", None, backend="evm", rpc_url=node.url)
         (tmp_path / "live").mkdir()
+        mark(tmp_path / "live", "arena-live")  # an earlier run's folder
         nowhere = "0x" + "22" * 20
         record = {"chain_id": 31337, "contracts": {"ReputationRegistry": nowhere}}
         deployment = tmp_path / "live" / "deployment.json"

@@ -19,7 +19,8 @@ from pastcast.audit import (
     permutation_null,
 )
 from pastcast.dataset import Dataset
-from pastcast.markets import build_dataset, collected_at, make_schedule, read_forecastbench
+from pastcast.markets import build_dataset, make_schedule
+from pastcast.markets.sources import collected_at, read_forecastbench
 from pastcast.records import Event, Resolution, StepSpec
 from pastcast.world import build_world
 

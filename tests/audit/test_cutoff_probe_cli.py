@@ -14,7 +14,7 @@ from typer.testing import CliRunner
 
 from _probe_corpus import probe_corpus
 from pastcast.cli import app
-from pastcast.corpus import EmbeddedIndex
+from pastcast.corpus.embedded import EmbeddedIndex
 from pastcast.models import (
     MEASURED_CUTOFFS_ENV,
     ChatRequest,

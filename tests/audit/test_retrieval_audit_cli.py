@@ -12,7 +12,7 @@ from typer.testing import CliRunner
 from pastcast.agents import agent_spec
 from pastcast.audit import read_retrieval_audit, served_documents
 from pastcast.cli import app
-from pastcast.corpus import EmbeddedIndex
+from pastcast.corpus.embedded import EmbeddedIndex
 from pastcast.runlog import read_run_log
 from pastcast.runner import RunConfig, run_benchmark
 from pastcast.world import build_world

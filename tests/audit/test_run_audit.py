@@ -14,7 +14,8 @@ from typer.testing import CliRunner
 from pastcast.agents import agent_spec
 from pastcast.audit import RunAudit, audit_run
 from pastcast.cli import app
-from pastcast.corpus import CorpusBackend, EmbeddedIndex
+from pastcast.corpus import CorpusBackend
+from pastcast.corpus.embedded import EmbeddedIndex
 from pastcast.corpus.sources import ContentScreen
 from pastcast.dataset import Dataset
 from pastcast.runlog import header_path, read_run_log, read_step_columns

@@ -9,7 +9,8 @@ from datetime import UTC, datetime, timedelta
 
 import numpy as np
 
-from pastcast.corpus import embedders, tokenize
+from pastcast.corpus import tokenize
+from pastcast.corpus.dense import embedders
 from pastcast.records import Document
 
 WORDS = [f"w{i}" for i in range(40)] + ["election", "ceasefire", "tariff", "merger", "storm"]

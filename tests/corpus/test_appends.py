@@ -24,14 +24,13 @@ from typer.testing import CliRunner
 from pastcast.app import AppError, append_corpus, build_corpus
 from pastcast.cli import app
 from pastcast.corpus import (
-    EmbeddedIndex,
     adversarial_cutoffs,
     check_as_of_equivalence,
     check_no_leakage,
     check_thread_lookups,
 )
+from pastcast.corpus.embedded import EmbeddedIndex, shard_statistics
 from pastcast.corpus.embedded import _partitioned as partitioned
-from pastcast.corpus.embedded import shard_statistics
 from pastcast.records import Document
 
 SRC = str(Path(__file__).resolve().parents[2] / "src")
@@ -236,7 +235,8 @@ def slow(*args, **kw):  # an append slow enough to be killed between two partiti
     open(sys.argv[3], "a").write("saved\\n")
     time.sleep(30)
 part.save_arrays = slow
-from pastcast.corpus import EmbeddedIndex, read_jsonl_documents
+from pastcast.corpus.embedded import EmbeddedIndex
+from pastcast.corpus.sources import read_jsonl_documents
 EmbeddedIndex.append(read_jsonl_documents(sys.argv[1]), sys.argv[2], workers=1)
 """
 

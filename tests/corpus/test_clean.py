@@ -3,7 +3,7 @@ from __future__ import annotations
 import random
 from datetime import UTC, datetime
 
-from pastcast.corpus import (
+from pastcast.corpus.sources import (
     CleanReport,
     RawPage,
     canonical_url,

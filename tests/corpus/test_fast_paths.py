@@ -16,9 +16,10 @@ from corpus_synth import WORDS, make_docs, with_threads
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pastcast.corpus import EmbeddedIndex, tokenize
+from pastcast.corpus import tokenize
 from pastcast.corpus._protocol import SearchHit, known_valid_hit
 from pastcast.corpus._text import _first_match, _first_match_by_word, tokenize_utf8
+from pastcast.corpus.embedded import EmbeddedIndex
 from pastcast.corpus.embedded._bm25 import K1, B, _as_of_slices, _score_partition, top_with_ties
 from pastcast.corpus.embedded._kernel import block_top_k
 from pastcast.corpus.embedded._maps import DocMaps

@@ -11,13 +11,8 @@ from corpus_synth import START, WORDS, make_docs
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pastcast.corpus import (
-    CorpusBackend,
-    DocumentNotVisible,
-    EmbeddedIndex,
-    check_as_of_equivalence,
-    tokenize,
-)
+from pastcast.corpus import CorpusBackend, DocumentNotVisible, check_as_of_equivalence, tokenize
+from pastcast.corpus.embedded import EmbeddedIndex
 from pastcast.records import Document
 
 

@@ -6,7 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from pastcast.corpus import DocumentFormatError, EmbeddedIndex, LoadReport, read_jsonl_documents
+from pastcast.corpus.embedded import EmbeddedIndex
+from pastcast.corpus.sources import DocumentFormatError, LoadReport, read_jsonl_documents
 
 
 def write(path: Path, lines: list[object]) -> Path:

@@ -21,10 +21,8 @@ import pytest
 from corpus_synth import HashEmbedder, make_docs, with_threads
 
 from pastcast.corpus import (
-    EmbeddedIndex,
     LeakageReport,
     OpenedCorpus,
-    PostgresBackend,
     ThreadedBackend,
     adversarial_cutoffs,
     backends,
@@ -34,6 +32,8 @@ from pastcast.corpus import (
     check_thread_lookups,
     open_backend,
 )
+from pastcast.corpus.embedded import EmbeddedIndex
+from pastcast.corpus.postgres import PostgresBackend
 from pastcast.records import Document
 from pastcast.registry import Entry
 

@@ -14,19 +14,17 @@ from corpus_synth import START, make_docs
 from pastcast.corpus import (
     CorpusIdentity,
     CorpusOpenError,
-    DenseIndex,
-    EmbeddedIndex,
-    HybridIndex,
     OpenedCorpus,
-    PostgresBackend,
     content_digest,
     corpus_identity,
     open_backend,
     redact_url,
     retrieval_modes,
+    split_schema,
 )
-from pastcast.corpus.embedded import build_arrays, save_arrays
-from pastcast.corpus.postgres import split_schema
+from pastcast.corpus.dense import DenseIndex, HybridIndex
+from pastcast.corpus.embedded import EmbeddedIndex, build_arrays, save_arrays
+from pastcast.corpus.postgres import PostgresBackend
 from pastcast.records import Document
 
 DOCS = make_docs(80, seed=3, span_days=70)  # three months

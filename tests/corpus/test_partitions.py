@@ -16,7 +16,8 @@ import numpy as np
 import pytest
 from corpus_synth import WORDS, make_docs
 
-from pastcast.corpus import EmbeddedIndex, check_as_of_equivalence
+from pastcast.corpus import check_as_of_equivalence
+from pastcast.corpus.embedded import EmbeddedIndex
 from pastcast.corpus.embedded import _partitioned as partitioned
 from pastcast.corpus.embedded._arrays import IndexArrays, build_arrays, save_arrays
 from pastcast.corpus.embedded._blocks import BLOCK_DOCS

@@ -10,7 +10,7 @@ from test_corpus_cli import DOCS
 from typer.testing import CliRunner
 
 from pastcast.cli._app import app
-from pastcast.corpus import PostgresBackend
+from pastcast.corpus.postgres import PostgresBackend
 
 runner = CliRunner()
 

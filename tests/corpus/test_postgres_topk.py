@@ -14,7 +14,9 @@ from corpus_synth import WORDS, make_docs
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from pastcast.corpus import EmbeddedIndex, PostgresBackend, adversarial_cutoffs, tokenize
+from pastcast.corpus import adversarial_cutoffs, tokenize
+from pastcast.corpus.embedded import EmbeddedIndex
+from pastcast.corpus.postgres import PostgresBackend
 from pastcast.corpus.postgres._sql import (
     CANDIDATE_SQL,
     impact_expression,

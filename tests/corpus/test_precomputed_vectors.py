@@ -18,11 +18,16 @@ import pytest
 from corpus_synth import START, HashEmbedder, make_docs
 from embedding_server import embedding_server
 
-from pastcast.corpus import CorpusOpenError, EmbeddedIndex, EmbeddingError, open_backend
+from pastcast.corpus import CorpusOpenError, open_backend
+from pastcast.corpus.dense import EmbeddingError
+from pastcast.corpus.embedded import EmbeddedIndex
 
 faiss = pytest.importorskip("faiss")
-from pastcast.corpus import DenseIndex  # noqa: E402
-from pastcast.corpus.dense import embedding_text, load_vectors  # noqa: E402
+from pastcast.corpus.dense import (  # noqa: E402
+    DenseIndex,
+    embedding_text,
+    load_vectors,
+)
 
 CUTOFF = START + timedelta(days=45)
 

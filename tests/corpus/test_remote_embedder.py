@@ -24,18 +24,18 @@ import pytest
 from corpus_synth import START, make_docs
 from embedding_server import Reply, embedding_server, vector_of
 
-from pastcast.corpus import (
-    CorpusOpenError,
-    EmbeddedIndex,
-    QueryModelMismatch,
-    open_backend,
-    resolve_embedder,
-)
+from pastcast.corpus import CorpusOpenError, open_backend
+from pastcast.corpus.dense import QueryModelMismatch, resolve_embedder
+from pastcast.corpus.embedded import EmbeddedIndex
 from pastcast.retrying import ProviderFailure, RetryPolicy
 
 faiss = pytest.importorskip("faiss")
-from pastcast.corpus import DenseIndex  # noqa: E402
-from pastcast.corpus.dense import RemoteEmbedder, embedding_text, stored_batches  # noqa: E402
+from pastcast.corpus.dense import (  # noqa: E402
+    DenseIndex,
+    RemoteEmbedder,
+    embedding_text,
+    stored_batches,
+)
 
 FAST = RetryPolicy(max_retries=8, base_delay_s=0.001, max_delay_s=0.01)
 
@@ -155,8 +155,8 @@ def test_a_checkpoint_that_cannot_be_written_stops_the_job(
 _CHILD = """
 import sys
 sys.path[:0] = {paths!r}
-from pastcast.corpus import EmbeddedIndex
 from pastcast.corpus.dense import DenseIndex, RemoteEmbedder
+from pastcast.corpus.embedded import EmbeddedIndex
 embedder = RemoteEmbedder("test-model", base_url={url!r}, batch_size=16, concurrency=2)
 DenseIndex(EmbeddedIndex.open({index!r}), embedder)
 """

@@ -175,7 +175,7 @@ def test_news_counts_from_an_index_or_a_database(tmp_path: Path, pg_url: str) ->
 
 def test_run_benchmark_records_the_backend_identity_or_the_one_given(tmp_path: Path) -> None:
     from pastcast.agents import agent_spec
-    from pastcast.corpus import EmbeddedIndex
+    from pastcast.corpus.embedded import EmbeddedIndex
     from pastcast.runner import RunConfig, run_benchmark
 
     world = build_world(0)

@@ -21,11 +21,11 @@ from pastcast.app import AppError, build_corpus
 from pastcast.corpus import (
     BuildReport,
     DocumentNotVisible,
-    EmbeddedIndex,
     adversarial_cutoffs,
     check_thread_lookups,
-    read_jsonl_documents,
 )
+from pastcast.corpus.embedded import EmbeddedIndex
+from pastcast.corpus.sources import read_jsonl_documents
 from pastcast.records import Document
 
 SRC = str(Path(__file__).resolve().parents[2] / "src")
@@ -74,7 +74,8 @@ def slow(*args, **kw):  # a build slow enough to be killed between two partition
     real(*args, **kw)
     time.sleep(0.4)
 part.save_arrays = slow
-from pastcast.corpus import EmbeddedIndex, read_jsonl_documents
+from pastcast.corpus.embedded import EmbeddedIndex
+from pastcast.corpus.sources import read_jsonl_documents
 EmbeddedIndex.build(read_jsonl_documents(sys.argv[1]), sys.argv[2], workers=1)
 """
 
@@ -179,7 +180,7 @@ def test_a_malformed_source_row_names_its_file_line_and_field(tmp_path: Path) ->
 _MEASURE = """
 import resource, sys
 from datetime import UTC, datetime, timedelta
-from pastcast.corpus import EmbeddedIndex
+from pastcast.corpus.embedded import EmbeddedIndex
 from pastcast.records import Document
 
 def docs(n, months):

@@ -12,13 +12,8 @@ import pytest
 from corpus_synth import make_docs, with_threads
 from pydantic import ValidationError
 
-from pastcast.corpus import (
-    DocumentNotVisible,
-    EmbeddedIndex,
-    SearchFilter,
-    SearchHit,
-    check_search_filters,
-)
+from pastcast.corpus import DocumentNotVisible, SearchFilter, SearchHit, check_search_filters
+from pastcast.corpus.embedded import EmbeddedIndex
 from pastcast.records import Document
 
 DOCS = with_threads(make_docs(200, seed=31), seed=31)

@@ -15,12 +15,11 @@ from corpus_synth import WORDS, make_docs
 from pastcast.corpus import (
     CorpusOpenError,
     DocumentNotVisible,
-    EmbeddedIndex,
     SearchFilter,
     adversarial_cutoffs,
     open_backend,
 )
-from pastcast.corpus.embedded import index_months
+from pastcast.corpus.embedded import EmbeddedIndex, index_months
 from pastcast.corpus.sharded import ShardedCorpus, parse_spec, plan_shards
 from pastcast.records import Document
 

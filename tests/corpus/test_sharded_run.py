@@ -8,7 +8,8 @@ from pathlib import Path
 import pytest
 
 from pastcast.agents import agent_spec
-from pastcast.corpus import EmbeddedIndex, open_backend
+from pastcast.corpus import open_backend
+from pastcast.corpus.embedded import EmbeddedIndex
 from pastcast.corpus.sharded import ShardedCorpus
 from pastcast.runlog import read_run_log
 from pastcast.runner import CorpusRef, RunConfig, run_benchmark

@@ -11,7 +11,7 @@ import pytest
 from typer.testing import CliRunner
 
 from pastcast.cli._app import app
-from pastcast.corpus import EmbeddedIndex
+from pastcast.corpus.embedded import EmbeddedIndex
 from pastcast.corpus.sources import allow_sources, open_source, read_allow_list
 from pastcast.cutoff import parse_cutoff
 

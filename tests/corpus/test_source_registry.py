@@ -11,7 +11,7 @@ import pytest
 from typer.testing import CliRunner
 
 from pastcast.cli import app
-from pastcast.corpus import EmbeddedIndex
+from pastcast.corpus.embedded import EmbeddedIndex
 from pastcast.corpus.sources import SourceRun, SourceUnavailable, open_source, sources
 from pastcast.records import Document
 from pastcast.registry import Registry, RegistryError

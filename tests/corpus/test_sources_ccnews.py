@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from pastcast.corpus import CCNewsReport, read_ccnews
+from pastcast.corpus.sources import CCNewsReport, read_ccnews
 from pastcast.corpus.sources._htmlmeta import parse_html
 
 

@@ -12,7 +12,7 @@ import pytest
 from typer.testing import CliRunner
 
 from pastcast.cli._app import app
-from pastcast.corpus import EmbeddedIndex
+from pastcast.corpus.embedded import EmbeddedIndex
 
 runner = CliRunner()
 T = 1_714_521_600  # 2024-05-01 00:00 UTC

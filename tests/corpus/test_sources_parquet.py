@@ -10,7 +10,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from pastcast.corpus import ArticleTableError, ArticleTableReport, read_article_table
+from pastcast.corpus.sources import ArticleTableError, ArticleTableReport, read_article_table
 
 
 def row(i: int, **kw: Any) -> dict[str, Any]:

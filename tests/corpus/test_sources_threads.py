@@ -10,7 +10,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pastcast.corpus import DocumentNotVisible, EmbeddedIndex, ThreadedBackend
+from pastcast.corpus import DocumentNotVisible, ThreadedBackend
+from pastcast.corpus.embedded import EmbeddedIndex
 from pastcast.records import Document
 
 T0 = datetime(2024, 1, 31, 12, tzinfo=UTC)

@@ -12,14 +12,15 @@ import pytest
 pytest.importorskip("torch")
 pytest.importorskip("transformers")
 
-from pastcast.corpus import (
+from pastcast.corpus.dense import (
     STATIC_EMBEDDER,
     DenseIndex,
-    EmbeddedIndex,
     StaticEmbedder,
+    cache_root,
+    distill_static,
     embedders,
 )
-from pastcast.corpus.dense import cache_root, distill_static
+from pastcast.corpus.embedded import EmbeddedIndex
 from pastcast.records import Document
 
 WORDS = ["rocket", "launch", "orbit", "election", "vote", "ballot", "storm", "rain", "flood"]

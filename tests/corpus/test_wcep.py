@@ -10,7 +10,9 @@ import yaml
 from typer.testing import CliRunner
 
 from pastcast.cli._app import app
-from pastcast.corpus import EmbeddedIndex, WcepReport, check_no_leakage, read_wcep
+from pastcast.corpus import check_no_leakage
+from pastcast.corpus.embedded import EmbeddedIndex
+from pastcast.corpus.sources import WcepReport, read_wcep
 from pastcast.corpus.sources._hindsight import later_date_mention
 
 NEWS = "Ministers agree on a new budget framework after long talks. (Reuters)"

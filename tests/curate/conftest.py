@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from curate_judges import world_judge
 
-from pastcast.corpus import EmbeddedIndex
+from pastcast.corpus.embedded import EmbeddedIndex
 from pastcast.models import ScriptedModel, providers, register_provider
 from pastcast.world import World, build_world
 

@@ -15,7 +15,7 @@ from curate_judges import world_judge
 from typer.testing import CliRunner
 
 from pastcast.cli import app
-from pastcast.corpus import EmbeddedIndex
+from pastcast.corpus.embedded import EmbeddedIndex
 from pastcast.curate import CoverageProbe, CurationConfig, Judge, Retriever, curate_dataset
 from pastcast.dataset import Dataset, read_metadata
 from pastcast.models import ChatRequest, ScriptedModel

@@ -12,7 +12,7 @@ from typer.testing import CliRunner
 
 from pastcast.agents import agent_spec
 from pastcast.cli import app
-from pastcast.corpus import EmbeddedIndex
+from pastcast.corpus.embedded import EmbeddedIndex
 from pastcast.curate import (
     EventCuration,
     Judgement,

@@ -18,7 +18,7 @@ from typer.testing import CliRunner
 from pastcast.agents import agent_spec
 from pastcast.audit import audit_run
 from pastcast.cli import app
-from pastcast.corpus import EmbeddedIndex
+from pastcast.corpus.embedded import EmbeddedIndex
 from pastcast.dataset import Dataset, load_dataset, save_dataset
 from pastcast.models import ChatRequest, ScriptedModel, providers, register_provider
 from pastcast.runlog import RunLog, read_run_log

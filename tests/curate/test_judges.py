@@ -13,7 +13,8 @@ import pytest
 from curate_judges import world_judge
 
 from pastcast.agents import list_prompts, load_prompt
-from pastcast.corpus import EmbeddedIndex, SearchHit
+from pastcast.corpus import SearchHit
+from pastcast.corpus.embedded import EmbeddedIndex
 from pastcast.curate import (
     CurationConfig,
     Judge,

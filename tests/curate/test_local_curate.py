@@ -17,10 +17,12 @@ import pytest
 from typer.testing import CliRunner
 
 from pastcast.cli import app
-from pastcast.corpus import EmbeddedIndex, read_wcep
+from pastcast.corpus.embedded import EmbeddedIndex
+from pastcast.corpus.sources import read_wcep
 from pastcast.curate import Judgement, read_curation
 from pastcast.dataset import Dataset, load_dataset, save_dataset
-from pastcast.markets import build_dataset, make_schedule, read_forecastbench
+from pastcast.markets import build_dataset, make_schedule
+from pastcast.markets.sources import read_forecastbench
 from pastcast.models import ModelError
 from pastcast.models._local import smollm2_path
 

@@ -21,10 +21,15 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pastcast.corpus import DocumentFormatError, LoadReport, read_jsonl_documents
+from pastcast.corpus.sources import DocumentFormatError, LoadReport, read_jsonl_documents
 from pastcast.dataset import DatasetFormatError
-from pastcast.markets import ForecastBenchError, load_release, read_forecastbench
-from pastcast.markets.sources import PolymarketError, build_event
+from pastcast.markets.sources import (
+    ForecastBenchError,
+    PolymarketError,
+    build_event,
+    load_release,
+    read_forecastbench,
+)
 
 FIXTURES = Path(__file__).parents[1] / "markets" / "fixtures"
 

@@ -16,7 +16,7 @@ import pytest
 
 from _tiny import ListBackend, tiny_dataset, tiny_documents
 from pastcast.agents import agent_spec
-from pastcast.corpus import EmbeddedIndex
+from pastcast.corpus.embedded import EmbeddedIndex
 from pastcast.records import Document
 from pastcast.runlog import RunHeader, RunLogError, RunLogWriter, header_path, read_run_log
 from pastcast.runner import RunConfig, run_benchmark

@@ -11,7 +11,7 @@ from typer.testing import CliRunner
 
 from _tiny import tiny_dataset
 from pastcast.cli import app
-from pastcast.corpus import EmbeddedIndex
+from pastcast.corpus.embedded import EmbeddedIndex
 from pastcast.dataset import save_dataset
 from pastcast.records import Document
 

@@ -16,13 +16,8 @@ from typer.testing import CliRunner
 
 from pastcast.arena import ClobMarket, ClobPrices, read_results
 from pastcast.cli._app import app
-from pastcast.markets import (
-    ClobCache,
-    DojoSchedule,
-    PolymarketClient,
-    PolymarketError,
-    build_dataset,
-)
+from pastcast.markets import DojoSchedule, build_dataset
+from pastcast.markets.sources import ClobCache, PolymarketClient, PolymarketError
 
 D = datetime(2025, 6, 10, 16, 0, tzinfo=UTC)
 DT = int(D.timestamp())

@@ -12,7 +12,7 @@ from markets_factories import at
 from typer.testing import CliRunner
 
 from pastcast.cli._app import app
-from pastcast.corpus import EmbeddedIndex
+from pastcast.corpus.embedded import EmbeddedIndex
 from pastcast.dataset import Dataset, save_dataset, with_content_id
 from pastcast.markets import corpus_days, step_coverage
 from pastcast.records import Document, Event, Resolution, StepSpec

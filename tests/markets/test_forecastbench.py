@@ -15,7 +15,12 @@ from typer.testing import CliRunner
 from pastcast.cli._app import app
 from pastcast.cutoff import last_complete_day
 from pastcast.dataset import load_dataset
-from pastcast.markets import ForecastBenchError, download_files, html_to_text, read_forecastbench
+from pastcast.markets.sources import (
+    ForecastBenchError,
+    download_files,
+    html_to_text,
+    read_forecastbench,
+)
 
 FIXTURES = Path(__file__).parent / "fixtures"
 

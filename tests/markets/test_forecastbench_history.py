@@ -15,13 +15,8 @@ from typer.testing import CliRunner
 from pastcast.cli._app import app
 from pastcast.cutoff import last_complete_day
 from pastcast.dataset import load_dataset
-from pastcast.markets import (
-    HISTORY_REPO_HINT,
-    ForecastBenchError,
-    build_dataset,
-    make_schedule,
-    read_forecastbench,
-)
+from pastcast.markets import build_dataset, make_schedule
+from pastcast.markets.sources import HISTORY_REPO_HINT, ForecastBenchError, read_forecastbench
 
 pytestmark = pytest.mark.slow
 

@@ -15,7 +15,7 @@ from typer.testing import CliRunner
 
 from pastcast.cli import app
 from pastcast.dataset import DatasetFormatError
-from pastcast.markets import ForecastBenchError, load_release, read_forecastbench
+from pastcast.markets.sources import ForecastBenchError, load_release, read_forecastbench
 
 FIXTURES = Path(__file__).parent / "fixtures"
 BEFORE_OPEN_NOTE = "forecast dates before the question opened, dropped"

@@ -1,6 +1,6 @@
 from datetime import UTC, date, datetime
 
-from pastcast.corpus import EmbeddedIndex
+from pastcast.corpus.embedded import EmbeddedIndex
 from pastcast.markets._news import daily_news_counts
 from pastcast.records import Document
 

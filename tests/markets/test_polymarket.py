@@ -15,15 +15,8 @@ from typer.testing import CliRunner
 from pastcast.cli._app import app
 from pastcast.cutoff import last_complete_day
 from pastcast.dataset import load_dataset
-from pastcast.markets import (
-    DayActivity,
-    DojoSchedule,
-    FilterConfig,
-    PolymarketClient,
-    PolymarketError,
-    build_dataset,
-    fetch_histories,
-)
+from pastcast.markets import DayActivity, DojoSchedule, FilterConfig, build_dataset
+from pastcast.markets.sources import PolymarketClient, PolymarketError, fetch_histories
 
 
 def _ts(s: str) -> int:

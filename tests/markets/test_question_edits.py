@@ -17,8 +17,8 @@ from markets_factories import at, binary
 from pastcast.agents import NoToolsAgent
 from pastcast.dataset import Dataset, body_as_of, find_edits
 from pastcast.env import ForecastEnv
-from pastcast.markets import MarketHistory, build_dataset, make_schedule, read_text_versions
-from pastcast.markets.sources import build_event
+from pastcast.markets import MarketHistory, build_dataset, make_schedule
+from pastcast.markets.sources import build_event, read_text_versions
 from pastcast.models import ScriptedModel
 from pastcast.records import StepSpec
 
@@ -241,7 +241,7 @@ def test_a_release_shortens_its_texts_before_their_first_undated_or_later_note(
 
     from release_factories import release_row, write_release
 
-    from pastcast.markets import load_release
+    from pastcast.markets.sources import load_release
 
     rows = [
         release_row("u", body="Resolves Yes if so.\n\nEdit: beta counts too."),

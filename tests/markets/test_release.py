@@ -12,7 +12,7 @@ from release_factories import write_release as _write
 
 from pastcast.cutoff import DayConvention
 from pastcast.dataset import DatasetFormatError
-from pastcast.markets import load_release
+from pastcast.markets.sources import load_release
 
 
 def test_binary_and_multi_neg_risk_rows(tmp_path: Path) -> None:

@@ -13,13 +13,8 @@ from markets_factories import at, binary
 from pastcast.audit import audit_construction
 from pastcast.dataset import Dataset, load_dataset, save_dataset, with_content_id
 from pastcast.env import ForecastEnv, check_env
-from pastcast.markets import (
-    build_dataset,
-    collected_at,
-    make_schedule,
-    read_forecastbench,
-    read_text_versions,
-)
+from pastcast.markets import build_dataset, make_schedule
+from pastcast.markets.sources import collected_at, read_forecastbench, read_text_versions
 from pastcast.records import StepSpec, TextVersion
 
 

@@ -18,7 +18,7 @@ from scale_world import outcomes, synthetic_backend, synthetic_dataset
 from scripted_provider import ProviderState
 
 from pastcast.app import open_dataset
-from pastcast.corpus import EmbeddedIndex
+from pastcast.corpus.embedded import EmbeddedIndex
 from pastcast.dataset import save_dataset
 from pastcast.runlog import RunLogWriter, read_run_log
 from pastcast.runner import load_plan, run_benchmark

@@ -15,7 +15,7 @@ import pytest
 from scoring_builders import make_step
 
 from pastcast.agents import agent_spec
-from pastcast.corpus import EmbeddedIndex
+from pastcast.corpus.embedded import EmbeddedIndex
 from pastcast.records import EpisodeRecord, Notebook
 from pastcast.runlog import StepRecord, records_table
 from pastcast.runner import RunConfig, run_benchmark

@@ -10,7 +10,7 @@ import pytest
 import train_scripts  # noqa: F401  (registers the train-test model provider)
 
 from pastcast.agents import agent_spec, clear_models
-from pastcast.corpus import EmbeddedIndex
+from pastcast.corpus.embedded import EmbeddedIndex
 from pastcast.dataset import Dataset
 from pastcast.runlog import RunLog, read_run_log
 from pastcast.runner import RunConfig, run_benchmark

@@ -12,7 +12,8 @@ from typer.testing import CliRunner
 
 from pastcast.app import open_dataset, shared_replay
 from pastcast.cli import app
-from pastcast.corpus import EmbeddedIndex, content_digest
+from pastcast.corpus import content_digest
+from pastcast.corpus.embedded import EmbeddedIndex
 from pastcast.world import WorldConfig, build_world, is_world_spec, parse_world_spec
 
 runner = CliRunner()

@@ -1,12 +1,15 @@
 """Agents: the contract, the registry (``agents``), baselines, the heuristic research agent and the
 model-driven agents (no-tools, tool agent, two-stage), their request settings (``Decoding``) and
 call estimates (``CallEstimate``), and agents behind a process boundary (``isolated``,
-``external``: ``pastcast.agents.isolated``)."""
+``external``: ``pastcast.agents.isolated``).
 
-from pastcast.agents import (
-    _lexical,  # noqa: F401  (registers the offline lexical model)
-    _model_agents,  # noqa: F401  (registers the model-driven agents)
-)
+The package imports the contract, the registry and its helpers; each agent's module is imported
+when the agent is first built (the built-in agents are registered by reference, ``_builtin``) or
+when one of its names below is first used."""
+
+from __future__ import annotations
+
+from pastcast.agents import _builtin  # noqa: F401  (registers the built-in agents)
 from pastcast.agents._answer import Decoding
 from pastcast.agents._base import (
     Agent,
@@ -22,26 +25,29 @@ from pastcast.agents._base import (
     prompts_for,
     register_agent,
 )
-from pastcast.agents._baselines import RandomAgent, UniformAgent, random_draws
 from pastcast.agents._calls import CallContext, CallEstimate, CallEstimator
-from pastcast.agents._heuristic import HeuristicResearchAgent
 from pastcast.agents._llm_registry import agent_model, clear_models, load_models
-from pastcast.agents._model_agents import HINDCAST_TWO_STAGE
-from pastcast.agents._no_tools import NoToolsAgent
-from pastcast.agents._notebook import check_notebook, parse_notebook
 from pastcast.agents._parsing import parse_forecast, reparse_forecast
 from pastcast.agents._prompts import list_prompts, load_prompt, prompt_registry
-from pastcast.agents._rescore import normalize_step_labels
-from pastcast.agents._round_agent import HISTORY_DAYS, ROUND_TOOLS, RoundBenchmarkAgent
-from pastcast.agents._tool_agent import (
-    ACTION_SCHEMA,
-    ToolAgent,
-    action_schema,
-    action_template,
-    research_prompt,
-)
-from pastcast.agents._two_stage import TwoStageAgent, TwoStageConfig
-from pastcast.agents.isolated import AgentProcessError
+from pastcast.lazy import lazy_exports
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from pastcast.agents._baselines import RandomAgent, UniformAgent, random_draws
+    from pastcast.agents._heuristic import HeuristicResearchAgent
+    from pastcast.agents._model_agents import HINDCAST_TWO_STAGE
+    from pastcast.agents._no_tools import NoToolsAgent
+    from pastcast.agents._notebook import check_notebook, parse_notebook
+    from pastcast.agents._rescore import normalize_step_labels
+    from pastcast.agents._round_agent import HISTORY_DAYS, ROUND_TOOLS, RoundBenchmarkAgent
+    from pastcast.agents._tool_agent import (
+        ACTION_SCHEMA,
+        ToolAgent,
+        action_schema,
+        action_template,
+        research_prompt,
+    )
+    from pastcast.agents._two_stage import TwoStageAgent, TwoStageConfig
 
 __all__ = [
     "ACTION_SCHEMA",
@@ -50,7 +56,6 @@ __all__ = [
     "ROUND_TOOLS",
     "Agent",
     "AgentInfo",
-    "AgentProcessError",
     "CallContext",
     "CallEstimate",
     "CallEstimator",
@@ -89,3 +94,27 @@ __all__ = [
     "reparse_forecast",
     "research_prompt",
 ]
+
+_WHERE: dict[str, str] = {
+    "ACTION_SCHEMA": "pastcast.agents._tool_agent",
+    "HINDCAST_TWO_STAGE": "pastcast.agents._model_agents",
+    "HISTORY_DAYS": "pastcast.agents._round_agent",
+    "HeuristicResearchAgent": "pastcast.agents._heuristic",
+    "NoToolsAgent": "pastcast.agents._no_tools",
+    "ROUND_TOOLS": "pastcast.agents._round_agent",
+    "RandomAgent": "pastcast.agents._baselines",
+    "RoundBenchmarkAgent": "pastcast.agents._round_agent",
+    "ToolAgent": "pastcast.agents._tool_agent",
+    "TwoStageAgent": "pastcast.agents._two_stage",
+    "TwoStageConfig": "pastcast.agents._two_stage",
+    "UniformAgent": "pastcast.agents._baselines",
+    "action_schema": "pastcast.agents._tool_agent",
+    "action_template": "pastcast.agents._tool_agent",
+    "check_notebook": "pastcast.agents._notebook",
+    "normalize_step_labels": "pastcast.agents._rescore",
+    "parse_notebook": "pastcast.agents._notebook",
+    "random_draws": "pastcast.agents._baselines",
+    "research_prompt": "pastcast.agents._tool_agent",
+}
+
+__getattr__, __dir__ = lazy_exports(__name__, _WHERE)

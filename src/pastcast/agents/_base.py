@@ -33,6 +33,7 @@ __all__ = [
     "RoundAgent",
     "agent_args",
     "agent_info",
+    "agent_meta",
     "agent_spec",
     "agents",
     "build_agent",
@@ -59,8 +60,11 @@ class RoundAgent(Agent, Protocol):
     def forecast_round(self, episodes: Sequence[Episode]) -> tuple[Forecast, ...]: ...
 
 
-agents: Registry[Agent] = Registry("agent", supplied=frozenset({"setting"}))
-"""Every agent factory by name (entry-point group ``pastcast.agents``)."""
+agents: Registry[Agent] = Registry(
+    "agent", supplied=frozenset({"setting"}), references=frozenset({"prompts", "calls", "upgrade"})
+)
+"""Every agent factory by name (entry-point group ``pastcast.agents``); the built-in agents are
+registered by reference (``_builtin``), their prompts, estimates and upgrades with them."""
 
 PromptIds = Sequence[str] | Callable[[AgentSpec], Sequence[str]]
 """The prompt ids (``name.vN``) an agent sends: fixed, or depending on its spec."""
@@ -117,6 +121,33 @@ def register_agent(
     (docs/isolation.md). ``round_level``: its agent has ``forecast_round`` (an arena replay
     gives it each round's markets at once).
     """
+    meta = agent_meta(
+        name,
+        role=role,
+        market_access=market_access,
+        prompts=prompts,
+        calls=calls,
+        upgrade=upgrade,
+        isolated=isolated,
+        round_level=round_level,
+    )
+    return agents.register(name, description=description, **meta)
+
+
+def agent_meta(
+    name: str,
+    *,
+    role: AgentRole = "agent",
+    market_access: bool = False,
+    prompts: PromptIds | str = (),
+    calls: CallEstimator | str | None = None,
+    upgrade: ArgsUpgrade | str | None = None,
+    isolated: bool = False,
+    round_level: bool = False,
+) -> dict[str, Any]:
+    """The registry metadata of an agent (see ``register_agent``); ``prompts``, ``calls`` and
+    ``upgrade`` may be references ``"package.module:attribute"`` (an agent registered by
+    reference)."""
     if role not in get_args(AgentRole):
         raise RegistryError(f"agent {name!r}: role must be one of {get_args(AgentRole)}")
     meta: dict[str, Any] = {
@@ -130,7 +161,7 @@ def register_agent(
         meta["calls"] = calls
     if upgrade is not None:
         meta["upgrade"] = upgrade
-    return agents.register(name, description=description, **meta)
+    return meta
 
 
 def _info(entry: Entry[Agent]) -> AgentInfo:

@@ -7,7 +7,6 @@ from datetime import datetime
 
 import numpy as np
 
-from pastcast.agents._base import register_agent
 from pastcast.env import Episode, ToolError
 from pastcast.records import Forecast
 
@@ -82,25 +81,21 @@ class BaseRateAgent:
         return Forecast(probs={"Yes": p_yes, "No": 1.0 - p_yes}, raw_text=text)
 
 
-@register_agent("uniform")
 def uniform() -> UniformAgent:
     """Equal probability on every outcome."""
     return UniformAgent()
 
 
-@register_agent("random")
 def random_baseline(seed: int = 0) -> RandomAgent:
     """Uniform random probabilities (YES ~ U[0, 1]; expected Brier 1/3)."""
     return RandomAgent(seed)
 
 
-@register_agent("market", role="reference", market_access=True)
 def market() -> MarketAgent:
     """The latest daily market belief before the cutoff (reference)."""
     return MarketAgent()
 
 
-@register_agent("base-rate")
 def base_rate(prior_strength: float = 2.0) -> BaseRateAgent:
     """Share of YES among events resolved before the cutoff."""
     return BaseRateAgent(prior_strength)

@@ -14,7 +14,6 @@ import re
 from dataclasses import dataclass
 from datetime import datetime
 
-from pastcast.agents._base import register_agent
 from pastcast.cutoff import cutoff_for_day, parse_timestamp
 from pastcast.env import BudgetExceeded, Episode, SearchResult, ToolError
 from pastcast.records import Assessment, Forecast, LedgerEntry, Notebook
@@ -240,7 +239,6 @@ def _load_notes(nb: Notebook | None, labels: tuple[str, ...]) -> list[_Evidence]
     return out
 
 
-@register_agent("heuristic")
 def heuristic(
     max_reads: int = 8,
     top_k: int = 20,

@@ -17,7 +17,7 @@ import re
 from typing import Any
 
 from pastcast.agents._heuristic import _cue, _terms
-from pastcast.models import ChatRequest, Model, ScriptedModel, register_provider
+from pastcast.models import ChatRequest, Model, ScriptedModel
 
 __all__ = ["LEXICAL_PRIOR", "lexical_reply"]
 
@@ -102,7 +102,6 @@ def lexical_reply(request: ChatRequest) -> str:
     return f"Key facts:\n{facts or '- none found'}\nUncertainty: lexical reading only."
 
 
-@register_provider("lexical")
 def _lexical(rest: str, **options: Any) -> Model:
     """``lexical:NAME``: the offline lexical responder (no options)."""
     if options:

@@ -21,7 +21,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, Field, ValidationError
 
 from pastcast.agents._answer import Decoding, ParseFallback, over, stages_over
-from pastcast.agents._base import agent_args, register_agent
+from pastcast.agents._base import agent_args
 from pastcast.agents._calls import CallContext, CallEstimate, one_call
 from pastcast.agents._llm_registry import agent_model
 from pastcast.agents._no_tools import NO_TOOLS_PROMPT, ZERO_SHOT_PROMPT, NoToolsAgent
@@ -106,14 +106,17 @@ def _model(
 # -- no-tools and zero-shot ---------------------------------------------------------------------
 
 
+# The prompts each agent sends, as their registrations (``_builtin``) name them.
+NO_TOOLS_PROMPTS = (NO_TOOLS_PROMPT,)
+ZERO_SHOT_PROMPTS = (ZERO_SHOT_PROMPT,)
+ROUND_PROMPTS = (ROUND_PROMPT,)
+
+
 def _no_tools_calls(args: Mapping[str, Any], context: CallContext) -> CallEstimate:
     """One call; one repair at most."""
     return one_call(args, context)
 
 
-@register_agent(
-    "no-tools", prompts=(NO_TOOLS_PROMPT,), calls=_no_tools_calls, upgrade=_flat_decoding
-)
 def no_tools(
     model: str,
     model_options: dict[str, Any] | None = None,
@@ -153,9 +156,6 @@ def _zero_shot_calls(args: Mapping[str, Any], context: CallContext) -> CallEstim
     return one_call(args, context, retries=_retries(args.get("parse_fallback", "four_step")))
 
 
-@register_agent(
-    "zero-shot", prompts=(ZERO_SHOT_PROMPT,), calls=_zero_shot_calls, upgrade=_flat_decoding
-)
 def zero_shot(
     model: str,
     model_options: dict[str, Any] | None = None,
@@ -204,9 +204,6 @@ def _tool_agent_calls(args: Mapping[str, Any], context: CallContext) -> CallEsti
     return CallEstimate(calls=min(context.research_turns, most), max_calls=most, conversation=True)
 
 
-@register_agent(
-    "tool-agent", prompts=_tool_agent_prompts, calls=_tool_agent_calls, upgrade=_flat_decoding
-)
 def tool_agent(
     model: str,
     model_options: dict[str, Any] | None = None,
@@ -238,17 +235,6 @@ def tool_agent(
     )
 
 
-# The same agent with the market price history tool (the market-access setting).
-register_agent(
-    "tool-agent-market",
-    market_access=True,
-    prompts=_tool_agent_prompts,
-    calls=_tool_agent_calls,
-    upgrade=_flat_decoding,
-    description="The tool agent with the market price history tool (market-access setting).",
-)(tool_agent)
-
-
 # -- Foresight Arena's round-level benchmark agent ----------------------------------------------
 
 
@@ -261,14 +247,6 @@ def _round_calls(args: Mapping[str, Any], context: CallContext) -> CallEstimate:
     return CallEstimate(calls=min(context.research_turns, most), max_calls=most, conversation=True)
 
 
-@register_agent(
-    "arena-benchmark",
-    market_access=True,
-    prompts=(ROUND_PROMPT,),
-    calls=_round_calls,
-    upgrade=_flat_decoding,
-    round_level=True,
-)
 def arena_benchmark(
     model: str,
     model_options: dict[str, Any] | None = None,
@@ -372,12 +350,6 @@ last 5 posts and 5 comments, a 0.7 confidence stop, the tally, its answer object
 parse fallback, top-p 1 and Table 4's temperature and token cap per call."""
 
 
-@register_agent(
-    "two-stage",
-    prompts=DEFAULT_TWO_STAGE.prompts,
-    calls=DEFAULT_TWO_STAGE.calls,
-    upgrade=_flat_two_stage,
-)
 def two_stage(
     model: str,
     model_options: dict[str, Any] | None = None,
@@ -394,14 +366,6 @@ def two_stage(
     )
 
 
-@register_agent(
-    "two-stage-hindcast",
-    prompts=HINDCAST_TWO_STAGE.prompts,
-    calls=HINDCAST_TWO_STAGE.calls,
-    upgrade=_flat_two_stage,
-    description="The two-stage agent with Hindcast's settings as its defaults (config, "
-    "decoding and stages are set over them).",
-)
 def two_stage_hindcast(
     model: str,
     model_options: dict[str, Any] | None = None,

@@ -6,98 +6,104 @@ as ``AppError``, one line naming the field (``dataset``, ``corpus``, ``agents[1]
 never a command-line flag.
 """
 
-from pastcast.app._agents import (
-    AGENT_FORM,
-    AGENT_GRAMMAR,
-    AgentOption,
-    check_agent_args,
-    check_agents,
-    models_session,
-    parse_agent_option,
-    parse_agent_options,
-    split_agent_option,
-)
-from pastcast.app._arena import (
-    DEPLOYMENT_FILE,
-    ArenaReplay,
-    arena_chain_leaderboard,
-    arena_replay,
-    arena_sections,
-    round_plan,
-)
-from pastcast.app._audits import (
-    DEFAULT_CALIBRATION,
-    RetrievalAuditRead,
-    RunAuditRead,
-    audit_dataset_texts,
-    audit_datasets,
-    audit_run_log,
-    audit_run_retrievals,
-    run_leakage_cards,
-)
-from pastcast.app._by_agent import AgentRun, RunsByAgent, runs_by_agent
-from pastcast.app._compare import Compared, compare_runs, paired_comparisons
-from pastcast.app._corpus import (
-    CorpusBuild,
-    StoreBackend,
-    build_corpus,
-    corpus_documents,
-    open_corpus,
-)
-from pastcast.app._corpus_append import append_corpus, index_feed, index_feed_round
-from pastcast.app._curate import CURATION_LEGS, Curated, curate
-from pastcast.app._data_views import (
-    DatasetSummary,
-    dataset_coverage,
-    dataset_leakage_card,
-    dataset_question,
-    describe_dataset,
-)
-from pastcast.app._datasets import DATASET_SPEC_HELP, DatasetNote, open_dataset
-from pastcast.app._errors import AppError
-from pastcast.app._exports import Exported, ExportTarget, export_runs
-from pastcast.app._feeds import fetch_feeds, follow_feeds
-from pastcast.app._frames import FRAMES_EXTRA_HINT, runs_frame
-from pastcast.app._imports import (
-    Imported,
-    import_forecastbench,
-    import_polymarket,
-    market_filters,
-)
-from pastcast.app._live import arena_live, read_live_plan
-from pastcast.app._models import ProbedCutoff, probe_model_cutoff
-from pastcast.app._reading import ColumnsRead, RunsRead, read_run_columns, read_runs
-from pastcast.app._replays import WORLD_INDEX, Replay, open_replay, shared_replay
-from pastcast.app._reports import (
-    REPORTS_EXTRA_HINT,
-    TABLE_COLUMNS,
-    Dashboard,
-    Report,
-    Scored,
-    dashboard,
-    group_columns,
-    report_runs,
-    score_runs,
-)
-from pastcast.app._runs import (
-    check_sandbox,
-    plan_estimate,
-    plan_from_agents,
-    preset_curation,
-    preset_import,
-    preset_rounds,
-    preset_settings,
-    read_plan,
-    run_plan,
-)
-from pastcast.app._stats import (
-    Statistics,
-    coverage_bins,
-    longitudinal,
-    memory_costs,
-    recoveries,
-)
-from pastcast.app._steps import select_steps
+from __future__ import annotations
+
+from pastcast.lazy import lazy_exports
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from pastcast.app._agents import (
+        AGENT_FORM,
+        AGENT_GRAMMAR,
+        AgentOption,
+        check_agent_args,
+        check_agents,
+        models_session,
+        parse_agent_option,
+        parse_agent_options,
+        split_agent_option,
+    )
+    from pastcast.app._arena import (
+        DEPLOYMENT_FILE,
+        ArenaReplay,
+        arena_chain_leaderboard,
+        arena_replay,
+        arena_sections,
+        round_plan,
+    )
+    from pastcast.app._audits import (
+        DEFAULT_CALIBRATION,
+        RetrievalAuditRead,
+        RunAuditRead,
+        audit_dataset_texts,
+        audit_datasets,
+        audit_run_log,
+        audit_run_retrievals,
+        run_leakage_cards,
+    )
+    from pastcast.app._by_agent import AgentRun, RunsByAgent, runs_by_agent
+    from pastcast.app._compare import Compared, compare_runs, paired_comparisons
+    from pastcast.app._corpus import (
+        CorpusBuild,
+        StoreBackend,
+        build_corpus,
+        corpus_documents,
+    )
+    from pastcast.app._corpus_append import append_corpus, index_feed, index_feed_round
+    from pastcast.app._curate import CURATION_LEGS, Curated, curate
+    from pastcast.app._data_views import (
+        DatasetSummary,
+        dataset_coverage,
+        dataset_leakage_card,
+        dataset_question,
+        describe_dataset,
+    )
+    from pastcast.app._datasets import DATASET_SPEC_HELP, DatasetNote, open_dataset
+    from pastcast.app._errors import AppError
+    from pastcast.app._exports import Exported, ExportTarget, export_runs
+    from pastcast.app._feeds import fetch_feeds, follow_feeds
+    from pastcast.app._frames import FRAMES_EXTRA_HINT, runs_frame
+    from pastcast.app._imports import (
+        Imported,
+        import_forecastbench,
+        import_polymarket,
+        market_filters,
+    )
+    from pastcast.app._live import arena_live, read_live_plan
+    from pastcast.app._models import ProbedCutoff, probe_model_cutoff
+    from pastcast.app._open_corpus import open_corpus
+    from pastcast.app._reading import ColumnsRead, RunsRead, read_run_columns, read_runs
+    from pastcast.app._replays import WORLD_INDEX, Replay, open_replay, shared_replay
+    from pastcast.app._reports import (
+        REPORTS_EXTRA_HINT,
+        TABLE_COLUMNS,
+        Dashboard,
+        Report,
+        Scored,
+        dashboard,
+        group_columns,
+        report_runs,
+        score_runs,
+    )
+    from pastcast.app._runs import (
+        check_sandbox,
+        plan_estimate,
+        plan_from_agents,
+        preset_curation,
+        preset_import,
+        preset_rounds,
+        preset_settings,
+        read_plan,
+        run_plan,
+    )
+    from pastcast.app._stats import (
+        Statistics,
+        coverage_bins,
+        longitudinal,
+        memory_costs,
+        recoveries,
+    )
+    from pastcast.app._steps import select_steps
 
 __all__ = [
     "AGENT_FORM",
@@ -197,3 +203,104 @@ __all__ = [
     "shared_replay",
     "split_agent_option",
 ]
+
+_WHERE: dict[str, str] = {
+    "AGENT_FORM": "pastcast.app._agents",
+    "AGENT_GRAMMAR": "pastcast.app._agents",
+    "AgentOption": "pastcast.app._agents",
+    "AgentRun": "pastcast.app._by_agent",
+    "AppError": "pastcast.app._errors",
+    "ArenaReplay": "pastcast.app._arena",
+    "CURATION_LEGS": "pastcast.app._curate",
+    "ColumnsRead": "pastcast.app._reading",
+    "Compared": "pastcast.app._compare",
+    "CorpusBuild": "pastcast.app._corpus",
+    "Curated": "pastcast.app._curate",
+    "DATASET_SPEC_HELP": "pastcast.app._datasets",
+    "DEFAULT_CALIBRATION": "pastcast.app._audits",
+    "DEPLOYMENT_FILE": "pastcast.app._arena",
+    "Dashboard": "pastcast.app._reports",
+    "DatasetNote": "pastcast.app._datasets",
+    "DatasetSummary": "pastcast.app._data_views",
+    "ExportTarget": "pastcast.app._exports",
+    "Exported": "pastcast.app._exports",
+    "FRAMES_EXTRA_HINT": "pastcast.app._frames",
+    "Imported": "pastcast.app._imports",
+    "ProbedCutoff": "pastcast.app._models",
+    "REPORTS_EXTRA_HINT": "pastcast.app._reports",
+    "Replay": "pastcast.app._replays",
+    "Report": "pastcast.app._reports",
+    "RetrievalAuditRead": "pastcast.app._audits",
+    "RunAuditRead": "pastcast.app._audits",
+    "RunsByAgent": "pastcast.app._by_agent",
+    "RunsRead": "pastcast.app._reading",
+    "Scored": "pastcast.app._reports",
+    "Statistics": "pastcast.app._stats",
+    "StoreBackend": "pastcast.app._corpus",
+    "TABLE_COLUMNS": "pastcast.app._reports",
+    "WORLD_INDEX": "pastcast.app._replays",
+    "append_corpus": "pastcast.app._corpus_append",
+    "arena_chain_leaderboard": "pastcast.app._arena",
+    "arena_live": "pastcast.app._live",
+    "arena_replay": "pastcast.app._arena",
+    "arena_sections": "pastcast.app._arena",
+    "audit_dataset_texts": "pastcast.app._audits",
+    "audit_datasets": "pastcast.app._audits",
+    "audit_run_log": "pastcast.app._audits",
+    "audit_run_retrievals": "pastcast.app._audits",
+    "build_corpus": "pastcast.app._corpus",
+    "check_agent_args": "pastcast.app._agents",
+    "check_agents": "pastcast.app._agents",
+    "check_sandbox": "pastcast.app._runs",
+    "compare_runs": "pastcast.app._compare",
+    "corpus_documents": "pastcast.app._corpus",
+    "coverage_bins": "pastcast.app._stats",
+    "curate": "pastcast.app._curate",
+    "dashboard": "pastcast.app._reports",
+    "dataset_coverage": "pastcast.app._data_views",
+    "dataset_leakage_card": "pastcast.app._data_views",
+    "dataset_question": "pastcast.app._data_views",
+    "describe_dataset": "pastcast.app._data_views",
+    "export_runs": "pastcast.app._exports",
+    "fetch_feeds": "pastcast.app._feeds",
+    "follow_feeds": "pastcast.app._feeds",
+    "group_columns": "pastcast.app._reports",
+    "import_forecastbench": "pastcast.app._imports",
+    "import_polymarket": "pastcast.app._imports",
+    "index_feed": "pastcast.app._corpus_append",
+    "index_feed_round": "pastcast.app._corpus_append",
+    "longitudinal": "pastcast.app._stats",
+    "market_filters": "pastcast.app._imports",
+    "memory_costs": "pastcast.app._stats",
+    "models_session": "pastcast.app._agents",
+    "open_corpus": "pastcast.app._open_corpus",
+    "open_dataset": "pastcast.app._datasets",
+    "open_replay": "pastcast.app._replays",
+    "paired_comparisons": "pastcast.app._compare",
+    "parse_agent_option": "pastcast.app._agents",
+    "parse_agent_options": "pastcast.app._agents",
+    "plan_estimate": "pastcast.app._runs",
+    "plan_from_agents": "pastcast.app._runs",
+    "preset_curation": "pastcast.app._runs",
+    "preset_import": "pastcast.app._runs",
+    "preset_rounds": "pastcast.app._runs",
+    "preset_settings": "pastcast.app._runs",
+    "probe_model_cutoff": "pastcast.app._models",
+    "read_live_plan": "pastcast.app._live",
+    "read_plan": "pastcast.app._runs",
+    "read_run_columns": "pastcast.app._reading",
+    "read_runs": "pastcast.app._reading",
+    "recoveries": "pastcast.app._stats",
+    "report_runs": "pastcast.app._reports",
+    "round_plan": "pastcast.app._arena",
+    "run_leakage_cards": "pastcast.app._audits",
+    "run_plan": "pastcast.app._runs",
+    "runs_by_agent": "pastcast.app._by_agent",
+    "runs_frame": "pastcast.app._frames",
+    "score_runs": "pastcast.app._reports",
+    "select_steps": "pastcast.app._steps",
+    "shared_replay": "pastcast.app._replays",
+    "split_agent_option": "pastcast.app._agents",
+}
+
+__getattr__, __dir__ = lazy_exports(__name__, _WHERE)

@@ -15,24 +15,21 @@ from pathlib import Path
 from typing import Any, Literal
 
 from pastcast.app._errors import AppError
+from pastcast.app._open_corpus import open_corpus
 from pastcast.corpus import (
     BuildReport,
     CorpusOpenError,
-    DocumentFormatError,
-    EmbeddedIndex,
-    Embedder,
-    OpenedCorpus,
-    PostgresBackend,
     is_database_url,
-    open_backend,
+    one_line,
     redact_url,
-    resolve_embedder,
-    retrieval_modes,
 )
-from pastcast.corpus.postgres import one_line
+from pastcast.corpus.dense import Embedder, resolve_embedder
+from pastcast.corpus.embedded import EmbeddedIndex
+from pastcast.corpus.postgres import PostgresBackend
 from pastcast.corpus.sources import (
     DATING_RULES,
     DatingRule,
+    DocumentFormatError,
     SourceRun,
     allow_sources,
     open_source,
@@ -49,34 +46,11 @@ __all__ = [
     "StoreBackend",
     "build_corpus",
     "corpus_documents",
-    "open_corpus",
     "source_kind",
 ]
 
 StoreBackend = Literal["embedded", "postgres"]
 DEFAULT_SCHEMA = "pastcast"
-
-
-def open_corpus(
-    spec: str | Path, retrieval: str = "bm25", *, field: str = "corpus", **options: Any
-) -> OpenedCorpus:
-    """The corpus at ``spec`` (an index directory or a database URL) for ``retrieval``;
-    ``options`` (``embedder``, ``nprobe``, ``schema``) that are None are left out, and
-    ``schema`` is dropped for a directory. ``AppError`` naming ``retrieval`` or ``field``."""
-    if retrieval not in retrieval_modes():
-        raise AppError(
-            "retrieval", f"expected one of {', '.join(retrieval_modes())}, got {retrieval!r}"
-        )
-    given = {k: v for k, v in options.items() if v is not None}
-    for dense_only in ("embedder", "nprobe", "vectors"):
-        if dense_only in given and retrieval == "bm25":
-            raise AppError(dense_only, "is only for retrieval dense or hybrid")
-    if not is_database_url(spec):
-        given.pop("schema", None)  # a directory has no schema
-    try:
-        return open_backend(spec, retrieval, **given)
-    except CorpusOpenError as exc:
-        raise AppError(field, str(exc)) from None
 
 
 def corpus_documents(spec: str, field: str = "corpus") -> Iterator[Document]:

@@ -19,8 +19,13 @@ from pastcast.app._corpus import (
     source_kind,
 )
 from pastcast.app._errors import AppError
-from pastcast.corpus import EmbeddedIndex
-from pastcast.corpus.embedded import DUPLICATES, SKIPPED_DUPLICATE, Duplicates, NewDocuments
+from pastcast.corpus.embedded import (
+    DUPLICATES,
+    SKIPPED_DUPLICATE,
+    Duplicates,
+    EmbeddedIndex,
+    NewDocuments,
+)
 from pastcast.corpus.sources import (
     DATING_NAME,
     DATING_RULES,

@@ -7,9 +7,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from pastcast.app._corpus import open_corpus
 from pastcast.app._datasets import open_dataset
 from pastcast.app._errors import AppError
+from pastcast.app._open_corpus import open_corpus
 from pastcast.cutoff import DayConvention
 from pastcast.dataset import Dataset
 

@@ -11,8 +11,8 @@ from datetime import UTC, date, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from pastcast.app._corpus import open_corpus
 from pastcast.app._errors import AppError
+from pastcast.app._open_corpus import open_corpus
 from pastcast.cutoff import DayConvention
 from pastcast.dataset import Dataset
 from pastcast.markets import FilterConfig
@@ -121,12 +121,12 @@ def import_forecastbench(
     dojo schedule's news term; ``keep_late_closes`` keeps markets scheduled to close after the
     data was collected; ``drop_sibling_answers`` drops the steps whose text names the answer of
     another imported event still open at their cutoff."""
-    from pastcast.markets import (
+    from pastcast.markets import build_and_save
+    from pastcast.markets.sources import (
         FORECASTBENCH_FILES,
         HISTORY_REPO_HINT,
         DownloadError,
         ForecastBenchError,
-        build_and_save,
         collected_at,
         download_files,
         read_forecastbench,
@@ -212,7 +212,8 @@ def import_polymarket(
     are as the API gives them now, after the resolution: each step is shown its description
     without the dated edits made after its cutoff, and a step whose description has an undated
     edit is dropped (``markets.build_dataset``). ``drop_sibling_answers`` as for ForecastBench."""
-    from pastcast.markets import PolymarketClient, PolymarketError, build_and_save, fetch_histories
+    from pastcast.markets import build_and_save
+    from pastcast.markets.sources import PolymarketClient, PolymarketError, fetch_histories
 
     target = Path(out)
     sched, parsed = _shared(target, schedule, split, corpus_end, False, convention)

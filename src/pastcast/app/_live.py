@@ -206,7 +206,7 @@ def _deployed(file: LiveFile, out: Path, url: str) -> Any:
 
 def _corpus_at(spool: Path) -> Callable[[datetime], Any]:
     """The feed spool's documents the arena held before the cutoff, as an in-memory index."""
-    from pastcast.corpus import EmbeddedIndex
+    from pastcast.corpus.embedded import EmbeddedIndex
 
     def at(cutoff: datetime) -> Any:
         if not spool.exists():
@@ -246,7 +246,7 @@ def arena_live(
     the relayer) replace the plan's for tests; ``note`` hears what happened to the local node
     (reused, started again from its state)."""
     from pastcast.arena import LiveService, RelayerClient
-    from pastcast.markets import PolymarketClient
+    from pastcast.markets.sources import PolymarketClient
 
     loaded = read_live_plan(plan)
     file, folder = loaded.file, loaded.folder

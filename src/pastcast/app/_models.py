@@ -11,8 +11,9 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from pastcast.app._corpus import corpus_documents, open_corpus
+from pastcast.app._corpus import corpus_documents
 from pastcast.app._errors import AppError
+from pastcast.app._open_corpus import open_corpus
 from pastcast.owned import cache_root
 from pastcast.safejson import canonical_json
 

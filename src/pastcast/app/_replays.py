@@ -11,16 +11,12 @@ import threading
 from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
+from typing import TYPE_CHECKING
 
-from pastcast.app._corpus import open_corpus
 from pastcast.app._datasets import open_dataset
 from pastcast.app._errors import AppError
-from pastcast.corpus import (
-    EmbeddedIndex,
-    OpenedCorpus,
-    content_digest,
-    redact_url,
-)
+from pastcast.app._open_corpus import open_corpus
+from pastcast.corpus import OpenedCorpus, content_digest, redact_url
 from pastcast.cutoff import DayConvention
 from pastcast.dataset import Dataset
 from pastcast.env import EnvConfig, Episode, ForecastEnv
@@ -28,7 +24,10 @@ from pastcast.owned import check_replaceable
 from pastcast.records import CorpusIdentity, Setting, StepSpec
 from pastcast.runlog import Grading
 from pastcast.runner import CorpusRef, grade_step
-from pastcast.world import World, is_world_spec, world_from_spec
+from pastcast.world import is_world_spec, world_from_spec
+
+if TYPE_CHECKING:
+    from pastcast.world import World
 
 __all__ = ["WORLD_INDEX", "Replay", "open_replay", "shared_replay"]
 
@@ -169,6 +168,8 @@ def _world_replay(
                 f"with 'pastcast corpus build {spec} --out DIR' and give it as the corpus",
             )
         # Opened once per process through ``shared_replay`` by the frameworks.
+        from pastcast.corpus.embedded import EmbeddedIndex  # the world's own index: only here
+
         return Replay(world.dataset, EmbeddedIndex.in_memory(world.corpus_documents))
     _world_index(world, index_dir)
     opened = open_corpus(index_dir, retrieval, field="retrieval", embedder=embedder, nprobe=nprobe)
@@ -179,6 +180,8 @@ def _world_replay(
 def _world_index(world: World, index_dir: Path) -> None:
     """The world's own index in ``index_dir``, rebuilt whenever it does not hold the world's
     documents; only an index made for a world is replaced (``pastcast.owned``)."""
+    from pastcast.corpus.embedded import EmbeddedIndex  # the world's own index: only here
+
     digest = content_digest(world.corpus_documents)
     try:
         current = EmbeddedIndex.open(index_dir).identity().content_sha256

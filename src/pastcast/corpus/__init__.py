@@ -1,17 +1,16 @@
 """The dated corpus: cutoff-enforcing backends, opened by spec through one registry, and the
-conformance checks they must pass."""
+conformance checks they must pass.
+
+This package holds the protocol (``CorpusBackend``, ``OpenedCorpus``), the ``backend`` registry
+with ``open_backend``, the search filter, the text helpers and the conformance checks. Each
+backend and the sources live in their own sub-package, imported where used and loaded by the
+registries on first use: ``embedded`` (the BM25 index), ``dense`` (embedders, dense and hybrid
+search), ``postgres``, ``sharded``, ``sources`` (document readers), ``feeds`` (live feeds). The
+conformance checks load when first used (by the tests and the audits, not by a replay)."""
+
+from __future__ import annotations
 
 from pastcast.corpus._build_report import BuildReport
-from pastcast.corpus._conformance import (
-    EquivalenceReport,
-    LeakageError,
-    LeakageReport,
-    adversarial_cutoffs,
-    check_as_of_equivalence,
-    check_no_leakage,
-)
-from pastcast.corpus._conformance_filters import FilterReport, check_search_filters, random_filter
-from pastcast.corpus._conformance_threads import ThreadReport, check_thread_lookups
 from pastcast.corpus._filter import DOC_TYPES, DocType, SearchFilter, month_bounds
 from pastcast.corpus._identity import content_digest
 from pastcast.corpus._open import (
@@ -21,7 +20,6 @@ from pastcast.corpus._open import (
     backends,
     is_database_url,
     open_backend,
-    resolve_embedder,
     retrieval_modes,
 )
 from pastcast.corpus._protocol import (
@@ -34,134 +32,81 @@ from pastcast.corpus._protocol import (
     not_visible_message,
 )
 from pastcast.corpus._text import STOPWORDS, TOKENIZER, tokenize, tokenize_utf8
-from pastcast.corpus.dense import (
-    DEFAULT_EMBEDDER,
-    RRF_K,
-    STATIC_EMBEDDER,
-    DenseIndex,
-    Embedder,
-    EmbeddingError,
-    HybridIndex,
-    MiniLMEmbedder,
-    QueryModelMismatch,
-    StaticEmbedder,
-    embedders,
-)
-from pastcast.corpus.embedded import EmbeddedIndex
-from pastcast.corpus.postgres import (  # connecting needs the extra
-    PostgresBackend,
-    PostgresDense,
-    PostgresHybrid,
-    redact_url,
-)
-from pastcast.corpus.sources import (
-    ARTICLE_COLUMNS,
-    ArticleTableError,
-    ArticleTableReport,
-    CCNewsReport,
-    CleanedPage,
-    CleanReport,
-    Deduplicator,
-    DocumentFormatError,
-    LoadReport,
-    RawPage,
-    RedditFilters,
-    RedditReport,
-    WarcMissing,
-    WcepReport,
-    ZstdMissing,
-    canonical_url,
-    ccnews_pages,
-    choose_timestamp,
-    clean_pages,
-    day_timestamp,
-    quality_problem,
-    read_article_table,
-    read_ccnews,
-    read_jsonl_documents,
-    read_reddit,
-    read_wcep,
-)
+from pastcast.corpus._url import one_line, redact_url, split_schema
+from pastcast.lazy import lazy_exports
 from pastcast.records import CorpusIdentity
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from pastcast.corpus._conformance import (
+        EquivalenceReport,
+        LeakageError,
+        LeakageReport,
+        adversarial_cutoffs,
+        check_as_of_equivalence,
+        check_no_leakage,
+    )
+    from pastcast.corpus._conformance_filters import (
+        FilterReport,
+        check_search_filters,
+        random_filter,
+    )
+    from pastcast.corpus._conformance_threads import ThreadReport, check_thread_lookups
+
 __all__ = [
-    "ARTICLE_COLUMNS",
     "DATABASE_SCHEMES",
-    "DEFAULT_EMBEDDER",
     "DOC_TYPES",
     "RETRIEVALS",
-    "RRF_K",
-    "STATIC_EMBEDDER",
     "STOPWORDS",
     "TOKENIZER",
-    "ArticleTableError",
-    "ArticleTableReport",
     "BuildReport",
-    "CCNewsReport",
-    "CleanReport",
-    "CleanedPage",
     "CorpusBackend",
     "CorpusIdentity",
     "CorpusOpenError",
-    "Deduplicator",
-    "DenseIndex",
     "DocType",
-    "DocumentFormatError",
     "DocumentNotVisible",
-    "EmbeddedIndex",
-    "Embedder",
-    "EmbeddingError",
     "EquivalenceReport",
     "FilterReport",
-    "HybridIndex",
     "LeakageError",
     "LeakageReport",
-    "LoadReport",
-    "MiniLMEmbedder",
     "OpenedCorpus",
-    "PostgresBackend",
-    "PostgresDense",
-    "PostgresHybrid",
-    "QueryModelMismatch",
-    "RawPage",
-    "RedditFilters",
-    "RedditReport",
     "SearchFilter",
     "SearchHit",
-    "StaticEmbedder",
     "ThreadReport",
     "ThreadedBackend",
-    "WarcMissing",
-    "WcepReport",
-    "ZstdMissing",
     "adversarial_cutoffs",
     "backends",
-    "canonical_url",
-    "ccnews_pages",
     "check_as_of_equivalence",
     "check_no_leakage",
     "check_search_filters",
     "check_thread_lookups",
-    "choose_timestamp",
-    "clean_pages",
     "content_digest",
     "corpus_identity",
-    "day_timestamp",
-    "embedders",
     "is_database_url",
     "month_bounds",
     "not_visible_message",
+    "one_line",
     "open_backend",
-    "quality_problem",
     "random_filter",
-    "read_article_table",
-    "read_ccnews",
-    "read_jsonl_documents",
-    "read_reddit",
-    "read_wcep",
     "redact_url",
-    "resolve_embedder",
     "retrieval_modes",
+    "split_schema",
     "tokenize",
     "tokenize_utf8",
 ]
+
+_WHERE: dict[str, str] = {
+    "EquivalenceReport": "pastcast.corpus._conformance",
+    "FilterReport": "pastcast.corpus._conformance_filters",
+    "LeakageError": "pastcast.corpus._conformance",
+    "LeakageReport": "pastcast.corpus._conformance",
+    "ThreadReport": "pastcast.corpus._conformance_threads",
+    "adversarial_cutoffs": "pastcast.corpus._conformance",
+    "check_as_of_equivalence": "pastcast.corpus._conformance",
+    "check_no_leakage": "pastcast.corpus._conformance",
+    "check_search_filters": "pastcast.corpus._conformance_filters",
+    "check_thread_lookups": "pastcast.corpus._conformance_threads",
+    "random_filter": "pastcast.corpus._conformance_filters",
+}
+
+__getattr__, __dir__ = lazy_exports(__name__, _WHERE)

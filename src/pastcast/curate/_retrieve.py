@@ -12,7 +12,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-from pastcast.corpus import RRF_K, CorpusBackend, SearchHit
+from pastcast.corpus import CorpusBackend, SearchHit
+from pastcast.corpus.dense import RRF_K
 from pastcast.records import Document
 
 __all__ = ["Retriever", "fuse_rankings"]

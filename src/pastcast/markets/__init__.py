@@ -1,21 +1,19 @@
 """Real market data: importers, benchmark construction (filters, splits, schedules) and the
-on-disk dataset format."""
+on-disk dataset format.
 
+The package imports benchmark construction (filters, histories, schedules, the dataset
+pipeline); the importers are ``pastcast.markets.sources``. The other names below are imported
+when first used (the importers' names too, as the arena still asks this package for them)."""
+
+from __future__ import annotations
+
+from pastcast.lazy import lazy_exports
 from pastcast.markets._build import (
     HISTORY_HINT,
     BuildReport,
     FunnelStage,
     TemporalSplit,
     build_dataset,
-)
-from pastcast.markets._categories import CATEGORIES, OTHER, categorize
-from pastcast.markets._causal import CausalDojoSchedule, CausalLookbackSchedule
-from pastcast.markets._coverage import (
-    COVERAGE_DAYS,
-    CoverageReport,
-    SplitCoverage,
-    corpus_days,
-    step_coverage,
 )
 from pastcast.markets._filters import (
     DEFAULT_DAY_THRESHOLDS,
@@ -34,7 +32,6 @@ from pastcast.markets._filters import (
     too_few_dates,
 )
 from pastcast.markets._history import DayActivity, MarketHistory, guard_beliefs, outcome_series
-from pastcast.markets._news import daily_news_counts
 from pastcast.markets._pipeline import (
     build_and_save,
     dataset_info,
@@ -52,31 +49,44 @@ from pastcast.markets._schedules import (
     movement,
     schedules,
 )
-from pastcast.markets._siblings import MIN_ANSWER_CHARS, SiblingAnswer, sibling_answers
-from pastcast.markets.sources import (
-    FORECASTBENCH_FILES,
-    HISTORY_REPO_HINT,
-    MARKET_SOURCES,
-    RELEASE_COLUMNS,
-    ClobCache,
-    DownloadError,
-    ForecastBenchError,
-    ImportResult,
-    OpenMarket,
-    PolymarketClient,
-    PolymarketError,
-    collected_at,
-    daily_activity,
-    daily_yes_beliefs,
-    download_files,
-    fetch_histories,
-    html_to_text,
-    load_release,
-    open_market,
-    read_forecastbench,
-    read_text_versions,
-    resolution_payouts,
-)
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from pastcast.markets._categories import CATEGORIES, OTHER, categorize
+    from pastcast.markets._causal import CausalDojoSchedule, CausalLookbackSchedule
+    from pastcast.markets._coverage import (
+        COVERAGE_DAYS,
+        CoverageReport,
+        SplitCoverage,
+        corpus_days,
+        step_coverage,
+    )
+    from pastcast.markets._news import daily_news_counts
+    from pastcast.markets._siblings import MIN_ANSWER_CHARS, SiblingAnswer, sibling_answers
+    from pastcast.markets.sources import (
+        FORECASTBENCH_FILES,
+        HISTORY_REPO_HINT,
+        MARKET_SOURCES,
+        RELEASE_COLUMNS,
+        ClobCache,
+        DownloadError,
+        ForecastBenchError,
+        ImportResult,
+        OpenMarket,
+        PolymarketClient,
+        PolymarketError,
+        collected_at,
+        daily_activity,
+        daily_yes_beliefs,
+        download_files,
+        fetch_histories,
+        html_to_text,
+        load_release,
+        open_market,
+        read_forecastbench,
+        read_text_versions,
+        resolution_payouts,
+    )
 
 __all__ = [
     "CATEGORIES",
@@ -152,3 +162,44 @@ __all__ = [
     "step_coverage",
     "too_few_dates",
 ]
+
+_WHERE: dict[str, str] = {
+    "CATEGORIES": "pastcast.markets._categories",
+    "COVERAGE_DAYS": "pastcast.markets._coverage",
+    "CausalDojoSchedule": "pastcast.markets._causal",
+    "CausalLookbackSchedule": "pastcast.markets._causal",
+    "ClobCache": "pastcast.markets.sources",
+    "CoverageReport": "pastcast.markets._coverage",
+    "DownloadError": "pastcast.markets.sources",
+    "FORECASTBENCH_FILES": "pastcast.markets.sources",
+    "ForecastBenchError": "pastcast.markets.sources",
+    "HISTORY_REPO_HINT": "pastcast.markets.sources",
+    "ImportResult": "pastcast.markets.sources",
+    "MARKET_SOURCES": "pastcast.markets.sources",
+    "MIN_ANSWER_CHARS": "pastcast.markets._siblings",
+    "OTHER": "pastcast.markets._categories",
+    "OpenMarket": "pastcast.markets.sources",
+    "PolymarketClient": "pastcast.markets.sources",
+    "PolymarketError": "pastcast.markets.sources",
+    "RELEASE_COLUMNS": "pastcast.markets.sources",
+    "SiblingAnswer": "pastcast.markets._siblings",
+    "SplitCoverage": "pastcast.markets._coverage",
+    "categorize": "pastcast.markets._categories",
+    "collected_at": "pastcast.markets.sources",
+    "corpus_days": "pastcast.markets._coverage",
+    "daily_activity": "pastcast.markets.sources",
+    "daily_news_counts": "pastcast.markets._news",
+    "daily_yes_beliefs": "pastcast.markets.sources",
+    "download_files": "pastcast.markets.sources",
+    "fetch_histories": "pastcast.markets.sources",
+    "html_to_text": "pastcast.markets.sources",
+    "load_release": "pastcast.markets.sources",
+    "open_market": "pastcast.markets.sources",
+    "read_forecastbench": "pastcast.markets.sources",
+    "read_text_versions": "pastcast.markets.sources",
+    "resolution_payouts": "pastcast.markets.sources",
+    "sibling_answers": "pastcast.markets._siblings",
+    "step_coverage": "pastcast.markets._coverage",
+}
+
+__getattr__, __dir__ = lazy_exports(__name__, _WHERE)

@@ -23,14 +23,12 @@ from pastcast.markets._schedules import (
     equal_count_bins,
     guard_steps,
     movement,
-    schedules,
 )
 from pastcast.records import DailyBelief, Event, Resolution, StepSpec
 
 __all__ = ["CausalDojoSchedule", "CausalLookbackSchedule"]
 
 
-@schedules.register("causal-dojo")
 @dataclass(frozen=True)
 class CausalDojoSchedule:
     """Forecast-Dojo's bins over the scheduled window, each step chosen by a stopping rule.
@@ -101,7 +99,6 @@ class CausalDojoSchedule:
         return guard_steps(chosen, event, resolution)
 
 
-@schedules.register("causal-lookback")
 @dataclass(frozen=True)
 class CausalLookbackSchedule:
     """Cutoffs at fixed fractions of each market's open-to-*scheduled*-close span.

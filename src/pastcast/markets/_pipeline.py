@@ -22,7 +22,6 @@ from pastcast.markets._build import BuildReport, TemporalSplit, build_dataset
 from pastcast.markets._filters import FilterConfig
 from pastcast.markets._history import MarketHistory
 from pastcast.markets._schedules import Schedule, schedules
-from pastcast.markets.sources import load_release
 from pastcast.records import TextVersion
 
 __all__ = ["build_and_save", "dataset_info", "is_release", "load_benchmark", "make_schedule"]
@@ -47,6 +46,8 @@ def load_benchmark(
     directory holds its cutoffs already: asking it for another convention is an error rather
     than a silent no-op."""
     if is_release(directory):
+        from pastcast.markets.sources import load_release  # the importers load with a release
+
         return load_release(directory, convention=convention, notes=notes)
     if convention is not DayConvention.START_OF_DAY:
         raise DatasetFormatError(

@@ -47,6 +47,9 @@ class Schedule(Protocol):
 
 schedules: Registry[Schedule] = Registry("schedule")
 """Forecast-date schedules by name."""
+# The non-anticipating schedules, by reference (``_causal`` builds on this module's).
+schedules.add("causal-dojo", "pastcast.markets._causal:CausalDojoSchedule")
+schedules.add("causal-lookback", "pastcast.markets._causal:CausalLookbackSchedule")
 
 
 def guard_steps(

@@ -1,6 +1,13 @@
 """Models: the chat protocol and its providers, retries and the run's call gate, prices and
-knowledge cutoffs, context limits and packaged models."""
+knowledge cutoffs, context limits and packaged models.
 
+The clients of the built-in providers (OpenAI-compatible, local llama.cpp servers, packaged
+models) load when a model of theirs is first resolved (the providers are registered by
+reference) or one of their names below is first used."""
+
+from __future__ import annotations
+
+from pastcast.lazy import lazy_exports
 from pastcast.models._cache import CachedModel, CacheMode, cache_key
 from pastcast.models._context import (
     ContextLimits,
@@ -22,9 +29,6 @@ from pastcast.models._knowledge_cutoffs import (
     remembered,
     save_measured_cutoff,
 )
-from pastcast.models._local import LocalLlamaServer, LocalModel, smollm2_path
-from pastcast.models._openai import OpenAICompatibleModel
-from pastcast.models._packaged import model_dir, packaged_model_path, packaged_models
 from pastcast.models._pricing import (
     DEFAULT_PRICES,
     Price,
@@ -61,6 +65,12 @@ from pastcast.models._retry import (
     using_gate,
 )
 from pastcast.models._scripted import ScriptedModel
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from pastcast.models._local import LocalLlamaServer, LocalModel, smollm2_path
+    from pastcast.models._openai import OpenAICompatibleModel
+    from pastcast.models._packaged import model_dir, packaged_model_path, packaged_models
 
 __all__ = [
     "DEFAULT_PRICES",
@@ -118,3 +128,15 @@ __all__ = [
     "spec_model_name",
     "using_gate",
 ]
+
+_WHERE: dict[str, str] = {
+    "LocalLlamaServer": "pastcast.models._local",
+    "LocalModel": "pastcast.models._local",
+    "OpenAICompatibleModel": "pastcast.models._openai",
+    "model_dir": "pastcast.models._packaged",
+    "packaged_model_path": "pastcast.models._packaged",
+    "packaged_models": "pastcast.models._packaged",
+    "smollm2_path": "pastcast.models._local",
+}
+
+__getattr__, __dir__ = lazy_exports(__name__, _WHERE)

@@ -32,6 +32,7 @@ __all__ = [
     "DEFAULT_N_CTX",
     "LocalLlamaServer",
     "LocalModel",
+    "local_context_limits",
     "local_limits",
     "smollm2_path",
 ]
@@ -255,3 +256,8 @@ class LocalModel:
         tb: TracebackType | None,
     ) -> None:
         self.close()
+
+
+def local_context_limits(rest: str, options: dict[str, Any]) -> ContextLimits:
+    """The context limits of ``local:REST`` models (the provider's ``context_limits``)."""
+    return local_limits(options)

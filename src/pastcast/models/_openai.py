@@ -32,7 +32,7 @@ from pastcast.models._retry import (
 from pastcast.records import Message, RequestedToolCall, Usage
 from pastcast.retrying import redact
 
-__all__ = ["OpenAICompatibleModel", "to_openai_messages"]
+__all__ = ["OpenAICompatibleModel", "compatible_model", "openai_model", "to_openai_messages"]
 
 SchemaStyle = Literal["json_schema", "json_object"]
 
@@ -273,3 +273,20 @@ def _estimate_tokens(request: ChatRequest) -> int:
     return prompt_tokens(request, bytes_per_token=4.0, message_tokens=0) + (
         request.max_tokens or 512
     )
+
+
+def openai_model(rest: str, **options: Any) -> OpenAICompatibleModel:
+    """``openai:NAME``: OpenAI's API (the key from ``OPENAI_API_KEY``)."""
+    return OpenAICompatibleModel(rest, **options)
+
+
+def compatible_model(rest: str, **options: Any) -> OpenAICompatibleModel:
+    """``NAME@http://host:port/v1``; no API key unless ``api_key_env`` is given."""
+    name, sep, url = rest.rpartition("@")
+    if not sep or not name or not url.startswith(("http://", "https://")):
+        shown = redact(rest)  # a URL's password is not repeated
+        raise ValueError(f"expected openai-compatible:NAME@http://host:port/v1, got {shown!r}")
+    options.setdefault("api_key_env", None)
+    options.setdefault("provider", "openai-compatible")
+    options.setdefault("name", f"openai-compatible:{rest}")
+    return OpenAICompatibleModel(name, base_url=url, **options)

@@ -19,13 +19,20 @@ import os
 import threading
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from pastcast.atomic import atomic_path
-from pastcast.models._local import smollm2_path
+from pastcast.models._local import LocalModel, smollm2_path
 from pastcast.models._protocol import ModelError
 from pastcast.registry import Registry
 
-__all__ = ["ChunkedModel", "model_dir", "packaged_model_path", "packaged_models"]
+__all__ = [
+    "ChunkedModel",
+    "local_model",
+    "model_dir",
+    "packaged_model_path",
+    "packaged_models",
+]
 
 packaged_models: Registry[Path] = Registry("packaged model", group="pastcast.packaged_models")
 """GGUF files shipped in packages, by the name ``local:NAME`` uses."""
@@ -144,3 +151,15 @@ packaged_models.add(
     description="Qwen2.5-Coder-1.5B-Instruct Q4_K_M (1.1 GB, extra local-qwen): the largest "
     "packaged model, about 10 tokens/s on 2 cores",
 )
+
+
+def local_model(rest: str, **options: Any) -> LocalModel:
+    """``local:PATH.gguf``, or ``local:NAME`` for a model shipped in a package (``smollm2``,
+    ``qwen2.5-coder-1.5b``: ``pastcast.models.packaged_models``)."""
+    path = packaged_models.build(rest) if rest in packaged_models else Path(rest)
+    if path.suffix != ".gguf":
+        known = ", ".join(packaged_models.names())
+        raise ValueError(f"local models are GGUF files or packaged models ({known}), got {rest!r}")
+    if not path.is_file():
+        raise ModelError(f"{path}: model file not found")
+    return LocalModel(path, **options)

@@ -11,16 +11,14 @@ models have a bounded context registers ``context_limits=fn(rest, options) -> Co
 from __future__ import annotations
 
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
 from pydantic import Field, JsonValue
 
 from pastcast.models._context import ContextLimits
-from pastcast.models._protocol import Model, ModelError
+from pastcast.models._protocol import Model
 from pastcast.records import Record
 from pastcast.registry import Registry
-from pastcast.retrying import redact
 
 __all__ = [
     "ModelSpec",
@@ -34,8 +32,19 @@ __all__ = [
 
 ProviderFactory = Callable[..., Model]
 LimitsOf = Callable[[str, dict[str, Any]], ContextLimits]
-providers: Registry[Model] = Registry("model provider", group="pastcast.model_providers")
-"""Model providers by spec prefix."""
+providers: Registry[Model] = Registry(
+    "model provider", group="pastcast.model_providers", references=frozenset({"context_limits"})
+)
+"""Model providers by spec prefix; the built-in ones by reference, so that a run imports the
+client code of the providers it uses only."""
+providers.add("openai", "pastcast.models._openai:openai_model")
+providers.add("openai-compatible", "pastcast.models._openai:compatible_model")
+providers.add(
+    "local",
+    "pastcast.models._packaged:local_model",
+    context_limits="pastcast.models._local:local_context_limits",
+)
+providers.add("scripted", "pastcast.models._scripted:scripted_model")
 _SECRET_WORDS = ("key", "token", "secret", "password")
 
 
@@ -100,54 +109,3 @@ def resolve_model(spec: str, **options: Any) -> Model:
             "(api_key_env names the variable), never as options"
         )
     return providers.build(prefix, rest, **options)
-
-
-@register_provider("openai")
-def _openai(rest: str, **options: Any) -> Model:
-    from pastcast.models._openai import OpenAICompatibleModel
-
-    return OpenAICompatibleModel(rest, **options)
-
-
-@register_provider("openai-compatible")
-def _compatible(rest: str, **options: Any) -> Model:
-    """``NAME@http://host:port/v1``; no API key unless ``api_key_env`` is given."""
-    from pastcast.models._openai import OpenAICompatibleModel
-
-    name, sep, url = rest.rpartition("@")
-    if not sep or not name or not url.startswith(("http://", "https://")):
-        shown = redact(rest)  # a URL's password is not repeated
-        raise ValueError(f"expected openai-compatible:NAME@http://host:port/v1, got {shown!r}")
-    options.setdefault("api_key_env", None)
-    options.setdefault("provider", "openai-compatible")
-    options.setdefault("name", f"openai-compatible:{rest}")
-    return OpenAICompatibleModel(name, base_url=url, **options)
-
-
-def _local_limits(rest: str, options: dict[str, Any]) -> ContextLimits:
-    from pastcast.models._local import local_limits
-
-    return local_limits(options)
-
-
-@register_provider("local", context_limits=_local_limits)
-def _local(rest: str, **options: Any) -> Model:
-    """``local:PATH.gguf``, or ``local:NAME`` for a model shipped in a package (``smollm2``,
-    ``qwen2.5-coder-1.5b``: ``pastcast.models.packaged_models``)."""
-    from pastcast.models._local import LocalModel
-    from pastcast.models._packaged import packaged_models
-
-    path = packaged_models.build(rest) if rest in packaged_models else Path(rest)
-    if path.suffix != ".gguf":
-        known = ", ".join(packaged_models.names())
-        raise ValueError(f"local models are GGUF files or packaged models ({known}), got {rest!r}")
-    if not path.is_file():
-        raise ModelError(f"{path}: model file not found")
-    return LocalModel(path, **options)
-
-
-@register_provider("scripted")
-def _scripted(rest: str, **options: Any) -> Model:
-    from pastcast.models._scripted import ScriptedModel
-
-    return ScriptedModel.from_file(rest, **options)

@@ -5,13 +5,14 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from threading import Lock
+from typing import Any
 
 from pastcast import safejson
 from pastcast.models._protocol import ChatRequest, ChatResponse, ModelError
 from pastcast.records import Usage
 from pastcast.textfiles import read_text_file
 
-__all__ = ["ScriptedModel"]
+__all__ = ["ScriptedModel", "scripted_model"]
 
 Responder = Callable[[ChatRequest], str | ChatResponse]
 
@@ -75,3 +76,8 @@ class ScriptedModel:
         prompt_chars = sum(len(m.content) for m in request.messages)
         usage = Usage(model_calls=1, input_tokens=prompt_chars // 4, output_tokens=len(out) // 4)
         return ChatResponse(content=out, usage=usage, model=self._name, finish_reason="stop")
+
+
+def scripted_model(rest: str, **options: Any) -> ScriptedModel:
+    """``scripted:FILE``: replies read from a file, in order."""
+    return ScriptedModel.from_file(rest, **options)

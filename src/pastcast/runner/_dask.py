@@ -19,10 +19,10 @@ import queue
 import threading
 from typing import Any
 
-from pastcast.runner._executors import Done
+from pastcast.runner._executors import Done, Executor
 from pastcast.runner._work import StepTask, WorkContext, forget_context, run_step
 
-__all__ = ["DaskExecutor"]
+__all__ = ["DaskExecutor", "dask_executor"]
 
 _ENDED = ("error", "cancelled")
 _WATCH_S = 0.1
@@ -158,3 +158,16 @@ class DaskExecutor:
         if self._cluster is not None:
             self._cluster.close()
             self._cluster = None
+
+
+def dask_executor(
+    address: str | None = None,
+    n_workers: int = 2,
+    threads_per_worker: int = 16,
+    processes: bool = True,
+) -> Executor:
+    """Workers of a Dask cluster: the scheduler at ``address``, or a local cluster of
+    ``n_workers`` processes bound to 127.0.0.1 (extra ``scale``)."""
+    return DaskExecutor(
+        address, n_workers=n_workers, threads_per_worker=threads_per_worker, processes=processes
+    )

@@ -46,6 +46,8 @@ class Executor(Protocol):
 
 
 executors: Registry[Executor] = Registry("executor")
+# A Dask cluster's executor, by reference: its module loads with the ``scale`` extra's use.
+executors.add("dask", "pastcast.runner._dask:dask_executor")
 
 
 class LocalExecutor:
@@ -94,19 +96,3 @@ class LocalExecutor:
 def local_executor(threads: int | None = None) -> Executor:
     """Threads of this process (the default): as many as the run's workers unless given."""
     return LocalExecutor(threads)
-
-
-@executors.register("dask")
-def dask_executor(
-    address: str | None = None,
-    n_workers: int = 2,
-    threads_per_worker: int = 16,
-    processes: bool = True,
-) -> Executor:
-    """Workers of a Dask cluster: the scheduler at ``address``, or a local cluster of
-    ``n_workers`` processes bound to 127.0.0.1 (extra ``scale``)."""
-    from pastcast.runner._dask import DaskExecutor
-
-    return DaskExecutor(
-        address, n_workers=n_workers, threads_per_worker=threads_per_worker, processes=processes
-    )

@@ -20,7 +20,6 @@ from typing import Any, Literal
 
 from pydantic import Field, JsonValue
 
-from pastcast.agents import HINDCAST_TWO_STAGE
 from pastcast.records import Record
 from pastcast.registry import Registry
 
@@ -228,6 +227,8 @@ _HINDCAST_CONFIG = (
 def _hindcast_agent() -> list[_Row]:
     """The two-stage agent's arguments as Hindcast runs it (``HINDCAST_TWO_STAGE``, the
     defaults of ``two-stage-hindcast``), for ``two-stage``: the plan's ``two_stage`` setting."""
+    from pastcast.agents import HINDCAST_TWO_STAGE  # a preset's values: the agents load later
+
     cfg = HINDCAST_TWO_STAGE.config.model_dump(mode="json", include=set(_HINDCAST_CONFIG))
     out: list[_Row] = [
         (f"agent_args.two-stage.config.{k}", cfg[k], "5.2, B.3") for k in _HINDCAST_CONFIG

@@ -5,11 +5,16 @@ default forecast schedule (a ``Dataset``), plus a dated news corpus in which art
 latent evidence, distractors and re-publications add noise, and planted hindsight articles
 (``canary_ids``) let leak audits check that nothing dated after a resolution reaches an agent.
 See docs/world.md for what is simulated and how.
+
+Importing the package registers the world's corpus source (``world:SEED``, by reference) and
+loads the simulation only when a world is first built or one of its names below is first used.
 """
 
+from __future__ import annotations
+
+from pastcast.corpus.sources import sources
+from pastcast.lazy import lazy_exports
 from pastcast.world._config import WORLD_VERSION, WorldConfig
-from pastcast.world._phrases import NEGATIVE_CUES, POSITIVE_CUES
-from pastcast.world._source import world_source
 from pastcast.world._spec import (
     WORLD_SPEC,
     is_world_spec,
@@ -17,8 +22,13 @@ from pastcast.world._spec import (
     world_from_spec,
     world_named_by,
 )
-from pastcast.world._steps import default_steps
-from pastcast.world._world import World, build_world
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from pastcast.world._phrases import NEGATIVE_CUES, POSITIVE_CUES
+    from pastcast.world._source import world_source
+    from pastcast.world._steps import default_steps
+    from pastcast.world._world import World, build_world
 
 __all__ = [
     "NEGATIVE_CUES",
@@ -35,3 +45,17 @@ __all__ = [
     "world_named_by",
     "world_source",
 ]
+
+# The world sits above the corpus, so it registers its own source (see ``_source``).
+sources.add("world", "pastcast.world._source:world_source")
+
+_WHERE: dict[str, str] = {
+    "NEGATIVE_CUES": "pastcast.world._phrases",
+    "POSITIVE_CUES": "pastcast.world._phrases",
+    "World": "pastcast.world._world",
+    "build_world": "pastcast.world._world",
+    "default_steps": "pastcast.world._steps",
+    "world_source": "pastcast.world._source",
+}
+
+__getattr__, __dir__ = lazy_exports(__name__, _WHERE)

@@ -1,21 +1,21 @@
 """The embedded world's documents as a corpus source (``pastcast corpus build world:SEED``).
 
 The world sits above the corpus, so the corpus never imports it: the world registers this source
-itself, when it is imported and through pastcast's entry point in the ``pastcast.sources`` group
-(``pyproject.toml``), which loads it the first time the sources are listed or asked for it.
+itself, by reference when it is imported (``pastcast.world``) and through pastcast's entry point
+in the ``pastcast.sources`` group (``pyproject.toml``), which loads it the first time the sources
+are listed or asked for it.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from pastcast.corpus.sources import SourceRun, SourceUnavailable, sources
+from pastcast.corpus.sources import SourceRun, SourceUnavailable
 from pastcast.world._spec import world_from_spec
 
 __all__ = ["world_source"]
 
 
-@sources.register("world")
 def world_source(path: Path) -> SourceRun:
     """The embedded world's documents: ``world:SEED[,FIELD=VALUE...]``."""
     try:

@@ -9,7 +9,10 @@ from collections.abc import Callable
 from datetime import date
 
 from pastcast.world._config import WORLD_VERSION, WorldConfig
-from pastcast.world._world import World, build_world
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from pastcast.world._world import World
 
 __all__ = [
     "WORLD_SPEC",
@@ -69,6 +72,8 @@ def parse_world_spec(spec: str) -> tuple[int, WorldConfig]:
 
 def world_from_spec(spec: str) -> World:
     """The embedded world ``spec`` names, built (``ValueError`` as ``parse_world_spec``)."""
+    from pastcast.world._world import build_world  # the simulation loads when a world is built
+
     seed, config = parse_world_spec(spec)
     return build_world(seed, config)
 
@@ -77,6 +82,8 @@ def world_named_by(dataset_id: str) -> World | None:
     """The world a dataset id names (``world-v2:seed=N``, as a run log records it), rebuilt; None
     for any other id, a world with a changed configuration included (its id holds only a hash
     of the settings, so it must be named with ``world_from_spec``)."""
+    from pastcast.world._world import build_world  # the simulation loads when a world is built
+
     prefix = f"{WORLD_VERSION}:seed="
     seed = dataset_id.removeprefix(prefix)
     if seed == dataset_id or not seed.isdigit():

@@ -16,7 +16,7 @@ import shutil
 from collections.abc import Mapping
 from typing import Any
 
-from pastcast.agents._base import agent_info, call_estimate, register_agent
+from pastcast.agents._base import agent_info, call_estimate
 from pastcast.agents._calls import CallContext, CallEstimate, unless_declared
 from pastcast.agents._llm_registry import agent_model
 from pastcast.agents.isolated._launch import serve_in_sandbox
@@ -205,17 +205,6 @@ def isolated(
     return IsolatedAgent(agent, args, setting, plugin, timeout_s, memory_mb)
 
 
-register_agent("isolated", prompts=_inner_prompts, calls=_inner_calls, isolated=True)(isolated)
-register_agent(
-    "isolated-market",
-    market_access=True,
-    isolated=True,
-    prompts=_inner_prompts,
-    calls=_inner_calls,
-    description="The isolated agent with the market price history tool (market-access setting).",
-)(isolated)
-
-
 def external(
     command: list[str] | str,
     files: list[str] | None = None,
@@ -232,12 +221,3 @@ def external(
     argv = shlex.split(command) if isinstance(command, str) else list(command)
     served = None if model is None else agent_model(model, model_options, cache_dir, cache_mode)
     return ExternalAgent(argv, list(files or ()), packages, served, timeout_s, memory_mb)
-
-
-register_agent("external", isolated=True)(external)
-register_agent(
-    "external-market",
-    market_access=True,
-    isolated=True,
-    description="The external agent with the market price history tool (market-access setting).",
-)(external)

@@ -3,6 +3,7 @@ copies propose candidates, rescored under a proven bound), approximate frozen mo
 reciprocal-rank fusion with BM25; embedders by name (packaged CPU models, OpenAI-compatible
 servers) and document vectors computed elsewhere."""
 
+from pastcast.corpus.dense._backends import resolve_embedder
 from pastcast.corpus.dense._batchlog import stored_batches
 from pastcast.corpus.dense._dense import DenseIndex, QueryModelMismatch
 from pastcast.corpus.dense._embedders import (
@@ -42,6 +43,7 @@ __all__ = [
     "embedding_text",
     "ids_file_of",
     "load_vectors",
+    "resolve_embedder",
     "rrf_fuse",
     "stored_batches",
 ]

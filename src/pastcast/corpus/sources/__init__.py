@@ -1,20 +1,15 @@
 """Corpus sources: readers that turn dumps and archives into dated ``Document`` records
 (JSONL, feed spools, the Wikipedia current-events archive, Reddit dumps, Parquet article
 tables, CC-News), with crawl cleaning, the hindsight screen and the content screen applied when
-a corpus is built; ``sources`` names them for ``open_source``."""
+a corpus is built; ``sources`` names them for ``open_source``.
+
+The package imports the registry and the screens; a reader's module is imported when its source
+is first opened (the built-in sources are registered by reference) or one of its names below is
+first used."""
+
+from __future__ import annotations
 
 from pastcast.corpus.sources._allow import allow_sources, read_allow_list, source_matches
-from pastcast.corpus.sources._ccnews import CCNewsReport, WarcMissing, ccnews_pages, read_ccnews
-from pastcast.corpus.sources._clean import (
-    CleanedPage,
-    CleanReport,
-    Deduplicator,
-    RawPage,
-    canonical_url,
-    choose_timestamp,
-    clean_pages,
-    quality_problem,
-)
 from pastcast.corpus.sources._dating import (
     CRAWL_DATED,
     DATING_NAME,
@@ -25,25 +20,7 @@ from pastcast.corpus.sources._dating import (
     read_dating,
     with_dating,
 )
-from pastcast.corpus.sources._dumps import ZstdMissing, check_readable, dump_files
-from pastcast.corpus.sources._feed import (
-    DateProvenance,
-    FeedItem,
-    SpoolError,
-    read_feed_spool,
-    spool_documents,
-    spool_files,
-)
 from pastcast.corpus.sources._hindsight import ContentScreen, later_date_mention, screen_document
-from pastcast.corpus.sources._htmlmeta import PageMeta, parse_html
-from pastcast.corpus.sources._jsonl import DocumentFormatError, LoadReport, read_jsonl_documents
-from pastcast.corpus.sources._parquet import (
-    ARTICLE_COLUMNS,
-    ArticleTableError,
-    ArticleTableReport,
-    read_article_table,
-)
-from pastcast.corpus.sources._reddit import RedditFilters, RedditReport, read_reddit
 from pastcast.corpus.sources._registry import (
     SideFile,
     SourceRun,
@@ -51,7 +28,40 @@ from pastcast.corpus.sources._registry import (
     open_source,
     sources,
 )
-from pastcast.corpus.sources._wcep import WcepReport, day_timestamp, read_wcep
+from pastcast.lazy import lazy_exports
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from pastcast.corpus.sources._ccnews import CCNewsReport, WarcMissing, ccnews_pages, read_ccnews
+    from pastcast.corpus.sources._clean import (
+        CleanedPage,
+        CleanReport,
+        Deduplicator,
+        RawPage,
+        canonical_url,
+        choose_timestamp,
+        clean_pages,
+        quality_problem,
+    )
+    from pastcast.corpus.sources._dumps import ZstdMissing, check_readable, dump_files
+    from pastcast.corpus.sources._feed import (
+        DateProvenance,
+        FeedItem,
+        SpoolError,
+        read_feed_spool,
+        spool_documents,
+        spool_files,
+    )
+    from pastcast.corpus.sources._htmlmeta import PageMeta, parse_html
+    from pastcast.corpus.sources._jsonl import DocumentFormatError, LoadReport, read_jsonl_documents
+    from pastcast.corpus.sources._parquet import (
+        ARTICLE_COLUMNS,
+        ArticleTableError,
+        ArticleTableReport,
+        read_article_table,
+    )
+    from pastcast.corpus.sources._reddit import RedditFilters, RedditReport, read_reddit
+    from pastcast.corpus.sources._wcep import WcepReport, day_timestamp, read_wcep
 
 __all__ = [
     "ARTICLE_COLUMNS",
@@ -110,3 +120,44 @@ __all__ = [
     "spool_files",
     "with_dating",
 ]
+
+_WHERE: dict[str, str] = {
+    "ARTICLE_COLUMNS": "pastcast.corpus.sources._parquet",
+    "ArticleTableError": "pastcast.corpus.sources._parquet",
+    "ArticleTableReport": "pastcast.corpus.sources._parquet",
+    "CCNewsReport": "pastcast.corpus.sources._ccnews",
+    "CleanReport": "pastcast.corpus.sources._clean",
+    "CleanedPage": "pastcast.corpus.sources._clean",
+    "DateProvenance": "pastcast.corpus.sources._feed",
+    "Deduplicator": "pastcast.corpus.sources._clean",
+    "DocumentFormatError": "pastcast.corpus.sources._jsonl",
+    "FeedItem": "pastcast.corpus.sources._feed",
+    "LoadReport": "pastcast.corpus.sources._jsonl",
+    "PageMeta": "pastcast.corpus.sources._htmlmeta",
+    "RawPage": "pastcast.corpus.sources._clean",
+    "RedditFilters": "pastcast.corpus.sources._reddit",
+    "RedditReport": "pastcast.corpus.sources._reddit",
+    "SpoolError": "pastcast.corpus.sources._feed",
+    "WarcMissing": "pastcast.corpus.sources._ccnews",
+    "WcepReport": "pastcast.corpus.sources._wcep",
+    "ZstdMissing": "pastcast.corpus.sources._dumps",
+    "canonical_url": "pastcast.corpus.sources._clean",
+    "ccnews_pages": "pastcast.corpus.sources._ccnews",
+    "check_readable": "pastcast.corpus.sources._dumps",
+    "choose_timestamp": "pastcast.corpus.sources._clean",
+    "clean_pages": "pastcast.corpus.sources._clean",
+    "day_timestamp": "pastcast.corpus.sources._wcep",
+    "dump_files": "pastcast.corpus.sources._dumps",
+    "parse_html": "pastcast.corpus.sources._htmlmeta",
+    "quality_problem": "pastcast.corpus.sources._clean",
+    "read_article_table": "pastcast.corpus.sources._parquet",
+    "read_ccnews": "pastcast.corpus.sources._ccnews",
+    "read_feed_spool": "pastcast.corpus.sources._feed",
+    "read_jsonl_documents": "pastcast.corpus.sources._jsonl",
+    "read_reddit": "pastcast.corpus.sources._reddit",
+    "read_wcep": "pastcast.corpus.sources._wcep",
+    "spool_documents": "pastcast.corpus.sources._feed",
+    "spool_files": "pastcast.corpus.sources._feed",
+}
+
+__getattr__, __dir__ = lazy_exports(__name__, _WHERE)

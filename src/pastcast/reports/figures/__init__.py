@@ -4,7 +4,6 @@
 Plugins add figures through the entry-point group ``pastcast.figures``.
 """
 
-from pastcast.reports.figures import _calibration, _hindcast, _longitudinal  # registers figures
 from pastcast.reports.figures._base import (
     FIGURES,
     MAX_PANELS,
@@ -26,5 +25,3 @@ __all__ = [
     "render_figure",
     "render_figures",
 ]
-
-del _calibration, _hindcast, _longitudinal

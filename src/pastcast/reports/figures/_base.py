@@ -39,6 +39,20 @@ __all__ = [
 
 FIGURES: Registry[Figure | None] = Registry("figure")
 register_figure = FIGURES.register
+# The papers' figures, by reference: a figure's module loads when it is first drawn.
+FIGURES.add("reliability", "pastcast.reports.figures._calibration:reliability")
+FIGURES.add("murphy", "pastcast.reports.figures._calibration:murphy_bars")
+FIGURES.add("cumulative-alpha", "pastcast.reports.figures._calibration:cumulative_alpha")
+FIGURES.add("cumulative-alpha-sum", "pastcast.reports.figures._calibration:cumulative_alpha_sum")
+FIGURES.add("recoveries", "pastcast.reports.figures._hindcast:net_recoveries")
+FIGURES.add("lookback", "pastcast.reports.figures._hindcast:lookback_sweep")
+FIGURES.add("market", "pastcast.reports.figures._hindcast:market_against_forecasts")
+FIGURES.add("topics", "pastcast.reports.figures._hindcast:topic_distribution")
+FIGURES.add("thirds", "pastcast.reports.figures._longitudinal:brier_thirds")
+FIGURES.add("evidence", "pastcast.reports.figures._longitudinal:change_by_evidence")
+FIGURES.add("memory-cost", "pastcast.reports.figures._longitudinal:memory_on_cost")
+FIGURES.add("capture-gain", "pastcast.reports.figures._longitudinal:capture_against_gain")
+FIGURES.add("cost-by-step", "pastcast.reports.figures._longitudinal:cost_per_step")
 
 MAX_PANELS = 12
 """Small multiples drawn at most per figure (the first groups of the leaderboard)."""

@@ -12,7 +12,6 @@ from pastcast.reports.figures._base import (
     ReportData,
     date_axis,
     new_figure,
-    register_figure,
 )
 from pastcast.scoring import group_rows
 
@@ -21,7 +20,6 @@ def _label(group: tuple[str, ...]) -> str:
     return " / ".join(group) or "all"
 
 
-@register_figure("reliability")
 def reliability(data: ReportData) -> Figure | None:
     """Reliability diagrams of two-outcome forecasts (P(first label)) with 95% event-bootstrap
     bands."""
@@ -49,7 +47,6 @@ def reliability(data: ReportData) -> Figure | None:
     return fig
 
 
-@register_figure("murphy")
 def murphy_bars(data: ReportData) -> Figure | None:
     """Murphy decomposition of the [0, 1] Brier score per group: reliability, resolution,
     uncertainty and binning residual."""
@@ -109,7 +106,6 @@ def _alpha_lines(data: ReportData, running_mean: bool, ylabel: str) -> Figure | 
     return fig
 
 
-@register_figure("cumulative-alpha")
 def cumulative_alpha(data: ReportData) -> Figure | None:
     """Cumulative mean alpha against the market after R forecast rounds (cutoff dates), per
     agent and setting, as Foresight Arena's Figure 5 plots it: (1/R) times the sum of the
@@ -118,7 +114,6 @@ def cumulative_alpha(data: ReportData) -> Figure | None:
     return _alpha_lines(data, True, "cumulative mean alpha")
 
 
-@register_figure("cumulative-alpha-sum")
 def cumulative_alpha_sum(data: ReportData) -> Figure | None:
     """Running sum of the rounds' mean alphas against the market, per agent and setting."""
     return _alpha_lines(data, False, "running sum of alpha")

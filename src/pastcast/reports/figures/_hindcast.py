@@ -16,7 +16,6 @@ from pastcast.reports.figures._base import (
     ReportData,
     date_axis,
     new_figure,
-    register_figure,
 )
 from pastcast.runlog import column_probs
 from pastcast.scoring import lookback_summary, pipeline_recoveries
@@ -25,7 +24,6 @@ MARKET_EVENTS = 4
 """Events drawn by the market figure when none are chosen (those with the most steps)."""
 
 
-@register_figure("recoveries")
 def net_recoveries(data: ReportData) -> Figure | None:
     """Per topic (category), forecasts the retrieval pipeline (memory-free) got right where the
     same agent without tools got wrong, minus the reverse (right: the truth is the only top
@@ -61,7 +59,6 @@ def net_recoveries(data: ReportData) -> Figure | None:
     return fig
 
 
-@register_figure("lookback")
 def lookback_sweep(data: ReportData) -> Figure | None:
     """Brier and accuracy per lookback fraction (the lookback schedule's steps), per agent and
     setting, with 95% intervals; drawn when the report is given the fractions."""
@@ -153,7 +150,6 @@ def _event_steps(data: ReportData, events: list[str]) -> dict[str, list[dict[str
     return out
 
 
-@register_figure("market")
 def market_against_forecasts(data: ReportData) -> Figure | None:
     """The market's belief against each agent's forecasts for chosen events: the probability of
     "Yes" (binary) or of the realised outcome (multi-option), at each forecast date."""
@@ -225,7 +221,6 @@ def topic_counts(data: ReportData, other_below: int = TOPIC_OTHER_BELOW) -> list
     return big + ([("Other", other)] if other else [])
 
 
-@register_figure("topics")
 def topic_distribution(data: ReportData) -> Figure | None:
     """Topic distribution of the markets forecast (Hindcast Figure 3): each slice labelled with
     its percent of the set, the legend with the raw market count per topic; topics with fewer

@@ -8,7 +8,7 @@ import numpy as np
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
-from pastcast.reports.figures._base import MAX_PANELS, ReportData, new_figure, register_figure
+from pastcast.reports.figures._base import MAX_PANELS, ReportData, new_figure
 from pastcast.scoring import (
     Estimate,
     capture_gain,
@@ -30,7 +30,6 @@ def _bars(ax: Axes, pos: np.ndarray, est: list[Estimate], width: float, label: s
     ax.bar(pos, mean, width, yerr=err, capsize=2, label=label)
 
 
-@register_figure("thirds")
 def brier_thirds(data: ReportData) -> Figure | None:
     """Mean Brier in the early, middle and late thirds of each event's forecast dates, with 95%
     event-bootstrap intervals (events with at least three dates)."""
@@ -55,7 +54,6 @@ def brier_thirds(data: ReportData) -> Figure | None:
     return fig
 
 
-@register_figure("evidence")
 def change_by_evidence(data: ReportData) -> Figure | None:
     """Step-to-step Brier change B(t) - B(t-1) by quartile of newly dated evidence available
     (from other models' memory-on notebooks), per setting, with 95% intervals."""
@@ -84,7 +82,6 @@ def change_by_evidence(data: ReportData) -> Figure | None:
     return fig
 
 
-@register_figure("memory-cost")
 def memory_on_cost(data: ReportData) -> Figure | None:
     """Memory-on against memory-free resource use (ratio of sums minus 1) on matched forecasts,
     at the first step, later steps and all steps, with 95% event-bootstrap intervals."""
@@ -115,7 +112,6 @@ def memory_on_cost(data: ReportData) -> Figure | None:
     return fig
 
 
-@register_figure("capture-gain")
 def capture_against_gain(data: ReportData) -> Figure | None:
     """Evidence capture kappa against the memory-on first-to-last Brier improvement, one point per
     model, with the Spearman correlation across models (Figure 2c)."""
@@ -142,7 +138,6 @@ def capture_against_gain(data: ReportData) -> Figure | None:
     return fig
 
 
-@register_figure("cost-by-step")
 def cost_per_step(data: ReportData) -> Figure | None:
     """Mean cost per forecast at each forecast step, per setting (Figure 3a): USD from the price
     table, else input tokens where no call was priced, else tool calls (agents without a model);

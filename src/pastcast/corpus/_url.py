@@ -1,5 +1,6 @@
-"""Database URLs: without their password (for messages and run logs), and with pastcast's own
-``schema`` parameter taken out before the URL reaches the server."""
+"""Database URLs, for every backend opened by URL: without their password (for messages and run
+logs), and with pastcast's own ``schema`` parameter taken out before the URL reaches the
+server."""
 
 from __future__ import annotations
 

@@ -1,0 +1,104 @@
+"""The built-in agents, registered by reference: building, describing or pricing one imports its
+module, so importing ``pastcast.agents`` imports none of them (nor the sandbox and tool server
+behind the isolated agents). Their prompts, call estimates and argument upgrades are references
+into the same modules, read when first asked for.
+
+The offline ``lexical`` model provider (``lexical:NAME``) is registered here too: it lives with
+the agents whose stages it answers.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pastcast.agents._base import agent_meta, agents
+from pastcast.models import providers
+
+__all__: list[str] = []
+
+_BASELINES = "pastcast.agents._baselines"
+_MODEL_AGENTS = "pastcast.agents._model_agents"
+_ISOLATED = "pastcast.agents.isolated._agents"
+_MARKET_TOOL = "with the market price history tool (market-access setting)."
+
+
+def _add(name: str, factory: str, *, description: str | None = None, **meta: Any) -> None:
+    agents.add(name, factory, description=description, **agent_meta(name, **meta))
+
+
+_add("uniform", f"{_BASELINES}:uniform")
+_add("random", f"{_BASELINES}:random_baseline")
+_add("market", f"{_BASELINES}:market", role="reference", market_access=True)
+_add("base-rate", f"{_BASELINES}:base_rate")
+_add("heuristic", "pastcast.agents._heuristic:heuristic")
+
+_add(
+    "no-tools",
+    f"{_MODEL_AGENTS}:no_tools",
+    prompts=f"{_MODEL_AGENTS}:NO_TOOLS_PROMPTS",
+    calls=f"{_MODEL_AGENTS}:_no_tools_calls",
+    upgrade=f"{_MODEL_AGENTS}:_flat_decoding",
+)
+_add(
+    "zero-shot",
+    f"{_MODEL_AGENTS}:zero_shot",
+    prompts=f"{_MODEL_AGENTS}:ZERO_SHOT_PROMPTS",
+    calls=f"{_MODEL_AGENTS}:_zero_shot_calls",
+    upgrade=f"{_MODEL_AGENTS}:_flat_decoding",
+)
+for _name, _market in (("tool-agent", False), ("tool-agent-market", True)):
+    _add(
+        _name,
+        f"{_MODEL_AGENTS}:tool_agent",
+        market_access=_market,
+        prompts=f"{_MODEL_AGENTS}:_tool_agent_prompts",
+        calls=f"{_MODEL_AGENTS}:_tool_agent_calls",
+        upgrade=f"{_MODEL_AGENTS}:_flat_decoding",
+        description=f"The tool agent {_MARKET_TOOL}" if _market else None,
+    )
+_add(
+    "arena-benchmark",
+    f"{_MODEL_AGENTS}:arena_benchmark",
+    market_access=True,
+    prompts=f"{_MODEL_AGENTS}:ROUND_PROMPTS",
+    calls=f"{_MODEL_AGENTS}:_round_calls",
+    upgrade=f"{_MODEL_AGENTS}:_flat_decoding",
+    round_level=True,
+)
+_add(
+    "two-stage",
+    f"{_MODEL_AGENTS}:two_stage",
+    prompts=f"{_MODEL_AGENTS}:DEFAULT_TWO_STAGE.prompts",
+    calls=f"{_MODEL_AGENTS}:DEFAULT_TWO_STAGE.calls",
+    upgrade=f"{_MODEL_AGENTS}:_flat_two_stage",
+)
+_add(
+    "two-stage-hindcast",
+    f"{_MODEL_AGENTS}:two_stage_hindcast",
+    prompts=f"{_MODEL_AGENTS}:HINDCAST_TWO_STAGE.prompts",
+    calls=f"{_MODEL_AGENTS}:HINDCAST_TWO_STAGE.calls",
+    upgrade=f"{_MODEL_AGENTS}:_flat_two_stage",
+    description="The two-stage agent with Hindcast's settings as its defaults (config, "
+    "decoding and stages are set over them).",
+)
+
+for _name, _market in (("isolated", False), ("isolated-market", True)):
+    _add(
+        _name,
+        f"{_ISOLATED}:isolated",
+        market_access=_market,
+        isolated=True,
+        prompts=f"{_ISOLATED}:_inner_prompts",
+        calls=f"{_ISOLATED}:_inner_calls",
+        description=f"The isolated agent {_MARKET_TOOL}" if _market else None,
+    )
+for _name, _market in (("external", False), ("external-market", True)):
+    _add(
+        _name,
+        f"{_ISOLATED}:external",
+        market_access=_market,
+        isolated=True,
+        description=f"The external agent {_MARKET_TOOL}" if _market else None,
+    )
+
+providers.add("lexical", "pastcast.agents._lexical:_lexical")
