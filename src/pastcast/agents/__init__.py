@@ -7,7 +7,7 @@ from pastcast.agents import (
     _lexical,  # noqa: F401  (registers the offline lexical model)
     _model_agents,  # noqa: F401  (registers the model-driven agents)
 )
-from pastcast.agents._answer import Decoding
+from pastcast.agents._answer import Decoding, parse_forecast, reparse_forecast
 from pastcast.agents._base import (
     Agent,
     AgentInfo,
@@ -29,7 +29,6 @@ from pastcast.agents._llm_registry import agent_model, clear_models, load_models
 from pastcast.agents._model_agents import HINDCAST_TWO_STAGE
 from pastcast.agents._no_tools import NoToolsAgent
 from pastcast.agents._notebook import check_notebook, parse_notebook
-from pastcast.agents._parsing import parse_forecast, reparse_forecast
 from pastcast.agents._prompts import list_prompts, load_prompt, prompt_registry
 from pastcast.agents._rescore import normalize_step_labels
 from pastcast.agents._round_agent import HISTORY_DAYS, ROUND_TOOLS, RoundBenchmarkAgent
