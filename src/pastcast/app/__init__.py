@@ -97,7 +97,6 @@ from pastcast.app._stats import (
     memory_costs,
     recoveries,
 )
-from pastcast.app._steps import select_steps
 
 __all__ = [
     "AGENT_FORM",
@@ -193,7 +192,6 @@ __all__ = [
     "runs_by_agent",
     "runs_frame",
     "score_runs",
-    "select_steps",
     "shared_replay",
     "split_agent_option",
 ]

@@ -1,7 +1,7 @@
 """The dated corpus: cutoff-enforcing backends, opened by spec through one registry, and the
 conformance checks they must pass."""
 
-from pastcast.corpus._build_report import BuildReport
+from pastcast.corpus._build_report import CorpusBuildReport
 from pastcast.corpus._conformance import (
     EquivalenceReport,
     LeakageError,
@@ -96,11 +96,11 @@ __all__ = [
     "TOKENIZER",
     "ArticleTableError",
     "ArticleTableReport",
-    "BuildReport",
     "CCNewsReport",
     "CleanReport",
     "CleanedPage",
     "CorpusBackend",
+    "CorpusBuildReport",
     "CorpusIdentity",
     "CorpusOpenError",
     "Deduplicator",

@@ -3,7 +3,7 @@ on-disk dataset format."""
 
 from pastcast.markets._build import (
     HISTORY_HINT,
-    BuildReport,
+    DatasetBuildReport,
     FunnelStage,
     TemporalSplit,
     build_dataset,
@@ -89,11 +89,11 @@ __all__ = [
     "MIN_ANSWER_CHARS",
     "OTHER",
     "RELEASE_COLUMNS",
-    "BuildReport",
     "CausalDojoSchedule",
     "CausalLookbackSchedule",
     "ClobCache",
     "CoverageReport",
+    "DatasetBuildReport",
     "DayActivity",
     "DayThreshold",
     "DojoSchedule",
