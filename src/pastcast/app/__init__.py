@@ -54,6 +54,7 @@ from pastcast.app._data_views import (
     describe_dataset,
 )
 from pastcast.app._datasets import DATASET_SPEC_HELP, DatasetNote, open_dataset
+from pastcast.app._demo import DEMO_AGENTS, Demo, run_demo
 from pastcast.app._errors import AppError
 from pastcast.app._exports import Exported, ExportTarget, export_runs
 from pastcast.app._feeds import fetch_feeds, follow_feeds
@@ -90,6 +91,7 @@ from pastcast.app._runs import (
     read_plan,
     run_plan,
 )
+from pastcast.app._served import ServedEpisode, serve_episode
 from pastcast.app._stats import (
     Statistics,
     coverage_bins,
@@ -104,6 +106,7 @@ __all__ = [
     "CURATION_LEGS",
     "DATASET_SPEC_HELP",
     "DEFAULT_CALIBRATION",
+    "DEMO_AGENTS",
     "DEPLOYMENT_FILE",
     "FRAMES_EXTRA_HINT",
     "REPORTS_EXTRA_HINT",
@@ -120,6 +123,7 @@ __all__ = [
     "Dashboard",
     "DatasetNote",
     "DatasetSummary",
+    "Demo",
     "ExportTarget",
     "Exported",
     "Imported",
@@ -131,6 +135,7 @@ __all__ = [
     "RunsByAgent",
     "RunsRead",
     "Scored",
+    "ServedEpisode",
     "Statistics",
     "StoreBackend",
     "append_corpus",
@@ -187,11 +192,13 @@ __all__ = [
     "recoveries",
     "report_runs",
     "round_plan",
+    "run_demo",
     "run_leakage_cards",
     "run_plan",
     "runs_by_agent",
     "runs_frame",
     "score_runs",
+    "serve_episode",
     "shared_replay",
     "split_agent_option",
 ]
