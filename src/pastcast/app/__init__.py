@@ -81,7 +81,6 @@ from pastcast.app._reports import (
     score_runs,
 )
 from pastcast.app._runs import (
-    check_sandbox,
     plan_estimate,
     plan_from_agents,
     preset_curation,
@@ -150,7 +149,6 @@ __all__ = [
     "build_corpus",
     "check_agent_args",
     "check_agents",
-    "check_sandbox",
     "compare_runs",
     "corpus_documents",
     "coverage_bins",

@@ -37,6 +37,9 @@ from pastcast.scoring import Fallback
 __all__ = [
     "OPTION_NAMES",
     "PER_AGENT_FIELDS",
+    "MaxModelCallsOpt",
+    "MaxToolCallsOpt",
+    "PythonToolOpt",
     "demo",
     "execute",
     "fail_run",
@@ -58,6 +61,19 @@ PER_AGENT_FIELDS = frozenset({"market_access"})
 _ENV = EnvConfig()
 _RUN = RunConfig.model_fields
 
+MaxToolCallsOpt = Annotated[
+    int, typer.Option("--max-tool-calls", help="Tool calls per forecast step.")
+]
+MaxModelCallsOpt = Annotated[
+    int, typer.Option("--max-model-calls", help="Model calls per forecast step.")
+]
+PythonToolOpt = Annotated[
+    bool,
+    typer.Option(
+        "--python-tool/--no-python-tool",
+        help="Offer the python tool (needs an isolating sandbox: bubblewrap).",
+    ),
+]
 ConfigOpt = Annotated[
     Path | None,
     typer.Option(
@@ -240,16 +256,12 @@ def run(
         Fallback,
         typer.Option("--fallback", help="Score recorded for an unusable forecast in the log."),
     ] = _RUN["fallback"].default,
-    max_tool_calls: Annotated[
-        int, typer.Option("--max-tool-calls", help="Tool calls per forecast step.")
-    ] = _ENV.max_tool_calls,
+    max_tool_calls: MaxToolCallsOpt = _ENV.max_tool_calls,
     max_tool_iterations: Annotated[
         int,
         typer.Option("--max-tool-iterations", help="Model turns with tool calls per step."),
     ] = _ENV.max_tool_iterations,
-    max_model_calls: Annotated[
-        int, typer.Option("--max-model-calls", help="Model calls per forecast step.")
-    ] = _ENV.max_model_calls,
+    max_model_calls: MaxModelCallsOpt = _ENV.max_model_calls,
     max_search_k: Annotated[
         int, typer.Option("--max-search-k", help="Most hits one search may return.")
     ] = _ENV.max_search_k,
@@ -259,13 +271,7 @@ def run(
     read_max_chars: Annotated[
         int, typer.Option("--read-max-chars", help="Characters of a document one read returns.")
     ] = _ENV.read_max_chars,
-    python_tool: Annotated[
-        bool,
-        typer.Option(
-            "--python-tool/--no-python-tool",
-            help="Offer the python tool (needs an isolating sandbox: bubblewrap).",
-        ),
-    ] = _ENV.python_tool,
+    python_tool: PythonToolOpt = _ENV.python_tool,
     unsafe_python: Annotated[
         bool,
         typer.Option(
@@ -368,7 +374,7 @@ def demo(
 ) -> None:
     """Build the embedded world and its index, run the baselines and the heuristic research
     agent, print the leaderboard and write a run log and a report."""
-    from pastcast.reports import main_table, to_rich
+    from pastcast.reports import leaderboard_table
 
     try:
         made = run_demo(out, seed=seed, notes=lambda line: typer.echo(line, err=True))
@@ -383,11 +389,16 @@ def demo(
     console = Console(stderr=as_json)  # with --json the leaderboard table is a note
     if not console.is_terminal:
         console = Console(stderr=as_json, width=180)  # readable in logs and pipes
-    console.print(to_rich(main_table(made.card)))
+    card = made.card
+    title = (
+        f"{card.n_forecasts} forecasts; {card.fallback} fallback for unusable outputs; "
+        f"95% event-clustered bootstrap CIs ({card.bootstrap} draws)"
+    )
+    console.print(leaderboard_table([g.summary for g in card.groups], card.by, title, card.titles))
     report = None if made.report is None else made.report.html
     if report is not None:
         note(f"report: {report}", as_json)
     if as_json:
-        board = [g.summary.as_dict() for g in made.card.ranked()]
+        board = [g.summary.as_dict() for g in card.ranked()]
         print_json({**_summary(result), "report": report and str(report), "leaderboard": board})
     _exit_if_all_unusable(result)

@@ -14,6 +14,7 @@ import typer
 from pastcast.app import DATASET_SPEC_HELP, AppError, serve_episode
 from pastcast.cli._common import EXIT_FAILED, fail, fail_app
 from pastcast.cli._corpus import Retrieval
+from pastcast.cli._run import MaxModelCallsOpt, MaxToolCallsOpt, PythonToolOpt
 from pastcast.env import EnvConfig
 
 __all__ = ["app"]
@@ -52,15 +53,9 @@ def serve(
     market_access: Annotated[
         bool, typer.Option("--market-access", help="Offer the market price history tool.")
     ] = False,
-    python_tool: Annotated[
-        bool, typer.Option("--python-tool", help="Offer the sandboxed python tool.")
-    ] = False,
-    max_tool_calls: Annotated[
-        int, typer.Option("--max-tool-calls", help="Tool calls allowed in the episode.")
-    ] = _ENV.max_tool_calls,
-    max_model_calls: Annotated[
-        int, typer.Option("--max-model-calls", help="Model calls allowed in the episode.")
-    ] = _ENV.max_model_calls,
+    python_tool: PythonToolOpt = _ENV.python_tool,
+    max_tool_calls: MaxToolCallsOpt = _ENV.max_tool_calls,
+    max_model_calls: MaxModelCallsOpt = _ENV.max_model_calls,
     rollout: Annotated[int, typer.Option("--rollout", help="Rollout number of the episode.")] = 0,
     record: Annotated[
         Path | None,
