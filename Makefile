@@ -45,7 +45,6 @@ $(FULL): $(CORE)
 
 demo: $(CORE)
 	$(BIN)/pastcast demo --out runs/demo
-	$(BIN)/pastcast report runs/demo/run.jsonl --dataset world:0 --out runs/demo/report
 	@echo "open runs/demo/report/report.html in a browser for the report; for the dashboard run"
 	@echo "  $(BIN)/pastcast view runs/demo --dataset world:0"
 	@echo "and open http://127.0.0.1:8000/"

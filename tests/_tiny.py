@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from datetime import UTC, date, datetime, timedelta
 
-from pastcast.corpus import DocumentNotVisible, SearchHit
+from pastcast.corpus import DocumentNotVisible, SearchFilter, SearchHit
 from pastcast.dataset import Dataset
 from pastcast.records import DailyBelief, Document, Event, Resolution, StepSpec
 
@@ -99,11 +99,13 @@ class ListBackend:
     def __init__(self, documents: tuple[Document, ...]) -> None:
         self.docs = {d.id: d for d in documents}
 
-    def search(self, query: str, *, as_of: datetime, k: int = 10) -> list[SearchHit]:
+    def search(
+        self, query: str, *, as_of: datetime, k: int = 10, filters: SearchFilter | None = None
+    ) -> list[SearchHit]:
         terms = set(re.findall(r"\w+", query.lower()))
         scored = []
         for d in self.docs.values():
-            if d.timestamp >= as_of:
+            if d.timestamp >= as_of or (filters is not None and not filters.matches(d)):
                 continue
             words = re.findall(r"\w+", f"{d.title} {d.text}".lower())
             score = float(sum(w in terms for w in words))

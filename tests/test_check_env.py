@@ -12,7 +12,7 @@ import pytest
 
 from _tiny import T0, ListBackend, tiny_dataset, tiny_documents
 from pastcast.agents import agent_spec
-from pastcast.corpus import SearchHit
+from pastcast.corpus import SearchFilter, SearchHit
 from pastcast.dataset import Dataset
 from pastcast.env import EnvCheckError, EnvConfig, Episode, ForecastEnv, check_env
 from pastcast.records import Document, StepSpec
@@ -47,8 +47,10 @@ def test_the_environment_passes(tmp_path: Path) -> None:
 class NoCutoffBackend(ListBackend):
     """Searches the whole archive, whatever the cutoff."""
 
-    def search(self, query: str, *, as_of: datetime, k: int = 10) -> list[SearchHit]:
-        return super().search(query, as_of=FAR, k=k)
+    def search(
+        self, query: str, *, as_of: datetime, k: int = 10, filters: SearchFilter | None = None
+    ) -> list[SearchHit]:
+        return super().search(query, as_of=FAR, k=k, filters=filters)
 
 
 def test_search_ignoring_the_cutoff_is_caught() -> None:
@@ -165,8 +167,10 @@ def test_market_days_not_ended_are_caught() -> None:
 class ShufflingBackend(ListBackend):
     """Ranks documents with equal scores in a random order."""
 
-    def search(self, query: str, *, as_of: datetime, k: int = 10) -> list[SearchHit]:
-        hits = super().search(query, as_of=as_of, k=k)
+    def search(
+        self, query: str, *, as_of: datetime, k: int = 10, filters: SearchFilter | None = None
+    ) -> list[SearchHit]:
+        hits = super().search(query, as_of=as_of, k=k, filters=filters)
         random.shuffle(hits)
         return hits
 

@@ -281,14 +281,15 @@ def test_demo_runs_end_to_end_and_resumes(tmp_path: Path) -> None:
     result = runner.invoke(app, ["demo", "--out", str(tmp_path)])
     assert result.exit_code == 0, result.output
     assert "market (reference)" in result.output
-    report = (tmp_path / "report.md").read_text()
-    assert "## Leaderboard" in report and "heuristic" in report
+    report = tmp_path / "report" / "report.html"
+    assert "heuristic" in report.read_text()
+    assert "heuristic" in report.with_name("tables.md").read_text()
     again = runner.invoke(app, ["demo", "--out", str(tmp_path)])
     assert again.exit_code == 0 and "(0 new steps" in again.output
     as_json = runner.invoke(app, ["demo", "--out", str(tmp_path), "--json"])
     assert as_json.exit_code == 0, as_json.output
     summary = json.loads(as_json.stdout)
-    assert summary["written"] == 0 and summary["report"] == str(tmp_path / "report.md")
+    assert summary["written"] == 0 and summary["report"] == str(report)
     agents = {(g["agent"], g["setting"], g["role"]) for g in summary["leaderboard"]}
     assert ("market", "memory_free", "reference") in agents
     assert ("heuristic", "memory_on", "agent") in agents

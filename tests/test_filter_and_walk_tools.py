@@ -8,6 +8,7 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from _tiny import ListBackend, tiny_documents
+from pastcast.corpus import SearchFilter, SearchHit
 from pastcast.corpus.embedded import EmbeddedIndex
 from pastcast.env import EnvConfig, Toolbox, ToolError
 from pastcast.records import Document
@@ -93,12 +94,24 @@ def test_a_bad_filter_is_a_logged_tool_error() -> None:
     assert not last.ok and last.arguments == {"query": "rocket", "top_k": 10, "source": " / "}
 
 
-def test_a_backend_without_filters_serves_plain_searches() -> None:
-    tools = Toolbox(ListBackend(tiny_documents()), CUTOFF + timedelta(days=30), EnvConfig())  # type: ignore[arg-type]
+class _SeenFilters(ListBackend):
+    def __init__(self) -> None:
+        super().__init__(tiny_documents())
+        self.seen: list[SearchFilter | None] = []
+
+    def search(
+        self, query: str, *, as_of: datetime, k: int = 10, filters: SearchFilter | None = None
+    ) -> list[SearchHit]:
+        self.seen.append(filters)
+        return super().search(query, as_of=as_of, k=k, filters=filters)
+
+
+def test_the_backend_gets_the_filter_block_and_none_for_a_plain_search() -> None:
+    backend = _SeenFilters()
+    tools = Toolbox(backend, CUTOFF + timedelta(days=30), EnvConfig())  # type: ignore[arg-type]
     assert tools.call("search", {"query": "rocket"})
-    # asked to filter, it cannot: a refusal, never a silently unfiltered list
-    with pytest.raises(ToolError, match="cannot filter"):
-        tools.call("search", {"query": "rocket", "author": "alice"})
+    assert tools.call("search", {"query": "rocket", "author": "alice"}) == []
+    assert backend.seen == [None, SearchFilter(author="alice")]
 
 
 def test_read_shows_the_author_for_author_posts() -> None:

@@ -41,7 +41,6 @@ if TYPE_CHECKING:
         StepKey,
         StepSpec,
     )
-    from pastcast.reports import write_report
     from pastcast.runlog import RunHeader, RunLog, StepRecord, read_run_log
     from pastcast.runner import RunConfig, RunResult, run_benchmark
     from pastcast.scoring import accuracy, brier, info_alpha, log_loss, score_forecast, summarize
@@ -102,7 +101,6 @@ __all__ = [
     "run_benchmark",
     "score_forecast",
     "summarize",
-    "write_report",
 ]
 
 _WHERE: dict[str, str] = {
@@ -157,7 +155,6 @@ _WHERE: dict[str, str] = {
     "run_benchmark": "pastcast.runner",
     "score_forecast": "pastcast.scoring",
     "summarize": "pastcast.scoring",
-    "write_report": "pastcast.reports",
 }
 
 

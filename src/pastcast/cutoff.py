@@ -21,7 +21,6 @@ __all__ = [
     "DayConvention",
     "as_utc",
     "cutoff_for_day",
-    "day_of",
     "end_of_day",
     "is_naive_timestamp",
     "is_visible",
@@ -183,11 +182,6 @@ def visible_count(sorted_micros: npt.NDArray[np.int64], cutoff: datetime) -> int
     import numpy as np
 
     return int(np.searchsorted(sorted_micros, to_micros(cutoff), side="left"))
-
-
-def day_of(timestamp: datetime) -> date:
-    """The UTC calendar day of an instant."""
-    return as_utc(timestamp).date()
 
 
 def last_complete_day(cutoff: datetime) -> date:

@@ -9,12 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pastcast.agents._parsing import (
-    count_failures,
-    normalize_label,
-    parse_forecast,
-    repair_prompt,
-)
+from pastcast.agents._answer import normalize_label, parse_forecast, repair_prompt
 from pastcast.records import FAILURE_REASONS
 
 YN = ("Yes", "No")
@@ -151,9 +146,10 @@ def test_normalize_label_idempotent(label: str) -> None:
     assert normalize_label(normalize_label(label)) == normalize_label(label)
 
 
-def test_count_failures_and_repair_prompt() -> None:
+def test_failure_reasons_and_repair_prompt() -> None:
     outs = [parse_forecast(t, YN) for t in ("", "no json", '{"Yes": 1}', "nope")]
-    assert count_failures(outs) == {"empty_output": 1, "no_answer_block": 2}
+    reasons = [f.failure_reason for f in outs if not f.usable]
+    assert reasons == ["empty_output", "no_answer_block", "no_answer_block"]
     prompt = repair_prompt("unknown_labels", ['A "quoted" one', "B"])
     assert '"A \\"quoted\\" one"' in prompt
     assert "not among the allowed outcomes" in prompt

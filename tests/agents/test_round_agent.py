@@ -232,6 +232,7 @@ def test_the_outcome_reaches_no_prompt_and_no_tool_result(world: World) -> None:
         },
         ds.beliefs,
         ds.steps,
+        texts=ds.texts,
     )
     turns: list[list[Call]] = [
         [("getMarketDetails", {"index": i}) for i in range(4)]

@@ -306,13 +306,13 @@ def test_a_run_opens_its_corpus_exact_or_approximate_as_recorded(
 ) -> None:
     from pydantic import ValidationError
 
-    from pastcast.runner import CorpusRef, open_corpus
+    from pastcast.runner import CorpusRef
     from pastcast.runner._plan import PlanCorpus
 
     EmbeddedIndex.build(ivf_docs, tmp_path / "ix")
     spec = str(tmp_path / "ix")
-    approx = open_corpus(CorpusRef(spec=spec, retrieval="hybrid", embedder="hash-64", nprobe=2))
-    exact = open_corpus(CorpusRef(spec=spec, retrieval="dense", embedder="hash-64"))
+    approx = CorpusRef(spec=spec, retrieval="hybrid", embedder="hash-64", nprobe=2).open()
+    exact = CorpusRef(spec=spec, retrieval="dense", embedder="hash-64").open()
     try:
         assert approx.identity().options["exact"] is False
         assert approx.identity().options["nprobe"] == 2

@@ -19,7 +19,7 @@ from corpus_synth import make_docs, with_threads
 
 from pastcast.app import AppError, build_corpus
 from pastcast.corpus import (
-    BuildReport,
+    CorpusBuildReport,
     DocumentNotVisible,
     adversarial_cutoffs,
     check_thread_lookups,
@@ -170,7 +170,7 @@ def test_a_malformed_source_row_names_its_file_line_and_field(tmp_path: Path) ->
     # leniently the row is left out, and the stored report counts it by reason
     built = build_corpus(f"jsonl:{source}", out=tmp_path / "index", lenient=True, workers=1)
     assert built.indexed == 4 and built.build is not None
-    stored = BuildReport.load(tmp_path / "index")
+    stored = CorpusBuildReport.load(tmp_path / "index")
     assert stored == built.build
     assert sum(stored.removed.values()) == 1
     assert all(r.startswith("malformed: field timestamp") for r in stored.removed)

@@ -15,7 +15,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from pastcast.agents import parse_forecast, parse_notebook
-from pastcast.agents._jsonish import balanced_objects, find_blocks, load_object, tagged
+from pastcast.agents._answer_reader import _balanced_objects, _tagged, read_answer
 from pastcast.records import FAILURE_REASONS, Forecast
 
 MB = 1_000_000
@@ -92,7 +92,7 @@ def test_a_complete_answer_after_adversarial_text_is_still_found() -> None:
 
 def test_tagged_spans_match_the_lazy_regex() -> None:
     text = "<answer>a</answer> <ANSWER>b</Answer> <answer>c <answer>d</answer> <answer>e"
-    assert [text[a:b] for a, b in tagged(text, "answer")] == ["a", "b", "c <answer>d"]
+    assert [text[a:b] for a, b in _tagged(text, "answer")] == ["a", "b", "c <answer>d"]
 
 
 # The scanner it replaces: a scan from every opening brace, quadratic on unclosed braces.
@@ -136,7 +136,7 @@ def _reference_balanced_objects(text: str) -> list[tuple[int, int]]:
 @given(st.text(alphabet='{}"\\ab', max_size=40))
 @pytest.mark.slow
 def test_brace_scanner_matches_the_reference(text: str) -> None:
-    assert balanced_objects(text) == _reference_balanced_objects(text)
+    assert _balanced_objects(text) == _reference_balanced_objects(text)
 
 
 @settings(max_examples=400, deadline=None)
@@ -187,6 +187,7 @@ def test_json_ish_text_never_raises(text: str) -> None:
     fc = parse_forecast(text, YN)
     assert fc.usable or fc.failure_reason in FAILURE_REASONS
     parse_notebook(text)
-    for block in find_blocks(text):
-        obj, _ = load_object(block.text)
-        assert obj is None or isinstance(obj, dict)
+    reply = read_answer(text, section="notebook")
+    assert all(isinstance(obj, dict) for obj in read_answer(text).objects())
+    assert all(isinstance(obj, dict) for obj in reply.objects())
+    assert isinstance(reply.cut_short, bool)

@@ -10,7 +10,7 @@ when one of its names below is first used."""
 from __future__ import annotations
 
 from pastcast.agents import _builtin  # noqa: F401  (registers the built-in agents)
-from pastcast.agents._answer import Decoding
+from pastcast.agents._answer import Decoding, parse_forecast, reparse_forecast
 from pastcast.agents._base import (
     Agent,
     AgentInfo,
@@ -27,7 +27,6 @@ from pastcast.agents._base import (
 )
 from pastcast.agents._calls import CallContext, CallEstimate, CallEstimator
 from pastcast.agents._llm_registry import agent_model, clear_models, load_models
-from pastcast.agents._parsing import parse_forecast, reparse_forecast
 from pastcast.agents._prompts import list_prompts, load_prompt, prompt_registry
 from pastcast.lazy import lazy_exports
 

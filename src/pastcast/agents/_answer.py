@@ -2,6 +2,12 @@
 question view, the answer schemas, and turning a final reply into a ``Forecast`` with the retries
 of its parse fallback.
 
+The reply is read by ``read_answer`` (its last complete answer block, loaded strictly and then
+with lenient repairs); ``parse_forecast`` turns that object into a forecast. Labels are matched
+exactly by default (Forecast-Dojo's main scoring); ``normalize_typography`` is the sensitivity
+variant (case, curly quotes, whitespace). Unusable outputs never raise: they become a
+``Forecast(usable=False, failure_reason=...)`` whose reason is a ``pastcast.records.FailureReason``.
+
 Parse fallbacks (``ParseFallback``):
 
 - ``repair`` (pastcast's default): the parse with local JSON repairs, then one re-prompt that
@@ -12,30 +18,41 @@ Parse fallbacks (``ParseFallback``):
   ``repair``, ``compact`` and ``json_only`` stages).
 
 The first usable reply wins; an answer still unusable keeps the first reply's failure reason
-and every reply in ``raw_text`` (after ``RETRY_MARKERS``), so the outputs can be read again.
+and every reply in ``raw_text`` (after ``RETRY_MARKERS``), so ``reparse_forecast`` can read the
+same outputs again under the other label matching without re-running anything.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import json
+import math
+import re
+import unicodedata
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Literal, TypeVar
 
 from pydantic import Field
 
-from pastcast.agents._parsing import RETRY_MARKERS, parse_forecast, prob_key, repair_prompt
-from pastcast.agents._prompts import answer_template, choice_template, question_fields
+from pastcast.agents._answer_reader import read_answer
+from pastcast.agents._prompts import answer_template, choice_template, prob_key, question_fields
 from pastcast.env import Episode, QuestionView
 from pastcast.models import ChatRequest, ContextOverflow, Model, ReasoningEffort
-from pastcast.records import BINARY_LABELS, Event, Forecast, Message, Record
+from pastcast.probabilities import completed, scaled
+from pastcast.records import BINARY_LABELS, Event, FailureReason, Forecast, Message, Record
 
 __all__ = [
+    "RETRY_MARKERS",
     "AnswerForm",
     "Decoding",
     "ParseFallback",
     "answer_schema",
     "choice_schema",
     "finish_answer",
+    "normalize_label",
     "over",
+    "parse_forecast",
+    "repair_prompt",
+    "reparse_forecast",
     "stages_over",
     "view_fields",
 ]
@@ -230,3 +247,192 @@ def finish_answer(
                 }
             )
     return forecast.model_copy(update={"raw_text": "\n\n".join(replies)})
+
+
+_PROB_KEYS = ("probabilities", "probs", "forecast", "distribution")
+_TEXT_KEYS = ("rationale", "reasoning", "explanation")
+_META_KEYS = frozenset({*_TEXT_KEYS, "confidence", "choice", "answer", "notes", "notebook"})
+_QUOTES = str.maketrans({"“": '"', "”": '"', "„": '"', "‘": "'", "’": "'", "`": "'"})
+
+RETRY_MARKERS: dict[str, str] = {
+    "repair": "[reply to the repair request]",
+    "json_repair": "[reply to the JSON repair request]",
+    "compact": "[reply to the compact re-prompt]",
+    "json_only": "[reply to the JSON-only re-prompt]",
+}
+"""The line before each retry's reply in an unusable forecast's ``raw_text``, by retry pass."""
+_MARKER_RE = re.compile(
+    r"\n\n(?:" + "|".join(re.escape(m) for m in RETRY_MARKERS.values()) + r")\n"
+)
+
+
+def normalize_label(label: str) -> str:
+    """Typographic normal form: NFKC, straight quotes, collapsed whitespace, casefolded."""
+    text = unicodedata.normalize("NFKC", label).translate(_QUOTES)
+    return re.sub(r"\s+", " ", text).strip().casefold()
+
+
+def _fail(raw: str, reason: FailureReason, rationale: str = "") -> Forecast:
+    return Forecast(raw_text=raw, usable=False, failure_reason=reason, rationale=rationale)
+
+
+def _to_number(value: Any) -> tuple[float, bool] | None:
+    """A probability candidate and whether it was written as a percentage."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int | float):
+        try:
+            return float(value), False
+        except OverflowError:  # an integer beyond any float: not a probability
+            return math.inf, False
+    if isinstance(value, str):
+        s = value.strip()
+        pct = s.endswith("%")
+        try:
+            x = float(s.rstrip("%").strip())
+        except ValueError:
+            return None
+        return (x / 100.0 if pct else x), pct
+    return None
+
+
+def _probability_map(
+    obj: Mapping[str, Any],
+    label_keys: Mapping[str, str],
+    key_of: Callable[[str], str],
+    labels: Sequence[str],
+) -> tuple[Mapping[str, Any] | None, str | None, str]:
+    """The answer's map of probabilities, the key it stands under (None: the answer's own
+    keys), and the rationale."""
+    rationale = next((str(obj[k]) for k in _TEXT_KEYS if isinstance(obj.get(k), str)), "")
+    for key in _PROB_KEYS:
+        if isinstance(obj.get(key), Mapping):
+            return obj[key], key, rationale
+    by_prob_key = {prob_key(label): label for label in labels}
+    prob_keys = [k for k in obj if k.startswith("prob_")]
+    if prob_keys:  # Hindcast's shape: {"prob_yes": p, "prob_no": q}; an unknown one stays unknown
+        return {by_prob_key.get(k, k): obj[k] for k in prob_keys}, None, rationale
+    flat = {k: v for k, v in obj.items() if k not in _META_KEYS or key_of(k) in label_keys}
+    return (flat or None), None, rationale
+
+
+def parse_forecast(
+    text: str, labels: Sequence[str], *, normalize_typography: bool = False
+) -> Forecast:
+    """Parse ``text`` into a forecast over ``labels`` (normalised to sum to one).
+
+    Accepts ``{"probabilities": {"Label": p, ...}, "rationale": "..."}`` or a flat
+    ``{"Label": p}``; probabilities may be numbers, numeric strings or percentages ("65%"), and a
+    whole map written on a 0-100 scale (sums to about 100) is read as percentages. An answer
+    that names only some labels is completed, never renormalised into certainty: the mass it
+    leaves (1 minus its sum) is shared evenly by the labels it does not name, which get 0 only
+    when it leaves none (``pastcast.probabilities.completed``); ``{"Yes": 0.3}`` of a binary
+    question is P(No) = 0.7. A key given twice is ``duplicate_labels``.
+    """
+    answer = read_answer(text)
+    obj = answer.obj
+    if obj is None:
+        return _fail(text, answer.failure or "invalid_json")
+    key_of: Callable[[str], str] = normalize_label if normalize_typography else str
+    by_key: dict[str, str] = {}
+    for label in labels:
+        by_key.setdefault(key_of(label), label)
+    mapping, under, rationale = _probability_map(obj, by_key, key_of, labels)
+    if not mapping:
+        return _fail(text, "no_probabilities", rationale)
+    twice = answer.repeated  # which value was meant?
+    if any(p[:-1] == (under,) or (len(p) == 1 and p[0] not in _META_KEYS) for p in twice):
+        return _fail(text, "duplicate_labels", rationale)
+    stated = _stated(obj, by_key, key_of)
+    values: dict[str, float] = {}
+    any_pct = False
+    for key, value in mapping.items():
+        matched = by_key.get(key_of(str(key)))
+        if matched is None:
+            return _fail(text, "unknown_labels", rationale)
+        if matched in values:
+            return _fail(text, "duplicate_labels", rationale)
+        num = _to_number(value)
+        if num is None or not math.isfinite(num[0]) or num[0] < 0:
+            return _fail(text, "invalid_probability", rationale)
+        values[matched] = num[0]
+        any_pct = any_pct or num[1]
+    complete = len(values) == len(by_key)
+    if not any_pct and max(values.values()) > 1.0:
+        if complete and 95.0 <= sum(values.values()) <= 105.0:  # all on a 0-100 scale
+            values = {k: v / 100.0 for k, v in values.items()}
+        else:
+            return _fail(text, "invalid_probability", rationale)
+    if any(v > 1.0 + 1e-9 for v in values.values()):
+        return _fail(text, "invalid_probability", rationale)
+    values = {k: min(v, 1.0) for k, v in values.items()}
+    probs = scaled(completed(values, list(by_key.values())))
+    if probs is None:
+        return _fail(text, "no_positive_mass", rationale)
+    return Forecast(probs=probs, raw_text=text, usable=True, rationale=rationale, **stated)
+
+
+def _stated(
+    obj: Mapping[str, Any], label_keys: Mapping[str, str], key_of: Callable[[str], str]
+) -> dict[str, Any]:
+    """The chosen option (when it names an outcome) and the self-reported confidence in [0, 1]
+    (a percentage, or a number on a 0-100 scale, is read as such), where the answer gives them."""
+    out: dict[str, Any] = {}
+    choice = obj.get("choice")
+    if isinstance(choice, str) and key_of(choice) in label_keys:
+        out["choice"] = label_keys[key_of(choice)]
+    num = _to_number(obj.get("confidence"))
+    if num is not None and math.isfinite(num[0]):
+        value = num[0] / 100.0 if not num[1] and 1.0 < num[0] <= 100.0 else num[0]
+        if 0.0 <= value <= 1.0:
+            out["confidence"] = value
+    return out
+
+
+_REASON_TEXT = {
+    "empty_output": "Your reply was empty.",
+    "no_answer_block": "Your reply did not contain a JSON answer object.",
+    "invalid_json": "Your answer block was not valid JSON.",
+    "no_probabilities": "Your answer did not contain any probabilities.",
+    "unknown_labels": "Your answer used outcome names that are not among the allowed outcomes.",
+    "duplicate_labels": "Your answer gave the same outcome more than once.",
+    "invalid_probability": "Every probability must be a number between 0 and 1.",
+    "no_positive_mass": "At least one probability must be greater than 0.",
+}
+
+
+def reparse_forecast(
+    forecast: Forecast, labels: Sequence[str], *, normalize_typography: bool
+) -> Forecast:
+    """``forecast`` read again from its raw text under the other label matching.
+
+    A forecast whose first reply did not parse (unusable, or usable only after a retry) is
+    re-read reply by reply (``raw_text`` split at ``RETRY_MARKERS``), in the order the agent
+    read them: the first usable reply wins, as it would have in a run with this matching.
+    Forecasts read from their first reply, forecasts that ended without an answer (a spent
+    budget, an agent error) and baselines' forecasts are returned unchanged.
+    """
+    attempts = _MARKER_RE.split(forecast.raw_text)
+    retried = len(attempts) > 1
+    if forecast.usable and not retried:
+        return forecast
+    if not forecast.usable and forecast.failure_reason not in _REASON_TEXT:
+        return forecast
+    for reply in attempts:
+        again = parse_forecast(reply, labels, normalize_typography=normalize_typography)
+        if again.usable:
+            return again.model_copy(update={"raw_text": forecast.raw_text})
+    return forecast
+
+
+def repair_prompt(reason: str, labels: Sequence[str], template: str | None = None) -> str:
+    """A short re-prompt asking for the answer again in the exact expected format (``template``:
+    the agent's answer format; pastcast's probabilities object by default)."""
+    problem = _REASON_TEXT.get(reason, "Your answer could not be read.")
+    allowed = ", ".join(json.dumps(label, ensure_ascii=False) for label in labels)
+    return (
+        f"{problem} Reply again with only one JSON object and nothing else, in this format:\n"
+        f"{template or answer_template(labels)}\n"
+        f"Use exactly these outcome names as keys: {allowed}. "
+        "Probabilities are numbers between 0 and 1 and should sum to 1."
+    )

@@ -21,8 +21,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from pastcast.agents._braces import balanced_objects
-from pastcast.agents._jsonish import find_blocks, load_object, strip_thinking, tagged
+from pastcast.agents._answer_reader import Answer, read_answer
 from pastcast.agents._prompts import answer_template
 from pastcast.cutoff import cutoff_for_day, is_visible, parse_cutoff
 from pastcast.env import Episode
@@ -78,21 +77,11 @@ def _as_notebook(obj: dict[str, Any]) -> Notebook | None:
 
 def parse_notebook(text: str) -> Notebook | None:
     """The notebook in ``text`` (last ``<notebook>`` block, else last object holding one)."""
-    if not text:
-        return None
-    text = strip_thinking(text)
-    spans = tagged(text, "notebook")
-    if spans:
-        start, stop = spans[-1]
-        inner = text[start:stop]
-        candidates = [block.text for block in find_blocks(inner)] or [inner]
-    else:
-        candidates = [b.text for b in find_blocks(text)]
-    for candidate in reversed(candidates):
-        obj, _ = load_object(candidate)
-        if obj is not None and (nb := _as_notebook(obj)) is not None:
-            return nb
-    return None
+    return _notebook_in(read_answer(text, section="notebook"))
+
+
+def _notebook_in(reply: Answer) -> Notebook | None:
+    return next((nb for obj in reply.objects() if (nb := _as_notebook(obj)) is not None), None)
 
 
 def _cutoff(cutoff: datetime | date | str) -> datetime:
@@ -116,22 +105,14 @@ def ledger_dates_ok(nb: Notebook, cutoff: datetime | date | str) -> bool:
     return not future_entries(nb, cutoff)
 
 
-def _cut_short(text: str) -> bool:
-    """A notebook was begun but the reply ends before it closes (cut at its token limit)."""
-    tag = text.rfind("<notebook>")
-    if tag >= 0 and "</notebook>" not in text[tag:]:
-        return True
-    key = text.rfind('"notebook"')
-    return key >= 0 and not any(start < key < end for start, end in balanced_objects(text))
-
-
 def check_notebook(
     text: str, labels: Sequence[str], cutoff: datetime | date | str
 ) -> NotebookCheck:
     """Parse and validate a notebook written at a step: labels, probabilities, dates, ids."""
-    nb = parse_notebook(text)
+    reply = read_answer(text or "", section="notebook")
+    nb = _notebook_in(reply)
     if nb is None:
-        kind = "truncated" if _cut_short(strip_thinking(text or "")) else "unparseable"
+        kind = "truncated" if reply.cut_short else "unparseable"
         return NotebookCheck(notebook=None, problems=(NotebookProblem(kind=kind),))
     problems: list[NotebookProblem] = []
     known = set(labels)

@@ -21,7 +21,6 @@ from datetime import datetime, time
 from functools import partial
 from importlib import resources
 
-from pastcast.agents._parsing import prob_key
 from pastcast.records import BINARY_LABELS, Event, Message, Record
 from pastcast.registry import Registry
 
@@ -32,6 +31,7 @@ __all__ = [
     "choice_template",
     "list_prompts",
     "load_prompt",
+    "prob_key",
     "prompt_registry",
     "question_fields",
 ]
@@ -140,6 +140,11 @@ def load_prompt(name: str) -> Prompt:
     text = prompt_registry.build(f"{base}.v{version}")
     digest = hashlib.sha256(text.encode("utf-8")).hexdigest()
     return Prompt(name=base, version=version, text=text, sha256=digest)
+
+
+def prob_key(label: str) -> str:
+    """The key of ``label``'s probability in Hindcast's answer shape: ``"Yes"`` -> ``prob_yes``."""
+    return "prob_" + re.sub(r"[^0-9a-z]+", "_", label.casefold()).strip("_")
 
 
 def answer_template(labels: Sequence[str]) -> str:

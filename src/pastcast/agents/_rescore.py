@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from pastcast.agents._parsing import reparse_forecast
+from pastcast.agents._answer import reparse_forecast
 from pastcast.runlog import StepRecord
 
 __all__ = ["normalize_step_labels"]

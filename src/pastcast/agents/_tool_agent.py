@@ -21,7 +21,7 @@ import json
 from typing import Any, Literal
 
 from pastcast.agents._answer import Decoding, finish_answer, view_fields
-from pastcast.agents._jsonish import find_blocks, load_object, strip_thinking
+from pastcast.agents._answer_reader import read_answer
 from pastcast.agents._no_tools import NoToolsAgent
 from pastcast.agents._notebook import NOTEBOOK_SCHEMA, memory_fields, store_notebook
 from pastcast.agents._prompts import answer_template, load_prompt
@@ -168,11 +168,7 @@ def research_prompt(
 
 
 def _last_action(text: str) -> dict[str, Any] | None:
-    for block in reversed(find_blocks(strip_thinking(text))):
-        obj, _ = load_object(block.text)
-        if obj is not None and "action" in obj:
-            return obj
-    return None
+    return next((obj for obj in read_answer(text).objects() if "action" in obj), None)
 
 
 class ToolAgent:

@@ -36,7 +36,7 @@ from pastcast.agents._answer import (
     finish_answer,
     view_fields,
 )
-from pastcast.agents._jsonish import find_blocks, load_object, strip_thinking
+from pastcast.agents._answer_reader import read_answer
 from pastcast.agents._prompts import load_prompt
 from pastcast.agents._tally import read_tally, tally_schema, tally_sides
 from pastcast.corpus import DocType
@@ -138,11 +138,7 @@ class _Doc:
 
 
 def _json_reply(text: str) -> dict[str, Any]:
-    for block in reversed(find_blocks(strip_thinking(text))):
-        obj, _ = load_object(block.text)
-        if obj is not None:
-            return obj
-    return {}
+    return next(read_answer(text).objects(), {})
 
 
 def _strings(value: Any) -> list[str]:

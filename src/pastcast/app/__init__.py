@@ -59,6 +59,7 @@ if TYPE_CHECKING:
         describe_dataset,
     )
     from pastcast.app._datasets import DATASET_SPEC_HELP, DatasetNote, open_dataset
+    from pastcast.app._demo import DEMO_AGENTS, Demo, run_demo
     from pastcast.app._errors import AppError
     from pastcast.app._exports import Exported, ExportTarget, export_runs
     from pastcast.app._feeds import fetch_feeds, follow_feeds
@@ -86,7 +87,6 @@ if TYPE_CHECKING:
         score_runs,
     )
     from pastcast.app._runs import (
-        check_sandbox,
         plan_estimate,
         plan_from_agents,
         preset_curation,
@@ -96,6 +96,7 @@ if TYPE_CHECKING:
         read_plan,
         run_plan,
     )
+    from pastcast.app._served import ServedEpisode, serve_episode
     from pastcast.app._stats import (
         Statistics,
         coverage_bins,
@@ -103,7 +104,6 @@ if TYPE_CHECKING:
         memory_costs,
         recoveries,
     )
-    from pastcast.app._steps import select_steps
 
 __all__ = [
     "AGENT_FORM",
@@ -111,6 +111,7 @@ __all__ = [
     "CURATION_LEGS",
     "DATASET_SPEC_HELP",
     "DEFAULT_CALIBRATION",
+    "DEMO_AGENTS",
     "DEPLOYMENT_FILE",
     "FRAMES_EXTRA_HINT",
     "REPORTS_EXTRA_HINT",
@@ -127,6 +128,7 @@ __all__ = [
     "Dashboard",
     "DatasetNote",
     "DatasetSummary",
+    "Demo",
     "ExportTarget",
     "Exported",
     "Imported",
@@ -138,6 +140,7 @@ __all__ = [
     "RunsByAgent",
     "RunsRead",
     "Scored",
+    "ServedEpisode",
     "Statistics",
     "StoreBackend",
     "append_corpus",
@@ -152,7 +155,6 @@ __all__ = [
     "build_corpus",
     "check_agent_args",
     "check_agents",
-    "check_sandbox",
     "compare_runs",
     "corpus_documents",
     "coverage_bins",
@@ -194,12 +196,13 @@ __all__ = [
     "recoveries",
     "report_runs",
     "round_plan",
+    "run_demo",
     "run_leakage_cards",
     "run_plan",
     "runs_by_agent",
     "runs_frame",
     "score_runs",
-    "select_steps",
+    "serve_episode",
     "shared_replay",
     "split_agent_option",
 ]
@@ -251,7 +254,6 @@ _WHERE: dict[str, str] = {
     "build_corpus": "pastcast.app._corpus",
     "check_agent_args": "pastcast.app._agents",
     "check_agents": "pastcast.app._agents",
-    "check_sandbox": "pastcast.app._runs",
     "compare_runs": "pastcast.app._compare",
     "corpus_documents": "pastcast.app._corpus",
     "coverage_bins": "pastcast.app._stats",
@@ -298,7 +300,11 @@ _WHERE: dict[str, str] = {
     "runs_by_agent": "pastcast.app._by_agent",
     "runs_frame": "pastcast.app._frames",
     "score_runs": "pastcast.app._reports",
-    "select_steps": "pastcast.app._steps",
+    "DEMO_AGENTS": "pastcast.app._demo",
+    "Demo": "pastcast.app._demo",
+    "run_demo": "pastcast.app._demo",
+    "ServedEpisode": "pastcast.app._served",
+    "serve_episode": "pastcast.app._served",
     "shared_replay": "pastcast.app._replays",
     "split_agent_option": "pastcast.app._agents",
 }

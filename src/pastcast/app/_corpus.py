@@ -17,7 +17,7 @@ from typing import Any, Literal
 from pastcast.app._errors import AppError
 from pastcast.app._open_corpus import open_corpus
 from pastcast.corpus import (
-    BuildReport,
+    CorpusBuildReport,
     CorpusOpenError,
     is_database_url,
     one_line,
@@ -82,7 +82,7 @@ class CorpusBuild:
     into: str
     skipped: dict[str, int] = field(default_factory=dict)
     report: tuple[str, ...] = ()
-    build: BuildReport | None = None
+    build: CorpusBuildReport | None = None
 
     def as_dict(self, count: str = "indexed") -> dict[str, Any]:
         """The JSON shape of a build (``count``: the name of the documents' count, ``appended``
@@ -153,7 +153,7 @@ def _store(
     workers: int | None = None,
     run: SourceRun | None = None,
     dense: dict[str, Any] | None = None,
-) -> tuple[int, str, BuildReport | None]:
+) -> tuple[int, str, CorpusBuildReport | None]:
     """Index ``docs`` into the chosen backend (embedded too, with ``embedder``): how many, where
     they went and the index's build report."""
     try:

@@ -19,7 +19,7 @@ from pastcast.markets import FilterConfig
 from pastcast.owned import check_replaceable
 
 if TYPE_CHECKING:
-    from pastcast.markets import BuildReport, Schedule, TemporalSplit
+    from pastcast.markets import DatasetBuildReport, Schedule, TemporalSplit
 
 __all__ = ["Imported", "import_forecastbench", "import_polymarket", "market_filters"]
 
@@ -29,7 +29,7 @@ class Imported:
     """The dataset written to ``out`` and the funnel of what each stage removed."""
 
     dataset: Dataset
-    report: BuildReport
+    report: DatasetBuildReport
     out: Path
     notes: dict[str, int]
     """What the importer dropped or assumed, counted by reason (also in the provenance)."""

@@ -20,9 +20,9 @@ from pastcast.scoring import Convention, PairedComparison
 if TYPE_CHECKING:
     from fastapi import FastAPI
 
+    from pastcast.models import KnowledgeGap
     from pastcast.reports.dashboard import RunIndex
     from pastcast.reports.html import WrittenReport
-    from pastcast.runner import KnowledgeGap
 
 __all__ = [
     "REPORTS_EXTRA_HINT",
@@ -90,7 +90,7 @@ class Scored:
 
 def _after_knowledge_cutoff(runs: RunSet) -> tuple[RunSet, str | None]:
     """Only the steps of events no model of the logs may remember."""
-    from pastcast.runner import after_knowledge_cutoff
+    from pastcast.models import after_knowledge_cutoff
 
     try:
         kept = after_knowledge_cutoff(runs.logs)
@@ -158,7 +158,7 @@ def score_runs(
     note = None
     gaps: tuple[KnowledgeGap, ...] = ()
     if after_knowledge_cutoff:
-        from pastcast.runner import knowledge_gaps
+        from pastcast.models import knowledge_gaps
 
         gaps = knowledge_gaps(runs.logs, draws=bootstrap, seed=seed)
         runs, note = _after_knowledge_cutoff(runs)

@@ -21,7 +21,7 @@ from pastcast.app._agents import check_agents, models_session, parse_agent_optio
 from pastcast.app._datasets import open_dataset
 from pastcast.app._errors import AppError
 from pastcast.app._replays import open_replay
-from pastcast.app._steps import select_steps
+from pastcast.app._steps import steps_to_play
 from pastcast.dataset import Dataset
 from pastcast.env import EnvConfig
 from pastcast.records import Setting
@@ -217,7 +217,7 @@ def run_plan(
             nprobe=corpus.nprobe,
         ) as replay:
             dataset = _rescheduled(replay.dataset, plan.schedule)
-            dataset = select_steps(
+            dataset = steps_to_play(
                 dataset,
                 replay.backend,
                 covered_only=plan.covered_only,

@@ -9,10 +9,10 @@ from pastcast.app._errors import AppError
 from pastcast.corpus import CorpusBackend
 from pastcast.dataset import Dataset
 
-__all__ = ["select_steps"]
+__all__ = ["steps_to_play"]
 
 
-def select_steps(
+def steps_to_play(
     dataset: Dataset,
     backend: CorpusBackend | None,
     *,

@@ -19,8 +19,8 @@ from pastcast.app import (
     build_corpus,
     follow_feeds,
     index_feed_round,
+    open_corpus,
 )
-from pastcast.app import open_corpus as open_app_corpus
 from pastcast.cli._common import JsonFlag, fail, fail_field, print_json
 from pastcast.corpus import DocType, DocumentNotVisible, OpenedCorpus, SearchFilter
 from pastcast.cutoff import parse_cutoff, parse_timestamp
@@ -96,17 +96,13 @@ EmbedderOpt = Annotated[
 ]
 
 
-def open_corpus(spec: str | Path, retrieval: str, option: str, **options: Any) -> OpenedCorpus:
-    """``pastcast.app.open_corpus``, failing with a one-line error that names the option."""
-    try:
-        return open_app_corpus(spec, retrieval, **options)
-    except AppError as exc:
-        fail_field(exc, {"corpus": option})
-
-
 def _open(target: str, retrieval: str = "bm25", **options: Any) -> OpenedCorpus:
-    """An index directory, or the corpus in a schema of a ``postgresql://`` database."""
-    return open_corpus(target, retrieval, "INDEX", **options)
+    """An index directory, or the corpus in a schema of a ``postgresql://`` database
+    (``pastcast.app.open_corpus``; an error names ``INDEX``)."""
+    try:
+        return open_corpus(target, retrieval, **options)
+    except AppError as exc:
+        fail_field(exc, {"corpus": "INDEX"})
 
 
 def _day(value: str | None, option: str) -> date | None:

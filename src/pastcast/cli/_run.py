@@ -1,10 +1,10 @@
 """`pastcast run` and `pastcast demo`: run agents over forecast steps and write a run log.
 
 The options build the experiment plan a ``--config`` file would declare, and both run through
-``pastcast.app.run_plan``, which checks everything that can be checked without running (agent
-names, arguments and their types, models, settings, budgets, the sandbox for the python tool,
-the dataset and corpus), so a usage error exits 2 before a progress bar starts or a run log is
-written.
+``pastcast.app.run_plan`` (the demo inside ``pastcast.app.run_demo``), which checks everything
+that can be checked without running (agent names, arguments and their types, models, settings,
+budgets, the sandbox for the python tool, the dataset and corpus), so a usage error exits 2
+before a progress bar starts or a run log is written.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ import typer
 from rich.console import Console
 from rich.markup import escape
 
-from pastcast.app import AGENT_GRAMMAR, AppError, plan_from_agents, run_plan
+from pastcast.app import AGENT_GRAMMAR, AppError, plan_from_agents, run_demo, run_plan
 from pastcast.cli._common import (
     EXIT_FAILED,
     DayConventionOpt,
@@ -24,7 +24,6 @@ from pastcast.cli._common import (
     fail,
     note,
     option_of,
-    output_dir,
     print_json,
 )
 from pastcast.cli._corpus import Retrieval
@@ -32,22 +31,21 @@ from pastcast.cli._data_view import CoverageDaysOpt
 from pastcast.cutoff import DayConvention
 from pastcast.env import EnvConfig
 from pastcast.records import Setting
-from pastcast.runlog import read_run_log
 from pastcast.runner import MAX_ROLLOUTS, MAX_WORKERS, ExperimentPlan, RunConfig, RunResult
-from pastcast.scoring import Fallback, summarize
+from pastcast.scoring import Fallback
 
 __all__ = [
-    "DEMO_AGENTS",
     "OPTION_NAMES",
     "PER_AGENT_FIELDS",
+    "MaxModelCallsOpt",
+    "MaxToolCallsOpt",
+    "PythonToolOpt",
     "demo",
     "execute",
     "fail_run",
     "report",
     "run",
 ]
-
-DEMO_AGENTS = ("uniform", "base-rate", "heuristic", "heuristic@memory_on", "market")
 
 # Plan fields (of RunConfig, EnvConfig and the plan) whose `run` option is not --field-name.
 OPTION_NAMES = {
@@ -63,6 +61,19 @@ PER_AGENT_FIELDS = frozenset({"market_access"})
 _ENV = EnvConfig()
 _RUN = RunConfig.model_fields
 
+MaxToolCallsOpt = Annotated[
+    int, typer.Option("--max-tool-calls", help="Tool calls per forecast step.")
+]
+MaxModelCallsOpt = Annotated[
+    int, typer.Option("--max-model-calls", help="Model calls per forecast step.")
+]
+PythonToolOpt = Annotated[
+    bool,
+    typer.Option(
+        "--python-tool/--no-python-tool",
+        help="Offer the python tool (needs an isolating sandbox: bubblewrap).",
+    ),
+]
 ConfigOpt = Annotated[
     Path | None,
     typer.Option(
@@ -100,7 +111,7 @@ def execute(
     retry_failed: bool = False,
     where: str | None = None,
 ) -> RunResult:
-    """Shared by ``run``, ``run --config`` and ``demo``: run the plan, return the result.
+    """Shared by ``run`` and ``run --config``: run the plan, return the result.
     Problems found before the work starts exit 2 (named by option, or after ``where``: the
     plan's file); an exception during the run exits 1."""
     try:
@@ -245,16 +256,12 @@ def run(
         Fallback,
         typer.Option("--fallback", help="Score recorded for an unusable forecast in the log."),
     ] = _RUN["fallback"].default,
-    max_tool_calls: Annotated[
-        int, typer.Option("--max-tool-calls", help="Tool calls per forecast step.")
-    ] = _ENV.max_tool_calls,
+    max_tool_calls: MaxToolCallsOpt = _ENV.max_tool_calls,
     max_tool_iterations: Annotated[
         int,
         typer.Option("--max-tool-iterations", help="Model turns with tool calls per step."),
     ] = _ENV.max_tool_iterations,
-    max_model_calls: Annotated[
-        int, typer.Option("--max-model-calls", help="Model calls per forecast step.")
-    ] = _ENV.max_model_calls,
+    max_model_calls: MaxModelCallsOpt = _ENV.max_model_calls,
     max_search_k: Annotated[
         int, typer.Option("--max-search-k", help="Most hits one search may return.")
     ] = _ENV.max_search_k,
@@ -264,13 +271,7 @@ def run(
     read_max_chars: Annotated[
         int, typer.Option("--read-max-chars", help="Characters of a document one read returns.")
     ] = _ENV.read_max_chars,
-    python_tool: Annotated[
-        bool,
-        typer.Option(
-            "--python-tool/--no-python-tool",
-            help="Offer the python tool (needs an isolating sandbox: bubblewrap).",
-        ),
-    ] = _ENV.python_tool,
+    python_tool: PythonToolOpt = _ENV.python_tool,
     unsafe_python: Annotated[
         bool,
         typer.Option(
@@ -373,22 +374,31 @@ def demo(
 ) -> None:
     """Build the embedded world and its index, run the baselines and the heuristic research
     agent, print the leaderboard and write a run log and a report."""
-    from pastcast.reports import write_report
+    from pastcast.reports import leaderboard_table
 
     try:
-        plan = plan_from_agents(
-            DEMO_AGENTS, dataset=f"world:{seed}", concurrency={"episodes": _RUN["workers"].default}
-        )
+        made = run_demo(out, seed=seed, notes=lambda line: typer.echo(line, err=True))
     except AppError as exc:
         fail_run(exc)
-    output_dir(out, "--out", "demo")
-    log = out / "run.jsonl"
-    result = execute(plan, log)
+    except FileExistsError as exc:  # a report folder pastcast did not make: nothing written
+        fail(f"--out {exc}")
+    except (ValueError, RuntimeError) as exc:  # bad data, a sandbox failing mid-run
+        fail(str(exc), EXIT_FAILED)
+    result = made.run
     note(f"run log: {result.path} ({result.written} new steps, {result.skipped} resumed)", as_json)
-    console = Console(stderr=True) if as_json else None  # the leaderboard table is a note then
-    report = write_report([log], out / "report.md", console=console)
-    note(f"report: {report}", as_json)
+    console = Console(stderr=as_json)  # with --json the leaderboard table is a note
+    if not console.is_terminal:
+        console = Console(stderr=as_json, width=180)  # readable in logs and pipes
+    card = made.card
+    title = (
+        f"{card.n_forecasts} forecasts; {card.fallback} fallback for unusable outputs; "
+        f"95% event-clustered bootstrap CIs ({card.bootstrap} draws)"
+    )
+    console.print(leaderboard_table([g.summary for g in card.groups], card.by, title, card.titles))
+    report = None if made.report is None else made.report.html
+    if report is not None:
+        note(f"report: {report}", as_json)
     if as_json:
-        board = [s.as_dict() for s in summarize(read_run_log(log).steps)]  # as in the report
-        print_json({**_summary(result), "report": str(report), "leaderboard": board})
+        board = [g.summary.as_dict() for g in card.ranked()]
+        print_json({**_summary(result), "report": report and str(report), "leaderboard": board})
     _exit_if_all_unusable(result)

@@ -10,7 +10,7 @@ conformance checks load when first used (by the tests and the audits, not by a r
 
 from __future__ import annotations
 
-from pastcast.corpus._build_report import BuildReport
+from pastcast.corpus._build_report import CorpusBuildReport
 from pastcast.corpus._filter import DOC_TYPES, DocType, SearchFilter, month_bounds
 from pastcast.corpus._identity import content_digest
 from pastcast.corpus._open import (
@@ -59,8 +59,8 @@ __all__ = [
     "RETRIEVALS",
     "STOPWORDS",
     "TOKENIZER",
-    "BuildReport",
     "CorpusBackend",
+    "CorpusBuildReport",
     "CorpusIdentity",
     "CorpusOpenError",
     "DocType",

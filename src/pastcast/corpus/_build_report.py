@@ -1,5 +1,6 @@
-"""``BuildReport``: what a corpus build did, stored with the index it built (``build_report.json``)
-so that a corpus says how it was made: counts, what was left out and why, time, memory, workers.
+"""``CorpusBuildReport``: what a corpus build did, stored with the index it built
+(``build_report.json``) so that a corpus says how it was made: counts, what was left out and
+why, time, memory, workers.
 """
 
 from __future__ import annotations
@@ -11,12 +12,12 @@ from pydantic import BaseModel, ConfigDict, Field
 from pastcast import safejson
 from pastcast.atomic import write_atomic
 
-__all__ = ["BUILD_REPORT", "BuildReport"]
+__all__ = ["BUILD_REPORT", "CorpusBuildReport"]
 
 BUILD_REPORT = "build_report.json"
 
 
-class BuildReport(BaseModel):
+class CorpusBuildReport(BaseModel):
     """One build of an index. ``removed``: documents or lines left out before indexing, by
     reason; ``notes``: the report lines of the build's stages (screens, allow-list, filters)."""
 
@@ -66,7 +67,7 @@ class BuildReport(BaseModel):
         write_atomic(index_dir / BUILD_REPORT, self.model_dump_json(indent=2) + "\n")
 
     @classmethod
-    def load(cls, index_dir: Path) -> BuildReport | None:
+    def load(cls, index_dir: Path) -> CorpusBuildReport | None:
         """The report stored in ``index_dir``, or None (an index built before reports)."""
         try:
             return cls.model_validate(safejson.loads((index_dir / BUILD_REPORT).read_bytes()))

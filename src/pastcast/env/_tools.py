@@ -8,7 +8,6 @@ validated arguments, and ``TOOLS`` lists the definitions for agents to derive th
 
 from __future__ import annotations
 
-import inspect
 import time
 from collections.abc import Callable, Mapping
 from datetime import date, datetime
@@ -110,10 +109,6 @@ class Toolbox:
         self._threads: ThreadedBackend | None = None
         if isinstance(backend, ThreadedBackend) and backend.has_threads():
             self._threads = backend
-        # A third-party backend may predate the filter block: it still serves plain searches.
-        self._filters = backend is not None and (
-            "filters" in inspect.signature(backend.search).parameters
-        )
 
     @property
     def cutoff(self) -> datetime:
@@ -219,13 +214,9 @@ class Toolbox:
         if not query.strip():
             raise ToolError("search needs a non-empty query")
         filters = filter_block("search", doc_type, source, author, month, since)
-        if not filters.is_empty() and not self._filters:
-            raise ToolError("search: this corpus cannot filter searches (leave the filters out)")
         k = max(1, min(top_k, self._config.max_search_k))
-        if filters.is_empty():  # a backend without filters still serves plain searches
-            hits = backend.search(query, as_of=self._cutoff, k=k)
-        else:
-            hits = backend.search(query, as_of=self._cutoff, k=k, filters=filters)
+        narrowed = None if filters.is_empty() else filters  # None: the backends' fast path
+        hits = backend.search(query, as_of=self._cutoff, k=k, filters=narrowed)
         return [
             SearchResult(
                 id=h.id,

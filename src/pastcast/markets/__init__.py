@@ -10,7 +10,7 @@ from __future__ import annotations
 from pastcast.lazy import lazy_exports
 from pastcast.markets._build import (
     HISTORY_HINT,
-    BuildReport,
+    DatasetBuildReport,
     FunnelStage,
     TemporalSplit,
     build_dataset,
@@ -99,11 +99,11 @@ __all__ = [
     "MIN_ANSWER_CHARS",
     "OTHER",
     "RELEASE_COLUMNS",
-    "BuildReport",
     "CausalDojoSchedule",
     "CausalLookbackSchedule",
     "ClobCache",
     "CoverageReport",
+    "DatasetBuildReport",
     "DayActivity",
     "DayThreshold",
     "DojoSchedule",

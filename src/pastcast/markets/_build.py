@@ -23,7 +23,7 @@ from pastcast.markets._history import MarketHistory, guard_beliefs
 from pastcast.markets._schedules import Schedule, guard_steps
 from pastcast.records import StepSpec, TextVersion
 
-__all__ = ["HISTORY_HINT", "BuildReport", "FunnelStage", "TemporalSplit", "build_dataset"]
+__all__ = ["HISTORY_HINT", "DatasetBuildReport", "FunnelStage", "TemporalSplit", "build_dataset"]
 
 
 @dataclass(frozen=True)
@@ -73,7 +73,9 @@ class FunnelStage:
 
 
 @dataclass(frozen=True)
-class BuildReport:
+class DatasetBuildReport:
+    """What a dataset build did: the funnel of its filters, its schedule and statistics."""
+
     funnel: tuple[FunnelStage, ...]
     schedule: str
     stats: Mapping[str, Mapping[str, float]] = field(default_factory=dict)
@@ -204,7 +206,7 @@ def build_dataset(
     texts: Mapping[str, Sequence[TextVersion]] | None = None,
     keep_unversioned: bool = False,
     drop_sibling_answers: bool = False,
-) -> tuple[Dataset, BuildReport]:
+) -> tuple[Dataset, DatasetBuildReport]:
     """Filter, split and schedule resolved markets; the dataset id is ``name:<hash12>``.
 
     ``hints`` (stage name -> text) replace the default hint shown where a stage removed events.
@@ -356,7 +358,7 @@ def build_dataset(
         {h.event.id: tuple(texts[h.event.id]) for h in kept if texts and texts.get(h.event.id)},
     )
 
-    report = BuildReport(
+    report = DatasetBuildReport(
         funnel=tuple(funnel.stages),
         schedule=schedule.name,
         stats={

@@ -18,7 +18,7 @@ from pastcast.dataset import (
     read_metadata,
     save_dataset,
 )
-from pastcast.markets._build import BuildReport, TemporalSplit, build_dataset
+from pastcast.markets._build import DatasetBuildReport, TemporalSplit, build_dataset
 from pastcast.markets._filters import FilterConfig
 from pastcast.markets._history import MarketHistory
 from pastcast.markets._schedules import Schedule, schedules
@@ -104,7 +104,7 @@ def build_and_save(
     texts: Mapping[str, Sequence[TextVersion]] | None = None,
     keep_unversioned: bool = False,
     drop_sibling_answers: bool = False,
-) -> tuple[Dataset, BuildReport]:
+) -> tuple[Dataset, DatasetBuildReport]:
     cfg = filters or FilterConfig()
     dataset, report = build_dataset(
         histories,

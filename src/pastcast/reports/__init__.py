@@ -1,5 +1,5 @@
 """Reports from run logs: the scorecard of every metric per group, leaderboards and tables
-(terminal, Markdown, LaTeX), and a Markdown report.
+(terminal, Markdown, LaTeX).
 
 The HTML report with figures (``pastcast.reports.html``, ``pastcast.reports.figures``) and the
 dashboard (``pastcast.reports.dashboard``) need the ``reports`` extra (matplotlib, Jinja2,
@@ -24,7 +24,6 @@ from pastcast.reports._leaderboard import (
     leaderboard_rows,
     leaderboard_table,
 )
-from pastcast.reports._report import write_report
 from pastcast.reports._runs import (
     GROUP_COLUMNS,
     NO_MODEL,
@@ -87,5 +86,4 @@ __all__ = [
     "to_latex",
     "to_markdown",
     "to_rich",
-    "write_report",
 ]

@@ -14,12 +14,6 @@ from pastcast.runner._data import reschedule
 from pastcast.runner._determinism import DETERMINISM_CHECK, check_deterministic
 from pastcast.runner._estimate import EstimateRow, PlanEstimate, estimate_plan
 from pastcast.runner._executors import Executor, LocalExecutor, executors
-from pastcast.runner._knowledge_cutoffs import (
-    KnowledgeCutoffFilter,
-    KnowledgeGap,
-    after_knowledge_cutoff,
-    knowledge_gaps,
-)
 from pastcast.runner._limits import CircuitBreaker, ProviderGates, TokenBucket
 from pastcast.runner._plan import (
     PLAN_SETTINGS,
@@ -55,7 +49,6 @@ from pastcast.runner._work import (
     agent_env_config,
     grade_step,
     graded_step_record,
-    open_corpus,
     play_episode,
 )
 
@@ -73,8 +66,6 @@ __all__ = [
     "Execution",
     "Executor",
     "ExperimentPlan",
-    "KnowledgeCutoffFilter",
-    "KnowledgeGap",
     "LocalExecutor",
     "NothingToRun",
     "PlanError",
@@ -92,7 +83,6 @@ __all__ = [
     "TokenBucket",
     "UsageAccount",
     "WorkContext",
-    "after_knowledge_cutoff",
     "agent_env_config",
     "check_deterministic",
     "code_version",
@@ -102,10 +92,8 @@ __all__ = [
     "grade_step",
     "graded_step_record",
     "knowledge_cutoffs_of",
-    "knowledge_gaps",
     "load_plan",
     "new_run_header",
-    "open_corpus",
     "play_episode",
     "preset",
     "preset_names",

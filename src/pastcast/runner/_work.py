@@ -44,7 +44,6 @@ __all__ = [
     "agent_env_config",
     "forget_context",
     "grade_step",
-    "open_corpus",
     "play_episode",
     "prepare_context",
     "run_step",
@@ -62,14 +61,13 @@ class CorpusRef(Record):
     nprobe: int | None = None
     """Dense and hybrid: approximate months, this many lists probed (None: exact)."""
 
-
-def open_corpus(ref: CorpusRef) -> CorpusBackend:
-    """Open the corpus of ``ref`` with ``pastcast.corpus.open_backend``: the one place a run
-    opens a corpus by reference (on workers too)."""
-    options: dict[str, object] = {"embedder": ref.embedder} if ref.embedder else {}
-    if ref.nprobe is not None:
-        options["nprobe"] = ref.nprobe
-    return open_backend(ref.spec, ref.retrieval, **options)
+    def open(self) -> CorpusBackend:
+        """The corpus, opened with ``pastcast.corpus.open_backend``: the one place a run opens
+        a corpus by reference (on workers too)."""
+        options: dict[str, object] = {"embedder": self.embedder} if self.embedder else {}
+        if self.nprobe is not None:
+            options["nprobe"] = self.nprobe
+        return open_backend(self.spec, self.retrieval, **options)
 
 
 @dataclass(frozen=True)
@@ -212,7 +210,7 @@ class _Worker:
     def __init__(self, context: WorkContext) -> None:
         self.context = context
         corpus = context.corpus
-        backend = open_corpus(corpus) if isinstance(corpus, CorpusRef) else corpus
+        backend = corpus.open() if isinstance(corpus, CorpusRef) else corpus
         config = context.config
         self.env = ForecastEnv(context.dataset, backend, config.env, context.python_runner)
         self.no_tools_env = ForecastEnv(

@@ -118,6 +118,13 @@ class EpisodeServer:
         """The forecast is in: the episode is over."""
         return self.forecast is not None
 
+    def outcome(self) -> Forecast | None:
+        """What the agent's episode ended with, as an in-process agent's ends: the submitted
+        forecast, else the budget it ran out of (its ``BudgetExceeded``, raised), else None."""
+        if self.forecast is None and self.budget is not None:
+            raise self.budget
+        return self.forecast
+
     # -- framing --
 
     def handle_line(self, line: bytes) -> bytes:

@@ -64,8 +64,7 @@ def serve_in_sandbox(
         max_line=MAX_LINE,
         on_long_line=lambda _: Reply(long_line_answer()),  # skipped; the conversation goes on
     )
-    if server.forecast is not None:
-        return server.forecast
-    if server.budget is not None:
-        raise server.budget
-    raise AgentProcessError(_why(result))
+    forecast = server.outcome()
+    if forecast is None:
+        raise AgentProcessError(_why(result))
+    return forecast

@@ -19,7 +19,7 @@ from pathlib import Path
 import numpy as np
 import numpy.typing as npt
 
-from pastcast.corpus._build_report import BuildReport
+from pastcast.corpus._build_report import CorpusBuildReport
 from pastcast.corpus._filter import SearchFilter
 from pastcast.corpus._protocol import (
     DocumentNotVisible,
@@ -210,9 +210,9 @@ class EmbeddedIndex(ThreadLookups):
         return dict(self._manifest)
 
     @property
-    def build_report(self) -> BuildReport | None:
+    def build_report(self) -> CorpusBuildReport | None:
         """What the build of this index did (None: held in memory, or built before reports)."""
-        return None if self.path is None else BuildReport.load(self.path)
+        return None if self.path is None else CorpusBuildReport.load(self.path)
 
     @property
     def partition_bounds(self) -> list[tuple[int, int]]:

@@ -8,7 +8,7 @@ Layout of an index directory::
                            with its own maps (``maps/``)
     id_order.npy           the global ordinals in lexicographic id order (``read`` by id bisects it)
     threads/               the thread, author, source and parent maps (see ``_maps``)
-    build_report.json      what the build did (``BuildReport``)
+    build_report.json      what the build did (``CorpusBuildReport``)
 
 Global ordinals number documents by (timestamp, id) across partitions, so the documents before a
 cutoff are still a prefix of the ordinals; a month's partition holds a contiguous range of them.
@@ -50,7 +50,7 @@ import numpy as np
 
 from pastcast import safejson
 from pastcast.atomic import replace_directory
-from pastcast.corpus._build_report import BuildReport
+from pastcast.corpus._build_report import CorpusBuildReport
 from pastcast.corpus._identity import MonthDigests, combine_month_digests, document_line
 from pastcast.corpus._progress import documents_bar
 from pastcast.corpus.embedded._arrays import FORMAT as PART_FORMAT
@@ -241,7 +241,7 @@ def _work_dir(out_dir: Path) -> Path:
 class Built:
     """A finished build: where the index is and what the build did."""
 
-    report: BuildReport
+    report: CorpusBuildReport
 
 
 def build_partitioned(
@@ -263,7 +263,7 @@ def build_partitioned(
     process). Documents given as a sequence are in memory already: they are grouped by month in
     memory instead of through spool files and indexed here. ``removed`` and ``notes`` give, once
     the documents are read, what the stages before were left out and their report lines (for the
-    stored ``BuildReport``).
+    stored ``CorpusBuildReport``).
 
     A build that stops part-way keeps its complete partitions in the work directory for the next
     one, except on a full disk: then the work directory, which holds the space, is removed.
@@ -399,7 +399,7 @@ def _finish(
     clock.lap("merge")
     own = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024  # KiB on Linux
     children = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss * 1024
-    report = BuildReport(
+    report = CorpusBuildReport(
         documents=int(manifest["doc_count"]),
         partitions=len(manifest["partitions"]),
         partitions_reused=reused,
