@@ -9,7 +9,7 @@ from pathlib import Path
 from rich.console import Console
 
 from pastcast.atomic import write_atomic
-from pastcast.reports._leaderboard import leaderboard_markdown, leaderboard_table
+from pastcast.reports._tables import leaderboard, to_markdown, to_rich
 from pastcast.runlog import RunLog, read_run_log
 from pastcast.scoring import summarize, table_from_records
 
@@ -37,7 +37,7 @@ def write_report(
         console = Console()
         if not console.is_terminal:
             console = Console(width=180)  # keep the table readable in logs and pipes
-    console.print(leaderboard_table(summaries, by, title))
+    console.print(to_rich(leaderboard(summaries, by, title)))
     failures = Counter(
         (s.agent, s.setting, s.forecast.failure_reason) for s in steps if not s.forecast.usable
     )
@@ -57,7 +57,7 @@ def write_report(
         "market price before the cutoff) are listed last and are not forecasters. Brackets are "
         f"95% event-clustered bootstrap intervals ({bootstrap} draws, seed {seed}).",
         "",
-        leaderboard_markdown(summaries, by),
+        to_markdown(leaderboard(summaries, by)),
         "",
         "## Unusable forecasts",
         "",
