@@ -1,5 +1,5 @@
 """One registry pattern for every pluggable component: agents, model providers, schedules, corpus
-sources, corpus backends and prompts.
+sources, corpus backends, prompts and metrics.
 
 A ``Registry`` maps a name to a factory. ``build(name, **args)`` checks ``args`` against the
 factory's signature first: an unknown or missing argument, or a value its annotation refuses

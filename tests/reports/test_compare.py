@@ -15,10 +15,10 @@ from typer.testing import CliRunner
 
 from pastcast.app import AppError, compare_runs, score_runs
 from pastcast.cli._app import app
-from pastcast.reports import RunSet, load_runs, scorecard
+from pastcast.reports import RunSet, compare_selections, load_runs, paired_table, scorecard
 from pastcast.reports.html import report_tables
 from pastcast.runlog import RunLogWriter, header_path, read_run_log
-from pastcast.scoring import paired_comparison, table_from_records
+from pastcast.scoring import metric_list, paired_comparison, table_from_records
 
 runner = CliRunner()
 
@@ -201,3 +201,47 @@ def test_an_agent_of_the_other_log_is_not_found_in_this_one(world_runs: tuple[Pa
     with pytest.raises(AppError) as err:
         compare_runs(base, tuned, base_agent="heuristic@memory_free", bootstrap=0)
     assert err.value.field == "base_agent"
+
+
+def test_comparisons_list_the_paired_metrics_in_the_registry_order(recorded_log: Path) -> None:
+    """Every table of paired differences lists the registry's paired metrics in its order
+    (Brier, accuracy, log loss), each with its interval: one order for every table of
+    pastcast. (Table 4's own order, Brier, log loss, accuracy, and the paired table's log loss
+    without its interval were a hand list of their own, retired with it.)"""
+    paired = [m for m in metric_list() if m.paired]
+    assert [m.name for m in paired] == ["brier", "accuracy", "log_loss"]
+    runs = load_runs([recorded_log])
+    base, other = ({"agent": "heuristic", "setting": s} for s in ("memory_free", "no_tools"))
+    c = compare_selections(runs, base, other, bootstrap=50)
+    assert [r.label for r in c.rows] == [
+        "Brier",
+        "Brier (binary)",
+        "Brier (multi-choice)",
+        "Accuracy",
+        "Log loss",
+        "Tool calls / forecast",
+        "Parser acceptance",
+    ]
+    pairs = [
+        paired_comparison(
+            table_from_records(read_run_log(recorded_log).steps),
+            {"agent": "heuristic", "setting": "no_tools"},
+            {"agent": "heuristic", "setting": "memory_free"},
+            bootstrap=50,
+        )
+    ]
+    assert list(pairs[0].differences) == [m.name for m in paired]
+    table = paired_table(pairs)
+    assert table.columns[5:] == (
+        "Brier a",
+        "Brier b",
+        "Δ Brier",
+        "95% CI",
+        "Δ accuracy (pts)",
+        "95% CI (pts)",
+        "Δ log loss",
+        "95% CI",
+    )
+    (row,) = table.rows
+    ll = pairs[0]["log_loss"]
+    assert row[11:] == (f"{ll.mean:+.3f}", f"[{ll.ci_low:+.3f}, {ll.ci_high:+.3f}]")

@@ -14,7 +14,6 @@ from pastcast.scoring import (
     alpha_score,
     binary_brier,
     brier,
-    distance_to_market,
     ece,
     murphy,
 )
@@ -160,10 +159,6 @@ def test_alpha_anatomy_sums_to_alpha(s: tuple[np.ndarray, np.ndarray, np.ndarray
         an.alpha, abs=1e-12
     )
     assert an.agent.uncertainty == an.market.uncertainty
-
-
-def test_distance_to_market() -> None:
-    assert distance_to_market([0.2, 0.9], [0.5, 0.9]).tolist() == pytest.approx([0.3, 0.0])
 
 
 @given(p=probs, x=st.integers(0, 1))

@@ -20,7 +20,6 @@ from pastcast.records import Forecast
 from pastcast.runlog import Grading, RunLog
 from pastcast.scoring import score_step
 from pastcast.train import (
-    TABLE_SCHEMA,
     RewardRecord,
     export_rewards,
     export_table,
@@ -28,6 +27,7 @@ from pastcast.train import (
     read_manifest,
     reward_schema,
     step_rewards,
+    table_schema,
 )
 
 pytestmark = pytest.mark.slow
@@ -92,7 +92,7 @@ def test_table_is_read_by_pandas_polars_duckdb_and_datasets(
     n = len(split_log.steps) + len(world_log.steps)
     assert manifest.rows == n and not manifest.guarded
     assert set(manifest.splits) == {"train", "eval", "unsplit"}  # analysis reads every split
-    assert pq.read_schema(out).remove_metadata() == TABLE_SCHEMA
+    assert pq.read_schema(out).remove_metadata() == table_schema()
     frame = pd.read_parquet(out)
     assert len(frame) == n
     expected = [score_step(s).brier for s in (*split_log.steps, *world_log.steps)]

@@ -108,10 +108,11 @@ def compare_runs(
     seed: int = 0,
 ) -> Compared:
     """Table 4's rows for the run log ``tuned`` against ``base`` on the steps both recorded:
-    Brier overall, binary and multi-choice, log loss, accuracy, tool calls per forecast and
-    parser acceptance, each run's value and the paired difference (tuned - base) with its 95%
-    event-resampled interval. A log holding several agents needs ``base_agent`` /
-    ``tuned_agent`` (``AGENT`` or ``AGENT@SETTING``); both may name agents of one log.
+    Brier overall, binary and multi-choice, every other paired metric (accuracy, log loss), tool
+    calls per forecast and parser acceptance, each run's value and the paired difference
+    (tuned - base) with its 95% event-resampled interval. A log holding several agents needs
+    ``base_agent`` / ``tuned_agent`` (``AGENT`` or ``AGENT@SETTING``); both may name agents of
+    one log.
 
     ``AppError`` naming ``base`` or ``tuned`` for an unreadable log, logs of different datasets
     or logs that share no step; ``dataset`` when a log did not run on it."""

@@ -22,7 +22,6 @@ from pastcast.scoring import (
     TABLE_INPUTS,
     Convention,
     CoverageKind,
-    Metric,
     RecoveryCount,
     ScoreTable,
     capture_gain,
@@ -38,6 +37,7 @@ from pastcast.scoring import (
     stop_counts,
     thirds,
 )
+from pastcast.scoring import metric as registered_metric
 
 __all__ = ["Statistics", "coverage_bins", "longitudinal", "memory_costs", "recoveries"]
 
@@ -55,15 +55,20 @@ def longitudinal(
     run_logs: Sequence[str | Path],
     *,
     by: str | Sequence[str] = ("agent", "setting"),
-    metric: Metric = "brier",
+    metric: str = "brier",
     fallback: Convention = "uniform",
     bootstrap: int = 4000,
     seed: int = 0,
     market_only: bool = False,
 ) -> Statistics:
-    """Thirds, step changes and episode gain per group; with memory-on notebooks, the changes by
-    new-evidence quartile and the capture gain. ``market_only``: the thirds over the dates with
-    a market probability only (Forecast-Dojo B.6)."""
+    """Thirds, step changes and episode gain per group of ``metric`` (a registered one); with
+    memory-on notebooks, the changes by new-evidence quartile and the capture gain.
+    ``market_only``: the thirds over the dates with a market probability only (Forecast-Dojo
+    B.6)."""
+    try:
+        registered_metric(metric)
+    except ValueError as exc:
+        raise AppError("metric", str(exc)) from None
     groups = group_columns(by, TABLE_COLUMNS)
     # the score table from the step columns; the notebooks' ledgers from the records that hold them
     read = read_run_columns(run_logs)

@@ -53,7 +53,7 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
         "pastcast.cli._compare",
         "compare",
         "Compare two run logs on the steps both recorded: Brier (overall, binary, multi-choice),"
-        " log loss, accuracy, tool calls per forecast and parser acceptance, with the paired"
+        " accuracy, log loss, tool calls per forecast and parser acceptance, with the paired"
         " differences (TUNED - BASE) and their 95% event-resampled intervals.",
     ),
     "report": (

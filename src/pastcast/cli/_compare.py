@@ -41,7 +41,7 @@ def compare(
     as_json: JsonFlag = False,
 ) -> None:
     """Compare two run logs on the steps both recorded: Brier (overall, binary, multi-choice),
-    log loss, accuracy, tool calls per forecast and parser acceptance, with the paired
+    accuracy, log loss, tool calls per forecast and parser acceptance, with the paired
     differences (TUNED - BASE) and their 95% event-resampled intervals."""
     try:
         made = compare_runs(

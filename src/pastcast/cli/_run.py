@@ -374,7 +374,7 @@ def demo(
 ) -> None:
     """Build the embedded world and its index, run the baselines and the heuristic research
     agent, print the leaderboard and write a run log and a report."""
-    from pastcast.reports import leaderboard_table
+    from pastcast.reports import leaderboard, to_rich
 
     try:
         made = run_demo(out, seed=seed, notes=lambda line: typer.echo(line, err=True))
@@ -394,7 +394,9 @@ def demo(
         f"{card.n_forecasts} forecasts; {card.fallback} fallback for unusable outputs; "
         f"95% event-clustered bootstrap CIs ({card.bootstrap} draws)"
     )
-    console.print(leaderboard_table([g.summary for g in card.groups], card.by, title, card.titles))
+    console.print(
+        to_rich(leaderboard([g.summary for g in card.groups], card.by, title, card.titles))
+    )
     report = None if made.report is None else made.report.html
     if report is not None:
         note(f"report: {report}", as_json)

@@ -24,7 +24,7 @@ from pastcast.reports import (
     GROUP_COLUMNS,
     calibration_table,
     cost_table,
-    leaderboard_table,
+    leaderboard,
     paired_table,
     to_rich,
 )
@@ -202,7 +202,9 @@ def score(
         console = Console(width=200)  # keep the tables readable in logs and pipes
     if "event" in groups and dataset is None:
         typer.echo("note: pass --dataset to see each event's question next to its id", err=True)
-    console.print(leaderboard_table([g.summary for g in card.groups], groups, title, card.titles))
+    console.print(
+        to_rich(leaderboard([g.summary for g in card.groups], groups, title, card.titles))
+    )
     console.print(to_rich(calibration_table(card)))
     console.print(to_rich(cost_table(card)))
     if scored.pairs:

@@ -14,7 +14,7 @@ from pastcast.app import longitudinal as longitudinal_stats
 from pastcast.cli._common import JsonFlag, fail, fail_field, print_json
 from pastcast.cli._score import BootstrapOpt, ByOpt, FallbackOpt, RunLogsArg, SeedOpt, print_notes
 from pastcast.reports import clean_json
-from pastcast.scoring import CoverageKind, Metric, power_n, power_rounds
+from pastcast.scoring import CoverageKind, power_n, power_rounds
 
 app = typer.Typer(
     help="Statistics: power analysis, longitudinal and evidence analyses, memory cost, "
@@ -90,7 +90,9 @@ def _emit(payload: dict[str, Any], as_json: bool) -> None:
 def longitudinal(
     run_logs: RunLogsArg,
     by: ByOpt = "agent,setting",
-    metric: Annotated[Metric, typer.Option("--metric", help="Metric to follow.")] = "brier",
+    metric: Annotated[
+        str, typer.Option("--metric", help="Metric to follow (any registered one).")
+    ] = "brier",
     fallback: FallbackOpt = "uniform",
     bootstrap: BootstrapOpt = 4000,
     seed: SeedOpt = 0,
@@ -115,6 +117,7 @@ def longitudinal(
             market_only=market_only,
         ),
         as_json,
+        {"metric": "--metric"},
     )
 
 

@@ -7,7 +7,6 @@ FastAPI); this package itself does not.
 """
 
 from pastcast.reports._compare import (
-    COMPARISON_ROWS,
     Comparison,
     ComparisonRow,
     compare_selections,
@@ -20,9 +19,6 @@ from pastcast.reports._compare import (
 from pastcast.reports._leaderboard import (
     clean_json,
     fmt_metric,
-    leaderboard_markdown,
-    leaderboard_rows,
-    leaderboard_table,
 )
 from pastcast.reports._runs import (
     GROUP_COLUMNS,
@@ -43,6 +39,7 @@ from pastcast.reports._tables import (
     cost_table,
     fmt_number,
     latex_escape,
+    leaderboard,
     main_table,
     to_latex,
     to_markdown,
@@ -50,7 +47,6 @@ from pastcast.reports._tables import (
 )
 
 __all__ = [
-    "COMPARISON_ROWS",
     "GROUP_COLUMNS",
     "NO_MODEL",
     "REPORT_COLUMNS",
@@ -74,9 +70,7 @@ __all__ = [
     "fmt_number",
     "horizon_of",
     "latex_escape",
-    "leaderboard_markdown",
-    "leaderboard_rows",
-    "leaderboard_table",
+    "leaderboard",
     "load_runs",
     "main_table",
     "paired_table",

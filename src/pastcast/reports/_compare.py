@@ -18,17 +18,16 @@ import numpy as np
 from pastcast.reports._runs import Runs
 from pastcast.reports._tables import TextTable, fmt_number
 from pastcast.scoring import (
-    PAIRED_METRICS,
     RESOURCES,
     Convention,
     PairedComparison,
     PairedDifference,
     ScoreTable,
+    metric_list,
     paired_comparison,
 )
 
 __all__ = [
-    "COMPARISON_ROWS",
     "Comparison",
     "ComparisonRow",
     "compare_selections",
@@ -39,16 +38,13 @@ __all__ = [
     "selection_of",
 ]
 
-COMPARISON_ROWS: tuple[tuple[str, str, str | None], ...] = (
-    ("Brier", "brier", None),
-    ("Brier (binary)", "brier", "binary"),
-    ("Brier (multi-choice)", "brier", "multi"),
-    ("Log loss", "log_loss", None),
-    ("Accuracy", "accuracy", None),
-    ("Tool calls / forecast", "tool_calls", None),
-    ("Parser acceptance", "parser_acceptance", None),
+_KINDS = (("binary", "binary"), ("multi", "multi-choice"))
+"""Kinds of event the first metric is also compared on (Table 4's Brier rows), as rows name them."""
+_EXTRAS = (
+    ("Tool calls / forecast", "tool_calls", 2, False),
+    ("Parser acceptance", "parser_acceptance", 1, True),
 )
-"""Table 4's rows: (label, metric, kind of event or None for all)."""
+"""Per-step values compared beside the metrics: (row, name, digits, in percent)."""
 
 
 @dataclass(frozen=True)
@@ -62,6 +58,9 @@ class ComparisonRow:
     other: float
     delta: PairedDifference
     """other - base, with its interval."""
+    digits: int = 3
+    percent: bool = False
+    """Shown in percent, its difference in percentage points."""
 
 
 @dataclass(frozen=True)
@@ -140,33 +139,41 @@ def compare_selections(
     seed: int = 0,
     names: tuple[str, str] | None = None,
 ) -> Comparison:
-    """Table 4's rows for ``other`` against ``base`` (selections of the runs' score table):
-    Brier overall, on binary and multi-choice events, log loss, accuracy, tool calls per
-    forecast and parser acceptance (the share of usable forecasts), each side on the paired
-    steps and the paired difference; ``names``: what the tables call base and other (default:
-    their selections). Raises ``ValueError`` as ``paired_comparison`` does."""
+    """Table 4's rows for ``other`` against ``base`` (selections of the runs' score table): the
+    first metric (Brier) overall and on binary and multi-choice events, every other paired
+    metric (accuracy, log loss), tool calls per forecast and parser acceptance (the share of
+    usable forecasts), each side on the paired steps and the paired difference; ``names``: what
+    the tables call base and other (default: their selections). Raises ``ValueError`` as
+    ``paired_comparison`` does."""
     table = runs.base_table
-    extras = _extras(runs, table)
+    paired = [m for m in metric_list() if m.paired]
+    first = paired[0]
+    extra = _extras(runs, table)
     overall = paired_comparison(
-        table, other, base, PAIRED_METRICS, fallback, bootstrap, seed, extra=extras
+        table, other, base, [m.name for m in paired], fallback, bootstrap, seed, extra=extra
     )
-    by_kind: dict[str | None, PairedComparison] = {None: overall}
     kinds, kind_names = table.keys["kind"]
-    for event_kind in ("binary", "multi"):
-        rows = (
-            np.flatnonzero(kinds == kind_names.index(event_kind))
-            if event_kind in kind_names
-            else np.zeros(0, dtype=np.int64)
+    out = [_row(first.title, first.name, None, overall, first.digits, first.percent)]
+    for event_kind, word in _KINDS:
+        rows = np.flatnonzero(
+            kinds == (kind_names.index(event_kind) if event_kind in kind_names else -1)
         )
-        by_kind[event_kind] = paired_comparison(
-            table.take(rows), other, base, ("brier",), fallback, bootstrap, seed
+        by_kind = paired_comparison(
+            table.take(rows), other, base, (first.name,), fallback, bootstrap, seed
         )
-    out = []
-    for label, metric, kind in COMPARISON_ROWS:
-        d = by_kind[kind][metric]
-        out.append(ComparisonRow(label, metric, kind, d.n_matched, d.mean_b, d.mean_a, d))
+        label = f"{first.title} ({word})"
+        out.append(_row(label, first.name, event_kind, by_kind, first.digits, first.percent))
+    out += [_row(m.title, m.name, None, overall, m.digits, m.percent) for m in paired[1:]]
+    out += [_row(label, name, None, overall, d, pct) for label, name, d, pct in _EXTRAS]
     base_name, other_name = names or (selection_name(base), selection_name(other))
     return Comparison(base_name, other_name, overall, tuple(out))
+
+
+def _row(
+    label: str, name: str, kind: str | None, c: PairedComparison, digits: int, percent: bool
+) -> ComparisonRow:
+    d, shown = c[name], 1 if percent else digits  # a rate in percent to one decimal
+    return ComparisonRow(label, name, kind, d.n_matched, d.mean_b, d.mean_a, d, shown, percent)
 
 
 def _interval(d: PairedDifference, digits: int, scale: float = 1.0) -> str:
@@ -177,19 +184,10 @@ def _interval(d: PairedDifference, digits: int, scale: float = 1.0) -> str:
     return f"[{low}, {high}]"
 
 
-_PERCENT = ("accuracy", "parser_acceptance")
-
-
-def _cells(value: float, metric: str) -> str:
-    if metric in _PERCENT:
-        return "-" if not math.isfinite(value) else f"{value:.1%}"
-    return fmt_number(value, 2 if metric == "tool_calls" else 3)
-
-
-def _delta(d: PairedDifference) -> tuple[str, str]:
-    if d.metric in _PERCENT:  # percentage points, as Table 4 reports accuracy
+def _delta(d: PairedDifference, digits: int, percent: bool) -> tuple[str, str]:
+    """The difference and its interval; a rate's in percentage points, as Table 4 reports."""
+    if percent:
         return fmt_number(d.mean * 100, 1, signed=True), _interval(d, 1, 100.0)
-    digits = 2 if d.metric == "tool_calls" else 3
     return fmt_number(d.mean, digits, signed=True), _interval(d, digits)
 
 
@@ -197,16 +195,23 @@ def comparison_table(c: Comparison, title: str = "") -> TextTable:
     """One row per metric: base, other, the paired difference and its 95% interval."""
     o = c.overall
     rows = tuple(
-        (r.label, str(r.n), _cells(r.base, r.metric), _cells(r.other, r.metric), *_delta(r.delta))
+        (
+            r.label,
+            str(r.n),
+            fmt_number(r.base, r.digits, percent=r.percent),
+            fmt_number(r.other, r.digits, percent=r.percent),
+            *_delta(r.delta, r.digits, r.percent),
+        )
         for r in c.rows
     )
+    rates = " and ".join(r.label.lower() for r in c.rows if r.percent and r.kind is None)
     note = (
         f"{o.n_matched} steps both recorded ({o.n_events} events; {o.only_b} only in "
         f"{c.base_name}, {o.only_a} only in {c.other_name}, left out). Paired differences "
         f"({c.other_name} - {c.base_name}) are computed per step before rounding; 95% CIs "
         f"resample events ({o.bootstrap} draws, seed {o.seed}); unusable forecasts scored as "
         f"{o.fallback} ({o.unusable_b} of {c.base_name}, {o.unusable_a} of {c.other_name}). "
-        "Accuracy and parser acceptance differences are in percentage points."
+        f"{rates.capitalize()} differences are in percentage points."
     )
     return TextTable(
         title or f"{c.other_name} against {c.base_name}",
@@ -219,18 +224,20 @@ def comparison_table(c: Comparison, title: str = "") -> TextTable:
 
 
 def paired_table(pairs: Sequence[PairedComparison], title: str = "Paired differences") -> TextTable:
-    """One row per pair: the steps compared, each side's mean Brier and the paired differences
-    (a - b) of Brier, log loss and accuracy with their intervals."""
+    """One row per pair: the steps compared, each side's mean of the first metric (Brier) and
+    the paired differences (a - b) of every paired metric with their intervals."""
     rows = []
     fallback, draws = "uniform", 0
     runs = {w.get("run_id") for p in pairs for w in (p.a, p.b)}
+    shown = [m for m in metric_list() if m.paired]
+    first = shown[0]
 
     def name(where: Mapping[str, str]) -> str:  # the run only where there are several
         return selection_name(where if len(runs) > 1 else _no_run(where))
 
     for p in pairs:
         fallback, draws = p.fallback, p.bootstrap
-        b, ll, acc = p["brier"], p["log_loss"], p["accuracy"]
+        b = p[first.name]
         rows.append(
             (
                 name(p.a),
@@ -238,13 +245,9 @@ def paired_table(pairs: Sequence[PairedComparison], title: str = "Paired differe
                 str(p.n_matched),
                 str(p.n_events),
                 f"{p.only_a}/{p.only_b}",
-                fmt_number(b.mean_a),
-                fmt_number(b.mean_b),
-                fmt_number(b.mean, signed=True),
-                _interval(b, 3),
-                fmt_number(ll.mean, signed=True),
-                fmt_number(acc.mean * 100, 1, signed=True),
-                _interval(acc, 1, 100.0),
+                fmt_number(b.mean_a, first.digits),
+                fmt_number(b.mean_b, first.digits),
+                *(cell for m in shown for cell in _delta(p[m.name], m.digits, m.percent)),
             )
         )
     return TextTable(
@@ -255,13 +258,17 @@ def paired_table(pairs: Sequence[PairedComparison], title: str = "Paired differe
             "paired steps",
             "events",
             "only a/b",
-            "Brier a",
-            "Brier b",
-            "Δ Brier",
-            "95% CI",
-            "Δ log loss",
-            "Δ accuracy (pts)",
-            "95% CI (pts)",
+            f"{first.label} a",
+            f"{first.label} b",
+            *(
+                column
+                for m in shown
+                for column in (
+                    (f"Δ {m.label} (pts)", "95% CI (pts)")
+                    if m.percent
+                    else (f"Δ {m.label}", "95% CI")
+                )
+            ),
         ),
         tuple(rows),
         len(rows),

@@ -1,29 +1,25 @@
-"""Leaderboards from score summaries, as a terminal table or Markdown.
-
-Forecasting agents are ranked by mean Brier; reference agents (the market price) are listed
-apart, below a rule, marked as references.
+"""What every table of score summaries shares: the registered metrics a table shows and their
+cells, the order of groups (forecasting agents by the first metric's mean, Brier, best first;
+reference agents, the market price, after them), event titles beside event ids, and NaN as null
+in JSON.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
-from typing import Any
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, TypeVar
 
-from rich.table import Table
-
-from pastcast.scoring import GroupSummary, MetricSummary
+from pastcast.scoring import Cell, GroupSummary, Metric, MetricSummary, metric_list
 
 __all__ = [
     "clean_json",
+    "fmt_cell",
     "fmt_metric",
-    "leaderboard_markdown",
-    "leaderboard_rows",
-    "leaderboard_table",
+    "metric_columns",
+    "ranked",
     "with_titles",
 ]
-
-COLUMNS = ("n", "fail", "Brier", "accuracy", "log loss", "info-alpha", "alpha (shrunk)")
 
 
 def clean_json(obj: Any) -> Any:
@@ -46,6 +42,42 @@ def fmt_metric(m: MetricSummary, digits: int = 3) -> str:
     return text
 
 
+def metric_columns(shown: Callable[[Metric], Cell | None]) -> list[tuple[str, Metric, Cell]]:
+    """(column title, metric, cell) of each metric a table shows, in the registry's order:
+    ``shown`` picks the table (``lambda m: m.report``)."""
+    out = []
+    for m in metric_list():
+        cell = shown(m)
+        if cell is not None:
+            out.append((f"{m.label} (shrunk)" if cell == "shrunk" else m.label, m, cell))
+    return out
+
+
+def fmt_cell(s: GroupSummary, m: Metric, cell: Cell) -> str:
+    """A group's cell of metric ``m``: its mean and interval, or its test's shrunk mean."""
+    if cell == "interval":
+        return fmt_metric(s.metrics[m.name], m.digits)
+    t = s.alpha_tests[m.name]
+    if t.n == 0:
+        return "-"
+    return f"{t.shrunk:+.{m.digits}f}" + (" provisional" if t.provisional else "")
+
+
+T = TypeVar("T")
+
+
+def ranked(items: Sequence[T], summary: Callable[[T], GroupSummary]) -> list[T]:
+    """Forecasting groups by the first metric's mean, best first (its direction), then the
+    reference groups (the market price), each in their order."""
+    first = metric_list()[0]
+    sign = -1.0 if first.better == "higher" else 1.0
+    agents = sorted(
+        (x for x in items if summary(x).role != "reference"),
+        key=lambda x: sign * summary(x).metrics[first.name].mean,
+    )
+    return [*agents, *(x for x in items if summary(x).role == "reference")]
+
+
 def with_titles(
     cells: Sequence[str], titles: Mapping[str, str], by: Sequence[str] | None = None
 ) -> list[str]:
@@ -59,74 +91,3 @@ def with_titles(
     out = list(cells)
     out.insert(at, "question" if by is None else titles.get(cells[at - 1], ""))
     return out
-
-
-def _ordered(summaries: Sequence[GroupSummary]) -> tuple[list[GroupSummary], list[GroupSummary]]:
-    agents = sorted(
-        (s for s in summaries if s.role != "reference"), key=lambda s: s.metrics["brier"].mean
-    )
-    refs = [s for s in summaries if s.role == "reference"]
-    return agents, refs
-
-
-def _row(
-    s: GroupSummary, titles: Mapping[str, str] | None = None, by: Sequence[str] = ()
-) -> list[str]:
-    names = with_titles(s.group, titles or {}, by)
-    if s.role == "reference" and names:
-        names[0] += " (reference)"
-    at = s.alpha_tests["alpha"]
-    shrunk = "-" if at.n == 0 else f"{at.shrunk:+.4f}" + (" provisional" if at.provisional else "")
-    return [
-        *names,
-        str(s.n_recorded),
-        f"{s.failure_rate:.1%}",
-        fmt_metric(s.metrics["brier"]),
-        fmt_metric(s.metrics["accuracy"]),
-        fmt_metric(s.metrics["log_loss"]),
-        fmt_metric(s.metrics["info_alpha"]),
-        shrunk,
-    ]
-
-
-def leaderboard_rows(
-    summaries: Sequence[GroupSummary],
-    titles: Mapping[str, str] | None = None,
-    by: Sequence[str] = (),
-) -> list[list[str]]:
-    """Rows in leaderboard order; with ``titles`` (event id -> question) and an "event" column
-    among ``by``, a "question" cell follows the event's."""
-    agents, refs = _ordered(summaries)
-    return [_row(s, titles, by) for s in [*agents, *refs]]
-
-
-def leaderboard_table(
-    summaries: Sequence[GroupSummary],
-    by: Sequence[str],
-    title: str = "",
-    titles: Mapping[str, str] | None = None,
-) -> Table:
-    table = Table(title=title, title_justify="left")
-    for col in with_titles(by, titles or {}):
-        table.add_column(col)
-    for col in COLUMNS:
-        table.add_column(col, justify="right")
-    agents, refs = _ordered(summaries)
-    for s in agents:
-        table.add_row(*_row(s, titles, by))
-    if refs:
-        table.add_section()
-        for s in refs:
-            table.add_row(*_row(s, titles, by))
-    return table
-
-
-def leaderboard_markdown(
-    summaries: Sequence[GroupSummary],
-    by: Sequence[str],
-    titles: Mapping[str, str] | None = None,
-) -> str:
-    header = [*with_titles(by, titles or {}), *COLUMNS]
-    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
-    lines += ["| " + " | ".join(row) + " |" for row in leaderboard_rows(summaries, titles, by)]
-    return "\n".join(lines)

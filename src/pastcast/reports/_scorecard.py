@@ -12,6 +12,7 @@ from typing import Any
 
 import numpy as np
 
+from pastcast.reports._leaderboard import ranked
 from pastcast.reports._runs import RunColumns, RunSet
 from pastcast.scoring import (
     RESOURCES,
@@ -99,12 +100,8 @@ class Scorecard:
         }
 
     def ranked(self) -> tuple[GroupReport, ...]:
-        """Forecasting groups by mean Brier, then reference groups (as the leaderboard)."""
-        agents = sorted(
-            (g for g in self.groups if g.summary.role != "reference"),
-            key=lambda g: g.summary.metrics["brier"].mean,
-        )
-        return (*agents, *(g for g in self.groups if g.summary.role == "reference"))
+        """Forecasting groups best first, then reference groups (as the leaderboard)."""
+        return tuple(ranked(self.groups, lambda g: g.summary))
 
 
 def _mean(values: np.ndarray[Any, np.dtype[np.float64]]) -> float:

@@ -7,13 +7,21 @@ LaTeX files and the terminal are one formatting of one scorecard.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import TypeVar
 
 from rich.table import Table
 
-from pastcast.reports._leaderboard import fmt_metric, with_titles
+from pastcast.reports._leaderboard import (
+    fmt_cell,
+    fmt_metric,
+    metric_columns,
+    ranked,
+    with_titles,
+)
 from pastcast.reports._scorecard import GroupReport, Scorecard
+from pastcast.scoring import GroupSummary
 
 __all__ = [
     "TextTable",
@@ -21,11 +29,15 @@ __all__ = [
     "cost_table",
     "fmt_number",
     "latex_escape",
+    "leaderboard",
     "main_table",
     "to_latex",
     "to_markdown",
     "to_rich",
 ]
+
+
+G = TypeVar("G")
 
 
 @dataclass(frozen=True)
@@ -40,70 +52,79 @@ class TextTable:
     note: str = ""
 
 
-def fmt_number(x: float | None, digits: int = 3, signed: bool = False) -> str:
+def fmt_number(
+    x: float | None, digits: int = 3, signed: bool = False, percent: bool = False
+) -> str:
     if x is None or not math.isfinite(x):
         return "-"
-    return f"{x:+.{digits}f}" if signed else f"{x:.{digits}f}"
-
-
-def _pct(x: float | None) -> str:
-    return "-" if x is None or not math.isfinite(x) else f"{x:.1%}"
-
-
-def _names(g: GroupReport, card: Scorecard) -> list[str]:
-    names = with_titles(g.group, card.titles, card.by)
-    if g.summary.role == "reference" and names:
-        names[0] += " (reference)"
-    return names
+    return f"{x:{'+' if signed else ''}.{digits}{'%' if percent else 'f'}}"
 
 
 def _build(
+    groups: Sequence[G],
+    summary: Callable[[G], GroupSummary],
+    keys: tuple[Sequence[str], Mapping[str, str]],
+    title: str,
+    columns: Sequence[str],
+    cells: Callable[[G], Sequence[str]],
+    note: str = "",
+) -> TextTable:
+    """A row per group, best first and references last (marked), after its key cells (``keys``:
+    the columns grouped by and the event titles shown beside event ids)."""
+    by, titles = keys
+    rows = []
+    for g in ranked(groups, summary):
+        names = with_titles(summary(g).group, titles, by)
+        if summary(g).role == "reference" and names:
+            names[0] += " (reference)"
+        rows.append((*names, *cells(g)))
+    n_agents = sum(summary(g).role != "reference" for g in groups)
+    head = with_titles(by, titles)
+    return TextTable(title, (*head, *columns), tuple(rows), n_agents, len(head), note)
+
+
+def _card(
     card: Scorecard,
     title: str,
     columns: Sequence[str],
     cells: Callable[[GroupReport], Sequence[str]],
     note: str = "",
 ) -> TextTable:
-    ranked = card.ranked()
-    keys = with_titles(card.by, card.titles)
-    rows = tuple((*_names(g, card), *cells(g)) for g in ranked)
-    n_agents = sum(g.summary.role != "reference" for g in ranked)
-    return TextTable(title, (*keys, *columns), rows, n_agents, len(keys), note)
+    return _build(
+        card.groups, lambda g: g.summary, (card.by, card.titles), title, columns, cells, note
+    )
 
 
 def _failure_rate(g: GroupReport) -> str:
     s = g.summary
     if s.scheduled_failure_rate is not None:
-        return _pct(s.scheduled_failure_rate)
-    return _pct(s.failure_rate)
+        return fmt_number(s.scheduled_failure_rate, 1, percent=True)
+    return fmt_number(s.failure_rate, 1, percent=True)
 
 
 def main_table(card: Scorecard) -> TextTable:
-    """Brier, accuracy, information-alpha, failures over the schedule, cost per forecast,
-    rollout SD and the uniform and market references on the same forecasts."""
+    """The metrics the report shows (``Metric.report``: Brier, accuracy, information-alpha),
+    failures over the schedule, cost per forecast, rollout SD and the uniform and market
+    references on the same forecasts."""
+    shown = metric_columns(lambda m: m.report)
 
     def cells(g: GroupReport) -> list[str]:
-        m = g.summary.metrics
         return [
             str(g.summary.n_recorded),
-            fmt_metric(m["brier"]),
-            fmt_metric(m["accuracy"]),
-            fmt_metric(m["info_alpha"]),
+            *(fmt_cell(g.summary, m, cell) for _, m, cell in shown),
             _failure_rate(g),
             fmt_number(g.resources["cost_usd"], 4),
-            fmt_number(m["brier"].rollout_std),
+            fmt_number(g.summary.metrics["brier"].rollout_std),
             fmt_number(g.uniform_brier),
             fmt_number(g.market_brier),
         ]
 
-    return _build(
+    return _card(
         card,
         "Main table",
         (
             "n",
-            "Brier",
-            "accuracy",
-            "info-alpha",
+            *(title for title, _, _ in shown),
             "failure rate",
             "cost/forecast ($)",
             "rollout SD",
@@ -120,6 +141,25 @@ def main_table(card: Scorecard) -> TextTable:
             "the cutoff, scored on the same forecasts."
         ),
     )
+
+
+def leaderboard(
+    summaries: Sequence[GroupSummary],
+    by: Sequence[str],
+    title: str = "",
+    titles: Mapping[str, str] | None = None,
+) -> TextTable:
+    """``pastcast score``'s table: n, failures and the metrics it shows (``Metric.leaderboard``)
+    per group, best first; with ``titles`` (event id -> question) and an "event" column among
+    ``by``, a "question" column follows the event's."""
+    shown = metric_columns(lambda m: m.leaderboard)
+
+    def cells(s: GroupSummary) -> list[str]:
+        rate = fmt_number(s.failure_rate, 1, percent=True)
+        return [str(s.n_recorded), rate, *(fmt_cell(s, m, cell) for _, m, cell in shown)]
+
+    columns = ("n", "fail", *(c for c, _, _ in shown))
+    return _build(summaries, lambda s: s, (by, titles or {}), title, columns, cells)
 
 
 def calibration_table(card: Scorecard) -> TextTable:
@@ -144,7 +184,7 @@ def calibration_table(card: Scorecard) -> TextTable:
             fmt_number(None if an is None else an.reliability_gap, 4, signed=True),
         ]
 
-    return _build(
+    return _card(
         card,
         "Calibration of two-outcome forecasts",
         (
@@ -191,7 +231,7 @@ def cost_table(card: Scorecard) -> TextTable:
             fmt_number(r["tool_calls"], 2),
         ]
 
-    return _build(
+    return _card(
         card,
         "Cost and failures",
         (
@@ -228,7 +268,7 @@ def to_markdown(t: TextTable) -> str:
     def esc(x: str) -> str:
         return x.replace("|", "\\|")
 
-    lines = [f"### {t.title}", ""]
+    lines = [f"### {t.title}", ""] if t.title else []
     lines.append("| " + " | ".join(esc(c) for c in t.columns) + " |")
     lines.append("|" + "---|" * len(t.columns))
     lines += ["| " + " | ".join(esc(c) for c in row) + " |" for row in t.rows]

@@ -22,6 +22,7 @@ from pastcast.runlog._io import (
     retried_path,
 )
 from pastcast.runlog._schema import (
+    LOGGED_SCORES,
     PENDING_TRUTH,
     SCHEMA_VERSION,
     AgentSpec,
@@ -35,6 +36,7 @@ from pastcast.runlog._schema import (
 __all__ = [
     "COLUMNS_VERSION",
     "EXECUTION_ONLY",
+    "LOGGED_SCORES",
     "PENDING_TRUTH",
     "SCHEMA_VERSION",
     "AgentSpec",

@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any
 from pastcast.atomic import atomic_path, fsync_dir, write_atomic
 from pastcast.owned import made_kind, mark
 from pastcast.records import evidence_label_of
+from pastcast.runlog._schema import LOGGED_SCORES
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -108,10 +109,7 @@ def columns_schema() -> pa.Schema:
             ("labels", pa.list_(pa.string())),
             ("market_probs", pairs),
             ("resolved_at", instant),
-            ("brier", pa.float64()),
-            ("accuracy", pa.float64()),
-            ("log_loss", pa.float64()),
-            ("info_alpha", pa.float64()),
+            *((name, pa.float64()) for name in LOGGED_SCORES),
             ("fallback_used", pa.bool_()),
             ("model_calls", pa.int64()),
             ("input_tokens", pa.int64()),
@@ -165,10 +163,7 @@ def step_row(record: StepRecord, offset: int, length: int) -> dict[str, Any]:
         "labels": list(g.labels),
         "market_probs": _pairs(g.market_probs),
         "resolved_at": g.resolved_at,
-        "brier": s.brier,
-        "accuracy": s.accuracy,
-        "log_loss": s.log_loss,
-        "info_alpha": s.info_alpha,
+        **{name: getattr(s, name) for name in LOGGED_SCORES},
         "fallback_used": s.fallback_used,
         "model_calls": e.usage.model_calls,
         "input_tokens": e.usage.input_tokens,

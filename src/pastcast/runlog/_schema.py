@@ -33,6 +33,7 @@ from pastcast.records import (
 )
 
 __all__ = [
+    "LOGGED_SCORES",
     "SCHEMA_VERSION",
     "AgentSpec",
     "Grading",
@@ -114,6 +115,11 @@ class Scores(Record):
     log_loss: float
     info_alpha: float | None = None
     fallback_used: bool = False
+
+
+LOGGED_SCORES: tuple[str, ...] = tuple(n for n in Scores.model_fields if n != "fallback_used")
+"""The metrics a step record keeps, each a metric of ``pastcast.scoring``'s registry by its
+name (the columnar companion's score columns; every other metric is recomputed when read)."""
 
 
 class StepRecord(Record):

@@ -10,38 +10,25 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Literal, get_args
 
 import numpy as np
 from numpy.typing import NDArray
 
 from pastcast.runlog import StepRecord
 from pastcast.scoring._bootstrap import grouped_cluster_bootstrap
+from pastcast.scoring._metrics import metric_list
 from pastcast.scoring._table import Convention, ScoreTable, table_from_records
 
 __all__ = [
     "KAPPA",
-    "METRICS",
     "AlphaTest",
     "GroupSummary",
-    "Metric",
     "MetricSummary",
     "alpha_test",
     "shrink",
     "summarize",
 ]
 
-Metric = Literal[
-    "brier",
-    "accuracy",
-    "log_loss",
-    "info_alpha",
-    "alpha",
-    "binary_brier",
-    "hindcast_accuracy",
-    "distance_to_market",
-]
-METRICS: tuple[str, ...] = get_args(Metric)
 KAPPA = 140.0
 """Leaderboard shrinkage constant: Foresight Arena asks for 140+ resolved predictions."""
 
@@ -173,8 +160,9 @@ def summarize(
     table = as_table(data)
     by = tuple(by)
     rng = np.random.default_rng(seed)
+    listed = metric_list()
     metrics = table.metrics(fallback)
-    matrix = np.stack([metrics[m] for m in METRICS], axis=1)
+    matrix = np.stack([metrics[m.name] for m in listed], axis=1)
     event = table.codes("event")
     gid, gcodes = _group_ids(table, by)
     role_codes, role_names = table.keys.get("role", (None, ()))
@@ -190,7 +178,7 @@ def summarize(
         v = matrix[rows]
         low, high = lows[g], highs[g]
         summaries = {}
-        for j, name in enumerate(METRICS):
+        for j, name in enumerate(m.name for m in listed):
             col = v[:, j]
             ok = np.isfinite(col)
             n = int(ok.sum())
@@ -225,8 +213,9 @@ def summarize(
                 ),
                 metrics=summaries,
                 alpha_tests={
-                    "info_alpha": alpha_test(metrics["info_alpha"][rows], kappa),
-                    "alpha": alpha_test(metrics["alpha"][rows], kappa),
+                    m.name: alpha_test(metrics[m.name][rows], kappa)
+                    for m in listed
+                    if m.aggregate == "tested"
                 },
             )
         )

@@ -1,4 +1,4 @@
-"""Binary-market metrics (Foresight Arena sections 3.3-3.5; Hindcast's distance to market).
+"""Binary-market metrics (Foresight Arena sections 3.3-3.5).
 
 Binary Brier here is the [0, 1]-scale ``(p - x)^2`` used by Foresight Arena, i.e. half the
 multiclass [0, 2]-scale score of ``brier`` for a two-outcome market.
@@ -19,7 +19,6 @@ __all__ = [
     "alpha_score",
     "bin_index",
     "binary_brier",
-    "distance_to_market",
     "ece",
     "murphy",
 ]
@@ -62,14 +61,6 @@ def alpha_score(
         raise ValueError("alpha_score: no markets")
     xa = _outcomes(x, pa.size)
     return float(np.mean(binary_brier(ba, xa) - binary_brier(pa, xa)))
-
-
-def distance_to_market(p: ArrayLike, q: ArrayLike) -> Floats:
-    """Per-forecast absolute distance |p - q| between the forecast and the market price."""
-    pa, qa = _prob_array(p, "p"), _prob_array(q, "q")
-    if pa.shape != qa.shape:
-        raise ValueError(f"distance_to_market: {pa.size} forecasts but {qa.size} market prices")
-    return np.abs(pa - qa)
 
 
 def bin_index(p: Floats, bins: int) -> NDArray[np.intp]:

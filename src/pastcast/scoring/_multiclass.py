@@ -16,8 +16,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from pastcast.probabilities import scaled
-from pastcast.records import Forecast
-from pastcast.runlog import PENDING_TRUTH, Grading, Scores, StepRecord
+from pastcast.runlog import Grading
 
 __all__ = [
     "LOG_FLOOR",
@@ -26,12 +25,10 @@ __all__ = [
     "accuracy",
     "brier",
     "brier_rows",
+    "fallback_probs",
     "info_alpha",
     "log_loss",
-    "market_truth_prob",
     "normalize",
-    "score_forecast",
-    "score_step",
     "uniform",
 ]
 
@@ -115,7 +112,9 @@ def info_alpha(p_truth: float, market_truth: float, eps: float = LOG_FLOOR) -> f
     return math.log(max(p_truth, eps)) - math.log(max(market_truth, eps))
 
 
-def _fallback_probs(grading: Grading, fallback: Fallback) -> dict[str, float]:
+def fallback_probs(grading: Grading, fallback: Fallback) -> dict[str, float]:
+    """What an unusable forecast is scored as: uniform over the grading's labels and the truth,
+    or all mass on a wrong label (``worst``)."""
     if fallback == "uniform":
         labels = (
             grading.labels if grading.truth in grading.labels else (*grading.labels, grading.truth)
@@ -125,37 +124,3 @@ def _fallback_probs(grading: Grading, fallback: Fallback) -> dict[str, float]:
         wrong = next((lab for lab in grading.labels if lab != grading.truth), _WRONG)
         return {wrong: 1.0}
     raise ValueError(f"unknown fallback {fallback!r} (expected 'uniform' or 'worst')")
-
-
-def market_truth_prob(grading: Grading) -> float | None:
-    """The market's normalised probability of the truth, or None when it is unavailable."""
-    if grading.market_probs is None:
-        return None
-    q = normalize(grading.market_probs)
-    if q is None or grading.truth not in q:
-        return None
-    return q[grading.truth]
-
-
-def score_forecast(forecast: Forecast, grading: Grading, fallback: Fallback = "uniform") -> Scores:
-    """Score one forecast; an unusable one is replaced by ``fallback`` and flagged as such."""
-    p = normalize(forecast.probs) if forecast.usable else None
-    used = p is None
-    if p is None:
-        p = _fallback_probs(grading, fallback)
-    truth = grading.truth
-    if truth == PENDING_TRUTH:  # a live step before its question resolved: nothing to score
-        return Scores(brier=0.0, accuracy=0.0, log_loss=0.0, fallback_used=used)
-    q = market_truth_prob(grading)
-    return Scores(
-        brier=brier(p, truth),
-        accuracy=accuracy(p, truth),
-        log_loss=log_loss(p, truth),
-        info_alpha=None if q is None else info_alpha(p.get(truth, 0.0), q),
-        fallback_used=used,
-    )
-
-
-def score_step(record: StepRecord, fallback: Fallback = "uniform") -> Scores:
-    """Re-score a logged step from its forecast and grading (stored scores are ignored)."""
-    return score_forecast(record.forecast, record.grading, fallback)

@@ -21,20 +21,17 @@ import numpy as np
 from numpy.typing import NDArray
 
 from pastcast.runlog import StepRecord
-from pastcast.scoring._aggregate import METRICS, _select, as_table
+from pastcast.scoring._aggregate import _select, as_table
 from pastcast.scoring._bootstrap import cluster_bootstrap
+from pastcast.scoring._metrics import metric, metric_list
 from pastcast.scoring._table import Convention, ScoreTable
 
 __all__ = [
-    "PAIRED_METRICS",
     "PairedComparison",
     "PairedDifference",
     "paired_comparison",
     "paired_difference",
 ]
-
-PAIRED_METRICS = ("brier", "log_loss", "accuracy")
-"""What a paired comparison reports by default: Table 4's probabilistic and categorical scores."""
 
 
 @dataclass(frozen=True)
@@ -116,23 +113,25 @@ def paired_comparison(
     data: ScoreTable | Iterable[StepRecord],
     a: Mapping[str, str],
     b: Mapping[str, str],
-    metrics: Sequence[str] = PAIRED_METRICS,
+    metrics: Sequence[str] | None = None,
     fallback: Convention = "uniform",
     bootstrap: int = 4000,
     seed: int = 0,
     extra: Mapping[str, NDArray[np.float64]] | None = None,
 ) -> PairedComparison:
-    """Compare selection ``a`` with selection ``b`` (a - b; lower Brier and log loss are
-    better, so a negative difference favours ``a``) on the steps both recorded.
+    """Compare selection ``a`` with selection ``b`` (a - b: a negative difference favours ``a``
+    on a metric where lower is better) on the steps both recorded, over ``metrics`` (default:
+    every registered metric with ``paired`` set).
 
     Each selection names key columns (agent, setting, run_id, ...) and must hold one record per
     (event, step, rollout) (``ValueError`` otherwise, and for an unknown metric). ``extra``:
     other per-row values of the table (tool calls, usable forecasts) differenced on the same
     pairs and resampled events, reported under their names."""
     table = as_table(data)
-    for m in metrics:
-        if m not in METRICS:
-            raise ValueError(f"unknown metric {m!r} (expected one of {METRICS})")
+    if metrics is None:
+        metrics = tuple(m.name for m in metric_list() if m.paired)
+    for name in metrics:
+        metric(name)  # a ValueError naming the known ones
     ra = np.flatnonzero(_select(table, a))
     rb = np.flatnonzero(_select(table, b))
     ka, kb = _keys(table, ra, a), _keys(table, rb, b)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field, fields, replace
 from typing import Any, Literal, overload
 
 import numpy as np
@@ -17,6 +17,7 @@ from numpy.typing import ArrayLike, NDArray
 
 from pastcast.records import BINARY_LABELS
 from pastcast.runlog import StepRecord, column_probs
+from pastcast.scoring._metrics import ScoreColumns, metric_list
 from pastcast.scoring._multiclass import (
     _COLUMNWISE,
     LOG_FLOOR,
@@ -85,16 +86,7 @@ class ScoreTable:
         return replace(
             self,
             keys={c: (codes[r], names) for c, (codes, names) in self.keys.items()},
-            step=self.step[r],
-            rollout=self.rollout[r],
-            usable=self.usable[r],
-            n_labels=self.n_labels[r],
-            brier=self.brier[r],
-            accuracy=self.accuracy[r],
-            p_truth=self.p_truth[r],
-            market_truth=self.market_truth[r],
-            market_brier=self.market_brier[r],
-            truth_first=self.truth_first[r],
+            **{name: getattr(self, name)[r] for name in _ROW_COLUMNS},
         )
 
     def codes(self, column: str) -> Ints:
@@ -111,8 +103,8 @@ class ScoreTable:
             return str(code)
         return self.keys[column][1][code]
 
-    def _filled(self, convention: Convention) -> tuple[Floats, Floats, Floats]:
-        """Brier, accuracy and probability of the truth with unusable rows filled."""
+    def columns(self, convention: Convention = "uniform") -> ScoreColumns:
+        """The metrics' inputs, unusable rows filled by ``convention`` (NaN where excluded)."""
         bad = ~self.usable
         k = self.n_labels.astype(np.float64)
         b, a, p = self.brier.copy(), self.accuracy.copy(), self.p_truth.copy()
@@ -124,48 +116,23 @@ class ScoreTable:
             b[bad] = a[bad] = p[bad] = np.nan
         else:
             raise ValueError(f"unknown convention {convention!r}")
-        return b, a, p
+        return ScoreColumns(
+            b, a, p, self.market_truth, self.market_brier, self.n_labels, self.floor
+        )
 
     def truth_prob(self, convention: Convention = "uniform") -> Floats:
         """The probability of the truth, unusable rows filled by ``convention``."""
-        return self._filled(convention)[2]
+        return self.columns(convention).p_truth
 
     def metrics(self, convention: Convention = "uniform") -> dict[str, Floats]:
-        """Score columns with unusable rows filled by ``convention`` (NaN where excluded)."""
-        b, a, p = self._filled(convention)
-        eps = self.floor
-        # whole columns, in place where a temporary would be dropped (same values: -log(max))
-        ll = np.maximum(p, eps)
-        np.log(ll, out=ll)
-        np.negative(ll, out=ll)
-        q = self.market_truth
-        ia = np.maximum(q, eps)
-        np.log(ia, out=ia)
-        np.subtract(-ll, ia, out=ia)
-        ia[~np.isfinite(q) | np.isnan(p)] = np.nan
-        # Foresight Arena's alpha on the binary [0, 1] scale: half the multiclass Brier gain
-        alpha = self.market_brier - b
-        alpha /= 2.0
-        two = self.n_labels == 2
-        # (p - x)^2 of a two-outcome market is the same on either label: half the [0, 2] score
-        binary_brier = b / 2.0
-        binary_brier[~two] = np.nan
-        # Hindcast's accuracy: the realised outcome got more than half the mass
-        hindcast = (p > 0.5).astype(np.float64)
-        hindcast[np.isnan(p)] = np.nan
-        # |p - q| on the realised outcome: Hindcast's distance to market for a binary market
-        dist = np.subtract(p, q)
-        np.abs(dist, out=dist)
-        return {
-            "brier": b,
-            "accuracy": a,
-            "log_loss": ll,
-            "info_alpha": ia,
-            "alpha": alpha,
-            "binary_brier": binary_brier,
-            "hindcast_accuracy": hindcast,
-            "distance_to_market": dist,
-        }
+        """Every registered metric's column, unusable rows filled by ``convention`` (NaN where
+        excluded or undefined)."""
+        cols = self.columns(convention)
+        return {m.name: m.rows(cols) for m in metric_list()}
+
+
+_ROW_COLUMNS = tuple(f.name for f in fields(ScoreTable) if f.name not in ("keys", "floor", "meta"))
+"""The table's columns of one value per row."""
 
 
 def event_kind(labels: Sequence[str]) -> str:
@@ -188,16 +155,6 @@ _Row = tuple[
     Sequence[str],  # labels
     Mapping[str, float] | None,  # the market's probabilities
 ]
-
-
-def _market_truth(market: Mapping[str, float] | None, truth: str) -> float | None:
-    """The market's normalised probability of the truth (``market_truth_prob``'s rule)."""
-    if market is None:
-        return None
-    q = normalize(dict(market))
-    if q is None or truth not in q:
-        return None
-    return q[truth]
 
 
 def _table_of_rows(rows: Iterable[_Row]) -> ScoreTable:
@@ -226,10 +183,9 @@ def _table_of_rows(rows: Iterable[_Row]) -> ScoreTable:
         br.append(brier(p, truth) if p else math.nan)
         acc.append(accuracy(p, truth) if p else math.nan)
         pt.append(p.get(truth, 0.0) if p else math.nan)
-        q = _market_truth(market, truth)
-        mt.append(math.nan if q is None else q)
-        qv = normalize(dict(market)) if market is not None else None
-        mb.append(brier(qv, truth) if qv else math.nan)
+        q = normalize(dict(market)) if market is not None else None
+        mt.append(q.get(truth, math.nan) if q else math.nan)
+        mb.append(brier(q, truth) if q else math.nan)
     f = np.asarray
     return ScoreTable(
         keys={c: _codes(v) for c, v in cols.items()},
@@ -311,23 +267,8 @@ def concat_tables(parts: Sequence[ScoreTable]) -> ScoreTable:
         ]
         keys[column] = (np.concatenate(codes), tuple(names))
 
-    def joined(field_name: str) -> Any:
-        return np.concatenate([getattr(t, field_name) for t in parts])
-
-    return replace(
-        parts[0],
-        keys=keys,
-        step=joined("step"),
-        rollout=joined("rollout"),
-        usable=joined("usable"),
-        n_labels=joined("n_labels"),
-        brier=joined("brier"),
-        accuracy=joined("accuracy"),
-        p_truth=joined("p_truth"),
-        market_truth=joined("market_truth"),
-        market_brier=joined("market_brier"),
-        truth_first=joined("truth_first"),
-    )
+    rows: dict[str, Any] = {n: np.concatenate([getattr(t, n) for t in parts]) for n in _ROW_COLUMNS}
+    return replace(parts[0], keys=keys, **rows)
 
 
 def table_from_columns(columns: Mapping[str, Sequence[Any]]) -> ScoreTable:

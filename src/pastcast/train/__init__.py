@@ -41,15 +41,14 @@ from pastcast.train._sft import (
 from pastcast.train._source import SOURCE_COLUMNS
 from pastcast.train._table import (
     TABLE_COLUMNS_READ,
-    TABLE_SCHEMA,
     export_table,
     export_table_columns,
+    table_schema,
 )
 
 __all__ = [
     "SOURCE_COLUMNS",
     "TABLE_COLUMNS_READ",
-    "TABLE_SCHEMA",
     "TRAIN_SPLIT",
     "UNSPLIT",
     "ChatFunction",
@@ -88,5 +87,6 @@ __all__ = [
     "sft_schema",
     "split_name",
     "step_rewards",
+    "table_schema",
     "tool_definitions",
 ]

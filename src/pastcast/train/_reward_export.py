@@ -93,11 +93,7 @@ def _record(
         truth=step.grading.truth,
         labels=step.grading.labels,
         market_probs=step.grading.market_probs,
-        neg_brier=rewards.neg_brier,
-        log_score=rewards.log_score,
-        accuracy=rewards.accuracy,
-        info_alpha=rewards.info_alpha,
-        format_penalty=rewards.format_penalty,
+        **rewards.model_dump(exclude={"fallback_used"}),
         metric=metric,
         reward=rewards.reward(metric),
     )

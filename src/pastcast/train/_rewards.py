@@ -1,6 +1,7 @@
 """Outcome feedback of a forecast as rewards (higher is better), for reward-based training.
 
-Every reward is a pastcast score turned so that more is better: the negative Brier score, the
+Every reward is a score a step record keeps (``pastcast.runlog.LOGGED_SCORES``) turned by its
+metric's direction so that more is better, under its reward name: the negative Brier score, the
 log score (the negative log loss), accuracy, and information-alpha against the market (None
 without a market price at the step). An unusable forecast (its text could not be parsed) is
 scored by the fallback, as ``pastcast score`` does, and also gets the format penalty.
@@ -13,8 +14,8 @@ from typing import Literal
 from pydantic import Field
 
 from pastcast.records import Forecast, Record
-from pastcast.runlog import Grading
-from pastcast.scoring import Fallback, score_forecast
+from pastcast.runlog import LOGGED_SCORES, Grading
+from pastcast.scoring import Fallback, metric, score_forecast
 
 __all__ = ["RewardMetric", "StepRewards", "step_rewards"]
 
@@ -35,12 +36,8 @@ class StepRewards(Record):
 
     def value(self, metric: RewardMetric) -> float | None:
         """The score ``metric`` (None for information-alpha without a market)."""
-        return {
-            "neg_brier": self.neg_brier,
-            "log_score": self.log_score,
-            "accuracy": self.accuracy,
-            "info_alpha": self.info_alpha,
-        }[metric]
+        value: float | None = getattr(self, metric)
+        return value
 
     def reward(self, metric: RewardMetric) -> float | None:
         """The score ``metric`` plus the format penalty (None where the score is None)."""
@@ -59,11 +56,11 @@ def step_rewards(
     if format_penalty < 0:
         raise ValueError(f"format_penalty must be at least 0, not {format_penalty}")
     s = score_forecast(forecast, grading, fallback)
-    return StepRewards(
-        neg_brier=-s.brier,
-        log_score=-s.log_loss,
-        accuracy=s.accuracy,
-        info_alpha=s.info_alpha,
-        format_penalty=-format_penalty if s.fallback_used else 0.0,
-        fallback_used=s.fallback_used,
+    logged = {metric(name): getattr(s, name) for name in LOGGED_SCORES}
+    return StepRewards.model_validate(
+        {
+            **{m.reward_name: None if v is None else m.as_reward(v) for m, v in logged.items()},
+            "format_penalty": -format_penalty if s.fallback_used else 0.0,
+            "fallback_used": s.fallback_used,
+        }
     )

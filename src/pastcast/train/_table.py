@@ -1,8 +1,9 @@
 """``export_table``: one Parquet row per forecast, for pandas, polars, DuckDB and ``datasets``.
 
-Scores come from ``pastcast.scoring`` (re-scored from forecast and grading, as ``pastcast score``
-does, with the chosen convention for unusable forecasts), so the table and the leaderboard
-agree. Every split is exported: this is the analysis of a run, not training data.
+Scores come from ``pastcast.scoring`` (every registered metric, re-scored from forecast and
+grading as ``pastcast score`` does, with the chosen convention for unusable forecasts), so the
+table and the leaderboard agree. Every split is exported: this is the analysis of a run, not
+training data.
 """
 
 from __future__ import annotations
@@ -16,8 +17,8 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from pastcast.dataset import Dataset
-from pastcast.runlog import RunLog, StepColumns
-from pastcast.scoring import TABLE_INPUTS, Convention, table_from_columns, table_from_records
+from pastcast.runlog import RunLog, StepColumns, records_table
+from pastcast.scoring import TABLE_INPUTS, Convention, metric_list, table_from_columns
 from pastcast.train._guard import ExportError, split_name
 from pastcast.train._manifest import (
     DatasetRef,
@@ -30,56 +31,72 @@ from pastcast.train._manifest import (
 )
 from pastcast.train._source import StepRow, select_steps
 
-__all__ = ["TABLE_COLUMNS_READ", "TABLE_SCHEMA", "export_table", "export_table_columns"]
+__all__ = ["TABLE_COLUMNS_READ", "export_table", "export_table_columns", "table_schema"]
 
 _PAIRS = pa.list_(pa.struct([("label", pa.string()), ("p", pa.float64())]))
 
-TABLE_SCHEMA = pa.schema(
-    [
-        ("run_id", pa.string()),
-        ("dataset_id", pa.string()),
-        ("agent", pa.string()),
-        ("role", pa.string()),
-        ("setting", pa.string()),
-        ("event_id", pa.string()),
-        ("step_index", pa.int64()),
-        ("rollout", pa.int64()),
-        ("cutoff", pa.timestamp("us", tz="UTC")),
-        ("split", pa.string()),
-        ("category", pa.string()),
-        ("usable", pa.bool_()),
-        ("failure_reason", pa.string()),
-        ("termination", pa.string()),
-        ("probs", _PAIRS),
-        ("truth", pa.string()),
-        ("labels", pa.list_(pa.string())),
-        ("market_probs", _PAIRS),
-        ("p_truth", pa.float64()),
-        ("market_p_truth", pa.float64()),
-        ("brier", pa.float64()),
-        ("accuracy", pa.float64()),
-        ("log_loss", pa.float64()),
-        ("info_alpha", pa.float64()),
-        ("alpha", pa.float64()),
-        ("model_calls", pa.int64()),
-        ("input_tokens", pa.int64()),
-        ("output_tokens", pa.int64()),
-        ("cost_usd", pa.float64()),
-        ("tool_calls", pa.int64()),
-        ("wall_s", pa.float64()),
-    ]
-)
-"""The table's columns. ``split`` is ``unsplit`` for events of a dataset without a split; score
-columns are null where undefined (information-alpha without a market, excluded failures);
-``p_truth`` is the probability a usable forecast gave the truth (null for an unusable one)."""
+_LEADING = [
+    ("run_id", pa.string()),
+    ("dataset_id", pa.string()),
+    ("agent", pa.string()),
+    ("role", pa.string()),
+    ("setting", pa.string()),
+    ("event_id", pa.string()),
+    ("step_index", pa.int64()),
+    ("rollout", pa.int64()),
+    ("cutoff", pa.timestamp("us", tz="UTC")),
+    ("split", pa.string()),
+    ("category", pa.string()),
+    ("usable", pa.bool_()),
+    ("failure_reason", pa.string()),
+    ("termination", pa.string()),
+    ("probs", _PAIRS),
+    ("truth", pa.string()),
+    ("labels", pa.list_(pa.string())),
+    ("market_probs", _PAIRS),
+    ("p_truth", pa.float64()),
+    ("market_p_truth", pa.float64()),
+]
+_USAGE = [
+    ("model_calls", pa.int64()),
+    ("input_tokens", pa.int64()),
+    ("output_tokens", pa.int64()),
+    ("cost_usd", pa.float64()),
+    ("tool_calls", pa.int64()),
+    ("wall_s", pa.float64()),
+]
 
 
-def _pairs(probs: dict[str, float] | None) -> list[dict[str, object]] | None:
-    return None if probs is None else [{"label": k, "p": v} for k, v in probs.items()]
+def table_schema() -> pa.Schema:
+    """The table's columns: keys, forecast and grading, a column per registered metric (in
+    their order) and usage. ``split`` is ``unsplit`` for events of a dataset without a split;
+    score columns are null where undefined (information-alpha without a market, excluded
+    failures); ``p_truth`` is the probability a usable forecast gave the truth (null for an
+    unusable one)."""
+    scores = [(m.name, pa.float64()) for m in metric_list()]
+    return pa.schema([*_LEADING, *scores, *_USAGE])
 
 
 def _nulls(values: np.ndarray) -> list[float | None]:
     return [None if not np.isfinite(v) else float(v) for v in values]
+
+
+def _forecasts(
+    cols: dict[str, list[Any]], dataset_ids: list[str], fallback: Convention
+) -> pa.Table:
+    """The table of forecasts given by their step columns (``TABLE_COLUMNS_READ``), scored."""
+    scores = table_from_columns(cols)
+    columns: dict[str, Sequence[object]] = {
+        **cols,
+        "dataset_id": dataset_ids,
+        "split": [split_name(s) for s in cols["split"]],
+        "usable": scores.usable.tolist(),
+        "p_truth": _nulls(scores.p_truth),
+        "market_p_truth": _nulls(scores.market_truth),
+        **{name: _nulls(values) for name, values in scores.metrics(fallback).items()},
+    }
+    schema = table_schema()
+    return pa.Table.from_pydict({c: columns[c] for c in schema.names}, schema=schema)
 
 
 def export_table(
@@ -92,39 +109,9 @@ def export_table(
     """Write every forecast of ``run_logs`` to ``out`` (Parquet) and its manifest."""
     selected = select_steps(run_logs, None, datasets)
     steps = [s for _, s in selected.records()]
-    scores = table_from_records(steps)
-    metrics = scores.metrics(fallback)
-    columns: dict[str, Sequence[object]] = {
-        "run_id": [s.run_id for s in steps],
-        "dataset_id": [log.header.dataset_id for log, _ in selected.steps],
-        "agent": [s.agent for s in steps],
-        "role": [s.role for s in steps],
-        "setting": [s.setting for s in steps],
-        "event_id": [s.event_id for s in steps],
-        "step_index": [s.step_index for s in steps],
-        "rollout": [s.rollout for s in steps],
-        "cutoff": [s.cutoff for s in steps],
-        "split": [split_name(s.split) for s in steps],
-        "category": [s.category for s in steps],
-        "usable": scores.usable.tolist(),
-        "failure_reason": [s.forecast.failure_reason for s in steps],
-        "termination": [s.episode.termination for s in steps],
-        "probs": [_pairs(s.forecast.probs) for s in steps],
-        "truth": [s.grading.truth for s in steps],
-        "labels": [list(s.grading.labels) for s in steps],
-        "market_probs": [_pairs(s.grading.market_probs) for s in steps],
-        "p_truth": _nulls(scores.p_truth),
-        "market_p_truth": _nulls(scores.market_truth),
-        **{m: _nulls(metrics[m]) for m in ("brier", "accuracy", "log_loss", "info_alpha")},
-        "alpha": _nulls(metrics["alpha"]),
-        "model_calls": [s.episode.usage.model_calls for s in steps],
-        "input_tokens": [s.episode.usage.input_tokens for s in steps],
-        "output_tokens": [s.episode.usage.output_tokens for s in steps],
-        "cost_usd": [s.episode.usage.cost_usd for s in steps],
-        "tool_calls": [len(s.episode.tool_calls) for s in steps],
-        "wall_s": [s.episode.wall_s for s in steps],
-    }
-    table = pa.Table.from_pydict(columns, schema=TABLE_SCHEMA)
+    cols = records_table(steps).select(list(TABLE_COLUMNS_READ)).to_pydict()
+    dataset_ids = [log.header.dataset_id for log, _ in selected.steps]
+    table = _forecasts(cols, dataset_ids, fallback)
     return _write(out, table, selected.steps, selected.datasets, fallback)
 
 
@@ -162,7 +149,8 @@ TABLE_COLUMNS_READ = (
     "tool_calls",
     "wall_s",
 )
-"""The step columns ``export_table_columns`` reads (``pastcast.runlog.columns_schema``)."""
+"""The step columns the table is made of (``pastcast.runlog.columns_schema``): read from the
+logs' companions by ``export_table_columns``, from records by ``export_table``."""
 
 
 def export_table_columns(
@@ -198,34 +186,5 @@ def export_table_columns(
         ]
     refs, found = dataset_refs((log.header.dataset_id for log in logs), datasets)
     check_splits(chosen, found)
-    scores = table_from_columns(cols)
-    metrics = scores.metrics(fallback)
-    columns: dict[str, Sequence[object]] = {
-        "run_id": cols["run_id"],
-        "dataset_id": dataset_ids,
-        "agent": cols["agent"],
-        "role": cols["role"],
-        "setting": cols["setting"],
-        "event_id": cols["event_id"],
-        "step_index": cols["step_index"],
-        "rollout": cols["rollout"],
-        "cutoff": cols["cutoff"],
-        "split": [split_name(s) for s in cols["split"]],
-        "category": cols["category"],
-        "usable": scores.usable.tolist(),
-        "failure_reason": cols["failure_reason"],
-        "termination": cols["termination"],
-        "probs": cols["probs"],
-        "truth": cols["truth"],
-        "labels": cols["labels"],
-        "market_probs": cols["market_probs"],
-        "p_truth": _nulls(scores.p_truth),
-        "market_p_truth": _nulls(scores.market_truth),
-        **{m: _nulls(metrics[m]) for m in ("brier", "accuracy", "log_loss", "info_alpha")},
-        "alpha": _nulls(metrics["alpha"]),
-        **{c: cols[c] for c in ("model_calls", "input_tokens", "output_tokens", "cost_usd")},
-        "tool_calls": cols["tool_calls"],
-        "wall_s": cols["wall_s"],
-    }
-    table = pa.Table.from_pydict(columns, schema=TABLE_SCHEMA)
+    table = _forecasts(cols, dataset_ids, fallback)
     return _write(out, table, chosen, refs, fallback)

@@ -45,7 +45,7 @@ from pastcast.atomic import atomic_directory
 from pastcast.dataset import Dataset
 from pastcast.env import question_view
 from pastcast.integrations.inspect._model import inspect_messages
-from pastcast.integrations.inspect._task import STORE_KEY
+from pastcast.integrations.inspect._task import SCORED, STORE_KEY, sample_score
 from pastcast.owned import mark
 from pastcast.runlog import StepRecord
 from pastcast.scoring import score_forecast
@@ -131,12 +131,7 @@ def _sample(step: StepRecord, group: AgentRun, model: str, dataset: Dataset | No
         output=ModelOutput.from_content(model=model, content=step.forecast.raw_text),
         scores={
             SCORER: Score(
-                value={
-                    "brier": scores.brier,
-                    "log_loss": scores.log_loss,
-                    "accuracy": scores.accuracy,
-                    "usable": float(step.forecast.usable),
-                },
+                value=sample_score(step.forecast, step.grading, fallback),
                 answer=_answer(step),
                 explanation=step.forecast.rationale or step.forecast.failure_reason or "",
                 metadata={
@@ -168,9 +163,9 @@ def _sample(step: StepRecord, group: AgentRun, model: str, dataset: Dataset | No
 
 
 def _results(samples: Sequence[EvalSample]) -> EvalResults:
-    """Means (and standard errors of Brier and log loss) as the task's scorer reports them."""
+    """Means (and standard errors of the metrics) as the task's scorer reports them."""
     scores = []
-    for name in ("brier", "log_loss", "accuracy", "usable"):
+    for name in (*SCORED, "usable"):
         values = [
             float(v)
             for s in samples
@@ -180,7 +175,7 @@ def _results(samples: Sequence[EvalSample]) -> EvalResults:
         n = len(values)
         mean = math.fsum(values) / n if n else math.nan
         metrics = {"mean": EvalMetric(name="mean", value=mean)}
-        if name in ("brier", "log_loss"):
+        if name in SCORED:
             sd = (
                 math.sqrt(math.fsum((v - mean) ** 2 for v in values) / (n - 1))
                 if n > 1

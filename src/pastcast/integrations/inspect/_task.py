@@ -29,9 +29,9 @@ from pastcast.env import EnvConfig, question_view
 from pastcast.integrations.inspect._model import PROVIDER, inspect_messages
 from pastcast.integrations.inspect._tokens import seed_tiktoken_cache
 from pastcast.records import EpisodeRecord, Forecast, Setting
-from pastcast.runlog import AgentSpec
+from pastcast.runlog import AgentSpec, Grading
 from pastcast.runner import agent_env_config, code_version, play_episode
-from pastcast.scoring import Fallback, score_forecast
+from pastcast.scoring import Fallback, metric_list, score_forecast, step_scores
 from pastcast.validation import first_problem
 
 __all__ = ["STORE_KEY", "forecast", "forecast_score", "pastcast_agent"]
@@ -114,14 +114,19 @@ def _conversation(record: EpisodeRecord, prompt: list[ChatMessage]) -> list[Chat
     return inspect_messages(sent)
 
 
-@scorer(
-    metrics={
-        "brier": [mean(), stderr()],
-        "log_loss": [mean(), stderr()],
-        "accuracy": [mean()],
-        "usable": [mean()],
-    }
-)
+SCORED = tuple(m.name for m in metric_list() if m.paired)
+"""The metrics a sample's score holds (pastcast's paired ones, plugins installed when this
+module is imported included), each with its mean and standard error, beside ``usable``."""
+
+
+def sample_score(forecast: Forecast, grading: Grading, fallback: Fallback) -> dict[str, float]:
+    """A sample's score: each of ``SCORED`` (an unusable forecast scored by the fallback) and
+    ``usable``, 1 when the answer parsed."""
+    values = step_scores(forecast, grading, fallback)
+    return {**{name: values[name] for name in SCORED}, "usable": float(forecast.usable)}
+
+
+@scorer(metrics={**{name: [mean(), stderr()] for name in SCORED}, "usable": [mean()]})
 def forecast_score(
     dataset: str,
     corpus: str | None,
@@ -129,8 +134,9 @@ def forecast_score(
     embedder: str | None = None,
     fallback: Fallback = "uniform",
 ) -> Scorer:
-    """pastcast's scores of the forecast (Brier on pastcast's scale, log loss, accuracy; an
-    unusable forecast is scored by the fallback); the grading is in the score's metadata."""
+    """pastcast's scores of the forecast (``SCORED``: Brier on pastcast's scale, accuracy, log
+    loss; an unusable forecast is scored by the fallback); the grading is in the score's
+    metadata."""
 
     async def score(state: TaskState, target: Target) -> Score:
         replay = shared_replay(dataset, corpus, retrieval, embedder)
@@ -140,12 +146,7 @@ def forecast_score(
         grading = replay.grading(step)
         scores = score_forecast(forecast, grading, fallback=fallback)
         return Score(
-            value={
-                "brier": scores.brier,
-                "log_loss": scores.log_loss,
-                "accuracy": scores.accuracy,
-                "usable": float(forecast.usable),
-            },
+            value=sample_score(forecast, grading, fallback),
             answer=", ".join(f"{k}: {p:.3f}" for k, p in forecast.probs.items()),
             explanation=forecast.rationale or forecast.failure_reason or "",
             metadata={

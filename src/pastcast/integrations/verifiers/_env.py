@@ -4,14 +4,16 @@ One dataset row per forecast step: the tool agent's prompt for the question (nat
 and the step's identity in ``info``; never the outcome, which stays with the environment and
 grades the final answer after the rollout. Each rollout gets its own episode, so the tools are
 bound to the step's cutoff and its budgets, exactly as in ``pastcast run``. The reward is the
-negative Brier score (pastcast's scale, an unusable answer scored by the fallback); the log
-score, accuracy and a usable-format flag are reported as metrics.
+first registered metric turned so that more is better, the negative Brier score (pastcast's
+scale, an unusable answer scored by the fallback); the other paired metrics (accuracy, the log
+score) and a usable-format flag are reported as metrics, each under its reward name.
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 import verifiers as vf
@@ -21,8 +23,7 @@ from pastcast.agents import parse_forecast, research_prompt
 from pastcast.app import Replay, shared_replay
 from pastcast.env import BudgetExceeded, EnvConfig, Episode
 from pastcast.records import Forecast, Setting, StepSpec
-from pastcast.runlog import Scores
-from pastcast.scoring import Fallback, score_forecast
+from pastcast.scoring import Fallback, Metric, metric_list, step_scores
 
 __all__ = ["PastcastEnv", "load_environment"]
 
@@ -66,8 +67,9 @@ class PastcastEnv(vf.MultiTurnEnv):  # type: ignore[misc]
             {"name": t.name, "description": t.description, "parameters": t.parameters}
             for t in probe.tools.specs()
         ]
-        rubric = vf.Rubric(funcs=[self.neg_brier], weights=[1.0])
-        for metric in (self.log_score, self.accuracy, self.usable):
+        first, *rest = metric_list()
+        rubric = vf.Rubric(funcs=[self._reward(first)], weights=[1.0])
+        for metric in (*(self._reward(m) for m in rest if m.paired), self.usable):
             rubric.add_metric(metric)
         super().__init__(
             dataset=HFDataset.from_list(rows),
@@ -144,20 +146,20 @@ class PastcastEnv(vf.MultiTurnEnv):  # type: ignore[misc]
         text = _content_text(replies[-1].content) if replies else ""
         return parse_forecast(text, labels)
 
-    def scores_of(self, completion: vf.Messages, info: dict[str, Any]) -> Scores:
+    def scores_of(self, completion: vf.Messages, info: dict[str, Any]) -> dict[str, float]:
+        """Every registered metric of the final answer (an unusable one scored by the fallback)."""
         grading = self.replay.grading(self._step(info))
-        return score_forecast(self.forecast_of(completion, info), grading, fallback=self.fallback)
+        return step_scores(self.forecast_of(completion, info), grading, fallback=self.fallback)
 
-    async def neg_brier(self, completion: vf.Messages, info: dict[str, Any]) -> float:
-        """Negative Brier score of the final answer (higher is better)."""
-        return -self.scores_of(completion, info).brier
+    def _reward(self, metric: Metric) -> Callable[..., Awaitable[float]]:
+        """``metric`` of the final answer turned so that more is better, named as a reward
+        (``neg_brier``: the rubric reports a function by its name)."""
 
-    async def log_score(self, completion: vf.Messages, info: dict[str, Any]) -> float:
-        """Negative log loss of the final answer."""
-        return -self.scores_of(completion, info).log_loss
+        async def reward(completion: vf.Messages, info: dict[str, Any]) -> float:
+            return metric.as_reward(self.scores_of(completion, info)[metric.name])
 
-    async def accuracy(self, completion: vf.Messages, info: dict[str, Any]) -> float:
-        return self.scores_of(completion, info).accuracy
+        reward.__name__ = reward.__qualname__ = metric.reward_name
+        return reward
 
     async def usable(self, completion: vf.Messages, info: dict[str, Any]) -> float:
         """1 when the final answer parses as a forecast (the format reward), else 0."""

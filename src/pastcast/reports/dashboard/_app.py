@@ -11,7 +11,6 @@ content-security policy forbids scripts, so markup that slipped through could no
 from __future__ import annotations
 
 import base64
-import math
 from collections.abc import Awaitable, Callable, Sequence
 from typing import TYPE_CHECKING, Any
 from urllib.parse import quote, urlencode
@@ -22,7 +21,7 @@ from jinja2 import Environment, PackageLoader, select_autoescape
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.responses import Response
 
-from pastcast.reports._leaderboard import fmt_metric
+from pastcast.reports._leaderboard import fmt_cell, fmt_metric, metric_columns
 from pastcast.reports._tables import fmt_number
 from pastcast.reports.dashboard._compare import add_comparison_page
 from pastcast.reports.dashboard._index import FILTERS, Filters, RunIndex
@@ -62,8 +61,9 @@ def _environment() -> Environment:
         "?" + urlencode({k: v for k, v in d.items() if v not in ("", None)})
     )
     env.filters["metric"] = fmt_metric
+    env.globals["cell"] = fmt_cell
     env.filters["num"] = fmt_number
-    env.filters["pct"] = lambda x: "-" if x is None or not math.isfinite(x) else f"{x:.1%}"
+    env.filters["pct"] = lambda x: fmt_number(x, 1, percent=True)
     env.filters["json"] = pretty_json
     env.globals["RESULT_CHARS"] = RESULT_CHARS
     return env
@@ -142,6 +142,7 @@ def create_app(
         return render(
             "leaderboard.html.j2",
             board=index.leaderboard(f),
+            shown=metric_columns(lambda m: m.report),
             filters=f,
             choices={c: index.choices(c) for c in FILTERS},
             events=event_rows,
@@ -228,7 +229,10 @@ def create_app(
             s=s,
             run=log,
             model=index.model_of(i),
-            metrics={k: float(v[i]) for k, v in index.metrics.items()},
+            metrics=[
+                (m.label, float(index.metrics[m.name][i]))
+                for _, m, _ in metric_columns(lambda m: m.leaderboard)
+            ],
             timeline=timeline(s),
             diff=notebook_diff(s.episode.notebook_in, s.episode.notebook_out),
             prev=chain[pos - 1] if pos > 0 else None,

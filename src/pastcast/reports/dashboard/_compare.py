@@ -18,7 +18,7 @@ from fastapi import FastAPI
 from fastapi.responses import HTMLResponse
 
 from pastcast.reports.dashboard._index import RunIndex
-from pastcast.scoring import PairedComparison, paired_comparison
+from pastcast.scoring import PairedComparison, metric_list, paired_comparison
 
 __all__ = ["Group", "add_comparison_page", "short_labels"]
 
@@ -170,6 +170,15 @@ def add_comparison_page(
             error=error,
             rows=_disagreements(index, cmp) if cmp is not None and not error else [],
             finite=math.isfinite,
+            paired=[(m.name, m.label) for m in metric_list() if m.paired],
+            better=_better(),
         )
 
     return labels
+
+
+def _better() -> str:
+    """Which way the compared metrics are better, in a sentence ("Lower Brier and log loss are
+    better.")."""
+    lower = " and ".join(m.label for m in metric_list() if m.paired and m.better == "lower")
+    return f"Lower {lower} are better." if lower else ""

@@ -25,6 +25,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from pastcast.dataset import Dataset
+from pastcast.reports._leaderboard import ranked
 from pastcast.reports._runs import NO_MODEL
 from pastcast.reports.dashboard._store import (
     INDEX_VERSION,
@@ -50,6 +51,7 @@ from pastcast.scoring import (
     ScoreTable,
     concat_tables,
     group_rows,
+    metric_list,
     summarize,
     table_from_columns,
 )
@@ -248,9 +250,10 @@ class RunIndex:
                 )
             parts.append(scored)
             prints.append(fingerprint)
-        # the unfiltered leaderboard is stored while every log is as it was
+        # the unfiltered leaderboard is stored while every log and the metrics are as they were
+        metric_names = [m.name for m in metric_list()]
         self._board_key = (
-            hashlib.sha256(json.dumps([INDEX_VERSION, prints]).encode()).hexdigest()
+            hashlib.sha256(json.dumps([INDEX_VERSION, metric_names, prints]).encode()).hexdigest()
             if prints and None not in prints
             else None
         )
@@ -460,11 +463,7 @@ class RunIndex:
                         ),
                     )
                 )
-            agents = sorted(
-                (r for r in out if r.summary.role != "reference"),
-                key=lambda r: r.summary.metrics["brier"].mean,
-            )
-            out = [*agents, *(r for r in out if r.summary.role == "reference")]
+            out = ranked(out, lambda r: r.summary)
         board = tuple(out)
         if self._board_key is not None and f == Filters():
             rest = [{"model": r.model, "cost": r.cost, "tool_calls": r.tool_calls,

@@ -13,8 +13,9 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from pastcast.scoring._aggregate import METRICS, _group_ids
+from pastcast.scoring._aggregate import _group_ids
 from pastcast.scoring._bootstrap import cluster_bootstrap
+from pastcast.scoring._metrics import metric as registered_metric
 from pastcast.scoring._table import Convention, ScoreTable
 
 __all__ = [
@@ -78,8 +79,7 @@ def _estimates(
 
 
 def _metric(table: ScoreTable, metric: str, fallback: Convention) -> Floats:
-    if metric not in METRICS:
-        raise ValueError(f"unknown metric {metric!r} (expected one of {METRICS})")
+    registered_metric(metric)  # a ValueError naming the known ones
     return table.metrics(fallback)[metric]
 
 
