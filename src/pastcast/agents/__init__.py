@@ -31,7 +31,6 @@ from pastcast.agents._no_tools import NoToolsAgent
 from pastcast.agents._notebook import check_notebook, parse_notebook
 from pastcast.agents._parsing import parse_forecast, reparse_forecast
 from pastcast.agents._prompts import list_prompts, load_prompt, prompt_registry
-from pastcast.agents._rescore import normalize_step_labels
 from pastcast.agents._round_agent import HISTORY_DAYS, ROUND_TOOLS, RoundBenchmarkAgent
 from pastcast.agents._tool_agent import (
     ACTION_SCHEMA,
@@ -79,7 +78,6 @@ __all__ = [
     "list_prompts",
     "load_models",
     "load_prompt",
-    "normalize_step_labels",
     "parse_forecast",
     "parse_notebook",
     "prompt_registry",

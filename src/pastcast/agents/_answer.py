@@ -22,11 +22,11 @@ from typing import Any, Literal, TypeVar
 
 from pydantic import Field
 
-from pastcast.agents._parsing import RETRY_MARKERS, parse_forecast, prob_key, repair_prompt
+from pastcast.agents._parsing import parse_forecast, prob_key, repair_prompt
 from pastcast.agents._prompts import answer_template, choice_template, question_fields
 from pastcast.env import Episode, QuestionView
 from pastcast.models import ChatRequest, ContextOverflow, Model, ReasoningEffort
-from pastcast.records import BINARY_LABELS, Event, Forecast, Message, Record
+from pastcast.records import BINARY_LABELS, RETRY_MARKERS, Event, Forecast, Message, Record
 
 __all__ = [
     "AnswerForm",

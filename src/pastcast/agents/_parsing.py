@@ -23,11 +23,9 @@ from typing import Any
 
 from pastcast.agents._jsonish import find_blocks, load_object, repeated_keys, strip_thinking
 from pastcast.probabilities import completed, scaled
-from pastcast.records import FailureReason, Forecast
+from pastcast.records import FailureReason, Forecast, answer_attempts
 
 __all__ = [
-    "RETRY_MARKERS",
-    "answer_attempts",
     "count_failures",
     "normalize_label",
     "parse_forecast",
@@ -42,17 +40,6 @@ _TEXT_KEYS = ("rationale", "reasoning", "explanation")
 _META_KEYS = frozenset({*_TEXT_KEYS, "confidence", "choice", "answer", "notes", "notebook"})
 _QUOTES = str.maketrans({"“": '"', "”": '"', "„": '"', "‘": "'", "’": "'", "`": "'"})
 _PROB_PREFIX = "prob_"
-
-RETRY_MARKERS: dict[str, str] = {
-    "repair": "[reply to the repair request]",
-    "json_repair": "[reply to the JSON repair request]",
-    "compact": "[reply to the compact re-prompt]",
-    "json_only": "[reply to the JSON-only re-prompt]",
-}
-"""The line before each retry's reply in an unusable forecast's ``raw_text``, by retry pass."""
-_MARKER_RE = re.compile(
-    r"\n\n(?:" + "|".join(re.escape(m) for m in RETRY_MARKERS.values()) + r")\n"
-)
 
 
 def normalize_label(label: str) -> str:
@@ -203,12 +190,6 @@ _REASON_TEXT = {
     "invalid_probability": "Every probability must be a number between 0 and 1.",
     "no_positive_mass": "At least one probability must be greater than 0.",
 }
-
-
-def answer_attempts(raw_text: str) -> list[str]:
-    """The replies of ``raw_text`` in the order they were written (the first answer, then each
-    retry's reply after its marker)."""
-    return _MARKER_RE.split(raw_text)
 
 
 def reparse_forecast(

@@ -66,7 +66,7 @@ from pastcast.app._imports import (
 )
 from pastcast.app._live import arena_live, read_live_plan
 from pastcast.app._models import ProbedCutoff, probe_model_cutoff
-from pastcast.app._reading import ColumnsRead, RunsRead, read_run_columns, read_runs
+from pastcast.app._reading import RunsRead, read_runs
 from pastcast.app._replays import WORLD_INDEX, Replay, open_replay, shared_replay
 from pastcast.app._reports import (
     REPORTS_EXTRA_HINT,
@@ -114,7 +114,6 @@ __all__ = [
     "AgentRun",
     "AppError",
     "ArenaReplay",
-    "ColumnsRead",
     "Compared",
     "CorpusBuild",
     "Curated",
@@ -183,7 +182,6 @@ __all__ = [
     "probe_model_cutoff",
     "read_live_plan",
     "read_plan",
-    "read_run_columns",
     "read_runs",
     "recoveries",
     "report_runs",

@@ -32,7 +32,7 @@ from pastcast.cli._data_view import CoverageDaysOpt
 from pastcast.cutoff import DayConvention
 from pastcast.env import EnvConfig
 from pastcast.records import Setting
-from pastcast.runlog import read_run_log
+from pastcast.runlog import read_step_columns
 from pastcast.runner import MAX_ROLLOUTS, MAX_WORKERS, ExperimentPlan, RunConfig, RunResult
 from pastcast.scoring import Fallback, summarize
 
@@ -373,7 +373,7 @@ def demo(
 ) -> None:
     """Build the embedded world and its index, run the baselines and the heuristic research
     agent, print the leaderboard and write a run log and a report."""
-    from pastcast.reports import write_report
+    from pastcast.reports import Runs, write_report
 
     try:
         plan = plan_from_agents(
@@ -389,6 +389,7 @@ def demo(
     report = write_report([log], out / "report.md", console=console)
     note(f"report: {report}", as_json)
     if as_json:
-        board = [s.as_dict() for s in summarize(read_run_log(log).steps)]  # as in the report
+        table = Runs((read_step_columns(log),)).base_table
+        board = [s.as_dict() for s in summarize(table)]  # as in the report
         print_json({**_summary(result), "report": str(report), "leaderboard": board})
     _exit_if_all_unusable(result)

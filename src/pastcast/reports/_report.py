@@ -10,8 +10,9 @@ from rich.console import Console
 
 from pastcast.atomic import write_atomic
 from pastcast.reports._leaderboard import leaderboard_markdown, leaderboard_table
-from pastcast.runlog import RunLog, read_run_log
-from pastcast.scoring import summarize, table_from_records
+from pastcast.reports._runs import Runs
+from pastcast.runlog import read_step_columns
+from pastcast.scoring import summarize
 
 __all__ = ["write_report"]
 
@@ -25,12 +26,12 @@ def write_report(
     seed: int = 0,
     console: Console | None = None,
 ) -> Path:
-    """Print the leaderboard of ``logs`` and write a Markdown report to ``out`` (atomically)."""
-    runs: list[RunLog] = [read_run_log(p) for p in logs]
-    steps = [s for r in runs for s in r.steps]
-    summaries = summarize(table_from_records(steps), by=tuple(by), bootstrap=bootstrap, seed=seed)
+    """Print the leaderboard of ``logs`` and write a Markdown report to ``out`` (atomically),
+    from the logs' step columns."""
+    runs = Runs(tuple(read_step_columns(p) for p in logs))
+    summaries = summarize(runs.base_table, by=tuple(by), bootstrap=bootstrap, seed=seed)
     title = (
-        f"{len(steps)} forecasts; uniform fallback for unusable outputs; "
+        f"{len(runs)} forecasts; uniform fallback for unusable outputs; "
         f"95% event-clustered bootstrap CIs ({bootstrap} draws)"
     )
     if console is None:
@@ -38,15 +39,19 @@ def write_report(
         if not console.is_terminal:
             console = Console(width=180)  # keep the table readable in logs and pipes
     console.print(leaderboard_table(summaries, by, title))
-    failures = Counter(
-        (s.agent, s.setting, s.forecast.failure_reason) for s in steps if not s.forecast.usable
-    )
-    terminations = Counter((s.agent, s.setting, s.episode.termination) for s in steps)
+    failures: Counter[tuple[str, str, str | None]] = Counter()
+    terminations: Counter[tuple[str, str, str]] = Counter()
+    names = ("agent", "setting", "usable", "failure_reason", "termination")
+    for b in runs.batches(names):
+        for agent, setting, usable, reason, termination in zip(*(b[c] for c in names), strict=True):
+            if not usable:
+                failures[agent, setting, reason] += 1
+            terminations[agent, setting, termination] += 1
     parts = ["# pastcast report", ""]
-    for r in runs:
+    for r, n in zip(runs.logs, runs.log_sizes(), strict=True):
         parts += [
             f"- run `{r.header.run_id}` ({r.path.name}): dataset `{r.header.dataset_id}`, "
-            f"code `{r.header.code_version}`, {len(r.steps)} forecast steps, "
+            f"code `{r.header.code_version}`, {n} forecast steps, "
             f"created {r.header.created_at:%Y-%m-%d %H:%M} UTC",
         ]
     parts += [

@@ -43,7 +43,6 @@ from pastcast.train._table import (
     TABLE_COLUMNS_READ,
     TABLE_SCHEMA,
     export_table,
-    export_table_columns,
 )
 
 __all__ = [
@@ -78,7 +77,6 @@ __all__ = [
     "export_rewards",
     "export_sft",
     "export_table",
-    "export_table_columns",
     "from_chat_message",
     "manifest_path",
     "read_manifest",

@@ -16,8 +16,8 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from pastcast.dataset import Dataset
-from pastcast.runlog import RunLog, StepColumns
-from pastcast.scoring import TABLE_INPUTS, Convention, table_from_columns, table_from_records
+from pastcast.runlog import StepColumns, read_step_columns
+from pastcast.scoring import TABLE_INPUTS, Convention, table_from_columns
 from pastcast.train._guard import ExportError, split_name
 from pastcast.train._manifest import (
     DatasetRef,
@@ -28,9 +28,9 @@ from pastcast.train._manifest import (
     dataset_refs,
     write_export,
 )
-from pastcast.train._source import StepRow, select_steps
+from pastcast.train._source import StepRow
 
-__all__ = ["TABLE_COLUMNS_READ", "TABLE_SCHEMA", "export_table", "export_table_columns"]
+__all__ = ["TABLE_COLUMNS_READ", "TABLE_SCHEMA", "export_table"]
 
 _PAIRS = pa.list_(pa.struct([("label", pa.string()), ("p", pa.float64())]))
 
@@ -74,58 +74,8 @@ columns are null where undefined (information-alpha without a market, excluded f
 ``p_truth`` is the probability a usable forecast gave the truth (null for an unusable one)."""
 
 
-def _pairs(probs: dict[str, float] | None) -> list[dict[str, object]] | None:
-    return None if probs is None else [{"label": k, "p": v} for k, v in probs.items()]
-
-
 def _nulls(values: np.ndarray) -> list[float | None]:
     return [None if not np.isfinite(v) else float(v) for v in values]
-
-
-def export_table(
-    run_logs: Sequence[str | Path | RunLog],
-    out: str | Path,
-    *,
-    fallback: Convention = "uniform",
-    datasets: Sequence[Dataset] = (),
-) -> ExportManifest:
-    """Write every forecast of ``run_logs`` to ``out`` (Parquet) and its manifest."""
-    selected = select_steps(run_logs, None, datasets)
-    steps = [s for _, s in selected.records()]
-    scores = table_from_records(steps)
-    metrics = scores.metrics(fallback)
-    columns: dict[str, Sequence[object]] = {
-        "run_id": [s.run_id for s in steps],
-        "dataset_id": [log.header.dataset_id for log, _ in selected.steps],
-        "agent": [s.agent for s in steps],
-        "role": [s.role for s in steps],
-        "setting": [s.setting for s in steps],
-        "event_id": [s.event_id for s in steps],
-        "step_index": [s.step_index for s in steps],
-        "rollout": [s.rollout for s in steps],
-        "cutoff": [s.cutoff for s in steps],
-        "split": [split_name(s.split) for s in steps],
-        "category": [s.category for s in steps],
-        "usable": scores.usable.tolist(),
-        "failure_reason": [s.forecast.failure_reason for s in steps],
-        "termination": [s.episode.termination for s in steps],
-        "probs": [_pairs(s.forecast.probs) for s in steps],
-        "truth": [s.grading.truth for s in steps],
-        "labels": [list(s.grading.labels) for s in steps],
-        "market_probs": [_pairs(s.grading.market_probs) for s in steps],
-        "p_truth": _nulls(scores.p_truth),
-        "market_p_truth": _nulls(scores.market_truth),
-        **{m: _nulls(metrics[m]) for m in ("brier", "accuracy", "log_loss", "info_alpha")},
-        "alpha": _nulls(metrics["alpha"]),
-        "model_calls": [s.episode.usage.model_calls for s in steps],
-        "input_tokens": [s.episode.usage.input_tokens for s in steps],
-        "output_tokens": [s.episode.usage.output_tokens for s in steps],
-        "cost_usd": [s.episode.usage.cost_usd for s in steps],
-        "tool_calls": [len(s.episode.tool_calls) for s in steps],
-        "wall_s": [s.episode.wall_s for s in steps],
-    }
-    table = pa.Table.from_pydict(columns, schema=TABLE_SCHEMA)
-    return _write(out, table, selected.steps, selected.datasets, fallback)
 
 
 def _write(
@@ -162,18 +112,22 @@ TABLE_COLUMNS_READ = (
     "tool_calls",
     "wall_s",
 )
-"""The step columns ``export_table_columns`` reads (``pastcast.runlog.columns_schema``)."""
+"""The step columns ``export_table`` reads (``pastcast.runlog.columns_schema``)."""
 
 
-def export_table_columns(
-    logs: Sequence[StepColumns],
+def export_table(
+    run_logs: Sequence[str | Path | StepColumns],
     out: str | Path,
     *,
     fallback: Convention = "uniform",
     datasets: Sequence[Dataset] = (),
 ) -> ExportManifest:
-    """``export_table`` from the logs' step columns (``TABLE_COLUMNS_READ``), never their full
-    records: the same table and manifest."""
+    """Write every forecast of ``run_logs`` to ``out`` (Parquet) and its manifest, from the
+    logs' step columns (``TABLE_COLUMNS_READ``), never their full records."""
+    logs = [
+        log if isinstance(log, StepColumns) else read_step_columns(log, TABLE_COLUMNS_READ)
+        for log in run_logs
+    ]
     where = ", ".join(str(log.path) for log in logs)
     if not any(log.table.num_rows for log in logs):
         raise ExportError(f"{where}: no forecast steps")
