@@ -48,9 +48,10 @@ SYSTEM = "You are an expert forecaster with research tools. " * 12
 _WORDS = "officials said the matter is moving as reported by several sources close to it"
 _TOOL_COUNTS = range(10, 41, 3)
 _POOL_COPIES = 3
-KNOWLEDGE_CUTOFFS = {f"provider:m{k}": date(2024, 2, 10 + 5 * k) for k in range(4)}
+KNOWLEDGE_CUTOFFS = {f"provider:m{k}": date(2024, 2, 5 + 2 * k) for k in range(4)}
 """Each model's knowledge cutoff as the header records it: the latest leaves out the events
-resolved by 25 February 2024 (a sixth of a 2,000-step run's, a tenth of a long run's)."""
+resolved by 11 February 2024 (the first seven events of a run: its event ``e`` resolves on day
+``e % 300 + 35`` of 2024)."""
 _QUIRK_EVERY = 25
 _RETRY = "\n\n[reply to the repair request]\n"
 

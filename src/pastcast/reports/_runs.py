@@ -245,7 +245,8 @@ class Runs:
         """Only the steps of ``keep`` (a flag per step of every log, in log order)."""
         import pyarrow as pa
 
-        logs, start = [], 0
+        logs: list[StepColumns] = []
+        start = 0
         for log in self.logs:
             n = log.table.num_rows
             mine = keep[start : start + n]
@@ -253,26 +254,11 @@ class Runs:
             start += n
         return Runs(tuple(logs), self.dataset)
 
-    def records(self, rows: Iterable[int] | None = None) -> Iterator[StepRecord]:
-        """The full record of every step in log order (or of ``rows``: increasing indices into
-        every log's steps), read by offset one at a time: a reader holds one record however
-        long the logs."""
-        if rows is None:
-            for log in self.logs:
-                yield from log.stream()
-            return
-        wanted = iter(rows)
-        nxt = next(wanted, None)
-        start = 0
+    def records(self) -> Iterator[StepRecord]:
+        """The full record of every step in log order, read by offset one at a time: a reader
+        holds one record however long the logs."""
         for log in self.logs:
-            n = log.table.num_rows
-            mine: list[int] = []
-            while nxt is not None and nxt < start + n:
-                mine.append(nxt - start)
-                nxt = next(wanted, None)
-            if mine:
-                yield from log.stream(mine)
-            start += n
+            yield from log.stream()
 
     def batches(self, columns: Sequence[str]) -> Iterator[dict[str, list[Any]]]:
         """``columns`` of every log, in log order, as Python lists a batch of rows

@@ -414,6 +414,7 @@ def read_step_columns(
     if p.name.endswith(".header.json"):
         raise RunLogError(f"{p}: pass the step file (.jsonl) of the run log, not its header")
     if columns is not None:
+        columns = list(columns)  # Parquet reads a list of names, not any sequence
         unknown = [c for c in columns if c not in columns_schema().names]
         if unknown:
             raise ValueError(f"no step column {unknown[0]!r}")

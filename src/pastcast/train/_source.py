@@ -17,6 +17,8 @@ __all__ = ["SOURCE_COLUMNS", "Selected", "StepRow", "select_steps"]
 
 SOURCE_COLUMNS = ("run_id", "event_id", "step_index", "split", "cutoff")
 """The step columns the guard and the manifest read of a step (``StepRow``)."""
+_READ = (*SOURCE_COLUMNS, "offset", "length")
+"""What is read of a log given by its path: those, and where each full record is."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -64,8 +66,7 @@ class Selected:
 
 def _logs(run_logs: Sequence[str | Path | StepColumns]) -> list[StepColumns]:
     logs = [
-        log if isinstance(log, StepColumns) else read_step_columns(log, SOURCE_COLUMNS)
-        for log in run_logs
+        log if isinstance(log, StepColumns) else read_step_columns(log, _READ) for log in run_logs
     ]
     if not logs:
         raise ExportError("no run logs given")
