@@ -41,7 +41,7 @@ from pastcast.corpus.sources import read_wcep
 from pastcast.dataset import Dataset
 from pastcast.markets import build_dataset, make_schedule
 from pastcast.markets.sources import read_forecastbench
-from pastcast.reports import RunSet, scorecard
+from pastcast.reports import Runs, scorecard
 from pastcast.runlog import AgentSpec, read_run_log
 from pastcast.runner import RunConfig, run_benchmark
 from pastcast.scoring import paired_difference
@@ -128,7 +128,7 @@ def wcep_index(wcep: Path, where: Path) -> tuple[EmbeddedIndex, float | None]:
 
 def summary(log_path: Path, dataset: Dataset, bootstrap: int) -> dict[str, Any]:
     log = read_run_log(log_path)
-    card = scorecard(RunSet((log,), dataset), ("agent",), "uniform", bootstrap=bootstrap)
+    card = scorecard(Runs.from_logs((log,), dataset), ("agent",), "uniform", bootstrap=bootstrap)
     rows: dict[str, Any] = {}
     for group in card.groups:
         agent = group.summary.group[0]

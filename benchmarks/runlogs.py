@@ -45,6 +45,9 @@ INDEX = "import sys; from pastcast.reports.dashboard import RunIndex; RunIndex.l
 def _readers(log: Path, out: Path) -> dict[str, list[str]]:
     return {
         "score": ["-c", CLI, "score", str(log), "--bootstrap", "1000"],
+        "score-options": ["-c", CLI, "score", str(log), "--paired",
+                          "model-0@memory_free:model-1@memory_free", "--normalize-labels",
+                          "--after-knowledge-cutoff"],
         "report": ["-c", CLI, "report", str(log), "--out", str(out / "out" / "report"),
                    "--bootstrap", "1000"],
         "table": ["-c", CLI, "export", "table", str(log), "--out", str(out / "out" / "table")],
@@ -151,7 +154,8 @@ def main() -> None:
     parser.add_argument("--src", action="append", default=[], help="NAME=PATH of a source tree")
     parser.add_argument(
         "--readers",
-        default="score,report,table,sft,rewards,audit,stats,coverage,recoveries,retrievals,index",
+        default="score,score-options,report,table,sft,rewards,audit,stats,coverage,recoveries,"
+        "retrievals,index",
     )
     parser.add_argument("--timeout", type=float, default=1800)
     parser.add_argument("--max-mb", type=int, default=8000, help="Stop a reader past this RSS")

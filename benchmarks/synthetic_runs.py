@@ -4,7 +4,11 @@ is). Ten agents: four model-driven ones in two settings, a baseline and the mark
 over events of five forecast dates. A model-driven step has 10 to 40 tool calls (searches whose
 results are dated hits, reads of a document) with 1 to 4 KB of result text (2 to 8 KB
 in the log: a result is both a tool message and the tool call's result), one model
-call per three tool calls, and a notebook carried in and written under memory-on.
+call per three tool calls, and a notebook carried in and written under memory-on. Every step
+records when its event resolved, and the header each model's knowledge cutoff (so `score
+--after-knowledge-cutoff` has events to leave out); a model-driven forecast keeps its answer's
+text, and one in twenty-five was unreadable as written (lower-case outcome names, which
+`--normalize-labels` reads) or read only from a retry's reply.
 
     from synthetic_runs import write_run  # with benchmarks/ on the path (a script run there)
 """
@@ -13,7 +17,7 @@ from __future__ import annotations
 
 import json
 import random
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
 
 from pastcast.records import (
@@ -44,6 +48,12 @@ SYSTEM = "You are an expert forecaster with research tools. " * 12
 _WORDS = "officials said the matter is moving as reported by several sources close to it"
 _TOOL_COUNTS = range(10, 41, 3)
 _POOL_COPIES = 3
+KNOWLEDGE_CUTOFFS = {f"provider:m{k}": date(2024, 2, 5 + 2 * k) for k in range(4)}
+"""Each model's knowledge cutoff as the header records it: the latest leaves out the events
+resolved by 11 February 2024 (the first seven events of a run: its event ``e`` resolves on day
+``e % 300 + 35`` of 2024)."""
+_QUIRK_EVERY = 25
+_RETRY = "\n\n[reply to the repair request]\n"
 
 
 def _text(n: int, rng: random.Random) -> str:
@@ -132,10 +142,28 @@ def _episode(n_tools: int, model: str, memory: bool, rng: random.Random) -> Epis
     )
 
 
+def _answer(probs: dict[str, float]) -> str:
+    return "```json\n" + json.dumps(probs) + "\n```"
+
+
+def _forecast(probs: dict[str, float], quirks: random.Random) -> Forecast:
+    """A model-driven agent's forecast with its answer's text: now and then one unreadable as
+    written (outcome names in lower case) or read only from a retry's reply."""
+    text = _answer(probs)
+    draw = quirks.randrange(_QUIRK_EVERY)
+    if draw == 0:
+        lower = _answer({k.lower(): v for k, v in probs.items()})
+        return Forecast(raw_text=lower, usable=False, failure_reason="unknown_labels")
+    if draw == 1:
+        return Forecast(probs=probs, raw_text="I think yes." + _RETRY + text)
+    return Forecast(probs=probs, raw_text=text)
+
+
 def write_run(path: Path, n_steps: int, seed: int = 0, run_id: str = "bench") -> int:
     """Write a synthetic run log of about ``n_steps`` steps through the run-log writer; the
     number written. Episodes are drawn from a pool (their JSON is as large as fresh ones)."""
     rng = random.Random(seed)
+    quirks = random.Random(seed + 1)  # apart, so the episodes drawn stay those of ``seed``
     header = RunHeader(
         run_id=run_id,
         created_at=T0,
@@ -143,6 +171,7 @@ def write_run(path: Path, n_steps: int, seed: int = 0, run_id: str = "bench") ->
         config={"rollouts": 1},
         agents=tuple(AGENTS),
         code_version="bench",
+        knowledge_cutoffs=KNOWLEDGE_CUTOFFS,
     )
     pool = {
         (k, n, m, c): _episode(n, f"provider:m{k}", m, rng)
@@ -157,11 +186,15 @@ def write_run(path: Path, n_steps: int, seed: int = 0, run_id: str = "bench") ->
     with RunLogWriter(path, header) as writer:
         for e in range(n_events):
             truth = "Yes" if rng.random() < 0.4 else "No"
+            resolved = T0 + timedelta(days=e % 300 + 7 * STEPS_PER_EVENT)
             for s in range(STEPS_PER_EVENT):
                 cutoff = T0 + timedelta(days=e % 300 + 7 * s)
                 q = min(0.98, max(0.02, rng.random()))
                 grading = Grading(
-                    truth=truth, labels=("Yes", "No"), market_probs={"Yes": q, "No": 1 - q}
+                    truth=truth,
+                    labels=("Yes", "No"),
+                    market_probs={"Yes": q, "No": 1 - q},
+                    resolved_at=resolved,
                 )
                 for spec in AGENTS:
                     if spec.role == "reference":
@@ -175,11 +208,14 @@ def write_run(path: Path, n_steps: int, seed: int = 0, run_id: str = "bench") ->
                         memory = spec.setting == "memory_on"
                         key = (k, rng.choice(_TOOL_COUNTS), memory, rng.randrange(_POOL_COPIES))
                         episode = pool[key]
+                    forecast = Forecast(probs=probs)
+                    if spec.factory == "tool-agent":
+                        forecast = _forecast(probs, quirks)
                     rec = StepRecord(
                         run_id=run_id, agent=spec.name, role=spec.role, setting=spec.setting,
                         event_id=f"event-{e:05d}", step_index=s, cutoff=cutoff,
                         category=("politics", "sports", "economics", "science")[e % 4],
-                        forecast=Forecast(probs=probs), episode=episode, grading=grading,
+                        forecast=forecast, episode=episode, grading=grading,
                         scores=scores,
                     )  # fmt: skip
                     writer.write(rec, sync=False)

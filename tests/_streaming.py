@@ -29,11 +29,11 @@ class Streamed:
 
 @contextmanager
 def records_streamed(monkeypatch: pytest.MonkeyPatch) -> Iterator[Streamed]:
-    """Inside: reading a whole log as records fails, and every record read by offset is counted
-    while it is alive (``max_live``: the most alive at once)."""
-    import pastcast.app._reading as reading
+    """Inside: reading a whole log as records (``read_run_log``, whoever calls it) fails, and
+    every record read by offset is counted while it is alive (``max_live``: the most alive at
+    once)."""
     import pastcast.runlog._columns as columns
-    import pastcast.train._source as source
+    import pastcast.runlog._io as io
 
     def refuse(*_: Any, **__: Any) -> Any:
         raise AssertionError("a whole run log was read as records")
@@ -52,8 +52,7 @@ def records_streamed(monkeypatch: pytest.MonkeyPatch) -> Iterator[Streamed]:
         weakref.finalize(record, gone)
         return record
 
-    monkeypatch.setattr(reading, "read_run_log", refuse)
-    monkeypatch.setattr(source, "read_run_log", refuse)
+    monkeypatch.setattr(io, "_objects", refuse)  # every line of a step file, as records
     monkeypatch.setattr(columns, "_parse", counted)
     yield seen
     monkeypatch.undo()

@@ -73,10 +73,11 @@ def test_the_html_reports_files_leave_no_temporary_file_on_a_full_disk(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     pytest.importorskip("jinja2")
-    from pastcast.reports import load_runs
+    from pastcast.reports import Runs
+    from pastcast.runlog import read_step_columns
 
     log = Path(__file__).parent / "fixtures" / "run_v1.jsonl"
-    runs = load_runs([log])
+    runs = Runs((read_step_columns(log),))
     monkeypatch.setattr(os, "replace", _full_disk)
     out = tmp_path / "report"
     with pytest.raises(OSError, match="No space"):

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from collections.abc import Mapping
 from datetime import date, datetime
 from typing import Annotated, Any, Literal, get_args
@@ -41,6 +42,7 @@ __all__ = [
     "EVIDENCE_WEIGHTS",
     "FAILURE_REASONS",
     "RETRYABLE_FAILURES",
+    "RETRY_MARKERS",
     "AgentRole",
     "Assessment",
     "CorpusIdentity",
@@ -77,6 +79,7 @@ __all__ = [
     "ToolCall",
     "Usage",
     "UtcDatetime",
+    "answer_attempts",
     "evidence_label_of",
     "tool_result_text",
 ]
@@ -412,6 +415,25 @@ class Forecast(Record):
         if self.usable and not any(p > 0.0 for p in self.probs.values()):
             raise ValueError("a usable forecast needs a positive probability")
         return self
+
+
+RETRY_MARKERS: dict[str, str] = {
+    "repair": "[reply to the repair request]",
+    "json_repair": "[reply to the JSON repair request]",
+    "compact": "[reply to the compact re-prompt]",
+    "json_only": "[reply to the JSON-only re-prompt]",
+}
+"""The line before each retry's reply in a forecast's ``raw_text``, by retry pass: the text keeps
+every reply an answer was read from, so it can be read again without re-running anything."""
+_MARKER_RE = re.compile(
+    r"\n\n(?:" + "|".join(re.escape(m) for m in RETRY_MARKERS.values()) + r")\n"
+)
+
+
+def answer_attempts(raw_text: str) -> list[str]:
+    """The replies of ``raw_text`` in the order they were written (the first answer, then each
+    retry's reply after its marker)."""
+    return _MARKER_RE.split(raw_text)
 
 
 def tool_result_text(value: object) -> str:

@@ -85,4 +85,4 @@ def test_grouping_by_horizon_needs_the_dataset(world_run: Path) -> None:
         score_runs([world_run], by="agent,horizon", bootstrap=0)
     assert caught.value.field == "dataset"
     scored = score_runs([world_run], dataset="world", by="agent,horizon", bootstrap=0)
-    assert scored.card.n_forecasts == len(scored.read.steps) and not scored.read.notes
+    assert scored.card.n_forecasts == len(scored.read.runs) and not scored.read.notes

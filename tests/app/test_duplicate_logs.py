@@ -41,7 +41,7 @@ def test_another_name_of_the_same_file_is_read_once(world_run: Path, tmp_path: P
     link.symlink_to(world_run)
     header_path(link).symlink_to(header_path(world_run))
     read = read_runs([world_run, link])
-    assert len(read.steps) == len(read_run_log(world_run).steps)
+    assert len(read.runs) == len(read_run_log(world_run).steps)
     assert len(read.logs) == 1 and "the same run log" in read.notes[0]
 
 
@@ -58,7 +58,7 @@ def test_a_copy_that_ran_further_adds_only_its_new_steps(world_run: Path, tmp_pa
     short = _copy(world_run, tmp_path / "short")
     short.write_text("".join(lines[:2]), encoding="utf-8")
     read = read_runs([short, world_run])
-    assert len(read.steps) == len(lines)
+    assert len(read.runs) == len(lines)
     assert f"its {len(lines) - 2} other step(s) added" in read.notes[0]
 
 
@@ -70,4 +70,4 @@ def test_a_repeated_step_line_counts_once(world_run: Path, tmp_path: Path) -> No
     assert n == len(lines)
     assert "2 step line(s) repeat a step already in the log" in notes
     read = read_runs([log])
-    assert len(read.steps) == len(lines) and "counted once" in read.notes[0]
+    assert len(read.runs) == len(lines) and "counted once" in read.notes[0]

@@ -34,7 +34,7 @@ def test_memory_costs_stream_and_equal_the_ratios_of_records(
 ) -> None:
     runs = [[str(synthetic_run(tmp_path / "synthetic" / "run.jsonl", 300))], _stats_logs(tmp_path)]
     for paths in runs:
-        steps = list(read_runs(paths).steps)
+        steps = list(read_runs(paths).runs.records())
         index = evidence_index(steps) if by_evidence else None
         assert index is None or any(r.available is not None for r in index)
         expected = memory_cost(steps, bootstrap=200, seed=1, evidence=index)

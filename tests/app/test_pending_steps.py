@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from pastcast.agents import agent_spec
-from pastcast.app import open_dataset, read_run_columns, read_runs, score_runs
+from pastcast.app import open_dataset, read_runs, score_runs
 from pastcast.runlog import PENDING_TRUTH, RunLogWriter, read_run_log
 from pastcast.runner import RunConfig, run_benchmark
 
@@ -46,22 +46,17 @@ def _groups(log: Path) -> tuple[int, object]:
     return card.n_forecasts, card.as_dict()["groups"]
 
 
-def test_pending_steps_are_left_out_of_the_records_and_said(logs: tuple[Path, Path, int]) -> None:
+def test_pending_steps_are_left_out_of_the_columns_and_records_and_said(
+    logs: tuple[Path, Path, int],
+) -> None:
     kept, live, pending = logs
     read = read_runs([live])
-    assert all(s.grading.truth != PENDING_TRUTH for s in read.steps)
-    assert len(read.steps) == len(read_run_log(live).steps) - pending
-    assert any("not resolved yet" in n for n in read.notes)
-    assert not any("not resolved yet" in n for n in read_runs([kept]).notes)
-
-
-def test_pending_steps_are_left_out_of_the_columns_and_said(logs: tuple[Path, Path, int]) -> None:
-    _, live, pending = logs
-    read = read_run_columns([live])
     truths = [t for log in read.runs.logs for t in log.table.column("truth").to_pylist()]
     assert PENDING_TRUTH not in truths
     assert len(truths) == len(read_run_log(live).steps) - pending
+    assert all(s.grading.truth != PENDING_TRUTH for s in read.runs.records())
     assert any("not resolved yet" in n for n in read.notes)
+    assert not any("not resolved yet" in n for n in read_runs([kept]).notes)
 
 
 def test_scores_of_a_log_with_pending_steps_count_only_its_resolved_ones(

@@ -14,10 +14,11 @@ import pyarrow.parquet as pq
 import pytest
 
 from pastcast.agents import agent_spec
-from pastcast.app import open_dataset, read_run_columns, read_runs, runs_frame, score_runs
-from pastcast.reports import RunColumns, scorecard
+from pastcast.app import open_dataset, read_runs, runs_frame, score_runs
+from pastcast.reports import Runs, scorecard
 from pastcast.runlog import (
     RunLogWriter,
+    StepColumns,
     columns_path,
     read_run_log,
     read_step_columns,
@@ -91,9 +92,10 @@ def test_columnar_scores_equal_full_record_scores_bit_for_bit(
     import pastcast.reports._runs as runs_module
 
     monkeypatch.setattr(runs_module, "BATCH_ROWS", batch_rows)
-    full = read_runs([rich_run])
-    columns = read_run_columns([rich_run])
-    a, b = table_from_records(full.steps), columns.runs.base_table
+    records = read_run_log(rich_run)
+    full = Runs.from_logs([records])  # the records held in memory
+    columns = read_runs([rich_run])
+    a, b = table_from_records(records.steps), columns.runs.base_table
     assert len(columns.runs.logs[0].table.to_batches(max_chunksize=batch_rows)) > (batch_rows < 10)
     for name in ("brier", "accuracy", "p_truth", "market_truth", "market_brier"):
         x, y = getattr(a, name), getattr(b, name)
@@ -107,26 +109,23 @@ def test_columnar_scores_equal_full_record_scores_bit_for_bit(
     assert whole.keys["agent"][1] == b.keys["agent"][1]
     assert np.isfinite(a.market_brier).any() and len(set(a.brier.tolist())) > 3
     for by in (("agent", "setting"), ("event",), ("agent", "kind", "step"), ("model", "role")):
-        card = scorecard(full.runs, by, bootstrap=200, seed=3)
+        card = scorecard(full, by, bootstrap=200, seed=3)
         scored = score_runs([rich_run], by=by, bootstrap=200, seed=3)
-        assert isinstance(scored.read.runs, RunColumns)  # the columnar path was taken
         assert _same_json(scored.card.as_dict(), card.as_dict()), by
     data = open_dataset("world")
     with_data = score_runs([rich_run], by=("horizon",), dataset=data, bootstrap=100)
     assert _same_json(
         with_data.card.as_dict(),
-        scorecard(read_runs([rich_run], data).runs, ("horizon",), bootstrap=100).as_dict(),
+        scorecard(Runs.from_logs([records], data), ("horizon",), bootstrap=100).as_dict(),
     )
 
 
-def test_a_log_given_twice_and_a_copy_read_as_the_full_reader_reads_them(
-    rich_run: Path, tmp_path: Path
-) -> None:
+def test_a_log_given_twice_and_a_copy_count_each_step_once(rich_run: Path, tmp_path: Path) -> None:
     copy = _copy(rich_run, tmp_path / "copy")
-    given = [rich_run, rich_run, copy]
-    full, columns = read_runs(given), read_run_columns(given)
-    assert columns.notes == full.notes
-    assert sum(log.table.num_rows for log in columns.logs) == len(full.steps)
+    read = read_runs([rich_run, rich_run, copy])
+    assert len(read.notes) == 2 and "the same run log" in read.notes[0]
+    assert f"a copy of run {read_run_log(rich_run).header.run_id}" in read.notes[1]
+    assert len(read.runs) == len(read_run_log(rich_run).steps)
 
 
 def test_the_frame_returns_the_same_rows_as_the_records(rich_run: Path) -> None:
@@ -218,16 +217,16 @@ def test_a_hand_edited_companion_is_rebuilt(rich_run: Path, tmp_path: Path) -> N
 
 
 def test_a_companion_of_the_earlier_format_is_rebuilt(rich_run: Path, tmp_path: Path) -> None:
-    # as the previous release wrote it: no evidence label nor stop reason, format version 1
+    # as the previous release wrote it: no count of the replies, format version 2
     log = _copy(rich_run, tmp_path)
     part = _part(log)
-    table = pq.read_table(part).drop_columns(["evidence", "stop_reason"])
+    table = pq.read_table(part).drop_columns(["replies"])
     meta = json.loads(table.schema.metadata[b"pastcast.columns"])
-    assert meta["version"] == 2
-    meta["version"] = 1
+    assert meta["version"] == 3
+    meta["version"] = 2
     pq.write_table(table.replace_schema_metadata({b"pastcast.columns": json.dumps(meta)}), part)
-    _check_rebuilt(log, "not a part of companion version 2")
-    assert "evidence" in read_step_columns(log, ["evidence", "stop_reason"]).table.column_names
+    _check_rebuilt(log, "not a part of companion version 3")
+    assert "replies" in read_step_columns(log, ["replies"]).table.column_names
 
 
 def test_a_companion_is_not_written_while_a_writer_holds_the_log(
@@ -251,10 +250,8 @@ def test_the_table_export_from_columns_equals_the_export_from_records(
     from pastcast.train import export_table
 
     made = export_runs("table", [rich_run], tmp_path / "columns.parquet", datasets=["world"])
-    assert isinstance(made.read.runs, RunColumns)  # the columnar path was taken
-    full = export_table(
-        [read_run_log(rich_run)], tmp_path / "records.parquet", datasets=[open_dataset("world")]
-    )
+    held = StepColumns.held(read_run_log(rich_run))  # the records in memory
+    full = export_table([held], tmp_path / "records.parquet", datasets=[open_dataset("world")])
     a, b = pq.read_table(made.out), pq.read_table(tmp_path / "records.parquet")
     assert a.equals(b) and a.num_rows == len(read_run_log(rich_run).steps)
     skip = {"created_at", "file"}

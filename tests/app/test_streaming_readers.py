@@ -34,7 +34,7 @@ from pastcast.corpus.embedded import EmbeddedIndex
 from pastcast.curate import Judge
 from pastcast.dataset import Dataset
 from pastcast.models import resolve_model
-from pastcast.runlog import StepRecord, read_run_log
+from pastcast.runlog import StepColumns, StepRecord, read_run_log
 from pastcast.runner import RunConfig, run_benchmark
 from pastcast.scoring import (
     DURATION_EDGES,
@@ -95,15 +95,17 @@ def test_the_run_audit_streams_and_equals_the_audit_of_records(
         plain = audit_run_log(synthetic)
         with_world = audit_run_log(world_run)  # the world's documents and dataset, by its id
     assert seen.parsed and seen.max_live <= MAX_LIVE, seen
-    assert plain.audit == audit_run(read_run_log(synthetic))
-    full = audit_run(read_run_log(world_run), documents=world.documents, dataset=world.dataset)
+    assert plain.audit == audit_run(StepColumns.held(read_run_log(synthetic)))
+    full = audit_run(
+        StepColumns.held(read_run_log(world_run)), documents=world.documents, dataset=world.dataset
+    )
     assert with_world.audit == full
     assert full.documents_seen > 0 and "post_cutoff_text" in full.checks
 
 
 def _longitudinal_of_records(paths: list[str], **kw: Any) -> dict[str, Any]:
     """``stats longitudinal`` as it was computed from every record in memory."""
-    steps = list(read_runs(paths).steps)
+    steps = list(read_runs(paths).runs.records())
     table = table_from_records(steps)
     groups = ("agent", "setting")
     index = evidence_index(steps)
@@ -335,7 +337,7 @@ def test_the_retrieval_audit_streams_and_equals_the_audit_of_records(
         seed=0,
     )
     expected = audit_retrievals(
-        read_run_log(log),
+        StepColumns.held(read_run_log(log)),
         world.documents,
         world.dataset,
         Judge(resolve_model(judge), max_tokens=160),
@@ -351,7 +353,7 @@ def test_the_retrieval_audit_streams_and_equals_the_audit_of_records(
 def test_the_run_audit_counts_every_finding_and_keeps_a_few_of_each(
     synthetic: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    every = audit_run(read_run_log(synthetic), examples=10**9)
+    every = audit_run(StepColumns.held(read_run_log(synthetic)), examples=10**9)
     assert len(every.findings) == every.total > 1000  # the synthetic log is not a replay
     with records_streamed(monkeypatch) as seen:
         got = audit_run_log(synthetic, examples=3).audit

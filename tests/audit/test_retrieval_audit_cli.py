@@ -13,7 +13,7 @@ from pastcast.agents import agent_spec
 from pastcast.audit import read_retrieval_audit, served_documents
 from pastcast.cli import app
 from pastcast.corpus.embedded import EmbeddedIndex
-from pastcast.runlog import read_run_log
+from pastcast.runlog import StepColumns, read_run_log
 from pastcast.runner import RunConfig, run_benchmark
 from pastcast.world import build_world
 
@@ -37,7 +37,7 @@ def run_log(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def test_served_documents_are_those_the_tools_exposed(run_log: Path) -> None:
     log = read_run_log(run_log)
     world = build_world(0)
-    served, _docs, unknown = served_documents(log, world.documents)
+    served, _docs, unknown = served_documents(StepColumns.held(log), world.documents)
     exposed = {d for r in log.steps for c in r.episode.tool_calls for d in c.doc_ids}
     assert {s.doc_id for s in served} == exposed and not unknown
     assert all(s.bucket != "after_cutoff" for s in served)

@@ -18,7 +18,7 @@ from pastcast.corpus import CorpusBackend
 from pastcast.corpus.embedded import EmbeddedIndex
 from pastcast.corpus.sources import ContentScreen
 from pastcast.dataset import Dataset
-from pastcast.runlog import header_path, read_run_log, read_step_columns
+from pastcast.runlog import StepColumns, header_path, read_run_log, read_step_columns
 from pastcast.runner import RunConfig, run_benchmark
 from pastcast.world import World, WorldConfig, build_world
 
@@ -65,7 +65,8 @@ def screened(world: World, tmp_path_factory: pytest.TempPathFactory) -> tuple[Pa
 
 
 def _audit(world: World, path: Path) -> RunAudit:
-    return audit_run(read_run_log(path), documents=world.documents, dataset=world.dataset)
+    log = StepColumns.held(read_run_log(path))  # the records in memory
+    return audit_run(log, documents=world.documents, dataset=world.dataset)
 
 
 def test_a_clean_run_passes(world: World, screened: tuple[Path, ContentScreen]) -> None:

@@ -21,7 +21,7 @@ from pastcast.cli import app
 from pastcast.corpus.embedded import EmbeddedIndex
 from pastcast.dataset import Dataset, load_dataset, save_dataset
 from pastcast.models import ChatRequest, ScriptedModel, providers, register_provider
-from pastcast.runlog import RunLog, read_run_log
+from pastcast.runlog import RunLog, StepColumns, read_run_log
 from pastcast.runner import RunConfig, run_benchmark
 from pastcast.world import World, WorldConfig, build_world
 
@@ -147,11 +147,12 @@ def test_a_run_on_the_curated_dataset_shows_agents_none_of_them(built: Built) ->
     assert seen and not seen & world.hindsight_ids
     titles = built.planted_titles()
     assert not any(t in c.result for c in calls for t in titles)
-    audit = audit_run(log, documents=world.documents, dataset=curated)
+    audit = audit_run(StepColumns.held(log), documents=world.documents, dataset=curated)
     assert audit.findings == (), [f.line() for f in audit.findings[:5]]
 
     leaky = _run(built, "unscreened", curated)
     seen = {d for r in leaky.steps for c in r.episode.tool_calls for d in c.doc_ids}
     assert seen & world.hindsight_ids  # dated before the cutoff, only the screen stops them
-    counts = audit_run(leaky, documents=world.documents, dataset=curated).counts()
+    leaky_log = StepColumns.held(leaky)
+    counts = audit_run(leaky_log, documents=world.documents, dataset=curated).counts()
     assert counts.get("flagged_document", 0) > 0

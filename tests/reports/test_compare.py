@@ -15,7 +15,7 @@ from typer.testing import CliRunner
 
 from pastcast.app import AppError, compare_runs, score_runs
 from pastcast.cli._app import app
-from pastcast.reports import RunSet, compare_selections, load_runs, paired_table, scorecard
+from pastcast.reports import Runs, compare_selections, paired_table, scorecard
 from pastcast.reports.html import report_tables
 from pastcast.runlog import RunLogWriter, header_path, read_run_log
 from pastcast.scoring import metric_list, paired_comparison, table_from_records
@@ -173,7 +173,7 @@ def test_score_paired_names_the_option_on_a_bad_pair(recorded_log: Path) -> None
 
 
 def test_the_report_pairs_settings_of_one_agent(recorded_log: Path) -> None:
-    runs = load_runs([recorded_log])
+    runs = Runs.from_logs([read_run_log(recorded_log)])
     card = scorecard(runs, bootstrap=100)
     tables = report_tables(card, runs)
     paired = tables[-1]
@@ -186,7 +186,7 @@ def test_the_report_pairs_settings_of_one_agent(recorded_log: Path) -> None:
 
 def test_two_runs_of_one_agent_pair_across_runs(recorded_log: Path, tmp_path: Path) -> None:
     copy = _copy_with(recorded_log, tmp_path / "again", run_id="second-run")
-    runs = RunSet((read_run_log(recorded_log), read_run_log(copy)))
+    runs = Runs.from_logs((read_run_log(recorded_log), read_run_log(copy)))
     tables = report_tables(scorecard(runs, bootstrap=0), runs)
     rows = tables[-1].rows
     assert any("(run second-run)" in r[0] for r in rows)
@@ -210,7 +210,7 @@ def test_comparisons_list_the_paired_metrics_in_the_registry_order(recorded_log:
     without its interval were a hand list of their own, retired with it.)"""
     paired = [m for m in metric_list() if m.paired]
     assert [m.name for m in paired] == ["brier", "accuracy", "log_loss"]
-    runs = load_runs([recorded_log])
+    runs = Runs.from_logs([read_run_log(recorded_log)])
     base, other = ({"agent": "heuristic", "setting": s} for s in ("memory_free", "no_tools"))
     c = compare_selections(runs, base, other, bootstrap=50)
     assert [r.label for r in c.rows] == [

@@ -21,7 +21,7 @@ from typer.testing import CliRunner
 from pastcast.cli._app import app as cli
 from pastcast.dataset import Dataset
 from pastcast.records import EpisodeRecord, ToolCall
-from pastcast.reports import fmt_metric
+from pastcast.reports import Runs, fmt_metric
 from pastcast.reports.dashboard import RunIndex, create_app
 from pastcast.runlog import AgentSpec, RunHeader, RunLogWriter, read_run_log
 from pastcast.scoring import summarize
@@ -139,7 +139,7 @@ def test_documents_dated_after_the_cutoff_are_flagged(tmp_path: Path) -> None:
                        agents=(AgentSpec(name="m", factory="f"),), code_version="t")  # fmt: skip
     with RunLogWriter(log, header) as w:
         w.write(step)
-    page = TestClient(create_app(RunIndex([read_run_log(log)]))).get("/step/0").text
+    page = TestClient(create_app(RunIndex(Runs.from_logs([read_run_log(log)])))).get("/step/0").text
     flags = re.findall(r'<td class="doc-id">(\w+)</td>.*?<td class="(after|before)">', page, re.S)
     assert flags == [("late", "after"), ("ok", "before")]
     assert "AFTER the cutoff" in page

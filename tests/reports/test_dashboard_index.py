@@ -19,6 +19,7 @@ from fastapi.testclient import TestClient
 
 from pastcast.app import dashboard
 from pastcast.dataset import Dataset
+from pastcast.reports import Runs
 from pastcast.reports.dashboard import RunIndex, create_app, index_path
 from pastcast.runlog import header_path, read_run_log
 from pastcast.scoring import table_from_records
@@ -72,7 +73,7 @@ def test_pages_over_the_companion_are_those_of_the_records_in_memory(
 ) -> None:
     data = dataset if with_dataset else None
     log = run_dir / "run.jsonl"
-    in_memory = RunIndex([read_run_log(log)], data)
+    in_memory = RunIndex(Runs.from_logs([read_run_log(log)], data))
     built = RunIndex.load([run_dir], data)  # scores the columns and stores the table
     assert index_path(log).is_file() and not built.notes
     loaded = RunIndex.load([run_dir], data)  # the stored table
@@ -102,7 +103,7 @@ def test_a_log_cut_shorter_makes_the_stored_index_stale(run_dir: Path) -> None:
     assert len(cut) == len(lines) // 2 < len(full)
     assert any("dashboard index run.dashboard.npz" in n and "stale" in n for n in cut.notes)
     assert not RunIndex.load([run_dir]).notes  # rebuilt: current now
-    _same_table(cut, RunIndex([read_run_log(log)]))
+    _same_table(cut, RunIndex(Runs.from_logs([read_run_log(log)])))
 
 
 def test_a_log_edited_in_place_makes_the_stored_index_stale(run_dir: Path) -> None:
@@ -121,7 +122,7 @@ def test_a_log_edited_in_place_makes_the_stored_index_stale(run_dir: Path) -> No
     after = RunIndex.load([run_dir])
     assert any("stale" in n for n in after.notes)
     assert after.table.p_truth[k] != before.table.p_truth[k]
-    _same_table(after, RunIndex([read_run_log(log)]))
+    _same_table(after, RunIndex(Runs.from_logs([read_run_log(log)])))
 
 
 def test_a_stored_index_cut_short_is_rebuilt(run_dir: Path) -> None:

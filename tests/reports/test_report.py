@@ -19,8 +19,9 @@ from typer.testing import CliRunner
 
 from pastcast.cli._app import app
 from pastcast.dataset import save_dataset
-from pastcast.reports import load_runs, scorecard
+from pastcast.reports import Runs, scorecard
 from pastcast.reports.figures import FIGURES, ReportData
+from pastcast.runlog import read_run_log
 
 pytestmark = pytest.mark.slow
 
@@ -113,7 +114,7 @@ def test_report_writes_its_files(written) -> None:  # type: ignore[no-untyped-de
 
 
 def _data(log: Path, **kw: Any) -> ReportData:
-    runs = load_runs([log])
+    runs = Runs.from_logs([read_run_log(log)])
     card = scorecard(runs, bootstrap=0)
     return ReportData(runs, card, **kw)
 

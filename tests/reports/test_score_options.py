@@ -12,7 +12,8 @@ import pytest
 from typer.testing import CliRunner
 
 from pastcast.cli._app import app
-from pastcast.reports import load_runs
+from pastcast.reports import Runs
+from pastcast.runlog import read_run_log
 from pastcast.scoring import calibration, summarize
 
 runner = CliRunner()
@@ -47,7 +48,7 @@ def test_score_reports_every_metric_per_group(recorded_log: Path) -> None:
     assert (r["model_calls"], r["tool_calls"], r["input_tokens"]) == (3.0, 2.0, 3000.0)
     assert d["models"] == ["reports-test:m"]
     # calibration, Murphy and the anatomy of alpha are the API's numbers
-    runs = load_runs([recorded_log])
+    runs = Runs.from_logs([read_run_log(recorded_log)])
     (cal,) = [
         c
         for c in calibration(runs.table(), ("agent", "setting"), bootstrap=200)
@@ -92,7 +93,7 @@ def test_failure_rate_counts_missing_forecasts_against_the_schedule(
 def test_score_by_kind_and_category(recorded_log: Path, by: str, expected: set) -> None:
     got = _json("score", str(recorded_log), "--by", by, "--bootstrap", "0")
     assert {tuple(g[c] for c in by.split(",")) for g in got["groups"]} == expected
-    api = summarize(load_runs([recorded_log]).table(), by=(by,), bootstrap=0)
+    api = summarize(Runs.from_logs([read_run_log(recorded_log)]).table(), by=(by,), bootstrap=0)
     for s, g in zip(api, got["groups"], strict=True):
         assert g["metrics"]["brier"]["mean"] == pytest.approx(s.metrics["brier"].mean)
 

@@ -17,7 +17,7 @@ from scoring_builders import make_step
 from pastcast.agents import agent_spec
 from pastcast.corpus.embedded import EmbeddedIndex
 from pastcast.records import EpisodeRecord, Notebook
-from pastcast.runlog import StepRecord, records_table
+from pastcast.runlog import StepRecord
 from pastcast.runner import RunConfig, run_benchmark
 from pastcast.scoring import (
     EVIDENCE_INPUTS,
@@ -102,7 +102,10 @@ def test_index_leaves_the_model_out() -> None:
 
 def test_the_index_of_step_columns_reads_only_the_notebooks_it_counts() -> None:
     recs = records()
-    cols = records_table(recs).select(list(EVIDENCE_INPUTS))
+    from pastcast.runlog._companion import rows_table, step_row  # the rows a companion holds
+
+    cols = rows_table([step_row(r, i, -1) for i, r in enumerate(recs)])
+    cols = cols.select(list(EVIDENCE_INPUTS))
     rows = notebook_rows(cols.to_pydict())
     assert [(recs[i].agent, recs[i].step_index) for i in rows] == [
         ("a", 1), ("a", 2), ("a", 1), ("b", 1), ("b", 2), ("c", 1), ("c", 2)

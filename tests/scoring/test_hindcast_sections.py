@@ -268,8 +268,9 @@ def test_stats_recoveries_names_the_model_option_of_a_bad_selection(tmp_path: Pa
 
 
 def test_grouping_by_label_and_stop_reads_the_columns_as_the_records(tmp_path: Path) -> None:
-    from pastcast.app import read_runs, score_runs
-    from pastcast.reports import RunColumns, scorecard
+    from pastcast.app import score_runs
+    from pastcast.reports import Runs, scorecard
+    from pastcast.runlog import read_run_log
 
     stops: list[StopReason | None] = ["budget", "confident", None, "rounds", None]
     steps = [
@@ -281,17 +282,15 @@ def test_grouping_by_label_and_stop_reads_the_columns_as_the_records(tmp_path: P
     absent = AgentSpec(name="absent", factory="f")  # scheduled, never written: "(missing)"
     header = header.model_copy(update={"agents": (*header.agents, absent)})
     (tmp_path / "run.header.json").write_text(header.model_dump_json())
-    full = read_runs([log]).runs
+    full = Runs.from_logs([read_run_log(log)])  # the records held in memory
     for by in (("agent", "evidence"), ("agent", "stop"), ("stop", "evidence"), ("evidence",)):
         scored = score_runs([log], by=by, bootstrap=50, seed=1)
-        assert isinstance(scored.read.runs, RunColumns), by  # no record read in full
         expected = scorecard(full, by, bootstrap=50, seed=1).as_dict()
         assert json.dumps(scored.card.as_dict()) == json.dumps(expected), by  # NaN included
     groups = {g.group: g for g in score_runs([log], by=("agent", "stop"), bootstrap=0).card.groups}
     assert groups[("m", "budget")].summary.n_recorded == 1
     assert groups[("zero-shot", "-")].summary.n_recorded == 1
     columns = score_runs([log], by=("agent",), bootstrap=0).read.runs
-    assert isinstance(columns, RunColumns)
     scheduled = columns.scheduled(("agent", "stop"))
     assert scheduled == full.scheduled(("agent", "stop"))
     assert scheduled[("absent", "(missing)")] == 5 and scheduled[("m", "budget")] == 1

@@ -12,8 +12,8 @@ from scoring_builders import make_step
 from typer.testing import CliRunner
 
 from pastcast.cli._app import app
-from pastcast.reports import load_runs
-from pastcast.runlog import AgentSpec, RunHeader, RunLogWriter, StepRecord
+from pastcast.reports import Runs
+from pastcast.runlog import AgentSpec, RunHeader, RunLogWriter, StepRecord, read_step_columns
 from pastcast.scoring import summarize
 
 runner = CliRunner()
@@ -94,7 +94,7 @@ def test_cli_rescore_matches_api(tmp_path: Path, fallback: str) -> None:
     steps = _steps()
     logs = [str(p) for p in _write(tmp_path / "run.jsonl", steps)]
     # the CLI also counts each group's scheduled forecasts (from the run headers and steps)
-    sched = load_runs(logs).scheduled(("agent", "setting"))
+    sched = Runs(tuple(read_step_columns(p) for p in logs)).scheduled(("agent", "setting"))
     api = summarize(
         steps,
         by=("agent", "setting"),

@@ -55,7 +55,7 @@ def test_step_rewards_are_the_scores_turned_and_penalise_unusable_forecasts() ->
 
 def test_reward_export_has_one_record_per_training_step(split_log: RunLog, tmp_path: Path) -> None:
     out = tmp_path / "rewards.jsonl"
-    manifest = export_rewards([split_log], out, metric="log_score", format_penalty=0.25)
+    manifest = export_rewards([split_log.path], out, metric="log_score", format_penalty=0.25)
     lines = [json.loads(line) for line in out.read_text().splitlines()]
     train = [s for s in split_log.steps if s.split == "train"]
     assert len(lines) == manifest.rows == len(train)
@@ -88,7 +88,7 @@ def test_table_is_read_by_pandas_polars_duckdb_and_datasets(
     split_log: RunLog, world_log: RunLog, tmp_path: Path
 ) -> None:
     out = tmp_path / "forecasts.parquet"
-    manifest = export_table([split_log, world_log], out)
+    manifest = export_table([split_log.path, world_log.path], out)
     n = len(split_log.steps) + len(world_log.steps)
     assert manifest.rows == n and not manifest.guarded
     assert set(manifest.splits) == {"train", "eval", "unsplit"}  # analysis reads every split

@@ -42,7 +42,7 @@ def test_messages_export_validates_loads_with_datasets_and_round_trips(
     split_log: RunLog, split_world: Dataset, tmp_path: Path
 ) -> None:
     out = tmp_path / "sft.jsonl"
-    manifest = export_sft([split_log], out, keep="all", datasets=[split_world])
+    manifest = export_sft([split_log.path], out, keep="all", datasets=[split_world])
     lines = [json.loads(line) for line in out.read_text().splitlines()]
     assert len(lines) == manifest.rows > 0
     schema = sft_schema("messages")
@@ -74,7 +74,7 @@ def test_openai_shape_has_only_openai_keys_and_round_trips(
     split_log: RunLog, tmp_path: Path
 ) -> None:
     out = tmp_path / "openai.jsonl"
-    manifest = export_sft([split_log], out, shape="openai", keep="all")
+    manifest = export_sft([split_log.path], out, shape="openai", keep="all")
     lines = [json.loads(line) for line in out.read_text().splitlines()]
     schema = sft_schema("openai")
     steps = _steps(split_log)
@@ -98,8 +98,8 @@ def test_openai_shape_has_only_openai_keys_and_round_trips(
 
 
 def test_best_keeps_one_rollout_per_step_the_best_one(split_log: RunLog, tmp_path: Path) -> None:
-    every = export_sft([split_log], tmp_path / "all.jsonl", keep="all")
-    best = export_sft([split_log], tmp_path / "best.jsonl", keep="best", score="neg_brier")
+    every = export_sft([split_log.path], tmp_path / "all.jsonl", keep="all")
+    best = export_sft([split_log.path], tmp_path / "best.jsonl", keep="best", score="neg_brier")
     records = [r for r in read_sft(tmp_path / "best.jsonl") if isinstance(r, SftRecord)]
     chosen = {(r.agent, r.event_id, r.step_index): r for r in records if r.final}
     assert len(chosen) == sum(1 for r in records if r.final)  # one rollout per step
@@ -118,7 +118,7 @@ def test_min_score_keeps_only_forecasts_beating_it(split_log: RunLog, tmp_path: 
     assert len(values) > 1  # the scripted rollouts differ
     threshold = values[0]
     manifest = export_sft(
-        [split_log], tmp_path / "min.jsonl", keep="all", score="accuracy", min_score=threshold
+        [split_log.path], tmp_path / "min.jsonl", keep="all", score="accuracy", min_score=threshold
     )
     kept = [r for r in read_sft(tmp_path / "min.jsonl") if isinstance(r, SftRecord)]
     assert kept and all(r.rewards.accuracy > threshold for r in kept)
@@ -127,7 +127,7 @@ def test_min_score_keeps_only_forecasts_beating_it(split_log: RunLog, tmp_path: 
 
 
 def read_sft_all(log: RunLog, tmp_path: Path) -> list[SftRecord | OpenAiRecord]:
-    export_sft([log], tmp_path / "every.jsonl", keep="all")
+    export_sft([log.path], tmp_path / "every.jsonl", keep="all")
     return read_sft(tmp_path / "every.jsonl")
 
 
@@ -135,7 +135,7 @@ def test_only_training_split_by_default_and_the_manifest_says_so(
     split_log: RunLog, split_world: Dataset, tmp_path: Path
 ) -> None:
     out = tmp_path / "sft.jsonl"
-    manifest = export_sft([split_log], out, datasets=[split_world])
+    manifest = export_sft([split_log.path], out, datasets=[split_world])
     assert manifest_path(out) == tmp_path / "sft.manifest.json"
     assert read_manifest(out) == manifest
     train = {e for e, s in split_world.splits.items() if s == "train"}
@@ -158,9 +158,11 @@ def test_only_training_split_by_default_and_the_manifest_says_so(
 def test_an_evaluation_split_is_refused_unless_forced(split_log: RunLog, tmp_path: Path) -> None:
     out = tmp_path / "eval.jsonl"
     with pytest.raises(ExportError, match="split 'eval' holds evaluation events"):
-        export_sft([split_log], out, policy=SplitPolicy(splits=("eval",)))
+        export_sft([split_log.path], out, policy=SplitPolicy(splits=("eval",)))
     assert not out.exists() and not manifest_path(out).exists()
-    forced = export_sft([split_log], out, policy=SplitPolicy(splits=("eval",), force_eval=True))
+    forced = export_sft(
+        [split_log.path], out, policy=SplitPolicy(splits=("eval",), force_eval=True)
+    )
     assert forced.splits == ("eval",) and forced.force_eval
     assert all(r.split == "eval" for r in read_sft(out) if isinstance(r, SftRecord))
 
@@ -168,9 +170,9 @@ def test_an_evaluation_split_is_refused_unless_forced(split_log: RunLog, tmp_pat
 def test_unsplit_events_are_used_only_when_selected(world_log: RunLog, tmp_path: Path) -> None:
     out = tmp_path / "world.jsonl"
     with pytest.raises(ExportError, match=r"no steps of split train .*unsplit"):
-        export_sft([world_log], out)
+        export_sft([world_log.path], out)
     assert not out.exists()
-    manifest = export_sft([world_log], out, policy=SplitPolicy(splits=("unsplit",)))
+    manifest = export_sft([world_log.path], out, policy=SplitPolicy(splits=("unsplit",)))
     assert manifest.splits == ("unsplit",) and manifest.rows > 0
     # The embedded world is rebuilt from its id for the manifest's content hash.
     assert manifest.datasets[0].dataset_id == "world-v2:seed=0"
@@ -190,7 +192,7 @@ def test_a_recorded_split_that_the_dataset_contradicts_is_refused(
         flipped,
     )
     with pytest.raises(ExportError, match=r"is recorded in split 'train' but dataset"):
-        export_sft([split_log], tmp_path / "x.jsonl", datasets=[other])
+        export_sft([split_log.path], tmp_path / "x.jsonl", datasets=[other])
 
 
 def test_conversations_follow_the_calls_that_extend_each_other(split_log: RunLog) -> None:
@@ -205,7 +207,7 @@ def test_conversations_follow_the_calls_that_extend_each_other(split_log: RunLog
 
 
 def test_steps_of_agents_without_a_model_give_no_rows(split_log: RunLog, tmp_path: Path) -> None:
-    manifest = export_sft([split_log], tmp_path / "x.jsonl", keep="all")
+    manifest = export_sft([split_log.path], tmp_path / "x.jsonl", keep="all")
     agents = {src.agent for src in manifest.sources}
     assert agents == {"json-agent", "native-agent"}
     per_agent: dict[str, int] = defaultdict(int)

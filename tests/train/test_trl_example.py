@@ -34,7 +34,7 @@ def test_the_toy_fine_tuning_example_lowers_training_loss(
     example = _example()
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     data = tmp_path / "sft.jsonl"
-    export_sft([split_log], data, keep="all")
+    export_sft([split_log.path], data, keep="all")
     threads = example.torch.get_num_threads()
     example.torch.set_num_threads(1)  # a tiny model: threads only contend on a shared machine
     try:

@@ -37,7 +37,6 @@ if TYPE_CHECKING:
     from pastcast.agents._model_agents import HINDCAST_TWO_STAGE
     from pastcast.agents._no_tools import NoToolsAgent
     from pastcast.agents._notebook import check_notebook, parse_notebook
-    from pastcast.agents._rescore import normalize_step_labels
     from pastcast.agents._round_agent import HISTORY_DAYS, ROUND_TOOLS, RoundBenchmarkAgent
     from pastcast.agents._tool_agent import (
         ACTION_SCHEMA,
@@ -83,7 +82,6 @@ __all__ = [
     "list_prompts",
     "load_models",
     "load_prompt",
-    "normalize_step_labels",
     "parse_forecast",
     "parse_notebook",
     "prompt_registry",
@@ -110,7 +108,6 @@ _WHERE: dict[str, str] = {
     "action_schema": "pastcast.agents._tool_agent",
     "action_template": "pastcast.agents._tool_agent",
     "check_notebook": "pastcast.agents._notebook",
-    "normalize_step_labels": "pastcast.agents._rescore",
     "parse_notebook": "pastcast.agents._notebook",
     "random_draws": "pastcast.agents._baselines",
     "research_prompt": "pastcast.agents._tool_agent",

@@ -38,10 +38,18 @@ from pastcast.agents._prompts import answer_template, choice_template, prob_key,
 from pastcast.env import Episode, QuestionView
 from pastcast.models import ChatRequest, ContextOverflow, Model, ReasoningEffort
 from pastcast.probabilities import completed, scaled
-from pastcast.records import BINARY_LABELS, Event, FailureReason, Forecast, Message, Record
+from pastcast.records import (
+    BINARY_LABELS,
+    RETRY_MARKERS,
+    Event,
+    FailureReason,
+    Forecast,
+    Message,
+    Record,
+    answer_attempts,
+)
 
 __all__ = [
-    "RETRY_MARKERS",
     "AnswerForm",
     "Decoding",
     "ParseFallback",
@@ -254,17 +262,6 @@ _TEXT_KEYS = ("rationale", "reasoning", "explanation")
 _META_KEYS = frozenset({*_TEXT_KEYS, "confidence", "choice", "answer", "notes", "notebook"})
 _QUOTES = str.maketrans({"“": '"', "”": '"', "„": '"', "‘": "'", "’": "'", "`": "'"})
 
-RETRY_MARKERS: dict[str, str] = {
-    "repair": "[reply to the repair request]",
-    "json_repair": "[reply to the JSON repair request]",
-    "compact": "[reply to the compact re-prompt]",
-    "json_only": "[reply to the JSON-only re-prompt]",
-}
-"""The line before each retry's reply in an unusable forecast's ``raw_text``, by retry pass."""
-_MARKER_RE = re.compile(
-    r"\n\n(?:" + "|".join(re.escape(m) for m in RETRY_MARKERS.values()) + r")\n"
-)
-
 
 def normalize_label(label: str) -> str:
     """Typographic normal form: NFKC, straight quotes, collapsed whitespace, casefolded."""
@@ -412,7 +409,7 @@ def reparse_forecast(
     Forecasts read from their first reply, forecasts that ended without an answer (a spent
     budget, an agent error) and baselines' forecasts are returned unchanged.
     """
-    attempts = _MARKER_RE.split(forecast.raw_text)
+    attempts = answer_attempts(forecast.raw_text)
     retried = len(attempts) > 1
     if forecast.usable and not retried:
         return forecast

@@ -73,7 +73,7 @@ if TYPE_CHECKING:
     from pastcast.app._live import arena_live, read_live_plan
     from pastcast.app._models import ProbedCutoff, probe_model_cutoff
     from pastcast.app._open_corpus import open_corpus
-    from pastcast.app._reading import ColumnsRead, RunsRead, read_run_columns, read_runs
+    from pastcast.app._reading import RunsRead, read_runs
     from pastcast.app._replays import WORLD_INDEX, Replay, open_replay, shared_replay
     from pastcast.app._reports import (
         REPORTS_EXTRA_HINT,
@@ -121,7 +121,6 @@ __all__ = [
     "AgentRun",
     "AppError",
     "ArenaReplay",
-    "ColumnsRead",
     "Compared",
     "CorpusBuild",
     "Curated",
@@ -191,7 +190,6 @@ __all__ = [
     "probe_model_cutoff",
     "read_live_plan",
     "read_plan",
-    "read_run_columns",
     "read_runs",
     "recoveries",
     "report_runs",
@@ -215,7 +213,6 @@ _WHERE: dict[str, str] = {
     "AppError": "pastcast.app._errors",
     "ArenaReplay": "pastcast.app._arena",
     "CURATION_LEGS": "pastcast.app._curate",
-    "ColumnsRead": "pastcast.app._reading",
     "Compared": "pastcast.app._compare",
     "CorpusBuild": "pastcast.app._corpus",
     "Curated": "pastcast.app._curate",
@@ -290,7 +287,6 @@ _WHERE: dict[str, str] = {
     "probe_model_cutoff": "pastcast.app._models",
     "read_live_plan": "pastcast.app._live",
     "read_plan": "pastcast.app._runs",
-    "read_run_columns": "pastcast.app._reading",
     "read_runs": "pastcast.app._reading",
     "recoveries": "pastcast.app._stats",
     "report_runs": "pastcast.app._reports",

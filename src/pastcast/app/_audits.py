@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 from pastcast.app._corpus import corpus_documents
 from pastcast.app._datasets import open_dataset
 from pastcast.app._errors import AppError
-from pastcast.app._reading import ColumnsRead, RunsRead, check_dataset, read_run_columns
+from pastcast.app._reading import RunsRead, check_dataset, read_runs
 from pastcast.dataset import Dataset
 
 if TYPE_CHECKING:
@@ -101,8 +101,8 @@ def audit_dataset_texts(dataset: str | Path | Dataset) -> TextAudit:
 
 
 def _run_and_data(
-    read: ColumnsRead, dataset: str | Path | None
-) -> tuple[ColumnsRead, World | None, Dataset | None]:
+    read: RunsRead, dataset: str | Path | None
+) -> tuple[RunsRead, World | None, Dataset | None]:
     """The run log as read, the embedded world that ``dataset`` or else the log names (its
     documents too), and the dataset the run used: ``dataset`` (checked against the log), else
     that world's; None where neither names one."""
@@ -130,7 +130,7 @@ class RunAuditRead:
     """A run's audit and the log as read (each step once)."""
 
     audit: RunAudit
-    read: ColumnsRead
+    read: RunsRead
     """The log read through its step columns; the audit streams each record by offset."""
 
 
@@ -153,7 +153,7 @@ def audit_run_log(
     if keep < 0:
         raise AppError("examples", f"expected 0 or more, not {keep}")
     read, world, data = _run_and_data(
-        read_run_columns([run_log], columns=(), require_steps=False), dataset
+        read_runs([run_log], columns=(), require_steps=False), dataset
     )
     log = read.logs[0]
     documents: Iterable[Document] | None = (
@@ -187,7 +187,7 @@ def _served_leakage(run_log: Path) -> tuple[float | None, str]:
     )
 
 
-def run_leakage_cards(read: RunsRead | ColumnsRead) -> tuple[LeakageCard, ...]:
+def run_leakage_cards(read: RunsRead) -> tuple[LeakageCard, ...]:
     """The leakage card of each run read: its dataset (the one given, or the embedded world the
     log names; a log of another dataset without it has no card), the corpus of its header and
     the knowledge cutoffs it recorded for its models."""
@@ -234,7 +234,7 @@ class RetrievalAuditRead:
     audit: RetrievalAudit
     written: Path
     cache: Path
-    read: ColumnsRead
+    read: RunsRead
     """The log read through its step columns; the audit streams each record by offset."""
 
     def as_dict(self) -> dict[str, Any]:
@@ -311,7 +311,7 @@ def audit_run_retrievals(
         except OSError as exc:
             raise AppError("cache", f"{cache_dir}: {exc.strerror or exc}") from None
     read, world, data = _run_and_data(
-        read_run_columns([run_log], columns=(), require_steps=False), dataset
+        read_runs([run_log], columns=(), require_steps=False), dataset
     )
     log = read.logs[0]
     if data is None:

@@ -3,7 +3,7 @@ file per agent (Inspect's eval logs)."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -11,7 +11,7 @@ from pastcast.app._errors import AppError
 from pastcast.app._reading import RunsRead, read_runs
 from pastcast.dataset import Dataset
 from pastcast.owned import check_replaceable
-from pastcast.runlog import AgentSpec, RunLog, StepRecord
+from pastcast.runlog import AgentSpec, StepColumns, StepRecord
 
 __all__ = ["AgentRun", "RunsByAgent", "runs_by_agent"]
 
@@ -20,9 +20,14 @@ __all__ = ["AgentRun", "RunsByAgent", "runs_by_agent"]
 class AgentRun:
     """The forecasts of one agent and setting in one run, in log order."""
 
-    log: RunLog
+    log: StepColumns
     spec: AgentSpec
-    steps: tuple[StepRecord, ...]
+    rows: tuple[int, ...]
+    """The group's rows of the log's step columns."""
+
+    def steps(self) -> Iterator[StepRecord]:
+        """The group's full records, read by offset one at a time."""
+        return self.log.stream(self.rows)
 
 
 @dataclass(frozen=True)
@@ -33,12 +38,14 @@ class RunsByAgent:
     """The folder to write, checked: absent, empty, or one pastcast made as ``kind``."""
 
 
-def _spec(log: RunLog, step: StepRecord) -> AgentSpec:
+def _spec(log: StepColumns, agent: str, setting: str, role: str) -> AgentSpec:
     for spec in log.header.agents:
-        if spec.name == step.agent and spec.setting == step.setting:
+        if spec.name == agent and spec.setting == setting:
             return spec
     # a log written before headers named every agent: the spec its steps imply
-    return AgentSpec(name=step.agent, factory=step.agent, role=step.role, setting=step.setting)
+    return AgentSpec.model_validate(
+        {"name": agent, "factory": agent, "role": role, "setting": setting}
+    )
 
 
 def runs_by_agent(
@@ -56,12 +63,18 @@ def runs_by_agent(
         check_replaceable(target, kind)
     except FileExistsError as exc:
         raise AppError("out", str(exc)) from None
-    read = read_runs(run_logs, dataset)
+    read = read_runs(run_logs, dataset, columns=("role",))
     groups: list[AgentRun] = []
     for log in read.logs:
-        by: dict[tuple[str, str], list[StepRecord]] = {}
-        for step in log.steps:
-            by.setdefault((step.agent, step.setting), []).append(step)
-        for steps in by.values():
-            groups.append(AgentRun(log, _spec(log, steps[0]), tuple(steps)))
+        cols = log.table.select(["agent", "setting", "role"]).to_pydict()
+        by: dict[tuple[str, str], list[int]] = {}
+        roles: dict[tuple[str, str], str] = {}
+        for i, (agent, setting, role) in enumerate(
+            zip(cols["agent"], cols["setting"], cols["role"], strict=True)
+        ):
+            by.setdefault((agent, setting), []).append(i)
+            roles.setdefault((agent, setting), role)
+        for (agent, setting), rows in by.items():
+            spec = _spec(log, agent, setting, roles[agent, setting])
+            groups.append(AgentRun(log, spec, tuple(rows)))
     return RunsByAgent(read, tuple(groups), target)

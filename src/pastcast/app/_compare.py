@@ -14,12 +14,12 @@ from pastcast.app._reading import RunsRead, check_dataset, read_runs
 from pastcast.dataset import Dataset
 from pastcast.reports import (
     Comparison,
-    RunSet,
+    Runs,
     compare_selections,
     selection_name,
     selection_of,
 )
-from pastcast.runlog import RunLog
+from pastcast.runlog import StepColumns
 from pastcast.scoring import Convention, PairedComparison, ScoreTable, paired_comparison
 
 __all__ = ["Compared", "compare_runs", "paired_comparisons"]
@@ -30,8 +30,8 @@ class Compared:
     """The comparison of two run logs, and what was compared."""
 
     comparison: Comparison
-    base: RunLog
-    tuned: RunLog
+    base: StepColumns
+    tuned: StepColumns
     base_selection: dict[str, str]
     tuned_selection: dict[str, str]
     notes: tuple[str, ...] = ()
@@ -63,14 +63,23 @@ def _read_one(path: str | Path, field: str) -> RunsRead:
         raise AppError(field, exc.reason) from None
 
 
-def _groups(log: RunLog) -> list[str]:
+def _agents(log: StepColumns) -> dict[tuple[str, str], str]:
+    """The role of each agent and setting the log recorded."""
+    rows = log.table.select(["agent", "setting", "role"]).group_by(["agent", "setting", "role"])
+    found = rows.aggregate([]).to_pydict()
+    return dict(zip(zip(found["agent"], found["setting"], strict=True), found["role"], strict=True))
+
+
+def _groups(log: StepColumns) -> list[str]:
     """``agent@setting`` of every forecasting agent the log recorded (references last)."""
-    seen = {(s.agent, s.setting): s.role for s in log.steps}
+    seen = _agents(log)
     agents = [f"{a}@{s}" for (a, s), role in sorted(seen.items()) if role != "reference"]
     return agents or [f"{a}@{s}" for a, s in sorted(seen)]
 
 
-def _selection(log: RunLog, table: ScoreTable, named: str | None, field: str) -> dict[str, str]:
+def _selection(
+    log: StepColumns, table: ScoreTable, named: str | None, field: str
+) -> dict[str, str]:
     groups = _groups(log)
     if named is None:
         if len(groups) > 1:
@@ -80,7 +89,7 @@ def _selection(log: RunLog, table: ScoreTable, named: str | None, field: str) ->
             )
         named = groups[0]
     where = selection_of(named, table)  # the table holds both logs: check this one has it
-    own = {(s.agent, s.setting) for s in log.steps}
+    own = set(_agents(log))
     if (
         where is None
         or "run_id" in where
@@ -129,7 +138,7 @@ def compare_runs(
         data = dataset if isinstance(dataset, Dataset) else open_dataset(dataset)
         check_dataset([log_b, log_t], data, dataset if isinstance(dataset, str | Path) else data.id)
     same_run = log_b.header == log_t.header
-    runs = RunSet((log_b,) if same_run else (log_b, log_t))
+    runs = Runs((log_b,) if same_run else (log_b, log_t))
     table = runs.base_table
     where_b = _selection(log_b, table, base_agent, "base_agent")
     where_t = _selection(log_t, table, tuned_agent, "tuned_agent")

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Literal
 
 from pastcast.app._datasets import open_dataset
 from pastcast.app._errors import AppError
-from pastcast.app._reading import ColumnsRead, read_run_columns
+from pastcast.app._reading import RunsRead, read_runs
 from pastcast.dataset import Dataset
 from pastcast.runlog import RunLogError
 from pastcast.scoring import Convention, Fallback
@@ -29,7 +29,7 @@ class Exported:
 
     out: Path
     manifest: ExportManifest
-    read: ColumnsRead
+    read: RunsRead
     """The runs read through their step columns (the chat and reward exports stream each full
     record they need by offset)."""
 
@@ -93,7 +93,7 @@ def export_runs(
         SplitPolicy,
         export_rewards,
         export_sft,
-        export_table_columns,
+        export_table,
     )
 
     policy = None
@@ -109,16 +109,16 @@ def export_runs(
     if target == "table":  # the step columns are enough
         from pastcast.train import TABLE_COLUMNS_READ
 
-        columns = read_run_columns(run_logs, columns=TABLE_COLUMNS_READ, require_steps=False)
+        columns = read_runs(run_logs, columns=TABLE_COLUMNS_READ, require_steps=False)
         try:
-            manifest = export_table_columns(columns.logs, path, fallback=fallback, datasets=opened)
+            manifest = export_table(columns.logs, path, fallback=fallback, datasets=opened)
         except (RunLogError, ExportError) as exc:
             raise AppError("run_logs", str(exc)) from None
         return Exported(path, manifest, columns)
     from pastcast.train import SOURCE_COLUMNS
 
     # the guard and the manifest read the step columns; each record is streamed by offset
-    read = read_run_columns(run_logs, columns=SOURCE_COLUMNS, require_steps=False)
+    read = read_runs(run_logs, columns=SOURCE_COLUMNS, require_steps=False)
     logs = list(read.logs)
     try:
         if target == "sft":

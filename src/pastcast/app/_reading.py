@@ -13,40 +13,28 @@ from pastcast.app._datasets import open_dataset
 from pastcast.app._errors import AppError
 from pastcast.dataset import Dataset
 from pastcast.records import StepKey
-from pastcast.reports import RUN_COLUMNS, RunColumns, RunSet
-from pastcast.runlog import (
-    PENDING_TRUTH,
-    RunHeader,
-    RunLog,
-    RunLogError,
-    StepColumns,
-    StepRecord,
-    read_run_log,
-    read_step_columns,
-)
+from pastcast.reports import RUN_COLUMNS, Runs
+from pastcast.runlog import PENDING_TRUTH, RunHeader, RunLogError, StepColumns, read_step_columns
 
-__all__ = ["ColumnsRead", "RunsRead", "check_dataset", "read_run_columns", "read_runs"]
+__all__ = ["RunsRead", "check_dataset", "read_runs"]
 
 
 @dataclass(frozen=True)
 class RunsRead:
-    """The run logs as read: each run once, each step of a run once, with the dataset they ran
-    on when it was given."""
+    """The run logs as read through their step columns (``read_runs``): each run once, each
+    step of a run once, with the dataset they ran on when it was given."""
 
-    runs: RunSet
+    runs: Runs
     given: tuple[Path, ...]
     """The paths as given (the duplicates too)."""
     notes: tuple[str, ...] = ()
     """What was left out or merged, and why: the same log given twice, a copy of a log, a step
-    line repeated, a last line cut off mid-write."""
+    line repeated, a last line cut off mid-write, a columnar companion rebuilt because it failed
+    its check."""
 
     @property
-    def logs(self) -> tuple[RunLog, ...]:
+    def logs(self) -> tuple[StepColumns, ...]:
         return self.runs.logs
-
-    @property
-    def steps(self) -> tuple[StepRecord, ...]:
-        return self.runs.steps
 
     @property
     def dataset(self) -> Dataset | None:
@@ -74,42 +62,15 @@ def _distinct_files(paths: Sequence[Path], notes: list[str]) -> Iterator[Path]:
         yield path
 
 
-def _unique_steps(log: RunLog, notes: list[str]) -> RunLog:
-    """``log`` with each step key once (its first line): a repeated line is one forecast."""
-    seen: set[StepKey] = set()
-    kept: list[StepRecord] = []
-    for step in log.steps:
-        if step.key not in seen:
-            seen.add(step.key)
-            kept.append(step)
-    repeated = len(log.steps) - len(kept)
-    if not repeated:
-        return log
-    notes.append(
-        f"{log.path}: {repeated} step line(s) repeat a step already in the log (same agent, "
-        "setting, event, step and rollout); each step is counted once"
-    )
-    return replace(log, steps=tuple(kept))
-
-
 _PENDING_NOTE = (
     "{path}: {n} step(s) of questions not resolved yet (a live round's, graded again when they "
     "resolve) are left out"
 )
 
 
-def _graded_steps(log: RunLog, notes: list[str]) -> RunLog:
+def _graded_columns(log: StepColumns, notes: list[str]) -> StepColumns:
     """``log`` without the steps graded before their question resolved (``PENDING_TRUTH``):
     they have no outcome to score against, so no reader counts them."""
-    kept = tuple(s for s in log.steps if s.grading.truth != PENDING_TRUTH)
-    if len(kept) == len(log.steps):
-        return log
-    notes.append(_PENDING_NOTE.format(path=log.path, n=len(log.steps) - len(kept)))
-    return replace(log, steps=kept)
-
-
-def _graded_columns(log: StepColumns, notes: list[str]) -> StepColumns:
-    """``_graded_steps`` over step columns."""
     import pyarrow.compute as pc
 
     pending = pc.equal(log.table.column("truth"), PENDING_TRUTH)
@@ -118,66 +79,6 @@ def _graded_columns(log: StepColumns, notes: list[str]) -> StepColumns:
         return log
     notes.append(_PENDING_NOTE.format(path=log.path, n=n))
     return replace(log, table=log.table.filter(pc.invert(pending)))
-
-
-def _read_once(paths: Sequence[Path], notes: list[str]) -> list[RunLog]:
-    """Each log read once: a path naming a file already read is skipped; a log with the header
-    of one read before (the same run: a copy, or a copy that ran further) keeps only the steps
-    not read yet, and is left out when none are left."""
-    logs: list[RunLog] = []
-    for path in _distinct_files(paths, notes):
-        try:
-            log = read_run_log(path)
-        except RunLogError as exc:
-            raise AppError("run_logs", str(exc)) from None
-        if log.truncated_tail:  # a crash mid-write: read without it, but never silently
-            notes.append(f"{path}: the last line is incomplete (cut off mid-write); left out")
-        log = _graded_steps(_unique_steps(log, notes), notes)
-        same_run = [seen for seen in logs if seen.header == log.header]
-        known = {s.key for seen in same_run for s in seen.steps}
-        fresh = tuple(s for s in log.steps if s.key not in known)
-        if len(fresh) < len(log.steps):  # logs of one run with disjoint steps are its parts
-            notes.append(
-                f"{path}: a copy of run {log.header.run_id} ({same_run[0].path}); its "
-                f"{len(log.steps) - len(fresh)} step(s) read already are counted once"
-                + (f", its {len(fresh)} other step(s) added" if fresh else "")
-            )
-            if not fresh:
-                continue
-            log = replace(log, steps=fresh)
-        logs.append(log)
-    return logs
-
-
-@dataclass(frozen=True)
-class ColumnsRead:
-    """The run logs as read through their step columns (``read_run_columns``): each run once,
-    each step of a run once, as ``RunsRead``."""
-
-    runs: RunColumns
-    given: tuple[Path, ...]
-    notes: tuple[str, ...] = ()
-    """As ``RunsRead.notes``, and any columnar companion rebuilt because it failed its check."""
-
-    @property
-    def logs(self) -> tuple[StepColumns, ...]:
-        return self.runs.logs
-
-    @property
-    def steps(self) -> tuple[StepRecord, ...]:
-        """Every step read in full, by offset (as ``RunsRead.steps``): every record in memory at
-        once, so for small runs; a large one streams them (``records``)."""
-        return tuple(self.records())
-
-    def records(self) -> Iterator[StepRecord]:
-        """Every step read in full, in the order of ``RunsRead.steps``, one at a time by offset
-        (``StepColumns.stream``): a reader holds one record however long the logs."""
-        for log in self.logs:
-            yield from log.stream()
-
-    @property
-    def dataset(self) -> Dataset | None:
-        return self.runs.dataset
 
 
 _KEY = ("agent", "setting", "event_id", "step_index", "rollout")
@@ -225,8 +126,9 @@ def _keep(log: StepColumns, mask: list[bool]) -> StepColumns:
 def _columns_once(
     paths: Sequence[Path], columns: Sequence[str], notes: list[str]
 ) -> list[StepColumns]:
-    """``_read_once`` over step columns: the same files skipped, repeated lines and the steps
-    of a copy already read counted once, with the same notes."""
+    """Each log read once: a path naming a file already read is skipped; a repeated step line
+    counts once; a log with the header of one read before (the same run: a copy, or a copy that
+    ran further) keeps only the steps not read yet, and is left out when none are left."""
     logs: list[StepColumns] = []
     known: dict[int, tuple[RunHeader, Path, _LazyKeys]] = {}
     for path in _distinct_files(paths, notes):
@@ -274,34 +176,7 @@ def _columns_once(
     return logs
 
 
-def read_run_columns(
-    run_logs: Sequence[str | Path],
-    dataset: str | Path | Dataset | None = None,
-    *,
-    columns: Sequence[str] = RUN_COLUMNS,
-    require_steps: bool = True,
-) -> ColumnsRead:
-    """``read_runs`` through the logs' columnar companions: only ``columns`` of each step (the
-    key columns are added), the same steps counted once with the same notes, and each
-    companion that failed its check against the step file rebuilt and said in ``notes``. Full
-    records are read by offset (``StepColumns.records``) where a reader needs them."""
-    paths = tuple(Path(p) for p in run_logs)
-    if not paths:
-        raise AppError("run_logs", "no run logs given")
-    wanted = list(dict.fromkeys([*columns, *_KEY, "truth", "offset", "length"]))
-    notes: list[str] = []
-    logs = [_graded_columns(log, notes) for log in _columns_once(paths, wanted, notes)]
-    if require_steps and not any(log.table.num_rows for log in logs):
-        raise AppError("run_logs", "no forecast steps in " + ", ".join(str(p) for p in paths))
-    data = dataset if isinstance(dataset, Dataset) or dataset is None else open_dataset(dataset)
-    if data is not None:
-        check_dataset(logs, data, dataset if isinstance(dataset, str | Path) else data.id)
-    return ColumnsRead(RunColumns(tuple(logs), data), paths, tuple(notes))
-
-
-def check_dataset(
-    logs: Sequence[RunLog] | Sequence[StepColumns], data: Dataset, named: str | Path
-) -> None:
+def check_dataset(logs: Sequence[StepColumns], data: Dataset, named: str | Path) -> None:
     """``AppError`` naming ``dataset`` unless every log ran on ``data`` (``named`` so)."""
     for log in logs:
         if log.header.dataset_id != data.id:
@@ -316,12 +191,16 @@ def read_runs(
     run_logs: Sequence[str | Path],
     dataset: str | Path | Dataset | None = None,
     *,
+    columns: Sequence[str] = RUN_COLUMNS,
     require_steps: bool = True,
 ) -> RunsRead:
-    """The run logs ``run_logs`` (step files), each forecast once: a log given twice (the same
-    path, or another name of the same file) is read once, a copy of a log (the same run id and
-    header) adds only steps the first lacks, a repeated step line (the same agent, setting,
-    event, step and rollout) counts once; each is said in ``notes``. With ``dataset`` (a spec
+    """The run logs ``run_logs`` (step files) through their columnar companions, each forecast
+    once: a log given twice (the same path, or another name of the same file) is read once, a
+    copy of a log (the same run id and header) adds only steps the first lacks, a repeated step
+    line (the same agent, setting, event, step and rollout) counts once; each is said in
+    ``notes``, as is each companion rebuilt because it failed its check against the step file.
+    Only ``columns`` of each step are read (the key columns are added); the full records a
+    reader needs are streamed by offset (``Runs.records``). With ``dataset`` (a spec
     ``open_dataset`` reads, or a dataset) every log must have run on it.
 
     ``AppError`` naming ``run_logs`` for an unreadable log (or, with ``require_steps``, when no
@@ -330,11 +209,12 @@ def read_runs(
     paths = tuple(Path(p) for p in run_logs)
     if not paths:
         raise AppError("run_logs", "no run logs given")
+    wanted = list(dict.fromkeys([*columns, *_KEY, "truth", "offset", "length"]))
     notes: list[str] = []
-    logs = _read_once(paths, notes)
-    if require_steps and not any(log.steps for log in logs):
+    logs = [_graded_columns(log, notes) for log in _columns_once(paths, wanted, notes)]
+    if require_steps and not any(log.table.num_rows for log in logs):
         raise AppError("run_logs", "no forecast steps in " + ", ".join(str(p) for p in paths))
     data = dataset if isinstance(dataset, Dataset) or dataset is None else open_dataset(dataset)
     if data is not None:
         check_dataset(logs, data, dataset if isinstance(dataset, str | Path) else data.id)
-    return RunsRead(RunSet(tuple(logs), data), paths, tuple(notes))
+    return RunsRead(Runs(tuple(logs), data), paths, tuple(notes))

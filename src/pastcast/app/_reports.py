@@ -8,13 +8,16 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
+import numpy as np
+
 from pastcast.app._arena import arena_sections
 from pastcast.app._audits import run_leakage_cards
 from pastcast.app._compare import paired_comparisons
 from pastcast.app._errors import AppError
-from pastcast.app._reading import ColumnsRead, RunsRead, read_run_columns, read_runs
+from pastcast.app._reading import RunsRead, read_runs
 from pastcast.dataset import Dataset
-from pastcast.reports import GROUP_COLUMNS, REPORT_COLUMNS, RunSet, Scorecard, scorecard
+from pastcast.records import Forecast
+from pastcast.reports import GROUP_COLUMNS, REPORT_COLUMNS, RUN_COLUMNS, Runs, Scorecard, scorecard
 from pastcast.scoring import Convention, PairedComparison
 
 if TYPE_CHECKING:
@@ -75,9 +78,9 @@ class Scored:
     """A scorecard and the runs it scored."""
 
     card: Scorecard
-    read: RunsRead | ColumnsRead
-    """The runs scored: their step columns, or their full records where the scoring needed
-    them (``normalize_labels``, ``after_knowledge_cutoff``)."""
+    read: RunsRead
+    """The runs scored, through their step columns: with ``normalize_labels`` their forecasts
+    read again, with ``after_knowledge_cutoff`` only the steps kept."""
     labels: Labels
     cutoff_note: str | None = None
     """Events left out as resolved by a model's knowledge cutoff, when that was asked."""
@@ -88,7 +91,36 @@ class Scored:
     against later ones, before they were left out."""
 
 
-def _after_knowledge_cutoff(runs: RunSet) -> tuple[RunSet, str | None]:
+SCORE_COLUMNS = (*RUN_COLUMNS, "failure_reason", "choice", "confidence", "replies", "resolved_at")
+"""The step columns ``score_runs`` reads: the scorecard's, a forecast's other columns (read
+again with normalized labels) and the resolution time (the knowledge cutoff)."""
+
+
+def _normalized(runs: Runs) -> Runs:
+    """``runs`` with every forecast read again from its raw text with normalized labels: only
+    the steps that may read otherwise (unusable, or read only after a retry: ``replies``) are
+    streamed by offset, one record at a time, and only the forecasts that changed are kept."""
+    from pastcast.agents import reparse_forecast
+
+    logs = []
+    for log in runs.logs:
+        usable = log.table.column("usable").to_numpy(zero_copy_only=False)
+        replies = log.table.column("replies").to_numpy(zero_copy_only=False)
+        rows = np.flatnonzero(~usable.astype(bool) | (replies > 1)).tolist()
+        changed: list[int] = []
+        forecasts: list[Forecast] = []
+        for row, record in zip(rows, log.stream(rows), strict=True):
+            forecast = reparse_forecast(
+                record.forecast, record.grading.labels, normalize_typography=True
+            )
+            if forecast is not record.forecast:
+                changed.append(row)
+                forecasts.append(forecast)
+        logs.append(log.with_forecasts(changed, forecasts))
+    return replace(runs, logs=tuple(logs))
+
+
+def _after_knowledge_cutoff(runs: Runs) -> tuple[Runs, str | None]:
     """Only the steps of events no model of the logs may remember."""
     from pastcast.models import after_knowledge_cutoff
 
@@ -102,15 +134,11 @@ def _after_knowledge_cutoff(runs: RunSet) -> tuple[RunSet, str | None]:
             f"left out {kept.dropped_events} events ({kept.dropped_steps} steps) resolved by "
             f"{kept.knowledge_cutoff.isoformat()} (knowledge cutoff of {kept.model})"
         )
-    if not kept.steps:
+    if not kept.keep.any():
         raise AppError(
             "after_knowledge_cutoff", "no event resolved after the models' knowledge cutoffs"
         )
-    keep = {id(s) for s in kept.steps}
-    logs = tuple(
-        replace(log, steps=tuple(s for s in log.steps if id(s) in keep)) for log in runs.logs
-    )
-    return RunSet(logs, runs.dataset), note
+    return runs.where(kept.keep), note
 
 
 def score_runs(
@@ -130,37 +158,19 @@ def score_runs(
     with ``normalize_labels`` every forecast is read again from its raw text with normalized
     labels; with ``after_knowledge_cutoff`` only events resolved after every model's
     knowledge cutoff count. ``paired``: ``BASE:OTHER`` pairs compared on the steps both
-    recorded (``paired_comparisons``)."""
+    recorded (``paired_comparisons``). Every option reads the step columns; only the forecasts
+    ``normalize_labels`` may read otherwise are streamed in full, one at a time."""
     groups = group_columns(by)
     _needs_dataset(groups, dataset)
     labels: Labels = "normalized" if normalize_labels else "exact"
-    # The columns are enough unless the text is read again, or the knowledge cutoff or a
-    # pairing needs what only full records hold.
-    needs_records = normalize_labels or after_knowledge_cutoff or bool(paired)
-    if not needs_records:
-        columns = read_run_columns(run_logs, dataset)
-        try:
-            card = scorecard(
-                columns.runs, groups, fallback, bootstrap=bootstrap, seed=seed, bins=bins
-            )
-        except ValueError as exc:
-            raise AppError("by", str(exc)) from None
-        return Scored(card, columns, labels)
-    read = read_runs(run_logs, dataset)
-    runs = read.runs
-    if normalize_labels:
-        from pastcast.agents import normalize_step_labels
-
-        runs = RunSet(
-            tuple(replace(log, steps=normalize_step_labels(log.steps)) for log in runs.logs),
-            runs.dataset,
-        )
+    read = read_runs(run_logs, dataset, columns=SCORE_COLUMNS)
+    runs = _normalized(read.runs) if normalize_labels else read.runs
     note = None
     gaps: tuple[KnowledgeGap, ...] = ()
     if after_knowledge_cutoff:
         from pastcast.models import knowledge_gaps
 
-        gaps = knowledge_gaps(runs.logs, draws=bootstrap, seed=seed)
+        gaps = knowledge_gaps(runs.logs, runs.base_table, draws=bootstrap, seed=seed)
         runs, note = _after_knowledge_cutoff(runs)
     try:
         card = scorecard(runs, groups, fallback, bootstrap=bootstrap, seed=seed, bins=bins)
@@ -177,7 +187,7 @@ class Report:
     """The report written, and the runs it reports."""
 
     written: WrittenReport
-    read: ColumnsRead
+    read: RunsRead
     """The runs reported, through their step columns (``REPORT_COLUMNS``); the notebooks the
     evidence figures count are streamed by offset."""
 
@@ -232,7 +242,7 @@ def report_runs(
                 "figures", f"{name!r}: unknown figure (known: {', '.join(FIGURES.names())})"
             )
     _needs_dataset(groups, dataset)
-    read = read_run_columns(run_logs, dataset, columns=REPORT_COLUMNS)
+    read = read_runs(run_logs, dataset, columns=REPORT_COLUMNS)
     known = read.runs.event_ids()
     for event in events:
         if event not in known:
@@ -265,7 +275,7 @@ class Dashboard:
 
     app: FastAPI
     index: RunIndex
-    read: ColumnsRead
+    read: RunsRead
 
     @property
     def notes(self) -> tuple[str, ...]:
@@ -280,7 +290,7 @@ def dashboard(
 ) -> Dashboard:
     """The dashboard of every run log named by ``run_dirs`` (a step file, or every run log
     under a directory), each forecast once (see ``read_runs``), read through the logs' columnar
-    companions (``read_run_columns``) with each log's score table kept beside it; the arena
+    companions with each log's score table kept beside it; the arena
     rounds of ``arena``, or beside a run log an arena replay wrote, on a page of their own."""
     try:
         from pastcast.reports.dashboard import INDEX_COLUMNS, RunIndex, create_app, find_run_logs
@@ -293,8 +303,8 @@ def dashboard(
         paths = find_run_logs(run_dirs)
     except ValueError as exc:
         raise AppError("run_logs", str(exc)) from None
-    read = read_run_columns(paths, dataset, columns=INDEX_COLUMNS)
-    index = RunIndex(read.logs, read.dataset)
+    read = read_runs(paths, dataset, columns=INDEX_COLUMNS)
+    index = RunIndex(read.runs)
     sections = arena_sections(paths, arena)
     leakage = run_leakage_cards(read)
     return Dashboard(create_app(index, sections=sections, leakage=leakage), index, read)

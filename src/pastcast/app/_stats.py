@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from pastcast.app._errors import AppError
-from pastcast.app._reading import ColumnsRead, RunsRead, read_run_columns
+from pastcast.app._reading import RunsRead, read_runs
 from pastcast.app._reports import TABLE_COLUMNS, group_columns
 from pastcast.reports import duration_of
 from pastcast.scoring import (
@@ -47,8 +47,8 @@ class Statistics:
     """An analysis as JSON-ready values, and the runs it read."""
 
     values: dict[str, Any]
-    read: RunsRead | ColumnsRead
-    """The runs read: their step columns (records streamed by offset), or their records."""
+    read: RunsRead
+    """The runs read: their step columns (records streamed by offset where needed)."""
 
 
 def longitudinal(
@@ -71,7 +71,7 @@ def longitudinal(
         raise AppError("metric", str(exc)) from None
     groups = group_columns(by, TABLE_COLUMNS)
     # the score table from the step columns; the notebooks' ledgers from the records that hold them
-    read = read_run_columns(run_logs)
+    read = read_runs(run_logs)
     table = read.runs.base_table
     kw: dict[str, Any] = {"metric": metric, "fallback": fallback, "bootstrap": bootstrap}
     kw["seed"] = seed
@@ -109,7 +109,7 @@ def memory_costs(
     (or ``pooled``), and with ``by_evidence`` split by new-evidence quartile."""
     # the score table and resources from the step columns; with by_evidence, the notebooks the
     # index counts from their records, streamed
-    read = read_run_columns(run_logs, columns=(*TABLE_INPUTS, *RESOURCES, *EVIDENCE_INPUTS))
+    read = read_runs(run_logs, columns=(*TABLE_INPUTS, *RESOURCES, *EVIDENCE_INPUTS))
     index = read.runs.evidence_index() if by_evidence else None
     if index is not None and not any(r.available is not None for r in index):
         raise AppError("by_evidence", "no memory-on notebook gives a new-evidence count")
@@ -128,7 +128,7 @@ def memory_costs(
     return Statistics(values, read)
 
 
-def _labels(read: ColumnsRead, column: str, missing: str) -> list[str]:
+def _labels(read: RunsRead, column: str, missing: str) -> list[str]:
     """Each step's value of a string step column (``missing`` for null), coded by Arrow: the
     rows share each distinct value's one string, so a million steps hold a few strings."""
     codes, names = read.runs.coded(column, missing)
@@ -165,14 +165,14 @@ def coverage_bins(
     # the score table and the evidence labels from the step columns; the documents a step saw
     # (its tool results) from each record, streamed, as one integer a step
     label = bins == "label"
-    read = read_run_columns(run_logs, columns=(*TABLE_INPUTS, *(["evidence"] if label else [])))
+    read = read_runs(run_logs, columns=(*TABLE_INPUTS, *(["evidence"] if label else [])))
     table = read.runs.base_table
     kw: dict[str, Any] = {"fallback": fallback, "bootstrap": bootstrap, "seed": seed}
     if label:
         labels = _labels(read, "evidence", "untallied")
         out = evidence_summary(table, groups, **kw, labels=labels)
     else:
-        counts = array("q", (coverage(r, kind) for r in read.records()))
+        counts = array("q", (coverage(r, kind) for r in read.runs.records()))
         out = coverage_summary(table, cuts, kind, groups, **kw, counts=counts)
     values = {
         "run_logs": [str(p) for p in run_logs],
@@ -258,7 +258,7 @@ def recoveries(
     pairs = group_columns(pair_by, TABLE_COLUMNS, "pair_by")
     # the score table, its key columns and each step's stop reason from the step columns: no
     # record is read in full
-    read = read_run_columns(run_logs, dataset, columns=(*TABLE_INPUTS, "stop_reason"))
+    read = read_runs(run_logs, dataset, columns=(*TABLE_INPUTS, "stop_reason"))
     table = read.runs.base_table
     ds = read.runs.dataset
     stops = _labels(read, "stop_reason", NO_STOP)

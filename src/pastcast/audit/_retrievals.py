@@ -52,7 +52,7 @@ from pastcast.curate import Judge, Judgement, question_text
 from pastcast.cutoff import is_visible
 from pastcast.dataset import Dataset
 from pastcast.records import Document, Event, Record, UtcDatetime
-from pastcast.runlog import RunLog, StepColumns
+from pastcast.runlog import StepColumns
 from pastcast.safejson import canonical_json
 from pastcast.scoring import clopper_pearson, corrected_rate, wilson
 
@@ -137,13 +137,13 @@ class ServedDocument(Record):
 
 
 def served_documents(
-    log: RunLog | StepColumns, documents: Iterable[Document]
+    log: StepColumns, documents: Iterable[Document]
 ) -> tuple[tuple[ServedDocument, ...], dict[str, Document], tuple[str, ...]]:
     """Every (event, cutoff, document) a run served, the served documents by id (the corpus is
-    read once, streamed) and the served ids the corpus does not hold. ``log``: its records, or
-    its step columns (each record then read by offset, one at a time)."""
+    read once, streamed) and the served ids the corpus does not hold. ``log``: its step columns
+    (each record read by offset, one at a time)."""
     counts: dict[tuple[str, datetime, str], int] = defaultdict(int)
-    for rec in log.steps if isinstance(log, RunLog) else log.stream():
+    for rec in log.stream():
         for doc_id in {d for call in rec.episode.tool_calls for d in call.doc_ids}:
             counts[(rec.event_id, rec.cutoff, doc_id)] += 1
     wanted = {doc_id for _, _, doc_id in counts}
@@ -521,7 +521,7 @@ def progress_bar(enabled: bool, total: int, what: str) -> Iterator[Callable[[], 
 
 
 def audit_retrievals(
-    log: RunLog | StepColumns,
+    log: StepColumns,
     documents: Iterable[Document],
     dataset: Dataset,
     judge: Judge,

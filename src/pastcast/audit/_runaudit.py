@@ -34,7 +34,7 @@ from pastcast.corpus.sources import screen_document
 from pastcast.cutoff import is_visible, last_complete_day, to_micros
 from pastcast.dataset import Dataset
 from pastcast.records import Document, Record, Setting
-from pastcast.runlog import RunLog, StepColumns, StepRecord
+from pastcast.runlog import StepColumns, StepRecord
 
 __all__ = ["CHECKS", "EXAMPLES", "SHINGLE", "Finding", "RunAudit", "audit_run"]
 
@@ -260,12 +260,6 @@ class _Collector:
         return {c: self.counts[c] for c in CHECKS if self.counts.get(c)}
 
 
-def _steps(log: RunLog | StepColumns) -> Iterator[StepRecord]:
-    """The log's steps in order: a log's step columns read each record by offset, so a pass
-    holds one record however long the log."""
-    return iter(log.steps) if isinstance(log, RunLog) else log.stream()
-
-
 def _seen(rec: StepRecord) -> set[str]:
     """The documents the step's tool calls exposed (made again in each pass: a list of them per
     step would grow with the log)."""
@@ -462,15 +456,15 @@ def _check_documents(
 
 
 def audit_run(
-    log: RunLog | StepColumns,
+    log: StepColumns,
     *,
     documents: Iterable[Document] | None = None,
     dataset: Dataset | None = None,
     shingle: int = SHINGLE,
     examples: int = EXAMPLES,
 ) -> RunAudit:
-    """Audit ``log`` (its records, or its step columns: then each pass streams the records by
-    offset, one at a time); ``documents`` is the corpus its agents searched (read once,
+    """Audit ``log`` (its step columns: each pass streams the records by offset, one at a time,
+    ``StepColumns.stream``); ``documents`` is the corpus its agents searched (read once,
     streamed) and ``dataset`` the one it ran on (for post-cutoff prices and the question's own
     wording). Every finding is counted; the first ``examples`` of each check are kept."""
     if examples < 0:
@@ -481,7 +475,7 @@ def audit_run(
     wanted: set[str] = set()  # text agents wrote but were not given, of every step
     n_steps = outputs = texts = 0
     patterns: dict[str, list[re.Pattern[str]]] = {}
-    for i, rec in enumerate(_steps(log)):
+    for i, rec in enumerate(log.stream()):
         n_steps += 1
         seen |= _seen(rec)
         outputs += len(_outputs(rec))
@@ -495,8 +489,8 @@ def audit_run(
         checks += ["unknown_document", "flagged_document", "post_cutoff_text"]
         docs, earliest = _scan_corpus(documents, seen, wanted, shingle)
         del wanted  # the corpus scan keeps the runs it found
-        _check_documents(out, _steps(log), docs, dataset, shingle, earliest)
-        texts = _check_texts(out, _steps(log), dataset, docs)
+        _check_documents(out, log.stream(), docs, dataset, shingle, earliest)
+        texts = _check_texts(out, log.stream(), dataset, docs)
     return RunAudit(
         run_log=str(log.path),
         steps=n_steps,

@@ -12,7 +12,6 @@ from rich.console import Console
 from pastcast.app import (
     DATASET_SPEC_HELP,
     AppError,
-    ColumnsRead,
     Dashboard,
     RunsRead,
     group_columns,
@@ -49,7 +48,7 @@ def columns(
         fail(f"{option}: {exc.reason}")
 
 
-def print_notes(read: RunsRead | ColumnsRead | Dashboard) -> None:
+def print_notes(read: RunsRead | Dashboard) -> None:
     """What reading left out or merged, on stderr."""
     for line in read.notes:
         typer.echo(f"note: {line}", err=True)

@@ -32,12 +32,14 @@ from __future__ import annotations
 import json
 import os
 import tomllib
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+import numpy as np
+from numpy.typing import NDArray
 from pydantic import Field, ValidationError
 
 from pastcast import safejson
@@ -50,7 +52,8 @@ from pastcast.safejson import canonical_json
 from pastcast.textfiles import read_text_file
 
 if TYPE_CHECKING:
-    from pastcast.runlog import RunLog, StepRecord
+    from pastcast.runlog import StepColumns
+    from pastcast.scoring import ScoreTable
 
 __all__ = [
     "MEASURED_CUTOFFS_ENV",
@@ -266,8 +269,9 @@ def load_knowledge_cutoffs(path: str | Path, *, replace: bool = True) -> dict[st
 
 @dataclass(frozen=True)
 class KnowledgeCutoffFilter:
-    steps: tuple[StepRecord, ...]
-    """The steps of events that resolved after every model's cutoff."""
+    keep: NDArray[np.bool_]
+    """Per step of the logs (in log order), whether its event resolved after every model's
+    cutoff."""
     knowledge_cutoff: date | None
     """The latest knowledge cutoff (None: no model in the logs)."""
     model: str | None
@@ -276,7 +280,14 @@ class KnowledgeCutoffFilter:
     dropped_steps: int
 
 
-def after_knowledge_cutoff(logs: Sequence[RunLog]) -> KnowledgeCutoffFilter:
+def _resolved(log: StepColumns) -> Iterator[tuple[str, str, int, datetime | None]]:
+    """Agent, event, step and resolution time of each row of ``log``, a batch at a time."""
+    names = ["agent", "event_id", "step_index", "resolved_at"]
+    for batch in log.table.select(names).to_batches(max_chunksize=65_536):
+        yield from zip(*(batch.column(c).to_pylist() for c in names), strict=True)
+
+
+def after_knowledge_cutoff(logs: Sequence[StepColumns]) -> KnowledgeCutoffFilter:
     """The steps of ``logs`` on events no model of theirs may remember; ``ValueError`` (one
     line) for a model without a known cutoff or a log without resolution times."""
     cutoffs: dict[str, date | None] = {}
@@ -293,26 +304,27 @@ def after_knowledge_cutoff(logs: Sequence[RunLog]) -> KnowledgeCutoffFilter:
             "knowledge_cutoff in the plan, or register one with "
             "pastcast.models.register_knowledge_cutoff)"
         )
-    steps = [s for log in logs for s in log.steps]
+    n = sum(log.table.num_rows for log in logs)
     known = {m: c for m, c in cutoffs.items() if c is not None}
     if not known:
-        return KnowledgeCutoffFilter(tuple(steps), None, None, 0, 0)
+        return KnowledgeCutoffFilter(np.ones(n, dtype=np.bool_), None, None, 0, 0)
     model = max(known, key=lambda m: known[m])
     latest = known[model]
-    kept: list[StepRecord] = []
+    keep = np.empty(n, dtype=np.bool_)
     dropped: set[str] = set()
+    i = 0
     for log in logs:
-        for s in log.steps:
-            if s.grading.resolved_at is None:
+        for _, event_id, step, resolved_at in _resolved(log):
+            if resolved_at is None:
                 raise ValueError(
-                    f"{log.path}: step {s.event_id}#{s.step_index} has no "
+                    f"{log.path}: step {event_id}#{step} has no "
                     "resolution time (a log written before they were recorded; run it again)"
                 )
-            if remembered(s.grading.resolved_at, latest):
-                dropped.add(s.event_id)
-            else:
-                kept.append(s)
-    return KnowledgeCutoffFilter(tuple(kept), latest, model, len(dropped), len(steps) - len(kept))
+            keep[i] = not remembered(resolved_at, latest)
+            if not keep[i]:
+                dropped.add(event_id)
+            i += 1
+    return KnowledgeCutoffFilter(keep, latest, model, len(dropped), int(n - keep.sum()))
 
 
 @dataclass(frozen=True)
@@ -338,17 +350,20 @@ class KnowledgeGap:
 
 
 def knowledge_gaps(
-    logs: Sequence[RunLog], *, draws: int = 4000, seed: int = 0, level: float = 0.95
+    logs: Sequence[StepColumns],
+    table: ScoreTable,
+    *,
+    draws: int = 4000,
+    seed: int = 0,
+    level: float = 0.95,
 ) -> tuple[KnowledgeGap, ...]:
     """For each model of ``logs`` with a known knowledge cutoff, the Brier of its agents'
     forecasts on events resolved by the cutoff and after it, and their difference with an
     interval: whole events resampled (``cluster_bootstrap_means``), both groups on the same
-    draws. Steps without a resolution time are left out."""
-    import numpy as np
+    draws. ``table``: the score table of the logs' steps, in log order. Steps without a
+    resolution time are left out."""
+    from pastcast.scoring import cluster_bootstrap_means
 
-    from pastcast.scoring import cluster_bootstrap_means, table_from_records
-
-    by_model: dict[str, list[StepRecord]] = {}
     agents: dict[str, set[str]] = {}
     cutoffs: dict[str, date] = {}
     for log in logs:
@@ -361,29 +376,37 @@ def knowledge_gaps(
                 continue
             cutoffs.setdefault(model, cut)
             agents.setdefault(model, set()).add(spec.name)
-            by_model.setdefault(model, []).extend(
-                s for s in log.steps if s.agent == spec.name and s.grading.resolved_at is not None
-            )
+    rows: dict[str, list[int]] = {model: [] for model in cutoffs}
+    before: dict[str, list[bool]] = {model: [] for model in cutoffs}
+    i = 0
+    for log in logs:
+        models_of: dict[str, set[str]] = {}  # an agent's steps count once for its model
+        for spec in log.header.agents:
+            model = spec.args.get("model")
+            if isinstance(model, str) and model in cutoffs:
+                models_of.setdefault(spec.name, set()).add(model)
+        for agent, _, _, resolved_at in _resolved(log):
+            if resolved_at is not None:
+                for model in models_of.get(agent, ()):
+                    rows[model].append(i)
+                    before[model].append(remembered(resolved_at, cutoffs[model]))
+            i += 1
+    brier_all = table.metrics("uniform")["brier"]
+    events_all = table.codes("event")
     out: list[KnowledgeGap] = []
-    for model in sorted(by_model):
-        steps = by_model[model]
-        if not steps:
+    for model in sorted(rows):
+        if not rows[model]:
             continue
         cut = cutoffs[model]
-        table = table_from_records(steps)
-        brier = table.metrics("uniform")["brier"]
-        before = np.array(
-            [
-                s.grading.resolved_at is not None and remembered(s.grading.resolved_at, cut)
-                for s in steps
-            ]
-        )
-        events = table.codes("event")
-        n_before = len({s.event_id for s, b in zip(steps, before, strict=True) if b})
-        n_after = len({s.event_id for s, b in zip(steps, before, strict=True) if not b})
+        picked = np.asarray(rows[model], dtype=np.int64)
+        brier = brier_all[picked]
+        events = events_all[picked]
+        was = np.asarray(before[model], dtype=np.bool_)
+        n_before = int(np.unique(events[was]).size)
+        n_after = int(np.unique(events[~was]).size)
         if not n_before or not n_after:
             continue
-        cols = np.stack([np.where(before, brier, np.nan), np.where(~before, brier, np.nan)], 1)
+        cols = np.stack([np.where(was, brier, np.nan), np.where(~was, brier, np.nan)], 1)
         mean_b, mean_a = float(np.nanmean(cols[:, 0])), float(np.nanmean(cols[:, 1]))
         low: float | None = None
         high: float | None = None

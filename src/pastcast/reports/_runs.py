@@ -1,5 +1,6 @@
-"""Run logs loaded for reporting: their steps, the score table with the report's extra columns,
-and how many forecasts each group was scheduled to make.
+"""Run logs read for reporting (``Runs``): their step columns, the score table with the report's
+extra columns, how many forecasts each group was scheduled to make, and the full records an
+analysis needs, streamed by offset.
 
 Run logs do not record when an event resolved, so the forecast horizon (``--by horizon``) and
 the market's duration (``--by duration``, Hindcast's short / medium / long) need the dataset the
@@ -13,25 +14,17 @@ from __future__ import annotations
 from array import array
 from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 from functools import cached_property
-from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
 
 from pastcast.dataset import Dataset
 from pastcast.records import Notebook
-from pastcast.runlog import (
-    RunHeader,
-    RunLog,
-    StepColumns,
-    StepRecord,
-    read_run_log,
-    records_table,
-)
+from pastcast.runlog import RunHeader, RunLog, StepColumns, StepRecord
 from pastcast.scoring import (
     EVIDENCE_INPUTS,
     NO_STOP,
@@ -42,35 +35,23 @@ from pastcast.scoring import (
     concat_tables,
     duration_bucket,
     event_kind,
-    evidence_index,
     evidence_index_of,
-    evidence_label,
     horizon_bucket,
     market_days,
     notebook_rows,
-    resource_rows,
-    stop_reason_of,
     table_from_columns,
-    table_from_records,
     with_coded_column,
     with_row_column,
 )
-
-if TYPE_CHECKING:
-    import pyarrow as pa
 
 __all__ = [
     "GROUP_COLUMNS",
     "NO_MODEL",
     "REPORT_COLUMNS",
     "RUN_COLUMNS",
-    "RunColumns",
-    "RunSet",
     "Runs",
-    "agent_models",
     "duration_of",
     "horizon_of",
-    "load_runs",
 ]
 
 GROUP_COLUMNS = (
@@ -104,9 +85,9 @@ NO_MODEL = "-"
 """The "model" of an agent that calls none (a baseline, the heuristic agent)."""
 
 
-def agent_models(log: RunLog) -> dict[tuple[str, str], str]:
+def _agent_models(header: RunHeader) -> dict[tuple[str, str], str]:
     """The model of each agent and setting of a run: its spec's ``model`` argument."""
-    return {(a.name, a.setting): str(a.args.get("model") or NO_MODEL) for a in log.header.agents}
+    return {(a.name, a.setting): str(a.args.get("model") or NO_MODEL) for a in header.agents}
 
 
 def horizon_of(dataset: Dataset, event_id: str, cutoff: datetime) -> str:
@@ -130,96 +111,6 @@ def duration_of(dataset: Dataset, event_id: str) -> str:
     return duration_bucket(market_days(event.open_time, event.close_time, resolved))
 
 
-@dataclass(frozen=True)
-class RunSet:
-    """One or more run logs reported together, with the dataset they ran on when known."""
-
-    logs: tuple[RunLog, ...]
-    dataset: Dataset | None = None
-
-    @cached_property
-    def steps(self) -> tuple[StepRecord, ...]:
-        return tuple(s for log in self.logs for s in log.steps)
-
-    @cached_property
-    def base_table(self) -> ScoreTable:
-        return table_from_records(self.steps)
-
-    @cached_property
-    def _table(self) -> ScoreTable:
-        models = []
-        for log in self.logs:
-            of = agent_models(log)
-            models += [of.get((s.agent, s.setting), NO_MODEL) for s in log.steps]
-        table = with_row_column(self.base_table, "model", models)
-        table = with_row_column(table, "evidence", [evidence_label(s) for s in self.steps])
-        table = with_row_column(table, "stop", [stop_reason_of(s) for s in self.steps])
-        if self.dataset is not None:
-            ds = self.dataset
-            labels = [horizon_of(ds, s.event_id, s.cutoff) for s in self.steps]
-            table = with_row_column(table, "horizon", labels)
-            table = with_row_column(
-                table, "duration", [duration_of(ds, s.event_id) for s in self.steps]
-            )
-        return table
-
-    def table(self, by: Sequence[str] = ()) -> ScoreTable:
-        """The score table of every step with a "model" column, and a "horizon" column whenever
-        the dataset is known (``by`` is checked: horizon needs the dataset)."""
-        check_columns(by)
-        _check_dataset(by, self.dataset)
-        return self._table
-
-    def resources(self) -> NDArray[np.float64]:
-        """Per step, the resources of ``pastcast.scoring.RESOURCES`` (``resource_use``)."""
-        return resource_rows(self.steps)
-
-    @cached_property
-    def _columns(self) -> pa.Table:
-        return records_table(self.steps)
-
-    def batches(self, columns: Sequence[str]) -> Iterator[dict[str, list[Any]]]:
-        """As ``RunColumns.batches``: the step columns of the records (``records_table``)."""
-        for batch in self._columns.select(list(columns)).to_batches(max_chunksize=BATCH_ROWS):
-            yield batch.to_pydict()
-
-    def take(self, rows: NDArray[np.int64], columns: Sequence[str]) -> dict[str, list[Any]]:
-        """As ``RunColumns.take``."""
-        out: dict[str, list[Any]] = self._columns.select(list(columns)).take(rows).to_pydict()
-        return out
-
-    def evidence_index(self) -> tuple[EvidenceRow, ...]:
-        """The new-evidence index of the steps' notebooks (``evidence_index``)."""
-        return evidence_index(self.steps)
-
-    def log_sizes(self) -> tuple[int, ...]:
-        """Steps of each log."""
-        return tuple(len(log.steps) for log in self.logs)
-
-    def row_models(self) -> RowModels:
-        """Per step, the models its episode called."""
-        return row_models_of(sorted({c.model for c in s.episode.model_calls}) for s in self.steps)
-
-    def event_ids(self) -> set[str]:
-        return {s.event_id for s in self.steps}
-
-    def scheduled(self, by: Sequence[str]) -> dict[tuple[str, ...], int]:
-        """Forecasts each group of ``by`` was scheduled to make.
-
-        A run schedules every agent of its header (and any agent it recorded) at every event-step
-        for each rollout. The event-steps are those of the events the run recorded: all of their
-        steps in the dataset when it is known, otherwise the event-steps any agent recorded (a
-        step no agent reached is then not counted).
-        """
-        check_columns(by)
-        _check_dataset(by, self.dataset)
-        counts: Counter[tuple[str, ...]] = Counter()
-        for log in self.logs:
-            for key in _schedule(log, self.dataset):
-                counts[tuple(key[c] for c in by)] += 1
-        return dict(counts)
-
-
 def _check_dataset(by: Sequence[str], dataset: Dataset | None) -> None:
     needs = next((c for c in by if c in _BY_DATASET), None)
     if needs is not None and dataset is None:
@@ -237,32 +128,6 @@ _ScheduleRow = tuple[str, str, str, str, str, str, Sequence[str], int, datetime,
 step, cutoff, rollout."""
 
 
-def _schedule(log: RunLog, dataset: Dataset | None) -> Iterable[dict[str, str]]:
-    rows = (
-        (
-            s.agent,
-            s.setting,
-            s.role,
-            s.event_id,
-            s.split,
-            s.category,
-            s.grading.labels,
-            s.step_index,
-            s.cutoff,
-            s.rollout,
-        )
-        for s in log.steps
-    )
-    outcome: dict[tuple[str, str, str, int, int], tuple[str, str]] = {
-        (s.agent, s.setting, s.event_id, s.step_index, s.rollout): (
-            evidence_label(s),
-            stop_reason_of(s),
-        )
-        for s in log.steps
-    }
-    return _schedule_of(log.header, rows, dataset, outcome)
-
-
 def _schedule_of(
     header: RunHeader,
     steps: Iterable[_ScheduleRow],
@@ -270,12 +135,9 @@ def _schedule_of(
     outcome: Mapping[tuple[str, str, str, int, int], tuple[str, str]] | None = None,
 ) -> Iterable[dict[str, str]]:
     """The steps the run scheduled. ``outcome``: what each recorded step turned out to be (the
-    agent's evidence label, its stop reason; known only from full records, so a step never
-    written, or one read from the columns, is in no such group)."""
+    agent's evidence label, its stop reason: a step never written is in no such group)."""
     outcome = outcome or {}
-    models: dict[tuple[str, str], str] = {
-        (a.name, a.setting): str(a.args.get("model") or NO_MODEL) for a in header.agents
-    }
+    models = _agent_models(header)
     agents: set[tuple[str, str, str]] = {(a.name, a.setting, a.role) for a in header.agents}
     attrs: dict[str, tuple[str, str, str]] = {}
     cutoffs: dict[tuple[str, int], datetime] = {}
@@ -364,13 +226,39 @@ def row_models_of(per_step: Iterable[Sequence[str]]) -> RowModels:
 
 
 @dataclass(frozen=True)
-class RunColumns:
-    """Run logs reported from their step columns (``read_step_columns``) rather than their full
-    records: the same score table, schedule, resources and models as ``RunSet`` over the same
-    steps, in memory bounded by the columns (``RUN_COLUMNS``)."""
+class Runs:
+    """One or more run logs read together, with the dataset they ran on when known: every
+    reader's view of them. Their step columns (``StepColumns``: the logs' columnar companions,
+    or a log held in memory, ``from_logs``) give the score table, the schedule, the resources
+    and the models in memory bounded by the columns read; the full records an analysis needs
+    are streamed by offset, one at a time (``records``)."""
 
     logs: tuple[StepColumns, ...]
     dataset: Dataset | None = None
+
+    @classmethod
+    def from_logs(cls, logs: Iterable[RunLog], dataset: Dataset | None = None) -> Runs:
+        """Run logs held in memory (a run in the tests, one just made), as the same type."""
+        return cls(tuple(StepColumns.held(log) for log in logs), dataset)
+
+    def where(self, keep: NDArray[np.bool_]) -> Runs:
+        """Only the steps of ``keep`` (a flag per step of every log, in log order)."""
+        import pyarrow as pa
+
+        logs: list[StepColumns] = []
+        start = 0
+        for log in self.logs:
+            n = log.table.num_rows
+            mine = keep[start : start + n]
+            logs.append(log if mine.all() else replace(log, table=log.table.filter(pa.array(mine))))
+            start += n
+        return Runs(tuple(logs), self.dataset)
+
+    def records(self) -> Iterator[StepRecord]:
+        """The full record of every step in log order, read by offset one at a time: a reader
+        holds one record however long the logs."""
+        for log in self.logs:
+            yield from log.stream()
 
     def batches(self, columns: Sequence[str]) -> Iterator[dict[str, list[Any]]]:
         """``columns`` of every log, in log order, as Python lists a batch of rows
@@ -383,7 +271,8 @@ class RunColumns:
 
     @cached_property
     def base_table(self) -> ScoreTable:
-        """As ``RunSet.base_table``: scored a batch at a time (``concat_tables``)."""
+        """The score table of every step (``table_from_columns``), scored a batch at a time
+        (``concat_tables``)."""
         return concat_tables([table_from_columns(b) for b in self.batches(TABLE_INPUTS)])
 
     @cached_property
@@ -391,9 +280,7 @@ class RunColumns:
         table = self.base_table
         models: list[str] = []
         for log in self.logs:
-            of = {
-                (a.name, a.setting): str(a.args.get("model") or NO_MODEL) for a in log.header.agents
-            }
+            of = _agent_models(log.header)
             for b in self.batches_of(log, ("agent", "setting")):
                 models += [of.get(k, NO_MODEL) for k in zip(b["agent"], b["setting"], strict=True)]
         table = with_row_column(table, "model", models)
@@ -434,17 +321,24 @@ class RunColumns:
             yield batch.to_pydict()
 
     def table(self, by: Sequence[str] = ()) -> ScoreTable:
-        """As ``RunSet.table``."""
+        """The score table of every step with a "model" column (each agent's model, from the
+        run headers), the agent's own evidence label and its stop reason, and "horizon" and
+        "duration" columns whenever the dataset is known (``by`` is checked: horizon needs the
+        dataset)."""
         check_columns(by)
-        if "horizon" in by and self.dataset is None:
-            raise ValueError(_NEEDS_DATASET)
+        _check_dataset(by, self.dataset)
         return self._table
 
     def scheduled(self, by: Sequence[str]) -> dict[tuple[str, ...], int]:
-        """As ``RunSet.scheduled``."""
+        """Forecasts each group of ``by`` was scheduled to make.
+
+        A run schedules every agent of its header (and any agent it recorded) at every event-step
+        for each rollout. The event-steps are those of the events the run recorded: all of their
+        steps in the dataset when it is known, otherwise the event-steps any agent recorded (a
+        step no agent reached is then not counted).
+        """
         check_columns(by)
-        if "horizon" in by and self.dataset is None:
-            raise ValueError(_NEEDS_DATASET)
+        _check_dataset(by, self.dataset)
         counts: Counter[tuple[str, ...]] = Counter()
         for log in self.logs:
             outcomes = ("evidence", "stop_reason") if {"evidence", "stop"} & set(by) else ()
@@ -474,7 +368,7 @@ class RunColumns:
         return use
 
     def row_models(self) -> RowModels:
-        """Per step, the models its episode called (as ``RunSet.row_models``)."""
+        """Per step, the models its episode called."""
         return row_models_of(m for b in self.batches(("models",)) for m in b["models"])
 
     def event_ids(self) -> set[str]:
@@ -496,9 +390,9 @@ class RunColumns:
         return out
 
     def evidence_index(self) -> tuple[EvidenceRow, ...]:
-        """As ``RunSet.evidence_index``: the steps from their columns, and only the notebooks
-        the index counts (``notebook_rows``) from full records, streamed by offset one at a
-        time (``StepColumns.stream``)."""
+        """The new-evidence index of the steps' notebooks (``evidence_index``): the steps from
+        their columns, and only the notebooks the index counts (``notebook_rows``) from full
+        records, streamed by offset one at a time (``StepColumns.stream``)."""
 
         def notebooks() -> Iterator[Notebook | None]:
             for log in self.logs:
@@ -532,13 +426,3 @@ _SCHEDULE_COLUMNS = (
     "cutoff",
     "rollout",
 )
-
-
-Runs = RunSet | RunColumns
-"""Runs reported from their records or from their step columns: the same score table, step
-columns (``batches``, ``take``), resources and evidence index."""
-
-
-def load_runs(paths: Sequence[str | Path], dataset: Dataset | None = None) -> RunSet:
-    """Read run logs (``read_run_log``: a ``RunLogError`` names the file, line and field)."""
-    return RunSet(tuple(read_run_log(p) for p in paths), dataset)

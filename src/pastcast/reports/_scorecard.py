@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 
 from pastcast.reports._leaderboard import ranked
-from pastcast.reports._runs import RunColumns, RunSet
+from pastcast.reports._runs import Runs
 from pastcast.scoring import (
     RESOURCES,
     Calibration,
@@ -110,7 +110,7 @@ def _mean(values: np.ndarray[Any, np.dtype[np.float64]]) -> float:
 
 
 def scorecard(
-    runs: RunSet | RunColumns,
+    runs: Runs,
     by: Sequence[str] = ("agent", "setting"),
     fallback: Convention = "uniform",
     bootstrap: int = 4000,

@@ -10,7 +10,6 @@ from pastcast.runlog._companion import (
     column_probs,
     columns_path,
     columns_schema,
-    records_table,
 )
 from pastcast.runlog._definition import EXECUTION_ONLY, run_definition, run_fingerprint
 from pastcast.runlog._io import (
@@ -55,7 +54,6 @@ __all__ = [
     "header_path",
     "read_run_log",
     "read_step_columns",
-    "records_table",
     "retried_path",
     "run_definition",
     "run_fingerprint",

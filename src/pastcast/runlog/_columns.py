@@ -18,20 +18,23 @@ import hashlib
 import json
 import os
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from pydantic import ValidationError
 
 from pastcast import safejson
+from pastcast.records import Forecast
 from pastcast.runlog._companion import (
+    FORECAST_COLUMNS,
     PartInfo,
     Segment,
     claim_columns_dir,
     columns_path,
     columns_schema,
     file_stamp,
+    forecast_row,
     part_files,
     part_info,
     read_stamp,
@@ -40,7 +43,14 @@ from pastcast.runlog._companion import (
     write_part,
     write_stamp,
 )
-from pastcast.runlog._io import RunLogError, _from_v1, _read_header, header_path, read_run_log
+from pastcast.runlog._io import (
+    RunLog,
+    RunLogError,
+    _from_v1,
+    _read_header,
+    header_path,
+    read_run_log,
+)
 from pastcast.runlog._schema import SCHEMA_VERSION, RunHeader, StepRecord
 from pastcast.runlog._v2 import V2, v2_step
 from pastcast.validation import first_problem
@@ -59,7 +69,8 @@ _CHUNK = 8 << 20
 @dataclass(frozen=True)
 class StepColumns:
     """A run log's step columns (``columns_schema``), one row per complete step line in file
-    order, with its header; ``record`` reads a full step by the row's ``offset`` and ``length``."""
+    order, with its header; ``record`` reads a full step by the row's ``offset`` and ``length``.
+    A log held in memory (``held``) is the same, its records read from memory."""
 
     path: Path
     header: RunHeader
@@ -73,12 +84,42 @@ class StepColumns:
     tail_rows: int = 0
     """The last rows, read from the JSONL: not (yet) in a part (``table``'s last rows)."""
     _convert: Callable[[dict[str, Any]], dict[str, Any]] | None = field(default=None, repr=False)
+    _held: tuple[StepRecord, ...] | None = field(default=None, repr=False)
+    """The records of a log held in memory (``held``): a row's offset is its record's index."""
+
+    @classmethod
+    def held(cls, log: RunLog) -> StepColumns:
+        """The step columns of a run log held in memory (a run in the tests, one just made):
+        the rows its companion would hold, each row's ``offset`` its record's index (``length``
+        -1), the records read from memory."""
+        table = rows_table([step_row(r, i, -1) for i, r in enumerate(log.steps)])
+        return cls(log.path, log.header, table, log.truncated_tail, _held=log.steps)
 
     def record(self, offset: int, length: int) -> StepRecord:
         """The full step record whose line is ``length`` bytes at ``offset``."""
-        with self.path.open("rb") as fh:
-            fh.seek(offset)
-            return _parse(fh.read(length), self.path, f"byte {offset}", self._convert)
+        return next(self.records([(offset, length)]))
+
+    def with_forecasts(self, rows: Sequence[int], forecasts: Sequence[Forecast]) -> StepColumns:
+        """These columns with the forecast of each of ``rows`` (indices into ``table``)
+        replaced by ``forecasts`` (a forecast read again): the ``FORECAST_COLUMNS`` the table
+        holds. The full records, read by offset, keep the forecasts as logged."""
+        import numpy as np
+        import pyarrow as pa
+
+        names = [c for c in FORECAST_COLUMNS if c in self.table.column_names]
+        if not len(rows) or not names:
+            return self
+        schema = pa.schema([columns_schema().field(c) for c in names])
+        new = pa.Table.from_pylist([forecast_row(f) for f in forecasts], schema=schema)
+        n = self.table.num_rows
+        order = np.arange(n, dtype=np.int64)
+        order[np.asarray(rows, dtype=np.int64)] = n + np.arange(len(rows), dtype=np.int64)
+        table = self.table
+        for name in names:
+            column = table.column(name)
+            both = pa.chunked_array([*column.chunks, *new.column(name).chunks], column.type)
+            table = table.set_column(table.schema.get_field_index(name), name, both.take(order))
+        return replace(self, table=table)
 
     def fingerprint(self) -> str | None:
         """A digest of what the rows were read from: the header's hash and the SHA-256 of every
@@ -105,6 +146,10 @@ class StepColumns:
 
     def records(self, spans: Iterable[tuple[int, int]]) -> Iterator[StepRecord]:
         """Full step records by (offset, length), one at a time (memory bounded by one)."""
+        if self._held is not None:
+            held = self._held
+            yield from (held[offset] for offset, _ in spans)
+            return
         with self.path.open("rb") as fh:
             for offset, length in spans:
                 fh.seek(offset)
@@ -369,6 +414,7 @@ def read_step_columns(
     if p.name.endswith(".header.json"):
         raise RunLogError(f"{p}: pass the step file (.jsonl) of the run log, not its header")
     if columns is not None:
+        columns = list(columns)  # Parquet reads a list of names, not any sequence
         unknown = [c for c in columns if c not in columns_schema().names]
         if unknown:
             raise ValueError(f"no step column {unknown[0]!r}")

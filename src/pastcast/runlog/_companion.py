@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any
 
 from pastcast.atomic import atomic_path, fsync_dir, write_atomic
 from pastcast.owned import made_kind, mark
-from pastcast.records import evidence_label_of
+from pastcast.records import Forecast, answer_attempts, evidence_label_of
 from pastcast.runlog._schema import LOGGED_SCORES
 
 if TYPE_CHECKING:
@@ -36,6 +36,7 @@ if TYPE_CHECKING:
 __all__ = [
     "COLUMNS_KIND",
     "COLUMNS_VERSION",
+    "FORECAST_COLUMNS",
     "PART_ROWS",
     "STAMP",
     "CompanionWriter",
@@ -46,20 +47,21 @@ __all__ = [
     "columns_path",
     "columns_schema",
     "file_stamp",
+    "forecast_row",
     "merge_parts",
     "part_files",
     "part_info",
     "read_stamp",
-    "records_table",
     "rows_table",
     "step_row",
     "write_part",
     "write_stamp",
 ]
 
-COLUMNS_VERSION = 2
+COLUMNS_VERSION = 3
 """The companion's format; a part of another version is rebuilt (2: the evidence label and the
-stop reason of each step)."""
+stop reason of each step; 3: the replies each forecast was read from, which ``score
+--normalize-labels`` reads to stream only the forecasts it may read again)."""
 
 COLUMNS_KIND = "run-log-columns"
 """The ``.pastcast-made`` kind of the companion folder: only such a folder is written into."""
@@ -105,6 +107,7 @@ def columns_schema() -> pa.Schema:
             ("failure_reason", pa.string()),
             ("choice", pa.string()),
             ("confidence", pa.float64()),
+            ("replies", pa.int64()),
             ("truth", pa.string()),
             ("labels", pa.list_(pa.string())),
             ("market_probs", pairs),
@@ -139,9 +142,26 @@ def column_probs(value: Sequence[Mapping[str, Any]] | None) -> dict[str, float] 
     return None if value is None else {d["label"]: d["p"] for d in value}
 
 
+FORECAST_COLUMNS = ("probs", "usable", "failure_reason", "choice", "confidence", "replies")
+"""The columns a step's forecast fills (``forecast_row``)."""
+
+
+def forecast_row(forecast: Forecast) -> dict[str, Any]:
+    """The companion's columns of a forecast (``FORECAST_COLUMNS``): ``replies`` counts the
+    replies its raw text holds (more than one: read only after a retry, ``answer_attempts``)."""
+    return {
+        "probs": _pairs(forecast.probs),
+        "usable": forecast.usable,
+        "failure_reason": forecast.failure_reason,
+        "choice": forecast.choice,
+        "confidence": forecast.confidence,
+        "replies": len(answer_attempts(forecast.raw_text)),
+    }
+
+
 def step_row(record: StepRecord, offset: int, length: int) -> dict[str, Any]:
     """The companion's row of ``record``, whose line is ``length`` bytes at ``offset``."""
-    f, g, s, e = record.forecast, record.grading, record.scores, record.episode
+    g, s, e = record.grading, record.scores, record.episode
     return {
         "run_id": record.run_id,
         "agent": record.agent,
@@ -154,11 +174,7 @@ def step_row(record: StepRecord, offset: int, length: int) -> dict[str, Any]:
         "split": record.split,
         "category": record.category,
         "attempt": record.attempt,
-        "probs": _pairs(f.probs),
-        "usable": f.usable,
-        "failure_reason": f.failure_reason,
-        "choice": f.choice,
-        "confidence": f.confidence,
+        **forecast_row(record.forecast),
         "truth": g.truth,
         "labels": list(g.labels),
         "market_probs": _pairs(g.market_probs),
@@ -307,12 +323,6 @@ def merge_parts(folder: Path, parts: Sequence[PartInfo], header_sha256: str) -> 
             p.path.unlink(missing_ok=True)
     fsync_dir(folder)
     return target
-
-
-def records_table(records: Sequence[StepRecord]) -> pa.Table:
-    """The companion's rows of records held in memory (offset and length -1: not read from a
-    step file), for readers that take either."""
-    return rows_table([step_row(r, -1, -1) for r in records])
 
 
 def rows_table(rows: Sequence[dict[str, Any]]) -> pa.Table:

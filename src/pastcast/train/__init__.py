@@ -42,7 +42,6 @@ from pastcast.train._source import SOURCE_COLUMNS
 from pastcast.train._table import (
     TABLE_COLUMNS_READ,
     export_table,
-    export_table_columns,
     table_schema,
 )
 
@@ -77,7 +76,6 @@ __all__ = [
     "export_rewards",
     "export_sft",
     "export_table",
-    "export_table_columns",
     "from_chat_message",
     "manifest_path",
     "read_manifest",

@@ -44,7 +44,7 @@ __all__ = [
 
 
 class LoggedRun(Protocol):
-    """What a manifest reads of a run log (``RunLog``, or its step columns)."""
+    """What a manifest reads of a run log (its step columns)."""
 
     @property
     def path(self) -> Path: ...

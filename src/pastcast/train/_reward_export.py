@@ -16,7 +16,7 @@ from typing import Any
 
 from pastcast.dataset import Dataset
 from pastcast.records import AgentRole, FailureReason, Record, Setting, Termination, UtcDatetime
-from pastcast.runlog import Probabilities, RunLog, StepColumns, StepRecord
+from pastcast.runlog import Probabilities, StepColumns, StepRecord
 from pastcast.scoring import Fallback
 from pastcast.train._chat import ChatMessage, chat_message, conversations, tool_definitions
 from pastcast.train._guard import SplitPolicy
@@ -100,7 +100,7 @@ def _record(
 
 
 def export_rewards(
-    run_logs: Sequence[str | Path | RunLog | StepColumns],
+    run_logs: Sequence[str | Path | StepColumns],
     out: str | Path,
     *,
     metric: RewardMetric = "neg_brier",

@@ -19,7 +19,7 @@ from pydantic import ValidationError
 
 from pastcast.dataset import Dataset
 from pastcast.records import Message, Notebook, Record, Setting, UtcDatetime
-from pastcast.runlog import Probabilities, RunLog, StepColumns, StepRecord
+from pastcast.runlog import Probabilities, StepColumns, StepRecord
 from pastcast.textfiles import read_text_file
 from pastcast.train._chat import (
     ChatMessage,
@@ -194,7 +194,7 @@ def _rows(
 
 
 def export_sft(
-    run_logs: Sequence[str | Path | RunLog | StepColumns],
+    run_logs: Sequence[str | Path | StepColumns],
     out: str | Path,
     *,
     shape: SftShape = "messages",

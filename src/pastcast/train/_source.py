@@ -1,5 +1,5 @@
-"""The steps an export reads: run logs (their full records, or their step columns with the
-records streamed by offset), the split guard, and the datasets behind them."""
+"""The steps an export reads: run logs (their step columns, with the records streamed by
+offset), the split guard, and the datasets behind them."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from datetime import datetime
 from pathlib import Path
 
 from pastcast.dataset import Dataset
-from pastcast.runlog import RunLog, StepColumns, StepRecord, read_run_log
+from pastcast.runlog import StepColumns, StepRecord, read_step_columns
 from pastcast.train._guard import ExportError, SplitPolicy
 from pastcast.train._manifest import DatasetRef, LoggedRun, LoggedStep, check_splits, dataset_refs
 
@@ -17,6 +17,8 @@ __all__ = ["SOURCE_COLUMNS", "Selected", "StepRow", "select_steps"]
 
 SOURCE_COLUMNS = ("run_id", "event_id", "step_index", "split", "cutoff")
 """The step columns the guard and the manifest read of a step (``StepRow``)."""
+_READ = (*SOURCE_COLUMNS, "offset", "length")
+"""What is read of a log given by its path: those, and where each full record is."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -30,23 +32,22 @@ class StepRow:
     cutoff: datetime
 
 
-Log = RunLog | StepColumns
-
-
 @dataclass(frozen=True)
 class Selected:
     steps: list[tuple[LoggedRun, LoggedStep]]
-    """The admitted steps with their log, in log order: a ``StepRecord`` of a ``RunLog``, a
-    ``StepRow`` of a log's step columns (``records`` reads their full records)."""
+    """The admitted steps with their log, in log order: a ``StepRow`` of a log's step columns
+    (``records`` reads their full records)."""
     left_out: dict[str, int]
     datasets: tuple[DatasetRef, ...]
-    rows: tuple[tuple[Log, tuple[int, ...]], ...] = ()
-    """Each log and the indices of its admitted steps (its steps, or its columns' rows)."""
+    rows: tuple[tuple[StepColumns, tuple[int, ...]], ...] = ()
+    """Each log and the indices of its admitted steps (its columns' rows)."""
 
-    def records(self, which: Iterable[int] | None = None) -> Iterator[tuple[Log, StepRecord]]:
+    def records(
+        self, which: Iterable[int] | None = None
+    ) -> Iterator[tuple[StepColumns, StepRecord]]:
         """The admitted steps' full records with their log, in the order of ``steps`` (only
-        those at the increasing positions ``which`` when given), one at a time: a log's step
-        columns read each record by offset, so memory is bounded by one."""
+        those at the increasing positions ``which`` when given), one at a time: each record is
+        read by offset, so memory is bounded by one."""
         wanted = None if which is None else iter(which)
         nxt = -1 if wanted is None else next(wanted, None)
         start = 0
@@ -59,30 +60,26 @@ class Selected:
                     nxt = next(wanted, None)
                 picked = tuple(chosen)
             start += len(rows)
-            if isinstance(log, RunLog):
-                for i in picked:
-                    yield log, log.steps[i]
-            else:
-                for record in log.stream(picked):
-                    yield log, record
+            for record in log.stream(picked):
+                yield log, record
 
 
-def _logs(run_logs: Sequence[str | Path | Log]) -> list[Log]:
-    logs = [log if isinstance(log, RunLog | StepColumns) else read_run_log(log) for log in run_logs]
+def _logs(run_logs: Sequence[str | Path | StepColumns]) -> list[StepColumns]:
+    logs = [
+        log if isinstance(log, StepColumns) else read_step_columns(log, _READ) for log in run_logs
+    ]
     if not logs:
         raise ExportError("no run logs given")
     return logs
 
 
-def _light(log: Log) -> list[LoggedStep]:
-    if isinstance(log, RunLog):
-        return list(log.steps)
+def _light(log: StepColumns) -> list[LoggedStep]:
     cols = log.table.select(list(SOURCE_COLUMNS)).to_pydict()
     return [StepRow(*row) for row in zip(*(cols[c] for c in SOURCE_COLUMNS), strict=True)]
 
 
 def select_steps(
-    run_logs: Sequence[str | Path | Log],
+    run_logs: Sequence[str | Path | StepColumns],
     policy: SplitPolicy | None,
     datasets: Sequence[Dataset] = (),
 ) -> Selected:

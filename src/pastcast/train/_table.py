@@ -17,7 +17,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from pastcast.dataset import Dataset
-from pastcast.runlog import RunLog, StepColumns, records_table
+from pastcast.runlog import StepColumns, read_step_columns
 from pastcast.scoring import TABLE_INPUTS, Convention, metric_list, table_from_columns
 from pastcast.train._guard import ExportError, split_name
 from pastcast.train._manifest import (
@@ -29,9 +29,9 @@ from pastcast.train._manifest import (
     dataset_refs,
     write_export,
 )
-from pastcast.train._source import StepRow, select_steps
+from pastcast.train._source import StepRow
 
-__all__ = ["TABLE_COLUMNS_READ", "export_table", "export_table_columns", "table_schema"]
+__all__ = ["TABLE_COLUMNS_READ", "export_table", "table_schema"]
 
 _PAIRS = pa.list_(pa.struct([("label", pa.string()), ("p", pa.float64())]))
 
@@ -99,22 +99,6 @@ def _forecasts(
     return pa.Table.from_pydict({c: columns[c] for c in schema.names}, schema=schema)
 
 
-def export_table(
-    run_logs: Sequence[str | Path | RunLog],
-    out: str | Path,
-    *,
-    fallback: Convention = "uniform",
-    datasets: Sequence[Dataset] = (),
-) -> ExportManifest:
-    """Write every forecast of ``run_logs`` to ``out`` (Parquet) and its manifest."""
-    selected = select_steps(run_logs, None, datasets)
-    steps = [s for _, s in selected.records()]
-    cols = records_table(steps).select(list(TABLE_COLUMNS_READ)).to_pydict()
-    dataset_ids = [log.header.dataset_id for log, _ in selected.steps]
-    table = _forecasts(cols, dataset_ids, fallback)
-    return _write(out, table, selected.steps, selected.datasets, fallback)
-
-
 def _write(
     out: str | Path,
     table: pa.Table,
@@ -149,19 +133,22 @@ TABLE_COLUMNS_READ = (
     "tool_calls",
     "wall_s",
 )
-"""The step columns the table is made of (``pastcast.runlog.columns_schema``): read from the
-logs' companions by ``export_table_columns``, from records by ``export_table``."""
+"""The step columns ``export_table`` reads (``pastcast.runlog.columns_schema``)."""
 
 
-def export_table_columns(
-    logs: Sequence[StepColumns],
+def export_table(
+    run_logs: Sequence[str | Path | StepColumns],
     out: str | Path,
     *,
     fallback: Convention = "uniform",
     datasets: Sequence[Dataset] = (),
 ) -> ExportManifest:
-    """``export_table`` from the logs' step columns (``TABLE_COLUMNS_READ``), never their full
-    records: the same table and manifest."""
+    """Write every forecast of ``run_logs`` to ``out`` (Parquet) and its manifest, from the
+    logs' step columns (``TABLE_COLUMNS_READ``), never their full records."""
+    logs = [
+        log if isinstance(log, StepColumns) else read_step_columns(log, TABLE_COLUMNS_READ)
+        for log in run_logs
+    ]
     where = ", ".join(str(log.path) for log in logs)
     if not any(log.table.num_rows for log in logs):
         raise ExportError(f"{where}: no forecast steps")

@@ -195,7 +195,11 @@ def _eval_log(group: AgentRun, dataset: Dataset | None) -> EvalLog:
     header = group.log.header
     config = header.config
     model = str(group.spec.args.get("model") or NO_MODEL)
-    samples = [_sample(s, group, model, dataset) for s in group.steps]
+    samples: list[EvalSample] = []
+    starts = []
+    for step in group.steps():  # each record read by offset; the eval log holds the samples
+        samples.append(_sample(step, group, model, dataset))
+        starts.append(step.cutoff)
     created = header.created_at.isoformat()
     meta: dict[str, Any] = {
         "run_id": header.run_id,
@@ -210,7 +214,6 @@ def _eval_log(group: AgentRun, dataset: Dataset | None) -> EvalLog:
         "setting": group.spec.setting,
     }
     ids = list(dict.fromkeys(s.id for s in samples))
-    starts = [s.cutoff for s in group.steps]
     return EvalLog(
         status="success",
         eval=EvalSpec(
@@ -262,4 +265,4 @@ def export_inspect_logs(
     except OSError as exc:
         raise AppError("out", f"{target}: cannot write ({exc.strerror or exc})") from None
     names = tuple(target / _file_name(log, i) for i, log in enumerate(logs))
-    return InspectExport(target, names, sum(len(g.steps) for g in split.groups), split.read)
+    return InspectExport(target, names, sum(len(g.rows) for g in split.groups), split.read)

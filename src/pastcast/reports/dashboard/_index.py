@@ -26,7 +26,7 @@ from numpy.typing import NDArray
 
 from pastcast.dataset import Dataset
 from pastcast.reports._leaderboard import ranked
-from pastcast.reports._runs import NO_MODEL
+from pastcast.reports._runs import NO_MODEL, Runs
 from pastcast.reports.dashboard._store import (
     INDEX_VERSION,
     board_path,
@@ -36,13 +36,11 @@ from pastcast.reports.dashboard._store import (
 )
 from pastcast.runlog import (
     RunHeader,
-    RunLog,
-    StepColumns,
     StepRecord,
     column_probs,
+    columns_schema,
     header_path,
     read_step_columns,
-    records_table,
 )
 from pastcast.scoring import (
     RESOURCES,
@@ -53,7 +51,6 @@ from pastcast.scoring import (
     group_rows,
     metric_list,
     summarize,
-    table_from_columns,
 )
 
 if TYPE_CHECKING:
@@ -211,43 +208,23 @@ class _Steps(Sequence[StepRecord]):
         return self._index.records(range(len(self)))
 
 
-def _columns_of(log: RunLog | StepColumns) -> pa.Table:
-    if isinstance(log, StepColumns):
-        return log.table.select(list(INDEX_COLUMNS))
-    return records_table(log.steps).select(list(INDEX_COLUMNS))
-
-
 class RunIndex:
-    """Everything the dashboard shows, indexed once: ``logs`` read through their columns
-    (``StepColumns``, e.g. ``read_step_columns(path, INDEX_COLUMNS)``) or held in memory
-    (``RunLog``); ``persist``: keep each log's score table beside it (``_store``)."""
+    """Everything the dashboard shows, indexed once: ``runs`` read with ``INDEX_COLUMNS`` at
+    least; ``persist``: keep each log's score table beside it (``_store``)."""
 
-    def __init__(
-        self,
-        logs: Sequence[RunLog | StepColumns],
-        dataset: Dataset | None = None,
-        *,
-        persist: bool = True,
-    ) -> None:
+    def __init__(self, runs: Runs, *, persist: bool = True) -> None:
         import pyarrow as pa
 
-        self.logs = tuple(logs)
-        self.dataset = dataset
+        self.logs = runs.logs
+        self.dataset = runs.dataset
         notes: list[str] = []
         tables = []
         parts: list[ScoreTable] = []
         prints: list[str | None] = []
         for log in self.logs:
-            cols = _columns_of(log)
-            tables.append(cols)
-            if isinstance(log, StepColumns):
-                scored, why, fingerprint = score_table_of(log, persist=persist)
-                notes += why
-            else:
-                scored, fingerprint = (
-                    table_from_columns(cols.select(list(TABLE_INPUTS)).to_pydict()),
-                    None,
-                )
+            tables.append(log.table.select(list(INDEX_COLUMNS)))
+            scored, why, fingerprint = score_table_of(log, persist=persist)
+            notes += why
             parts.append(scored)
             prints.append(fingerprint)
         # the unfiltered leaderboard is stored while every log and the metrics are as they were
@@ -264,7 +241,9 @@ class RunIndex:
         )
         self._starts = np.cumsum([0, *sizes]).astype(np.int64)
         self.columns: pa.Table = (
-            pa.concat_tables(tables) if tables else records_table([]).select(list(INDEX_COLUMNS))
+            pa.concat_tables(tables)
+            if tables
+            else columns_schema().empty_table().select(list(INDEX_COLUMNS))
         )
         n = self.columns.num_rows
         self.run_of: Ints = np.repeat(np.arange(len(sizes), dtype=np.int64), sizes)
@@ -347,11 +326,8 @@ class RunIndex:
     def load(
         cls, paths: Sequence[str | Path], dataset: Dataset | None = None, *, persist: bool = True
     ) -> RunIndex:
-        return cls(
-            [read_step_columns(p, list(INDEX_COLUMNS)) for p in find_run_logs(paths)],
-            dataset,
-            persist=persist,
-        )
+        logs = tuple(read_step_columns(p, list(INDEX_COLUMNS)) for p in find_run_logs(paths))
+        return cls(Runs(logs, dataset), persist=persist)
 
     @property
     def steps(self) -> Sequence[StepRecord]:
@@ -360,11 +336,8 @@ class RunIndex:
 
     def record(self, step_id: int) -> StepRecord:
         """The full record of a step: read by its byte offset (one line of the step file)."""
-        r = int(self.run_of[step_id])
-        log = self.logs[r]
-        if isinstance(log, StepColumns):
-            return log.record(int(self.offsets[step_id]), int(self.lengths[step_id]))
-        return log.steps[step_id - int(self._starts[r])]
+        log = self.logs[int(self.run_of[step_id])]
+        return log.record(int(self.offsets[step_id]), int(self.lengths[step_id]))
 
     def records(self, step_ids: Sequence[int] | range) -> Iterator[StepRecord]:
         """Full records, one at a time."""

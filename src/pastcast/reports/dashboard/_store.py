@@ -23,7 +23,7 @@ import numpy as np
 
 from pastcast.atomic import atomic_path, write_atomic
 from pastcast.npyfiles import load_npz
-from pastcast.reports._runs import RunColumns
+from pastcast.reports._runs import Runs
 from pastcast.runlog import StepColumns
 from pastcast.scoring import (
     AlphaTest,
@@ -196,4 +196,4 @@ def score_table_of(
 
 
 def _score(log: StepColumns) -> ScoreTable:
-    return RunColumns((log,)).base_table  # a batch of rows at a time
+    return Runs((log,)).base_table  # a batch of rows at a time

@@ -63,9 +63,8 @@ class ReportData:
     """What figures are drawn from: the runs, their scorecard and the report's choices.
 
     Figures read the runs' score table (``table``), their step columns (``runs.batches``,
-    ``runs.take``) and resources, never their full records, so runs read through their step
-    columns (``RunColumns``) draw what their records (``RunSet``) would; the one exception,
-    the notebooks of the evidence index, are streamed by offset (``evidence``)."""
+    ``runs.take``) and resources, never their full records; the one exception, the notebooks
+    of the evidence index, are streamed by offset (``evidence``)."""
 
     runs: Runs
     card: Scorecard

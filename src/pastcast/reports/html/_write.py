@@ -35,7 +35,6 @@ from pastcast.reports._tables import (
 )
 from pastcast.reports.figures import RenderedFigure, ReportData, render_figures
 from pastcast.reports.html._sections import ReportSection
-from pastcast.runlog import RunLog, StepColumns
 from pastcast.scoring import Convention, PairedComparison, paired_comparison
 
 if TYPE_CHECKING:
@@ -132,8 +131,7 @@ def write_html_report(
 ) -> WrittenReport:
     """Write ``report.html``, ``tables.md``, ``tables.tex``, ``scorecard.json`` and
     ``figures/NAME.{png,svg}`` under ``out``; each file is replaced whole (written aside, then
-    renamed). ``runs``: their records (``RunSet``) or their step columns (``RunColumns`` of
-    ``REPORT_COLUMNS``), the same report either way. ``figures`` names registered figures
+    renamed). ``runs``: read with at least ``REPORT_COLUMNS``. ``figures`` names registered figures
     (default: all that the runs support). ``leakage``: the runs' leakage cards
     (``pastcast.audit.leakage_card``), shown in a section of their own and written to
     ``leakage.json``.
@@ -169,7 +167,7 @@ def write_html_report(
         + "\n\n".join(to_latex(t) for t in [*tables[:3], *extra])
         + "\n"
     )
-    logs: Sequence[RunLog | StepColumns] = runs.logs
+    logs = runs.logs
     html = (
         _environment()
         .get_template("report.html.j2")
