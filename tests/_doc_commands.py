@@ -94,7 +94,7 @@ def doc_commands(page: Path) -> list[DocCommand]:
 
 
 def documented_pages() -> list[Path]:
-    return [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+    return [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]
 
 
 def tour_commands() -> list[DocCommand]:

@@ -159,7 +159,7 @@ _DOC_AGENT = re.compile(r"""--agent\s+(?:'([^']+)'|"([^"]+)"|([^\s'"`\\]+))""")
 
 def _documented_agents() -> list[tuple[str, str]]:
     found = []
-    for path in [REPO / "README.md", *sorted((REPO / "docs").glob("*.md"))]:
+    for path in [REPO / "README.md", *sorted((REPO / "docs").rglob("*.md"))]:
         for match in _DOC_AGENT.finditer(path.read_text(encoding="utf-8")):
             option = next(g for g in match.groups() if g)
             if option.isupper() or option.startswith("NAME"):  # a placeholder: --agent SPEC
