@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 from pastcast.app import parse_agent_option, split_agent_option
 from pastcast.records import Setting
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 SETTINGS: tuple[str, ...] = get_args(Setting)
 README_COMPATIBLE = "tool-agent:model=openai-compatible:qwen@http://127.0.0.1:8080/v1@memory_on"
 

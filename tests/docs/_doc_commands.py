@@ -11,7 +11,7 @@ import shlex
 from dataclasses import dataclass
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 SHELL_LANGUAGES = frozenset({"", "bash", "sh", "shell", "console"})
 
 

@@ -75,7 +75,7 @@ def test_the_html_reports_files_leave_no_temporary_file_on_a_full_disk(
     pytest.importorskip("jinja2")
     from pastcast.reports import load_runs
 
-    log = Path(__file__).parent / "fixtures" / "run_v1.jsonl"
+    log = Path(__file__).parents[1] / "runlog" / "fixtures" / "run_v1.jsonl"
     runs = load_runs([log])
     monkeypatch.setattr(os, "replace", _full_disk)
     out = tmp_path / "report"
