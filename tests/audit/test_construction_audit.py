@@ -23,8 +23,6 @@ from pastcast.markets import build_dataset, collected_at, make_schedule, read_fo
 from pastcast.records import Event, Resolution, StepSpec
 from pastcast.world import build_world
 
-pytestmark = pytest.mark.slow
-
 SEEDS = range(10)  # one world has 35 binary events: too few for a sharp interval; ten have 350
 
 

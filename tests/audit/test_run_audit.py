@@ -21,8 +21,6 @@ from pastcast.runlog import header_path, read_run_log, read_step_columns
 from pastcast.runner import RunConfig, run_benchmark
 from pastcast.world import World, WorldConfig, build_world
 
-pytestmark = pytest.mark.slow
-
 runner = CliRunner()
 
 

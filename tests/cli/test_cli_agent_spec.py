@@ -127,7 +127,6 @@ url_like = st.text(alphabet="abc01:/@.-_", min_size=1).filter(lambda s: not _nee
     setting=st.none() | st.sampled_from(SETTINGS),
     spaced=st.booleans(),
 )
-@pytest.mark.slow
 def test_format_then_parse_round_trips(
     name: str, args: dict[str, Any], setting: str | None, spaced: bool
 ) -> None:

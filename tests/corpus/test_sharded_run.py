@@ -5,16 +5,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import pytest
-
 from pastcast.agents import agent_spec
 from pastcast.corpus import EmbeddedIndex, open_backend
 from pastcast.corpus.sharded import ShardedCorpus
 from pastcast.runlog import read_run_log
 from pastcast.runner import CorpusRef, RunConfig, run_benchmark
 from pastcast.world import build_world
-
-pytestmark = pytest.mark.slow
 
 
 def _forecasts(path: Path) -> dict:  # type: ignore[type-arg]

@@ -27,7 +27,6 @@ from _doc_commands import ROOT, DocCommand, tour_commands
 SHARED = ROOT.parent / "shared"
 pytestmark = [
     pytest.mark.shared_data,
-    pytest.mark.slow,
     pytest.mark.timeout(3600),  # the whole tour, about four minutes on an idle 2-core machine
     pytest.mark.skipif(
         not (SHARED / "data" / "forecastbench").is_dir(),

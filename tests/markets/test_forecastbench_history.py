@@ -23,8 +23,6 @@ from pastcast.markets import (
     read_forecastbench,
 )
 
-pytestmark = pytest.mark.slow
-
 runner = CliRunner()
 
 

@@ -22,8 +22,6 @@ from pastcast.dataset import save_dataset
 from pastcast.reports import load_runs, scorecard
 from pastcast.reports.figures import FIGURES, ReportData
 
-pytestmark = pytest.mark.slow
-
 runner = CliRunner()
 BOOT = "300"
 

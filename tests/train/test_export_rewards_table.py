@@ -30,8 +30,6 @@ from pastcast.train import (
     step_rewards,
 )
 
-pytestmark = pytest.mark.slow
-
 runner = CliRunner()
 
 
