@@ -4,12 +4,13 @@ time limit, and what a recording run writes."""
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 import textwrap
 from pathlib import Path
 
-from _tiers import DURATIONS, SLOW_S, Durations, merged
+from _tiers import DURATIONS, SLOW_S, Durations, load_factor, merged
 
 TESTS = Path(__file__).resolve().parents[1]
 
@@ -20,6 +21,7 @@ pytest_plugins = ["_tiers"]
 """
 _INI = "[pytest]\nmarkers =\n    slow: slow\n    train: train\n"
 _MODULE = """
+import os
 import time
 import pytest
 
@@ -32,7 +34,7 @@ def test_quick():
     pass
 
 def test_sleepy():
-    time.sleep(0.6)
+    time.sleep(float(os.environ.get("SLEEPY_S", "0.6")))
 
 def test_first_user(server):
     assert server == "up"
@@ -56,10 +58,11 @@ def _project(tmp_path: Path) -> Path:
     return tmp_path
 
 
-def _pytest(project: Path, *args: str) -> subprocess.CompletedProcess[str]:
+def _pytest(project: Path, *args: str, sleepy_s: float = 0.6) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *args],
         cwd=project,
+        env={**os.environ, "SLEEPY_S": str(sleepy_s)},
         capture_output=True,
         text=True,
         timeout=300,
@@ -87,9 +90,19 @@ def test_the_file_decides_the_slow_tier_and_the_fast_tier_has_a_time_limit(
     project = _project(tmp_path)
     file = project / "durations.json"
     Durations({"test_mod.py::test_quick": 3.0}, {"test_mod.py::server": 2.5}).write(file)
-    # the fast tier: what the file does not put in the slow one, here over the limit (the
-    # sleeper, measured fast before): it fails, naming the way out
-    done = _pytest(project, "--durations-file", str(file), "-m", "not slow", "--fast-limit", "0.3")
+    # the fast tier: what the file does not put in the slow one; the sleeper, measured fast
+    # before, is over the limit now: it fails, naming the way out
+    limit = 0.3
+    over = limit * 3 * load_factor()  # past the limit however busy the machine gets meanwhile
+    done = _pytest(
+        project,
+        "--durations-file",
+        str(file),
+        "-m",
+        "not slow",
+        f"--fast-limit={limit}",
+        sleepy_s=over,
+    )
     assert done.returncode == 1
     assert "1 failed, 1 skipped, 4 deselected" in done.stdout
     assert "test_mod.py::test_sleepy took" in done.stdout
