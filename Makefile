@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 CORE := $(VENV)/.installed-core
 FULL := $(VENV)/.installed-full
 
-.PHONY: demo test test-fast lint typecheck unit bench clean
+.PHONY: demo test test-fast durations lint typecheck unit bench clean
 
 # The sandboxed python tool needs bubblewrap, libseccomp and, for a root caller, an interpreter the
 # unprivileged sandbox user can read (the system's python3); installed here when running as root.
@@ -61,9 +61,15 @@ unit: $(FULL)
 
 test: lint typecheck unit
 
-# The development tier: the tests not marked slow (each over about 2 s), without lint and types.
+# The development tier: the tests outside the slow tier, without lint and types. The slow tier is
+# decided by the durations measured in tests/durations.json (tests/_tiers.py): a test over 2 s, or
+# one using a shared fixture whose set-up is; a test outside it that takes over 5 s fails.
 test-fast: $(FULL)
 	$(BIN)/pytest -q -m "not slow"
+
+# Measures the whole suite again and rewrites tests/durations.json (run it on an idle machine).
+durations: $(FULL)
+	$(BIN)/pytest -q --record-durations
 
 bench: $(CORE)
 	$(BIN)/python benchmarks/env_overhead.py

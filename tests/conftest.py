@@ -13,6 +13,9 @@ import pytest
 if TYPE_CHECKING:
     from pastcast.registry import Entry
 
+# The tiers: which tests are slow, from their measured durations (tests/durations.json).
+pytest_plugins = ["_tiers"]
+
 REPO_ROOT = Path(__file__).resolve().parents[1]
 
 
@@ -59,44 +62,3 @@ def _module_of(entry: Entry[object]) -> str:
         return entry.target.partition(":")[0]
     factory = entry.target
     return str(getattr(getattr(factory, "func", factory), "__module__", None) or "")
-
-
-# Kinds of test that are slow whatever they check: a real model server, a fine-tuning run.
-_SLOW_KINDS = ("local_llm", "remote_llm", "train")
-# Modules whose tests each take seconds by design: several sandboxes signalling each other over
-# timed slots, kernel memory held for a while, a checkout copied aside, an EVM deployed.
-_SLOW_MODULES = frozenset(
-    {
-        "tests/sandbox/test_covert_channels.py",
-        "tests/sandbox/test_kernel_memory.py",
-        "tests/sandbox/test_attack_signals.py",
-        "tests/sandbox/test_attack_kernel.py",
-        "tests/sandbox/test_escape.py",
-        "tests/sandbox/test_start.py",
-        "tests/isolation/test_channels.py",
-        "tests/isolation/test_cheater.py",
-        "tests/isolation/test_closed_checkout.py",
-        "tests/corpus/test_static_embedder.py",
-        "tests/corpus/test_leakage.py",
-        "tests/corpus/test_run_corpus.py",
-        "tests/corpus/test_scale_build.py",
-        "tests/corpus/test_remote_embedder.py",  # a job killed mid-way, servers with latency
-        "tests/corpus/test_sharded.py",
-        "tests/corpus/test_sharded_run.py",
-        "tests/arena/test_evm.py",
-        "tests/models/test_openai_provider.py",
-        "tests/reports/test_score_options.py",
-        "tests/reports/test_leakage_in_reports.py",
-        "tests/runner/test_columns_kill.py",
-        "tests/audit/test_retrieval_audit.py",
-        "tests/audit/test_cutoff_probe_cli.py",
-    }
-)
-
-
-@pytest.hookimpl(tryfirst=True)  # before -m deselects by the marks
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    for item in items:
-        module = item.nodeid.split("::")[0]
-        if module in _SLOW_MODULES or any(item.get_closest_marker(k) for k in _SLOW_KINDS):
-            item.add_marker(pytest.mark.slow)

@@ -16,7 +16,6 @@ from pastcast.world import World
 
 
 @pytest.mark.parametrize("market", [False, True])
-@pytest.mark.slow
 def test_contract_holds_on_world_steps(
     world: World, world_index: EmbeddedIndex, market: bool
 ) -> None:
@@ -37,7 +36,6 @@ def test_contract_holds_on_world_steps(
         ("two-stage", "memory_free", {}),
     ],
 )
-@pytest.mark.slow
 def test_scripted_runs_are_deterministic(
     world: World,
     world_index: EmbeddedIndex,

@@ -20,7 +20,6 @@ MODEL = "lexical:demo"
 
 
 @pytest.mark.shared_data
-@pytest.mark.slow
 def test_a_hindcast_run_on_real_markets_scores_by_the_agents_label(
     shared_data_dir: Path, tmp_path: Path
 ) -> None:

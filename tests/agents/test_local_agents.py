@@ -34,7 +34,6 @@ def _model_path() -> Path:
         pytest.skip(str(exc))
 
 
-@pytest.mark.slow
 def test_agents_complete_episodes_with_a_local_model(
     world: World, world_index: EmbeddedIndex, tmp_path: Path
 ) -> None:

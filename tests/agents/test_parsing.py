@@ -41,7 +41,6 @@ def _wrap(kind: str, payload: str) -> str:
 
 @settings(max_examples=150, deadline=None)
 @given(labelled_probs(), st.sampled_from(["fence", "tag", "bare"]), st.booleans())
-@pytest.mark.slow
 def test_round_trip_any_labels(lp: tuple[list[str], list[float]], kind: str, nested: bool) -> None:
     labels, weights = lp
     probs = dict(zip(labels, weights, strict=True))

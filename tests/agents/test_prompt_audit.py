@@ -28,8 +28,6 @@ from pastcast.runlog import read_run_log
 from pastcast.runner import RunConfig, run_benchmark
 from pastcast.world import World
 
-pytestmark = pytest.mark.slow
-
 _N = 8
 _WORD = re.compile(r"[a-z0-9]+")
 _DOC_ID = re.compile(r"doc-\d+")

@@ -26,8 +26,6 @@ from pastcast.runlog import SCHEMA_VERSION, RunLog, header_path, read_run_log, s
 from pastcast.runner import RunConfig, run_benchmark
 from pastcast.world import World
 
-pytestmark = pytest.mark.slow
-
 
 def _json_types(
     value: Any, path: str, out: dict[str, set[str]], keys: dict[str, set[tuple[str, ...]]]

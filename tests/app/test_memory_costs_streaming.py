@@ -15,8 +15,6 @@ from _streaming import MAX_LIVE, records_streamed, synthetic_run
 from pastcast.app import memory_costs, read_runs
 from pastcast.scoring import evidence_index, memory_cost
 
-pytestmark = pytest.mark.slow  # a synthetic run, each analysis made twice
-
 
 def _stats_logs(tmp_path: Path) -> list[str]:
     """The stats tests' logs: notebooks whose new evidence differs by model and step."""

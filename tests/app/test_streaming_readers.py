@@ -56,8 +56,6 @@ from pastcast.scoring import (
 )
 from pastcast.world import build_world, world_from_spec
 
-pytestmark = pytest.mark.slow  # real runs, a synthetic one, each export made twice
-
 
 @pytest.fixture(scope="module")
 def synthetic(tmp_path_factory: pytest.TempPathFactory) -> Path:

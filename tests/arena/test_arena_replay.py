@@ -19,8 +19,6 @@ from pastcast.env import Episode, ToolError
 from pastcast.records import Forecast
 from pastcast.runlog import read_run_log
 
-pytestmark = pytest.mark.slow
-
 needs_evm()
 
 START = datetime(2025, 1, 20, 16, 0, tzinfo=UTC)

@@ -28,7 +28,6 @@ def test_every_contract_ships_abi_and_bytecode() -> None:
     } <= names
 
 
-@pytest.mark.slow
 def test_recompiling_the_sources_gives_the_shipped_artifacts() -> None:
     solcjs = find_solcjs()
     if solcjs is None:

@@ -83,7 +83,6 @@ def test_python_signatures_are_the_digests_the_evm_recovers(evm: Any) -> None:
     assert list(signers) == agents
 
 
-@pytest.mark.slow
 def test_python_and_the_evm_score_alike(evm: Any) -> None:
     rng = random.Random(3)
     cases: list[tuple[list[int], list[int], list[int]]] = []

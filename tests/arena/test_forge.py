@@ -14,8 +14,6 @@ import pytest
 
 from pastcast.arena import find_foundry_tool, find_solcjs
 
-pytestmark = pytest.mark.slow
-
 FORGE_DIR = Path(__file__).parent / "forge"
 CONTRACTS = Path(__file__).parents[2] / "src" / "pastcast" / "arena" / "contracts"
 FORGE = find_foundry_tool("forge")

@@ -564,13 +564,11 @@ def _check_chain(out: Path) -> None:
                     assert commit_deadline <= block["timestamp"] < reveal_deadline
 
 
-@pytest.mark.slow
 @pytest.mark.timeout(1500)
 def test_a_service_killed_at_random_moments_and_restarted_loses_nothing(tmp_path: Path) -> None:
     _killed_and_restarted(tmp_path)
 
 
-@pytest.mark.slow
 @pytest.mark.timeout(1500)
 def test_a_service_on_anvil_killed_and_restarted_reattaches_and_loses_nothing(
     tmp_path: Path,
@@ -612,7 +610,6 @@ def test_prices_after_the_cutoff_never_reach_an_episode(tmp_path: Path, fake: An
     assert steps and all(s.forecast.probs["Yes"] < 0.99 for s in steps)
 
 
-@pytest.mark.slow
 def test_attaching_to_another_chain_or_to_missing_contracts_is_refused(tmp_path: Path) -> None:
     from pastcast.arena import EvmArena, attach_deployment, local_node, write_deployment
 
@@ -675,7 +672,6 @@ def test_a_live_plan_on_a_node_of_another_chain_is_refused_naming_the_field(
         assert json.loads(deployment.read_text())["chain_id"] == 4242  # nothing redeployed
 
 
-@pytest.mark.slow
 def test_outcomes_come_from_a_conditional_tokens_contract_already_on_the_chain(
     tmp_path: Path, fake: Any
 ) -> None:

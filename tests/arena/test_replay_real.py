@@ -23,7 +23,6 @@ needs_evm()
 
 
 @pytest.mark.shared_data
-@pytest.mark.slow
 def test_twenty_rounds_of_real_markets(shared_data_dir: Path, tmp_path: Path) -> None:
     runner = CliRunner()
     data = import_polymarket(shared_data_dir, tmp_path / "fb")

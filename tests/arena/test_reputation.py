@@ -32,8 +32,6 @@ from pastcast.cli import app
 from pastcast.env import Episode
 from pastcast.records import Forecast
 
-pytestmark = pytest.mark.slow
-
 needs_evm()
 
 START = datetime(2025, 1, 20, 16, 0, tzinfo=UTC)

@@ -9,7 +9,6 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-import pytest
 from arena_helpers import needs_evm, synthetic_dataset
 from typer.testing import CliRunner
 
@@ -19,8 +18,6 @@ from pastcast.cli import app
 from pastcast.models import ChatRequest, ChatResponse, ScriptedModel, register_provider
 from pastcast.records import RequestedToolCall
 from pastcast.runlog import read_run_log
-
-pytestmark = pytest.mark.slow
 
 needs_evm()
 

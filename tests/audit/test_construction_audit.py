@@ -24,8 +24,6 @@ from pastcast.markets.sources import collected_at, read_forecastbench
 from pastcast.records import Event, Resolution, StepSpec
 from pastcast.world import build_world
 
-pytestmark = pytest.mark.slow
-
 SEEDS = range(10)  # one world has 35 binary events: too few for a sharp interval; ten have 350
 
 

@@ -15,7 +15,6 @@ from pastcast.dataset import read_metadata
 runner = CliRunner()
 
 
-@pytest.mark.slow
 def test_world_table_and_json() -> None:
     result = runner.invoke(app, ["audit", "construction", "world:0", "world:1", "--draws", "200"])
     assert result.exit_code == 0, result.output
@@ -39,7 +38,6 @@ def test_world_table_and_json() -> None:
 
 
 @pytest.mark.shared_data
-@pytest.mark.slow
 def test_real_data_imported_with_the_defaults_passes(shared_data_dir: Path, tmp_path: Path) -> None:
     out = tmp_path / "fb"
     args = ["data", "import", "forecastbench", str(shared_data_dir / "forecastbench")]

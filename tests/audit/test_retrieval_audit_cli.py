@@ -17,8 +17,6 @@ from pastcast.runlog import StepColumns, read_run_log
 from pastcast.runner import RunConfig, run_benchmark
 from pastcast.world import build_world
 
-pytestmark = pytest.mark.slow
-
 runner = CliRunner()
 
 

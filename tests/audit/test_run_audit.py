@@ -22,8 +22,6 @@ from pastcast.runlog import StepColumns, header_path, read_run_log, read_step_co
 from pastcast.runner import RunConfig, run_benchmark
 from pastcast.world import World, WorldConfig, build_world
 
-pytestmark = pytest.mark.slow
-
 runner = CliRunner()
 
 

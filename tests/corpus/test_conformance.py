@@ -22,7 +22,6 @@ from pastcast.corpus.embedded import EmbeddedIndex
 from pastcast.records import Document
 
 
-@pytest.mark.slow
 def test_embedded_index_passes(docs: list[Document]) -> None:
     report = check_no_leakage(EmbeddedIndex.in_memory(docs), docs, n_probes=400, seed=1)
     assert report.violations == 0 and report.first_violations == ()
@@ -81,7 +80,6 @@ FLAWS = {
 
 
 @pytest.mark.parametrize("flaw", sorted(FLAWS))
-@pytest.mark.slow
 def test_leaky_backends_are_counted(docs: list[Document], flaw: str) -> None:
     backend = Leaky(EmbeddedIndex.in_memory(docs), docs, flaw)
     report = check_no_leakage(backend, docs, n_probes=300, seed=2)

@@ -126,7 +126,6 @@ def test_corpus_build_excludes_flagged_documents_and_reports_them(tmp_path: Path
 
 
 @pytest.mark.shared_data
-@pytest.mark.slow
 def test_real_archive_headings_naming_a_later_year(shared_data_dir: Path) -> None:
     run = open_source("wcep", shared_data_dir / "wcep")
     kept = list(run.documents)

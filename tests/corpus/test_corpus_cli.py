@@ -89,7 +89,6 @@ def test_bad_inputs_fail_cleanly(tmp_path: Path) -> None:
     assert bad.exit_code == 2 and "bad.jsonl:1: field timestamp: missing" in bad.output
 
 
-@pytest.mark.slow
 def test_search_modes(tmp_path: Path) -> None:
     out = build(tmp_path)
     bad = runner.invoke(

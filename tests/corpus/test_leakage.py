@@ -162,7 +162,6 @@ def probes(report: LeakageReport) -> int:
 
 
 @pytest.mark.parametrize(("name", "variant"), cases())
-@pytest.mark.slow
 def test_leakage_probes(name: str, variant: str, request: pytest.FixtureRequest) -> None:
     backend = opener(name, variant, request)(DOCS)
     try:
@@ -183,7 +182,6 @@ def test_leakage_probes(name: str, variant: str, request: pytest.FixtureRequest)
 
 
 @pytest.mark.parametrize(("name", "variant"), cases())
-@pytest.mark.slow
 def test_as_of_equivalence(name: str, variant: str, request: pytest.FixtureRequest) -> None:
     """The whole corpus queried at t == a corpus built from the documents before t only."""
     make = opener(name, variant, request)
@@ -228,7 +226,6 @@ FILTER_PROBES = {"postgres": 150, "postgres-dense": 100, "postgres-hybrid": 100}
 
 
 @pytest.mark.parametrize(("name", "variant"), cases())
-@pytest.mark.slow
 def test_search_filters(name: str, variant: str, request: pytest.FixtureRequest) -> None:
     """Filters apply before ranking, never widen the cutoff, and mean the same everywhere."""
     if variant in APPROXIMATE:

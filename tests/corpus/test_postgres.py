@@ -55,7 +55,6 @@ def _queries(docs: Sequence[Document], rng: random.Random, n: int) -> list[str]:
     return out + ["", "the of and", "unknownword", "election election ELECTION"]
 
 
-@pytest.mark.slow
 def test_same_results_as_the_embedded_index(
     pg: PostgresBackend, embedded: EmbeddedIndex, docs: list[Document]
 ) -> None:
@@ -256,7 +255,6 @@ def test_vector_search_needs_embeddings(pg: PostgresBackend) -> None:
         pg.search_vector([0.0] * 8, as_of=START, k=3)
 
 
-@pytest.mark.slow
 def test_leaky_postgres_is_caught(pg: PostgresBackend, docs: list[Document]) -> None:
     """The conformance check is not vacuous here: a read with a late cutoff is caught."""
 

@@ -102,7 +102,6 @@ def _terms(query: str) -> list[str]:
     return list(dict.fromkeys(tokenize(query)))
 
 
-@pytest.mark.slow
 def test_early_results_equal_exhaustive_and_embedded(
     pg: PostgresBackend, embedded: EmbeddedIndex
 ) -> None:

@@ -36,7 +36,6 @@ def world_index(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return out
 
 
-@pytest.mark.slow
 def test_the_world_keeps_its_own_index_and_any_retrieval(tmp_path: Path, world_digest: str) -> None:
     pytest.importorskip("faiss")  # the 'dense' extra
     out = tmp_path / "run.jsonl"
@@ -103,7 +102,6 @@ def test_bad_corpus_options_are_one_line(tmp_path: Path, args: list[str], messag
     assert len(result.output.strip().splitlines()) == 1
 
 
-@pytest.mark.slow
 def test_the_world_from_a_database_url(tmp_path: Path, pg_url: str, world_digest: str) -> None:
     url = pg_url.replace("postgres@", "postgres:s3cret-pw@", 1)
     build = ["corpus", "build", "world:0", "--backend", "postgres", "--url", url]

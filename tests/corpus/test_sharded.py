@@ -84,7 +84,6 @@ def test_the_shards_cover_the_months_in_order(sharded: ShardedCorpus, index_dir:
     assert len(workers) == 3 and all(w.startswith("tcp://127.0.0.1:") for w in workers)
 
 
-@pytest.mark.slow
 def test_same_results_as_the_single_index(sharded: ShardedCorpus, single: EmbeddedIndex) -> None:
     rng = random.Random(9)
     compared = 0

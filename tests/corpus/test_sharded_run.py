@@ -5,8 +5,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import pytest
-
 from pastcast.agents import agent_spec
 from pastcast.corpus import open_backend
 from pastcast.corpus.embedded import EmbeddedIndex
@@ -14,8 +12,6 @@ from pastcast.corpus.sharded import ShardedCorpus
 from pastcast.runlog import read_run_log
 from pastcast.runner import CorpusRef, RunConfig, run_benchmark
 from pastcast.world import build_world
-
-pytestmark = pytest.mark.slow
 
 
 def _forecasts(path: Path) -> dict:  # type: ignore[type-arg]

@@ -101,7 +101,6 @@ def test_later_date_screen() -> None:
 
 
 @pytest.mark.shared_data
-@pytest.mark.slow
 def test_real_archive_build_flags_the_rewritten_days(shared_data_dir: Path, tmp_path: Path) -> None:
     out = tmp_path / "wcep-index"
     result = CliRunner().invoke(

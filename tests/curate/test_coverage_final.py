@@ -113,7 +113,6 @@ def _counterfactual(ds: Dataset) -> Dataset:
     return replace(ds, resolutions=resolutions, beliefs={})
 
 
-@pytest.mark.slow
 def test_the_final_step_never_sees_the_outcome(world: World) -> None:
     """Two datasets that differ only in outcomes get byte-identical requests, the final step's
     included, probed at the close date."""
@@ -146,7 +145,6 @@ def test_the_final_step_never_sees_the_outcome(world: World) -> None:
         assert cov.probed_at == min(event.close_time, last[eid])
 
 
-@pytest.mark.slow
 def test_data_curate_with_the_hindcast_preset(
     world_index_dir: Path, tmp_path: Path, judge_provider: list[ScriptedModel]
 ) -> None:

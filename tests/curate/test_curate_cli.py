@@ -44,7 +44,6 @@ def _curate(index: Path, out: Path, *extra: str) -> tuple[int, str, str]:
     return result.exit_code, result.stdout, result.stderr
 
 
-@pytest.mark.slow
 def test_the_world_funnel_and_the_curated_dataset(
     world_index_dir: Path, tmp_path: Path, judge_provider: list[ScriptedModel]
 ) -> None:
@@ -92,7 +91,6 @@ def test_the_world_funnel_and_the_curated_dataset(
     assert [s["stage"] for s in json.loads(info.stdout)["funnel"]][-1] == FUNNEL[-1][0]
 
 
-@pytest.mark.slow
 def test_recurating_answers_every_judgement_from_the_cache(
     world_index_dir: Path, tmp_path: Path, judge_provider: list[ScriptedModel]
 ) -> None:
@@ -108,7 +106,6 @@ def test_recurating_answers_every_judgement_from_the_cache(
     assert (tmp_path / "curated.judge-cache").is_dir()
 
 
-@pytest.mark.slow
 def test_the_text_report_lists_every_stage(
     world_index_dir: Path, tmp_path: Path, judge_provider: list[ScriptedModel]
 ) -> None:

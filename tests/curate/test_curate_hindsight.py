@@ -25,8 +25,6 @@ from pastcast.runlog import RunLog, StepColumns, read_run_log
 from pastcast.runner import RunConfig, run_benchmark
 from pastcast.world import World, WorldConfig, build_world
 
-pytestmark = pytest.mark.slow
-
 runner = CliRunner()
 
 # What the scripted judge makes of this world (seed 0, 30% of its events with a planted rewrite).

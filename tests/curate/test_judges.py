@@ -235,7 +235,6 @@ def _counterfactual(ds: Dataset) -> Dataset:
     return replace(ds, resolutions=resolutions, beliefs=beliefs)
 
 
-@pytest.mark.slow
 def test_judges_are_never_sent_the_outcome_prices_or_trajectory(world: World) -> None:
     """Two datasets that differ only in outcomes and prices get byte-identical judge requests:
     nothing a judge is sent depends on them."""

@@ -124,7 +124,6 @@ def _docs() -> list[Document]:
     ]
 
 
-@pytest.mark.slow
 def test_each_filter_removes_what_its_rule_names() -> None:
     names = ["english", "gopher", "gopher-repetition", "c4", "fineweb"]
     report = QualityReport()

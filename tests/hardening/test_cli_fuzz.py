@@ -508,7 +508,6 @@ def _no_server(monkeypatch: pytest.MonkeyPatch) -> None:
 
 @pytest.mark.timeout(600, method="thread")  # the signal is taken by each case
 @pytest.mark.parametrize(("path", "name", "special"), _cases())
-@pytest.mark.slow
 def test_fuzz(
     path: tuple[str, ...],
     name: str | None,

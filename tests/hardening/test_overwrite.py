@@ -116,7 +116,6 @@ def test_a_dataset_import_never_replaces_a_users_folder_or_a_file(tmp_path: Path
     assert a_file.read_text() == "keep me"
 
 
-@pytest.mark.slow
 def test_a_run_never_replaces_an_index_it_did_not_build(tmp_path: Path) -> None:
     out = tmp_path / "runs" / "run.jsonl"
     args = ["run", "-a", "uniform", "--max-events", "1", "--out", str(out)]

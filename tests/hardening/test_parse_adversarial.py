@@ -134,7 +134,6 @@ def _reference_balanced_objects(text: str) -> list[tuple[int, int]]:
 
 @settings(max_examples=1500, deadline=None)
 @given(st.text(alphabet='{}"\\ab', max_size=40))
-@pytest.mark.slow
 def test_brace_scanner_matches_the_reference(text: str) -> None:
     assert _balanced_objects(text) == _reference_balanced_objects(text)
 

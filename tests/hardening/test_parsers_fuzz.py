@@ -71,7 +71,6 @@ def test_deep_json_is_refused_even_under_a_raised_recursion_limit() -> None:
     assert done.stdout.count("nested deeper than 512 levels") == 2
 
 
-@pytest.mark.slow
 def test_a_deep_body_does_not_crash_the_relayer(tmp_path: Path) -> None:
     pytest.importorskip("fastapi")
     pytest.importorskip("httpx")

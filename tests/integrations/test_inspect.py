@@ -47,8 +47,6 @@ from pastcast.records import EpisodeRecord, Forecast
 from pastcast.runlog import read_run_log
 from pastcast.scoring import score_forecast
 
-pytestmark = pytest.mark.slow
-
 runner = CliRunner()
 SRC = Path(__file__).resolve().parents[2] / "src"
 

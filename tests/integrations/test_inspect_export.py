@@ -27,7 +27,6 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "reports"))
 from recorded_run import record_run, report_dataset
 
 runner = CliRunner()
-pytestmark = pytest.mark.slow  # a recorded run of 448 forecasts written, read and converted
 
 
 @pytest.fixture(scope="module")

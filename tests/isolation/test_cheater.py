@@ -33,7 +33,6 @@ def test_in_process_the_cheater_reads_the_resolution(tmp_path: Path) -> None:
         assert s.episode.tool_calls == () and s.episode.model_calls == ()
 
 
-@pytest.mark.slow
 def test_isolated_the_cheater_finds_nothing(tmp_path: Path, bindable_environment: None) -> None:
     spec = agent_spec("isolated", agent="cheater", plugin=str(CHEATER), label="cheater-isolated")
     steps = _run(tmp_path, spec)
@@ -45,7 +44,6 @@ def test_isolated_the_cheater_finds_nothing(tmp_path: Path, bindable_environment
         assert s.scores.brier == pytest.approx(0.5)
 
 
-@pytest.mark.slow
 def test_the_plugin_is_never_imported_by_the_runner(
     tmp_path: Path, open_dir: Path, bindable_environment: None
 ) -> None:

@@ -8,7 +8,6 @@ import json
 import shutil
 from pathlib import Path
 
-import pytest
 from typer.testing import CliRunner
 
 from _tiny import ListBackend, tiny_dataset, tiny_documents
@@ -28,7 +27,6 @@ def _agent_copy(folder: Path) -> Path:
     return script
 
 
-@pytest.mark.slow
 def test_an_external_script_runs_through_pastcast_run_and_scores(
     tmp_path: Path, open_dir: Path, sandbox: None
 ) -> None:

@@ -35,7 +35,6 @@ def _same(record: StepRecord) -> dict[str, Any]:
     return {"forecast": record.forecast.model_dump(), "episode": episode}
 
 
-@pytest.mark.slow
 def test_isolated_agents_match_in_process(tmp_path: Path, bindable_environment: None) -> None:
     outputs = tmp_path / "outputs.json"
     outputs.write_text(json.dumps(['{"probabilities": {"Yes": 0.8, "No": 0.2}}']))
@@ -62,7 +61,6 @@ def test_isolated_agents_match_in_process(tmp_path: Path, bindable_environment: 
     assert steps["iso-no-tools-memory_free"][0].episode.model_calls  # proxied and recorded
 
 
-@pytest.mark.slow
 def test_budgets_end_isolated_episodes_as_in_process(
     tmp_path: Path, bindable_environment: None
 ) -> None:
@@ -84,7 +82,6 @@ def test_budgets_end_isolated_episodes_as_in_process(
     assert steps["iso-no-tools"][0].forecast.failure_reason == "budget_exhausted"
 
 
-@pytest.mark.slow
 def test_an_unknown_inner_agent_is_an_agent_error(
     tmp_path: Path, bindable_environment: None
 ) -> None:

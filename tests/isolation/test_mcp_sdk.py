@@ -19,7 +19,6 @@ from mcp.client.stdio import stdio_client  # noqa: E402
 SRC = str(Path(__file__).resolve().parents[2] / "src")
 
 
-@pytest.mark.slow
 def test_the_sdk_client_uses_the_served_episode(tmp_path: Path) -> None:
     record = tmp_path / "record.json"
     params = StdioServerParameters(

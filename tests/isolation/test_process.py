@@ -65,7 +65,6 @@ def test_a_line_without_end_is_stopped_at_its_limit(sandbox: None) -> None:
     assert res.killed_reason == "output_limit"
 
 
-@pytest.mark.slow
 def test_after_the_last_reply_a_lingering_process_is_ended(sandbox: None) -> None:
     code = "print('bye', flush=True)\nimport time\ntime.sleep(60)\n"
     started = time.monotonic()
@@ -74,7 +73,6 @@ def test_after_the_last_reply_a_lingering_process_is_ended(sandbox: None) -> Non
     assert time.monotonic() - started < 15
 
 
-@pytest.mark.slow
 def test_a_flood_of_unread_replies_stays_bounded(sandbox: None) -> None:
     code = "while True:\n    print('q', flush=True)\n"  # never reads a reply
     calls = 0

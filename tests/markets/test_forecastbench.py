@@ -123,7 +123,6 @@ def test_download_retries_server_errors(tmp_path: Path) -> None:
 
 
 @pytest.mark.shared_data
-@pytest.mark.slow
 def test_real_forecastbench_has_no_post_resolution_prices(shared_data_dir: Path) -> None:
     result = read_forecastbench(shared_data_dir / "forecastbench")
     assert len(result.histories) > 1000
@@ -138,7 +137,6 @@ runner = CliRunner()
 
 
 @pytest.mark.shared_data
-@pytest.mark.slow
 def test_cli_import_and_info_on_real_data(shared_data_dir: Path, tmp_path: Path) -> None:
     out = tmp_path / "ds"
     res = runner.invoke(

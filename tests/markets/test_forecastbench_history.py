@@ -18,8 +18,6 @@ from pastcast.dataset import load_dataset
 from pastcast.markets import build_dataset, make_schedule
 from pastcast.markets.sources import HISTORY_REPO_HINT, ForecastBenchError, read_forecastbench
 
-pytestmark = pytest.mark.slow
-
 runner = CliRunner()
 
 

@@ -104,7 +104,6 @@ def test_data_show_prints_one_question_without_its_outcome(release: Path) -> Non
     assert json.loads(inclusive.stdout)["steps"][0].startswith("2025-07-06")
 
 
-@pytest.mark.slow
 def test_data_show_finds_a_unique_prefix_and_names_what_is_missing() -> None:
     res = runner.invoke(app, ["data", "show", "nope", "--json"])
     assert res.exit_code == 2
@@ -116,7 +115,6 @@ def test_data_show_finds_a_unique_prefix_and_names_what_is_missing() -> None:
     assert many.exit_code == 2 and "the prefix of 9 events" in many.stderr
 
 
-@pytest.mark.slow
 def test_score_and_report_put_questions_next_to_event_ids(release: Path, tmp_path: Path) -> None:
     out = tmp_path / "r.jsonl"
     assert (

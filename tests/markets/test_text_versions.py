@@ -140,7 +140,6 @@ def test_collection_time_is_the_last_day_with_data(tmp_path: Path) -> None:
 
 
 @pytest.mark.shared_data
-@pytest.mark.slow
 def test_real_forecastbench_steps_see_their_snapshot(shared_data_dir: Path) -> None:
     root = shared_data_dir / "forecastbench"
     versions = read_text_versions(root)

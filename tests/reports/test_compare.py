@@ -41,7 +41,6 @@ def world_runs(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
     return logs[0], logs[1]
 
 
-@pytest.mark.slow
 def test_compare_two_world_runs_matches_the_logs(world_runs: tuple[Path, Path]) -> None:
     base, tuned = world_runs
     made = compare_runs(base, tuned, bootstrap=500)
@@ -73,7 +72,6 @@ def test_compare_two_world_runs_matches_the_logs(world_runs: tuple[Path, Path]) 
     assert d.ci_low <= d.mean <= d.ci_high
 
 
-@pytest.mark.slow
 def test_compare_cli_prints_json_markdown_and_a_table(world_runs: tuple[Path, Path]) -> None:
     base, tuned = world_runs
     got = runner.invoke(app, ["compare", str(base), str(tuned), "--json", "--bootstrap", "200"])
@@ -106,7 +104,6 @@ def _copy_with(log: Path, out: Path, **header: object) -> Path:
     return out / "run.jsonl"
 
 
-@pytest.mark.slow
 def test_compare_refuses_other_datasets_and_logs_without_shared_steps(
     world_runs: tuple[Path, Path], tmp_path: Path
 ) -> None:

@@ -26,8 +26,6 @@ from pastcast.reports.dashboard import RunIndex, create_app
 from pastcast.runlog import AgentSpec, RunHeader, RunLogWriter, read_run_log
 from pastcast.scoring import summarize
 
-pytestmark = pytest.mark.slow
-
 
 @pytest.fixture(scope="module")
 def index(recorded_log: Path, dataset: Dataset) -> RunIndex:

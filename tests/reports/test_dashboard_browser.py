@@ -22,8 +22,6 @@ pytest.importorskip("uvicorn", reason="the dashboard needs the reports extra")
 from pastcast.dataset import Dataset
 from pastcast.reports.dashboard import RunIndex, create_app
 
-pytestmark = pytest.mark.slow
-
 CHROMIUM = Path(os.environ.get("PASTCAST_CHROMIUM", "/usr/bin/chromium"))
 CHROMEDRIVER = Path(os.environ.get("PASTCAST_CHROMEDRIVER", "/usr/bin/chromedriver"))
 ARTIFACTS = Path(

@@ -24,8 +24,6 @@ from pastcast.reports.dashboard._compare import short_labels
 from pastcast.runlog import read_run_log
 from pastcast.scoring import paired_comparison, table_from_records
 
-pytestmark = pytest.mark.slow
-
 
 @pytest.fixture(scope="module")
 def index(recorded_log: Path, dataset: Dataset) -> RunIndex:

@@ -24,8 +24,6 @@ from pastcast.reports.dashboard import RunIndex, create_app, index_path
 from pastcast.runlog import header_path, read_run_log
 from pastcast.scoring import table_from_records
 
-pytestmark = pytest.mark.slow
-
 
 @pytest.fixture
 def run_dir(recorded_log: Path, tmp_path: Path) -> Path:

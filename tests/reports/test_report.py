@@ -23,8 +23,6 @@ from pastcast.reports import Runs, scorecard
 from pastcast.reports.figures import FIGURES, ReportData
 from pastcast.runlog import read_run_log
 
-pytestmark = pytest.mark.slow
-
 runner = CliRunner()
 BOOT = "300"
 

@@ -22,8 +22,6 @@ from pastcast.reports.figures import FIGURES
 from pastcast.reports.html import write_html_report
 from pastcast.runlog import read_run_log
 
-pytestmark = pytest.mark.slow  # two reports of each run, every figure drawn
-
 FILES = ("tables.md", "tables.tex", "scorecard.json")
 
 

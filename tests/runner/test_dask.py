@@ -20,8 +20,6 @@ from pastcast.runlog import read_run_log
 from pastcast.runner import RunConfig, run_benchmark
 from pastcast.runner._dask import DaskExecutor
 
-pytestmark = pytest.mark.slow
-
 distributed = pytest.importorskip("distributed")
 pytest.importorskip("openai")
 

@@ -40,7 +40,6 @@ def _run(  # type: ignore[no-untyped-def]
     )
 
 
-@pytest.mark.slow
 def test_every_fault_is_retried_and_the_forecasts_are_those_of_a_clean_run(
     tmp_path: Path, provider: ProviderState
 ) -> None:
@@ -60,7 +59,6 @@ def test_every_fault_is_retried_and_the_forecasts_are_those_of_a_clean_run(
     assert calls.model_calls == sum(s.episode.usage.model_calls for s in faulty)
 
 
-@pytest.mark.slow
 def test_per_provider_concurrency_is_capped(tmp_path: Path, provider: ProviderState) -> None:
     provider.latency_s = 0.02
     limits = {"openai-compatible": ProviderLimits(max_concurrent=3)}
@@ -68,7 +66,6 @@ def test_per_provider_concurrency_is_capped(tmp_path: Path, provider: ProviderSt
     assert provider.max_in_flight == 3  # 16 episodes in flight, 3 requests at a time
 
 
-@pytest.mark.slow
 def test_a_provider_that_keeps_failing_is_paused_then_resumes(
     tmp_path: Path, provider: ProviderState
 ) -> None:
@@ -87,7 +84,6 @@ def test_a_provider_that_keeps_failing_is_paused_then_resumes(
     assert result.failures == 0  # every step waited for the provider and went through
 
 
-@pytest.mark.slow
 def test_steps_a_provider_failed_are_recorded_as_such_and_run_again_on_request(
     tmp_path: Path, provider: ProviderState
 ) -> None:

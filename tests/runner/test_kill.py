@@ -93,7 +93,6 @@ def _lines(log: Path) -> int:
     return log.read_bytes().count(b"\n") if log.exists() else 0
 
 
-@pytest.mark.slow
 def test_kill_9_at_random_moments_then_resume_loses_and_repeats_nothing(
     tmp_path: Path, provider: ProviderState
 ) -> None:
@@ -145,7 +144,6 @@ def _board(steps: tuple) -> str:  # type: ignore[type-arg]
     return json.dumps([s.as_dict() for s in summaries])
 
 
-@pytest.mark.slow
 def test_a_second_process_on_a_log_being_written_is_refused(
     tmp_path: Path, provider: ProviderState
 ) -> None:

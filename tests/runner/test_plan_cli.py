@@ -33,7 +33,6 @@ def _readme_plan(tmp_path: Path) -> Path:
     return path
 
 
-@pytest.mark.slow
 def test_the_readme_plan_is_priced_then_runs_as_it_is(
     tmp_path: Path, provider: ProviderState, monkeypatch: pytest.MonkeyPatch
 ) -> None:

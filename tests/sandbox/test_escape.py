@@ -92,7 +92,6 @@ def test_writes_only_in_scratch(secret_file: Path) -> None:
 
 
 @needs_sandbox
-@pytest.mark.slow
 def test_no_network_even_to_loopback() -> None:
     server = socket.create_server(("127.0.0.1", 0))
     port = server.getsockname()[1]

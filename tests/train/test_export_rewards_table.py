@@ -30,8 +30,6 @@ from pastcast.train import (
     table_schema,
 )
 
-pytestmark = pytest.mark.slow
-
 runner = CliRunner()
 
 

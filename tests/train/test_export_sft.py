@@ -37,7 +37,6 @@ def _conversation(step: StepRecord, index: int) -> tuple[Message, ...]:
     return conversations(step.episode)[index].messages
 
 
-@pytest.mark.slow
 def test_messages_export_validates_loads_with_datasets_and_round_trips(
     split_log: RunLog, split_world: Dataset, tmp_path: Path
 ) -> None:

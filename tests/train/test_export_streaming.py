@@ -14,8 +14,6 @@ from pastcast.app import export_runs
 from pastcast.runlog import RunLog, read_run_log
 from pastcast.train import ExportManifest, SplitPolicy, export_rewards, export_sft
 
-pytestmark = pytest.mark.slow  # real runs, a synthetic one, each export made twice
-
 
 def _manifest(m: ExportManifest) -> dict[str, Any]:
     return {k: v for k, v in m.model_dump().items() if k not in ("created_at", "file")}

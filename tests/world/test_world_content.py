@@ -6,7 +6,6 @@ import re
 from collections import Counter
 from datetime import UTC, datetime, time, timedelta
 
-import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -229,7 +228,6 @@ def test_default_steps_edges() -> None:
     assert len(default_steps(ev, res)) == 5
 
 
-@pytest.mark.slow
 def test_planted_hindsight_rewrites() -> None:
     assert build_world(0).hindsight_ids == frozenset()  # none unless asked for
     w = build_world(0, WorldConfig(hindsight_fraction=0.3))

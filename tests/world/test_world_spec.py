@@ -75,7 +75,6 @@ def _ids(index_dir: Path) -> set[str]:
     return {index.read_ordinal(i).id for i in range(len(index))}
 
 
-@pytest.mark.slow
 def test_planted_rewrites_from_the_command_line(tmp_path: Path) -> None:
     planted = build_world(0, WorldConfig(hindsight_fraction=0.5, n_events=8, n_documents=400))
     screened, unscreened = tmp_path / "screened", tmp_path / "unscreened"
@@ -123,7 +122,6 @@ def test_planted_rewrites_from_the_command_line(tmp_path: Path) -> None:
             assert audited.exit_code == 1 and flagged and flagged <= planted.hindsight_ids
 
 
-@pytest.mark.slow
 def test_audit_run_reads_a_directory_dataset_even_for_a_world_log(tmp_path: Path) -> None:
     from pastcast.dataset import save_dataset
 

@@ -8,7 +8,7 @@ has not shown; the market tool exists only with market access and shows only com
 before the cutoff and the resolution; spent budgets raise ``BudgetExceeded`` as documented.
 That two runs of an agent write the same log is the runner's check
 (``pastcast.runner.check_deterministic``). Every check was shown to fail on a deliberately broken
-environment (``tests/test_check_env.py``).
+environment (``tests/env/test_check_env.py``).
 """
 
 from __future__ import annotations

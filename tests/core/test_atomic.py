@@ -76,7 +76,7 @@ def test_the_html_reports_files_leave_no_temporary_file_on_a_full_disk(
     from pastcast.reports import Runs
     from pastcast.runlog import read_step_columns
 
-    log = Path(__file__).parent / "fixtures" / "run_v1.jsonl"
+    log = Path(__file__).parents[1] / "runlog" / "fixtures" / "run_v1.jsonl"
     runs = Runs((read_step_columns(log),))
     monkeypatch.setattr(os, "replace", _full_disk)
     out = tmp_path / "report"

@@ -44,7 +44,6 @@ def test_corpus_build_json(tmp_path: Path) -> None:
     assert "\nskipped 1 malformed lines:\n" in text.stdout
 
 
-@pytest.mark.slow
 def test_run_progress_goes_to_stderr(tmp_path: Path) -> None:
     out = tmp_path / "r.jsonl"
     result = runner.invoke(

@@ -1,7 +1,7 @@
 """Every ``pastcast`` command the README and the docs show names a command that exists, with
 options that command takes and no more positional arguments than it accepts: a renamed option or
 a removed command fails here, before a reader finds it. (The README tour is also run, whole, by
-``tests/test_readme_tour.py``.)"""
+``tests/docs/test_readme_tour.py``.)"""
 
 from __future__ import annotations
 
@@ -10,8 +10,8 @@ from typing import Any
 import click
 import pytest
 import typer
-
 from _doc_commands import DocCommand, doc_commands, documented_pages, shell_lines
+
 from pastcast.cli import app
 
 ROOT_COMMAND = typer.main.get_command(app)

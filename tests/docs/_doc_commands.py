@@ -11,7 +11,7 @@ import shlex
 from dataclasses import dataclass
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 SHELL_LANGUAGES = frozenset({"", "bash", "sh", "shell", "console"})
 
 
@@ -94,7 +94,7 @@ def doc_commands(page: Path) -> list[DocCommand]:
 
 
 def documented_pages() -> list[Path]:
-    return [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+    return [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]
 
 
 def tour_commands() -> list[DocCommand]:

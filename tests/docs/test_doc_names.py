@@ -9,9 +9,9 @@ import re
 from functools import cache
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 SRC = ROOT / "src"
-DOCS = sorted([*(ROOT / "docs").glob("*.md"), ROOT / "README.md", ROOT / "ARCHITECTURE.md"])
+DOCS = sorted([*(ROOT / "docs").rglob("*.md"), ROOT / "README.md", ROOT / "ARCHITECTURE.md"])
 NAME = re.compile(r"(?<![\w./-])pastcast(?:\.[A-Za-z_]\w*)+")
 FROM_IMPORT = re.compile(r"^\s*from (pastcast[\w.]*) import ([\w, ]+)$", re.MULTILINE)
 REGISTRY = re.compile(r'Registry\(\s*"([^"]+)"(?:\s*,\s*(?:group=)?"([^"]+)")?')

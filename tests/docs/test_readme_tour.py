@@ -3,7 +3,7 @@ a fresh folder beside ../shared, through bash and the installed ``pastcast``; ea
 and each figure the README quotes about what a command prints must be what it prints now.
 
 A few commands are not run here, each for a stated reason (a local model at minutes a step, a
-remote judge); ``tests/test_doc_commands.py`` still checks their shape.
+remote judge); ``tests/docs/test_doc_commands.py`` still checks their shape.
 """
 
 from __future__ import annotations
@@ -22,13 +22,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-
 from _doc_commands import ROOT, DocCommand, tour_commands
 
 SHARED = ROOT.parent / "shared"
 pytestmark = [
     pytest.mark.shared_data,
-    pytest.mark.slow,
     pytest.mark.timeout(3600),  # the whole tour, about four minutes on an idle 2-core machine
     pytest.mark.skipif(
         not (SHARED / "data" / "forecastbench").is_dir(),

@@ -14,8 +14,6 @@ from pastcast.runlog import read_run_log
 from pastcast.runner import RunConfig, run_benchmark
 from pastcast.world import World, build_world
 
-pytestmark = pytest.mark.slow
-
 
 def _needs_arguments(factory: object) -> bool:
     params = inspect.signature(factory).parameters.values()  # type: ignore[arg-type]

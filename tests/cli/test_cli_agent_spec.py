@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 from pastcast.app import parse_agent_option, split_agent_option
 from pastcast.records import Setting
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 SETTINGS: tuple[str, ...] = get_args(Setting)
 README_COMPATIBLE = "tool-agent:model=openai-compatible:qwen@http://127.0.0.1:8080/v1@memory_on"
 
@@ -127,7 +127,6 @@ url_like = st.text(alphabet="abc01:/@.-_", min_size=1).filter(lambda s: not _nee
     setting=st.none() | st.sampled_from(SETTINGS),
     spaced=st.booleans(),
 )
-@pytest.mark.slow
 def test_format_then_parse_round_trips(
     name: str, args: dict[str, Any], setting: str | None, spaced: bool
 ) -> None:
@@ -159,7 +158,7 @@ _DOC_AGENT = re.compile(r"""--agent\s+(?:'([^']+)'|"([^"]+)"|([^\s'"`\\]+))""")
 
 def _documented_agents() -> list[tuple[str, str]]:
     found = []
-    for path in [REPO / "README.md", *sorted((REPO / "docs").glob("*.md"))]:
+    for path in [REPO / "README.md", *sorted((REPO / "docs").rglob("*.md"))]:
         for match in _DOC_AGENT.finditer(path.read_text(encoding="utf-8")):
             option = next(g for g in match.groups() if g)
             if option.isupper() or option.startswith("NAME"):  # a placeholder: --agent SPEC

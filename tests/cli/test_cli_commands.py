@@ -40,7 +40,6 @@ def _command(*path: str) -> Any:
     return cmd
 
 
-@pytest.mark.slow
 def test_every_command_has_help_text() -> None:
     commands = _walk(typer.main.get_command(app))
     names = {path for path, _ in commands}
@@ -146,7 +145,6 @@ def test_usage_errors_of_the_parser_exit_2(tmp_path: Path) -> None:
     assert not (tmp_path / "r.jsonl").exists()
 
 
-@pytest.mark.slow
 def test_python_tool_without_a_sandbox_is_refused_before_the_run(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -179,7 +177,6 @@ def _non_default(name: str, field: Any) -> tuple[list[str], Any]:
     return [option, str(value)], value
 
 
-@pytest.mark.slow
 def test_every_run_and_env_config_field_is_a_run_option(tmp_path: Path) -> None:
     params = {p.name for p in _command("run").params}
     env_fields = set(EnvConfig.model_fields) - cli_run.PER_AGENT_FIELDS
@@ -215,7 +212,6 @@ def test_every_run_and_env_config_field_is_a_run_option(tmp_path: Path) -> None:
             assert config[name] == value, name
 
 
-@pytest.mark.slow
 def test_run_json_is_one_object_on_stdout(tmp_path: Path) -> None:
     out = tmp_path / "r.jsonl"
     args = ["run", "--agent", "uniform", "--max-events", "2", "--out", str(out), "--json"]
@@ -236,7 +232,6 @@ def test_run_json_is_one_object_on_stdout(tmp_path: Path) -> None:
     assert again["written"] == 0 and again["resumed"] == len(steps)
 
 
-@pytest.mark.slow
 def test_a_run_whose_every_forecast_is_unusable_exits_1(tmp_path: Path) -> None:
     out = tmp_path / "r.jsonl"
     script = tmp_path / "outputs.json"  # a model that loads, and never gives an answer
@@ -276,7 +271,6 @@ def test_an_error_during_the_run_exits_1_in_one_line(
     assert "Traceback" not in result.output
 
 
-@pytest.mark.slow
 def test_demo_runs_end_to_end_and_resumes(tmp_path: Path) -> None:
     result = runner.invoke(app, ["demo", "--out", str(tmp_path)])
     assert result.exit_code == 0, result.output
@@ -295,7 +289,6 @@ def test_demo_runs_end_to_end_and_resumes(tmp_path: Path) -> None:
     assert ("heuristic", "memory_on", "agent") in agents
 
 
-@pytest.mark.slow
 def test_run_then_score_from_the_log(tmp_path: Path) -> None:
     out = tmp_path / "r.jsonl"
     result = runner.invoke(

@@ -66,14 +66,12 @@ def _failures(path: Path, how: str) -> int:
     return int(done.stdout.strip())
 
 
-@pytest.mark.slow
 def test_loads_from_many_threads_never_race_in_the_header_parser(tmp_path: Path) -> None:
     path = tmp_path / "a.npy"
     np.save(path, np.arange(3))
     assert _failures(path, "locked") == 0
 
 
-@pytest.mark.slow
 @pytest.mark.skipif(not _AFFECTED, reason="this CPython parses in threads safely")
 def test_the_race_is_real_here_without_the_lock(tmp_path: Path) -> None:
     # the control: the scenario above does break numpy's own loader on this interpreter

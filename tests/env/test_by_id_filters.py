@@ -7,10 +7,10 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from test_filter_and_walk_tools import CUTOFF, DOCS, ids, toolbox
 
 from _tiny import ListBackend
 from pastcast.env import TOOLS, EnvConfig, Toolbox, ToolError
-from test_filter_and_walk_tools import CUTOFF, DOCS, ids, toolbox
 
 FILTER_FIELDS = {"doc_type", "source", "month", "since"}
 

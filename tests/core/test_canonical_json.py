@@ -10,7 +10,7 @@ from pastcast.runlog import read_run_log, run_fingerprint
 from pastcast.safejson import canonical_json
 from pastcast.world import WorldConfig
 
-FIXTURE = Path(__file__).parent / "fixtures" / "run_v1.jsonl"
+FIXTURE = Path(__file__).parents[1] / "runlog" / "fixtures" / "run_v1.jsonl"
 
 
 def test_equal_values_give_equal_text_whatever_the_key_order() -> None:

@@ -11,9 +11,7 @@ import sys
 from collections.abc import Iterator
 from pathlib import Path
 
-import pytest
-
-SRC = Path(__file__).resolve().parents[1] / "src"
+SRC = Path(__file__).resolve().parents[2] / "src"
 PKG = SRC / "pastcast"
 
 
@@ -156,7 +154,6 @@ def private_import_violations(files: list[Path]) -> list[str]:
     return out
 
 
-@pytest.mark.slow
 def test_no_package_imports_another_packages_private_modules() -> None:
     assert private_import_violations(_sources()) == []
 
