@@ -39,3 +39,14 @@ def install_plugin(
         sections.append(f"[{group}]\n{lines}\n")
     (info / "entry_points.txt").write_text("\n".join(sections))
     monkeypatch.syspath_prepend(str(root))
+
+
+ARENA_MISSING = "the arena is not installed (its distribution in arena/: pip install -e arena)"
+
+
+def plugin_command(name: str) -> bool:
+    """Whether an installed plugin adds the command ``name`` to the CLI (``arena``: the arena's
+    distribution; the core's tests run without it, skipping what needs it)."""
+    from importlib.metadata import entry_points
+
+    return any(ep.name == name for ep in entry_points(group="pastcast.commands"))

@@ -17,14 +17,6 @@ from pastcast.app._agents import (
     parse_agent_options,
     split_agent_option,
 )
-from pastcast.app._arena import (
-    DEPLOYMENT_FILE,
-    ArenaReplay,
-    arena_chain_leaderboard,
-    arena_replay,
-    arena_sections,
-    round_plan,
-)
 from pastcast.app._audits import (
     DEFAULT_CALIBRATION,
     RetrievalAuditRead,
@@ -64,7 +56,6 @@ from pastcast.app._imports import (
     import_polymarket,
     market_filters,
 )
-from pastcast.app._live import arena_live, read_live_plan
 from pastcast.app._models import ProbedCutoff, probe_model_cutoff
 from pastcast.app._reading import ColumnsRead, RunsRead, read_run_columns, read_runs
 from pastcast.app._replays import WORLD_INDEX, Replay, open_replay, shared_replay
@@ -90,6 +81,7 @@ from pastcast.app._runs import (
     read_plan,
     run_plan,
 )
+from pastcast.app._sections import report_sections
 from pastcast.app._stats import (
     Statistics,
     coverage_bins,
@@ -105,7 +97,6 @@ __all__ = [
     "CURATION_LEGS",
     "DATASET_SPEC_HELP",
     "DEFAULT_CALIBRATION",
-    "DEPLOYMENT_FILE",
     "FRAMES_EXTRA_HINT",
     "REPORTS_EXTRA_HINT",
     "TABLE_COLUMNS",
@@ -113,7 +104,6 @@ __all__ = [
     "AgentOption",
     "AgentRun",
     "AppError",
-    "ArenaReplay",
     "ColumnsRead",
     "Compared",
     "CorpusBuild",
@@ -135,10 +125,6 @@ __all__ = [
     "Statistics",
     "StoreBackend",
     "append_corpus",
-    "arena_chain_leaderboard",
-    "arena_live",
-    "arena_replay",
-    "arena_sections",
     "audit_dataset_texts",
     "audit_datasets",
     "audit_run_log",
@@ -181,13 +167,12 @@ __all__ = [
     "preset_rounds",
     "preset_settings",
     "probe_model_cutoff",
-    "read_live_plan",
     "read_plan",
     "read_run_columns",
     "read_runs",
     "recoveries",
     "report_runs",
-    "round_plan",
+    "report_sections",
     "run_leakage_cards",
     "run_plan",
     "runs_by_agent",

@@ -3,16 +3,16 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
-from pastcast.app._arena import arena_sections
 from pastcast.app._audits import run_leakage_cards
 from pastcast.app._compare import paired_comparisons
 from pastcast.app._errors import AppError
 from pastcast.app._reading import ColumnsRead, RunsRead, read_run_columns, read_runs
+from pastcast.app._sections import plugin_sections
 from pastcast.dataset import Dataset
 from pastcast.reports import GROUP_COLUMNS, REPORT_COLUMNS, RunSet, Scorecard, scorecard
 from pastcast.scoring import Convention, PairedComparison
@@ -210,13 +210,14 @@ def report_runs(
     events: Sequence[str] = (),
     figures: Sequence[str] | None = None,
     lookback: str | Sequence[float] | None = None,
-    arena: str | Path | None = None,
+    sections: Mapping[str, str | Path] | None = None,
 ) -> Report:
     """Write the HTML report of ``run_logs`` under ``out`` (report.html, its tables as Markdown
     and LaTeX, the scorecard as JSON, every figure the runs support, or only ``figures``);
     ``events``: those of the market-against-forecasts figure; ``lookback``: the lookback
-    schedule's fractions, drawn as a sweep; ``arena``: an arena replay's folder whose rounds
-    the report shows (found by itself beside a run log an arena replay wrote)."""
+    schedule's fractions, drawn as a sweep. The report-section plugins add theirs (see
+    ``report_sections``), each reading its folder of ``sections`` (``{"arena": DIR}``: an arena
+    replay's folder) besides what it finds beside the run logs."""
     groups = group_columns(by)
     fractions = _fractions(lookback)
     try:
@@ -237,7 +238,7 @@ def report_runs(
     for event in events:
         if event not in known:
             raise AppError("events", f"{event!r}: no forecast of the run logs is about this event")
-    sections = arena_sections(run_logs, arena)
+    extra = plugin_sections(run_logs, sections)
     try:
         written = write_html_report(
             read.runs,
@@ -250,7 +251,7 @@ def report_runs(
             events=tuple(events),
             lookback=fractions,
             figures=list(figures) if figures else None,
-            sections=sections,
+            sections=extra,
             leakage=run_leakage_cards(read),
         )
     except ValueError as exc:
@@ -276,12 +277,12 @@ class Dashboard:
 def dashboard(
     run_dirs: Sequence[str | Path],
     dataset: str | Path | Dataset | None = None,
-    arena: str | Path | None = None,
+    sections: Mapping[str, str | Path] | None = None,
 ) -> Dashboard:
     """The dashboard of every run log named by ``run_dirs`` (a step file, or every run log
     under a directory), each forecast once (see ``read_runs``), read through the logs' columnar
-    companions (``read_run_columns``) with each log's score table kept beside it; the arena
-    rounds of ``arena``, or beside a run log an arena replay wrote, on a page of their own."""
+    companions (``read_run_columns``) with each log's score table kept beside it; the sections of
+    the report-section plugins (``sections`` as in ``report_runs``), each on a page of its own."""
     try:
         from pastcast.reports.dashboard import INDEX_COLUMNS, RunIndex, create_app, find_run_logs
     except ImportError as exc:
@@ -295,6 +296,6 @@ def dashboard(
         raise AppError("run_logs", str(exc)) from None
     read = read_run_columns(paths, dataset, columns=INDEX_COLUMNS)
     index = RunIndex(read.logs, read.dataset)
-    sections = arena_sections(paths, arena)
+    extra = plugin_sections(paths, sections)
     leakage = run_leakage_cards(read)
-    return Dashboard(create_app(index, sections=sections, leakage=leakage), index, read)
+    return Dashboard(create_app(index, sections=extra, leakage=leakage), index, read)
