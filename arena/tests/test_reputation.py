@@ -135,7 +135,8 @@ def test_every_score_is_one_entry_and_the_stored_sums_agree(
 
 def test_a_tampered_entry_would_change_the_leaderboard(replayed: tuple[EvmArena, Any]) -> None:
     # the comparison above can fail: the same computation over one altered entry differs
-    from pastcast_arena import RoundRow, leaderboard_rows
+    from pastcast_arena import RoundRow
+    from pastcast_arena._stats import standings
 
     _, result = replayed
     report = arena_report(result.results)
@@ -145,7 +146,7 @@ def test_a_tampered_entry_would_change_the_leaderboard(replayed: tuple[EvmArena,
     roles = {r.agent: r.role for r in report.leaderboard}
     se = {r.agent: r.alpha_se_model for r in report.leaderboard}
     assert all(isinstance(r, RoundRow) for r in rows)
-    assert leaderboard_rows(rows, n_pred, roles, se) != report.leaderboard  # type: ignore[arg-type]
+    assert standings(rows, n_pred, roles, se) != report.leaderboard  # type: ignore[arg-type]
 
 
 def test_an_empty_registry_and_a_wrong_address_are_refused(evm: Any) -> None:

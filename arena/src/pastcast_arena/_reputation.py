@@ -6,7 +6,7 @@ metadata, per-round Brier and alpha the reputation registry's entries (logged by
 ``ScoreRecorded``, written by the arena when it scores), and Proposition 2's standard error
 comes from the revealed predictions, benchmark prices and outcomes the arena logged (the
 indexer's snapshot). The leaderboard is computed by the same function as the off-chain report's
-(``leaderboard_rows``), so a replay's two leaderboards are equal.
+(``standings``), so a replay's two leaderboards are equal.
 """
 
 from __future__ import annotations
@@ -25,8 +25,8 @@ from pastcast_arena._stats import (
     LeaderboardRow,
     MarketRows,
     RoundRow,
-    leaderboard_rows,
     model_standard_errors,
+    standings,
 )
 
 __all__ = [
@@ -136,7 +136,7 @@ def chain_leaderboard(arena: EvmArena, *, kappa: float = KAPPA) -> tuple[Leaderb
     for e in entries:
         n_pred[names[e.agent_id]] += e.resolved
     roles = {names[i]: a.role for i, a in by_id.items()}
-    return leaderboard_rows(per_round, n_pred, roles, _model_se(arena, entries, names), kappa)
+    return standings(per_round, n_pred, roles, _model_se(arena, entries, names), kappa)
 
 
 def _model_se(

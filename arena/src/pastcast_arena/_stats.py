@@ -16,6 +16,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from pastcast.records import Record
+from pastcast.reports import leaderboard_rows
 from pastcast.scoring import (
     KAPPA,
     alpha_anatomy,
@@ -42,9 +43,9 @@ __all__ = [
     "MurphyRow",
     "RoundRow",
     "arena_report",
-    "leaderboard_rows",
     "market_rows",
     "model_standard_errors",
+    "standings",
 ]
 
 
@@ -190,7 +191,7 @@ def model_standard_errors(rows: MarketRows) -> dict[str, float]:
     }
 
 
-def leaderboard_rows(
+def standings(
     per_round: Sequence[RoundRow],
     n_pred: Mapping[str, int],
     roles: Mapping[str, str],
@@ -199,7 +200,8 @@ def leaderboard_rows(
 ) -> tuple[LeaderboardRow, ...]:
     """The leaderboard of per-round scores (in the order given), each agent's counted
     predictions, roles (absent: ``agent``) and Proposition 2's standard errors: the one
-    computation behind the off-chain report and the leaderboard read from a chain."""
+    computation behind the off-chain report and the leaderboard read from a chain, in the
+    reports' leaderboard order (``pastcast.reports.leaderboard_rows``)."""
     by_agent: dict[str, list[RoundRow]] = defaultdict(list)
     for row in per_round:
         by_agent[row.agent].append(row)
@@ -227,8 +229,14 @@ def leaderboard_rows(
                 provisional=provisional,
             )
         )
-    # Agents first, by shrunk alpha then Brier; references (the market) listed apart, last.
-    return tuple(sorted(out, key=lambda r: (r.role != "agent", -r.shrunk_alpha, r.brier, r.agent)))
+    # Agents by shrunk alpha then Brier; references (the market) listed apart, last, alike.
+    ranked = sorted(out, key=_rank)
+    agents, references = leaderboard_rows(ranked, _rank)
+    return (*agents, *references)
+
+
+def _rank(row: LeaderboardRow) -> tuple[float, float, str]:
+    return -row.shrunk_alpha, row.brier, row.agent
 
 
 def _murphy(rows: MarketRows, bins: int) -> tuple[MurphyRow, ...]:
@@ -334,7 +342,7 @@ def arena_report(
         markets_scored=sum(sum(o != OUTCOME_EXCLUDED for o in r.outcomes) for r in results),
         market_brier=float(market_brier.mean()),
         market_brier_sd=_sd(market_brier),
-        leaderboard=leaderboard_rows(per_round, n_pred, roles, model_standard_errors(rows), kappa),
+        leaderboard=standings(per_round, n_pred, roles, model_standard_errors(rows), kappa),
         murphy=_murphy(rows, bins) if rows.agent else (),
         categories=_categories(rows, roles) if rows.agent else (),
         cumulative_alpha=cumulative_alpha,

@@ -1,14 +1,15 @@
 """Leaderboards from score summaries, as a terminal table or Markdown.
 
-Forecasting agents are ranked by mean Brier; reference agents (the market price) are listed
-apart, below a rule, marked as references.
+One leaderboard order for run logs and the arena's rounds (``leaderboard_rows``): forecasting
+agents ranked, reference agents (the market price) listed apart after them. Run logs' groups are
+ranked by mean Brier, and their references marked as such below a rule.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
-from typing import Any
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import Any, Protocol, TypeVar
 
 from rich.table import Table
 
@@ -24,6 +25,14 @@ __all__ = [
 ]
 
 COLUMNS = ("n", "fail", "Brier", "accuracy", "log loss", "info-alpha", "alpha (shrunk)")
+
+
+class Ranked(Protocol):
+    @property
+    def role(self) -> str: ...
+
+
+R = TypeVar("R", bound=Ranked)
 
 
 def clean_json(obj: Any) -> Any:
@@ -61,12 +70,17 @@ def with_titles(
     return out
 
 
+def leaderboard_rows(entries: Iterable[R], rank: Callable[[R], Any]) -> tuple[list[R], list[R]]:
+    """The leaderboard's order, of run logs' groups and the arena's agents alike: the forecasting
+    agents (role ``agent``) ranked by ``rank``, lowest first, and apart, in the order given, the
+    references (any other role: the market's price), which are listed after them."""
+    listed = list(entries)
+    agents = sorted((e for e in listed if e.role == "agent"), key=rank)
+    return agents, [e for e in listed if e.role != "agent"]
+
+
 def _ordered(summaries: Sequence[GroupSummary]) -> tuple[list[GroupSummary], list[GroupSummary]]:
-    agents = sorted(
-        (s for s in summaries if s.role != "reference"), key=lambda s: s.metrics["brier"].mean
-    )
-    refs = [s for s in summaries if s.role == "reference"]
-    return agents, refs
+    return leaderboard_rows(summaries, lambda s: s.metrics["brier"].mean)
 
 
 def _row(
@@ -87,17 +101,6 @@ def _row(
         fmt_metric(s.metrics["info_alpha"]),
         shrunk,
     ]
-
-
-def leaderboard_rows(
-    summaries: Sequence[GroupSummary],
-    titles: Mapping[str, str] | None = None,
-    by: Sequence[str] = (),
-) -> list[list[str]]:
-    """Rows in leaderboard order; with ``titles`` (event id -> question) and an "event" column
-    among ``by``, a "question" cell follows the event's."""
-    agents, refs = _ordered(summaries)
-    return [_row(s, titles, by) for s in [*agents, *refs]]
 
 
 def leaderboard_table(
@@ -128,5 +131,6 @@ def leaderboard_markdown(
 ) -> str:
     header = [*with_titles(by, titles or {}), *COLUMNS]
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
-    lines += ["| " + " | ".join(row) + " |" for row in leaderboard_rows(summaries, titles, by)]
+    agents, refs = _ordered(summaries)
+    lines += ["| " + " | ".join(_row(s, titles, by)) + " |" for s in [*agents, *refs]]
     return "\n".join(lines)
