@@ -424,8 +424,9 @@ def _killed_and_restarted(tmp_path: Path, *, backend: str = "ledger") -> None:
     markets = fake_markets(t0, base=1200, step=100, early=None, count=60)
     api = FakePolymarket(clock, markets)
     rng = random.Random(7)
-    src = Path(__file__).resolve().parents[2] / "src"
-    env = {**os.environ, "PYTHONPATH": str(src)}
+    root = Path(__file__).resolve().parents[2]  # the core's sources, the arena's beside them
+    paths = [root / "src", root / "arena" / "src", os.environ.get("PYTHONPATH", "")]
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(str(p) for p in paths if str(p))}
     cmd = [sys.executable, "-c", "import sys; from pastcast.cli import main; sys.exit(main())"]
     kills = node_kills = 0
     out = tmp_path / "live"
@@ -596,7 +597,7 @@ def test_prices_after_the_cutoff_never_reach_an_episode(tmp_path: Path, fake: An
         service = LiveService(plan, ledger, client, out, clock=clock)
         while not service.state.rounds or not service.state.rounds[0].forecast:
             service.tick()
-            clock.sleep(service._wait())
+            clock.sleep(service.wait())
     inputs = json.loads((out / "rounds" / "0001" / "inputs.json").read_text())
     from datetime import date
 

@@ -34,8 +34,9 @@ if TYPE_CHECKING:
     from pastcast_arena._deployment import DEPLOYMENT_FILE, attach_deployment, write_deployment
     from pastcast_arena._indexer import index_chain
     from pastcast_arena._ledger import LedgerArena, LedgerError, verify_ledger
-    from pastcast_arena._live import LivePlan, LiveService, RelayerClient, ScaledClock
+    from pastcast_arena._live import LiveService
     from pastcast_arena._live_file import arena_live, read_live_plan
+    from pastcast_arena._live_plan import LivePlan, ScaledClock
     from pastcast_arena._live_state import load_state
     from pastcast_arena._node import lasting_node, local_node, stop_recorded_node
     from pastcast_arena._paper import (
@@ -70,6 +71,7 @@ if TYPE_CHECKING:
         SignedReveal,
     )
     from pastcast_arena._relayer import DEFAULT_HOST, RelayerPolicy, create_relayer
+    from pastcast_arena._relayer_client import RelayerClient
     from pastcast_arena._replay import ReplayResult, read_results, replay
     from pastcast_arena._reputation import chain_agents, chain_leaderboard, read_reputation
     from pastcast_arena._round_play import ROUND_LOG, play_round_agents
@@ -232,8 +234,9 @@ _MODULES: dict[str, tuple[str, ...]] = {
     "_deployment": ("DEPLOYMENT_FILE", "attach_deployment", "write_deployment"),
     "_indexer": ("index_chain",),
     "_ledger": ("LedgerArena", "LedgerError", "verify_ledger"),
-    "_live": ("LivePlan", "LiveService", "RelayerClient", "ScaledClock"),
+    "_live": ("LiveService",),
     "_live_file": ("arena_live", "read_live_plan"),
+    "_live_plan": ("LivePlan", "ScaledClock"),
     "_live_state": ("load_state",),
     "_node": ("lasting_node", "local_node", "stop_recorded_node"),
     "_paper": ("PAPER_CATEGORIES", "PAPER_LEADERBOARD", "PAPER_MARKET_BRIER", "compare_with_paper"),
@@ -262,6 +265,7 @@ _MODULES: dict[str, tuple[str, ...]] = {
         "SignedCommit",
         "SignedReveal",
     ),
+    "_relayer_client": ("RelayerClient",),
     "_relayer": ("DEFAULT_HOST", "RelayerPolicy", "create_relayer"),
     "_replay": ("ReplayResult", "read_results", "replay"),
     "_reputation": ("chain_agents", "chain_leaderboard", "read_reputation"),

@@ -14,7 +14,7 @@ from pastcast.records import BINARY_LABELS, DailyBelief, Event, StepSpec
 from pastcast.runlog import read_run_log
 from pastcast.runner import RunConfig, run_benchmark
 from pastcast_arena._backend import ArenaRejected
-from pastcast_arena._live_base import LiveBase, utc
+from pastcast_arena._live_context import LiveContext, utc
 from pastcast_arena._live_plan import DATASET_ID
 from pastcast_arena._live_state import RoundState
 from pastcast_arena._protocol import (
@@ -26,16 +26,22 @@ from pastcast_arena._protocol import (
 from pastcast_arena._relayer_client import RelayerUnavailable
 from pastcast_arena._replay import prediction_bp
 
-__all__ = ["ForecastMixin"]
+__all__ = ["Forecasting"]
 
 log = logging.getLogger(__name__)
 
 
-class ForecastMixin(LiveBase):
+class Forecasting:
+    """The agents forecast at the cutoff, then each commitment is signed and sent, and the
+    reasoning traces published beside it."""
+
+    def __init__(self, ctx: LiveContext) -> None:
+        self.ctx = ctx
+
     def _inputs(self, rnd: RoundState, cutoff: datetime) -> Dataset:
         """The round's events and the price history before the cutoff, fetched once and kept
         beside the run log, so a resumed run forecasts on the same data."""
-        path = self._round_dir(rnd) / "inputs.json"
+        path = self.ctx.round_dir(rnd) / "inputs.json"
         if path.exists():
             raw = json.loads(path.read_text(encoding="utf-8"))
             events = tuple(Event.model_validate(e) for e in raw["events"])
@@ -61,7 +67,7 @@ class ForecastMixin(LiveBase):
             for m in rnd.markets:
                 start = m.start_date or cutoff - timedelta(days=30)
                 try:
-                    obs = self.client.price_history(m.yes_token, start, cutoff)
+                    obs = self.ctx.client.price_history(m.yes_token, start, cutoff)
                 except PolymarketError as exc:
                     log.warning("price history of %s: %s", m.market_id, exc)
                     obs = []
@@ -76,28 +82,29 @@ class ForecastMixin(LiveBase):
         steps = tuple(StepSpec(event_id=e.id, step_index=0, cutoff=cutoff) for e in events)
         return Dataset(DATASET_ID, events, {}, beliefs, steps, pending=True)
 
-    def _forecast(self, rnd: RoundState) -> None:
+    def forecast(self, rnd: RoundState) -> None:
+        ctx = self.ctx
         if rnd.forecast:
             return
         if rnd.cutoff is None:
-            if self.now() >= rnd.commit_deadline - self.plan.commit_margin_s:
-                return  # too late to forecast and commit: _give_up_commits records it
+            if ctx.now() >= rnd.commit_deadline - ctx.plan.commit_margin_s:
+                return  # too late to forecast and commit: give_up_commits records it
             # the moment forecasting is due (the lead time before the deadline), not the tick
             # that noticed it: the same whenever the process came up, so a restarted service
             # forecasts on the same information as one that never stopped
-            rnd.cutoff = float(rnd.commit_deadline - self.plan.lead_time_s)
-            self._save()
+            rnd.cutoff = float(rnd.commit_deadline - ctx.plan.lead_time_s)
+            ctx.save()
         cutoff = utc(rnd.cutoff)
         dataset = self._inputs(rnd, cutoff)
-        run_log = self._round_dir(rnd) / "run.jsonl"
-        config = RunConfig(agents=self.plan.agents, env=self.plan.env)
-        corpus = self.corpus(cutoff) if self.corpus is not None else None
+        run_log = ctx.round_dir(rnd) / "run.jsonl"
+        config = RunConfig(agents=ctx.plan.agents, env=ctx.plan.env)
+        corpus = ctx.corpus(cutoff) if ctx.corpus is not None else None
         run_benchmark(dataset, corpus, config, run_log, progress=False)
         records = read_run_log(run_log).steps
         forecasts = {(r.agent, r.setting, r.event_id): r for r in records}
         traces = []
-        for name in self.names:
-            spec, slot = self.specs[name], rnd.agents[name]
+        for name, spec in ctx.specs.items():
+            slot = rnd.agents[name]
             if slot.predictions is not None:
                 continue
             row, usable = [], 0
@@ -113,54 +120,55 @@ class ForecastMixin(LiveBase):
             slot.predictions, slot.usable = tuple(row), usable
             slot.salt = new_salt()  # on disk before any commitment is made from it
         rnd.forecast = True
-        self._save()
+        ctx.save()
         if traces:
-            path = self._round_dir(rnd) / "reasoning.jsonl"
+            path = ctx.round_dir(rnd) / "reasoning.jsonl"
             write_atomic(path, "".join(json.dumps(t) + "\n" for t in traces))
 
-    def _commit_all(self, rnd: RoundState) -> None:
+    def commit_all(self, rnd: RoundState) -> None:
+        ctx = self.ctx
         assert rnd.round_id is not None
-        for name in self.names:
+        for name in ctx.names:
             slot = rnd.agents[name]
             if slot.committed or slot.missed or slot.predictions is None or slot.salt is None:
                 continue
             # the clock may have jumped: nothing is signed or sent at or after the margin
-            if self.now() >= rnd.commit_deadline - self.plan.commit_margin_s:
+            if ctx.now() >= rnd.commit_deadline - ctx.plan.commit_margin_s:
                 return
-            agent = self.state.agents[name]
+            agent = ctx.state.agents[name]
             if slot.commit is None:
-                if self._submitted("commit", rnd.round_id, agent):
+                if ctx.submitted("commit", rnd.round_id, agent):
                     slot.committed = True
-                    self._save()
+                    ctx.save()
                     continue
                 c = commitment(rnd.round_id, slot.predictions, slot.salt)
                 slot.commit = sign_commit(
-                    self.keys[name],
-                    self.backend.domain,
+                    ctx.keys[name],
+                    ctx.backend.domain,
                     rnd.round_id,
                     c,
-                    self.backend.nonce(agent),
+                    ctx.backend.nonce(agent),
                     rnd.commit_deadline - 1,
                 )
-                self._save()
-            if self._send("commit", slot, agent, rnd.round_id):
+                ctx.save()
+            if ctx.send("commit", slot, agent, rnd.round_id):
                 slot.committed = True
-                self._save()
+                ctx.save()
 
-    def _publish_all(self, rnd: RoundState) -> None:
+    def publish_all(self, rnd: RoundState) -> None:
         """Reasoning traces beside each commitment, where the relayer takes them (retried each
         tick until it answers)."""
-        for name in self.names:
+        for name in self.ctx.names:
             slot = rnd.agents[name]
             if slot.committed and not slot.reasoning:
                 where = self._publish(rnd, name)
                 if where:
                     slot.reasoning = where
-                    self._save()
+                    self.ctx.save()
 
     def _publish(self, rnd: RoundState, name: str) -> str:
-        publish = getattr(self.submitter, "publish_reasoning", None)
-        path = self._round_dir(rnd) / "reasoning.jsonl"
+        publish = getattr(self.ctx.submitter, "publish_reasoning", None)
+        path = self.ctx.round_dir(rnd) / "reasoning.jsonl"
         slot = rnd.agents[name]
         if not callable(publish) or not path.exists() or slot.commit is None:
             return "local"
@@ -172,7 +180,7 @@ class ForecastMixin(LiveBase):
             "agent": slot.commit.agent,
             "traces": traces,
             "signature": sign_reasoning(
-                self.keys[name], rnd.round_id, slot.commit.commit_hash, traces
+                self.ctx.keys[name], rnd.round_id, slot.commit.commit_hash, traces
             ),
         }
         try:
@@ -186,19 +194,20 @@ class ForecastMixin(LiveBase):
             log.warning("reasoning of %s not published yet: %s", name, exc)
             return ""
 
-    def _give_up_commits(self, rnd: RoundState, why: str) -> None:
+    def give_up_commits(self, rnd: RoundState, why: str) -> None:
+        ctx = self.ctx
         changed = False
-        for name in self.names:
+        for name in ctx.names:
             slot = rnd.agents[name]
             if slot.committed or slot.missed:
                 continue
             assert rnd.round_id is not None
-            if slot.commit is not None and self._submitted(
-                "commit", rnd.round_id, self.state.agents[name]
+            if slot.commit is not None and ctx.submitted(
+                "commit", rnd.round_id, ctx.state.agents[name]
             ):
                 slot.committed = True
             else:
                 slot.missed = why
             changed = True
         if changed:
-            self._save()
+            ctx.save()

@@ -14,46 +14,57 @@ from pastcast.records import BINARY_LABELS
 from pastcast.runlog import StepRecord
 from pastcast.scoring import score_forecast
 from pastcast_arena._backend import ArenaRejected
-from pastcast_arena._live_base import LiveBase, arena_market, snapshot_of, utc
+from pastcast_arena._live_context import LiveContext, arena_market, snapshot_of, utc
 from pastcast_arena._live_plan import LiveResult
 from pastcast_arena._live_state import RoundState
 from pastcast_arena._records import Round, RoundResult
 from pastcast_arena._scoring import payouts_for
 from pastcast_arena._stats import arena_report
 
-__all__ = ["OutcomesMixin"]
+__all__ = ["Outcomes"]
 
 log = logging.getLogger(__name__)
 
 
-class OutcomesMixin(LiveBase):
-    def _watch_early(self, rnd: RoundState) -> None:
+class Outcomes:
+    """Markets resolved (reported as payouts, or read from conditional tokens on the chain),
+    outcomes triggered, reveals scored, run logs graded again, the results written from the
+    arena's index."""
+
+    def __init__(self, ctx: LiveContext) -> None:
+        self.ctx = ctx
+
+    def watch_early(self, rnd: RoundState) -> None:
         """Markets the external conditional tokens resolve while the round is open."""
-        if not self.external_ctf:
+        ctx = self.ctx
+        if not ctx.external_ctf:
             return
         for m in rnd.markets:
-            if m.market_id not in rnd.early and self._payouts(m) is not None:
-                at = utc(self.now()).isoformat()
+            if m.market_id not in rnd.early and ctx.payouts(m) is not None:
+                at = utc(ctx.now()).isoformat()
                 rnd.early[m.market_id] = f"resolved on the conditional tokens by {at}"
                 log.warning("%s resolved before the reveal deadline", m.market_id)
-                self._save()
+                ctx.save()
 
-    def _outcomes_on_chain(self, rnd: RoundState) -> None:
+    def _on_chain(self, rnd: RoundState) -> None:
         for m in rnd.markets:
             if m.market_id in rnd.reported:
                 continue
-            payouts = self._payouts(m)
+            payouts = self.ctx.payouts(m)
             if payouts is not None:
                 rnd.reported[m.market_id] = payouts
-                self._save()
+                self.ctx.save()
 
-    def _outcomes(self, rnd: RoundState) -> None:
+    def settle(self, rnd: RoundState) -> None:
+        """Outcomes reported and the round scored once its markets settled (or the horizon
+        passed); its run log graded and the results written."""
+        ctx = self.ctx
         assert rnd.round_id is not None
-        for m in rnd.markets if not self.external_ctf else ():
+        for m in rnd.markets if not ctx.external_ctf else ():
             if m.market_id in rnd.reported or m.market_id in rnd.excluded:
                 continue
             try:
-                got = resolution_payouts(self.client.market(m.market_id))
+                got = resolution_payouts(ctx.client.market(m.market_id))
             except PolymarketError as exc:
                 log.warning("resolution of %s: %s", m.market_id, exc)
                 continue
@@ -61,55 +72,55 @@ class OutcomesMixin(LiveBase):
                 continue
             nums, closed = got
             voided = all(n == nums[0] for n in nums)
-            payouts = (1, 1) if voided else payouts_for(nums[m.yes_index] == 1, self.yes_index)
+            payouts = (1, 1) if voided else payouts_for(nums[m.yes_index] == 1, ctx.yes_index)
             if closed.timestamp() < rnd.reveal_deadline:
                 # resolved before the reveal window closed: its outcome may have been known
                 # while forecasting; it is never reported, so the arena leaves it out
                 rnd.excluded[m.market_id] = f"resolved early, at {closed.isoformat()}"
-                self._save()
+                ctx.save()
                 continue
             rnd.reported[m.market_id] = payouts
-            self._save()
+            ctx.save()
             try:
-                self.backend.report_payouts(m.condition_id, payouts)
+                ctx.backend.report_payouts(m.condition_id, payouts)
             except ArenaRejected as exc:
                 if exc.reason != "CTF: already resolved":
                     raise
-        if self.external_ctf:
-            self._outcomes_on_chain(rnd)
+        if ctx.external_ctf:
+            self._on_chain(rnd)
         settled = len(rnd.reported) + len(rnd.excluded) == len(rnd.markets)
-        if not settled and self.now() < rnd.reveal_deadline + self.plan.horizon_s:
+        if not settled and ctx.now() < rnd.reveal_deadline + ctx.plan.horizon_s:
             return
         if not rnd.reported:
             rnd.status = "unresolved"
-            self._save()
+            ctx.save()
             return
         if not rnd.triggered:
             try:
-                self.backend.trigger_outcomes(rnd.round_id)
+                ctx.backend.trigger_outcomes(rnd.round_id)
             except ArenaRejected as exc:
                 if exc.reason == "Arena: no market resolved yet":  # every report was voided
                     rnd.status = "unresolved"
-                    self._save()
+                    ctx.save()
                     return
                 if exc.reason != "Arena: outcomes already triggered":
                     raise
             rnd.triggered = True
-            self._save()
+            ctx.save()
         try:
-            self.backend.score_pending(rnd.round_id)
+            ctx.backend.score_pending(rnd.round_id)
         except ArenaRejected as exc:
             if exc.reason != "Arena: no reveal waiting for a score":
                 raise
         self._regrade(rnd)
         rnd.scored, rnd.status = True, "scored"
-        self._save()
+        ctx.save()
         self._write_results()
 
     def _regrade(self, rnd: RoundState) -> None:
         """Grade the round's run log again with the outcomes the arena counted (the steps of
         markets it left out stay pending), rewritten whole."""
-        path = self._round_dir(rnd) / "run.jsonl"
+        path = self.ctx.round_dir(rnd) / "run.jsonl"
         if not path.exists():
             return
         truths: dict[str, tuple[str, datetime]] = {}
@@ -117,7 +128,7 @@ class OutcomesMixin(LiveBase):
             nums = rnd.reported.get(m.market_id)
             if nums is None or nums[0] == nums[1]:
                 continue
-            yes = nums[self.yes_index] == 1
+            yes = nums[self.ctx.yes_index] == 1
             truths[m.market_id] = (
                 BINARY_LABELS[0] if yes else BINARY_LABELS[1],
                 utc(rnd.reveal_deadline),
@@ -141,7 +152,7 @@ class OutcomesMixin(LiveBase):
 
     def catalogue(self) -> dict[int, Round]:
         out = {}
-        for r in self.state.rounds:
+        for r in self.ctx.state.rounds:
             if r.round_id is None or not r.benchmarks_set:
                 continue
             out[r.round_id] = Round(
@@ -157,9 +168,9 @@ class OutcomesMixin(LiveBase):
     def results(self) -> tuple[RoundResult, ...]:
         """The scored rounds as the arena indexes them (what it holds, not what this process
         remembers), with the agents' roles."""
-        roles = {n: agent_info(s).role for n, s in self.specs.items()}
+        roles = {n: agent_info(s).role for n, s in self.ctx.specs.items()}
         cat = self.catalogue()
-        snap = snapshot_of(self.backend)
+        snap = snapshot_of(self.ctx.backend)
         return tuple(
             r
             for r in snap.results(cat, roles={n: x for n, x in roles.items() if x != "agent"})
@@ -168,9 +179,9 @@ class OutcomesMixin(LiveBase):
 
     def _write_results(self) -> None:
         body = "".join(r.model_dump_json() + "\n" for r in self.results())
-        write_atomic(self.out / "rounds.jsonl", body)
+        write_atomic(self.ctx.out / "rounds.jsonl", body)
 
     def result(self) -> LiveResult:
         results = self.results()
         report = arena_report(results) if any(r.scores for r in results) else None
-        return LiveResult(results, report, self.state, self.out)
+        return LiveResult(results, report, self.ctx.state, self.ctx.out)

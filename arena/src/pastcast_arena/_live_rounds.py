@@ -6,11 +6,11 @@ from __future__ import annotations
 import logging
 
 from pastcast.markets import OpenMarket, PolymarketError, open_market
-from pastcast_arena._live_base import LiveBase, snapshot_of, utc
+from pastcast_arena._live_context import LiveContext, snapshot_of, utc
 from pastcast_arena._live_state import AgentRound, RoundState
 from pastcast_arena._rounds import benchmark_from_book
 
-__all__ = ["RoundsMixin"]
+__all__ = ["Discovery"]
 
 log = logging.getLogger(__name__)
 
@@ -18,15 +18,21 @@ log = logging.getLogger(__name__)
 _HEX32_LEN = 66
 
 
-class RoundsMixin(LiveBase):
+class Discovery:
+    """Open markets found, rounds of them made on their schedule, the book's mid observed."""
+
+    def __init__(self, ctx: LiveContext) -> None:
+        self.ctx = ctx
+
     def _used(self) -> set[str]:
-        return {m.market_id for r in self.state.rounds for m in r.markets}
+        return {m.market_id for r in self.ctx.state.rounds for m in r.markets}
 
     def discover(self, commit_deadline: int, reveal_deadline: int) -> list[OpenMarket]:
         """Open binary markets ending after the reveal window and within the horizon, by 24-hour
         volume, then liquidity, then id; markets of earlier rounds are not reused."""
-        lo, hi = reveal_deadline, reveal_deadline + self.plan.horizon_s
-        raw = self.client.open_markets(utc(lo), utc(hi))
+        ctx, plan = self.ctx, self.ctx.plan
+        lo, hi = reveal_deadline, reveal_deadline + plan.horizon_s
+        raw = ctx.client.open_markets(utc(lo), utc(hi))
         used = self._used()
         found: dict[str, OpenMarket] = {}
         for item in raw:
@@ -40,82 +46,86 @@ class RoundsMixin(LiveBase):
             end = m.end_date.timestamp()
             if not lo < end <= hi or len(m.condition_id) != _HEX32_LEN:
                 continue
-            if m.volume_24h < self.plan.min_volume_24h or m.liquidity < self.plan.min_liquidity:
+            if m.volume_24h < plan.min_volume_24h or m.liquidity < plan.min_liquidity:
                 continue
-            if self.external_ctf and m.yes_index != self.yes_index:
+            if ctx.external_ctf and m.yes_index != ctx.yes_index:
                 continue  # the arena reads YES from one slot of the tokens' payouts
-            if self.external_ctf and self._payouts(m) is not None:
+            if ctx.external_ctf and ctx.payouts(m) is not None:
                 continue  # already resolved on the chain
             found[m.market_id] = m
         ranked = sorted(found.values(), key=lambda m: (-m.volume_24h, -m.liquidity, m.market_id))
-        return ranked[: self.plan.markets]
+        return ranked[: plan.markets]
 
-    def _new_round(self) -> None:
+    def new_round(self) -> None:
         # rounds keep to their schedule, whenever the tick that creates them comes: a slot too
         # late to give the agents their lead time is skipped
-        t = self.now()
-        sched = self.state.next_round_at
-        while t >= sched + self.plan.commit_s - self.plan.lead_time_s:
-            sched += self.plan.interval_s
+        ctx, plan, state = self.ctx, self.ctx.plan, self.ctx.state
+        t = ctx.now()
+        sched = state.next_round_at
+        while t >= sched + plan.commit_s - plan.lead_time_s:
+            sched += plan.interval_s
         if t < sched:
-            self.state.next_round_at = sched
-            self._save()
+            state.next_round_at = sched
+            ctx.save()
             return
-        commit_deadline = int(sched) + self.plan.commit_s
-        reveal_deadline = commit_deadline + self.plan.reveal_s
+        commit_deadline = int(sched) + plan.commit_s
+        reveal_deadline = commit_deadline + plan.reveal_s
         try:
             chosen = self.discover(commit_deadline, reveal_deadline)
         except (PolymarketError, OSError) as exc:  # Gamma is down: asked again next tick
             log.warning("discovery failed: %s", exc)
             return
-        self.state.next_round_at = sched + self.plan.interval_s
-        if len(chosen) < self.plan.markets:
+        state.next_round_at = sched + plan.interval_s
+        if len(chosen) < plan.markets:
             log.warning("only %d qualifying markets: no round now", len(chosen))
-            self._save()
+            ctx.save()
             return
         rnd = RoundState(
-            index=len(self.state.rounds) + 1,
+            index=len(state.rounds) + 1,
             created_at=sched,
             commit_deadline=commit_deadline,
             reveal_deadline=reveal_deadline,
             markets=tuple(chosen),
             creating=True,
-            agents={n: AgentRound() for n in self.names},
+            agents={n: AgentRound() for n in ctx.names},
         )
-        self.state.rounds.append(rnd)
-        self._save()
+        state.rounds.append(rnd)
+        ctx.save()
 
-    def _create(self, rnd: RoundState) -> bool:
+    def create(self, rnd: RoundState) -> bool:
+        """The round made on the arena (or found there, made before a kill); False when it is
+        too late to give the agents their lead time."""
+        ctx = self.ctx
         ids = tuple(m.condition_id.lower() for m in rnd.markets)
         # a create whose answer a kill lost: the arena holds a round with the same markets and
         # deadlines, which is this one
-        for r in snapshot_of(self.backend).rounds:
+        for r in snapshot_of(ctx.backend).rounds:
             if (
                 tuple(c.lower() for c in r.condition_ids) == ids
                 and r.commit_deadline == rnd.commit_deadline
                 and r.reveal_deadline == rnd.reveal_deadline
             ):
                 rnd.round_id, rnd.creating = r.round_id, False
-                self._save()
+                ctx.save()
                 return True
-        if self.now() >= rnd.commit_deadline - self.plan.lead_time_s:
+        if ctx.now() >= rnd.commit_deadline - ctx.plan.lead_time_s:
             rnd.status = "abandoned"  # too late to give the agents their lead time
-            self._save()
+            ctx.save()
             return False
-        rnd.round_id = self.backend.create_round(ids, rnd.commit_deadline, rnd.reveal_deadline)
+        rnd.round_id = ctx.backend.create_round(ids, rnd.commit_deadline, rnd.reveal_deadline)
         rnd.creating = False
-        self._save()
+        ctx.save()
         return True
 
-    def _observe_book(self, rnd: RoundState) -> None:
+    def observe_book(self, rnd: RoundState) -> None:
         """The latest book mid before the deadline, for the benchmark price."""
-        t = self.now()
-        if t < rnd.commit_deadline - self.plan.lead_time_s:
+        t = self.ctx.now()
+        if t < rnd.commit_deadline - self.ctx.plan.lead_time_s:
             return
         changed = False
         for m in rnd.markets:
             try:
-                quotes = self.client.best_quotes(m.yes_token)
+                quotes = self.ctx.client.best_quotes(m.yes_token)
             except PolymarketError as exc:
                 log.warning("book of %s: %s", m.market_id, exc)
                 continue
@@ -130,4 +140,4 @@ class RoundsMixin(LiveBase):
             rnd.books[m.market_id] = price
             changed = True
         if changed:
-            self._save()
+            self.ctx.save()

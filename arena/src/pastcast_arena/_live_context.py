@@ -1,9 +1,12 @@
-"""The live service's shared part: its fields, the state's writes, what the arena holds."""
+"""What every phase of the live service shares, in one context: the plan, arena, market client,
+clock, agents and their keys, the submitter, the durable state and its writes, and the arena's
+record of what was sent."""
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -11,7 +14,7 @@ from pastcast.corpus import CorpusBackend
 from pastcast.markets import OpenMarket, PolymarketClient
 from pastcast.runlog import AgentSpec
 from pastcast_arena._backend import ArenaBackend, ArenaRejected
-from pastcast_arena._live_plan import Clock, LivePlan
+from pastcast_arena._live_plan import STATE_FILE, Clock, LivePlan
 from pastcast_arena._live_state import AgentRound, LiveState, RoundState, save_state
 from pastcast_arena._play import Submitter
 from pastcast_arena._records import ArenaMarket
@@ -19,7 +22,7 @@ from pastcast_arena._relayer_client import RelayerUnavailable
 from pastcast_arena._scoring import payouts_for
 from pastcast_arena._snapshot import ArenaSnapshot
 
-__all__ = ["CorpusAt", "LiveBase", "arena_market", "snapshot_of", "utc"]
+__all__ = ["CorpusAt", "LiveContext", "arena_market", "snapshot_of", "utc"]
 
 log = logging.getLogger(__name__)
 
@@ -46,42 +49,52 @@ def arena_market(m: OpenMarket) -> ArenaMarket:
 CorpusAt = Callable[[datetime], CorpusBackend | None]
 
 
-class LiveBase:
-    """What every part of the live service shares: its plan, arena, market client, clock and
-    state, the state's writes, and the arena's record of what was sent."""
+@dataclass(frozen=True)
+class LiveContext:
+    """The live service's settings and its one mutable part, ``state`` (updated in place, then
+    written whole by ``save`` before any action it records)."""
 
     plan: LivePlan
     backend: ArenaBackend
     client: PolymarketClient
     out: Path
     clock: Clock
-    names: list[str]
-    specs: dict[str, AgentSpec]
-    keys: dict[str, str]
+    specs: Mapping[str, AgentSpec]
+    """The agents by arena name, in the plan's order."""
+    keys: Mapping[str, str]
     submitter: Submitter
     corpus: CorpusAt | None
     yes_index: int
     external_ctf: bool
-    state_path: Path
+    """Outcomes are the payouts a conditional-tokens contract on the chain holds, reported by its
+    own oracle (Polymarket's): the service reads them and reports none."""
     state: LiveState
+
+    @property
+    def names(self) -> list[str]:
+        return list(self.specs)
+
+    @property
+    def state_path(self) -> Path:
+        return self.out / STATE_FILE
 
     def now(self) -> float:
         return self.clock.now()
 
-    def _save(self, state: LiveState | None = None) -> None:
-        save_state(self.state_path, state or self.state)
+    def save(self) -> None:
+        save_state(self.state_path, self.state)
 
-    def _round_dir(self, rnd: RoundState) -> Path:
+    def round_dir(self, rnd: RoundState) -> Path:
         folder = self.out / "rounds" / f"{rnd.index:04d}"
         folder.mkdir(parents=True, exist_ok=True)
         return folder
 
-    def _submitted(self, kind: str, round_id: int, agent: str) -> bool:
+    def submitted(self, kind: str, round_id: int, agent: str) -> bool:
         snap = snapshot_of(self.backend)
         rows = snap.commits if kind == "commit" else snap.reveals
         return any(r.round_id == round_id and r.agent.lower() == agent.lower() for r in rows)
 
-    def _send(self, kind: str, slot: AgentRound, agent: str, round_id: int) -> bool:
+    def send(self, kind: str, slot: AgentRound, agent: str, round_id: int) -> bool:
         """Send the stored message; True once the arena holds it."""
         msg = slot.commit if kind == "commit" else slot.reveal
         assert msg is not None
@@ -91,7 +104,7 @@ class LiveBase:
             else:
                 self.submitter.reveal(msg)  # type: ignore[arg-type]
         except ArenaRejected as exc:
-            if self._submitted(kind, round_id, agent):
+            if self.submitted(kind, round_id, agent):
                 return True  # a copy the arena already took (a retried or resumed send)
             if "invalid nonce" in exc.reason:
                 # the nonce moved on without this message (another message took it): sign anew
@@ -99,18 +112,18 @@ class LiveBase:
                     slot.commit = None
                 else:
                     slot.reveal = None
-                self._save()
+                self.save()
                 return False
             # refused for good (a deadline passed, say): recorded, never sent again
             slot.missed = f"{kind} refused: {exc.reason}"
-            self._save()
+            self.save()
             return False
         except (RelayerUnavailable, OSError) as exc:
             log.warning("%s of round %d by %s not sent yet: %s", kind, round_id, agent, exc)
-            return self._submitted(kind, round_id, agent)
+            return self.submitted(kind, round_id, agent)
         return True
 
-    def _payouts(self, m: OpenMarket) -> tuple[int, ...] | None:
+    def payouts(self, m: OpenMarket) -> tuple[int, ...] | None:
         """The payouts the external conditional-tokens contract holds for ``m`` (None:
         unresolved, or the node did not answer), in the arena's convention: YES at
         ``yes_index``, (1, 1) when not all or nothing."""
