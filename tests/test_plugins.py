@@ -5,6 +5,7 @@ to pastcast (the arena joins the CLI and the reports this way)."""
 from __future__ import annotations
 
 import json
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -139,18 +140,13 @@ from pastcast.reports import TextTable
 from pastcast.reports.html import ReportSection
 
 
-def command():
-    \"\"\"Greets from a plugin: a command group of an installed distribution.
+group = typer.Typer(help="Greets from a plugin: a command group of an installed distribution.")
 
-    More on the group than the root help shows.\"\"\"
-    group = typer.Typer(help="Greets from a plugin: a command group of an installed distribution.")
 
-    @group.command("hello")
-    def hello(name: str = typer.Option("world", help="Who is greeted.")) -> None:
-        \"\"\"Say hello.\"\"\"
-        typer.echo(f"hello {name}")
-
-    return group
+@group.command("hello")
+def hello(name: str = typer.Option("world", help="Who is greeted.")) -> None:
+    \"\"\"Say hello.\"\"\"
+    typer.echo(f"hello {name}")
 
 
 def sections(run_logs, folder):
@@ -173,15 +169,18 @@ def additions(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]
         modules={target: ADDITIONS},
         entry_points={
             "pastcast.commands": {
-                "thirdparty": f"{target}:command",
-                "thirdparty-broken": "tests_pastcast_additions.missing:command",
-                "run": f"{target}:command",  # a core command's name stays the core's
+                "thirdparty": f"{target}:group",
+                "thirdparty-broken": "tests_pastcast_additions.missing:group",
+                "run": f"{target}:group",  # a core command's name stays the core's
             },
             "pastcast.report_sections": {"thirdparty": f"{target}:sections"},
         },
+        summary="Greets from a plugin: a command group of an installed distribution.",
     )
     plugin_commands.cache_clear()
     report_sections.reload_plugins()
+    for name in [m for m in sys.modules if m.startswith("tests_pastcast_additions")]:
+        del sys.modules[name]  # imported by an earlier test
     yield
     monkeypatch.undo()
     plugin_commands.cache_clear()
@@ -189,14 +188,16 @@ def additions(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]
 
 
 def test_a_plugin_command_group_runs_and_is_listed(additions: None) -> None:
-    ran = runner.invoke(app, ["thirdparty", "hello", "--name", "you"])
-    assert ran.exit_code == 0 and ran.stdout == "hello you\n", ran.output
     listed = runner.invoke(app, ["--help"], env={"COLUMNS": "300"})
     assert listed.exit_code == 0, listed.output
-    assert "Greets from a plugin: a command group of an installed distribution." in listed.stdout
-    assert "More on the group" not in listed.stdout  # the docstring's first paragraph only
-    # a plugin that does not load is named in the root help, which still prints
-    assert "tests_pastcast_additions.missing:command does not load" in listed.stdout
+    # listed by its distribution's summary: a plugin that does not load lists alike, importing
+    # nothing, and says so in one line when it runs
+    assert listed.stdout.count("Greets from a plugin: a command group") == 2
+    assert not [m for m in sys.modules if m.startswith("tests_pastcast_additions")]
+    ran = runner.invoke(app, ["thirdparty", "hello", "--name", "you"])
+    assert ran.exit_code == 0 and ran.stdout == "hello you\n", ran.output
+    broken = runner.invoke(app, ["thirdparty-broken", "hello"])
+    assert broken.exit_code == 1 and broken.stderr.startswith("error: ModuleNotFoundError")
     assert "Run agents over a dataset" in listed.stdout  # `run` is the core's still
     assert {"thirdparty", "thirdparty-broken"} <= set(plugin_commands())
     assert "run" not in plugin_commands()

@@ -10,107 +10,101 @@ the indexer and CSV/Parquet snapshots; the relayer; replays of datasets by pastc
 
 A distribution of its own on top of pastcast: it imports only pastcast's public names, and
 reaches the ``pastcast`` command line (``pastcast arena ...``) and the reports through entry
-points. Names are imported on first use, so that listing the command costs nothing.
+points.
 """
 
-from __future__ import annotations
-
-import importlib
-from typing import TYPE_CHECKING, Any
-
-if TYPE_CHECKING:
-    from pastcast_arena._backend import ArenaBackend, ArenaRejected
-    from pastcast_arena._calibration import calibrate_simulation
-    from pastcast_arena._chain import EvmArena, node_web3
-    from pastcast_arena._clob import ClobMarket, ClobPrices
-    from pastcast_arena._contracts import (
-        CONTRACTS,
-        SOLC_VERSION,
-        artifacts,
-        compile_contracts,
-        find_foundry_tool,
-        find_solcjs,
-    )
-    from pastcast_arena._deployment import DEPLOYMENT_FILE, attach_deployment, write_deployment
-    from pastcast_arena._indexer import index_chain
-    from pastcast_arena._ledger import LedgerArena, LedgerError, verify_ledger
-    from pastcast_arena._live import LiveService
-    from pastcast_arena._live_file import arena_live, read_live_plan
-    from pastcast_arena._live_plan import LivePlan, ScaledClock
-    from pastcast_arena._live_state import load_state
-    from pastcast_arena._node import lasting_node, local_node, stop_recorded_node
-    from pastcast_arena._paper import (
-        PAPER_CATEGORIES,
-        PAPER_LEADERBOARD,
-        PAPER_MARKET_BRIER,
-        compare_with_paper,
-    )
-    from pastcast_arena._play import RoundPlayer, agent_key
-    from pastcast_arena._protocol import (
-        Domain,
-        commit_digest,
-        commitment,
-        condition_id_for,
-        new_salt,
-        predictions_hash,
-        reasoning_digest,
-        recover_commit_signer,
-        recover_reveal_signer,
-        reveal_digest,
-        sign_commit,
-        sign_reveal,
-        to_bp,
-    )
-    from pastcast_arena._records import (
-        OUTCOME_EXCLUDED,
-        ArenaMarket,
-        BenchmarkPrice,
-        Round,
-        RoundResult,
-        SignedCommit,
-        SignedReveal,
-    )
-    from pastcast_arena._relayer import DEFAULT_HOST, RelayerPolicy, create_relayer
-    from pastcast_arena._relayer_client import RelayerClient
-    from pastcast_arena._replay import ReplayResult, read_results, replay
-    from pastcast_arena._reputation import chain_agents, chain_leaderboard, read_reputation
-    from pastcast_arena._round_play import ROUND_LOG, play_round_agents
-    from pastcast_arena._rounds import (
-        SELECTORS,
-        Candidate,
-        DeadlinePrices,
-        RoundPlan,
-        Selector,
-        benchmark_from_book,
-        benchmark_from_dataset,
-        benchmark_from_trades,
-        plan_rounds,
-        trend,
-    )
-    from pastcast_arena._scoring import outcome_code, payouts_for, score_bp, score_round
-    from pastcast_arena._simulation import (
-        ARCHETYPES,
-        CATEGORIES,
-        FRONTIER_BAND,
-        FRONTIER_KINDS,
-        FRONTIER_T,
-        MARKET_SLOPE,
-        SimulationConfig,
-        SimulationDraws,
-        SimulationResult,
-        allocate_rounds,
-        power_table,
-        simulate,
-    )
-    from pastcast_arena._snapshot import ArenaSnapshot, load_snapshot
-    from pastcast_arena._stats import ArenaReport, RoundRow, arena_report
-    from pastcast_arena._workflows import (
-        ArenaReplay,
-        arena_chain_leaderboard,
-        arena_replay,
-        arena_sections,
-        round_plan,
-    )
+from pastcast_arena._backend import ArenaBackend, ArenaRejected
+from pastcast_arena._calibration import calibrate_simulation
+from pastcast_arena._chain import EvmArena, node_web3
+from pastcast_arena._clob import ClobMarket, ClobPrices
+from pastcast_arena._contracts import (
+    CONTRACTS,
+    SOLC_VERSION,
+    artifacts,
+    compile_contracts,
+    find_foundry_tool,
+    find_solcjs,
+)
+from pastcast_arena._deployment import DEPLOYMENT_FILE, attach_deployment, write_deployment
+from pastcast_arena._indexer import index_chain
+from pastcast_arena._ledger import LedgerArena, LedgerError, verify_ledger
+from pastcast_arena._live import LiveService
+from pastcast_arena._live_file import arena_live, read_live_plan
+from pastcast_arena._live_plan import LivePlan, ScaledClock
+from pastcast_arena._live_state import load_state
+from pastcast_arena._node import lasting_node, local_node, stop_recorded_node
+from pastcast_arena._paper import (
+    PAPER_CATEGORIES,
+    PAPER_LEADERBOARD,
+    PAPER_MARKET_BRIER,
+    compare_with_paper,
+)
+from pastcast_arena._play import RoundPlayer, agent_key
+from pastcast_arena._protocol import (
+    Domain,
+    commit_digest,
+    commitment,
+    condition_id_for,
+    new_salt,
+    predictions_hash,
+    reasoning_digest,
+    recover_commit_signer,
+    recover_reveal_signer,
+    reveal_digest,
+    sign_commit,
+    sign_reveal,
+    to_bp,
+)
+from pastcast_arena._records import (
+    OUTCOME_EXCLUDED,
+    ArenaMarket,
+    BenchmarkPrice,
+    Round,
+    RoundResult,
+    SignedCommit,
+    SignedReveal,
+)
+from pastcast_arena._relayer import DEFAULT_HOST, RelayerPolicy, create_relayer
+from pastcast_arena._relayer_client import RelayerClient
+from pastcast_arena._replay import ReplayResult, read_results, replay
+from pastcast_arena._reputation import chain_agents, chain_leaderboard, read_reputation
+from pastcast_arena._round_play import ROUND_LOG, play_round_agents
+from pastcast_arena._rounds import (
+    SELECTORS,
+    Candidate,
+    DeadlinePrices,
+    RoundPlan,
+    Selector,
+    benchmark_from_book,
+    benchmark_from_dataset,
+    benchmark_from_trades,
+    plan_rounds,
+    trend,
+)
+from pastcast_arena._scoring import outcome_code, payouts_for, score_bp, score_round
+from pastcast_arena._simulation import (
+    ARCHETYPES,
+    CATEGORIES,
+    FRONTIER_BAND,
+    FRONTIER_KINDS,
+    FRONTIER_T,
+    MARKET_SLOPE,
+    SimulationConfig,
+    SimulationDraws,
+    SimulationResult,
+    allocate_rounds,
+    power_table,
+    simulate,
+)
+from pastcast_arena._snapshot import ArenaSnapshot, load_snapshot
+from pastcast_arena._stats import ArenaReport, RoundRow, arena_report
+from pastcast_arena._workflows import (
+    ArenaReplay,
+    arena_chain_leaderboard,
+    arena_replay,
+    arena_sections,
+    round_plan,
+)
 
 __all__ = [
     "ARCHETYPES",
@@ -217,107 +211,3 @@ __all__ = [
     "verify_ledger",
     "write_deployment",
 ]
-
-_MODULES: dict[str, tuple[str, ...]] = {
-    "_backend": ("ArenaBackend", "ArenaRejected"),
-    "_calibration": ("calibrate_simulation",),
-    "_chain": ("EvmArena", "node_web3"),
-    "_clob": ("ClobMarket", "ClobPrices"),
-    "_contracts": (
-        "CONTRACTS",
-        "SOLC_VERSION",
-        "artifacts",
-        "compile_contracts",
-        "find_foundry_tool",
-        "find_solcjs",
-    ),
-    "_deployment": ("DEPLOYMENT_FILE", "attach_deployment", "write_deployment"),
-    "_indexer": ("index_chain",),
-    "_ledger": ("LedgerArena", "LedgerError", "verify_ledger"),
-    "_live": ("LiveService",),
-    "_live_file": ("arena_live", "read_live_plan"),
-    "_live_plan": ("LivePlan", "ScaledClock"),
-    "_live_state": ("load_state",),
-    "_node": ("lasting_node", "local_node", "stop_recorded_node"),
-    "_paper": ("PAPER_CATEGORIES", "PAPER_LEADERBOARD", "PAPER_MARKET_BRIER", "compare_with_paper"),
-    "_play": ("RoundPlayer", "agent_key"),
-    "_protocol": (
-        "Domain",
-        "commit_digest",
-        "commitment",
-        "condition_id_for",
-        "new_salt",
-        "predictions_hash",
-        "reasoning_digest",
-        "recover_commit_signer",
-        "recover_reveal_signer",
-        "reveal_digest",
-        "sign_commit",
-        "sign_reveal",
-        "to_bp",
-    ),
-    "_records": (
-        "OUTCOME_EXCLUDED",
-        "ArenaMarket",
-        "BenchmarkPrice",
-        "Round",
-        "RoundResult",
-        "SignedCommit",
-        "SignedReveal",
-    ),
-    "_relayer_client": ("RelayerClient",),
-    "_relayer": ("DEFAULT_HOST", "RelayerPolicy", "create_relayer"),
-    "_replay": ("ReplayResult", "read_results", "replay"),
-    "_reputation": ("chain_agents", "chain_leaderboard", "read_reputation"),
-    "_round_play": ("ROUND_LOG", "play_round_agents"),
-    "_rounds": (
-        "SELECTORS",
-        "Candidate",
-        "DeadlinePrices",
-        "RoundPlan",
-        "Selector",
-        "benchmark_from_book",
-        "benchmark_from_dataset",
-        "benchmark_from_trades",
-        "plan_rounds",
-        "trend",
-    ),
-    "_scoring": ("outcome_code", "payouts_for", "score_bp", "score_round"),
-    "_simulation": (
-        "ARCHETYPES",
-        "CATEGORIES",
-        "FRONTIER_BAND",
-        "FRONTIER_KINDS",
-        "FRONTIER_T",
-        "MARKET_SLOPE",
-        "SimulationConfig",
-        "SimulationDraws",
-        "SimulationResult",
-        "allocate_rounds",
-        "power_table",
-        "simulate",
-    ),
-    "_snapshot": ("ArenaSnapshot", "load_snapshot"),
-    "_stats": ("ArenaReport", "RoundRow", "arena_report"),
-    "_workflows": (
-        "ArenaReplay",
-        "arena_chain_leaderboard",
-        "arena_replay",
-        "arena_sections",
-        "round_plan",
-    ),
-}
-_WHERE = {name: f"pastcast_arena.{module}" for module, names in _MODULES.items() for name in names}
-
-
-def __getattr__(name: str) -> Any:
-    module = _WHERE.get(name)
-    if module is None:
-        raise AttributeError(f"module 'pastcast_arena' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value  # later look-ups skip this function
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(__all__))

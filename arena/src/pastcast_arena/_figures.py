@@ -71,15 +71,14 @@ def arena_figures(report: ArenaReport) -> dict[str, Figure]:
 
 
 def write_arena_figures(report: ArenaReport, out: Path) -> tuple[Path, ...]:
-    """Write each figure of ``report`` as PNG and SVG into the folder ``out``."""
-    import io
+    """Write each figure of ``report`` as PNG and SVG into the folder ``out``, rendered as the
+    report's own are."""
+    from pastcast.reports.figures import render_figure
 
-    written = []
+    written: list[Path] = []
     for name, fig in arena_figures(report).items():
-        for fmt in ("png", "svg"):
-            buffer = io.BytesIO()
-            fig.savefig(buffer, format=fmt, dpi=110)
-            path = out / f"{name}.{fmt}"
-            path.write_bytes(buffer.getvalue())
-            written.append(path)
+        shown = render_figure(name, name, fig)
+        (out / f"{name}.png").write_bytes(shown.png)
+        (out / f"{name}.svg").write_text(shown.svg, encoding="utf-8")
+        written += [out / f"{name}.png", out / f"{name}.svg"]
     return tuple(written)

@@ -22,12 +22,6 @@ if TYPE_CHECKING:
 __all__ = ["arena_section"]
 
 
-def _f(x: float | None, digits: int = 4, signed: bool = False) -> str:
-    if x is None:
-        return "-"
-    return f"{x:+.{digits}f}" if signed else f"{x:.{digits}f}"
-
-
 def _outcome(code: int) -> str:
     if code == OUTCOME_EXCLUDED:
         return "excluded"
@@ -51,7 +45,7 @@ def arena_section(
     """The section of ``results`` (an arena replay's ``rounds.jsonl``, read with
     ``read_results``); with its ``ledger``, the ledger is verified first (hashes, signatures,
     commitments, scores) and its commits and reveals counted per round."""
-    from pastcast.reports import TextTable
+    from pastcast.reports import TextTable, fmt_number
     from pastcast.reports.figures import render_figure
     from pastcast.reports.html import ReportSection
 
@@ -96,11 +90,11 @@ def arena_section(
             row.agent + ("" if row.role == "agent" else f" ({row.role})"),
             str(row.rounds),
             str(row.predictions),
-            f"{row.brier:.4f} ± {_f(row.brier_se)}",
-            f"{row.alpha:+.4f} ± {_f(row.alpha_se)}",
-            _f(row.alpha_se_model),
-            _f(row.t, 2, signed=True),
-            _f(row.p_value, 3),
+            f"{row.brier:.4f} ± {fmt_number(row.brier_se, 4)}",
+            f"{row.alpha:+.4f} ± {fmt_number(row.alpha_se, 4)}",
+            fmt_number(row.alpha_se_model, 4),
+            fmt_number(row.t, 2, signed=True),
+            fmt_number(row.p_value, 3),
             f"{100 * row.beat_market:.0f}%",
             f"{row.shrunk_alpha:+.4f}" + (" (provisional)" if row.provisional else ""),
         )
@@ -111,13 +105,13 @@ def arena_section(
         (
             m.agent,
             str(m.n),
-            _f(m.uncertainty),
-            _f(m.reliability),
-            _f(m.resolution),
-            _f(m.brier),
-            _f(m.residual, signed=True),
-            _f(m.resolution_gain, signed=True),
-            _f(m.reliability_gap, signed=True),
+            fmt_number(m.uncertainty, 4),
+            fmt_number(m.reliability, 4),
+            fmt_number(m.resolution, 4),
+            fmt_number(m.brier, 4),
+            fmt_number(m.residual, 4, signed=True),
+            fmt_number(m.resolution_gain, 4, signed=True),
+            fmt_number(m.reliability_gap, 4, signed=True),
         )
         for m in report.murphy
     )
@@ -126,9 +120,9 @@ def arena_section(
             c.category,
             str(c.rounds),
             str(c.markets),
-            _f(c.market_brier),
+            fmt_number(c.market_brier, 4),
             c.best_agent or "-",
-            _f(c.best_alpha, signed=True),
+            fmt_number(c.best_alpha, 4, signed=True),
             f"{c.positive} of {c.agents}",
         )
         for c in report.categories

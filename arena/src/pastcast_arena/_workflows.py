@@ -3,7 +3,6 @@ agents through the same replay (dataset, corpus, retrieval) and agent checks as 
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator, Sequence
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
@@ -14,7 +13,14 @@ from typing import TYPE_CHECKING, Any
 from pydantic import ValidationError
 
 from pastcast import safejson
-from pastcast.app import AppError, check_agents, models_session, open_replay, parse_agent_option
+from pastcast.app import (
+    AppError,
+    check_agents,
+    models_session,
+    open_replay,
+    parse_agent_option,
+    split_agent_option,
+)
 from pastcast.cutoff import parse_cutoff
 from pastcast.dataset import read_metadata
 from pastcast.markets import ClobCache, PolymarketClient, PolymarketError
@@ -54,19 +60,13 @@ class ArenaReplay:
 
 
 def _selector(option: str) -> ComponentSpec:
-    """``NAME[:key=value,...]`` -> the selector's spec; values are JSON when they parse."""
-    name, _, rest = option.partition(":")
-    args: dict[str, Any] = {}
-    for item in filter(None, rest.split(",")):
-        key, eq, val = item.partition("=")
-        if not eq or not key.strip():
-            raise AppError("selector", f"{option!r}: expected key=value, got {item!r}")
-        try:
-            args[key.strip()] = safejson.loads(val)
-        except json.JSONDecodeError:
-            args[key.strip()] = val.strip()
+    """``NAME[:key=value,...]`` -> the selector's spec, read by the agents' grammar (without a
+    setting)."""
+    split = split_agent_option(option, field="selector")
+    if split.setting is not None:
+        raise AppError("selector", f"{option!r}: a selector takes no @SETTING")
     try:
-        return SELECTORS.spec(name.strip(), **args)
+        return SELECTORS.spec(split.name.strip(), **split.args)
     except (RegistryError, ValueError) as exc:
         raise AppError("selector", f"{option!r}: {exc}") from None
 

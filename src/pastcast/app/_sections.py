@@ -1,12 +1,7 @@
-"""Sections of the HTML report and pages of the dashboard that an installed plugin contributes
-beside the run logs' own (the arena's rounds, from the ``pastcast-arena`` distribution).
-
-A plugin declares a factory in the entry-point group ``pastcast.report_sections``, called as
-``factory(run_logs, folder)``: ``run_logs`` the step files reported on, ``folder`` the folder the
-user named for that plugin (``pastcast report --arena DIR`` for ``arena``) or None. It returns the
-sections it finds (none is fine: a plugin also looks beside the run logs by itself) and raises
-``AppError`` naming the field.
-"""
+"""Sections that an installed plugin adds to the HTML report and the dashboard (the arena's
+rounds): factories of the entry-point group ``pastcast.report_sections``, called as
+``factory(run_logs, folder)`` with the folder the user named for the plugin (None: the plugin
+looks beside the run logs itself); see docs/plugins.md."""
 
 from __future__ import annotations
 
@@ -23,7 +18,6 @@ if TYPE_CHECKING:
 __all__ = ["plugin_sections", "report_sections"]
 
 report_sections: Registry[tuple[ReportSection, ...]] = Registry("report_section")
-"""The report-section plugins by name (entry-point group ``pastcast.report_sections``)."""
 
 
 def plugin_sections(
@@ -35,9 +29,7 @@ def plugin_sections(
     for name in folders:
         if name not in report_sections:
             known = ", ".join(report_sections.names()) or "none"
-            raise AppError(
-                name, f"no report-section plugin {name!r} is installed (installed: {known})"
-            )
+            raise AppError(name, f"no report-section plugin {name!r} is installed ({known} is)")
     logs = tuple(Path(p) for p in run_logs)
     out: list[ReportSection] = []
     for entry in report_sections.entries():

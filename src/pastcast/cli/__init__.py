@@ -1,8 +1,6 @@
-"""The ``pastcast`` command line: a thin layer over the Python API.
-
-Besides the application, the helpers a plugin's commands share with the core's (one-line errors
-naming the option, JSON output, notes, output folders pastcast owns), so that a plugin's command
-reads like the core's."""
+"""The ``pastcast`` command line: a thin layer over the Python API; with the helpers a plugin's
+commands share with the core's (one-line errors naming the option, JSON output, notes, output
+folders pastcast owns)."""
 
 from pastcast.cli._app import app, main
 from pastcast.cli._common import fail, fail_app, note, output_dir, print_json

@@ -6,10 +6,9 @@ took ~0.5 s before ``pastcast --help`` could print a line. The root help lists e
 ``COMMANDS`` below, whose line is the start of the command's own help (tested).
 
 Installed plugins add commands through the entry-point group ``pastcast.commands`` (the arena's,
-from the ``pastcast-arena`` distribution): an entry point names a function of no arguments that
-returns the command (a Typer app or a command function), whose docstring's first paragraph is the
-root help's line. The function's module is imported to list the command, the command's own only
-when it runs.
+from the ``pastcast-arena`` distribution): an entry point names the command (a Typer app or a
+command function), imported when it runs. The root help lists it by its distribution's summary,
+read from the metadata: listing imports no plugin.
 """
 
 from __future__ import annotations
@@ -146,13 +145,11 @@ def plugin_commands() -> dict[str, EntryPoint]:
 
 
 def _plugin_line(name: str) -> str:
-    """The root help's line of a plugin command: its entry point's docstring, first paragraph."""
-    ep = plugin_commands()[name]
-    try:
-        doc = ep.load().__doc__ or ""
-    except Exception as exc:  # a broken plugin must not take the root help with it
-        return f"(the plugin {ep.value} does not load: {type(exc).__name__}: {exc})"
-    return " ".join(doc.strip().split("\n\n")[0].split())
+    """The root help's line of a plugin command: its distribution's summary."""
+    dist = plugin_commands()[name].dist
+    if dist is None or "Summary" not in dist.metadata:
+        return f"A command of the plugin {dist.name if dist else name}."
+    return dist.metadata["Summary"]
 
 
 def load_command(name: str) -> Any:
@@ -161,7 +158,7 @@ def load_command(name: str) -> Any:
         module, attribute, _ = COMMANDS[name]
         target = getattr(importlib.import_module(module), attribute)
     else:
-        target = plugin_commands()[name].load()()
+        target = plugin_commands()[name].load()
     holder = typer.Typer()
     if isinstance(target, typer.Typer):
         holder.add_typer(target, name=name)
