@@ -12,7 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from pastcast_arena import find_foundry_tool, find_solcjs
+from pastcast_arena import find_foundry_tool
+from pastcast_arena._contracts import find_solcjs
 
 pytestmark = pytest.mark.slow
 

@@ -14,7 +14,8 @@ import yaml
 from arena_helpers import needs_evm
 from live_fakes import FakePolymarket, LateStory, ManualClock, fake_markets, rss, serve
 from pastcast.runlog import read_run_log
-from pastcast_arena import arena_live, find_foundry_tool, load_state, read_results, verify_ledger
+from pastcast_arena import arena_live, find_foundry_tool, read_results, verify_ledger
+from pastcast_arena._live_state import load_state
 
 needs_evm()
 
@@ -492,7 +493,7 @@ def _killed_and_restarted(tmp_path: Path, *, backend: str = "ledger") -> None:
             arena_live(ref_plan, clock=manual)
     finally:
         if backend == "anvil":
-            from pastcast_arena import stop_recorded_node
+            from pastcast_arena._node import stop_recorded_node
 
             stop_recorded_node(out / "node")
     got = read_results(out / "rounds.jsonl")
@@ -681,13 +682,9 @@ def test_outcomes_come_from_a_conditional_tokens_contract_already_on_the_chain(
     scores what that contract holds, not what Gamma says."""
     import time
 
-    from pastcast_arena import (
-        OUTCOME_EXCLUDED,
-        artifacts,
-        lasting_node,
-        node_web3,
-        stop_recorded_node,
-    )
+    from pastcast_arena import OUTCOME_EXCLUDED, artifacts, lasting_node
+    from pastcast_arena._chain import node_web3
+    from pastcast_arena._node import stop_recorded_node
 
     if find_foundry_tool("anvil") is None:
         pytest.skip("anvil is missing (make test installs @foundry-rs/anvil from npm)")

@@ -12,7 +12,6 @@ from typer.testing import CliRunner
 from arena_helpers import key, make_round, needs_evm
 from pastcast.cli import app
 from pastcast_arena import (
-    DEFAULT_HOST,
     LedgerArena,
     RelayerPolicy,
     RoundPlayer,
@@ -24,6 +23,7 @@ from pastcast_arena import (
     sign_commit,
     sign_reveal,
 )
+from pastcast_arena._relayer import DEFAULT_HOST
 
 needs_evm()
 from fastapi.testclient import TestClient  # noqa: E402

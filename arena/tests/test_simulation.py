@@ -17,17 +17,14 @@ from pastcast_arena import (
     FRONTIER_BAND,
     FRONTIER_KINDS,
     FRONTIER_T,
-    PAPER_CATEGORIES,
-    PAPER_LEADERBOARD,
-    PAPER_MARKET_BRIER,
     SimulationConfig,
     SimulationDraws,
     SimulationResult,
-    allocate_rounds,
     compare_with_paper,
-    power_table,
     simulate,
 )
+from pastcast_arena._paper import PAPER_CATEGORIES, PAPER_LEADERBOARD, PAPER_MARKET_BRIER
+from pastcast_arena._simulation import allocate_rounds, power_table
 
 
 @pytest.fixture(scope="module")

@@ -15,15 +15,12 @@ points.
 
 from pastcast_arena._backend import ArenaBackend, ArenaRejected
 from pastcast_arena._calibration import calibrate_simulation
-from pastcast_arena._chain import EvmArena, node_web3
+from pastcast_arena._chain import EvmArena
 from pastcast_arena._clob import ClobMarket, ClobPrices
 from pastcast_arena._contracts import (
-    CONTRACTS,
-    SOLC_VERSION,
     artifacts,
     compile_contracts,
     find_foundry_tool,
-    find_solcjs,
 )
 from pastcast_arena._deployment import DEPLOYMENT_FILE, attach_deployment, write_deployment
 from pastcast_arena._indexer import index_chain
@@ -31,12 +28,8 @@ from pastcast_arena._ledger import LedgerArena, LedgerError, verify_ledger
 from pastcast_arena._live import LiveService
 from pastcast_arena._live_file import arena_live, read_live_plan
 from pastcast_arena._live_plan import LivePlan, ScaledClock
-from pastcast_arena._live_state import load_state
-from pastcast_arena._node import lasting_node, local_node, stop_recorded_node
+from pastcast_arena._node import lasting_node, local_node
 from pastcast_arena._paper import (
-    PAPER_CATEGORIES,
-    PAPER_LEADERBOARD,
-    PAPER_MARKET_BRIER,
     compare_with_paper,
 )
 from pastcast_arena._play import RoundPlayer, agent_key
@@ -64,7 +57,7 @@ from pastcast_arena._records import (
     SignedCommit,
     SignedReveal,
 )
-from pastcast_arena._relayer import DEFAULT_HOST, RelayerPolicy, create_relayer
+from pastcast_arena._relayer import RelayerPolicy, create_relayer
 from pastcast_arena._relayer_client import RelayerClient
 from pastcast_arena._replay import ReplayResult, read_results, replay
 from pastcast_arena._reputation import chain_agents, chain_leaderboard, read_reputation
@@ -92,8 +85,6 @@ from pastcast_arena._simulation import (
     SimulationConfig,
     SimulationDraws,
     SimulationResult,
-    allocate_rounds,
-    power_table,
     simulate,
 )
 from pastcast_arena._snapshot import ArenaSnapshot, load_snapshot
@@ -109,20 +100,14 @@ from pastcast_arena._workflows import (
 __all__ = [
     "ARCHETYPES",
     "CATEGORIES",
-    "CONTRACTS",
-    "DEFAULT_HOST",
     "DEPLOYMENT_FILE",
     "FRONTIER_BAND",
     "FRONTIER_KINDS",
     "FRONTIER_T",
     "MARKET_SLOPE",
     "OUTCOME_EXCLUDED",
-    "PAPER_CATEGORIES",
-    "PAPER_LEADERBOARD",
-    "PAPER_MARKET_BRIER",
     "ROUND_LOG",
     "SELECTORS",
-    "SOLC_VERSION",
     "ArenaBackend",
     "ArenaMarket",
     "ArenaRejected",
@@ -156,7 +141,6 @@ __all__ = [
     "SimulationDraws",
     "SimulationResult",
     "agent_key",
-    "allocate_rounds",
     "arena_chain_leaderboard",
     "arena_live",
     "arena_replay",
@@ -177,19 +161,15 @@ __all__ = [
     "condition_id_for",
     "create_relayer",
     "find_foundry_tool",
-    "find_solcjs",
     "index_chain",
     "lasting_node",
     "load_snapshot",
-    "load_state",
     "local_node",
     "new_salt",
-    "node_web3",
     "outcome_code",
     "payouts_for",
     "plan_rounds",
     "play_round_agents",
-    "power_table",
     "predictions_hash",
     "read_live_plan",
     "read_reputation",
@@ -205,7 +185,6 @@ __all__ = [
     "sign_commit",
     "sign_reveal",
     "simulate",
-    "stop_recorded_node",
     "to_bp",
     "trend",
     "verify_ledger",
