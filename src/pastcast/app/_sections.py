@@ -29,7 +29,9 @@ def plugin_sections(
     for name in folders:
         if name not in report_sections:
             known = ", ".join(report_sections.names()) or "none"
-            raise AppError(name, f"no report-section plugin {name!r} is installed ({known} is)")
+            raise AppError(
+                name, f"no report-section plugin {name!r} is installed (installed: {known})"
+            )
     logs = tuple(Path(p) for p in run_logs)
     out: list[ReportSection] = []
     for entry in report_sections.entries():
