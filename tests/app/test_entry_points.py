@@ -14,6 +14,7 @@ import pytest
 from specs import CORPUS_CASES, DATASET_CASES, DatasetCase, Made
 from typer.testing import CliRunner
 
+from _plugins import ARENA_MISSING, plugin_command
 from pastcast.cli import app
 
 runner = CliRunner()
@@ -49,7 +50,8 @@ def via_plan(dataset: str, corpus: str | None, case: DatasetCase, tmp: Path) -> 
 
 
 def via_arena_replay(dataset: str, corpus: str | None, case: DatasetCase, tmp: Path) -> None:
-    pytest.importorskip("eth_hash", reason="the arena extra is not installed")
+    if not plugin_command("arena"):
+        pytest.skip(ARENA_MISSING)
     args = ["arena", "replay", "--dataset", dataset, "--agent", "uniform", "--rounds", "1"]
     args += ["--markets", "1", "--out", str(tmp / "arena"), "--json"]
     assert json.loads(_cli([*args, *_corpus_args(corpus)]).stdout)["rounds"] == 1

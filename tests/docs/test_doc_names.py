@@ -1,6 +1,7 @@
-"""Every ``pastcast.x.y`` name the docs mention exists: a moved or renamed function fails here
-instead of leaving the docs pointing at nothing. Read from the source, not imported, so the check
-is quick and needs none of the extras."""
+"""Every ``pastcast.x.y`` (and the arena's ``pastcast_arena.x``) name the docs mention exists: a
+moved or renamed function fails here instead of leaving the docs pointing at nothing. Read from
+the source, not imported, so the check is quick and needs none of the extras (nor the arena
+installed: its sources are in arena/src)."""
 
 from __future__ import annotations
 
@@ -10,19 +11,21 @@ from functools import cache
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
-SRC = ROOT / "src"
+SOURCES = (ROOT / "src", ROOT / "arena" / "src")
 DOCS = sorted([*(ROOT / "docs").rglob("*.md"), ROOT / "README.md", ROOT / "ARCHITECTURE.md"])
-NAME = re.compile(r"(?<![\w./-])pastcast(?:\.[A-Za-z_]\w*)+")
+NAME = re.compile(r"(?<![\w./-])pastcast(?:_arena)?(?:\.[A-Za-z_]\w*)+")
 FROM_IMPORT = re.compile(r"^\s*from (pastcast[\w.]*) import ([\w, ]+)$", re.MULTILINE)
 REGISTRY = re.compile(r'Registry\(\s*"([^"]+)"(?:\s*,\s*(?:group=)?"([^"]+)")?')
+GROUP = re.compile(r'_GROUP\s*=\s*"(pastcast\.\w+)"')  # a group read without a registry
 PLACEHOLDERS = {"pastcast.X._y"}  # the package rule's own example
 
 
 def _module_file(dotted: str) -> Path | None:
-    base = SRC.joinpath(*dotted.split("."))
-    for path in (base.with_suffix(".py"), base / "__init__.py"):
-        if path.is_file():
-            return path
+    for src in SOURCES:
+        base = src.joinpath(*dotted.split("."))
+        for path in (base.with_suffix(".py"), base / "__init__.py"):
+            if path.is_file():
+                return path
     return None
 
 
@@ -93,9 +96,11 @@ def _resolves(dotted: str, depth: int = 0) -> bool:
 def _entry_point_groups() -> set[str]:
     """Registry entry-point groups (``pastcast.agents``...): names of groups, not modules."""
     out = set()
-    for path in (SRC / "pastcast").rglob("*.py"):
-        for kind, group in REGISTRY.findall(path.read_text(encoding="utf-8")):
+    for path in (p for src in SOURCES for p in src.rglob("*.py")):
+        text = path.read_text(encoding="utf-8")
+        for kind, group in REGISTRY.findall(text):
             out.add(group or f"pastcast.{kind}s")
+        out.update(GROUP.findall(text))
     return out
 
 
@@ -123,3 +128,5 @@ def test_the_check_sees_a_name_that_does_not_exist() -> None:
     assert not _resolves("pastcast.models.no_such_function")
     assert not _resolves("pastcast.markets.save_dataset")  # where the docs once put it
     assert not _resolves("pastcast.dataset.Dataset.no_such_method")
+    assert _resolves("pastcast_arena.LiveService")  # the arena's, from its own sources
+    assert not _resolves("pastcast.arena.LiveService")  # where the arena once was

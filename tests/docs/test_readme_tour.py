@@ -24,6 +24,8 @@ from pathlib import Path
 import pytest
 from _doc_commands import ROOT, DocCommand, tour_commands
 
+from _plugins import ARENA_MISSING, plugin_command
+
 SHARED = ROOT.parent / "shared"
 pytestmark = [
     pytest.mark.shared_data,
@@ -42,7 +44,10 @@ NOT_RUN: dict[str, str] = {
     "pastcast data curate world:0 --corpus runs/world-idx --judge openai:": "a remote judge "
     "(OPENAI_API_KEY): tests/curate runs curation with scripted judges",
 }
+if not plugin_command("arena"):  # the tour's arena commands come with the arena's distribution
+    NOT_RUN["pastcast arena "] = ARENA_MISSING
 SERVED = "pastcast view "  # runs until stopped: started on a free port, asked for a page
+needs_arena = pytest.mark.skipif(not plugin_command("arena"), reason=ARENA_MISSING)
 
 
 @dataclass(frozen=True)
@@ -190,6 +195,7 @@ def test_the_demo_world_is_as_described() -> None:
     assert abs(len(world.documents) - thousands * 1000) <= thousands * 100
 
 
+@needs_arena
 def test_the_arena_replay_gives_the_rounds_the_readme_promises(tour: dict[str, Ran]) -> None:
     promised = int(_quoted(r"then (\d+) commit-reveal rounds replayed").group(1))
     printed = _output(tour, "pastcast arena replay")
@@ -215,6 +221,7 @@ def test_the_question_shown_by_id_prefix_is_found(tour: dict[str, Ran]) -> None:
     assert prefix and prefix.group(1) in printed
 
 
+@needs_arena
 def test_the_simulation_prints_the_papers_tables(tour: dict[str, Ran]) -> None:
     printed = _output(tour, "pastcast arena simulate")
     assert "The paper's Tables 5-7" in printed

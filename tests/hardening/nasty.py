@@ -1,6 +1,7 @@
 """Nasty inputs for the fuzz suite: files that are truncated, not UTF-8, nested too deeply, full of
 NUL bytes or huge numbers, and folders that only look like pastcast's; plus valid inputs of
-every kind (built once, small) for the values a case does not replace."""
+every kind (built once, small) for the values a case does not replace. A plugin's fuzz suite adds
+its own to the workspace (the arena's rounds and ledger: arena/tests/test_arena_cli_fuzz.py)."""
 
 from __future__ import annotations
 
@@ -39,7 +40,7 @@ class Workspace:
     bad: dict[str, Path]
 
 
-def _truncate(path: Path, keep: float = 0.5) -> None:
+def truncate(path: Path, keep: float = 0.5) -> None:
     data = path.read_bytes()
     path.write_bytes(data[: max(1, int(len(data) * keep))])
 
@@ -70,20 +71,6 @@ def build_workspace(root: Path) -> Workspace:
         ["run", "-a", "uniform", "--dataset", str(good["dataset"]), "--out", str(good["run_log"])],
     )
     assert result.exit_code == 0, result.output
-
-    sim = root / "sim"
-    assert (
-        runner.invoke(app, ["arena", "simulate", "--rounds", "3", "--out", str(sim)]).exit_code == 0
-    )
-    good["rounds"] = sim / "rounds.jsonl"
-
-    good["ledger"] = root / "ledger.jsonl"
-    try:
-        from pastcast.arena import LedgerArena
-
-        LedgerArena.create(good["ledger"])
-    except ImportError:  # without the arena extra: the command refuses any ledger alike
-        good["ledger"].write_text("")
 
     good["fb"] = root / "fb"
     shutil.copytree(FB_FIXTURE, good["fb"])
@@ -124,21 +111,18 @@ def build_workspace(root: Path) -> Workspace:
         ),
         table,
     )
-    _truncate(table)
+    truncate(table)
     bad["truncated_parquet"] = table
     bad["truncated_gz"] = nasty / "docs.jsonl.gz"
     bad["truncated_gz"].write_bytes(gzip.compress(_docs(500).encode()))
-    _truncate(bad["truncated_gz"])
+    truncate(bad["truncated_gz"])
     bad["truncated_jsonl"] = nasty / "docs-cut.jsonl"
     bad["truncated_jsonl"].write_text(_docs(10), encoding="utf-8")
-    _truncate(bad["truncated_jsonl"], 0.55)
+    truncate(bad["truncated_jsonl"], 0.55)
     bad["truncated_log"] = nasty / "run.jsonl"
     shutil.copy(good["run_log"], bad["truncated_log"])
     shutil.copy(good["run_log"].with_suffix(".header.json"), nasty / "run.header.json")
-    _truncate(bad["truncated_log"], 0.6)
-    bad["truncated_rounds"] = nasty / "rounds.jsonl"
-    shutil.copy(good["rounds"], bad["truncated_rounds"])
-    _truncate(bad["truncated_rounds"], 0.6)
+    truncate(bad["truncated_log"], 0.6)
     bad["empty_dir"] = nasty / "empty_dir"
     bad["empty_dir"].mkdir()
     bad["fifo"] = nasty / "pipe.jsonl"  # opening it for reading waits for a writer forever
@@ -148,17 +132,17 @@ def build_workspace(root: Path) -> Workspace:
     # nested too deeply, an index with a truncated array and one with a manifest not UTF-8.
     bad["dataset_truncated_parquet"] = nasty / "dataset_truncated"
     shutil.copytree(good["dataset"], bad["dataset_truncated_parquet"])
-    _truncate(next(bad["dataset_truncated_parquet"].glob("events*.parquet")))
+    truncate(next(bad["dataset_truncated_parquet"].glob("events*.parquet")))
     bad["dataset_deep_manifest"] = nasty / "dataset_deep"
     shutil.copytree(good["dataset"], bad["dataset_deep_manifest"])
     (bad["dataset_deep_manifest"] / "manifest.json").write_bytes(b"[" * 200_000)
     bad["index_truncated_array"] = nasty / "index_truncated"
     shutil.copytree(good["index"], bad["index_truncated_array"])
-    _truncate(next(bad["index_truncated_array"].rglob("*.npy")))
+    truncate(next(bad["index_truncated_array"].rglob("*.npy")))
     bad["index_latin1_manifest"] = nasty / "index_latin1"
     shutil.copytree(good["index"], bad["index_latin1_manifest"])
     (bad["index_latin1_manifest"] / "manifest.json").write_bytes(b'{"format": "caf\xe9"}')
     bad["fb_truncated"] = nasty / "fb_truncated"
     shutil.copytree(good["fb"], bad["fb_truncated"])
-    _truncate(bad["fb_truncated"] / "derived" / "markets_resolved.jsonl", 0.3)
+    truncate(bad["fb_truncated"] / "derived" / "markets_resolved.jsonl", 0.3)
     return Workspace(root, good, bad)

@@ -7,6 +7,9 @@ Every case must end within its time limit with exit 0, 1 or 2 and, unless it suc
 ``error:`` line; never a traceback (``PASTCAST_DEBUG=1`` lets any unanticipated exception
 through, which fails the case), never an allocation beyond a few GiB (the address space is
 capped while a case runs), and never a success on an input file that is invalid.
+
+These are the core's commands; a plugin's are fuzzed by its own suite with this harness
+(``fuzz_case``, ``cases``: the arena's in arena/tests/test_arena_cli_fuzz.py).
 """
 
 from __future__ import annotations
@@ -21,6 +24,7 @@ import types
 import typing
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -30,6 +34,7 @@ from nasty import Workspace, build_workspace
 from typer.testing import CliRunner, Result
 
 from pastcast.cli import app
+from pastcast.cli._app import COMMANDS as CORE
 
 ROOT = typer.main.get_command(app)
 Command = Any  # typer's command class
@@ -44,7 +49,7 @@ def _leaves(cmd: Command, path: tuple[str, ...] = ()) -> Iterator[tuple[tuple[st
         yield path, cmd
 
 
-COMMANDS = dict(_leaves(ROOT))
+COMMANDS = {path: cmd for name in CORE for path, cmd in _leaves(ROOT.commands[name], (name,))}
 
 # -- valid values ---------------------------------------------------------------------------------
 # For every command, the values its parameters keep while one of them is fuzzed: the required
@@ -60,24 +65,6 @@ def _copied(src: Path, dst: Path) -> Path:
 
 
 SKELETONS: dict[tuple[str, ...], Skeleton] = {
-    ("arena", "commit-hash"): lambda ws, t: {
-        "round_id": "1",
-        "predictions": "6000,2500",
-        "salt": "0x" + "11" * 32,
-    },
-    ("arena", "replay"): lambda ws, t: {
-        "dataset": ws.good["dataset"],
-        "agent": ["uniform"],
-        "out": t / "arena",
-        "markets": "1",
-        "rounds": "2",
-        "interval_days": "3",
-    },
-    ("arena", "live"): lambda ws, t: {"plan": _live_plan(t)},
-    ("arena", "report"): lambda ws, t: {"rounds": ws.good["rounds"]},
-    ("arena", "serve"): lambda ws, t: {"ledger": t / "ledger.jsonl"},
-    ("arena", "simulate"): lambda ws, t: {"rounds": "3"},
-    ("arena", "verify"): lambda ws, t: {"ledger": ws.good["ledger"]},
     ("audit", "construction"): lambda ws, t: {"datasets": [ws.good["dataset"]], "draws": "100"},
     ("audit", "run"): lambda ws, t: {"run_log": ws.good["run_log"]},
     ("corpus", "append"): lambda ws, t: {
@@ -199,16 +186,6 @@ def _judge_file(t: Path) -> Path:
     return path
 
 
-def _live_plan(t: Path) -> Path:
-    path = t / "live.yaml"  # a closed loopback port: no request leaves the machine
-    url = "http://127.0.0.1:9"
-    path.write_text(
-        f"out: {t / 'live'}\nagents: [random]\nrounds: 1\n"
-        f"polymarket: {{gamma_url: '{url}', clob_url: '{url}', data_url: '{url}'}}\n"
-    )
-    return path
-
-
 def _plan_file(ws: Workspace, t: Path) -> Path:
     path = t / "plan.toml"
     path.write_text(f'dataset = "{ws.good["dataset"]}"\n[[agents]]\nname = "uniform"\n')
@@ -222,24 +199,19 @@ def _plan_file(ws: Workspace, t: Path) -> Path:
 HEAVY = {
     ("demo",),
     ("data", "import", "polymarket"),
-    ("arena", "compile"),
-    ("arena", "live"),
     ("view",),
     ("toolserver", "serve"),
     ("report",),
     ("import", "inspect-log"),
 }
 # Parameters never fuzzed, with the reason.
-SKIP = {
-    ("arena", "compile", "write"): "rewrites the contract artifacts shipped in the package",
-}
+SKIP: dict[tuple[str, ...], str] = {}
 # Path parameters that name something to write (the others are read).
 OUTPUTS = {
     "out",
     "cache",
     "snapshot",
     "registry",
-    "arena serve ledger",
     "toolserver serve index_dir",
     "corpus feed spool",
     "corpus feed index",
@@ -334,12 +306,14 @@ def kind_of(param: Any) -> tuple[Any, bool]:
     return kind, False
 
 
-def values_for(param: Any, ws: Workspace, t: Path, command: str = "") -> list[Value]:
+def values_for(
+    param: Any, ws: Workspace, t: Path, command: str = "", outputs: set[str] = OUTPUTS
+) -> list[Value]:
     kind, _ = kind_of(param)
     if getattr(param, "is_flag", False):
         return [Value("on", True, False)]
     if kind is Path:
-        return _paths(ws, t, param.name in OUTPUTS or f"{command} {param.name}" in OUTPUTS)
+        return _paths(ws, t, param.name in outputs or f"{command} {param.name}" in outputs)
     if kind is int:
         return [Value(label, text, refuse) for label, text, refuse in _INTS]
     if kind is float:
@@ -444,15 +418,16 @@ def check(result: Result, args: list[str], must_refuse: bool) -> None:
             json.loads(result.stdout)
 
 
-def _cases() -> list[Any]:
-    cases = []
-    for path, cmd in COMMANDS.items():
-        cases.append(pytest.param(path, None, "unknown option", id=f"{' '.join(path)}:--bogus"))
+def cases(commands: dict[tuple[str, ...], Command], skip: dict[tuple[str, ...], str]) -> list[Any]:
+    """A case per command and parameter (``skip``: those never fuzzed), and an unknown option."""
+    out = []
+    for path, cmd in commands.items():
+        out.append(pytest.param(path, None, "unknown option", id=f"{' '.join(path)}:--bogus"))
         for param in cmd.params:
-            if (*path, param.name) in SKIP:
+            if (*path, param.name) in skip:
                 continue
-            cases.append(pytest.param(path, param.name, None, id=f"{' '.join(path)}:{param.name}"))
-    return cases
+            out.append(pytest.param(path, param.name, None, id=f"{' '.join(path)}:{param.name}"))
+    return out
 
 
 # Files a command is documented to add beside a run log it reads (never over an input): the
@@ -480,9 +455,9 @@ def _fingerprint(root: Path) -> dict[str, bytes]:
     }
 
 
-@pytest.fixture(scope="module")
-def workspace(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Workspace]:
-    ws = build_workspace(tmp_path_factory.mktemp("fuzz"))
+@contextmanager
+def kept(ws: Workspace) -> Iterator[Workspace]:
+    """``ws`` while the cases run, checked unchanged after them."""
     before = _fingerprint(ws.root)
     yield ws
     # Nothing destroyed: every input the cases read is as it was.
@@ -495,9 +470,15 @@ def workspace(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Workspace]:
     assert not changed, f"inputs changed by the fuzz cases: {changed[:10]}"
 
 
+@pytest.fixture(scope="module")
+def workspace(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Workspace]:
+    with kept(build_workspace(tmp_path_factory.mktemp("fuzz"))) as ws:
+        yield ws
+
+
 @pytest.fixture(autouse=True)
 def _no_server(monkeypatch: pytest.MonkeyPatch) -> None:
-    """`arena serve` and `view` would serve forever: their server returns at once here."""
+    """`view` (and a plugin's servers) would serve forever: their server returns at once here."""
     try:
         import uvicorn
     except ImportError:
@@ -506,17 +487,32 @@ def _no_server(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(uvicorn.Server, "run", lambda *a, **k: None)
 
 
-@pytest.mark.timeout(600, method="thread")  # the signal is taken by each case
-@pytest.mark.parametrize(("path", "name", "special"), _cases())
-def test_fuzz(
+@dataclass(frozen=True)
+class Suite:
+    """The commands one suite fuzzes, with their valid values, the heavy ones, and the path
+    parameters that name something to write."""
+
+    commands: dict[tuple[str, ...], Command]
+    skeletons: dict[tuple[str, ...], Skeleton]
+    heavy: set[tuple[str, ...]]
+    outputs: set[str]
+
+
+CORE_SUITE = Suite(COMMANDS, SKELETONS, HEAVY, OUTPUTS)
+
+
+def fuzz_case(
+    suite: Suite,
     path: tuple[str, ...],
     name: str | None,
     special: str | None,
     workspace: Workspace,
     tmp_path: Path,
 ) -> None:
-    cmd = COMMANDS[path]
-    base = SKELETONS.get(path, lambda ws, t: {})
+    """One case: the command's parameter ``name`` given each nasty value in turn (or, with
+    ``special`` "unknown option", an option it does not have)."""
+    cmd = suite.commands[path]
+    base = suite.skeletons.get(path, lambda ws, t: {})
     if special == "unknown option":
         args = [*argv(path, cmd, base(workspace, tmp_path)), "--bogus-option", "1"]
         check(invoke(args, tmp_path), args, must_refuse=True)
@@ -524,8 +520,9 @@ def test_fuzz(
     param = next(p for p in cmd.params if p.name == name)
     _, repeatable = kind_of(param)
     failures = []
-    for i, case in enumerate(values_for(param, workspace, tmp_path, " ".join(path))):
-        if path in HEAVY and not case.must_refuse:
+    tried = values_for(param, workspace, tmp_path, " ".join(path), suite.outputs)
+    for i, case in enumerate(tried):
+        if path in suite.heavy and not case.must_refuse:
             continue
         scratch = tmp_path / f"case{i}"
         scratch.mkdir()
@@ -541,9 +538,27 @@ def test_fuzz(
     assert not failures, "\n".join(failures)
 
 
-def test_every_command_with_required_parameters_has_valid_values() -> None:
-    for path, cmd in COMMANDS.items():
+def check_skeletons(suite: Suite) -> None:
+    """Every command with required parameters has valid values, for commands that exist."""
+    for path, cmd in suite.commands.items():
         required = [p.name for p in cmd.params if p.required]
         if required:
-            assert path in SKELETONS, f"pastcast {' '.join(path)}: add it to SKELETONS"
-    assert set(SKELETONS) <= set(COMMANDS), "SKELETONS names a command that no longer exists"
+            assert path in suite.skeletons, f"pastcast {' '.join(path)}: add it to SKELETONS"
+    assert set(suite.skeletons) <= set(suite.commands), "SKELETONS names no command"
+
+
+@pytest.mark.timeout(600, method="thread")  # the signal is taken by each case
+@pytest.mark.parametrize(("path", "name", "special"), cases(COMMANDS, SKIP))
+@pytest.mark.slow
+def test_fuzz(
+    path: tuple[str, ...],
+    name: str | None,
+    special: str | None,
+    workspace: Workspace,
+    tmp_path: Path,
+) -> None:
+    fuzz_case(CORE_SUITE, path, name, special, workspace, tmp_path)
+
+
+def test_every_command_with_required_parameters_has_valid_values() -> None:
+    check_skeletons(CORE_SUITE)

@@ -209,21 +209,6 @@ def test_view_on_an_unresolvable_host_is_one_error_line(log: Path) -> None:
     _refused(["view", str(log), "--host", "no-such-host.invalid"], "does not resolve")
 
 
-def test_arena_serve_on_a_busy_port_makes_no_ledger(tmp_path: Path, busy_port: int) -> None:
-    pytest.importorskip("fastapi", reason="the relayer needs the 'arena' extra")
-    ledger = tmp_path / "live.jsonl"
-    _refused(["arena", "serve", "--ledger", str(ledger), "--port", str(busy_port)], "cannot listen")
-    assert not ledger.exists()
-
-
-def test_arena_serve_on_an_unresolvable_host_is_one_error_line(tmp_path: Path) -> None:
-    pytest.importorskip("fastapi", reason="the relayer needs the 'arena' extra")
-    ledger = tmp_path / "live.jsonl"
-    args = ["arena", "serve", "--ledger", str(ledger), "--host", "no-such-host.invalid"]
-    _refused(args, "does not resolve")
-    assert not ledger.exists()
-
-
 # -- read-only folders --
 
 

@@ -71,32 +71,6 @@ def test_deep_json_is_refused_even_under_a_raised_recursion_limit() -> None:
     assert done.stdout.count("nested deeper than 512 levels") == 2
 
 
-def test_a_deep_body_does_not_crash_the_relayer(tmp_path: Path) -> None:
-    pytest.importorskip("fastapi")
-    pytest.importorskip("httpx")
-    code = (
-        "import sys\n"
-        "from fastapi.testclient import TestClient\n"
-        "from pastcast.arena import LedgerArena, create_relayer\n"
-        f"app = create_relayer(LedgerArena.create({str(tmp_path / 'l.jsonl')!r}))\n"
-        "client = TestClient(app)\n"
-        "headers = {'content-type': 'application/json'}\n"
-        "for body in (b'[' * 30_000, b'[' * 300_000, b'{}'):\n"
-        "    print(client.post('/commit', content=body, headers=headers).status_code)\n"
-    )
-    done = subprocess.run(
-        [sys.executable, "-c", code],
-        capture_output=True,
-        text=True,
-        timeout=300,
-        env={"PYTHONPATH": str(SRC)},
-    )
-    if "No module named" in done.stderr:
-        pytest.skip(done.stderr.strip().splitlines()[-1])
-    assert done.returncode == 0, done.stderr[-500:]
-    assert done.stdout.split() == ["400", "413", "400"]  # a body of the wrong shape: 400
-
-
 AGENT_TEXT = st.text(alphabet="abc-_:=,@\"'[]{}0123456789 .\\", max_size=80)
 
 

@@ -47,15 +47,3 @@ def test_a_compressed_dump_cut_short(tmp_path: Path, kind: str) -> None:
     cut.write_bytes(packed[: len(packed) // 2])
     message = _error(["corpus", "build", f"{kind}:{cut}", "--out", str(tmp_path / "i")])
     assert str(cut) in message and "cut short" in message
-
-
-def test_arena_rounds_cut_mid_line(tmp_path: Path) -> None:
-    sim = tmp_path / "sim"
-    assert (
-        runner.invoke(app, ["arena", "simulate", "--rounds", "3", "--out", str(sim)]).exit_code == 0
-    )
-    rounds = sim / "rounds.jsonl"
-    data = rounds.read_bytes()
-    rounds.write_bytes(data[: len(data) - 40])
-    message = _error(["arena", "report", str(rounds)])
-    assert f"{rounds}:3:" in message and "cut short" in message

@@ -1,5 +1,7 @@
 """The package's shape: no reaching into another package's private modules, no import cycles,
-one-way layers. These walk the source, so a violation anywhere fails here."""
+one-way layers; and the arena's boundary: the arena (its own distribution, arena/) imports only
+pastcast's public names, and nothing of pastcast or of its tests imports the arena. These walk
+the source, so a violation anywhere fails here."""
 
 from __future__ import annotations
 
@@ -11,8 +13,12 @@ import sys
 from collections.abc import Iterator
 from pathlib import Path
 
-SRC = Path(__file__).resolve().parents[2] / "src"
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+SRC = ROOT / "src"
 PKG = SRC / "pastcast"
+ARENA = ROOT / "arena" / "src" / "pastcast_arena"
 
 
 def _module_name(path: Path) -> str:
@@ -285,7 +291,7 @@ LAYERS: list[set[str]] = [
     {"toolserver"},
     {"agents"},
     {"runner", "reports", "curate", "audit"},
-    {"arena", "train"},
+    {"train"},
     {"app"},
     {"integrations"},
     {"cli"},
@@ -393,3 +399,157 @@ def test_the_corpus_package_loads_none_of_its_sub_packages() -> None:
     assert {"dense", "postgres", "feeds", "sources", "embedded"} <= subpackages
     loaded = _loaded_modules("import pastcast.corpus")
     assert [m for m in loaded if m.split(".")[2:3] and m.split(".")[2] in subpackages] == []
+
+
+# The arena sits on top, outside the package: it imports pastcast's public names only (a name in
+# the ``__all__`` of a package or module whose path has no private part), and nothing in pastcast
+# or its tests imports it (its command group and report sections come through entry points).
+
+
+def _module_path(module: str) -> Path | None:
+    base = SRC.joinpath(*module.split("."))
+    for path in (base.with_suffix(".py"), base / "__init__.py"):
+        if path.is_file():
+            return path
+    return None
+
+
+@functools.cache
+def public_names(module: str) -> frozenset[str]:
+    """The ``__all__`` of a pastcast module: read from its source when it is a literal, else
+    from the imported module."""
+    path = _module_path(module)
+    if path is not None:
+        for node in ast.parse(path.read_text(encoding="utf-8")).body:
+            targets = node.targets if isinstance(node, ast.Assign) else []
+            if isinstance(node, ast.AnnAssign):
+                targets = [node.target]
+            if any(isinstance(t, ast.Name) and t.id == "__all__" for t in targets):
+                try:
+                    return frozenset(ast.literal_eval(node.value))  # type: ignore[arg-type]
+                except ValueError:
+                    break
+    return frozenset(getattr(importlib.import_module(module), "__all__", ()))
+
+
+def arena_boundary_violations(sources: dict[str, str]) -> list[str]:
+    """Imports of ``sources`` (file name -> text) that reach past pastcast's public names."""
+    out = []
+    for name, text in sorted(sources.items()):
+        for node in ast.walk(ast.parse(text)):
+            found: list[tuple[str, str | None]] = []
+            if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+                found = [(node.module, alias.name) for alias in node.names]
+            elif isinstance(node, ast.Import):
+                found = [(alias.name, None) for alias in node.names]
+            elif isinstance(node, ast.Call) and (target := _dynamic_import(node)) is not None:
+                found = [(target, None)]
+            for module, imported in found:
+                if module != "pastcast" and not module.startswith("pastcast."):
+                    continue
+                where = f"{name}:{node.lineno}: {module}" + (f".{imported}" if imported else "")
+                if _private_owner(module) is not None or _module_path(module) is None:
+                    out.append(f"{where} (not a public module of pastcast)")
+                elif (
+                    imported is not None
+                    and _module_path(f"{module}.{imported}") is None  # a module: public above
+                    and imported not in public_names(module)
+                ):
+                    out.append(f"{where} (not in {module}.__all__)")
+    return out
+
+
+def _arena_sources() -> dict[str, str]:
+    return {
+        str(p.relative_to(ROOT)): p.read_text(encoding="utf-8") for p in sorted(ARENA.rglob("*.py"))
+    }
+
+
+@pytest.mark.skipif(not ARENA.is_dir(), reason="no arena/ beside the package in this checkout")
+def test_the_arena_imports_only_public_names_of_pastcast() -> None:
+    sources = _arena_sources()
+    assert len(sources) > 10, "the arena's sources were not found"
+    assert arena_boundary_violations(sources) == []
+
+
+def test_the_arena_boundary_check_sees_a_private_name() -> None:
+    planted = {
+        "planted.py": "from pastcast.app._errors import AppError\n"
+        "from pastcast.cli import printable\n"
+        "from pastcast.app import AppError, open_replay\n"
+        "from pastcast import safejson\n"
+        "def later() -> None:\n    import pastcast.runner._run\n",
+    }
+    assert arena_boundary_violations(planted) == [
+        "planted.py:1: pastcast.app._errors.AppError (not a public module of pastcast)",
+        "planted.py:2: pastcast.cli.printable (not in pastcast.cli.__all__)",
+        "planted.py:6: pastcast.runner._run (not a public module of pastcast)",
+    ]
+
+
+_LOOKUPS = ("import_module", "__import__", "find_spec", "importorskip")
+
+
+def _literal_import(node: ast.Call) -> str | None:
+    """The module named by a literal in ``importlib.import_module("...")`` and its kin."""
+    func = node.func
+    called = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
+    if called in _LOOKUPS and node.args and isinstance(node.args[0], ast.Constant):
+        value = node.args[0].value
+        return value if isinstance(value, str) else None
+    return None
+
+
+def arena_importers(sources: dict[str, str]) -> list[str]:
+    """Where ``sources`` (file name -> text) import the arena: at any point, or by a literal."""
+    out = []
+    for name, text in sorted(sources.items()):
+        for node in ast.walk(ast.parse(text)):
+            modules: list[str] = []
+            if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+                modules = [node.module]
+            elif isinstance(node, ast.Import):
+                modules = [a.name for a in node.names]
+            elif isinstance(node, ast.Call) and (found := _literal_import(node)) is not None:
+                modules = [found]
+            if any(m == "pastcast_arena" or m.startswith("pastcast_arena.") for m in modules):
+                out.append(f"{name}:{node.lineno}")  # type: ignore[attr-defined]
+    return out
+
+
+def test_nothing_of_pastcast_or_its_tests_imports_the_arena() -> None:
+    files = [*PKG.rglob("*.py"), *(ROOT / "tests").rglob("*.py")]
+    sources = {str(p.relative_to(ROOT)): p.read_text(encoding="utf-8") for p in files}
+    assert len(sources) > 500, "the sources were not found"
+    assert arena_importers(sources) == []
+
+
+def test_the_arena_importer_check_sees_an_import() -> None:
+    planted = {
+        "a.py": "def later() -> None:\n    from pastcast_arena import simulate\n",
+        "b.py": "import importlib\nimportlib.import_module('pastcast_arena._cli')\n",
+        "c.py": "import pastcast.app\n",
+    }
+    assert arena_importers(planted) == ["a.py:2", "b.py:2"]
+
+
+def test_the_core_loads_without_the_arena() -> None:
+    # Every package of pastcast, the CLI's commands among them, imported in a fresh process
+    # where the arena cannot be imported: none needs it.
+    packages = sorted(
+        f"pastcast.{p.name}"
+        for p in PKG.iterdir()
+        if (p / "__init__.py").is_file() and p.name != "integrations"
+    )
+    code = (
+        "import sys\n"
+        "sys.modules['pastcast_arena'] = None  # any import of it fails\n"
+        f"for name in {packages!r}:\n"
+        "    __import__(name)\n"
+        "from pastcast.cli._app import COMMANDS, load_command\n"
+        "for name in COMMANDS:\n"
+        "    load_command(name)\n"
+        "print('ok')\n"
+    )
+    ran = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    assert ran.returncode == 0 and ran.stdout.strip() == "ok", ran.stderr[-2000:]

@@ -12,7 +12,7 @@ import typer
 
 import pastcast
 from pastcast.cli import app
-from pastcast.cli._app import COMMANDS, load_command
+from pastcast.cli._app import COMMANDS, load_command, plugin_commands
 
 HEAVY = ("numpy", "pydantic", "pyarrow", "scipy", "numba", "openai", "typer", "rich", "click")
 
@@ -54,7 +54,8 @@ def test_every_public_name_imports() -> None:
 
 def test_the_root_help_lines_start_each_commands_own_help() -> None:
     root = typer.main.get_command(app)
-    assert list(root.commands) == list(COMMANDS)  # type: ignore[attr-defined]
+    # the core's commands, then those installed plugins add (the arena's)
+    assert list(root.commands) == [*COMMANDS, *plugin_commands()]  # type: ignore[attr-defined]
     for name, (_, _, line) in COMMANDS.items():
         own = " ".join((load_command(name).help or "").split())
         assert own.startswith(" ".join(line.split())), name

@@ -1,9 +1,11 @@
 """A third-party plugin installed as a distribution: its agent, source, schedule, provider and
-prompt are found through entry points, with no change to pastcast."""
+prompt, its command group and its report sections are found through entry points, with no change
+to pastcast (the arena joins the CLI and the reports this way)."""
 
 from __future__ import annotations
 
 import json
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -21,6 +23,7 @@ from pastcast.agents import (
     prompts_for,
 )
 from pastcast.cli import app
+from pastcast.cli._app import plugin_commands
 from pastcast.corpus.sources import open_source, sources
 from pastcast.markets import make_schedule, schedules
 from pastcast.models import providers, resolve_model
@@ -128,3 +131,104 @@ def test_an_uninstalled_plugin_is_gone(plugin: None, monkeypatch: pytest.MonkeyP
     monkeypatch.undo()
     agents.reload_plugins()
     assert "thirdparty-sure" not in agents.names()
+
+
+ADDITIONS = """
+import typer
+
+from pastcast.reports import TextTable
+from pastcast.reports.html import ReportSection
+
+
+group = typer.Typer(help="Greets from a plugin: a command group of an installed distribution.")
+
+
+@group.command("hello")
+def hello(name: str = typer.Option("world", help="Who is greeted.")) -> None:
+    \"\"\"Say hello.\"\"\"
+    typer.echo(f"hello {name}")
+
+
+def sections(run_logs, folder):
+    \"\"\"Counts the run logs, and names the folder it was given.\"\"\"
+    rows = ((str(len(run_logs)), str(folder)),)
+    table = TextTable("Seen", ("logs", "folder"), rows, 1, 1)
+    return (ReportSection("Third party", "From a plugin.", (table,), (), "thirdparty"),)
+"""
+
+
+@pytest.fixture
+def additions(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    from pastcast.app import report_sections
+
+    target = "tests_pastcast_additions.more"
+    install_plugin(
+        tmp_path,
+        monkeypatch,
+        dist="pastcast-test-additions",
+        modules={target: ADDITIONS},
+        entry_points={
+            "pastcast.commands": {
+                "thirdparty": f"{target}:group",
+                "thirdparty-broken": "tests_pastcast_additions.missing:group",
+                "run": f"{target}:group",  # a core command's name stays the core's
+            },
+            "pastcast.report_sections": {"thirdparty": f"{target}:sections"},
+        },
+        summary="Greets from a plugin: a command group of an installed distribution.",
+    )
+    plugin_commands.cache_clear()
+    report_sections.reload_plugins()
+    for name in [m for m in sys.modules if m.startswith("tests_pastcast_additions")]:
+        del sys.modules[name]  # imported by an earlier test
+    yield
+    monkeypatch.undo()
+    plugin_commands.cache_clear()
+    report_sections.reload_plugins()
+
+
+def test_a_plugin_command_group_runs_and_is_listed(additions: None) -> None:
+    listed = runner.invoke(app, ["--help"], env={"COLUMNS": "300"})
+    assert listed.exit_code == 0, listed.output
+    # listed by its distribution's summary: a plugin that does not load lists alike, importing
+    # nothing, and says so in one line when it runs
+    assert listed.stdout.count("Greets from a plugin: a command group") == 2
+    assert not [m for m in sys.modules if m.startswith("tests_pastcast_additions")]
+    ran = runner.invoke(app, ["thirdparty", "hello", "--name", "you"])
+    assert ran.exit_code == 0 and ran.stdout == "hello you\n", ran.output
+    broken = runner.invoke(app, ["thirdparty-broken", "hello"])
+    assert broken.exit_code == 1 and broken.stderr.startswith("error: ModuleNotFoundError")
+    assert "Run agents over a dataset" in listed.stdout  # `run` is the core's still
+    assert {"thirdparty", "thirdparty-broken"} <= set(plugin_commands())
+    assert "run" not in plugin_commands()
+
+
+def test_an_uninstalled_plugin_command_is_gone(
+    additions: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.undo()
+    plugin_commands.cache_clear()
+    gone = runner.invoke(app, ["thirdparty", "hello"])
+    assert gone.exit_code == 2 and "No such command 'thirdparty'" in gone.output
+
+
+def test_a_plugin_adds_report_sections(additions: None, tmp_path: Path) -> None:
+    pytest.importorskip("jinja2", reason="the report needs the reports extra")
+    from _tiny import ListBackend, tiny_dataset, tiny_documents
+    from pastcast.app import AppError, report_runs
+    from pastcast.runner import RunConfig, run_benchmark
+
+    log = tmp_path / "run" / "run.jsonl"
+    cfg = RunConfig(agents=(agent_spec("uniform"),))
+    run_benchmark(tiny_dataset(), ListBackend(tiny_documents()), cfg, log, progress=False)
+    made = report_runs([log], tmp_path / "report", figures=["reliability"], bootstrap=0)
+    html = made.written.html.read_text()
+    assert 'id="section-thirdparty"' in html and ">None</td>" in html
+    again = report_runs(
+        [log], tmp_path / "again", figures=["reliability"], bootstrap=0,
+        sections={"thirdparty": tmp_path / "given"},
+    )  # fmt: skip
+    assert str(tmp_path / "given") in again.written.html.read_text()
+    with pytest.raises(AppError) as err:
+        report_runs([log], tmp_path / "x", bootstrap=0, sections={"nosuch": tmp_path})
+    assert err.value.field == "nosuch" and "thirdparty" in err.value.reason

@@ -23,14 +23,6 @@ if TYPE_CHECKING:
         parse_agent_options,
         split_agent_option,
     )
-    from pastcast.app._arena import (
-        DEPLOYMENT_FILE,
-        ArenaReplay,
-        arena_chain_leaderboard,
-        arena_replay,
-        arena_sections,
-        round_plan,
-    )
     from pastcast.app._audits import (
         DEFAULT_CALIBRATION,
         RetrievalAuditRead,
@@ -70,7 +62,6 @@ if TYPE_CHECKING:
         import_polymarket,
         market_filters,
     )
-    from pastcast.app._live import arena_live, read_live_plan
     from pastcast.app._models import ProbedCutoff, probe_model_cutoff
     from pastcast.app._open_corpus import open_corpus
     from pastcast.app._reading import RunsRead, read_runs
@@ -96,6 +87,7 @@ if TYPE_CHECKING:
         read_plan,
         run_plan,
     )
+    from pastcast.app._sections import report_sections
     from pastcast.app._served import ServedEpisode, serve_episode
     from pastcast.app._stats import (
         Statistics,
@@ -112,7 +104,6 @@ __all__ = [
     "DATASET_SPEC_HELP",
     "DEFAULT_CALIBRATION",
     "DEMO_AGENTS",
-    "DEPLOYMENT_FILE",
     "FRAMES_EXTRA_HINT",
     "REPORTS_EXTRA_HINT",
     "TABLE_COLUMNS",
@@ -120,7 +111,6 @@ __all__ = [
     "AgentOption",
     "AgentRun",
     "AppError",
-    "ArenaReplay",
     "Compared",
     "CorpusBuild",
     "Curated",
@@ -143,10 +133,6 @@ __all__ = [
     "Statistics",
     "StoreBackend",
     "append_corpus",
-    "arena_chain_leaderboard",
-    "arena_live",
-    "arena_replay",
-    "arena_sections",
     "audit_dataset_texts",
     "audit_datasets",
     "audit_run_log",
@@ -188,12 +174,11 @@ __all__ = [
     "preset_rounds",
     "preset_settings",
     "probe_model_cutoff",
-    "read_live_plan",
     "read_plan",
     "read_runs",
     "recoveries",
     "report_runs",
-    "round_plan",
+    "report_sections",
     "run_demo",
     "run_leakage_cards",
     "run_plan",
@@ -211,14 +196,12 @@ _WHERE: dict[str, str] = {
     "AgentOption": "pastcast.app._agents",
     "AgentRun": "pastcast.app._by_agent",
     "AppError": "pastcast.app._errors",
-    "ArenaReplay": "pastcast.app._arena",
     "CURATION_LEGS": "pastcast.app._curate",
     "Compared": "pastcast.app._compare",
     "CorpusBuild": "pastcast.app._corpus",
     "Curated": "pastcast.app._curate",
     "DATASET_SPEC_HELP": "pastcast.app._datasets",
     "DEFAULT_CALIBRATION": "pastcast.app._audits",
-    "DEPLOYMENT_FILE": "pastcast.app._arena",
     "Dashboard": "pastcast.app._reports",
     "DatasetNote": "pastcast.app._datasets",
     "DatasetSummary": "pastcast.app._data_views",
@@ -240,10 +223,6 @@ _WHERE: dict[str, str] = {
     "TABLE_COLUMNS": "pastcast.app._reports",
     "WORLD_INDEX": "pastcast.app._replays",
     "append_corpus": "pastcast.app._corpus_append",
-    "arena_chain_leaderboard": "pastcast.app._arena",
-    "arena_live": "pastcast.app._live",
-    "arena_replay": "pastcast.app._arena",
-    "arena_sections": "pastcast.app._arena",
     "audit_dataset_texts": "pastcast.app._audits",
     "audit_datasets": "pastcast.app._audits",
     "audit_run_log": "pastcast.app._audits",
@@ -285,12 +264,10 @@ _WHERE: dict[str, str] = {
     "preset_rounds": "pastcast.app._runs",
     "preset_settings": "pastcast.app._runs",
     "probe_model_cutoff": "pastcast.app._models",
-    "read_live_plan": "pastcast.app._live",
     "read_plan": "pastcast.app._runs",
     "read_runs": "pastcast.app._reading",
     "recoveries": "pastcast.app._stats",
     "report_runs": "pastcast.app._reports",
-    "round_plan": "pastcast.app._arena",
     "run_leakage_cards": "pastcast.app._audits",
     "run_plan": "pastcast.app._runs",
     "runs_by_agent": "pastcast.app._by_agent",
@@ -299,6 +276,7 @@ _WHERE: dict[str, str] = {
     "DEMO_AGENTS": "pastcast.app._demo",
     "Demo": "pastcast.app._demo",
     "run_demo": "pastcast.app._demo",
+    "report_sections": "pastcast.app._sections",
     "ServedEpisode": "pastcast.app._served",
     "serve_episode": "pastcast.app._served",
     "shared_replay": "pastcast.app._replays",

@@ -3,18 +3,18 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
 import numpy as np
 
-from pastcast.app._arena import arena_sections
 from pastcast.app._audits import run_leakage_cards
 from pastcast.app._compare import paired_comparisons
 from pastcast.app._errors import AppError
 from pastcast.app._reading import RunsRead, read_runs
+from pastcast.app._sections import plugin_sections
 from pastcast.dataset import Dataset
 from pastcast.records import Forecast
 from pastcast.reports import GROUP_COLUMNS, REPORT_COLUMNS, RUN_COLUMNS, Runs, Scorecard, scorecard
@@ -220,13 +220,14 @@ def report_runs(
     events: Sequence[str] = (),
     figures: Sequence[str] | None = None,
     lookback: str | Sequence[float] | None = None,
-    arena: str | Path | None = None,
+    sections: Mapping[str, str | Path] | None = None,
 ) -> Report:
     """Write the HTML report of ``run_logs`` under ``out`` (report.html, its tables as Markdown
     and LaTeX, the scorecard as JSON, every figure the runs support, or only ``figures``);
     ``events``: those of the market-against-forecasts figure; ``lookback``: the lookback
-    schedule's fractions, drawn as a sweep; ``arena``: an arena replay's folder whose rounds
-    the report shows (found by itself beside a run log an arena replay wrote)."""
+    schedule's fractions, drawn as a sweep. The report-section plugins add theirs (see
+    ``report_sections``), each reading its folder of ``sections`` (``{"arena": DIR}``: an arena
+    replay's folder) besides what it finds beside the run logs."""
     groups = group_columns(by)
     fractions = _fractions(lookback)
     try:
@@ -247,7 +248,7 @@ def report_runs(
     for event in events:
         if event not in known:
             raise AppError("events", f"{event!r}: no forecast of the run logs is about this event")
-    sections = arena_sections(run_logs, arena)
+    extra = plugin_sections(run_logs, sections)
     try:
         written = write_html_report(
             read.runs,
@@ -260,7 +261,7 @@ def report_runs(
             events=tuple(events),
             lookback=fractions,
             figures=list(figures) if figures else None,
-            sections=sections,
+            sections=extra,
             leakage=run_leakage_cards(read),
         )
     except ValueError as exc:
@@ -286,12 +287,12 @@ class Dashboard:
 def dashboard(
     run_dirs: Sequence[str | Path],
     dataset: str | Path | Dataset | None = None,
-    arena: str | Path | None = None,
+    sections: Mapping[str, str | Path] | None = None,
 ) -> Dashboard:
     """The dashboard of every run log named by ``run_dirs`` (a step file, or every run log
     under a directory), each forecast once (see ``read_runs``), read through the logs' columnar
-    companions with each log's score table kept beside it; the arena
-    rounds of ``arena``, or beside a run log an arena replay wrote, on a page of their own."""
+    companions with each log's score table kept beside it; the sections of the report-section
+    plugins (``sections`` as in ``report_runs``), each on a page of its own."""
     try:
         from pastcast.reports.dashboard import INDEX_COLUMNS, RunIndex, create_app, find_run_logs
     except ImportError as exc:
@@ -305,6 +306,6 @@ def dashboard(
         raise AppError("run_logs", str(exc)) from None
     read = read_runs(paths, dataset, columns=INDEX_COLUMNS)
     index = RunIndex(read.runs)
-    sections = arena_sections(paths, arena)
+    extra = plugin_sections(paths, sections)
     leakage = run_leakage_cards(read)
-    return Dashboard(create_app(index, sections=sections, leakage=leakage), index, read)
+    return Dashboard(create_app(index, sections=extra, leakage=leakage), index, read)

@@ -1,5 +1,8 @@
-"""The ``pastcast`` command line: a thin layer over the Python API."""
+"""The ``pastcast`` command line: a thin layer over the Python API; with the helpers a plugin's
+commands share with the core's (one-line errors naming the option, JSON output, notes, output
+folders pastcast owns)."""
 
 from pastcast.cli._app import app, main
+from pastcast.cli._common import fail, fail_app, note, output_dir, print_json
 
-__all__ = ["app", "main"]
+__all__ = ["app", "fail", "fail_app", "main", "note", "output_dir", "print_json"]

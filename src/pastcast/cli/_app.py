@@ -4,21 +4,30 @@ The command modules are imported only when a command is used (or listed with its
 between them they import nearly the whole package, numpy, pydantic and pyarrow included, which
 took ~0.5 s before ``pastcast --help`` could print a line. The root help lists each command from
 ``COMMANDS`` below, whose line is the start of the command's own help (tested).
+
+Installed plugins add commands through the entry-point group ``pastcast.commands`` (the arena's,
+from the ``pastcast-arena`` distribution): an entry point names the command (a Typer app or a
+command function), imported when it runs. The root help lists it by its distribution's summary,
+read from the metadata: listing imports no plugin.
 """
 
 from __future__ import annotations
 
+import functools
 import importlib
 import os
 import sys
 import warnings
 from collections.abc import Iterator, Mapping, Sequence
-from typing import Annotated, Any, TextIO
+from typing import TYPE_CHECKING, Annotated, Any, TextIO
 
 import typer
 from typer.core import TyperCommand, TyperGroup
 
 from pastcast.cli._common import EXIT_FAILED, EXIT_USAGE, printable
+
+if TYPE_CHECKING:
+    from importlib.metadata import EntryPoint
 
 DEBUG_ENV = "PASTCAST_DEBUG"
 
@@ -74,12 +83,6 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
         "app",
         "Registered agents.",
     ),
-    "arena": (
-        "pastcast.cli._arena",
-        "app",
-        "Foresight Arena: commit-reveal rounds scored against the market (simulation, replays"
-        " of resolved markets, relayer, ledger).",
-    ),
     "audit": (
         "pastcast.cli._audit",
         "app",
@@ -130,10 +133,32 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
 }
 
 
+PLUGIN_GROUP = "pastcast.commands"
+
+
+@functools.cache
+def plugin_commands() -> dict[str, EntryPoint]:
+    """The commands installed plugins add, by name (a name of ``COMMANDS`` stays the core's)."""
+    from importlib.metadata import entry_points
+
+    return {ep.name: ep for ep in entry_points(group=PLUGIN_GROUP) if ep.name not in COMMANDS}
+
+
+def _plugin_line(name: str) -> str:
+    """The root help's line of a plugin command: its distribution's summary."""
+    dist = plugin_commands()[name].dist
+    if dist is None or "Summary" not in dist.metadata:
+        return f"A command of the plugin {dist.name if dist else name}."
+    return dist.metadata["Summary"]
+
+
 def load_command(name: str) -> Any:
-    """The click command ``name`` of ``COMMANDS``, its module imported now."""
-    module, attribute, _ = COMMANDS[name]
-    target = getattr(importlib.import_module(module), attribute)
+    """The click command ``name`` of ``COMMANDS`` or of a plugin, its module imported now."""
+    if name in COMMANDS:
+        module, attribute, _ = COMMANDS[name]
+        target = getattr(importlib.import_module(module), attribute)
+    else:
+        target = plugin_commands()[name].load()
     holder = typer.Typer()
     if isinstance(target, typer.Typer):
         holder.add_typer(target, name=name)
@@ -143,24 +168,35 @@ def load_command(name: str) -> Any:
 
 
 class _LazyCommands(dict[str, Any]):
-    """The root group's commands: those of ``COMMANDS`` are loaded on first access; while the
-    root help is written (``listing``), each is a stand-in carrying its help line."""
+    """The root group's commands: those of ``COMMANDS`` and of plugins are loaded on first
+    access; while the root help is written (``listing``), each is a stand-in carrying its help
+    line. Plugins are looked up only for a name the core does not have, and to list them."""
 
     def __init__(self, eager: Mapping[str, Any]) -> None:
         super().__init__(eager)
-        self._lazy = [n for n in COMMANDS if n not in eager]
+        self._eager = set(eager)
         self.listing = False
 
+    @property
+    def _lazy(self) -> list[str]:
+        found = [*COMMANDS, *plugin_commands()]
+        return [n for n in found if n not in self._eager]
+
+    def _is_lazy(self, name: object) -> bool:
+        if not isinstance(name, str) or name in self._eager:
+            return False
+        return name in COMMANDS or name in plugin_commands()
+
     def _resolve(self, name: str) -> Any:
-        if name in self._lazy and not dict.__contains__(self, name):
+        if self._is_lazy(name) and not dict.__contains__(self, name):
             if self.listing:
-                line = COMMANDS[name][2]
+                line = COMMANDS[name][2] if name in COMMANDS else _plugin_line(name)
                 return TyperCommand(name, help=line, short_help=line)
             dict.__setitem__(self, name, load_command(name))
         return dict.get(self, name)
 
     def __contains__(self, name: object) -> bool:
-        return name in self._lazy or dict.__contains__(self, name)
+        return self._is_lazy(name) or dict.__contains__(self, name)
 
     def __getitem__(self, name: str) -> Any:
         cmd = self._resolve(name)

@@ -59,7 +59,8 @@ def report(
         typer.Option(
             "--arena",
             help="An arena replay's folder (rounds.jsonl, ledger.jsonl) whose rounds the report "
-            "shows; found by itself beside a run log an arena replay wrote.",
+            "shows, for the arena's report-section plugin (the pastcast-arena distribution); "
+            "found by itself beside a run log an arena replay wrote.",
         ),
     ] = None,
     as_json: JsonFlag = False,
@@ -82,7 +83,7 @@ def report(
             events=tuple(event or ()),
             figures=list(figure) if figure else None,
             lookback=lookback,
-            arena=arena,
+            sections=None if arena is None else {"arena": arena},
         )
     except AppError as exc:
         if not exc.field:  # the reports extra is missing

@@ -31,7 +31,8 @@ def view(
         Path | None,
         typer.Option(
             "--arena",
-            help="An arena replay's folder whose rounds get a page (found by itself beside a "
+            help="An arena replay's folder whose rounds get a page, for the arena's "
+            "report-section plugin (the pastcast-arena distribution; found by itself beside a "
             "run log an arena replay wrote).",
         ),
     ] = None,
@@ -47,7 +48,7 @@ def view(
     try:
         import uvicorn  # noqa: F401  (serve_app's)
 
-        board = dashboard(run_dirs, dataset, arena)
+        board = dashboard(run_dirs, dataset, None if arena is None else {"arena": arena})
     except ImportError as exc:
         sock.close()
         fail(f"pastcast view needs the reports extra ({exc.name} is missing): {REPORTS_EXTRA_HINT}")

@@ -19,6 +19,7 @@ from pastcast.reports._compare import (
 from pastcast.reports._leaderboard import (
     clean_json,
     fmt_metric,
+    leaderboard_rows,
 )
 from pastcast.reports._runs import (
     GROUP_COLUMNS,
@@ -66,6 +67,7 @@ __all__ = [
     "horizon_of",
     "latex_escape",
     "leaderboard",
+    "leaderboard_rows",
     "main_table",
     "paired_table",
     "scorecard",

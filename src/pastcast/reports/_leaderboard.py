@@ -7,7 +7,7 @@ in JSON.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, TypeVar
 
 from pastcast.scoring import Cell, GroupSummary, Metric, MetricSummary, metric_list
@@ -16,6 +16,7 @@ __all__ = [
     "clean_json",
     "fmt_cell",
     "fmt_metric",
+    "leaderboard_rows",
     "metric_columns",
     "ranked",
     "with_titles",
@@ -66,16 +67,28 @@ def fmt_cell(s: GroupSummary, m: Metric, cell: Cell) -> str:
 T = TypeVar("T")
 
 
+def leaderboard_rows(
+    entries: Iterable[T], rank: Callable[[T], Any], role: Callable[[T], str] | None = None
+) -> tuple[list[T], list[T]]:
+    """The leaderboard's order, of run logs' groups and the arena's agents alike: the forecasting
+    agents (role ``agent``) ranked by ``rank``, lowest first, and apart, in the order given, the
+    references (any other role: the market's price), which are listed after them. ``role``: an
+    entry's role (its ``role`` attribute by default)."""
+    listed = list(entries)
+    role_of = role or (lambda e: str(getattr(e, "role")))  # noqa: B009
+    agents = sorted((e for e in listed if role_of(e) == "agent"), key=rank)
+    return agents, [e for e in listed if role_of(e) != "agent"]
+
+
 def ranked(items: Sequence[T], summary: Callable[[T], GroupSummary]) -> list[T]:
     """Forecasting groups by the first metric's mean, best first (its direction), then the
-    reference groups (the market price), each in their order."""
+    reference groups (the market price), each in their order (``leaderboard_rows``)."""
     first = metric_list()[0]
     sign = -1.0 if first.better == "higher" else 1.0
-    agents = sorted(
-        (x for x in items if summary(x).role != "reference"),
-        key=lambda x: sign * summary(x).metrics[first.name].mean,
+    agents, refs = leaderboard_rows(
+        items, lambda x: sign * summary(x).metrics[first.name].mean, lambda x: summary(x).role
     )
-    return [*agents, *(x for x in items if summary(x).role == "reference")]
+    return [*agents, *refs]
 
 
 def with_titles(

@@ -1,0 +1,393 @@
+"""The arena on a real EVM: the shipped contracts deployed on an in-process py-evm chain
+(``eth-tester``) through ``web3``, or on any chain a ``Web3`` instance reaches.
+
+The deployer account is curator, outcome oracle (of the conditional-tokens mock) and relayer:
+it pays for the signed commits and reveals it submits. The arena contract is the reputation
+registry's one authorised scorer. ``EvmArena.attach`` reads a deployment someone else made,
+found from its reputation registry's address alone.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from pastcast_arena._backend import ArenaRejected
+from pastcast_arena._contracts import artifacts
+from pastcast_arena._protocol import Domain, require_evm_extra
+from pastcast_arena._records import RoundScore, SignedCommit, SignedReveal
+from pastcast_arena._scoring import YES_INDEX
+
+__all__ = ["EvmArena", "node_web3"]
+
+# An explicit gas limit: py-evm's estimate is a binary search of whole executions, which costs
+# about ten times the transaction itself. Without the estimate a reverting transaction is mined
+# with status 0 and no reason, so every transaction is first run as an eth_call on the pending
+# block (the time the transaction will have), which raises with the contract's reason.
+GAS = 6_000_000
+
+
+def node_web3(url: str) -> Any:
+    """A ``Web3`` on the JSON-RPC node at ``url``."""
+    require_evm_extra()
+    from web3 import HTTPProvider, Web3
+
+    return Web3(HTTPProvider(url, request_kwargs={"timeout": 60}))
+
+
+def _b32(value: str) -> bytes:
+    return bytes.fromhex(value.removeprefix("0x"))
+
+
+def _reason(exc: Exception) -> str:
+    text = str(exc.args[0]) if exc.args else str(exc)
+    for prefix in ("execution reverted: ", "execution reverted"):
+        if text.startswith(prefix):
+            return text[len(prefix) :].strip() or "reverted"
+    return text
+
+
+def _revert_types() -> tuple[type[Exception], ...]:
+    from web3.exceptions import ContractLogicError
+
+    types: list[type[Exception]] = [ContractLogicError]
+    try:
+        from eth_tester.exceptions import TransactionFailed
+
+        types.append(TransactionFailed)
+    except ImportError:  # a remote node raises ContractLogicError only
+        pass
+    return tuple(types)
+
+
+ROLE_KEY = "role"
+"""The identity registry's metadata key of an agent's role (absent: ``agent``)."""
+
+
+class EvmArena:
+    """The five contracts deployed on one chain, driven from Python.
+
+    ``EvmArena()`` starts a fresh in-process chain; ``EvmArena(w3)`` deploys on ``w3`` (its first
+    unlocked account pays). ``conditional_tokens``: the address of a conditional-tokens contract
+    already on the chain, whose payouts the arena reads (then no mock is deployed and nobody here
+    reports payouts: ``external_ctf``). Reverts raise ``ArenaRejected`` with the contract's
+    reason.
+    """
+
+    def __init__(
+        self, w3: Any = None, *, yes_index: int = YES_INDEX, conditional_tokens: str | None = None
+    ) -> None:
+        require_evm_extra()
+        if w3 is None:
+            from eth_tester import EthereumTester, PyEVMBackend
+            from web3 import EthereumTesterProvider, Web3
+
+            self.tester: Any = EthereumTester(PyEVMBackend())
+            w3 = Web3(EthereumTesterProvider(self.tester))
+        else:
+            self.tester = getattr(w3.provider, "ethereum_tester", None)
+        self.w3 = w3
+        self.operator: str = w3.eth.accounts[0]
+        self._reverts = _revert_types()
+        art = artifacts()
+        self.external_ctf = conditional_tokens is not None
+        self.yes_index = yes_index
+        if conditional_tokens is None:
+            self.conditional_tokens = self._deploy(art["MockConditionalTokens"])
+        else:  # a conditional-tokens contract already on the chain (Polymarket's on Polygon)
+            self.conditional_tokens = self._existing(
+                conditional_tokens, art["MockConditionalTokens"]
+            )
+        self.agent_registry = self._deploy(art["AgentRegistry"])
+        self.reputation = self._deploy(art["ReputationRegistry"], self.agent_registry.address)
+        self.round_manager = self._deploy(art["RoundManager"])
+        self.arena = self._deploy(
+            art["PredictionArena"],
+            self.round_manager.address,
+            self.conditional_tokens.address,
+            self.agent_registry.address,
+            self.reputation.address,
+            yes_index,
+        )
+        self.transact(self.reputation.functions.authoriseScorer(self.arena.address))
+        self.deploy_block: int = int(w3.eth.block_number)
+        self._batch: Any = None
+        self._domain = Domain(chain_id=int(w3.eth.chain_id), verifying_contract=self.arena.address)
+
+    @classmethod
+    def attach(cls, w3: Any, reputation: str, *, from_block: int = 0) -> EvmArena:
+        """The deployment whose reputation registry is at ``reputation``, read as a third party
+        reads it: the arena is the registry's scorer, the other contracts are the arena's.
+        Nothing is deployed or sent; ``deploy_block`` is ``from_block`` (where indexing
+        starts). ``ValueError`` when no reputation registry with a scorer is there."""
+        require_evm_extra()
+        from web3 import Web3
+
+        art = artifacts()
+        if not Web3.is_address(reputation):
+            raise ValueError(f"{reputation!r}: not an address")
+        address = Web3.to_checksum_address(reputation)
+        if not bytes(w3.eth.get_code(address)):
+            raise ValueError(f"{address}: no contract there")
+        self = cls.__new__(cls)
+        self.w3 = w3
+        self.tester = getattr(w3.provider, "ethereum_tester", None)
+        self.operator = w3.eth.accounts[0] if w3.eth.accounts else ""
+        self._reverts = _revert_types()
+
+        def at(addr: str, name: str) -> Any:
+            return w3.eth.contract(address=addr, abi=art[name]["abi"])
+
+        self.reputation = at(address, "ReputationRegistry")
+        from web3.exceptions import Web3Exception
+
+        errors: tuple[type[Exception], ...] = (Web3Exception, *self._reverts)
+        try:
+            scorer = self.reputation.functions.scorer().call()
+        except errors as exc:  # the code there has no scorer()
+            raise ValueError(f"{address}: not a reputation registry ({exc})") from None
+        if int(scorer, 16) == 0:
+            raise ValueError(f"{address}: the reputation registry has no scorer yet")
+        self.arena = at(scorer, "PredictionArena")
+        try:
+            found = self.arena.functions
+            self.round_manager = at(found.roundManager().call(), "RoundManager")
+            self.agent_registry = at(found.agentRegistry().call(), "AgentRegistry")
+            tokens = found.conditionalTokens().call()
+        except errors as exc:  # a registry whose scorer is not an arena
+            raise ValueError(f"{address}: its scorer {scorer} is not an arena ({exc})") from None
+        self.conditional_tokens = at(tokens, "MockConditionalTokens")
+        self.external_ctf = False
+        self.yes_index = int(self.arena.functions.yesIndex().call())
+        self.deploy_block = from_block
+        self._batch = None
+        self._domain = Domain(chain_id=int(w3.eth.chain_id), verifying_contract=self.arena.address)
+        return self
+
+    def addresses(self) -> dict[str, str]:
+        """The deployment's contract addresses by contract name."""
+        ctf = "ConditionalTokens" if self.external_ctf else "MockConditionalTokens"
+        return {
+            "AgentRegistry": self.agent_registry.address,
+            ctf: self.conditional_tokens.address,
+            "PredictionArena": self.arena.address,
+            "ReputationRegistry": self.reputation.address,
+            "RoundManager": self.round_manager.address,
+        }
+
+    @property
+    def batch(self) -> Any:
+        """``ArenaBatch``: many hashes, digests, signers or scores of the arena in one eth_call
+        (deployed on first use)."""
+        if self._batch is None:
+            self._batch = self._deploy(artifacts()["ArenaBatch"])
+        return self._batch
+
+    # ------------------------------------------------------------------ plumbing
+
+    def _deploy(self, artifact: dict[str, Any], *args: Any) -> Any:
+        factory = self.w3.eth.contract(abi=artifact["abi"], bytecode=artifact["bytecode"])
+        tx = factory.constructor(*args).transact({"from": self.operator, "gas": GAS})
+        receipt = self.w3.eth.wait_for_transaction_receipt(tx)
+        return self.w3.eth.contract(address=receipt.contractAddress, abi=artifact["abi"])
+
+    def _existing(self, address: str, artifact: dict[str, Any]) -> Any:
+        from web3 import Web3
+
+        if not Web3.is_address(address):
+            raise ValueError(f"{address!r}: not an address")
+        checked = Web3.to_checksum_address(address)
+        if not bytes(self.w3.eth.get_code(checked)):
+            raise ValueError(f"{checked}: no contract there")
+        return self.w3.eth.contract(address=checked, abi=artifact["abi"])
+
+    def _guard(self, action: Callable[[], Any]) -> Any:
+        try:
+            return action()
+        except self._reverts as exc:
+            raise ArenaRejected(_reason(exc)) from None
+
+    def transact(self, fn: Any, sender: str | None = None) -> Any:
+        """Send ``fn`` from an unlocked account (the operator by default); returns the receipt."""
+
+        def send() -> Any:
+            fn.call({"from": sender or self.operator}, block_identifier="pending")
+            tx = fn.transact({"from": sender or self.operator, "gas": GAS})
+            receipt = self.w3.eth.wait_for_transaction_receipt(tx)
+            if receipt.status != 1:
+                raise ArenaRejected("transaction reverted")
+            return receipt
+
+        return self._guard(send)
+
+    def transact_as(self, fn: Any, private_key: str) -> Any:
+        """Send ``fn`` signed by a local key (the account pays its own gas)."""
+        from eth_account import Account
+
+        account = Account.from_key(private_key)
+
+        def send() -> Any:
+            fn.call({"from": account.address}, block_identifier="pending")
+            tx = fn.build_transaction(
+                {
+                    "from": account.address,
+                    "nonce": self.w3.eth.get_transaction_count(account.address),
+                    "gas": GAS,
+                }
+            )
+            raw = account.sign_transaction(tx).raw_transaction
+            receipt = self.w3.eth.wait_for_transaction_receipt(
+                self.w3.eth.send_raw_transaction(raw)
+            )
+            if receipt.status != 1:
+                raise ArenaRejected("transaction reverted")
+            return receipt
+
+        return self._guard(send)
+
+    def call(self, fn: Any, sender: str | None = None) -> Any:
+        """``eth_call`` against the pending block (the next block's time): run ``fn`` without
+        recording anything."""
+        return self._guard(
+            lambda: fn.call({"from": sender or self.operator}, block_identifier="pending")
+        )
+
+    # ------------------------------------------------------------------ ArenaBackend
+
+    @property
+    def domain(self) -> Domain:
+        return self._domain
+
+    def now(self) -> int:
+        return int(self.w3.eth.get_block("latest")["timestamp"])
+
+    @classmethod
+    def connect(
+        cls, url: str, *, yes_index: int = YES_INDEX, conditional_tokens: str | None = None
+    ) -> EvmArena:
+        """Deploy on the chain of the JSON-RPC node at ``url`` (its first unlocked account pays:
+        a local ``anvil``, see ``local_node``)."""
+        return cls(node_web3(url), yes_index=yes_index, conditional_tokens=conditional_tokens)
+
+    def advance_to(self, timestamp: int) -> None:
+        """Mine a block at ``timestamp``: the in-process chain travels; a development node
+        (anvil, Hardhat) is asked with ``evm_setNextBlockTimestamp`` and ``evm_mine``; a real
+        chain's clock is its own (``RuntimeError``)."""
+        if timestamp <= self.now():
+            return
+        if self.tester is not None:
+            self.tester.time_travel(timestamp)
+            return
+        reply = self.w3.provider.make_request("evm_setNextBlockTimestamp", [timestamp])
+        if "error" in reply:
+            raise RuntimeError(f"this node cannot move its clock: {reply['error']}")
+        mined = self.w3.provider.make_request("evm_mine", [])
+        if "error" in mined:
+            raise RuntimeError(f"this node cannot mine on request: {mined['error']}")
+
+    def fund(self, address: str, wei: int = 10**17) -> None:
+        self._guard(
+            lambda: self.w3.eth.wait_for_transaction_receipt(
+                self.w3.eth.send_transaction(
+                    {"from": self.operator, "to": address, "value": wei, "gas": 21_000}
+                )
+            )
+        )
+
+    def register(self, private_key: str, name: str, *, role: str = "agent") -> str:
+        """Register the key's address (the key signs the transaction) with ``name`` as its
+        card's URI; a role other than ``agent`` goes into the card's metadata."""
+        from eth_account import Account
+
+        address = str(Account.from_key(private_key).address)
+        if self.w3.eth.get_balance(address) < 10**16:
+            self.fund(address)
+        registry = self.agent_registry.functions
+        self.transact_as(registry.register(name), private_key)
+        if role != "agent":
+            agent_id = int(registry.agentIdOf(address).call())
+            self.transact_as(registry.setMetadata(agent_id, ROLE_KEY, role.encode()), private_key)
+        return address
+
+    def create_round(
+        self, condition_ids: Sequence[str], commit_deadline: int, reveal_deadline: int
+    ) -> int:
+        fn = self.round_manager.functions.createRound(
+            [_b32(c) for c in condition_ids], commit_deadline, reveal_deadline
+        )
+        receipt = self.transact(fn)
+        event = self.round_manager.events.RoundCreated().process_receipt(receipt)[0]
+        return int(event.args.roundId)
+
+    def set_benchmarks(self, round_id: int, prices_bp: Sequence[int]) -> None:
+        self.transact(self.round_manager.functions.setBenchmarkPrices(round_id, list(prices_bp)))
+
+    def nonce(self, agent: str) -> int:
+        return int(self.arena.functions.nonces(agent).call())
+
+    def commit(self, msg: SignedCommit, *, simulate: bool = False) -> str:
+        fn = self.arena.functions.commitWithSignature(
+            msg.round_id,
+            _b32(msg.commit_hash),
+            msg.agent,
+            msg.nonce,
+            msg.deadline,
+            _b32(msg.signature),
+        )
+        if simulate:
+            self.call(fn)
+            return ""
+        return "0x" + bytes(self.transact(fn).transactionHash).hex()
+
+    def reveal(self, msg: SignedReveal, *, simulate: bool = False) -> str:
+        fn = self.arena.functions.revealWithSignature(
+            msg.round_id,
+            list(msg.predictions),
+            _b32(msg.salt),
+            msg.agent,
+            msg.nonce,
+            msg.deadline,
+            _b32(msg.signature),
+        )
+        if simulate:
+            self.call(fn)
+            return ""
+        return "0x" + bytes(self.transact(fn).transactionHash).hex()
+
+    def report_payouts(self, condition_id: str, numerators: Sequence[int]) -> None:
+        fn = self.conditional_tokens.functions.reportPayouts(_b32(condition_id), list(numerators))
+        self.transact(fn)
+
+    def payouts(self, condition_id: str) -> tuple[int, ...] | None:
+        """The condition's payout numerators as the conditional-tokens contract holds them now
+        (two outcome slots: binary markets), None while its denominator is zero (unresolved)."""
+        tokens = self.conditional_tokens.functions
+        cid = _b32(condition_id)
+        if int(self._guard(lambda: tokens.payoutDenominator(cid).call())) == 0:
+            return None
+
+        def numerator(i: int) -> int:
+            return int(self._guard(lambda: tokens.payoutNumerators(cid, i).call()))
+
+        return (numerator(0), numerator(1))
+
+    def trigger_outcomes(self, round_id: int) -> tuple[int, ...]:
+        receipt = self.transact(self.arena.functions.triggerOutcomes(round_id))
+        event = self.arena.events.OutcomesTriggered().process_receipt(receipt)[0]
+        return tuple(int(v) for v in event.args.outcomes)
+
+    def score_pending(self, round_id: int) -> tuple[RoundScore, ...]:
+        from web3.logs import DISCARD
+
+        receipt = self.transact(self.arena.functions.calculateScoresForPendingReveals(round_id))
+        return tuple(
+            RoundScore(
+                round_id=int(e.args.roundId),
+                agent=str(e.args.agent),
+                brier_bp=int(e.args.brierBp),
+                alpha_bp=int(e.args.alphaBp),
+                resolved=int(e.args.resolvedCount),
+            )
+            # the receipt also holds the reputation registry's ScoreRecorded logs: skipped
+            for e in self.arena.events.ScoreCalculated().process_receipt(receipt, errors=DISCARD)
+        )

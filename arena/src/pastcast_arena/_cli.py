@@ -1,0 +1,499 @@
+"""`pastcast arena ...`: Foresight Arena's simulation, commitments, replays, relayer, ledger (a
+command group of the ``pastcast`` CLI, through its ``pastcast.commands`` entry point)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import typer
+
+from pastcast.app import DATASET_SPEC_HELP
+from pastcast.cli import fail, fail_app, note, output_dir, print_json
+
+app = typer.Typer(
+    help="Foresight Arena: commit-reveal rounds scored against the market (simulation, "
+    "replays of resolved markets, relayer, ledger).",
+    no_args_is_help=True,
+)
+
+
+def _print_leaderboard(report: Any) -> None:
+    _print_rows(
+        report.leaderboard, f"{report.rounds} rounds, market Brier {report.market_brier:.4f}"
+    )
+
+
+def _print_rows(rows: Any, title: str) -> None:
+    from rich.console import Console
+    from rich.table import Table
+
+    table = Table(title=title)
+    columns = ("agent", "rounds", "Brier", "alpha", "SE (Prop. 2)", "t", "beat %", "alpha (shrunk)")
+    for col in columns:
+        table.add_column(col, justify="left" if col == "agent" else "right")
+    for row in rows:
+        se = f" ± {row.alpha_se:.4f}" if row.alpha_se is not None else ""
+        table.add_row(
+            row.agent + (f" ({row.role})" if row.role != "agent" else ""),
+            str(row.rounds),
+            f"{row.brier:.4f}",
+            f"{row.alpha:+.4f}{se}",
+            "-" if row.alpha_se_model is None else f"{row.alpha_se_model:.4f}",
+            "-" if row.t is None else f"{row.t:+.2f}",
+            f"{100 * row.beat_market:.0f}",
+            f"{row.shrunk_alpha:+.4f}" + (" provisional" if row.provisional else ""),
+        )
+    Console().print(table)
+
+
+@app.command("simulate")
+def simulate(
+    seed: int = typer.Option(137, min=0, help="Seed of numpy's default RNG."),
+    # Bounded: 10,000 rounds take seconds, 100,000 over a minute and gigabytes.
+    rounds: int = typer.Option(50, min=1, max=10_000, help="Rounds R."),
+    markets: int = typer.Option(7, min=1, max=64, help="Markets per round k."),
+    out: Path | None = typer.Option(
+        None, help="Also write rounds.jsonl (every round) and Figures 2b and 5 here."
+    ),
+    paper: bool = typer.Option(
+        False, "--paper", help="Also set every figure of the paper's Tables 5-7 beside ours."
+    ),
+    json_: bool = typer.Option(False, "--json", help="Print JSON."),
+) -> None:
+    """The paper's simulation study: leaderboard, Murphy and category tables, cumulative alpha,
+    and the power table of Proposition 3. The same seed gives byte-identical output."""
+    from pastcast_arena._paper import compare_with_paper
+    from pastcast_arena._simulation import SimulationConfig
+    from pastcast_arena._simulation import simulate as run_simulation
+
+    if out is not None:
+        output_dir(out, "--out", "simulation")
+    result = run_simulation(SimulationConfig(seed=seed, rounds=rounds, markets=markets))
+    if out is not None:
+        with (out / "rounds.jsonl").open("w", encoding="utf-8") as fh:
+            for res in result.results:
+                fh.write(res.model_dump_json() + "\n")
+        from pastcast_arena._figures import write_arena_figures
+
+        try:
+            write_arena_figures(result.report, out)
+        except ImportError:  # pragma: no cover - the reports extra is absent
+            note("figures: not drawn (matplotlib, the reports extra, is not installed)", json_)
+    labels = {a.name: a.paper_label for a in result.config.archetypes}
+    beside = compare_with_paper(result.report, labels) if paper else ()
+    if json_:
+        report = result.report.model_dump(mode="json", exclude={"per_round"})
+        print_json(
+            {
+                "config": result.config.model_dump(mode="json"),
+                **report,
+                "power": [p.model_dump(mode="json") for p in result.power],
+                **({"paper": [_paper_row(c) for c in beside]} if paper else {}),
+            }
+        )
+        return
+    _print_leaderboard(result.report)
+    for p in result.power:
+        typer.echo(f"alpha* {p.alpha:.3f}: {p.predictions} predictions, {p.rounds} rounds")
+    if paper:
+        _print_paper(beside)
+
+
+def _paper_row(c: Any) -> dict[str, Any]:
+    return {**c.model_dump(mode="json"), "residual": c.residual}
+
+
+def _print_paper(rows: Any) -> None:
+    from rich.console import Console
+    from rich.table import Table
+
+    table = Table(title="The paper's Tables 5-7 (seed 137, R = 50, k = 7) beside this run")
+    for col in ("table", "row", "figure", "paper", "pastcast", "difference"):
+        table.add_column(
+            col, justify="right" if col in ("paper", "pastcast", "difference") else "left"
+        )
+    for c in rows:
+        got = "-" if c.pastcast is None else f"{c.pastcast:+.4f}"
+        diff = "-" if c.residual is None else f"{c.residual:+.4f}"
+        table.add_row(c.table, c.row, c.figure, f"{c.paper:+.4f}", got, diff)
+    Console(width=120).print(table)
+
+
+@app.command("calibrate")
+def calibrate(
+    json_: bool = typer.Option(False, "--json", help="Print JSON."),
+) -> None:
+    """Fit the simulation's parameters to the paper's Tables 5-7 at seed 137 (a few minutes):
+    the fitted configuration, then every figure beside the paper's."""
+    from pastcast_arena._calibration import calibrate_simulation
+
+    fit = calibrate_simulation()
+    if json_:
+        print_json(
+            {
+                "config": fit.config.model_dump(mode="json"),
+                "paper": [_paper_row(c) for c in fit.comparison],
+            }
+        )
+        return
+    typer.echo(fit.config.model_dump_json(indent=2))
+    _print_paper(fit.comparison)
+
+
+def _parse_predictions(text: str) -> list[int]:
+    out = []
+    for i, item in enumerate(text.split(",")):
+        try:
+            out.append(int(item.strip()))
+        except ValueError:
+            fail(f"--predictions: item {i + 1} ({item.strip()!r}) is not an integer")
+    return out
+
+
+@app.command("commit-hash")
+def commit_hash(
+    round_id: int = typer.Option(..., "--round-id", min=0, help="Round id (uint256)."),
+    predictions: str = typer.Option(
+        ..., help="Predictions in basis points, comma-separated (e.g. 6000,2500)."
+    ),
+    salt: str = typer.Option(..., help="32-byte salt as 0x-prefixed hex."),
+    json_: bool = typer.Option(False, "--json", help="Print JSON."),
+) -> None:
+    """keccak256(abi.encodePacked(uint256 roundId, uint16[] predictions, bytes32 salt)), exactly
+    as the contract computes it."""
+    from pastcast_arena._protocol import commitment
+
+    preds = _parse_predictions(predictions)
+    try:
+        c = commitment(round_id, preds, salt)
+    except ImportError as exc:
+        fail(str(exc))
+    except ValueError as exc:
+        fail(f"--salt/--predictions: {exc}")
+    if json_:
+        print_json({"round_id": round_id, "predictions": preds, "salt": salt, "commitment": c})
+    else:
+        typer.echo(c)
+
+
+@app.command("replay")
+def replay(
+    ctx: typer.Context,
+    dataset: str = typer.Option(..., help="The dataset: " + DATASET_SPEC_HELP + "."),
+    agent: list[str] = typer.Option(
+        ..., "--agent", "-a", help="Agent as NAME[:key=value,...][@setting]; repeatable."
+    ),
+    out: Path = typer.Option(Path("runs/arena"), help="Output directory."),
+    corpus: str | None = typer.Option(
+        None, help="Corpus for research agents: an index directory or a PostgreSQL URL."
+    ),
+    retrieval: str = typer.Option("bm25", help="bm25, dense or hybrid."),
+    embedder: str | None = typer.Option(None, help="dense/hybrid: the embedder by name."),
+    backend: str = typer.Option(
+        "ledger",
+        help="'ledger' (a ledger file), 'evm' (the contracts on py-evm, or on the node at "
+        "--rpc-url) or 'anvil' (a local anvil node started for the replay).",
+    ),
+    rpc_url: str | None = typer.Option(
+        None,
+        "--rpc-url",
+        help="With --backend evm: a JSON-RPC node's URL (its first account pays).",
+    ),
+    markets: int = typer.Option(7, min=1, max=64, help="Markets per round."),
+    rounds: int = typer.Option(20, min=1, max=10_000, help="Rounds to build (at most)."),
+    interval_days: int = typer.Option(7, min=1, max=3650, help="Days between commit deadlines."),
+    start: str | None = typer.Option(None, help="First commit deadline (ISO date or instant)."),
+    selector: str = typer.Option(
+        "volume-activity",
+        help="Market selector NAME[:key=value,...] (volume-activity, volume-24h, trending, "
+        "random).",
+    ),
+    resolve_by: str | None = typer.Option(
+        None, help="Markets resolved after this instant count as unresolved (excluded)."
+    ),
+    clob_cache: Path | None = typer.Option(
+        None,
+        "--clob-cache",
+        help="Folder of CLOB minute prices, books and trade windows: benchmark prices and "
+        "volumes at each deadline come from it (offline), the daily mean only as the labelled "
+        "fallback.",
+    ),
+    clob_url: str | None = typer.Option(
+        None, "--clob-url", help="With --clob-cache: fetch missing minute prices from this CLOB."
+    ),
+    data_url: str | None = typer.Option(
+        None, "--data-url", help="With --clob-cache: fetch missing trade windows from this API."
+    ),
+    preset: str | None = typer.Option(
+        None,
+        help="Rounds as a paper sets them (arena: 7 markets, 50 rounds); options given here "
+        "are set over it.",
+    ),
+    json_: bool = typer.Option(False, "--json", help="Print JSON."),
+) -> None:
+    """Replay resolved markets as arena rounds: agents forecast each market as of the commit
+    deadline, commit, reveal and are scored per round."""
+    from pastcast.app import AppError, preset_rounds
+    from pastcast_arena._workflows import arena_replay, round_plan
+
+    try:
+        shape: dict[str, Any] = {"markets": markets, "rounds": rounds, "selector": selector}
+        if preset is not None:
+            for key, value in preset_rounds(preset).items():
+                source = ctx.get_parameter_source(key)
+                if source is None or source.name != "COMMANDLINE":
+                    shape[key] = value
+        plan = round_plan(
+            markets=shape["markets"],
+            rounds=shape["rounds"],
+            interval_days=interval_days,
+            start=start,
+            selector=shape["selector"],
+        )
+        output_dir(out, "--out", "arena-replay")
+        played = arena_replay(
+            dataset,
+            agent,
+            out,
+            corpus=corpus,
+            retrieval=retrieval,
+            embedder=embedder,
+            backend=backend,
+            plan=plan,
+            resolve_by=resolve_by,
+            rpc_url=rpc_url,
+            clob_cache=clob_cache,
+            clob_url=clob_url,
+            data_url=data_url,
+        )
+    except AppError as exc:
+        fail_app(exc, {"agents": "--agent"})
+    except ValueError as exc:  # no round qualifies, a dataset without binary markets
+        fail(str(exc))
+    result = played.replay
+    if json_:
+        print_json(
+            {
+                "dataset": played.dataset_id,
+                "backend": backend,
+                "rounds_file": str(out / "rounds.jsonl"),
+                "run_log": str(result.run_log),
+                "round_log": None if result.round_log is None else str(result.round_log),
+                "deployment": None if played.deployment is None else str(played.deployment),
+                "failures": result.failures,
+                **result.report.model_dump(mode="json"),
+            }
+        )
+        return
+    _print_leaderboard(result.report)
+    logs = [str(result.run_log)]
+    if result.round_log is not None and result.round_log != result.run_log:
+        logs.append(f"{result.round_log} (round-level agents)")
+    typer.echo(f"rounds: {out / 'rounds.jsonl'}; run log: {'; '.join(logs)}")
+    if played.deployment is not None:
+        typer.echo(f"deployment: {played.deployment} (pastcast arena report --from-chain URL)")
+
+
+@app.command("report")
+def report(
+    rounds: Path | None = typer.Argument(
+        None, help="A rounds.jsonl file (from replay or simulate); not with --from-chain."
+    ),
+    from_chain: str | None = typer.Option(
+        None,
+        "--from-chain",
+        help="Read the leaderboard from the chain of this JSON-RPC node's URL alone (the "
+        "reputation and identity registries, and the arena's logs).",
+    ),
+    reputation: str | None = typer.Option(
+        None,
+        help="With --from-chain: the reputation registry's address, or a replay's "
+        "deployment.json (or its folder).",
+    ),
+    from_block: int = typer.Option(
+        0, min=0, help="With --from-chain: read logs from this block (default: the deployment's)."
+    ),
+    json_: bool = typer.Option(False, "--json", help="Print JSON."),
+) -> None:
+    """Leaderboard, Murphy and category tables of finished rounds; with --from-chain, the
+    leaderboard as the chain's registries record it."""
+    if from_chain is not None:
+        if rounds is not None:
+            fail("give a rounds file or --from-chain, not both")
+        if reputation is None:
+            fail("--from-chain: give --reputation (an address or a deployment.json)")
+        _chain_report(from_chain, reputation, from_block, json_)
+        return
+    if reputation is not None or from_block:
+        fail("--reputation/--from-block go with --from-chain")
+    if rounds is None:
+        fail("give a rounds file (or --from-chain URL)")
+    from pastcast_arena._replay import read_results
+    from pastcast_arena._stats import arena_report
+
+    if not rounds.is_file():
+        fail(f"{rounds}: no such file")
+    try:
+        rep = arena_report(read_results(rounds))
+    except ValueError as exc:
+        fail(str(exc))
+    if json_:
+        print_json(rep.model_dump(mode="json"))
+    else:
+        _print_leaderboard(rep)
+
+
+def _chain_report(url: str, reputation: str, from_block: int, json_: bool) -> None:
+    from pastcast.app import AppError
+    from pastcast_arena._workflows import arena_chain_leaderboard
+
+    try:
+        rows = arena_chain_leaderboard(url, reputation, from_block=from_block)
+    except AppError as exc:
+        fail_app(exc, {"from_chain": "--from-chain", "reputation": "--reputation"})
+    if json_:
+        print_json(
+            {
+                "source": "chain",
+                "rpc_url": url,
+                "reputation": reputation,
+                "leaderboard": [r.model_dump(mode="json") for r in rows],
+            }
+        )
+    else:
+        _print_rows(rows, f"read from the chain at {url}")
+
+
+@app.command("serve")
+def serve(
+    ledger: Path | None = typer.Option(None, help="Ledger file to relay to (created if absent)."),
+    evm: bool = typer.Option(False, "--evm", help="Relay to a fresh in-process EVM chain."),
+    host: str = typer.Option("127.0.0.1", help="Interface to bind (loopback by default)."),
+    port: int = typer.Option(8787, min=1, max=65535, help="Port."),
+    per_minute: int = typer.Option(30, min=1, help="Accepted submissions per agent a minute."),
+) -> None:
+    """Run the gasless relayer: POST /commit and /reveal with EIP-712 signed messages. The
+    curator's /admin/... actions are on when PASTCAST_ARENA_ADMIN_TOKEN is set."""
+    import os
+
+    from pastcast_arena._chain import EvmArena
+    from pastcast_arena._ledger import LedgerArena, LedgerError
+    from pastcast_arena._relayer import RelayerPolicy, create_relayer
+
+    if (ledger is None) == (not evm):
+        fail("give exactly one of --ledger FILE or --evm")
+    if not host.strip() or not host.isascii() or any(c.isspace() for c in host):
+        fail(f"--host {host!r}: not a host name or address")
+    from pastcast.serving import listen, serve_app
+
+    try:
+        sock = listen(host, port)  # before the ledger is made
+    except ValueError as exc:
+        fail(f"--host/--port: {exc}")
+    try:
+        import uvicorn  # noqa: F401  (serve_app's)
+
+        if evm:
+            backend: Any = EvmArena()
+        else:
+            assert ledger is not None
+            exists = ledger.exists() and ledger.stat().st_size > 0
+            backend = LedgerArena.open(ledger) if exists else LedgerArena.create(ledger)
+        token = os.environ.get("PASTCAST_ARENA_ADMIN_TOKEN") or None
+        app_ = create_relayer(backend, RelayerPolicy(per_minute=per_minute), admin_token=token)
+    except ImportError as exc:
+        fail(f"{exc} (the relayer needs the 'arena' extra)")
+    except LedgerError as exc:
+        fail(str(exc))
+    typer.echo(f"relayer on http://{host}:{port} -> {ledger or 'in-process EVM'}")
+    serve_app(app_, sock)
+
+
+@app.command("verify")
+def verify(
+    ledger: Path = typer.Argument(..., help="The ledger file (JSON lines)."),
+    snapshot: Path | None = typer.Option(None, help="Also write its tables to this directory."),
+    fmt: str = typer.Option("csv", "--format", help="Snapshot format: csv or parquet."),
+    json_: bool = typer.Option(False, "--json", help="Print JSON."),
+) -> None:
+    """Check a ledger: the hash chain, every signature, commitment, rule and score. Exit 1 (with
+    the first problem) when it does not verify."""
+    from pastcast_arena._ledger import LedgerError, verify_ledger
+
+    if fmt not in ("csv", "parquet"):
+        fail(f"--format {fmt!r}: choose csv or parquet")
+    try:
+        summary = verify_ledger(ledger)
+    except LedgerError as exc:
+        fail(str(exc), code=1)
+    except ImportError as exc:
+        fail(str(exc))
+    snap = summary.snapshot
+    if snapshot is not None:
+        snap.save(
+            output_dir(snapshot, "--snapshot", "snapshot"), "csv" if fmt == "csv" else "parquet"
+        )
+    counts = {t: len(getattr(snap, t)) for t in snap.TABLES}
+    if json_:
+        print_json(
+            {
+                "ledger": str(ledger),
+                "ok": True,
+                "lines": summary.lines,
+                "head": summary.head,
+                **counts,
+            }
+        )
+    else:
+        typer.echo(
+            f"{ledger}: OK, {summary.lines} lines, head {summary.head[:16]}; "
+            + ", ".join(f"{v} {k}" for k, v in counts.items())
+        )
+
+
+@app.command("compile")
+def compile_(
+    write: bool = typer.Option(False, help="Write the artifacts instead of comparing."),
+) -> None:
+    """Recompile the contracts with solcjs and compare with (or --write) the shipped artifacts."""
+    from pastcast_arena._contracts import artifacts, compile_contracts, write_artifacts
+
+    try:
+        compiled = compile_contracts()
+    except RuntimeError as exc:
+        fail(str(exc))
+    if write:
+        typer.echo(f"wrote {write_artifacts(compiled)}")
+        return
+    shipped = artifacts()
+    differ = [n for n, c in compiled["contracts"].items() if shipped.get(n) != c]
+    if differ:
+        fail(f"the shipped artifacts differ from the sources: {', '.join(differ)}", code=1)
+    typer.echo(f"artifacts match solc {compiled['solc']}")
+
+
+@app.command("live")
+def live(
+    plan: Path = typer.Argument(..., help="The live plan (YAML, TOML or JSON)."),
+    json_: bool = typer.Option(False, "--json", help="Print JSON."),
+) -> None:
+    """Run live rounds of open Polymarket markets: discover, create the round, forecast within
+    the lead time of the commit deadline, commit, reveal, score; until the plan's rounds are
+    finished. A restart with the same plan continues where the last one stopped."""
+    from pastcast.app import AppError
+    from pastcast_arena._live_file import arena_live
+
+    try:
+        result = arena_live(plan, note=lambda line: typer.echo(line, err=True))
+    except AppError as exc:
+        fail_app(exc)
+    if json_:
+        print_json(result.as_dict())
+        return
+    for r in result.round_states():
+        typer.echo(f"round {r['index']} (arena round {r['round_id']}): {r['status']}")
+    if result.report is not None:
+        _print_leaderboard(result.report)
+    else:
+        note("no round scored yet", json_)

@@ -1,0 +1,157 @@
+"""The Solidity sources, their compiled ABI and bytecode (shipped as package data), and the
+compiler call that reproduces them.
+
+The compiler is ``solcjs`` from the npm package ``solc`` (pinned below): a WebAssembly build that
+runs offline once installed (``npm install --prefix .venv/solc solc@0.8.37``). The artifacts are
+compiled with fixed settings, so recompiling the shipped sources must give the shipped bytecode
+byte for byte (the metadata hash at the end of the bytecode covers sources and settings).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+from functools import cache
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+__all__ = [
+    "ARTIFACTS_FILE",
+    "CONTRACTS",
+    "SOLC_VERSION",
+    "SOURCES",
+    "artifacts",
+    "compile_contracts",
+    "find_foundry_tool",
+    "find_solcjs",
+    "write_artifacts",
+]
+
+SOLC_VERSION = "0.8.37"
+SOURCES = (
+    "AgentRegistry.sol",
+    "ArenaBatch.sol",
+    "MockConditionalTokens.sol",
+    "PredictionArena.sol",
+    "ReputationRegistry.sol",
+    "RoundManager.sol",
+)
+CONTRACTS = (
+    "AgentRegistry",
+    "ArenaBatch",
+    "MockConditionalTokens",
+    "PredictionArena",
+    "ReputationRegistry",
+    "RoundManager",
+)
+ARTIFACTS_FILE = "artifacts.json"
+SETTINGS: dict[str, Any] = {
+    "optimizer": {"enabled": True, "runs": 200},
+    # py-evm's newest fork; a later default target could emit opcodes it does not know
+    "evmVersion": "prague",
+    "outputSelection": {"*": {"*": ["abi", "evm.bytecode.object"]}},
+}
+
+
+def _contracts_dir() -> Path:
+    return Path(str(resources.files("pastcast_arena") / "contracts"))
+
+
+def find_solcjs() -> str | None:
+    """``$PASTCAST_SOLCJS``, then ``solcjs`` installed beside the interpreter's environment
+    (``<venv>/solc``, where the Makefile puts it), then one on PATH."""
+    env = os.environ.get("PASTCAST_SOLCJS")
+    if env:
+        return env
+    local = Path(sys.prefix) / "solc" / "node_modules" / ".bin" / "solcjs"
+    if local.is_file():
+        return str(local)
+    return shutil.which("solcjs")
+
+
+def find_foundry_tool(name: str) -> str | None:
+    """Foundry's ``anvil`` or ``forge``: ``$PASTCAST_ANVIL`` / ``$PASTCAST_FORGE``, then the
+    binary of the npm platform package installed beside the interpreter's environment (``make
+    test``: ``.venv/foundry``; the binary itself, not npm's node launcher, which neither passes
+    on the exit status nor stops the node with it), then ``PATH``."""
+    explicit = os.environ.get(f"PASTCAST_{name.upper()}")
+    if explicit:
+        return explicit
+    packages = Path(sys.prefix) / "foundry" / "node_modules" / "@foundry-rs"
+    for binary in sorted(packages.glob(f"{name}-*/bin/{name}")):
+        if os.access(binary, os.X_OK):
+            return str(binary)
+    return shutil.which(name)
+
+
+def compile_contracts(solcjs: str | None = None, timeout_s: float = 300.0) -> dict[str, Any]:
+    """Compile the shipped sources; returns ``{"solc": version, "settings": ..., "contracts":
+    {name: {"abi", "bytecode"}}}``. Raises ``RuntimeError`` naming the problem."""
+    exe = solcjs or find_solcjs()
+    if exe is None:
+        raise RuntimeError(
+            "solcjs not found: npm install --prefix .venv/solc solc@"
+            f"{SOLC_VERSION} (or set PASTCAST_SOLCJS)"
+        )
+    folder = _contracts_dir()
+    request = {
+        "language": "Solidity",
+        "sources": {name: {"content": (folder / name).read_text("utf-8")} for name in SOURCES},
+        "settings": SETTINGS,
+    }
+    try:
+        version = subprocess.run(
+            [exe, "--version"], capture_output=True, text=True, timeout=timeout_s, check=False
+        ).stdout.strip()
+    except OSError as exc:
+        raise RuntimeError(f"{exe}: cannot run ({exc.strerror or exc})") from None
+    if not version.startswith(SOLC_VERSION):
+        raise RuntimeError(f"{exe}: solc {version or '?'} found, {SOLC_VERSION} needed")
+    # solcjs prints the output and exits at once: into a pipe the reader has not drained, the
+    # rest of a large output is lost (node queues it), so it writes to a file, synchronously.
+    with tempfile.TemporaryFile("w+", encoding="utf-8") as sink:
+        proc = subprocess.run(
+            [exe, "--standard-json"],
+            input=json.dumps(request),
+            stdout=sink,
+            stderr=subprocess.PIPE,
+            text=True,
+            timeout=timeout_s,
+            check=False,
+        )
+        sink.seek(0)
+        stdout = sink.read()
+    # solcjs may print a notice line before the JSON document
+    start = stdout.find("{")
+    if proc.returncode != 0 or start < 0:
+        raise RuntimeError(f"{exe} failed ({proc.returncode}): {proc.stderr.strip()[:500]}")
+    out = json.loads(stdout[start:])
+    errors = [e for e in out.get("errors", []) if e.get("severity") == "error"]
+    if errors:
+        raise RuntimeError(f"solc: {errors[0].get('formattedMessage', errors[0])}".strip())
+    contracts: dict[str, Any] = {}
+    for unit in out["contracts"].values():
+        for name, c in unit.items():
+            if name in CONTRACTS:
+                code = "0x" + c["evm"]["bytecode"]["object"]
+                contracts[name] = {"abi": c["abi"], "bytecode": code}
+    return {"solc": version, "settings": SETTINGS, "contracts": contracts}
+
+
+def write_artifacts(compiled: dict[str, Any], path: Path | None = None) -> Path:
+    target = path or _contracts_dir() / ARTIFACTS_FILE
+    target.write_text(json.dumps(compiled, indent=1, sort_keys=True) + "\n", encoding="utf-8")
+    return target
+
+
+@cache
+def artifacts() -> dict[str, dict[str, Any]]:
+    """The shipped ``{"abi": [...], "bytecode": "0x..."}`` of every contract, by name."""
+    data = json.loads((_contracts_dir() / ARTIFACTS_FILE).read_text("utf-8"))
+    contracts: dict[str, dict[str, Any]] = data["contracts"]
+    return contracts

@@ -1,0 +1,108 @@
+"""A deployment's record: the chain and the contracts an arena runs on, written whole when they
+are deployed (``deployment.json``), so a later process reattaches to the same contracts instead
+of deploying new ones, and a third party reads the same leaderboard (``arena report
+--from-chain``). Reattaching checks the node against the record: its chain id, and code at
+every recorded address, the same contracts the reputation registry leads to."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from pastcast import safejson
+from pastcast.atomic import write_atomic
+from pastcast.validation import first_problem
+from pastcast_arena._chain import EvmArena, node_web3
+
+__all__ = [
+    "DEPLOYMENT_FILE",
+    "Deployment",
+    "attach_deployment",
+    "read_deployment",
+    "write_deployment",
+]
+
+DEPLOYMENT_FILE = "deployment.json"
+EXTERNAL_CTF = "ConditionalTokens"
+"""The contracts' key of a conditional-tokens contract the deployment did not deploy."""
+
+
+class Deployment(BaseModel):
+    model_config = ConfigDict(extra="ignore", frozen=True)
+    chain_id: int
+    deploy_block: int = Field(default=0, ge=0)
+    contracts: dict[str, str]
+    rpc_url: str | None = None
+    """The node the contracts were deployed through (for a local node: where it was then)."""
+
+    @property
+    def ctf(self) -> str | None:
+        """The external conditional-tokens contract's address, None with the deployment's mock."""
+        return self.contracts.get(EXTERNAL_CTF)
+
+
+def deployment_of(arena: EvmArena, rpc_url: str | None = None) -> Deployment:
+    return Deployment(
+        chain_id=arena.domain.chain_id,
+        deploy_block=arena.deploy_block,
+        contracts=arena.addresses(),
+        rpc_url=rpc_url,
+    )
+
+
+def write_deployment(arena: EvmArena, path: Path, rpc_url: str | None = None) -> Path:
+    """Record ``arena``'s deployment at ``path``, whole or not at all."""
+    body = deployment_of(arena, rpc_url).model_dump(mode="json", exclude_none=True)
+    write_atomic(path, json.dumps(body, indent=1, sort_keys=True) + "\n")
+    return path
+
+
+def read_deployment(path: Path) -> Deployment:
+    """``ValueError`` naming the file (and the field)."""
+    try:
+        return Deployment.model_validate(safejson.loads(path.read_text(encoding="utf-8")))
+    except ValidationError as exc:
+        raise ValueError(f"{path}: not a deployment record ({first_problem(exc)})") from None
+    except (OSError, ValueError) as exc:
+        raise ValueError(f"{path}: not a deployment record ({exc})") from None
+
+
+def attach_deployment(path: Path, url: str, *, w3: Any = None) -> EvmArena:
+    """The arena recorded at ``path``, on the node at ``url``; ``ValueError`` naming the file
+    and the field when the node is on another chain or lacks the recorded contracts."""
+    record = read_deployment(path)
+    w3 = w3 if w3 is not None else node_web3(url)
+    found = int(w3.eth.chain_id)
+    if found != record.chain_id:
+        raise ValueError(
+            f"{path}: field chain_id: {record.chain_id}, but the node at {url} is on chain {found}"
+        )
+    for name, address in sorted(record.contracts.items()):
+        try:
+            code = bytes(w3.eth.get_code(w3.to_checksum_address(address)))
+        except ValueError:
+            why = f"{address!r} is not an address"
+            raise ValueError(f"{path}: field contracts.{name}: {why}") from None
+        if not code:
+            raise ValueError(
+                f"{path}: field contracts.{name}: no contract at {address} on the node at {url}"
+            )
+    registry = record.contracts.get("ReputationRegistry")
+    if registry is None:
+        raise ValueError(f"{path}: field contracts.ReputationRegistry: missing")
+    try:
+        arena = EvmArena.attach(w3, registry, from_block=record.deploy_block)
+    except ValueError as exc:
+        raise ValueError(f"{path}: field contracts.ReputationRegistry: {exc}") from None
+    arena.external_ctf = record.ctf is not None
+    for name, address in arena.addresses().items():
+        recorded = record.contracts.get(name)
+        if recorded is None or recorded.lower() != address.lower():
+            raise ValueError(
+                f"{path}: field contracts.{name}: {recorded}, but the deployment on the node at "
+                f"{url} has {address}"
+            )
+    return arena

@@ -1,0 +1,106 @@
+"""Rebuild the arena's history from a chain's event logs (the role of the paper's subgraph).
+
+Only logs are read, never contract storage, so the snapshot is what any third party sees: who
+registered, every round with its markets, deadlines and benchmark prices, every commit, reveal,
+outcome and score, each with its transaction and block.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pastcast_arena._chain import EvmArena
+from pastcast_arena._snapshot import (
+    ArenaSnapshot,
+    IndexedAgent,
+    IndexedCommit,
+    IndexedOutcomes,
+    IndexedReveal,
+    IndexedRound,
+    IndexedScore,
+)
+
+__all__ = ["index_chain"]
+
+
+def _hex(value: bytes) -> str:
+    return "0x" + bytes(value).hex()
+
+
+def _logs(contract: Any, event: str, from_block: int) -> list[Any]:
+    logs: list[Any] = getattr(contract.events, event).get_logs(from_block=from_block)
+    return sorted(logs, key=lambda e: (e.blockNumber, e.logIndex))
+
+
+def index_chain(arena: EvmArena, from_block: int | None = None) -> ArenaSnapshot:
+    """The snapshot of everything the deployment's contracts logged since ``from_block``
+    (the deployment block by default)."""
+    start = arena.deploy_block if from_block is None else from_block
+    agents = tuple(
+        IndexedAgent(agent_id=int(e.args.agentId), address=str(e.args.owner), name=e.args.uri)
+        for e in _logs(arena.agent_registry, "AgentRegistered", start)
+    )
+    benchmarks = {
+        int(e.args.roundId): tuple(int(p) for p in e.args.prices)
+        for e in _logs(arena.round_manager, "BenchmarkPricesSet", start)
+    }
+    rounds = tuple(
+        IndexedRound(
+            round_id=int(e.args.roundId),
+            condition_ids=tuple(_hex(c) for c in e.args.conditionIds),
+            commit_deadline=int(e.args.commitDeadline),
+            reveal_deadline=int(e.args.revealDeadline),
+            benchmarks=benchmarks.get(int(e.args.roundId), ()),
+        )
+        for e in _logs(arena.round_manager, "RoundCreated", start)
+    )
+    commits = tuple(
+        IndexedCommit(
+            round_id=int(e.args.roundId),
+            agent=str(e.args.agent),
+            commit_hash=_hex(e.args.commitHash),
+            ref=_hex(e.transactionHash),
+            position=int(e.blockNumber),
+        )
+        for e in _logs(arena.arena, "Committed", start)
+    )
+    reveals = tuple(
+        IndexedReveal(
+            round_id=int(e.args.roundId),
+            agent=str(e.args.agent),
+            predictions=tuple(int(p) for p in e.args.predictions),
+            salt=_hex(e.args.salt),
+            ref=_hex(e.transactionHash),
+            position=int(e.blockNumber),
+        )
+        for e in _logs(arena.arena, "Revealed", start)
+    )
+    outcomes = tuple(
+        IndexedOutcomes.model_validate(
+            {
+                "round_id": int(e.args.roundId),
+                "outcomes": [int(v) for v in e.args.outcomes],
+                "resolved": int(e.args.resolvedCount),
+                "baseline_bp": int(e.args.baselineBrierBp),
+            }
+        )
+        for e in _logs(arena.arena, "OutcomesTriggered", start)
+    )
+    scores = tuple(
+        IndexedScore(
+            round_id=int(e.args.roundId),
+            agent=str(e.args.agent),
+            brier_bp=int(e.args.brierBp),
+            alpha_bp=int(e.args.alphaBp),
+            resolved=int(e.args.resolvedCount),
+        )
+        for e in _logs(arena.arena, "ScoreCalculated", start)
+    )
+    return ArenaSnapshot(
+        agents=agents,
+        rounds=rounds,
+        commits=commits,
+        reveals=reveals,
+        outcomes=outcomes,
+        scores=scores,
+    )

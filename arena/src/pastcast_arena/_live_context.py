@@ -1,0 +1,140 @@
+"""What every phase of the live service shares, in one context: the plan, arena, market client,
+clock, agents and their keys, the submitter, the durable state and its writes, and the arena's
+record of what was sent."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+
+from pastcast.corpus import CorpusBackend
+from pastcast.markets import OpenMarket, PolymarketClient
+from pastcast.runlog import AgentSpec
+from pastcast_arena._backend import ArenaBackend, ArenaRejected
+from pastcast_arena._live_plan import STATE_FILE, Clock, LivePlan
+from pastcast_arena._live_state import AgentRound, LiveState, RoundState, save_state
+from pastcast_arena._play import Submitter
+from pastcast_arena._records import ArenaMarket
+from pastcast_arena._relayer_client import RelayerUnavailable
+from pastcast_arena._scoring import payouts_for
+from pastcast_arena._snapshot import ArenaSnapshot
+
+__all__ = ["CorpusAt", "LiveContext", "arena_market", "snapshot_of", "utc"]
+
+log = logging.getLogger(__name__)
+
+
+def utc(ts: float) -> datetime:
+    return datetime.fromtimestamp(ts, UTC)
+
+
+def snapshot_of(backend: ArenaBackend) -> ArenaSnapshot:
+    snap = getattr(backend, "snapshot", None)
+    if callable(snap):
+        return snap()  # type: ignore[no-any-return]
+    from pastcast_arena._indexer import index_chain
+
+    return index_chain(backend)  # type: ignore[arg-type]
+
+
+def arena_market(m: OpenMarket) -> ArenaMarket:
+    return ArenaMarket(
+        market_id=m.market_id, condition_id=m.condition_id, question=m.question, category=m.category
+    )
+
+
+CorpusAt = Callable[[datetime], CorpusBackend | None]
+
+
+@dataclass(frozen=True)
+class LiveContext:
+    """The live service's settings and its one mutable part, ``state`` (updated in place, then
+    written whole by ``save`` before any action it records)."""
+
+    plan: LivePlan
+    backend: ArenaBackend
+    client: PolymarketClient
+    out: Path
+    clock: Clock
+    specs: Mapping[str, AgentSpec]
+    """The agents by arena name, in the plan's order."""
+    keys: Mapping[str, str]
+    submitter: Submitter
+    corpus: CorpusAt | None
+    yes_index: int
+    external_ctf: bool
+    """Outcomes are the payouts a conditional-tokens contract on the chain holds, reported by its
+    own oracle (Polymarket's): the service reads them and reports none."""
+    state: LiveState
+
+    @property
+    def names(self) -> list[str]:
+        return list(self.specs)
+
+    @property
+    def state_path(self) -> Path:
+        return self.out / STATE_FILE
+
+    def now(self) -> float:
+        return self.clock.now()
+
+    def save(self) -> None:
+        save_state(self.state_path, self.state)
+
+    def round_dir(self, rnd: RoundState) -> Path:
+        folder = self.out / "rounds" / f"{rnd.index:04d}"
+        folder.mkdir(parents=True, exist_ok=True)
+        return folder
+
+    def submitted(self, kind: str, round_id: int, agent: str) -> bool:
+        snap = snapshot_of(self.backend)
+        rows = snap.commits if kind == "commit" else snap.reveals
+        return any(r.round_id == round_id and r.agent.lower() == agent.lower() for r in rows)
+
+    def send(self, kind: str, slot: AgentRound, agent: str, round_id: int) -> bool:
+        """Send the stored message; True once the arena holds it."""
+        msg = slot.commit if kind == "commit" else slot.reveal
+        assert msg is not None
+        try:
+            if kind == "commit":
+                self.submitter.commit(msg)  # type: ignore[arg-type]
+            else:
+                self.submitter.reveal(msg)  # type: ignore[arg-type]
+        except ArenaRejected as exc:
+            if self.submitted(kind, round_id, agent):
+                return True  # a copy the arena already took (a retried or resumed send)
+            if "invalid nonce" in exc.reason:
+                # the nonce moved on without this message (another message took it): sign anew
+                if kind == "commit":
+                    slot.commit = None
+                else:
+                    slot.reveal = None
+                self.save()
+                return False
+            # refused for good (a deadline passed, say): recorded, never sent again
+            slot.missed = f"{kind} refused: {exc.reason}"
+            self.save()
+            return False
+        except (RelayerUnavailable, OSError) as exc:
+            log.warning("%s of round %d by %s not sent yet: %s", kind, round_id, agent, exc)
+            return self.submitted(kind, round_id, agent)
+        return True
+
+    def payouts(self, m: OpenMarket) -> tuple[int, ...] | None:
+        """The payouts the external conditional-tokens contract holds for ``m`` (None:
+        unresolved, or the node did not answer), in the arena's convention: YES at
+        ``yes_index``, (1, 1) when not all or nothing."""
+        try:
+            nums = self.backend.payouts(m.condition_id)  # type: ignore[attr-defined]
+        except (ArenaRejected, OSError) as exc:
+            log.warning("payouts of %s: %s", m.market_id, exc)
+            return None
+        if nums is None:
+            return None
+        yes, no = nums[self.yes_index], nums[1 - self.yes_index]
+        if min(yes, no) > 0:
+            return (1, 1)  # voided or split: the arena counts it for nothing
+        return payouts_for(yes > 0, self.yes_index)

@@ -1,0 +1,306 @@
+"""The live arena service: a plan file (YAML, TOML or JSON) names the agents, the rounds' timing,
+Polymarket's endpoints, the arena (a ledger, a node) and optionally a relayer and live feeds;
+``arena_live`` runs the rounds until the plan's number of them is finished. Paths in the plan
+are relative to its folder."""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Callable, Iterator
+from contextlib import ExitStack, contextmanager
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import httpx
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from pastcast.app import (
+    AppError,
+    check_agents,
+    corpus_documents,
+    fetch_feeds,
+    models_session,
+    parse_agent_option,
+)
+from pastcast.owned import claim_dir
+from pastcast.validation import first_error
+
+if TYPE_CHECKING:
+    from pastcast_arena._live_plan import LiveResult
+
+__all__ = ["LiveFile", "arena_live", "read_live_plan"]
+
+
+class _Polymarket(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    gamma_url: str = "https://gamma-api.polymarket.com"
+    clob_url: str = "https://clob.polymarket.com"
+    data_url: str = "https://data-api.polymarket.com"
+
+
+class _Clock(BaseModel):
+    """Compressed time (tests and demonstrations): ``origin`` at wall time ``real_origin``."""
+
+    model_config = ConfigDict(extra="forbid")
+    speed: float = Field(default=1.0, gt=0)
+    origin: float | None = None
+    real_origin: float | None = None
+
+
+class LiveFile(BaseModel):
+    """The plan file's fields (``LivePlan``'s timing fields besides these)."""
+
+    model_config = ConfigDict(extra="allow")
+    out: str
+    agents: list[str] = Field(min_length=1)
+    backend: str = "ledger"
+    rpc_url: str | None = None
+    ctf_address: str | None = None
+    """A conditional-tokens contract already on the chain whose payouts are the outcomes (then
+    the service reports none itself)."""
+    yes_index: int = Field(default=1, ge=0, le=1)
+    """The payout slot of YES the arena contract reads (Polymarket lists Yes first: 0); only
+    markets whose YES is in that slot qualify when the payouts are another contract's."""
+    relayer: str | None = None
+    agent_keys_env: dict[str, str] = Field(default_factory=dict)
+    polymarket: _Polymarket = Field(default_factory=_Polymarket)
+    feeds: str | None = None
+    spool: str | None = None
+    feed_interval_s: float = Field(default=300.0, gt=0)
+    """How often the feeds are fetched (seconds on the arena's clock)."""
+    clock: _Clock | None = None
+
+
+@dataclass(frozen=True)
+class _Loaded:
+    file: LiveFile
+    plan: Any  # LivePlan
+    folder: Path
+
+
+def _path(folder: Path, value: str) -> Path:
+    p = Path(value)
+    return p if p.is_absolute() else folder / p
+
+
+def read_live_plan(path: str | Path) -> _Loaded:
+    """The plan file checked whole; ``AppError`` naming the file and field."""
+    from pastcast.runner import PlanError, read_plan_file
+    from pastcast_arena._live_plan import LivePlan
+
+    p = Path(path)
+    try:
+        raw = read_plan_file(p)
+    except (PlanError, OSError) as exc:
+        raise AppError("plan", str(exc)) from None
+    if not isinstance(raw, dict):
+        raise AppError("plan", f"{p}: expected a mapping of fields")
+    try:
+        file = LiveFile.model_validate(raw)
+    except ValidationError as exc:
+        loc, msg = first_error(exc)
+        raise AppError("plan", f"{p}: field {'.'.join(map(str, loc))}: {msg}") from None
+    if file.backend not in ("ledger", "evm", "anvil"):
+        raise AppError("plan", f"{p}: field backend: {file.backend!r}: ledger, evm or anvil")
+    if file.rpc_url is not None and file.backend != "evm":
+        raise AppError("plan", f"{p}: field rpc_url: goes with the backend 'evm'")
+    if file.ctf_address is not None and file.backend == "ledger":
+        raise AppError("plan", f"{p}: field ctf_address: goes with the backend 'evm' or 'anvil'")
+    if file.ctf_address is not None and not re.fullmatch(r"0x[0-9a-fA-F]{40}", file.ctf_address):
+        raise AppError("plan", f"{p}: field ctf_address: {file.ctf_address!r} is not an address")
+    if (file.feeds is None) != (file.spool is None):
+        raise AppError("plan", f"{p}: fields feeds and spool go together")
+    specs = [parse_agent_option(a, field=f"agents[{i}]") for i, a in enumerate(file.agents)]
+    timing = {k: v for k, v in raw.items() if k not in LiveFile.model_fields}
+    try:
+        plan = LivePlan.model_validate({**timing, "agents": specs})
+    except ValidationError as exc:
+        loc, msg = first_error(exc)
+        raise AppError("plan", f"{p}: field {'.'.join(map(str, loc))}: {msg}") from None
+    return _Loaded(file, plan, p.parent)
+
+
+def _keys(file: LiveFile) -> dict[str, str]:
+    out = {}
+    for name, env in file.agent_keys_env.items():
+        key = os.environ.get(env)
+        if not key:
+            raise AppError("plan", f"agent_keys_env.{name}: the environment has no {env}")
+        out[name] = key
+    return out
+
+
+def _clock(file: LiveFile) -> Any:
+    from pastcast_arena._live_plan import ScaledClock, SystemClock
+
+    if file.clock is None:
+        return SystemClock()
+    real = file.clock.real_origin
+    real = float(real) if real is not None else datetime.now(UTC).timestamp()
+    origin = file.clock.origin if file.clock.origin is not None else real
+    return ScaledClock(origin, real, file.clock.speed)
+
+
+@contextmanager
+def _backend(
+    file: LiveFile, out: Path, clock: Any, note: Callable[[str], None]
+) -> Iterator[tuple[Any, bool]]:
+    """The arena and whether its clock follows ours (a development node's does). On a node, the
+    deployment recorded in ``out`` is reattached; the first start deploys and records it."""
+    from pastcast_arena._ledger import LedgerArena
+    from pastcast_arena._node import lasting_node
+
+    with ExitStack() as stack:
+        if file.backend == "ledger":
+            path = out / "ledger.jsonl"
+            tick: Callable[[], int] = lambda: int(clock.now())  # noqa: E731
+            if path.exists():
+                yield LedgerArena.open(path, clock=tick), False
+            else:
+                yield LedgerArena.create(path, clock=tick), False
+            return
+        try:
+            if file.backend == "anvil":
+                # the node's chain starts at the arena's clock: a compressed clock's origin may
+                # be before the wall clock
+                node = lasting_node(out / "node", timestamp=int(clock.now()), note=note)
+                arena = _deployed(file, out, stack.enter_context(node).url)
+            elif file.rpc_url is not None:
+                arena = _deployed(file, out, file.rpc_url)
+            else:
+                from pastcast_arena._chain import EvmArena
+
+                arena = EvmArena(conditional_tokens=file.ctf_address, yes_index=file.yes_index)
+        except (ImportError, FileNotFoundError) as exc:
+            raise AppError("backend", str(exc)) from None
+        except (OSError, RuntimeError) as exc:
+            raise AppError("rpc_url" if file.rpc_url else "backend", str(exc)) from None
+        # a development node's clock is moved along with a compressed clock
+        yield arena, file.clock is not None and file.rpc_url is None
+
+
+def _deployed(file: LiveFile, out: Path, url: str) -> Any:
+    from pastcast_arena._chain import EvmArena
+    from pastcast_arena._deployment import DEPLOYMENT_FILE, attach_deployment, write_deployment
+
+    path = out / DEPLOYMENT_FILE
+    if not path.exists():
+        try:
+            arena = EvmArena.connect(
+                url, conditional_tokens=file.ctf_address, yes_index=file.yes_index
+            )
+        except ValueError as exc:
+            raise AppError("ctf_address", str(exc)) from None
+        write_deployment(arena, path, url)  # before any round: a kill after it reattaches
+        return arena
+    try:
+        arena = attach_deployment(path, url)
+    except ValueError as exc:
+        raise AppError("out", str(exc)) from None
+    recorded = arena.conditional_tokens.address if arena.external_ctf else None
+    if (recorded or "").lower() != (file.ctf_address or "").lower():
+        raise AppError(
+            "ctf_address",
+            f"{file.ctf_address}: the deployment in {path} reads the conditional tokens at "
+            f"{recorded or 'its own mock'}",
+        )
+    return arena
+
+
+def _corpus_at(spool: Path) -> Callable[[datetime], Any]:
+    """The feed spool's documents the arena held before the cutoff, as an in-memory index."""
+    from pastcast.corpus.embedded import EmbeddedIndex
+
+    def at(cutoff: datetime) -> Any:
+        if not spool.exists():
+            return None
+        docs = [d for d in corpus_documents(f"feed:{spool}") if d.timestamp < cutoff]
+        return EmbeddedIndex.in_memory(docs) if docs else None
+
+    return at
+
+
+LIVE_KIND = "arena-live"
+
+
+def _claim(out: Path) -> None:
+    """The plan's ``out`` as every writer's folder (``pastcast.owned``): made and marked if
+    absent or empty, taken as it is if a live arena made it; a folder of the user's is refused
+    before anything is written."""
+    try:
+        claim_dir(out, LIVE_KIND)
+    except FileExistsError as exc:
+        raise AppError("out", str(exc)) from None
+    except OSError as exc:
+        raise AppError("out", f"{out}: cannot make the folder ({exc.strerror or exc})") from None
+
+
+def arena_live(
+    plan: str | Path,
+    *,
+    clock: Any = None,
+    relayer_http: Any = None,
+    stop: Callable[[], bool] | None = None,
+    note: Callable[[str], None] | None = None,
+) -> LiveResult:
+    """Run the live arena of the plan file until its rounds are finished (or ``stop``); the
+    state, the ledger, each round's run log and the results are under the plan's ``out``. A
+    restart with the same plan continues. ``clock`` and ``relayer_http`` (an HTTP client for
+    the relayer) replace the plan's for tests; ``note`` hears what happened to the local node
+    (reused, started again from its state)."""
+    from pastcast.markets.sources import PolymarketClient
+    from pastcast_arena._live import LiveService
+    from pastcast_arena._relayer_client import RelayerClient
+
+    loaded = read_live_plan(plan)
+    file, folder = loaded.file, loaded.folder
+    out = _path(folder, file.out)
+    _claim(out)
+    keys = _keys(file)
+    clock = clock if clock is not None else _clock(file)
+    feeds = _path(folder, file.feeds) if file.feeds else None
+    spool = _path(folder, file.spool) if file.spool else None
+
+    last_fetch = [float("-inf")]
+    http = httpx.Client(timeout=30.0, follow_redirects=True)
+
+    def fetch() -> None:
+        if feeds is None or spool is None or clock.now() - last_fetch[0] < file.feed_interval_s:
+            return
+        last_fetch[0] = clock.now()
+        at = lambda: datetime.fromtimestamp(clock.now(), UTC)  # noqa: E731
+        fetch_feeds(feeds, spool, clock=at, client=http)
+
+    pm = file.polymarket
+    with models_session():
+        check_agents(list(loaded.plan.agents))
+        with (
+            PolymarketClient(pm.gamma_url, pm.clob_url, pm.data_url, backoff_s=0.2) as client,
+            _backend(file, out, clock, note or (lambda _: None)) as (backend, sync),
+        ):
+            submitter = None
+            if file.relayer is not None or relayer_http is not None:
+                submitter = RelayerClient(file.relayer, http=relayer_http)
+            try:
+                service = LiveService(
+                    loaded.plan,
+                    backend,
+                    client,
+                    out,
+                    clock=clock,
+                    keys=keys,
+                    submitter=submitter,
+                    corpus=_corpus_at(spool) if spool is not None else None,
+                    on_tick=fetch if feeds is not None else None,
+                    sync_clock=sync,
+                    yes_index=getattr(backend, "yes_index", file.yes_index),
+                )
+            except ValueError as exc:
+                raise AppError("out", str(exc)) from None
+            try:
+                return service.run(stop=stop)
+            finally:
+                http.close()

@@ -1,0 +1,213 @@
+"""Live forecasting and commitments: the agents forecast at the cutoff through the runner, the
+predictions and salt are written, then signed and sent; reasoning traces published beside them."""
+
+from __future__ import annotations
+
+import json
+import logging
+from datetime import datetime, timedelta
+
+from pastcast.atomic import write_atomic
+from pastcast.dataset import Dataset
+from pastcast.markets import PolymarketError, daily_yes_beliefs
+from pastcast.records import BINARY_LABELS, DailyBelief, Event, StepSpec
+from pastcast.runlog import read_run_log
+from pastcast.runner import RunConfig, run_benchmark
+from pastcast_arena._backend import ArenaRejected
+from pastcast_arena._live_context import LiveContext, utc
+from pastcast_arena._live_plan import DATASET_ID
+from pastcast_arena._live_state import RoundState
+from pastcast_arena._protocol import (
+    commitment,
+    new_salt,
+    sign_commit,
+    sign_reasoning,
+)
+from pastcast_arena._relayer_client import RelayerUnavailable
+from pastcast_arena._replay import prediction_bp
+
+__all__ = ["Forecasting"]
+
+log = logging.getLogger(__name__)
+
+
+class Forecasting:
+    """The agents forecast at the cutoff, then each commitment is signed and sent, and the
+    reasoning traces published beside it."""
+
+    def __init__(self, ctx: LiveContext) -> None:
+        self.ctx = ctx
+
+    def _inputs(self, rnd: RoundState, cutoff: datetime) -> Dataset:
+        """The round's events and the price history before the cutoff, fetched once and kept
+        beside the run log, so a resumed run forecasts on the same data."""
+        path = self.ctx.round_dir(rnd) / "inputs.json"
+        if path.exists():
+            raw = json.loads(path.read_text(encoding="utf-8"))
+            events = tuple(Event.model_validate(e) for e in raw["events"])
+            beliefs = {
+                k: tuple(DailyBelief.model_validate(b) for b in v)
+                for k, v in raw["beliefs"].items()
+            }
+        else:
+            events = tuple(
+                Event(
+                    id=m.market_id,
+                    title=m.question or m.market_id,
+                    kind="binary",
+                    labels=BINARY_LABELS,
+                    category=m.category,
+                    open_time=m.start_date or cutoff - timedelta(days=30),
+                    close_time=m.end_date,
+                    source="polymarket",
+                )
+                for m in rnd.markets
+            )
+            beliefs = {}
+            for m in rnd.markets:
+                start = m.start_date or cutoff - timedelta(days=30)
+                try:
+                    obs = self.ctx.client.price_history(m.yes_token, start, cutoff)
+                except PolymarketError as exc:
+                    log.warning("price history of %s: %s", m.market_id, exc)
+                    obs = []
+                beliefs[m.market_id] = daily_yes_beliefs(
+                    m.market_id, [(t, p) for t, p in obs if t < cutoff.timestamp()]
+                )
+            body = {
+                "events": [e.model_dump(mode="json") for e in events],
+                "beliefs": {k: [b.model_dump(mode="json") for b in v] for k, v in beliefs.items()},
+            }
+            write_atomic(path, json.dumps(body, indent=1) + "\n")
+        steps = tuple(StepSpec(event_id=e.id, step_index=0, cutoff=cutoff) for e in events)
+        return Dataset(DATASET_ID, events, {}, beliefs, steps, pending=True)
+
+    def forecast(self, rnd: RoundState) -> None:
+        ctx = self.ctx
+        if rnd.forecast:
+            return
+        if rnd.cutoff is None:
+            if ctx.now() >= rnd.commit_deadline - ctx.plan.commit_margin_s:
+                return  # too late to forecast and commit: give_up_commits records it
+            # the moment forecasting is due (the lead time before the deadline), not the tick
+            # that noticed it: the same whenever the process came up, so a restarted service
+            # forecasts on the same information as one that never stopped
+            rnd.cutoff = float(rnd.commit_deadline - ctx.plan.lead_time_s)
+            ctx.save()
+        cutoff = utc(rnd.cutoff)
+        dataset = self._inputs(rnd, cutoff)
+        run_log = ctx.round_dir(rnd) / "run.jsonl"
+        config = RunConfig(agents=ctx.plan.agents, env=ctx.plan.env)
+        corpus = ctx.corpus(cutoff) if ctx.corpus is not None else None
+        run_benchmark(dataset, corpus, config, run_log, progress=False)
+        records = read_run_log(run_log).steps
+        forecasts = {(r.agent, r.setting, r.event_id): r for r in records}
+        traces = []
+        for name, spec in ctx.specs.items():
+            slot = rnd.agents[name]
+            if slot.predictions is not None:
+                continue
+            row, usable = [], 0
+            for m in rnd.markets:
+                rec = forecasts.get((spec.name, spec.setting, m.market_id))
+                bp, ok = prediction_bp(rec.forecast if rec is not None else None)
+                row.append(bp)
+                usable += ok
+                if rec is not None:
+                    traces.append(
+                        {"agent": name, "market_id": m.market_id, "raw": rec.forecast.raw_text}
+                    )
+            slot.predictions, slot.usable = tuple(row), usable
+            slot.salt = new_salt()  # on disk before any commitment is made from it
+        rnd.forecast = True
+        ctx.save()
+        if traces:
+            path = ctx.round_dir(rnd) / "reasoning.jsonl"
+            write_atomic(path, "".join(json.dumps(t) + "\n" for t in traces))
+
+    def commit_all(self, rnd: RoundState) -> None:
+        ctx = self.ctx
+        assert rnd.round_id is not None
+        for name in ctx.names:
+            slot = rnd.agents[name]
+            if slot.committed or slot.missed or slot.predictions is None or slot.salt is None:
+                continue
+            # the clock may have jumped: nothing is signed or sent at or after the margin
+            if ctx.now() >= rnd.commit_deadline - ctx.plan.commit_margin_s:
+                return
+            agent = ctx.state.agents[name]
+            if slot.commit is None:
+                if ctx.submitted("commit", rnd.round_id, agent):
+                    slot.committed = True
+                    ctx.save()
+                    continue
+                c = commitment(rnd.round_id, slot.predictions, slot.salt)
+                slot.commit = sign_commit(
+                    ctx.keys[name],
+                    ctx.backend.domain,
+                    rnd.round_id,
+                    c,
+                    ctx.backend.nonce(agent),
+                    rnd.commit_deadline - 1,
+                )
+                ctx.save()
+            if ctx.send("commit", slot, agent, rnd.round_id):
+                slot.committed = True
+                ctx.save()
+
+    def publish_all(self, rnd: RoundState) -> None:
+        """Reasoning traces beside each commitment, where the relayer takes them (retried each
+        tick until it answers)."""
+        for name in self.ctx.names:
+            slot = rnd.agents[name]
+            if slot.committed and not slot.reasoning:
+                where = self._publish(rnd, name)
+                if where:
+                    slot.reasoning = where
+                    self.ctx.save()
+
+    def _publish(self, rnd: RoundState, name: str) -> str:
+        publish = getattr(self.ctx.submitter, "publish_reasoning", None)
+        path = self.ctx.round_dir(rnd) / "reasoning.jsonl"
+        slot = rnd.agents[name]
+        if not callable(publish) or not path.exists() or slot.commit is None:
+            return "local"
+        traces = [t for t in map(json.loads, path.read_text().splitlines()) if t["agent"] == name]
+        assert rnd.round_id is not None
+        body = {
+            "round_id": rnd.round_id,
+            "commit_hash": slot.commit.commit_hash,
+            "agent": slot.commit.agent,
+            "traces": traces,
+            "signature": sign_reasoning(
+                self.ctx.keys[name], rnd.round_id, slot.commit.commit_hash, traces
+            ),
+        }
+        try:
+            return "published" if publish(body) else "local"
+        except ArenaRejected as exc:
+            if "already published" in exc.reason:  # a copy whose answer was lost
+                return "published"
+            log.warning("reasoning of %s refused: %s", name, exc.reason)
+            return "local"
+        except (RelayerUnavailable, OSError) as exc:
+            log.warning("reasoning of %s not published yet: %s", name, exc)
+            return ""
+
+    def give_up_commits(self, rnd: RoundState, why: str) -> None:
+        ctx = self.ctx
+        changed = False
+        for name in ctx.names:
+            slot = rnd.agents[name]
+            if slot.committed or slot.missed:
+                continue
+            assert rnd.round_id is not None
+            if slot.commit is not None and ctx.submitted(
+                "commit", rnd.round_id, ctx.state.agents[name]
+            ):
+                slot.committed = True
+            else:
+                slot.missed = why
+            changed = True
+        if changed:
+            ctx.save()

@@ -1,0 +1,187 @@
+"""Live outcomes and scores: resolutions reported as payouts (or read from a conditional-tokens
+contract on the chain), outcomes triggered, reveals scored, run logs graded again, results
+written from the arena's index."""
+
+from __future__ import annotations
+
+import logging
+from datetime import datetime
+
+from pastcast.agents import agent_info
+from pastcast.atomic import write_atomic
+from pastcast.markets import PolymarketError, resolution_payouts
+from pastcast.records import BINARY_LABELS
+from pastcast.runlog import StepRecord
+from pastcast.scoring import score_forecast
+from pastcast_arena._backend import ArenaRejected
+from pastcast_arena._live_context import LiveContext, arena_market, snapshot_of, utc
+from pastcast_arena._live_plan import LiveResult
+from pastcast_arena._live_state import RoundState
+from pastcast_arena._records import Round, RoundResult
+from pastcast_arena._scoring import payouts_for
+from pastcast_arena._stats import arena_report
+
+__all__ = ["Outcomes"]
+
+log = logging.getLogger(__name__)
+
+
+class Outcomes:
+    """Markets resolved (reported as payouts, or read from conditional tokens on the chain),
+    outcomes triggered, reveals scored, run logs graded again, the results written from the
+    arena's index."""
+
+    def __init__(self, ctx: LiveContext) -> None:
+        self.ctx = ctx
+
+    def watch_early(self, rnd: RoundState) -> None:
+        """Markets the external conditional tokens resolve while the round is open."""
+        ctx = self.ctx
+        if not ctx.external_ctf:
+            return
+        for m in rnd.markets:
+            if m.market_id not in rnd.early and ctx.payouts(m) is not None:
+                at = utc(ctx.now()).isoformat()
+                rnd.early[m.market_id] = f"resolved on the conditional tokens by {at}"
+                log.warning("%s resolved before the reveal deadline", m.market_id)
+                ctx.save()
+
+    def _on_chain(self, rnd: RoundState) -> None:
+        for m in rnd.markets:
+            if m.market_id in rnd.reported:
+                continue
+            payouts = self.ctx.payouts(m)
+            if payouts is not None:
+                rnd.reported[m.market_id] = payouts
+                self.ctx.save()
+
+    def settle(self, rnd: RoundState) -> None:
+        """Outcomes reported and the round scored once its markets settled (or the horizon
+        passed); its run log graded and the results written."""
+        ctx = self.ctx
+        assert rnd.round_id is not None
+        for m in rnd.markets if not ctx.external_ctf else ():
+            if m.market_id in rnd.reported or m.market_id in rnd.excluded:
+                continue
+            try:
+                got = resolution_payouts(ctx.client.market(m.market_id))
+            except PolymarketError as exc:
+                log.warning("resolution of %s: %s", m.market_id, exc)
+                continue
+            if got is None:
+                continue
+            nums, closed = got
+            voided = all(n == nums[0] for n in nums)
+            payouts = (1, 1) if voided else payouts_for(nums[m.yes_index] == 1, ctx.yes_index)
+            if closed.timestamp() < rnd.reveal_deadline:
+                # resolved before the reveal window closed: its outcome may have been known
+                # while forecasting; it is never reported, so the arena leaves it out
+                rnd.excluded[m.market_id] = f"resolved early, at {closed.isoformat()}"
+                ctx.save()
+                continue
+            rnd.reported[m.market_id] = payouts
+            ctx.save()
+            try:
+                ctx.backend.report_payouts(m.condition_id, payouts)
+            except ArenaRejected as exc:
+                if exc.reason != "CTF: already resolved":
+                    raise
+        if ctx.external_ctf:
+            self._on_chain(rnd)
+        settled = len(rnd.reported) + len(rnd.excluded) == len(rnd.markets)
+        if not settled and ctx.now() < rnd.reveal_deadline + ctx.plan.horizon_s:
+            return
+        if not rnd.reported:
+            rnd.status = "unresolved"
+            ctx.save()
+            return
+        if not rnd.triggered:
+            try:
+                ctx.backend.trigger_outcomes(rnd.round_id)
+            except ArenaRejected as exc:
+                if exc.reason == "Arena: no market resolved yet":  # every report was voided
+                    rnd.status = "unresolved"
+                    ctx.save()
+                    return
+                if exc.reason != "Arena: outcomes already triggered":
+                    raise
+            rnd.triggered = True
+            ctx.save()
+        try:
+            ctx.backend.score_pending(rnd.round_id)
+        except ArenaRejected as exc:
+            if exc.reason != "Arena: no reveal waiting for a score":
+                raise
+        self._regrade(rnd)
+        rnd.scored, rnd.status = True, "scored"
+        ctx.save()
+        self._write_results()
+
+    def _regrade(self, rnd: RoundState) -> None:
+        """Grade the round's run log again with the outcomes the arena counted (the steps of
+        markets it left out stay pending), rewritten whole."""
+        path = self.ctx.round_dir(rnd) / "run.jsonl"
+        if not path.exists():
+            return
+        truths: dict[str, tuple[str, datetime]] = {}
+        for m in rnd.markets:
+            nums = rnd.reported.get(m.market_id)
+            if nums is None or nums[0] == nums[1]:
+                continue
+            yes = nums[self.ctx.yes_index] == 1
+            truths[m.market_id] = (
+                BINARY_LABELS[0] if yes else BINARY_LABELS[1],
+                utc(rnd.reveal_deadline),
+            )
+        lines = []
+        for line in path.read_text(encoding="utf-8").splitlines():
+            rec = StepRecord.model_validate_json(line)
+            found = truths.get(rec.event_id)
+            if found is not None:
+                grading = rec.grading.model_copy(
+                    update={"truth": found[0], "resolved_at": found[1]}
+                )
+                rec = rec.model_copy(
+                    update={
+                        "grading": grading,
+                        "scores": score_forecast(rec.forecast, grading),
+                    }
+                )
+            lines.append(rec.model_dump_json() + "\n")
+        write_atomic(path, "".join(lines))
+
+    def catalogue(self) -> dict[int, Round]:
+        out = {}
+        for r in self.ctx.state.rounds:
+            if r.round_id is None or not r.benchmarks_set:
+                continue
+            out[r.round_id] = Round(
+                round_id=r.round_id,
+                markets=tuple(arena_market(m) for m in r.markets),
+                commit_deadline=utc(r.commit_deadline),
+                reveal_deadline=utc(r.reveal_deadline),
+                selector="live:volume24hr",
+                benchmarks=tuple(r.books[m.market_id] for m in r.markets),
+            )
+        return out
+
+    def results(self) -> tuple[RoundResult, ...]:
+        """The scored rounds as the arena indexes them (what it holds, not what this process
+        remembers), with the agents' roles."""
+        roles = {n: agent_info(s).role for n, s in self.ctx.specs.items()}
+        cat = self.catalogue()
+        snap = snapshot_of(self.ctx.backend)
+        return tuple(
+            r
+            for r in snap.results(cat, roles={n: x for n, x in roles.items() if x != "agent"})
+            if r.round.round_id in cat
+        )
+
+    def _write_results(self) -> None:
+        body = "".join(r.model_dump_json() + "\n" for r in self.results())
+        write_atomic(self.ctx.out / "rounds.jsonl", body)
+
+    def result(self) -> LiveResult:
+        results = self.results()
+        report = arena_report(results) if any(r.scores for r in results) else None
+        return LiveResult(results, report, self.ctx.state, self.ctx.out)

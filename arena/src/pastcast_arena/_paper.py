@@ -1,0 +1,140 @@
+"""The numbers of the Foresight Arena paper's simulation study (Tables 5, 6 and 7, seed 137,
+R = 50 rounds of k = 7 markets), and pastcast's simulation set beside them."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from pastcast.records import Record
+from pastcast_arena._stats import ArenaReport
+
+__all__ = [
+    "PAPER_CATEGORIES",
+    "PAPER_LEADERBOARD",
+    "PAPER_MARKET_BRIER",
+    "PaperCategory",
+    "PaperComparison",
+    "PaperRow",
+    "compare_with_paper",
+]
+
+
+class PaperRow(Record):
+    """One agent of Tables 5 and 6: Brier, alpha with its standard error and t, the share of
+    rounds beating the market, and the Murphy components."""
+
+    label: str
+    brier: float
+    alpha: float
+    alpha_se: float | None
+    t: float | None
+    beat: float | None
+    reliability: float
+    resolution: float
+
+
+class PaperCategory(Record):
+    """One row of Table 7."""
+
+    category: str
+    rounds: int
+    market_brier: float
+    best_label: str
+    best_alpha: float
+    positive: int
+
+
+PAPER_MARKET_BRIER = 0.1995
+"""Table 5's mean market-consensus Brier (Table 7's round-weighted total is 0.202)."""
+
+PAPER_LEADERBOARD: tuple[PaperRow, ...] = (
+    PaperRow(label="claude-opus-4-5", brier=0.1945, alpha=0.0049, alpha_se=0.0036, t=1.37,
+             beat=0.56, reliability=0.0107, resolution=0.0653),
+    PaperRow(label="gpt-5-2", brier=0.1954, alpha=0.0041, alpha_se=0.0037, t=1.10, beat=0.52,
+             reliability=0.0123, resolution=0.0635),
+    PaperRow(label="gemini-3-pro", brier=0.1960, alpha=0.0034, alpha_se=0.0035, t=0.99,
+             beat=0.52, reliability=0.0051, resolution=0.0587),
+    PaperRow(label="grok-4-1", brier=0.2010, alpha=-0.0015, alpha_se=0.0017, t=-0.86,
+             beat=0.46, reliability=0.0086, resolution=0.0585),
+    PaperRow(label="glm-4-7", brier=0.2072, alpha=-0.0077, alpha_se=0.0038, t=-2.03,
+             beat=0.34, reliability=0.0063, resolution=0.0477),
+    PaperRow(label="Market Consensus", brier=0.1995, alpha=0.0, alpha_se=None, t=None,
+             beat=None, reliability=0.0079, resolution=0.0581),
+    PaperRow(label="Random Baseline", brier=0.3384, alpha=-0.1390, alpha_se=0.0192, t=-7.24,
+             beat=0.16, reliability=0.0959, resolution=0.0091),
+)  # fmt: skip
+
+PAPER_CATEGORIES: tuple[PaperCategory, ...] = (
+    PaperCategory(category="crypto", rounds=12, market_brier=0.198,
+                  best_label="claude-opus-4-5", best_alpha=0.0148, positive=4),
+    PaperCategory(category="politics", rounds=11, market_brier=0.221,
+                  best_label="claude-opus-4-5", best_alpha=0.0112, positive=3),
+    PaperCategory(category="sports", rounds=9, market_brier=0.167, best_label="gpt-5-2",
+                  best_alpha=0.0083, positive=3),
+    PaperCategory(category="economics", rounds=7, market_brier=0.207,
+                  best_label="gemini-3-pro", best_alpha=0.0060, positive=2),
+    PaperCategory(category="geopolitics", rounds=6, market_brier=0.234, best_label="gpt-5-2",
+                  best_alpha=-0.0019, positive=0),
+    PaperCategory(category="entertainment", rounds=5, market_brier=0.192,
+                  best_label="claude-opus-4-5", best_alpha=0.0041, positive=2),
+)  # fmt: skip
+
+
+class PaperComparison(Record):
+    """One figure of Tables 5-7: the paper's value, pastcast's and their difference."""
+
+    table: str
+    row: str
+    figure: str
+    paper: float
+    pastcast: float | None
+
+    @property
+    def residual(self) -> float | None:
+        return None if self.pastcast is None else self.pastcast - self.paper
+
+
+def compare_with_paper(
+    report: ArenaReport, labels: Mapping[str, str]
+) -> tuple[PaperComparison, ...]:
+    """Every figure of Tables 5, 6 and 7 beside the same figure of ``report``; ``labels`` maps
+    an archetype's name to the paper's placeholder label. A Table 7 row's best agent is
+    compared by its alpha; the best agent's label is in the ``row``."""
+    by_label = {labels.get(r.agent, r.agent): r for r in report.leaderboard}
+    murphy = {labels.get(m.agent, m.agent): m for m in report.murphy}
+    out = [PaperComparison(table="5", row="market", figure="brier", paper=PAPER_MARKET_BRIER,
+                           pastcast=report.market_brier)]  # fmt: skip
+    for row in PAPER_LEADERBOARD:
+        mine, parts = by_label.get(row.label), murphy.get(row.label)
+        figures: list[tuple[str, str, float | None, float | None]] = [
+            ("5", "brier", row.brier, None if mine is None else mine.brier),
+            ("5", "alpha", row.alpha, None if mine is None else mine.alpha),
+            ("5", "alpha_se", row.alpha_se, None if mine is None else mine.alpha_se),
+            ("5", "t", row.t, None if mine is None else mine.t),
+            ("5", "beat", row.beat, None if mine is None else mine.beat_market),
+            ("6", "REL", row.reliability, None if parts is None else parts.reliability),
+            ("6", "RES", row.resolution, None if parts is None else parts.resolution),
+        ]
+        out += [
+            PaperComparison(table=table, row=row.label, figure=figure, paper=paper, pastcast=got)
+            for table, figure, paper, got in figures
+            if paper is not None
+        ]
+    categories = {c.category: c for c in report.categories}
+    for cat in PAPER_CATEGORIES:
+        got = categories.get(cat.category)
+        best = "-" if got is None or got.best_agent is None else got.best_agent
+        out += [
+            PaperComparison(table="7", row=cat.category, figure="rounds", paper=cat.rounds,
+                            pastcast=None if got is None else got.rounds),
+            PaperComparison(table="7", row=cat.category, figure="market brier",
+                            paper=cat.market_brier,
+                            pastcast=None if got is None else got.market_brier),
+            PaperComparison(table="7", row=f"{cat.category} ({cat.best_label} / "
+                            f"{labels.get(best, best)})", figure="best alpha",
+                            paper=cat.best_alpha,
+                            pastcast=None if got is None else got.best_alpha),
+            PaperComparison(table="7", row=cat.category, figure="#alpha>0", paper=cat.positive,
+                            pastcast=None if got is None else got.positive),
+        ]  # fmt: skip
+    return tuple(out)

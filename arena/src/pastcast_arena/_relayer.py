@@ -1,0 +1,275 @@
+"""The gasless relayer: agents POST EIP-712 signed commits and reveals; the relayer checks the
+signature, allows one commit and one reveal per agent and round, rate-limits, simulates the call
+(``eth_call`` on a chain, a dry run on a ledger) and only then submits it.
+
+Status codes: 400 a bad signature or body (one that is not JSON, nested too deeply, of the wrong
+shape, or with an integer that does not fit a uint256), 413 a body over 64 KiB (refused by its
+declared length before it is read, or as soon as a chunked one passes it), 409 the arena's rules
+refuse it (the reason is the contract's), 429 a second commit/reveal for the same round or too
+many requests. Every refusal is ``{"detail": "..."}`` on one line.
+
+With an ``admin_token`` the curator's actions are open too, under ``/admin/...`` with the header
+``Authorization: Bearer TOKEN`` (register an agent, create a round, set its benchmark prices,
+report payouts, trigger outcomes, score); without one they answer 403.
+"""
+
+from __future__ import annotations
+
+import hmac
+import threading
+import time
+from collections import defaultdict, deque
+from collections.abc import Callable
+from typing import Any
+
+from pydantic import Field
+
+from pastcast.records import Record
+from pastcast_arena._backend import ArenaBackend, ArenaRejected
+from pastcast_arena._body import BoundedJsonBody
+from pastcast_arena._protocol import (
+    recover_commit_signer,
+    recover_reasoning_signer,
+    recover_reveal_signer,
+)
+from pastcast_arena._records import (
+    Address,
+    Bp,
+    Hex32,
+    RoundId,
+    Signature,
+    SignedCommit,
+    SignedReveal,
+    Uint256,
+)
+
+__all__ = ["DEFAULT_HOST", "RelayerPolicy", "create_relayer"]
+
+DEFAULT_HOST = "127.0.0.1"
+MAX_BODY_BYTES = 64 * 1024  # a signed commit or reveal, or a curator's action, is far smaller
+
+
+class RelayerPolicy:
+    """One commit and one reveal per (agent, round), and at most ``per_minute`` accepted
+    submissions per agent in any 60 seconds."""
+
+    def __init__(self, per_minute: int = 30, clock: Callable[[], float] = time.monotonic) -> None:
+        self.per_minute = per_minute
+        self.clock = clock
+        self._seen: set[tuple[str, str, int]] = set()
+        self._recent: dict[str, deque[float]] = defaultdict(deque)
+
+    def check(self, kind: str, agent: str, round_id: int) -> str | None:
+        if (kind, agent, round_id) in self._seen:
+            return f"one {kind} per agent and round: {agent} already sent one for round {round_id}"
+        window = self._recent[agent]
+        now = self.clock()
+        while window and now - window[0] >= 60.0:
+            window.popleft()
+        if len(window) >= self.per_minute:
+            return f"rate limit: {self.per_minute} submissions a minute per agent"
+        return None
+
+    def record(self, kind: str, agent: str, round_id: int) -> None:
+        self._seen.add((kind, agent, round_id))
+        self._recent[agent].append(self.clock())
+
+
+class Reasoning(Record):
+    """An agent's reasoning traces for one commitment, signed by the agent (EIP-191 over
+    ``reasoning_digest``)."""
+
+    round_id: RoundId
+    commit_hash: Hex32
+    agent: Address
+    traces: tuple[dict[str, Any], ...] = Field(max_length=256)
+    signature: Signature
+
+
+class NewAgent(Record):
+    address: str
+    name: str = Field(min_length=1)
+
+
+class NewRound(Record):
+    condition_ids: tuple[Hex32, ...] = Field(min_length=1)
+    commit_deadline: Uint256
+    reveal_deadline: Uint256
+
+
+class Benchmarks(Record):
+    prices_bp: tuple[Bp, ...] = Field(min_length=1)
+
+
+class Payouts(Record):
+    condition_id: Hex32
+    numerators: tuple[Uint256, ...] = Field(min_length=2)
+
+
+def create_relayer(
+    backend: ArenaBackend, policy: RelayerPolicy | None = None, admin_token: str | None = None
+) -> Any:
+    """A FastAPI app relaying to ``backend`` (calls are serialised: one submission at a time)."""
+    from fastapi import Depends, FastAPI, Header, HTTPException, Path, Request
+    from fastapi.exceptions import RequestValidationError
+    from fastapi.responses import JSONResponse
+
+    app = FastAPI(title="pastcast arena relayer")
+    app.add_middleware(BoundedJsonBody, limit=MAX_BODY_BYTES)
+    rules = policy or RelayerPolicy()
+    lock = threading.Lock()
+
+    @app.exception_handler(RequestValidationError)
+    async def invalid(request: Request, exc: RequestValidationError) -> Any:
+        """A body or path of the wrong shape: 400, the first problem on one line."""
+        first = exc.errors()[0]
+        where = ".".join(str(p) for p in first.get("loc", ())) or "request"
+        return JSONResponse({"detail": f"{where}: {first.get('msg', 'invalid')}"}, 400)
+
+    def relay(
+        kind: str,
+        msg: SignedCommit | SignedReveal,
+        recover: Callable[[], str],
+        submit: Callable[[bool], str],
+    ) -> dict[str, Any]:
+        try:
+            signer = recover()
+        except ValueError as exc:
+            raise HTTPException(400, f"invalid signature: {exc}") from None
+        if signer != msg.agent:
+            raise HTTPException(400, f"the signature is {signer}'s, not {msg.agent}'s")
+        with lock:
+            refused = rules.check(kind, msg.agent, msg.round_id)
+            if refused:
+                raise HTTPException(429, refused)
+            try:
+                submit(True)  # simulate first: a failing call costs the relayer nothing
+                receipt = submit(False)
+            except ArenaRejected as exc:
+                raise HTTPException(409, exc.reason) from None
+            rules.record(kind, msg.agent, msg.round_id)
+        return {"status": "submitted", "kind": kind, "round_id": msg.round_id, "receipt": receipt}
+
+    @app.get("/domain")
+    def domain() -> dict[str, Any]:
+        """The EIP-712 domain agents sign for."""
+        return backend.domain.as_dict()
+
+    @app.get("/nonce/{agent}")
+    def nonce(agent: str) -> dict[str, Any]:
+        with lock:
+            return {"agent": agent, "nonce": backend.nonce(agent)}
+
+    @app.post("/commit")
+    def commit(msg: SignedCommit) -> dict[str, Any]:
+        return relay(
+            "commit",
+            msg,
+            lambda: recover_commit_signer(backend.domain, msg),
+            lambda sim: backend.commit(msg, simulate=sim),
+        )
+
+    @app.post("/reveal")
+    def reveal(msg: SignedReveal) -> dict[str, Any]:
+        return relay(
+            "reveal",
+            msg,
+            lambda: recover_reveal_signer(backend.domain, msg),
+            lambda sim: backend.reveal(msg, simulate=sim),
+        )
+
+    published: dict[tuple[int, str], dict[str, Any]] = {}
+
+    def held_commit(round_id: int, agent: str) -> str | None:
+        snap = getattr(backend, "snapshot", None)
+        if callable(snap):
+            rows = snap().commits
+        else:
+            from pastcast_arena._indexer import index_chain
+
+            rows = index_chain(backend).commits  # type: ignore[arg-type]
+        for row in rows:
+            if row.round_id == round_id and row.agent.lower() == agent.lower():
+                return str(row.commit_hash).lower()
+        return None
+
+    @app.post("/reasoning")
+    def reasoning(msg: Reasoning) -> dict[str, Any]:
+        """Publish reasoning traces beside a commitment the arena holds: signed by its agent,
+        once per agent and round."""
+        traces = [dict(t) for t in msg.traces]
+        try:
+            signer = recover_reasoning_signer(msg.round_id, msg.commit_hash, traces, msg.signature)
+        except ValueError as exc:
+            raise HTTPException(400, f"invalid signature: {exc}") from None
+        if signer != msg.agent:
+            raise HTTPException(400, f"the signature is {signer}'s, not {msg.agent}'s")
+        with lock:
+            if held_commit(msg.round_id, msg.agent) != msg.commit_hash.lower():
+                raise HTTPException(409, "no such commitment by the agent in the round")
+            key = (msg.round_id, msg.agent)
+            if key in published:
+                raise HTTPException(409, "reasoning already published")
+            published[key] = msg.model_dump(mode="json")
+        return {"status": "published", "round_id": msg.round_id, "agent": msg.agent}
+
+    @app.get("/reasoning/{round_id}")
+    def reasoning_of(round_id: int = Path(ge=1, lt=2**256)) -> dict[str, Any]:
+        with lock:
+            found = [v for (r, _), v in sorted(published.items()) if r == round_id]
+        return {"round_id": round_id, "reasoning": found}
+
+    def curator(authorization: str = Header(default="")) -> None:
+        if admin_token is None:
+            raise HTTPException(403, "curator actions are disabled (no admin token configured)")
+        given = authorization.encode("utf-8", "surrogateescape")  # any header's text
+        if not hmac.compare_digest(given, f"Bearer {admin_token}".encode()):
+            raise HTTPException(401, "missing or wrong curator token")
+
+    def run(action: Callable[[], Any]) -> Any:
+        with lock:
+            try:
+                return action()
+            except ArenaRejected as exc:
+                raise HTTPException(409, exc.reason) from None
+
+    @app.post("/admin/agents", dependencies=[Depends(curator)])
+    def add_agent(body: NewAgent) -> dict[str, Any]:
+        register = getattr(backend, "register_address", None)
+        if register is None:
+            raise HTTPException(501, "on a chain, agents register themselves")
+        run(lambda: register(body.address, body.name))
+        return {"status": "registered", "agent": body.address}
+
+    @app.post("/admin/rounds", dependencies=[Depends(curator)])
+    def new_round(body: NewRound) -> dict[str, Any]:
+        rid = run(
+            lambda: backend.create_round(
+                body.condition_ids, body.commit_deadline, body.reveal_deadline
+            )
+        )
+        return {"status": "created", "round_id": rid}
+
+    @app.post("/admin/rounds/{round_id}/benchmarks", dependencies=[Depends(curator)])
+    def benchmarks(body: Benchmarks, round_id: int = Path(ge=1, lt=2**256)) -> dict[str, Any]:
+        run(lambda: backend.set_benchmarks(round_id, body.prices_bp))
+        return {"status": "set", "round_id": round_id}
+
+    @app.post("/admin/payouts", dependencies=[Depends(curator)])
+    def payouts(body: Payouts) -> dict[str, Any]:
+        run(lambda: backend.report_payouts(body.condition_id, body.numerators))
+        return {"status": "reported", "condition_id": body.condition_id}
+
+    @app.post("/admin/rounds/{round_id}/outcomes", dependencies=[Depends(curator)])
+    def outcomes(round_id: int = Path(ge=1, lt=2**256)) -> dict[str, Any]:
+        return {
+            "round_id": round_id,
+            "outcomes": list(run(lambda: backend.trigger_outcomes(round_id))),
+        }
+
+    @app.post("/admin/rounds/{round_id}/scores", dependencies=[Depends(curator)])
+    def scores(round_id: int = Path(ge=1, lt=2**256)) -> dict[str, Any]:
+        done = run(lambda: backend.score_pending(round_id))
+        return {"round_id": round_id, "scores": [s.model_dump() for s in done]}
+
+    return app

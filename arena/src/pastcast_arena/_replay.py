@@ -1,0 +1,188 @@
+"""Replay mode: rounds built from a dataset's resolved markets, forecast by pastcast agents as of
+each commit deadline, then committed, revealed and scored through an arena. Round-level agents
+(the ``arena-benchmark`` agent) forecast each round in one conversation (``_round_play``).
+
+Agents forecast through the normal machinery (``run_benchmark`` over one step per market and
+round whose cutoff is the round's commit deadline): the episode's tools are bound to that
+cutoff, and market prices reach only agents registered with market access (the market
+reference). The benchmark price is taken by the arena at the deadline (``Round.benchmarks``) and
+is never part of an episode. An unusable forecast is submitted as 5,000 bp (the uniform
+fallback) and counted.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import defaultdict
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from pastcast import safejson
+from pastcast.agents import agent_info
+from pastcast.corpus import CorpusBackend
+from pastcast.cutoff import as_utc
+from pastcast.dataset import Dataset
+from pastcast.env import EnvConfig
+from pastcast.records import BINARY_LABELS, Forecast, StepSpec, UtcDatetime
+from pastcast.runlog import AgentSpec, read_run_log
+from pastcast.runner import RunConfig, run_benchmark
+from pastcast_arena._backend import ArenaBackend
+from pastcast_arena._play import RoundPlayer, Submitter, agent_key
+from pastcast_arena._protocol import to_bp
+from pastcast_arena._records import Round, RoundResult
+from pastcast_arena._round_play import ROUND_LOG, play_round_agents
+from pastcast_arena._rounds import DeadlinePrices, RoundPlan, plan_rounds
+from pastcast_arena._stats import ArenaReport, arena_report
+
+__all__ = [
+    "FALLBACK_BP",
+    "ReplayResult",
+    "arena_name",
+    "prediction_bp",
+    "read_results",
+    "replay",
+    "replay_steps",
+]
+
+FALLBACK_BP = 5_000
+
+
+def arena_name(spec: AgentSpec) -> str:
+    """The agent's name in the arena: its label, with the setting unless it is the default."""
+    return spec.name if spec.setting == "memory_free" else f"{spec.name}@{spec.setting}"
+
+
+@dataclass(frozen=True)
+class ReplayResult:
+    rounds: tuple[Round, ...]
+    results: tuple[RoundResult, ...]
+    report: ArenaReport
+    run_log: Path
+    failures: dict[str, int]
+    """Unusable forecasts per agent (submitted as the fallback)."""
+    round_log: Path | None = None
+    """The round-level agents' run log (``ROUND_LOG``), where there are any."""
+
+
+def replay_steps(rounds: Sequence[Round]) -> tuple[StepSpec, ...]:
+    """One step per market and round at the round's commit deadline; a market in several
+    rounds gets one step per round, in deadline order."""
+    by_event: dict[str, list[Round]] = defaultdict(list)
+    for r in sorted(rounds, key=lambda r: r.commit_deadline):
+        for m in r.markets:
+            by_event[m.market_id].append(r)
+    return tuple(
+        StepSpec(event_id=eid, step_index=i, cutoff=r.commit_deadline)
+        for eid, rs in sorted(by_event.items())
+        for i, r in enumerate(rs)
+    )
+
+
+def prediction_bp(forecast: Forecast | None) -> tuple[int, bool]:
+    """A forecast as the basis points it is submitted as, and whether it was usable (an
+    unusable one is the uniform fallback)."""
+    if forecast is None or not forecast.usable:
+        return FALLBACK_BP, False
+    p = forecast.probs.get(BINARY_LABELS[0])
+    total = sum(forecast.probs.values())
+    if p is None or not total > 0:
+        return FALLBACK_BP, False
+    return to_bp(min(max(p / total, 0.0), 1.0)), True
+
+
+def _resolved(dataset: Dataset, event_id: str, resolve_by: UtcDatetime | None) -> bool | None:
+    res = dataset.resolutions.get(event_id)
+    if res is None or (resolve_by is not None and as_utc(res.resolved_at) > as_utc(resolve_by)):
+        return None
+    return res.label == BINARY_LABELS[0]
+
+
+def replay(
+    dataset: Dataset,
+    corpus: CorpusBackend | None,
+    agents: Sequence[AgentSpec],
+    out: str | Path,
+    backend: ArenaBackend,
+    *,
+    plan: RoundPlan | None = None,
+    env: EnvConfig | None = None,
+    resolve_by: UtcDatetime | None = None,
+    submitter: Submitter | None = None,
+    progress: bool = False,
+    prices: DeadlinePrices | None = None,
+) -> ReplayResult:
+    """Plan rounds, run the agents at each deadline (run log ``out/run.jsonl``, resumable), play
+    the rounds through ``backend`` and write ``out/rounds.jsonl`` (one ``RoundResult`` a line).
+
+    Markets resolved after ``resolve_by`` count as unresolved at scoring time (left out).
+    ``prices`` (``ClobPrices``): benchmark prices and volumes at each deadline from the CLOB.
+    """
+    folder = Path(out)
+    folder.mkdir(parents=True, exist_ok=True)
+    names = [arena_name(s) for s in agents]
+    if len(set(names)) != len(names):
+        raise ValueError(f"two agents share an arena name: {names}")
+    rounds = plan_rounds(dataset, plan, prices)
+    if not rounds:
+        raise ValueError(f"dataset {dataset.id}: no round has enough qualifying markets")
+    steps = replay_steps(rounds)
+    by_round = [s for s in agents if agent_info(s).round_level]
+    by_step = [s for s in agents if not agent_info(s).round_level]
+    run_log = folder / "run.jsonl"
+    forecasts: dict[tuple[str, str, str, UtcDatetime], Forecast | None] = {}
+    if by_step:
+        config = RunConfig(agents=tuple(by_step), env=env or EnvConfig())
+        run_benchmark(dataset.with_steps(steps), corpus, config, run_log, progress=progress)
+        forecasts |= {
+            (rec.agent, rec.setting, rec.event_id, rec.cutoff): rec.forecast
+            for rec in read_run_log(run_log).steps
+        }
+    round_log = folder / ROUND_LOG if by_round else None
+    if round_log is not None:
+        forecasts |= play_round_agents(
+            dataset, corpus, by_round, rounds, steps, round_log, env or EnvConfig()
+        )
+    roles = {arena_name(s): agent_info(s).role for s in agents}
+    player = RoundPlayer(
+        backend, {n: agent_key(n) for n in names}, roles=roles, submitter=submitter
+    )
+    failures = dict.fromkeys(names, 0)
+    results = []
+    for rnd in rounds:
+        preds: dict[str, tuple[int, ...]] = {}
+        for spec, name in zip(agents, names, strict=True):
+            row = []
+            for m in rnd.markets:
+                key = (spec.name, spec.setting, m.market_id, rnd.commit_deadline)
+                bp, usable = prediction_bp(forecasts.get(key))
+                row.append(bp)
+                failures[name] += not usable
+            preds[name] = tuple(row)
+        resolved = [_resolved(dataset, m.market_id, resolve_by) for m in rnd.markets]
+        results.append(player.play(rnd, preds, resolved))
+    with (folder / "rounds.jsonl").open("w", encoding="utf-8") as fh:
+        for res in results:
+            fh.write(res.model_dump_json() + "\n")
+    return ReplayResult(
+        rounds=rounds,
+        results=tuple(results),
+        report=arena_report(results),
+        run_log=run_log if by_step else folder / ROUND_LOG,
+        failures=failures,
+        round_log=round_log,
+    )
+
+
+def read_results(path: str | Path) -> tuple[RoundResult, ...]:
+    """The ``RoundResult``s of a ``rounds.jsonl`` file (one-line errors name the line)."""
+    out = []
+    p = Path(path)
+    with p.open("rb") as fh:  # decoded line by line, so bad bytes are named by their line
+        for i, line in enumerate(fh, start=1):
+            try:
+                out.append(RoundResult.model_validate(safejson.loads_line(line)))
+            except (json.JSONDecodeError, ValueError) as exc:
+                msg = str(exc).splitlines()[0]
+                raise ValueError(f"{p}:{i}: not a round result ({msg})") from None
+    return tuple(out)

@@ -1,0 +1,167 @@
+"""The agents' reputation read back from a chain: the identity registry's agents and cards, the
+reputation registry's per-round entries, and the leaderboard computed from them alone.
+
+Nothing off-chain is read: names are the agents' card URIs, roles their card's ``role``
+metadata, per-round Brier and alpha the reputation registry's entries (logged by
+``ScoreRecorded``, written by the arena when it scores), and Proposition 2's standard error
+comes from the revealed predictions, benchmark prices and outcomes the arena logged (the
+indexer's snapshot). The leaderboard is computed by the same function as the off-chain report's
+(``standings``), so a replay's two leaderboards are equal.
+"""
+
+from __future__ import annotations
+
+from collections import Counter, defaultdict
+from typing import Any
+
+from pydantic import Field
+
+from pastcast.records import Record
+from pastcast.scoring import KAPPA
+from pastcast_arena._chain import ROLE_KEY, EvmArena
+from pastcast_arena._indexer import index_chain
+from pastcast_arena._records import MAX_BP, OUTCOME_EXCLUDED, OUTCOME_YES
+from pastcast_arena._stats import (
+    LeaderboardRow,
+    MarketRows,
+    RoundRow,
+    model_standard_errors,
+    standings,
+)
+
+__all__ = [
+    "ChainAgent",
+    "ReputationEntry",
+    "chain_agents",
+    "chain_leaderboard",
+    "read_reputation",
+]
+
+
+class ChainAgent(Record):
+    """An identity as the registry holds it now."""
+
+    agent_id: int = Field(ge=1)
+    address: str
+    """The agent key: it commits, reveals and is scored (fixed at registration)."""
+    owner: str
+    """The token's holder: who controls the card (moves with a transfer)."""
+    uri: str
+    role: str
+    """The card's ``role`` metadata; ``agent`` when it has none."""
+
+
+class ReputationEntry(Record):
+    """One entry of the reputation registry: an agent's score in one round, in basis points."""
+
+    round_id: int = Field(ge=1)
+    agent_id: int = Field(ge=1)
+    brier_bp: int = Field(ge=0, le=MAX_BP)
+    alpha_bp: int = Field(ge=-MAX_BP, le=MAX_BP)
+    resolved: int = Field(ge=1)
+    ref: str
+    """The transaction that wrote it."""
+    position: int
+    """Its block."""
+
+
+def chain_agents(arena: EvmArena) -> tuple[ChainAgent, ...]:
+    """Every registered identity, read from the registry's storage (current cards)."""
+    reg = arena.agent_registry.functions
+    out = []
+    for agent_id in range(1, int(reg.agentCount().call()) + 1):
+        role = bytes(reg.getMetadata(agent_id, ROLE_KEY).call())
+        out.append(
+            ChainAgent(
+                agent_id=agent_id,
+                address=str(reg.agentAddress(agent_id).call()),
+                owner=str(reg.ownerOf(agent_id).call()),
+                uri=str(reg.agentURI(agent_id).call()),
+                role=role.decode("utf-8", "replace") or "agent",
+            )
+        )
+    return tuple(out)
+
+
+def read_reputation(arena: EvmArena) -> tuple[ReputationEntry, ...]:
+    """The reputation registry's entries since ``arena.deploy_block``, in chain order."""
+    logs: list[Any] = arena.reputation.events.ScoreRecorded().get_logs(
+        from_block=arena.deploy_block
+    )
+    return tuple(
+        ReputationEntry(
+            round_id=int(e.args.roundId),
+            agent_id=int(e.args.agentId),
+            brier_bp=int(e.args.brierBp),
+            alpha_bp=int(e.args.alphaBp),
+            resolved=int(e.args.resolvedCount),
+            ref="0x" + bytes(e.transactionHash).hex(),
+            position=int(e.blockNumber),
+        )
+        for e in sorted(logs, key=lambda e: (e.blockNumber, e.logIndex))
+    )
+
+
+def _names(agents: tuple[ChainAgent, ...]) -> dict[int, str]:
+    """Agents by card URI; a URI two identities share is told apart by the agent id."""
+    seen = Counter(a.uri for a in agents)
+    return {
+        a.agent_id: a.uri if a.uri and seen[a.uri] == 1 else f"{a.uri}#{a.agent_id}" for a in agents
+    }
+
+
+def chain_leaderboard(arena: EvmArena, *, kappa: float = KAPPA) -> tuple[LeaderboardRow, ...]:
+    """The leaderboard of every agent with a reputation entry, from the chain alone.
+    ``ValueError`` when the registry holds no entry."""
+    entries = read_reputation(arena)
+    if not entries:
+        raise ValueError(f"reputation registry {arena.reputation.address}: no entries")
+    agents = chain_agents(arena)
+    names = _names(agents)
+    by_id = {a.agent_id: a for a in agents}
+    entries = tuple(sorted(entries, key=lambda e: (e.round_id, names[e.agent_id])))
+    per_round = [
+        RoundRow(
+            round_id=e.round_id,
+            agent=names[e.agent_id],
+            brier_bp=e.brier_bp,
+            alpha_bp=e.alpha_bp,
+            brier=e.brier_bp / MAX_BP,
+            alpha=e.alpha_bp / MAX_BP,
+            resolved=e.resolved,
+        )
+        for e in entries
+    ]
+    n_pred: dict[str, int] = defaultdict(int)
+    for e in entries:
+        n_pred[names[e.agent_id]] += e.resolved
+    roles = {names[i]: a.role for i, a in by_id.items()}
+    return standings(per_round, n_pred, roles, _model_se(arena, entries, names), kappa)
+
+
+def _model_se(
+    arena: EvmArena, entries: tuple[ReputationEntry, ...], names: dict[int, str]
+) -> dict[str, float]:
+    """Proposition 2's standard errors over the counted markets of every entry, from the
+    revealed predictions, benchmark prices and outcomes the arena logged."""
+    snap = index_chain(arena)
+    address_of = {a.agent_id: a.address for a in snap.agents}
+    rounds = {r.round_id: r for r in snap.rounds}
+    outcomes = {o.round_id: o.outcomes for o in snap.outcomes}
+    reveals = {(r.round_id, r.agent): r.predictions for r in snap.reveals}
+    cols: dict[str, list[object]] = defaultdict(list)
+    for e in entries:
+        rnd, codes = rounds[e.round_id], outcomes[e.round_id]
+        preds = reveals[(e.round_id, address_of[e.agent_id])]
+        for i, cond in enumerate(rnd.condition_ids):
+            if codes[i] == OUTCOME_EXCLUDED:
+                continue
+            cols["agent"].append(names[e.agent_id])
+            cols["round_id"].append(e.round_id)
+            cols["market_id"].append(cond)
+            cols["category"].append("")
+            cols["p"].append(preds[i] / MAX_BP)
+            cols["b"].append(rnd.benchmarks[i] / MAX_BP)
+            cols["x"].append(int(codes[i] == OUTCOME_YES))
+    fields = ("agent", "round_id", "market_id", "category", "p", "b", "x")
+    return model_standard_errors(MarketRows.model_validate({f: tuple(cols[f]) for f in fields}))

@@ -1,0 +1,242 @@
+"""The arena's rounds as a section of the HTML report and a page of the dashboard: rounds,
+markets with their benchmark prices and where each came from, commits and reveals from the
+ledger, per-round scores, the leaderboard with its standard errors (empirical and Proposition
+2's), the Murphy and per-category tables, and Figures 2b and 5."""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from pastcast_arena._figures import arena_figures
+from pastcast_arena._ledger import verify_ledger
+from pastcast_arena._records import MAX_BP, OUTCOME_EXCLUDED, OUTCOME_YES, RoundResult
+from pastcast_arena._stats import ArenaReport, arena_report
+
+if TYPE_CHECKING:
+    from pastcast.reports.html import ReportSection
+
+__all__ = ["arena_section"]
+
+
+def _outcome(code: int) -> str:
+    if code == OUTCOME_EXCLUDED:
+        return "excluded"
+    return "YES" if code == OUTCOME_YES else "NO"
+
+
+def _ledger_counts(path: Path) -> Counter[tuple[int, str]]:
+    """(round id, kind) -> how many commit and reveal records the ledger holds."""
+    counts: Counter[tuple[int, str]] = Counter()
+    with path.open(encoding="utf-8") as lines:
+        for line in lines:
+            record = json.loads(line).get("record", {})
+            if record.get("kind") in ("commit", "reveal"):
+                counts[(int(record["message"]["round_id"]), record["kind"])] += 1
+    return counts
+
+
+def arena_section(
+    results: Sequence[RoundResult], *, ledger: Path | None = None, title: str = "Arena rounds"
+) -> ReportSection:
+    """The section of ``results`` (an arena replay's ``rounds.jsonl``, read with
+    ``read_results``); with its ``ledger``, the ledger is verified first (hashes, signatures,
+    commitments, scores) and its commits and reveals counted per round."""
+    from pastcast.reports import TextTable, fmt_number
+    from pastcast.reports.figures import render_figure
+    from pastcast.reports.html import ReportSection
+
+    report: ArenaReport = arena_report(results)
+    counts: Counter[tuple[int, str]] = Counter()
+    verified = ""
+    if ledger is not None:
+        summary = verify_ledger(ledger)  # raises on any broken hash, signature or score
+        counts = _ledger_counts(ledger)
+        verified = (
+            f" The ledger {ledger.name} verifies: {summary.lines} lines, head {summary.head[:16]}."
+        )
+    rounds = tuple(
+        (
+            str(r.round.round_id),
+            f"{r.round.commit_deadline:%Y-%m-%d %H:%M}",
+            f"{r.round.reveal_deadline:%Y-%m-%d %H:%M}",
+            str(r.round.k),
+            str(sum(o != OUTCOME_EXCLUDED for o in r.outcomes)),
+            r.round.selector or "-",
+            str(counts[(r.round.round_id, "commit")]) if ledger else "-",
+            str(counts[(r.round.round_id, "reveal")]) if ledger else "-",
+        )
+        for r in results
+    )
+    markets = tuple(
+        (
+            str(r.round.round_id),
+            m.market_id,
+            m.question,
+            m.category or "-",
+            f"{b.price_bp / MAX_BP:.4f}",
+            b.source,
+            f"{b.observed_at:%Y-%m-%d %H:%M}",
+            _outcome(o),
+        )
+        for r in results
+        for m, b, o in zip(r.round.markets, r.round.benchmarks, r.outcomes, strict=True)
+    )
+    board = tuple(
+        (
+            row.agent + ("" if row.role == "agent" else f" ({row.role})"),
+            str(row.rounds),
+            str(row.predictions),
+            f"{row.brier:.4f} ± {fmt_number(row.brier_se, 4)}",
+            f"{row.alpha:+.4f} ± {fmt_number(row.alpha_se, 4)}",
+            fmt_number(row.alpha_se_model, 4),
+            fmt_number(row.t, 2, signed=True),
+            fmt_number(row.p_value, 3),
+            f"{100 * row.beat_market:.0f}%",
+            f"{row.shrunk_alpha:+.4f}" + (" (provisional)" if row.provisional else ""),
+        )
+        for row in report.leaderboard
+    )
+    n_agents = sum(row.role == "agent" for row in report.leaderboard)
+    murphy = tuple(
+        (
+            m.agent,
+            str(m.n),
+            fmt_number(m.uncertainty, 4),
+            fmt_number(m.reliability, 4),
+            fmt_number(m.resolution, 4),
+            fmt_number(m.brier, 4),
+            fmt_number(m.residual, 4, signed=True),
+            fmt_number(m.resolution_gain, 4, signed=True),
+            fmt_number(m.reliability_gap, 4, signed=True),
+        )
+        for m in report.murphy
+    )
+    categories = tuple(
+        (
+            c.category,
+            str(c.rounds),
+            str(c.markets),
+            fmt_number(c.market_brier, 4),
+            c.best_agent or "-",
+            fmt_number(c.best_alpha, 4, signed=True),
+            f"{c.positive} of {c.agents}",
+        )
+        for c in report.categories
+    )
+    per_round = tuple(
+        (str(s.round_id), s.agent, f"{s.brier:.4f}", f"{s.alpha:+.4f}", str(s.resolved))
+        for s in report.per_round
+    )
+    tables = (
+        TextTable(
+            "Rounds",
+            (
+                "round",
+                "commit deadline",
+                "reveal deadline",
+                "markets",
+                "resolved",
+                "selector",
+                "commits",
+                "reveals",
+            ),
+            rounds,
+            len(rounds),
+            1,
+        ),
+        TextTable(
+            "Markets and benchmark prices",
+            (
+                "round",
+                "market",
+                "question",
+                "category",
+                "benchmark",
+                "source",
+                "observed",
+                "outcome",
+            ),
+            markets,
+            len(markets),
+            2,
+            "source: where the benchmark price came from (the price history at the commit "
+            "deadline, or a labelled fallback such as the daily mean).",
+        ),
+        TextTable(
+            "Arena leaderboard",
+            (
+                "agent",
+                "rounds",
+                "predictions",
+                "Brier ± SE",
+                "alpha ± SE",
+                "SE (Prop. 2)",
+                "t",
+                "p",
+                "beat market",
+                "alpha (shrunk)",
+            ),
+            board,
+            n_agents,
+            1,
+            "SE: over per-round scores; SE (Prop. 2): sqrt(sum 4 b(1 - b)(b - p)^2) / n over "
+            "the agent's markets; t and p: one-sample t-test of per-round alpha against 0.",
+        ),
+        TextTable(
+            "Murphy decomposition (10 bins) and alpha's anatomy",
+            (
+                "agent",
+                "n",
+                "UNC",
+                "REL",
+                "RES",
+                "Brier",
+                "residual",
+                "resolution gain",
+                "reliability gap",
+            ),
+            murphy,
+            len(murphy),
+            1,
+        ),
+        TextTable(
+            "By category",
+            (
+                "category",
+                "rounds",
+                "markets",
+                "market Brier",
+                "best agent",
+                "best alpha",
+                "agents with alpha > 0",
+            ),
+            categories,
+            len(categories),
+            1,
+        ),
+        TextTable(
+            "Per-round scores",
+            ("round", "agent", "Brier", "alpha", "resolved"),
+            per_round,
+            len(per_round),
+            2,
+        ),
+    )
+    captions = {
+        "arena-murphy": "Brier with its Murphy components per agent (Foresight Arena Figure 2b)",
+        "arena-cumulative-alpha": "cumulative mean alpha after R rounds (Figure 5)",
+    }
+    figures = tuple(  # named within the section: files figures/arena-murphy.png, ...
+        render_figure(name.removeprefix("arena-"), captions.get(name, name), fig)
+        for name, fig in arena_figures(report).items()
+    )
+    intro = (
+        f"{report.rounds} scored rounds ({report.unscored_rounds} without a resolved market), "
+        f"{report.markets_scored} markets scored, market Brier {report.market_brier:.4f}."
+        + verified
+    )
+    return ReportSection(title, intro, tables, figures, "arena")

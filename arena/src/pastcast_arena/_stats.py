@@ -1,0 +1,351 @@
+"""Statistics over finished rounds (Foresight Arena section 3.6 and appendix C).
+
+Every statistic is computed from the per-round scores (basis points, as on chain, rescaled to
+[0, 1]) and the revealed predictions of the counted markets. The formulas are those of
+``pastcast.scoring``: the t-test and shrinkage of ``alpha_test``/``shrink``, the Murphy
+decomposition and alpha anatomy of ``murphy``/``alpha_anatomy``, the alpha of ``alpha_score``.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import defaultdict
+from collections.abc import Mapping, Sequence
+
+import numpy as np
+from numpy.typing import NDArray
+
+from pastcast.records import Record
+from pastcast.reports import leaderboard_rows
+from pastcast.scoring import (
+    KAPPA,
+    alpha_anatomy,
+    alpha_score,
+    alpha_standard_error,
+    alpha_test,
+    binary_brier,
+    shrink,
+)
+from pastcast_arena._records import (
+    MAX_BP,
+    OUTCOME_EXCLUDED,
+    OUTCOME_YES,
+    UNCATEGORIZED,
+    RoundResult,
+)
+from pastcast_arena._scoring import score_bp
+
+__all__ = [
+    "ArenaReport",
+    "CategoryRow",
+    "LeaderboardRow",
+    "MarketRows",
+    "MurphyRow",
+    "RoundRow",
+    "arena_report",
+    "market_rows",
+    "model_standard_errors",
+    "standings",
+]
+
+
+def _finite(x: float) -> float | None:
+    """NaN/inf become None so reports are valid JSON (a t-statistic of a constant series)."""
+    return x if math.isfinite(x) else None
+
+
+class RoundRow(Record):
+    round_id: int
+    agent: str
+    brier_bp: int
+    alpha_bp: int
+    brier: float
+    alpha: float
+    resolved: int
+
+
+class LeaderboardRow(Record):
+    """Cumulative scores of one agent: means over rounds with standard errors, the t-test of the
+    per-round alpha against 0, the share of rounds that beat the market, and the alpha shrunk
+    by n / (n + 140) over its n resolved predictions. ``alpha_se_model`` is Proposition 2's
+    standard error of the mean per-market alpha, sqrt(sum 4 q_i (1 - q_i)(b_i - p_i)^2) / n,
+    for independent outcomes with q_i = b_i (the market's own probability: the true one is
+    unknown), beside the empirical ``alpha_se`` of the per-round alphas."""
+
+    agent: str
+    role: str
+    rounds: int
+    predictions: int
+    brier: float
+    brier_se: float | None
+    alpha: float
+    alpha_se: float | None
+    alpha_se_model: float | None
+    t: float | None
+    p_value: float | None
+    beat_market: float
+    shrunk_alpha: float
+    provisional: bool
+
+
+class MurphyRow(Record):
+    """Brier = UNC + REL - RES (+ binning residual) over all counted predictions, and alpha's
+    anatomy against the benchmark prices: alpha = resolution gain + reliability gap (+ residual)."""
+
+    agent: str
+    n: int
+    uncertainty: float
+    reliability: float
+    resolution: float
+    brier: float
+    residual: float
+    resolution_gain: float
+    reliability_gap: float
+
+
+class CategoryRow(Record):
+    category: str
+    rounds: int
+    markets: int
+    market_brier: float
+    alpha: dict[str, float]
+    """Mean per-market alpha of each agent over the category's counted markets."""
+    best_agent: str | None
+    best_alpha: float | None
+    positive: int
+    """Agents (role ``agent``) with a positive alpha in the category."""
+    agents: int
+
+
+class ArenaReport(Record):
+    rounds: int
+    """Scored rounds (a round none of whose markets resolved is not scored)."""
+    unscored_rounds: int
+    markets_scored: int
+    market_brier: float
+    market_brier_sd: float | None
+    leaderboard: tuple[LeaderboardRow, ...]
+    murphy: tuple[MurphyRow, ...]
+    categories: tuple[CategoryRow, ...]
+    cumulative_alpha: dict[str, tuple[float, ...]]
+    cumulative_brier: dict[str, tuple[float, ...]]
+    per_round: tuple[RoundRow, ...]
+
+
+class MarketRows(Record):
+    """One row per (agent, counted market): prediction, benchmark and outcome on [0, 1]."""
+
+    agent: tuple[str, ...]
+    round_id: tuple[int, ...]
+    market_id: tuple[str, ...]
+    category: tuple[str, ...]
+    p: tuple[float, ...]
+    b: tuple[float, ...]
+    x: tuple[int, ...]
+
+
+def market_rows(results: Sequence[RoundResult]) -> MarketRows:
+    cols: dict[str, list[object]] = defaultdict(list)
+    for res in results:
+        bench = res.round.benchmark_bp()
+        for agent in sorted(res.predictions):
+            preds = res.predictions[agent]
+            for i, m in enumerate(res.round.markets):
+                if res.outcomes[i] == OUTCOME_EXCLUDED:
+                    continue
+                cols["agent"].append(agent)
+                cols["round_id"].append(res.round.round_id)
+                cols["market_id"].append(m.market_id)
+                cols["category"].append(m.category or UNCATEGORIZED)
+                cols["p"].append(preds[i] / MAX_BP)
+                cols["b"].append(bench[i] / MAX_BP)
+                cols["x"].append(int(res.outcomes[i] == OUTCOME_YES))
+    fields = ("agent", "round_id", "market_id", "category", "p", "b", "x")
+    return MarketRows.model_validate({f: tuple(cols[f]) for f in fields})
+
+
+def _sd(v: NDArray[np.float64]) -> float | None:
+    return float(v.std(ddof=1)) if v.size >= 2 else None
+
+
+def _se(v: NDArray[np.float64]) -> float | None:
+    sd = _sd(v)
+    return None if sd is None else sd / math.sqrt(v.size)
+
+
+def _roles(results: Sequence[RoundResult]) -> dict[str, str]:
+    roles: dict[str, str] = {}
+    for res in results:
+        for agent in res.scores:
+            roles.setdefault(agent, res.roles.get(agent, "agent"))
+    return roles
+
+
+def model_standard_errors(rows: MarketRows) -> dict[str, float]:
+    """Proposition 2's SE of each agent's mean per-market alpha, with q_i = b_i."""
+    agent = np.asarray(rows.agent, dtype=object)
+    p, b = (np.asarray(v, dtype=np.float64) for v in (rows.p, rows.b))
+    return {
+        name: alpha_standard_error(b[agent == name], p[agent == name], b[agent == name])
+        for name in sorted(set(rows.agent))
+    }
+
+
+def standings(
+    per_round: Sequence[RoundRow],
+    n_pred: Mapping[str, int],
+    roles: Mapping[str, str],
+    model_se: Mapping[str, float],
+    kappa: float = KAPPA,
+) -> tuple[LeaderboardRow, ...]:
+    """The leaderboard of per-round scores (in the order given), each agent's counted
+    predictions, roles (absent: ``agent``) and Proposition 2's standard errors: the one
+    computation behind the off-chain report and the leaderboard read from a chain, in the
+    reports' leaderboard order (``pastcast.reports.leaderboard_rows``)."""
+    by_agent: dict[str, list[RoundRow]] = defaultdict(list)
+    for row in per_round:
+        by_agent[row.agent].append(row)
+    out = []
+    for agent, rows in by_agent.items():
+        brier = np.array([r.brier for r in rows])
+        alpha = np.array([r.alpha for r in rows])
+        at = alpha_test(alpha, kappa)
+        shrunk, provisional = shrink(at.mean, n_pred.get(agent, 0), kappa)
+        out.append(
+            LeaderboardRow(
+                agent=agent,
+                role=roles.get(agent, "agent"),
+                rounds=len(rows),
+                predictions=n_pred.get(agent, 0),
+                brier=float(brier.mean()),
+                brier_se=_se(brier),
+                alpha=at.mean,
+                alpha_se=_finite(at.se),
+                alpha_se_model=model_se.get(agent),
+                t=_finite(at.t),
+                p_value=_finite(at.p_value),
+                beat_market=float(np.mean(alpha > 0)),
+                shrunk_alpha=shrunk,
+                provisional=provisional,
+            )
+        )
+    # Agents by shrunk alpha then Brier; references (the market) listed apart, last, alike.
+    ranked = sorted(out, key=_rank)
+    agents, references = leaderboard_rows(ranked, _rank)
+    return (*agents, *references)
+
+
+def _rank(row: LeaderboardRow) -> tuple[float, float, str]:
+    return -row.shrunk_alpha, row.brier, row.agent
+
+
+def _murphy(rows: MarketRows, bins: int) -> tuple[MurphyRow, ...]:
+    agent = np.asarray(rows.agent, dtype=object)
+    p, b, x = (np.asarray(v, dtype=np.float64) for v in (rows.p, rows.b, rows.x))
+    out = []
+    for name in sorted(set(rows.agent)):
+        sel = agent == name
+        an = alpha_anatomy(p[sel], b[sel], x[sel], bins)
+        m = an.agent
+        out.append(
+            MurphyRow(
+                agent=name,
+                n=m.n,
+                uncertainty=m.uncertainty,
+                reliability=m.reliability,
+                resolution=m.resolution,
+                brier=m.brier,
+                residual=m.residual,
+                resolution_gain=an.resolution_gain,
+                reliability_gap=an.reliability_gap,
+            )
+        )
+    return tuple(out)
+
+
+def _categories(rows: MarketRows, roles: dict[str, str]) -> tuple[CategoryRow, ...]:
+    agent = np.asarray(rows.agent, dtype=object)
+    cat = np.asarray(rows.category, dtype=object)
+    rid = np.asarray(rows.round_id)
+    mid = np.asarray(rows.market_id, dtype=object)
+    p, b, x = (np.asarray(v, dtype=np.float64) for v in (rows.p, rows.b, rows.x))
+    out = []
+    for name in sorted(set(rows.category)):
+        in_cat = cat == name
+        # one benchmark per (round, market): take the first agent's rows
+        first = in_cat & (agent == agent[in_cat][0])
+        alphas = {}
+        for a in sorted(set(agent[in_cat])):
+            sel = in_cat & (agent == a)
+            alphas[a] = alpha_score(p[sel], b[sel], x[sel])
+        forecasters = {a: v for a, v in alphas.items() if roles.get(a, "agent") == "agent"}
+        best = max(forecasters.items(), key=lambda kv: (kv[1], kv[0]), default=None)
+        out.append(
+            CategoryRow(
+                category=name,
+                rounds=len(set(rid[in_cat].tolist())),
+                markets=len(set(zip(rid[first].tolist(), mid[first].tolist(), strict=True))),
+                market_brier=float(binary_brier(b[first], x[first]).mean()),
+                alpha=alphas,
+                best_agent=None if best is None else best[0],
+                best_alpha=None if best is None else best[1],
+                positive=sum(v > 0 for v in forecasters.values()),
+                agents=len(forecasters),
+            )
+        )
+    return tuple(out)
+
+
+def arena_report(
+    results: Sequence[RoundResult], *, bins: int = 10, kappa: float = KAPPA
+) -> ArenaReport:
+    """The leaderboard, Murphy table, per-category table and cumulative series of ``results``
+    (rounds in the order given; each agent's series covers the rounds it was scored in).
+    Rounds without scores (nothing resolved) are counted and left out."""
+    unscored = sum(not r.scores for r in results)
+    results = [r for r in results if r.scores]
+    if not results:
+        raise ValueError("no scored rounds to report on")
+    per_round = tuple(
+        RoundRow(
+            round_id=s.round_id,
+            agent=s.agent,
+            brier_bp=s.brier_bp,
+            alpha_bp=s.alpha_bp,
+            brier=s.brier,
+            alpha=s.alpha,
+            resolved=s.resolved,
+        )
+        for res in results
+        for _, s in sorted(res.scores.items())
+    )
+    rows = market_rows(results)
+    roles = _roles(results)
+    n_pred: dict[str, int] = defaultdict(int)
+    for a in rows.agent:
+        n_pred[a] += 1
+    cumulative_alpha: dict[str, tuple[float, ...]] = {}
+    cumulative_brier: dict[str, tuple[float, ...]] = {}
+    for agent in sorted({r.agent for r in per_round}):
+        mine = [r for r in per_round if r.agent == agent]
+        steps = np.arange(1, len(mine) + 1)
+        cumulative_alpha[agent] = tuple(np.cumsum([r.alpha for r in mine]) / steps)
+        cumulative_brier[agent] = tuple(np.cumsum([r.brier for r in mine]) / steps)
+    bench = [res.round.benchmark_bp() for res in results]
+    market_brier = (
+        np.array([score_bp(b, b, r.outcomes)[0] for b, r in zip(bench, results, strict=True)])
+        / MAX_BP
+    )
+    return ArenaReport(
+        rounds=len(results),
+        unscored_rounds=unscored,
+        markets_scored=sum(sum(o != OUTCOME_EXCLUDED for o in r.outcomes) for r in results),
+        market_brier=float(market_brier.mean()),
+        market_brier_sd=_sd(market_brier),
+        leaderboard=standings(per_round, n_pred, roles, model_standard_errors(rows), kappa),
+        murphy=_murphy(rows, bins) if rows.agent else (),
+        categories=_categories(rows, roles) if rows.agent else (),
+        cumulative_alpha=cumulative_alpha,
+        cumulative_brier=cumulative_brier,
+        per_round=per_round,
+    )
