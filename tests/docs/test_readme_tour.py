@@ -70,7 +70,7 @@ def _env() -> dict[str, str]:
 
 def _write_docs(folder: Path) -> None:
     """The tour's ``docs.jsonl``: a reader brings their own; here the embedded world's news."""
-    from pastcast import build_world
+    from pastcast.world import build_world
 
     with (folder / "docs.jsonl").open("w", encoding="utf-8") as out:
         for doc in build_world(seed=0).documents:
@@ -186,7 +186,7 @@ def test_dashboard_serves_the_demo(tour: dict[str, Ran]) -> None:
 
 
 def test_the_demo_world_is_as_described() -> None:
-    from pastcast import build_world
+    from pastcast.world import build_world
 
     match = _quoted(r"~(\d+) resolved events, ~(\d+)k dated news documents")
     world = build_world(seed=0)

@@ -40,8 +40,8 @@ def _is_type_checking(node: ast.If) -> bool:
 
 def _lazy_names() -> dict[str, dict[str, str]]:
     """Each lazy package facade's map of a name to the module that provides it (``_WHERE`` in
-    its ``__init__``: the names load on first use, so ``from pastcast import run_benchmark``
-    imports the runner and ``from pastcast.app import run_plan`` the module of ``run_plan``)."""
+    its ``__init__``: the names load on first use, so ``from pastcast import run_plan`` imports
+    the application layer and ``from pastcast.app import run_plan`` the module of ``run_plan``)."""
     out: dict[str, dict[str, str]] = {}
     for init in sorted(PKG.rglob("__init__.py")):
         tree = ast.parse(init.read_text(encoding="utf-8"))
@@ -335,9 +335,9 @@ def test_the_layer_check_sees_an_upward_import_inside_a_function() -> None:
 
 
 def test_the_layer_check_resolves_a_lazy_top_level_name() -> None:
-    # ``pastcast.run_benchmark`` is the runner's, whatever ``pastcast/__init__`` says at first.
-    graph = _planted("pastcast.dataset._planted", "from pastcast import run_benchmark\n")
-    assert "pastcast.dataset._planted -> pastcast.runner" in upward_imports(graph)
+    # ``pastcast.run_plan`` is the application layer's, whatever ``pastcast/__init__`` says.
+    graph = _planted("pastcast.dataset._planted", "from pastcast import run_plan\n")
+    assert "pastcast.dataset._planted -> pastcast.app" in upward_imports(graph)
 
 
 def test_the_layer_check_sees_a_literal_dynamic_import() -> None:
