@@ -693,6 +693,8 @@ def test_outcomes_come_from_a_conditional_tokens_contract_already_on_the_chain(
     # second round resolves before its reveal window closes
     api.markets[:] = fake_markets(t0, step=300, count=40, early="m08", void="m10")
     out = tmp_path / "live"
+    out.mkdir()
+    mark(out, "arena-live")  # the arena's folder, made first to hold Polymarket's node
     with lasting_node(out / "node", timestamp=int(t0)) as node:  # Polymarket's chain
         w3 = node_web3(node.url)
         oracle = w3.eth.accounts[1]

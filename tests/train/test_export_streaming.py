@@ -11,7 +11,7 @@ import pytest
 
 from _streaming import MAX_LIVE, records_streamed, synthetic_run
 from pastcast.app import export_runs
-from pastcast.runlog import RunLog, read_run_log
+from pastcast.runlog import RunLog, StepColumns, read_run_log
 from pastcast.train import ExportManifest, SplitPolicy, export_rewards, export_sft
 
 
@@ -33,7 +33,8 @@ def _check(
     assert seen.parsed and seen.max_live <= MAX_LIVE, seen
     policy = SplitPolicy(splits=splits)
     write = export_sft if target == "sft" else export_rewards
-    full = write([read_run_log(log)], out / "records.jsonl", policy=policy, **options)
+    held = StepColumns.held(read_run_log(log))  # the log in memory, as a run the tests make
+    full = write([held], out / "records.jsonl", policy=policy, **options)
     assert made.out.read_bytes() == (out / "records.jsonl").read_bytes()
     assert _manifest(made.manifest) == _manifest(full) and full.rows > 0
 
