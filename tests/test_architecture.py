@@ -279,6 +279,7 @@ LAYERS: list[set[str]] = [
         "npyfiles",
         "serving",
         "lazy",
+        "progress",
     },
     {"records", "retrying"},
     {"registry"},
