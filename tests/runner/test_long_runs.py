@@ -1,8 +1,10 @@
 """Long runs as a user sees them without a terminal: `pastcast run` with stderr in a file reports
-every completed step with its rate and ETA."""
+every completed step with its rate and ETA, and `--max-steps` stops a run early with a log that
+the same command resumes and completes."""
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import subprocess
@@ -58,3 +60,28 @@ def test_progress_lines_come_at_most_once_an_interval(capsys: pytest.CaptureFixt
     assert len(lines) == 2, lines  # when it starts and when it ends
     assert lines[0].startswith("indexing: 0/10 docs · elapsed ")
     assert lines[1].startswith("indexing: 10/10 docs · ") and " docs/s · " in lines[1]
+
+
+def test_max_steps_stops_early_and_the_same_command_completes(tmp_path: Path) -> None:
+    out = tmp_path / "run.jsonl"
+    first = _run(out, "--max-steps", "2", "--json")
+    assert first.returncode == 0, first.stderr
+    summary = json.loads(first.stdout)
+    assert summary["written"] == 2 and summary["left"] > 0
+    assert "--max-steps" in first.stderr  # says how to go on
+    log = read_run_log(out)
+    assert len(log.steps) == 2 and not log.truncated_tail
+    total = 2 + summary["left"]
+    again = _run(out, "--max-steps", "2", "--json")  # the same command: two more
+    assert again.returncode == 0, again.stderr
+    assert json.loads(again.stdout)["resumed"] == 2
+    rest = _run(out, "--json")  # without the cap: to the end
+    assert rest.returncode == 0, rest.stderr
+    assert json.loads(rest.stdout)["left"] == 0
+    keys = [(s.agent, s.event_id, s.step_index) for s in read_run_log(out).steps]
+    assert len(keys) == len(set(keys)) == total
+
+
+def test_max_steps_is_documented_in_the_help() -> None:
+    shown = _pastcast("run", "--help")
+    assert "--max-steps" in shown.stdout
