@@ -9,6 +9,7 @@ written.
 
 from __future__ import annotations
 
+import signal
 from pathlib import Path
 from typing import Annotated, Any, NoReturn
 
@@ -16,7 +17,7 @@ import typer
 from rich.console import Console
 from rich.markup import escape
 
-from pastcast.app import AGENT_GRAMMAR, AppError, plan_from_agents, run_plan
+from pastcast.app import AGENT_GRAMMAR, AppError, Terminated, plan_from_agents, run_plan
 from pastcast.cli._common import (
     EXIT_FAILED,
     DayConventionOpt,
@@ -126,6 +127,13 @@ def execute(
         fail_run(exc)
     except (ValueError, RuntimeError) as exc:  # bad data, a sandbox failing mid-run
         fail(str(exc), EXIT_FAILED)
+    except KeyboardInterrupt as exc:  # the run and its model servers are stopped by now
+        signum = signal.SIGTERM if isinstance(exc, Terminated) else signal.SIGINT
+        fail(
+            f"stopped by {signum.name}: the run log keeps every finished step; run the same "
+            "command again to resume",
+            128 + signum,
+        )
 
 
 def _summary(result: RunResult) -> dict[str, Any]:
@@ -327,9 +335,10 @@ def run(
     With --config FILE an experiment plan declares the whole run (see `pastcast plan FILE`).
     Progress goes to stderr: a bar on a terminal, else a line per completed step with the rate
     and ETA (at most one every $PASTCAST_PROGRESS_INTERVAL seconds, default 5). --max-steps N
-    stops after N steps; the log keeps every finished step and the same command resumes.
+    stops after N steps; Ctrl-C or SIGTERM stops the run and every model server it started.
+    Either way the log keeps every finished step and the same command resumes.
     Exit codes: 0 done, 2 a usage error (nothing is run), 1 a failed run: an error during the
-    run, or every new forecast unusable.
+    run, or every new forecast unusable; 130 or 143 stopped by SIGINT or SIGTERM.
     """
     if config is not None:
         from pastcast.cli._run_plan import run_plan_file  # it builds on this module
