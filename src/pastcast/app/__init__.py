@@ -50,7 +50,12 @@ if TYPE_CHECKING:
         build_corpus,
         corpus_documents,
     )
-    from pastcast.app._corpus_append import append_corpus, index_feed, index_feed_round
+    from pastcast.app._corpus_append import (
+        append_corpus,
+        check_feed_index,
+        index_feed,
+        index_feed_round,
+    )
     from pastcast.app._curate import CURATION_LEGS, Curated, curate
     from pastcast.app._data_views import (
         DatasetSummary,
@@ -154,6 +159,7 @@ __all__ = [
     "build_corpus",
     "check_agent_args",
     "check_agents",
+    "check_feed_index",
     "check_sandbox",
     "compare_runs",
     "corpus_documents",
@@ -254,6 +260,7 @@ _WHERE: dict[str, str] = {
     "build_corpus": "pastcast.app._corpus",
     "check_agent_args": "pastcast.app._agents",
     "check_agents": "pastcast.app._agents",
+    "check_feed_index": "pastcast.app._corpus_append",
     "check_sandbox": "pastcast.app._runs",
     "compare_runs": "pastcast.app._compare",
     "corpus_documents": "pastcast.app._corpus",

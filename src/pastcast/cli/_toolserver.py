@@ -16,7 +16,7 @@ from typing import Annotated
 
 import typer
 
-from pastcast.app import DATASET_SPEC_HELP, AppError, check_sandbox, open_replay
+from pastcast.app import DATASET_SPEC_HELP, AppError, check_sandbox, open_dataset, open_replay
 from pastcast.cli._common import EXIT_FAILED, fail, fail_app
 from pastcast.cli._corpus import Retrieval
 from pastcast.env import EnvConfig, ForecastEnv
@@ -101,13 +101,14 @@ def serve(
         except ValueError as exc:
             fail(f"--model: {exc}")
     try:
+        # the step is found before the replay opens (it may build the world's index)
+        if step not in {s.step_index for s in open_dataset(dataset).steps_of(event)}:
+            fail(f"--event {event!r} --step {step}: no such step in {dataset}")
         loaded = open_replay(dataset, corpus, retrieval, index_dir=index_dir)
     except AppError as exc:
         fail_app(exc, {"out": "--index-dir"})
     with loaded:
         steps = {s.step_index: s for s in loaded.dataset.steps_of(event)}
-        if step not in steps:
-            fail(f"--event {event!r} --step {step}: no such step in {dataset}")
         env = ForecastEnv(loaded.dataset, loaded.backend, config)
         try:
             episode = env.reset(steps[step], rollout=rollout)

@@ -263,14 +263,35 @@ def build_partitioned(
     stored ``BuildReport``).
 
     A build that stops part-way keeps its complete partitions in the work directory for the next
-    one, except on a full disk: then the work directory, which holds the space, is removed.
+    one, except on a full disk: then the work directory, which holds the space, is removed; and
+    a build whose documents are refused (``ValueError``) leaves nothing it made.
     """
+    out_dir = Path(out_dir)
+    work = _work_dir(out_dir)
+    resumed = work.exists()
+    made = _missing(out_dir.parent)
     try:
-        return _build(documents, Path(out_dir), overwrite, progress, kind, workers, removed, notes)
+        return _build(documents, out_dir, overwrite, progress, kind, workers, removed, notes)
     except OSError as exc:
         if exc.errno in _DISK_FULL:
-            shutil.rmtree(_work_dir(Path(out_dir)), ignore_errors=True)
+            shutil.rmtree(work, ignore_errors=True)
         raise
+    except ValueError:
+        if not resumed:
+            shutil.rmtree(work, ignore_errors=True)
+        for folder in made:
+            with contextlib.suppress(OSError):
+                folder.rmdir()
+        raise
+
+
+def _missing(folder: Path) -> list[Path]:
+    """``folder`` and the folders above it that are not there, the deepest first."""
+    out = []
+    while not (folder.exists() or folder.is_symlink()) and folder != folder.parent:
+        out.append(folder)
+        folder = folder.parent
+    return out
 
 
 @dataclass(frozen=True)
