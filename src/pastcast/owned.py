@@ -23,6 +23,7 @@ from pastcast import safejson
 __all__ = [
     "MARKER",
     "cache_root",
+    "check_makeable",
     "check_new_file",
     "check_replaceable",
     "claim_dir",
@@ -100,15 +101,28 @@ def claim_dir(directory: Path, kind: str) -> Path:
     return directory
 
 
+def check_makeable(path: Path) -> Path:
+    """The nearest folder above ``path`` that exists, where the folders missing in between can
+    be made when ``path`` is written: checked without making any, so a command refused later
+    leaves none behind. ``NotADirectoryError`` (one line) when something there is not a
+    folder."""
+    above = Path(path).parent
+    while not (above.exists() or above.is_symlink()):
+        above = above.parent
+    if not above.is_dir():
+        raise NotADirectoryError(f"{path}: cannot make its folder ({above} is not a folder)")
+    return above
+
+
 def check_new_file(path: Path) -> None:
     """Return if nothing is at ``path`` (not even a link to nothing) and a file can be made in
-    its folder (made if absent), before any work is done; ``FileExistsError`` (one line) when
-    something is there, the file system's ``OSError`` when its folder cannot be written."""
+    its folder (made when the file is written), before any work is done; ``FileExistsError``
+    (one line) when something is there, the file system's ``OSError`` when its folder cannot be
+    made or written."""
     path = Path(path)
     if path.exists() or path.is_symlink():
         raise FileExistsError(f"{path}: exists; not replacing it (name a new file)")
-    path.parent.mkdir(parents=True, exist_ok=True)
-    probe = _aside(path)
+    probe = _aside(check_makeable(path) / path.name)
     probe.touch(exist_ok=False)  # a read-only folder is found now, not after the work
     probe.unlink()
 

@@ -266,8 +266,9 @@ def test_an_error_during_the_run_exits_1_in_one_line(
         app, ["run", "--agent", "uniform", "--max-events", "1", "--out", str(tmp_path / "r")]
     )
     assert result.exit_code == 1
-    errors = result.stderr.strip().splitlines()  # (a blank line may precede: the index build)
-    assert len(errors) == 1 and errors[0].startswith(message)
+    lines = result.stderr.strip().splitlines()  # (the index build's progress may come first)
+    errors = [line for line in lines if line.startswith("error")]
+    assert len(errors) == 1 and errors[0] == lines[-1] and errors[0].startswith(message)
     assert "Traceback" not in result.output
 
 

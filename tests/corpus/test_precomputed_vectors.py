@@ -197,8 +197,9 @@ def _cli(*args: str) -> subprocess.CompletedProcess[str]:
 
 
 def _one_error_line(stderr: str) -> str:
-    """The one line a refusal prints (a progress display may leave blank lines before it)."""
-    (line,) = [line for line in stderr.splitlines() if line.strip()]
+    """The one error line a refusal prints, the last (progress lines may come before it)."""
+    (line,) = [line for line in stderr.splitlines() if line.startswith("error")]
+    assert stderr.rstrip().endswith(line)
     return line
 
 

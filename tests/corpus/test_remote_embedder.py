@@ -354,7 +354,8 @@ def test_corpus_build_through_a_server_of_wrong_indexes_stores_no_vectors(tmp_pa
         args = ["corpus", "build", f"jsonl:{src}", "--out", str(out), "--embedder", spec]
         result = CliRunner().invoke(app, args)
     assert result.exit_code == 2, result.output
-    (line,) = [line for line in result.stderr.splitlines() if line.strip()]  # after progress
+    (line,) = [line for line in result.stderr.splitlines() if line.startswith("error")]
+    assert result.stderr.rstrip().endswith(line)  # the last line, after the progress lines
     assert line.startswith("error: --embedder: openai-compatible:m at ") and server.url in line
     assert line.endswith("index 0 more than once")
     assert not list(out.glob("dense-*.npy")) and not list(out.glob("dense-*.json"))

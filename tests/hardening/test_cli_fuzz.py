@@ -4,7 +4,8 @@ deeply nested and NUL-filled files, folders that only look like pastcast's, cale
 huge and non-finite numbers, absurd sizes, unknown options) while the others keep valid ones.
 
 Every case must end within its time limit with exit 0, 1 or 2 and, unless it succeeded, one
-``error:`` line; never a traceback (``PASTCAST_DEBUG=1`` lets any unanticipated exception
+``error:`` line; a usage error (exit 2) leaves no file or folder behind, in the case's working
+folder or among the inputs; never a traceback (``PASTCAST_DEBUG=1`` lets any unanticipated exception
 through, which fails the case), never an allocation beyond a few GiB (the address space is
 capped while a case runs), and never a success on an input file that is invalid.
 
@@ -447,6 +448,26 @@ def _beside_the_log(name: str) -> bool:
     return any(part in name for part in BESIDE_THE_LOG)
 
 
+def _tree(*roots: Path) -> dict[str, bytes]:
+    """Every file (its hash) and folder under ``roots``, those beside the log left out."""
+    out: dict[str, bytes] = {}
+    for root in roots:
+        for p in root.rglob("*"):
+            name = str(p)
+            if _beside_the_log(name):
+                continue
+            out[name] = hashlib.sha256(p.read_bytes()).digest() if p.is_file() else b"dir"
+    return out
+
+
+def check_nothing_left(before: dict[str, bytes], after: dict[str, bytes], args: list[str]) -> None:
+    """A usage error writes nothing: the tree is as it was before the command."""
+    shown = " ".join(a if len(a) < 60 else a[:57] + "..." for a in args)
+    made = sorted(k for k in after.keys() - before.keys())
+    changed = sorted(k for k in before.keys() & after.keys() if before[k] != after[k])
+    assert not made and not changed, f"pastcast {shown}: exit 2 left {(made + changed)[:5]}"
+
+
 def _fingerprint(root: Path) -> dict[str, bytes]:
     return {
         str(p.relative_to(root)): hashlib.sha256(p.read_bytes()).digest()
@@ -515,7 +536,9 @@ def fuzz_case(
     base = suite.skeletons.get(path, lambda ws, t: {})
     if special == "unknown option":
         args = [*argv(path, cmd, base(workspace, tmp_path)), "--bogus-option", "1"]
+        before = _tree(tmp_path, workspace.root)
         check(invoke(args, tmp_path), args, must_refuse=True)
+        check_nothing_left(before, _tree(tmp_path, workspace.root), args)
         return
     param = next(p for p in cmd.params if p.name == name)
     _, repeatable = kind_of(param)
@@ -529,8 +552,12 @@ def fuzz_case(
         values = base(workspace, scratch)
         values[param.name] = [case.value] if repeatable and case.value is not True else case.value
         args = argv(path, cmd, values)
+        before = _tree(tmp_path, workspace.root)
         try:
-            check(invoke(args, scratch), args, case.must_refuse)
+            result = invoke(args, scratch)
+            check(result, args, case.must_refuse)
+            if result.exit_code == 2:
+                check_nothing_left(before, _tree(tmp_path, workspace.root), args)
         except AssertionError as exc:  # every value is tried; all problems are reported
             failures.append(f"[{case.label}] {str(exc).splitlines()[0][:600]}")
         except CaseHung as exc:

@@ -282,6 +282,7 @@ LAYERS: list[set[str]] = [
         "npyfiles",
         "serving",
         "lazy",
+        "progress",
     },
     {"records", "retrying"},
     {"registry"},

@@ -131,6 +131,22 @@ def test_compare_refuses_other_datasets_and_logs_without_shared_steps(
     assert err.value.field == "tuned_agent"
 
 
+def test_compare_two_agents_of_one_log_names_the_log_once(recorded_log: Path) -> None:
+    agents = ["--base-agent", "heuristic@no_tools", "--tuned-agent", "heuristic@memory_free"]
+    more = [*agents, "--json", "--bootstrap", "50"]
+    once = runner.invoke(app, ["compare", str(recorded_log), *more])
+    assert once.exit_code == 0, once.output
+    twice = runner.invoke(app, ["compare", str(recorded_log), str(recorded_log), *more])
+    assert twice.exit_code == 0, twice.output
+    assert json.loads(once.stdout) == json.loads(twice.stdout)
+    made = compare_runs(
+        recorded_log, base_agent="heuristic@no_tools", tuned_agent="heuristic@memory_free"
+    )
+    assert made.comparison.overall.n_matched == json.loads(once.stdout)["n_matched"] > 0
+    alone = runner.invoke(app, ["compare", str(recorded_log), "--base-agent", "heuristic@no_tools"])
+    assert alone.exit_code == 2 and alone.stderr.startswith("error: --tuned-agent"), alone.output
+
+
 def test_score_paired_json_is_the_paired_comparison(recorded_log: Path) -> None:
     got = runner.invoke(
         app,

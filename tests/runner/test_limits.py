@@ -94,3 +94,39 @@ def test_only_one_probe_at_a_time_while_half_open() -> None:
     breaker.record(None)
     waiter.join(2)
     assert through == [1]
+
+
+def test_stopped_gates_end_the_calls_waiting_between_retries_and_refuse_new_ones() -> None:
+    # An interrupted run stops its gates: a step still running must not sit out its backoff
+    # (up to 30 s a retry, 4 retries) or its provider's pause before it can end.
+    from pastcast.models import ChatResponse, RetryPolicy
+    from pastcast.runner import Execution, ProviderGates
+
+    gates = ProviderGates(Execution(retry=RetryPolicy(base_delay_s=30, max_delay_s=30)), seed=0)
+    attempts = 0
+
+    def down() -> ChatResponse:
+        nonlocal attempts
+        attempts += 1
+        raise ProviderError("connection refused", kind="connection")
+
+    failed: list[ProviderError] = []
+
+    def call() -> None:
+        try:
+            gates.call("local", "m", 10, down)
+        except ProviderError as exc:
+            failed.append(exc)
+
+    worker = threading.Thread(target=call)
+    worker.start()
+    while attempts == 0:
+        time.sleep(0.01)
+    time.sleep(0.05)  # in its backoff now
+    started = time.monotonic()
+    gates.stop()
+    worker.join(timeout=5)
+    assert not worker.is_alive() and time.monotonic() - started < 2
+    assert failed and failed[0].kind == "refused" and attempts <= 2
+    with pytest.raises(ProviderError, match="the run is over"):
+        gates.call("local", "m", 10, down)

@@ -16,6 +16,7 @@ if TYPE_CHECKING:
         AGENT_FORM,
         AGENT_GRAMMAR,
         AgentOption,
+        Terminated,
         check_agent_args,
         check_agents,
         models_session,
@@ -41,7 +42,12 @@ if TYPE_CHECKING:
         build_corpus,
         corpus_documents,
     )
-    from pastcast.app._corpus_append import append_corpus, index_feed, index_feed_round
+    from pastcast.app._corpus_append import (
+        append_corpus,
+        check_feed_index,
+        index_feed,
+        index_feed_round,
+    )
     from pastcast.app._curate import CURATION_LEGS, Curated, curate
     from pastcast.app._data_views import (
         DatasetSummary,
@@ -132,6 +138,7 @@ __all__ = [
     "ServedEpisode",
     "Statistics",
     "StoreBackend",
+    "Terminated",
     "append_corpus",
     "audit_dataset_texts",
     "audit_datasets",
@@ -140,6 +147,7 @@ __all__ = [
     "build_corpus",
     "check_agent_args",
     "check_agents",
+    "check_feed_index",
     "compare_runs",
     "corpus_documents",
     "coverage_bins",
@@ -194,6 +202,7 @@ _WHERE: dict[str, str] = {
     "AGENT_FORM": "pastcast.app._agents",
     "AGENT_GRAMMAR": "pastcast.app._agents",
     "AgentOption": "pastcast.app._agents",
+    "Terminated": "pastcast.app._agents",
     "AgentRun": "pastcast.app._by_agent",
     "AppError": "pastcast.app._errors",
     "CURATION_LEGS": "pastcast.app._curate",
@@ -230,6 +239,7 @@ _WHERE: dict[str, str] = {
     "build_corpus": "pastcast.app._corpus",
     "check_agent_args": "pastcast.app._agents",
     "check_agents": "pastcast.app._agents",
+    "check_feed_index": "pastcast.app._corpus_append",
     "compare_runs": "pastcast.app._compare",
     "corpus_documents": "pastcast.app._corpus",
     "coverage_bins": "pastcast.app._stats",

@@ -19,6 +19,8 @@ from __future__ import annotations
 
 import json
 import re
+import signal
+import threading
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
@@ -36,6 +38,7 @@ __all__ = [
     "AGENT_FORM",
     "AGENT_GRAMMAR",
     "AgentOption",
+    "Terminated",
     "check_agent_args",
     "check_agents",
     "models_session",
@@ -211,12 +214,33 @@ def check_agents(specs: Iterable[AgentSpec]) -> None:
         raise AppError("agents", str(exc)) from None
 
 
+class Terminated(KeyboardInterrupt):
+    """SIGTERM, raised in the main thread inside ``models_session`` (where it would otherwise
+    end the process at once): the work unwinds as for Ctrl-C, its models stopped."""
+
+
+def _terminated(signum: int, frame: object) -> None:
+    raise Terminated
+
+
 @contextmanager
 def models_session() -> Iterator[None]:
     """The shared models agents build inside the block (``pastcast.agents.agent_model``) are
     stopped when it ends, however it ends: every local llama.cpp server started for them
-    included."""
+    included. Ctrl-C and SIGTERM included: in the main thread of a process that leaves SIGTERM
+    to its default (death, with nothing cleaned up), SIGTERM raises ``Terminated`` in the block;
+    neither signal interrupts the models' stopping (they are held until it is done)."""
+    owned = threading.current_thread() is threading.main_thread()
+    owned = owned and signal.getsignal(signal.SIGTERM) == signal.SIG_DFL
+    if owned:
+        signal.signal(signal.SIGTERM, _terminated)
     try:
         yield
     finally:
-        clear_models()
+        mask = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT, signal.SIGTERM})
+        try:
+            clear_models()
+        finally:
+            if owned:
+                signal.signal(signal.SIGTERM, signal.SIG_DFL)
+            signal.pthread_sigmask(signal.SIG_SETMASK, mask)

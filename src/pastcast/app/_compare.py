@@ -107,7 +107,7 @@ def _no_run(where: dict[str, str]) -> dict[str, str]:
 
 def compare_runs(
     base: str | Path,
-    tuned: str | Path,
+    tuned: str | Path | None = None,
     *,
     dataset: str | Path | Dataset | None = None,
     base_agent: str | None = None,
@@ -121,12 +121,12 @@ def compare_runs(
     calls per forecast and parser acceptance, each run's value and the paired difference
     (tuned - base) with its 95% event-resampled interval. A log holding several agents needs
     ``base_agent`` / ``tuned_agent`` (``AGENT`` or ``AGENT@SETTING``); both may name agents of
-    one log.
+    one log, which is ``tuned`` by default.
 
     ``AppError`` naming ``base`` or ``tuned`` for an unreadable log, logs of different datasets
     or logs that share no step; ``dataset`` when a log did not run on it."""
     read_base = _read_one(base, "base")
-    read_tuned = _read_one(tuned, "tuned")
+    read_tuned = _read_one(base if tuned is None else tuned, "tuned")
     log_b, log_t = read_base.logs[0], read_tuned.logs[0]
     if log_b.header.dataset_id != log_t.header.dataset_id:
         raise AppError(

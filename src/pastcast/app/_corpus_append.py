@@ -34,9 +34,10 @@ from pastcast.corpus.sources import (
     SourceRun,
     read_dating,
 )
+from pastcast.owned import check_makeable
 from pastcast.records import Document
 
-__all__ = ["append_corpus", "index_feed"]
+__all__ = ["append_corpus", "check_feed_index", "index_feed", "index_feed_round"]
 
 
 def append_corpus(
@@ -167,6 +168,23 @@ def _added_dating(old: bytes, new: bytes) -> str:
         report.kept += Counter(part.get("dated_by", {}))
         report.excluded += Counter(part.get("excluded", {}))
     return json.dumps(report.as_json(), indent=2) + "\n"
+
+
+def check_feed_index(index: str | Path) -> None:
+    """``index`` as ``index_feed`` takes it, checked before any feed is fetched: an index
+    directory to append to, or nothing yet where one can be built. ``AppError`` naming
+    ``index``."""
+    target = Path(index)
+    if target.exists() or target.is_symlink():
+        try:
+            EmbeddedIndex.open(target)
+        except (OSError, ValueError) as exc:
+            raise AppError("index", f"{target}: not a readable index directory ({exc})") from None
+        return
+    try:
+        check_makeable(target)
+    except NotADirectoryError as exc:
+        raise AppError("index", str(exc)) from None
 
 
 def index_feed(spool: str | Path, index: str | Path, *, workers: int | None = None) -> CorpusBuild:

@@ -12,6 +12,7 @@ from pastcast.app._datasets import open_dataset
 from pastcast.app._errors import AppError
 from pastcast.app._reading import RunsRead, read_runs
 from pastcast.dataset import Dataset
+from pastcast.owned import check_makeable
 from pastcast.runlog import RunLogError
 from pastcast.scoring import Convention, Fallback
 
@@ -41,7 +42,8 @@ class Exported:
 
 
 def _checked_out(out: Path) -> Path:
-    """A file an earlier export wrote (its manifest beside it) may be replaced; nothing else."""
+    """A file an earlier export wrote (its manifest beside it) may be replaced; nothing else.
+    Its folder is made only when the export is written (a refused export leaves none)."""
     from pastcast.train import manifest_path
 
     if out.exists() or out.is_symlink():
@@ -52,9 +54,9 @@ def _checked_out(out: Path) -> Path:
                 "out", f"{out}: exists and was not written by pastcast; not replacing it"
             )
     try:
-        out.parent.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        raise AppError("out", f"{out}: cannot make its folder ({exc.strerror or exc})") from None
+        check_makeable(out)
+    except NotADirectoryError as exc:
+        raise AppError("out", str(exc)) from None
     return out
 
 

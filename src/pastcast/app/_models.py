@@ -119,6 +119,7 @@ def probe_model_cutoff(
         questions = read_probe_questions(questions_file)
     except ValueError:
         questions = None
+    made = questions is None
     if questions is None:
         questions = probe_questions(
             corpus_documents(str(corpus)),
@@ -128,7 +129,6 @@ def probe_model_cutoff(
             since=first,
             until=last,
         )
-        write_probe_questions(questions, questions_file)
     if len({q.month for q in questions.questions}) < 2:
         raise AppError("corpus", f"{corpus}: fewer than two months with questions to compare")
     try:
@@ -136,6 +136,8 @@ def probe_model_cutoff(
     except (ValueError, ModelError) as exc:
         raise AppError("model", str(exc)) from None
     try:
+        if made:  # kept once nothing refuses the probe
+            write_probe_questions(questions, questions_file)
         cached = CachedModel(built, root / "judgements", "auto", settings={"spec": model})
         probe = probe_cutoff(
             questions,

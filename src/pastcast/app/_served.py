@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
 
+from pastcast.app._datasets import open_dataset
 from pastcast.app._errors import AppError
 from pastcast.app._replays import open_replay
 from pastcast.app._runs import check_sandbox
@@ -104,6 +105,9 @@ def serve_episode(
     except ValueError as exc:
         raise AppError("model", str(exc)) from None
     tell = notes or _log.warning
+    # the step is found before the replay opens (which may build the world's index)
+    if step not in {s.step_index for s in open_dataset(dataset).steps_of(event)}:
+        raise AppError("step", f"{step}: event {event!r} has no such step in {dataset}")
     with open_replay(dataset, corpus, retrieval, index_dir=index_dir) as replay:
         steps = {s.step_index: s for s in replay.dataset.steps_of(event)}
         if step not in steps:

@@ -428,7 +428,7 @@ def probe_cutoff(
     schema = probe_schema(questions.options)
     parse = _parse_answer(questions.options)
     answers: list[ProbeAnswer] = []
-    with progress_bar(progress, len(questions.questions), "probing recall") as advance:
+    with progress_bar(progress, len(questions.questions), "probing recall", "questions") as advance:
         for q in questions.questions:
             fields = {"month": _month_name(q.month), "options": render_options(q)}
             chosen, _ = judge.ask("cutoff_probe", q.id, PROBE_PROMPT, fields, schema, parse)

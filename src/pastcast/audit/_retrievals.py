@@ -34,16 +34,6 @@ from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any, Literal
 
-from rich.console import Console
-from rich.progress import (
-    BarColumn,
-    MofNCompleteColumn,
-    Progress,
-    TextColumn,
-    TimeElapsedColumn,
-    TimeRemainingColumn,
-)
-
 from pastcast import safejson
 from pastcast.agents import load_prompt
 from pastcast.atomic import write_atomic
@@ -51,6 +41,7 @@ from pastcast.audit._grounded import NOT_STATED, extraction_schema, grounded_dec
 from pastcast.curate import Judge, Judgement, question_text
 from pastcast.cutoff import is_visible
 from pastcast.dataset import Dataset
+from pastcast.progress import ProgressReporter
 from pastcast.records import Document, Event, Record, UtcDatetime
 from pastcast.runlog import StepColumns
 from pastcast.safejson import canonical_json
@@ -495,29 +486,14 @@ def _rate(
 
 
 @contextmanager
-def progress_bar(enabled: bool, total: int, what: str) -> Iterator[Callable[[], None]]:
-    """A progress bar on stderr (stdout carries the result) with the rate and the ETA."""
-    if not enabled:
-        yield lambda: None
-        return
-    columns = (
-        TextColumn(f"[bold]{what}"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TextColumn("{task.fields[rate]}"),
-        TimeElapsedColumn(),
-        TextColumn("ETA"),
-        TimeRemainingColumn(),
-    )
-    with Progress(*columns, transient=True, console=Console(stderr=True)) as progress:
-        task = progress.add_task(what, total=total, rate="")
-
-        def advance() -> None:
-            progress.advance(task)
-            speed = progress.tasks[0].speed
-            progress.update(task, rate=f"{speed:.2f}/s" if speed else "")
-
-        yield advance
+def progress_bar(
+    enabled: bool, total: int, what: str, unit: str = "docs"
+) -> Iterator[Callable[[], None]]:
+    """The progress of ``total`` judgements of ``unit`` on stderr (stdout carries the result;
+    ``pastcast.progress``)."""
+    with ProgressReporter(unit, enabled=enabled) as bar:
+        task = bar.add_task(what, total=total)
+        yield lambda: bar.advance(task)
 
 
 def audit_retrievals(

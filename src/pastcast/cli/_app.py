@@ -61,9 +61,10 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "compare": (
         "pastcast.cli._compare",
         "compare",
-        "Compare two run logs on the steps both recorded: Brier (overall, binary, multi-choice),"
-        " accuracy, log loss, tool calls per forecast and parser acceptance, with the paired"
-        " differences (TUNED - BASE) and their 95% event-resampled intervals.",
+        "Compare two run logs, or two agents of one (TUNED left out), on the steps both recorded:"
+        " Brier (overall, binary, multi-choice), accuracy, log loss, tool calls per forecast and"
+        " parser acceptance, with the paired differences (TUNED - BASE) and their 95%"
+        " event-resampled intervals.",
     ),
     "report": (
         "pastcast.cli._report",

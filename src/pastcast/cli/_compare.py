@@ -1,4 +1,5 @@
-"""`pastcast compare BASE.jsonl TUNED.jsonl`: two runs on the same steps, paired (Table 4)."""
+"""`pastcast compare BASE.jsonl [TUNED.jsonl]`: two runs, or two agents of one run, on the same
+steps, paired (Table 4)."""
 
 from __future__ import annotations
 
@@ -18,7 +19,14 @@ OPTIONS = {"base": "BASE", "tuned": "TUNED"}
 
 def compare(
     base: Annotated[Path, typer.Argument(help="The base run log (JSONL).")],
-    tuned: Annotated[Path, typer.Argument(help="The run log compared with it (JSONL).")],
+    tuned: Annotated[
+        Path | None,
+        typer.Argument(
+            help="The run log compared with it (JSONL); default BASE: two agents of one log, "
+            "named by --base-agent and --tuned-agent.",
+            show_default=False,
+        ),
+    ] = None,
     base_agent: Annotated[
         str | None,
         typer.Option(
@@ -40,9 +48,10 @@ def compare(
     ] = False,
     as_json: JsonFlag = False,
 ) -> None:
-    """Compare two run logs on the steps both recorded: Brier (overall, binary, multi-choice),
-    accuracy, log loss, tool calls per forecast and parser acceptance, with the paired
-    differences (TUNED - BASE) and their 95% event-resampled intervals."""
+    """Compare two run logs, or two agents of one (TUNED left out), on the steps both recorded:
+    Brier (overall, binary, multi-choice), accuracy, log loss, tool calls per forecast and
+    parser acceptance, with the paired differences (TUNED - BASE) and their 95%
+    event-resampled intervals."""
     try:
         made = compare_runs(
             base,

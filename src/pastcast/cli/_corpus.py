@@ -17,6 +17,7 @@ from pastcast.app import (
     CorpusBuild,
     append_corpus,
     build_corpus,
+    check_feed_index,
     follow_feeds,
     index_feed_round,
     open_corpus,
@@ -496,6 +497,8 @@ def feed(
     feed's time only when that is not after pastcast first saw it, else by that first sight."""
     failed = False
     try:
+        if index is not None:
+            check_feed_index(index)  # before the spool is made or anything fetched
         for fetched in follow_feeds(feeds, spool, interval=interval, rounds=1 if once else None):
             failed = fetched.errors > 0
             added = index_feed_round(spool, index, fetched.written)

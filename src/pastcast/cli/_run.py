@@ -9,6 +9,7 @@ before a progress bar starts or a run log is written.
 
 from __future__ import annotations
 
+import signal
 from pathlib import Path
 from typing import Annotated, Any, NoReturn
 
@@ -16,7 +17,14 @@ import typer
 from rich.console import Console
 from rich.markup import escape
 
-from pastcast.app import AGENT_GRAMMAR, AppError, plan_from_agents, run_demo, run_plan
+from pastcast.app import (
+    AGENT_GRAMMAR,
+    AppError,
+    Terminated,
+    plan_from_agents,
+    run_demo,
+    run_plan,
+)
 from pastcast.cli._common import (
     EXIT_FAILED,
     DayConventionOpt,
@@ -85,6 +93,15 @@ ResumeOpt = Annotated[
     bool,
     typer.Option("--resume", help="Continue the run log at --out; refused if there is none."),
 ]
+MaxStepsOpt = Annotated[
+    int | None,
+    typer.Option(
+        "--max-steps",
+        min=1,
+        help="Run at most N steps now, then stop with the run log resumable: the same command "
+        "again runs N more (or, without it, the rest).",
+    ),
+]
 RetryFailedOpt = Annotated[
     bool,
     typer.Option(
@@ -128,6 +145,13 @@ def execute(
         fail_run(exc)
     except (ValueError, RuntimeError) as exc:  # bad data, a sandbox failing mid-run
         fail(str(exc), EXIT_FAILED)
+    except KeyboardInterrupt as exc:  # the run and its model servers are stopped by now
+        signum = signal.SIGTERM if isinstance(exc, Terminated) else signal.SIGINT
+        fail(
+            f"stopped by {signum.name}: the run log keeps every finished step; run the same "
+            "command again to resume",
+            128 + signum,
+        )
 
 
 def _summary(result: RunResult) -> dict[str, Any]:
@@ -139,6 +163,7 @@ def _summary(result: RunResult) -> dict[str, Any]:
         "unusable": result.failures,
         "retried": result.retried,
         "waiting": result.waiting,
+        "left": result.left,
         "accounting": result.accounting.model_dump(mode="json"),
     }
 
@@ -162,6 +187,12 @@ def report(result: RunResult, as_json: bool) -> None:
             )
     for provider, times in sorted(result.accounting.pauses.items()):
         note(f"provider {provider} was paused {times} time(s) by its circuit breaker", as_json)
+    if result.capped:
+        note(
+            f"stopped at --max-steps after {result.written} steps: {result.left} steps left; "
+            "run the same command again to go on",
+            as_json,
+        )
     if result.waiting:
         note(
             f"{result.waiting} steps of memory-on chains wait for a provider that failed earlier "
@@ -303,19 +334,32 @@ def run(
     config: ConfigOpt = None,
     resume: ResumeOpt = False,
     retry_failed: RetryFailedOpt = False,
+    max_steps: MaxStepsOpt = None,
     as_json: JsonFlag = False,
 ) -> None:
     """Run agents over a dataset's forecast steps and write a resumable run log.
 
     Market prices go only to agents registered with market access (market, tool-agent-market).
     With --config FILE an experiment plan declares the whole run (see `pastcast plan FILE`).
+    Progress goes to stderr: a bar on a terminal, else a line per completed step with the rate
+    and ETA (at most one every $PASTCAST_PROGRESS_INTERVAL seconds, default 5). --max-steps N
+    stops after N steps; Ctrl-C or SIGTERM stops the run and every model server it started.
+    Either way the log keeps every finished step and the same command resumes.
     Exit codes: 0 done, 2 a usage error (nothing is run), 1 a failed run: an error during the
-    run, or every new forecast unusable.
+    run, or every new forecast unusable; 130 or 143 stopped by SIGINT or SIGTERM.
     """
     if config is not None:
         from pastcast.cli._run_plan import run_plan_file  # it builds on this module
 
-        run_plan_file(ctx, config, out, resume=resume, retry_failed=retry_failed, as_json=as_json)
+        run_plan_file(
+            ctx,
+            config,
+            out,
+            resume=resume,
+            retry_failed=retry_failed,
+            max_steps=max_steps,
+            as_json=as_json,
+        )
         return
     if not agent:
         fail("--agent: give at least one agent (or --config FILE)")
@@ -332,6 +376,7 @@ def run(
         "fallback": (("fallback",), fallback),
         "split": (("split",), split),
         "max_events": (("max_events",), max_events),
+        "max_steps": (("max_steps",), max_steps),
         "workers": (("concurrency", "episodes"), workers),
         "day_convention": (("day_convention",), day_convention),
         "covered_only": (("covered_only",), covered_only),

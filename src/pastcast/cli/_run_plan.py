@@ -2,7 +2,8 @@
 
 The plan declares the run; the options that would declare it again (agents, dataset, budgets,
 ...) are refused next to ``--config``. ``--out`` may put the log elsewhere than the plan's
-``out``; ``--resume`` and ``--retry-failed`` work as without a plan.
+``out``, ``--max-steps`` set the plan's ``max_steps``; ``--resume`` and ``--retry-failed``
+work as without a plan.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from pastcast.cli._run import execute, report
 __all__ = ["run_plan_file"]
 
 # Options that say how to run a plan, not what to run.
-_WITH_CONFIG = frozenset({"config", "out", "resume", "retry_failed", "as_json", "ctx"})
+_WITH_CONFIG = frozenset({"config", "out", "resume", "retry_failed", "max_steps", "as_json", "ctx"})
 
 
 def _given(ctx: typer.Context, name: str) -> bool:
@@ -33,6 +34,7 @@ def run_plan_file(
     *,
     resume: bool,
     retry_failed: bool,
+    max_steps: int | None,
     as_json: bool,
 ) -> None:
     try:
@@ -43,5 +45,7 @@ def run_plan_file(
         if param.name not in _WITH_CONFIG and param.name and _given(ctx, param.name):
             fail(f"{param.opts[0]}: not with --config (the plan {path} declares the run)")
     log = out if _given(ctx, "out") else None
+    if max_steps is not None:
+        plan = plan.model_copy(update={"max_steps": max_steps})
     result = execute(plan, log, resume=resume, retry_failed=retry_failed, where=str(path))
     report(result, as_json)

@@ -145,7 +145,11 @@ class LocalLlamaServer:
         with os.fdopen(fd, "wb") as out:
             self._proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT)
         weakref.finalize(self, _stop, self._proc)
-        self._wait_ready()
+        try:
+            self._wait_ready()
+        except BaseException:  # Ctrl-C or SIGTERM while it starts: no server left behind
+            self.stop()
+            raise
         return self
 
     def _log_tail(self) -> str:

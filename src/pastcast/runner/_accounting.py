@@ -1,5 +1,5 @@
 """Live accounting of a run: steps done, running, failed; provider retries and pauses; tokens,
-cost, latency and tool calls per model and per agent; a progress display with an ETA.
+cost, latency and tool calls per model and per agent; the run's progress with an ETA.
 
 Everything is counted from the step records as they come back (so a Dask run is counted the
 same way as a local one) plus what the provider gates saw during each step.
@@ -12,16 +12,8 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
 from pydantic import Field
-from rich.console import Console
-from rich.progress import (
-    BarColumn,
-    MofNCompleteColumn,
-    Progress,
-    TextColumn,
-    TimeElapsedColumn,
-    TimeRemainingColumn,
-)
 
+from pastcast.progress import ProgressReporter
 from pastcast.records import Record
 from pastcast.runlog import StepRecord
 
@@ -153,27 +145,19 @@ class RunStats:
 
 
 @contextmanager
-def progress_display(enabled: bool, stats: RunStats) -> Iterator[Callable[[int], None]]:
-    """A progress display on stderr (stdout carries the caller's result); yields
-    ``refresh(advance)``, which the driver calls after each change."""
-    if not enabled:
-        yield lambda advance: None
-        return
-    columns = (
-        TextColumn("[bold]forecast steps"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TextColumn("{task.fields[status]}"),
-        TimeElapsedColumn(),
-        TextColumn("ETA"),
-        TimeRemainingColumn(),
-    )
-    with Progress(*columns, transient=False, console=Console(stderr=True)) as progress:
-        # The bar counts the steps this execution runs (resumed ones are done already), so the
-        # ETA is not flattered by them.
-        task = progress.add_task("steps", total=stats.total - stats.skipped, status=stats.line())
-
-        def refresh(advance: int) -> None:
-            progress.update(task, advance=advance, status=stats.line())
-
-        yield refresh
+def progress_display(
+    enabled: bool, stats: RunStats, limit: int | None = None
+) -> Iterator[Callable[[int], None]]:
+    """The run's progress on stderr (stdout carries the caller's result): a bar on a terminal,
+    else a line per completed step (``pastcast.progress``); yields ``refresh(advance)``, which
+    the driver calls after each change. ``limit``: the most steps this execution runs."""
+    # The count is of the steps this execution runs (resumed ones are done already), so the
+    # ETA is not flattered by them.
+    total = stats.total - stats.skipped
+    with ProgressReporter("steps", enabled=enabled, transient=False) as bar:
+        task = bar.add_task(
+            "forecast steps",
+            total=total if limit is None else min(total, limit),
+            status=stats.line(),
+        )
+        yield lambda advance: bar.update(task, advance=advance, status=stats.line())

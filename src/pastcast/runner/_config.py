@@ -72,3 +72,6 @@ class Execution(Record):
     """Limits by provider name (``openai``, ``openai-compatible``, ``local``, ...)."""
     retry: RetryPolicy = RetryPolicy()
     breaker: BreakerConfig = BreakerConfig()
+    max_steps: int | None = Field(default=None, ge=1)
+    """The most steps this execution runs (resumed ones not counted), then it stops with the
+    log resumable: the same run again goes on from there (None: every step)."""

@@ -84,8 +84,10 @@ class LocalExecutor:
 
     def close(self) -> None:
         if self._pool is not None:
-            # Tasks not started are dropped (an interrupted run); those running finish.
-            self._pool.shutdown(wait=True, cancel_futures=True)
+            # Only an interrupted run has steps left here (the driver waits for every step it
+            # submitted otherwise): those not started are dropped, those running are not waited
+            # for (nothing writes them now), so the run's models stop at once after it.
+            self._pool.shutdown(wait=False, cancel_futures=True)
             self._pool = None
         if self._context is not None:
             forget_context(self._context.key)

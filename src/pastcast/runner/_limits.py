@@ -50,6 +50,13 @@ class CircuitBreaker:
         self._clock = clock
         self._on_trip = on_trip
         self._cond = threading.Condition()
+        self._stopped = False
+
+    def stop(self) -> None:
+        """The run is over: callers waiting for the provider give up now."""
+        with self._cond:
+            self._stopped = True
+            self._cond.notify_all()
 
     def before(self) -> None:
         """Wait while the provider is paused; raise ``ProviderError`` (``paused``) after
@@ -58,6 +65,8 @@ class CircuitBreaker:
         started = self._clock()
         with self._cond:
             while True:
+                if self._stopped:
+                    raise ProviderError(f"provider {self.name}: the run is over", kind="refused")
                 if self.state == "closed":
                     return
                 now = self._clock()
@@ -136,6 +145,20 @@ class ProviderGates:
         self._lanes: dict[str, _Lane] = {}
         self._lock = threading.Lock()
         self._rng = random.Random(seed)
+        self._stopped = threading.Event()
+
+    def stop(self) -> None:
+        """The run is over (it ended, or was interrupted with steps in flight): calls waiting
+        for a provider or between retries end at once and new ones are refused, so a step still
+        running ends without reaching a provider again."""
+        self._stopped.set()
+        with self._lock:
+            lanes = list(self._lanes.values())
+        for lane in lanes:
+            lane.breaker.stop()
+
+    def _backoff(self, seconds: float) -> None:
+        self._stopped.wait(seconds)  # woken by ``stop``
 
     def _lane(self, provider: str) -> _Lane:
         with self._lock:
@@ -162,6 +185,8 @@ class ProviderGates:
         lane = self._lane(provider)
 
         def once() -> ChatResponse:
+            if self._stopped.is_set():
+                raise ProviderError(f"provider {provider}: the run is over", kind="refused")
             lane.breaker.before()
             try:
                 if lane.requests is not None:
@@ -184,7 +209,9 @@ class ProviderGates:
 
         with self._lock:
             rng = random.Random(self._rng.random())  # backoff jitter per call, thread-safe
-        return call_with_retries(once, self.execution.retry, on_retry=_count_retry, rng=rng)
+        return call_with_retries(
+            once, self.execution.retry, on_retry=_count_retry, sleep=self._backoff, rng=rng
+        )
 
 
 def _count_retry(error: ProviderFailure, delay: float) -> None:

@@ -146,6 +146,9 @@ class ExperimentPlan(Record):
     """Re-schedule forecast dates (a registered schedule: ``causal-dojo``, ``dojo``, ...); the
     default: the dataset's own steps."""
     max_events: int | None = Field(default=None, ge=1)
+    max_steps: int | None = Field(default=None, ge=1)
+    """The most steps one execution runs, then it stops with the log resumable: the same
+    command again goes on (``Execution.max_steps``; not part of the run's definition)."""
     day_convention: DayConvention = DayConvention.START_OF_DAY
     """How a Forecast-Dojo release's forecast dates become cutoffs (``pastcast.cutoff``)."""
     covered_only: bool = False
@@ -297,6 +300,7 @@ class ExperimentPlan(Record):
             providers=dict(self.concurrency.providers),
             retry=self.retries,
             breaker=self.breaker,
+            max_steps=self.max_steps,
         )
 
     def knowledge_cutoffs(self) -> dict[str, date]:

@@ -50,6 +50,11 @@ class RunResult:
     """Steps recorded as failed by a provider that were run again (``retry_failed``)."""
     waiting: int = 0
     """Steps of memory-on chains not run because a provider failed earlier in the chain."""
+    left: int = 0
+    """Steps of the run the log does not hold yet (``Execution.max_steps`` reached, chains
+    waiting, an interrupted run): the same run again runs them."""
+    capped: bool = False
+    """The execution stopped at ``Execution.max_steps``."""
     accounting: Accounting = field(default_factory=Accounting)
 
 
@@ -130,12 +135,15 @@ class _Driver:
         executor: Executor,
         limit: int,
         stats: RunStats,
+        max_steps: int | None = None,
     ) -> None:
         self.chains = {(c.spec.name, c.spec.setting, c.event_id, c.rollout): c for c in chains}
         self.writer = writer
         self.executor = executor
         self.limit = limit
         self.stats = stats
+        self.max_steps = max_steps
+        self.submitted = 0
         self.waiting = 0
         self.retried = 0
         self._fresh = self._initial(chains)
@@ -185,14 +193,20 @@ class _Driver:
             self._held.append(fresh)
         return None
 
+    @property
+    def capped(self) -> bool:
+        """This execution has submitted the most steps it may."""
+        return self.max_steps is not None and self.submitted >= self.max_steps
+
     def _fill(self) -> None:
-        while self._error is None and self._in_flight < self.limit:
+        while self._error is None and self._in_flight < self.limit and not self.capped:
             task = self._admitted()
             if task is None:
                 return
             self.gate.started(task)
             self.executor.submit(task, lambda t, o: self._done.put((t, o)))
             self._in_flight += 1
+            self.submitted += 1
             self.stats.running += 1
 
     def _followed(self, task: StepTask, outcome: StepOutcome) -> None:
@@ -298,10 +312,11 @@ def run_benchmark(
     ``plan`` is the experiment plan as resolved (its preset's values in it), recorded in the
     header as a description of the run.
 
-    ``execution`` says where steps run (``executor``, default ``local`` threads) and the
-    providers' limits; ``executor`` overrides it with an executor object. ``corpus_ref`` names
-    the corpus for executors in other processes, which open it themselves (``backend`` is used
-    in this process).
+    ``execution`` says where steps run (``executor``, default ``local`` threads), the
+    providers' limits and the most steps to run now (``max_steps``: the rest wait for a
+    rerun); ``executor`` overrides it with an executor object. ``corpus_ref`` names the corpus
+    for executors in other processes, which open it themselves (``backend`` is used in this
+    process).
     """
     path = Path(out)
     execution = execution or Execution()
@@ -333,16 +348,17 @@ def run_benchmark(
         )
         if executor is None:
             executor = executors.build(execution.executor, **execution.executor_args)
-        driver = _Driver(chains, writer, executor, config.workers, stats)
+        driver = _Driver(chains, writer, executor, config.workers, stats, execution.max_steps)
         try:
             executor.start(context)
             paused = getattr(executor, "paused", None)
             if callable(paused):
                 stats.paused_now = paused
-            with progress_display(progress, stats) as refresh:
+            with progress_display(progress, stats, execution.max_steps) as refresh:
                 driver.run(refresh)
         finally:
             executor.close()
+        left = sum(c.key(s) not in writer.done for c in chains for s in c.steps)
         return RunResult(
             path,
             run_id,
@@ -351,5 +367,7 @@ def run_benchmark(
             stats.unusable,
             retried=driver.retried,
             waiting=driver.waiting,
+            left=left,
+            capped=driver.capped and left > 0,
             accounting=stats.accounting(),
         )

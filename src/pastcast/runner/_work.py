@@ -274,6 +274,8 @@ def forget_context(key: str) -> None:
     """Drop what this process built for a run (at its end)."""
     with _WORKERS_LOCK:
         worker = _WORKERS.pop(key, None)
+    if worker is not None:
+        worker.gates.stop()  # a step still running (an interrupted run) calls no provider again
     close = getattr(worker.env.backend, "close", None) if worker is not None else None
     if worker is not None and isinstance(worker.context.corpus, CorpusRef) and callable(close):
         close()

@@ -10,8 +10,8 @@ from typing import Protocol
 
 import numpy as np
 import numpy.typing as npt
-from rich.progress import Progress
 
+from pastcast.progress import ProgressReporter
 from pastcast.records import Document
 from pastcast.registry import Registry
 
@@ -94,7 +94,7 @@ def embed_documents(
 ) -> dict[str, list[float]]:
     """Every document's vector by id (for backends that store them, like PostgreSQL)."""
     out: dict[str, list[float]] = {}
-    with Progress(disable=not progress, transient=True) as bar:
+    with ProgressReporter("docs", enabled=progress) as bar:
         task = bar.add_task(f"embedding documents ({embedder.name})", total=len(documents))
         for lo in range(0, len(documents), batch):
             chunk = documents[lo : lo + batch]

@@ -23,13 +23,12 @@ from pathlib import Path
 from queue import SimpleQueue
 
 import numpy as np
-from rich.progress import Progress
 
 from pastcast import safejson
 from pastcast.atomic import atomic_path, write_atomic
-from pastcast.corpus._progress import documents_bar
 from pastcast.corpus.dense._batchlog import BatchLog
 from pastcast.corpus.dense._embedders import F32, Embedder
+from pastcast.progress import ProgressReporter, TaskID
 
 __all__ = ["EmbeddingError", "embed_corpus", "unit_rows"]
 
@@ -143,10 +142,10 @@ def embed_corpus(
     log = _checkpoint(checkpoint, job)
     with (
         ExitStack() as stack,
-        documents_bar(f"[bold]embedding documents ({embedder.name})", progress) as bar,
+        ProgressReporter("docs", enabled=progress) as bar,
     ):
         result = _Result(stack, out, count)
-        task = bar.add_task("embedding", total=count)
+        task = bar.add_task(f"embedding documents ({embedder.name})", total=count)
         pending: list[int] = []
         failure: BaseException | None = None
         try:
@@ -181,8 +180,8 @@ def _run_batches(
     workers: int,
     result: _Result,
     log: BatchLog | None,
-    bar: Progress,
-    task: object,
+    bar: ProgressReporter,
+    task: TaskID,
 ) -> None:
     """Embed the ``pending`` batches, ``workers`` at a time, placing each in ``result`` and
     handing it to ``log`` as it arrives. On a failure no new batch is sent; those in flight
@@ -225,7 +224,7 @@ def _run_batches(
             except BaseException as exc:  # kept until the batches in flight are stored
                 failure = failure or exc
                 continue
-            bar.update(task, advance=len(got))  # type: ignore[arg-type]
+            bar.update(task, advance=len(got))
     if failure is not None:
         raise failure
 

@@ -54,15 +54,16 @@ def distill_static(model_dir: Path, out_dir: Path, *, progress: bool = False) ->
     into ``out_dir``: ``vectors.npy`` (one row per token id), ``tokenizer.json``, ``meta.json``.
     Written to a temporary folder first, then renamed: a reader never sees half a model."""
     import torch
-    from rich.progress import Progress
     from transformers import AutoModel, AutoTokenizer
+
+    from pastcast.progress import ProgressReporter
 
     tokenizer = AutoTokenizer.from_pretrained(str(model_dir))
     model = AutoModel.from_pretrained(str(model_dir)).eval()
     size = len(tokenizer)
     cls, sep = tokenizer.cls_token_id, tokenizer.sep_token_id
     vectors = np.zeros((size, model.config.hidden_size), dtype=np.float32)
-    with torch.inference_mode(), Progress(disable=not progress, transient=True) as bar:
+    with torch.inference_mode(), ProgressReporter("tokens", enabled=progress) as bar:
         task = bar.add_task("distilling token vectors", total=size)
         for lo in range(0, size, BATCH):
             ids = torch.arange(lo, min(size, lo + BATCH))

@@ -40,8 +40,6 @@ from typing import Any, overload
 
 import numpy as np
 import numpy.typing as npt
-from rich.console import Console
-from rich.progress import Progress
 
 from pastcast import safejson
 from pastcast.atomic import atomic_directory
@@ -49,6 +47,7 @@ from pastcast.corpus._identity import document_line
 from pastcast.corpus._text import tokenize_utf8
 from pastcast.cutoff import as_utc
 from pastcast.npyfiles import load_npy
+from pastcast.progress import ProgressReporter
 from pastcast.records import Document
 
 __all__ = [
@@ -264,7 +263,7 @@ def build_from_lines(
     hit_store = bytearray()
     hit_offsets = array("q", [0])
     digest = hashlib.sha256()
-    with Progress(disable=not progress, transient=True, console=Console(stderr=True)) as bar:
+    with ProgressReporter("docs", enabled=progress) as bar:
         task = bar.add_task("indexing documents", total=n)
         for i, (doc, line) in enumerate(pairs):
             tokens = tokenize_utf8(f"{doc.title}\n{doc.text}")

@@ -44,7 +44,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, TYPE_CHECKING, Any, Literal
+from typing import IO, Any, Literal
 
 import numpy as np
 
@@ -52,7 +52,6 @@ from pastcast import safejson
 from pastcast.atomic import replace_directory
 from pastcast.corpus._build_report import CorpusBuildReport
 from pastcast.corpus._identity import MonthDigests, combine_month_digests, document_line
-from pastcast.corpus._progress import documents_bar
 from pastcast.corpus.embedded._arrays import FORMAT as PART_FORMAT
 from pastcast.corpus.embedded._arrays import (
     IndexArrays,
@@ -67,10 +66,8 @@ from pastcast.corpus.embedded._maps import merge_partition_maps, save_partition_
 from pastcast.cutoff import as_utc
 from pastcast.npyfiles import load_npy
 from pastcast.owned import MARKER, check_replaceable, mark
+from pastcast.progress import ProgressReporter
 from pastcast.records import Document
-
-if TYPE_CHECKING:
-    from rich.progress import Progress
 
 __all__ = [
     "DUPLICATES",
@@ -266,14 +263,35 @@ def build_partitioned(
     stored ``CorpusBuildReport``).
 
     A build that stops part-way keeps its complete partitions in the work directory for the next
-    one, except on a full disk: then the work directory, which holds the space, is removed.
+    one, except on a full disk: then the work directory, which holds the space, is removed; and
+    a build whose documents are refused (``ValueError``) leaves nothing it made.
     """
+    out_dir = Path(out_dir)
+    work = _work_dir(out_dir)
+    resumed = work.exists()
+    made = _missing(out_dir.parent)
     try:
-        return _build(documents, Path(out_dir), overwrite, progress, kind, workers, removed, notes)
+        return _build(documents, out_dir, overwrite, progress, kind, workers, removed, notes)
     except OSError as exc:
         if exc.errno in _DISK_FULL:
-            shutil.rmtree(_work_dir(Path(out_dir)), ignore_errors=True)
+            shutil.rmtree(work, ignore_errors=True)
         raise
+    except ValueError:
+        if not resumed:
+            shutil.rmtree(work, ignore_errors=True)
+        for folder in made:
+            with contextlib.suppress(OSError):
+                folder.rmdir()
+        raise
+
+
+def _missing(folder: Path) -> list[Path]:
+    """``folder`` and the folders above it that are not there, the deepest first."""
+    out = []
+    while not (folder.exists() or folder.is_symlink()) and folder != folder.parent:
+        out.append(folder)
+        folder = folder.parent
+    return out
 
 
 @dataclass(frozen=True)
@@ -340,7 +358,7 @@ def _build(
     shutil.rmtree(work / "threads", ignore_errors=True)
     memory = _MemoryMonths(documents) if isinstance(documents, Sequence) else None
     spool = None if memory is not None else _Spool(work / "spool")
-    with documents_bar("[progress.description]{task.description}", progress) as bar:
+    with ProgressReporter("docs", enabled=progress) as bar:
         if spool is not None:
             task = bar.add_task("reading documents", total=None)
             _fill(spool, documents, lambda count: bar.update(task, completed=count))
@@ -361,7 +379,7 @@ def _build(
     )
 
 
-def _merge_globals(work: Path, months: list[str], bar: Progress) -> dict[str, Any]:
+def _merge_globals(work: Path, months: list[str], bar: ProgressReporter) -> dict[str, Any]:
     """The global pieces from the partitions in ``work/parts`` (any other folder there is
     removed): id ranks, maps, the manifest (returned, written by ``_finish``)."""
     wanted = set(months)
@@ -369,7 +387,7 @@ def _merge_globals(work: Path, months: list[str], bar: Progress) -> dict[str, An
         if stale.name not in wanted:
             shutil.rmtree(stale)
     shutil.rmtree(work / "spool", ignore_errors=True)
-    task = bar.add_task("merging ids and maps", total=3)
+    task = bar.add_task("merging ids and maps", total=2, unit="parts")
     folders = [work / "parts" / m for m in months]
     parts = [load_arrays(f) for f in folders]
     bases = list(itertools.accumulate((len(p.ids) for p in parts), initial=0))
@@ -761,7 +779,7 @@ def _append(
     new = NewDocuments(contains, duplicates)
     spool = _Spool(work / "spool")
     indexed = {str(p["name"]) for p in manifest["partitions"]}
-    with documents_bar("[progress.description]{task.description}", progress) as bar:
+    with ProgressReporter("docs", enabled=progress) as bar:
         task = bar.add_task("reading documents", total=None)
         _fill(spool, new(documents), lambda count: bar.update(task, completed=count))
         bar.remove_task(task)

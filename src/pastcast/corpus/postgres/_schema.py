@@ -36,14 +36,13 @@ from typing import Any
 
 import psycopg
 from psycopg import sql
-from rich.console import Console
-from rich.progress import Progress
 
 from pastcast.corpus._identity import DIGEST_SCHEME, content_digest
 from pastcast.corpus._text import tokenize
 from pastcast.corpus.embedded import K1, B
 from pastcast.corpus.postgres._sql import impact_expression
 from pastcast.cutoff import as_utc
+from pastcast.progress import ProgressReporter
 from pastcast.records import Document
 
 __all__ = [
@@ -264,7 +263,7 @@ def load_corpus(
     s = sql.Identifier(scratch)
     cols = sql.SQL(_DOC_COLUMNS + (", embedding" if dims else ""))
     postings = 0
-    with Progress(disable=not progress, transient=True, console=Console(stderr=True)) as bar:
+    with ProgressReporter("docs", enabled=progress) as bar:
         task = bar.add_task("loading documents", total=len(ids))
         for lo in range(0, len(ids), BATCH):
             with conn.transaction(), conn.cursor() as cur:
