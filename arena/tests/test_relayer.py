@@ -170,10 +170,19 @@ def test_serve_binds_to_loopback_by_default_and_checks_its_options(
     monkeypatch.setattr(
         pastcast.serving, "serve_app", lambda app_, sock: seen.update(host=sock.getsockname()[0])
     )
+    listen = pastcast.serving.listen
+
+    def any_free_port(host: str, port: int) -> Any:
+        # the default port is asked for; a free one is bound, since another server on this
+        # machine (a Dask dashboard's default is the same) may hold the default
+        seen["port"] = port
+        return listen(host, 0)
+
+    monkeypatch.setattr(pastcast.serving, "listen", any_free_port)
     runner = CliRunner()
     ok = runner.invoke(app, ["arena", "serve", "--ledger", str(tmp_path / "s.jsonl")])
     assert ok.exit_code == 0, ok.output
-    assert seen["host"] == DEFAULT_HOST == "127.0.0.1"
+    assert seen["host"] == DEFAULT_HOST == "127.0.0.1" and seen["port"] == 8787
     assert (tmp_path / "s.jsonl").is_file()
     both = runner.invoke(app, ["arena", "serve", "--ledger", str(tmp_path / "t.jsonl"), "--evm"])
     assert both.exit_code == 2 and "exactly one of" in both.output
