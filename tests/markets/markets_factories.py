@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from datetime import UTC, date, datetime, timedelta
+from typing import Any
 
 from pastcast.markets import MarketHistory
 from pastcast.records import DailyBelief, Event, Resolution
@@ -44,3 +45,18 @@ def binary(
         for i, p in enumerate(prices)
     )
     return MarketHistory(event, res, beliefs)
+
+
+def gamma_event(description: str) -> dict[str, Any]:
+    """A resolved binary Polymarket event in Gamma's shape, with ``description`` as fetched."""
+    return {
+        "id": "101", "slug": "will-x", "title": "Will X ship by November?",
+        "description": description, "negRisk": False,
+        "markets": [{
+            "id": "b", "question": "Will X ship by November?", "conditionId": "0xcb",
+            "outcomes": '["Yes", "No"]', "outcomePrices": '["0", "1"]',
+            "clobTokenIds": '["tok-yes", "tok-no"]', "negRisk": False,
+            "startDate": "2025-07-01T00:00:00Z", "endDate": "2025-11-30T00:00:00Z",
+            "closedTime": "2025-11-30 00:00:00+00", "umaResolutionStatus": "resolved",
+        }],
+    }  # fmt: skip

@@ -9,10 +9,9 @@ import re
 from collections import Counter
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import Any
 
 import pytest
-from markets_factories import at, binary
+from markets_factories import at, binary, gamma_event
 
 from pastcast.agents import NoToolsAgent
 from pastcast.dataset import Dataset, body_as_of, find_edits
@@ -126,22 +125,8 @@ def test_a_forecastbench_update_after_an_early_cutoff_is_never_sent_at_that_step
     assert "NO-LEAK-MARKER" in _sent(ds.with_steps([*ds.steps, late]), late)
 
 
-def _gamma(description: str) -> dict[str, Any]:
-    return {
-        "id": "101", "slug": "will-x", "title": "Will X ship by November?",
-        "description": description, "negRisk": False,
-        "markets": [{
-            "id": "b", "question": "Will X ship by November?", "conditionId": "0xcb",
-            "outcomes": '["Yes", "No"]', "outcomePrices": '["0", "1"]',
-            "clobTokenIds": '["tok-yes", "tok-no"]', "negRisk": False,
-            "startDate": "2025-07-01T00:00:00Z", "endDate": "2025-11-30T00:00:00Z",
-            "closedTime": "2025-11-30 00:00:00+00", "umaResolutionStatus": "resolved",
-        }],
-    }  # fmt: skip
-
-
 def _polymarket(description: str) -> MarketHistory:
-    built = build_event(_gamma(description))
+    built = build_event(gamma_event(description))
     assert not isinstance(built, str)
     event, resolution, _ = built
     beliefs = binary(event.id, [0.4 + 0.001 * i for i in range(140)], start="2025-07-01").beliefs

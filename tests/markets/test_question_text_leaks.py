@@ -9,6 +9,7 @@ from datetime import UTC, datetime
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from markets_factories import gamma_event
 
 from pastcast.agents import NoToolsAgent
 from pastcast.dataset import Dataset
@@ -28,24 +29,10 @@ EARLY = datetime(2025, 8, 1, tzinfo=UTC)
 """A step before every generated note's date (5 September 2025)."""
 
 
-def _gamma(description: str) -> dict[str, object]:
-    return {
-        "id": "101", "slug": "will-x", "title": "Will X ship by November?",
-        "description": description, "negRisk": False,
-        "markets": [{
-            "id": "b", "question": "Will X ship by November?", "conditionId": "0xcb",
-            "outcomes": '["Yes", "No"]', "outcomePrices": '["0", "1"]',
-            "clobTokenIds": '["tok-yes", "tok-no"]', "negRisk": False,
-            "startDate": "2025-07-01T00:00:00Z", "endDate": "2025-11-30T00:00:00Z",
-            "closedTime": "2025-11-30 00:00:00+00", "umaResolutionStatus": "resolved",
-        }],
-    }  # fmt: skip
-
-
 def _sent(description: str, cutoff: datetime = EARLY) -> str:
     """Everything the model is sent at a step at ``cutoff`` of a Polymarket event (its text
     fetched after the resolution, as the importer takes it) with ``description``."""
-    built = build_event(_gamma(description))
+    built = build_event(gamma_event(description))
     assert not isinstance(built, str)
     event, resolution, _ = built
     step = StepSpec(event_id=event.id, step_index=0, cutoff=cutoff)
