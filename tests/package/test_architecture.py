@@ -72,6 +72,18 @@ def test_every_lazy_name_of_a_package_imports(package: str) -> None:
         module.no_such_name  # noqa: B018
 
 
+@pytest.mark.parametrize("package", sorted(LAZY_NAMES))
+def test_no_lazy_name_is_also_a_submodule(package: str) -> None:
+    # Importing a submodule sets the package's attribute of that name to the module, so a lazy
+    # name spelled like a submodule would change meaning once anything imports the submodule.
+    module = importlib.import_module(package)
+    folder = Path(module.__file__ or "").parent
+    submodules = {
+        p.stem for p in folder.iterdir() if p.suffix == ".py" or (p / "__init__.py").exists()
+    }
+    assert not set(LAZY_NAMES[package]) & submodules
+
+
 def _from_import(module: str, name: str) -> str:
     """What ``from module import name`` imports: a module of that name, the module providing a
     lazy name of a package facade, or else ``module`` itself."""

@@ -48,7 +48,7 @@ if TYPE_CHECKING:
         index_feed,
         index_feed_round,
     )
-    from pastcast.app._curate import CURATION_LEGS, Curated, curate
+    from pastcast.app._curate import CURATION_LEGS, Curated, curate_dataset
     from pastcast.app._data_views import (
         DatasetSummary,
         dataset_coverage,
@@ -151,7 +151,7 @@ __all__ = [
     "compare_runs",
     "corpus_documents",
     "coverage_bins",
-    "curate",
+    "curate_dataset",
     "dashboard",
     "dataset_coverage",
     "dataset_leakage_card",
@@ -243,7 +243,7 @@ _WHERE: dict[str, str] = {
     "compare_runs": "pastcast.app._compare",
     "corpus_documents": "pastcast.app._corpus",
     "coverage_bins": "pastcast.app._stats",
-    "curate": "pastcast.app._curate",
+    "curate_dataset": "pastcast.app._curate",
     "dashboard": "pastcast.app._reports",
     "dataset_coverage": "pastcast.app._data_views",
     "dataset_leakage_card": "pastcast.app._data_views",

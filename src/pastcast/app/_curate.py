@@ -17,7 +17,7 @@ from pastcast.owned import check_replaceable
 if TYPE_CHECKING:
     from pastcast.curate import CurationConfig, CurationResult
 
-__all__ = ["CURATION_LEGS", "Curated", "curate"]
+__all__ = ["CURATION_LEGS", "Curated", "curate_dataset"]
 
 CURATION_LEGS = ("bm25", "dense")
 
@@ -82,7 +82,7 @@ def _metadata(spec: str | Path) -> dict[str, Any]:
         return {}
 
 
-def curate(
+def curate_dataset(
     dataset: str | Path,
     corpus: str | Path,
     judge: str,

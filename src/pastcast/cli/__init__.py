@@ -3,6 +3,22 @@ commands share with the core's (one-line errors naming the option, JSON output, 
 folders pastcast owns)."""
 
 from pastcast.cli._app import app, main
-from pastcast.cli._common import fail, fail_app, note, output_dir, print_json
+from pastcast.cli._common import (
+    fail,
+    fail_app,
+    note,
+    output_dir,
+    print_json,
+    undone_on_usage_error,
+)
 
-__all__ = ["app", "fail", "fail_app", "main", "note", "output_dir", "print_json"]
+__all__ = [
+    "app",
+    "fail",
+    "fail_app",
+    "main",
+    "note",
+    "output_dir",
+    "print_json",
+    "undone_on_usage_error",
+]

@@ -9,8 +9,10 @@ unusable). Errors are one ``error: ...`` line on stderr.
 from __future__ import annotations
 
 import json
+import shutil
 import sys
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, NoReturn
 
@@ -40,6 +42,7 @@ __all__ = [
     "print_json",
     "printable",
     "seed_option",
+    "undone_on_usage_error",
 ]
 
 EXIT_USAGE = 2
@@ -111,6 +114,22 @@ def output_dir(path: Path, option: str, kind: str) -> Path:
         fail(f"{option} {exc}")
     except OSError as exc:
         fail(f"{option} {path}: cannot make the folder ({exc.strerror or exc})")
+
+
+@contextmanager
+def undone_on_usage_error(path: Path) -> Iterator[None]:
+    """Remove the folders the block makes at ``path`` (from its first missing ancestor) when
+    the block ends in a usage error, which promises that nothing was done; a failed run keeps
+    what it wrote."""
+    path = Path(path).absolute()
+    first_new = next((p for p in (*reversed(path.parents), path) if not p.exists()), None)
+    try:
+        yield
+    except (typer.Exit, SystemExit) as exc:
+        code = exc.exit_code if isinstance(exc, typer.Exit) else exc.code
+        if code == EXIT_USAGE and first_new is not None and first_new.is_dir():
+            shutil.rmtree(first_new, ignore_errors=True)
+        raise
 
 
 def output_file(path: Path, option: str, made_by_pastcast: bool) -> Path:

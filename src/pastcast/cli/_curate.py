@@ -9,8 +9,7 @@ from typing import Annotated, Literal
 
 import typer
 
-from pastcast.app import CURATION_LEGS, DATASET_SPEC_HELP, AppError, Curated
-from pastcast.app import curate as curate_app
+from pastcast.app import CURATION_LEGS, DATASET_SPEC_HELP, AppError, Curated, curate_dataset
 from pastcast.cli._common import EXIT_FAILED, JsonFlag, cache_option, fail, fail_field, print_json
 
 
@@ -146,7 +145,7 @@ def curate(
         min_dates=min_dates,
     )
     try:
-        curated = curate_app(
+        curated = curate_dataset(
             dataset,
             corpus,
             judge,
