@@ -57,8 +57,11 @@ lint: $(FULL)
 typecheck: $(FULL)
 	$(BIN)/mypy
 
+# The suite runs on every core (pytest-xdist); TEST_WORKERS=0 runs it in one process.
+TEST_WORKERS ?= $(shell nproc 2>/dev/null || echo 2)
+
 unit: $(FULL)
-	$(BIN)/pytest -q
+	$(BIN)/pytest -q -n $(TEST_WORKERS)
 
 test: lint typecheck unit
 
@@ -66,7 +69,7 @@ test: lint typecheck unit
 # decided by the durations measured in tests/durations.json (tests/_tiers.py): a test over 2 s, or
 # one using a shared fixture whose set-up is; a test outside it that takes over 5 s fails.
 test-fast: $(FULL)
-	$(BIN)/pytest -q -m "not slow"
+	$(BIN)/pytest -q -n $(TEST_WORKERS) -m "not slow"
 
 # Measures the whole suite again and rewrites tests/durations.json (run it on an idle machine).
 durations: $(FULL)
