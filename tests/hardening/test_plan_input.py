@@ -16,8 +16,9 @@ import pytest
 from typer.testing import CliRunner
 
 from pastcast.agents import agent_spec
-from pastcast.app import AppError, parse_agent_option
+from pastcast.app import parse_agent_option
 from pastcast.cli import app
+from pastcast.errors import FieldError
 from pastcast.runner import PlanError, load_plan
 
 MODEL = '[[models]]\nspec = "openai:gpt-4o-mini"\n'
@@ -201,6 +202,6 @@ def test_nasty_agent_arguments_are_refused_naming_the_argument(case: str) -> Non
     ],
 )
 def test_the_command_line_refuses_them_too(option: str, message: str) -> None:
-    with pytest.raises(AppError, match=re.escape(message)) as info:
+    with pytest.raises(FieldError, match=re.escape(message)) as info:
         parse_agent_option(option)
     assert info.value.field == "agents" and info.value.reason.startswith(f"{option!r}: ")

@@ -285,6 +285,7 @@ def test_the_cycle_check_finds_a_cycle() -> None:
 LAYERS: list[set[str]] = [
     {
         "cutoff",
+        "errors",
         "safejson",
         "owned",
         "textfiles",
@@ -487,14 +488,14 @@ def test_the_arena_imports_only_public_names_of_pastcast() -> None:
 
 def test_the_arena_boundary_check_sees_a_private_name() -> None:
     planted = {
-        "planted.py": "from pastcast.app._errors import AppError\n"
+        "planted.py": "from pastcast.app._replays import open_replay\n"
         "from pastcast.cli import printable\n"
-        "from pastcast.app import AppError, open_replay\n"
+        "from pastcast.errors import FieldError\n"
         "from pastcast import safejson\n"
         "def later() -> None:\n    import pastcast.runner._run\n",
     }
     assert arena_boundary_violations(planted) == [
-        "planted.py:1: pastcast.app._errors.AppError (not a public module of pastcast)",
+        "planted.py:1: pastcast.app._replays.open_replay (not a public module of pastcast)",
         "planted.py:2: pastcast.cli.printable (not in pastcast.cli.__all__)",
         "planted.py:6: pastcast.runner._run (not a public module of pastcast)",
     ]

@@ -9,9 +9,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
 from pastcast.app._datasets import open_dataset
-from pastcast.app._errors import AppError
 from pastcast.app._reading import RunsRead, read_runs
 from pastcast.dataset import Dataset
+from pastcast.errors import FieldError
 from pastcast.owned import check_makeable
 from pastcast.runlog import RunLogError
 from pastcast.scoring import Convention, Fallback
@@ -48,15 +48,15 @@ def _checked_out(out: Path) -> Path:
 
     if out.exists() or out.is_symlink():
         if not out.is_file() or out.is_symlink():
-            raise AppError("out", f"{out}: exists and is not a regular file")
+            raise FieldError("out", f"{out}: exists and is not a regular file")
         if not manifest_path(out).is_file():
-            raise AppError(
+            raise FieldError(
                 "out", f"{out}: exists and was not written by pastcast; not replacing it"
             )
     try:
         check_makeable(out)
     except NotADirectoryError as exc:
-        raise AppError("out", str(exc)) from None
+        raise FieldError("out", str(exc)) from None
     return out
 
 
@@ -103,9 +103,9 @@ def export_runs(
         try:
             policy = SplitPolicy(splits=tuple(splits), force_eval=force_eval)
         except ExportError as exc:
-            raise AppError("splits", str(exc)) from None
+            raise FieldError("splits", str(exc)) from None
     if target == "rewards" and fallback == "exclude":
-        raise AppError("fallback", "a reward export scores every step: uniform or worst")
+        raise FieldError("fallback", "a reward export scores every step: uniform or worst")
     opened = _datasets(datasets)
     path = _checked_out(Path(out))
     if target == "table":  # the step columns are enough
@@ -115,7 +115,7 @@ def export_runs(
         try:
             manifest = export_table(columns.logs, path, fallback=fallback, datasets=opened)
         except (RunLogError, ExportError) as exc:
-            raise AppError("run_logs", str(exc)) from None
+            raise FieldError("run_logs", str(exc)) from None
         return Exported(path, manifest, columns)
     from pastcast.train import SOURCE_COLUMNS
 
@@ -146,5 +146,5 @@ def export_runs(
                 datasets=opened,
             )
     except (RunLogError, ExportError) as exc:
-        raise AppError("run_logs", str(exc)) from None
+        raise FieldError("run_logs", str(exc)) from None
     return Exported(path, manifest, read)

@@ -11,10 +11,10 @@ from datetime import UTC, date, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from pastcast.app._errors import AppError
 from pastcast.app._open_corpus import open_corpus
 from pastcast.cutoff import DayConvention
 from pastcast.dataset import Dataset
+from pastcast.errors import FieldError
 from pastcast.markets import FilterConfig
 from pastcast.owned import check_replaceable
 
@@ -48,7 +48,7 @@ def market_filters(
             cfg = filter_config(read_filter_file(Path(file)), where=str(file), base=cfg)
         return filter_config(parse_filter_assignments(list(items)), where="--filter", base=cfg)
     except ValueError as exc:
-        raise AppError("filters", str(exc)) from None
+        raise FieldError("filters", str(exc)) from None
 
 
 def _shared(
@@ -65,21 +65,21 @@ def _shared(
     try:  # only a dataset pastcast wrote is ever replaced (pastcast.owned)
         check_replaceable(out, "dataset")
     except FileExistsError as exc:
-        raise AppError("out", str(exc)) from None
+        raise FieldError("out", str(exc)) from None
     try:
         end = date.fromisoformat(corpus_end) if isinstance(corpus_end, str) else corpus_end
     except ValueError:
-        raise AppError("corpus_end", f"not a date (YYYY-MM-DD): {corpus_end!r}") from None
+        raise FieldError("corpus_end", f"not a date (YYYY-MM-DD): {corpus_end!r}") from None
     try:
         sched = make_schedule(
             schedule, corpus_end=end, start_at_first_belief=first_belief, convention=convention
         )
     except ValueError as exc:
-        raise AppError("schedule", str(exc)) from None
+        raise FieldError("schedule", str(exc)) from None
     try:
         parsed = TemporalSplit.parse(split) if split is not None else None
     except ValueError as exc:
-        raise AppError("split", str(exc)) from None
+        raise FieldError("split", str(exc)) from None
     return sched, parsed
 
 
@@ -138,12 +138,12 @@ def import_forecastbench(
     cfg = filters or FilterConfig()
     history = Path(history_repo) if history_repo is not None else None
     if history is not None and not history.is_dir():
-        raise AppError("history_repo", f"{history}: no such folder")
+        raise FieldError("history_repo", f"{history}: no such folder")
     remote = path_or_url.startswith(("http://", "https://"))
     if not remote and (files or cache is not None):  # they act on a download only
-        raise AppError("files" if files else "cache", "only with a URL to download from")
+        raise FieldError("files" if files else "cache", "only with a URL to download from")
     if not remote and not Path(path_or_url).is_dir():
-        raise AppError("source", f"{path_or_url}: no such folder")
+        raise FieldError("source", f"{path_or_url}: no such folder")
     tmp: tempfile.TemporaryDirectory[str] | None = None
     try:
         if remote:
@@ -177,12 +177,12 @@ def import_forecastbench(
                 "license": "CC BY-SA 4.0, Forecasting Research Institute",
             },
         )
-    except AppError:
+    except FieldError:
         raise
     except (ForecastBenchError, DownloadError, OSError) as exc:
-        raise AppError("source", str(exc)) from None
+        raise FieldError("source", str(exc)) from None
     except ValueError as exc:  # an unknown source, or no event kept
-        raise AppError("source", str(exc)) from None
+        raise FieldError("source", str(exc)) from None
     finally:
         if tmp is not None:
             tmp.cleanup()
@@ -245,10 +245,10 @@ def import_polymarket(
                 "clob_tokens": dict(sorted(tokens.items())),
             },
         )
-    except AppError:
+    except FieldError:
         raise
     except PolymarketError as exc:
-        raise AppError("source", str(exc)) from None
+        raise FieldError("source", str(exc)) from None
     except ValueError as exc:  # no event kept
-        raise AppError("source", str(exc)) from None
+        raise FieldError("source", str(exc)) from None
     return Imported(ds, report, target, dict(notes))
