@@ -15,13 +15,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from pastcast.app._open_corpus import open_corpus
-from pastcast.corpus import (
-    CorpusBuildReport,
-    CorpusOpenError,
-    is_database_url,
-    one_line,
-    redact_url,
-)
+from pastcast.corpus import CorpusBuildReport, is_database_url, one_line, redact_url
 from pastcast.corpus.dense import Embedder, resolve_embedder
 from pastcast.corpus.embedded import EmbeddedIndex
 from pastcast.corpus.postgres import PostgresBackend
@@ -36,7 +30,7 @@ from pastcast.corpus.sources import (
     sources,
     with_dating,
 )
-from pastcast.errors import FieldError
+from pastcast.errors import FieldError, within
 from pastcast.owned import check_replaceable, made_kind
 from pastcast.records import Document
 
@@ -382,10 +376,8 @@ def build_corpus(
     }
     model = None
     if embedder is not None:
-        try:
+        with within("embedder"):
             model = resolve_embedder(embedder)
-        except CorpusOpenError as exc:
-            raise FieldError("embedder", str(exc)) from None
     _check_workers(workers)
     reading = Reading(kind, path, lenient, since, until, include_flagged, allowed, quality)
     run = reading.open(target.parent if target else None, require_dates)

@@ -6,14 +6,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from pastcast.corpus import (
-    CorpusOpenError,
-    OpenedCorpus,
-    is_database_url,
-    open_backend,
-    retrieval_modes,
-)
-from pastcast.errors import FieldError
+from pastcast.corpus import OpenedCorpus, is_database_url, open_backend, retrieval_modes
+from pastcast.errors import FieldError, within
 
 __all__ = ["open_corpus"]
 
@@ -34,7 +28,5 @@ def open_corpus(
             raise FieldError(dense_only, "is only for retrieval dense or hybrid")
     if not is_database_url(spec):
         given.pop("schema", None)  # a directory has no schema
-    try:
+    with within(field):
         return open_backend(spec, retrieval, **given)
-    except CorpusOpenError as exc:
-        raise FieldError(field, str(exc)) from None
