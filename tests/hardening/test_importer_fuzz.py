@@ -22,7 +22,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from pastcast.corpus.sources import DocumentFormatError, LoadReport, read_jsonl_documents
-from pastcast.dataset import DatasetFormatError
+from pastcast.errors import FieldError
 from pastcast.markets.sources import (
     ForecastBenchError,
     PolymarketError,
@@ -226,7 +226,7 @@ def test_a_release_row_is_read_noted_or_refused_naming_it(tmp_path: Path, name: 
     kind, _, what = expected.partition(":")
     notes: Counter[str] = Counter()
     if kind == "error":
-        with pytest.raises(DatasetFormatError) as err:
+        with pytest.raises(FieldError) as err:
             load_release(root, notes=notes)
         message = _one_line(err.value)
         assert "train.parquet: row 0:" in message and what in message, message
@@ -256,7 +256,7 @@ def test_a_damaged_release_file_is_refused_naming_it(
 ) -> None:
     root = _release(tmp_path, _row())
     damage(root / "questions")
-    with pytest.raises(DatasetFormatError) as err:
+    with pytest.raises(FieldError) as err:
         load_release(root)
     assert says in _one_line(err.value)
 

@@ -11,9 +11,8 @@ from typing import TYPE_CHECKING, Literal
 from pastcast.app._datasets import open_dataset
 from pastcast.app._reading import RunsRead, read_runs
 from pastcast.dataset import Dataset
-from pastcast.errors import FieldError
+from pastcast.errors import FieldError, within
 from pastcast.owned import check_makeable
-from pastcast.runlog import RunLogError
 from pastcast.scoring import Convention, Fallback
 
 if TYPE_CHECKING:  # the training package loads with the first export
@@ -90,20 +89,12 @@ def export_runs(
     and reward exports read ``splits`` only (an evaluation split needs ``force_eval``);
     ``datasets`` behind the runs put their content hash in the manifest and check the recorded
     splits. ``out`` may replace only a file an earlier export wrote."""
-    from pastcast.train import (
-        ExportError,
-        SplitPolicy,
-        export_rewards,
-        export_sft,
-        export_table,
-    )
+    from pastcast.train import SplitPolicy, export_rewards, export_sft, export_table
 
     policy = None
     if target != "table":
-        try:
+        with within("splits"):
             policy = SplitPolicy(splits=tuple(splits), force_eval=force_eval)
-        except ExportError as exc:
-            raise FieldError("splits", str(exc)) from None
     if target == "rewards" and fallback == "exclude":
         raise FieldError("fallback", "a reward export scores every step: uniform or worst")
     opened = _datasets(datasets)
@@ -112,17 +103,15 @@ def export_runs(
         from pastcast.train import TABLE_COLUMNS_READ
 
         columns = read_runs(run_logs, columns=TABLE_COLUMNS_READ, require_steps=False)
-        try:
+        with within("run_logs"):
             manifest = export_table(columns.logs, path, fallback=fallback, datasets=opened)
-        except (RunLogError, ExportError) as exc:
-            raise FieldError("run_logs", str(exc)) from None
         return Exported(path, manifest, columns)
     from pastcast.train import SOURCE_COLUMNS
 
     # the guard and the manifest read the step columns; each record is streamed by offset
     read = read_runs(run_logs, columns=SOURCE_COLUMNS, require_steps=False)
     logs = list(read.logs)
-    try:
+    with within("run_logs"):
         if target == "sft":
             manifest = export_sft(
                 logs,
@@ -145,6 +134,4 @@ def export_runs(
                 policy=policy,
                 datasets=opened,
             )
-    except (RunLogError, ExportError) as exc:
-        raise FieldError("run_logs", str(exc)) from None
     return Exported(path, manifest, read)

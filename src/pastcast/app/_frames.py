@@ -10,8 +10,8 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pastcast.app._datasets import open_dataset
 from pastcast.dataset import Dataset
-from pastcast.errors import FieldError
-from pastcast.runlog import RunLogError, read_step_columns
+from pastcast.errors import FieldError, within
+from pastcast.runlog import read_step_columns
 
 if TYPE_CHECKING:
     import pandas as pd  # type: ignore[import-untyped]
@@ -77,10 +77,8 @@ def runs_frame(
     data = dataset if isinstance(dataset, Dataset) or dataset is None else open_dataset(dataset)
     frames = []
     for path in paths:
-        try:
+        with within("run_logs"):
             cols = read_step_columns(path)
-        except RunLogError as exc:
-            raise FieldError("run_logs", str(exc)) from None
         if data is not None and cols.header.dataset_id != data.id:
             raise FieldError(
                 "dataset", f"{path} ran on {cols.header.dataset_id!r}, not on {data.id!r}"

@@ -11,10 +11,10 @@ from pathlib import Path
 
 from pastcast.app._datasets import open_dataset
 from pastcast.dataset import Dataset
-from pastcast.errors import FieldError
+from pastcast.errors import FieldError, within
 from pastcast.records import StepKey
 from pastcast.reports import RUN_COLUMNS, Runs
-from pastcast.runlog import PENDING_TRUTH, RunHeader, RunLogError, StepColumns, read_step_columns
+from pastcast.runlog import PENDING_TRUTH, RunHeader, StepColumns, read_step_columns
 
 __all__ = ["RunsRead", "check_dataset", "read_runs"]
 
@@ -132,10 +132,8 @@ def _columns_once(
     logs: list[StepColumns] = []
     known: dict[int, tuple[RunHeader, Path, _LazyKeys]] = {}
     for path in _distinct_files(paths, notes):
-        try:
+        with within("run_logs"):
             log = read_step_columns(path, columns)
-        except RunLogError as exc:
-            raise FieldError("run_logs", str(exc)) from None
         notes.extend(log.notes)
         if log.truncated_tail:
             notes.append(f"{path}: the last line is incomplete (cut off mid-write); left out")

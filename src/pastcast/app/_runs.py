@@ -26,10 +26,9 @@ from pastcast.env import EnvConfig
 from pastcast.errors import FieldError
 from pastcast.records import Setting
 from pastcast.registry import RegistryError
-from pastcast.runlog import RunLogError, header_path
+from pastcast.runlog import header_path
 from pastcast.runner import (
     ExperimentPlan,
-    NothingToRun,
     PlanError,
     PlanEstimate,
     Preset,
@@ -224,25 +223,20 @@ def run_plan(
                 coverage_days=plan.coverage_days,
                 notes=tell,
             )
-            try:
-                return run_benchmark(
-                    dataset,
-                    replay.backend,
-                    config,
-                    log,
-                    prompts=None if prompts is None else dict(prompts),
-                    progress=progress,
-                    execution=plan.execution(),
-                    executor=executor,
-                    corpus_ref=replay.corpus_ref,
-                    retry_failed=retry_failed,
-                    knowledge_cutoffs=plan.knowledge_cutoffs(),
-                    plan=plan.model_dump(mode="json"),
-                )
-            except RunLogError as exc:  # a log in use, or of another run
-                raise FieldError("out", str(exc)) from None
-            except NothingToRun as exc:  # the selection leaves no step
-                raise FieldError(exc.field, exc.reason) from None
+            return run_benchmark(
+                dataset,
+                replay.backend,
+                config,
+                log,
+                prompts=None if prompts is None else dict(prompts),
+                progress=progress,
+                execution=plan.execution(),
+                executor=executor,
+                corpus_ref=replay.corpus_ref,
+                retry_failed=retry_failed,
+                knowledge_cutoffs=plan.knowledge_cutoffs(),
+                plan=plan.model_dump(mode="json"),
+            )
 
 
 def plan_estimate(plan: ExperimentPlan) -> PlanEstimate:

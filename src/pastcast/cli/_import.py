@@ -8,7 +8,7 @@ from typing import Annotated
 import typer
 
 from pastcast.cli._common import JsonFlag, fail, print_json
-from pastcast.runlog import RunLogError
+from pastcast.errors import FieldError
 
 app = typer.Typer(help="Turn other tools' logs into pastcast run logs.", no_args_is_help=True)
 
@@ -29,7 +29,7 @@ def inspect_log(
         fail(f"inspect-log: needs the inspect extra (pip install 'pastcast[inspect]'): {exc}")
     try:
         result = import_inspect_log(log, out)
-    except (InspectLogError, RunLogError) as exc:
+    except (InspectLogError, FieldError) as exc:
         fail(str(exc))
     if as_json:
         print_json(

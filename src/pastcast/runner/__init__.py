@@ -34,7 +34,6 @@ from pastcast.runner._presets import (
     presets,
 )
 from pastcast.runner._run import (
-    NothingToRun,
     RunResult,
     knowledge_cutoffs_of,
     new_run_header,
@@ -67,7 +66,6 @@ __all__ = [
     "Executor",
     "ExperimentPlan",
     "LocalExecutor",
-    "NothingToRun",
     "PlanError",
     "PlanEstimate",
     "PlanSetting",

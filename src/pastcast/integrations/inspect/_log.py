@@ -113,7 +113,7 @@ def import_inspect_log(log_path: str | Path, out: str | Path) -> InspectImport:
     """Write the run log ``out`` (its header beside it) from the Inspect log ``log_path``.
 
     Writing to an existing run log appends the steps it lacks, as a resumed run does, and
-    refuses a log of another definition (``RunLogError``). Raises ``InspectLogError`` for a log
+    refuses a log of another definition (``FieldError``). Raises ``InspectLogError`` for a log
     that is not one of ``pastcast/forecast``.
     """
     path = Path(log_path)
