@@ -19,7 +19,6 @@ from corpus_synth import START, HashEmbedder, make_docs
 from embedding_server import embedding_server
 
 from pastcast.corpus import open_backend
-from pastcast.corpus.dense import EmbeddingError
 from pastcast.corpus.embedded import EmbeddedIndex
 from pastcast.errors import FieldError
 
@@ -80,7 +79,7 @@ def test_precomputed_vectors_search_as_computed_ones(
 
 
 def _refused(path: Path, ids: list[str], match: str, **options: object) -> None:
-    with pytest.raises(EmbeddingError, match=match):
+    with pytest.raises(FieldError, match=match):
         load_vectors(path, ids, **options)  # type: ignore[arg-type]
 
 

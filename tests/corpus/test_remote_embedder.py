@@ -25,7 +25,7 @@ from corpus_synth import START, make_docs
 from embedding_server import Reply, embedding_server, vector_of
 
 from pastcast.corpus import open_backend
-from pastcast.corpus.dense import QueryModelMismatch, resolve_embedder
+from pastcast.corpus.dense import resolve_embedder
 from pastcast.corpus.embedded import EmbeddedIndex
 from pastcast.errors import FieldError
 from pastcast.retrying import ProviderFailure, RetryPolicy
@@ -229,12 +229,12 @@ def test_a_query_of_another_model_or_dimension_is_refused(tmp_path: Path) -> Non
         q = dense.embed_query("election storm")
         same = dense.search_vector(q[0], model="openai-compatible:test-model", as_of=cutoff)
         assert [h.id for h in same] == [h.id for h in dense.search("election storm", as_of=cutoff)]
-        with pytest.raises(QueryModelMismatch, match="embedded by 'all-minilm-l6-v2'"):
+        with pytest.raises(FieldError, match="embedded by 'all-minilm-l6-v2'"):
             dense.search_vector(q[0], model="all-minilm-l6-v2", as_of=cutoff)
-        with pytest.raises(QueryModelMismatch, match="dimension 9"):
+        with pytest.raises(FieldError, match="dimension 9"):
             dense.search_vector(np.ones(9), model="openai-compatible:test-model", as_of=cutoff)
         server.dim = 12  # the server now serves another model under the same name
-        with pytest.raises(QueryModelMismatch, match="dimension 12"):
+        with pytest.raises(FieldError, match="dimension 12"):
             dense.search("a query not cached", as_of=cutoff)
 
 

@@ -15,7 +15,7 @@ from typer.testing import CliRunner
 
 from pastcast.cli import app
 from pastcast.errors import FieldError
-from pastcast.markets.sources import ForecastBenchError, load_release, read_forecastbench
+from pastcast.markets.sources import load_release, read_forecastbench
 
 FIXTURES = Path(__file__).parent / "fixtures"
 BEFORE_OPEN_NOTE = "forecast dates before the question opened, dropped"
@@ -86,7 +86,7 @@ def test_a_question_without_visible_text_is_refused_naming_file_line_field(
 ) -> None:
     root = _fb(tmp_path)
     _edit(root, lambda recs: [{**recs[0], "question": title}, *recs[1:]])
-    with pytest.raises(ForecastBenchError, match=r"markets_resolved\.jsonl:1: field title: "):
+    with pytest.raises(FieldError, match=r"markets_resolved\.jsonl:1: field title: "):
         read_forecastbench(root)
 
 

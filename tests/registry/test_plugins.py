@@ -25,9 +25,9 @@ from pastcast.agents import (
 from pastcast.cli import app
 from pastcast.cli._app import plugin_commands
 from pastcast.corpus.sources import open_source, sources
+from pastcast.errors import FieldError
 from pastcast.markets import make_schedule, schedules
 from pastcast.models import providers, resolve_model
-from pastcast.registry import RegistryError
 
 runner = CliRunner()
 
@@ -109,7 +109,7 @@ def test_plugin_agent_is_listed_and_built(plugin: None) -> None:
     spec = agent_spec("thirdparty-sure", yes=0.8)
     assert build_agent(spec).yes == 0.8  # type: ignore[attr-defined]
     assert prompts_for([spec]) == {}
-    with pytest.raises(RegistryError, match=r"'no'.*accepted arguments: yes"):
+    with pytest.raises(FieldError, match=r"'no'.*accepted arguments: yes"):
         agent_spec("thirdparty-sure", no=0.1)
 
 

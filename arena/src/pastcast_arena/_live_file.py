@@ -88,13 +88,14 @@ def _path(folder: Path, value: str) -> Path:
 
 def read_live_plan(path: str | Path) -> _Loaded:
     """The plan file checked whole; ``FieldError`` naming the file and field."""
-    from pastcast.runner import PlanError, read_plan_file
+    from pastcast.errors import FieldError
+    from pastcast.runner import read_plan_file
     from pastcast_arena._live_plan import LivePlan
 
     p = Path(path)
     try:
         raw = read_plan_file(p)
-    except (PlanError, OSError) as exc:
+    except (FieldError, OSError) as exc:
         raise FieldError("plan", str(exc)) from None
     if not isinstance(raw, dict):
         raise FieldError("plan", f"{p}: expected a mapping of fields")

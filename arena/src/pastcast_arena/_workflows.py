@@ -24,7 +24,7 @@ from pastcast.cutoff import parse_cutoff
 from pastcast.dataset import read_metadata
 from pastcast.errors import FieldError
 from pastcast.markets import ClobCache, PolymarketClient, PolymarketError
-from pastcast.registry import ComponentSpec, RegistryError
+from pastcast.registry import ComponentSpec
 from pastcast.validation import first_error
 from pastcast_arena._clob import ClobPrices, clob_markets
 from pastcast_arena._deployment import DEPLOYMENT_FILE, write_deployment
@@ -67,7 +67,7 @@ def _selector(option: str) -> ComponentSpec:
         raise FieldError("selector", f"{option!r}: a selector takes no @SETTING")
     try:
         return SELECTORS.spec(split.name.strip(), **split.args)
-    except (RegistryError, ValueError) as exc:
+    except ValueError as exc:
         raise FieldError("selector", f"{option!r}: {exc}") from None
 
 

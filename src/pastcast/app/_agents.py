@@ -31,7 +31,6 @@ from pastcast.agents import agent_spec, build_agent, clear_models, load_models
 from pastcast.errors import FieldError
 from pastcast.models import known_providers
 from pastcast.records import Setting
-from pastcast.registry import RegistryError
 from pastcast.runlog import AgentSpec
 
 __all__ = [
@@ -153,7 +152,7 @@ def check_agent_args(
         raise FieldError(field, f"{where}: give the setting as @SETTING, not as an argument")
     try:
         agent_spec(name, **args)
-    except ValueError as exc:  # RegistryError too: one line naming the agent and the argument
+    except ValueError as exc:  # FieldError too: one line naming the agent and the argument
         raise FieldError(field, f"{option!r}: {exc}") from None
     model = args.get("model")
     if isinstance(model, str):  # a provider spec (see pastcast.models.resolve_model)
@@ -206,7 +205,7 @@ def check_agents(specs: Iterable[AgentSpec]) -> None:
     for i, spec in enumerate(specs):
         try:
             build_agent(spec)
-        except (ValueError, TypeError, RegistryError) as exc:
+        except (ValueError, TypeError) as exc:
             raise FieldError(f"agents[{i}]", f"{spec.name!r}: {exc}") from None
     try:
         load_models()

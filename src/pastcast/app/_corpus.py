@@ -22,7 +22,6 @@ from pastcast.corpus.postgres import PostgresBackend
 from pastcast.corpus.sources import (
     DATING_RULES,
     DatingRule,
-    DocumentFormatError,
     SourceRun,
     allow_sources,
     open_source,
@@ -132,7 +131,7 @@ def _nonempty(run: SourceRun, source: str) -> Iterator[Document]:
         skipped = sum(run.skipped().values())
         why = f"; {skipped} malformed lines skipped" if skipped else ""
         raise FieldError("source", f"{source!r}: no documents to index{why}") from None
-    except (DocumentFormatError, ValueError, FileNotFoundError) as exc:
+    except (ValueError, FileNotFoundError) as exc:
         raise FieldError("documents", str(exc)) from None
     return itertools.chain([first], docs)
 
@@ -188,7 +187,7 @@ def _store(
             "backend", f"postgres: the 'postgres' extra is not installed ({exc.name})"
         ) from None
     except (
-        DocumentFormatError,
+        FieldError,
         ValueError,
         FileNotFoundError,
         FileExistsError,

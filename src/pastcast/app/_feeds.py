@@ -11,7 +11,6 @@ from pathlib import Path
 import httpx
 
 from pastcast.corpus.feeds import FeedRound, SpoolBusy, fetch_round, read_feeds_file
-from pastcast.corpus.sources import SpoolError
 from pastcast.errors import FieldError
 from pastcast.owned import claim_dir
 
@@ -45,7 +44,7 @@ def fetch_feeds(
         raise FieldError("spool", str(exc)) from None
     try:
         return fetch_round(config, folder, clock=clock, client=client, sleep=sleep)
-    except (SpoolBusy, SpoolError) as exc:
+    except (SpoolBusy, FieldError) as exc:
         raise FieldError("spool", str(exc)) from None
 
 

@@ -23,13 +23,11 @@ from pastcast.app._replays import open_replay
 from pastcast.app._steps import steps_to_play
 from pastcast.dataset import Dataset
 from pastcast.env import EnvConfig
-from pastcast.errors import FieldError
+from pastcast.errors import FieldError, within
 from pastcast.records import Setting
-from pastcast.registry import RegistryError
 from pastcast.runlog import header_path
 from pastcast.runner import (
     ExperimentPlan,
-    PlanError,
     PlanEstimate,
     Preset,
     RunConfig,
@@ -62,10 +60,8 @@ _log = logging.getLogger("pastcast")
 def read_plan(path: str | Path) -> ExperimentPlan:
     """The plan in the file at ``path`` (TOML, YAML or JSON); ``FieldError`` (field ``plan``)
     naming the file and the key of the first problem."""
-    try:
+    with within("plan"):
         return load_plan(path)
-    except PlanError as exc:
-        raise FieldError("plan", str(exc)) from None
 
 
 def plan_from_agents(
@@ -167,7 +163,7 @@ def _check_out(log: Path, resume: bool) -> None:
 def _run_config(plan: ExperimentPlan) -> RunConfig:
     try:
         return plan.run_config()
-    except (PlanError, ValidationError) as exc:
+    except (FieldError, ValidationError) as exc:
         raise FieldError("agents", str(exc)) from None
 
 
@@ -200,7 +196,7 @@ def run_plan(
     config = _run_config(plan)
     try:
         executor = executors.build(plan.concurrency.executor, **plan.concurrency.executor_args)
-    except (RegistryError, RuntimeError, ValueError) as exc:
+    except (RuntimeError, ValueError) as exc:
         raise FieldError("concurrency.executor", str(exc)) from None
     check_sandbox(config.env)
     with models_session():
@@ -247,5 +243,5 @@ def plan_estimate(plan: ExperimentPlan) -> PlanEstimate:
     )
     try:
         return estimate_plan(plan, dataset)
-    except (PlanError, ValueError) as exc:  # a price file that cannot be read
+    except ValueError as exc:  # a price file that cannot be read
         raise FieldError("prices", str(exc)) from None

@@ -134,6 +134,8 @@ def execute(
             notes=lambda line: typer.echo(line, err=True),
         )
     except FieldError as exc:
+        if not exc.field:  # a lower layer's, raised once the run is under way
+            fail(str(exc), EXIT_FAILED)
         if where is not None and exc.field not in ("out", "resume"):
             fail(f"{where}: {exc}")
         fail_run(exc)

@@ -21,7 +21,7 @@ from typing import Any
 
 from pastcast.corpus._protocol import OpenedCorpus
 from pastcast.errors import FieldError
-from pastcast.registry import Registry, RegistryError
+from pastcast.registry import Registry
 
 __all__ = [
     "DATABASE_SCHEMES",
@@ -78,7 +78,7 @@ def open_backend(spec: str | Path, retrieval: str = "bm25", **options: Any) -> O
         )
     try:
         backend = backends.build(name, **args)
-    except RegistryError as exc:
+    except FieldError as exc:
         raise FieldError("", str(exc)) from None
     if not isinstance(backend, OpenedCorpus):
         raise FieldError(

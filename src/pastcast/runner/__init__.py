@@ -19,7 +19,6 @@ from pastcast.runner._plan import (
     PLAN_SETTINGS,
     EstimateAssumptions,
     ExperimentPlan,
-    PlanError,
     PlanSetting,
     load_plan,
 )
@@ -66,7 +65,6 @@ __all__ = [
     "Executor",
     "ExperimentPlan",
     "LocalExecutor",
-    "PlanError",
     "PlanEstimate",
     "PlanSetting",
     "Preset",

@@ -13,9 +13,7 @@ from pastcast.corpus._directory import open_index
 from pastcast.corpus.dense._dense import DenseIndex
 from pastcast.corpus.dense._embedders import DEFAULT_EMBEDDER, Embedder, embedders
 from pastcast.corpus.dense._hybrid import HybridIndex
-from pastcast.corpus.dense._jobs import EmbeddingError
 from pastcast.errors import FieldError
-from pastcast.registry import RegistryError
 from pastcast.retrying import ProviderFailure, redact
 
 __all__ = ["open_dense", "open_hybrid", "recorded_embedder", "resolve_embedder"]
@@ -39,7 +37,7 @@ def resolve_embedder(embedder: str | Embedder) -> Embedder:
         if by_spec:
             return embedders.build(kind, rest)
         return embedders.build(embedder)
-    except RegistryError as exc:
+    except FieldError as exc:
         raise FieldError("", redact(str(exc))) from None
     except ValueError as exc:  # a malformed KIND:SPEC, a key variable not set
         raise FieldError("", f"embedder {shown!r}: {redact(str(exc))}") from None
@@ -91,7 +89,7 @@ def open_dense(
             progress=progress,
             **approximate,
         )
-    except (EmbeddingError, ProviderFailure) as exc:
+    except (FieldError, ProviderFailure) as exc:
         raise FieldError("", str(exc)) from None
 
 
