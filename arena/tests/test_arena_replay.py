@@ -196,7 +196,8 @@ def test_the_report_and_the_dashboard_show_the_rounds(
 ) -> None:
     from fastapi.testclient import TestClient
 
-    from pastcast.app import AppError, dashboard, report_runs
+    from pastcast.app import dashboard, report_runs
+    from pastcast.errors import FieldError
 
     _, out = ledger_replay
     rounds = read_results(out / "rounds.jsonl")
@@ -233,7 +234,7 @@ def test_the_report_and_the_dashboard_show_the_rounds(
     (forged / "ledger.jsonl").write_text(
         "\n".join(lines[:-1] + [lines[-1].replace("1", "2", 1)]) + "\n"
     )
-    with pytest.raises(AppError) as err:
+    with pytest.raises(FieldError) as err:
         report_runs([out / "run.jsonl"], tmp_path / "report2", sections={"arena": forged})
     assert err.value.field == "arena"
 

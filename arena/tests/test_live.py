@@ -649,7 +649,7 @@ def _refusals(record: dict[str, Any], refused: Any) -> None:
 def test_a_live_plan_on_a_node_of_another_chain_is_refused_naming_the_field(
     tmp_path: Path,
 ) -> None:
-    from pastcast.app import AppError
+    from pastcast.errors import FieldError
     from pastcast_arena import local_node
 
     if find_foundry_tool("anvil") is None:
@@ -662,11 +662,11 @@ def test_a_live_plan_on_a_node_of_another_chain_is_refused_naming_the_field(
         record = {"chain_id": 31337, "contracts": {"ReputationRegistry": nowhere}}
         deployment = tmp_path / "live" / "deployment.json"
         deployment.write_text(json.dumps(record))
-        with pytest.raises(AppError, match=r"deployment.json: field chain_id: 31337") as err:
+        with pytest.raises(FieldError, match=r"deployment.json: field chain_id: 31337") as err:
             arena_live(plan)
         assert err.value.field == "out"
         deployment.write_text(json.dumps({**record, "chain_id": 4242}))
-        with pytest.raises(AppError, match=r"field contracts.ReputationRegistry: no contract at"):
+        with pytest.raises(FieldError, match=r"field contracts.ReputationRegistry: no contract at"):
             arena_live(plan)
         assert not (tmp_path / "live" / "state.json").exists()
         assert json.loads(deployment.read_text())["chain_id"] == 4242  # nothing redeployed

@@ -8,7 +8,8 @@ import pytest
 
 from arena_helpers import needs_evm, synthetic_dataset
 from pastcast.cutoff import cutoff_for_day
-from pastcast.registry import ComponentSpec, RegistryError
+from pastcast.errors import FieldError
+from pastcast.registry import ComponentSpec
 from pastcast_arena import (
     SELECTORS,
     ArenaMarket,
@@ -82,9 +83,9 @@ def test_random_selector_is_seeded_and_the_registry_checks_arguments() -> None:
     other = plan_rounds(ds, plan.model_copy(update={"selector": SELECTORS.spec("random", seed=5)}))  # type: ignore[arg-type]
     assert [r.markets for r in other] != [r.markets for r in a]
     assert {"volume-activity", "random"} <= set(SELECTORS.names())
-    with pytest.raises(RegistryError, match="seeds"):
+    with pytest.raises(FieldError, match="seeds"):
         SELECTORS.spec("random", seeds=1)
-    with pytest.raises(RegistryError, match="unknown round_selector"):
+    with pytest.raises(FieldError, match="unknown round_selector"):
         SELECTORS.rebuild(ComponentSpec(kind="round_selector", name="nope"))
 
 

@@ -3,7 +3,7 @@ the future.
 
 The front door: the application layer's workflows (open a dataset, plan and run, score, report,
 compare, read runs, build a corpus, import, curate, audit), each checking what it is given and
-raising ``AppError`` naming the field, and the records they take. The lower layers' names stay
+raising ``FieldError`` naming the field, and the records they take. The lower layers' names stay
 in their packages (``pastcast.runner``, ``pastcast.corpus.embedded``, ...) for the code that
 builds on them; see ARCHITECTURE.md.
 
@@ -19,7 +19,6 @@ TYPE_CHECKING = False  # not typing's: importing typing is a measurable part of 
 if TYPE_CHECKING:
     from pastcast.agents import Agent, agent_spec, register_agent
     from pastcast.app import (
-        AppError,
         append_corpus,
         audit_datasets,
         audit_run_log,
@@ -44,6 +43,7 @@ if TYPE_CHECKING:
         score_runs,
     )
     from pastcast.dataset import Dataset
+    from pastcast.errors import FieldError
     from pastcast.models import Model, ScriptedModel
     from pastcast.records import Document, Event, Forecast, Resolution, StepSpec
     from pastcast.runner import ExperimentPlan
@@ -53,11 +53,11 @@ __version__ = "0.1.0"
 
 _WHERE: dict[str, str] = {
     "Agent": "pastcast.agents",
-    "AppError": "pastcast.app",
     "Dataset": "pastcast.dataset",
     "Document": "pastcast.records",
     "Event": "pastcast.records",
     "ExperimentPlan": "pastcast.runner",
+    "FieldError": "pastcast.errors",
     "Forecast": "pastcast.records",
     "Metric": "pastcast.scoring",
     "Model": "pastcast.models",
@@ -93,11 +93,11 @@ _WHERE: dict[str, str] = {
 
 __all__ = [
     "Agent",
-    "AppError",
     "Dataset",
     "Document",
     "Event",
     "ExperimentPlan",
+    "FieldError",
     "Forecast",
     "Metric",
     "Model",

@@ -3,7 +3,7 @@ sources, corpus backends, prompts and metrics.
 
 A ``Registry`` maps a name to a factory. ``build(name, **args)`` checks ``args`` against the
 factory's signature first: an unknown or missing argument, or a value its annotation refuses
-(``rounds="three"`` for an ``int``), is a one-line ``RegistryError`` naming the argument, raised
+(``rounds="three"`` for an ``int``), is a one-line ``FieldError`` naming the argument, raised
 when a run is planned rather than halfway through it. Values are checked as pydantic checks a
 record (laxly: ``4`` for a ``float``, a JSON object for a record) and the factory gets them
 converted, so a factory annotated with a record type receives the record. ``spec(name, **args)``
@@ -48,6 +48,7 @@ from typing import Annotated, Any, Generic, Literal, TypeVar, Union, get_args, g
 from pydantic import Field, TypeAdapter, ValidationError
 from pydantic.errors import PydanticUserError
 
+from pastcast.errors import FieldError
 from pastcast.records import Record
 from pastcast.validation import problems
 
@@ -55,7 +56,6 @@ __all__ = [
     "ComponentSpec",
     "Entry",
     "Registry",
-    "RegistryError",
     "RegistrySnapshot",
     "all_registries",
     "type_name",
@@ -63,10 +63,6 @@ __all__ = [
 
 T = TypeVar("T")
 F = TypeVar("F", bound=Callable[..., Any])
-
-
-class RegistryError(ValueError):
-    """An unknown name, a duplicate registration or arguments a factory cannot take."""
 
 
 class ComponentSpec(Record):
@@ -110,7 +106,7 @@ class Entry(Generic[T]):
     def _load(self, reference: str) -> Callable[..., T]:
         loaded = _load_reference(reference, f"{self.kind} {self.name!r}")
         if not callable(loaded):
-            raise RegistryError(f"{self.kind} {self.name!r} ({reference}) is not callable")
+            raise FieldError("", f"{self.kind} {self.name!r} ({reference}) is not callable")
         factory: Callable[..., T] = loaded
         return factory
 
@@ -134,15 +130,15 @@ class Entry(Generic[T]):
 
 def _load_reference(reference: str, what: str) -> Any:
     """The object at ``reference`` (``"package.module:attribute"``), imported now; a failure is
-    a ``RegistryError`` naming ``what`` and the reference."""
+    a ``FieldError`` naming ``what`` and the reference."""
     module, _, attribute = reference.partition(":")
     try:
         loaded: Any = importlib.import_module(module)
         for part in attribute.split("."):
             loaded = getattr(loaded, part)
     except Exception as exc:  # name the component, not just the import error
-        raise RegistryError(
-            f"{what} ({reference}) failed to load: {type(exc).__name__}: {exc}"
+        raise FieldError(
+            "", f"{what} ({reference}) failed to load: {type(exc).__name__}: {exc}"
         ) from exc
     return loaded
 
@@ -317,16 +313,17 @@ class Registry(Generic[T]):
         or asked for its parameters; its metadata is known at once (a value under one of the
         ``references`` keys given as a reference is imported when first read)."""
         if not name or name != name.strip():
-            raise RegistryError(f"{self.kind} name {name!r} is empty or padded with spaces")
+            raise FieldError("", f"{self.kind} name {name!r} is empty or padded with spaces")
         references = [factory] + [v for k, v in meta.items() if k in self.references]
         for reference in references:
             if isinstance(reference, str) and not _REFERENCE.fullmatch(reference):
-                raise RegistryError(
+                raise FieldError(
+                    "",
                     f"{self.kind} {name!r}: {reference!r} is not a reference "
-                    "'package.module:attribute'"
+                    "'package.module:attribute'",
                 )
         if name in self._entries and not replace:
-            raise RegistryError(f"{self.kind} {name!r} is already registered")
+            raise FieldError("", f"{self.kind} {name!r} is already registered")
         what = f"{self.kind} {name!r}"
         entry = Entry(name, factory, _Meta(meta, self.references, what), description, self.kind)
         self._entries[name] = entry
@@ -356,15 +353,15 @@ class Registry(Generic[T]):
         try:
             loaded = ep.load()
         except Exception as exc:  # name the plugin, not just the import error
-            raise RegistryError(f"{where} failed to load: {type(exc).__name__}: {exc}") from exc
+            raise FieldError("", f"{where} failed to load: {type(exc).__name__}: {exc}") from exc
         if isinstance(loaded, ModuleType):
             return  # importing the module registered its components
         if not callable(loaded):
-            raise RegistryError(f"{where} is not callable")
+            raise FieldError("", f"{where} is not callable")
         known = self._entries.get(ep.name)
         if known is not None:
             if known.factory is not loaded:  # the same plugin seen twice on the path is fine
-                raise RegistryError(f"{where}: a {self.kind} {ep.name!r} is already registered")
+                raise FieldError("", f"{where}: a {self.kind} {ep.name!r} is already registered")
             return
         self.add(ep.name, loaded)
         self._from_entry_points.add(ep.name)
@@ -398,7 +395,7 @@ class Registry(Generic[T]):
     def get(self, name: str) -> Entry[T]:
         if name not in self:
             known = ", ".join(self.names()) or "none"
-            raise RegistryError(f"unknown {self.kind} {name!r} (known: {known})")
+            raise FieldError("", f"unknown {self.kind} {name!r} (known: {known})")
         return self._entries[name]
 
     def _checks_of(self, factory: Callable[..., Any]) -> _Checks:
@@ -413,7 +410,7 @@ class Registry(Generic[T]):
         self, name: str, args: Mapping[str, Any], positional: Sequence[Any] = ()
     ) -> dict[str, Any]:
         """``args`` as the factory gets them (values converted by their annotations), or a
-        one-line ``RegistryError`` naming the argument: one the factory does not take, one it
+        one-line ``FieldError`` naming the argument: one the factory does not take, one it
         needs, or a value of the wrong type (with the type expected and the value given)."""
         entry = self.get(name)
         factory = entry.factory  # one that fails to load is that error, not unchecked arguments
@@ -424,7 +421,7 @@ class Registry(Generic[T]):
         try:
             sig.bind(*positional, **args)
         except TypeError as exc:
-            raise RegistryError(self._binding_problem(entry, sig, args, positional, exc)) from None
+            raise FieldError("", self._binding_problem(entry, sig, args, positional, exc)) from None
         out = dict(args)
         adapters = self._checks_of(factory).adapters
         for key, value in args.items():
@@ -434,14 +431,16 @@ class Registry(Generic[T]):
             try:
                 out[key] = adapter.validate_python(value)
             except ValidationError as exc:
-                raise RegistryError(
+                raise FieldError(
+                    "",
                     f"{self.kind} {name!r}: argument {key!r} must be {type_name(annotation)}, "
-                    f"not {_shown(value)} ({_problem(exc)})"
+                    f"not {_shown(value)} ({_problem(exc)})",
                 ) from None
             except (RecursionError, ValueError, TypeError) as exc:  # a value pydantic chokes on
-                raise RegistryError(
+                raise FieldError(
+                    "",
                     f"{self.kind} {name!r}: argument {key!r} must be {type_name(annotation)} "
-                    f"({type(exc).__name__})"
+                    f"({type(exc).__name__})",
                 ) from None
         return out
 
@@ -471,7 +470,7 @@ class Registry(Generic[T]):
     def check_args(
         self, name: str, args: Mapping[str, Any], positional: Sequence[Any] = ()
     ) -> None:
-        """Raise ``RegistryError`` naming the argument unless ``factory(*positional, **args)``
+        """Raise ``FieldError`` naming the argument unless ``factory(*positional, **args)``
         binds and every value has its parameter's type (see ``checked_args``)."""
         self.checked_args(name, args, positional)
 
@@ -487,7 +486,7 @@ class Registry(Generic[T]):
 
     def rebuild(self, spec: ComponentSpec) -> T:
         if spec.kind != self.kind:
-            raise RegistryError(f"a {spec.kind} spec cannot build a {self.kind}")
+            raise FieldError("", f"a {spec.kind} spec cannot build a {self.kind}")
         return self.build(spec.name, **spec.args)
 
 

@@ -15,7 +15,8 @@ from pastcast.agents import (
     prompts_for,
     register_agent,
 )
-from pastcast.registry import Registry, RegistryError
+from pastcast.errors import FieldError
+from pastcast.registry import Registry
 from pastcast.runlog import AgentSpec
 
 
@@ -29,22 +30,22 @@ def test_agents_is_the_one_registry() -> None:
 
 def test_build_agent_checks_arguments_before_calling_the_factory() -> None:
     bad = AgentSpec(name="u", factory="uniform", args={"temprature": 0.2})
-    with pytest.raises(RegistryError, match=r"agent 'uniform': .*'temprature'"):
+    with pytest.raises(FieldError, match=r"agent 'uniform': .*'temprature'"):
         build_agent(bad)
     spec = AgentSpec(name="h", factory="heuristic", args={"top_k": 5, "depth": 2})
     with pytest.raises(
-        RegistryError, match=r"'depth'.*accepted arguments: max_reads, top_k, half_life_days"
+        FieldError, match=r"'depth'.*accepted arguments: max_reads, top_k, half_life_days"
     ):
         build_agent(spec)
-    with pytest.raises(RegistryError, match=r"argument 'model' is required"):
+    with pytest.raises(FieldError, match=r"argument 'model' is required"):
         build_agent(AgentSpec(name="t", factory="tool-agent"))
     assert isinstance(build_agent(AgentSpec(name="u", factory="uniform")), UniformAgent)
 
 
 def test_agent_spec_checks_arguments_when_the_run_is_planned() -> None:
-    with pytest.raises(RegistryError, match="'max_read'"):
+    with pytest.raises(FieldError, match="'max_read'"):
         agent_spec("heuristic", max_read=3)
-    with pytest.raises(RegistryError, match=r"unknown agent 'nope' \(known: .*uniform"):
+    with pytest.raises(FieldError, match=r"unknown agent 'nope' \(known: .*uniform"):
         agent_spec("nope")
     # ``setting`` is given by the spec, not passed twice.
     spec = agent_spec("tool-agent", setting="memory_on", model="scripted:x.json")
@@ -72,7 +73,7 @@ def test_prompt_ids_come_from_the_registration() -> None:
 
 
 def test_register_agent_refuses_bad_metadata_and_duplicates() -> None:
-    with pytest.raises(RegistryError, match="role must be one of"):
+    with pytest.raises(FieldError, match="role must be one of"):
         register_agent("test-bad-role", role="judge")  # type: ignore[arg-type]
-    with pytest.raises(RegistryError, match="already registered"):
+    with pytest.raises(FieldError, match="already registered"):
         register_agent("uniform")(UniformAgent)

@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from pastcast.app import AppError, build_corpus, open_corpus, read_runs, score_runs
+from pastcast.app import build_corpus, open_corpus, read_runs, score_runs
+from pastcast.errors import FieldError
 
 
 def _docs(path: Path) -> Path:
@@ -59,7 +60,7 @@ def test_a_bad_build_names_its_field(
     docs = _docs(tmp_path / "docs.jsonl")
     source = source.replace("DOCS", str(docs))
     given = {k: (str(tmp_path / "index") if v == "INDEX" else v) for k, v in options.items()}
-    with pytest.raises(AppError) as caught:
+    with pytest.raises(FieldError) as caught:
         build_corpus(source, **given)  # type: ignore[arg-type]
     assert caught.value.field == field and "--" not in caught.value.reason
     assert not (tmp_path / "index").exists()
@@ -69,19 +70,19 @@ def test_a_user_folder_is_never_replaced(tmp_path: Path) -> None:
     mine = tmp_path / "mine"
     mine.mkdir()
     (mine / "notes.txt").write_text("keep", encoding="utf-8")
-    with pytest.raises(AppError) as caught:
+    with pytest.raises(FieldError) as caught:
         build_corpus(f"jsonl:{_docs(tmp_path / 'd.jsonl')}", out=mine, overwrite=True)
     assert caught.value.field == "out" and (mine / "notes.txt").read_text() == "keep"
 
 
 def test_runs_of_another_dataset_are_refused_naming_the_dataset(world_run: Path) -> None:
-    with pytest.raises(AppError) as caught:
+    with pytest.raises(FieldError) as caught:
         read_runs([world_run], "world:1")
     assert caught.value.field == "dataset" and "ran on" in caught.value.reason
 
 
 def test_grouping_by_horizon_needs_the_dataset(world_run: Path) -> None:
-    with pytest.raises(AppError) as caught:
+    with pytest.raises(FieldError) as caught:
         score_runs([world_run], by="agent,horizon", bootstrap=0)
     assert caught.value.field == "dataset"
     scored = score_runs([world_run], dataset="world", by="agent,horizon", bootstrap=0)

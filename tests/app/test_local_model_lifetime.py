@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from pastcast.dataset import save_dataset
+from pastcast.errors import FieldError
 from pastcast.models import ModelError, packaged_model_path
-from pastcast.registry import RegistryError
 from pastcast.runner import ExperimentPlan
 from pastcast.world import world_from_spec
 
@@ -26,7 +26,7 @@ def _needs_the_local_model() -> None:
             pytest.skip(f"{module} is not installed (extra {extra!r})")
     try:
         packaged_model_path(MODEL.removeprefix("local:"))
-    except (ModelError, RegistryError) as exc:
+    except (ModelError, FieldError) as exc:
         pytest.skip(str(exc))
 
 

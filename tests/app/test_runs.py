@@ -9,8 +9,9 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from pastcast.app import AppError, open_replay, plan_from_agents, run_plan
+from pastcast.app import open_replay, plan_from_agents, run_plan
 from pastcast.cli import app
+from pastcast.errors import FieldError
 
 runner = CliRunner()
 SMALL_WORLD = "world:0,n_events=2,n_documents=60"
@@ -26,7 +27,7 @@ def test_options_build_a_plan_and_problems_name_the_field() -> None:
         (["uniform", "uniform"], {}, "agents"),
         (["uniform"], {"concurrency": {"episodes": 0}}, "concurrency.episodes"),
     ):
-        with pytest.raises(AppError) as caught:
+        with pytest.raises(FieldError) as caught:
             plan_from_agents(agents, **fields)
         assert caught.value.field == field
         assert "--" not in str(caught.value)
@@ -34,7 +35,7 @@ def test_options_build_a_plan_and_problems_name_the_field() -> None:
 
 def test_resume_without_a_log_is_refused_by_field(tmp_path: Path) -> None:
     plan = plan_from_agents(["uniform"], dataset=SMALL_WORLD)
-    with pytest.raises(AppError) as caught:
+    with pytest.raises(FieldError) as caught:
         run_plan(plan, tmp_path / "run.jsonl", resume=True)
     assert caught.value.field == "resume"
     assert not (tmp_path / "index").exists()
@@ -66,14 +67,14 @@ def test_the_worlds_own_index_is_built_once_beside_the_log(tmp_path: Path) -> No
     with open_replay(SMALL_WORLD, index_dir=index) as again:
         assert again.corpus == identity
     assert (index / "manifest.json").stat().st_mtime_ns == built
-    with pytest.raises(AppError) as caught:
+    with pytest.raises(FieldError) as caught:
         open_replay(SMALL_WORLD, retrieval="dense")  # no index on disk to search densely
     assert caught.value.field == "retrieval"
 
 
 def test_a_split_that_selects_nothing_is_named_by_field(tmp_path: Path) -> None:
     plan = plan_from_agents(["uniform"], dataset=SMALL_WORLD, split="eval")
-    with pytest.raises(AppError) as caught:
+    with pytest.raises(FieldError) as caught:
         run_plan(plan, tmp_path / "run.jsonl", progress=False)
     assert caught.value.field == "split" and caught.value.reason.startswith("'eval': no event")
     assert "--" not in str(caught.value)

@@ -9,8 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from pastcast.app import AppError, serve_episode
+from pastcast.app import serve_episode
 from pastcast.env import EnvConfig
+from pastcast.errors import FieldError
 
 
 def _lines(*messages: dict[str, object]) -> io.BytesIO:
@@ -62,10 +63,10 @@ def test_an_agent_that_leaves_without_a_forecast_is_an_error_saying_so() -> None
 def test_problems_before_serving_name_their_field(tmp_path: Path) -> None:
     mine = tmp_path / "mine.json"
     mine.write_text("{}")
-    with pytest.raises(AppError) as caught:
+    with pytest.raises(FieldError) as caught:
         serve_episode("world-002", record=mine, stdio=(_lines(FORECAST), io.BytesIO()))
     assert caught.value.field == "record"
-    with pytest.raises(AppError) as caught:
+    with pytest.raises(FieldError) as caught:
         serve_episode("world-002", 999, stdio=(_lines(FORECAST), io.BytesIO()))
     assert caught.value.field == "step" and "no such step" in caught.value.reason
     assert mine.read_text() == "{}"

@@ -8,7 +8,8 @@ from pathlib import Path
 import pytest
 from pydantic import BaseModel, ValidationError, field_validator
 
-from pastcast.runlog import RunLogError, read_run_log
+from pastcast.errors import FieldError
+from pastcast.runlog import read_run_log
 from pastcast.validation import field_path, first_error, first_problem, problems
 
 
@@ -67,6 +68,6 @@ def test_a_run_log_line_names_the_list_position_without_pydantics_prefix(tmp_pat
         "code_version": "0",
     }
     log.write_text(json.dumps(header) + "\n", encoding="utf-8")
-    with pytest.raises(RunLogError) as info:
+    with pytest.raises(FieldError) as info:
         read_run_log(log)
     assert str(info.value) == f"{log}:1: field agents[0].factory: Field required"

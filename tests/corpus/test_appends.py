@@ -21,7 +21,7 @@ import pytest
 from corpus_synth import make_docs, with_threads
 from typer.testing import CliRunner
 
-from pastcast.app import AppError, append_corpus, build_corpus
+from pastcast.app import append_corpus, build_corpus
 from pastcast.cli import app
 from pastcast.corpus import (
     adversarial_cutoffs,
@@ -31,6 +31,7 @@ from pastcast.corpus import (
 )
 from pastcast.corpus.embedded import EmbeddedIndex, shard_statistics
 from pastcast.corpus.embedded import _partitioned as partitioned
+from pastcast.errors import FieldError
 from pastcast.records import Document
 
 SRC = str(Path(__file__).resolve().parents[2] / "src")
@@ -332,19 +333,19 @@ def test_append_corpus_reads_the_source_as_a_build_does(tmp_path: Path) -> None:
     assert _tree_digest(index_dir) == _tree_digest(tmp_path / "scratch")  # dating.json too
     dating = json.loads((index_dir / "dating.json").read_text())
     assert dating["dated_by"] == {"crawled": 1, "unrecorded": 3}
-    with pytest.raises(AppError) as err:
+    with pytest.raises(FieldError) as err:
         append_corpus(index_dir, f"jsonl:{second}")
     assert err.value.field == "documents" and "'b1'" in str(err.value)
-    with pytest.raises(AppError) as err:
+    with pytest.raises(FieldError) as err:
         append_corpus(tmp_path / "nowhere", f"jsonl:{second}")
     assert err.value.field == "index"
-    with pytest.raises(AppError) as err:
+    with pytest.raises(FieldError) as err:
         append_corpus(index_dir, f"jsonl:{second}", require_dates="published")
     assert err.value.field == "require_dates"
     again = append_corpus(index_dir, f"jsonl:{second}", duplicates="skip")
     assert again.indexed == 0 and len(EmbeddedIndex.open(index_dir)) == 4
     digest = _tree_digest(index_dir)
-    with pytest.raises(AppError, match="no documents to append") as err:  # as a build refuses
+    with pytest.raises(FieldError, match="no documents to append") as err:  # as a build refuses
         append_corpus(index_dir, f"jsonl:{second}", allow_source=["nowhere.example"])
     assert err.value.field == "source" and _tree_digest(index_dir) == digest
 

@@ -10,8 +10,9 @@ from typing import Any
 
 import pytest
 
-from pastcast.app import AppError, build_corpus, open_corpus
+from pastcast.app import build_corpus, open_corpus
 from pastcast.corpus.sources import CCNewsReport, read_ccnews, read_jsonl_documents
+from pastcast.errors import FieldError
 
 
 def _body(n: int) -> str:
@@ -100,6 +101,6 @@ def test_an_unknown_kind_of_date_is_refused(tmp_path: Path) -> None:
                                "text": "t", "dated_by": "guessed"}) + "\n")  # fmt: skip
     with pytest.raises(ValueError, match="field dated_by: expected one of published"):
         list(read_jsonl_documents(bad))
-    with pytest.raises(AppError, match="require_dates"):
+    with pytest.raises(FieldError, match="require_dates"):
         build_corpus(f"jsonl:{_jsonl(tmp_path / 'd.jsonl')}", out=tmp_path / "i",
                      require_dates="sometimes")  # type: ignore[arg-type]  # fmt: skip

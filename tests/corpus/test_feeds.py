@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from pastcast.app import AppError, build_corpus, fetch_feeds, open_corpus
+from pastcast.app import build_corpus, fetch_feeds, open_corpus
 from pastcast.cli._app import app
 from pastcast.corpus.feeds import (
     FeedConfig,
@@ -33,6 +33,7 @@ from pastcast.corpus.feeds import (
 )
 from pastcast.corpus.sources import FeedItem, read_feed_spool, spool_documents
 from pastcast.cutoff import is_visible
+from pastcast.errors import FieldError
 
 T0 = datetime(2026, 6, 1, 12, 0, tzinfo=UTC)
 SRC = str(Path(__file__).resolve().parents[2] / "src")
@@ -480,7 +481,7 @@ def test_feed_seen_source_dates_by_first_sight(tmp_path: Path) -> None:
 def test_app_and_cli_errors(tmp_path: Path) -> None:
     bad = tmp_path / "feeds.toml"
     bad.write_text('[[feed]]\nname = "x"\nurl = "http://a"\npath = "b"\n')
-    with pytest.raises(AppError, match="exactly one of url, path or folder"):
+    with pytest.raises(FieldError, match="exactly one of url, path or folder"):
         fetch_feeds(bad, tmp_path / "spool")
     user = tmp_path / "mine"
     user.mkdir()
@@ -488,7 +489,7 @@ def test_app_and_cli_errors(tmp_path: Path) -> None:
     (tmp_path / "f.xml").write_bytes(rss(("g", "t", "x", None)))
     good = tmp_path / "good.toml"
     good.write_text('[[feed]]\nname = "file"\npath = "f.xml"\n')
-    with pytest.raises(AppError, match="was not made by pastcast"):
+    with pytest.raises(FieldError, match="was not made by pastcast"):
         fetch_feeds(good, user)
     runner = CliRunner()
     result = runner.invoke(app, ["corpus", "feed", str(bad), "--spool", str(tmp_path / "s")])

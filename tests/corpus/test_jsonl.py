@@ -7,7 +7,8 @@ from pathlib import Path
 import pytest
 
 from pastcast.corpus.embedded import EmbeddedIndex
-from pastcast.corpus.sources import DocumentFormatError, LoadReport, read_jsonl_documents
+from pastcast.corpus.sources import LoadReport, read_jsonl_documents
+from pastcast.errors import FieldError
 
 
 def write(path: Path, lines: list[object]) -> Path:
@@ -60,7 +61,7 @@ def test_malformed_lines_name_file_line_and_field(
     tmp_path: Path, line: object, message: str
 ) -> None:
     path = write(tmp_path / "d.jsonl", [GOOD, line])
-    with pytest.raises(DocumentFormatError, match=rf"^{path}:{message}"):
+    with pytest.raises(FieldError, match=rf"^{path}:{message}"):
         list(read_jsonl_documents(path))
 
 
@@ -96,7 +97,7 @@ def test_a_lone_surrogate_is_one_error_naming_file_line_and_field(
     bad = {**GOOD, "id": "s", field: "x \ud800"}
     path = tmp_path / "d.jsonl"
     path.write_text(json.dumps(GOOD) + "\n" + json.dumps(bad) + "\n", encoding="utf-8")
-    with pytest.raises(DocumentFormatError, match=rf"^{path}:2: field {field}: a lone surrogate"):
+    with pytest.raises(FieldError, match=rf"^{path}:2: field {field}: a lone surrogate"):
         list(read_jsonl_documents(path))
 
 

@@ -13,7 +13,6 @@ from corpus_synth import START, make_docs
 
 from pastcast.corpus import (
     CorpusIdentity,
-    CorpusOpenError,
     OpenedCorpus,
     content_digest,
     corpus_identity,
@@ -25,6 +24,7 @@ from pastcast.corpus import (
 from pastcast.corpus.dense import DenseIndex, HybridIndex
 from pastcast.corpus.embedded import EmbeddedIndex, build_arrays, save_arrays
 from pastcast.corpus.postgres import PostgresBackend
+from pastcast.errors import FieldError
 from pastcast.records import Document
 
 DOCS = make_docs(80, seed=3, span_days=70)  # three months
@@ -138,7 +138,7 @@ def test_errors_are_one_line(
 ) -> None:
     spec, *rest = args
     spec = {"NOWHERE": str(tmp_path), "INDEX": str(index_dir)}.get(spec, spec)
-    with pytest.raises(CorpusOpenError) as err:
+    with pytest.raises(FieldError) as err:
         open_backend(spec, *rest, **options)
     text = str(err.value)
     assert message in text and "\n" not in text and ":pw@" not in text
@@ -150,7 +150,7 @@ def test_dense_without_the_extra_says_so(index_dir: Path, monkeypatch: pytest.Mo
         importlib.util, "find_spec", lambda name, *a: None if name == "faiss" else real(name, *a)
     )
     for mode in ("dense", "hybrid"):
-        with pytest.raises(CorpusOpenError, match=r"needs the 'dense' extra.*missing: faiss"):
+        with pytest.raises(FieldError, match=r"needs the 'dense' extra.*missing: faiss"):
             open_backend(index_dir, mode, embedder="hash-64")
 
 
@@ -211,10 +211,10 @@ def test_postgres_dense_needs_embeddings_of_the_same_model(pg_url: str) -> None:
     from corpus_synth import HashEmbedder
 
     PostgresBackend.build(DOCS[:20], pg_url, schema="plain").close()
-    with pytest.raises(CorpusOpenError, match="holds no embeddings"):
+    with pytest.raises(FieldError, match="holds no embeddings"):
         open_backend(f"{pg_url}?schema=plain", "hybrid")
     PostgresBackend.build(DOCS[:20], pg_url, schema="hashed", embedder=HashEmbedder()).close()
-    with pytest.raises(CorpusOpenError, match="embedded with 'hash-64', not 'all-minilm"):
+    with pytest.raises(FieldError, match="embedded with 'hash-64', not 'all-minilm"):
         open_backend(pg_url, "dense", schema="hashed", embedder="all-minilm-l6-v2")
     dense = open_backend(pg_url, "dense", schema="hashed")  # the model named by the corpus
     try:

@@ -18,9 +18,9 @@ import pytest
 from corpus_synth import START, HashEmbedder, make_docs
 from embedding_server import embedding_server
 
-from pastcast.corpus import CorpusOpenError, open_backend
-from pastcast.corpus.dense import EmbeddingError
+from pastcast.corpus import open_backend
 from pastcast.corpus.embedded import EmbeddedIndex
+from pastcast.errors import FieldError
 
 faiss = pytest.importorskip("faiss")
 from pastcast.corpus.dense import (  # noqa: E402
@@ -79,7 +79,7 @@ def test_precomputed_vectors_search_as_computed_ones(
 
 
 def _refused(path: Path, ids: list[str], match: str, **options: object) -> None:
-    with pytest.raises(EmbeddingError, match=match):
+    with pytest.raises(FieldError, match=match):
         load_vectors(path, ids, **options)  # type: ignore[arg-type]
 
 
@@ -148,7 +148,7 @@ def test_a_query_model_of_another_dimension_refuses_the_import(
 ) -> None:
     ix, ids, vectors = corpus
     path = write_npy(tmp_path, ids, vectors[:, :48])
-    with pytest.raises(CorpusOpenError, match=r"vectors.npy: id .* dimension 48, expected 64"):
+    with pytest.raises(FieldError, match=r"vectors.npy: id .* dimension 48, expected 64"):
         open_backend(ix, "dense", embedder="hash-64", vectors=str(path))
 
 

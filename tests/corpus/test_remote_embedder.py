@@ -24,9 +24,10 @@ import pytest
 from corpus_synth import START, make_docs
 from embedding_server import Reply, embedding_server, vector_of
 
-from pastcast.corpus import CorpusOpenError, open_backend
-from pastcast.corpus.dense import QueryModelMismatch, resolve_embedder
+from pastcast.corpus import open_backend
+from pastcast.corpus.dense import resolve_embedder
 from pastcast.corpus.embedded import EmbeddedIndex
+from pastcast.errors import FieldError
 from pastcast.retrying import ProviderFailure, RetryPolicy
 
 faiss = pytest.importorskip("faiss")
@@ -209,14 +210,14 @@ def test_the_key_goes_in_the_header_only(tmp_path: Path, monkeypatch: pytest.Mon
 def test_refused_credentials_and_bad_specs_fail_at_once(tmp_path: Path) -> None:
     EmbeddedIndex.build(make_docs(20, seed=35), tmp_path / "ix")
     with embedding_server(dim=8, faults=lambda n: "400") as server:
-        with pytest.raises(CorpusOpenError, match="HTTP 400"):
+        with pytest.raises(FieldError, match="HTTP 400"):
             open_backend(tmp_path / "ix", "dense", embedder=f"openai-compatible:m@{server.url}")
         assert server.requests == 1  # a refused request is not retried
-    with pytest.raises(CorpusOpenError, match="MODEL@http"):
+    with pytest.raises(FieldError, match="MODEL@http"):
         resolve_embedder("openai-compatible:no-url")
-    with pytest.raises(CorpusOpenError, match="unknown option 'colour'"):
+    with pytest.raises(FieldError, match="unknown option 'colour'"):
         resolve_embedder("openai-compatible:m@http://127.0.0.1:1/v1?colour=red")
-    with pytest.raises(CorpusOpenError, match="give it as openai:MODEL"):
+    with pytest.raises(FieldError, match="give it as openai:MODEL"):
         resolve_embedder("openai")
 
 
@@ -228,12 +229,12 @@ def test_a_query_of_another_model_or_dimension_is_refused(tmp_path: Path) -> Non
         q = dense.embed_query("election storm")
         same = dense.search_vector(q[0], model="openai-compatible:test-model", as_of=cutoff)
         assert [h.id for h in same] == [h.id for h in dense.search("election storm", as_of=cutoff)]
-        with pytest.raises(QueryModelMismatch, match="embedded by 'all-minilm-l6-v2'"):
+        with pytest.raises(FieldError, match="embedded by 'all-minilm-l6-v2'"):
             dense.search_vector(q[0], model="all-minilm-l6-v2", as_of=cutoff)
-        with pytest.raises(QueryModelMismatch, match="dimension 9"):
+        with pytest.raises(FieldError, match="dimension 9"):
             dense.search_vector(np.ones(9), model="openai-compatible:test-model", as_of=cutoff)
         server.dim = 12  # the server now serves another model under the same name
-        with pytest.raises(QueryModelMismatch, match="dimension 12"):
+        with pytest.raises(FieldError, match="dimension 12"):
             dense.search("a query not cached", as_of=cutoff)
 
 
@@ -496,7 +497,7 @@ def test_a_url_with_a_password_is_served_and_never_repeated(tmp_path: Path) -> N
         "openai-compatible:m@ftp://reader:pa55word@127.0.0.1:1/v1",  # not http
     ]
     for spec in refusals:
-        with pytest.raises(CorpusOpenError) as refused:
+        with pytest.raises(FieldError) as refused:
             resolve_embedder(spec)
         assert "pa55word" not in str(refused.value) and "reader" in str(refused.value)
     gone = resolve_embedder(
@@ -511,7 +512,7 @@ def test_a_url_with_a_password_is_served_and_never_repeated(tmp_path: Path) -> N
 @pytest.mark.parametrize("limit", ["requests_per_minute", "tokens_per_minute"])
 @pytest.mark.parametrize("value", ["0", "-5", "nan"])
 def test_a_rate_limit_of_zero_is_refused_not_taken_for_none(limit: str, value: str) -> None:
-    with pytest.raises(CorpusOpenError, match=rf"{limit}: expected a number above 0, got"):
+    with pytest.raises(FieldError, match=rf"{limit}: expected a number above 0, got"):
         resolve_embedder(f"openai-compatible:m@http://127.0.0.1:1/v1?{limit}={value}")
     with pytest.raises(ValueError, match=rf"{limit}: expected a number above 0"):
         RemoteEmbedder("m", base_url="http://127.0.0.1:1/v1", **{limit: float(value)})  # type: ignore[arg-type]

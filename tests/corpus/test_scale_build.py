@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 from corpus_synth import make_docs, with_threads
 
-from pastcast.app import AppError, build_corpus
+from pastcast.app import build_corpus
 from pastcast.corpus import (
     CorpusBuildReport,
     DocumentNotVisible,
@@ -26,6 +26,7 @@ from pastcast.corpus import (
 )
 from pastcast.corpus.embedded import EmbeddedIndex
 from pastcast.corpus.sources import read_jsonl_documents
+from pastcast.errors import FieldError
 from pastcast.records import Document
 
 SRC = str(Path(__file__).resolve().parents[2] / "src")
@@ -163,7 +164,7 @@ def test_a_malformed_source_row_names_its_file_line_and_field(tmp_path: Path) ->
     bad["timestamp"] = "yesterday"
     lines[2] = json.dumps(bad)
     source.write_text("\n".join(lines) + "\n")
-    with pytest.raises(AppError) as err:
+    with pytest.raises(FieldError) as err:
         build_corpus(f"jsonl:{source}", out=tmp_path / "index")
     assert err.value.field == "documents"
     assert f"{source}:3: field timestamp" in str(err.value)

@@ -12,15 +12,10 @@ from pathlib import Path
 import pytest
 from corpus_synth import WORDS, make_docs
 
-from pastcast.corpus import (
-    CorpusOpenError,
-    DocumentNotVisible,
-    SearchFilter,
-    adversarial_cutoffs,
-    open_backend,
-)
+from pastcast.corpus import DocumentNotVisible, SearchFilter, adversarial_cutoffs, open_backend
 from pastcast.corpus.embedded import EmbeddedIndex, index_months
 from pastcast.corpus.sharded import ShardedCorpus, parse_spec, plan_shards
+from pastcast.errors import FieldError
 from pastcast.records import Document
 
 TICK = timedelta(microseconds=1)
@@ -187,13 +182,13 @@ def test_plan_balances_documents_over_contiguous_months(index_dir: Path) -> None
 def test_bad_specs_are_one_line(spec: str, message: str) -> None:
     with pytest.raises(ValueError, match=message):
         parse_spec(spec)
-    with pytest.raises(CorpusOpenError, match=message):
+    with pytest.raises(FieldError, match=message):
         open_backend(spec)
 
 
 def test_only_bm25(dask_address: str, index_dir: Path) -> None:
     spec = f"dask://{dask_address.removeprefix('tcp://')}?index={index_dir}"
-    with pytest.raises(CorpusOpenError, match="bm25 only"):
+    with pytest.raises(FieldError, match="bm25 only"):
         open_backend(spec, "dense")
 
 

@@ -12,9 +12,10 @@ from typer.testing import CliRunner
 
 from pastcast.cli import app
 from pastcast.corpus.embedded import EmbeddedIndex
-from pastcast.corpus.sources import SourceRun, SourceUnavailable, open_source, sources
+from pastcast.corpus.sources import SourceRun, open_source, sources
+from pastcast.errors import FieldError
 from pastcast.records import Document
-from pastcast.registry import Registry, RegistryError
+from pastcast.registry import Registry
 
 runner = CliRunner()
 DOC = {"id": "a", "timestamp": "2024-03-01T00:00:00Z", "title": "Launch", "text": "It flew."}
@@ -32,13 +33,13 @@ def test_open_source_checks_path_and_options(tmp_path: Path) -> None:
     run = open_source("jsonl", src, lenient=True)
     assert [d.id for d in run.documents] == ["a"]
     assert sum(run.skipped().values()) == 1  # counted by reason
-    with pytest.raises(SourceUnavailable, match=r"missing.jsonl: no such file"):
+    with pytest.raises(FieldError, match=r"missing.jsonl: no such file"):
         open_source("jsonl", tmp_path / "missing.jsonl")
-    with pytest.raises(SourceUnavailable, match="no such folder"):
+    with pytest.raises(FieldError, match="no such folder"):
         open_source("wcep", src)
-    with pytest.raises(RegistryError, match=r"source 'jsonl': .*'since'.*accepted arguments"):
+    with pytest.raises(FieldError, match=r"source 'jsonl': .*'since'.*accepted arguments"):
         open_source("jsonl", src, since=None)
-    with pytest.raises(RegistryError, match=r"unknown source 'rss' \(known: ccnews"):
+    with pytest.raises(FieldError, match=r"unknown source 'rss' \(known: ccnews"):
         open_source("rss", src)
 
 

@@ -10,7 +10,8 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from pastcast.corpus.sources import ArticleTableError, ArticleTableReport, read_article_table
+from pastcast.corpus.sources import ArticleTableReport, read_article_table
+from pastcast.errors import FieldError
 
 
 def row(i: int, **kw: Any) -> dict[str, Any]:
@@ -67,7 +68,7 @@ def test_missing_column_names_file_and_column(tmp_path: Path) -> None:
     rows = [{k: v for k, v in row(1).items() if k != "published_date"}]
     path = write(tmp_path / "bad.parquet", rows)
     expected = r"bad\.parquet: missing required column 'published_date'"
-    with pytest.raises(ArticleTableError, match=expected):
+    with pytest.raises(FieldError, match=expected):
         next(read_article_table(path))
 
 
@@ -100,8 +101,8 @@ def test_folder_of_tables(tmp_path: Path) -> None:
     write(tmp_path / "2025-04.parquet", [row(3)])
     write(tmp_path / "2025-03.parquet", [row(1), row(2)])
     assert [d.id for d in read_article_table(tmp_path)] == ["a1", "a2", "a3"]
-    with pytest.raises(ArticleTableError, match="no such file"):
+    with pytest.raises(FieldError, match="no such file"):
         next(read_article_table(tmp_path / "nope"))
     (tmp_path / "junk.parquet").write_text("not parquet")
-    with pytest.raises(ArticleTableError, match="not a readable Parquet file"):
+    with pytest.raises(FieldError, match="not a readable Parquet file"):
         next(read_article_table(tmp_path))

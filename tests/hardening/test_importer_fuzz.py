@@ -21,15 +21,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pastcast.corpus.sources import DocumentFormatError, LoadReport, read_jsonl_documents
-from pastcast.dataset import DatasetFormatError
-from pastcast.markets.sources import (
-    ForecastBenchError,
-    PolymarketError,
-    build_event,
-    load_release,
-    read_forecastbench,
-)
+from pastcast.corpus.sources import LoadReport, read_jsonl_documents
+from pastcast.errors import FieldError
+from pastcast.markets.sources import PolymarketError, build_event, load_release, read_forecastbench
 
 FIXTURES = Path(__file__).parents[1] / "markets" / "fixtures"
 
@@ -101,7 +95,7 @@ def test_a_forecastbench_line_is_read_noted_or_refused_naming_it(tmp_path: Path,
     root = _fb(tmp_path, change)
     kind, _, what = expected.partition(":")
     if kind == "error":
-        with pytest.raises(ForecastBenchError) as err:
+        with pytest.raises(FieldError) as err:
             read_forecastbench(root)
         message = _one_line(err.value)
         assert "markets_resolved.jsonl:1:" in message and what in message, message
@@ -226,7 +220,7 @@ def test_a_release_row_is_read_noted_or_refused_naming_it(tmp_path: Path, name: 
     kind, _, what = expected.partition(":")
     notes: Counter[str] = Counter()
     if kind == "error":
-        with pytest.raises(DatasetFormatError) as err:
+        with pytest.raises(FieldError) as err:
             load_release(root, notes=notes)
         message = _one_line(err.value)
         assert "train.parquet: row 0:" in message and what in message, message
@@ -256,7 +250,7 @@ def test_a_damaged_release_file_is_refused_naming_it(
 ) -> None:
     root = _release(tmp_path, _row())
     damage(root / "questions")
-    with pytest.raises(DatasetFormatError) as err:
+    with pytest.raises(FieldError) as err:
         load_release(root)
     assert says in _one_line(err.value)
 
@@ -307,7 +301,7 @@ def test_a_bad_corpus_line_is_one_error_or_skipped_and_counted(tmp_path: Path, n
     path = tmp_path / "docs.jsonl"
     later = {**GOOD, "id": "b"}
     path.write_bytes(json.dumps(GOOD).encode() + b"\n" + line + b"\n" + json.dumps(later).encode())
-    with pytest.raises(DocumentFormatError) as err:
+    with pytest.raises(FieldError) as err:
         list(read_jsonl_documents(path))
     message = _one_line(err.value)
     assert message.startswith(f"{path}:2: ") and says in message, message
@@ -339,7 +333,7 @@ def test_any_corpus_lines_are_read_or_refused_in_one_line(lines: list[str]) -> N
         for lenient in (False, True):
             try:
                 docs = list(read_jsonl_documents(path, lenient=lenient))
-            except DocumentFormatError as exc:
+            except FieldError as exc:
                 assert _one_line(exc).startswith(f"{path}:")
             else:
                 for doc in docs:

@@ -17,8 +17,9 @@ import pytest
 from _tiny import ListBackend, tiny_dataset, tiny_documents
 from pastcast.agents import agent_spec
 from pastcast.corpus.embedded import EmbeddedIndex
+from pastcast.errors import FieldError
 from pastcast.records import Document
-from pastcast.runlog import RunHeader, RunLogError, RunLogWriter, header_path, read_run_log
+from pastcast.runlog import RunHeader, RunLogWriter, header_path, read_run_log
 from pastcast.runner import RunConfig, run_benchmark
 
 UNIFORM = RunConfig(agents=(agent_spec("uniform"),))
@@ -46,7 +47,7 @@ def test_a_hard_link_to_a_log_being_written_is_refused(log: Path, tmp_path: Path
     os.link(header_path(log), header_path(other))
     header = read_run_log(log).header
     busy = rf"being written by another process \(pid {os.getpid()}\)"
-    with RunLogWriter(log, header), pytest.raises(RunLogError, match=busy):
+    with RunLogWriter(log, header), pytest.raises(FieldError, match=busy):
         RunLogWriter(other, header)
     RunLogWriter(other, header).close()  # free once the first writer is done
 
@@ -56,7 +57,7 @@ def test_a_symbolic_link_to_a_log_being_written_is_refused(log: Path, tmp_path: 
     link.symlink_to(log)
     header_path(link).symlink_to(header_path(log))
     header = read_run_log(log).header
-    with RunLogWriter(link, header), pytest.raises(RunLogError, match="another process"):
+    with RunLogWriter(link, header), pytest.raises(FieldError, match="another process"):
         RunLogWriter(log, header)
 
 
@@ -64,7 +65,7 @@ def test_another_route_to_the_folder_is_refused(log: Path, tmp_path: Path) -> No
     route = tmp_path / "route"
     route.symlink_to(log.parent, target_is_directory=True)
     header = read_run_log(log).header
-    with RunLogWriter(log, header), pytest.raises(RunLogError, match="another process"):
+    with RunLogWriter(log, header), pytest.raises(FieldError, match="another process"):
         RunLogWriter(route / ".." / "a" / "run.jsonl", header)
 
 
@@ -90,7 +91,7 @@ def test_no_lock_file_is_made_beside_the_log(tmp_path: Path) -> None:
 def test_a_refused_resume_leaves_the_folder_as_it_was(log: Path) -> None:
     before = _listing(log.parent)
     other = RunConfig(agents=(agent_spec("heuristic"),))
-    with pytest.raises(RunLogError, match="write the run to a new run log"):
+    with pytest.raises(FieldError, match="write the run to a new run log"):
         _run(log, other)
     assert _listing(log.parent) == before
 
@@ -98,7 +99,7 @@ def test_a_refused_resume_leaves_the_folder_as_it_was(log: Path) -> None:
 def test_a_refused_resume_of_a_header_without_steps_makes_no_step_file(log: Path) -> None:
     log.unlink()
     before = _listing(log.parent)
-    with pytest.raises(RunLogError):
+    with pytest.raises(FieldError):
         _run(log, RunConfig(agents=(agent_spec("heuristic"),)))
     assert _listing(log.parent) == before
 
@@ -108,7 +109,7 @@ def test_a_fifo_as_the_log_is_refused_without_blocking(tmp_path: Path) -> None:
     os.mkfifo(fifo)
     reader = os.open(fifo, os.O_RDONLY | os.O_NONBLOCK)  # so a writer's open cannot block
     try:
-        with pytest.raises(RunLogError, match="not a regular file"):
+        with pytest.raises(FieldError, match="not a regular file"):
             _run(fifo)
     finally:
         os.close(reader)
@@ -118,7 +119,7 @@ def test_a_fifo_as_the_log_is_refused_without_blocking(tmp_path: Path) -> None:
 def test_a_folder_as_the_log_is_refused(tmp_path: Path) -> None:
     folder = tmp_path / "run.jsonl"
     folder.mkdir()
-    with pytest.raises(RunLogError, match=r"run.jsonl: cannot open it for writing"):
+    with pytest.raises(FieldError, match=r"run.jsonl: cannot open it for writing"):
         _run(folder)
     assert list(folder.iterdir()) == [] and not header_path(folder).exists()
 
@@ -126,7 +127,7 @@ def test_a_folder_as_the_log_is_refused(tmp_path: Path) -> None:
 def test_a_symbolic_link_to_nothing_is_refused_and_its_target_not_made(tmp_path: Path) -> None:
     link = tmp_path / "run.jsonl"
     link.symlink_to(tmp_path / "elsewhere" / "target.jsonl")
-    with pytest.raises(RunLogError, match="symbolic link to nothing"):
+    with pytest.raises(FieldError, match="symbolic link to nothing"):
         _run(link)
     assert not (tmp_path / "elsewhere").exists() and not header_path(link).exists()
 
@@ -161,7 +162,7 @@ def test_a_resume_that_drops_a_torn_line_keeps_the_file_locked(log: Path, tmp_pa
     header = read_run_log(log).header
     with RunLogWriter(log, header) as writer:
         assert not read_run_log(log).truncated_tail
-        with pytest.raises(RunLogError, match="another process"):
+        with pytest.raises(FieldError, match="another process"):
             RunLogWriter(other, header)
         assert len(writer.done) == 4
 
@@ -175,7 +176,7 @@ def test_a_retry_that_rewrites_the_log_locks_the_new_file(log: Path) -> None:
     header = read_run_log(log).header
     with RunLogWriter(log, header, retry_failed=True) as writer:
         assert len(writer.attempts) == 1
-        with pytest.raises(RunLogError, match="another process"):
+        with pytest.raises(FieldError, match="another process"):
             RunLogWriter(log, header)  # the renamed-in step file is locked too
     assert len(read_run_log(log).steps) == 3
 
@@ -226,7 +227,7 @@ def test_an_interrupted_index_build_still_keeps_its_partitions(
 
 
 def test_a_log_in_a_read_only_folder_is_refused(read_only_disk: Path) -> None:
-    with pytest.raises(RunLogError, match="cannot open it for writing"):
+    with pytest.raises(FieldError, match="cannot open it for writing"):
         _run(read_only_disk / "inside" / "run.jsonl")
 
 
@@ -242,7 +243,7 @@ def test_writers_racing_for_a_new_log_one_wins(tmp_path: Path) -> None:
         try:
             writers.append(RunLogWriter(out, header))
             results.append("won")
-        except RunLogError:
+        except FieldError:
             results.append("refused")
 
     threads = [threading.Thread(target=race) for _ in range(8)]

@@ -15,8 +15,9 @@ from hypothesis import strategies as st
 
 from pastcast import safejson
 from pastcast.app import split_agent_option
+from pastcast.errors import FieldError
 from pastcast.markets import TemporalSplit
-from pastcast.runlog import RunLogError, read_run_log
+from pastcast.runlog import read_run_log
 
 SRC = Path(__file__).parents[2] / "src"
 JSONISH = st.text(alphabet='[]{}":,0123456789.eE-+\\ntrufalsN \x00\udcff', max_size=200)
@@ -105,5 +106,5 @@ def test_run_logs_of_any_bytes_are_read_or_refused_in_one_line(data: bytes) -> N
         (Path(tmp) / "run.header.json").write_bytes(data[:100])
         try:
             read_run_log(log)
-        except RunLogError as exc:
+        except FieldError as exc:
             _one_line(exc)

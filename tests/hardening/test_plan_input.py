@@ -16,9 +16,10 @@ import pytest
 from typer.testing import CliRunner
 
 from pastcast.agents import agent_spec
-from pastcast.app import AppError, parse_agent_option
+from pastcast.app import parse_agent_option
 from pastcast.cli import app
-from pastcast.runner import PlanError, load_plan
+from pastcast.errors import FieldError
+from pastcast.runner import load_plan
 
 MODEL = '[[models]]\nspec = "openai:gpt-4o-mini"\n'
 YMODEL = "models:\n  - spec: openai:gpt-4o-mini\n"
@@ -127,7 +128,7 @@ def test_a_nasty_plan_is_refused_in_one_line_naming_the_file(tmp_path: Path, cas
     name, text, message = PLANS[case]
     path = tmp_path / name
     path.write_text(text, encoding="utf-8")
-    with pytest.raises(PlanError) as info:
+    with pytest.raises(FieldError) as info:
         load_plan(path)
     error = str(info.value)
     assert error.startswith(f"{path}: ") and "\n" not in error, error
@@ -201,6 +202,6 @@ def test_nasty_agent_arguments_are_refused_naming_the_argument(case: str) -> Non
     ],
 )
 def test_the_command_line_refuses_them_too(option: str, message: str) -> None:
-    with pytest.raises(AppError, match=re.escape(message)) as info:
+    with pytest.raises(FieldError, match=re.escape(message)) as info:
         parse_agent_option(option)
     assert info.value.field == "agents" and info.value.reason.startswith(f"{option!r}: ")

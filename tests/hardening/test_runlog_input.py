@@ -1,4 +1,4 @@
-"""Run logs: any text a model returns can be written; a bad log is a one-line RunLogError naming
+"""Run logs: any text a model returns can be written; a bad log is a one-line FieldError naming
 the file and line; a truncated log is reported as such by the commands that read it."""
 
 from __future__ import annotations
@@ -12,7 +12,8 @@ from typer.testing import CliRunner
 from _tiny import ListBackend, tiny_dataset, tiny_documents
 from pastcast.agents import agent_spec
 from pastcast.cli import app
-from pastcast.runlog import RunLogError, RunLogWriter, header_path, read_run_log
+from pastcast.errors import FieldError
+from pastcast.runlog import RunLogWriter, header_path, read_run_log
 from pastcast.runner import RunConfig, run_benchmark
 
 runner = CliRunner()
@@ -55,7 +56,7 @@ def test_a_bad_line_is_a_one_line_error_naming_the_file_and_line(
     with log.open("ab") as fh:
         fh.write(line)
     lineno = len(log.read_bytes().splitlines())
-    with pytest.raises(RunLogError, match=reason) as err:
+    with pytest.raises(FieldError, match=reason) as err:
         read_run_log(log)
     assert str(err.value).startswith(f"{log}:{lineno}: ")
     result = runner.invoke(app, ["score", str(log)])
@@ -68,7 +69,7 @@ def test_a_bad_line_is_a_one_line_error_naming_the_file_and_line(
 )
 def test_a_bad_header_is_a_one_line_error_naming_it(log: Path, content: bytes) -> None:
     header_path(log).write_bytes(content)
-    with pytest.raises(RunLogError, match=r"run\.header\.json: ") as err:
+    with pytest.raises(FieldError, match=r"run\.header\.json: ") as err:
         read_run_log(log)
     assert "\n" not in str(err.value)
 

@@ -14,8 +14,9 @@ pytest.importorskip("inspect_ai")
 from inspect_ai.log import list_eval_logs, read_eval_log
 from typer.testing import CliRunner
 
-from pastcast.app import AppError, score_runs
+from pastcast.app import score_runs
 from pastcast.cli._app import app
+from pastcast.errors import FieldError
 from pastcast.integrations.inspect import (
     STORE_KEY,
     export_inspect_logs,
@@ -134,7 +135,7 @@ def test_the_export_replaces_only_its_own_folder(recorded: Path, tmp_path: Path)
     mine = tmp_path / "mine"
     mine.mkdir()
     (mine / "notes.txt").write_text("keep me")
-    with pytest.raises(AppError) as err:
+    with pytest.raises(FieldError) as err:
         export_inspect_logs([recorded], mine)
     assert err.value.field == "out"
     assert (mine / "notes.txt").read_text() == "keep me"

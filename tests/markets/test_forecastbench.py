@@ -15,12 +15,8 @@ from typer.testing import CliRunner
 from pastcast.cli._app import app
 from pastcast.cutoff import last_complete_day
 from pastcast.dataset import load_dataset
-from pastcast.markets.sources import (
-    ForecastBenchError,
-    download_files,
-    html_to_text,
-    read_forecastbench,
-)
+from pastcast.errors import FieldError
+from pastcast.markets.sources import download_files, html_to_text, read_forecastbench
 
 FIXTURES = Path(__file__).parent / "fixtures"
 
@@ -82,16 +78,14 @@ def test_malformed_inputs_name_file_line_and_field(tmp_path: Path) -> None:
     lines = csv_path.read_text().splitlines()
     lines[3] = "polymarket,0xaaa,2025-01-14,abc"
     csv_path.write_text("\n".join(lines) + "\n")
-    with pytest.raises(ForecastBenchError, match=r"daily_values\.csv:4: field value"):
+    with pytest.raises(FieldError, match=r"daily_values\.csv:4: field value"):
         read_forecastbench(root)
     shutil.copy(FIXTURES / "fb" / "derived" / "values.fixture.csv", csv_path)
     jl = root / "derived" / "markets_resolved.jsonl"
     recs = [json.loads(x) for x in jl.read_text().splitlines()]
     recs[1]["market_info_open_datetime"] = "yesterday"
     jl.write_text("".join(json.dumps(r) + "\n" for r in recs))
-    with pytest.raises(
-        ForecastBenchError, match=r"markets_resolved\.jsonl:2: field market_info_open"
-    ):
+    with pytest.raises(FieldError, match=r"markets_resolved\.jsonl:2: field market_info_open"):
         read_forecastbench(root)
 
 

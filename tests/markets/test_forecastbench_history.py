@@ -15,8 +15,9 @@ from typer.testing import CliRunner
 from pastcast.cli._app import app
 from pastcast.cutoff import last_complete_day
 from pastcast.dataset import load_dataset
+from pastcast.errors import FieldError
 from pastcast.markets import build_dataset, make_schedule
-from pastcast.markets.sources import HISTORY_REPO_HINT, ForecastBenchError, read_forecastbench
+from pastcast.markets.sources import HISTORY_REPO_HINT, read_forecastbench
 
 runner = CliRunner()
 
@@ -60,7 +61,7 @@ def test_an_unreadable_nightly_version_is_counted_not_fatal(tmp_path: Path) -> N
 
 
 def test_a_folder_that_is_not_a_clone_is_one_error(tmp_path: Path, clone: Path) -> None:
-    with pytest.raises(ForecastBenchError, match=r"--history-repo .*not a readable git clone"):
+    with pytest.raises(FieldError, match=r"--history-repo .*not a readable git clone"):
         read_forecastbench(clone, history=tmp_path)
 
 

@@ -14,8 +14,8 @@ from release_factories import release_row, write_release
 from typer.testing import CliRunner
 
 from pastcast.cli import app
-from pastcast.dataset import DatasetFormatError
-from pastcast.markets.sources import ForecastBenchError, load_release, read_forecastbench
+from pastcast.errors import FieldError
+from pastcast.markets.sources import load_release, read_forecastbench
 
 FIXTURES = Path(__file__).parent / "fixtures"
 BEFORE_OPEN_NOTE = "forecast dates before the question opened, dropped"
@@ -86,14 +86,14 @@ def test_a_question_without_visible_text_is_refused_naming_file_line_field(
 ) -> None:
     root = _fb(tmp_path)
     _edit(root, lambda recs: [{**recs[0], "question": title}, *recs[1:]])
-    with pytest.raises(ForecastBenchError, match=r"markets_resolved\.jsonl:1: field title: "):
+    with pytest.raises(FieldError, match=r"markets_resolved\.jsonl:1: field title: "):
         read_forecastbench(root)
 
 
 def test_a_release_without_its_eval_file_is_refused(tmp_path: Path) -> None:
     write_release(tmp_path, [release_row("b")], [])
     (tmp_path / "questions" / "eval.parquet").unlink()
-    with pytest.raises(DatasetFormatError, match=r"eval\.parquet: missing"):
+    with pytest.raises(FieldError, match=r"eval\.parquet: missing"):
         load_release(tmp_path)
 
 

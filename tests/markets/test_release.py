@@ -11,7 +11,7 @@ from release_factories import release_row as _row
 from release_factories import write_release as _write
 
 from pastcast.cutoff import DayConvention
-from pastcast.dataset import DatasetFormatError
+from pastcast.errors import FieldError
 from pastcast.markets.sources import load_release
 
 
@@ -38,5 +38,5 @@ def test_binary_and_multi_neg_risk_rows(tmp_path: Path) -> None:
 
 def test_bad_rows_name_file_row_and_field(tmp_path: Path) -> None:
     _write(tmp_path, [_row("b"), _row("x", resolved_label="Maybe")], [])
-    with pytest.raises(DatasetFormatError, match=r"train\.parquet: row 1: field resolved_label"):
+    with pytest.raises(FieldError, match=r"train\.parquet: row 1: field resolved_label"):
         load_release(tmp_path)

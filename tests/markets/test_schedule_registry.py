@@ -10,6 +10,7 @@ import pytest
 from markets_factories import binary
 
 from pastcast.cutoff import cutoff_for_day
+from pastcast.errors import FieldError
 from pastcast.markets import (
     DojoSchedule,
     HindcastSchedule,
@@ -20,7 +21,6 @@ from pastcast.markets import (
     schedules,
 )
 from pastcast.records import DailyBelief, Event, Resolution, StepSpec
-from pastcast.registry import RegistryError
 
 
 @dataclass(frozen=True)
@@ -57,7 +57,7 @@ def test_built_in_schedules_by_name() -> None:
     assert make_schedule("hindcast", corpus_end=end) == HindcastSchedule(corpus_end=end)
     assert make_schedule("lookback", corpus_end=end) == LookbackSchedule()
     assert schedules.build("lookback", fractions=(0.5,)) == LookbackSchedule(fractions=(0.5,))
-    with pytest.raises(RegistryError, match=r"schedule 'lookback': .*'buffer_days'"):
+    with pytest.raises(FieldError, match=r"schedule 'lookback': .*'buffer_days'"):
         schedules.build("lookback", buffer_days=3)
     with pytest.raises(ValueError, match=r"unknown schedule 'weekly' \(known: .*dojo"):
         make_schedule("weekly")

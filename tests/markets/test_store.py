@@ -14,7 +14,6 @@ from markets_factories import at, binary
 
 from pastcast.dataset import (
     Dataset,
-    DatasetFormatError,
     content_hash,
     load_dataset,
     read_manifest,
@@ -22,6 +21,7 @@ from pastcast.dataset import (
     save_dataset,
     with_content_id,
 )
+from pastcast.errors import FieldError
 from pastcast.records import DailyBelief, Event, Resolution, StepSpec
 
 
@@ -136,28 +136,28 @@ def _rewrite(path: Path, column: str, row: int, value: object) -> None:
 def test_bad_probability_names_file_row_and_field(tmp_path: Path) -> None:
     save_dataset(_dataset(), tmp_path / "ds")
     _rewrite(tmp_path / "ds" / "beliefs.parquet", "prob", 3, 1.7)
-    with pytest.raises(DatasetFormatError, match=r"beliefs\.parquet: row \d+: field probs"):
+    with pytest.raises(FieldError, match=r"beliefs\.parquet: row \d+: field probs"):
         load_dataset(tmp_path / "ds")
 
 
 def test_bad_event_kind_names_file_row_and_field(tmp_path: Path) -> None:
     save_dataset(_dataset(), tmp_path / "ds")
     _rewrite(tmp_path / "ds" / "events.parquet", "kind", 1, "ternary")
-    with pytest.raises(DatasetFormatError, match=r"events\.parquet: row 1: field kind"):
+    with pytest.raises(FieldError, match=r"events\.parquet: row 1: field kind"):
         load_dataset(tmp_path / "ds")
 
 
 def test_post_resolution_step_is_rejected(tmp_path: Path) -> None:
     save_dataset(_dataset(), tmp_path / "ds")
     _rewrite(tmp_path / "ds" / "steps.parquet", "cutoff", 0, at("2025-07-30"))
-    with pytest.raises(DatasetFormatError, match=r"steps\.parquet: row 0: field cutoff"):
+    with pytest.raises(FieldError, match=r"steps\.parquet: row 0: field cutoff"):
         load_dataset(tmp_path / "ds")
 
 
 def test_post_resolution_belief_is_rejected(tmp_path: Path) -> None:
     save_dataset(_dataset(), tmp_path / "ds")
     _rewrite(tmp_path / "ds" / "beliefs.parquet", "day", 0, date(2025, 6, 1) + timedelta(days=60))
-    with pytest.raises(DatasetFormatError, match=r"beliefs\.parquet.*field day"):
+    with pytest.raises(FieldError, match=r"beliefs\.parquet.*field day"):
         load_dataset(tmp_path / "ds")
 
 
@@ -165,12 +165,12 @@ def test_corruption_and_version_are_detected(tmp_path: Path) -> None:
     save_dataset(_dataset(), tmp_path / "ds")
     with (tmp_path / "ds" / "steps.parquet").open("ab") as fh:
         fh.write(b"junk")
-    with pytest.raises(DatasetFormatError, match=r"steps\.parquet: sha256"):
+    with pytest.raises(FieldError, match=r"steps\.parquet: sha256"):
         load_dataset(tmp_path / "ds")
     manifest = json.loads((tmp_path / "ds" / "manifest.json").read_text())
     manifest["format_version"] = 99
     (tmp_path / "ds" / "manifest.json").write_text(json.dumps(manifest))
-    with pytest.raises(DatasetFormatError, match="format_version"):
+    with pytest.raises(FieldError, match="format_version"):
         load_dataset(tmp_path / "ds")
-    with pytest.raises(DatasetFormatError, match=r"manifest\.json: missing"):
+    with pytest.raises(FieldError, match=r"manifest\.json: missing"):
         load_dataset(tmp_path)

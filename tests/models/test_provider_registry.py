@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 
+from pastcast.errors import FieldError
 from pastcast.models import (
     ChatRequest,
     ModelSpec,
@@ -17,7 +18,7 @@ from pastcast.models import (
 )
 from pastcast.models._openai import OpenAICompatibleModel
 from pastcast.records import Message
-from pastcast.registry import Registry, RegistryError
+from pastcast.registry import Registry
 
 
 def test_known_prefixes() -> None:
@@ -86,6 +87,6 @@ def test_register_custom_provider() -> None:
     with pytest.raises(ValueError, match="already registered"):
         register_provider("echo-test")(_echo)
     # Options are checked against the provider's signature before it runs.
-    with pytest.raises(RegistryError, match=r"model provider 'echo-test': .*'temperature'"):
+    with pytest.raises(FieldError, match=r"model provider 'echo-test': .*'temperature'"):
         resolve_model("echo-test:x", temperature=0.5)
     assert isinstance(providers, Registry) and providers.group == "pastcast.model_providers"

@@ -285,6 +285,7 @@ def test_the_cycle_check_finds_a_cycle() -> None:
 LAYERS: list[set[str]] = [
     {
         "cutoff",
+        "errors",
         "safejson",
         "owned",
         "textfiles",
@@ -487,14 +488,14 @@ def test_the_arena_imports_only_public_names_of_pastcast() -> None:
 
 def test_the_arena_boundary_check_sees_a_private_name() -> None:
     planted = {
-        "planted.py": "from pastcast.app._errors import AppError\n"
+        "planted.py": "from pastcast.app._replays import open_replay\n"
         "from pastcast.cli import printable\n"
-        "from pastcast.app import AppError, open_replay\n"
+        "from pastcast.errors import FieldError\n"
         "from pastcast import safejson\n"
         "def later() -> None:\n    import pastcast.runner._run\n",
     }
     assert arena_boundary_violations(planted) == [
-        "planted.py:1: pastcast.app._errors.AppError (not a public module of pastcast)",
+        "planted.py:1: pastcast.app._replays.open_replay (not a public module of pastcast)",
         "planted.py:2: pastcast.cli.printable (not in pastcast.cli.__all__)",
         "planted.py:6: pastcast.runner._run (not a public module of pastcast)",
     ]
@@ -566,3 +567,59 @@ def test_the_core_loads_without_the_arena() -> None:
     )
     ran = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
     assert ran.returncode == 0 and ran.stdout.strip() == "ok", ran.stderr[-2000:]
+
+
+# One error type names what cannot be used: a public exception class of pastcast that is a
+# ValueError is ``pastcast.errors.FieldError`` or one of its kinds, so each layer raises it where
+# it checks what it is given and the layers above pass it through instead of translating it.
+# Private classes never leave their module; ``JsonRefused`` is the JSON decoder's own error.
+NOT_FIELD_ERRORS = {"JsonRefused"}
+_VALUE_ERRORS = {"ValueError", "JSONDecodeError", "UnicodeDecodeError", "ValidationError"}
+
+
+def _base_name(node: ast.expr) -> str:
+    return node.attr if isinstance(node, ast.Attribute) else getattr(node, "id", "")
+
+
+def value_errors_outside_field_error(sources: dict[str, str]) -> list[str]:
+    """``module.Class`` of each public class that derives from ValueError but not FieldError."""
+    bases: dict[str, set[str]] = {}
+    where: dict[str, str] = {}
+    for module, text in sources.items():
+        for node in ast.walk(ast.parse(text)):
+            if isinstance(node, ast.ClassDef):
+                bases.setdefault(node.name, set()).update(_base_name(b) for b in node.bases)
+                where[node.name] = module
+
+    def derives(name: str, roots: set[str], seen: frozenset[str] = frozenset()) -> bool:
+        if name in roots:
+            return True
+        return any(derives(b, roots, seen | {name}) for b in bases.get(name, set()) - seen)
+
+    return sorted(
+        f"{where[c]}.{c}"
+        for c in bases
+        if c != "FieldError"
+        and not c.startswith("_")
+        and c not in NOT_FIELD_ERRORS
+        and derives(c, _VALUE_ERRORS)
+        and not derives(c, {"FieldError"})
+    )
+
+
+def test_every_value_error_of_pastcast_is_a_field_error() -> None:
+    assert value_errors_outside_field_error(_module_sources()) == []
+
+
+def test_the_field_error_check_sees_another_value_error() -> None:
+    planted = {
+        **_module_sources(),
+        "pastcast.runlog._planted": "class LogBroken(ValueError):\n    pass\n"
+        "class Worse(LogBroken):\n    pass\n"
+        "class Named(FieldError):\n    pass\n"
+        "class _Inner(ValueError):\n    pass\n",
+    }
+    assert value_errors_outside_field_error(planted) == [
+        "pastcast.runlog._planted.LogBroken",
+        "pastcast.runlog._planted.Worse",
+    ]

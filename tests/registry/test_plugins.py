@@ -25,9 +25,9 @@ from pastcast.agents import (
 from pastcast.cli import app
 from pastcast.cli._app import plugin_commands
 from pastcast.corpus.sources import open_source, sources
+from pastcast.errors import FieldError
 from pastcast.markets import make_schedule, schedules
 from pastcast.models import providers, resolve_model
-from pastcast.registry import RegistryError
 
 runner = CliRunner()
 
@@ -109,7 +109,7 @@ def test_plugin_agent_is_listed_and_built(plugin: None) -> None:
     spec = agent_spec("thirdparty-sure", yes=0.8)
     assert build_agent(spec).yes == 0.8  # type: ignore[attr-defined]
     assert prompts_for([spec]) == {}
-    with pytest.raises(RegistryError, match=r"'no'.*accepted arguments: yes"):
+    with pytest.raises(FieldError, match=r"'no'.*accepted arguments: yes"):
         agent_spec("thirdparty-sure", no=0.1)
 
 
@@ -215,7 +215,8 @@ def test_an_uninstalled_plugin_command_is_gone(
 def test_a_plugin_adds_report_sections(additions: None, tmp_path: Path) -> None:
     pytest.importorskip("jinja2", reason="the report needs the reports extra")
     from _tiny import ListBackend, tiny_dataset, tiny_documents
-    from pastcast.app import AppError, report_runs
+    from pastcast.app import report_runs
+    from pastcast.errors import FieldError
     from pastcast.runner import RunConfig, run_benchmark
 
     log = tmp_path / "run" / "run.jsonl"
@@ -229,6 +230,6 @@ def test_a_plugin_adds_report_sections(additions: None, tmp_path: Path) -> None:
         sections={"thirdparty": tmp_path / "given"},
     )  # fmt: skip
     assert str(tmp_path / "given") in again.written.html.read_text()
-    with pytest.raises(AppError) as err:
+    with pytest.raises(FieldError) as err:
         report_runs([log], tmp_path / "x", bootstrap=0, sections={"nosuch": tmp_path})
     assert err.value.field == "nosuch" and "thirdparty" in err.value.reason

@@ -12,7 +12,8 @@ from typing import TYPE_CHECKING
 import pytest
 
 from _plugins import install_plugin
-from pastcast.registry import ComponentSpec, Registry, RegistryError, all_registries
+from pastcast.errors import FieldError
+from pastcast.registry import ComponentSpec, Registry, all_registries
 
 if TYPE_CHECKING:
     from collections.abc import Sized as CheckersOnly  # no such name here at run time
@@ -58,14 +59,14 @@ def test_arguments_are_checked_before_the_factory_runs() -> None:
     calls: list[int] = []
     reg.add("counted", lambda size: calls.append(size) or Widget(size))
     with pytest.raises(
-        RegistryError,
+        FieldError,
         match=r"widget 'square': .*'shape'.*accepted arguments: "
         r"size, colour",
     ):
         reg.build("square", size=1, shape="x")
-    with pytest.raises(RegistryError, match=r"argument 'size' is required"):
+    with pytest.raises(FieldError, match=r"argument 'size' is required"):
         reg.spec("square", colour="red")
-    with pytest.raises(RegistryError, match="counted"):
+    with pytest.raises(FieldError, match="counted"):
         reg.build("counted", 1, 2)
     assert calls == []
 
@@ -86,7 +87,7 @@ def test_argument_types_are_checked_for_every_caller(args: dict[str, object], me
         lambda: reg.check_args("square", args),
     )
     for call in calls:
-        with pytest.raises(RegistryError, match=re.escape(message)) as caught:
+        with pytest.raises(FieldError, match=re.escape(message)) as caught:
             call()
         text = str(caught.value)
         assert text.startswith("widget 'square': ") and "\n" not in text and len(text) < 300
@@ -117,19 +118,19 @@ def test_a_type_pydantic_cannot_resolve_is_passed_as_given() -> None:
 
 def test_unknown_names_list_known_ones_and_duplicates_are_refused() -> None:
     reg = _widgets()
-    with pytest.raises(RegistryError, match=r"unknown widget 'hexagon' \(known: round, square\)"):
+    with pytest.raises(FieldError, match=r"unknown widget 'hexagon' \(known: round, square\)"):
         reg.get("hexagon")
-    with pytest.raises(RegistryError, match="already registered"):
+    with pytest.raises(FieldError, match="already registered"):
         reg.add("round", Widget)
     reg.add("round", Widget, replace=True, description="replaced")
     assert reg.get("round").description == "replaced"
     reg.remove("round")
     assert reg.names() == ("square",)
-    with pytest.raises(RegistryError, match="unknown widget 'round'"):
+    with pytest.raises(FieldError, match="unknown widget 'round'"):
         reg.remove("round")
-    with pytest.raises(RegistryError, match="empty or padded"):
+    with pytest.raises(FieldError, match="empty or padded"):
         reg.add(" round", Widget)
-    assert isinstance(RegistryError("x"), ValueError)
+    assert isinstance(FieldError("", "x"), ValueError)
 
 
 def test_spec_records_and_rebuilds() -> None:
@@ -138,7 +139,7 @@ def test_spec_records_and_rebuilds() -> None:
     assert spec == ComponentSpec(kind="widget", name="square", args={"size": 4})
     again = ComponentSpec.model_validate_json(spec.model_dump_json())
     assert reg.rebuild(again).size == 4
-    with pytest.raises(RegistryError, match="a gadget spec cannot build a widget"):
+    with pytest.raises(FieldError, match="a gadget spec cannot build a widget"):
         reg.rebuild(ComponentSpec(kind="gadget", name="square"))
 
 
@@ -175,7 +176,7 @@ def test_entry_point_plugins_are_found_and_forgotten(
     assert "star" in reg
     assert reg.get("star").description == "A star from a plugin."
     assert reg.build("star", points=7).points == 7  # type: ignore[attr-defined]
-    with pytest.raises(RegistryError, match="accepted arguments: points"):
+    with pytest.raises(FieldError, match="accepted arguments: points"):
         reg.build("star", corners=3)
     # A fresh registry of the same group finds it without a reload.
     assert "star" in _widgets(group).names()
@@ -227,7 +228,7 @@ def test_broken_plugins_are_named(tmp_path: Path, monkeypatch: pytest.MonkeyPatc
     reg: Registry[object] = Registry("widget", group=group)
     for _ in range(2):  # the failure is reported every time, not once and then hidden
         with pytest.raises(
-            RegistryError,
+            FieldError,
             match=r"entry point 'broken' of group 'pastcast-test.broken-widgets' "
             r"\(tests_broken_widgets:make\) failed to load: ModuleNotFoundError",
         ):
@@ -246,7 +247,7 @@ def test_plugins_that_are_not_factories_or_clash_are_refused(
         entry_points={group: {"number": "tests_odd_widgets:NOT_CALLABLE"}},
     )
     reg: Registry[object] = Registry("widget", group=group)
-    with pytest.raises(RegistryError, match=r"'number' .* is not callable"):
+    with pytest.raises(FieldError, match=r"'number' .* is not callable"):
         reg.names()
 
     clash = "pastcast-test.clashing-widgets"
@@ -257,7 +258,7 @@ def test_plugins_that_are_not_factories_or_clash_are_refused(
         modules={"tests_clashing_widgets": _PLUGIN},
         entry_points={clash: {"square": "tests_clashing_widgets:make_star"}},
     )
-    with pytest.raises(RegistryError, match="a widget 'square' is already registered"):
+    with pytest.raises(FieldError, match="a widget 'square' is already registered"):
         _widgets(clash).names()
 
 
@@ -280,7 +281,7 @@ def test_a_factory_registered_by_reference_is_imported_on_first_use(
     assert entry.description == "A star from a plugin."  # the docstring: imported now
     assert entry.loaded and "tests_lazy_widgets.stars" in sys.modules
     assert reg.build("star", points=7).points == 7  # type: ignore[attr-defined]
-    with pytest.raises(RegistryError, match="widget 'star': argument 'points' must be int"):
+    with pytest.raises(FieldError, match="widget 'star': argument 'points' must be int"):
         reg.check_args("star", {"points": "seven"})
     reg.add("dotted", "tests_lazy_widgets.stars:Star.__init__", description="Given.")
     assert reg.get("dotted").description == "Given." and not reg.get("dotted").loaded
@@ -303,17 +304,17 @@ def test_a_reference_that_does_not_load_is_named_on_every_use(
     assert reg.names() == ("absent", "missing", "number", "round", "square")
     for _ in range(2):
         with pytest.raises(
-            RegistryError,
+            FieldError,
             match=r"widget 'missing' \(tests_no_such_module:make\) failed to load: "
             r"ModuleNotFoundError",
         ):
             reg.build("missing")
-    with pytest.raises(RegistryError, match=r"widget 'absent' .* failed to load: AttributeError"):
+    with pytest.raises(FieldError, match=r"widget 'absent' .* failed to load: AttributeError"):
         reg.get("absent").parameters()
-    with pytest.raises(RegistryError, match=r"widget 'number' .* is not callable"):
+    with pytest.raises(FieldError, match=r"widget 'number' .* is not callable"):
         reg.spec("number")
     for bad in ("no_colon", "a.b:", ":attr", "a b:c", "a:b-c"):
-        with pytest.raises(RegistryError, match=r"is not a reference 'package\.module:attribute'"):
+        with pytest.raises(FieldError, match=r"is not a reference 'package\.module:attribute'"):
             reg.add("bad", bad)
 
 
@@ -341,9 +342,9 @@ def test_metadata_given_by_reference_is_imported_when_read(
     assert "tests_lazy_meta_widgets" not in sys.modules
     assert entry.meta["maker"](3).points == 3
     reg.add("broken", Widget, maker="tests_no_such_module:Star")
-    with pytest.raises(RegistryError, match=r"widget 'broken' maker \(tests_no_such_module:Star\)"):
+    with pytest.raises(FieldError, match=r"widget 'broken' maker \(tests_no_such_module:Star\)"):
         reg.get("broken").meta.get("maker")
-    with pytest.raises(RegistryError, match="is not a reference"):
+    with pytest.raises(FieldError, match="is not a reference"):
         reg.add("bad", Widget, maker="not a reference")
 
 

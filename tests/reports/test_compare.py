@@ -13,8 +13,9 @@ import pytest
 from scoring_builders import make_step
 from typer.testing import CliRunner
 
-from pastcast.app import AppError, compare_runs, score_runs
+from pastcast.app import compare_runs, score_runs
 from pastcast.cli._app import app
+from pastcast.errors import FieldError
 from pastcast.reports import Runs, compare_selections, paired_table, scorecard
 from pastcast.reports.html import report_tables
 from pastcast.runlog import RunLogWriter, header_path, read_run_log
@@ -109,7 +110,7 @@ def test_compare_refuses_other_datasets_and_logs_without_shared_steps(
 ) -> None:
     base, tuned = world_runs
     other = _copy_with(tuned, tmp_path / "other", dataset_id="world-v2:seed=1")
-    with pytest.raises(AppError) as err:
+    with pytest.raises(FieldError) as err:
         compare_runs(base, other, bootstrap=0)
     assert err.value.field == "tuned" and "same dataset" in err.value.reason
     got = runner.invoke(app, ["compare", str(base), str(other)])
@@ -119,14 +120,14 @@ def test_compare_refuses_other_datasets_and_logs_without_shared_steps(
     lonely = tmp_path / "lonely" / "run.jsonl"
     with RunLogWriter(lonely, head) as writer:
         writer.write(make_step({"Yes": 0.5}, agent="base-rate", event_id="nowhere"))
-    with pytest.raises(AppError) as err:
+    with pytest.raises(FieldError) as err:
         compare_runs(lonely, tuned, bootstrap=0)
     assert err.value.field == "tuned" and "shares no step" in err.value.reason
 
-    with pytest.raises(AppError) as err:
+    with pytest.raises(FieldError) as err:
         compare_runs(base, base)
     assert err.value.field == "tuned" and "same run" in err.value.reason
-    with pytest.raises(AppError) as err:
+    with pytest.raises(FieldError) as err:
         compare_runs(base, tuned, tuned_agent="nobody")
     assert err.value.field == "tuned_agent"
 
@@ -207,11 +208,11 @@ def test_two_runs_of_one_agent_pair_across_runs(recorded_log: Path, tmp_path: Pa
 
 def test_an_agent_of_the_other_log_is_not_found_in_this_one(world_runs: tuple[Path, Path]) -> None:
     base, tuned = world_runs  # base-rate only in base, heuristic only in tuned
-    with pytest.raises(AppError) as err:
+    with pytest.raises(FieldError) as err:
         compare_runs(base, tuned, tuned_agent="base-rate", bootstrap=0)
     assert err.value.field == "tuned_agent" and "no such agent" in err.value.reason
     assert "heuristic@memory_free" in err.value.reason  # what the log does hold
-    with pytest.raises(AppError) as err:
+    with pytest.raises(FieldError) as err:
         compare_runs(base, tuned, base_agent="heuristic@memory_free", bootstrap=0)
     assert err.value.field == "base_agent"
 

@@ -13,12 +13,12 @@ import pytest
 
 from _tiny import ListBackend, tiny_dataset, tiny_documents
 from pastcast.agents import agent_spec
+from pastcast.errors import FieldError
 from pastcast.records import Notebook
 from pastcast.runlog import (
     SCHEMA_VERSION,
     AgentSpec,
     RunHeader,
-    RunLogError,
     RunLogWriter,
     header_path,
     read_run_log,
@@ -86,11 +86,11 @@ def test_a_step_file_without_its_header_is_refused_naming_it(tmp_path: Path) -> 
     cfg = RunConfig(agents=(agent_spec("uniform"),))
     run_benchmark(tiny_dataset(), ListBackend(tiny_documents()), cfg, out, progress=False)
     header_path(out).unlink()
-    with pytest.raises(RunLogError, match=r"run\.jsonl:1: no run header: run\.header\.json"):
+    with pytest.raises(FieldError, match=r"run\.jsonl:1: no run header: run\.header\.json"):
         read_run_log(out)
-    with pytest.raises(RunLogError, match=r"run\.jsonl:1: no run header"):
+    with pytest.raises(FieldError, match=r"run\.jsonl:1: no run header"):
         run_benchmark(tiny_dataset(), ListBackend(tiny_documents()), cfg, out, progress=False)
-    with pytest.raises(RunLogError, match=r"run\.header\.json: pass the step file"):
+    with pytest.raises(FieldError, match=r"run\.header\.json: pass the step file"):
         read_run_log(tmp_path / "run.header.json")
 
 
@@ -113,7 +113,7 @@ def test_a_schema_1_log_is_not_resumed(tmp_path: Path) -> None:
     shutil.copy(V1, out)
     before = out.read_text()
     cfg = RunConfig(agents=(agent_spec("uniform"),))
-    with pytest.raises(RunLogError, match=r"run-log schema 1; this run writes schema 3"):
+    with pytest.raises(FieldError, match=r"run-log schema 1; this run writes schema 3"):
         run_benchmark(tiny_dataset(), ListBackend(tiny_documents()), cfg, out, progress=False)
     assert out.read_text() == before and not header_path(out).exists()
 
@@ -158,7 +158,7 @@ def test_a_schema_2_log_is_not_resumed(tmp_path: Path) -> None:
     shutil.copy(header_path(V2), header_path(out))
     before = out.read_text()
     cfg = RunConfig(agents=(agent_spec("heuristic", setting="memory_on"),))
-    with pytest.raises(RunLogError, match=r"run-log schema 2; this run writes schema 3") as err:
+    with pytest.raises(FieldError, match=r"run-log schema 2; this run writes schema 3") as err:
         run_benchmark(tiny_dataset(), ListBackend(tiny_documents()), cfg, out, progress=False)
     assert "\n" not in str(err.value)
     assert out.read_text() == before

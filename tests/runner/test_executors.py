@@ -10,7 +10,7 @@ import pytest
 from scale_world import model_agents, synthetic_backend, synthetic_dataset
 from scripted_provider import ProviderState
 
-from pastcast.registry import RegistryError
+from pastcast.errors import FieldError
 from pastcast.runlog import read_run_log
 from pastcast.runner import LocalExecutor, RunConfig, executors, run_benchmark
 
@@ -51,5 +51,5 @@ def test_episodes_run_in_parallel_and_memory_on_chains_in_order(
 def test_executors_are_registered_and_checked() -> None:
     assert {"local", "dask"} <= set(executors.names())
     assert isinstance(executors.build("local", threads=3), LocalExecutor)
-    with pytest.raises(RegistryError, match="accepted arguments"):
+    with pytest.raises(FieldError, match="accepted arguments"):
         executors.build("local", thread=3)

@@ -9,7 +9,8 @@ import pytest
 
 from _tiny import ListBackend, tiny_dataset, tiny_documents
 from pastcast.agents import agent_spec
-from pastcast.runlog import RunLogError, RunLogWriter, read_run_log
+from pastcast.errors import FieldError
+from pastcast.runlog import RunLogWriter, read_run_log
 from pastcast.runner import RunConfig, run_benchmark
 
 UNIFORM = RunConfig(agents=(agent_spec("uniform"),))
@@ -24,9 +25,9 @@ def test_a_second_writer_on_the_same_log_is_refused_with_a_clear_message(tmp_pat
     _run(out)
     header = read_run_log(out).header
     with RunLogWriter(out, header):
-        with pytest.raises(RunLogError, match=r"run.jsonl is being written by another process"):
+        with pytest.raises(FieldError, match=r"run.jsonl is being written by another process"):
             RunLogWriter(out, header)
-        with pytest.raises(RunLogError, match="another process"):
+        with pytest.raises(FieldError, match="another process"):
             _run(out)
     RunLogWriter(out, header).close()  # released when the first one closes
 

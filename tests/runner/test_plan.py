@@ -11,12 +11,8 @@ from pydantic import ValidationError
 from scale_world import synthetic_dataset
 
 from pastcast.agents import agent_spec
-from pastcast.runner import (
-    PlanError,
-    estimate_plan,
-    load_plan,
-    reschedule,
-)
+from pastcast.errors import FieldError
+from pastcast.runner import estimate_plan, load_plan, reschedule
 
 
 def _write(tmp_path: Path, text: str, name: str = "plan.toml") -> Path:
@@ -76,7 +72,7 @@ MODEL = '[[models]]\nspec = "openai:gpt-4o-mini"\n'
 def test_a_bad_plan_is_refused_naming_the_file_and_key(
     tmp_path: Path, text: str, message: str
 ) -> None:
-    with pytest.raises(PlanError) as info:
+    with pytest.raises(FieldError) as info:
         load_plan(_write(tmp_path, text))
     assert str(info.value).startswith(str(tmp_path / "plan.toml") + ": ")
     assert message in str(info.value)
@@ -102,7 +98,7 @@ def test_a_bad_plan_is_refused_naming_the_file_and_key(
 def test_plan_files_refuse_repeated_keys_and_deep_nesting(
     tmp_path: Path, name: str, text: str, message: str
 ) -> None:
-    with pytest.raises(PlanError) as info:
+    with pytest.raises(FieldError) as info:
         load_plan(_write(tmp_path, text, name))
     assert str(info.value).startswith(str(tmp_path / name) + ": ")
     assert message in str(info.value) and "\n" not in str(info.value)
@@ -124,7 +120,7 @@ def test_yaml_plans_read_like_toml(tmp_path: Path) -> None:
     plan = load_plan(_write(tmp_path, text, "plan.yaml"))
     assert plan.rollouts == 3 and plan.settings == ("no_tools", "memory_on")
     with pytest.raises(
-        PlanError, match=r"plan.yml: field models\[0\].label: Input should be a valid"
+        FieldError, match=r"plan.yml: field models\[0\].label: Input should be a valid"
     ):
         load_plan(_write(tmp_path, "models:\n  - spec: openai:x\n    label: [1]\n", "plan.yml"))
 

@@ -11,8 +11,9 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
-from pastcast.app import AppError, plan_from_agents, read_plan
+from pastcast.app import plan_from_agents, read_plan
 from pastcast.cli import app
+from pastcast.errors import FieldError
 from pastcast.runlog import read_run_log
 from pastcast.runner import ExperimentPlan, deep_merge, preset, preset_names
 
@@ -126,11 +127,11 @@ def test_plan_fields_are_set_over_the_preset(tmp_path: Path) -> None:
 
 
 def test_unknown_preset_is_refused(tmp_path: Path) -> None:
-    with pytest.raises(AppError, match="preset"):
+    with pytest.raises(FieldError, match="preset"):
         plan_from_agents(["uniform"], preset="nope")
     path = tmp_path / "plan.toml"
     path.write_text('preset = "nope"\n[[agents]]\nname = "uniform"\n')
-    with pytest.raises(AppError, match="preset: unknown 'nope'"):
+    with pytest.raises(FieldError, match="preset: unknown 'nope'"):
         read_plan(path)
     out = cli.invoke(app, ["presets", "show", "nope"])
     assert out.exit_code == 2 and "unknown 'nope'" in out.output
@@ -200,5 +201,5 @@ def test_the_arena_preset_gives_the_replays_rounds() -> None:
 
     shape = preset_rounds("arena")
     assert shape == {"markets": 7, "rounds": 50, "selector": "volume-activity"}
-    with pytest.raises(AppError, match="sets nothing of arena rounds"):
+    with pytest.raises(FieldError, match="sets nothing of arena rounds"):
         preset_rounds("dojo")

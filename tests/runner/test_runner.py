@@ -11,8 +11,9 @@ import pytest
 from _tiny import ListBackend, tiny_dataset, tiny_documents
 from pastcast.agents import agent_spec, register_agent
 from pastcast.env import EnvConfig, Episode
+from pastcast.errors import FieldError
 from pastcast.records import Forecast
-from pastcast.runlog import RunLogError, header_path, read_run_log
+from pastcast.runlog import header_path, read_run_log
 from pastcast.runner import RunConfig, run_benchmark
 from pastcast.scoring import score_step
 
@@ -141,7 +142,7 @@ def test_malformed_run_logs_name_file_line_and_field(
     out = _run(tmp_path, agents=ALL_AGENTS[:1])
     lines = out.read_text().splitlines(keepends=True)
     out.write_text("".join(mutate(lines)))  # type: ignore[operator]
-    with pytest.raises(RunLogError, match=expected):
+    with pytest.raises(FieldError, match=expected):
         read_run_log(out)
 
 
@@ -162,7 +163,7 @@ def test_malformed_run_headers_name_the_file_and_field(
     out = _run(tmp_path, agents=ALL_AGENTS[:1])
     header = header_path(out)
     header.write_text(mutate(header.read_text()))  # type: ignore[operator]
-    with pytest.raises(RunLogError, match=expected):
+    with pytest.raises(FieldError, match=expected):
         read_run_log(out)
 
 
@@ -200,7 +201,7 @@ def test_resume_refuses_another_agent_list_naming_both(tmp_path: Path) -> None:
         r"run log \S*run\.jsonl was written with agents \[uniform\]; this run has "
         r"\[uniform, heuristic\]: write the run to a new run log"
     )
-    with pytest.raises(RunLogError, match=expected):
+    with pytest.raises(FieldError, match=expected):
         _run(tmp_path, agents=(agent_spec("uniform"), agent_spec("heuristic")))
     assert _steps_in(out) == before  # nothing was appended under the old header
 
@@ -227,7 +228,7 @@ def test_resume_refuses_a_changed_configuration_naming_what_differs(
     out = _run(tmp_path, agents=(agent_spec("heuristic"),))
     before = _steps_in(out)
     kw = {"agents": (agent_spec("heuristic"),), **change}
-    with pytest.raises(RunLogError, match=expected + ": write the run to a new run log"):
+    with pytest.raises(FieldError, match=expected + ": write the run to a new run log"):
         _run(tmp_path, **kw)
     assert _steps_in(out) == before
 
@@ -238,13 +239,13 @@ def test_resume_refuses_other_prompts_or_another_dataset(tmp_path: Path) -> None
     data, backend = tiny_dataset(), ListBackend(tiny_documents())
     run_benchmark(data, backend, cfg, out, prompts={"p.v1": "one"}, progress=False)
     with pytest.raises(
-        RunLogError, match=r"another text of prompt p\.v1: write the run to a new run log"
+        FieldError, match=r"another text of prompt p\.v1: write the run to a new run log"
     ):
         run_benchmark(data, backend, cfg, out, prompts={"p.v1": "two"}, progress=False)
-    with pytest.raises(RunLogError, match=r"prompts \[p\.v1\]; this run has \[p\.v1, q\.v1\]"):
+    with pytest.raises(FieldError, match=r"prompts \[p\.v1\]; this run has \[p\.v1, q\.v1\]"):
         run_benchmark(data, backend, cfg, out, prompts={"p.v1": "one", "q.v1": ""}, progress=False)
     other = dataclasses.replace(data, id="tiny-v2")
-    with pytest.raises(RunLogError, match=r"dataset 'tiny-v1'; this run has 'tiny-v2'"):
+    with pytest.raises(FieldError, match=r"dataset 'tiny-v1'; this run has 'tiny-v2'"):
         run_benchmark(other, backend, cfg, out, prompts={"p.v1": "one"}, progress=False)
 
 

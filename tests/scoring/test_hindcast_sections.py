@@ -240,10 +240,11 @@ def test_stats_recoveries_from_logs(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("bad", ["m1", "m1:agent=agent", ":agent=agent;agent=base"])
 def test_stats_recoveries_refuses_a_malformed_model_pair(tmp_path: Path, bad: str) -> None:
-    from pastcast.app import AppError, recoveries
+    from pastcast.app import recoveries
+    from pastcast.errors import FieldError
 
     log = _write_log(tmp_path, _section7())
-    with pytest.raises(AppError) as err:
+    with pytest.raises(FieldError) as err:
         recoveries([log], "agent=agent", "agent=base", models=["m1:agent=agent;agent=base", bad])
     assert err.value.field == "models[1]"
     assert "expected NAME:A_SELECTION;B_SELECTION" in err.value.reason

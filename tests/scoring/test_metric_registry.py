@@ -11,8 +11,8 @@ import numpy as np
 import pytest
 from scoring_builders import make_step
 
+from pastcast.errors import FieldError
 from pastcast.records import Forecast
-from pastcast.registry import RegistryError
 from pastcast.runlog import LOGGED_SCORES, Grading, StepRecord
 from pastcast.scoring import (
     Metric,
@@ -133,10 +133,10 @@ def test_a_malformed_metric_is_refused() -> None:
         ({"name": "abs error"}, "identifier"),
         ({"aggregate": "median"}, "aggregate must be"),
     ):
-        with pytest.raises(RegistryError, match=problem):
+        with pytest.raises(FieldError, match=problem):
             replace(good, **change)  # type: ignore[arg-type]
     metrics.register("abs_error")(_absolute_error)  # a factory whose metric has another name
-    with pytest.raises(RegistryError, match="a Metric named 'abs_error'"):
+    with pytest.raises(FieldError, match="a Metric named 'abs_error'"):
         metric("abs_error")
     with pytest.raises(ValueError, match=r"unknown metric 'nope'.*brier"):
         metric("nope")

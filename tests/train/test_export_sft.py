@@ -12,10 +12,10 @@ import pytest
 from datasets import load_dataset
 
 from pastcast.dataset import Dataset, content_hash
+from pastcast.errors import FieldError
 from pastcast.records import Message
 from pastcast.runlog import RunLog, StepRecord
 from pastcast.train import (
-    ExportError,
     OpenAiRecord,
     SftRecord,
     SplitPolicy,
@@ -156,7 +156,7 @@ def test_only_training_split_by_default_and_the_manifest_says_so(
 
 def test_an_evaluation_split_is_refused_unless_forced(split_log: RunLog, tmp_path: Path) -> None:
     out = tmp_path / "eval.jsonl"
-    with pytest.raises(ExportError, match="split 'eval' holds evaluation events"):
+    with pytest.raises(FieldError, match="split 'eval' holds evaluation events"):
         export_sft([split_log.path], out, policy=SplitPolicy(splits=("eval",)))
     assert not out.exists() and not manifest_path(out).exists()
     forced = export_sft(
@@ -168,7 +168,7 @@ def test_an_evaluation_split_is_refused_unless_forced(split_log: RunLog, tmp_pat
 
 def test_unsplit_events_are_used_only_when_selected(world_log: RunLog, tmp_path: Path) -> None:
     out = tmp_path / "world.jsonl"
-    with pytest.raises(ExportError, match=r"no steps of split train .*unsplit"):
+    with pytest.raises(FieldError, match=r"no steps of split train .*unsplit"):
         export_sft([world_log.path], out)
     assert not out.exists()
     manifest = export_sft([world_log.path], out, policy=SplitPolicy(splits=("unsplit",)))
@@ -190,7 +190,7 @@ def test_a_recorded_split_that_the_dataset_contradicts_is_refused(
         split_world.steps,
         flipped,
     )
-    with pytest.raises(ExportError, match=r"is recorded in split 'train' but dataset"):
+    with pytest.raises(FieldError, match=r"is recorded in split 'train' but dataset"):
         export_sft([split_log.path], tmp_path / "x.jsonl", datasets=[other])
 
 

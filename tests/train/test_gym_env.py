@@ -16,10 +16,11 @@ gymnasium = pytest.importorskip("gymnasium")
 from gymnasium.utils.env_checker import check_env  # noqa: E402
 
 from pastcast.dataset import Dataset  # noqa: E402
+from pastcast.errors import FieldError  # noqa: E402
 from pastcast.integrations.gym import ENV_ID, ForecastGymEnv  # noqa: E402
 from pastcast.records import Forecast  # noqa: E402
 from pastcast.runner import grade_step  # noqa: E402
-from pastcast.train import ExportError, step_rewards  # noqa: E402
+from pastcast.train import step_rewards  # noqa: E402
 
 
 def scripted_policy(obs: str, info: dict[str, Any]) -> str:
@@ -104,16 +105,16 @@ def test_reward_is_the_score_of_the_forecast_with_a_format_penalty() -> None:
 
 
 def test_the_split_guard_applies(split_world: Dataset, world_index: Any) -> None:
-    with pytest.raises(ExportError, match=r"no steps of split train .*unsplit"):
+    with pytest.raises(FieldError, match=r"no steps of split train .*unsplit"):
         ForecastGymEnv("world")
     env = ForecastGymEnv(split_world, world_index)
     assert env.steps and {split_world.splits[s.event_id] for s in env.steps} == {"train"}
-    with pytest.raises(ExportError, match="evaluation events"):
+    with pytest.raises(FieldError, match="evaluation events"):
         ForecastGymEnv(split_world, world_index, splits=("eval",))
     forced = ForecastGymEnv(split_world, world_index, splits=("eval",), force_eval=True)
     assert {split_world.splits[s.event_id] for s in forced.steps} == {"eval"}
     eval_step = forced.steps[0]
-    with pytest.raises(ExportError, match="no admitted step"):
+    with pytest.raises(FieldError, match="no admitted step"):
         env.reset(options={"event_id": eval_step.event_id, "step_index": eval_step.step_index})
     _, info = forced.reset(
         options={"event_id": eval_step.event_id, "step_index": eval_step.step_index}

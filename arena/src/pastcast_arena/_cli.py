@@ -234,7 +234,8 @@ def replay(
 ) -> None:
     """Replay resolved markets as arena rounds: agents forecast each market as of the commit
     deadline, commit, reveal and are scored per round."""
-    from pastcast.app import AppError, preset_rounds
+    from pastcast.app import preset_rounds
+    from pastcast.errors import FieldError
     from pastcast_arena._workflows import arena_replay, round_plan
 
     with undone_on_usage_error(out):
@@ -268,7 +269,7 @@ def replay(
                 clob_url=clob_url,
                 data_url=data_url,
             )
-        except AppError as exc:
+        except FieldError as exc:
             fail_app(exc, {"agents": "--agent"})
         except ValueError as exc:  # no round qualifies, a dataset without binary markets
             fail(str(exc))
@@ -346,12 +347,12 @@ def report(
 
 
 def _chain_report(url: str, reputation: str, from_block: int, json_: bool) -> None:
-    from pastcast.app import AppError
+    from pastcast.errors import FieldError
     from pastcast_arena._workflows import arena_chain_leaderboard
 
     try:
         rows = arena_chain_leaderboard(url, reputation, from_block=from_block)
-    except AppError as exc:
+    except FieldError as exc:
         fail_app(exc, {"from_chain": "--from-chain", "reputation": "--reputation"})
     if json_:
         print_json(
@@ -482,12 +483,12 @@ def live(
     """Run live rounds of open Polymarket markets: discover, create the round, forecast within
     the lead time of the commit deadline, commit, reveal, score; until the plan's rounds are
     finished. A restart with the same plan continues where the last one stopped."""
-    from pastcast.app import AppError
+    from pastcast.errors import FieldError
     from pastcast_arena._live_file import arena_live
 
     try:
         result = arena_live(plan, note=lambda line: typer.echo(line, err=True))
-    except AppError as exc:
+    except FieldError as exc:
         fail_app(exc)
     if json_:
         print_json(result.as_dict())

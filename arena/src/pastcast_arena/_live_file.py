@@ -18,13 +18,13 @@ import httpx
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from pastcast.app import (
-    AppError,
     check_agents,
     corpus_documents,
     fetch_feeds,
     models_session,
     parse_agent_option,
 )
+from pastcast.errors import FieldError
 from pastcast.owned import claim_dir
 from pastcast.validation import first_error
 
@@ -87,39 +87,40 @@ def _path(folder: Path, value: str) -> Path:
 
 
 def read_live_plan(path: str | Path) -> _Loaded:
-    """The plan file checked whole; ``AppError`` naming the file and field."""
-    from pastcast.runner import PlanError, read_plan_file
+    """The plan file checked whole; ``FieldError`` naming the file and field."""
+    from pastcast.errors import FieldError
+    from pastcast.runner import read_plan_file
     from pastcast_arena._live_plan import LivePlan
 
     p = Path(path)
     try:
         raw = read_plan_file(p)
-    except (PlanError, OSError) as exc:
-        raise AppError("plan", str(exc)) from None
+    except (FieldError, OSError) as exc:
+        raise FieldError("plan", str(exc)) from None
     if not isinstance(raw, dict):
-        raise AppError("plan", f"{p}: expected a mapping of fields")
+        raise FieldError("plan", f"{p}: expected a mapping of fields")
     try:
         file = LiveFile.model_validate(raw)
     except ValidationError as exc:
         loc, msg = first_error(exc)
-        raise AppError("plan", f"{p}: field {'.'.join(map(str, loc))}: {msg}") from None
+        raise FieldError("plan", f"{p}: field {'.'.join(map(str, loc))}: {msg}") from None
     if file.backend not in ("ledger", "evm", "anvil"):
-        raise AppError("plan", f"{p}: field backend: {file.backend!r}: ledger, evm or anvil")
+        raise FieldError("plan", f"{p}: field backend: {file.backend!r}: ledger, evm or anvil")
     if file.rpc_url is not None and file.backend != "evm":
-        raise AppError("plan", f"{p}: field rpc_url: goes with the backend 'evm'")
+        raise FieldError("plan", f"{p}: field rpc_url: goes with the backend 'evm'")
     if file.ctf_address is not None and file.backend == "ledger":
-        raise AppError("plan", f"{p}: field ctf_address: goes with the backend 'evm' or 'anvil'")
+        raise FieldError("plan", f"{p}: field ctf_address: goes with the backend 'evm' or 'anvil'")
     if file.ctf_address is not None and not re.fullmatch(r"0x[0-9a-fA-F]{40}", file.ctf_address):
-        raise AppError("plan", f"{p}: field ctf_address: {file.ctf_address!r} is not an address")
+        raise FieldError("plan", f"{p}: field ctf_address: {file.ctf_address!r} is not an address")
     if (file.feeds is None) != (file.spool is None):
-        raise AppError("plan", f"{p}: fields feeds and spool go together")
+        raise FieldError("plan", f"{p}: fields feeds and spool go together")
     specs = [parse_agent_option(a, field=f"agents[{i}]") for i, a in enumerate(file.agents)]
     timing = {k: v for k, v in raw.items() if k not in LiveFile.model_fields}
     try:
         plan = LivePlan.model_validate({**timing, "agents": specs})
     except ValidationError as exc:
         loc, msg = first_error(exc)
-        raise AppError("plan", f"{p}: field {'.'.join(map(str, loc))}: {msg}") from None
+        raise FieldError("plan", f"{p}: field {'.'.join(map(str, loc))}: {msg}") from None
     return _Loaded(file, plan, p.parent)
 
 
@@ -128,7 +129,7 @@ def _keys(file: LiveFile) -> dict[str, str]:
     for name, env in file.agent_keys_env.items():
         key = os.environ.get(env)
         if not key:
-            raise AppError("plan", f"agent_keys_env.{name}: the environment has no {env}")
+            raise FieldError("plan", f"agent_keys_env.{name}: the environment has no {env}")
         out[name] = key
     return out
 
@@ -175,9 +176,9 @@ def _backend(
 
                 arena = EvmArena(conditional_tokens=file.ctf_address, yes_index=file.yes_index)
         except (ImportError, FileNotFoundError) as exc:
-            raise AppError("backend", str(exc)) from None
+            raise FieldError("backend", str(exc)) from None
         except (OSError, RuntimeError) as exc:
-            raise AppError("rpc_url" if file.rpc_url else "backend", str(exc)) from None
+            raise FieldError("rpc_url" if file.rpc_url else "backend", str(exc)) from None
         # a development node's clock is moved along with a compressed clock
         yield arena, file.clock is not None and file.rpc_url is None
 
@@ -193,16 +194,16 @@ def _deployed(file: LiveFile, out: Path, url: str) -> Any:
                 url, conditional_tokens=file.ctf_address, yes_index=file.yes_index
             )
         except ValueError as exc:
-            raise AppError("ctf_address", str(exc)) from None
+            raise FieldError("ctf_address", str(exc)) from None
         write_deployment(arena, path, url)  # before any round: a kill after it reattaches
         return arena
     try:
         arena = attach_deployment(path, url)
     except ValueError as exc:
-        raise AppError("out", str(exc)) from None
+        raise FieldError("out", str(exc)) from None
     recorded = arena.conditional_tokens.address if arena.external_ctf else None
     if (recorded or "").lower() != (file.ctf_address or "").lower():
-        raise AppError(
+        raise FieldError(
             "ctf_address",
             f"{file.ctf_address}: the deployment in {path} reads the conditional tokens at "
             f"{recorded or 'its own mock'}",
@@ -233,9 +234,9 @@ def _claim(out: Path) -> None:
     try:
         claim_dir(out, LIVE_KIND)
     except FileExistsError as exc:
-        raise AppError("out", str(exc)) from None
+        raise FieldError("out", str(exc)) from None
     except OSError as exc:
-        raise AppError("out", f"{out}: cannot make the folder ({exc.strerror or exc})") from None
+        raise FieldError("out", f"{out}: cannot make the folder ({exc.strerror or exc})") from None
 
 
 def arena_live(
@@ -299,7 +300,7 @@ def arena_live(
                     yes_index=getattr(backend, "yes_index", file.yes_index),
                 )
             except ValueError as exc:
-                raise AppError("out", str(exc)) from None
+                raise FieldError("out", str(exc)) from None
             try:
                 return service.run(stop=stop)
             finally:

@@ -14,7 +14,6 @@ from pydantic import ValidationError
 
 from pastcast import safejson
 from pastcast.app import (
-    AppError,
     check_agents,
     models_session,
     open_replay,
@@ -23,8 +22,9 @@ from pastcast.app import (
 )
 from pastcast.cutoff import parse_cutoff
 from pastcast.dataset import read_metadata
+from pastcast.errors import FieldError
 from pastcast.markets import ClobCache, PolymarketClient, PolymarketError
-from pastcast.registry import ComponentSpec, RegistryError
+from pastcast.registry import ComponentSpec
 from pastcast.validation import first_error
 from pastcast_arena._clob import ClobPrices, clob_markets
 from pastcast_arena._deployment import DEPLOYMENT_FILE, write_deployment
@@ -64,11 +64,11 @@ def _selector(option: str) -> ComponentSpec:
     setting)."""
     split = split_agent_option(option, field="selector")
     if split.setting is not None:
-        raise AppError("selector", f"{option!r}: a selector takes no @SETTING")
+        raise FieldError("selector", f"{option!r}: a selector takes no @SETTING")
     try:
         return SELECTORS.spec(split.name.strip(), **split.args)
-    except (RegistryError, ValueError) as exc:
-        raise AppError("selector", f"{option!r}: {exc}") from None
+    except ValueError as exc:
+        raise FieldError("selector", f"{option!r}: {exc}") from None
 
 
 def _instant(text: str | None, field: str) -> datetime | None:
@@ -77,7 +77,7 @@ def _instant(text: str | None, field: str) -> datetime | None:
     try:
         return parse_cutoff(text)
     except ValueError as exc:
-        raise AppError(field, str(exc)) from None
+        raise FieldError(field, str(exc)) from None
 
 
 def round_plan(
@@ -100,7 +100,7 @@ def round_plan(
         )
     except ValidationError as exc:
         loc, msg = first_error(exc)
-        raise AppError(str(loc[0]) if loc else "rounds", msg) from None
+        raise FieldError(str(loc[0]) if loc else "rounds", msg) from None
 
 
 @contextmanager
@@ -116,12 +116,14 @@ def _deadline_prices(
         yield None
         return
     if not Path(dataset).is_dir():
-        raise AppError("clob_cache", f"{dataset}: CLOB prices need a Polymarket dataset directory")
+        raise FieldError(
+            "clob_cache", f"{dataset}: CLOB prices need a Polymarket dataset directory"
+        )
     try:
         meta = read_metadata(dataset)
         markets = clob_markets(meta.get("provenance", {}).get("clob_tokens"), str(dataset))
     except (OSError, ValueError) as exc:
-        raise AppError("clob_cache", str(exc)) from None
+        raise FieldError("clob_cache", str(exc)) from None
     if clob_url is None and data_url is None:
         yield ClobPrices(ClobCache(cache), markets)
         return
@@ -156,7 +158,7 @@ def arena_replay(
     world's index goes in ``out/index``. ``clob_cache``: a folder of CLOB prices, books and
     trade windows (``pastcast.markets.ClobCache``) the benchmark prices and volumes at each
     deadline are read from, offline; with ``clob_url`` / ``data_url`` what it lacks is fetched
-    into it first. ``AppError`` naming the field before any work."""
+    into it first. ``FieldError`` naming the field before any work."""
     from pastcast_arena._chain import EvmArena
     from pastcast_arena._ledger import LedgerArena
     from pastcast_arena._node import local_node
@@ -164,22 +166,22 @@ def arena_replay(
 
     specs = [parse_agent_option(a, field=f"agents[{i}]") for i, a in enumerate(agents)]
     if not specs:
-        raise AppError("agents", "give at least one agent")
+        raise FieldError("agents", "give at least one agent")
     if backend not in ("ledger", "evm", "anvil"):
-        raise AppError("backend", f"{backend!r}: choose 'ledger', 'evm' or 'anvil'")
+        raise FieldError("backend", f"{backend!r}: choose 'ledger', 'evm' or 'anvil'")
     if rpc_url is not None and backend != "evm":
-        raise AppError("rpc_url", "a node's URL goes with the backend 'evm'")
+        raise FieldError("rpc_url", "a node's URL goes with the backend 'evm'")
     if rpc_url is not None and not rpc_url.startswith(("http://", "https://")):
-        raise AppError("rpc_url", f"{rpc_url!r}: expected an http:// or https:// URL")
+        raise FieldError("rpc_url", f"{rpc_url!r}: expected an http:// or https:// URL")
     cutoff = _instant(resolve_by, "resolve_by")
     for name, url in (("clob_url", clob_url), ("data_url", data_url)):
         if url is not None and clob_cache is None:
-            raise AppError(name, "fetched prices go into a cache: give clob_cache too")
+            raise FieldError(name, "fetched prices go into a cache: give clob_cache too")
         if url is not None and not url.startswith(("http://", "https://")):
-            raise AppError(name, f"{url!r}: expected an http:// or https:// URL")
+            raise FieldError(name, f"{url!r}: expected an http:// or https:// URL")
     ledger_path = out / "ledger.jsonl"
     if backend == "ledger" and ledger_path.exists():
-        raise AppError("out", f"{ledger_path}: already exists (replay into a new directory)")
+        raise FieldError("out", f"{ledger_path}: already exists (replay into a new directory)")
     with models_session():
         check_agents(specs)
         with open_replay(dataset, corpus, retrieval, embedder, index_dir=out / "index") as replay:
@@ -195,10 +197,10 @@ def arena_replay(
                     arena = EvmArena()
             except (ImportError, FileNotFoundError) as exc:
                 node.close()
-                raise AppError("backend", str(exc)) from None
+                raise FieldError("backend", str(exc)) from None
             except (OSError, RuntimeError) as exc:  # a node that does not answer
                 node.close()
-                raise AppError("rpc_url" if rpc_url else "backend", str(exc)) from None
+                raise FieldError("rpc_url" if rpc_url else "backend", str(exc)) from None
             deployment = None
             try:
                 if rpc_url is not None:  # before the rounds: a replay cut short keeps it too
@@ -215,9 +217,9 @@ def arena_replay(
                         prices=prices,
                     )
             except ImportError as exc:
-                raise AppError("backend", str(exc)) from None
+                raise FieldError("backend", str(exc)) from None
             except PolymarketError as exc:
-                raise AppError("clob_cache", str(exc)) from None
+                raise FieldError("clob_cache", str(exc)) from None
             finally:
                 node.close()
     return ArenaReplay(replay.dataset.id, played, deployment)
@@ -229,12 +231,12 @@ def arena_chain_leaderboard(
     """The leaderboard read from the chain of the JSON-RPC node at ``rpc_url`` alone: the
     deployment whose reputation registry is at ``reputation`` (an address, or a replay's
     ``deployment.json``), its logs read from ``from_block`` (a deployment file's block when
-    it gives one). ``AppError`` naming the field."""
+    it gives one). ``FieldError`` naming the field."""
     from pastcast_arena._chain import EvmArena
     from pastcast_arena._reputation import chain_leaderboard
 
     if not rpc_url.startswith(("http://", "https://")):
-        raise AppError("from_chain", f"{rpc_url!r}: expected an http:// or https:// URL")
+        raise FieldError("from_chain", f"{rpc_url!r}: expected an http:// or https:// URL")
     address, recorded_block = _reputation_address(reputation)
     start = from_block or recorded_block
     try:
@@ -243,17 +245,17 @@ def arena_chain_leaderboard(
         w3 = Web3(HTTPProvider(rpc_url, request_kwargs={"timeout": 60}))
         arena = EvmArena.attach(w3, address, from_block=start)
     except ImportError as exc:
-        raise AppError("from_chain", str(exc)) from None
+        raise FieldError("from_chain", str(exc)) from None
     except ValueError as exc:
-        raise AppError("reputation", str(exc)) from None
+        raise FieldError("reputation", str(exc)) from None
     except (OSError, RuntimeError) as exc:  # a node that does not answer
-        raise AppError("from_chain", f"{rpc_url}: {exc}") from None
+        raise FieldError("from_chain", f"{rpc_url}: {exc}") from None
     try:
         return chain_leaderboard(arena)
     except ValueError as exc:
-        raise AppError("reputation", str(exc)) from None
+        raise FieldError("reputation", str(exc)) from None
     except (OSError, RuntimeError) as exc:
-        raise AppError("from_chain", f"{rpc_url}: {exc}") from None
+        raise FieldError("from_chain", f"{rpc_url}: {exc}") from None
 
 
 def _reputation_address(value: str) -> tuple[str, int]:
@@ -272,9 +274,9 @@ def _reputation_address(value: str) -> tuple[str, int]:
         return str(record["contracts"]["ReputationRegistry"]), block
     except OSError as exc:
         why = exc.strerror or exc
-        raise AppError("reputation", f"{value}: neither an address nor a file ({why})") from None
+        raise FieldError("reputation", f"{value}: neither an address nor a file ({why})") from None
     except (ValueError, KeyError, TypeError, AttributeError) as exc:
-        raise AppError("reputation", f"{path}: not a deployment file ({exc})") from None
+        raise FieldError("reputation", f"{path}: not a deployment file ({exc})") from None
 
 
 ROUNDS_FILE = "rounds.jsonl"
@@ -298,7 +300,7 @@ def arena_sections(
     if arena is not None:
         found = [_rounds_file(Path(arena))]
         if not found[0].is_file():
-            raise AppError("arena", f"{arena}: no {ROUNDS_FILE} (an arena replay's folder)")
+            raise FieldError("arena", f"{arena}: no {ROUNDS_FILE} (an arena replay's folder)")
     else:
         found = []
         for log in run_logs:
@@ -310,9 +312,9 @@ def arena_sections(
         try:
             results = read_results(rounds)
         except (OSError, ValueError) as exc:
-            raise AppError("arena", f"{rounds}: {exc}") from None
+            raise FieldError("arena", f"{rounds}: {exc}") from None
         if not results:
-            raise AppError("arena", f"{rounds}: no rounds")
+            raise FieldError("arena", f"{rounds}: no rounds")
         ledger = rounds.parent / LEDGER_FILE
         title = "Arena rounds" if len(found) == 1 else f"Arena rounds: {rounds.parent.name}"
         try:
@@ -320,5 +322,5 @@ def arena_sections(
                 arena_section(results, ledger=ledger if ledger.is_file() else None, title=title)
             )
         except ValueError as exc:  # no scored round, or a ledger that does not verify
-            raise AppError("arena", f"{rounds.parent}: {exc}") from None
+            raise FieldError("arena", f"{rounds.parent}: {exc}") from None
     return tuple(sections)

@@ -21,8 +21,9 @@ from pydantic import BaseModel
 from pastcast.agents._calls import CallContext, CallEstimate, CallEstimator, unless_declared
 from pastcast.agents._prompts import load_prompt
 from pastcast.env import Episode
+from pastcast.errors import FieldError
 from pastcast.records import AgentRole, Forecast, Setting
-from pastcast.registry import Entry, Registry, RegistryError
+from pastcast.registry import Entry, Registry
 from pastcast.runlog import AgentSpec
 
 __all__ = [
@@ -149,7 +150,7 @@ def agent_meta(
     ``upgrade`` may be references ``"package.module:attribute"`` (an agent registered by
     reference)."""
     if role not in get_args(AgentRole):
-        raise RegistryError(f"agent {name!r}: role must be one of {get_args(AgentRole)}")
+        raise FieldError("", f"agent {name!r}: role must be one of {get_args(AgentRole)}")
     meta: dict[str, Any] = {
         "role": role,
         "market_access": market_access,
@@ -204,7 +205,7 @@ def _upgraded(name: str, args: dict[str, Any]) -> dict[str, Any]:
     try:
         return dict(upgrade(dict(args)))
     except (TypeError, ValueError) as exc:
-        raise RegistryError(f"agent {name!r}: {exc}") from None
+        raise FieldError("", f"agent {name!r}: {exc}") from None
 
 
 def _build_args(name: str, setting: Setting, args: dict[str, Any]) -> dict[str, Any]:

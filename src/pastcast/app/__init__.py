@@ -2,7 +2,7 @@
 
 The CLI, the integrations (Inspect, verifiers) and the Gymnasium environment sit on top of it:
 they parse their own inputs, call a function here and present its result. Problems are raised
-as ``AppError``, one line naming the field (``dataset``, ``corpus``, ``agents[1].model``),
+as ``FieldError``, one line naming the field (``dataset``, ``corpus``, ``agents[1].model``),
 never a command-line flag.
 """
 
@@ -58,7 +58,6 @@ if TYPE_CHECKING:
     )
     from pastcast.app._datasets import DATASET_SPEC_HELP, DatasetNote, open_dataset
     from pastcast.app._demo import DEMO_AGENTS, Demo, run_demo
-    from pastcast.app._errors import AppError
     from pastcast.app._exports import Exported, ExportTarget, export_runs
     from pastcast.app._feeds import fetch_feeds, follow_feeds
     from pastcast.app._frames import FRAMES_EXTRA_HINT, runs_frame
@@ -116,7 +115,6 @@ __all__ = [
     "WORLD_INDEX",
     "AgentOption",
     "AgentRun",
-    "AppError",
     "Compared",
     "CorpusBuild",
     "Curated",
@@ -204,7 +202,6 @@ _WHERE: dict[str, str] = {
     "AgentOption": "pastcast.app._agents",
     "Terminated": "pastcast.app._agents",
     "AgentRun": "pastcast.app._by_agent",
-    "AppError": "pastcast.app._errors",
     "CURATION_LEGS": "pastcast.app._curate",
     "Compared": "pastcast.app._compare",
     "CorpusBuild": "pastcast.app._corpus",

@@ -28,10 +28,9 @@ from typing import Any, cast, get_args
 
 from pastcast import safejson
 from pastcast.agents import agent_spec, build_agent, clear_models, load_models
-from pastcast.app._errors import AppError
+from pastcast.errors import FieldError
 from pastcast.models import known_providers
 from pastcast.records import Setting
-from pastcast.registry import RegistryError
 from pastcast.runlog import AgentSpec
 
 __all__ = [
@@ -90,12 +89,12 @@ def _value(text: str, start: int, where: str, field: str) -> tuple[Any, int]:
         try:
             value, end = safejson.raw_decode(text, i)
         except json.JSONDecodeError as exc:
-            raise AppError(field, f"{where}: not valid JSON ({exc.msg})") from None
+            raise FieldError(field, f"{where}: not valid JSON ({exc.msg})") from None
         comma = text.find(",", end)
         comma = len(text) if comma < 0 else comma
         extra = text[end:comma].strip()
         if extra:
-            raise AppError(field, f"{where}: unexpected {extra!r} after the JSON value")
+            raise FieldError(field, f"{where}: unexpected {extra!r} after the JSON value")
         return value, comma + 1
     comma = text.find(",", i)
     comma = len(text) if comma < 0 else comma
@@ -112,55 +111,55 @@ def _parse_args(text: str, option: str, field: str) -> dict[str, Any]:
         if eq < 0 or eq > comma:
             item = text[pos:comma].strip()
             if item:
-                raise AppError(field, f"{option!r}: expected key=value, got {item!r}")
+                raise FieldError(field, f"{option!r}: expected key=value, got {item!r}")
             pos = comma + 1  # an empty item: "a=1,,b=2" or a trailing comma
             continue
         key = text[pos:eq].strip()
         if not key.isidentifier():
-            raise AppError(field, f"{option!r}: {key!r} is not an argument name")
+            raise FieldError(field, f"{option!r}: {key!r} is not an argument name")
         if key in args:
-            raise AppError(field, f"{option!r}: argument {key!r} is given twice")
+            raise FieldError(field, f"{option!r}: argument {key!r} is given twice")
         args[key], pos = _value(text, eq + 1, f"{option!r}: argument {key!r}", field)
     return args
 
 
 def split_agent_option(option: str, *, field: str = "agents") -> AgentOption:
-    """Split ``option`` by the grammar above; ``AppError`` naming ``field`` says what is
+    """Split ``option`` by the grammar above; ``FieldError`` naming ``field`` says what is
     wrong, the option quoted."""
     body, setting = option, None
     tail = _SETTING_TAIL.search(option)
     if tail is not None:
         word = tail.group(1)
         if word not in SETTINGS:
-            raise AppError(
+            raise FieldError(
                 field, f"{option!r}: unknown setting {word!r} (choose from {', '.join(SETTINGS)})"
             )
         body, setting = option[: tail.start()], cast(Setting, word)
     name, _, arg_text = body.partition(":")
     if not name:
-        raise AppError(field, f"{option!r}: expected {AGENT_FORM}")
+        raise FieldError(field, f"{option!r}: expected {AGENT_FORM}")
     return AgentOption(name, _parse_args(arg_text, option, field), setting, body)
 
 
 def check_agent_args(
     name: str, args: Mapping[str, Any], option: str, *, field: str = "agents"
 ) -> None:
-    """``AppError`` naming ``field``, the agent and the argument unless agent ``name``'s factory
+    """``FieldError`` naming ``field``, the agent and the argument unless agent ``name``'s factory
     takes ``args`` (names and types, checked by the agent registry as for every other caller):
     checked when the run is planned, so a misspelled argument never reaches a running chain."""
     where = f"{option!r}: agent {name!r}"
     if "setting" in args:
-        raise AppError(field, f"{where}: give the setting as @SETTING, not as an argument")
+        raise FieldError(field, f"{where}: give the setting as @SETTING, not as an argument")
     try:
         agent_spec(name, **args)
-    except ValueError as exc:  # RegistryError too: one line naming the agent and the argument
-        raise AppError(field, f"{option!r}: {exc}") from None
+    except ValueError as exc:  # FieldError too: one line naming the agent and the argument
+        raise FieldError(field, f"{option!r}: {exc}") from None
     model = args.get("model")
     if isinstance(model, str):  # a provider spec (see pastcast.models.resolve_model)
         provider, sep, rest = model.partition(":")
         known = known_providers()
         if not sep or not rest or provider not in known:
-            raise AppError(
+            raise FieldError(
                 field,
                 f"{where}: argument 'model': {model!r} is not PROVIDER:NAME with a known "
                 f"provider ({', '.join(known)})",
@@ -171,7 +170,7 @@ def parse_agent_option(
     option: str, default_setting: Setting = "memory_free", *, field: str = "agents"
 ) -> AgentSpec:
     """``heuristic:max_reads=4@memory_on`` -> an AgentSpec named ``heuristic:max_reads=4``,
-    its agent and arguments checked against the registry (``AppError`` naming ``field``)."""
+    its agent and arguments checked against the registry (``FieldError`` naming ``field``)."""
     parsed = split_agent_option(option, field=field)
     check_agent_args(parsed.name, parsed.args, option, field=field)
     setting = parsed.setting or default_setting
@@ -184,7 +183,7 @@ def parse_agent_options(
     """Every option split and checked (agents given without ``@SETTING`` get
     ``default_setting``); the same agent in the same setting twice is refused."""
     if not options:
-        raise AppError("agents", "give at least one agent")
+        raise FieldError("agents", "give at least one agent")
     parsed = []
     for option in options:
         split = split_agent_option(option)
@@ -192,7 +191,7 @@ def parse_agent_options(
         parsed.append(replace(split, setting=split.setting or default_setting))
     keys = [(p.label, p.setting) for p in parsed]
     if len(set(keys)) != len(keys):
-        raise AppError(
+        raise FieldError(
             "agents", f"the same agent and setting is given twice ({', '.join(options)})"
         )
     return tuple(parsed)
@@ -200,18 +199,18 @@ def parse_agent_options(
 
 def check_agents(specs: Iterable[AgentSpec]) -> None:
     """Build every agent once and load its model: arguments an agent refuses, or a model that
-    cannot be loaded, are an ``AppError`` (field ``agents[i]``) before the work rather than a
+    cannot be loaded, are an ``FieldError`` (field ``agents[i]``) before the work rather than a
     run of unusable forecasts. Models loaded stay loaded for the run: call it inside
     ``models_session``."""
     for i, spec in enumerate(specs):
         try:
             build_agent(spec)
-        except (ValueError, TypeError, RegistryError) as exc:
-            raise AppError(f"agents[{i}]", f"{spec.name!r}: {exc}") from None
+        except (ValueError, TypeError) as exc:
+            raise FieldError(f"agents[{i}]", f"{spec.name!r}: {exc}") from None
     try:
         load_models()
     except ValueError as exc:
-        raise AppError("agents", str(exc)) from None
+        raise FieldError("agents", str(exc)) from None
 
 
 class Terminated(KeyboardInterrupt):

@@ -12,9 +12,9 @@ from typing import TYPE_CHECKING, Any
 
 from pastcast.app._corpus import corpus_documents
 from pastcast.app._datasets import open_dataset
-from pastcast.app._errors import AppError
 from pastcast.app._reading import RunsRead, check_dataset, read_runs
 from pastcast.dataset import Dataset
+from pastcast.errors import FieldError
 
 if TYPE_CHECKING:
     from pastcast.audit import (
@@ -73,7 +73,7 @@ def audit_datasets(
     from pastcast.audit import audit_construction
 
     if not datasets:
-        raise AppError("datasets", "no dataset given")
+        raise FieldError("datasets", "no dataset given")
     loaded = [open_dataset(spec, field=f"datasets[{i}]") for i, spec in enumerate(datasets)]
     try:
         return audit_construction(
@@ -87,7 +87,7 @@ def audit_datasets(
             alpha=alpha,
         )
     except ValueError as exc:  # an unknown schedule, or options it cannot take
-        raise AppError("schedules", str(exc)) from None
+        raise FieldError("schedules", str(exc)) from None
 
 
 def audit_dataset_texts(dataset: str | Path | Dataset) -> TextAudit:
@@ -114,7 +114,7 @@ def _run_and_data(
         try:
             world = world_from_spec(str(dataset))
         except ValueError as exc:
-            raise AppError("dataset", str(exc)) from None
+            raise FieldError("dataset", str(exc)) from None
         data = world.dataset
     elif dataset is not None:
         data = open_dataset(dataset)
@@ -151,7 +151,7 @@ def audit_run_log(
 
     keep = EXAMPLES if examples is None else examples
     if keep < 0:
-        raise AppError("examples", f"expected 0 or more, not {keep}")
+        raise FieldError("examples", f"expected 0 or more, not {keep}")
     read, world, data = _run_and_data(
         read_runs([run_log], columns=(), require_steps=False), dataset
     )
@@ -162,7 +162,7 @@ def audit_run_log(
     try:
         audit = audit_run(log, documents=documents, dataset=data, examples=keep)
     except (OSError, ValueError) as exc:  # a corpus that fails while it is read
-        raise AppError("corpus", f"{corpus!r}: {exc}") from None
+        raise FieldError("corpus", f"{corpus!r}: {exc}") from None
     return RunAuditRead(audit, read)
 
 
@@ -281,22 +281,22 @@ def audit_run_retrievals(
     try:  # before anything is read
         check_model_spec(judge)
     except ValueError as exc:
-        raise AppError("judge", str(exc)) from None
+        raise FieldError("judge", str(exc)) from None
     prompt = RETRIEVAL_PROMPT if prompt is None else prompt
     if prompt not in RETRIEVAL_PROMPTS:
-        raise AppError("prompt", f"{prompt!r}: known: {', '.join(RETRIEVAL_PROMPTS)}")
+        raise FieldError("prompt", f"{prompt!r}: known: {', '.join(RETRIEVAL_PROMPTS)}")
     if not is_world_spec(calibration):
-        raise AppError("calibration", f"{calibration!r}: not an embedded world spec")
+        raise FieldError("calibration", f"{calibration!r}: not an embedded world spec")
     try:
         known = world_from_spec(calibration)
     except ValueError as exc:
-        raise AppError("calibration", str(exc)) from None
+        raise FieldError("calibration", str(exc)) from None
     if not known.hindsight_ids:
-        raise AppError(
+        raise FieldError(
             "calibration", f"{calibration!r} plants no hindsight rewrite (set hindsight_fraction)"
         )
     if corpus is not None and not corpus.strip():
-        raise AppError("corpus", "empty: give an index directory or a database URL")
+        raise FieldError("corpus", "empty: give an index directory or a database URL")
     log_path = Path(run_log)
     cache_dir = (
         Path(cache)
@@ -309,15 +309,15 @@ def audit_run_retrievals(
             if not cache_dir.is_dir():
                 raise NotADirectoryError(errno.ENOTDIR, "not a folder", str(cache_dir))
         except OSError as exc:
-            raise AppError("cache", f"{cache_dir}: {exc.strerror or exc}") from None
+            raise FieldError("cache", f"{cache_dir}: {exc.strerror or exc}") from None
     read, world, data = _run_and_data(
         read_runs([run_log], columns=(), require_steps=False), dataset
     )
     log = read.logs[0]
     if data is None:
-        raise AppError("dataset", "the log names no embedded world: give the dataset it ran on")
+        raise FieldError("dataset", "the log names no embedded world: give the dataset it ran on")
     if corpus is None and world is None:
-        raise AppError("corpus", "the log names no embedded world: give the corpus it searched")
+        raise FieldError("corpus", "the log names no embedded world: give the corpus it searched")
     if corpus:
         documents: Iterable[Document] = corpus_documents(corpus)
     else:
@@ -335,7 +335,7 @@ def audit_run_retrievals(
     try:
         model = resolve_model(judge)
     except (ValueError, ModelError) as exc:
-        raise AppError("judge", str(exc)) from None
+        raise FieldError("judge", str(exc)) from None
     try:
         cached = CachedModel(model, cache_dir, "auto", settings={"spec": judge})
         try:
@@ -354,7 +354,7 @@ def audit_run_retrievals(
                 progress=progress,
             )
         except (OSError, ValueError) as exc:  # a corpus that fails while it is read
-            raise AppError("corpus", f"{corpus!r}: {exc}") from None
+            raise FieldError("corpus", f"{corpus!r}: {exc}") from None
     finally:
         close = getattr(model, "close", None)
         if callable(close):  # a local model's server

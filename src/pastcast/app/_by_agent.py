@@ -7,9 +7,9 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from pastcast.app._errors import AppError
 from pastcast.app._reading import RunsRead, read_runs
 from pastcast.dataset import Dataset
+from pastcast.errors import FieldError
 from pastcast.owned import check_replaceable
 from pastcast.runlog import AgentSpec, StepColumns, StepRecord
 
@@ -56,13 +56,13 @@ def runs_by_agent(
     dataset: str | Path | Dataset | None = None,
 ) -> RunsByAgent:
     """The forecasts of ``run_logs`` (each once, see ``read_runs``) per run, agent and setting,
-    and ``out`` checked as a folder of ``kind`` pastcast may write (``AppError`` naming
+    and ``out`` checked as a folder of ``kind`` pastcast may write (``FieldError`` naming
     ``out`` otherwise, nothing written)."""
     target = Path(out)
     try:
         check_replaceable(target, kind)
     except FileExistsError as exc:
-        raise AppError("out", str(exc)) from None
+        raise FieldError("out", str(exc)) from None
     read = read_runs(run_logs, dataset, columns=("role",))
     groups: list[AgentRun] = []
     for log in read.logs:

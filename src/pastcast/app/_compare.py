@@ -9,9 +9,9 @@ from pathlib import Path
 from typing import Any
 
 from pastcast.app._datasets import open_dataset
-from pastcast.app._errors import AppError
 from pastcast.app._reading import RunsRead, check_dataset, read_runs
 from pastcast.dataset import Dataset
+from pastcast.errors import FieldError
 from pastcast.reports import (
     Comparison,
     Runs,
@@ -59,8 +59,8 @@ class Compared:
 def _read_one(path: str | Path, field: str) -> RunsRead:
     try:
         return read_runs([path])
-    except AppError as exc:
-        raise AppError(field, exc.reason) from None
+    except FieldError as exc:
+        raise FieldError(field, exc.reason) from None
 
 
 def _agents(log: StepColumns) -> dict[tuple[str, str], str]:
@@ -83,7 +83,7 @@ def _selection(
     groups = _groups(log)
     if named is None:
         if len(groups) > 1:
-            raise AppError(
+            raise FieldError(
                 field,
                 f"{log.path} holds several agents ({', '.join(groups)}): name the one to compare",
             )
@@ -95,7 +95,7 @@ def _selection(
         or "run_id" in where
         or not any(a == where["agent"] and where.get("setting", st) == st for a, st in own)
     ):
-        raise AppError(
+        raise FieldError(
             field, f"{named!r}: no such agent in {log.path} (it holds {', '.join(groups)})"
         )
     return {**where, "run_id": log.header.run_id}
@@ -123,13 +123,13 @@ def compare_runs(
     ``base_agent`` / ``tuned_agent`` (``AGENT`` or ``AGENT@SETTING``); both may name agents of
     one log, which is ``tuned`` by default.
 
-    ``AppError`` naming ``base`` or ``tuned`` for an unreadable log, logs of different datasets
+    ``FieldError`` naming ``base`` or ``tuned`` for an unreadable log, logs of different datasets
     or logs that share no step; ``dataset`` when a log did not run on it."""
     read_base = _read_one(base, "base")
     read_tuned = _read_one(base if tuned is None else tuned, "tuned")
     log_b, log_t = read_base.logs[0], read_tuned.logs[0]
     if log_b.header.dataset_id != log_t.header.dataset_id:
-        raise AppError(
+        raise FieldError(
             "tuned",
             f"{log_t.path} ran on dataset {log_t.header.dataset_id!r}, but {log_b.path} on "
             f"{log_b.header.dataset_id!r}: a paired comparison needs the same dataset",
@@ -143,7 +143,7 @@ def compare_runs(
     where_b = _selection(log_b, table, base_agent, "base_agent")
     where_t = _selection(log_t, table, tuned_agent, "tuned_agent")
     if where_b == where_t:
-        raise AppError(
+        raise FieldError(
             "tuned", f"{log_t.path} is the same run and agent as {log_b.path}: nothing to compare"
         )
     names = tuple(selection_name(_no_run(w)) for w in (where_b, where_t))
@@ -154,9 +154,9 @@ def compare_runs(
             runs, where_b, where_t, fallback, bootstrap, seed, (names[0], names[1])
         )
     except ValueError as exc:
-        raise AppError("base_agent", str(exc)) from None
+        raise FieldError("base_agent", str(exc)) from None
     if comparison.overall.n_matched == 0:
-        raise AppError(
+        raise FieldError(
             "tuned",
             f"{selection_name(where_t)} in {log_t.path} shares no step (event, step, rollout) "
             f"with {selection_name(where_b)} in {log_b.path}",
@@ -176,7 +176,7 @@ def paired_comparisons(
 ) -> tuple[PairedComparison, ...]:
     """Each ``BASE:OTHER`` of ``pairs`` compared on ``table`` (OTHER - BASE); each side a run
     id, ``AGENT@SETTING`` or ``AGENT`` (agent labels may hold ':', so the split is the one
-    where both sides name something). ``AppError`` naming ``field[i]``."""
+    where both sides name something). ``FieldError`` naming ``field[i]``."""
     out = []
     for i, text in enumerate(pairs):
         where = f"{field}[{i}]"
@@ -187,21 +187,21 @@ def paired_comparisons(
                 if sides[0] is not None and sides[1] is not None:
                     found.append((sides[0], sides[1]))
         if not found:
-            raise AppError(
+            raise FieldError(
                 where,
                 f"{text!r}: expected BASE:OTHER, each a run id, AGENT@SETTING or AGENT of the "
                 "run logs",
             )
         if len(found) > 1:
-            raise AppError(where, f"{text!r}: names more than one pair; use AGENT@SETTING")
+            raise FieldError(where, f"{text!r}: names more than one pair; use AGENT@SETTING")
         base, other = found[0]
         try:
             cmp = paired_comparison(
                 table, other, base, fallback=fallback, bootstrap=bootstrap, seed=seed
             )
         except ValueError as exc:
-            raise AppError(where, f"{text!r}: {exc}") from None
+            raise FieldError(where, f"{text!r}: {exc}") from None
         if cmp.n_matched == 0:
-            raise AppError(where, f"{text!r}: the two share no step (event, step, rollout)")
+            raise FieldError(where, f"{text!r}: the two share no step (event, step, rollout)")
         out.append(cmp)
     return tuple(out)

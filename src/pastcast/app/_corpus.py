@@ -14,22 +14,14 @@ from datetime import date
 from pathlib import Path
 from typing import Any, Literal
 
-from pastcast.app._errors import AppError
 from pastcast.app._open_corpus import open_corpus
-from pastcast.corpus import (
-    CorpusBuildReport,
-    CorpusOpenError,
-    is_database_url,
-    one_line,
-    redact_url,
-)
+from pastcast.corpus import CorpusBuildReport, is_database_url, one_line, redact_url
 from pastcast.corpus.dense import Embedder, resolve_embedder
 from pastcast.corpus.embedded import EmbeddedIndex
 from pastcast.corpus.postgres import PostgresBackend
 from pastcast.corpus.sources import (
     DATING_RULES,
     DatingRule,
-    DocumentFormatError,
     SourceRun,
     allow_sources,
     open_source,
@@ -37,6 +29,7 @@ from pastcast.corpus.sources import (
     sources,
     with_dating,
 )
+from pastcast.errors import FieldError, within
 from pastcast.owned import check_replaceable, made_kind
 from pastcast.records import Document
 
@@ -61,15 +54,15 @@ def corpus_documents(spec: str, field: str = "corpus") -> Iterator[Document]:
         try:
             index = EmbeddedIndex.open(path)
         except (OSError, ValueError) as exc:
-            raise AppError(field, f"{spec!r}: not a readable index directory ({exc})") from None
+            raise FieldError(field, f"{spec!r}: not a readable index directory ({exc})") from None
         return (index.read_ordinal(i) for i in range(len(index)))
     kind, sep, rest = spec.partition(":")
     if not sep or kind not in sources:
-        raise AppError(field, f"{spec!r}: not an index directory nor KIND:PATH of a known source")
+        raise FieldError(field, f"{spec!r}: not an index directory nor KIND:PATH of a known source")
     try:
         return open_source(kind, rest).documents
     except ValueError as exc:
-        raise AppError(field, f"{spec!r}: {exc}") from None
+        raise FieldError(field, f"{spec!r}: {exc}") from None
 
 
 @dataclass(frozen=True)
@@ -105,25 +98,27 @@ def _check_target(
 ) -> None:
     if backend == "embedded":
         if url is not None:
-            raise AppError("url", "only with the postgres backend")
+            raise FieldError("url", "only with the postgres backend")
         if out is None:
-            raise AppError("out", "required with the embedded backend")
+            raise FieldError("out", "required with the embedded backend")
         if out.exists() or out.is_symlink():
             try:  # only an index pastcast built is ever replaced (pastcast.owned)
                 check_replaceable(out, "index")
             except FileExistsError as exc:
-                raise AppError("out", str(exc)) from None
+                raise FieldError("out", str(exc)) from None
             if not overwrite and any(out.iterdir()):
-                raise AppError("overwrite", f"{out} already exists; it is replaced only when asked")
+                raise FieldError(
+                    "overwrite", f"{out} already exists; it is replaced only when asked"
+                )
     elif backend == "postgres":
         if url is None or not is_database_url(url):
-            raise AppError(
+            raise FieldError(
                 "url", "required with the postgres backend (postgresql://USER@HOST:PORT/DB)"
             )
         if out is not None:
-            raise AppError("out", "only with the embedded backend")
+            raise FieldError("out", "only with the embedded backend")
     else:
-        raise AppError("backend", f"expected embedded or postgres, got {backend!r}")
+        raise FieldError("backend", f"expected embedded or postgres, got {backend!r}")
 
 
 def _nonempty(run: SourceRun, source: str) -> Iterator[Document]:
@@ -135,9 +130,9 @@ def _nonempty(run: SourceRun, source: str) -> Iterator[Document]:
     except StopIteration:
         skipped = sum(run.skipped().values())
         why = f"; {skipped} malformed lines skipped" if skipped else ""
-        raise AppError("source", f"{source!r}: no documents to index{why}") from None
-    except (DocumentFormatError, ValueError, FileNotFoundError) as exc:
-        raise AppError("documents", str(exc)) from None
+        raise FieldError("source", f"{source!r}: no documents to index{why}") from None
+    except (ValueError, FileNotFoundError) as exc:
+        raise FieldError("documents", str(exc)) from None
     return itertools.chain([first], docs)
 
 
@@ -188,24 +183,24 @@ def _store(
                 raise
         return len(index), str(out), index.build_report
     except ImportError as exc:
-        raise AppError(
+        raise FieldError(
             "backend", f"postgres: the 'postgres' extra is not installed ({exc.name})"
         ) from None
     except (
-        DocumentFormatError,
+        FieldError,
         ValueError,
         FileNotFoundError,
         FileExistsError,
         ConnectionError,
     ) as exc:
-        if isinstance(exc, AppError):
+        if isinstance(exc, FieldError):
             raise
-        raise AppError("documents", str(exc)) from None
+        raise FieldError("documents", str(exc)) from None
     except Exception as exc:
         if url is None or not type(exc).__module__.startswith("psycopg"):
             raise
         # a database error, without the password
-        raise AppError("url", f"{redact_url(url)}: {one_line(exc)}") from None
+        raise FieldError("url", f"{redact_url(url)}: {one_line(exc)}") from None
 
 
 def _remove_index(out: Path) -> None:
@@ -220,9 +215,9 @@ def source_kind(source: str) -> tuple[str, str]:
     """``KIND:PATH`` split, the kind a registered source."""
     kind, sep, path = source.partition(":")
     if not sep or not path:
-        raise AppError("source", f"{source!r}: expected KIND:PATH, e.g. jsonl:docs.jsonl")
+        raise FieldError("source", f"{source!r}: expected KIND:PATH, e.g. jsonl:docs.jsonl")
     if kind not in sources:
-        raise AppError(
+        raise FieldError(
             "source", f"{source!r}: unknown kind {kind!r} (known: {', '.join(sources.names())})"
         )
     return kind, path
@@ -234,7 +229,7 @@ def _inside(path: str, folder: Path) -> bool:
 
 def _check_workers(workers: int | None) -> None:
     if workers is not None and not 1 <= workers <= MAX_BUILD_WORKERS:
-        raise AppError("workers", f"expected 1 to {MAX_BUILD_WORKERS}, got {workers}")
+        raise FieldError("workers", f"expected 1 to {MAX_BUILD_WORKERS}, got {workers}")
 
 
 @dataclass(frozen=True)
@@ -275,7 +270,7 @@ class Reading:
                 self.kind, self.path, workdir=workdir, screen=not self.include_flagged, **options
             )
         except ValueError as exc:  # a missing path or extra, an option the source does not take
-            raise AppError("source", str(exc)) from None
+            raise FieldError("source", str(exc)) from None
         if self.allowed:
             run = allow_sources(run, self.allowed)
         if filters:
@@ -291,12 +286,12 @@ class Reading:
 def _allowed(names: Sequence[str], file: Path | None) -> list[str]:
     allowed = list(names)
     if any(not name.strip() for name in allowed):
-        raise AppError("allow_source", "an empty source name")
+        raise FieldError("allow_source", "an empty source name")
     if file is not None:
         try:
             allowed += read_allow_list(file)
         except ValueError as exc:
-            raise AppError("allow_sources", str(exc)) from None
+            raise FieldError("allow_sources", str(exc)) from None
     return allowed
 
 
@@ -309,7 +304,7 @@ def _quality_filters(names: Sequence[str]) -> list[Any]:
     try:
         return build_quality_filters(list(names))
     except ValueError as exc:  # an unknown name, a filter without defaults, a missing extra
-        raise AppError("quality", str(exc)) from None
+        raise FieldError("quality", str(exc)) from None
 
 
 MAX_BUILD_WORKERS = 256
@@ -355,22 +350,22 @@ def build_corpus(
     model ``embedder`` names (the query model), checked and kept in the index instead of
     computed; ``nprobe``: the approximate month indexes are trained now too.
 
-    ``AppError`` naming the field, before anything is stored where it can be."""
+    ``FieldError`` naming the field, before anything is stored where it can be."""
     kind, path = source_kind(source)
     target = Path(out) if out is not None else None
     _check_target(backend, target, url, overwrite)
     if target is not None and _inside(path, target):
-        raise AppError("out", f"{target} holds the input {path}; not replacing it")
+        raise FieldError("out", f"{target} holds the input {path}; not replacing it")
     if require_dates not in DATING_RULES:
-        raise AppError("require_dates", f"expected one of {', '.join(DATING_RULES)}")
+        raise FieldError("require_dates", f"expected one of {', '.join(DATING_RULES)}")
     allowed = _allowed(allow_source, Path(allow_sources_file) if allow_sources_file else None)
     if (vectors is not None or nprobe is not None) and embedder is None:
-        raise AppError(
+        raise FieldError(
             "vectors" if vectors is not None else "nprobe",
             "needs the embedder (the model of the vectors, which embeds the queries)",
         )
     if (vectors is not None or nprobe is not None) and backend != "embedded":
-        raise AppError(
+        raise FieldError(
             "vectors" if vectors is not None else "nprobe", "only with an index directory"
         )
     dense: dict[str, Any] = {
@@ -380,10 +375,8 @@ def build_corpus(
     }
     model = None
     if embedder is not None:
-        try:
+        with within("embedder"):
             model = resolve_embedder(embedder)
-        except CorpusOpenError as exc:
-            raise AppError("embedder", str(exc)) from None
     _check_workers(workers)
     reading = Reading(kind, path, lenient, since, until, include_flagged, allowed, quality)
     run = reading.open(target.parent if target else None, require_dates)

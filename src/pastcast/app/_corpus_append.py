@@ -18,7 +18,6 @@ from pastcast.app._corpus import (
     build_corpus,
     source_kind,
 )
-from pastcast.app._errors import AppError
 from pastcast.corpus.embedded import (
     DUPLICATES,
     SKIPPED_DUPLICATE,
@@ -34,6 +33,7 @@ from pastcast.corpus.sources import (
     SourceRun,
     read_dating,
 )
+from pastcast.errors import FieldError
 from pastcast.owned import check_makeable
 from pastcast.records import Document
 
@@ -64,26 +64,26 @@ def append_corpus(
     repeated in the source, is refused naming it (``duplicates="refuse"``, nothing is changed)
     or skipped and counted (``"skip"``). ``indexed`` is the number of documents added.
 
-    ``AppError`` naming the field."""
+    ``FieldError`` naming the field."""
     kind, path = source_kind(source)
     target = Path(index)
     try:
         current = EmbeddedIndex.open(target)
     except (OSError, ValueError) as exc:
-        raise AppError("index", f"{target}: not a readable index directory ({exc})") from None
+        raise FieldError("index", f"{target}: not a readable index directory ({exc})") from None
     if _inside(path, target):
-        raise AppError("source", f"{path} is inside the index {target}")
+        raise FieldError("source", f"{path} is inside the index {target}")
     if duplicates not in DUPLICATES:
-        raise AppError("duplicates", f"expected refuse or skip, got {duplicates!r}")
+        raise FieldError("duplicates", f"expected refuse or skip, got {duplicates!r}")
     recorded = read_dating(target) or {}
     rule = str(recorded.get("require", "any"))
     if require_dates is not None and require_dates != rule:
-        raise AppError(
+        raise FieldError(
             "require_dates",
             f"the index was built with require {rule}; appends read the source as it did",
         )
     if rule not in DATING_RULES:
-        raise AppError("index", f"{target / DATING_NAME}: unknown require {rule!r}")
+        raise FieldError("index", f"{target / DATING_NAME}: unknown require {rule!r}")
     _check_workers(workers)
     allowed = _allowed(allow_source, Path(allow_sources_file) if allow_sources_file else None)
     new = NewDocuments(lambda doc_id: current._ordinal_of(doc_id) is not None, duplicates)
@@ -108,15 +108,15 @@ def append_corpus(
             notes=run.report_lines,
             side_files=lambda work: lines.extend(_side_files(run, target, work)),
         )
-    except AppError:
+    except FieldError:
         run.discard()
         raise
     except (ValueError, FileNotFoundError) as exc:
         run.discard()
-        raise AppError("documents", str(exc)) from None
+        raise FieldError("documents", str(exc)) from None
     except FileExistsError as exc:
         run.discard()
-        raise AppError("index", str(exc)) from None
+        raise FieldError("index", str(exc)) from None
     except BaseException:
         run.discard()
         raise
@@ -138,7 +138,7 @@ class _Read:
             empty = False
             yield doc
         if empty:
-            raise AppError("source", "no documents to append (after the screens and filters)")
+            raise FieldError("source", "no documents to append (after the screens and filters)")
 
 
 def _side_files(run: SourceRun, index: Path, work: Path) -> list[str]:
@@ -172,25 +172,25 @@ def _added_dating(old: bytes, new: bytes) -> str:
 
 def check_feed_index(index: str | Path) -> None:
     """``index`` as ``index_feed`` takes it, checked before any feed is fetched: an index
-    directory to append to, or nothing yet where one can be built. ``AppError`` naming
+    directory to append to, or nothing yet where one can be built. ``FieldError`` naming
     ``index``."""
     target = Path(index)
     if target.exists() or target.is_symlink():
         try:
             EmbeddedIndex.open(target)
         except (OSError, ValueError) as exc:
-            raise AppError("index", f"{target}: not a readable index directory ({exc})") from None
+            raise FieldError("index", f"{target}: not a readable index directory ({exc})") from None
         return
     try:
         check_makeable(target)
     except NotADirectoryError as exc:
-        raise AppError("index", str(exc)) from None
+        raise FieldError("index", str(exc)) from None
 
 
 def index_feed(spool: str | Path, index: str | Path, *, workers: int | None = None) -> CorpusBuild:
     """A feed spool's items into the index directory ``index``: built from the spool when there
     is no index yet, else the items it does not hold appended (ids already indexed skipped: the
-    spool keeps every item it ever fetched). ``AppError`` naming ``index`` or the source."""
+    spool keeps every item it ever fetched). ``FieldError`` naming ``index`` or the source."""
     target = Path(index)
     source = f"feed:{spool}"
     if not target.exists():

@@ -9,9 +9,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from pastcast.app._datasets import open_dataset
-from pastcast.app._errors import AppError
 from pastcast.app._open_corpus import open_corpus
 from pastcast.corpus import OpenedCorpus
+from pastcast.errors import FieldError
 from pastcast.owned import check_replaceable
 
 if TYPE_CHECKING:
@@ -42,7 +42,7 @@ def _legs(retrieval: str | Sequence[str]) -> list[str]:
     legs = [leg.strip() for leg in parts if leg.strip()]
     bad = [leg for leg in legs if leg not in CURATION_LEGS]
     if not legs or bad or len(set(legs)) != len(legs):
-        raise AppError(
+        raise FieldError(
             "retrieval",
             f"expected a comma-separated list of {', '.join(CURATION_LEGS)}, got {retrieval!r}",
         )
@@ -56,16 +56,16 @@ def _check_output(path: Path, field: str, kind: str | None) -> None:
         try:
             check_replaceable(path, kind)
         except FileExistsError as exc:
-            raise AppError(field, str(exc)) from None
+            raise FieldError(field, str(exc)) from None
     elif path.exists() and not path.is_dir():
-        raise AppError(field, f"{path}: exists and is not a directory")
+        raise FieldError(field, f"{path}: exists and is not a directory")
     if path.exists():
         return
     try:  # made and removed again: the real one is written at the end
         path.mkdir(parents=True)
         path.rmdir()
     except OSError as exc:
-        raise AppError(field, f"{path}: cannot be created ({exc.strerror or exc})") from None
+        raise FieldError(field, f"{path}: cannot be created ({exc.strerror or exc})") from None
 
 
 def _metadata(spec: str | Path) -> dict[str, Any]:
@@ -107,13 +107,13 @@ def curate_dataset(
     try:  # before the dataset and the corpus are read (minutes, for a large archive)
         check_model_spec(judge)
     except ValueError as exc:
-        raise AppError("judge", str(exc)) from None
+        raise FieldError("judge", str(exc)) from None
     legs = _legs(retrieval)
     if embedder is not None and "dense" not in legs:
-        raise AppError("embedder", "only with a dense leg in the retrieval")
+        raise FieldError("embedder", "only with a dense leg in the retrieval")
     target = Path(out)
     if Path(dataset).resolve() == target.resolve():
-        raise AppError(
+        raise FieldError(
             "out", f"{target}: is the dataset being curated; write the curated one elsewhere"
         )
     _check_output(target, "out", "dataset")
@@ -129,7 +129,7 @@ def curate_dataset(
         try:
             model = resolve_model(judge)
         except (ValueError, ModelError) as exc:
-            raise AppError("judge", str(exc)) from None
+            raise FieldError("judge", str(exc)) from None
         cached = CachedModel(model, cache_dir, "auto", settings={"spec": judge})
         try:
             retriever = Retriever(opened, window_days=window_days or None)

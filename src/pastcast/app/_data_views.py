@@ -8,10 +8,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from pastcast.app._datasets import open_dataset
-from pastcast.app._errors import AppError
 from pastcast.app._open_corpus import open_corpus
 from pastcast.cutoff import DayConvention
 from pastcast.dataset import Dataset
+from pastcast.errors import FieldError, within
 
 if TYPE_CHECKING:
     from pastcast.audit import LeakageCard
@@ -76,13 +76,11 @@ def describe_dataset(
     """Counts by source, label, split and schedule, the filtering funnel of the dataset
     directory ``directory``, with ``corpus`` the coverage of its steps per split, and with
     ``leakage`` its leakage card (``leakage_card`` in the summary)."""
-    from pastcast.dataset import DatasetFormatError, load_dataset
+    from pastcast.dataset import load_dataset
     from pastcast.markets import dataset_info
 
-    try:
+    with within("dataset"):
         summary = dataset_info(directory)
-    except DatasetFormatError as exc:
-        raise AppError("dataset", str(exc)) from None
     report = card = None
     if corpus is not None or leakage:
         ds = load_dataset(directory)
@@ -103,12 +101,12 @@ def _find(ds: Dataset, event: str) -> str:
     if len(matches) == 1:
         return matches[0]
     if matches:
-        raise AppError(
+        raise FieldError(
             "event",
             f"{event!r}: the prefix of {len(matches)} events ({', '.join(matches[:3])}, ...)",
         )
     sample = ", ".join(e.id for e in ds.events[:3])
-    raise AppError(
+    raise FieldError(
         "event", f"{event!r}: no such event in {ds.id} ({len(ds.events)} events, e.g. {sample})"
     )
 

@@ -7,9 +7,9 @@ import warnings
 from collections import Counter
 from pathlib import Path
 
-from pastcast.app._errors import AppError
 from pastcast.cutoff import DayConvention
 from pastcast.dataset import Dataset
+from pastcast.errors import FieldError
 from pastcast.markets import is_release, load_benchmark
 from pastcast.world import WORLD_SPEC, is_world_spec, world_from_spec
 
@@ -36,24 +36,24 @@ def open_dataset(
 ) -> Dataset:
     """The dataset ``spec`` names: ``world[:SEED][,FIELD=VALUE...]``, a dataset directory, or
     a Forecast-Dojo release (its forecast dates read as cutoffs under ``convention``, which only
-    a release takes). ``AppError`` naming ``field`` when it is none of these or cannot be
+    a release takes). ``FieldError`` naming ``field`` when it is none of these or cannot be
     read. What reading a release drops is counted in ``notes``, or warned of (``DatasetNote``)
     when none is given."""
     text = str(spec)
     if is_world_spec(text):
         if convention is not DayConvention.START_OF_DAY:
-            raise AppError(
+            raise FieldError(
                 "day_convention", f"{convention.value} is only for a Forecast-Dojo release"
             )
         try:
             return world_from_spec(text).dataset
         except ValueError as exc:
-            raise AppError(field, str(exc)) from None
+            raise FieldError(field, str(exc)) from None
     path = Path(text)
     if not path.is_dir():
-        raise AppError(field, f"{text!r} is not a dataset directory (give {DATASET_SPEC_HELP})")
+        raise FieldError(field, f"{text!r} is not a dataset directory (give {DATASET_SPEC_HELP})")
     if convention is not DayConvention.START_OF_DAY and not is_release(path):
-        raise AppError(
+        raise FieldError(
             "day_convention",
             f"{convention.value}: {text} is a dataset directory whose cutoffs are fixed (choose "
             "the convention when importing it)",
@@ -62,7 +62,7 @@ def open_dataset(
     try:
         dataset = load_benchmark(path, convention=convention, notes=counted)
     except (OSError, ValueError) as exc:
-        raise AppError(field, f"{text}: {exc}") from None
+        raise FieldError(field, f"{text}: {exc}") from None
     if notes is None:
         for reason, count in counted.items():
             warnings.warn(f"{text}: {reason}: {count}", DatasetNote, stacklevel=2)

@@ -9,9 +9,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from pastcast.app._errors import AppError
 from pastcast.app._reports import report_runs, score_runs
 from pastcast.app._runs import plan_from_agents, run_plan
+from pastcast.errors import FieldError
 from pastcast.owned import claim_dir
 from pastcast.reports import Scorecard
 from pastcast.runner import RunConfig, RunResult
@@ -41,7 +41,7 @@ def run_demo(out: str | Path, *, seed: int = 0, notes: Callable[[str], None] | N
     and marked as a demo's, resumed when it holds one): the run log ``run.jsonl``, the world's
     index ``index/`` and the report ``report/`` (``report_runs``; without the reports extra, only
     the scorecard). ``notes`` gets the lines worth showing (default: the ``pastcast`` logger).
-    ``AppError`` names the field of a problem found before the run; errors of the run itself
+    ``FieldError`` names the field of a problem found before the run; errors of the run itself
     propagate (``ValueError``, ``RuntimeError``), as from ``run_plan``."""
     tell = notes or _log.warning
     dataset = f"world:{seed}"
@@ -54,14 +54,16 @@ def run_demo(out: str | Path, *, seed: int = 0, notes: Callable[[str], None] | N
     try:
         claim_dir(folder, "demo")
     except FileExistsError as exc:
-        raise AppError("out", str(exc)) from None
+        raise FieldError("out", str(exc)) from None
     except OSError as exc:
-        raise AppError("out", f"{folder}: cannot make the folder ({exc.strerror or exc})") from None
+        raise FieldError(
+            "out", f"{folder}: cannot make the folder ({exc.strerror or exc})"
+        ) from None
     log = folder / "run.jsonl"
     result = run_plan(plan, log, notes=tell)
     try:
         made = report_runs([log], folder / "report", dataset=dataset)
-    except AppError as exc:
+    except FieldError as exc:
         if exc.field:
             raise
         tell(f"note: no HTML report: {exc.reason}")  # the reports extra is missing

@@ -9,11 +9,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
 from pastcast.app._datasets import open_dataset
-from pastcast.app._errors import AppError
 from pastcast.app._reading import RunsRead, read_runs
 from pastcast.dataset import Dataset
+from pastcast.errors import FieldError, within
 from pastcast.owned import check_makeable
-from pastcast.runlog import RunLogError
 from pastcast.scoring import Convention, Fallback
 
 if TYPE_CHECKING:  # the training package loads with the first export
@@ -48,15 +47,15 @@ def _checked_out(out: Path) -> Path:
 
     if out.exists() or out.is_symlink():
         if not out.is_file() or out.is_symlink():
-            raise AppError("out", f"{out}: exists and is not a regular file")
+            raise FieldError("out", f"{out}: exists and is not a regular file")
         if not manifest_path(out).is_file():
-            raise AppError(
+            raise FieldError(
                 "out", f"{out}: exists and was not written by pastcast; not replacing it"
             )
     try:
         check_makeable(out)
     except NotADirectoryError as exc:
-        raise AppError("out", str(exc)) from None
+        raise FieldError("out", str(exc)) from None
     return out
 
 
@@ -90,39 +89,29 @@ def export_runs(
     and reward exports read ``splits`` only (an evaluation split needs ``force_eval``);
     ``datasets`` behind the runs put their content hash in the manifest and check the recorded
     splits. ``out`` may replace only a file an earlier export wrote."""
-    from pastcast.train import (
-        ExportError,
-        SplitPolicy,
-        export_rewards,
-        export_sft,
-        export_table,
-    )
+    from pastcast.train import SplitPolicy, export_rewards, export_sft, export_table
 
     policy = None
     if target != "table":
-        try:
+        with within("splits"):
             policy = SplitPolicy(splits=tuple(splits), force_eval=force_eval)
-        except ExportError as exc:
-            raise AppError("splits", str(exc)) from None
     if target == "rewards" and fallback == "exclude":
-        raise AppError("fallback", "a reward export scores every step: uniform or worst")
+        raise FieldError("fallback", "a reward export scores every step: uniform or worst")
     opened = _datasets(datasets)
     path = _checked_out(Path(out))
     if target == "table":  # the step columns are enough
         from pastcast.train import TABLE_COLUMNS_READ
 
         columns = read_runs(run_logs, columns=TABLE_COLUMNS_READ, require_steps=False)
-        try:
+        with within("run_logs"):
             manifest = export_table(columns.logs, path, fallback=fallback, datasets=opened)
-        except (RunLogError, ExportError) as exc:
-            raise AppError("run_logs", str(exc)) from None
         return Exported(path, manifest, columns)
     from pastcast.train import SOURCE_COLUMNS
 
     # the guard and the manifest read the step columns; each record is streamed by offset
     read = read_runs(run_logs, columns=SOURCE_COLUMNS, require_steps=False)
     logs = list(read.logs)
-    try:
+    with within("run_logs"):
         if target == "sft":
             manifest = export_sft(
                 logs,
@@ -145,6 +134,4 @@ def export_runs(
                 policy=policy,
                 datasets=opened,
             )
-    except (RunLogError, ExportError) as exc:
-        raise AppError("run_logs", str(exc)) from None
     return Exported(path, manifest, read)

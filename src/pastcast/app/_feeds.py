@@ -10,9 +10,8 @@ from pathlib import Path
 
 import httpx
 
-from pastcast.app._errors import AppError
 from pastcast.corpus.feeds import FeedRound, SpoolBusy, fetch_round, read_feeds_file
-from pastcast.corpus.sources import SpoolError
+from pastcast.errors import FieldError
 from pastcast.owned import claim_dir
 
 __all__ = ["fetch_feeds", "follow_feeds"]
@@ -34,19 +33,19 @@ def fetch_feeds(
 ) -> FeedRound:
     """Fetch every feed of the feeds file once into ``spool`` (made and marked if absent; only
     a spool pastcast made is written into). A feed that fails is an error line in the round's
-    report; ``AppError`` naming ``feeds`` or ``spool`` for what stops the whole round."""
+    report; ``FieldError`` naming ``feeds`` or ``spool`` for what stops the whole round."""
     try:
         config = read_feeds_file(feeds)
     except ValueError as exc:
-        raise AppError("feeds", str(exc)) from None
+        raise FieldError("feeds", str(exc)) from None
     try:
         folder = claim_dir(Path(spool), SPOOL_KIND)
     except OSError as exc:
-        raise AppError("spool", str(exc)) from None
+        raise FieldError("spool", str(exc)) from None
     try:
         return fetch_round(config, folder, clock=clock, client=client, sleep=sleep)
-    except (SpoolBusy, SpoolError) as exc:
-        raise AppError("spool", str(exc)) from None
+    except (SpoolBusy, FieldError) as exc:
+        raise FieldError("spool", str(exc)) from None
 
 
 def follow_feeds(
@@ -62,7 +61,7 @@ def follow_feeds(
     """Fetch rounds ``interval`` seconds apart (start to start), ``rounds`` of them or until
     stopped; the feeds file is read again each round, so an edit takes effect at the next."""
     if interval <= 0:
-        raise AppError("interval", f"expected a positive number of seconds, got {interval}")
+        raise FieldError("interval", f"expected a positive number of seconds, got {interval}")
     done = 0
     while rounds is None or done < rounds:
         started = time.monotonic()

@@ -9,9 +9,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from pastcast.app._datasets import open_dataset
-from pastcast.app._errors import AppError
 from pastcast.dataset import Dataset
-from pastcast.runlog import RunLogError, read_step_columns
+from pastcast.errors import FieldError, within
+from pastcast.runlog import read_step_columns
 
 if TYPE_CHECKING:
     import pandas as pd  # type: ignore[import-untyped]
@@ -28,7 +28,7 @@ def _polars() -> Any:
     try:
         import polars
     except ImportError:
-        raise AppError(
+        raise FieldError(
             "backend", f"run-log frames need polars, which is missing: {FRAMES_EXTRA_HINT}"
         ) from None
     return polars
@@ -66,23 +66,21 @@ def runs_frame(
     ``source``, ``open_time``, ``close_time``, ``resolved_at_dataset``), and every log must have
     run on it. The full record of a row is ``read_step_columns(log).record(offset, length)``.
 
-    ``AppError`` naming ``run_logs`` for an unreadable log, ``dataset`` for the wrong dataset,
+    ``FieldError`` naming ``run_logs`` for an unreadable log, ``dataset`` for the wrong dataset,
     ``backend`` without polars (the ``frames`` extra) or for an unknown backend."""
     if backend not in ("polars", "pandas"):
-        raise AppError("backend", f"{backend!r}: expected polars or pandas")
+        raise FieldError("backend", f"{backend!r}: expected polars or pandas")
     pl = _polars()
     paths = [Path(run_logs)] if isinstance(run_logs, str | Path) else [Path(p) for p in run_logs]
     if not paths:
-        raise AppError("run_logs", "no run logs given")
+        raise FieldError("run_logs", "no run logs given")
     data = dataset if isinstance(dataset, Dataset) or dataset is None else open_dataset(dataset)
     frames = []
     for path in paths:
-        try:
+        with within("run_logs"):
             cols = read_step_columns(path)
-        except RunLogError as exc:
-            raise AppError("run_logs", str(exc)) from None
         if data is not None and cols.header.dataset_id != data.id:
-            raise AppError(
+            raise FieldError(
                 "dataset", f"{path} ran on {cols.header.dataset_id!r}, not on {data.id!r}"
             )
         parts = [pl.scan_parquet([str(p) for p in cols.parts])] if cols.parts else []

@@ -11,10 +11,10 @@ from datetime import UTC, date, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from pastcast.app._errors import AppError
 from pastcast.app._open_corpus import open_corpus
 from pastcast.cutoff import DayConvention
 from pastcast.dataset import Dataset
+from pastcast.errors import FieldError, within
 from pastcast.markets import FilterConfig
 from pastcast.owned import check_replaceable
 
@@ -48,7 +48,7 @@ def market_filters(
             cfg = filter_config(read_filter_file(Path(file)), where=str(file), base=cfg)
         return filter_config(parse_filter_assignments(list(items)), where="--filter", base=cfg)
     except ValueError as exc:
-        raise AppError("filters", str(exc)) from None
+        raise FieldError("filters", str(exc)) from None
 
 
 def _shared(
@@ -65,21 +65,21 @@ def _shared(
     try:  # only a dataset pastcast wrote is ever replaced (pastcast.owned)
         check_replaceable(out, "dataset")
     except FileExistsError as exc:
-        raise AppError("out", str(exc)) from None
+        raise FieldError("out", str(exc)) from None
     try:
         end = date.fromisoformat(corpus_end) if isinstance(corpus_end, str) else corpus_end
     except ValueError:
-        raise AppError("corpus_end", f"not a date (YYYY-MM-DD): {corpus_end!r}") from None
+        raise FieldError("corpus_end", f"not a date (YYYY-MM-DD): {corpus_end!r}") from None
     try:
         sched = make_schedule(
             schedule, corpus_end=end, start_at_first_belief=first_belief, convention=convention
         )
     except ValueError as exc:
-        raise AppError("schedule", str(exc)) from None
+        raise FieldError("schedule", str(exc)) from None
     try:
         parsed = TemporalSplit.parse(split) if split is not None else None
     except ValueError as exc:
-        raise AppError("split", str(exc)) from None
+        raise FieldError("split", str(exc)) from None
     return sched, parsed
 
 
@@ -121,12 +121,12 @@ def import_forecastbench(
     dojo schedule's news term; ``keep_late_closes`` keeps markets scheduled to close after the
     data was collected; ``drop_sibling_answers`` drops the steps whose text names the answer of
     another imported event still open at their cutoff."""
+    from pastcast.errors import FieldError
     from pastcast.markets import build_and_save
     from pastcast.markets.sources import (
         FORECASTBENCH_FILES,
         HISTORY_REPO_HINT,
         DownloadError,
-        ForecastBenchError,
         collected_at,
         download_files,
         read_forecastbench,
@@ -138,51 +138,52 @@ def import_forecastbench(
     cfg = filters or FilterConfig()
     history = Path(history_repo) if history_repo is not None else None
     if history is not None and not history.is_dir():
-        raise AppError("history_repo", f"{history}: no such folder")
+        raise FieldError("history_repo", f"{history}: no such folder")
     remote = path_or_url.startswith(("http://", "https://"))
     if not remote and (files or cache is not None):  # they act on a download only
-        raise AppError("files" if files else "cache", "only with a URL to download from")
+        raise FieldError("files" if files else "cache", "only with a URL to download from")
     if not remote and not Path(path_or_url).is_dir():
-        raise AppError("source", f"{path_or_url}: no such folder")
+        raise FieldError("source", f"{path_or_url}: no such folder")
     tmp: tempfile.TemporaryDirectory[str] | None = None
     try:
-        if remote:
-            if cache is None:
-                tmp = tempfile.TemporaryDirectory(prefix="pastcast-fb-")
-            root = Path(cache) if cache is not None else Path(tmp.name if tmp else ".")
-            download_files(path_or_url, root, [*FORECASTBENCH_FILES, *files])
-        else:
-            root = Path(path_or_url)
-        result = read_forecastbench(root, history=history)
-        ds, report = build_and_save(
-            result.histories,
-            target,
-            name="forecastbench",
-            schedule=sched,
-            filters=cfg,
-            split=parsed,
-            sources=list(sources) or None,
-            news_counts=_news_counts(news_corpus, list(result.histories)),
-            hints={"price history": HISTORY_REPO_HINT}
-            if result.layout == "published" and history is None
-            else None,
-            collected_at=None if keep_late_closes else collected_at(root, result.histories),
-            texts=read_text_versions(root),
-            drop_sibling_answers=drop_sibling_answers,
-            provenance={
-                "source": "forecastbench",
-                "input": path_or_url,
-                "import_notes": dict(result.skipped),
-                "history": {"repo": str(history), **result.history} if history else {},
-                "license": "CC BY-SA 4.0, Forecasting Research Institute",
-            },
-        )
-    except AppError:
+        with within("source"):
+            if remote:
+                if cache is None:
+                    tmp = tempfile.TemporaryDirectory(prefix="pastcast-fb-")
+                root = Path(cache) if cache is not None else Path(tmp.name if tmp else ".")
+                download_files(path_or_url, root, [*FORECASTBENCH_FILES, *files])
+            else:
+                root = Path(path_or_url)
+            result = read_forecastbench(root, history=history)
+        news = _news_counts(news_corpus, list(result.histories))  # names news_corpus
+        with within("source"):
+            ds, report = build_and_save(
+                result.histories,
+                target,
+                name="forecastbench",
+                schedule=sched,
+                filters=cfg,
+                split=parsed,
+                sources=list(sources) or None,
+                news_counts=news,
+                hints={"price history": HISTORY_REPO_HINT}
+                if result.layout == "published" and history is None
+                else None,
+                collected_at=None if keep_late_closes else collected_at(root, result.histories),
+                texts=read_text_versions(root),
+                drop_sibling_answers=drop_sibling_answers,
+                provenance={
+                    "source": "forecastbench",
+                    "input": path_or_url,
+                    "import_notes": dict(result.skipped),
+                    "history": {"repo": str(history), **result.history} if history else {},
+                    "license": "CC BY-SA 4.0, Forecasting Research Institute",
+                },
+            )
+    except FieldError:  # the source's, or the news corpus's
         raise
-    except (ForecastBenchError, DownloadError, OSError) as exc:
-        raise AppError("source", str(exc)) from None
-    except ValueError as exc:  # an unknown source, or no event kept
-        raise AppError("source", str(exc)) from None
+    except (DownloadError, OSError, ValueError) as exc:  # no event kept, an unknown source
+        raise FieldError("source", str(exc)) from None
     finally:
         if tmp is not None:
             tmp.cleanup()
@@ -213,42 +214,42 @@ def import_polymarket(
     without the dated edits made after its cutoff, and a step whose description has an undated
     edit is dropped (``markets.build_dataset``). ``drop_sibling_answers`` as for ForecastBench."""
     from pastcast.markets import build_and_save
-    from pastcast.markets.sources import PolymarketClient, PolymarketError, fetch_histories
+    from pastcast.markets.sources import PolymarketClient, fetch_histories
 
     target = Path(out)
     sched, parsed = _shared(target, schedule, split, corpus_end, False, convention)
     collected = datetime.now(UTC)
     tokens: dict[str, dict[str, str]] = {}
     try:
-        with PolymarketClient(base_url, clob_url, data_url) as client:
+        with within("source"), PolymarketClient(base_url, clob_url, data_url) as client:
             histories, notes = fetch_histories(
                 client, page_size=page_size, max_events=max_events, trades=trades, tokens=tokens
             )
-        ds, report = build_and_save(
-            histories,
-            target,
-            name="polymarket",
-            schedule=sched,
-            filters=filters or FilterConfig(),
-            split=parsed,
-            news_counts=_news_counts(news_corpus, list(histories)),
-            collected_at=None if keep_late_closes else collected,
-            drop_sibling_answers=drop_sibling_answers,
-            provenance={
-                "source": "polymarket",
-                "gamma": base_url,
-                "clob": clob_url,
-                "data": data_url if trades else None,
-                "import_notes": notes,
-                # the CLOB ids of the binary markets: what an arena replay reads deadline
-                # prices and volumes by
-                "clob_tokens": dict(sorted(tokens.items())),
-            },
-        )
-    except AppError:
+        news = _news_counts(news_corpus, list(histories))  # names news_corpus
+        with within("source"):
+            ds, report = build_and_save(
+                histories,
+                target,
+                name="polymarket",
+                schedule=sched,
+                filters=filters or FilterConfig(),
+                split=parsed,
+                news_counts=news,
+                collected_at=None if keep_late_closes else collected,
+                drop_sibling_answers=drop_sibling_answers,
+                provenance={
+                    "source": "polymarket",
+                    "gamma": base_url,
+                    "clob": clob_url,
+                    "data": data_url if trades else None,
+                    "import_notes": notes,
+                    # the CLOB ids of the binary markets: what an arena replay reads deadline
+                    # prices and volumes by
+                    "clob_tokens": dict(sorted(tokens.items())),
+                },
+            )
+    except FieldError:  # the source's, or the news corpus's
         raise
-    except PolymarketError as exc:
-        raise AppError("source", str(exc)) from None
     except ValueError as exc:  # no event kept
-        raise AppError("source", str(exc)) from None
+        raise FieldError("source", str(exc)) from None
     return Imported(ds, report, target, dict(notes))

@@ -12,8 +12,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from pastcast.app._corpus import corpus_documents
-from pastcast.app._errors import AppError
 from pastcast.app._open_corpus import open_corpus
+from pastcast.errors import FieldError
 from pastcast.owned import cache_root
 from pastcast.safejson import canonical_json
 
@@ -48,7 +48,7 @@ class ProbedCutoff:
 
 def _month(value: str | None, field: str) -> str | None:
     if value is not None and not _MONTH.match(value):
-        raise AppError(field, f"expected a month YYYY-MM, got {value!r}")
+        raise FieldError(field, f"expected a month YYYY-MM, got {value!r}")
     return value
 
 
@@ -94,10 +94,10 @@ def probe_model_cutoff(
     try:
         check_model_spec(model)
     except ValueError as exc:
-        raise AppError("model", str(exc)) from None
+        raise FieldError("model", str(exc)) from None
     first, last = _month(since, "since"), _month(until, "until")
     if first and last and first > last:
-        raise AppError("until", f"{last} is before {first}")
+        raise FieldError("until", f"{last} is before {first}")
     opened = open_corpus(corpus)
     try:
         identity = opened.identity()
@@ -130,11 +130,11 @@ def probe_model_cutoff(
             until=last,
         )
     if len({q.month for q in questions.questions}) < 2:
-        raise AppError("corpus", f"{corpus}: fewer than two months with questions to compare")
+        raise FieldError("corpus", f"{corpus}: fewer than two months with questions to compare")
     try:
         built = resolve_model(model)
     except (ValueError, ModelError) as exc:
-        raise AppError("model", str(exc)) from None
+        raise FieldError("model", str(exc)) from None
     try:
         if made:  # kept once nothing refuses the probe
             write_probe_questions(questions, questions_file)
@@ -170,5 +170,5 @@ def probe_model_cutoff(
             try:
                 saved = save_measured_cutoff(measured, registry)
             except (OSError, ValueError) as exc:
-                raise AppError("registry", str(exc)) from None
+                raise FieldError("registry", str(exc)) from None
     return ProbedCutoff(probe, measured, questions_file, root, saved)

@@ -6,14 +6,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from pastcast.app._errors import AppError
-from pastcast.corpus import (
-    CorpusOpenError,
-    OpenedCorpus,
-    is_database_url,
-    open_backend,
-    retrieval_modes,
-)
+from pastcast.corpus import OpenedCorpus, is_database_url, open_backend, retrieval_modes
+from pastcast.errors import FieldError, within
 
 __all__ = ["open_corpus"]
 
@@ -23,18 +17,16 @@ def open_corpus(
 ) -> OpenedCorpus:
     """The corpus at ``spec`` (an index directory or a database URL) for ``retrieval``;
     ``options`` (``embedder``, ``nprobe``, ``schema``) that are None are left out, and
-    ``schema`` is dropped for a directory. ``AppError`` naming ``retrieval`` or ``field``."""
+    ``schema`` is dropped for a directory. ``FieldError`` naming ``retrieval`` or ``field``."""
     if retrieval not in retrieval_modes():
-        raise AppError(
+        raise FieldError(
             "retrieval", f"expected one of {', '.join(retrieval_modes())}, got {retrieval!r}"
         )
     given = {k: v for k, v in options.items() if v is not None}
     for dense_only in ("embedder", "nprobe", "vectors"):
         if dense_only in given and retrieval == "bm25":
-            raise AppError(dense_only, "is only for retrieval dense or hybrid")
+            raise FieldError(dense_only, "is only for retrieval dense or hybrid")
     if not is_database_url(spec):
         given.pop("schema", None)  # a directory has no schema
-    try:
+    with within(field):
         return open_backend(spec, retrieval, **given)
-    except CorpusOpenError as exc:
-        raise AppError(field, str(exc)) from None

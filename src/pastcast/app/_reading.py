@@ -10,11 +10,11 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from pastcast.app._datasets import open_dataset
-from pastcast.app._errors import AppError
 from pastcast.dataset import Dataset
+from pastcast.errors import FieldError, within
 from pastcast.records import StepKey
 from pastcast.reports import RUN_COLUMNS, Runs
-from pastcast.runlog import PENDING_TRUTH, RunHeader, RunLogError, StepColumns, read_step_columns
+from pastcast.runlog import PENDING_TRUTH, RunHeader, StepColumns, read_step_columns
 
 __all__ = ["RunsRead", "check_dataset", "read_runs"]
 
@@ -132,10 +132,8 @@ def _columns_once(
     logs: list[StepColumns] = []
     known: dict[int, tuple[RunHeader, Path, _LazyKeys]] = {}
     for path in _distinct_files(paths, notes):
-        try:
+        with within("run_logs"):
             log = read_step_columns(path, columns)
-        except RunLogError as exc:
-            raise AppError("run_logs", str(exc)) from None
         notes.extend(log.notes)
         if log.truncated_tail:
             notes.append(f"{path}: the last line is incomplete (cut off mid-write); left out")
@@ -177,10 +175,10 @@ def _columns_once(
 
 
 def check_dataset(logs: Sequence[StepColumns], data: Dataset, named: str | Path) -> None:
-    """``AppError`` naming ``dataset`` unless every log ran on ``data`` (``named`` so)."""
+    """``FieldError`` naming ``dataset`` unless every log ran on ``data`` (``named`` so)."""
     for log in logs:
         if log.header.dataset_id != data.id:
-            raise AppError(
+            raise FieldError(
                 "dataset",
                 f"{str(named)!r} is dataset {data.id!r}, but {log.path} ran on "
                 f"{log.header.dataset_id!r}",
@@ -203,17 +201,17 @@ def read_runs(
     reader needs are streamed by offset (``Runs.records``). With ``dataset`` (a spec
     ``open_dataset`` reads, or a dataset) every log must have run on it.
 
-    ``AppError`` naming ``run_logs`` for an unreadable log (or, with ``require_steps``, when no
+    ``FieldError`` naming ``run_logs`` for an unreadable log (or, with ``require_steps``, when no
     log holds a forecast step), ``dataset`` for a dataset that cannot be opened or is not the
     one a log ran on."""
     paths = tuple(Path(p) for p in run_logs)
     if not paths:
-        raise AppError("run_logs", "no run logs given")
+        raise FieldError("run_logs", "no run logs given")
     wanted = list(dict.fromkeys([*columns, *_KEY, "truth", "offset", "length"]))
     notes: list[str] = []
     logs = [_graded_columns(log, notes) for log in _columns_once(paths, wanted, notes)]
     if require_steps and not any(log.table.num_rows for log in logs):
-        raise AppError("run_logs", "no forecast steps in " + ", ".join(str(p) for p in paths))
+        raise FieldError("run_logs", "no forecast steps in " + ", ".join(str(p) for p in paths))
     data = dataset if isinstance(dataset, Dataset) or dataset is None else open_dataset(dataset)
     if data is not None:
         check_dataset(logs, data, dataset if isinstance(dataset, str | Path) else data.id)

@@ -14,12 +14,12 @@ from types import TracebackType
 from typing import TYPE_CHECKING
 
 from pastcast.app._datasets import open_dataset
-from pastcast.app._errors import AppError
 from pastcast.app._open_corpus import open_corpus
 from pastcast.corpus import OpenedCorpus, content_digest, redact_url
 from pastcast.cutoff import DayConvention
 from pastcast.dataset import Dataset
 from pastcast.env import EnvConfig, Episode, ForecastEnv
+from pastcast.errors import FieldError
 from pastcast.owned import check_replaceable
 from pastcast.records import CorpusIdentity, Setting, StepSpec
 from pastcast.runlog import Grading
@@ -63,7 +63,7 @@ class Replay:
     def step(self, event_id: str, step_index: int) -> StepSpec:
         found = [s for s in self.dataset.steps_of(event_id) if s.step_index == step_index]
         if not found:
-            raise AppError("step", f"dataset {self.dataset.id}: no step {event_id}#{step_index}")
+            raise FieldError("step", f"dataset {self.dataset.id}: no step {event_id}#{step_index}")
         return found[0]
 
     def episode(
@@ -117,18 +117,18 @@ def open_replay(
     world's documents) or, without one, in memory (bm25 only); a corpus given with the world
     must hold exactly its documents. ``nprobe``: dense and hybrid search approximate in the
     months before the cutoff's (see ``pastcast.corpus.open_backend``). The caller closes the
-    replay; ``AppError`` names the field of any problem."""
+    replay; ``FieldError`` names the field of any problem."""
     text = str(dataset)
     if is_world_spec(text) and convention is DayConvention.START_OF_DAY:
         try:
             world = world_from_spec(text)
         except ValueError as exc:
-            raise AppError("dataset", str(exc)) from None
+            raise FieldError("dataset", str(exc)) from None
         return _world_replay(text, world, corpus, retrieval, embedder, index_dir, nprobe)
     loaded = open_dataset(text, convention=convention)
     if corpus is None:
         if retrieval != "bm25" or embedder is not None:
-            raise AppError(
+            raise FieldError(
                 "retrieval", f"{retrieval} needs a corpus with a dataset directory or a release"
             )
         return Replay(loaded, None)
@@ -152,7 +152,7 @@ def _world_replay(
         if not world.holds_its_documents(got):  # any other corpus would not match its events
             opened.close()
             digest = content_digest(world.corpus_documents)
-            raise AppError(
+            raise FieldError(
                 "corpus",
                 f"{redact_url(str(corpus))}: holds other documents than {spec} (content hash "
                 f"{got[:12]}..., the world's {digest[:12]}...); build one with 'pastcast corpus "
@@ -162,7 +162,7 @@ def _world_replay(
         return Replay(world.dataset, opened, ref)
     if index_dir is None:
         if retrieval != "bm25" or embedder is not None or nprobe is not None:
-            raise AppError(
+            raise FieldError(
                 "retrieval",
                 f"{retrieval} search of the embedded world needs its index on disk: build one "
                 f"with 'pastcast corpus build {spec} --out DIR' and give it as the corpus",
@@ -192,7 +192,7 @@ def _world_index(world: World, index_dir: Path) -> None:
     try:
         check_replaceable(index_dir, WORLD_INDEX)
     except FileExistsError as exc:
-        raise AppError("out", f"the world's index goes beside the run log: {exc}") from None
+        raise FieldError("out", f"the world's index goes beside the run log: {exc}") from None
     EmbeddedIndex.build(
         world.corpus_documents, index_dir, overwrite=True, progress=True, kind=WORLD_INDEX
     )

@@ -12,10 +12,10 @@ import numpy as np
 
 from pastcast.app._audits import run_leakage_cards
 from pastcast.app._compare import paired_comparisons
-from pastcast.app._errors import AppError
 from pastcast.app._reading import RunsRead, read_runs
 from pastcast.app._sections import plugin_sections
 from pastcast.dataset import Dataset
+from pastcast.errors import FieldError
 from pastcast.records import Forecast
 from pastcast.reports import GROUP_COLUMNS, REPORT_COLUMNS, RUN_COLUMNS, Runs, Scorecard, scorecard
 from pastcast.scoring import Convention, PairedComparison
@@ -59,14 +59,16 @@ def group_columns(
     cols = tuple(c.strip() for c in parts if c.strip())
     bad = [c for c in cols if c not in allowed]
     if bad:
-        raise AppError(field, f"unknown column {bad[0]!r} (expected some of {', '.join(allowed)})")
+        raise FieldError(
+            field, f"unknown column {bad[0]!r} (expected some of {', '.join(allowed)})"
+        )
     return cols
 
 
 def _needs_dataset(groups: Sequence[str], dataset: object) -> None:
     needs = next((c for c in groups if c in ("horizon", "duration")), None)
     if needs is not None and dataset is None:
-        raise AppError(
+        raise FieldError(
             "dataset",
             f"is needed to group by {needs}: run logs do not record when an event opened, "
             "closed or resolved",
@@ -127,7 +129,7 @@ def _after_knowledge_cutoff(runs: Runs) -> tuple[Runs, str | None]:
     try:
         kept = after_knowledge_cutoff(runs.logs)
     except ValueError as exc:
-        raise AppError("after_knowledge_cutoff", str(exc)) from None
+        raise FieldError("after_knowledge_cutoff", str(exc)) from None
     note = None
     if kept.knowledge_cutoff is not None:
         note = (
@@ -135,7 +137,7 @@ def _after_knowledge_cutoff(runs: Runs) -> tuple[Runs, str | None]:
             f"{kept.knowledge_cutoff.isoformat()} (knowledge cutoff of {kept.model})"
         )
     if not kept.keep.any():
-        raise AppError(
+        raise FieldError(
             "after_knowledge_cutoff", "no event resolved after the models' knowledge cutoffs"
         )
     return runs.where(kept.keep), note
@@ -175,7 +177,7 @@ def score_runs(
     try:
         card = scorecard(runs, groups, fallback, bootstrap=bootstrap, seed=seed, bins=bins)
     except ValueError as exc:
-        raise AppError("by", str(exc)) from None
+        raise FieldError("by", str(exc)) from None
     pairs = paired_comparisons(
         runs.base_table, paired, fallback=fallback, bootstrap=bootstrap, seed=seed
     )
@@ -199,11 +201,11 @@ def _fractions(lookback: str | Sequence[float] | None) -> tuple[float, ...] | No
         parts = lookback.split(",") if isinstance(lookback, str) else lookback
         values = tuple(float(x) for x in parts if str(x).strip())
     except ValueError:
-        raise AppError(
+        raise FieldError(
             "lookback", f"expected comma-separated fractions, not {lookback!r}"
         ) from None
     if not values or any(not 0 < v <= 1 for v in values) or list(values) != sorted(set(values)):
-        raise AppError("lookback", f"expected increasing fractions in (0, 1], not {lookback!r}")
+        raise FieldError("lookback", f"expected increasing fractions in (0, 1], not {lookback!r}")
     return values
 
 
@@ -234,12 +236,12 @@ def report_runs(
         from pastcast.reports.figures import FIGURES
         from pastcast.reports.html import write_html_report
     except ImportError as exc:
-        raise AppError(
+        raise FieldError(
             "", f"reports need the reports extra ({exc.name} is missing): {REPORTS_EXTRA_HINT}"
         ) from None
     for name in figures or ():
         if name not in FIGURES:
-            raise AppError(
+            raise FieldError(
                 "figures", f"{name!r}: unknown figure (known: {', '.join(FIGURES.names())})"
             )
     _needs_dataset(groups, dataset)
@@ -247,7 +249,9 @@ def report_runs(
     known = read.runs.event_ids()
     for event in events:
         if event not in known:
-            raise AppError("events", f"{event!r}: no forecast of the run logs is about this event")
+            raise FieldError(
+                "events", f"{event!r}: no forecast of the run logs is about this event"
+            )
     extra = plugin_sections(run_logs, sections)
     try:
         written = write_html_report(
@@ -265,7 +269,7 @@ def report_runs(
             leakage=run_leakage_cards(read),
         )
     except ValueError as exc:
-        raise AppError("by", str(exc)) from None
+        raise FieldError("by", str(exc)) from None
     return Report(written, read)
 
 
@@ -296,14 +300,14 @@ def dashboard(
     try:
         from pastcast.reports.dashboard import INDEX_COLUMNS, RunIndex, create_app, find_run_logs
     except ImportError as exc:
-        raise AppError(
+        raise FieldError(
             "",
             f"the dashboard needs the reports extra ({exc.name} is missing): {REPORTS_EXTRA_HINT}",
         ) from None
     try:
         paths = find_run_logs(run_dirs)
     except ValueError as exc:
-        raise AppError("run_logs", str(exc)) from None
+        raise FieldError("run_logs", str(exc)) from None
     read = read_runs(paths, dataset, columns=INDEX_COLUMNS)
     index = RunIndex(read.runs)
     extra = plugin_sections(paths, sections)

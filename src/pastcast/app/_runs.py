@@ -4,7 +4,7 @@ in full before any work, then run with its models' lifetime owned here.
 ``run_plan`` checks everything that can be checked without running (the out path and resume,
 the agents by the registry with their argument types, every model loaded, the sandbox for the
 python tool, the executor, the dataset and corpus, the schedule, the step selection) and raises
-``AppError`` naming the field of the first problem; then it runs, and stops every local model
+``FieldError`` naming the field of the first problem; then it runs, and stops every local model
 server started for the run however the run ends.
 """
 
@@ -19,18 +19,15 @@ from pydantic import ValidationError
 
 from pastcast.app._agents import check_agents, models_session, parse_agent_options
 from pastcast.app._datasets import open_dataset
-from pastcast.app._errors import AppError
 from pastcast.app._replays import open_replay
 from pastcast.app._steps import steps_to_play
 from pastcast.dataset import Dataset
 from pastcast.env import EnvConfig
+from pastcast.errors import FieldError, within
 from pastcast.records import Setting
-from pastcast.registry import RegistryError
-from pastcast.runlog import RunLogError, header_path
+from pastcast.runlog import header_path
 from pastcast.runner import (
     ExperimentPlan,
-    NothingToRun,
-    PlanError,
     PlanEstimate,
     Preset,
     RunConfig,
@@ -61,12 +58,10 @@ _log = logging.getLogger("pastcast")
 
 
 def read_plan(path: str | Path) -> ExperimentPlan:
-    """The plan in the file at ``path`` (TOML, YAML or JSON); ``AppError`` (field ``plan``)
+    """The plan in the file at ``path`` (TOML, YAML or JSON); ``FieldError`` (field ``plan``)
     naming the file and the key of the first problem."""
-    try:
+    with within("plan"):
         return load_plan(path)
-    except PlanError as exc:
-        raise AppError("plan", str(exc)) from None
 
 
 def plan_from_agents(
@@ -81,7 +76,7 @@ def plan_from_agents(
     without one) and ``fields`` (any of ``ExperimentPlan``: ``dataset``, ``corpus``,
     ``budgets``, ``concurrency``, ...) declare: what ``pastcast run``'s options build.
     ``preset`` (``dojo``, ``hindcast``, ...) sets the paper's defaults over ``defaults`` (the
-    values of options not given) and under ``fields`` (those given). ``AppError`` naming the
+    values of options not given) and under ``fields`` (those given). ``FieldError`` naming the
     field (``budgets.max_tool_calls``) of the first problem."""
     parsed = parse_agent_options(agents, setting)
     listed = [
@@ -90,7 +85,7 @@ def plan_from_agents(
     data: dict[str, Any] = dict(defaults or {})
     if preset is not None:
         if preset not in preset_names():
-            raise AppError("preset", f"unknown {preset!r} (one of {', '.join(preset_names())})")
+            raise FieldError("preset", f"unknown {preset!r} (one of {', '.join(preset_names())})")
         data = deep_merge(data, get_preset(preset).fields("run"))
         data.pop("agent_args", None)  # set under each agent's own by the plan
         data["preset"] = preset
@@ -99,34 +94,34 @@ def plan_from_agents(
         return ExperimentPlan.model_validate({**data, "agents": listed})
     except ValidationError as exc:
         loc, msg = first_error(exc)
-        raise AppError(field_path(loc) or "plan", f"is invalid: {msg}") from None
+        raise FieldError(field_path(loc) or "plan", f"is invalid: {msg}") from None
 
 
 def preset_settings(name: str | None = None) -> tuple[Preset, ...]:
-    """Every registered preset, or the one named (``AppError`` field ``preset`` if unknown)."""
+    """Every registered preset, or the one named (``FieldError`` field ``preset`` if unknown)."""
     if name is None:
         return tuple(get_preset(n) for n in preset_names())
     if name not in preset_names():
-        raise AppError("preset", f"unknown {name!r} (one of {', '.join(preset_names())})")
+        raise FieldError("preset", f"unknown {name!r} (one of {', '.join(preset_names())})")
     return (get_preset(name),)
 
 
 def preset_rounds(name: str) -> dict[str, Any]:
     """The ``round_plan`` arguments a preset's ``arena`` settings give (``markets``, ``rounds``,
-    ``selector``); ``AppError`` (field ``preset``) if it is unknown or sets none."""
+    ``selector``); ``FieldError`` (field ``preset``) if it is unknown or sets none."""
     (found,) = preset_settings(name)
     out: dict[str, Any] = {}
     for s in found.of_stage("arena"):
         key = "selector" if s.key == "selector.name" else s.key
         out[key] = s.value
     if not out:
-        raise AppError("preset", f"{name!r} sets nothing of arena rounds")
+        raise FieldError("preset", f"{name!r} sets nothing of arena rounds")
     return out
 
 
 def preset_curation(name: str) -> dict[str, Any]:
     """The ``pastcast data curate`` settings a preset's ``curate`` stage gives, by option name
-    (``window_days`` None: the whole archive); ``AppError`` (field ``preset``) if unknown."""
+    (``window_days`` None: the whole archive); ``FieldError`` (field ``preset``) if unknown."""
     (found,) = preset_settings(name)
     return {s.key: s.value for s in found.of_stage("curate")}
 
@@ -138,7 +133,7 @@ others say what the paper's data was, e.g. its corpus's first date)."""
 
 def preset_import(name: str) -> dict[str, Any]:
     """The ``pastcast data import`` settings a preset's ``import`` stage gives, by option name
-    (``schedule``, ``min_dates``); ``AppError`` (field ``preset``) if unknown."""
+    (``schedule``, ``min_dates``); ``FieldError`` (field ``preset``) if unknown."""
     (found,) = preset_settings(name)
     return {s.key: s.value for s in found.of_stage("import") if s.key in IMPORT_PRESET_KEYS}
 
@@ -151,7 +146,7 @@ def check_sandbox(env: EnvConfig, field: str = "budgets.python_tool") -> None:
 
     ok, why = sandbox_available()
     if not ok:
-        raise AppError(
+        raise FieldError(
             field,
             f"needs an isolating sandbox and there is none here ({why}): install bubblewrap, "
             "or allow unsafe python for trusted agents only",
@@ -160,23 +155,23 @@ def check_sandbox(env: EnvConfig, field: str = "budgets.python_tool") -> None:
 
 def _check_out(log: Path, resume: bool) -> None:
     if (log.exists() or log.is_symlink()) and (not log.is_file() or log.is_symlink()):
-        raise AppError("out", f"{log}: exists and is not a regular file (a run log is one)")
+        raise FieldError("out", f"{log}: exists and is not a regular file (a run log is one)")
     if resume and not (header_path(log).is_file() or (log.is_file() and log.stat().st_size)):
-        raise AppError("resume", f"finds no run log at {log} to resume")
+        raise FieldError("resume", f"finds no run log at {log} to resume")
 
 
 def _run_config(plan: ExperimentPlan) -> RunConfig:
     try:
         return plan.run_config()
-    except (PlanError, ValidationError) as exc:
-        raise AppError("agents", str(exc)) from None
+    except (FieldError, ValidationError) as exc:
+        raise FieldError("agents", str(exc)) from None
 
 
 def _rescheduled(dataset: Dataset, schedule: str | None) -> Dataset:
     try:
         return reschedule(dataset, schedule)
     except ValueError as exc:
-        raise AppError("schedule", str(exc)) from None
+        raise FieldError("schedule", str(exc)) from None
 
 
 def run_plan(
@@ -190,7 +185,7 @@ def run_plan(
     notes: Callable[[str], None] | None = None,
 ) -> RunResult:
     """Run ``plan``, writing its run log to ``out`` (default: the plan's ``out``; resumed when
-    present: ``resume`` requires one). Everything is checked first (``AppError`` naming the
+    present: ``resume`` requires one). Everything is checked first (``FieldError`` naming the
     field, nothing written); local model servers started for the run are stopped when it ends.
     ``notes`` gets the lines worth showing before the run (coverage warnings; default: the
     ``pastcast`` logger). Errors of the run itself propagate (``ValueError``,
@@ -201,8 +196,8 @@ def run_plan(
     config = _run_config(plan)
     try:
         executor = executors.build(plan.concurrency.executor, **plan.concurrency.executor_args)
-    except (RegistryError, RuntimeError, ValueError) as exc:
-        raise AppError("concurrency.executor", str(exc)) from None
+    except (RuntimeError, ValueError) as exc:
+        raise FieldError("concurrency.executor", str(exc)) from None
     check_sandbox(config.env)
     with models_session():
         check_agents(config.agents)
@@ -224,34 +219,29 @@ def run_plan(
                 coverage_days=plan.coverage_days,
                 notes=tell,
             )
-            try:
-                return run_benchmark(
-                    dataset,
-                    replay.backend,
-                    config,
-                    log,
-                    prompts=None if prompts is None else dict(prompts),
-                    progress=progress,
-                    execution=plan.execution(),
-                    executor=executor,
-                    corpus_ref=replay.corpus_ref,
-                    retry_failed=retry_failed,
-                    knowledge_cutoffs=plan.knowledge_cutoffs(),
-                    plan=plan.model_dump(mode="json"),
-                )
-            except RunLogError as exc:  # a log in use, or of another run
-                raise AppError("out", str(exc)) from None
-            except NothingToRun as exc:  # the selection leaves no step
-                raise AppError(exc.field, exc.reason) from None
+            return run_benchmark(
+                dataset,
+                replay.backend,
+                config,
+                log,
+                prompts=None if prompts is None else dict(prompts),
+                progress=progress,
+                execution=plan.execution(),
+                executor=executor,
+                corpus_ref=replay.corpus_ref,
+                retry_failed=retry_failed,
+                knowledge_cutoffs=plan.knowledge_cutoffs(),
+                plan=plan.model_dump(mode="json"),
+            )
 
 
 def plan_estimate(plan: ExperimentPlan) -> PlanEstimate:
     """What ``plan`` will run and cost, on its dataset as the run opens it (a world, a dataset
-    directory or a Forecast-Dojo release, rescheduled); ``AppError`` naming the field."""
+    directory or a Forecast-Dojo release, rescheduled); ``FieldError`` naming the field."""
     dataset = _rescheduled(
         open_dataset(plan.dataset, convention=plan.day_convention), plan.schedule
     )
     try:
         return estimate_plan(plan, dataset)
-    except (PlanError, ValueError) as exc:  # a price file that cannot be read
-        raise AppError("prices", str(exc)) from None
+    except ValueError as exc:  # a price file that cannot be read
+        raise FieldError("prices", str(exc)) from None

@@ -9,7 +9,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from pastcast.app._errors import AppError
+from pastcast.errors import FieldError
 from pastcast.registry import Registry
 
 if TYPE_CHECKING:
@@ -24,12 +24,12 @@ def plugin_sections(
     run_logs: Sequence[str | Path], folders: Mapping[str, str | Path] | None = None
 ) -> tuple[ReportSection, ...]:
     """Every plugin's sections for ``run_logs``, each given its folder of ``folders`` (by the
-    plugin's name); a folder for a plugin that is not installed is an ``AppError`` naming it."""
+    plugin's name); a folder for a plugin that is not installed is an ``FieldError`` naming it."""
     folders = dict(folders or {})
     for name in folders:
         if name not in report_sections:
             known = ", ".join(report_sections.names()) or "none"
-            raise AppError(
+            raise FieldError(
                 name, f"no report-section plugin {name!r} is installed (installed: {known})"
             )
     logs = tuple(Path(p) for p in run_logs)

@@ -19,10 +19,10 @@ from pathlib import Path
 from typing import IO
 
 from pastcast.app._datasets import open_dataset
-from pastcast.app._errors import AppError
 from pastcast.app._replays import open_replay
 from pastcast.app._runs import check_sandbox
 from pastcast.env import EnvConfig, Episode, ForecastEnv
+from pastcast.errors import FieldError
 from pastcast.models import resolve_model
 from pastcast.owned import check_new_file, write_new_file
 from pastcast.records import EpisodeRecord, Forecast
@@ -88,36 +88,36 @@ def serve_episode(
     ``notes``: the ``pastcast`` logger by default). ``env``: the episode's tools and budgets;
     ``model``: the one model the agent may call through the server. With ``record``, the
     forecast and the episode's record are written there (a new file: checked before serving,
-    ``AppError`` naming ``record``; ``OSError`` when it cannot be written after). Every
-    problem found before serving is an ``AppError`` naming its field."""
+    ``FieldError`` naming ``record``; ``OSError`` when it cannot be written after). Every
+    problem found before serving is an ``FieldError`` naming its field."""
     config = env or EnvConfig()
     check_sandbox(config, field="python_tool")
     if record is not None:
         try:
             check_new_file(record)
         except FileExistsError as exc:
-            raise AppError("record", str(exc)) from None
+            raise FieldError("record", str(exc)) from None
         except OSError as exc:
             why = exc.strerror or exc
-            raise AppError("record", f"{record}: cannot write there ({why})") from None
+            raise FieldError("record", f"{record}: cannot write there ({why})") from None
     try:
         served_model = None if model is None else resolve_model(model)
     except ValueError as exc:
-        raise AppError("model", str(exc)) from None
+        raise FieldError("model", str(exc)) from None
     tell = notes or _log.warning
     # the step is found before the replay opens (which may build the world's index)
     if step not in {s.step_index for s in open_dataset(dataset).steps_of(event)}:
-        raise AppError("step", f"{step}: event {event!r} has no such step in {dataset}")
+        raise FieldError("step", f"{step}: event {event!r} has no such step in {dataset}")
     with open_replay(dataset, corpus, retrieval, index_dir=index_dir) as replay:
         steps = {s.step_index: s for s in replay.dataset.steps_of(event)}
         if step not in steps:
-            raise AppError("step", f"{step}: event {event!r} has no such step in {dataset}")
+            raise FieldError("step", f"{step}: event {event!r} has no such step in {dataset}")
         try:
             episode = ForecastEnv(replay.dataset, replay.backend, config).reset(
                 steps[step], rollout=rollout
             )
         except ValueError as exc:
-            raise AppError("step", f"{step}: {exc}") from None
+            raise FieldError("step", f"{step}: {exc}") from None
 
         def serve(server: EpisodeServer) -> None:
             if http:

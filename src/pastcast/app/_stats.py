@@ -10,9 +10,9 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from pastcast.app._errors import AppError
 from pastcast.app._reading import RunsRead, read_runs
 from pastcast.app._reports import TABLE_COLUMNS, group_columns
+from pastcast.errors import FieldError
 from pastcast.reports import duration_of
 from pastcast.scoring import (
     DURATION_EDGES,
@@ -68,7 +68,7 @@ def longitudinal(
     try:
         registered_metric(metric)
     except ValueError as exc:
-        raise AppError("metric", str(exc)) from None
+        raise FieldError("metric", str(exc)) from None
     groups = group_columns(by, TABLE_COLUMNS)
     # the score table from the step columns; the notebooks' ledgers from the records that hold them
     read = read_runs(run_logs)
@@ -112,7 +112,7 @@ def memory_costs(
     read = read_runs(run_logs, columns=(*TABLE_INPUTS, *RESOURCES, *EVIDENCE_INPUTS))
     index = read.runs.evidence_index() if by_evidence else None
     if index is not None and not any(r.available is not None for r in index):
-        raise AppError("by_evidence", "no memory-on notebook gives a new-evidence count")
+        raise FieldError("by_evidence", "no memory-on notebook gives a new-evidence count")
     try:
         rows = memory_cost(
             read.runs.base_table,
@@ -123,7 +123,7 @@ def memory_costs(
             usage=read.runs.resources(),
         )
     except ValueError as exc:
-        raise AppError("run_logs", str(exc)) from None
+        raise FieldError("run_logs", str(exc)) from None
     values = {"run_logs": [str(p) for p in run_logs], "ratios": [asdict(r) for r in rows]}
     return Statistics(values, read)
 
@@ -139,9 +139,9 @@ def _edges(edges: str | Sequence[int]) -> tuple[int, ...]:
     try:
         cuts = tuple(int(x) for x in (edges.split(",") if isinstance(edges, str) else edges))
     except ValueError:
-        raise AppError("edges", f"expected comma-separated integers, not {edges!r}") from None
+        raise FieldError("edges", f"expected comma-separated integers, not {edges!r}") from None
     if not cuts or list(cuts) != sorted(set(cuts)) or cuts[0] < 1:
-        raise AppError("edges", f"expected increasing positive integers, not {edges!r}")
+        raise FieldError("edges", f"expected increasing positive integers, not {edges!r}")
     return cuts
 
 
@@ -190,13 +190,13 @@ def _selection(text: str, field: str) -> dict[str, str]:
     for part in (p.strip() for p in text.split(",") if p.strip()):
         col, eq, value = part.partition("=")
         if not eq or col.strip() not in TABLE_COLUMNS or not value.strip():
-            raise AppError(
+            raise FieldError(
                 field,
                 f"{part!r}: expected COLUMN=VALUE with a column of {', '.join(TABLE_COLUMNS)}",
             )
         out[col.strip()] = value.strip()
     if not out:
-        raise AppError(field, "select at least one column (agent=NAME)")
+        raise FieldError(field, "select at least one column (agent=NAME)")
     return out
 
 
@@ -214,7 +214,7 @@ def _model_pipelines(
         name, colon, rest = text.partition(":")
         first, semi, second = rest.partition(";")
         if not colon or not semi or not name:
-            raise AppError(f"models[{i}]", f"{text!r}: expected NAME:A_SELECTION;B_SELECTION")
+            raise FieldError(f"models[{i}]", f"{text!r}: expected NAME:A_SELECTION;B_SELECTION")
         out[name] = (first, second)
     return out
 
@@ -267,7 +267,7 @@ def recoveries(
         try:
             return _counts(paired_recoveries(table, sel_a, sel_b, keys, pairs, least, fallback))
         except ValueError as exc:
-            raise AppError("pair_by", str(exc)) from None
+            raise FieldError("pair_by", str(exc)) from None
 
     def topic(event_id: str, category: str) -> str:
         if ds is not None:
@@ -300,5 +300,5 @@ def recoveries(
         try:
             values["models"] = _counts(model_recoveries(table, chosen, fallback))
         except ValueError as exc:
-            raise AppError("models", str(exc)) from None
+            raise FieldError("models", str(exc)) from None
     return Statistics(values, read)

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from pastcast.app._errors import AppError
 from pastcast.corpus import CorpusBackend
 from pastcast.dataset import Dataset
+from pastcast.errors import FieldError
 
 __all__ = ["steps_to_play"]
 
@@ -25,7 +25,7 @@ def steps_to_play(
     with uncovered steps either way."""
     if backend is None:
         if covered_only:
-            raise AppError("covered_only", "needs a corpus (coverage is measured against one)")
+            raise FieldError("covered_only", "needs a corpus (coverage is measured against one)")
         return dataset
     from pastcast.markets import step_coverage
 
@@ -37,7 +37,7 @@ def steps_to_play(
         return dataset
     kept = [s for s in dataset.steps if report.is_covered(s)]
     if not kept:
-        raise AppError(
+        raise FieldError(
             "covered_only", "leaves nothing: no step of the dataset is covered by the corpus"
         )
     notes(f"covered_only: {len(kept)} of {len(dataset.steps)} steps kept")

@@ -14,7 +14,6 @@ import typer
 from pastcast.app import (
     DATASET_SPEC_HELP,
     DEFAULT_CALIBRATION,
-    AppError,
     audit_dataset_texts,
     audit_datasets,
     audit_run_log,
@@ -31,6 +30,7 @@ from pastcast.cli._common import (
     seed_option,
 )
 from pastcast.cli._score import print_notes
+from pastcast.errors import FieldError
 
 app = typer.Typer(
     help="Leakage audits: how a benchmark was built, and what agents saw in a run.",
@@ -126,7 +126,7 @@ def construction(
             permutations=permutations,
             alpha=alpha,
         )
-    except AppError as exc:
+    except FieldError as exc:
         if exc.field == "schedules":
             fail_field(exc, {"schedules": "--schedule"})
         fail_app(exc, {"datasets": "DATASET"})
@@ -169,7 +169,7 @@ def dataset(
     pairs). Exit 1 when a step is shown an undated later edit or names a sibling's answer."""
     try:
         audit = audit_dataset_texts(spec)
-    except AppError as exc:
+    except FieldError as exc:
         fail_app(exc, {"dataset": "DATASET"})
     findings = audit.findings()
     if as_json:
@@ -224,7 +224,7 @@ def run(
     are listed."""
     try:
         audited = audit_run_log(run_log, dataset=dataset, corpus=corpus, examples=examples)
-    except AppError as exc:
+    except FieldError as exc:
         fail_app(exc, {"run_logs": ""})
     print_notes(audited.read)
     audit = audited.audit
@@ -340,7 +340,7 @@ def retrievals(
             prompt=prompt,
             progress=not as_json,
         )
-    except AppError as exc:
+    except FieldError as exc:
         fail_field(
             exc,
             {

@@ -23,7 +23,7 @@ from pastcast.cutoff import DayConvention
 if TYPE_CHECKING:
     from collections.abc import Mapping
 
-    from pastcast.app import AppError
+    from pastcast.errors import FieldError
 
 __all__ = [
     "EXIT_FAILED",
@@ -95,7 +95,7 @@ def option_of(field: str, options: Mapping[str, str] | None = None) -> str:
 
 
 def fail_app(
-    exc: AppError, options: Mapping[str, str] | None = None, code: int = EXIT_USAGE
+    exc: FieldError, options: Mapping[str, str] | None = None, code: int = EXIT_USAGE
 ) -> NoReturn:
     """``exc`` as the CLI says it: one ``error:`` line naming the option that sets its field."""
     fail(f"{option_of(exc.field, options)} {exc.reason}" if exc.field else exc.reason, code)
@@ -198,7 +198,7 @@ DayConventionOpt = Annotated[
 
 
 def fail_field(
-    exc: AppError, options: Mapping[str, str] | None = None, code: int = EXIT_USAGE
+    exc: FieldError, options: Mapping[str, str] | None = None, code: int = EXIT_USAGE
 ) -> NoReturn:
     """``exc`` as ``--option: reason`` (an argument's name, or nothing when its reason names
     the file itself, as ``NAME reason``): the commands whose errors read that way."""

@@ -9,9 +9,10 @@ from typing import Annotated
 import typer
 from rich.console import Console
 
-from pastcast.app import AppError, compare_runs
+from pastcast.app import compare_runs
 from pastcast.cli._common import JsonFlag, fail_app, print_json
 from pastcast.cli._score import BootstrapOpt, DatasetOpt, FallbackOpt, SeedOpt
+from pastcast.errors import FieldError
 from pastcast.reports import comparison_table, to_markdown, to_rich
 
 OPTIONS = {"base": "BASE", "tuned": "TUNED"}
@@ -63,7 +64,7 @@ def compare(
             bootstrap=bootstrap,
             seed=seed,
         )
-    except AppError as exc:
+    except FieldError as exc:
         fail_app(exc, OPTIONS)
     for line in made.notes:
         typer.echo(f"note: {line}", err=True)

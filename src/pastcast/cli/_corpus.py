@@ -13,7 +13,6 @@ from rich.console import Console
 from rich.table import Table
 
 from pastcast.app import (
-    AppError,
     CorpusBuild,
     append_corpus,
     build_corpus,
@@ -25,6 +24,7 @@ from pastcast.app import (
 from pastcast.cli._common import JsonFlag, fail, fail_field, print_json
 from pastcast.corpus import DocType, DocumentNotVisible, OpenedCorpus, SearchFilter
 from pastcast.cutoff import parse_cutoff, parse_timestamp
+from pastcast.errors import FieldError
 from pastcast.validation import first_error
 
 _TARGET_HELP = (
@@ -102,7 +102,7 @@ def _open(target: str, retrieval: str = "bm25", **options: Any) -> OpenedCorpus:
     (``pastcast.app.open_corpus``; an error names ``INDEX``)."""
     try:
         return open_corpus(target, retrieval, **options)
-    except AppError as exc:
+    except FieldError as exc:
         fail_field(exc, {"corpus": "INDEX"})
 
 
@@ -274,7 +274,7 @@ def build(
             vectors_ids=vectors_ids,
             nprobe=nprobe,
         )
-    except AppError as exc:
+    except FieldError as exc:
         fail_field(exc, BUILD_OPTIONS)
     if as_json:
         print_json(built.as_dict())
@@ -359,7 +359,7 @@ def append(
             progress=True,
             workers=workers,
         )
-    except AppError as exc:
+    except FieldError as exc:
         fail_field(exc, APPEND_OPTIONS)
     if as_json:
         print_json(built.as_dict("appended"))
@@ -510,7 +510,7 @@ def feed(
                 typer.echo(f"  {report.line()}")
             if added is not None:
                 typer.echo(f"  indexed {added} documents into {index}")
-    except AppError as exc:
+    except FieldError as exc:
         fail_field(exc, FEED_OPTIONS)
     except KeyboardInterrupt:
         raise typer.Exit(130) from None

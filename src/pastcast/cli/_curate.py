@@ -9,8 +9,9 @@ from typing import Annotated, Literal
 
 import typer
 
-from pastcast.app import CURATION_LEGS, DATASET_SPEC_HELP, AppError, Curated, curate_dataset
+from pastcast.app import CURATION_LEGS, DATASET_SPEC_HELP, Curated, curate_dataset
 from pastcast.cli._common import EXIT_FAILED, JsonFlag, cache_option, fail, fail_field, print_json
+from pastcast.errors import FieldError
 
 
 def curate(
@@ -118,7 +119,7 @@ def curate(
     if preset is not None:
         try:
             settings = preset_curation(preset)
-        except AppError as exc:
+        except FieldError as exc:
             fail_field(exc, {})
         given = {
             name
@@ -157,7 +158,7 @@ def curate(
             max_tokens=max_tokens,
             cache=cache,
         )
-    except AppError as exc:
+    except FieldError as exc:
         fail_field(exc, {"dataset": "DATASET"})
     result, cache_dir = curated.result, curated.cache
     _report(curated, out, as_json)

@@ -9,12 +9,13 @@ from typing import Annotated, Any
 
 import typer
 
-from pastcast.app import AppError, Imported, market_filters, preset_import
+from pastcast.app import Imported, market_filters, preset_import
 from pastcast.app import import_forecastbench as forecastbench_dataset
 from pastcast.app import import_polymarket as polymarket_dataset
 from pastcast.cli import _curate, _data_view
 from pastcast.cli._common import JsonFlag, fail_field, print_json
 from pastcast.cutoff import DayConvention
+from pastcast.errors import FieldError
 from pastcast.markets import FilterConfig, schedules
 
 app = typer.Typer(
@@ -115,7 +116,7 @@ def _filters(file: Path | None, items: list[str] | None, base: FilterConfig) -> 
     """``base``, then the values of ``--filters FILE``, then each ``--filter NAME=VALUE``."""
     try:
         return market_filters(file, items or (), base)
-    except AppError as exc:
+    except FieldError as exc:
         fail_field(exc, IMPORT_OPTIONS)
 
 
@@ -133,7 +134,7 @@ def _import_settings(
     if preset is not None:
         try:
             chosen = preset_import(preset)
-        except AppError as exc:
+        except FieldError as exc:
             fail_field(exc, {})
     src = ctx.get_parameter_source("schedule")
     if "schedule" in chosen and (src is None or src.name != "COMMANDLINE"):
@@ -231,7 +232,7 @@ def import_forecastbench(
             keep_late_closes=keep_late_closes,
             drop_sibling_answers=drop_sibling_answers,
         )
-    except AppError as exc:
+    except FieldError as exc:
         fail_field(exc, IMPORT_OPTIONS)
     _report(imported, as_json)
 
@@ -295,7 +296,7 @@ def import_polymarket(
             keep_late_closes=keep_late_closes,
             drop_sibling_answers=drop_sibling_answers,
         )
-    except AppError as exc:
+    except FieldError as exc:
         fail_field(exc, IMPORT_OPTIONS)
     _report(imported, as_json)
 

@@ -8,9 +8,10 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from pastcast.app import AppError, dataset_coverage, dataset_question, describe_dataset
+from pastcast.app import dataset_coverage, dataset_question, describe_dataset
 from pastcast.cli._common import DayConventionOpt, JsonFlag, fail_app, fail_field, print_json
 from pastcast.cutoff import DayConvention
+from pastcast.errors import FieldError
 
 if TYPE_CHECKING:
     from pastcast.dataset import Dataset
@@ -41,7 +42,7 @@ def coverage(dataset: Dataset, spec: str, days: int, option: str = "--corpus") -
     """The coverage of ``dataset``'s steps by the corpus ``spec`` (exit 2 if it cannot open)."""
     try:
         return dataset_coverage(dataset, spec, days)
-    except AppError as exc:
+    except FieldError as exc:
         fail_field(exc, {"corpus": option})
 
 
@@ -65,7 +66,7 @@ def info(
         described = describe_dataset(
             directory, corpus=corpus, coverage_days=coverage_days, leakage=leakage
         )
-    except AppError as exc:
+    except FieldError as exc:
         fail_field(exc, {"dataset": ""})
     summary, report = described.summary, described.coverage
     if as_json:
@@ -118,7 +119,7 @@ def show(
     steps and market-price days (the outcome only with --outcome)."""
     try:
         q = dataset_question(event, dataset, outcome=outcome, convention=day_convention)
-    except AppError as exc:
+    except FieldError as exc:
         fail_app(exc, {"event": "EVENT"})
     if as_json:
         print_json(q)

@@ -13,9 +13,10 @@ from typing import Annotated
 
 import typer
 
-from pastcast.app import DATASET_SPEC_HELP, AppError, Exported, export_runs
+from pastcast.app import DATASET_SPEC_HELP, Exported, export_runs
 from pastcast.cli._common import JsonFlag, fail_app, note, print_json
 from pastcast.cli._score import FallbackOpt, RunLogsArg, print_notes
+from pastcast.errors import FieldError
 from pastcast.scoring import Fallback
 from pastcast.train import Keep, RewardMetric, SftShape
 
@@ -59,7 +60,7 @@ OPTIONS = {"run_logs": "", "datasets": "--dataset", "splits": "--split", "out": 
 def _exported(export: Callable[[], Exported]) -> Exported:
     try:
         made = export()
-    except AppError as exc:
+    except FieldError as exc:
         fail_app(exc, OPTIONS)
     print_notes(made.read)
     return made
@@ -220,10 +221,12 @@ def inspect_logs(
     try:
         from pastcast.integrations.inspect import export_inspect_logs
     except ImportError as exc:
-        fail_app(AppError("", f"needs the inspect extra (pip install 'pastcast[inspect]'): {exc}"))
+        fail_app(
+            FieldError("", f"needs the inspect extra (pip install 'pastcast[inspect]'): {exc}")
+        )
     try:
         made = export_inspect_logs(run_logs, out, dataset=dataset)
-    except AppError as exc:
+    except FieldError as exc:
         fail_app(exc, {**OPTIONS, "dataset": "--dataset"})
     print_notes(made.read)
     if as_json:

@@ -8,7 +8,6 @@ from typing import Annotated
 import typer
 
 from pastcast.cli._common import JsonFlag, fail, print_json
-from pastcast.runlog import RunLogError
 
 app = typer.Typer(help="Turn other tools' logs into pastcast run logs.", no_args_is_help=True)
 
@@ -24,12 +23,13 @@ def inspect_log(
     """Convert an Inspect log of the pastcast/forecast task into a run log that `pastcast
     score` and the reports read (epochs become rollouts)."""
     try:
-        from pastcast.integrations.inspect import InspectLogError, import_inspect_log
+        from pastcast.errors import FieldError
+        from pastcast.integrations.inspect import import_inspect_log
     except ImportError as exc:
         fail(f"inspect-log: needs the inspect extra (pip install 'pastcast[inspect]'): {exc}")
     try:
         result = import_inspect_log(log, out)
-    except (InspectLogError, RunLogError) as exc:
+    except FieldError as exc:
         fail(str(exc))
     if as_json:
         print_json(

@@ -7,7 +7,7 @@ from typing import Annotated
 
 import typer
 
-from pastcast.app import AppError, probe_model_cutoff
+from pastcast.app import probe_model_cutoff
 from pastcast.cli._common import (
     JsonFlag,
     cache_option,
@@ -16,6 +16,7 @@ from pastcast.cli._common import (
     print_json,
     seed_option,
 )
+from pastcast.errors import FieldError
 
 app = typer.Typer(
     help="Models: measure a model's knowledge cutoff from what it recalls of a dated corpus.",
@@ -78,7 +79,7 @@ def probe_cutoff(
             registry=registry,
             progress=not as_json,
         )
-    except AppError as exc:
+    except FieldError as exc:
         fail_field(
             exc,
             {

@@ -9,8 +9,9 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from pastcast.app import AppError, plan_estimate, read_plan
+from pastcast.app import plan_estimate, read_plan
 from pastcast.cli._common import JsonFlag, fail, print_json
+from pastcast.errors import FieldError
 from pastcast.runner import PlanEstimate
 
 __all__ = ["plan"]
@@ -50,11 +51,11 @@ def plan(
     knowledge cutoff). Run it with `pastcast run --config FILE`."""
     try:
         checked = read_plan(file)
-    except AppError as exc:
+    except FieldError as exc:
         fail(exc.reason)
     try:
         est = plan_estimate(checked)
-    except AppError as exc:  # a dataset that cannot be read, a price file
+    except FieldError as exc:  # a dataset that cannot be read, a price file
         fail(f"{file}: {exc}")
     if as_json:
         print_json(est.model_dump(mode="json"))

@@ -7,8 +7,9 @@ from typing import Annotated
 
 import typer
 
-from pastcast.app import AppError, preset_settings
+from pastcast.app import preset_settings
 from pastcast.cli._common import JsonFlag, fail, print_json
+from pastcast.errors import FieldError
 
 app = typer.Typer(
     help="The papers' defaults by name (pastcast run --preset NAME).", no_args_is_help=True
@@ -37,7 +38,7 @@ def show_command(
     plan file); the others are what the paper did at that stage."""
     try:
         (found,) = preset_settings(name)
-    except AppError as exc:
+    except FieldError as exc:
         fail(f"NAME: {exc.reason}")
     if as_json:
         print_json(found.model_dump(mode="json"))

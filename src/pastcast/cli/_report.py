@@ -8,7 +8,7 @@ from typing import Annotated
 import typer
 from rich.console import Console
 
-from pastcast.app import AppError, report_runs
+from pastcast.app import report_runs
 from pastcast.cli._common import EXIT_FAILED, JsonFlag, fail, note, print_json
 from pastcast.cli._score import (
     BinsOpt,
@@ -23,6 +23,7 @@ from pastcast.cli._score import (
     fail_reading,
     print_notes,
 )
+from pastcast.errors import FieldError
 from pastcast.reports import GROUP_COLUMNS, main_table, to_rich
 
 
@@ -85,7 +86,7 @@ def report(
             lookback=lookback,
             sections=None if arena is None else {"arena": arena},
         )
-    except AppError as exc:
+    except FieldError as exc:
         if not exc.field:  # the reports extra is missing
             fail(f"pastcast report needs {exc.reason.removeprefix('reports need ')}")
         fail_reading(exc)

@@ -17,14 +17,7 @@ import typer
 from rich.console import Console
 from rich.markup import escape
 
-from pastcast.app import (
-    AGENT_GRAMMAR,
-    AppError,
-    Terminated,
-    plan_from_agents,
-    run_demo,
-    run_plan,
-)
+from pastcast.app import AGENT_GRAMMAR, Terminated, plan_from_agents, run_demo, run_plan
 from pastcast.cli._common import (
     EXIT_FAILED,
     DayConventionOpt,
@@ -38,6 +31,7 @@ from pastcast.cli._corpus import Retrieval
 from pastcast.cli._data_view import CoverageDaysOpt
 from pastcast.cutoff import DayConvention
 from pastcast.env import EnvConfig
+from pastcast.errors import FieldError
 from pastcast.records import Setting
 from pastcast.runner import MAX_ROLLOUTS, MAX_WORKERS, ExperimentPlan, RunConfig, RunResult
 from pastcast.scoring import Fallback
@@ -112,7 +106,7 @@ RetryFailedOpt = Annotated[
 ]
 
 
-def fail_run(exc: AppError) -> NoReturn:
+def fail_run(exc: FieldError) -> NoReturn:
     """``exc`` as `run` says it: one ``error:`` line naming the option that sets its field
     (``budgets.max_tool_calls`` is ``--max-tool-calls``)."""
     last = exc.field.split(".")[-1].split("[")[0]
@@ -139,7 +133,9 @@ def execute(
             retry_failed=retry_failed,
             notes=lambda line: typer.echo(line, err=True),
         )
-    except AppError as exc:
+    except FieldError as exc:
+        if not exc.field:  # a lower layer's, raised once the run is under way
+            fail(str(exc), EXIT_FAILED)
         if where is not None and exc.field not in ("out", "resume"):
             fail(f"{where}: {exc}")
         fail_run(exc)
@@ -407,7 +403,7 @@ def run(
         node[path[-1]] = value
     try:
         plan = plan_from_agents(agent, setting=setting, preset=preset, defaults=defaults, **given)
-    except AppError as exc:
+    except FieldError as exc:
         fail_run(exc)
     report(execute(plan, out, resume=resume, retry_failed=retry_failed), as_json)
 
@@ -423,7 +419,7 @@ def demo(
 
     try:
         made = run_demo(out, seed=seed, notes=lambda line: typer.echo(line, err=True))
-    except AppError as exc:
+    except FieldError as exc:
         fail_run(exc)
     except FileExistsError as exc:  # a report folder pastcast did not make: nothing written
         fail(f"--out {exc}")

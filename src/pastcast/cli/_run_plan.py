@@ -12,9 +12,10 @@ from pathlib import Path
 
 import typer
 
-from pastcast.app import AppError, read_plan
+from pastcast.app import read_plan
 from pastcast.cli._common import fail
 from pastcast.cli._run import execute, report
+from pastcast.errors import FieldError
 
 __all__ = ["run_plan_file"]
 
@@ -39,7 +40,7 @@ def run_plan_file(
 ) -> None:
     try:
         plan = read_plan(path)
-    except AppError as exc:
+    except FieldError as exc:
         fail(exc.reason)
     for param in ctx.command.params:
         if param.name not in _WITH_CONFIG and param.name and _given(ctx, param.name):

@@ -9,16 +9,10 @@ from typing import Annotated, NoReturn
 import typer
 from rich.console import Console
 
-from pastcast.app import (
-    DATASET_SPEC_HELP,
-    AppError,
-    Dashboard,
-    RunsRead,
-    group_columns,
-    score_runs,
-)
+from pastcast.app import DATASET_SPEC_HELP, Dashboard, RunsRead, group_columns, score_runs
 from pastcast.app import TABLE_COLUMNS as TABLE_COLUMNS
 from pastcast.cli._common import JsonFlag, fail, fail_app, print_json
+from pastcast.errors import FieldError
 from pastcast.reports import (
     GROUP_COLUMNS,
     calibration_table,
@@ -33,7 +27,7 @@ OPTIONS = {"run_logs": "", "figures": "--figure", "events": "--event", "paired":
 """The options of the reading commands' fields (a run log's error names its own file)."""
 
 
-def fail_reading(exc: AppError) -> NoReturn:
+def fail_reading(exc: FieldError) -> NoReturn:
     """``exc`` as the reading commands say it (exit 2)."""
     fail_app(exc, OPTIONS)
 
@@ -44,7 +38,7 @@ def columns(
     """Comma-separated grouping columns, each one of ``allowed``."""
     try:
         return group_columns(text, allowed)
-    except AppError as exc:
+    except FieldError as exc:
         fail(f"{option}: {exc.reason}")
 
 
@@ -161,7 +155,7 @@ def score(
             normalize_labels=normalize_labels,
             paired=tuple(paired or ()),
         )
-    except AppError as exc:
+    except FieldError as exc:
         fail_reading(exc)
     print_notes(scored.read)
     if scored.cutoff_note is not None:

@@ -9,10 +9,11 @@ from typing import Annotated, Any, Literal
 import typer
 import yaml
 
-from pastcast.app import AppError, Statistics, coverage_bins, memory_costs, recoveries
+from pastcast.app import Statistics, coverage_bins, memory_costs, recoveries
 from pastcast.app import longitudinal as longitudinal_stats
 from pastcast.cli._common import JsonFlag, fail, fail_field, print_json
 from pastcast.cli._score import BootstrapOpt, ByOpt, FallbackOpt, RunLogsArg, SeedOpt, print_notes
+from pastcast.errors import FieldError
 from pastcast.reports import clean_json
 from pastcast.scoring import CoverageKind, power_n, power_rounds
 
@@ -73,7 +74,7 @@ def _stats(
     command's own option names of fields (beside ``run_logs``, the argument)."""
     try:
         done = analysis()
-    except AppError as exc:
+    except FieldError as exc:
         fail_field(exc, {"run_logs": "", **(options or {})})
     print_notes(done.read)
     _emit(done.values, as_json)

@@ -11,11 +11,12 @@ from typing import Annotated
 
 import typer
 
-from pastcast.app import DATASET_SPEC_HELP, AppError, serve_episode
+from pastcast.app import DATASET_SPEC_HELP, serve_episode
 from pastcast.cli._common import EXIT_FAILED, fail, fail_app
 from pastcast.cli._corpus import Retrieval
 from pastcast.cli._run import MaxModelCallsOpt, MaxToolCallsOpt, PythonToolOpt
 from pastcast.env import EnvConfig
+from pastcast.errors import FieldError
 
 __all__ = ["app"]
 
@@ -85,7 +86,7 @@ def serve(
             record=record,
             notes=lambda line: typer.echo(line, err=True),
         )
-    except AppError as exc:
+    except FieldError as exc:
         fail_app(exc, {"out": "--index-dir"})
     except FileExistsError as exc:
         fail(f"--record {exc}", EXIT_FAILED)

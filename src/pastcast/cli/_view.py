@@ -8,9 +8,10 @@ from typing import Annotated
 
 import typer
 
-from pastcast.app import REPORTS_EXTRA_HINT, AppError, dashboard
+from pastcast.app import REPORTS_EXTRA_HINT, dashboard
 from pastcast.cli._common import fail, note
 from pastcast.cli._score import DatasetOpt, fail_reading, print_notes
+from pastcast.errors import FieldError
 from pastcast.serving import listen, serve_app
 
 LOOPBACK = ("127.0.0.1", "localhost", "::1")
@@ -52,7 +53,7 @@ def view(
     except ImportError as exc:
         sock.close()
         fail(f"pastcast view needs the reports extra ({exc.name} is missing): {REPORTS_EXTRA_HINT}")
-    except AppError as exc:
+    except FieldError as exc:
         sock.close()
         if not exc.field:  # the reports extra is missing
             fail(f"pastcast view needs {exc.reason.removeprefix('the dashboard needs ')}")

@@ -16,7 +16,6 @@ from pastcast.corpus._identity import content_digest
 from pastcast.corpus._open import (
     DATABASE_SCHEMES,
     RETRIEVALS,
-    CorpusOpenError,
     backends,
     is_database_url,
     open_backend,
@@ -62,7 +61,6 @@ __all__ = [
     "CorpusBackend",
     "CorpusBuildReport",
     "CorpusIdentity",
-    "CorpusOpenError",
     "DocType",
     "DocumentNotVisible",
     "EquivalenceReport",

@@ -5,27 +5,28 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from pastcast.corpus._open import CorpusOpenError
 from pastcast.corpus.embedded import BLOCK_DOCS, EmbeddedIndex
+from pastcast.errors import FieldError
 
 __all__ = ["open_bm25", "open_index"]
 
 
 def open_index(spec: str, block_docs: int = BLOCK_DOCS) -> EmbeddedIndex:
-    """The embedded index in the directory ``spec``; ``CorpusOpenError`` in one line when there
+    """The embedded index in the directory ``spec``; ``FieldError`` in one line when there
     is none or it is damaged."""
     if not (Path(spec) / "manifest.json").is_file():
-        raise CorpusOpenError(
+        raise FieldError(
+            "",
             f"{spec}: not an index directory (no manifest.json; build one with "
-            "'pastcast corpus build'), nor a database URL (postgresql://...)"
+            "'pastcast corpus build'), nor a database URL (postgresql://...)",
         )
     try:
         return EmbeddedIndex.open(spec, block_docs=block_docs)
     except (OSError, ValueError) as exc:
         message = str(exc)
-        raise CorpusOpenError(message if spec in message else f"{spec}: {message}") from None
+        raise FieldError("", message if spec in message else f"{spec}: {message}") from None
     except (KeyError, TypeError, IndexError) as exc:  # a manifest or array that was damaged
-        raise CorpusOpenError(f"{spec}: a damaged index ({type(exc).__name__}: {exc})") from None
+        raise FieldError("", f"{spec}: a damaged index ({type(exc).__name__}: {exc})") from None
 
 
 def open_bm25(spec: str, *, block_docs: int = BLOCK_DOCS) -> EmbeddedIndex:

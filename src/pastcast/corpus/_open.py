@@ -20,13 +20,13 @@ from pathlib import Path
 from typing import Any
 
 from pastcast.corpus._protocol import OpenedCorpus
-from pastcast.registry import Registry, RegistryError
+from pastcast.errors import FieldError
+from pastcast.registry import Registry
 
 __all__ = [
     "DATABASE_SCHEMES",
     "RETRIEVALS",
     "SHARDED_SCHEME",
-    "CorpusOpenError",
     "backends",
     "is_database_url",
     "open_backend",
@@ -49,11 +49,6 @@ backends.add("postgres", "pastcast.corpus.postgres._open:open_postgres", schemes
 backends.add("sharded", "pastcast.corpus.sharded._open:open_sharded", schemes=(SHARDED_SCHEME,))
 
 
-class CorpusOpenError(ValueError):
-    """A corpus spec or option that cannot be opened; the message is one line, without any
-    password."""
-
-
 def is_database_url(spec: str | Path) -> bool:
     return str(spec).startswith(DATABASE_SCHEMES)
 
@@ -67,7 +62,7 @@ def open_backend(spec: str | Path, retrieval: str = "bm25", **options: Any) -> O
     """Open the corpus at ``spec`` (index directory or database URL) for ``retrieval``.
 
     ``options`` go to the backend's factory (``embedder``, ``nprobe``, ``schema``, ...); raises
-    ``CorpusOpenError`` with a one-line message for anything that cannot be opened.
+    ``FieldError`` with a one-line message for anything that cannot be opened.
     """
     text = str(spec)
     by_url = [e for e in backends.entries() if text.startswith(tuple(e.meta.get("schemes", ())))]
@@ -78,16 +73,17 @@ def open_backend(spec: str | Path, retrieval: str = "bm25", **options: Any) -> O
     elif retrieval in retrieval_modes():
         name = retrieval
     else:
-        raise CorpusOpenError(
-            f"retrieval {retrieval!r}: unknown (choose from {', '.join(retrieval_modes())})"
+        raise FieldError(
+            "", f"retrieval {retrieval!r}: unknown (choose from {', '.join(retrieval_modes())})"
         )
     try:
         backend = backends.build(name, **args)
-    except RegistryError as exc:
-        raise CorpusOpenError(str(exc)) from None
+    except FieldError as exc:
+        raise FieldError("", str(exc)) from None
     if not isinstance(backend, OpenedCorpus):
-        raise CorpusOpenError(
+        raise FieldError(
+            "",
             f"backend {name!r} returned a {type(backend).__name__}, which lacks the "
-            "OpenedCorpus methods (search, read, count_before, identity, close)"
+            "OpenedCorpus methods (search, read, count_before, identity, close)",
         )
     return backend

@@ -32,7 +32,6 @@ from pastcast.curate._pipeline import (
 from pastcast.curate._quality import (
     QualityFilter,
     QualityReport,
-    QualityUnavailable,
     build_quality_filters,
     filter_quality,
     quality_filters,
@@ -79,7 +78,6 @@ __all__ = [
     "Judgement",
     "QualityFilter",
     "QualityReport",
-    "QualityUnavailable",
     "QueryPlan",
     "Retriever",
     "SideCoverage",

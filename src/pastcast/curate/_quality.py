@@ -20,13 +20,13 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from pastcast.corpus.sources import SourceRun
+from pastcast.errors import FieldError
 from pastcast.records import Document
 from pastcast.registry import Registry
 
 __all__ = [
     "QualityFilter",
     "QualityReport",
-    "QualityUnavailable",
     "build_quality_filters",
     "filter_quality",
     "quality_filters",
@@ -35,10 +35,6 @@ __all__ = [
 
 LANGID_CHARS = 2000
 """Characters of a document the language identifier reads (fastText's vote settles early)."""
-
-
-class QualityUnavailable(ValueError):
-    """A filter whose library is not installed (the ``curate`` extra)."""
 
 
 class QualityFilter(Protocol):
@@ -60,9 +56,10 @@ def _need(module: str, what: str) -> Any:
     try:
         return importlib.import_module(module)
     except ImportError as exc:
-        raise QualityUnavailable(
+        raise FieldError(
+            "",
             f"quality filter {what!r} needs the 'curate' extra (pip install 'pastcast[curate]'); "
-            f"missing: {exc.name}"
+            f"missing: {exc.name}",
         ) from None
 
 

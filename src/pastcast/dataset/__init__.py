@@ -11,7 +11,6 @@ from pastcast.dataset._edits import (
 )
 from pastcast.dataset._store import (
     FORMAT_VERSION,
-    DatasetFormatError,
     content_hash,
     load_dataset,
     read_manifest,
@@ -23,7 +22,6 @@ from pastcast.dataset._store import (
 __all__ = [
     "FORMAT_VERSION",
     "Dataset",
-    "DatasetFormatError",
     "TextEdit",
     "TextScreen",
     "body_as_of",

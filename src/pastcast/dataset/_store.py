@@ -27,13 +27,13 @@ from pastcast import safejson
 from pastcast.atomic import replace_directory
 from pastcast.cutoff import last_complete_day, step_precedes_resolution
 from pastcast.dataset._dataset import Dataset
+from pastcast.errors import FieldError
 from pastcast.owned import check_replaceable, mark
 from pastcast.records import DailyBelief, Event, Resolution, StepSpec, TextVersion
 from pastcast.validation import first_problem
 
 __all__ = [
     "FORMAT_VERSION",
-    "DatasetFormatError",
     "content_hash",
     "load_dataset",
     "read_manifest",
@@ -88,10 +88,6 @@ SCHEMAS: dict[str, pa.Schema] = {
         ]
     ),
 }
-
-
-class DatasetFormatError(ValueError):
-    """A dataset directory that cannot be read; the message names the file, row and field."""
 
 
 def _rows(dataset: Dataset) -> dict[str, list[dict[str, Any]]]:
@@ -229,13 +225,13 @@ def save_dataset(
 
 def _read_json_object(path: Path, missing: str) -> dict[str, Any]:
     if not path.is_file():
-        raise DatasetFormatError(f"{path}: {missing}")
+        raise FieldError("", f"{path}: {missing}")
     try:
         value = safejson.loads(path.read_bytes())
     except json.JSONDecodeError as exc:
-        raise DatasetFormatError(f"{path}: not valid JSON ({exc.msg})") from None
+        raise FieldError("", f"{path}: not valid JSON ({exc.msg})") from None
     if not isinstance(value, dict):
-        raise DatasetFormatError(f"{path}: expected a JSON object")
+        raise FieldError("", f"{path}: expected a JSON object")
     return value
 
 
@@ -244,9 +240,10 @@ def read_manifest(directory: str | Path) -> dict[str, Any]:
     manifest = _read_json_object(path, "missing (not a pastcast dataset directory)")
     version = manifest.get("format_version")
     if version != FORMAT_VERSION:
-        raise DatasetFormatError(
+        raise FieldError(
+            "",
             f"{path}: field format_version: unsupported version {version!r} "
-            f"(this pastcast reads {FORMAT_VERSION})"
+            f"(this pastcast reads {FORMAT_VERSION})",
         )
     return manifest
 
@@ -258,22 +255,22 @@ def read_metadata(directory: str | Path) -> dict[str, Any]:
 def _read_table(directory: Path, name: str, manifest: Mapping[str, Any]) -> list[dict[str, Any]]:
     path = directory / f"{name}.parquet"
     if not path.is_file():
-        raise DatasetFormatError(f"{path}: missing table")
+        raise FieldError("", f"{path}: missing table")
     expected = manifest.get("files", {}).get(f"{name}.parquet")
     if expected is not None and _file_sha256(path) != expected:
-        raise DatasetFormatError(f"{path}: sha256 does not match manifest.json (file corrupted?)")
+        raise FieldError("", f"{path}: sha256 does not match manifest.json (file corrupted?)")
     try:
         table = pq.read_table(path)
     except (pa.ArrowInvalid, OSError) as exc:
-        raise DatasetFormatError(f"{path}: not a readable Parquet file ({exc})") from None
+        raise FieldError("", f"{path}: not a readable Parquet file ({exc})") from None
     want = SCHEMAS[name]
     for fld in want:
         if fld.name not in table.column_names:
-            raise DatasetFormatError(f"{path}: field {fld.name}: missing column")
+            raise FieldError("", f"{path}: field {fld.name}: missing column")
     try:
         table = table.select(want.names).cast(want)
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as exc:
-        raise DatasetFormatError(f"{path}: column types do not match the format ({exc})") from None
+        raise FieldError("", f"{path}: column types do not match the format ({exc})") from None
     rows: list[dict[str, Any]] = table.to_pylist()
     return rows
 
@@ -285,17 +282,17 @@ def _validated(path: Path, rows: list[dict[str, Any]], build: Any) -> Iterator[A
         try:
             yield build(row)
         except ValidationError as err:
-            raise DatasetFormatError(first_problem(err, f"{path}: row {i}")) from None
+            raise FieldError("", first_problem(err, f"{path}: row {i}")) from None
 
 
 def load_dataset(directory: str | Path) -> Dataset:
     """Read and validate a dataset directory written by ``save_dataset``.
 
-    Raises ``DatasetFormatError`` naming the file, the row and the field of the first problem.
+    Raises ``FieldError`` naming the file, the row and the field of the first problem.
     """
     d = Path(directory)
     if not d.is_dir():
-        raise DatasetFormatError(f"{d}: no such dataset directory")
+        raise FieldError("", f"{d}: no such dataset directory")
     manifest = read_manifest(d)
     raw = {name: _read_table(d, name, manifest) for name in TABLES}
     for name in OPTIONAL_TABLES:
@@ -312,9 +309,10 @@ def load_dataset(directory: str | Path) -> Dataset:
     grouped: dict[tuple[str, date], dict[str, float]] = {}
     for i, row in enumerate(raw["beliefs"]):
         if row["event_id"] not in known:
-            raise DatasetFormatError(
+            raise FieldError(
+                "",
                 f"{d / 'beliefs.parquet'}: row {i}: field event_id: "
-                f"unknown event {row['event_id']!r}"
+                f"unknown event {row['event_id']!r}",
             )
         grouped.setdefault((row["event_id"], row["day"]), {})[row["label"]] = row["prob"]
     belief_rows = [{"event_id": k[0], "day": k[1], "probs": v} for k, v in grouped.items()]
@@ -327,17 +325,19 @@ def load_dataset(directory: str | Path) -> Dataset:
             b.day for b in seq if res is not None and b.day > last_complete_day(res.resolved_at)
         ]
         if late:
-            raise DatasetFormatError(
+            raise FieldError(
+                "",
                 f"{d / 'beliefs.parquet'}: event {eid!r} day {late[0]}: field day: belief at or "
-                "after the event's resolution (post-resolution price)"
+                "after the event's resolution (post-resolution price)",
             )
     steps = tuple(_validated(d / "steps.parquet", raw["steps"], StepSpec.model_validate))
     splits: dict[str, str] = {}
     for i, row in enumerate(raw["splits"]):
         if row["event_id"] not in known or not row["split"]:
-            raise DatasetFormatError(
+            raise FieldError(
+                "",
                 f"{d / 'splits.parquet'}: row {i}: field event_id/split: "
-                "unknown event or empty split"
+                "unknown event or empty split",
             )
         splits[row["event_id"]] = row["split"]
     texts: dict[str, list[TextVersion]] = {}
@@ -345,30 +345,32 @@ def load_dataset(directory: str | Path) -> Dataset:
         _validated(d / "texts.parquet", raw.get("texts", []), TextVersion.model_validate)
     ):
         if t.event_id not in known:
-            raise DatasetFormatError(
-                f"{d / 'texts.parquet'}: row {i}: field event_id: unknown event {t.event_id!r}"
+            raise FieldError(
+                "", f"{d / 'texts.parquet'}: row {i}: field event_id: unknown event {t.event_id!r}"
             )
         texts.setdefault(t.event_id, []).append(t)
     labels_of = {e.id: set(e.labels) for e in events}
     for i, (eid, res) in enumerate(sorted(resolutions.items())):
         if eid not in known:
-            raise DatasetFormatError(
-                f"{d / 'resolutions.parquet'}: row {i}: field event_id: unknown event {eid!r}"
+            raise FieldError(
+                "", f"{d / 'resolutions.parquet'}: row {i}: field event_id: unknown event {eid!r}"
             )
         if res.label not in labels_of[eid]:
-            raise DatasetFormatError(
+            raise FieldError(
+                "",
                 f"{d / 'resolutions.parquet'}: row {i}: field label: {res.label!r} is not one of "
-                "the event's labels"
+                "the event's labels",
             )
     for i, step in enumerate(steps):
         res = resolutions.get(step.event_id)
         if res is not None and not step_precedes_resolution(step.cutoff, res.resolved_at):
-            raise DatasetFormatError(
+            raise FieldError(
+                "",
                 f"{d / 'steps.parquet'}: row {i}: field cutoff: at or after the event's "
-                "resolution (post-resolution step)"
+                "resolution (post-resolution step)",
             )
     if _hash_rows(raw) != manifest.get("content_hash"):
-        raise DatasetFormatError(f"{d / 'manifest.json'}: field content_hash: does not match data")
+        raise FieldError("", f"{d / 'manifest.json'}: field content_hash: does not match data")
     try:
         return Dataset(
             str(manifest.get("dataset_id") or d.name),
@@ -380,4 +382,4 @@ def load_dataset(directory: str | Path) -> Dataset:
             {k: tuple(v) for k, v in texts.items()},
         )
     except ValueError as exc:
-        raise DatasetFormatError(f"{d}: {exc}") from None
+        raise FieldError("", f"{d}: {exc}") from None

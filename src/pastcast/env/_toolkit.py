@@ -26,6 +26,7 @@ from typing import Any, Literal, TypeVar, cast, get_type_hints
 
 from pydantic import BaseModel, ConfigDict, ValidationError, create_model
 
+from pastcast.errors import FieldError
 from pastcast.models import ToolSpec
 from pastcast.records import Record
 from pastcast.validation import problems
@@ -60,8 +61,12 @@ class BudgetExceeded(RuntimeError):
         self.limit = limit
 
 
-class ToolError(ValueError):
-    """A tool call the environment refused (bad arguments, document not visible or not shown)."""
+class ToolError(FieldError):
+    """A tool call the environment refused (bad arguments, document not visible or not shown). Its
+    own kind of ``FieldError``: the callers that recover from it tell it apart."""
+
+    def __init__(self, reason: str, field: str = "") -> None:
+        super().__init__(field, reason)
 
 
 # -- typed results (their JSON form is what the model reads and the run log keeps) --

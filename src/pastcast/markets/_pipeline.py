@@ -10,14 +10,8 @@ from pathlib import Path
 from typing import Any
 
 from pastcast.cutoff import DayConvention
-from pastcast.dataset import (
-    Dataset,
-    DatasetFormatError,
-    load_dataset,
-    read_manifest,
-    read_metadata,
-    save_dataset,
-)
+from pastcast.dataset import Dataset, load_dataset, read_manifest, read_metadata, save_dataset
+from pastcast.errors import FieldError
 from pastcast.markets._build import DatasetBuildReport, TemporalSplit, build_dataset
 from pastcast.markets._filters import FilterConfig
 from pastcast.markets._history import MarketHistory
@@ -50,9 +44,10 @@ def load_benchmark(
 
         return load_release(directory, convention=convention, notes=notes)
     if convention is not DayConvention.START_OF_DAY:
-        raise DatasetFormatError(
+        raise FieldError(
+            "",
             f"day convention {convention.value}: {directory} is a dataset directory whose "
-            "cutoffs are fixed (choose the convention when importing it)"
+            "cutoffs are fixed (choose the convention when importing it)",
         )
     return load_dataset(directory)
 

@@ -59,7 +59,7 @@ def _package_dir(module: str, extra: str) -> Path:
 
 
 def packaged_model_path(name: str) -> Path:
-    """The GGUF file of the packaged model ``name`` (``RegistryError`` for an unknown name)."""
+    """The GGUF file of the packaged model ``name`` (``FieldError`` for an unknown name)."""
     return packaged_models.build(name)
 
 

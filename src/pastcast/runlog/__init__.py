@@ -12,14 +12,7 @@ from pastcast.runlog._companion import (
     columns_schema,
 )
 from pastcast.runlog._definition import EXECUTION_ONLY, run_definition, run_fingerprint
-from pastcast.runlog._io import (
-    RunLog,
-    RunLogError,
-    RunLogWriter,
-    header_path,
-    read_run_log,
-    retried_path,
-)
+from pastcast.runlog._io import RunLog, RunLogWriter, header_path, read_run_log, retried_path
 from pastcast.runlog._schema import (
     LOGGED_SCORES,
     PENDING_TRUTH,
@@ -43,7 +36,6 @@ __all__ = [
     "Probabilities",
     "RunHeader",
     "RunLog",
-    "RunLogError",
     "RunLogWriter",
     "Scores",
     "StepColumns",

@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 from pydantic import ValidationError
 
 from pastcast import safejson
+from pastcast.errors import FieldError
 from pastcast.records import Forecast
 from pastcast.runlog._companion import (
     FORECAST_COLUMNS,
@@ -43,14 +44,7 @@ from pastcast.runlog._companion import (
     write_part,
     write_stamp,
 )
-from pastcast.runlog._io import (
-    RunLog,
-    RunLogError,
-    _from_v1,
-    _read_header,
-    header_path,
-    read_run_log,
-)
+from pastcast.runlog._io import RunLog, _from_v1, _read_header, header_path, read_run_log
 from pastcast.runlog._schema import SCHEMA_VERSION, RunHeader, StepRecord
 from pastcast.runlog._v2 import V2, v2_step
 from pastcast.validation import first_problem
@@ -180,13 +174,13 @@ def _parse(
     try:
         obj = safejson.loads(line)
     except json.JSONDecodeError as exc:
-        raise RunLogError(f"{path}:{where}: not valid JSON ({exc.msg})") from None
+        raise FieldError("", f"{path}:{where}: not valid JSON ({exc.msg})") from None
     if not isinstance(obj, dict):
-        raise RunLogError(f"{path}:{where}: expected a JSON object")
+        raise FieldError("", f"{path}:{where}: expected a JSON object")
     try:
         return StepRecord.model_validate(convert(obj) if convert else obj)
     except ValidationError as exc:
-        raise RunLogError(first_problem(exc, f"{path}:{where}")) from None
+        raise FieldError("", first_problem(exc, f"{path}:{where}")) from None
 
 
 def _converter(header: RunHeader) -> Callable[[dict[str, Any]], dict[str, Any]] | None:
@@ -293,13 +287,13 @@ def _tail(
                     if not ended and pos + len(line) >= size:  # a crash mid-write
                         yield rows, _segment(seg_start, pos, rows, lines, digest), True
                         return
-                    raise RunLogError(f"{log}:{lineno}: not valid JSON ({exc.msg})") from None
+                    raise FieldError("", f"{log}:{lineno}: not valid JSON ({exc.msg})") from None
                 if not isinstance(obj, dict):
-                    raise RunLogError(f"{log}:{lineno}: expected a JSON object")
+                    raise FieldError("", f"{log}:{lineno}: expected a JSON object")
                 try:
                     record = StepRecord.model_validate(convert(obj) if convert else obj)
                 except ValidationError as exc:
-                    raise RunLogError(first_problem(exc, f"{log}:{lineno}")) from None
+                    raise FieldError("", first_problem(exc, f"{log}:{lineno}")) from None
                 rows.append(step_row(record, pos, len(line) - (1 if ended else 0)))
             if not ended:  # a complete last record without its newline: read, never covered
                 yield rows, _segment(seg_start, pos, rows[:-1], lines, digest), False
@@ -396,7 +390,7 @@ def _header_bytes(log: Path) -> tuple[RunHeader, str]:
     try:
         data = hp.read_bytes()
     except OSError as exc:
-        raise RunLogError(f"{hp}: unreadable run header ({exc})") from None
+        raise FieldError("", f"{hp}: unreadable run header ({exc})") from None
     return header, hashlib.sha256(data).hexdigest()
 
 
@@ -406,13 +400,13 @@ def read_step_columns(
     """The step columns of the run log ``path`` (its step file), only ``columns`` when given,
     from its columnar companion once checked against the step file; what the companion does not
     cover is read from the JSONL and, with ``update`` and no writer holding the log, added to it
-    (a companion folder pastcast did not make is never written into). Raises ``RunLogError``
+    (a companion folder pastcast did not make is never written into). Raises ``FieldError``
     naming the file, line and field for a step line that is not a valid record."""
     import pyarrow as pa
 
     p = Path(path)
     if p.name.endswith(".header.json"):
-        raise RunLogError(f"{p}: pass the step file (.jsonl) of the run log, not its header")
+        raise FieldError("", f"{p}: pass the step file (.jsonl) of the run log, not its header")
     if columns is not None:
         columns = list(columns)  # Parquet reads a list of names, not any sequence
         unknown = [c for c in columns if c not in columns_schema().names]

@@ -29,6 +29,7 @@ from pydantic_core import PydanticSerializationError
 
 from pastcast import safejson
 from pastcast.atomic import fsync_dir, write_atomic
+from pastcast.errors import FieldError
 from pastcast.records import RETRYABLE_FAILURES, FailureReason, Notebook, StepKey
 from pastcast.runlog._companion import CompanionWriter
 from pastcast.runlog._definition import definition_mismatch
@@ -39,7 +40,6 @@ from pastcast.validation import first_problem
 
 __all__ = [
     "RunLog",
-    "RunLogError",
     "RunLogWriter",
     "header_path",
     "read_run_log",
@@ -47,10 +47,6 @@ __all__ = [
 ]
 
 _HEADER_SUFFIX = ".header.json"
-
-
-class RunLogError(ValueError):
-    """A run log that cannot be read; the message names the file, line and field."""
 
 
 def header_path(log_path: str | Path) -> Path:
@@ -89,9 +85,9 @@ def _objects(path: Path) -> tuple[list[tuple[int, dict[str, Any]]], bool]:
         except json.JSONDecodeError as exc:
             if lineno == len(lines) and not line.endswith(b"\n"):
                 return out, True  # a crash mid-write: everything before it is intact
-            raise RunLogError(f"{path}:{lineno}: not valid JSON ({exc.msg})") from None
+            raise FieldError("", f"{path}:{lineno}: not valid JSON ({exc.msg})") from None
         if not isinstance(obj, dict):
-            raise RunLogError(f"{path}:{lineno}: expected a JSON object")
+            raise FieldError("", f"{path}:{lineno}: expected a JSON object")
         out.append((lineno, obj))
     return out, False
 
@@ -100,30 +96,31 @@ def _read_header(path: Path) -> RunHeader:
     try:
         obj = safejson.loads(path.read_bytes())
     except (OSError, ValueError) as exc:
-        raise RunLogError(f"{path}: unreadable run header ({exc})") from None
+        raise FieldError("", f"{path}: unreadable run header ({exc})") from None
     if not isinstance(obj, dict):
-        raise RunLogError(f"{path}: expected a JSON object")
+        raise FieldError("", f"{path}: expected a JSON object")
     version = obj.get("schema_version")
     if version not in (SCHEMA_VERSION, V2):
-        raise RunLogError(
+        raise FieldError(
+            "",
             f"{path}: field schema_version: unsupported version {version!r} "
-            f"(this pastcast reads {SCHEMA_VERSION} and {V2}, and {V1} with the header on line 1)"
+            f"(this pastcast reads {SCHEMA_VERSION} and {V2}, and {V1} with the header on line 1)",
         )
     try:
         return RunHeader.model_validate(obj)
     except ValidationError as exc:
-        raise RunLogError(first_problem(exc, str(path))) from None
+        raise FieldError("", first_problem(exc, str(path))) from None
 
 
 def read_run_log(path: str | Path) -> RunLog:
-    """Read and validate a run log (the step file's path). Raises ``RunLogError`` naming file,
+    """Read and validate a run log (the step file's path). Raises ``FieldError`` naming file,
     line and field."""
     p = Path(path)
     if p.name.endswith(_HEADER_SUFFIX):
-        raise RunLogError(f"{p}: pass the step file (.jsonl) of the run log, not its header")
+        raise FieldError("", f"{p}: pass the step file (.jsonl) of the run log, not its header")
     hp = header_path(p)
     if not p.is_file() and not hp.is_file():
-        raise RunLogError(f"{p}: no such run log")
+        raise FieldError("", f"{p}: no such run log")
     objects, truncated = _objects(p)
     convert: Callable[[dict[str, Any]], dict[str, Any]] | None = None
     if hp.is_file():
@@ -133,28 +130,30 @@ def read_run_log(path: str | Path) -> RunLog:
     elif objects and objects[0][1].get("kind") == "header":
         lineno, first = objects.pop(0)
         if first.get("schema_version") != V1:
-            raise RunLogError(
+            raise FieldError(
+                "",
                 f"{p}:{lineno}: field schema_version: unsupported version "
                 f"{first.get('schema_version')!r} (this pastcast reads {SCHEMA_VERSION} and {V2}, "
-                f"and {V1} with the header on line 1)"
+                f"and {V1} with the header on line 1)",
             )
         try:
             header = RunHeader.model_validate(v1_header(first))
         except ValidationError as exc:
-            raise RunLogError(first_problem(exc, f"{p}:{lineno}")) from None
+            raise FieldError("", first_problem(exc, f"{p}:{lineno}")) from None
         convert = _from_v1
     else:
         where = f"{p}:1" if objects else str(p)
-        raise RunLogError(
+        raise FieldError(
+            "",
             f"{where}: no run header: {hp.name} is missing beside it (and line 1 is not a "
-            f"schema-{V1} header)"
+            f"schema-{V1} header)",
         )
     steps: list[StepRecord] = []
     for lineno, obj in objects:
         try:
             steps.append(StepRecord.model_validate(convert(obj) if convert else obj))
         except ValidationError as exc:
-            raise RunLogError(first_problem(exc, f"{p}:{lineno}")) from None
+            raise FieldError("", first_problem(exc, f"{p}:{lineno}")) from None
     return RunLog(p, header, tuple(steps), truncated)
 
 
@@ -192,30 +191,31 @@ def _open_step_file(path: Path) -> tuple[int, bool]:
             return _regular(path, os.open(path, flags | os.O_CREAT | os.O_EXCL, 0o644)), True
         except FileExistsError:
             return _regular(path, os.open(path, flags)), False
-    except RunLogError:
+    except FieldError:
         raise
     except OSError as exc:
         why = "a symbolic link to nothing" if path.is_symlink() else exc.strerror or str(exc)
-        raise RunLogError(f"run log {path}: cannot open it for writing ({why})") from None
+        raise FieldError("", f"run log {path}: cannot open it for writing ({why})") from None
 
 
 def _regular(path: Path, fd: int) -> int:
     if not stat.S_ISREG(os.fstat(fd).st_mode):
         os.close(fd)
-        raise RunLogError(f"run log {path}: not a regular file; a run log is written to a file")
+        raise FieldError("", f"run log {path}: not a regular file; a run log is written to a file")
     fcntl.fcntl(fd, fcntl.F_SETFL, os.O_APPEND)  # blocking again; every write at the end
     return fd
 
 
 def _lock(log: Path, fd: int) -> None:
-    """Take the exclusive lock on the step file ``fd``, or raise ``RunLogError`` naming the
+    """Take the exclusive lock on the step file ``fd``, or raise ``FieldError`` naming the
     process holding it."""
     try:
         fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except BlockingIOError:
-        raise RunLogError(
+        raise FieldError(
+            "",
             f"run log {log} is being written by another process (pid {_holder(fd)}); wait for "
-            "it to finish or stop it, or write to another --out"
+            "it to finish or stop it, or write to another --out",
         ) from None
 
 
@@ -261,8 +261,8 @@ class RunLogWriter:
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
-            raise RunLogError(
-                f"run log {self.path}: cannot make its folder ({exc.strerror or exc})"
+            raise FieldError(
+                "", f"run log {self.path}: cannot make its folder ({exc.strerror or exc})"
             ) from None
         fd, made = _open_step_file(self.path)
         self._wrote_header = False
@@ -292,15 +292,16 @@ class RunLogWriter:
         if self.header_path.exists() or os.fstat(fd).st_size > 0:
             existing = read_run_log(self.path)
             if existing.header.schema_version != SCHEMA_VERSION:
-                raise RunLogError(
+                raise FieldError(
+                    "",
                     f"run log {self.path} was written with run-log schema "
                     f"{existing.header.schema_version}; this run writes schema {SCHEMA_VERSION}, "
-                    "and an older log is read but never resumed: write the run to a new run log"
+                    "and an older log is read but never resumed: write the run to a new run log",
                 )
             # The header must describe every record under it: a different run never appends.
             mismatch = definition_mismatch(self.path, existing.header, header)
             if mismatch is not None:
-                raise RunLogError(mismatch)
+                raise FieldError("", mismatch)
             if existing.truncated_tail:
                 _drop_partial_tail(fd)
             else:

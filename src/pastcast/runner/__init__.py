@@ -19,7 +19,6 @@ from pastcast.runner._plan import (
     PLAN_SETTINGS,
     EstimateAssumptions,
     ExperimentPlan,
-    PlanError,
     PlanSetting,
     load_plan,
 )
@@ -34,7 +33,6 @@ from pastcast.runner._presets import (
     presets,
 )
 from pastcast.runner._run import (
-    NothingToRun,
     RunResult,
     knowledge_cutoffs_of,
     new_run_header,
@@ -67,8 +65,6 @@ __all__ = [
     "Executor",
     "ExperimentPlan",
     "LocalExecutor",
-    "NothingToRun",
-    "PlanError",
     "PlanEstimate",
     "PlanSetting",
     "Preset",

@@ -29,6 +29,7 @@ from pydantic import AliasChoices, Field, JsonValue, ValidationError, model_vali
 from pastcast.agents import Decoding, agent_spec, agents
 from pastcast.cutoff import DayConvention
 from pastcast.env import EnvConfig
+from pastcast.errors import FieldError
 from pastcast.markets import schedules
 from pastcast.models import PriceTable, RetryPolicy, known_providers, spec_model_name
 from pastcast.records import Record, Setting
@@ -42,12 +43,7 @@ from pastcast.runner._config import (
     RunConfig,
 )
 from pastcast.runner._executors import executors
-from pastcast.runner._plan_file import (
-    MAX_PLAN_DEPTH,
-    MAX_PLAN_VALUES,
-    PlanError,
-    read_plan_file,
-)
+from pastcast.runner._plan_file import MAX_PLAN_DEPTH, MAX_PLAN_VALUES, read_plan_file
 from pastcast.runner._presets import deep_merge, preset, preset_names
 from pastcast.validation import first_problem
 
@@ -57,7 +53,6 @@ __all__ = [
     "PLAN_SETTINGS",
     "EstimateAssumptions",
     "ExperimentPlan",
-    "PlanError",
     "PlanSetting",
     "load_plan",
 ]
@@ -220,9 +215,10 @@ class ExperimentPlan(Record):
         for i, model in enumerate(self.models):
             provider = model.spec.partition(":")[0]
             if ":" not in model.spec or provider not in known_providers():
-                raise PlanError(
+                raise FieldError(
+                    "",
                     f"models[{i}].spec: {model.spec!r} is not PROVIDER:NAME with a known "
-                    f"provider ({', '.join(known_providers())})"
+                    f"provider ({', '.join(known_providers())})",
                 )
             for setting in self.settings:
                 factory, run_setting, suffix = PLAN_SETTINGS[setting]
@@ -240,7 +236,7 @@ class ExperimentPlan(Record):
             try:
                 agents.get(agent.name)
             except ValueError as exc:
-                raise PlanError(f"{where}.name: {exc}") from None
+                raise FieldError("", f"{where}.name: {exc}") from None
             args = deep_merge(
                 self._preset_args(agent.name), dict(agent.args) | self._extra_args(agent.name)
             )
@@ -248,7 +244,7 @@ class ExperimentPlan(Record):
         keys = [(s.name, s.setting) for s in specs]
         dup = next((k for k in keys if keys.count(k) > 1), None)
         if dup is not None:
-            raise PlanError(f"agents: {dup[0]}@{dup[1]} is planned twice (set a label)")
+            raise FieldError("", f"agents: {dup[0]}@{dup[1]} is planned twice (set a label)")
         return tuple(specs)
 
     def _model_args(self, factory: str) -> dict[str, Any]:
@@ -315,26 +311,26 @@ def _checked_spec(
     factory: str, setting: Setting, label: str | None, args: dict[str, Any], where: str
 ) -> AgentSpec:
     """The agent's spec, its arguments checked by the registry (names and types) before any
-    work; ``PlanError`` naming the entry otherwise."""
+    work; ``FieldError`` naming the entry otherwise."""
     try:
         return agent_spec(factory, setting=setting, label=label, **args)
     except ValueError as exc:
-        raise PlanError(f"{where}: {exc}") from None
+        raise FieldError("", f"{where}: {exc}") from None
 
 
 def load_plan(path: str | Path) -> ExperimentPlan:
-    """Read and check a plan (TOML, or YAML for ``.yaml``/``.yml``); ``PlanError`` names the
+    """Read and check a plan (TOML, or YAML for ``.yaml``/``.yml``); ``FieldError`` names the
     file and the key of the first problem."""
     p = Path(path)
     raw = read_plan_file(p)
     if not isinstance(raw, dict):
-        raise PlanError(f"{p}: expected a table of settings at the top level")
+        raise FieldError("", f"{p}: expected a table of settings at the top level")
     try:
         plan = ExperimentPlan.model_validate(raw)
     except ValidationError as exc:
-        raise PlanError(first_problem(exc, str(p))) from None
+        raise FieldError("", first_problem(exc, str(p))) from None
     try:
         plan.agent_specs()
-    except PlanError as exc:
-        raise PlanError(f"{p}: {exc}") from None
+    except FieldError as exc:
+        raise FieldError("", f"{p}: {exc}") from None
     return plan

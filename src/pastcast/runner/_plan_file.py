@@ -12,13 +12,10 @@ from typing import Any
 import yaml
 
 from pastcast import safejson
+from pastcast.errors import FieldError
 from pastcast.textfiles import read_text_file
 
-__all__ = ["MAX_PLAN_DEPTH", "MAX_PLAN_VALUES", "PlanError", "read_plan_file"]
-
-
-class PlanError(ValueError):
-    """A plan that cannot be used; the message names the file and the key."""
+__all__ = ["MAX_PLAN_DEPTH", "MAX_PLAN_VALUES", "FieldError", "read_plan_file"]
 
 
 MAX_PLAN_DEPTH = 64
@@ -101,22 +98,22 @@ def _parse(path: Path, text: str) -> Any:
 
 
 def read_plan_file(path: Path) -> Any:
-    """The plan file's values (not yet validated); ``PlanError`` naming the file otherwise."""
+    """The plan file's values (not yet validated); ``FieldError`` naming the file otherwise."""
     try:
         text = read_text_file(path)
     except OSError as exc:
-        raise PlanError(f"{path}: cannot read the plan ({exc.strerror or exc})") from None
+        raise FieldError("", f"{path}: cannot read the plan ({exc.strerror or exc})") from None
     except UnicodeDecodeError as exc:
-        raise PlanError(f"{path}: not UTF-8 text (byte {exc.start})") from None
+        raise FieldError("", f"{path}: not UTF-8 text (byte {exc.start})") from None
     kind = path.suffix.lstrip(".").upper() or "TOML"
     try:
         raw = _parse(path, text)
         _check_shape(raw)
     except _PlanShapeError as exc:
-        raise PlanError(f"{path}: not a plan: {exc}") from None
+        raise FieldError("", f"{path}: not a plan: {exc}") from None
     except RecursionError:
-        raise PlanError(f"{path}: not a plan: nested too deeply") from None
+        raise FieldError("", f"{path}: not a plan: nested too deeply") from None
     except (ValueError, yaml.YAMLError) as exc:
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        raise PlanError(f"{path}: not valid {kind}: {first}") from None
+        raise FieldError("", f"{path}: not valid {kind}: {first}") from None
     return raw

@@ -26,6 +26,7 @@ from typing import Any
 from pastcast.agents import agent_info, prompts_for
 from pastcast.corpus import CorpusBackend, corpus_identity
 from pastcast.dataset import Dataset
+from pastcast.errors import FieldError, within
 from pastcast.models import knowledge_cutoff
 from pastcast.records import RETRYABLE_FAILURES, CorpusIdentity, Notebook, StepKey, StepSpec
 from pastcast.runlog import AgentSpec, RunHeader, RunLogWriter
@@ -100,26 +101,18 @@ def knowledge_cutoffs_of(
     return out
 
 
-class NothingToRun(ValueError):
+def _nothing_to_run(dataset: Dataset, config: RunConfig) -> FieldError:
     """The dataset and the configuration leave no forecast step: refused before a log is
-    written, so an empty selection never passes for a finished run. ``field`` is the setting
-    that leaves nothing (``split``, ``dataset``), ``reason`` the rest of the message."""
-
-    def __init__(self, field: str, reason: str) -> None:
-        self.field = field
-        self.reason = reason
-        super().__init__(f"{field} {reason}")
-
-
-def _nothing_to_run(dataset: Dataset, config: RunConfig) -> NothingToRun:
+    written, so an empty selection never passes for a finished run; the error names the
+    setting that leaves nothing (``split``, ``dataset``)."""
     if config.split is not None:
         known = sorted({dataset.splits.get(e) or "" for e in dataset.event_ids_with_steps()} - {""})
-        return NothingToRun(
+        return FieldError(
             "split",
             f"{config.split!r}: no event of dataset {dataset.id} with forecast steps is in this "
             f"split (splits: {', '.join(known) or 'none'})",
         )
-    return NothingToRun("dataset", f"{dataset.id}: no event has forecast steps")
+    return FieldError("dataset", f"{dataset.id}: no event has forecast steps")
 
 
 _HELD_MAX = 1024
@@ -302,8 +295,9 @@ def run_benchmark(
     ``out`` is the step file (``run.jsonl``); the header is written beside it
     (``pastcast.runlog.header_path``). Re-running with the same ``out`` and the same definition
     resumes: recorded steps are not redone (``retry_failed``: except those a provider failed);
-    a different definition (the corpus included) raises ``RunLogError`` naming what differs,
-    and a log another process is writing raises ``RunLogError`` too. The prompt files the
+    a different definition (the corpus included) raises ``FieldError`` naming ``out`` and what
+    differs, and so does a log another process is writing; so does a selection that leaves no
+    step (naming ``split`` or ``dataset``). The prompt files the
     agents use are recorded in the header unless ``prompts`` is given, and so are the models'
     knowledge cutoffs
     (``knowledge_cutoffs`` first, then ``pastcast.models.knowledge_cutoffs``), and the corpus:
@@ -333,7 +327,9 @@ def run_benchmark(
     total = sum(len(c.steps) for c in chains)
     if total == 0:
         raise _nothing_to_run(dataset, config)
-    with RunLogWriter(path, header, retry_failed=retry_failed) as writer:
+    with within("out"):  # a log in use, or of another run
+        writer = RunLogWriter(path, header, retry_failed=retry_failed)
+    with writer:
         skipped = sum(c.key(s) in writer.done for c in chains for s in c.steps)
         stats = RunStats(total, skipped)
         run_id = writer.header.run_id

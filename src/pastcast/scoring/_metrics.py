@@ -19,8 +19,9 @@ from typing import Literal, get_args
 import numpy as np
 from numpy.typing import NDArray
 
+from pastcast.errors import FieldError
 from pastcast.records import Forecast
-from pastcast.registry import Registry, RegistryError
+from pastcast.registry import Registry
 from pastcast.runlog import LOGGED_SCORES, PENDING_TRUTH, Grading, Scores, StepRecord
 from pastcast.scoring._multiclass import (
     LOG_FLOOR,
@@ -136,7 +137,7 @@ class Metric:
             ("shrunk" in cells and self.aggregate != "tested", "only a tested metric is shrunk"),
         ):
             if wrong:
-                raise RegistryError(f"metric {self.name!r}: {why}")
+                raise FieldError("", f"metric {self.name!r}: {why}")
 
     @property
     def title(self) -> str:
@@ -276,10 +277,10 @@ for _built_in in _BUILT_IN:
 
 
 def metric(name: str) -> Metric:
-    """The metric ``name`` (``RegistryError``, a ``ValueError``, naming the known ones)."""
+    """The metric ``name`` (``FieldError``, a ``ValueError``, naming the known ones)."""
     made = metrics.build(name)
     if not isinstance(made, Metric) or made.name != name:
-        raise RegistryError(f"metric {name!r}: its factory must return a Metric named {name!r}")
+        raise FieldError("", f"metric {name!r}: its factory must return a Metric named {name!r}")
     return made
 
 

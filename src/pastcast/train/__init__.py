@@ -16,7 +16,7 @@ from pastcast.train._chat import (
     from_chat_message,
     tool_definitions,
 )
-from pastcast.train._guard import TRAIN_SPLIT, UNSPLIT, ExportError, SplitPolicy, split_name
+from pastcast.train._guard import TRAIN_SPLIT, UNSPLIT, SplitPolicy, split_name
 from pastcast.train._manifest import (
     DatasetRef,
     ExportKind,
@@ -55,7 +55,6 @@ __all__ = [
     "ChatToolCall",
     "Conversation",
     "DatasetRef",
-    "ExportError",
     "ExportKind",
     "ExportManifest",
     "Keep",

@@ -15,8 +15,8 @@ from typing import Any, Literal
 from pydantic import Field
 
 from pastcast.env import TOOLS
+from pastcast.errors import FieldError
 from pastcast.records import EpisodeRecord, Message, ModelCall, Record, RequestedToolCall
-from pastcast.train._guard import ExportError
 
 __all__ = [
     "ChatFunction",
@@ -93,7 +93,7 @@ def _requested(call: ChatToolCall) -> RequestedToolCall:
     try:
         arguments = json.loads(call.function.arguments)
     except ValueError as exc:
-        raise ExportError(f"tool call {call.id}: arguments are not JSON ({exc})") from None
+        raise FieldError("", f"tool call {call.id}: arguments are not JSON ({exc})") from None
     return RequestedToolCall(id=call.id, name=call.function.name, arguments=arguments)
 
 
@@ -160,7 +160,7 @@ def tool_definitions(names: tuple[str, ...]) -> tuple[OpenAiTool, ...]:
     for name in names:
         found = _TOOL_DEFS.get(name)
         if found is None:
-            raise ExportError(f"tool {name!r} is not defined by this pastcast")
+            raise FieldError("", f"tool {name!r} is not defined by this pastcast")
         spec = found.spec
         out.append(
             OpenAiTool(

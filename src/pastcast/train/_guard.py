@@ -14,17 +14,15 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import TypeVar
 
-__all__ = ["TRAIN_SPLIT", "UNSPLIT", "ExportError", "SplitPolicy", "split_name"]
+from pastcast.errors import FieldError
+
+__all__ = ["TRAIN_SPLIT", "UNSPLIT", "FieldError", "SplitPolicy", "split_name"]
 
 TRAIN_SPLIT = "train"
 UNSPLIT = "unsplit"
 """The name that selects the events of a dataset without a split."""
 
 T = TypeVar("T")
-
-
-class ExportError(ValueError):
-    """An export that cannot be made; the message is one line naming the file, option or step."""
 
 
 def split_name(split: str) -> str:
@@ -45,12 +43,13 @@ class SplitPolicy:
 
     def __post_init__(self) -> None:
         if not self.splits:
-            raise ExportError("no split selected")
+            raise FieldError("", "no split selected")
         evaluation = [s for s in self.splits if s not in (TRAIN_SPLIT, UNSPLIT)]
         if evaluation and not self.force_eval:
-            raise ExportError(
+            raise FieldError(
+                "",
                 f"split {evaluation[0]!r} holds evaluation events: training on them is refused "
-                "unless forced (--force-eval, force_eval=True)"
+                "unless forced (--force-eval, force_eval=True)",
             )
 
     def admits(self, split: str) -> bool:
@@ -61,7 +60,7 @@ class SplitPolicy:
     ) -> tuple[list[T], dict[str, int]]:
         """The items whose split is admitted, and how many of each other split were left out.
 
-        Raises ``ExportError`` when nothing is left, naming the splits that were found."""
+        Raises ``FieldError`` when nothing is left, naming the splits that were found."""
         kept: list[T] = []
         left_out: Counter[str] = Counter()
         for item in items:
@@ -78,7 +77,7 @@ class SplitPolicy:
                 if UNSPLIT in left_out
                 else ""
             )
-            raise ExportError(
-                f"{where}: no steps of split {', '.join(self.splits)} (found {found}){hint}"
+            raise FieldError(
+                "", f"{where}: no steps of split {', '.join(self.splits)} (found {found}){hint}"
             )
         return kept, dict(sorted(left_out.items()))

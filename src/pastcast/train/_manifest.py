@@ -18,10 +18,11 @@ from pydantic import Field, JsonValue, ValidationError
 
 from pastcast.atomic import atomic_path, write_atomic
 from pastcast.dataset import Dataset, content_hash
+from pastcast.errors import FieldError
 from pastcast.records import Record, UtcDatetime
 from pastcast.runlog import RunHeader
 from pastcast.runner import code_version
-from pastcast.train._guard import ExportError, split_name
+from pastcast.train._guard import split_name
 from pastcast.validation import first_problem
 from pastcast.world import world_named_by
 
@@ -147,9 +148,9 @@ def read_manifest(path: str | Path) -> ExportManifest:
     try:
         return ExportManifest.model_validate_json(mp.read_text(encoding="utf-8"))
     except OSError as exc:
-        raise ExportError(f"{mp}: unreadable manifest ({exc.strerror})") from None
+        raise FieldError("", f"{mp}: unreadable manifest ({exc.strerror})") from None
     except ValidationError as exc:
-        raise ExportError(first_problem(exc, str(mp))) from None
+        raise FieldError("", first_problem(exc, str(mp))) from None
 
 
 def _world(dataset_id: str) -> Dataset | None:
@@ -187,10 +188,11 @@ def check_splits(
             continue
         truth = ds.splits.get(step.event_id, "")
         if truth != step.split:
-            raise ExportError(
+            raise FieldError(
+                "",
                 f"{log.path}: step {step.event_id}#{step.step_index} is recorded in split "
                 f"{split_name(step.split)!r} but dataset {ds.id} puts the event in "
-                f"{split_name(truth)!r}"
+                f"{split_name(truth)!r}",
             )
 
 

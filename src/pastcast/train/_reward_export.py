@@ -110,7 +110,7 @@ def export_rewards(
     datasets: Sequence[Dataset] = (),
 ) -> ExportManifest:
     """Write a reward record per admitted step of ``run_logs`` to ``out`` (JSONL) and its
-    manifest. Raises ``RunLogError`` for an unreadable log and ``ExportError`` when the guard
+    manifest. Raises ``FieldError`` for an unreadable log and ``FieldError`` when the guard
     refuses or no step is admitted."""
     policy = policy or SplitPolicy()
     selected = select_steps(run_logs, policy, datasets)

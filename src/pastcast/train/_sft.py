@@ -18,6 +18,7 @@ from typing import Any, Literal
 from pydantic import ValidationError
 
 from pastcast.dataset import Dataset
+from pastcast.errors import FieldError
 from pastcast.records import Message, Notebook, Record, Setting, UtcDatetime
 from pastcast.runlog import Probabilities, StepColumns, StepRecord
 from pastcast.textfiles import read_text_file
@@ -32,7 +33,7 @@ from pastcast.train._chat import (
     openai_message,
     tool_definitions,
 )
-from pastcast.train._guard import ExportError, SplitPolicy
+from pastcast.train._guard import SplitPolicy
 from pastcast.train._manifest import (
     ExportManifest,
     LoggedRun,
@@ -206,12 +207,12 @@ def export_sft(
 ) -> ExportManifest:
     """Write the chosen conversations of ``run_logs`` to ``out`` (JSONL) and its manifest.
 
-    Raises ``RunLogError`` for an unreadable log and ``ExportError`` when the guard refuses or
+    Raises ``FieldError`` for an unreadable log and ``FieldError`` when the guard refuses or
     nothing is left to export."""
     if shape not in _RECORDS:
-        raise ExportError(f"shape {shape!r}: expected one of {', '.join(_RECORDS)}")
+        raise FieldError("", f"shape {shape!r}: expected one of {', '.join(_RECORDS)}")
     if keep not in ("best", "all"):
-        raise ExportError(f"keep {keep!r}: expected 'best' or 'all'")
+        raise FieldError("", f"keep {keep!r}: expected 'best' or 'all'")
     policy = policy or SplitPolicy()
     selected = select_steps(run_logs, policy, datasets)
     cands, skipped = _candidates(selected, score, min_score)
@@ -221,7 +222,7 @@ def export_sft(
             skipped["not_best"] = not_best
     if not cands:  # a kept step has a conversation, so a row: none kept is nothing to export
         found = ", ".join(f"{n} {why}" for why, n in skipped.items()) or "no steps"
-        raise ExportError(f"nothing to export: every admitted step was left out ({found})")
+        raise FieldError("", f"nothing to export: every admitted step was left out ({found})")
     sources: list[RowSource] = []  # filled as the rows are written, read by the manifest after
 
     def write(path: Path) -> int:  # a record at a time: memory bounded however long the logs
@@ -252,13 +253,13 @@ def export_sft(
 
 def read_sft(path: str | Path) -> list[SftRecord | OpenAiRecord]:
     """Read and validate an SFT export (either shape: a line with ``run_id`` is a ``messages``
-    record). Raises ``ExportError`` naming the file, line and field."""
+    record). Raises ``FieldError`` naming the file, line and field."""
     p = Path(path)
     out: list[SftRecord | OpenAiRecord] = []
     try:
         lines = read_text_file(p).splitlines()
     except OSError as exc:
-        raise ExportError(f"{p}: unreadable ({exc.strerror})") from None
+        raise FieldError("", f"{p}: unreadable ({exc.strerror})") from None
     for lineno, line in enumerate(lines, start=1):
         if not line.strip():
             continue
@@ -268,8 +269,8 @@ def read_sft(path: str | Path) -> list[SftRecord | OpenAiRecord]:
             out.append(kind.model_validate(obj))
         except ValueError as exc:
             if isinstance(exc, ValidationError):
-                raise ExportError(first_problem(exc, f"{p}:{lineno}")) from None
-            raise ExportError(f"{p}:{lineno}: not valid JSON ({exc})") from None
+                raise FieldError("", first_problem(exc, f"{p}:{lineno}")) from None
+            raise FieldError("", f"{p}:{lineno}: not valid JSON ({exc})") from None
     return out
 
 

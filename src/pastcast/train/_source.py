@@ -9,8 +9,9 @@ from datetime import datetime
 from pathlib import Path
 
 from pastcast.dataset import Dataset
+from pastcast.errors import FieldError
 from pastcast.runlog import StepColumns, StepRecord, read_step_columns
-from pastcast.train._guard import ExportError, SplitPolicy
+from pastcast.train._guard import SplitPolicy
 from pastcast.train._manifest import DatasetRef, LoggedRun, LoggedStep, check_splits, dataset_refs
 
 __all__ = ["SOURCE_COLUMNS", "Selected", "StepRow", "select_steps"]
@@ -69,7 +70,7 @@ def _logs(run_logs: Sequence[str | Path | StepColumns]) -> list[StepColumns]:
         log if isinstance(log, StepColumns) else read_step_columns(log, _READ) for log in run_logs
     ]
     if not logs:
-        raise ExportError("no run logs given")
+        raise FieldError("", "no run logs given")
     return logs
 
 
@@ -86,13 +87,13 @@ def select_steps(
     """The steps of ``run_logs`` that ``policy`` admits (all of them without a policy). A
     recorded split is checked against the dataset where it is at hand (``datasets``, or the
     embedded world rebuilt from its id). Step columns (``SOURCE_COLUMNS`` at least) are read
-    for the guard and the manifest alone, no full record. Raises ``RunLogError`` for an
-    unreadable log and ``ExportError`` when no step is left."""
+    for the guard and the manifest alone, no full record. Raises ``FieldError`` for an
+    unreadable log and ``FieldError`` when no step is left."""
     logs = _logs(run_logs)
     items = [(log, step, k, i) for k, log in enumerate(logs) for i, step in enumerate(_light(log))]
     where = ", ".join(str(log.path) for log in logs)
     if not items:
-        raise ExportError(f"{where}: no forecast steps")
+        raise FieldError("", f"{where}: no forecast steps")
     refs, found = dataset_refs((log.header.dataset_id for log in logs), datasets)
     check_splits(((log, step) for log, step, _, _ in items), found)
     left_out: dict[str, int] = {}

@@ -17,9 +17,10 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from pastcast.dataset import Dataset
+from pastcast.errors import FieldError
 from pastcast.runlog import StepColumns, read_step_columns
 from pastcast.scoring import TABLE_INPUTS, Convention, metric_list, table_from_columns
-from pastcast.train._guard import ExportError, split_name
+from pastcast.train._guard import split_name
 from pastcast.train._manifest import (
     DatasetRef,
     ExportManifest,
@@ -151,7 +152,7 @@ def export_table(
     ]
     where = ", ".join(str(log.path) for log in logs)
     if not any(log.table.num_rows for log in logs):
-        raise ExportError(f"{where}: no forecast steps")
+        raise FieldError("", f"{where}: no forecast steps")
     cols: dict[str, list[Any]] = {c: [] for c in TABLE_COLUMNS_READ}
     chosen: list[tuple[LoggedRun, LoggedStep]] = []
     dataset_ids: list[str] = []

@@ -10,7 +10,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from pastcast.corpus.sources import SourceRun, SourceUnavailable
+from pastcast.corpus.sources import SourceRun
+from pastcast.errors import FieldError
 from pastcast.world._spec import world_from_spec
 
 __all__ = ["world_source"]
@@ -21,5 +22,5 @@ def world_source(path: Path) -> SourceRun:
     try:
         world = world_from_spec(f"world:{path}")
     except ValueError as exc:
-        raise SourceUnavailable(str(exc)) from None
+        raise FieldError("", str(exc)) from None
     return SourceRun(iter(world.documents))

@@ -21,9 +21,9 @@ from pastcast.agents._calls import CallContext, CallEstimate, unless_declared
 from pastcast.agents._llm_registry import agent_model
 from pastcast.agents.isolated._launch import serve_in_sandbox
 from pastcast.env import Episode
+from pastcast.errors import FieldError
 from pastcast.models import CacheMode, Model
 from pastcast.records import Forecast, Setting
-from pastcast.registry import RegistryError
 from pastcast.runlog import AgentSpec
 from pastcast.sandbox import (
     SandboxUnavailable,
@@ -176,7 +176,7 @@ def _inner_prompts(spec: AgentSpec) -> tuple[str, ...]:
     inner_spec = AgentSpec(name=inner, factory=inner, args=args, setting=spec.setting)
     try:
         return agent_info(inner_spec).prompt_ids(inner_spec)
-    except RegistryError:
+    except FieldError:
         return ()
 
 
@@ -188,7 +188,7 @@ def _inner_calls(args: Mapping[str, Any], context: CallContext) -> CallEstimate:
     spec = AgentSpec(name=inner, factory=inner, args=rest, setting=context.setting)
     try:
         return call_estimate(spec, context)
-    except RegistryError:
+    except FieldError:
         return unless_declared(rest, context)
 
 

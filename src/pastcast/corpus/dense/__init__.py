@@ -5,7 +5,7 @@ servers) and document vectors computed elsewhere."""
 
 from pastcast.corpus.dense._backends import resolve_embedder
 from pastcast.corpus.dense._batchlog import stored_batches
-from pastcast.corpus.dense._dense import DenseIndex, QueryModelMismatch
+from pastcast.corpus.dense._dense import DenseIndex
 from pastcast.corpus.dense._embedders import (
     DEFAULT_EMBEDDER,
     STATIC_EMBEDDER,
@@ -17,7 +17,7 @@ from pastcast.corpus.dense._embedders import (
     embedding_text,
 )
 from pastcast.corpus.dense._hybrid import RRF_K, HybridIndex, rrf_fuse
-from pastcast.corpus.dense._jobs import EmbeddingError, embed_corpus
+from pastcast.corpus.dense._jobs import embed_corpus
 from pastcast.corpus.dense._precomputed import ids_file_of, load_vectors
 from pastcast.corpus.dense._remote import RemoteEmbedder
 from pastcast.corpus.dense._static import StaticEmbedder, cache_root, distill_static
@@ -28,11 +28,9 @@ __all__ = [
     "STATIC_EMBEDDER",
     "DenseIndex",
     "Embedder",
-    "EmbeddingError",
     "HybridIndex",
     "MiniLMEmbedder",
     "QueryCache",
-    "QueryModelMismatch",
     "RemoteEmbedder",
     "StaticEmbedder",
     "cache_root",

@@ -9,13 +9,11 @@ from pathlib import Path
 from typing import Any
 
 from pastcast import safejson
-from pastcast.corpus import CorpusOpenError
 from pastcast.corpus._directory import open_index
 from pastcast.corpus.dense._dense import DenseIndex
 from pastcast.corpus.dense._embedders import DEFAULT_EMBEDDER, Embedder, embedders
 from pastcast.corpus.dense._hybrid import HybridIndex
-from pastcast.corpus.dense._jobs import EmbeddingError
-from pastcast.registry import RegistryError
+from pastcast.errors import FieldError
 from pastcast.retrying import ProviderFailure, redact
 
 __all__ = ["open_dense", "open_hybrid", "recorded_embedder", "resolve_embedder"]
@@ -33,28 +31,30 @@ def resolve_embedder(embedder: str | Embedder) -> Embedder:
         and embedders.get(kind).meta.get("takes_spec")
     )
     if embedder in embedders and embedders.get(embedder).meta.get("takes_spec"):
-        raise CorpusOpenError(f"embedder {embedder!r}: give it as {embedder}:MODEL...")
+        raise FieldError("", f"embedder {embedder!r}: give it as {embedder}:MODEL...")
     shown = redact(embedder)  # a server's URL may hold a password
     try:
         if by_spec:
             return embedders.build(kind, rest)
         return embedders.build(embedder)
-    except RegistryError as exc:
-        raise CorpusOpenError(redact(str(exc))) from None
+    except FieldError as exc:
+        raise FieldError("", redact(str(exc))) from None
     except ValueError as exc:  # a malformed KIND:SPEC, a key variable not set
-        raise CorpusOpenError(f"embedder {shown!r}: {redact(str(exc))}") from None
+        raise FieldError("", f"embedder {shown!r}: {redact(str(exc))}") from None
     except ImportError as exc:
-        raise CorpusOpenError(
+        raise FieldError(
+            "",
             f"embedder {shown!r} needs the 'dense' extra (pip install 'pastcast[dense]'); "
-            f"missing: {exc.name}"
+            f"missing: {exc.name}",
         ) from None
 
 
 def _needs_faiss(retrieval: str) -> None:
     if importlib.util.find_spec("faiss") is None:
-        raise CorpusOpenError(
+        raise FieldError(
+            "",
             f"retrieval {retrieval!r} needs the 'dense' extra (pip install 'pastcast[dense]'); "
-            "missing: faiss"
+            "missing: faiss",
         )
 
 
@@ -89,8 +89,8 @@ def open_dense(
             progress=progress,
             **approximate,
         )
-    except (EmbeddingError, ProviderFailure) as exc:
-        raise CorpusOpenError(str(exc)) from None
+    except (FieldError, ProviderFailure) as exc:
+        raise FieldError("", str(exc)) from None
 
 
 def recorded_embedder(spec: str | Path) -> str:

@@ -38,7 +38,7 @@ Document vectors come from the embedder (computed once as a resumable job, ``_jo
 vectors computed elsewhere (``vectors=``: ``_precomputed``, checked against the corpus and the
 query embedder's dimension). Either way the cache's ``dense-NAME.json`` records the model, its
 dimension and that rows are unit-normalised, and so does the searcher's identity; a query vector
-of another model or dimension is refused (``QueryModelMismatch``).
+of another model or dimension is refused (``FieldError``).
 """
 
 from __future__ import annotations
@@ -82,16 +82,13 @@ from pastcast.corpus.dense._pieces import (
 from pastcast.corpus.dense._precomputed import load_vectors
 from pastcast.corpus.dense._quantized import QuantizedMonths, QueryCode
 from pastcast.corpus.embedded import EmbeddedIndex
+from pastcast.errors import FieldError
 from pastcast.npyfiles import load_npy
 from pastcast.records import CorpusIdentity
 
-__all__ = ["DenseIndex", "IndexLookups", "QueryModelMismatch"]
+__all__ = ["DenseIndex", "FieldError", "IndexLookups"]
 
 Mask = npt.NDArray[np.bool_]
-
-
-class QueryModelMismatch(ValueError):
-    """A query vector of another model (or dimension) than the corpus's vectors."""
 
 
 def _partitions(manifest: dict[str, object]) -> list[dict[str, object]]:
@@ -306,14 +303,16 @@ class DenseIndex(IndexLookups):
         """Refuse a query vector that is not of this corpus's model: another model's vectors
         live in another space, and their inner products rank nothing."""
         if model != self.embedder.name:
-            raise QueryModelMismatch(
+            raise FieldError(
+                "",
                 f"a query embedded by {model!r} cannot search vectors of {self.embedder.name!r}; "
-                f"embed it with {self.embedder.name!r}"
+                f"embed it with {self.embedder.name!r}",
             )
         if self.dim is not None and (vector.ndim != 2 or vector.shape[1] != self.dim):
-            raise QueryModelMismatch(
+            raise FieldError(
+                "",
                 f"a query vector of dimension {vector.shape[-1]} cannot search the "
-                f"{self.dim}-dimensional vectors of {self.embedder.name!r}"
+                f"{self.dim}-dimensional vectors of {self.embedder.name!r}",
             )
 
     def search_vector(

@@ -28,15 +28,12 @@ from pastcast import safejson
 from pastcast.atomic import atomic_path, write_atomic
 from pastcast.corpus.dense._batchlog import BatchLog
 from pastcast.corpus.dense._embedders import F32, Embedder
+from pastcast.errors import FieldError
 from pastcast.progress import ProgressReporter, TaskID
 
-__all__ = ["EmbeddingError", "embed_corpus", "unit_rows"]
+__all__ = ["FieldError", "embed_corpus", "unit_rows"]
 
 Texts = Callable[[int, int], list[str]]
-
-
-class EmbeddingError(ValueError):
-    """Vectors that cannot be used: the message names where they came from."""
 
 
 _UNIT_TOLERANCE = 1e-6  # float32 rounding of a divided row is about 1e-7 in its squared norm
@@ -47,13 +44,13 @@ def unit_rows(vectors: F32, where: str) -> F32:
     against every query, as an empty text does). Rows already of unit length (an embedder
     that normalises, checked here once more) are returned as they are, not divided again."""
     if vectors.ndim != 2:
-        raise EmbeddingError(f"{where}: expected one vector per text, got shape {vectors.shape}")
+        raise FieldError("", f"{where}: expected one vector per text, got shape {vectors.shape}")
     # squared norms in float64 (no float64 copy): finite exactly when every value is, since a
     # float32 squared cannot overflow a float64
     squares = np.einsum("ij,ij->i", vectors, vectors, dtype=np.float64)
     if not np.isfinite(squares).all():
         row = int(np.flatnonzero(~np.isfinite(squares))[0])
-        raise EmbeddingError(f"{where}: row {row} is not finite (NaN or infinite)")
+        raise FieldError("", f"{where}: row {row} is not finite (NaN or infinite)")
     unit = bool((np.abs(squares - 1.0) <= _UNIT_TOLERANCE).all())
     if unit and vectors.dtype == np.float32 and vectors.flags.c_contiguous:
         return vectors
@@ -65,7 +62,7 @@ def _encoded(embedder: Embedder, texts: list[str], lo: int) -> F32:
     out = np.asarray(embedder.encode(texts), dtype=np.float32)
     where = f"{embedder.name}: batch at ordinal {lo}"
     if out.ndim != 2 or len(out) != len(texts):
-        raise EmbeddingError(f"{where}: {len(texts)} texts gave vectors of shape {out.shape}")
+        raise FieldError("", f"{where}: {len(texts)} texts gave vectors of shape {out.shape}")
     return unit_rows(out, where)
 
 
@@ -99,8 +96,8 @@ class _Result:
             target = _target(self._out, (self._count, int(got.shape[1])))
             self.vectors, self._finish = self._stack.enter_context(target)
         elif got.shape[1] != self.vectors.shape[1]:
-            raise EmbeddingError(
-                f"{where} has dimension {got.shape[1]}, the first had {self.vectors.shape[1]}"
+            raise FieldError(
+                "", f"{where} has dimension {got.shape[1]}, the first had {self.vectors.shape[1]}"
             )
         self.vectors[lo : lo + len(got)] = got
 

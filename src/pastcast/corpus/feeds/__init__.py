@@ -6,12 +6,11 @@ from pastcast.corpus.feeds._config import FeedConfig, FeedsFile, read_feeds_file
 from pastcast.corpus.feeds._fetch import FeedFetchError, Fetched, fetch_body
 from pastcast.corpus.feeds._round import FeedReport, FeedRound, date_item, fetch_round
 from pastcast.corpus.feeds._spool import SpoolBusy, SpoolWriter
-from pastcast.corpus.feeds._xml import FeedFormatError, RawItem, parse_date, parse_feed
+from pastcast.corpus.feeds._xml import RawItem, parse_date, parse_feed
 
 __all__ = [
     "FeedConfig",
     "FeedFetchError",
-    "FeedFormatError",
     "FeedReport",
     "FeedRound",
     "FeedsFile",

@@ -28,14 +28,9 @@ import httpx
 from pastcast.corpus.feeds._config import FeedConfig, FeedsFile
 from pastcast.corpus.feeds._fetch import FeedFetchError, fetch_body
 from pastcast.corpus.feeds._spool import FeedState, SpoolWriter
-from pastcast.corpus.feeds._xml import FeedFormatError, RawItem, parse_feed
-from pastcast.corpus.sources import (
-    DateProvenance,
-    DocumentFormatError,
-    FeedItem,
-    LoadReport,
-    read_jsonl_documents,
-)
+from pastcast.corpus.feeds._xml import RawItem, parse_feed
+from pastcast.corpus.sources import DateProvenance, FeedItem, LoadReport, read_jsonl_documents
+from pastcast.errors import FieldError
 
 __all__ = ["FeedReport", "FeedRound", "date_item", "fetch_round"]
 
@@ -140,7 +135,7 @@ def _folder_items(feed: FeedConfig) -> tuple[list[RawItem], dict[str, int]]:
                 items.append(
                     RawItem(doc.id, doc.title, doc.text, doc.url, doc.timestamp, None, doc.source)
                 )
-        except (DocumentFormatError, OSError) as exc:
+        except (FieldError, OSError) as exc:
             raise FeedFetchError(str(exc)) from None
     return items, dict(report.reasons)
 
@@ -169,7 +164,7 @@ def _feed_round(
                 return FeedReport(feed.name, "not-modified", attempts=attempts)
             raw = parse_feed(got.body)
             fresh = FeedState(got.etag, got.last_modified)
-    except (FeedFetchError, FeedFormatError) as exc:
+    except (FeedFetchError, FieldError) as exc:
         where = "" if str(exc).startswith(("GET ", "/")) else f"{feed.location}: "
         return FeedReport(feed.name, "error", attempts=attempts, error=f"{where}{exc}")
     # Received now: the instant pastcast first has these items.

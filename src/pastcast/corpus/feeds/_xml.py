@@ -3,7 +3,7 @@
 A feed is untrusted input from the network, so the parser refuses any document type declaration
 (``<!DOCTYPE``): no internal entities (the "billion laughs" expansion), no external entities,
 no external DTDs. RSS and Atom need none of them. Everything else that is not well-formed XML
-is a ``FeedFormatError`` in one line.
+is a ``FieldError`` in one line.
 """
 
 from __future__ import annotations
@@ -17,8 +17,9 @@ from typing import NoReturn
 from xml.parsers import expat
 
 from pastcast.cutoff import as_utc, parse_publication_time
+from pastcast.errors import FieldError
 
-__all__ = ["FeedFormatError", "RawItem", "parse_date", "parse_feed"]
+__all__ = ["FieldError", "RawItem", "parse_date", "parse_feed"]
 
 _ATOM = "http://www.w3.org/2005/Atom"
 _CONTENT = "http://purl.org/rss/1.0/modules/content/"
@@ -26,10 +27,6 @@ _DC = "http://purl.org/dc/elements/1.1/"
 _SEP = "|"
 _TAG = re.compile(r"<[^>]*>")
 _SPACE = re.compile(r"\s+")
-
-
-class FeedFormatError(ValueError):
-    """A feed body that is not a readable RSS 2.0 or Atom document (one line)."""
 
 
 @dataclass
@@ -68,7 +65,7 @@ class RawItem:
 
 
 def _refuse(*_: object) -> NoReturn:
-    raise FeedFormatError("a document type declaration (DTD or entities) is not accepted")
+    raise FieldError("", "a document type declaration (DTD or entities) is not accepted")
 
 
 def _tree(body: bytes) -> _Node:
@@ -97,9 +94,9 @@ def _tree(body: bytes) -> _Node:
     try:
         parser.Parse(body, True)
     except expat.ExpatError as exc:
-        raise FeedFormatError(f"malformed XML ({exc})") from None
+        raise FieldError("", f"malformed XML ({exc})") from None
     if not root.children:
-        raise FeedFormatError("no XML element")
+        raise FieldError("", "no XML element")
     return root.children[0]
 
 
@@ -170,10 +167,8 @@ def parse_feed(body: bytes) -> list[RawItem]:
     if root.tag == "rss":
         channel = root.find("channel")
         if channel is None:
-            raise FeedFormatError("an RSS document without a <channel>")
+            raise FieldError("", "an RSS document without a <channel>")
         return _rss(channel)
     if root.tag == f"{_ATOM}{_SEP}feed":
         return _atom(root)
-    raise FeedFormatError(
-        f"not an RSS 2.0 or Atom feed (root element {root.tag.split(_SEP)[-1]!r})"
-    )
+    raise FieldError("", f"not an RSS 2.0 or Atom feed (root element {root.tag.split(_SEP)[-1]!r})")

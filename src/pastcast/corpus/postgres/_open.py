@@ -3,11 +3,12 @@ reference in ``pastcast.corpus`` for the ``postgres://`` and ``postgresql://`` s
 
 from __future__ import annotations
 
-from pastcast.corpus import RETRIEVALS, CorpusOpenError, OpenedCorpus
+from pastcast.corpus import RETRIEVALS, OpenedCorpus
 from pastcast.corpus._url import one_line, redact_url, split_schema
 from pastcast.corpus.dense import Embedder, resolve_embedder
 from pastcast.corpus.postgres._backend import PostgresBackend
 from pastcast.corpus.postgres._ranked import PostgresDense, PostgresHybrid
+from pastcast.errors import FieldError
 
 __all__ = ["open_postgres"]
 
@@ -23,30 +24,33 @@ def open_postgres(
     """A corpus in a PostgreSQL database (``postgresql://USER@HOST:PORT/DB[?schema=NAME]``):
     BM25, or dense/hybrid when it was loaded with embeddings."""
     if retrieval not in RETRIEVALS:
-        raise CorpusOpenError(
-            f"retrieval {retrieval!r}: unknown for a database (choose from {', '.join(RETRIEVALS)})"
+        raise FieldError(
+            "",
+            f"retrieval {retrieval!r}: unknown for a database "
+            f"(choose from {', '.join(RETRIEVALS)})",
         )
     try:
         url, in_url = split_schema(spec)
     except ValueError as exc:
-        raise CorpusOpenError(f"{redact_url(spec)}: not a database URL ({exc})") from None
+        raise FieldError("", f"{redact_url(spec)}: not a database URL ({exc})") from None
     if schema is not None and in_url is not None and schema != in_url:
-        raise CorpusOpenError(
-            f"{redact_url(spec)}: schema {in_url!r} in the URL, {schema!r} given as an option"
+        raise FieldError(
+            "", f"{redact_url(spec)}: schema {in_url!r} in the URL, {schema!r} given as an option"
         )
     try:
         pg = PostgresBackend.connect(url, schema=in_url or schema or "pastcast")
     except ImportError as exc:
-        raise CorpusOpenError(
+        raise FieldError(
+            "",
             f"a database corpus needs the 'postgres' extra (pip install 'pastcast[postgres]'); "
-            f"missing: {exc.name}"
+            f"missing: {exc.name}",
         ) from None
     except (ConnectionError, FileNotFoundError, ValueError) as exc:
-        raise CorpusOpenError(str(exc)) from None  # the backend's messages have no password
+        raise FieldError("", str(exc)) from None  # the backend's messages have no password
     except Exception as exc:  # psycopg's own (a malformed URL, ...), without the password
         if not type(exc).__module__.startswith("psycopg"):
             raise
-        raise CorpusOpenError(f"{redact_url(spec)}: {one_line(exc)}") from None
+        raise FieldError("", f"{redact_url(spec)}: {one_line(exc)}") from None
     if retrieval == "bm25":
         return pg
     return _ranked_postgres(pg, retrieval, embedder, depth)
@@ -58,19 +62,21 @@ def _ranked_postgres(
     stored = pg.meta.get("embedder")
     try:
         if not pg.meta.get("dims"):
-            raise CorpusOpenError(
+            raise FieldError(
+                "",
                 f"{pg.url}: schema {pg.schema!r} holds no embeddings, so it serves bm25 only "
-                "(load it with 'pastcast corpus build ... --backend postgres --embedder NAME')"
+                "(load it with 'pastcast corpus build ... --backend postgres --embedder NAME')",
             )
         if embedder is None and stored is None:
-            raise CorpusOpenError(
+            raise FieldError(
+                "",
                 f"{pg.url}: schema {pg.schema!r} does not name the model of its embeddings; "
-                "give the embedder"
+                "give the embedder",
             )
         name = embedder if isinstance(embedder, str) else getattr(embedder, "name", None)
         if stored is not None and name is not None and name != stored:
-            raise CorpusOpenError(
-                f"{pg.url}: schema {pg.schema!r} was embedded with {stored!r}, not {name!r}"
+            raise FieldError(
+                "", f"{pg.url}: schema {pg.schema!r} was embedded with {stored!r}, not {name!r}"
             )
         model = resolve_embedder(embedder if embedder is not None else str(stored))
         dense = PostgresDense(pg, model)

@@ -21,13 +21,7 @@ from pastcast.corpus.sources._dating import (
     with_dating,
 )
 from pastcast.corpus.sources._hindsight import ContentScreen, later_date_mention, screen_document
-from pastcast.corpus.sources._registry import (
-    SideFile,
-    SourceRun,
-    SourceUnavailable,
-    open_source,
-    sources,
-)
+from pastcast.corpus.sources._registry import SideFile, SourceRun, open_source, sources
 from pastcast.lazy import lazy_exports
 
 TYPE_CHECKING = False
@@ -47,16 +41,14 @@ if TYPE_CHECKING:
     from pastcast.corpus.sources._feed import (
         DateProvenance,
         FeedItem,
-        SpoolError,
         read_feed_spool,
         spool_documents,
         spool_files,
     )
     from pastcast.corpus.sources._htmlmeta import PageMeta, parse_html
-    from pastcast.corpus.sources._jsonl import DocumentFormatError, LoadReport, read_jsonl_documents
+    from pastcast.corpus.sources._jsonl import LoadReport, read_jsonl_documents
     from pastcast.corpus.sources._parquet import (
         ARTICLE_COLUMNS,
-        ArticleTableError,
         ArticleTableReport,
         read_article_table,
     )
@@ -68,7 +60,6 @@ __all__ = [
     "CRAWL_DATED",
     "DATING_NAME",
     "DATING_RULES",
-    "ArticleTableError",
     "ArticleTableReport",
     "CCNewsReport",
     "CleanReport",
@@ -78,7 +69,6 @@ __all__ = [
     "DatingReport",
     "DatingRule",
     "Deduplicator",
-    "DocumentFormatError",
     "FeedItem",
     "LoadReport",
     "PageMeta",
@@ -87,8 +77,6 @@ __all__ = [
     "RedditReport",
     "SideFile",
     "SourceRun",
-    "SourceUnavailable",
-    "SpoolError",
     "WarcMissing",
     "WcepReport",
     "ZstdMissing",
@@ -123,21 +111,18 @@ __all__ = [
 
 _WHERE: dict[str, str] = {
     "ARTICLE_COLUMNS": "pastcast.corpus.sources._parquet",
-    "ArticleTableError": "pastcast.corpus.sources._parquet",
     "ArticleTableReport": "pastcast.corpus.sources._parquet",
     "CCNewsReport": "pastcast.corpus.sources._ccnews",
     "CleanReport": "pastcast.corpus.sources._clean",
     "CleanedPage": "pastcast.corpus.sources._clean",
     "DateProvenance": "pastcast.corpus.sources._feed",
     "Deduplicator": "pastcast.corpus.sources._clean",
-    "DocumentFormatError": "pastcast.corpus.sources._jsonl",
     "FeedItem": "pastcast.corpus.sources._feed",
     "LoadReport": "pastcast.corpus.sources._jsonl",
     "PageMeta": "pastcast.corpus.sources._htmlmeta",
     "RawPage": "pastcast.corpus.sources._clean",
     "RedditFilters": "pastcast.corpus.sources._reddit",
     "RedditReport": "pastcast.corpus.sources._reddit",
-    "SpoolError": "pastcast.corpus.sources._feed",
     "WarcMissing": "pastcast.corpus.sources._ccnews",
     "WcepReport": "pastcast.corpus.sources._wcep",
     "ZstdMissing": "pastcast.corpus.sources._dumps",

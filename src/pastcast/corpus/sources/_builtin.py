@@ -15,8 +15,9 @@ from pastcast.corpus.sources._feed import spool_documents, spool_files
 from pastcast.corpus.sources._jsonl import LoadReport, read_jsonl_documents
 from pastcast.corpus.sources._parquet import ArticleTableReport, read_article_table
 from pastcast.corpus.sources._reddit import RedditReport, read_reddit
-from pastcast.corpus.sources._registry import SideFile, SourceRun, SourceUnavailable
+from pastcast.corpus.sources._registry import SideFile, SourceRun
 from pastcast.corpus.sources._wcep import WcepReport, read_wcep
+from pastcast.errors import FieldError
 
 __all__ = [
     "ccnews_source",
@@ -34,7 +35,7 @@ RULES_NAME = "timestamp_rules.tsv"
 def _exists(path: Path, what: str = "file or folder") -> None:
     ok = path.is_file() if what == "file" else path.is_dir() if what == "folder" else path.exists()
     if not ok:
-        raise SourceUnavailable(f"{path}: no such {what}")
+        raise FieldError("", f"{path}: no such {what}")
 
 
 def jsonl_source(path: Path, *, lenient: bool = False) -> SourceRun:
@@ -66,7 +67,7 @@ def reddit_source(path: Path) -> SourceRun:
         for file in dump_files(path):
             check_readable(file)
     except (FileNotFoundError, ZstdMissing) as exc:
-        raise SourceUnavailable(str(exc)) from None
+        raise FieldError("", str(exc)) from None
     report = RedditReport()
     return SourceRun(read_reddit(path, report=report), report.lines)
 
@@ -84,8 +85,8 @@ def ccnews_source(path: Path, *, workdir: Path) -> SourceRun:
     files = [path] if path.is_file() else list(path.iterdir())
     warc = any(f.name.endswith((".warc", ".warc.gz")) for f in files)
     if warc and importlib.util.find_spec("warcio") is None:
-        raise SourceUnavailable(
-            f"{path}: reading WARC needs the 'warc' extra (pip install 'pastcast[warc]')"
+        raise FieldError(
+            "", f"{path}: reading WARC needs the 'warc' extra (pip install 'pastcast[warc]')"
         )
     report = CCNewsReport()
     workdir.mkdir(parents=True, exist_ok=True)
@@ -98,7 +99,7 @@ def ccnews_source(path: Path, *, workdir: Path) -> SourceRun:
 def _spool(path: Path, by_first_seen: bool) -> SourceRun:
     _exists(path, "folder")
     if not spool_files(path):
-        raise SourceUnavailable(f"{path}: no feed spool here (no items-*.jsonl files)")
+        raise FieldError("", f"{path}: no feed spool here (no items-*.jsonl files)")
     return SourceRun(spool_documents(path, by_first_seen=by_first_seen))
 
 

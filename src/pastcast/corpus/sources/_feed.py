@@ -21,13 +21,13 @@ from typing import Literal
 from pydantic import Field, ValidationError, model_validator
 
 from pastcast import safejson
+from pastcast.errors import FieldError
 from pastcast.records import DatedBy, Document, Record, UtcDatetime
 from pastcast.validation import first_problem
 
 __all__ = [
     "DateProvenance",
     "FeedItem",
-    "SpoolError",
     "read_feed_spool",
     "spool_documents",
     "spool_files",
@@ -42,10 +42,6 @@ _DATED_BY: dict[str, DatedBy] = {
     "updated": "modified",
     "first_seen": "first_seen",
 }
-
-
-class SpoolError(ValueError):
-    """A spool line that is no ``FeedItem``: ``FILE:LINE: field X: problem``."""
 
 
 class FeedItem(Record):
@@ -112,15 +108,15 @@ def _complete_lines(path: Path) -> Iterator[tuple[int, bytes]]:
 
 def read_feed_spool(spool: Path | str) -> Iterator[FeedItem]:
     """Every complete item line of the spool, in the order written; a malformed line (which
-    pastcast never writes) is a ``SpoolError`` naming it."""
+    pastcast never writes) is a ``FieldError`` naming it."""
     for path in spool_files(Path(spool)):
         for lineno, line in _complete_lines(path):
             try:
                 yield FeedItem.model_validate(safejson.loads(line))
             except json.JSONDecodeError as exc:
-                raise SpoolError(f"{path}:{lineno}: record: invalid JSON ({exc.msg})") from None
+                raise FieldError("", f"{path}:{lineno}: record: invalid JSON ({exc.msg})") from None
             except ValidationError as exc:
-                raise SpoolError(first_problem(exc, f"{path}:{lineno}")) from None
+                raise FieldError("", first_problem(exc, f"{path}:{lineno}")) from None
 
 
 def spool_documents(spool: Path | str, *, by_first_seen: bool = False) -> Iterator[Document]:

@@ -17,16 +17,13 @@ from typing import Any, cast, get_args
 
 from pastcast import safejson
 from pastcast.cutoff import parse_publication_time
+from pastcast.errors import FieldError
 from pastcast.records import DatedBy, Document
 
-__all__ = ["DocumentFormatError", "LoadReport", "read_jsonl_documents"]
+__all__ = ["FieldError", "LoadReport", "read_jsonl_documents"]
 
 _REQUIRED = ("id", "timestamp", "title", "text")
 _OPTIONAL = ("url", "source", "thread_id", "author", "parent_id", "dated_by")
-
-
-class DocumentFormatError(ValueError):
-    """A malformed line; the message reads ``FILE:LINE: field X: problem``."""
 
 
 @dataclass
@@ -93,7 +90,7 @@ def read_jsonl_documents(
 ) -> Iterator[Document]:
     """Yield the documents of a JSONL file.
 
-    Strict (default): the first malformed line raises ``DocumentFormatError``. Lenient: malformed
+    Strict (default): the first malformed line raises ``FieldError``. Lenient: malformed
     lines are skipped and counted in ``report`` by reason. No id is remembered, so memory does
     not grow with the file: a repeated id is refused by the index built from it (which names
     the id), as two documents with one id would make ``read`` ambiguous.
@@ -112,7 +109,7 @@ def read_jsonl_documents(
                 doc = _parse(obj)
             except ValueError as exc:
                 if not lenient:
-                    raise DocumentFormatError(f"{path}:{lineno}: {exc}") from None
+                    raise FieldError("", f"{path}:{lineno}: {exc}") from None
                 report.skipped += 1
                 report.reasons[str(exc)] += 1
                 continue

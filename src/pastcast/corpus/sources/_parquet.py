@@ -27,15 +27,12 @@ from urllib.parse import urlsplit
 from pastcast.corpus.sources._dumps import SkipCounter
 from pastcast.corpus.sources._wcep import day_timestamp
 from pastcast.cutoff import as_utc, parse_publication_time
+from pastcast.errors import FieldError
 from pastcast.records import Document
 
-__all__ = ["ARTICLE_COLUMNS", "ArticleTableError", "ArticleTableReport", "read_article_table"]
+__all__ = ["ARTICLE_COLUMNS", "ArticleTableReport", "FieldError", "read_article_table"]
 
 ARTICLE_COLUMNS = ("title", "text", "article_id", "url", "published_date")
-
-
-class ArticleTableError(ValueError):
-    """A table that cannot be read at all (no such file, a required column missing)."""
 
 
 @dataclass
@@ -102,8 +99,8 @@ def _files(path: Path) -> list[Path]:
         files = sorted(path.glob("*.parquet"))
         if files:
             return files
-        raise ArticleTableError(f"{path}: no *.parquet files")
-    raise ArticleTableError(f"{path}: no such file or folder")
+        raise FieldError("", f"{path}: no *.parquet files")
+    raise FieldError("", f"{path}: no such file or folder")
 
 
 def read_article_table(
@@ -124,11 +121,11 @@ def read_article_table(
         try:
             table = pq.ParquetFile(file)
         except Exception as exc:  # pyarrow raises several types for a non-Parquet file
-            raise ArticleTableError(f"{file}: not a readable Parquet file ({exc})") from None
+            raise FieldError("", f"{file}: not a readable Parquet file ({exc})") from None
         names = set(table.schema_arrow.names)
         for column in ARTICLE_COLUMNS:
             if column not in names:
-                raise ArticleTableError(f"{file}: missing required column {column!r}")
+                raise FieldError("", f"{file}: missing required column {column!r}")
         tables.append((file, table))
     report = report if report is not None else ArticleTableReport()
     seen: set[str] = set()

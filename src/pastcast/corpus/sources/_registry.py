@@ -17,14 +17,11 @@ from pathlib import Path
 from typing import IO, Any
 
 from pastcast.corpus.sources._hindsight import ContentScreen
+from pastcast.errors import FieldError
 from pastcast.records import Document
 from pastcast.registry import Registry
 
-__all__ = ["SideFile", "SourceRun", "SourceUnavailable", "open_source", "sources"]
-
-
-class SourceUnavailable(ValueError):
-    """A source that cannot be read here: a missing path, or an optional package it needs."""
+__all__ = ["FieldError", "SideFile", "SourceRun", "open_source", "sources"]
 
 
 @dataclass(frozen=True)

@@ -23,18 +23,12 @@ from pastcast.app import shared_replay
 from pastcast.corpus import CorpusBackend
 from pastcast.dataset import Dataset
 from pastcast.env import EnvConfig, ForecastEnv
+from pastcast.errors import FieldError
 from pastcast.integrations.gym._policy import Ended, PolicyModel, PolicyRun
 from pastcast.models import ChatRequest
 from pastcast.records import Message, StepSpec
 from pastcast.runner import grade_step
-from pastcast.train import (
-    ExportError,
-    RewardMetric,
-    SplitPolicy,
-    StepRewards,
-    chat_message,
-    step_rewards,
-)
+from pastcast.train import RewardMetric, SplitPolicy, StepRewards, chat_message, step_rewards
 
 __all__ = ["ENV_ID", "MAX_ACTION", "MAX_OBSERVATION", "ForecastGymEnv", "TextSpace", "register_env"]
 
@@ -201,9 +195,10 @@ class ForecastGymEnv(gymnasium.Env[str, str]):
                 None,
             )
             if found is None:
-                raise ExportError(
+                raise FieldError(
+                    "",
                     f"options: no admitted step {options['event_id']}#{index} in "
-                    f"{self.dataset.id} (splits {', '.join(self.policy.splits)})"
+                    f"{self.dataset.id} (splits {', '.join(self.policy.splits)})",
                 )
             return found
         return self.steps[int(self.np_random.integers(len(self.steps)))]

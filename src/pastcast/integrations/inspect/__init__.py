@@ -11,7 +11,7 @@ from pastcast.integrations.inspect._export import (
     InspectExport,
     export_inspect_logs,
 )
-from pastcast.integrations.inspect._log import InspectImport, InspectLogError, import_inspect_log
+from pastcast.integrations.inspect._log import InspectImport, import_inspect_log
 from pastcast.integrations.inspect._model import InspectChatModel, inspect_messages, inspect_model
 from pastcast.integrations.inspect._task import STORE_KEY, forecast, forecast_score, pastcast_agent
 from pastcast.integrations.inspect._tokens import seed_tiktoken_cache, tiktoken_cache_path
@@ -22,7 +22,6 @@ __all__ = [
     "InspectChatModel",
     "InspectExport",
     "InspectImport",
-    "InspectLogError",
     "export_inspect_logs",
     "forecast",
     "forecast_score",

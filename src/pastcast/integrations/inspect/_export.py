@@ -40,10 +40,11 @@ from inspect_ai.model import (
 from inspect_ai.scorer import Score
 from inspect_ai.tool import ToolCall as InspectToolCall
 
-from pastcast.app import AgentRun, AppError, RunsRead, runs_by_agent
+from pastcast.app import AgentRun, RunsRead, runs_by_agent
 from pastcast.atomic import atomic_directory
 from pastcast.dataset import Dataset
 from pastcast.env import question_view
+from pastcast.errors import FieldError
 from pastcast.integrations.inspect._model import inspect_messages
 from pastcast.integrations.inspect._task import SCORED, STORE_KEY, sample_score
 from pastcast.owned import mark
@@ -251,7 +252,7 @@ def export_inspect_logs(
     """Write an Inspect eval log (``.eval``) per run, agent and setting of ``run_logs`` into the
     folder ``out``, replaced whole (only a folder pastcast made for them, or an empty one).
     ``dataset``: the one the runs used, for each sample's question as the agent saw it.
-    ``AppError`` naming ``run_logs``, ``dataset`` or ``out``."""
+    ``FieldError`` naming ``run_logs``, ``dataset`` or ``out``."""
     split = runs_by_agent(run_logs, out, kind=INSPECT_LOGS, dataset=dataset)
     data = split.read.dataset
     logs = [_eval_log(g, data) for g in split.groups]
@@ -263,6 +264,6 @@ def export_inspect_logs(
             for i, log in enumerate(logs):
                 write_eval_log(log, str(tmp / _file_name(log, i)), format="eval")
     except OSError as exc:
-        raise AppError("out", f"{target}: cannot write ({exc.strerror or exc})") from None
+        raise FieldError("out", f"{target}: cannot write ({exc.strerror or exc})") from None
     names = tuple(target / _file_name(log, i) for i, log in enumerate(logs))
     return InspectExport(target, names, sum(len(g.rows) for g in split.groups), split.read)

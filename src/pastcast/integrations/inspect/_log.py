@@ -17,6 +17,7 @@ from inspect_ai.log import EvalLog, EvalSample, read_eval_log
 from pydantic import ValidationError
 
 from pastcast.agents import agent_info
+from pastcast.errors import FieldError
 from pastcast.integrations.inspect._task import STORE_KEY
 from pastcast.records import EpisodeRecord, Forecast
 from pastcast.runlog import AgentSpec, Grading, RunHeader, RunLogWriter, StepRecord
@@ -24,11 +25,7 @@ from pastcast.runner import RunConfig
 from pastcast.scoring import score_forecast
 from pastcast.validation import first_problem
 
-__all__ = ["InspectImport", "InspectLogError", "import_inspect_log"]
-
-
-class InspectLogError(ValueError):
-    """An Inspect log that is not a readable ``pastcast/forecast`` log; one line naming it."""
+__all__ = ["FieldError", "InspectImport", "import_inspect_log"]
 
 
 @dataclass(frozen=True)
@@ -42,12 +39,12 @@ class InspectImport:
 
 def _read(path: Path) -> EvalLog:
     if not path.is_file():
-        raise InspectLogError(f"{path}: no such Inspect log")
+        raise FieldError("", f"{path}: no such Inspect log")
     try:
         return read_eval_log(str(path))
     except Exception as exc:  # Inspect's readers raise many kinds; the message names it
         first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
-        raise InspectLogError(f"{path}: not a readable Inspect log ({first})") from None
+        raise FieldError("", f"{path}: not a readable Inspect log ({first})") from None
 
 
 def _played(path: Path, sample: EvalSample) -> tuple[AgentSpec, Forecast, EpisodeRecord] | None:
@@ -62,7 +59,7 @@ def _played(path: Path, sample: EvalSample) -> tuple[AgentSpec, Forecast, Episod
         )
     except (KeyError, TypeError, ValidationError) as exc:
         why = first_problem(exc) if isinstance(exc, ValidationError) else exc
-        raise InspectLogError(f"{path}: sample {sample.id} epoch {sample.epoch}: {why}") from None
+        raise FieldError("", f"{path}: sample {sample.id} epoch {sample.epoch}: {why}") from None
 
 
 def _grading(path: Path, sample: EvalSample) -> Grading | None:
@@ -72,8 +69,9 @@ def _grading(path: Path, sample: EvalSample) -> Grading | None:
             try:
                 return Grading.model_validate(found)
             except ValidationError as exc:
-                raise InspectLogError(
-                    first_problem(exc, f"{path}: sample {sample.id} epoch {sample.epoch}: grading")
+                raise FieldError(
+                    "",
+                    first_problem(exc, f"{path}: sample {sample.id} epoch {sample.epoch}: grading"),
                 ) from None
     return None
 
@@ -100,7 +98,7 @@ def _header(path: Path, log: EvalLog, meta: dict[str, Any], spec: AgentSpec) -> 
         )
     except (KeyError, ValidationError) as exc:
         why = first_problem(exc) if isinstance(exc, ValidationError) else f"missing {exc}"
-        raise InspectLogError(f"{path}: eval metadata {STORE_KEY}: {why}") from None
+        raise FieldError("", f"{path}: eval metadata {STORE_KEY}: {why}") from None
 
 
 def _run_id(log: EvalLog, meta: dict[str, Any]) -> str:
@@ -113,16 +111,17 @@ def import_inspect_log(log_path: str | Path, out: str | Path) -> InspectImport:
     """Write the run log ``out`` (its header beside it) from the Inspect log ``log_path``.
 
     Writing to an existing run log appends the steps it lacks, as a resumed run does, and
-    refuses a log of another definition (``RunLogError``). Raises ``InspectLogError`` for a log
+    refuses a log of another definition (``FieldError``). Raises ``FieldError`` for a log
     that is not one of ``pastcast/forecast``.
     """
     path = Path(log_path)
     log = _read(path)
     meta = (log.eval.metadata or {}).get(STORE_KEY)
     if not isinstance(meta, dict):
-        raise InspectLogError(
+        raise FieldError(
+            "",
             f"{path}: not a pastcast/forecast evaluation (task {log.eval.task}; its metadata has "
-            f"no {STORE_KEY!r} entry)"
+            f"no {STORE_KEY!r} entry)",
         )
     records: list[StepRecord] = []
     skipped = 0
@@ -154,7 +153,7 @@ def import_inspect_log(log_path: str | Path, out: str | Path) -> InspectImport:
             )
         )
     if spec is None:
-        raise InspectLogError(f"{path}: no sample with a forecast (status {log.status})")
+        raise FieldError("", f"{path}: no sample with a forecast (status {log.status})")
     with RunLogWriter(out, _header(path, log, meta, spec)) as writer:
         before = len(writer.done)
         for record in records:

@@ -9,7 +9,6 @@ from pastcast.markets.sources._fbsnapshots import collected_at, read_text_versio
 from pastcast.markets.sources._forecastbench import (
     HISTORY_REPO_HINT,
     MARKET_SOURCES,
-    ForecastBenchError,
     ImportResult,
     read_forecastbench,
 )
@@ -42,7 +41,6 @@ __all__ = [
     "RELEASE_COLUMNS",
     "ClobCache",
     "DownloadError",
-    "ForecastBenchError",
     "ImportResult",
     "OpenMarket",
     "PolymarketClient",

@@ -24,14 +24,12 @@ from datetime import date
 from pathlib import Path
 from typing import Any
 
-__all__ = ["RESOLUTION_SETS", "HistoryError", "NightlyHistory", "read_nightly_history"]
+from pastcast.errors import FieldError
+
+__all__ = ["RESOLUTION_SETS", "FieldError", "NightlyHistory", "read_nightly_history"]
 
 RESOLUTION_SETS = "datasets/resolution_sets"
 """Where the upstream repository keeps its resolution sets."""
-
-
-class HistoryError(ValueError):
-    """A clone whose history cannot be read; the message names the folder and the reason."""
 
 
 @dataclass
@@ -70,10 +68,10 @@ def _versions(clone: Path, subdir: str) -> list[tuple[str, str, str]]:
             check=False,
         )
     except OSError as exc:
-        raise HistoryError(f"{clone}: cannot run git ({exc})") from None
+        raise FieldError("", f"{clone}: cannot run git ({exc})") from None
     if out.returncode != 0:
         first = (out.stderr.strip().splitlines() or ["git log failed"])[0]
-        raise HistoryError(f"{clone}: not a readable git clone ({first})")
+        raise FieldError("", f"{clone}: not a readable git clone ({first})")
     versions: list[tuple[str, str, str]] = []
     commit = ""
     for line in out.stdout.splitlines():
@@ -99,7 +97,7 @@ def _blobs(clone: Path, shas: list[str]) -> Iterator[bytes]:
             proc.stdin.flush()
             header = proc.stdout.readline().split()
             if len(header) != 3 or header[1] != b"blob":
-                raise HistoryError(f"{clone}: blob {sha}: missing from the clone")
+                raise FieldError("", f"{clone}: blob {sha}: missing from the clone")
             body = proc.stdout.read(int(header[2]))
             proc.stdout.read(1)  # the newline after each object
             yield body
@@ -128,12 +126,12 @@ def read_nightly_history(
     """
     root = Path(clone)
     if not root.is_dir():
-        raise HistoryError(f"{root}: no such folder")
+        raise FieldError("", f"{root}: no such folder")
     if shutil.which("git") is None:
-        raise HistoryError(f"{root}: reading its history needs git on the PATH")
+        raise FieldError("", f"{root}: reading its history needs git on the PATH")
     versions = _versions(root, subdir)
     if not versions:
-        raise HistoryError(f"{root}: no committed version of {subdir}/*_resolution_set.json")
+        raise FieldError("", f"{root}: no committed version of {subdir}/*_resolution_set.json")
     history = NightlyHistory()
     blobs = list(dict.fromkeys(sha for _, _, sha in versions))  # a blob is read once
     for body in _blobs(root, blobs):

@@ -36,9 +36,10 @@ from pastcast.cutoff import (
     last_complete_day,
     parse_timestamp,
 )
+from pastcast.errors import FieldError
 from pastcast.markets._categories import categorize
 from pastcast.markets._history import MarketHistory, guard_beliefs
-from pastcast.markets.sources._fbhistory import HistoryError, read_nightly_history
+from pastcast.markets.sources._fbhistory import read_nightly_history
 from pastcast.markets.sources._html import html_to_text
 from pastcast.records import BINARY_LABELS, DailyBelief, Event, Resolution
 from pastcast.validation import first_problem
@@ -46,7 +47,6 @@ from pastcast.validation import first_problem
 __all__ = [
     "HISTORY_REPO_HINT",
     "MARKET_SOURCES",
-    "ForecastBenchError",
     "ImportResult",
     "question_text",
     "read_forecastbench",
@@ -60,10 +60,6 @@ HISTORY_REPO_HINT = (
     "daily series from its nightly history, or use the derived daily files"
 )
 """What to do when ForecastBench questions lack daily history (the funnel's hint)."""
-
-
-class ForecastBenchError(ValueError):
-    """Malformed ForecastBench input; the message names the file, the record and the field."""
 
 
 @dataclass
@@ -86,11 +82,11 @@ def _time(value: Any, where: str, name: str, notes: Counter[str] | None = None) 
     if value is None or value == "" or value == "N/A":
         return None
     if not isinstance(value, str):
-        raise ForecastBenchError(f"{where}: field {name}: expected a date string, got {value!r}")
+        raise FieldError("", f"{where}: field {name}: expected a date string, got {value!r}")
     try:
         when = parse_timestamp(value)
     except ValueError as exc:
-        raise ForecastBenchError(f"{where}: field {name}: {exc}") from None
+        raise FieldError("", f"{where}: field {name}: {exc}") from None
     if notes is not None and is_naive_timestamp(value):
         notes[NAIVE_NOTE] += 1
     return when
@@ -126,23 +122,21 @@ def _load_series(path: Path) -> dict[tuple[str, str], dict[date, list[float]]]:
         reader = csv.DictReader(fh)
         missing = {"source", "id", "date", "value"} - set(reader.fieldnames or ())
         if missing:
-            raise ForecastBenchError(f"{path}: header: missing columns {sorted(missing)}")
+            raise FieldError("", f"{path}: header: missing columns {sorted(missing)}")
         for lineno, row in enumerate(reader, start=2):
             where = f"{path}:{lineno}"
             try:
                 day = date.fromisoformat(row["date"])
             except (TypeError, ValueError):
-                raise ForecastBenchError(
-                    f"{where}: field date: not a date: {row['date']!r}"
-                ) from None
+                raise FieldError("", f"{where}: field date: not a date: {row['date']!r}") from None
             try:
                 value = float(row["value"])
             except (TypeError, ValueError):
-                raise ForecastBenchError(
-                    f"{where}: field value: not a number: {row['value']!r}"
+                raise FieldError(
+                    "", f"{where}: field value: not a number: {row['value']!r}"
                 ) from None
             if not 0.0 <= value <= 1.0:
-                raise ForecastBenchError(f"{where}: field value: {value} is not a probability")
+                raise FieldError("", f"{where}: field value: {value} is not a probability")
             out[(row["source"], row["id"])][day].append(value)
     return out
 
@@ -155,9 +149,9 @@ def _iter_jsonl(path: Path) -> Iterator[tuple[str, dict[str, Any]]]:
             try:
                 obj = safejson.loads_line(line)
             except json.JSONDecodeError as exc:
-                raise ForecastBenchError(f"{path}:{lineno}: not valid JSON ({exc.msg})") from None
+                raise FieldError("", f"{path}:{lineno}: not valid JSON ({exc.msg})") from None
             if not isinstance(obj, dict):
-                raise ForecastBenchError(f"{path}:{lineno}: expected a JSON object")
+                raise FieldError("", f"{path}:{lineno}: expected a JSON object")
             yield f"{path}:{lineno}", obj
 
 
@@ -165,10 +159,10 @@ def _load_json(path: Path, key: str) -> list[dict[str, Any]]:
     try:
         obj = safejson.loads(path.read_bytes())
     except json.JSONDecodeError as exc:
-        raise ForecastBenchError(f"{path}: not valid JSON ({exc.msg})") from None
+        raise FieldError("", f"{path}: not valid JSON ({exc.msg})") from None
     items = obj.get(key) if isinstance(obj, dict) else None
     if not isinstance(items, list):
-        raise ForecastBenchError(f"{path}: field {key}: missing or not a list")
+        raise FieldError("", f"{path}: field {key}: missing or not a list")
     return [x for x in items if isinstance(x, dict)]
 
 
@@ -213,7 +207,7 @@ def _make(
 ) -> None:
     source, qid = str(rec.get("source", "")), rec.get("id")
     if not isinstance(qid, str) or not qid:
-        raise ForecastBenchError(f"{where}: field id: missing or not a string")
+        raise FieldError("", f"{where}: field id: missing or not a string")
     if resolved_to not in (0, 1, 0.0, 1.0):
         result.skipped["resolution is not 0/1"] += 1
         return
@@ -263,7 +257,7 @@ def _make(
             for d, p in series
         ]
     except ValidationError as err:
-        raise ForecastBenchError(first_problem(err, where)) from None
+        raise FieldError("", first_problem(err, where)) from None
     kept = guard_beliefs(beliefs, resolution)
     result.skipped["post-resolution prices dropped"] += len(beliefs) - len(kept)
     result.histories.append(MarketHistory(event, resolution, kept))
@@ -274,8 +268,8 @@ def _nightly(history: str | Path | None, result: ImportResult) -> Any:
         return {}
     try:
         nightly = read_nightly_history(history, MARKET_SOURCES)
-    except HistoryError as exc:
-        raise ForecastBenchError(f"--history-repo {exc}") from None
+    except FieldError as exc:
+        raise FieldError("", f"--history-repo {exc}") from None
     result.history = dict(nightly.counts)
     return nightly.values
 
@@ -284,11 +278,9 @@ def _freeze_value(rec: dict[str, Any], where: str) -> float:
     try:
         value = float(rec.get("freeze_datetime_value"))  # type: ignore[arg-type]
     except (TypeError, ValueError):
-        raise ForecastBenchError(f"{where}: field freeze_datetime_value: not a number") from None
+        raise FieldError("", f"{where}: field freeze_datetime_value: not a number") from None
     if not 0.0 <= value <= 1.0:
-        raise ForecastBenchError(
-            f"{where}: field freeze_datetime_value: {value} is not a probability"
-        )
+        raise FieldError("", f"{where}: field freeze_datetime_value: {value} is not a probability")
     return value
 
 
@@ -351,7 +343,7 @@ def read_forecastbench(
     if derived.is_file():
         values = base / "derived" / "daily_values.csv"
         if not values.is_file():
-            raise ForecastBenchError(f"{values}: missing (needed with {derived.name})")
+            raise FieldError("", f"{values}: missing (needed with {derived.name})")
         series = _load_series(values)
         result.files += [str(derived), str(values)]
         for where, rec in _unique_questions(_iter_jsonl(derived), result.skipped):
@@ -365,9 +357,7 @@ def read_forecastbench(
         return result
     qsets = sorted((base / "question_sets").glob("*.json"))
     if not qsets:
-        raise ForecastBenchError(
-            f"{base}: neither derived/markets_resolved.jsonl nor question_sets/"
-        )
+        raise FieldError("", f"{base}: neither derived/markets_resolved.jsonl nor question_sets/")
     result.layout = "published"
     # A question recurs in several question sets, each with its own freeze value: all are kept.
     appearances: dict[tuple[str, str], list[tuple[str, dict[str, Any]]]] = defaultdict(list)

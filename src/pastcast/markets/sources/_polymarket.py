@@ -32,6 +32,7 @@ from pydantic import Field, ValidationError
 
 from pastcast import safejson
 from pastcast.cutoff import parse_timestamp
+from pastcast.errors import FieldError
 from pastcast.markets._categories import categorize
 from pastcast.markets._history import DayActivity, MarketHistory, guard_beliefs
 from pastcast.records import (
@@ -60,8 +61,12 @@ __all__ = [
 _RETRY = {429, 500, 502, 503, 504}
 
 
-class PolymarketError(ValueError):
-    """A failed request or malformed response; names the endpoint, the record and the field."""
+class PolymarketError(FieldError):
+    """A failed request or malformed response; names the endpoint, the record and the field. Its
+    own kind of ``FieldError``: the callers that recover from it tell it apart."""
+
+    def __init__(self, reason: str, field: str = "") -> None:
+        super().__init__(field, reason)
 
 
 class PolymarketClient:

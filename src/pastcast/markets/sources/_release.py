@@ -28,7 +28,8 @@ from pastcast.cutoff import (
     parse_timestamp,
     step_precedes_resolution,
 )
-from pastcast.dataset import Dataset, DatasetFormatError, with_content_id
+from pastcast.dataset import Dataset, with_content_id
+from pastcast.errors import FieldError
 from pastcast.markets._categories import categorize
 from pastcast.markets._history import guard_beliefs
 from pastcast.records import BINARY_LABELS, DailyBelief, Event, Resolution, StepSpec
@@ -132,10 +133,10 @@ def load_release(
     parts = [(s, base / f"{s}.parquet") for s in ("train", "eval")]
     missing_parts = [p.name for _, p in parts if not p.is_file()]
     if len(missing_parts) == len(parts):
-        raise DatasetFormatError(f"{base}: no train.parquet or eval.parquet")
+        raise FieldError("", f"{base}: no train.parquet or eval.parquet")
     if missing_parts:
-        raise DatasetFormatError(
-            f"{base / missing_parts[0]}: missing (a release has train.parquet and eval.parquet)"
+        raise FieldError(
+            "", f"{base / missing_parts[0]}: missing (a release has train.parquet and eval.parquet)"
         )
     notes = notes if notes is not None else Counter()
     events: list[Event] = []
@@ -147,17 +148,17 @@ def load_release(
         try:
             table = pq.read_table(path)
         except (pa.ArrowInvalid, OSError) as exc:
-            raise DatasetFormatError(f"{path}: not a readable Parquet file ({exc})") from None
+            raise FieldError("", f"{path}: not a readable Parquet file ({exc})") from None
         missing = [c for c in RELEASE_COLUMNS if c not in table.column_names]
         if missing:
-            raise DatasetFormatError(f"{path}: field {missing[0]}: missing column")
+            raise FieldError("", f"{path}: field {missing[0]}: missing column")
         for i, row in enumerate(table.select(list(RELEASE_COLUMNS)).to_pylist()):
             try:
                 event, res, bel, st, sp = _row(row, split, convention)
             except ValidationError as err:
-                raise DatasetFormatError(first_problem(err, f"{path}: row {i}")) from None
+                raise FieldError("", first_problem(err, f"{path}: row {i}")) from None
             except (ValueError, TypeError) as exc:
-                raise DatasetFormatError(f"{path}: row {i}: {exc}") from None
+                raise FieldError("", f"{path}: row {i}: {exc}") from None
             opened = tuple(s for s in st if s.cutoff >= event.open_time)
             kept = tuple(s for s in opened if step_precedes_resolution(s.cutoff, res.resolved_at))
             for note, dropped in (
@@ -174,7 +175,7 @@ def load_release(
     try:
         ds = Dataset("forecast-dojo", tuple(events), resolutions, beliefs, tuple(steps), splits)
     except ValueError as exc:
-        raise DatasetFormatError(f"{base}: {exc}") from None
+        raise FieldError("", f"{base}: {exc}") from None
     # The release's texts were taken with it, after every forecast date: each date is shown a
     # text only up to its first note not dated before it (``Dataset.screen_at``).
     screens = {s: ds.screen_at(s.event_id, s.cutoff)[1] for s in ds.steps}
