@@ -136,7 +136,11 @@ class _Memory:
         self._thread.join()
 
 
-def _run(url: str, n_steps: int, in_flight: int, executor: Executor, out: Path) -> float:
+def _run(
+    url: str, n_steps: int, in_flight: int, executor: Executor, out: Path
+) -> tuple[int, float]:
+    """Steps written and their rate; ``n_steps`` is rounded down to whole rollouts of the
+    dataset, so the count printed is the one that ran."""
     dataset = _dataset(n_steps)
     rollouts = max(1, n_steps // len(dataset.steps))
     model = f"openai-compatible:bench@{url}"
@@ -147,7 +151,7 @@ def _run(url: str, n_steps: int, in_flight: int, executor: Executor, out: Path) 
     elapsed = time.perf_counter() - started
     clear_models()
     assert result.failures == 0, f"{result.failures} unusable forecasts"
-    return result.written / elapsed
+    return result.written, result.written / elapsed
 
 
 def _executor(kind: str, cluster: Any) -> Executor:
@@ -203,7 +207,7 @@ def main() -> None:
             for level in levels:
                 n = max(level, int(level * args.seconds / args.latency))
                 out = Path(tmp) / f"{kind}-{level}.jsonl"
-                rate = _run(url, n, level, _executor(kind, cluster), out)
+                n, rate = _run(url, n, level, _executor(kind, cluster), out)
                 ideal = level / args.latency
                 print(
                     f"{kind:5s} in flight {level:4d}: {n:6d} steps, {rate:8.1f} steps/s, "
@@ -213,15 +217,15 @@ def main() -> None:
             out = Path(tmp) / f"{kind}-memory.jsonl"
             executor = _executor(kind, cluster)
             with _Memory(executor) as memory:
-                rate = _run(url, args.steps, 256, executor, out)
+                ran, rate = _run(url, args.steps, 256, executor, out)
             s = memory.samples
             marks = [s[min(len(s) - 1, int(f * len(s)))] for f in (0.1, 0.5, 1.0)] if s else []
             text = ", ".join(f"{t:5.0f} s: {d:6.0f} MiB" + (f" + workers {w:6.0f} MiB" if w else "")
                              for t, d, w in marks)  # fmt: skip
             peak = max((d for _, d, _ in s), default=0.0)
             print(
-                f"{kind:5s} {args.steps} steps at 256 in flight: {rate:.1f} steps/s "
-                f"({args.steps / rate:.0f} s); driver peak {peak:.0f} MiB; at 10/50/100%: {text}"
+                f"{kind:5s} {ran} steps at 256 in flight: {rate:.1f} steps/s "
+                f"({ran / rate:.0f} s); driver peak {peak:.0f} MiB; at 10/50/100%: {text}"
             )
     if cluster is not None:
         cluster.close()

@@ -310,3 +310,15 @@ def test_run_then_score_from_the_log(tmp_path: Path) -> None:
     scored = runner.invoke(app, ["score", str(out), "--json", "--bootstrap", "50"])
     assert scored.exit_code == 0, scored.output
     assert '"memory_on"' in scored.output
+
+
+@pytest.mark.parametrize("bad", [["--retrieval", "fuzzy"], ["--embedder", "x"], ["--nprobe", "4"]])
+def test_a_bad_search_option_of_the_world_builds_no_index_first(
+    bad: list[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # the world's index is built beside the run log only once the search options hold
+    monkeypatch.chdir(tmp_path)
+    args = ["run", "--dataset", "world", "--agent", "uniform", "--out", "runs/r.jsonl", *bad]
+    result = CliRunner().invoke(app, args)
+    assert result.exit_code == 2, result.output
+    assert list(tmp_path.iterdir()) == []

@@ -104,6 +104,7 @@ class EmbeddingServer:
         self.received: Counter[str] = Counter()  # texts in any request
         self.failed = Counter[str]()  # fault kind -> requests
         self.authorization: set[str] = set()
+        self.models: set[str] = set()  # the model names requests asked for
         self.at_once = 0  # requests being served now (read, not yet answered)
         self.most_at_once = 0
         self.connections = 0  # opened by clients so far
@@ -134,6 +135,7 @@ class EmbeddingServer:
                     server.most_at_once = max(server.most_at_once, server.at_once)
                     server.received.update(texts)
                     server.authorization.add(self.headers.get("Authorization", ""))
+                    server.models.add(str(body.get("model")))
                 fault = server.faults(n)
                 if server.max_batch is not None and len(texts) > server.max_batch:
                     fault = "400"

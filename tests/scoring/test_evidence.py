@@ -16,7 +16,7 @@ from scoring_builders import make_step
 
 from pastcast.agents import agent_spec
 from pastcast.corpus.embedded import EmbeddedIndex
-from pastcast.records import EpisodeRecord, Notebook
+from pastcast.records import EpisodeRecord, Notebook, ToolCall
 from pastcast.runlog import StepRecord
 from pastcast.runner import RunConfig, run_benchmark
 from pastcast.scoring import (
@@ -152,6 +152,29 @@ def test_capture_gain_and_spearman() -> None:
     assert (out.n_models, out.spearman_rho) == (3, pytest.approx(1.0))
     two = capture_gain([r for r in records() if r.agent != "c"])
     assert two.n_models == 2 and math.isnan(two.spearman_rho)
+
+
+def with_tools(record: StepRecord, searches: int, reads: int) -> StepRecord:
+    names = ["search"] * searches + ["read"] * reads + ["python"]
+    calls = tuple(ToolCall(seq=i, name=n, arguments={}) for i, n in enumerate(names))
+    episode = record.episode.model_copy(update={"tool_calls": calls})
+    return record.model_copy(update={"episode": episode})
+
+
+def test_the_gain_is_set_beside_the_search_and_read_counts() -> None:
+    # per memory-on forecast: searches a 2, b 1, c 3 (the gain's order b < a < c: rho 1);
+    # reads a 1, b 3, c 2 (ranks 1, 3, 2 against 2, 1, 3: rho 1 - 6 * 6 / 24 = -0.5)
+    counts = {"a": (2, 1), "b": (1, 3), "c": (3, 2)}
+    recs = [
+        with_tools(r, *counts[r.agent]) if r.setting == "memory_on" else with_tools(r, 9, 9)
+        for r in records()
+    ]
+    out = capture_gain(recs)
+    by = {m.agent: m for m in out.models}
+    assert (by["a"].searches, by["a"].reads) == (2.0, 1.0)  # memory-free forecasts not counted
+    assert out.search_rho == pytest.approx(1.0)
+    assert out.read_rho == pytest.approx(-0.5)
+    assert math.isnan(capture_gain(records()).search_rho)  # no search anywhere: no correlation
 
 
 def test_no_peer_counts_is_an_error() -> None:

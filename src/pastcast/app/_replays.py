@@ -14,7 +14,7 @@ from types import TracebackType
 from typing import TYPE_CHECKING
 
 from pastcast.app._datasets import open_dataset
-from pastcast.app._open_corpus import open_corpus
+from pastcast.app._open_corpus import check_search_options, open_corpus
 from pastcast.corpus import OpenedCorpus, content_digest, redact_url
 from pastcast.cutoff import DayConvention
 from pastcast.dataset import Dataset
@@ -119,6 +119,7 @@ def open_replay(
     months before the cutoff's (see ``pastcast.corpus.open_backend``). The caller closes the
     replay; ``FieldError`` names the field of any problem."""
     text = str(dataset)
+    check_search_options(retrieval, embedder=embedder, nprobe=nprobe)  # before any index is built
     if is_world_spec(text) and convention is DayConvention.START_OF_DAY:
         try:
             world = world_from_spec(text)

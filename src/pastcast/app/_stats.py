@@ -79,7 +79,8 @@ def longitudinal(
     evidence: dict[str, Any] | None = None
     if any(r.available is not None for r in index):
         cuts, rows = changes_by_evidence(table, index, **kw)
-        capture = capture_gain(table, index, metric, fallback)
+        tool_calls = read.runs.memory_on_tool_calls()
+        capture = capture_gain(table, index, metric, fallback, tool_calls)
         evidence = {
             "cut_points": list(cuts),
             "by_quartile": [asdict(r) for r in rows],

@@ -406,10 +406,25 @@ class Runs:
 
         return evidence_index_of(self.batches(EVIDENCE_INPUTS), notebooks())
 
+    def memory_on_tool_calls(self) -> Iterator[tuple[str, list[str]]]:
+        """Each memory-on agent forecast's agent and the names of the tools it called, from the
+        full records of those rows only, streamed by offset (``capture_gain``'s tool counts)."""
+        for log in self.logs:
+            rows: list[int] = []
+            start = 0
+            for b in self.batches_of(log, ("setting", "role")):
+                pairs = zip(b["setting"], b["role"], strict=True)
+                rows += [start + i for i, (s, r) in enumerate(pairs) if (s, r) == _ON_AGENT]
+                start += len(b["role"])
+            for record in log.stream(rows):
+                yield record.agent, [c.name for c in record.episode.tool_calls]
+
     def log_sizes(self) -> tuple[int, ...]:
         """Steps of each log."""
         return tuple(log.table.num_rows for log in self.logs)
 
+
+_ON_AGENT = ("memory_on", "agent")
 
 _KEY_COLUMNS = ("agent", "setting", "event_id", "step_index", "rollout")
 """The step key's columns (``pastcast.records.StepKey``)."""

@@ -30,12 +30,15 @@ def resolve_embedder(embedder: str | Embedder) -> Embedder:
         and kind in embedders
         and embedders.get(kind).meta.get("takes_spec")
     )
-    if embedder in embedders and embedders.get(embedder).meta.get("takes_spec"):
+    plain = embedder in embedders and embedders.get(embedder).meta.get("takes_spec")
+    if plain and not embedders.get(embedder).meta.get("spec_optional"):
         raise FieldError("", f"embedder {embedder!r}: give it as {embedder}:MODEL...")
     shown = redact(embedder)  # a server's URL may hold a password
     try:
         if by_spec:
             return embedders.build(kind, rest)
+        if plain:  # a spec it may go without (the address from the environment)
+            return embedders.build(embedder, "")
         return embedders.build(embedder)
     except FieldError as exc:
         raise FieldError("", redact(str(exc))) from None

@@ -25,6 +25,7 @@ __all__ = [
     "embed_documents",
     "embedders",
     "embedding_text",
+    "encode_queries",
     "file_stem",
     "joined_title_text",
 ]
@@ -79,6 +80,13 @@ class MiniLMEmbedder:
         return np.asarray(out, dtype=np.float32)
 
 
+def encode_queries(embedder: Embedder, queries: Sequence[str]) -> F32:
+    """Search queries' vectors: through the embedder's own ``encode_queries`` where it has one
+    (a model that embeds a query with an instruction and a document without), else ``encode``."""
+    own = getattr(embedder, "encode_queries", None)
+    return own(queries) if callable(own) else embedder.encode(queries)
+
+
 def embedding_text(doc: Document) -> str:
     """What is embedded of a document: its title and text."""
     return joined_title_text(doc.title, doc.text)
@@ -117,6 +125,11 @@ embedders.add(
     "openai-compatible", "pastcast.corpus.dense._remote:openai_compatible", takes_spec=True
 )
 embedders.add("openai", "pastcast.corpus.dense._remote:openai_embeddings", takes_spec=True)
+# The papers' embedders, served: the plain name takes the address from the environment.
+for _name, _factory in (("qwen3-embedding-8b", "qwen3_8b"), ("qwen3-embedding-0.6b", "qwen3_0_6b")):
+    embedders.add(
+        _name, f"pastcast.corpus.dense._qwen3:{_factory}", takes_spec=True, spec_optional=True
+    )
 DEFAULT_EMBEDDER = MiniLMEmbedder.name
 
 
@@ -148,7 +161,7 @@ class QueryCache:
             if hit is not None:
                 self._lru.move_to_end(query)
                 return hit
-        vector = np.ascontiguousarray(self._embedder.encode([query])[:1], dtype=np.float32)
+        vector = np.ascontiguousarray(encode_queries(self._embedder, [query])[:1], np.float32)
         vector.setflags(write=False)
         with self._lock:
             self._lru[query] = vector

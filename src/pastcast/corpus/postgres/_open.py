@@ -73,12 +73,13 @@ def _ranked_postgres(
                 f"{pg.url}: schema {pg.schema!r} does not name the model of its embeddings; "
                 "give the embedder",
             )
-        name = embedder if isinstance(embedder, str) else getattr(embedder, "name", None)
-        if stored is not None and name is not None and name != stored:
-            raise FieldError(
-                "", f"{pg.url}: schema {pg.schema!r} was embedded with {stored!r}, not {name!r}"
-            )
+        # the model's name, not the spec's: a served model is named without its address
         model = resolve_embedder(embedder if embedder is not None else str(stored))
+        if stored is not None and model.name != stored:
+            raise FieldError(
+                "",
+                f"{pg.url}: schema {pg.schema!r} was embedded with {stored!r}, not {model.name!r}",
+            )
         dense = PostgresDense(pg, model)
     except BaseException:
         pg.close()

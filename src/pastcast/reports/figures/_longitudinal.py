@@ -114,8 +114,14 @@ def memory_on_cost(data: ReportData) -> Figure | None:
 
 def capture_against_gain(data: ReportData) -> Figure | None:
     """Evidence capture kappa against the memory-on first-to-last Brier improvement, one point per
-    model, with the Spearman correlation across models (Figure 2c)."""
-    corr = capture_gain(data.runs.base_table, data.evidence, fallback=data.fallback)
+    model, with the Spearman correlation across models (Figure 2c) and, beside it, the gain's
+    correlation with the search and read counts (B.7)."""
+    corr = capture_gain(
+        data.runs.base_table,
+        data.evidence,
+        fallback=data.fallback,
+        tool_calls=data.runs.memory_on_tool_calls(),
+    )
     points = [m for m in corr.models if np.isfinite(m.kappa) and np.isfinite(m.gain)]
     if not points:
         return None
@@ -134,6 +140,13 @@ def capture_against_gain(data: ReportData) -> Figure | None:
         if np.isfinite(corr.spearman_rho)
         else f"{corr.n_models} models: too few for a correlation"
     )
+    counts = [
+        f"{name} {value:.2f}"
+        for name, value in (("searches", corr.search_rho), ("reads", corr.read_rho))
+        if np.isfinite(value)
+    ]
+    if counts:
+        rho += "\nρ of the gain with " + ", ".join(counts)
     ax.set_title(rho, fontsize=9)
     return fig
 

@@ -290,6 +290,10 @@ class CaptureGain:
     gain: float
     """Memory-on episode gain G: first minus last scheduled score (positive is improvement)."""
     n_events: int
+    searches: float = math.nan
+    """Mean search calls per memory-on forecast (NaN: not counted)."""
+    reads: float = math.nan
+    """Mean document reads (the paper's scrapes) per memory-on forecast (NaN: not counted)."""
 
 
 @dataclass(frozen=True)
@@ -299,6 +303,34 @@ class EvidenceCorrelation:
     """Models with both kappa and G defined (those the correlation uses)."""
     spearman_rho: float
     p_value: float
+    search_rho: float = math.nan
+    """Spearman correlation of G with the search count across models (Forecast-Dojo B.7: 0.31);
+    NaN with fewer than three models with both."""
+    read_rho: float = math.nan
+    """The same with the read count (the paper's scrapes: 0.49)."""
+
+
+def _tool_counts(steps: Iterable[tuple[str, Sequence[str]]]) -> dict[str, tuple[float, float]]:
+    """Per agent, the mean number of ``search`` and ``read`` calls per step, from each step's
+    agent and the names of the tools it called."""
+    sums: dict[str, list[float]] = {}
+    for agent, names in steps:
+        row = sums.setdefault(agent, [0.0, 0.0, 0.0])
+        row[0] += sum(n == "search" for n in names)
+        row[1] += sum(n == "read" for n in names)
+        row[2] += 1
+    return {a: (s / n, r / n) for a, (s, r, n) in sums.items()}
+
+
+def _spearman(xs: Sequence[float], ys: Sequence[float]) -> tuple[float, float]:
+    """Spearman's rho and its p-value over the pairs where both are finite (NaN below three)."""
+    pairs = [(x, y) for x, y in zip(xs, ys, strict=True) if math.isfinite(x) and math.isfinite(y)]
+    if len(pairs) < 3 or len({x for x, _ in pairs}) < 2 or len({y for _, y in pairs}) < 2:
+        return math.nan, math.nan  # too few, or a constant side: no rank correlation
+    from scipy.stats import spearmanr
+
+    res = spearmanr([x for x, _ in pairs], [y for _, y in pairs])
+    return float(res.statistic), float(res.pvalue)
 
 
 def capture_gain(
@@ -306,10 +338,14 @@ def capture_gain(
     index: Sequence[EvidenceRow] | None = None,
     metric: str = "brier",
     fallback: Convention = "uniform",
+    tool_calls: Iterable[tuple[str, Sequence[str]]] | None = None,
 ) -> EvidenceCorrelation:
     """Evidence capture kappa and memory-on episode gain G per model, and their Spearman
-    correlation across models (Figure 2c; NaN with fewer than three models). ``records`` may be
-    their score table (``index`` then given): the same result."""
+    correlation across models (Figure 2c; NaN with fewer than three models), and G's
+    correlation with the mean search and read counts per memory-on forecast (B.7), from
+    ``tool_calls``: each memory-on agent forecast's agent and the names of the tools it called.
+    ``records`` may be their score table (``index`` and ``tool_calls`` then given): the same
+    result."""
     if isinstance(records, ScoreTable):
         if index is None:
             raise ValueError("capture_gain: a score table needs its evidence index")
@@ -325,12 +361,15 @@ def capture_gain(
         index = evidence_index(recs) if index is None else index
         on = [r for r in recs if r.setting == "memory_on" and r.role == "agent"]
         on_table = table_from_records(on) if on else None
+        if tool_calls is None:
+            tool_calls = [(r.agent, [c.name for c in r.episode.tool_calls]) for r in on]
     pairs: dict[str, tuple[list[float], list[float]]] = {}
     for r in index:
         if r.own is not None and r.available is not None:
             own, avail = pairs.setdefault(r.agent, ([], []))
             own.append(r.own)
             avail.append(r.available)
+    tools = _tool_counts(tool_calls or ())
     gains: dict[str, tuple[float, int]] = {}
     if on_table is not None:
         for g in episode_gain(on_table, ("agent",), metric, fallback, bootstrap=0):
@@ -340,12 +379,11 @@ def capture_gain(
         own, avail = pairs.get(agent, ([], []))
         kappa = evidence_capture(own, avail) if any(avail) else math.nan
         gain, n_events = gains.get(agent, (math.nan, 0))
-        models.append(CaptureGain(agent, kappa, len(own), gain, n_events))
+        searches, reads = tools.get(agent, (math.nan, math.nan))
+        models.append(CaptureGain(agent, kappa, len(own), gain, n_events, searches, reads))
     ok = [m for m in models if math.isfinite(m.kappa) and math.isfinite(m.gain)]
-    rho = p = math.nan
-    if len(ok) >= 3:
-        from scipy.stats import spearmanr
-
-        res = spearmanr([m.kappa for m in ok], [m.gain for m in ok])
-        rho, p = float(res.statistic), float(res.pvalue)
-    return EvidenceCorrelation(tuple(models), len(ok), rho, p)
+    rho, p = _spearman([m.kappa for m in ok], [m.gain for m in ok])
+    gains_of = [m.gain for m in models]
+    search_rho = _spearman([m.searches for m in models], gains_of)[0]
+    read_rho = _spearman([m.reads for m in models], gains_of)[0]
+    return EvidenceCorrelation(tuple(models), len(ok), rho, p, search_rho, read_rho)
