@@ -64,6 +64,7 @@ if TYPE_CHECKING:
     from pastcast.app._frames import FRAMES_EXTRA_HINT, runs_frame
     from pastcast.app._imports import (
         Imported,
+        ImportKeptNothing,
         import_forecastbench,
         import_polymarket,
         market_filters,
@@ -128,6 +129,7 @@ __all__ = [
     "Demo",
     "ExportTarget",
     "Exported",
+    "ImportKeptNothing",
     "Imported",
     "ProbedCutoff",
     "Replay",
@@ -220,6 +222,7 @@ _WHERE: dict[str, str] = {
     "Exported": "pastcast.app._exports",
     "FRAMES_EXTRA_HINT": "pastcast.app._frames",
     "Imported": "pastcast.app._imports",
+    "ImportKeptNothing": "pastcast.app._imports",
     "ProbedCutoff": "pastcast.app._models",
     "REPORTS_EXTRA_HINT": "pastcast.app._reports",
     "Replay": "pastcast.app._replays",

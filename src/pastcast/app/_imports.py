@@ -19,9 +19,15 @@ from pastcast.markets import FilterConfig
 from pastcast.owned import check_replaceable
 
 if TYPE_CHECKING:
-    from pastcast.markets import DatasetBuildReport, Schedule, TemporalSplit
+    from pastcast.markets import DatasetBuildReport, NothingKept, Schedule, TemporalSplit
 
-__all__ = ["Imported", "import_forecastbench", "import_polymarket", "market_filters"]
+__all__ = [
+    "ImportKeptNothing",
+    "Imported",
+    "import_forecastbench",
+    "import_polymarket",
+    "market_filters",
+]
 
 
 @dataclass(frozen=True)
@@ -33,6 +39,16 @@ class Imported:
     out: Path
     notes: dict[str, int]
     """What the importer dropped or assumed, counted by reason (also in the provenance)."""
+
+
+class ImportKeptNothing(AppError):
+    """An import whose funnel kept no event (nothing written): ``report`` is the funnel,
+    ``relax`` what would keep the events of each stage that removed some, last first."""
+
+    def __init__(self, exc: NothingKept) -> None:
+        super().__init__("source", str(exc))
+        self.report = exc.report
+        self.relax = exc.relax
 
 
 def market_filters(
@@ -121,7 +137,7 @@ def import_forecastbench(
     dojo schedule's news term; ``keep_late_closes`` keeps markets scheduled to close after the
     data was collected; ``drop_sibling_answers`` drops the steps whose text names the answer of
     another imported event still open at their cutoff."""
-    from pastcast.markets import build_and_save
+    from pastcast.markets import NothingKept, build_and_save
     from pastcast.markets.sources import (
         FORECASTBENCH_FILES,
         HISTORY_REPO_HINT,
@@ -154,6 +170,7 @@ def import_forecastbench(
         else:
             root = Path(path_or_url)
         result = read_forecastbench(root, history=history)
+        daily = result.layout != "published" or history is not None
         ds, report = build_and_save(
             result.histories,
             target,
@@ -163,9 +180,8 @@ def import_forecastbench(
             split=parsed,
             sources=list(sources) or None,
             news_counts=_news_counts(news_corpus, list(result.histories)),
-            hints={"price history": HISTORY_REPO_HINT}
-            if result.layout == "published" and history is None
-            else None,
+            hints={"pre-resolution beliefs": HISTORY_REPO_HINT} if not daily else None,
+            daily_history=daily,
             collected_at=None if keep_late_closes else collected_at(root, result.histories),
             texts=read_text_versions(root),
             drop_sibling_answers=drop_sibling_answers,
@@ -179,6 +195,8 @@ def import_forecastbench(
         )
     except AppError:
         raise
+    except NothingKept as exc:
+        raise ImportKeptNothing(exc) from None
     except (ForecastBenchError, DownloadError, OSError) as exc:
         raise AppError("source", str(exc)) from None
     except ValueError as exc:  # an unknown source, or no event kept
@@ -212,7 +230,7 @@ def import_polymarket(
     are as the API gives them now, after the resolution: each step is shown its description
     without the dated edits made after its cutoff, and a step whose description has an undated
     edit is dropped (``markets.build_dataset``). ``drop_sibling_answers`` as for ForecastBench."""
-    from pastcast.markets import build_and_save
+    from pastcast.markets import NothingKept, build_and_save
     from pastcast.markets.sources import PolymarketClient, PolymarketError, fetch_histories
 
     target = Path(out)
@@ -247,6 +265,8 @@ def import_polymarket(
         )
     except AppError:
         raise
+    except NothingKept as exc:
+        raise ImportKeptNothing(exc) from None
     except PolymarketError as exc:
         raise AppError("source", str(exc)) from None
     except ValueError as exc:  # no event kept

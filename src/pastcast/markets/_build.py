@@ -21,9 +21,17 @@ from pastcast.markets._filters import (
 )
 from pastcast.markets._history import MarketHistory, guard_beliefs
 from pastcast.markets._schedules import Schedule, guard_steps
-from pastcast.records import StepSpec, TextVersion
+from pastcast.records import Event, StepSpec, TextVersion
 
-__all__ = ["HISTORY_HINT", "DatasetBuildReport", "FunnelStage", "TemporalSplit", "build_dataset"]
+__all__ = [
+    "HISTORY_HINT",
+    "RELAXED_BY",
+    "DatasetBuildReport",
+    "FunnelStage",
+    "TemporalSplit",
+    "build_dataset",
+    "late_closes",
+]
 
 
 @dataclass(frozen=True)
@@ -58,6 +66,37 @@ HISTORY_HINT = (
     "price series for them"
 )
 """The generic hint of the price-history stage (an importer may give a more specific one)."""
+
+
+RELAXED_BY: Mapping[str, str] = {
+    "source": "another --source",
+    "pre-resolution beliefs": "prices dated before the resolution (--history-repo for "
+    "ForecastBench's published sets)",
+    "lifetime": "--filter min_lifetime_days=N (a smaller N)",
+    "faithful days": "--filter min_faithful_fraction=F, --filter max_unfaithful_run=N or "
+    "--filter min_trades=N",
+    "price history": "--filter min_history_days=1 (or daily prices: --history-repo)",
+    "nontrivial: not near-certain": "--filter min_surprisal=A (a smaller A)",
+    "nontrivial: not flat and directionless": "--filter min_variation=0 or "
+    "--filter min_consistency=0",
+    "closes before collection": "--keep-late-closes (their close dates tell that they resolved "
+    "early)",
+    "temporal split": "another --split, or none",
+    "forecast steps": "another --schedule",
+    "text snapshots": "keep_unversioned=True (Python), or question sets published earlier",
+    "sibling answers": "without --drop-sibling-answers",
+    "forecast dates": "--min-dates N (a smaller N)",
+}
+"""What would keep the events a funnel stage removed, in the importers' options: named when an
+import keeps nothing."""
+
+
+def late_closes(events: Iterable[Event], collected_at: datetime) -> tuple[str, ...]:
+    """The one late-close rule, applied by the importers (the ``closes before collection``
+    stage) and by the construction audit: events scheduled to close after the data was
+    collected. Among resolved markets such an event is there only because it resolved early,
+    which its close date, shown to agents, then tells."""
+    return tuple(e.id for e in events if e.close_time > collected_at)
 
 
 @dataclass(frozen=True)
@@ -109,6 +148,8 @@ class _Funnel:
 
 EXAMPLES = 5
 """How many examples a funnel stage names."""
+
+_NO_DAILY = "no daily price history (one price per published set; daily series: --history-repo)"
 
 
 def _dataset_of(
@@ -206,8 +247,14 @@ def build_dataset(
     texts: Mapping[str, Sequence[TextVersion]] | None = None,
     keep_unversioned: bool = False,
     drop_sibling_answers: bool = False,
+    daily_history: bool = True,
 ) -> tuple[Dataset, DatasetBuildReport]:
     """Filter, split and schedule resolved markets; the dataset id is ``name:<hash12>``.
+
+    ``daily_history``: False for data without daily prices (ForecastBench's published sets
+    alone: one price per question set), where the price-history and flat-and-directionless
+    filters cannot be measured: those stages keep every event and say so, as the faithful-day
+    stage does without trade counts; the near-certain filter still applies.
 
     ``hints`` (stage name -> text) replace the default hint shown where a stage removed events.
     With ``collected_at`` (when the data was taken), an event scheduled to close after it is
@@ -267,11 +314,14 @@ def build_dataset(
             f"rho >= {cfg.min_faithful_fraction}, longest unfaithful run <= "
             f"{cfg.max_unfaithful_run} ({describe_thresholds(cfg)})",
         )
-    funnel.keep(
-        "price history",
-        lambda h: history_days(h) >= cfg.min_history_days,
-        f"longest run of consecutive priced days >= {cfg.min_history_days}",
-    )
+    if daily_history:
+        funnel.keep(
+            "price history",
+            lambda h: history_days(h) >= cfg.min_history_days,
+            f"longest run of consecutive priced days >= {cfg.min_history_days}",
+        )
+    else:
+        funnel.keep("price history", lambda h: True, f"not measurable: {_NO_DAILY}")
     stats = {h.event.id: nontriviality(h, cfg) for h in funnel.items}
     funnel.keep(
         "nontrivial: not near-certain",
@@ -283,16 +333,23 @@ def build_dataset(
         s = stats[h.event.id]
         return s is not None and not (s.v < cfg.min_variation and abs(s.c) < cfg.min_consistency)
 
-    funnel.keep(
-        "nontrivial: not flat and directionless",
-        _moving,
-        f"removed iff V_Q < {cfg.min_variation} and |C_Q| < {cfg.min_consistency}",
-    )
+    if daily_history:
+        funnel.keep(
+            "nontrivial: not flat and directionless",
+            _moving,
+            f"removed iff V_Q < {cfg.min_variation} and |C_Q| < {cfg.min_consistency}",
+        )
+    else:
+        funnel.keep(
+            "nontrivial: not flat and directionless", lambda h: True, f"not measurable: {_NO_DAILY}"
+        )
     if collected_at is not None:
+        late = set(late_closes((h.event for h in funnel.items), collected_at))
         funnel.keep(
             "closes before collection",
-            lambda h: h.event.close_time <= collected_at,
+            lambda h: h.event.id not in late,
             f"scheduled close <= {collected_at:%Y-%m-%d %H:%M} (a later one resolved early)",
+            sorted(late)[:EXAMPLES],
         )
     splits: dict[str, str] = {}
     if split is not None:
@@ -356,6 +413,7 @@ def build_dataset(
         tuple(s for h in kept for s in steps[h.event.id]),
         {k: v for k, v in splits.items() if steps.get(k)},
         {h.event.id: tuple(texts[h.event.id]) for h in kept if texts and texts.get(h.event.id)},
+        collected_at=collected_at,
     )
 
     report = DatasetBuildReport(
