@@ -25,7 +25,6 @@ from pastcast.records import Event, StepSpec, TextVersion
 
 __all__ = [
     "HISTORY_HINT",
-    "RELAXED_BY",
     "DatasetBuildReport",
     "FunnelStage",
     "TemporalSplit",
@@ -68,34 +67,10 @@ HISTORY_HINT = (
 """The generic hint of the price-history stage (an importer may give a more specific one)."""
 
 
-RELAXED_BY: Mapping[str, str] = {
-    "source": "another --source",
-    "pre-resolution beliefs": "prices dated before the resolution (--history-repo for "
-    "ForecastBench's published sets)",
-    "lifetime": "--filter min_lifetime_days=N (a smaller N)",
-    "faithful days": "--filter min_faithful_fraction=F, --filter max_unfaithful_run=N or "
-    "--filter min_trades=N",
-    "price history": "--filter min_history_days=1 (or daily prices: --history-repo)",
-    "nontrivial: not near-certain": "--filter min_surprisal=A (a smaller A)",
-    "nontrivial: not flat and directionless": "--filter min_variation=0 or "
-    "--filter min_consistency=0",
-    "closes before collection": "--keep-late-closes (their close dates tell that they resolved "
-    "early)",
-    "temporal split": "another --split, or none",
-    "forecast steps": "another --schedule",
-    "text snapshots": "keep_unversioned=True (Python), or question sets published earlier",
-    "sibling answers": "without --drop-sibling-answers",
-    "forecast dates": "--min-dates N (a smaller N)",
-}
-"""What would keep the events a funnel stage removed, in the importers' options: named when an
-import keeps nothing."""
-
-
 def late_closes(events: Iterable[Event], collected_at: datetime) -> tuple[str, ...]:
-    """The one late-close rule, applied by the importers (the ``closes before collection``
-    stage) and by the construction audit: events scheduled to close after the data was
-    collected. Among resolved markets such an event is there only because it resolved early,
-    which its close date, shown to agents, then tells."""
+    """The one late-close rule of the importers (``closes before collection``) and the
+    construction audit: events scheduled to close after the data was collected (among resolved
+    markets, there only because they resolved early, which their close dates tell)."""
     return tuple(e.id for e in events if e.close_time > collected_at)
 
 
@@ -251,10 +226,8 @@ def build_dataset(
 ) -> tuple[Dataset, DatasetBuildReport]:
     """Filter, split and schedule resolved markets; the dataset id is ``name:<hash12>``.
 
-    ``daily_history``: False for data without daily prices (ForecastBench's published sets
-    alone: one price per question set), where the price-history and flat-and-directionless
-    filters cannot be measured: those stages keep every event and say so, as the faithful-day
-    stage does without trade counts; the near-certain filter still applies.
+    ``daily_history``: False for data without daily prices (ForecastBench's published sets):
+    the price-history and flat-and-directionless stages cannot measure it, keep all, say so.
 
     ``hints`` (stage name -> text) replace the default hint shown where a stage removed events.
     With ``collected_at`` (when the data was taken), an event scheduled to close after it is
@@ -314,14 +287,14 @@ def build_dataset(
             f"rho >= {cfg.min_faithful_fraction}, longest unfaithful run <= "
             f"{cfg.max_unfaithful_run} ({describe_thresholds(cfg)})",
         )
-    if daily_history:
-        funnel.keep(
-            "price history",
-            lambda h: history_days(h) >= cfg.min_history_days,
-            f"longest run of consecutive priced days >= {cfg.min_history_days}",
-        )
-    else:
-        funnel.keep("price history", lambda h: True, f"not measurable: {_NO_DAILY}")
+    unmeasured = f"not measurable: {_NO_DAILY}"
+    funnel.keep(
+        "price history",
+        lambda h: not daily_history or history_days(h) >= cfg.min_history_days,
+        f"longest run of consecutive priced days >= {cfg.min_history_days}"
+        if daily_history
+        else unmeasured,
+    )
     stats = {h.event.id: nontriviality(h, cfg) for h in funnel.items}
     funnel.keep(
         "nontrivial: not near-certain",
@@ -333,16 +306,13 @@ def build_dataset(
         s = stats[h.event.id]
         return s is not None and not (s.v < cfg.min_variation and abs(s.c) < cfg.min_consistency)
 
-    if daily_history:
-        funnel.keep(
-            "nontrivial: not flat and directionless",
-            _moving,
-            f"removed iff V_Q < {cfg.min_variation} and |C_Q| < {cfg.min_consistency}",
-        )
-    else:
-        funnel.keep(
-            "nontrivial: not flat and directionless", lambda h: True, f"not measurable: {_NO_DAILY}"
-        )
+    funnel.keep(
+        "nontrivial: not flat and directionless",
+        lambda h: not daily_history or _moving(h),
+        f"removed iff V_Q < {cfg.min_variation} and |C_Q| < {cfg.min_consistency}"
+        if daily_history
+        else unmeasured,
+    )
     if collected_at is not None:
         late = set(late_closes((h.event for h in funnel.items), collected_at))
         funnel.keep(

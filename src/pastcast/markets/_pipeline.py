@@ -18,12 +18,7 @@ from pastcast.dataset import (
     read_metadata,
     save_dataset,
 )
-from pastcast.markets._build import (
-    RELAXED_BY,
-    DatasetBuildReport,
-    TemporalSplit,
-    build_dataset,
-)
+from pastcast.markets._build import DatasetBuildReport, TemporalSplit, build_dataset
 from pastcast.markets._filters import FilterConfig
 from pastcast.markets._history import MarketHistory
 from pastcast.markets._schedules import Schedule, schedules
@@ -37,6 +32,29 @@ __all__ = [
     "load_benchmark",
     "make_schedule",
 ]
+
+
+RELAXED_BY: Mapping[str, str] = {
+    "source": "another --source",
+    "pre-resolution beliefs": "prices dated before the resolution (--history-repo for "
+    "ForecastBench's published sets)",
+    "lifetime": "--filter min_lifetime_days=N (a smaller N)",
+    "faithful days": "--filter min_faithful_fraction=F, --filter max_unfaithful_run=N or "
+    "--filter min_trades=N",
+    "price history": "--filter min_history_days=1 (or daily prices: --history-repo)",
+    "nontrivial: not near-certain": "--filter min_surprisal=A (a smaller A)",
+    "nontrivial: not flat and directionless": "--filter min_variation=0 or "
+    "--filter min_consistency=0",
+    "closes before collection": "--keep-late-closes (their close dates tell that they resolved "
+    "early)",
+    "temporal split": "another --split, or none",
+    "forecast steps": "another --schedule",
+    "text snapshots": "keep_unversioned=True (Python), or question sets published earlier",
+    "sibling answers": "without --drop-sibling-answers",
+    "forecast dates": "--min-dates N (a smaller N)",
+}
+"""What would keep the events a funnel stage removed, in the importers' options: named when an
+import keeps nothing."""
 
 
 class NothingKept(ValueError):
