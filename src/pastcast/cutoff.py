@@ -19,6 +19,7 @@ if TYPE_CHECKING:  # numpy loads on first use: the CLI's help and the package st
 
 __all__ = [
     "DayConvention",
+    "age_days",
     "as_utc",
     "cutoff_for_day",
     "end_of_day",
@@ -131,6 +132,12 @@ def parse_publication_time(text: str) -> datetime:
     """
     value, bare = _parse(text)
     return end_of_day(value.date()) if bare else _utc(value, text)
+
+
+def age_days(timestamp: datetime, cutoff: datetime) -> float:
+    """How old ``timestamp`` is at ``cutoff``, in days, rounded to 1e-5 day (under a second):
+    what is public at the end of a day is 0 days old at the next midnight."""
+    return round((as_utc(cutoff) - as_utc(timestamp)).total_seconds() / 86400.0, 5)
 
 
 def end_of_day(day: date) -> datetime:

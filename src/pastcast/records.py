@@ -34,7 +34,7 @@ from pydantic import (
 )
 
 from pastcast import safejson
-from pastcast.cutoff import as_utc
+from pastcast.cutoff import as_utc, end_of_day
 from pastcast.probabilities import scaled
 
 __all__ = [
@@ -272,6 +272,12 @@ class DailyBelief(Record):
         if not v:
             raise ValueError("a daily belief needs at least one priced outcome")
         return v
+
+    @property
+    def public_at(self) -> datetime:
+        """When the belief counts as public: the end of its day (a daily aggregate is known
+        only once its whole day has passed)."""
+        return end_of_day(self.day)
 
 
 DatedBy = Literal["published", "modified", "first_seen", "crawled", "fetched"]

@@ -217,16 +217,16 @@ def test_a_hand_edited_companion_is_rebuilt(rich_run: Path, tmp_path: Path) -> N
 
 
 def test_a_companion_of_the_earlier_format_is_rebuilt(rich_run: Path, tmp_path: Path) -> None:
-    # as the previous release wrote it: no count of the replies, format version 2
+    # as the previous release wrote it: no market age, format version 3
     log = _copy(rich_run, tmp_path)
     part = _part(log)
-    table = pq.read_table(part).drop_columns(["replies"])
+    table = pq.read_table(part).drop_columns(["market_at", "market_age_days"])
     meta = json.loads(table.schema.metadata[b"pastcast.columns"])
-    assert meta["version"] == 3
-    meta["version"] = 2
+    assert meta["version"] == 4
+    meta["version"] = 3
     pq.write_table(table.replace_schema_metadata({b"pastcast.columns": json.dumps(meta)}), part)
-    _check_rebuilt(log, "not a part of companion version 3")
-    assert "replies" in read_step_columns(log, ["replies"]).table.column_names
+    _check_rebuilt(log, "not a part of companion version 4")
+    assert "market_age_days" in read_step_columns(log, ["market_age_days"]).table.column_names
 
 
 def test_a_companion_is_not_written_while_a_writer_holds_the_log(

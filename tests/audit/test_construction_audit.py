@@ -187,4 +187,4 @@ def test_forecastbench_with_late_closes_leaks(shared_data_dir: Path) -> None:
     (built,) = audit.results
     assert built.leaks, built
     assert len(audit.late_closes) > 20
-    assert any("closes after the data's last resolution" in f for f in audit.findings())
+    assert any("closes after the data was collected" in f for f in audit.findings())

@@ -56,4 +56,4 @@ def test_real_data_imported_with_the_defaults_passes(shared_data_dir: Path, tmp_
     assert result.exit_code == 0 and "closes before collection" not in result.output
     result = runner.invoke(app, ["audit", "construction", str(late), "--dataset-only"])
     assert result.exit_code == 1
-    assert "closes after the data's last resolution" in result.output
+    assert "closes after the data was collected" in result.output

@@ -84,14 +84,18 @@ def test_published_files_alone_stop_at_the_history_stage_with_a_hint(clone: Path
     assert stages["nontrivial: not flat and directionless"].removed == 0
 
 
-def test_cli_published_files_alone_name_the_stage_and_the_hint(clone: Path, tmp_path: Path) -> None:
+def test_cli_published_files_alone_name_the_stage_and_what_keeps_events(
+    clone: Path, tmp_path: Path
+) -> None:
     res = runner.invoke(
         app, ["data", "import", "forecastbench", str(clone), "--out", str(tmp_path / "d")]
     )
     assert res.exit_code == 2  # an empty dataset is never written
     assert res.stderr.count("\n") == 1
-    assert "stage 'price history'" in res.stderr and "hint:" in res.stderr
-    assert "--history-repo" in res.stderr
+    # one price per set: the history stage cannot measure them and keeps them; the clone's
+    # markets resolved early, so the last stage to remove them is the late-close one
+    assert "price history" in res.stdout and "not measurable" in res.stdout
+    assert "stage 'closes before collection'" in res.stderr and "--keep-late-closes" in res.stderr
     assert not (tmp_path / "d").exists()
 
 

@@ -72,6 +72,7 @@ if TYPE_CHECKING:
     from pastcast.app._reading import RunsRead, read_runs
     from pastcast.app._replays import WORLD_INDEX, Replay, open_replay, shared_replay
     from pastcast.app._reports import (
+        MARKET_AGE_WARNING,
         REPORTS_EXTRA_HINT,
         TABLE_COLUMNS,
         Dashboard,
@@ -110,6 +111,7 @@ __all__ = [
     "DEFAULT_CALIBRATION",
     "DEMO_AGENTS",
     "FRAMES_EXTRA_HINT",
+    "MARKET_AGE_WARNING",
     "REPORTS_EXTRA_HINT",
     "TABLE_COLUMNS",
     "WORLD_INDEX",
@@ -227,6 +229,7 @@ _WHERE: dict[str, str] = {
     "Statistics": "pastcast.app._stats",
     "StoreBackend": "pastcast.app._corpus",
     "TABLE_COLUMNS": "pastcast.app._reports",
+    "MARKET_AGE_WARNING": "pastcast.app._reports",
     "WORLD_INDEX": "pastcast.app._replays",
     "append_corpus": "pastcast.app._corpus_append",
     "audit_dataset_texts": "pastcast.app._audits",

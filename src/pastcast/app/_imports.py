@@ -21,7 +21,12 @@ from pastcast.owned import check_replaceable
 if TYPE_CHECKING:
     from pastcast.markets import DatasetBuildReport, Schedule, TemporalSplit
 
-__all__ = ["Imported", "import_forecastbench", "import_polymarket", "market_filters"]
+__all__ = [
+    "Imported",
+    "import_forecastbench",
+    "import_polymarket",
+    "market_filters",
+]
 
 
 @dataclass(frozen=True)
@@ -155,6 +160,7 @@ def import_forecastbench(
             else:
                 root = Path(path_or_url)
             result = read_forecastbench(root, history=history)
+        daily = result.layout != "published" or history is not None
         news = _news_counts(news_corpus, list(result.histories))  # names news_corpus
         with within("source"):
             ds, report = build_and_save(
@@ -166,9 +172,8 @@ def import_forecastbench(
                 split=parsed,
                 sources=list(sources) or None,
                 news_counts=news,
-                hints={"price history": HISTORY_REPO_HINT}
-                if result.layout == "published" and history is None
-                else None,
+                hints={"pre-resolution beliefs": HISTORY_REPO_HINT} if not daily else None,
+                daily_history=daily,
                 collected_at=None if keep_late_closes else collected_at(root, result.histories),
                 texts=read_text_versions(root),
                 drop_sibling_answers=drop_sibling_answers,

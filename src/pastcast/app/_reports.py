@@ -17,7 +17,15 @@ from pastcast.app._sections import plugin_sections
 from pastcast.dataset import Dataset
 from pastcast.errors import FieldError
 from pastcast.records import Forecast
-from pastcast.reports import GROUP_COLUMNS, REPORT_COLUMNS, RUN_COLUMNS, Runs, Scorecard, scorecard
+from pastcast.reports import (
+    GROUP_COLUMNS,
+    REPORT_COLUMNS,
+    RUN_COLUMNS,
+    Runs,
+    Scorecard,
+    market_age_text,
+    scorecard,
+)
 from pastcast.scoring import Convention, PairedComparison
 
 if TYPE_CHECKING:
@@ -28,6 +36,7 @@ if TYPE_CHECKING:
     from pastcast.reports.html import WrittenReport
 
 __all__ = [
+    "MARKET_AGE_WARNING",
     "REPORTS_EXTRA_HINT",
     "TABLE_COLUMNS",
     "Dashboard",
@@ -42,11 +51,17 @@ __all__ = [
 REPORTS_EXTRA_HINT = "pip install 'pastcast[reports]'"
 
 TABLE_COLUMNS = tuple(
-    c for c in GROUP_COLUMNS if c not in ("model", "horizon", "duration", "evidence", "stop")
+    c
+    for c in GROUP_COLUMNS
+    if c not in ("model", "horizon", "duration", "evidence", "stop", "market_age")
 )
 """What the statistics group by: the score table's own columns (the agents' models come from
-the run headers, the horizon and duration from the dataset, the evidence label and stop reason
-from the step columns: score and report)."""
+the run headers, the horizon and duration from the dataset, the evidence label, stop reason and
+market age from the step columns: score and report)."""
+
+MARKET_AGE_WARNING = 7.0
+"""Days: a median market reference older than this at the cutoffs is noted by ``score`` and
+``report`` (``market_age_warning``)."""
 
 Labels = Literal["exact", "normalized"]
 
@@ -91,6 +106,8 @@ class Scored:
     knowledge_gaps: tuple[KnowledgeGap, ...] = ()
     """With ``after_knowledge_cutoff``: each model's Brier on events resolved by its cutoff
     against later ones, before they were left out."""
+    market_note: str | None = None
+    """The market reference's median age at the cutoffs, when over ``market_age_warning``."""
 
 
 SCORE_COLUMNS = (*RUN_COLUMNS, "failure_reason", "choice", "confidence", "replies", "resolved_at")
@@ -143,6 +160,33 @@ def _after_knowledge_cutoff(runs: Runs) -> tuple[Runs, str | None]:
     return runs.where(kept.keep), note
 
 
+def _market_age(runs: Runs, max_age: float | None, warning: float) -> tuple[Runs, str | None]:
+    """Only the steps whose market belief was at most ``max_age`` days old at the cutoff (none:
+    every step), and a note when the median age of those kept is over ``warning`` days."""
+    if max_age is not None and not max_age >= 0:
+        raise FieldError("max_market_age", f"expected a number of days >= 0, not {max_age!r}")
+    if not warning >= 0:
+        raise FieldError("market_age_warning", f"expected a number of days >= 0, not {warning!r}")
+    ages = runs.market_ages()
+    if max_age is not None:
+        keep = np.isfinite(ages) & (ages <= max_age)
+        if not keep.any():
+            raise FieldError(
+                "max_market_age",
+                f"no forecast was graded against a market belief at most {max_age:g} days old "
+                "at its cutoff",
+            )
+        runs, ages = runs.where(keep), ages[keep]
+    known = ages[np.isfinite(ages)]
+    if not known.size or float(np.median(known)) <= warning:
+        return runs, None
+    return runs, (
+        f"the market reference is {market_age_text(known.tolist())} at the cutoffs (over "
+        f"{warning:g} days): information-alpha and the market Brier are measured against a "
+        "stale price (--max-market-age DAYS keeps the fresher ones)"
+    )
+
+
 def score_runs(
     run_logs: Sequence[str | Path],
     *,
@@ -155,13 +199,16 @@ def score_runs(
     after_knowledge_cutoff: bool = False,
     normalize_labels: bool = False,
     paired: Sequence[str] = (),
+    max_market_age: float | None = None,
+    market_age_warning: float = MARKET_AGE_WARNING,
 ) -> Scored:
     """The scorecard of ``run_logs`` (each forecast once, see ``read_runs``) grouped ``by``:
     with ``normalize_labels`` every forecast is read again from its raw text with normalized
     labels; with ``after_knowledge_cutoff`` only events resolved after every model's
-    knowledge cutoff count. ``paired``: ``BASE:OTHER`` pairs compared on the steps both
-    recorded (``paired_comparisons``). Every option reads the step columns; only the forecasts
-    ``normalize_labels`` may read otherwise are streamed in full, one at a time."""
+    knowledge cutoff count; with ``max_market_age`` only the steps whose market belief was at
+    most that many days old at the cutoff. ``paired``: ``BASE:OTHER`` pairs compared on the
+    steps both recorded (``paired_comparisons``). Every option reads the step columns; only the
+    forecasts ``normalize_labels`` may read otherwise are streamed in full, one at a time."""
     groups = group_columns(by)
     _needs_dataset(groups, dataset)
     labels: Labels = "normalized" if normalize_labels else "exact"
@@ -174,6 +221,7 @@ def score_runs(
 
         gaps = knowledge_gaps(runs.logs, runs.base_table, draws=bootstrap, seed=seed)
         runs, note = _after_knowledge_cutoff(runs)
+    runs, market_note = _market_age(runs, max_market_age, market_age_warning)
     try:
         card = scorecard(runs, groups, fallback, bootstrap=bootstrap, seed=seed, bins=bins)
     except ValueError as exc:
@@ -181,7 +229,7 @@ def score_runs(
     pairs = paired_comparisons(
         runs.base_table, paired, fallback=fallback, bootstrap=bootstrap, seed=seed
     )
-    return Scored(card, replace(read, runs=runs), labels, note, pairs, gaps)
+    return Scored(card, replace(read, runs=runs), labels, note, pairs, gaps, market_note)
 
 
 @dataclass(frozen=True)
@@ -192,6 +240,8 @@ class Report:
     read: RunsRead
     """The runs reported, through their step columns (``REPORT_COLUMNS``); the notebooks the
     evidence figures count are streamed by offset."""
+    market_note: str | None = None
+    """As ``Scored.market_note``."""
 
 
 def _fractions(lookback: str | Sequence[float] | None) -> tuple[float, ...] | None:
@@ -223,13 +273,16 @@ def report_runs(
     figures: Sequence[str] | None = None,
     lookback: str | Sequence[float] | None = None,
     sections: Mapping[str, str | Path] | None = None,
+    max_market_age: float | None = None,
+    market_age_warning: float = MARKET_AGE_WARNING,
 ) -> Report:
     """Write the HTML report of ``run_logs`` under ``out`` (report.html, its tables as Markdown
     and LaTeX, the scorecard as JSON, every figure the runs support, or only ``figures``);
     ``events``: those of the market-against-forecasts figure; ``lookback``: the lookback
     schedule's fractions, drawn as a sweep. The report-section plugins add theirs (see
     ``report_sections``), each reading its folder of ``sections`` (``{"arena": DIR}``: an arena
-    replay's folder) besides what it finds beside the run logs."""
+    replay's folder) besides what it finds beside the run logs. ``max_market_age`` and
+    ``market_age_warning`` as for ``score_runs``."""
     groups = group_columns(by)
     fractions = _fractions(lookback)
     try:
@@ -246,6 +299,8 @@ def report_runs(
             )
     _needs_dataset(groups, dataset)
     read = read_runs(run_logs, dataset, columns=REPORT_COLUMNS)
+    runs, market_note = _market_age(read.runs, max_market_age, market_age_warning)
+    read = replace(read, runs=runs)
     known = read.runs.event_ids()
     for event in events:
         if event not in known:
@@ -270,7 +325,7 @@ def report_runs(
         )
     except ValueError as exc:
         raise FieldError("by", str(exc)) from None
-    return Report(written, read)
+    return Report(written, read, market_note)
 
 
 @dataclass(frozen=True)

@@ -19,7 +19,6 @@ from pastcast.audit._construction import (
     ScheduleAudit,
     Verdict,
     audit_construction,
-    late_closes,
 )
 from pastcast.audit._cutoff_probe import (
     OPTIONS,
@@ -121,7 +120,6 @@ __all__ = [
     "closeness",
     "event_folds",
     "fit_logistic",
-    "late_closes",
     "leakage_card",
     "month_end",
     "out_of_fold_scores",

@@ -11,10 +11,12 @@ bootstrap interval is reported where the data can tell at all; with too few even
 itself spread so wide that a real AUC of 0.65 would pass for chance) the verdict says so instead
 of an interval that reads like a finding. Binary events only: the question is the outcome.
 
-Two more checks on the dataset itself: events whose scheduled close lies after the last
-resolution in the data (such an event can only be in a data set of resolved questions because it
-resolved early, which its close date then tells), and steps without a text snapshot published
-before their cutoff. The mean price move on the day after each cutoff, relative to all days,
+Two more checks on the dataset itself: events whose scheduled close lies after the data was
+collected (``pastcast.markets.late_closes``, the rule the importers apply; a dataset that does
+not record its collection is taken to be collected at its last resolution, the earliest it can
+have been; such an event can only be in a data set of resolved questions because it resolved
+early, which its close date then tells), and steps without a text snapshot published before
+their cutoff. The mean price move on the day after each cutoff, relative to all days,
 shows a schedule that steps just before moves (Forecast-Dojo's picks the day of the largest).
 """
 
@@ -31,7 +33,7 @@ from pastcast.audit._classify import auc, auc_interval, out_of_fold_scores, perm
 from pastcast.audit._features import FEATURES, step_features
 from pastcast.cutoff import last_complete_day
 from pastcast.dataset import Dataset
-from pastcast.markets import Schedule, movement, schedules
+from pastcast.markets import Schedule, late_closes, movement, schedules
 from pastcast.records import BINARY_LABELS, Record, StepSpec
 
 __all__ = [
@@ -41,7 +43,6 @@ __all__ = [
     "ScheduleAudit",
     "Verdict",
     "audit_construction",
-    "late_closes",
 ]
 
 AS_BUILT = "dataset"
@@ -101,7 +102,7 @@ class ConstructionAudit(Record):
     """Events left out of the classifier, by reason."""
     results: tuple[ScheduleAudit, ...]
     late_closes: tuple[str, ...] = ()
-    """Events closing after the last resolution of their dataset."""
+    """Events closing after their dataset's data was collected (``_late``)."""
     unversioned_steps: tuple[str, ...] = ()
     """Steps (``event#index``) whose question text has no snapshot published before the cutoff."""
 
@@ -114,7 +115,7 @@ class ConstructionAudit(Record):
                     f"steps as built: metadata predicts the outcome, AUC {r.auc:.3f} against "
                     f"a permutation null of median {r.null_median:.3f}, p = {r.p_value:.4f}"
                 )
-        out += [f"event {e}: closes after the data's last resolution" for e in self.late_closes]
+        out += [f"event {e}: closes after the data was collected" for e in self.late_closes]
         out += [
             f"step {s}: no snapshot of the question text published before its cutoff"
             for s in self.unversioned_steps
@@ -122,12 +123,13 @@ class ConstructionAudit(Record):
         return out
 
 
-def late_closes(dataset: Dataset) -> tuple[str, ...]:
-    """Events whose scheduled close is after every resolution in ``dataset``."""
-    if not dataset.resolutions:
-        return ()
-    horizon = max(r.resolved_at for r in dataset.resolutions.values())
-    return tuple(e.id for e in dataset.events if e.close_time > horizon)
+def _late(dataset: Dataset) -> tuple[str, ...]:
+    """The events of ``dataset`` that close after its data was collected: when it records no
+    collection, at its last resolution (the earliest the data can have been collected)."""
+    collected = dataset.collected_at
+    if collected is None and dataset.resolutions:
+        collected = max(r.resolved_at for r in dataset.resolutions.values())
+    return () if collected is None else late_closes(dataset.events, collected)
 
 
 def _schedule(name: str, options: Mapping[str, Any]) -> Schedule:
@@ -277,9 +279,7 @@ def audit_construction(
         alpha=alpha,
         skipped=dict(skipped),
         results=tuple(results),
-        late_closes=tuple(
-            f"{ds.id}/{e}" if prefix else e for ds in datasets for e in late_closes(ds)
-        ),
+        late_closes=tuple(f"{ds.id}/{e}" if prefix else e for ds in datasets for e in _late(ds)),
         unversioned_steps=tuple(
             f"{ds.id}/{s.event_id}#{s.step_index}" if prefix else f"{s.event_id}#{s.step_index}"
             for ds in datasets

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import asdict, fields, replace
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any, NoReturn
 
 import typer
 
@@ -16,7 +16,10 @@ from pastcast.cli import _curate, _data_view
 from pastcast.cli._common import JsonFlag, fail_field, print_json
 from pastcast.cutoff import DayConvention
 from pastcast.errors import FieldError
-from pastcast.markets import FilterConfig, schedules
+from pastcast.markets import FilterConfig, NothingKept, schedules
+
+if TYPE_CHECKING:
+    from pastcast.markets import DatasetBuildReport
 
 app = typer.Typer(
     help="Import real market data into datasets and describe them.", no_args_is_help=True
@@ -146,6 +149,34 @@ def _import_settings(
     return schedule, cfg
 
 
+def _funnel(report: DatasetBuildReport) -> None:
+    for stage in report.funnel:
+        typer.echo(f"  {stage.stage:<40} -{stage.removed:<6} {stage.remaining:>6}  {stage.note}")
+        for example in stage.examples:
+            typer.echo(f"  {'':<40}  e.g. {example}")
+
+
+def _kept_nothing(exc: NothingKept, as_json: bool) -> NoReturn:
+    """The funnel of an import that kept nothing, on stdout (as JSON with ``as_json``), and what
+    would keep events; then the error line (exit 2)."""
+    if as_json:
+        print_json(
+            {
+                "error": exc.reason,
+                "events": 0,
+                "steps": 0,
+                "funnel": [asdict(stage) for stage in exc.report.funnel],
+                "relax": list(exc.relax),
+            }
+        )
+    else:
+        typer.echo("nothing written; the funnel:")
+        _funnel(exc.report)
+        for line in exc.relax:
+            typer.echo(f"to keep the events of {line}")
+    fail_field(exc, IMPORT_OPTIONS)
+
+
 def _report(imported: Imported, as_json: bool) -> None:
     ds, report, out, notes = imported.dataset, imported.report, imported.out, imported.notes
     if as_json:
@@ -163,10 +194,7 @@ def _report(imported: Imported, as_json: bool) -> None:
     for reason, count in notes.items():  # what the importer dropped or assumed
         typer.echo(f"note: {reason}: {count}", err=True)
     typer.echo(f"wrote {ds.id} to {out}: {len(ds.events)} events, {len(ds.steps)} steps")
-    for stage in report.funnel:
-        typer.echo(f"  {stage.stage:<40} -{stage.removed:<6} {stage.remaining:>6}  {stage.note}")
-        for example in stage.examples:
-            typer.echo(f"  {'':<40}  e.g. {example}")
+    _funnel(report)
     for stage in report.funnel:
         if stage.hint:
             typer.echo(f"hint ({stage.stage}): {stage.hint}")
@@ -232,6 +260,8 @@ def import_forecastbench(
             keep_late_closes=keep_late_closes,
             drop_sibling_answers=drop_sibling_answers,
         )
+    except NothingKept as exc:
+        _kept_nothing(exc, as_json)
     except FieldError as exc:
         fail_field(exc, IMPORT_OPTIONS)
     _report(imported, as_json)
@@ -296,6 +326,8 @@ def import_polymarket(
             keep_late_closes=keep_late_closes,
             drop_sibling_answers=drop_sibling_answers,
         )
+    except NothingKept as exc:
+        _kept_nothing(exc, as_json)
     except FieldError as exc:
         fail_field(exc, IMPORT_OPTIONS)
     _report(imported, as_json)

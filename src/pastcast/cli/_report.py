@@ -8,13 +8,15 @@ from typing import Annotated
 import typer
 from rich.console import Console
 
-from pastcast.app import report_runs
+from pastcast.app import MARKET_AGE_WARNING, report_runs
 from pastcast.cli._common import EXIT_FAILED, JsonFlag, fail, note, print_json
 from pastcast.cli._score import (
     BinsOpt,
     BootstrapOpt,
     DatasetOpt,
     FallbackOpt,
+    MarketAgeWarningOpt,
+    MaxMarketAgeOpt,
     ReportByOpt,
     RunLogsArg,
     SeedOpt,
@@ -64,6 +66,8 @@ def report(
             "found by itself beside a run log an arena replay wrote.",
         ),
     ] = None,
+    max_market_age: MaxMarketAgeOpt = None,
+    market_age_warning: MarketAgeWarningOpt = MARKET_AGE_WARNING,
     as_json: JsonFlag = False,
 ) -> None:
     """Write a self-contained HTML report (report.html), its tables as Markdown and LaTeX, the
@@ -85,6 +89,8 @@ def report(
             figures=list(figure) if figure else None,
             lookback=lookback,
             sections=None if arena is None else {"arena": arena},
+            max_market_age=max_market_age,
+            market_age_warning=market_age_warning,
         )
     except FieldError as exc:
         if not exc.field:  # the reports extra is missing
@@ -94,7 +100,7 @@ def report(
         fail(f"--out {err}")
     except OSError as err:
         fail(f"--out {out}: cannot write the report ({err.strerror or err})", EXIT_FAILED)
-    print_notes(made.read)
+    print_notes(made.read, made.market_note)
     written = made.written
     if as_json:
         print_json(

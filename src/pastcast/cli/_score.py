@@ -9,7 +9,14 @@ from typing import Annotated, NoReturn
 import typer
 from rich.console import Console
 
-from pastcast.app import DATASET_SPEC_HELP, Dashboard, RunsRead, group_columns, score_runs
+from pastcast.app import (
+    DATASET_SPEC_HELP,
+    MARKET_AGE_WARNING,
+    Dashboard,
+    RunsRead,
+    group_columns,
+    score_runs,
+)
 from pastcast.app import TABLE_COLUMNS as TABLE_COLUMNS
 from pastcast.cli._common import JsonFlag, fail, fail_app, print_json
 from pastcast.errors import FieldError
@@ -18,12 +25,20 @@ from pastcast.reports import (
     calibration_table,
     cost_table,
     leaderboard,
+    market_age_text,
     paired_table,
     to_rich,
 )
 from pastcast.scoring import Convention
 
-OPTIONS = {"run_logs": "", "figures": "--figure", "events": "--event", "paired": "--paired"}
+OPTIONS = {
+    "run_logs": "",
+    "figures": "--figure",
+    "events": "--event",
+    "paired": "--paired",
+    "max_market_age": "--max-market-age",
+    "market_age_warning": "--market-age-warning",
+}
 """The options of the reading commands' fields (a run log's error names its own file)."""
 
 
@@ -42,9 +57,9 @@ def columns(
         fail(f"{option}: {exc.reason}")
 
 
-def print_notes(read: RunsRead | Dashboard) -> None:
-    """What reading left out or merged, on stderr."""
-    for line in read.notes:
+def print_notes(read: RunsRead | Dashboard, market_note: str | None = None) -> None:
+    """What reading left out or merged, and how old the market reference is, on stderr."""
+    for line in (*read.notes, *([market_note] if market_note else [])):
         typer.echo(f"note: {line}", err=True)
 
 
@@ -64,7 +79,29 @@ ReportByOpt = Annotated[
     typer.Option(
         "--by",
         help=f"Comma-separated grouping columns: {', '.join(GROUP_COLUMNS)} (kind: binary or "
-        "multi-option; horizon: days from the cutoff to the resolution, needs --dataset).",
+        "multi-option; horizon: days from the cutoff to the resolution, needs --dataset; "
+        "market_age: how old the market belief was at the cutoff, <1d, 1-7d, 7-30d, >=30d, "
+        "none).",
+    ),
+]
+MaxMarketAgeOpt = Annotated[
+    float | None,
+    typer.Option(
+        "--max-market-age",
+        min=0,
+        metavar="DAYS",
+        help="Keep only the forecasts whose market belief was at most DAYS old at the cutoff "
+        "(forecasts without one are left out).",
+    ),
+]
+MarketAgeWarningOpt = Annotated[
+    float,
+    typer.Option(
+        "--market-age-warning",
+        min=0,
+        metavar="DAYS",
+        help="Note when the market belief is over DAYS old at the median cutoff: "
+        "information-alpha is then measured against a stale price.",
     ),
 ]
 FallbackOpt = Annotated[
@@ -136,6 +173,8 @@ def score(
     after_knowledge_cutoff: AfterKnowledgeCutoffOpt = False,
     normalize_labels: NormalizeLabelsOpt = False,
     paired: PairedOpt = None,
+    max_market_age: MaxMarketAgeOpt = None,
+    market_age_warning: MarketAgeWarningOpt = MARKET_AGE_WARNING,
     as_json: JsonFlag = False,
 ) -> None:
     """Re-score saved run logs from forecasts and gradings: the leaderboard, calibration of
@@ -154,10 +193,12 @@ def score(
             after_knowledge_cutoff=after_knowledge_cutoff,
             normalize_labels=normalize_labels,
             paired=tuple(paired or ()),
+            max_market_age=max_market_age,
+            market_age_warning=market_age_warning,
         )
     except FieldError as exc:
         fail_reading(exc)
-    print_notes(scored.read)
+    print_notes(scored.read, scored.market_note)
     if scored.cutoff_note is not None:
         typer.echo(f"--after-knowledge-cutoff: {scored.cutoff_note}", err=True)
     for gap in scored.knowledge_gaps:  # what remembering was worth, before it was left out
@@ -188,7 +229,8 @@ def score(
     title = (
         f"{card.n_forecasts} forecasts from {len(scored.read.logs)} run log(s); "
         f"fallback={fallback}; labels={matching}; "
-        f"95% event-clustered bootstrap CIs ({bootstrap} draws)"
+        f"95% event-clustered bootstrap CIs ({bootstrap} draws); information-alpha against "
+        f"the market at the cutoff, {market_age_text(card.market_ages)}"
     )
     console = Console()
     if not console.is_terminal:

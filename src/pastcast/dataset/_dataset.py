@@ -34,6 +34,8 @@ class Dataset:
     pending: bool = False
     """Live questions, forecast before anything resolved: steps are graded as pending (an empty
     truth) and graded again once the outcome is known."""
+    collected_at: datetime | None = None
+    """When the data was collected, where the importer knows (``markets.late_closes``)."""
     _by_id: dict[str, Event] = field(init=False, repr=False, compare=False)
     _belief_days: dict[str, list[date]] = field(init=False, repr=False, compare=False)
 
@@ -163,6 +165,7 @@ class Dataset:
             self.splits,
             self.texts,
             self.pending,
+            self.collected_at,
         )
 
     def with_texts(self, texts: Mapping[str, Iterable[TextVersion]]) -> Dataset:
@@ -175,4 +178,5 @@ class Dataset:
             self.splits,
             {k: tuple(v) for k, v in texts.items()},
             self.pending,
+            self.collected_at,
         )

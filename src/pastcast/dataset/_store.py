@@ -11,6 +11,7 @@ crash never leaves a half-written dataset.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import shutil
@@ -25,7 +26,7 @@ import pyarrow.parquet as pq
 
 from pastcast import safejson
 from pastcast.atomic import replace_directory
-from pastcast.cutoff import last_complete_day, step_precedes_resolution
+from pastcast.cutoff import last_complete_day, parse_timestamp, step_precedes_resolution
 from pastcast.dataset._dataset import Dataset
 from pastcast.errors import FieldError
 from pastcast.owned import check_replaceable, mark
@@ -160,15 +161,7 @@ def content_hash(dataset: Dataset) -> str:
 def with_content_id(dataset: Dataset, name: str) -> Dataset:
     """The same dataset named ``<name>:<first 12 hex digits of its content hash>``."""
     digest = content_hash(dataset)
-    return Dataset(
-        f"{name}:{digest[:12]}",
-        dataset.events,
-        dataset.resolutions,
-        dataset.beliefs,
-        dataset.steps,
-        dataset.splits,
-        dataset.texts,
-    )
+    return dataclasses.replace(dataset, id=f"{name}:{digest[:12]}")
 
 
 def _file_sha256(path: Path) -> str:
@@ -205,6 +198,8 @@ def save_dataset(
             files[f"{name}.parquet"] = _file_sha256(tmp / f"{name}.parquet")
         meta = dict(metadata or {})
         meta["dataset_id"] = dataset.id
+        if dataset.collected_at is not None:
+            meta["collected_at"] = dataset.collected_at.isoformat()
         _write_json(tmp / "metadata.json", meta)
         manifest = {
             "format": "pastcast-dataset",
@@ -283,6 +278,20 @@ def _validated(path: Path, rows: list[dict[str, Any]], build: Any) -> Iterator[A
             yield build(row)
         except ValidationError as err:
             raise FieldError("", first_problem(err, f"{path}: row {i}")) from None
+
+
+def _collected_at(directory: Path) -> datetime | None:
+    """When the dataset's data was collected, as its metadata records it (None: not recorded)."""
+    path = directory / "metadata.json"
+    if not path.is_file():
+        return None
+    value = _read_json_object(path, "missing").get("collected_at")
+    if value is None:
+        return None
+    try:
+        return parse_timestamp(str(value))
+    except ValueError as exc:
+        raise DatasetFormatError(f"{path}: field collected_at: {exc}") from None
 
 
 def load_dataset(directory: str | Path) -> Dataset:
@@ -380,6 +389,7 @@ def load_dataset(directory: str | Path) -> Dataset:
             steps,
             splits,
             {k: tuple(v) for k, v in texts.items()},
+            collected_at=_collected_at(d),
         )
     except ValueError as exc:
         raise FieldError("", f"{d}: {exc}") from None

@@ -14,6 +14,7 @@ from pastcast.markets._build import (
     FunnelStage,
     TemporalSplit,
     build_dataset,
+    late_closes,
 )
 from pastcast.markets._filters import (
     DEFAULT_DAY_THRESHOLDS,
@@ -33,6 +34,7 @@ from pastcast.markets._filters import (
 )
 from pastcast.markets._history import DayActivity, MarketHistory, guard_beliefs, outcome_series
 from pastcast.markets._pipeline import (
+    NothingKept,
     build_and_save,
     dataset_info,
     is_release,
@@ -114,6 +116,7 @@ __all__ = [
     "LookbackSchedule",
     "MarketHistory",
     "Nontriviality",
+    "NothingKept",
     "OpenMarket",
     "PolymarketClient",
     "PolymarketError",
@@ -142,6 +145,7 @@ __all__ = [
     "history_days",
     "html_to_text",
     "is_release",
+    "late_closes",
     "lifetime_days",
     "load_benchmark",
     "load_release",

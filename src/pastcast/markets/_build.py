@@ -21,9 +21,16 @@ from pastcast.markets._filters import (
 )
 from pastcast.markets._history import MarketHistory, guard_beliefs
 from pastcast.markets._schedules import Schedule, guard_steps
-from pastcast.records import StepSpec, TextVersion
+from pastcast.records import Event, StepSpec, TextVersion
 
-__all__ = ["HISTORY_HINT", "DatasetBuildReport", "FunnelStage", "TemporalSplit", "build_dataset"]
+__all__ = [
+    "HISTORY_HINT",
+    "DatasetBuildReport",
+    "FunnelStage",
+    "TemporalSplit",
+    "build_dataset",
+    "late_closes",
+]
 
 
 @dataclass(frozen=True)
@@ -58,6 +65,13 @@ HISTORY_HINT = (
     "price series for them"
 )
 """The generic hint of the price-history stage (an importer may give a more specific one)."""
+
+
+def late_closes(events: Iterable[Event], collected_at: datetime) -> tuple[str, ...]:
+    """The one late-close rule of the importers (``closes before collection``) and the
+    construction audit: events scheduled to close after the data was collected (among resolved
+    markets, there only because they resolved early, which their close dates tell)."""
+    return tuple(e.id for e in events if e.close_time > collected_at)
 
 
 @dataclass(frozen=True)
@@ -109,6 +123,8 @@ class _Funnel:
 
 EXAMPLES = 5
 """How many examples a funnel stage names."""
+
+_NO_DAILY = "no daily price history (one price per published set; daily series: --history-repo)"
 
 
 def _dataset_of(
@@ -206,8 +222,12 @@ def build_dataset(
     texts: Mapping[str, Sequence[TextVersion]] | None = None,
     keep_unversioned: bool = False,
     drop_sibling_answers: bool = False,
+    daily_history: bool = True,
 ) -> tuple[Dataset, DatasetBuildReport]:
     """Filter, split and schedule resolved markets; the dataset id is ``name:<hash12>``.
+
+    ``daily_history``: False for data without daily prices (ForecastBench's published sets):
+    the price-history and flat-and-directionless stages cannot measure it, keep all, say so.
 
     ``hints`` (stage name -> text) replace the default hint shown where a stage removed events.
     With ``collected_at`` (when the data was taken), an event scheduled to close after it is
@@ -267,10 +287,13 @@ def build_dataset(
             f"rho >= {cfg.min_faithful_fraction}, longest unfaithful run <= "
             f"{cfg.max_unfaithful_run} ({describe_thresholds(cfg)})",
         )
+    unmeasured = f"not measurable: {_NO_DAILY}"
     funnel.keep(
         "price history",
-        lambda h: history_days(h) >= cfg.min_history_days,
-        f"longest run of consecutive priced days >= {cfg.min_history_days}",
+        lambda h: not daily_history or history_days(h) >= cfg.min_history_days,
+        f"longest run of consecutive priced days >= {cfg.min_history_days}"
+        if daily_history
+        else unmeasured,
     )
     stats = {h.event.id: nontriviality(h, cfg) for h in funnel.items}
     funnel.keep(
@@ -285,14 +308,18 @@ def build_dataset(
 
     funnel.keep(
         "nontrivial: not flat and directionless",
-        _moving,
-        f"removed iff V_Q < {cfg.min_variation} and |C_Q| < {cfg.min_consistency}",
+        lambda h: not daily_history or _moving(h),
+        f"removed iff V_Q < {cfg.min_variation} and |C_Q| < {cfg.min_consistency}"
+        if daily_history
+        else unmeasured,
     )
     if collected_at is not None:
+        late = set(late_closes((h.event for h in funnel.items), collected_at))
         funnel.keep(
             "closes before collection",
-            lambda h: h.event.close_time <= collected_at,
+            lambda h: h.event.id not in late,
             f"scheduled close <= {collected_at:%Y-%m-%d %H:%M} (a later one resolved early)",
+            sorted(late)[:EXAMPLES],
         )
     splits: dict[str, str] = {}
     if split is not None:
@@ -356,6 +383,7 @@ def build_dataset(
         tuple(s for h in kept for s in steps[h.event.id]),
         {k: v for k, v in splits.items() if steps.get(k)},
         {h.event.id: tuple(texts[h.event.id]) for h in kept if texts and texts.get(h.event.id)},
+        collected_at=collected_at,
     )
 
     report = DatasetBuildReport(

@@ -18,7 +18,58 @@ from pastcast.markets._history import MarketHistory
 from pastcast.markets._schedules import Schedule, schedules
 from pastcast.records import TextVersion
 
-__all__ = ["build_and_save", "dataset_info", "is_release", "load_benchmark", "make_schedule"]
+__all__ = [
+    "NothingKept",
+    "build_and_save",
+    "dataset_info",
+    "is_release",
+    "load_benchmark",
+    "make_schedule",
+]
+
+
+RELAXED_BY: Mapping[str, str] = {
+    "source": "another --source",
+    "pre-resolution beliefs": "prices dated before the resolution (--history-repo for "
+    "ForecastBench's published sets)",
+    "lifetime": "--filter min_lifetime_days=N (a smaller N)",
+    "faithful days": "--filter min_faithful_fraction=F, --filter max_unfaithful_run=N or "
+    "--filter min_trades=N",
+    "price history": "--filter min_history_days=1 (or daily prices: --history-repo)",
+    "nontrivial: not near-certain": "--filter min_surprisal=A (a smaller A)",
+    "nontrivial: not flat and directionless": "--filter min_variation=0 or "
+    "--filter min_consistency=0",
+    "closes before collection": "--keep-late-closes (their close dates tell that they resolved "
+    "early)",
+    "temporal split": "another --split, or none",
+    "forecast steps": "another --schedule",
+    "text snapshots": "keep_unversioned=True (Python), or question sets published earlier",
+    "sibling answers": "without --drop-sibling-answers",
+    "forecast dates": "--min-dates N (a smaller N)",
+}
+"""What would keep the events a funnel stage removed, in the importers' options: named when an
+import keeps nothing."""
+
+
+class NothingKept(FieldError):
+    """A build whose funnel kept no event: nothing is written. ``report`` is the funnel;
+    ``relax`` what would keep the events of each stage that removed some, last first
+    (``RELAXED_BY``)."""
+
+    def __init__(self, report: DatasetBuildReport) -> None:
+        self.report = report
+        removing = [s for s in reversed(report.funnel) if s.removed]
+        self.relax = tuple(
+            f"{s.stage}: {RELAXED_BY[s.stage]}" for s in removing if s.stage in RELAXED_BY
+        )
+        last = removing[0] if removing else report.funnel[0]
+        hint = f"; hint: {last.hint}" if last.hint else ""
+        keep = f"; to keep events: {self.relax[0]}" if self.relax else ""
+        super().__init__(
+            "",
+            f"no events are left to write (the last removed at stage {last.stage!r}: "
+            f"{last.note}{hint}{keep}); nothing written",
+        )
 
 
 def is_release(directory: str | Path) -> bool:
@@ -99,7 +150,10 @@ def build_and_save(
     texts: Mapping[str, Sequence[TextVersion]] | None = None,
     keep_unversioned: bool = False,
     drop_sibling_answers: bool = False,
+    daily_history: bool = True,
 ) -> tuple[Dataset, DatasetBuildReport]:
+    """``build_dataset``, then the dataset written to ``out`` with its metadata; an import that
+    keeps nothing raises ``NothingKept`` with its funnel, and writes nothing."""
     cfg = filters or FilterConfig()
     dataset, report = build_dataset(
         histories,
@@ -114,14 +168,10 @@ def build_and_save(
         texts=texts,
         keep_unversioned=keep_unversioned,
         drop_sibling_answers=drop_sibling_answers,
+        daily_history=daily_history,
     )
     if not dataset.events:  # an empty dataset is never written as if it were a result
-        last = next((s for s in reversed(report.funnel) if s.removed), report.funnel[0])
-        hint = f"; hint: {last.hint}" if last.hint else ""
-        raise ValueError(
-            f"no events are left to write (the last removed at stage {last.stage!r}: "
-            f"{last.note}{hint}); nothing written"
-        )
+        raise NothingKept(report)
     metadata: dict[str, Any] = {
         "name": name,
         "schedule": schedule.name,
@@ -131,6 +181,7 @@ def build_and_save(
         if split is None
         else {"t0": split.t0.isoformat(), "t1": split.t1.isoformat(), "t2": split.t2.isoformat()},
         "funnel": report.as_json()["funnel"],
+        "collected_at": None if collected_at is None else collected_at.isoformat(),
         "provenance": dict(provenance or {}),
     }
     save_dataset(dataset, out, metadata=metadata)

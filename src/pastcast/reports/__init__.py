@@ -30,7 +30,7 @@ from pastcast.reports._runs import (
     duration_of,
     horizon_of,
 )
-from pastcast.reports._scorecard import GroupReport, Scorecard, scorecard
+from pastcast.reports._scorecard import GroupReport, Scorecard, market_age_text, scorecard
 from pastcast.reports._tables import (
     TextTable,
     calibration_table,
@@ -69,6 +69,7 @@ __all__ = [
     "leaderboard",
     "leaderboard_rows",
     "main_table",
+    "market_age_text",
     "paired_table",
     "scorecard",
     "selection_name",

@@ -5,8 +5,9 @@ analysis needs, streamed by offset.
 Run logs do not record when an event resolved, so the forecast horizon (``--by horizon``) and
 the market's duration (``--by duration``, Hindcast's short / medium / long) need the dataset the
 run used; everything else comes from the logs alone, the agent's own evidence label
-(``--by evidence``: strong / weak / none from its tally, Hindcast Table 1) and its research
-loop's stop reason (``--by stop``) included.
+(``--by evidence``: strong / weak / none from its tally, Hindcast Table 1), its research
+loop's stop reason (``--by stop``) and the age of the market belief it was graded against
+(``--by market_age``: ``_MARKET_AGE_EDGES``) included.
 """
 
 from __future__ import annotations
@@ -68,10 +69,24 @@ GROUP_COLUMNS = (
     "duration",
     "evidence",
     "stop",
+    "market_age",
     "step",
     "rollout",
 )
 """Columns a report can group by (``--by``)."""
+
+_MARKET_AGE_EDGES = (1.0, 7.0, 30.0)
+"""The bins of ``--by market_age`` in days (``<1d``: the day before the cutoff, as fresh as a
+daily belief gets; ``>=30d``: a price from another month); ``none`` for a step without a market
+belief, ``unrecorded`` for one of a log written before the age was recorded."""
+
+
+def _market_age_of(age: float | None, market: bool) -> str:
+    """The ``--by market_age`` bin of a step's market age (``market``: it has a belief)."""
+    if age is None:
+        return "unrecorded" if market else "none"
+    return horizon_bucket(age, _MARKET_AGE_EDGES)
+
 
 _BY_DATASET = ("horizon", "duration")
 
@@ -132,10 +147,11 @@ def _schedule_of(
     header: RunHeader,
     steps: Iterable[_ScheduleRow],
     dataset: Dataset | None,
-    outcome: Mapping[tuple[str, str, str, int, int], tuple[str, str]] | None = None,
+    outcome: Mapping[tuple[str, str, str, int, int], tuple[str, str, str]] | None = None,
 ) -> Iterable[dict[str, str]]:
     """The steps the run scheduled. ``outcome``: what each recorded step turned out to be (the
-    agent's evidence label, its stop reason: a step never written is in no such group)."""
+    agent's evidence label, its stop reason, its market age bin: a step never written is in no
+    such group)."""
     outcome = outcome or {}
     models = _agent_models(header)
     agents: set[tuple[str, str, str]] = {(a.name, a.setting, a.role) for a in header.agents}
@@ -160,8 +176,8 @@ def _schedule_of(
         duration = duration_of(dataset, event_id) if dataset is not None else ""
         for agent, setting, role in agents:
             for rollout in range(rollouts):
-                evidence, stop = outcome.get(
-                    (agent, setting, event_id, step, rollout), ("(missing)", "(missing)")
+                evidence, stop, market_age = outcome.get(
+                    (agent, setting, event_id, step, rollout), ("(missing)",) * 3
                 )
                 yield {
                     "agent": agent,
@@ -177,6 +193,7 @@ def _schedule_of(
                     "duration": duration,
                     "evidence": evidence,
                     "stop": stop,
+                    "market_age": market_age,
                     "step": str(step),
                     "rollout": str(rollout),
                 }
@@ -187,6 +204,7 @@ RUN_COLUMNS = (
     "cutoff",
     "evidence",
     "stop_reason",
+    "market_age_days",
     "cost_usd",
     "input_tokens",
     "output_tokens",
@@ -286,6 +304,13 @@ class Runs:
         table = with_row_column(table, "model", models)
         table = with_coded_column(table, "evidence", *self.coded("evidence", "untallied"))
         table = with_coded_column(table, "stop", *self.coded("stop_reason", NO_STOP))
+        ages: list[str] = []
+        for b in self.batches(("market_age_days", "market_probs")):
+            ages += [
+                _market_age_of(a, m is not None)
+                for a, m in zip(b["market_age_days"], b["market_probs"], strict=True)
+            ]
+        table = with_row_column(table, "market_age", ages)
         if self.dataset is not None:
             ds = self.dataset
             horizons: list[str] = []
@@ -341,15 +366,20 @@ class Runs:
         _check_dataset(by, self.dataset)
         counts: Counter[tuple[str, ...]] = Counter()
         for log in self.logs:
-            outcomes = ("evidence", "stop_reason") if {"evidence", "stop"} & set(by) else ()
+            asks = bool({"evidence", "stop", "market_age"} & set(by))
+            outcomes = _OUTCOME_COLUMNS if asks else ()
             c = log.table.select([*_SCHEDULE_COLUMNS, *outcomes]).to_pydict()
             rows = zip(*(c[k] for k in _SCHEDULE_COLUMNS), strict=True)
             # what each recorded step turned out to be, only when a grouping asks
-            outcome: dict[tuple[str, str, str, int, int], tuple[str, str]] = {}
+            outcome: dict[tuple[str, str, str, int, int], tuple[str, str, str]] = {}
             if outcomes:
                 keys = zip(*(c[k] for k in _KEY_COLUMNS), strict=True)
                 stops = (stop or NO_STOP for stop in c["stop_reason"])
-                outcome = dict(zip(keys, zip(c["evidence"], stops, strict=True), strict=True))
+                ages = (
+                    _market_age_of(a, m is not None)
+                    for a, m in zip(c["market_age_days"], c["market_probs"], strict=True)
+                )
+                outcome = dict(zip(keys, zip(c["evidence"], stops, ages, strict=True), strict=True))
             for key in _schedule_of(log.header, rows, self.dataset, outcome):
                 counts[tuple(key[c] for c in by)] += 1
         return dict(counts)
@@ -366,6 +396,15 @@ class Runs:
                 use[start : start + n, j] = np.asarray(column, dtype=np.float64)
             start += n
         return use
+
+    def market_ages(self) -> NDArray[np.float64]:
+        """Per step, the age in days of its market belief at the cutoff (NaN: none, or not
+        recorded)."""
+        parts = [
+            np.asarray(log.table.column("market_age_days").to_numpy(zero_copy_only=False), float)
+            for log in self.logs
+        ]
+        return np.concatenate(parts) if parts else np.zeros(0)
 
     def row_models(self) -> RowModels:
         """Per step, the models its episode called."""
@@ -428,6 +467,9 @@ _ON_AGENT = ("memory_on", "agent")
 
 _KEY_COLUMNS = ("agent", "setting", "event_id", "step_index", "rollout")
 """The step key's columns (``pastcast.records.StepKey``)."""
+
+_OUTCOME_COLUMNS = ("evidence", "stop_reason", "market_age_days", "market_probs")
+"""The step columns of what a recorded step turned out to be (``scheduled``)."""
 
 _SCHEDULE_COLUMNS = (
     "agent",

@@ -24,7 +24,23 @@ from pastcast.scoring import (
     summarize,
 )
 
-__all__ = ["GroupReport", "Scorecard", "scorecard"]
+__all__ = ["GroupReport", "Scorecard", "market_age_text", "scorecard"]
+
+
+def market_age_text(ages: Sequence[float]) -> str:
+    """How old the market beliefs of ``ages`` (days, at their cutoffs) were, in words: the one
+    way tables, notes and the dashboard say which market a forecast was measured against."""
+    if not ages:
+        return "no market age recorded"
+    median, top = float(np.median(ages)), max(ages)
+    if len(ages) == 1 or top == median:
+        return f"{_days(median)} old"
+    return f"median {_days(median)} old, up to {_days(top)}"
+
+
+def _days(days: float) -> str:
+    shown = f"{days:.0f}" if days >= 10 or days == int(days) else f"{days:.1f}"
+    return f"{shown} day{'' if shown == '1' else 's'}"
 
 
 @dataclass(frozen=True)
@@ -40,6 +56,9 @@ class GroupReport:
     market_brier: float
     """Mean Brier of the market's belief over the group's forecasts that have one."""
     n_market: int
+    market_ages: tuple[float, ...] = ()
+    """The age in days at its cutoff of each forecast's market belief, in the group's order
+    (forecasts without a market belief, or from logs that did not record it, left out)."""
 
     @property
     def group(self) -> tuple[str, ...]:
@@ -66,6 +85,12 @@ class GroupReport:
                 "uniform_brier": self.uniform_brier,
                 "market_brier": self.market_brier,
                 "n_market": self.n_market,
+                "market_age_days": {
+                    "n": len(self.market_ages),
+                    "median": float(np.median(self.market_ages)) if self.market_ages else None,
+                    "max": max(self.market_ages, default=None),
+                    "forecasts": list(self.market_ages),
+                },
             },
         }
 
@@ -98,6 +123,11 @@ class Scorecard:
             "groups": [g.summary.as_dict() for g in self.groups],
             "details": [g.details() for g in self.groups],
         }
+
+    @property
+    def market_ages(self) -> tuple[float, ...]:
+        """Every group's market ages (``GroupReport.market_ages``)."""
+        return tuple(a for g in self.groups for a in g.market_ages)
 
     def ranked(self) -> tuple[GroupReport, ...]:
         """Forecasting groups best first, then reference groups (as the leaderboard)."""
@@ -137,6 +167,7 @@ def scorecard(
     row_models = runs.row_models()
     uniform = 1.0 - 1.0 / table.n_labels.astype(np.float64)
     rows_of = dict(group_rows(table, by))
+    ages = runs.market_ages()
     out = []
     for s in summaries:
         rows = rows_of[s.group]
@@ -151,6 +182,7 @@ def scorecard(
                 uniform_brier=float(uniform[rows].mean()),
                 market_brier=_mean(market),
                 n_market=int(np.isfinite(market).sum()),
+                market_ages=tuple(float(a) for a in ages[rows] if np.isfinite(a)),
             )
         )
     ids = runs.event_ids() if runs.dataset is not None and "event" in by else set()

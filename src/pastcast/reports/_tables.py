@@ -11,6 +11,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TypeVar
 
+import numpy as np
 from rich.table import Table
 
 from pastcast.reports._leaderboard import (
@@ -20,7 +21,7 @@ from pastcast.reports._leaderboard import (
     ranked,
     with_titles,
 )
-from pastcast.reports._scorecard import GroupReport, Scorecard
+from pastcast.reports._scorecard import GroupReport, Scorecard, market_age_text
 from pastcast.scoring import GroupSummary
 
 __all__ = [
@@ -102,6 +103,10 @@ def _failure_rate(g: GroupReport) -> str:
     return fmt_number(s.failure_rate, 1, percent=True)
 
 
+def _median_age(g: GroupReport) -> str:
+    return fmt_number(float(np.median(g.market_ages)) if g.market_ages else None, 1)
+
+
 def main_table(card: Scorecard) -> TextTable:
     """The metrics the report shows (``Metric.report``: Brier, accuracy, information-alpha),
     failures over the schedule, cost per forecast, rollout SD and the uniform and market
@@ -117,6 +122,7 @@ def main_table(card: Scorecard) -> TextTable:
             fmt_number(g.summary.metrics["brier"].rollout_std),
             fmt_number(g.uniform_brier),
             fmt_number(g.market_brier),
+            _median_age(g),
         ]
 
     return _card(
@@ -130,6 +136,7 @@ def main_table(card: Scorecard) -> TextTable:
             "rollout SD",
             "uniform Brier",
             "market Brier",
+            "market age (d)",
         ),
         cells,
         note=(
@@ -138,7 +145,9 @@ def main_table(card: Scorecard) -> TextTable:
             f"unusable forecasts scored as {card.fallback}. Failure rate: (failures + missing) "
             "over the scheduled forecasts. Rollout SD: standard deviation of per-rollout mean "
             "Brier. Uniform and market Brier: the uniform forecast and the market's belief at "
-            "the cutoff, scored on the same forecasts."
+            "the cutoff, scored on the same forecasts; market age: the median age in days of "
+            f"that belief at the cutoff ({market_age_text(card.market_ages)}), against which "
+            "information-alpha is measured."
         ),
     )
 
@@ -207,7 +216,7 @@ def calibration_table(card: Scorecard) -> TextTable:
             f"of the realised outcome (all events); distance to market |p - q| on the realised "
             f"outcome; ECE, Murphy (Brier = UNC + REL - RES + residual) over {card.bins} "
             "equal-width bins of P(first label); alpha = RES gain + REL gap + binning residual "
-            "against the market's belief."
+            f"against the market's belief at the cutoff ({market_age_text(card.market_ages)})."
         ),
     )
 

@@ -58,10 +58,11 @@ __all__ = [
     "write_stamp",
 ]
 
-COLUMNS_VERSION = 3
+COLUMNS_VERSION = 4
 """The companion's format; a part of another version is rebuilt (2: the evidence label and the
 stop reason of each step; 3: the replies each forecast was read from, which ``score
---normalize-labels`` reads to stream only the forecasts it may read again)."""
+--normalize-labels`` reads to stream only the forecasts it may read again; 4: when the market
+reference was public and its age at the cutoff)."""
 
 COLUMNS_KIND = "run-log-columns"
 """The ``.pastcast-made`` kind of the companion folder: only such a folder is written into."""
@@ -111,6 +112,8 @@ def columns_schema() -> pa.Schema:
             ("truth", pa.string()),
             ("labels", pa.list_(pa.string())),
             ("market_probs", pairs),
+            ("market_at", instant),
+            ("market_age_days", pa.float64()),
             ("resolved_at", instant),
             *((name, pa.float64()) for name in LOGGED_SCORES),
             ("fallback_used", pa.bool_()),
@@ -178,6 +181,8 @@ def step_row(record: StepRecord, offset: int, length: int) -> dict[str, Any]:
         "truth": g.truth,
         "labels": list(g.labels),
         "market_probs": _pairs(g.market_probs),
+        "market_at": g.market_at,
+        "market_age_days": g.market_age_days,
         "resolved_at": g.resolved_at,
         **{name: getattr(s, name) for name in LOGGED_SCORES},
         "fallback_used": s.fallback_used,

@@ -18,8 +18,10 @@ from pydantic import (
     TypeAdapter,
     field_serializer,
     field_validator,
+    model_validator,
 )
 
+from pastcast.cutoff import age_days, is_visible
 from pastcast.records import (
     AgentRole,
     CorpusIdentity,
@@ -103,6 +105,11 @@ class Grading(Record):
     labels: tuple[str, ...]
     market_probs: Probabilities | None = None
     """Latest market belief visible at the step's cutoff (for information-alpha)."""
+    market_at: UtcDatetime | None = None
+    """When that belief was public (``DailyBelief.public_at``); None without a belief, or in a
+    log written before the field."""
+    market_age_days: float | None = Field(default=None, ge=0.0)
+    """How old the belief was at the cutoff, in days (``pastcast.cutoff.age_days``)."""
     resolved_at: UtcDatetime | None = None
     """When the outcome became public (to leave out events a model may remember)."""
 
@@ -143,6 +150,18 @@ class StepRecord(Record):
     episode: EpisodeRecord
     grading: Grading
     scores: Scores
+
+    @model_validator(mode="after")
+    def _market_before_cutoff(self) -> StepRecord:
+        # the market reference is never a price dated at or after the cutoff
+        at, age = self.grading.market_at, self.grading.market_age_days
+        if at is not None and not is_visible(at, self.cutoff):
+            raise ValueError(f"grading: market belief of {at.isoformat()} is not before the cutoff")
+        if (at is None) != (age is None) or (
+            at is not None and age is not None and abs(age - age_days(at, self.cutoff)) > 1e-4
+        ):
+            raise ValueError("grading: market_age_days does not match market_at and the cutoff")
+        return self
 
     @field_validator("forecast", mode="before")
     @classmethod

@@ -18,6 +18,7 @@ from typing import Any, Literal
 
 from pastcast.agents import Agent, agent_info, build_agent
 from pastcast.corpus import CorpusBackend, open_backend
+from pastcast.cutoff import age_days
 from pastcast.dataset import Dataset
 from pastcast.env import BudgetExceeded, EnvConfig, Episode, ForecastEnv
 from pastcast.models import ProviderError, using_gate
@@ -111,20 +112,24 @@ def grade_step(dataset: Dataset, step: StepSpec) -> Grading:
     event = dataset.event(step.event_id)
     resolution = dataset.resolutions.get(step.event_id)
     market = dataset.market_at(step.event_id, step.cutoff)
+    reference: dict[str, Any] = {}
+    if market is not None:  # the belief, when it was public and its age at the cutoff
+        at = market.public_at
+        reference = {
+            "market_probs": dict(market.probs),
+            "market_at": at,
+            "market_age_days": age_days(at, step.cutoff),
+        }
     if resolution is None and dataset.pending:
         # a live question: nothing is known yet; graded again when it resolves
-        return Grading(
-            truth=PENDING_TRUTH,
-            labels=event.labels,
-            market_probs=dict(market.probs) if market else None,
-        )
+        return Grading(truth=PENDING_TRUTH, labels=event.labels, **reference)
     if resolution is None:
         raise ValueError(f"dataset {dataset.id}: event {step.event_id!r} has no resolution")
     return Grading(
         truth=resolution.label,
         labels=event.labels,
-        market_probs=dict(market.probs) if market else None,
         resolved_at=resolution.resolved_at,
+        **reference,
     )
 
 

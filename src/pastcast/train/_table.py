@@ -55,6 +55,8 @@ _LEADING = [
     ("truth", pa.string()),
     ("labels", pa.list_(pa.string())),
     ("market_probs", _PAIRS),
+    ("market_at", pa.timestamp("us", tz="UTC")),
+    ("market_age_days", pa.float64()),
     ("p_truth", pa.float64()),
     ("market_p_truth", pa.float64()),
 ]
@@ -73,7 +75,8 @@ def table_schema() -> pa.Schema:
     their order) and usage. ``split`` is ``unsplit`` for events of a dataset without a split;
     score columns are null where undefined (information-alpha without a market, excluded
     failures); ``p_truth`` is the probability a usable forecast gave the truth (null for an
-    unusable one)."""
+    unusable one); ``market_at`` is when the market belief of ``market_probs`` was public and
+    ``market_age_days`` its age at the cutoff (null without one)."""
     scores = [(m.name, pa.float64()) for m in metric_list()]
     return pa.schema([*_LEADING, *scores, *_USAGE])
 
@@ -125,6 +128,8 @@ def _write(
 TABLE_COLUMNS_READ = (
     *TABLE_INPUTS,
     "cutoff",
+    "market_at",
+    "market_age_days",
     "failure_reason",
     "termination",
     "model_calls",

@@ -121,9 +121,13 @@ def _day(value: object) -> date | None:
 
 def collected_at(root: str | Path, histories: Iterable[MarketHistory] = ()) -> datetime | None:
     """The end of the last day a ForecastBench folder (and the market histories read from it or
-    from its nightly history) has data for; None when there is none."""
+    from its nightly history: their last prices and their resolutions, which a resolution set
+    can only carry once they happened) has data for; None when there is none."""
     base = Path(root)
-    days: list[date] = [b.day for h in histories for b in h.beliefs[-1:]]
+    days: list[date] = []
+    for h in histories:
+        days += [b.day for b in h.beliefs[-1:]]
+        days.append(h.resolution.resolved_at.date())
     values = base / "derived" / "daily_values.csv"
     if values.is_file():
         with values.open(newline="", encoding="utf-8", errors="replace") as fh:

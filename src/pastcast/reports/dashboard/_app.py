@@ -22,6 +22,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.responses import Response
 
 from pastcast.reports._leaderboard import fmt_cell, fmt_metric, metric_columns
+from pastcast.reports._scorecard import market_age_text
 from pastcast.reports._tables import fmt_number
 from pastcast.reports.dashboard._compare import add_comparison_page
 from pastcast.reports.dashboard._index import FILTERS, Filters, RunIndex
@@ -63,6 +64,8 @@ def _environment() -> Environment:
     env.filters["metric"] = fmt_metric
     env.globals["cell"] = fmt_cell
     env.filters["num"] = fmt_number
+    # how old the market belief a step is graded against was at its cutoff
+    env.filters["age"] = lambda days: market_age_text([days])
     env.filters["pct"] = lambda x: fmt_number(x, 1, percent=True)
     env.filters["json"] = pretty_json
     env.globals["RESULT_CHARS"] = RESULT_CHARS
@@ -142,6 +145,7 @@ def create_app(
         return render(
             "leaderboard.html.j2",
             board=index.leaderboard(f),
+            market_age=index.market_age(f),
             shown=metric_columns(lambda m: m.report),
             filters=f,
             choices={c: index.choices(c) for c in FILTERS},

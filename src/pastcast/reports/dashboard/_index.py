@@ -27,6 +27,7 @@ from numpy.typing import NDArray
 from pastcast.dataset import Dataset
 from pastcast.reports._leaderboard import ranked
 from pastcast.reports._runs import NO_MODEL, Runs
+from pastcast.reports._scorecard import market_age_text
 from pastcast.reports.dashboard._store import (
     INDEX_VERSION,
     board_path,
@@ -75,6 +76,7 @@ INDEX_COLUMNS = (
     *TABLE_INPUTS,
     "cutoff",
     "failure_reason",
+    "market_age_days",
     *RESOURCES,
     "offset",
     "length",
@@ -145,6 +147,7 @@ class _Grading:
     truth: str
     labels: tuple[str, ...]
     market_probs: dict[str, float] | None
+    market_age_days: float | None
 
 
 @dataclass(frozen=True)
@@ -179,7 +182,9 @@ def _step_row(c: dict[str, Any]) -> StepRow:
         split=c["split"],
         category=c["category"],
         forecast=_Forecast(column_probs(c["probs"]) or {}, c["usable"], c["failure_reason"]),
-        grading=_Grading(c["truth"], tuple(c["labels"]), column_probs(c["market_probs"])),
+        grading=_Grading(
+            c["truth"], tuple(c["labels"]), column_probs(c["market_probs"]), c["market_age_days"]
+        ),
     )
 
 
@@ -464,6 +469,13 @@ class RunIndex:
                       float(x["tokens"]))
             for s, x in rows
         )  # fmt: skip
+
+    def market_age(self, f: Filters) -> str:
+        """How old the market beliefs of the filtered steps were at their cutoffs, in words."""
+        ages = np.asarray(
+            self.columns.column("market_age_days").to_numpy(zero_copy_only=False), np.float64
+        )[self.mask(f)]
+        return market_age_text(ages[np.isfinite(ages)].tolist())
 
     def events(self, f: Filters) -> tuple[str, ...]:
         """Events with a step passing the filter, in name order."""
