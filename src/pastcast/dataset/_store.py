@@ -291,7 +291,7 @@ def _collected_at(directory: Path) -> datetime | None:
     try:
         return parse_timestamp(str(value))
     except ValueError as exc:
-        raise DatasetFormatError(f"{path}: field collected_at: {exc}") from None
+        raise FieldError("", f"{path}: field collected_at: {exc}") from None
 
 
 def load_dataset(directory: str | Path) -> Dataset:
