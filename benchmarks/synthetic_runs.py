@@ -224,12 +224,15 @@ def write_run(path: Path, n_steps: int, seed: int = 0, run_id: str = "bench") ->
     return written
 
 
-_SCORED_AGENTS = tuple(
-    AgentSpec(name=f"agent-{k}", factory="tool-agent", args={"model": f"provider:m{k % 3}"},
-              setting=s)
-    for k in range(4)
-    for s in ("memory_free", "memory_on", "no_tools")
-) + (AgentSpec(name="market", factory="market", role="reference"),)  # fmt: skip
+_SCORED_AGENTS = (
+    *(
+        AgentSpec(name=f"agent-{k}", factory="tool-agent", args={"model": f"provider:m{k % 3}"},
+                  setting=s)
+        for k in range(4)
+        for s in ("memory_free", "memory_on", "no_tools")
+    ),
+    AgentSpec(name="market", factory="market", role="reference"),
+)  # fmt: skip
 _OUTCOMES = ("Yes", "No", "Maybe", "Later", "Never")
 
 

@@ -32,6 +32,7 @@ forecasts = st.dictionaries(st.sampled_from(LABELS), entry, max_size=3)
 markets = st.none() | st.dictionaries(st.sampled_from(LABELS), st.floats(0, 1), min_size=1)
 
 
+@settings(deadline=None)  # the first table loads Arrow's reading of Python objects (pandas)
 @given(
     st.lists(
         st.tuples(forecasts, st.sampled_from(LABELS), markets, st.booleans()),

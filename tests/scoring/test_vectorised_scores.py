@@ -51,7 +51,7 @@ def log(log_path: Path) -> RunLog:
 
 
 def _close(got: float, want: float) -> bool:
-    return math.isnan(got) and math.isnan(want) or abs(got - want) <= TOLERANCE
+    return (math.isnan(got) and math.isnan(want)) or abs(got - want) <= TOLERANCE
 
 
 def test_the_generated_log_has_what_scoring_must_get_right(log: RunLog) -> None:

@@ -10,7 +10,6 @@ from typing import TYPE_CHECKING, Literal
 
 import numpy as np
 
-from pastcast.app._audits import run_leakage_cards
 from pastcast.app._compare import paired_comparisons
 from pastcast.app._errors import AppError
 from pastcast.app._reading import RunsRead, read_runs
@@ -228,6 +227,8 @@ def report_runs(
     schedule's fractions, drawn as a sweep. The report-section plugins add theirs (see
     ``report_sections``), each reading its folder of ``sections`` (``{"arena": DIR}``: an arena
     replay's folder) besides what it finds beside the run logs."""
+    from pastcast.app._audits import run_leakage_cards  # the audits: for the report, not score
+
     groups = group_columns(by)
     fractions = _fractions(lookback)
     try:
@@ -293,6 +294,8 @@ def dashboard(
     under a directory), each forecast once (see ``read_runs``), read through the logs' columnar
     companions with each log's score table kept beside it; the sections of the report-section
     plugins (``sections`` as in ``report_runs``), each on a page of its own."""
+    from pastcast.app._audits import run_leakage_cards
+
     try:
         from pastcast.reports.dashboard import INDEX_COLUMNS, RunIndex, create_app, find_run_logs
     except ImportError as exc:
