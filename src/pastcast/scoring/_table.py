@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, fields, replace
-from typing import TYPE_CHECKING, Any, Literal, overload
+from typing import TYPE_CHECKING, Literal
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
@@ -17,7 +17,7 @@ from numpy.typing import ArrayLike, NDArray
 from pastcast.records import BINARY_LABELS
 from pastcast.runlog import StepRecord, as_numpy, records_table
 from pastcast.scoring._metrics import ScoreColumns, metric_list
-from pastcast.scoring._multiclass import _COLUMNWISE, LOG_FLOOR, TIE_TOLERANCE, brier_rows
+from pastcast.scoring._multiclass import LOG_FLOOR, TIE_TOLERANCE
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -26,12 +26,9 @@ __all__ = [
     "KEY_COLUMNS",
     "TABLE_INPUTS",
     "Convention",
-    "RowNames",
     "ScoreTable",
     "coded",
-    "concat_tables",
     "event_kind",
-    "score_matrix",
     "table_from_columns",
     "table_from_records",
 ]
@@ -316,150 +313,3 @@ TABLE_INPUTS = (
     "market_probs",
 )
 """The step columns ``table_from_columns`` reads (``pastcast.runlog.columns_schema``)."""
-
-
-def concat_tables(parts: Sequence[ScoreTable]) -> ScoreTable:
-    """The rows of ``parts`` one after another, as one table of all the rows would hold them:
-    each key column's names are the sorted union of the parts' and its codes renumbered to
-    them."""
-    if not parts:
-        from pastcast.runlog import columns_schema
-
-        return table_from_columns(columns_schema().empty_table())
-    if len(parts) == 1:
-        return parts[0]
-    keys: dict[str, tuple[Ints, tuple[str, ...]]] = {}
-    for column in parts[0].keys:
-        names = sorted(set().union(*(t.keys[column][1] for t in parts)))
-        number = {n: i for i, n in enumerate(names)}
-        codes = [
-            np.asarray([number[n] for n in t.keys[column][1]], dtype=np.int64)[t.keys[column][0]]
-            if len(t)
-            else np.zeros(0, dtype=np.int64)
-            for t in parts
-        ]
-        keys[column] = (np.concatenate(codes), tuple(names))
-
-    rows: dict[str, Any] = {n: np.concatenate([getattr(t, n) for t in parts]) for n in _ROW_COLUMNS}
-    return replace(parts[0], keys=keys, **rows)
-
-
-def score_matrix(
-    probs: ArrayLike,
-    truth: ArrayLike,
-    market: ArrayLike | None = None,
-    keys: Mapping[str, tuple[Ints, Sequence[str]]] | None = None,
-    step: ArrayLike | None = None,
-    rollout: ArrayLike | None = None,
-) -> ScoreTable:
-    """Vectorised scoring of N forecasts over K labels (columns), truth given as column index.
-
-    Same rules as the per-forecast functions: negatives and non-finite entries clipped to 0,
-    rows renormalised, rows without positive mass unusable. ``market`` is an (N, K) matrix of
-    market probabilities (rows of NaN where unavailable). Without ``keys``, every row is its own
-    event, named by its row number (names made only when one is asked for).
-
-    Whole-array operations in place, one gather of the truth column, no per-row Python objects:
-    about 2x plain numpy's Brier, log loss and accuracy (``benchmarks/scoring.py``).
-    """
-    p = np.array(probs, dtype=np.float64)
-    n, k = p.shape
-    t = np.asarray(truth, dtype=np.int64)
-    ok = _normalise_rows(p)
-    pt = np.take_along_axis(p, t[:, None], axis=1)[:, 0]
-    b = brier_rows(p, t)
-    top = _row_reduce(p, np.maximum)
-    top -= TIE_TOLERANCE
-    # fractional ties: 1 / |argmax set| when the truth is in it (within the tolerance)
-    tied = np.zeros(n, dtype=np.int64)
-    for j in range(k):
-        tied += p[:, j] >= top
-    acc = (pt >= top) / tied
-    bad = ~ok
-    b[bad] = acc[bad] = pt[bad] = np.nan
-    if market is None:
-        mt, mb = np.full(n, np.nan), np.full(n, np.nan)
-    else:
-        m = np.array(market, dtype=np.float64)
-        mbad = ~_normalise_rows(m)
-        mt = np.take_along_axis(m, t[:, None], axis=1)[:, 0]
-        mb = brier_rows(m, t)
-        mt[mbad] = mb[mbad] = np.nan
-    zeros = np.zeros(n, dtype=np.int64)
-    return ScoreTable(
-        keys=dict(keys)
-        if keys is not None
-        else {"agent": (zeros, ("agent",)), "event": (np.arange(n), RowNames(n))},
-        step=np.asarray(step, dtype=np.int64) if step is not None else zeros,
-        rollout=np.asarray(rollout, dtype=np.int64) if rollout is not None else zeros,
-        usable=ok,
-        n_labels=np.full(n, k, dtype=np.int64),
-        brier=b,
-        accuracy=acc,
-        p_truth=pt,
-        market_truth=mt,
-        market_brier=mb,
-        truth_first=t == 0,
-    )
-
-
-def _normalise_rows(m: Floats) -> Bools:
-    """Clip negative and non-finite entries of ``m`` to 0 and divide each row by its sum, in
-    place; the rows with positive mass (the others stay zero)."""
-    m[~((m >= 0.0) & (m < np.inf))] = 0.0  # NaN fails both comparisons
-    tot = _row_reduce(m, np.add)
-    ok: Bools = tot > 0
-    tot[~ok] = 1.0
-    m /= tot[:, None]
-    return ok
-
-
-def _row_reduce(m: Floats, op: np.ufunc) -> Floats:
-    """``op`` reduced over each row, column by column for few columns (see ``brier_rows``)."""
-    if m.shape[1] > _COLUMNWISE:
-        out: Floats = op.reduce(m, axis=1)
-        return out
-    out = m[:, 0].copy()
-    for j in range(1, m.shape[1]):
-        op(out, m[:, j], out=out)
-    return out
-
-
-class RowNames(Sequence[str]):
-    """The names ``"0" .. "n-1"`` of ``n`` rows, made one at a time when asked for (building a
-    million strings up front took ~130 ms, more than scoring them)."""
-
-    def __init__(self, n: int) -> None:
-        self._n = n
-
-    def __len__(self) -> int:
-        return self._n
-
-    @overload
-    def __getitem__(self, i: int) -> str: ...
-
-    @overload
-    def __getitem__(self, i: slice) -> tuple[str, ...]: ...
-
-    def __getitem__(self, i: int | slice) -> str | tuple[str, ...]:
-        if isinstance(i, slice):
-            return tuple(map(str, range(self._n)[i]))
-        return str(range(self._n)[i])
-
-    def index(self, value: Any, start: int = 0, stop: int | None = None) -> int:
-        i = int(value) if isinstance(value, str) and value.isdigit() else -1
-        stop = self._n if stop is None else stop
-        if str(i) != value or not max(start, 0) <= i < min(stop, self._n):
-            raise ValueError(f"{value!r} is not a row name")
-        return i
-
-    def __eq__(self, other: object) -> bool:
-        if isinstance(other, RowNames):
-            return self._n == other._n
-        return isinstance(other, tuple) and tuple(self) == other
-
-    def __hash__(self) -> int:
-        return hash(("RowNames", self._n))
-
-    def __repr__(self) -> str:
-        return f"RowNames({self._n})"
