@@ -106,4 +106,6 @@ def as_numpy(values: pa.Array | pa.ChunkedArray, dtype: type[np.generic] = np.fl
             present = np.unpackbits(np.frombuffer(valid, np.uint8), bitorder="little")
             part[~present[start : start + n].astype(bool)] = np.nan if part.dtype.kind == "f" else 0
         parts.append(part)
+    if len(parts) == 1:
+        return parts[0]  # already a copy of its own
     return np.concatenate(parts) if parts else np.zeros(0, dtype)
