@@ -32,7 +32,7 @@ from pastcast.records import (
 )
 from pastcast.runlog import AgentSpec, Grading, RunHeader, RunLogWriter, Scores, StepRecord
 
-__all__ = ["AGENTS", "STEPS_PER_EVENT", "write_run"]
+__all__ = ["AGENTS", "STEPS_PER_EVENT", "write_run", "write_scoring_run"]
 
 T0 = datetime(2024, 1, 1, tzinfo=UTC)
 AGENTS = [
@@ -221,6 +221,86 @@ def write_run(path: Path, n_steps: int, seed: int = 0, run_id: str = "bench") ->
                     writer.write(rec, sync=False)
                     written += 1
             writer.sync()  # one fsync per event
+    return written
+
+
+_SCORED_AGENTS = (
+    *(
+        AgentSpec(name=f"agent-{k}", factory="tool-agent", args={"model": f"provider:m{k % 3}"},
+                  setting=s)
+        for k in range(4)
+        for s in ("memory_free", "memory_on", "no_tools")
+    ),
+    AgentSpec(name="market", factory="market", role="reference"),
+)  # fmt: skip
+_OUTCOMES = ("Yes", "No", "Maybe", "Later", "Never")
+
+
+def _scored_probs(labels: tuple[str, ...], rng: random.Random) -> dict[str, float]:
+    """A forecast over ``labels`` with what scoring must get right now and then: an outcome left
+    out, one the market does not offer, ties, mass that does not sum to 1."""
+    draw = rng.randrange(20)
+    if draw == 0:
+        return dict.fromkeys(labels, 1.0 / len(labels))  # every outcome tied
+    if draw == 1:
+        return {labels[0]: 0.4, labels[-1]: 0.4}  # an outcome left out, a tie
+    if draw == 2:
+        return {**dict.fromkeys(labels, 0.2), "Other": 0.3}  # an outcome not offered
+    weights = [rng.random() + 1e-3 for _ in labels]
+    total = sum(weights) * (1.0 if draw > 4 else 1.25)  # some do not sum to 1
+    return {k: w / total for k, w in zip(labels, weights, strict=True)}
+
+
+def write_scoring_run(path: Path, n_steps: int, seed: int = 0, run_id: str = "scores") -> int:
+    """Write a run log of about ``n_steps`` steps for the scores alone (empty episodes): twelve
+    agents in three settings and the market reference, two rollouts, over binary and multi-
+    outcome events (3 to 5 outcomes) in two splits and four categories, with unusable forecasts,
+    steps without a market or whose market lacks the truth, and outcomes outside the offered
+    labels; the number written."""
+    rng = random.Random(seed)
+    header = RunHeader(
+        run_id=run_id,
+        created_at=T0,
+        dataset_id="synthetic-scores",
+        config={"rollouts": 2},
+        agents=_SCORED_AGENTS,
+        code_version="bench",
+    )
+    per_event = STEPS_PER_EVENT * len(_SCORED_AGENTS) * 2
+    scores = Scores(brier=0.0, accuracy=0.0, log_loss=0.0)
+    written = 0
+    with RunLogWriter(path, header) as writer:
+        for e in range(max(1, n_steps // per_event)):
+            labels = ("Yes", "No") if e % 3 else _OUTCOMES[: 3 + e % 5 % 3]
+            truth = "Void" if e % 97 == 5 else rng.choice(labels)
+            for s in range(STEPS_PER_EVENT):
+                market: dict[str, float] | None = _scored_probs(labels, rng)
+                if rng.randrange(10) == 0:
+                    market = None if rng.randrange(2) else {labels[0]: 1.0}
+                grading = Grading(truth=truth, labels=labels, market_probs=market)
+                for spec in _SCORED_AGENTS:
+                    for rollout in range(2):
+                        if spec.role == "reference":
+                            forecast = Forecast(probs=market or dict.fromkeys(labels, 0.5))
+                        elif rng.randrange(25) == 0:
+                            kept = _scored_probs(labels, rng) if rollout else {}
+                            forecast = Forecast(
+                                probs=kept, usable=False, failure_reason="unknown_labels"
+                            )
+                        else:
+                            forecast = Forecast(probs=_scored_probs(labels, rng))
+                        rec = StepRecord(
+                            run_id=run_id, agent=spec.name, role=spec.role,
+                            setting=spec.setting, event_id=f"event-{e:05d}", step_index=s,
+                            cutoff=T0 + timedelta(days=e % 300 + 7 * s), rollout=rollout,
+                            split=("train", "test")[e % 2],
+                            category=("politics", "sports", "economics", "science")[e % 4],
+                            forecast=forecast, episode=EpisodeRecord(), grading=grading,
+                            scores=scores,
+                        )  # fmt: skip
+                        writer.write(rec, sync=False)
+                        written += 1
+            writer.sync()
     return written
 
 

@@ -84,19 +84,11 @@ def test_the_writer_leaves_a_companion_equal_to_the_step_file(rich_run: Path) ->
     assert list(cols.records(spans)) == list(read_run_log(rich_run).steps)
 
 
-@pytest.mark.parametrize("batch_rows", [65_536, 7])
-def test_columnar_scores_equal_full_record_scores_bit_for_bit(
-    rich_run: Path, batch_rows: int, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    # scored a batch at a time: a batch of 7 rows splits agents, events and key names apart
-    import pastcast.reports._runs as runs_module
-
-    monkeypatch.setattr(runs_module, "BATCH_ROWS", batch_rows)
+def test_columnar_scores_equal_full_record_scores_bit_for_bit(rich_run: Path) -> None:
     records = read_run_log(rich_run)
     full = Runs.from_logs([records])  # the records held in memory
     columns = read_runs([rich_run])
     a, b = table_from_records(records.steps), columns.runs.base_table
-    assert len(columns.runs.logs[0].table.to_batches(max_chunksize=batch_rows)) > (batch_rows < 10)
     for name in ("brier", "accuracy", "p_truth", "market_truth", "market_brier"):
         x, y = getattr(a, name), getattr(b, name)
         assert x.view(np.uint64).tolist() == y.view(np.uint64).tolist(), name
@@ -105,7 +97,7 @@ def test_columnar_scores_equal_full_record_scores_bit_for_bit(
     assert {c: (k.tolist(), tuple(n)) for c, (k, n) in a.keys.items()} == {
         c: (k.tolist(), tuple(n)) for c, (k, n) in b.keys.items()
     }
-    whole = table_from_columns(columns.runs.logs[0].table.to_pydict())
+    whole = table_from_columns(columns.runs.logs[0].table)
     assert whole.keys["agent"][1] == b.keys["agent"][1]
     assert np.isfinite(a.market_brier).any() and len(set(a.brier.tolist())) > 3
     for by in (("agent", "setting"), ("event",), ("agent", "kind", "step"), ("model", "role")):

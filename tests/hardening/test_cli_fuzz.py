@@ -434,12 +434,11 @@ def cases(commands: dict[tuple[str, ...], Command], skip: dict[tuple[str, ...], 
 # Files a command is documented to add beside a run log it reads (never over an input): the
 # retrieval audit's result and its judgement cache.
 # The columnar companion (``run.columns/``) is made by any reader of a log it does not cover;
-# the dashboard keeps its index and first leaderboard beside the log (``run.dashboard*``).
+# the dashboard keeps its first leaderboard beside the log (``run.dashboard-board.json``).
 BESIDE_THE_LOG = (
     ".retrieval-audit.json",
     ".retrieval-judge-cache/",
     "run.columns/",
-    ".dashboard.npz",
     ".dashboard-board.json",
 )
 

@@ -5,7 +5,6 @@ pages over the companion are those of the records held in memory."""
 
 from __future__ import annotations
 
-import json
 import re
 import shutil
 from pathlib import Path
@@ -17,10 +16,9 @@ pytest.importorskip("fastapi", reason="the dashboard needs the reports extra")
 
 from fastapi.testclient import TestClient
 
-from pastcast.app import dashboard
 from pastcast.dataset import Dataset
 from pastcast.reports import Runs
-from pastcast.reports.dashboard import RunIndex, create_app, index_path
+from pastcast.reports.dashboard import RunIndex, create_app
 from pastcast.runlog import header_path, read_run_log
 from pastcast.scoring import table_from_records
 
@@ -72,10 +70,9 @@ def test_pages_over_the_companion_are_those_of_the_records_in_memory(
     data = dataset if with_dataset else None
     log = run_dir / "run.jsonl"
     in_memory = RunIndex(Runs.from_logs([read_run_log(log)], data))
-    built = RunIndex.load([run_dir], data)  # scores the columns and stores the table
-    assert index_path(log).is_file() and not built.notes
-    loaded = RunIndex.load([run_dir], data)  # the stored table
-    assert not loaded.notes
+    built = RunIndex.load([run_dir], data)  # scores the columns, stores the leaderboard
+    loaded = RunIndex.load([run_dir], data)
+    assert not built.notes and not loaded.notes
     _same_table(in_memory, built)
     _same_table(in_memory, loaded)
     reference = table_from_records(read_run_log(log).steps)
@@ -92,19 +89,17 @@ def _lines(log: Path) -> list[bytes]:
     return log.read_bytes().splitlines(keepends=True)
 
 
-def test_a_log_cut_shorter_makes_the_stored_index_stale(run_dir: Path) -> None:
+def test_a_log_cut_shorter_is_indexed_as_it_is_now(run_dir: Path) -> None:
     log = run_dir / "run.jsonl"
     full = RunIndex.load([run_dir])
     lines = _lines(log)
     log.write_bytes(b"".join(lines[: len(lines) // 2]))
     cut = RunIndex.load([run_dir])
     assert len(cut) == len(lines) // 2 < len(full)
-    assert any("dashboard index run.dashboard.npz" in n and "stale" in n for n in cut.notes)
-    assert not RunIndex.load([run_dir]).notes  # rebuilt: current now
     _same_table(cut, RunIndex(Runs.from_logs([read_run_log(log)])))
 
 
-def test_a_log_edited_in_place_makes_the_stored_index_stale(run_dir: Path) -> None:
+def test_a_log_edited_in_place_is_indexed_as_it_is_now(run_dir: Path) -> None:
     """An edit that keeps every offset (one digit of a probability) still changes the index:
     the companion's parts hash the bytes they cover."""
     log = run_dir / "run.jsonl"
@@ -118,42 +113,5 @@ def test_a_log_edited_in_place_makes_the_stored_index_stale(run_dir: Path) -> No
     lines[k] = new
     log.write_bytes(b"".join(lines))
     after = RunIndex.load([run_dir])
-    assert any("stale" in n for n in after.notes)
     assert after.table.p_truth[k] != before.table.p_truth[k]
     _same_table(after, RunIndex(Runs.from_logs([read_run_log(log)])))
-
-
-def test_a_stored_index_cut_short_is_rebuilt(run_dir: Path) -> None:
-    log = run_dir / "run.jsonl"
-    first = RunIndex.load([run_dir])
-    stored = index_path(log)
-    data = stored.read_bytes()
-    stored.write_bytes(data[: len(data) // 2])
-    again = RunIndex.load([run_dir])
-    assert any("unreadable" in n and "rebuilt" in n for n in again.notes)
-    _same_table(first, again)
-    assert stored.stat().st_size == len(data)
-
-
-def test_an_index_copied_from_another_run_is_foreign(run_dir: Path, tmp_path: Path) -> None:
-    other = tmp_path / "other"
-    shutil.copytree(run_dir, other)
-    hp = header_path(other / "run.jsonl")
-    header = json.loads(hp.read_text())
-    header["run_id"] = "another-run"
-    hp.write_text(json.dumps(header))
-    RunIndex.load([other])  # stores the other run's index
-    RunIndex.load([run_dir])
-    shutil.copy(index_path(other / "run.jsonl"), index_path(run_dir / "run.jsonl"))
-    got = RunIndex.load([run_dir])
-    assert any("foreign" in n for n in got.notes)
-    assert {s.run_id for s in got.steps} == {read_run_log(run_dir / "run.jsonl").header.run_id}
-
-
-def test_the_app_says_a_rebuilt_index_in_its_notes(run_dir: Path) -> None:
-    log = run_dir / "run.jsonl"
-    dashboard([run_dir])
-    index_path(log).write_bytes(b"not an index")
-    board = dashboard([run_dir])
-    assert any("dashboard index" in n for n in board.notes)
-    assert not dashboard([run_dir]).notes

@@ -8,7 +8,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from pastcast.app._datasets import open_dataset
 from pastcast.app._reading import RunsRead, check_dataset, read_runs
 from pastcast.dataset import Dataset
 from pastcast.errors import FieldError
@@ -135,6 +134,8 @@ def compare_runs(
             f"{log_b.header.dataset_id!r}: a paired comparison needs the same dataset",
         )
     if dataset is not None:
+        from pastcast.app._datasets import open_dataset  # only when a dataset is named
+
         data = dataset if isinstance(dataset, Dataset) else open_dataset(dataset)
         check_dataset([log_b, log_t], data, dataset if isinstance(dataset, str | Path) else data.id)
     same_run = log_b.header == log_t.header

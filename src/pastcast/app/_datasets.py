@@ -10,7 +10,6 @@ from pathlib import Path
 from pastcast.cutoff import DayConvention
 from pastcast.dataset import Dataset
 from pastcast.errors import FieldError
-from pastcast.markets import is_release, load_benchmark
 from pastcast.world import WORLD_SPEC, is_world_spec, world_from_spec
 
 __all__ = ["DATASET_SPEC_HELP", "DatasetNote", "open_dataset"]
@@ -52,6 +51,8 @@ def open_dataset(
     path = Path(text)
     if not path.is_dir():
         raise FieldError(field, f"{text!r} is not a dataset directory (give {DATASET_SPEC_HELP})")
+    from pastcast.markets import is_release, load_benchmark  # only for a dataset directory
+
     if convention is not DayConvention.START_OF_DAY and not is_release(path):
         raise FieldError(
             "day_convention",

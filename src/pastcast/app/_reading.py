@@ -9,12 +9,14 @@ from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from pastcast.app._datasets import open_dataset
+import numpy as np
+
 from pastcast.dataset import Dataset
 from pastcast.errors import FieldError, within
 from pastcast.records import StepKey
 from pastcast.reports import RUN_COLUMNS, Runs
-from pastcast.runlog import PENDING_TRUTH, RunHeader, StepColumns, read_step_columns
+from pastcast.runlog import PENDING_TRUTH, RunHeader, StepColumns, as_numpy, read_step_columns
+from pastcast.scoring import coded, distinct_rows
 
 __all__ = ["RunsRead", "check_dataset", "read_runs"]
 
@@ -71,14 +73,14 @@ _PENDING_NOTE = (
 def _graded_columns(log: StepColumns, notes: list[str]) -> StepColumns:
     """``log`` without the steps graded before their question resolved (``PENDING_TRUTH``):
     they have no outcome to score against, so no reader counts them."""
-    import pyarrow.compute as pc
+    import pyarrow as pa
 
-    pending = pc.equal(log.table.column("truth"), PENDING_TRUTH)
-    n = int(pc.sum(pending).as_py() or 0)
-    if not n:
+    codes, truths = coded(log.table.column("truth"))  # Arrow's comparison with a Python string
+    if PENDING_TRUTH not in truths:  # would import pandas
         return log
-    notes.append(_PENDING_NOTE.format(path=log.path, n=n))
-    return replace(log, table=log.table.filter(pc.invert(pending)))
+    pending = codes == truths.index(PENDING_TRUTH)
+    notes.append(_PENDING_NOTE.format(path=log.path, n=int(pending.sum())))
+    return replace(log, table=log.table.filter(pa.array(~pending)))
 
 
 _KEY = ("agent", "setting", "event_id", "step_index", "rollout")
@@ -90,11 +92,13 @@ def _keys(log: StepColumns) -> list[StepKey]:
 
 
 def _distinct_keys(log: StepColumns) -> bool:
-    """No two rows of ``log`` have the same step key (counted by Arrow, not in Python)."""
+    """No two rows of ``log`` have the same step key (counted by numpy, not in Python)."""
     n = log.table.num_rows
     if n < 2:
         return True
-    return bool(log.table.select(list(_KEY)).group_by(list(_KEY)).aggregate([]).num_rows == n)
+    codes = [coded(log.table.column(c))[0] for c in ("agent", "setting", "event_id")]
+    codes += [as_numpy(log.table.column(c), np.int64) for c in ("step_index", "rollout")]
+    return bool(distinct_rows(codes)[1].shape[0] == n)
 
 
 class _LazyKeys:
@@ -212,7 +216,12 @@ def read_runs(
     logs = [_graded_columns(log, notes) for log in _columns_once(paths, wanted, notes)]
     if require_steps and not any(log.table.num_rows for log in logs):
         raise FieldError("run_logs", "no forecast steps in " + ", ".join(str(p) for p in paths))
-    data = dataset if isinstance(dataset, Dataset) or dataset is None else open_dataset(dataset)
+    if isinstance(dataset, Dataset) or dataset is None:
+        data = dataset
+    else:  # the dataset readers load only when a dataset is named
+        from pastcast.app._datasets import open_dataset
+
+        data = open_dataset(dataset)
     if data is not None:
         check_dataset(logs, data, dataset if isinstance(dataset, str | Path) else data.id)
     return RunsRead(Runs(tuple(logs), data), paths, tuple(notes))

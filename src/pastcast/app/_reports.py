@@ -10,7 +10,6 @@ from typing import TYPE_CHECKING, Literal
 
 import numpy as np
 
-from pastcast.app._audits import run_leakage_cards
 from pastcast.app._compare import paired_comparisons
 from pastcast.app._reading import RunsRead, read_runs
 from pastcast.app._sections import plugin_sections
@@ -283,6 +282,8 @@ def report_runs(
     ``report_sections``), each reading its folder of ``sections`` (``{"arena": DIR}``: an arena
     replay's folder) besides what it finds beside the run logs. ``max_market_age`` and
     ``market_age_warning`` as for ``score_runs``."""
+    from pastcast.app._audits import run_leakage_cards  # the audits: for the report, not score
+
     groups = group_columns(by)
     fractions = _fractions(lookback)
     try:
@@ -352,6 +353,8 @@ def dashboard(
     under a directory), each forecast once (see ``read_runs``), read through the logs' columnar
     companions with each log's score table kept beside it; the sections of the report-section
     plugins (``sections`` as in ``report_runs``), each on a page of its own."""
+    from pastcast.app._audits import run_leakage_cards
+
     try:
         from pastcast.reports.dashboard import INDEX_COLUMNS, RunIndex, create_app, find_run_logs
     except ImportError as exc:

@@ -12,20 +12,19 @@ loop's stop reason (``--by stop``) and the age of the market belief it was grade
 
 from __future__ import annotations
 
-from array import array
 from collections import Counter
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
 from functools import cached_property
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from numpy.typing import NDArray
 
 from pastcast.dataset import Dataset
 from pastcast.records import Notebook
-from pastcast.runlog import RunHeader, RunLog, StepColumns, StepRecord
+from pastcast.runlog import RunHeader, RunLog, StepColumns, StepRecord, as_numpy
 from pastcast.scoring import (
     EVIDENCE_INPUTS,
     NO_STOP,
@@ -33,17 +32,19 @@ from pastcast.scoring import (
     TABLE_INPUTS,
     EvidenceRow,
     ScoreTable,
-    concat_tables,
+    coded,
+    distinct_rows,
     duration_bucket,
-    event_kind,
     evidence_index_of,
     horizon_bucket,
     market_days,
     notebook_rows,
     table_from_columns,
     with_coded_column,
-    with_row_column,
 )
+
+if TYPE_CHECKING:
+    import pyarrow as pa
 
 __all__ = [
     "GROUP_COLUMNS",
@@ -75,20 +76,26 @@ GROUP_COLUMNS = (
 )
 """Columns a report can group by (``--by``)."""
 
+_BY_DATASET = ("horizon", "duration")
+
 _MARKET_AGE_EDGES = (1.0, 7.0, 30.0)
 """The bins of ``--by market_age`` in days (``<1d``: the day before the cutoff, as fresh as a
 daily belief gets; ``>=30d``: a price from another month); ``none`` for a step without a market
 belief, ``unrecorded`` for one of a log written before the age was recorded."""
 
 
-def _market_age_of(age: float | None, market: bool) -> str:
-    """The ``--by market_age`` bin of a step's market age (``market``: it has a belief)."""
-    if age is None:
-        return "unrecorded" if market else "none"
-    return horizon_bucket(age, _MARKET_AGE_EDGES)
+def _market_age_bins(
+    ages: NDArray[np.float64], has_market: NDArray[np.bool_]
+) -> tuple[NDArray[np.int64], tuple[str, ...]]:
+    """The ``--by market_age`` bin of each step, coded: the bins of ``horizon_bucket`` over
+    ``_MARKET_AGE_EDGES``, then ``none`` and ``unrecorded``."""
+    names = [horizon_bucket(low, _MARKET_AGE_EDGES) for low in (0.0, *_MARKET_AGE_EDGES)]
+    code = np.searchsorted(np.asarray(_MARKET_AGE_EDGES), ages, side="right").astype(np.int64)
+    missing = np.isnan(ages)
+    code[missing & ~has_market] = len(names)
+    code[missing & has_market] = len(names) + 1
+    return code, (*names, "none", "unrecorded")
 
-
-_BY_DATASET = ("horizon", "duration")
 
 _NEEDS_DATASET = (
     "--by horizon needs the dataset the run used (--dataset): run logs do not record when an "
@@ -138,65 +145,146 @@ def check_columns(by: Iterable[str]) -> None:
         raise ValueError(f"unknown column {bad[0]!r} (expected some of {', '.join(GROUP_COLUMNS)})")
 
 
-_ScheduleRow = tuple[str, str, str, str, str, str, Sequence[str], int, datetime, int]
-"""What the schedule reads of a step: agent, setting, role, event, split, category, labels,
-step, cutoff, rollout."""
+_OF_EVENT = ("split", "category", "kind", "duration")
+"""The columns an event decides (from the first step the run recorded of it)."""
+_OF_AGENT = ("agent", "model", "setting", "role")
+MISSING = "(missing)"
+"""The outcome (evidence label, stop reason) of a step never written."""
 
 
-def _schedule_of(
+def _schedule(
+    table: ScoreTable,
+    rows: slice,
     header: RunHeader,
-    steps: Iterable[_ScheduleRow],
     dataset: Dataset | None,
-    outcome: Mapping[tuple[str, str, str, int, int], tuple[str, str, str]] | None = None,
-) -> Iterable[dict[str, str]]:
-    """The steps the run scheduled. ``outcome``: what each recorded step turned out to be (the
-    agent's evidence label, its stop reason, its market age bin: a step never written is in no
-    such group)."""
-    outcome = outcome or {}
-    models = _agent_models(header)
-    agents: set[tuple[str, str, str]] = {(a.name, a.setting, a.role) for a in header.agents}
-    attrs: dict[str, tuple[str, str, str]] = {}
-    cutoffs: dict[tuple[str, int], datetime] = {}
-    rollouts_seen = 0
-    for agent, setting, role, event_id, split, category, labels, step, cutoff, rollout in steps:
-        agents.add((agent, setting, role))
-        attrs.setdefault(event_id, (split, category, event_kind(labels)))
-        cutoffs.setdefault((event_id, step), cutoff)
-        rollouts_seen = max(rollouts_seen, rollout + 1)
-    if dataset is not None:  # every step of the events the run took up
+    by: Sequence[str],
+) -> Counter[tuple[str, ...]]:
+    """The forecasts one run (``rows`` of ``table``, with its ``header``) scheduled, counted per
+    group of ``by``: every agent of the header (and any it recorded) at every event-step it
+    recorded (all the dataset's steps of those events when it is known) for each rollout. The
+    schedule is the product of those three lists, held as arrays of its items' positions."""
+    event, step = table.codes("event")[rows], table.step[rows]
+    if event.size == 0:
+        return Counter()
+    # the event-steps recorded (a list per column), each with its event's columns
+    low = int(step.min())
+    width = int(step.max()) - low + 1
+    keys, row_es = np.unique(event * width + (step - low), return_inverse=True)
+    found = np.stack([keys // width, keys % width + low], axis=1)
+    row_es = row_es.reshape(-1)
+    events, first = np.unique(event, return_index=True)
+    of_event = {c: table.codes(c)[rows][first] for c in _OF_EVENT if c in by}
+    es_event = np.searchsorted(events, found[:, 0])
+    factors: dict[str, list[str]] = {
+        "event": [table.name("event", e) for e in found[:, 0].tolist()],
+        "step": [str(x) for x in found[:, 1].tolist()],
+        **{c: [table.name(c, int(x)) for x in codes[es_event]] for c, codes in of_event.items()},
+    }
+    if "horizon" in by:  # a recorded event-step's horizon is its first row's
+        factors["horizon"] = [
+            table.name("horizon", int(x))
+            for x in table.codes("horizon")[rows][np.unique(row_es, return_index=True)[1]]
+        ]
+    if dataset is not None:  # the dataset's other steps of the events the run took up
+        known = set(map(tuple, found.tolist()))
+        index = {table.name("event", e): i for i, e in enumerate(events.tolist())}
         for spec in dataset.steps:
-            if spec.event_id in attrs:
-                cutoffs.setdefault((spec.event_id, spec.step_index), spec.cutoff)
+            i = index.get(spec.event_id)
+            if i is None or (int(events[i]), spec.step_index) in known:
+                continue
+            known.add((int(events[i]), spec.step_index))
+            factors["event"].append(spec.event_id)
+            factors["step"].append(str(spec.step_index))
+            for c, codes in of_event.items():
+                factors[c].append(table.name(c, int(codes[i])))
+            if "horizon" in factors:
+                factors["horizon"].append(horizon_of(dataset, spec.event_id, spec.cutoff))
+    agents = _scheduled_agents(table, rows, header)
     configured = header.config.get("rollouts")
-    rollouts = configured if isinstance(configured, int) and configured > 0 else rollouts_seen
-    run_id = header.run_id
-    for (event_id, step), cutoff in cutoffs.items():
-        split, category, kind = attrs[event_id]
-        horizon = horizon_of(dataset, event_id, cutoff) if dataset is not None else ""
-        duration = duration_of(dataset, event_id) if dataset is not None else ""
-        for agent, setting, role in agents:
-            for rollout in range(rollouts):
-                evidence, stop, market_age = outcome.get(
-                    (agent, setting, event_id, step, rollout), ("(missing)",) * 3
-                )
-                yield {
-                    "agent": agent,
-                    "model": models.get((agent, setting), NO_MODEL),
-                    "setting": setting,
-                    "role": role,
-                    "run_id": run_id,
-                    "event": event_id,
-                    "split": split,
-                    "category": category,
-                    "kind": kind,
-                    "horizon": horizon,
-                    "duration": duration,
-                    "evidence": evidence,
-                    "stop": stop,
-                    "market_age": market_age,
-                    "step": str(step),
-                    "rollout": str(rollout),
-                }
+    rollout = table.rollout[rows]
+    n_r = configured if isinstance(configured, int) and configured > 0 else int(rollout.max()) + 1
+    n_e, n_a = len(factors["event"]), len(agents["agent"])
+    # item i of the product is (event-step e, agent a, rollout r) at (e * n_a + a) * n_r + r
+    items = np.arange(n_e * n_a * n_r)
+    columns: list[tuple[NDArray[np.int64], Sequence[str]]] = []
+    for c in by:
+        if c in factors or c in agents:
+            values, at = (
+                (factors[c], items // (n_a * n_r))
+                if c in factors
+                else (agents[c], items // n_r % n_a)
+            )
+            names, code = np.unique(np.asarray(values, dtype=object), return_inverse=True)
+            columns.append((code.reshape(-1)[at], [str(x) for x in names]))
+        elif c == "rollout":
+            columns.append((items % n_r, [str(r) for r in range(n_r)]))
+        elif c == "run_id":
+            columns.append((np.zeros(items.size, np.int64), [header.run_id]))
+        else:  # the evidence label or stop reason: the recorded step's
+            columns.append(_outcomes(table, rows, c, row_es, agents, n_r, items.size))
+    if not columns:
+        return Counter({(): int(items.size)})
+    dims = tuple(len(n) for _, n in columns)
+    flat = np.ravel_multi_index([code for code, _ in columns], dims)
+    groups, counts = np.unique(flat, return_counts=True)
+    out: Counter[tuple[str, ...]] = Counter()
+    named = np.stack(np.unravel_index(groups, dims), axis=1).tolist()
+    for g, k in zip(named, counts.tolist(), strict=True):
+        out[tuple(n[i] for (_, n), i in zip(columns, g, strict=True))] = k
+    return out
+
+
+def _scheduled_agents(table: ScoreTable, rows: slice, header: RunHeader) -> dict[str, list[str]]:
+    """The agents a run scheduled (its header's and any it recorded), a list per column of
+    ``_OF_AGENT``, sorted by name, setting and role."""
+    triples: set[tuple[str, str, str]] = {(a.name, a.setting, a.role) for a in header.agents}
+    _, seen = distinct_rows([table.codes(c)[rows] for c in ("agent", "setting", "role")])
+    triples |= {
+        (table.name("agent", a), table.name("setting", s), table.name("role", r))
+        for a, s, r in seen.tolist()
+    }
+    listed = sorted(triples)
+    models = _agent_models(header)
+    return {
+        "agent": [a for a, _, _ in listed],
+        "model": [models.get((a, s), NO_MODEL) for a, s, _ in listed],
+        "setting": [s for _, s, _ in listed],
+        "role": [r for _, _, r in listed],
+    }
+
+
+def _outcomes(
+    table: ScoreTable,
+    rows: slice,
+    column: str,
+    row_es: NDArray[np.int64],
+    agents: dict[str, list[str]],
+    n_r: int,
+    size: int,
+) -> tuple[NDArray[np.int64], Sequence[str]]:
+    """Per item of the schedule, the outcome ``column`` of the step recording it (the last one
+    of a step recorded twice), ``MISSING`` for a step never recorded."""
+    codes, names = table.keys[column]
+    out = np.full(size, len(names), dtype=np.int64)
+    n_a = len(agents["agent"])
+    entries: dict[tuple[str, str], list[int]] = {}
+    for i, key in enumerate(zip(agents["agent"], agents["setting"], strict=True)):
+        entries.setdefault(key, []).append(i)
+    agent, setting = table.codes("agent")[rows], table.codes("setting")[rows]
+    width = len(table.keys["setting"][1])
+    pair, where = np.unique(agent * width + setting, return_inverse=True)
+    lists = [
+        entries[(table.name("agent", p // width), table.name("setting", p % width))]
+        for p in pair.tolist()
+    ]
+    rollout, value = table.rollout[rows], codes[rows]
+    for k in range(max(map(len, lists))):  # an agent listed under two roles: both entries
+        a_idx = np.array([x[k] if k < len(x) else -1 for x in lists])[where.reshape(-1)]
+        ok = (a_idx >= 0) & (rollout < n_r)
+        item = ((row_es * n_a + a_idx) * n_r + rollout)[ok]
+        last = item.size - 1 - np.unique(item[::-1], return_index=True)[1]
+        out[item[last]] = value[ok][last]
+    return out, [*names, MISSING]
 
 
 RUN_COLUMNS = (
@@ -204,7 +292,6 @@ RUN_COLUMNS = (
     "cutoff",
     "evidence",
     "stop_reason",
-    "market_age_days",
     "cost_usd",
     "input_tokens",
     "output_tokens",
@@ -233,14 +320,6 @@ class RowModels:
     def of(self, rows: NDArray[np.int64]) -> list[str]:
         """The sorted models called by any of ``rows``."""
         return sorted({m for c in np.unique(self.codes[rows]) for m in self.sets[int(c)]})
-
-
-def row_models_of(per_step: Iterable[Sequence[str]]) -> RowModels:
-    number: dict[tuple[str, ...], int] = {}
-    codes = array("q", (number.setdefault(tuple(m), len(number)) for m in per_step))
-    return RowModels(
-        np.frombuffer(codes, dtype=np.int64) if codes else np.zeros(0, np.int64), tuple(number)
-    )
 
 
 @dataclass(frozen=True)
@@ -287,57 +366,89 @@ class Runs:
     def __len__(self) -> int:
         return sum(log.table.num_rows for log in self.logs)
 
+    def columns(self, names: Sequence[str]) -> pa.Table:
+        """``names`` of every log's step columns, one table in log order (Arrow's chunks, no
+        copy)."""
+        import pyarrow as pa
+
+        tables = [log.table.select(list(names)) for log in self.logs]
+        if tables:
+            return pa.concat_tables(tables)
+        from pastcast.runlog import columns_schema
+
+        return columns_schema().empty_table().select(list(names))
+
     @cached_property
     def base_table(self) -> ScoreTable:
-        """The score table of every step (``table_from_columns``), scored a batch at a time
-        (``concat_tables``)."""
-        return concat_tables([table_from_columns(b) for b in self.batches(TABLE_INPUTS)])
+        """The score table of every step (``table_from_columns``), every row at once."""
+        return table_from_columns(self.columns(TABLE_INPUTS))
 
     @cached_property
     def _table(self) -> ScoreTable:
-        table = self.base_table
-        models: list[str] = []
-        for log in self.logs:
-            of = _agent_models(log.header)
-            for b in self.batches_of(log, ("agent", "setting")):
-                models += [of.get(k, NO_MODEL) for k in zip(b["agent"], b["setting"], strict=True)]
-        table = with_row_column(table, "model", models)
+        table = with_coded_column(self.base_table, "model", *self._models())
         table = with_coded_column(table, "evidence", *self.coded("evidence", "untallied"))
         table = with_coded_column(table, "stop", *self.coded("stop_reason", NO_STOP))
-        ages: list[str] = []
-        for b in self.batches(("market_age_days", "market_probs")):
-            ages += [
-                _market_age_of(a, m is not None)
-                for a, m in zip(b["market_age_days"], b["market_probs"], strict=True)
-            ]
-        table = with_row_column(table, "market_age", ages)
+        ages = self.columns(("market_age_days", "market_probs"))
+        table = with_coded_column(
+            table,
+            "market_age",
+            *_market_age_bins(
+                as_numpy(ages.column("market_age_days")),
+                as_numpy(ages.column("market_probs").is_valid(), bool),
+            ),
+        )
         if self.dataset is not None:
-            ds = self.dataset
-            horizons: list[str] = []
-            durations: list[str] = []
-            for b in self.batches(("event_id", "cutoff")):
-                horizons += [
-                    horizon_of(ds, e, c) for e, c in zip(b["event_id"], b["cutoff"], strict=True)
-                ]
-                durations += [duration_of(ds, e) for e in b["event_id"]]
-            table = with_row_column(table, "horizon", horizons)
-            table = with_row_column(table, "duration", durations)
+            table = self._with_dataset(table, self.dataset)
         return table
+
+    def _models(self) -> tuple[NDArray[np.int64], tuple[str, ...]]:
+        """Each step's agent's model (its run header's), coded: looked up once per run, agent
+        and setting."""
+        table = self.base_table
+        width = len(table.keys["setting"][1])
+        span = len(table.keys["agent"][1]) * width
+        run = np.repeat(np.arange(len(self.logs)), self.log_sizes())
+        pair = table.codes("agent") * width + table.codes("setting")
+        keys, at = np.unique(run * span + pair, return_inverse=True)
+        of = [_agent_models(log.header) for log in self.logs]
+        models = [
+            of[k // span].get(
+                (table.name("agent", k % span // width), table.name("setting", k % width)),
+                NO_MODEL,
+            )
+            for k in keys.tolist()
+        ]
+        names, code = np.unique(np.asarray(models, dtype=object), return_inverse=True)
+        return code.reshape(-1)[at.reshape(-1)].astype(np.int64), tuple(str(n) for n in names)
+
+    def _with_dataset(self, table: ScoreTable, dataset: Dataset) -> ScoreTable:
+        """``table`` with each step's horizon and its market's duration (from the dataset:
+        once per event-step and event, not per row)."""
+        import pyarrow.compute as pc
+
+        event = table.codes("event")
+        cutoff = as_numpy(pc.cast(self.columns(("cutoff",)).column("cutoff"), "int64"), np.int64)
+        steps, first, at = np.unique(
+            np.stack([event, cutoff], axis=1), axis=0, return_index=True, return_inverse=True
+        )
+        cutoffs = self.columns(("cutoff",)).column("cutoff").take(first).to_pylist()
+        horizons = [
+            horizon_of(dataset, table.name("event", int(e)), c)
+            for e, c in zip(steps[:, 0].tolist(), cutoffs, strict=True)
+        ]
+        names, code = np.unique(np.asarray(horizons, dtype=object), return_inverse=True)
+        table = with_coded_column(
+            table, "horizon", code.reshape(-1)[at.reshape(-1)].astype(np.int64), tuple(names)
+        )
+        events = table.keys["event"][1]
+        durations = [duration_of(dataset, e) for e in events]
+        names, code = np.unique(np.asarray(durations, dtype=object), return_inverse=True)
+        return with_coded_column(table, "duration", code.reshape(-1)[event], tuple(names))
 
     def coded(self, column: str, missing: str) -> tuple[NDArray[np.int64], tuple[str, ...]]:
         """A string column of every log as sorted names and a code per row (``missing`` for
         null), coded by Arrow: no Python string per row."""
-        import pyarrow as pa
-        import pyarrow.compute as pc
-
-        chunks = [c for log in self.logs for c in log.table.column(column).chunks]
-        values = pc.fill_null(pa.chunked_array(chunks, pa.string()), missing)
-        encoded = values.combine_chunks().dictionary_encode()
-        found = encoded.dictionary.to_pylist()
-        names = tuple(sorted(found))
-        order = np.array([names.index(n) for n in found], dtype=np.int64)
-        indices = encoded.indices.to_numpy(zero_copy_only=False).astype(np.int64)
-        return order[indices] if indices.size else indices, names
+        return coded(self.columns((column,)).column(column), missing)
 
     @staticmethod
     def batches_of(log: StepColumns, columns: Sequence[str]) -> Iterator[dict[str, list[Any]]]:
@@ -364,54 +475,46 @@ class Runs:
         """
         check_columns(by)
         _check_dataset(by, self.dataset)
+        table = self._table
         counts: Counter[tuple[str, ...]] = Counter()
-        for log in self.logs:
-            asks = bool({"evidence", "stop", "market_age"} & set(by))
-            outcomes = _OUTCOME_COLUMNS if asks else ()
-            c = log.table.select([*_SCHEDULE_COLUMNS, *outcomes]).to_pydict()
-            rows = zip(*(c[k] for k in _SCHEDULE_COLUMNS), strict=True)
-            # what each recorded step turned out to be, only when a grouping asks
-            outcome: dict[tuple[str, str, str, int, int], tuple[str, str, str]] = {}
-            if outcomes:
-                keys = zip(*(c[k] for k in _KEY_COLUMNS), strict=True)
-                stops = (stop or NO_STOP for stop in c["stop_reason"])
-                ages = (
-                    _market_age_of(a, m is not None)
-                    for a, m in zip(c["market_age_days"], c["market_probs"], strict=True)
-                )
-                outcome = dict(zip(keys, zip(c["evidence"], stops, ages, strict=True), strict=True))
-            for key in _schedule_of(log.header, rows, self.dataset, outcome):
-                counts[tuple(key[c] for c in by)] += 1
-        return dict(counts)
-
-    def resources(self) -> NDArray[np.float64]:
-        """Per step, the resources of ``pastcast.scoring.RESOURCES`` (as ``resource_use``)."""
-        use = np.empty((len(self), len(RESOURCES)), dtype=np.float64)
         start = 0
         for log in self.logs:
             n = log.table.num_rows
-            for j, r in enumerate(RESOURCES):
-                # a missing value (null) reads as NaN, as it does through ``resource_use``
-                column = log.table.column(r).to_numpy(zero_copy_only=False)
-                use[start : start + n, j] = np.asarray(column, dtype=np.float64)
+            counts += _schedule(table, slice(start, start + n), log.header, self.dataset, by)
             start += n
-        return use
+        return dict(counts)
 
     def market_ages(self) -> NDArray[np.float64]:
         """Per step, the age in days of its market belief at the cutoff (NaN: none, or not
         recorded)."""
-        parts = [
-            np.asarray(log.table.column("market_age_days").to_numpy(zero_copy_only=False), float)
-            for log in self.logs
-        ]
-        return np.concatenate(parts) if parts else np.zeros(0)
+        return as_numpy(self.columns(("market_age_days",)).column("market_age_days"))
+
+    def resources(self) -> NDArray[np.float64]:
+        """Per step, the resources of ``pastcast.scoring.RESOURCES`` (as ``resource_use``)."""
+        # a missing value (null) reads as NaN, as it does through ``resource_use``
+        table = self.columns(RESOURCES)
+        return np.stack([as_numpy(table.column(r)) for r in RESOURCES], axis=1)
 
     def row_models(self) -> RowModels:
-        """Per step, the models its episode called."""
-        return row_models_of(m for b in self.batches(("models",)) for m in b["models"])
+        """Per step, the models its episode called (each step's list is sorted): its models'
+        codes in a row, the distinct rows coded by numpy, no Python list per step."""
+        import pyarrow.compute as pc
+
+        column = self.columns(("models",)).column("models").combine_chunks()
+        model, names = coded(pc.list_flatten(column))
+        row = as_numpy(pc.list_parent_indices(column), np.int64)
+        count = np.bincount(row, minlength=len(self))
+        matrix = np.full((len(self), int(count.max(initial=0))), -1, dtype=np.int64)
+        matrix[row, np.arange(row.size) - (np.cumsum(count) - count)[row]] = model
+        codes, sets = (
+            distinct_rows(list(matrix.T))
+            if matrix.shape[1]
+            else (np.zeros(len(self), np.int64), np.zeros((1, 0), np.int64))
+        )
+        return RowModels(codes, tuple(tuple(names[m] for m in s if m >= 0) for s in sets.tolist()))
 
     def event_ids(self) -> set[str]:
-        return {e for b in self.batches(("event_id",)) for e in b["event_id"]}
+        return set(coded(self.columns(("event_id",)).column("event_id"))[1])
 
     def take(self, rows: NDArray[np.int64], columns: Sequence[str]) -> dict[str, list[Any]]:
         """``columns`` of ``rows`` (indices into the steps of every log, in log order), as
@@ -427,6 +530,19 @@ class Runs:
                     out[c] += part[c]
             start += n
         return out
+
+    def memory_on_tool_calls(self) -> Iterator[tuple[str, list[str]]]:
+        """Each memory-on agent forecast's agent and the names of the tools it called, from the
+        full records of those rows only, streamed by offset (``capture_gain``'s tool counts)."""
+        for log in self.logs:
+            rows: list[int] = []
+            start = 0
+            for b in self.batches_of(log, ("setting", "role")):
+                pairs = zip(b["setting"], b["role"], strict=True)
+                rows += [start + i for i, (s, r) in enumerate(pairs) if (s, r) == _ON_AGENT]
+                start += len(b["role"])
+            for record in log.stream(rows):
+                yield record.agent, [c.name for c in record.episode.tool_calls]
 
     def evidence_index(self) -> tuple[EvidenceRow, ...]:
         """The new-evidence index of the steps' notebooks (``evidence_index``): the steps from
@@ -445,41 +561,9 @@ class Runs:
 
         return evidence_index_of(self.batches(EVIDENCE_INPUTS), notebooks())
 
-    def memory_on_tool_calls(self) -> Iterator[tuple[str, list[str]]]:
-        """Each memory-on agent forecast's agent and the names of the tools it called, from the
-        full records of those rows only, streamed by offset (``capture_gain``'s tool counts)."""
-        for log in self.logs:
-            rows: list[int] = []
-            start = 0
-            for b in self.batches_of(log, ("setting", "role")):
-                pairs = zip(b["setting"], b["role"], strict=True)
-                rows += [start + i for i, (s, r) in enumerate(pairs) if (s, r) == _ON_AGENT]
-                start += len(b["role"])
-            for record in log.stream(rows):
-                yield record.agent, [c.name for c in record.episode.tool_calls]
-
     def log_sizes(self) -> tuple[int, ...]:
         """Steps of each log."""
         return tuple(log.table.num_rows for log in self.logs)
 
 
 _ON_AGENT = ("memory_on", "agent")
-
-_KEY_COLUMNS = ("agent", "setting", "event_id", "step_index", "rollout")
-"""The step key's columns (``pastcast.records.StepKey``)."""
-
-_OUTCOME_COLUMNS = ("evidence", "stop_reason", "market_age_days", "market_probs")
-"""The step columns of what a recorded step turned out to be (``scheduled``)."""
-
-_SCHEDULE_COLUMNS = (
-    "agent",
-    "setting",
-    "role",
-    "event_id",
-    "split",
-    "category",
-    "labels",
-    "step_index",
-    "cutoff",
-    "rollout",
-)

@@ -3,13 +3,14 @@
 A run log is a step file (``run.jsonl``: one step record per line) with its header beside it
 (``header_path``: ``run.header.json``)."""
 
-from pastcast.runlog._arrow import step_schema
+from pastcast.runlog._arrow import as_numpy, step_schema
 from pastcast.runlog._columns import StepColumns, read_step_columns
 from pastcast.runlog._companion import (
     COLUMNS_VERSION,
     column_probs,
     columns_path,
     columns_schema,
+    records_table,
 )
 from pastcast.runlog._definition import EXECUTION_ONLY, run_definition, run_fingerprint
 from pastcast.runlog._io import RunLog, RunLogWriter, header_path, read_run_log, retried_path
@@ -40,12 +41,14 @@ __all__ = [
     "Scores",
     "StepColumns",
     "StepRecord",
+    "as_numpy",
     "column_probs",
     "columns_path",
     "columns_schema",
     "header_path",
     "read_run_log",
     "read_step_columns",
+    "records_table",
     "retried_path",
     "run_definition",
     "run_fingerprint",

@@ -38,7 +38,9 @@ from pastcast.runlog._companion import (
     forecast_row,
     part_files,
     part_info,
+    read_part,
     read_stamp,
+    records_table,
     rows_table,
     step_row,
     write_part,
@@ -86,7 +88,7 @@ class StepColumns:
         """The step columns of a run log held in memory (a run in the tests, one just made):
         the rows its companion would hold, each row's ``offset`` its record's index (``length``
         -1), the records read from memory."""
-        table = rows_table([step_row(r, i, -1) for i, r in enumerate(log.steps)])
+        table = records_table(log.steps)
         return cls(log.path, log.header, table, log.truncated_tail, _held=log.steps)
 
     def record(self, offset: int, length: int) -> StepRecord:
@@ -322,7 +324,6 @@ def _sync(
     update: bool,
     lock_held: bool,
 ) -> tuple[list[pa.Table], bool, list[str], tuple[Path, ...], int]:
-    import pyarrow.parquet as pq
 
     folder = columns_path(log)
     convert = _converter(header)
@@ -352,13 +353,16 @@ def _sync(
                 for path in part_files(folder):
                     if path not in kept:
                         path.unlink(missing_ok=True)
-        tables = [pq.read_table(p.path, columns=columns, schema=columns_schema()) for p in valid]
+        tables = [read_part(p.path, columns) for p in valid]
         covered = valid[-1].end if valid else 0
         tail_rows = 0
         first_line = sum(s.lines for p in valid for s in p.segments)
         truncated = False
         wrote = False
         for rows, segment, cut in _tail(log, covered, size, first_line, convert):
+            truncated = truncated or cut
+            if not rows:  # nothing past the parts (Arrow's table of rows imports pandas)
+                continue
             table = rows_table(rows)
             if may_write and segment is not None and segment.rows:
                 covered_rows = table.slice(0, segment.rows)
@@ -375,7 +379,6 @@ def _sync(
             else:
                 tail_rows += table.num_rows
             tables.append(table.select(list(columns)) if columns is not None else table)
-            truncated = truncated or cut
         if may_write and (wrote or bad or stamp.get("step_file") != file_stamp(log)):
             write_stamp(folder, header_sha256, [p.path for p in valid], file_stamp(log))
         return tables, truncated, notes, tuple(p.path for p in valid), tail_rows

@@ -18,7 +18,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -51,7 +51,9 @@ __all__ = [
     "merge_parts",
     "part_files",
     "part_info",
+    "read_part",
     "read_stamp",
+    "records_table",
     "rows_table",
     "step_row",
     "write_part",
@@ -318,9 +320,8 @@ def write_part(
 def merge_parts(folder: Path, parts: Sequence[PartInfo], header_sha256: str) -> Path:
     """Merge contiguous ``parts`` into one part (the first's name) and remove the others."""
     import pyarrow as pa
-    import pyarrow.parquet as pq
 
-    table = pa.concat_tables([pq.read_table(p.path, schema=columns_schema()) for p in parts])
+    table = pa.concat_tables([read_part(p.path) for p in parts])
     segments = [s for p in parts for s in p.segments]
     target = write_part(folder, table, header_sha256, segments)
     for p in parts:
@@ -330,11 +331,30 @@ def merge_parts(folder: Path, parts: Sequence[PartInfo], header_sha256: str) -> 
     return target
 
 
+def read_part(path: Path, columns: Sequence[str] | None = None) -> pa.Table:
+    """A part's columns (all, or ``columns``) with the companion's types. Read as one Parquet
+    file, not through Arrow's dataset layer, whose import (pandas with it) cost more than the
+    reading."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    schema = columns_schema()
+    names = schema.names if columns is None else list(columns)
+    table = pq.ParquetFile(path).read(columns=names)
+    return table.cast(pa.schema([schema.field(c) for c in names]))
+
+
 def rows_table(rows: Sequence[dict[str, Any]]) -> pa.Table:
     """The companion's rows as one Arrow table."""
     import pyarrow as pa
 
     return pa.Table.from_pylist(list(rows), schema=columns_schema())
+
+
+def records_table(records: Iterable[StepRecord]) -> pa.Table:
+    """The companion's rows of records held in memory, each row's ``offset`` its record's index
+    (``length`` -1)."""
+    return rows_table([step_row(r, i, -1) for i, r in enumerate(records)])
 
 
 STAMP = "verified.json"

@@ -25,6 +25,7 @@ __all__ = [
     "GroupSummary",
     "MetricSummary",
     "alpha_test",
+    "distinct_rows",
     "shrink",
     "summarize",
 ]
@@ -50,11 +51,24 @@ class AlphaTest:
     n: int
     mean: float
     t: float
-    p_value: float
     shrunk: float
     provisional: bool
     se: float = math.nan
     """Standard error of the mean, sd (ddof 1) / sqrt(n); NaN with fewer than two values."""
+
+    @property
+    def p_value(self) -> float:
+        """Two-sided, from Student's t with n - 1 degrees of freedom (NaN without a t). Made
+        when asked for: its library loads in about the time scoring a large log takes."""
+        if math.isnan(self.t):
+            return math.nan
+        from scipy.special import stdtr  # lighter to import than scipy.stats
+
+        return float(2.0 * stdtr(self.n - 1, -abs(self.t)))
+
+    def as_dict(self) -> dict[str, object]:
+        return {"n": self.n, "mean": self.mean, "t": self.t, "p_value": self.p_value,
+                "shrunk": self.shrunk, "provisional": self.provisional, "se": self.se}  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -83,7 +97,7 @@ class GroupSummary:
             "n_missing": self.n_missing,
             "scheduled_failure_rate": self.scheduled_failure_rate,
             "metrics": {k: vars(v) for k, v in self.metrics.items()},
-            "alpha_tests": {k: vars(v) for k, v in self.alpha_tests.items()},
+            "alpha_tests": {k: v.as_dict() for k, v in self.alpha_tests.items()},
         }
 
 
@@ -96,37 +110,42 @@ def alpha_test(values: NDArray[np.float64], kappa: float = KAPPA) -> AlphaTest:
     v = values[np.isfinite(values)]
     n = int(v.size)
     if n == 0:
-        return AlphaTest(0, math.nan, math.nan, math.nan, math.nan, True)
+        return AlphaTest(0, math.nan, math.nan, math.nan, True)
     mean = float(v.mean())
-    t = p = math.nan
     sd = float(v.std(ddof=1)) if n >= 2 else 0.0
-    if sd > 0:
-        from scipy.special import stdtr  # lighter to import than scipy.stats
-
-        t = mean / (sd / math.sqrt(n))
-        p = float(2.0 * stdtr(n - 1, -abs(t)))
+    t = mean / (sd / math.sqrt(n)) if sd > 0 else math.nan
     s, prov = shrink(mean, n, kappa)
     se = sd / math.sqrt(n) if n >= 2 else math.nan
-    return AlphaTest(n, mean, t, p, s, prov, se)
+    return AlphaTest(n, mean, t, s, prov, se)
 
 
 def as_table(data: ScoreTable | Iterable[StepRecord]) -> ScoreTable:
     return data if isinstance(data, ScoreTable) else table_from_records(data)
 
 
+def distinct_rows(
+    columns: Sequence[NDArray[np.int64]],
+) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
+    """The distinct rows of integer ``columns`` (sorted), and each row's index among them."""
+    n = columns[0].size if columns else 0
+    if not columns or n == 0:
+        return np.zeros(n, dtype=np.int64), np.zeros((min(n, 1), len(columns)), dtype=np.int64)
+    low = [int(c.min()) for c in columns]
+    cols = [c - lo for c, lo in zip(columns, low, strict=True)]
+    dims = tuple(int(c.max()) + 1 for c in cols)
+    if math.prod(dims) >= 2**62:  # too many combinations for one integer key
+        uniq, inv = np.unique(np.stack(cols, axis=1), axis=0, return_inverse=True)
+    else:  # one integer per row sorts like the row and is much faster to unique
+        keys, inv = np.unique(np.ravel_multi_index(cols, dims), return_inverse=True)
+        uniq = np.stack(np.unravel_index(keys, dims), axis=1)
+    return inv.reshape(-1).astype(np.int64), uniq.astype(np.int64) + np.array(low, np.int64)
+
+
 def _group_ids(table: ScoreTable, by: Sequence[str]) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
     """Dense group id per row, and the (n_groups x len(by)) codes of each group."""
     if not by:
         return np.zeros(len(table), dtype=np.int64), np.zeros((1, 0), dtype=np.int64)
-    cols = [table.codes(c) for c in by]
-    dims = tuple(int(c.max()) + 1 if c.size else 1 for c in cols)
-    if math.prod(dims) >= 2**62:  # too many combinations for one integer key
-        uniq, inv = np.unique(np.stack(cols, axis=1), axis=0, return_inverse=True)
-        return inv.reshape(-1).astype(np.int64), uniq
-    # one integer per row sorts like the tuple of codes and is much faster to unique
-    keys, inv = np.unique(np.ravel_multi_index(cols, dims), return_inverse=True)
-    uniq = np.stack(np.unravel_index(keys, dims), axis=1).astype(np.int64)
-    return inv.reshape(-1).astype(np.int64), uniq
+    return distinct_rows([table.codes(c) for c in by])
 
 
 def _rollout_std(values: NDArray[np.float64], rollout: NDArray[np.int64]) -> float:

@@ -12,9 +12,6 @@ import math
 from collections.abc import Iterable, Mapping
 from typing import Literal
 
-import numpy as np
-from numpy.typing import NDArray
-
 from pastcast.probabilities import scaled
 from pastcast.runlog import Grading
 
@@ -24,7 +21,6 @@ __all__ = [
     "Fallback",
     "accuracy",
     "brier",
-    "brier_rows",
     "fallback_probs",
     "info_alpha",
     "log_loss",
@@ -71,26 +67,6 @@ def brier(probs: Mapping[str, float], truth: str) -> float:
     if truth not in p:
         sq.append(1.0)
     return math.fsum(sq)
-
-
-def brier_rows(p: NDArray[np.float64], truth: NDArray[np.int64]) -> NDArray[np.float64]:
-    """The vectorised twin of ``brier`` for normalised rows of ``p`` (N x K) with the truth as a
-    column index: sum_c p_c^2 - 2 p_truth + 1, the same sum expanded (tested equal)."""
-    if p.shape[1] <= _COLUMNWISE:
-        # column by column: a row-wise reduction runs a K-long inner loop per row, ~5x slower
-        # at K = 2 on a million rows
-        out = p[:, 0] * p[:, 0]
-        for j in range(1, p.shape[1]):
-            out += p[:, j] * p[:, j]
-    else:
-        out = np.einsum("ij,ij->i", p, p)
-    out -= 2.0 * np.take_along_axis(p, truth[:, None], axis=1)[:, 0]
-    out += 1.0
-    return out
-
-
-_COLUMNWISE = 16
-"""Up to this many labels, row-wise sums and maxima go column by column (see ``brier_rows``)."""
 
 
 def accuracy(probs: Mapping[str, float], truth: str) -> float:

@@ -7,36 +7,28 @@ unusable forecasts count (uniform, worst case, or excluded) without re-reading t
 
 from __future__ import annotations
 
-import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, fields, replace
-from typing import Any, Literal, overload
+from typing import TYPE_CHECKING, Literal
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from pastcast.records import BINARY_LABELS
-from pastcast.runlog import StepRecord, column_probs
+from pastcast.runlog import StepRecord, as_numpy, records_table
 from pastcast.scoring._metrics import ScoreColumns, metric_list
-from pastcast.scoring._multiclass import (
-    _COLUMNWISE,
-    LOG_FLOOR,
-    TIE_TOLERANCE,
-    accuracy,
-    brier,
-    brier_rows,
-    normalize,
-)
+from pastcast.scoring._multiclass import LOG_FLOOR, TIE_TOLERANCE
+
+if TYPE_CHECKING:
+    import pyarrow as pa
 
 __all__ = [
     "KEY_COLUMNS",
     "TABLE_INPUTS",
     "Convention",
-    "RowNames",
     "ScoreTable",
-    "concat_tables",
+    "coded",
     "event_kind",
-    "score_matrix",
     "table_from_columns",
     "table_from_records",
 ]
@@ -140,92 +132,168 @@ def event_kind(labels: Sequence[str]) -> str:
     return "binary" if tuple(labels) == BINARY_LABELS else "multi"
 
 
-def _codes(values: Sequence[str]) -> tuple[Ints, tuple[str, ...]]:
-    names, inv = np.unique(np.asarray(values, dtype=object).astype(str), return_inverse=True)
-    return inv.astype(np.int64), tuple(str(n) for n in names)
+def coded(values: pa.Array | pa.ChunkedArray, missing: str = "") -> tuple[Ints, tuple[str, ...]]:
+    """A string column as its sorted distinct names and a code per row (``missing`` for null),
+    coded by Arrow: no Python string per row."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    if isinstance(values, pa.ChunkedArray):
+        values = values.combine_chunks() if values.num_chunks else pa.array([], pa.string())
+    # nulls coded as a name of their own, then named ``missing`` (Arrow's fill_null makes a
+    # Python scalar of ``missing``, which imports pandas)
+    encoded = pc.dictionary_encode(values.cast(pa.string()), null_encoding="encode")
+    found = [missing if v is None else v for v in encoded.dictionary.to_pylist()]
+    names = tuple(sorted(set(found)))
+    position = {name: i for i, name in enumerate(names)}
+    rank = np.array([position[v] for v in found], dtype=np.int64)
+    return rank[as_numpy(encoded.indices, np.int64)], names
 
 
-_Row = tuple[
-    tuple[str, ...],  # the key columns' values, in KEY_COLUMNS order
-    int,  # step
-    int,  # rollout
-    bool,  # usable
-    Mapping[str, float],  # the forecast's probabilities
-    str,  # truth
-    Sequence[str],  # labels
-    Mapping[str, float] | None,  # the market's probabilities
-]
+@dataclass(frozen=True)
+class _Pairs:
+    """A pairs column (``probs``, ``market_probs``) flattened: each pair's row, outcome (coded
+    as every outcome name of the table is) and probability."""
+
+    row: Ints
+    label: Ints
+    p: Floats
 
 
-def _table_of_rows(rows: Iterable[_Row]) -> ScoreTable:
-    """The score table of forecasts given by their ingredients: one rule for every reader, so a
-    log scored from its records and from its columns gives the same table to the last bit."""
-    cols: dict[str, list[str]] = {c: [] for c in KEY_COLUMNS}
-    step: list[int] = []
-    rollout: list[int] = []
-    usable: list[bool] = []
-    n_labels: list[int] = []
-    br: list[float] = []
-    acc: list[float] = []
-    pt: list[float] = []
-    mt: list[float] = []
-    mb: list[float] = []
-    first: list[bool] = []
-    for keys, step_index, rollout_index, ok, probs, truth, labels, market in rows:
-        for c, v in zip(KEY_COLUMNS, keys, strict=True):
-            cols[c].append(v)
-        first.append(bool(labels) and labels[0] == truth)
-        step.append(step_index)
-        rollout.append(rollout_index)
-        n_labels.append(len(set(labels) | {truth}))
-        p = normalize(dict(probs)) if ok else None
-        usable.append(p is not None)
-        br.append(brier(p, truth) if p else math.nan)
-        acc.append(accuracy(p, truth) if p else math.nan)
-        pt.append(p.get(truth, 0.0) if p else math.nan)
-        q = normalize(dict(market)) if market is not None else None
-        mt.append(q.get(truth, math.nan) if q else math.nan)
-        mb.append(brier(q, truth) if q else math.nan)
-    f = np.asarray
+def _flat(column: pa.ChunkedArray) -> tuple[Ints, pa.Array]:
+    """Each element's row and the elements of a list column."""
+    import pyarrow.compute as pc
+
+    whole = column.combine_chunks()
+    return as_numpy(pc.list_parent_indices(whole), np.int64), pc.list_flatten(whole)
+
+
+def _row_sum(rows: Ints, values: Floats | Bools, n: int) -> Floats:
+    """The sum of each row's values (floats, also when there are none)."""
+    return np.bincount(rows, values, minlength=n).astype(np.float64, copy=False)
+
+
+def _row_max(rows: Ints, values: Floats, n: int) -> Floats:
+    """The largest value of each row (0 for a row without values); a row's values are
+    consecutive, as a list column's are."""
+    out = np.zeros(n)
+    if values.size:
+        starts = np.flatnonzero(np.r_[True, rows[1:] != rows[:-1]])
+        out[rows[starts]] = np.maximum.reduceat(values, starts)
+    return out
+
+
+@dataclass(frozen=True)
+class _Scored:
+    """Per row, a distribution's scores against the truth (NaN where it has no positive mass)."""
+
+    ok: Bools
+    brier: Floats
+    accuracy: Floats
+    p_truth: Floats
+    """The truth's probability: 0 when the distribution does not name it."""
+    names_truth: Bools
+
+
+def _score_pairs(pairs: _Pairs, truth: Ints, n: int) -> _Scored:
+    """The rule of ``normalize``, ``brier`` and ``accuracy`` on every row at once: negative and
+    non-finite probabilities count 0, a row whose largest is above 1 is divided by it first
+    (``pastcast.probabilities.scaled``), then by its sum; a row without positive mass is not
+    scored."""
+    rows = pairs.row
+    v = np.where((pairs.p >= 0.0) & (pairs.p < np.inf), pairs.p, 0.0)  # NaN fails both
+    top = _row_max(rows, v, n)
+    ok: Bools = top > 0.0
+    big = top > 1.0
+    v = np.divide(v, top[rows], out=v, where=big[rows])
+    total = _row_sum(rows, v, n)
+    total[~ok] = 1.0
+    v /= total[rows]
+    is_truth = pairs.label == truth[rows]
+    names_truth = _row_sum(rows, is_truth, n) > 0
+    p_truth = _row_sum(rows, np.where(is_truth, v, 0.0), n)
+    missed = np.subtract(v, is_truth, dtype=np.float64)
+    brier = _row_sum(rows, missed * missed, n)
+    brier += ~names_truth  # the truth's own (0 - 1)^2 when it is not named
+    # fractional ties: 1 / |argmax set| when the truth is in it (within the tolerance)
+    high = (_row_max(rows, v, n) - TIE_TOLERANCE)[rows]
+    tied = _row_sum(rows, v >= high, n)
+    truth_tied = _row_sum(rows, is_truth & (v >= high), n) > 0
+    accuracy = np.where(truth_tied, 1.0 / np.maximum(tied, 1.0), 0.0)
+    for column in (brier, accuracy, p_truth):
+        column[~ok] = np.nan
+    return _Scored(ok, brier, accuracy, p_truth, names_truth)
+
+
+def table_from_columns(columns: pa.Table) -> ScoreTable:
+    """Re-score logged steps from their step columns (``TABLE_INPUTS`` of an Arrow table with
+    the companion's types, ``pastcast.runlog.columns_schema``: ``read_step_columns(...).table``):
+    every row at once, by the rules of the per-forecast functions (``normalize``, ``brier``,
+    ``accuracy``; tested equal), with no Python object per row."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    n = columns.num_rows
+    probs_row, probs = _flat(columns.column("probs"))
+    market_row, market = _flat(columns.column("market_probs"))
+    label_row, labels = _flat(columns.column("labels"))
+    # every outcome name of the table coded once, so that names compare as integers
+    parts = (
+        columns.column("truth"),
+        labels,
+        pc.struct_field(probs, "label"),
+        pc.struct_field(market, "label"),
+    )
+    code, names = coded(pa.chunked_array([*parts[0].chunks, *parts[1:]], pa.string()))
+    ends = np.cumsum([len(p) for p in parts])
+    truth, label, probs_label, market_label = np.split(code, ends[:-1])
+
+    def pairs(row: Ints, label: Ints, flat: pa.Array) -> _Pairs:
+        return _Pairs(row, label, as_numpy(pc.struct_field(flat, "p")))
+
+    forecast = _score_pairs(pairs(probs_row, probs_label, probs), truth, n)
+    usable = as_numpy(columns.column("usable"), np.bool_) & forecast.ok
+    for column in (forecast.brier, forecast.accuracy, forecast.p_truth):
+        column[~usable] = np.nan
+    belief = _score_pairs(pairs(market_row, market_label, market), truth, n)
+
+    # the outcomes of a row: its distinct offered labels and the truth
+    pair = np.sort(label_row * max(1, len(names)) + label)  # rows stay in order, as they were
+    repeated = np.bincount(label_row[1:][pair[1:] == pair[:-1]], minlength=n)
+    offered = _row_sum(label_row, label == truth[label_row], n) > 0
+    # the first two offered labels: "binary" is exactly ("Yes", "No")
+    count = np.bincount(label_row, minlength=n)
+    first, second = np.full(n, -1), np.full(n, -1)
+    starts = np.flatnonzero(np.r_[True, label_row[1:] != label_row[:-1]])[: label.size]
+    first[label_row[starts]] = label[starts]
+    two = starts[count[label_row[starts]] >= 2]
+    second[label_row[two]] = label[two + 1]
+    yes, no = (names.index(x) if x in names else -2 for x in BINARY_LABELS)
+    multi = (count != 2) | (first != yes) | (second != no)
+    kinds = tuple(k for k, has in (("binary", not multi.all()), ("multi", multi.any())) if has)
+
+    sources = {"event": "event_id"}
+    keys = {c: coded(columns.column(sources.get(c, c))) for c in KEY_COLUMNS if c != "kind"}
+    keys["kind"] = (multi.astype(np.int64) if len(kinds) == 2 else np.zeros(n, np.int64), kinds)
     return ScoreTable(
-        keys={c: _codes(v) for c, v in cols.items()},
-        step=f(step, dtype=np.int64),
-        rollout=f(rollout, dtype=np.int64),
-        usable=f(usable, dtype=bool),
-        n_labels=f(n_labels, dtype=np.int64),
-        brier=f(br, dtype=np.float64),
-        accuracy=f(acc, dtype=np.float64),
-        p_truth=f(pt, dtype=np.float64),
-        market_truth=f(mt, dtype=np.float64),
-        market_brier=f(mb, dtype=np.float64),
-        truth_first=f(first, dtype=bool),
+        keys=keys,
+        step=as_numpy(columns.column("step_index"), np.int64),
+        rollout=as_numpy(columns.column("rollout"), np.int64),
+        usable=usable,
+        n_labels=count - repeated + ~offered,
+        brier=forecast.brier,
+        accuracy=forecast.accuracy,
+        p_truth=forecast.p_truth,
+        market_truth=np.where(belief.names_truth, belief.p_truth, np.nan),
+        market_brier=belief.brier,
+        truth_first=(count > 0) & (first == truth),
     )
 
 
 def table_from_records(records: Iterable[StepRecord]) -> ScoreTable:
-    """Re-score logged steps from their forecast and grading (stored scores are ignored)."""
-    return _table_of_rows(
-        (
-            (
-                r.agent,
-                r.setting,
-                r.role,
-                r.run_id,
-                r.event_id,
-                r.split,
-                r.category,
-                event_kind(r.grading.labels),
-            ),
-            r.step_index,
-            r.rollout,
-            r.forecast.usable,
-            r.forecast.probs,
-            r.grading.truth,
-            r.grading.labels,
-            r.grading.market_probs,
-        )
-        for r in records
-    )
+    """Re-score logged steps from their forecast and grading (stored scores are ignored): their
+    step columns (``pastcast.runlog.records_table``) scored as ``table_from_columns``."""
+    return table_from_columns(records_table(records))
 
 
 TABLE_INPUTS = (
@@ -245,178 +313,3 @@ TABLE_INPUTS = (
     "market_probs",
 )
 """The step columns ``table_from_columns`` reads (``pastcast.runlog.columns_schema``)."""
-
-
-def concat_tables(parts: Sequence[ScoreTable]) -> ScoreTable:
-    """The rows of ``parts`` one after another, as one table of all the rows would hold them:
-    each key column's names are the sorted union of the parts' and its codes renumbered to
-    them. Lets a reader score a long log a batch of rows at a time."""
-    if not parts:
-        return table_from_columns({c: [] for c in TABLE_INPUTS})
-    if len(parts) == 1:
-        return parts[0]
-    keys: dict[str, tuple[Ints, tuple[str, ...]]] = {}
-    for column in parts[0].keys:
-        names = sorted(set().union(*(t.keys[column][1] for t in parts)))
-        number = {n: i for i, n in enumerate(names)}
-        codes = [
-            np.asarray([number[n] for n in t.keys[column][1]], dtype=np.int64)[t.keys[column][0]]
-            if len(t)
-            else np.zeros(0, dtype=np.int64)
-            for t in parts
-        ]
-        keys[column] = (np.concatenate(codes), tuple(names))
-
-    rows: dict[str, Any] = {n: np.concatenate([getattr(t, n) for t in parts]) for n in _ROW_COLUMNS}
-    return replace(parts[0], keys=keys, **rows)
-
-
-def table_from_columns(columns: Mapping[str, Sequence[Any]]) -> ScoreTable:
-    """Re-score logged steps from their step columns (``TABLE_INPUTS``, as Python lists, e.g.
-    ``pastcast.runlog.read_step_columns(...).table.to_pydict()``): the same table as
-    ``table_from_records`` over the same records, to the last bit."""
-    c = columns
-    labels: Sequence[Sequence[str]] = c["labels"]
-    return _table_of_rows(
-        (
-            (
-                c["agent"][i],
-                c["setting"][i],
-                c["role"][i],
-                c["run_id"][i],
-                c["event_id"][i],
-                c["split"][i],
-                c["category"][i],
-                event_kind(labels[i]),
-            ),
-            c["step_index"][i],
-            c["rollout"][i],
-            c["usable"][i],
-            column_probs(c["probs"][i]) or {},
-            c["truth"][i],
-            labels[i],
-            column_probs(c["market_probs"][i]),
-        )
-        for i in range(len(c["agent"]))
-    )
-
-
-def score_matrix(
-    probs: ArrayLike,
-    truth: ArrayLike,
-    market: ArrayLike | None = None,
-    keys: Mapping[str, tuple[Ints, Sequence[str]]] | None = None,
-    step: ArrayLike | None = None,
-    rollout: ArrayLike | None = None,
-) -> ScoreTable:
-    """Vectorised scoring of N forecasts over K labels (columns), truth given as column index.
-
-    Same rules as the per-forecast functions: negatives and non-finite entries clipped to 0,
-    rows renormalised, rows without positive mass unusable. ``market`` is an (N, K) matrix of
-    market probabilities (rows of NaN where unavailable). Without ``keys``, every row is its own
-    event, named by its row number (names made only when one is asked for).
-
-    Whole-array operations in place, one gather of the truth column, no per-row Python objects:
-    about 2x plain numpy's Brier, log loss and accuracy (``benchmarks/scoring.py``).
-    """
-    p = np.array(probs, dtype=np.float64)
-    n, k = p.shape
-    t = np.asarray(truth, dtype=np.int64)
-    ok = _normalise_rows(p)
-    pt = np.take_along_axis(p, t[:, None], axis=1)[:, 0]
-    b = brier_rows(p, t)
-    top = _row_reduce(p, np.maximum)
-    top -= TIE_TOLERANCE
-    # fractional ties: 1 / |argmax set| when the truth is in it (within the tolerance)
-    tied = np.zeros(n, dtype=np.int64)
-    for j in range(k):
-        tied += p[:, j] >= top
-    acc = (pt >= top) / tied
-    bad = ~ok
-    b[bad] = acc[bad] = pt[bad] = np.nan
-    if market is None:
-        mt, mb = np.full(n, np.nan), np.full(n, np.nan)
-    else:
-        m = np.array(market, dtype=np.float64)
-        mbad = ~_normalise_rows(m)
-        mt = np.take_along_axis(m, t[:, None], axis=1)[:, 0]
-        mb = brier_rows(m, t)
-        mt[mbad] = mb[mbad] = np.nan
-    zeros = np.zeros(n, dtype=np.int64)
-    return ScoreTable(
-        keys=dict(keys)
-        if keys is not None
-        else {"agent": (zeros, ("agent",)), "event": (np.arange(n), RowNames(n))},
-        step=np.asarray(step, dtype=np.int64) if step is not None else zeros,
-        rollout=np.asarray(rollout, dtype=np.int64) if rollout is not None else zeros,
-        usable=ok,
-        n_labels=np.full(n, k, dtype=np.int64),
-        brier=b,
-        accuracy=acc,
-        p_truth=pt,
-        market_truth=mt,
-        market_brier=mb,
-        truth_first=t == 0,
-    )
-
-
-def _normalise_rows(m: Floats) -> Bools:
-    """Clip negative and non-finite entries of ``m`` to 0 and divide each row by its sum, in
-    place; the rows with positive mass (the others stay zero)."""
-    m[~((m >= 0.0) & (m < np.inf))] = 0.0  # NaN fails both comparisons
-    tot = _row_reduce(m, np.add)
-    ok: Bools = tot > 0
-    tot[~ok] = 1.0
-    m /= tot[:, None]
-    return ok
-
-
-def _row_reduce(m: Floats, op: np.ufunc) -> Floats:
-    """``op`` reduced over each row, column by column for few columns (see ``brier_rows``)."""
-    if m.shape[1] > _COLUMNWISE:
-        out: Floats = op.reduce(m, axis=1)
-        return out
-    out = m[:, 0].copy()
-    for j in range(1, m.shape[1]):
-        op(out, m[:, j], out=out)
-    return out
-
-
-class RowNames(Sequence[str]):
-    """The names ``"0" .. "n-1"`` of ``n`` rows, made one at a time when asked for (building a
-    million strings up front took ~130 ms, more than scoring them)."""
-
-    def __init__(self, n: int) -> None:
-        self._n = n
-
-    def __len__(self) -> int:
-        return self._n
-
-    @overload
-    def __getitem__(self, i: int) -> str: ...
-
-    @overload
-    def __getitem__(self, i: slice) -> tuple[str, ...]: ...
-
-    def __getitem__(self, i: int | slice) -> str | tuple[str, ...]:
-        if isinstance(i, slice):
-            return tuple(map(str, range(self._n)[i]))
-        return str(range(self._n)[i])
-
-    def index(self, value: Any, start: int = 0, stop: int | None = None) -> int:
-        i = int(value) if isinstance(value, str) and value.isdigit() else -1
-        stop = self._n if stop is None else stop
-        if str(i) != value or not max(start, 0) <= i < min(stop, self._n):
-            raise ValueError(f"{value!r} is not a row name")
-        return i
-
-    def __eq__(self, other: object) -> bool:
-        if isinstance(other, RowNames):
-            return self._n == other._n
-        return isinstance(other, tuple) and tuple(self) == other
-
-    def __hash__(self) -> int:
-        return hash(("RowNames", self._n))
-
-    def __repr__(self) -> str:
-        return f"RowNames({self._n})"

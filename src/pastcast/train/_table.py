@@ -19,7 +19,13 @@ import pyarrow.parquet as pq
 from pastcast.dataset import Dataset
 from pastcast.errors import FieldError
 from pastcast.runlog import StepColumns, read_step_columns
-from pastcast.scoring import TABLE_INPUTS, Convention, metric_list, table_from_columns
+from pastcast.scoring import (
+    TABLE_INPUTS,
+    Convention,
+    ScoreTable,
+    metric_list,
+    table_from_columns,
+)
 from pastcast.train._guard import split_name
 from pastcast.train._manifest import (
     DatasetRef,
@@ -86,10 +92,10 @@ def _nulls(values: np.ndarray) -> list[float | None]:
 
 
 def _forecasts(
-    cols: dict[str, list[Any]], dataset_ids: list[str], fallback: Convention
+    cols: dict[str, list[Any]], scores: ScoreTable, dataset_ids: list[str], fallback: Convention
 ) -> pa.Table:
-    """The table of forecasts given by their step columns (``TABLE_COLUMNS_READ``), scored."""
-    scores = table_from_columns(cols)
+    """The table of forecasts given by their step columns (``TABLE_COLUMNS_READ``) and their
+    score table."""
     columns: dict[str, Sequence[object]] = {
         **cols,
         "dataset_id": dataset_ids,
@@ -179,5 +185,6 @@ def export_table(
         ]
     refs, found = dataset_refs((log.header.dataset_id for log in logs), datasets)
     check_splits(chosen, found)
-    table = _forecasts(cols, dataset_ids, fallback)
+    inputs = pa.concat_tables([log.table.select(list(TABLE_INPUTS)) for log in logs])
+    table = _forecasts(cols, table_from_columns(inputs), dataset_ids, fallback)
     return _write(out, table, chosen, refs, fallback)

@@ -1,7 +1,7 @@
 """A local, read-only web dashboard over run logs (FastAPI, server-rendered Jinja2 pages; the
 ``reports`` extra): leaderboard with filters, event pages with the market curve and every
-forecast, and a trajectory viewer. Logs are read through their columnar companions with a
-score table kept beside each (``index_path``); a trajectory is read by its byte offset."""
+forecast, and a trajectory viewer. Logs are read through their columnar companions, every
+step scored at start; a trajectory is read by its byte offset."""
 
 from pastcast.reports.dashboard._app import SECURITY_HEADERS, create_app
 from pastcast.reports.dashboard._index import (
@@ -14,7 +14,6 @@ from pastcast.reports.dashboard._index import (
     StepRow,
     find_run_logs,
 )
-from pastcast.reports.dashboard._store import index_path
 
 __all__ = [
     "FILTERS",
@@ -27,5 +26,4 @@ __all__ = [
     "StepRow",
     "create_app",
     "find_run_logs",
-    "index_path",
 ]

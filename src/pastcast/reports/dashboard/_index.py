@@ -3,7 +3,7 @@
 Run logs are read through their columnar companions (``read_step_columns``: the scalar columns of
 each step, never its messages), and a full record is read by its byte offset only when a
 trajectory page shows it. The index keeps the columns a page shows (an Arrow table), the score
-table (stored beside each log, ``_store``, so a large log is scored once), per-step resources
+table (every log's steps scored at once from their columns), per-step resources
 and the model of each agent, the steps of each event and of each chain (one agent, setting,
 event and rollout of a run) as sorted arrays, so no page scans the logs. Leaderboards are
 computed per filter on first request and kept.
@@ -28,13 +28,7 @@ from pastcast.dataset import Dataset
 from pastcast.reports._leaderboard import ranked
 from pastcast.reports._runs import NO_MODEL, Runs
 from pastcast.reports._scorecard import market_age_text
-from pastcast.reports.dashboard._store import (
-    INDEX_VERSION,
-    board_path,
-    load_board,
-    save_board,
-    score_table_of,
-)
+from pastcast.reports.dashboard._store import BOARD_VERSION, board_path, load_board, save_board
 from pastcast.runlog import (
     RunHeader,
     StepRecord,
@@ -48,7 +42,6 @@ from pastcast.scoring import (
     TABLE_INPUTS,
     GroupSummary,
     ScoreTable,
-    concat_tables,
     group_rows,
     metric_list,
     summarize,
@@ -215,31 +208,23 @@ class _Steps(Sequence[StepRecord]):
 
 class RunIndex:
     """Everything the dashboard shows, indexed once: ``runs`` read with ``INDEX_COLUMNS`` at
-    least; ``persist``: keep each log's score table beside it (``_store``)."""
+    least; ``persist``: keep the unfiltered leaderboard beside the first log (``_store``)."""
 
     def __init__(self, runs: Runs, *, persist: bool = True) -> None:
         import pyarrow as pa
 
         self.logs = runs.logs
         self.dataset = runs.dataset
-        notes: list[str] = []
-        tables = []
-        parts: list[ScoreTable] = []
-        prints: list[str | None] = []
-        for log in self.logs:
-            tables.append(log.table.select(list(INDEX_COLUMNS)))
-            scored, why, fingerprint = score_table_of(log, persist=persist)
-            notes += why
-            parts.append(scored)
-            prints.append(fingerprint)
+        tables = [log.table.select(list(INDEX_COLUMNS)) for log in self.logs]
+        prints = [log.fingerprint() if persist else None for log in self.logs]
         # the unfiltered leaderboard is stored while every log and the metrics are as they were
         metric_names = [m.name for m in metric_list()]
         self._board_key = (
-            hashlib.sha256(json.dumps([INDEX_VERSION, metric_names, prints]).encode()).hexdigest()
+            hashlib.sha256(json.dumps([BOARD_VERSION, metric_names, prints]).encode()).hexdigest()
             if prints and None not in prints
             else None
         )
-        self.notes: tuple[str, ...] = tuple(notes)
+        self.notes: tuple[str, ...] = ()
         sizes = [t.num_rows for t in tables]
         self.runs = tuple(
             RunInfo(log.header, log.path, n) for log, n in zip(self.logs, sizes, strict=True)
@@ -252,7 +237,7 @@ class RunIndex:
         )
         n = self.columns.num_rows
         self.run_of: Ints = np.repeat(np.arange(len(sizes), dtype=np.int64), sizes)
-        self.table: ScoreTable = concat_tables(parts)
+        self.table: ScoreTable = runs.base_table
         self.metrics = self.table.metrics("uniform")
         self.offsets: Ints = self.columns.column("offset").to_numpy().astype(np.int64)
         self.lengths: Ints = self.columns.column("length").to_numpy().astype(np.int64)

@@ -56,16 +56,16 @@ class Thirds:
 
 def group_rows(table: ScoreTable, by: Sequence[str]) -> list[tuple[tuple[str, ...], Ints]]:
     """The rows of each group of ``by`` (groups sorted by their names, as ``summarize``)."""
-    if not by:
-        return [((), np.arange(len(table)))]
-    cols = np.stack([table.codes(c) for c in by], axis=1)
-    uniq, inv = np.unique(cols, axis=0, return_inverse=True)
-    inv = inv.reshape(-1)
-    out = []
-    for g in range(uniq.shape[0]):
-        names = tuple(table.name(c, int(v)) for c, v in zip(by, uniq[g], strict=True))
-        out.append((names, np.flatnonzero(inv == g)))
-    return out
+    gid, codes = _group_ids(table, by)  # stable: each group's rows in table order
+    order = np.argsort(gid, kind="stable")
+    bounds = np.searchsorted(gid[order], np.arange(codes.shape[0] + 1))
+    return [
+        (
+            tuple(table.name(c, int(v)) for c, v in zip(by, codes[g], strict=True)),
+            order[bounds[g] : bounds[g + 1]],
+        )
+        for g in range(codes.shape[0])
+    ]
 
 
 def _estimates(
