@@ -394,7 +394,7 @@ class Runs:
             "market_age",
             *_market_age_bins(
                 as_numpy(ages.column("market_age_days")),
-                as_numpy(ages.column("market_probs").is_valid(), bool),
+                as_numpy(ages.column("market_probs").is_valid(), np.bool_),
             ),
         )
         if self.dataset is not None:
@@ -487,7 +487,8 @@ class Runs:
     def market_ages(self) -> NDArray[np.float64]:
         """Per step, the age in days of its market belief at the cutoff (NaN: none, or not
         recorded)."""
-        return as_numpy(self.columns(("market_age_days",)).column("market_age_days"))
+        ages = as_numpy(self.columns(("market_age_days",)).column("market_age_days"))
+        return np.asarray(ages, dtype=np.float64)
 
     def resources(self) -> NDArray[np.float64]:
         """Per step, the resources of ``pastcast.scoring.RESOURCES`` (as ``resource_use``)."""
