@@ -17,7 +17,16 @@ from pastcast.app._reading import RunsRead, read_runs
 from pastcast.app._sections import plugin_sections
 from pastcast.dataset import Dataset
 from pastcast.records import Forecast
-from pastcast.reports import GROUP_COLUMNS, REPORT_COLUMNS, RUN_COLUMNS, Runs, Scorecard, scorecard
+from pastcast.reports import (
+    BOOTSTRAP_DRAWS,
+    BOOTSTRAP_SEED,
+    GROUP_COLUMNS,
+    REPORT_COLUMNS,
+    RUN_COLUMNS,
+    Runs,
+    Scorecard,
+    scorecard,
+)
 from pastcast.scoring import Convention, PairedComparison
 
 if TYPE_CHECKING:
@@ -147,8 +156,8 @@ def score_runs(
     dataset: str | Path | Dataset | None = None,
     by: str | Sequence[str] = ("agent", "setting"),
     fallback: Convention = "uniform",
-    bootstrap: int = 4000,
-    seed: int = 0,
+    bootstrap: int = BOOTSTRAP_DRAWS,
+    seed: int = BOOTSTRAP_SEED,
     bins: int = 10,
     after_knowledge_cutoff: bool = False,
     normalize_labels: bool = False,
@@ -214,8 +223,8 @@ def report_runs(
     dataset: str | Path | Dataset | None = None,
     by: str | Sequence[str] = ("agent", "setting"),
     fallback: Convention = "uniform",
-    bootstrap: int = 4000,
-    seed: int = 0,
+    bootstrap: int = BOOTSTRAP_DRAWS,
+    seed: int = BOOTSTRAP_SEED,
     bins: int = 10,
     events: Sequence[str] = (),
     figures: Sequence[str] | None = None,

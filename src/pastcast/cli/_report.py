@@ -6,10 +6,9 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.console import Console
 
 from pastcast.app import AppError, report_runs
-from pastcast.cli._common import EXIT_FAILED, JsonFlag, fail, note, print_json
+from pastcast.cli._common import EXIT_FAILED, JsonFlag, fail, note, print_json, table_console
 from pastcast.cli._score import (
     BinsOpt,
     BootstrapOpt,
@@ -23,7 +22,7 @@ from pastcast.cli._score import (
     fail_reading,
     print_notes,
 )
-from pastcast.reports import GROUP_COLUMNS, main_table, to_rich
+from pastcast.reports import BOOTSTRAP_DRAWS, BOOTSTRAP_SEED, GROUP_COLUMNS, main_table, to_rich
 
 
 def report(
@@ -31,8 +30,8 @@ def report(
     out: Annotated[Path, typer.Option("--out", help="Directory to write the report into.")],
     by: ReportByOpt = "agent,setting",
     fallback: FallbackOpt = "uniform",
-    bootstrap: BootstrapOpt = 4000,
-    seed: SeedOpt = 0,
+    bootstrap: BootstrapOpt = BOOTSTRAP_DRAWS,
+    seed: SeedOpt = BOOTSTRAP_SEED,
     bins: BinsOpt = 10,
     dataset: DatasetOpt = None,
     event: Annotated[
@@ -108,9 +107,7 @@ def report(
             }
         )
         return
-    console = Console()
-    if not console.is_terminal:
-        console = Console(width=200)
-    console.print(to_rich(main_table(written.card)))
+    console = table_console()
+    console.print(to_rich(main_table(written.card), console.width))
     note(f"report: {written.html}", as_json)
     note(f"tables: {written.markdown}, {written.latex}; figures: {out / 'figures'}", as_json)

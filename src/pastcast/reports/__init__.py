@@ -30,7 +30,13 @@ from pastcast.reports._runs import (
     duration_of,
     horizon_of,
 )
-from pastcast.reports._scorecard import GroupReport, Scorecard, scorecard
+from pastcast.reports._scorecard import (
+    BOOTSTRAP_DRAWS,
+    BOOTSTRAP_SEED,
+    GroupReport,
+    Scorecard,
+    scorecard,
+)
 from pastcast.reports._tables import (
     TextTable,
     calibration_table,
@@ -45,6 +51,8 @@ from pastcast.reports._tables import (
 )
 
 __all__ = [
+    "BOOTSTRAP_DRAWS",
+    "BOOTSTRAP_SEED",
     "GROUP_COLUMNS",
     "NO_MODEL",
     "REPORT_COLUMNS",
