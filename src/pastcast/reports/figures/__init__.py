@@ -12,11 +12,9 @@ from pastcast.reports.figures._base import (
     RenderedFigure,
     ReportData,
     new_figure,
-    panel_axes,
     register_figure,
     render_figure,
     render_figures,
-    wrapped,
 )
 
 __all__ = [
@@ -26,9 +24,7 @@ __all__ = [
     "RenderedFigure",
     "ReportData",
     "new_figure",
-    "panel_axes",
     "register_figure",
     "render_figure",
     "render_figures",
-    "wrapped",
 ]
