@@ -212,9 +212,17 @@ def capture_against_gain(data: ReportData) -> Drawn | None:
 
 
 _COST_UNITS = (
-    ("cost_usd", "cost per forecast (USD)", "US dollars (USD) from the price table"),
-    ("input_tokens", "input tokens per forecast (tokens)", "input tokens (tokens), no call priced"),
-    ("tool_calls", "tool calls per forecast (calls)", "tool calls (calls), no model called"),
+    ("cost_usd", "cost per forecast (USD)", "US dollars (USD) for {} (from the price table)"),
+    (
+        "input_tokens",
+        "input tokens per forecast (tokens)",
+        "input tokens (tokens) for {} (no call priced)",
+    ),
+    (
+        "tool_calls",
+        "tool calls per forecast (calls)",
+        "tool calls (calls) for {} (no model called)",
+    ),
 )
 """The resource each agent's panel shows: the first it spent anything of."""
 
@@ -248,7 +256,7 @@ def cost_per_step(data: ReportData) -> Drawn | None:
         ax.set_title(wrapped(agent, 4.0, 9), fontsize=9)
         ax.legend(fontsize=7)
     units = "; ".join(
-        f"{_COST_UNITS[k][2]} for {', '.join(a for a in agents if shown[a][0] == k)}"
+        _COST_UNITS[k][2].format(", ".join(a for a in agents if shown[a][0] == k))
         for k in range(len(_COST_UNITS))
         if any(shown[a][0] == k for a in agents)
     )
