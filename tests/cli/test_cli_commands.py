@@ -279,6 +279,19 @@ def test_demo_runs_end_to_end_and_resumes(tmp_path: Path) -> None:
     report = tmp_path / "report" / "report.html"
     assert "heuristic" in report.read_text()
     assert "heuristic" in report.with_name("tables.md").read_text()
+    # the demo's leakage card is filled: the served documents' leakage measured by the scripted
+    # judge of the world's planted rewrites (its errors measured on them), the corpus dating
+    (card,) = json.loads(report.with_name("leakage.json").read_text())
+    assert card["served_leakage"] == 0.0  # the demo's corpus holds no planted rewrite
+    assert "world-planted-documents" in card["served_leakage_note"]
+    assert card["corpus_dating"]["dated_by"] == {"unrecorded": 5000}
+    html = report.read_text()
+    assert "not measured" not in html and "not recorded" not in html
+    audit = json.loads((tmp_path / "run.retrieval-audit.json").read_text())
+    accuracy = audit["judge_accuracy"]
+    assert accuracy["positives"] == accuracy["true_positives"] > 0  # planted rewrites flagged
+    assert accuracy["negatives"] == accuracy["true_negatives"] > 0  # clean articles not
+    assert audit["overall"]["judged"] > 0
     again = runner.invoke(app, ["demo", "--out", str(tmp_path)])
     assert again.exit_code == 0 and "(0 new steps" in again.output
     as_json = runner.invoke(app, ["demo", "--out", str(tmp_path), "--json"])

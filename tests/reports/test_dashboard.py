@@ -21,7 +21,7 @@ from typer.testing import CliRunner
 from pastcast.cli._app import app as cli
 from pastcast.dataset import Dataset
 from pastcast.records import EpisodeRecord, ToolCall
-from pastcast.reports import Runs, fmt_metric
+from pastcast.reports import BOOTSTRAP_DRAWS, BOOTSTRAP_SEED, Runs, fmt_metric
 from pastcast.reports.dashboard import RunIndex, create_app
 from pastcast.runlog import AgentSpec, RunHeader, RunLogWriter, read_run_log
 from pastcast.scoring import summarize
@@ -47,18 +47,29 @@ def _step_id(index: RunIndex, **where: object) -> int:
     )
 
 
-def test_leaderboard_ranks_every_agent_with_the_summary_numbers(
-    client: TestClient, index: RunIndex
+def test_leaderboard_shows_the_numbers_and_intervals_of_pastcast_score(
+    client: TestClient, index: RunIndex, recorded_log: Path
 ) -> None:
     res = client.get("/")
     assert res.status_code == 200
     rows = _rows(res.text, "leaderboard")
     assert len(rows) == 7 and rows[-1][0] == "market (reference)"
-    api = {s.group: s for s in summarize(index.table, ("agent", "setting"), bootstrap=1000)}
+    # the command line with its defaults: the same draws and seed, so the same intervals
+    got = CliRunner().invoke(cli, ["score", str(recorded_log), "--json"])
+    assert got.exit_code == 0, got.output
+    score = json.loads(got.stdout)
+    assert (score["bootstrap"], score["seed"]) == (BOOTSTRAP_DRAWS, BOOTSTRAP_SEED)
+    cli_rows = {(g["agent"], g["setting"]): g for g in score["groups"]}
     for row in rows:
-        s = api[(row[0].removesuffix(" (reference)"), row[1])]
-        assert row[3] == str(s.n_recorded)
-        assert row[5] == fmt_metric(s.metrics["brier"])
+        g = cli_rows[(row[0].removesuffix(" (reference)"), row[1])]
+        b = g["metrics"]["brier"]
+        assert row[3] == str(g["n_recorded"])
+        assert row[5] == f"{b['mean']:.3f} [{b['ci_low']:.3f}, {b['ci_high']:.3f}]"
+    api = {s.group: s for s in summarize(index.table, ("agent", "setting"))}
+    for row in rows:  # and the scoring defaults agree with both
+        assert row[5] == fmt_metric(
+            api[(row[0].removesuffix(" (reference)"), row[1])].metrics["brier"]
+        )
     assert [r[0] for r in _rows(res.text, "events")] == sorted({s.event_id for s in index.steps})
 
 

@@ -169,3 +169,42 @@ def test_raw_paths_with_dot_segments_are_refused(server: str) -> None:
         conn.close()
         assert res.status == 404, path
         assert "root:" not in body
+
+
+OVERFLOW_JS = """
+const found = [];
+for (const e of document.querySelectorAll('body, body *')) {
+  const s = getComputedStyle(e);
+  if (s.display === 'inline' || s.display === 'none' || e.clientWidth === 0) continue;
+  if (['auto', 'scroll'].includes(s.overflowX)) continue;  // a box meant to scroll
+  if (e.scrollWidth > e.clientWidth + 1) {
+    found.push(`${e.tagName.toLowerCase()}${e.id ? '#' + e.id : ''}: ` +
+               `${e.scrollWidth} > ${e.clientWidth}: ${e.textContent.trim().slice(0, 60)}`);
+  }
+}
+return found;
+"""
+"""Every element whose content is wider than its box (text running out of it, or cut by an
+ellipsis), unless the box is made to scroll."""
+
+
+def test_no_text_overflows_its_box(
+    server: str, browser: Any, recorded_log: Path, tmp_path: Path
+) -> None:
+    from selenium.webdriver.common.by import By
+    from typer.testing import CliRunner
+
+    from pastcast.cli._app import app
+
+    browser.get(server + "/")
+    forecasts = browser.find_element(By.CSS_SELECTOR, "#leaderboard a.group").get_attribute("href")
+    for page in ("/", forecasts, "/event/ev-rocket", "/step/0", "/compare", "/leakage"):
+        browser.get(page if page.startswith("http") else server + page)
+        assert browser.execute_script(OVERFLOW_JS) == [], page
+    # the HTML report's tables and captions too (one figure: the tables are what is wide)
+    out = tmp_path / "report"
+    args = ["report", str(recorded_log), "--out", str(out), "--bootstrap", "0"]
+    made = CliRunner().invoke(app, [*args, "--figure", "market"])
+    assert made.exit_code == 0, made.output
+    browser.get((out / "report.html").as_uri())
+    assert browser.execute_script(OVERFLOW_JS) == [], "report.html"

@@ -5,6 +5,7 @@ with their full spec on hover. In headless Chromium too (skipped where it is abs
 from __future__ import annotations
 
 import itertools
+import json
 import re
 from pathlib import Path
 from typing import Any
@@ -16,9 +17,11 @@ pytest.importorskip("fastapi", reason="the dashboard needs the reports extra")
 from fastapi.testclient import TestClient
 from html_tables import tables as _tables
 from test_dashboard_browser import _shot, browser, server  # the browser tests' fixtures
+from typer.testing import CliRunner
 
+from pastcast.cli._app import app as cli
 from pastcast.dataset import Dataset
-from pastcast.reports import fmt_number
+from pastcast.reports import BOOTSTRAP_DRAWS, BOOTSTRAP_SEED, fmt_number
 from pastcast.reports.dashboard import RunIndex, create_app
 from pastcast.reports.dashboard._compare import short_labels
 from pastcast.runlog import read_run_log
@@ -40,9 +43,10 @@ def _key(index: RunIndex, agent: str, setting: str) -> str:
 
 
 def _expected(recorded_log: Path, a: dict[str, str], b: dict[str, str]) -> Any:
-    """Recomputed from the log itself, not from the dashboard's index."""
+    """Recomputed from the log itself, not from the dashboard's index, with the command line's
+    default draws and seed."""
     table = table_from_records(read_run_log(recorded_log).steps)
-    return paired_comparison(table, a, b, bootstrap=1000)
+    return paired_comparison(table, a, b, bootstrap=BOOTSTRAP_DRAWS, seed=BOOTSTRAP_SEED)
 
 
 def test_the_page_shows_the_paired_difference(
@@ -62,6 +66,13 @@ def test_the_page_shows_the_paired_difference(
     assert brier[1:4] == [fmt_number(d.mean_a), fmt_number(d.mean_b), fmt_number(d.mean, 3, True)]
     ci = f"[{fmt_number(d.ci_low, 3, True)}, {fmt_number(d.ci_high, 3, True)}]"
     assert brier[4] == ci
+    # the interval `pastcast score --paired` prints for the same pair, with its defaults
+    pair_spec = "heuristic@memory_free:heuristic@no_tools"  # BASE:OTHER, OTHER - BASE = A - B
+    got = CliRunner().invoke(cli, ["score", str(recorded_log), "--json", "--paired", pair_spec])
+    assert got.exit_code == 0, got.output
+    (pair,) = json.loads(got.stdout)["paired"]
+    m = pair["metrics"]["brier"]
+    assert brier[4] == f"[{fmt_number(m['ci_low'], 3, True)}, {fmt_number(m['ci_high'], 3, True)}]"
     assert f"{want.n_matched} steps (event, step, rollout) both recorded" in page.text
     rows = _tables(page.text)["disagreements"][1:]
     assert 0 < len(rows) <= 25

@@ -59,7 +59,7 @@ def _cumulative(report: ArenaReport) -> Figure:
         ax.plot(rounds, values, label=f"{agent} ({values[-1]:+.4f})", lw=1.2)
     ax.axhline(0, color="0.3", lw=0.8)
     ax.set_xlabel("round R")
-    ax.set_ylabel("cumulative mean alpha")
+    ax.set_ylabel("cumulative mean alpha ([0, 1] Brier)")
     ax.set_title("Cumulative alpha after R rounds (Figure 5)", fontsize=10)
     ax.legend(fontsize=7)
     return fig

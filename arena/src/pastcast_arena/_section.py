@@ -227,8 +227,11 @@ def arena_section(
         ),
     )
     captions = {
-        "arena-murphy": "Brier with its Murphy components per agent (Foresight Arena Figure 2b)",
-        "arena-cumulative-alpha": "cumulative mean alpha after R rounds (Figure 5)",
+        "arena-murphy": "The [0, 1] Brier score of each agent with its Murphy components, "
+        "Brier = UNC + REL - RES (Foresight Arena Figure 2b).",
+        "arena-cumulative-alpha": "Cumulative mean alpha of each agent against the market after "
+        "R rounds ([0, 1] Brier units; above zero the agent beat the market), Foresight Arena "
+        "Figure 5.",
     }
     figures = tuple(  # named within the section: files figures/arena-murphy.png, ...
         render_figure(name.removeprefix("arena-"), captions.get(name, name), fig)

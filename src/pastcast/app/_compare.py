@@ -12,6 +12,8 @@ from pastcast.app._reading import RunsRead, check_dataset, read_runs
 from pastcast.dataset import Dataset
 from pastcast.errors import FieldError
 from pastcast.reports import (
+    BOOTSTRAP_DRAWS,
+    BOOTSTRAP_SEED,
     Comparison,
     Runs,
     compare_selections,
@@ -112,8 +114,8 @@ def compare_runs(
     base_agent: str | None = None,
     tuned_agent: str | None = None,
     fallback: Convention = "uniform",
-    bootstrap: int = 4000,
-    seed: int = 0,
+    bootstrap: int = BOOTSTRAP_DRAWS,
+    seed: int = BOOTSTRAP_SEED,
 ) -> Compared:
     """Table 4's rows for the run log ``tuned`` against ``base`` on the steps both recorded:
     Brier overall, binary and multi-choice, every other paired metric (accuracy, log loss), tool
@@ -171,8 +173,8 @@ def paired_comparisons(
     pairs: Sequence[str],
     *,
     fallback: Convention = "uniform",
-    bootstrap: int = 4000,
-    seed: int = 0,
+    bootstrap: int = BOOTSTRAP_DRAWS,
+    seed: int = BOOTSTRAP_SEED,
     field: str = "paired",
 ) -> tuple[PairedComparison, ...]:
     """Each ``BASE:OTHER`` of ``pairs`` compared on ``table`` (OTHER - BASE); each side a run

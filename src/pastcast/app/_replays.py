@@ -180,8 +180,11 @@ def _world_replay(
 
 def _world_index(world: World, index_dir: Path) -> None:
     """The world's own index in ``index_dir``, rebuilt whenever it does not hold the world's
-    documents; only an index made for a world is replaced (``pastcast.owned``)."""
+    documents; only an index made for a world is replaced (``pastcast.owned``). Its dating
+    provenance is counted as ``corpus build`` counts it (``dating.json``), so a run's header and
+    its leakage card record which date the documents carry."""
     from pastcast.corpus.embedded import EmbeddedIndex  # the world's own index: only here
+    from pastcast.corpus.sources import SourceRun, with_dating
 
     digest = content_digest(world.corpus_documents)
     try:
@@ -194,9 +197,14 @@ def _world_index(world: World, index_dir: Path) -> None:
         check_replaceable(index_dir, WORLD_INDEX)
     except FileExistsError as exc:
         raise FieldError("out", f"the world's index goes beside the run log: {exc}") from None
-    EmbeddedIndex.build(
-        world.corpus_documents, index_dir, overwrite=True, progress=True, kind=WORLD_INDEX
-    )
+    dated: SourceRun = with_dating(SourceRun(iter(world.corpus_documents)))
+    try:  # a sequence in memory, as before: the build needs no spool files
+        documents = list(dated.documents)
+        EmbeddedIndex.build(documents, index_dir, overwrite=True, progress=True, kind=WORLD_INDEX)
+    except BaseException:
+        dated.discard()
+        raise
+    dated.finish(index_dir)
 
 
 _SHARED: dict[tuple[str, str | None, str, str | None, DayConvention], Replay] = {}

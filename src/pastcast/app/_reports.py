@@ -17,6 +17,8 @@ from pastcast.dataset import Dataset
 from pastcast.errors import FieldError
 from pastcast.records import Forecast
 from pastcast.reports import (
+    BOOTSTRAP_DRAWS,
+    BOOTSTRAP_SEED,
     GROUP_COLUMNS,
     REPORT_COLUMNS,
     RUN_COLUMNS,
@@ -192,8 +194,8 @@ def score_runs(
     dataset: str | Path | Dataset | None = None,
     by: str | Sequence[str] = ("agent", "setting"),
     fallback: Convention = "uniform",
-    bootstrap: int = 4000,
-    seed: int = 0,
+    bootstrap: int = BOOTSTRAP_DRAWS,
+    seed: int = BOOTSTRAP_SEED,
     bins: int = 10,
     after_knowledge_cutoff: bool = False,
     normalize_labels: bool = False,
@@ -265,8 +267,8 @@ def report_runs(
     dataset: str | Path | Dataset | None = None,
     by: str | Sequence[str] = ("agent", "setting"),
     fallback: Convention = "uniform",
-    bootstrap: int = 4000,
-    seed: int = 0,
+    bootstrap: int = BOOTSTRAP_DRAWS,
+    seed: int = BOOTSTRAP_SEED,
     bins: int = 10,
     events: Sequence[str] = (),
     figures: Sequence[str] | None = None,

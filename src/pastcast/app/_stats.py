@@ -13,7 +13,7 @@ from typing import Any, Literal
 from pastcast.app._reading import RunsRead, read_runs
 from pastcast.app._reports import TABLE_COLUMNS, group_columns
 from pastcast.errors import FieldError
-from pastcast.reports import duration_of
+from pastcast.reports import BOOTSTRAP_DRAWS, BOOTSTRAP_SEED, duration_of
 from pastcast.scoring import (
     DURATION_EDGES,
     EVIDENCE_INPUTS,
@@ -57,8 +57,8 @@ def longitudinal(
     by: str | Sequence[str] = ("agent", "setting"),
     metric: str = "brier",
     fallback: Convention = "uniform",
-    bootstrap: int = 4000,
-    seed: int = 0,
+    bootstrap: int = BOOTSTRAP_DRAWS,
+    seed: int = BOOTSTRAP_SEED,
     market_only: bool = False,
 ) -> Statistics:
     """Thirds, step changes and episode gain per group of ``metric`` (a registered one); with
@@ -103,8 +103,8 @@ def memory_costs(
     *,
     pooled: bool = False,
     by_evidence: bool = False,
-    bootstrap: int = 4000,
-    seed: int = 0,
+    bootstrap: int = BOOTSTRAP_DRAWS,
+    seed: int = BOOTSTRAP_SEED,
 ) -> Statistics:
     """Memory-on / memory-free resource ratios over matched records by step phase, per agent
     (or ``pooled``), and with ``by_evidence`` split by new-evidence quartile."""
@@ -153,8 +153,8 @@ def coverage_bins(
     kind: CoverageKind = "shown",
     by: str | Sequence[str] = ("run_id", "agent", "setting"),
     fallback: Convention = "uniform",
-    bootstrap: int = 4000,
-    seed: int = 0,
+    bootstrap: int = BOOTSTRAP_DRAWS,
+    seed: int = BOOTSTRAP_SEED,
     bins: Literal["count", "label"] = "count",
 ) -> Statistics:
     """Scores by retrieval coverage bin: the distinct documents the agent saw at the step

@@ -160,12 +160,25 @@ def load_command(name: str) -> Any:
         target = getattr(importlib.import_module(module), attribute)
     else:
         target = plugin_commands()[name].load()
-    holder = typer.Typer()
+    holder = typer.Typer(rich_markup_mode=None)  # plain help: wrapped, never cut (see app)
     if isinstance(target, typer.Typer):
         holder.add_typer(target, name=name)
     else:
         holder.command(name)(target)
-    return typer.main.get_group(holder).commands[name]
+    command = typer.main.get_group(holder).commands[name]
+    _whole_short_help(command)
+    return command
+
+
+def _whole_short_help(command: Any) -> None:
+    """A group lists each sub-command by the first sentence of its help, whole: click cuts it
+    to the terminal's width with "..." unless it is given as ``short_help``."""
+    for sub in getattr(command, "commands", {}).values():
+        if not sub.short_help and sub.help:
+            first = " ".join(sub.help.split("\n\n")[0].split())
+            end = first.find(". ")
+            sub.short_help = first if end < 0 else first[: end + 1]
+        _whole_short_help(sub)
 
 
 class _LazyCommands(dict[str, Any]):
@@ -314,6 +327,9 @@ app = typer.Typer(
     epilog="Exit codes: 0 success, 2 usage error (nothing done), 1 failed run.",
     no_args_is_help=True,
     pretty_exceptions_enable=False,
+    # Plain help: click wraps it to the terminal's width; rich's panels cut option names and
+    # long words short with an ellipsis at 80 columns.
+    rich_markup_mode=None,
 )
 # Commands are registered in COMMANDS above (loaded when used); one registered here with
 # app.command / app.add_typer is imported with the CLI, as usual with typer.

@@ -9,6 +9,7 @@ unusable). Errors are one ``error: ...`` line on stderr.
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import sys
 from collections.abc import Iterator
@@ -22,6 +23,8 @@ from pastcast.cutoff import DayConvention
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
+
+    from rich.console import Console
 
     from pastcast.errors import FieldError
 
@@ -42,6 +45,7 @@ __all__ = [
     "print_json",
     "printable",
     "seed_option",
+    "table_console",
     "undone_on_usage_error",
 ]
 
@@ -52,6 +56,21 @@ JsonFlag = Annotated[
     bool,
     typer.Option("--json", help="Print one JSON value on stdout (notes and progress: stderr)."),
 ]
+
+
+PIPE_WIDTH = 200
+"""Columns of tables printed into a pipe or a file when ``COLUMNS`` does not say."""
+
+
+def table_console(stderr: bool = False) -> Console:
+    """Where tables are printed: as wide as the terminal, or ``COLUMNS`` where it is set, else
+    (a pipe, a log file) ``PIPE_WIDTH``; print them with ``to_rich(table, console.width)``."""
+    from rich.console import Console
+
+    console = Console(stderr=stderr)
+    if console.is_terminal or os.environ.get("COLUMNS", "").isdigit():
+        return console
+    return Console(stderr=stderr, width=PIPE_WIDTH)
 
 
 def seed_option(help: str) -> Any:

@@ -3,17 +3,17 @@ steps, paired (Table 4)."""
 
 from __future__ import annotations
 
+import textwrap
 from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.console import Console
 
 from pastcast.app import compare_runs
-from pastcast.cli._common import JsonFlag, fail_app, print_json
+from pastcast.cli._common import JsonFlag, fail_app, print_json, table_console
 from pastcast.cli._score import BootstrapOpt, DatasetOpt, FallbackOpt, SeedOpt
 from pastcast.errors import FieldError
-from pastcast.reports import comparison_table, to_markdown, to_rich
+from pastcast.reports import BOOTSTRAP_DRAWS, BOOTSTRAP_SEED, comparison_table, to_markdown, to_rich
 
 OPTIONS = {"base": "BASE", "tuned": "TUNED"}
 
@@ -41,8 +41,8 @@ def compare(
         ),
     ] = None,
     fallback: FallbackOpt = "uniform",
-    bootstrap: BootstrapOpt = 4000,
-    seed: SeedOpt = 0,
+    bootstrap: BootstrapOpt = BOOTSTRAP_DRAWS,
+    seed: SeedOpt = BOOTSTRAP_SEED,
     dataset: DatasetOpt = None,
     markdown: Annotated[
         bool, typer.Option("--markdown", help="Print the table as Markdown.")
@@ -75,8 +75,6 @@ def compare(
     if markdown:
         typer.echo(to_markdown(table))
         return
-    console = Console()
-    if not console.is_terminal:
-        console = Console(width=200)
-    console.print(to_rich(table))
-    typer.echo(table.note)
+    console = table_console()
+    console.print(to_rich(table, console.width))
+    typer.echo(textwrap.fill(table.note, console.width))

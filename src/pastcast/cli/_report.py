@@ -6,10 +6,9 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.console import Console
 
 from pastcast.app import MARKET_AGE_WARNING, report_runs
-from pastcast.cli._common import EXIT_FAILED, JsonFlag, fail, note, print_json
+from pastcast.cli._common import EXIT_FAILED, JsonFlag, fail, note, print_json, table_console
 from pastcast.cli._score import (
     BinsOpt,
     BootstrapOpt,
@@ -26,7 +25,7 @@ from pastcast.cli._score import (
     print_notes,
 )
 from pastcast.errors import FieldError
-from pastcast.reports import GROUP_COLUMNS, main_table, to_rich
+from pastcast.reports import BOOTSTRAP_DRAWS, BOOTSTRAP_SEED, GROUP_COLUMNS, main_table, to_rich
 
 
 def report(
@@ -34,8 +33,8 @@ def report(
     out: Annotated[Path, typer.Option("--out", help="Directory to write the report into.")],
     by: ReportByOpt = "agent,setting",
     fallback: FallbackOpt = "uniform",
-    bootstrap: BootstrapOpt = 4000,
-    seed: SeedOpt = 0,
+    bootstrap: BootstrapOpt = BOOTSTRAP_DRAWS,
+    seed: SeedOpt = BOOTSTRAP_SEED,
     bins: BinsOpt = 10,
     dataset: DatasetOpt = None,
     event: Annotated[
@@ -115,9 +114,7 @@ def report(
             }
         )
         return
-    console = Console()
-    if not console.is_terminal:
-        console = Console(width=200)
-    console.print(to_rich(main_table(written.card)))
+    console = table_console()
+    console.print(to_rich(main_table(written.card), console.width))
     note(f"report: {written.html}", as_json)
     note(f"tables: {written.markdown}, {written.latex}; figures: {out / 'figures'}", as_json)

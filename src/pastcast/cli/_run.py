@@ -14,8 +14,6 @@ from pathlib import Path
 from typing import Annotated, Any, NoReturn
 
 import typer
-from rich.console import Console
-from rich.markup import escape
 
 from pastcast.app import AGENT_GRAMMAR, Terminated, plan_from_agents, run_demo, run_plan
 from pastcast.cli._common import (
@@ -26,6 +24,7 @@ from pastcast.cli._common import (
     note,
     option_of,
     print_json,
+    table_console,
 )
 from pastcast.cli._corpus import Retrieval
 from pastcast.cli._data_view import CoverageDaysOpt
@@ -217,7 +216,7 @@ def run(
             "--agent",
             "-a",
             metavar="SPEC",
-            help=escape(f"Agent (repeatable): {AGENT_GRAMMAR}"),  # [..] is not rich markup
+            help=f"Agent (repeatable): {AGENT_GRAMMAR}",
         ),
     ] = None,
     dataset: Annotated[
@@ -427,17 +426,14 @@ def demo(
         fail(str(exc), EXIT_FAILED)
     result = made.run
     note(f"run log: {result.path} ({result.written} new steps, {result.skipped} resumed)", as_json)
-    console = Console(stderr=as_json)  # with --json the leaderboard table is a note
-    if not console.is_terminal:
-        console = Console(stderr=as_json, width=180)  # readable in logs and pipes
+    console = table_console(stderr=as_json)  # with --json the leaderboard table is a note
     card = made.card
     title = (
         f"{card.n_forecasts} forecasts; {card.fallback} fallback for unusable outputs; "
         f"95% event-clustered bootstrap CIs ({card.bootstrap} draws)"
     )
-    console.print(
-        to_rich(leaderboard([g.summary for g in card.groups], card.by, title, card.titles))
-    )
+    shown = leaderboard([g.summary for g in card.groups], card.by, title, card.titles)
+    console.print(to_rich(shown, console.width))
     report = None if made.report is None else made.report.html
     if report is not None:
         note(f"report: {report}", as_json)

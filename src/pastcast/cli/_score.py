@@ -7,7 +7,6 @@ from pathlib import Path
 from typing import Annotated, NoReturn
 
 import typer
-from rich.console import Console
 
 from pastcast.app import (
     DATASET_SPEC_HELP,
@@ -18,9 +17,11 @@ from pastcast.app import (
     score_runs,
 )
 from pastcast.app import TABLE_COLUMNS as TABLE_COLUMNS
-from pastcast.cli._common import JsonFlag, fail, fail_app, print_json
+from pastcast.cli._common import JsonFlag, fail, fail_app, print_json, table_console
 from pastcast.errors import FieldError
 from pastcast.reports import (
+    BOOTSTRAP_DRAWS,
+    BOOTSTRAP_SEED,
     GROUP_COLUMNS,
     calibration_table,
     cost_table,
@@ -166,8 +167,8 @@ def score(
     run_logs: RunLogsArg,
     by: ReportByOpt = "agent,setting",
     fallback: FallbackOpt = "uniform",
-    bootstrap: BootstrapOpt = 4000,
-    seed: SeedOpt = 0,
+    bootstrap: BootstrapOpt = BOOTSTRAP_DRAWS,
+    seed: SeedOpt = BOOTSTRAP_SEED,
     bins: BinsOpt = 10,
     dataset: DatasetOpt = None,
     after_knowledge_cutoff: AfterKnowledgeCutoffOpt = False,
@@ -232,15 +233,14 @@ def score(
         f"95% event-clustered bootstrap CIs ({bootstrap} draws); information-alpha against "
         f"the market at the cutoff, {market_age_text(card.market_ages)}"
     )
-    console = Console()
-    if not console.is_terminal:
-        console = Console(width=200)  # keep the tables readable in logs and pipes
+    console = table_console()
     if "event" in groups and dataset is None:
         typer.echo("note: pass --dataset to see each event's question next to its id", err=True)
-    console.print(
-        to_rich(leaderboard([g.summary for g in card.groups], groups, title, card.titles))
-    )
-    console.print(to_rich(calibration_table(card)))
-    console.print(to_rich(cost_table(card)))
-    if scored.pairs:
-        console.print(to_rich(paired_table(scored.pairs)))
+    tables = [
+        leaderboard([g.summary for g in card.groups], groups, title, card.titles),
+        calibration_table(card),
+        cost_table(card),
+        *([paired_table(scored.pairs)] if scored.pairs else []),
+    ]
+    for table in tables:
+        console.print(to_rich(table, console.width))

@@ -14,7 +14,7 @@ from pastcast.app import longitudinal as longitudinal_stats
 from pastcast.cli._common import JsonFlag, fail, fail_field, print_json
 from pastcast.cli._score import BootstrapOpt, ByOpt, FallbackOpt, RunLogsArg, SeedOpt, print_notes
 from pastcast.errors import FieldError
-from pastcast.reports import clean_json
+from pastcast.reports import BOOTSTRAP_DRAWS, BOOTSTRAP_SEED, clean_json
 from pastcast.scoring import CoverageKind, power_n, power_rounds
 
 app = typer.Typer(
@@ -95,8 +95,8 @@ def longitudinal(
         str, typer.Option("--metric", help="Metric to follow (any registered one).")
     ] = "brier",
     fallback: FallbackOpt = "uniform",
-    bootstrap: BootstrapOpt = 4000,
-    seed: SeedOpt = 0,
+    bootstrap: BootstrapOpt = BOOTSTRAP_DRAWS,
+    seed: SeedOpt = BOOTSTRAP_SEED,
     market_only: Annotated[
         bool,
         typer.Option(
@@ -132,8 +132,8 @@ def memory_cost_cmd(
         bool,
         typer.Option("--by-evidence", help="Also split later steps by new-evidence quartile."),
     ] = False,
-    bootstrap: BootstrapOpt = 4000,
-    seed: SeedOpt = 0,
+    bootstrap: BootstrapOpt = BOOTSTRAP_DRAWS,
+    seed: SeedOpt = BOOTSTRAP_SEED,
     as_json: JsonFlag = False,
 ) -> None:
     """Memory-on / memory-free resource ratios over matched records, by step phase."""
@@ -157,8 +157,8 @@ def coverage_cmd(
     ] = "shown",
     by: ByOpt = "run_id,agent,setting",
     fallback: FallbackOpt = "uniform",
-    bootstrap: BootstrapOpt = 4000,
-    seed: SeedOpt = 0,
+    bootstrap: BootstrapOpt = BOOTSTRAP_DRAWS,
+    seed: SeedOpt = BOOTSTRAP_SEED,
     bins: Annotated[
         Literal["count", "label"],
         typer.Option(

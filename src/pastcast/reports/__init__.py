@@ -30,7 +30,14 @@ from pastcast.reports._runs import (
     duration_of,
     horizon_of,
 )
-from pastcast.reports._scorecard import GroupReport, Scorecard, market_age_text, scorecard
+from pastcast.reports._scorecard import (
+    BOOTSTRAP_DRAWS,
+    BOOTSTRAP_SEED,
+    GroupReport,
+    Scorecard,
+    market_age_text,
+    scorecard,
+)
 from pastcast.reports._tables import (
     TextTable,
     calibration_table,
@@ -45,6 +52,8 @@ from pastcast.reports._tables import (
 )
 
 __all__ = [
+    "BOOTSTRAP_DRAWS",
+    "BOOTSTRAP_SEED",
     "GROUP_COLUMNS",
     "NO_MODEL",
     "REPORT_COLUMNS",

@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 
 from pastcast.reports._runs import Runs
+from pastcast.reports._scorecard import BOOTSTRAP_DRAWS, BOOTSTRAP_SEED
 from pastcast.reports._tables import TextTable, fmt_number
 from pastcast.scoring import (
     RESOURCES,
@@ -135,8 +136,8 @@ def compare_selections(
     base: Mapping[str, str],
     other: Mapping[str, str],
     fallback: Convention = "uniform",
-    bootstrap: int = 4000,
-    seed: int = 0,
+    bootstrap: int = BOOTSTRAP_DRAWS,
+    seed: int = BOOTSTRAP_SEED,
     names: tuple[str, str] | None = None,
 ) -> Comparison:
     """Table 4's rows for ``other`` against ``base`` (selections of the runs' score table): the

@@ -24,7 +24,20 @@ from pastcast.scoring import (
     summarize,
 )
 
-__all__ = ["GroupReport", "Scorecard", "market_age_text", "scorecard"]
+__all__ = [
+    "BOOTSTRAP_DRAWS",
+    "BOOTSTRAP_SEED",
+    "GroupReport",
+    "Scorecard",
+    "market_age_text",
+    "scorecard",
+]
+
+BOOTSTRAP_DRAWS = 4000
+"""Bootstrap draws of every interval the command line and the dashboard show by default: one
+number, so the two show the same intervals for the same run."""
+BOOTSTRAP_SEED = 0
+"""Their seed, likewise."""
 
 
 def market_age_text(ages: Sequence[float]) -> str:
@@ -143,8 +156,8 @@ def scorecard(
     runs: Runs,
     by: Sequence[str] = ("agent", "setting"),
     fallback: Convention = "uniform",
-    bootstrap: int = 4000,
-    seed: int = 0,
+    bootstrap: int = BOOTSTRAP_DRAWS,
+    seed: int = BOOTSTRAP_SEED,
     bins: int = 10,
 ) -> Scorecard:
     """Score the steps of ``runs`` per group of ``by`` (raises ``ValueError`` on a column it

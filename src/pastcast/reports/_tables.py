@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import TypeVar
 
 import numpy as np
+from rich.console import Group
 from rich.table import Table
 
 from pastcast.reports._leaderboard import (
@@ -262,15 +263,52 @@ def cost_table(card: Scorecard) -> TextTable:
     )
 
 
-def to_rich(t: TextTable) -> Table:
-    table = Table(title=t.title, title_justify="left")
-    for i, col in enumerate(t.columns):
-        table.add_column(col, justify="left" if i < t.n_keys else "right")
-    for i, row in enumerate(t.rows):
-        if i == t.n_agents and i > 0:
-            table.add_section()
-        table.add_row(*row)
-    return table
+def _width(column: str, cells: Sequence[str]) -> int:
+    return max(len(line) for text in (column, *cells) for line in text.splitlines() or [""])
+
+
+def _blocks(t: TextTable, width: int | None) -> tuple[list[list[int]], bool]:
+    """The value columns of each block, as many as fit ``width`` beside the key columns (a rich
+    box costs 3 characters a column and 1 more; a column wider than the room is alone), and
+    whether the key columns fold (they take at most half the width)."""
+    values = list(range(t.n_keys, len(t.columns)))
+    if width is None:
+        return [values], False
+    need = [_width(c, [r[i] for r in t.rows]) + 3 for i, c in enumerate(t.columns)]
+    keys = sum(need[: t.n_keys])
+    room = width - 1 - min(keys, width // 2)
+    blocks: list[list[int]] = [[]]
+    used = 0
+    for i in values:
+        if blocks[-1] and used + need[i] > room:
+            blocks.append([])
+            used = 0
+        blocks[-1].append(i)
+        used += need[i]
+    return blocks, keys > width // 2
+
+
+def to_rich(t: TextTable, width: int | None = None) -> Group:
+    """``t`` for a terminal ``width`` characters wide, every cell whole: where its columns do not
+    fit, they are split into blocks printed one after another, each repeating the columns that
+    name the group; a name too long for its column folds onto more lines, never cut short (two
+    agents named alike stay two names), and rows are then ruled apart."""
+    blocks, folds = _blocks(t, width)
+    tables = []
+    for k, block in enumerate(blocks):
+        title = t.title if k == 0 else "(continued)"
+        table = Table(title=title or None, title_justify="left", show_lines=folds)
+        shown = [*range(t.n_keys), *block]
+        for i in shown:
+            table.add_column(
+                t.columns[i], justify="left" if i < t.n_keys else "right", overflow="fold"
+            )
+        for j, row in enumerate(t.rows):
+            if j == t.n_agents and j > 0:
+                table.add_section()
+            table.add_row(*(row[i] for i in shown))
+        tables.append(table)
+    return Group(*tables)
 
 
 def to_markdown(t: TextTable) -> str:

@@ -17,6 +17,7 @@ import numpy as np
 from fastapi import FastAPI
 from fastapi.responses import HTMLResponse
 
+from pastcast.reports import BOOTSTRAP_DRAWS, BOOTSTRAP_SEED
 from pastcast.reports.dashboard._index import RunIndex
 from pastcast.scoring import PairedComparison, metric_list, paired_comparison
 
@@ -26,7 +27,6 @@ SHORT = 28
 """Characters of an agent label shown; the rest is in its title attribute."""
 TOP = 25
 """Steps listed where the two disagree most."""
-BOOTSTRAP = 1000
 
 
 def _short(name: str) -> str:
@@ -155,7 +155,11 @@ def add_comparison_page(
                 pair = (ga, gb)
                 if pair not in cache:
                     cache[pair] = paired_comparison(
-                        index.table, ga.where(), gb.where(), bootstrap=BOOTSTRAP
+                        index.table,
+                        ga.where(),
+                        gb.where(),
+                        bootstrap=BOOTSTRAP_DRAWS,
+                        seed=BOOTSTRAP_SEED,
                     )
                 cmp = cache[pair]
                 if cmp.n_matched == 0:

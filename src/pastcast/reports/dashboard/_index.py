@@ -27,7 +27,7 @@ from numpy.typing import NDArray
 from pastcast.dataset import Dataset
 from pastcast.reports._leaderboard import ranked
 from pastcast.reports._runs import NO_MODEL, Runs
-from pastcast.reports._scorecard import market_age_text
+from pastcast.reports._scorecard import BOOTSTRAP_DRAWS, BOOTSTRAP_SEED, market_age_text
 from pastcast.reports.dashboard._store import BOARD_VERSION, board_path, load_board, save_board
 from pastcast.runlog import (
     RunHeader,
@@ -391,9 +391,10 @@ class RunIndex:
             )
         return m
 
-    def leaderboard(self, f: Filters, bootstrap: int = 1000) -> tuple[LeaderRow, ...]:
-        """Agents and settings ranked by mean Brier (references last) over the filtered steps;
-        computed once per filter."""
+    def leaderboard(self, f: Filters, bootstrap: int = BOOTSTRAP_DRAWS) -> tuple[LeaderRow, ...]:
+        """Agents and settings ranked by mean Brier (references last) over the filtered steps,
+        with the intervals ``pastcast score`` gives (the same draws and seed); computed once per
+        filter."""
         with self._lock:
             if f in self._boards:
                 self._boards.move_to_end(f)
@@ -408,7 +409,9 @@ class RunIndex:
         if rows.size:
             sub = self.table.take(rows)
             by = ("agent", "setting")
-            summaries = {s.group: s for s in summarize(sub, by, bootstrap=bootstrap)}
+            summaries = {
+                s.group: s for s in summarize(sub, by, bootstrap=bootstrap, seed=BOOTSTRAP_SEED)
+            }
             for names, local in group_rows(sub, by):
                 g = rows[local]
                 codes = np.unique(self.model_codes[g])

@@ -1,15 +1,18 @@
 """The figure registry, what every figure is drawn from, and rendering to PNG and SVG.
 
-A figure is a function of ``ReportData`` that returns a matplotlib ``Figure``, or ``None`` when
-the runs lack what it needs (no two-outcome forecasts, no memory-on notebooks, one setting
-only...). Figures register by name in ``FIGURES`` (entry-point group ``pastcast.figures``), so
-a plugin adds a figure to every report. Figures are drawn on ``matplotlib.figure.Figure``
-directly, never through pyplot, so no global backend or state is touched.
+A figure is a function of ``ReportData`` that returns a ``Drawn`` (a matplotlib ``Figure`` and
+its caption), or ``None`` when the runs lack what it needs (no two-outcome forecasts, no
+memory-on notebooks, one setting only...). The caption is written by the figure from what it
+drew (whole sentences, naming the units on its axes), not taken from a docstring. Figures
+register by name in ``FIGURES`` (entry-point group ``pastcast.figures``), so a plugin adds a
+figure to every report. Figures are drawn on ``matplotlib.figure.Figure`` directly, never
+through pyplot, so no global backend or state is touched.
 """
 
 from __future__ import annotations
 
 import io
+import textwrap
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cached_property
@@ -28,16 +31,29 @@ from pastcast.scoring import Convention, EvidenceRow, ScoreTable
 __all__ = [
     "FIGURES",
     "MAX_PANELS",
+    "Drawn",
     "RenderedFigure",
     "ReportData",
     "date_axis",
     "new_figure",
+    "panel_axes",
     "register_figure",
     "render_figure",
     "render_figures",
+    "wrapped",
 ]
 
-FIGURES: Registry[Figure | None] = Registry("figure")
+
+@dataclass(frozen=True)
+class Drawn:
+    """A figure as drawn, with its caption: whole sentences saying what each panel, axis and
+    mark shows, in the units written on the axes."""
+
+    figure: Figure
+    caption: str
+
+
+FIGURES: Registry[Drawn | None] = Registry("figure")
 register_figure = FIGURES.register
 # The papers' figures, by reference: a figure's module loads when it is first drawn.
 FIGURES.add("reliability", "pastcast.reports.figures._calibration:reliability")
@@ -113,6 +129,25 @@ def new_figure(panels: int = 1, width: float = 4.2, height: float = 3.4) -> Figu
     return Figure(figsize=(width * cols, height * rows), layout="constrained")
 
 
+def panel_axes(fig: Figure, panels: int) -> list[Axes]:
+    """``panels`` axes on ``fig`` (up to four per row, as ``new_figure`` sized it); the grid's
+    spare cells are hidden."""
+    cols = min(max(panels, 1), 4)
+    grid = fig.subplots(-(-max(panels, 1) // cols), cols, squeeze=False)
+    for ax in list(grid.flat)[panels:]:
+        ax.set_visible(False)
+    return list(grid.flat)[:panels]
+
+
+def wrapped(text: str, width: float, fontsize: float = 8) -> str:
+    """``text`` broken into lines that fit ``width`` inches at ``fontsize`` points, whole: a
+    title or label is wrapped, never cut (a name longer than a line is split inside)."""
+    chars = max(12, int(width * 72 / (fontsize * 0.62)))
+    return "\n".join(
+        textwrap.fill(line, chars, break_on_hyphens=False) for line in text.splitlines() or [""]
+    )
+
+
 def date_axis(ax: Axes, maxticks: int = 6) -> None:
     """Readable dates on the x axis (a few ticks, concise labels)."""
     locator = AutoDateLocator(maxticks=maxticks)  # type: ignore[no-untyped-call]
@@ -137,10 +172,8 @@ def render_figures(data: ReportData, names: Sequence[str] | None = None) -> list
     """Draw the named figures (all registered ones by default) that the runs support."""
     out = []
     for name in names if names is not None else FIGURES.names():
-        entry = FIGURES.get(name)
-        fig = FIGURES.build(name, data=data)
-        if fig is None:
+        drawn = FIGURES.build(name, data=data)
+        if drawn is None:
             continue
-        png, svg = _render(fig)
-        out.append(RenderedFigure(name, entry.description, png, svg))
+        out.append(render_figure(name, drawn.caption, drawn.figure))
     return out
