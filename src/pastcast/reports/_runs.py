@@ -94,7 +94,11 @@ def _market_age_bins(
     missing = np.isnan(ages)
     code[missing & ~has_market] = len(names)
     code[missing & has_market] = len(names) + 1
-    return code, (*names, "none", "unrecorded")
+    listed = (*names, "none", "unrecorded")
+    order = sorted(range(len(listed)), key=listed.__getitem__)  # coded columns' names sorted
+    rank = np.empty(len(listed), dtype=np.int64)
+    rank[order] = np.arange(len(listed))
+    return rank[code], tuple(listed[i] for i in order)
 
 
 _NEEDS_DATASET = (
@@ -292,6 +296,7 @@ RUN_COLUMNS = (
     "cutoff",
     "evidence",
     "stop_reason",
+    "market_age_days",
     "cost_usd",
     "input_tokens",
     "output_tokens",
