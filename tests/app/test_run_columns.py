@@ -217,7 +217,7 @@ def test_a_companion_of_the_earlier_format_is_rebuilt(rich_run: Path, tmp_path: 
     assert meta["version"] == 4
     meta["version"] = 3
     pq.write_table(table.replace_schema_metadata({b"pastcast.columns": json.dumps(meta)}), part)
-    _check_rebuilt(log, "not a part of companion version 4")
+    _check_rebuilt(log, "not a part of companion version 5")
     assert "market_age_days" in read_step_columns(log, ["market_age_days"]).table.column_names
 
 

@@ -13,7 +13,7 @@ from typing import Any, Literal
 from pastcast.app._reading import RunsRead, read_runs
 from pastcast.app._reports import TABLE_COLUMNS, group_columns
 from pastcast.errors import FieldError
-from pastcast.reports import BOOTSTRAP_DRAWS, BOOTSTRAP_SEED, duration_of
+from pastcast.reports import BOOTSTRAP_DRAWS, BOOTSTRAP_SEED, RUN_COLUMNS, duration_of
 from pastcast.scoring import (
     DURATION_EDGES,
     EVIDENCE_INPUTS,
@@ -71,7 +71,7 @@ def longitudinal(
         raise FieldError("metric", str(exc)) from None
     groups = group_columns(by, TABLE_COLUMNS)
     # the score table from the step columns; the notebooks' ledgers from the records that hold them
-    read = read_runs(run_logs)
+    read = read_runs(run_logs, columns=(*RUN_COLUMNS, "search_calls", "read_calls"))
     table = read.runs.base_table
     kw: dict[str, Any] = {"metric": metric, "fallback": fallback, "bootstrap": bootstrap}
     kw["seed"] = seed
@@ -79,8 +79,7 @@ def longitudinal(
     evidence: dict[str, Any] | None = None
     if any(r.available is not None for r in index):
         cuts, rows = changes_by_evidence(table, index, **kw)
-        tool_calls = read.runs.memory_on_tool_calls()
-        capture = capture_gain(table, index, metric, fallback, tool_calls)
+        capture = capture_gain(table, index, metric, fallback, read.runs.tool_counts())
         evidence = {
             "cut_points": list(cuts),
             "by_quartile": [asdict(r) for r in rows],

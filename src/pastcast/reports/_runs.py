@@ -94,7 +94,11 @@ def _market_age_bins(
     missing = np.isnan(ages)
     code[missing & ~has_market] = len(names)
     code[missing & has_market] = len(names) + 1
-    return code, (*names, "none", "unrecorded")
+    listed = (*names, "none", "unrecorded")
+    order = sorted(range(len(listed)), key=listed.__getitem__)  # coded columns' names sorted
+    rank = np.empty(len(listed), dtype=np.int64)
+    rank[order] = np.arange(len(listed))
+    return rank[code], tuple(listed[i] for i in order)
 
 
 _NEEDS_DATASET = (
@@ -292,6 +296,7 @@ RUN_COLUMNS = (
     "cutoff",
     "evidence",
     "stop_reason",
+    "market_age_days",
     "cost_usd",
     "input_tokens",
     "output_tokens",
@@ -301,7 +306,9 @@ RUN_COLUMNS = (
 )
 """The step columns a scorecard reads (``pastcast.runlog.columns_schema``)."""
 
-REPORT_COLUMNS = tuple(dict.fromkeys((*RUN_COLUMNS, *EVIDENCE_INPUTS, "failure_reason")))
+REPORT_COLUMNS = tuple(
+    dict.fromkeys((*RUN_COLUMNS, *EVIDENCE_INPUTS, "failure_reason", "search_calls", "read_calls"))
+)
 """The step columns the HTML report reads (its scorecard, tables and figures); the notebooks of
 the evidence figures are read from full records, streamed by offset."""
 
@@ -532,18 +539,10 @@ class Runs:
             start += n
         return out
 
-    def memory_on_tool_calls(self) -> Iterator[tuple[str, list[str]]]:
-        """Each memory-on agent forecast's agent and the names of the tools it called, from the
-        full records of those rows only, streamed by offset (``capture_gain``'s tool counts)."""
-        for log in self.logs:
-            rows: list[int] = []
-            start = 0
-            for b in self.batches_of(log, ("setting", "role")):
-                pairs = zip(b["setting"], b["role"], strict=True)
-                rows += [start + i for i, (s, r) in enumerate(pairs) if (s, r) == _ON_AGENT]
-                start += len(b["role"])
-            for record in log.stream(rows):
-                yield record.agent, [c.name for c in record.episode.tool_calls]
+    def tool_counts(self) -> NDArray[np.float64]:
+        """Per step, its search and read calls (two columns), from the step columns."""
+        table = self.columns(("search_calls", "read_calls"))
+        return np.stack([as_numpy(table.column(c)) for c in table.column_names], axis=1)
 
     def evidence_index(self) -> tuple[EvidenceRow, ...]:
         """The new-evidence index of the steps' notebooks (``evidence_index``): the steps from
@@ -565,6 +564,3 @@ class Runs:
     def log_sizes(self) -> tuple[int, ...]:
         """Steps of each log."""
         return tuple(log.table.num_rows for log in self.logs)
-
-
-_ON_AGENT = ("memory_on", "agent")

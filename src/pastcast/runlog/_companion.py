@@ -60,11 +60,11 @@ __all__ = [
     "write_stamp",
 ]
 
-COLUMNS_VERSION = 4
+COLUMNS_VERSION = 5
 """The companion's format; a part of another version is rebuilt (2: the evidence label and the
 stop reason of each step; 3: the replies each forecast was read from, which ``score
 --normalize-labels`` reads to stream only the forecasts it may read again; 4: when the market
-reference was public and its age at the cutoff)."""
+reference was public and its age at the cutoff; 5: the search and read calls of each step)."""
 
 COLUMNS_KIND = "run-log-columns"
 """The ``.pastcast-made`` kind of the companion folder: only such a folder is written into."""
@@ -124,6 +124,8 @@ def columns_schema() -> pa.Schema:
             ("output_tokens", pa.int64()),
             ("cost_usd", pa.float64()),
             ("tool_calls", pa.int64()),
+            ("search_calls", pa.int64()),
+            ("read_calls", pa.int64()),
             ("models", pa.list_(pa.string())),
             ("wall_s", pa.float64()),
             ("termination", pa.string()),
@@ -193,6 +195,8 @@ def step_row(record: StepRecord, offset: int, length: int) -> dict[str, Any]:
         "output_tokens": e.usage.output_tokens,
         "cost_usd": e.usage.cost_usd,
         "tool_calls": len(e.tool_calls),
+        "search_calls": sum(c.name == "search" for c in e.tool_calls),
+        "read_calls": sum(c.name == "read" for c in e.tool_calls),
         "models": sorted({c.model for c in e.model_calls}),
         "wall_s": e.wall_s,
         "termination": e.termination,

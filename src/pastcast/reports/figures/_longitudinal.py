@@ -186,7 +186,7 @@ def capture_against_gain(data: ReportData) -> Drawn | None:
         data.runs.base_table,
         data.evidence,
         fallback=data.fallback,
-        tool_calls=data.runs.memory_on_tool_calls(),
+        tool_counts=data.runs.tool_counts(),
     )
     points = [m for m in corr.models if np.isfinite(m.kappa) and np.isfinite(m.gain)]
     if not points:

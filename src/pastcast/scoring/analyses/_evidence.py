@@ -17,6 +17,7 @@ from datetime import datetime
 from typing import Any
 
 import numpy as np
+from numpy.typing import NDArray
 
 from pastcast.cutoff import cutoff_for_day, is_visible
 from pastcast.records import Notebook, NotebookProblemKind
@@ -310,16 +311,18 @@ class EvidenceCorrelation:
     """The same with the read count (the paper's scrapes: 0.49)."""
 
 
-def _tool_counts(steps: Iterable[tuple[str, Sequence[str]]]) -> dict[str, tuple[float, float]]:
-    """Per agent, the mean number of ``search`` and ``read`` calls per step, from each step's
-    agent and the names of the tools it called."""
-    sums: dict[str, list[float]] = {}
-    for agent, names in steps:
-        row = sums.setdefault(agent, [0.0, 0.0, 0.0])
-        row[0] += sum(n == "search" for n in names)
-        row[1] += sum(n == "read" for n in names)
-        row[2] += 1
-    return {a: (s / n, r / n) for a, (s, r, n) in sums.items()}
+def _tool_counts(
+    agents: Sequence[str], counts: NDArray[np.float64]
+) -> dict[str, tuple[float, float]]:
+    """Per agent, the mean of each forecast's search and read calls (``counts``' two columns,
+    a row per forecast of ``agents``)."""
+    out: dict[str, tuple[float, float]] = {}
+    names, at = np.unique(np.asarray(agents, dtype=object), return_inverse=True)
+    n = np.bincount(at, minlength=len(names))
+    for j, name in enumerate(names.tolist()):
+        search, read = (np.bincount(at, counts[:, k], len(names))[j] / n[j] for k in (0, 1))
+        out[str(name)] = (float(search), float(read))
+    return out
 
 
 def _spearman(xs: Sequence[float], ys: Sequence[float]) -> tuple[float, float]:
@@ -338,14 +341,13 @@ def capture_gain(
     index: Sequence[EvidenceRow] | None = None,
     metric: str = "brier",
     fallback: Convention = "uniform",
-    tool_calls: Iterable[tuple[str, Sequence[str]]] | None = None,
+    tool_counts: NDArray[np.float64] | None = None,
 ) -> EvidenceCorrelation:
     """Evidence capture kappa and memory-on episode gain G per model, and their Spearman
     correlation across models (Figure 2c; NaN with fewer than three models), and G's
-    correlation with the mean search and read counts per memory-on forecast (B.7), from
-    ``tool_calls``: each memory-on agent forecast's agent and the names of the tools it called.
-    ``records`` may be their score table (``index`` and ``tool_calls`` then given): the same
-    result."""
+    correlation with the mean search and read counts per memory-on forecast (B.7).
+    ``records`` may be their score table (``index`` then given, and ``tool_counts``: each row's
+    search and read calls, as ``Runs.tool_counts``): the same result."""
     if isinstance(records, ScoreTable):
         if index is None:
             raise ValueError("capture_gain: a score table needs its evidence index")
@@ -356,20 +358,29 @@ def capture_gain(
             np.array([roles[c] == "agent" for c in role.tolist()], dtype=bool)
         )
         on_table = table.take(mask) if mask.any() else None
+        agent_codes, agent_names = table.keys["agent"]
+        on_agents = [agent_names[c] for c in agent_codes[mask].tolist()]
+        on_counts = tool_counts[mask] if tool_counts is not None else None
     else:
         recs = list(records)
         index = evidence_index(recs) if index is None else index
         on = [r for r in recs if r.setting == "memory_on" and r.role == "agent"]
         on_table = table_from_records(on) if on else None
-        if tool_calls is None:
-            tool_calls = [(r.agent, [c.name for c in r.episode.tool_calls]) for r in on]
+        on_agents = [r.agent for r in on]
+        on_counts = np.array(
+            [
+                [sum(c.name == t for c in r.episode.tool_calls) for t in ("search", "read")]
+                for r in on
+            ],
+            dtype=np.float64,
+        ).reshape(-1, 2)
     pairs: dict[str, tuple[list[float], list[float]]] = {}
     for r in index:
         if r.own is not None and r.available is not None:
             own, avail = pairs.setdefault(r.agent, ([], []))
             own.append(r.own)
             avail.append(r.available)
-    tools = _tool_counts(tool_calls or ())
+    tools = _tool_counts(on_agents, on_counts) if on_counts is not None and on_agents else {}
     gains: dict[str, tuple[float, int]] = {}
     if on_table is not None:
         for g in episode_gain(on_table, ("agent",), metric, fallback, bootstrap=0):
