@@ -24,6 +24,10 @@ FOUNDRY_VERSION ?= 1.7.1
 export CMAKE_ARGS ?= -DGGML_NATIVE=OFF -DLLAVA_BUILD=OFF
 
 # The demo needs the core package and the reports extra (its HTML report and the dashboard); the
+# README's tour steps past it name the extra each needs instead of `make demo` installing them:
+# they are the heavy ones (torch for dense retrieval, spaCy and datatrove for the quality
+# filters, a llama.cpp build for the local model, the EVM libraries of the arena's
+# distribution), and without one the step stops in one line naming the pip install. The
 # test-suite also installs the other optional extras (model providers, the local llama.cpp
 # server, the PostgreSQL server, Dask for the cluster executor, the MCP SDK, the Gymnasium
 # environment, the TRL example, Inspect and verifiers, the curation filters) and the arena's

@@ -15,6 +15,7 @@ import pytest
 
 from pastcast.agents import agent_spec
 from pastcast.app import open_dataset, read_runs, runs_frame, score_runs
+from pastcast.app._frames import _p_column
 from pastcast.reports import Runs, scorecard
 from pastcast.runlog import (
     RunLogWriter,
@@ -122,7 +123,9 @@ def test_a_log_given_twice_and_a_copy_count_each_step_once(rich_run: Path, tmp_p
 
 def test_the_frame_returns_the_same_rows_as_the_records(rich_run: Path) -> None:
     frame = runs_frame([rich_run], dataset="world").collect()
+    p_columns = [c for c in frame.columns if c.startswith(("p_", "market_p_"))]
     assert frame.drop(
+        *p_columns,
         "log",
         "title",
         "event_kind",
@@ -136,6 +139,24 @@ def test_the_frame_returns_the_same_rows_as_the_records(rich_run: Path) -> None:
     assert frame["title"].to_list() == [titles[e] for e in frame["event_id"].to_list()]
     pandas = runs_frame(rich_run, backend="pandas")
     assert len(pandas) == frame.height and set(pandas["log"]) == {str(rich_run)}
+
+
+def test_the_frame_has_a_column_per_outcome_probability(rich_run: Path) -> None:
+    frame = runs_frame(rich_run).collect()
+    rows = _rows_of_records(rich_run)
+    assert {"p_yes", "p_no", "market_p_yes", "market_p_no"} <= set(frame.columns)
+    assert frame["p_yes"].count() > 0 and frame["market_p_yes"].count() > 0
+    for row, got in zip(rows, frame.to_dicts(), strict=True):
+        for pairs, prefix in ((row["probs"], "p_"), (row["market_probs"], "market_p_")):
+            given = {_p_column(d["label"]): d["p"] for d in pairs or []}
+            for label in row["labels"]:
+                name = _p_column(label)
+                assert got[prefix + name[2:]] == given.get(name), (prefix, label)
+        others = {c for c in frame.columns if c.startswith("p_")} - {
+            _p_column(lb) for lb in row["labels"]
+        }
+        assert all(got[c] is None for c in others)
+    assert _p_column("Deirel Vuani") == "p_deirel_vuani" and _p_column("50%+") == "p_50"
 
 
 def _part(log: Path) -> Path:

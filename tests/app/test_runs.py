@@ -83,3 +83,11 @@ def test_a_split_that_selects_nothing_is_named_by_field(tmp_path: Path) -> None:
     result = runner.invoke(app, [*args, "--out", str(tmp_path / "cli.jsonl")])
     assert result.exit_code == 2
     assert result.stderr.splitlines()[-1].startswith("error: --split 'x': no event")
+
+
+def test_the_run_header_records_where_the_log_was_written(tmp_path: Path) -> None:
+    plan = plan_from_agents(["uniform"], dataset=SMALL_WORLD)
+    log = tmp_path / "demo" / "run.jsonl"
+    run_plan(plan, log, progress=False)
+    header = json.loads((tmp_path / "demo" / "run.header.json").read_text(encoding="utf-8"))
+    assert header["plan"]["out"] == str(log) != plan.out

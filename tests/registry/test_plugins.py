@@ -197,7 +197,11 @@ def test_a_plugin_command_group_runs_and_is_listed(additions: None) -> None:
     ran = runner.invoke(app, ["thirdparty", "hello", "--name", "you"])
     assert ran.exit_code == 0 and ran.stdout == "hello you\n", ran.output
     broken = runner.invoke(app, ["thirdparty-broken", "hello"])
-    assert broken.exit_code == 1 and broken.stderr.startswith("error: ModuleNotFoundError")
+    assert broken.exit_code == 2 and broken.stderr.splitlines() == [
+        "error: 'thirdparty-broken' comes from pastcast-test-additions, which cannot be imported"
+        " (No module named 'tests_pastcast_additions.missing'): pip install"
+        " pastcast-test-additions"
+    ], broken.stderr
     assert "Run agents over a dataset" in listed.stdout  # `run` is the core's still
     assert {"thirdparty", "thirdparty-broken"} <= set(plugin_commands())
     assert "run" not in plugin_commands()
@@ -210,6 +214,19 @@ def test_an_uninstalled_plugin_command_is_gone(
     plugin_commands.cache_clear()
     gone = runner.invoke(app, ["thirdparty", "hello"])
     assert gone.exit_code == 2 and "No such command 'thirdparty'" in gone.output
+
+
+def test_the_arena_command_without_its_distribution_names_the_install(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from pastcast.cli import _app
+
+    monkeypatch.setattr(_app, "plugin_commands", lambda: {})  # as where it is not installed
+    gone = runner.invoke(app, ["arena", "replay", "--help"])
+    assert gone.exit_code == 2 and gone.stderr.splitlines() == [
+        "error: No such command 'arena': it comes from the arena's distribution (arena/ in"
+        " pastcast's repository): pip install -e arena"
+    ], gone.stderr
 
 
 def test_a_plugin_adds_report_sections(additions: None, tmp_path: Path) -> None:

@@ -66,14 +66,14 @@ _REVEAL_FIELDS = [
 
 
 def require_evm_extra() -> None:
-    """Fail with one line naming the extra when the EVM libraries are missing."""
+    """Fail with one line naming the pip install when the EVM libraries are missing."""
     try:
         import eth_account  # noqa: F401
         import eth_hash.auto  # noqa: F401
     except ImportError as exc:
         raise ImportError(
-            f"the arena protocol needs the 'arena' extra ({exc.name} is missing): "
-            "pip install 'pastcast[arena]'"
+            f"the arena protocol needs {exc.name}, a dependency of the arena's distribution: "
+            "pip install -e arena (in pastcast's repository)"
         ) from None
 
 

@@ -2,8 +2,11 @@
 
 It scores sentences with a small generic English cue lexicon (positive: "likely", "on track",
 "confirmed"...; negative: "unlikely", "stalled", "setback"...), weights them by recency, and maps
-the evidence balance to probabilities. It exists so the whole tool path runs without a model,
-and as a transparent non-LLM baseline.
+the evidence balance to probabilities. Each relevant search hit is one vote per outcome: a full
+vote for the ``max_reads`` most recent hits it reads, ``SNIPPET`` for one known only from its
+search snippet, so reading less is knowing less. It exists so the whole tool path runs without a
+model, and as a transparent non-LLM baseline. Where the hits carry no cue about the question's
+subject (real questions over a general news archive, mostly) it says 0.5: a plumbing check there.
 """
 
 from __future__ import annotations
@@ -19,6 +22,9 @@ from pastcast.env import BudgetExceeded, Episode, SearchResult, ToolError
 from pastcast.records import Assessment, Forecast, LedgerEntry, Notebook
 
 __all__ = ["HeuristicResearchAgent"]
+
+SNIPPET = 0.5
+"""The vote of a document known only from its search snippet (a document read votes 1)."""
 
 _POSITIVE = (
     r"likely|expected to|on track|momentum|favou?red|favorite|leads?|leading|confirmed|poised|"
@@ -134,11 +140,11 @@ class HeuristicResearchAgent:
                     # Keep clearly relevant hits only; weak matches are mostly distractors.
                     if h.score >= self.relevance * best:
                         hits.setdefault(h.id, h)
-            # Titles and snippets are evidence too; full texts of the most recent hits refine it.
+            # Titles and snippets are weak evidence; full texts of the most recent hits count whole.
             for doc_id, h in hits.items():
                 if doc_id not in evidence:
                     evidence[doc_id] = self._weigh(
-                        doc_id, h.date, h.title, h.snippet, q.labels, q.kind, subject
+                        doc_id, h.date, h.title, h.snippet, q.labels, q.kind, subject, SNIPPET
                     )
             recent = sorted(hits, key=lambda d: (hits[d].date, d), reverse=True)
             for doc_id in recent[: self.max_reads]:
@@ -162,6 +168,7 @@ class HeuristicResearchAgent:
         labels: tuple[str, ...],
         kind: str,
         subject: set[str],
+        weight: float = 1.0,
     ) -> _Evidence:
         text = f"{title}. {body}"
         scores = dict.fromkeys(labels, 0.0)
@@ -179,7 +186,7 @@ class HeuristicResearchAgent:
         # Evidence is dated by its UTC day, as in the notebook ledger that carries it.
         when = cutoff_for_day(parse_timestamp(day.replace(" ", "T")).date())
         # One vote per document and label: repeated cues in one article are one piece of news.
-        votes = {lb: float((v > 0) - (v < 0)) for lb, v in scores.items()}
+        votes = {lb: weight * ((v > 0) - (v < 0)) for lb, v in scores.items()}
         return _Evidence(doc_id, when, votes, title)
 
     def _combine(

@@ -1,9 +1,10 @@
 """Run logs as a data frame, from Python: the step columns of one or many logs (their columnar
 companions, checked and brought up to date first) as a lazy polars frame, or pandas on request,
-with the dataset's event metadata joinable."""
+with one column per outcome's probability and the dataset's event metadata joinable."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
@@ -52,6 +53,30 @@ def _events(pl: Any, data: Dataset) -> Any:
     return pl.DataFrame(rows).lazy() if rows else None
 
 
+def _p_column(label: str) -> str:
+    """The frame's column of an outcome's probability: ``p_yes`` for ``Yes``, ``p_deirel_vuani``
+    for ``Deirel Vuani`` (lower case, runs of other characters as one ``_``)."""
+    return "p_" + (re.sub(r"[^0-9a-z]+", "_", label.lower()).strip("_") or "_")
+
+
+def _probability_columns(pl: Any, frame: Any) -> Any:
+    """``frame`` with ``p_<label>`` (the forecast's) and ``market_p_<label>`` (the market's, as of
+    the step) for every label of its steps, null where a step has no such outcome."""
+    labels = frame.select(pl.col("labels").explode().drop_nulls().unique(maintain_order=True))
+    names: dict[str, str] = {}
+    for label in labels.collect().to_series().to_list():
+        names.setdefault(_p_column(label), label)  # first label of a name wins
+
+    def p_of(column: str, label: str) -> Any:
+        found = pl.element().filter(pl.element().struct.field("label") == label)
+        return pl.col(column).list.eval(found.struct.field("p")).list.first()
+
+    return frame.with_columns(
+        *(p_of("probs", label).alias(name) for name, label in names.items()),
+        *(p_of("market_probs", label).alias(f"market_{name}") for name, label in names.items()),
+    )
+
+
 def runs_frame(
     run_logs: Sequence[str | Path] | str | Path,
     *,
@@ -59,7 +84,10 @@ def runs_frame(
     backend: Backend = "polars",
 ) -> pl.LazyFrame | pd.DataFrame:
     """The step columns of ``run_logs`` (step files; ``pastcast.runlog.columns_schema``), one
-    row per step line of each log in file order, with ``log`` (the step file's path): a lazy
+    row per step line of each log in file order, with ``log`` (the step file's path) and, for
+    every outcome label of its steps, the forecast's probability ``p_<label>`` and the market's
+    ``market_p_<label>`` (``p_yes``, ``market_p_yes``; lower case, other characters as ``_``;
+    null where a step has no such outcome or no market price; ``probs`` keeps the pairs): a lazy
     polars frame (``backend="polars"``, scanning the companions' Parquet parts) or a pandas
     frame (``"pandas"``). With ``dataset`` (a spec ``open_dataset`` reads, or a dataset) each
     row is joined with its event's metadata (``title``, ``event_kind``, ``event_category``,
@@ -90,7 +118,7 @@ def runs_frame(
         if not parts:
             parts = [pl.from_arrow(cols.table).lazy()]
         frames.append(pl.concat(parts).with_columns(log=pl.lit(str(path))))
-    frame = pl.concat(frames)
+    frame = _probability_columns(pl, pl.concat(frames))
     if data is not None:
         events = _events(pl, data)
         if events is not None:

@@ -231,7 +231,8 @@ def run_plan(
                 corpus_ref=replay.corpus_ref,
                 retry_failed=retry_failed,
                 knowledge_cutoffs=plan.knowledge_cutoffs(),
-                plan=plan.model_dump(mode="json"),
+                # the header says where this log is, not the plan's default
+                plan={**plan.model_dump(mode="json"), "out": str(log)},
             )
 
 

@@ -21,6 +21,7 @@ import warnings
 from collections.abc import Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Annotated, Any, TextIO
 
+import click
 import typer
 from typer.core import TyperCommand, TyperGroup
 
@@ -136,6 +137,12 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
 
 PLUGIN_GROUP = "pastcast.commands"
 
+ELSEWHERE: dict[str, tuple[str, str]] = {
+    # name: (where the command comes from, the pip install that brings it)
+    "arena": ("the arena's distribution (arena/ in pastcast's repository)", "pip install -e arena"),
+}
+"""Commands of distributions of their own, named when they are not installed or do not import."""
+
 
 @functools.cache
 def plugin_commands() -> dict[str, EntryPoint]:
@@ -159,7 +166,15 @@ def load_command(name: str) -> Any:
         module, attribute, _ = COMMANDS[name]
         target = getattr(importlib.import_module(module), attribute)
     else:
-        target = plugin_commands()[name].load()
+        entry = plugin_commands()[name]
+        try:
+            target = entry.load()
+        except ImportError as exc:  # installed, but it or a dependency of it is missing
+            dist = entry.dist.name if entry.dist else name
+            where, install = ELSEWHERE.get(name, (dist, f"pip install {dist}"))
+            raise click.UsageError(
+                f"'{name}' comes from {where}, which cannot be imported ({exc}): {install}"
+            ) from None
     holder = typer.Typer(rich_markup_mode=None)  # plain help: wrapped, never cut (see app)
     if isinstance(target, typer.Typer):
         holder.add_typer(target, name=name)
@@ -252,6 +267,13 @@ class _OneLineErrors(TyperGroup):
 
     def list_commands(self, ctx: Any) -> list[str]:
         return list(self.commands.keys())
+
+    def resolve_command(self, ctx: Any, args: list[str]) -> Any:
+        name = args[0] if args else ""
+        if name in ELSEWHERE and name not in self.commands:
+            where, install = ELSEWHERE[name]
+            raise click.UsageError(f"No such command '{name}': it comes from {where}: {install}")
+        return super().resolve_command(ctx, args)
 
     def format_help(self, ctx: Any, formatter: Any) -> None:
         lazy = self.commands
