@@ -9,7 +9,15 @@ from typing import Any
 import typer
 
 from pastcast.app import DATASET_SPEC_HELP
-from pastcast.cli import fail, fail_app, note, output_dir, print_json, undone_on_usage_error
+from pastcast.cli import (
+    fail,
+    fail_app,
+    note,
+    options_record,
+    output_dir,
+    print_json,
+    undone_on_usage_error,
+)
 
 app = typer.Typer(
     help="Foresight Arena: commit-reveal rounds scored against the market (simulation, "
@@ -234,40 +242,14 @@ def replay(
 ) -> None:
     """Replay resolved markets as arena rounds: agents forecast each market as of the commit
     deadline, commit, reveal and are scored per round."""
-    from pastcast.app import AppError, preset_rounds
-    from pastcast_arena._workflows import arena_replay, round_plan
+    from pastcast.app import AppError
+    from pastcast_arena._workflows import ArenaReplayPlan, arena_replay
 
+    plan = options_record(ctx, ArenaReplayPlan, {"agent": "agents", "json_": None})
     with undone_on_usage_error(out):
         try:
-            shape: dict[str, Any] = {"markets": markets, "rounds": rounds, "selector": selector}
-            if preset is not None:
-                for key, value in preset_rounds(preset).items():
-                    source = ctx.get_parameter_source(key)
-                    if source is None or source.name != "COMMANDLINE":
-                        shape[key] = value
-            plan = round_plan(
-                markets=shape["markets"],
-                rounds=shape["rounds"],
-                interval_days=interval_days,
-                start=start,
-                selector=shape["selector"],
-            )
             output_dir(out, "--out", "arena-replay")
-            played = arena_replay(
-                dataset,
-                agent,
-                out,
-                corpus=corpus,
-                retrieval=retrieval,
-                embedder=embedder,
-                backend=backend,
-                plan=plan,
-                resolve_by=resolve_by,
-                rpc_url=rpc_url,
-                clob_cache=clob_cache,
-                clob_url=clob_url,
-                data_url=data_url,
-            )
+            played = arena_replay(plan)
         except AppError as exc:
             fail_app(exc, {"agents": "--agent"})
         except ValueError as exc:  # no round qualifies, a dataset without binary markets

@@ -1,12 +1,13 @@
 """The ``pastcast`` command line: a thin layer over the Python API; with the helpers a plugin's
 commands share with the core's (one-line errors naming the option, JSON output, notes, output
-folders pastcast owns)."""
+folders pastcast owns, a workflow's record built from the options given)."""
 
 from pastcast.cli._app import app, main
 from pastcast.cli._common import (
     fail,
     fail_app,
     note,
+    options_record,
     output_dir,
     print_json,
     undone_on_usage_error,
@@ -18,6 +19,7 @@ __all__ = [
     "fail_app",
     "main",
     "note",
+    "options_record",
     "output_dir",
     "print_json",
     "undone_on_usage_error",

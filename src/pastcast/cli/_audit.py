@@ -15,6 +15,8 @@ from pastcast.app import (
     DATASET_SPEC_HELP,
     DEFAULT_CALIBRATION,
     AppError,
+    ConstructionAuditPlan,
+    RunAuditPlan,
     audit_dataset_texts,
     audit_datasets,
     audit_run_log,
@@ -27,6 +29,7 @@ from pastcast.cli._common import (
     draws_option,
     fail_app,
     fail_field,
+    options_record,
     print_json,
     seed_option,
 )
@@ -76,6 +79,7 @@ def _cell(value: float | None, fmt: str = ".3f") -> str:
 
 @app.command("construction")
 def construction(
+    ctx: typer.Context,
     datasets: Annotated[
         list[str],
         typer.Argument(
@@ -115,17 +119,9 @@ def construction(
     """Can what agents see of the construction (cutoff, step index, spacing, open and close
     times) predict the outcome? Out-of-fold AUC against its permutation null, per schedule;
     exit 1 when the datasets as built leak, close after their data or lack text snapshots."""
+    plan = options_record(ctx, ConstructionAuditPlan, {"schedule": "schedules", "as_json": None})
     try:
-        audit = audit_datasets(
-            datasets,
-            schedules=schedule,
-            dataset_only=dataset_only,
-            folds=folds,
-            draws=draws,
-            seed=seed,
-            permutations=permutations,
-            alpha=alpha,
-        )
+        audit = audit_datasets(plan)
     except AppError as exc:
         if exc.field == "schedules":
             fail_field(exc, {"schedules": "--schedule"})
@@ -195,6 +191,7 @@ def dataset(
 
 @app.command("run")
 def run(
+    ctx: typer.Context,
     run_log: RunLogArg,
     dataset: Annotated[
         str | None,
@@ -223,7 +220,7 @@ def run(
     (exit 1 on any finding). Every finding is counted by check; the first --examples of each
     are listed."""
     try:
-        audited = audit_run_log(run_log, dataset=dataset, corpus=corpus, examples=examples)
+        audited = audit_run_log(options_record(ctx, RunAuditPlan, {"as_json": None}))
     except AppError as exc:
         fail_app(exc, {"run_logs": ""})
     print_notes(audited.read)

@@ -14,7 +14,7 @@ import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any, NoReturn
+from typing import TYPE_CHECKING, Annotated, Any, NoReturn, TypeVar
 
 import typer
 
@@ -23,7 +23,11 @@ from pastcast.cutoff import DayConvention
 if TYPE_CHECKING:
     from collections.abc import Mapping
 
+    from pydantic import BaseModel
+
     from pastcast.app import AppError
+
+    R = TypeVar("R", bound=BaseModel)
 
 __all__ = [
     "EXIT_FAILED",
@@ -35,8 +39,10 @@ __all__ = [
     "fail",
     "fail_app",
     "fail_field",
+    "given_options",
     "note",
     "option_of",
+    "options_record",
     "output_dir",
     "output_file",
     "print_json",
@@ -99,6 +105,54 @@ def fail_app(
 ) -> NoReturn:
     """``exc`` as the CLI says it: one ``error:`` line naming the option that sets its field."""
     fail(f"{option_of(exc.field, options)} {exc.reason}" if exc.field else exc.reason, code)
+
+
+def given_options(
+    ctx: typer.Context, fields: Mapping[str, str | None] | None = None
+) -> dict[str, Any]:
+    """The options the command was given (on the command line or by the environment, not left
+    at their defaults), as the fields of the record it builds: each by its name, or at the
+    dotted field path ``fields`` maps it to (``{"workers": "concurrency.episodes"}``; None: not
+    a field). The record's defaults are the rest, and a preset fills only those
+    (``pastcast.app.with_preset``)."""
+    out: dict[str, Any] = {}
+    for name, value in ctx.params.items():
+        path = (fields or {}).get(name, name)
+        source = ctx.get_parameter_source(name)
+        if path is None or source is None or source.name in ("DEFAULT", "DEFAULT_MAP"):
+            continue
+        node = out
+        *parents, leaf = path.split(".")
+        for part in parents:
+            node = node.setdefault(part, {})
+        node[leaf] = value
+    return out
+
+
+def options_record(
+    ctx: typer.Context,
+    kind: type[R],
+    fields: Mapping[str, str | None] | None = None,
+    **computed: Any,
+) -> R:
+    """The record ``kind`` the command's options declare: the options given (``given_options``,
+    with ``fields``) and the values the command ``computed`` from others; a one-line usage error
+    naming the option of the first problem otherwise."""
+    from pydantic import ValidationError
+
+    from pastcast.validation import field_path, first_error
+
+    try:
+        return kind.model_validate({**given_options(ctx, fields), **computed})
+    except ValidationError as exc:
+        loc, message = first_error(exc)
+    where = field_path(loc)
+    for param in ctx.command.params:
+        path = (fields or {}).get(param.name or "", param.name)
+        if path and (where == path or where.startswith((f"{path}.", f"{path}["))):
+            name = param.opts[0] if param.opts[0].startswith("-") else param.opts[0].upper()
+            fail(f"{name}: {message}")
+    fail(f"{option_of(where)}: {message}" if where else message)
 
 
 def output_dir(path: Path, option: str, kind: str) -> Path:

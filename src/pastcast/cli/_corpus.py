@@ -15,6 +15,7 @@ from rich.table import Table
 from pastcast.app import (
     AppError,
     CorpusBuild,
+    CorpusBuildPlan,
     append_corpus,
     build_corpus,
     check_feed_index,
@@ -22,7 +23,7 @@ from pastcast.app import (
     index_feed_round,
     open_corpus,
 )
-from pastcast.cli._common import JsonFlag, fail, fail_field, print_json
+from pastcast.cli._common import JsonFlag, fail, fail_field, options_record, print_json
 from pastcast.corpus import DocType, DocumentNotVisible, OpenedCorpus, SearchFilter
 from pastcast.cutoff import parse_cutoff, parse_timestamp
 from pastcast.validation import first_error
@@ -139,6 +140,7 @@ BUILD_OPTIONS = {
 
 @app.command()
 def build(
+    ctx: typer.Context,
     source: Annotated[
         str,
         typer.Argument(
@@ -251,29 +253,9 @@ def build(
     """Build an index from a document source (written atomically, resumed where a build that
     stopped left off), then print a report."""
     _check_flags(backend, out, url)
+    plan = options_record(ctx, CorpusBuildPlan, {"schema": "schema_name", "as_json": None})
     try:
-        built = build_corpus(
-            source,
-            out=out,
-            backend=backend,
-            url=url,
-            schema=schema,
-            overwrite=overwrite,
-            embedder=embedder,
-            lenient=lenient,
-            since=_day(since, "--since"),
-            until=_day(until, "--until"),
-            include_flagged=include_flagged,
-            allow_source=tuple(allow_source or ()),
-            allow_sources_file=allow_sources_file,
-            quality=tuple(quality or ()),
-            require_dates=require_dates,
-            progress=True,
-            workers=workers,
-            vectors=vectors,
-            vectors_ids=vectors_ids,
-            nprobe=nprobe,
-        )
+        built = build_corpus(plan, progress=True)
     except AppError as exc:
         fail_field(exc, BUILD_OPTIONS)
     if as_json:

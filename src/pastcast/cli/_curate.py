@@ -9,8 +9,30 @@ from typing import Annotated, Literal
 
 import typer
 
-from pastcast.app import CURATION_LEGS, DATASET_SPEC_HELP, AppError, Curated, curate_dataset
-from pastcast.cli._common import EXIT_FAILED, JsonFlag, cache_option, fail, fail_field, print_json
+from pastcast.app import (
+    CURATION_LEGS,
+    DATASET_SPEC_HELP,
+    AppError,
+    Curated,
+    CurationPlan,
+    curate_dataset,
+)
+from pastcast.cli._common import (
+    EXIT_FAILED,
+    JsonFlag,
+    cache_option,
+    fail,
+    fail_field,
+    options_record,
+    print_json,
+)
+from pastcast.curate import CurationConfig
+
+# The curation's settings are the plan's ``config``; --json is no field.
+_FIELDS: dict[str, str | None] = {
+    **{name: f"config.{name}" for name in CurationConfig.model_fields},
+    "as_json": None,
+}
 
 
 def curate(
@@ -112,51 +134,9 @@ def curate(
 ) -> None:
     """Curate a dataset: forecast dates, query decomposition, the evidence and leakage judge,
     the coverage probe and balancing; writes a new dataset with the funnel."""
-    from pastcast.app import preset_curation
-    from pastcast.curate import CurationConfig
-
-    if preset is not None:
-        try:
-            settings = preset_curation(preset)
-        except AppError as exc:
-            fail_field(exc, {})
-        given = {
-            name
-            for name in settings
-            if (src := ctx.get_parameter_source(name)) is not None and src.name == "COMMANDLINE"
-        }
-        chosen = {k: v for k, v in settings.items() if k not in given}
-        keep_coverage = chosen.get("keep_coverage", keep_coverage)
-        coverage_queries = chosen.get("coverage_queries", coverage_queries)
-        coverage_final = chosen.get("coverage_final", coverage_final)
-        coverage_at = chosen.get("coverage_at", coverage_at)
-        min_dates = chosen.get("min_dates", min_dates)
-        if "window_days" in chosen:
-            window_days = chosen["window_days"] or 0
-    config = CurationConfig(
-        keep_coverage=keep_coverage,
-        coverage=coverage,
-        coverage_queries=coverage_queries,
-        coverage_final=coverage_final,
-        coverage_at=coverage_at,
-        balance=balance,
-        topics=topics,
-        seed=seed,
-        min_dates=min_dates,
-    )
+    plan = options_record(ctx, CurationPlan, _FIELDS)
     try:
-        curated = curate_dataset(
-            dataset,
-            corpus,
-            judge,
-            out,
-            retrieval=retrieval,
-            embedder=embedder,
-            window_days=window_days,
-            config=config,
-            max_tokens=max_tokens,
-            cache=cache,
-        )
+        curated = curate_dataset(plan)
     except AppError as exc:
         fail_field(exc, {"dataset": "DATASET"})
     result, cache_dir = curated.result, curated.cache

@@ -3,17 +3,24 @@
 
 from __future__ import annotations
 
-from dataclasses import asdict, fields, replace
+from dataclasses import asdict, fields
 from pathlib import Path
 from typing import Annotated, Any
 
 import typer
 
-from pastcast.app import AppError, Imported, market_filters, preset_import
+from pastcast.app import (
+    AppError,
+    ForecastBenchImport,
+    Imported,
+    MarketImport,
+    PolymarketImport,
+    filter_values,
+)
 from pastcast.app import import_forecastbench as forecastbench_dataset
 from pastcast.app import import_polymarket as polymarket_dataset
 from pastcast.cli import _curate, _data_view
-from pastcast.cli._common import JsonFlag, fail_field, print_json
+from pastcast.cli._common import JsonFlag, fail_field, options_record, print_json
 from pastcast.cutoff import DayConvention
 from pastcast.markets import FilterConfig, schedules
 
@@ -111,38 +118,32 @@ PresetOpt = Annotated[
 IMPORT_OPTIONS = {"source": "", "files": "--file", "filters": ""}
 
 
-def _filters(file: Path | None, items: list[str] | None, base: FilterConfig) -> FilterConfig:
-    """``base``, then the values of ``--filters FILE``, then each ``--filter NAME=VALUE``."""
-    try:
-        return market_filters(file, items or (), base)
-    except AppError as exc:
-        fail_field(exc, IMPORT_OPTIONS)
+# Options of `data import` that are not the record's fields by the same name.
+_FIELDS: dict[str, str | None] = {
+    **dict.fromkeys(("filters_file", "filter_values", "min_dates", "as_json")),
+    "source": "sources",
+    "file": "files",
+    "limit": "page_size",
+}
 
 
-def _import_settings(
+def _import_plan(
     ctx: typer.Context,
-    preset: str | None,
-    schedule: str,
+    kind: type[MarketImport],
     file: Path | None,
     items: list[str] | None,
     min_dates: int | None,
-) -> tuple[str, FilterConfig]:
-    """The schedule and market filters: the preset's ``import`` settings (``--preset``) under
-    the options given on the command line, ``--min-dates`` over the filters' ``min_dates``."""
-    chosen: dict[str, Any] = {}
-    if preset is not None:
-        try:
-            chosen = preset_import(preset)
-        except AppError as exc:
-            fail_field(exc, {})
-    src = ctx.get_parameter_source("schedule")
-    if "schedule" in chosen and (src is None or src.name != "COMMANDLINE"):
-        schedule = chosen["schedule"]
-    base = FilterConfig(min_dates=chosen.get("min_dates", 0))
-    cfg = _filters(file, items, base)
+) -> Any:
+    """The import's record of the options given: the market filters are the values of
+    ``--filters FILE``, then each ``--filter NAME=VALUE``, then ``--min-dates``; a preset
+    (``--preset``) fills what they leave out."""
+    try:
+        values = filter_values(file, items or ())
+    except AppError as exc:
+        fail_field(exc, IMPORT_OPTIONS)
     if min_dates is not None:
-        cfg = replace(cfg, min_dates=min_dates)
-    return schedule, cfg
+        values["min_dates"] = min_dates
+    return options_record(ctx, kind, _FIELDS, **({"filters": values} if values else {}))
 
 
 def _report(imported: Imported, as_json: bool) -> None:
@@ -207,7 +208,7 @@ def import_forecastbench(
     as_json: JsonFlag = False,
 ) -> None:
     """Import ForecastBench's resolved binary market questions with their daily series."""
-    schedule, cfg = _import_settings(ctx, preset, schedule, filters_file, filter_values, min_dates)
+    plan = _import_plan(ctx, ForecastBenchImport, filters_file, filter_values, min_dates)
     if history_repo is not None and history_repo.is_dir():
         typer.echo(
             f"reading the nightly history of {history_repo} (minutes for the full upstream "
@@ -215,22 +216,7 @@ def import_forecastbench(
             err=True,
         )
     try:
-        imported = forecastbench_dataset(
-            path_or_url,
-            out,
-            schedule=schedule,
-            sources=tuple(source or ()),
-            split=split,
-            corpus_end=corpus_end,
-            files=tuple(file or ()),
-            cache=cache,
-            news_corpus=news_corpus,
-            history_repo=history_repo,
-            filters=cfg,
-            convention=day_convention,
-            keep_late_closes=keep_late_closes,
-            drop_sibling_answers=drop_sibling_answers,
-        )
+        imported = forecastbench_dataset(plan)
     except AppError as exc:
         fail_field(exc, IMPORT_OPTIONS)
     _report(imported, as_json)
@@ -276,25 +262,9 @@ def import_polymarket(
 ) -> None:
     """Import resolved Polymarket events (binary and neg-risk multi-option) with price history
     and daily trading activity."""
-    schedule, cfg = _import_settings(ctx, preset, schedule, filters_file, filter_values, min_dates)
+    plan = _import_plan(ctx, PolymarketImport, filters_file, filter_values, min_dates)
     try:
-        imported = polymarket_dataset(
-            out,
-            base_url=base_url,
-            clob_url=clob_url,
-            data_url=data_url,
-            trades=trades,
-            schedule=schedule,
-            split=split,
-            corpus_end=corpus_end,
-            page_size=limit,
-            max_events=max_events,
-            news_corpus=news_corpus,
-            filters=cfg,
-            convention=day_convention,
-            keep_late_closes=keep_late_closes,
-            drop_sibling_answers=drop_sibling_answers,
-        )
+        imported = polymarket_dataset(plan)
     except AppError as exc:
         fail_field(exc, IMPORT_OPTIONS)
     _report(imported, as_json)

@@ -30,6 +30,7 @@ from pastcast.cli._common import (
     DayConventionOpt,
     JsonFlag,
     fail,
+    given_options,
     note,
     option_of,
     print_json,
@@ -39,7 +40,14 @@ from pastcast.cli._data_view import CoverageDaysOpt
 from pastcast.cutoff import DayConvention
 from pastcast.env import EnvConfig
 from pastcast.records import Setting
-from pastcast.runner import MAX_ROLLOUTS, MAX_WORKERS, ExperimentPlan, RunConfig, RunResult
+from pastcast.runner import (
+    MAX_ROLLOUTS,
+    MAX_WORKERS,
+    ExperimentPlan,
+    RunConfig,
+    RunResult,
+    deep_merge,
+)
 from pastcast.scoring import Fallback
 
 __all__ = [
@@ -68,6 +76,16 @@ PER_AGENT_FIELDS = frozenset({"market_access"})
 
 _ENV = EnvConfig()
 _RUN = RunConfig.model_fields
+# Where each option of `run` is in the experiment plan (None: not in it; others: same name).
+_PLAN_FIELDS: dict[str, str | None] = {
+    **dict.fromkeys(("agent", "setting", "out", "config", "resume", "retry_failed", "as_json")),
+    "corpus": "corpus.spec",
+    "retrieval": "corpus.retrieval",
+    "embedder": "corpus.embedder",
+    "nprobe": "corpus.nprobe",
+    "workers": "concurrency.episodes",
+    **{name: f"budgets.{name}" for name in EnvConfig.model_fields},
+}
 
 MaxToolCallsOpt = Annotated[
     int, typer.Option("--max-tool-calls", help="Tool calls per forecast step.")
@@ -363,50 +381,12 @@ def run(
         return
     if not agent:
         fail("--agent: give at least one agent (or --config FILE)")
-    # (plan field path, value) of every option; with a preset, those given on the command line
-    # are set over the preset's values and the others under them.
-    options: dict[str, tuple[tuple[str, ...], Any]] = {
-        "dataset": (("dataset",), dataset),
-        "out": (("out",), str(out)),
-        "corpus": (("corpus", "spec"), corpus),
-        "retrieval": (("corpus", "retrieval"), retrieval),
-        "embedder": (("corpus", "embedder"), embedder),
-        "nprobe": (("corpus", "nprobe"), nprobe),
-        "rollouts": (("rollouts",), rollouts),
-        "fallback": (("fallback",), fallback),
-        "split": (("split",), split),
-        "max_events": (("max_events",), max_events),
-        "max_steps": (("max_steps",), max_steps),
-        "workers": (("concurrency", "episodes"), workers),
-        "day_convention": (("day_convention",), day_convention),
-        "covered_only": (("covered_only",), covered_only),
-        "coverage_days": (("coverage_days",), coverage_days),
-        **{
-            name: (("budgets", name), value)
-            for name, value in {
-                "max_tool_calls": max_tool_calls,
-                "max_tool_iterations": max_tool_iterations,
-                "max_model_calls": max_model_calls,
-                "max_search_k": max_search_k,
-                "snippet_chars": snippet_chars,
-                "read_max_chars": read_max_chars,
-                "python_tool": python_tool,
-                "unsafe_python": unsafe_python,
-                "python_timeout_s": python_timeout_s,
-            }.items()
-        },
-    }
-    given: dict[str, Any] = {}
-    defaults: dict[str, Any] = {}
-    for name, (path, value) in options.items():
-        source = ctx.get_parameter_source(name)
-        explicit = preset is None or (source is not None and source.name == "COMMANDLINE")
-        node = given if explicit else defaults
-        for part in path[:-1]:
-            node = node.setdefault(part, {})
-        node[path[-1]] = value
+    # The plan's fields of the options given; the others are the plan's defaults, which a
+    # preset fills. The log goes to --out, and a run takes --workers' default (1), not a plan's.
+    given = given_options(ctx, _PLAN_FIELDS)
+    given = deep_merge({"out": str(out), "concurrency": {"episodes": workers}}, given)
     try:
-        plan = plan_from_agents(agent, setting=setting, preset=preset, defaults=defaults, **given)
+        plan = plan_from_agents(agent, setting=setting, **given)
     except AppError as exc:
         fail_run(exc)
     report(execute(plan, out, resume=resume, retry_failed=retry_failed), as_json)

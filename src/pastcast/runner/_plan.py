@@ -24,7 +24,7 @@ from datetime import date
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import AliasChoices, Field, JsonValue, ValidationError, model_validator
+from pydantic import AliasChoices, Field, JsonValue, model_validator
 
 from pastcast.agents import Decoding, agent_spec, agents
 from pastcast.cutoff import DayConvention
@@ -42,14 +42,8 @@ from pastcast.runner._config import (
     RunConfig,
 )
 from pastcast.runner._executors import executors
-from pastcast.runner._plan_file import (
-    MAX_PLAN_DEPTH,
-    MAX_PLAN_VALUES,
-    PlanError,
-    read_plan_file,
-)
-from pastcast.runner._presets import deep_merge, preset, preset_names
-from pastcast.validation import first_problem
+from pastcast.runner._plan_file import MAX_PLAN_DEPTH, MAX_PLAN_VALUES, PlanError, load_record
+from pastcast.runner._presets import PresetRecord, deep_merge, preset
 
 __all__ = [
     "MAX_PLAN_DEPTH",
@@ -136,10 +130,12 @@ class EstimateAssumptions(Record):
     """Tokens of one model reply."""
 
 
-class ExperimentPlan(Record):
-    preset: str | None = None
-    """The paper whose defaults the plan starts from (``dojo``, ``dojo-train``, ``hindcast``,
-    ``arena``: ``pastcast presets show NAME``); every field the plan gives is set over them."""
+class ExperimentPlan(PresetRecord):
+    PRESET_STAGE = "run"
+    # Agent arguments are set under each agent's own (``_preset_args``), not here: a plan's
+    # ``agent_args`` replace an agent's listed arguments, a preset's never do.
+    PRESET_SKIPS = frozenset({"agent_args"})
+
     dataset: str = "world"
     split: str | None = None
     schedule: str | None = None
@@ -176,21 +172,6 @@ class ExperimentPlan(Record):
     """A price table file (TOML or JSON) on top of the built-in one: for the estimate, and for
     the recorded cost of OpenAI-compatible models (a model's own ``options.prices`` wins)."""
     estimate: EstimateAssumptions = EstimateAssumptions()
-
-    @model_validator(mode="before")
-    @classmethod
-    def _preset(cls, data: Any) -> Any:
-        """The preset's run settings under the fields given (tables merged key by key)."""
-        if not isinstance(data, dict) or data.get("preset") is None:
-            return data
-        name = data["preset"]
-        if not isinstance(name, str) or name not in preset_names():
-            raise ValueError(f"preset: unknown {name!r} (one of {', '.join(preset_names())})")
-        fields = preset(name).fields("run")
-        # Agent arguments are set under each agent's own (``preset_agent_args``), not here:
-        # a plan's ``agent_args`` replace an agent's listed arguments, a preset's never do.
-        fields.pop("agent_args", None)
-        return deep_merge(fields, data)
 
     @model_validator(mode="after")
     def _check(self) -> ExperimentPlan:
@@ -325,16 +306,9 @@ def _checked_spec(
 def load_plan(path: str | Path) -> ExperimentPlan:
     """Read and check a plan (TOML, or YAML for ``.yaml``/``.yml``); ``PlanError`` names the
     file and the key of the first problem."""
-    p = Path(path)
-    raw = read_plan_file(p)
-    if not isinstance(raw, dict):
-        raise PlanError(f"{p}: expected a table of settings at the top level")
-    try:
-        plan = ExperimentPlan.model_validate(raw)
-    except ValidationError as exc:
-        raise PlanError(first_problem(exc, str(p))) from None
+    plan = load_record(ExperimentPlan, path)
     try:
         plan.agent_specs()
     except PlanError as exc:
-        raise PlanError(f"{p}: {exc}") from None
+        raise PlanError(f"{path}: {exc}") from None
     return plan
