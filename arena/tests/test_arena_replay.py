@@ -180,7 +180,7 @@ def test_the_replay_and_report_commands(tmp_path: Path) -> None:
     again = runner.invoke(app, args)
     assert again.exit_code == 2 and "already exists" in again.output
     for bad, msg in (
-        (["--backend", "chain"], "--backend 'chain'"),
+        (["--backend", "chain"], "--backend: Input should be 'ledger', 'evm' or 'anvil'"),
         (["--selector", "random:seeds=2"], "seeds"),
         (["--selector", "best"], "unknown round_selector 'best'"),
         (["--dataset", str(tmp_path / "none")], "not a dataset directory"),

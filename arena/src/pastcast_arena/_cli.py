@@ -8,10 +8,10 @@ from typing import Any
 
 import typer
 
-from pastcast.app import DATASET_SPEC_HELP
 from pastcast.cli import (
     fail,
     fail_app,
+    field_help,
     note,
     options_record,
     output_dir,
@@ -185,59 +185,34 @@ def commit_hash(
         typer.echo(c)
 
 
+def _replay_option(default: Any, name: str, *opts: str, **limits: Any) -> Any:
+    """An arena replay's option, its help the record's documentation of the field."""
+    from pastcast_arena._workflows import ArenaReplayPlan
+
+    return typer.Option(default, *opts, help=field_help(ArenaReplayPlan, name), **limits)
+
+
 @app.command("replay")
 def replay(
     ctx: typer.Context,
-    dataset: str = typer.Option(..., help="The dataset: " + DATASET_SPEC_HELP + "."),
-    agent: list[str] = typer.Option(
-        ..., "--agent", "-a", help="Agent as NAME[:key=value,...][@setting]; repeatable."
-    ),
-    out: Path = typer.Option(Path("runs/arena"), help="Output directory."),
-    corpus: str | None = typer.Option(
-        None, help="Corpus for research agents: an index directory or a PostgreSQL URL."
-    ),
-    retrieval: str = typer.Option("bm25", help="bm25, dense or hybrid."),
-    embedder: str | None = typer.Option(None, help="dense/hybrid: the embedder by name."),
-    backend: str = typer.Option(
-        "ledger",
-        help="'ledger' (a ledger file), 'evm' (the contracts on py-evm, or on the node at "
-        "--rpc-url) or 'anvil' (a local anvil node started for the replay).",
-    ),
-    rpc_url: str | None = typer.Option(
-        None,
-        "--rpc-url",
-        help="With --backend evm: a JSON-RPC node's URL (its first account pays).",
-    ),
-    markets: int = typer.Option(7, min=1, max=64, help="Markets per round."),
-    rounds: int = typer.Option(20, min=1, max=10_000, help="Rounds to build (at most)."),
-    interval_days: int = typer.Option(7, min=1, max=3650, help="Days between commit deadlines."),
-    start: str | None = typer.Option(None, help="First commit deadline (ISO date or instant)."),
-    selector: str = typer.Option(
-        "volume-activity",
-        help="Market selector NAME[:key=value,...] (volume-activity, volume-24h, trending, "
-        "random).",
-    ),
-    resolve_by: str | None = typer.Option(
-        None, help="Markets resolved after this instant count as unresolved (excluded)."
-    ),
-    clob_cache: Path | None = typer.Option(
-        None,
-        "--clob-cache",
-        help="Folder of CLOB minute prices, books and trade windows: benchmark prices and "
-        "volumes at each deadline come from it (offline), the daily mean only as the labelled "
-        "fallback.",
-    ),
-    clob_url: str | None = typer.Option(
-        None, "--clob-url", help="With --clob-cache: fetch missing minute prices from this CLOB."
-    ),
-    data_url: str | None = typer.Option(
-        None, "--data-url", help="With --clob-cache: fetch missing trade windows from this API."
-    ),
-    preset: str | None = typer.Option(
-        None,
-        help="Rounds as a paper sets them (arena: 7 markets, 50 rounds); options given here "
-        "are set over it.",
-    ),
+    dataset: str = _replay_option(..., "dataset"),
+    agent: list[str] = _replay_option(..., "agents", "--agent", "-a"),
+    out: Path = _replay_option(Path("runs/arena"), "out"),
+    corpus: str | None = _replay_option(None, "corpus"),
+    retrieval: str = _replay_option("bm25", "retrieval"),
+    embedder: str | None = _replay_option(None, "embedder"),
+    backend: str = _replay_option("ledger", "backend"),
+    rpc_url: str | None = _replay_option(None, "rpc_url", "--rpc-url"),
+    markets: int = _replay_option(7, "markets", min=1, max=64),
+    rounds: int = _replay_option(20, "rounds", min=1, max=10_000),
+    interval_days: int = _replay_option(7, "interval_days", min=1, max=3650),
+    start: str | None = _replay_option(None, "start"),
+    selector: str = _replay_option("volume-activity", "selector"),
+    resolve_by: str | None = _replay_option(None, "resolve_by"),
+    clob_cache: Path | None = _replay_option(None, "clob_cache", "--clob-cache"),
+    clob_url: str | None = _replay_option(None, "clob_url", "--clob-url"),
+    data_url: str | None = _replay_option(None, "data_url", "--data-url"),
+    preset: str | None = _replay_option(None, "preset"),
     json_: bool = typer.Option(False, "--json", help="Print JSON."),
 ) -> None:
     """Replay resolved markets as arena rounds: agents forecast each market as of the commit

@@ -8,7 +8,7 @@ from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import Field, ValidationError
 
@@ -96,19 +96,23 @@ class ArenaReplayPlan(PresetRecord):
     PRESET_STAGE = "arena"
 
     dataset: PathText
-    """Any dataset spec ``open_dataset`` reads."""
+    """The dataset: 'world[:SEED][,FIELD=VALUE...]' (the embedded world, docs/world.md), a
+    dataset directory, or a Forecast-Dojo release folder."""
     agents: tuple[str, ...]
-    """Each ``NAME[:key=value,...][@SETTING]``."""
+    """Agent as NAME[:key=value,...][@setting]; repeatable."""
     out: PathText = "runs/arena"
-    """The replay's folder (the embedded world's index goes in ``out/index``)."""
+    """Output directory (the embedded world's index goes in its index folder)."""
     corpus: PathText | None = None
-    """The corpus research agents search: an index directory or a database URL."""
+    """Corpus for research agents: an index directory or a PostgreSQL URL."""
     retrieval: str = "bm25"
+    """bm25, dense or hybrid."""
     embedder: str | None = None
-    backend: str = "ledger"
-    """``ledger`` (a ledger file), ``evm`` (the contracts on py-evm, or on the node at
-    ``rpc_url``) or ``anvil`` (a local anvil node started for the replay)."""
+    """dense/hybrid: the embedder by name."""
+    backend: Literal["ledger", "evm", "anvil"] = "ledger"
+    """'ledger' (a ledger file), 'evm' (the contracts on py-evm, or on the node at the RPC URL)
+    or 'anvil' (a local anvil node started for the replay)."""
     rpc_url: str | None = None
+    """With the evm backend: a JSON-RPC node's URL (its first account pays)."""
     markets: int = Field(default=7, ge=1, le=64)
     """Markets per round."""
     rounds: int = Field(default=20, ge=1, le=10_000)
@@ -116,19 +120,18 @@ class ArenaReplayPlan(PresetRecord):
     interval_days: int = Field(default=7, ge=1, le=3650)
     """Days between commit deadlines."""
     start: str | None = None
-    """The first commit deadline (an ISO date or instant; default: the first day enough
-    markets qualify)."""
+    """First commit deadline (ISO date or instant)."""
     selector: str = "volume-activity"
-    """The market selector ``NAME[:key=value,...]`` (``SELECTORS``)."""
+    """Market selector NAME[:key=value,...] (volume-activity, volume-24h, trending, random)."""
     resolve_by: str | None = None
-    """Markets resolved after this instant count as unresolved."""
+    """Markets resolved after this instant count as unresolved (excluded)."""
     clob_cache: PathText | None = None
-    """A folder of CLOB prices, books and trade windows (``pastcast.markets.ClobCache``): the
-    benchmark prices and volumes at each deadline, read offline."""
+    """Folder of CLOB minute prices, books and trade windows: benchmark prices and volumes at
+    each deadline come from it (offline), the daily mean only as the labelled fallback."""
     clob_url: str | None = None
-    """Fetch what ``clob_cache`` lacks from this CLOB."""
+    """With the CLOB cache: fetch missing minute prices from this CLOB."""
     data_url: str | None = None
-    """Fetch the trade windows ``clob_cache`` lacks from this API."""
+    """With the CLOB cache: fetch missing trade windows from this API."""
 
     def round_plan(self) -> RoundPlan:
         """How the replay builds its rounds; ``AppError`` naming the field."""
@@ -193,8 +196,6 @@ def arena_replay(plan: ArenaReplayPlan) -> ArenaReplay:
     specs = [parse_agent_option(a, field=f"agents[{i}]") for i, a in enumerate(plan.agents)]
     if not specs:
         raise AppError("agents", "give at least one agent")
-    if backend not in ("ledger", "evm", "anvil"):
-        raise AppError("backend", f"{backend!r}: choose 'ledger', 'evm' or 'anvil'")
     if rpc_url is not None and backend != "evm":
         raise AppError("rpc_url", "a node's URL goes with the backend 'evm'")
     if rpc_url is not None and not rpc_url.startswith(("http://", "https://")):

@@ -116,15 +116,13 @@ def _check_target(
                 raise AppError("out", str(exc)) from None
             if not overwrite and any(out.iterdir()):
                 raise AppError("overwrite", f"{out} already exists; it is replaced only when asked")
-    elif backend == "postgres":
+    else:  # postgres
         if url is None or not is_database_url(url):
             raise AppError(
                 "url", "required with the postgres backend (postgresql://USER@HOST:PORT/DB)"
             )
         if out is not None:
             raise AppError("out", "only with the embedded backend")
-    else:
-        raise AppError("backend", f"expected embedded or postgres, got {backend!r}")
 
 
 def _nonempty(run: SourceRun, source: str) -> Iterator[Document]:

@@ -6,6 +6,7 @@ from pastcast.cli._app import app, main
 from pastcast.cli._common import (
     fail,
     fail_app,
+    field_help,
     note,
     options_record,
     output_dir,
@@ -17,6 +18,7 @@ __all__ = [
     "app",
     "fail",
     "fail_app",
+    "field_help",
     "main",
     "note",
     "options_record",

@@ -6,6 +6,7 @@ a usage error."""
 from __future__ import annotations
 
 from collections.abc import Sequence
+from functools import partial
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -29,6 +30,8 @@ from pastcast.cli._common import (
     draws_option,
     fail_app,
     fail_field,
+    field_help,
+    field_option,
     options_record,
     print_json,
     seed_option,
@@ -77,6 +80,9 @@ def _cell(value: float | None, fmt: str = ".3f") -> str:
     return "-" if value is None else format(value, fmt)
 
 
+_field = partial(field_option, ConstructionAuditPlan)
+
+
 @app.command("construction")
 def construction(
     ctx: typer.Context,
@@ -88,32 +94,13 @@ def construction(
             metavar="DATASET...",
         ),
     ],
-    schedule: Annotated[
-        list[str] | None,
-        typer.Option(
-            "--schedule",
-            help="Also audit this registered schedule, rebuilt on the same events (repeatable; "
-            "default: every registered schedule).",
-        ),
-    ] = None,
-    dataset_only: Annotated[
-        bool, typer.Option("--dataset-only", help="Audit only the datasets' own steps.")
-    ] = False,
-    folds: Annotated[
-        int, typer.Option(min=2, max=100, help="Cross-validation folds (by event).")
-    ] = 5,
-    draws: Annotated[int, draws_option("Bootstrap draws (whole events) for the interval.")] = 2000,
-    seed: Annotated[int, seed_option("Seed of the folds and the bootstrap.")] = 0,
-    permutations: Annotated[
-        int,
-        typer.Option(
-            min=1, max=100_000, help="Draws of the permutation null the AUC is judged against."
-        ),
-    ] = 500,
-    alpha: Annotated[
-        float,
-        typer.Option(min=0.0001, max=0.5, help="Level of the permutation test."),
-    ] = 0.05,
+    schedule: Annotated[list[str] | None, _field("schedules", "--schedule")] = None,
+    dataset_only: Annotated[bool, _field("dataset_only", "--dataset-only")] = False,
+    folds: Annotated[int, _field("folds", min=2, max=100)] = 5,
+    draws: Annotated[int, _field("draws", "--draws", min=100, max=100_000)] = 2000,
+    seed: Annotated[int, _field("seed", "--seed", min=0, max=2**63 - 1)] = 0,
+    permutations: Annotated[int, _field("permutations", min=1, max=100_000)] = 500,
+    alpha: Annotated[float, _field("alpha", min=0.0001, max=0.5)] = 0.05,
     as_json: JsonFlag = False,
 ) -> None:
     """Can what agents see of the construction (cutoff, step index, spacing, open and close
@@ -204,14 +191,7 @@ def run(
         ),
     ] = None,
     examples: Annotated[
-        int | None,
-        typer.Option(
-            "--examples",
-            min=0,
-            max=1_000_000,
-            help="Findings of each check to list, the first in the log (every one is counted). "
-            "Default: pastcast.audit.EXAMPLES.",
-        ),
+        int | None, typer.Option(help=field_help(RunAuditPlan, "examples"), min=0, max=1_000_000)
     ] = None,
     as_json: JsonFlag = False,
 ) -> None:

@@ -39,6 +39,8 @@ __all__ = [
     "fail",
     "fail_app",
     "fail_field",
+    "field_help",
+    "field_option",
     "given_options",
     "note",
     "option_of",
@@ -107,14 +109,23 @@ def fail_app(
     fail(f"{option_of(exc.field, options)} {exc.reason}" if exc.field else exc.reason, code)
 
 
+def field_help(kind: type[BaseModel], name: str) -> str:
+    """The documentation of a record's field (its docstring), as the help of its option."""
+    return " ".join((kind.model_fields[name].description or "").split())
+
+
+def field_option(kind: type[BaseModel], name: str, *opts: str, **options: Any) -> Any:
+    """The option that sets a record's field, its help the field's documentation."""
+    return typer.Option(*opts, help=field_help(kind, name), **options)
+
+
 def given_options(
     ctx: typer.Context, fields: Mapping[str, str | None] | None = None
 ) -> dict[str, Any]:
-    """The options the command was given (on the command line or by the environment, not left
-    at their defaults), as the fields of the record it builds: each by its name, or at the
-    dotted field path ``fields`` maps it to (``{"workers": "concurrency.episodes"}``; None: not
-    a field). The record's defaults are the rest, and a preset fills only those
-    (``pastcast.app.with_preset``)."""
+    """The options given (on the command line or by the environment, not defaulted) as the
+    fields of the record the command builds: each by its name, or at the field path ``fields``
+    maps it to (``{"workers": "concurrency.episodes"}``; None: no field); a preset fills the
+    rest (``pastcast.app.with_preset``)."""
     out: dict[str, Any] = {}
     for name, value in ctx.params.items():
         path = (fields or {}).get(name, name)
@@ -135,9 +146,8 @@ def options_record(
     fields: Mapping[str, str | None] | None = None,
     **computed: Any,
 ) -> R:
-    """The record ``kind`` the command's options declare: the options given (``given_options``,
-    with ``fields``) and the values the command ``computed`` from others; a one-line usage error
-    naming the option of the first problem otherwise."""
+    """The record ``kind`` of the options given (``given_options``) and the values ``computed``
+    from others; a one-line usage error naming the option of the first problem otherwise."""
     from pydantic import ValidationError
 
     from pastcast.validation import field_path, first_error

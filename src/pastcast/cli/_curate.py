@@ -4,14 +4,13 @@ archive, with the funnel of what each stage removed and why."""
 from __future__ import annotations
 
 from dataclasses import asdict
+from functools import partial
 from pathlib import Path
 from typing import Annotated, Literal
 
 import typer
 
 from pastcast.app import (
-    CURATION_LEGS,
-    DATASET_SPEC_HELP,
     AppError,
     Curated,
     CurationPlan,
@@ -20,9 +19,10 @@ from pastcast.app import (
 from pastcast.cli._common import (
     EXIT_FAILED,
     JsonFlag,
-    cache_option,
     fail,
     fail_field,
+    field_help,
+    field_option,
     options_record,
     print_json,
 )
@@ -35,46 +35,18 @@ _FIELDS: dict[str, str | None] = {
 }
 
 
+_field = partial(field_option, CurationPlan)
+
+
 def curate(
     ctx: typer.Context,
-    dataset: Annotated[str, typer.Argument(help=f"The dataset: {DATASET_SPEC_HELP}.")],
-    corpus: Annotated[
-        str,
-        typer.Option(
-            "--corpus",
-            help="The archive: an index directory or a PostgreSQL URL (for the world, build one "
-            "with 'pastcast corpus build world:SEED --out DIR').",
-        ),
-    ],
-    judge: Annotated[
-        str,
-        typer.Option(
-            "--judge",
-            help="The judge model spec (openai:NAME, openai-compatible:NAME@URL, local:PATH.gguf, "
-            "local:smollm2, scripted:FILE, or a provider plugin's).",
-        ),
-    ],
-    out: Annotated[Path, typer.Option("--out", help="Curated dataset directory to write.")],
-    retrieval: Annotated[
-        str,
-        typer.Option(
-            "--retrieval",
-            help=f"Retrieval legs fused by reciprocal rank: {','.join(CURATION_LEGS)} (dense "
-            "needs the 'dense' extra), or one of them.",
-        ),
-    ] = "bm25,dense",
-    embedder: Annotated[
-        str | None, typer.Option(help="The dense leg's embedder (registered name).")
-    ] = None,
-    window_days: Annotated[
-        int,
-        typer.Option(
-            min=0,
-            max=36500,
-            help="Only documents this many days before the judging date (0, the default: the "
-            "whole archive before it, as Hindcast retrieves).",
-        ),
-    ] = 0,
+    dataset: Annotated[str, typer.Argument(help=field_help(CurationPlan, "dataset"))],
+    corpus: Annotated[str, _field("corpus", "--corpus")],
+    judge: Annotated[str, _field("judge", "--judge")],
+    out: Annotated[Path, _field("out", "--out")],
+    retrieval: Annotated[str, _field("retrieval", "--retrieval")] = "bm25,dense",
+    embedder: Annotated[str | None, _field("embedder")] = None,
+    window_days: Annotated[int, _field("window_days", min=0, max=36500)] = 0,
     keep_coverage: Annotated[
         Literal["strong", "weak", "none"],
         typer.Option(help="The weakest coverage label kept by the coverage probe."),
@@ -113,23 +85,9 @@ def curate(
     min_dates: Annotated[
         int, typer.Option(min=0, max=10_000, help="Forecast dates an evaluation event must keep.")
     ] = 3,
-    max_tokens: Annotated[
-        int, typer.Option(min=16, max=100_000, help="Most tokens of one judge reply.")
-    ] = 512,
-    cache: Annotated[
-        Path | None,
-        cache_option(
-            "Judgement cache folder (default: OUT.judge-cache beside OUT); a repeated request is "
-            "answered from it, so re-curating makes no new model calls."
-        ),
-    ] = None,
-    preset: Annotated[
-        str | None,
-        typer.Option(
-            help="Curate as a paper does (hindcast: the coverage probe's judge step at the close "
-            "date over the whole archive); options given here are set over it."
-        ),
-    ] = None,
+    max_tokens: Annotated[int, _field("max_tokens", min=16, max=100_000)] = 512,
+    cache: Annotated[Path | None, _field("cache", "--cache")] = None,
+    preset: Annotated[str | None, _field("preset")] = None,
     as_json: JsonFlag = False,
 ) -> None:
     """Curate a dataset: forecast dates, query decomposition, the evidence and leakage judge,

@@ -30,6 +30,7 @@ from pastcast.cli._common import (
     DayConventionOpt,
     JsonFlag,
     fail,
+    field_option,
     given_options,
     note,
     option_of,
@@ -242,14 +243,7 @@ def run(
             help=escape(f"Agent (repeatable): {AGENT_GRAMMAR}"),  # [..] is not rich markup
         ),
     ] = None,
-    dataset: Annotated[
-        str,
-        typer.Option(
-            "--dataset",
-            help="'world[:SEED][,FIELD=VALUE...]' (docs/world.md), a dataset directory, or a "
-            "Forecast-Dojo release folder (questions/train.parquet, questions/eval.parquet).",
-        ),
-    ] = "world",
+    dataset: Annotated[str, field_option(ExperimentPlan, "dataset", "--dataset")] = "world",
     out: Annotated[
         Path, typer.Option("--out", help="Run log to write (resumed if present).")
     ] = Path("runs/run.jsonl"),
@@ -333,22 +327,10 @@ def run(
     ] = _ENV.python_timeout_s,
     day_convention: DayConventionOpt = DayConvention.START_OF_DAY,
     covered_only: Annotated[
-        bool,
-        typer.Option(
-            "--covered-only",
-            help="Play only the steps the corpus covers (a document in the --coverage-days "
-            "before the cutoff); uncovered steps are always reported on stderr.",
-        ),
+        bool, field_option(ExperimentPlan, "covered_only", "--covered-only")
     ] = False,
     coverage_days: CoverageDaysOpt = 7,
-    preset: Annotated[
-        str | None,
-        typer.Option(
-            "--preset",
-            help="Start from a paper's defaults: dojo, dojo-train, hindcast, arena (see "
-            "`pastcast presets show NAME`); options given here are set over them.",
-        ),
-    ] = None,
+    preset: Annotated[str | None, field_option(ExperimentPlan, "preset", "--preset")] = None,
     config: ConfigOpt = None,
     resume: ResumeOpt = False,
     retry_failed: RetryFailedOpt = False,

@@ -137,6 +137,8 @@ class ExperimentPlan(PresetRecord):
     PRESET_SKIPS = frozenset({"agent_args"})
 
     dataset: str = "world"
+    """'world[:SEED][,FIELD=VALUE...]' (docs/world.md), a dataset directory, or a Forecast-Dojo
+    release folder (questions/train.parquet, questions/eval.parquet)."""
     split: str | None = None
     schedule: str | None = None
     """Re-schedule forecast dates (a registered schedule: ``causal-dojo``, ``dojo``, ...); the
@@ -148,7 +150,8 @@ class ExperimentPlan(PresetRecord):
     day_convention: DayConvention = DayConvention.START_OF_DAY
     """How a Forecast-Dojo release's forecast dates become cutoffs (``pastcast.cutoff``)."""
     covered_only: bool = False
-    """Play only the steps the corpus covers (a document in the ``coverage_days`` before)."""
+    """Play only the steps the corpus covers (a document in the coverage days before the
+    cutoff); uncovered steps are always reported."""
     coverage_days: int = Field(default=7, ge=1)
     out: str = "runs/plan/run.jsonl"
     corpus: PlanCorpus = PlanCorpus()

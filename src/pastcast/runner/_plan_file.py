@@ -159,10 +159,9 @@ def _no_nulls(value: Any) -> Any:
 
 
 def write_record(record: Record, path: str | Path) -> Path:
-    """``record`` as a plan file at ``path`` (a new file; by its suffix JSON, YAML, else TOML),
-    every field written, so it reads back as the same record. TOML has no null: a field left
-    null is left out, and a record that then reads back otherwise is refused (``PlanError``:
-    write JSON or YAML)."""
+    """``record`` as a new plan file at ``path`` (JSON, YAML, else TOML by its suffix), every
+    field written, so it reads back as the same record; TOML has no null, so a null field is
+    left out and a record that then reads back otherwise is refused (``PlanError``)."""
     p = Path(path)
     check_new_file(p)
     data = record.model_dump(mode="json")

@@ -19,7 +19,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any, ClassVar, Literal, TypeVar
 
-from pydantic import Field, JsonValue, field_validator, model_validator
+from pydantic import ConfigDict, Field, JsonValue, field_validator, model_validator
 
 from pastcast.records import Record
 from pastcast.registry import Registry
@@ -112,13 +112,14 @@ class PresetRecord(Record):
     """A workflow's record that a preset can fill: the settings of its ``PRESET_STAGE`` set
     under the fields it is given (tables merged key by key), the preset's name kept in it."""
 
+    model_config = ConfigDict(use_attribute_docstrings=True)  # each field's help on the CLI
     PRESET_STAGE: ClassVar[PresetStage]
     PRESET_SKIPS: ClassVar[frozenset[str]] = frozenset()
     """Fields of the stage's settings applied elsewhere (a plan's agents' own arguments)."""
 
     preset: str | None = None
-    """The paper whose defaults the record starts from (``pastcast presets show NAME``); every
-    field the record gives is set over them."""
+    """Start from a paper's defaults (pastcast presets show NAME); every field given is set
+    over them."""
 
     @model_validator(mode="before")
     @classmethod
@@ -126,10 +127,10 @@ class PresetRecord(Record):
         name = data.get("preset") if isinstance(data, dict) else None
         if not isinstance(name, str) or name not in preset_names():
             return data  # no preset, or one refused by its field's check
-        fields = preset(name).fields(cls.PRESET_STAGE)
         # A setting naming no field (``corpus_since``) says what the paper did, nothing more.
-        kept = {k: v for k, v in fields.items() if k in cls.model_fields}
-        return deep_merge({k: v for k, v in kept.items() if k not in cls.PRESET_SKIPS}, data)
+        fields = set(cls.model_fields) - cls.PRESET_SKIPS
+        own = {k: v for k, v in preset(name).fields(cls.PRESET_STAGE).items() if k in fields}
+        return deep_merge(own, data)
 
     @field_validator("preset")
     @classmethod
@@ -145,11 +146,9 @@ R = TypeVar("R", bound=PresetRecord)
 
 
 def with_preset(record: R, name: str) -> R:
-    """``record`` under the preset ``name``: the preset's settings of the record's stage fill
-    every field the record was not given (``model_fields_set``, nested records field by
-    field); the fields it was given win. The merged record names the preset, and is what the
-    workflow's output records. ``ValidationError`` (field ``preset``) for an unknown preset
-    or one that sets nothing of the stage."""
+    """``record`` under the preset ``name``: its settings of the record's stage fill each field
+    the record was not given (``model_fields_set``, nested records field by field), the fields
+    given win; ``ValidationError`` (field ``preset``) for a preset unknown or of no use here."""
     return type(record).model_validate({**record.model_dump(exclude_unset=True), "preset": name})
 
 
