@@ -180,7 +180,7 @@ def test_the_replay_and_report_commands(tmp_path: Path) -> None:
     again = runner.invoke(app, args)
     assert again.exit_code == 2 and "already exists" in again.output
     for bad, msg in (
-        (["--backend", "chain"], "--backend 'chain'"),
+        (["--backend", "chain"], "--backend: Input should be 'ledger', 'evm' or 'anvil'"),
         (["--selector", "random:seeds=2"], "seeds"),
         (["--selector", "best"], "unknown round_selector 'best'"),
         (["--dataset", str(tmp_path / "none")], "not a dataset directory"),
@@ -240,15 +240,38 @@ def test_the_report_and_the_dashboard_show_the_rounds(
 
 
 def test_the_arena_preset_sets_the_replays_rounds() -> None:
-    from pastcast.app import preset_rounds
-    from pastcast_arena import round_plan
+    from pastcast.app import with_preset
+    from pastcast_arena import ArenaReplayPlan
 
-    plan = round_plan(**preset_rounds("arena"))
-    assert (plan.markets, plan.rounds, plan.selector.name) == (7, 50, "volume-activity")
+    mine = ArenaReplayPlan(dataset="world", agents=("market",), rounds=3)
+    plan = with_preset(mine, "arena").round_plan()
+    assert (plan.markets, plan.rounds, plan.selector.name) == (7, 3, "volume-activity")
     out = CliRunner().invoke(
         app, ["arena", "replay", "--dataset", "world", "-a", "market", "--preset", "x"]
     )
-    assert out.exit_code == 2 and "unknown 'x'" in out.output
+    assert out.exit_code == 2 and "--preset: unknown 'x'" in out.output
+    out = CliRunner().invoke(
+        app, ["arena", "replay", "--dataset", "world", "-a", "market", "--preset", "dojo"]
+    )
+    assert out.exit_code == 2 and "'dojo' sets nothing of the arena stage" in out.output
+
+
+def test_the_command_line_and_python_record_the_same_replay(tmp_path: Path) -> None:
+    from pastcast.app import read_plan, with_preset
+    from pastcast_arena import PLAN_FILE, ArenaReplayPlan, arena_replay
+
+    args = ["arena", "replay", "--dataset", "world:0", "-a", "market", "--preset", "arena"]
+    args += ["--rounds", "1", "--markets", "2", "--out", str(tmp_path / "cli")]
+    result = CliRunner().invoke(app, args)
+    assert result.exit_code == 0, result.output
+    (tmp_path / "py").mkdir()
+    mine = ArenaReplayPlan(
+        dataset="world:0", agents=("market",), rounds=1, markets=2, out=tmp_path / "py"
+    )
+    arena_replay(with_preset(mine, "arena"))
+    cli, python = (read_plan(tmp_path / d / PLAN_FILE, ArenaReplayPlan) for d in ("cli", "py"))
+    assert cli == python.model_copy(update={"out": str(tmp_path / "cli")})
+    assert (cli.preset, cli.markets, cli.selector) == ("arena", 2, "volume-activity")
 
 
 def test_a_replay_on_a_local_anvil_node_scores_as_the_ledger(tmp_path: Path) -> None:

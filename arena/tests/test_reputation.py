@@ -346,24 +346,31 @@ def test_a_replay_on_a_node_is_read_back_from_its_deployment_file(tmp_path: Path
     from pastcast.dataset import save_dataset
     from pastcast_arena import (
         DEPLOYMENT_FILE,
+        ArenaReplayPlan,
         arena_chain_leaderboard,
         arena_replay,
         find_foundry_tool,
         local_node,
-        round_plan,
     )
 
     if find_foundry_tool("anvil") is None:
         pytest.skip("anvil is missing (make test installs @foundry-rs/anvil from npm)")
     data = tmp_path / "ds"
     save_dataset(synthetic_dataset(), data)  # type: ignore[arg-type]
-    plan = round_plan(markets=3, rounds=3, start="2025-01-21")
     out = tmp_path / "out"
     out.mkdir()
     with local_node() as node:
-        played = arena_replay(
-            data, ["market", "random"], out, backend="evm", rpc_url=node.url, plan=plan
+        plan = ArenaReplayPlan(
+            dataset=data,
+            agents=("market", "random"),
+            out=out,
+            backend="evm",
+            rpc_url=node.url,
+            markets=3,
+            rounds=3,
+            start="2025-01-21",
         )
+        played = arena_replay(plan)
         assert played.deployment == out / DEPLOYMENT_FILE
         record = json.loads(played.deployment.read_text())
         assert set(record["contracts"]) == {

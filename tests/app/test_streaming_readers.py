@@ -22,6 +22,7 @@ from _streaming import MAX_LIVE, records_streamed, synthetic_run
 from pastcast.agents import agent_spec
 from pastcast.app import (
     DEFAULT_CALIBRATION,
+    RunAuditPlan,
     audit_run_log,
     audit_run_retrievals,
     coverage_bins,
@@ -90,8 +91,10 @@ def test_the_run_audit_streams_and_equals_the_audit_of_records(
 ) -> None:
     world = build_world(0)
     with records_streamed(monkeypatch) as seen:
-        plain = audit_run_log(synthetic)
-        with_world = audit_run_log(world_run)  # the world's documents and dataset, by its id
+        plain = audit_run_log(RunAuditPlan(run_log=synthetic))
+        with_world = audit_run_log(
+            RunAuditPlan(run_log=world_run)
+        )  # the world's documents and dataset, by its id
     assert seen.parsed and seen.max_live <= MAX_LIVE, seen
     assert plain.audit == audit_run(StepColumns.held(read_run_log(synthetic)))
     full = audit_run(
@@ -354,7 +357,7 @@ def test_the_run_audit_counts_every_finding_and_keeps_a_few_of_each(
     every = audit_run(StepColumns.held(read_run_log(synthetic)), examples=10**9)
     assert len(every.findings) == every.total > 1000  # the synthetic log is not a replay
     with records_streamed(monkeypatch) as seen:
-        got = audit_run_log(synthetic, examples=3).audit
+        got = audit_run_log(RunAuditPlan(run_log=synthetic, examples=3)).audit
     assert seen.parsed and seen.max_live <= MAX_LIVE, seen
     assert got.counts() == every.counts() and got.total == every.total and not got.ok
     firsts: list[Finding] = []  # the first three of each check, in the order of all of them
@@ -362,4 +365,4 @@ def test_the_run_audit_counts_every_finding_and_keeps_a_few_of_each(
         if sum(g.check == f.check for g in firsts) < 3:
             firsts.append(f)
     assert got.findings == tuple(firsts) and len(firsts) == 3 * len(every.counts())
-    assert audit_run_log(synthetic, examples=0).audit.findings == ()
+    assert audit_run_log(RunAuditPlan(run_log=synthetic, examples=0)).audit.findings == ()

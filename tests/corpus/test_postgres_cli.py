@@ -83,7 +83,7 @@ def test_database_errors_are_one_line_without_the_password(pg_url: str) -> None:
             "holds no embeddings",
         ),
         (["corpus", "build", "jsonl:/nonexistent.jsonl", "--backend", "postgres"], "--url"),
-        (["corpus", "build", "jsonl:/nonexistent.jsonl", "--url", url], "only with --backend"),
+        (["corpus", "build", "jsonl:/nonexistent.jsonl", "--url", url], "only with the postgres"),
     ]
     for args, message in cases:
         result = runner.invoke(app, args)

@@ -14,6 +14,8 @@ import pytest
 from curate_judges import world_judge
 from typer.testing import CliRunner
 
+from pastcast.app import CurationPlan, with_preset
+from pastcast.app import curate_dataset as curate_plan
 from pastcast.cli import app
 from pastcast.corpus.embedded import EmbeddedIndex
 from pastcast.curate import CoverageProbe, CurationConfig, Judge, Retriever, curate_dataset
@@ -156,12 +158,24 @@ def test_data_curate_with_the_hindcast_preset(
     args += ["--preset", "hindcast", "--keep-coverage", "weak", "--no-balance", "--json"]
     result = CliRunner().invoke(app, args)
     assert result.exit_code == 0, result.output
-    curation = read_metadata(out)["curation"]
-    config = curation["config"]
+    plan = read_metadata(out)["curation"]["plan"]  # the plan as merged with the preset
+    config = plan["config"]
     assert (config["coverage_final"], config["coverage_at"]) == ("judge", "close")
     assert config["coverage_queries"] == 5 and config["keep_coverage"] == "weak"
-    assert curation["window_days"] is None
+    assert plan["window_days"] is None and plan["preset"] == "hindcast"
     finals = [r for r in judge_provider[0].requests if "curate_coverage_final" in str(r)]
     assert finals
+    # Python's record under the same preset is the one the command line recorded.
+    mine = CurationPlan(
+        dataset="world:0",
+        corpus=world_index_dir,
+        judge="curate-test:world",
+        out=tmp_path / "py",
+        retrieval="bm25",
+        config=CurationConfig(keep_coverage="weak", balance=False),
+    )
+    curate_plan(with_preset(mine, "hindcast"))
+    python = read_metadata(tmp_path / "py")["curation"]["plan"]
+    assert {**python, "out": str(out)} == plan
     bad = CliRunner().invoke(app, [*args[:-1], "--preset", "nope"])
     assert bad.exit_code == 2 and "unknown 'nope'" in bad.output

@@ -66,7 +66,7 @@ def test_the_world_funnel_and_the_curated_dataset(
     assert labels.count("Yes") == labels.count("No") == 3
     meta = read_metadata(out)
     assert [f["stage"] for f in meta["funnel"] if f.get("curation")] == [s for s, _, _ in FUNNEL]
-    assert meta["curation"]["judge"] == "curate-test:world"
+    assert meta["curation"]["plan"]["judge"] == "curate-test:world"
     assert meta["curation"]["corpus"]["doc_count"] == 5000
 
     events = read_curation(out)

@@ -10,6 +10,7 @@ from pathlib import Path
 from markets_factories import binary
 from typer.testing import CliRunner
 
+from pastcast.app import ForecastBenchImport, import_forecastbench, with_preset
 from pastcast.cli import app
 from pastcast.markets import (
     DojoSchedule,
@@ -115,3 +116,23 @@ def test_the_hindcast_preset_gives_its_schedule_unless_one_is_given(tmp_path: Pa
     code, own = _import(tmp_path, "own", "--preset", "hindcast", "--schedule", "lookback")
     assert code == 0, own
     assert json.loads((tmp_path / "own" / "metadata.json").read_text())["schedule"] == "lookback"
+
+
+def test_the_command_line_and_python_record_the_same_import(tmp_path: Path) -> None:
+    """The record the options build under a preset is the one Python builds and merges."""
+    code, cli = _import(tmp_path, "cli", "--preset", "dojo", "--schedule", "lookback")
+    assert code == 0, cli
+    mine = ForecastBenchImport(
+        path_or_url=Path(__file__).parent / "fixtures" / "fb_upstream",
+        out=tmp_path / "py",
+        schedule="lookback",
+        filters={"min_history_days": "1", "min_variation": "0"},
+        keep_late_closes=True,
+    )
+    import_forecastbench(with_preset(mine, "dojo"))
+    recorded = [
+        json.loads((tmp_path / name / "metadata.json").read_text())["provenance"]["plan"]
+        for name in ("cli", "py")
+    ]
+    assert recorded[0] == {**recorded[1], "out": str(tmp_path / "cli")}
+    assert recorded[0]["preset"] == "dojo" and recorded[0]["filters"]["min_dates"] == 3

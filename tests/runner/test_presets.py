@@ -97,7 +97,7 @@ def test_exact_values_of_the_presets() -> None:
     assert (cfg["tally"], cfg["doc_type"]) == (True, "submission")
     assert agent.args["stages"]["tally"] == {"temperature": 0.1, "max_tokens": 2200}
     arena = {s.key: s.value for s in preset("arena").of_stage("arena")}
-    assert arena == {"markets": 7, "rounds": 50, "selector.name": "volume-activity"}
+    assert arena == {"markets": 7, "rounds": 50, "selector": "volume-activity"}
 
 
 def test_a_plan_without_preset_is_unchanged() -> None:
@@ -193,13 +193,3 @@ def test_run_options_override_the_preset_and_the_header_records_it(tmp_path: Pat
     assert again.exit_code == 0, again.output
     h2 = read_run_log(plain).header
     assert h2.plan is not None and h2.plan["preset"] is None and h2.config["rollouts"] == 1
-
-
-def test_the_arena_preset_gives_the_replays_rounds() -> None:
-    # the rounds it gives are built by the arena (arena/tests/test_arena_replay.py)
-    from pastcast.app import preset_rounds
-
-    shape = preset_rounds("arena")
-    assert shape == {"markets": 7, "rounds": 50, "selector": "volume-activity"}
-    with pytest.raises(FieldError, match="sets nothing of arena rounds"):
-        preset_rounds("dojo")

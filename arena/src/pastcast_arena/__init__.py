@@ -90,11 +90,12 @@ from pastcast_arena._simulation import (
 from pastcast_arena._snapshot import ArenaSnapshot, load_snapshot
 from pastcast_arena._stats import ArenaReport, RoundRow, arena_report
 from pastcast_arena._workflows import (
+    PLAN_FILE,
     ArenaReplay,
+    ArenaReplayPlan,
     arena_chain_leaderboard,
     arena_replay,
     arena_sections,
-    round_plan,
 )
 
 __all__ = [
@@ -106,12 +107,14 @@ __all__ = [
     "FRONTIER_T",
     "MARKET_SLOPE",
     "OUTCOME_EXCLUDED",
+    "PLAN_FILE",
     "ROUND_LOG",
     "SELECTORS",
     "ArenaBackend",
     "ArenaMarket",
     "ArenaRejected",
     "ArenaReplay",
+    "ArenaReplayPlan",
     "ArenaReport",
     "ArenaSnapshot",
     "BenchmarkPrice",
@@ -179,7 +182,6 @@ __all__ = [
     "recover_reveal_signer",
     "replay",
     "reveal_digest",
-    "round_plan",
     "score_bp",
     "score_round",
     "sign_commit",

@@ -8,8 +8,16 @@ from typing import Any
 
 import typer
 
-from pastcast.app import DATASET_SPEC_HELP
-from pastcast.cli import fail, fail_app, note, output_dir, print_json, undone_on_usage_error
+from pastcast.cli import (
+    fail,
+    fail_app,
+    field_help,
+    note,
+    options_record,
+    output_dir,
+    print_json,
+    undone_on_usage_error,
+)
 
 app = typer.Typer(
     help="Foresight Arena: commit-reveal rounds scored against the market (simulation, "
@@ -177,98 +185,46 @@ def commit_hash(
         typer.echo(c)
 
 
+def _replay_option(default: Any, name: str, *opts: str, **limits: Any) -> Any:
+    """An arena replay's option, its help the record's documentation of the field."""
+    from pastcast_arena._workflows import ArenaReplayPlan
+
+    return typer.Option(default, *opts, help=field_help(ArenaReplayPlan, name), **limits)
+
+
 @app.command("replay")
 def replay(
     ctx: typer.Context,
-    dataset: str = typer.Option(..., help="The dataset: " + DATASET_SPEC_HELP + "."),
-    agent: list[str] = typer.Option(
-        ..., "--agent", "-a", help="Agent as NAME[:key=value,...][@setting]; repeatable."
-    ),
-    out: Path = typer.Option(Path("runs/arena"), help="Output directory."),
-    corpus: str | None = typer.Option(
-        None, help="Corpus for research agents: an index directory or a PostgreSQL URL."
-    ),
-    retrieval: str = typer.Option("bm25", help="bm25, dense or hybrid."),
-    embedder: str | None = typer.Option(None, help="dense/hybrid: the embedder by name."),
-    backend: str = typer.Option(
-        "ledger",
-        help="'ledger' (a ledger file), 'evm' (the contracts on py-evm, or on the node at "
-        "--rpc-url) or 'anvil' (a local anvil node started for the replay).",
-    ),
-    rpc_url: str | None = typer.Option(
-        None,
-        "--rpc-url",
-        help="With --backend evm: a JSON-RPC node's URL (its first account pays).",
-    ),
-    markets: int = typer.Option(7, min=1, max=64, help="Markets per round."),
-    rounds: int = typer.Option(20, min=1, max=10_000, help="Rounds to build (at most)."),
-    interval_days: int = typer.Option(7, min=1, max=3650, help="Days between commit deadlines."),
-    start: str | None = typer.Option(None, help="First commit deadline (ISO date or instant)."),
-    selector: str = typer.Option(
-        "volume-activity",
-        help="Market selector NAME[:key=value,...] (volume-activity, volume-24h, trending, "
-        "random).",
-    ),
-    resolve_by: str | None = typer.Option(
-        None, help="Markets resolved after this instant count as unresolved (excluded)."
-    ),
-    clob_cache: Path | None = typer.Option(
-        None,
-        "--clob-cache",
-        help="Folder of CLOB minute prices, books and trade windows: benchmark prices and "
-        "volumes at each deadline come from it (offline), the daily mean only as the labelled "
-        "fallback.",
-    ),
-    clob_url: str | None = typer.Option(
-        None, "--clob-url", help="With --clob-cache: fetch missing minute prices from this CLOB."
-    ),
-    data_url: str | None = typer.Option(
-        None, "--data-url", help="With --clob-cache: fetch missing trade windows from this API."
-    ),
-    preset: str | None = typer.Option(
-        None,
-        help="Rounds as a paper sets them (arena: 7 markets, 50 rounds); options given here "
-        "are set over it.",
-    ),
+    dataset: str = _replay_option(..., "dataset"),
+    agent: list[str] = _replay_option(..., "agents", "--agent", "-a"),
+    out: Path = _replay_option(Path("runs/arena"), "out"),
+    corpus: str | None = _replay_option(None, "corpus"),
+    retrieval: str = _replay_option("bm25", "retrieval"),
+    embedder: str | None = _replay_option(None, "embedder"),
+    backend: str = _replay_option("ledger", "backend"),
+    rpc_url: str | None = _replay_option(None, "rpc_url", "--rpc-url"),
+    markets: int = _replay_option(7, "markets", min=1, max=64),
+    rounds: int = _replay_option(20, "rounds", min=1, max=10_000),
+    interval_days: int = _replay_option(7, "interval_days", min=1, max=3650),
+    start: str | None = _replay_option(None, "start"),
+    selector: str = _replay_option("volume-activity", "selector"),
+    resolve_by: str | None = _replay_option(None, "resolve_by"),
+    clob_cache: Path | None = _replay_option(None, "clob_cache", "--clob-cache"),
+    clob_url: str | None = _replay_option(None, "clob_url", "--clob-url"),
+    data_url: str | None = _replay_option(None, "data_url", "--data-url"),
+    preset: str | None = _replay_option(None, "preset"),
     json_: bool = typer.Option(False, "--json", help="Print JSON."),
 ) -> None:
     """Replay resolved markets as arena rounds: agents forecast each market as of the commit
     deadline, commit, reveal and are scored per round."""
-    from pastcast.app import preset_rounds
     from pastcast.errors import FieldError
-    from pastcast_arena._workflows import arena_replay, round_plan
+    from pastcast_arena._workflows import ArenaReplayPlan, arena_replay
 
+    plan = options_record(ctx, ArenaReplayPlan, {"agent": "agents", "json_": None})
     with undone_on_usage_error(out):
         try:
-            shape: dict[str, Any] = {"markets": markets, "rounds": rounds, "selector": selector}
-            if preset is not None:
-                for key, value in preset_rounds(preset).items():
-                    source = ctx.get_parameter_source(key)
-                    if source is None or source.name != "COMMANDLINE":
-                        shape[key] = value
-            plan = round_plan(
-                markets=shape["markets"],
-                rounds=shape["rounds"],
-                interval_days=interval_days,
-                start=start,
-                selector=shape["selector"],
-            )
             output_dir(out, "--out", "arena-replay")
-            played = arena_replay(
-                dataset,
-                agent,
-                out,
-                corpus=corpus,
-                retrieval=retrieval,
-                embedder=embedder,
-                backend=backend,
-                plan=plan,
-                resolve_by=resolve_by,
-                rpc_url=rpc_url,
-                clob_cache=clob_cache,
-                clob_url=clob_url,
-                data_url=data_url,
-            )
+            played = arena_replay(plan)
         except FieldError as exc:
             fail_app(exc, {"agents": "--agent"})
         except ValueError as exc:  # no round qualifies, a dataset without binary markets

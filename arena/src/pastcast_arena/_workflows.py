@@ -8,23 +8,26 @@ from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
-from pydantic import ValidationError
+from pydantic import Field, ValidationError
 
 from pastcast import safejson
 from pastcast.app import (
+    PathText,
     check_agents,
     models_session,
     open_replay,
     parse_agent_option,
     split_agent_option,
 )
+from pastcast.atomic import write_atomic
 from pastcast.cutoff import parse_cutoff
 from pastcast.dataset import read_metadata
 from pastcast.errors import FieldError
 from pastcast.markets import ClobCache, PolymarketClient, PolymarketError
 from pastcast.registry import ComponentSpec
+from pastcast.runner import PresetRecord
 from pastcast.validation import first_error
 from pastcast_arena._clob import ClobPrices, clob_markets
 from pastcast_arena._deployment import DEPLOYMENT_FILE, write_deployment
@@ -37,11 +40,12 @@ if TYPE_CHECKING:
 
 __all__ = [
     "DEPLOYMENT_FILE",
+    "PLAN_FILE",
     "ArenaReplay",
+    "ArenaReplayPlan",
     "arena_chain_leaderboard",
     "arena_replay",
     "arena_sections",
-    "round_plan",
 ]
 
 # A replay on a node given by URL records its deployment (chain id, contract addresses,
@@ -80,27 +84,68 @@ def _instant(text: str | None, field: str) -> datetime | None:
         raise FieldError(field, str(exc)) from None
 
 
-def round_plan(
-    *,
-    markets: int = 7,
-    rounds: int = 20,
-    interval_days: int = 7,
-    start: str | None = None,
-    selector: str = "volume-activity",
-) -> RoundPlan:
-    """How the replay builds its rounds; ``start`` an ISO date or instant, ``selector``
-    ``NAME[:key=value,...]`` of a registered round selector."""
-    try:
-        return RoundPlan(
-            markets=markets,
-            rounds=rounds,
-            interval_days=interval_days,
-            start=_instant(start, "start"),
-            selector=_selector(selector),
-        )
-    except ValidationError as exc:
-        loc, msg = first_error(exc)
-        raise FieldError(str(loc[0]) if loc else "rounds", msg) from None
+PLAN_FILE = "plan.json"
+"""The replay's record as merged with its preset, in the replay's folder (``read_plan`` reads
+it back)."""
+
+
+class ArenaReplayPlan(PresetRecord):
+    """An arena replay (``arena_replay``): a dataset's resolved markets as commit-reveal rounds
+    forecast by agents, through the same replay (dataset, corpus, retrieval) as a run."""
+
+    PRESET_STAGE = "arena"
+
+    dataset: PathText
+    """The dataset: 'world[:SEED][,FIELD=VALUE...]' (the embedded world, docs/world.md), a
+    dataset directory, or a Forecast-Dojo release folder."""
+    agents: tuple[str, ...]
+    """Agent as NAME[:key=value,...][@setting]; repeatable."""
+    out: PathText = "runs/arena"
+    """Output directory (the embedded world's index goes in its index folder)."""
+    corpus: PathText | None = None
+    """Corpus for research agents: an index directory or a PostgreSQL URL."""
+    retrieval: str = "bm25"
+    """bm25, dense or hybrid."""
+    embedder: str | None = None
+    """dense/hybrid: the embedder by name."""
+    backend: Literal["ledger", "evm", "anvil"] = "ledger"
+    """'ledger' (a ledger file), 'evm' (the contracts on py-evm, or on the node at the RPC URL)
+    or 'anvil' (a local anvil node started for the replay)."""
+    rpc_url: str | None = None
+    """With the evm backend: a JSON-RPC node's URL (its first account pays)."""
+    markets: int = Field(default=7, ge=1, le=64)
+    """Markets per round."""
+    rounds: int = Field(default=20, ge=1, le=10_000)
+    """Rounds to build (at most)."""
+    interval_days: int = Field(default=7, ge=1, le=3650)
+    """Days between commit deadlines."""
+    start: str | None = None
+    """First commit deadline (ISO date or instant)."""
+    selector: str = "volume-activity"
+    """Market selector NAME[:key=value,...] (volume-activity, volume-24h, trending, random)."""
+    resolve_by: str | None = None
+    """Markets resolved after this instant count as unresolved (excluded)."""
+    clob_cache: PathText | None = None
+    """Folder of CLOB minute prices, books and trade windows: benchmark prices and volumes at
+    each deadline come from it (offline), the daily mean only as the labelled fallback."""
+    clob_url: str | None = None
+    """With the CLOB cache: fetch missing minute prices from this CLOB."""
+    data_url: str | None = None
+    """With the CLOB cache: fetch missing trade windows from this API."""
+
+    def round_plan(self) -> RoundPlan:
+        """How the replay builds its rounds; ``FieldError`` naming the field."""
+        try:
+            return RoundPlan(
+                markets=self.markets,
+                rounds=self.rounds,
+                interval_days=self.interval_days,
+                start=_instant(self.start, "start"),
+                selector=_selector(self.selector),
+            )
+        except ValidationError as exc:
+            loc, msg = first_error(exc)
+            raise FieldError(str(loc[0]) if loc else "rounds", msg) from None
 
 
 @contextmanager
@@ -134,46 +179,31 @@ def _deadline_prices(
         yield ClobPrices(ClobCache(cache, client), markets)
 
 
-def arena_replay(
-    dataset: str | Path,
-    agents: Sequence[str],
-    out: Path,
-    *,
-    corpus: str | Path | None = None,
-    retrieval: str = "bm25",
-    embedder: str | None = None,
-    backend: str = "ledger",
-    plan: RoundPlan | None = None,
-    resolve_by: str | None = None,
-    rpc_url: str | None = None,
-    clob_cache: str | Path | None = None,
-    clob_url: str | None = None,
-    data_url: str | None = None,
-) -> ArenaReplay:
-    """Replay ``dataset``'s resolved markets (any dataset spec, see ``open_dataset``) as arena
-    rounds: ``agents`` (``NAME[:key=value,...][@SETTING]``) forecast each market as of the
-    commit deadline, commit, reveal and are scored per round, on a ledger file in ``out``
-    (``backend`` ``ledger``) or an in-process chain (``evm``). Markets resolved after
-    ``resolve_by`` count as unresolved. ``out`` is a directory the caller made; the embedded
-    world's index goes in ``out/index``. ``clob_cache``: a folder of CLOB prices, books and
-    trade windows (``pastcast.markets.ClobCache``) the benchmark prices and volumes at each
-    deadline are read from, offline; with ``clob_url`` / ``data_url`` what it lacks is fetched
-    into it first. ``FieldError`` naming the field before any work."""
+def arena_replay(plan: ArenaReplayPlan) -> ArenaReplay:
+    """Replay as ``plan`` declares: its agents forecast each market as of the commit deadline,
+    commit, reveal and are scored per round, on a ledger file in ``out`` (``backend``
+    ``ledger``), an in-process chain (``evm``) or a node. Markets resolved after
+    ``resolve_by`` count as unresolved. ``out`` is a directory the caller made; the plan is
+    written in it (``PLAN_FILE``). With ``clob_cache`` the benchmark prices and volumes at each
+    deadline are read from it, offline; with ``clob_url`` / ``data_url`` what it lacks is
+    fetched into it first. ``FieldError`` naming the field before any work."""
     from pastcast_arena._chain import EvmArena
     from pastcast_arena._ledger import LedgerArena
     from pastcast_arena._node import local_node
     from pastcast_arena._replay import replay as play_rounds
 
-    specs = [parse_agent_option(a, field=f"agents[{i}]") for i, a in enumerate(agents)]
+    dataset, corpus, backend, rpc_url = plan.dataset, plan.corpus, plan.backend, plan.rpc_url
+    clob_cache, clob_url, data_url = plan.clob_cache, plan.clob_url, plan.data_url
+    out = Path(plan.out)
+    specs = [parse_agent_option(a, field=f"agents[{i}]") for i, a in enumerate(plan.agents)]
     if not specs:
         raise FieldError("agents", "give at least one agent")
-    if backend not in ("ledger", "evm", "anvil"):
-        raise FieldError("backend", f"{backend!r}: choose 'ledger', 'evm' or 'anvil'")
     if rpc_url is not None and backend != "evm":
         raise FieldError("rpc_url", "a node's URL goes with the backend 'evm'")
     if rpc_url is not None and not rpc_url.startswith(("http://", "https://")):
         raise FieldError("rpc_url", f"{rpc_url!r}: expected an http:// or https:// URL")
-    cutoff = _instant(resolve_by, "resolve_by")
+    cutoff = _instant(plan.resolve_by, "resolve_by")
+    rounds = plan.round_plan()
     for name, url in (("clob_url", clob_url), ("data_url", data_url)):
         if url is not None and clob_cache is None:
             raise FieldError(name, "fetched prices go into a cache: give clob_cache too")
@@ -184,7 +214,9 @@ def arena_replay(
         raise FieldError("out", f"{ledger_path}: already exists (replay into a new directory)")
     with models_session():
         check_agents(specs)
-        with open_replay(dataset, corpus, retrieval, embedder, index_dir=out / "index") as replay:
+        write_atomic(out / PLAN_FILE, plan.model_dump_json(indent=2) + "\n")
+        index = out / "index"
+        with open_replay(dataset, corpus, plan.retrieval, plan.embedder, index_dir=index) as replay:
             node = ExitStack()
             try:
                 if backend == "ledger":
@@ -212,7 +244,7 @@ def arena_replay(
                         specs,
                         out,
                         arena,
-                        plan=plan,
+                        plan=rounds,
                         resolve_by=cutoff,
                         prices=prices,
                     )

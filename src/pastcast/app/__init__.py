@@ -38,7 +38,6 @@ if TYPE_CHECKING:
     from pastcast.app._compare import Compared, compare_runs, paired_comparisons
     from pastcast.app._corpus import (
         CorpusBuild,
-        StoreBackend,
         build_corpus,
         corpus_documents,
     )
@@ -48,7 +47,7 @@ if TYPE_CHECKING:
         index_feed,
         index_feed_round,
     )
-    from pastcast.app._curate import CURATION_LEGS, Curated, curate_dataset
+    from pastcast.app._curate import Curated, curate_dataset
     from pastcast.app._data_views import (
         DatasetSummary,
         dataset_coverage,
@@ -63,12 +62,24 @@ if TYPE_CHECKING:
     from pastcast.app._frames import FRAMES_EXTRA_HINT, runs_frame
     from pastcast.app._imports import (
         Imported,
+        filter_values,
         import_forecastbench,
         import_polymarket,
-        market_filters,
     )
     from pastcast.app._models import ProbedCutoff, probe_model_cutoff
     from pastcast.app._open_corpus import open_corpus
+    from pastcast.app._plans import (
+        CURATION_LEGS,
+        ConstructionAuditPlan,
+        CorpusBuildPlan,
+        CurationPlan,
+        ForecastBenchImport,
+        MarketImport,
+        PathText,
+        PolymarketImport,
+        RunAuditPlan,
+        StoreBackend,
+    )
     from pastcast.app._reading import RunsRead, read_runs
     from pastcast.app._replays import WORLD_INDEX, Replay, open_replay, shared_replay
     from pastcast.app._reports import (
@@ -86,12 +97,11 @@ if TYPE_CHECKING:
     from pastcast.app._runs import (
         plan_estimate,
         plan_from_agents,
-        preset_curation,
-        preset_import,
-        preset_rounds,
         preset_settings,
         read_plan,
         run_plan,
+        with_preset,
+        write_plan,
     )
     from pastcast.app._sections import report_sections
     from pastcast.app._served import ServedEpisode, serve_episode
@@ -118,19 +128,27 @@ __all__ = [
     "AgentOption",
     "AgentRun",
     "Compared",
+    "ConstructionAuditPlan",
     "CorpusBuild",
+    "CorpusBuildPlan",
     "Curated",
+    "CurationPlan",
     "Dashboard",
     "DatasetNote",
     "DatasetSummary",
     "Demo",
     "ExportTarget",
     "Exported",
+    "ForecastBenchImport",
     "Imported",
+    "MarketImport",
+    "PathText",
+    "PolymarketImport",
     "ProbedCutoff",
     "Replay",
     "Report",
     "RetrievalAuditRead",
+    "RunAuditPlan",
     "RunAuditRead",
     "RunsByAgent",
     "RunsRead",
@@ -159,6 +177,7 @@ __all__ = [
     "describe_dataset",
     "export_runs",
     "fetch_feeds",
+    "filter_values",
     "follow_feeds",
     "group_columns",
     "import_forecastbench",
@@ -166,7 +185,6 @@ __all__ = [
     "index_feed",
     "index_feed_round",
     "longitudinal",
-    "market_filters",
     "memory_costs",
     "models_session",
     "open_corpus",
@@ -177,9 +195,6 @@ __all__ = [
     "parse_agent_options",
     "plan_estimate",
     "plan_from_agents",
-    "preset_curation",
-    "preset_import",
-    "preset_rounds",
     "preset_settings",
     "probe_model_cutoff",
     "read_plan",
@@ -196,6 +211,8 @@ __all__ = [
     "serve_episode",
     "shared_replay",
     "split_agent_option",
+    "with_preset",
+    "write_plan",
 ]
 
 _WHERE: dict[str, str] = {
@@ -204,7 +221,8 @@ _WHERE: dict[str, str] = {
     "AgentOption": "pastcast.app._agents",
     "Terminated": "pastcast.app._agents",
     "AgentRun": "pastcast.app._by_agent",
-    "CURATION_LEGS": "pastcast.app._curate",
+    "CURATION_LEGS": "pastcast.app._plans",
+    "CurationPlan": "pastcast.app._plans",
     "Compared": "pastcast.app._compare",
     "CorpusBuild": "pastcast.app._corpus",
     "Curated": "pastcast.app._curate",
@@ -227,7 +245,10 @@ _WHERE: dict[str, str] = {
     "RunsRead": "pastcast.app._reading",
     "Scored": "pastcast.app._reports",
     "Statistics": "pastcast.app._stats",
-    "StoreBackend": "pastcast.app._corpus",
+    "StoreBackend": "pastcast.app._plans",
+    "CorpusBuildPlan": "pastcast.app._plans",
+    "ConstructionAuditPlan": "pastcast.app._plans",
+    "RunAuditPlan": "pastcast.app._plans",
     "TABLE_COLUMNS": "pastcast.app._reports",
     "MARKET_AGE_WARNING": "pastcast.app._reports",
     "WORLD_INDEX": "pastcast.app._replays",
@@ -258,7 +279,11 @@ _WHERE: dict[str, str] = {
     "index_feed": "pastcast.app._corpus_append",
     "index_feed_round": "pastcast.app._corpus_append",
     "longitudinal": "pastcast.app._stats",
-    "market_filters": "pastcast.app._imports",
+    "filter_values": "pastcast.app._imports",
+    "ForecastBenchImport": "pastcast.app._plans",
+    "MarketImport": "pastcast.app._plans",
+    "PathText": "pastcast.app._plans",
+    "PolymarketImport": "pastcast.app._plans",
     "memory_costs": "pastcast.app._stats",
     "models_session": "pastcast.app._agents",
     "open_corpus": "pastcast.app._open_corpus",
@@ -269,9 +294,6 @@ _WHERE: dict[str, str] = {
     "parse_agent_options": "pastcast.app._agents",
     "plan_estimate": "pastcast.app._runs",
     "plan_from_agents": "pastcast.app._runs",
-    "preset_curation": "pastcast.app._runs",
-    "preset_import": "pastcast.app._runs",
-    "preset_rounds": "pastcast.app._runs",
     "preset_settings": "pastcast.app._runs",
     "probe_model_cutoff": "pastcast.app._models",
     "read_plan": "pastcast.app._runs",
@@ -291,6 +313,8 @@ _WHERE: dict[str, str] = {
     "serve_episode": "pastcast.app._served",
     "shared_replay": "pastcast.app._replays",
     "split_agent_option": "pastcast.app._agents",
+    "with_preset": "pastcast.app._runs",
+    "write_plan": "pastcast.app._runs",
 }
 
 __getattr__, __dir__ = lazy_exports(__name__, _WHERE)

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from pastcast.app._corpus import corpus_documents
 from pastcast.app._datasets import open_dataset
+from pastcast.app._plans import ConstructionAuditPlan, RunAuditPlan
 from pastcast.app._reading import RunsRead, check_dataset, read_runs
 from pastcast.dataset import Dataset
 from pastcast.errors import FieldError
@@ -55,36 +56,21 @@ def _schedule_options(specs: Sequence[str | Path]) -> dict[str, Any]:
     return {}
 
 
-def audit_datasets(
-    datasets: Sequence[str | Path],
-    *,
-    schedules: Sequence[str] | None = None,
-    dataset_only: bool = False,
-    folds: int = 5,
-    draws: int = 2000,
-    seed: int = 0,
-    permutations: int = 500,
-    alpha: float = 0.05,
-) -> ConstructionAudit:
-    """The construction audit of ``datasets`` (specs ``open_dataset`` reads; several are pooled,
-    each event kept apart): their own steps and those of each of ``schedules`` (default: every
-    registered one; none with ``dataset_only``) rebuilt on the same events, each judged against
-    ``permutations`` draws of its permutation null at level ``alpha``."""
+def audit_datasets(plan: ConstructionAuditPlan) -> ConstructionAudit:
+    """The construction audit ``plan`` declares: its datasets' own steps and those of each of
+    its schedules rebuilt on the same events, each judged against its permutation null."""
     from pastcast.audit import audit_construction
 
+    datasets = plan.datasets
     if not datasets:
         raise FieldError("datasets", "no dataset given")
     loaded = [open_dataset(spec, field=f"datasets[{i}]") for i, spec in enumerate(datasets)]
     try:
         return audit_construction(
             loaded,
-            [] if dataset_only else schedules,
+            [] if plan.dataset_only else plan.schedules,
             schedule_options=_schedule_options(datasets),
-            folds=folds,
-            draws=draws,
-            seed=seed,
-            permutations=permutations,
-            alpha=alpha,
+            **plan.model_dump(include={"folds", "draws", "seed", "permutations", "alpha"}),
         )
     except ValueError as exc:  # an unknown schedule, or options it cannot take
         raise FieldError("schedules", str(exc)) from None
@@ -134,26 +120,17 @@ class RunAuditRead:
     """The log read through its step columns; the audit streams each record by offset."""
 
 
-def audit_run_log(
-    run_log: str | Path,
-    *,
-    dataset: str | Path | None = None,
-    corpus: str | None = None,
-    examples: int | None = None,
-) -> RunAuditRead:
-    """The audit of the run log ``run_log``: ``dataset`` (a spec; default: the embedded world
-    the log names) for post-cutoff prices and the question's wording, ``corpus`` (an index
-    directory or a ``KIND:PATH`` source, see ``corpus_documents``; default: the embedded world's
-    documents when the log or ``dataset`` names it) for document dates, the content screen and
-    verbatim post-cutoff text. Every finding is counted; ``examples`` of each check are kept
-    (default ``pastcast.audit.EXAMPLES``), so memory is bounded however many there are."""
+def audit_run_log(plan: RunAuditPlan) -> RunAuditRead:
+    """The audit of the run log ``plan`` names: its dataset for post-cutoff prices and the
+    question's wording, its corpus for document dates, the content screen and verbatim
+    post-cutoff text. Every finding is counted; ``examples`` of each check are kept, so memory
+    is bounded however many there are."""
     from pastcast.audit import EXAMPLES, audit_run
 
-    keep = EXAMPLES if examples is None else examples
-    if keep < 0:
-        raise FieldError("examples", f"expected 0 or more, not {keep}")
+    keep = EXAMPLES if plan.examples is None else plan.examples
+    corpus = plan.corpus
     read, world, data = _run_and_data(
-        read_runs([run_log], columns=(), require_steps=False), dataset
+        read_runs([plan.run_log], columns=(), require_steps=False), plan.dataset
     )
     log = read.logs[0]
     documents: Iterable[Document] | None = (

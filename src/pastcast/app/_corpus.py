@@ -12,15 +12,22 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import date
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
+
+from pydantic import ValidationError
 
 from pastcast.app._open_corpus import open_corpus
-from pastcast.corpus import CorpusBuildReport, is_database_url, one_line, redact_url
+from pastcast.app._plans import MAX_BUILD_WORKERS, CorpusBuildPlan, StoreBackend
+from pastcast.corpus import (
+    CorpusBuildReport,
+    is_database_url,
+    one_line,
+    redact_url,
+)
 from pastcast.corpus.dense import Embedder, resolve_embedder
 from pastcast.corpus.embedded import EmbeddedIndex
 from pastcast.corpus.postgres import PostgresBackend
 from pastcast.corpus.sources import (
-    DATING_RULES,
     DatingRule,
     SourceRun,
     allow_sources,
@@ -32,17 +39,16 @@ from pastcast.corpus.sources import (
 from pastcast.errors import FieldError, within
 from pastcast.owned import check_replaceable, made_kind
 from pastcast.records import Document
+from pastcast.validation import field_path, first_error
 
 __all__ = [
     "CorpusBuild",
     "Reading",
-    "StoreBackend",
     "build_corpus",
     "corpus_documents",
     "source_kind",
 ]
 
-StoreBackend = Literal["embedded", "postgres"]
 DEFAULT_SCHEMA = "pastcast"
 
 
@@ -110,15 +116,13 @@ def _check_target(
                 raise FieldError(
                     "overwrite", f"{out} already exists; it is replaced only when asked"
                 )
-    elif backend == "postgres":
+    else:  # postgres
         if url is None or not is_database_url(url):
             raise FieldError(
                 "url", "required with the postgres backend (postgresql://USER@HOST:PORT/DB)"
             )
         if out is not None:
             raise FieldError("out", "only with the embedded backend")
-    else:
-        raise FieldError("backend", f"expected embedded or postgres, got {backend!r}")
 
 
 def _nonempty(run: SourceRun, source: str) -> Iterator[Document]:
@@ -307,58 +311,27 @@ def _quality_filters(names: Sequence[str]) -> list[Any]:
         raise FieldError("quality", str(exc)) from None
 
 
-MAX_BUILD_WORKERS = 256
-"""More indexing processes than this is a typo, not a machine (each holds a month)."""
-
-
 def build_corpus(
-    source: str,
-    *,
-    out: str | Path | None = None,
-    backend: StoreBackend = "embedded",
-    url: str | None = None,
-    schema: str | None = None,
-    overwrite: bool = False,
-    embedder: str | None = None,
-    lenient: bool = False,
-    since: date | None = None,
-    until: date | None = None,
-    include_flagged: bool = False,
-    allow_source: Sequence[str] = (),
-    allow_sources_file: str | Path | None = None,
-    quality: Sequence[str] = (),
-    require_dates: DatingRule = "any",
-    progress: bool = False,
-    workers: int | None = None,
-    vectors: str | Path | None = None,
-    vectors_ids: str | Path | None = None,
-    nprobe: int | None = None,
+    plan: CorpusBuildPlan | str, *, progress: bool = False, **fields: Any
 ) -> CorpusBuild:
-    """Build a corpus from ``source`` (``KIND:PATH`` of a registered source): its documents
-    (content screen on unless ``include_flagged``), only those of the allowed sources
-    (``allow_source`` and the names in ``allow_sources_file``), through the ``quality`` filters,
-    stored into ``backend``: an index directory ``out`` (written atomically; an existing one is
-    replaced only with ``overwrite``, and only if pastcast built it), embedded with
-    ``embedder`` for dense and hybrid retrieval when given, or the ``schema`` of the database
-    ``url``. ``lenient``, ``since`` and ``until`` go to the sources that take them.
-    ``require_dates``: ``any`` keeps documents dated only by crawl or fetch time (counted and
-    flagged), ``metadata`` leaves them out, ``published`` keeps only documents dated by their
-    publication; the counts of each kind of date are reported and kept beside the index.
-    ``workers``: processes indexing month partitions side by side (embedded backend; default:
-    the CPU count).
-    ``vectors`` (with ``vectors_ids`` for a ``.npy``): document vectors computed elsewhere by the
-    model ``embedder`` names (the query model), checked and kept in the index instead of
-    computed; ``nprobe``: the approximate month indexes are trained now too.
-
-    ``FieldError`` naming the field, before anything is stored where it can be."""
+    """Build the corpus ``plan`` declares (``CorpusBuildPlan``; or a source ``KIND:PATH`` and
+    the plan's other ``fields``), the progress on stderr with ``progress``. ``FieldError`` naming
+    the field, before anything is stored where it can be."""
+    if isinstance(plan, str):
+        try:
+            plan = CorpusBuildPlan(source=plan, **fields)
+        except ValidationError as exc:
+            loc, msg = first_error(exc)
+            raise FieldError(field_path(loc) or "source", msg) from None
+    source, out, backend, url = plan.source, plan.out, plan.backend, plan.url
+    embedder, vectors, nprobe, workers = plan.embedder, plan.vectors, plan.nprobe, plan.workers
     kind, path = source_kind(source)
     target = Path(out) if out is not None else None
-    _check_target(backend, target, url, overwrite)
+    _check_target(backend, target, url, plan.overwrite)
     if target is not None and _inside(path, target):
         raise FieldError("out", f"{target} holds the input {path}; not replacing it")
-    if require_dates not in DATING_RULES:
-        raise FieldError("require_dates", f"expected one of {', '.join(DATING_RULES)}")
-    allowed = _allowed(allow_source, Path(allow_sources_file) if allow_sources_file else None)
+    file = plan.allow_sources_file
+    allowed = _allowed(plan.allow_source, Path(file) if file else None)
     if (vectors is not None or nprobe is not None) and embedder is None:
         raise FieldError(
             "vectors" if vectors is not None else "nprobe",
@@ -368,18 +341,14 @@ def build_corpus(
         raise FieldError(
             "vectors" if vectors is not None else "nprobe", "only with an index directory"
         )
-    dense: dict[str, Any] = {
-        k: str(v) if isinstance(v, Path) else v
-        for k, v in {"vectors": vectors, "vectors_ids": vectors_ids, "nprobe": nprobe}.items()
-        if v is not None
-    }
+    dense = plan.model_dump(include={"vectors", "vectors_ids", "nprobe"}, exclude_none=True)
     model = None
     if embedder is not None:
         with within("embedder"):
             model = resolve_embedder(embedder)
-    _check_workers(workers)
-    reading = Reading(kind, path, lenient, since, until, include_flagged, allowed, quality)
-    run = reading.open(target.parent if target else None, require_dates)
+    dates, flagged = (plan.since, plan.until), plan.include_flagged
+    reading = Reading(kind, path, plan.lenient, *dates, flagged, allowed, plan.quality)
+    run = reading.open(target.parent if target else None, plan.require_dates)
     try:
         docs = _nonempty(run, source)
         stored = _store(
@@ -387,8 +356,8 @@ def build_corpus(
             backend,
             target,
             url,
-            schema or DEFAULT_SCHEMA,
-            overwrite,
+            plan.schema_name or DEFAULT_SCHEMA,
+            plan.overwrite,
             model,
             progress,
             workers,

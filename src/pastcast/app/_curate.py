@@ -10,16 +10,15 @@ from typing import TYPE_CHECKING, Any
 
 from pastcast.app._datasets import open_dataset
 from pastcast.app._open_corpus import open_corpus
+from pastcast.app._plans import CURATION_LEGS, CurationPlan
 from pastcast.corpus import OpenedCorpus
 from pastcast.errors import FieldError
 from pastcast.owned import check_replaceable
 
 if TYPE_CHECKING:
-    from pastcast.curate import CurationConfig, CurationResult
+    from pastcast.curate import CurationResult
 
-__all__ = ["CURATION_LEGS", "Curated", "curate_dataset"]
-
-CURATION_LEGS = ("bm25", "dense")
+__all__ = ["Curated", "curate_dataset"]
 
 
 @dataclass(frozen=True)
@@ -37,14 +36,14 @@ class Curated:
         return sum(j.cached for j in self.result.judgements)
 
 
-def _legs(retrieval: str | Sequence[str]) -> list[str]:
-    parts = retrieval.split(",") if isinstance(retrieval, str) else retrieval
-    legs = [leg.strip() for leg in parts if leg.strip()]
+def _legs(retrieval: Sequence[str]) -> list[str]:
+    legs = [leg.strip() for leg in retrieval if leg.strip()]
     bad = [leg for leg in legs if leg not in CURATION_LEGS]
     if not legs or bad or len(set(legs)) != len(legs):
         raise FieldError(
             "retrieval",
-            f"expected a comma-separated list of {', '.join(CURATION_LEGS)}, got {retrieval!r}",
+            f"expected a comma-separated list of {', '.join(CURATION_LEGS)}, "
+            f"got {','.join(retrieval)!r}",
         )
     return legs
 
@@ -82,45 +81,32 @@ def _metadata(spec: str | Path) -> dict[str, Any]:
         return {}
 
 
-def curate_dataset(
-    dataset: str | Path,
-    corpus: str | Path,
-    judge: str,
-    out: str | Path,
-    *,
-    retrieval: str | Sequence[str] = CURATION_LEGS,
-    embedder: str | None = None,
-    window_days: int | None = None,
-    config: CurationConfig | None = None,
-    max_tokens: int = 512,
-    cache: str | Path | None = None,
-) -> Curated:
-    """Curate ``dataset`` (a spec ``open_dataset`` reads) against the archive ``corpus`` (an
-    index directory or a database URL) with the judge model ``judge`` (a model spec), retrieval
-    legs ``retrieval`` fused by reciprocal rank, documents of the ``window_days`` before each
-    judging date (None: no limit); write the curated dataset to ``out`` (a folder pastcast made,
-    or a new one) unless no event is left. Judgements are cached in ``cache`` (default:
-    ``OUT.judge-cache`` beside ``out``), so re-curating makes no new model calls."""
-    from pastcast.curate import CurationConfig, Judge, Retriever, curate_dataset, save_curation
+def curate_dataset(plan: CurationPlan) -> Curated:
+    """Curate as ``plan`` says: its dataset against its archive with its judge, the curated
+    dataset written to its ``out`` unless no event is left, the plan recorded with it.
+    Judgements are cached (default: ``OUT.judge-cache`` beside ``out``), so re-curating makes
+    no new model calls. ``FieldError`` naming the field before any work."""
+    from pastcast.curate import Judge, Retriever, curate_dataset, save_curation
     from pastcast.models import CachedModel, ModelError, check_model_spec, resolve_model
 
+    judge, dataset, corpus, embedder = plan.judge, plan.dataset, plan.corpus, plan.embedder
     try:  # before the dataset and the corpus are read (minutes, for a large archive)
         check_model_spec(judge)
     except ValueError as exc:
         raise FieldError("judge", str(exc)) from None
-    legs = _legs(retrieval)
+    legs = _legs(plan.retrieval)
     if embedder is not None and "dense" not in legs:
         raise FieldError("embedder", "only with a dense leg in the retrieval")
-    target = Path(out)
+    target = Path(plan.out)
     if Path(dataset).resolve() == target.resolve():
         raise FieldError(
             "out", f"{target}: is the dataset being curated; write the curated one elsewhere"
         )
     _check_output(target, "out", "dataset")
+    cache = plan.cache
     cache_dir = Path(cache) if cache is not None else target.with_name(target.name + ".judge-cache")
     _check_output(cache_dir, "cache", None)
     data = open_dataset(dataset)
-    settings_config = config or CurationConfig()
     opened: list[OpenedCorpus] = []
     try:
         for leg in legs:
@@ -132,17 +118,13 @@ def curate_dataset(
             raise FieldError("judge", str(exc)) from None
         cached = CachedModel(model, cache_dir, "auto", settings={"spec": judge})
         try:
-            retriever = Retriever(opened, window_days=window_days or None)
-            result = curate_dataset(
-                data, retriever, Judge(cached, max_tokens=max_tokens), settings_config
-            )
+            retriever = Retriever(opened, window_days=plan.window_days or None)
+            judging = Judge(cached, max_tokens=plan.max_tokens)
+            result = curate_dataset(data, retriever, judging, plan.config)
             settings = {
                 "source_dataset": data.id,
-                "judge": judge,
-                "retrieval": legs,
-                "window_days": window_days or None,
                 "corpus": opened[0].identity().model_dump(mode="json"),
-                "config": settings_config.model_dump(mode="json"),
+                "plan": plan.model_dump(mode="json"),
             }
             written = None
             if result.dataset.events:  # an empty dataset is never written as if it were a result

@@ -1,6 +1,7 @@
 """Importing resolved markets into a dataset directory: ForecastBench (a folder or a download)
-and Polymarket (its public APIs), with the schedule, filters, split and news volume the user
-names, checked before anything is read or fetched."""
+and Polymarket (its public APIs), as their records declare (schedule, filters, split, news
+volume), checked before anything is read or fetched; the dataset's provenance records the
+record."""
 
 from __future__ import annotations
 
@@ -12,21 +13,15 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from pastcast.app._open_corpus import open_corpus
-from pastcast.cutoff import DayConvention
+from pastcast.app._plans import ForecastBenchImport, MarketImport, PolymarketImport
 from pastcast.dataset import Dataset
 from pastcast.errors import FieldError, within
-from pastcast.markets import FilterConfig
 from pastcast.owned import check_replaceable
 
 if TYPE_CHECKING:
     from pastcast.markets import DatasetBuildReport, Schedule, TemporalSplit
 
-__all__ = [
-    "Imported",
-    "import_forecastbench",
-    "import_polymarket",
-    "market_filters",
-]
+__all__ = ["Imported", "filter_values", "import_forecastbench", "import_polymarket"]
 
 
 @dataclass(frozen=True)
@@ -40,49 +35,41 @@ class Imported:
     """What the importer dropped or assumed, counted by reason (also in the provenance)."""
 
 
-def market_filters(
-    file: str | Path | None = None, items: Sequence[str] = (), base: FilterConfig | None = None
-) -> FilterConfig:
-    """The market filters: ``base`` (the defaults), then the values of ``file`` (TOML or JSON),
-    then each ``NAME=VALUE`` of ``items``."""
+def filter_values(file: str | Path | None = None, items: Sequence[str] = ()) -> dict[str, Any]:
+    """The market-filter values of ``file`` (TOML or JSON), then each ``NAME=VALUE`` of
+    ``items`` (an import's ``filters``), each checked; ``FieldError`` (field ``filters``) naming
+    the file or ``--filter`` otherwise."""
     from pastcast.markets import filter_config, parse_filter_assignments, read_filter_file
 
     try:
-        cfg = base or FilterConfig()
-        if file is not None:
-            cfg = filter_config(read_filter_file(Path(file)), where=str(file), base=cfg)
-        return filter_config(parse_filter_assignments(list(items)), where="--filter", base=cfg)
+        values = read_filter_file(Path(file)) if file is not None else {}
+        filter_config(values, where=str(file))
+        given = parse_filter_assignments(list(items))
+        filter_config(given, where="--filter")
     except ValueError as exc:
         raise FieldError("filters", str(exc)) from None
+    return {**values, **given}
 
 
-def _shared(
-    out: Path,
-    schedule: str,
-    split: str | None,
-    corpus_end: str | date | None,
-    first_belief: bool,
-    convention: DayConvention,
-) -> tuple[Schedule, TemporalSplit | None]:
+def _shared(plan: MarketImport, first_belief: bool) -> tuple[Schedule, TemporalSplit | None]:
     """The options every import shares, checked before anything is read or fetched."""
     from pastcast.markets import TemporalSplit, make_schedule
 
     try:  # only a dataset pastcast wrote is ever replaced (pastcast.owned)
-        check_replaceable(out, "dataset")
+        check_replaceable(Path(plan.out), "dataset")
     except FileExistsError as exc:
         raise FieldError("out", str(exc)) from None
     try:
-        end = date.fromisoformat(corpus_end) if isinstance(corpus_end, str) else corpus_end
-    except ValueError:
-        raise FieldError("corpus_end", f"not a date (YYYY-MM-DD): {corpus_end!r}") from None
-    try:
         sched = make_schedule(
-            schedule, corpus_end=end, start_at_first_belief=first_belief, convention=convention
+            plan.schedule,
+            corpus_end=plan.corpus_end,
+            start_at_first_belief=first_belief,
+            convention=plan.day_convention,
         )
     except ValueError as exc:
         raise FieldError("schedule", str(exc)) from None
     try:
-        parsed = TemporalSplit.parse(split) if split is not None else None
+        parsed = TemporalSplit.parse(plan.split) if plan.split is not None else None
     except ValueError as exc:
         raise FieldError("split", str(exc)) from None
     return sched, parsed
@@ -102,31 +89,10 @@ def _news_counts(spec: str | Path | None, histories: Sequence[Any]) -> dict[date
         backend.close()
 
 
-def import_forecastbench(
-    path_or_url: str,
-    out: str | Path,
-    *,
-    schedule: str = "causal-dojo",
-    sources: Sequence[str] = (),
-    split: str | None = None,
-    corpus_end: str | date | None = None,
-    files: Sequence[str] = (),
-    cache: str | Path | None = None,
-    news_corpus: str | Path | None = None,
-    history_repo: str | Path | None = None,
-    filters: FilterConfig | None = None,
-    convention: DayConvention = DayConvention.START_OF_DAY,
-    keep_late_closes: bool = False,
-    drop_sibling_answers: bool = False,
-) -> Imported:
+def import_forecastbench(plan: ForecastBenchImport) -> Imported:
     """ForecastBench's resolved binary questions with their daily series, from a folder or a
-    base URL (its files downloaded into ``cache``, with ``files`` besides), into the dataset
-    directory ``out``. ``history_repo``: a local clone of the datasets repository, whose nightly
-    versions give daily series; ``news_corpus``: the corpus whose documents per day feed the
-    dojo schedule's news term; ``keep_late_closes`` keeps markets scheduled to close after the
-    data was collected; ``drop_sibling_answers`` drops the steps whose text names the answer of
-    another imported event still open at their cutoff."""
-    from pastcast.errors import FieldError
+    base URL (its files downloaded into the plan's ``cache``), into the dataset directory
+    ``out``, as ``plan`` declares (``ForecastBenchImport``)."""
     from pastcast.markets import build_and_save
     from pastcast.markets.sources import (
         FORECASTBENCH_FILES,
@@ -138,10 +104,9 @@ def import_forecastbench(
         read_text_versions,
     )
 
-    target = Path(out)
-    sched, parsed = _shared(target, schedule, split, corpus_end, True, convention)
-    cfg = filters or FilterConfig()
-    history = Path(history_repo) if history_repo is not None else None
+    target, path_or_url, files, cache = Path(plan.out), plan.path_or_url, plan.files, plan.cache
+    sched, parsed = _shared(plan, True)
+    history = Path(plan.history_repo) if plan.history_repo is not None else None
     if history is not None and not history.is_dir():
         raise FieldError("history_repo", f"{history}: no such folder")
     remote = path_or_url.startswith(("http://", "https://"))
@@ -161,24 +126,27 @@ def import_forecastbench(
                 root = Path(path_or_url)
             result = read_forecastbench(root, history=history)
         daily = result.layout != "published" or history is not None
-        news = _news_counts(news_corpus, list(result.histories))  # names news_corpus
+        news = _news_counts(plan.news_corpus, list(result.histories))  # names news_corpus
         with within("source"):
             ds, report = build_and_save(
                 result.histories,
                 target,
                 name="forecastbench",
                 schedule=sched,
-                filters=cfg,
+                filters=plan.filter_config(),
                 split=parsed,
-                sources=list(sources) or None,
+                sources=list(plan.sources) or None,
                 news_counts=news,
                 hints={"pre-resolution beliefs": HISTORY_REPO_HINT} if not daily else None,
                 daily_history=daily,
-                collected_at=None if keep_late_closes else collected_at(root, result.histories),
+                collected_at=None
+                if plan.keep_late_closes
+                else collected_at(root, result.histories),
                 texts=read_text_versions(root),
-                drop_sibling_answers=drop_sibling_answers,
+                drop_sibling_answers=plan.drop_sibling_answers,
                 provenance={
                     "source": "forecastbench",
+                    "plan": plan.model_dump(mode="json"),
                     "input": path_or_url,
                     "import_notes": dict(result.skipped),
                     "history": {"repo": str(history), **result.history} if history else {},
@@ -195,58 +163,50 @@ def import_forecastbench(
     return Imported(ds, report, target, dict(result.skipped))
 
 
-def import_polymarket(
-    out: str | Path,
-    *,
-    base_url: str = "https://gamma-api.polymarket.com",
-    clob_url: str = "https://clob.polymarket.com",
-    data_url: str = "https://data-api.polymarket.com",
-    trades: bool = True,
-    schedule: str = "causal-dojo",
-    split: str | None = None,
-    corpus_end: str | date | None = None,
-    page_size: int = 100,
-    max_events: int | None = None,
-    news_corpus: str | Path | None = None,
-    filters: FilterConfig | None = None,
-    convention: DayConvention = DayConvention.START_OF_DAY,
-    keep_late_closes: bool = False,
-    drop_sibling_answers: bool = False,
-) -> Imported:
+def import_polymarket(plan: PolymarketImport) -> Imported:
     """Resolved Polymarket events (binary and neg-risk multi-option) with price history and,
-    with ``trades``, daily trading activity, into the dataset directory ``out``. Descriptions
-    are as the API gives them now, after the resolution: each step is shown its description
-    without the dated edits made after its cutoff, and a step whose description has an undated
-    edit is dropped (``markets.build_dataset``). ``drop_sibling_answers`` as for ForecastBench."""
+    with ``trades``, daily trading activity, into the dataset directory ``out``, as ``plan``
+    declares (``PolymarketImport``). Descriptions are as the API gives them now, after the
+    resolution: each step is shown its description without the dated edits made after its
+    cutoff, and a step whose description has an undated edit is dropped
+    (``markets.build_dataset``)."""
     from pastcast.markets import build_and_save
     from pastcast.markets.sources import PolymarketClient, fetch_histories
 
-    target = Path(out)
-    sched, parsed = _shared(target, schedule, split, corpus_end, False, convention)
+    target, trades = Path(plan.out), plan.trades
+    sched, parsed = _shared(plan, False)
     collected = datetime.now(UTC)
     tokens: dict[str, dict[str, str]] = {}
     try:
-        with within("source"), PolymarketClient(base_url, clob_url, data_url) as client:
+        with (
+            within("source"),
+            PolymarketClient(plan.base_url, plan.clob_url, plan.data_url) as client,
+        ):
             histories, notes = fetch_histories(
-                client, page_size=page_size, max_events=max_events, trades=trades, tokens=tokens
+                client,
+                page_size=plan.page_size,
+                max_events=plan.max_events,
+                trades=trades,
+                tokens=tokens,
             )
-        news = _news_counts(news_corpus, list(histories))  # names news_corpus
+        news = _news_counts(plan.news_corpus, list(histories))  # names news_corpus
         with within("source"):
             ds, report = build_and_save(
                 histories,
                 target,
                 name="polymarket",
                 schedule=sched,
-                filters=filters or FilterConfig(),
+                filters=plan.filter_config(),
                 split=parsed,
                 news_counts=news,
-                collected_at=None if keep_late_closes else collected,
-                drop_sibling_answers=drop_sibling_answers,
+                collected_at=None if plan.keep_late_closes else collected,
+                drop_sibling_answers=plan.drop_sibling_answers,
                 provenance={
                     "source": "polymarket",
-                    "gamma": base_url,
-                    "clob": clob_url,
-                    "data": data_url if trades else None,
+                    "plan": plan.model_dump(mode="json"),
+                    "gamma": plan.base_url,
+                    "clob": plan.clob_url,
+                    "data": plan.data_url if trades else None,
                     "import_notes": notes,
                     # the CLOB ids of the binary markets: what an arena replay reads deadline
                     # prices and volumes by

@@ -13,7 +13,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar, overload
 
 from pydantic import ValidationError
 
@@ -24,7 +24,7 @@ from pastcast.app._steps import steps_to_play
 from pastcast.dataset import Dataset
 from pastcast.env import EnvConfig
 from pastcast.errors import FieldError, within
-from pastcast.records import Setting
+from pastcast.records import Record, Setting
 from pastcast.runlog import header_path
 from pastcast.runner import (
     ExperimentPlan,
@@ -32,13 +32,15 @@ from pastcast.runner import (
     Preset,
     RunConfig,
     RunResult,
-    deep_merge,
     estimate_plan,
     executors,
     load_plan,
+    load_record,
     preset_names,
     reschedule,
     run_benchmark,
+    with_preset,
+    write_record,
 )
 from pastcast.runner import preset as get_preset
 from pastcast.validation import field_path, first_error
@@ -47,51 +49,57 @@ __all__ = [
     "check_sandbox",
     "plan_estimate",
     "plan_from_agents",
-    "preset_curation",
-    "preset_rounds",
     "preset_settings",
     "read_plan",
     "run_plan",
+    "with_preset",
+    "write_plan",
 ]
 
 _log = logging.getLogger("pastcast")
 
 
-def read_plan(path: str | Path) -> ExperimentPlan:
-    """The plan in the file at ``path`` (TOML, YAML or JSON); ``FieldError`` (field ``plan``)
-    naming the file and the key of the first problem."""
+R = TypeVar("R", bound=Record)
+
+
+@overload
+def read_plan(path: str | Path) -> ExperimentPlan: ...
+@overload
+def read_plan(path: str | Path, kind: type[R]) -> R: ...
+def read_plan(path: str | Path, kind: type[Record] = ExperimentPlan) -> Record:
+    """The record ``kind`` (a workflow's: ``ExperimentPlan``, ``CurationPlan``, ...) in the file
+    at ``path`` (TOML, YAML or JSON); ``FieldError`` (field ``plan``) naming the file and the
+    field of the first problem."""
     with within("plan"):
-        return load_plan(path)
+        if kind is ExperimentPlan:  # its agents are checked by the registry too
+            return load_plan(path)
+        return load_record(kind, path)
+
+
+def write_plan(record: Record, path: str | Path) -> Path:
+    """``record`` written to the new file ``path`` (JSON, YAML, else TOML by its suffix), which
+    ``read_plan`` reads back as the same record; ``FieldError`` (field ``plan``) otherwise."""
+    try:
+        with within("plan"):
+            return write_record(record, path)
+    except OSError as exc:
+        raise FieldError("plan", str(exc)) from None
 
 
 def plan_from_agents(
-    agents: Sequence[str],
-    *,
-    setting: Setting = "memory_free",
-    preset: str | None = None,
-    defaults: Mapping[str, Any] | None = None,
-    **fields: Any,
+    agents: Sequence[str], *, setting: Setting = "memory_free", **fields: Any
 ) -> ExperimentPlan:
     """The plan that ``agents`` (each ``NAME[:key=value,...][@SETTING]``, ``setting`` for those
     without one) and ``fields`` (any of ``ExperimentPlan``: ``dataset``, ``corpus``,
-    ``budgets``, ``concurrency``, ...) declare: what ``pastcast run``'s options build.
-    ``preset`` (``dojo``, ``hindcast``, ...) sets the paper's defaults over ``defaults`` (the
-    values of options not given) and under ``fields`` (those given). ``FieldError`` naming the
-    field (``budgets.max_tool_calls``) of the first problem."""
+    ``budgets``, ``preset``, ...) declare: what ``pastcast run``'s options build (a ``preset``
+    fills the fields not given). ``FieldError`` naming the field (``budgets.max_tool_calls``) of
+    the first problem."""
     parsed = parse_agent_options(agents, setting)
     listed = [
         {"name": p.name, "label": p.label, "setting": p.setting, "args": p.args} for p in parsed
     ]
-    data: dict[str, Any] = dict(defaults or {})
-    if preset is not None:
-        if preset not in preset_names():
-            raise FieldError("preset", f"unknown {preset!r} (one of {', '.join(preset_names())})")
-        data = deep_merge(data, get_preset(preset).fields("run"))
-        data.pop("agent_args", None)  # set under each agent's own by the plan
-        data["preset"] = preset
-    data = deep_merge(data, fields)
     try:
-        return ExperimentPlan.model_validate({**data, "agents": listed})
+        return ExperimentPlan.model_validate({**fields, "agents": listed})
     except ValidationError as exc:
         loc, msg = first_error(exc)
         raise FieldError(field_path(loc) or "plan", f"is invalid: {msg}") from None
@@ -104,38 +112,6 @@ def preset_settings(name: str | None = None) -> tuple[Preset, ...]:
     if name not in preset_names():
         raise FieldError("preset", f"unknown {name!r} (one of {', '.join(preset_names())})")
     return (get_preset(name),)
-
-
-def preset_rounds(name: str) -> dict[str, Any]:
-    """The ``round_plan`` arguments a preset's ``arena`` settings give (``markets``, ``rounds``,
-    ``selector``); ``FieldError`` (field ``preset``) if it is unknown or sets none."""
-    (found,) = preset_settings(name)
-    out: dict[str, Any] = {}
-    for s in found.of_stage("arena"):
-        key = "selector" if s.key == "selector.name" else s.key
-        out[key] = s.value
-    if not out:
-        raise FieldError("preset", f"{name!r} sets nothing of arena rounds")
-    return out
-
-
-def preset_curation(name: str) -> dict[str, Any]:
-    """The ``pastcast data curate`` settings a preset's ``curate`` stage gives, by option name
-    (``window_days`` None: the whole archive); ``FieldError`` (field ``preset``) if unknown."""
-    (found,) = preset_settings(name)
-    return {s.key: s.value for s in found.of_stage("curate")}
-
-
-IMPORT_PRESET_KEYS = ("schedule", "min_dates")
-"""The ``import`` settings of a preset that ``pastcast data import --preset`` applies (the
-others say what the paper's data was, e.g. its corpus's first date)."""
-
-
-def preset_import(name: str) -> dict[str, Any]:
-    """The ``pastcast data import`` settings a preset's ``import`` stage gives, by option name
-    (``schedule``, ``min_dates``); ``FieldError`` (field ``preset``) if unknown."""
-    (found,) = preset_settings(name)
-    return {s.key: s.value for s in found.of_stage("import") if s.key in IMPORT_PRESET_KEYS}
 
 
 def check_sandbox(env: EnvConfig, field: str = "budgets.python_tool") -> None:

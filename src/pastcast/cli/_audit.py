@@ -6,6 +6,7 @@ a usage error."""
 from __future__ import annotations
 
 from collections.abc import Sequence
+from functools import partial
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -14,6 +15,8 @@ import typer
 from pastcast.app import (
     DATASET_SPEC_HELP,
     DEFAULT_CALIBRATION,
+    ConstructionAuditPlan,
+    RunAuditPlan,
     audit_dataset_texts,
     audit_datasets,
     audit_run_log,
@@ -26,6 +29,9 @@ from pastcast.cli._common import (
     draws_option,
     fail_app,
     fail_field,
+    field_help,
+    field_option,
+    options_record,
     print_json,
     seed_option,
 )
@@ -74,8 +80,12 @@ def _cell(value: float | None, fmt: str = ".3f") -> str:
     return "-" if value is None else format(value, fmt)
 
 
+_field = partial(field_option, ConstructionAuditPlan)
+
+
 @app.command("construction")
 def construction(
+    ctx: typer.Context,
     datasets: Annotated[
         list[str],
         typer.Argument(
@@ -84,48 +94,21 @@ def construction(
             metavar="DATASET...",
         ),
     ],
-    schedule: Annotated[
-        list[str] | None,
-        typer.Option(
-            "--schedule",
-            help="Also audit this registered schedule, rebuilt on the same events (repeatable; "
-            "default: every registered schedule).",
-        ),
-    ] = None,
-    dataset_only: Annotated[
-        bool, typer.Option("--dataset-only", help="Audit only the datasets' own steps.")
-    ] = False,
-    folds: Annotated[
-        int, typer.Option(min=2, max=100, help="Cross-validation folds (by event).")
-    ] = 5,
-    draws: Annotated[int, draws_option("Bootstrap draws (whole events) for the interval.")] = 2000,
-    seed: Annotated[int, seed_option("Seed of the folds and the bootstrap.")] = 0,
-    permutations: Annotated[
-        int,
-        typer.Option(
-            min=1, max=100_000, help="Draws of the permutation null the AUC is judged against."
-        ),
-    ] = 500,
-    alpha: Annotated[
-        float,
-        typer.Option(min=0.0001, max=0.5, help="Level of the permutation test."),
-    ] = 0.05,
+    schedule: Annotated[list[str] | None, _field("schedules", "--schedule")] = None,
+    dataset_only: Annotated[bool, _field("dataset_only", "--dataset-only")] = False,
+    folds: Annotated[int, _field("folds", min=2, max=100)] = 5,
+    draws: Annotated[int, _field("draws", "--draws", min=100, max=100_000)] = 2000,
+    seed: Annotated[int, _field("seed", "--seed", min=0, max=2**63 - 1)] = 0,
+    permutations: Annotated[int, _field("permutations", min=1, max=100_000)] = 500,
+    alpha: Annotated[float, _field("alpha", min=0.0001, max=0.5)] = 0.05,
     as_json: JsonFlag = False,
 ) -> None:
     """Can what agents see of the construction (cutoff, step index, spacing, open and close
     times) predict the outcome? Out-of-fold AUC against its permutation null, per schedule;
     exit 1 when the datasets as built leak, close after their data or lack text snapshots."""
+    plan = options_record(ctx, ConstructionAuditPlan, {"schedule": "schedules", "as_json": None})
     try:
-        audit = audit_datasets(
-            datasets,
-            schedules=schedule,
-            dataset_only=dataset_only,
-            folds=folds,
-            draws=draws,
-            seed=seed,
-            permutations=permutations,
-            alpha=alpha,
-        )
+        audit = audit_datasets(plan)
     except FieldError as exc:
         if exc.field == "schedules":
             fail_field(exc, {"schedules": "--schedule"})
@@ -195,6 +178,7 @@ def dataset(
 
 @app.command("run")
 def run(
+    ctx: typer.Context,
     run_log: RunLogArg,
     dataset: Annotated[
         str | None,
@@ -207,14 +191,7 @@ def run(
         ),
     ] = None,
     examples: Annotated[
-        int | None,
-        typer.Option(
-            "--examples",
-            min=0,
-            max=1_000_000,
-            help="Findings of each check to list, the first in the log (every one is counted). "
-            "Default: pastcast.audit.EXAMPLES.",
-        ),
+        int | None, typer.Option(help=field_help(RunAuditPlan, "examples"), min=0, max=1_000_000)
     ] = None,
     as_json: JsonFlag = False,
 ) -> None:
@@ -223,7 +200,7 @@ def run(
     (exit 1 on any finding). Every finding is counted by check; the first --examples of each
     are listed."""
     try:
-        audited = audit_run_log(run_log, dataset=dataset, corpus=corpus, examples=examples)
+        audited = audit_run_log(options_record(ctx, RunAuditPlan, {"as_json": None}))
     except FieldError as exc:
         fail_app(exc, {"run_logs": ""})
     print_notes(audited.read)

@@ -15,7 +15,7 @@ import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any, NoReturn
+from typing import TYPE_CHECKING, Annotated, Any, NoReturn, TypeVar
 
 import typer
 
@@ -24,9 +24,12 @@ from pastcast.cutoff import DayConvention
 if TYPE_CHECKING:
     from collections.abc import Mapping
 
+    from pydantic import BaseModel
     from rich.console import Console
 
     from pastcast.errors import FieldError
+
+    R = TypeVar("R", bound=BaseModel)
 
 __all__ = [
     "EXIT_FAILED",
@@ -38,8 +41,12 @@ __all__ = [
     "fail",
     "fail_app",
     "fail_field",
+    "field_help",
+    "field_option",
+    "given_options",
     "note",
     "option_of",
+    "options_record",
     "output_dir",
     "output_file",
     "print_json",
@@ -118,6 +125,62 @@ def fail_app(
 ) -> NoReturn:
     """``exc`` as the CLI says it: one ``error:`` line naming the option that sets its field."""
     fail(f"{option_of(exc.field, options)} {exc.reason}" if exc.field else exc.reason, code)
+
+
+def field_help(kind: type[BaseModel], name: str) -> str:
+    """The documentation of a record's field (its docstring), as the help of its option."""
+    return " ".join((kind.model_fields[name].description or "").split())
+
+
+def field_option(kind: type[BaseModel], name: str, *opts: str, **options: Any) -> Any:
+    """The option that sets a record's field, its help the field's documentation."""
+    return typer.Option(*opts, help=field_help(kind, name), **options)
+
+
+def given_options(
+    ctx: typer.Context, fields: Mapping[str, str | None] | None = None
+) -> dict[str, Any]:
+    """The options given (on the command line or by the environment, not defaulted) as the
+    fields of the record the command builds: each by its name, or at the field path ``fields``
+    maps it to (``{"workers": "concurrency.episodes"}``; None: no field); a preset fills the
+    rest (``pastcast.app.with_preset``)."""
+    out: dict[str, Any] = {}
+    for name, value in ctx.params.items():
+        path = (fields or {}).get(name, name)
+        source = ctx.get_parameter_source(name)
+        if path is None or source is None or source.name in ("DEFAULT", "DEFAULT_MAP"):
+            continue
+        node = out
+        *parents, leaf = path.split(".")
+        for part in parents:
+            node = node.setdefault(part, {})
+        node[leaf] = value
+    return out
+
+
+def options_record(
+    ctx: typer.Context,
+    kind: type[R],
+    fields: Mapping[str, str | None] | None = None,
+    **computed: Any,
+) -> R:
+    """The record ``kind`` of the options given (``given_options``) and the values ``computed``
+    from others; a one-line usage error naming the option of the first problem otherwise."""
+    from pydantic import ValidationError
+
+    from pastcast.validation import field_path, first_error
+
+    try:
+        return kind.model_validate({**given_options(ctx, fields), **computed})
+    except ValidationError as exc:
+        loc, message = first_error(exc)
+    where = field_path(loc)
+    for param in ctx.command.params:
+        path = (fields or {}).get(param.name or "", param.name)
+        if path and (where == path or where.startswith((f"{path}.", f"{path}["))):
+            name = param.opts[0] if param.opts[0].startswith("-") else param.opts[0].upper()
+            fail(f"{name}: {message}")
+    fail(f"{option_of(where)}: {message}" if where else message)
 
 
 def output_dir(path: Path, option: str, kind: str) -> Path:

@@ -4,6 +4,7 @@ cutoff."""
 from __future__ import annotations
 
 from datetime import date, datetime
+from functools import partial
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
@@ -14,6 +15,7 @@ from rich.table import Table
 
 from pastcast.app import (
     CorpusBuild,
+    CorpusBuildPlan,
     append_corpus,
     build_corpus,
     check_feed_index,
@@ -21,7 +23,15 @@ from pastcast.app import (
     index_feed_round,
     open_corpus,
 )
-from pastcast.cli._common import JsonFlag, fail, fail_field, print_json
+from pastcast.cli._common import (
+    JsonFlag,
+    fail,
+    fail_field,
+    field_help,
+    field_option,
+    options_record,
+    print_json,
+)
 from pastcast.corpus import DocType, DocumentNotVisible, OpenedCorpus, SearchFilter
 from pastcast.cutoff import parse_cutoff, parse_timestamp
 from pastcast.errors import FieldError
@@ -115,18 +125,6 @@ def _day(value: str | None, option: str) -> date | None:
         fail(f"{option}: not a date (YYYY-MM-DD): {value!r}")
 
 
-def _check_flags(backend: str, out: Path | None, url: str | None) -> None:
-    """The options each backend takes, said in the command's words."""
-    if backend == "embedded" and url is not None:
-        fail("--url: only with --backend postgres")
-    if backend == "embedded" and out is None:
-        fail("--out: required with --backend embedded")
-    if backend == "postgres" and url is None:
-        fail("--url: required with --backend postgres (postgresql://USER@HOST:PORT/DB)")
-    if backend == "postgres" and out is not None:
-        fail("--out: only with --backend embedded")
-
-
 BUILD_OPTIONS = {
     "source": "source",
     "vectors": "--vectors",
@@ -137,143 +135,42 @@ BUILD_OPTIONS = {
 }
 
 
+_field = partial(field_option, CorpusBuildPlan)
+
+
 @app.command()
 def build(
-    source: Annotated[
-        str,
-        typer.Argument(
-            help="KIND:PATH: jsonl:docs.jsonl, wcep:FOLDER, reddit:DUMP_OR_FOLDER, "
-            "parquet:TABLE_OR_FOLDER, ccnews:FILE_OR_FOLDER (JSON lines or WARC), feed:SPOOL "
-            "or feed-seen:SPOOL (a 'corpus feed' spool; feed-seen dates by first sight), "
-            "world:SEED[,FIELD=VALUE...] (the embedded world's documents), or the kind of a "
-            "source plugin ('pastcast.sources' entry points)"
-        ),
-    ],
-    out: Annotated[
-        Path | None, typer.Option("--out", help="Index directory to write (embedded backend).")
-    ] = None,
-    overwrite: Annotated[bool, typer.Option(help="Replace an existing index.")] = False,
-    backend: Annotated[
-        Literal["embedded", "postgres"],
-        typer.Option(help="embedded (an index directory) or postgres (a database)."),
-    ] = "embedded",
-    url: Annotated[
-        str | None,
-        typer.Option(
-            help="postgres: the database, postgresql://USER@HOST:PORT/DB (a password is better "
-            "given by PGPASSWORD or ~/.pgpass than in the URL, which shell history keeps).",
-        ),
-    ] = None,
-    schema: Schema = None,
-    embedder: Annotated[
-        str | None,
-        typer.Option(
-            help="Also embed the documents with this embedder (registered name, e.g. "
-            "all-minilm-l6-v2, or openai-compatible:MODEL@URL, openai:MODEL; an API key comes "
-            "from the variable ?api_key_env=NAME names) for dense and hybrid retrieval; needs "
-            "the 'dense' extra. An interrupted embedding resumes where it stopped."
-        ),
-    ] = None,
-    vectors: Annotated[
-        str | None,
-        typer.Option(
-            help="Document vectors computed elsewhere by the --embedder model: a .npy (ids in "
-            "NAME.ids.txt beside it, or --vectors-ids) or Parquet (a file or folder; columns "
-            "id and embedding, e.g. a Parquet source's own), checked and kept in the index."
-        ),
-    ] = None,
-    vectors_ids: Annotated[
-        str | None, typer.Option(help="The ids file of a --vectors .npy (one id a line).")
-    ] = None,
-    nprobe: Annotated[
-        int | None,
-        typer.Option(
-            min=1,
-            help="Also train the approximate month indexes now (see 'corpus search --nprobe').",
-        ),
-    ] = None,
-    lenient: Annotated[
-        bool, typer.Option(help="jsonl: skip malformed lines (counted by reason).")
-    ] = False,
-    since: Annotated[str | None, typer.Option(help="wcep: first day (YYYY-MM-DD).")] = None,
-    until: Annotated[str | None, typer.Option(help="wcep: last day (YYYY-MM-DD).")] = None,
-    include_flagged: Annotated[
-        bool,
-        typer.Option(
-            help="Keep documents flagged as possible hindsight: by the content screen (a title "
-            "or text naming a later period, year or date), and for wcep its rewritten days."
-        ),
-    ] = False,
-    allow_source: Annotated[
-        list[str] | None,
-        typer.Option(
-            "--allow-source",
-            help="Keep only documents of this source (repeatable): a whole source "
-            "(reuters.com) or its last part (worldnews or r/worldnews for reddit/r/worldnews).",
-        ),
-    ] = None,
+    ctx: typer.Context,
+    source: Annotated[str, typer.Argument(help=field_help(CorpusBuildPlan, "source"))],
+    out: Annotated[Path | None, _field("out", "--out")] = None,
+    overwrite: Annotated[bool, _field("overwrite")] = False,
+    backend: Annotated[Literal["embedded", "postgres"], _field("backend")] = "embedded",
+    url: Annotated[str | None, _field("url")] = None,
+    schema: Annotated[str | None, _field("schema_name", "--schema")] = None,
+    embedder: Annotated[str | None, _field("embedder")] = None,
+    vectors: Annotated[str | None, _field("vectors")] = None,
+    vectors_ids: Annotated[str | None, _field("vectors_ids")] = None,
+    nprobe: Annotated[int | None, _field("nprobe", min=1)] = None,
+    lenient: Annotated[bool, _field("lenient")] = False,
+    since: Annotated[str | None, _field("since")] = None,
+    until: Annotated[str | None, _field("until")] = None,
+    include_flagged: Annotated[bool, _field("include_flagged")] = False,
+    allow_source: Annotated[list[str] | None, _field("allow_source", "--allow-source")] = None,
     allow_sources_file: Annotated[
-        Path | None,
-        typer.Option(
-            "--allow-sources",
-            help="File of source names to keep, one a line (# comments), e.g. Hindcast's 20 "
-            "subreddits; with --allow-source, both lists count.",
-        ),
+        Path | None, _field("allow_sources_file", "--allow-sources")
     ] = None,
-    quality: Annotated[
-        list[str] | None,
-        typer.Option(
-            "--quality",
-            help="Quality filter to apply (repeatable): english, gopher, "
-            "gopher-repetition, c4, fineweb, or a plugin's ('pastcast.quality_filters'); needs "
-            "the 'curate' extra. Removals are counted in the report.",
-        ),
-    ] = None,
+    quality: Annotated[list[str] | None, _field("quality", "--quality")] = None,
     require_dates: Annotated[
-        Literal["any", "metadata", "published"],
-        typer.Option(
-            "--require-dates",
-            help="Which dates documents must carry: any (documents dated only by crawl or fetch "
-            "time kept, counted and flagged in the report), metadata (those left out) or "
-            "published (only documents dated by their publication). Recorded with the index.",
-        ),
+        Literal["any", "metadata", "published"], _field("require_dates", "--require-dates")
     ] = "any",
-    workers: Annotated[
-        int | None,
-        typer.Option(
-            help="Processes indexing month partitions side by side (default: the CPU count).",
-            min=1,
-            max=256,
-        ),
-    ] = None,
+    workers: Annotated[int | None, _field("workers", min=1, max=256)] = None,
     as_json: JsonFlag = False,
 ) -> None:
     """Build an index from a document source (written atomically, resumed where a build that
     stopped left off), then print a report."""
-    _check_flags(backend, out, url)
+    plan = options_record(ctx, CorpusBuildPlan, {"schema": "schema_name", "as_json": None})
     try:
-        built = build_corpus(
-            source,
-            out=out,
-            backend=backend,
-            url=url,
-            schema=schema,
-            overwrite=overwrite,
-            embedder=embedder,
-            lenient=lenient,
-            since=_day(since, "--since"),
-            until=_day(until, "--until"),
-            include_flagged=include_flagged,
-            allow_source=tuple(allow_source or ()),
-            allow_sources_file=allow_sources_file,
-            quality=tuple(quality or ()),
-            require_dates=require_dates,
-            progress=True,
-            workers=workers,
-            vectors=vectors,
-            vectors_ids=vectors_ids,
-            nprobe=nprobe,
-        )
+        built = build_corpus(plan, progress=True)
     except FieldError as exc:
         fail_field(exc, BUILD_OPTIONS)
     if as_json:

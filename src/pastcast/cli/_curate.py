@@ -4,56 +4,49 @@ archive, with the funnel of what each stage removed and why."""
 from __future__ import annotations
 
 from dataclasses import asdict
+from functools import partial
 from pathlib import Path
 from typing import Annotated, Literal
 
 import typer
 
-from pastcast.app import CURATION_LEGS, DATASET_SPEC_HELP, Curated, curate_dataset
-from pastcast.cli._common import EXIT_FAILED, JsonFlag, cache_option, fail, fail_field, print_json
+from pastcast.app import (
+    Curated,
+    CurationPlan,
+    curate_dataset,
+)
+from pastcast.cli._common import (
+    EXIT_FAILED,
+    JsonFlag,
+    fail,
+    fail_field,
+    field_help,
+    field_option,
+    options_record,
+    print_json,
+)
+from pastcast.curate import CurationConfig
 from pastcast.errors import FieldError
+
+# The curation's settings are the plan's ``config``; --json is no field.
+_FIELDS: dict[str, str | None] = {
+    **{name: f"config.{name}" for name in CurationConfig.model_fields},
+    "as_json": None,
+}
+
+
+_field = partial(field_option, CurationPlan)
 
 
 def curate(
     ctx: typer.Context,
-    dataset: Annotated[str, typer.Argument(help=f"The dataset: {DATASET_SPEC_HELP}.")],
-    corpus: Annotated[
-        str,
-        typer.Option(
-            "--corpus",
-            help="The archive: an index directory or a PostgreSQL URL (for the world, build one "
-            "with 'pastcast corpus build world:SEED --out DIR').",
-        ),
-    ],
-    judge: Annotated[
-        str,
-        typer.Option(
-            "--judge",
-            help="The judge model spec (openai:NAME, openai-compatible:NAME@URL, local:PATH.gguf, "
-            "local:smollm2, scripted:FILE, or a provider plugin's).",
-        ),
-    ],
-    out: Annotated[Path, typer.Option("--out", help="Curated dataset directory to write.")],
-    retrieval: Annotated[
-        str,
-        typer.Option(
-            "--retrieval",
-            help=f"Retrieval legs fused by reciprocal rank: {','.join(CURATION_LEGS)} (dense "
-            "needs the 'dense' extra), or one of them.",
-        ),
-    ] = "bm25,dense",
-    embedder: Annotated[
-        str | None, typer.Option(help="The dense leg's embedder (registered name).")
-    ] = None,
-    window_days: Annotated[
-        int,
-        typer.Option(
-            min=0,
-            max=36500,
-            help="Only documents this many days before the judging date (0, the default: the "
-            "whole archive before it, as Hindcast retrieves).",
-        ),
-    ] = 0,
+    dataset: Annotated[str, typer.Argument(help=field_help(CurationPlan, "dataset"))],
+    corpus: Annotated[str, _field("corpus", "--corpus")],
+    judge: Annotated[str, _field("judge", "--judge")],
+    out: Annotated[Path, _field("out", "--out")],
+    retrieval: Annotated[str, _field("retrieval", "--retrieval")] = "bm25,dense",
+    embedder: Annotated[str | None, _field("embedder")] = None,
+    window_days: Annotated[int, _field("window_days", min=0, max=36500)] = 0,
     keep_coverage: Annotated[
         Literal["strong", "weak", "none"],
         typer.Option(help="The weakest coverage label kept by the coverage probe."),
@@ -92,72 +85,16 @@ def curate(
     min_dates: Annotated[
         int, typer.Option(min=0, max=10_000, help="Forecast dates an evaluation event must keep.")
     ] = 3,
-    max_tokens: Annotated[
-        int, typer.Option(min=16, max=100_000, help="Most tokens of one judge reply.")
-    ] = 512,
-    cache: Annotated[
-        Path | None,
-        cache_option(
-            "Judgement cache folder (default: OUT.judge-cache beside OUT); a repeated request is "
-            "answered from it, so re-curating makes no new model calls."
-        ),
-    ] = None,
-    preset: Annotated[
-        str | None,
-        typer.Option(
-            help="Curate as a paper does (hindcast: the coverage probe's judge step at the close "
-            "date over the whole archive); options given here are set over it."
-        ),
-    ] = None,
+    max_tokens: Annotated[int, _field("max_tokens", min=16, max=100_000)] = 512,
+    cache: Annotated[Path | None, _field("cache", "--cache")] = None,
+    preset: Annotated[str | None, _field("preset")] = None,
     as_json: JsonFlag = False,
 ) -> None:
     """Curate a dataset: forecast dates, query decomposition, the evidence and leakage judge,
     the coverage probe and balancing; writes a new dataset with the funnel."""
-    from pastcast.app import preset_curation
-    from pastcast.curate import CurationConfig
-
-    if preset is not None:
-        try:
-            settings = preset_curation(preset)
-        except FieldError as exc:
-            fail_field(exc, {})
-        given = {
-            name
-            for name in settings
-            if (src := ctx.get_parameter_source(name)) is not None and src.name == "COMMANDLINE"
-        }
-        chosen = {k: v for k, v in settings.items() if k not in given}
-        keep_coverage = chosen.get("keep_coverage", keep_coverage)
-        coverage_queries = chosen.get("coverage_queries", coverage_queries)
-        coverage_final = chosen.get("coverage_final", coverage_final)
-        coverage_at = chosen.get("coverage_at", coverage_at)
-        min_dates = chosen.get("min_dates", min_dates)
-        if "window_days" in chosen:
-            window_days = chosen["window_days"] or 0
-    config = CurationConfig(
-        keep_coverage=keep_coverage,
-        coverage=coverage,
-        coverage_queries=coverage_queries,
-        coverage_final=coverage_final,
-        coverage_at=coverage_at,
-        balance=balance,
-        topics=topics,
-        seed=seed,
-        min_dates=min_dates,
-    )
+    plan = options_record(ctx, CurationPlan, _FIELDS)
     try:
-        curated = curate_dataset(
-            dataset,
-            corpus,
-            judge,
-            out,
-            retrieval=retrieval,
-            embedder=embedder,
-            window_days=window_days,
-            config=config,
-            max_tokens=max_tokens,
-            cache=cache,
-        )
+        curated = curate_dataset(plan)
     except FieldError as exc:
         fail_field(exc, {"dataset": "DATASET"})
     result, cache_dir = curated.result, curated.cache

@@ -3,17 +3,31 @@
 
 from __future__ import annotations
 
-from dataclasses import asdict, fields, replace
+from dataclasses import asdict, fields
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, NoReturn
 
 import typer
 
-from pastcast.app import Imported, market_filters, preset_import
+from pastcast.app import (
+    ForecastBenchImport,
+    Imported,
+    MarketImport,
+    PolymarketImport,
+    filter_values,
+)
 from pastcast.app import import_forecastbench as forecastbench_dataset
 from pastcast.app import import_polymarket as polymarket_dataset
 from pastcast.cli import _curate, _data_view
-from pastcast.cli._common import JsonFlag, fail_field, print_json
+from pastcast.cli._common import (
+    JsonFlag,
+    fail_field,
+    field_help,
+    field_option,
+    options_record,
+    print_json,
+)
 from pastcast.cutoff import DayConvention
 from pastcast.errors import FieldError
 from pastcast.markets import FilterConfig, NothingKept, schedules
@@ -30,33 +44,16 @@ app.add_typer(import_app, name="import")
 ScheduleOpt = Annotated[
     str, typer.Option("--schedule", help=f"Forecast-date schedule: {'|'.join(schedules.names())}.")
 ]
-SourceOpt = Annotated[
-    list[str] | None, typer.Option("--source", help="Keep only this source (repeatable).")
-]
-SplitOpt = Annotated[
-    str | None,
-    typer.Option("--split", help="Temporal split T0,T1,T2 (train [T0,T1), eval [T1,T2))."),
-]
-CorpusEndOpt = Annotated[
-    str | None, typer.Option("--corpus-end", help="Last corpus day (caps the hindcast t0).")
-]
-OutOpt = Annotated[Path, typer.Option("--out", help="Dataset directory to write.")]
-LateClosesOpt = Annotated[
-    bool,
-    typer.Option(
-        "--keep-late-closes",
-        help="Keep markets scheduled to close after the data was collected. They are there only "
-        "because they resolved early, and their close dates say so (docs/audits.md).",
-    ),
-]
-SiblingsOpt = Annotated[
-    bool,
-    typer.Option(
-        "--drop-sibling-answers",
-        help="Drop the steps whose question, background or options name the resolved answer "
-        "of another imported event still open at their cutoff (docs/audits.md).",
-    ),
-]
+
+
+_field = partial(field_option, ForecastBenchImport)
+
+
+SplitOpt = Annotated[str | None, _field("split", "--split")]
+CorpusEndOpt = Annotated[str | None, _field("corpus_end", "--corpus-end")]
+OutOpt = Annotated[Path, _field("out", "--out")]
+LateClosesOpt = Annotated[bool, _field("keep_late_closes", "--keep-late-closes")]
+SiblingsOpt = Annotated[bool, _field("drop_sibling_answers", "--drop-sibling-answers")]
 _FILTER_NAMES = ", ".join(f.name for f in fields(FilterConfig))
 FiltersFileOpt = Annotated[
     Path | None,
@@ -75,22 +72,8 @@ FilterOpt = Annotated[
         "threshold, e.g. multi.min_trades=2 (repeatable; applied over --filters).",
     ),
 ]
-ConventionOpt = Annotated[
-    DayConvention,
-    typer.Option(
-        "--day-convention",
-        help="How a scheduled day becomes a cutoff: start_of_day (00:00 UTC, nothing dated that "
-        "day is visible; the default) or inclusive (Forecast-Dojo: the whole day is visible).",
-    ),
-]
-NewsOpt = Annotated[
-    str | None,
-    typer.Option(
-        "--news-corpus",
-        help="Corpus (index directory or PostgreSQL URL) whose documents per day feed the dojo "
-        "schedule's news-volume term.",
-    ),
-]
+ConventionOpt = Annotated[DayConvention, _field("day_convention", "--day-convention")]
+NewsOpt = Annotated[str | None, _field("news_corpus", "--news-corpus")]
 
 MinDatesOpt = Annotated[
     int | None,
@@ -102,51 +85,38 @@ MinDatesOpt = Annotated[
         "keep theirs (default: the market filter min_dates, 0: no such rule).",
     ),
 ]
-PresetOpt = Annotated[
-    str | None,
-    typer.Option(
-        "--preset",
-        help="Import as a paper does (dojo: evaluation events keep >= 3 forecast dates; "
-        "hindcast: its schedule); options given here are set over it.",
-    ),
-]
+PresetOpt = Annotated[str | None, _field("preset", "--preset")]
 
 
 IMPORT_OPTIONS = {"source": "", "files": "--file", "filters": ""}
 
 
-def _filters(file: Path | None, items: list[str] | None, base: FilterConfig) -> FilterConfig:
-    """``base``, then the values of ``--filters FILE``, then each ``--filter NAME=VALUE``."""
-    try:
-        return market_filters(file, items or (), base)
-    except FieldError as exc:
-        fail_field(exc, IMPORT_OPTIONS)
+# Options of `data import` that are not the record's fields by the same name.
+_FIELDS: dict[str, str | None] = {
+    **dict.fromkeys(("filters_file", "filter_values", "min_dates", "as_json")),
+    "source": "sources",
+    "file": "files",
+    "limit": "page_size",
+}
 
 
-def _import_settings(
+def _import_plan(
     ctx: typer.Context,
-    preset: str | None,
-    schedule: str,
+    kind: type[MarketImport],
     file: Path | None,
     items: list[str] | None,
     min_dates: int | None,
-) -> tuple[str, FilterConfig]:
-    """The schedule and market filters: the preset's ``import`` settings (``--preset``) under
-    the options given on the command line, ``--min-dates`` over the filters' ``min_dates``."""
-    chosen: dict[str, Any] = {}
-    if preset is not None:
-        try:
-            chosen = preset_import(preset)
-        except FieldError as exc:
-            fail_field(exc, {})
-    src = ctx.get_parameter_source("schedule")
-    if "schedule" in chosen and (src is None or src.name != "COMMANDLINE"):
-        schedule = chosen["schedule"]
-    base = FilterConfig(min_dates=chosen.get("min_dates", 0))
-    cfg = _filters(file, items, base)
+) -> Any:
+    """The import's record of the options given: the market filters are the values of
+    ``--filters FILE``, then each ``--filter NAME=VALUE``, then ``--min-dates``; a preset
+    (``--preset``) fills what they leave out."""
+    try:
+        values = filter_values(file, items or ())
+    except FieldError as exc:
+        fail_field(exc, IMPORT_OPTIONS)
     if min_dates is not None:
-        cfg = replace(cfg, min_dates=min_dates)
-    return schedule, cfg
+        values["min_dates"] = min_dates
+    return options_record(ctx, kind, _FIELDS, **({"filters": values} if values else {}))
 
 
 def _funnel(report: DatasetBuildReport) -> None:
@@ -203,29 +173,18 @@ def _report(imported: Imported, as_json: bool) -> None:
 @import_app.command("forecastbench")
 def import_forecastbench(
     ctx: typer.Context,
-    path_or_url: Annotated[str, typer.Argument(help="ForecastBench folder, or a base URL.")],
+    path_or_url: Annotated[
+        str, typer.Argument(help=field_help(ForecastBenchImport, "path_or_url"))
+    ],
     out: OutOpt,
     schedule: ScheduleOpt = "causal-dojo",
-    source: SourceOpt = None,
+    source: Annotated[list[str] | None, _field("sources", "--source")] = None,
     split: SplitOpt = None,
     corpus_end: CorpusEndOpt = None,
-    file: Annotated[
-        list[str] | None,
-        typer.Option("--file", help="Extra file to download (relative to the base URL)."),
-    ] = None,
-    cache: Annotated[
-        Path | None, typer.Option("--cache", help="Download folder (default: a temp folder).")
-    ] = None,
+    file: Annotated[list[str] | None, _field("files", "--file")] = None,
+    cache: Annotated[Path | None, _field("cache", "--cache")] = None,
     news_corpus: NewsOpt = None,
-    history_repo: Annotated[
-        Path | None,
-        typer.Option(
-            "--history-repo",
-            help="A local git clone of github.com/forecastingresearch/forecastbench-datasets: "
-            "daily series rebuilt from the nightly versions of its resolution sets (the "
-            "published files alone carry one price per question set).",
-        ),
-    ] = None,
+    history_repo: Annotated[Path | None, _field("history_repo", "--history-repo")] = None,
     filters_file: FiltersFileOpt = None,
     filter_values: FilterOpt = None,
     day_convention: ConventionOpt = DayConvention.START_OF_DAY,
@@ -236,7 +195,7 @@ def import_forecastbench(
     as_json: JsonFlag = False,
 ) -> None:
     """Import ForecastBench's resolved binary market questions with their daily series."""
-    schedule, cfg = _import_settings(ctx, preset, schedule, filters_file, filter_values, min_dates)
+    plan = _import_plan(ctx, ForecastBenchImport, filters_file, filter_values, min_dates)
     if history_repo is not None and history_repo.is_dir():
         typer.echo(
             f"reading the nightly history of {history_repo} (minutes for the full upstream "
@@ -244,22 +203,7 @@ def import_forecastbench(
             err=True,
         )
     try:
-        imported = forecastbench_dataset(
-            path_or_url,
-            out,
-            schedule=schedule,
-            sources=tuple(source or ()),
-            split=split,
-            corpus_end=corpus_end,
-            files=tuple(file or ()),
-            cache=cache,
-            news_corpus=news_corpus,
-            history_repo=history_repo,
-            filters=cfg,
-            convention=day_convention,
-            keep_late_closes=keep_late_closes,
-            drop_sibling_answers=drop_sibling_answers,
-        )
+        imported = forecastbench_dataset(plan)
     except NothingKept as exc:
         _kept_nothing(exc, as_json)
     except FieldError as exc:
@@ -267,34 +211,25 @@ def import_forecastbench(
     _report(imported, as_json)
 
 
+_PM = PolymarketImport(out=".")  # the defaults shown
+
+
+_pm = partial(field_option, PolymarketImport)
+
+
 @import_app.command("polymarket")
 def import_polymarket(
     ctx: typer.Context,
     out: OutOpt,
-    base_url: Annotated[str, typer.Option("--base-url", help="Gamma API base URL.")] = (
-        "https://gamma-api.polymarket.com"
-    ),
-    clob_url: Annotated[str, typer.Option("--clob-url", help="CLOB API base URL.")] = (
-        "https://clob.polymarket.com"
-    ),
-    data_url: Annotated[
-        str, typer.Option("--data-url", help="Data API base URL (the public trade feed).")
-    ] = "https://data-api.polymarket.com",
-    trades: Annotated[
-        bool,
-        typer.Option(
-            "--trades/--no-trades",
-            help="Fetch each market's trades for the faithful-day filter (daily trade counts "
-            "and share volume on the realised leg).",
-        ),
-    ] = True,
+    base_url: Annotated[str, _pm("base_url", "--base-url")] = _PM.base_url,
+    clob_url: Annotated[str, _pm("clob_url", "--clob-url")] = _PM.clob_url,
+    data_url: Annotated[str, _pm("data_url", "--data-url")] = _PM.data_url,
+    trades: Annotated[bool, _pm("trades", "--trades/--no-trades")] = True,
     schedule: ScheduleOpt = "causal-dojo",
     split: SplitOpt = None,
     corpus_end: CorpusEndOpt = None,
-    limit: Annotated[int, typer.Option("--limit", min=1, help="Events per page.")] = 100,
-    max_events: Annotated[
-        int | None, typer.Option("--max-events", min=1, help="Stop after this many events.")
-    ] = None,
+    limit: Annotated[int, _pm("page_size", "--limit", min=1)] = 100,
+    max_events: Annotated[int | None, _pm("max_events", "--max-events", min=1)] = None,
     news_corpus: NewsOpt = None,
     filters_file: FiltersFileOpt = None,
     filter_values: FilterOpt = None,
@@ -307,25 +242,9 @@ def import_polymarket(
 ) -> None:
     """Import resolved Polymarket events (binary and neg-risk multi-option) with price history
     and daily trading activity."""
-    schedule, cfg = _import_settings(ctx, preset, schedule, filters_file, filter_values, min_dates)
+    plan = _import_plan(ctx, PolymarketImport, filters_file, filter_values, min_dates)
     try:
-        imported = polymarket_dataset(
-            out,
-            base_url=base_url,
-            clob_url=clob_url,
-            data_url=data_url,
-            trades=trades,
-            schedule=schedule,
-            split=split,
-            corpus_end=corpus_end,
-            page_size=limit,
-            max_events=max_events,
-            news_corpus=news_corpus,
-            filters=cfg,
-            convention=day_convention,
-            keep_late_closes=keep_late_closes,
-            drop_sibling_answers=drop_sibling_answers,
-        )
+        imported = polymarket_dataset(plan)
     except NothingKept as exc:
         _kept_nothing(exc, as_json)
     except FieldError as exc:

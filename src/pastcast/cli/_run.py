@@ -21,6 +21,8 @@ from pastcast.cli._common import (
     DayConventionOpt,
     JsonFlag,
     fail,
+    field_option,
+    given_options,
     note,
     option_of,
     print_json,
@@ -32,7 +34,14 @@ from pastcast.cutoff import DayConvention
 from pastcast.env import EnvConfig
 from pastcast.errors import FieldError
 from pastcast.records import Setting
-from pastcast.runner import MAX_ROLLOUTS, MAX_WORKERS, ExperimentPlan, RunConfig, RunResult
+from pastcast.runner import (
+    MAX_ROLLOUTS,
+    MAX_WORKERS,
+    ExperimentPlan,
+    RunConfig,
+    RunResult,
+    deep_merge,
+)
 from pastcast.scoring import Fallback
 
 __all__ = [
@@ -61,6 +70,16 @@ PER_AGENT_FIELDS = frozenset({"market_access"})
 
 _ENV = EnvConfig()
 _RUN = RunConfig.model_fields
+# Where each option of `run` is in the experiment plan (None: not in it; others: same name).
+_PLAN_FIELDS: dict[str, str | None] = {
+    **dict.fromkeys(("agent", "setting", "out", "config", "resume", "retry_failed", "as_json")),
+    "corpus": "corpus.spec",
+    "retrieval": "corpus.retrieval",
+    "embedder": "corpus.embedder",
+    "nprobe": "corpus.nprobe",
+    "workers": "concurrency.episodes",
+    **{name: f"budgets.{name}" for name in EnvConfig.model_fields},
+}
 
 MaxToolCallsOpt = Annotated[
     int, typer.Option("--max-tool-calls", help="Tool calls per forecast step.")
@@ -219,14 +238,7 @@ def run(
             help=f"Agent (repeatable): {AGENT_GRAMMAR}",
         ),
     ] = None,
-    dataset: Annotated[
-        str,
-        typer.Option(
-            "--dataset",
-            help="'world[:SEED][,FIELD=VALUE...]' (docs/world.md), a dataset directory, or a "
-            "Forecast-Dojo release folder (questions/train.parquet, questions/eval.parquet).",
-        ),
-    ] = "world",
+    dataset: Annotated[str, field_option(ExperimentPlan, "dataset", "--dataset")] = "world",
     out: Annotated[
         Path, typer.Option("--out", help="Run log to write (resumed if present).")
     ] = Path("runs/run.jsonl"),
@@ -310,22 +322,10 @@ def run(
     ] = _ENV.python_timeout_s,
     day_convention: DayConventionOpt = DayConvention.START_OF_DAY,
     covered_only: Annotated[
-        bool,
-        typer.Option(
-            "--covered-only",
-            help="Play only the steps the corpus covers (a document in the --coverage-days "
-            "before the cutoff); uncovered steps are always reported on stderr.",
-        ),
+        bool, field_option(ExperimentPlan, "covered_only", "--covered-only")
     ] = False,
     coverage_days: CoverageDaysOpt = 7,
-    preset: Annotated[
-        str | None,
-        typer.Option(
-            "--preset",
-            help="Start from a paper's defaults: dojo, dojo-train, hindcast, arena (see "
-            "`pastcast presets show NAME`); options given here are set over them.",
-        ),
-    ] = None,
+    preset: Annotated[str | None, field_option(ExperimentPlan, "preset", "--preset")] = None,
     config: ConfigOpt = None,
     resume: ResumeOpt = False,
     retry_failed: RetryFailedOpt = False,
@@ -358,50 +358,12 @@ def run(
         return
     if not agent:
         fail("--agent: give at least one agent (or --config FILE)")
-    # (plan field path, value) of every option; with a preset, those given on the command line
-    # are set over the preset's values and the others under them.
-    options: dict[str, tuple[tuple[str, ...], Any]] = {
-        "dataset": (("dataset",), dataset),
-        "out": (("out",), str(out)),
-        "corpus": (("corpus", "spec"), corpus),
-        "retrieval": (("corpus", "retrieval"), retrieval),
-        "embedder": (("corpus", "embedder"), embedder),
-        "nprobe": (("corpus", "nprobe"), nprobe),
-        "rollouts": (("rollouts",), rollouts),
-        "fallback": (("fallback",), fallback),
-        "split": (("split",), split),
-        "max_events": (("max_events",), max_events),
-        "max_steps": (("max_steps",), max_steps),
-        "workers": (("concurrency", "episodes"), workers),
-        "day_convention": (("day_convention",), day_convention),
-        "covered_only": (("covered_only",), covered_only),
-        "coverage_days": (("coverage_days",), coverage_days),
-        **{
-            name: (("budgets", name), value)
-            for name, value in {
-                "max_tool_calls": max_tool_calls,
-                "max_tool_iterations": max_tool_iterations,
-                "max_model_calls": max_model_calls,
-                "max_search_k": max_search_k,
-                "snippet_chars": snippet_chars,
-                "read_max_chars": read_max_chars,
-                "python_tool": python_tool,
-                "unsafe_python": unsafe_python,
-                "python_timeout_s": python_timeout_s,
-            }.items()
-        },
-    }
-    given: dict[str, Any] = {}
-    defaults: dict[str, Any] = {}
-    for name, (path, value) in options.items():
-        source = ctx.get_parameter_source(name)
-        explicit = preset is None or (source is not None and source.name == "COMMANDLINE")
-        node = given if explicit else defaults
-        for part in path[:-1]:
-            node = node.setdefault(part, {})
-        node[path[-1]] = value
+    # The plan's fields of the options given; the others are the plan's defaults, which a
+    # preset fills. The log goes to --out, and a run takes --workers' default (1), not a plan's.
+    given = given_options(ctx, _PLAN_FIELDS)
+    given = deep_merge({"out": str(out), "concurrency": {"episodes": workers}}, given)
     try:
-        plan = plan_from_agents(agent, setting=setting, preset=preset, defaults=defaults, **given)
+        plan = plan_from_agents(agent, setting=setting, **given)
     except FieldError as exc:
         fail_run(exc)
     report(execute(plan, out, resume=resume, retry_failed=retry_failed), as_json)

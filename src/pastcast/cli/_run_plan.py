@@ -13,19 +13,14 @@ from pathlib import Path
 import typer
 
 from pastcast.app import read_plan
-from pastcast.cli._common import fail
+from pastcast.cli._common import fail, given_options
 from pastcast.cli._run import execute, report
 from pastcast.errors import FieldError
 
 __all__ = ["run_plan_file"]
 
 # Options that say how to run a plan, not what to run.
-_WITH_CONFIG = frozenset({"config", "out", "resume", "retry_failed", "max_steps", "as_json", "ctx"})
-
-
-def _given(ctx: typer.Context, name: str) -> bool:
-    source = ctx.get_parameter_source(name)
-    return source is not None and source.name == "COMMANDLINE"
+_WITH_CONFIG = frozenset({"config", "out", "resume", "retry_failed", "max_steps", "as_json"})
 
 
 def run_plan_file(
@@ -42,10 +37,11 @@ def run_plan_file(
         plan = read_plan(path)
     except FieldError as exc:
         fail(exc.reason)
+    given = given_options(ctx)
     for param in ctx.command.params:
-        if param.name not in _WITH_CONFIG and param.name and _given(ctx, param.name):
+        if param.name not in _WITH_CONFIG and param.name in given:
             fail(f"{param.opts[0]}: not with --config (the plan {path} declares the run)")
-    log = out if _given(ctx, "out") else None
+    log = out if "out" in given else None
     if max_steps is not None:
         plan = plan.model_copy(update={"max_steps": max_steps})
     result = execute(plan, log, resume=resume, retry_failed=retry_failed, where=str(path))

@@ -22,15 +22,17 @@ from pastcast.runner._plan import (
     PlanSetting,
     load_plan,
 )
-from pastcast.runner._plan_file import read_plan_file
+from pastcast.runner._plan_file import load_record, read_plan_file, write_record
 from pastcast.runner._presets import (
     Preset,
+    PresetRecord,
     PresetSetting,
     PresetStage,
     deep_merge,
     preset,
     preset_names,
     presets,
+    with_preset,
 )
 from pastcast.runner._run import (
     RunResult,
@@ -68,6 +70,7 @@ __all__ = [
     "PlanEstimate",
     "PlanSetting",
     "Preset",
+    "PresetRecord",
     "PresetSetting",
     "PresetStage",
     "ProviderGates",
@@ -89,6 +92,7 @@ __all__ = [
     "graded_step_record",
     "knowledge_cutoffs_of",
     "load_plan",
+    "load_record",
     "new_run_header",
     "play_episode",
     "preset",
@@ -97,4 +101,6 @@ __all__ = [
     "read_plan_file",
     "reschedule",
     "run_benchmark",
+    "with_preset",
+    "write_record",
 ]

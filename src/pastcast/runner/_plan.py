@@ -24,7 +24,7 @@ from datetime import date
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import AliasChoices, Field, JsonValue, ValidationError, model_validator
+from pydantic import AliasChoices, Field, JsonValue, model_validator
 
 from pastcast.agents import Decoding, agent_spec, agents
 from pastcast.cutoff import DayConvention
@@ -43,9 +43,8 @@ from pastcast.runner._config import (
     RunConfig,
 )
 from pastcast.runner._executors import executors
-from pastcast.runner._plan_file import MAX_PLAN_DEPTH, MAX_PLAN_VALUES, read_plan_file
-from pastcast.runner._presets import deep_merge, preset, preset_names
-from pastcast.validation import first_problem
+from pastcast.runner._plan_file import MAX_PLAN_DEPTH, MAX_PLAN_VALUES, load_record
+from pastcast.runner._presets import PresetRecord, deep_merge, preset
 
 __all__ = [
     "MAX_PLAN_DEPTH",
@@ -131,11 +130,15 @@ class EstimateAssumptions(Record):
     """Tokens of one model reply."""
 
 
-class ExperimentPlan(Record):
-    preset: str | None = None
-    """The paper whose defaults the plan starts from (``dojo``, ``dojo-train``, ``hindcast``,
-    ``arena``: ``pastcast presets show NAME``); every field the plan gives is set over them."""
+class ExperimentPlan(PresetRecord):
+    PRESET_STAGE = "run"
+    # Agent arguments are set under each agent's own (``_preset_args``), not here: a plan's
+    # ``agent_args`` replace an agent's listed arguments, a preset's never do.
+    PRESET_SKIPS = frozenset({"agent_args"})
+
     dataset: str = "world"
+    """'world[:SEED][,FIELD=VALUE...]' (docs/world.md), a dataset directory, or a Forecast-Dojo
+    release folder (questions/train.parquet, questions/eval.parquet)."""
     split: str | None = None
     schedule: str | None = None
     """Re-schedule forecast dates (a registered schedule: ``causal-dojo``, ``dojo``, ...); the
@@ -147,7 +150,8 @@ class ExperimentPlan(Record):
     day_convention: DayConvention = DayConvention.START_OF_DAY
     """How a Forecast-Dojo release's forecast dates become cutoffs (``pastcast.cutoff``)."""
     covered_only: bool = False
-    """Play only the steps the corpus covers (a document in the ``coverage_days`` before)."""
+    """Play only the steps the corpus covers (a document in the coverage days before the
+    cutoff); uncovered steps are always reported."""
     coverage_days: int = Field(default=7, ge=1)
     out: str = "runs/plan/run.jsonl"
     corpus: PlanCorpus = PlanCorpus()
@@ -171,21 +175,6 @@ class ExperimentPlan(Record):
     """A price table file (TOML or JSON) on top of the built-in one: for the estimate, and for
     the recorded cost of OpenAI-compatible models (a model's own ``options.prices`` wins)."""
     estimate: EstimateAssumptions = EstimateAssumptions()
-
-    @model_validator(mode="before")
-    @classmethod
-    def _preset(cls, data: Any) -> Any:
-        """The preset's run settings under the fields given (tables merged key by key)."""
-        if not isinstance(data, dict) or data.get("preset") is None:
-            return data
-        name = data["preset"]
-        if not isinstance(name, str) or name not in preset_names():
-            raise ValueError(f"preset: unknown {name!r} (one of {', '.join(preset_names())})")
-        fields = preset(name).fields("run")
-        # Agent arguments are set under each agent's own (``preset_agent_args``), not here:
-        # a plan's ``agent_args`` replace an agent's listed arguments, a preset's never do.
-        fields.pop("agent_args", None)
-        return deep_merge(fields, data)
 
     @model_validator(mode="after")
     def _check(self) -> ExperimentPlan:
@@ -321,16 +310,9 @@ def _checked_spec(
 def load_plan(path: str | Path) -> ExperimentPlan:
     """Read and check a plan (TOML, or YAML for ``.yaml``/``.yml``); ``FieldError`` names the
     file and the key of the first problem."""
-    p = Path(path)
-    raw = read_plan_file(p)
-    if not isinstance(raw, dict):
-        raise FieldError("", f"{p}: expected a table of settings at the top level")
-    try:
-        plan = ExperimentPlan.model_validate(raw)
-    except ValidationError as exc:
-        raise FieldError("", first_problem(exc, str(p))) from None
+    plan = load_record(ExperimentPlan, path)
     try:
         plan.agent_specs()
     except FieldError as exc:
-        raise FieldError("", f"{p}: {exc}") from None
+        raise FieldError("", f"{path}: {exc}") from None
     return plan

@@ -1,21 +1,35 @@
-"""Reading a plan file (TOML, YAML, JSON) into plain values, refusing in one line naming the file
-what would hang, recurse or be read silently wrong: a key given twice (YAML, JSON; TOML refuses it
-itself), nesting deeper than ``MAX_PLAN_DEPTH`` levels, YAML aliases expanding to more than
-``MAX_PLAN_VALUES`` values."""
+"""Plan files (TOML, YAML, JSON): a workflow's record read from one (``load_record``) or written
+to one (``write_record``). Reading refuses in one line naming the file what would hang, recurse
+or be read silently wrong: a key given twice (YAML, JSON; TOML refuses it itself), nesting
+deeper than ``MAX_PLAN_DEPTH`` levels, YAML aliases expanding to more than ``MAX_PLAN_VALUES``
+values; a value the record refuses is named by its field."""
 
 from __future__ import annotations
 
+import json
 import tomllib
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import yaml
+from pydantic import ValidationError
 
 from pastcast import safejson
 from pastcast.errors import FieldError
+from pastcast.owned import check_new_file, write_new_file
+from pastcast.records import Record
 from pastcast.textfiles import read_text_file
+from pastcast.validation import first_problem
 
-__all__ = ["MAX_PLAN_DEPTH", "MAX_PLAN_VALUES", "FieldError", "read_plan_file"]
+__all__ = [
+    "MAX_PLAN_DEPTH",
+    "MAX_PLAN_VALUES",
+    "load_record",
+    "read_plan_file",
+    "write_record",
+]
+
+R = TypeVar("R", bound=Record)
 
 
 MAX_PLAN_DEPTH = 64
@@ -117,3 +131,45 @@ def read_plan_file(path: Path) -> Any:
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         raise FieldError("", f"{path}: not valid {kind}: {first}") from None
     return raw
+
+
+def load_record(kind: type[R], path: str | Path) -> R:
+    """The record ``kind`` in the plan file at ``path``; ``FieldError`` naming the file and the
+    field of the first problem (``plan.toml: field budgets.max_tool_calls: ...``)."""
+    p = Path(path)
+    raw = read_plan_file(p)
+    if not isinstance(raw, dict):
+        raise FieldError("", f"{p}: expected a table of settings at the top level")
+    try:
+        return kind.model_validate(raw)
+    except ValidationError as exc:
+        raise FieldError("", first_problem(exc, str(p))) from None
+
+
+def _no_nulls(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {k: _no_nulls(v) for k, v in value.items() if v is not None}
+    if isinstance(value, list):
+        return [_no_nulls(v) for v in value]
+    return value
+
+
+def write_record(record: Record, path: str | Path) -> Path:
+    """``record`` as a new plan file at ``path`` (JSON, YAML, else TOML by its suffix), every
+    field written, so it reads back as the same record; TOML has no null, so a null field is
+    left out and a record that then reads back otherwise is refused (``FieldError``)."""
+    p = Path(path)
+    check_new_file(p)
+    data = record.model_dump(mode="json")
+    if p.suffix == ".json":
+        text = json.dumps(data, indent=2, ensure_ascii=False) + "\n"
+    elif p.suffix in (".yaml", ".yml"):
+        text = yaml.safe_dump(data, sort_keys=False, allow_unicode=True)
+    else:
+        import tomli_w
+
+        text = tomli_w.dumps(_no_nulls(data))
+        if type(record).model_validate(tomllib.loads(text)) != record:
+            raise FieldError("", f"{p}: a null field of this record cannot be written as TOML")
+    write_new_file(p, text.encode("utf-8"))
+    return p

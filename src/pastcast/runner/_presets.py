@@ -1,13 +1,14 @@
 """The papers' defaults by name: ``dojo``, ``dojo-train``, ``hindcast`` and ``arena``.
 
 A preset is a frozen record listing settings, each a dotted key with its value, the stage it
-applies to and the paper's section it comes from. The ``run`` settings are plan fields
-(``budgets.max_tool_calls``, ``rollouts``, ``agent_args.two-stage.config.rounds``): a plan naming
-a preset (``preset = "hindcast"`` in a plan file, ``pastcast run --preset hindcast``) starts from
-them, and whatever the plan or the command line gives explicitly is set over them. Settings of
-other stages (``import``, ``curate``, ``stats``, ``arena``) say what the paper did at that stage;
-where pastcast's own default already is the paper's value they are listed so a reader can
-check it, and the commands of those stages apply them (``pastcast arena replay --preset arena``).
+applies to and the paper's section it comes from. Each stage's settings are the fields of that
+stage's record (``PresetRecord``: ``run`` the experiment plan's, ``budgets.max_tool_calls``,
+``agent_args.two-stage.config.rounds``; ``import``, ``curate`` and ``arena`` those of the
+import, curation and arena replay records): a record naming a preset (``preset = "hindcast"``
+in its file, ``--preset hindcast``, ``with_preset(record, "hindcast")``) starts from them, and
+every field it sets itself is set over them. A setting naming no field of its record (``stats``,
+``corpus_since``) says what the paper did; where pastcast's own default already is the paper's
+value it is listed so a reader can check it.
 
 Presets live in a registry (``presets``) of factories returning ``Preset`` records, so a plugin
 can add its own; ``preset(name)`` builds one.
@@ -16,21 +17,23 @@ can add its own; ``preset(name)`` builds one.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal, TypeVar
 
-from pydantic import Field, JsonValue
+from pydantic import ConfigDict, Field, JsonValue, field_validator, model_validator
 
 from pastcast.records import Record
 from pastcast.registry import Registry
 
 __all__ = [
     "Preset",
+    "PresetRecord",
     "PresetSetting",
     "PresetStage",
     "deep_merge",
     "preset",
     "preset_names",
     "presets",
+    "with_preset",
 ]
 
 PresetStage = Literal["run", "import", "curate", "stats", "arena"]
@@ -105,6 +108,50 @@ _DEFAULTS: _Row = ("run", "")
 """A row's stage and note when it leaves them out."""
 
 
+class PresetRecord(Record):
+    """A workflow's record that a preset can fill: the settings of its ``PRESET_STAGE`` set
+    under the fields it is given (tables merged key by key), the preset's name kept in it."""
+
+    model_config = ConfigDict(use_attribute_docstrings=True)  # each field's help on the CLI
+    PRESET_STAGE: ClassVar[PresetStage]
+    PRESET_SKIPS: ClassVar[frozenset[str]] = frozenset()
+    """Fields of the stage's settings applied elsewhere (a plan's agents' own arguments)."""
+
+    preset: str | None = None
+    """Start from a paper's defaults (pastcast presets show NAME); every field given is set
+    over them."""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _under_preset(cls, data: Any) -> Any:
+        name = data.get("preset") if isinstance(data, dict) else None
+        if not isinstance(name, str) or name not in preset_names():
+            return data  # no preset, or one refused by its field's check
+        # A setting naming no field (``corpus_since``) says what the paper did, nothing more.
+        fields = set(cls.model_fields) - cls.PRESET_SKIPS
+        own = {k: v for k, v in preset(name).fields(cls.PRESET_STAGE).items() if k in fields}
+        return deep_merge(own, data)
+
+    @field_validator("preset")
+    @classmethod
+    def _known(cls, name: str | None) -> str | None:
+        if name is not None and name not in preset_names():
+            raise ValueError(f"unknown {name!r} (one of {', '.join(preset_names())})")
+        if name is not None and not preset(name).of_stage(cls.PRESET_STAGE):
+            raise ValueError(f"{name!r} sets nothing of the {cls.PRESET_STAGE} stage")
+        return name
+
+
+R = TypeVar("R", bound=PresetRecord)
+
+
+def with_preset(record: R, name: str) -> R:
+    """``record`` under the preset ``name``: its settings of the record's stage fill each field
+    the record was not given (``model_fields_set``, nested records field by field), the fields
+    given win; ``ValidationError`` (field ``preset``) for a preset unknown or of no use here."""
+    return type(record).model_validate({**record.model_dump(exclude_unset=True), "preset": name})
+
+
 def _preset(name: str, paper: str, description: str, rows: Iterable[_Row]) -> Preset:
     """A paper's preset from its table; each setting's source is the paper and its section."""
     settings = tuple(
@@ -134,7 +181,7 @@ _DOJO_COMMON: tuple[_Row, ...] = (
         "no-tools runs raise the output cap: the whole forecast is one call",
     ),
     (
-        "min_dates",
+        "filters.min_dates",
         3,
         "4.3",
         "import",
@@ -142,7 +189,7 @@ _DOJO_COMMON: tuple[_Row, ...] = (
         "or --min-dates 3)",
     ),
     (
-        "min_dates",
+        "config.min_dates",
         3,
         "4.3",
         "curate",
@@ -272,11 +319,11 @@ def hindcast() -> Preset:
             ),
             ("budgets.max_search_k", 20, "B.3 (top 20 hits per query)"),
             *_hindcast_agent(),
-            ("coverage_queries", 5, "4.1", "curate", "5 queries per side"),
-            ("coverage_final", "judge", "4.1", "curate", "a final step reads both tallies"),
-            ("coverage_at", "close", "4.1", "curate", "probed at the close date"),
+            ("config.coverage_queries", 5, "4.1", "curate", "5 queries per side"),
+            ("config.coverage_final", "judge", "4.1", "curate", "a final step reads both tallies"),
+            ("config.coverage_at", "close", "4.1", "curate", "probed at the close date"),
             ("window_days", None, "4.1", "curate", "the whole archive before tau*"),
-            ("keep_coverage", "strong", "4.1", "curate", "only markets labelled strong"),
+            ("config.keep_coverage", "strong", "4.1", "curate", "only markets labelled strong"),
         ),
     )
 
@@ -295,6 +342,6 @@ def arena() -> Preset:
         (
             ("markets", 7, "5 (k = 7 markets per round)", "arena"),
             ("rounds", 50, "5 (R = 50 rounds)", "arena"),
-            ("selector.name", "volume-activity", "4.1 (volume, trending)", "arena"),
+            ("selector", "volume-activity", "4.1 (volume, trending)", "arena"),
         ),
     )
