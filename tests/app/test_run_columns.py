@@ -235,7 +235,7 @@ def test_a_companion_of_the_earlier_format_is_rebuilt(rich_run: Path, tmp_path: 
     part = _part(log)
     table = pq.read_table(part).drop_columns(["market_at", "market_age_days"])
     meta = json.loads(table.schema.metadata[b"pastcast.columns"])
-    assert meta["version"] == 4
+    assert meta["version"] == 5
     meta["version"] = 3
     pq.write_table(table.replace_schema_metadata({b"pastcast.columns": json.dumps(meta)}), part)
     _check_rebuilt(log, "not a part of companion version 5")

@@ -197,9 +197,11 @@ def _store(
         FileExistsError,
         ConnectionError,
     ) as exc:
-        if isinstance(exc, FieldError):
+        if isinstance(exc, FieldError) and exc.field:
             raise
-        raise FieldError("documents", str(exc)) from None
+        # a source's row that cannot be read (its file, line and field in the reason)
+        why = exc.reason if isinstance(exc, FieldError) else str(exc)
+        raise FieldError("documents", why) from None
     except Exception as exc:
         if url is None or not type(exc).__module__.startswith("psycopg"):
             raise

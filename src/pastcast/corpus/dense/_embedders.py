@@ -126,9 +126,16 @@ embedders.add(
 )
 embedders.add("openai", "pastcast.corpus.dense._remote:openai_embeddings", takes_spec=True)
 # The papers' embedders, served: the plain name takes the address from the environment.
-for _name, _factory in (("qwen3-embedding-8b", "qwen3_8b"), ("qwen3-embedding-0.6b", "qwen3_0_6b")):
+for _name, _factory, _what in (
+    ("qwen3-embedding-8b", "qwen3_8b", "Qwen3-Embedding-8B (4096-d), served"),
+    ("qwen3-embedding-0.6b", "qwen3_0_6b", "Qwen3-Embedding-0.6B (1024-d), served"),
+):
     embedders.add(
-        _name, f"pastcast.corpus.dense._qwen3:{_factory}", takes_spec=True, spec_optional=True
+        _name,
+        f"pastcast.corpus.dense._qwen3:{_factory}",
+        description=f"{_what}: the address from PASTCAST_EMBEDDING_URL or NAME:URL",
+        takes_spec=True,
+        spec_optional=True,
     )
 DEFAULT_EMBEDDER = MiniLMEmbedder.name
 
