@@ -248,10 +248,10 @@ def main() -> None:
         exact.close()
         t0 = time.perf_counter()
         approx = DenseIndex(index, TableEmbedder(table), ivf_min=1000, nprobe=args.nprobe[0])  # type: ignore[arg-type]
-        epochs = approx._approximate.epochs if approx._approximate else []
-        lists = epochs[-1].lists if epochs else 1  # the epoch serving the late cutoffs
+        epochs = approx._approximate.indexes if approx._approximate else []
+        lists = int(epochs[-1].nlist) if epochs else 1  # the epoch serving the late cutoffs
         print(
-            f"pastcast approximate: {len(epochs)} epochs, {sum(e.lists for e in epochs):,} "
+            f"pastcast approximate: {len(epochs)} epochs, {sum(int(e.nlist) for e in epochs):,} "
             f"lists ({lists:,} in the last), trained on earlier documents and filled in "
             f"{time.perf_counter() - t0:.1f} s (peak RSS {peak_gb():.2f} GB)"
         )

@@ -118,7 +118,7 @@ def test_nothing_at_or_after_the_cutoff_at_month_boundaries_and_shared_instants(
     index: EmbeddedIndex,
 ) -> None:
     dense, exhaustive = approximate(index, 1), approximate(index, 10_000)
-    assert dense._approximate is not None and len(dense._approximate.epochs) == 2
+    assert dense._approximate is not None and len(dense._approximate.until) == 2
     found = violations(dense, exhaustive, DenseIndex(index, TopicEmbedder()))
     assert found == [], found[:5]
 
@@ -157,7 +157,7 @@ def test_the_past_alone_check_fails_when_later_lists_are_probed(
 ) -> None:
     """Lists trained after the cutoff change which rows are found: the equivalence check
     catches it although no row after the cutoff is returned."""
-    monkeypatch.setattr(ApproximateIndex, "ranges", lambda self, n: (len(self.epochs) - 1, n))
+    monkeypatch.setattr(ApproximateIndex, "ranges", lambda self, n: (len(self.until) - 1, n))
     same = check_as_of_equivalence(past_alone, docs, cutoffs=CUTOFFS, queries=QUERIES, seed=33)
     assert same.violations > 0
 
@@ -184,7 +184,7 @@ def test_a_cutoff_inside_the_first_trained_stretch_is_searched_exactly(
 ) -> None:
     dense, exact = approximate(index, 1), DenseIndex(index, TopicEmbedder())
     assert dense._approximate is not None
-    first = dense._approximate.epochs[0].until  # the end of February
+    first = dense._approximate.until[0]  # the end of February
     for n in (1, first // 2, first):
         assert dense._approximate.ranges(n) is None
         assert dense.ranked("t5 w1", n, 10) == exact.ranked("t5 w1", n, 10)

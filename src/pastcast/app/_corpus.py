@@ -353,7 +353,7 @@ def build_corpus(
     the CPU count).
     ``vectors`` (with ``vectors_ids`` for a ``.npy``): document vectors computed elsewhere by the
     model ``embedder`` names (the query model), checked and kept in the index instead of
-    computed; ``nprobe``: the approximate month indexes are trained now too.
+    computed; ``nprobe``: the approximate search's lists are trained now too.
 
     ``AppError`` naming the field, before anything is stored where it can be."""
     kind, path = source_kind(source)

@@ -1,42 +1,31 @@
 """Dense retrieval over an ``EmbeddedIndex``, exact as of the cutoff (hybrid: ``_hybrid``).
 
-Embeddings are stored in the index's ordinal order (documents sorted by timestamp), so the
-documents visible at a cutoff are the rows ``[0, n_t)``: an exhaustive inner-product search over
-that slice of the vector array (faiss ``knn``, no copy) cannot return a future document, and a
-document's score does not depend on any other document, so results equal those of an index of
-the past alone.
+Embeddings are stored in the index's ordinal order (by timestamp), so the documents visible at
+a cutoff are the rows ``[0, n_t)``; a document's score depends on no other document, so results
+equal those of an index of the past alone. They are computed once per index, cached beside it
+(``dense-NAME.npy``, the content hash in ``dense-NAME.json``) and memory-mapped when reopened;
+query embeddings are kept in a small LRU; the model and faiss are imported lazily (extra
+``dense``).
 
-Embeddings are computed once per index and cached on disk next to it (``dense-NAME.npy`` with the
-index's content hash in ``dense-NAME.json``), and memory-mapped when reopened. Query embeddings
-are kept in a small LRU per index. The embedding model and faiss are imported lazily (optional
-extra ``dense``).
-
-At scale, reading every visible float32 vector is too slow (1.5 GB at a million 384-d vectors,
-about 50-70 ms per query here). Months of at least ``quantized_min`` documents therefore also
-keep an 8-bit copy (``_quantized``: a quarter of the bytes, integer dot products) with a bound
-``e`` on how far any of its estimates can be from the exact score. A query scans the copies of
-its admitted months up to the cutoff, takes ``t``, the k-th best estimate, and rescores from the
+Exact search at scale: months of at least ``quantized_min`` documents keep an 8-bit copy
+(``_quantized``) with a bound ``e`` on any estimate's error. A query scans the copies of its
+admitted months up to the cutoff, takes ``t``, the k-th best estimate, and rescores from the
 full vectors every row estimated at least ``t - 2e``: the k rows estimated best score at least
-``t - e`` exactly, so no row estimated lower can enter the top k. Exact slices (small months)
-return their top rows with a floor; a slice whose floor is not strictly below the k-th exact
-score is widened until it is. The result therefore equals an exhaustive float32 search, ties
-ordered by id (tested against one, and against an index of the past alone). A month's grid is
-fitted to the whole month; it decides which rows are rescored, never what is returned.
+``t - e``, so no row estimated lower can enter the top k. Exact slices (small months) return
+their top rows with a floor, widened until it is strictly below the k-th exact score. The
+result equals an exhaustive float32 search, ties by id (tested). A month's grid, fitted to the
+whole month, decides which rows are rescored, never what is returned.
 
-With ``ivf_min`` set instead, search is approximate (``_approximate``): a faiss IVF trained only
-on documents before the cutoff, searched through the range of rows before it, so that it
-returns nothing at or after the cutoff and equals the same search over an index of the past
-alone (tested); its candidates are re-scored exactly (float64), ties by id. A cutoff before the
-first trained epoch is searched exactly. Recall and latency against the exact scan and against
-faiss with a range filter are measured in ``benchmarks/dense_approximate.py``. The trained
-lists and 8-bit copies are kept in the index directory (``ivf-NAME/``, ``sq8-NAME/``) and
-reused when reopened.
+With ``ivf_min`` set, search is approximate (``_approximate``: faiss IVF trained only on
+documents before the cutoff, searched through the rows before it), its candidates re-scored
+exactly, ties by id; ``benchmarks/dense_approximate.py`` measures it against the exact search
+and faiss with a range filter. Derived files live in ``ivf-NAME/`` and ``sq8-NAME/``.
 
-Document vectors come from the embedder (computed once as a resumable job, ``_jobs``) or from
-vectors computed elsewhere (``vectors=``: ``_precomputed``, checked against the corpus and the
-query embedder's dimension). Either way the cache's ``dense-NAME.json`` records the model, its
-dimension and that rows are unit-normalised, and so does the searcher's identity; a query vector
-of another model or dimension is refused (``QueryModelMismatch``).
+Document vectors come from the embedder (a resumable job, ``_jobs``) or from elsewhere
+(``vectors=``: ``_precomputed``, checked against the corpus and the query embedder's dimension);
+``dense-NAME.json`` and the searcher's identity record the model, its dimension and that rows
+are unit-normalised; a query vector of another model or dimension is refused
+(``QueryModelMismatch``).
 """
 
 from __future__ import annotations
@@ -340,7 +329,7 @@ class DenseIndex(IndexLookups):
             with one_thread():
                 proposed = self._approximate.search(q, n, min(k, n) + 16, self._nprobe)
             if proposed is not None:  # candidates of float16 codes, ranked by exact scores
-                return self._best(proposed[0], self._rescore(proposed[0], q64), k)
+                return self._best(proposed, self._rescore(proposed, q64), k)
         segments, runs = self._segments(n)
         code = QueryCode.of(q[0]) if runs else None
         # Each searched piece first offers a share of k (with a margin for ties at the k-th);
@@ -524,13 +513,13 @@ class DenseIndex(IndexLookups):
             "dim": self.dim,
             "normalized": True,
             "vectors": "precomputed" if self._precomputed else "computed",
-            "exact": self._approximate is None or not self._approximate.epochs,
+            "exact": self._approximate is None or not self._approximate.until,
         }
         if self._approximate is not None:  # asked for, even where the corpus is too small
             options |= {
                 "ivf_min": self._ivf_min,
                 "nprobe": self._nprobe,
-                "approximate_months": self._approximate.months,
+                "approximate_months": len(self._bounds) if self._approximate.until else 0,
                 "lists": self._approximate.lists,
             }
         return base.model_copy(
