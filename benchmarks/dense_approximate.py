@@ -1,25 +1,36 @@
-"""Approximate dense search (frozen per-month IVF, the cutoff's month exact) against the exact
-search, at a million stand-in vectors: recall@10 and p50/p95 latency per ``nprobe``, at cutoffs
-late in the corpus and inside its months.
+"""Approximate dense search against the exact search and against faiss with a range filter, at
+a million stand-in vectors: recall@10, p50/p95 latency per ``nprobe``, load and peak memory.
 
     python benchmarks/dense_approximate.py [--docs 1000000] [--months 30] [--dim 384] \\
-        [--nprobe 4 8 16 32] [--queries 200] [--json out.json]
+        [--nprobe 8 16 32] [--queries 200] [--stand-in stories|isotropic] [--json out.json]
 
 No text model embeds a million documents on these CPUs, so the vectors are stand-ins. ``--stand-in
-stories`` (the default) models news: each month has its own stories of about 20 documents,
-each story near one of 1,024 topics (cosine about 0.8) and each document near its story (about
-0.9); a query sits near a story as its documents do. ``--stand-in isotropic`` is
-``benchmarks/retrieval.py``'s: unit vectors around 1,024 topic centres with noise in every
-dimension (cosine about 0.5 to the centre), queries likewise: every neighbour is about as far as
-the next, the hardest case for a clustering index. They are written to a dense cache beside a
-stand-in of the index (month partitions of equal size, ids in ordinal order: what ``DenseIndex``
-reads of an ``EmbeddedIndex``), so both searches run ``DenseIndex``'s own code: the exact one
-(8-bit month copies propose candidates, rescored in full under the proven bound; equal to an
-exhaustive scan) and the approximate one (``ivf_min``: every month before the month of the last
-admitted document searched by its IVF index with ``nprobe`` lists, that month exactly).
-recall@10 is the share of the exact top 10 that the approximate top 10 holds. Latency is the
-search alone (query vectors come from the index's LRU for both). The load average is printed:
-the machine may be shared.
+stories`` (the default, the easy case) models news: each month has its own stories of about 20
+documents, each story near one of 1,024 topics (cosine about 0.8) and each document near its
+story (about 0.9); a query sits near a story as its documents do. ``--stand-in isotropic`` (the
+harder case) is ``benchmarks/retrieval.py``'s: unit vectors around 1,024 topic centres with
+noise in every dimension (cosine about 0.5 to the centre), queries likewise. They are written to
+a dense cache beside a stand-in of the index (month partitions of equal size, ids in ordinal
+order: what ``DenseIndex`` reads of an ``EmbeddedIndex``), so every pastcast search runs
+``DenseIndex``'s own code:
+
+- exact (8-bit month copies propose candidates, rescored in full under the proven bound; equal
+  to an exhaustive scan): the truth recall@10 is measured against;
+- approximate (``ivf_min``: faiss IVF epochs, each trained only on documents before every
+  cutoff it serves, searched through the range of rows before the cutoff, the candidates
+  re-scored exactly);
+- the peer, measured on the same vectors and queries in the same run: a plain faiss
+  ``IndexIVFFlat`` with as many lists as pastcast's last epoch, trained on a sample of every
+  vector (the later ones included, as nothing stops it), searched with ``IDSelectorRange(0, n)``
+  over the time-ordered ids at the same ``nprobe``. It returns nothing after the cutoff either,
+  but its lists depend on later documents, so it is not as of the cutoff; it is the speed to
+  match.
+
+Cutoffs: after the last document, and inside the last, a middle and an early month. Latency is
+the search alone (query vectors come from the index's LRU), one thread, as pastcast searches.
+Every pastcast result is checked to lie before its cutoff (``leaked`` counts those that do not).
+The load average and the peak resident memory of the process (which counts the mapped vector
+file's pages it touched) are printed: the machine may be shared.
 """
 
 from __future__ import annotations
@@ -30,6 +41,7 @@ import itertools
 import json
 import os
 import random
+import resource
 import statistics
 import tempfile
 import time
@@ -118,6 +130,59 @@ def write_vectors(
     return centres if stand_in == "isotropic" else np.concatenate(anchors)
 
 
+def peak_gb() -> float:
+    """The process's peak resident memory (Linux reports kilobytes)."""
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20
+
+
+def faiss_peer(vectors: np.ndarray, lists: int) -> Any:
+    """A plain faiss IVF-Flat of every vector with ``lists`` lists, trained on a sample of all
+    of them (at most 64 a list; the later ones included), ids in time order."""
+    import faiss
+
+    d = vectors.shape[1]
+    peer = faiss.IndexIVFFlat(faiss.IndexFlatIP(d), d, lists, faiss.METRIC_INNER_PRODUCT)
+    rng = np.random.default_rng(0)
+    sample = np.sort(rng.choice(len(vectors), min(len(vectors), 64 * lists), replace=False))
+    peer.cp.max_points_per_centroid = 64
+    peer.train(np.ascontiguousarray(vectors[sample]))
+    for lo in range(0, len(vectors), 100_000):
+        peer.add(np.ascontiguousarray(vectors[lo : lo + 100_000]))
+    return peer
+
+
+def peer_search(peer: Any, q: np.ndarray, n: int, k: int, nprobe: int) -> list[int]:
+    """The peer's top k before row ``n``: ``IDSelectorRange`` over the time-ordered ids."""
+    import faiss
+
+    rows = faiss.IDSelectorRange(0, n, True)
+    _, ids = peer.search(q, k, params=faiss.SearchParametersIVF(sel=rows, nprobe=nprobe))
+    return [int(i) for i in ids[0] if i >= 0]
+
+
+def measure(
+    search: Any, work: list[tuple[str, int]], truth: dict[tuple[str, int], list[int]]
+) -> dict[str, Any]:
+    """p50/p95 of ``search(query, n)``, its recall@10 against ``truth``, rows at or after n."""
+    import faiss
+
+    faiss.omp_set_num_threads(1)  # one query at a time, as pastcast searches
+    ms, recall, leaked = [], [], 0
+    for q, n in work:
+        t = time.perf_counter()
+        got = search(q, n)
+        ms.append(1000 * (time.perf_counter() - t))
+        want = truth[(q, n)]
+        leaked += sum(1 for o in got if o >= n)
+        recall.append(len(set(got) & set(want)) / max(1, len(want)))
+    return {
+        "p50_ms": statistics.median(ms),
+        "p95_ms": pct(ms, 95),
+        "recall_at_10": statistics.fmean(recall),
+        "leaked": leaked,
+    }
+
+
 def pct(xs: list[float], q: int) -> float:
     return statistics.quantiles(xs, n=100)[q - 1] if len(xs) > 1 else xs[0]
 
@@ -127,7 +192,7 @@ def main() -> None:
     parser.add_argument("--docs", type=int, default=1_000_000)
     parser.add_argument("--months", type=int, default=30)
     parser.add_argument("--dim", type=int, default=384)
-    parser.add_argument("--nprobe", type=int, nargs="+", default=[4, 8, 16, 32])
+    parser.add_argument("--nprobe", type=int, nargs="+", default=[8, 16, 32])
     parser.add_argument("--queries", type=int, default=200)
     parser.add_argument("--k", type=int, default=10)
     parser.add_argument("--stand-in", choices=["stories", "isotropic"], default="stories")
@@ -183,33 +248,40 @@ def main() -> None:
         exact.close()
         t0 = time.perf_counter()
         approx = DenseIndex(index, TableEmbedder(table), ivf_min=1000, nprobe=args.nprobe[0])  # type: ignore[arg-type]
-        print(f"approximate: month IVF indexes trained in {time.perf_counter() - t0:.1f} s")
-        import faiss
-
+        epochs = approx._approximate.indexes if approx._approximate else []
+        lists = int(epochs[-1].nlist) if epochs else 1  # the epoch serving the late cutoffs
+        print(
+            f"pastcast approximate: {len(epochs)} epochs, {sum(int(e.nlist) for e in epochs):,} "
+            f"lists ({lists:,} in the last), trained on earlier documents and filled in "
+            f"{time.perf_counter() - t0:.1f} s (peak RSS {peak_gb():.2f} GB)"
+        )
+        t0 = time.perf_counter()
+        stored = np.load(index.path / f"dense-{TableEmbedder.name}.npy", mmap_mode="r")
+        peer = faiss_peer(stored, lists)
+        print(
+            f"faiss peer: IndexIVFFlat of {lists:,} lists trained and filled in "
+            f"{time.perf_counter() - t0:.1f} s (peak RSS {peak_gb():.2f} GB)"
+        )
+        vectors = {q: table[q][None] for q in queries}
         for nprobe in args.nprobe:
-            for ivf in approx._ivf.values():
-                faiss.extract_index_ivf(ivf).nprobe = nprobe
-            ms, recall = [], []
-            for q, n in work:
-                approx.embed_query(q)
-                t = time.perf_counter()
-                got = [o for o, _ in approx.ranked(q, n, args.k)]
-                ms.append(1000 * (time.perf_counter() - t))
-                want = truth[(q, n)]
-                assert all(o < n for o in got)  # never at or after the cutoff
-                recall.append(len(set(got) & set(want)) / max(1, len(want)))
-            row = {
-                "mode": f"ivf nprobe={nprobe}",
-                "p50_ms": statistics.median(ms),
-                "p95_ms": pct(ms, 95),
-                "recall_at_10": statistics.fmean(recall),
-                "load": os.getloadavg()[0],
-            }
+            approx._nprobe = nprobe  # the option the search reads
+            ours = measure(lambda q, n: [o for o, _ in approx.ranked(q, n, args.k)], work, truth)
+            theirs = measure(
+                lambda q, n, p=nprobe: peer_search(peer, vectors[q], n, args.k, p), work, truth
+            )
+            row = {"mode": f"nprobe={nprobe}", "load": os.getloadavg()[0], "peak_gb": peak_gb()}
+            row |= {f"pastcast_{k}": v for k, v in ours.items()}
+            row |= {f"faiss_{k}": v for k, v in theirs.items()}
+            row["p50_ratio"] = ours["p50_ms"] / theirs["p50_ms"]
             rows.append(row)
             print(
-                f"  ivf nprobe={nprobe:<3}: p50 {row['p50_ms']:6.1f} ms, p95 {row['p95_ms']:6.1f} "
-                f"ms, recall@10 {row['recall_at_10']:.3f} (load {row['load']:.2f})"
+                f"  nprobe={nprobe:<3} pastcast p50 {ours['p50_ms']:6.2f} ms, p95 "
+                f"{ours['p95_ms']:6.2f} ms, recall@10 {ours['recall_at_10']:.3f}, leaked "
+                f"{ours['leaked']} | faiss+range p50 {theirs['p50_ms']:6.2f} ms, p95 "
+                f"{theirs['p95_ms']:6.2f} ms, recall@10 {theirs['recall_at_10']:.3f} | p50 ratio "
+                f"{row['p50_ratio']:.2f} (load {row['load']:.2f}, peak RSS {row['peak_gb']:.2f} GB)"
             )
+            assert ours["leaked"] == 0  # never at or after the cutoff
         approx.close()
     if args.json:
         args.json.write_text(json.dumps(rows, indent=2))

@@ -12,9 +12,9 @@ compares BM25 with tantivy and bm25s. Rows say "equal" when the ids and their or
 baseline, else recall@10. Synthetic dense and hybrid run exact (months of ``--quantized-min``
 or more documents propose candidates from their 8-bit copies, rescored in full, and the error
 bound proves the top k; ``-scan`` rows, with ``--full-scan``, read every full vector instead),
-and with IVF for months of ``--ivf-min`` or more documents before the month of the last
-admitted document (``-ivf`` rows, approximate; that month is always searched exactly;
-``dense_approximate.py`` measures recall against the exact search). Query vectors come from
+and approximate (``-ivf`` rows: faiss IVF epochs trained only on earlier documents, from the
+end of the first month of ``--ivf-min`` or more documents; ``dense_approximate.py`` measures
+recall against the exact search and faiss with a range filter). Query vectors come from
 the index's LRU for both sides; the model call is timed on its own. Build figures are kept next
 to the index and printed again when
 it is reused. Each row shows the machine's load average, since the machine may be shared.
@@ -362,7 +362,7 @@ def main() -> None:
             searchers["-ivf"] = DenseIndex(
                 index, TableEmbedder(table), ivf_min=args.ivf_min, nprobe=args.nprobe
             )
-            print(f"  per-month IVF indexes trained in {time.perf_counter() - t0:.1f} s")
+            print(f"  IVF epochs trained in {time.perf_counter() - t0:.1f} s")
         print(f"  peak memory now {rss_mb():.0f} MB")
         vectors = np.load(out / f"dense-{TableEmbedder.name}.npy", mmap_mode="r")
         measure(

@@ -316,7 +316,7 @@ def _timed(searcher: Any, qs: list[str], cutoff: datetime) -> tuple[list[float],
 def measure_dense(
     index: Any, qs: list[str], cutoff: datetime, spread: float = SPREAD
 ) -> dict[str, Any]:
-    """Exact, approximate (per-month IVF at two nprobe settings, recall@10 against the exact
+    """Exact, approximate (IVF epochs at two nprobe settings, recall@10 against the exact
     scan) and hybrid p50/p95 over clustered stand-in vectors."""
     from pastcast.corpus.dense import DenseIndex, HybridIndex
 

@@ -85,53 +85,17 @@ def test_query_embeddings_are_cached_per_query() -> None:
 
 
 @pytest.fixture(scope="module")
-def ivf_docs() -> list[Document]:
+def long_docs() -> list[Document]:
     return make_docs(4000, seed=8, span_days=90)  # February to April: over 1,000 each
 
 
-def test_month_ivf_does_not_leak_and_probing_every_list_is_exhaustive(
-    ivf_docs: list[Document],
-) -> None:
-    index = EmbeddedIndex.in_memory(ivf_docs)
-    exact = DenseIndex(index, HashEmbedder())
-    approx = DenseIndex(index, HashEmbedder(), ivf_min=1000, nprobe=1)
-    assert len(approx._ivf) == 3
-    assert check_no_leakage(approx, ivf_docs, n_probes=60, seed=9).violations == 0
-    full = DenseIndex(index, HashEmbedder(), ivf_min=1000, nprobe=10_000)
-    for days in (20, 45, 75, 100):  # inside February, March, April; after the last
-        cutoff = START + timedelta(days=days, hours=5)
-        for query in ("election storm", "w3 tariff w17", "merger"):
-            want = exact.search(query, as_of=cutoff, k=15)
-            got = full.search(query, as_of=cutoff, k=15)
-            assert [h.score for h in got] == pytest.approx([h.score for h in want], abs=1e-6)
-            assert all(h.timestamp < cutoff for h in approx.search(query, as_of=cutoff, k=15))
-
-
-def test_concurrent_hybrid_equals_sequential(ivf_docs: list[Document]) -> None:
-    dense = DenseIndex(EmbeddedIndex.in_memory(ivf_docs[:1500]), HashEmbedder())
+def test_concurrent_hybrid_equals_sequential(long_docs: list[Document]) -> None:
+    dense = DenseIndex(EmbeddedIndex.in_memory(long_docs[:1500]), HashEmbedder())
     together, apart = HybridIndex(dense), HybridIndex(dense, concurrent=False)
     for days in (3, 31, 62, 95):
         cutoff = START + timedelta(days=days)
         for query in ("election storm", "w5 ceasefire", "w1 w2 w3 w4"):
             assert together.search(query, as_of=cutoff) == apart.search(query, as_of=cutoff)
-
-
-def test_trained_month_indexes_are_kept_with_the_index_and_reused(
-    ivf_docs: list[Document], tmp_path: Path
-) -> None:
-    index = EmbeddedIndex.build(ivf_docs, tmp_path / "idx")
-    first = DenseIndex(index, HashEmbedder(), ivf_min=1000, nprobe=4)
-    stored = sorted((tmp_path / "idx").glob("ivf-*/*.faiss"))
-    assert len(stored) == len(first._ivf) == 3
-    stamps = {p: p.stat().st_mtime_ns for p in stored}
-    again = DenseIndex(EmbeddedIndex.open(tmp_path / "idx"), HashEmbedder(), ivf_min=1000, nprobe=4)
-    assert {p: p.stat().st_mtime_ns for p in stored} == stamps  # loaded, not retrained
-    for days in (45, 100):
-        cutoff = START + timedelta(days=days)
-        for query in ("election storm", "merger"):
-            assert again.search(query, as_of=cutoff, k=10) == first.search(
-                query, as_of=cutoff, k=10
-            )
 
 
 class RandomEmbedder:
@@ -166,14 +130,14 @@ def near_duplicates(docs: list[Document], copies: int) -> list[Document]:
 @pytest.mark.parametrize("threads", [False, True])
 @pytest.mark.parametrize("embedder", [HashEmbedder, RandomEmbedder])
 def test_quantized_months_return_exactly_the_exhaustive_ranking(
-    ivf_docs: list[Document], embedder: type, threads: bool, monkeypatch: pytest.MonkeyPatch
+    long_docs: list[Document], embedder: type, threads: bool, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     if threads:  # small scan jobs shared by a thread pool, as on a large corpus
         from pastcast.corpus.dense import _dense
 
         monkeypatch.setattr(_dense, "_PARALLEL_ROWS", 0)
         monkeypatch.setattr(_dense, "_EXACT_SLICE", 300)
-    index = EmbeddedIndex.in_memory(ivf_docs)
+    index = EmbeddedIndex.in_memory(long_docs)
     exact = DenseIndex(index, embedder(), quantized_min=None)
     fast = DenseIndex(index, embedder(), quantized_min=1000, workers=3 if threads else 1)
     assert fast._quantized is not None and exact._quantized is None
@@ -198,10 +162,10 @@ def test_quantized_ranking_orders_near_duplicates_exactly() -> None:
         assert fast.ranked(query, n, 25) == exact.ranked(query, n, 25)
 
 
-def test_quantization_error_bound_holds_for_every_stored_vector(ivf_docs: list[Document]) -> None:
+def test_quantization_error_bound_holds_for_every_stored_vector(long_docs: list[Document]) -> None:
     from pastcast.corpus.dense._quantized import QueryCode
 
-    fast = DenseIndex(EmbeddedIndex.in_memory(ivf_docs), RandomEmbedder(), quantized_min=1000)
+    fast = DenseIndex(EmbeddedIndex.in_memory(long_docs), RandomEmbedder(), quantized_min=1000)
     assert fast._quantized is not None
     rng = np.random.default_rng(3)
     for p, month in fast._quantized.months.items():
@@ -220,23 +184,23 @@ def test_quantization_error_bound_holds_for_every_stored_vector(ivf_docs: list[D
             assert np.all(gap <= bound) and bound < 0.1  # sound, and tight enough to prune
 
 
-def test_quantized_months_do_not_leak(ivf_docs: list[Document]) -> None:
+def test_quantized_months_do_not_leak(long_docs: list[Document]) -> None:
     def factory(docs: Sequence[Document]) -> DenseIndex:
         return DenseIndex(EmbeddedIndex.in_memory(docs), RandomEmbedder(), quantized_min=300)
 
-    fast = factory(ivf_docs)
-    report = check_no_leakage(fast, ivf_docs, n_probes=400, seed=13)
+    fast = factory(long_docs)
+    report = check_no_leakage(fast, long_docs, n_probes=400, seed=13)
     assert report.violations == 0 and report.hits_checked > 1000
-    report = check_no_leakage(HybridIndex(fast), ivf_docs, n_probes=200, seed=14)
+    report = check_no_leakage(HybridIndex(fast), long_docs, n_probes=200, seed=14)
     assert report.violations == 0
-    same = check_as_of_equivalence(factory, ivf_docs[:1500], n_cutoffs=6, seed=15)
+    same = check_as_of_equivalence(factory, long_docs[:1500], n_cutoffs=6, seed=15)
     assert same.violations == 0 and same.nonempty > 0, same.first_violations
 
 
 def test_quantized_months_are_kept_with_the_index_and_reused(
-    ivf_docs: list[Document], tmp_path: Path
+    long_docs: list[Document], tmp_path: Path
 ) -> None:
-    index = EmbeddedIndex.build(ivf_docs, tmp_path / "idx")
+    index = EmbeddedIndex.build(long_docs, tmp_path / "idx")
     first = DenseIndex(index, RandomEmbedder(), quantized_min=1000)
     stored = sorted((tmp_path / "idx").glob("sq8-*/*.np*"))
     assert first._quantized is not None and len(first._quantized.months) == 3
@@ -249,15 +213,15 @@ def test_quantized_months_are_kept_with_the_index_and_reused(
         assert again.search(query, as_of=cutoff) == first.search(query, as_of=cutoff)
 
 
-def test_a_query_with_no_embedding_ranks_by_id_in_every_mode(ivf_docs: list[Document]) -> None:
-    index = EmbeddedIndex.in_memory(ivf_docs)
+def test_a_query_with_no_embedding_ranks_by_id_in_every_mode(long_docs: list[Document]) -> None:
+    index = EmbeddedIndex.in_memory(long_docs)
     n = index.count_before(START + timedelta(days=50))
-    ivf_docs_ids = [index.read_ordinal(o).id for o in range(n)]
+    long_docs_ids = [index.read_ordinal(o).id for o in range(n)]
     for quantized_min in (None, 1000):
         dense = DenseIndex(index, HashEmbedder(), quantized_min=quantized_min)
         got = dense.ranked("?!", n, 5)  # no tokens: a zero vector
         assert [s for _, s in got] == [0.0] * 5 and all(o < n for o, _ in got)
-        by_id = sorted(range(n), key=lambda o: ivf_docs_ids[o])
+        by_id = sorted(range(n), key=lambda o: long_docs_ids[o])
         assert [o for o, _ in got] == by_id[:5]
 
 
@@ -274,40 +238,15 @@ def test_a_k_beyond_any_integer_type_returns_every_visible_document(
         assert 0 < len(hits) <= visible, type(backend).__name__
 
 
-def test_frozen_month_indexes_are_as_of_equivalent(ivf_docs: list[Document]) -> None:
-    """Approximate search at a cutoff equals that of an index built from the documents before
-    it, with the same month partitions: each earlier month's IVF is trained on that month alone,
-    and the month of the last admitted document is searched exactly in both."""
-
-    def factory(docs: Sequence[Document]) -> DenseIndex:
-        return DenseIndex(EmbeddedIndex.in_memory(docs), HashEmbedder(), ivf_min=1000, nprobe=1)
-
-    cutoffs = [START + timedelta(days=d, hours=7) for d in (33, 45, 61, 75, 88)]
-    cutoffs += [START + timedelta(days=31), START + timedelta(days=60)]  # the 1st, midnight
-    whole = factory(ivf_docs)
-    assert len(whole._ivf) == 3
-    report = check_as_of_equivalence(factory, ivf_docs, cutoffs=cutoffs, seed=16)
-    assert report.violations == 0 and report.nonempty > 30, report.first_violations
-    # and the approximate months are really used: one list probed misses exact hits
-    exact = DenseIndex(EmbeddedIndex.in_memory(ivf_docs), HashEmbedder())
-    cutoff = START + timedelta(days=88)
-    differs = [
-        q
-        for q in ("election storm", "w3 tariff w17", "merger", "w8 w9", "ceasefire w30")
-        if whole.search(q, as_of=cutoff, k=10) != exact.search(q, as_of=cutoff, k=10)
-    ]
-    assert differs
-
-
 def test_a_run_opens_its_corpus_exact_or_approximate_as_recorded(
-    ivf_docs: list[Document], tmp_path: Path
+    long_docs: list[Document], tmp_path: Path
 ) -> None:
     from pydantic import ValidationError
 
     from pastcast.runner import CorpusRef
     from pastcast.runner._plan import PlanCorpus
 
-    EmbeddedIndex.build(ivf_docs, tmp_path / "ix")
+    EmbeddedIndex.build(long_docs, tmp_path / "ix")
     spec = str(tmp_path / "ix")
     approx = CorpusRef(spec=spec, retrieval="hybrid", embedder="hash-64", nprobe=2).open()
     exact = CorpusRef(spec=spec, retrieval="dense", embedder="hash-64").open()
@@ -325,11 +264,11 @@ def test_a_run_opens_its_corpus_exact_or_approximate_as_recorded(
 
 
 def test_a_filtered_search_ranks_exactly_even_where_months_are_approximate(
-    ivf_docs: list[Document],
+    long_docs: list[Document],
 ) -> None:
     from pastcast.corpus import SearchFilter
 
-    index = EmbeddedIndex.in_memory(ivf_docs)
+    index = EmbeddedIndex.in_memory(long_docs)
     exact = DenseIndex(index, HashEmbedder())
     approx = DenseIndex(index, HashEmbedder(), ivf_min=1000, nprobe=1)
     cutoff = START + timedelta(days=88)

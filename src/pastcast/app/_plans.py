@@ -209,7 +209,7 @@ class CorpusBuildPlan(Record):
     vectors_ids: PathText | None = None
     """The ids file of a .npy of vectors (one id a line)."""
     nprobe: int | None = Field(default=None, ge=1)
-    """Also train the approximate month indexes now (see 'corpus search --nprobe')."""
+    """Also train the approximate search's lists now (see 'corpus search --nprobe')."""
     lenient: bool = False
     """jsonl: skip malformed lines (counted by reason)."""
     since: Day | None = None

@@ -115,8 +115,8 @@ def open_replay(
     database URL) searched by ``retrieval``. The embedded world without a corpus searches its
     own news: indexed in ``index_dir`` (kept, and rebuilt only when it no longer holds the
     world's documents) or, without one, in memory (bm25 only); a corpus given with the world
-    must hold exactly its documents. ``nprobe``: dense and hybrid search approximate in the
-    months before the cutoff's (see ``pastcast.corpus.open_backend``). The caller closes the
+    must hold exactly its documents. ``nprobe``: dense and hybrid search approximate, with
+    lists trained before the cutoff (see ``pastcast.corpus.open_backend``). The caller closes the
     replay; ``FieldError`` names the field of any problem."""
     text = str(dataset)
     check_search_options(retrieval, embedder=embedder, nprobe=nprobe)  # before any index is built

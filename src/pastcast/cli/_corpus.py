@@ -278,10 +278,9 @@ def search(
         int | None,
         typer.Option(
             min=1,
-            help="dense/hybrid over an index directory: search months of 1,000+ documents "
-            "approximately (IVF, this many lists probed; trained once per month and kept in the "
-            "index) when they end before the month of the last document before the cutoff, "
-            "which is searched exactly. Default: exact everywhere.",
+            help="dense/hybrid over an index directory: search approximately (faiss IVF, this "
+            "many lists probed, trained only on documents before the cutoff and kept in the "
+            "index; exact until the first month of 1,000+ documents is over). Default: exact.",
         ),
     ] = None,
     doc_type: Annotated[

@@ -264,8 +264,8 @@ def run(
         typer.Option(
             "--nprobe",
             min=1,
-            help="dense/hybrid over an index directory: search the months before the cutoff's "
-            "approximately (frozen month indexes, this many lists probed; recorded in the run "
+            help="dense/hybrid over an index directory: search approximately (faiss IVF trained "
+            "only on documents before the cutoff, this many lists probed; recorded in the run "
             "header). Default: exact.",
         ),
     ] = None,

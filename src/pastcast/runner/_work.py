@@ -60,7 +60,7 @@ class CorpusRef(Record):
     embedder: str | None = None
     """The query embedder of dense and hybrid retrieval (None: the index's own)."""
     nprobe: int | None = None
-    """Dense and hybrid: approximate months, this many lists probed (None: exact)."""
+    """Dense and hybrid: approximate, this many lists probed (None: exact)."""
 
     def open(self) -> CorpusBackend:
         """The corpus, opened with ``pastcast.corpus.open_backend``: the one place a run opens

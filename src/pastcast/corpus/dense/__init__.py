@@ -1,7 +1,7 @@
 """Dense and hybrid retrieval over an embedded index: exact filtered vector search (8-bit month
-copies propose candidates, rescored under a proven bound), approximate frozen month indexes,
-reciprocal-rank fusion with BM25; embedders by name (packaged CPU models, OpenAI-compatible
-servers) and document vectors computed elsewhere."""
+copies propose candidates, rescored under a proven bound), approximate faiss IVF epochs trained
+on the past, reciprocal-rank fusion with BM25; embedders by name (packaged CPU models,
+OpenAI-compatible servers) and document vectors computed elsewhere."""
 
 from pastcast.corpus.dense._backends import resolve_embedder
 from pastcast.corpus.dense._batchlog import stored_batches

@@ -74,10 +74,11 @@ def open_dense(
 ) -> DenseIndex:
     """Exact dense search over an index directory (embeddings computed once, kept there, or
     ``vectors`` computed elsewhere: a ``.npy`` with its ids file, or Parquet by document id);
-    ``nprobe``: approximate (frozen per-month IVF, this many lists probed) in months of at
-    least ``ivf_min`` documents before the month of the last admitted document, which is always
-    searched exactly. Without ``embedder``, the model of the vectors kept in the index when
-    they are of one model only (the corpus's recorded query model), else the default."""
+    ``nprobe``: approximate (faiss IVF trained only on documents before the cutoff, this many
+    lists probed, the candidates re-scored exactly) once the first month reaching ``ivf_min``
+    documents is wholly admitted; exact before. Without ``embedder``, the model of the vectors
+    kept in the index when they are of one model only (the corpus's recorded query model), else
+    the default."""
     index = open_index(spec)
     _needs_faiss("dense")
     model = resolve_embedder(embedder if embedder is not None else recorded_embedder(spec))

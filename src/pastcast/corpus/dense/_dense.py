@@ -1,44 +1,31 @@
 """Dense retrieval over an ``EmbeddedIndex``, exact as of the cutoff (hybrid: ``_hybrid``).
 
-Embeddings are stored in the index's ordinal order (documents sorted by timestamp), so the
-documents visible at a cutoff are the rows ``[0, n_t)``: an exhaustive inner-product search over
-that slice of the vector array (faiss ``knn``, no copy) cannot return a future document, and a
-document's score does not depend on any other document, so results equal those of an index of
-the past alone.
+Embeddings are stored in the index's ordinal order (by timestamp), so the documents visible at
+a cutoff are the rows ``[0, n_t)``; a document's score depends on no other document, so results
+equal those of an index of the past alone. They are computed once per index, cached beside it
+(``dense-NAME.npy``, the content hash in ``dense-NAME.json``) and memory-mapped when reopened;
+query embeddings are kept in a small LRU; the model and faiss are imported lazily (extra
+``dense``).
 
-Embeddings are computed once per index and cached on disk next to it (``dense-NAME.npy`` with the
-index's content hash in ``dense-NAME.json``), and memory-mapped when reopened. Query embeddings
-are kept in a small LRU per index. The embedding model and faiss are imported lazily (optional
-extra ``dense``).
-
-At scale, reading every visible float32 vector is too slow (1.5 GB at a million 384-d vectors,
-about 50-70 ms per query here). Months of at least ``quantized_min`` documents therefore also
-keep an 8-bit copy (``_quantized``: a quarter of the bytes, integer dot products) with a bound
-``e`` on how far any of its estimates can be from the exact score. A query scans the copies of
-its admitted months up to the cutoff, takes ``t``, the k-th best estimate, and rescores from the
+Exact search at scale: months of at least ``quantized_min`` documents keep an 8-bit copy
+(``_quantized``) with a bound ``e`` on any estimate's error. A query scans the copies of its
+admitted months up to the cutoff, takes ``t``, the k-th best estimate, and rescores from the
 full vectors every row estimated at least ``t - 2e``: the k rows estimated best score at least
-``t - e`` exactly, so no row estimated lower can enter the top k. Exact slices (small months)
-return their top rows with a floor; a slice whose floor is not strictly below the k-th exact
-score is widened until it is. The result therefore equals an exhaustive float32 search, ties
-ordered by id (tested against one, and against an index of the past alone). A month's grid is
-fitted to the whole month; it decides which rows are rescored, never what is returned.
+``t - e``, so no row estimated lower can enter the top k. Exact slices (small months) return
+their top rows with a floor, widened until it is strictly below the k-th exact score. The
+result equals an exhaustive float32 search, ties by id (tested). A month's grid, fitted to the
+whole month, decides which rows are rescored, never what is returned.
 
-With ``ivf_min`` set instead, each month partition of at least that many documents gets an
-approximate index (faiss IVF, trained on that month's vectors only, then frozen: stored under
-the month's own content digest, never retrained while that month is unchanged); a query searches
-it for every month that ends before the month of the last admitted document, and that month (the
-cutoff's, partly admitted or not) exactly. Results are then approximate, but still as of the
-cutoff: an index built from the admitted documents alone has the same earlier months, hence the
-same month indexes, and its last month is the one searched exactly, so both return the same
-hits (tested). Recall against the exact scan is measured in ``benchmarks/retrieval.py``. Trained
-month indexes and 8-bit copies are kept in the index directory (``ivf-NAME/``, ``sq8-NAME/``)
-and reused when reopened.
+With ``ivf_min`` set, search is approximate (``_approximate``: faiss IVF trained only on
+documents before the cutoff, searched through the rows before it), its candidates re-scored
+exactly, ties by id; ``benchmarks/dense_approximate.py`` measures it against the exact search
+and faiss with a range filter. Derived files live in ``ivf-NAME/`` and ``sq8-NAME/``.
 
-Document vectors come from the embedder (computed once as a resumable job, ``_jobs``) or from
-vectors computed elsewhere (``vectors=``: ``_precomputed``, checked against the corpus and the
-query embedder's dimension). Either way the cache's ``dense-NAME.json`` records the model, its
-dimension and that rows are unit-normalised, and so does the searcher's identity; a query vector
-of another model or dimension is refused (``FieldError``).
+Document vectors come from the embedder (a resumable job, ``_jobs``) or from elsewhere
+(``vectors=``: ``_precomputed``, checked against the corpus and the query embedder's dimension);
+``dense-NAME.json`` and the searcher's identity record the model, its dimension and that rows
+are unit-normalised; a query vector of another model or dimension is refused
+(``FieldError``).
 """
 
 from __future__ import annotations
@@ -61,6 +48,7 @@ from pastcast import safejson
 from pastcast.atomic import atomic_path, write_atomic
 from pastcast.corpus._filter import SearchFilter
 from pastcast.corpus._protocol import SearchHit
+from pastcast.corpus.dense._approximate import ApproximateIndex
 from pastcast.corpus.dense._embedders import (
     F32,
     Embedder,
@@ -76,7 +64,6 @@ from pastcast.corpus.dense._pieces import (
     Segment,
     balanced,
     in_one_thread,
-    month_ivf_cached,
     one_thread,
 )
 from pastcast.corpus.dense._precomputed import load_vectors
@@ -98,7 +85,7 @@ def _partitions(manifest: dict[str, object]) -> list[dict[str, object]]:
 
 class DenseIndex(IndexLookups):
     """Dense search over the documents of an ``EmbeddedIndex`` before a cutoff: exact unless
-    ``ivf_min`` asks for approximate months.
+    ``ivf_min`` asks for approximate search (``nprobe`` lists probed).
 
     ``quantized_min``: months of at least this many documents also keep an 8-bit copy of their
     vectors (``pastcast.corpus.dense._quantized``: a quarter of the bytes to scan, with a proven
@@ -134,15 +121,13 @@ class DenseIndex(IndexLookups):
             self._vectors = self._load_or_compute(batch, progress)
         self.dim = int(self._vectors.shape[1]) if len(self._vectors) else None
         self._bounds = index.partition_bounds
-        self._ivf: dict[int, Any] = {}  # partition number -> its approximate index
+        self._approximate: ApproximateIndex | None = None
         if ivf_min is not None:
-            self._ivf = self._month_indexes(max(ivf_min, 1), nprobe)
+            self._approximate = self._trained_lists(ivf_min)
         self._quantized: QuantizedMonths | None = None
-        if quantized_min is not None:
+        if quantized_min is not None and self._approximate is None:
             chosen = [
-                p
-                for p, (lo, hi) in enumerate(self._bounds)
-                if hi - lo >= max(quantized_min, 1) and p not in self._ivf
+                p for p, (lo, hi) in enumerate(self._bounds) if hi - lo >= max(quantized_min, 1)
             ]
             if chosen:
                 self._quantized = QuantizedMonths.load_or_build(
@@ -154,7 +139,7 @@ class DenseIndex(IndexLookups):
         self._pool_lock = threading.Lock()
 
     def _store(self, kind: str) -> Path | None:
-        """Where derived month indexes are kept, emptied when the index content changes."""
+        """Where the 8-bit month copies are kept, emptied when the index content changes."""
         ix = self.index
         if ix.path is None:
             return None
@@ -170,34 +155,19 @@ class DenseIndex(IndexLookups):
             return None  # a read-only index: build in memory, as without a directory
         return store
 
-    def _month_indexes(self, smallest: int, nprobe: int) -> dict[int, Any]:
-        """An approximate index per month partition of at least ``smallest`` documents, each
-        trained on that month's vectors alone and frozen: kept in ``ivf-MODEL/`` under the
-        month's own content digest and position, so adding later months never retrains it."""
-        ix = self.index
-        digests = [str(p.get("content_sha256", "")) for p in _partitions(ix.manifest)]
-        store = None if ix.path is None else ix.path / f"ivf-{self._stem}"
+    def _trained_lists(self, ivf_min: int) -> ApproximateIndex:
+        """The approximate index, its lists kept in ``ivf-MODEL/`` by the content digests of
+        the months they depend on (so appending months never retrains the earlier ones)."""
+        digests = [str(p.get("content_sha256", "")) for p in _partitions(self.index.manifest)]
+        store = None if self.index.path is None else self.index.path / f"ivf-{self._stem}"
+        if len(digests) != len(self._bounds) or not all(digests):
+            digests, store = [f"{lo}-{hi}" for lo, hi in self._bounds], None  # nothing to key by
         if store is not None:
             try:
                 store.mkdir(exist_ok=True)
-                (store / "content_sha256").unlink(missing_ok=True)  # the earlier layout's stamp
             except OSError:
                 store = None  # a read-only index: trained in memory
-        out: dict[int, Any] = {}
-        keep: set[str] = set()
-        for p, (lo, hi) in enumerate(self._bounds):
-            if hi - lo < smallest:
-                continue
-            path = None
-            if store is not None and p < len(digests) and digests[p]:
-                path = store / f"{digests[p][:24]}-{lo}-{hi}.faiss"
-                keep.add(path.name)
-            out[p] = month_ivf_cached(np.asarray(self._vectors[lo:hi]), lo, nprobe, path)
-        if store is not None:
-            for stale in store.glob("*.faiss"):
-                if stale.name not in keep:
-                    stale.unlink(missing_ok=True)  # a month that changed or moved
-        return out
+        return ApproximateIndex.load_or_train(self._vectors, self._bounds, digests, ivf_min, store)
 
     def _cache_paths(self) -> tuple[Path, Path] | None:
         ix = self.index
@@ -354,6 +324,11 @@ class DenseIndex(IndexLookups):
         if not q64.any():  # nothing embedded (say, only punctuation): every score is 0
             by_id = np.argsort(self.index.id_rank[:n], kind="stable")[:k]
             return [(int(o), 0.0) for o in by_id]
+        if self._approximate is not None:
+            with one_thread():
+                proposed = self._approximate.search(q, n, min(k, n) + 16, self._nprobe)
+            if proposed is not None:  # candidates of float16 codes, ranked by exact scores
+                return self._best(proposed, self._rescore(proposed, q64), k)
         segments, runs = self._segments(n)
         code = QueryCode.of(q[0]) if runs else None
         # Each searched piece first offers a share of k (with a margin for ties at the k-th);
@@ -361,7 +336,7 @@ class DenseIndex(IndexLookups):
         first = min(k + 16, max(32, 2 * (k + 16) // max(1, len(segments) + len(runs)) + 16))
         fetched = [min(first, seg.size) for seg in segments]
         found, quantized, bound = self._first_pass(q, code, segments, fetched, runs, k)
-        slack = [_FLOAT_SLACK if seg.ivf is None else 0.0 for seg in segments]
+        slack = [_FLOAT_SLACK] * len(segments)
         if quantized is not None:
             found.append(quantized)
             slack.append(bound)
@@ -393,7 +368,12 @@ class DenseIndex(IndexLookups):
                 found[i] = f
             pool = Candidates.of(found, slack, carry=pool)
         done = ~np.isnan(pool.exact)
-        ords, scores = pool.ords[done], pool.exact[done]
+        return self._best(pool.ords[done], pool.exact[done], k)
+
+    def _best(
+        self, ords: npt.NDArray[np.int64], scores: npt.NDArray[np.float64], k: int
+    ) -> list[tuple[int, float]]:
+        """The ``k`` best by exact score, ties by document id."""
         order = np.lexsort((self.index.id_rank[ords], -scores))[:k]
         return list(zip(ords[order].tolist(), scores[order].tolist(), strict=True))
 
@@ -402,7 +382,7 @@ class DenseIndex(IndexLookups):
     ) -> list[tuple[int, float]]:
         """Top-``k`` of the given ordinals by exact score (a filtered search): every one is
         scored as the unfiltered search rescores its candidates, so a document scores the same
-        with and without a filter, and the result is exact even where months are approximate."""
+        with and without a filter, and the result is exact even where search is approximate."""
         best_o: list[npt.NDArray[np.int64]] = []
         best_s: list[npt.NDArray[np.float64]] = []
         for lo in range(0, len(ords), _FILTER_CHUNK):  # bounded memory for wide filters
@@ -415,15 +395,12 @@ class DenseIndex(IndexLookups):
             best_s.append(scores)
         if not best_o:
             return []
-        cand, cand_scores = np.concatenate(best_o), np.concatenate(best_s)
-        order = np.lexsort((self.index.id_rank[cand], -cand_scores))[:k]
-        return list(zip(cand[order].tolist(), cand_scores[order].tolist(), strict=True))
+        return self._best(np.concatenate(best_o), np.concatenate(best_s), k)
 
     def _segments(self, n: int) -> tuple[list[Segment], list[tuple[int, int]]]:
-        """The admitted ordinals ``[0, n)`` as pieces searched for their top candidates
-        (approximate months wholly before the cutoff, and exact slices, split so that threads
-        can share them, for everything else, including the cutoff's month up to the cutoff),
-        and the quantized months as ``(partition, end)``, scanned in 8 bits up to the cutoff."""
+        """The admitted ordinals ``[0, n)`` as exact slices searched for their top candidates
+        (split so that threads can share them), and the quantized months as
+        ``(partition, end)``, scanned in 8 bits up to the cutoff."""
         pieces: list[Segment] = []
         runs: list[tuple[int, int]] = []
         quantized = {} if self._quantized is None else self._quantized.months
@@ -431,19 +408,12 @@ class DenseIndex(IndexLookups):
 
         def exact_until(hi: int) -> None:
             for lo in range(exact_lo, hi, _EXACT_SLICE):
-                pieces.append(Segment(lo, min(hi, lo + _EXACT_SLICE), None))
+                pieces.append(Segment(lo, min(hi, lo + _EXACT_SLICE)))
 
         for p, (lo, hi) in enumerate(self._bounds):
             if lo >= n:
                 break  # this month and all later ones start at or after the cutoff
-            # Approximate only where the month ends before the last admitted document: the
-            # month holding it is searched exactly, so the result equals that of an index of
-            # the admitted documents alone (there, that month is the last one, also exact).
-            if hi < n and p in self._ivf:
-                exact_until(lo)
-                pieces.append(Segment(lo, hi, self._ivf[p]))
-                exact_lo = hi
-            elif p in quantized:
+            if p in quantized:
                 exact_until(lo)
                 runs.append((p, min(hi, n)))
                 exact_lo = min(hi, n)
@@ -507,11 +477,6 @@ class DenseIndex(IndexLookups):
     def _search(self, q: F32, seg: Segment, fetch: int) -> Found:
         import faiss
 
-        if seg.ivf is not None:
-            scores, ids = seg.ivf.search(q, fetch)
-            keep = ids[0] >= 0
-            # no bound on what the probed lists missed: accepted as approximate, never widened
-            return Found(ids[0][keep], scores[0][keep].astype(np.float64), -np.inf)
         rows = self._vectors[seg.lo : seg.hi]  # a contiguous slice: no copy
         scores, ids = faiss.knn(q, rows, fetch, metric=faiss.METRIC_INNER_PRODUCT)
         keep = ids[0] >= 0
@@ -547,13 +512,14 @@ class DenseIndex(IndexLookups):
             "dim": self.dim,
             "normalized": True,
             "vectors": "precomputed" if self._precomputed else "computed",
-            "exact": not self._ivf,
+            "exact": self._approximate is None or not self._approximate.until,
         }
-        if self._ivf_min is not None:  # asked for, even where no month is large enough
+        if self._approximate is not None:  # asked for, even where the corpus is too small
             options |= {
                 "ivf_min": self._ivf_min,
                 "nprobe": self._nprobe,
-                "approximate_months": len(self._ivf),
+                "approximate_months": len(self._bounds) if self._approximate.until else 0,
+                "lists": self._approximate.lists,
             }
         return base.model_copy(
             update={"backend": "dense", "retrieval": "dense", "options": options}

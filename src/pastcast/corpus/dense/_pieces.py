@@ -1,19 +1,15 @@
-"""The pieces a dense search is split into (exact slices, approximate months), the candidates
-they propose with bounds on what they missed, and the per-month IVF indexes."""
+"""The pieces an exact dense search is split into (slices of rows, 8-bit months) and the
+candidates they propose with bounds on what they missed."""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any, TypeVar
 
 import numpy as np
 import numpy.typing as npt
-
-from pastcast.atomic import atomic_path
-from pastcast.corpus.dense._embedders import F32
 
 __all__ = [
     "Candidates",
@@ -21,7 +17,6 @@ __all__ = [
     "Segment",
     "balanced",
     "in_one_thread",
-    "month_ivf_cached",
     "one_thread",
 ]
 
@@ -90,7 +85,6 @@ class Candidates:
 class Segment:
     lo: int
     hi: int
-    ivf: Any | None  # an approximate month index, or None: an exact slice
 
     @property
     def size(self) -> int:
@@ -120,39 +114,3 @@ def one_thread() -> Iterator[None]:
         yield
     finally:
         faiss.omp_set_num_threads(before)
-
-
-def month_ivf_cached(vectors: F32, first_ordinal: int, nprobe: int, path: Path | None) -> Any:
-    """``_month_ivf``, loaded from ``path`` when trained before (training is the slow part)."""
-    import faiss
-
-    if path is not None and path.is_file():
-        loaded = faiss.read_index(str(path))
-        if loaded.ntotal == len(vectors) and loaded.d == vectors.shape[1]:
-            faiss.extract_index_ivf(loaded).nprobe = nprobe
-            return loaded
-    ivf = month_ivf(vectors, first_ordinal, nprobe)
-    if path is not None:
-        try:
-            with atomic_path(path) as tmp:
-                faiss.write_index(ivf, str(tmp))
-        except (OSError, RuntimeError):
-            pass  # caching is an optimisation; the index is in memory
-    return ivf
-
-
-def month_ivf(vectors: F32, first_ordinal: int, nprobe: int) -> Any:
-    """An IVF index of one month's vectors, labelled with their global ordinals."""
-    import faiss
-
-    d = vectors.shape[1]
-    # about sqrt(n) lists, but no more than one per 39 training points (faiss's minimum for a
-    # sound k-means; below it, it warns on every month), and two for any month of two or more
-    # vectors, so that even a small month is searched approximately when asked
-    nlist = max(1, min(int(len(vectors) ** 0.5), max(2, len(vectors) // 39)))
-    ivf = faiss.IndexIVFFlat(faiss.IndexFlatIP(d), d, nlist, faiss.METRIC_INNER_PRODUCT)
-    ivf.train(vectors)
-    ids = np.arange(first_ordinal, first_ordinal + len(vectors), dtype=np.int64)
-    ivf.add_with_ids(vectors, ids)
-    ivf.nprobe = nprobe
-    return ivf

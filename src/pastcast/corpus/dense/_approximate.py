@@ -1,0 +1,198 @@
+"""Approximate dense search, as of the cutoff by construction: faiss IVF epochs trained only on
+documents before every cutoff they serve, searched through the range of rows before it.
+
+Rows are in time order, so the documents visible at a cutoff are the rows ``[0, n)``. Epochs
+start at month boundaries: ``t_0`` at the end of the first month reaching ``ivf_min`` rows, then
+at each month beginning once the rows have doubled since the last start. Epoch ``j`` is an IVF
+whose centroids are trained on the rows ``[0, t_j)`` only, holding every row before the next
+start. A search at ``n`` uses the latest epoch with ``t_j < n`` (it holds all of ``[0, n)``) with
+an ``IDSelectorRange(0, n)`` (each list holds ascending ids: faiss bounds it by bisection). An
+index of the documents before the cutoff alone has the same epochs (their starts depend only on
+earlier months), centroids and lists below ``n``, so it returns the same hits; for ``n <= t_0``
+the caller searches exactly. Each epoch was trained on at least half of what it serves, so it
+follows a growing, drifting corpus. Sizes: ``2 * sqrt(t_j)`` lists, at most 64 and at least 39
+training rows a list; float16 codes (with each row in about two epochs, one float32 copy in
+all), the caller re-scoring candidates exactly. Centroids and each month's list numbers are kept
+in ``ivf-MODEL/`` under the content digests they depend on, so an epoch is never retrained while
+the months before its start are unchanged; anything else there (earlier versions' per-month
+``.faiss`` files, a changed month) is removed, and what is missing is trained again.
+"""
+
+from __future__ import annotations
+
+import bisect
+import hashlib
+import json
+from collections.abc import Callable, Sequence
+from contextlib import nullcontext
+from functools import partial
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from pastcast.atomic import atomic_path
+from pastcast.corpus.dense._embedders import F32
+from pastcast.corpus.dense._pieces import one_thread
+from pastcast.npyfiles import load_npy
+
+__all__ = ["ApproximateIndex"]
+
+_LISTS, _PER_LIST, _MIN_PER_LIST = 2.0, 64, 39  # lists: _LISTS * sqrt(training rows)
+_FORMAT = 2  # bumped when what the stored files mean changes
+_PARALLEL_ROWS = 200_000  # below this, one OpenMP thread: a team costs more than it saves
+
+
+class ApproximateIndex:
+    """The epochs of the module docstring: ``until`` (each ``t_j``) and their faiss indexes."""
+
+    def __init__(self, until: list[int], indexes: list[Any]) -> None:
+        self.until, self.indexes = until, indexes
+        self.lists = sum(int(ix.nlist) for ix in indexes)
+
+    def ranges(self, n: int) -> tuple[int, int] | None:
+        """The epoch a search at ``n`` uses (the latest trained strictly before ``n``) and the
+        end of the rows it may return; None before the first epoch."""
+        usable = bisect.bisect_left(self.until, n)
+        return None if usable == 0 else (usable - 1, n)
+
+    def search(self, q: F32, n: int, fetch: int, nprobe: int) -> npt.NDArray[np.int64] | None:
+        """Up to ``fetch`` candidate rows before ``n`` from ``nprobe`` lists."""
+        import faiss
+
+        seen = self.ranges(n)
+        if seen is None:
+            return None
+        rows = faiss.IDSelectorRange(0, seen[1], True)
+        params = faiss.SearchParametersIVF()
+        params.sel, params.nprobe = rows, nprobe  # ``rows`` stays named while faiss reads it
+        ids: npt.NDArray[np.int64] = self.indexes[seen[0]].search(q, fetch, params=params)[1][0]
+        return ids[ids >= 0]
+
+    @classmethod
+    def load_or_train(
+        cls,
+        vectors: F32,
+        bounds: Sequence[tuple[int, int]],
+        digests: Sequence[str],
+        ivf_min: int,
+        store: Path | None,
+    ) -> ApproximateIndex:
+        until: list[int] = []
+        for lo, hi in bounds:  # each start depends only on the months before it
+            if not until and hi >= max(1, ivf_min):
+                until.append(hi)
+            elif until and lo >= 2 * until[-1]:
+                until.append(lo)
+        kept: set[str] = set()
+        with nullcontext() if len(vectors) >= _PARALLEL_ROWS else one_thread():
+            indexes = [
+                _epoch(vectors, bounds, digests, until, j, store, kept) for j in range(len(until))
+            ]
+        if store is not None:
+            for stale in store.iterdir():
+                if stale.name not in kept and stale.is_file():
+                    stale.unlink(missing_ok=True)  # an earlier layout, or a month that changed
+        return cls(until, indexes)
+
+
+def _epoch(
+    vectors: F32,
+    bounds: Sequence[tuple[int, int]],
+    digests: Sequence[str],
+    until: list[int],
+    j: int,
+    store: Path | None,
+    kept: set[str],
+) -> Any:
+    """Epoch ``j``'s IVF over the months before the next start (months are wholly in or out)."""
+    import faiss
+
+    d, end = int(vectors.shape[1]), until[j + 1] if j + 1 < len(until) else len(vectors)
+    key = _key([digests[p] for p, (lo, _) in enumerate(bounds) if lo < until[j]], until[j], d)
+    fits = partial(_centroids_fit, d)
+    centroids = _stored(store, f"epoch-{key}.npy", partial(_train, vectors, until[j]), fits, kept)
+    quantizer = faiss.IndexFlatIP(d)
+    quantizer.add(centroids)
+    fp16, ip = faiss.ScalarQuantizer.QT_fp16, faiss.METRIC_INNER_PRODUCT
+    index = faiss.IndexIVFScalarQuantizer(quantizer, d, len(centroids), fp16, ip)
+    index.is_trained = True  # the centroids are trained; float16 codes need no training
+    for p, (lo, hi) in enumerate(bounds):
+        if lo >= end or hi <= lo:
+            continue
+        rows = np.ascontiguousarray(vectors[lo:hi])
+        name = f"lists-{_key([key, digests[p]], hi - lo, d)}.npy"
+        made = partial(_nearest, rows, centroids)
+        labels = _stored(store, name, made, partial(_lists_fit, hi - lo, len(centroids)), kept)
+        ids = np.arange(lo, hi, dtype=np.int64)  # named: faiss reads them through pointers
+        ptr = faiss.swig_ptr
+        index.add_core(hi - lo, ptr(rows), ptr(ids), ptr(labels))
+    return index
+
+
+def _train(vectors: F32, until: int) -> F32:
+    """Spherical k-means centroids of a seeded sample of the rows ``[0, until)``."""
+    import faiss
+
+    count = max(1, min(int(_LISTS * until**0.5), until // _MIN_PER_LIST))
+    picked = np.random.default_rng(until).choice(until, min(until, _PER_LIST * count), False)
+    sample = np.ascontiguousarray(vectors[np.sort(picked)], dtype=np.float32)
+    if count == 1:
+        return np.ascontiguousarray(sample.mean(axis=0, keepdims=True), dtype=np.float32)
+    kmeans = faiss.Kmeans(sample.shape[1], count, niter=10, seed=1234, spherical=True)
+    kmeans.cp.max_points_per_centroid = _PER_LIST
+    kmeans.train(sample)
+    return np.ascontiguousarray(kmeans.centroids, dtype=np.float32)
+
+
+def _nearest(rows: F32, centroids: F32) -> npt.NDArray[np.int64]:
+    """Each row's list: its nearest centroid by inner product, as the search ranks them."""
+    import faiss
+
+    flat = faiss.IndexFlatIP(centroids.shape[1])
+    flat.add(centroids)
+    return np.ascontiguousarray(flat.search(rows, 1)[1][:, 0], dtype=np.int64)
+
+
+def _key(parts: Sequence[str], size: int, d: int) -> str:
+    return hashlib.sha256(json.dumps([_FORMAT, list(parts), size, d]).encode()).hexdigest()[:32]
+
+
+def _centroids_fit(d: int, a: npt.NDArray[Any]) -> bool:
+    return a.ndim == 2 and a.shape[1] == d and a.dtype == np.float32
+
+
+def _lists_fit(rows: int, lists: int, a: npt.NDArray[Any]) -> bool:
+    return (
+        a.shape == (rows,)
+        and a.dtype == np.int64
+        and (rows == 0 or 0 <= a.min() <= a.max() < lists)
+    )
+
+
+def _stored(
+    store: Path | None,
+    name: str,
+    make: Callable[[], Any],
+    fits: Callable[[npt.NDArray[Any]], bool],
+    kept: set[str],
+) -> Any:
+    """``store/name`` when it ``fits``, else ``make()``, kept there for the next open (an
+    optimisation: a read-only index trains in memory)."""
+    kept.add(name)
+    if store is not None and (store / name).is_file():
+        try:
+            arr = np.ascontiguousarray(load_npy(store / name))
+            if fits(arr):
+                return arr
+        except (OSError, ValueError):
+            pass  # made again below
+    made = make()
+    if store is not None:
+        try:
+            with atomic_path(store / name, suffix=".npy") as tmp:
+                np.save(tmp, made)
+        except OSError:
+            pass
+    return made
