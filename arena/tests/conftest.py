@@ -14,7 +14,8 @@ from arena_helpers import needs_evm
 @pytest.fixture(scope="module", params=["py-evm", "anvil"])
 def evm(request: pytest.FixtureRequest) -> Iterator[object]:
     needs_evm()
-    from pastcast_arena import EvmArena, find_foundry_tool, local_node
+    from pastcast_arena import EvmArena, local_node
+    from pastcast_arena._contracts import find_foundry_tool
 
     if request.param == "py-evm":
         yield EvmArena()

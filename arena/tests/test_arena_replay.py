@@ -17,7 +17,8 @@ from pastcast.cli import app
 from pastcast.env import Episode, ToolError
 from pastcast.records import Forecast
 from pastcast.runlog import read_run_log
-from pastcast_arena import LedgerArena, ReplayResult, RoundPlan, read_results, replay, verify_ledger
+from pastcast_arena import LedgerArena, RoundPlan, replay, verify_ledger
+from pastcast_arena._replay import ReplayResult, read_results
 
 needs_evm()
 
@@ -276,7 +277,7 @@ def test_the_command_line_and_python_record_the_same_replay(tmp_path: Path) -> N
 
 def test_a_replay_on_a_local_anvil_node_scores_as_the_ledger(tmp_path: Path) -> None:
     from pastcast.dataset import save_dataset
-    from pastcast_arena import find_foundry_tool
+    from pastcast_arena._contracts import find_foundry_tool
 
     if find_foundry_tool("anvil") is None:
         pytest.skip("anvil is missing (make test installs @foundry-rs/anvil from npm)")

@@ -14,8 +14,12 @@ import pytest
 from typer.testing import CliRunner
 
 from pastcast.cli import app
-from pastcast.markets import ClobCache, DojoSchedule, PolymarketClient, build_dataset
-from pastcast_arena import ClobMarket, ClobPrices, read_results
+from pastcast.markets import DojoSchedule, build_dataset
+from pastcast.markets.sources._clob import ClobCache
+from pastcast.markets.sources._polymarket import PolymarketClient
+from pastcast_arena import ClobPrices
+from pastcast_arena._clob import ClobMarket
+from pastcast_arena._replay import read_results
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "tests" / "markets"))
 from loopback import serve

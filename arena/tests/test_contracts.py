@@ -8,8 +8,8 @@ import pytest
 from typer.testing import CliRunner
 
 from pastcast.cli import app
-from pastcast_arena import artifacts, compile_contracts
-from pastcast_arena._contracts import CONTRACTS, SOLC_VERSION, find_solcjs
+from pastcast_arena import artifacts
+from pastcast_arena._contracts import CONTRACTS, SOLC_VERSION, compile_contracts, find_solcjs
 
 
 def test_every_contract_ships_abi_and_bytecode() -> None:

@@ -12,22 +12,23 @@ import pytest
 
 from arena_helpers import key, make_round, needs_evm
 from pastcast_arena import (
-    RoundPlayer,
     SignedCommit,
     SignedReveal,
-    commit_digest,
-    commitment,
-    condition_id_for,
     index_chain,
     load_snapshot,
-    new_salt,
-    payouts_for,
-    predictions_hash,
-    reveal_digest,
-    score_bp,
     sign_commit,
     sign_reveal,
 )
+from pastcast_arena._play import RoundPlayer
+from pastcast_arena._protocol import (
+    commit_digest,
+    commitment,
+    condition_id_for,
+    new_salt,
+    predictions_hash,
+    reveal_digest,
+)
+from pastcast_arena._scoring import payouts_for, score_bp
 
 needs_evm()
 

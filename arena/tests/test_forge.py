@@ -12,8 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from pastcast_arena import find_foundry_tool
-from pastcast_arena._contracts import find_solcjs
+from pastcast_arena._contracts import find_foundry_tool, find_solcjs
 
 FORGE_DIR = Path(__file__).parent / "forge"
 CONTRACTS = Path(__file__).parents[1] / "src" / "pastcast_arena" / "contracts"

@@ -11,7 +11,9 @@ from typer.testing import CliRunner
 
 from arena_helpers import key, make_round, needs_evm
 from pastcast.cli import app
-from pastcast_arena import LedgerArena, LedgerError, RoundPlayer, load_snapshot, verify_ledger
+from pastcast_arena import LedgerArena, load_snapshot, verify_ledger
+from pastcast_arena._ledger import LedgerError
+from pastcast_arena._play import RoundPlayer
 
 needs_evm()
 

@@ -15,8 +15,10 @@ from arena_helpers import needs_evm
 from live_fakes import FakePolymarket, LateStory, ManualClock, fake_markets, rss, serve
 from pastcast.owned import mark
 from pastcast.runlog import read_run_log
-from pastcast_arena import arena_live, find_foundry_tool, read_results, verify_ledger
+from pastcast_arena import arena_live, verify_ledger
+from pastcast_arena._contracts import find_foundry_tool
 from pastcast_arena._live_state import load_state
+from pastcast_arena._replay import read_results
 
 needs_evm()
 
@@ -276,8 +278,11 @@ def test_relayer_errors_and_timeouts_are_retried_without_double_submission(
     from fastapi.testclient import TestClient
 
     from pastcast.agents import agent_spec
-    from pastcast.markets import PolymarketClient
-    from pastcast_arena import LedgerArena, LivePlan, LiveService, RelayerClient, create_relayer
+    from pastcast.markets.sources._polymarket import PolymarketClient
+    from pastcast_arena import LedgerArena, LiveService
+    from pastcast_arena._live_plan import LivePlan
+    from pastcast_arena._relayer import create_relayer
+    from pastcast_arena._relayer_client import RelayerClient
 
     clock, api, url, _ = fake
     out = tmp_path / "live"
@@ -312,8 +317,9 @@ def test_relayer_errors_and_timeouts_are_retried_without_double_submission(
 
 def test_a_clock_jump_past_the_deadline_commits_nothing(tmp_path: Path, fake: Any) -> None:
     from pastcast.agents import agent_spec
-    from pastcast.markets import PolymarketClient
-    from pastcast_arena import LedgerArena, LivePlan, LiveService
+    from pastcast.markets.sources._polymarket import PolymarketClient
+    from pastcast_arena import LedgerArena, LiveService
+    from pastcast_arena._live_plan import LivePlan
 
     clock, _api, url, _ = fake
     out = tmp_path / "live"
@@ -415,7 +421,7 @@ def _killed_and_restarted(tmp_path: Path, *, backend: str = "ledger") -> None:
     import sys
     import time
 
-    from pastcast_arena import ScaledClock
+    from pastcast_arena._live_plan import ScaledClock
 
     real0 = time.time()
     t0 = T0
@@ -584,8 +590,9 @@ def test_prices_after_the_cutoff_never_reach_an_episode(tmp_path: Path, fake: An
     from datetime import UTC, datetime
 
     from pastcast.agents import agent_spec
-    from pastcast.markets import PolymarketClient
-    from pastcast_arena import LedgerArena, LivePlan, LiveService
+    from pastcast.markets.sources._polymarket import PolymarketClient
+    from pastcast_arena import LedgerArena, LiveService
+    from pastcast_arena._live_plan import LivePlan
 
     clock, api, url, _ = fake
     api.leak = True
@@ -611,7 +618,8 @@ def test_prices_after_the_cutoff_never_reach_an_episode(tmp_path: Path, fake: An
 
 
 def test_attaching_to_another_chain_or_to_missing_contracts_is_refused(tmp_path: Path) -> None:
-    from pastcast_arena import EvmArena, attach_deployment, local_node, write_deployment
+    from pastcast_arena import EvmArena, attach_deployment, local_node
+    from pastcast_arena._deployment import write_deployment
 
     if find_foundry_tool("anvil") is None:
         pytest.skip("anvil is missing (make test installs @foundry-rs/anvil from npm)")
@@ -680,9 +688,10 @@ def test_outcomes_come_from_a_conditional_tokens_contract_already_on_the_chain(
     scores what that contract holds, not what Gamma says."""
     import time
 
-    from pastcast_arena import OUTCOME_EXCLUDED, artifacts, lasting_node
+    from pastcast_arena import artifacts, lasting_node
     from pastcast_arena._chain import node_web3
     from pastcast_arena._node import stop_recorded_node
+    from pastcast_arena._records import OUTCOME_EXCLUDED
 
     if find_foundry_tool("anvil") is None:
         pytest.skip("anvil is missing (make test installs @foundry-rs/anvil from npm)")

@@ -6,17 +6,14 @@ import pytest
 from pydantic import ValidationError
 
 from arena_helpers import key, needs_evm
-from pastcast_arena import (
+from pastcast_arena import SignedCommit, sign_commit, sign_reveal, to_bp
+from pastcast_arena._protocol import (
     Domain,
-    SignedCommit,
     commitment,
     condition_id_for,
     predictions_hash,
     recover_commit_signer,
     recover_reveal_signer,
-    sign_commit,
-    sign_reveal,
-    to_bp,
 )
 
 needs_evm()

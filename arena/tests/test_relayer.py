@@ -11,19 +11,10 @@ from typer.testing import CliRunner
 
 from arena_helpers import key, make_round, needs_evm
 from pastcast.cli import app
-from pastcast_arena import (
-    LedgerArena,
-    RelayerPolicy,
-    RoundPlayer,
-    SignedCommit,
-    SignedReveal,
-    commitment,
-    condition_id_for,
-    create_relayer,
-    sign_commit,
-    sign_reveal,
-)
-from pastcast_arena._relayer import DEFAULT_HOST
+from pastcast_arena import LedgerArena, SignedCommit, SignedReveal, sign_commit, sign_reveal
+from pastcast_arena._play import RoundPlayer
+from pastcast_arena._protocol import commitment, condition_id_for
+from pastcast_arena._relayer import DEFAULT_HOST, RelayerPolicy, create_relayer
 
 needs_evm()
 from fastapi.testclient import TestClient  # noqa: E402

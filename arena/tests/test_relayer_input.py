@@ -11,14 +11,9 @@ from typing import Any
 
 import pytest
 
-from pastcast_arena import (
-    LedgerArena,
-    RelayerPolicy,
-    commitment,
-    condition_id_for,
-    create_relayer,
-    sign_commit,
-)
+from pastcast_arena import LedgerArena, sign_commit
+from pastcast_arena._protocol import commitment, condition_id_for
+from pastcast_arena._relayer import RelayerPolicy, create_relayer
 
 pytest.importorskip("fastapi", reason="the relayer needs the 'arena' extra")
 pytest.importorskip("eth_account", reason="signing needs the 'arena' extra")

@@ -17,7 +17,8 @@ from pastcast.cli import app
 from pastcast.cutoff import parse_timestamp
 from pastcast.dataset import load_dataset
 from pastcast.runlog import read_run_log
-from pastcast_arena import read_results, verify_ledger
+from pastcast_arena import verify_ledger
+from pastcast_arena._replay import read_results
 
 needs_evm()
 

@@ -23,14 +23,14 @@ from pastcast_arena import (
     ArenaRejected,
     EvmArena,
     RoundPlan,
-    RoundPlayer,
     arena_report,
     artifacts,
-    chain_agents,
     chain_leaderboard,
     read_reputation,
     replay,
 )
+from pastcast_arena._play import RoundPlayer
+from pastcast_arena._reputation import chain_agents
 
 needs_evm()
 
@@ -133,8 +133,7 @@ def test_every_score_is_one_entry_and_the_stored_sums_agree(
 
 def test_a_tampered_entry_would_change_the_leaderboard(replayed: tuple[EvmArena, Any]) -> None:
     # the comparison above can fail: the same computation over one altered entry differs
-    from pastcast_arena import RoundRow
-    from pastcast_arena._stats import standings
+    from pastcast_arena._stats import RoundRow, standings
 
     _, result = replayed
     report = arena_report(result.results)
@@ -344,14 +343,10 @@ def test_the_report_command_refuses_what_it_cannot_read(tmp_path: Path) -> None:
 
 def test_a_replay_on_a_node_is_read_back_from_its_deployment_file(tmp_path: Path) -> None:
     from pastcast.dataset import save_dataset
-    from pastcast_arena import (
-        DEPLOYMENT_FILE,
-        ArenaReplayPlan,
-        arena_chain_leaderboard,
-        arena_replay,
-        find_foundry_tool,
-        local_node,
-    )
+    from pastcast_arena import ArenaReplayPlan, arena_replay, local_node
+    from pastcast_arena._contracts import find_foundry_tool
+    from pastcast_arena._deployment import DEPLOYMENT_FILE
+    from pastcast_arena._workflows import arena_chain_leaderboard
 
     if find_foundry_tool("anvil") is None:
         pytest.skip("anvil is missing (make test installs @foundry-rs/anvil from npm)")

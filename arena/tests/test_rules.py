@@ -17,14 +17,13 @@ from pastcast_arena import (
     ArenaRejected,
     EvmArena,
     LedgerArena,
-    commitment,
-    condition_id_for,
-    find_foundry_tool,
     local_node,
-    payouts_for,
     sign_commit,
     sign_reveal,
 )
+from pastcast_arena._contracts import find_foundry_tool
+from pastcast_arena._protocol import commitment, condition_id_for
+from pastcast_arena._scoring import payouts_for
 
 needs_evm()
 
@@ -251,7 +250,7 @@ def test_outcomes_need_benchmarks_and_come_from_payouts(arena: Any) -> None:
 
 def test_ledger_and_chain_agree_on_a_whole_round(tmp_path: Path, evm: Any) -> None:
     from arena_helpers import make_round
-    from pastcast_arena import RoundPlayer
+    from pastcast_arena._play import RoundPlayer
 
     rnd = make_round([6000, 3000, 5000, 9000, 100, 4200, 5100], tag=f"agree-{next(_tags)}")
     preds = {

@@ -17,14 +17,21 @@ from pastcast_arena import (
     FRONTIER_BAND,
     FRONTIER_KINDS,
     FRONTIER_T,
-    SimulationConfig,
     SimulationDraws,
-    SimulationResult,
-    compare_with_paper,
     simulate,
 )
-from pastcast_arena._paper import PAPER_CATEGORIES, PAPER_LEADERBOARD, PAPER_MARKET_BRIER
-from pastcast_arena._simulation import allocate_rounds, power_table
+from pastcast_arena._paper import (
+    PAPER_CATEGORIES,
+    PAPER_LEADERBOARD,
+    PAPER_MARKET_BRIER,
+    compare_with_paper,
+)
+from pastcast_arena._simulation import (
+    SimulationConfig,
+    SimulationResult,
+    allocate_rounds,
+    power_table,
+)
 
 
 @pytest.fixture(scope="module")

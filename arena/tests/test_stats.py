@@ -10,14 +10,8 @@ from scipy.stats import ttest_1samp
 
 from arena_helpers import make_round
 from pastcast.scoring import murphy
-from pastcast_arena import (
-    RoundResult,
-    arena_report,
-    outcome_code,
-    payouts_for,
-    score_bp,
-    score_round,
-)
+from pastcast_arena import RoundResult, arena_report
+from pastcast_arena._scoring import outcome_code, payouts_for, score_bp, score_round
 
 
 def _result(
@@ -141,7 +135,8 @@ def test_proposition_2_standard_error_beside_the_empirical_one() -> None:
 
 
 def test_proposition_2_agrees_with_the_spread_of_simulated_rounds() -> None:
-    from pastcast_arena import SimulationConfig, simulate
+    from pastcast_arena import simulate
+    from pastcast_arena._simulation import SimulationConfig
 
     study = simulate(SimulationConfig(seed=137, rounds=200, markets=7))
     for row in study.report.leaderboard:

@@ -12,7 +12,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 
-__all__ = ["MASS_TOLERANCE", "completed", "is_probability", "scaled"]
+__all__ = ["completed", "is_probability", "scaled"]
 
 MASS_TOLERANCE = 1e-9
 """Stated mass within this of 1 counts as all of it (rounding in the model's decimals)."""

@@ -33,7 +33,7 @@ from rich.progress import (
 )
 from rich.text import Text
 
-__all__ = ["DEFAULT_INTERVAL_S", "INTERVAL_ENV", "ProgressReporter", "TaskID", "line_interval"]
+__all__ = ["ProgressReporter", "TaskID"]
 
 INTERVAL_ENV = "PASTCAST_PROGRESS_INTERVAL"
 DEFAULT_INTERVAL_S = 5.0

@@ -57,7 +57,6 @@ __all__ = [
     "EvidenceTally",
     "FailureReason",
     "Forecast",
-    "JsonObject",
     "LedgerEntry",
     "Message",
     "ModelCall",

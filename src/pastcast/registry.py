@@ -52,14 +52,7 @@ from pastcast.errors import FieldError
 from pastcast.records import Record
 from pastcast.validation import problems
 
-__all__ = [
-    "ComponentSpec",
-    "Entry",
-    "Registry",
-    "RegistrySnapshot",
-    "all_registries",
-    "type_name",
-]
+__all__ = ["ComponentSpec", "Entry", "Registry", "all_registries", "type_name"]
 
 T = TypeVar("T")
 F = TypeVar("F", bound=Callable[..., Any])

@@ -23,7 +23,7 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["MAX_DEPTH", "JsonRefused", "canonical_json", "loads", "loads_line", "raw_decode"]
+__all__ = ["canonical_json", "loads", "loads_line", "raw_decode"]
 
 MAX_DEPTH = 512
 """The deepest nesting of arrays and objects accepted (pastcast's own JSON nests a few levels)."""

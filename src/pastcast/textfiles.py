@@ -13,7 +13,7 @@ import os
 import stat
 from pathlib import Path
 
-__all__ = ["NotRegularFile", "read_text_file"]
+__all__ = ["read_text_file"]
 
 
 class NotRegularFile(OSError):

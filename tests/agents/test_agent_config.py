@@ -11,15 +11,8 @@ from pathlib import Path
 import pytest
 from agent_scripts import Scripted, use
 
-from pastcast.agents import (
-    Decoding,
-    TwoStageAgent,
-    TwoStageConfig,
-    agent_spec,
-    agents,
-    build_agent,
-    prompts_for,
-)
+from pastcast.agents import Decoding, TwoStageConfig, agent_spec, agents, build_agent, prompts_for
+from pastcast.agents._two_stage import TwoStageAgent
 from pastcast.app import parse_agent_option
 from pastcast.corpus.embedded import EmbeddedIndex
 from pastcast.runlog import AgentSpec, read_run_log

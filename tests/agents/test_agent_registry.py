@@ -6,7 +6,6 @@ from __future__ import annotations
 import pytest
 
 from pastcast.agents import (
-    UniformAgent,
     agent_info,
     agent_spec,
     agents,
@@ -15,6 +14,7 @@ from pastcast.agents import (
     prompts_for,
     register_agent,
 )
+from pastcast.agents._baselines import UniformAgent
 from pastcast.errors import FieldError
 from pastcast.registry import Registry
 from pastcast.runlog import AgentSpec

@@ -15,7 +15,6 @@ from agent_scripts import Scripted, use
 from pastcast.agents import (
     CallContext,
     CallEstimate,
-    UniformAgent,
     agent_spec,
     agents,
     call_estimate,
@@ -23,6 +22,7 @@ from pastcast.agents import (
     prompts_for,
     register_agent,
 )
+from pastcast.agents._baselines import UniformAgent
 from pastcast.corpus.embedded import EmbeddedIndex
 from pastcast.runlog import read_run_log
 from pastcast.runner import ExperimentPlan, estimate_plan, run_benchmark

@@ -9,7 +9,8 @@ import re
 import pytest
 from agent_scripts import Scripted, answer, labels_of, title_of
 
-from pastcast.agents import ToolAgent, TwoStageAgent, TwoStageConfig
+from pastcast.agents import ToolAgent, TwoStageConfig
+from pastcast.agents._two_stage import TwoStageAgent
 from pastcast.corpus.embedded import EmbeddedIndex
 from pastcast.env import EnvConfig, ForecastEnv
 from pastcast.models import ChatRequest, ContextLimits, ScriptedModel

@@ -9,7 +9,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from pastcast.agents import HeuristicResearchAgent
+from pastcast.agents._heuristic import HeuristicResearchAgent
 
 CUTOFF = datetime(2024, 6, 1, tzinfo=UTC)
 

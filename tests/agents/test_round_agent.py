@@ -12,14 +12,8 @@ from typing import Any
 
 import pytest
 
-from pastcast.agents import (
-    HISTORY_DAYS,
-    RoundBenchmarkAgent,
-    agent_info,
-    agent_spec,
-    build_agent,
-    prompts_for,
-)
+from pastcast.agents import RoundBenchmarkAgent, agent_info, agent_spec, build_agent, prompts_for
+from pastcast.agents._round_agent import HISTORY_DAYS
 from pastcast.corpus.embedded import EmbeddedIndex
 from pastcast.dataset import Dataset
 from pastcast.env import EnvConfig, Episode, ForecastEnv

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from agent_scripts import Scripted
 
-from pastcast.agents import TwoStageAgent, TwoStageConfig
+from pastcast.agents import TwoStageConfig
+from pastcast.agents._two_stage import TwoStageAgent
 from pastcast.corpus.embedded import EmbeddedIndex
 from pastcast.env import EnvConfig, ForecastEnv
 from pastcast.models import ScriptedModel

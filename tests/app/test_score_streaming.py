@@ -15,7 +15,8 @@ import pytest
 
 from _streaming import MAX_LIVE, records_streamed, synthetic_run
 from pastcast.agents import reparse_forecast
-from pastcast.app import paired_comparisons, score_runs
+from pastcast.app import score_runs
+from pastcast.app._compare import paired_comparisons
 from pastcast.models import KnowledgeGap, remembered
 from pastcast.runlog import RunLog, StepRecord, read_run_log
 from pastcast.scoring import table_from_records

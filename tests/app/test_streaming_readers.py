@@ -30,7 +30,8 @@ from pastcast.app import (
     read_runs,
     recoveries,
 )
-from pastcast.audit import Finding, audit_retrievals, audit_run, calibration_items
+from pastcast.audit import audit_retrievals, audit_run, calibration_items
+from pastcast.audit._runaudit import Finding
 from pastcast.corpus.embedded import EmbeddedIndex
 from pastcast.curate import Judge
 from pastcast.dataset import Dataset

@@ -7,7 +7,13 @@ import pytest
 from sklearn.linear_model import LogisticRegression
 from sklearn.metrics import roc_auc_score
 
-from pastcast.audit import auc, auc_interval, fit_logistic, out_of_fold_scores, predict_logistic
+from pastcast.audit._classify import (
+    auc,
+    auc_interval,
+    fit_logistic,
+    out_of_fold_scores,
+    predict_logistic,
+)
 
 
 def _data(n: int, signal: float, seed: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

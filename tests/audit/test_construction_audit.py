@@ -9,15 +9,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from pastcast.audit import (
-    AS_BUILT,
-    ConstructionAudit,
-    ScheduleAudit,
-    auc,
-    audit_construction,
-    out_of_fold_scores,
-    permutation_null,
-)
+from pastcast.audit import ConstructionAudit, audit_construction
+from pastcast.audit._classify import auc, out_of_fold_scores, permutation_null
+from pastcast.audit._construction import AS_BUILT, ScheduleAudit
 from pastcast.dataset import Dataset
 from pastcast.markets import build_dataset, make_schedule
 from pastcast.markets.sources import collected_at, read_forecastbench

@@ -14,14 +14,13 @@ import pytest
 
 from _probe_corpus import probe_corpus
 from pastcast.audit import (
-    ProbeAnswer,
     ProbeQuestions,
     change_point,
-    month_end,
     probe_cutoff,
     probe_questions,
     render_options,
 )
+from pastcast.audit._cutoff_probe import ProbeAnswer, month_end
 from pastcast.curate import Judge
 from pastcast.models import ChatRequest, ScriptedModel
 from pastcast.records import Document

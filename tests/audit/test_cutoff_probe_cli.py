@@ -16,7 +16,6 @@ from _probe_corpus import probe_corpus
 from pastcast.cli import app
 from pastcast.corpus.embedded import EmbeddedIndex
 from pastcast.models import (
-    MEASURED_CUTOFFS_ENV,
     ChatRequest,
     ScriptedModel,
     knowledge_cutoff,
@@ -24,6 +23,7 @@ from pastcast.models import (
     measured_cutoffs,
     register_provider,
 )
+from pastcast.models._knowledge_cutoffs import MEASURED_CUTOFFS_ENV
 
 runner = CliRunner()
 

@@ -15,23 +15,26 @@ from pathlib import Path
 import pytest
 
 from pastcast.audit import (
-    BUCKETS,
-    CalibrationItem,
     RetrievalAudit,
-    ServedDocument,
     audit_served,
     calibration_items,
-    closeness,
     read_retrieval_audit,
-    retrieval_audit_path,
     stratified_sample,
     write_retrieval_audit,
+)
+from pastcast.audit._retrievals import (
+    BUCKETS,
+    CalibrationItem,
+    ServedDocument,
+    closeness,
+    retrieval_audit_path,
 )
 from pastcast.curate import Judge
 from pastcast.dataset import Dataset
 from pastcast.models import ChatRequest, ScriptedModel
 from pastcast.records import Resolution
-from pastcast.scoring import clopper_pearson, corrected_rate, rogan_gladen, wilson
+from pastcast.scoring import clopper_pearson, corrected_rate, wilson
+from pastcast.scoring._binomial import rogan_gladen
 from pastcast.world import World, WorldConfig, build_world
 
 CUT = datetime(2024, 6, 1, tzinfo=UTC)

@@ -81,8 +81,9 @@ def test_a_world_without_planted_documents_cannot_calibrate(run_log: Path) -> No
 
 
 def test_the_leakage_card_reads_the_audit_beside_the_log(run_log: Path, tmp_path: Path) -> None:
-    from pastcast.app import read_runs, run_leakage_cards
-    from pastcast.audit import retrieval_audit_path
+    from pastcast.app import read_runs
+    from pastcast.app._audits import run_leakage_cards
+    from pastcast.audit._retrievals import retrieval_audit_path
 
     copy = tmp_path / "run.jsonl"  # a copy of the run, so the module's log stays unaudited
     copy.write_bytes(run_log.read_bytes())

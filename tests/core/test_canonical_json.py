@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from pastcast.models import ChatRequest, cache_key
+from pastcast.models import ChatRequest
+from pastcast.models._cache import cache_key
 from pastcast.records import Message
 from pastcast.runlog import read_run_log, run_fingerprint
 from pastcast.safejson import canonical_json

@@ -23,12 +23,8 @@ from typer.testing import CliRunner
 
 from pastcast.app import append_corpus, build_corpus
 from pastcast.cli import app
-from pastcast.corpus import (
-    adversarial_cutoffs,
-    check_as_of_equivalence,
-    check_no_leakage,
-    check_thread_lookups,
-)
+from pastcast.corpus import check_as_of_equivalence, check_no_leakage, check_thread_lookups
+from pastcast.corpus._conformance import adversarial_cutoffs
 from pastcast.corpus.embedded import EmbeddedIndex, shard_statistics
 from pastcast.corpus.embedded import _partitioned as partitioned
 from pastcast.errors import FieldError

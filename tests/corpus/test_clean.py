@@ -3,14 +3,8 @@ from __future__ import annotations
 import random
 from datetime import UTC, datetime
 
-from pastcast.corpus.sources import (
-    CleanReport,
-    RawPage,
-    canonical_url,
-    choose_timestamp,
-    clean_pages,
-    quality_problem,
-)
+from pastcast.corpus.sources import CleanReport, RawPage, clean_pages
+from pastcast.corpus.sources._clean import canonical_url, choose_timestamp, quality_problem
 
 rng = random.Random(0)
 VOCAB = [f"word{i}" for i in range(500)]

@@ -22,16 +22,13 @@ from typer.testing import CliRunner
 
 from pastcast.app import build_corpus, fetch_feeds, open_corpus
 from pastcast.cli._app import app
-from pastcast.corpus.feeds import (
-    FeedConfig,
-    FeedsFile,
-    SpoolBusy,
-    SpoolWriter,
-    date_item,
-    fetch_round,
-    parse_feed,
-)
-from pastcast.corpus.sources import FeedItem, read_feed_spool, spool_documents
+from pastcast.corpus.feeds import SpoolBusy, fetch_round
+from pastcast.corpus.feeds._config import FeedConfig, FeedsFile
+from pastcast.corpus.feeds._round import date_item
+from pastcast.corpus.feeds._spool import SpoolWriter
+from pastcast.corpus.feeds._xml import parse_feed
+from pastcast.corpus.sources import FeedItem, read_feed_spool
+from pastcast.corpus.sources._feed import spool_documents
 from pastcast.cutoff import is_visible
 from pastcast.errors import FieldError
 

@@ -24,7 +24,6 @@ from pastcast.corpus import (
     LeakageReport,
     OpenedCorpus,
     ThreadedBackend,
-    adversarial_cutoffs,
     backends,
     check_as_of_equivalence,
     check_no_leakage,
@@ -32,6 +31,7 @@ from pastcast.corpus import (
     check_thread_lookups,
     open_backend,
 )
+from pastcast.corpus._conformance import adversarial_cutoffs
 from pastcast.corpus.embedded import EmbeddedIndex
 from pastcast.corpus.postgres import PostgresBackend
 from pastcast.records import Document

@@ -22,7 +22,8 @@ from pastcast.corpus import (
     split_schema,
 )
 from pastcast.corpus.dense import DenseIndex, HybridIndex
-from pastcast.corpus.embedded import EmbeddedIndex, build_arrays, save_arrays
+from pastcast.corpus.embedded import EmbeddedIndex
+from pastcast.corpus.embedded._arrays import build_arrays, save_arrays
 from pastcast.corpus.postgres import PostgresBackend
 from pastcast.errors import FieldError
 from pastcast.records import Document

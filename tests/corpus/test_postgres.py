@@ -15,7 +15,8 @@ from corpus_synth import START, WORDS, make_docs
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from pastcast.corpus import DocumentNotVisible, SearchFilter, adversarial_cutoffs, check_no_leakage
+from pastcast.corpus import DocumentNotVisible, SearchFilter, check_no_leakage
+from pastcast.corpus._conformance import adversarial_cutoffs
 from pastcast.corpus.embedded import EmbeddedIndex
 from pastcast.corpus.postgres import PostgresBackend
 from pastcast.corpus.postgres._sql import (

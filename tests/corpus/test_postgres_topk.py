@@ -14,7 +14,8 @@ from corpus_synth import WORDS, make_docs
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from pastcast.corpus import adversarial_cutoffs, tokenize
+from pastcast.corpus import tokenize
+from pastcast.corpus._conformance import adversarial_cutoffs
 from pastcast.corpus.embedded import EmbeddedIndex
 from pastcast.corpus.postgres import PostgresBackend
 from pastcast.corpus.postgres._sql import (

@@ -18,12 +18,8 @@ import pytest
 from corpus_synth import make_docs, with_threads
 
 from pastcast.app import build_corpus
-from pastcast.corpus import (
-    CorpusBuildReport,
-    DocumentNotVisible,
-    adversarial_cutoffs,
-    check_thread_lookups,
-)
+from pastcast.corpus import CorpusBuildReport, DocumentNotVisible, check_thread_lookups
+from pastcast.corpus._conformance import adversarial_cutoffs
 from pastcast.corpus.embedded import EmbeddedIndex
 from pastcast.corpus.sources import read_jsonl_documents
 from pastcast.errors import FieldError

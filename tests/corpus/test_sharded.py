@@ -12,9 +12,11 @@ from pathlib import Path
 import pytest
 from corpus_synth import WORDS, make_docs
 
-from pastcast.corpus import DocumentNotVisible, SearchFilter, adversarial_cutoffs, open_backend
+from pastcast.corpus import DocumentNotVisible, SearchFilter, open_backend
+from pastcast.corpus._conformance import adversarial_cutoffs
 from pastcast.corpus.embedded import EmbeddedIndex, index_months
-from pastcast.corpus.sharded import ShardedCorpus, parse_spec, plan_shards
+from pastcast.corpus.sharded import ShardedCorpus
+from pastcast.corpus.sharded._sharded import parse_spec, plan_shards
 from pastcast.errors import FieldError
 from pastcast.records import Document
 

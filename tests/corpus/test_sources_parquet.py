@@ -10,7 +10,8 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from pastcast.corpus.sources import ArticleTableReport, read_article_table
+from pastcast.corpus.sources import read_article_table
+from pastcast.corpus.sources._parquet import ArticleTableReport
 from pastcast.errors import FieldError
 
 

@@ -11,7 +11,8 @@ from typing import Any
 
 import pytest
 
-from pastcast.corpus.sources import RedditFilters, RedditReport, ZstdMissing, read_reddit
+from pastcast.corpus.sources import RedditFilters, RedditReport, read_reddit
+from pastcast.corpus.sources._dumps import ZstdMissing
 
 T = 1_704_067_200  # 2024-01-01 00:00 UTC
 WORDS = " ".join(f"word{i}" for i in range(25))

@@ -12,8 +12,9 @@ from typer.testing import CliRunner
 from pastcast.cli._app import app
 from pastcast.corpus import check_no_leakage
 from pastcast.corpus.embedded import EmbeddedIndex
-from pastcast.corpus.sources import WcepReport, read_wcep
+from pastcast.corpus.sources import read_wcep
 from pastcast.corpus.sources._hindsight import later_date_mention
+from pastcast.corpus.sources._wcep import WcepReport
 
 NEWS = "Ministers agree on a new budget framework after long talks. (Reuters)"
 

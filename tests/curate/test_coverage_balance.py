@@ -10,17 +10,9 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from pastcast.corpus import SearchHit
-from pastcast.curate import (
-    CoverageProbe,
-    Judge,
-    Retriever,
-    balance_outcomes,
-    contrastive_score,
-    coverage_label,
-    side_score,
-    source_topic,
-    too_few_dates,
-)
+from pastcast.curate import Judge, Retriever, too_few_dates
+from pastcast.curate._balance import balance_outcomes, source_topic
+from pastcast.curate._coverage import CoverageProbe, contrastive_score, coverage_label, side_score
 from pastcast.models import ChatRequest, ScriptedModel
 from pastcast.records import Document, Event
 

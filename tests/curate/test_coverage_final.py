@@ -18,7 +18,8 @@ from pastcast.app import CurationPlan, with_preset
 from pastcast.app import curate_dataset as curate_plan
 from pastcast.cli import app
 from pastcast.corpus.embedded import EmbeddedIndex
-from pastcast.curate import CoverageProbe, CurationConfig, Judge, Retriever, curate_dataset
+from pastcast.curate import CurationConfig, Judge, Retriever, curate_dataset
+from pastcast.curate._coverage import CoverageProbe
 from pastcast.dataset import Dataset, read_metadata
 from pastcast.models import ChatRequest, ScriptedModel
 from pastcast.records import Document, Event, Resolution

@@ -15,18 +15,11 @@ from curate_judges import world_judge
 from pastcast.agents import list_prompts, load_prompt
 from pastcast.corpus import SearchHit
 from pastcast.corpus.embedded import EmbeddedIndex
-from pastcast.curate import (
-    CurationConfig,
-    Judge,
-    Retriever,
-    curate_dataset,
-    decompose,
-    fuse_rankings,
-    judge_evidence,
-    judging_date,
-    targets_outcome,
-)
+from pastcast.curate import CurationConfig, Judge, Retriever, curate_dataset, judging_date
+from pastcast.curate._evidence import judge_evidence
+from pastcast.curate._queries import decompose, targets_outcome
 from pastcast.curate._records import QueryPlan
+from pastcast.curate._retrieve import fuse_rankings
 from pastcast.dataset import Dataset
 from pastcast.models import CachedModel, ChatRequest, ModelError, ScriptedModel
 from pastcast.records import DailyBelief, Document, Event, Resolution

@@ -13,13 +13,8 @@ from typer.testing import CliRunner
 from pastcast.cli import app
 from pastcast.corpus.embedded import EmbeddedIndex
 from pastcast.corpus.sources import SourceRun
-from pastcast.curate import (
-    QualityReport,
-    build_quality_filters,
-    filter_quality,
-    quality_filters,
-    with_quality,
-)
+from pastcast.curate import build_quality_filters, quality_filters, with_quality
+from pastcast.curate._quality import QualityReport, filter_quality
 from pastcast.records import Document
 
 pytest.importorskip("datatrove", reason="the 'curate' extra is not installed")

@@ -14,12 +14,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from pastcast.corpus.sources import (
-    RawPage,
-    choose_timestamp,
-    read_article_table,
-    read_jsonl_documents,
-)
+from pastcast.corpus.sources import RawPage, read_article_table, read_jsonl_documents
+from pastcast.corpus.sources._clean import choose_timestamp
 from pastcast.cutoff import (
     DayConvention,
     end_of_day,

@@ -23,7 +23,8 @@ from hypothesis import strategies as st
 
 from pastcast.corpus.sources import LoadReport, read_jsonl_documents
 from pastcast.errors import FieldError
-from pastcast.markets.sources import PolymarketError, build_event, load_release, read_forecastbench
+from pastcast.markets.sources import PolymarketError, load_release, read_forecastbench
+from pastcast.markets.sources._polymarket import build_event
 
 FIXTURES = Path(__file__).parents[1] / "markets" / "fixtures"
 

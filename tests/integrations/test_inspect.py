@@ -35,14 +35,9 @@ from inspect_ai.tool import ToolChoice, ToolInfo
 from pastcast.app import shared_replay as open_replay
 from pastcast.cli import app
 from pastcast.env import TOOLS
-from pastcast.integrations.inspect import (
-    STORE_KEY,
-    forecast,
-    import_inspect_log,
-    seed_tiktoken_cache,
-    tiktoken_cache_path,
-)
-from pastcast.integrations.inspect._tokens import O200K_SHA256
+from pastcast.integrations.inspect import forecast, import_inspect_log, seed_tiktoken_cache
+from pastcast.integrations.inspect._task import STORE_KEY
+from pastcast.integrations.inspect._tokens import O200K_SHA256, tiktoken_cache_path
 from pastcast.records import EpisodeRecord, Forecast
 from pastcast.runlog import read_run_log
 from pastcast.scoring import score_forecast

@@ -17,11 +17,8 @@ from typer.testing import CliRunner
 from pastcast.app import score_runs
 from pastcast.cli._app import app
 from pastcast.errors import FieldError
-from pastcast.integrations.inspect import (
-    STORE_KEY,
-    export_inspect_logs,
-    import_inspect_log,
-)
+from pastcast.integrations.inspect import export_inspect_logs, import_inspect_log
+from pastcast.integrations.inspect._task import STORE_KEY
 from pastcast.runlog import read_run_log
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "reports"))

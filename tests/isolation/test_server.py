@@ -12,19 +12,12 @@ from typing import Any
 import pytest
 
 from _tiny import ListBackend, tiny_dataset, tiny_documents
-from pastcast.agents import HeuristicResearchAgent
+from pastcast.agents._heuristic import HeuristicResearchAgent
 from pastcast.env import BudgetExceeded, EnvConfig, Episode, ForecastEnv, ToolError
 from pastcast.models import ModelError, ScriptedModel
 from pastcast.records import Assessment, Message, Notebook, NotebookProblem
-from pastcast.toolserver import (
-    BUDGET_EXHAUSTED,
-    EPISODE_OVER,
-    Connection,
-    EpisodeServer,
-    RemoteEpisode,
-    RpcError,
-    serve_stdio,
-)
+from pastcast.toolserver import Connection, EpisodeServer, RemoteEpisode, serve_stdio
+from pastcast.toolserver._jsonrpc import BUDGET_EXHAUSTED, EPISODE_OVER, RpcError
 
 STEP = tiny_dataset().steps_of("ev-rocket")[0]  # cutoff: day 5; canary documents after it
 

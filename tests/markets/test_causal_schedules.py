@@ -22,10 +22,10 @@ from pastcast.markets import (
     HindcastSchedule,
     LookbackSchedule,
     Schedule,
-    guard_beliefs,
     make_schedule,
     schedules,
 )
+from pastcast.markets._history import guard_beliefs
 from pastcast.records import DailyBelief, Event, Resolution, StepSpec
 from pastcast.world import default_steps
 

@@ -16,9 +16,9 @@ from pastcast.markets import (
     LookbackSchedule,
     TemporalSplit,
     build_dataset,
-    dojo_step_count,
-    nontriviality,
 )
+from pastcast.markets._filters import nontriviality
+from pastcast.markets._schedules import dojo_step_count
 from pastcast.records import DailyBelief
 
 

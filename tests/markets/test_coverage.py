@@ -14,7 +14,8 @@ from typer.testing import CliRunner
 from pastcast.cli._app import app
 from pastcast.corpus.embedded import EmbeddedIndex
 from pastcast.dataset import Dataset, save_dataset, with_content_id
-from pastcast.markets import corpus_days, step_coverage
+from pastcast.markets import step_coverage
+from pastcast.markets._coverage import corpus_days
 from pastcast.records import Document, Event, Resolution, StepSpec
 from pastcast.runlog import read_run_log
 

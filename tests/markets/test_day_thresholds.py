@@ -10,19 +10,17 @@ import pytest
 from markets_factories import at, binary, day
 
 from pastcast.markets import (
-    DEFAULT_DAY_THRESHOLDS,
-    DayActivity,
     DayThreshold,
     DojoSchedule,
     FilterConfig,
     MarketHistory,
     build_dataset,
-    day_threshold,
-    faithfulness,
     filter_config,
     parse_filter_assignments,
     read_filter_file,
 )
+from pastcast.markets._filters import DEFAULT_DAY_THRESHOLDS, day_threshold, faithfulness
+from pastcast.markets._history import DayActivity
 from pastcast.records import DailyBelief, Event, Resolution
 
 PRICES = [0.2 + 0.03 * i for i in range(14)]

@@ -16,7 +16,8 @@ from pastcast.cli._app import app
 from pastcast.cutoff import last_complete_day
 from pastcast.dataset import load_dataset
 from pastcast.errors import FieldError
-from pastcast.markets.sources import download_files, html_to_text, read_forecastbench
+from pastcast.markets.sources import download_files, read_forecastbench
+from pastcast.markets.sources._html import html_to_text
 
 FIXTURES = Path(__file__).parent / "fixtures"
 

@@ -15,7 +15,8 @@ from typer.testing import CliRunner
 from pastcast.cli._app import app
 from pastcast.cutoff import last_complete_day
 from pastcast.dataset import load_dataset
-from pastcast.markets import DayActivity, DojoSchedule, FilterConfig, build_dataset
+from pastcast.markets import DojoSchedule, FilterConfig, build_dataset
+from pastcast.markets._history import DayActivity
 from pastcast.markets.sources import PolymarketClient, PolymarketError, fetch_histories
 
 

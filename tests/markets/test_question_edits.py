@@ -17,7 +17,8 @@ from pastcast.agents import NoToolsAgent
 from pastcast.dataset import Dataset, body_as_of, find_edits
 from pastcast.env import ForecastEnv
 from pastcast.markets import MarketHistory, build_dataset, make_schedule
-from pastcast.markets.sources import build_event, read_text_versions
+from pastcast.markets.sources import read_text_versions
+from pastcast.markets.sources._polymarket import build_event
 from pastcast.models import ScriptedModel
 from pastcast.records import StepSpec
 

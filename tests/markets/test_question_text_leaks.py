@@ -14,7 +14,7 @@ from markets_factories import gamma_event
 from pastcast.agents import NoToolsAgent
 from pastcast.dataset import Dataset
 from pastcast.env import ForecastEnv
-from pastcast.markets.sources import build_event
+from pastcast.markets.sources._polymarket import build_event
 from pastcast.models import ScriptedModel
 from pastcast.records import Resolution, StepSpec
 

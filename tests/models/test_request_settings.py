@@ -13,7 +13,8 @@ pytest.importorskip("openai")
 from fake_chat_server import FakeServer, completion
 
 from pastcast.env import EnvConfig, ForecastEnv
-from pastcast.models import ChatRequest, ModelError, ScriptedModel, cache_key
+from pastcast.models import ChatRequest, ModelError, ScriptedModel
+from pastcast.models._cache import cache_key
 from pastcast.models._openai import OpenAICompatibleModel
 from pastcast.records import Message
 from pastcast.world import build_world

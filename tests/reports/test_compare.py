@@ -17,7 +17,7 @@ from pastcast.app import compare_runs, score_runs
 from pastcast.cli._app import app
 from pastcast.errors import FieldError
 from pastcast.reports import Runs, compare_selections, paired_table, scorecard
-from pastcast.reports.html import report_tables
+from pastcast.reports.html._write import report_tables
 from pastcast.runlog import RunLogWriter, header_path, read_run_log
 from pastcast.scoring import metric_list, paired_comparison, table_from_records
 

@@ -21,7 +21,8 @@ from typer.testing import CliRunner
 from pastcast.cli._app import app as cli
 from pastcast.dataset import Dataset
 from pastcast.records import EpisodeRecord, ToolCall
-from pastcast.reports import BOOTSTRAP_DRAWS, BOOTSTRAP_SEED, Runs, fmt_metric
+from pastcast.reports import BOOTSTRAP_DRAWS, BOOTSTRAP_SEED, Runs
+from pastcast.reports._leaderboard import fmt_metric
 from pastcast.reports.dashboard import RunIndex, create_app
 from pastcast.runlog import AgentSpec, RunHeader, RunLogWriter, read_run_log
 from pastcast.scoring import summarize

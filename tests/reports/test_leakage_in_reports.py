@@ -8,7 +8,8 @@ from pathlib import Path
 
 from fastapi.testclient import TestClient
 
-from pastcast.app import dashboard, read_runs, report_runs, run_leakage_cards
+from pastcast.app import dashboard, read_runs, report_runs
+from pastcast.app._audits import run_leakage_cards
 from pastcast.audit import audit_texts
 from pastcast.dataset import Dataset
 

@@ -12,7 +12,8 @@ from scripted_provider import ProviderState
 
 from pastcast.errors import FieldError
 from pastcast.runlog import read_run_log
-from pastcast.runner import LocalExecutor, RunConfig, executors, run_benchmark
+from pastcast.runner import RunConfig, executors, run_benchmark
+from pastcast.runner._executors import LocalExecutor
 
 pytest.importorskip("openai")
 

@@ -13,7 +13,8 @@ from scripted_provider import FAULT_KINDS, Faults, ProviderState
 
 from pastcast.models import RetryPolicy
 from pastcast.runlog import read_run_log, retried_path
-from pastcast.runner import BreakerConfig, Execution, ProviderLimits, RunConfig, run_benchmark
+from pastcast.runner import RunConfig, run_benchmark
+from pastcast.runner._config import BreakerConfig, Execution, ProviderLimits
 
 pytest.importorskip("openai")
 

@@ -8,7 +8,9 @@ import time
 import pytest
 
 from pastcast.models import ProviderError
-from pastcast.runner import BreakerConfig, CircuitBreaker, TokenBucket
+from pastcast.runner import TokenBucket
+from pastcast.runner._config import BreakerConfig
+from pastcast.runner._limits import CircuitBreaker
 
 
 class FakeClock:
@@ -100,7 +102,8 @@ def test_stopped_gates_end_the_calls_waiting_between_retries_and_refuse_new_ones
     # An interrupted run stops its gates: a step still running must not sit out its backoff
     # (up to 30 s a retry, 4 retries) or its provider's pause before it can end.
     from pastcast.models import ChatResponse, RetryPolicy
-    from pastcast.runner import Execution, ProviderGates
+    from pastcast.runner import ProviderGates
+    from pastcast.runner._config import Execution
 
     gates = ProviderGates(Execution(retry=RetryPolicy(base_delay_s=30, max_delay_s=30)), seed=0)
     attempts = 0

@@ -16,7 +16,6 @@ from pastcast.records import Forecast
 from pastcast.runlog import LOGGED_SCORES, Grading, StepRecord
 from pastcast.scoring import (
     Metric,
-    graded_forecast,
     metric,
     metric_list,
     metrics,
@@ -25,6 +24,7 @@ from pastcast.scoring import (
     summarize,
     table_from_records,
 )
+from pastcast.scoring._metrics import graded_forecast
 
 
 def _records() -> list[StepRecord]:

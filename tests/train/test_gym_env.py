@@ -17,7 +17,8 @@ from gymnasium.utils.env_checker import check_env  # noqa: E402
 
 from pastcast.dataset import Dataset  # noqa: E402
 from pastcast.errors import FieldError  # noqa: E402
-from pastcast.integrations.gym import ENV_ID, ForecastGymEnv  # noqa: E402
+from pastcast.integrations.gym import ForecastGymEnv  # noqa: E402
+from pastcast.integrations.gym._env import ENV_ID  # noqa: E402
 from pastcast.records import Forecast  # noqa: E402
 from pastcast.runner import grade_step  # noqa: E402
 from pastcast.train import step_rewards  # noqa: E402

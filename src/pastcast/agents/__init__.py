@@ -32,12 +32,11 @@ from pastcast.lazy import lazy_exports
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from pastcast.agents._baselines import RandomAgent, UniformAgent, random_draws
-    from pastcast.agents._heuristic import HeuristicResearchAgent
+    from pastcast.agents._baselines import RandomAgent, random_draws
     from pastcast.agents._model_agents import HINDCAST_TWO_STAGE
     from pastcast.agents._no_tools import NoToolsAgent
     from pastcast.agents._notebook import check_notebook, parse_notebook
-    from pastcast.agents._round_agent import HISTORY_DAYS, ROUND_TOOLS, RoundBenchmarkAgent
+    from pastcast.agents._round_agent import RoundBenchmarkAgent
     from pastcast.agents._tool_agent import (
         ACTION_SCHEMA,
         ToolAgent,
@@ -45,28 +44,23 @@ if TYPE_CHECKING:
         action_template,
         research_prompt,
     )
-    from pastcast.agents._two_stage import TwoStageAgent, TwoStageConfig
+    from pastcast.agents._two_stage import TwoStageConfig
 
 __all__ = [
     "ACTION_SCHEMA",
     "HINDCAST_TWO_STAGE",
-    "HISTORY_DAYS",
-    "ROUND_TOOLS",
     "Agent",
     "AgentInfo",
     "CallContext",
     "CallEstimate",
     "CallEstimator",
     "Decoding",
-    "HeuristicResearchAgent",
     "NoToolsAgent",
     "RandomAgent",
     "RoundAgent",
     "RoundBenchmarkAgent",
     "ToolAgent",
-    "TwoStageAgent",
     "TwoStageConfig",
-    "UniformAgent",
     "action_schema",
     "action_template",
     "agent_args",
@@ -95,16 +89,11 @@ __all__ = [
 _WHERE: dict[str, str] = {
     "ACTION_SCHEMA": "pastcast.agents._tool_agent",
     "HINDCAST_TWO_STAGE": "pastcast.agents._model_agents",
-    "HISTORY_DAYS": "pastcast.agents._round_agent",
-    "HeuristicResearchAgent": "pastcast.agents._heuristic",
     "NoToolsAgent": "pastcast.agents._no_tools",
-    "ROUND_TOOLS": "pastcast.agents._round_agent",
     "RandomAgent": "pastcast.agents._baselines",
     "RoundBenchmarkAgent": "pastcast.agents._round_agent",
     "ToolAgent": "pastcast.agents._tool_agent",
-    "TwoStageAgent": "pastcast.agents._two_stage",
     "TwoStageConfig": "pastcast.agents._two_stage",
-    "UniformAgent": "pastcast.agents._baselines",
     "action_schema": "pastcast.agents._tool_agent",
     "action_template": "pastcast.agents._tool_agent",
     "check_notebook": "pastcast.agents._notebook",

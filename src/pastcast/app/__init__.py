@@ -15,13 +15,10 @@ if TYPE_CHECKING:
     from pastcast.app._agents import (
         AGENT_FORM,
         AGENT_GRAMMAR,
-        AgentOption,
         Terminated,
-        check_agent_args,
         check_agents,
         models_session,
         parse_agent_option,
-        parse_agent_options,
         split_agent_option,
     )
     from pastcast.app._audits import (
@@ -32,10 +29,9 @@ if TYPE_CHECKING:
         audit_datasets,
         audit_run_log,
         audit_run_retrievals,
-        run_leakage_cards,
     )
-    from pastcast.app._by_agent import AgentRun, RunsByAgent, runs_by_agent
-    from pastcast.app._compare import Compared, compare_runs, paired_comparisons
+    from pastcast.app._by_agent import AgentRun, runs_by_agent
+    from pastcast.app._compare import Compared, compare_runs
     from pastcast.app._corpus import (
         CorpusBuild,
         build_corpus,
@@ -51,15 +47,14 @@ if TYPE_CHECKING:
     from pastcast.app._data_views import (
         DatasetSummary,
         dataset_coverage,
-        dataset_leakage_card,
         dataset_question,
         describe_dataset,
     )
     from pastcast.app._datasets import DATASET_SPEC_HELP, DatasetNote, open_dataset
-    from pastcast.app._demo import DEMO_AGENTS, Demo, run_demo
-    from pastcast.app._exports import Exported, ExportTarget, export_runs
+    from pastcast.app._demo import Demo, run_demo
+    from pastcast.app._exports import Exported, export_runs
     from pastcast.app._feeds import fetch_feeds, follow_feeds
-    from pastcast.app._frames import FRAMES_EXTRA_HINT, runs_frame
+    from pastcast.app._frames import runs_frame
     from pastcast.app._imports import (
         Imported,
         filter_values,
@@ -78,10 +73,9 @@ if TYPE_CHECKING:
         PathText,
         PolymarketImport,
         RunAuditPlan,
-        StoreBackend,
     )
     from pastcast.app._reading import RunsRead, read_runs
-    from pastcast.app._replays import WORLD_INDEX, Replay, open_replay, shared_replay
+    from pastcast.app._replays import Replay, open_replay, shared_replay
     from pastcast.app._reports import (
         MARKET_AGE_WARNING,
         REPORTS_EXTRA_HINT,
@@ -104,7 +98,7 @@ if TYPE_CHECKING:
         write_plan,
     )
     from pastcast.app._sections import report_sections
-    from pastcast.app._served import ServedEpisode, serve_episode
+    from pastcast.app._served import serve_episode
     from pastcast.app._stats import (
         Statistics,
         coverage_bins,
@@ -119,13 +113,9 @@ __all__ = [
     "CURATION_LEGS",
     "DATASET_SPEC_HELP",
     "DEFAULT_CALIBRATION",
-    "DEMO_AGENTS",
-    "FRAMES_EXTRA_HINT",
     "MARKET_AGE_WARNING",
     "REPORTS_EXTRA_HINT",
     "TABLE_COLUMNS",
-    "WORLD_INDEX",
-    "AgentOption",
     "AgentRun",
     "Compared",
     "ConstructionAuditPlan",
@@ -137,7 +127,6 @@ __all__ = [
     "DatasetNote",
     "DatasetSummary",
     "Demo",
-    "ExportTarget",
     "Exported",
     "ForecastBenchImport",
     "Imported",
@@ -150,12 +139,9 @@ __all__ = [
     "RetrievalAuditRead",
     "RunAuditPlan",
     "RunAuditRead",
-    "RunsByAgent",
     "RunsRead",
     "Scored",
-    "ServedEpisode",
     "Statistics",
-    "StoreBackend",
     "Terminated",
     "append_corpus",
     "audit_dataset_texts",
@@ -163,7 +149,6 @@ __all__ = [
     "audit_run_log",
     "audit_run_retrievals",
     "build_corpus",
-    "check_agent_args",
     "check_agents",
     "check_feed_index",
     "compare_runs",
@@ -172,7 +157,6 @@ __all__ = [
     "curate_dataset",
     "dashboard",
     "dataset_coverage",
-    "dataset_leakage_card",
     "dataset_question",
     "describe_dataset",
     "export_runs",
@@ -190,9 +174,7 @@ __all__ = [
     "open_corpus",
     "open_dataset",
     "open_replay",
-    "paired_comparisons",
     "parse_agent_option",
-    "parse_agent_options",
     "plan_estimate",
     "plan_from_agents",
     "preset_settings",
@@ -203,7 +185,6 @@ __all__ = [
     "report_runs",
     "report_sections",
     "run_demo",
-    "run_leakage_cards",
     "run_plan",
     "runs_by_agent",
     "runs_frame",
@@ -218,7 +199,6 @@ __all__ = [
 _WHERE: dict[str, str] = {
     "AGENT_FORM": "pastcast.app._agents",
     "AGENT_GRAMMAR": "pastcast.app._agents",
-    "AgentOption": "pastcast.app._agents",
     "Terminated": "pastcast.app._agents",
     "AgentRun": "pastcast.app._by_agent",
     "CURATION_LEGS": "pastcast.app._plans",
@@ -231,9 +211,7 @@ _WHERE: dict[str, str] = {
     "Dashboard": "pastcast.app._reports",
     "DatasetNote": "pastcast.app._datasets",
     "DatasetSummary": "pastcast.app._data_views",
-    "ExportTarget": "pastcast.app._exports",
     "Exported": "pastcast.app._exports",
-    "FRAMES_EXTRA_HINT": "pastcast.app._frames",
     "Imported": "pastcast.app._imports",
     "ProbedCutoff": "pastcast.app._models",
     "REPORTS_EXTRA_HINT": "pastcast.app._reports",
@@ -241,24 +219,20 @@ _WHERE: dict[str, str] = {
     "Report": "pastcast.app._reports",
     "RetrievalAuditRead": "pastcast.app._audits",
     "RunAuditRead": "pastcast.app._audits",
-    "RunsByAgent": "pastcast.app._by_agent",
     "RunsRead": "pastcast.app._reading",
     "Scored": "pastcast.app._reports",
     "Statistics": "pastcast.app._stats",
-    "StoreBackend": "pastcast.app._plans",
     "CorpusBuildPlan": "pastcast.app._plans",
     "ConstructionAuditPlan": "pastcast.app._plans",
     "RunAuditPlan": "pastcast.app._plans",
     "TABLE_COLUMNS": "pastcast.app._reports",
     "MARKET_AGE_WARNING": "pastcast.app._reports",
-    "WORLD_INDEX": "pastcast.app._replays",
     "append_corpus": "pastcast.app._corpus_append",
     "audit_dataset_texts": "pastcast.app._audits",
     "audit_datasets": "pastcast.app._audits",
     "audit_run_log": "pastcast.app._audits",
     "audit_run_retrievals": "pastcast.app._audits",
     "build_corpus": "pastcast.app._corpus",
-    "check_agent_args": "pastcast.app._agents",
     "check_agents": "pastcast.app._agents",
     "check_feed_index": "pastcast.app._corpus_append",
     "compare_runs": "pastcast.app._compare",
@@ -267,7 +241,6 @@ _WHERE: dict[str, str] = {
     "curate_dataset": "pastcast.app._curate",
     "dashboard": "pastcast.app._reports",
     "dataset_coverage": "pastcast.app._data_views",
-    "dataset_leakage_card": "pastcast.app._data_views",
     "dataset_question": "pastcast.app._data_views",
     "describe_dataset": "pastcast.app._data_views",
     "export_runs": "pastcast.app._exports",
@@ -289,9 +262,7 @@ _WHERE: dict[str, str] = {
     "open_corpus": "pastcast.app._open_corpus",
     "open_dataset": "pastcast.app._datasets",
     "open_replay": "pastcast.app._replays",
-    "paired_comparisons": "pastcast.app._compare",
     "parse_agent_option": "pastcast.app._agents",
-    "parse_agent_options": "pastcast.app._agents",
     "plan_estimate": "pastcast.app._runs",
     "plan_from_agents": "pastcast.app._runs",
     "preset_settings": "pastcast.app._runs",
@@ -300,16 +271,13 @@ _WHERE: dict[str, str] = {
     "read_runs": "pastcast.app._reading",
     "recoveries": "pastcast.app._stats",
     "report_runs": "pastcast.app._reports",
-    "run_leakage_cards": "pastcast.app._audits",
     "run_plan": "pastcast.app._runs",
     "runs_by_agent": "pastcast.app._by_agent",
     "runs_frame": "pastcast.app._frames",
     "score_runs": "pastcast.app._reports",
-    "DEMO_AGENTS": "pastcast.app._demo",
     "Demo": "pastcast.app._demo",
     "run_demo": "pastcast.app._demo",
     "report_sections": "pastcast.app._sections",
-    "ServedEpisode": "pastcast.app._served",
     "serve_episode": "pastcast.app._served",
     "shared_replay": "pastcast.app._replays",
     "split_agent_option": "pastcast.app._agents",

@@ -11,16 +11,9 @@ conformance checks load when first used (by the tests and the audits, not by a r
 from __future__ import annotations
 
 from pastcast.corpus._build_report import CorpusBuildReport
-from pastcast.corpus._filter import DOC_TYPES, DocType, SearchFilter, month_bounds
+from pastcast.corpus._filter import DocType, SearchFilter
 from pastcast.corpus._identity import content_digest
-from pastcast.corpus._open import (
-    DATABASE_SCHEMES,
-    RETRIEVALS,
-    backends,
-    is_database_url,
-    open_backend,
-    retrieval_modes,
-)
+from pastcast.corpus._open import backends, is_database_url, open_backend, retrieval_modes
 from pastcast.corpus._protocol import (
     CorpusBackend,
     DocumentNotVisible,
@@ -28,9 +21,8 @@ from pastcast.corpus._protocol import (
     SearchHit,
     ThreadedBackend,
     corpus_identity,
-    not_visible_message,
 )
-from pastcast.corpus._text import STOPWORDS, TOKENIZER, tokenize, tokenize_utf8
+from pastcast.corpus._text import STOPWORDS, tokenize, tokenize_utf8
 from pastcast.corpus._url import one_line, redact_url, split_schema
 from pastcast.lazy import lazy_exports
 from pastcast.records import CorpusIdentity
@@ -41,23 +33,14 @@ if TYPE_CHECKING:
         EquivalenceReport,
         LeakageError,
         LeakageReport,
-        adversarial_cutoffs,
         check_as_of_equivalence,
         check_no_leakage,
     )
-    from pastcast.corpus._conformance_filters import (
-        FilterReport,
-        check_search_filters,
-        random_filter,
-    )
+    from pastcast.corpus._conformance_filters import FilterReport, check_search_filters
     from pastcast.corpus._conformance_threads import ThreadReport, check_thread_lookups
 
 __all__ = [
-    "DATABASE_SCHEMES",
-    "DOC_TYPES",
-    "RETRIEVALS",
     "STOPWORDS",
-    "TOKENIZER",
     "CorpusBackend",
     "CorpusBuildReport",
     "CorpusIdentity",
@@ -72,7 +55,6 @@ __all__ = [
     "SearchHit",
     "ThreadReport",
     "ThreadedBackend",
-    "adversarial_cutoffs",
     "backends",
     "check_as_of_equivalence",
     "check_no_leakage",
@@ -81,11 +63,8 @@ __all__ = [
     "content_digest",
     "corpus_identity",
     "is_database_url",
-    "month_bounds",
-    "not_visible_message",
     "one_line",
     "open_backend",
-    "random_filter",
     "redact_url",
     "retrieval_modes",
     "split_schema",
@@ -99,12 +78,10 @@ _WHERE: dict[str, str] = {
     "LeakageError": "pastcast.corpus._conformance",
     "LeakageReport": "pastcast.corpus._conformance",
     "ThreadReport": "pastcast.corpus._conformance_threads",
-    "adversarial_cutoffs": "pastcast.corpus._conformance",
     "check_as_of_equivalence": "pastcast.corpus._conformance",
     "check_no_leakage": "pastcast.corpus._conformance",
     "check_search_filters": "pastcast.corpus._conformance_filters",
     "check_thread_lookups": "pastcast.corpus._conformance_threads",
-    "random_filter": "pastcast.corpus._conformance_filters",
 }
 
 __getattr__, __dir__ = lazy_exports(__name__, _WHERE)

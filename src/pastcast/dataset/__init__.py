@@ -2,15 +2,8 @@
 store (Parquet tables plus a manifest, content-addressed)."""
 
 from pastcast.dataset._dataset import Dataset
-from pastcast.dataset._edits import (
-    TextEdit,
-    TextScreen,
-    body_as_of,
-    event_as_of,
-    find_edits,
-)
+from pastcast.dataset._edits import body_as_of, find_edits
 from pastcast.dataset._store import (
-    FORMAT_VERSION,
     content_hash,
     load_dataset,
     read_manifest,
@@ -20,13 +13,9 @@ from pastcast.dataset._store import (
 )
 
 __all__ = [
-    "FORMAT_VERSION",
     "Dataset",
-    "TextEdit",
-    "TextScreen",
     "body_as_of",
     "content_hash",
-    "event_as_of",
     "find_edits",
     "load_dataset",
     "read_manifest",

@@ -8,7 +8,6 @@ FastAPI); this package itself does not.
 
 from pastcast.reports._compare import (
     Comparison,
-    ComparisonRow,
     compare_selections,
     comparison_table,
     default_pairs,
@@ -16,24 +15,11 @@ from pastcast.reports._compare import (
     selection_name,
     selection_of,
 )
-from pastcast.reports._leaderboard import (
-    clean_json,
-    fmt_metric,
-    leaderboard_rows,
-)
-from pastcast.reports._runs import (
-    GROUP_COLUMNS,
-    NO_MODEL,
-    REPORT_COLUMNS,
-    RUN_COLUMNS,
-    Runs,
-    duration_of,
-    horizon_of,
-)
+from pastcast.reports._leaderboard import clean_json, leaderboard_rows
+from pastcast.reports._runs import GROUP_COLUMNS, REPORT_COLUMNS, RUN_COLUMNS, Runs, duration_of
 from pastcast.reports._scorecard import (
     BOOTSTRAP_DRAWS,
     BOOTSTRAP_SEED,
-    GroupReport,
     Scorecard,
     market_age_text,
     scorecard,
@@ -43,10 +29,8 @@ from pastcast.reports._tables import (
     calibration_table,
     cost_table,
     fmt_number,
-    latex_escape,
     leaderboard,
     main_table,
-    to_latex,
     to_markdown,
     to_rich,
 )
@@ -55,12 +39,9 @@ __all__ = [
     "BOOTSTRAP_DRAWS",
     "BOOTSTRAP_SEED",
     "GROUP_COLUMNS",
-    "NO_MODEL",
     "REPORT_COLUMNS",
     "RUN_COLUMNS",
     "Comparison",
-    "ComparisonRow",
-    "GroupReport",
     "Runs",
     "Scorecard",
     "TextTable",
@@ -71,10 +52,7 @@ __all__ = [
     "cost_table",
     "default_pairs",
     "duration_of",
-    "fmt_metric",
     "fmt_number",
-    "horizon_of",
-    "latex_escape",
     "leaderboard",
     "leaderboard_rows",
     "main_table",
@@ -83,7 +61,6 @@ __all__ = [
     "scorecard",
     "selection_name",
     "selection_of",
-    "to_latex",
     "to_markdown",
     "to_rich",
 ]

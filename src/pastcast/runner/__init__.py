@@ -1,27 +1,14 @@
 """The runner: plans agents x events x steps x rollouts, runs them on an executor (threads, or
 Dask workers) under per-provider limits, writes and resumes logs, and accounts for the work."""
 
-from pastcast.runner._accounting import Accounting, UsageAccount
-from pastcast.runner._config import (
-    MAX_ROLLOUTS,
-    MAX_WORKERS,
-    BreakerConfig,
-    Execution,
-    ProviderLimits,
-    RunConfig,
-)
+from pastcast.runner._accounting import Accounting
+from pastcast.runner._config import MAX_ROLLOUTS, MAX_WORKERS, RunConfig
 from pastcast.runner._data import reschedule
-from pastcast.runner._determinism import DETERMINISM_CHECK, check_deterministic
-from pastcast.runner._estimate import EstimateRow, PlanEstimate, estimate_plan
-from pastcast.runner._executors import Executor, LocalExecutor, executors
-from pastcast.runner._limits import CircuitBreaker, ProviderGates, TokenBucket
-from pastcast.runner._plan import (
-    PLAN_SETTINGS,
-    EstimateAssumptions,
-    ExperimentPlan,
-    PlanSetting,
-    load_plan,
-)
+from pastcast.runner._determinism import check_deterministic
+from pastcast.runner._estimate import PlanEstimate, estimate_plan
+from pastcast.runner._executors import Executor, executors
+from pastcast.runner._limits import ProviderGates, TokenBucket
+from pastcast.runner._plan import PLAN_SETTINGS, ExperimentPlan, PlanSetting, load_plan
 from pastcast.runner._plan_file import load_record, read_plan_file, write_record
 from pastcast.runner._presets import (
     Preset,
@@ -34,12 +21,7 @@ from pastcast.runner._presets import (
     presets,
     with_preset,
 )
-from pastcast.runner._run import (
-    RunResult,
-    knowledge_cutoffs_of,
-    new_run_header,
-    run_benchmark,
-)
+from pastcast.runner._run import RunResult, new_run_header, run_benchmark
 from pastcast.runner._version import code_version
 from pastcast.runner._work import (
     CorpusRef,
@@ -53,20 +35,13 @@ from pastcast.runner._work import (
 )
 
 __all__ = [
-    "DETERMINISM_CHECK",
     "MAX_ROLLOUTS",
     "MAX_WORKERS",
     "PLAN_SETTINGS",
     "Accounting",
-    "BreakerConfig",
-    "CircuitBreaker",
     "CorpusRef",
-    "EstimateAssumptions",
-    "EstimateRow",
-    "Execution",
     "Executor",
     "ExperimentPlan",
-    "LocalExecutor",
     "PlanEstimate",
     "PlanSetting",
     "Preset",
@@ -74,13 +49,11 @@ __all__ = [
     "PresetSetting",
     "PresetStage",
     "ProviderGates",
-    "ProviderLimits",
     "RunConfig",
     "RunResult",
     "StepOutcome",
     "StepTask",
     "TokenBucket",
-    "UsageAccount",
     "WorkContext",
     "agent_env_config",
     "check_deterministic",
@@ -90,7 +63,6 @@ __all__ = [
     "executors",
     "grade_step",
     "graded_step_record",
-    "knowledge_cutoffs_of",
     "load_plan",
     "load_record",
     "new_run_header",

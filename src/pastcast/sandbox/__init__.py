@@ -2,9 +2,6 @@
 processes, isolated from everything else."""
 
 from pastcast.sandbox._process import (
-    LineHandler,
-    LongLineHandler,
-    PythonEnvironment,
     Reply,
     check_binds,
     program_binds,
@@ -12,16 +9,12 @@ from pastcast.sandbox._process import (
     run_sandboxed,
     sandbox_interpreter,
 )
-from pastcast.sandbox._result import KilledReason, SandboxResult, SandboxUnavailable
+from pastcast.sandbox._result import SandboxResult, SandboxUnavailable
 from pastcast.sandbox._run import run_python, sandbox_available
 from pastcast.sandbox._users import SANDBOX_UIDS
 
 __all__ = [
     "SANDBOX_UIDS",
-    "KilledReason",
-    "LineHandler",
-    "LongLineHandler",
-    "PythonEnvironment",
     "Reply",
     "SandboxResult",
     "SandboxUnavailable",

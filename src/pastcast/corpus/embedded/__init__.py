@@ -1,7 +1,7 @@
 """The embedded BM25 backend: month partitions of memory-mapped arrays with as-of statistics,
 exact global top-k, and thread look-ups."""
 
-from pastcast.corpus.embedded._arrays import IndexArrays, build_arrays, save_arrays, to_micros
+from pastcast.corpus.embedded._arrays import to_micros
 from pastcast.corpus.embedded._blocks import BLOCK_DOCS
 from pastcast.corpus.embedded._bm25 import K1, AsOfStatistics, B
 from pastcast.corpus.embedded._embedded import EmbeddedIndex
@@ -28,13 +28,10 @@ __all__ = [
     "B",
     "Duplicates",
     "EmbeddedIndex",
-    "IndexArrays",
     "IndexMonth",
     "NewDocuments",
-    "build_arrays",
     "index_months",
     "open_months",
-    "save_arrays",
     "shard_search",
     "shard_statistics",
     "to_micros",

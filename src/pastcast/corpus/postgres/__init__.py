@@ -2,14 +2,6 @@
 a local server for tests and benchmarks. Needs the ``postgres`` extra to connect."""
 
 from pastcast.corpus.postgres._backend import PostgresBackend
-from pastcast.corpus.postgres._ranked import PostgresDense, PostgresHybrid
 from pastcast.corpus.postgres._server import local_postgres
-from pastcast.corpus.postgres._topk import SearchWork
 
-__all__ = [
-    "PostgresBackend",
-    "PostgresDense",
-    "PostgresHybrid",
-    "SearchWork",
-    "local_postgres",
-]
+__all__ = ["PostgresBackend", "local_postgres"]

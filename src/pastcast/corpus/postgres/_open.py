@@ -3,7 +3,8 @@ reference in ``pastcast.corpus`` for the ``postgres://`` and ``postgresql://`` s
 
 from __future__ import annotations
 
-from pastcast.corpus import RETRIEVALS, OpenedCorpus
+from pastcast.corpus import OpenedCorpus
+from pastcast.corpus._open import RETRIEVALS
 from pastcast.corpus._url import one_line, redact_url, split_schema
 from pastcast.corpus.dense import Embedder, resolve_embedder
 from pastcast.corpus.postgres._backend import PostgresBackend

@@ -2,13 +2,6 @@
 index's month partitions; searches fan out to the shards the cutoff admits, with as-of
 statistics merged exactly, and equal the single index's. Needs the ``scale`` extra."""
 
-from pastcast.corpus.sharded._sharded import (
-    SCHEME,
-    ShardedCorpus,
-    ShardServer,
-    id_digest,
-    parse_spec,
-    plan_shards,
-)
+from pastcast.corpus.sharded._sharded import ShardedCorpus, ShardServer
 
-__all__ = ["SCHEME", "ShardServer", "ShardedCorpus", "id_digest", "parse_spec", "plan_shards"]
+__all__ = ["ShardServer", "ShardedCorpus"]

@@ -3,15 +3,8 @@
 Importing this package registers ``pastcast/Forecast-v0``; ``gymnasium.make(
 "pastcast.integrations.gym:pastcast/Forecast-v0", ...)`` imports it first by itself."""
 
-from pastcast.integrations.gym._env import (
-    ENV_ID,
-    MAX_ACTION,
-    MAX_OBSERVATION,
-    ForecastGymEnv,
-    TextSpace,
-    register_env,
-)
+from pastcast.integrations.gym._env import ForecastGymEnv, TextSpace, register_env
 
-__all__ = ["ENV_ID", "MAX_ACTION", "MAX_OBSERVATION", "ForecastGymEnv", "TextSpace", "register_env"]
+__all__ = ["ForecastGymEnv", "TextSpace"]
 
 register_env()

@@ -8,51 +8,33 @@ from pastcast.markets.sources._download import FORECASTBENCH_FILES, DownloadErro
 from pastcast.markets.sources._fbsnapshots import collected_at, read_text_versions
 from pastcast.markets.sources._forecastbench import (
     HISTORY_REPO_HINT,
-    MARKET_SOURCES,
     ImportResult,
     read_forecastbench,
 )
-from pastcast.markets.sources._html import html_to_text
 from pastcast.markets.sources._polymarket import (
     OpenMarket,
     PolymarketClient,
     PolymarketError,
-    book_quote,
-    build_event,
-    daily_activity,
     daily_yes_beliefs,
     fetch_histories,
     open_market,
     resolution_payouts,
 )
-from pastcast.markets.sources._release import (
-    AFTER_RESOLUTION_NOTE,
-    BEFORE_OPEN_NOTE,
-    RELEASE_COLUMNS,
-    load_release,
-)
+from pastcast.markets.sources._release import load_release
 
 __all__ = [
-    "AFTER_RESOLUTION_NOTE",
-    "BEFORE_OPEN_NOTE",
     "FORECASTBENCH_FILES",
     "HISTORY_REPO_HINT",
-    "MARKET_SOURCES",
-    "RELEASE_COLUMNS",
     "ClobCache",
     "DownloadError",
     "ImportResult",
     "OpenMarket",
     "PolymarketClient",
     "PolymarketError",
-    "book_quote",
-    "build_event",
     "collected_at",
-    "daily_activity",
     "daily_yes_beliefs",
     "download_files",
     "fetch_histories",
-    "html_to_text",
     "load_release",
     "open_market",
     "read_forecastbench",

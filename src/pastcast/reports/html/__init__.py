@@ -2,6 +2,6 @@
 ``reports`` extra (matplotlib, Jinja2)."""
 
 from pastcast.reports.html._sections import ReportSection
-from pastcast.reports.html._write import WrittenReport, report_tables, write_html_report
+from pastcast.reports.html._write import WrittenReport, write_html_report
 
-__all__ = ["ReportSection", "WrittenReport", "report_tables", "write_html_report"]
+__all__ = ["ReportSection", "WrittenReport", "write_html_report"]

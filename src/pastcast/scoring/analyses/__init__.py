@@ -9,7 +9,6 @@ from pastcast.scoring.analyses._breakdown import (
     with_event_column,
 )
 from pastcast.scoring.analyses._calibration import (
-    BinaryForecasts,
     Calibration,
     ReliabilityBin,
     binary_forecasts,
@@ -17,7 +16,6 @@ from pastcast.scoring.analyses._calibration import (
 )
 from pastcast.scoring.analyses._evidence import (
     EVIDENCE_INPUTS,
-    CaptureGain,
     EvidenceCorrelation,
     EvidenceRow,
     QuartileChange,
@@ -32,7 +30,6 @@ from pastcast.scoring.analyses._evidence import (
 )
 from pastcast.scoring.analyses._hindcast import (
     DURATION_EDGES,
-    EVIDENCE_ORDER,
     NO_STOP,
     CoverageKind,
     coverage,
@@ -52,10 +49,7 @@ from pastcast.scoring.analyses._hindcast import (
     with_row_column,
 )
 from pastcast.scoring.analyses._longitudinal import (
-    EpisodeGain,
     Estimate,
-    StepChange,
-    Thirds,
     episode_gain,
     evidence_capture,
     group_rows,
@@ -70,10 +64,8 @@ from pastcast.scoring.analyses._power import (
     power_rounds,
 )
 from pastcast.scoring.analyses._resources import (
-    PHASES,
     RESOURCES,
     ResourceRatio,
-    StepCost,
     cost_by_step,
     memory_cost,
     resource_rows,
@@ -83,15 +75,10 @@ from pastcast.scoring.analyses._resources import (
 __all__ = [
     "DURATION_EDGES",
     "EVIDENCE_INPUTS",
-    "EVIDENCE_ORDER",
     "NO_STOP",
-    "PHASES",
     "RESOURCES",
-    "BinaryForecasts",
     "Calibration",
-    "CaptureGain",
     "CoverageKind",
-    "EpisodeGain",
     "Estimate",
     "EvidenceCorrelation",
     "EvidenceRow",
@@ -99,9 +86,6 @@ __all__ = [
     "RecoveryCount",
     "ReliabilityBin",
     "ResourceRatio",
-    "StepChange",
-    "StepCost",
-    "Thirds",
     "alpha_standard_error",
     "alpha_variance",
     "binary_forecasts",
