@@ -23,7 +23,7 @@ from pydantic import Field
 
 from pastcast.cutoff import as_utc, is_visible
 from pastcast.dataset import Dataset
-from pastcast.markets.sources._clob import ClobCache
+from pastcast.markets.sources import ClobCache
 from pastcast.records import Record
 from pastcast_arena._protocol import to_bp
 from pastcast_arena._records import BenchmarkPrice

@@ -28,7 +28,7 @@ import logging
 from collections.abc import Callable, Mapping
 from pathlib import Path
 
-from pastcast.markets.sources._polymarket import PolymarketClient
+from pastcast.markets.sources import PolymarketClient
 from pastcast_arena._backend import ArenaBackend, ArenaRejected
 from pastcast_arena._live_context import CorpusAt, LiveContext, snapshot_of
 from pastcast_arena._live_forecast import Forecasting

@@ -11,7 +11,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from pastcast.corpus import CorpusBackend
-from pastcast.markets.sources._polymarket import OpenMarket, PolymarketClient
+from pastcast.markets.sources import OpenMarket, PolymarketClient
 from pastcast.runlog import AgentSpec
 from pastcast_arena._backend import ArenaBackend, ArenaRejected
 from pastcast_arena._live_plan import STATE_FILE, Clock, LivePlan

@@ -9,7 +9,7 @@ from datetime import datetime, timedelta
 
 from pastcast.atomic import write_atomic
 from pastcast.dataset import Dataset
-from pastcast.markets.sources._polymarket import PolymarketError, daily_yes_beliefs
+from pastcast.markets.sources import PolymarketError, daily_yes_beliefs
 from pastcast.records import BINARY_LABELS, DailyBelief, Event, StepSpec
 from pastcast.runlog import read_run_log
 from pastcast.runner import RunConfig, run_benchmark

@@ -9,7 +9,7 @@ from datetime import datetime
 
 from pastcast.agents import agent_info
 from pastcast.atomic import write_atomic
-from pastcast.markets.sources._polymarket import PolymarketError, resolution_payouts
+from pastcast.markets.sources import PolymarketError, resolution_payouts
 from pastcast.records import BINARY_LABELS
 from pastcast.runlog import StepRecord
 from pastcast.scoring import score_forecast

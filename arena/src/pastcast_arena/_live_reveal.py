@@ -6,7 +6,7 @@ from __future__ import annotations
 import logging
 from datetime import timedelta
 
-from pastcast.markets.sources._polymarket import PolymarketError
+from pastcast.markets.sources import PolymarketError
 from pastcast_arena._backend import ArenaRejected
 from pastcast_arena._live_context import LiveContext, utc
 from pastcast_arena._live_state import RoundState

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import logging
 
-from pastcast.markets.sources._polymarket import OpenMarket, PolymarketError, open_market
+from pastcast.markets.sources import OpenMarket, PolymarketError, open_market
 from pastcast_arena._live_context import LiveContext, snapshot_of, utc
 from pastcast_arena._live_state import AgentRound, RoundState
 from pastcast_arena._rounds import benchmark_from_book

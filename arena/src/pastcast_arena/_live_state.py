@@ -16,7 +16,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from pastcast import safejson
 from pastcast.atomic import write_atomic
-from pastcast.markets.sources._polymarket import OpenMarket
+from pastcast.markets.sources import OpenMarket
 from pastcast.validation import first_problem
 from pastcast_arena._records import BenchmarkPrice, SignedCommit, SignedReveal
 

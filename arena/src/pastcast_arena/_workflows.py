@@ -25,8 +25,7 @@ from pastcast.atomic import write_atomic
 from pastcast.cutoff import parse_cutoff
 from pastcast.dataset import read_metadata
 from pastcast.errors import FieldError
-from pastcast.markets.sources._clob import ClobCache
-from pastcast.markets.sources._polymarket import PolymarketClient, PolymarketError
+from pastcast.markets.sources import ClobCache, PolymarketClient, PolymarketError
 from pastcast.registry import ComponentSpec
 from pastcast.runner import PresetRecord
 from pastcast.validation import first_error

@@ -21,13 +21,13 @@ from pastcast.reports.figures._base import (
 from pastcast.scoring import (
     Estimate,
     ScoreTable,
+    StepCost,
     capture_gain,
     changes_by_evidence,
     cost_by_step,
     memory_cost,
     thirds,
 )
-from pastcast.scoring.analyses._resources import StepCost
 
 BRIER = "mean Brier (multiclass, 0 to 2)"
 

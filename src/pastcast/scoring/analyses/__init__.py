@@ -66,6 +66,7 @@ from pastcast.scoring.analyses._power import (
 from pastcast.scoring.analyses._resources import (
     RESOURCES,
     ResourceRatio,
+    StepCost,
     cost_by_step,
     memory_cost,
     resource_rows,
@@ -86,6 +87,7 @@ __all__ = [
     "RecoveryCount",
     "ReliabilityBin",
     "ResourceRatio",
+    "StepCost",
     "alpha_standard_error",
     "alpha_variance",
     "binary_forecasts",
