@@ -108,7 +108,8 @@ def test_a_deep_body_does_not_crash_the_relayer(tmp_path: Path) -> None:
     code = (
         "import sys\n"
         "from fastapi.testclient import TestClient\n"
-        "from pastcast_arena import LedgerArena, create_relayer\n"
+        "from pastcast_arena import LedgerArena\n"
+        "from pastcast_arena._relayer import create_relayer\n"
         f"app = create_relayer(LedgerArena.create({str(tmp_path / 'l.jsonl')!r}))\n"
         "client = TestClient(app)\n"
         "headers = {'content-type': 'application/json'}\n"
