@@ -187,6 +187,19 @@ return found;
 """Every element whose content is wider than its box (text running out of it, or cut by an
 ellipsis), unless the box is made to scroll."""
 
+SCROLLED_JS = """
+const found = [];
+for (const e of document.querySelectorAll('table')) {
+  if (e.scrollWidth > e.clientWidth + 1) {
+    found.push(`${e.id || 'table'}: ${e.scrollWidth} > ${e.clientWidth}: ` +
+               `${e.textContent.trim().slice(0, 60)}`);
+  }
+}
+return found;
+"""
+"""Every table wider than its box: one that scrolls hides columns from a reader (and from a
+screenshot) although nothing overflows."""
+
 
 def test_no_text_overflows_its_box(
     server: str, browser: Any, recorded_log: Path, tmp_path: Path
@@ -208,3 +221,11 @@ def test_no_text_overflows_its_box(
     assert made.exit_code == 0, made.output
     browser.get((out / "report.html").as_uri())
     assert browser.execute_script(OVERFLOW_JS) == [], "report.html"
+    # no table of the report needs its scroll bar, even in a window narrower than the page's
+    # 1400 px
+    browser.set_window_size(1200, 1000)
+    try:
+        browser.get((out / "report.html").as_uri())
+        assert browser.execute_script(SCROLLED_JS) == [], "report.html"
+    finally:
+        browser.set_window_size(1400, 1000)

@@ -18,6 +18,7 @@ pytest.importorskip("matplotlib", reason="the figures need the reports extra")
 from matplotlib.backend_bases import RendererBase
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
+from matplotlib.patches import Rectangle
 from matplotlib.text import Text
 
 from pastcast.dataset import Dataset
@@ -91,6 +92,28 @@ def test_no_text_is_cut_or_leaves_the_figure(drawn: dict[str, Drawn]) -> None:
         assert inside.x1 <= width + 0.02 and inside.y1 <= height + 0.02, (name, inside)
         for text in fig.findobj(Text):
             assert "…" not in text.get_text(), (name, text.get_text())
+
+
+def test_no_legend_hides_what_is_drawn(drawn: dict[str, Drawn]) -> None:
+    """A legend inside the axes covers no bar and no point of a line: whatever it would hide is
+    a value a reader cannot see."""
+    for name, d in drawn.items():
+        renderer = _drawn(d.figure)
+        for ax in d.figure.axes:
+            legend = ax.get_legend()
+            if legend is None or not ax.get_visible():
+                continue
+            box = legend.get_window_extent(renderer)
+            for patch in ax.patches:
+                if isinstance(patch, Rectangle) and patch.get_height() and patch.get_width():
+                    bar = patch.get_window_extent(renderer)
+                    assert not box.overlaps(bar), (name, patch.get_label(), box, bar)
+            for line in ax.get_lines():
+                if line.get_label().startswith("_"):
+                    continue  # a reference line or an error bar, not a series
+                points = line.get_transform().transform(line.get_xydata())
+                inside = [box.contains(x, y) for x, y in points if np.isfinite([x, y]).all()]
+                assert not any(inside), (name, line.get_label())
 
 
 def test_cost_by_step_draws_each_agent_in_its_own_unit_never_a_mean_over_agents(

@@ -11,10 +11,13 @@ import jsonschema
 import pytest
 from datasets import load_dataset
 
+from pastcast.agents import agent_spec
+from pastcast.corpus.embedded import EmbeddedIndex
 from pastcast.dataset import Dataset, content_hash
 from pastcast.errors import FieldError
 from pastcast.records import Message
 from pastcast.runlog import RunLog, StepRecord
+from pastcast.runner import RunConfig, run_benchmark
 from pastcast.train import (
     OpenAiRecord,
     SftRecord,
@@ -27,6 +30,7 @@ from pastcast.train import (
     sft_messages,
     sft_schema,
 )
+from pastcast.world import World
 
 
 def _steps(log: RunLog) -> dict[tuple[str, str, int, int], StepRecord]:
@@ -213,3 +217,25 @@ def test_steps_of_agents_without_a_model_give_no_rows(split_log: RunLog, tmp_pat
     for s in split_log.steps:
         per_agent[s.agent] += s.split == "train"
     assert manifest.skipped["no_model_calls"] == per_agent["uniform"]
+
+
+def test_a_run_whose_forecasts_were_all_unusable_exports_nothing_and_says_why(
+    world: World, world_index: EmbeddedIndex, tmp_path: Path
+) -> None:
+    """As the README's tour says: only usable forecasts become records, so the export exits 2
+    counting the steps left out per reason, and writes no file."""
+    from typer.testing import CliRunner
+
+    from pastcast.cli._app import app
+
+    log = tmp_path / "run.jsonl"
+    spec = agent_spec("tool-agent", model="train-test:garbled", label="garbled")
+    run_benchmark(world.dataset, world_index, RunConfig(agents=(spec,), max_events=2), log,
+                  progress=False)  # fmt: skip
+    out = tmp_path / "sft.jsonl"
+    res = CliRunner().invoke(app, ["export", "sft", str(log), "--out", str(out), "--split",
+                                   "unsplit"])  # fmt: skip
+    assert res.exit_code == 2, res.output
+    assert "nothing to export" in res.stderr and "unusable" in res.stderr, res.stderr
+    assert res.stderr.count("\n") == 1
+    assert not out.exists()

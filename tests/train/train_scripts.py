@@ -71,4 +71,6 @@ def respond(request: ChatRequest) -> str | ChatResponse:
 
 @register_provider("train-test")
 def _provider(rest: str, **options: Any) -> Model:
+    if rest == "garbled":  # answers nothing a reader can use: every forecast is unusable
+        return ScriptedModel(["I would rather not say."], cycle=True, name="train-test:garbled")
     return ScriptedModel(responder=respond, name=f"train-test:{rest}")

@@ -139,6 +139,12 @@ def panel_axes(fig: Figure, panels: int) -> list[Axes]:
     return list(grid.flat)[:panels]
 
 
+def legend_beside(ax: Axes, fontsize: float = 8) -> None:
+    """The legend of ``ax`` outside it, on its right: inside, a legend hides the bars or points
+    it falls on (the layout makes room for it)."""
+    ax.legend(fontsize=fontsize, loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0)
+
+
 def wrapped(text: str, width: float, fontsize: float = 8) -> str:
     """``text`` broken into lines that fit ``width`` inches at ``fontsize`` points, whole: a
     title or label is wrapped, never cut (a name longer than a line is split inside)."""

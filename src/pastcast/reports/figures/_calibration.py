@@ -14,6 +14,7 @@ from pastcast.reports.figures._base import (
     Drawn,
     ReportData,
     date_axis,
+    legend_beside,
     new_figure,
     panel_axes,
     wrapped,
@@ -88,7 +89,7 @@ def murphy_bars(data: ReportData) -> Drawn | None:
     ax.set_xticks(pos, names, rotation=30, ha="right", fontsize=8)
     ax.axhline(0, color="0.3", lw=0.8)
     ax.set_ylabel("[0, 1] Brier components")
-    ax.legend(fontsize=8)
+    legend_beside(ax, 8)
     return Drawn(
         fig,
         f"Murphy decomposition of the [0, 1] Brier score of two-outcome forecasts, one bar group "
@@ -134,7 +135,7 @@ def _alpha_lines(data: ReportData, running_mean: bool) -> Drawn | None:
         "cumulative mean alpha ([0, 1] Brier)" if running_mean else "sum of alpha ([0, 1] Brier)"
     )
     ax.set_xlabel("forecast round (cutoff date)")
-    ax.legend(fontsize=8)
+    legend_beside(ax, 8)
     date_axis(ax, 8)
     what = (
         "Cumulative mean alpha against the market after R forecast rounds, as Foresight Arena's "

@@ -15,6 +15,7 @@ from pastcast.reports.figures._base import (
     Drawn,
     ReportData,
     date_axis,
+    legend_beside,
     new_figure,
     panel_axes,
     wrapped,
@@ -60,7 +61,7 @@ def net_recoveries(data: ReportData) -> Drawn | None:
         ax.axvline(0, color="0.3", lw=0.8)
         ax.set_xlabel("forecasts (count)", fontsize=8)
         ax.set_title(wrapped(name, 4.8, 9), fontsize=9)
-        ax.legend(fontsize=7)
+        legend_beside(ax, 7)
     return Drawn(
         fig,
         "Net recoveries of the retrieval pipeline per topic (Hindcast), one panel per agent "
@@ -103,7 +104,7 @@ def lookback_sweep(data: ReportData) -> Drawn | None:
             ax.errorbar(x, y, yerr=[y - lo, hi - y], marker="o", capsize=2, label=" / ".join(group))
     axes[0].set(ylabel="mean Brier (multiclass, 0 to 2)", xlabel="lookback fraction")
     axes[1].set(ylabel="accuracy (share right)", xlabel="lookback fraction")
-    axes[1].legend(fontsize=8)
+    legend_beside(axes[1], 8)
     return Drawn(
         fig,
         "Mean Brier score (multiclass, 0 to 2; lower is better, left) and accuracy (share "
@@ -204,7 +205,7 @@ def market_against_forecasts(data: ReportData) -> Drawn | None:
         ax.set(ylim=(-0.02, 1.02))
         ax.set_ylabel(wrapped(f"P({label})", 3.0, 9), fontsize=9)
         date_axis(ax, 5)
-    axes[0].legend(fontsize=6)
+    legend_beside(axes[0], 6)
     which = "chosen events" if data.events else "events with the most forecast dates"
     return Drawn(
         fig,

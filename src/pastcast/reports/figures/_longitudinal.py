@@ -14,6 +14,7 @@ from pastcast.reports.figures._base import (
     MAX_PANELS,
     Drawn,
     ReportData,
+    legend_beside,
     new_figure,
     panel_axes,
     wrapped,
@@ -72,7 +73,7 @@ def brier_thirds(data: ReportData) -> Drawn | None:
     names = [wrapped(" / ".join(t.group), 1.3, 8) for t in rows]
     ax.set_xticks(pos, names, rotation=30, ha="right", fontsize=8)
     ax.set_ylabel(BRIER)
-    ax.legend(fontsize=8)
+    legend_beside(ax, 8)
     return Drawn(
         fig,
         "Mean Brier score (multiclass, 0 to 2; lower is better) of each agent and setting in "
@@ -114,7 +115,7 @@ def change_by_evidence(data: ReportData) -> Drawn | None:
         ax.set_ylabel("B(t) - B(t-1) (multiclass Brier)", fontsize=8)
         ax.axhline(0, color="0.3", lw=0.8)
         ax.set_title(wrapped(agent, 4.0, 9), fontsize=9)
-        ax.legend(fontsize=7)
+        legend_beside(ax, 7)
     return Drawn(
         fig,
         "Change of the Brier score from one forecast date of an event to the next, "
@@ -168,7 +169,7 @@ def memory_on_cost(data: ReportData) -> Drawn | None:
         ax.set_ylabel("memory-on / memory-free - 1 (ratio of sums)", fontsize=8)
         ax.axhline(0, color="0.3", lw=0.8)
         ax.set_title(wrapped(" / ".join(agent), 4.2, 9), fontsize=9)
-        ax.legend(fontsize=7)
+        legend_beside(ax, 7)
     return Drawn(
         fig,
         "What memory costs, one panel per agent run both with and without memory: for each "
@@ -268,7 +269,7 @@ def cost_per_step(data: ReportData) -> Drawn | None:
         ax.set_xlabel("forecast step t", fontsize=8)
         ax.set_ylabel(_COST_UNITS[k][1], fontsize=8)
         ax.set_title(wrapped(agent, 4.0, 9), fontsize=9)
-        ax.legend(fontsize=7)
+        legend_beside(ax, 7)
     units = "; ".join(
         _COST_UNITS[k][2].format(", ".join(a for a in agents if shown[a][0] == k))
         for k in range(len(_COST_UNITS))
