@@ -18,6 +18,7 @@ from urllib.parse import quote, urlencode
 from fastapi import FastAPI, Request
 from fastapi.responses import HTMLResponse
 from jinja2 import Environment, PackageLoader, select_autoescape
+from markupsafe import Markup
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.responses import Response
 
@@ -61,8 +62,8 @@ def _environment() -> Environment:
     env.filters["qs"] = lambda d: (
         "?" + urlencode({k: v for k, v in d.items() if v not in ("", None)})
     )
-    env.filters["metric"] = fmt_metric
-    env.globals["cell"] = fmt_cell
+    env.filters["metric"] = lambda m: _breakable(fmt_metric(m))
+    env.globals["cell"] = lambda *a: _breakable(fmt_cell(*a))
     env.filters["num"] = fmt_number
     # how old the market belief a step is graded against was at its cutoff
     env.filters["age"] = lambda days: market_age_text([days])
@@ -70,6 +71,16 @@ def _environment() -> Environment:
     env.filters["json"] = pretty_json
     env.globals["RESULT_CHARS"] = RESULT_CHARS
     return env
+
+
+def _breakable(text: str) -> Markup:
+    """``text`` ("0.366 [0.317, 0.417]") as a value and its interval that each stay whole but
+    may go on two lines, so a wide leaderboard fits its page instead of scrolling."""
+    value, space, interval = text.partition(" [")
+    nowrap = '<span style="white-space: nowrap">{}</span>'
+    if not space:
+        return Markup(nowrap).format(text)
+    return Markup(nowrap + " " + nowrap).format(value, "[" + interval)
 
 
 def _number(text: str) -> int:
