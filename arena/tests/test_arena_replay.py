@@ -207,6 +207,8 @@ def test_the_report_and_the_dashboard_show_the_rounds(
     md = made.written.markdown.read_text()
     assert 'id="section-arena"' in html and "Arena leaderboard" in md
     for r in rounds:
+        # the rounds table counts each round's commits and reveals in the verified ledger
+        assert f"| {r.round.selector or '-'} | {len(AGENTS)} | {len(AGENTS)} |" in md
         for m, b in zip(r.round.markets, r.round.benchmarks, strict=True):
             # every market with its benchmark price and the price's source
             assert f"| {r.round.round_id} | {m.market_id} |" in md

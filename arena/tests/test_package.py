@@ -51,3 +51,23 @@ def test_the_root_help_lists_the_arena_without_importing_it() -> None:
     if "arena" not in "\n".join(help_lines):
         pytest.skip("the arena's entry points are not installed in this environment")
     assert not [m for m in json.loads(loaded) if m.startswith("pastcast_arena")]
+
+
+def test_the_live_service_is_phases_given_one_context_not_mixins() -> None:
+    """``LiveService`` composes its phases; none of them inherits another's fields, and each is
+    built from the one ``LiveContext`` alone (a mixin base or a second argument fails here)."""
+    import inspect
+
+    from pastcast_arena._live import LiveService
+    from pastcast_arena._live_context import LiveContext
+    from pastcast_arena._live_forecast import Forecasting
+    from pastcast_arena._live_outcomes import Outcomes
+    from pastcast_arena._live_reveal import Reveals
+    from pastcast_arena._live_rounds import Discovery
+
+    assert LiveService.__bases__ == (object,)
+    for phase in (Discovery, Forecasting, Reveals, Outcomes):
+        assert phase.__bases__ == (object,), phase
+        params = list(inspect.signature(phase).parameters.values())
+        assert [(p.name, p.annotation) for p in params] == [("ctx", "LiveContext")], phase
+    assert LiveContext.__dataclass_params__.frozen  # type: ignore[attr-defined]

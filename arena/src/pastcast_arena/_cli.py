@@ -79,10 +79,10 @@ def simulate(
         output_dir(out, "--out", "simulation")
     result = run_simulation(SimulationConfig(seed=seed, rounds=rounds, markets=markets))
     if out is not None:
-        with (out / "rounds.jsonl").open("w", encoding="utf-8") as fh:
-            for res in result.results:
-                fh.write(res.model_dump_json() + "\n")
         from pastcast_arena._figures import write_arena_figures
+        from pastcast_arena._replay import write_results
+
+        write_results(out / "rounds.jsonl", result.results)
 
         try:
             write_arena_figures(result.report, out)

@@ -15,10 +15,7 @@ from pastcast_arena._stats import ArenaReport
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
-__all__ = ["ARENA_FIGURES", "arena_figures", "write_arena_figures"]
-
-ARENA_FIGURES = ("arena-murphy", "arena-cumulative-alpha")
-"""Figure 2b and Figure 5, by file name."""
+__all__ = ["arena_figures", "write_arena_figures"]
 
 
 def _murphy(report: ArenaReport) -> Figure:

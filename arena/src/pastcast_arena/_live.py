@@ -30,7 +30,7 @@ from pathlib import Path
 
 from pastcast.markets.sources import PolymarketClient
 from pastcast_arena._backend import ArenaBackend, ArenaRejected
-from pastcast_arena._live_context import CorpusAt, LiveContext, snapshot_of
+from pastcast_arena._live_context import CorpusAt, LiveContext
 from pastcast_arena._live_forecast import Forecasting
 from pastcast_arena._live_outcomes import Outcomes
 from pastcast_arena._live_plan import STATE_FILE, Clock, LivePlan, LiveResult, SystemClock
@@ -40,6 +40,7 @@ from pastcast_arena._live_state import LiveState, RoundState, load_state, save_s
 from pastcast_arena._play import DirectSubmitter, Submitter, agent_key
 from pastcast_arena._replay import arena_name
 from pastcast_arena._scoring import YES_INDEX
+from pastcast_arena._snapshot import snapshot_of
 
 __all__ = ["LiveService"]
 
@@ -155,9 +156,6 @@ class LiveService:
         while not self.done() and not (stop is not None and stop()):
             self.tick()
             self.ctx.clock.sleep(self.wait())
-        return self.result()
-
-    def result(self) -> LiveResult:
         return self.outcomes.result()
 
     def wait(self) -> float:

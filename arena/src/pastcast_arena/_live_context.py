@@ -7,8 +7,9 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import datetime
 from pathlib import Path
+from typing import Literal
 
 from pastcast.corpus import CorpusBackend
 from pastcast.markets.sources import OpenMarket, PolymarketClient
@@ -17,27 +18,14 @@ from pastcast_arena._backend import ArenaBackend, ArenaRejected
 from pastcast_arena._live_plan import STATE_FILE, Clock, LivePlan
 from pastcast_arena._live_state import AgentRound, LiveState, RoundState, save_state
 from pastcast_arena._play import Submitter
-from pastcast_arena._records import ArenaMarket
+from pastcast_arena._records import ArenaMarket, SignedCommit, SignedReveal
 from pastcast_arena._relayer_client import RelayerUnavailable
 from pastcast_arena._scoring import payouts_for
-from pastcast_arena._snapshot import ArenaSnapshot
+from pastcast_arena._snapshot import snapshot_of
 
-__all__ = ["CorpusAt", "LiveContext", "arena_market", "snapshot_of", "utc"]
+__all__ = ["CorpusAt", "LiveContext", "arena_market"]
 
 log = logging.getLogger(__name__)
-
-
-def utc(ts: float) -> datetime:
-    return datetime.fromtimestamp(ts, UTC)
-
-
-def snapshot_of(backend: ArenaBackend) -> ArenaSnapshot:
-    snap = getattr(backend, "snapshot", None)
-    if callable(snap):
-        return snap()  # type: ignore[no-any-return]
-    from pastcast_arena._indexer import index_chain
-
-    return index_chain(backend)  # type: ignore[arg-type]
 
 
 def arena_market(m: OpenMarket) -> ArenaMarket:
@@ -47,6 +35,10 @@ def arena_market(m: OpenMarket) -> ArenaMarket:
 
 
 CorpusAt = Callable[[datetime], CorpusBackend | None]
+Kind = Literal["commit", "reveal"]
+Signed = SignedCommit | SignedReveal
+_DONE = {"commit": "committed", "reveal": "revealed"}
+"""The flag of a slot that says the arena holds its message of each kind."""
 
 
 @dataclass(frozen=True)
@@ -94,28 +86,36 @@ class LiveContext:
         rows = snap.commits if kind == "commit" else snap.reveals
         return any(r.round_id == round_id and r.agent.lower() == agent.lower() for r in rows)
 
-    def send(self, kind: str, slot: AgentRound, agent: str, round_id: int) -> bool:
+    def deliver(
+        self, kind: Kind, rnd: RoundState, name: str, sign: Callable[[int], Signed]
+    ) -> None:
+        """The agent's ``kind`` message signed (``sign(nonce)``; written before it is sent) and
+        sent until the arena holds it; one it already holds is not signed again."""
+        slot, agent = rnd.agents[name], self.state.agents[name]
+        assert rnd.round_id is not None
+        if getattr(slot, kind) is None:
+            if self.submitted(kind, rnd.round_id, agent):
+                setattr(slot, _DONE[kind], True)
+                self.save()
+                return
+            setattr(slot, kind, sign(self.backend.nonce(agent)))
+            self.save()
+        if self._send(kind, slot, agent, rnd.round_id):
+            setattr(slot, _DONE[kind], True)
+            self.save()
+
+    def _send(self, kind: Kind, slot: AgentRound, agent: str, round_id: int) -> bool:
         """Send the stored message; True once the arena holds it."""
-        msg = slot.commit if kind == "commit" else slot.reveal
-        assert msg is not None
         try:
-            if kind == "commit":
-                self.submitter.commit(msg)  # type: ignore[arg-type]
-            else:
-                self.submitter.reveal(msg)  # type: ignore[arg-type]
+            getattr(self.submitter, kind)(getattr(slot, kind))
         except ArenaRejected as exc:
             if self.submitted(kind, round_id, agent):
                 return True  # a copy the arena already took (a retried or resumed send)
             if "invalid nonce" in exc.reason:
                 # the nonce moved on without this message (another message took it): sign anew
-                if kind == "commit":
-                    slot.commit = None
-                else:
-                    slot.reveal = None
-                self.save()
-                return False
-            # refused for good (a deadline passed, say): recorded, never sent again
-            slot.missed = f"{kind} refused: {exc.reason}"
+                setattr(slot, kind, None)
+            else:  # refused for good (a deadline passed, say): recorded, never sent again
+                slot.missed = f"{kind} refused: {exc.reason}"
             self.save()
             return False
         except (RelayerUnavailable, OSError) as exc:

@@ -12,7 +12,7 @@ from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import httpx
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
@@ -32,6 +32,8 @@ if TYPE_CHECKING:
     from pastcast_arena._live_plan import LiveResult
 
 __all__ = ["LiveFile", "arena_live", "read_live_plan"]
+
+M = TypeVar("M", bound=BaseModel)
 
 
 class _Polymarket(BaseModel):
@@ -88,7 +90,6 @@ def _path(folder: Path, value: str) -> Path:
 
 def read_live_plan(path: str | Path) -> _Loaded:
     """The plan file checked whole; ``FieldError`` naming the file and field."""
-    from pastcast.errors import FieldError
     from pastcast.runner import read_plan_file
     from pastcast_arena._live_plan import LivePlan
 
@@ -99,11 +100,7 @@ def read_live_plan(path: str | Path) -> _Loaded:
         raise FieldError("plan", str(exc)) from None
     if not isinstance(raw, dict):
         raise FieldError("plan", f"{p}: expected a mapping of fields")
-    try:
-        file = LiveFile.model_validate(raw)
-    except ValidationError as exc:
-        loc, msg = first_error(exc)
-        raise FieldError("plan", f"{p}: field {'.'.join(map(str, loc))}: {msg}") from None
+    file = _validated(p, LiveFile, raw)
     if file.backend not in ("ledger", "evm", "anvil"):
         raise FieldError("plan", f"{p}: field backend: {file.backend!r}: ledger, evm or anvil")
     if file.rpc_url is not None and file.backend != "evm":
@@ -116,12 +113,15 @@ def read_live_plan(path: str | Path) -> _Loaded:
         raise FieldError("plan", f"{p}: fields feeds and spool go together")
     specs = [parse_agent_option(a, field=f"agents[{i}]") for i, a in enumerate(file.agents)]
     timing = {k: v for k, v in raw.items() if k not in LiveFile.model_fields}
+    return _Loaded(file, _validated(p, LivePlan, {**timing, "agents": specs}), p.parent)
+
+
+def _validated(path: Path, model: type[M], raw: Any) -> M:
     try:
-        plan = LivePlan.model_validate({**timing, "agents": specs})
+        return model.model_validate(raw)
     except ValidationError as exc:
         loc, msg = first_error(exc)
-        raise FieldError("plan", f"{p}: field {'.'.join(map(str, loc))}: {msg}") from None
-    return _Loaded(file, plan, p.parent)
+        raise FieldError("plan", f"{path}: field {'.'.join(map(str, loc))}: {msg}") from None
 
 
 def _keys(file: LiveFile) -> dict[str, str]:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import logging
 from datetime import datetime, timedelta
+from functools import partial
 
 from pastcast.atomic import write_atomic
 from pastcast.dataset import Dataset
@@ -14,7 +15,7 @@ from pastcast.records import BINARY_LABELS, DailyBelief, Event, StepSpec
 from pastcast.runlog import read_run_log
 from pastcast.runner import RunConfig, run_benchmark
 from pastcast_arena._backend import ArenaRejected
-from pastcast_arena._live_context import LiveContext, utc
+from pastcast_arena._live_context import LiveContext
 from pastcast_arena._live_plan import DATASET_ID
 from pastcast_arena._live_state import RoundState
 from pastcast_arena._protocol import (
@@ -23,6 +24,7 @@ from pastcast_arena._protocol import (
     sign_commit,
     sign_reasoning,
 )
+from pastcast_arena._records import utc
 from pastcast_arena._relayer_client import RelayerUnavailable
 from pastcast_arena._replay import prediction_bp
 
@@ -135,25 +137,10 @@ class Forecasting:
             # the clock may have jumped: nothing is signed or sent at or after the margin
             if ctx.now() >= rnd.commit_deadline - ctx.plan.commit_margin_s:
                 return
-            agent = ctx.state.agents[name]
-            if slot.commit is None:
-                if ctx.submitted("commit", rnd.round_id, agent):
-                    slot.committed = True
-                    ctx.save()
-                    continue
-                c = commitment(rnd.round_id, slot.predictions, slot.salt)
-                slot.commit = sign_commit(
-                    ctx.keys[name],
-                    ctx.backend.domain,
-                    rnd.round_id,
-                    c,
-                    ctx.backend.nonce(agent),
-                    rnd.commit_deadline - 1,
-                )
-                ctx.save()
-            if ctx.send("commit", slot, agent, rnd.round_id):
-                slot.committed = True
-                ctx.save()
+            c = commitment(rnd.round_id, slot.predictions, slot.salt)
+            key, domain, deadline = ctx.keys[name], ctx.backend.domain, rnd.commit_deadline - 1
+            sign = partial(sign_commit, key, domain, rnd.round_id, c, deadline=deadline)
+            ctx.deliver("commit", rnd, name, sign)
 
     def publish_all(self, rnd: RoundState) -> None:
         """Reasoning traces beside each commitment, where the relayer takes them (retried each

@@ -14,11 +14,13 @@ from pastcast.records import BINARY_LABELS
 from pastcast.runlog import StepRecord
 from pastcast.scoring import score_forecast
 from pastcast_arena._backend import ArenaRejected
-from pastcast_arena._live_context import LiveContext, arena_market, snapshot_of, utc
+from pastcast_arena._live_context import LiveContext, arena_market
 from pastcast_arena._live_plan import LiveResult
 from pastcast_arena._live_state import RoundState
-from pastcast_arena._records import Round, RoundResult
+from pastcast_arena._records import Round, RoundResult, utc
+from pastcast_arena._replay import write_results
 from pastcast_arena._scoring import payouts_for
+from pastcast_arena._snapshot import snapshot_of
 from pastcast_arena._stats import arena_report
 
 __all__ = ["Outcomes"]
@@ -178,8 +180,7 @@ class Outcomes:
         )
 
     def _write_results(self) -> None:
-        body = "".join(r.model_dump_json() + "\n" for r in self.results())
-        write_atomic(self.ctx.out / "rounds.jsonl", body)
+        write_results(self.ctx.out / "rounds.jsonl", self.results())
 
     def result(self) -> LiveResult:
         results = self.results()

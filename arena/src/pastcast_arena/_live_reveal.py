@@ -5,13 +5,14 @@ from __future__ import annotations
 
 import logging
 from datetime import timedelta
+from functools import partial
 
 from pastcast.markets.sources import PolymarketError
 from pastcast_arena._backend import ArenaRejected
-from pastcast_arena._live_context import LiveContext, utc
+from pastcast_arena._live_context import LiveContext
 from pastcast_arena._live_state import RoundState
 from pastcast_arena._protocol import sign_reveal
-from pastcast_arena._records import BenchmarkPrice
+from pastcast_arena._records import BenchmarkPrice, utc
 from pastcast_arena._rounds import benchmark_from_trades
 
 __all__ = ["Reveals"]
@@ -61,25 +62,9 @@ class Reveals:
             if not slot.committed or slot.revealed or slot.missed:
                 continue
             assert slot.predictions is not None and slot.salt is not None
-            agent = ctx.state.agents[name]
-            if slot.reveal is None:
-                if ctx.submitted("reveal", rnd.round_id, agent):
-                    slot.revealed = True
-                    ctx.save()
-                    continue
-                slot.reveal = sign_reveal(
-                    ctx.keys[name],
-                    ctx.backend.domain,
-                    rnd.round_id,
-                    slot.predictions,
-                    slot.salt,
-                    ctx.backend.nonce(agent),
-                    rnd.reveal_deadline - 1,
-                )
-                ctx.save()
-            if ctx.send("reveal", slot, agent, rnd.round_id):
-                slot.revealed = True
-                ctx.save()
+            key, domain, deadline = ctx.keys[name], ctx.backend.domain, rnd.reveal_deadline - 1
+            args = (key, domain, rnd.round_id, slot.predictions, slot.salt)
+            ctx.deliver("reveal", rnd, name, partial(sign_reveal, *args, deadline=deadline))
 
     def give_up_reveals(self, rnd: RoundState) -> None:
         ctx = self.ctx

@@ -6,9 +6,11 @@ from __future__ import annotations
 import logging
 
 from pastcast.markets.sources import OpenMarket, PolymarketError, open_market
-from pastcast_arena._live_context import LiveContext, snapshot_of, utc
+from pastcast_arena._live_context import LiveContext
 from pastcast_arena._live_state import AgentRound, RoundState
+from pastcast_arena._records import utc
 from pastcast_arena._rounds import benchmark_from_book
+from pastcast_arena._snapshot import snapshot_of
 
 __all__ = ["Discovery"]
 

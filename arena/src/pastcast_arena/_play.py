@@ -8,7 +8,7 @@ historical deadlines stay in the ``Round`` record the agents forecast at.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Protocol
+from typing import Protocol, cast
 
 from pastcast_arena._backend import ArenaBackend
 from pastcast_arena._protocol import (
@@ -134,7 +134,7 @@ class RoundPlayer:
             names[s.agent]: s.model_copy(update={"agent": names[s.agent], "round_id": round_id})
             for s in b.score_pending(round_id)
         }
-        codes: tuple[OutcomeCode, ...] = tuple(_code(v) for v in outcomes)
+        codes = tuple(cast(OutcomeCode, v if v in (0, 1) else 2) for v in outcomes)
         return RoundResult(
             round=played,
             outcomes=codes,
@@ -142,11 +142,3 @@ class RoundPlayer:
             scores=dict(sorted(scores.items())),
             roles={n: r for n, r in self.roles.items() if n in predictions and r != "agent"},
         )
-
-
-def _code(v: int) -> OutcomeCode:
-    if v == 0:
-        return 0
-    if v == 1:
-        return 1
-    return 2

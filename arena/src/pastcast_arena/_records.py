@@ -7,6 +7,7 @@ are derived from them, never stored beside them, so the two cannot disagree.
 from __future__ import annotations
 
 import re
+from datetime import UTC, datetime
 from typing import Annotated, Literal
 
 from pydantic import AfterValidator, BeforeValidator, Field, model_validator
@@ -33,6 +34,7 @@ __all__ = [
     "SignedCommit",
     "SignedReveal",
     "Uint256",
+    "utc",
 ]
 
 MAX_BP = 10_000
@@ -58,6 +60,12 @@ the last minute-level CLOB price strictly before it, the last trade before it, t
 of the last whole UTC day before it: ``daily-mean-fallback`` where CLOB prices were asked for
 and none was recorded in the window, ``daily`` for datasets with daily beliefs only; or
 ``recorded``: read back from a chain or ledger, which keep the price, not its source."""
+
+
+def utc(ts: float) -> datetime:
+    """Unix seconds (a chain's, a ledger's or the live service's clock) as a UTC instant."""
+    return datetime.fromtimestamp(ts, UTC)
+
 
 _OLD_SOURCES = {"mid": "book-mid"}
 """Spellings of earlier round files, read as today's."""

@@ -42,6 +42,7 @@ from pastcast_arena._records import (
     SignedReveal,
     Uint256,
 )
+from pastcast_arena._snapshot import snapshot_of
 
 __all__ = ["DEFAULT_HOST", "RelayerPolicy", "create_relayer"]
 
@@ -126,18 +127,22 @@ def create_relayer(
         where = ".".join(str(p) for p in first.get("loc", ())) or "request"
         return JSONResponse({"detail": f"{where}: {first.get('msg', 'invalid')}"}, 400)
 
+    def signed_by(agent: str, recover: Callable[[], str]) -> None:
+        """400 unless the signature recovers to ``agent``."""
+        try:
+            signer = recover()
+        except ValueError as exc:
+            raise HTTPException(400, f"invalid signature: {exc}") from None
+        if signer != agent:
+            raise HTTPException(400, f"the signature is {signer}'s, not {agent}'s")
+
     def relay(
         kind: str,
         msg: SignedCommit | SignedReveal,
         recover: Callable[[], str],
         submit: Callable[[bool], str],
     ) -> dict[str, Any]:
-        try:
-            signer = recover()
-        except ValueError as exc:
-            raise HTTPException(400, f"invalid signature: {exc}") from None
-        if signer != msg.agent:
-            raise HTTPException(400, f"the signature is {signer}'s, not {msg.agent}'s")
+        signed_by(msg.agent, recover)
         with lock:
             refused = rules.check(kind, msg.agent, msg.round_id)
             if refused:
@@ -181,14 +186,7 @@ def create_relayer(
     published: dict[tuple[int, str], dict[str, Any]] = {}
 
     def held_commit(round_id: int, agent: str) -> str | None:
-        snap = getattr(backend, "snapshot", None)
-        if callable(snap):
-            rows = snap().commits
-        else:
-            from pastcast_arena._indexer import index_chain
-
-            rows = index_chain(backend).commits  # type: ignore[arg-type]
-        for row in rows:
+        for row in snapshot_of(backend).commits:
             if row.round_id == round_id and row.agent.lower() == agent.lower():
                 return str(row.commit_hash).lower()
         return None
@@ -198,12 +196,10 @@ def create_relayer(
         """Publish reasoning traces beside a commitment the arena holds: signed by its agent,
         once per agent and round."""
         traces = [dict(t) for t in msg.traces]
-        try:
-            signer = recover_reasoning_signer(msg.round_id, msg.commit_hash, traces, msg.signature)
-        except ValueError as exc:
-            raise HTTPException(400, f"invalid signature: {exc}") from None
-        if signer != msg.agent:
-            raise HTTPException(400, f"the signature is {signer}'s, not {msg.agent}'s")
+        signed_by(
+            msg.agent,
+            lambda: recover_reasoning_signer(msg.round_id, msg.commit_hash, traces, msg.signature),
+        )
         with lock:
             if held_commit(msg.round_id, msg.agent) != msg.commit_hash.lower():
                 raise HTTPException(409, "no such commitment by the agent in the round")

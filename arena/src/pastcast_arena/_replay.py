@@ -20,6 +20,7 @@ from pathlib import Path
 
 from pastcast import safejson
 from pastcast.agents import agent_info
+from pastcast.atomic import write_atomic
 from pastcast.corpus import CorpusBackend
 from pastcast.cutoff import as_utc
 from pastcast.dataset import Dataset
@@ -43,6 +44,7 @@ __all__ = [
     "read_results",
     "replay",
     "replay_steps",
+    "write_results",
 ]
 
 FALLBACK_BP = 5_000
@@ -161,9 +163,7 @@ def replay(
             preds[name] = tuple(row)
         resolved = [_resolved(dataset, m.market_id, resolve_by) for m in rnd.markets]
         results.append(player.play(rnd, preds, resolved))
-    with (folder / "rounds.jsonl").open("w", encoding="utf-8") as fh:
-        for res in results:
-            fh.write(res.model_dump_json() + "\n")
+    write_results(folder / "rounds.jsonl", results)
     return ReplayResult(
         rounds=rounds,
         results=tuple(results),
@@ -172,6 +172,11 @@ def replay(
         failures=failures,
         round_log=round_log,
     )
+
+
+def write_results(path: Path, results: Sequence[RoundResult]) -> None:
+    """``results`` as a ``rounds.jsonl`` file (one ``RoundResult`` a line), written whole."""
+    write_atomic(path, "".join(r.model_dump_json() + "\n" for r in results))
 
 
 def read_results(path: str | Path) -> tuple[RoundResult, ...]:

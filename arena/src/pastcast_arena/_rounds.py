@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from datetime import datetime, timedelta
-from typing import Protocol
+from typing import Any, Protocol
 
 import numpy as np
 from pydantic import Field
@@ -127,14 +127,19 @@ Selector = Callable[[Sequence[Candidate], int, int], tuple[Candidate, ...]]
 SELECTORS: Registry[Selector] = Registry("round_selector")
 
 
+def _first_by(key: Callable[[Candidate], Any]) -> Selector:
+    """The k candidates first in ``key``'s order (ties by market id inside ``key``)."""
+
+    def select(cands: Sequence[Candidate], k: int, round_index: int) -> tuple[Candidate, ...]:
+        return tuple(sorted(cands, key=key)[:k])
+
+    return select
+
+
 @SELECTORS.register("volume-activity")
 def volume_activity() -> Selector:
     """Highest 24-hour volume first, then most price activity (the paper's curation)."""
-
-    def select(cands: Sequence[Candidate], k: int, round_index: int) -> tuple[Candidate, ...]:
-        return tuple(sorted(cands, key=_by_volume)[:k])
-
-    return select
+    return _first_by(_by_volume)
 
 
 @SELECTORS.register("volume-24h")
@@ -143,19 +148,11 @@ def volume_24h(min_volume: float = 0.0) -> Selector:
     filtering); markets with no more than ``min_volume``, or none reported, only after them,
     by price activity."""
 
-    def select(cands: Sequence[Candidate], k: int, round_index: int) -> tuple[Candidate, ...]:
-        def key(c: Candidate) -> tuple[int, float, float, str]:
-            ok = c.volume is not None and c.volume > min_volume
-            return (
-                0 if ok else 1,
-                -(c.volume or 0.0) if ok else 0.0,
-                -c.activity,
-                c.market.market_id,
-            )
+    def key(c: Candidate) -> tuple[int, float, float, str]:
+        ok = c.volume is not None and c.volume > min_volume
+        return (0 if ok else 1, -(c.volume or 0.0) if ok else 0.0, -c.activity, c.market.market_id)
 
-        return tuple(sorted(cands, key=key)[:k])
-
-    return select
+    return _first_by(key)
 
 
 @SELECTORS.register("trending")
@@ -164,14 +161,11 @@ def trending() -> Selector:
     24-hour volume over the mean day's of the lookback window before it), then by 24-hour
     volume; markets without volumes after them, by price activity."""
 
-    def select(cands: Sequence[Candidate], k: int, round_index: int) -> tuple[Candidate, ...]:
-        def key(c: Candidate) -> tuple[int, float, tuple[float, float, str]]:
-            t = trend(c)
-            return (0 if t is not None else 1, -(t or 0.0), _by_volume(c))
+    def key(c: Candidate) -> tuple[int, float, tuple[float, float, str]]:
+        t = trend(c)
+        return (0 if t is not None else 1, -(t or 0.0), _by_volume(c))
 
-        return tuple(sorted(cands, key=key)[:k])
-
-    return select
+    return _first_by(key)
 
 
 @SELECTORS.register("random")

@@ -132,21 +132,14 @@ class ArenaRules:
         if rec.get("round_id", round_id) != round_id:
             raise ArenaRejected(f"Rounds: the next round id is {round_id}")
         self.rounds[round_id] = _Round(ids, commit_deadline, reveal_deadline)
-        self.snapshot_rows["rounds"].append(
-            IndexedRound(
-                round_id=round_id,
-                condition_ids=ids,
-                commit_deadline=commit_deadline,
-                reveal_deadline=reveal_deadline,
-            )
+        row = IndexedRound(
+            round_id=round_id,
+            condition_ids=ids,
+            commit_deadline=commit_deadline,
+            reveal_deadline=reveal_deadline,
         )
-        return {
-            "kind": "round",
-            "round_id": round_id,
-            "condition_ids": list(ids),
-            "commit_deadline": commit_deadline,
-            "reveal_deadline": reveal_deadline,
-        }
+        self.snapshot_rows["rounds"].append(row)
+        return {"kind": "round", **row.model_dump(mode="json", exclude={"benchmarks"})}
 
     def _apply_benchmarks(self, rec: dict[str, Any], at: int, ref: str, seq: int) -> dict[str, Any]:
         round_id = int(rec["round_id"])
@@ -256,23 +249,11 @@ class ArenaRules:
             raise ArenaRejected("Arena: no market resolved yet")
         baseline = score_bp(r.benchmarks, r.benchmarks, values)[0]
         r.outcomes = tuple(values)
+        fields = {"round_id": round_id, "resolved": resolved, "baseline_bp": baseline}
         self.snapshot_rows["outcomes"].append(
-            IndexedOutcomes.model_validate(
-                {
-                    "round_id": round_id,
-                    "outcomes": values,
-                    "resolved": resolved,
-                    "baseline_bp": baseline,
-                }
-            )
+            IndexedOutcomes.model_validate({**fields, "outcomes": values})
         )
-        return {
-            "kind": "outcomes",
-            "round_id": round_id,
-            "values": values,
-            "resolved": resolved,
-            "baseline_bp": baseline,
-        }
+        return {"kind": "outcomes", **fields, "values": values}
 
     def pending_scores(self, round_id: int) -> list[dict[str, Any]]:
         """The score records ``calculateScoresForPendingReveals`` would write now."""
@@ -285,16 +266,8 @@ class ArenaRules:
             entry = self.entries[(round_id, agent)]
             assert entry.predictions is not None
             brier, alpha, n = score_bp(entry.predictions, r.benchmarks, r.outcomes)
-            out.append(
-                {
-                    "kind": "score",
-                    "round_id": round_id,
-                    "agent": agent,
-                    "brier_bp": brier,
-                    "alpha_bp": alpha,
-                    "resolved": n,
-                }
-            )
+            score = {"round_id": round_id, "agent": agent, "brier_bp": brier, "alpha_bp": alpha}
+            out.append({"kind": "score", **score, "resolved": n})
         return out
 
     def _apply_score(self, rec: dict[str, Any], at: int, ref: str, seq: int) -> dict[str, Any]:

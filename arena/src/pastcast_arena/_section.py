@@ -5,7 +5,6 @@ ledger, per-round scores, the leaderboard with its standard errors (empirical an
 
 from __future__ import annotations
 
-import json
 from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
@@ -28,17 +27,6 @@ def _outcome(code: int) -> str:
     return "YES" if code == OUTCOME_YES else "NO"
 
 
-def _ledger_counts(path: Path) -> Counter[tuple[int, str]]:
-    """(round id, kind) -> how many commit and reveal records the ledger holds."""
-    counts: Counter[tuple[int, str]] = Counter()
-    with path.open(encoding="utf-8") as lines:
-        for line in lines:
-            record = json.loads(line).get("record", {})
-            if record.get("kind") in ("commit", "reveal"):
-                counts[(int(record["message"]["round_id"]), record["kind"])] += 1
-    return counts
-
-
 def arena_section(
     results: Sequence[RoundResult], *, ledger: Path | None = None, title: str = "Arena rounds"
 ) -> ReportSection:
@@ -54,7 +42,9 @@ def arena_section(
     verified = ""
     if ledger is not None:
         summary = verify_ledger(ledger)  # raises on any broken hash, signature or score
-        counts = _ledger_counts(ledger)
+        snap = summary.snapshot
+        counts.update([(c.round_id, "commit") for c in snap.commits])
+        counts.update([(r.round_id, "reveal") for r in snap.reveals])
         verified = (
             f" The ledger {ledger.name} verifies: {summary.lines} lines, head {summary.head[:16]}."
         )

@@ -10,7 +10,6 @@ from __future__ import annotations
 import csv
 import json
 from collections.abc import Mapping
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, ClassVar, Literal
 
@@ -26,6 +25,7 @@ from pastcast_arena._records import (
     Round,
     RoundResult,
     RoundScore,
+    utc,
 )
 
 __all__ = [
@@ -38,6 +38,7 @@ __all__ = [
     "IndexedScore",
     "SnapshotError",
     "load_snapshot",
+    "snapshot_of",
 ]
 
 
@@ -102,10 +103,6 @@ _TABLES: dict[str, type[Record]] = {
     "scores": IndexedScore,
 }
 _LIST_FIELDS = {"condition_ids", "benchmarks", "predictions", "outcomes"}
-
-
-def _when(ts: int) -> datetime:
-    return datetime.fromtimestamp(ts, tz=UTC)
 
 
 class ArenaSnapshot(Record):
@@ -206,13 +203,13 @@ class ArenaSnapshot(Record):
                     f"round {r.round_id}: the catalogue's benchmarks are not the recorded ones"
                 )
             return known
-        deadline = _when(r.commit_deadline)
+        deadline = utc(r.commit_deadline)
         markets = tuple(ArenaMarket(market_id=c, condition_id=c) for c in r.condition_ids)
         return Round(
             round_id=r.round_id,
             markets=markets,
             commit_deadline=deadline,
-            reveal_deadline=_when(r.reveal_deadline),
+            reveal_deadline=utc(r.reveal_deadline),
             benchmarks=tuple(
                 BenchmarkPrice(market_id=c, price_bp=p, source="recorded", observed_at=deadline)
                 for c, p in zip(r.condition_ids, r.benchmarks, strict=True)
@@ -264,3 +261,13 @@ def load_snapshot(folder: str | Path) -> ArenaSnapshot:
             raise SnapshotError(f"{root}: no {table}.csv or {table}.parquet")
         tables[table] = _read_table(path, model)
     return ArenaSnapshot.model_validate(tables)
+
+
+def snapshot_of(backend: Any) -> ArenaSnapshot:
+    """What ``backend`` holds as tables: a ledger's own, a chain's read by the indexer."""
+    snap = getattr(backend, "snapshot", None)
+    if callable(snap):
+        return snap()  # type: ignore[no-any-return]
+    from pastcast_arena._indexer import index_chain
+
+    return index_chain(backend)

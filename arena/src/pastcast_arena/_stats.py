@@ -11,6 +11,7 @@ from __future__ import annotations
 import math
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
+from dataclasses import asdict
 
 import numpy as np
 from numpy.typing import NDArray
@@ -246,20 +247,9 @@ def _murphy(rows: MarketRows, bins: int) -> tuple[MurphyRow, ...]:
     for name in sorted(set(rows.agent)):
         sel = agent == name
         an = alpha_anatomy(p[sel], b[sel], x[sel], bins)
-        m = an.agent
-        out.append(
-            MurphyRow(
-                agent=name,
-                n=m.n,
-                uncertainty=m.uncertainty,
-                reliability=m.reliability,
-                resolution=m.resolution,
-                brier=m.brier,
-                residual=m.residual,
-                resolution_gain=an.resolution_gain,
-                reliability_gap=an.reliability_gap,
-            )
-        )
+        parts = {k: v for k, v in asdict(an.agent).items() if k != "bins"}
+        gains = {"resolution_gain": an.resolution_gain, "reliability_gap": an.reliability_gap}
+        out.append(MurphyRow(agent=name, **parts, **gains))
     return tuple(out)
 
 
@@ -307,15 +297,7 @@ def arena_report(
     if not results:
         raise ValueError("no scored rounds to report on")
     per_round = tuple(
-        RoundRow(
-            round_id=s.round_id,
-            agent=s.agent,
-            brier_bp=s.brier_bp,
-            alpha_bp=s.alpha_bp,
-            brier=s.brier,
-            alpha=s.alpha,
-            resolved=s.resolved,
-        )
+        RoundRow(**s.model_dump(), brier=s.brier, alpha=s.alpha)
         for res in results
         for _, s in sorted(res.scores.items())
     )

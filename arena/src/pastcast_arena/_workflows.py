@@ -75,6 +75,11 @@ def _selector(option: str) -> ComponentSpec:
         raise FieldError("selector", f"{option!r}: {exc}") from None
 
 
+def _http_url(field: str, url: str | None) -> None:
+    if url is not None and not url.startswith(("http://", "https://")):
+        raise FieldError(field, f"{url!r}: expected an http:// or https:// URL")
+
+
 def _instant(text: str | None, field: str) -> datetime | None:
     if text is None:
         return None
@@ -200,15 +205,13 @@ def arena_replay(plan: ArenaReplayPlan) -> ArenaReplay:
         raise FieldError("agents", "give at least one agent")
     if rpc_url is not None and backend != "evm":
         raise FieldError("rpc_url", "a node's URL goes with the backend 'evm'")
-    if rpc_url is not None and not rpc_url.startswith(("http://", "https://")):
-        raise FieldError("rpc_url", f"{rpc_url!r}: expected an http:// or https:// URL")
+    _http_url("rpc_url", rpc_url)
     cutoff = _instant(plan.resolve_by, "resolve_by")
     rounds = plan.round_plan()
     for name, url in (("clob_url", clob_url), ("data_url", data_url)):
         if url is not None and clob_cache is None:
             raise FieldError(name, "fetched prices go into a cache: give clob_cache too")
-        if url is not None and not url.startswith(("http://", "https://")):
-            raise FieldError(name, f"{url!r}: expected an http:// or https:// URL")
+        _http_url(name, url)
     ledger_path = out / "ledger.jsonl"
     if backend == "ledger" and ledger_path.exists():
         raise FieldError("out", f"{ledger_path}: already exists (replay into a new directory)")
@@ -267,8 +270,7 @@ def arena_chain_leaderboard(
     from pastcast_arena._chain import EvmArena
     from pastcast_arena._reputation import chain_leaderboard
 
-    if not rpc_url.startswith(("http://", "https://")):
-        raise FieldError("from_chain", f"{rpc_url!r}: expected an http:// or https:// URL")
+    _http_url("from_chain", rpc_url)
     address, recorded_block = _reputation_address(reputation)
     start = from_block or recorded_block
     try:
