@@ -13,6 +13,7 @@ function as the off-chain report's (``standings``), so a replay's two leaderboar
 from __future__ import annotations
 
 from collections import Counter, defaultdict
+
 from pydantic import Field
 
 from pastcast.records import Record
