@@ -1,6 +1,8 @@
 """The contracts' Forge suite (arena/tests/forge: the rejections the Python EVM tests check,
-commit-reveal and the reputation entries fuzzed), run by forge from npm with solcjs as its
-compiler, offline; and a check that the suite fails when a contract loses one of its rules."""
+commit-reveal, the reputation feedback and the arena's entries fuzzed, the identity token's
+ERC-721 behaviours with receiving and refusing contracts), run by forge from npm with solcjs as
+its compiler, offline; and a check that the suite fails when a contract loses one of its
+rules."""
 
 from __future__ import annotations
 
@@ -68,8 +70,8 @@ def test_the_forge_suite_passes(tmp_path: Path) -> None:
     assert result.returncode == 0, out[-4000:]
     summary = re.search(r"(\d+) tests passed, (\d+) failed", out)
     assert summary, out[-2000:]
-    assert int(summary.group(1)) >= 39 and summary.group(2) == "0"
-    # the commit-reveal properties and the reputation entries were fuzzed
+    assert int(summary.group(1)) >= 48 and summary.group(2) == "0"
+    # the commit-reveal properties, the feedback and the arena's entries were fuzzed
     assert out.count("runs: 256") >= 5
 
 
@@ -81,23 +83,32 @@ RULES = [
     ),
     (
         "ReputationRegistry.sol",
-        'require(!e.recorded, "Reputation: entry already recorded");',
-        "test_aSecondEntryForTheSameRoundAndAgentIsRefused",
+        'require(!identity.isAuthorizedOrOwner(msg.sender, agentId), "Reputation: self-feedback");',
+        "test_anyoneButTheOwnerAndOperatorsGivesFeedback",
     ),
     (
         "ReputationRegistry.sol",
-        'require(msg.sender == scorer, "Reputation: not the scorer");',
-        "test_onlyTheScorerWrites",
+        'require(!f.isRevoked, "Reputation: already revoked");',
+        "test_onlyTheClientRevokesOnce",
+    ),
+    (
+        "AgentRegistry.sol",
+        "require(answer == IERC721Receiver.onERC721Received.selector, "
+        '"Registry: receiver refused the token");',
+        "test_aWrongAnswerRefusesTheTransfer",
     ),
 ]
 
 
-@pytest.mark.parametrize(("source", "rule", "test"), RULES, ids=["commit", "entry", "scorer"])
+@pytest.mark.parametrize(
+    ("source", "rule", "test"), RULES, ids=["commit", "self-feedback", "revoke", "receiver"]
+)
 def test_the_suite_fails_when_a_contract_loses_a_rule(
     tmp_path: Path, source: str, rule: str, test: str
 ) -> None:
     # a copy of the project whose contract lost one rule (a second commitment over the first,
-    # a second reputation entry over the first, an entry from anyone)
+    # feedback from the agent's own owner, a revocation twice, a token to a receiver that
+    # answered wrong)
     project = tmp_path / "forge"
     shutil.copytree(FORGE_DIR, project, ignore=shutil.ignore_patterns("out", "cache"))
     contracts = tmp_path / "src" / "pastcast_arena" / "contracts"

@@ -647,10 +647,14 @@ def _refusals(record: dict[str, Any], refused: Any) -> None:
         {"contracts": {**contracts, "PredictionArena": nowhere}},
         rf"field contracts.PredictionArena: no contract at {nowhere}",
     )
-    other = contracts["AgentRegistry"]  # code there, but not this deployment's arena
+    other = contracts["AgentRegistry"]  # code there, but not this deployment's registry
+    refused(
+        {"contracts": {**contracts, "ReputationRegistry": other}},
+        rf"field contracts.ReputationRegistry: {other}, but the deployment .* has",
+    )
     refused(
         {"contracts": {**contracts, "PredictionArena": other}},
-        rf"field contracts.PredictionArena: {other}, but the deployment .* has",
+        rf"field contracts.PredictionArena: {other}: not an arena",
     )
 
 

@@ -1,7 +1,9 @@
-"""The identity and reputation registries: a replay's scores reach the reputation registry, and
-the leaderboard read from the chain alone equals the off-chain one (on py-evm and on anvil);
-the registries' rules (only the scorer writes, once per round and agent, for registered agents;
-a transfer moves the card, never the agent key); the leaderboard command reading a node."""
+"""The identity and reputation registries: a replay's scores reach the reputation registry as the
+arena's ERC-8004 feedback, and the leaderboard read from the chain alone equals the off-chain one
+(on py-evm and on anvil); the registries' rules (feedback from anyone but the agent's owner and
+operators, for registered agents, revoked by its client only; only the arena's feedback reaches
+the leaderboard; the identity token is an ERC-721 whose transfer moves the card, never the agent
+key); the leaderboard command reading a node."""
 
 from __future__ import annotations
 
@@ -24,7 +26,6 @@ from pastcast_arena import (
     EvmArena,
     RoundPlan,
     arena_report,
-    artifacts,
     chain_leaderboard,
     read_reputation,
     replay,
@@ -88,16 +89,16 @@ def test_the_leaderboard_read_from_the_chain_is_the_off_chain_one(
     assert board["random"].role == "agent" and board["random"].alpha_se is not None
 
 
-def test_a_third_party_reads_the_same_leaderboard_from_the_registrys_address(
+def test_a_third_party_reads_the_same_leaderboard_from_the_arenas_address(
     replayed: tuple[EvmArena, Any],
 ) -> None:
     arena, result = replayed
-    seen = EvmArena.attach(arena.w3, arena.reputation.address, from_block=arena.deploy_block)
+    seen = EvmArena.attach(arena.w3, arena.arena.address, from_block=arena.deploy_block)
     assert seen.addresses() == arena.addresses()
     assert chain_leaderboard(seen) == result.report.leaderboard
 
 
-def test_every_score_is_one_entry_and_the_stored_sums_agree(
+def test_every_score_is_two_feedback_entries_and_the_registrys_summary_agrees(
     replayed: tuple[EvmArena, Any],
 ) -> None:
     arena, result = replayed
@@ -112,23 +113,24 @@ def test_every_score_is_one_entry_and_the_stored_sums_agree(
         for n, s in r.scores.items()
     }
     assert got == want and len(entries) == len(want)
+    rep, client = arena.reputation.functions, [arena.arena.address]
     for agent_id, a in agents.items():
         mine = [e for e in entries if e.agent_id == agent_id]
-        rounds, preds, b, al, b2, a2 = arena.reputation.functions.getSummary(agent_id).call()
-        assert (rounds, preds) == (len(mine), sum(e.resolved for e in mine))
-        assert (b, al) == (sum(e.brier_bp for e in mine), sum(e.alpha_bp for e in mine))
-        assert (b2, a2) == (sum(e.brier_bp**2 for e in mine), sum(e.alpha_bp**2 for e in mine))
-        assert arena.reputation.functions.roundsOf(agent_id).call() == [e.round_id for e in mine]
-        assert a.address == a.owner  # nobody transferred
-        # the means and standard errors of the leaderboard, from the stored sums alone
+        assert rep.getClients(agent_id).call() == client
+        assert rep.getLastIndex(agent_id, client[0]).call() == 2 * len(mine)
+        listed = rep.readAllFeedback(agent_id, client, "", "", False).call()
+        assert listed[4] == ["brier", "alpha"] * len(mine)
+        assert listed[5] == [str(e.round_id) for e in mine for _ in "ba"]
+        assert set(listed[3]) == {4} and not any(listed[6])
         row = board[a.uri]
-        assert row.rounds == rounds and row.predictions == preds
-        assert row.brier == pytest.approx(b / rounds / 1e4)
-        assert row.alpha == pytest.approx(al / rounds / 1e4)
-        var = (a2 - al**2 / rounds) / (rounds - 1) / 1e8
-        assert row.alpha_se == pytest.approx(math.sqrt(var / rounds), abs=1e-12)
-        var = (b2 - b**2 / rounds) / (rounds - 1) / 1e8
-        assert row.brier_se == pytest.approx(math.sqrt(var / rounds), abs=1e-12)
+        for tag, col, mean in (("brier", "brier_bp", row.brier), ("alpha", "alpha_bp", row.alpha)):
+            count, value, decimals = rep.getSummary(agent_id, client, tag, "").call()
+            values = [getattr(e, col) for e in mine]
+            assert (count, decimals) == (len(mine), 4)
+            assert value == math.trunc(sum(values) / len(values))  # toward zero, as Solidity
+            assert mean == pytest.approx(sum(values) / len(values) / 1e4)
+        assert a.address == a.owner  # nobody transferred
+        assert row.rounds == len(mine) and row.predictions == sum(e.resolved for e in mine)
 
 
 def test_a_tampered_entry_would_change_the_leaderboard(replayed: tuple[EvmArena, Any]) -> None:
@@ -150,12 +152,10 @@ def test_an_empty_registry_and_a_wrong_address_are_refused(evm: Any) -> None:
     arena = _fresh(evm)
     with pytest.raises(ValueError, match="no entries"):
         chain_leaderboard(arena)
-    with pytest.raises(ValueError, match=r"not a reputation registry|no contract"):
-        EvmArena.attach(arena.w3, arena.round_manager.address)
+    with pytest.raises(ValueError, match="not an arena"):
+        EvmArena.attach(arena.w3, arena.reputation.address)
     with pytest.raises(ValueError, match="no contract there"):
         EvmArena.attach(arena.w3, "0x" + "11" * 20)
-    with pytest.raises(ValueError, match="is not an arena"):
-        EvmArena.attach(arena.w3, _own_registry(arena).address)  # its scorer is an account
     with pytest.raises(ValueError, match="not an address"):
         EvmArena.attach(arena.w3, "0x1234")
 
@@ -163,57 +163,94 @@ def test_an_empty_registry_and_a_wrong_address_are_refused(evm: Any) -> None:
 # ---------------------------------------------------------------------- the registries' rules
 
 
-def test_only_the_scorer_writes(evm: Any) -> None:
+def _feedback(value: int, tag1: str = "brier", tag2: str = "1", decimals: int = 4) -> tuple:
+    return (value, decimals, tag1, tag2, "", "", b"\0" * 32)
+
+
+def test_feedback_comes_from_anyone_but_the_agents_owner_and_operators(evm: Any) -> None:
+    arena = _fresh(evm)
+    agent = arena.register(key(1), "a")
+    client = arena.register(key(2), "b")  # a funded key: a client like any other
+    rep, reg = arena.reputation.functions, arena.agent_registry.functions
+    with pytest.raises(ArenaRejected, match="Reputation: self-feedback"):
+        arena.transact_as(rep.giveFeedback(1, *_feedback(9000)), key(1))
+    arena.transact_as(reg.setApprovalForAll(client, True), key(1))
+    with pytest.raises(ArenaRejected, match="Reputation: self-feedback"):
+        arena.transact_as(rep.giveFeedback(1, *_feedback(9000)), key(2))
+    arena.transact_as(reg.setApprovalForAll(client, False), key(1))
+    arena.transact_as(reg.approve(client, 1), key(1))
+    with pytest.raises(ArenaRejected, match="Reputation: self-feedback"):
+        arena.transact_as(rep.giveFeedback(1, *_feedback(9000)), key(2))
+    arena.transact_as(reg.approve("0x" + "00" * 20, 1), key(1))
+    arena.transact_as(rep.giveFeedback(1, *_feedback(9000)), key(2))
+    assert rep.readFeedback(1, client, 1).call() == [9000, 4, "brier", "1", False]
+    assert rep.getClients(1).call() == [client] and agent != client
+
+
+def test_another_clients_feedback_never_reaches_the_leaderboard(evm: Any) -> None:
+    arena = _fresh(evm)
+    player = RoundPlayer(arena, {"a": key(1), "b": key(2)})
+    res = player.play(
+        make_round([6000, 3000]), {"a": (7000, 2000), "b": (5000, 5000)}, [True, True]
+    )
+    before = (read_reputation(arena), chain_leaderboard(arena))
+    # a client writes the arena's tags for the same round, and a round the arena never scored
+    rep, round_id = arena.reputation.functions, str(res.round.round_id)
+    other = arena.register(key(3), "c")
+    for tag, tag2 in (("brier", round_id), ("alpha", round_id), ("brier", "99"), ("alpha", "99")):
+        arena.transact_as(rep.giveFeedback(1, *_feedback(0, tag, tag2)), key(3))
+    assert rep.getClients(1).call() == [arena.arena.address, other]
+    assert (read_reputation(arena), chain_leaderboard(arena)) == before
+
+
+def test_feedback_is_indexed_per_client_revoked_by_it_once_and_answered(evm: Any) -> None:
     arena = _fresh(evm)
     arena.register(key(1), "a")
-    assert arena.reputation.functions.scorer().call() == arena.arena.address
-    with pytest.raises(ArenaRejected, match="Reputation: not the scorer"):
-        arena.transact(arena.reputation.functions.recordScore(1, 1, 2000, 100, 2))
-    with pytest.raises(ArenaRejected, match="Reputation: not the scorer"):
-        arena.transact_as(arena.reputation.functions.recordScore(1, 1, 2000, 100, 2), key(1))
-    # the deployer authorised the arena, once: nobody can swap in another scorer
-    with pytest.raises(ArenaRejected, match="Reputation: scorer already set"):
-        arena.transact(arena.reputation.functions.authoriseScorer(arena.operator))
-    with pytest.raises(ArenaRejected, match="Reputation: not the admin"):
-        arena.transact_as(arena.reputation.functions.authoriseScorer(arena.operator), key(1))
-    assert read_reputation(arena) == ()
+    client = arena.register(key(2), "b")
+    responder = arena.register(key(3), "c")
+    rep = arena.reputation.functions
+    for value in (9000, -150, 5000):
+        arena.transact_as(rep.giveFeedback(1, *_feedback(value)), key(2))
+    assert rep.getLastIndex(1, client).call() == 3
+    assert rep.getSummary(1, [client], "brier", "").call() == [3, 4616, 4]
+    with pytest.raises(ArenaRejected, match="Reputation: no such feedback"):
+        arena.transact_as(rep.revokeFeedback(1, 2), key(3))  # not its feedback
+    arena.transact_as(rep.revokeFeedback(1, 2), key(2))
+    with pytest.raises(ArenaRejected, match="Reputation: already revoked"):
+        arena.transact_as(rep.revokeFeedback(1, 2), key(2))
+    assert rep.readFeedback(1, client, 2).call() == [-150, 4, "brier", "1", True]
+    assert rep.getSummary(1, [client], "brier", "").call() == [2, 7000, 4]
+    assert rep.readAllFeedback(1, [], "", "", False).call()[1] == [1, 3]
+    assert rep.readAllFeedback(1, [], "", "", True).call()[1] == [1, 2, 3]
+    with pytest.raises(ArenaRejected, match="Reputation: name the clients"):
+        arena.call(rep.getSummary(1, [], "", ""))
+    # anyone answers a feedback, as often as it likes
+    arena.transact_as(rep.appendResponse(1, client, 2, "ipfs://reply", b"\0" * 32), key(3))
+    arena.transact_as(rep.appendResponse(1, client, 2, "ipfs://again", b"\0" * 32), key(3))
+    arena.transact_as(rep.appendResponse(1, client, 3, "ipfs://reply", b"\0" * 32), key(1))
+    assert rep.getResponseCount(1, client, 2, []).call() == 2
+    assert rep.getResponseCount(1, client, 0, [responder]).call() == 2
+    assert rep.getResponseCount(1, "0x" + "00" * 20, 0, []).call() == 3
+    with pytest.raises(ArenaRejected, match="Reputation: no such feedback"):
+        arena.transact_as(rep.appendResponse(1, client, 4, "ipfs://x", b"\0" * 32), key(3))
+    with pytest.raises(ArenaRejected, match="Reputation: empty response URI"):
+        arena.transact_as(rep.appendResponse(1, client, 1, "", b"\0" * 32), key(3))
 
 
-def _own_registry(arena: EvmArena) -> Any:
-    """A reputation registry over the arena's identities whose scorer is the operator."""
-    rep = arena._deploy(artifacts()["ReputationRegistry"], arena.agent_registry.address)
-    arena.transact(rep.functions.authoriseScorer(arena.operator))
-    return rep
-
-
-def test_one_entry_per_round_and_agent_never_overwritten(evm: Any) -> None:
+def test_feedback_on_an_unknown_agent_and_out_of_range_values_are_refused(evm: Any) -> None:
     arena = _fresh(evm)
     arena.register(key(1), "a")
-    rep = _own_registry(arena)
-    arena.transact(rep.functions.recordScore(3, 1, 2000, -150, 4))
-    with pytest.raises(ArenaRejected, match="Reputation: entry already recorded"):
-        arena.transact(rep.functions.recordScore(3, 1, 0, 5000, 4))
-    assert rep.functions.getEntry(3, 1).call() == [True, 2000, -150, 4]
-    arena.transact(rep.functions.recordScore(4, 1, 0, 5000, 4))  # another round
-    assert rep.functions.getSummary(1).call()[:2] == [2, 8]
-
-
-def test_an_unregistered_agent_and_out_of_range_scores_are_refused(evm: Any) -> None:
-    arena = _fresh(evm)
-    arena.register(key(1), "a")
-    rep = _own_registry(arena)
-    for agent_id in (0, 2):
-        with pytest.raises(ArenaRejected, match="Reputation: agent not registered"):
-            arena.transact(rep.functions.recordScore(1, agent_id, 2000, 100, 2))
-    bad = {
-        "Reputation: no round": (0, 1, 2000, 100, 2),
-        "Reputation: Brier above 10000 bp": (1, 1, 10001, 100, 2),
-        "Reputation: alpha out of range": (1, 1, 2000, -10001, 2),
-        "Reputation: bad market count": (1, 1, 2000, 100, 0),
-    }
-    for reason, args in bad.items():
-        with pytest.raises(ArenaRejected, match=reason):
-            arena.transact(rep.functions.recordScore(*args))
+    arena.register(key(2), "b")
+    rep = arena.reputation.functions
+    for agent_id in (0, 3):
+        with pytest.raises(ArenaRejected, match="Registry: unknown agent"):
+            arena.transact_as(rep.giveFeedback(agent_id, *_feedback(1)), key(2))
+    with pytest.raises(ArenaRejected, match="Reputation: too many decimals"):
+        arena.transact_as(rep.giveFeedback(1, *_feedback(1, decimals=19)), key(2))
+    for value in (10**38 + 1, -(10**38) - 1):
+        with pytest.raises(ArenaRejected, match="Reputation: value too large"):
+            arena.transact_as(rep.giveFeedback(1, *_feedback(value)), key(2))
+    arena.transact_as(rep.giveFeedback(1, *_feedback(10**38, decimals=18)), key(2))
 
 
 def test_the_arena_records_each_score_once(evm: Any) -> None:
@@ -232,6 +269,9 @@ def test_the_arena_records_each_score_once(evm: Any) -> None:
     assert len(read_reputation(arena)) == 2
 
 
+ERC_165_721_METADATA = ("01ffc9a7", "80ac58cd", "5b5e139f")
+
+
 def test_a_transfer_moves_the_card_not_the_agent_key(evm: Any) -> None:
     from eth_account import Account
 
@@ -247,12 +287,20 @@ def test_a_transfer_moves_the_card_not_the_agent_key(evm: Any) -> None:
         arena.transact_as(reg.transferFrom(agent, "0x" + "00" * 20, 1), key(1))
     with pytest.raises(ArenaRejected, match="Registry: unknown agent"):
         arena.call(reg.ownerOf(3))
-    arena.transact_as(reg.transferFrom(agent, holder, 1), key(1))
+    assert [reg.supportsInterface(bytes.fromhex(i)).call() for i in ERC_165_721_METADATA] == [
+        True
+    ] * 3
+    assert not reg.supportsInterface(b"\xff" * 4).call()
+    assert reg.getAgentWallet(1).call() == agent
+    arena.transact_as(reg.approve(holder, 1), key(1))
+    arena.transact_as(reg.safeTransferFrom(agent, holder, 1), key(2))  # approved; to a key
+    assert reg.getApproved(1).call() == "0x" + "00" * 20  # the approval went with the token
+    assert reg.getAgentWallet(1).call() == "0x" + "00" * 20  # ERC-8004: the wallet too
     assert reg.ownerOf(1).call() == holder and reg.balanceOf(holder).call() == 2
     # the key that registered is still agent 1; the holder's own key is still agent 2
     assert reg.agentIdOf(agent).call() == 1 and reg.agentAddress(1).call() == agent
     assert reg.agentIdOf(holder).call() == 2
-    with pytest.raises(ArenaRejected, match="Registry: not the owner"):
+    with pytest.raises(ArenaRejected, match="Registry: not the owner or approved"):
         arena.transact_as(reg.setAgentURI(1, "the old holder"), key(1))
     arena.transact_as(reg.setAgentURI(1, "renamed"), key(2))
     cards = {a.agent_id: a for a in chain_agents(arena)}
@@ -265,13 +313,21 @@ def test_a_transfer_moves_the_card_not_the_agent_key(evm: Any) -> None:
 
 
 def test_a_role_other_than_agent_is_on_the_card(evm: Any) -> None:
+    from eth_account import Account
+
     arena = _fresh(evm)
     arena.register(key(1), "market", role="reference")
     arena.register(key(2), "someone")
     roles = {a.uri: a.role for a in chain_agents(arena)}
     assert roles == {"market": "reference", "someone": "agent"}
-    with pytest.raises(ArenaRejected, match="Registry: not the owner"):
-        arena.transact_as(arena.agent_registry.functions.setMetadata(1, "role", b"agent"), key(2))
+    reg = arena.agent_registry.functions
+    with pytest.raises(ArenaRejected, match="Registry: not the owner or approved"):
+        arena.transact_as(reg.setMetadata(1, "role", b"agent"), key(2))
+    with pytest.raises(ArenaRejected, match="Registry: reserved key"):
+        arena.transact_as(reg.setMetadata(1, "agentWallet", b"\1" * 20), key(1))
+    arena.fund(Account.from_key(key(3)).address)
+    with pytest.raises(ArenaRejected, match="Registry: reserved key"):
+        arena.transact_as(reg.register("x", [("agentWallet", b"\1" * 20)]), key(3))
 
 
 # ---------------------------------------------------------------------- the command
@@ -285,34 +341,32 @@ def test_the_report_command_reads_the_leaderboard_from_a_node(
         pytest.skip("the in-process chain has no URL: the command reads a node (anvil)")
     url = arena.w3.provider.endpoint_uri
     runner = CliRunner()
-    args = ["arena", "report", "--from-chain", url, "--reputation", arena.reputation.address]
+    args = ["arena", "report", "--from-chain", url, "--arena", arena.arena.address]
     r = runner.invoke(app, [*args, "--from-block", str(arena.deploy_block), "--json"])
     assert r.exit_code == 0, r.output
     board = json.loads(r.output)["leaderboard"]
     assert board == [row.model_dump(mode="json") for row in result.report.leaderboard]
-    # a replay's deployment file names the registry and the block
+    # a replay's deployment file names the arena and the block
     deployment = tmp_path / "deployment.json"
     deployment.write_text(
         json.dumps({"deploy_block": arena.deploy_block, "contracts": arena.addresses()})
     )
     r = runner.invoke(
-        app, ["arena", "report", "--from-chain", url, "--reputation", str(tmp_path), "--json"]
+        app, ["arena", "report", "--from-chain", url, "--arena", str(tmp_path), "--json"]
     )
     assert r.exit_code == 0, r.output
     assert json.loads(r.output)["leaderboard"] == board
-    table = runner.invoke(
-        app, ["arena", "report", "--from-chain", url, "--reputation", str(tmp_path)]
-    )
+    table = runner.invoke(app, ["arena", "report", "--from-chain", url, "--arena", str(tmp_path)])
     assert table.exit_code == 0 and "read from the chain" in table.output, table.output
 
 
 def test_the_report_command_refuses_what_it_cannot_read(tmp_path: Path) -> None:
     runner = CliRunner()
     cases = {
-        ("--from-chain", "http://127.0.0.1:1"): "--reputation",
-        ("--from-chain", "ftp://x", "--reputation", "0x" + "11" * 20): "--from-chain",
-        ("--from-chain", "http://127.0.0.1:1", "--reputation", str(tmp_path)): "--reputation",
-        ("--reputation", "0x" + "11" * 20): "--from-chain",
+        ("--from-chain", "http://127.0.0.1:1"): "--arena",
+        ("--from-chain", "ftp://x", "--arena", "0x" + "11" * 20): "--from-chain",
+        ("--from-chain", "http://127.0.0.1:1", "--arena", str(tmp_path)): "--arena",
+        ("--arena", "0x" + "11" * 20): "--from-chain",
         ("--from-block", "3"): "--from-chain",
         (str(tmp_path / "rounds.jsonl"), "--from-chain", "http://127.0.0.1:1"): "not both",
         (): "rounds file",
@@ -324,7 +378,7 @@ def test_the_report_command_refuses_what_it_cannot_read(tmp_path: Path) -> None:
     bad = tmp_path / "deployment.json"
     bad.write_text('{"contracts": {}}')
     r = runner.invoke(
-        app, ["arena", "report", "--from-chain", "http://127.0.0.1:1", "--reputation", str(bad)]
+        app, ["arena", "report", "--from-chain", "http://127.0.0.1:1", "--arena", str(bad)]
     )
     assert r.exit_code == 2 and "not a deployment file" in r.output, r.output
     r = runner.invoke(
@@ -334,7 +388,7 @@ def test_the_report_command_refuses_what_it_cannot_read(tmp_path: Path) -> None:
             "report",
             "--from-chain",
             "http://127.0.0.1:1",
-            "--reputation",
+            "--arena",
             "0x" + "11" * 20,
         ],
     )

@@ -2,9 +2,9 @@
 (``eth-tester``) through ``web3``, or on any chain a ``Web3`` instance reaches.
 
 The deployer account is curator, outcome oracle (of the conditional-tokens mock) and relayer:
-it pays for the signed commits and reveals it submits. The arena contract is the reputation
-registry's one authorised scorer. ``EvmArena.attach`` reads a deployment someone else made,
-found from its reputation registry's address alone.
+it pays for the signed commits and reveals it submits. The arena contract is the client whose
+ERC-8004 feedback (the scores) the leaderboard reads. ``EvmArena.attach`` reads a deployment
+someone else made, found from its arena contract's address alone.
 """
 
 from __future__ import annotations
@@ -109,24 +109,23 @@ class EvmArena:
             self.reputation.address,
             yes_index,
         )
-        self.transact(self.reputation.functions.authoriseScorer(self.arena.address))
         self.deploy_block: int = int(w3.eth.block_number)
         self._batch: Any = None
         self._domain = Domain(chain_id=int(w3.eth.chain_id), verifying_contract=self.arena.address)
 
     @classmethod
-    def attach(cls, w3: Any, reputation: str, *, from_block: int = 0) -> EvmArena:
-        """The deployment whose reputation registry is at ``reputation``, read as a third party
-        reads it: the arena is the registry's scorer, the other contracts are the arena's.
+    def attach(cls, w3: Any, arena: str, *, from_block: int = 0) -> EvmArena:
+        """The deployment whose arena contract is at ``arena``, read as a third party reads it:
+        the arena names the other contracts (registries, round manager, conditional tokens).
         Nothing is deployed or sent; ``deploy_block`` is ``from_block`` (where indexing
-        starts). ``ValueError`` when no reputation registry with a scorer is there."""
+        starts). ``ValueError`` when no arena is there."""
         require_evm_extra()
         from web3 import Web3
 
         art = artifacts()
-        if not Web3.is_address(reputation):
-            raise ValueError(f"{reputation!r}: not an address")
-        address = Web3.to_checksum_address(reputation)
+        if not Web3.is_address(arena):
+            raise ValueError(f"{arena!r}: not an address")
+        address = Web3.to_checksum_address(arena)
         if not bytes(w3.eth.get_code(address)):
             raise ValueError(f"{address}: no contract there")
         self = cls.__new__(cls)
@@ -138,27 +137,21 @@ class EvmArena:
         def at(addr: str, name: str) -> Any:
             return w3.eth.contract(address=addr, abi=art[name]["abi"])
 
-        self.reputation = at(address, "ReputationRegistry")
         from web3.exceptions import Web3Exception
 
         errors: tuple[type[Exception], ...] = (Web3Exception, *self._reverts)
-        try:
-            scorer = self.reputation.functions.scorer().call()
-        except errors as exc:  # the code there has no scorer()
-            raise ValueError(f"{address}: not a reputation registry ({exc})") from None
-        if int(scorer, 16) == 0:
-            raise ValueError(f"{address}: the reputation registry has no scorer yet")
-        self.arena = at(scorer, "PredictionArena")
+        self.arena = at(address, "PredictionArena")
         try:
             found = self.arena.functions
             self.round_manager = at(found.roundManager().call(), "RoundManager")
             self.agent_registry = at(found.agentRegistry().call(), "AgentRegistry")
+            self.reputation = at(found.reputationRegistry().call(), "ReputationRegistry")
             tokens = found.conditionalTokens().call()
-        except errors as exc:  # a registry whose scorer is not an arena
-            raise ValueError(f"{address}: its scorer {scorer} is not an arena ({exc})") from None
+            self.yes_index = int(found.yesIndex().call())
+        except errors as exc:  # the code there is not an arena's
+            raise ValueError(f"{address}: not an arena ({exc})") from None
         self.conditional_tokens = at(tokens, "MockConditionalTokens")
         self.external_ctf = False
-        self.yes_index = int(self.arena.functions.yesIndex().call())
         self.deploy_block = from_block
         self._batch = None
         self._domain = Domain(chain_id=int(w3.eth.chain_id), verifying_contract=self.arena.address)
@@ -296,17 +289,15 @@ class EvmArena:
 
     def register(self, private_key: str, name: str, *, role: str = "agent") -> str:
         """Register the key's address (the key signs the transaction) with ``name`` as its
-        card's URI; a role other than ``agent`` goes into the card's metadata."""
+        card's URI; a role other than ``agent`` goes into the card's metadata (ERC-8004's
+        ``register(agentURI, metadata)``, one transaction)."""
         from eth_account import Account
 
         address = str(Account.from_key(private_key).address)
         if self.w3.eth.get_balance(address) < 10**16:
             self.fund(address)
-        registry = self.agent_registry.functions
-        self.transact_as(registry.register(name), private_key)
-        if role != "agent":
-            agent_id = int(registry.agentIdOf(address).call())
-            self.transact_as(registry.setMetadata(agent_id, ROLE_KEY, role.encode()), private_key)
+        entries = [] if role == "agent" else [(ROLE_KEY, role.encode())]
+        self.transact_as(self.agent_registry.functions.register(name, entries), private_key)
         return address
 
     def create_round(
@@ -388,6 +379,6 @@ class EvmArena:
                 alpha_bp=int(e.args.alphaBp),
                 resolved=int(e.args.resolvedCount),
             )
-            # the receipt also holds the reputation registry's ScoreRecorded logs: skipped
+            # the receipt also holds the reputation registry's NewFeedback logs: skipped
             for e in self.arena.events.ScoreCalculated().process_receipt(receipt, errors=DISCARD)
         )

@@ -262,12 +262,12 @@ def report(
         None,
         "--from-chain",
         help="Read the leaderboard from the chain of this JSON-RPC node's URL alone (the "
-        "reputation and identity registries, and the arena's logs).",
+        "arena's feedback in the reputation registry, the identity registry, the arena's logs).",
     ),
-    reputation: str | None = typer.Option(
+    arena: str | None = typer.Option(
         None,
-        help="With --from-chain: the reputation registry's address, or a replay's "
-        "deployment.json (or its folder).",
+        help="With --from-chain: the arena contract's address (the feedback client the "
+        "leaderboard reads), or a replay's deployment.json (or its folder).",
     ),
     from_block: int = typer.Option(
         0, min=0, help="With --from-chain: read logs from this block (default: the deployment's)."
@@ -279,12 +279,12 @@ def report(
     if from_chain is not None:
         if rounds is not None:
             fail("give a rounds file or --from-chain, not both")
-        if reputation is None:
-            fail("--from-chain: give --reputation (an address or a deployment.json)")
-        _chain_report(from_chain, reputation, from_block, json_)
+        if arena is None:
+            fail("--from-chain: give --arena (an address or a deployment.json)")
+        _chain_report(from_chain, arena, from_block, json_)
         return
-    if reputation is not None or from_block:
-        fail("--reputation/--from-block go with --from-chain")
+    if arena is not None or from_block:
+        fail("--arena/--from-block go with --from-chain")
     if rounds is None:
         fail("give a rounds file (or --from-chain URL)")
     from pastcast_arena._replay import read_results
@@ -302,20 +302,20 @@ def report(
         _print_leaderboard(rep)
 
 
-def _chain_report(url: str, reputation: str, from_block: int, json_: bool) -> None:
+def _chain_report(url: str, arena: str, from_block: int, json_: bool) -> None:
     from pastcast.errors import FieldError
     from pastcast_arena._workflows import arena_chain_leaderboard
 
     try:
-        rows = arena_chain_leaderboard(url, reputation, from_block=from_block)
+        rows = arena_chain_leaderboard(url, arena, from_block=from_block)
     except FieldError as exc:
-        fail_app(exc, {"from_chain": "--from-chain", "reputation": "--reputation"})
+        fail_app(exc, {"from_chain": "--from-chain", "arena": "--arena"})
     if json_:
         print_json(
             {
                 "source": "chain",
                 "rpc_url": url,
-                "reputation": reputation,
+                "arena": arena,
                 "leaderboard": [r.model_dump(mode="json") for r in rows],
             }
         )

@@ -2,7 +2,7 @@
 are deployed (``deployment.json``), so a later process reattaches to the same contracts instead
 of deploying new ones, and a third party reads the same leaderboard (``arena report
 --from-chain``). Reattaching checks the node against the record: its chain id, and code at
-every recorded address, the same contracts the reputation registry leads to."""
+every recorded address, the same contracts the arena contract leads to."""
 
 from __future__ import annotations
 
@@ -90,13 +90,13 @@ def attach_deployment(path: Path, url: str, *, w3: Any = None) -> EvmArena:
             raise ValueError(
                 f"{path}: field contracts.{name}: no contract at {address} on the node at {url}"
             )
-    registry = record.contracts.get("ReputationRegistry")
-    if registry is None:
-        raise ValueError(f"{path}: field contracts.ReputationRegistry: missing")
+    anchor = record.contracts.get("PredictionArena")
+    if anchor is None:
+        raise ValueError(f"{path}: field contracts.PredictionArena: missing")
     try:
-        arena = EvmArena.attach(w3, registry, from_block=record.deploy_block)
+        arena = EvmArena.attach(w3, anchor, from_block=record.deploy_block)
     except ValueError as exc:
-        raise ValueError(f"{path}: field contracts.ReputationRegistry: {exc}") from None
+        raise ValueError(f"{path}: field contracts.PredictionArena: {exc}") from None
     arena.external_ctf = record.ctf is not None
     for name, address in arena.addresses().items():
         recorded = record.contracts.get(name)

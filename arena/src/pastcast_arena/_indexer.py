@@ -37,8 +37,8 @@ def index_chain(arena: EvmArena, from_block: int | None = None) -> ArenaSnapshot
     (the deployment block by default)."""
     start = arena.deploy_block if from_block is None else from_block
     agents = tuple(
-        IndexedAgent(agent_id=int(e.args.agentId), address=str(e.args.owner), name=e.args.uri)
-        for e in _logs(arena.agent_registry, "AgentRegistered", start)
+        IndexedAgent(agent_id=int(e.args.agentId), address=str(e.args.owner), name=e.args.agentURI)
+        for e in _logs(arena.agent_registry, "Registered", start)
     )
     benchmarks = {
         int(e.args.roundId): tuple(int(p) for p in e.args.prices)

@@ -1,18 +1,18 @@
 """The agents' reputation read back from a chain: the identity registry's agents and cards, the
 reputation registry's per-round entries, and the leaderboard computed from them alone.
 
-Nothing off-chain is read: names are the agents' card URIs, roles their card's ``role``
-metadata, per-round Brier and alpha the reputation registry's entries (logged by
-``ScoreRecorded``, written by the arena when it scores), and Proposition 2's standard error
-comes from the revealed predictions, benchmark prices and outcomes the arena logged (the
-indexer's snapshot). The leaderboard is computed by the same function as the off-chain report's
-(``standings``), so a replay's two leaderboards are equal.
+Nothing off-chain is read: names are the agents' card URIs (``tokenURI``), roles their card's
+``role`` metadata, per-round Brier and alpha the ERC-8004 feedback the arena contract gave
+when it scored (``readAllFeedback`` filtered to that one client: anyone may give feedback, and
+whose counts is the reader's choice), the counted markets the arena's stored outcomes, and
+Proposition 2's standard error comes from the revealed predictions, benchmark prices and
+outcomes the arena logged (the indexer's snapshot). The leaderboard is computed by the same
+function as the off-chain report's (``standings``), so a replay's two leaderboards are equal.
 """
 
 from __future__ import annotations
 
 from collections import Counter, defaultdict
-from typing import Any
 
 from pydantic import Field
 
@@ -52,17 +52,18 @@ class ChainAgent(Record):
 
 
 class ReputationEntry(Record):
-    """One entry of the reputation registry: an agent's score in one round, in basis points."""
+    """An agent's score in one round as the arena's two feedback entries give it (``brier`` and
+    ``alpha``, tag2 the round), in basis points, with the round's counted markets."""
 
     round_id: int = Field(ge=1)
     agent_id: int = Field(ge=1)
     brier_bp: int = Field(ge=0, le=MAX_BP)
     alpha_bp: int = Field(ge=-MAX_BP, le=MAX_BP)
     resolved: int = Field(ge=1)
-    ref: str
-    """The transaction that wrote it."""
-    position: int
-    """Its block."""
+
+
+FEEDBACK_DECIMALS = 4
+"""The arena's feedback values are basis points: ``valueDecimals`` 4."""
 
 
 def chain_agents(arena: EvmArena) -> tuple[ChainAgent, ...]:
@@ -76,7 +77,7 @@ def chain_agents(arena: EvmArena) -> tuple[ChainAgent, ...]:
                 agent_id=agent_id,
                 address=str(reg.agentAddress(agent_id).call()),
                 owner=str(reg.ownerOf(agent_id).call()),
-                uri=str(reg.agentURI(agent_id).call()),
+                uri=str(reg.tokenURI(agent_id).call()),
                 role=role.decode("utf-8", "replace") or "agent",
             )
         )
@@ -84,22 +85,34 @@ def chain_agents(arena: EvmArena) -> tuple[ChainAgent, ...]:
 
 
 def read_reputation(arena: EvmArena) -> tuple[ReputationEntry, ...]:
-    """The reputation registry's entries since ``arena.deploy_block``, in chain order."""
-    logs: list[Any] = arena.reputation.events.ScoreRecorded().get_logs(
-        from_block=arena.deploy_block
-    )
-    return tuple(
-        ReputationEntry(
-            round_id=int(e.args.roundId),
-            agent_id=int(e.args.agentId),
-            brier_bp=int(e.args.brierBp),
-            alpha_bp=int(e.args.alphaBp),
-            resolved=int(e.args.resolvedCount),
-            ref="0x" + bytes(e.transactionHash).hex(),
-            position=int(e.blockNumber),
+    """The arena's unrevoked feedback on every registered agent, one entry per agent and round,
+    by round then agent. ``ValueError`` when its feedback is not the arena's pairs."""
+    reputation, client = arena.reputation.functions, arena.arena.address
+    scores: dict[tuple[int, int], dict[str, int]] = defaultdict(dict)
+    count = int(arena.agent_registry.functions.agentCount().call())
+    for agent_id in range(1, count + 1):
+        listed = reputation.readAllFeedback(agent_id, [client], "", "", False).call()
+        for _, _, value, decimals, tag1, tag2, _ in zip(*listed, strict=True):
+            if decimals != FEEDBACK_DECIMALS or tag1 not in ("brier", "alpha"):
+                raise ValueError(f"agent {agent_id}: feedback {tag1!r}/{decimals} is not a score")
+            scores[(int(tag2), agent_id)][tag1] = int(value)
+    resolved: dict[int, int] = {}
+    out = []
+    for (round_id, agent_id), pair in sorted(scores.items()):
+        if set(pair) != {"brier", "alpha"}:
+            raise ValueError(f"agent {agent_id}, round {round_id}: only {sorted(pair)} given")
+        if round_id not in resolved:
+            resolved[round_id] = int(arena.arena.functions.getOutcomes(round_id).call()[2])
+        out.append(
+            ReputationEntry(
+                round_id=round_id,
+                agent_id=agent_id,
+                brier_bp=pair["brier"],
+                alpha_bp=pair["alpha"],
+                resolved=resolved[round_id],
+            )
         )
-        for e in sorted(logs, key=lambda e: (e.blockNumber, e.logIndex))
-    )
+    return tuple(out)
 
 
 def _names(agents: tuple[ChainAgent, ...]) -> dict[int, str]:

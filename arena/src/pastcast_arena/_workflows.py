@@ -261,40 +261,40 @@ def arena_replay(plan: ArenaReplayPlan) -> ArenaReplay:
 
 
 def arena_chain_leaderboard(
-    rpc_url: str, reputation: str, *, from_block: int = 0
+    rpc_url: str, arena: str, *, from_block: int = 0
 ) -> tuple[LeaderboardRow, ...]:
     """The leaderboard read from the chain of the JSON-RPC node at ``rpc_url`` alone: the
-    deployment whose reputation registry is at ``reputation`` (an address, or a replay's
+    deployment whose arena contract is at ``arena`` (an address, or a replay's
     ``deployment.json``), its logs read from ``from_block`` (a deployment file's block when
     it gives one). ``FieldError`` naming the field."""
     from pastcast_arena._chain import EvmArena
     from pastcast_arena._reputation import chain_leaderboard
 
     _http_url("from_chain", rpc_url)
-    address, recorded_block = _reputation_address(reputation)
+    address, recorded_block = _arena_address(arena)
     start = from_block or recorded_block
     try:
         from web3 import HTTPProvider, Web3
 
         w3 = Web3(HTTPProvider(rpc_url, request_kwargs={"timeout": 60}))
-        arena = EvmArena.attach(w3, address, from_block=start)
+        deployment = EvmArena.attach(w3, address, from_block=start)
     except ImportError as exc:
         raise FieldError("from_chain", str(exc)) from None
     except ValueError as exc:
-        raise FieldError("reputation", str(exc)) from None
+        raise FieldError("arena", str(exc)) from None
     except (OSError, RuntimeError) as exc:  # a node that does not answer
         raise FieldError("from_chain", f"{rpc_url}: {exc}") from None
     try:
-        return chain_leaderboard(arena)
+        return chain_leaderboard(deployment)
     except ValueError as exc:
-        raise FieldError("reputation", str(exc)) from None
+        raise FieldError("arena", str(exc)) from None
     except (OSError, RuntimeError) as exc:
         raise FieldError("from_chain", f"{rpc_url}: {exc}") from None
 
 
-def _reputation_address(value: str) -> tuple[str, int]:
-    """(address, deployment block): an address as given (block 0), or the reputation registry
-    and block of a ``deployment.json`` (or of the replay folder holding one)."""
+def _arena_address(value: str) -> tuple[str, int]:
+    """(address, deployment block): an address as given (block 0), or the arena contract and
+    block of a ``deployment.json`` (or of the replay folder holding one)."""
     if value.startswith("0x"):
         return value, 0
     path = Path(value)
@@ -305,12 +305,12 @@ def _reputation_address(value: str) -> tuple[str, int]:
         block = record.get("deploy_block", 0)
         if not isinstance(block, int) or isinstance(block, bool) or block < 0:
             raise ValueError(f"deploy_block {block!r} is not a block number")
-        return str(record["contracts"]["ReputationRegistry"]), block
+        return str(record["contracts"]["PredictionArena"]), block
     except OSError as exc:
         why = exc.strerror or exc
-        raise FieldError("reputation", f"{value}: neither an address nor a file ({why})") from None
+        raise FieldError("arena", f"{value}: neither an address nor a file ({why})") from None
     except (ValueError, KeyError, TypeError, AttributeError) as exc:
-        raise FieldError("reputation", f"{path}: not a deployment file ({exc})") from None
+        raise FieldError("arena", f"{path}: not a deployment file ({exc})") from None
 
 
 ROUNDS_FILE = "rounds.jsonl"

@@ -22,11 +22,20 @@ interface IConditionalTokens {
 interface IAgentRegistry {
     function isRegistered(address agent) external view returns (bool);
     function agentIdOf(address agent) external view returns (uint256);
+    function isAuthorizedOrOwner(address spender, uint256 agentId) external view returns (bool);
 }
 
 interface IReputationRegistry {
-    function recordScore(uint256 roundId, uint256 agentId, uint256 brierBp, int256 alphaBp, uint256 resolvedCount)
-        external;
+    function giveFeedback(
+        uint256 agentId,
+        int128 value,
+        uint8 valueDecimals,
+        string calldata tag1,
+        string calldata tag2,
+        string calldata endpoint,
+        string calldata feedbackURI,
+        bytes32 feedbackHash
+    ) external;
 }
 
 /// @title Commit-reveal forecasting rounds, scored in basis points against the market.
@@ -35,8 +44,8 @@ interface IReputationRegistry {
 /// with EIP-712 signatures (per-agent nonces, signature deadlines). After the reveal window anyone
 /// triggers the outcomes (read from the conditional-tokens contract; unresolved markets are left
 /// out) and the scores: Brier and Alpha (market Brier minus agent Brier) in basis points. Each
-/// score is also recorded in the reputation registry under the agent's identity (this contract
-/// is the registry's authorised scorer).
+/// score is also given as ERC-8004 feedback on the agent's identity, this contract the client:
+/// tag1 "brier" or "alpha", tag2 the round id, the value in basis points (valueDecimals 4).
 contract PredictionArena {
     uint256 public constant MAX_BP = 10000;
     uint8 public constant OUTCOME_NO = 0;
@@ -301,8 +310,10 @@ contract PredictionArena {
         alphaBp = int256(baseSum / (resolvedCount * MAX_BP)) - int256(brierBp);
     }
 
-    /// Scores every reveal of the round not scored yet, adds it to the agents' totals and records
-    /// it in the reputation registry.
+    /// Scores every reveal of the round not scored yet, adds it to the agents' totals and gives it
+    /// as feedback in the reputation registry. An agent that made this contract an operator of its
+    /// token gets none (the registry refuses self-feedback; skipping it keeps one agent from
+    /// blocking the round's scoring): its score stays in this contract's entry and event.
     function calculateScoresForPendingReveals(uint256 roundId) external returns (uint256 scored) {
         Outcomes storage o = outcomes[roundId];
         require(o.triggered, "Arena: outcomes not triggered");
@@ -318,11 +329,30 @@ contract PredictionArena {
             t.roundsScored += 1;
             t.brierBpSum += brier;
             t.alphaBpSum += alpha;
-            reputationRegistry.recordScore(roundId, agentRegistry.agentIdOf(list[i]), brier, alpha, n);
+            uint256 agentId = agentRegistry.agentIdOf(list[i]);
+            if (!agentRegistry.isAuthorizedOrOwner(address(this), agentId)) {
+                string memory round = decimal(roundId);
+                reputationRegistry.giveFeedback(agentId, int128(int256(brier)), 4, "brier", round, "", "", 0);
+                reputationRegistry.giveFeedback(agentId, int128(alpha), 4, "alpha", round, "", "", 0);
+            }
             emit ScoreCalculated(roundId, list[i], brier, alpha, n);
             scored++;
         }
         o.scoredCount = list.length;
+    }
+
+    function decimal(uint256 value) internal pure returns (string memory) {
+        bytes memory digits = new bytes(78);
+        uint256 start = 78;
+        do {
+            digits[--start] = bytes1(uint8(48 + value % 10));
+            value /= 10;
+        } while (value != 0);
+        bytes memory out = new bytes(78 - start);
+        for (uint256 i = 0; i < out.length; i++) {
+            out[i] = digits[start + i];
+        }
+        return string(out);
     }
 
     // ---------------------------------------------------------------- views

@@ -15,6 +15,7 @@ interface Vm {
     function addr(uint256) external returns (address);
     function sign(uint256, bytes32) external returns (uint8, bytes32, bytes32);
     function assume(bool) external;
+    function expectEmit(bool, bool, bool, bool) external;
 }
 
 /// The rejections the Python EVM tests check, and commit-reveal fuzzed: what is revealed is what
@@ -44,7 +45,6 @@ contract ArenaTest {
         reputation = new ReputationRegistry(address(registry));
         rounds = new RoundManager();
         arena = new PredictionArena(address(rounds), address(ctf), address(registry), address(reputation), 1);
-        reputation.authoriseScorer(address(arena));
         agent = vm.addr(KEY);
         vm.prank(agent);
         registry.register("agent");
