@@ -177,7 +177,9 @@ def test_run_options_override_the_preset_and_the_header_records_it(tmp_path: Pat
     assert result.exit_code == 0, result.output
     header = read_run_log(out).header
     assert header.plan is not None
-    assert header.plan["corpus"]["retrieval"] == "bm25" and header.plan["corpus"]["embedder"] is None
+    assert (
+        header.plan["corpus"]["retrieval"] == "bm25" and header.plan["corpus"]["embedder"] is None
+    )
     assert header.plan is not None and header.plan["preset"] == "dojo"
     assert header.plan["rollouts"] == 4  # the preset's
     assert header.plan["budgets"]["max_tool_calls"] == 7  # the option's

@@ -88,16 +88,16 @@ def test_the_study_tunes_a_student_and_compares_it_with_its_base_on_held_out_eve
     assert (table.base_name, table.other_name) == ("base", "sft")
     assert table.overall.n_matched == len(log.steps) // 2
     # A finished study is not written over.
-    with pytest.raises(FieldError, match="out: .* holds a finished study"):
+    with pytest.raises(FieldError, match=r"out: .* holds a finished study"):
         finetune(plan)
 
 
-def test_the_tiny_students_template_renders_the_exported_tool_calls(
+def test_the_tiny_student_renders_the_exported_tool_calls_and_learns_them(
     split_log: RunLog, tmp_path: Path, torch_one_thread: object
 ) -> None:
     from transformers import AutoTokenizer
 
-    from pastcast.train import export_sft, load_export, tiny_base
+    from pastcast.train import export_sft, load_export, sft_train, tiny_base
 
     data = tmp_path / "sft.jsonl"
     export_sft([split_log.path], data, keep="all")
@@ -106,12 +106,20 @@ def test_the_tiny_students_template_renders_the_exported_tool_calls(
     row = next(r for r in load_export(data) if any(m["tool_calls"] for m in r["messages"]))
     text = tokenizer.apply_chat_template(row["messages"], tokenize=False)
     assert '<tool_call>{"name": "search", "arguments": {"query":' in text
+    trained = sft_train(
+        data, tmp_path / "base", tmp_path / "model", max_steps=12, batch_size=2, learning_rate=3e-3
+    )
+    losses = trained.losses
+    assert len(losses) == 12
+    assert sum(losses[-3:]) / 3 < 0.8 * sum(losses[:3]) / 3
 
 
 def test_the_dojo_train_preset_sets_three_epochs_under_the_given_fields() -> None:
     plan = with_preset(FinetunePlan(run_logs=("r",), out="o", dataset="d", epochs=2), "dojo-train")
     assert plan.epochs == 2  # given, over the preset's
-    assert with_preset(FinetunePlan(run_logs=("r",), out="o", dataset="d"), "dojo-train").epochs == 3
+    assert (
+        with_preset(FinetunePlan(run_logs=("r",), out="o", dataset="d"), "dojo-train").epochs == 3
+    )
 
 
 def test_the_command_refuses_a_base_that_is_no_model_before_any_work(
@@ -121,5 +129,8 @@ def test_the_command_refuses_a_base_that_is_no_model_before_any_work(
     args += ["--dataset", "d", "--base", str(tmp_path)]
     result = CliRunner().invoke(app, args)
     assert result.exit_code == 2
-    assert result.output.strip() == f"error: --base: {tmp_path}: not a Hugging Face model directory (no config.json)"
+    assert (
+        result.output.strip()
+        == f"error: --base: {tmp_path}: not a Hugging Face model directory (no config.json)"
+    )
     assert not (tmp_path / "s").exists()

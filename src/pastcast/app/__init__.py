@@ -53,8 +53,8 @@ if TYPE_CHECKING:
     from pastcast.app._datasets import DATASET_SPEC_HELP, DatasetNote, open_dataset
     from pastcast.app._demo import Demo, run_demo
     from pastcast.app._exports import Exported, export_runs
-    from pastcast.app._finetune import Finetuned, FinetunePlan, finetune
     from pastcast.app._feeds import fetch_feeds, follow_feeds
+    from pastcast.app._finetune import Finetuned, FinetunePlan, finetune
     from pastcast.app._frames import runs_frame
     from pastcast.app._imports import (
         Imported,

@@ -103,8 +103,11 @@ def _heldout_plan(plan: FinetunePlan, base: Path, tuned: Path, log: Path) -> Exp
     options = {"reply_cap": plan.max_new_tokens}
     corpus = {
         k: v
-        for k, v in {"spec": plan.corpus, "retrieval": plan.retrieval, "embedder": plan.embedder}
-        .items()
+        for k, v in {
+            "spec": plan.corpus,
+            "retrieval": plan.retrieval,
+            "embedder": plan.embedder,
+        }.items()
         if v is not None
     }
     fields: dict[str, Any] = {

@@ -12,6 +12,7 @@ server. Needs the ``train`` extra (transformers, torch); nothing is downloaded.
 
 from __future__ import annotations
 
+import importlib
 import json
 import re
 import threading
@@ -92,12 +93,10 @@ class TransformersModel:
         threads: int | None = None,
     ) -> None:
         self.path = Path(path)
-        self.context_limits = ContextLimits(
-            window=_window(self.path), default_max_tokens=reply_cap
-        )
-        try:
-            import torch
-            from transformers import AutoModelForCausalLM, AutoTokenizer
+        self.context_limits = ContextLimits(window=_window(self.path), default_max_tokens=reply_cap)
+        try:  # untyped at this boundary: the libraries' own annotations are partial
+            torch: Any = importlib.import_module("torch")
+            hf: Any = importlib.import_module("transformers")
         except ImportError:
             raise ModelError(
                 "transformers models need the 'train' extra: pip install 'pastcast[train]'"
@@ -105,8 +104,8 @@ class TransformersModel:
         if threads is not None:
             torch.set_num_threads(threads)
         self._torch = torch
-        self._tokenizer = AutoTokenizer.from_pretrained(self.path, local_files_only=True)
-        self._model = AutoModelForCausalLM.from_pretrained(self.path, local_files_only=True)
+        self._tokenizer: Any = hf.AutoTokenizer.from_pretrained(self.path, local_files_only=True)
+        self._model: Any = hf.AutoModelForCausalLM.from_pretrained(self.path, local_files_only=True)
         self._model.eval()
         self._lock = threading.Lock()  # one generation at a time: the cores are shared anyway
 

@@ -4,11 +4,11 @@ A preset is a frozen record listing settings, each a dotted key with its value, 
 applies to and the paper's section it comes from. Each stage's settings are the fields of that
 stage's record (``PresetRecord``: ``run`` the experiment plan's, ``budgets.max_tool_calls``,
 ``agent_args.two-stage.config.rounds``; ``import``, ``curate``, ``arena`` and ``train`` those of
-the import, curation, arena replay and fine-tuning records): a record naming a preset (``preset = "hindcast"``
-in its file, ``--preset hindcast``, ``with_preset(record, "hindcast")``) starts from them, and
-every field it sets itself is set over them. A setting naming no field of its record (``stats``,
-``corpus_since``) says what the paper did; where pastcast's own default already is the paper's
-value it is listed so a reader can check it.
+the import, curation, arena replay and fine-tuning records): a record naming a preset
+(``preset = "hindcast"`` in its file, ``--preset hindcast``, ``with_preset(record, "hindcast")``)
+starts from them, and every field it sets itself is set over them. A setting naming no field of
+its record (``stats``, ``corpus_since``) says what the paper did; where pastcast's own default
+already is the paper's value it is listed so a reader can check it.
 
 Presets live in a registry (``presets``) of factories returning ``Preset`` records, so a plugin
 can add its own; ``preset(name)`` builds one.

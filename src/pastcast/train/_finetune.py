@@ -10,6 +10,7 @@ The heavy libraries are imported by the functions that use them.
 
 from __future__ import annotations
 
+import importlib
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -34,6 +35,11 @@ _CHAT_TEMPLATE = (
     "{%- endfor %}"
     "{%- if add_generation_prompt %}<|im_start|>assistant\n{% endif %}"
 )
+
+
+def _libraries(*names: str) -> list[Any]:
+    """The training libraries, untyped at this boundary (their own annotations are partial)."""
+    return [importlib.import_module(name) for name in names]
 
 
 def load_export(path: str | Path) -> Any:
@@ -63,11 +69,14 @@ def tiny_base(
     """A tiny student saved to ``out``: the tokenizer trained on the export at ``data`` (with
     the ChatML template above) and a 2-layer GPT-2 of ``window`` positions, random weights from
     ``seed``. The window holds a held-out episode's prompts; training cuts at its own length."""
-    import torch
-    from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
-    from transformers import GPT2Config, GPT2LMHeadModel, PreTrainedTokenizerFast
-
-    tok = Tokenizer(models.BPE())
+    torch, tk, hf = _libraries("torch", "tokenizers", "transformers")
+    models, pre_tokenizers, decoders, trainers = (
+        tk.models,
+        tk.pre_tokenizers,
+        tk.decoders,
+        tk.trainers,
+    )
+    tok = tk.Tokenizer(models.BPE())
     tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
     tok.decoder = decoders.ByteLevel()
     trainer = trainers.BpeTrainer(
@@ -76,7 +85,7 @@ def tiny_base(
         initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
     )
     tok.train_from_iterator(_texts(load_export(data)), trainer=trainer)
-    tokenizer = PreTrainedTokenizerFast(
+    tokenizer = hf.PreTrainedTokenizerFast(
         tokenizer_object=tok,
         pad_token="<|pad|>",
         eos_token="<|im_end|>",
@@ -85,7 +94,7 @@ def tiny_base(
     )
     tokenizer.chat_template = _CHAT_TEMPLATE
     torch.manual_seed(seed)
-    config = GPT2Config(
+    config = hf.GPT2Config(
         vocab_size=len(tokenizer),
         n_positions=window,
         n_embd=64,
@@ -95,7 +104,7 @@ def tiny_base(
         eos_token_id=tokenizer.eos_token_id,
         pad_token_id=tokenizer.pad_token_id,
     )
-    GPT2LMHeadModel(config).save_pretrained(out)
+    hf.GPT2LMHeadModel(config).save_pretrained(out)
     tokenizer.save_pretrained(out)
     return Path(out)
 
@@ -125,13 +134,11 @@ def sft_train(
     only; ``max_steps`` over ``epochs``) on the CPU; the model and tokenizer go to ``out``. A
     conversation longer than ``max_length`` tokens is cut, one whose assistant turns are all cut
     off is dropped by TRL."""
-    from transformers import AutoModelForCausalLM, AutoTokenizer
-    from trl import SFTConfig, SFTTrainer
-
+    hf, trl = _libraries("transformers", "trl")
     dataset = load_export(data)
-    tokenizer = AutoTokenizer.from_pretrained(base, local_files_only=True)
-    model = AutoModelForCausalLM.from_pretrained(base, local_files_only=True)
-    config = SFTConfig(
+    tokenizer = hf.AutoTokenizer.from_pretrained(base, local_files_only=True)
+    model = hf.AutoModelForCausalLM.from_pretrained(base, local_files_only=True)
+    config = trl.SFTConfig(
         output_dir=str(out),
         num_train_epochs=epochs,
         max_steps=-1 if max_steps is None else max_steps,
@@ -150,7 +157,9 @@ def sft_train(
         dataloader_num_workers=0,
         disable_tqdm=True,
     )
-    trainer = SFTTrainer(model=model, args=config, train_dataset=dataset, processing_class=tokenizer)
+    trainer = trl.SFTTrainer(
+        model=model, args=config, train_dataset=dataset, processing_class=tokenizer
+    )
     trainer.train()
     trainer.save_model(str(out))
     losses = tuple(float(h["loss"]) for h in trainer.state.log_history if "loss" in h)
