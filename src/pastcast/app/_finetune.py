@@ -12,10 +12,11 @@ from typing import Any, Literal
 from pydantic import Field, ValidationError
 
 from pastcast.app._compare import Compared, compare_runs
+from pastcast.app._datasets import open_dataset
 from pastcast.app._exports import Exported, export_runs
 from pastcast.app._plans import PathText
 from pastcast.app._runs import run_plan
-from pastcast.errors import FieldError, within
+from pastcast.errors import FieldError
 from pastcast.owned import claim_dir
 from pastcast.runner import ExperimentPlan, PresetRecord, RunResult, preset
 from pastcast.train import SftTraining, sft_train, tiny_base
@@ -142,6 +143,7 @@ def finetune(plan: FinetunePlan, *, progress: bool = False) -> Finetuned:
     if plan.base != "tiny" and not (base / "config.json").is_file():
         raise FieldError("base", f"{base}: not a Hugging Face model directory (no config.json)")
     heldout_plan = _heldout_plan(plan, base, out / "model", log)  # checked before any work
+    open_dataset(plan.dataset)
     if log.exists():
         raise FieldError("out", f"{out} holds a finished study ({log}): give a new folder")
     try:
@@ -157,8 +159,7 @@ def finetune(plan: FinetunePlan, *, progress: bool = False) -> Finetuned:
         seconds[stage] = round(now - clock, 3)
         clock = now
 
-    with within("run_logs"):
-        exported = export_runs("sft", plan.run_logs, out / "sft.jsonl", keep=plan.keep)
+    exported = export_runs("sft", plan.run_logs, out / "sft.jsonl", keep=plan.keep)
     lap("export")
     if plan.base == "tiny":
         tiny_base(exported.out, base, seed=plan.seed)
