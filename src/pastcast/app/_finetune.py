@@ -14,6 +14,7 @@ from pydantic import Field, ValidationError
 from pastcast.app._compare import Compared, compare_runs
 from pastcast.app._datasets import open_dataset
 from pastcast.app._exports import Exported, export_runs
+from pastcast.app._open_corpus import check_search_options, open_corpus
 from pastcast.app._plans import PathText
 from pastcast.app._runs import run_plan
 from pastcast.errors import FieldError
@@ -144,6 +145,10 @@ def finetune(plan: FinetunePlan, *, progress: bool = False) -> Finetuned:
         raise FieldError("base", f"{base}: not a Hugging Face model directory (no config.json)")
     heldout_plan = _heldout_plan(plan, base, out / "model", log)  # checked before any work
     open_dataset(plan.dataset)
+    corpus = heldout_plan.corpus  # the index (or database) is there, its embedder addressed
+    check_search_options(corpus.retrieval, embedder=corpus.embedder, nprobe=corpus.nprobe)
+    if corpus.spec is not None:
+        open_corpus(corpus.spec).close()
     if log.exists():
         raise FieldError("out", f"{out} holds a finished study ({log}): give a new folder")
     try:

@@ -160,6 +160,9 @@ def sft_train(
     trainer = trl.SFTTrainer(
         model=model, args=config, train_dataset=dataset, processing_class=tokenizer
     )
+    # Without tqdm the trainer prints each logged step to stdout, the command's output: the
+    # losses are read from its history instead.
+    trainer.remove_callback(hf.trainer_callback.PrinterCallback)
     trainer.train()
     trainer.save_model(str(out))
     losses = tuple(float(h["loss"]) for h in trainer.state.log_history if "loss" in h)
