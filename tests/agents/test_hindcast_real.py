@@ -39,6 +39,8 @@ def test_a_hindcast_run_on_real_markets_scores_by_the_agents_label(
             str(data),
             "--corpus",
             str(tmp_path / "index"),
+            "--retrieval",
+            "bm25",  # the paper's dense search needs a Qwen3-Embedding-0.6B server
             "--agent",
             f"two-stage:model={MODEL}",
             "--agent",

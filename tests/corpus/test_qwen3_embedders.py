@@ -102,3 +102,43 @@ def test_pgvector_ranks_by_the_same_vectors(pg_url: str, tmp_path: Path) -> None
     visible = [d for d in docs if d.timestamp < cutoff]
     scores = [float(unit(embedding_text(d), 1024) @ unit(asked, 1024)) for d in visible]
     assert [h.id for h in hits] == [visible[i].id for i in np.argsort(scores)[::-1][:5]]
+
+
+WORLD = "world:0,n_events=4,n_documents=200"  # a small world: its news embedded in a second
+
+
+@pytest.mark.parametrize(
+    ("preset", "name", "dim"),
+    [("dojo", "qwen3-embedding-8b", 4096), ("hindcast", "qwen3-embedding-0.6b", 1024)],
+)
+def test_the_papers_presets_search_by_their_qwen3_embedder(
+    preset: str, name: str, dim: int, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A run under a paper's preset searches densely with the paper's embedder: without a
+    server it stops in one line naming the variable and the option; with one it runs, the
+    documents embedded there and the run's corpus recording the embedder."""
+    from typer.testing import CliRunner
+
+    from pastcast.cli import app
+    from pastcast.runlog import read_run_log
+
+    def run(out: Path) -> object:
+        args = ["run", "--preset", preset, "--agent", "uniform", "--dataset", WORLD]
+        args += ["--max-events", "1", "--no-python-tool", "--out", str(out)]
+        return CliRunner().invoke(app, args)
+
+    monkeypatch.delenv("PASTCAST_EMBEDDING_URL", raising=False)
+    refused = run(tmp_path / "no-server" / "run.jsonl")
+    assert refused.exit_code == 2
+    (line,) = refused.output.splitlines()
+    assert line.startswith("error: ") and "PASTCAST_EMBEDDING_URL=http://HOST:PORT/v1" in line
+    assert f"{name}:http://HOST:PORT/v1" in line
+    assert not (tmp_path / "no-server" / "run.jsonl").exists()
+    with embedding_server(dim=dim) as server:
+        monkeypatch.setenv("PASTCAST_EMBEDDING_URL", server.url)
+        ran = run(tmp_path / "served" / "run.jsonl")
+        assert ran.exit_code == 0, ran.output
+        assert sum(server.received.values()) > 0
+    corpus = read_run_log(tmp_path / "served" / "run.jsonl").header.corpus
+    assert corpus is not None and corpus.retrieval == "dense"
+    assert corpus.options.get("embedder") == name

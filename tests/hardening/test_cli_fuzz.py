@@ -127,6 +127,11 @@ SKELETONS: dict[tuple[str, ...], Skeleton] = {
     ("plan",): lambda ws, t: {"file": _plan_file(ws, t)},
     ("report",): lambda ws, t: {"run_logs": [ws.good["run_log"]], "out": t / "report"},
     ("toolserver", "serve"): lambda ws, t: {"event": "e0"},
+    ("train", "sft"): lambda ws, t: {
+        "run_logs": [ws.good["run_log"]],
+        "out": t / "study",
+        "dataset": ws.good["dataset"],
+    },
     ("view",): lambda ws, t: {"run_dirs": [ws.good["run_log"].parent]},
     ("audit", "dataset"): lambda ws, t: {"spec": ws.good["dataset"]},
     ("audit", "retrievals"): lambda ws, t: {
@@ -195,8 +200,8 @@ def _plan_file(ws: Workspace, t: Path) -> Path:
 
 # Commands whose work is long or reaches outside even with valid values (the full demo, the
 # network, the Solidity compiler, servers that run until stopped, an HTML report's figures, an
-# Inspect log that only Inspect writes): only values that must be refused before any work are
-# tried.
+# Inspect log that only Inspect writes, a fine-tuning study): only values that must be refused
+# before any work are tried.
 HEAVY = {
     ("demo",),
     ("data", "import", "polymarket"),
@@ -204,6 +209,7 @@ HEAVY = {
     ("toolserver", "serve"),
     ("report",),
     ("import", "inspect-log"),
+    ("train", "sft"),
 }
 # Parameters never fuzzed, with the reason.
 SKIP: dict[tuple[str, ...], str] = {}

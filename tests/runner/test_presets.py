@@ -83,7 +83,13 @@ def test_exact_values_of_the_presets() -> None:
         "max_tokens": 32_768,
         "top_p": 1.0,
     }
+    assert (dojo.corpus.retrieval, dojo.corpus.embedder, dojo.corpus.nprobe) == (
+        "dense",
+        "qwen3-embedding-8b",
+        None,
+    )
     hc = _plan("hindcast")
+    assert (hc.corpus.retrieval, hc.corpus.embedder) == ("dense", "qwen3-embedding-0.6b")
     assert (hc.rollouts, hc.settings, hc.schedule) == (5, ("two_stage",), None)
     (agent,) = hc.agent_specs()
     assert agent.factory == "two-stage"
@@ -162,12 +168,18 @@ def test_run_options_override_the_preset_and_the_header_records_it(tmp_path: Pat
             "--no-python-tool",  # explicit: over the preset's python tool
             "--max-tool-calls",
             "7",
+            "--retrieval",
+            "bm25",  # over the preset's dense search: its embedder is left out
             "--out",
             str(out),
         ],
     )
     assert result.exit_code == 0, result.output
     header = read_run_log(out).header
+    assert header.plan is not None
+    assert (
+        header.plan["corpus"]["retrieval"] == "bm25" and header.plan["corpus"]["embedder"] is None
+    )
     assert header.plan is not None and header.plan["preset"] == "dojo"
     assert header.plan["rollouts"] == 4  # the preset's
     assert header.plan["budgets"]["max_tool_calls"] == 7  # the option's

@@ -54,6 +54,7 @@ if TYPE_CHECKING:
     from pastcast.app._demo import Demo, run_demo
     from pastcast.app._exports import Exported, export_runs
     from pastcast.app._feeds import fetch_feeds, follow_feeds
+    from pastcast.app._finetune import Finetuned, FinetunePlan, finetune
     from pastcast.app._frames import runs_frame
     from pastcast.app._imports import (
         Imported,
@@ -128,6 +129,8 @@ __all__ = [
     "DatasetSummary",
     "Demo",
     "Exported",
+    "FinetunePlan",
+    "Finetuned",
     "ForecastBenchImport",
     "Imported",
     "MarketImport",
@@ -162,6 +165,7 @@ __all__ = [
     "export_runs",
     "fetch_feeds",
     "filter_values",
+    "finetune",
     "follow_feeds",
     "group_columns",
     "import_forecastbench",
@@ -212,6 +216,9 @@ _WHERE: dict[str, str] = {
     "DatasetNote": "pastcast.app._datasets",
     "DatasetSummary": "pastcast.app._data_views",
     "Exported": "pastcast.app._exports",
+    "FinetunePlan": "pastcast.app._finetune",
+    "Finetuned": "pastcast.app._finetune",
+    "finetune": "pastcast.app._finetune",
     "Imported": "pastcast.app._imports",
     "ProbedCutoff": "pastcast.app._models",
     "REPORTS_EXTRA_HINT": "pastcast.app._reports",

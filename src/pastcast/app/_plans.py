@@ -65,6 +65,7 @@ class CurationPlan(PresetRecord):
     archive ``corpus`` can answer without giving the answer away (docs/curation.md)."""
 
     PRESET_STAGE = "curate"
+    PRESET_DENSE_LEG = ("retrieval", "embedder")
 
     dataset: PathText
     """The dataset, as open_dataset reads it."""

@@ -127,6 +127,11 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
         "Statistics: power analysis, longitudinal and evidence analyses, memory cost, "
         "coverage bins.",
     ),
+    "train": (
+        "pastcast.cli._train",
+        "app",
+        "Fine-tune a model on run logs' trajectories.",
+    ),
     "toolserver": (
         "pastcast.cli._toolserver",
         "app",

@@ -20,7 +20,7 @@ from typing import Any, Literal
 from pastcast import safejson
 from pastcast.models._context import prompt_tokens
 from pastcast.models._pricing import PriceTable
-from pastcast.models._protocol import ChatRequest, ChatResponse, ModelError
+from pastcast.models._protocol import ChatRequest, ChatResponse, ModelError, ToolSpec
 from pastcast.models._retry import (
     FailureKind,
     ProviderError,
@@ -32,7 +32,13 @@ from pastcast.models._retry import (
 from pastcast.records import Message, RequestedToolCall, Usage
 from pastcast.retrying import redact
 
-__all__ = ["OpenAICompatibleModel", "compatible_model", "openai_model", "to_openai_messages"]
+__all__ = [
+    "OpenAICompatibleModel",
+    "compatible_model",
+    "openai_model",
+    "to_openai_messages",
+    "to_openai_tools",
+]
 
 SchemaStyle = Literal["json_schema", "json_object"]
 
@@ -61,6 +67,21 @@ def to_openai_messages(messages: tuple[Message, ...]) -> list[dict[str, Any]]:
             item["name"] = m.name
         out.append(item)
     return out
+
+
+def to_openai_tools(tools: tuple[ToolSpec, ...]) -> list[dict[str, Any]]:
+    """Tool specs as chat-completions function definitions (what chat templates read too)."""
+    return [
+        {
+            "type": "function",
+            "function": {
+                "name": t.name,
+                "description": t.description,
+                "parameters": t.parameters or {"type": "object", "properties": {}},
+            },
+        }
+        for t in tools
+    ]
 
 
 def _tool_call(raw: Any) -> RequestedToolCall:
@@ -153,17 +174,7 @@ class OpenAICompatibleModel:
             "messages": to_openai_messages(request.messages),
         }
         if request.tools:
-            params["tools"] = [
-                {
-                    "type": "function",
-                    "function": {
-                        "name": t.name,
-                        "description": t.description,
-                        "parameters": t.parameters or {"type": "object", "properties": {}},
-                    },
-                }
-                for t in request.tools
-            ]
+            params["tools"] = to_openai_tools(request.tools)
             params["tool_choice"] = "auto"
         if request.response_schema is not None:
             if self.schema_style == "json_object":

@@ -45,6 +45,11 @@ providers.add(
     context_limits="pastcast.models._local:local_context_limits",
 )
 providers.add("scripted", "pastcast.models._scripted:scripted_model")
+providers.add(
+    "transformers",
+    "pastcast.models._transformers:transformers_model",
+    context_limits="pastcast.models._transformers:transformers_context_limits",
+)
 _SECRET_WORDS = ("key", "token", "secret", "password")
 
 

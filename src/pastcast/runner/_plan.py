@@ -135,6 +135,7 @@ class ExperimentPlan(PresetRecord):
     # Agent arguments are set under each agent's own (``_preset_args``), not here: a plan's
     # ``agent_args`` replace an agent's listed arguments, a preset's never do.
     PRESET_SKIPS = frozenset({"agent_args"})
+    PRESET_DENSE_LEG = ("corpus.retrieval", "corpus.embedder")
 
     dataset: str = "world"
     """'world[:SEED][,FIELD=VALUE...]' (docs/world.md), a dataset directory, or a Forecast-Dojo

@@ -3,12 +3,12 @@
 A preset is a frozen record listing settings, each a dotted key with its value, the stage it
 applies to and the paper's section it comes from. Each stage's settings are the fields of that
 stage's record (``PresetRecord``: ``run`` the experiment plan's, ``budgets.max_tool_calls``,
-``agent_args.two-stage.config.rounds``; ``import``, ``curate`` and ``arena`` those of the
-import, curation and arena replay records): a record naming a preset (``preset = "hindcast"``
-in its file, ``--preset hindcast``, ``with_preset(record, "hindcast")``) starts from them, and
-every field it sets itself is set over them. A setting naming no field of its record (``stats``,
-``corpus_since``) says what the paper did; where pastcast's own default already is the paper's
-value it is listed so a reader can check it.
+``agent_args.two-stage.config.rounds``; ``import``, ``curate``, ``arena`` and ``train`` those of
+the import, curation, arena replay and fine-tuning records): a record naming a preset
+(``preset = "hindcast"`` in its file, ``--preset hindcast``, ``with_preset(record, "hindcast")``)
+starts from them, and every field it sets itself is set over them. A setting naming no field of
+its record (``stats``, ``corpus_since``) says what the paper did; where pastcast's own default
+already is the paper's value it is listed so a reader can check it.
 
 Presets live in a registry (``presets``) of factories returning ``Preset`` records, so a plugin
 can add its own; ``preset(name)`` builds one.
@@ -36,7 +36,7 @@ __all__ = [
     "with_preset",
 ]
 
-PresetStage = Literal["run", "import", "curate", "stats", "arena"]
+PresetStage = Literal["run", "import", "curate", "stats", "arena", "train"]
 
 
 class PresetSetting(Record):
@@ -116,6 +116,9 @@ class PresetRecord(Record):
     PRESET_STAGE: ClassVar[PresetStage]
     PRESET_SKIPS: ClassVar[frozenset[str]] = frozenset()
     """Fields of the stage's settings applied elsewhere (a plan's agents' own arguments)."""
+    PRESET_DENSE_LEG: ClassVar[tuple[str, str] | None] = None
+    """The dotted fields of the record's retrieval and of its dense leg's embedder: a preset's
+    embedder is left out where the record is given a retrieval without a dense leg (bm25)."""
 
     preset: str | None = None
     """Start from a paper's defaults (pastcast presets show NAME); every field given is set
@@ -130,6 +133,12 @@ class PresetRecord(Record):
         # A setting naming no field (``corpus_since``) says what the paper did, nothing more.
         fields = set(cls.model_fields) - cls.PRESET_SKIPS
         own = {k: v for k, v in preset(name).fields(cls.PRESET_STAGE).items() if k in fields}
+        if cls.PRESET_DENSE_LEG is not None and not _has_dense_leg(data, cls.PRESET_DENSE_LEG[0]):
+            *parents, leaf = _split(cls.PRESET_DENSE_LEG[1])
+            node = own
+            for part in parents:
+                node = node.get(part, {})
+            node.pop(leaf, None)
         return deep_merge(own, data)
 
     @field_validator("preset")
@@ -140,6 +149,17 @@ class PresetRecord(Record):
         if name is not None and not preset(name).of_stage(cls.PRESET_STAGE):
             raise ValueError(f"{name!r} sets nothing of the {cls.PRESET_STAGE} stage")
         return name
+
+
+def _has_dense_leg(data: Mapping[str, Any], retrieval: str) -> bool:
+    """Whether ``data`` gives no retrieval at ``retrieval`` or one with a dense leg."""
+    node: Any = data
+    for part in _split(retrieval):
+        node = node.get(part) if isinstance(node, Mapping) else None
+    if node is None:
+        return True
+    legs = node.split(",") if isinstance(node, str) else list(node)
+    return bool({"dense", "hybrid"} & set(legs))
 
 
 R = TypeVar("R", bound=PresetRecord)
@@ -173,6 +193,16 @@ _DOJO = "Forecast-Dojo"
 
 _DOJO_COMMON: tuple[_Row, ...] = (
     ("budgets.python_tool", True, "4.4 (Compute: python(code))"),
+    ("corpus.retrieval", "dense", "A.1 (search ranks by the articles' embeddings)"),
+    (
+        "corpus.embedder",
+        "qwen3-embedding-8b",
+        "A.1 (Qwen3-Embedding-8B, 4096-d, L2-normalised)",
+        "run",
+        "served by an embedding server: PASTCAST_EMBEDDING_URL (docs/corpus.md)",
+    ),
+    ("corpus.nprobe", None, "A.1 (exact inner-product indices)"),
+    ("embedder", "qwen3-embedding-8b", "A.2 (the judge's dense leg, fused with BM25)", "curate"),
     (
         "agent_args.tool-agent.no_tools.max_tokens",
         65_536,
@@ -246,6 +276,14 @@ def dojo_train() -> Preset:
             ("decoding.temperature", 0.6, "B.2"),
             ("decoding.max_tokens", 32_768, "B.2"),
             ("decoding.top_p", 1.0, "B.2"),
+            ("epochs", 3, "5.5 (three epochs over the full assistant trajectory)", "train"),
+            (
+                "student",
+                "Qwen/Qwen3-30B-A3B-Thinking-2507",
+                "5.5",
+                "train",
+                "informational: the tuned model; give its local directory as the base",
+            ),
             *_DOJO_COMMON,
         ),
     )
@@ -318,6 +356,15 @@ def hindcast() -> Preset:
                 "pastcast data import --schedule hindcast (a plan's schedule re-schedules)",
             ),
             ("budgets.max_search_k", 20, "B.3 (top 20 hits per query)"),
+            ("corpus.retrieval", "dense", "3.2 (dense semantic search)"),
+            (
+                "corpus.embedder",
+                "qwen3-embedding-0.6b",
+                "3.2 (Qwen3-Embedding-0.6B, cosine)",
+                "run",
+                "served by an embedding server: PASTCAST_EMBEDDING_URL (docs/corpus.md)",
+            ),
+            ("embedder", "qwen3-embedding-0.6b", "3.2 (the archive's encoder)", "curate"),
             *_hindcast_agent(),
             ("config.coverage_queries", 5, "4.1", "curate", "5 queries per side"),
             ("config.coverage_final", "judge", "4.1", "curate", "a final step reads both tallies"),

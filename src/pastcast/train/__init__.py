@@ -1,9 +1,11 @@
 """Learning from replays: training exports of run logs (chat fine-tuning records, rewards, a
 Parquet table of forecasts) behind the training-split guard, each with a manifest, and the
-per-step rewards. The Gymnasium environment over the same steps is in
+per-step rewards; supervised fine-tuning on an export with TRL (``sft_train``, the ``train``
+extra; ``tiny_base``: a student built offline). The Gymnasium environment over the same steps is in
 ``pastcast.integrations.gym`` (the ``gym`` extra)."""
 
 from pastcast.train._chat import chat_message, conversations
+from pastcast.train._finetune import SftTraining, load_export, sft_train, tiny_base
 from pastcast.train._guard import SplitPolicy
 from pastcast.train._manifest import ExportManifest, manifest_path, read_manifest
 from pastcast.train._reward_export import RewardRecord, export_rewards, reward_schema
@@ -35,6 +37,7 @@ __all__ = [
     "RewardRecord",
     "SftRecord",
     "SftShape",
+    "SftTraining",
     "SplitPolicy",
     "StepRewards",
     "chat_message",
@@ -42,12 +45,15 @@ __all__ = [
     "export_rewards",
     "export_sft",
     "export_table",
+    "load_export",
     "manifest_path",
     "read_manifest",
     "read_sft",
     "reward_schema",
     "sft_messages",
     "sft_schema",
+    "sft_train",
     "step_rewards",
     "table_schema",
+    "tiny_base",
 ]
