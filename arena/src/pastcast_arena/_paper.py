@@ -169,7 +169,7 @@ def compare_seeds_with_paper(
                    ("5", "beat", paper.beat, "beat"), ("6", "REL", paper.reliability,
                    "reliability"), ("6", "RES", paper.resolution, "resolution")]  # fmt: skip
         out += [
-            item(table, paper.label, figure, value, None if mine is None else mine.figures[key])
+            item(table, paper.label, figure, value, None if mine is None else mine.figures.get(key))
             for table, figure, value, key in figures
             if value is not None
         ]

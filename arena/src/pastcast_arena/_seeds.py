@@ -206,17 +206,22 @@ def summarise(study: SeedStudy) -> SeedSummary:
     frontier = [n for n in study.figures if kinds[n] in FRONTIER_KINDS]
     q_conditioned = [n for n in frontier if kinds[n] in ("q_anchored", "calibration")]
     significant = {n: np.abs(np.nan_to_num(f.t)) >= FRONTIER_T for n, f in study.figures.items()}
-    rel = np.stack([study.figures[n].reliability for n in frontier + _market(kinds)])
-    lowest = np.argmin(rel, axis=0)
+    ranked = frontier + [n for n, k in kinds.items() if k == "market"]
+    lowest = np.argmin(np.stack([study.figures[n].reliability for n in ranked]), axis=0)
     rows = tuple(
         SeedRow(
             agent=name,
             kind=kinds[name],
-            figures={field: _figure(getattr(f, field)) for field in _FIELDS},
+            # the market's t (no variance) is nowhere defined: left out
+            figures={
+                field: _figure(getattr(f, field))
+                for field in _FIELDS
+                if np.isfinite(getattr(f, field)).any()
+            },
             significant=float(significant[name].mean()),
-            lowest_reliability=float(np.mean(lowest == frontier.index(name)))
-            if name in frontier
-            else float(np.mean(lowest == len(frontier))),
+            lowest_reliability=float(np.mean(lowest == ranked.index(name)))
+            if name in ranked
+            else 0.0,
         )
         for name, f in study.figures.items()
     )
@@ -250,10 +255,6 @@ def summarise(study: SeedStudy) -> SeedSummary:
         any_frontier_significant=float(np.mean(np.any([significant[n] for n in frontier], 0))),
         any_q_significant=float(np.mean(np.any([significant[n] for n in q_conditioned], 0))),
     )
-
-
-def _market(kinds: dict[str, str]) -> list[str]:
-    return [n for n, k in kinds.items() if k == "market"]
 
 
 def across_seeds(config: SimulationConfig, seeds: Sequence[int]) -> SeedSummary:
