@@ -52,7 +52,6 @@ from pastcast_arena._rounds import (
 from pastcast_arena._simulation import (
     ARCHETYPES,
     CATEGORIES,
-    FRONTIER_BAND,
     FRONTIER_KINDS,
     FRONTIER_T,
     MARKET_SLOPE,
@@ -66,7 +65,6 @@ from pastcast_arena._workflows import PLAN_FILE, ArenaReplayPlan, arena_replay, 
 __all__ = [
     "ARCHETYPES",
     "CATEGORIES",
-    "FRONTIER_BAND",
     "FRONTIER_KINDS",
     "FRONTIER_T",
     "MARKET_SLOPE",

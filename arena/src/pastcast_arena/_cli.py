@@ -65,13 +65,18 @@ def simulate(
         None, help="Also write rounds.jsonl (every round) and Figures 2b and 5 here."
     ),
     paper: bool = typer.Option(
-        False, "--paper", help="Also set every figure of the paper's Tables 5-7 beside ours."
+        False,
+        "--paper",
+        help="Also set every figure of the paper's Tables 5-7 beside ours: this seed's, and "
+        "the mean and 5-95% range over --seeds seeds.",
     ),
+    seeds: int = typer.Option(200, min=2, max=2000, help="Seeds 0..N-1 of --paper's summary."),
     json_: bool = typer.Option(False, "--json", help="Print JSON."),
 ) -> None:
     """The paper's simulation study: leaderboard, Murphy and category tables, cumulative alpha,
     and the power table of Proposition 3. The same seed gives byte-identical output."""
-    from pastcast_arena._paper import compare_with_paper
+    from pastcast_arena._paper import compare_seeds_with_paper, compare_with_paper
+    from pastcast_arena._seeds import across_seeds
     from pastcast_arena._simulation import SimulationConfig
     from pastcast_arena._simulation import simulate as run_simulation
 
@@ -90,6 +95,8 @@ def simulate(
             note("figures: not drawn (matplotlib, the reports extra, is not installed)", json_)
     labels = {a.name: a.paper_label for a in result.config.archetypes}
     beside = compare_with_paper(result.report, labels) if paper else ()
+    summary = across_seeds(result.config, range(seeds)) if paper else None
+    over = () if summary is None else compare_seeds_with_paper(summary, labels)
     if json_:
         report = result.report.model_dump(mode="json", exclude={"per_round"})
         print_json(
@@ -98,42 +105,59 @@ def simulate(
                 **report,
                 "power": [p.model_dump(mode="json") for p in result.power],
                 **({"paper": [_paper_row(c) for c in beside]} if paper else {}),
+                **(
+                    {
+                        "seeds": summary.model_dump(mode="json"),
+                        "paper_seeds": [_paper_row(c) for c in over],
+                    }
+                    if summary is not None
+                    else {}
+                ),
             }
         )
         return
     _print_leaderboard(result.report)
     for p in result.power:
         typer.echo(f"alpha* {p.alpha:.3f}: {p.predictions} predictions, {p.rounds} rounds")
-    if paper:
-        _print_paper(beside)
+    if summary is not None:
+        _print_paper(beside, f"seed {seed}, R = {rounds}, k = {markets}")
+        _print_paper(over, f"mean and 5-95% range over seeds 0-{seeds - 1}")
+        calibrated = max(summary.rows, key=lambda r: r.lowest_reliability)
+        typer.echo(
+            f"significant (|t| >= 2) at some frontier-like archetype: "
+            f"{summary.any_frontier_significant:.0%} of seeds; at a q-anchored or "
+            f"calibration-driven one: {summary.any_q_significant:.0%}; the lowest REL: "
+            f"{calibrated.agent} at {calibrated.lowest_reliability:.0%}"
+        )
 
 
 def _paper_row(c: Any) -> dict[str, Any]:
     return {**c.model_dump(mode="json"), "residual": c.residual}
 
 
-def _print_paper(rows: Any) -> None:
+def _print_paper(rows: Any, run: str) -> None:
     from rich.console import Console
     from rich.table import Table
 
-    table = Table(title="The paper's Tables 5-7 (seed 137, R = 50, k = 7) beside this run")
-    for col in ("table", "row", "figure", "paper", "pastcast", "difference"):
-        table.add_column(
-            col, justify="right" if col in ("paper", "pastcast", "difference") else "left"
-        )
+    table = Table(title=f"The paper's Tables 5-7 (seed 137, R = 50, k = 7) beside ours ({run})")
+    spread = any(c.low is not None for c in rows)
+    cols = ("table", "row", "figure", "paper", "pastcast", *(("5-95%",) * spread), "difference")
+    for col in cols:
+        table.add_column(col, justify="left" if col in ("table", "row", "figure") else "right")
     for c in rows:
         got = "-" if c.pastcast is None else f"{c.pastcast:+.4f}"
         diff = "-" if c.residual is None else f"{c.residual:+.4f}"
-        table.add_row(c.table, c.row, c.figure, f"{c.paper:+.4f}", got, diff)
-    Console(width=120).print(table)
+        low = "" if c.low is None else f"{c.low:+.4f} {c.high:+.4f}"
+        table.add_row(c.table, c.row, c.figure, f"{c.paper:+.4f}", got, *([low] * spread), diff)
+    Console(width=130).print(table)
 
 
 @app.command("calibrate")
 def calibrate(
     json_: bool = typer.Option(False, "--json", help="Print JSON."),
 ) -> None:
-    """Fit the simulation's parameters to the paper's Tables 5-7 at seed 137 (a few minutes):
-    the fitted configuration, then every figure beside the paper's."""
+    """Fit the simulation's parameters to the paper's Tables 5-7 as means over seeds 0-399 (a
+    few minutes): the fitted configuration, then every figure's mean beside the paper's."""
     from pastcast_arena._calibration import calibrate_simulation
 
     fit = calibrate_simulation()
@@ -146,7 +170,7 @@ def calibrate(
         )
         return
     typer.echo(fit.config.model_dump_json(indent=2))
-    _print_paper(fit.comparison)
+    _print_paper(fit.comparison, "mean and 5-95% range over the fitted seeds")
 
 
 def _parse_predictions(text: str) -> list[int]:

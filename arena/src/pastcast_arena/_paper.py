@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from pastcast.records import Record
+from pastcast_arena._seeds import SeedFigure, SeedSummary
 from pastcast_arena._stats import ArenaReport
 
 __all__ = [
@@ -15,6 +16,7 @@ __all__ = [
     "PaperCategory",
     "PaperComparison",
     "PaperRow",
+    "compare_seeds_with_paper",
     "compare_with_paper",
 ]
 
@@ -81,13 +83,16 @@ PAPER_CATEGORIES: tuple[PaperCategory, ...] = (
 
 
 class PaperComparison(Record):
-    """One figure of Tables 5-7: the paper's value, pastcast's and their difference."""
+    """One figure of Tables 5-7: the paper's value, pastcast's and their difference; over
+    seeds, pastcast's is the mean and ``low``-``high`` the 5-95% range."""
 
     table: str
     row: str
     figure: str
     paper: float
     pastcast: float | None
+    low: float | None = None
+    high: float | None = None
 
     @property
     def residual(self) -> float | None:
@@ -136,5 +141,55 @@ def compare_with_paper(
                             pastcast=None if got is None else got.best_alpha),
             PaperComparison(table="7", row=cat.category, figure="#alpha>0", paper=cat.positive,
                             pastcast=None if got is None else got.positive),
+        ]  # fmt: skip
+    return tuple(out)
+
+
+def compare_seeds_with_paper(
+    summary: SeedSummary, labels: Mapping[str, str]
+) -> tuple[PaperComparison, ...]:
+    """Tables 5-7 beside the means (and 5-95% ranges) over seeds of ``summary``; Table 7's best
+    agent is set beside the share of seeds at which the paper's best archetype is the best
+    (the ``row`` names it), and ``significant`` is the share of seeds with |t| >= 2, set beside
+    1 where the paper's t is past 2 and 0 where not."""
+    rows = {labels.get(r.agent, r.agent): r for r in summary.rows}
+
+    def item(table: str, row: str, figure: str, paper: float, got: SeedFigure | None
+             ) -> PaperComparison:  # fmt: skip
+        if got is None:
+            return PaperComparison(table=table, row=row, figure=figure, paper=paper, pastcast=None)
+        return PaperComparison(table=table, row=row, figure=figure, paper=paper,
+                               pastcast=got.mean, low=got.low, high=got.high)  # fmt: skip
+
+    out = [item("5", "market", "brier", PAPER_MARKET_BRIER, summary.market_brier)]
+    for paper in PAPER_LEADERBOARD:
+        mine = rows.get(paper.label)
+        figures = [("5", "brier", paper.brier, "brier"), ("5", "alpha", paper.alpha, "alpha"),
+                   ("5", "alpha_se", paper.alpha_se, "alpha_se"), ("5", "t", paper.t, "t"),
+                   ("5", "beat", paper.beat, "beat"), ("6", "REL", paper.reliability,
+                   "reliability"), ("6", "RES", paper.resolution, "resolution")]  # fmt: skip
+        out += [
+            item(table, paper.label, figure, value, None if mine is None else mine.figures.get(key))
+            for table, figure, value, key in figures
+            if value is not None
+        ]
+        if paper.t is not None:
+            out.append(PaperComparison(
+                table="5", row=paper.label, figure="significant", paper=float(abs(paper.t) >= 2),
+                pastcast=None if mine is None else mine.significant))  # fmt: skip
+    categories = {c.category: c for c in summary.categories}
+    by_label = {labels.get(r.agent, r.agent): r.agent for r in summary.rows}
+    for cat in PAPER_CATEGORIES:
+        got = categories.get(cat.category)
+        best = None if got is None else got.best.get(by_label.get(cat.best_label, ""), 0.0)
+        out += [
+            item("7", cat.category, "market brier", cat.market_brier,
+                 None if got is None else got.market_brier),
+            item("7", cat.category, "best alpha", cat.best_alpha,
+                 None if got is None else got.best_alpha),
+            PaperComparison(table="7", row=f"{cat.category} ({cat.best_label})",
+                            figure="best is paper's", paper=1.0, pastcast=best),
+            item("7", cat.category, "#alpha>0", cat.positive,
+                 None if got is None else got.positive),
         ]  # fmt: skip
     return tuple(out)

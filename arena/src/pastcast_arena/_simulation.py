@@ -12,8 +12,9 @@ The archetypes:
 * q-anchored (two): p = 1/2 + gamma (b + lambda s_c (q - b) - 1/2) + N(0, sigma): they
   recover part of what the market has not priced, lambda times the category's signal s_c, at
   the cost of their own noise and of a boldness gamma; they gain through resolution;
-* calibration-driven (one of those three in the paper): p = 1/2 + gamma (b - 1/2) + N(0, sigma):
-  the market price recalibrated towards 1/2, gaining through reliability, not resolution;
+* calibration-driven (the paper's third agent that conditions on q): the same form with gamma
+  below 1 and a smaller lambda: the market's overconfidence corrected towards 1/2, gaining
+  through reliability more than resolution;
 * market-tracking (two): p = b + N(0, sigma): the market price with noise, alpha = -sigma^2;
 * market consensus: p = b, alpha exactly 0 (a reference);
 * random: p ~ U[0, 1], expected Brier 1/3 (a baseline: listed, not counted among the agents of
@@ -23,9 +24,11 @@ Every probability is clipped to [0.01, 0.99] (the random agent excepted) and rou
 points, then scored exactly as on chain (``score_round``); the statistics are the arena's. The
 randomness is drawn up front from one ``numpy.random.default_rng(seed)`` in a fixed order and
 turned into prices, truths and forecasts by inverse transforms, so a seed fixes every byte of
-the output and the same draws serve every parameter value (which is how the parameters were
-fitted to the paper's tables: ``pastcast_arena.calibrate_simulation``). The paper does not
-publish its generator; the form is ours and the parameters are fitted.
+the output and the same draws serve every parameter value. ``SimulationDraws`` stacks the draws
+of many seeds, which is how the figures over seeds are computed (``pastcast_arena._seeds``) and
+the parameters fitted to the paper's tables as the means over 400 seeds
+(``pastcast_arena.calibrate_simulation``). The paper does not publish its generator; the form
+is ours and the parameters are fitted.
 """
 
 from __future__ import annotations
@@ -56,7 +59,6 @@ from pastcast_arena._stats import ArenaReport, arena_report
 __all__ = [
     "ARCHETYPES",
     "CATEGORIES",
-    "FRONTIER_BAND",
     "FRONTIER_KINDS",
     "FRONTIER_T",
     "MARKET_SLOPE",
@@ -88,79 +90,52 @@ class Archetype(Record):
     name: str
     kind: Literal["q_anchored", "calibration", "market_tracking", "market", "random"]
     pull: float = 0.0
-    """lambda (q-anchored): share of (q - b) recovered where the signal is 1."""
+    """lambda (q-anchored, calibration-driven): share of (q - b) recovered where the signal is 1."""
     shrink: float = 1.0
-    """gamma: the slope of the forecast around 1/2 (calibration-driven: on the market price;
-    q-anchored: on its own estimate; above 1 is bolder, below 1 more cautious)."""
+    """gamma: the slope of the forecast around 1/2 on the agent's own estimate (above 1 is
+    bolder, below 1 more cautious)."""
     noise: float = 0.0
     """sigma: the agent's own noise."""
     paper_label: str = ""
     """The placeholder name of the paper's corresponding archetype."""
 
 
-# Fitted to the paper's Tables 5-7 at seed 137 (``calibrate_simulation``; docs/arena.md has the
-# fit and its residuals). Rounds are the paper's per category.
+# Fitted to the paper's Tables 5-7 as the means over seeds 0-399 (``calibrate_simulation``;
+# docs/arena.md has the fit, its residuals and the spread over seeds). Rounds are the paper's
+# per category.
 CATEGORIES: tuple[Category, ...] = (
-    Category(name="crypto", rounds=12, concentration=3.366, unpriced=0.175, signal=0.4),
-    Category(name="politics", rounds=11, concentration=3.117, unpriced=0.175, signal=1.1),
-    Category(name="sports", rounds=9, concentration=0.533, unpriced=0.175, signal=0.6),
-    Category(name="economics", rounds=7, concentration=7.252, unpriced=0.175, signal=0.3),
-    Category(name="geopolitics", rounds=6, concentration=5.544, unpriced=0.175, signal=0.3),
-    Category(name="entertainment", rounds=5, concentration=0.312, unpriced=0.175, signal=0.3),
+    Category(name="crypto", rounds=12, concentration=0.87, unpriced=0.125, signal=0.64),
+    Category(name="politics", rounds=11, concentration=2.03, unpriced=0.125, signal=0.44),
+    Category(name="sports", rounds=9, concentration=0.316, unpriced=0.125, signal=0.04),
+    Category(name="economics", rounds=7, concentration=1.098, unpriced=0.125, signal=0.0),
+    Category(name="geopolitics", rounds=6, concentration=4.215, unpriced=0.125, signal=0.0),
+    Category(name="entertainment", rounds=5, concentration=0.589, unpriced=0.125, signal=0.0),
 )  # fmt: skip
 
 ARCHETYPES: tuple[Archetype, ...] = (
-    Archetype(
-        name="q-anchored-sharp",
-        kind="q_anchored",
-        pull=0.3202,
-        shrink=1.1262,
-        noise=0.0485,
-        paper_label="claude-opus-4-5",
-    ),
-    Archetype(
-        name="q-anchored-bold",
-        kind="q_anchored",
-        pull=0.2954,
-        shrink=1.0467,
-        noise=0.0546,
-        paper_label="gpt-5-2",
-    ),
-    Archetype(
-        name="calibration-driven",
-        kind="calibration",
-        shrink=0.9099,
-        noise=0.0311,
-        paper_label="gemini-3-pro",
-    ),
-    # The trackers' draws come in this order (one stream per archetype, by position): at seed
-    # 137 the fifth stream happens to run against the outcomes' surprise (x - b), so any noise
-    # on it costs a t below -1.25; the low-noise tracker takes it, which leaves the high-noise
-    # one room for an alpha near the paper's within the frontier band (docs/arena.md).
-    Archetype(
-        name="market-tracking-high-noise",
-        kind="market_tracking",
-        noise=0.0882,
-        paper_label="glm-4-7",
-    ),
-    Archetype(
-        name="market-tracking-low-noise",
-        kind="market_tracking",
-        noise=0.0219,
-        paper_label="grok-4-1",
-    ),
+    Archetype(name="q-anchored-sharp", kind="q_anchored", pull=1.4339, shrink=1.1558,
+              noise=0.0007, paper_label="claude-opus-4-5"),
+    Archetype(name="q-anchored-bold", kind="q_anchored", pull=1.3908, shrink=1.1797,
+              noise=0.0071, paper_label="gpt-5-2"),
+    Archetype(name="calibration-driven", kind="calibration", pull=0.0975, shrink=0.8035,
+              noise=0.0334, paper_label="gemini-3-pro"),
+    Archetype(name="market-tracking-low-noise", kind="market_tracking", noise=0.0464,
+              paper_label="grok-4-1"),
+    Archetype(name="market-tracking-high-noise", kind="market_tracking", noise=0.1037,
+              paper_label="glm-4-7"),
     Archetype(name="market-consensus", kind="market", paper_label="Market Consensus"),
     Archetype(name="random", kind="random", paper_label="Random Baseline"),
-)
+)  # fmt: skip
 MARKET_SLOPE = 0.8
 """kappa: the truth's slope on the market price (1: a calibrated market; below 1 a little
 overconfident)."""
-FRONTIER_BAND = 0.006
-"""The paper's criterion for a frontier-like archetype (every kind but the market and random):
-its alpha within this of the market's, and |t| below ``FRONTIER_T``."""
 FRONTIER_T = 2.0
+"""An archetype is individually significant at a seed when its |t| reaches this (p < 0.05 at
+R = 50): the paper's frontier-like archetypes (``FRONTIER_KINDS``: every kind but the market
+and random) are not, bar the noisier tracker at the edge."""
 FRONTIER_KINDS = ("q_anchored", "calibration", "market_tracking")
 
+Floats = NDArray[np.float64]
 _CLIP = (0.01, 0.99)
 _START = datetime(2026, 1, 5, 16, 0, tzinfo=UTC)
 _ROLES = {"market": "reference", "random": "baseline"}
@@ -222,66 +197,85 @@ def allocate_rounds(categories: Sequence[Category], rounds: int) -> tuple[int, .
 
 
 class SimulationDraws:
-    """Every random number of a study, drawn up front in a fixed order: the round order of the
+    """Every random number of a study, for each of ``seeds`` (default: the config's), drawn up
+    front from ``numpy.random.default_rng(seed)`` in a fixed order: the round order of the
     categories, then (rounds x markets) uniforms for the prices, normals for the truths,
     uniforms for the outcomes, and one array per archetype (uniforms for a random one, normals
-    otherwise). What parameters do with them is ``SimulationDraws.play``."""
+    otherwise). The arrays stack the seeds on a first axis: seed s of a stack is the study of
+    ``SimulationConfig(seed=s)``. What parameters do with them is ``SimulationDraws.play``."""
 
-    def __init__(self, config: SimulationConfig) -> None:
-        rng = np.random.default_rng(config.seed)
+    def __init__(self, config: SimulationConfig, seeds: Sequence[int] | None = None) -> None:
+        self.seeds = (config.seed,) if seeds is None else tuple(seeds)
         counts = allocate_rounds(config.categories, config.rounds)
         order = np.repeat(np.arange(len(config.categories)), counts)
-        self.category: NDArray[np.int64] = order[rng.permutation(order.size)]
         shape = (config.rounds, config.markets)
-        self.price_u = rng.random(shape)
-        self.truth_z = rng.standard_normal(shape)
-        self.outcome_u = rng.random(shape)
-        # The random baseline draws as the registered random agent does on the same market
-        # and deadline (``pastcast.agents.random_draws``): one random baseline everywhere.
-        self.agent_draws = tuple(
-            self._random(config) if a.kind == "random" else rng.standard_normal(shape)
-            for a in config.archetypes
-        )
-
-    @staticmethod
-    def _random(config: SimulationConfig) -> NDArray[np.float64]:
-        return np.array(
-            [
+        category, price, truth, outcome, agents = [], [], [], [], []
+        for seed in self.seeds:
+            rng = np.random.default_rng(seed)
+            category.append(order[rng.permutation(order.size)])
+            price.append(rng.random(shape))
+            truth.append(rng.standard_normal(shape))
+            outcome.append(rng.random(shape))
+            # The random baseline draws as the registered random agent does on the same market
+            # and deadline (``pastcast.agents.random_draws``): one random baseline everywhere.
+            agents.append(
                 [
-                    random_draws(config.seed, _market_id(r + 1, i), _deadline(r)).uniform(0, 1)
-                    for i in range(config.markets)
+                    _random(config, seed) if a.kind == "random" else rng.standard_normal(shape)
+                    for a in config.archetypes
                 ]
-                for r in range(config.rounds)
-            ]
-        )
+            )
+        self.category: NDArray[np.int64] = np.stack(category)
+        self.price_u, self.truth_z, self.outcome_u = map(np.stack, (price, truth, outcome))
+        self.agent_draws = tuple(np.stack(d) for d in zip(*agents, strict=True))
 
     def market(
         self, config: SimulationConfig
     ) -> tuple[NDArray[np.int64], NDArray[np.float64], NDArray[np.int64]]:
-        """(benchmark prices in basis points, true probabilities, outcomes) under ``config``."""
+        """(benchmark prices in basis points, true probabilities, outcomes) under ``config``,
+        each (seeds x rounds x markets)."""
         cats = config.categories
-        a = np.array([cats[i].concentration for i in self.category])[:, None]
-        sigma = np.array([cats[i].unpriced for i in self.category])[:, None]
-        from scipy.special import betaincinv  # imported when first used: seconds at start-up
-
-        b_bp = _to_bp(np.clip(betaincinv(a, a, self.price_u), *_CLIP))
-        b = b_bp / MAX_BP
-        q = np.clip(0.5 + config.market_slope * (b - 0.5) + sigma * self.truth_z, 0.0, 1.0)
-        return b_bp, q, (self.outcome_u < q).astype(np.int64)
+        a = np.array([c.concentration for c in cats])[self.category][..., None]
+        sigma = np.array([c.unpriced for c in cats])[self.category][..., None]
+        return market_cells(a, sigma, config.market_slope, self.price_u, self.truth_z,
+                            self.outcome_u)  # fmt: skip
 
     def play(
         self, config: SimulationConfig
     ) -> tuple[NDArray[np.int64], NDArray[np.int64], dict[str, NDArray[np.int64]]]:
         """(benchmark prices in basis points, outcomes, each archetype's forecasts in basis
-        points), all (rounds x markets), under ``config``'s parameters."""
+        points), all (seeds x rounds x markets), under ``config``'s parameters."""
         b_bp, q, x = self.market(config)
         b = b_bp / MAX_BP
-        signal = np.array([config.categories[i].signal for i in self.category])[:, None]
+        signal = np.array([c.signal for c in config.categories])[self.category][..., None]
         forecasts = {
             arch.name: _to_bp(_predict(arch, signal, q, b, draw))
             for arch, draw in zip(config.archetypes, self.agent_draws, strict=True)
         }
         return b_bp, x, forecasts
+
+
+def market_cells(
+    a: Floats, sigma: Floats, slope: float, price_u: Floats, truth_z: Floats, outcome_u: Floats
+) -> tuple[NDArray[np.int64], Floats, NDArray[np.int64]]:
+    """(prices in basis points, truths, outcomes) of markets with concentration ``a`` and
+    unpriced spread ``sigma`` (arrays broadcasting with the draws) by the inverse transforms."""
+    from scipy.special import betaincinv  # imported when first used: seconds at start-up
+
+    b_bp = _to_bp(np.clip(betaincinv(a, a, price_u), *_CLIP))
+    q = np.clip(0.5 + slope * (b_bp / MAX_BP - 0.5) + sigma * truth_z, 0.0, 1.0)
+    return b_bp, q, (outcome_u < q).astype(np.int64)
+
+
+def _random(config: SimulationConfig, seed: int) -> NDArray[np.float64]:
+    return np.array(
+        [
+            [
+                random_draws(seed, _market_id(r + 1, i), _deadline(r)).uniform(0, 1)
+                for i in range(config.markets)
+            ]
+            for r in range(config.rounds)
+        ]
+    )
 
 
 def _predict(
@@ -297,9 +291,7 @@ def _predict(
         return b
     if arch.kind == "market_tracking":
         p = b + arch.noise * draw
-    elif arch.kind == "calibration":
-        p = 0.5 + arch.shrink * (b - 0.5) + arch.noise * draw
-    else:
+    else:  # q-anchored and calibration-driven: one form, the fit sets the one apart
         p = 0.5 + arch.shrink * (b + arch.pull * signal * (q - b) - 0.5) + arch.noise * draw
     return np.clip(p, *_CLIP)
 
@@ -317,11 +309,12 @@ def simulate(config: SimulationConfig | None = None) -> SimulationResult:
     """Run the study; the same config gives byte-identical results."""
     cfg = config or SimulationConfig()
     draws = SimulationDraws(cfg)
-    b_bp, x, forecasts = draws.play(cfg)
+    b_bp, x, played = draws.play(cfg)
+    b_bp, x, forecasts = b_bp[0], x[0], {name: f[0] for name, f in played.items()}
     roles = {a.name: _ROLES[a.kind] for a in cfg.archetypes if a.kind in _ROLES}
     results = []
     for r in range(cfg.rounds):
-        cat = cfg.categories[int(draws.category[r])]
+        cat = cfg.categories[int(draws.category[0, r])]
         deadline = _deadline(r)
         markets = tuple(
             ArenaMarket(

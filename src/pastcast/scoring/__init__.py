@@ -13,7 +13,15 @@ from pastcast.scoring._aggregate import (
     shrink,
     summarize,
 )
-from pastcast.scoring._binary import Murphy, alpha_anatomy, alpha_score, binary_brier, ece, murphy
+from pastcast.scoring._binary import (
+    Murphy,
+    alpha_anatomy,
+    alpha_score,
+    bin_index,
+    binary_brier,
+    ece,
+    murphy,
+)
 from pastcast.scoring._binomial import clopper_pearson, corrected_rate, wilson
 from pastcast.scoring._bootstrap import (
     cluster_bootstrap,
@@ -157,6 +165,7 @@ __all__ = [
     "alpha_standard_error",
     "alpha_test",
     "alpha_variance",
+    "bin_index",
     "binary_brier",
     "binary_forecasts",
     "brier",
