@@ -122,17 +122,7 @@ def stages_over(
 
 def view_fields(q: QuestionView) -> dict[str, str]:
     """Prompt placeholders for a question view (same rules as ``question_fields``)."""
-    event = Event(
-        id=q.event_id,
-        title=q.title,
-        description=q.description,
-        resolution_criteria=q.resolution_criteria,
-        kind=q.kind,
-        labels=q.labels,
-        category=q.category,
-        open_time=q.open_time,
-        close_time=q.close_time,
-    )
+    event = Event(id=q.event_id, **q.model_dump(exclude={"event_id", "cutoff", "step_index"}))
     return question_fields(event, q.cutoff)
 
 
