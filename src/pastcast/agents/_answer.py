@@ -56,6 +56,7 @@ __all__ = [
     "answer_schema",
     "choice_schema",
     "finish_answer",
+    "form_schema",
     "normalize_label",
     "over",
     "parse_forecast",
@@ -155,6 +156,13 @@ def choice_schema(labels: Sequence[str]) -> dict[str, Any]:
 
 
 _SCHEMAS = {"probabilities": answer_schema, "choice": choice_schema}
+
+
+def form_schema(form: AnswerForm, labels: Sequence[str]) -> dict[str, Any]:
+    """The JSON schema of the answer object ``form``."""
+    return _SCHEMAS[form](labels)
+
+
 _TEMPLATES = {"probabilities": answer_template, "choice": choice_template}
 
 _BRIEF = (
@@ -196,7 +204,7 @@ def finish_answer(
     if forecast.usable or not repair:
         return forecast
     reason = forecast.failure_reason or "invalid_json"
-    schema = _SCHEMAS[form](labels)
+    schema = form_schema(form, labels)
     template = _TEMPLATES[form](labels)
     per_stage = dict(stages or {})
     short = list(compact if compact is not None else messages[:2])
