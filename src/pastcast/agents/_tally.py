@@ -90,7 +90,7 @@ def read_tally(
                 counts[side][level] += 1
     quality = reply.get("evidence_quality")
     return EvidenceTally(
-        sides=tuple(SideTally(label=lb, **c) for lb, c in counts.items()),
+        sides=tuple(SideTally.model_validate({"label": lb, **c}) for lb, c in counts.items()),
         documents=len(seen),
         quality=quality if quality in _QUALITY else None,
     )

@@ -39,7 +39,7 @@ class QuestionView(Record):
         )
 
 
-_FROM_EVENT = frozenset(QuestionView.model_fields) - {"event_id", "cutoff", "step_index"}
+_FROM_EVENT = set(QuestionView.model_fields) - {"event_id", "cutoff", "step_index"}
 
 
 def question_view(event: Event, cutoff: datetime, step_index: int) -> QuestionView:
