@@ -42,10 +42,6 @@ class JsonRefused(json.JSONDecodeError):
         return self.msg
 
 
-def _refusal(reason: str) -> JsonRefused:
-    return JsonRefused(reason)
-
-
 def _depth(text: str) -> int:
     """How deep arrays and objects nest in ``text`` (brackets inside strings do not count)."""
     if text.count("[") + text.count("{") <= MAX_DEPTH:
@@ -59,7 +55,7 @@ def _depth(text: str) -> int:
 
 def _check_depth(text: str) -> None:
     if _depth(text) > MAX_DEPTH:
-        raise _refusal(f"nested deeper than {MAX_DEPTH} levels")
+        raise JsonRefused(f"nested deeper than {MAX_DEPTH} levels")
 
 
 def raw_decode(text: str, index: int = 0) -> tuple[Any, int]:
@@ -70,7 +66,7 @@ def raw_decode(text: str, index: int = 0) -> tuple[Any, int]:
     except json.JSONDecodeError:
         raise
     except (RecursionError, ValueError) as exc:
-        raise _refusal(_reason(exc)) from None
+        raise JsonRefused(_reason(exc)) from None
 
 
 def _reason(exc: BaseException) -> str:
@@ -88,14 +84,14 @@ def loads(data: str | bytes | bytearray, **options: Any) -> Any:
             data = bytes(data).decode("utf-8")
         except UnicodeDecodeError as exc:
             where = f"byte 0x{data[exc.start]:02x} at offset {exc.start}"
-            raise _refusal(f"not UTF-8 text ({where})") from None
+            raise JsonRefused(f"not UTF-8 text ({where})") from None
     _check_depth(data)
     try:
         return json.loads(data, **options)
     except json.JSONDecodeError:
         raise
     except (RecursionError, ValueError) as exc:  # a number of thousands of digits, a hook's
-        raise _refusal(_reason(exc)) from None
+        raise JsonRefused(_reason(exc)) from None
 
 
 def loads_line(line: str | bytes) -> Any:
@@ -107,7 +103,7 @@ def loads_line(line: str | bytes) -> Any:
         newline = b"\n" if isinstance(line, bytes) else "\n"
         if line.endswith(newline) or not line.strip():  # type: ignore[arg-type]
             raise
-        raise _refusal(
+        raise JsonRefused(
             f"{exc.msg}; the file ends in the middle of this line (cut short?)"
         ) from None
 

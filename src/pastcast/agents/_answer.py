@@ -56,6 +56,7 @@ __all__ = [
     "answer_schema",
     "choice_schema",
     "finish_answer",
+    "form_schema",
     "normalize_label",
     "over",
     "parse_forecast",
@@ -122,17 +123,7 @@ def stages_over(
 
 def view_fields(q: QuestionView) -> dict[str, str]:
     """Prompt placeholders for a question view (same rules as ``question_fields``)."""
-    event = Event(
-        id=q.event_id,
-        title=q.title,
-        description=q.description,
-        resolution_criteria=q.resolution_criteria,
-        kind=q.kind,
-        labels=q.labels,
-        category=q.category,
-        open_time=q.open_time,
-        close_time=q.close_time,
-    )
+    event = Event(id=q.event_id, **q.model_dump(exclude={"event_id", "cutoff", "step_index"}))
     return question_fields(event, q.cutoff)
 
 
@@ -165,6 +156,13 @@ def choice_schema(labels: Sequence[str]) -> dict[str, Any]:
 
 
 _SCHEMAS = {"probabilities": answer_schema, "choice": choice_schema}
+
+
+def form_schema(form: AnswerForm, labels: Sequence[str]) -> dict[str, Any]:
+    """The JSON schema of the answer object ``form``."""
+    return _SCHEMAS[form](labels)
+
+
 _TEMPLATES = {"probabilities": answer_template, "choice": choice_template}
 
 _BRIEF = (
@@ -206,7 +204,7 @@ def finish_answer(
     if forecast.usable or not repair:
         return forecast
     reason = forecast.failure_reason or "invalid_json"
-    schema = _SCHEMAS[form](labels)
+    schema = form_schema(form, labels)
     template = _TEMPLATES[form](labels)
     per_stage = dict(stages or {})
     short = list(compact if compact is not None else messages[:2])

@@ -15,7 +15,7 @@ Earlier versions took every setting as an argument of its own (``temperature=0.1
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, Field, ValidationError
@@ -33,7 +33,7 @@ from pastcast.agents._two_stage import (
     TwoStageStage,
     two_stage_prompts,
 )
-from pastcast.models import CacheMode, Model
+from pastcast.models import CacheMode
 from pastcast.records import Record, Setting
 from pastcast.registry import type_name
 from pastcast.runlog import AgentSpec
@@ -97,12 +97,6 @@ def _flat_two_stage(args: dict[str, Any]) -> dict[str, Any]:
     return _flat_decoding(args)
 
 
-def _model(
-    model: str, model_options: dict[str, Any] | None, cache_dir: str | None, mode: CacheMode
-) -> Model:
-    return agent_model(model, model_options, cache_dir, mode)
-
-
 # -- no-tools and zero-shot ---------------------------------------------------------------------
 
 
@@ -128,7 +122,7 @@ def no_tools(
 ) -> NoToolsAgent:
     """One model call with the question only (Forecast-Dojo's no-tools setting)."""
     return NoToolsAgent(
-        _model(model, model_options, cache_dir, cache_mode),
+        agent_model(model, model_options, cache_dir, cache_mode),
         constrained=constrained,
         normalize_typography=normalize_typography,
         decoding=Decoding.model_validate(decoding or {}),
@@ -171,7 +165,7 @@ def zero_shot(
     reasoning), its settings by default (temperature 0.1, 4096 tokens, top-p 1, four-step parse
     fallback, its retry budgets), decoding and stages set over them."""
     return NoToolsAgent(
-        _model(model, model_options, cache_dir, cache_mode),
+        agent_model(model, model_options, cache_dir, cache_mode),
         constrained=constrained,
         normalize_typography=normalize_typography,
         decoding=over(ZERO_SHOT_DECODING, decoding),
@@ -223,7 +217,7 @@ def tool_agent(
     ``no_tools``: the decoding of the single call made without tools, over ``decoding``
     (Forecast-Dojo raises its reply cap to 65,536 tokens: the whole forecast is that call)."""
     return ToolAgent(
-        _model(model, model_options, cache_dir, cache_mode),
+        agent_model(model, model_options, cache_dir, cache_mode),
         action_mode=action_mode,
         max_iterations=max_iterations,
         max_tool_calls=max_tool_calls,
@@ -261,7 +255,7 @@ def arena_benchmark(
     all its markets (getMarketDetails, getPriceHistory, searchNews, readDocument,
     submitPredictions); market-access setting. Alone, a step is a round of one market."""
     return RoundBenchmarkAgent(
-        _model(model, model_options, cache_dir, cache_mode),
+        agent_model(model, model_options, cache_dir, cache_mode),
         max_turns=max_turns,
         max_tool_calls=max_tool_calls,
         max_result_chars=max_result_chars,
@@ -299,22 +293,27 @@ class TwoStagePreset(Record):
         # a research prompt carries the evidence of about two tool results
         return CallEstimate(calls=min(research + 1, most), max_calls=most, evidence_results=2)
 
-    def build(
-        self,
-        model: str,
-        model_options: dict[str, Any] | None,
-        config: TwoStageConfig | None,
-        decoding: Decoding | None,
-        stages: Mapping[Any, Decoding] | None,
-        cache_dir: str | None,
-        cache_mode: CacheMode,
-    ) -> TwoStageAgent:
-        return TwoStageAgent(
-            _model(model, model_options, cache_dir, cache_mode),
-            over(self.config, config),
-            decoding=over(self.decoding, decoding),
-            stages=stages_over(self.stages, stages),
-        )
+    def factory(self, doc: str) -> Callable[..., TwoStageAgent]:
+        """The registered factory of an agent with these settings under its own."""
+
+        def two_stage(
+            model: str,
+            model_options: dict[str, Any] | None = None,
+            config: TwoStageConfig | None = None,
+            decoding: Decoding | None = None,
+            stages: dict[TwoStageStage, Decoding] | None = None,
+            cache_dir: str | None = None,
+            cache_mode: CacheMode = "auto",
+        ) -> TwoStageAgent:
+            return TwoStageAgent(
+                agent_model(model, model_options, cache_dir, cache_mode),
+                over(self.config, config),
+                decoding=over(self.decoding, decoding),
+                stages=stages_over(self.stages, stages),
+            )
+
+        two_stage.__doc__ = doc
+        return two_stage
 
 
 DEFAULT_TWO_STAGE = TwoStagePreset()
@@ -350,32 +349,10 @@ last 5 posts and 5 comments, a 0.7 confidence stop, the tally, its answer object
 parse fallback, top-p 1 and Table 4's temperature and token cap per call."""
 
 
-def two_stage(
-    model: str,
-    model_options: dict[str, Any] | None = None,
-    config: TwoStageConfig | None = None,
-    decoding: Decoding | None = None,
-    stages: dict[TwoStageStage, Decoding] | None = None,
-    cache_dir: str | None = None,
-    cache_mode: CacheMode = "auto",
-) -> TwoStageAgent:
+two_stage = DEFAULT_TWO_STAGE.factory(
     """Research rounds (queries, expansion, reflection, confidence stop), report and optional
     tally, then forecast; the loop in config, per-stage request settings in stages."""
-    return DEFAULT_TWO_STAGE.build(
-        model, model_options, config, decoding, stages, cache_dir, cache_mode
-    )
-
-
-def two_stage_hindcast(
-    model: str,
-    model_options: dict[str, Any] | None = None,
-    config: TwoStageConfig | None = None,
-    decoding: Decoding | None = None,
-    stages: dict[TwoStageStage, Decoding] | None = None,
-    cache_dir: str | None = None,
-    cache_mode: CacheMode = "auto",
-) -> TwoStageAgent:
+)
+two_stage_hindcast = HINDCAST_TWO_STAGE.factory(
     """The two-stage agent with Hindcast's settings (``HINDCAST_TWO_STAGE``) under its own."""
-    return HINDCAST_TWO_STAGE.build(
-        model, model_options, config, decoding, stages, cache_dir, cache_mode
-    )
+)

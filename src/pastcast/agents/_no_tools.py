@@ -15,9 +15,8 @@ from pastcast.agents._answer import (
     AnswerForm,
     Decoding,
     ParseFallback,
-    answer_schema,
-    choice_schema,
     finish_answer,
+    form_schema,
     view_fields,
 )
 from pastcast.agents._prompts import load_prompt
@@ -63,12 +62,9 @@ class NoToolsAgent:
         self.stages = dict(stages or {})
 
     def forecast(self, episode: Episode) -> Forecast:
-        labels = episode.question.labels
         rendered = load_prompt(self.prompt).render(view_fields(episode.question))
         messages = list(rendered.messages())
-        schema = None
-        if self.constrained:
-            schema = choice_schema(labels) if self.form == "choice" else answer_schema(labels)
+        schema = form_schema(self.form, episode.question.labels) if self.constrained else None
         decoding = self.decoding.over(self.stages.get("forecast"))
         reply = episode.chat(self.model, decoding.request(messages, response_schema=schema))
         messages.append(Message(role="assistant", content=reply.content))

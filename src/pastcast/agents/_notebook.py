@@ -84,17 +84,13 @@ def _notebook_in(reply: Answer) -> Notebook | None:
     return next((nb for obj in reply.objects() if (nb := _as_notebook(obj)) is not None), None)
 
 
-def _cutoff(cutoff: datetime | date | str) -> datetime:
-    return parse_cutoff(cutoff)
-
-
 def future_entries(nb: Notebook, cutoff: datetime | date | str) -> tuple[LedgerEntry, ...]:
     """Ledger entries dated on a day that had not begun before ``cutoff`` (impossible evidence).
 
     A day ``d`` is possible iff its first instant is visible at the cutoff, so at a midnight
     cutoff the latest possible date is the day before, and at a mid-day cutoff it is that day.
     """
-    c = _cutoff(cutoff)
+    c = parse_cutoff(cutoff)
     return tuple(
         e for e in nb.evidence_ledger if not is_visible(cutoff_for_day(e.date_observed), c)
     )

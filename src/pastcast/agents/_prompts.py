@@ -129,14 +129,9 @@ def load_prompt(name: str) -> Prompt:
     """Load ``name.vN`` exactly, or the highest version of ``name``."""
     base, _, ver = name.partition(".v")
     versions = _versions().get(base, [])
-    if ver:
-        if not ver.isdigit() or int(ver) not in versions:
-            raise KeyError(f"unknown prompt {name!r}; known: {', '.join(list_prompts())}")
-        version = int(ver)
-    else:
-        if not versions:
-            raise KeyError(f"unknown prompt {name!r}; known: {', '.join(list_prompts())}")
-        version = max(versions)
+    version = (int(ver) if ver.isdigit() else None) if ver else max(versions, default=None)
+    if version is None or version not in versions:
+        raise KeyError(f"unknown prompt {name!r}; known: {', '.join(list_prompts())}")
     text = prompt_registry.build(f"{base}.v{version}")
     digest = hashlib.sha256(text.encode("utf-8")).hexdigest()
     return Prompt(name=base, version=version, text=text, sha256=digest)

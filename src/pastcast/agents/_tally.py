@@ -9,18 +9,11 @@ from __future__ import annotations
 import json
 from collections import Counter
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any, get_args
 
-from pastcast.records import (
-    EVIDENCE_WEIGHTS,
-    EvidenceLabel,
-    EvidenceQuality,
-    EvidenceTally,
-    SideTally,
-)
+from pastcast.records import EvidenceLabel, EvidenceQuality, EvidenceTally, SideTally
 
-__all__ = ["Tally", "read_tally", "tally_schema", "tally_sides"]
+__all__ = ["read_tally", "tally_schema", "tally_sides", "tally_text"]
 
 _LEVELS: tuple[EvidenceLabel, ...] = get_args(EvidenceLabel)
 _QUALITY: tuple[EvidenceQuality, ...] = get_args(EvidenceQuality)
@@ -57,47 +50,24 @@ def tally_sides(labels: Sequence[str]) -> str:
     )
 
 
-@dataclass(frozen=True)
-class Tally:
-    """The labels counted per side over the documents the model labelled."""
-
-    counts: Mapping[str, Mapping[EvidenceLabel, int]]
-    documents: int
-    quality: EvidenceQuality | None
-
-    def score(self, side: str) -> int:
-        return sum(EVIDENCE_WEIGHTS[level] * n for level, n in self.counts[side].items())
-
-    def record(self) -> EvidenceTally:
-        """The tally as the run log keeps it (``EpisodeRecord.evidence_tally``)."""
-        sides = tuple(
-            SideTally(
-                label=side,
-                strong=counts.get("strong", 0),
-                weak=counts.get("weak", 0),
-                irrel=counts.get("irrel", 0),
-                contra=counts.get("contra", 0),
-            )
-            for side, counts in self.counts.items()
-        )
-        return EvidenceTally(sides=sides, documents=self.documents, quality=self.quality)
-
-    def text(self) -> str:
-        """The tally as the forecast stage reads it."""
-        if not self.documents:
-            return "Evidence tally: no document could be labelled.\nevidence_quality: none"
-        lines = [
-            f"Evidence tally over {self.documents} documents, each labelled for each outcome "
-            "(strong +2, weak +1, irrel 0, contra -1; score = 2 x strong + weak - contra):"
-        ]
-        for side, counts in self.counts.items():
-            parts = ", ".join(f"{counts[level]} {level}" for level in _LEVELS)
-            lines.append(f"- {side}: {parts}; score {self.score(side)}")
-        lines.append(f"evidence_quality: {self.quality or 'none'}")
-        return "\n".join(lines)
+def tally_text(tally: EvidenceTally) -> str:
+    """The tally as the forecast stage reads it."""
+    if not tally.documents:
+        return "Evidence tally: no document could be labelled.\nevidence_quality: none"
+    lines = [
+        f"Evidence tally over {tally.documents} documents, each labelled for each outcome "
+        "(strong +2, weak +1, irrel 0, contra -1; score = 2 x strong + weak - contra):"
+    ]
+    for side in tally.sides:
+        parts = ", ".join(f"{getattr(side, level)} {level}" for level in _LEVELS)
+        lines.append(f"- {side.label}: {parts}; score {side.score}")
+    lines.append(f"evidence_quality: {tally.quality or 'none'}")
+    return "\n".join(lines)
 
 
-def read_tally(reply: Mapping[str, Any], labels: Sequence[str], doc_ids: Sequence[str]) -> Tally:
+def read_tally(
+    reply: Mapping[str, Any], labels: Sequence[str], doc_ids: Sequence[str]
+) -> EvidenceTally:
     """Count the labels of ``reply`` (the tally object): only documents that were shown, each
     once; a level that is not one of the four, or an unknown outcome, is left out."""
     counts: dict[str, Counter[EvidenceLabel]] = {
@@ -119,8 +89,8 @@ def read_tally(reply: Mapping[str, Any], labels: Sequence[str], doc_ids: Sequenc
             if side in counts and level in _LEVELS:
                 counts[side][level] += 1
     quality = reply.get("evidence_quality")
-    return Tally(
-        counts={lb: dict(c) for lb, c in counts.items()},
+    return EvidenceTally(
+        sides=tuple(SideTally.model_validate({"label": lb, **c}) for lb, c in counts.items()),
         documents=len(seen),
         quality=quality if quality in _QUALITY else None,
     )

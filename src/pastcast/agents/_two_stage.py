@@ -31,14 +31,13 @@ from pastcast.agents._answer import (
     AnswerForm,
     Decoding,
     ParseFallback,
-    answer_schema,
-    choice_schema,
     finish_answer,
+    form_schema,
     view_fields,
 )
 from pastcast.agents._answer_reader import read_answer
 from pastcast.agents._prompts import load_prompt
-from pastcast.agents._tally import read_tally, tally_schema, tally_sides
+from pastcast.agents._tally import read_tally, tally_schema, tally_sides, tally_text
 from pastcast.corpus import DocType
 from pastcast.env import TOOLS, BudgetExceeded, Episode, ToolError
 from pastcast.models import ContextOverflow, Model
@@ -180,10 +179,7 @@ class TwoStageAgent:
         messages = list(render(report))
         short = render(report[:_COMPACT_REPORT_CHARS])  # the compact re-prompt keeps the tally
         decoding = self._settings("forecast")
-        labels = episode.question.labels
-        schema = None
-        if cfg.constrained:
-            schema = choice_schema(labels) if cfg.answer_form == "choice" else answer_schema(labels)
+        schema = form_schema(cfg.answer_form, episode.question.labels) if cfg.constrained else None
         try:
             reply = episode.chat(self.model, decoding.request(messages, response_schema=schema))
         except ContextOverflow:  # the report is too long for the window: send the short prompt
@@ -300,8 +296,8 @@ class TwoStageAgent:
 
         reply = self._ask(episode, "tally", TALLY, fields, response_schema=tally_schema(q.labels))
         tally = read_tally(_json_reply(reply), q.labels, shown)
-        episode.evidence_tally = tally.record()  # the run log's typed copy (Table 1's S/W/N)
-        return tally.text()
+        episode.evidence_tally = tally  # the run log keeps it (Table 1's S/W/N)
+        return tally_text(tally)
 
     def _round(
         self,

@@ -15,7 +15,7 @@ from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from pastcast.curate._judge import Judge, question_text
+from pastcast.curate._judge import Judge, question_text, reply_schema
 from pastcast.markets import too_few_dates
 from pastcast.records import Event
 
@@ -55,13 +55,7 @@ def classify_topic(
         "question": question_text(event, event.open_time),
         "taxonomy": "\n".join(f"- {t}" for t in taxonomy),
     }
-    schema: dict[str, Any] = {
-        "title": PROMPT,
-        "type": "object",
-        "properties": {"topic": {"type": "string", "enum": list(taxonomy)}},
-        "required": ["topic"],
-        "additionalProperties": False,
-    }
+    schema = reply_schema(PROMPT, {"topic": {"type": "string", "enum": list(taxonomy)}})
 
     def parse(data: dict[str, Any]) -> str:
         topic = data.get("topic")

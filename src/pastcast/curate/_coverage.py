@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Literal, get_args
 
-from pastcast.curate._judge import Judge, question_text
+from pastcast.curate._judge import Judge, question_text, reply_schema
 from pastcast.curate._records import (
     BLOCK_VALUES,
     BlockLabel,
@@ -78,30 +78,14 @@ def _queries_schema(sides: Sequence[str], n: int) -> dict[str, Any]:
         "minItems": n,
         "maxItems": n,
     }
-    return {
-        "title": QUERIES_PROMPT,
-        "type": "object",
-        "properties": {side: group for side in sides},
-        "required": list(sides),
-        "additionalProperties": False,
-    }
+    return reply_schema(QUERIES_PROMPT, {side: group for side in sides})
 
 
 def _labels_schema(n: int) -> dict[str, Any]:
-    return {
-        "title": LABELS_PROMPT,
-        "type": "object",
-        "properties": {
-            "labels": {
-                "type": "array",
-                "items": {"type": "string", "enum": list(get_args(BlockLabel))},
-                "minItems": n,
-                "maxItems": n,
-            }
-        },
-        "required": ["labels"],
-        "additionalProperties": False,
-    }
+    labels = {"type": "string", "enum": list(get_args(BlockLabel))}
+    return reply_schema(
+        LABELS_PROMPT, {"labels": {"type": "array", "items": labels, "minItems": n, "maxItems": n}}
+    )
 
 
 @dataclass
@@ -259,20 +243,13 @@ class CoverageProbe:
             "support_template": template,
         }
         number = {"type": "number", "minimum": 0, "maximum": 1}
-        schema = {
-            "title": FINAL_PROMPT,
+        support = {
             "type": "object",
-            "properties": {
-                "support": {
-                    "type": "object",
-                    "properties": dict.fromkeys(event.labels, number),
-                    "required": list(event.labels),
-                },
-                "evidence_quality": {"type": "string", "enum": list(COVERAGE_ORDER)},
-            },
-            "required": ["support", "evidence_quality"],
-            "additionalProperties": False,
+            "properties": dict.fromkeys(event.labels, number),
+            "required": list(event.labels),
         }
+        quality = {"type": "string", "enum": list(COVERAGE_ORDER)}
+        schema = reply_schema(FINAL_PROMPT, {"support": support, "evidence_quality": quality})
 
         def parse(data: dict[str, Any]) -> tuple[dict[str, float], CoverageLabel]:
             raw = data.get("support")

@@ -13,7 +13,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any, get_args
 
-from pastcast.curate._judge import Judge, question_text
+from pastcast.curate._judge import Judge, question_text, reply_schema
 from pastcast.curate._records import EvidenceDoc, EvidenceVerdict, QueryPlan, Sufficiency
 from pastcast.curate._retrieve import Retriever
 from pastcast.records import Event
@@ -25,18 +25,15 @@ KEEP_DOCS = 15
 
 
 def evidence_schema() -> dict[str, Any]:
-    return {
-        "title": PROMPT,
-        "type": "object",
-        "properties": {
+    return reply_schema(
+        PROMPT,
+        {
             "verdict": {"type": "string", "enum": list(get_args(Sufficiency))},
             "leakage": {"type": "boolean"},
             "leak_documents": {"type": "array", "items": {"type": "integer"}},
             "rationale": {"type": "string"},
         },
-        "required": ["verdict", "leakage", "leak_documents", "rationale"],
-        "additionalProperties": False,
-    }
+    )
 
 
 def judge_evidence(

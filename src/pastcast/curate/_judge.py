@@ -26,7 +26,7 @@ from pastcast.records import Event, Usage
 from pastcast.safejson import canonical_json
 from pastcast.validation import problems
 
-__all__ = ["CURATION_VERSION", "Judge", "question_text"]
+__all__ = ["CURATION_VERSION", "Judge", "question_text", "reply_schema"]
 
 CURATION_VERSION = "1"
 """How judge outputs are read and scored; recorded with every judgement."""
@@ -52,6 +52,18 @@ _register_prompts()
 def question_text(event: Event, judged_at: datetime) -> str:
     """The question as an agent sees it on ``judged_at`` (built from the event alone)."""
     return question_view(event, judged_at, 0).render()
+
+
+def reply_schema(title: str, properties: dict[str, Any]) -> dict[str, Any]:
+    """The schema of a judge's reply (``title``: its prompt): an object of exactly
+    ``properties``, each required."""
+    return {
+        "title": title,
+        "type": "object",
+        "properties": properties,
+        "required": list(properties),
+        "additionalProperties": False,
+    }
 
 
 def _json_object(text: str) -> dict[str, Any]:

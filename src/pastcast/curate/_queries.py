@@ -12,7 +12,7 @@ import re
 from datetime import datetime
 from typing import Any
 
-from pastcast.curate._judge import Judge, question_text
+from pastcast.curate._judge import Judge, question_text, reply_schema
 from pastcast.curate._records import QueryPlan
 from pastcast.records import Event
 
@@ -42,16 +42,7 @@ def _group() -> dict[str, Any]:
 
 
 def queries_schema() -> dict[str, Any]:
-    return {
-        "title": PROMPT,
-        "type": "object",
-        "properties": {
-            "predictive": _group(),
-            "background": _group(),
-        },
-        "required": ["predictive", "background"],
-        "additionalProperties": False,
-    }
+    return reply_schema(PROMPT, {"predictive": _group(), "background": _group()})
 
 
 def _strings(data: dict[str, Any], key: str) -> list[str]:

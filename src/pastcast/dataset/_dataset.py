@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import bisect
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import date, datetime
 
 from pastcast.cutoff import is_visible, last_complete_day
@@ -129,10 +129,7 @@ class Dataset:
         )
 
     def event_ids_with_steps(self) -> tuple[str, ...]:
-        seen: dict[str, None] = {}
-        for s in self.steps:
-            seen.setdefault(s.event_id, None)
-        return tuple(seen)
+        return tuple(dict.fromkeys(s.event_id for s in self.steps))
 
     def beliefs_before(self, event_id: str, cutoff: datetime) -> tuple[DailyBelief, ...]:
         """Daily beliefs whose whole day ended by ``cutoff`` and before the resolution."""
@@ -156,27 +153,7 @@ class Dataset:
         return tuple(r for r in self.resolutions.values() if is_visible(r.resolved_at, cutoff))
 
     def with_steps(self, steps: Iterable[StepSpec]) -> Dataset:
-        return Dataset(
-            self.id,
-            self.events,
-            self.resolutions,
-            self.beliefs,
-            tuple(steps),
-            self.splits,
-            self.texts,
-            self.pending,
-            self.collected_at,
-        )
+        return replace(self, steps=tuple(steps))
 
     def with_texts(self, texts: Mapping[str, Iterable[TextVersion]]) -> Dataset:
-        return Dataset(
-            self.id,
-            self.events,
-            self.resolutions,
-            self.beliefs,
-            self.steps,
-            self.splits,
-            {k: tuple(v) for k, v in texts.items()},
-            self.pending,
-            self.collected_at,
-        )
+        return replace(self, texts={k: tuple(v) for k, v in texts.items()})

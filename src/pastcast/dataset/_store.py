@@ -14,8 +14,6 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
-import shutil
-import tempfile
 from collections.abc import Iterable, Iterator, Mapping
 from datetime import date, datetime
 from pathlib import Path
@@ -25,7 +23,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from pastcast import safejson
-from pastcast.atomic import replace_directory
+from pastcast.atomic import atomic_directory
 from pastcast.cutoff import last_complete_day, parse_timestamp, step_precedes_resolution
 from pastcast.dataset._dataset import Dataset
 from pastcast.errors import FieldError
@@ -132,9 +130,7 @@ def _present(rows: Mapping[str, Iterable[Any]]) -> tuple[str, ...]:
 
 
 def _canonical(value: Any) -> Any:
-    if isinstance(value, datetime):
-        return value.isoformat()
-    if isinstance(value, date):
+    if isinstance(value, date):  # a datetime too
         return value.isoformat()
     if isinstance(value, float):
         return repr(value)
@@ -165,11 +161,8 @@ def with_content_id(dataset: Dataset, name: str) -> Dataset:
 
 
 def _file_sha256(path: Path) -> str:
-    h = hashlib.sha256()
     with path.open("rb") as fh:
-        for chunk in iter(lambda: fh.read(1 << 20), b""):
-            h.update(chunk)
-    return h.hexdigest()
+        return hashlib.file_digest(fh, "sha256").hexdigest()
 
 
 def _write_json(path: Path, obj: Any) -> None:
@@ -188,10 +181,9 @@ def save_dataset(
     check_replaceable(target, "dataset")
     target.parent.mkdir(parents=True, exist_ok=True)
     rows = _rows(dataset)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{target.name}.tmp-", dir=target.parent))
-    try:
+    tables = _present(rows)
+    with atomic_directory(target) as tmp:
         files: dict[str, str] = {}
-        tables = _present(rows)
         for name in tables:
             table = pa.Table.from_pylist(rows[name], schema=SCHEMAS[name])
             pq.write_table(table, tmp / f"{name}.parquet")
@@ -211,10 +203,6 @@ def save_dataset(
         }
         _write_json(tmp / "manifest.json", manifest)
         mark(tmp, "dataset")
-        replace_directory(tmp, target)
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
     return target
 
 
@@ -294,6 +282,14 @@ def _collected_at(directory: Path) -> datetime | None:
         raise FieldError("", f"{path}: field collected_at: {exc}") from None
 
 
+def _bad_row(path: Path, where: int | str, field: str, reason: str) -> FieldError:
+    """The problem of one row (its index) or of a named place in a table."""
+    return FieldError(
+        "",
+        f"{path}: {f'row {where}' if isinstance(where, int) else where}: field {field}: {reason}",
+    )
+
+
 def load_dataset(directory: str | Path) -> Dataset:
     """Read and validate a dataset directory written by ``save_dataset``.
 
@@ -318,11 +314,8 @@ def load_dataset(directory: str | Path) -> Dataset:
     grouped: dict[tuple[str, date], dict[str, float]] = {}
     for i, row in enumerate(raw["beliefs"]):
         if row["event_id"] not in known:
-            raise FieldError(
-                "",
-                f"{d / 'beliefs.parquet'}: row {i}: field event_id: "
-                f"unknown event {row['event_id']!r}",
-            )
+            unknown = f"unknown event {row['event_id']!r}"
+            raise _bad_row(d / "beliefs.parquet", i, "event_id", unknown)
         grouped.setdefault((row["event_id"], row["day"]), {})[row["label"]] = row["prob"]
     belief_rows = [{"event_id": k[0], "day": k[1], "probs": v} for k, v in grouped.items()]
     beliefs: dict[str, list[DailyBelief]] = {}
@@ -334,50 +327,34 @@ def load_dataset(directory: str | Path) -> Dataset:
             b.day for b in seq if res is not None and b.day > last_complete_day(res.resolved_at)
         ]
         if late:
-            raise FieldError(
-                "",
-                f"{d / 'beliefs.parquet'}: event {eid!r} day {late[0]}: field day: belief at or "
-                "after the event's resolution (post-resolution price)",
-            )
+            why = "belief at or after the event's resolution (post-resolution price)"
+            raise _bad_row(d / "beliefs.parquet", f"event {eid!r} day {late[0]}", "day", why)
     steps = tuple(_validated(d / "steps.parquet", raw["steps"], StepSpec.model_validate))
     splits: dict[str, str] = {}
     for i, row in enumerate(raw["splits"]):
         if row["event_id"] not in known or not row["split"]:
-            raise FieldError(
-                "",
-                f"{d / 'splits.parquet'}: row {i}: field event_id/split: "
-                "unknown event or empty split",
-            )
+            why = "unknown event or empty split"
+            raise _bad_row(d / "splits.parquet", i, "event_id/split", why)
         splits[row["event_id"]] = row["split"]
     texts: dict[str, list[TextVersion]] = {}
     for i, t in enumerate(
         _validated(d / "texts.parquet", raw.get("texts", []), TextVersion.model_validate)
     ):
         if t.event_id not in known:
-            raise FieldError(
-                "", f"{d / 'texts.parquet'}: row {i}: field event_id: unknown event {t.event_id!r}"
-            )
+            raise _bad_row(d / "texts.parquet", i, "event_id", f"unknown event {t.event_id!r}")
         texts.setdefault(t.event_id, []).append(t)
     labels_of = {e.id: set(e.labels) for e in events}
     for i, (eid, res) in enumerate(sorted(resolutions.items())):
         if eid not in known:
-            raise FieldError(
-                "", f"{d / 'resolutions.parquet'}: row {i}: field event_id: unknown event {eid!r}"
-            )
+            raise _bad_row(d / "resolutions.parquet", i, "event_id", f"unknown event {eid!r}")
         if res.label not in labels_of[eid]:
-            raise FieldError(
-                "",
-                f"{d / 'resolutions.parquet'}: row {i}: field label: {res.label!r} is not one of "
-                "the event's labels",
-            )
+            why = f"{res.label!r} is not one of the event's labels"
+            raise _bad_row(d / "resolutions.parquet", i, "label", why)
     for i, step in enumerate(steps):
         res = resolutions.get(step.event_id)
         if res is not None and not step_precedes_resolution(step.cutoff, res.resolved_at):
-            raise FieldError(
-                "",
-                f"{d / 'steps.parquet'}: row {i}: field cutoff: at or after the event's "
-                "resolution (post-resolution step)",
-            )
+            why = "at or after the event's resolution (post-resolution step)"
+            raise _bad_row(d / "steps.parquet", i, "cutoff", why)
     if _hash_rows(raw) != manifest.get("content_hash"):
         raise FieldError("", f"{d / 'manifest.json'}: field content_hash: does not match data")
     try:

@@ -39,19 +39,11 @@ class QuestionView(Record):
         )
 
 
+_FROM_EVENT = set(QuestionView.model_fields) - {"event_id", "cutoff", "step_index"}
+
+
 def question_view(event: Event, cutoff: datetime, step_index: int) -> QuestionView:
     """The view of ``event`` at ``cutoff``: ``event`` is the question as a step at ``cutoff``
     is shown it (``Dataset.event_at`` or ``Dataset.screen_at``, the one rule for texts)."""
-    return QuestionView(
-        event_id=event.id,
-        title=event.title,
-        description=event.description,
-        resolution_criteria=event.resolution_criteria,
-        kind=event.kind,
-        labels=event.labels,
-        category=event.category,
-        open_time=event.open_time,
-        close_time=event.close_time,
-        cutoff=cutoff,
-        step_index=step_index,
-    )
+    shown = event.model_dump(include=_FROM_EVENT)
+    return QuestionView(event_id=event.id, cutoff=cutoff, step_index=step_index, **shown)

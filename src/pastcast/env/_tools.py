@@ -162,7 +162,10 @@ class Toolbox:
         self._charge()
         started = time.perf_counter()
         try:
-            result = body()
+            try:
+                result = body()
+            except DocumentNotVisible as exc:  # the backend's refusal, as the tool's
+                raise ToolError(str(exc)) from None
         except ToolError as exc:
             self._log(name, args, None, started, error=str(exc))
             raise
@@ -247,10 +250,7 @@ class Toolbox:
             raise ToolError("no corpus at this step")
         if doc_id not in self._shown:
             raise ToolError(f"document {doc_id!r} was not returned by a search in this step")
-        try:
-            doc = self._backend.read(doc_id, as_of=self._cutoff)
-        except DocumentNotVisible as exc:
-            raise ToolError(str(exc)) from None
+        doc = self._backend.read(doc_id, as_of=self._cutoff)
         if not filters.matches(doc):
             raise ToolError(
                 f"document {doc_id!r} does not match the filter ({_described(filters)})"
@@ -293,13 +293,10 @@ class Toolbox:
         filters = filter_block("thread", doc_type, source, author, month, since)
         threads = self._thread_tools(doc_id)
         k = max(1, min(limit, THREAD_LIMIT))
-        try:
-            post = threads.post(doc_id, as_of=self._cutoff)
-            if post.thread_id is None:
-                raise ToolError(f"document {doc_id!r} is not part of a thread")
-            docs = threads.thread(post.thread_id, as_of=self._cutoff, limit=_scan(k, filters))
-        except DocumentNotVisible as exc:
-            raise ToolError(str(exc)) from None
+        post = threads.post(doc_id, as_of=self._cutoff)
+        if post.thread_id is None:
+            raise ToolError(f"document {doc_id!r} is not part of a thread")
+        docs = threads.thread(post.thread_id, as_of=self._cutoff, limit=_scan(k, filters))
         return self._listing(docs, filters, k)
 
     @tool("threads")
@@ -343,10 +340,7 @@ class Toolbox:
         in search) keep only the matching posts."""
         filters = filter_block("ancestors", doc_type, source, author, month, since)
         threads = self._thread_tools(doc_id)
-        try:
-            return self._listing(threads.ancestors(doc_id, as_of=self._cutoff), filters)
-        except DocumentNotVisible as exc:
-            raise ToolError(str(exc)) from None
+        return self._listing(threads.ancestors(doc_id, as_of=self._cutoff), filters)
 
     @tool("threads")
     def descendants(
@@ -369,10 +363,7 @@ class Toolbox:
         filters = filter_block("descendants", doc_type, source, author, month, since)
         threads = self._thread_tools(doc_id)
         k = max(1, min(limit, THREAD_LIMIT))
-        try:
-            docs = threads.descendants(doc_id, as_of=self._cutoff, limit=_scan(k, filters))
-        except DocumentNotVisible as exc:
-            raise ToolError(str(exc)) from None
+        docs = threads.descendants(doc_id, as_of=self._cutoff, limit=_scan(k, filters))
         return self._listing(docs, filters, k)
 
     def _listing(

@@ -86,6 +86,8 @@ _STATUS = {
     BUDGET_EXHAUSTED: HTTPStatus.TOO_MANY_REQUESTS,
     MODEL_FAILED: HTTPStatus.BAD_GATEWAY,
 }
+_GET_ROUTES = {"/episode": "pastcast/episode", "/tools": "tools/list"}
+_POST_ROUTES = {"/chat": "pastcast/chat", "/forecast": "pastcast/forecast"}
 
 
 class _Handler(BaseHTTPRequestHandler):
@@ -181,10 +183,8 @@ class _Handler(BaseHTTPRequestHandler):
         if not self._authorized():
             return
         path = urlsplit(self.path).path
-        if path == "/episode":
-            self._method("pastcast/episode", {})
-        elif path == "/tools":
-            self._method("tools/list", {})
+        if path in _GET_ROUTES:
+            self._method(_GET_ROUTES[path], {})
         else:
             self._refuse(HTTPStatus.NOT_FOUND, METHOD_NOT_FOUND, f"no route GET {path}")
 
@@ -214,10 +214,8 @@ class _Handler(BaseHTTPRequestHandler):
                     self._refuse(HTTPStatus.BAD_REQUEST, INVALID_PARAMS, "max_chars: not a number")
                     return
             self._method("tools/call", params)
-        elif url.path == "/chat":
-            self._method("pastcast/chat", body)
-        elif url.path == "/forecast":
-            self._method("pastcast/forecast", body)
+        elif url.path in _POST_ROUTES:
+            self._method(_POST_ROUTES[url.path], body)
         else:
             self._refuse(HTTPStatus.NOT_FOUND, METHOD_NOT_FOUND, f"no route POST {url.path}")
 

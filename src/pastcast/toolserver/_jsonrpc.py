@@ -84,22 +84,18 @@ class Connection:
         self._writer = writer
         self._next_id = 0
 
-    def notify(self, method: str, params: dict[str, Any] | None = None) -> None:
-        message: dict[str, Any] = {"jsonrpc": "2.0", "method": method}
-        if params is not None:
-            message["params"] = params
-        self._writer.write(encode(message))
+    def _send(self, message: dict[str, Any], params: dict[str, Any] | None) -> None:
+        self._writer.write(encode(message if params is None else {**message, "params": params}))
         self._writer.flush()
+
+    def notify(self, method: str, params: dict[str, Any] | None = None) -> None:
+        self._send({"jsonrpc": "2.0", "method": method}, params)
 
     def request(self, method: str, params: dict[str, Any] | None = None) -> Any:
         """The result of ``method``; ``RpcError`` when the server answers with an error, or
         ``ConnectionError`` when it has gone."""
         self._next_id += 1
-        message: dict[str, Any] = {"jsonrpc": "2.0", "id": self._next_id, "method": method}
-        if params is not None:
-            message["params"] = params
-        self._writer.write(encode(message))
-        self._writer.flush()
+        self._send({"jsonrpc": "2.0", "id": self._next_id, "method": method}, params)
         while True:
             raw = self._reader.readline()
             if not raw:

@@ -81,10 +81,6 @@ def _validation(key: str, exc: ValidationError) -> RpcError:
     return _invalid(problems(exc, root=("params", key))[0])
 
 
-def _budget(exc: BudgetExceeded) -> RpcError:
-    return RpcError(BUDGET_EXHAUSTED, str(exc), {"kind": exc.kind, "limit": exc.limit})
-
-
 class EpisodeServer:
     """Answers JSON-RPC messages for one episode (one conversation at a time: calls are
     serialised, so an HTTP client with several connections sees one episode).
@@ -175,6 +171,10 @@ class EpisodeServer:
                 return handler(params)
             except RpcError:
                 raise
+            except BudgetExceeded as exc:  # the first one spent is the episode's outcome
+                self.budget = self.budget or exc
+                data = {"kind": exc.kind, "limit": exc.limit}
+                raise RpcError(BUDGET_EXHAUSTED, str(exc), data) from None
             except Exception as exc:  # a bug must answer, not stop the conversation
                 raise RpcError(INTERNAL_ERROR, f"{type(exc).__name__}: {exc}") from exc
 
@@ -206,11 +206,7 @@ class EpisodeServer:
             raise _invalid(f"params._meta.{MAX_CHARS_META}: expected a non-negative integer")
         calls = self.episode.tools.calls
         before = len(calls)
-        try:
-            text = self.episode.call_tool(name, arguments, max_chars=cut)
-        except BudgetExceeded as exc:
-            self.budget = self.budget or exc
-            raise _budget(exc) from None
+        text = self.episode.call_tool(name, arguments, max_chars=cut)
         refused = len(calls) > before and not calls[before].ok
         return {"content": [{"type": "text", "text": text}], "isError": refused}
 
@@ -256,9 +252,6 @@ class EpisodeServer:
         arguments = _object(params, "arguments", {})
         try:
             return {"result": self.episode.tools.call(name, arguments)}
-        except BudgetExceeded as exc:
-            self.budget = self.budget or exc
-            raise _budget(exc) from None
         except ToolError as exc:
             raise RpcError(TOOL_REFUSED, str(exc)) from None
 
@@ -275,9 +268,8 @@ class EpisodeServer:
             raise _validation("request", exc) from None
         try:
             response = self.episode.chat(self.model, request)
-        except BudgetExceeded as exc:
-            self.budget = self.budget or exc
-            raise _budget(exc) from None
+        except BudgetExceeded:
+            raise  # answered by ``call``
         except Exception as exc:  # the provider's failure goes back to the agent, as in-process
             raise RpcError(MODEL_FAILED, f"{type(exc).__name__}: {exc}") from None
         return response.model_dump(mode="json")

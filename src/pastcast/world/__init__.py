@@ -25,10 +25,11 @@ from pastcast.world._spec import (
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from pastcast.world._build import build_world
     from pastcast.world._phrases import NEGATIVE_CUES, POSITIVE_CUES
     from pastcast.world._source import world_source
     from pastcast.world._steps import default_steps
-    from pastcast.world._world import World, build_world
+    from pastcast.world._world import World
 
 __all__ = [
     "NEGATIVE_CUES",
@@ -53,7 +54,7 @@ _WHERE: dict[str, str] = {
     "NEGATIVE_CUES": "pastcast.world._phrases",
     "POSITIVE_CUES": "pastcast.world._phrases",
     "World": "pastcast.world._world",
-    "build_world": "pastcast.world._world",
+    "build_world": "pastcast.world._build",
     "default_steps": "pastcast.world._steps",
     "world_source": "pastcast.world._source",
 }

@@ -22,8 +22,9 @@ from pastcast.world._names import NameGen
 from pastcast.world._phrases import SOURCES
 from pastcast.world._steps import default_steps
 from pastcast.world._templates import EventSpec, make_spec
+from pastcast.world._world import World
 
-__all__ = ["Layout", "Parts", "build_parts"]
+__all__ = ["Layout", "build_world"]
 
 _CATEGORIES = ("politics", "economics", "sports", "technology", "geopolitics", "science")
 
@@ -89,16 +90,9 @@ def _slug(text: str) -> str:
     return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")[:60]
 
 
-@dataclass(frozen=True)
-class Parts:
-    dataset: Dataset
-    documents: tuple[Document, ...]
-    canary_ids: frozenset[str]
-    evidence: dict[str, tuple[str, ...]]
-    hindsight_ids: frozenset[str] = frozenset()
-
-
-def build_parts(seed: int, cfg: WorldConfig) -> Parts:
+def build_world(seed: int = 0, config: WorldConfig | None = None) -> World:
+    """Build the simulated world for ``seed``; the same seed and config give identical records."""
+    cfg = config or WorldConfig()
     rng = _rng(seed, cfg, "layout")
     names = NameGen(rng)
     layouts = _layout(rng, names, cfg)
@@ -211,7 +205,9 @@ def build_parts(seed: int, cfg: WorldConfig) -> Parts:
         for e in events
     }
     dataset = Dataset(dataset_id, tuple(events), resolutions, beliefs, tuple(steps), texts=texts)
-    return Parts(
+    return World(
+        seed,
+        cfg,
         dataset,
         tuple(documents),
         frozenset(canary_ids),

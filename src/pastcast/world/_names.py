@@ -8,8 +8,22 @@ two events never share their key entity by accident (shared words are planted on
 from __future__ import annotations
 
 import random
+import re
 
 __all__ = ["NameGen"]
+
+_SLOT = re.compile(r"\{(\w+)\}")
+_KIND_OF_SLOT = {
+    "P": "person",
+    "C": "city",
+    "N": "country",
+    "K": "company",
+    "T": "team",
+    "X": "product",
+    "W": "word",
+    "B": "body",
+}
+"""A template slot's first letter: the kind of name it takes (``{K2}``: a second company)."""
 
 _ONSETS = (
     "b",
@@ -109,6 +123,14 @@ class NameGen:
     def __init__(self, rng: random.Random) -> None:
         self._rng = rng
         self._used: set[str] = set()
+
+    def fill(self, template: str, values: dict[str, str]) -> str:
+        """``template`` with each ``{slot}`` filled: one new name per slot not yet in ``values``
+        (which keeps it, so texts filled with the same ``values`` share their names)."""
+        for slot in _SLOT.findall(template):
+            if slot not in values:
+                values[slot] = getattr(self, _KIND_OF_SLOT[slot[0]])()
+        return template.format(**values)
 
     def _unique(self, make: str) -> str:
         for _ in range(1000):

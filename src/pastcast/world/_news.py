@@ -8,7 +8,6 @@ timestamp order, so an id says nothing about what kind of article it is.
 from __future__ import annotations
 
 import random
-import re
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from typing import Literal
@@ -29,7 +28,6 @@ __all__ = [
 ]
 
 DraftKind = Literal["evidence", "distractor", "lookalike", "duplicate", "canary", "hindsight"]
-_SLOT = re.compile(r"\{(\w+)\}")
 
 
 @dataclass(frozen=True)
@@ -71,29 +69,14 @@ def evidence_article(rng: random.Random, spec: EventSpec, event_id: str, signal:
     )
 
 
-def _fill(template: str, values: dict[str, str], names: NameGen) -> str:
-    makers = {
-        "P": names.person,
-        "C": names.city,
-        "N": names.country,
-        "K": names.company,
-        "X": names.product,
-        "W": names.word,
-    }
-    for slot in _SLOT.findall(template):
-        if slot not in values:
-            values[slot] = makers[slot]()
-    return template.format(**values)
-
-
 def distractor(
     rng: random.Random, names: NameGen, lo: datetime, hi: datetime
 ) -> Draft:  # fmt: skip
     """A story about an unrelated, freshly invented topic."""
     title_t, text_t = rng.choice(ph.DISTRACTORS)
     values: dict[str, str] = {}
-    title = _fill(title_t, values, names)
-    text = _fill(text_t, values, names) + " " + " ".join(rng.sample(ph.FILLERS, 2))
+    title = names.fill(title_t, values)
+    text = names.fill(text_t, values) + " " + " ".join(rng.sample(ph.FILLERS, 2))
     return Draft(
         random_time(rng, lo, hi), title, text, rng.randrange(len(ph.SOURCES)), "distractor"
     )

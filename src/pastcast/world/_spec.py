@@ -72,7 +72,7 @@ def parse_world_spec(spec: str) -> tuple[int, WorldConfig]:
 
 def world_from_spec(spec: str) -> World:
     """The embedded world ``spec`` names, built (``ValueError`` as ``parse_world_spec``)."""
-    from pastcast.world._world import build_world  # the simulation loads when a world is built
+    from pastcast.world._build import build_world  # the simulation loads when a world is built
 
     seed, config = parse_world_spec(spec)
     return build_world(seed, config)
@@ -82,7 +82,7 @@ def world_named_by(dataset_id: str) -> World | None:
     """The world a dataset id names (``world-v2:seed=N``, as a run log records it), rebuilt; None
     for any other id, a world with a changed configuration included (its id holds only a hash
     of the settings, so it must be named with ``world_from_spec``)."""
-    from pastcast.world._world import build_world  # the simulation loads when a world is built
+    from pastcast.world._build import build_world  # the simulation loads when a world is built
 
     prefix = f"{WORLD_VERSION}:seed="
     seed = dataset_id.removeprefix(prefix)

@@ -9,7 +9,6 @@ contest ``noun`` and ``action`` ("win <noun>") that every option is competing fo
 from __future__ import annotations
 
 import random
-import re
 from dataclasses import dataclass
 from datetime import date
 
@@ -126,27 +125,11 @@ _MULTI: tuple[tuple[str, tuple[str, ...], str, str, str, str, str], ...] = (
      "The {W} Prize rewards an outstanding contribution to materials science."),
 )  # fmt: skip
 
-_SLOT = re.compile(r"\{(\w+)\}")
-
 
 def _fill(names: NameGen, texts: tuple[str, ...]) -> tuple[tuple[str, ...], tuple[str, ...]]:
-    """Fill every ``{slot}`` in ``texts`` with one invented name per distinct slot."""
-    makers = {
-        "P": names.person,
-        "C": names.city,
-        "N": names.country,
-        "K": names.company,
-        "T": names.team,
-        "X": names.product,
-        "W": names.word,
-        "B": names.body,
-    }
+    """``texts`` with one invented name per distinct slot, and those names (bodies aside)."""
     values: dict[str, str] = {}
-    for text in texts:
-        for slot in _SLOT.findall(text):
-            if slot not in values:
-                values[slot] = makers[slot[0]]()
-    filled = tuple(t.format(**values) for t in texts)
+    filled = tuple(names.fill(t, values) for t in texts)
     entities = tuple(v for k, v in sorted(values.items()) if not k.startswith("B"))
     return filled, entities
 

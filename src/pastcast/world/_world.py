@@ -15,10 +15,9 @@ from pastcast.corpus.sources import ContentScreen
 from pastcast.dataset import Dataset
 from pastcast.records import Document
 from pastcast.scoring import brier
-from pastcast.world._build import build_parts
 from pastcast.world._config import WorldConfig
 
-__all__ = ["World", "build_world"]
+__all__ = ["World"]
 
 
 @dataclass(frozen=True)
@@ -122,18 +121,3 @@ class World:
             "market_brier_at_steps": round(market, 4),
             "uniform_brier_at_steps": round(uniform, 4),
         }
-
-
-def build_world(seed: int = 0, config: WorldConfig | None = None) -> World:
-    """Build the simulated world for ``seed``; the same seed and config give identical records."""
-    cfg = config or WorldConfig()
-    parts = build_parts(seed, cfg)
-    return World(
-        seed,
-        cfg,
-        parts.dataset,
-        parts.documents,
-        parts.canary_ids,
-        parts.evidence,
-        parts.hindsight_ids,
-    )

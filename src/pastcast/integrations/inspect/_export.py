@@ -37,7 +37,6 @@ from inspect_ai.model import (
     ChatMessageUser,
     ModelOutput,
 )
-from inspect_ai.scorer import Score
 from inspect_ai.tool import ToolCall as InspectToolCall
 
 from pastcast.app import AgentRun, RunsRead, runs_by_agent
@@ -45,11 +44,14 @@ from pastcast.atomic import atomic_directory
 from pastcast.dataset import Dataset
 from pastcast.env import question_view
 from pastcast.errors import FieldError
-from pastcast.integrations.inspect._model import inspect_messages
-from pastcast.integrations.inspect._task import SCORED, STORE_KEY, sample_score
+from pastcast.integrations.inspect._task import (
+    SCORED,
+    STORE_KEY,
+    last_conversation,
+    scored_sample,
+)
 from pastcast.owned import mark
 from pastcast.runlog import StepRecord
-from pastcast.scoring import score_forecast
 
 __all__ = ["INSPECT_LOGS", "InspectExport", "export_inspect_logs"]
 
@@ -96,9 +98,7 @@ def _messages(step: StepRecord, question: str) -> list[ChatMessage]:
     for an agent without a model its tool calls and their results in order."""
     record = step.episode
     if record.model_calls:
-        last = record.model_calls[-1]
-        reply = record.reply_of(last)
-        return inspect_messages([*record.messages_of(last), *(() if reply is None else (reply,))])
+        return last_conversation(record)
     out: list[ChatMessage] = [ChatMessageUser(content=question)]
     for i, call in enumerate(record.tool_calls):
         call_id = f"call-{i}"
@@ -121,7 +121,6 @@ def _answer(step: StepRecord) -> str:
 
 def _sample(step: StepRecord, group: AgentRun, model: str, dataset: Dataset | None) -> EvalSample:
     fallback = group.log.header.config.get("fallback", "uniform")
-    scores = score_forecast(step.forecast, step.grading, fallback=fallback)
     question = _question(step, dataset)
     return EvalSample(
         id=f"{step.event_id}#{step.step_index}",
@@ -130,17 +129,7 @@ def _sample(step: StepRecord, group: AgentRun, model: str, dataset: Dataset | No
         target=step.grading.truth,
         messages=_messages(step, question),
         output=ModelOutput.from_content(model=model, content=step.forecast.raw_text),
-        scores={
-            SCORER: Score(
-                value=sample_score(step.forecast, step.grading, fallback),
-                answer=_answer(step),
-                explanation=step.forecast.rationale or step.forecast.failure_reason or "",
-                metadata={
-                    "grading": step.grading.model_dump(mode="json"),
-                    "scores": scores.model_dump(mode="json"),
-                },
-            )
-        },
+        scores={SCORER: scored_sample(step.forecast, step.grading, fallback)},
         metadata={
             "event_id": step.event_id,
             "step_index": step.step_index,

@@ -96,18 +96,18 @@ def pastcast_agent(
                 "episode": record.model_dump(mode="json"),
             },
         )
-        state.messages = _conversation(record, state.messages)
+        state.messages = last_conversation(record) or state.messages
         state.output = ModelOutput.from_content(model=model, content=forecast.raw_text)
         return state
 
     return solve
 
 
-def _conversation(record: EpisodeRecord, prompt: list[ChatMessage]) -> list[ChatMessage]:
+def last_conversation(record: EpisodeRecord) -> list[ChatMessage]:
     """What ``inspect view`` shows as the sample's messages: the last model call's request and
-    reply (the whole research conversation for the tool agent)."""
+    reply (the whole research conversation for the tool agent); none without a model call."""
     if not record.model_calls:
-        return prompt
+        return []
     last = record.model_calls[-1]
     reply = record.reply_of(last)
     sent = [*record.messages_of(last), *(() if reply is None else (reply,))]
@@ -124,6 +124,21 @@ def sample_score(forecast: Forecast, grading: Grading, fallback: Fallback) -> di
     ``usable``, 1 when the answer parsed."""
     values = step_scores(forecast, grading, fallback)
     return {**{name: values[name] for name in SCORED}, "usable": float(forecast.usable)}
+
+
+def scored_sample(forecast: Forecast, grading: Grading, fallback: Fallback) -> Score:
+    """The scorer's ``Score`` of a forecast: ``sample_score``, the answer, why it is unusable,
+    and the grading and every score in its metadata."""
+    scores = score_forecast(forecast, grading, fallback=fallback)
+    return Score(
+        value=sample_score(forecast, grading, fallback),
+        answer=", ".join(f"{k}: {p:.3f}" for k, p in forecast.probs.items()),
+        explanation=forecast.rationale or forecast.failure_reason or "",
+        metadata={
+            "grading": grading.model_dump(mode="json"),
+            "scores": scores.model_dump(mode="json"),
+        },
+    )
 
 
 @scorer(metrics={**{name: [mean(), stderr()] for name in SCORED}, "usable": [mean()]})
@@ -144,16 +159,7 @@ def forecast_score(
         forecast = Forecast.model_validate(played["forecast"])
         step = replay.step(state.metadata["event_id"], state.metadata["step_index"])
         grading = replay.grading(step)
-        scores = score_forecast(forecast, grading, fallback=fallback)
-        return Score(
-            value=sample_score(forecast, grading, fallback),
-            answer=", ".join(f"{k}: {p:.3f}" for k, p in forecast.probs.items()),
-            explanation=forecast.rationale or forecast.failure_reason or "",
-            metadata={
-                "grading": grading.model_dump(mode="json"),
-                "scores": scores.model_dump(mode="json"),
-            },
-        )
+        return scored_sample(forecast, grading, fallback)
 
     return score
 
