@@ -225,7 +225,8 @@ def main() -> None:
         port = s.getsockname()[1]
     server = ctx.Process(target=_serve, args=(port, args.latency, ready), daemon=True)
     server.start()
-    ready.wait(30)
+    if not ready.wait(300):  # a spawned interpreter on a busy machine can take a while
+        raise SystemExit("the provider did not start")
     url = f"http://127.0.0.1:{port}/v1"
     kinds = ["local"] if args.no_dask else ["local", "dask"]
     print(f"provider latency {args.latency:.2f} s, one call per step; ideal: in flight / latency")
