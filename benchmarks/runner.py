@@ -168,9 +168,23 @@ def _cli_run(url: str, n_steps: int, in_flight: int, tmp: Path, latency: float) 
     directory = save_dataset(dataset, tmp / f"cli-dataset-{n_steps}")
     out = tmp / f"cli-{in_flight}.jsonl"
     agent = f"no-tools:model=openai-compatible:bench@{url}"
-    command = [sys.executable, "-c", "import sys; from pastcast.cli import main; sys.exit(main())", "run", "--dataset", str(directory),
-               "--agent", agent, "--rollouts", str(rollouts), "--workers", str(in_flight),
-               "--out", str(out)]  # fmt: skip
+    main = "import sys; from pastcast.cli import main; sys.exit(main())"
+    command = [
+        sys.executable,
+        "-c",
+        main,
+        "run",
+        "--dataset",
+        str(directory),
+        "--agent",
+        agent,
+        "--rollouts",
+        str(rollouts),
+        "--workers",
+        str(in_flight),
+        "--out",
+        str(out),
+    ]
     started = time.perf_counter()
     done = subprocess.run(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     wall = time.perf_counter() - started

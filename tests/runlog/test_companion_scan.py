@@ -13,8 +13,8 @@ import pytest
 
 from _streaming import synthetic_run
 from pastcast.errors import FieldError
-from pastcast.runlog import columns_path, read_step_columns
 from pastcast.runlog import _columns as columns
+from pastcast.runlog import columns_path, read_step_columns
 from pastcast.runlog._companion import rows_table
 
 

@@ -37,7 +37,7 @@ if TYPE_CHECKING:
 
 __all__ = ["scanned_rows"]
 
-_READ = {
+_READ: dict[str, Any] = {
     "run_id": None, "agent": None, "role": None, "setting": None, "event_id": None,
     "step_index": None, "cutoff": None, "rollout": None, "split": None, "category": None,
     "attempt": None,
