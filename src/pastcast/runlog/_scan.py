@@ -9,8 +9,8 @@ vocabularies; no probability that the record would change (scaled, or made unusa
 twice; the market reference before the cutoff with its age. Anything else (an older log's
 missing field, a hand edit, a line that is not a record) returns None and the caller reads the
 block record by record, which rebuilds it as before or names the line that is wrong. The fields
-the companion does not hold are checked when a record is read in full (by offset).
-"""
+the companion does not hold, and a field no record has (skipped here), are checked when a record
+is read in full (by offset)."""
 
 from __future__ import annotations
 
