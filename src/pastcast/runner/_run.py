@@ -239,12 +239,9 @@ class _Driver:
                 self.stats.add(outcome.record, outcome.retries, outcome.trips)
                 written += 1
                 self._followed(task, outcome)
-            # The freed slots are filled before the fsync (one for every record that came back
-            # together), so the steps in flight do not wait for the disk; what is submitted
-            # does not depend on the records being on it.
-            self._fill()
-            self.writer.sync()
+            self.writer.sync()  # one fsync for every record that came back together
             refresh(written)
+            self._fill()
         if self._error is not None:
             raise self._error
 
