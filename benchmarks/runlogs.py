@@ -13,7 +13,8 @@ The synthetic run log (``synthetic_runs.write_run``, shared with ``dashboard.py`
 through ``RunLogWriter`` (so its columnar companion is written as the run goes, as a real run's
 is): model-driven agents in two settings with 10 to 40 tool calls per step and a few KB of
 text, a baseline and the market reference, over events of five forecast dates (``--log``: an
-existing one instead). ``--rebuild`` also times rebuilding the companion from the JSONL alone.
+existing one instead). ``--rebuild`` also times rebuilding the companion from the JSONL alone,
+beside a plain read of the step file (``--readers ""``: only that).
 
     python benchmarks/runlogs.py --steps 100000 [--src NAME=PATH ...] [--readers score,table]
 """
@@ -179,7 +180,7 @@ def main() -> None:
         readers = _readers(log, tmp)
         if "retrievals" in args.readers.split(","):
             _retrieval_inputs(log, tmp)
-        for name in args.readers.split(","):
+        for name in filter(None, args.readers.split(",")):
             for tree, src in trees.items():
                 shutil.rmtree(tmp / "out", ignore_errors=True)
                 load = os.getloadavg()[0]  # the machine may be shared: its load beside each row
@@ -194,11 +195,16 @@ def main() -> None:
             shutil.rmtree(log.with_suffix(".columns"))
             src = next(iter(trees.values()))
             probe = "import sys; from pastcast.runlog import read_step_columns as r; r(sys.argv[1])"
-            row = {
-                "reader": "companion rebuild",
-                **measure(src, ["-c", probe, str(log)], args.timeout, args.max_mb),
-            }
-            print(json.dumps(row), flush=True)
+            # beside it, a plain read of the step file in the same way (a fresh process): what
+            # the rebuild costs over reading the bytes
+            plain = "import sys\nwith open(sys.argv[1], 'rb') as f:\n while f.read(8 << 20): pass"
+            for name, code in (("plain read", plain), ("companion rebuild", probe)):
+                row = {
+                    "reader": name,
+                    **measure(src, ["-c", code, str(log)], args.timeout, args.max_mb),
+                    "load_1m": round(os.getloadavg()[0], 1),
+                }
+                print(json.dumps(row), flush=True)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
 

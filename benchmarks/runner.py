@@ -8,10 +8,14 @@ episode, the OpenAI client over HTTP, grading and the fsynced run log. Printed:
 - throughput at 1, 8, 64 and 256 episodes in flight, against the ideal (in flight / latency),
   for the local executor and for Dask (a LocalCluster of worker processes on 127.0.0.1, started
   before the timing), after a warm-up run (imports, first connections);
+- the same short run at the highest level end to end through ``pastcast run`` (a fresh
+  process: start-up, imports, reading the dataset directory, the run and the log), its wall
+  time against the ideal (steps x latency / in flight);
 - resident memory while 20,000 steps run at 256 in flight, sampled through the run, so its
   growth with the number of steps shows (the driver; for Dask also the workers).
 
     python benchmarks/runner.py [--latency 1.0] [--steps 20000] [--seconds 10] [--no-dask]
+        [--no-cli]
 """
 
 from __future__ import annotations
@@ -20,6 +24,8 @@ import argparse
 import json
 import multiprocessing
 import socket
+import subprocess
+import sys
 import tempfile
 import threading
 import time
@@ -31,7 +37,7 @@ from typing import Any
 import psutil
 
 from pastcast.agents import agent_spec, clear_models
-from pastcast.dataset import Dataset
+from pastcast.dataset import Dataset, save_dataset
 from pastcast.records import Event, Resolution, StepSpec
 from pastcast.runner import Executor, RunConfig, executors, run_benchmark
 
@@ -154,6 +160,44 @@ def _run(
     return result.written, result.written / elapsed
 
 
+def _cli_run(url: str, n_steps: int, in_flight: int, tmp: Path, latency: float) -> str:
+    """``pastcast run`` on the same synthetic dataset (saved as a dataset directory) in a fresh
+    process, timed from its start to its exit: what a user waits for."""
+    dataset = _dataset(n_steps)
+    rollouts = max(1, n_steps // len(dataset.steps))
+    directory = save_dataset(dataset, tmp / f"cli-dataset-{n_steps}")
+    out = tmp / f"cli-{in_flight}.jsonl"
+    agent = f"no-tools:model=openai-compatible:bench@{url}"
+    main = "import sys; from pastcast.cli import main; sys.exit(main())"
+    command = [
+        sys.executable,
+        "-c",
+        main,
+        "run",
+        "--dataset",
+        str(directory),
+        "--agent",
+        agent,
+        "--rollouts",
+        str(rollouts),
+        "--workers",
+        str(in_flight),
+        "--out",
+        str(out),
+    ]
+    started = time.perf_counter()
+    done = subprocess.run(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    wall = time.perf_counter() - started
+    if done.returncode:
+        raise SystemExit(f"pastcast run failed ({done.returncode}): {done.stderr[-2000:]}")
+    n = rollouts * len(dataset.steps)
+    ideal = n * latency / in_flight
+    return (
+        f"pastcast run in flight {in_flight:4d}: {n:6d} steps in {wall:5.1f} s end to end, "
+        f"ideal {ideal:5.1f} s, {ideal / wall:5.2f} x ideal"
+    )
+
+
 def _executor(kind: str, cluster: Any) -> Executor:
     if kind == "local":
         return executors.build("local")
@@ -184,6 +228,7 @@ def main() -> None:
     parser.add_argument("--seconds", type=float, default=10.0, help="ideal length per level")
     parser.add_argument("--levels", default="1,8,64,256")
     parser.add_argument("--no-dask", action="store_true")
+    parser.add_argument("--no-cli", action="store_true", help="no end-to-end `pastcast run`")
     parser.add_argument("--dask-workers", type=int, default=2)
     args = parser.parse_args()
 
@@ -194,7 +239,8 @@ def main() -> None:
         port = s.getsockname()[1]
     server = ctx.Process(target=_serve, args=(port, args.latency, ready), daemon=True)
     server.start()
-    ready.wait(30)
+    if not ready.wait(300):  # a spawned interpreter on a busy machine can take a while
+        raise SystemExit("the provider did not start")
     url = f"http://127.0.0.1:{port}/v1"
     kinds = ["local"] if args.no_dask else ["local", "dask"]
     print(f"provider latency {args.latency:.2f} s, one call per step; ideal: in flight / latency")
@@ -213,6 +259,10 @@ def main() -> None:
                     f"{kind:5s} in flight {level:4d}: {n:6d} steps, {rate:8.1f} steps/s, "
                     f"ideal {ideal:7.1f}, {rate / ideal:5.2f} x ideal"
                 )
+        if not args.no_cli:
+            level = levels[-1]
+            n = max(level, int(level * args.seconds / args.latency))
+            print(_cli_run(url, n, level, Path(tmp), args.latency))
         for kind in kinds if args.steps else ():
             out = Path(tmp) / f"{kind}-memory.jsonl"
             executor = _executor(kind, cluster)

@@ -62,7 +62,8 @@ def _pytest(project: Path, *args: str, sleepy_s: float = 0.6) -> subprocess.Comp
     return subprocess.run(
         [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *args],
         cwd=project,
-        env={**os.environ, "SLEEPY_S": str(sleepy_s)},
+        # no third-party plugin (xdist, hypothesis, anyio...): their imports cost 1.5 s a run
+        env={**os.environ, "SLEEPY_S": str(sleepy_s), "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"},
         capture_output=True,
         text=True,
         timeout=300,

@@ -47,6 +47,7 @@ from pastcast.runlog._companion import (
     write_stamp,
 )
 from pastcast.runlog._io import RunLog, _from_v1, _read_header, header_path, read_run_log
+from pastcast.runlog._scan import scanned_rows
 from pastcast.runlog._schema import SCHEMA_VERSION, RunHeader, StepRecord
 from pastcast.runlog._v2 import V2, v2_step
 from pastcast.validation import first_problem
@@ -56,8 +57,9 @@ if TYPE_CHECKING:
 
 __all__ = ["StepColumns", "read_step_columns", "refresh_companion"]
 
-_REBUILD_ROWS = 32_000
-"""Records per part when the companion is rebuilt from the JSONL (bounds the memory it takes)."""
+_REBUILD_BYTES = 128 << 20
+"""Bytes of step lines per part when the companion is rebuilt from the JSONL (bounds the memory
+it takes: the block and its rows)."""
 
 _CHUNK = 8 << 20
 
@@ -262,57 +264,79 @@ def _lock_shared(log: Path) -> int | None:
     return fd
 
 
+def _records(
+    data: bytes,
+    pos: int,
+    lineno: int,
+    log: Path,
+    convert: Callable[[dict[str, Any]], dict[str, Any]] | None,
+) -> tuple[list[dict[str, Any]], bool]:
+    """The rows of the step lines in ``data`` (at byte ``pos``, after line ``lineno``), each
+    record parsed and validated: (rows, whether the last line, without its newline, was cut
+    mid-write). Raises ``FieldError`` naming the line of one that is not a record."""
+    rows: list[dict[str, Any]] = []
+    for line in data.splitlines(keepends=True):
+        lineno += 1
+        ended = line.endswith(b"\n")
+        if line.strip():
+            try:
+                obj = safejson.loads(line)
+            except json.JSONDecodeError as exc:
+                if not ended:  # the file's last line (only it lacks a newline): a crash mid-write
+                    return rows, True
+                raise FieldError("", f"{log}:{lineno}: not valid JSON ({exc.msg})") from None
+            if not isinstance(obj, dict):
+                raise FieldError("", f"{log}:{lineno}: expected a JSON object")
+            try:
+                record = StepRecord.model_validate(convert(obj) if convert else obj)
+            except ValidationError as exc:
+                raise FieldError("", first_problem(exc, f"{log}:{lineno}")) from None
+            rows.append(step_row(record, pos, len(line) - (1 if ended else 0)))
+        pos += len(line)
+    return rows, False
+
+
 def _tail(
     log: Path,
     start: int,
     size: int,
     first_line: int,
     convert: Callable[[dict[str, Any]], dict[str, Any]] | None,
-) -> Iterator[tuple[list[dict[str, Any]], Segment | None, bool]]:
-    """The records of the step file from byte ``start`` to ``size``, in batches: (rows, the
-    segment they cover when it ends at a newline, whether the last line was cut mid-write)."""
-    rows: list[dict[str, Any]] = []
-    digest, lines, seg_start, pos = hashlib.sha256(), 0, start, start
+) -> Iterator[tuple[pa.Table, Segment | None, bool]]:
+    """The rows of the step file from byte ``start`` to ``size``, a block of whole lines at a
+    time: (rows, the segment of them that ends at a newline, whether the last line was cut
+    mid-write). A block of schema 3 is read by Arrow's JSON reader where it can vouch for it
+    (``_scan``), else record by record; the file's last line without its newline is read but
+    never covered (a writer may be finishing it)."""
     lineno = first_line
     with log.open("rb") as fh:
         fh.seek(start)
+        pos = start
         while pos < size:
-            line = fh.readline(size - pos)
-            if not line:
+            data = fh.read(min(_REBUILD_BYTES, size - pos))
+            if not data:
                 break
-            lineno += 1
-            ended = line.endswith(b"\n")
-            if line.strip():
-                try:
-                    obj = safejson.loads(line)
-                except json.JSONDecodeError as exc:
-                    if not ended and pos + len(line) >= size:  # a crash mid-write
-                        yield rows, _segment(seg_start, pos, rows, lines, digest), True
-                        return
-                    raise FieldError("", f"{log}:{lineno}: not valid JSON ({exc.msg})") from None
-                if not isinstance(obj, dict):
-                    raise FieldError("", f"{log}:{lineno}: expected a JSON object")
-                try:
-                    record = StepRecord.model_validate(convert(obj) if convert else obj)
-                except ValidationError as exc:
-                    raise FieldError("", first_problem(exc, f"{log}:{lineno}")) from None
-                rows.append(step_row(record, pos, len(line) - (1 if ended else 0)))
-            if not ended:  # a complete last record without its newline: read, never covered
-                yield rows, _segment(seg_start, pos, rows[:-1], lines, digest), False
+            end = data.rfind(b"\n") + 1
+            while not end and pos + len(data) < size:  # a line longer than a block
+                data += fh.readline(size - pos - len(data))
+                end = data.rfind(b"\n") + 1
+            whole, rest = data[:end], data[end:]
+            if whole:
+                table = scanned_rows(whole, pos) if convert is None else None
+                if table is None:
+                    table = rows_table(_records(whole, pos, lineno, log, convert)[0])
+                lines = whole.count(b"\n")
+                segment = Segment(
+                    pos, pos + end, table.num_rows, lines, hashlib.sha256(whole).hexdigest()
+                )
+                yield table, segment, False
+                lineno += lines
+                pos += end
+            if rest and pos + len(rest) >= size:  # the last line, without its newline
+                rows, cut = _records(rest, pos, lineno, log, convert)
+                yield rows_table(rows), None, cut
                 return
-            digest.update(line)
-            lines += 1
-            pos += len(line)
-            if len(rows) >= _REBUILD_ROWS:
-                yield rows, _segment(seg_start, pos, rows, lines, digest), False
-                rows, digest, lines, seg_start = [], hashlib.sha256(), 0, pos
-    yield rows, _segment(seg_start, pos, rows, lines, digest), False
-
-
-def _segment(
-    start: int, end: int, rows: list[dict[str, Any]], lines: int, digest: Any
-) -> Segment | None:
-    return Segment(start, end, len(rows), lines, digest.hexdigest()) if end > start else None
+            fh.seek(pos)
 
 
 def _sync(
@@ -359,23 +383,20 @@ def _sync(
         first_line = sum(s.lines for p in valid for s in p.segments)
         truncated = False
         wrote = False
-        for rows, segment, cut in _tail(log, covered, size, first_line, convert):
+        for table, segment, cut in _tail(log, covered, size, first_line, convert):
             truncated = truncated or cut
-            if not rows:  # nothing past the parts (Arrow's table of rows imports pandas)
+            if not table.num_rows:
                 continue
-            table = rows_table(rows)
             if may_write and segment is not None and segment.rows:
-                covered_rows = table.slice(0, segment.rows)
                 valid.append(
                     PartInfo(
-                        write_part(folder, covered_rows, header_sha256, [segment]),
+                        write_part(folder, table, header_sha256, [segment]),
                         header_sha256,
                         (segment,),
                         segment.rows,
                     )
                 )
                 wrote = True
-                tail_rows += table.num_rows - segment.rows
             else:
                 tail_rows += table.num_rows
             tables.append(table.select(list(columns)) if columns is not None else table)

@@ -352,6 +352,8 @@ def rows_table(rows: Sequence[dict[str, Any]]) -> pa.Table:
     """The companion's rows as one Arrow table."""
     import pyarrow as pa
 
+    if not rows:  # Arrow's table of no rows imports pandas
+        return columns_schema().empty_table()
     return pa.Table.from_pylist(list(rows), schema=columns_schema())
 
 
