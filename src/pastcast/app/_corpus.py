@@ -82,6 +82,8 @@ class CorpusBuild:
     skipped: dict[str, int] = field(default_factory=dict)
     report: tuple[str, ...] = ()
     build: CorpusBuildReport | None = None
+    plan: CorpusBuildPlan | None = None
+    """The record of the build (an append has none)."""
 
     def as_dict(self, count: str = "indexed") -> dict[str, Any]:
         """The JSON shape of a build (``count``: the name of the documents' count, ``appended``
@@ -92,6 +94,7 @@ class CorpusBuild:
             "skipped": self.skipped,
             "report": list(self.report),
             "build": None if self.build is None else self.build.model_dump(mode="json"),
+            **({} if self.plan is None else {"plan": self.plan.model_dump(mode="json")}),
         }
 
     def lines(self) -> tuple[str, ...]:
@@ -377,4 +380,4 @@ def build_corpus(
         side.mkdir(parents=True, exist_ok=True)
         lines += run.finish(side)
     lines += run.report_lines()
-    return CorpusBuild(stored[0], stored[1], dict(run.skipped()), tuple(lines), stored[2])
+    return CorpusBuild(stored[0], stored[1], dict(run.skipped()), tuple(lines), stored[2], plan)

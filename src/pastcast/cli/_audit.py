@@ -24,6 +24,7 @@ from pastcast.app import (
 )
 from pastcast.cli._common import (
     EXIT_FAILED,
+    ConfigOpt,
     JsonFlag,
     cache_option,
     draws_option,
@@ -87,13 +88,13 @@ _field = partial(field_option, ConstructionAuditPlan)
 def construction(
     ctx: typer.Context,
     datasets: Annotated[
-        list[str],
+        list[str] | None,
         typer.Argument(
             help=f"Dataset: {DATASET_SPEC_HELP}. Several are pooled (each "
             "event kept apart), e.g. world:0 world:1 ... for more events.",
             metavar="DATASET...",
         ),
-    ],
+    ] = None,
     schedule: Annotated[list[str] | None, _field("schedules", "--schedule")] = None,
     dataset_only: Annotated[bool, _field("dataset_only", "--dataset-only")] = False,
     folds: Annotated[int, _field("folds", min=2, max=100)] = 5,
@@ -101,6 +102,7 @@ def construction(
     seed: Annotated[int, _field("seed", "--seed", min=0, max=2**63 - 1)] = 0,
     permutations: Annotated[int, _field("permutations", min=1, max=100_000)] = 500,
     alpha: Annotated[float, _field("alpha", min=0.0001, max=0.5)] = 0.05,
+    config: ConfigOpt = None,
     as_json: JsonFlag = False,
 ) -> None:
     """Can what agents see of the construction (cutoff, step index, spacing, open and close
@@ -115,12 +117,18 @@ def construction(
         fail_app(exc, {"datasets": "DATASET"})
     findings = audit.findings()
     if as_json:
-        print_json({**audit.model_dump(mode="json"), "findings": findings})
+        print_json(
+            {
+                **audit.model_dump(mode="json"),
+                "findings": findings,
+                "plan": plan.model_dump(mode="json"),
+            }
+        )
     else:
         built = audit.results[0]
         left = ", ".join(f"{k} {n}" for k, n in sorted(audit.skipped.items())) or "none"
         typer.echo(
-            f"{len(datasets)} dataset(s): {built.events} binary events with steps (left out: "
+            f"{len(plan.datasets)} dataset(s): {built.events} binary events with steps (left out: "
             f"{left}); {audit.folds}-fold AUC against {audit.permutations} permutations "
             f"(level {audit.alpha:g}), {audit.level:.0%} interval of {audit.draws} draws"
         )
@@ -179,7 +187,9 @@ def dataset(
 @app.command("run")
 def run(
     ctx: typer.Context,
-    run_log: RunLogArg,
+    run_log: Annotated[
+        Path | None, typer.Argument(help="The run log's step file (run.jsonl).")
+    ] = None,
     dataset: Annotated[
         str | None,
         _dataset_option("post-cutoff prices and the question's wording (and a world's documents)."),
@@ -193,14 +203,16 @@ def run(
     examples: Annotated[
         int | None, typer.Option(help=field_help(RunAuditPlan, "examples"), min=0, max=1_000_000)
     ] = None,
+    config: ConfigOpt = None,
     as_json: JsonFlag = False,
 ) -> None:
     """Check that every document an agent saw was dated before its step's cutoff, that no prompt
     held the resolved label or post-cutoff prices, and that no output quotes post-cutoff text
     (exit 1 on any finding). Every finding is counted by check; the first --examples of each
     are listed."""
+    plan = options_record(ctx, RunAuditPlan, {"as_json": None})
     try:
-        audited = audit_run_log(options_record(ctx, RunAuditPlan, {"as_json": None}))
+        audited = audit_run_log(plan)
     except FieldError as exc:
         fail_app(exc, {"run_logs": ""})
     print_notes(audited.read)
@@ -208,10 +220,19 @@ def run(
     if as_json:
         head = audit.model_dump(mode="json", exclude={"findings", "finding_counts"})
         listed = (f.model_dump(mode="json") for f in audit.findings)  # written one at a time
-        print_json({**head, "findings": listed, "ok": audit.ok, "counts": audit.counts()})
+        counts = audit.counts()
+        print_json(
+            {
+                **head,
+                "findings": listed,
+                "ok": audit.ok,
+                "counts": counts,
+                "plan": plan.model_dump(mode="json"),
+            }
+        )
     else:
         typer.echo(
-            f"{run_log}: {audit.steps} steps, {audit.documents_seen} documents seen, "
+            f"{plan.run_log}: {audit.steps} steps, {audit.documents_seen} documents seen, "
             f"{audit.texts_checked} texts given and {audit.outputs_checked} outputs checked "
             f"({', '.join(audit.checks)})"
         )

@@ -34,6 +34,7 @@ if TYPE_CHECKING:
 __all__ = [
     "EXIT_FAILED",
     "EXIT_USAGE",
+    "ConfigOpt",
     "DayConventionOpt",
     "JsonFlag",
     "cache_option",
@@ -62,6 +63,16 @@ EXIT_FAILED = 1
 JsonFlag = Annotated[
     bool,
     typer.Option("--json", help="Print one JSON value on stdout (notes and progress: stderr)."),
+]
+
+ConfigOpt = Annotated[
+    Path | None,
+    typer.Option(
+        "--config",
+        metavar="FILE",
+        help="The command's record as a plan file (TOML, YAML or JSON, as "
+        "pastcast.app.write_plan writes it); the options given are set over it.",
+    ),
 ]
 
 
@@ -165,15 +176,29 @@ def options_record(
     **computed: Any,
 ) -> R:
     """The record ``kind`` of the options given (``given_options``) and the values ``computed``
-    from others; a one-line usage error naming the option of the first problem otherwise."""
+    from others, set over the record in the file of ``--config`` (``ConfigOpt``) when given; a
+    one-line usage error naming the file and field, or the option, of the first problem
+    otherwise."""
     from pydantic import ValidationError
 
+    from pastcast.app import read_plan
+    from pastcast.errors import FieldError
+    from pastcast.runner import deep_merge
     from pastcast.validation import field_path, first_error
 
+    base: dict[str, Any] = {}
+    if ctx.params.get("config") is not None:
+        try:
+            base = read_plan(ctx.params["config"], kind).model_dump(exclude_unset=True)
+        except FieldError as exc:
+            fail(exc.reason)
+    given = deep_merge(given_options(ctx, {"config": None, **(fields or {})}), computed)
     try:
-        return kind.model_validate({**given_options(ctx, fields), **computed})
+        return kind.model_validate(deep_merge(base, given))
     except ValidationError as exc:
         loc, message = first_error(exc)
+    if message == "Field required" and "config" in ctx.params:
+        message = "required (or give --config FILE)"
     where = field_path(loc)
     for param in ctx.command.params:
         path = (fields or {}).get(param.name or "", param.name)

@@ -24,6 +24,7 @@ from pastcast.app import (
     open_corpus,
 )
 from pastcast.cli._common import (
+    ConfigOpt,
     JsonFlag,
     fail,
     fail_field,
@@ -141,7 +142,9 @@ _field = partial(field_option, CorpusBuildPlan)
 @app.command()
 def build(
     ctx: typer.Context,
-    source: Annotated[str, typer.Argument(help=field_help(CorpusBuildPlan, "source"))],
+    source: Annotated[
+        str | None, typer.Argument(help=field_help(CorpusBuildPlan, "source"))
+    ] = None,
     out: Annotated[Path | None, _field("out", "--out")] = None,
     overwrite: Annotated[bool, _field("overwrite")] = False,
     backend: Annotated[Literal["embedded", "postgres"], _field("backend")] = "embedded",
@@ -164,6 +167,7 @@ def build(
         Literal["any", "metadata", "published"], _field("require_dates", "--require-dates")
     ] = "any",
     workers: Annotated[int | None, _field("workers", min=1, max=256)] = None,
+    config: ConfigOpt = None,
     as_json: JsonFlag = False,
 ) -> None:
     """Build an index from a document source (written atomically, resumed where a build that

@@ -21,6 +21,7 @@ from pastcast.app import import_forecastbench as forecastbench_dataset
 from pastcast.app import import_polymarket as polymarket_dataset
 from pastcast.cli import _curate, _data_view
 from pastcast.cli._common import (
+    ConfigOpt,
     JsonFlag,
     fail_field,
     field_help,
@@ -51,7 +52,7 @@ _field = partial(field_option, ForecastBenchImport)
 
 SplitOpt = Annotated[str | None, _field("split", "--split")]
 CorpusEndOpt = Annotated[str | None, _field("corpus_end", "--corpus-end")]
-OutOpt = Annotated[Path, _field("out", "--out")]
+OutOpt = Annotated[Path | None, _field("out", "--out")]
 LateClosesOpt = Annotated[bool, _field("keep_late_closes", "--keep-late-closes")]
 SiblingsOpt = Annotated[bool, _field("drop_sibling_answers", "--drop-sibling-answers")]
 _FILTER_NAMES = ", ".join(f.name for f in fields(FilterConfig))
@@ -174,9 +175,9 @@ def _report(imported: Imported, as_json: bool) -> None:
 def import_forecastbench(
     ctx: typer.Context,
     path_or_url: Annotated[
-        str, typer.Argument(help=field_help(ForecastBenchImport, "path_or_url"))
-    ],
-    out: OutOpt,
+        str | None, typer.Argument(help=field_help(ForecastBenchImport, "path_or_url"))
+    ] = None,
+    out: OutOpt = None,
     schedule: ScheduleOpt = "causal-dojo",
     source: Annotated[list[str] | None, _field("sources", "--source")] = None,
     split: SplitOpt = None,
@@ -192,14 +193,15 @@ def import_forecastbench(
     drop_sibling_answers: SiblingsOpt = False,
     min_dates: MinDatesOpt = None,
     preset: PresetOpt = None,
+    config: ConfigOpt = None,
     as_json: JsonFlag = False,
 ) -> None:
     """Import ForecastBench's resolved binary market questions with their daily series."""
     plan = _import_plan(ctx, ForecastBenchImport, filters_file, filter_values, min_dates)
-    if history_repo is not None and history_repo.is_dir():
+    history = plan.history_repo
+    if history is not None and Path(history).is_dir():
         typer.echo(
-            f"reading the nightly history of {history_repo} (minutes for the full upstream "
-            "history)",
+            f"reading the nightly history of {history} (minutes for the full upstream history)",
             err=True,
         )
     try:
@@ -220,7 +222,7 @@ _pm = partial(field_option, PolymarketImport)
 @import_app.command("polymarket")
 def import_polymarket(
     ctx: typer.Context,
-    out: OutOpt,
+    out: OutOpt = None,
     base_url: Annotated[str, _pm("base_url", "--base-url")] = _PM.base_url,
     clob_url: Annotated[str, _pm("clob_url", "--clob-url")] = _PM.clob_url,
     data_url: Annotated[str, _pm("data_url", "--data-url")] = _PM.data_url,
@@ -238,6 +240,7 @@ def import_polymarket(
     drop_sibling_answers: SiblingsOpt = False,
     min_dates: MinDatesOpt = None,
     preset: PresetOpt = None,
+    config: ConfigOpt = None,
     as_json: JsonFlag = False,
 ) -> None:
     """Import resolved Polymarket events (binary and neg-risk multi-option) with price history
