@@ -30,6 +30,7 @@ from pastcast.cli._common import (
     draws_option,
     fail_app,
     fail_field,
+    field_errors,
     field_help,
     field_option,
     options_record,
@@ -158,10 +159,8 @@ def dataset(
     after their cutoff with an undated edit, and steps whose question, background or options
     name the resolved answer of another event still open at their cutoff (the rate and the
     pairs). Exit 1 when a step is shown an undated later edit or names a sibling's answer."""
-    try:
+    with field_errors({"dataset": "DATASET"}, fail_app):
         audit = audit_dataset_texts(spec)
-    except FieldError as exc:
-        fail_app(exc, {"dataset": "DATASET"})
     findings = audit.findings()
     if as_json:
         print_json(
@@ -211,10 +210,8 @@ def run(
     (exit 1 on any finding). Every finding is counted by check; the first --examples of each
     are listed."""
     plan = options_record(ctx, RunAuditPlan, {"as_json": None})
-    try:
+    with field_errors({"run_logs": ""}, fail_app):
         audited = audit_run_log(plan)
-    except FieldError as exc:
-        fail_app(exc, {"run_logs": ""})
     print_notes(audited.read)
     audit = audited.audit
     if as_json:
@@ -338,19 +335,8 @@ def retrievals(
             prompt=prompt,
             progress=not as_json,
         )
-    except FieldError as exc:
-        fail_field(
-            exc,
-            {
-                "run_logs": "RUN_LOG",
-                "judge": "--judge",
-                "dataset": "--dataset",
-                "corpus": "--corpus",
-                "calibration": "--calibration",
-                "cache": "--cache",
-                "prompt": "--prompt",
-            },
-        )
+    except FieldError as exc:  # an option's field is its name: --judge, --dataset, ...
+        fail_field(exc, {"run_logs": "RUN_LOG"})
     print_notes(done.read)
     audit = done.audit
     if as_json:

@@ -22,14 +22,15 @@ import typer
 from pastcast.cutoff import DayConvention
 
 if TYPE_CHECKING:
-    from collections.abc import Mapping
+    from collections.abc import Callable, Mapping
 
     from pydantic import BaseModel
     from rich.console import Console
 
     from pastcast.errors import FieldError
+    from pastcast.records import Record
 
-    R = TypeVar("R", bound=BaseModel)
+    R = TypeVar("R", bound=Record)
 
 __all__ = [
     "EXIT_FAILED",
@@ -42,6 +43,7 @@ __all__ = [
     "fail",
     "fail_app",
     "fail_field",
+    "field_errors",
     "field_help",
     "field_option",
     "given_options",
@@ -49,7 +51,6 @@ __all__ = [
     "option_of",
     "options_record",
     "output_dir",
-    "output_file",
     "print_json",
     "printable",
     "seed_option",
@@ -239,23 +240,6 @@ def undone_on_usage_error(path: Path) -> Iterator[None]:
         raise
 
 
-def output_file(path: Path, option: str, made_by_pastcast: bool) -> Path:
-    """``path`` as a file a command writes: a regular file (or nothing yet) in a folder that
-    exists or can be made. An existing file is replaced only when ``made_by_pastcast`` (the
-    caller knows its own outputs, e.g. by the manifest beside them); anything else there is a
-    one-line usage error naming ``option``."""
-    if path.exists() or path.is_symlink():
-        if not path.is_file() or path.is_symlink():
-            fail(f"{option} {path}: exists and is not a regular file")
-        if not made_by_pastcast:
-            fail(f"{option} {path}: exists and was not written by pastcast; not replacing it")
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        fail(f"{option} {path}: cannot make its folder ({exc.strerror or exc})")
-    return path
-
-
 def note(text: str, as_json: bool) -> None:
     """A human-readable line: on stdout, or on stderr when stdout carries JSON."""
     typer.echo(printable(text), err=as_json)
@@ -313,3 +297,27 @@ def fail_field(
     if not option:
         fail(exc.reason, code)
     fail(f"{option}: {exc.reason}" if option.startswith("--") else f"{option} {exc.reason}", code)
+
+
+class field_errors:
+    """A ``FieldError`` of the block as the command says it: ``say`` (``fail_field``, or
+    ``fail_app`` for the commands whose errors read ``--option reason``) with ``options``. (A
+    class: an exit typed ``None`` tells the type checker that nothing is swallowed.)"""
+
+    def __init__(
+        self,
+        options: Mapping[str, str] | None = None,
+        say: Callable[[FieldError, Mapping[str, str] | None], NoReturn] = fail_field,
+    ) -> None:
+        self.options, self.say = options, say
+
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(
+        self, kind: type[BaseException] | None, exc: BaseException | None, tb: Any
+    ) -> None:
+        from pastcast.errors import FieldError
+
+        if isinstance(exc, FieldError):
+            self.say(exc, self.options)

@@ -20,14 +20,13 @@ from pastcast.cli._common import (
     ConfigOpt,
     JsonFlag,
     fail,
-    fail_field,
+    field_errors,
     field_help,
     field_option,
     options_record,
     print_json,
 )
 from pastcast.curate import CurationConfig
-from pastcast.errors import FieldError
 
 # The curation's settings are the plan's ``config``; --json is no field.
 _FIELDS: dict[str, str | None] = {
@@ -95,10 +94,8 @@ def curate(
     """Curate a dataset: forecast dates, query decomposition, the evidence and leakage judge,
     the coverage probe and balancing; writes a new dataset with the funnel."""
     plan = options_record(ctx, CurationPlan, _FIELDS)
-    try:
+    with field_errors({"dataset": "DATASET"}):
         curated = curate_dataset(plan)
-    except FieldError as exc:
-        fail_field(exc, {"dataset": "DATASET"})
     result, cache_dir = curated.result, curated.cache
     _report(curated, Path(plan.out), as_json)
     if not result.dataset.events:

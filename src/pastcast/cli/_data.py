@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import asdict, fields
 from functools import partial
 from pathlib import Path
@@ -24,6 +25,7 @@ from pastcast.cli._common import (
     ConfigOpt,
     JsonFlag,
     fail_field,
+    field_errors,
     field_help,
     field_option,
     options_record,
@@ -101,23 +103,36 @@ _FIELDS: dict[str, str | None] = {
 }
 
 
-def _import_plan(
+def _import(
     ctx: typer.Context,
     kind: type[MarketImport],
+    run: Callable[[Any], Imported],
     file: Path | None,
     items: list[str] | None,
     min_dates: int | None,
-) -> Any:
-    """The import's record of the options given: the market filters are the values of
-    ``--filters FILE``, then each ``--filter NAME=VALUE``, then ``--min-dates``; a preset
-    (``--preset``) fills what they leave out."""
-    try:
+    as_json: bool,
+) -> None:
+    """Import as the record of the options given says, and report: the market filters are the
+    values of ``--filters FILE``, then each ``--filter NAME=VALUE``, then ``--min-dates``; a
+    preset (``--preset``) fills what they leave out."""
+    with field_errors(IMPORT_OPTIONS):
         values = filter_values(file, items or ())
-    except FieldError as exc:
-        fail_field(exc, IMPORT_OPTIONS)
     if min_dates is not None:
         values["min_dates"] = min_dates
-    return options_record(ctx, kind, _FIELDS, **({"filters": values} if values else {}))
+    plan = options_record(ctx, kind, _FIELDS, **({"filters": values} if values else {}))
+    history = getattr(plan, "history_repo", None)
+    if history is not None and Path(history).is_dir():
+        typer.echo(
+            f"reading the nightly history of {history} (minutes for the full upstream history)",
+            err=True,
+        )
+    try:
+        imported = run(plan)
+    except NothingKept as exc:
+        _kept_nothing(exc, as_json)
+    except FieldError as exc:
+        fail_field(exc, IMPORT_OPTIONS)
+    _report(imported, as_json)
 
 
 def _funnel(report: DatasetBuildReport) -> None:
@@ -197,20 +212,15 @@ def import_forecastbench(
     as_json: JsonFlag = False,
 ) -> None:
     """Import ForecastBench's resolved binary market questions with their daily series."""
-    plan = _import_plan(ctx, ForecastBenchImport, filters_file, filter_values, min_dates)
-    history = plan.history_repo
-    if history is not None and Path(history).is_dir():
-        typer.echo(
-            f"reading the nightly history of {history} (minutes for the full upstream history)",
-            err=True,
-        )
-    try:
-        imported = forecastbench_dataset(plan)
-    except NothingKept as exc:
-        _kept_nothing(exc, as_json)
-    except FieldError as exc:
-        fail_field(exc, IMPORT_OPTIONS)
-    _report(imported, as_json)
+    _import(
+        ctx,
+        ForecastBenchImport,
+        forecastbench_dataset,
+        filters_file,
+        filter_values,
+        min_dates,
+        as_json,
+    )
 
 
 _PM = PolymarketImport(out=".")  # the defaults shown
@@ -245,14 +255,9 @@ def import_polymarket(
 ) -> None:
     """Import resolved Polymarket events (binary and neg-risk multi-option) with price history
     and daily trading activity."""
-    plan = _import_plan(ctx, PolymarketImport, filters_file, filter_values, min_dates)
-    try:
-        imported = polymarket_dataset(plan)
-    except NothingKept as exc:
-        _kept_nothing(exc, as_json)
-    except FieldError as exc:
-        fail_field(exc, IMPORT_OPTIONS)
-    _report(imported, as_json)
+    _import(
+        ctx, PolymarketImport, polymarket_dataset, filters_file, filter_values, min_dates, as_json
+    )
 
 
 app.command("info")(_data_view.info)
