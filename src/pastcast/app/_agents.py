@@ -28,6 +28,7 @@ from typing import Any, cast, get_args
 
 from pastcast import safejson
 from pastcast.agents import agent_spec, build_agent, clear_models, load_models
+from pastcast.app._fields import as_field
 from pastcast.errors import FieldError
 from pastcast.models import known_providers
 from pastcast.records import Setting
@@ -207,10 +208,8 @@ def check_agents(specs: Iterable[AgentSpec]) -> None:
             build_agent(spec)
         except (ValueError, TypeError) as exc:
             raise FieldError(f"agents[{i}]", f"{spec.name!r}: {exc}") from None
-    try:
+    with as_field("agents"):
         load_models()
-    except ValueError as exc:
-        raise FieldError("agents", str(exc)) from None
 
 
 class Terminated(KeyboardInterrupt):

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from pastcast.app._corpus import corpus_documents
 from pastcast.app._datasets import open_dataset
+from pastcast.app._fields import as_field
 from pastcast.app._plans import ConstructionAuditPlan, RunAuditPlan
 from pastcast.app._reading import RunsRead, check_dataset, read_runs
 from pastcast.dataset import Dataset
@@ -65,15 +66,13 @@ def audit_datasets(plan: ConstructionAuditPlan) -> ConstructionAudit:
     if not datasets:
         raise FieldError("datasets", "no dataset given")
     loaded = [open_dataset(spec, field=f"datasets[{i}]") for i, spec in enumerate(datasets)]
-    try:
+    with as_field("schedules"):  # an unknown schedule, or options it cannot take
         return audit_construction(
             loaded,
             [] if plan.dataset_only else plan.schedules,
             schedule_options=_schedule_options(datasets),
             **plan.model_dump(include={"folds", "draws", "seed", "permutations", "alpha"}),
         )
-    except ValueError as exc:  # an unknown schedule, or options it cannot take
-        raise FieldError("schedules", str(exc)) from None
 
 
 def audit_dataset_texts(dataset: str | Path | Dataset) -> TextAudit:
@@ -97,10 +96,8 @@ def _run_and_data(
     world = world_named_by(read.logs[0].header.dataset_id)
     data: Dataset | None = None
     if dataset is not None and is_world_spec(str(dataset)):
-        try:
+        with as_field("dataset"):
             world = world_from_spec(str(dataset))
-        except ValueError as exc:
-            raise FieldError("dataset", str(exc)) from None
         data = world.dataset
     elif dataset is not None:
         data = open_dataset(dataset)
@@ -264,10 +261,8 @@ def audit_run_retrievals(
         raise FieldError("prompt", f"{prompt!r}: known: {', '.join(RETRIEVAL_PROMPTS)}")
     if not is_world_spec(calibration):
         raise FieldError("calibration", f"{calibration!r}: not an embedded world spec")
-    try:
+    with as_field("calibration"):
         known = world_from_spec(calibration)
-    except ValueError as exc:
-        raise FieldError("calibration", str(exc)) from None
     if not known.hindsight_ids:
         raise FieldError(
             "calibration", f"{calibration!r} plants no hindsight rewrite (set hindsight_fraction)"
@@ -309,10 +304,8 @@ def audit_run_retrievals(
         negatives=negatives,
         seed=seed,
     )
-    try:
+    with as_field("judge", ValueError, ModelError):
         model = resolve_model(judge)
-    except (ValueError, ModelError) as exc:
-        raise FieldError("judge", str(exc)) from None
     try:
         cached = CachedModel(model, cache_dir, "auto", settings={"spec": judge})
         try:

@@ -7,9 +7,9 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from pastcast.app._fields import as_field
 from pastcast.app._reading import RunsRead, read_runs
 from pastcast.dataset import Dataset
-from pastcast.errors import FieldError
 from pastcast.owned import check_replaceable
 from pastcast.runlog import AgentSpec, StepColumns, StepRecord
 
@@ -59,10 +59,8 @@ def runs_by_agent(
     and ``out`` checked as a folder of ``kind`` pastcast may write (``FieldError`` naming
     ``out`` otherwise, nothing written)."""
     target = Path(out)
-    try:
+    with as_field("out", FileExistsError):
         check_replaceable(target, kind)
-    except FileExistsError as exc:
-        raise FieldError("out", str(exc)) from None
     read = read_runs(run_logs, dataset, columns=("role",))
     groups: list[AgentRun] = []
     for log in read.logs:

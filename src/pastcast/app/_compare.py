@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from pastcast.app._fields import as_field
 from pastcast.app._reading import RunsRead, check_dataset, read_runs
 from pastcast.dataset import Dataset
 from pastcast.errors import FieldError
@@ -152,12 +153,10 @@ def compare_runs(
     names = tuple(selection_name(_no_run(w)) for w in (where_b, where_t))
     if names[0] == names[1]:
         names = ("base", "tuned")
-    try:
+    with as_field("base_agent"):
         comparison = compare_selections(
             runs, where_b, where_t, fallback, bootstrap, seed, (names[0], names[1])
         )
-    except ValueError as exc:
-        raise FieldError("base_agent", str(exc)) from None
     if comparison.overall.n_matched == 0:
         raise FieldError(
             "tuned",

@@ -16,6 +16,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from pastcast.app._fields import as_field
 from pastcast.app._open_corpus import open_corpus
 from pastcast.app._plans import MAX_BUILD_WORKERS, CorpusBuildPlan, StoreBackend
 from pastcast.corpus import (
@@ -82,6 +83,8 @@ class CorpusBuild:
     skipped: dict[str, int] = field(default_factory=dict)
     report: tuple[str, ...] = ()
     build: CorpusBuildReport | None = None
+    plan: CorpusBuildPlan | None = None
+    """The record of the build (an append has none)."""
 
     def as_dict(self, count: str = "indexed") -> dict[str, Any]:
         """The JSON shape of a build (``count``: the name of the documents' count, ``appended``
@@ -92,6 +95,7 @@ class CorpusBuild:
             "skipped": self.skipped,
             "report": list(self.report),
             "build": None if self.build is None else self.build.model_dump(mode="json"),
+            **({} if self.plan is None else {"plan": self.plan.model_dump(mode="json")}),
         }
 
     def lines(self) -> tuple[str, ...]:
@@ -270,13 +274,11 @@ class Reading:
             given["include_flagged"] = True  # the source's own screens (wcep's days)
         options = {k: v for k, v in given.items() if v is not None}
         filters = _quality_filters(self.quality)
-        try:
+        with as_field("source"):  # a missing path or extra, an option the source does not take
             # A side file (e.g. the timestamp rule of each page) is written next to the index.
             run = open_source(
                 self.kind, self.path, workdir=workdir, screen=not self.include_flagged, **options
             )
-        except ValueError as exc:  # a missing path or extra, an option the source does not take
-            raise FieldError("source", str(exc)) from None
         if self.allowed:
             run = allow_sources(run, self.allowed)
         if filters:
@@ -294,10 +296,8 @@ def _allowed(names: Sequence[str], file: Path | None) -> list[str]:
     if any(not name.strip() for name in allowed):
         raise FieldError("allow_source", "an empty source name")
     if file is not None:
-        try:
+        with as_field("allow_sources"):
             allowed += read_allow_list(file)
-        except ValueError as exc:
-            raise FieldError("allow_sources", str(exc)) from None
     return allowed
 
 
@@ -307,10 +307,8 @@ def _quality_filters(names: Sequence[str]) -> list[Any]:
         return []
     from pastcast.curate import build_quality_filters
 
-    try:
+    with as_field("quality"):  # an unknown name, a filter without defaults, a missing extra
         return build_quality_filters(list(names))
-    except ValueError as exc:  # an unknown name, a filter without defaults, a missing extra
-        raise FieldError("quality", str(exc)) from None
 
 
 def build_corpus(
@@ -377,4 +375,4 @@ def build_corpus(
         side.mkdir(parents=True, exist_ok=True)
         lines += run.finish(side)
     lines += run.report_lines()
-    return CorpusBuild(stored[0], stored[1], dict(run.skipped()), tuple(lines), stored[2])
+    return CorpusBuild(stored[0], stored[1], dict(run.skipped()), tuple(lines), stored[2], plan)

@@ -18,6 +18,7 @@ from pastcast.app._corpus import (
     build_corpus,
     source_kind,
 )
+from pastcast.app._fields import as_field
 from pastcast.corpus.embedded import (
     DUPLICATES,
     SKIPPED_DUPLICATE,
@@ -181,10 +182,8 @@ def check_feed_index(index: str | Path) -> None:
         except (OSError, ValueError) as exc:
             raise FieldError("index", f"{target}: not a readable index directory ({exc})") from None
         return
-    try:
+    with as_field("index", NotADirectoryError):
         check_makeable(target)
-    except NotADirectoryError as exc:
-        raise FieldError("index", str(exc)) from None
 
 
 def index_feed(spool: str | Path, index: str | Path, *, workers: int | None = None) -> CorpusBuild:

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from pastcast.app._datasets import open_dataset
+from pastcast.app._fields import as_field
 from pastcast.app._open_corpus import open_corpus
 from pastcast.app._plans import CURATION_LEGS, CurationPlan
 from pastcast.corpus import OpenedCorpus
@@ -52,10 +53,8 @@ def _check_output(path: Path, field: str, kind: str | None) -> None:
     """Refuse, before any work, a folder that cannot be written: one pastcast did not make (a
     dataset is replaced only when pastcast wrote it), a file, a name the file system refuses."""
     if kind is not None:
-        try:
+        with as_field(field, FileExistsError):
             check_replaceable(path, kind)
-        except FileExistsError as exc:
-            raise FieldError(field, str(exc)) from None
     elif path.exists() and not path.is_dir():
         raise FieldError(field, f"{path}: exists and is not a directory")
     if path.exists():
@@ -112,10 +111,8 @@ def curate_dataset(plan: CurationPlan) -> Curated:
         for leg in legs:
             options = {"embedder": embedder} if leg == "dense" and embedder else {}
             opened.append(open_corpus(corpus, leg, **options))
-        try:
+        with as_field("judge", ValueError, ModelError):
             model = resolve_model(judge)
-        except (ValueError, ModelError) as exc:
-            raise FieldError("judge", str(exc)) from None
         cached = CachedModel(model, cache_dir, "auto", settings={"spec": judge})
         try:
             retriever = Retriever(opened, window_days=plan.window_days or None)

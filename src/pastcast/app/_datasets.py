@@ -7,6 +7,7 @@ import warnings
 from collections import Counter
 from pathlib import Path
 
+from pastcast.app._fields import as_field
 from pastcast.cutoff import DayConvention
 from pastcast.dataset import Dataset
 from pastcast.errors import FieldError
@@ -44,10 +45,8 @@ def open_dataset(
             raise FieldError(
                 "day_convention", f"{convention.value} is only for a Forecast-Dojo release"
             )
-        try:
+        with as_field(field):
             return world_from_spec(text).dataset
-        except ValueError as exc:
-            raise FieldError(field, str(exc)) from None
     path = Path(text)
     if not path.is_dir():
         raise FieldError(field, f"{text!r} is not a dataset directory (give {DATASET_SPEC_HELP})")

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
 from pastcast.app._datasets import open_dataset
+from pastcast.app._fields import as_field
 from pastcast.app._reading import RunsRead, read_runs
 from pastcast.dataset import Dataset
 from pastcast.errors import FieldError, within
@@ -52,10 +53,8 @@ def _checked_out(out: Path) -> Path:
             raise FieldError(
                 "out", f"{out}: exists and was not written by pastcast; not replacing it"
             )
-    try:
+    with as_field("out", NotADirectoryError):
         check_makeable(out)
-    except NotADirectoryError as exc:
-        raise FieldError("out", str(exc)) from None
     return out
 
 

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import httpx
 
+from pastcast.app._fields import as_field
 from pastcast.corpus.feeds import FeedRound, SpoolBusy, fetch_round, read_feeds_file
 from pastcast.errors import FieldError
 from pastcast.owned import claim_dir
@@ -34,14 +35,10 @@ def fetch_feeds(
     """Fetch every feed of the feeds file once into ``spool`` (made and marked if absent; only
     a spool pastcast made is written into). A feed that fails is an error line in the round's
     report; ``FieldError`` naming ``feeds`` or ``spool`` for what stops the whole round."""
-    try:
+    with as_field("feeds"):
         config = read_feeds_file(feeds)
-    except ValueError as exc:
-        raise FieldError("feeds", str(exc)) from None
-    try:
+    with as_field("spool", OSError):
         folder = claim_dir(Path(spool), SPOOL_KIND)
-    except OSError as exc:
-        raise FieldError("spool", str(exc)) from None
     try:
         return fetch_round(config, folder, clock=clock, client=client, sleep=sleep)
     except (SpoolBusy, FieldError) as exc:

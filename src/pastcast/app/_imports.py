@@ -12,6 +12,7 @@ from datetime import UTC, date, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from pastcast.app._fields import as_field
 from pastcast.app._open_corpus import open_corpus
 from pastcast.app._plans import ForecastBenchImport, MarketImport, PolymarketImport
 from pastcast.dataset import Dataset
@@ -41,13 +42,11 @@ def filter_values(file: str | Path | None = None, items: Sequence[str] = ()) -> 
     the file or ``--filter`` otherwise."""
     from pastcast.markets import filter_config, parse_filter_assignments, read_filter_file
 
-    try:
+    with as_field("filters"):
         values = read_filter_file(Path(file)) if file is not None else {}
         filter_config(values, where=str(file))
         given = parse_filter_assignments(list(items))
         filter_config(given, where="--filter")
-    except ValueError as exc:
-        raise FieldError("filters", str(exc)) from None
     return {**values, **given}
 
 
@@ -59,19 +58,15 @@ def _shared(plan: MarketImport, first_belief: bool) -> tuple[Schedule, TemporalS
         check_replaceable(Path(plan.out), "dataset")
     except FileExistsError as exc:
         raise FieldError("out", str(exc)) from None
-    try:
+    with as_field("schedule"):
         sched = make_schedule(
             plan.schedule,
             corpus_end=plan.corpus_end,
             start_at_first_belief=first_belief,
             convention=plan.day_convention,
         )
-    except ValueError as exc:
-        raise FieldError("schedule", str(exc)) from None
-    try:
+    with as_field("split"):
         parsed = TemporalSplit.parse(plan.split) if plan.split is not None else None
-    except ValueError as exc:
-        raise FieldError("split", str(exc)) from None
     return sched, parsed
 
 

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from pastcast.app._corpus import corpus_documents
+from pastcast.app._fields import as_field
 from pastcast.app._open_corpus import open_corpus
 from pastcast.errors import FieldError
 from pastcast.owned import cache_root
@@ -91,10 +92,8 @@ def probe_model_cutoff(
         save_measured_cutoff,
     )
 
-    try:
+    with as_field("model"):
         check_model_spec(model)
-    except ValueError as exc:
-        raise FieldError("model", str(exc)) from None
     first, last = _month(since, "since"), _month(until, "until")
     if first and last and first > last:
         raise FieldError("until", f"{last} is before {first}")
@@ -131,10 +130,8 @@ def probe_model_cutoff(
         )
     if len({q.month for q in questions.questions}) < 2:
         raise FieldError("corpus", f"{corpus}: fewer than two months with questions to compare")
-    try:
+    with as_field("model", ValueError, ModelError):
         built = resolve_model(model)
-    except (ValueError, ModelError) as exc:
-        raise FieldError("model", str(exc)) from None
     try:
         if made:  # kept once nothing refuses the probe
             write_probe_questions(questions, questions_file)
@@ -167,8 +164,6 @@ def probe_model_cutoff(
             version=PROBE_VERSION,
         )
         if register:
-            try:
+            with as_field("registry", OSError, ValueError):
                 saved = save_measured_cutoff(measured, registry)
-            except (OSError, ValueError) as exc:
-                raise FieldError("registry", str(exc)) from None
     return ProbedCutoff(probe, measured, questions_file, root, saved)

@@ -14,6 +14,7 @@ from types import TracebackType
 from typing import TYPE_CHECKING
 
 from pastcast.app._datasets import open_dataset
+from pastcast.app._fields import as_field
 from pastcast.app._open_corpus import check_search_options, open_corpus
 from pastcast.corpus import OpenedCorpus, content_digest, redact_url
 from pastcast.cutoff import DayConvention
@@ -121,10 +122,8 @@ def open_replay(
     text = str(dataset)
     check_search_options(retrieval, embedder=embedder, nprobe=nprobe)  # before any index is built
     if is_world_spec(text) and convention is DayConvention.START_OF_DAY:
-        try:
+        with as_field("dataset"):
             world = world_from_spec(text)
-        except ValueError as exc:
-            raise FieldError("dataset", str(exc)) from None
         return _world_replay(text, world, corpus, retrieval, embedder, index_dir, nprobe)
     loaded = open_dataset(text, convention=convention)
     if corpus is None:

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Literal
 import numpy as np
 
 from pastcast.app._compare import paired_comparisons
+from pastcast.app._fields import as_field
 from pastcast.app._reading import RunsRead, read_runs
 from pastcast.app._sections import plugin_sections
 from pastcast.dataset import Dataset
@@ -144,10 +145,8 @@ def _after_knowledge_cutoff(runs: Runs) -> tuple[Runs, str | None]:
     """Only the steps of events no model of the logs may remember."""
     from pastcast.models import after_knowledge_cutoff
 
-    try:
+    with as_field("after_knowledge_cutoff"):
         kept = after_knowledge_cutoff(runs.logs)
-    except ValueError as exc:
-        raise FieldError("after_knowledge_cutoff", str(exc)) from None
     note = None
     if kept.knowledge_cutoff is not None:
         note = (
@@ -223,10 +222,8 @@ def score_runs(
         gaps = knowledge_gaps(runs.logs, runs.base_table, draws=bootstrap, seed=seed)
         runs, note = _after_knowledge_cutoff(runs)
     runs, market_note = _market_age(runs, max_market_age, market_age_warning)
-    try:
+    with as_field("by"):
         card = scorecard(runs, groups, fallback, bootstrap=bootstrap, seed=seed, bins=bins)
-    except ValueError as exc:
-        raise FieldError("by", str(exc)) from None
     pairs = paired_comparisons(
         runs.base_table, paired, fallback=fallback, bootstrap=bootstrap, seed=seed
     )
@@ -311,7 +308,7 @@ def report_runs(
                 "events", f"{event!r}: no forecast of the run logs is about this event"
             )
     extra = plugin_sections(run_logs, sections)
-    try:
+    with as_field("by"):
         written = write_html_report(
             read.runs,
             out,
@@ -326,8 +323,6 @@ def report_runs(
             sections=extra,
             leakage=run_leakage_cards(read),
         )
-    except ValueError as exc:
-        raise FieldError("by", str(exc)) from None
     return Report(written, read, market_note)
 
 
@@ -364,10 +359,8 @@ def dashboard(
             "",
             f"the dashboard needs the reports extra ({exc.name} is missing): {REPORTS_EXTRA_HINT}",
         ) from None
-    try:
+    with as_field("run_logs"):
         paths = find_run_logs(run_dirs)
-    except ValueError as exc:
-        raise FieldError("run_logs", str(exc)) from None
     read = read_runs(paths, dataset, columns=INDEX_COLUMNS)
     index = RunIndex(read.runs)
     extra = plugin_sections(paths, sections)

@@ -19,6 +19,7 @@ from pydantic import ValidationError
 
 from pastcast.app._agents import check_agents, models_session, parse_agent_options
 from pastcast.app._datasets import open_dataset
+from pastcast.app._fields import as_field
 from pastcast.app._replays import open_replay
 from pastcast.app._steps import steps_to_play
 from pastcast.dataset import Dataset
@@ -79,11 +80,8 @@ def read_plan(path: str | Path, kind: type[Record] = ExperimentPlan) -> Record:
 def write_plan(record: Record, path: str | Path) -> Path:
     """``record`` written to the new file ``path`` (JSON, YAML, else TOML by its suffix), which
     ``read_plan`` reads back as the same record; ``FieldError`` (field ``plan``) otherwise."""
-    try:
-        with within("plan"):
-            return write_record(record, path)
-    except OSError as exc:
-        raise FieldError("plan", str(exc)) from None
+    with as_field("plan", OSError), within("plan"):
+        return write_record(record, path)
 
 
 def plan_from_agents(
@@ -144,10 +142,8 @@ def _run_config(plan: ExperimentPlan) -> RunConfig:
 
 
 def _rescheduled(dataset: Dataset, schedule: str | None) -> Dataset:
-    try:
+    with as_field("schedule"):
         return reschedule(dataset, schedule)
-    except ValueError as exc:
-        raise FieldError("schedule", str(exc)) from None
 
 
 def run_plan(
@@ -170,10 +166,8 @@ def run_plan(
     tell = notes or _log.warning
     _check_out(log, resume)
     config = _run_config(plan)
-    try:
+    with as_field("concurrency.executor", RuntimeError, ValueError):
         executor = executors.build(plan.concurrency.executor, **plan.concurrency.executor_args)
-    except (RuntimeError, ValueError) as exc:
-        raise FieldError("concurrency.executor", str(exc)) from None
     check_sandbox(config.env)
     with models_session():
         check_agents(config.agents)
@@ -218,7 +212,5 @@ def plan_estimate(plan: ExperimentPlan) -> PlanEstimate:
     dataset = _rescheduled(
         open_dataset(plan.dataset, convention=plan.day_convention), plan.schedule
     )
-    try:
+    with as_field("prices"):  # a price file that cannot be read
         return estimate_plan(plan, dataset)
-    except ValueError as exc:  # a price file that cannot be read
-        raise FieldError("prices", str(exc)) from None

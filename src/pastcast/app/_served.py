@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import IO
 
 from pastcast.app._datasets import open_dataset
+from pastcast.app._fields import as_field
 from pastcast.app._replays import open_replay
 from pastcast.app._runs import check_sandbox
 from pastcast.env import EnvConfig, Episode, ForecastEnv
@@ -100,10 +101,8 @@ def serve_episode(
         except OSError as exc:
             why = exc.strerror or exc
             raise FieldError("record", f"{record}: cannot write there ({why})") from None
-    try:
+    with as_field("model"):
         served_model = None if model is None else resolve_model(model)
-    except ValueError as exc:
-        raise FieldError("model", str(exc)) from None
     tell = notes or _log.warning
     # the step is found before the replay opens (which may build the world's index)
     if step not in {s.step_index for s in open_dataset(dataset).steps_of(event)}:

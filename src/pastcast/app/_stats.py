@@ -10,6 +10,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, Literal
 
+from pastcast.app._fields import as_field
 from pastcast.app._reading import RunsRead, read_runs
 from pastcast.app._reports import TABLE_COLUMNS, group_columns
 from pastcast.errors import FieldError
@@ -65,10 +66,8 @@ def longitudinal(
     memory-on notebooks, the changes by new-evidence quartile and the capture gain.
     ``market_only``: the thirds over the dates with a market probability only (Forecast-Dojo
     B.6)."""
-    try:
+    with as_field("metric"):
         registered_metric(metric)
-    except ValueError as exc:
-        raise FieldError("metric", str(exc)) from None
     groups = group_columns(by, TABLE_COLUMNS)
     # the score table from the step columns; the notebooks' ledgers from the records that hold them
     read = read_runs(run_logs, columns=(*RUN_COLUMNS, "search_calls", "read_calls"))
@@ -113,7 +112,7 @@ def memory_costs(
     index = read.runs.evidence_index() if by_evidence else None
     if index is not None and not any(r.available is not None for r in index):
         raise FieldError("by_evidence", "no memory-on notebook gives a new-evidence count")
-    try:
+    with as_field("run_logs"):
         rows = memory_cost(
             read.runs.base_table,
             by=() if pooled else ("agent",),
@@ -122,8 +121,6 @@ def memory_costs(
             evidence=index,
             usage=read.runs.resources(),
         )
-    except ValueError as exc:
-        raise FieldError("run_logs", str(exc)) from None
     values = {"run_logs": [str(p) for p in run_logs], "ratios": [asdict(r) for r in rows]}
     return Statistics(values, read)
 
@@ -264,10 +261,8 @@ def recoveries(
     stops = _labels(read, "stop_reason", NO_STOP)
 
     def run(keys: Sequence[str], least: int = 0) -> list[dict[str, Any]]:
-        try:
+        with as_field("pair_by"):
             return _counts(paired_recoveries(table, sel_a, sel_b, keys, pairs, least, fallback))
-        except ValueError as exc:
-            raise FieldError("pair_by", str(exc)) from None
 
     def topic(event_id: str, category: str) -> str:
         if ds is not None:
@@ -297,8 +292,6 @@ def recoveries(
             name: (_selection(x, f"models.{name}"), _selection(y, f"models.{name}"))
             for name, (x, y) in pipelines.items()
         }
-        try:
+        with as_field("models"):
             values["models"] = _counts(model_recoveries(table, chosen, fallback))
-        except ValueError as exc:
-            raise FieldError("models", str(exc)) from None
     return Statistics(values, read)

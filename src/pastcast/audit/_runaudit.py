@@ -25,7 +25,7 @@ import re
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
 from pydantic import Field
 
@@ -46,14 +46,7 @@ Check = Literal[
     "post_cutoff_price",
     "post_cutoff_text",
 ]
-CHECKS: tuple[Check, ...] = (
-    "document_after_cutoff",
-    "unknown_document",
-    "flagged_document",
-    "resolved_label",
-    "post_cutoff_price",
-    "post_cutoff_text",
-)
+CHECKS: tuple[Check, ...] = get_args(Check)
 SHINGLE = 8
 """Words in a row that count as verbatim text."""
 EXAMPLES = 10

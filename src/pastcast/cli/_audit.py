@@ -24,11 +24,13 @@ from pastcast.app import (
 )
 from pastcast.cli._common import (
     EXIT_FAILED,
+    ConfigOpt,
     JsonFlag,
     cache_option,
     draws_option,
     fail_app,
     fail_field,
+    field_errors,
     field_help,
     field_option,
     options_record,
@@ -87,13 +89,13 @@ _field = partial(field_option, ConstructionAuditPlan)
 def construction(
     ctx: typer.Context,
     datasets: Annotated[
-        list[str],
+        list[str] | None,
         typer.Argument(
             help=f"Dataset: {DATASET_SPEC_HELP}. Several are pooled (each "
             "event kept apart), e.g. world:0 world:1 ... for more events.",
             metavar="DATASET...",
         ),
-    ],
+    ] = None,
     schedule: Annotated[list[str] | None, _field("schedules", "--schedule")] = None,
     dataset_only: Annotated[bool, _field("dataset_only", "--dataset-only")] = False,
     folds: Annotated[int, _field("folds", min=2, max=100)] = 5,
@@ -101,6 +103,7 @@ def construction(
     seed: Annotated[int, _field("seed", "--seed", min=0, max=2**63 - 1)] = 0,
     permutations: Annotated[int, _field("permutations", min=1, max=100_000)] = 500,
     alpha: Annotated[float, _field("alpha", min=0.0001, max=0.5)] = 0.05,
+    config: ConfigOpt = None,
     as_json: JsonFlag = False,
 ) -> None:
     """Can what agents see of the construction (cutoff, step index, spacing, open and close
@@ -115,12 +118,18 @@ def construction(
         fail_app(exc, {"datasets": "DATASET"})
     findings = audit.findings()
     if as_json:
-        print_json({**audit.model_dump(mode="json"), "findings": findings})
+        print_json(
+            {
+                **audit.model_dump(mode="json"),
+                "findings": findings,
+                "plan": plan.model_dump(mode="json"),
+            }
+        )
     else:
         built = audit.results[0]
         left = ", ".join(f"{k} {n}" for k, n in sorted(audit.skipped.items())) or "none"
         typer.echo(
-            f"{len(datasets)} dataset(s): {built.events} binary events with steps (left out: "
+            f"{len(plan.datasets)} dataset(s): {built.events} binary events with steps (left out: "
             f"{left}); {audit.folds}-fold AUC against {audit.permutations} permutations "
             f"(level {audit.alpha:g}), {audit.level:.0%} interval of {audit.draws} draws"
         )
@@ -150,10 +159,8 @@ def dataset(
     after their cutoff with an undated edit, and steps whose question, background or options
     name the resolved answer of another event still open at their cutoff (the rate and the
     pairs). Exit 1 when a step is shown an undated later edit or names a sibling's answer."""
-    try:
+    with field_errors({"dataset": "DATASET"}, fail_app):
         audit = audit_dataset_texts(spec)
-    except FieldError as exc:
-        fail_app(exc, {"dataset": "DATASET"})
     findings = audit.findings()
     if as_json:
         print_json(
@@ -179,7 +186,9 @@ def dataset(
 @app.command("run")
 def run(
     ctx: typer.Context,
-    run_log: RunLogArg,
+    run_log: Annotated[
+        Path | None, typer.Argument(help="The run log's step file (run.jsonl).")
+    ] = None,
     dataset: Annotated[
         str | None,
         _dataset_option("post-cutoff prices and the question's wording (and a world's documents)."),
@@ -193,25 +202,34 @@ def run(
     examples: Annotated[
         int | None, typer.Option(help=field_help(RunAuditPlan, "examples"), min=0, max=1_000_000)
     ] = None,
+    config: ConfigOpt = None,
     as_json: JsonFlag = False,
 ) -> None:
     """Check that every document an agent saw was dated before its step's cutoff, that no prompt
     held the resolved label or post-cutoff prices, and that no output quotes post-cutoff text
     (exit 1 on any finding). Every finding is counted by check; the first --examples of each
     are listed."""
-    try:
-        audited = audit_run_log(options_record(ctx, RunAuditPlan, {"as_json": None}))
-    except FieldError as exc:
-        fail_app(exc, {"run_logs": ""})
+    plan = options_record(ctx, RunAuditPlan, {"as_json": None})
+    with field_errors({"run_logs": ""}, fail_app):
+        audited = audit_run_log(plan)
     print_notes(audited.read)
     audit = audited.audit
     if as_json:
         head = audit.model_dump(mode="json", exclude={"findings", "finding_counts"})
         listed = (f.model_dump(mode="json") for f in audit.findings)  # written one at a time
-        print_json({**head, "findings": listed, "ok": audit.ok, "counts": audit.counts()})
+        counts = audit.counts()
+        print_json(
+            {
+                **head,
+                "findings": listed,
+                "ok": audit.ok,
+                "counts": counts,
+                "plan": plan.model_dump(mode="json"),
+            }
+        )
     else:
         typer.echo(
-            f"{run_log}: {audit.steps} steps, {audit.documents_seen} documents seen, "
+            f"{plan.run_log}: {audit.steps} steps, {audit.documents_seen} documents seen, "
             f"{audit.texts_checked} texts given and {audit.outputs_checked} outputs checked "
             f"({', '.join(audit.checks)})"
         )
@@ -317,19 +335,8 @@ def retrievals(
             prompt=prompt,
             progress=not as_json,
         )
-    except FieldError as exc:
-        fail_field(
-            exc,
-            {
-                "run_logs": "RUN_LOG",
-                "judge": "--judge",
-                "dataset": "--dataset",
-                "corpus": "--corpus",
-                "calibration": "--calibration",
-                "cache": "--cache",
-                "prompt": "--prompt",
-            },
-        )
+    except FieldError as exc:  # an option's field is its name: --judge, --dataset, ...
+        fail_field(exc, {"run_logs": "RUN_LOG"})
     print_notes(done.read)
     audit = done.audit
     if as_json:

@@ -22,18 +22,20 @@ import typer
 from pastcast.cutoff import DayConvention
 
 if TYPE_CHECKING:
-    from collections.abc import Mapping
+    from collections.abc import Callable, Mapping
 
     from pydantic import BaseModel
     from rich.console import Console
 
     from pastcast.errors import FieldError
+    from pastcast.records import Record
 
-    R = TypeVar("R", bound=BaseModel)
+    R = TypeVar("R", bound=Record)
 
 __all__ = [
     "EXIT_FAILED",
     "EXIT_USAGE",
+    "ConfigOpt",
     "DayConventionOpt",
     "JsonFlag",
     "cache_option",
@@ -41,6 +43,7 @@ __all__ = [
     "fail",
     "fail_app",
     "fail_field",
+    "field_errors",
     "field_help",
     "field_option",
     "given_options",
@@ -48,7 +51,6 @@ __all__ = [
     "option_of",
     "options_record",
     "output_dir",
-    "output_file",
     "print_json",
     "printable",
     "seed_option",
@@ -62,6 +64,16 @@ EXIT_FAILED = 1
 JsonFlag = Annotated[
     bool,
     typer.Option("--json", help="Print one JSON value on stdout (notes and progress: stderr)."),
+]
+
+ConfigOpt = Annotated[
+    Path | None,
+    typer.Option(
+        "--config",
+        metavar="FILE",
+        help="The command's record as a plan file (TOML, YAML or JSON, as "
+        "pastcast.app.write_plan writes it); the options given are set over it.",
+    ),
 ]
 
 
@@ -165,15 +177,29 @@ def options_record(
     **computed: Any,
 ) -> R:
     """The record ``kind`` of the options given (``given_options``) and the values ``computed``
-    from others; a one-line usage error naming the option of the first problem otherwise."""
+    from others, set over the record in the file of ``--config`` (``ConfigOpt``) when given; a
+    one-line usage error naming the file and field, or the option, of the first problem
+    otherwise."""
     from pydantic import ValidationError
 
+    from pastcast.app import read_plan
+    from pastcast.errors import FieldError
+    from pastcast.runner import deep_merge
     from pastcast.validation import field_path, first_error
 
+    base: dict[str, Any] = {}
+    if ctx.params.get("config") is not None:
+        try:
+            base = read_plan(ctx.params["config"], kind).model_dump(exclude_unset=True)
+        except FieldError as exc:
+            fail(exc.reason)
+    given = deep_merge(given_options(ctx, {"config": None, **(fields or {})}), computed)
     try:
-        return kind.model_validate({**given_options(ctx, fields), **computed})
+        return kind.model_validate(deep_merge(base, given))
     except ValidationError as exc:
         loc, message = first_error(exc)
+    if message == "Field required" and "config" in ctx.params:
+        message = "required (or give --config FILE)"
     where = field_path(loc)
     for param in ctx.command.params:
         path = (fields or {}).get(param.name or "", param.name)
@@ -212,23 +238,6 @@ def undone_on_usage_error(path: Path) -> Iterator[None]:
         if code == EXIT_USAGE and first_new is not None and first_new.is_dir():
             shutil.rmtree(first_new, ignore_errors=True)
         raise
-
-
-def output_file(path: Path, option: str, made_by_pastcast: bool) -> Path:
-    """``path`` as a file a command writes: a regular file (or nothing yet) in a folder that
-    exists or can be made. An existing file is replaced only when ``made_by_pastcast`` (the
-    caller knows its own outputs, e.g. by the manifest beside them); anything else there is a
-    one-line usage error naming ``option``."""
-    if path.exists() or path.is_symlink():
-        if not path.is_file() or path.is_symlink():
-            fail(f"{option} {path}: exists and is not a regular file")
-        if not made_by_pastcast:
-            fail(f"{option} {path}: exists and was not written by pastcast; not replacing it")
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        fail(f"{option} {path}: cannot make its folder ({exc.strerror or exc})")
-    return path
 
 
 def note(text: str, as_json: bool) -> None:
@@ -288,3 +297,27 @@ def fail_field(
     if not option:
         fail(exc.reason, code)
     fail(f"{option}: {exc.reason}" if option.startswith("--") else f"{option} {exc.reason}", code)
+
+
+class field_errors:
+    """A ``FieldError`` of the block as the command says it: ``say`` (``fail_field``, or
+    ``fail_app`` for the commands whose errors read ``--option reason``) with ``options``. (A
+    class: an exit typed ``None`` tells the type checker that nothing is swallowed.)"""
+
+    def __init__(
+        self,
+        options: Mapping[str, str] | None = None,
+        say: Callable[[FieldError, Mapping[str, str] | None], NoReturn] = fail_field,
+    ) -> None:
+        self.options, self.say = options, say
+
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(
+        self, kind: type[BaseException] | None, exc: BaseException | None, tb: Any
+    ) -> None:
+        from pastcast.errors import FieldError
+
+        if isinstance(exc, FieldError):
+            self.say(exc, self.options)

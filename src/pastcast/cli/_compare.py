@@ -10,9 +10,8 @@ from typing import Annotated
 import typer
 
 from pastcast.app import compare_runs
-from pastcast.cli._common import JsonFlag, fail_app, print_json, table_console
+from pastcast.cli._common import JsonFlag, fail_app, field_errors, print_json, table_console
 from pastcast.cli._score import BootstrapOpt, DatasetOpt, FallbackOpt, SeedOpt
-from pastcast.errors import FieldError
 from pastcast.reports import BOOTSTRAP_DRAWS, BOOTSTRAP_SEED, comparison_table, to_markdown, to_rich
 
 OPTIONS = {"base": "BASE", "tuned": "TUNED"}
@@ -53,7 +52,7 @@ def compare(
     Brier (overall, binary, multi-choice), accuracy, log loss, tool calls per forecast and
     parser acceptance, with the paired differences (TUNED - BASE) and their 95%
     event-resampled intervals."""
-    try:
+    with field_errors(OPTIONS, fail_app):
         made = compare_runs(
             base,
             tuned,
@@ -64,8 +63,6 @@ def compare(
             bootstrap=bootstrap,
             seed=seed,
         )
-    except FieldError as exc:
-        fail_app(exc, OPTIONS)
     for line in made.notes:
         typer.echo(f"note: {line}", err=True)
     if as_json:

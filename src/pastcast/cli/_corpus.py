@@ -24,9 +24,11 @@ from pastcast.app import (
     open_corpus,
 )
 from pastcast.cli._common import (
+    ConfigOpt,
     JsonFlag,
     fail,
     fail_field,
+    field_errors,
     field_help,
     field_option,
     options_record,
@@ -110,10 +112,8 @@ EmbedderOpt = Annotated[
 def _open(target: str, retrieval: str = "bm25", **options: Any) -> OpenedCorpus:
     """An index directory, or the corpus in a schema of a ``postgresql://`` database
     (``pastcast.app.open_corpus``; an error names ``INDEX``)."""
-    try:
+    with field_errors({"corpus": "INDEX"}):
         return open_corpus(target, retrieval, **options)
-    except FieldError as exc:
-        fail_field(exc, {"corpus": "INDEX"})
 
 
 def _day(value: str | None, option: str) -> date | None:
@@ -125,14 +125,8 @@ def _day(value: str | None, option: str) -> date | None:
         fail(f"{option}: not a date (YYYY-MM-DD): {value!r}")
 
 
-BUILD_OPTIONS = {
-    "source": "source",
-    "vectors": "--vectors",
-    "nprobe": "--nprobe",
-    "documents": "",
-    "allow_source": "--allow-source",
-    "allow_sources": "--allow-sources",
-}
+BUILD_OPTIONS = {"source": "source", "documents": ""}
+"""The fields of a build or an append whose option is not ``--field-name``."""
 
 
 _field = partial(field_option, CorpusBuildPlan)
@@ -141,7 +135,9 @@ _field = partial(field_option, CorpusBuildPlan)
 @app.command()
 def build(
     ctx: typer.Context,
-    source: Annotated[str, typer.Argument(help=field_help(CorpusBuildPlan, "source"))],
+    source: Annotated[
+        str | None, typer.Argument(help=field_help(CorpusBuildPlan, "source"))
+    ] = None,
     out: Annotated[Path | None, _field("out", "--out")] = None,
     overwrite: Annotated[bool, _field("overwrite")] = False,
     backend: Annotated[Literal["embedded", "postgres"], _field("backend")] = "embedded",
@@ -164,15 +160,14 @@ def build(
         Literal["any", "metadata", "published"], _field("require_dates", "--require-dates")
     ] = "any",
     workers: Annotated[int | None, _field("workers", min=1, max=256)] = None,
+    config: ConfigOpt = None,
     as_json: JsonFlag = False,
 ) -> None:
     """Build an index from a document source (written atomically, resumed where a build that
     stopped left off), then print a report."""
     plan = options_record(ctx, CorpusBuildPlan, {"schema": "schema_name", "as_json": None})
-    try:
+    with field_errors(BUILD_OPTIONS):
         built = build_corpus(plan, progress=True)
-    except FieldError as exc:
-        fail_field(exc, BUILD_OPTIONS)
     if as_json:
         print_json(built.as_dict())
         return
@@ -189,9 +184,6 @@ def _print_built(built: CorpusBuild, headline: str) -> None:
             typer.echo(f"  {n:6d}  {reason}")
 
 
-APPEND_OPTIONS = {**BUILD_OPTIONS, "index": "--index", "require_dates": "--require-dates"}
-
-
 @app.command()
 def append(
     source: Annotated[
@@ -205,26 +197,15 @@ def append(
             "without it such a document stops the append, naming the id, and nothing changes."
         ),
     ] = False,
-    lenient: Annotated[
-        bool, typer.Option(help="jsonl: skip malformed lines (counted by reason).")
-    ] = False,
-    since: Annotated[str | None, typer.Option(help="wcep: first day (YYYY-MM-DD).")] = None,
-    until: Annotated[str | None, typer.Option(help="wcep: last day (YYYY-MM-DD).")] = None,
-    include_flagged: Annotated[
-        bool, typer.Option(help="Keep documents flagged as possible hindsight (as in build).")
-    ] = False,
-    allow_source: Annotated[
-        list[str] | None,
-        typer.Option("--allow-source", help="Keep only documents of this source (repeatable)."),
-    ] = None,
+    lenient: Annotated[bool, _field("lenient")] = False,
+    since: Annotated[str | None, _field("since")] = None,
+    until: Annotated[str | None, _field("until")] = None,
+    include_flagged: Annotated[bool, _field("include_flagged")] = False,
+    allow_source: Annotated[list[str] | None, _field("allow_source", "--allow-source")] = None,
     allow_sources_file: Annotated[
-        Path | None,
-        typer.Option("--allow-sources", help="File of source names to keep, one a line."),
+        Path | None, _field("allow_sources_file", "--allow-sources")
     ] = None,
-    quality: Annotated[
-        list[str] | None,
-        typer.Option("--quality", help="Quality filter to apply (repeatable), as in build."),
-    ] = None,
+    quality: Annotated[list[str] | None, _field("quality", "--quality")] = None,
     require_dates: Annotated[
         Literal["any", "metadata", "published"] | None,
         typer.Option(
@@ -240,7 +221,7 @@ def append(
 ) -> None:
     """Add a source's documents to an index: only the months they fall in are indexed again; the
     index then equals one built from all the documents (replaced atomically when complete)."""
-    try:
+    with field_errors(BUILD_OPTIONS):
         built = append_corpus(
             index,
             source,
@@ -256,8 +237,6 @@ def append(
             progress=True,
             workers=workers,
         )
-    except FieldError as exc:
-        fail_field(exc, APPEND_OPTIONS)
     if as_json:
         print_json(built.as_dict("appended"))
         return
@@ -350,9 +329,6 @@ def read(
 
 FEED_OPTIONS = {
     "feeds": "FEEDS",
-    "spool": "--spool",
-    "interval": "--interval",
-    "index": "--index",
     "documents": "--index",
     "source": "--spool",
 }

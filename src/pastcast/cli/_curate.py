@@ -17,16 +17,16 @@ from pastcast.app import (
 )
 from pastcast.cli._common import (
     EXIT_FAILED,
+    ConfigOpt,
     JsonFlag,
     fail,
-    fail_field,
+    field_errors,
     field_help,
     field_option,
     options_record,
     print_json,
 )
 from pastcast.curate import CurationConfig
-from pastcast.errors import FieldError
 
 # The curation's settings are the plan's ``config``; --json is no field.
 _FIELDS: dict[str, str | None] = {
@@ -40,10 +40,10 @@ _field = partial(field_option, CurationPlan)
 
 def curate(
     ctx: typer.Context,
-    dataset: Annotated[str, typer.Argument(help=field_help(CurationPlan, "dataset"))],
-    corpus: Annotated[str, _field("corpus", "--corpus")],
-    judge: Annotated[str, _field("judge", "--judge")],
-    out: Annotated[Path, _field("out", "--out")],
+    dataset: Annotated[str | None, typer.Argument(help=field_help(CurationPlan, "dataset"))] = None,
+    corpus: Annotated[str | None, _field("corpus", "--corpus")] = None,
+    judge: Annotated[str | None, _field("judge", "--judge")] = None,
+    out: Annotated[Path | None, _field("out", "--out")] = None,
     retrieval: Annotated[str, _field("retrieval", "--retrieval")] = "bm25,dense",
     embedder: Annotated[str | None, _field("embedder")] = None,
     window_days: Annotated[int, _field("window_days", min=0, max=36500)] = 0,
@@ -88,17 +88,16 @@ def curate(
     max_tokens: Annotated[int, _field("max_tokens", min=16, max=100_000)] = 512,
     cache: Annotated[Path | None, _field("cache", "--cache")] = None,
     preset: Annotated[str | None, _field("preset")] = None,
+    config: ConfigOpt = None,
     as_json: JsonFlag = False,
 ) -> None:
     """Curate a dataset: forecast dates, query decomposition, the evidence and leakage judge,
     the coverage probe and balancing; writes a new dataset with the funnel."""
     plan = options_record(ctx, CurationPlan, _FIELDS)
-    try:
+    with field_errors({"dataset": "DATASET"}):
         curated = curate_dataset(plan)
-    except FieldError as exc:
-        fail_field(exc, {"dataset": "DATASET"})
     result, cache_dir = curated.result, curated.cache
-    _report(curated, out, as_json)
+    _report(curated, Path(plan.out), as_json)
     if not result.dataset.events:
         last = next((f for f in reversed(result.funnel) if f.removed), result.funnel[0])
         fail(

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import asdict, fields
 from functools import partial
 from pathlib import Path
@@ -21,8 +22,10 @@ from pastcast.app import import_forecastbench as forecastbench_dataset
 from pastcast.app import import_polymarket as polymarket_dataset
 from pastcast.cli import _curate, _data_view
 from pastcast.cli._common import (
+    ConfigOpt,
     JsonFlag,
     fail_field,
+    field_errors,
     field_help,
     field_option,
     options_record,
@@ -51,7 +54,7 @@ _field = partial(field_option, ForecastBenchImport)
 
 SplitOpt = Annotated[str | None, _field("split", "--split")]
 CorpusEndOpt = Annotated[str | None, _field("corpus_end", "--corpus-end")]
-OutOpt = Annotated[Path, _field("out", "--out")]
+OutOpt = Annotated[Path | None, _field("out", "--out")]
 LateClosesOpt = Annotated[bool, _field("keep_late_closes", "--keep-late-closes")]
 SiblingsOpt = Annotated[bool, _field("drop_sibling_answers", "--drop-sibling-answers")]
 _FILTER_NAMES = ", ".join(f.name for f in fields(FilterConfig))
@@ -100,23 +103,36 @@ _FIELDS: dict[str, str | None] = {
 }
 
 
-def _import_plan(
+def _import(
     ctx: typer.Context,
     kind: type[MarketImport],
+    run: Callable[[Any], Imported],
     file: Path | None,
     items: list[str] | None,
     min_dates: int | None,
-) -> Any:
-    """The import's record of the options given: the market filters are the values of
-    ``--filters FILE``, then each ``--filter NAME=VALUE``, then ``--min-dates``; a preset
-    (``--preset``) fills what they leave out."""
-    try:
+    as_json: bool,
+) -> None:
+    """Import as the record of the options given says, and report: the market filters are the
+    values of ``--filters FILE``, then each ``--filter NAME=VALUE``, then ``--min-dates``; a
+    preset (``--preset``) fills what they leave out."""
+    with field_errors(IMPORT_OPTIONS):
         values = filter_values(file, items or ())
-    except FieldError as exc:
-        fail_field(exc, IMPORT_OPTIONS)
     if min_dates is not None:
         values["min_dates"] = min_dates
-    return options_record(ctx, kind, _FIELDS, **({"filters": values} if values else {}))
+    plan = options_record(ctx, kind, _FIELDS, **({"filters": values} if values else {}))
+    history = getattr(plan, "history_repo", None)
+    if history is not None and Path(history).is_dir():
+        typer.echo(
+            f"reading the nightly history of {history} (minutes for the full upstream history)",
+            err=True,
+        )
+    try:
+        imported = run(plan)
+    except NothingKept as exc:
+        _kept_nothing(exc, as_json)
+    except FieldError as exc:
+        fail_field(exc, IMPORT_OPTIONS)
+    _report(imported, as_json)
 
 
 def _funnel(report: DatasetBuildReport) -> None:
@@ -174,9 +190,9 @@ def _report(imported: Imported, as_json: bool) -> None:
 def import_forecastbench(
     ctx: typer.Context,
     path_or_url: Annotated[
-        str, typer.Argument(help=field_help(ForecastBenchImport, "path_or_url"))
-    ],
-    out: OutOpt,
+        str | None, typer.Argument(help=field_help(ForecastBenchImport, "path_or_url"))
+    ] = None,
+    out: OutOpt = None,
     schedule: ScheduleOpt = "causal-dojo",
     source: Annotated[list[str] | None, _field("sources", "--source")] = None,
     split: SplitOpt = None,
@@ -192,23 +208,19 @@ def import_forecastbench(
     drop_sibling_answers: SiblingsOpt = False,
     min_dates: MinDatesOpt = None,
     preset: PresetOpt = None,
+    config: ConfigOpt = None,
     as_json: JsonFlag = False,
 ) -> None:
     """Import ForecastBench's resolved binary market questions with their daily series."""
-    plan = _import_plan(ctx, ForecastBenchImport, filters_file, filter_values, min_dates)
-    if history_repo is not None and history_repo.is_dir():
-        typer.echo(
-            f"reading the nightly history of {history_repo} (minutes for the full upstream "
-            "history)",
-            err=True,
-        )
-    try:
-        imported = forecastbench_dataset(plan)
-    except NothingKept as exc:
-        _kept_nothing(exc, as_json)
-    except FieldError as exc:
-        fail_field(exc, IMPORT_OPTIONS)
-    _report(imported, as_json)
+    _import(
+        ctx,
+        ForecastBenchImport,
+        forecastbench_dataset,
+        filters_file,
+        filter_values,
+        min_dates,
+        as_json,
+    )
 
 
 _PM = PolymarketImport(out=".")  # the defaults shown
@@ -220,7 +232,7 @@ _pm = partial(field_option, PolymarketImport)
 @import_app.command("polymarket")
 def import_polymarket(
     ctx: typer.Context,
-    out: OutOpt,
+    out: OutOpt = None,
     base_url: Annotated[str, _pm("base_url", "--base-url")] = _PM.base_url,
     clob_url: Annotated[str, _pm("clob_url", "--clob-url")] = _PM.clob_url,
     data_url: Annotated[str, _pm("data_url", "--data-url")] = _PM.data_url,
@@ -238,18 +250,14 @@ def import_polymarket(
     drop_sibling_answers: SiblingsOpt = False,
     min_dates: MinDatesOpt = None,
     preset: PresetOpt = None,
+    config: ConfigOpt = None,
     as_json: JsonFlag = False,
 ) -> None:
     """Import resolved Polymarket events (binary and neg-risk multi-option) with price history
     and daily trading activity."""
-    plan = _import_plan(ctx, PolymarketImport, filters_file, filter_values, min_dates)
-    try:
-        imported = polymarket_dataset(plan)
-    except NothingKept as exc:
-        _kept_nothing(exc, as_json)
-    except FieldError as exc:
-        fail_field(exc, IMPORT_OPTIONS)
-    _report(imported, as_json)
+    _import(
+        ctx, PolymarketImport, polymarket_dataset, filters_file, filter_values, min_dates, as_json
+    )
 
 
 app.command("info")(_data_view.info)

@@ -9,9 +9,8 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from pastcast.app import dataset_coverage, dataset_question, describe_dataset
-from pastcast.cli._common import DayConventionOpt, JsonFlag, fail_app, fail_field, print_json
+from pastcast.cli._common import DayConventionOpt, JsonFlag, fail_app, field_errors, print_json
 from pastcast.cutoff import DayConvention
-from pastcast.errors import FieldError
 
 if TYPE_CHECKING:
     from pastcast.dataset import Dataset
@@ -40,10 +39,8 @@ CorpusCoverageOpt = Annotated[
 
 def coverage(dataset: Dataset, spec: str, days: int, option: str = "--corpus") -> CoverageReport:
     """The coverage of ``dataset``'s steps by the corpus ``spec`` (exit 2 if it cannot open)."""
-    try:
+    with field_errors({"corpus": option}):
         return dataset_coverage(dataset, spec, days)
-    except FieldError as exc:
-        fail_field(exc, {"corpus": option})
 
 
 def info(
@@ -62,12 +59,10 @@ def info(
 ) -> None:
     """Counts by source, label, split and schedule, the filtering funnel, (with --corpus) the
     corpus coverage of the steps per split, and the leakage card."""
-    try:
+    with field_errors({"dataset": ""}):
         described = describe_dataset(
             directory, corpus=corpus, coverage_days=coverage_days, leakage=leakage
         )
-    except FieldError as exc:
-        fail_field(exc, {"dataset": ""})
     summary, report = described.summary, described.coverage
     if as_json:
         print_json(summary)
@@ -117,10 +112,8 @@ def show(
 ) -> None:
     """Print one question as its dataset holds it: text, options, dates, category, forecast
     steps and market-price days (the outcome only with --outcome)."""
-    try:
+    with field_errors({"event": "EVENT"}, fail_app):
         q = dataset_question(event, dataset, outcome=outcome, convention=day_convention)
-    except FieldError as exc:
-        fail_app(exc, {"event": "EVENT"})
     if as_json:
         print_json(q)
         return

@@ -14,7 +14,7 @@ from typing import Annotated
 import typer
 
 from pastcast.app import DATASET_SPEC_HELP, Exported, export_runs
-from pastcast.cli._common import JsonFlag, fail_app, note, print_json
+from pastcast.cli._common import JsonFlag, fail_app, field_errors, note, print_json
 from pastcast.cli._score import FallbackOpt, RunLogsArg, print_notes
 from pastcast.errors import FieldError
 from pastcast.scoring import Fallback
@@ -58,10 +58,8 @@ OPTIONS = {"run_logs": "", "datasets": "--dataset", "splits": "--split", "out": 
 
 
 def _exported(export: Callable[[], Exported]) -> Exported:
-    try:
+    with field_errors(OPTIONS, fail_app):
         made = export()
-    except FieldError as exc:
-        fail_app(exc, OPTIONS)
     print_notes(made.read)
     return made
 
@@ -224,10 +222,8 @@ def inspect_logs(
         fail_app(
             FieldError("", f"needs the inspect extra (pip install 'pastcast[inspect]'): {exc}")
         )
-    try:
+    with field_errors({**OPTIONS, "dataset": "--dataset"}, fail_app):
         made = export_inspect_logs(run_logs, out, dataset=dataset)
-    except FieldError as exc:
-        fail_app(exc, {**OPTIONS, "dataset": "--dataset"})
     print_notes(made.read)
     if as_json:
         print_json(

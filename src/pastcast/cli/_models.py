@@ -79,17 +79,8 @@ def probe_cutoff(
             registry=registry,
             progress=not as_json,
         )
-    except FieldError as exc:
-        fail_field(
-            exc,
-            {
-                "model": "MODEL",
-                "corpus": "--corpus",
-                "since": "--since",
-                "until": "--until",
-                "registry": "--registry",
-            },
-        )
+    except FieldError as exc:  # an option's field is its name: --corpus, --since, ...
+        fail_field(exc, {"model": "MODEL"})
     probe = done.probe
     if as_json:
         print_json(done.as_dict())

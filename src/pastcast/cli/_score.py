@@ -36,11 +36,9 @@ OPTIONS = {
     "run_logs": "",
     "figures": "--figure",
     "events": "--event",
-    "paired": "--paired",
-    "max_market_age": "--max-market-age",
-    "market_age_warning": "--market-age-warning",
 }
-"""The options of the reading commands' fields (a run log's error names its own file)."""
+"""The options of the reading commands' fields whose names are not theirs (a run log's error
+names its own file)."""
 
 
 def fail_reading(exc: FieldError) -> NoReturn:

@@ -11,9 +11,8 @@ import yaml
 
 from pastcast.app import Statistics, coverage_bins, memory_costs, recoveries
 from pastcast.app import longitudinal as longitudinal_stats
-from pastcast.cli._common import JsonFlag, fail, fail_field, print_json
+from pastcast.cli._common import JsonFlag, fail, field_errors, print_json
 from pastcast.cli._score import BootstrapOpt, ByOpt, FallbackOpt, RunLogsArg, SeedOpt, print_notes
-from pastcast.errors import FieldError
 from pastcast.reports import BOOTSTRAP_DRAWS, BOOTSTRAP_SEED, clean_json
 from pastcast.scoring import CoverageKind, power_n, power_rounds
 
@@ -72,10 +71,8 @@ def _stats(
 ) -> None:
     """Run ``analysis`` over the run logs, print its notes and its values; ``options``: the
     command's own option names of fields (beside ``run_logs``, the argument)."""
-    try:
+    with field_errors({"run_logs": "", **(options or {})}):
         done = analysis()
-    except FieldError as exc:
-        fail_field(exc, {"run_logs": "", **(options or {})})
     print_notes(done.read)
     _emit(done.values, as_json)
 

@@ -13,6 +13,7 @@ the product runs at full speed.
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
@@ -67,6 +68,19 @@ def _columns(v: Floats) -> Floats:
     return np.atleast_2d(v.T).T if v.ndim == 1 else v
 
 
+def _ratio_draws(rng: np.random.Generator, stacked: NDArray[Any], m: int, draws: int) -> Floats:
+    """Draws (M x draws) of the ratios of the sums of ``stacked``'s first M columns (E x 2M, a
+    row per cluster) to those of its last M, over the clusters resampled."""
+    boot = np.empty((m, draws))
+    start = 0
+    for w in _event_counts(rng, stacked.shape[0], draws):
+        tot = w @ stacked
+        with np.errstate(invalid="ignore", divide="ignore"):
+            boot[:, start : start + w.shape[0]] = (tot[:, :m] / tot[:, m:]).T
+        start += w.shape[0]
+    return boot
+
+
 def cluster_bootstrap_means(
     cluster: Ints,
     values: Floats,
@@ -85,15 +99,7 @@ def cluster_bootstrap_means(
     present = np.isfinite(v)
     sums = np.stack([np.bincount(inv, np.where(present[:, j], v[:, j], 0.0), e) for j in range(m)])
     counts = np.stack([np.bincount(inv, present[:, j].astype(np.float64), e) for j in range(m)])
-    stacked = np.concatenate([sums, counts]).T  # E x 2M
-    boot = np.empty((m, draws))
-    start = 0
-    for w in _event_counts(rng, e, draws):
-        tot = w @ stacked
-        with np.errstate(invalid="ignore", divide="ignore"):
-            boot[:, start : start + w.shape[0]] = (tot[:, :m] / tot[:, m:]).T
-        start += w.shape[0]
-    return boot
+    return _ratio_draws(rng, np.concatenate([sums, counts]).T, m, draws)  # E x 2M
 
 
 def cluster_bootstrap(
@@ -215,11 +221,4 @@ def ratio_bootstrap(
     inv = inv.reshape(-1)
     e = ids.size
     stacked = np.stack([np.bincount(inv, c, e) for c in (*num.T, *den.T)], axis=1)  # E x 2M
-    boot = np.empty((m, draws))
-    start = 0
-    for w in _event_counts(rng, e, draws):
-        tot = w @ stacked
-        with np.errstate(invalid="ignore", divide="ignore"):
-            boot[:, start : start + w.shape[0]] = (tot[:, :m] / tot[:, m:]).T
-        start += w.shape[0]
-    return _percentiles(boot, np.full(m, e >= 2), level)
+    return _percentiles(_ratio_draws(rng, stacked, m, draws), np.full(m, e >= 2), level)
