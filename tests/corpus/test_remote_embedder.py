@@ -35,8 +35,18 @@ from pastcast.corpus.dense import (  # noqa: E402
     DenseIndex,
     RemoteEmbedder,
     embedding_text,
-    stored_batches,
 )
+from pastcast.corpus.dense._batchlog import LOG_NAME, _records  # noqa: E402
+
+
+def stored_batches(folder: Path) -> list[int]:
+    """The first ordinals of the batches a job's checkpoint ``folder`` holds, in stored order."""
+    try:
+        data = (folder / LOG_NAME).read_bytes()
+    except FileNotFoundError:
+        return []
+    return [lo for _, lo, _, _ in _records(data)]
+
 
 FAST = RetryPolicy(max_retries=8, base_delay_s=0.001, max_delay_s=0.01)
 

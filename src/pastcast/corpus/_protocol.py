@@ -13,6 +13,7 @@ from pastcast.records import CorpusIdentity, Document, Record, UtcDatetime
 __all__ = [
     "CorpusBackend",
     "DocumentNotVisible",
+    "IndexLookups",
     "OpenedCorpus",
     "SearchHit",
     "ThreadedBackend",
@@ -113,6 +114,38 @@ class ThreadedBackend(CorpusBackend, Protocol):
     def ancestors(self, doc_id: str, *, as_of: datetime) -> list[Document]: ...
 
     def descendants(self, doc_id: str, *, as_of: datetime, limit: int = 50) -> list[Document]: ...
+
+
+class IndexLookups:
+    """Reads, counts and thread look-ups answered by ``index``, the backend a searcher ranks
+    over, under the same cutoff: choosing dense or hybrid ranking changes nothing else an agent
+    can do."""
+
+    index: ThreadedBackend
+
+    def read(self, doc_id: str, *, as_of: datetime) -> Document:
+        return self.index.read(doc_id, as_of=as_of)
+
+    def count_before(self, as_of: datetime) -> int:
+        return self.index.count_before(as_of)
+
+    def has_threads(self) -> bool:
+        return self.index.has_threads()
+
+    def post(self, doc_id: str, *, as_of: datetime) -> Document:
+        return self.index.post(doc_id, as_of=as_of)
+
+    def thread(self, thread_id: str, *, as_of: datetime, limit: int = 50) -> list[Document]:
+        return self.index.thread(thread_id, as_of=as_of, limit=limit)
+
+    def author_posts(self, author: str, *, as_of: datetime, limit: int = 20) -> list[Document]:
+        return self.index.author_posts(author, as_of=as_of, limit=limit)
+
+    def ancestors(self, doc_id: str, *, as_of: datetime) -> list[Document]:
+        return self.index.ancestors(doc_id, as_of=as_of)
+
+    def descendants(self, doc_id: str, *, as_of: datetime, limit: int = 50) -> list[Document]:
+        return self.index.descendants(doc_id, as_of=as_of, limit=limit)
 
 
 @runtime_checkable

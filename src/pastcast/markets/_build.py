@@ -132,6 +132,8 @@ def _dataset_of(
     items: Sequence[MarketHistory],
     steps: Mapping[str, tuple[StepSpec, ...]],
     texts: Mapping[str, Sequence[TextVersion]] | None,
+    splits: Mapping[str, str] | None = None,
+    collected_at: datetime | None = None,
 ) -> Dataset:
     return Dataset(
         name,
@@ -139,8 +141,9 @@ def _dataset_of(
         {h.event.id: h.resolution for h in items},
         {h.event.id: h.beliefs for h in items},
         tuple(s for h in items for s in steps[h.event.id]),
-        {},
+        {k: v for k, v in (splits or {}).items() if steps.get(k)},
         {h.event.id: tuple(texts[h.event.id]) for h in items if texts and texts.get(h.event.id)},
+        collected_at=collected_at,
     )
 
 
@@ -375,16 +378,7 @@ def build_dataset(
             [f"{k}: {v}" for k, v in sorted(few.items())[:EXAMPLES]],
         )
     kept = funnel.items
-    dataset = Dataset(
-        name,
-        tuple(h.event for h in kept),
-        {h.event.id: h.resolution for h in kept},
-        {h.event.id: h.beliefs for h in kept},
-        tuple(s for h in kept for s in steps[h.event.id]),
-        {k: v for k, v in splits.items() if steps.get(k)},
-        {h.event.id: tuple(texts[h.event.id]) for h in kept if texts and texts.get(h.event.id)},
-        collected_at=collected_at,
-    )
+    dataset = _dataset_of(name, kept, steps, texts, splits, collected_at)
 
     report = DatasetBuildReport(
         funnel=tuple(funnel.stages),

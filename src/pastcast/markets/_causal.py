@@ -21,6 +21,8 @@ from pastcast.cutoff import DayConvention, cutoff_for_day, last_complete_day
 from pastcast.markets._schedules import (
     dojo_step_count,
     equal_count_bins,
+    fraction_cutoffs,
+    grid_days,
     guard_steps,
     movement,
 )
@@ -51,13 +53,8 @@ class CausalDojoSchedule:
     name: str = "causal-dojo"
 
     def eligible_days(self, event: Event, beliefs: Sequence[DailyBelief]) -> list[date]:
-        start = event.open_time.date()
-        if self.start_at_first_belief:
-            if not beliefs:
-                return []
-            start = max(start, min(b.day for b in beliefs) + timedelta(days=1))
-        last = event.close_time.date() - timedelta(days=self.buffer_days)
-        return [start + timedelta(days=i) for i in range((last - start).days + 1)]
+        end = event.close_time.date()
+        return grid_days(event, beliefs, self.start_at_first_belief, end, self.buffer_days)
 
     def _triggered(
         self,
@@ -118,11 +115,6 @@ class CausalLookbackSchedule:
         resolution: Resolution,
         news_counts: Mapping[date, int] | None = None,
     ) -> tuple[StepSpec, ...]:
-        start, end = event.open_time, event.close_time
-        last = end.date() - timedelta(days=1)
-        cutoffs = []
-        for f in self.fractions:
-            day = min((start + (end - start) * f).date(), last)
-            if day >= start.date():
-                cutoffs.append(cutoff_for_day(day))
+        last = event.close_time.date() - timedelta(days=1)
+        cutoffs = fraction_cutoffs(event.open_time, event.close_time, last, self.fractions)
         return guard_steps(cutoffs, event, resolution)

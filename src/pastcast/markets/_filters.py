@@ -29,7 +29,7 @@ import math
 import tomllib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, fields, replace
-from datetime import timedelta
+from datetime import date, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -100,6 +100,13 @@ def day_threshold(cfg: FilterConfig, kind: str) -> tuple[int, float]:
     return trades, cfg.min_volume if row.volume is None else row.volume
 
 
+def _faithful_days(history: MarketHistory, cfg: FilterConfig) -> set[date]:
+    """The days whose activity exceeds the thresholds of the event's type."""
+    assert history.activity is not None
+    trades, volume = day_threshold(cfg, history.event.kind)
+    return {d for d, a in history.activity.items() if a.trades > trades and a.volume > volume}
+
+
 def describe_thresholds(cfg: FilterConfig) -> str:
     """The thresholds of every type, as the funnel shows them."""
     return "; ".join(
@@ -140,13 +147,12 @@ def faithfulness(history: MarketHistory, cfg: FilterConfig) -> tuple[float, int]
     days = [b.day for b in history.beliefs]
     if not days:
         return 0.0, 0
-    min_trades, min_volume = day_threshold(cfg, history.event.kind)
+    good = _faithful_days(history, cfg)
     faithful = 0
     run = longest = 0
     day = days[0]
     while day <= days[-1]:
-        act = history.activity.get(day)
-        ok = act is not None and act.trades > min_trades and act.volume > min_volume
+        ok = day in good
         faithful += ok
         run = 0 if ok else run + 1
         longest = max(longest, run)
@@ -159,14 +165,8 @@ def nontriviality(history: MarketHistory, cfg: FilterConfig) -> Nontriviality | 
     """(a_Q, V_Q, C_Q) on faithful observed days; ``None`` without any priced day."""
     series = outcome_series(history)
     if history.activity is not None:
-        min_trades, min_volume = day_threshold(cfg, history.event.kind)
-        series = {
-            d: p
-            for d, p in series.items()
-            if (act := history.activity.get(d)) is not None
-            and act.trades > min_trades
-            and act.volume > min_volume
-        }
+        good = _faithful_days(history, cfg)
+        series = {d: p for d, p in series.items() if d in good}
     if not series:
         return None
     lo, hi = cfg.clip, 1.0 - cfg.clip

@@ -7,7 +7,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, is_dataclass
 from datetime import date, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, Required, TypedDict, Unpack
 
 from pastcast.cutoff import DayConvention
 from pastcast.dataset import Dataset, load_dataset, read_manifest, read_metadata, save_dataset
@@ -134,49 +134,41 @@ def _config(schedule: Schedule) -> dict[str, Any]:
     return {}
 
 
+class DatasetOptions(TypedDict, total=False):
+    """``build_dataset``'s options, as ``build_and_save`` passes them on."""
+
+    name: Required[str]
+    schedule: Required[Schedule]
+    filters: FilterConfig | None
+    split: TemporalSplit | None
+    sources: Iterable[str] | None
+    news_counts: Mapping[date, int] | None
+    hints: Mapping[str, str] | None
+    collected_at: datetime | None
+    texts: Mapping[str, Sequence[TextVersion]] | None
+    keep_unversioned: bool
+    drop_sibling_answers: bool
+    daily_history: bool
+
+
 def build_and_save(
     histories: Iterable[MarketHistory],
     out: str | Path,
     *,
-    name: str,
-    schedule: Schedule,
-    filters: FilterConfig | None = None,
-    split: TemporalSplit | None = None,
-    sources: Iterable[str] | None = None,
-    news_counts: Mapping[date, int] | None = None,
-    hints: Mapping[str, str] | None = None,
     provenance: Mapping[str, Any] | None = None,
-    collected_at: datetime | None = None,
-    texts: Mapping[str, Sequence[TextVersion]] | None = None,
-    keep_unversioned: bool = False,
-    drop_sibling_answers: bool = False,
-    daily_history: bool = True,
+    **options: Unpack[DatasetOptions],
 ) -> tuple[Dataset, DatasetBuildReport]:
     """``build_dataset``, then the dataset written to ``out`` with its metadata; an import that
     keeps nothing raises ``NothingKept`` with its funnel, and writes nothing."""
-    cfg = filters or FilterConfig()
-    dataset, report = build_dataset(
-        histories,
-        name=name,
-        schedule=schedule,
-        filters=cfg,
-        split=split,
-        sources=sources,
-        news_counts=news_counts,
-        hints=hints,
-        collected_at=collected_at,
-        texts=texts,
-        keep_unversioned=keep_unversioned,
-        drop_sibling_answers=drop_sibling_answers,
-        daily_history=daily_history,
-    )
+    dataset, report = build_dataset(histories, **options)
     if not dataset.events:  # an empty dataset is never written as if it were a result
         raise NothingKept(report)
+    split, collected_at = options.get("split"), options.get("collected_at")
     metadata: dict[str, Any] = {
-        "name": name,
-        "schedule": schedule.name,
-        "schedule_config": _config(schedule),
-        "filters": asdict(cfg),
+        "name": options["name"],
+        "schedule": options["schedule"].name,
+        "schedule_config": _config(options["schedule"]),
+        "filters": asdict(options.get("filters") or FilterConfig()),
         "split": None
         if split is None
         else {"t0": split.t0.isoformat(), "t1": split.t1.isoformat(), "t2": split.t2.isoformat()},

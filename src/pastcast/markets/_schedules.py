@@ -81,6 +81,32 @@ def dojo_step_count(n_eligible: int, lo: int = 3, hi: int = 10) -> int:
     return min(t, n_eligible)
 
 
+def grid_days(
+    event: Event, beliefs: Sequence[DailyBelief], at_first_belief: bool, end: date, buffer: int
+) -> list[date]:
+    """The days from the grid start to ``buffer`` days before ``end``: the market's opening,
+    or with ``at_first_belief`` the day after its first priced day (known from that day on)."""
+    start = event.open_time.date()
+    if at_first_belief:
+        if not beliefs:
+            return []
+        start = max(start, min(b.day for b in beliefs) + timedelta(days=1))
+    last = end - timedelta(days=buffer)
+    return [start + timedelta(days=i) for i in range((last - start).days + 1)]
+
+
+def fraction_cutoffs(
+    start: datetime,
+    end: datetime,
+    last: date,
+    fractions: Sequence[float],
+    convention: DayConvention = DayConvention.START_OF_DAY,
+) -> list[datetime]:
+    """The cutoffs at ``fractions`` of [start, end], floored to a day and at most ``last``."""
+    days = [min((start + (end - start) * f).date(), last) for f in fractions]
+    return [cutoff_for_day(day, convention) for day in days if day >= start.date()]
+
+
 def equal_count_bins(n: int, t: int) -> list[range]:
     """Forecast-Dojo's ``t`` contiguous bins over ``n`` days: equal counts, the first ``n % t``
     bins one day longer."""
@@ -129,13 +155,8 @@ class DojoSchedule:
     def eligible_days(
         self, event: Event, beliefs: Sequence[DailyBelief], resolution: Resolution
     ) -> list[date]:
-        start = event.open_time.date()
-        if self.start_at_first_belief:
-            if not beliefs:
-                return []
-            start = max(start, min(b.day for b in beliefs) + timedelta(days=1))
-        last = _end_day(event, resolution) - timedelta(days=self.buffer_days)
-        return [start + timedelta(days=i) for i in range((last - start).days + 1)]
+        end = _end_day(event, resolution)
+        return grid_days(event, beliefs, self.start_at_first_belief, end, self.buffer_days)
 
     def __call__(
         self,
@@ -216,14 +237,9 @@ class LookbackSchedule:
         resolution: Resolution,
         news_counts: Mapping[date, int] | None = None,
     ) -> tuple[StepSpec, ...]:
-        start = event.open_time
         end = min(event.close_time, resolution.resolved_at)
         last = _last_day(
             _end_day(event, resolution) - timedelta(days=1), self.convention, resolution
         )
-        cutoffs = []
-        for f in self.fractions:
-            day = min((start + (end - start) * f).date(), last)
-            if day >= start.date():
-                cutoffs.append(cutoff_for_day(day, self.convention))
+        cutoffs = fraction_cutoffs(event.open_time, end, last, self.fractions, self.convention)
         return guard_steps(cutoffs, event, resolution)

@@ -4,10 +4,8 @@ on the past, reciprocal-rank fusion with BM25; embedders by name (packaged CPU m
 OpenAI-compatible servers) and document vectors computed elsewhere."""
 
 from pastcast.corpus.dense._backends import resolve_embedder
-from pastcast.corpus.dense._batchlog import stored_batches
 from pastcast.corpus.dense._dense import DenseIndex
 from pastcast.corpus.dense._embedders import (
-    DEFAULT_EMBEDDER,
     STATIC_EMBEDDER,
     Embedder,
     MiniLMEmbedder,
@@ -17,13 +15,11 @@ from pastcast.corpus.dense._embedders import (
     embedding_text,
 )
 from pastcast.corpus.dense._hybrid import RRF_K, HybridIndex, rrf_fuse
-from pastcast.corpus.dense._jobs import embed_corpus
-from pastcast.corpus.dense._precomputed import ids_file_of, load_vectors
+from pastcast.corpus.dense._precomputed import load_vectors
 from pastcast.corpus.dense._remote import RemoteEmbedder
 from pastcast.corpus.dense._static import StaticEmbedder, cache_root, distill_static
 
 __all__ = [
-    "DEFAULT_EMBEDDER",
     "RRF_K",
     "STATIC_EMBEDDER",
     "DenseIndex",
@@ -35,13 +31,10 @@ __all__ = [
     "StaticEmbedder",
     "cache_root",
     "distill_static",
-    "embed_corpus",
     "embed_documents",
     "embedders",
     "embedding_text",
-    "ids_file_of",
     "load_vectors",
     "resolve_embedder",
     "rrf_fuse",
-    "stored_batches",
 ]

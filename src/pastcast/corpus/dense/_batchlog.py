@@ -25,7 +25,7 @@ import numpy as np
 
 from pastcast.corpus.dense._embedders import F32
 
-__all__ = ["BatchLog", "stored_batches"]
+__all__ = ["BatchLog"]
 
 LOG_NAME = "batches.bin"
 HEADER = struct.Struct("<4sqiiI")  # magic, first ordinal, rows, dimension, CRC-32 of the rows
@@ -46,19 +46,6 @@ def _records(data: bytes | mmap.mmap) -> Iterator[tuple[int, int, int, int]]:
             return
         yield start, lo, rows, dim
         at = start + size
-
-
-def stored_batches(folder: Path) -> list[int]:
-    """The first ordinals of the batches stored in a job's checkpoint ``folder``, in the order
-    they were stored (read-only: a running job may be appending)."""
-    try:
-        with (folder / LOG_NAME).open("rb") as f:
-            if not os.fstat(f.fileno()).st_size:
-                return []
-            with mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as data:
-                return [lo for _, lo, _, _ in _records(data)]
-    except FileNotFoundError:
-        return []
 
 
 class BatchLog:

@@ -47,7 +47,7 @@ import numpy.typing as npt
 from pastcast import safejson
 from pastcast.atomic import atomic_path, write_atomic
 from pastcast.corpus._filter import SearchFilter
-from pastcast.corpus._protocol import SearchHit
+from pastcast.corpus._protocol import IndexLookups, SearchHit
 from pastcast.corpus.dense._approximate import ApproximateIndex
 from pastcast.corpus.dense._embedders import (
     F32,
@@ -57,7 +57,6 @@ from pastcast.corpus.dense._embedders import (
     joined_title_text,
 )
 from pastcast.corpus.dense._jobs import embed_corpus, unit_rows
-from pastcast.corpus.dense._lookups import IndexLookups
 from pastcast.corpus.dense._pieces import (
     Candidates,
     Found,
@@ -73,7 +72,7 @@ from pastcast.errors import FieldError
 from pastcast.npyfiles import load_npy
 from pastcast.records import CorpusIdentity
 
-__all__ = ["DenseIndex", "FieldError", "IndexLookups"]
+__all__ = ["DenseIndex", "FieldError"]
 
 Mask = npt.NDArray[np.bool_]
 
@@ -94,6 +93,8 @@ class DenseIndex(IndexLookups):
     equal those of a full scan. ``None`` scans every vector in full. ``workers`` threads scan
     at once.
     """
+
+    index: EmbeddedIndex
 
     def __init__(
         self,

@@ -7,8 +7,9 @@ from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime
 
 from pastcast.corpus._filter import SearchFilter
-from pastcast.corpus._protocol import SearchHit
-from pastcast.corpus.dense._dense import DenseIndex, IndexLookups
+from pastcast.corpus._protocol import IndexLookups, SearchHit
+from pastcast.corpus.dense._dense import DenseIndex
+from pastcast.corpus.embedded import EmbeddedIndex
 from pastcast.records import CorpusIdentity
 
 __all__ = ["RRF_K", "HybridIndex", "rrf_fuse"]
@@ -35,6 +36,8 @@ class HybridIndex(IndexLookups):
     runs in the caller's: faiss and most of numpy's work release the GIL, so on two cores the
     latency approaches that of the slower leg instead of the sum.
     """
+
+    index: EmbeddedIndex
 
     def __init__(self, dense: DenseIndex, *, depth: int = 100, concurrent: bool = True) -> None:
         self.dense = dense

@@ -129,37 +129,6 @@ class IdColumn(Sequence[str]):
             yield str(store[view[i] : view[i + 1]], "utf-8")
 
 
-class _LazyList(Sequence[str]):
-    """A JSON list of strings parsed on first use (ids of a version 1 partition)."""
-
-    def __init__(self, path: Path, size: int) -> None:
-        self._path = path
-        self._bytes = _mapped(path)  # mapped now, as a vocabulary is (``LazyVocab``)
-        self._size = size
-        self._items: list[str] | None = None
-
-    def _loaded(self) -> list[str]:
-        if self._items is None:
-            items: list[str] = safejson.loads(bytes(self._bytes))
-            if len(items) != self._size:
-                raise ValueError(f"{self._path}: {len(items)} ids, manifest says {self._size}")
-            self._items = items
-        return self._items
-
-    def __len__(self) -> int:
-        return self._size
-
-    @overload
-    def __getitem__(self, i: int) -> str: ...
-    @overload
-    def __getitem__(self, i: slice) -> list[str]: ...
-    def __getitem__(self, i: int | slice) -> str | list[str]:
-        return self._loaded()[i]
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(self._loaded())
-
-
 class LazyVocab(Mapping[str, int]):
     """A partition's vocabulary (``vocab.json``: terms in id order), parsed on first use."""
 
@@ -393,12 +362,14 @@ def load_arrays(index_dir: Path) -> IndexArrays:
     }
     ids: Sequence[str]
     if (index_dir / _ID_STORE).is_file():
-        id_offsets = _npy(index_dir / f"{_ID_OFFSETS}.npy")
+        id_offsets = load_npy(index_dir / f"{_ID_OFFSETS}.npy")
         ids = IdColumn(_mapped(index_dir / _ID_STORE), id_offsets)
-    else:
-        ids = _LazyList(index_dir / "ids.json", int(manifest["doc_count"]))
+    else:  # a version 1 partition: a JSON list
+        ids = safejson.loads((index_dir / "ids.json").read_bytes())
     bounds = [index_dir / f"{b}.npy" for b in _BOUNDS]
-    max_tf, min_len = (_npy(b) for b in bounds) if all(b.is_file() for b in bounds) else (None,) * 2
+    max_tf, min_len = (
+        (load_npy(b) for b in bounds) if all(b.is_file() for b in bounds) else (None,) * 2
+    )
     store = _mapped(index_dir / "docs.jsonl")
     hit_offsets: I64 | None = None
     hit_store: bytes | memoryview | None = None
@@ -418,10 +389,6 @@ def load_arrays(index_dir: Path) -> IndexArrays:
         term_min_len=min_len,
         **arrays,
     )
-
-
-def _npy(path: Path) -> I64:
-    return load_npy(path)
 
 
 def _mapped(path: Path) -> bytes | memoryview:

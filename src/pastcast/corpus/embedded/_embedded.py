@@ -40,6 +40,7 @@ from pastcast.corpus.embedded._bm25 import (
 )
 from pastcast.corpus.embedded._partitioned import (
     FORMAT,
+    BuildOptions,
     Duplicates,
     append_partitioned,
     build_partitioned,
@@ -125,16 +126,8 @@ class EmbeddedIndex(ThreadLookups):
         ``kind`` (``pastcast.owned``), never other folders. ``removed`` and ``notes``: what the
         stages before left out, for the stored ``build_report``.
         """
-        build_partitioned(
-            documents,
-            Path(out_dir),
-            overwrite=overwrite,
-            progress=progress,
-            kind=kind,
-            workers=workers,
-            removed=removed,
-            notes=notes,
-        )
+        options = BuildOptions(progress, kind, workers, removed, notes)
+        build_partitioned(documents, Path(out_dir), options, overwrite=overwrite)
         return cls.open(out_dir)
 
     @classmethod
@@ -166,12 +159,8 @@ class EmbeddedIndex(ThreadLookups):
             documents,
             index_dir,
             lambda doc_id: current._ordinal_of(doc_id) is not None,
+            BuildOptions(progress, kind, workers, removed, notes),
             duplicates=duplicates,
-            progress=progress,
-            kind=kind,
-            workers=workers,
-            removed=removed,
-            notes=notes,
             side_files=side_files,
         )
         return cls.open(index_dir)

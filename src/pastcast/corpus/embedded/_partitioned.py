@@ -42,7 +42,7 @@ import shutil
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import IO, Any, Literal
 
@@ -74,6 +74,7 @@ __all__ = [
     "FORMAT",
     "FORMAT_VERSION",
     "SKIPPED_DUPLICATE",
+    "BuildOptions",
     "Built",
     "Duplicates",
     "Loaded",
@@ -235,6 +236,22 @@ def _work_dir(out_dir: Path) -> Path:
 
 
 @dataclass(frozen=True)
+class BuildOptions:
+    """How a build or an append runs (``workers`` processes: default the CPU count, 1 in this
+    process), which ``kind`` of folder it makes, and what the stages before it left out and
+    their report lines, given once the documents are read (for the stored build report)."""
+
+    progress: bool = False
+    kind: str = "index"
+    workers: int | None = None
+    removed: Callable[[], Mapping[str, int]] = dict
+    notes: Callable[[], Sequence[str]] = tuple
+
+    def worker_count(self) -> int:
+        return max(1, self.workers if self.workers is not None else os.cpu_count() or 1)
+
+
+@dataclass(frozen=True)
 class Built:
     """A finished build: where the index is and what the build did."""
 
@@ -242,25 +259,14 @@ class Built:
 
 
 def build_partitioned(
-    documents: Iterable[Document],
-    out_dir: Path,
-    *,
-    overwrite: bool = False,
-    progress: bool = False,
-    kind: str = "index",
-    workers: int | None = None,
-    removed: Callable[[], Mapping[str, int]] = dict,
-    notes: Callable[[], Sequence[str]] = tuple,
+    documents: Iterable[Document], out_dir: Path, options: BuildOptions, *, overwrite: bool = False
 ) -> Built:
     """Index ``documents`` into month partitions under ``out_dir`` (see the module docstring).
     An existing ``out_dir`` is replaced only with ``overwrite``, and only if pastcast made it as
     a ``kind`` (``pastcast.owned``) or it is an empty folder.
 
-    ``workers``: processes indexing months side by side (default: the CPU count; 1: in this
-    process). Documents given as a sequence are in memory already: they are grouped by month in
-    memory instead of through spool files and indexed here. ``removed`` and ``notes`` give, once
-    the documents are read, what the stages before were left out and their report lines (for the
-    stored ``CorpusBuildReport``).
+    Documents given as a sequence are in memory already: they are grouped by month in memory
+    instead of through spool files and indexed here.
 
     A build that stops part-way keeps its complete partitions in the work directory for the next
     one, except on a full disk: then the work directory, which holds the space, is removed; and
@@ -271,7 +277,7 @@ def build_partitioned(
     resumed = work.exists()
     made = _missing(out_dir.parent)
     try:
-        return _build(documents, out_dir, overwrite, progress, kind, workers, removed, notes)
+        return _build(documents, out_dir, overwrite, options)
     except OSError as exc:
         if exc.errno in _DISK_FULL:
             shutil.rmtree(work, ignore_errors=True)
@@ -335,21 +341,14 @@ def _index_month(task: _MonthTask, pairs: Iterable[tuple[Document, bytes]] | Non
 
 
 def _build(
-    documents: Iterable[Document],
-    out_dir: Path,
-    overwrite: bool,
-    progress: bool,
-    kind: str,
-    workers: int | None,
-    removed: Callable[[], Mapping[str, int]],
-    notes: Callable[[], Sequence[str]],
+    documents: Iterable[Document], out_dir: Path, overwrite: bool, options: BuildOptions
 ) -> Built:
     clock = _PhaseClock()
     if out_dir.exists() or out_dir.is_symlink():
-        check_replaceable(out_dir, kind)
+        check_replaceable(out_dir, options.kind)
         if not overwrite and any(out_dir.iterdir()):
             raise FileExistsError(f"{out_dir}: already exists (pass overwrite to replace it)")
-    workers = max(1, workers if workers is not None else os.cpu_count() or 1)
+    workers = options.worker_count()
     out_dir.parent.mkdir(parents=True, exist_ok=True)
     work = _work_dir(out_dir)
     (work / "parts").mkdir(parents=True, exist_ok=True)
@@ -358,7 +357,7 @@ def _build(
     shutil.rmtree(work / "threads", ignore_errors=True)
     memory = _MemoryMonths(documents) if isinstance(documents, Sequence) else None
     spool = None if memory is not None else _Spool(work / "spool")
-    with ProgressReporter("docs", enabled=progress) as bar:
+    with ProgressReporter("docs", enabled=options.progress) as bar:
         if spool is not None:
             task = bar.add_task("reading documents", total=None)
             _fill(spool, documents, lambda count: bar.update(task, completed=count))
@@ -374,9 +373,7 @@ def _build(
         )
         clock.lap("index")
         manifest = _merge_globals(work, months, bar)
-    return _finish(
-        work, out_dir, manifest, clock, reused, workers, spool is not None, kind, removed, notes
-    )
+    return _finish(work, out_dir, manifest, clock, reused, workers, spool is not None, options)
 
 
 def _merge_globals(work: Path, months: list[str], bar: ProgressReporter) -> dict[str, Any]:
@@ -407,9 +404,7 @@ def _finish(
     reused: int,
     workers: int,
     spooled: bool,
-    kind: str,
-    removed: Callable[[], Mapping[str, int]],
-    notes: Callable[[], Sequence[str]],
+    options: BuildOptions,
     kept: int = 0,
 ) -> Built:
     """Manifest and report into ``work``, then ``work`` renamed onto ``out_dir``."""
@@ -429,11 +424,11 @@ def _finish(
         phase_cpu_seconds=clock.cpus,
         peak_rss_bytes=own,
         worker_peak_rss_bytes=children if spooled and workers > 1 else 0,
-        removed=dict(removed()),
-        notes=tuple(notes()),
+        removed=dict(options.removed()),
+        notes=tuple(options.notes()),
     )
     report.save(work)
-    mark(work, kind)
+    mark(work, options.kind)
     replace_directory(work, out_dir)
     return Built(report)
 
@@ -716,13 +711,9 @@ def append_partitioned(
     documents: Iterable[Document],
     index_dir: Path,
     contains: Callable[[str], bool],
+    options: BuildOptions,
     *,
     duplicates: Duplicates = "refuse",
-    progress: bool = False,
-    kind: str = "index",
-    workers: int | None = None,
-    removed: Callable[[], Mapping[str, int]] = dict,
-    notes: Callable[[], Sequence[str]] = tuple,
     side_files: Callable[[Path], None] | None = None,
 ) -> Built:
     """Add ``documents`` to the index in ``index_dir`` (``contains``: whether it holds an id).
@@ -737,7 +728,7 @@ def append_partitioned(
     """
     index_dir = Path(index_dir)
     _put_back(index_dir)
-    check_replaceable(index_dir, kind)
+    check_replaceable(index_dir, options.kind)
     manifest = load_index(index_dir).manifest
     if manifest.get("format") != FORMAT:
         raise ValueError(f"{index_dir}: an index of the earlier layout; build it again to append")
@@ -750,10 +741,8 @@ def append_partitioned(
             )
     try:
         with _claimed_work_dir(index_dir) as work:
-            return _append(
-                documents, index_dir, work, contains, duplicates, progress, kind, workers,
-                removed, notes, side_files, manifest,
-            )  # fmt: skip
+            new = NewDocuments(contains, duplicates)
+            return _append(new(documents), new, index_dir, work, options, side_files, manifest)
     except OSError as exc:
         if exc.errno in _DISK_FULL:
             shutil.rmtree(_append_dir(index_dir), ignore_errors=True)
@@ -762,26 +751,20 @@ def append_partitioned(
 
 def _append(
     documents: Iterable[Document],
+    new: NewDocuments,
     index_dir: Path,
     work: Path,
-    contains: Callable[[str], bool],
-    duplicates: Duplicates,
-    progress: bool,
-    kind: str,
-    workers: int | None,
-    removed: Callable[[], Mapping[str, int]],
-    notes: Callable[[], Sequence[str]],
+    options: BuildOptions,
     side_files: Callable[[Path], None] | None,
     manifest: dict[str, Any],
 ) -> Built:
     clock = _PhaseClock()
-    workers = max(1, workers if workers is not None else os.cpu_count() or 1)
-    new = NewDocuments(contains, duplicates)
+    workers = options.worker_count()
     spool = _Spool(work / "spool")
     indexed = {str(p["name"]) for p in manifest["partitions"]}
-    with ProgressReporter("docs", enabled=progress) as bar:
+    with ProgressReporter("docs", enabled=options.progress) as bar:
         task = bar.add_task("reading documents", total=None)
-        _fill(spool, new(documents), lambda count: bar.update(task, completed=count))
+        _fill(spool, documents, lambda count: bar.update(task, completed=count))
         bar.remove_task(task)
         added = dict(spool.counts)
         touched = sorted(set(added) & indexed)
@@ -809,7 +792,7 @@ def _append(
         side_files(work)
 
     def all_removed() -> dict[str, int]:
-        out = dict(removed())
+        out = dict(options.removed())
         if new.skipped:
             out[SKIPPED_DUPLICATE] = new.skipped
         return out
@@ -819,18 +802,7 @@ def _append(
             f"append: {sum(added.values())} documents, {len(touched)} indexed months "
             f"reindexed, {len(set(added) - indexed)} new months, {len(untouched)} kept as they were"
         ]
-        return lines + list(notes())
+        return lines + list(options.notes())
 
-    return _finish(
-        work,
-        index_dir,
-        merged,
-        clock,
-        0,
-        workers,
-        True,
-        kind,
-        all_removed,
-        all_notes,
-        kept=len(untouched),
-    )
+    reported = replace(options, removed=all_removed, notes=all_notes)
+    return _finish(work, index_dir, merged, clock, 0, workers, True, reported, len(untouched))

@@ -11,43 +11,19 @@ from __future__ import annotations
 from datetime import datetime
 
 from pastcast.corpus._filter import SearchFilter
-from pastcast.corpus._protocol import SearchHit
+from pastcast.corpus._protocol import IndexLookups, SearchHit
 from pastcast.corpus._text import tokenize
 from pastcast.corpus.dense import RRF_K, Embedder, QueryCache, rrf_fuse
 from pastcast.corpus.postgres._backend import PostgresBackend
-from pastcast.records import CorpusIdentity, Document
+from pastcast.records import CorpusIdentity
 
 __all__ = ["PostgresDense", "PostgresHybrid"]
 
 
-class _Lookups:
+class _Lookups(IndexLookups):
     """Everything but ``search``: the backend's own methods under the same cutoff."""
 
     pg: PostgresBackend
-
-    def read(self, doc_id: str, *, as_of: datetime) -> Document:
-        return self.pg.read(doc_id, as_of=as_of)
-
-    def count_before(self, as_of: datetime) -> int:
-        return self.pg.count_before(as_of)
-
-    def has_threads(self) -> bool:
-        return self.pg.has_threads()
-
-    def post(self, doc_id: str, *, as_of: datetime) -> Document:
-        return self.pg.post(doc_id, as_of=as_of)
-
-    def thread(self, thread_id: str, *, as_of: datetime, limit: int = 50) -> list[Document]:
-        return self.pg.thread(thread_id, as_of=as_of, limit=limit)
-
-    def author_posts(self, author: str, *, as_of: datetime, limit: int = 20) -> list[Document]:
-        return self.pg.author_posts(author, as_of=as_of, limit=limit)
-
-    def ancestors(self, doc_id: str, *, as_of: datetime) -> list[Document]:
-        return self.pg.ancestors(doc_id, as_of=as_of)
-
-    def descendants(self, doc_id: str, *, as_of: datetime, limit: int = 50) -> list[Document]:
-        return self.pg.descendants(doc_id, as_of=as_of, limit=limit)
 
     def close(self) -> None:
         self.pg.close()
@@ -59,7 +35,7 @@ class PostgresDense(_Lookups):
     def __init__(self, pg: PostgresBackend, embedder: Embedder, *, query_cache: int = 1024):
         if not pg.meta.get("dims"):
             raise ValueError(f"schema {pg.schema!r} was built without embeddings")
-        self.pg = pg
+        self.pg = self.index = pg
         self.embedder = embedder
         self._queries = QueryCache(embedder, query_cache)
 
@@ -89,7 +65,7 @@ class PostgresHybrid(_Lookups):
 
     def __init__(self, dense: PostgresDense, *, depth: int = 100) -> None:
         self.dense = dense
-        self.pg = dense.pg
+        self.pg = self.index = dense.pg
         self.depth = depth
 
     def search(

@@ -32,7 +32,7 @@ import json
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, LiteralString
 
 import psycopg
 from psycopg import sql
@@ -89,84 +89,62 @@ def read_meta(conn: psycopg.Connection[Any], schema: str) -> dict[str, Any] | No
     return dict(row[0]) if row else None
 
 
+_TABLES: tuple[LiteralString, ...] = (
+    "CREATE SCHEMA {s}",
+    "CREATE TABLE {s}.meta (key text PRIMARY KEY, value jsonb)",
+    'CREATE TABLE {s}.documents (ord bigint NOT NULL, id text COLLATE "C" NOT NULL, '
+    "ts timestamptz NOT NULL, title text NOT NULL, text text NOT NULL, source text NOT NULL, "
+    "url text, thread_id text, author text, parent_id text, len integer NOT NULL{vector}) "
+    "PARTITION BY RANGE (ts)",
+    'CREATE TABLE {s}.postings (term text COLLATE "C" NOT NULL, ts timestamptz NOT NULL, '
+    "ord bigint NOT NULL, tf integer NOT NULL, len integer NOT NULL) PARTITION BY RANGE (ts)",
+)
+_INDEXES: tuple[LiteralString, ...] = (
+    "CREATE INDEX ON {s}.documents (id)",
+    "CREATE INDEX ON {s}.documents (ts) INCLUDE (len)",
+    # thread and author look-ups: one key's documents in time order
+    "CREATE INDEX ON {s}.documents (thread_id, ts, id)",
+    "CREATE INDEX ON {s}.documents (author, ts, id)",
+    # the replies to a document (descendants), walked level by level
+    "CREATE INDEX ON {s}.documents (parent_id, ts, id)",
+    "CREATE INDEX ON {s}.postings (term, ts) INCLUDE (ord, tf, len)",
+    # Per-month statistics (see the module docstring); months are UTC calendar months.
+    "CREATE TABLE {s}.month_totals (month timestamptz PRIMARY KEY, n bigint NOT NULL, "
+    "total_len bigint NOT NULL)",
+    "INSERT INTO {s}.month_totals SELECT date_trunc('month', ts, 'UTC'), count(*), sum(len) "
+    "FROM {s}.documents GROUP BY 1",
+    'CREATE TABLE {s}.month_df (term text COLLATE "C" NOT NULL, month timestamptz NOT NULL, '
+    "df bigint NOT NULL, PRIMARY KEY (term, month))",
+    "INSERT INTO {s}.month_df SELECT term, date_trunc('month', ts, 'UTC'), count(*) "
+    "FROM {s}.postings GROUP BY 1, 2",
+)
+# One HNSW graph per month partition, for the approximate mode (see _postgres).
+_VECTOR_INDEX: LiteralString = "CREATE INDEX ON {s}.documents USING hnsw (embedding vector_ip_ops)"
+
+
 def _create_tables(
     conn: psycopg.Connection[Any], schema: str, months: Sequence[datetime], dims: int | None
 ) -> None:
     s = sql.Identifier(schema)
     vector = sql.SQL(", embedding vector({})").format(sql.Literal(dims)) if dims else sql.SQL("")
-    conn.execute(sql.SQL("CREATE SCHEMA {}").format(s))
-    conn.execute(sql.SQL("CREATE TABLE {}.meta (key text PRIMARY KEY, value jsonb)").format(s))
-    conn.execute(
-        sql.SQL(
-            'CREATE TABLE {}.documents (ord bigint NOT NULL, id text COLLATE "C" NOT NULL, '
-            "ts timestamptz NOT NULL, title text NOT NULL, text text NOT NULL, "
-            "source text NOT NULL, url text, thread_id text, author text, parent_id text, "
-            "len integer NOT NULL{}) PARTITION BY RANGE (ts)"
-        ).format(s, vector)
-    )
-    conn.execute(
-        sql.SQL(
-            'CREATE TABLE {}.postings (term text COLLATE "C" NOT NULL, ts timestamptz NOT NULL, '
-            "ord bigint NOT NULL, tf integer NOT NULL, len integer NOT NULL) "
-            "PARTITION BY RANGE (ts)"
-        ).format(s)
-    )
+    for statement in _TABLES:
+        conn.execute(sql.SQL(statement).format(s=s, vector=vector))
     for lo, hi in itertools.pairwise(months):
         for table in ("documents", "postings"):
+            part = sql.Identifier(f"{table}_{lo:%Y_%m}")
             conn.execute(
                 sql.SQL(
-                    "CREATE TABLE {}.{} PARTITION OF {}.{} FOR VALUES FROM ({}) TO ({})"
+                    "CREATE TABLE {s}.{p} PARTITION OF {s}.{t} FOR VALUES FROM ({lo}) TO ({hi})"
                 ).format(
-                    s,
-                    sql.Identifier(f"{table}_{lo:%Y_%m}"),
-                    s,
-                    sql.Identifier(table),
-                    sql.Literal(lo),
-                    sql.Literal(hi),
+                    s=s, p=part, t=sql.Identifier(table), lo=sql.Literal(lo), hi=sql.Literal(hi)
                 )
             )
 
 
 def _create_indexes(conn: psycopg.Connection[Any], schema: str, dims: int | None) -> None:
     s = sql.Identifier(schema)
-    conn.execute(sql.SQL("CREATE INDEX ON {}.documents (id)").format(s))
-    conn.execute(sql.SQL("CREATE INDEX ON {}.documents (ts) INCLUDE (len)").format(s))
-    # thread and author look-ups: one key's documents in time order
-    conn.execute(sql.SQL("CREATE INDEX ON {}.documents (thread_id, ts, id)").format(s))
-    conn.execute(sql.SQL("CREATE INDEX ON {}.documents (author, ts, id)").format(s))
-    # the replies to a document (descendants), walked level by level
-    conn.execute(sql.SQL("CREATE INDEX ON {}.documents (parent_id, ts, id)").format(s))
-    conn.execute(sql.SQL("CREATE INDEX ON {}.postings (term, ts) INCLUDE (ord, tf, len)").format(s))
-    # Per-month statistics (see the module docstring); months are UTC calendar months.
-    conn.execute(
-        sql.SQL(
-            "CREATE TABLE {}.month_totals (month timestamptz PRIMARY KEY, n bigint NOT NULL, "
-            "total_len bigint NOT NULL)"
-        ).format(s)
-    )
-    conn.execute(
-        sql.SQL(
-            "INSERT INTO {}.month_totals SELECT date_trunc('month', ts, 'UTC'), count(*), "
-            "sum(len) FROM {}.documents GROUP BY 1"
-        ).format(s, s)
-    )
-    conn.execute(
-        sql.SQL(
-            'CREATE TABLE {}.month_df (term text COLLATE "C" NOT NULL, month timestamptz NOT '
-            "NULL, df bigint NOT NULL, PRIMARY KEY (term, month))"
-        ).format(s)
-    )
-    conn.execute(
-        sql.SQL(
-            "INSERT INTO {}.month_df SELECT term, date_trunc('month', ts, 'UTC'), count(*) "
-            "FROM {}.postings GROUP BY 1, 2"
-        ).format(s, s)
-    )
-    if dims:
-        # One HNSW graph per month partition, for the approximate mode (see _postgres).
-        conn.execute(
-            sql.SQL("CREATE INDEX ON {}.documents USING hnsw (embedding vector_ip_ops)").format(s)
-        )
+    for statement in _INDEXES + ((_VECTOR_INDEX,) if dims else ()):
+        conn.execute(sql.SQL(statement).format(s=s))
 
 
 def _create_impact_index(conn: psycopg.Connection[Any], schema: str) -> dict[str, float] | None:
