@@ -6,7 +6,6 @@ import math
 
 import numpy as np
 import pytest
-from scipy.stats import ttest_1samp
 
 from arena_helpers import make_round
 from pastcast.scoring import murphy
@@ -54,6 +53,8 @@ def test_outcomes_from_payouts() -> None:
 
 
 def test_the_report_matches_direct_computations() -> None:
+    from scipy.stats import ttest_1samp
+
     rng = np.random.default_rng(5)
     results = []
     for rid in range(1, 13):

@@ -12,13 +12,9 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
-import duckdb
-import pandas as pd
-import polars as pl
 import pyarrow.json as paj
 import pytest
 from agent_scripts import Scripted, use
-from datasets import Features, load_dataset
 
 from pastcast.agents import agent_spec, prompts_for
 from pastcast.corpus.embedded import EmbeddedIndex
@@ -92,6 +88,11 @@ def test_step_file_holds_only_steps_with_one_type_per_field(run_log: RunLog) -> 
 def test_step_file_loads_in_polars_pandas_duckdb_and_datasets(
     run_log: RunLog, tmp_path: Path
 ) -> None:
+    import duckdb
+    import pandas as pd
+    import polars as pl
+    from datasets import Features, load_dataset
+
     path = str(run_log.path)
     n = len(run_log.steps)
     n_calls = sum(len(r.episode.tool_calls) for r in run_log.steps)

@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from sklearn.linear_model import LogisticRegression
-from sklearn.metrics import roc_auc_score
 
 from pastcast.audit._classify import (
     auc,
@@ -29,6 +27,8 @@ def _data(n: int, signal: float, seed: int) -> tuple[np.ndarray, np.ndarray, np.
 
 
 def test_logistic_regression_matches_scikit_learn() -> None:
+    from sklearn.linear_model import LogisticRegression
+
     x, y, _ = _data(200, 1.0, 0)
     ours = fit_logistic(x, y, l2=2.0)
     ref = LogisticRegression(C=1 / 2.0, tol=1e-12, max_iter=10_000).fit(x, y)
@@ -38,6 +38,8 @@ def test_logistic_regression_matches_scikit_learn() -> None:
 
 
 def test_auc_matches_scikit_learn_with_ties() -> None:
+    from sklearn.metrics import roc_auc_score
+
     rng = np.random.default_rng(1)
     y = (rng.random(300) < 0.3).astype(np.float64)
     scores = np.round(rng.normal(size=300) + y, 1)  # many ties

@@ -11,7 +11,6 @@ import pytest
 
 from pastcast import atomic
 from pastcast.atomic import atomic_directory, atomic_path, replace_directory, write_atomic
-from pastcast.reports.html import write_html_report
 from pastcast.runlog import AgentSpec, RunHeader, RunLogWriter
 
 
@@ -74,6 +73,7 @@ def test_the_html_reports_files_leave_no_temporary_file_on_a_full_disk(
 ) -> None:
     pytest.importorskip("jinja2")
     from pastcast.reports import Runs
+    from pastcast.reports.html import write_html_report
     from pastcast.runlog import read_step_columns
 
     log = Path(__file__).parents[1] / "runlog" / "fixtures" / "run_v1.jsonl"

@@ -6,41 +6,34 @@ gives pastcast's scores, and `pastcast import inspect-log` turns the log into a 
 from __future__ import annotations
 
 import hashlib
+import importlib.util
 import json
 import os
 import subprocess
 import sys
 from importlib.metadata import entry_points
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 from typer.testing import CliRunner
 
 from _plugins import install_plugin
-
-pytest.importorskip("inspect_ai")
-
-from inspect_ai import eval as inspect_eval
-from inspect_ai.log import EvalLog
-from inspect_ai.model import (
-    ChatMessage,
-    ChatMessageTool,
-    GenerateConfig,
-    ModelOutput,
-    get_model,
-)
-from inspect_ai.tool import ToolChoice, ToolInfo
-
 from pastcast.app import shared_replay as open_replay
 from pastcast.cli import app
 from pastcast.env import TOOLS
-from pastcast.integrations.inspect import forecast, import_inspect_log, seed_tiktoken_cache
-from pastcast.integrations.inspect._task import STORE_KEY
-from pastcast.integrations.inspect._tokens import O200K_SHA256, tiktoken_cache_path
 from pastcast.records import EpisodeRecord, Forecast
 from pastcast.runlog import read_run_log
 from pastcast.scoring import score_forecast
+
+if TYPE_CHECKING:
+    from inspect_ai.model import ChatMessage, GenerateConfig, ModelOutput
+    from inspect_ai.tool import ToolChoice, ToolInfo
+
+# Found, not imported: Inspect (and pastcast's integration, which imports it) is imported by the
+# tests and fixtures that use it, so collecting this module stays cheap.
+if importlib.util.find_spec("inspect_ai") is None:
+    pytest.skip("could not import 'inspect_ai'", allow_module_level=True)
 
 runner = CliRunner()
 SRC = Path(__file__).resolve().parents[2] / "src"
@@ -60,6 +53,8 @@ class ScriptedResearcher:
         tool_choice: ToolChoice,
         config: GenerateConfig,
     ) -> ModelOutput:
+        from inspect_ai.model import ChatMessageTool, ModelOutput
+
         self.tools_seen.append(tools)
         results = [m for m in input if isinstance(m, ChatMessageTool)]
         if not results:
@@ -87,6 +82,11 @@ def world_labels() -> tuple[str, ...]:
 
 @pytest.fixture(scope="module")
 def scripted(world_labels: tuple[str, ...], tmp_path_factory: pytest.TempPathFactory) -> Any:
+    from inspect_ai import eval as inspect_eval
+    from inspect_ai.model import get_model
+
+    from pastcast.integrations.inspect import forecast
+
     script = ScriptedResearcher(world_labels)
     logs = inspect_eval(
         forecast(dataset="world", max_events=1),
@@ -99,6 +99,10 @@ def scripted(world_labels: tuple[str, ...], tmp_path_factory: pytest.TempPathFac
 
 
 def test_the_solver_researches_with_cutoff_bound_tools(scripted: Any) -> None:
+    from inspect_ai.log import EvalLog
+
+    from pastcast.integrations.inspect._task import STORE_KEY
+
     log, script = scripted
     assert isinstance(log, EvalLog) and log.status == "success"
     replay = open_replay("world")
@@ -129,6 +133,8 @@ def test_the_solver_researches_with_cutoff_bound_tools(scripted: Any) -> None:
 
 
 def test_the_scorer_gives_pastcast_scores(scripted: Any, world_labels: tuple[str, ...]) -> None:
+    from pastcast.integrations.inspect._task import STORE_KEY
+
     log, _ = scripted
     replay = open_replay("world")
     for sample in log.samples:
@@ -145,6 +151,8 @@ def test_the_scorer_gives_pastcast_scores(scripted: Any, world_labels: tuple[str
 
 
 def test_samples_carry_no_outcome(world_labels: tuple[str, ...]) -> None:
+    from pastcast.integrations.inspect import forecast
+
     task = forecast(dataset="world", max_events=3)
     replay = open_replay("world")
     for sample in task.dataset:
@@ -155,6 +163,9 @@ def test_samples_carry_no_outcome(world_labels: tuple[str, ...]) -> None:
 
 
 def test_the_log_converts_to_a_run_log_that_score_reads(scripted: Any, tmp_path: Path) -> None:
+    from pastcast.integrations.inspect import import_inspect_log
+    from pastcast.integrations.inspect._task import STORE_KEY
+
     log, _ = scripted
     out = tmp_path / "run.jsonl"
     result = runner.invoke(app, ["import", "inspect-log", log.location, "--out", str(out)])
@@ -188,6 +199,8 @@ def test_import_refuses_what_is_not_a_pastcast_log(tmp_path: Path) -> None:
 
 
 def test_memory_on_is_refused_in_one_line() -> None:
+    from pastcast.integrations.inspect import forecast
+
     with pytest.raises(ValueError, match="memory_free or no_tools"):
         forecast(dataset="world", setting="memory_on")
     with pytest.raises(ValueError, match="env: field max_tool_calls"):
@@ -197,6 +210,9 @@ def test_memory_on_is_refused_in_one_line() -> None:
 def test_the_packaged_o200k_file_is_what_tiktoken_expects(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    from pastcast.integrations.inspect import seed_tiktoken_cache
+    from pastcast.integrations.inspect._tokens import O200K_SHA256, tiktoken_cache_path
+
     monkeypatch.setenv("TIKTOKEN_CACHE_DIR", str(tmp_path))
     path = seed_tiktoken_cache()
     assert path == tiktoken_cache_path() and path is not None and path.parent == tmp_path

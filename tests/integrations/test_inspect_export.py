@@ -3,22 +3,23 @@ scores are `pastcast score`'s, and that `pastcast import inspect-log` reads back
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import sys
 from pathlib import Path
 
 import pytest
 
-pytest.importorskip("inspect_ai")
+# Found, not imported: Inspect (and pastcast's integration, which imports it) is imported by the
+# tests and fixtures that use it, so collecting this module stays cheap.
+if importlib.util.find_spec("inspect_ai") is None:
+    pytest.skip("could not import 'inspect_ai'", allow_module_level=True)
 
-from inspect_ai.log import list_eval_logs, read_eval_log
 from typer.testing import CliRunner
 
 from pastcast.app import score_runs
 from pastcast.cli._app import app
 from pastcast.errors import FieldError
-from pastcast.integrations.inspect import export_inspect_logs, import_inspect_log
-from pastcast.integrations.inspect._task import STORE_KEY
 from pastcast.runlog import read_run_log
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "reports"))
@@ -34,6 +35,8 @@ def recorded(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture(scope="module")
 def exported(recorded: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    from pastcast.integrations.inspect import export_inspect_logs
+
     out = tmp_path_factory.mktemp("export") / "inspect"
     export_inspect_logs([recorded], out, dataset=report_dataset())
     return out
@@ -50,6 +53,8 @@ def _groups(path: Path) -> dict[tuple[str, str], dict[str, float]]:
 def test_the_export_opens_with_read_eval_log_and_scores_as_pastcast_score(
     recorded: Path, exported: Path
 ) -> None:
+    from inspect_ai.log import list_eval_logs, read_eval_log
+
     steps = read_run_log(recorded).steps
     expected = _groups(recorded)
     files = sorted(exported.glob("*.eval"))
@@ -77,6 +82,10 @@ def test_the_export_opens_with_read_eval_log_and_scores_as_pastcast_score(
 
 
 def test_samples_show_the_agent_only_what_it_saw(recorded: Path, exported: Path) -> None:
+    from inspect_ai.log import read_eval_log
+
+    from pastcast.integrations.inspect._task import STORE_KEY
+
     for f in exported.glob("*.eval"):
         log = read_eval_log(str(f))
         for s in log.samples or []:
@@ -106,6 +115,8 @@ def test_samples_show_the_agent_only_what_it_saw(recorded: Path, exported: Path)
 
 
 def test_import_of_the_export_round_trips(recorded: Path, exported: Path, tmp_path: Path) -> None:
+    from pastcast.integrations.inspect import import_inspect_log
+
     original = {s.key: s for s in read_run_log(recorded).steps}
     back = []
     for i, f in enumerate(sorted(exported.glob("*.eval"))):
@@ -129,6 +140,8 @@ def test_import_of_the_export_round_trips(recorded: Path, exported: Path, tmp_pa
 
 
 def test_the_export_replaces_only_its_own_folder(recorded: Path, tmp_path: Path) -> None:
+    from pastcast.integrations.inspect import export_inspect_logs
+
     mine = tmp_path / "mine"
     mine.mkdir()
     (mine / "notes.txt").write_text("keep me")

@@ -6,14 +6,17 @@ loopback port, plain chat, schema-constrained JSON that parses, and a clean stop
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import urllib.request
 from collections.abc import Iterator
 
 import pytest
 
-pytest.importorskip("openai")
-if __import__("importlib.util").util.find_spec("llama_cpp") is None:
+# Found, not imported: collecting this module stays cheap.
+if importlib.util.find_spec("openai") is None:
+    pytest.skip("could not import 'openai'", allow_module_level=True)
+if importlib.util.find_spec("llama_cpp") is None:
     pytest.skip("llama-cpp-python not installed (extra 'local')", allow_module_level=True)
 
 from pastcast.models import ChatRequest, LocalLlamaServer, ModelError, resolve_model

@@ -8,7 +8,6 @@ import json
 import math
 from pathlib import Path
 
-import polars as pl
 import pyarrow.json as paj
 import pytest
 
@@ -89,6 +88,8 @@ def _run(tmp_path: Path, agent: str) -> Path:
 
 
 def _loads_as_one_table(path: Path) -> None:
+    import polars as pl
+
     options = paj.ParseOptions(explicit_schema=step_schema(), unexpected_field_behavior="error")
     assert paj.read_json(path, parse_options=options).num_rows > 0
     schema = pl.from_arrow(step_schema().empty_table()).schema  # type: ignore[union-attr]

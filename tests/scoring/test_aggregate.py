@@ -8,7 +8,6 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from scipy.stats import ttest_1samp
 from scoring_builders import MakeStep, make_step
 
 from pastcast.scoring import (
@@ -94,6 +93,8 @@ def test_conventions() -> None:
 
 
 def test_alpha_test_and_shrinkage() -> None:
+    from scipy.stats import ttest_1samp
+
     step = make_step
     rng = np.random.default_rng(1)
     recs = []

@@ -6,8 +6,6 @@ import numpy as np
 import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
-from model_diagnostics.scoring import SquaredError, decompose
-from sklearn.calibration import calibration_curve
 
 from pastcast.scoring import (
     alpha_anatomy,
@@ -87,6 +85,8 @@ def test_ece_hand_values() -> None:
 def test_ece_agrees_with_sklearn_calibration_curve(
     s: tuple[np.ndarray, np.ndarray, np.ndarray],
 ) -> None:
+    from sklearn.calibration import calibration_curve
+
     p, _, x = s
     p = np.round(p, 3) + 0.0005  # keep clear of bin edges, whose convention differs
     p = np.clip(p, 0, 1)
@@ -133,6 +133,8 @@ def test_murphy_agrees_with_model_diagnostics(sizes: list[int], data: st.DataObj
     # One distinct forecast per bin with bin frequencies increasing in the forecast: then the
     # isotonic recalibration used by model-diagnostics equals the bin frequencies, and the two
     # decompositions must coincide.
+    from model_diagnostics.scoring import SquaredError, decompose
+
     p_vals = (np.arange(10) + 0.5) / 10
     cells = sorted((data.draw(st.integers(0, n)), n) for n in sizes)
     cells.sort(key=lambda c: c[0] / c[1])

@@ -9,8 +9,6 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from sklearn.metrics import brier_score_loss
-from sklearn.metrics import log_loss as sk_log_loss
 
 from pastcast.records import EpisodeRecord, Forecast
 from pastcast.runlog import Grading, Scores, StepRecord
@@ -210,6 +208,9 @@ def test_brier_and_log_loss_are_proper(pq: tuple[np.ndarray, np.ndarray]) -> Non
     st.lists(st.booleans(), min_size=40, max_size=40),
 )
 def test_binary_agrees_with_sklearn(ps: list[float], ys: list[bool]) -> None:
+    from sklearn.metrics import brier_score_loss
+    from sklearn.metrics import log_loss as sk_log_loss
+
     y = np.array(ys[: len(ps)], dtype=int)
     p = np.array(ps)
     ours_b = np.mean(

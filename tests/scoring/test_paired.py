@@ -8,7 +8,6 @@ import math
 import numpy as np
 import pytest
 from scoring_builders import make_step
-from sklearn.metrics import brier_score_loss, log_loss
 
 from pastcast.runlog import StepRecord
 from pastcast.scoring import paired_comparison, paired_difference, table_from_records
@@ -127,6 +126,8 @@ def _random_runs(seed: int, n_events: int = 25) -> tuple[list[StepRecord], list[
 
 def _sklearn_means(rows: list[dict[str, object]]) -> dict[str, float]:
     """Brier (unhalved multiclass, scikit-learn), log loss and fractional-tie accuracy."""
+    from sklearn.metrics import brier_score_loss, log_loss
+
     out: dict[str, list[float]] = {"brier": [], "log_loss": [], "accuracy": []}
     for r in rows:
         labels, p, truth = list(r["labels"]), np.asarray(r["p"]), r["truth"]  # type: ignore[call-overload]

@@ -6,13 +6,9 @@ import json
 import math
 from pathlib import Path
 
-import duckdb
 import jsonschema
-import pandas as pd
-import polars as pl
 import pyarrow.parquet as pq
 import pytest
-from datasets import load_dataset
 from typer.testing import CliRunner
 
 from pastcast.cli import app
@@ -52,6 +48,8 @@ def test_step_rewards_are_the_scores_turned_and_penalise_unusable_forecasts() ->
 
 
 def test_reward_export_has_one_record_per_training_step(split_log: RunLog, tmp_path: Path) -> None:
+    from datasets import load_dataset
+
     out = tmp_path / "rewards.jsonl"
     manifest = export_rewards([split_log.path], out, metric="log_score", format_penalty=0.25)
     lines = [json.loads(line) for line in out.read_text().splitlines()]
@@ -85,6 +83,11 @@ def test_reward_export_has_one_record_per_training_step(split_log: RunLog, tmp_p
 def test_table_is_read_by_pandas_polars_duckdb_and_datasets(
     split_log: RunLog, world_log: RunLog, tmp_path: Path
 ) -> None:
+    import duckdb
+    import pandas as pd
+    import polars as pl
+    from datasets import load_dataset
+
     out = tmp_path / "forecasts.parquet"
     manifest = export_table([split_log.path, world_log.path], out)
     n = len(split_log.steps) + len(world_log.steps)

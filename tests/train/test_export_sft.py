@@ -9,7 +9,6 @@ from pathlib import Path
 
 import jsonschema
 import pytest
-from datasets import load_dataset
 
 from pastcast.agents import agent_spec
 from pastcast.corpus.embedded import EmbeddedIndex
@@ -44,6 +43,8 @@ def _conversation(step: StepRecord, index: int) -> tuple[Message, ...]:
 def test_messages_export_validates_loads_with_datasets_and_round_trips(
     split_log: RunLog, split_world: Dataset, tmp_path: Path
 ) -> None:
+    from datasets import load_dataset
+
     out = tmp_path / "sft.jsonl"
     manifest = export_sft([split_log.path], out, keep="all", datasets=[split_world])
     lines = [json.loads(line) for line in out.read_text().splitlines()]
@@ -76,6 +77,8 @@ def test_messages_export_validates_loads_with_datasets_and_round_trips(
 def test_openai_shape_has_only_openai_keys_and_round_trips(
     split_log: RunLog, tmp_path: Path
 ) -> None:
+    from datasets import load_dataset
+
     out = tmp_path / "openai.jsonl"
     manifest = export_sft([split_log.path], out, shape="openai", keep="all")
     lines = [json.loads(line) for line in out.read_text().splitlines()]
