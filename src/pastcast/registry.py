@@ -109,16 +109,34 @@ class Entry(Generic[T]):
 
     def parameters(self) -> tuple[str, ...]:
         """The keyword arguments the factory accepts (empty for ``**kwargs`` factories)."""
-        factory = self.factory  # one that fails to load says so, not "no parameters"
-        try:
-            sig = inspect.signature(factory)
-        except (TypeError, ValueError):
+        sig = _signature(self.factory)  # one that fails to load says so, not "no parameters"
+        if sig is None:
             return ()
         return tuple(
             p.name
             for p in sig.parameters.values()
             if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)
         )
+
+
+_SIGNATURES: dict[int, tuple[Callable[..., Any], inspect.Signature | None]] = {}
+_SIGNATURES_LOCK = threading.Lock()
+
+
+def _signature(factory: Callable[..., Any]) -> inspect.Signature | None:
+    """The factory's signature (None where it has none), computed once per factory: a run
+    checks an agent's arguments against it every step."""
+    with _SIGNATURES_LOCK:
+        known = _SIGNATURES.get(id(factory))
+    if known is not None and known[0] is factory:
+        return known[1]
+    try:
+        sig: inspect.Signature | None = inspect.signature(factory)
+    except (TypeError, ValueError):
+        sig = None
+    with _SIGNATURES_LOCK:
+        _SIGNATURES[id(factory)] = (factory, sig)
+    return sig
 
 
 def _load_reference(reference: str, what: str) -> Any:
@@ -407,9 +425,8 @@ class Registry(Generic[T]):
         needs, or a value of the wrong type (with the type expected and the value given)."""
         entry = self.get(name)
         factory = entry.factory  # one that fails to load is that error, not unchecked arguments
-        try:
-            sig = inspect.signature(factory)
-        except (TypeError, ValueError):
+        sig = _signature(factory)
+        if sig is None:
             return dict(args)
         try:
             sig.bind(*positional, **args)

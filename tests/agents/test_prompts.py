@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import hashlib
+import os
 import re
 from datetime import UTC, datetime
+from functools import partial
+from pathlib import Path
 
 import pytest
 
-from pastcast.agents import action_template
+from pastcast.agents import _prompts, action_template
 from pastcast.agents._notebook import memory_answer_template, notebook_field
 from pastcast.agents._prompts import (
     list_prompts,
@@ -106,6 +109,25 @@ def test_latest_version_and_unknown_names() -> None:
         load_prompt("nonexistent")
     with pytest.raises(KeyError):
         load_prompt("no_tools.v999")
+
+
+def test_prompt_file_is_read_again_once_edited(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The file is read once per process, but an edited file (an editable install) is not
+    # served from that read: its text, and the hash a run log records, are the new ones.
+    (tmp_path / "prompts").mkdir()
+    path = tmp_path / "prompts" / "probe.v1.txt"
+    path.write_text("[system]\nold\n[user]\n{title}\n", encoding="utf-8")
+    monkeypatch.setattr(_prompts.resources, "files", lambda _package: tmp_path)
+    _prompts.prompt_registry.add("probe.v1", partial(_prompts._packaged_text, "probe.v1.txt"))
+    assert "old" in load_prompt("probe.v1").text
+    path.write_text("[system]\nnew text\n[user]\n{title}\n", encoding="utf-8")
+    stat = path.stat()
+    os.utime(path, ns=(stat.st_atime_ns, stat.st_mtime_ns + 10**9))
+    again = load_prompt("probe.v1")
+    assert "new text" in again.text
+    assert again.sha256 == hashlib.sha256(again.text.encode("utf-8")).hexdigest()
 
 
 def test_question_fields_use_time_when_not_midnight() -> None:

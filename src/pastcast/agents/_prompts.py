@@ -15,10 +15,11 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import re
 from collections.abc import Mapping, Sequence
 from datetime import datetime, time
-from functools import partial
+from functools import cache, partial
 from importlib import resources
 
 from pastcast.records import BINARY_LABELS, Event, Message, Record
@@ -94,7 +95,18 @@ prompt_registry: Registry[str] = Registry("prompt")
 
 
 def _packaged_text(filename: str) -> str:
-    return (resources.files("pastcast.agents") / "prompts" / filename).read_text(encoding="utf-8")
+    # Agents load their prompt every step: the file is read again only when it changed.
+    entry = resources.files("pastcast.agents") / "prompts" / filename
+    if not isinstance(entry, os.PathLike):  # a zipped package: nothing to stat
+        return entry.read_text(encoding="utf-8")
+    stat = os.stat(entry)
+    return _read_text(os.fspath(entry), stat.st_mtime_ns, stat.st_size)
+
+
+@cache
+def _read_text(path: str, mtime_ns: int, size: int) -> str:
+    with open(path, encoding="utf-8") as f:
+        return f.read()
 
 
 def _register_packaged() -> None:
@@ -132,9 +144,14 @@ def load_prompt(name: str) -> Prompt:
     version = (int(ver) if ver.isdigit() else None) if ver else max(versions, default=None)
     if version is None or version not in versions:
         raise KeyError(f"unknown prompt {name!r}; known: {', '.join(list_prompts())}")
-    text = prompt_registry.build(f"{base}.v{version}")
+    return _prompt(base, version, prompt_registry.build(f"{base}.v{version}"))
+
+
+@cache
+def _prompt(name: str, version: int, text: str) -> Prompt:
+    """Hashed once per text (a ``Prompt`` is immutable)."""
     digest = hashlib.sha256(text.encode("utf-8")).hexdigest()
-    return Prompt(name=base, version=version, text=text, sha256=digest)
+    return Prompt(name=name, version=version, text=text, sha256=digest)
 
 
 def prob_key(label: str) -> str:
