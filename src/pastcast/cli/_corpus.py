@@ -164,6 +164,7 @@ def build(
         Literal["any", "metadata", "published"], _field("require_dates", "--require-dates")
     ] = "any",
     workers: Annotated[int | None, _field("workers", min=1, max=256)] = None,
+    scheduler: Annotated[str | None, _field("scheduler")] = None,
     as_json: JsonFlag = False,
 ) -> None:
     """Build an index from a document source (written atomically, resumed where a build that
