@@ -138,5 +138,7 @@ def test_months_indexed_on_dask_give_the_one_machine_index(
     assert on_dask.read_reused == 900 and on_dask.partitions_reused == 3
     assert on_dask.partitions == local.partitions > 3
     assert _tree_digest(tmp_path / "dask") == _tree_digest(tmp_path / "local")
-    manifests = [json.loads((tmp_path / d / "manifest.json").read_text()) for d in ("local", "dask")]
+    manifests = [
+        json.loads((tmp_path / d / "manifest.json").read_text()) for d in ("local", "dask")
+    ]
     assert manifests[0]["content_sha256"] == manifests[1]["content_sha256"]
