@@ -105,9 +105,14 @@ def on_dask(source: Path, out: Path, workers: int) -> dict[str, Any]:
         ) as cluster,
         distributed.Client(cluster) as client,
     ):
+        client.run(lambda: bool(__import__("pastcast.corpus.embedded")))  # as after a month
+        before, t0 = _workers_cpu(client), time.perf_counter()
+        time.sleep(10)  # what idle workers cost (heartbeats), to tell it from the indexing
+        idle_per_s = (_workers_cpu(client) - before) / (time.perf_counter() - t0)
         before = _workers_cpu(client)
         result = build(source, out, "--scheduler", str(cluster.scheduler_address))
         result["dask_workers_cpu_s"] = round(_workers_cpu(client) - before, 2)
+        result["dask_workers_idle_cpu_s"] = round(idle_per_s * result["wall_s"], 2)
     return result
 
 
@@ -149,7 +154,8 @@ def main() -> int:
             results["load"].append(_load())
             print(
                 f"on {args.dask} Dask workers: {dask['wall_s']} s wall, builder "
-                f"{dask['cpu_s']} s CPU + workers {dask['dask_workers_cpu_s']} s CPU "
+                f"{dask['cpu_s']} s CPU + workers {dask['dask_workers_cpu_s']} s CPU (of which "
+                f"idle, as measured idle: {dask['dask_workers_idle_cpu_s']} s) "
                 f"(one machine, {args.workers} workers: {full['wall_s']} s wall, "
                 f"{full['cpu_s']} s CPU); same files: {dask['same_files']}; "
                 f"phases {dask['report']['phase_seconds']}; load {results['load'][-1]}"
