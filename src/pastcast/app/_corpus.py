@@ -19,6 +19,7 @@ from pydantic import ValidationError
 from pastcast.app._fields import as_field
 from pastcast.app._open_corpus import open_corpus
 from pastcast.app._plans import MAX_BUILD_WORKERS, CorpusBuildPlan, StoreBackend
+from pastcast.app._read_stamp import read_stamp
 from pastcast.corpus import (
     CorpusBuildReport,
     is_database_url,
@@ -26,7 +27,7 @@ from pastcast.corpus import (
     redact_url,
 )
 from pastcast.corpus.dense import Embedder, resolve_embedder
-from pastcast.corpus.embedded import EmbeddedIndex
+from pastcast.corpus.embedded import EmbeddedIndex, MonthRunner, ReadStamp
 from pastcast.corpus.postgres import PostgresBackend
 from pastcast.corpus.sources import (
     DatingRule,
@@ -156,9 +157,11 @@ def _store(
     workers: int | None = None,
     run: SourceRun | None = None,
     dense: dict[str, Any] | None = None,
+    read: ReadStamp | None = None,
+    runner: MonthRunner | None = None,
 ) -> tuple[int, str, CorpusBuildReport | None]:
     """Index ``docs`` into the chosen backend (embedded too, with ``embedder``): how many, where
-    they went and the index's build report."""
+    they went and the index's build report (``read``, ``runner``: ``EmbeddedIndex.build``'s)."""
     try:
         if backend == "postgres" and url is not None:
             with PostgresBackend.build(
@@ -177,6 +180,8 @@ def _store(
             if run is not None
             else dict,
             notes=run.report_lines if run is not None else tuple,
+            read=read,
+            runner=runner,
         )
         if embedder is not None:  # computed (or imported) now, kept in the index for dense search
             dense = dense or {}
@@ -219,6 +224,19 @@ def _remove_index(out: Path) -> None:
     embedding job is kept instead: the next open resumes it.)"""
     if made_kind(out) == "index":
         shutil.rmtree(out, ignore_errors=True)
+
+
+def _dask_runner(scheduler: str | None, backend: StoreBackend) -> MonthRunner | None:
+    if scheduler is None:
+        return None
+    if backend != "embedded":
+        raise FieldError("scheduler", "only with an index directory")
+    from pastcast.corpus.sharded import dask_months
+
+    try:
+        return dask_months(scheduler)
+    except ImportError as exc:
+        raise FieldError("scheduler", str(exc)) from None
 
 
 def source_kind(source: str) -> tuple[str, str]:
@@ -342,6 +360,7 @@ def build_corpus(
             "vectors" if vectors is not None else "nprobe", "only with an index directory"
         )
     dense = plan.model_dump(include={"vectors", "vectors_ids", "nprobe"}, exclude_none=True)
+    runner = _dask_runner(plan.scheduler, backend)
     model = None
     if embedder is not None:
         with within("embedder"):
@@ -363,6 +382,8 @@ def build_corpus(
             workers,
             run,
             dense,
+            read_stamp(plan, path, allowed, run),
+            runner,
         )
     except BaseException:  # a failure or an interrupt: drop the side files
         run.discard()

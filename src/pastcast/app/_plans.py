@@ -236,6 +236,9 @@ class CorpusBuildPlan(Record):
     dated by their publication). Recorded with the index."""
     workers: int | None = Field(default=None, ge=1, le=MAX_BUILD_WORKERS)
     """Processes indexing month partitions side by side (default: the CPU count)."""
+    scheduler: str | None = None
+    """Dask scheduler (tcp://HOST:PORT) whose workers index the month partitions instead of local
+    processes (the 'scale' extra); the index's folder must be on storage they share."""
 
 
 class ConstructionAuditPlan(Record):

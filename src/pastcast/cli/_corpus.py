@@ -160,6 +160,7 @@ def build(
         Literal["any", "metadata", "published"], _field("require_dates", "--require-dates")
     ] = "any",
     workers: Annotated[int | None, _field("workers", min=1, max=256)] = None,
+    scheduler: Annotated[str | None, _field("scheduler")] = None,
     config: ConfigOpt = None,
     as_json: JsonFlag = False,
 ) -> None:

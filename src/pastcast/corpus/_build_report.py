@@ -28,6 +28,9 @@ class CorpusBuildReport(BaseModel):
     partitions_reused: int = Field(
         ge=0, description="complete partitions kept from a build cut short"
     )
+    read_reused: int = Field(
+        default=0, ge=0, description="documents spooled by a build cut short (read phase skipped)"
+    )
     partitions_kept: int = Field(
         default=0, ge=0, description="an append's partitions kept as they were (not re-indexed)"
     )
@@ -51,10 +54,11 @@ class CorpusBuildReport(BaseModel):
             f"indexed {self.documents} documents into {self.partitions} month partitions "
             f"in {self.seconds:.1f} s with {self.workers} worker(s), peak memory {mib:.0f} MiB"
         ]
-        if self.partitions_reused:
+        if self.partitions_reused or self.read_reused:
+            read = f"read phase reused ({self.read_reused} documents spooled), "
             out.append(
-                f"resumed: reused {self.partitions_reused} of {self.partitions} partitions "
-                "from the build that stopped"
+                f"resumed: {read if self.read_reused else ''}reused {self.partitions_reused} of "
+                f"{self.partitions} partitions from the build that stopped"
             )
         if self.partitions_kept:
             out.append(

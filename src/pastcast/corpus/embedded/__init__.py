@@ -9,8 +9,10 @@ from pastcast.corpus.embedded._partitioned import (
     DUPLICATES,
     SKIPPED_DUPLICATE,
     Duplicates,
+    MonthRunner,
     NewDocuments,
 )
+from pastcast.corpus.embedded._read_reuse import ReadStamp
 from pastcast.corpus.embedded._shards import (
     IndexMonth,
     index_months,
@@ -29,7 +31,9 @@ __all__ = [
     "Duplicates",
     "EmbeddedIndex",
     "IndexMonth",
+    "MonthRunner",
     "NewDocuments",
+    "ReadStamp",
     "index_months",
     "open_months",
     "shard_search",

@@ -42,6 +42,7 @@ from pastcast.corpus.embedded._partitioned import (
     FORMAT,
     BuildOptions,
     Duplicates,
+    MonthRunner,
     append_partitioned,
     build_partitioned,
     global_id_rank,
@@ -50,6 +51,7 @@ from pastcast.corpus.embedded._partitioned import (
     partition_in_memory,
     summary,
 )
+from pastcast.corpus.embedded._read_reuse import ReadStamp
 from pastcast.corpus.embedded._threads import ThreadLookups
 from pastcast.cutoff import as_utc, is_visible, visible_count
 from pastcast.records import CorpusIdentity, Document
@@ -115,6 +117,8 @@ class EmbeddedIndex(ThreadLookups):
         workers: int | None = None,
         removed: Callable[[], Mapping[str, int]] = dict,
         notes: Callable[[], Sequence[str]] = tuple,
+        read: ReadStamp | None = None,
+        runner: MonthRunner | None = None,
     ) -> EmbeddedIndex:
         """Index ``documents`` (any order) into month partitions under ``out_dir`` and open it.
 
@@ -124,9 +128,11 @@ class EmbeddedIndex(ThreadLookups):
         documents, even a killed one, resumes from its complete partitions (see
         ``_partitioned``). ``overwrite`` replaces only an index pastcast built as the same
         ``kind`` (``pastcast.owned``), never other folders. ``removed`` and ``notes``: what the
-        stages before left out, for the stored ``build_report``.
+        stages before left out, for the stored ``build_report``. ``read``: what the documents
+        are read from, so that a build cut short after its read phase skips it (``_read_reuse``);
+        ``runner``: where the months are indexed instead of local processes (e.g. on Dask).
         """
-        options = BuildOptions(progress, kind, workers, removed, notes)
+        options = BuildOptions(progress, kind, workers, removed, notes, read, runner)
         build_partitioned(documents, Path(out_dir), options, overwrite=overwrite)
         return cls.open(out_dir)
 

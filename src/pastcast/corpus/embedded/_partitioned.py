@@ -63,6 +63,7 @@ from pastcast.corpus.embedded._arrays import (
     sorted_unique,
 )
 from pastcast.corpus.embedded._maps import merge_partition_maps, save_partition_maps
+from pastcast.corpus.embedded._read_reuse import ReadStamp, SealedRead, reuse, seal
 from pastcast.cutoff import as_utc
 from pastcast.npyfiles import load_npy
 from pastcast.owned import MARKER, check_replaceable, mark
@@ -78,6 +79,7 @@ __all__ = [
     "Built",
     "Duplicates",
     "Loaded",
+    "MonthRunner",
     "NewDocuments",
     "append_partitioned",
     "build_partitioned",
@@ -187,11 +189,12 @@ def partition_in_memory(documents: Iterable[Document]) -> list[IndexArrays]:
 class _Spool:
     """Per-month files of JSON lines, with a bounded number of open handles."""
 
-    def __init__(self, folder: Path) -> None:
-        shutil.rmtree(folder, ignore_errors=True)
-        folder.mkdir(parents=True)
+    def __init__(self, folder: Path, sealed: SealedRead | None = None) -> None:
+        if sealed is None:  # a spool not sealed (``_read_reuse``) is read again
+            shutil.rmtree(folder, ignore_errors=True)
+            folder.mkdir(parents=True)
         self.folder = folder
-        self.counts: dict[str, int] = {}
+        self.counts: dict[str, int] = dict(sealed.counts) if sealed is not None else {}
         self._open: dict[str, IO[bytes]] = {}
 
     def add(self, month: str, line: bytes) -> None:
@@ -235,17 +238,25 @@ def _work_dir(out_dir: Path) -> Path:
     return out_dir.with_name(f".{out_dir.name}.building")
 
 
+MonthRunner = Callable[[Callable[[Any], bool], Sequence[Any]], Iterable[tuple[Any, bool]]]
+"""Runs ``index(task)`` for every month task, anywhere that sees the work directory; yields
+each task with its result as it finishes (``pastcast.corpus.sharded.dask_months``)."""
+
+
 @dataclass(frozen=True)
 class BuildOptions:
     """How a build or an append runs (``workers`` processes: default the CPU count, 1 in this
-    process), which ``kind`` of folder it makes, and what the stages before it left out and
-    their report lines, given once the documents are read (for the stored build report)."""
+    process; or ``runner``), which ``kind`` of folder it makes, and what the stages before it
+    left out and their report lines, given once the documents are read (for the stored build
+    report). With ``read``, a complete read phase of a build cut short is reused."""
 
     progress: bool = False
     kind: str = "index"
     workers: int | None = None
     removed: Callable[[], Mapping[str, int]] = dict
     notes: Callable[[], Sequence[str]] = tuple
+    read: ReadStamp | None = None
+    runner: MonthRunner | None = None
 
     def worker_count(self) -> int:
         return max(1, self.workers if self.workers is not None else os.cpu_count() or 1)
@@ -356,24 +367,37 @@ def _build(
         (work / leftover).unlink(missing_ok=True)
     shutil.rmtree(work / "threads", ignore_errors=True)
     memory = _MemoryMonths(documents) if isinstance(documents, Sequence) else None
-    spool = None if memory is not None else _Spool(work / "spool")
+    sealed = None
+    if memory is None and options.read is not None:
+        sealed = reuse(work / "spool", options.read)
+    spool = None if memory is not None else _Spool(work / "spool", sealed)
     with ProgressReporter("docs", enabled=options.progress) as bar:
-        if spool is not None:
+        if sealed is not None:  # what the read stages reported, as they reported it then
+            counts = dict(sealed.counts)
+            removed, notes = sealed.removed, sealed.notes
+            options = replace(options, removed=lambda: removed, notes=lambda: notes)
+        elif spool is not None:
             task = bar.add_task("reading documents", total=None)
             _fill(spool, documents, lambda count: bar.update(task, completed=count))
             bar.remove_task(task)
             counts = dict(spool.counts)
+            if options.read is not None:
+                seal(spool.folder, options.read, counts, options.removed(), options.notes())
         else:
             assert memory is not None
             counts = {m: len(v) for m, v in memory.by_month.items()}
         clock.lap("read")
         months = sorted(counts)
         reused = _index_months(
-            months, counts, work, spool, memory, workers, bar.update, bar.add_task
+            months, counts, work, spool, memory, workers, bar.update, bar.add_task, options.runner
         )
         clock.lap("index")
         manifest = _merge_globals(work, months, bar)
-    return _finish(work, out_dir, manifest, clock, reused, workers, spool is not None, options)
+    spooled = spool is not None
+    read_reused = sum(counts.values()) if sealed is not None else 0
+    return _finish(
+        work, out_dir, manifest, clock, reused, workers, spooled, options, 0, read_reused
+    )
 
 
 def _merge_globals(work: Path, months: list[str], bar: ProgressReporter) -> dict[str, Any]:
@@ -406,6 +430,7 @@ def _finish(
     spooled: bool,
     options: BuildOptions,
     kept: int = 0,
+    read_reused: int = 0,
 ) -> Built:
     """Manifest and report into ``work``, then ``work`` renamed onto ``out_dir``."""
     (work / "manifest.json").write_text(json.dumps(manifest, indent=2) + "\n")
@@ -417,6 +442,7 @@ def _finish(
         partitions=len(manifest["partitions"]),
         partitions_reused=reused,
         partitions_kept=kept,
+        read_reused=read_reused,
         workers=workers,
         seconds=round(clock.total(), 3),
         cpu_seconds=round(clock.cpu(), 3),
@@ -481,15 +507,19 @@ def _index_months(
     workers: int,
     update: Callable[..., None],
     add_task: Callable[..., Any],
+    runner: MonthRunner | None = None,
 ) -> int:
-    """Index every month (in parallel with more than one worker and a spool); how many complete
-    partitions of an earlier build were reused."""
+    """Index every month (in parallel with more than one worker and a spool, or by ``runner``);
+    how many complete partitions of an earlier build were reused."""
     task = add_task("indexing months", total=sum(counts.values()))
+    # absolute: a runner's workers may run elsewhere (shared storage, another working folder)
+    work = work.absolute()
     tasks = [
-        _MonthTask(m, None if spool is None else spool.path(m), work / "parts" / m) for m in months
+        _MonthTask(m, None if spool is None else spool.path(m).absolute(), work / "parts" / m)
+        for m in months
     ]
     reused = 0
-    if spool is None or workers == 1:
+    if spool is None or (workers == 1 and runner is None):
         for t in tasks:
             pairs = memory.pairs(t.month) if memory is not None else None
             reused += _index_month(t, pairs)
@@ -497,21 +527,30 @@ def _index_months(
         return reused
     # the largest months first, so that the last ones to finish are small
     tasks.sort(key=lambda t: -counts[t.month])
-    context = multiprocessing.get_context("spawn")  # no fork of a process running threads
-    with ProcessPoolExecutor(max_workers=workers, mp_context=context) as pool:
-        pending: dict[Future[bool], _MonthTask] = {pool.submit(_index_month, t): t for t in tasks}
-        try:
-            while pending:
-                done, _ = wait(pending, return_when=FIRST_COMPLETED)
-                for future in done:
-                    t = pending.pop(future)
-                    reused += future.result()
-                    update(task, advance=counts[t.month])
-        except BaseException:
-            for future in pending:
-                future.cancel()
-            raise
+    for t, was_reused in (runner or _process_pool(workers))(_index_month, tasks):
+        reused += was_reused
+        update(task, advance=counts[t.month])
     return reused
+
+
+def _process_pool(workers: int) -> MonthRunner:
+    """The months indexed by ``workers`` local processes."""
+
+    def run(index: Callable[[Any], bool], tasks: Sequence[Any]) -> Iterator[tuple[Any, bool]]:
+        context = multiprocessing.get_context("spawn")  # no fork of a process running threads
+        with ProcessPoolExecutor(max_workers=workers, mp_context=context) as pool:
+            pending: dict[Future[bool], Any] = {pool.submit(index, t): t for t in tasks}
+            try:
+                while pending:
+                    done, _ = wait(pending, return_when=FIRST_COMPLETED)
+                    for future in done:
+                        yield pending.pop(future), future.result()
+            except BaseException:
+                for future in pending:
+                    future.cancel()
+                raise
+
+    return run
 
 
 def _sorted_ids(part: IndexArrays, base: int) -> Iterator[tuple[str, int]]:
@@ -785,7 +824,17 @@ def _append(
                 os.link(index_dir / name, work / name)  # replaced, never written in place
         months = sorted(indexed | set(added))
         counts = {m: spool.counts[m] for m in added}
-        _index_months(sorted(added), counts, work, spool, None, workers, bar.update, bar.add_task)
+        _index_months(
+            sorted(added),
+            counts,
+            work,
+            spool,
+            None,
+            workers,
+            bar.update,
+            bar.add_task,
+            options.runner,
+        )
         clock.lap("index")
         merged = _merge_globals(work, months, bar)
     if side_files is not None:

@@ -19,7 +19,7 @@ from pastcast.corpus.sources._dating import (
     with_dating,
 )
 from pastcast.corpus.sources._hindsight import ContentScreen, later_date_mention, screen_document
-from pastcast.corpus.sources._registry import SourceRun, open_source, sources
+from pastcast.corpus.sources._registry import SideFile, SourceRun, open_source, sources
 from pastcast.lazy import lazy_exports
 
 TYPE_CHECKING = False
@@ -47,6 +47,7 @@ __all__ = [
     "RawPage",
     "RedditFilters",
     "RedditReport",
+    "SideFile",
     "SourceRun",
     "allow_sources",
     "clean_pages",
