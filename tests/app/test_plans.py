@@ -100,3 +100,19 @@ def test_an_import_preset_sets_a_filter_only_where_none_is_given() -> None:
     bare = with_preset(ForecastBenchImport(path_or_url="fb", out="o"), "dojo")
     assert bare.filters == {"min_dates": 3} and bare.filter_config().min_dates == 3
     assert with_preset(bare, "hindcast").schedule == "hindcast"
+
+
+def test_a_corpus_build_stores_the_record_it_ran_in_its_report(tmp_path: Path) -> None:
+    """The index says how it was made: its build report holds the merged record."""
+    from pastcast.app import build_corpus
+    from pastcast.corpus import CorpusBuildReport
+
+    repo = Path(__file__).resolve().parents[2]
+    plan = CorpusBuildPlan(
+        source=f"jsonl:{repo / 'examples' / 'docs.jsonl'}", out=tmp_path / "idx", workers=1
+    )
+    build_corpus(plan)
+    report = CorpusBuildReport.load(tmp_path / "idx")
+    assert report is not None
+    assert report.plan == plan.model_dump(mode="json")
+    assert CorpusBuildPlan.model_validate(report.plan) == plan

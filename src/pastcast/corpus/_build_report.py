@@ -6,6 +6,7 @@ why, time, memory, workers.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -46,6 +47,11 @@ class CorpusBuildReport(BaseModel):
     worker_peak_rss_bytes: int = Field(ge=0, description="the largest worker's; 0 without any")
     removed: dict[str, int] = Field(default_factory=dict)
     notes: tuple[str, ...] = ()
+    plan: dict[str, Any] | None = Field(
+        default=None,
+        description="the record the build ran, its preset merged (the application layer's "
+        "CorpusBuildPlan); None for a build made below that layer, or an append",
+    )
 
     def lines(self) -> list[str]:
         """The build's own facts for a terminal (the removals are the stages' to report)."""
