@@ -39,7 +39,7 @@ import numba
 import numpy as np
 import numpy.typing as npt
 
-__all__ = ["block_top_k"]
+__all__ = ["block_top_k", "query_top_k", "term_ids"]
 
 I32 = npt.NDArray[np.int32]
 I64 = npt.NDArray[np.int64]
@@ -245,6 +245,40 @@ def _kernel(
     kth = _kth(scores, k)
     keep_mask = scores >= kth
     return cand[keep_mask], scores[keep_mask]
+
+
+@numba.njit(cache=True, nogil=True)
+def _term_ids(
+    hashes: Any, ids: Any, offsets: Any, text: Any, qhash: Any, qtext: Any, qoffs: Any, last: int
+) -> Any:
+    n_terms = qhash.shape[0]
+    out = np.full((n_terms, last + 1), -1, dtype=np.int64)
+    for blk in range(last + 1):
+        h, o, txt = hashes[blk], offsets[blk], text[blk]
+        for t in range(n_terms):
+            at = np.searchsorted(h, qhash[t])
+            size = qoffs[t + 1] - qoffs[t]
+            while at < h.shape[0] and h[at] == qhash[t]:  # equal hashes: the text decides
+                if o[at + 1] - o[at] == size:
+                    same = True
+                    for i in range(size):
+                        if txt[o[at] + i] != qtext[qoffs[t] + i]:
+                            same = False
+                            break
+                    if same:
+                        out[t, blk] = ids[blk][at]
+                        break
+                at += 1
+    return out
+
+
+def term_ids(
+    terms: tuple[tuple[Any, ...], ...], qhash: Any, qtext: Any, qoffs: Any, last: int
+) -> I64:
+    """``tids[t, blk]``: query term ``t``'s id in block ``blk`` (-1: absent), for the blocks up
+    to ``last``, looked up in their term tables (``BlockTuples.terms``) by the terms' hashes
+    (``qhash``) and UTF-8 (term ``t``: ``qtext[qoffs[t]:qoffs[t + 1]]``) in one compiled call."""
+    return _term_ids(*terms, qhash, qtext, qoffs.astype(np.int64), last)  # type: ignore[no-any-return]
 
 
 @numba.njit(cache=True, nogil=True)
