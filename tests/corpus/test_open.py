@@ -244,4 +244,4 @@ def test_opening_and_searching_parse_no_vocabulary(
     hits = index.search(f"{words} market", as_of=DOCS[-1].timestamp + timedelta(days=1))
     assert hits  # the search ran and found the documents
     tables = [part.vocab.arrays()[0] for part in index._parts]
-    assert len(tables) == 3 and all(isinstance(t, np.memmap) for t in tables)
+    assert len(tables) > 1 and all(isinstance(t, np.memmap) for t in tables)

@@ -278,7 +278,9 @@ def term_ids(
     """``tids[t, blk]``: query term ``t``'s id in block ``blk`` (-1: absent), for the blocks up
     to ``last``, looked up in their term tables (``BlockTuples.terms``) by the terms' hashes
     (``qhash``) and UTF-8 (term ``t``: ``qtext[qoffs[t]:qoffs[t + 1]]``) in one compiled call."""
-    return _term_ids(*terms, qhash, qtext, qoffs.astype(np.int64), last)  # type: ignore[no-any-return]
+    kernel: Any = _term_ids  # a dispatcher: its signature is the compiled one
+    tids: I64 = kernel(*terms, qhash, qtext, qoffs.astype(np.int64), last)
+    return tids
 
 
 @numba.njit(cache=True, nogil=True)
