@@ -96,6 +96,7 @@ def main() -> int:
     result["visible"] = index.count_before(late)
     result["pastcast_late_p50_ms"] = p50_ms(ours)
     result["load_pastcast"] = uptime()
+    print(json.dumps(result, indent=2), flush=True)  # kept if the peer fails
     if args.source is not None:
         folder = Path(tempfile.mkdtemp(prefix="tantivy-", dir=args.index.parent))
         try:

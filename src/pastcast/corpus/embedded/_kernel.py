@@ -343,6 +343,12 @@ def _query_kernel(
             r += 1
         if r == 0:
             continue
+        if floor > 0.0 and len(got_s) >= k:  # the block's bounds cannot reach the k-th score:
+            reach = 0.0  # the check ``_kernel`` makes first, without its allocations
+            for i in range(r):
+                reach += rows[i, 3]
+            if reach * (1.0 + _MARGIN) < floor * (1.0 - _MARGIN):
+                continue
         cand, scores = _kernel(
             ords[blk],
             tfs[blk],
