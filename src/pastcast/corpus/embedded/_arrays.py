@@ -197,13 +197,11 @@ class TermTable(Mapping[str, int]):
 
     @classmethod
     def mapped(cls, folder: Path) -> TermTable:
-        """The table ``save`` wrote into ``folder``, memory-mapped on first use."""
-
-        def load() -> tuple[Any, I64, I64, Any]:
-            hashes, ids, offsets = (load_npy(folder / f"{n}.npy") for n in _TERM_TABLE)
-            return hashes, ids, offsets, np.frombuffer(_mapped(folder / _TERM_TEXT), np.uint8)
-
-        return cls(load)
+        """The table ``save`` wrote into ``folder``, memory-mapped now (no page read): an append
+        replacing the index after this was opened leaves these mappings' files."""
+        hashes, ids, offsets = (load_npy(folder / f"{n}.npy") for n in _TERM_TABLE)
+        arrays = (hashes, ids, offsets, np.frombuffer(_mapped(folder / _TERM_TEXT), np.uint8))
+        return cls(lambda: arrays)
 
     @classmethod
     def legacy(cls, path: Path) -> TermTable:
