@@ -42,7 +42,7 @@ import tempfile
 import time
 from array import array
 from collections import defaultdict
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -137,7 +137,7 @@ class Pastcast(System):
 class Tantivy(System):
     name = "tantivy"
 
-    def __init__(self, docs: list[Document], folder: Path) -> None:
+    def __init__(self, docs: Iterable[Document], folder: Path) -> None:
         import tantivy
 
         self.t = tantivy

@@ -8,9 +8,11 @@ from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pytest
 from corpus_synth import START, make_docs
 
+from pastcast import safejson
 from pastcast.corpus import (
     CorpusIdentity,
     OpenedCorpus,
@@ -23,7 +25,7 @@ from pastcast.corpus import (
 )
 from pastcast.corpus.dense import DenseIndex, HybridIndex
 from pastcast.corpus.embedded import EmbeddedIndex
-from pastcast.corpus.embedded._arrays import build_arrays, save_arrays
+from pastcast.corpus.embedded._arrays import TermTable, build_arrays, save_arrays
 from pastcast.corpus.postgres import PostgresBackend
 from pastcast.errors import FieldError
 from pastcast.records import Document
@@ -76,7 +78,7 @@ def test_an_index_of_the_earlier_layout_derives_the_same_hash(tmp_path: Path) ->
     save_arrays(build_arrays(DOCS), tmp_path / "old")
     old = open_backend(tmp_path / "old")
     assert old.identity().content_sha256 == content_digest(DOCS)
-    assert old.identity().options["format"] == "pastcast-bm25 v2"  # the partition format of today
+    assert old.identity().options["format"] == "pastcast-bm25 v3"  # the partition format of today
 
 
 def test_dense_and_hybrid_identities_name_the_embedder(index_dir: Path) -> None:
@@ -223,3 +225,23 @@ def test_postgres_dense_needs_embeddings_of_the_same_model(pg_url: str) -> None:
         assert dense.identity().retrieval == "dense"
     finally:
         dense.close()
+
+
+def test_opening_and_searching_parse_no_vocabulary(
+    index_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A search maps each month's term table and bisects it: no vocabulary is parsed or
+    decoded whole, and no months are merged (a merge decodes every term), so the first search
+    after opening costs a few pages, not a pass over every term."""
+    index = EmbeddedIndex.open(index_dir)
+    words = next(iter(DOCS[-1].text.split()), "market")
+
+    def refuse(*_: object, **__: object) -> None:
+        raise AssertionError("a vocabulary was parsed or decoded whole")
+
+    monkeypatch.setattr(safejson, "loads", refuse)
+    monkeypatch.setattr(TermTable, "__iter__", refuse)
+    hits = index.search(f"{words} market", as_of=DOCS[-1].timestamp + timedelta(days=1))
+    assert hits  # the search ran and found the documents
+    tables = [part.vocab.arrays()[0] for part in index._parts]
+    assert len(tables) > 1 and all(isinstance(t, np.memmap) for t in tables)

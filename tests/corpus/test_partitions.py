@@ -62,8 +62,8 @@ def spread_docs(n: int, seed: int) -> list[Document]:
     return docs
 
 
-# Scoring month by month (0), in blocks of one or two months (150), and in one block (default).
-BLOCKS = [0, 150, BLOCK_DOCS]
+# Scoring month by month (0, the default), in blocks of one or two months (150), in one block.
+BLOCKS = [BLOCK_DOCS, 150, 50_000]
 
 
 @pytest.mark.parametrize("block_docs", BLOCKS)
@@ -72,7 +72,7 @@ def test_partitioned_equals_the_unpartitioned_index(block_docs: int) -> None:
     part = EmbeddedIndex.in_memory(docs, block_docs=block_docs)
     assert len(part.partition_bounds) >= 5
     blocks = len(part._scoring_blocks()[0])
-    assert blocks == {0: len(part.partition_bounds), BLOCK_DOCS: 1}.get(block_docs, blocks)
+    assert blocks == {BLOCK_DOCS: len(part.partition_bounds), 50_000: 1}.get(block_docs, blocks)
     assert block_docs != 150 or 1 < blocks < len(part.partition_bounds)
     legacy = build_arrays(docs)
     rng = random.Random(3)

@@ -20,8 +20,10 @@ search hit needs only those, and slicing them costs a fraction of validating a w
 
 Opening a partition reads nothing but its manifest: the arrays and stores are memory-mapped, the
 ids are sliced on demand from one UTF-8 blob (``ids.bin``, ``id_offsets.npy``; earlier
-partitions: ``ids.json``, parsed on first use) and the vocabulary is parsed on first use, so an
-index of millions of documents opens in well under a second. Each term's largest frequency and
+partitions: ``ids.json``, parsed on first use) and the vocabulary is a term table sorted by hash
+(``TermTable``), mapped and searched by bisection, never parsed (an index written before tables
+parses its ``vocab.json`` on first use): an index of millions of documents opens in well under a
+second and its first search reads only the pages it needs. Each term's largest frequency and
 shortest document (the kernel's pruning bounds) are stored too, not recomputed at the first
 search from every posting.
 """
@@ -55,7 +57,7 @@ __all__ = [
     "FORMAT_VERSION",
     "IdColumn",
     "IndexArrays",
-    "LazyVocab",
+    "TermTable",
     "build_arrays",
     "build_from_lines",
     "from_micros",
@@ -66,8 +68,8 @@ __all__ = [
 ]
 
 FORMAT = "pastcast-bm25"
-FORMAT_VERSION = 2  # 2: ids as a blob with offsets, term bounds stored (1 still opens)
-_READABLE_VERSIONS = (1, 2)
+FORMAT_VERSION = 3  # 3: term tables; 2: ids as a blob, term bounds stored (1 and 2 still open)
+_READABLE_VERSIONS = (1, 2, 3)
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 _ARRAY_NAMES = (
     "timestamps",
@@ -83,6 +85,7 @@ _ARRAY_NAMES = (
 _HIT_OFFSETS, _HIT_STORE = "hit_offsets", "hits.bin"
 _ID_OFFSETS, _ID_STORE = "id_offsets", "ids.bin"
 _BOUNDS = ("term_max_tf", "term_min_len")
+_TERM_TABLE, _TERM_TEXT = ("term_hash", "term_id", "term_text_offsets"), "terms.bin"
 
 I64 = npt.NDArray[np.int64]
 I32 = npt.NDArray[np.int32]
@@ -129,38 +132,93 @@ class IdColumn(Sequence[str]):
             yield str(store[view[i] : view[i + 1]], "utf-8")
 
 
-class LazyVocab(Mapping[str, int]):
-    """A partition's vocabulary (``vocab.json``: terms in id order), parsed on first use."""
+def term_hash(term: bytes) -> int:
+    """A term's 64-bit key in a ``TermTable`` (the same at build and at search)."""
+    return int.from_bytes(hashlib.blake2b(term, digest_size=8).digest(), "little")
 
-    def __init__(self, path: Path) -> None:
-        # mapped now, parsed later: an index replaced by an append after this was opened keeps
-        # this vocabulary (the mapping holds the file), not the new one at the same path
-        self._bytes = _mapped(path)
-        self._terms: dict[str, int] | None = None
 
-    def mapping(self) -> dict[str, int]:
-        """The vocabulary as a plain dict (loaded now if it was not)."""
-        if self._terms is None:
-            terms: list[str] = safejson.loads(bytes(self._bytes))
-            self._terms = {t: i for i, t in enumerate(terms)}
-        return self._terms
+class TermTable(Mapping[str, int]):
+    """A partition's vocabulary as a table sorted by term hash: ``hashes`` (ascending), the
+    term ids in that order, and the terms' UTF-8 (``text[offsets[i]:offsets[i + 1]]``) that
+    confirms a match. A look-up is a bisection and a byte comparison, so opening an index and
+    searching it parse no vocabulary: the build writes the table and a search maps it.
 
-    def __getitem__(self, term: str) -> int:
-        return self.mapping()[term]
+    ``load`` gives the four arrays on first use: mapped files (``mapped``), or the parsed
+    ``vocab.json`` of an index written before tables (``legacy``: its first search parses it).
+    """
+
+    def __init__(self, load: Callable[[], tuple[Any, I64, I64, Any]]) -> None:
+        self._load = load
+        self._arrays: tuple[Any, I64, I64, Any] | None = None
+
+    @classmethod
+    def of(cls, terms: Sequence[str]) -> TermTable:
+        """The table of ``terms`` (term ``i`` has id ``i``)."""
+        encoded = [t.encode() for t in terms]
+        hashes = np.fromiter(map(term_hash, encoded), dtype=np.uint64, count=len(encoded))
+        order = np.argsort(hashes, kind="stable")
+        in_order = [encoded[i] for i in order.tolist()]
+        offsets = np.zeros(len(encoded) + 1, dtype=np.int64)
+        np.cumsum([len(e) for e in in_order], out=offsets[1:])
+        text = np.frombuffer(b"".join(in_order), dtype=np.uint8)
+        arrays = (hashes[order], order.astype(np.int64), offsets, text)
+        return cls(lambda: arrays)
+
+    @classmethod
+    def mapped(cls, folder: Path) -> TermTable:
+        """The table ``save`` wrote into ``folder``, memory-mapped now (no page read): an append
+        replacing the index after this was opened leaves these mappings' files."""
+        hashes, ids, offsets = (load_npy(folder / f"{n}.npy") for n in _TERM_TABLE)
+        arrays = (hashes, ids, offsets, np.frombuffer(_mapped(folder / _TERM_TEXT), np.uint8))
+        return cls(lambda: arrays)
+
+    @classmethod
+    def legacy(cls, path: Path) -> TermTable:
+        """The table of a ``vocab.json`` (terms in id order): mapped now, parsed on first use
+        (an append replacing the index after this was opened leaves this mapping's file)."""
+        data = _mapped(path)
+        return cls(lambda: cls.of(safejson.loads(bytes(data))).arrays())
+
+    def arrays(self) -> tuple[Any, I64, I64, Any]:
+        """(hashes, ids, offsets, text): see the class docstring."""
+        if self._arrays is None:
+            self._arrays = self._load()
+        return self._arrays
+
+    def save(self, folder: Path) -> None:
+        hashes, ids, offsets, text = self.arrays()
+        for name, values in zip(_TERM_TABLE, (hashes, ids, offsets), strict=True):
+            np.save(folder / f"{name}.npy", values)
+        (folder / _TERM_TEXT).write_bytes(bytes(text))
 
     def get(self, term: str, default: Any = None) -> Any:
-        return self.mapping().get(term, default)
+        hashes, ids, offsets, text = self.arrays()
+        raw = term.encode()
+        key = np.uint64(term_hash(raw))
+        at = int(np.searchsorted(hashes, key))
+        while at < len(hashes) and hashes[at] == key:  # equal hashes: the text decides
+            if bytes(text[offsets[at] : offsets[at + 1]]) == raw:
+                return int(ids[at])
+            at += 1
+        return default
+
+    def __getitem__(self, term: str) -> int:
+        tid: int | None = self.get(term)
+        if tid is None:
+            raise KeyError(term)
+        return tid
 
     def __len__(self) -> int:
-        return len(self.mapping())
+        return len(self.arrays()[0])
 
     def __iter__(self) -> Iterator[str]:
-        return iter(self.mapping())
-
-
-def plain_vocab(vocab: Mapping[str, int]) -> Mapping[str, int]:
-    """``vocab`` as a dict when it is a lazy one (a dict's ``get`` costs no Python call)."""
-    return vocab.mapping() if isinstance(vocab, LazyVocab) else vocab
+        """The terms in id order (decodes every term: merges and tests, not searches)."""
+        _, ids, offsets, text = self.arrays()
+        raw, bounds = bytes(text), offsets.tolist()
+        by_id = [""] * len(ids)
+        for at, tid in enumerate(ids.tolist()):
+            by_id[tid] = raw[bounds[at] : bounds[at + 1]].decode()
+        return iter(by_id)
 
 
 @dataclass(frozen=True)
@@ -175,7 +233,7 @@ class IndexArrays:
     post_ord: I32  # ordinals, ascending within a term
     post_tf: I32  # term frequency of each posting
     doc_offsets: I64  # byte offsets of each document's JSON line in the store; size n + 1
-    vocab: Mapping[str, int]
+    vocab: TermTable
     ids: Sequence[str]
     store: bytes | memoryview  # JSON lines, one Document per ordinal
     manifest: dict[str, Any]
@@ -282,7 +340,7 @@ def build_from_lines(
         post_ord=post_ord,
         post_tf=tf.astype(np.int32),
         doc_offsets=doc_offsets,
-        vocab={t.decode(): i for t, i in vocab.items()},
+        vocab=TermTable.of([t.decode() for t in vocab]),  # keys in id order
         ids=ids,
         store=bytes(store),
         manifest=manifest,
@@ -326,8 +384,7 @@ def save_arrays(
         if arrays.hit_offsets is not None and arrays.hit_store is not None:
             np.save(tmp / f"{_HIT_OFFSETS}.npy", arrays.hit_offsets)
             (tmp / _HIT_STORE).write_bytes(bytes(arrays.hit_store))
-        terms = sorted(arrays.vocab, key=arrays.vocab.__getitem__)
-        (tmp / "vocab.json").write_text(json.dumps(terms, ensure_ascii=False))
+        arrays.vocab.save(tmp)
         encoded = [i.encode() for i in arrays.ids]
         id_offsets = np.zeros(len(encoded) + 1, dtype=np.int64)
         np.cumsum([len(e) for e in encoded], out=id_offsets[1:])
@@ -379,7 +436,9 @@ def load_arrays(index_dir: Path) -> IndexArrays:
     if len(ids) != manifest["doc_count"]:
         raise ValueError(f"{index_dir}: {len(ids)} ids, manifest says {manifest['doc_count']}")
     return IndexArrays(
-        vocab=LazyVocab(index_dir / "vocab.json"),
+        vocab=TermTable.mapped(index_dir)
+        if (index_dir / _TERM_TEXT).is_file()
+        else TermTable.legacy(index_dir / "vocab.json"),
         ids=ids,
         store=store,
         manifest=manifest,

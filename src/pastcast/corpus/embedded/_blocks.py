@@ -1,14 +1,15 @@
-"""Scoring blocks: consecutive small month partitions merged in memory when an index is opened.
+"""Scoring blocks: consecutive small month partitions merged in memory, for a caller that
+asks for them (``block_docs``); by default (``BLOCK_DOCS = 0``) every month is scored as it is.
 
-Month partitions keep the build streaming and resumable, but each one costs a fixed overhead per
-query term at search time (about 15 µs of numpy calls), which dominates when months are small
-(WCEP: 75 months of ~500 documents). For scoring only, consecutive partitions are merged into
-blocks of at most ``block_docs`` documents. A block is laid out exactly like a partition (global
-ordinals of its documents are a contiguous range, each term's postings ascending), so the as-of
-scorer treats it as one: fully admitted blocks contribute whole, the cutoff's block a prefix.
-The statistics are the same integers and every posting's contribution the same floating-point
-operations, so scores are unchanged bit for bit (tested). Documents are still read from the
-partitions: a block has no document store.
+Merging once paid for a fixed numpy overhead per month and query term (about 15 µs) when
+months are small (WCEP: 75 months of ~500 documents); the compiled kernel now scores every month
+in one call, and a merge costs a pass over every posting and term of the merged months at the
+first search (29 s at a million documents), so it is off unless asked for. A block is laid out
+exactly like a partition (global ordinals of its documents are a contiguous range, each term's
+postings ascending), so the as-of scorer treats it as one: fully admitted blocks contribute
+whole, the cutoff's block a prefix. The statistics are the same integers and every posting's
+contribution the same floating-point operations, so scores are unchanged bit for bit (tested).
+Documents are still read from the partitions: a block has no document store.
 """
 
 from __future__ import annotations
@@ -17,11 +18,11 @@ from collections import defaultdict
 
 import numpy as np
 
-from pastcast.corpus.embedded._arrays import IndexArrays
+from pastcast.corpus.embedded._arrays import IndexArrays, TermTable
 
 __all__ = ["BLOCK_DOCS", "scoring_blocks"]
 
-BLOCK_DOCS = 50_000
+BLOCK_DOCS = 0  # month by month (see the module docstring)
 
 
 def scoring_blocks(parts: list[IndexArrays], block_docs: int) -> list[IndexArrays]:
@@ -46,7 +47,7 @@ def _merge(group: list[IndexArrays]) -> IndexArrays:
     tids, ords, tfs = [], [], []
     offset = 0
     for part in group:
-        by_local_id = sorted(part.vocab, key=part.vocab.__getitem__)
+        by_local_id = list(part.vocab)  # the terms in id order
         mapping = np.fromiter(
             map(vocab.__getitem__, by_local_id), dtype=np.int64, count=len(by_local_id)
         )
@@ -74,7 +75,7 @@ def _merge(group: list[IndexArrays]) -> IndexArrays:
         post_ord=np.concatenate(ords)[order].astype(np.int32),
         post_tf=np.concatenate(tfs)[order],
         doc_offsets=np.zeros(1, dtype=np.int64),
-        vocab=dict(vocab),
+        vocab=TermTable.of(list(vocab)),  # keys in id order
         ids=[i for p in group for i in p.ids],
         store=b"",  # scoring only: documents are read from the partitions
         manifest={"partition": f"{first}..{last}", "scoring_block": True},

@@ -17,14 +17,14 @@ from __future__ import annotations
 import bisect
 import itertools
 import math
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
-from pastcast.corpus.embedded._arrays import IndexArrays, plain_vocab, term_bounds
+from pastcast.corpus.embedded._arrays import IndexArrays, term_bounds, term_hash
 
 __all__ = [
     "K1",
@@ -44,6 +44,8 @@ I64 = npt.NDArray[np.int64]
 F64 = npt.NDArray[np.float64]
 Mask = npt.NDArray[np.bool_]
 _Slices = list[tuple[float, int, int]]  # (idf, lo, hi) into a partition's postings
+# a term table's arrays (``TermTable``): dtype, and the size of an empty block's
+_TABLE_TYPES = ((np.uint64, 0), (np.int64, 0), (np.int64, 1), (np.uint8, 0))
 
 
 def _empty() -> tuple[I64, F64]:
@@ -205,7 +207,7 @@ class BlockTuples:
     lens: tuple[Any, ...]
     offsets: tuple[Any, ...]
     bounds: tuple[tuple[Any, ...], tuple[Any, ...]]  # per block: largest tf, shortest length
-    vocabs: list[Mapping[str, int]]
+    terms: tuple[tuple[Any, ...], ...]  # per block: its term table's four arrays
     len_before: list[int]  # total length of the blocks before each block
     starts: list[int]  # the first global ordinal of each block, then the document count
     largest: int  # the largest block's document count (the kernel's scratch size)
@@ -239,6 +241,7 @@ def block_tuples(parts: Sequence[IndexArrays]) -> BlockTuples:
         else term_bounds(o, d, t, n)
         for p, o, d, t, n in zip(parts, offsets[: len(parts)], ords, tfs, lens, strict=False)
     ]
+    tables = [p.vocab.arrays() for p in parts]  # mapped: nothing parsed
     empty = i64  # read-only like every other array in the tuples: one compiled type
     totals = [0]
     for p in parts:
@@ -252,7 +255,10 @@ def block_tuples(parts: Sequence[IndexArrays]) -> BlockTuples:
             tuple(frozen(b[0], np.int64) for b in bounds) + (empty,) * pad,
             tuple(frozen(b[1], np.int64) for b in bounds) + (empty,) * pad,
         ),
-        [plain_vocab(p.vocab) for p in parts],
+        tuple(
+            tuple(frozen(t[i], dtype) for t in tables) + (frozen(np.zeros(empty), dtype),) * pad
+            for i, (dtype, empty) in enumerate(_TABLE_TYPES)
+        ),
         totals,
         list(itertools.accumulate((len(p.ids) for p in parts), initial=0)),
         max((len(p.ids) for p in parts), default=0),
@@ -282,7 +288,7 @@ def bm25_top_k(
     these partitions being one shard of it) replace the partitions' own statistics; such a
     search goes block by block.
     """
-    from pastcast.corpus.embedded._kernel import block_top_k, query_top_k
+    from pastcast.corpus.embedded._kernel import block_top_k, query_top_k, term_ids
 
     if n <= 0 or k <= 0 or not terms:
         return _empty()
@@ -290,9 +296,14 @@ def bm25_top_k(
     if allowed is None and tuples is not None and stats is None:
         last = bisect.bisect_left(tuples.starts, n) - 1  # ``_cutoff_partition`` without numpy
         m = n - tuples.starts[last]
-        vocabs = tuples.vocabs[: last + 1]
-        tids = np.array([v.get(t, -1) for t in terms for v in vocabs], dtype=np.int64)
-        tids = tids.reshape(len(terms), last + 1)
+        raw = [t.encode() for t in terms]
+        tids = term_ids(
+            tuples.terms,
+            np.array([term_hash(r) for r in raw], dtype=np.uint64),
+            np.frombuffer(b"".join(raw), dtype=np.uint8),
+            np.cumsum([0, *map(len, raw)]),
+            last,
+        )
         avgdl = (tuples.len_before[last] + int(parts[last].len_prefix[m])) / n
         t = tuples
         return query_top_k(

@@ -39,7 +39,7 @@ import numba
 import numpy as np
 import numpy.typing as npt
 
-__all__ = ["block_top_k"]
+__all__ = ["block_top_k", "query_top_k", "term_ids"]
 
 I32 = npt.NDArray[np.int32]
 I64 = npt.NDArray[np.int64]
@@ -248,6 +248,42 @@ def _kernel(
 
 
 @numba.njit(cache=True, nogil=True)
+def _term_ids(
+    hashes: Any, ids: Any, offsets: Any, text: Any, qhash: Any, qtext: Any, qoffs: Any, last: int
+) -> Any:
+    n_terms = qhash.shape[0]
+    out = np.full((n_terms, last + 1), -1, dtype=np.int64)
+    for blk in range(last + 1):
+        h, o, txt = hashes[blk], offsets[blk], text[blk]
+        for t in range(n_terms):
+            at = np.searchsorted(h, qhash[t])
+            size = qoffs[t + 1] - qoffs[t]
+            while at < h.shape[0] and h[at] == qhash[t]:  # equal hashes: the text decides
+                if o[at + 1] - o[at] == size:
+                    same = True
+                    for i in range(size):
+                        if txt[o[at] + i] != qtext[qoffs[t] + i]:
+                            same = False
+                            break
+                    if same:
+                        out[t, blk] = ids[blk][at]
+                        break
+                at += 1
+    return out
+
+
+def term_ids(
+    terms: tuple[tuple[Any, ...], ...], qhash: Any, qtext: Any, qoffs: Any, last: int
+) -> I64:
+    """``tids[t, blk]``: query term ``t``'s id in block ``blk`` (-1: absent), for the blocks up
+    to ``last``, looked up in their term tables (``BlockTuples.terms``) by the terms' hashes
+    (``qhash``) and UTF-8 (term ``t``: ``qtext[qoffs[t]:qoffs[t + 1]]``) in one compiled call."""
+    kernel: Any = _term_ids  # a dispatcher: its signature is the compiled one
+    tids: I64 = kernel(*terms, qhash, qtext, qoffs.astype(np.int64), last)
+    return tids
+
+
+@numba.njit(cache=True, nogil=True)
 def _ranges(ords: Any, offsets: Any, tids: Any, last: int, m: int) -> tuple[Any, Any]:
     """Per query term and admitted block, the visible postings range, and each term's document
     frequency as of the cutoff (the first ``m`` documents of block ``last``)."""
@@ -307,6 +343,12 @@ def _query_kernel(
             r += 1
         if r == 0:
             continue
+        if floor > 0.0 and len(got_s) >= k:  # the block's bounds cannot reach the k-th score:
+            reach = 0.0  # the check ``_kernel`` makes first, without its allocations
+            for i in range(r):
+                reach += rows[i, 3]
+            if reach * (1.0 + _MARGIN) < floor * (1.0 - _MARGIN):
+                continue
         cand, scores = _kernel(
             ords[blk],
             tfs[blk],
