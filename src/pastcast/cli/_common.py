@@ -12,7 +12,7 @@ import json
 import os
 import shutil
 import sys
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, NoReturn, TypeVar
@@ -22,7 +22,7 @@ import typer
 from pastcast.cutoff import DayConvention
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Mapping
+    from collections.abc import Callable
 
     from pydantic import BaseModel
     from rich.console import Console
@@ -194,10 +194,13 @@ def options_record(
         except FieldError as exc:
             fail(exc.reason)
     given = deep_merge(given_options(ctx, {"config": None, **(fields or {})}), computed)
-    try:
-        return kind.model_validate(deep_merge(base, given))
-    except ValidationError as exc:
-        loc, message = first_error(exc)
+    loc: tuple[str | int, ...] = _undecodable(given)
+    message = "not valid text (bytes that are not UTF-8)"
+    if not loc:
+        try:
+            return kind.model_validate(deep_merge(base, given))
+        except ValidationError as exc:
+            loc, message = first_error(exc)
     if message == "Field required" and "config" in ctx.params:
         message = "required (or give --config FILE)"
     where = field_path(loc)
@@ -207,6 +210,25 @@ def options_record(
             name = param.opts[0] if param.opts[0].startswith("-") else param.opts[0].upper()
             fail(f"{name}: {message}")
     fail(f"{option_of(where)}: {message}" if where else message)
+
+
+def _undecodable(value: Any, loc: tuple[str | int, ...] = ()) -> tuple[str | int, ...]:
+    """Where in ``value`` a text holds undecodable bytes (a command line's surrogate escapes):
+    a record keeps no such text, for it could not be written to its file or any output."""
+    if isinstance(value, str):
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError:
+            return loc
+    elif isinstance(value, Mapping):
+        for key, item in value.items():
+            if found := _undecodable(item, (*loc, key)):
+                return found
+    elif isinstance(value, (list, tuple)):
+        for i, item in enumerate(value):
+            if found := _undecodable(item, (*loc, i)):
+                return found
+    return ()
 
 
 def output_dir(path: Path, option: str, kind: str) -> Path:
