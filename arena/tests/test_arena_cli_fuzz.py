@@ -62,8 +62,9 @@ SKELETONS: dict[tuple[str, ...], Skeleton] = {
     ("arena", "simulate"): lambda ws, t: {"rounds": "3"},
     ("arena", "verify"): lambda ws, t: {"ledger": ws.good["ledger"]},
 }
-# The Solidity compiler and the live service reach outside even with valid values.
-HEAVY = {("arena", "compile"), ("arena", "live")}
+# The Solidity compiler and the live service reach outside even with valid values; the
+# calibration fits over 400 seeds (minutes).
+HEAVY = {("arena", "compile"), ("arena", "live"), ("arena", "calibrate")}
 SKIP = {("arena", "compile", "write"): "rewrites the contract artifacts shipped in the package"}
 SUITE = Suite(COMMANDS, SKELETONS, HEAVY, OUTPUTS | {"arena serve ledger"})
 

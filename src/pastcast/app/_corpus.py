@@ -396,13 +396,17 @@ def build_corpus(
         side.mkdir(parents=True, exist_ok=True)
         lines += run.finish(side)
     lines += run.report_lines()
-    _record_plan(target, plan)
-    return CorpusBuild(stored[0], stored[1], dict(run.skipped()), tuple(lines), stored[2], plan)
+    report = _record_plan(target, plan, stored[2])
+    return CorpusBuild(stored[0], stored[1], dict(run.skipped()), tuple(lines), report, plan)
 
 
-def _record_plan(index_dir: Path | None, plan: CorpusBuildPlan) -> None:
+def _record_plan(
+    index_dir: Path | None, plan: CorpusBuildPlan, report: CorpusBuildReport | None
+) -> CorpusBuildReport | None:
     """The merged record into the index's build report, so the folder says how it was made (the
     lower layer builds from documents and never sees the record)."""
-    report = None if index_dir is None else CorpusBuildReport.load(index_dir)
-    if index_dir is not None and report is not None:
-        report.model_copy(update={"plan": plan.model_dump(mode="json")}).save(index_dir)
+    if index_dir is None or report is None:
+        return report
+    report = report.model_copy(update={"plan": plan.model_dump(mode="json")})
+    report.save(index_dir)
+    return report

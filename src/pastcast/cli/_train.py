@@ -17,6 +17,7 @@ from pastcast.cli._common import (
     options_record,
     print_json,
     table_console,
+    undone_on_usage_error,
 )
 from pastcast.errors import FieldError
 from pastcast.reports import comparison_table, to_rich
@@ -55,10 +56,11 @@ def sft(
     run the base and the tuned model on the held-out split of --dataset, and print Table 4:
     Brier, accuracy, log loss, tool calls and parser acceptance, with the paired differences."""
     plan = options_record(ctx, FinetunePlan, {"as_json": None})
-    try:
-        made = finetune(plan, progress=not as_json)
-    except FieldError as exc:
-        fail_field(exc, {"run_logs": "RUN_LOGS"})
+    with undone_on_usage_error(out):  # a refused study leaves no folder behind
+        try:
+            made = finetune(plan, progress=not as_json)
+        except FieldError as exc:
+            fail_field(exc, {"run_logs": "RUN_LOGS"})
     if as_json:
         print_json(made.as_dict())
         return
