@@ -21,7 +21,8 @@ pytest.importorskip("openai")
 def test_episodes_run_in_parallel_and_memory_on_chains_in_order(
     tmp_path: Path, provider: ProviderState
 ) -> None:
-    provider.latency_s = 0.1
+    # long enough that the runner's own CPU time on a loaded machine cannot hide the overlap
+    provider.latency_s = 0.3
     out = tmp_path / "run.jsonl"
     config = RunConfig(agents=model_agents(provider.url), workers=32)
     started = time.monotonic()
@@ -31,7 +32,7 @@ def test_episodes_run_in_parallel_and_memory_on_chains_in_order(
     # a search and an answer per step; on a loaded machine a reply now and then is lost on a
     # closing keep-alive connection and its request sent again, which the server counts twice
     assert result.written == 72 and 144 <= calls <= 152
-    assert elapsed < calls * 0.1 / 4, elapsed  # serially: 14.4 s of provider latency alone
+    assert elapsed < calls * 0.3 / 4, elapsed  # serially: 43 s of provider latency alone
     steps = read_run_log(out).steps
     chains: dict[tuple[str, int], list] = {}  # type: ignore[type-arg]
     for s in steps:
