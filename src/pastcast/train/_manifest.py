@@ -12,78 +12,33 @@ import json
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Literal, Protocol
+from typing import Literal
 
 from pydantic import Field, JsonValue, ValidationError
 
 from pastcast.atomic import atomic_path, write_atomic
-from pastcast.dataset import Dataset, content_hash
 from pastcast.errors import FieldError
 from pastcast.records import Record, UtcDatetime
-from pastcast.runlog import RunHeader
+from pastcast.runlog import StepColumns
 from pastcast.runner import code_version
 from pastcast.train._guard import split_name
+from pastcast.train._source import DatasetRef, StepRow
 from pastcast.validation import first_problem
-from pastcast.world import world_named_by
 
 __all__ = [
-    "MANIFEST_FORMAT",
-    "DatasetRef",
     "ExportKind",
     "ExportManifest",
-    "LoggedRun",
-    "LoggedStep",
     "RowSource",
     "RunRef",
-    "check_splits",
-    "dataset_refs",
     "manifest_path",
     "read_manifest",
     "run_refs",
     "write_export",
 ]
 
-
-class LoggedRun(Protocol):
-    """What a manifest reads of a run log (its step columns)."""
-
-    @property
-    def path(self) -> Path: ...
-
-    @property
-    def header(self) -> RunHeader: ...
-
-
-class LoggedStep(Protocol):
-    """What a manifest reads of a step (``StepRecord``, or a row of its step columns)."""
-
-    @property
-    def run_id(self) -> str: ...
-
-    @property
-    def event_id(self) -> str: ...
-
-    @property
-    def step_index(self) -> int: ...
-
-    @property
-    def split(self) -> str: ...
-
-    @property
-    def cutoff(self) -> datetime: ...
-
-
-MANIFEST_FORMAT = "pastcast-export"
 MANIFEST_VERSION = 1
 
 ExportKind = Literal["sft", "rewards", "table"]
-
-
-class DatasetRef(Record):
-    dataset_id: str
-    content_hash: str | None
-    """sha256 of the dataset's records (``pastcast.dataset.content_hash``); None when the
-    dataset was not at hand (pass it to the export)."""
 
 
 class RunRef(Record):
@@ -153,49 +108,6 @@ def read_manifest(path: str | Path) -> ExportManifest:
         raise FieldError("", first_problem(exc, str(mp))) from None
 
 
-def _world(dataset_id: str) -> Dataset | None:
-    """The embedded world a dataset id names, rebuilt from its seed (None for anything else,
-    including worlds built with a changed configuration)."""
-    world = world_named_by(dataset_id)
-    return world.dataset if world is not None and world.dataset.id == dataset_id else None
-
-
-def dataset_refs(
-    dataset_ids: Iterable[str], given: Sequence[Dataset] = ()
-) -> tuple[tuple[DatasetRef, ...], dict[str, Dataset]]:
-    """A reference for each dataset id, with its content hash when the dataset is at hand:
-    given, or the embedded world rebuilt from the seed in its id. Also the datasets found."""
-    by_id = {d.id: d for d in given}
-    refs: list[DatasetRef] = []
-    found: dict[str, Dataset] = {}
-    for dataset_id in dict.fromkeys(dataset_ids):
-        ds = by_id.get(dataset_id) or _world(dataset_id)
-        if ds is not None:
-            found[dataset_id] = ds
-        digest = content_hash(ds) if ds is not None else None
-        refs.append(DatasetRef(dataset_id=dataset_id, content_hash=digest))
-    return tuple(refs), found
-
-
-def check_splits(
-    steps: Iterable[tuple[LoggedRun, LoggedStep]], datasets: Mapping[str, Dataset]
-) -> None:
-    """Every step's recorded split must be the one its dataset gives the event: the guard
-    trusts the log only where the dataset is not at hand."""
-    for log, step in steps:
-        ds = datasets.get(log.header.dataset_id)
-        if ds is None:
-            continue
-        truth = ds.splits.get(step.event_id, "")
-        if truth != step.split:
-            raise FieldError(
-                "",
-                f"{log.path}: step {step.event_id}#{step.step_index} is recorded in split "
-                f"{split_name(step.split)!r} but dataset {ds.id} puts the event in "
-                f"{split_name(truth)!r}",
-            )
-
-
 def _sha256(path: Path) -> str:
     h = hashlib.sha256()
     with path.open("rb") as fh:
@@ -204,8 +116,8 @@ def _sha256(path: Path) -> str:
     return h.hexdigest()
 
 
-def run_refs(chosen: Iterable[tuple[LoggedRun, LoggedStep]]) -> tuple[RunRef, ...]:
-    counts: dict[str, tuple[LoggedRun, int]] = {}
+def run_refs(chosen: Iterable[tuple[StepColumns, StepRow]]) -> tuple[RunRef, ...]:
+    counts: dict[str, tuple[StepColumns, int]] = {}
     for log, step in chosen:
         prev = counts.get(step.run_id)
         counts[step.run_id] = (log, (prev[1] if prev else 0) + 1)
@@ -227,7 +139,7 @@ def write_export(
     write: Callable[[Path], int],
     *,
     kind: ExportKind,
-    chosen: Sequence[tuple[LoggedRun, LoggedStep]],
+    chosen: Sequence[tuple[StepColumns, StepRow]],
     datasets: tuple[DatasetRef, ...],
     guarded: bool,
     force_eval: bool = False,

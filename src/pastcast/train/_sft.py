@@ -34,15 +34,9 @@ from pastcast.train._chat import (
     tool_definitions,
 )
 from pastcast.train._guard import SplitPolicy
-from pastcast.train._manifest import (
-    ExportManifest,
-    LoggedRun,
-    LoggedStep,
-    RowSource,
-    write_export,
-)
+from pastcast.train._manifest import ExportManifest, RowSource, write_export
 from pastcast.train._rewards import RewardMetric, StepRewards, step_rewards
-from pastcast.train._source import Selected, select_steps
+from pastcast.train._source import Selected, StepRow, select_steps
 from pastcast.validation import first_problem
 
 __all__ = [
@@ -109,7 +103,7 @@ def _text(notebook: Notebook | None) -> str | None:
     return None if notebook is None else notebook.text()
 
 
-_Candidate = tuple[int, LoggedRun, LoggedStep, tuple[str, str, str, int], StepRewards, float]
+_Candidate = tuple[int, StepColumns, StepRow, tuple[str, str, str, int], StepRewards, float]
 """An admitted step kept: its position among them, its log and step (as the manifest reads
 it), its (agent, setting, event, step), its rewards and its score."""
 

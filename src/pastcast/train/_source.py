@@ -3,18 +3,19 @@ offset), the split guard, and the datasets behind them."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 
-from pastcast.dataset import Dataset
+from pastcast.dataset import Dataset, content_hash
 from pastcast.errors import FieldError
+from pastcast.records import Record
 from pastcast.runlog import StepColumns, StepRecord, read_step_columns
-from pastcast.train._guard import SplitPolicy
-from pastcast.train._manifest import DatasetRef, LoggedRun, LoggedStep, check_splits, dataset_refs
+from pastcast.train._guard import SplitPolicy, split_name
+from pastcast.world import world_named_by
 
-__all__ = ["SOURCE_COLUMNS", "Selected", "StepRow", "select_steps"]
+__all__ = ["SOURCE_COLUMNS", "DatasetRef", "Selected", "StepRow", "select_steps"]
 
 SOURCE_COLUMNS = ("run_id", "event_id", "step_index", "split", "cutoff")
 """The step columns the guard and the manifest read of a step (``StepRow``)."""
@@ -33,9 +34,59 @@ class StepRow:
     cutoff: datetime
 
 
+class DatasetRef(Record):
+    dataset_id: str
+    content_hash: str | None
+    """sha256 of the dataset's records (``pastcast.dataset.content_hash``); None when the
+    dataset was not at hand (pass it to the export)."""
+
+
+def _world(dataset_id: str) -> Dataset | None:
+    """The embedded world a dataset id names, rebuilt from its seed (None for anything else,
+    including worlds built with a changed configuration)."""
+    world = world_named_by(dataset_id)
+    return world.dataset if world is not None and world.dataset.id == dataset_id else None
+
+
+def dataset_refs(
+    dataset_ids: Iterable[str], given: Sequence[Dataset] = ()
+) -> tuple[tuple[DatasetRef, ...], dict[str, Dataset]]:
+    """A reference for each dataset id, with its content hash when the dataset is at hand:
+    given, or the embedded world rebuilt from the seed in its id. Also the datasets found."""
+    by_id = {d.id: d for d in given}
+    refs: list[DatasetRef] = []
+    found: dict[str, Dataset] = {}
+    for dataset_id in dict.fromkeys(dataset_ids):
+        ds = by_id.get(dataset_id) or _world(dataset_id)
+        if ds is not None:
+            found[dataset_id] = ds
+        digest = content_hash(ds) if ds is not None else None
+        refs.append(DatasetRef(dataset_id=dataset_id, content_hash=digest))
+    return tuple(refs), found
+
+
+def check_splits(
+    steps: Iterable[tuple[StepColumns, StepRow]], datasets: Mapping[str, Dataset]
+) -> None:
+    """Every step's recorded split must be the one its dataset gives the event: the guard
+    trusts the log only where the dataset is not at hand."""
+    for log, step in steps:
+        ds = datasets.get(log.header.dataset_id)
+        if ds is None:
+            continue
+        truth = ds.splits.get(step.event_id, "")
+        if truth != step.split:
+            raise FieldError(
+                "",
+                f"{log.path}: step {step.event_id}#{step.step_index} is recorded in split "
+                f"{split_name(step.split)!r} but dataset {ds.id} puts the event in "
+                f"{split_name(truth)!r}",
+            )
+
+
 @dataclass(frozen=True)
 class Selected:
-    steps: list[tuple[LoggedRun, LoggedStep]]
+    steps: list[tuple[StepColumns, StepRow]]
     """The admitted steps with their log, in log order: a ``StepRow`` of a log's step columns
     (``records`` reads their full records)."""
     left_out: dict[str, int]
@@ -74,7 +125,7 @@ def _logs(run_logs: Sequence[str | Path | StepColumns]) -> list[StepColumns]:
     return logs
 
 
-def _light(log: StepColumns) -> list[LoggedStep]:
+def _light(log: StepColumns) -> list[StepRow]:
     cols = log.table.select(list(SOURCE_COLUMNS)).to_pydict()
     return [StepRow(*row) for row in zip(*(cols[c] for c in SOURCE_COLUMNS), strict=True)]
 

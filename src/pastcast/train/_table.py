@@ -17,7 +17,6 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from pastcast.dataset import Dataset
-from pastcast.errors import FieldError
 from pastcast.runlog import StepColumns, read_step_columns
 from pastcast.scoring import (
     TABLE_INPUTS,
@@ -27,16 +26,8 @@ from pastcast.scoring import (
     table_from_columns,
 )
 from pastcast.train._guard import split_name
-from pastcast.train._manifest import (
-    DatasetRef,
-    ExportManifest,
-    LoggedRun,
-    LoggedStep,
-    check_splits,
-    dataset_refs,
-    write_export,
-)
-from pastcast.train._source import StepRow
+from pastcast.train._manifest import ExportManifest, write_export
+from pastcast.train._source import select_steps
 
 __all__ = ["TABLE_COLUMNS_READ", "export_table", "table_schema"]
 
@@ -109,28 +100,6 @@ def _forecasts(
     return pa.Table.from_pydict({c: columns[c] for c in schema.names}, schema=schema)
 
 
-def _write(
-    out: str | Path,
-    table: pa.Table,
-    chosen: Sequence[tuple[LoggedRun, LoggedStep]],
-    datasets: tuple[DatasetRef, ...],
-    fallback: Convention,
-) -> ExportManifest:
-    def write(path: Path) -> int:
-        pq.write_table(table, path)
-        return int(table.num_rows)
-
-    return write_export(
-        out,
-        write,
-        kind="table",
-        chosen=chosen,
-        datasets=datasets,
-        guarded=False,
-        options={"fallback": fallback},
-    )
-
-
 TABLE_COLUMNS_READ = (
     *TABLE_INPUTS,
     "cutoff",
@@ -161,30 +130,22 @@ def export_table(
         log if isinstance(log, StepColumns) else read_step_columns(log, TABLE_COLUMNS_READ)
         for log in run_logs
     ]
-    where = ", ".join(str(log.path) for log in logs)
-    if not any(log.table.num_rows for log in logs):
-        raise FieldError("", f"{where}: no forecast steps")
-    cols: dict[str, list[Any]] = {c: [] for c in TABLE_COLUMNS_READ}
-    chosen: list[tuple[LoggedRun, LoggedStep]] = []
-    dataset_ids: list[str] = []
-    for log in logs:
-        part = log.table.select(list(TABLE_COLUMNS_READ)).to_pydict()
-        for c in TABLE_COLUMNS_READ:
-            cols[c] += part[c]
-        dataset_ids += [log.header.dataset_id] * log.table.num_rows
-        chosen += [
-            (log, StepRow(*row))
-            for row in zip(
-                part["run_id"],
-                part["event_id"],
-                part["step_index"],
-                part["split"],
-                part["cutoff"],
-                strict=True,
-            )
-        ]
-    refs, found = dataset_refs((log.header.dataset_id for log in logs), datasets)
-    check_splits(chosen, found)
-    inputs = pa.concat_tables([log.table.select(list(TABLE_INPUTS)) for log in logs])
-    table = _forecasts(cols, table_from_columns(inputs), dataset_ids, fallback)
-    return _write(out, table, chosen, refs, fallback)
+    selected = select_steps(logs, None, datasets)
+    both = pa.concat_tables([log.table.select(list(TABLE_COLUMNS_READ)) for log in logs])
+    dataset_ids = [log.header.dataset_id for log in logs for _ in range(log.table.num_rows)]
+    scores = table_from_columns(both.select(list(TABLE_INPUTS)))
+    table = _forecasts(both.to_pydict(), scores, dataset_ids, fallback)
+
+    def write(path: Path) -> int:
+        pq.write_table(table, path)
+        return int(table.num_rows)
+
+    return write_export(
+        out,
+        write,
+        kind="table",
+        chosen=selected.steps,
+        datasets=selected.datasets,
+        guarded=False,
+        options={"fallback": fallback},
+    )
