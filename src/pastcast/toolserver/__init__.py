@@ -5,8 +5,7 @@ the server's episode; and the client side, an ``Episode`` whose calls are reques
 from pastcast.toolserver._client import RemoteEpisode
 from pastcast.toolserver._http import HttpLimits, HttpToolServer
 from pastcast.toolserver._jsonrpc import MAX_LINE, Connection, long_line_answer
-from pastcast.toolserver._server import PROTOCOL_VERSIONS, EpisodeServer
-from pastcast.toolserver._stdio import serve_stdio
+from pastcast.toolserver._server import PROTOCOL_VERSIONS, EpisodeServer, serve_stdio
 
 __all__ = [
     "MAX_LINE",

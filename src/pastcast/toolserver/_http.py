@@ -1,25 +1,11 @@
 """The HTTP/JSON form of the tool server, on the loopback interface only.
 
 ``POST /mcp`` takes one JSON-RPC message (MCP's streamable HTTP transport, answered with plain
-JSON: 202 for a notification). The same methods as plain routes, each answering with the
-method's result as its body:
-
-- ``GET /episode`` (``pastcast/episode``), ``GET /tools`` (``tools/list``)
-- ``POST /tools/NAME`` with the arguments as the body, ``?max_chars=N`` optional (``tools/call``)
-- ``POST /chat`` with ``{"request": ChatRequest}`` (``pastcast/chat``)
-- ``POST /forecast`` with ``{"forecast": ...}`` (``pastcast/forecast``)
-
-A refusal is ``{"error": {"code", "message", "data"}}`` with a status by kind (400 bad request,
-404 unknown, 409 episode over, 411 a chunked body, 413 a body over ``MAX_LINE``, 422 tool
-refused, 429 budget spent, 502 model failed, 503 too many connections). Every request needs
-``Authorization: Bearer TOKEN`` (the token is printed when the server starts), so another local
-user cannot spend the episode's budget.
-
-No client holds the server (``HttpLimits``): a connection's request line and headers must arrive
-within ``header_timeout_s`` of its start (or of the previous answer, on a kept-alive connection)
-and a body within ``body_timeout_s`` of its headers, however slowly the bytes trickle in; past
-that the connection is closed. At most ``max_connections`` are served at once; one more is
-answered 503 and closed without a thread of its own.
+JSON); the plain routes (``GET /episode``, ``GET /tools``, ``POST /tools/NAME``, ``POST /chat``,
+``POST /forecast``) answer with one method's result, a refusal with a status by its kind. Every
+request needs ``Authorization: Bearer TOKEN``, so another local user cannot spend the episode's
+budget, and no client holds the server (``HttpLimits``). The routes, statuses and limits are in
+docs/isolation.md ("Transports").
 """
 
 from __future__ import annotations

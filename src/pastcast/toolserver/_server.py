@@ -7,12 +7,10 @@ ones the step offers (no market tool without market access, python only when ena
 are charged there, and every tool and model call lands in the episode's transcript exactly as in
 an in-process run.
 
-Methods: the Model Context Protocol's ``initialize``, ``ping``, ``tools/list``, ``tools/call``,
-``resources/list`` and ``resources/read`` (the episode as ``pastcast://episode``), and three of
-pastcast's own: ``pastcast/episode`` (the question view, public history, notebook, budgets),
-``pastcast/tool`` (a tool's typed JSON result rather than its text), ``pastcast/chat`` (a model
-call through ``Episode.chat``, to the model configured for the agent, never one the agent names)
-and ``pastcast/forecast`` (the answer, which ends the episode).
+Methods: the Model Context Protocol's (``initialize``, ``tools/*``, ``resources/*``, ``ping``)
+and pastcast's own (``pastcast/episode``, ``pastcast/tool``, ``pastcast/chat`` to the agent's
+configured model only, ``pastcast/forecast``, which ends the episode); docs/isolation.md
+("The episode tool server") says what each returns.
 """
 
 from __future__ import annotations
@@ -20,11 +18,11 @@ from __future__ import annotations
 import json
 import threading
 from collections.abc import Callable
-from typing import Any
+from typing import IO, Any
 
 from pydantic import ValidationError
 
-from pastcast import safejson
+from pastcast import __version__, safejson
 from pastcast.env import BudgetExceeded, Episode, ToolError
 from pastcast.models import ChatRequest, Model
 from pastcast.records import Forecast, Notebook, NotebookProblem, Record
@@ -35,6 +33,7 @@ from pastcast.toolserver._jsonrpc import (
     INTERNAL_ERROR,
     INVALID_PARAMS,
     INVALID_REQUEST,
+    MAX_LINE,
     METHOD_NOT_FOUND,
     MODEL_FAILED,
     PARSE_ERROR,
@@ -43,10 +42,11 @@ from pastcast.toolserver._jsonrpc import (
     RpcError,
     encode,
     error_response,
+    long_line_answer,
 )
 from pastcast.validation import problems
 
-__all__ = ["EPISODE_URI", "PROTOCOL_VERSIONS", "EpisodeServer"]
+__all__ = ["EPISODE_URI", "PROTOCOL_VERSIONS", "EpisodeServer", "serve_stdio"]
 
 PROTOCOL_VERSIONS = ("2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05")
 """MCP revisions this server speaks (newest first); it answers in the client's if listed."""
@@ -186,7 +186,7 @@ class EpisodeServer:
         return {
             "protocolVersion": version,
             "capabilities": {"tools": {"listChanged": False}, "resources": {}},
-            "serverInfo": {"name": "pastcast-episode", "version": _version()},
+            "serverInfo": {"name": "pastcast-episode", "version": __version__},
             "instructions": f"{self.episode.question.render()}\n\n{_ANSWER_HELP}",
         }
 
@@ -302,10 +302,21 @@ class _NotebookLeft(Record):
 _NOTEBOOK = tuple(_NotebookLeft.model_fields)
 
 
-def _version() -> str:
-    from importlib.metadata import PackageNotFoundError, version
-
-    try:
-        return version("pastcast")
-    except PackageNotFoundError:
-        return "0+unknown"
+def serve_stdio(server: EpisodeServer, reader: IO[bytes], writer: IO[bytes]) -> None:
+    """MCP's stdio transport: answer each line of ``reader`` on ``writer`` until end of input or
+    the forecast."""
+    while not server.finished:
+        line = reader.readline(MAX_LINE + 1)
+        if not line:
+            return
+        if len(line) > MAX_LINE and not line.endswith(b"\n"):
+            while line and not line.endswith(b"\n"):  # the rest of the long line goes unread
+                line = reader.readline(MAX_LINE)
+            answer = long_line_answer()
+        elif not line.strip():
+            continue
+        else:
+            answer = server.handle_line(line)
+        if answer:
+            writer.write(answer)
+            writer.flush()
