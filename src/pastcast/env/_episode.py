@@ -13,6 +13,7 @@ from pastcast.cutoff import step_precedes_resolution
 from pastcast.dataset import Dataset
 from pastcast.env._config import EnvConfig
 from pastcast.env._question import QuestionView, question_view
+from pastcast.env._toolkit import PythonResult
 from pastcast.env._tools import BudgetExceeded, Toolbox, ToolError
 from pastcast.env._transcript import Transcript
 from pastcast.models import ChatRequest, ChatResponse, Model, context_limits_of, fit_request
@@ -107,14 +108,17 @@ class Episode:
             self._transcript.add(seq, model.name, request, None, _since(started), error)
             raise
         self._transcript.add(seq, model.name, request, response, _since(started))
-        u = response.usage
-        self._usage = Usage(
-            model_calls=self._usage.model_calls,
-            input_tokens=self._usage.input_tokens + u.input_tokens,
-            output_tokens=self._usage.output_tokens + u.output_tokens,
-            cost_usd=self._usage.cost_usd + u.cost_usd,
-        )
+        self._add_usage(response.usage)
         return response
+
+    def _add_usage(self, u: Usage, model_calls: int = 0) -> None:
+        mine = self._usage
+        self._usage = Usage(
+            model_calls=mine.model_calls + model_calls,
+            input_tokens=mine.input_tokens + u.input_tokens,
+            output_tokens=mine.output_tokens + u.output_tokens,
+            cost_usd=mine.cost_usd + u.cost_usd,
+        )
 
     def call_tool(
         self, name: str, arguments: dict[str, Any], *, max_chars: int | None = None
@@ -175,17 +179,7 @@ def sandboxed_python(config: EnvConfig) -> Callable[[str], dict[str, Any]]:
 
     def run(code: str) -> dict[str, Any]:
         res = run_python(code, timeout_s=config.python_timeout_s, allow_unsafe=config.unsafe_python)
-        return res.model_dump(
-            include={
-                "stdout",
-                "stderr",
-                "exit_code",
-                "timed_out",
-                "killed_reason",
-                "truncated",
-                "error",
-            }
-        )
+        return res.model_dump(include=set(PythonResult.model_fields))
 
     return run
 

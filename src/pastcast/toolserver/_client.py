@@ -29,7 +29,7 @@ from pastcast.env import (
     ToolError,
 )
 from pastcast.models import ChatRequest, ChatResponse, Model, ModelError
-from pastcast.records import Forecast, Notebook, Usage
+from pastcast.records import Forecast, Notebook
 from pastcast.toolserver._jsonrpc import (
     BUDGET_EXHAUSTED,
     MODEL_FAILED,
@@ -113,13 +113,7 @@ class RemoteEpisode(Episode):
     def chat(self, model: Model, request: ChatRequest) -> ChatResponse:
         params = {"model": model.name, "request": request.model_dump(mode="json")}
         response = ChatResponse.model_validate(_request(self._conn, "pastcast/chat", params))
-        u, mine = response.usage, self.usage
-        self._usage = Usage(
-            model_calls=mine.model_calls + 1,
-            input_tokens=mine.input_tokens + u.input_tokens,
-            output_tokens=mine.output_tokens + u.output_tokens,
-            cost_usd=mine.cost_usd + u.cost_usd,
-        )
+        self._add_usage(response.usage, model_calls=1)
         return response
 
     def call_tool(

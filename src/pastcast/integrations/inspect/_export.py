@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import hashlib
 import math
+import statistics
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -47,8 +48,10 @@ from pastcast.errors import FieldError
 from pastcast.integrations.inspect._task import (
     SCORED,
     STORE_KEY,
+    answer_text,
     last_conversation,
     scored_sample,
+    stored,
 )
 from pastcast.owned import mark
 from pastcast.runlog import StepRecord
@@ -111,12 +114,8 @@ def _messages(step: StepRecord, question: str) -> list[ChatMessage]:
             )
         )
         out.append(ChatMessageTool(content=call.result, tool_call_id=call_id, function=call.name))
-    out.append(ChatMessageAssistant(content=step.forecast.raw_text or _answer(step)))
+    out.append(ChatMessageAssistant(content=step.forecast.raw_text or answer_text(step.forecast)))
     return out
-
-
-def _answer(step: StepRecord) -> str:
-    return ", ".join(f"{k}: {p:.3f}" for k, p in step.forecast.probs.items())
 
 
 def _sample(step: StepRecord, group: AgentRun, model: str, dataset: Dataset | None) -> EvalSample:
@@ -140,13 +139,7 @@ def _sample(step: StepRecord, group: AgentRun, model: str, dataset: Dataset | No
             "split": step.split,
             "category": step.category,
         },
-        store={
-            STORE_KEY: {
-                "agent": group.spec.model_dump(mode="json"),
-                "forecast": step.forecast.model_dump(mode="json"),
-                "episode": step.episode.model_dump(mode="json"),
-            }
-        },
+        store={STORE_KEY: stored(group.spec, step.forecast, step.episode)},
         total_time=step.episode.wall_s,
         working_time=step.episode.wall_s,
     )
@@ -163,15 +156,12 @@ def _results(samples: Sequence[EvalSample]) -> EvalResults:
             if isinstance(sc.value, dict) and isinstance((v := sc.value.get(name)), int | float)
         ]
         n = len(values)
-        mean = math.fsum(values) / n if n else math.nan
-        metrics = {"mean": EvalMetric(name="mean", value=mean)}
+        metrics = {
+            "mean": EvalMetric(name="mean", value=statistics.fmean(values) if n else math.nan)
+        }
         if name in SCORED:
-            sd = (
-                math.sqrt(math.fsum((v - mean) ** 2 for v in values) / (n - 1))
-                if n > 1
-                else math.nan
-            )
-            metrics["stderr"] = EvalMetric(name="stderr", value=sd / math.sqrt(n) if n else sd)
+            se = statistics.stdev(values) / math.sqrt(n) if n > 1 else math.nan
+            metrics["stderr"] = EvalMetric(name="stderr", value=se)
         scores.append(EvalScore(name=name, scorer=SCORER, scored_samples=n, metrics=metrics))
     return EvalResults(total_samples=len(samples), completed_samples=len(samples), scores=scores)
 

@@ -34,7 +34,7 @@ from pastcast.runner import agent_env_config, code_version, play_episode
 from pastcast.scoring import Fallback, metric_list, score_forecast, step_scores
 from pastcast.validation import first_problem
 
-__all__ = ["STORE_KEY", "forecast", "forecast_score", "pastcast_agent"]
+__all__ = ["STORE_KEY", "forecast", "forecast_score", "pastcast_agent", "stored"]
 
 STORE_KEY = "pastcast"
 """Where the solver leaves the step's agent spec, forecast and episode record in the sample's
@@ -88,19 +88,25 @@ def pastcast_agent(
         forecast, record = await anyio.to_thread.run_sync(
             functools.partial(play_episode, build_agent(spec), episode)
         )
-        state.store.set(
-            STORE_KEY,
-            {
-                "agent": spec.model_dump(mode="json"),
-                "forecast": forecast.model_dump(mode="json"),
-                "episode": record.model_dump(mode="json"),
-            },
-        )
+        state.store.set(STORE_KEY, stored(spec, forecast, record))
         state.messages = last_conversation(record) or state.messages
         state.output = ModelOutput.from_content(model=model, content=forecast.raw_text)
         return state
 
     return solve
+
+
+def stored(spec: AgentSpec, forecast: Forecast, record: EpisodeRecord) -> dict[str, Any]:
+    """What a sample's store holds under ``STORE_KEY``: the agent, its forecast, its episode."""
+    return {
+        "agent": spec.model_dump(mode="json"),
+        "forecast": forecast.model_dump(mode="json"),
+        "episode": record.model_dump(mode="json"),
+    }
+
+
+def answer_text(forecast: Forecast) -> str:
+    return ", ".join(f"{k}: {p:.3f}" for k, p in forecast.probs.items())
 
 
 def last_conversation(record: EpisodeRecord) -> list[ChatMessage]:
@@ -132,7 +138,7 @@ def scored_sample(forecast: Forecast, grading: Grading, fallback: Fallback) -> S
     scores = score_forecast(forecast, grading, fallback=fallback)
     return Score(
         value=sample_score(forecast, grading, fallback),
-        answer=", ".join(f"{k}: {p:.3f}" for k, p in forecast.probs.items()),
+        answer=answer_text(forecast),
         explanation=forecast.rationale or forecast.failure_reason or "",
         metadata={
             "grading": grading.model_dump(mode="json"),
