@@ -17,7 +17,7 @@ from pastcast.env import BudgetExceeded, EnvConfig, Episode, ForecastEnv, ToolEr
 from pastcast.models import ModelError, ScriptedModel
 from pastcast.records import Assessment, Message, Notebook, NotebookProblem
 from pastcast.toolserver import Connection, EpisodeServer, RemoteEpisode, serve_stdio
-from pastcast.toolserver._jsonrpc import BUDGET_EXHAUSTED, EPISODE_OVER, RpcError
+from pastcast.toolserver._jsonrpc import Code, RpcError
 
 STEP = tiny_dataset().steps_of("ev-rocket")[0]  # cutoff: day 5; canary documents after it
 
@@ -106,7 +106,7 @@ def test_budgets_are_charged_in_the_server() -> None:
     args = {"name": "search", "arguments": {"query": "Zephyr"}}
     assert "result" in _call(server, "tools/call", args)
     spent = _call(server, "tools/call", args, rid=2)["error"]
-    assert spent["code"] == BUDGET_EXHAUSTED
+    assert spent["code"] == Code.BUDGET_EXHAUSTED
     assert spent["data"] == {"kind": "tool", "limit": 1}
     assert server.budget is not None and server.budget.kind == "tool"
 
@@ -164,7 +164,7 @@ def test_the_forecast_ends_the_episode_and_is_checked() -> None:
     assert server.forecast is not None and not server.forecast.usable
     assert server.forecast.failure_reason == "unknown_labels"
     late = _call(server, "tools/call", {"name": "search", "arguments": {"query": "x"}}, rid=2)
-    assert late["error"]["code"] == EPISODE_OVER
+    assert late["error"]["code"] == Code.EPISODE_OVER
 
 
 def test_a_notebook_left_as_text_is_refused_naming_the_field() -> None:

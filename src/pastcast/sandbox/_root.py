@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 
+from pastcast.sandbox._mirror import open_to_others, reachable_by_others
 from pastcast.sandbox._result import SandboxUnavailable
 
 __all__ = ["SANDBOX_UID", "SandboxRoot", "sandbox_root"]
@@ -60,16 +61,12 @@ def _readable(path: str, *, by_others: bool) -> bool:
     """Whether the sandbox's user can reach and read ``path`` (a directory: also list it)."""
     real = os.path.realpath(path)
     try:
+        if by_others:
+            return reachable_by_others(real) and open_to_others(real)
         mode = os.stat(real).st_mode
-        if not by_others:
-            return os.access(real, os.R_OK | (os.X_OK if stat.S_ISDIR(mode) else 0))
-        for parent in Path(real).parents:
-            if not os.stat(parent).st_mode & stat.S_IXOTH:
-                return False
+        return os.access(real, os.R_OK | (os.X_OK if stat.S_ISDIR(mode) else 0))
     except OSError:
         return False
-    need = stat.S_IROTH | (stat.S_IXOTH if stat.S_ISDIR(mode) else 0)
-    return mode & need == need
 
 
 def _probe(executable: str) -> dict[str, object] | None:

@@ -30,13 +30,7 @@ from pastcast.env import (
 )
 from pastcast.models import ChatRequest, ChatResponse, Model, ModelError
 from pastcast.records import Forecast, Notebook
-from pastcast.toolserver._jsonrpc import (
-    BUDGET_EXHAUSTED,
-    MODEL_FAILED,
-    TOOL_REFUSED,
-    Connection,
-    RpcError,
-)
+from pastcast.toolserver._jsonrpc import Code, Connection, RpcError
 from pastcast.toolserver._server import MAX_CHARS_META
 
 __all__ = ["RemoteEpisode", "RemoteToolbox"]
@@ -44,11 +38,11 @@ __all__ = ["RemoteEpisode", "RemoteToolbox"]
 
 def _local(exc: RpcError) -> Exception:
     """The exception an in-process episode would have raised."""
-    if exc.code == BUDGET_EXHAUSTED and isinstance(exc.data, dict):
+    if exc.code == Code.BUDGET_EXHAUSTED and isinstance(exc.data, dict):
         return BudgetExceeded(str(exc.data.get("kind")), int(exc.data.get("limit", 0)))
-    if exc.code == TOOL_REFUSED:
+    if exc.code == Code.TOOL_REFUSED:
         return ToolError(exc.message)
-    if exc.code == MODEL_FAILED:
+    if exc.code == Code.MODEL_FAILED:
         return ModelError(exc.message)
     return RuntimeError(f"tool server: {exc.message} (code {exc.code})")
 

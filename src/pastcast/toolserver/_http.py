@@ -24,20 +24,7 @@ from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
 from pastcast import safejson
-from pastcast.toolserver._jsonrpc import (
-    BUDGET_EXHAUSTED,
-    EPISODE_OVER,
-    INVALID_PARAMS,
-    INVALID_REQUEST,
-    MAX_LINE,
-    METHOD_NOT_FOUND,
-    MODEL_FAILED,
-    PARSE_ERROR,
-    RESOURCE_NOT_FOUND,
-    TOOL_REFUSED,
-    RpcError,
-    error_response,
-)
+from pastcast.toolserver._jsonrpc import MAX_LINE, Code, RpcError, error_response
 from pastcast.toolserver._server import MAX_CHARS_META, EpisodeServer
 
 __all__ = ["HttpLimits", "HttpToolServer"]
@@ -62,15 +49,15 @@ class HttpLimits:
 
 
 _STATUS = {
-    PARSE_ERROR: HTTPStatus.BAD_REQUEST,
-    INVALID_REQUEST: HTTPStatus.BAD_REQUEST,
-    INVALID_PARAMS: HTTPStatus.BAD_REQUEST,
-    METHOD_NOT_FOUND: HTTPStatus.NOT_FOUND,
-    RESOURCE_NOT_FOUND: HTTPStatus.NOT_FOUND,
-    EPISODE_OVER: HTTPStatus.CONFLICT,
-    TOOL_REFUSED: HTTPStatus.UNPROCESSABLE_ENTITY,
-    BUDGET_EXHAUSTED: HTTPStatus.TOO_MANY_REQUESTS,
-    MODEL_FAILED: HTTPStatus.BAD_GATEWAY,
+    Code.PARSE_ERROR: HTTPStatus.BAD_REQUEST,
+    Code.INVALID_REQUEST: HTTPStatus.BAD_REQUEST,
+    Code.INVALID_PARAMS: HTTPStatus.BAD_REQUEST,
+    Code.METHOD_NOT_FOUND: HTTPStatus.NOT_FOUND,
+    Code.RESOURCE_NOT_FOUND: HTTPStatus.NOT_FOUND,
+    Code.EPISODE_OVER: HTTPStatus.CONFLICT,
+    Code.TOOL_REFUSED: HTTPStatus.UNPROCESSABLE_ENTITY,
+    Code.BUDGET_EXHAUSTED: HTTPStatus.TOO_MANY_REQUESTS,
+    Code.MODEL_FAILED: HTTPStatus.BAD_GATEWAY,
 }
 _GET_ROUTES = {"/episode": "pastcast/episode", "/tools": "tools/list"}
 _POST_ROUTES = {"/chat": "pastcast/chat", "/forecast": "pastcast/forecast"}
@@ -102,7 +89,7 @@ class _Handler(BaseHTTPRequestHandler):
             text = message or HTTPStatus(code).phrase
         except ValueError:
             text = str(code)
-        self._send(code, {"error": {"code": INVALID_REQUEST, "message": text}})
+        self._send(code, {"error": {"code": Code.INVALID_REQUEST, "message": text}})
 
     def _send(self, status: int, body: Any) -> None:
         data = json.dumps(body, ensure_ascii=False).encode("utf-8")
@@ -123,13 +110,13 @@ class _Handler(BaseHTTPRequestHandler):
         if hmac.compare_digest(given.encode("utf-8", "surrogateescape"), expected.encode()):
             return True
         self.close_connection = True  # a body it may have sent is not read
-        self._refuse(HTTPStatus.UNAUTHORIZED, INVALID_REQUEST, "missing or wrong bearer token")
+        self._refuse(HTTPStatus.UNAUTHORIZED, Code.INVALID_REQUEST, "missing or wrong bearer token")
         return False
 
     def _body(self) -> tuple[bool, Any]:
         if "chunked" in self.headers.get("Transfer-Encoding", "").lower():
             self.close_connection = True
-            self._refuse(HTTPStatus.LENGTH_REQUIRED, INVALID_REQUEST, "send a Content-Length")
+            self._refuse(HTTPStatus.LENGTH_REQUIRED, Code.INVALID_REQUEST, "send a Content-Length")
             return False, None
         try:
             length = int(self.headers.get("Content-Length", "0"))
@@ -138,7 +125,9 @@ class _Handler(BaseHTTPRequestHandler):
         if not 0 <= length <= MAX_LINE:
             self.close_connection = True
             status = HTTPStatus.REQUEST_ENTITY_TOO_LARGE if length > 0 else HTTPStatus.BAD_REQUEST
-            self._refuse(status, INVALID_REQUEST, f"bad Content-Length, or over {MAX_LINE} bytes")
+            self._refuse(
+                status, Code.INVALID_REQUEST, f"bad Content-Length, or over {MAX_LINE} bytes"
+            )
             return False, None
         self.server.watch(self.connection, self.server.limits.body_timeout_s)
         raw = self.rfile.read(length) if length else b"{}"
@@ -149,12 +138,14 @@ class _Handler(BaseHTTPRequestHandler):
         try:
             return True, safejson.loads(raw)
         except ValueError as exc:
-            self._refuse(HTTPStatus.BAD_REQUEST, PARSE_ERROR, f"body is not JSON: {exc}")
+            self._refuse(HTTPStatus.BAD_REQUEST, Code.PARSE_ERROR, f"body is not JSON: {exc}")
             return False, None
 
     def _method(self, method: str, params: Any) -> None:
         if not isinstance(params, dict):
-            self._refuse(HTTPStatus.BAD_REQUEST, INVALID_PARAMS, "body: expected a JSON object")
+            self._refuse(
+                HTTPStatus.BAD_REQUEST, Code.INVALID_PARAMS, "body: expected a JSON object"
+            )
             return
         try:
             result = self.server.episode.call(method, params)
@@ -172,7 +163,7 @@ class _Handler(BaseHTTPRequestHandler):
         if path in _GET_ROUTES:
             self._method(_GET_ROUTES[path], {})
         else:
-            self._refuse(HTTPStatus.NOT_FOUND, METHOD_NOT_FOUND, f"no route GET {path}")
+            self._refuse(HTTPStatus.NOT_FOUND, Code.METHOD_NOT_FOUND, f"no route GET {path}")
 
     def do_POST(self) -> None:
         self.server.unwatch(self.connection)
@@ -197,13 +188,15 @@ class _Handler(BaseHTTPRequestHandler):
                 try:
                     params["_meta"] = {MAX_CHARS_META: int(cut[0])}
                 except ValueError:
-                    self._refuse(HTTPStatus.BAD_REQUEST, INVALID_PARAMS, "max_chars: not a number")
+                    self._refuse(
+                        HTTPStatus.BAD_REQUEST, Code.INVALID_PARAMS, "max_chars: not a number"
+                    )
                     return
             self._method("tools/call", params)
         elif url.path in _POST_ROUTES:
             self._method(_POST_ROUTES[url.path], body)
         else:
-            self._refuse(HTTPStatus.NOT_FOUND, METHOD_NOT_FOUND, f"no route POST {url.path}")
+            self._refuse(HTTPStatus.NOT_FOUND, Code.METHOD_NOT_FOUND, f"no route POST {url.path}")
 
 
 class _Server(ThreadingHTTPServer):
@@ -274,7 +267,7 @@ class _Server(ThreadingHTTPServer):
 
 def _turn_away(conn: socket.socket, limit: int) -> None:
     body = json.dumps(
-        {"error": {"code": INVALID_REQUEST, "message": f"over {limit} connections; try later"}}
+        {"error": {"code": Code.INVALID_REQUEST, "message": f"over {limit} connections; try later"}}
     ).encode("utf-8")
     head = (
         "HTTP/1.1 503 Service Unavailable\r\nContent-Type: application/json\r\n"

@@ -8,20 +8,12 @@ model call, an episode that is over.
 from __future__ import annotations
 
 import json
+from enum import IntEnum
 from typing import IO, Any
 
 __all__ = [
-    "BUDGET_EXHAUSTED",
-    "EPISODE_OVER",
-    "INTERNAL_ERROR",
-    "INVALID_PARAMS",
-    "INVALID_REQUEST",
     "MAX_LINE",
-    "METHOD_NOT_FOUND",
-    "MODEL_FAILED",
-    "PARSE_ERROR",
-    "RESOURCE_NOT_FOUND",
-    "TOOL_REFUSED",
+    "Code",
     "Connection",
     "RpcError",
     "encode",
@@ -33,16 +25,20 @@ MAX_LINE = 16 << 20
 """The longest message a server reads (bytes, on any transport); a longer line is answered with
 a parse error and skipped, and the conversation goes on."""
 
-PARSE_ERROR = -32700
-INVALID_REQUEST = -32600
-METHOD_NOT_FOUND = -32601
-INVALID_PARAMS = -32602
-INTERNAL_ERROR = -32603
-RESOURCE_NOT_FOUND = -32002  # MCP's code for an unknown resource
-BUDGET_EXHAUSTED = -32010
-TOOL_REFUSED = -32011
-MODEL_FAILED = -32012
-EPISODE_OVER = -32013
+
+class Code(IntEnum):
+    """JSON-RPC's error codes and the episode's own."""
+
+    PARSE_ERROR = -32700
+    INVALID_REQUEST = -32600
+    METHOD_NOT_FOUND = -32601
+    INVALID_PARAMS = -32602
+    INTERNAL_ERROR = -32603
+    RESOURCE_NOT_FOUND = -32002  # MCP's code for an unknown resource
+    BUDGET_EXHAUSTED = -32010
+    TOOL_REFUSED = -32011
+    MODEL_FAILED = -32012
+    EPISODE_OVER = -32013
 
 
 class RpcError(Exception):
@@ -71,7 +67,7 @@ def error_response(request_id: Any, error: RpcError) -> dict[str, Any]:
 
 def long_line_answer() -> bytes:
     """The answer to a line longer than ``MAX_LINE`` (its id was never read)."""
-    error = RpcError(PARSE_ERROR, f"message longer than {MAX_LINE} bytes; skipped")
+    error = RpcError(Code.PARSE_ERROR, f"message longer than {MAX_LINE} bytes; skipped")
     return encode(error_response(None, error))
 
 
@@ -105,6 +101,6 @@ class Connection:
                 break  # anything else (a notification from the server) is not ours to read
         if "error" in answer:
             err = answer["error"]
-            code = int(err.get("code", INTERNAL_ERROR))
+            code = int(err.get("code", Code.INTERNAL_ERROR))
             raise RpcError(code, str(err.get("message")), err.get("data"))
         return answer.get("result")

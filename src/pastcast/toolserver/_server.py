@@ -28,17 +28,8 @@ from pastcast.models import ChatRequest, Model
 from pastcast.records import Forecast, Notebook, NotebookProblem, Record
 from pastcast.toolserver._answer import checked_answer
 from pastcast.toolserver._jsonrpc import (
-    BUDGET_EXHAUSTED,
-    EPISODE_OVER,
-    INTERNAL_ERROR,
-    INVALID_PARAMS,
-    INVALID_REQUEST,
     MAX_LINE,
-    METHOD_NOT_FOUND,
-    MODEL_FAILED,
-    PARSE_ERROR,
-    RESOURCE_NOT_FOUND,
-    TOOL_REFUSED,
+    Code,
     RpcError,
     encode,
     error_response,
@@ -60,7 +51,7 @@ _ANSWER_HELP = (
 
 
 def _invalid(what: str) -> RpcError:
-    return RpcError(INVALID_PARAMS, what)
+    return RpcError(Code.INVALID_PARAMS, what)
 
 
 def _text(params: dict[str, Any], key: str) -> str:
@@ -130,14 +121,14 @@ class EpisodeServer:
         try:
             message = safejson.loads(line)
         except ValueError as exc:
-            return encode(error_response(None, RpcError(PARSE_ERROR, f"not JSON: {exc}")))
+            return encode(error_response(None, RpcError(Code.PARSE_ERROR, f"not JSON: {exc}")))
         answer = self.handle(message)
         return b"" if answer is None else encode(answer)
 
     def handle(self, message: Any) -> dict[str, Any] | None:
         """The JSON-RPC response to ``message``, or None for a notification."""
         if not isinstance(message, dict) or message.get("jsonrpc") != "2.0":
-            err = RpcError(INVALID_REQUEST, "expected a JSON-RPC 2.0 request object")
+            err = RpcError(Code.INVALID_REQUEST, "expected a JSON-RPC 2.0 request object")
             return error_response(None, err)
         method = message.get("method")
         request_id = message.get("id")
@@ -146,10 +137,10 @@ class EpisodeServer:
         if request_id is not None and (
             isinstance(request_id, bool) or not isinstance(request_id, str | int)
         ):
-            err = RpcError(INVALID_REQUEST, "id: expected a string, an integer or null")
+            err = RpcError(Code.INVALID_REQUEST, "id: expected a string, an integer or null")
             return error_response(None, err)
         if not isinstance(method, str):  # a response to nothing we asked, or no method
-            return error_response(request_id, RpcError(INVALID_REQUEST, "no method name"))
+            return error_response(request_id, RpcError(Code.INVALID_REQUEST, "no method name"))
         params = message.get("params", {})
         try:
             if not isinstance(params, dict):
@@ -163,10 +154,10 @@ class EpisodeServer:
         """Run one method; ``RpcError`` for any refusal (never another exception)."""
         handler = self._methods.get(method)
         if handler is None:
-            raise RpcError(METHOD_NOT_FOUND, f"unknown method {method!r}")
+            raise RpcError(Code.METHOD_NOT_FOUND, f"unknown method {method!r}")
         with self._lock:
             if self.finished and method not in ("initialize", "ping", "pastcast/episode"):
-                raise RpcError(EPISODE_OVER, "the forecast is in: the episode is over")
+                raise RpcError(Code.EPISODE_OVER, "the forecast is in: the episode is over")
             try:
                 return handler(params)
             except RpcError:
@@ -174,9 +165,9 @@ class EpisodeServer:
             except BudgetExceeded as exc:  # the first one spent is the episode's outcome
                 self.budget = self.budget or exc
                 data = {"kind": exc.kind, "limit": exc.limit}
-                raise RpcError(BUDGET_EXHAUSTED, str(exc), data) from None
+                raise RpcError(Code.BUDGET_EXHAUSTED, str(exc), data) from None
             except Exception as exc:  # a bug must answer, not stop the conversation
-                raise RpcError(INTERNAL_ERROR, f"{type(exc).__name__}: {exc}") from exc
+                raise RpcError(Code.INTERNAL_ERROR, f"{type(exc).__name__}: {exc}") from exc
 
     # -- MCP --
 
@@ -225,7 +216,7 @@ class EpisodeServer:
     def _resources_read(self, params: dict[str, Any]) -> dict[str, Any]:
         uri = _text(params, "uri")
         if uri != EPISODE_URI:
-            raise RpcError(RESOURCE_NOT_FOUND, f"unknown resource {uri!r}", {"uri": uri})
+            raise RpcError(Code.RESOURCE_NOT_FOUND, f"unknown resource {uri!r}", {"uri": uri})
         text = json.dumps(self.describe(), ensure_ascii=False)
         return {"contents": [{"uri": uri, "mimeType": "application/json", "text": text}]}
 
@@ -253,15 +244,15 @@ class EpisodeServer:
         try:
             return {"result": self.episode.tools.call(name, arguments)}
         except ToolError as exc:
-            raise RpcError(TOOL_REFUSED, str(exc)) from None
+            raise RpcError(Code.TOOL_REFUSED, str(exc)) from None
 
     def _chat(self, params: dict[str, Any]) -> dict[str, Any]:
         if self.model is None:
-            raise RpcError(MODEL_FAILED, "no model is configured for this agent")
+            raise RpcError(Code.MODEL_FAILED, "no model is configured for this agent")
         named = params.get("model")
         if named is not None and named != self.model.name:
             why = f"this agent's model is {self.model.name!r}, not {named!r}"
-            raise RpcError(MODEL_FAILED, why)
+            raise RpcError(Code.MODEL_FAILED, why)
         try:
             request = ChatRequest.model_validate(_object(params, "request"))
         except ValidationError as exc:
@@ -271,7 +262,7 @@ class EpisodeServer:
         except BudgetExceeded:
             raise  # answered by ``call``
         except Exception as exc:  # the provider's failure goes back to the agent, as in-process
-            raise RpcError(MODEL_FAILED, f"{type(exc).__name__}: {exc}") from None
+            raise RpcError(Code.MODEL_FAILED, f"{type(exc).__name__}: {exc}") from None
         return response.model_dump(mode="json")
 
     def _forecast(self, params: dict[str, Any]) -> dict[str, Any]:

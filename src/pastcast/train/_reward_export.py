@@ -22,7 +22,7 @@ from pastcast.train._chat import ChatMessage, chat_message, conversations, tool_
 from pastcast.train._guard import SplitPolicy
 from pastcast.train._manifest import ExportManifest, write_export
 from pastcast.train._rewards import RewardMetric, step_rewards
-from pastcast.train._source import select_steps
+from pastcast.train._source import select_steps, step_keys
 
 __all__ = ["RewardRecord", "export_rewards", "reward_schema"]
 
@@ -73,16 +73,7 @@ def _record(
     rewards = step_rewards(step.forecast, step.grading, fallback=fallback, format_penalty=penalty)
     tools = tool_definitions(convs[-1].call.tools) if convs else ()
     return RewardRecord(
-        run_id=step.run_id,
-        agent=step.agent,
-        role=step.role,
-        setting=step.setting,
-        event_id=step.event_id,
-        step_index=step.step_index,
-        rollout=step.rollout,
-        split=step.split,
-        category=step.category,
-        cutoff=step.cutoff,
+        **step_keys(step, RewardRecord),
         prompt=tuple(chat_message(m) for m in messages[:first]),
         completion=tuple(chat_message(m) for m in messages[first:]),
         tools=json.dumps([t.model_dump(mode="json") for t in tools], ensure_ascii=False),

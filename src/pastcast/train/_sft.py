@@ -36,7 +36,7 @@ from pastcast.train._chat import (
 from pastcast.train._guard import SplitPolicy
 from pastcast.train._manifest import ExportManifest, RowSource, write_export
 from pastcast.train._rewards import RewardMetric, StepRewards, step_rewards
-from pastcast.train._source import Selected, StepRow, select_steps
+from pastcast.train._source import Selected, StepRow, select_steps, step_keys
 from pastcast.validation import first_problem
 
 __all__ = [
@@ -160,14 +160,7 @@ def _rows(
             record = SftRecord(
                 messages=tuple(chat_message(m) for m in conv.messages),
                 tools=json.dumps([t.model_dump(mode="json") for t in tools], ensure_ascii=False),
-                run_id=step.run_id,
-                agent=step.agent,
-                setting=step.setting,
-                event_id=step.event_id,
-                step_index=step.step_index,
-                rollout=step.rollout,
-                split=step.split,
-                cutoff=step.cutoff,
+                **step_keys(step, SftRecord),
                 conversation=conv.index,
                 final=conv.final,
                 forecast=step.forecast.probs,
@@ -176,15 +169,7 @@ def _rows(
                 rewards=rewards,
             )
             obj = record.model_dump(mode="json")
-        source = RowSource(
-            run_id=step.run_id,
-            agent=step.agent,
-            event_id=step.event_id,
-            step_index=step.step_index,
-            rollout=step.rollout,
-            conversation=conv.index,
-        )
-        rows.append((obj, source))
+        rows.append((obj, RowSource(**step_keys(step, RowSource), conversation=conv.index)))
     return rows
 
 

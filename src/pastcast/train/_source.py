@@ -7,6 +7,7 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
+from typing import Any
 
 from pastcast.dataset import Dataset, content_hash
 from pastcast.errors import FieldError
@@ -15,12 +16,19 @@ from pastcast.runlog import StepColumns, StepRecord, read_step_columns
 from pastcast.train._guard import SplitPolicy, split_name
 from pastcast.world import world_named_by
 
-__all__ = ["SOURCE_COLUMNS", "DatasetRef", "Selected", "StepRow", "select_steps"]
+__all__ = ["SOURCE_COLUMNS", "DatasetRef", "Selected", "StepRow", "select_steps", "step_keys"]
 
 SOURCE_COLUMNS = ("run_id", "event_id", "step_index", "split", "cutoff")
 """The step columns the guard and the manifest read of a step (``StepRow``)."""
 _READ = (*SOURCE_COLUMNS, "offset", "length")
 """What is read of a log given by its path: those, and where each full record is."""
+_KEYS = (*SOURCE_COLUMNS, "agent", "role", "setting", "rollout", "category")
+
+
+def step_keys(step: StepRecord, record: type[Record]) -> dict[str, Any]:
+    """The fields naming ``step`` (run, agent, setting, event, step, rollout, ...) that an
+    export's ``record`` keeps."""
+    return {k: getattr(step, k) for k in _KEYS if k in record.model_fields}
 
 
 @dataclass(frozen=True, slots=True)
