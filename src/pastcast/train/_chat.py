@@ -10,12 +10,11 @@ as one column with the keys of every tool.
 from __future__ import annotations
 
 import json
-from typing import Any, Literal
-
-from pydantic import Field
+from typing import Literal
 
 from pastcast.env import TOOLS
 from pastcast.errors import FieldError
+from pastcast.models import ToolSpec
 from pastcast.records import EpisodeRecord, Message, ModelCall, Record, RequestedToolCall
 
 __all__ = [
@@ -25,7 +24,6 @@ __all__ = [
     "Conversation",
     "OpenAiMessage",
     "OpenAiTool",
-    "ToolFunction",
     "chat_message",
     "conversations",
     "from_chat_message",
@@ -68,15 +66,9 @@ class OpenAiMessage(Record):
     tool_call_id: str | None = None
 
 
-class ToolFunction(Record):
-    name: str
-    description: str
-    parameters: dict[str, Any] = Field(default_factory=dict)
-
-
 class OpenAiTool(Record):
     type: Literal["function"] = "function"
-    function: ToolFunction
+    function: ToolSpec
 
 
 def _arguments_text(call: RequestedToolCall) -> str:
@@ -161,14 +153,7 @@ def tool_definitions(names: tuple[str, ...]) -> tuple[OpenAiTool, ...]:
         found = _TOOL_DEFS.get(name)
         if found is None:
             raise FieldError("", f"tool {name!r} is not defined by this pastcast")
-        spec = found.spec
-        out.append(
-            OpenAiTool(
-                function=ToolFunction(
-                    name=spec.name, description=spec.description, parameters=spec.parameters
-                )
-            )
-        )
+        out.append(OpenAiTool(function=found.spec))
     return tuple(out)
 
 
