@@ -1,15 +1,7 @@
 """``check_env``: the environment's contract, checked on one forecast step (after Gymnasium's
-``check_env``).
-
-Each check tries to break one guarantee the agent's world rests on: ``reset`` binds the step's
-cutoff and builds the question from the event alone; a step at or after the resolution is
-refused; search shows only documents strictly before the cutoff; ``read`` refuses ids the step
-has not shown; the market tool exists only with market access and shows only complete days
-before the cutoff and the resolution; spent budgets raise ``BudgetExceeded`` as documented.
-That two runs of an agent write the same log is the runner's check
-(``pastcast.runner.check_deterministic``). Every check was shown to fail on a deliberately broken
-environment (``tests/env/test_check_env.py``).
-"""
+``check_env``). Each check tries to break one guarantee the agent's world rests on
+(docs/models.md, "Checking an environment"); each was shown to fail on a deliberately broken
+environment (``tests/env/test_check_env.py``)."""
 
 from __future__ import annotations
 

@@ -1,17 +1,6 @@
-"""How a tool is defined: once, as a typed ``Toolbox`` method marked with ``@tool``.
-
-Every call of a tool goes through ``Toolbox._run_tool`` once, whichever way it comes (a
-method call or ``Toolbox.call``): the budget is charged, the call timed and logged as a
-``ToolCall`` with the document ids its result shows, and a refusal (``ToolError``) logged
-before it is raised. A tool's body only computes its result or refuses.
-
-The method's signature gives the argument model (pydantic, built from the annotations, so
-``Annotated[int, Field(ge=1, le=20, description=...)]`` is a bound and a description), its
-docstring's first paragraph the description the model reads, and its return annotation the
-typed result. Everything else is derived from that one definition: the JSON schema of the
-native tool spec (``ToolDef.spec``), the JSON-action schema and examples of the tool agent,
-and the validated dispatch of ``Toolbox.call``.
-"""
+"""How a tool is defined: once, as a typed ``Toolbox`` method marked with ``@tool``; its schema,
+description, JSON-action example and validated dispatch all derive from that definition, and
+every call goes through ``Toolbox._run_tool`` once (docs/models.md, "Tools")."""
 
 from __future__ import annotations
 

@@ -89,6 +89,8 @@ class Toolbox:
 
     Holds the corpus backend and the cutoff privately; exposes only tool methods. Every call is
     logged as a ``ToolCall`` (with the document ids it exposed) and counted against the budget.
+    The by-id tools take only documents shown in this step; their optional filters (as in
+    search) keep only the matching documents (docs/tools.md).
     """
 
     def __init__(
@@ -209,8 +211,7 @@ class Toolbox:
         """Search the news archive. Only documents published before today are searched.
 
         At most ``max_search_k`` results, whatever ``top_k`` asks. The optional filters (the
-        filter block, ``pastcast.corpus.SearchFilter``) narrow what is ranked; the cutoff holds
-        whatever they say."""
+        filter block, docs/tools.md) narrow what is ranked; the cutoff holds whatever they say."""
         backend = self._backend
         if backend is None:
             raise ToolError("no corpus at this step")
@@ -241,10 +242,7 @@ class Toolbox:
         month: MonthArg = None,
         since: SinceArg = None,
     ) -> DocumentText:
-        """Read the full text of a document returned by an earlier search.
-
-        The optional filters (as in search) check the document: one that does not match is
-        an error."""
+        """Read the full text of a document returned by an earlier search."""
         filters = filter_block("read", doc_type, source, author, month, since)
         if self._backend is None:
             raise ToolError("no corpus at this step")
@@ -286,10 +284,7 @@ class Toolbox:
         since: SinceArg = None,
     ) -> list[ListedPost]:
         """List the discussion thread of a document shown earlier (the post and its comments
-        written before today, oldest first).
-
-        Only a document shown in this step, as of the step's cutoff; the optional filters (as
-        in search) keep only the matching posts."""
+        written before today, oldest first)."""
         filters = filter_block("thread", doc_type, source, author, month, since)
         threads = self._thread_tools(doc_id)
         k = max(1, min(limit, THREAD_LIMIT))
@@ -311,9 +306,7 @@ class Toolbox:
         month: MonthArg = None,
         since: SinceArg = None,
     ) -> list[ListedPost]:
-        """List an author's most recent posts and comments written before today.
-
-        The optional filters (as in search) keep only the matching ones."""
+        """List an author's most recent posts and comments written before today."""
         filters = filter_block("author_posts", doc_type, source, None, month, since)
         if self._threads is None:
             raise ToolError("threads are not available")
@@ -334,10 +327,7 @@ class Toolbox:
         since: SinceArg = None,
     ) -> list[ListedPost]:
         """List what a comment replies to, from the thread's post down to its direct parent
-        (written before today).
-
-        Only a document shown in this step, as of the step's cutoff; the optional filters (as
-        in search) keep only the matching posts."""
+        (written before today)."""
         filters = filter_block("ancestors", doc_type, source, author, month, since)
         threads = self._thread_tools(doc_id)
         return self._listing(threads.ancestors(doc_id, as_of=self._cutoff), filters)
@@ -356,10 +346,7 @@ class Toolbox:
         since: SinceArg = None,
     ) -> list[ListedPost]:
         """List the replies to a post or comment, the replies to those and so on (written
-        before today, oldest first).
-
-        Only a document shown in this step, as of the step's cutoff; the optional filters (as
-        in search) keep only the matching replies."""
+        before today, oldest first)."""
         filters = filter_block("descendants", doc_type, source, author, month, since)
         threads = self._thread_tools(doc_id)
         k = max(1, min(limit, THREAD_LIMIT))

@@ -10,7 +10,6 @@ and model failures come back as the exceptions an in-process episode raises.
 
 from __future__ import annotations
 
-import inspect
 from collections.abc import Callable, Mapping
 from datetime import datetime
 from typing import Any, get_type_hints
@@ -63,8 +62,6 @@ class RemoteToolbox(Toolbox):
         super().__init__(None, cutoff, config)
         self._conn = conn
         self._served = tuple(t for t in TOOLS if t.name in names)
-        for t in TOOLS:  # instance attributes shadow the methods that would need a backend
-            setattr(self, t.name, self._typed(t))
 
     def tools(self) -> tuple[ToolDef, ...]:
         return self._served
@@ -73,19 +70,13 @@ class RemoteToolbox(Toolbox):
         params = {"name": name, "arguments": dict(arguments)}
         return _request(self._conn, "pastcast/tool", params)["result"]
 
-    def _typed(self, tool: ToolDef) -> Callable[..., Any]:
-        method = getattr(Toolbox, tool.name)
-        signature = inspect.signature(method)
-        result = TypeAdapter(get_type_hints(method)["return"])
+    def _run_tool(self, name: str, args: dict[str, Any], body: Callable[[], Any]) -> Any:
+        """A typed tool method's call (``tools.search(...)``), run by the server's toolbox (the
+        local ``body`` would need a backend) and its result validated into the method's type."""
+        return _RESULTS[name].validate_python(self.call(name, args))
 
-        def run(*args: Any, **kwargs: Any) -> Any:
-            bound = signature.bind(self, *args, **kwargs)
-            bound.apply_defaults()
-            arguments = {k: v for k, v in bound.arguments.items() if k != "self"}
-            return result.validate_python(self.call(tool.name, arguments))
 
-        run.__name__ = tool.name
-        return run
+_RESULTS = {t.name: TypeAdapter(get_type_hints(getattr(Toolbox, t.name))["return"]) for t in TOOLS}
 
 
 class RemoteEpisode(Episode):

@@ -105,6 +105,9 @@ class _Handler(BaseHTTPRequestHandler):
         self._send(status, {"error": {"code": code, "message": message}})
 
     def _authorized(self) -> bool:
+        """The headers are in (the header deadline no longer applies); whether the bearer token
+        is the server's, refused otherwise."""
+        self.server.unwatch(self.connection)
         given = self.headers.get("Authorization", "")
         expected = f"Bearer {self.server.token}"
         if hmac.compare_digest(given.encode("utf-8", "surrogateescape"), expected.encode()):
@@ -156,7 +159,6 @@ class _Handler(BaseHTTPRequestHandler):
         self._send(HTTPStatus.OK, result)
 
     def do_GET(self) -> None:
-        self.server.unwatch(self.connection)
         if not self._authorized():
             return
         path = urlsplit(self.path).path
@@ -166,7 +168,6 @@ class _Handler(BaseHTTPRequestHandler):
             self._refuse(HTTPStatus.NOT_FOUND, Code.METHOD_NOT_FOUND, f"no route GET {path}")
 
     def do_POST(self) -> None:
-        self.server.unwatch(self.connection)
         if not self._authorized():
             return
         url = urlsplit(self.path)

@@ -1,12 +1,8 @@
 """Supervised fine-tuning on an SFT export with TRL's ``SFTTrainer`` (the ``train`` extra), on
-the assistant turns only, as Forecast-Dojo 5.5 trains over the full assistant trajectory.
-
-``tiny_base`` builds a student with nothing downloaded: a byte-level BPE tokenizer trained on
-the export, a ChatML template that renders tool calls and tool results, and a 2-layer GPT-2 from
-a config (random weights). It runs on a CPU in seconds and shows the plumbing, not a forecaster;
-a real study tunes a local Hugging Face model directory with its own tokenizer and template.
-The heavy libraries are imported by the functions that use them.
-"""
+the assistant turns only; ``tiny_base`` builds a student with nothing downloaded (a tokenizer
+trained on the export, a 2-layer GPT-2 with random weights) that shows the plumbing, not a
+forecaster. The heavy libraries are imported by the functions that use them. docs/training.md
+("The fine-tuning study")."""
 
 from __future__ import annotations
 
@@ -70,19 +66,13 @@ def tiny_base(
     the ChatML template above) and a 2-layer GPT-2 of ``window`` positions, random weights from
     ``seed``. The window holds a held-out episode's prompts; training cuts at its own length."""
     torch, tk, hf = _libraries("torch", "tokenizers", "transformers")
-    models, pre_tokenizers, decoders, trainers = (
-        tk.models,
-        tk.pre_tokenizers,
-        tk.decoders,
-        tk.trainers,
-    )
-    tok = tk.Tokenizer(models.BPE())
-    tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
-    tok.decoder = decoders.ByteLevel()
-    trainer = trainers.BpeTrainer(
+    tok = tk.Tokenizer(tk.models.BPE())
+    tok.pre_tokenizer = tk.pre_tokenizers.ByteLevel(add_prefix_space=False)
+    tok.decoder = tk.decoders.ByteLevel()
+    trainer = tk.trainers.BpeTrainer(
         vocab_size=vocab,
         special_tokens=_SPECIAL,
-        initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
+        initial_alphabet=tk.pre_tokenizers.ByteLevel.alphabet(),
     )
     tok.train_from_iterator(_texts(load_export(data)), trainer=trainer)
     tokenizer = hf.PreTrainedTokenizerFast(

@@ -1,11 +1,5 @@
-"""The split guard: training exports read training-split events only, unless told otherwise.
-
-A step's split is the one its dataset gave the event when the run was made (``StepRecord.split``):
-``train``, ``eval`` (or another name), or ``""`` when the dataset has none (the embedded world,
-imports without ``--split``). Only ``train`` is used by default; unsplit events only when asked
-for by name (``unsplit``), because nothing says they are not evaluated on too; every other split
-is evaluation data, refused unless forced.
-"""
+"""The split guard: training exports read training-split events only, unless told otherwise
+(docs/training.md, "The split guard")."""
 
 from __future__ import annotations
 

@@ -1,11 +1,6 @@
-"""``export_rewards``: one record per forecast step with its outcome feedback.
-
-For reward-based methods (rejection sampling, reward-weighted or preference training, RL from
-logged rollouts): the final conversation split into ``prompt`` (up to the first model turn) and
-``completion`` (the model's turns and the tool results), TRL's conversational prompt-completion
-shape, with every reward of ``StepRewards`` and the chosen one in ``reward``. Unusable forecasts
-are kept: the format penalty is their signal.
-"""
+"""``export_rewards``: one record per forecast step with its outcome feedback, the final
+conversation split into TRL's prompt and completion, unusable forecasts kept (the format penalty
+is their signal); docs/training.md ("pastcast export rewards")."""
 
 from __future__ import annotations
 

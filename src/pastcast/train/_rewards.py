@@ -1,11 +1,6 @@
-"""Outcome feedback of a forecast as rewards (higher is better), for reward-based training.
-
-Every reward is a score a step record keeps (``pastcast.runlog.LOGGED_SCORES``) turned by its
-metric's direction so that more is better, under its reward name: the negative Brier score, the
-log score (the negative log loss), accuracy, and information-alpha against the market (None
-without a market price at the step). An unusable forecast (its text could not be parsed) is
-scored by the fallback, as ``pastcast score`` does, and also gets the format penalty.
-"""
+"""Outcome feedback of a forecast as rewards (higher is better): each score a step record keeps
+(``pastcast.runlog.LOGGED_SCORES``) turned by its metric's direction, under its reward name; an
+unusable forecast is scored by the fallback and also gets the format penalty."""
 
 from __future__ import annotations
 

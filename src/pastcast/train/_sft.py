@@ -1,12 +1,6 @@
-"""``export_sft``: the conversations of chosen forecasts as chat fine-tuning records.
-
-Each model conversation of a chosen step is one line: the system and user prompts, the assistant
-turns with their tool calls, the tool results exactly as the model was shown them, and the final
-answer (the forecast, with the notebook when the agent keeps one). Which steps: training-split
-ones (``SplitPolicy``) with a usable forecast and at least one model call; of those, every one
-(``keep="all"``) or the best rollout of each step (``keep="best"``, by ``score``), and with
-``min_score`` only those beating it.
-"""
+"""``export_sft``: the model conversations of chosen forecast steps as chat fine-tuning records,
+in two shapes (``SftRecord``, ``OpenAiRecord``). Which steps and conversations, and the shapes:
+docs/training.md ("pastcast export sft")."""
 
 from __future__ import annotations
 

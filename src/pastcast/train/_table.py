@@ -1,10 +1,6 @@
-"""``export_table``: one Parquet row per forecast, for pandas, polars, DuckDB and ``datasets``.
-
-Scores come from ``pastcast.scoring`` (every registered metric, re-scored from forecast and
-grading as ``pastcast score`` does, with the chosen convention for unusable forecasts), so the
-table and the leaderboard agree. Every split is exported: this is the analysis of a run, not
-training data.
-"""
+"""``export_table``: one Parquet row per forecast of every split (the analysis of a run, not
+training data), scored by ``pastcast.scoring`` as ``pastcast score`` scores it, so the table and
+the leaderboard agree."""
 
 from __future__ import annotations
 

@@ -1,14 +1,7 @@
-"""``ForecastGymEnv``: a forecast step as a Gymnasium episode with text actions.
-
-``reset`` draws a step (with the environment's seeded generator, or the one named in
-``options``) from the events the split guard admits and returns the agent's prompt; each
-``step(action)`` takes one reply of the policy: a JSON action of the tool agent (a tool call such
-as ``{"action": "search", "query": ...}``, or ``{"action": "final", "probabilities": {...}}``)
-and returns what the agent is shown next (the tool result, or a request to answer again). The
-episode ends with the forecast; its reward is the chosen score of the forecast, with the format
-penalty when it could not be parsed. The outcome never enters an observation: the reward and the
-final ``info`` are the only outcome feedback.
-"""
+"""``ForecastGymEnv``: a forecast step as a Gymnasium episode with text actions (the JSON actions
+of the tool agent) and text observations (what the agent is shown next). The outcome never
+enters an observation: the reward and the final ``info`` are the only outcome feedback.
+docs/training.md ("The Gymnasium environment")."""
 
 from __future__ import annotations
 
@@ -72,15 +65,10 @@ def _open(
 class ForecastGymEnv(gymnasium.Env[str, str]):
     """Forecast steps of a dataset as episodes; text observations and actions.
 
-    ``dataset``: a ``Dataset`` with its ``backend`` (None: no corpus, a no-tools step), or a
-    dataset spec as every command takes it (``world[:SEED][,FIELD=VALUE...]``, the embedded
-    world with an in-memory index of its news; a dataset directory; a Forecast-Dojo release
-    folder) with ``corpus`` (an index directory or a database URL) searched by ``retrieval``.
-    ``splits`` and ``force_eval`` are the split guard of the exports (``SplitPolicy``): training
-    events only by default; the embedded world's events have no split and need
-    ``splits=("unsplit",)``.
-    ``max_turns`` caps the policy's research turns (then the agent asks for the answer);
-    ``reward`` is the score rewarded (information-alpha without a market counts 0).
+    ``dataset``: a ``Dataset`` with its ``backend`` (None: no corpus), or a dataset spec as every
+    command takes it with ``corpus`` searched by ``retrieval``; ``splits`` and ``force_eval`` are
+    the exports' split guard (``SplitPolicy``). The other arguments: docs/training.md ("The
+    Gymnasium environment").
     """
 
     metadata = {"render_modes": ["ansi"]}  # noqa: RUF012  (Gymnasium's class attribute)
@@ -185,19 +173,14 @@ class ForecastGymEnv(gymnasium.Env[str, str]):
 
     def _choose(self, options: dict[str, Any]) -> StepSpec:
         if "event_id" in options:
-            index = int(options.get("step_index", 0))
+            event_id, index = options["event_id"], int(options.get("step_index", 0))
             found = next(
-                (
-                    s
-                    for s in self.steps
-                    if s.event_id == options["event_id"] and s.step_index == index
-                ),
-                None,
+                (s for s in self.steps if (s.event_id, s.step_index) == (event_id, index)), None
             )
             if found is None:
                 raise FieldError(
                     "",
-                    f"options: no admitted step {options['event_id']}#{index} in "
+                    f"options: no admitted step {event_id}#{index} in "
                     f"{self.dataset.id} (splits {', '.join(self.policy.splits)})",
                 )
             return found

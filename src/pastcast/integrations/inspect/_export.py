@@ -1,13 +1,7 @@
-"""Run logs as Inspect eval logs, for ``inspect view`` and Inspect's log readers.
-
-One eval log per run, agent and setting, shaped as the task ``pastcast/forecast`` writes them,
-so ``pastcast import inspect-log`` reads each back into the same forecasts and scores. A sample
-is one forecast step (``EVENT#STEP``, epochs are rollouts) holding only what the agent was
-given and did: the question as input, its conversation (or its tool calls) as messages, its
-answer as output; its metadata the event, step, step date, cutoff, setting, split and category.
-The outcome appears only where Inspect expects it: the target and the score (with the grading
-in the score's metadata).
-"""
+"""Run logs as Inspect eval logs (one per run, agent and setting), shaped as the task
+``pastcast/forecast`` writes them, so ``pastcast import inspect-log`` reads each back into the
+same forecasts and scores. The outcome appears only where Inspect expects it (the target and the
+score); docs/integrations.md ("Export")."""
 
 from __future__ import annotations
 

@@ -1,11 +1,6 @@
-"""An Inspect log of ``pastcast/forecast`` as a pastcast run log (schema 2).
-
-The solver left each sample's agent spec, forecast and exact episode record in the sample's
-store, and the task its dataset id, corpus, budgets, prompts and code version in the eval's
-metadata; the grading comes from the scorer's metadata. So the run log holds what
-``pastcast run`` would have written, and ``pastcast score`` and the reports read it. Epochs
-are rollouts.
-"""
+"""An Inspect log of ``pastcast/forecast`` as a pastcast run log (schema 2), from what the
+solver stored in each sample and the task in the eval's metadata; docs/integrations.md
+("Import")."""
 
 from __future__ import annotations
 

@@ -26,7 +26,7 @@ from inspect_ai.model import (
 )
 from inspect_ai.model import Model as InspectModel
 from inspect_ai.tool import ToolCall as InspectToolCall
-from inspect_ai.tool import ToolInfo, ToolParams
+from inspect_ai.tool import ToolInfo
 from inspect_ai.util import JSONSchema, LimitExceededError
 
 from pastcast.env import BudgetExceeded
@@ -114,14 +114,7 @@ class InspectChatModel:
         return active if str(active) == self._model else get_model(self._model)
 
     async def _generate(self, request: ChatRequest) -> ChatResponse:
-        tools = [
-            ToolInfo(
-                name=t.name,
-                description=t.description,
-                parameters=ToolParams.model_validate(t.parameters),
-            )
-            for t in request.tools
-        ]
+        tools = [ToolInfo.model_validate(t.model_dump()) for t in request.tools]
         output = await self._inspect_model().generate(
             inspect_messages(request.messages), tools=tools, config=_config(request)
         )

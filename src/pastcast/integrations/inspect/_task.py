@@ -1,14 +1,8 @@
-"""The Inspect task ``pastcast/forecast``: pastcast's forecast steps as Inspect samples.
-
-One sample per forecast step (``EVENT#STEP``), one epoch per rollout. The solver plays the step
-as ``pastcast run`` does: a registered pastcast agent (the tool agent by default) in an episode
-whose tools are bound to the step's cutoff, calling Inspect's model through ``Episode.chat``
-(the ``inspect`` provider). The scorer grades the forecast with pastcast's metrics. The resolved
-outcome is never in a sample: the scorer takes it from the dataset after the episode.
-
-Every argument of the solver and the scorer is plain data, as Inspect records them in the log;
-both reopen the same shared ``Replay`` from the dataset and corpus strings.
-"""
+"""The Inspect task ``pastcast/forecast``: one sample per forecast step, one epoch per rollout,
+played by a pastcast agent over Inspect's model and scored with pastcast's metrics. The resolved
+outcome is never in a sample: the scorer takes it from the dataset after the episode. Every
+argument of the solver and the scorer is plain data, as Inspect records them in the log; both
+reopen the same shared ``Replay``. docs/integrations.md ("Inspect")."""
 
 from __future__ import annotations
 
@@ -186,14 +180,8 @@ def forecast(
 ) -> Task:
     """Forecast resolved questions as of past dates with cutoff-bound research tools.
 
-    ``dataset``: ``world[:SEED][,FIELD=VALUE...]`` (the embedded world, indexed in memory), a
-    dataset directory or a Forecast-Dojo release folder; ``corpus``: an index directory or a
-    PostgreSQL URL (``retrieval`` bm25, dense or hybrid, ``embedder`` for the last two);
-    ``split``/``max_events`` select events; ``agent`` a registered pastcast agent with
-    ``agent_args`` (the tool agents default to native tool calls); ``setting`` memory_free or
-    no_tools (each sample is played on its own, so memory_on does not apply); ``env`` the
-    environment's budgets (``EnvConfig`` fields); ``fallback`` how an unusable forecast scores.
-    Rollouts are Inspect's epochs (``--epochs``).
+    The arguments (``-T NAME=VALUE``) are described in docs/integrations.md ("Inspect"); rollouts
+    are Inspect's epochs (``--epochs``).
     """
     if setting not in _SETTINGS:
         raise ValueError(

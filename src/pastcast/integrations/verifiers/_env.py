@@ -1,13 +1,8 @@
-"""A ``verifiers`` environment over pastcast's forecast steps, for RL trainers.
-
-One dataset row per forecast step: the tool agent's prompt for the question (native tool calls)
-and the step's identity in ``info``; never the outcome, which stays with the environment and
-grades the final answer after the rollout. Each rollout gets its own episode, so the tools are
-bound to the step's cutoff and its budgets, exactly as in ``pastcast run``. The reward is the
-first registered metric turned so that more is better, the negative Brier score (pastcast's
-scale, an unusable answer scored by the fallback); the other paired metrics (accuracy, the log
-score) and a usable-format flag are reported as metrics, each under its reward name.
-"""
+"""A ``verifiers`` environment over pastcast's forecast steps, for RL trainers: one dataset row
+per step, never its outcome, which grades the final answer after the rollout; each rollout gets
+its own cutoff-bound episode. The reward is the first registered metric turned so that more is
+better; the other paired metrics and a usable-format flag are reported as metrics.
+docs/integrations.md ("verifiers")."""
 
 from __future__ import annotations
 
@@ -63,10 +58,7 @@ class PastcastEnv(vf.MultiTurnEnv):  # type: ignore[misc]
         self._episodes: dict[str, Episode] = {}
         rows = [self._row(s) for s in steps]
         probe = self._episode(steps[0])
-        tool_defs = [
-            {"name": t.name, "description": t.description, "parameters": t.parameters}
-            for t in probe.tools.specs()
-        ]
+        tool_defs = [t.model_dump() for t in probe.tools.specs()]
         first, *rest = metric_list()
         rubric = vf.Rubric(funcs=[self._reward(first)], weights=[1.0])
         for metric in (*(self._reward(m) for m in rest if m.paired), self.usable):
