@@ -354,11 +354,11 @@ class Toolbox:
         return self._listing(docs, filters, k)
 
     def _listing(
-        self, docs: list[Document], filters: SearchFilter | None = None, limit: int | None = None
+        self, docs: list[Document], filters: SearchFilter, limit: int | None = None
     ) -> list[ListedPost]:
         """The listed documents matching ``filters`` (the filter block's one rule,
         ``SearchFilter.matches``), at most ``limit`` of them."""
-        if filters is not None and not filters.is_empty():
+        if not filters.is_empty():
             docs = [d for d in docs if filters.matches(d)]
         return [
             ListedPost(

@@ -48,7 +48,7 @@ class HttpLimits:
             raise ValueError("HttpLimits: max_connections must be at least 1")
 
 
-_STATUS = {
+_STATUS: dict[int, HTTPStatus] = {
     Code.PARSE_ERROR: HTTPStatus.BAD_REQUEST,
     Code.INVALID_REQUEST: HTTPStatus.BAD_REQUEST,
     Code.INVALID_PARAMS: HTTPStatus.BAD_REQUEST,
