@@ -5,6 +5,7 @@ score); docs/integrations.md ("Export")."""
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import math
 import statistics
@@ -73,11 +74,8 @@ def _question(step: StepRecord, dataset: Dataset | None) -> str:
     """What the agent was asked: the question view as the task renders it (with the dataset),
     else the first prompt its model was sent, else the step's own words."""
     if dataset is not None:
-        try:
+        with contextlib.suppress(KeyError):  # an event the dataset does not hold
             event = dataset.event_at(step.event_id, step.cutoff)
-        except KeyError:
-            event = None
-        if event is not None:
             return question_view(event, step.cutoff, step.step_index).render()
     record = step.episode
     if record.model_calls:
