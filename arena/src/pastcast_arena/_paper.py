@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from pastcast.records import Record
+from pastcast.reports import TextTable, fmt_number
 from pastcast_arena._seeds import SeedFigure, SeedSummary
 from pastcast_arena._stats import ArenaReport
 
@@ -18,6 +19,7 @@ __all__ = [
     "PaperRow",
     "compare_seeds_with_paper",
     "compare_with_paper",
+    "paper_table",
 ]
 
 
@@ -193,3 +195,17 @@ def compare_seeds_with_paper(
                  None if got is None else got.positive),
         ]  # fmt: skip
     return tuple(out)
+
+
+def paper_table(rows: tuple[PaperComparison, ...], run: str) -> TextTable:
+    """``rows`` as a table titled with the ``run`` they come from (a seed, or seeds)."""
+    spread = any(c.low is not None for c in rows)
+    cells = tuple(
+        (c.table, c.row, c.figure, f"{c.paper:+.4f}", fmt_number(c.pastcast, 4, signed=True))
+        + (("" if c.low is None else f"{c.low:+.4f} {c.high:+.4f}",) * spread)
+        + (fmt_number(c.residual, 4, signed=True),)
+        for c in rows
+    )
+    columns = ("table", "row", "figure", "paper", "pastcast", *(("5-95%",) * spread), "difference")
+    title = f"The paper's Tables 5-7 (seed 137, R = 50, k = 7) beside ours ({run})"
+    return TextTable(title, columns, cells, len(cells), 3)

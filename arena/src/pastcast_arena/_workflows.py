@@ -37,15 +37,23 @@ from pastcast_arena._stats import LeaderboardRow
 
 if TYPE_CHECKING:
     from pastcast.reports.html import ReportSection
+    from pastcast_arena._paper import PaperComparison
+    from pastcast_arena._records import RoundResult
+    from pastcast_arena._seeds import SeedSummary
+    from pastcast_arena._simulation import SimulationConfig, SimulationResult
+    from pastcast_arena._stats import ArenaReport
 
 __all__ = [
     "DEPLOYMENT_FILE",
     "PLAN_FILE",
     "ArenaReplay",
     "ArenaReplayPlan",
+    "ArenaSimulation",
     "arena_chain_leaderboard",
     "arena_replay",
+    "arena_rounds_report",
     "arena_sections",
+    "arena_simulation",
 ]
 
 # A replay on a node given by URL records its deployment (chain id, contract addresses,
@@ -267,17 +275,15 @@ def arena_chain_leaderboard(
     deployment whose arena contract is at ``arena`` (an address, or a replay's
     ``deployment.json``), its logs read from ``from_block`` (a deployment file's block when
     it gives one). ``FieldError`` naming the field."""
-    from pastcast_arena._chain import EvmArena
+    from pastcast_arena._chain import EvmArena, node_web3
     from pastcast_arena._reputation import chain_leaderboard
 
     _http_url("from_chain", rpc_url)
     address, recorded_block = _arena_address(arena)
-    start = from_block or recorded_block
     try:
-        from web3 import HTTPProvider, Web3
-
-        w3 = Web3(HTTPProvider(rpc_url, request_kwargs={"timeout": 60}))
-        deployment = EvmArena.attach(w3, address, from_block=start)
+        deployment = EvmArena.attach(
+            node_web3(rpc_url), address, from_block=from_block or recorded_block
+        )
     except ImportError as exc:
         raise FieldError("from_chain", str(exc)) from None
     except ValueError as exc:
@@ -317,8 +323,33 @@ ROUNDS_FILE = "rounds.jsonl"
 LEDGER_FILE = "ledger.jsonl"
 
 
-def _rounds_file(path: Path) -> Path:
-    return path / ROUNDS_FILE if path.is_dir() else path
+def _read_rounds(path: Path) -> tuple[RoundResult, ...]:
+    """The rounds of ``path`` (a ``rounds.jsonl``); ``FieldError`` on ``arena`` when it cannot
+    be read or holds none."""
+    from pastcast_arena._replay import read_results
+
+    try:
+        results = read_results(path)
+    except (OSError, ValueError) as exc:
+        raise FieldError("arena", f"{path}: {exc}") from None
+    if not results:
+        raise FieldError("arena", f"{path}: no rounds")
+    return results
+
+
+def arena_rounds_report(rounds: str | Path) -> ArenaReport:
+    """The report of finished rounds: those of ``rounds``, an arena replay's or simulation's
+    ``rounds.jsonl`` (or the folder holding one). ``FieldError`` on ``arena``."""
+    from pastcast_arena._stats import arena_report
+
+    path = Path(rounds)
+    path = path / ROUNDS_FILE if path.is_dir() else path
+    if not path.is_file():
+        raise FieldError("arena", f"{rounds}: no {ROUNDS_FILE} (an arena replay's folder)")
+    try:
+        return arena_report(_read_rounds(path))
+    except ValueError as exc:  # no scored round
+        raise FieldError("arena", f"{path}: {exc}") from None
 
 
 def arena_sections(
@@ -328,11 +359,10 @@ def arena_sections(
     folder, or its ``rounds.jsonl``), else of every run log that an arena replay wrote (a
     ``rounds.jsonl`` beside it). The ledger beside the rounds, where there is one, is verified
     and its commits and reveals counted."""
-    from pastcast_arena._replay import read_results
     from pastcast_arena._section import arena_section
 
     if arena is not None:
-        found = [_rounds_file(Path(arena))]
+        found = [Path(arena) / ROUNDS_FILE if Path(arena).is_dir() else Path(arena)]
         if not found[0].is_file():
             raise FieldError("arena", f"{arena}: no {ROUNDS_FILE} (an arena replay's folder)")
     else:
@@ -343,12 +373,7 @@ def arena_sections(
                 found.append(beside)
     sections = []
     for rounds in found:
-        try:
-            results = read_results(rounds)
-        except (OSError, ValueError) as exc:
-            raise FieldError("arena", f"{rounds}: {exc}") from None
-        if not results:
-            raise FieldError("arena", f"{rounds}: no rounds")
+        results = _read_rounds(rounds)
         ledger = rounds.parent / LEDGER_FILE
         title = "Arena rounds" if len(found) == 1 else f"Arena rounds: {rounds.parent.name}"
         try:
@@ -358,3 +383,68 @@ def arena_sections(
         except ValueError as exc:  # no scored round, or a ledger that does not verify
             raise FieldError("arena", f"{rounds.parent}: {exc}") from None
     return tuple(sections)
+
+
+@dataclass(frozen=True)
+class ArenaSimulation:
+    """The simulation study at one seed and, with the paper's tables, beside them: this seed's
+    figures (``beside``) and the summary over seeds 0..N-1 with its figures (``over``)."""
+
+    result: SimulationResult
+    beside: tuple[PaperComparison, ...] = ()
+    summary: SeedSummary | None = None
+    over: tuple[PaperComparison, ...] = ()
+    figures: bool = False
+    """Whether Figures 2b and 5 were written (matplotlib, the reports extra, is installed)."""
+
+    def as_dict(self) -> dict[str, Any]:
+        """The JSON shape: the config, the report (less the per-round rows), the power table
+        and, with the paper's tables, every comparison with its residual."""
+        result = self.result
+
+        def rows(comparisons: tuple[PaperComparison, ...]) -> list[dict[str, Any]]:
+            return [{**c.model_dump(mode="json"), "residual": c.residual} for c in comparisons]
+
+        seeds = self.summary
+        return {
+            "config": result.config.model_dump(mode="json"),
+            **result.report.model_dump(mode="json", exclude={"per_round"}),
+            "power": [p.model_dump(mode="json") for p in result.power],
+            **({} if seeds is None else {"paper": rows(self.beside)}),
+            **({} if seeds is None else {"seeds": seeds.model_dump(mode="json")}),
+            **({} if seeds is None else {"paper_seeds": rows(self.over)}),
+        }
+
+
+def arena_simulation(
+    config: SimulationConfig, *, out: Path | None = None, paper_seeds: int | None = None
+) -> ArenaSimulation:
+    """The simulation study under ``config``; with ``out`` (a folder the caller made), its
+    ``rounds.jsonl`` and Figures 2b and 5 written there; with ``paper_seeds``, the paper's
+    Tables 5-7 beside this seed's figures and beside the summary over seeds 0..N-1."""
+    from pastcast_arena._paper import compare_seeds_with_paper, compare_with_paper
+    from pastcast_arena._replay import write_results
+    from pastcast_arena._seeds import across_seeds
+    from pastcast_arena._simulation import simulate
+
+    result = simulate(config)
+    figures = False
+    if out is not None:
+        write_results(out / ROUNDS_FILE, result.results)
+        try:
+            from pastcast_arena._figures import write_arena_figures
+
+            figures = bool(write_arena_figures(result.report, out))
+        except ImportError:  # pragma: no cover - the reports extra is absent
+            pass
+    if paper_seeds is None:
+        return ArenaSimulation(result, figures=figures)
+    labels = {a.name: a.paper_label for a in result.config.archetypes}
+    summary = across_seeds(result.config, range(paper_seeds))
+    return ArenaSimulation(
+        result,
+        compare_with_paper(result.report, labels),
+        summary,
+        compare_seeds_with_paper(summary, labels),
+        figures,
+    )
