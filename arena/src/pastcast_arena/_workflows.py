@@ -12,7 +12,6 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import Field, ValidationError
 
-from pastcast import safejson
 from pastcast.app import (
     PathText,
     check_agents,
@@ -30,7 +29,7 @@ from pastcast.registry import ComponentSpec
 from pastcast.runner import PresetRecord
 from pastcast.validation import first_error
 from pastcast_arena._clob import ClobPrices, clob_markets
-from pastcast_arena._deployment import DEPLOYMENT_FILE, write_deployment
+from pastcast_arena._deployment import DEPLOYMENT_FILE, read_deployment, write_deployment
 from pastcast_arena._replay import ReplayResult
 from pastcast_arena._rounds import SELECTORS, RoundPlan
 from pastcast_arena._stats import LeaderboardRow
@@ -304,19 +303,16 @@ def _arena_address(value: str) -> tuple[str, int]:
     if value.startswith("0x"):
         return value, 0
     path = Path(value)
-    if path.is_dir():
-        path = path / DEPLOYMENT_FILE
+    path = path / DEPLOYMENT_FILE if path.is_dir() else path
+    if not path.is_file():
+        raise FieldError("arena", f"{value}: neither an address nor a deployment file")
     try:
-        record = safejson.loads(path.read_text("utf-8"))
-        block = record.get("deploy_block", 0)
-        if not isinstance(block, int) or isinstance(block, bool) or block < 0:
-            raise ValueError(f"deploy_block {block!r} is not a block number")
-        return str(record["contracts"]["PredictionArena"]), block
-    except OSError as exc:
-        why = exc.strerror or exc
-        raise FieldError("arena", f"{value}: neither an address nor a file ({why})") from None
-    except (ValueError, KeyError, TypeError, AttributeError) as exc:
-        raise FieldError("arena", f"{path}: not a deployment file ({exc})") from None
+        record = read_deployment(path)
+    except ValueError as exc:
+        raise FieldError("arena", str(exc)) from None
+    if "PredictionArena" not in record.contracts:
+        raise FieldError("arena", f"{path}: not a deployment record (no PredictionArena)")
+    return record.contracts["PredictionArena"], record.deploy_block
 
 
 ROUNDS_FILE = "rounds.jsonl"
