@@ -6,13 +6,12 @@ are relative to its folder."""
 from __future__ import annotations
 
 import os
-import re
 from collections.abc import Callable, Iterator
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 import httpx
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
@@ -58,9 +57,9 @@ class LiveFile(BaseModel):
     model_config = ConfigDict(extra="allow")
     out: str
     agents: list[str] = Field(min_length=1)
-    backend: str = "ledger"
+    backend: Literal["ledger", "evm", "anvil"] = "ledger"
     rpc_url: str | None = None
-    ctf_address: str | None = None
+    ctf_address: str | None = Field(default=None, pattern=r"^0x[0-9a-fA-F]{40}$")
     """A conditional-tokens contract already on the chain whose payouts are the outcomes (then
     the service reports none itself)."""
     yes_index: int = Field(default=1, ge=0, le=1)
@@ -101,14 +100,10 @@ def read_live_plan(path: str | Path) -> _Loaded:
     if not isinstance(raw, dict):
         raise FieldError("plan", f"{p}: expected a mapping of fields")
     file = _validated(p, LiveFile, raw)
-    if file.backend not in ("ledger", "evm", "anvil"):
-        raise FieldError("plan", f"{p}: field backend: {file.backend!r}: ledger, evm or anvil")
     if file.rpc_url is not None and file.backend != "evm":
         raise FieldError("plan", f"{p}: field rpc_url: goes with the backend 'evm'")
     if file.ctf_address is not None and file.backend == "ledger":
         raise FieldError("plan", f"{p}: field ctf_address: goes with the backend 'evm' or 'anvil'")
-    if file.ctf_address is not None and not re.fullmatch(r"0x[0-9a-fA-F]{40}", file.ctf_address):
-        raise FieldError("plan", f"{p}: field ctf_address: {file.ctf_address!r} is not an address")
     if (file.feeds is None) != (file.spool is None):
         raise FieldError("plan", f"{p}: fields feeds and spool go together")
     specs = [parse_agent_option(a, field=f"agents[{i}]") for i, a in enumerate(file.agents)]
