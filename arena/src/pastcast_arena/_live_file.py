@@ -6,8 +6,7 @@ are relative to its folder."""
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterator
-from contextlib import ExitStack, contextmanager
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -140,42 +139,28 @@ def _clock(file: LiveFile) -> Any:
     return ScaledClock(origin, real, file.clock.speed)
 
 
-@contextmanager
-def _backend(
-    file: LiveFile, out: Path, clock: Any, note: Callable[[str], None]
-) -> Iterator[tuple[Any, bool]]:
-    """The arena and whether its clock follows ours (a development node's does). On a node, the
-    deployment recorded in ``out`` is reattached; the first start deploys and records it."""
+def _backend(file: LiveFile, out: Path, clock: Any, note: Callable[[str], None]) -> Any:
+    """The arena's context (``open_arena``). On a node, the deployment recorded in ``out`` is
+    reattached; the first start deploys and records it."""
+    from pastcast_arena._chain import EvmArena
     from pastcast_arena._ledger import LedgerArena
     from pastcast_arena._node import lasting_node
+    from pastcast_arena._workflows import open_arena
 
-    with ExitStack() as stack:
-        if file.backend == "ledger":
-            path = out / "ledger.jsonl"
-            tick: Callable[[], int] = lambda: int(clock.now())  # noqa: E731
-            if path.exists():
-                yield LedgerArena.open(path, clock=tick), False
-            else:
-                yield LedgerArena.create(path, clock=tick), False
-            return
-        try:
-            if file.backend == "anvil":
-                # the node's chain starts at the arena's clock: a compressed clock's origin may
-                # be before the wall clock
-                node = lasting_node(out / "node", timestamp=int(clock.now()), note=note)
-                arena = _deployed(file, out, stack.enter_context(node).url)
-            elif file.rpc_url is not None:
-                arena = _deployed(file, out, file.rpc_url)
-            else:
-                from pastcast_arena._chain import EvmArena
-
-                arena = EvmArena(conditional_tokens=file.ctf_address, yes_index=file.yes_index)
-        except (ImportError, FileNotFoundError) as exc:
-            raise FieldError("backend", str(exc)) from None
-        except (OSError, RuntimeError) as exc:
-            raise FieldError("rpc_url" if file.rpc_url else "backend", str(exc)) from None
-        # a development node's clock is moved along with a compressed clock
-        yield arena, file.clock is not None and file.rpc_url is None
+    path = out / "ledger.jsonl"
+    tick: Callable[[], int] = lambda: int(clock.now())  # noqa: E731
+    opened = LedgerArena.open if path.exists() else LedgerArena.create
+    # the node's chain starts at the arena's clock: a compressed clock's origin may be before
+    # the wall clock
+    node = lambda: lasting_node(out / "node", timestamp=int(clock.now()), note=note)  # noqa: E731
+    return open_arena(
+        file.backend,
+        file.rpc_url,
+        lambda: opened(path, clock=tick),
+        node=node,
+        connect=lambda url: _deployed(file, out, url),
+        fresh=lambda: EvmArena(conditional_tokens=file.ctf_address, yes_index=file.yes_index),
+    )
 
 
 def _deployed(file: LiveFile, out: Path, url: str) -> Any:
@@ -275,7 +260,7 @@ def arena_live(
         check_agents(list(loaded.plan.agents))
         with (
             PolymarketClient(pm.gamma_url, pm.clob_url, pm.data_url, backoff_s=0.2) as client,
-            _backend(file, out, clock, note or (lambda _: None)) as (backend, sync),
+            _backend(file, out, clock, note or (lambda _: None)) as backend,
         ):
             submitter = None
             if file.relayer is not None or relayer_http is not None:
@@ -291,7 +276,10 @@ def arena_live(
                     submitter=submitter,
                     corpus=_corpus_at(spool) if spool is not None else None,
                     on_tick=fetch if feeds is not None else None,
-                    sync_clock=sync,
+                    # a development node's clock is moved along with a compressed clock
+                    sync_clock=file.backend != "ledger"
+                    and file.clock is not None
+                    and file.rpc_url is None,
                     yes_index=getattr(backend, "yes_index", file.yes_index),
                 )
             except ValueError as exc:

@@ -3,8 +3,8 @@ agents through the same replay (dataset, corpus, retrieval) and agent checks as 
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
-from contextlib import ExitStack, contextmanager
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import AbstractContextManager, ExitStack, contextmanager
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
@@ -53,6 +53,7 @@ __all__ = [
     "arena_rounds_report",
     "arena_sections",
     "arena_simulation",
+    "open_arena",
 ]
 
 # A replay on a node given by URL records its deployment (chain id, contract addresses,
@@ -191,6 +192,41 @@ def _deadline_prices(
         yield ClobPrices(ClobCache(cache, client), markets)
 
 
+@contextmanager
+def open_arena(
+    backend: str,
+    rpc_url: str | None,
+    ledger: Callable[[], Any],
+    *,
+    node: Callable[[], AbstractContextManager[Any]] | None = None,
+    connect: Callable[[str], Any] | None = None,
+    fresh: Callable[[], Any] | None = None,
+) -> Iterator[Any]:
+    """The arena of ``backend``: ``ledger()``, or ``connect``ed to the URL of ``node()`` (anvil,
+    stopped on leaving; ``local_node``) or to ``rpc_url`` (``EvmArena.connect``), or ``fresh()``
+    (``EvmArena()``, the in-process chain). ``FieldError`` on ``backend`` (not installed) or
+    ``rpc_url`` (a node that does not answer)."""
+    from pastcast_arena._chain import EvmArena
+    from pastcast_arena._node import local_node
+
+    node, connect, fresh = node or local_node, connect or EvmArena.connect, fresh or EvmArena
+    with ExitStack() as stack:
+        try:
+            if backend == "ledger":
+                arena = ledger()
+            elif backend == "anvil":
+                arena = connect(stack.enter_context(node()).url)
+            elif rpc_url is not None:
+                arena = connect(rpc_url)
+            else:
+                arena = fresh()
+        except (ImportError, FileNotFoundError) as exc:
+            raise FieldError("backend", str(exc)) from None
+        except (OSError, RuntimeError) as exc:  # a node that does not answer
+            raise FieldError("rpc_url" if rpc_url else "backend", str(exc)) from None
+        yield arena
+
+
 def arena_replay(plan: ArenaReplayPlan) -> ArenaReplay:
     """Replay as ``plan`` declares: its agents forecast each market as of the commit deadline,
     commit, reveal and are scored per round, on a ledger file in ``out`` (``backend``
@@ -199,9 +235,7 @@ def arena_replay(plan: ArenaReplayPlan) -> ArenaReplay:
     written in it (``PLAN_FILE``). With ``clob_cache`` the benchmark prices and volumes at each
     deadline are read from it, offline; with ``clob_url`` / ``data_url`` what it lacks is
     fetched into it first. ``FieldError`` naming the field before any work."""
-    from pastcast_arena._chain import EvmArena
     from pastcast_arena._ledger import LedgerArena
-    from pastcast_arena._node import local_node
     from pastcast_arena._replay import replay as play_rounds
 
     dataset, corpus, backend, rpc_url = plan.dataset, plan.corpus, plan.backend, plan.rpc_url
@@ -226,26 +260,14 @@ def arena_replay(plan: ArenaReplayPlan) -> ArenaReplay:
         check_agents(specs)
         write_atomic(out / PLAN_FILE, plan.model_dump_json(indent=2) + "\n")
         index = out / "index"
-        with open_replay(dataset, corpus, plan.retrieval, plan.embedder, index_dir=index) as replay:
-            node = ExitStack()
-            try:
-                if backend == "ledger":
-                    arena: Any = LedgerArena.create(ledger_path)
-                elif backend == "anvil":
-                    arena = EvmArena.connect(node.enter_context(local_node()).url)
-                elif rpc_url is not None:
-                    arena = EvmArena.connect(rpc_url)
-                else:
-                    arena = EvmArena()
-            except (ImportError, FileNotFoundError) as exc:
-                node.close()
-                raise FieldError("backend", str(exc)) from None
-            except (OSError, RuntimeError) as exc:  # a node that does not answer
-                node.close()
-                raise FieldError("rpc_url" if rpc_url else "backend", str(exc)) from None
+        ledger = lambda: LedgerArena.create(ledger_path)  # noqa: E731
+        with (
+            open_replay(dataset, corpus, plan.retrieval, plan.embedder, index_dir=index) as replay,
+            open_arena(backend, rpc_url, ledger) as arena,
+        ):
             deployment = None
             try:
-                if rpc_url is not None:  # before the rounds: a replay cut short keeps it too
+                if rpc_url is not None:  # before the rounds: a replay cut short keeps it
                     deployment = write_deployment(arena, out / DEPLOYMENT_FILE, rpc_url)
                 with _deadline_prices(dataset, clob_cache, clob_url, data_url) as prices:
                     played = play_rounds(
@@ -262,8 +284,6 @@ def arena_replay(plan: ArenaReplayPlan) -> ArenaReplay:
                 raise FieldError("backend", str(exc)) from None
             except PolymarketError as exc:
                 raise FieldError("clob_cache", str(exc)) from None
-            finally:
-                node.close()
     return ArenaReplay(replay.dataset.id, played, deployment)
 
 
