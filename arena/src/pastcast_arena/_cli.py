@@ -32,6 +32,8 @@ def _print_table(table: Any) -> None:
     from pastcast.reports import to_rich
 
     console = Console()
+    if not console.is_terminal:  # a pipe or a file: rows whole, as pastcast's own tables
+        console = Console(width=200)
     console.print(to_rich(table, console.width))
 
 
