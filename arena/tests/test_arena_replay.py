@@ -176,8 +176,10 @@ def test_the_replay_and_report_commands(tmp_path: Path) -> None:
     assert data_out["rounds"] == 3 and data_out["backend"] == "ledger"
     assert {row["agent"] for row in data_out["leaderboard"]} == {"market", "random"}
     assert (out / "ledger.jsonl").is_file() and (out / "run.jsonl").is_file()
-    rep = runner.invoke(app, ["arena", "report", str(out / "rounds.jsonl"), "--json"])
-    assert rep.exit_code == 0 and json.loads(rep.output)["leaderboard"] == data_out["leaderboard"]
+    for rounds in (out / "rounds.jsonl", out):  # the file, or the replay's folder
+        rep = runner.invoke(app, ["arena", "report", str(rounds), "--json"])
+        assert rep.exit_code == 0, rep.output
+        assert json.loads(rep.output)["leaderboard"] == data_out["leaderboard"]
     again = runner.invoke(app, args)
     assert again.exit_code == 2 and "already exists" in again.output
     for bad, msg in (

@@ -347,10 +347,10 @@ def test_the_report_command_reads_the_leaderboard_from_a_node(
     board = json.loads(r.output)["leaderboard"]
     assert board == [row.model_dump(mode="json") for row in result.report.leaderboard]
     # a replay's deployment file names the arena and the block
-    deployment = tmp_path / "deployment.json"
-    deployment.write_text(
-        json.dumps({"deploy_block": arena.deploy_block, "contracts": arena.addresses()})
-    )
+    from pastcast_arena._deployment import write_deployment
+
+    deployment = write_deployment(arena, tmp_path / "deployment.json", url)
+    assert json.loads(deployment.read_text())["deploy_block"] == arena.deploy_block
     r = runner.invoke(
         app, ["arena", "report", "--from-chain", url, "--arena", str(tmp_path), "--json"]
     )
@@ -380,7 +380,7 @@ def test_the_report_command_refuses_what_it_cannot_read(tmp_path: Path) -> None:
     r = runner.invoke(
         app, ["arena", "report", "--from-chain", "http://127.0.0.1:1", "--arena", str(bad)]
     )
-    assert r.exit_code == 2 and "not a deployment file" in r.output, r.output
+    assert r.exit_code == 2 and "not a deployment record" in r.output, r.output
     r = runner.invoke(
         app,
         [

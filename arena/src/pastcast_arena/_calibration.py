@@ -1,27 +1,10 @@
-"""Fitting the simulation's parameters to the paper's Tables 5-7 as a design, over seeds.
-
-The paper reports one seed. Fitting that seed's tables fits its luck as well: the parameters
-that reproduce seed 137 give another seed a market Brier 0.02 worse and frontier-like agents
-that 50 rounds separate from the market at most seeds. Here the target of each figure is its
-mean over 400 seeds (``pastcast_arena._seeds``): the design whose typical run has the
-paper's tables. All the randomness is drawn before a parameter is read (``SimulationDraws``),
-so the means are smooth functions of the parameters and each group of them is fitted on its
-own, in stages:
-
-1. the market: per category the Beta concentration whose mean market Brier is Table 7's, over
-   a grid of the market's slope kappa and unpriced spread sigma, keeping the pair whose mean
-   market Brier (Table 5), reliability and resolution (Table 6) are nearest;
-2. the market trackers: the noise whose mean alpha is Table 5's;
-3. the category signals: each category's s_c so that the mean over seeds of its best alpha
-   (the largest of the five archetypes' category alphas) is Table 7's;
-4. the q-anchored and calibration-driven archetypes: (pull, shrink, noise) by Nelder-Mead on
-   their mean alpha, standard error, reliability and resolution.
-
-Stages 3 and 4 are repeated, since each moves the other; Table 5 and 6, fitted last, come
-nearest. The market's unpriced spread sigma is not fitted: it moves mass between the market's
-(b - q)^2 and q (1 - q), which leaves its mean Brier, REL and RES as they are, and only sets
-how much a q-anchored archetype can recover; it is set where they reach the paper's alpha with
-the paper's standard error (docs/arena.md).
+"""Fitting the simulation's parameters to the paper's Tables 5-7 as a design: the target of
+each figure is its mean over 400 seeds (``pastcast_arena._seeds``), not seed 137's value, whose
+fit would fit that seed's luck too. All the randomness is drawn before a parameter is read
+(``SimulationDraws``), so the means are smooth functions of the parameters, fitted in stages:
+the market, the trackers' noise, the category signals, then the q-conditioned archetypes by
+Nelder-Mead (the last two repeated). docs/arena.md ("Over seeds") has the stages and why the
+unpriced spread sigma is set, not fitted.
 """
 
 from __future__ import annotations

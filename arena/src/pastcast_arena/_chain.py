@@ -60,6 +60,18 @@ def _revert_types() -> tuple[type[Exception], ...]:
     return tuple(types)
 
 
+def _contract_at(w3: Any, address: str) -> str:
+    """``address`` checksummed; ``ValueError`` when it is not one or holds no contract."""
+    from web3 import Web3
+
+    if not Web3.is_address(address):
+        raise ValueError(f"{address!r}: not an address")
+    checked = str(Web3.to_checksum_address(address))
+    if not bytes(w3.eth.get_code(checked)):
+        raise ValueError(f"{checked}: no contract there")
+    return checked
+
+
 ROLE_KEY = "role"
 """The identity registry's metadata key of an agent's role (absent: ``agent``)."""
 
@@ -95,9 +107,9 @@ class EvmArena:
         if conditional_tokens is None:
             self.conditional_tokens = self._deploy(art["MockConditionalTokens"])
         else:  # a conditional-tokens contract already on the chain (Polymarket's on Polygon)
-            self.conditional_tokens = self._existing(
-                conditional_tokens, art["MockConditionalTokens"]
-            )
+            address = _contract_at(w3, conditional_tokens)
+            abi = art["MockConditionalTokens"]["abi"]
+            self.conditional_tokens = w3.eth.contract(address=address, abi=abi)
         self.agent_registry = self._deploy(art["AgentRegistry"])
         self.reputation = self._deploy(art["ReputationRegistry"], self.agent_registry.address)
         self.round_manager = self._deploy(art["RoundManager"])
@@ -120,14 +132,8 @@ class EvmArena:
         Nothing is deployed or sent; ``deploy_block`` is ``from_block`` (where indexing
         starts). ``ValueError`` when no arena is there."""
         require_evm_extra()
-        from web3 import Web3
-
         art = artifacts()
-        if not Web3.is_address(arena):
-            raise ValueError(f"{arena!r}: not an address")
-        address = Web3.to_checksum_address(arena)
-        if not bytes(w3.eth.get_code(address)):
-            raise ValueError(f"{address}: no contract there")
+        address = _contract_at(w3, arena)
         self = cls.__new__(cls)
         self.w3 = w3
         self.tester = getattr(w3.provider, "ethereum_tester", None)
@@ -184,16 +190,6 @@ class EvmArena:
         receipt = self.w3.eth.wait_for_transaction_receipt(tx)
         return self.w3.eth.contract(address=receipt.contractAddress, abi=artifact["abi"])
 
-    def _existing(self, address: str, artifact: dict[str, Any]) -> Any:
-        from web3 import Web3
-
-        if not Web3.is_address(address):
-            raise ValueError(f"{address!r}: not an address")
-        checked = Web3.to_checksum_address(address)
-        if not bytes(self.w3.eth.get_code(checked)):
-            raise ValueError(f"{checked}: no contract there")
-        return self.w3.eth.contract(address=checked, abi=artifact["abi"])
-
     def _guard(self, action: Callable[[], Any]) -> Any:
         try:
             return action()
@@ -202,16 +198,8 @@ class EvmArena:
 
     def transact(self, fn: Any, sender: str | None = None) -> Any:
         """Send ``fn`` from an unlocked account (the operator by default); returns the receipt."""
-
-        def send() -> Any:
-            fn.call({"from": sender or self.operator}, block_identifier="pending")
-            tx = fn.transact({"from": sender or self.operator, "gas": GAS})
-            receipt = self.w3.eth.wait_for_transaction_receipt(tx)
-            if receipt.status != 1:
-                raise ArenaRejected("transaction reverted")
-            return receipt
-
-        return self._guard(send)
+        sender = sender or self.operator
+        return self._send(fn, sender, lambda: fn.transact({"from": sender, "gas": GAS}))
 
     def transact_as(self, fn: Any, private_key: str) -> Any:
         """Send ``fn`` signed by a local key (the account pays its own gas)."""
@@ -219,24 +207,25 @@ class EvmArena:
 
         account = Account.from_key(private_key)
 
-        def send() -> Any:
-            fn.call({"from": account.address}, block_identifier="pending")
-            tx = fn.build_transaction(
-                {
-                    "from": account.address,
-                    "nonce": self.w3.eth.get_transaction_count(account.address),
-                    "gas": GAS,
-                }
-            )
-            raw = account.sign_transaction(tx).raw_transaction
-            receipt = self.w3.eth.wait_for_transaction_receipt(
-                self.w3.eth.send_raw_transaction(raw)
-            )
+        def signed() -> Any:
+            nonce = self.w3.eth.get_transaction_count(account.address)
+            tx = fn.build_transaction({"from": account.address, "nonce": nonce, "gas": GAS})
+            return self.w3.eth.send_raw_transaction(account.sign_transaction(tx).raw_transaction)
+
+        return self._send(fn, account.address, signed)
+
+    def _send(self, fn: Any, sender: str, send: Callable[[], Any]) -> Any:
+        """``fn`` run as an eth_call first (a revert raises with the contract's reason), then
+        ``send()``: the receipt."""
+
+        def run() -> Any:
+            fn.call({"from": sender}, block_identifier="pending")
+            receipt = self.w3.eth.wait_for_transaction_receipt(send())
             if receipt.status != 1:
                 raise ArenaRejected("transaction reverted")
             return receipt
 
-        return self._guard(send)
+        return self._guard(run)
 
     def call(self, fn: Any, sender: str | None = None) -> Any:
         """``eth_call`` against the pending block (the next block's time): run ``fn`` without

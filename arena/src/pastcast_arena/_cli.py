@@ -26,33 +26,22 @@ app = typer.Typer(
 )
 
 
-def _print_leaderboard(report: Any) -> None:
-    _print_rows(
-        report.leaderboard, f"{report.rounds} rounds, market Brier {report.market_brier:.4f}"
-    )
-
-
-def _print_rows(rows: Any, title: str) -> None:
+def _print_table(table: Any) -> None:
     from rich.console import Console
-    from rich.table import Table
 
-    table = Table(title=title)
-    columns = ("agent", "rounds", "Brier", "alpha", "SE (Prop. 2)", "t", "beat %", "alpha (shrunk)")
-    for col in columns:
-        table.add_column(col, justify="left" if col == "agent" else "right")
-    for row in rows:
-        se = f" ± {row.alpha_se:.4f}" if row.alpha_se is not None else ""
-        table.add_row(
-            row.agent + (f" ({row.role})" if row.role != "agent" else ""),
-            str(row.rounds),
-            f"{row.brier:.4f}",
-            f"{row.alpha:+.4f}{se}",
-            "-" if row.alpha_se_model is None else f"{row.alpha_se_model:.4f}",
-            "-" if row.t is None else f"{row.t:+.2f}",
-            f"{100 * row.beat_market:.0f}",
-            f"{row.shrunk_alpha:+.4f}" + (" provisional" if row.provisional else ""),
-        )
-    Console().print(table)
+    from pastcast.reports import to_rich
+
+    console = Console()
+    if not console.is_terminal:  # a pipe or a file: rows whole, as pastcast's own tables
+        console = Console(width=200)
+    console.print(to_rich(table, console.width))
+
+
+def _print_leaderboard(report: Any) -> None:
+    from pastcast_arena._section import leaderboard_table
+
+    title = f"{report.rounds} rounds, market Brier {report.market_brier:.4f}"
+    _print_table(leaderboard_table(report.leaderboard, title))
 
 
 @app.command("simulate")
@@ -75,53 +64,26 @@ def simulate(
 ) -> None:
     """The paper's simulation study: leaderboard, Murphy and category tables, cumulative alpha,
     and the power table of Proposition 3. The same seed gives byte-identical output."""
-    from pastcast_arena._paper import compare_seeds_with_paper, compare_with_paper
-    from pastcast_arena._seeds import across_seeds
+    from pastcast_arena._paper import paper_table
     from pastcast_arena._simulation import SimulationConfig
-    from pastcast_arena._simulation import simulate as run_simulation
+    from pastcast_arena._workflows import arena_simulation
 
     if out is not None:
         output_dir(out, "--out", "simulation")
-    result = run_simulation(SimulationConfig(seed=seed, rounds=rounds, markets=markets))
-    if out is not None:
-        from pastcast_arena._figures import write_arena_figures
-        from pastcast_arena._replay import write_results
-
-        write_results(out / "rounds.jsonl", result.results)
-
-        try:
-            write_arena_figures(result.report, out)
-        except ImportError:  # pragma: no cover - the reports extra is absent
-            note("figures: not drawn (matplotlib, the reports extra, is not installed)", json_)
-    labels = {a.name: a.paper_label for a in result.config.archetypes}
-    beside = compare_with_paper(result.report, labels) if paper else ()
-    summary = across_seeds(result.config, range(seeds)) if paper else None
-    over = () if summary is None else compare_seeds_with_paper(summary, labels)
+    config = SimulationConfig(seed=seed, rounds=rounds, markets=markets)
+    study = arena_simulation(config, out=out, paper_seeds=seeds if paper else None)
+    if out is not None and not study.figures:
+        note("figures: not drawn (matplotlib, the reports extra, is not installed)", json_)
     if json_:
-        report = result.report.model_dump(mode="json", exclude={"per_round"})
-        print_json(
-            {
-                "config": result.config.model_dump(mode="json"),
-                **report,
-                "power": [p.model_dump(mode="json") for p in result.power],
-                **({"paper": [_paper_row(c) for c in beside]} if paper else {}),
-                **(
-                    {
-                        "seeds": summary.model_dump(mode="json"),
-                        "paper_seeds": [_paper_row(c) for c in over],
-                    }
-                    if summary is not None
-                    else {}
-                ),
-            }
-        )
+        print_json(study.as_dict())
         return
-    _print_leaderboard(result.report)
-    for p in result.power:
+    _print_leaderboard(study.result.report)
+    for p in study.result.power:
         typer.echo(f"alpha* {p.alpha:.3f}: {p.predictions} predictions, {p.rounds} rounds")
-    if summary is not None:
-        _print_paper(beside, f"seed {seed}, R = {rounds}, k = {markets}")
-        _print_paper(over, f"mean and 5-95% range over seeds 0-{seeds - 1}")
+    if study.summary is not None:
+        summary = study.summary
+        _print_table(paper_table(study.beside, f"seed {seed}, R = {rounds}, k = {markets}"))
+        _print_table(paper_table(study.over, f"mean and 5-95% range over seeds 0-{seeds - 1}"))
         calibrated = max(summary.rows, key=lambda r: r.lowest_reliability)
         typer.echo(
             f"significant (|t| >= 2) at some frontier-like archetype: "
@@ -131,27 +93,6 @@ def simulate(
         )
 
 
-def _paper_row(c: Any) -> dict[str, Any]:
-    return {**c.model_dump(mode="json"), "residual": c.residual}
-
-
-def _print_paper(rows: Any, run: str) -> None:
-    from rich.console import Console
-    from rich.table import Table
-
-    table = Table(title=f"The paper's Tables 5-7 (seed 137, R = 50, k = 7) beside ours ({run})")
-    spread = any(c.low is not None for c in rows)
-    cols = ("table", "row", "figure", "paper", "pastcast", *(("5-95%",) * spread), "difference")
-    for col in cols:
-        table.add_column(col, justify="left" if col in ("table", "row", "figure") else "right")
-    for c in rows:
-        got = "-" if c.pastcast is None else f"{c.pastcast:+.4f}"
-        diff = "-" if c.residual is None else f"{c.residual:+.4f}"
-        low = "" if c.low is None else f"{c.low:+.4f} {c.high:+.4f}"
-        table.add_row(c.table, c.row, c.figure, f"{c.paper:+.4f}", got, *([low] * spread), diff)
-    Console(width=130).print(table)
-
-
 @app.command("calibrate")
 def calibrate(
     json_: bool = typer.Option(False, "--json", help="Print JSON."),
@@ -159,18 +100,15 @@ def calibrate(
     """Fit the simulation's parameters to the paper's Tables 5-7 as means over seeds 0-399 (a
     few minutes): the fitted configuration, then every figure's mean beside the paper's."""
     from pastcast_arena._calibration import calibrate_simulation
+    from pastcast_arena._paper import paper_table
 
     fit = calibrate_simulation()
     if json_:
-        print_json(
-            {
-                "config": fit.config.model_dump(mode="json"),
-                "paper": [_paper_row(c) for c in fit.comparison],
-            }
-        )
+        paper = [{**c.model_dump(mode="json"), "residual": c.residual} for c in fit.comparison]
+        print_json({"config": fit.config.model_dump(mode="json"), "paper": paper})
         return
     typer.echo(fit.config.model_dump_json(indent=2))
-    _print_paper(fit.comparison, "mean and 5-95% range over the fitted seeds")
+    _print_table(paper_table(fit.comparison, "mean and 5-95% range over the fitted seeds"))
 
 
 def _parse_predictions(text: str) -> list[int]:
@@ -311,15 +249,13 @@ def report(
         fail("--arena/--from-block go with --from-chain")
     if rounds is None:
         fail("give a rounds file (or --from-chain URL)")
-    from pastcast_arena._replay import read_results
-    from pastcast_arena._stats import arena_report
+    from pastcast.errors import FieldError
+    from pastcast_arena._workflows import arena_rounds_report
 
-    if not rounds.is_file():
-        fail(f"{rounds}: no such file")
     try:
-        rep = arena_report(read_results(rounds))
-    except ValueError as exc:
-        fail(str(exc))
+        rep = arena_rounds_report(rounds)
+    except FieldError as exc:
+        fail(exc.reason)
     if json_:
         print_json(rep.model_dump(mode="json"))
     else:
@@ -344,7 +280,9 @@ def _chain_report(url: str, arena: str, from_block: int, json_: bool) -> None:
             }
         )
     else:
-        _print_rows(rows, f"read from the chain at {url}")
+        from pastcast_arena._section import leaderboard_table
+
+        _print_table(leaderboard_table(rows, f"read from the chain at {url}"))
 
 
 @app.command("serve")

@@ -1,17 +1,9 @@
-"""Benchmark prices and volumes at a replayed commit deadline from Polymarket's CLOB, as the
-paper takes them live, read through a ``ClobCache`` (offline once fetched, so a replay is the
-same every time).
-
-At deadline D, for a market's YES token, in order:
-
-1. ``book-mid``: the mid of the latest book recorded before D (within the window);
-2. ``clob-minute``: the last minute-level price strictly before D, from ``prices-history`` over
-   [D - window, D);
-3. ``daily-mean-fallback``: the dataset's daily belief of the last whole day before D
-   (``Dataset.market_at``), where neither is recorded.
-
-Volumes are the shares of the market's trades in a window before D (the trade feed, paged by
-time window past its offset cap); ``None`` where the feed has not given the whole window.
+"""Benchmark prices and volumes at a replayed commit deadline from Polymarket's CLOB, read
+through a ``ClobCache`` (offline once fetched, so a replay is the same every time): the latest
+book's mid before the deadline, else the last minute price strictly before it, else the
+labelled daily-mean fallback (docs/arena.md, "Deadline prices from the CLOB"). Volumes are the
+shares traded in a window before it; ``None`` where the trade feed has not given the whole
+window.
 """
 
 from __future__ import annotations

@@ -15,6 +15,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+from collections.abc import Iterable
 from functools import cache
 from importlib import resources
 from pathlib import Path
@@ -33,14 +34,6 @@ __all__ = [
 ]
 
 SOLC_VERSION = "0.8.37"
-SOURCES = (
-    "AgentRegistry.sol",
-    "ArenaBatch.sol",
-    "MockConditionalTokens.sol",
-    "PredictionArena.sol",
-    "ReputationRegistry.sol",
-    "RoundManager.sol",
-)
 CONTRACTS = (
     "AgentRegistry",
     "ArenaBatch",
@@ -49,6 +42,7 @@ CONTRACTS = (
     "ReputationRegistry",
     "RoundManager",
 )
+SOURCES = tuple(f"{name}.sol" for name in CONTRACTS)
 ARTIFACTS_FILE = "artifacts.json"
 SETTINGS: dict[str, Any] = {
     "optimizer": {"enabled": True, "runs": 200},
@@ -62,16 +56,20 @@ def _contracts_dir() -> Path:
     return Path(str(resources.files("pastcast_arena") / "contracts"))
 
 
+def _find_tool(name: str, local: Iterable[Path]) -> str | None:
+    """``$PASTCAST_<NAME>``, then the first executable of ``local`` (installed beside the
+    interpreter's environment), then one on ``PATH``."""
+    explicit = os.environ.get(f"PASTCAST_{name.upper()}")
+    if explicit:
+        return explicit
+    found = (str(p) for p in local if p.is_file() and os.access(p, os.X_OK))
+    return next(found, None) or shutil.which(name)
+
+
 def find_solcjs() -> str | None:
-    """``$PASTCAST_SOLCJS``, then ``solcjs`` installed beside the interpreter's environment
-    (``<venv>/solc``, where the Makefile puts it), then one on PATH."""
-    env = os.environ.get("PASTCAST_SOLCJS")
-    if env:
-        return env
-    local = Path(sys.prefix) / "solc" / "node_modules" / ".bin" / "solcjs"
-    if local.is_file():
-        return str(local)
-    return shutil.which("solcjs")
+    """``solcjs``: ``$PASTCAST_SOLCJS``, then ``<venv>/solc`` (where the Makefile puts it), then
+    ``PATH``."""
+    return _find_tool("solcjs", [Path(sys.prefix) / "solc" / "node_modules" / ".bin" / "solcjs"])
 
 
 def find_foundry_tool(name: str) -> str | None:
@@ -79,14 +77,8 @@ def find_foundry_tool(name: str) -> str | None:
     binary of the npm platform package installed beside the interpreter's environment (``make
     test``: ``.venv/foundry``; the binary itself, not npm's node launcher, which neither passes
     on the exit status nor stops the node with it), then ``PATH``."""
-    explicit = os.environ.get(f"PASTCAST_{name.upper()}")
-    if explicit:
-        return explicit
     packages = Path(sys.prefix) / "foundry" / "node_modules" / "@foundry-rs"
-    for binary in sorted(packages.glob(f"{name}-*/bin/{name}")):
-        if os.access(binary, os.X_OK):
-            return str(binary)
-    return shutil.which(name)
+    return _find_tool(name, sorted(packages.glob(f"{name}-*/bin/{name}")))
 
 
 def compile_contracts(solcjs: str | None = None, timeout_s: float = 300.0) -> dict[str, Any]:

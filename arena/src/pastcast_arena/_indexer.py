@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from pastcast_arena._chain import EvmArena
+from pastcast_arena._records import RoundScore
 from pastcast_arena._snapshot import (
     ArenaSnapshot,
     IndexedAgent,
@@ -17,7 +18,6 @@ from pastcast_arena._snapshot import (
     IndexedOutcomes,
     IndexedReveal,
     IndexedRound,
-    IndexedScore,
 )
 
 __all__ = ["index_chain"]
@@ -87,7 +87,7 @@ def index_chain(arena: EvmArena, from_block: int | None = None) -> ArenaSnapshot
         for e in _logs(arena.arena, "OutcomesTriggered", start)
     )
     scores = tuple(
-        IndexedScore(
+        RoundScore(
             round_id=int(e.args.roundId),
             agent=str(e.args.agent),
             brier_bp=int(e.args.brierBp),

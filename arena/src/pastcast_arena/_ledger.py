@@ -1,13 +1,7 @@
-"""The arena without a chain: an append-only, hash-chained JSON-lines ledger.
-
-Each line is ``{"seq", "at", "prev", "record", "hash"}`` where ``hash`` is the SHA-256 of the
-canonical JSON of the other four fields and ``prev`` the previous line's hash (64 zeros for the
-genesis line). Records are applied through the same rules as the contract, with the same
-reasons, before they are written (each line flushed and fsynced); commits and reveals are the
-agents' EIP-712 signed messages, so anyone holding the file can check every signature, every
-commitment and every score again (``verify_ledger``, ``pastcast arena verify``). Editing, dropping
-or reordering a line breaks the chain. The ledger proves what its operator recorded, not when:
-its clock is the operator's (a chain's block time is not).
+"""The arena without a chain: an append-only, hash-chained JSON-lines ledger (docs/arena.md, "The
+ledger"). Each line is ``{"seq", "at", "prev", "record", "hash"}``; records pass the contract's
+rules (``ArenaRules``) before they are written and fsynced, and ``verify_ledger`` applies every
+line again. The ledger proves what its operator recorded, not when: its clock is the operator's.
 """
 
 from __future__ import annotations

@@ -1,25 +1,10 @@
-"""Live rounds: a replay whose cutoff is now.
+"""Live rounds: a replay whose cutoff is now (docs/arena.md, "Live rounds").
 
-Open binary markets are discovered on Polymarket's Gamma API, a round of them is created on the
-arena with a commit deadline and a reveal window, and every agent forecasts the same markets
-through the normal machinery (``run_benchmark`` over one step per market, in the round's own
-run log) at one instant within ``lead_time_s`` of the commit deadline: the episode's cutoff is
-that instant, so market tools see only prices observed before it and the corpus only documents
-it held before it. Commitments are signed (EIP-712) and sent to the arena or a relayer before
-the deadline, revealed inside the window, the benchmark price is the order book's mid observed
-before the deadline, outcomes are the conditional-token payouts of the resolved markets, and
-scores and the leaderboard are the arena's (``arena_report`` over the indexed results), exactly
-as in a replay.
-
-Every action is idempotent and preceded by a write of the state file (``_live_state``): an
-action the arena already holds is recognised (the contract's refusals, the index) and not
-repeated, so a restart at any moment misses no reveal and commits nothing twice.
-
-The service is its loop over four phases, each an object given the one ``LiveContext`` they
-share: ``Discovery`` (``_live_rounds``: markets found, rounds made, books observed),
-``Forecasting`` (``_live_forecast``: forecasts, commitments, reasoning), ``Reveals``
-(``_live_reveal``: benchmark prices, reveals) and ``Outcomes`` (``_live_outcomes``: outcomes,
-scores, results).
+Every action is idempotent and preceded by a write of the state file (``_live_state``), so a
+restart at any moment misses no reveal and commits nothing twice. The service is its loop over
+four phases, each an object given the one ``LiveContext`` they share: ``Discovery``
+(``_live_rounds``), ``Forecasting`` (``_live_forecast``), ``Reveals`` (``_live_reveal``) and
+``Outcomes`` (``_live_outcomes``).
 """
 
 from __future__ import annotations

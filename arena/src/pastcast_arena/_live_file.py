@@ -6,13 +6,11 @@ are relative to its folder."""
 from __future__ import annotations
 
 import os
-import re
-from collections.abc import Callable, Iterator
-from contextlib import ExitStack, contextmanager
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 import httpx
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
@@ -58,9 +56,9 @@ class LiveFile(BaseModel):
     model_config = ConfigDict(extra="allow")
     out: str
     agents: list[str] = Field(min_length=1)
-    backend: str = "ledger"
+    backend: Literal["ledger", "evm", "anvil"] = "ledger"
     rpc_url: str | None = None
-    ctf_address: str | None = None
+    ctf_address: str | None = Field(default=None, pattern=r"^0x[0-9a-fA-F]{40}$")
     """A conditional-tokens contract already on the chain whose payouts are the outcomes (then
     the service reports none itself)."""
     yes_index: int = Field(default=1, ge=0, le=1)
@@ -101,14 +99,10 @@ def read_live_plan(path: str | Path) -> _Loaded:
     if not isinstance(raw, dict):
         raise FieldError("plan", f"{p}: expected a mapping of fields")
     file = _validated(p, LiveFile, raw)
-    if file.backend not in ("ledger", "evm", "anvil"):
-        raise FieldError("plan", f"{p}: field backend: {file.backend!r}: ledger, evm or anvil")
     if file.rpc_url is not None and file.backend != "evm":
         raise FieldError("plan", f"{p}: field rpc_url: goes with the backend 'evm'")
     if file.ctf_address is not None and file.backend == "ledger":
         raise FieldError("plan", f"{p}: field ctf_address: goes with the backend 'evm' or 'anvil'")
-    if file.ctf_address is not None and not re.fullmatch(r"0x[0-9a-fA-F]{40}", file.ctf_address):
-        raise FieldError("plan", f"{p}: field ctf_address: {file.ctf_address!r} is not an address")
     if (file.feeds is None) != (file.spool is None):
         raise FieldError("plan", f"{p}: fields feeds and spool go together")
     specs = [parse_agent_option(a, field=f"agents[{i}]") for i, a in enumerate(file.agents)]
@@ -145,42 +139,28 @@ def _clock(file: LiveFile) -> Any:
     return ScaledClock(origin, real, file.clock.speed)
 
 
-@contextmanager
-def _backend(
-    file: LiveFile, out: Path, clock: Any, note: Callable[[str], None]
-) -> Iterator[tuple[Any, bool]]:
-    """The arena and whether its clock follows ours (a development node's does). On a node, the
-    deployment recorded in ``out`` is reattached; the first start deploys and records it."""
+def _backend(file: LiveFile, out: Path, clock: Any, note: Callable[[str], None]) -> Any:
+    """The arena's context (``open_arena``). On a node, the deployment recorded in ``out`` is
+    reattached; the first start deploys and records it."""
+    from pastcast_arena._chain import EvmArena
     from pastcast_arena._ledger import LedgerArena
     from pastcast_arena._node import lasting_node
+    from pastcast_arena._workflows import open_arena
 
-    with ExitStack() as stack:
-        if file.backend == "ledger":
-            path = out / "ledger.jsonl"
-            tick: Callable[[], int] = lambda: int(clock.now())  # noqa: E731
-            if path.exists():
-                yield LedgerArena.open(path, clock=tick), False
-            else:
-                yield LedgerArena.create(path, clock=tick), False
-            return
-        try:
-            if file.backend == "anvil":
-                # the node's chain starts at the arena's clock: a compressed clock's origin may
-                # be before the wall clock
-                node = lasting_node(out / "node", timestamp=int(clock.now()), note=note)
-                arena = _deployed(file, out, stack.enter_context(node).url)
-            elif file.rpc_url is not None:
-                arena = _deployed(file, out, file.rpc_url)
-            else:
-                from pastcast_arena._chain import EvmArena
-
-                arena = EvmArena(conditional_tokens=file.ctf_address, yes_index=file.yes_index)
-        except (ImportError, FileNotFoundError) as exc:
-            raise FieldError("backend", str(exc)) from None
-        except (OSError, RuntimeError) as exc:
-            raise FieldError("rpc_url" if file.rpc_url else "backend", str(exc)) from None
-        # a development node's clock is moved along with a compressed clock
-        yield arena, file.clock is not None and file.rpc_url is None
+    path = out / "ledger.jsonl"
+    tick: Callable[[], int] = lambda: int(clock.now())  # noqa: E731
+    opened = LedgerArena.open if path.exists() else LedgerArena.create
+    # the node's chain starts at the arena's clock: a compressed clock's origin may be before
+    # the wall clock
+    node = lambda: lasting_node(out / "node", timestamp=int(clock.now()), note=note)  # noqa: E731
+    return open_arena(
+        file.backend,
+        file.rpc_url,
+        lambda: opened(path, clock=tick),
+        node=node,
+        connect=lambda url: _deployed(file, out, url),
+        fresh=lambda: EvmArena(conditional_tokens=file.ctf_address, yes_index=file.yes_index),
+    )
 
 
 def _deployed(file: LiveFile, out: Path, url: str) -> Any:
@@ -280,7 +260,7 @@ def arena_live(
         check_agents(list(loaded.plan.agents))
         with (
             PolymarketClient(pm.gamma_url, pm.clob_url, pm.data_url, backoff_s=0.2) as client,
-            _backend(file, out, clock, note or (lambda _: None)) as (backend, sync),
+            _backend(file, out, clock, note or (lambda _: None)) as backend,
         ):
             submitter = None
             if file.relayer is not None or relayer_http is not None:
@@ -296,7 +276,10 @@ def arena_live(
                     submitter=submitter,
                     corpus=_corpus_at(spool) if spool is not None else None,
                     on_tick=fetch if feeds is not None else None,
-                    sync_clock=sync,
+                    # a development node's clock is moved along with a compressed clock
+                    sync_clock=file.backend != "ledger"
+                    and file.clock is not None
+                    and file.rpc_url is None,
                     yes_index=getattr(backend, "yes_index", file.yes_index),
                 )
             except ValueError as exc:

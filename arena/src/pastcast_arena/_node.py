@@ -9,6 +9,7 @@ import os
 import signal
 import socket
 import subprocess
+import tempfile
 import time
 import urllib.request
 from collections.abc import Callable, Iterator
@@ -77,25 +78,16 @@ def _wait_answer(proc: subprocess.Popen[bytes], url: str, startup_s: float) -> i
 def local_node(
     *, chain_id: int = 31337, timestamp: int | None = None, startup_s: float = 60.0
 ) -> Iterator[LocalNode]:
-    """Start ``anvil`` on a free loopback port (its clock at ``timestamp`` when given), wait until
-    it answers, and stop it on leaving. ``FileNotFoundError`` when anvil is not installed."""
-    exe = _anvil()
-    port = _free_port()
-    args = [exe, "--host", "127.0.0.1", "--port", str(port), "--chain-id", str(chain_id)]
-    args += ["--silent"]
-    if timestamp is not None:
-        args += ["--timestamp", str(timestamp)]
-    proc = subprocess.Popen(args, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL)
-    url = f"http://127.0.0.1:{port}"
-    try:
-        yield LocalNode(url, _wait_answer(proc, url, startup_s), proc.pid)
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
+    """A fresh ``anvil`` on a free loopback port (its clock at ``timestamp`` when given): a
+    ``lasting_node`` in a temporary folder, stopped on leaving. ``FileNotFoundError`` when anvil
+    is not installed."""
+    with (
+        tempfile.TemporaryDirectory(prefix="pastcast-anvil-") as folder,
+        lasting_node(
+            Path(folder), timestamp=timestamp, chain_id=chain_id, startup_s=startup_s
+        ) as node,
+    ):
+        yield node
 
 
 def _is_anvil(pid: int) -> bool:

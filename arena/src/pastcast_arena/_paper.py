@@ -4,8 +4,10 @@ R = 50 rounds of k = 7 markets), and pastcast's simulation set beside them."""
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import cast
 
 from pastcast.records import Record
+from pastcast.reports import TextTable, fmt_number
 from pastcast_arena._seeds import SeedFigure, SeedSummary
 from pastcast_arena._stats import ArenaReport
 
@@ -18,6 +20,7 @@ __all__ = [
     "PaperRow",
     "compare_seeds_with_paper",
     "compare_with_paper",
+    "paper_table",
 ]
 
 
@@ -99,49 +102,65 @@ class PaperComparison(Record):
         return None if self.pastcast is None else self.pastcast - self.paper
 
 
+Got = float | SeedFigure | None
+_FIGURES = ("brier", "alpha", "alpha_se", "t", "beat", "REL", "RES")
+"""Tables 5 and 6's figures (Table 6: REL and RES, the ``reliability`` and ``resolution`` of a
+``PaperRow`` and of ours)."""
+_KEYS = {"REL": "reliability", "RES": "resolution"}
+
+
+def _item(table: str, row: str, figure: str, paper: float, got: Got) -> PaperComparison:
+    """One figure beside the paper's: a value at one seed, or a mean and range over seeds."""
+    if isinstance(got, SeedFigure):
+        return PaperComparison(table=table, row=row, figure=figure, paper=paper,
+                               pastcast=got.mean, low=got.low, high=got.high)  # fmt: skip
+    return PaperComparison(table=table, row=row, figure=figure, paper=paper, pastcast=got)
+
+
+def _field(record: Record | None, name: str) -> Got:
+    """``record``'s figure ``name``; None without the record (a category no round fell in)."""
+    return None if record is None else cast(Got, getattr(record, name))
+
+
+def _leaderboard(market: Got, ours: Mapping[str, Mapping[str, Got]]) -> list[PaperComparison]:
+    """Table 5's market Brier and every figure of Tables 5 and 6 the paper gives, beside
+    ``ours`` (each paper label's figures by key)."""
+    out = [_item("5", "market", "brier", PAPER_MARKET_BRIER, market)]
+    for row in PAPER_LEADERBOARD:
+        mine = ours.get(row.label, {})
+        for figure in _FIGURES:
+            key, table = _KEYS.get(figure, figure), "6" if figure in _KEYS else "5"
+            paper = getattr(row, key)
+            if paper is not None:
+                out.append(_item(table, row.label, figure, paper, mine.get(key)))
+    return out
+
+
 def compare_with_paper(
     report: ArenaReport, labels: Mapping[str, str]
 ) -> tuple[PaperComparison, ...]:
     """Every figure of Tables 5, 6 and 7 beside the same figure of ``report``; ``labels`` maps
     an archetype's name to the paper's placeholder label. A Table 7 row's best agent is
     compared by its alpha; the best agent's label is in the ``row``."""
-    by_label = {labels.get(r.agent, r.agent): r for r in report.leaderboard}
-    murphy = {labels.get(m.agent, m.agent): m for m in report.murphy}
-    out = [PaperComparison(table="5", row="market", figure="brier", paper=PAPER_MARKET_BRIER,
-                           pastcast=report.market_brier)]  # fmt: skip
-    for row in PAPER_LEADERBOARD:
-        mine, parts = by_label.get(row.label), murphy.get(row.label)
-        figures: list[tuple[str, str, float | None, float | None]] = [
-            ("5", "brier", row.brier, None if mine is None else mine.brier),
-            ("5", "alpha", row.alpha, None if mine is None else mine.alpha),
-            ("5", "alpha_se", row.alpha_se, None if mine is None else mine.alpha_se),
-            ("5", "t", row.t, None if mine is None else mine.t),
-            ("5", "beat", row.beat, None if mine is None else mine.beat_market),
-            ("6", "REL", row.reliability, None if parts is None else parts.reliability),
-            ("6", "RES", row.resolution, None if parts is None else parts.resolution),
-        ]
-        out += [
-            PaperComparison(table=table, row=row.label, figure=figure, paper=paper, pastcast=got)
-            for table, figure, paper, got in figures
-            if paper is not None
-        ]
+    ours: dict[str, dict[str, Got]] = {}
+    for r in report.leaderboard:
+        figures = {"brier": r.brier, "alpha": r.alpha, "alpha_se": r.alpha_se, "t": r.t}
+        ours[labels.get(r.agent, r.agent)] = {**figures, "beat": r.beat_market}
+    for m in report.murphy:
+        mine = ours.setdefault(labels.get(m.agent, m.agent), {})
+        mine.update(reliability=m.reliability, resolution=m.resolution)
+    out = _leaderboard(report.market_brier, ours)
     categories = {c.category: c for c in report.categories}
     for cat in PAPER_CATEGORIES:
         got = categories.get(cat.category)
         best = "-" if got is None or got.best_agent is None else got.best_agent
+        row = f"{cat.category} ({cat.best_label} / {labels.get(best, best)})"
         out += [
-            PaperComparison(table="7", row=cat.category, figure="rounds", paper=cat.rounds,
-                            pastcast=None if got is None else got.rounds),
-            PaperComparison(table="7", row=cat.category, figure="market brier",
-                            paper=cat.market_brier,
-                            pastcast=None if got is None else got.market_brier),
-            PaperComparison(table="7", row=f"{cat.category} ({cat.best_label} / "
-                            f"{labels.get(best, best)})", figure="best alpha",
-                            paper=cat.best_alpha,
-                            pastcast=None if got is None else got.best_alpha),
-            PaperComparison(table="7", row=cat.category, figure="#alpha>0", paper=cat.positive,
-                            pastcast=None if got is None else got.positive),
-        ]  # fmt: skip
+            _item("7", cat.category, "rounds", cat.rounds, _field(got, "rounds")),
+            _item("7", cat.category, "market brier", cat.market_brier, _field(got, "market_brier")),
+            _item("7", row, "best alpha", cat.best_alpha, _field(got, "best_alpha")),
+            _item("7", cat.category, "#alpha>0", cat.positive, _field(got, "positive")),
+        ]
     return tuple(out)
 
 
@@ -153,43 +172,37 @@ def compare_seeds_with_paper(
     (the ``row`` names it), and ``significant`` is the share of seeds with |t| >= 2, set beside
     1 where the paper's t is past 2 and 0 where not."""
     rows = {labels.get(r.agent, r.agent): r for r in summary.rows}
-
-    def item(table: str, row: str, figure: str, paper: float, got: SeedFigure | None
-             ) -> PaperComparison:  # fmt: skip
-        if got is None:
-            return PaperComparison(table=table, row=row, figure=figure, paper=paper, pastcast=None)
-        return PaperComparison(table=table, row=row, figure=figure, paper=paper,
-                               pastcast=got.mean, low=got.low, high=got.high)  # fmt: skip
-
-    out = [item("5", "market", "brier", PAPER_MARKET_BRIER, summary.market_brier)]
+    out = _leaderboard(summary.market_brier, {k: r.figures for k, r in rows.items()})
     for paper in PAPER_LEADERBOARD:
         mine = rows.get(paper.label)
-        figures = [("5", "brier", paper.brier, "brier"), ("5", "alpha", paper.alpha, "alpha"),
-                   ("5", "alpha_se", paper.alpha_se, "alpha_se"), ("5", "t", paper.t, "t"),
-                   ("5", "beat", paper.beat, "beat"), ("6", "REL", paper.reliability,
-                   "reliability"), ("6", "RES", paper.resolution, "resolution")]  # fmt: skip
-        out += [
-            item(table, paper.label, figure, value, None if mine is None else mine.figures.get(key))
-            for table, figure, value, key in figures
-            if value is not None
-        ]
         if paper.t is not None:
-            out.append(PaperComparison(
-                table="5", row=paper.label, figure="significant", paper=float(abs(paper.t) >= 2),
-                pastcast=None if mine is None else mine.significant))  # fmt: skip
+            significant = float(abs(paper.t) >= 2)
+            share = None if mine is None else mine.significant
+            out.append(_item("5", paper.label, "significant", significant, share))
     categories = {c.category: c for c in summary.categories}
     by_label = {labels.get(r.agent, r.agent): r.agent for r in summary.rows}
     for cat in PAPER_CATEGORIES:
         got = categories.get(cat.category)
         best = None if got is None else got.best.get(by_label.get(cat.best_label, ""), 0.0)
+        row = f"{cat.category} ({cat.best_label})"
         out += [
-            item("7", cat.category, "market brier", cat.market_brier,
-                 None if got is None else got.market_brier),
-            item("7", cat.category, "best alpha", cat.best_alpha,
-                 None if got is None else got.best_alpha),
-            PaperComparison(table="7", row=f"{cat.category} ({cat.best_label})",
-                            figure="best is paper's", paper=1.0, pastcast=best),
-            item("7", cat.category, "#alpha>0", cat.positive,
-                 None if got is None else got.positive),
-        ]  # fmt: skip
+            _item("7", cat.category, "market brier", cat.market_brier, _field(got, "market_brier")),
+            _item("7", cat.category, "best alpha", cat.best_alpha, _field(got, "best_alpha")),
+            _item("7", row, "best is paper's", 1.0, best),
+            _item("7", cat.category, "#alpha>0", cat.positive, _field(got, "positive")),
+        ]
     return tuple(out)
+
+
+def paper_table(rows: tuple[PaperComparison, ...], run: str) -> TextTable:
+    """``rows`` as a table titled with the ``run`` they come from (a seed, or seeds)."""
+    spread = any(c.low is not None for c in rows)
+    cells = tuple(
+        (c.table, c.row, c.figure, f"{c.paper:+.4f}", fmt_number(c.pastcast, 4, signed=True))
+        + (("" if c.low is None else f"{c.low:+.4f} {c.high:+.4f}",) * spread)
+        + (fmt_number(c.residual, 4, signed=True),)
+        for c in rows
+    )
+    columns = ("table", "row", "figure", "paper", "pastcast", *(("5-95%",) * spread), "difference")
+    title = f"The paper's Tables 5-7 (seed 137, R = 50, k = 7) beside ours ({run})"
+    return TextTable(title, columns, cells, len(cells), 3)

@@ -1,13 +1,7 @@
-"""The commit-reveal protocol in Python, byte for byte as the contract computes it.
-
-The commitment is ``keccak256(abi.encodePacked(uint256 roundId, uint16[] predictions, bytes32
-salt))``. Solidity packs the *elements of an array* padded to 32 bytes each (only top-level
-values are packed tightly), so every uint16 prediction takes 32 big-endian bytes here; a
-2-byte packing, as some descriptions of the protocol say, gives a different hash (tested
-against the compiled contract).
-
-Signed messages follow EIP-712 with the domain ("PredictionArena", "1", chainId, verifying
-contract) and per-agent nonces; ``Reveal`` carries ``keccak256(abi.encodePacked(predictions))``.
+"""The commit-reveal protocol in Python, byte for byte as the contract computes it: the
+commitment ``keccak256(abi.encodePacked(uint256 roundId, uint16[] predictions, bytes32 salt))``
+(each array element padded to 32 bytes, as Solidity packs arrays) and the EIP-712 ``Commit`` and
+``Reveal`` messages with per-agent nonces (docs/arena.md, "The protocol").
 """
 
 from __future__ import annotations

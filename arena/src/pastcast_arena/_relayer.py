@@ -1,16 +1,8 @@
 """The gasless relayer: agents POST EIP-712 signed commits and reveals; the relayer checks the
 signature, allows one commit and one reveal per agent and round, rate-limits, simulates the call
-(``eth_call`` on a chain, a dry run on a ledger) and only then submits it.
-
-Status codes: 400 a bad signature or body (one that is not JSON, nested too deeply, of the wrong
-shape, or with an integer that does not fit a uint256), 413 a body over 64 KiB (refused by its
-declared length before it is read, or as soon as a chunked one passes it), 409 the arena's rules
-refuse it (the reason is the contract's), 429 a second commit/reveal for the same round or too
-many requests. Every refusal is ``{"detail": "..."}`` on one line.
-
-With an ``admin_token`` the curator's actions are open too, under ``/admin/...`` with the header
-``Authorization: Bearer TOKEN`` (register an agent, create a round, set its benchmark prices,
-report payouts, trigger outcomes, score); without one they answer 403.
+(``eth_call`` on a chain, a dry run on a ledger) and only then submits it. Status codes, the
+bounds on what a client sends and the curator's ``/admin/...`` actions: docs/arena.md ("The
+relayer").
 """
 
 from __future__ import annotations

@@ -20,11 +20,11 @@ from pastcast.records import Record
 from pastcast.scoring import KAPPA
 from pastcast_arena._chain import ROLE_KEY, EvmArena
 from pastcast_arena._indexer import index_chain
-from pastcast_arena._records import MAX_BP, OUTCOME_EXCLUDED, OUTCOME_YES
+from pastcast_arena._records import MAX_BP
 from pastcast_arena._stats import (
     LeaderboardRow,
-    MarketRows,
     RoundRow,
+    market_rows,
     model_standard_errors,
     standings,
 )
@@ -149,32 +149,12 @@ def chain_leaderboard(arena: EvmArena, *, kappa: float = KAPPA) -> tuple[Leaderb
     for e in entries:
         n_pred[names[e.agent_id]] += e.resolved
     roles = {names[i]: a.role for i, a in by_id.items()}
-    return standings(per_round, n_pred, roles, _model_se(arena, entries, names), kappa)
+    return standings(per_round, n_pred, roles, _model_se(arena, names), kappa)
 
 
-def _model_se(
-    arena: EvmArena, entries: tuple[ReputationEntry, ...], names: dict[int, str]
-) -> dict[str, float]:
-    """Proposition 2's standard errors over the counted markets of every entry, from the
+def _model_se(arena: EvmArena, names: dict[int, str]) -> dict[str, float]:
+    """Proposition 2's standard errors over the counted markets of every scored reveal, from the
     revealed predictions, benchmark prices and outcomes the arena logged."""
     snap = index_chain(arena)
-    address_of = {a.agent_id: a.address for a in snap.agents}
-    rounds = {r.round_id: r for r in snap.rounds}
-    outcomes = {o.round_id: o.outcomes for o in snap.outcomes}
-    reveals = {(r.round_id, r.agent): r.predictions for r in snap.reveals}
-    cols: dict[str, list[object]] = defaultdict(list)
-    for e in entries:
-        rnd, codes = rounds[e.round_id], outcomes[e.round_id]
-        preds = reveals[(e.round_id, address_of[e.agent_id])]
-        for i, cond in enumerate(rnd.condition_ids):
-            if codes[i] == OUTCOME_EXCLUDED:
-                continue
-            cols["agent"].append(names[e.agent_id])
-            cols["round_id"].append(e.round_id)
-            cols["market_id"].append(cond)
-            cols["category"].append("")
-            cols["p"].append(preds[i] / MAX_BP)
-            cols["b"].append(rnd.benchmarks[i] / MAX_BP)
-            cols["x"].append(int(codes[i] == OUTCOME_YES))
-    fields = ("agent", "round_id", "market_id", "category", "p", "b", "x")
-    return model_standard_errors(MarketRows.model_validate({f: tuple(cols[f]) for f in fields}))
+    named = tuple(a.model_copy(update={"name": names[a.agent_id]}) for a in snap.agents)
+    return model_standard_errors(market_rows(snap.model_copy(update={"agents": named}).results()))

@@ -36,7 +36,6 @@ from pastcast_arena._snapshot import (
     IndexedOutcomes,
     IndexedReveal,
     IndexedRound,
-    IndexedScore,
 )
 
 __all__ = ["ArenaRules"]
@@ -282,7 +281,7 @@ class ArenaRules:
         r.scored += 1
         score = RoundScore.model_validate({k: v for k, v in expected.items() if k != "kind"})
         self.entries[(round_id, score.agent)].score = score
-        self.snapshot_rows["scores"].append(IndexedScore.model_validate(score.model_dump()))
+        self.snapshot_rows["scores"].append(score)
         return expected
 
     def snapshot(self) -> ArenaSnapshot:

@@ -10,15 +10,16 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from pastcast.reports import TextTable, fmt_number
 from pastcast_arena._figures import arena_figures
 from pastcast_arena._ledger import verify_ledger
 from pastcast_arena._records import MAX_BP, OUTCOME_EXCLUDED, OUTCOME_YES, RoundResult
-from pastcast_arena._stats import ArenaReport, arena_report
+from pastcast_arena._stats import ArenaReport, LeaderboardRow, arena_report
 
 if TYPE_CHECKING:
     from pastcast.reports.html import ReportSection
 
-__all__ = ["arena_section"]
+__all__ = ["arena_section", "leaderboard_table"]
 
 
 def _outcome(code: int) -> str:
@@ -27,13 +28,52 @@ def _outcome(code: int) -> str:
     return "YES" if code == OUTCOME_YES else "NO"
 
 
+def leaderboard_table(
+    rows: Sequence[LeaderboardRow], title: str = "Arena leaderboard"
+) -> TextTable:
+    """The leaderboard (rows in ``standings``' order, references after the rule) with its
+    standard errors, t-test and shrunk alpha: the report's table and the terminal's."""
+    cells = tuple(
+        (
+            row.agent + ("" if row.role == "agent" else f" ({row.role})"),
+            str(row.rounds),
+            str(row.predictions),
+            f"{row.brier:.4f} ± {fmt_number(row.brier_se, 4)}",
+            f"{row.alpha:+.4f} ± {fmt_number(row.alpha_se, 4)}",
+            fmt_number(row.alpha_se_model, 4),
+            fmt_number(row.t, 2, signed=True),
+            fmt_number(row.p_value, 3),
+            f"{100 * row.beat_market:.0f}%",
+            f"{row.shrunk_alpha:+.4f}" + (" (provisional)" if row.provisional else ""),
+        )
+        for row in rows
+    )
+    columns = (
+        "agent",
+        "rounds",
+        "predictions",
+        "Brier ± SE",
+        "alpha ± SE",
+        "SE (Prop. 2)",
+        "t",
+        "p",
+        "beat market",
+        "alpha (shrunk)",
+    )
+    note = (
+        "SE: over per-round scores; SE (Prop. 2): sqrt(sum 4 b(1 - b)(b - p)^2) / n over the "
+        "agent's markets; t and p: one-sample t-test of per-round alpha against 0."
+    )
+    n_agents = sum(row.role == "agent" for row in rows)
+    return TextTable(title, columns, cells, n_agents, 1, note)
+
+
 def arena_section(
     results: Sequence[RoundResult], *, ledger: Path | None = None, title: str = "Arena rounds"
 ) -> ReportSection:
     """The section of ``results`` (an arena replay's ``rounds.jsonl``, read with
     ``read_results``); with its ``ledger``, the ledger is verified first (hashes, signatures,
     commitments, scores) and its commits and reveals counted per round."""
-    from pastcast.reports import TextTable, fmt_number
     from pastcast.reports.figures import render_figure
     from pastcast.reports.html import ReportSection
 
@@ -75,22 +115,6 @@ def arena_section(
         for r in results
         for m, b, o in zip(r.round.markets, r.round.benchmarks, r.outcomes, strict=True)
     )
-    board = tuple(
-        (
-            row.agent + ("" if row.role == "agent" else f" ({row.role})"),
-            str(row.rounds),
-            str(row.predictions),
-            f"{row.brier:.4f} ± {fmt_number(row.brier_se, 4)}",
-            f"{row.alpha:+.4f} ± {fmt_number(row.alpha_se, 4)}",
-            fmt_number(row.alpha_se_model, 4),
-            fmt_number(row.t, 2, signed=True),
-            fmt_number(row.p_value, 3),
-            f"{100 * row.beat_market:.0f}%",
-            f"{row.shrunk_alpha:+.4f}" + (" (provisional)" if row.provisional else ""),
-        )
-        for row in report.leaderboard
-    )
-    n_agents = sum(row.role == "agent" for row in report.leaderboard)
     murphy = tuple(
         (
             m.agent,
@@ -156,26 +180,7 @@ def arena_section(
             "source: where the benchmark price came from (the price history at the commit "
             "deadline, or a labelled fallback such as the daily mean).",
         ),
-        TextTable(
-            "Arena leaderboard",
-            (
-                "agent",
-                "rounds",
-                "predictions",
-                "Brier ± SE",
-                "alpha ± SE",
-                "SE (Prop. 2)",
-                "t",
-                "p",
-                "beat market",
-                "alpha (shrunk)",
-            ),
-            board,
-            n_agents,
-            1,
-            "SE: over per-round scores; SE (Prop. 2): sqrt(sum 4 b(1 - b)(b - p)^2) / n over "
-            "the agent's markets; t and p: one-sample t-test of per-round alpha against 0.",
-        ),
+        leaderboard_table(report.leaderboard),
         TextTable(
             "Murphy decomposition (10 bins) and alpha's anatomy",
             (

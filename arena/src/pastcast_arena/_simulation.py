@@ -1,34 +1,13 @@
-"""The seed-controlled simulation study of Foresight Arena (section 6).
+"""The seed-controlled simulation study of Foresight Arena (section 6): R rounds of k binary
+markets dealt to six categories, a market's price b ~ Beta(a_c, a_c), its truth
+q = 1/2 + kappa (b - 1/2) + N(0, sigma_c) and outcome x ~ Bernoulli(q), forecast by the
+archetypes of ``ARCHETYPES`` and scored exactly as on chain (``score_round``), with the arena's
+statistics. docs/arena.md ("The simulation study") has the archetypes' forms and the fit.
 
-R rounds of k binary markets. Rounds are dealt to six categories in the paper's counts (Table 7:
-12/11/9/7/6/5 of 50, scaled by largest remainders for another R) in a seeded order. A market's
-benchmark price is b ~ Beta(a_c, a_c); its true probability is
-q = 1/2 + kappa (b - 1/2) + N(0, sigma_c) (clipped): kappa below 1 is a market a little
-overconfident (prices further from 1/2 than the truth), sigma_c the information it has not
-priced; the outcome is x ~ Bernoulli(q).
-
-The archetypes:
-
-* q-anchored (two): p = 1/2 + gamma (b + lambda s_c (q - b) - 1/2) + N(0, sigma): they
-  recover part of what the market has not priced, lambda times the category's signal s_c, at
-  the cost of their own noise and of a boldness gamma; they gain through resolution;
-* calibration-driven (the paper's third agent that conditions on q): the same form with gamma
-  below 1 and a smaller lambda: the market's overconfidence corrected towards 1/2, gaining
-  through reliability more than resolution;
-* market-tracking (two): p = b + N(0, sigma): the market price with noise, alpha = -sigma^2;
-* market consensus: p = b, alpha exactly 0 (a reference);
-* random: p ~ U[0, 1], expected Brier 1/3 (a baseline: listed, not counted among the agents of
-  the category table).
-
-Every probability is clipped to [0.01, 0.99] (the random agent excepted) and rounded to basis
-points, then scored exactly as on chain (``score_round``); the statistics are the arena's. The
-randomness is drawn up front from one ``numpy.random.default_rng(seed)`` in a fixed order and
-turned into prices, truths and forecasts by inverse transforms, so a seed fixes every byte of
-the output and the same draws serve every parameter value. ``SimulationDraws`` stacks the draws
-of many seeds, which is how the figures over seeds are computed (``pastcast_arena._seeds``) and
-the parameters fitted to the paper's tables as the means over 400 seeds
-(``pastcast_arena.calibrate_simulation``). The paper does not publish its generator; the form
-is ours and the parameters are fitted.
+The randomness is drawn up front from one ``numpy.random.default_rng(seed)`` in a fixed order
+(``SimulationDraws``) and turned into prices, truths and forecasts by inverse transforms: a
+seed fixes every byte of the output, and the same draws serve every parameter value (the
+figures over seeds, ``pastcast_arena._seeds``, and the fit, ``calibrate_simulation``).
 """
 
 from __future__ import annotations

@@ -35,7 +35,6 @@ __all__ = [
     "IndexedOutcomes",
     "IndexedReveal",
     "IndexedRound",
-    "IndexedScore",
     "SnapshotError",
     "load_snapshot",
     "snapshot_of",
@@ -86,21 +85,13 @@ class IndexedOutcomes(Record):
     baseline_bp: int
 
 
-class IndexedScore(Record):
-    round_id: int
-    agent: str
-    brier_bp: int
-    alpha_bp: int
-    resolved: int
-
-
 _TABLES: dict[str, type[Record]] = {
     "agents": IndexedAgent,
     "rounds": IndexedRound,
     "commits": IndexedCommit,
     "reveals": IndexedReveal,
     "outcomes": IndexedOutcomes,
-    "scores": IndexedScore,
+    "scores": RoundScore,
 }
 _LIST_FIELDS = {"condition_ids", "benchmarks", "predictions", "outcomes"}
 
@@ -111,7 +102,7 @@ class ArenaSnapshot(Record):
     commits: tuple[IndexedCommit, ...] = ()
     reveals: tuple[IndexedReveal, ...] = ()
     outcomes: tuple[IndexedOutcomes, ...] = ()
-    scores: tuple[IndexedScore, ...] = ()
+    scores: tuple[RoundScore, ...] = ()
 
     TABLES: ClassVar[tuple[str, ...]] = tuple(_TABLES)
 
@@ -168,16 +159,8 @@ class ArenaSnapshot(Record):
                 for v in self.reveals
                 if v.round_id == r.round_id
             }
-            scores = {
-                names.get(s.agent, s.agent): RoundScore(
-                    round_id=s.round_id,
-                    agent=names.get(s.agent, s.agent),
-                    brier_bp=s.brier_bp,
-                    alpha_bp=s.alpha_bp,
-                    resolved=s.resolved,
-                )
-                for s in scored
-            }
+            named = (s.model_copy(update={"agent": names.get(s.agent, s.agent)}) for s in scored)
+            scores = {s.agent: s for s in named}
             out.append(
                 RoundResult(
                     round=rnd,

@@ -169,11 +169,6 @@ def _sd(v: NDArray[np.float64]) -> float | None:
     return float(v.std(ddof=1)) if v.size >= 2 else None
 
 
-def _se(v: NDArray[np.float64]) -> float | None:
-    sd = _sd(v)
-    return None if sd is None else sd / math.sqrt(v.size)
-
-
 def _roles(results: Sequence[RoundResult]) -> dict[str, str]:
     roles: dict[str, str] = {}
     for res in results:
@@ -219,7 +214,7 @@ def standings(
                 rounds=len(rows),
                 predictions=n_pred.get(agent, 0),
                 brier=float(brier.mean()),
-                brier_se=_se(brier),
+                brier_se=_finite(alpha_test(brier).se),
                 alpha=at.mean,
                 alpha_se=_finite(at.se),
                 alpha_se_model=model_se.get(agent),

@@ -3,8 +3,8 @@ agents through the same replay (dataset, corpus, retrieval) and agent checks as 
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
-from contextlib import ExitStack, contextmanager
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import AbstractContextManager, ExitStack, contextmanager
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
@@ -12,7 +12,6 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import Field, ValidationError
 
-from pastcast import safejson
 from pastcast.app import (
     PathText,
     check_agents,
@@ -30,22 +29,31 @@ from pastcast.registry import ComponentSpec
 from pastcast.runner import PresetRecord
 from pastcast.validation import first_error
 from pastcast_arena._clob import ClobPrices, clob_markets
-from pastcast_arena._deployment import DEPLOYMENT_FILE, write_deployment
+from pastcast_arena._deployment import DEPLOYMENT_FILE, read_deployment, write_deployment
 from pastcast_arena._replay import ReplayResult
 from pastcast_arena._rounds import SELECTORS, RoundPlan
 from pastcast_arena._stats import LeaderboardRow
 
 if TYPE_CHECKING:
     from pastcast.reports.html import ReportSection
+    from pastcast_arena._paper import PaperComparison
+    from pastcast_arena._records import RoundResult
+    from pastcast_arena._seeds import SeedSummary
+    from pastcast_arena._simulation import SimulationConfig, SimulationResult
+    from pastcast_arena._stats import ArenaReport
 
 __all__ = [
     "DEPLOYMENT_FILE",
     "PLAN_FILE",
     "ArenaReplay",
     "ArenaReplayPlan",
+    "ArenaSimulation",
     "arena_chain_leaderboard",
     "arena_replay",
+    "arena_rounds_report",
     "arena_sections",
+    "arena_simulation",
+    "open_arena",
 ]
 
 # A replay on a node given by URL records its deployment (chain id, contract addresses,
@@ -184,6 +192,41 @@ def _deadline_prices(
         yield ClobPrices(ClobCache(cache, client), markets)
 
 
+@contextmanager
+def open_arena(
+    backend: str,
+    rpc_url: str | None,
+    ledger: Callable[[], Any],
+    *,
+    node: Callable[[], AbstractContextManager[Any]] | None = None,
+    connect: Callable[[str], Any] | None = None,
+    fresh: Callable[[], Any] | None = None,
+) -> Iterator[Any]:
+    """The arena of ``backend``: ``ledger()``, or ``connect``ed to the URL of ``node()`` (anvil,
+    stopped on leaving; ``local_node``) or to ``rpc_url`` (``EvmArena.connect``), or ``fresh()``
+    (``EvmArena()``, the in-process chain). ``FieldError`` on ``backend`` (not installed) or
+    ``rpc_url`` (a node that does not answer)."""
+    from pastcast_arena._chain import EvmArena
+    from pastcast_arena._node import local_node
+
+    node, connect, fresh = node or local_node, connect or EvmArena.connect, fresh or EvmArena
+    with ExitStack() as stack:
+        try:
+            if backend == "ledger":
+                arena = ledger()
+            elif backend == "anvil":
+                arena = connect(stack.enter_context(node()).url)
+            elif rpc_url is not None:
+                arena = connect(rpc_url)
+            else:
+                arena = fresh()
+        except (ImportError, FileNotFoundError) as exc:
+            raise FieldError("backend", str(exc)) from None
+        except (OSError, RuntimeError) as exc:  # a node that does not answer
+            raise FieldError("rpc_url" if rpc_url else "backend", str(exc)) from None
+        yield arena
+
+
 def arena_replay(plan: ArenaReplayPlan) -> ArenaReplay:
     """Replay as ``plan`` declares: its agents forecast each market as of the commit deadline,
     commit, reveal and are scored per round, on a ledger file in ``out`` (``backend``
@@ -192,9 +235,7 @@ def arena_replay(plan: ArenaReplayPlan) -> ArenaReplay:
     written in it (``PLAN_FILE``). With ``clob_cache`` the benchmark prices and volumes at each
     deadline are read from it, offline; with ``clob_url`` / ``data_url`` what it lacks is
     fetched into it first. ``FieldError`` naming the field before any work."""
-    from pastcast_arena._chain import EvmArena
     from pastcast_arena._ledger import LedgerArena
-    from pastcast_arena._node import local_node
     from pastcast_arena._replay import replay as play_rounds
 
     dataset, corpus, backend, rpc_url = plan.dataset, plan.corpus, plan.backend, plan.rpc_url
@@ -219,26 +260,14 @@ def arena_replay(plan: ArenaReplayPlan) -> ArenaReplay:
         check_agents(specs)
         write_atomic(out / PLAN_FILE, plan.model_dump_json(indent=2) + "\n")
         index = out / "index"
-        with open_replay(dataset, corpus, plan.retrieval, plan.embedder, index_dir=index) as replay:
-            node = ExitStack()
-            try:
-                if backend == "ledger":
-                    arena: Any = LedgerArena.create(ledger_path)
-                elif backend == "anvil":
-                    arena = EvmArena.connect(node.enter_context(local_node()).url)
-                elif rpc_url is not None:
-                    arena = EvmArena.connect(rpc_url)
-                else:
-                    arena = EvmArena()
-            except (ImportError, FileNotFoundError) as exc:
-                node.close()
-                raise FieldError("backend", str(exc)) from None
-            except (OSError, RuntimeError) as exc:  # a node that does not answer
-                node.close()
-                raise FieldError("rpc_url" if rpc_url else "backend", str(exc)) from None
+        ledger = lambda: LedgerArena.create(ledger_path)  # noqa: E731
+        with (
+            open_replay(dataset, corpus, plan.retrieval, plan.embedder, index_dir=index) as replay,
+            open_arena(backend, rpc_url, ledger) as arena,
+        ):
             deployment = None
             try:
-                if rpc_url is not None:  # before the rounds: a replay cut short keeps it too
+                if rpc_url is not None:  # before the rounds: a replay cut short keeps it
                     deployment = write_deployment(arena, out / DEPLOYMENT_FILE, rpc_url)
                 with _deadline_prices(dataset, clob_cache, clob_url, data_url) as prices:
                     played = play_rounds(
@@ -255,8 +284,6 @@ def arena_replay(plan: ArenaReplayPlan) -> ArenaReplay:
                 raise FieldError("backend", str(exc)) from None
             except PolymarketError as exc:
                 raise FieldError("clob_cache", str(exc)) from None
-            finally:
-                node.close()
     return ArenaReplay(replay.dataset.id, played, deployment)
 
 
@@ -267,17 +294,15 @@ def arena_chain_leaderboard(
     deployment whose arena contract is at ``arena`` (an address, or a replay's
     ``deployment.json``), its logs read from ``from_block`` (a deployment file's block when
     it gives one). ``FieldError`` naming the field."""
-    from pastcast_arena._chain import EvmArena
+    from pastcast_arena._chain import EvmArena, node_web3
     from pastcast_arena._reputation import chain_leaderboard
 
     _http_url("from_chain", rpc_url)
     address, recorded_block = _arena_address(arena)
-    start = from_block or recorded_block
     try:
-        from web3 import HTTPProvider, Web3
-
-        w3 = Web3(HTTPProvider(rpc_url, request_kwargs={"timeout": 60}))
-        deployment = EvmArena.attach(w3, address, from_block=start)
+        deployment = EvmArena.attach(
+            node_web3(rpc_url), address, from_block=from_block or recorded_block
+        )
     except ImportError as exc:
         raise FieldError("from_chain", str(exc)) from None
     except ValueError as exc:
@@ -298,27 +323,49 @@ def _arena_address(value: str) -> tuple[str, int]:
     if value.startswith("0x"):
         return value, 0
     path = Path(value)
-    if path.is_dir():
-        path = path / DEPLOYMENT_FILE
+    path = path / DEPLOYMENT_FILE if path.is_dir() else path
+    if not path.is_file():
+        raise FieldError("arena", f"{value}: neither an address nor a deployment file")
     try:
-        record = safejson.loads(path.read_text("utf-8"))
-        block = record.get("deploy_block", 0)
-        if not isinstance(block, int) or isinstance(block, bool) or block < 0:
-            raise ValueError(f"deploy_block {block!r} is not a block number")
-        return str(record["contracts"]["PredictionArena"]), block
-    except OSError as exc:
-        why = exc.strerror or exc
-        raise FieldError("arena", f"{value}: neither an address nor a file ({why})") from None
-    except (ValueError, KeyError, TypeError, AttributeError) as exc:
-        raise FieldError("arena", f"{path}: not a deployment file ({exc})") from None
+        record = read_deployment(path)
+    except ValueError as exc:
+        raise FieldError("arena", str(exc)) from None
+    if "PredictionArena" not in record.contracts:
+        raise FieldError("arena", f"{path}: not a deployment record (no PredictionArena)")
+    return record.contracts["PredictionArena"], record.deploy_block
 
 
 ROUNDS_FILE = "rounds.jsonl"
 LEDGER_FILE = "ledger.jsonl"
 
 
-def _rounds_file(path: Path) -> Path:
-    return path / ROUNDS_FILE if path.is_dir() else path
+def _read_rounds(path: Path) -> tuple[RoundResult, ...]:
+    """The rounds of ``path`` (a ``rounds.jsonl``); ``FieldError`` on ``arena`` when it cannot
+    be read or holds none."""
+    from pastcast_arena._replay import read_results
+
+    try:
+        results = read_results(path)
+    except (OSError, ValueError) as exc:
+        raise FieldError("arena", f"{path}: {exc}") from None
+    if not results:
+        raise FieldError("arena", f"{path}: no rounds")
+    return results
+
+
+def arena_rounds_report(rounds: str | Path) -> ArenaReport:
+    """The report of finished rounds: those of ``rounds``, an arena replay's or simulation's
+    ``rounds.jsonl`` (or the folder holding one). ``FieldError`` on ``arena``."""
+    from pastcast_arena._stats import arena_report
+
+    path = Path(rounds)
+    path = path / ROUNDS_FILE if path.is_dir() else path
+    if not path.is_file():
+        raise FieldError("arena", f"{rounds}: no {ROUNDS_FILE} (an arena replay's folder)")
+    try:
+        return arena_report(_read_rounds(path))
+    except ValueError as exc:  # no scored round
+        raise FieldError("arena", f"{path}: {exc}") from None
 
 
 def arena_sections(
@@ -328,11 +375,10 @@ def arena_sections(
     folder, or its ``rounds.jsonl``), else of every run log that an arena replay wrote (a
     ``rounds.jsonl`` beside it). The ledger beside the rounds, where there is one, is verified
     and its commits and reveals counted."""
-    from pastcast_arena._replay import read_results
     from pastcast_arena._section import arena_section
 
     if arena is not None:
-        found = [_rounds_file(Path(arena))]
+        found = [Path(arena) / ROUNDS_FILE if Path(arena).is_dir() else Path(arena)]
         if not found[0].is_file():
             raise FieldError("arena", f"{arena}: no {ROUNDS_FILE} (an arena replay's folder)")
     else:
@@ -343,12 +389,7 @@ def arena_sections(
                 found.append(beside)
     sections = []
     for rounds in found:
-        try:
-            results = read_results(rounds)
-        except (OSError, ValueError) as exc:
-            raise FieldError("arena", f"{rounds}: {exc}") from None
-        if not results:
-            raise FieldError("arena", f"{rounds}: no rounds")
+        results = _read_rounds(rounds)
         ledger = rounds.parent / LEDGER_FILE
         title = "Arena rounds" if len(found) == 1 else f"Arena rounds: {rounds.parent.name}"
         try:
@@ -358,3 +399,68 @@ def arena_sections(
         except ValueError as exc:  # no scored round, or a ledger that does not verify
             raise FieldError("arena", f"{rounds.parent}: {exc}") from None
     return tuple(sections)
+
+
+@dataclass(frozen=True)
+class ArenaSimulation:
+    """The simulation study at one seed and, with the paper's tables, beside them: this seed's
+    figures (``beside``) and the summary over seeds 0..N-1 with its figures (``over``)."""
+
+    result: SimulationResult
+    beside: tuple[PaperComparison, ...] = ()
+    summary: SeedSummary | None = None
+    over: tuple[PaperComparison, ...] = ()
+    figures: bool = False
+    """Whether Figures 2b and 5 were written (matplotlib, the reports extra, is installed)."""
+
+    def as_dict(self) -> dict[str, Any]:
+        """The JSON shape: the config, the report (less the per-round rows), the power table
+        and, with the paper's tables, every comparison with its residual."""
+        result = self.result
+
+        def rows(comparisons: tuple[PaperComparison, ...]) -> list[dict[str, Any]]:
+            return [{**c.model_dump(mode="json"), "residual": c.residual} for c in comparisons]
+
+        seeds = self.summary
+        return {
+            "config": result.config.model_dump(mode="json"),
+            **result.report.model_dump(mode="json", exclude={"per_round"}),
+            "power": [p.model_dump(mode="json") for p in result.power],
+            **({} if seeds is None else {"paper": rows(self.beside)}),
+            **({} if seeds is None else {"seeds": seeds.model_dump(mode="json")}),
+            **({} if seeds is None else {"paper_seeds": rows(self.over)}),
+        }
+
+
+def arena_simulation(
+    config: SimulationConfig, *, out: Path | None = None, paper_seeds: int | None = None
+) -> ArenaSimulation:
+    """The simulation study under ``config``; with ``out`` (a folder the caller made), its
+    ``rounds.jsonl`` and Figures 2b and 5 written there; with ``paper_seeds``, the paper's
+    Tables 5-7 beside this seed's figures and beside the summary over seeds 0..N-1."""
+    from pastcast_arena._paper import compare_seeds_with_paper, compare_with_paper
+    from pastcast_arena._replay import write_results
+    from pastcast_arena._seeds import across_seeds
+    from pastcast_arena._simulation import simulate
+
+    result = simulate(config)
+    figures = False
+    if out is not None:
+        write_results(out / ROUNDS_FILE, result.results)
+        try:
+            from pastcast_arena._figures import write_arena_figures
+
+            figures = bool(write_arena_figures(result.report, out))
+        except ImportError:  # pragma: no cover - the reports extra is absent
+            pass
+    if paper_seeds is None:
+        return ArenaSimulation(result, figures=figures)
+    labels = {a.name: a.paper_label for a in result.config.archetypes}
+    summary = across_seeds(result.config, range(paper_seeds))
+    return ArenaSimulation(
+        result,
+        compare_with_paper(result.report, labels),
+        summary,
+        compare_seeds_with_paper(summary, labels),
+        figures,
+    )
