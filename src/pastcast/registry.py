@@ -477,13 +477,6 @@ class Registry(Generic[T]):
                 return f"{what}: argument {key!r} is required (accepted arguments: {accepted})"
         return f"{what}: {exc} (accepted arguments: {accepted})"
 
-    def check_args(
-        self, name: str, args: Mapping[str, Any], positional: Sequence[Any] = ()
-    ) -> None:
-        """Raise ``FieldError`` naming the argument unless ``factory(*positional, **args)``
-        binds and every value has its parameter's type (see ``checked_args``)."""
-        self.checked_args(name, args, positional)
-
     def build(self, name: str, /, *positional: Any, **args: Any) -> T:
         """Check the arguments and call the factory with them (converted)."""
         checked = self.checked_args(name, args, positional)
@@ -491,7 +484,7 @@ class Registry(Generic[T]):
 
     def spec(self, name: str, /, **args: Any) -> ComponentSpec:
         """The record of ``build(name, **args)``, checked now, rebuilt later by ``rebuild``."""
-        self.check_args(name, args)
+        self.checked_args(name, args)
         return ComponentSpec(kind=self.kind, name=name, args=args)
 
     def rebuild(self, spec: ComponentSpec) -> T:
