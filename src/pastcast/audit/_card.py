@@ -28,8 +28,6 @@ from pastcast.dataset import Dataset
 from pastcast.models import knowledge_cutoff, remembered
 from pastcast.records import CorpusIdentity, Record
 
-__all__ = ["CARD_PERMUTATIONS", "LeakageCard", "ModelMemory", "leakage_card"]
-
 CARD_PERMUTATIONS = 200
 """Permutation draws of the card's construction test (``audit construction`` runs more)."""
 EXAMPLES = 3

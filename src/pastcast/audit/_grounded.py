@@ -27,14 +27,6 @@ from collections.abc import Sequence
 from datetime import UTC, datetime
 from typing import Any
 
-__all__ = [
-    "MIN_QUOTE_WORDS",
-    "NOT_STATED",
-    "extraction_schema",
-    "grounded_decision",
-    "in_document",
-]
-
 NOT_STATED = "not stated"
 MIN_QUOTE_WORDS = 3
 """Shorter quotes ("YES", "it won") are found in too many documents to ground anything."""

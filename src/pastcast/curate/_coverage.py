@@ -33,14 +33,6 @@ from pastcast.curate._records import (
 from pastcast.curate._retrieve import Retriever
 from pastcast.records import Event
 
-__all__ = [
-    "CoverageFinal",
-    "CoverageProbe",
-    "contrastive_score",
-    "coverage_label",
-    "side_score",
-]
-
 CoverageFinal = Literal["arithmetic", "judge"]
 """How the probe turns the sides' labels into a score and label: the arithmetic rule, or a
 final judge step reading both tallies (Hindcast 4.1)."""

@@ -43,18 +43,8 @@ from pastcast.runner._config import (
     RunConfig,
 )
 from pastcast.runner._executors import executors
-from pastcast.runner._plan_file import MAX_PLAN_DEPTH, MAX_PLAN_VALUES, load_record
+from pastcast.runner._plan_file import load_record
 from pastcast.runner._presets import PresetRecord, deep_merge, preset
-
-__all__ = [
-    "MAX_PLAN_DEPTH",
-    "MAX_PLAN_VALUES",
-    "PLAN_SETTINGS",
-    "EstimateAssumptions",
-    "ExperimentPlan",
-    "PlanSetting",
-    "load_plan",
-]
 
 PlanSetting = Literal["no_tools", "memory_free", "memory_on", "two_stage", "market_access"]
 

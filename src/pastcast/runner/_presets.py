@@ -28,18 +28,6 @@ from pydantic import ConfigDict, Field, JsonValue, field_validator, model_valida
 from pastcast.records import Record
 from pastcast.registry import Registry
 
-__all__ = [
-    "Preset",
-    "PresetRecord",
-    "PresetSetting",
-    "PresetStage",
-    "deep_merge",
-    "preset",
-    "preset_names",
-    "presets",
-    "with_preset",
-]
-
 PresetStage = Literal["run", "import", "curate", "stats", "arena", "train"]
 
 

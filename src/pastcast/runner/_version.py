@@ -7,8 +7,6 @@ from functools import cache
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 
-__all__ = ["code_version"]
-
 
 @cache
 def code_version() -> str:

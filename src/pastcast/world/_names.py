@@ -12,8 +12,6 @@ import re
 
 from pastcast.world._phrases import NAME_PARTS
 
-__all__ = ["NameGen"]
-
 _SLOT = re.compile(r"\{(\w+)\}")
 _KIND_OF_SLOT = {
     "P": "person",

@@ -17,24 +17,6 @@ import tomllib
 from importlib import resources
 from typing import Any
 
-__all__ = [
-    "ATTRIBUTIONS",
-    "BINARY_NEG",
-    "BINARY_POS",
-    "BINARY_TEMPLATES",
-    "DISTRACTORS",
-    "FILLERS",
-    "HEADLINE_SUFFIXES",
-    "LOOKALIKES",
-    "MULTI_NEG",
-    "MULTI_POS",
-    "MULTI_TEMPLATES",
-    "NAME_PARTS",
-    "NEGATIVE_CUES",
-    "POSITIVE_CUES",
-    "SOURCES",
-]
-
 _TEXT = tomllib.loads(
     resources.files("pastcast.world").joinpath("phrases.toml").read_text(encoding="utf-8")
 )

@@ -16,8 +16,6 @@ from pastcast.records import BINARY_LABELS, EventKind
 from pastcast.world._names import NameGen
 from pastcast.world._phrases import BINARY_TEMPLATES, MULTI_TEMPLATES
 
-__all__ = ["EventSpec", "make_spec"]
-
 
 @dataclass(frozen=True)
 class EventSpec:
