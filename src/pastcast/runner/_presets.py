@@ -58,15 +58,11 @@ class Preset(Record):
         out: dict[str, Any] = {}
         for s in self.of_stage(stage):
             node = out
-            *parents, leaf = _split(s.key)
+            *parents, leaf = s.key.split(".")
             for part in parents:
                 node = node.setdefault(part, {})
             node[leaf] = s.value
         return out
-
-
-def _split(key: str) -> list[str]:
-    return key.split(".")
 
 
 def deep_merge(base: Mapping[str, Any], top: Mapping[str, Any]) -> dict[str, Any]:
@@ -120,7 +116,7 @@ class PresetRecord(Record):
         fields = set(cls.model_fields) - cls.PRESET_SKIPS
         own = {k: v for k, v in preset(name).fields(cls.PRESET_STAGE).items() if k in fields}
         if cls.PRESET_DENSE_LEG is not None and not _has_dense_leg(data, cls.PRESET_DENSE_LEG[0]):
-            *parents, leaf = _split(cls.PRESET_DENSE_LEG[1])
+            *parents, leaf = cls.PRESET_DENSE_LEG[1].split(".")
             node = own
             for part in parents:
                 node = node.get(part, {})
@@ -140,7 +136,7 @@ class PresetRecord(Record):
 def _has_dense_leg(data: Mapping[str, Any], retrieval: str) -> bool:
     """Whether ``data`` gives no retrieval at ``retrieval`` or one with a dense leg."""
     node: Any = data
-    for part in _split(retrieval):
+    for part in retrieval.split("."):
         node = node.get(part) if isinstance(node, Mapping) else None
     if node is None:
         return True
