@@ -1,18 +1,10 @@
 """The papers' defaults by name: ``dojo``, ``dojo-train``, ``hindcast`` and ``arena``.
 
-A preset is a frozen record listing settings, each a dotted key with its value, the stage it
-applies to and the paper's section it comes from. Each stage's settings are the fields of that
-stage's record (``PresetRecord``: ``run`` the experiment plan's, ``budgets.max_tool_calls``,
-``agent_args.two-stage.config.rounds``; ``import``, ``curate``, ``arena`` and ``train`` those of
-the import, curation, arena replay and fine-tuning records): a record naming a preset
-(``preset = "hindcast"`` in its file, ``--preset hindcast``, ``with_preset(record, "hindcast")``)
-starts from them, and every field it sets itself is set over them. A setting naming no field of
-its record (``stats``, ``corpus_since``) says what the paper did; where pastcast's own default
-already is the paper's value it is listed so a reader can check it.
-
-The papers' presets are data, ``presets.toml`` beside this module. Presets live in a registry
-(``presets``) of factories returning ``Preset`` records, so a plugin can add its own;
-``preset(name)`` builds one.
+A preset is a frozen record of settings, each a dotted key with its value, the stage it applies
+to (``PresetRecord.PRESET_STAGE``: a field of that stage's record) and the paper's section it
+comes from; a record naming a preset starts from them and every field it sets itself is set over
+them (``with_preset``, the one merge; docs/runs.md, "Presets"). The papers' presets are data,
+``presets.toml`` beside this module, in a registry (``presets``) a plugin can add to.
 """
 
 from __future__ import annotations
