@@ -4,32 +4,14 @@ sources, corpus backends, prompts and metrics.
 A ``Registry`` maps a name to a factory. ``build(name, **args)`` checks ``args`` against the
 factory's signature first: an unknown or missing argument, or a value its annotation refuses
 (``rounds="three"`` for an ``int``), is a one-line ``FieldError`` naming the argument, raised
-when a run is planned rather than halfway through it. Values are checked as pydantic checks a
-record (laxly: ``4`` for a ``float``, a JSON object for a record) and the factory gets them
-converted, so a factory annotated with a record type receives the record. ``spec(name, **args)``
-captures the same call as a ``ComponentSpec`` record, which a run log keeps so the component can
-be rebuilt.
+when a run is planned rather than halfway through it; the factory gets the values converted.
+``spec(name, **args)`` captures the same call as a ``ComponentSpec`` record, which a run log
+keeps so the component can be rebuilt.
 
-A factory may be registered by where it is, ``add(name, "package.module:attribute", **meta)``:
-its module is imported the first time the component is built, described or asked for its
-parameters, while its name and metadata are known at once. pastcast registers its own built-in
-components this way, so importing a registry imports none of them (``pastcast.corpus`` lists the
-``postgres`` backend without importing the database code).
-
-Third-party packages add components without editing pastcast through entry points: a package
-declares, in its ``pyproject.toml``,
-
-    [project.entry-points."pastcast.agents"]
-    my-agent = "my_package.agents:make_agent"
-
-and ``pastcast.agents`` then knows ``my-agent``. The entry point may also name a module whose
-import registers its components with the decorator. Entry points are loaded the first time a
-registry is listed or misses a name, so an installed plugin costs nothing until it is asked for;
-``reload_plugins()`` reads them again (a plugin installed into a running process, tests).
-
-``all_registries()`` lists every registry made so far, and ``snapshot()``/``restore()`` save and
-put back what one holds: the tests restore every registry after each test, so that what one test
-registers never leaks into the next.
+docs/plugins.md describes the rest: factories registered by reference
+(``add(name, "package.module:attribute")``, imported when first used), entry-point plugins
+(loaded the first time a registry is listed or misses a name), ``reload_plugins``,
+``snapshot``/``restore`` and ``all_registries``.
 """
 
 from __future__ import annotations
@@ -477,13 +459,6 @@ class Registry(Generic[T]):
                 return f"{what}: argument {key!r} is required (accepted arguments: {accepted})"
         return f"{what}: {exc} (accepted arguments: {accepted})"
 
-    def check_args(
-        self, name: str, args: Mapping[str, Any], positional: Sequence[Any] = ()
-    ) -> None:
-        """Raise ``FieldError`` naming the argument unless ``factory(*positional, **args)``
-        binds and every value has its parameter's type (see ``checked_args``)."""
-        self.checked_args(name, args, positional)
-
     def build(self, name: str, /, *positional: Any, **args: Any) -> T:
         """Check the arguments and call the factory with them (converted)."""
         checked = self.checked_args(name, args, positional)
@@ -491,7 +466,7 @@ class Registry(Generic[T]):
 
     def spec(self, name: str, /, **args: Any) -> ComponentSpec:
         """The record of ``build(name, **args)``, checked now, rebuilt later by ``rebuild``."""
-        self.check_args(name, args)
+        self.checked_args(name, args)
         return ComponentSpec(kind=self.kind, name=name, args=args)
 
     def rebuild(self, spec: ComponentSpec) -> T:

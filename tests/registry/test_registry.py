@@ -84,7 +84,7 @@ def test_argument_types_are_checked_for_every_caller(args: dict[str, object], me
     calls = (
         lambda: reg.build("square", **args),
         lambda: reg.spec("square", **args),
-        lambda: reg.check_args("square", args),
+        lambda: reg.checked_args("square", args),
     )
     for call in calls:
         with pytest.raises(FieldError, match=re.escape(message)) as caught:
@@ -282,7 +282,7 @@ def test_a_factory_registered_by_reference_is_imported_on_first_use(
     assert entry.loaded and "tests_lazy_widgets.stars" in sys.modules
     assert reg.build("star", points=7).points == 7  # type: ignore[attr-defined]
     with pytest.raises(FieldError, match="widget 'star': argument 'points' must be int"):
-        reg.check_args("star", {"points": "seven"})
+        reg.checked_args("star", {"points": "seven"})
     reg.add("dotted", "tests_lazy_widgets.stars:Star.__init__", description="Given.")
     assert reg.get("dotted").description == "Given." and not reg.get("dotted").loaded
 

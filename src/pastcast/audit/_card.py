@@ -2,16 +2,8 @@
 known of each, for one dataset (and the corpus and models of a run, when there is one).
 
 One record, one function computing it, and one rendering (``LeakageCard.rows``) that the command
-line, the HTML report and the dashboard all show:
-
-- construction: can the step metadata an agent sees predict the outcome (out-of-fold AUC and its
-  permutation p-value, ``audit_construction`` on the steps as built);
-- question texts: dated edits left out of the steps, steps shown a later text with an undated
-  edit, steps naming the answer of another event still open (``audit_texts``);
-- the corpus: which date its documents carry (``dating.json`` of the build, in the corpus
-  identity), how many are dated only by crawl or fetch time;
-- served documents: the leakage estimate of a retrieval audit, where one was measured;
-- models: which events each model may remember (resolved by its knowledge cutoff).
+line, the HTML report and the dashboard all show; docs/audits.md ("The leakage card") lists the
+channels and where each figure comes from.
 """
 
 from __future__ import annotations
@@ -27,8 +19,6 @@ from pastcast.audit._texts import audit_texts
 from pastcast.dataset import Dataset
 from pastcast.models import knowledge_cutoff, remembered
 from pastcast.records import CorpusIdentity, Record
-
-__all__ = ["CARD_PERMUTATIONS", "LeakageCard", "ModelMemory", "leakage_card"]
 
 CARD_PERMUTATIONS = 200
 """Permutation draws of the card's construction test (``audit construction`` runs more)."""

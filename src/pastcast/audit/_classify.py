@@ -12,16 +12,6 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import NDArray
 
-__all__ = [
-    "auc",
-    "auc_interval",
-    "event_folds",
-    "fit_logistic",
-    "out_of_fold_scores",
-    "permutation_null",
-    "predict_logistic",
-]
-
 Floats = NDArray[np.float64]
 Ints = NDArray[np.int64]
 

@@ -1,23 +1,11 @@
 """Leakage through construction, measured: can what an agent sees of how the benchmark was built
 (cutoff, step index, spacing of steps, open and close times) predict the outcome?
 
-For the dataset's own steps and for every schedule asked for (rebuilt on the same events), a
-logistic regression on ``step_features`` is scored out of fold (events never split across
-folds) and its ROC AUC for "resolved Yes" is judged against a permutation null: the same
-cross-validation with the outcomes of whole events shuffled within their folds. Small-sample
-cross-validation is biased below 0.5 (it anti-learns), so the reference is that null, not 0.5:
-a leak is an AUC above the null's with a permutation p-value under ``alpha``. An event-clustered
-bootstrap interval is reported where the data can tell at all; with too few events (the null
-itself spread so wide that a real AUC of 0.65 would pass for chance) the verdict says so instead
-of an interval that reads like a finding. Binary events only: the question is the outcome.
-
-Two more checks on the dataset itself: events whose scheduled close lies after the data was
-collected (``pastcast.markets.late_closes``, the rule the importers apply; a dataset that does
-not record its collection is taken to be collected at its last resolution, the earliest it can
-have been; such an event can only be in a data set of resolved questions because it resolved
-early, which its close date then tells), and steps without a text snapshot published before
-their cutoff. The mean price move on the day after each cutoff, relative to all days,
-shows a schedule that steps just before moves (Forecast-Dojo's picks the day of the largest).
+Per schedule, an out-of-fold logistic regression's ROC AUC for "resolved Yes" against a
+permutation null (events shuffled within their folds), with an event-clustered bootstrap
+interval where the data can tell at all; plus the dataset's late closes, its steps without a
+text snapshot before their cutoff and the price move on the day after each cutoff.
+docs/audits.md, "Leakage through construction", states the method and why.
 """
 
 from __future__ import annotations
@@ -35,15 +23,6 @@ from pastcast.cutoff import last_complete_day
 from pastcast.dataset import Dataset
 from pastcast.markets import Schedule, late_closes, movement, schedules
 from pastcast.records import BINARY_LABELS, Record, StepSpec
-
-__all__ = [
-    "AS_BUILT",
-    "TOO_FEW_WIDTH",
-    "ConstructionAudit",
-    "ScheduleAudit",
-    "Verdict",
-    "audit_construction",
-]
 
 AS_BUILT = "dataset"
 """The name under which the dataset's own steps are reported."""

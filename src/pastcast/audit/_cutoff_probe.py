@@ -1,21 +1,8 @@
-"""Measuring a model's knowledge cutoff from what it recalls of dated news.
-
-Release dates and self-reported training cutoffs are guesses; what matters for a replay is
-whether the model remembers the period. From a dated corpus, each month gets multiple-choice
-questions answerable without tools: one news item of that month as the archive has it, and
-``OPTIONS - 1`` distractors made from it by swapping one name (a run of capitalised words) for a
-name of another item of the same month, or changing one number. "Which of these really happened
-in MONTH?" A model that read that month's news tends to pick the real item; after its training
-data ends it can only guess. The distractors use the same month's vocabulary, so the month
-itself gives nothing away, and the real item's position is balanced over each month's
-questions (``A``, ``B``, ``C``, ``D`` in turn, then shuffled in blocks).
-
-The estimate (``change_point``): the month ``c`` maximising the likelihood of a two-level
-model (accuracy ``a`` for months up to ``c``, ``b`` after it, ``a > b``; binomial per month),
-with a percentile interval from a bootstrap over questions (resampled within each month). The
-cutoff is the last day of month ``c``. A model whose accuracy through ``c`` is not above chance
-(Wilson lower bound at most ``1 / OPTIONS``), or whose drop does not beat a permutation test,
-shows no recall: no cutoff is estimated.
+"""Measuring a model's knowledge cutoff from what it recalls of dated news: per month,
+multiple-choice questions (one real news item of the month against distractors made from it by
+swapping a name or changing a number), then the month after which accuracy falls to chance
+(``change_point``: a two-level binomial change point, a bootstrap interval, a permutation test
+of the drop). docs/models.md, "Measured knowledge cutoffs", states the method.
 """
 
 from __future__ import annotations
@@ -38,27 +25,6 @@ from pastcast.curate import Judge
 from pastcast.records import Document, Record
 from pastcast.safejson import canonical_json
 from pastcast.scoring import wilson
-
-__all__ = [
-    "OPTIONS",
-    "PROBE_METHOD",
-    "PROBE_PROMPT",
-    "PROBE_VERSION",
-    "ChangePoint",
-    "CutoffProbe",
-    "MonthAccuracy",
-    "ProbeAnswer",
-    "ProbeQuestion",
-    "ProbeQuestions",
-    "change_point",
-    "month_end",
-    "probe_cutoff",
-    "probe_questions",
-    "probe_schema",
-    "read_probe_questions",
-    "render_options",
-    "write_probe_questions",
-]
 
 PROBE_VERSION = "1"
 """How questions are made and answers scored; part of the questions' cache key."""

@@ -18,8 +18,6 @@ from numpy.typing import NDArray
 
 from pastcast.records import Event, StepSpec
 
-__all__ = ["FEATURES", "step_features"]
-
 FEATURES: tuple[str, ...] = (
     "step_index",
     "elapsed_fraction",

@@ -2,17 +2,11 @@
 
 A free "does this reveal the future?" verdict from a small model follows the prompt's wording,
 not the document (a 1.5B judge answered true to nearly everything under one wording and false
-under another). Here the model is asked only to copy facts out of the document: the outcome it
-reports (one of the question's options, or "not stated") with the exact words that report it,
-and the latest date its text mentions or implies with the exact words that give it. The
-decision is made in code from what the document really holds:
-
-- an outcome counts only when its quote is in the document (compared after normalising case,
-  punctuation and spacing) and is at least ``MIN_QUOTE_WORDS`` words long: a quote the model
-  made up, or one of the question rather than the document, is no evidence;
-- a date counts only when its quote is in the document and writes the date's year (a date the
-  model took from the question, or from nowhere, is no evidence), and it flags when its first
-  instant (the day, or the first day of the month or year given) is at or after the cutoff.
+under another). Here the model only copies facts out of the document (the outcome it reports
+and the latest date it gives, each with its exact words), and the code flags the document when
+a quote really in it (``MIN_QUOTE_WORDS`` words at least for an outcome; a date's quote writing
+its year) reports an outcome or a date whose first instant is at or after the cutoff; the rules
+in full are in docs/audits.md (step 3 of "pastcast audit retrievals").
 
 The model is shown the question (as the step showed it) and the document only: neither the
 cutoff, which the decision applies, nor the outcome, which nothing here reads.
@@ -26,14 +20,6 @@ import unicodedata
 from collections.abc import Sequence
 from datetime import UTC, datetime
 from typing import Any
-
-__all__ = [
-    "MIN_QUOTE_WORDS",
-    "NOT_STATED",
-    "extraction_schema",
-    "grounded_decision",
-    "in_document",
-]
 
 NOT_STATED = "not stated"
 MIN_QUOTE_WORDS = 3

@@ -1,25 +1,10 @@
-"""How often the documents a run served reveal the future: a judged sample, corrected for the
-judge's own errors.
+"""How often the documents a run served reveal the future: a judge model's verdicts on a
+stratified sample of them (source x closeness to the cutoff, ``BUCKETS``), corrected for the
+judge's errors measured on documents of known status (Rogan-Gladen); docs/audits.md, "pastcast
+audit retrievals", states the method.
 
-Date filters only see the date a document carries; a page revised later, or a summary written
-with hindsight, passes them. This audit asks a judge model, for a stratified sample of the
-documents a run actually served (every id a tool result exposed, ``ToolCall.doc_ids``, with its
-step's cutoff), whether the document reveals information from after that cutoff. The judge is
-sent the question as the step showed it, the cutoff and the document, never the outcome: no
-function here reads a ``Resolution`` of the run's dataset.
-
-Strata: the document's source times how close its date is to the cutoff (``BUCKETS``), because
-leaks concentrate just before the cutoff (same-day pages edited later) and vary by source. The
-sample covers every stratum (when it can hold one document of each) and is otherwise allocated
-in proportion to the strata's sizes; rates are weighted by the strata's shares of what was
-served, so the allocation does not bias them.
-
-The judge is imperfect, so its errors are measured on documents of known status, the embedded
-world's planted hindsight rewrites (positives: dated before the resolution, they state it) and
-its evidence articles (negatives), shown with a cutoff of a step after their date as a served
-document would be. The apparent rate is then corrected (Rogan-Gladen, ``pastcast.scoring.
-corrected_rate``), with an interval that carries the uncertainty of the sensitivity, the
-specificity and the sample.
+The judge is sent the question as the step showed it, the cutoff and the document, never the
+outcome: no function here reads a ``Resolution`` of the run's dataset.
 """
 
 from __future__ import annotations
@@ -46,32 +31,6 @@ from pastcast.records import Document, Event, Record, UtcDatetime
 from pastcast.runlog import StepColumns
 from pastcast.safejson import canonical_json
 from pastcast.scoring import clopper_pearson, corrected_rate, wilson
-
-__all__ = [
-    "BUCKETS",
-    "RETRIEVAL_AUDIT_VERSION",
-    "RETRIEVAL_PROMPT",
-    "RETRIEVAL_PROMPTS",
-    "Bucket",
-    "CalibrationItem",
-    "FlaggedDocument",
-    "JudgeAccuracy",
-    "LeakRate",
-    "RetrievalAudit",
-    "ServedDocument",
-    "SourceRate",
-    "StratumRate",
-    "audit_retrievals",
-    "audit_served",
-    "calibration_items",
-    "closeness",
-    "read_retrieval_audit",
-    "retrieval_audit_path",
-    "retrieval_schema",
-    "served_documents",
-    "stratified_sample",
-    "write_retrieval_audit",
-]
 
 RETRIEVAL_AUDIT_VERSION = "1"
 """How the sample is drawn and the rates estimated; recorded in every result."""

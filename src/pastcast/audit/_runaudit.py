@@ -1,16 +1,6 @@
-"""What agents saw and wrote in a run, checked after the fact from its log.
-
-* ``document_after_cutoff`` / ``unknown_document`` / ``flagged_document``: every document a tool
-  exposed (``ToolCall.doc_ids``) is in the corpus, dated before its step's cutoff
-  (``pastcast.cutoff.is_visible``), and passes the content screen. Without the corpus, the dates
-  the tool results themselves show are checked instead.
-* ``resolved_label``: no text given to an agent (a prompt message or a tool result) states the
-  step's resolved label ("resolved YES", "the outcome was No", a ``resolved_to`` field).
-* ``post_cutoff_price``: no such text carries a market day that had not ended by the cutoff, or
-  (with the dataset) a price printed only after it.
-* ``post_cutoff_text``: nothing an agent wrote (replies, forecast text, notebook) contains a run
-  of ``SHINGLE`` words that the corpus holds only in documents dated at or after the cutoff and
-  that the agent was not given: verbatim text from the future, such as a planted canary.
+"""What agents saw and wrote in a run, checked after the fact from its log: the checks
+``CHECKS`` that docs/audits.md ("pastcast audit run") tabulates, with ``SHINGLE`` words in a row
+counting as verbatim text.
 
 Every finding is counted; only the first ``EXAMPLES`` of each check (in log order) are kept,
 and each pass streams the log's records, so memory is bounded whatever the log's length and
@@ -35,8 +25,6 @@ from pastcast.cutoff import is_visible, last_complete_day, to_micros
 from pastcast.dataset import Dataset
 from pastcast.records import Document, Record, Setting
 from pastcast.runlog import StepColumns, StepRecord
-
-__all__ = ["CHECKS", "EXAMPLES", "SHINGLE", "Finding", "RunAudit", "audit_run"]
 
 Check = Literal[
     "document_after_cutoff",

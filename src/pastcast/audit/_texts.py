@@ -11,8 +11,6 @@ from pastcast.dataset import Dataset, find_edits
 from pastcast.markets import SiblingAnswer, sibling_answers
 from pastcast.records import Record
 
-__all__ = ["TextAudit", "audit_texts"]
-
 SHOWN_PAIRS = 20
 """How many sibling pairs ``findings`` names (all are in the record)."""
 

@@ -7,7 +7,6 @@ See docs/curation.md.
 """
 
 from pastcast.curate._analysis import coverage_label_summary, coverage_labels, read_curation
-from pastcast.curate._balance import too_few_dates
 from pastcast.curate._judge import Judge, question_text
 from pastcast.curate._pipeline import (
     CurationConfig,
@@ -24,6 +23,7 @@ from pastcast.curate._quality import (
 )
 from pastcast.curate._records import EventCuration, Judgement
 from pastcast.curate._retrieve import Retriever
+from pastcast.markets import too_few_dates
 
 __all__ = [
     "CurationConfig",

@@ -19,8 +19,6 @@ from pastcast.scoring import (
 )
 from pastcast.validation import first_problem
 
-__all__ = ["coverage_label_summary", "coverage_labels", "read_curation"]
-
 
 def read_curation(directory: str | Path) -> tuple[EventCuration, ...]:
     """The per-event records of a curated dataset (``curation/events.jsonl``)."""

@@ -16,10 +16,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from pastcast.curate._judge import Judge, question_text, reply_schema
-from pastcast.markets import too_few_dates
 from pastcast.records import Event
-
-__all__ = ["TAXONOMY", "balance_outcomes", "classify_topic", "source_topic", "too_few_dates"]
 
 TAXONOMY = (
     "politics",

@@ -1,18 +1,10 @@
 """The coverage probe (Hindcast, 4.1): does the archive hold evidence for what actually happened?
 
-For each outcome (side) of an event the judge writes 5 queries that would find evidence in its
-favour; each query's block of fused documents (as of the judging date) is labelled strong (+2),
-weak (+1), irrelevant (0) or contra (-1) for that side. A side's score is
-``(sum of values + n) / 3n`` in [0, 1]. The contrastive coverage score is the realised side's
-score minus the best other side's, in [-1, 1]; its label is ``strong`` from ``strong_at`` up,
-``weak`` above 0, ``none`` otherwise. The judge labels each side without knowing which one came
-true: the outcome enters only this arithmetic, after the calls.
-
-With ``final="judge"`` (Hindcast 4.1 as the paper runs it) a last call reads both sides' labelled
-blocks and tallies together and gives each side its support in [0, 1] and an overall evidence
-quality (strong, weak, none), again without the outcome; the contrastive score is then the
-realised side's support minus the best other side's, and the label is the judge's quality where
-that score is positive (the archive supports what happened) and ``none`` otherwise.
+Per side (outcome), judged queries and labelled blocks of documents give a side score; the
+realised side's score minus the best other side's gives the contrastive score and its label,
+by the arithmetic rule or, with ``final="judge"``, a last judge call reading both tallies
+(docs/curation.md, step 4, states both). The judge labels each side without knowing which one
+came true: the outcome enters only after the calls.
 """
 
 from __future__ import annotations
@@ -32,14 +24,6 @@ from pastcast.curate._records import (
 )
 from pastcast.curate._retrieve import Retriever
 from pastcast.records import Event
-
-__all__ = [
-    "CoverageFinal",
-    "CoverageProbe",
-    "contrastive_score",
-    "coverage_label",
-    "side_score",
-]
 
 CoverageFinal = Literal["arithmetic", "judge"]
 """How the probe turns the sides' labels into a score and label: the arithmetic rule, or a

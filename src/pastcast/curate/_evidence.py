@@ -18,8 +18,6 @@ from pastcast.curate._records import EvidenceDoc, EvidenceVerdict, QueryPlan, Su
 from pastcast.curate._retrieve import Retriever
 from pastcast.records import Event
 
-__all__ = ["evidence_schema", "judge_evidence"]
-
 PROMPT = "curate_evidence"
 KEEP_DOCS = 15
 

@@ -26,8 +26,6 @@ from pastcast.records import Event, Usage
 from pastcast.safejson import canonical_json
 from pastcast.validation import problems
 
-__all__ = ["CURATION_VERSION", "Judge", "question_text", "reply_schema"]
-
 CURATION_VERSION = "1"
 """How judge outputs are read and scored; recorded with every judgement."""
 

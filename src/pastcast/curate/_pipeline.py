@@ -20,7 +20,7 @@ from typing import Any, Literal
 
 from pydantic import Field
 
-from pastcast.curate._balance import balance_outcomes, classify_topic, source_topic, too_few_dates
+from pastcast.curate._balance import balance_outcomes, classify_topic, source_topic
 from pastcast.curate._coverage import COVERAGE_ORDER, CoverageFinal, CoverageProbe
 from pastcast.curate._evidence import KEEP_DOCS, judge_evidence
 from pastcast.curate._judge import CURATION_VERSION, Judge
@@ -28,10 +28,8 @@ from pastcast.curate._queries import decompose
 from pastcast.curate._records import CoverageLabel, EventCuration, Judgement
 from pastcast.curate._retrieve import Retriever
 from pastcast.dataset import Dataset, save_dataset, with_content_id
-from pastcast.markets import FunnelStage
+from pastcast.markets import FunnelStage, too_few_dates
 from pastcast.records import Event, Record
-
-__all__ = ["CurationConfig", "CurationResult", "curate_dataset", "judging_date", "save_curation"]
 
 TopicSource = Literal["source", "judge", "auto"]
 

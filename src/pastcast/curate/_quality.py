@@ -24,15 +24,6 @@ from pastcast.errors import FieldError
 from pastcast.records import Document
 from pastcast.registry import Registry
 
-__all__ = [
-    "QualityFilter",
-    "QualityReport",
-    "build_quality_filters",
-    "filter_quality",
-    "quality_filters",
-    "with_quality",
-]
-
 LANGID_CHARS = 2000
 """Characters of a document the language identifier reads (fastText's vote settles early)."""
 

@@ -16,8 +16,6 @@ from pastcast.curate._judge import Judge, question_text, reply_schema
 from pastcast.curate._records import QueryPlan
 from pastcast.records import Event
 
-__all__ = ["MAX_QUERIES", "MIN_QUERIES", "decompose", "queries_schema", "targets_outcome"]
-
 MIN_QUERIES = 4
 MAX_QUERIES = 7
 PROMPT = "curate_queries"

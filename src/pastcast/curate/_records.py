@@ -9,20 +9,6 @@ from pydantic import Field, JsonValue
 
 from pastcast.records import Message, Record, Usage, UtcDatetime
 
-__all__ = [
-    "BLOCK_VALUES",
-    "BlockLabel",
-    "CoverageLabel",
-    "CoverageResult",
-    "EventCuration",
-    "EvidenceDoc",
-    "EvidenceVerdict",
-    "Judgement",
-    "QueryPlan",
-    "SideCoverage",
-    "Sufficiency",
-]
-
 Sufficiency = Literal["Sufficient", "Partial", "Insufficient"]
 """The evidence judge's verdict on the documents retrieved at the judging date."""
 

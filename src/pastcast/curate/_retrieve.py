@@ -16,8 +16,6 @@ from pastcast.corpus import CorpusBackend, SearchHit
 from pastcast.corpus.dense import RRF_K
 from pastcast.records import Document
 
-__all__ = ["Retriever", "fuse_rankings"]
-
 _OVERFETCH = 4
 """How many more hits a leg is asked for when a window start will drop some."""
 

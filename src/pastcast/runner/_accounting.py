@@ -17,8 +17,6 @@ from pastcast.progress import ProgressReporter
 from pastcast.records import Record
 from pastcast.runlog import StepRecord
 
-__all__ = ["Accounting", "RunStats", "UsageAccount", "progress_display"]
-
 
 class UsageAccount(Record):
     """What a model (or an agent's episodes) used."""

@@ -13,15 +13,6 @@ from pastcast.models import RetryPolicy
 from pastcast.records import Record
 from pastcast.runlog import AgentSpec
 
-__all__ = [
-    "MAX_ROLLOUTS",
-    "MAX_WORKERS",
-    "BreakerConfig",
-    "Execution",
-    "ProviderLimits",
-    "RunConfig",
-]
-
 MAX_ROLLOUTS = 10_000
 """The most rollouts of one forecast step a run takes (every entry point: options, plans, API)."""
 MAX_WORKERS = 1024

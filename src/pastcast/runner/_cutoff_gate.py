@@ -15,8 +15,6 @@ from datetime import datetime
 from pastcast.runlog import AgentSpec
 from pastcast.runner._work import StepTask
 
-__all__ = ["CutoffGate"]
-
 
 class CutoffGate:
     """Admits a task unless an isolated episode at another cutoff is in flight (or it is one)."""

@@ -22,8 +22,6 @@ from typing import Any
 from pastcast.runner._executors import Done, Executor
 from pastcast.runner._work import StepTask, WorkContext, forget_context, run_step
 
-__all__ = ["DaskExecutor", "dask_executor"]
-
 _ENDED = ("error", "cancelled")
 _WATCH_S = 0.1
 """How often futures whose results were lost are looked at again."""

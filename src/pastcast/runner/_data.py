@@ -6,8 +6,6 @@ from pastcast.dataset import Dataset
 from pastcast.markets import make_schedule
 from pastcast.records import StepSpec
 
-__all__ = ["reschedule"]
-
 
 def reschedule(dataset: Dataset, schedule: str | None) -> Dataset:
     """The dataset with its forecast steps made by ``schedule`` (a registered schedule:

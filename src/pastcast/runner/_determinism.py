@@ -16,8 +16,6 @@ from pastcast.runner._config import RunConfig
 from pastcast.runner._run import run_benchmark
 from pastcast.safejson import canonical_json
 
-__all__ = ["DETERMINISM_CHECK", "check_deterministic"]
-
 DETERMINISM_CHECK = "deterministic runs"
 """The check's name in the report (``EnvCheckReport.passed``, and the prefix of its problems)."""
 

@@ -25,8 +25,6 @@ from pastcast.runlog import AgentSpec
 from pastcast.runner._plan import EstimateAssumptions, ExperimentPlan
 from pastcast.runner._run import _Chain, _chains, knowledge_cutoffs_of
 
-__all__ = ["EstimateRow", "PlanEstimate", "estimate_plan"]
-
 
 class EstimateRow(Record):
     agent: str

@@ -27,8 +27,6 @@ from pastcast.runner._work import (
     run_step,
 )
 
-__all__ = ["Done", "Executor", "LocalExecutor", "executors"]
-
 Done = Callable[[StepTask, StepOutcome | BaseException], None]
 """Called once per submitted task, from any thread, with its outcome or the exception that
 kept it from having one."""

@@ -21,8 +21,6 @@ from pastcast.models import ChatResponse, FailureKind, ProviderError, call_with_
 from pastcast.retrying import ProviderFailure, TokenBucket
 from pastcast.runner._config import BreakerConfig, Execution, ProviderLimits
 
-__all__ = ["CircuitBreaker", "ProviderGates", "TaskTally", "TokenBucket", "task_tally"]
-
 Clock = Callable[[], float]
 
 

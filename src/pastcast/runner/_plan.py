@@ -1,21 +1,10 @@
 """Experiment plans: a whole benchmark run declared in one TOML or YAML file.
 
-A plan names the dataset (split, schedule, how many events), the corpus and its retrieval mode,
-the models and the settings each is run in, agents without a model (references, the heuristic),
-rollouts, budgets, decoding options and seed, and how to execute (episodes in flight, the
-executor, per-provider limits, retries, the circuit breaker). ``load_plan`` validates it with
-pydantic and names the key of the first problem (``plan.toml: models[1].spec: ...``).
-
-The bounds are those of every entry point (``MAX_ROLLOUTS`` rollouts, ``MAX_WORKERS`` episodes in
-flight); a key given twice (YAML, JSON), a value nested deeper than ``MAX_PLAN_DEPTH`` levels or
-expanding (through YAML aliases) to more than ``MAX_PLAN_VALUES`` values is refused in one line
-naming the file.
-
-Each model is run in each setting as one agent: ``no_tools``, ``memory_free`` and ``memory_on``
-as the tool agent (named by the model's label, told apart by the setting), ``two_stage`` as the
-two-stage agent (``LABEL+two-stage``) and ``market_access`` as the tool agent with the price
-tool (``LABEL+market``). Relative paths are taken from the working directory, as the command's
-own options are.
+A plan names the dataset, the corpus, the models and the settings each is run in (one agent per
+model and setting, ``PLAN_SETTINGS``), agents without a model, rollouts, budgets, decoding and
+how to execute. ``load_plan`` validates it and names the key of the first problem
+(``plan.toml: models[1].spec: ...``); docs/runs.md lists every key, the agents' names and the
+limits a plan file is held to (``runner._plan_file``).
 """
 
 from __future__ import annotations
@@ -43,18 +32,8 @@ from pastcast.runner._config import (
     RunConfig,
 )
 from pastcast.runner._executors import executors
-from pastcast.runner._plan_file import MAX_PLAN_DEPTH, MAX_PLAN_VALUES, load_record
+from pastcast.runner._plan_file import load_record
 from pastcast.runner._presets import PresetRecord, deep_merge, preset
-
-__all__ = [
-    "MAX_PLAN_DEPTH",
-    "MAX_PLAN_VALUES",
-    "PLAN_SETTINGS",
-    "EstimateAssumptions",
-    "ExperimentPlan",
-    "PlanSetting",
-    "load_plan",
-]
 
 PlanSetting = Literal["no_tools", "memory_free", "memory_on", "two_stage", "market_access"]
 

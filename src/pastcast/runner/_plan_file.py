@@ -21,14 +21,6 @@ from pastcast.records import Record
 from pastcast.textfiles import read_text_file
 from pastcast.validation import first_problem
 
-__all__ = [
-    "MAX_PLAN_DEPTH",
-    "MAX_PLAN_VALUES",
-    "load_record",
-    "read_plan_file",
-    "write_record",
-]
-
 R = TypeVar("R", bound=Record)
 
 

@@ -37,8 +37,6 @@ from pastcast.runner._executors import Executor, executors
 from pastcast.runner._version import code_version
 from pastcast.runner._work import CorpusRef, StepOutcome, StepTask, WorkContext
 
-__all__ = ["RunResult", "knowledge_cutoffs_of", "run_benchmark"]
-
 
 @dataclass(frozen=True)
 class RunResult:

@@ -7,8 +7,6 @@ from functools import cache
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 
-__all__ = ["code_version"]
-
 
 @cache
 def code_version() -> str:
@@ -16,22 +14,17 @@ def code_version() -> str:
         pkg = version("pastcast")
     except PackageNotFoundError:
         pkg = "0+unknown"
-    try:
-        here = Path(__file__).resolve().parent
-        out = subprocess.run(
-            ["git", "-C", str(here), "rev-parse", "--short=12", "HEAD"],
-            capture_output=True,
-            text=True,
-            timeout=5,
-            check=True,
+    here = Path(__file__).resolve().parent
+
+    def git(*args: str) -> str:
+        done = subprocess.run(
+            ["git", "-C", str(here), *args], capture_output=True, text=True, timeout=5, check=True
         )
-        dirty = subprocess.run(
-            ["git", "-C", str(here), "status", "--porcelain", "--untracked-files=no"],
-            capture_output=True,
-            text=True,
-            timeout=5,
-            check=True,
-        ).stdout.strip()
-        return f"{pkg}+g{out.stdout.strip()}{'.dirty' if dirty else ''}"
+        return done.stdout.strip()
+
+    try:
+        commit = git("rev-parse", "--short=12", "HEAD")
+        dirty = git("status", "--porcelain", "--untracked-files=no")
+        return f"{pkg}+g{commit}{'.dirty' if dirty else ''}"
     except (OSError, subprocess.SubprocessError):
         return pkg

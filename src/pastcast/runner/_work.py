@@ -37,19 +37,6 @@ from pastcast.runner._config import Execution, RunConfig
 from pastcast.runner._limits import ProviderGates, task_tally
 from pastcast.scoring import score_forecast
 
-__all__ = [
-    "CorpusRef",
-    "StepOutcome",
-    "StepTask",
-    "WorkContext",
-    "agent_env_config",
-    "forget_context",
-    "grade_step",
-    "play_episode",
-    "prepare_context",
-    "run_step",
-]
-
 
 class CorpusRef(Record):
     """A corpus by where it is and how it is searched, opened where the work runs."""

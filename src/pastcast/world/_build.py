@@ -24,8 +24,6 @@ from pastcast.world._steps import default_steps
 from pastcast.world._templates import EventSpec, make_spec
 from pastcast.world._world import World
 
-__all__ = ["Layout", "build_world"]
-
 _CATEGORIES = ("politics", "economics", "sports", "technology", "geopolitics", "science")
 
 

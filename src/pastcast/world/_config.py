@@ -9,8 +9,6 @@ from datetime import date
 
 from pastcast.safejson import canonical_json
 
-__all__ = ["STREAM_KEY", "WORLD_VERSION", "WorldConfig"]
-
 WORLD_VERSION = "world-v2"
 """Bumped whenever the generator changes what a given seed produces (v2: the schedule is
 non-anticipating; see ``default_steps``)."""

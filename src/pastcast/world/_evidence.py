@@ -16,14 +16,6 @@ from datetime import UTC, date, datetime, time, timedelta
 from pastcast.records import DailyBelief, EventKind
 from pastcast.world._config import WorldConfig
 
-__all__ = [
-    "Signal",
-    "expected_signal_mass",
-    "random_time",
-    "simulate_beliefs",
-    "simulate_signals",
-]
-
 _DAY = timedelta(days=1)
 # Relative publishing activity per UTC hour: quiet at night, busiest in working hours.
 _HOUR_WEIGHTS = (1, 1, 1, 1, 1, 2, 3, 5, 7, 8, 9, 9, 9, 9, 9, 8, 8, 7, 6, 5, 4, 3, 2, 1)

@@ -10,7 +10,7 @@ from __future__ import annotations
 import random
 import re
 
-__all__ = ["NameGen"]
+from pastcast.world._phrases import NAME_PARTS
 
 _SLOT = re.compile(r"\{(\w+)\}")
 _KIND_OF_SLOT = {
@@ -24,97 +24,6 @@ _KIND_OF_SLOT = {
     "B": "body",
 }
 """A template slot's first letter: the kind of name it takes (``{K2}``: a second company)."""
-
-_ONSETS = (
-    "b",
-    "br",
-    "c",
-    "d",
-    "dr",
-    "f",
-    "g",
-    "k",
-    "l",
-    "m",
-    "n",
-    "p",
-    "r",
-    "s",
-    "t",
-    "th",
-    "v",
-    "z",
-    "st",
-    "tr",
-    "h",
-    "j",
-    "sh",
-    "qu",
-)
-_VOWELS = ("a", "e", "i", "o", "u", "a", "e", "o", "ai", "ei")
-_CODAS = ("", "", "", "n", "r", "l", "s", "m", "nd", "rk", "lt")
-
-_FIRST_END = ("a", "o", "en", "ia", "el", "is", "ara", "ik", "eth", "ine", "ur")
-_LAST_END = ("ski", "ani", "ovic", "ström", "ez", "sen", "oulos", "ard", "ley", "elli", "ow")
-_COUNTRY_END = ("ia", "ova", "land", "mark", "ora", "una", "istan", "ary", "esia")
-_CITY_PRE = ("Port ", "New ", "San ", "Lake ", "Fort ", "", "", "", "")
-_CITY_END = ("ford", "haven", "burg", "mouth", "grad", "ville", "polis", "field", "stead", "")
-_COMPANY_END = (
-    "Dynamics",
-    "Systems",
-    "Labs",
-    "Holdings",
-    "Industries",
-    "Robotics",
-    "Energy",
-    "Biotech",
-    "Networks",
-    "Motors",
-    "Capital",
-    "Foods",
-    "Aerospace",
-)
-_TEAM_MASCOT = (
-    "Falcons",
-    "Comets",
-    "Wolves",
-    "Mariners",
-    "Titans",
-    "Herons",
-    "Stags",
-    "Rovers",
-    "Lynx",
-    "Pioneers",
-    "Storm",
-    "Ravens",
-    "Otters",
-    "Kestrels",
-)
-_PRODUCT_WORD = (
-    "Pulse",
-    "Nimbus",
-    "Quanta",
-    "Vista",
-    "Orbit",
-    "Flux",
-    "Echo",
-    "Prism",
-    "Atlas",
-    "Halo",
-    "Nova",
-    "Vector",
-    "Zephyr",
-    "Ember",
-)
-_BODY = (
-    "the Moon",
-    "Mars",
-    "the asteroid Ixion-7",
-    "Europa",
-    "the comet Halvard",
-    "Phobos",
-    "the asteroid Teluma",
-)
 
 
 class NameGen:
@@ -142,31 +51,39 @@ class NameGen:
 
     def _stem(self, syllables: int) -> str:
         r = self._rng
-        parts = [r.choice(_ONSETS) + r.choice(_VOWELS) for _ in range(syllables)]
-        return ("".join(parts) + r.choice(_CODAS)).capitalize()
+        parts = [
+            r.choice(NAME_PARTS["onsets"]) + r.choice(NAME_PARTS["vowels"])
+            for _ in range(syllables)
+        ]
+        return ("".join(parts) + r.choice(NAME_PARTS["codas"])).capitalize()
 
     def _person(self) -> str:
         r = self._rng
-        first = self._stem(1) + r.choice(_FIRST_END)
-        last = self._stem(r.choice((1, 2))) + r.choice(_LAST_END)
+        first = self._stem(1) + r.choice(NAME_PARTS["first_end"])
+        last = self._stem(r.choice((1, 2))) + r.choice(NAME_PARTS["last_end"])
         return f"{first} {last}"
 
     def _country(self) -> str:
-        return self._stem(self._rng.choice((1, 2))) + self._rng.choice(_COUNTRY_END)
+        return self._stem(self._rng.choice((1, 2))) + self._rng.choice(NAME_PARTS["country_end"])
 
     def _city(self) -> str:
         r = self._rng
-        return r.choice(_CITY_PRE) + self._stem(r.choice((1, 2))) + r.choice(_CITY_END)
+        return (
+            r.choice(NAME_PARTS["city_pre"])
+            + self._stem(r.choice((1, 2)))
+            + r.choice(NAME_PARTS["city_end"])
+        )
 
     def _company(self) -> str:
-        return f"{self._stem(2)} {self._rng.choice(_COMPANY_END)}"
+        return f"{self._stem(2)} {self._rng.choice(NAME_PARTS['company_end'])}"
 
     def _team(self) -> str:
-        return f"{self.city()} {self._rng.choice(_TEAM_MASCOT)}"
+        return f"{self.city()} {self._rng.choice(NAME_PARTS['team_mascot'])}"
 
     def _product(self) -> str:
         r = self._rng
-        return f"{r.choice(_PRODUCT_WORD)} {r.choice(('', 'X', 'S', 'Pro '))}{r.randint(2, 9)}"
+        word = r.choice(NAME_PARTS["product_word"])
+        return f"{word} {r.choice(('', 'X', 'S', 'Pro '))}{r.randint(2, 9)}"
 
     def _word(self) -> str:
         return self._stem(2)
@@ -195,4 +112,4 @@ class NameGen:
 
     def body(self) -> str:
         """A celestial target; these may repeat across events."""
-        return self._rng.choice(_BODY)
+        return self._rng.choice(NAME_PARTS["body"])

@@ -17,16 +17,6 @@ from pastcast.world._evidence import Signal, random_time
 from pastcast.world._names import NameGen
 from pastcast.world._templates import EventSpec
 
-__all__ = [
-    "Draft",
-    "canary",
-    "distractor",
-    "duplicate",
-    "evidence_article",
-    "hindsight",
-    "lookalike",
-]
-
 DraftKind = Literal["evidence", "distractor", "lookalike", "duplicate", "canary", "hindsight"]
 
 

@@ -14,8 +14,6 @@ from pastcast.corpus.sources import SourceRun
 from pastcast.errors import FieldError
 from pastcast.world._spec import world_from_spec
 
-__all__ = ["world_source"]
-
 
 def world_source(path: Path) -> SourceRun:
     """The embedded world's documents: ``world:SEED[,FIELD=VALUE...]``."""

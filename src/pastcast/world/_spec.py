@@ -14,14 +14,6 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from pastcast.world._world import World
 
-__all__ = [
-    "WORLD_SPEC",
-    "is_world_spec",
-    "parse_world_spec",
-    "world_from_spec",
-    "world_named_by",
-]
-
 WORLD_SPEC = "world[:SEED][,FIELD=VALUE...]"
 
 _PARSERS: dict[str, tuple[Callable[[str], object], str]] = {

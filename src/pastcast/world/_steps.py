@@ -14,8 +14,6 @@ from datetime import UTC, datetime, time, timedelta
 from pastcast.cutoff import step_precedes_resolution
 from pastcast.records import Event, Resolution, StepSpec
 
-__all__ = ["default_steps"]
-
 _DAY = timedelta(days=1)
 
 

@@ -17,8 +17,6 @@ from pastcast.records import Document
 from pastcast.scoring import brier
 from pastcast.world._config import WorldConfig
 
-__all__ = ["World"]
-
 
 @dataclass(frozen=True)
 class World:
