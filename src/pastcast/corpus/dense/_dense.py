@@ -1,32 +1,19 @@
 """Dense retrieval over an ``EmbeddedIndex``, exact as of the cutoff (hybrid: ``_hybrid``).
 
 Embeddings are stored in the index's ordinal order (by timestamp), so the documents visible at
-a cutoff are the rows ``[0, n_t)``; a document's score depends on no other document, so results
-equal those of an index of the past alone. They are computed once per index, cached beside it
-(``dense-NAME.npy``, the content hash in ``dense-NAME.json``) and memory-mapped when reopened;
-query embeddings are kept in a small LRU; the model and faiss are imported lazily (extra
-``dense``).
+a cutoff are the rows ``[0, n_t)``, and a score depends on no other document: results equal
+those of an index of the past alone. Vectors are computed once (``_jobs``) or imported
+(``_precomputed``), cached beside the index (``dense-NAME.npy``, stamped in
+``dense-NAME.json`` with the content hash and the model) and memory-mapped when reopened.
 
 Exact search at scale: months of at least ``quantized_min`` documents keep an 8-bit copy
-(``_quantized``) with a bound ``e`` on any estimate's error. A query scans the copies of its
-admitted months up to the cutoff, takes ``t``, the k-th best estimate, and rescores from the
-full vectors every row estimated at least ``t - 2e``: the k rows estimated best score at least
-``t - e``, so no row estimated lower can enter the top k. Exact slices (small months) return
-their top rows with a floor, widened until it is strictly below the k-th exact score. The
-result equals an exhaustive float32 search, ties by id (tested). A month's grid, fitted to the
-whole month, decides which rows are rescored, never what is returned.
-
-With ``ivf_min`` set, search is approximate (``_approximate``: faiss IVF trained only on
-documents before the cutoff, searched through the rows before it), its candidates re-scored
-exactly, ties by id; ``benchmarks/dense_approximate.py`` measures it against the exact search
-and faiss with a range filter. Derived files live in ``ivf-NAME/`` and ``sq8-NAME/``.
-
-Document vectors come from the embedder (a resumable job, ``_jobs``) or from elsewhere
-(``vectors=``: ``_precomputed``, checked against the corpus and the query embedder's dimension);
-``dense-NAME.json`` and the searcher's identity record the model, its dimension and that rows
-are unit-normalised; a query vector of another model or dimension is refused
-(``FieldError``).
-"""
+(``_quantized``) with a bound ``e`` on any estimate's error. A query takes ``t``, the k-th best
+estimate over its admitted months, and rescores every row estimated at least ``t - 2e``: the k
+rows estimated best score at least ``t - e``, so no row estimated lower can enter the top k.
+Exact slices (small months) return their top rows with a floor, widened until it is strictly
+below the k-th exact score. The result equals an exhaustive float32 search, ties by id. With
+``ivf_min`` set, search is approximate (``_approximate``), its candidates rescored exactly. See
+docs/corpus.md, "Dense and hybrid retrieval"."""
 
 from __future__ import annotations
 

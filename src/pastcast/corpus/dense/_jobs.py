@@ -1,16 +1,10 @@
 """Embedding a whole corpus as a resumable job: batches in ordinal order, several in flight for
-an embedder that serves them concurrently (a remote server), each stored on disk as it finishes.
-
-A batch is rows ``[lo, lo + batch)`` of the index's ordinal order; its vectors are appended to
-the job's checkpoint log (``_batchlog``: one checksummed record a batch, fsynced) the moment they
-arrive, so a job stopped by a crash, an interrupt or a provider that gave up leaves every
-finished batch behind, and the next run of the same job (same documents, model and batch size,
-written in the checkpoint's ``job.json``) sends only the others. Vectors are validated as they
-arrive (one row per text, one dimension, finite) and unit-normalised: dense search ranks by
-inner product, which is cosine only for unit vectors, and the 8-bit copies' error bounds assume
-them. The result is written straight into the memory-mapped cache file, so memory stays bounded
-by the batches in flight.
-"""
+an embedder that serves them concurrently, each appended to the checkpoint log (``_batchlog``)
+the moment it arrives, so the next run of the same job (same documents, model and batch size,
+in the checkpoint's ``job.json``) sends only the others. Vectors are validated as they arrive
+and unit-normalised: dense search ranks by inner product, which is cosine only for unit vectors,
+and the 8-bit copies' error bounds assume them. The result is written straight into the
+memory-mapped cache file, so memory stays bounded by the batches in flight."""
 
 from __future__ import annotations
 

@@ -1,24 +1,14 @@
 """8-bit copies of whole months of embeddings, for a candidate scan with a proven error bound.
 
-Each quantized month keeps its vectors as signed bytes on one grid fitted to that month alone
-(``x ~ step * code``, ``step = max |x| / 127``). A query is put on its own grid the same way
-(``q ~ s * c``), and the scan computes the integer dot products ``c . code`` exactly (int32
-accumulation in simsimd's int8 kernels; a quarter of the bytes of float32 vectors). The estimate
-``s * step * (c . code)`` differs from the exact score ``q . x`` by
-
-    (q - q') . x  +  q' . (x - x')
-
-and ``bound`` caps both terms for every vector of the month at once, each by the smaller of a
-Cauchy-Schwarz bound (``|q - q'| * max |x|``; ``|q'| * max |x - x'|``) and a per-dimension one
-(``sum_i |q_i - q'_i| * max |x_i|``; ``sum_i |q'_i| * max |x_i - x'_i|``), with the maxima
-taken over the month's stored vectors when the copy is built. Candidates are never final: a
-caller rescores them from the full vectors and uses the bound to prove that no other document
-can enter its top k (see ``DenseIndex``).
-
-The codes of every quantized month live in one memory-mapped ``codes.npy`` next to the index
-(``sq8-MODEL/``, with the grids in ``grids.npz``), rebuilt when the index content or the set of
-quantized months changes.
-"""
+A month's vectors are signed bytes on one grid fitted to that month (``x ~ step * code``), a
+query is put on its own grid (``q ~ s * c``), and the scan computes ``c . code`` exactly with
+simsimd's int8 kernels. The estimate differs from ``q . x`` by ``(q - q') . x + q' . (x - x')``;
+``bound`` caps both terms for every vector of the month, each by the smaller of a Cauchy-Schwarz
+and a per-dimension bound, with the maxima taken over the month's vectors when the copy is
+built. Candidates are never final: ``DenseIndex`` rescores them and uses the bound to prove that
+no other document can enter its top k (docs/corpus.md, "At scale"). The codes live in one
+memory-mapped ``sq8-MODEL/codes.npy`` (grids in ``grids.npz``), rebuilt when the index content
+or the set of quantized months changes."""
 
 from __future__ import annotations
 

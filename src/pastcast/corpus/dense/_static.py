@@ -1,20 +1,8 @@
-"""Static embeddings distilled from a packaged transformer (model2vec's recipe): fast on CPUs.
-
-A transformer embeds a document in time that grows with its length and the model's depth: on
-two cores all-MiniLM-L6-v2 embeds 20 to 70 news sentences a second, so the 37k-sentence WCEP
-archive takes 10 to 30 minutes before its first dense query. A static model instead keeps one
-vector per token of the transformer's vocabulary and embeds a text as the mean of its tokens'
-vectors: thousands of documents a second with numpy and the Rust tokenizer alone.
-
-Distillation (once per machine, a minute on two cores, then cached): each vocabulary token is
-run through the transformer alone (``[CLS] token [SEP]``) and its output mean-pooled, as the
-sentence model pools a sentence; each vector is then scaled by a smooth-inverse-frequency weight
-``a / (a + p(rank))`` with Zipf's ``p`` over the vocabulary order, which damps the most common
-tokens. Nothing is downloaded: the weights and tokenizer come from the installed package.
-
-Retrieval quality is lower than the transformer's: ``benchmarks/embedding.py`` measures both on
-a labelled set (see ``docs/corpus.md``).
-"""
+"""Static embeddings distilled from a packaged transformer (model2vec's recipe): one vector per
+vocabulary token, a text the mean of its tokens' vectors, thousands of documents a second on a
+CPU where the transformer embeds tens. Distillation runs once per machine from the installed
+weights (nothing is downloaded) and is cached; the recipe and the quality cost are in
+docs/corpus.md, "Dense and hybrid retrieval"."""
 
 from __future__ import annotations
 

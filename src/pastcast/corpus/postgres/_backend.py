@@ -1,18 +1,11 @@
 """``PostgresBackend``: the corpus in PostgreSQL (+ pgvector), exact "as of" any cutoff.
 
-Every statement carries the strict cutoff ``ts < as_of`` in its WHERE clause (search, read,
-count, statistics), so the server only touches the month partitions before the cutoff and no
-later row can enter a result or a statistic. The per-month statistics tables are read only for
-months that end at or before the start of the cutoff's month.
-
-BM25 is the embedded index's, to the bit: the server returns ``N``, the total length and each
-query term's ``df`` over ``ts < as_of``; ``avgdl`` and the idf (``math.log``) are computed here and
-sent back as parameters (a float's ``repr`` round-trips exactly); each posting's contribution is
-computed in SQL with the same IEEE double operations in the same order as numpy, and a
-document's score is the sum of its term contributions added in query-term order (one value per
-term and document, so no aggregate decides the order of a floating-point sum). Ranking is
-score descending then ordinal, and the ordinal is the id's rank, as in the embedded index.
-"""
+Every statement carries the strict cutoff ``ts < as_of`` in its WHERE clause, so the server only
+touches the month partitions before the cutoff and no later row can enter a result or a
+statistic. BM25 is the embedded index's to the bit: the server returns integer statistics, the
+idf and avgdl are computed here and sent back as parameters, and each document's score is
+summed in SQL in query-term order (docs/postgres.md, "Exact scores"). Ranking is score
+descending then ordinal (the id's rank), as in the embedded index."""
 
 from __future__ import annotations
 

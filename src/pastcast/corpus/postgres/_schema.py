@@ -1,28 +1,14 @@
-"""The PostgreSQL layout of a corpus, and its bulk load.
+"""The PostgreSQL layout of a corpus (docs/postgres.md, "Layout"), and its bulk load.
 
-Tables in one schema (default ``pastcast``):
-
-* ``documents``: one row per document (ordinal, id, timestamp ``ts``, title, text, source, url,
-  thread/author/parent, ``len`` = number of index terms, optional ``embedding``), RANGE-partitioned
-  by UTC calendar month on ``ts``;
-* ``postings``: one row per (term, document): ``term, ts, ord, tf, len``, partitioned the same
-  way and indexed on ``(term, ts)`` (covering ``ord, tf, len`` for index-only scans);
-* ``month_totals`` (month, n, total_len) and ``month_df`` (term, month, df): each month's
-  document count, total length and per-term document frequency, so the statistics at a cutoff
-  add up whole months before the cutoff's month and count only within that month;
-* ``meta``: format, version and corpus summary (its presence marks a complete build).
-
-An expression index on ``postings (term, impact DESC)`` orders each term's postings by an
-impact fixed at build time (``impact`` in the summary holds its constants), which lets a search
-stop before reading every posting (``_topk``).
-
-The ordinal ``ord`` is the rank of the document id in code-point order, so "ties by id" is
-"ties by ordinal" inside the server. Every query a backend issues carries ``ts < as_of`` so that
-the planner prunes the partitions after the cutoff's month.
+``documents`` and ``postings`` are RANGE-partitioned by UTC month on ``ts``, so that every
+statement's ``ts < as_of`` prunes the months after the cutoff's; ``month_totals`` and
+``month_df`` hold each month's statistics; ``meta`` the format, version and summary (its
+presence marks a complete build). The ordinal ``ord`` is the rank of the id in code-point order,
+so "ties by id" is "ties by ordinal" inside the server. An expression index on ``postings
+(term, impact DESC)`` serves each term's postings in the impact order ``_topk`` stops early by.
 
 The load goes into a scratch schema that is renamed into place in one short transaction, so a
-reader never sees a half-built corpus.
-"""
+reader never sees a half-built corpus."""
 
 from __future__ import annotations
 
