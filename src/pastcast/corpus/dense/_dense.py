@@ -103,10 +103,8 @@ class DenseIndex(IndexLookups):
         self._ivf_min, self._nprobe = ivf_min, nprobe
         self._stem = file_stem(embedder.name)
         self._precomputed: str | None = None
-        if vectors is not None:
-            self._vectors = self._import(Path(vectors), vectors_ids)
-        else:
-            self._vectors = self._load_or_compute(batch, progress)
+        source = None if vectors is None else Path(vectors)
+        self._vectors = self._load_or_make(source, vectors_ids, batch, progress)
         self.dim = int(self._vectors.shape[1]) if len(self._vectors) else None
         self._bounds = index.partition_bounds
         self._approximate: ApproximateIndex | None = None
@@ -188,67 +186,55 @@ class DenseIndex(IndexLookups):
         self._precomputed = source if isinstance(source, str) else None
         return mapped
 
-    def _write_meta(self, source: str | None, dim: int) -> None:
+    def _load_or_make(
+        self, source: Path | None, ids_file: str | Path | None, batch: int, progress: bool
+    ) -> F32:
+        """The vectors kept beside the index for these documents and this model, else computed
+        (a resumable job, ``_jobs``) or, from ``source``, imported (``_precomputed``: checked
+        against this corpus and the query embedder's dimension) and kept there."""
+        ix = self.index
+        where = None if source is None else str(source.resolve())
+        cached = self._cached()
+        if cached is not None and (source is None or self._precomputed == where):
+            return cached
         paths = self._cache_paths()
+        if source is None:
+
+            def texts(lo: int, hi: int) -> list[str]:
+                return [joined_title_text(*ix.read_title_text(i)) for i in range(lo, hi)]
+
+            if paths is not None:
+                paths[1].unlink(missing_ok=True)  # no stale stamp beside the new vectors
+            vectors = embed_corpus(
+                self.embedder,
+                len(ix),
+                texts,
+                None if paths is None else paths[0],
+                batch=batch,
+                checkpoint=None if paths is None else paths[0].with_suffix(".partial"),
+                job={"content_sha256": str(ix.manifest.get("content_sha256"))},
+                progress=progress,
+            )
+        else:
+            probe = self.embedder.encode(["dimension probe"])
+            ids = [ix.read_ordinal(i).id for i in range(len(ix))]
+            vectors = load_vectors(source, ids, ids_file=ids_file, dim=int(probe.shape[1]))
+            if paths is not None:
+                paths[1].unlink(missing_ok=True)
+                with atomic_path(paths[0], suffix=".npy") as tmp:
+                    np.save(tmp, vectors)
+        self._precomputed = where
         if paths is None:
-            return
+            return vectors
         meta: dict[str, object] = {
-            "content_sha256": self.index.manifest.get("content_sha256"),
+            "content_sha256": ix.manifest.get("content_sha256"),
             "model": self.embedder.name,
-            "dim": dim,
+            "dim": int(vectors.shape[1]),
             "normalized": True,
         }
-        if source is not None:
-            meta["source"] = source
+        if where is not None:
+            meta["source"] = where
         write_atomic(paths[1], json.dumps(meta))
-
-    def _load_or_compute(self, batch: int, progress: bool) -> F32:
-        cached = self._cached()
-        if cached is not None:
-            return cached
-        ix = self.index
-        paths = self._cache_paths()
-        digest = str(ix.manifest.get("content_sha256"))
-
-        def texts(lo: int, hi: int) -> list[str]:
-            return [joined_title_text(*ix.read_title_text(i)) for i in range(lo, hi)]
-
-        if paths is not None:
-            paths[1].unlink(missing_ok=True)  # no stale stamp beside the new vectors
-        vectors = embed_corpus(
-            self.embedder,
-            len(ix),
-            texts,
-            None if paths is None else paths[0],
-            batch=batch,
-            checkpoint=None if paths is None else ix.path / f"dense-{self._stem}.partial",  # type: ignore[operator]
-            job={"content_sha256": digest},
-            progress=progress,
-        )
-        if paths is None:
-            return vectors
-        self._write_meta(None, int(vectors.shape[1]))
-        return load_npy(paths[0])
-
-    def _import(self, source: Path, ids_file: str | Path | None) -> F32:
-        """Vectors computed elsewhere (``_precomputed``), checked against this corpus and the
-        query embedder's dimension, kept beside the index like computed ones."""
-        ix = self.index
-        where = str(source.resolve())
-        cached = self._cached()
-        if cached is not None and self._precomputed == where:
-            return cached
-        probe = self.embedder.encode(["dimension probe"])
-        ids = [ix.read_ordinal(i).id for i in range(len(ix))]
-        vectors = load_vectors(source, ids, ids_file=ids_file, dim=int(probe.shape[1]))
-        self._precomputed = where
-        paths = self._cache_paths()
-        if paths is None:
-            return vectors
-        paths[1].unlink(missing_ok=True)
-        with atomic_path(paths[0], suffix=".npy") as tmp:
-            np.save(tmp, vectors)
-        self._write_meta(where, int(vectors.shape[1]))
         return load_npy(paths[0])
 
     def embed_query(self, query: str) -> F32:

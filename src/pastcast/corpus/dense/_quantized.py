@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import json
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any
 
@@ -203,16 +203,8 @@ class QuantizedMonths:
             saved = load_npz(grids_path)
             if json.loads(str(saved["plan"])) != plan:
                 return None
-            months = {
-                int(p): MonthGrid(
-                    lo=int(saved["lo"][i]),
-                    hi=int(saved["hi"][i]),
-                    step=float(saved["step"][i]),
-                    error=np.asarray(saved["error"][i], dtype=np.float64),
-                    largest=np.asarray(saved["largest"][i], dtype=np.float64),
-                    max_norm=float(saved["max_norm"][i]),
-                    max_residual=float(saved["max_residual"][i]),
-                )
+            months = {  # a column per field: numbers come back as Python's, arrays as float64
+                int(p): MonthGrid(*(_field(saved[f.name][i]) for f in fields(MonthGrid)))
                 for i, p in enumerate(saved["partition"])
             }
             codes = load_npy(codes_path)
@@ -262,19 +254,19 @@ def _quantize_month(vectors: F32, codes: npt.NDArray[np.int8], lo: int, hi: int)
     return MonthGrid(lo, hi, step, error, largest, max_norm, max_residual)
 
 
+def _field(value: npt.NDArray[Any]) -> Any:
+    return value.item() if value.ndim == 0 else np.asarray(value, dtype=np.float64)
+
+
 def _save_grids(path: Path, months: dict[int, MonthGrid], plan: dict[str, object]) -> None:
     order = sorted(months)
-    d = int(plan["dim"])  # type: ignore[call-overload]
+    columns = {
+        f.name: np.asarray([getattr(months[p], f.name) for p in order]) for f in fields(MonthGrid)
+    }
     with atomic_path(path, suffix=".npz") as tmp:
         np.savez(
             tmp,
             plan=np.asarray(json.dumps(plan)),
             partition=np.asarray(order, dtype=np.int64),
-            lo=np.asarray([months[p].lo for p in order], dtype=np.int64),
-            hi=np.asarray([months[p].hi for p in order], dtype=np.int64),
-            step=np.asarray([months[p].step for p in order]),
-            error=np.asarray([months[p].error for p in order]).reshape(len(order), d),
-            largest=np.asarray([months[p].largest for p in order]).reshape(len(order), d),
-            max_norm=np.asarray([months[p].max_norm for p in order]),
-            max_residual=np.asarray([months[p].max_residual for p in order]),
+            **columns,
         )

@@ -8,13 +8,13 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from pastcast.atomic import atomic_directory
 from pastcast.corpus.dense._embedders import F32, STATIC_EMBEDDER, Embedder
 from pastcast.npyfiles import load_npy
 from pastcast.owned import cache_root  # re-exported: distilled models are kept under it
@@ -64,18 +64,11 @@ def distill_static(model_dir: Path, out_dir: Path, *, progress: bool = False) ->
     vectors *= weight[:, None].astype(np.float32)
     special = sorted({int(i) for i in tokenizer.all_special_ids})
     out_dir.parent.mkdir(parents=True, exist_ok=True)
-    tmp = out_dir.with_name(f".{out_dir.name}.{os.getpid()}.tmp")
-    tmp.mkdir(parents=True, exist_ok=True)
-    np.save(tmp / "vectors.npy", vectors)
-    (tmp / "tokenizer.json").write_bytes((model_dir / "tokenizer.json").read_bytes())
-    meta = {"recipe": RECIPE, "source": model_dir.name, "special_ids": special}
-    (tmp / "meta.json").write_text(json.dumps(meta) + "\n")
-    try:
-        os.replace(tmp, out_dir)
-    except OSError:  # another process finished first: its copy is the same model
-        for path in tmp.iterdir():
-            path.unlink()
-        tmp.rmdir()
+    with atomic_directory(out_dir) as tmp:  # another process's copy is the same model
+        np.save(tmp / "vectors.npy", vectors)
+        (tmp / "tokenizer.json").write_bytes((model_dir / "tokenizer.json").read_bytes())
+        meta = {"recipe": RECIPE, "source": model_dir.name, "special_ids": special}
+        (tmp / "meta.json").write_text(json.dumps(meta) + "\n")
 
 
 class StaticEmbedder:

@@ -1,13 +1,9 @@
 """Appending to a feed spool, crash-safe and idempotent, and the per-feed fetch state.
 
-The spool's item lines are the record of what pastcast has seen: what is known is read back from
-them when a spool is opened, so a restart after a crash anywhere knows exactly the items that
-were written, and nothing else. Items are appended as whole lines in one write, then fsynced;
-a write cut short leaves a line without its newline, which readers skip and the next append
-cuts off first. The fetch state (``state.json``: each feed's ETag and Last-Modified) is only a
-shortcut for conditional GETs, written atomically after the items it covers: losing it costs a
-full fetch, never an item or a duplicate. One writer at a time holds the spool's lock.
-"""
+The spool's item lines are the record of what pastcast has seen (read back when it is opened);
+items are appended as whole lines in one write, then fsynced, and a tail cut short by a crash is
+cut off before the next append. ``state.json`` (ETag and Last-Modified) is only a shortcut,
+written atomically after the items it covers. One writer at a time holds the spool's lock."""
 
 from __future__ import annotations
 

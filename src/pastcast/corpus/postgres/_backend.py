@@ -20,7 +20,7 @@ from pastcast.corpus._protocol import DocumentNotVisible, SearchHit, not_visible
 from pastcast.corpus._text import TOKENIZER, snippet, tokenize
 from pastcast.corpus._url import one_line, redact_url
 from pastcast.corpus._walk import ancestors_of
-from pastcast.corpus.dense import Embedder, embed_documents
+from pastcast.corpus.dense import Embedder, embed_corpus, embedding_text
 from pastcast.corpus.embedded import K1, B
 from pastcast.corpus.postgres._sql import (
     ANCESTOR_SQL,
@@ -119,8 +119,13 @@ class PostgresBackend:
         if embedder is not None:
             if embeddings is not None:
                 raise ValueError("give embeddings or an embedder, not both")
-            documents = list(documents)
-            embeddings = embed_documents(embedder, documents, progress=progress)
+            docs = list(documents)
+            texts = [embedding_text(d) for d in docs]
+            vectors = embed_corpus(
+                embedder, len(docs), lambda lo, hi: texts[lo:hi], None, progress=progress
+            )
+            embeddings = {d.id: v.tolist() for d, v in zip(docs, vectors, strict=True)}
+            documents = docs
         with cls._open(url) as conn:
             load_corpus(
                 conn,
