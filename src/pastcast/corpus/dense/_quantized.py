@@ -260,13 +260,9 @@ def _field(value: npt.NDArray[Any]) -> Any:
 
 def _save_grids(path: Path, months: dict[int, MonthGrid], plan: dict[str, object]) -> None:
     order = sorted(months)
-    columns = {
+    columns: dict[str, Any] = {
         f.name: np.asarray([getattr(months[p], f.name) for p in order]) for f in fields(MonthGrid)
     }
+    columns |= {"plan": np.asarray(json.dumps(plan)), "partition": np.asarray(order, np.int64)}
     with atomic_path(path, suffix=".npz") as tmp:
-        np.savez(
-            tmp,
-            plan=np.asarray(json.dumps(plan)),
-            partition=np.asarray(order, dtype=np.int64),
-            **columns,
-        )
+        np.savez(tmp, **columns)

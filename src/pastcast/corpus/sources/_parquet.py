@@ -14,8 +14,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from pastcast.corpus.sources._dumps import SkipCounter
-from pastcast.corpus.sources._wcep import day_timestamp
-from pastcast.cutoff import as_utc, parse_publication_time
+from pastcast.cutoff import as_utc, end_of_day, parse_publication_time
 from pastcast.errors import FieldError
 from pastcast.records import Document
 
@@ -48,7 +47,7 @@ def published(value: Any) -> datetime:
     if isinstance(value, datetime):
         return as_utc(value)
     if isinstance(value, date):
-        return day_timestamp(value)
+        return end_of_day(value)
     if isinstance(value, str):
         try:
             return parse_publication_time(value)

@@ -11,7 +11,7 @@ import re
 from collections import Counter, defaultdict
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from datetime import date, datetime
+from datetime import date
 from pathlib import Path
 from typing import Any
 
@@ -22,7 +22,7 @@ from pastcast.corpus.sources._hindsight import RollingSize, later_date_mention
 from pastcast.cutoff import end_of_day
 from pastcast.records import Document
 
-__all__ = ["COMPACT_NAME", "WcepReport", "day_timestamp", "read_wcep"]
+__all__ = ["COMPACT_NAME", "WcepReport", "read_wcep"]
 
 COMPACT_NAME = "wcep_2020_2026_compact.jsonl.gz"
 _CITATION = re.compile(r"\(([^()]+)\)\s*\.?\s*$")
@@ -52,11 +52,6 @@ class WcepReport:
         for reason, n in sorted(self.items_removed.items()):
             out.append(f"items removed ({reason}): {n}")
         return out
-
-
-def day_timestamp(day: date) -> datetime:
-    """The instant a day's summary counts as published: the last microsecond of the day."""
-    return end_of_day(day)
 
 
 def _is_news(text: str) -> bool:
@@ -173,7 +168,7 @@ def _day_documents(d: _Day, include_flagged: bool, report: WcepReport) -> Iterat
         report.items_kept += 1
         yield Document(
             id=f"wcep-{d.day.isoformat()}-{n:03d}",
-            timestamp=day_timestamp(d.day),
+            timestamp=end_of_day(d.day),  # a day's summary is complete once it is over
             title=heading.get(cat, cat),
             text=text,
             source=f"wcep:{cat}",
