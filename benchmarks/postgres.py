@@ -58,10 +58,6 @@ def run(url: str, docs_n: int, n_queries: int, index: Path | None, reuse: bool) 
         pg = open_backend(f"{url}?schema=bench")
         assert isinstance(pg, PostgresBackend)
         pg.early_termination = True
-        if not pg.meta.get("impact"):
-            t0 = time.perf_counter()
-            pg.add_impact_index()
-            print(f"impact index added in {time.perf_counter() - t0:.1f} s")
         assert pg.identity().content_sha256 == embedded.identity().content_sha256
         print(f"{docs_n} documents, {pg.meta['postings']} postings, {pg.meta['months']} months")
         print("cutoff       backend   p50 ms   p95 ms   same results   skipped")

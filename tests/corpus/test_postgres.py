@@ -6,6 +6,7 @@ from __future__ import annotations
 import itertools
 import random
 import re
+from collections import Counter
 from collections.abc import Iterator, Sequence
 from datetime import UTC, datetime, timedelta
 
@@ -17,15 +18,14 @@ from hypothesis import strategies as st
 
 from pastcast.corpus import DocumentNotVisible, SearchFilter, check_no_leakage
 from pastcast.corpus._conformance import adversarial_cutoffs
+from pastcast.corpus._text import tokenize
 from pastcast.corpus.embedded import EmbeddedIndex
 from pastcast.corpus.postgres import PostgresBackend
 from pastcast.corpus.postgres._sql import (
     AUTHOR_SQL,
     COUNT_SQL,
     DESCENDANTS_SQL,
-    DF_SQL,
     HITS_SQL,
-    LENGTHS_SQL,
     MONTH_DF_SQL,
     MONTH_LENGTHS_SQL,
     READ_SQL,
@@ -145,7 +145,7 @@ def test_plans_skip_partitions_after_the_cutoff(pg: PostgresBackend, cutoff: dat
     params |= {"key": "thread-1", "limit": 5}
     params |= {"t0": "election", "idf0": 1.0, "k1": 1.2, "k1p1": 2.2, "b": 0.75}
     params |= {"one_minus_b": 0.25, "avgdl": 10.0}
-    statements = (COUNT_SQL, READ_SQL, LENGTHS_SQL, DF_SQL, HITS_SQL, score_sql(1))
+    statements = (COUNT_SQL, READ_SQL, HITS_SQL, score_sql(1))
     # a search with the whole filter block, and the reply walk, prune the same way
     conditions, filter_params = filter_sql(
         SearchFilter(doc_type="comment", source="politics", author="a", since=START)
@@ -171,15 +171,25 @@ def test_plans_skip_partitions_after_the_cutoff(pg: PostgresBackend, cutoff: dat
 def test_month_statistics_equal_counting_every_row(
     pg: PostgresBackend, docs: list[Document]
 ) -> None:
-    assert pg.meta["month_stats"]
-    counting = PostgresBackend(pg._conn, pg.schema, {**pg.meta, "month_stats": False})
     rng = random.Random(12)
     cutoffs = rng.sample(adversarial_cutoffs(docs), 40) + [START, datetime(2100, 1, 1, tzinfo=UTC)]
     terms = ["election", "storm", "w1", "w7", "unknownword"]
+    counted = [(d, Counter(tokenize(f"{d.title}\n{d.text}"))) for d in docs]
     for cutoff in cutoffs:
-        want = counting.statistics(terms, cutoff)
+        visible = [tf for d, tf in counted if d.timestamp < cutoff]
+        df = {t: n for t in terms if (n := sum(t in tf for tf in visible))}
+        want = (len(visible), sum(tf.total() for tf in visible), df)
         assert pg.statistics(terms, cutoff) == want
-        assert want[0] == sum(d.timestamp < cutoff for d in docs)
+
+
+def test_a_schema_of_an_earlier_format_is_refused_naming_the_rebuild(pg_url: str) -> None:
+    with PostgresBackend.build(make_docs(5, seed=9), pg_url, schema="format_v1") as pg:
+        pg._conn.execute(
+            "UPDATE format_v1.meta SET value = jsonb_set(value, '{version}', '1') "
+            "WHERE key = 'corpus'"
+        )
+    with pytest.raises(FileNotFoundError, match=r"version 1 .*load it again with"):
+        PostgresBackend.connect(pg_url, schema="format_v1")
 
 
 def test_build_refuses_to_replace_without_overwrite(pg_url: str) -> None:

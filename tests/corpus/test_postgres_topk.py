@@ -10,7 +10,7 @@ from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 
 import pytest
-from corpus_synth import WORDS, make_docs
+from corpus_synth import WORDS
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -169,24 +169,6 @@ def test_property_early_equals_exhaustive(
     cutoff = JAN + timedelta(seconds=seconds)
     terms = _terms(" ".join(words))
     assert pg.score(terms, cutoff, k) == pg.score(terms, cutoff, k, exhaustive=True)
-
-
-def test_a_corpus_loaded_before_the_impact_index_gets_it(pg_url: str) -> None:
-    docs = make_docs(200, seed=8)
-    with PostgresBackend.build(docs, pg_url, schema="topk_upgrade", overwrite=True) as pg:
-        old = PostgresBackend(pg._conn, pg.schema, {**pg.meta, "impact": None})
-        old.early_termination = True
-        terms = ["election", "w3", "w7"]
-        cutoff = datetime(2024, 3, 1, tzinfo=UTC)
-        want = old.score(terms, cutoff, 10)
-        assert old.last_work is not None and old.last_work.exhaustive
-        pg._conn.execute("DROP INDEX topk_upgrade.postings_term_expr_ord_ts_tf_len_idx")
-        pg._conn.execute(
-            "UPDATE topk_upgrade.meta SET value = value - 'impact' WHERE key = 'corpus'"
-        )
-        old.add_impact_index()
-        assert old.meta["impact"] and old.score(terms, cutoff, 10) == want
-        assert old.last_work is not None and not old.last_work.exhaustive
 
 
 def _partitions(plan: str) -> set[str]:

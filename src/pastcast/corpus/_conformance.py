@@ -1,17 +1,12 @@
-"""Conformance checks every corpus backend must pass.
+"""Conformance checks every corpus backend must pass (docs/corpus.md, "Conformance checks").
 
-``check_no_leakage`` throws adversarial probes at a backend (queries made of the exact words of
-future documents, reads of future ids, cutoffs exactly at, just before and just after document
-timestamps, at midnights and month boundaries, and random instants) and verifies that nothing at
-or after the cutoff ever comes back. ``check_as_of_equivalence`` verifies that querying the whole
-corpus at ``t`` equals querying a backend built from the documents before ``t`` only.
-The thread and author look-ups are checked in ``_conformance_threads``, the search filters in
-``_conformance_filters``.
-
-Every check runs to the end and reports what it found: the number of violations and the first
-of them (a report with ``violations == 0`` means every probe passed). ``raise_on_violation=True``
-raises ``LeakageError`` instead of returning a report with violations.
-"""
+``check_no_leakage`` throws adversarial probes at a backend (the exact words of future
+documents, reads of future ids, cutoffs at, just before and just after document timestamps, at
+midnights, month boundaries and random instants) and verifies that nothing at or after the
+cutoff ever comes back; ``check_as_of_equivalence`` that querying the whole corpus at ``t``
+equals querying a backend of the documents before ``t``. Thread look-ups: ``_conformance_threads``;
+search filters: ``_conformance_filters``. Every check runs to the end and reports its violations
+(``raise_on_violation=True`` raises ``LeakageError`` instead)."""
 
 from __future__ import annotations
 

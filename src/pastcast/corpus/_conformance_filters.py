@@ -1,17 +1,7 @@
 """Conformance of the search filters: a filter narrows what a backend ranks, before ranking, and
-never admits anything the cutoff does not.
-
-At each probe (a cutoff, a random filter built from the documents' own values, a query made of
-words of a matching document), ``check_search_filters`` compares a filtered search with the same
-search unfiltered and deep enough to rank every candidate:
-
-* every hit is visible and passes the filter (``SearchFilter.matches``);
-* the hits number ``min(k, m)``, where ``m`` is the number of matching documents the unfiltered
-  search ranks: a backend that filters the top ``k`` after ranking returns fewer;
-* with ``rank_preserving`` (a backend whose scores do not depend on the other documents ranked:
-  BM25 with as-of statistics, dense), the hits are exactly the unfiltered ranking restricted to
-  matching documents, scores included.
-"""
+never admits anything the cutoff does not. ``check_search_filters`` compares a filtered search
+with the same search unfiltered and deep enough to rank every candidate; what it requires is in
+docs/corpus.md ("Conformance checks")."""
 
 from __future__ import annotations
 

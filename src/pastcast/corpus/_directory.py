@@ -1,4 +1,4 @@
-"""An index directory opened as a corpus: the embedded index in it, and the ``bm25`` backend
+"""An index directory opened as a corpus: the embedded index in it, which is the ``bm25`` backend
 (registered in ``_open``). The dense backends open the same index under their vectors."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ from pathlib import Path
 from pastcast.corpus.embedded import BLOCK_DOCS, EmbeddedIndex
 from pastcast.errors import FieldError
 
-__all__ = ["open_bm25", "open_index"]
+__all__ = ["open_index"]
 
 
 def open_index(spec: str, block_docs: int = BLOCK_DOCS) -> EmbeddedIndex:
@@ -27,8 +27,3 @@ def open_index(spec: str, block_docs: int = BLOCK_DOCS) -> EmbeddedIndex:
         raise FieldError("", message if spec in message else f"{spec}: {message}") from None
     except (KeyError, TypeError, IndexError) as exc:  # a manifest or array that was damaged
         raise FieldError("", f"{spec}: a damaged index ({type(exc).__name__}: {exc})") from None
-
-
-def open_bm25(spec: str, *, block_docs: int = BLOCK_DOCS) -> EmbeddedIndex:
-    """BM25 over an index directory, with statistics as of the cutoff."""
-    return open_index(spec, block_docs)

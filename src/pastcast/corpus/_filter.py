@@ -3,18 +3,9 @@ date bound. A filter narrows which visible documents a search ranks; it never wi
 cutoff admits, and every backend applies it before ranking, so a filtered search returns the best
 ``k`` matching documents (not the matching part of an unfiltered top ``k``).
 
-The meaning of each field is defined here once (``SearchFilter.matches``); the backends
-implement the same rules over their own storage (index maps, SQL), and the conformance checks
-compare them with ``matches``:
-
-* ``doc_type``: ``submission`` is a document that answers no other (a post, an article: an
-  empty ``parent_id``), ``comment`` one that does;
-* ``source``: the document's source, or its last path segments (``politics`` and ``r/politics``
-  both match ``reddit/r/politics``), ASCII letters compared without case;
-* ``author``: exactly the document's author;
-* ``month``: ``YYYY-MM``, the document's UTC month;
-* ``since``: documents at or after this instant (a fixed start of the search window).
-"""
+The meaning of each field is defined here once (``SearchFilter.matches``; the table in
+docs/tools.md lists it); the backends implement the same rules over their own storage (index
+maps, SQL), and the conformance checks compare them with ``matches``."""
 
 from __future__ import annotations
 
@@ -98,7 +89,8 @@ class SearchFilter(Record):
         return lower, upper
 
     def source_matches(self, source: str) -> bool:
-        """Whether a document's ``source`` is this filter's (see the module docstring)."""
+        """Whether a document's ``source`` is this filter's, whole or as its last path segments
+        (``politics`` and ``r/politics`` match ``reddit/r/politics``), ASCII letters caseless."""
         if self.source is None:
             return True
         want, have = ascii_lower(self.source), ascii_lower(source)

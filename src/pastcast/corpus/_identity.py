@@ -56,9 +56,6 @@ class MonthDigests:
             self._month, self._digest = month, hashlib.sha256()
         self._digest.update(line)
 
-    def add_document(self, doc: Document) -> None:
-        self.add(as_utc(doc.timestamp).strftime("%Y-%m"), document_line(doc))
-
     def hexdigest(self) -> str:
         months = [*self._done, self._digest.hexdigest()] if self._month else self._done
         return combine_month_digests(months)
@@ -68,5 +65,5 @@ def content_digest(documents: Iterable[Document]) -> str:
     """The corpus digest of ``documents`` (any order; ids are assumed unique)."""
     digests = MonthDigests()
     for doc in sorted(documents, key=lambda d: (as_utc(d.timestamp), d.id)):
-        digests.add_document(doc)
+        digests.add(as_utc(doc.timestamp).strftime("%Y-%m"), document_line(doc))
     return digests.hexdigest()

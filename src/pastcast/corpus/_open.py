@@ -1,18 +1,11 @@
 """One way to open a corpus: ``open_backend(spec, retrieval, **options)`` and the ``backend``
-registry behind it.
+registry behind it (docs/corpus.md, "Opening a corpus").
 
-A spec is an index directory, a database URL or a sharded corpus (``dask://``). For a
-directory, ``retrieval`` names the registered backend that searches it (``bm25``, ``dense`` or
-``hybrid``); a URL goes to the backend registered for its scheme (``postgres`` for
-``postgres://`` and ``postgresql://``, ``sharded`` for ``dask://``), which takes ``retrieval``
-as an argument. Options are checked against the factory's signature before
-anything is opened, so a misspelt option is a one-line error naming the accepted ones.
-
-Third-party backends register under the entry-point group ``pastcast.backends`` (see
-``pastcast.registry``): a factory ``(spec, **options)`` returning an ``OpenedCorpus``, with
-``schemes=(...)`` in its metadata if it is opened by URL. The conformance tests run every
-registered backend through the leakage probes, so a new one needs a fixture there.
-"""
+A directory's ``retrieval`` names the registered backend that searches it; a URL goes to the
+backend registered for its scheme, which takes ``retrieval`` as an argument. Options are checked
+against the factory's signature before anything is opened. Third-party backends register under
+the entry-point group ``pastcast.backends``; the conformance tests run every registered backend
+through the leakage probes, so a new one needs a fixture there."""
 
 from __future__ import annotations
 
@@ -42,7 +35,11 @@ SHARDED_SCHEME = "dask://"
 
 backends: Registry[OpenedCorpus] = Registry("backend", "pastcast.backends")
 # The built-in backends, by reference: opening one imports its own sub-package only.
-backends.add("bm25", "pastcast.corpus._directory:open_bm25")
+backends.add(
+    "bm25",
+    "pastcast.corpus._directory:open_index",
+    description="BM25 over an index directory, with statistics as of the cutoff",
+)
 backends.add("dense", "pastcast.corpus.dense._backends:open_dense")
 backends.add("hybrid", "pastcast.corpus.dense._backends:open_hybrid")
 backends.add("postgres", "pastcast.corpus.postgres._open:open_postgres", schemes=DATABASE_SCHEMES)

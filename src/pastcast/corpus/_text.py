@@ -1,10 +1,6 @@
-"""The one tokenizer used for indexing and for queries.
-
-Rules: Unicode NFKC normalisation, case folding, tokens are runs of Unicode word characters
-(``\\w``, so letters, digits and underscore in any script), a small English stopword list is
-dropped, and no stemming is applied (results stay explainable: a hit contains the query word).
-Indexing and querying share this function, so a query term matches exactly the indexed term.
-"""
+"""The one tokenizer used for indexing and for queries (rules in docs/corpus.md, "Tokenizer":
+NFKC, case folding, runs of ``\\w``, a short stopword list, no stemming). Indexing and querying
+share this function, so a query term matches exactly the indexed term."""
 
 from __future__ import annotations
 

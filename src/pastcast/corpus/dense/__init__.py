@@ -10,11 +10,11 @@ from pastcast.corpus.dense._embedders import (
     Embedder,
     MiniLMEmbedder,
     QueryCache,
-    embed_documents,
     embedders,
     embedding_text,
 )
 from pastcast.corpus.dense._hybrid import RRF_K, HybridIndex, rrf_fuse
+from pastcast.corpus.dense._jobs import embed_corpus
 from pastcast.corpus.dense._precomputed import load_vectors
 from pastcast.corpus.dense._remote import RemoteEmbedder
 from pastcast.corpus.dense._static import StaticEmbedder, cache_root, distill_static
@@ -31,7 +31,7 @@ __all__ = [
     "StaticEmbedder",
     "cache_root",
     "distill_static",
-    "embed_documents",
+    "embed_corpus",
     "embedders",
     "embedding_text",
     "load_vectors",

@@ -1,22 +1,13 @@
 """Approximate dense search, as of the cutoff by construction: faiss IVF epochs trained only on
 documents before every cutoff they serve, searched through the range of rows before it.
 
-Rows are in time order, so the documents visible at a cutoff are the rows ``[0, n)``. Epochs
-start at month boundaries: ``t_0`` at the end of the first month reaching ``ivf_min`` rows, then
-at each month beginning once the rows have doubled since the last start. Epoch ``j`` is an IVF
-whose centroids are trained on the rows ``[0, t_j)`` only, holding every row before the next
-start. A search at ``n`` uses the latest epoch with ``t_j < n`` (it holds all of ``[0, n)``) with
-an ``IDSelectorRange(0, n)`` (each list holds ascending ids: faiss bounds it by bisection). An
-index of the documents before the cutoff alone has the same epochs (their starts depend only on
-earlier months), centroids and lists below ``n``, so it returns the same hits; for ``n <= t_0``
-the caller searches exactly. Each epoch was trained on at least half of what it serves, so it
-follows a growing, drifting corpus. Sizes: ``2 * sqrt(t_j)`` lists, at most 64 and at least 39
-training rows a list; float16 codes (with each row in about two epochs, one float32 copy in
-all), the caller re-scoring candidates exactly. Centroids and each month's list numbers are kept
-in ``ivf-MODEL/`` under the content digests they depend on, so an epoch is never retrained while
-the months before its start are unchanged; anything else there (earlier versions' per-month
-``.faiss`` files, a changed month) is removed, and what is missing is trained again.
-"""
+Rows are in time order, so the documents visible at a cutoff are the rows ``[0, n)``. Epoch
+``j`` starts at a month boundary ``t_j`` (the end of the first month reaching ``ivf_min`` rows,
+then each month beginning once the rows have doubled), is trained on the rows ``[0, t_j)`` only
+and holds every row before the next start. A search at ``n`` uses the latest epoch with
+``t_j < n`` and an ``IDSelectorRange(0, n)``; for ``n <= t_0`` the caller searches exactly. Why
+this equals an index of the past alone, the sizes and the stored files (``ivf-MODEL/``, keyed by
+the content digests they depend on) are in docs/corpus.md ("Approximate, on request")."""
 
 from __future__ import annotations
 

@@ -52,15 +52,6 @@ def resolve_embedder(embedder: str | Embedder) -> Embedder:
         ) from None
 
 
-def _needs_faiss(retrieval: str) -> None:
-    if importlib.util.find_spec("faiss") is None:
-        raise FieldError(
-            "",
-            f"retrieval {retrieval!r} needs the 'dense' extra (pip install 'pastcast[dense]'); "
-            "missing: faiss",
-        )
-
-
 def open_dense(
     spec: str,
     *,
@@ -80,7 +71,12 @@ def open_dense(
     kept in the index when they are of one model only (the corpus's recorded query model), else
     the default."""
     index = open_index(spec)
-    _needs_faiss("dense")
+    if importlib.util.find_spec("faiss") is None:
+        raise FieldError(
+            "",
+            "retrieval 'dense' needs the 'dense' extra (pip install 'pastcast[dense]'); "
+            "missing: faiss",
+        )
     model = resolve_embedder(embedder if embedder is not None else recorded_embedder(spec))
     approximate: dict[str, Any] = {} if nprobe is None else {"ivf_min": ivf_min, "nprobe": nprobe}
     try:

@@ -1,14 +1,10 @@
 """The checkpoint of an embedding job: one append-only file of finished batches.
 
-Each finished batch is one record, ``HEADER`` (magic, first ordinal, rows, dimension, CRC-32 of
-the payload) then its rows as little-endian float32s. A writer thread appends the records it is
-handed and fsyncs once for all those that queued up meanwhile (group commit), so a request
-never waits on the disk and a batch costs one ``write``, not a file of its own (a file per
-batch cost a create, an fsync, a rename and a directory fsync each, and an unlink at the end,
-about 3 ms each on this disk). A record is trusted only whole and with its checksum: the
-file's tail after a crash (a record cut short) is cut off when the job reopens the file, so
-what follows is appended after the last good record.
-"""
+Each batch is one record, ``HEADER`` (magic, first ordinal, rows, dimension, CRC-32 of the
+payload) then its rows as little-endian float32s, appended by a writer thread that fsyncs once
+for all the records queued meanwhile (group commit: a file a batch cost about 3 ms each on this
+disk). A record is trusted only whole and with its checksum; a tail cut short by a crash is cut
+off when the job reopens the file."""
 
 from __future__ import annotations
 

@@ -1,32 +1,19 @@
 """Dense retrieval over an ``EmbeddedIndex``, exact as of the cutoff (hybrid: ``_hybrid``).
 
 Embeddings are stored in the index's ordinal order (by timestamp), so the documents visible at
-a cutoff are the rows ``[0, n_t)``; a document's score depends on no other document, so results
-equal those of an index of the past alone. They are computed once per index, cached beside it
-(``dense-NAME.npy``, the content hash in ``dense-NAME.json``) and memory-mapped when reopened;
-query embeddings are kept in a small LRU; the model and faiss are imported lazily (extra
-``dense``).
+a cutoff are the rows ``[0, n_t)``, and a score depends on no other document: results equal
+those of an index of the past alone. Vectors are computed once (``_jobs``) or imported
+(``_precomputed``), cached beside the index (``dense-NAME.npy``, stamped in
+``dense-NAME.json`` with the content hash and the model) and memory-mapped when reopened.
 
 Exact search at scale: months of at least ``quantized_min`` documents keep an 8-bit copy
-(``_quantized``) with a bound ``e`` on any estimate's error. A query scans the copies of its
-admitted months up to the cutoff, takes ``t``, the k-th best estimate, and rescores from the
-full vectors every row estimated at least ``t - 2e``: the k rows estimated best score at least
-``t - e``, so no row estimated lower can enter the top k. Exact slices (small months) return
-their top rows with a floor, widened until it is strictly below the k-th exact score. The
-result equals an exhaustive float32 search, ties by id (tested). A month's grid, fitted to the
-whole month, decides which rows are rescored, never what is returned.
-
-With ``ivf_min`` set, search is approximate (``_approximate``: faiss IVF trained only on
-documents before the cutoff, searched through the rows before it), its candidates re-scored
-exactly, ties by id; ``benchmarks/dense_approximate.py`` measures it against the exact search
-and faiss with a range filter. Derived files live in ``ivf-NAME/`` and ``sq8-NAME/``.
-
-Document vectors come from the embedder (a resumable job, ``_jobs``) or from elsewhere
-(``vectors=``: ``_precomputed``, checked against the corpus and the query embedder's dimension);
-``dense-NAME.json`` and the searcher's identity record the model, its dimension and that rows
-are unit-normalised; a query vector of another model or dimension is refused
-(``FieldError``).
-"""
+(``_quantized``) with a bound ``e`` on any estimate's error. A query takes ``t``, the k-th best
+estimate over its admitted months, and rescores every row estimated at least ``t - 2e``: the k
+rows estimated best score at least ``t - e``, so no row estimated lower can enter the top k.
+Exact slices (small months) return their top rows with a floor, widened until it is strictly
+below the k-th exact score. The result equals an exhaustive float32 search, ties by id. With
+``ivf_min`` set, search is approximate (``_approximate``), its candidates rescored exactly. See
+docs/corpus.md, "Dense and hybrid retrieval"."""
 
 from __future__ import annotations
 
@@ -116,10 +103,8 @@ class DenseIndex(IndexLookups):
         self._ivf_min, self._nprobe = ivf_min, nprobe
         self._stem = file_stem(embedder.name)
         self._precomputed: str | None = None
-        if vectors is not None:
-            self._vectors = self._import(Path(vectors), vectors_ids)
-        else:
-            self._vectors = self._load_or_compute(batch, progress)
+        source = None if vectors is None else Path(vectors)
+        self._vectors = self._load_or_make(source, vectors_ids, batch, progress)
         self.dim = int(self._vectors.shape[1]) if len(self._vectors) else None
         self._bounds = index.partition_bounds
         self._approximate: ApproximateIndex | None = None
@@ -201,67 +186,55 @@ class DenseIndex(IndexLookups):
         self._precomputed = source if isinstance(source, str) else None
         return mapped
 
-    def _write_meta(self, source: str | None, dim: int) -> None:
+    def _load_or_make(
+        self, source: Path | None, ids_file: str | Path | None, batch: int, progress: bool
+    ) -> F32:
+        """The vectors kept beside the index for these documents and this model, else computed
+        (a resumable job, ``_jobs``) or, from ``source``, imported (``_precomputed``: checked
+        against this corpus and the query embedder's dimension) and kept there."""
+        ix = self.index
+        where = None if source is None else str(source.resolve())
+        cached = self._cached()
+        if cached is not None and (source is None or self._precomputed == where):
+            return cached
         paths = self._cache_paths()
+        if source is None:
+
+            def texts(lo: int, hi: int) -> list[str]:
+                return [joined_title_text(*ix.read_title_text(i)) for i in range(lo, hi)]
+
+            if paths is not None:
+                paths[1].unlink(missing_ok=True)  # no stale stamp beside the new vectors
+            vectors = embed_corpus(
+                self.embedder,
+                len(ix),
+                texts,
+                None if paths is None else paths[0],
+                batch=batch,
+                checkpoint=None if paths is None else paths[0].with_suffix(".partial"),
+                job={"content_sha256": str(ix.manifest.get("content_sha256"))},
+                progress=progress,
+            )
+        else:
+            probe = self.embedder.encode(["dimension probe"])
+            ids = [ix.read_ordinal(i).id for i in range(len(ix))]
+            vectors = load_vectors(source, ids, ids_file=ids_file, dim=int(probe.shape[1]))
+            if paths is not None:
+                paths[1].unlink(missing_ok=True)
+                with atomic_path(paths[0], suffix=".npy") as tmp:
+                    np.save(tmp, vectors)
+        self._precomputed = where
         if paths is None:
-            return
+            return vectors
         meta: dict[str, object] = {
-            "content_sha256": self.index.manifest.get("content_sha256"),
+            "content_sha256": ix.manifest.get("content_sha256"),
             "model": self.embedder.name,
-            "dim": dim,
+            "dim": int(vectors.shape[1]),
             "normalized": True,
         }
-        if source is not None:
-            meta["source"] = source
+        if where is not None:
+            meta["source"] = where
         write_atomic(paths[1], json.dumps(meta))
-
-    def _load_or_compute(self, batch: int, progress: bool) -> F32:
-        cached = self._cached()
-        if cached is not None:
-            return cached
-        ix = self.index
-        paths = self._cache_paths()
-        digest = str(ix.manifest.get("content_sha256"))
-
-        def texts(lo: int, hi: int) -> list[str]:
-            return [joined_title_text(*ix.read_title_text(i)) for i in range(lo, hi)]
-
-        if paths is not None:
-            paths[1].unlink(missing_ok=True)  # no stale stamp beside the new vectors
-        vectors = embed_corpus(
-            self.embedder,
-            len(ix),
-            texts,
-            None if paths is None else paths[0],
-            batch=batch,
-            checkpoint=None if paths is None else ix.path / f"dense-{self._stem}.partial",  # type: ignore[operator]
-            job={"content_sha256": digest},
-            progress=progress,
-        )
-        if paths is None:
-            return vectors
-        self._write_meta(None, int(vectors.shape[1]))
-        return load_npy(paths[0])
-
-    def _import(self, source: Path, ids_file: str | Path | None) -> F32:
-        """Vectors computed elsewhere (``_precomputed``), checked against this corpus and the
-        query embedder's dimension, kept beside the index like computed ones."""
-        ix = self.index
-        where = str(source.resolve())
-        cached = self._cached()
-        if cached is not None and self._precomputed == where:
-            return cached
-        probe = self.embedder.encode(["dimension probe"])
-        ids = [ix.read_ordinal(i).id for i in range(len(ix))]
-        vectors = load_vectors(source, ids, ids_file=ids_file, dim=int(probe.shape[1]))
-        self._precomputed = where
-        paths = self._cache_paths()
-        if paths is None:
-            return vectors
-        paths[1].unlink(missing_ok=True)
-        with atomic_path(paths[0], suffix=".npy") as tmp:
-            np.save(tmp, vectors)
-        self._write_meta(where, int(vectors.shape[1]))
         return load_npy(paths[0])
 
     def embed_query(self, query: str) -> F32:

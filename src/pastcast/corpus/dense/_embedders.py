@@ -11,7 +11,6 @@ from typing import Protocol
 import numpy as np
 import numpy.typing as npt
 
-from pastcast.progress import ProgressReporter
 from pastcast.records import Document
 from pastcast.registry import Registry
 
@@ -22,10 +21,8 @@ __all__ = [
     "Embedder",
     "MiniLMEmbedder",
     "QueryCache",
-    "embed_documents",
     "embedders",
     "embedding_text",
-    "encode_queries",
     "file_stem",
     "joined_title_text",
 ]
@@ -80,13 +77,6 @@ class MiniLMEmbedder:
         return np.asarray(out, dtype=np.float32)
 
 
-def encode_queries(embedder: Embedder, queries: Sequence[str]) -> F32:
-    """Search queries' vectors: through the embedder's own ``encode_queries`` where it has one
-    (a model that embeds a query with an instruction and a document without), else ``encode``."""
-    own = getattr(embedder, "encode_queries", None)
-    return own(queries) if callable(own) else embedder.encode(queries)
-
-
 def embedding_text(doc: Document) -> str:
     """What is embedded of a document: its title and text."""
     return joined_title_text(doc.title, doc.text)
@@ -95,21 +85,6 @@ def embedding_text(doc: Document) -> str:
 def joined_title_text(title: str, text: str) -> str:
     """``embedding_text`` of a document with this title and text."""
     return f"{title}\n{text}"
-
-
-def embed_documents(
-    embedder: Embedder, documents: Sequence[Document], *, batch: int = 256, progress: bool = False
-) -> dict[str, list[float]]:
-    """Every document's vector by id (for backends that store them, like PostgreSQL)."""
-    out: dict[str, list[float]] = {}
-    with ProgressReporter("docs", enabled=progress) as bar:
-        task = bar.add_task(f"embedding documents ({embedder.name})", total=len(documents))
-        for lo in range(0, len(documents), batch):
-            chunk = documents[lo : lo + batch]
-            vectors = embedder.encode([embedding_text(d) for d in chunk])
-            out.update((d.id, v.tolist()) for d, v in zip(chunk, vectors, strict=True))
-            bar.update(task, completed=lo + len(chunk))
-    return out
 
 
 STATIC_EMBEDDER = "static-minilm-l6-v2"
@@ -168,7 +143,9 @@ class QueryCache:
             if hit is not None:
                 self._lru.move_to_end(query)
                 return hit
-        vector = np.ascontiguousarray(encode_queries(self._embedder, [query])[:1], np.float32)
+        # a model that embeds a query with an instruction has its own ``encode_queries``
+        encode = getattr(self._embedder, "encode_queries", self._embedder.encode)
+        vector = np.ascontiguousarray(encode([query])[:1], np.float32)
         vector.setflags(write=False)
         with self._lock:
             self._lru[query] = vector

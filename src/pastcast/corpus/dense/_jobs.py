@@ -1,24 +1,18 @@
 """Embedding a whole corpus as a resumable job: batches in ordinal order, several in flight for
-an embedder that serves them concurrently (a remote server), each stored on disk as it finishes.
-
-A batch is rows ``[lo, lo + batch)`` of the index's ordinal order; its vectors are appended to
-the job's checkpoint log (``_batchlog``: one checksummed record a batch, fsynced) the moment they
-arrive, so a job stopped by a crash, an interrupt or a provider that gave up leaves every
-finished batch behind, and the next run of the same job (same documents, model and batch size,
-written in the checkpoint's ``job.json``) sends only the others. Vectors are validated as they
-arrive (one row per text, one dimension, finite) and unit-normalised: dense search ranks by
-inner product, which is cosine only for unit vectors, and the 8-bit copies' error bounds assume
-them. The result is written straight into the memory-mapped cache file, so memory stays bounded
-by the batches in flight.
-"""
+an embedder that serves them concurrently, each appended to the checkpoint log (``_batchlog``)
+the moment it arrives, so the next run of the same job (same documents, model and batch size,
+in the checkpoint's ``job.json``) sends only the others. Vectors are validated as they arrive
+and unit-normalised: dense search ranks by inner product, which is cosine only for unit vectors,
+and the 8-bit copies' error bounds assume them. The result is written straight into the
+memory-mapped cache file, so memory stays bounded by the batches in flight."""
 
 from __future__ import annotations
 
 import json
 import shutil
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
-from contextlib import ExitStack, contextmanager
+from contextlib import ExitStack
 from pathlib import Path
 from queue import SimpleQueue
 
@@ -84,17 +78,24 @@ def _checkpoint(folder: Path | None, job: dict[str, object]) -> BatchLog | None:
 
 
 class _Result:
-    """The job's result array, opened at the dimension of the first batch placed in it."""
+    """The job's result array, opened at the dimension of the first batch placed in it: a
+    memory-mapped ``.npy`` written beside ``out`` (renamed into place when ``stack`` closes
+    without an exception, removed otherwise) or, without ``out``, an array in memory."""
 
     def __init__(self, stack: ExitStack, out: Path | None, count: int) -> None:
         self._stack, self._out, self._count = stack, out, count
         self.vectors: F32 | None = None
-        self._finish: Callable[[], F32] | None = None
 
     def put(self, lo: int, got: F32, where: str) -> None:
         if self.vectors is None:
-            target = _target(self._out, (self._count, int(got.shape[1])))
-            self.vectors, self._finish = self._stack.enter_context(target)
+            shape = (self._count, int(got.shape[1]))
+            if self._out is None:
+                self.vectors = np.empty(shape, dtype=np.float32)
+            else:
+                tmp = self._stack.enter_context(atomic_path(self._out, suffix=".npy"))
+                self.vectors = np.lib.format.open_memmap(
+                    tmp, mode="w+", dtype=np.float32, shape=shape
+                )
         elif got.shape[1] != self.vectors.shape[1]:
             raise FieldError(
                 "", f"{where} has dimension {got.shape[1]}, the first had {self.vectors.shape[1]}"
@@ -102,8 +103,10 @@ class _Result:
         self.vectors[lo : lo + len(got)] = got
 
     def finish(self) -> F32:
-        assert self._finish is not None, "every batch is placed before the job finishes"
-        return self._finish()
+        assert self.vectors is not None, "every batch is placed before the job finishes"
+        if isinstance(self.vectors, np.memmap):
+            self.vectors.flush()
+        return self.vectors
 
 
 def embed_corpus(
@@ -224,22 +227,3 @@ def _run_batches(
             bar.update(task, advance=len(got))
     if failure is not None:
         raise failure
-
-
-@contextmanager
-def _target(out: Path | None, shape: tuple[int, int]) -> Iterator[tuple[F32, Callable[[], F32]]]:
-    """The result array: a memory-mapped ``.npy`` being written beside ``out`` (renamed into
-    place when the block ends without an exception, removed otherwise) or, without ``out``, an
-    array in memory; with ``finish``, which makes it complete."""
-    if out is None:
-        array: F32 = np.empty(shape, dtype=np.float32)
-        yield array, lambda: array
-        return
-    with atomic_path(out, suffix=".npy") as tmp:
-        mapped: F32 = np.lib.format.open_memmap(tmp, mode="w+", dtype=np.float32, shape=shape)
-
-        def finish() -> F32:
-            mapped.flush()  # type: ignore[attr-defined]
-            return mapped
-
-        yield mapped, finish

@@ -1,14 +1,7 @@
-"""Document vectors computed elsewhere (a GPU cluster, a hosted batch job), loaded by document id.
-
-Two shapes: a ``.npy`` matrix with an ids file beside it (``NAME.ids.txt``, or any file given:
-one id per line, row ``i`` of the matrix is the document of line ``i``), or Parquet (a file, or
-a folder of ``*.parquet`` files: an id column and a list-of-floats embedding column; a Parquet
-corpus source's own embedding column is read the same way). Everything is checked before a
-vector is used, and every refusal names the file and the id: one dimension throughout (and the
-query model's, when it is known), finite values, no id twice, no id the corpus does not hold, and
-every document of the corpus covered. Vectors are unit-normalised as they are stored (dense
-search ranks by inner product).
-"""
+"""Document vectors computed elsewhere (a GPU cluster, a hosted batch job), loaded by document id:
+a ``.npy`` matrix with its ids file, or Parquet with an id and an embedding column (docs/corpus.md,
+"Embeddings from anywhere"). Everything is checked before a vector is used, every refusal naming
+the file and the id; vectors are unit-normalised as they are stored."""
 
 from __future__ import annotations
 

@@ -1,30 +1,20 @@
 """8-bit copies of whole months of embeddings, for a candidate scan with a proven error bound.
 
-Each quantized month keeps its vectors as signed bytes on one grid fitted to that month alone
-(``x ~ step * code``, ``step = max |x| / 127``). A query is put on its own grid the same way
-(``q ~ s * c``), and the scan computes the integer dot products ``c . code`` exactly (int32
-accumulation in simsimd's int8 kernels; a quarter of the bytes of float32 vectors). The estimate
-``s * step * (c . code)`` differs from the exact score ``q . x`` by
-
-    (q - q') . x  +  q' . (x - x')
-
-and ``bound`` caps both terms for every vector of the month at once, each by the smaller of a
-Cauchy-Schwarz bound (``|q - q'| * max |x|``; ``|q'| * max |x - x'|``) and a per-dimension one
-(``sum_i |q_i - q'_i| * max |x_i|``; ``sum_i |q'_i| * max |x_i - x'_i|``), with the maxima
-taken over the month's stored vectors when the copy is built. Candidates are never final: a
-caller rescores them from the full vectors and uses the bound to prove that no other document
-can enter its top k (see ``DenseIndex``).
-
-The codes of every quantized month live in one memory-mapped ``codes.npy`` next to the index
-(``sq8-MODEL/``, with the grids in ``grids.npz``), rebuilt when the index content or the set of
-quantized months changes.
-"""
+A month's vectors are signed bytes on one grid fitted to that month (``x ~ step * code``), a
+query is put on its own grid (``q ~ s * c``), and the scan computes ``c . code`` exactly with
+simsimd's int8 kernels. The estimate differs from ``q . x`` by ``(q - q') . x + q' . (x - x')``;
+``bound`` caps both terms for every vector of the month, each by the smaller of a Cauchy-Schwarz
+and a per-dimension bound, with the maxima taken over the month's vectors when the copy is
+built. Candidates are never final: ``DenseIndex`` rescores them and uses the bound to prove that
+no other document can enter its top k (docs/corpus.md, "At scale"). The codes live in one
+memory-mapped ``sq8-MODEL/codes.npy`` (grids in ``grids.npz``), rebuilt when the index content
+or the set of quantized months changes."""
 
 from __future__ import annotations
 
 import json
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any
 
@@ -213,16 +203,8 @@ class QuantizedMonths:
             saved = load_npz(grids_path)
             if json.loads(str(saved["plan"])) != plan:
                 return None
-            months = {
-                int(p): MonthGrid(
-                    lo=int(saved["lo"][i]),
-                    hi=int(saved["hi"][i]),
-                    step=float(saved["step"][i]),
-                    error=np.asarray(saved["error"][i], dtype=np.float64),
-                    largest=np.asarray(saved["largest"][i], dtype=np.float64),
-                    max_norm=float(saved["max_norm"][i]),
-                    max_residual=float(saved["max_residual"][i]),
-                )
+            months = {  # a column per field: numbers come back as Python's, arrays as float64
+                int(p): MonthGrid(*(_field(saved[f.name][i]) for f in fields(MonthGrid)))
                 for i, p in enumerate(saved["partition"])
             }
             codes = load_npy(codes_path)
@@ -272,19 +254,15 @@ def _quantize_month(vectors: F32, codes: npt.NDArray[np.int8], lo: int, hi: int)
     return MonthGrid(lo, hi, step, error, largest, max_norm, max_residual)
 
 
+def _field(value: npt.NDArray[Any]) -> Any:
+    return value.item() if value.ndim == 0 else np.asarray(value, dtype=np.float64)
+
+
 def _save_grids(path: Path, months: dict[int, MonthGrid], plan: dict[str, object]) -> None:
     order = sorted(months)
-    d = int(plan["dim"])  # type: ignore[call-overload]
+    columns: dict[str, Any] = {
+        f.name: np.asarray([getattr(months[p], f.name) for p in order]) for f in fields(MonthGrid)
+    }
+    columns |= {"plan": np.asarray(json.dumps(plan)), "partition": np.asarray(order, np.int64)}
     with atomic_path(path, suffix=".npz") as tmp:
-        np.savez(
-            tmp,
-            plan=np.asarray(json.dumps(plan)),
-            partition=np.asarray(order, dtype=np.int64),
-            lo=np.asarray([months[p].lo for p in order], dtype=np.int64),
-            hi=np.asarray([months[p].hi for p in order], dtype=np.int64),
-            step=np.asarray([months[p].step for p in order]),
-            error=np.asarray([months[p].error for p in order]).reshape(len(order), d),
-            largest=np.asarray([months[p].largest for p in order]).reshape(len(order), d),
-            max_norm=np.asarray([months[p].max_norm for p in order]),
-            max_residual=np.asarray([months[p].max_residual for p in order]),
-        )
+        np.savez(tmp, **columns)

@@ -1,30 +1,19 @@
-"""The papers' embedders: Qwen3-Embedding-8B (Forecast-Dojo A.1-A.2: 4096-d, L2-normalised,
-exact inner product, also the judge's dense leg) and Qwen3-Embedding-0.6B (Hindcast 3.2: 1024-d,
-cosine in pgvector), served by any OpenAI-compatible ``/v1/embeddings`` server (vLLM, TEI,
-llama.cpp's ``--embedding``).
-
-``qwen3-embedding-8b`` (the server's address from ``PASTCAST_EMBEDDING_URL``) or
-``qwen3-embedding-8b:URL[?option=value&...]``; the same for ``qwen3-embedding-0.6b``. Options:
-``model`` (the name the server serves it under; the Hugging Face id by default), ``task`` (the
-query instruction's task) and the remote embedder's own (``batch_size``, ``concurrency``, ...).
-The name is the model's alone, so a corpus embedded through one server is searched through
-another, or through the same one at a new address.
-
-Documents are embedded as they are; a query is embedded with the model's instruction,
-``Instruct: {task}\\nQuery:{query}``, as the model card prescribes for retrieval. Vectors are
-L2-normalised, so the inner product every dense backend ranks by is the cosine; a server whose
-vectors are not of the model's dimension is refused, naming it.
-"""
+"""The papers' embedders, served by any OpenAI-compatible ``/v1/embeddings`` server:
+Qwen3-Embedding-8B (Forecast-Dojo A.1-A.2, 4096-d) and Qwen3-Embedding-0.6B (Hindcast 3.2,
+1024-d). ``qwen3-embedding-8b`` (the address from ``PASTCAST_EMBEDDING_URL``) or
+``qwen3-embedding-8b:URL[?option=value&...]``; options ``model``, ``task`` and the remote
+embedder's. Documents are embedded as they are, a query with the model card's instruction
+``Instruct: {task}\nQuery:{query}``; a server whose vectors are not of the model's dimension is
+refused naming it. See docs/corpus.md ("Embeddings from anywhere")."""
 
 from __future__ import annotations
 
 import os
 from collections.abc import Sequence
 from dataclasses import dataclass
-from urllib.parse import parse_qsl, urlencode
 
 from pastcast.corpus.dense._embedders import F32, Embedder
-from pastcast.corpus.dense._remote import RemoteEmbedder, _remote
+from pastcast.corpus.dense._remote import RemoteEmbedder, remote_embedder, split_options
 from pastcast.errors import FieldError
 
 __all__ = ["EMBEDDING_URL_ENV", "QWEN3_MODELS", "QWEN3_TASK", "Qwen3Embedder", "Qwen3Model"]
@@ -93,20 +82,16 @@ def qwen3(name: str, spec: str) -> Embedder:
     """The registered Qwen3 embedder ``name`` at ``spec`` (``URL[?option=value&...]``, or
     empty: the address from ``PASTCAST_EMBEDDING_URL``)."""
     model = QWEN3_MODELS[name]
-    head, sep, query = spec.partition("?")
+    head, options = split_options(spec)
     url = head or os.environ.get(EMBEDDING_URL_ENV, "")
     if not url:
         raise ValueError(
             f"no server: set {EMBEDDING_URL_ENV}=http://HOST:PORT/v1 to one serving "
             f"{model.served} (vLLM, TEI or llama.cpp), or give {name}:http://HOST:PORT/v1"
         )
-    options = dict(parse_qsl(query, strict_parsing=True)) if sep else {}
     task = options.pop("task", QWEN3_TASK)
     served = options.pop("model", model.served)
-    rest = f"{served}@{url}" + ("?" + urlencode(options) if options else "")
-    remote = _remote("openai-compatible", rest)
-    assert isinstance(remote, RemoteEmbedder)
-    return Qwen3Embedder(model, remote, task)
+    return Qwen3Embedder(model, remote_embedder("openai-compatible", served, url, options), task)
 
 
 def qwen3_8b(spec: str) -> Embedder:

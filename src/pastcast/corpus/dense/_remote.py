@@ -1,34 +1,15 @@
-"""Embeddings from an OpenAI-compatible ``/v1/embeddings`` endpoint (a GPU embedding server, a
-hosted API), as a registered embedder.
+"""Embeddings from an OpenAI-compatible ``/v1/embeddings`` endpoint, as a registered embedder:
+``openai-compatible:MODEL@URL[?option=value&...]`` and ``openai:MODEL`` (the key from
+``OPENAI_API_KEY``). The options, the base64 encoding and its fallback to floats, the retries
+and the bounds on a reply are in docs/corpus.md ("Embeddings from anywhere").
 
-``openai-compatible:MODEL@URL`` (no API key unless ``api_key_env`` names one) and
-``openai:MODEL`` (the key from ``OPENAI_API_KEY``). The key is read from the environment when the
-embedder is built and sent only in the request header: it is never part of the embedder's name,
-its recorded options or a corpus identity. The name is ``PROVIDER:MODEL`` without the URL: the
-URL says where the model is served, not which vectors it gives, so a corpus embedded through one
-server is searched through another.
-
-Vectors are asked for as base64 float32s (``encoding_format=base64``, what OpenAI's own client
-asks for; a tenth of the parsing of JSON floats); a server that refuses that encoding (HTTP 400
-or 422 naming it) is asked for JSON floats from then on, and a reply of floats is read as well
-(``encoding_format=float`` asks for floats from the start). Each request sends
-one batch of texts (``batch_size``); ``concurrency`` requests are in flight
-at once when a corpus is embedded (``pastcast.corpus.dense._jobs``; twice as many threads, so
-that replies are parsed while the next requests are out), under the provider's limits
-(``requests_per_minute``, ``tokens_per_minute``: the token bucket the runner's model clients use)
-and retried by the same loop (``pastcast.retrying``: 429s honouring ``Retry-After``, 5xx,
-timeouts, lost connections and truncated or malformed replies retried with jittered backoff;
-unknown models and refused credentials not). Persistent HTTP connections, one per request in
-flight: a request costs the server's latency, not a new connection.
-
-A reply is bounded in size (``max_reply_bytes``: a declared length over it is refused before the
-body is read, a body growing past it is cut off) and in time (``timeout_s`` for the whole
-request, every read of the socket given only what is left of it, so a server trickling bytes
-cannot hold a request), and its ``index`` values must be each of 0..n-1 once: a reply that
-breaks any of these is retried, then refused naming the server and what was wrong. A URL may
-carry a user and password (``http://user:password@host/v1``: sent as HTTP basic auth); no
-message, note or log line repeats the password or the key (``pastcast.retrying.redact``).
-"""
+The name is ``PROVIDER:MODEL`` without the URL (where a model is served does not change its
+vectors). The key or the URL's password is sent only in the request header, never in a name,
+an identity, a message or a log line (``pastcast.retrying.redact``). A request is bounded as a
+whole by ``timeout_s``: every read of the socket is given only what is left of it
+(``_DeadlineIO``), since a socket's own timeout bounds one read and a server trickling bytes
+would hold it for ever. At most ``concurrency`` requests are in flight, on as many persistent
+connections; twice as many threads, so replies are parsed while the next requests are out."""
 
 from __future__ import annotations
 
@@ -76,6 +57,8 @@ __all__ = [
     "openai_compatible",
     "openai_embeddings",
     "parse_remote_spec",
+    "remote_embedder",
+    "split_options",
 ]
 
 OPENAI_URL = "https://api.openai.com/v1"
@@ -445,11 +428,9 @@ def _vectors(values: list[object]) -> F32:
     return np.asarray(values, dtype=np.float32)
 
 
-def _remote_options(rest: str) -> tuple[str, dict[str, str]]:
-    """``REST?key=value&...``: the spec and the options written after it (what a command line
-    can say: ``batch_size``, ``concurrency``, ``requests_per_minute``, ``tokens_per_minute``,
-    ``api_key_env``, ``timeout_s``, ``max_chars``, ``encoding_format``)."""
-    head, sep, query = rest.partition("?")
+def split_options(spec: str) -> tuple[str, dict[str, str]]:
+    """``SPEC?key=value&...``: the spec and the options written after it."""
+    head, sep, query = spec.partition("?")
     return head, dict(parse_qsl(query, strict_parsing=True)) if sep else {}
 
 
@@ -457,9 +438,10 @@ _REMOTE_NUMBERS = ("batch_size", "concurrency", "max_chars", "max_reply_bytes")
 _REMOTE_FLOATS = ("requests_per_minute", "tokens_per_minute", "timeout_s")
 
 
-def _remote(kind: str, rest: str) -> Embedder:
-    head, given = _remote_options(rest)
-    model, url = parse_remote_spec(kind, head)
+def remote_embedder(kind: str, model: str, url: str, given: dict[str, str]) -> RemoteEmbedder:
+    """The embedder of ``kind`` with the options a command line can say (``batch_size``,
+    ``concurrency``, ``requests_per_minute``, ``tokens_per_minute``, ``api_key_env``,
+    ``timeout_s``, ``max_chars``, ``max_reply_bytes``, ``max_retries``, ``encoding_format``)."""
     options: dict[str, object] = {"api_key_env": "OPENAI_API_KEY" if kind == "openai" else None}
     for key, value in given.items():
         if key in _REMOTE_NUMBERS:
@@ -471,8 +453,13 @@ def _remote(kind: str, rest: str) -> Embedder:
         elif key in ("api_key_env", "encoding_format"):
             options[key] = value
         else:
-            raise ValueError(f"{kind}:{redact(rest)}: unknown option {key!r}")
+            raise ValueError(f"{kind}:{redact(model)}: unknown option {key!r}")
     return RemoteEmbedder(model, base_url=url, provider=kind, **options)  # type: ignore[arg-type]
+
+
+def _remote(kind: str, rest: str) -> Embedder:
+    head, given = split_options(rest)
+    return remote_embedder(kind, *parse_remote_spec(kind, head), given)
 
 
 def openai_compatible(spec: str) -> Embedder:

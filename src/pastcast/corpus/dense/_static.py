@@ -1,32 +1,20 @@
-"""Static embeddings distilled from a packaged transformer (model2vec's recipe): fast on CPUs.
-
-A transformer embeds a document in time that grows with its length and the model's depth: on
-two cores all-MiniLM-L6-v2 embeds 20 to 70 news sentences a second, so the 37k-sentence WCEP
-archive takes 10 to 30 minutes before its first dense query. A static model instead keeps one
-vector per token of the transformer's vocabulary and embeds a text as the mean of its tokens'
-vectors: thousands of documents a second with numpy and the Rust tokenizer alone.
-
-Distillation (once per machine, a minute on two cores, then cached): each vocabulary token is
-run through the transformer alone (``[CLS] token [SEP]``) and its output mean-pooled, as the
-sentence model pools a sentence; each vector is then scaled by a smooth-inverse-frequency weight
-``a / (a + p(rank))`` with Zipf's ``p`` over the vocabulary order, which damps the most common
-tokens. Nothing is downloaded: the weights and tokenizer come from the installed package.
-
-Retrieval quality is lower than the transformer's: ``benchmarks/embedding.py`` measures both on
-a labelled set (see ``docs/corpus.md``).
-"""
+"""Static embeddings distilled from a packaged transformer (model2vec's recipe): one vector per
+vocabulary token, a text the mean of its tokens' vectors, thousands of documents a second on a
+CPU where the transformer embeds tens. Distillation runs once per machine from the installed
+weights (nothing is downloaded) and is cached; the recipe and the quality cost are in
+docs/corpus.md, "Dense and hybrid retrieval"."""
 
 from __future__ import annotations
 
 import hashlib
 import json
-import os
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from pastcast.atomic import atomic_directory
 from pastcast.corpus.dense._embedders import F32, STATIC_EMBEDDER, Embedder
 from pastcast.npyfiles import load_npy
 from pastcast.owned import cache_root  # re-exported: distilled models are kept under it
@@ -76,18 +64,11 @@ def distill_static(model_dir: Path, out_dir: Path, *, progress: bool = False) ->
     vectors *= weight[:, None].astype(np.float32)
     special = sorted({int(i) for i in tokenizer.all_special_ids})
     out_dir.parent.mkdir(parents=True, exist_ok=True)
-    tmp = out_dir.with_name(f".{out_dir.name}.{os.getpid()}.tmp")
-    tmp.mkdir(parents=True, exist_ok=True)
-    np.save(tmp / "vectors.npy", vectors)
-    (tmp / "tokenizer.json").write_bytes((model_dir / "tokenizer.json").read_bytes())
-    meta = {"recipe": RECIPE, "source": model_dir.name, "special_ids": special}
-    (tmp / "meta.json").write_text(json.dumps(meta) + "\n")
-    try:
-        os.replace(tmp, out_dir)
-    except OSError:  # another process finished first: its copy is the same model
-        for path in tmp.iterdir():
-            path.unlink()
-        tmp.rmdir()
+    with atomic_directory(out_dir) as tmp:  # another process's copy is the same model
+        np.save(tmp / "vectors.npy", vectors)
+        (tmp / "tokenizer.json").write_bytes((model_dir / "tokenizer.json").read_bytes())
+        meta = {"recipe": RECIPE, "source": model_dir.name, "special_ids": special}
+        (tmp / "meta.json").write_text(json.dumps(meta) + "\n")
 
 
 class StaticEmbedder:

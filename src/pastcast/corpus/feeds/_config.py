@@ -1,18 +1,6 @@
-"""The feeds file (``FEEDS.toml``): which feeds to fetch, and the limits of each fetch.
-
-```toml
-[[feed]]
-name = "agency"                    # names the feed in the spool, its ids and the report
-url = "https://example.org/rss"    # or path = "local.xml" (RSS/Atom file), or folder = "drop/"
-source = "example.org"             # the documents' source (default: the name)
-timeout_s = 10                     # per attempt: connecting, each read, and the whole body
-max_bytes = 5000000                # a larger body is refused, never read whole
-retries = 2                        # after a timeout, a refused connection, a 5xx or a 429
-backoff_s = 1.0                    # waits 1, 2, 4 ... seconds between attempts
-```
-
-A relative ``path`` or ``folder`` is relative to the feeds file's folder.
-"""
+"""The feeds file (``FEEDS.toml``): which feeds to fetch, and the limits of each fetch; one
+``[[feed]]`` table per feed, shown in docs/corpus.md ("Live feeds"). A relative ``path`` or
+``folder`` is relative to the feeds file's folder."""
 
 from __future__ import annotations
 

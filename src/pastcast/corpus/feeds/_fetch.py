@@ -1,11 +1,6 @@
-"""Fetching one feed's body: over HTTP with a conditional GET, or from a local file.
-
-Each attempt is bounded in time (``timeout_s`` for connecting, for each read and for the whole
-body, so a server trickling bytes cannot hold a round) and in size (``max_bytes``: a declared
-length over it is refused before reading, a body growing past it is cut off). Timeouts, refused
-connections, 5xx and 429 replies are retried ``retries`` times with exponential backoff; any
-other failure is one ``FeedFetchError`` line at once.
-"""
+"""Fetching one feed's body: over HTTP with a conditional GET, or from a local file; each attempt
+bounded in time and size, transient failures retried with exponential backoff (the limits of
+the feeds file, docs/corpus.md "Live feeds"); any other failure is one ``FeedFetchError`` line."""
 
 from __future__ import annotations
 

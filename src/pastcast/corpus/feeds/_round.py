@@ -1,17 +1,10 @@
 """One fetch round: every feed fetched, its items dated, the new ones appended to the spool.
 
-The dating rule, which keeps a feed from backdating anything into an earlier cutoff:
-
-- ``first_seen`` is when pastcast received the item (the round's clock, never earlier than a
-  sighting already in the spool, so a clock stepped back cannot move new items before old ones);
-- a new item is dated by the feed's published time (else its updated time) only when that is not
-  later than ``first_seen``; a time in the future or after the fetch is clamped to
-  ``first_seen`` and counted; an item without a date gets ``first_seen`` and is counted;
-- an item seen again (same key: guid, id or link) with the same text is not written again: it
-  keeps its first sighting, whatever date the feed now gives it;
-- an item whose text changed under the same key is a new version dated by its own
-  ``first_seen``, never by the original's date or the feed's.
-"""
+The dating rule (docs/corpus.md, "Live feeds") keeps a feed from backdating anything into an
+earlier cutoff: an item is dated by the feed's time only on its first appearance and only when
+that is not later than ``first_seen`` (else, or without a date, by ``first_seen``, counted); an
+item seen again with the same text keeps its first sighting; a changed text under the same key
+is a new version dated by its own ``first_seen``."""
 
 from __future__ import annotations
 

@@ -1,18 +1,15 @@
 """Appending to a feed spool, crash-safe and idempotent, and the per-feed fetch state.
 
-The spool's item lines are the record of what pastcast has seen: what is known is read back from
-them when a spool is opened, so a restart after a crash anywhere knows exactly the items that
-were written, and nothing else. Items are appended as whole lines in one write, then fsynced;
-a write cut short leaves a line without its newline, which readers skip and the next append
-cuts off first. The fetch state (``state.json``: each feed's ETag and Last-Modified) is only a
-shortcut for conditional GETs, written atomically after the items it covers: losing it costs a
-full fetch, never an item or a duplicate. One writer at a time holds the spool's lock.
-"""
+The spool's item lines are the record of what pastcast has seen (read back when it is opened);
+items are appended as whole lines in one write, then fsynced, and a tail cut short by a crash is
+cut off before the next append. ``state.json`` (ETag and Last-Modified) is only a shortcut,
+written atomically after the items it covers. One writer at a time holds the spool's lock."""
 
 from __future__ import annotations
 
 import fcntl
 import json
+import mmap
 import os
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -27,7 +24,6 @@ __all__ = ["FeedState", "Known", "SpoolBusy", "SpoolWriter"]
 
 STATE_NAME = "state.json"
 LOCK_NAME = ".lock"
-_BACK = 65536
 
 
 class SpoolBusy(RuntimeError):
@@ -52,24 +48,13 @@ class FeedState:
 def _cut_partial_tail(path: Path) -> None:
     """Drop a last line without its newline (an append a crash cut short)."""
     with path.open("r+b") as fh:
-        end = fh.seek(0, os.SEEK_END)
-        if end == 0:
+        if fh.seek(0, os.SEEK_END) == 0:
             return
-        fh.seek(end - 1)
-        if fh.read(1) == b"\n":
-            return
-        pos = end
-        while pos > 0:
-            start = max(0, pos - _BACK)
-            fh.seek(start)
-            chunk = fh.read(pos - start)
-            nl = chunk.rfind(b"\n")
-            if nl >= 0:
-                fh.truncate(start + nl + 1)
-                break
-            pos = start
-        else:
-            fh.truncate(0)
+        with mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ) as data:
+            if data[-1:] == b"\n":
+                return
+            keep = data.rfind(b"\n") + 1  # searched from the end, in C
+        fh.truncate(keep)
         fh.flush()
         os.fsync(fh.fileno())
 
@@ -125,9 +110,7 @@ class SpoolWriter:
         path = self.spool / STATE_NAME
         try:
             data: Any = safejson.loads(path.read_bytes())
-        except FileNotFoundError:
-            return {}
-        except (OSError, json.JSONDecodeError):
+        except (OSError, json.JSONDecodeError):  # none yet, or unreadable
             return {}  # only a shortcut: a full fetch rebuilds it
         feeds = data.get("feeds") if isinstance(data, dict) else None
         out = {}

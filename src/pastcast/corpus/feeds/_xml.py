@@ -1,10 +1,6 @@
-"""RSS 2.0 and Atom documents parsed into ``RawItem``s, with the standard library's expat.
-
-A feed is untrusted input from the network, so the parser refuses any document type declaration
-(``<!DOCTYPE``): no internal entities (the "billion laughs" expansion), no external entities,
-no external DTDs. RSS and Atom need none of them. Everything else that is not well-formed XML
-is a ``FieldError`` in one line.
-"""
+"""RSS 2.0 and Atom documents parsed into ``RawItem``s with the standard library's expat. A feed
+is untrusted input, so any document type declaration is refused (no entity expansion, no
+external entities); anything else that is not well-formed XML is a ``FieldError`` in one line."""
 
 from __future__ import annotations
 

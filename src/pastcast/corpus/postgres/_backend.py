@@ -1,18 +1,11 @@
 """``PostgresBackend``: the corpus in PostgreSQL (+ pgvector), exact "as of" any cutoff.
 
-Every statement carries the strict cutoff ``ts < as_of`` in its WHERE clause (search, read,
-count, statistics), so the server only touches the month partitions before the cutoff and no
-later row can enter a result or a statistic. The per-month statistics tables are read only for
-months that end at or before the start of the cutoff's month.
-
-BM25 is the embedded index's, to the bit: the server returns ``N``, the total length and each
-query term's ``df`` over ``ts < as_of``; ``avgdl`` and the idf (``math.log``) are computed here and
-sent back as parameters (a float's ``repr`` round-trips exactly); each posting's contribution is
-computed in SQL with the same IEEE double operations in the same order as numpy, and a
-document's score is the sum of its term contributions added in query-term order (one value per
-term and document, so no aggregate decides the order of a floating-point sum). Ranking is
-score descending then ordinal, and the ordinal is the id's rank, as in the embedded index.
-"""
+Every statement carries the strict cutoff ``ts < as_of`` in its WHERE clause, so the server only
+touches the month partitions before the cutoff and no later row can enter a result or a
+statistic. BM25 is the embedded index's to the bit: the server returns integer statistics, the
+idf and avgdl are computed here and sent back as parameters, and each document's score is
+summed in SQL in query-term order (docs/postgres.md, "Exact scores"). Ranking is score
+descending then ordinal (the id's rank), as in the embedded index."""
 
 from __future__ import annotations
 
@@ -23,23 +16,19 @@ from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from pastcast.corpus._filter import SearchFilter
-from pastcast.corpus._identity import DIGEST_SCHEME, MonthDigests
 from pastcast.corpus._protocol import DocumentNotVisible, SearchHit, not_visible_message
 from pastcast.corpus._text import TOKENIZER, snippet, tokenize
 from pastcast.corpus._url import one_line, redact_url
 from pastcast.corpus._walk import ancestors_of
-from pastcast.corpus.dense import Embedder, embed_documents
+from pastcast.corpus.dense import Embedder, embed_corpus, embedding_text
 from pastcast.corpus.embedded import K1, B
 from pastcast.corpus.postgres._sql import (
-    ALL_SQL,
     ANCESTOR_SQL,
     AUTHOR_SQL,
     COUNT_SQL,
     DESCENDANTS_SQL,
-    DF_SQL,
     HAS_THREADS_SQL,
     HITS_SQL,
-    LENGTHS_SQL,
     MONTH_DF_SQL,
     MONTH_LENGTHS_SQL,
     READ_SQL,
@@ -94,7 +83,8 @@ class PostgresBackend:
         elif meta.get("format") != FORMAT or meta.get("version") != FORMAT_VERSION:
             problem = (
                 f"schema {schema!r} holds format {meta.get('format')!r} version "
-                f"{meta.get('version')!r} (expected {FORMAT!r} {FORMAT_VERSION})"
+                f"{meta.get('version')!r} (expected {FORMAT!r} {FORMAT_VERSION}): load it "
+                "again with 'pastcast corpus build ... --backend postgres'"
             )
         if problem or meta is None:
             conn.close()
@@ -104,13 +94,6 @@ class PostgresBackend:
 
             register_vector(conn)
         return cls(conn, schema, meta, url)
-
-    def add_impact_index(self) -> None:
-        """Give a corpus loaded before the impact index existed its index, so searches stop
-        early (``_topk``); the results do not change."""
-        from pastcast.corpus.postgres._schema import add_impact_index
-
-        self.meta = add_impact_index(self._conn, self.schema)
 
     @classmethod
     def build(
@@ -136,8 +119,13 @@ class PostgresBackend:
         if embedder is not None:
             if embeddings is not None:
                 raise ValueError("give embeddings or an embedder, not both")
-            documents = list(documents)
-            embeddings = embed_documents(embedder, documents, progress=progress)
+            docs = list(documents)
+            texts = [embedding_text(d) for d in docs]
+            vectors = embed_corpus(
+                embedder, len(docs), lambda lo, hi: texts[lo:hi], None, progress=progress
+            )
+            embeddings = {d.id: v.tolist() for d, v in zip(docs, vectors, strict=True)}
+            documents = docs
         with cls._open(url) as conn:
             load_corpus(
                 conn,
@@ -177,25 +165,15 @@ class PostgresBackend:
         return self._conn.execute(query.replace("{s}", self.schema), params).fetchall()
 
     def identity(self) -> CorpusIdentity:
-        """Which documents the schema holds and how they are ranked, from its ``meta`` table (a
-        corpus loaded before the digest was stored there is hashed once, row by row)."""
+        """Which documents the schema holds and how they are ranked, from its ``meta`` table."""
         if self._identity is None:
             meta = self.meta
-            if meta.get("content_digest") == DIGEST_SCHEME:
-                digest = str(meta["content_sha256"])
-            else:
-                digests = MonthDigests()
-                with self._conn.cursor() as cur:
-                    rows = cur.stream(ALL_SQL.replace("{s}", self.schema))
-                    for doc in map(document_of, rows):
-                        digests.add_document(doc)
-                digest = digests.hexdigest()
             first, last = meta.get("first_timestamp"), meta.get("last_timestamp")
             self._identity = CorpusIdentity(
                 spec=self.url,
                 backend="postgres",
                 retrieval="bm25",
-                content_sha256=digest,
+                content_sha256=str(meta["content_sha256"]),
                 doc_count=int(meta["doc_count"]),
                 first_timestamp=datetime.fromisoformat(first) if first else None,
                 last_timestamp=datetime.fromisoformat(last) if last else None,
@@ -283,19 +261,17 @@ class PostgresBackend:
     def statistics(self, terms: Sequence[str], as_of: datetime) -> tuple[int, int, dict[str, int]]:
         """``(N, total length, df per term)`` over the documents before ``as_of``.
 
-        With the per-month tables (builds since they exist) only the cutoff's own month is
-        counted row by row; earlier months come from their totals. The integers are the same.
+        Only the cutoff's own month is counted row by row; earlier months come from their
+        totals (the per-month tables). The integers are the same.
         """
         cutoff = as_utc(as_of)
-        params = {"as_of": cutoff, "terms": list(terms)}
-        by_month = bool(self.meta.get("month_stats"))
-        if by_month:
-            params["month"] = datetime(cutoff.year, cutoff.month, 1, tzinfo=UTC)
-        rows = self._rows(MONTH_LENGTHS_SQL if by_month else LENGTHS_SQL, params)
+        month = datetime(cutoff.year, cutoff.month, 1, tzinfo=UTC)
+        params = {"as_of": cutoff, "terms": list(terms), "month": month}
+        rows = self._rows(MONTH_LENGTHS_SQL, params)
         n, total = sum(int(r[0]) for r in rows), sum(int(r[1]) for r in rows)
         df: dict[str, int] = {}
         if terms and n:
-            for t, c in self._rows(MONTH_DF_SQL if by_month else DF_SQL, params):
+            for t, c in self._rows(MONTH_DF_SQL, params):
                 df[t] = df.get(t, 0) + int(c)
         return n, total, df
 

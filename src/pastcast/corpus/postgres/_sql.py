@@ -2,8 +2,7 @@
 
 Each statement that reads documents or postings carries ``ts < %(as_of)s`` in its WHERE clause,
 so the planner prunes the month partitions after the cutoff's month and no later row can enter
-a result or a statistic (``ALL_SQL``, which hashes a whole corpus once, is the exception: it
-never answers an agent).
+a result or a statistic.
 """
 
 from __future__ import annotations
@@ -16,17 +15,14 @@ from pastcast.corpus._filter import SearchFilter, ascii_lower
 from pastcast.records import Document
 
 __all__ = [
-    "ALL_SQL",
     "ANCESTOR_SQL",
     "AUTHOR_SQL",
     "CANDIDATE_SQL",
     "COUNT_SQL",
     "DESCENDANTS_SQL",
-    "DF_SQL",
     "DOC_FIELDS",
     "HAS_THREADS_SQL",
     "HITS_SQL",
-    "LENGTHS_SQL",
     "MONTH_DF_SQL",
     "MONTH_LENGTHS_SQL",
     "READ_SQL",
@@ -47,13 +43,8 @@ _SCHEMA = re.compile(r"[a-z_][a-z0-9_]{0,62}")
 
 COUNT_SQL = "SELECT count(*) FROM {s}.documents WHERE ts < %(as_of)s"
 READ_SQL = f"SELECT {DOC_FIELDS} FROM {{s}}.documents WHERE id = %(id)s AND ts < %(as_of)s"
-LENGTHS_SQL = "SELECT count(*), coalesce(sum(len), 0) FROM {s}.documents WHERE ts < %(as_of)s"
-DF_SQL = (
-    "SELECT term, count(*) FROM {s}.postings "
-    "WHERE term = ANY(%(terms)s) AND ts < %(as_of)s GROUP BY term"
-)
-# The same statistics from the per-month tables: whole months before the cutoff's month, plus
-# a count within that month up to the cutoff (rows summed here).
+# N, total length and df from the per-month tables: whole months before the cutoff's month,
+# plus a count within that month up to the cutoff (rows summed by the caller).
 MONTH_LENGTHS_SQL = (
     "SELECT coalesce(sum(n), 0)::bigint, coalesce(sum(total_len), 0)::bigint "
     "FROM {s}.month_totals WHERE month < %(month)s "
@@ -69,7 +60,6 @@ MONTH_DF_SQL = (
 HITS_SQL = (
     f"SELECT ord, {DOC_FIELDS} FROM {{s}}.documents WHERE ord = ANY(%(ords)s) AND ts < %(as_of)s"
 )
-ALL_SQL = f"SELECT {DOC_FIELDS} FROM {{s}}.documents ORDER BY ts, id"  # hashing old corpora
 # A key's documents in (timestamp, id) order, like the embedded index's ordinals.
 THREAD_SQL = (
     f"SELECT {DOC_FIELDS} FROM {{s}}.documents WHERE thread_id = %(key)s AND ts < %(as_of)s "

@@ -1,36 +1,24 @@
-"""BM25 top-k in PostgreSQL that stops before reading every posting (threshold algorithm).
-
-Each posting has an impact ``s = tf / (tf + a + c * len)`` fixed at build time, with
-``a = K1 * (1 - B)`` and ``c = K1 * B / ref`` for a reference avgdl ``ref``; an expression index
-serves each term's postings in impact order. At a cutoff with avgdl ``avgdl`` a posting's
-contribution is ``idf * (K1 + 1) * tf / (tf + a + (K1 * B / avgdl) * len)``, at most
-``bound * s`` with ``bound = idf * (K1 + 1) * max(1, avgdl / ref)``: when ``avgdl <= ref`` the
-denominator only grows, and otherwise it shrinks by at most the factor ``ref / avgdl``. The
-idf and avgdl are those of the cutoff, so the bound holds as of any cutoff, whatever
-documents it admits; only visible postings (``ts < as_of``) are ever read.
+"""BM25 top-k in PostgreSQL that stops before reading every posting (threshold algorithm); the
+impact and its bound are in docs/postgres.md ("Early termination"): a posting's contribution at
+any cutoff is at most ``bound * s``, ``bound = idf * (K1 + 1) * max(1, avgdl / ref)``, with the
+cutoff's own idf and avgdl, and only visible postings (``ts < as_of``) are ever read.
 
 A search:
 
 1. reads each query term's ``depth`` visible postings of highest impact; a document outside
    term ``i``'s list then has impact at most the last one read there (``floor_i``), and a term
    with fewer postings than ``depth`` is read whole;
-2. scores those documents exactly (their query-term postings, one indexed probe each) and
-   takes the ``k``-th best score ``theta``: the true ``k``-th score is at least that;
-3. shares ``theta`` (less a safety margin for rounding) among the terms not read whole
-   (water-filling: a term whose whole bound ``bound_i * floor_i`` fits in its share keeps it,
-   the others share the rest equally as ``lam``) and reads, for each term over its share, the
-   postings with impact at least ``lam / bound_i``. A document read nowhere scores below
-   ``theta``, so the top ``k`` (ties included) are among the documents read, which are scored
-   exactly;
+2. scores those documents exactly and takes the ``k``-th best score ``theta``;
+3. shares ``theta`` (less a margin for rounding) among the terms not read whole (water-filling:
+   a term whose whole bound ``bound_i * floor_i`` fits in its share keeps it, the others share
+   the rest equally as ``lam``) and reads, for each term over its share, the postings with
+   impact at least ``lam / bound_i``. A document read nowhere scores below ``theta``, so the top
+   ``k`` (ties included) are among those read, scored exactly;
 4. ranks them by score, then ordinal (the id's rank).
 
-Scores are computed here with the same IEEE double operations in the same order as the
-embedded index (and the exhaustive statement), added in query-term order, so the results are
-equal to theirs bit for bit. A threshold too low to prune (long queries of frequent words)
-leaves too many documents to probe: the search then scores every posting instead. Filtered
-searches, corpora without the impact index, and a search with fewer than ``k`` documents found
-in step 1 use the exhaustive statement too.
-"""
+Scores use the embedded index's double operations in the same order, so results are equal bit
+for bit. Too low a threshold (long queries of frequent words), filters, and fewer than ``k``
+documents found in step 1 fall back to the exhaustive statement."""
 
 from __future__ import annotations
 

@@ -1,13 +1,7 @@
-"""A source allow-list for corpus builds: keep only documents from named sources.
-
-Hindcast builds its archive from a fixed set of 20 subreddits; a user reproducing it lists them
-(in a file, one a line) and the build keeps only their documents, whatever the dump holds.
-Names match ``Document.source`` case-insensitively, either whole (``reuters.com``,
-``reddit/r/worldnews``) or as its last part after a ``/`` or ``:`` (``worldnews`` and
-``r/worldnews`` match ``reddit/r/worldnews``; ``Sports`` matches ``wcep:Sports``). Documents
-left out are counted, and names that matched nothing are reported (a typo would otherwise
-silently empty a community).
-"""
+"""A source allow-list for corpus builds: keep only documents from named sources (as Hindcast
+builds its archive from a fixed set of subreddits). How names match ``Document.source`` and what
+the report says are in docs/corpus.md ("A source allow-list"); names that matched nothing are
+reported, since a typo would otherwise silently empty a community."""
 
 from __future__ import annotations
 
@@ -24,7 +18,8 @@ __all__ = ["allow_sources", "read_allow_list", "source_matches"]
 
 
 def source_matches(source: str, name: str) -> bool:
-    """Whether a document's ``source`` is the allow-list entry ``name`` (see the module doc)."""
+    """Whether a document's ``source`` is the allow-list entry ``name``: the whole source or its
+    last part after a ``/`` or ``:``, case-insensitively."""
     s, n = source.lower(), name.strip().strip("/").lower()
     return bool(n) and (s == n or s.endswith("/" + n) or s.endswith(":" + n))
 

@@ -1,19 +1,7 @@
-"""Documents from CC-News style crawls: JSON lines with page metadata, or WARC files.
-
-JSON lines (plain or ``.gz``): ``url``, ``title``, ``maintext`` or ``text``, ``date_publish``,
-``date_modify``, ``date_download`` (the news-please field names); any of them may be absent.
-A record may instead (or as well) carry the page itself in ``html``, whose metadata fills what
-the fields leave out (see ``_htmlmeta``). WARC files (``.warc``, ``.warc.gz``; needs the
-``warc`` extra) give one page per HTML response, dated by ``WARC-Date`` when nothing better is
-found.
-
-Every page goes through ``clean_pages``: the timestamp cascade (published, modified, crawl time;
-years outside [2010, 2030] discarded), quality filters and duplicate suppression, each removal
-counted. A date-only value (``YYYY-MM-DD``) counts from the *end* of its day, and a time without
-a zone is taken as UTC. Pages are put in time order first by spooling them to one temporary
-file per month (memory bounded by a month). Ids: the record's ``id`` when given, else
-``ccnews:`` and 16 hex digits of the SHA-256 of the URL.
-"""
+"""Documents from CC-News style crawls: JSON lines with the news-please fields (or the page in
+``html``, read by ``_htmlmeta``), or WARC files (extra ``warc``). Every page goes through
+``clean_pages``; pages are put in time order by spooling them to one temporary file per month
+(memory bounded by a month). See docs/corpus.md, "CC-News style crawls"."""
 
 from __future__ import annotations
 

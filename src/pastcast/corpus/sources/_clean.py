@@ -1,16 +1,9 @@
-"""Cleaning crawled pages before indexing: a timestamp cascade, quality filters and duplicate
-suppression, each removal counted by reason.
-
-Timestamp cascade: ``date_published``, then ``date_modified``, then ``crawl_time``; a candidate
-that does not parse or whose year is outside ``[2010, 2030]`` (placeholder dates such as 1970 or
-2099 are common in page metadata) is discarded and the next one is tried. The chosen rule is
-recorded on the page. A page is never dated *earlier* than the evidence supports: when only the
-crawl time is known, the page counts as published when it was crawled.
-
-Duplicates keep the earliest page. Input must come in non-decreasing timestamp order (checked),
-which keeps memory bounded by the dedup state: canonical URLs, recent titles (7 days) and the
-MinHash-LSH index (lower-cased word 5-grams, 128 permutations in 8 bands of 16 rows).
-"""
+"""Cleaning crawled pages before indexing: a timestamp cascade (``date_published``, then
+``date_modified``, then ``crawl_time``, years outside ``[2010, 2030]`` discarded as placeholders),
+quality filters and duplicate suppression keeping the earliest page, each removal counted by
+reason (docs/corpus.md, "Cleaning crawled pages"). A page is never dated earlier than the
+evidence supports: known only by its crawl time, it counts as published when it was crawled.
+Input comes in non-decreasing timestamp order (checked), so memory is bounded by the dedup state."""
 
 from __future__ import annotations
 

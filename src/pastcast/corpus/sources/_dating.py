@@ -1,20 +1,8 @@
-"""Dating provenance of a corpus build: which date each document carries, counted by kind, and
-the documents dated only by when they were taken, flagged and excluded on request.
-
-A document's timestamp is its publication, its last modification, when the source first saw it,
-or only when it was crawled or fetched (``Document.dated_by``; None where the source does not
-say). A crawl or fetch time says when the bytes were taken, not when they were written: a page
-crawled on a day may have been rewritten that day from an older article or updated after it was
-first published, and nothing in its metadata tells. Forecast-Dojo dates 13.1% of its CC-News
-articles this way. ``require``:
-
-- ``any``: every document is kept (crawl- and fetch-dated ones counted and flagged);
-- ``metadata``: documents dated only by crawl or fetch time are left out;
-- ``published``: only documents dated by their publication are kept.
-
-The counts go to the build report and, as ``dating.json`` in the index directory, to the
-corpus identity (``options["dating"]``), so a run's header records them.
-"""
+"""Dating provenance of a corpus build: which date each document carries (``Document.dated_by``),
+counted by kind, and the documents dated only by when they were crawled or fetched, flagged and
+left out on request (``require``: ``any``, ``metadata`` or ``published``). The counts go to the
+build report and to ``dating.json`` beside the index (the identity's ``options["dating"]``).
+See docs/corpus.md, "Dating provenance"."""
 
 from __future__ import annotations
 

@@ -1,15 +1,7 @@
-"""The feed spool: what ``pastcast corpus feed`` appends, read back as dated documents.
-
-A spool is a folder of ``items-YYYY-MM-DD.jsonl`` files (named by the UTC day an item was first
-seen), one ``FeedItem`` a line: the JSONL source's document fields plus when pastcast first saw
-the item (``first_seen``), the times the feed gave (``published``, ``updated``) and which of them
-dated it (``date_provenance``). A line without its newline is the tail of a write cut short by a
-crash: it is never read (the next append removes it).
-
-Two readings: ``feed:`` dates each document by its ``timestamp`` (the feed's date when it is not
-later than ``first_seen``, else ``first_seen``); ``feed-seen:`` dates every document by
-``first_seen``, so a replay of a live round sees exactly what pastcast had seen by its cutoff.
-"""
+"""The feed spool (``items-YYYY-MM-DD.jsonl`` files, one ``FeedItem`` a line, described in
+docs/corpus.md, "Live feeds"), read back as dated documents. A line without its newline is the
+tail of a write cut short by a crash and is never read. ``feed:`` dates each document by its
+``timestamp``; ``feed-seen:`` dates every one by ``first_seen`` (a replay of a live round)."""
 
 from __future__ import annotations
 

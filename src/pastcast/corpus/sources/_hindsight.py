@@ -1,35 +1,13 @@
-"""Screens for documents that were written (or rewritten) after the date they carry.
+"""Screens for documents that were written (or rewritten) after the date they carry: a dated
+summary produced later can describe what happened after its date, which is leakage although the
+date looks right.
 
-A dated summary that was produced later can describe what happened after its date: that is
-leakage even though the date looks right. Day-level screens (a whole day file is flagged):
-
-* ``unparseable``: the file is not valid YAML;
-* ``deep_context_schema``: the file is not in the same-day snapshot schema (the later
-  "deep context" rewrites use a different schema: ``dataset`` / ``events``);
-* ``size_outlier``: the day is more than ``SIZE_FACTOR`` times the rolling median of the
-  previous ``WINDOW`` kept days.
-
-Item-level screen: ``later_date_mention``, an explicit calendar date more than a day after the
-document's date in a sentence without forward-looking wording (scheduled events such as
-"postponed until 5 September 2021" are legitimate; "announced his death on January 10, 2020" in
-a January 7 item is hindsight).
-
-Document-level content screen (``screen_document``, applied to every source when a corpus is
-built, see ``ContentScreen``): the title and the text, by the first rule that fires:
-
-* ``title_later_period``: the title names a period that ends after the document's year ("War in
-  Afghanistan (2001–2021)" on a 2020 item: the end of a war is known only once it is over);
-* ``title_later_year``: the title names a year after the document's (at most five on), as
-  Wikipedia names conflicts, disasters and protests once they have happened ("2024 Iran–Israel
-  conflict" on a 2023 item);
-* ``title_later_date``, ``text_later_date``: ``later_date_mention`` in the title or the text;
-* ``text_later_period``: the text names a period ending after the document's year, without
-  forward-looking wording.
-
-Scheduled events are named by their year long before it comes ("2024 United States presidential
-election", "2026 FIFA World Cup qualification", "2020–21 Premier League season"): a title or
-text that names one (``_SCHEDULED``) passes the year and period rules.
-"""
+Day-level screens of the WCEP archive (a whole day file flagged): ``unparseable``,
+``deep_context_schema`` (the later rewrites' ``dataset`` / ``events`` schema) and
+``size_outlier`` (over ``SIZE_FACTOR`` times the rolling median of the previous ``WINDOW`` kept
+days); item-level ``later_date_mention``; and the content screen every source passes through
+(``screen_document``, ``ContentScreen``), whose rules and scheduled-event exception are listed in
+docs/audits.md ("The content screen") and docs/corpus.md (WCEP's "Hindsight screen")."""
 
 from __future__ import annotations
 

@@ -1,11 +1,6 @@
-"""Dates, title and body text of an HTML news page, with the standard library's parser.
-
-Publication date, first found wins: JSON-LD ``datePublished``, ``<meta
-property="article:published_time">``, ``<meta itemprop="datePublished">`` (``content`` or
-``datetime``). Modification date likewise with ``dateModified``/``article:modified_time``.
-Title: ``og:title``, else ``<title>``. Text: the paragraphs (``<p>``), else all text outside
-scripts, styles and navigation.
-"""
+"""Dates, title and body text of an HTML news page, with the standard library's parser; which
+tags and JSON-LD fields are read, first found wins, is listed in docs/corpus.md ("CC-News style
+crawls")."""
 
 from __future__ import annotations
 

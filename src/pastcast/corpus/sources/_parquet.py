@@ -1,19 +1,8 @@
-"""Documents from article tables in Parquet (the Forecast-Dojo layout).
-
-Required columns: ``title``, ``text``, ``article_id``, ``url``, ``published_date``; any other
-column is ignored. A path is one file or a folder of ``*.parquet`` files (read in name order).
-
-Mapping: id ``article_id`` as text (unchanged, so ids match the upstream table); timestamp
-``published_date``: a timestamp column (a zone-less one is taken as UTC) or ISO 8601 text; a
-bare date (a ``date`` column, or text in any ISO 8601 spelling of a day) becomes the last
-microsecond of that day, because an article dated only by its day may have appeared at any
-time during it. Source: the host of the url.
-
-A file without a required column is an error naming the file and the column. A bad row (null
-id, date or text, a date that does not parse, a repeated id) is skipped and counted by reason,
-with the file and row number (from 1, in file order) of its first occurrence. Reading streams
-record batches, so memory is bounded by a batch plus the ids seen.
-"""
+"""Documents from article tables in Parquet (the Forecast-Dojo layout): columns ``title``,
+``text``, ``article_id``, ``url``, ``published_date``; a bare date counts from the last
+microsecond of its day; bad rows skipped and counted by reason with their first file and row.
+See docs/corpus.md, "Article tables in Parquet". Reading streams record batches, so memory is
+bounded by a batch plus the ids seen."""
 
 from __future__ import annotations
 
@@ -25,8 +14,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from pastcast.corpus.sources._dumps import SkipCounter
-from pastcast.corpus.sources._wcep import day_timestamp
-from pastcast.cutoff import as_utc, parse_publication_time
+from pastcast.cutoff import as_utc, end_of_day, parse_publication_time
 from pastcast.errors import FieldError
 from pastcast.records import Document
 
@@ -59,7 +47,7 @@ def published(value: Any) -> datetime:
     if isinstance(value, datetime):
         return as_utc(value)
     if isinstance(value, date):
-        return day_timestamp(value)
+        return end_of_day(value)
     if isinstance(value, str):
         try:
             return parse_publication_time(value)

@@ -1,27 +1,7 @@
-"""Documents from Reddit dumps in the Pushshift JSON-lines shape (submissions and comments).
-
-One JSON object per line. A submission has ``title`` (and ``selftext``), a comment has ``body``
-and ``link_id``; both have ``id``, ``created_utc`` (unix seconds, a number or a numeric string),
-``author``, ``subreddit``, ``score`` and optionally ``permalink``. Files may be plain, ``.gz``
-or ``.zst`` (the last needs the ``zstandard`` package). A folder is read file by file, ``RS_*``
-(submission) files first so that comments can be titled after their submission.
-
-Mapping: id ``reddit:<id>``; timestamp ``created_utc`` (the instant of posting: dumps capture
-posts when they were made, so there is no later edit to date them by); title the submission's
-title, or ``Re: <submission title>`` for a comment when its submission was read before (else
-``""``); text ``selftext``/``body`` with HTML entities undone; source ``reddit/r/<subreddit>``;
-url the permalink; ``thread_id`` ``reddit:<submission id>`` (a submission is its own thread);
-``parent_id`` ``reddit:<parent id>``; author the user name.
-
-Filters (defaults are Hindcast's engagement and length floors), each removal counted by reason;
-the first failing check names the reason: no stable id; deleted or removed author or body; bot
-authors (an optional list); score below 5; a submission with fewer than 3 comments (when the
-record has ``num_comments``); a comment with fewer than 5 non-URL characters or mostly a link;
-fewer than 20 whitespace-delimited words (title and self text of a submission, body of a
-comment); a repeated id (the first is kept). Malformed lines are skipped and counted by reason.
-
-Memory: one line at a time, plus the ids kept (to drop repeats) and the submission titles.
-"""
+"""Documents from Reddit dumps in the Pushshift JSON-lines shape (submissions and comments):
+the field mapping, the filters (Hindcast's engagement and length floors, each removal counted by
+reason) and the file order are in docs/corpus.md, "Reddit dumps". Memory: one line at a time,
+plus the ids kept (to drop repeats) and the submission titles."""
 
 from __future__ import annotations
 

@@ -34,17 +34,13 @@ class SideFile:
     what: str
 
 
-def _no_lines() -> list[str]:
-    return []
-
-
 @dataclass
 class SourceRun:
     """An opened source: its documents, its report (complete once the documents are consumed)
     and the side files to keep with the index."""
 
     documents: Iterator[Document]
-    report_lines: Callable[[], list[str]] = _no_lines
+    report_lines: Callable[[], list[str]] = list
     side_files: tuple[SideFile, ...] = field(default=())
     skipped: Callable[[], dict[str, int]] = dict
     """Malformed input skipped so far, by reason (complete once the documents are consumed)."""

@@ -1,22 +1,8 @@
-"""Documents from the Wikipedia "Portal:Current events" archive (WCEP).
-
-Sources, in one folder: ``yaml/YYYY/MM/YYYY-MM-DD.yaml`` (``Date``, ``Source_URI``,
-``Intelligence_Payload``: category -> items) and ``wcep_2020_2026_compact.jsonl.gz``
-(``{"date", "cat", "text", "item"}``). A day with a YAML file is read from it; other days come
-from the compact file.
-
-Granularity: one document per news sentence. Its title is the topic heading above it in the same
-category (or the category), its text the sentence. A sentence is a self-contained dated fact, so a
-hit is precise and BM25 length normalisation compares like with like; a day-category document
-would mix unrelated stories.
-
-Timestamp: the end of the day, ``D 23:59:59.999999 UTC``. A day summary is complete only when
-the day is over, so a document of day ``D`` is invisible at every cutoff during ``D`` (including
-``D`` itself, 00:00) and visible from cutoff ``D+1`` (00:00) on.
-
-Hindsight: see ``_hindsight``; flagged days and items are excluded unless asked for, and every
-removal is counted in the ``WcepReport``.
-"""
+"""Documents from the Wikipedia "Portal:Current events" archive (WCEP): one document per news
+sentence, titled by its heading, dated at the last microsecond of its day (a day summary is
+complete only when the day is over). Days come from ``yaml/YYYY/MM/YYYY-MM-DD.yaml``, else from
+``wcep_2020_2026_compact.jsonl.gz``; the hindsight screen is ``_hindsight``. See
+docs/corpus.md, "The Wikipedia current-events archive"."""
 
 from __future__ import annotations
 
@@ -25,7 +11,7 @@ import re
 from collections import Counter, defaultdict
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from datetime import date, datetime
+from datetime import date
 from pathlib import Path
 from typing import Any
 
@@ -36,7 +22,7 @@ from pastcast.corpus.sources._hindsight import RollingSize, later_date_mention
 from pastcast.cutoff import end_of_day
 from pastcast.records import Document
 
-__all__ = ["COMPACT_NAME", "WcepReport", "day_timestamp", "read_wcep"]
+__all__ = ["COMPACT_NAME", "WcepReport", "read_wcep"]
 
 COMPACT_NAME = "wcep_2020_2026_compact.jsonl.gz"
 _CITATION = re.compile(r"\(([^()]+)\)\s*\.?\s*$")
@@ -66,11 +52,6 @@ class WcepReport:
         for reason, n in sorted(self.items_removed.items()):
             out.append(f"items removed ({reason}): {n}")
         return out
-
-
-def day_timestamp(day: date) -> datetime:
-    """The instant a day's summary counts as published: the last microsecond of the day."""
-    return end_of_day(day)
 
 
 def _is_news(text: str) -> bool:
@@ -187,7 +168,7 @@ def _day_documents(d: _Day, include_flagged: bool, report: WcepReport) -> Iterat
         report.items_kept += 1
         yield Document(
             id=f"wcep-{d.day.isoformat()}-{n:03d}",
-            timestamp=day_timestamp(d.day),
+            timestamp=end_of_day(d.day),  # a day's summary is complete once it is over
             title=heading.get(cat, cat),
             text=text,
             source=f"wcep:{cat}",
