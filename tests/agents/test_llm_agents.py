@@ -16,7 +16,7 @@ from pastcast.env import EnvConfig, ForecastEnv
 from pastcast.models import ChatRequest
 from pastcast.runlog import RunLog, read_run_log
 from pastcast.runner import RunConfig, run_benchmark
-from pastcast.scoring import notebook_failures
+from pastcast.scoring.analyses import notebook_failures
 from pastcast.world import World
 
 

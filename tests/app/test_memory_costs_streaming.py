@@ -13,7 +13,7 @@ import pytest
 
 from _streaming import MAX_LIVE, records_streamed, synthetic_run
 from pastcast.app import memory_costs, read_runs
-from pastcast.scoring import evidence_index, memory_cost
+from pastcast.scoring.analyses import evidence_index, memory_cost
 
 
 def _stats_logs(tmp_path: Path) -> list[str]:

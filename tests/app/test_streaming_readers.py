@@ -38,7 +38,8 @@ from pastcast.dataset import Dataset
 from pastcast.models import resolve_model
 from pastcast.runlog import StepColumns, StepRecord, read_run_log
 from pastcast.runner import RunConfig, run_benchmark
-from pastcast.scoring import (
+from pastcast.scoring import table_from_records
+from pastcast.scoring.analyses import (
     DURATION_EDGES,
     capture_gain,
     changes_by_evidence,
@@ -53,7 +54,6 @@ from pastcast.scoring import (
     step_changes,
     stop_counts,
     stop_reason_of,
-    table_from_records,
     thirds,
 )
 from pastcast.world import build_world, world_from_spec

@@ -25,7 +25,7 @@ from pastcast.dataset import Dataset
 from pastcast.reports import Runs, scorecard
 from pastcast.reports.figures import FIGURES, Drawn, ReportData
 from pastcast.runlog import read_run_log
-from pastcast.scoring import cost_by_step
+from pastcast.scoring.analyses import cost_by_step
 
 UNIT = re.compile(r"\s\(([^()]+)\)$")
 """An axis label's unit: a trailing parenthesis after a space ("cost per forecast (USD)")."""

@@ -13,13 +13,13 @@ from scoring_builders import make_step
 from pastcast.scoring import (
     alpha_anatomy,
     brier,
-    calibration,
     ece,
     metric_list,
     murphy,
     summarize,
     table_from_records,
 )
+from pastcast.scoring.analyses import calibration
 
 
 def _binary_steps() -> list:

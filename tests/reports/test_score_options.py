@@ -14,7 +14,8 @@ from typer.testing import CliRunner
 from pastcast.cli._app import app
 from pastcast.reports import Runs
 from pastcast.runlog import read_run_log
-from pastcast.scoring import calibration, summarize
+from pastcast.scoring import summarize
+from pastcast.scoring.analyses import calibration
 
 runner = CliRunner()
 

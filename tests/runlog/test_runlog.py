@@ -26,7 +26,8 @@ from pastcast.runlog import (
     step_schema,
 )
 from pastcast.runner import RunConfig, run_benchmark
-from pastcast.scoring import notebook_failures, score_step
+from pastcast.scoring import score_step
+from pastcast.scoring.analyses import notebook_failures
 
 V1 = Path(__file__).parent / "fixtures" / "run_v1.jsonl"
 V2 = Path(__file__).parent / "fixtures" / "run_v2.jsonl"

@@ -19,7 +19,7 @@ from pastcast.corpus.embedded import EmbeddedIndex
 from pastcast.records import EpisodeRecord, Notebook, ToolCall
 from pastcast.runlog import StepRecord
 from pastcast.runner import RunConfig, run_benchmark
-from pastcast.scoring import (
+from pastcast.scoring.analyses import (
     EVIDENCE_INPUTS,
     capture_gain,
     changes_by_evidence,
@@ -199,7 +199,7 @@ def test_a_memory_on_run_gives_evidence_counts_without_the_agents(tmp_path: Path
     script = (
         "import sys\n"
         "from pastcast.runlog import read_run_log\n"
-        "from pastcast.scoring import evidence_index\n"
+        "from pastcast.scoring.analyses import evidence_index\n"
         f"rows = evidence_index(read_run_log({str(out)!r}).steps)\n"
         "assert 'pastcast.agents' not in sys.modules, 'scoring imported the agents'\n"
         "print(sum(r.own is not None for r in rows), sum(r.available is not None for r in rows))\n"

@@ -7,13 +7,13 @@ from scoring_builders import make_step
 
 from pastcast.records import EpisodeRecord, ToolCall
 from pastcast.runlog import StepRecord
-from pastcast.scoring import (
+from pastcast.scoring import table_from_records
+from pastcast.scoring.analyses import (
     coverage,
     coverage_bin,
     coverage_summary,
     lookback_summary,
     pipeline_recoveries,
-    table_from_records,
     with_row_column,
 )
 

@@ -15,8 +15,8 @@ from typer.testing import CliRunner
 from pastcast.cli import app
 from pastcast.records import EpisodeRecord, EvidenceTally, SideTally, StopReason, ToolCall
 from pastcast.runlog import AgentSpec, RunHeader, StepRecord
-from pastcast.scoring import (
-    GroupSummary,
+from pastcast.scoring import GroupSummary, table_from_records
+from pastcast.scoring.analyses import (
     coverage,
     coverage_summary,
     duration_bucket,
@@ -27,7 +27,6 @@ from pastcast.scoring import (
     paired_recoveries,
     stop_counts,
     stop_reason_of,
-    table_from_records,
 )
 
 cli = CliRunner()

@@ -6,14 +6,13 @@ import numpy as np
 import pytest
 from scoring_builders import make_step
 
-from pastcast.scoring import (
+from pastcast.scoring import summarize, table_from_records
+from pastcast.scoring.analyses import (
     episode_gain,
     evidence_capture,
     horizon_bucket,
     recoveries_regressions,
     step_changes,
-    summarize,
-    table_from_records,
     thirds,
     with_event_column,
 )

@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from pastcast.scoring import alpha_standard_error, alpha_variance, power_n, power_rounds
+from pastcast.scoring.analyses import alpha_standard_error, alpha_variance, power_n, power_rounds
 
 # Foresight Arena Table 1: alpha*, predictions n, rounds of 7 (q = 0.5, |b - p| = 0.15,
 # one-sided 5% significance, 80% power, quantiles rounded to 1.645 and 0.842).

@@ -11,14 +11,8 @@ from scoring_builders import make_step
 
 from pastcast.records import EpisodeRecord, ToolCall, Usage
 from pastcast.runlog import StepRecord
-from pastcast.scoring import (
-    EvidenceRow,
-    cost_by_step,
-    memory_cost,
-    ratio_bootstrap,
-    resource_rows,
-    table_from_records,
-)
+from pastcast.scoring import ratio_bootstrap, table_from_records
+from pastcast.scoring.analyses import EvidenceRow, cost_by_step, memory_cost, resource_rows
 
 
 def rec(

@@ -14,7 +14,7 @@ from typer.testing import CliRunner
 from pastcast.cli._app import app
 from pastcast.records import EpisodeRecord, Notebook, ToolCall, Usage
 from pastcast.runlog import AgentSpec, RunHeader, RunLogWriter, StepRecord
-from pastcast.scoring import capture_gain, memory_cost
+from pastcast.scoring.analyses import capture_gain, memory_cost
 
 runner = CliRunner()
 CUTOFFS = [datetime(2025, 1, d, tzinfo=UTC) for d in (1, 5, 10)]

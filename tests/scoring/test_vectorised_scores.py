@@ -21,14 +21,8 @@ from pastcast.app import score_runs
 from pastcast.records import evidence_label_of
 from pastcast.reports import Runs
 from pastcast.runlog import RunLog, StepRecord, read_run_log, read_step_columns
-from pastcast.scoring import (
-    NO_STOP,
-    TABLE_INPUTS,
-    event_kind,
-    metric_list,
-    step_scores,
-    table_from_columns,
-)
+from pastcast.scoring import TABLE_INPUTS, event_kind, metric_list, step_scores, table_from_columns
+from pastcast.scoring.analyses import NO_STOP
 
 TOLERANCE = 1e-12
 

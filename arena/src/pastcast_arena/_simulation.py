@@ -23,7 +23,7 @@ from pydantic import Field
 
 from pastcast.agents import random_draws
 from pastcast.records import Record
-from pastcast.scoring import power_n, power_rounds
+from pastcast.scoring.analyses import power_n, power_rounds
 from pastcast_arena._records import (
     MAX_BP,
     ArenaMarket,

@@ -18,15 +18,8 @@ from numpy.typing import NDArray
 
 from pastcast.records import Record
 from pastcast.reports import leaderboard_rows
-from pastcast.scoring import (
-    KAPPA,
-    alpha_anatomy,
-    alpha_score,
-    alpha_standard_error,
-    alpha_test,
-    binary_brier,
-    shrink,
-)
+from pastcast.scoring import KAPPA, alpha_anatomy, alpha_score, alpha_test, binary_brier, shrink
+from pastcast.scoring.analyses import alpha_standard_error
 from pastcast_arena._records import (
     MAX_BP,
     OUTCOME_EXCLUDED,

@@ -15,16 +15,15 @@ from pastcast.app._reading import RunsRead, read_runs
 from pastcast.app._reports import TABLE_COLUMNS, group_columns
 from pastcast.errors import FieldError
 from pastcast.reports import BOOTSTRAP_DRAWS, BOOTSTRAP_SEED, RUN_COLUMNS, duration_of
-from pastcast.scoring import (
+from pastcast.scoring import TABLE_INPUTS, Convention, ScoreTable
+from pastcast.scoring import metric as registered_metric
+from pastcast.scoring.analyses import (
     DURATION_EDGES,
     EVIDENCE_INPUTS,
     NO_STOP,
     RESOURCES,
-    TABLE_INPUTS,
-    Convention,
     CoverageKind,
     RecoveryCount,
-    ScoreTable,
     capture_gain,
     changes_by_evidence,
     coverage,
@@ -38,7 +37,6 @@ from pastcast.scoring import (
     stop_counts,
     thirds,
 )
-from pastcast.scoring import metric as registered_metric
 
 __all__ = ["Statistics", "coverage_bins", "longitudinal", "memory_costs", "recoveries"]
 

@@ -14,7 +14,7 @@ from pastcast.app import longitudinal as longitudinal_stats
 from pastcast.cli._common import JsonFlag, fail, field_errors, print_json
 from pastcast.cli._score import BootstrapOpt, ByOpt, FallbackOpt, RunLogsArg, SeedOpt, print_notes
 from pastcast.reports import BOOTSTRAP_DRAWS, BOOTSTRAP_SEED, clean_json
-from pastcast.scoring import CoverageKind, power_n, power_rounds
+from pastcast.scoring.analyses import CoverageKind, power_n, power_rounds
 
 app = typer.Typer(
     help="Statistics: power analysis, longitudinal and evidence analyses, memory cost, "

@@ -10,13 +10,8 @@ from pydantic import ValidationError
 
 from pastcast.curate._records import EventCuration
 from pastcast.runlog import StepRecord
-from pastcast.scoring import (
-    Convention,
-    GroupSummary,
-    summarize,
-    table_from_records,
-    with_event_column,
-)
+from pastcast.scoring import Convention, GroupSummary, summarize, table_from_records
+from pastcast.scoring.analyses import with_event_column
 from pastcast.validation import first_problem
 
 

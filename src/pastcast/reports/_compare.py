@@ -19,7 +19,6 @@ from pastcast.reports._runs import Runs
 from pastcast.reports._scorecard import BOOTSTRAP_DRAWS, BOOTSTRAP_SEED
 from pastcast.reports._tables import TextTable, fmt_number
 from pastcast.scoring import (
-    RESOURCES,
     Convention,
     PairedComparison,
     PairedDifference,
@@ -27,6 +26,7 @@ from pastcast.scoring import (
     metric_list,
     paired_comparison,
 )
+from pastcast.scoring.analyses import RESOURCES
 
 __all__ = [
     "Comparison",

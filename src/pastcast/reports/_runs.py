@@ -25,21 +25,17 @@ from numpy.typing import NDArray
 from pastcast.dataset import Dataset
 from pastcast.records import Notebook
 from pastcast.runlog import RunHeader, RunLog, StepColumns, StepRecord, as_numpy
-from pastcast.scoring import (
+from pastcast.scoring import TABLE_INPUTS, ScoreTable, coded, distinct_rows, table_from_columns
+from pastcast.scoring.analyses import (
     EVIDENCE_INPUTS,
     NO_STOP,
     RESOURCES,
-    TABLE_INPUTS,
     EvidenceRow,
-    ScoreTable,
-    coded,
-    distinct_rows,
     duration_bucket,
     evidence_index_of,
     horizon_bucket,
     market_days,
     notebook_rows,
-    table_from_columns,
     with_coded_column,
 )
 
@@ -392,7 +388,7 @@ class Runs:
 
     @cached_property
     def _table(self) -> ScoreTable:
-        table = with_coded_column(self.base_table, "model", *self._models())
+        table = with_coded_column(self.base_table, "model", *self.models())
         table = with_coded_column(table, "evidence", *self.coded("evidence", "untallied"))
         table = with_coded_column(table, "stop", *self.coded("stop_reason", NO_STOP))
         ages = self.columns(("market_age_days", "market_probs"))
@@ -408,9 +404,9 @@ class Runs:
             table = self._with_dataset(table, self.dataset)
         return table
 
-    def _models(self) -> tuple[NDArray[np.int64], tuple[str, ...]]:
-        """Each step's agent's model (its run header's), coded: looked up once per run, agent
-        and setting."""
+    def models(self) -> tuple[NDArray[np.int64], tuple[str, ...]]:
+        """Each step's agent's model (its run header's), coded over the models some step used
+        (sorted): looked up once per run, agent and setting."""
         table = self.base_table
         width = len(table.keys["setting"][1])
         span = len(table.keys["agent"][1]) * width
@@ -498,7 +494,7 @@ class Runs:
         return np.asarray(ages, dtype=np.float64)
 
     def resources(self) -> NDArray[np.float64]:
-        """Per step, the resources of ``pastcast.scoring.RESOURCES`` (as ``resource_use``)."""
+        """Per step, the resources of ``RESOURCES`` (as ``resource_use``)."""
         # a missing value (null) reads as NaN, as it does through ``resource_use``
         table = self.columns(RESOURCES)
         return np.stack([as_numpy(table.column(r)) for r in RESOURCES], axis=1)

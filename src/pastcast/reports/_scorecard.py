@@ -14,15 +14,8 @@ import numpy as np
 
 from pastcast.reports._leaderboard import ranked
 from pastcast.reports._runs import Runs
-from pastcast.scoring import (
-    RESOURCES,
-    Calibration,
-    Convention,
-    GroupSummary,
-    calibration,
-    group_rows,
-    summarize,
-)
+from pastcast.scoring import Convention, GroupSummary, summarize
+from pastcast.scoring.analyses import RESOURCES, Calibration, calibration, group_rows
 
 __all__ = [
     "BOOTSTRAP_DRAWS",
@@ -61,7 +54,7 @@ class GroupReport:
     summary: GroupSummary
     calibration: Calibration
     resources: Mapping[str, float]
-    """Mean per recorded forecast of each resource (``pastcast.scoring.RESOURCES``)."""
+    """Mean per recorded forecast of each resource (``pastcast.scoring.analyses.RESOURCES``)."""
     models: tuple[str, ...]
     """Models the group's forecasts called."""
     uniform_brier: float

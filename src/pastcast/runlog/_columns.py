@@ -47,7 +47,6 @@ from pastcast.runlog._companion import (
     write_stamp,
 )
 from pastcast.runlog._io import RunLog, _from_v1, _read_header, header_path, read_run_log
-from pastcast.runlog._scan import scanned_rows
 from pastcast.runlog._schema import SCHEMA_VERSION, RunHeader, StepRecord
 from pastcast.runlog._v2 import V2, v2_step
 from pastcast.validation import first_problem
@@ -305,9 +304,8 @@ def _tail(
 ) -> Iterator[tuple[pa.Table, Segment | None, bool]]:
     """The rows of the step file from byte ``start`` to ``size``, a block of whole lines at a
     time: (rows, the segment of them that ends at a newline, whether the last line was cut
-    mid-write). A block of schema 3 is read by Arrow's JSON reader where it can vouch for it
-    (``_scan``), else record by record; the file's last line without its newline is read but
-    never covered (a writer may be finishing it)."""
+    mid-write), each record read and validated as the writer's (``step_row``); the file's last
+    line without its newline is read but never covered (a writer may be finishing it)."""
     lineno = first_line
     with log.open("rb") as fh:
         fh.seek(start)
@@ -322,9 +320,7 @@ def _tail(
                 end = data.rfind(b"\n") + 1
             whole, rest = data[:end], data[end:]
             if whole:
-                table = scanned_rows(whole, pos) if convert is None else None
-                if table is None:
-                    table = rows_table(_records(whole, pos, lineno, log, convert)[0])
+                table = rows_table(_records(whole, pos, lineno, log, convert)[0])
                 lines = whole.count(b"\n")
                 segment = Segment(
                     pos, pos + end, table.num_rows, lines, hashlib.sha256(whole).hexdigest()

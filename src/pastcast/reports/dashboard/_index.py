@@ -33,19 +33,11 @@ from pastcast.runlog import (
     RunHeader,
     StepRecord,
     column_probs,
-    columns_schema,
     header_path,
     read_step_columns,
 )
-from pastcast.scoring import (
-    RESOURCES,
-    TABLE_INPUTS,
-    GroupSummary,
-    ScoreTable,
-    group_rows,
-    metric_list,
-    summarize,
-)
+from pastcast.scoring import TABLE_INPUTS, GroupSummary, ScoreTable, metric_list, summarize
+from pastcast.scoring.analyses import RESOURCES, group_rows
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -211,11 +203,8 @@ class RunIndex:
     least; ``persist``: keep the unfiltered leaderboard beside the first log (``_store``)."""
 
     def __init__(self, runs: Runs, *, persist: bool = True) -> None:
-        import pyarrow as pa
-
         self.logs = runs.logs
         self.dataset = runs.dataset
-        tables = [log.table.select(list(INDEX_COLUMNS)) for log in self.logs]
         prints = [log.fingerprint() if persist else None for log in self.logs]
         # the unfiltered leaderboard is stored while every log and the metrics are as they were
         metric_names = [m.name for m in metric_list()]
@@ -225,26 +214,18 @@ class RunIndex:
             else None
         )
         self.notes: tuple[str, ...] = ()
-        sizes = [t.num_rows for t in tables]
+        sizes = runs.log_sizes()
         self.runs = tuple(
             RunInfo(log.header, log.path, n) for log, n in zip(self.logs, sizes, strict=True)
         )
-        self._starts = np.cumsum([0, *sizes]).astype(np.int64)
-        self.columns: pa.Table = (
-            pa.concat_tables(tables)
-            if tables
-            else columns_schema().empty_table().select(list(INDEX_COLUMNS))
-        )
-        n = self.columns.num_rows
+        self.columns: pa.Table = runs.columns(INDEX_COLUMNS)
         self.run_of: Ints = np.repeat(np.arange(len(sizes), dtype=np.int64), sizes)
         self.table: ScoreTable = runs.base_table
         self.metrics = self.table.metrics("uniform")
         self.offsets: Ints = self.columns.column("offset").to_numpy().astype(np.int64)
         self.lengths: Ints = self.columns.column("length").to_numpy().astype(np.int64)
-        self.resources = {
-            r: self.columns.column(r).to_numpy().astype(np.float64).reshape(n) for r in RESOURCES
-        }
-        self._models(n)
+        self.resources = dict(zip(RESOURCES, runs.resources().T, strict=True))
+        self.model_codes, self.model_names = runs.models()
         event_codes = self.table.codes("event")
         order = np.argsort(event_codes, kind="stable")
         self._event_order = order
@@ -255,33 +236,6 @@ class RunIndex:
         self._chains()
         self._lock = threading.Lock()
         self._boards: OrderedDict[Filters, tuple[LeaderRow, ...]] = OrderedDict()
-
-    def _models(self, n: int) -> None:
-        """The model of each step: its agent spec's ``model`` argument in its run's header."""
-        agent, agents = self.table.keys["agent"]
-        setting, settings = self.table.keys["setting"]
-        per_run = [
-            {(a.name, a.setting): str(a.args.get("model") or NO_MODEL) for a in info.header.agents}
-            for info in self.runs
-        ]
-        names = sorted({NO_MODEL, *(m for of in per_run for m in of.values())})
-        at = {m: k for k, m in enumerate(names)}
-        codes = np.zeros(n, dtype=np.int64)
-        pair = agent * len(settings) + setting
-        for r, of in enumerate(per_run):
-            rows = slice(int(self._starts[r]), int(self._starts[r + 1]))
-            lookup = np.full(max(1, len(agents) * len(settings)), at[NO_MODEL], dtype=np.int64)
-            for (a, s), m in of.items():
-                if a in agents and s in settings:
-                    lookup[agents.index(a) * len(settings) + settings.index(s)] = at[m]
-            codes[rows] = lookup[pair[rows]]
-        if not n:
-            self.model_names: tuple[str, ...] = (NO_MODEL,)
-            self.model_codes: Ints = codes
-            return
-        used, inverse = np.unique(codes, return_inverse=True)  # the models some step used
-        self.model_names = tuple(names[int(k)] for k in used)
-        self.model_codes = inverse.reshape(-1).astype(np.int64)
 
     def _chains(self) -> None:
         """Each chain's steps by step index, as one sorted array and each row's place in it."""

@@ -26,7 +26,8 @@ from numpy.typing import NDArray
 from pastcast.registry import Registry
 from pastcast.reports._runs import Runs
 from pastcast.reports._scorecard import Scorecard
-from pastcast.scoring import Convention, EvidenceRow, ScoreTable
+from pastcast.scoring import Convention, ScoreTable
+from pastcast.scoring.analyses import EvidenceRow
 
 __all__ = [
     "FIGURES",
@@ -99,7 +100,7 @@ class ReportData:
 
     @cached_property
     def resources(self) -> NDArray[np.float64]:
-        """Per step, the resources of ``pastcast.scoring.RESOURCES``."""
+        """Per step, the resources of ``pastcast.scoring.analyses.RESOURCES``."""
         return self.runs.resources()
 
     @cached_property

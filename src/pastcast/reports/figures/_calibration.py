@@ -19,7 +19,7 @@ from pastcast.reports.figures._base import (
     panel_axes,
     wrapped,
 )
-from pastcast.scoring import Calibration, calibration, group_rows
+from pastcast.scoring.analyses import Calibration, calibration, group_rows
 
 
 def _label(group: tuple[str, ...]) -> str:

@@ -21,7 +21,7 @@ from pastcast.reports.figures._base import (
     wrapped,
 )
 from pastcast.runlog import column_probs
-from pastcast.scoring import lookback_summary, pipeline_recoveries
+from pastcast.scoring.analyses import lookback_summary, pipeline_recoveries
 
 MARKET_EVENTS = 4
 """Events drawn by the market figure when none are chosen (those with the most steps)."""

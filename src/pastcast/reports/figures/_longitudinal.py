@@ -19,9 +19,9 @@ from pastcast.reports.figures._base import (
     panel_axes,
     wrapped,
 )
-from pastcast.scoring import (
+from pastcast.scoring import ScoreTable
+from pastcast.scoring.analyses import (
     Estimate,
-    ScoreTable,
     StepCost,
     capture_gain,
     changes_by_evidence,
