@@ -40,10 +40,7 @@ from pastcast.cli._common import (
 from pastcast.cli._score import print_notes
 from pastcast.errors import FieldError
 
-app = typer.Typer(
-    help="Leakage audits: how a benchmark was built, and what agents saw in a run.",
-    no_args_is_help=True,
-)
+app = typer.Typer(no_args_is_help=True)  # its help: COMMANDS (_app)
 
 
 RunLogArg = Annotated[Path, typer.Argument(help="The run log's step file (run.jsonl).")]

@@ -38,9 +38,7 @@ from pastcast.markets import FilterConfig, NothingKept, schedules
 if TYPE_CHECKING:
     from pastcast.markets import DatasetBuildReport
 
-app = typer.Typer(
-    help="Import real market data into datasets and describe them.", no_args_is_help=True
-)
+app = typer.Typer(no_args_is_help=True)  # its help: COMMANDS (_app)
 import_app = typer.Typer(help="Import resolved markets from a source.", no_args_is_help=True)
 app.add_typer(import_app, name="import")
 

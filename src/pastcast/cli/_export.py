@@ -20,11 +20,7 @@ from pastcast.errors import FieldError
 from pastcast.scoring import Fallback
 from pastcast.train import Keep, RewardMetric, SftShape
 
-app = typer.Typer(
-    help="Export run logs for training and analysis: chat fine-tuning records, per-step "
-    "rewards, a Parquet table of forecasts. Each file gets a manifest beside it.",
-    no_args_is_help=True,
-)
+app = typer.Typer(no_args_is_help=True)  # its help: COMMANDS (_app)
 
 OutOpt = Annotated[Path, typer.Option("--out", help="The file to write.")]
 SplitOpt = Annotated[

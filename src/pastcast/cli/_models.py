@@ -18,10 +18,7 @@ from pastcast.cli._common import (
 )
 from pastcast.errors import FieldError
 
-app = typer.Typer(
-    help="Models: measure a model's knowledge cutoff from what it recalls of a dated corpus.",
-    no_args_is_help=True,
-)
+app = typer.Typer(no_args_is_help=True)  # its help: COMMANDS (_app)
 
 
 @app.command("probe-cutoff")

@@ -16,11 +16,7 @@ from pastcast.cli._score import BootstrapOpt, ByOpt, FallbackOpt, RunLogsArg, Se
 from pastcast.reports import BOOTSTRAP_DRAWS, BOOTSTRAP_SEED, clean_json
 from pastcast.scoring import CoverageKind, power_n, power_rounds
 
-app = typer.Typer(
-    help="Statistics: power analysis, longitudinal and evidence analyses, memory cost, "
-    "coverage bins.",
-    no_args_is_help=True,
-)
+app = typer.Typer(no_args_is_help=True)  # its help: COMMANDS (_app)
 
 
 @app.command("power")

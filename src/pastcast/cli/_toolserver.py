@@ -20,10 +20,7 @@ from pastcast.errors import FieldError
 
 __all__ = ["app"]
 
-app = typer.Typer(
-    help="Serve a forecast step's tools to an agent of any framework (MCP or HTTP/JSON).",
-    no_args_is_help=True,
-)
+app = typer.Typer(no_args_is_help=True)  # its help: COMMANDS (_app)
 
 _ENV = EnvConfig()
 
