@@ -27,6 +27,7 @@ from pastcast.cli._common import (
     ConfigOpt,
     JsonFlag,
     cache_option,
+    call_with_params,
     draws_option,
     fail_app,
     fail_field,
@@ -250,6 +251,7 @@ def _pct(value: float | None) -> str:
 
 @app.command("retrievals")
 def retrievals(
+    ctx: typer.Context,
     run_log: RunLogArg,
     judge: Annotated[
         str,
@@ -315,25 +317,8 @@ def retrievals(
     stratified sample (never the outcome), its own errors are measured on planted documents and
     the rate is corrected for them (Rogan-Gladen). Written beside the log as
     RUN.retrieval-audit.json."""
-    try:
-        done = audit_run_retrievals(
-            run_log,
-            judge,
-            dataset=dataset,
-            corpus=corpus,
-            sample=sample,
-            seed=seed,
-            calibration=calibration,
-            positives=positives,
-            negatives=negatives,
-            cache=cache,
-            draws=draws,
-            max_tokens=max_tokens,
-            prompt=prompt,
-            progress=not as_json,
-        )
-    except FieldError as exc:  # an option's field is its name: --judge, --dataset, ...
-        fail_field(exc, {"run_logs": "RUN_LOG"})
+    with field_errors({"run_logs": "RUN_LOG"}):  # other fields: their option's name
+        done = call_with_params(ctx, audit_run_retrievals, progress=not as_json)
     print_notes(done.read)
     audit = done.audit
     if as_json:

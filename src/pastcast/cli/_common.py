@@ -12,7 +12,7 @@ import json
 import os
 import shutil
 import sys
-from collections.abc import Iterator, Mapping
+from collections.abc import Collection, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, NoReturn, TypeVar
@@ -31,6 +31,7 @@ if TYPE_CHECKING:
     from pastcast.records import Record
 
     R = TypeVar("R", bound=Record)
+T = TypeVar("T")
 
 __all__ = [
     "EXIT_FAILED",
@@ -39,6 +40,7 @@ __all__ = [
     "DayConventionOpt",
     "JsonFlag",
     "cache_option",
+    "call_with_params",
     "draws_option",
     "fail",
     "fail_app",
@@ -168,6 +170,22 @@ def given_options(
             node = node.setdefault(part, {})
         node[leaf] = value
     return out
+
+
+def call_with_params(
+    ctx: typer.Context,
+    function: Callable[..., T],
+    *args: Any,
+    omit: Collection[str] = (),
+    **computed: Any,
+) -> T:
+    """``function(*args, ...)`` given the command's parameters as its keyword arguments, each by
+    its name (``as_json`` and those of ``omit`` left out), with the values ``computed`` from
+    others set over them: a command whose parameters are the function's own passes them on
+    once."""
+    left_out = {"as_json", *omit}
+    params = {name: value for name, value in ctx.params.items() if name not in left_out}
+    return function(*args, **(params | computed))
 
 
 def options_record(

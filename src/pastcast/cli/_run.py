@@ -51,10 +51,17 @@ from pastcast.runner import (
 )
 from pastcast.scoring import Fallback
 
-__all__ = ["MaxModelCallsOpt", "MaxToolCallsOpt", "PythonToolOpt", "demo", "run"]
+__all__ = [
+    "OPTION_NAMES",
+    "MaxModelCallsOpt",
+    "MaxToolCallsOpt",
+    "PythonToolOpt",
+    "demo",
+    "run",
+]
 
 # Plan fields (of RunConfig, EnvConfig and the plan) whose `run` option is not --field-name.
-_OPTION_NAMES = {
+OPTION_NAMES = {
     "agents": "--agent",
     "python_timeout_s": "--python-timeout",
     "episodes": "--workers",
@@ -121,7 +128,7 @@ def _fail_run(exc: FieldError) -> NoReturn:
     """``exc`` as `run` says it: one ``error:`` line naming the option that sets its field
     (``budgets.max_tool_calls`` is ``--max-tool-calls``)."""
     last = exc.field.split(".")[-1].split("[")[0]
-    option = _OPTION_NAMES.get(last) or option_of(last)
+    option = OPTION_NAMES.get(last) or option_of(last)
     fail(f"{option} {exc.reason}")
 
 
