@@ -26,7 +26,6 @@ from pastcast.cli._common import (
     EXIT_FAILED,
     ConfigOpt,
     JsonFlag,
-    cache_option,
     call_with_params,
     draws_option,
     fail_app,
@@ -289,7 +288,10 @@ def retrievals(
     ] = 20,
     cache: Annotated[
         Path | None,
-        cache_option("The judgement cache (default: RUN.retrieval-judge-cache beside the log)."),
+        typer.Option(
+            "--cache",
+            help="The judgement cache (default: RUN.retrieval-judge-cache beside the log).",
+        ),
     ] = None,
     draws: Annotated[int, draws_option("Bootstrap draws for the intervals.")] = 4000,
     max_tokens: Annotated[

@@ -39,7 +39,6 @@ __all__ = [
     "ConfigOpt",
     "DayConventionOpt",
     "JsonFlag",
-    "cache_option",
     "call_with_params",
     "draws_option",
     "fail",
@@ -103,12 +102,6 @@ def draws_option(help: str) -> Any:
     """``--draws`` of a bootstrap or permutation test: bounded, since each draw costs a pass
     over the data and an absurd count would never finish."""
     return typer.Option("--draws", min=100, max=100_000, help=help)
-
-
-def cache_option(help: str) -> Any:
-    """``--cache``: the folder a command keeps its model calls' answers in (``help``: its
-    default)."""
-    return typer.Option("--cache", help=help)
 
 
 def printable(text: str) -> str:

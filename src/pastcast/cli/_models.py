@@ -10,7 +10,6 @@ import typer
 from pastcast.app import probe_model_cutoff
 from pastcast.cli._common import (
     JsonFlag,
-    cache_option,
     call_with_params,
     draws_option,
     field_errors,
@@ -36,9 +35,10 @@ def probe_cutoff(
     seed: Annotated[int, seed_option("Seed of the questions and intervals.")] = 0,
     cache: Annotated[
         Path | None,
-        cache_option(
-            "Where the questions and answers are kept (default: cutoff-probe in pastcast's "
-            "cache folder)."
+        typer.Option(
+            "--cache",
+            help="Where the questions and answers are kept (default: cutoff-probe in pastcast's "
+            "cache folder).",
         ),
     ] = None,
     draws: Annotated[int, draws_option("Bootstrap and permutation draws.")] = 1000,
