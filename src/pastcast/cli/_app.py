@@ -183,8 +183,9 @@ def load_command(name: str) -> Any:
             ) from None
     holder = typer.Typer(rich_markup_mode=None)  # plain help: wrapped, never cut (see app)
     if isinstance(target, typer.Typer):
-        own = {"help": COMMANDS[name][2]} if name in COMMANDS else {}  # a plugin keeps its own
-        holder.add_typer(target, name=name, **own)
+        if name in COMMANDS:  # a core group's help is its line here; a plugin's, its own
+            target.info.help = COMMANDS[name][2]
+        holder.add_typer(target, name=name)
     else:
         holder.command(name)(target)
     command = typer.main.get_group(holder).commands[name]
