@@ -5,24 +5,17 @@ audit run."""
 from __future__ import annotations
 
 import json
-import sys
-from collections.abc import Iterator
-from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
-from app_runs import run_baselines
+from app_runs import archive, judge, run_baselines
 from specs import DATASET_SPECS, materialize
 from typer.testing import CliRunner
 
 from pastcast.app import dashboard
 from pastcast.cli import app
-from pastcast.corpus.embedded import EmbeddedIndex
-from pastcast.models import ScriptedModel, providers, register_provider
-from pastcast.records import Document
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "curate"))
-from curate_judges import world_judge
+__all__ = ["archive", "judge"]  # imported fixtures, used by name below
 
 runner = CliRunner()
 
@@ -34,31 +27,6 @@ def spec_and_run(
     root = tmp_path_factory.mktemp("spec")
     spec = materialize(request.param, root)
     return spec, run_baselines(spec, root / "run" / "run.jsonl", events=2)
-
-
-@pytest.fixture(scope="module")
-def archive(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    docs = [
-        Document(
-            id=f"d{y}{m}",
-            timestamp=datetime(y, m, 1, tzinfo=UTC),
-            source="news",
-            title=f"Report {y}-{m}",
-            text="Officials said the vote and the launch plans were on track.",
-        )
-        for y in (2023, 2024, 2025)
-        for m in (1, 4, 7, 10)
-    ]
-    out = tmp_path_factory.mktemp("archive") / "index"
-    EmbeddedIndex.build(docs, out)
-    return out
-
-
-@pytest.fixture
-def judge() -> Iterator[str]:
-    register_provider("spec-judge")(lambda rest: ScriptedModel(responder=world_judge))
-    yield "spec-judge:any"
-    providers.remove("spec-judge")
 
 
 def _ok(*args: str, codes: tuple[int, ...] = (0,)) -> str:

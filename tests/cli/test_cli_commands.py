@@ -177,9 +177,14 @@ def _non_default(name: str, field: Any) -> tuple[list[str], Any]:
     return [option, str(value)], value
 
 
+# EnvConfig fields the runner sets per agent rather than per run: market prices go only to agents
+# registered with market access (market, tool-agent-market), and never under @no_tools.
+PER_AGENT_FIELDS = frozenset({"market_access"})
+
+
 def test_every_run_and_env_config_field_is_a_run_option(tmp_path: Path) -> None:
     params = {p.name for p in _command("run").params}
-    env_fields = set(EnvConfig.model_fields) - cli_run.PER_AGENT_FIELDS
+    env_fields = set(EnvConfig.model_fields) - PER_AGENT_FIELDS
     run_fields = set(RunConfig.model_fields) - {"agents", "env"}
     assert "agent" in params
     assert not (env_fields | run_fields) - params, "fields without a `run` option"

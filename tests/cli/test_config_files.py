@@ -9,7 +9,6 @@ import shutil
 import sys
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -26,18 +25,17 @@ from pastcast.app import (
     write_plan,
 )
 from pastcast.cli import app
-from pastcast.corpus.embedded import EmbeddedIndex
 from pastcast.curate import CurationConfig
-from pastcast.models import ScriptedModel, providers, register_provider
-from pastcast.records import Document, Record
+from pastcast.records import Record
 
 TESTS = Path(__file__).resolve().parents[1]
 for folder in ("app", "curate", "markets"):
     sys.path.insert(0, str(TESTS / folder))
-from app_runs import run_baselines  # noqa: E402
-from curate_judges import world_judge  # noqa: E402
+from app_runs import archive, judge, run_baselines  # noqa: E402
 from loopback import serve  # noqa: E402
 from test_polymarket import BINARY, NEG_RISK, make_route  # noqa: E402
+
+__all__ = ["archive", "judge"]  # imported fixtures, used by name below
 
 runner = CliRunner()
 
@@ -54,24 +52,6 @@ class Case:
     shown: Callable[[dict[str, Any]], Any]
     override: tuple[str, str, str, Any]
     """(option, value, field of the output's ``plan``, the value the field then holds)."""
-
-
-@pytest.fixture(scope="module")
-def archive(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    docs = [
-        Document(
-            id=f"d{y}{m}",
-            timestamp=datetime(y, m, 1, tzinfo=UTC),
-            source="news",
-            title=f"Report {y}-{m}",
-            text="Officials said the vote and the launch plans were on track.",
-        )
-        for y in (2023, 2024, 2025)
-        for m in (1, 4, 7, 10)
-    ]
-    out = tmp_path_factory.mktemp("archive") / "index"
-    EmbeddedIndex.build(docs, out)
-    return out
 
 
 @pytest.fixture(scope="module")
@@ -93,13 +73,6 @@ def forecastbench(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def polymarket() -> Iterator[str]:
     with serve(route=make_route([BINARY, NEG_RISK], fail_first=False)) as url:
         yield url
-
-
-@pytest.fixture
-def judge() -> Iterator[str]:
-    register_provider("config-judge")(lambda rest: ScriptedModel(responder=world_judge))
-    yield "config-judge:any"
-    providers.remove("config-judge")
 
 
 def _plan(out: dict[str, Any]) -> dict[str, Any]:

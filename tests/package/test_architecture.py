@@ -15,6 +15,8 @@ from pathlib import Path
 
 import pytest
 
+from pastcast.lazy import type_checking_imports
+
 ROOT = Path(__file__).resolve().parents[2]
 SRC = ROOT / "src"
 PKG = SRC / "pastcast"
@@ -40,12 +42,15 @@ def _is_type_checking(node: ast.If) -> bool:
 
 def _lazy_names() -> dict[str, dict[str, str]]:
     """Each lazy package facade's map of a name to the module that provides it (``_WHERE`` in
-    its ``__init__``: the names load on first use, so ``from pastcast import run_plan`` imports
-    the application layer and ``from pastcast.app import run_plan`` the module of ``run_plan``)."""
+    its ``__init__``, or else its ``if TYPE_CHECKING:`` imports: the names load on first use, so
+    ``from pastcast import run_plan`` imports the application layer and ``from pastcast.app
+    import run_plan`` the module of ``run_plan``)."""
     out: dict[str, dict[str, str]] = {}
     for init in sorted(PKG.rglob("__init__.py")):
-        tree = ast.parse(init.read_text(encoding="utf-8"))
-        for node in tree.body:
+        text = init.read_text(encoding="utf-8")
+        if "lazy_exports(__name__)" in text:
+            out[_module_name(init)] = type_checking_imports(text)
+        for node in ast.parse(text).body:
             if (
                 isinstance(node, ast.AnnAssign)
                 and isinstance(node.target, ast.Name)
@@ -61,7 +66,7 @@ LAZY_NAMES = _lazy_names()
 
 @pytest.mark.parametrize("package", sorted(LAZY_NAMES))
 def test_every_lazy_name_of_a_package_imports(package: str) -> None:
-    # A name listed in ``_WHERE`` is public (in ``__all__``) and is its module's own object.
+    # A lazy name is public (in ``__all__``) and is its module's own object.
     module = importlib.import_module(package)
     where = LAZY_NAMES[package]
     assert set(where) <= set(module.__all__)

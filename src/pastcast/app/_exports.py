@@ -70,8 +70,8 @@ def export_runs(
     run_logs: Sequence[str | Path],
     out: str | Path,
     *,
-    datasets: Sequence[str | Path | Dataset] = (),
-    splits: Sequence[str] = ("train",),
+    datasets: Sequence[str | Path | Dataset] | None = (),
+    splits: Sequence[str] | None = ("train",),
     force_eval: bool = False,
     fallback: Convention = "uniform",
     shape: SftShape = "messages",
@@ -85,18 +85,18 @@ def export_runs(
     its manifest beside it: ``sft`` (chat records of usable forecasts: ``shape``, ``keep``,
     ``score``, ``min_score``), ``rewards`` (per-step rewards: ``metric``, ``format_penalty``,
     ``fallback``) or ``table`` (a Parquet row per forecast of every split: ``fallback``). Chat
-    and reward exports read ``splits`` only (an evaluation split needs ``force_eval``);
-    ``datasets`` behind the runs put their content hash in the manifest and check the recorded
-    splits. ``out`` may replace only a file an earlier export wrote."""
+    and reward exports read ``splits`` only (None: ``train``; an evaluation split needs
+    ``force_eval``); ``datasets`` behind the runs put their content hash in the manifest and
+    check the recorded splits. ``out`` may replace only a file an earlier export wrote."""
     from pastcast.train import SplitPolicy, export_rewards, export_sft, export_table
 
     policy = None
     if target != "table":
         with within("splits"):
-            policy = SplitPolicy(splits=tuple(splits), force_eval=force_eval)
+            policy = SplitPolicy(splits=tuple(splits or ("train",)), force_eval=force_eval)
     if target == "rewards" and fallback == "exclude":
         raise FieldError("fallback", "a reward export scores every step: uniform or worst")
-    opened = _datasets(datasets)
+    opened = _datasets(datasets or ())
     path = _checked_out(Path(out))
     if target == "table":  # the step columns are enough
         from pastcast.train import TABLE_COLUMNS_READ

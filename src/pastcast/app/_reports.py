@@ -267,7 +267,7 @@ def report_runs(
     bootstrap: int = BOOTSTRAP_DRAWS,
     seed: int = BOOTSTRAP_SEED,
     bins: int = 10,
-    events: Sequence[str] = (),
+    events: Sequence[str] | None = (),
     figures: Sequence[str] | None = None,
     lookback: str | Sequence[float] | None = None,
     sections: Mapping[str, str | Path] | None = None,
@@ -302,7 +302,7 @@ def report_runs(
     runs, market_note = _market_age(read.runs, max_market_age, market_age_warning)
     read = replace(read, runs=runs)
     known = read.runs.event_ids()
-    for event in events:
+    for event in events or ():
         if event not in known:
             raise FieldError(
                 "events", f"{event!r}: no forecast of the run logs is about this event"
@@ -317,7 +317,7 @@ def report_runs(
             bootstrap=bootstrap,
             seed=seed,
             bins=bins,
-            events=tuple(events),
+            events=tuple(events or ()),
             lookback=fractions,
             figures=list(figures) if figures else None,
             sections=extra,

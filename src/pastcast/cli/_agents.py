@@ -13,7 +13,7 @@ from pastcast.agents import list_agents
 from pastcast.app import AGENT_FORM
 from pastcast.cli._common import JsonFlag, print_json
 
-app = typer.Typer(help="Registered agents.", no_args_is_help=True)
+app = typer.Typer(no_args_is_help=True)  # its help: COMMANDS (_app)
 
 
 @app.command("list")

@@ -34,7 +34,8 @@ DEBUG_ENV = "PASTCAST_DEBUG"
 
 
 COMMANDS: dict[str, tuple[str, str, str]] = {
-    # name: (module, attribute: a command function or a Typer group, the root help's line)
+    # name: (module, attribute: a command function or a Typer group, the root help's line:
+    # a group's whole help, a command function's the first paragraph of its docstring)
     "demo": (
         "pastcast.cli._run",
         "demo",
@@ -104,7 +105,7 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
         "pastcast.cli._export",
         "app",
         "Export run logs for training and analysis: chat fine-tuning records, per-step "
-        "rewards, a Parquet table of forecasts.",
+        "rewards, a Parquet table of forecasts. Each file gets a manifest beside it.",
     ),
     "import": (
         "pastcast.cli._import",
@@ -182,6 +183,8 @@ def load_command(name: str) -> Any:
             ) from None
     holder = typer.Typer(rich_markup_mode=None)  # plain help: wrapped, never cut (see app)
     if isinstance(target, typer.Typer):
+        if name in COMMANDS:  # a core group's help is its line here; a plugin's, its own
+            target.info.help = COMMANDS[name][2]
         holder.add_typer(target, name=name)
     else:
         holder.command(name)(target)

@@ -26,7 +26,7 @@ from pastcast.cli._common import (
     EXIT_FAILED,
     ConfigOpt,
     JsonFlag,
-    cache_option,
+    call_with_params,
     draws_option,
     fail_app,
     fail_field,
@@ -40,10 +40,7 @@ from pastcast.cli._common import (
 from pastcast.cli._score import print_notes
 from pastcast.errors import FieldError
 
-app = typer.Typer(
-    help="Leakage audits: how a benchmark was built, and what agents saw in a run.",
-    no_args_is_help=True,
-)
+app = typer.Typer(no_args_is_help=True)  # its help: COMMANDS (_app)
 
 
 RunLogArg = Annotated[Path, typer.Argument(help="The run log's step file (run.jsonl).")]
@@ -253,6 +250,7 @@ def _pct(value: float | None) -> str:
 
 @app.command("retrievals")
 def retrievals(
+    ctx: typer.Context,
     run_log: RunLogArg,
     judge: Annotated[
         str,
@@ -290,7 +288,10 @@ def retrievals(
     ] = 20,
     cache: Annotated[
         Path | None,
-        cache_option("The judgement cache (default: RUN.retrieval-judge-cache beside the log)."),
+        typer.Option(
+            "--cache",
+            help="The judgement cache (default: RUN.retrieval-judge-cache beside the log).",
+        ),
     ] = None,
     draws: Annotated[int, draws_option("Bootstrap draws for the intervals.")] = 4000,
     max_tokens: Annotated[
@@ -318,25 +319,8 @@ def retrievals(
     stratified sample (never the outcome), its own errors are measured on planted documents and
     the rate is corrected for them (Rogan-Gladen). Written beside the log as
     RUN.retrieval-audit.json."""
-    try:
-        done = audit_run_retrievals(
-            run_log,
-            judge,
-            dataset=dataset,
-            corpus=corpus,
-            sample=sample,
-            seed=seed,
-            calibration=calibration,
-            positives=positives,
-            negatives=negatives,
-            cache=cache,
-            draws=draws,
-            max_tokens=max_tokens,
-            prompt=prompt,
-            progress=not as_json,
-        )
-    except FieldError as exc:  # an option's field is its name: --judge, --dataset, ...
-        fail_field(exc, {"run_logs": "RUN_LOG"})
+    with field_errors({"run_logs": "RUN_LOG"}):  # other fields: their option's name
+        done = call_with_params(ctx, audit_run_retrievals, progress=not as_json)
     print_notes(done.read)
     audit = done.audit
     if as_json:

@@ -12,7 +12,7 @@ import json
 import os
 import shutil
 import sys
-from collections.abc import Iterator, Mapping
+from collections.abc import Collection, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, NoReturn, TypeVar
@@ -31,6 +31,7 @@ if TYPE_CHECKING:
     from pastcast.records import Record
 
     R = TypeVar("R", bound=Record)
+T = TypeVar("T")
 
 __all__ = [
     "EXIT_FAILED",
@@ -38,7 +39,7 @@ __all__ = [
     "ConfigOpt",
     "DayConventionOpt",
     "JsonFlag",
-    "cache_option",
+    "call_with_params",
     "draws_option",
     "fail",
     "fail_app",
@@ -103,12 +104,6 @@ def draws_option(help: str) -> Any:
     return typer.Option("--draws", min=100, max=100_000, help=help)
 
 
-def cache_option(help: str) -> Any:
-    """``--cache``: the folder a command keeps its model calls' answers in (``help``: its
-    default)."""
-    return typer.Option("--cache", help=help)
-
-
 def printable(text: str) -> str:
     """``text`` as it can be printed: an argument's bytes that are not UTF-8 (which Python keeps
     as lone surrogates) are shown as escapes instead of failing the write."""
@@ -168,6 +163,22 @@ def given_options(
             node = node.setdefault(part, {})
         node[leaf] = value
     return out
+
+
+def call_with_params(
+    ctx: typer.Context,
+    function: Callable[..., T],
+    *args: Any,
+    omit: Collection[str] = (),
+    **computed: Any,
+) -> T:
+    """``function(*args, ...)`` given the command's parameters as its keyword arguments, each by
+    its name (``as_json`` and those of ``omit`` left out), with the values ``computed`` from
+    others set over them: a command whose parameters are the function's own passes them on
+    once."""
+    left_out = {"as_json", *omit}
+    params = {name: value for name, value in ctx.params.items() if name not in left_out}
+    return function(*args, **(params | computed))
 
 
 def options_record(

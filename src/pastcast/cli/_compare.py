@@ -10,7 +10,14 @@ from typing import Annotated
 import typer
 
 from pastcast.app import compare_runs
-from pastcast.cli._common import JsonFlag, fail_app, field_errors, print_json, table_console
+from pastcast.cli._common import (
+    JsonFlag,
+    call_with_params,
+    fail_app,
+    field_errors,
+    print_json,
+    table_console,
+)
 from pastcast.cli._score import BootstrapOpt, DatasetOpt, FallbackOpt, SeedOpt
 from pastcast.reports import BOOTSTRAP_DRAWS, BOOTSTRAP_SEED, comparison_table, to_markdown, to_rich
 
@@ -18,6 +25,7 @@ OPTIONS = {"base": "BASE", "tuned": "TUNED"}
 
 
 def compare(
+    ctx: typer.Context,
     base: Annotated[Path, typer.Argument(help="The base run log (JSONL).")],
     tuned: Annotated[
         Path | None,
@@ -53,16 +61,7 @@ def compare(
     parser acceptance, with the paired differences (TUNED - BASE) and their 95%
     event-resampled intervals."""
     with field_errors(OPTIONS, fail_app):
-        made = compare_runs(
-            base,
-            tuned,
-            dataset=dataset,
-            base_agent=base_agent,
-            tuned_agent=tuned_agent,
-            fallback=fallback,
-            bootstrap=bootstrap,
-            seed=seed,
-        )
+        made = call_with_params(ctx, compare_runs, omit=("markdown",))
     for line in made.notes:
         typer.echo(f"note: {line}", err=True)
     if as_json:

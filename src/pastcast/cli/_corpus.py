@@ -44,7 +44,7 @@ _TARGET_HELP = (
     "optionally ending in ?schema=NAME)."
 )
 
-app = typer.Typer(help="Build and query the dated document corpus.", no_args_is_help=True)
+app = typer.Typer(no_args_is_help=True)  # its help: COMMANDS (_app)
 
 AsOf = Annotated[
     str,

@@ -38,9 +38,7 @@ from pastcast.markets import FilterConfig, NothingKept, schedules
 if TYPE_CHECKING:
     from pastcast.markets import DatasetBuildReport
 
-app = typer.Typer(
-    help="Import real market data into datasets and describe them.", no_args_is_help=True
-)
+app = typer.Typer(no_args_is_help=True)  # its help: COMMANDS (_app)
 import_app = typer.Typer(help="Import resolved markets from a source.", no_args_is_help=True)
 app.add_typer(import_app, name="import")
 
@@ -103,20 +101,14 @@ _FIELDS: dict[str, str | None] = {
 }
 
 
-def _import(
-    ctx: typer.Context,
-    kind: type[MarketImport],
-    run: Callable[[Any], Imported],
-    file: Path | None,
-    items: list[str] | None,
-    min_dates: int | None,
-    as_json: bool,
-) -> None:
+def _import(ctx: typer.Context, kind: type[MarketImport], run: Callable[[Any], Imported]) -> None:
     """Import as the record of the options given says, and report: the market filters are the
     values of ``--filters FILE``, then each ``--filter NAME=VALUE``, then ``--min-dates``; a
     preset (``--preset``) fills what they leave out."""
+    params = ctx.params
+    min_dates, as_json = params["min_dates"], params["as_json"]
     with field_errors(IMPORT_OPTIONS):
-        values = filter_values(file, items or ())
+        values = filter_values(params["filters_file"], params["filter_values"] or ())
     if min_dates is not None:
         values["min_dates"] = min_dates
     plan = options_record(ctx, kind, _FIELDS, **({"filters": values} if values else {}))
@@ -212,15 +204,7 @@ def import_forecastbench(
     as_json: JsonFlag = False,
 ) -> None:
     """Import ForecastBench's resolved binary market questions with their daily series."""
-    _import(
-        ctx,
-        ForecastBenchImport,
-        forecastbench_dataset,
-        filters_file,
-        filter_values,
-        min_dates,
-        as_json,
-    )
+    _import(ctx, ForecastBenchImport, forecastbench_dataset)
 
 
 _PM = PolymarketImport(out=".")  # the defaults shown
@@ -255,9 +239,7 @@ def import_polymarket(
 ) -> None:
     """Import resolved Polymarket events (binary and neg-risk multi-option) with price history
     and daily trading activity."""
-    _import(
-        ctx, PolymarketImport, polymarket_dataset, filters_file, filter_values, min_dates, as_json
-    )
+    _import(ctx, PolymarketImport, polymarket_dataset)
 
 
 app.command("info")(_data_view.info)

@@ -7,24 +7,26 @@ for datasets without a split, such as the embedded world) and an evaluation spli
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated
 
 import typer
 
-from pastcast.app import DATASET_SPEC_HELP, Exported, export_runs
-from pastcast.cli._common import JsonFlag, fail_app, field_errors, note, print_json
+from pastcast.app import DATASET_SPEC_HELP, export_runs
+from pastcast.cli._common import (
+    JsonFlag,
+    call_with_params,
+    fail_app,
+    field_errors,
+    note,
+    print_json,
+)
 from pastcast.cli._score import FallbackOpt, RunLogsArg, print_notes
 from pastcast.errors import FieldError
 from pastcast.scoring import Fallback
 from pastcast.train import Keep, RewardMetric, SftShape
 
-app = typer.Typer(
-    help="Export run logs for training and analysis: chat fine-tuning records, per-step "
-    "rewards, a Parquet table of forecasts. Each file gets a manifest beside it.",
-    no_args_is_help=True,
-)
+app = typer.Typer(no_args_is_help=True)  # its help: COMMANDS (_app)
 
 OutOpt = Annotated[Path, typer.Option("--out", help="The file to write.")]
 SplitOpt = Annotated[
@@ -57,14 +59,11 @@ ScoreOpt = Annotated[
 OPTIONS = {"run_logs": "", "datasets": "--dataset", "splits": "--split", "out": "--out"}
 
 
-def _exported(export: Callable[[], Exported]) -> Exported:
+def _export(ctx: typer.Context, target: str, as_json: bool) -> None:
+    """``export_runs`` of ``target`` with the command's parameters, and what it wrote."""
     with field_errors(OPTIONS, fail_app):
-        made = export()
+        made = call_with_params(ctx, export_runs, target)
     print_notes(made.read)
-    return made
-
-
-def _report(made: Exported, as_json: bool) -> None:
     manifest, out = made.manifest, made.out
     if as_json:
         print_json(
@@ -92,6 +91,7 @@ def _report(made: Exported, as_json: bool) -> None:
 
 @app.command("sft")
 def sft(
+    ctx: typer.Context,
     run_logs: RunLogsArg,
     out: OutOpt,
     shape: Annotated[
@@ -111,34 +111,21 @@ def sft(
         float | None,
         typer.Option("--min-score", help="Keep only forecasts whose --score beats this."),
     ] = None,
-    split: SplitOpt = None,
+    splits: SplitOpt = None,
     force_eval: ForceEvalOpt = False,
-    dataset: DatasetOpt = None,
+    datasets: DatasetOpt = None,
     as_json: JsonFlag = False,
 ) -> None:
     """Chat fine-tuning records of usable forecasts, one per model conversation.
 
     Each record holds the system and user prompts, the assistant turns with their tool calls,
     the tool results and the final answer (with the notebook)."""
-    made = _exported(
-        lambda: export_runs(
-            "sft",
-            run_logs,
-            out,
-            shape=shape,
-            keep=keep,
-            score=score,
-            min_score=min_score,
-            splits=tuple(split or ("train",)),
-            force_eval=force_eval,
-            datasets=tuple(dataset or ()),
-        )
-    )
-    _report(made, as_json)
+    _export(ctx, "sft", as_json)
 
 
 @app.command("rewards")
 def rewards(
+    ctx: typer.Context,
     run_logs: RunLogsArg,
     out: OutOpt,
     metric: Annotated[
@@ -154,48 +141,31 @@ def rewards(
         Fallback,
         typer.Option("--fallback", help="How an unusable forecast is scored: uniform or worst."),
     ] = "uniform",
-    split: SplitOpt = None,
+    splits: SplitOpt = None,
     force_eval: ForceEvalOpt = False,
-    dataset: DatasetOpt = None,
+    datasets: DatasetOpt = None,
     as_json: JsonFlag = False,
 ) -> None:
     """Per-step records with outcome feedback, for reward-based training.
 
     Negative Brier, log score, accuracy, information-alpha and a format penalty, with the
     conversation as prompt and completion."""
-    made = _exported(
-        lambda: export_runs(
-            "rewards",
-            run_logs,
-            out,
-            metric=metric,
-            format_penalty=format_penalty,
-            fallback=fallback,
-            splits=tuple(split or ("train",)),
-            force_eval=force_eval,
-            datasets=tuple(dataset or ()),
-        )
-    )
-    _report(made, as_json)
+    _export(ctx, "rewards", as_json)
 
 
 @app.command("table")
 def table(
+    ctx: typer.Context,
     run_logs: RunLogsArg,
     out: OutOpt,
     fallback: FallbackOpt = "uniform",
-    dataset: DatasetOpt = None,
+    datasets: DatasetOpt = None,
     as_json: JsonFlag = False,
 ) -> None:
     """One Parquet row per forecast of every split, for pandas, polars, DuckDB and datasets.
 
     Keys, forecast, grading, every score and usage."""
-    made = _exported(
-        lambda: export_runs(
-            "table", run_logs, out, fallback=fallback, datasets=tuple(dataset or ())
-        )
-    )
-    _report(made, as_json)
+    _export(ctx, "table", as_json)
 
 
 @app.command("inspect")

@@ -9,7 +9,7 @@ import typer
 
 from pastcast.cli._common import JsonFlag, fail, print_json
 
-app = typer.Typer(help="Turn other tools' logs into pastcast run logs.", no_args_is_help=True)
+app = typer.Typer(no_args_is_help=True)  # its help: COMMANDS (_app)
 
 
 @app.command("inspect-log")

@@ -10,22 +10,19 @@ import typer
 from pastcast.app import probe_model_cutoff
 from pastcast.cli._common import (
     JsonFlag,
-    cache_option,
+    call_with_params,
     draws_option,
-    fail_field,
+    field_errors,
     print_json,
     seed_option,
 )
-from pastcast.errors import FieldError
 
-app = typer.Typer(
-    help="Models: measure a model's knowledge cutoff from what it recalls of a dated corpus.",
-    no_args_is_help=True,
-)
+app = typer.Typer(no_args_is_help=True)  # its help: COMMANDS (_app)
 
 
 @app.command("probe-cutoff")
 def probe_cutoff(
+    ctx: typer.Context,
     model: Annotated[
         str, typer.Argument(help="The model spec (local:smollm2, openai:gpt-4o-mini, ...).")
     ],
@@ -38,9 +35,10 @@ def probe_cutoff(
     seed: Annotated[int, seed_option("Seed of the questions and intervals.")] = 0,
     cache: Annotated[
         Path | None,
-        cache_option(
-            "Where the questions and answers are kept (default: cutoff-probe in pastcast's "
-            "cache folder)."
+        typer.Option(
+            "--cache",
+            help="Where the questions and answers are kept (default: cutoff-probe in pastcast's "
+            "cache folder).",
         ),
     ] = None,
     draws: Annotated[int, draws_option("Bootstrap and permutation draws.")] = 1000,
@@ -65,22 +63,8 @@ def probe_cutoff(
     """Measure where a model's recall of dated news falls to chance: multiple-choice questions
     per month of the corpus (one real item against altered copies), accuracy by month, and the
     change point with its interval; kept in the knowledge-cutoff registry with its provenance."""
-    try:
-        done = probe_model_cutoff(
-            model,
-            corpus,
-            per_month=per_month,
-            since=since,
-            until=until,
-            seed=seed,
-            cache=cache,
-            draws=draws,
-            register=register,
-            registry=registry,
-            progress=not as_json,
-        )
-    except FieldError as exc:  # an option's field is its name: --corpus, --since, ...
-        fail_field(exc, {"model": "MODEL"})
+    with field_errors({"model": "MODEL"}):  # other fields: their option's name
+        done = call_with_params(ctx, probe_model_cutoff, progress=not as_json)
     probe = done.probe
     if as_json:
         print_json(done.as_dict())

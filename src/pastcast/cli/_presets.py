@@ -11,9 +11,7 @@ from pastcast.app import preset_settings
 from pastcast.cli._common import JsonFlag, fail, print_json
 from pastcast.errors import FieldError
 
-app = typer.Typer(
-    help="The papers' defaults by name (pastcast run --preset NAME).", no_args_is_help=True
-)
+app = typer.Typer(no_args_is_help=True)  # its help: COMMANDS (_app)
 
 
 @app.command("list")

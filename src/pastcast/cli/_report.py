@@ -8,7 +8,15 @@ from typing import Annotated
 import typer
 
 from pastcast.app import MARKET_AGE_WARNING, report_runs
-from pastcast.cli._common import EXIT_FAILED, JsonFlag, fail, note, print_json, table_console
+from pastcast.cli._common import (
+    EXIT_FAILED,
+    JsonFlag,
+    call_with_params,
+    fail,
+    note,
+    print_json,
+    table_console,
+)
 from pastcast.cli._score import (
     BinsOpt,
     BootstrapOpt,
@@ -29,6 +37,7 @@ from pastcast.reports import BOOTSTRAP_DRAWS, BOOTSTRAP_SEED, GROUP_COLUMNS, mai
 
 
 def report(
+    ctx: typer.Context,
     run_logs: RunLogsArg,
     out: Annotated[Path, typer.Option("--out", help="Directory to write the report into.")],
     by: ReportByOpt = "agent,setting",
@@ -37,7 +46,7 @@ def report(
     seed: SeedOpt = BOOTSTRAP_SEED,
     bins: BinsOpt = 10,
     dataset: DatasetOpt = None,
-    event: Annotated[
+    events: Annotated[
         list[str] | None,
         typer.Option(
             "--event",
@@ -45,7 +54,7 @@ def report(
             "with most forecast dates).",
         ),
     ] = None,
-    figure: Annotated[
+    figures: Annotated[
         list[str] | None,
         typer.Option("--figure", help="Draw only this figure (repeatable; default: all)."),
     ] = None,
@@ -75,22 +84,8 @@ def report(
     groups = columns(by, allowed=GROUP_COLUMNS)
     check_horizon(groups, dataset)
     try:
-        made = report_runs(
-            run_logs,
-            out,
-            dataset=dataset,
-            by=groups,
-            fallback=fallback,
-            bootstrap=bootstrap,
-            seed=seed,
-            bins=bins,
-            events=tuple(event or ()),
-            figures=list(figure) if figure else None,
-            lookback=lookback,
-            sections=None if arena is None else {"arena": arena},
-            max_market_age=max_market_age,
-            market_age_warning=market_age_warning,
-        )
+        sections = None if arena is None else {"arena": arena}
+        made = call_with_params(ctx, report_runs, omit=("arena",), by=groups, sections=sections)
     except FieldError as exc:
         if not exc.field:  # the reports extra is missing
             fail(f"pastcast report needs {exc.reason.removeprefix('reports need ')}")

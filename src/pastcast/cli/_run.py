@@ -15,7 +15,14 @@ from typing import Annotated, Any, NoReturn
 
 import typer
 
-from pastcast.app import AGENT_GRAMMAR, Terminated, plan_from_agents, run_demo, run_plan
+from pastcast.app import (
+    AGENT_GRAMMAR,
+    Terminated,
+    plan_from_agents,
+    read_plan,
+    run_demo,
+    run_plan,
+)
 from pastcast.cli._common import (
     EXIT_FAILED,
     DayConventionOpt,
@@ -46,14 +53,10 @@ from pastcast.scoring import Fallback
 
 __all__ = [
     "OPTION_NAMES",
-    "PER_AGENT_FIELDS",
     "MaxModelCallsOpt",
     "MaxToolCallsOpt",
     "PythonToolOpt",
     "demo",
-    "execute",
-    "fail_run",
-    "report",
     "run",
 ]
 
@@ -64,9 +67,6 @@ OPTION_NAMES = {
     "episodes": "--workers",
     "spec": "--corpus",
 }
-# EnvConfig fields the runner sets per agent rather than per run: market prices go only to agents
-# registered with market access (market, tool-agent-market), and never under @no_tools.
-PER_AGENT_FIELDS = frozenset({"market_access"})
 
 _ENV = EnvConfig()
 _RUN = RunConfig.model_fields
@@ -124,7 +124,7 @@ RetryFailedOpt = Annotated[
 ]
 
 
-def fail_run(exc: FieldError) -> NoReturn:
+def _fail_run(exc: FieldError) -> NoReturn:
     """``exc`` as `run` says it: one ``error:`` line naming the option that sets its field
     (``budgets.max_tool_calls`` is ``--max-tool-calls``)."""
     last = exc.field.split(".")[-1].split("[")[0]
@@ -132,7 +132,7 @@ def fail_run(exc: FieldError) -> NoReturn:
     fail(f"{option} {exc.reason}")
 
 
-def execute(
+def _execute(
     plan: ExperimentPlan,
     out: Path | None = None,
     *,
@@ -140,7 +140,7 @@ def execute(
     retry_failed: bool = False,
     where: str | None = None,
 ) -> RunResult:
-    """Shared by ``run`` and ``run --config``: run the plan, return the result.
+    """Run the plan, return the result.
     Problems found before the work starts exit 2 (named by option, or after ``where``: the
     plan's file); an exception during the run exits 1."""
     try:
@@ -156,7 +156,7 @@ def execute(
             fail(str(exc), EXIT_FAILED)
         if where is not None and exc.field not in ("out", "resume"):
             fail(f"{where}: {exc}")
-        fail_run(exc)
+        _fail_run(exc)
     except (ValueError, RuntimeError) as exc:  # bad data, a sandbox failing mid-run
         fail(str(exc), EXIT_FAILED)
     except KeyboardInterrupt as exc:  # the run and its model servers are stopped by now
@@ -182,7 +182,7 @@ def _summary(result: RunResult) -> dict[str, Any]:
     }
 
 
-def report(result: RunResult, as_json: bool) -> None:
+def _report(result: RunResult, as_json: bool) -> None:
     """The run's summary on stdout (a line, or JSON); exit 1 if every new forecast is
     unusable."""
     if as_json:
@@ -343,18 +343,8 @@ def run(
     Exit codes: 0 done, 2 a usage error (nothing is run), 1 a failed run: an error during the
     run, or every new forecast unusable; 130 or 143 stopped by SIGINT or SIGTERM.
     """
-    if config is not None:
-        from pastcast.cli._run_plan import run_plan_file  # it builds on this module
-
-        run_plan_file(
-            ctx,
-            config,
-            out,
-            resume=resume,
-            retry_failed=retry_failed,
-            max_steps=max_steps,
-            as_json=as_json,
-        )
+    if config is not None:  # the plan declares the run; the options that would are refused
+        _run_config(ctx, config, out, resume, retry_failed, max_steps, as_json)
         return
     if not agent:
         fail("--agent: give at least one agent (or --config FILE)")
@@ -365,8 +355,39 @@ def run(
     try:
         plan = plan_from_agents(agent, setting=setting, **given)
     except FieldError as exc:
-        fail_run(exc)
-    report(execute(plan, out, resume=resume, retry_failed=retry_failed), as_json)
+        _fail_run(exc)
+    _report(_execute(plan, out, resume=resume, retry_failed=retry_failed), as_json)
+
+
+# Options of `run` that say how to run a plan, not what to run.
+_WITH_CONFIG = frozenset({"config", "out", "resume", "retry_failed", "max_steps", "as_json"})
+
+
+def _run_config(
+    ctx: typer.Context,
+    path: Path,
+    out: Path,
+    resume: bool,
+    retry_failed: bool,
+    max_steps: int | None,
+    as_json: bool,
+) -> None:
+    """`run --config FILE`: ``--out`` may put the log elsewhere than the plan's ``out``,
+    ``--max-steps`` sets its ``max_steps``; ``--resume`` and ``--retry-failed`` work as without
+    a plan."""
+    try:
+        plan = read_plan(path)
+    except FieldError as exc:
+        fail(exc.reason)
+    given = given_options(ctx)
+    for param in ctx.command.params:
+        if param.name not in _WITH_CONFIG and param.name in given:
+            fail(f"{param.opts[0]}: not with --config (the plan {path} declares the run)")
+    if max_steps is not None:
+        plan = plan.model_copy(update={"max_steps": max_steps})
+    log = out if "out" in given else None
+    result = _execute(plan, log, resume=resume, retry_failed=retry_failed, where=str(path))
+    _report(result, as_json)
 
 
 def demo(
@@ -381,7 +402,7 @@ def demo(
     try:
         made = run_demo(out, seed=seed, notes=lambda line: typer.echo(line, err=True))
     except FieldError as exc:
-        fail_run(exc)
+        _fail_run(exc)
     except FileExistsError as exc:  # a report folder pastcast did not make: nothing written
         fail(f"--out {exc}")
     except (ValueError, RuntimeError) as exc:  # bad data, a sandbox failing mid-run

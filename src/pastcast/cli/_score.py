@@ -17,7 +17,14 @@ from pastcast.app import (
     score_runs,
 )
 from pastcast.app import TABLE_COLUMNS as TABLE_COLUMNS
-from pastcast.cli._common import JsonFlag, fail, fail_app, print_json, table_console
+from pastcast.cli._common import (
+    JsonFlag,
+    call_with_params,
+    fail,
+    fail_app,
+    print_json,
+    table_console,
+)
 from pastcast.errors import FieldError
 from pastcast.reports import (
     BOOTSTRAP_DRAWS,
@@ -162,6 +169,7 @@ PairedOpt = Annotated[
 
 
 def score(
+    ctx: typer.Context,
     run_logs: RunLogsArg,
     by: ReportByOpt = "agent,setting",
     fallback: FallbackOpt = "uniform",
@@ -181,20 +189,7 @@ def score(
     groups = columns(by, allowed=GROUP_COLUMNS)
     check_horizon(groups, dataset)
     try:
-        scored = score_runs(
-            run_logs,
-            dataset=dataset,
-            by=groups,
-            fallback=fallback,
-            bootstrap=bootstrap,
-            seed=seed,
-            bins=bins,
-            after_knowledge_cutoff=after_knowledge_cutoff,
-            normalize_labels=normalize_labels,
-            paired=tuple(paired or ()),
-            max_market_age=max_market_age,
-            market_age_warning=market_age_warning,
-        )
+        scored = call_with_params(ctx, score_runs, by=groups, paired=tuple(paired or ()))
     except FieldError as exc:
         fail_reading(exc)
     print_notes(scored.read, scored.market_note)

@@ -11,16 +11,12 @@ import yaml
 
 from pastcast.app import Statistics, coverage_bins, memory_costs, recoveries
 from pastcast.app import longitudinal as longitudinal_stats
-from pastcast.cli._common import JsonFlag, fail, field_errors, print_json
+from pastcast.cli._common import JsonFlag, call_with_params, fail, field_errors, print_json
 from pastcast.cli._score import BootstrapOpt, ByOpt, FallbackOpt, RunLogsArg, SeedOpt, print_notes
 from pastcast.reports import BOOTSTRAP_DRAWS, BOOTSTRAP_SEED, clean_json
 from pastcast.scoring.analyses import CoverageKind, power_n, power_rounds
 
-app = typer.Typer(
-    help="Statistics: power analysis, longitudinal and evidence analyses, memory cost, "
-    "coverage bins.",
-    no_args_is_help=True,
-)
+app = typer.Typer(no_args_is_help=True)  # its help: COMMANDS (_app)
 
 
 @app.command("power")
@@ -67,12 +63,16 @@ def power(
 
 
 def _stats(
-    analysis: Callable[[], Statistics], as_json: bool, options: dict[str, str] | None = None
+    ctx: typer.Context,
+    analysis: Callable[..., Statistics],
+    as_json: bool,
+    options: dict[str, str] | None = None,
 ) -> None:
-    """Run ``analysis`` over the run logs, print its notes and its values; ``options``: the
-    command's own option names of fields (beside ``run_logs``, the argument)."""
+    """Run ``analysis`` over the run logs with the command's parameters, print its notes and its
+    values; ``options``: the command's own option names of fields (beside ``run_logs``, the
+    argument)."""
     with field_errors({"run_logs": "", **(options or {})}):
-        done = analysis()
+        done = call_with_params(ctx, analysis)
     print_notes(done.read)
     _emit(done.values, as_json)
 
@@ -86,6 +86,7 @@ def _emit(payload: dict[str, Any], as_json: bool) -> None:
 
 @app.command("longitudinal")
 def longitudinal(
+    ctx: typer.Context,
     run_logs: RunLogsArg,
     by: ByOpt = "agent,setting",
     metric: Annotated[
@@ -104,23 +105,12 @@ def longitudinal(
     as_json: JsonFlag = False,
 ) -> None:
     """Thirds, step changes, episode gain; new-evidence quartiles and capture from notebooks."""
-    _stats(
-        lambda: longitudinal_stats(
-            run_logs,
-            by=by,
-            metric=metric,
-            fallback=fallback,
-            bootstrap=bootstrap,
-            seed=seed,
-            market_only=market_only,
-        ),
-        as_json,
-        {"metric": "--metric"},
-    )
+    _stats(ctx, longitudinal_stats, as_json, {"metric": "--metric"})
 
 
 @app.command("memory-cost")
 def memory_cost_cmd(
+    ctx: typer.Context,
     run_logs: RunLogsArg,
     pooled: Annotated[
         bool, typer.Option("--pooled", help="Pool all agents (default: per agent).")
@@ -134,16 +124,12 @@ def memory_cost_cmd(
     as_json: JsonFlag = False,
 ) -> None:
     """Memory-on / memory-free resource ratios over matched records, by step phase."""
-    _stats(
-        lambda: memory_costs(
-            run_logs, pooled=pooled, by_evidence=by_evidence, bootstrap=bootstrap, seed=seed
-        ),
-        as_json,
-    )
+    _stats(ctx, memory_costs, as_json)
 
 
 @app.command("coverage")
 def coverage_cmd(
+    ctx: typer.Context,
     run_logs: RunLogsArg,
     edges: Annotated[
         str, typer.Option("--edges", help="Bin edges of the document count (increasing).")
@@ -168,23 +154,12 @@ def coverage_cmd(
 ) -> None:
     """Scores by retrieval coverage bin (distinct documents the agent saw at the step, or the
     agent's own S/W/N label)."""
-    _stats(
-        lambda: coverage_bins(
-            run_logs,
-            edges=edges,
-            kind=kind,
-            by=by,
-            fallback=fallback,
-            bootstrap=bootstrap,
-            seed=seed,
-            bins=bins,
-        ),
-        as_json,
-    )
+    _stats(ctx, coverage_bins, as_json)
 
 
 @app.command("recoveries")
 def recoveries_cmd(
+    ctx: typer.Context,
     run_logs: RunLogsArg,
     a: Annotated[
         str, typer.Option("--a", help="Pipeline A (the retrieval agent): COLUMN=VALUE,...")
@@ -202,7 +177,7 @@ def recoveries_cmd(
     min_markets: Annotated[
         int, typer.Option("--min-markets", min=0, help="Topics with at least N markets.")
     ] = 4,
-    model: Annotated[
+    models: Annotated[
         list[str] | None,
         typer.Option(
             "--model",
@@ -214,17 +189,4 @@ def recoveries_cmd(
 ) -> None:
     """Recoveries and regressions of A against B (Hindcast section 7): per topic, market
     duration, A's stop reason and model; every step's stop reason counted."""
-    _stats(
-        lambda: recoveries(
-            run_logs,
-            a,
-            b,
-            dataset=dataset,
-            pair_by=pair_by,
-            min_markets=min_markets,
-            models=model or (),
-            fallback=fallback,
-        ),
-        as_json,
-        {"models": "--model"},
-    )
+    _stats(ctx, recoveries, as_json, {"models": "--model"})

@@ -12,7 +12,7 @@ from typing import Annotated
 import typer
 
 from pastcast.app import DATASET_SPEC_HELP, serve_episode
-from pastcast.cli._common import EXIT_FAILED, fail, fail_app
+from pastcast.cli._common import EXIT_FAILED, call_with_params, fail, fail_app
 from pastcast.cli._corpus import Retrieval
 from pastcast.cli._run import MaxModelCallsOpt, MaxToolCallsOpt, PythonToolOpt
 from pastcast.env import EnvConfig
@@ -20,16 +20,14 @@ from pastcast.errors import FieldError
 
 __all__ = ["app"]
 
-app = typer.Typer(
-    help="Serve a forecast step's tools to an agent of any framework (MCP or HTTP/JSON).",
-    no_args_is_help=True,
-)
+app = typer.Typer(no_args_is_help=True)  # its help: COMMANDS (_app)
 
 _ENV = EnvConfig()
 
 
 @app.command("serve")
 def serve(
+    ctx: typer.Context,
     event: Annotated[str, typer.Option("--event", help="Event id of the step to serve.")],
     step: Annotated[int, typer.Option("--step", help="Step index of that event.")] = 0,
     dataset: Annotated[
@@ -64,28 +62,10 @@ def serve(
     ] = None,
 ) -> None:
     """Serve one step's episode until the agent sends its forecast (or the input ends)."""
-    config = EnvConfig(
-        market_access=market_access,
-        python_tool=python_tool,
-        max_tool_calls=max_tool_calls,
-        max_model_calls=max_model_calls,
-    )
+    env = ("market_access", "python_tool", "max_tool_calls", "max_model_calls")
+    config = EnvConfig(**{name: ctx.params.pop(name) for name in env})  # the rest: the step's
     try:
-        serve_episode(
-            event,
-            step,
-            dataset=dataset,
-            corpus=corpus,
-            retrieval=retrieval,
-            index_dir=index_dir,
-            env=config,
-            model=model,
-            rollout=rollout,
-            http=http,
-            port=port,
-            record=record,
-            notes=lambda line: typer.echo(line, err=True),
-        )
+        call_with_params(ctx, serve_episode, env=config, notes=lambda s: typer.echo(s, err=True))
     except FieldError as exc:
         fail_app(exc, {"out": "--index-dir"})
     except FileExistsError as exc:

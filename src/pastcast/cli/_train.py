@@ -22,7 +22,7 @@ from pastcast.cli._common import (
 from pastcast.errors import FieldError
 from pastcast.reports import comparison_table, to_rich
 
-app = typer.Typer(no_args_is_help=True, help="Fine-tune a model on run logs' trajectories.")
+app = typer.Typer(no_args_is_help=True)  # its help: COMMANDS (_app)
 _field = partial(field_option, FinetunePlan)
 
 
