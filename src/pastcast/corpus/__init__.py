@@ -72,16 +72,4 @@ __all__ = [
     "tokenize_utf8",
 ]
 
-_WHERE: dict[str, str] = {
-    "EquivalenceReport": "pastcast.corpus._conformance",
-    "FilterReport": "pastcast.corpus._conformance_filters",
-    "LeakageError": "pastcast.corpus._conformance",
-    "LeakageReport": "pastcast.corpus._conformance",
-    "ThreadReport": "pastcast.corpus._conformance_threads",
-    "check_as_of_equivalence": "pastcast.corpus._conformance",
-    "check_no_leakage": "pastcast.corpus._conformance",
-    "check_search_filters": "pastcast.corpus._conformance_filters",
-    "check_thread_lookups": "pastcast.corpus._conformance_threads",
-}
-
-__getattr__, __dir__ = lazy_exports(__name__, _WHERE)
+__getattr__, __dir__ = lazy_exports(__name__)

@@ -50,13 +50,4 @@ __all__ = [
 # The world sits above the corpus, so it registers its own source (see ``_source``).
 sources.add("world", "pastcast.world._source:world_source")
 
-_WHERE: dict[str, str] = {
-    "NEGATIVE_CUES": "pastcast.world._phrases",
-    "POSITIVE_CUES": "pastcast.world._phrases",
-    "World": "pastcast.world._world",
-    "build_world": "pastcast.world._build",
-    "default_steps": "pastcast.world._steps",
-    "world_source": "pastcast.world._source",
-}
-
-__getattr__, __dir__ = lazy_exports(__name__, _WHERE)
+__getattr__, __dir__ = lazy_exports(__name__)

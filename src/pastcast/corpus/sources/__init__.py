@@ -66,23 +66,4 @@ __all__ = [
     "with_dating",
 ]
 
-_WHERE: dict[str, str] = {
-    "CCNewsReport": "pastcast.corpus.sources._ccnews",
-    "CleanReport": "pastcast.corpus.sources._clean",
-    "CleanedPage": "pastcast.corpus.sources._clean",
-    "DateProvenance": "pastcast.corpus.sources._feed",
-    "FeedItem": "pastcast.corpus.sources._feed",
-    "LoadReport": "pastcast.corpus.sources._jsonl",
-    "RawPage": "pastcast.corpus.sources._clean",
-    "RedditFilters": "pastcast.corpus.sources._reddit",
-    "RedditReport": "pastcast.corpus.sources._reddit",
-    "clean_pages": "pastcast.corpus.sources._clean",
-    "read_article_table": "pastcast.corpus.sources._parquet",
-    "read_ccnews": "pastcast.corpus.sources._ccnews",
-    "read_feed_spool": "pastcast.corpus.sources._feed",
-    "read_jsonl_documents": "pastcast.corpus.sources._jsonl",
-    "read_reddit": "pastcast.corpus.sources._reddit",
-    "read_wcep": "pastcast.corpus.sources._wcep",
-}
-
-__getattr__, __dir__ = lazy_exports(__name__, _WHERE)
+__getattr__, __dir__ = lazy_exports(__name__)
