@@ -128,7 +128,7 @@ def test_identity_round_trips_as_a_record(index_dir: Path) -> None:
     [
         (("NOWHERE",), {}, "not an index directory"),
         (("INDEX", "fuzzy"), {}, "retrieval 'fuzzy': unknown (choose from bm25, dense, hybrid)"),
-        (("INDEX",), {"nprobe": 3}, "accepted arguments: spec, block_docs"),
+        (("INDEX",), {"nprobe": 3}, "accepted arguments: spec"),
         (("INDEX", "dense"), {"embedder": "nope"}, "unknown embedder 'nope'"),
         (("postgresql://u:pw@127.0.0.1:notaport/db",), {}, "postgresql://u@127.0.0.1:notaport"),
         (("postgresql://u:pw@127.0.0.1/db",), {"nprobe": 3}, "backend 'postgres': no argument"),

@@ -20,7 +20,6 @@ from pastcast.corpus import check_as_of_equivalence
 from pastcast.corpus.embedded import EmbeddedIndex
 from pastcast.corpus.embedded import _partitioned as partitioned
 from pastcast.corpus.embedded._arrays import IndexArrays, build_arrays, save_arrays
-from pastcast.corpus.embedded._blocks import BLOCK_DOCS
 from pastcast.records import Document
 
 
@@ -62,18 +61,10 @@ def spread_docs(n: int, seed: int) -> list[Document]:
     return docs
 
 
-# Scoring month by month (0, the default), in blocks of one or two months (150), in one block.
-BLOCKS = [BLOCK_DOCS, 150, 50_000]
-
-
-@pytest.mark.parametrize("block_docs", BLOCKS)
-def test_partitioned_equals_the_unpartitioned_index(block_docs: int) -> None:
+def test_partitioned_equals_the_unpartitioned_index() -> None:
     docs = spread_docs(400, seed=2)
-    part = EmbeddedIndex.in_memory(docs, block_docs=block_docs)
+    part = EmbeddedIndex.in_memory(docs)
     assert len(part.partition_bounds) >= 5
-    blocks = len(part._scoring_blocks()[0])
-    assert blocks == {BLOCK_DOCS: len(part.partition_bounds), 50_000: 1}.get(block_docs, blocks)
-    assert block_docs != 150 or 1 < blocks < len(part.partition_bounds)
     legacy = build_arrays(docs)
     rng = random.Random(3)
     stamps = sorted(d.timestamp for d in docs)
@@ -96,14 +87,13 @@ def test_partitioned_equals_the_unpartitioned_index(block_docs: int) -> None:
     assert compared == 430
 
 
-@pytest.mark.parametrize("block_docs", BLOCKS)
-def test_as_of_equivalence_across_month_boundaries(block_docs: int) -> None:
+def test_as_of_equivalence_across_month_boundaries() -> None:
     docs = spread_docs(300, seed=5)
     cutoffs = [datetime(2024, m, 1, tzinfo=UTC) for m in range(2, 7)]
     cutoffs += [c + timedelta(microseconds=d) for c in cutoffs for d in (-1, 1)]
 
     def factory(subset: Sequence[Document]) -> EmbeddedIndex:
-        return EmbeddedIndex.in_memory(subset, block_docs=block_docs)
+        return EmbeddedIndex.in_memory(subset)
 
     report = check_as_of_equivalence(factory, docs, cutoffs=cutoffs, seed=1)
     assert report.comparisons == len(cutoffs) * report.queries

@@ -42,7 +42,7 @@ SHARDED_SCHEME = "dask://"
 
 backends: Registry[OpenedCorpus] = Registry("backend", "pastcast.backends")
 # The built-in backends, by reference: opening one imports its own sub-package only.
-backends.add("bm25", "pastcast.corpus._directory:open_bm25")
+backends.add("bm25", "pastcast.corpus._directory:open_index")
 backends.add("dense", "pastcast.corpus.dense._backends:open_dense")
 backends.add("hybrid", "pastcast.corpus.dense._backends:open_hybrid")
 backends.add("postgres", "pastcast.corpus.postgres._open:open_postgres", schemes=DATABASE_SCHEMES)

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import bisect
 import itertools
-import threading
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import datetime
 from pathlib import Path
@@ -29,7 +28,6 @@ from pastcast.corpus._protocol import (
 )
 from pastcast.corpus._text import TOKENIZER, text_snippet, tokenize
 from pastcast.corpus.embedded._arrays import IndexArrays, from_micros
-from pastcast.corpus.embedded._blocks import BLOCK_DOCS, scoring_blocks
 from pastcast.corpus.embedded._bm25 import (
     K1,
     B,
@@ -74,15 +72,9 @@ class EmbeddedIndex(ThreadLookups):
         manifest: dict[str, object] | None = None,
         path: Path | None = None,
         *,
-        block_docs: int = BLOCK_DOCS,
         id_order: npt.NDArray[np.int64] | None = None,
     ) -> None:
         self._parts = parts
-        # Scoring runs over blocks of small consecutive months (see ``_blocks``); 0: per month.
-        # They are merged on the first search, not here: opening stays a matter of manifests.
-        self._block_docs = block_docs
-        self._scoring: tuple[list[IndexArrays], npt.NDArray[np.int64]] | None = None
-        self._scoring_lock = threading.Lock()
         self.path = path
         self._manifest = manifest if manifest is not None else summary(parts)
         sizes = [len(p.ids) for p in parts]
@@ -172,12 +164,8 @@ class EmbeddedIndex(ThreadLookups):
         return cls.open(index_dir)
 
     @classmethod
-    def open(cls, index_dir: Path | str, *, block_docs: int = BLOCK_DOCS) -> EmbeddedIndex:
-        """Open an index directory (this layout, or the earlier single-partition one).
-
-        Consecutive months are merged in memory into scoring blocks of up to ``block_docs``
-        documents (0: score month by month); results do not depend on it.
-        """
+    def open(cls, index_dir: Path | str) -> EmbeddedIndex:
+        """Open an index directory (this layout, or the earlier single-partition one)."""
         from pastcast.corpus.sources import read_dating  # a build's side file
 
         loaded = load_index(Path(index_dir))
@@ -186,7 +174,6 @@ class EmbeddedIndex(ThreadLookups):
             loaded.id_rank,
             loaded.manifest,
             Path(index_dir),
-            block_docs=block_docs,
             id_order=loaded.id_order,
         )
         # read now: an append may replace the directory while this index is open
@@ -194,11 +181,9 @@ class EmbeddedIndex(ThreadLookups):
         return index
 
     @classmethod
-    def in_memory(
-        cls, documents: Iterable[Document], *, block_docs: int = BLOCK_DOCS
-    ) -> EmbeddedIndex:
+    def in_memory(cls, documents: Iterable[Document]) -> EmbeddedIndex:
         """An index held in memory only (tests, conformance checks, small corpora)."""
-        return cls(partition_in_memory(documents), block_docs=block_docs)
+        return cls(partition_in_memory(documents))
 
     @property
     def manifest(self) -> dict[str, object]:
@@ -413,24 +398,11 @@ class EmbeddedIndex(ThreadLookups):
 
         Ranking: score descending, then document id ascending.
         """
-        blocks, bases = self._scoring_blocks()
         if self._tuples is None and allowed is None:
-            self._tuples = block_tuples(blocks)  # on the first unfiltered search: numba loads
-        tuples = self._tuples
-        return bm25_top_k(blocks, bases, self._id_rank, terms, n, k, allowed=allowed, tuples=tuples)
+            self._tuples = block_tuples(self._parts)  # on the first unfiltered search: numba loads
+        parts, bases, rank = self._parts, self._bases, self._id_rank
+        return bm25_top_k(parts, bases, rank, terms, n, k, allowed=allowed, tuples=self._tuples)
 
     def naive_score(self, terms: list[str], n: int, k: int) -> tuple[Ordinals, Scores]:
         """The baseline (benchmarks, tests): rank every document, then drop the future ones."""
-        blocks, bases = self._scoring_blocks()
-        return naive_top_k(blocks, bases, self._id_rank, terms, n, k)
-
-    def _scoring_blocks(self) -> tuple[list[IndexArrays], npt.NDArray[np.int64]]:
-        """The scoring blocks and their first ordinals, merged once (by the first search)."""
-        if self._scoring is None:
-            with self._scoring_lock:
-                if self._scoring is None:
-                    blocks = scoring_blocks(self._parts, self._block_docs)
-                    bases = np.zeros(len(blocks) + 1, dtype=np.int64)
-                    np.cumsum([len(b.ids) for b in blocks], out=bases[1:])
-                    self._scoring = (blocks, bases)
-        return self._scoring
+        return naive_top_k(self._parts, self._bases, self._id_rank, terms, n, k)

@@ -19,7 +19,6 @@ from pastcast import safejson
 from pastcast.corpus._filter import SearchFilter
 from pastcast.corpus._protocol import SearchHit
 from pastcast.corpus.embedded._arrays import load_arrays
-from pastcast.corpus.embedded._blocks import BLOCK_DOCS
 from pastcast.corpus.embedded._bm25 import AsOfStatistics, as_of_statistics, bm25_top_k
 from pastcast.corpus.embedded._embedded import EmbeddedIndex
 from pastcast.corpus.embedded._partitioned import FORMAT, FORMAT_VERSION
@@ -61,9 +60,7 @@ def index_months(index_dir: Path | str) -> list[IndexMonth]:
     ]
 
 
-def open_months(
-    index_dir: Path | str, months: list[str], *, block_docs: int = BLOCK_DOCS
-) -> EmbeddedIndex:
+def open_months(index_dir: Path | str, months: list[str]) -> EmbeddedIndex:
     """The partitions ``months`` (consecutive, in time order) of an index directory, opened as
     one index of their own (memory-mapped)."""
     known = {m.name: m for m in index_months(index_dir)}
@@ -75,14 +72,13 @@ def open_months(
         if arrays.manifest["content_sha256"] != known[name].content_sha256:
             raise ValueError(f"{index_dir}: partition {name} does not match the manifest")
         parts.append(arrays)
-    return EmbeddedIndex(parts, block_docs=block_docs)
+    return EmbeddedIndex(parts)
 
 
 def shard_statistics(index: EmbeddedIndex, terms: list[str], as_of: datetime) -> AsOfStatistics:
     """The shard's statistics over its documents before ``as_of``."""
     n = index.count_before(as_of)
-    blocks, bases = index._scoring_blocks()
-    return as_of_statistics(blocks, bases, terms, n)
+    return as_of_statistics(index._parts, index._bases, terms, n)
 
 
 def shard_search(
@@ -102,10 +98,9 @@ def shard_search(
     if n == 0 or stats.n == 0 or k <= 0 or not terms:
         return []
     allowed = index.filter_mask(filters, n)
-    blocks, bases = index._scoring_blocks()
     ordinals, scores = bm25_top_k(
-        blocks,
-        bases,
+        index._parts,
+        index._bases,
         index.id_rank,
         terms,
         n,
