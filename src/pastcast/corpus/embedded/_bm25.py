@@ -24,7 +24,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from pastcast.corpus.embedded._arrays import IndexArrays, term_bounds, term_hash
+from pastcast.corpus.embedded._arrays import IndexArrays, term_hash
 
 __all__ = [
     "K1",
@@ -215,8 +215,8 @@ class BlockTuples:
 
 def block_tuples(parts: Sequence[IndexArrays]) -> BlockTuples:
     """``BlockTuples`` of ``parts``: read-only views of one dtype each (so every block has the
-    same compiled type; memory-mapped blocks are read-only already), and each block's term
-    bounds (one pass over its postings).
+    same compiled type; memory-mapped blocks are read-only already), with each block's stored
+    term bounds.
 
     numba compiles the kernel once per tuple length (seconds, then cached on disk), so the
     tuples are padded with empty blocks to a power of two: a handful of lengths serve every
@@ -235,12 +235,6 @@ def block_tuples(parts: Sequence[IndexArrays]) -> BlockTuples:
     tfs = tuple(frozen(p.post_tf, np.int32) for p in parts) + (i32,) * pad
     lens = tuple(frozen(p.doc_len, np.int32) for p in parts) + (i32,) * pad
     offsets = tuple(frozen(p.term_offsets, np.int64) for p in parts) + (i64,) * pad
-    bounds = [
-        (p.term_max_tf, p.term_min_len)  # stored by the build: no pass over every posting
-        if p.term_max_tf is not None and p.term_min_len is not None
-        else term_bounds(o, d, t, n)
-        for p, o, d, t, n in zip(parts, offsets[: len(parts)], ords, tfs, lens, strict=False)
-    ]
     tables = [p.vocab.arrays() for p in parts]  # mapped: nothing parsed
     empty = i64  # read-only like every other array in the tuples: one compiled type
     totals = [0]
@@ -252,8 +246,8 @@ def block_tuples(parts: Sequence[IndexArrays]) -> BlockTuples:
         lens,
         offsets,
         (
-            tuple(frozen(b[0], np.int64) for b in bounds) + (empty,) * pad,
-            tuple(frozen(b[1], np.int64) for b in bounds) + (empty,) * pad,
+            tuple(frozen(p.term_max_tf, np.int64) for p in parts) + (empty,) * pad,
+            tuple(frozen(p.term_min_len, np.int64) for p in parts) + (empty,) * pad,
         ),
         tuple(
             tuple(frozen(t[i], dtype) for t in tables) + (frozen(np.zeros(empty), dtype),) * pad

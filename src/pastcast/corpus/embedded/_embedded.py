@@ -37,7 +37,6 @@ from pastcast.corpus.embedded._bm25 import (
     naive_top_k,
 )
 from pastcast.corpus.embedded._partitioned import (
-    FORMAT,
     BuildOptions,
     Duplicates,
     MonthRunner,
@@ -45,7 +44,6 @@ from pastcast.corpus.embedded._partitioned import (
     build_partitioned,
     global_id_rank,
     load_index,
-    months_digest,
     partition_in_memory,
     summary,
 )
@@ -86,10 +84,7 @@ class EmbeddedIndex(ThreadLookups):
         self._timestamps = np.concatenate(stamps) if stamps else np.zeros(0, dtype=np.int64)
         # Python views for building hits: indexing one costs a tenth of a numpy scalar lookup
         self._stamp_view = self._timestamps.data
-        self._hit_columns = [
-            (p.ids, None if p.hit_offsets is None else p.hit_offsets.data, p.hit_store)
-            for p in parts
-        ]
+        self._hit_columns = [(p.ids, p.hit_offsets.data, p.hit_store) for p in parts]
         self._id_order = id_order
         self._tuples: BlockTuples | None = None
         self._identity: CorpusIdentity | None = None
@@ -165,7 +160,7 @@ class EmbeddedIndex(ThreadLookups):
 
     @classmethod
     def open(cls, index_dir: Path | str) -> EmbeddedIndex:
-        """Open an index directory (this layout, or the earlier single-partition one)."""
+        """Open an index directory (one an earlier version wrote is refused: build it again)."""
         from pastcast.corpus.sources import read_dating  # a build's side file
 
         loaded = load_index(Path(index_dir))
@@ -204,20 +199,15 @@ class EmbeddedIndex(ThreadLookups):
         return int(self._bases[-1])
 
     def identity(self) -> CorpusIdentity:
-        """Which documents this index holds and how it ranks them (from the manifest; an index
-        of the earlier single-partition layout hashes its stored documents once)."""
+        """Which documents this index holds and how it ranks them (from the manifest)."""
         if self._identity is None:
             m = self._manifest
-            if m.get("format") == FORMAT:
-                digest = str(m["content_sha256"])
-            else:
-                digest = months_digest(self._parts)
             stamps = self._timestamps
             self._identity = CorpusIdentity(
                 spec="" if self.path is None else str(self.path),
                 backend="bm25",
                 retrieval="bm25",
-                content_sha256=digest,
+                content_sha256=str(m["content_sha256"]),
                 doc_count=len(self),
                 first_timestamp=from_micros(int(stamps[0])) if len(stamps) else None,
                 last_timestamp=from_micros(int(stamps[-1])) if len(stamps) else None,
@@ -299,11 +289,7 @@ class EmbeddedIndex(ThreadLookups):
         ``read_ordinal`` (what embedding a whole corpus reads)."""
         p = bisect.bisect_right(self._base_list, ordinal) - 1
         _, offsets, store = self._hit_columns[p]
-        local = ordinal - self._base_list[p]
-        if offsets is None or store is None:  # an index built before the hit columns
-            doc = self._parts[p].document(local)
-            return doc.title, doc.text
-        at = 2 * local
+        at = 2 * (ordinal - self._base_list[p])
         mid = offsets[at + 1]
         return str(store[offsets[at] : mid], "utf-8"), str(store[mid : offsets[at + 2]], "utf-8")
 
@@ -319,9 +305,8 @@ class EmbeddedIndex(ThreadLookups):
         Titles and texts come from the partitions' hit columns (see ``_arrays``), timestamps
         from the ordinals' stored timestamps. Every ordinal is checked against the cutoff once
         more (below ``count_before``: ordinals follow the sorted timestamps), so a ranking that
-        strayed past it fails loudly instead of leaking. Under ``filters``, or for an index built
-        before the hit columns, each stored document is read instead and its own timestamp (and
-        the filter) checked again.
+        strayed past it fails loudly instead of leaking. Under ``filters`` each stored document
+        is read instead and its own timestamp and the filter checked again.
         """
         pairs = [(int(o), float(s)) for o, s in ranked]  # numpy scalars become Python's
         cutoff = as_utc(as_of)
@@ -348,7 +333,7 @@ class EmbeddedIndex(ThreadLookups):
             p = bisect.bisect_right(bases, ordinal) - 1
             ids, offsets, store = columns[p]
             local = ordinal - bases[p]
-            if filters is not None or offsets is None or store is None:
+            if filters is not None:
                 out.append(self._stored_hit(p, local, score, terms, cutoff, filters))
                 continue
             # stored columns of a visible ordinal: str, str, and an aware UTC instant

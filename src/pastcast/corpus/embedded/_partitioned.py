@@ -51,13 +51,14 @@ import numpy as np
 from pastcast import safejson
 from pastcast.atomic import replace_directory
 from pastcast.corpus._build_report import CorpusBuildReport
-from pastcast.corpus._identity import MonthDigests, combine_month_digests, document_line
+from pastcast.corpus._identity import combine_month_digests, document_line
 from pastcast.corpus.embedded._arrays import FORMAT as PART_FORMAT
+from pastcast.corpus.embedded._arrays import FORMAT_VERSION as PART_VERSION
 from pastcast.corpus.embedded._arrays import (
     IndexArrays,
     build_arrays,
     build_from_lines,
-    from_micros,
+    check_format,
     load_arrays,
     save_arrays,
     sorted_unique,
@@ -84,9 +85,9 @@ __all__ = [
     "append_partitioned",
     "build_partitioned",
     "global_id_rank",
+    "index_manifest",
     "load_index",
     "month_of",
-    "months_digest",
     "partition_in_memory",
     "summary",
 ]
@@ -110,7 +111,7 @@ class Loaded:
     parts: list[IndexArrays]
     id_rank: np.ndarray[Any, np.dtype[np.int64]]
     manifest: dict[str, Any]
-    id_order: np.ndarray[Any, np.dtype[np.int64]] | None = None  # ordinals in id order
+    id_order: np.ndarray[Any, np.dtype[np.int64]]  # the ordinals in id order
 
 
 def global_id_rank(parts: list[IndexArrays]) -> np.ndarray[Any, np.dtype[np.int64]]:
@@ -148,21 +149,6 @@ def summary(parts: list[IndexArrays]) -> dict[str, Any]:
         "first_timestamp": parts[0].manifest["first_timestamp"] if parts else None,
         "last_timestamp": parts[-1].manifest["last_timestamp"] if parts else None,
     }
-
-
-def months_digest(parts: list[IndexArrays]) -> str:
-    """The corpus digest computed from the stored document lines, month by month.
-
-    For this layout it equals the manifest's ``content_sha256``; an index of the earlier
-    single-partition layout hashed all its documents at once, so its digest is derived here.
-    """
-    digests = MonthDigests()
-    for p in parts:
-        store = bytes(p.store)
-        offsets = np.asarray(p.doc_offsets).tolist()
-        for i, micros in enumerate(np.asarray(p.timestamps).tolist()):
-            digests.add(from_micros(micros).strftime("%Y-%m"), store[offsets[i] : offsets[i + 1]])
-    return digests.hexdigest()
 
 
 def _names(parts: list[IndexArrays]) -> list[str]:
@@ -228,7 +214,8 @@ def _complete_partition(folder: Path, spool_sha: str) -> bool:
         manifest = safejson.loads((folder / "manifest.json").read_bytes())
     except (FileNotFoundError, ValueError):
         return False
-    return bool(manifest.get("format") == PART_FORMAT and manifest.get("spool_sha256") == spool_sha)
+    made = (manifest.get("format"), manifest.get("version"), manifest.get("spool_sha256"))
+    return made == (PART_FORMAT, PART_VERSION, spool_sha)
 
 
 _DISK_FULL = (errno.ENOSPC, errno.EDQUOT)
@@ -605,29 +592,26 @@ class _MemoryMonths:
         return self.by_month[month]
 
 
-def load_index(index_dir: Path) -> Loaded:
-    """Open a partitioned index, or a single-partition index of the earlier layout."""
-    index_dir = Path(index_dir)
-    manifest_path = index_dir / "manifest.json"
+def index_manifest(index_dir: Path) -> dict[str, Any]:
+    """The manifest of an index directory of this layout (``check_format``: an index an
+    earlier version wrote, such as the single-partition layout, is refused)."""
+    manifest_path = Path(index_dir) / "manifest.json"
     if not manifest_path.is_file():
         raise FileNotFoundError(f"{index_dir}: not an index (no manifest.json)")
-    manifest = safejson.loads(manifest_path.read_bytes())
-    if manifest.get("format") == PART_FORMAT:  # the earlier, unpartitioned layout
-        arrays = load_arrays(index_dir)
-        return Loaded([arrays], np.asarray(arrays.id_rank, dtype=np.int64), arrays.manifest)
-    if manifest.get("format") != FORMAT or manifest.get("version") != FORMAT_VERSION:
-        raise ValueError(
-            f"{manifest_path}: unsupported index format {manifest.get('format')!r} "
-            f"version {manifest.get('version')!r} (expected {FORMAT!r} {FORMAT_VERSION})"
-        )
+    manifest: dict[str, Any] = safejson.loads(manifest_path.read_bytes())
+    check_format(Path(index_dir), manifest, (FORMAT, FORMAT_VERSION))
+    return manifest
+
+
+def load_index(index_dir: Path) -> Loaded:
+    """Open a partitioned index (its partitions checked against its manifest)."""
+    index_dir = Path(index_dir)
+    manifest = index_manifest(index_dir)
     parts = [load_arrays(index_dir / "parts" / p["name"]) for p in manifest["partitions"]]
     for p, entry in zip(parts, manifest["partitions"], strict=True):
         if p.manifest["content_sha256"] != entry["content_sha256"]:
             raise ValueError(f"{index_dir}: partition {entry['name']} does not match the manifest")
-    id_rank = load_npy(index_dir / "id_rank.npy")
-    id_order = None
-    if (index_dir / "id_order.npy").is_file():
-        id_order = load_npy(index_dir / "id_order.npy")
+    id_rank, id_order = (load_npy(index_dir / f"{n}.npy") for n in ("id_rank", "id_order"))
     return Loaded(parts, id_rank, manifest, id_order)
 
 
@@ -769,8 +753,6 @@ def append_partitioned(
     _put_back(index_dir)
     check_replaceable(index_dir, options.kind)
     manifest = load_index(index_dir).manifest
-    if manifest.get("format") != FORMAT:
-        raise ValueError(f"{index_dir}: an index of the earlier layout; build it again to append")
     for entry in index_dir.iterdir():
         if entry.name not in _GLOBALS | _SIDE_FILES and entry.name != MARKER:
             # dense vectors and approximate indexes would be stale: not kept silently

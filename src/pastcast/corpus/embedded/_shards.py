@@ -15,13 +15,12 @@ from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 
-from pastcast import safejson
 from pastcast.corpus._filter import SearchFilter
 from pastcast.corpus._protocol import SearchHit
 from pastcast.corpus.embedded._arrays import load_arrays
 from pastcast.corpus.embedded._bm25 import AsOfStatistics, as_of_statistics, bm25_top_k
 from pastcast.corpus.embedded._embedded import EmbeddedIndex
-from pastcast.corpus.embedded._partitioned import FORMAT, FORMAT_VERSION
+from pastcast.corpus.embedded._partitioned import index_manifest
 from pastcast.cutoff import as_utc
 
 __all__ = ["IndexMonth", "index_months", "open_months", "shard_search", "shard_statistics"]
@@ -39,15 +38,7 @@ class IndexMonth:
 
 
 def index_months(index_dir: Path | str) -> list[IndexMonth]:
-    """The month partitions of an index directory, in time order (the month-partitioned
-    layout only: an index of the earlier single-partition layout has no months to shard)."""
-    path = Path(index_dir) / "manifest.json"
-    manifest = safejson.loads(path.read_bytes())
-    if manifest.get("format") != FORMAT or manifest.get("version") != FORMAT_VERSION:
-        raise ValueError(
-            f"{path}: format {manifest.get('format')!r} version {manifest.get('version')!r} "
-            f"has no month partitions to shard (expected {FORMAT!r} {FORMAT_VERSION})"
-        )
+    """The month partitions of an index directory, in time order."""
     return [
         IndexMonth(
             str(p["name"]),
@@ -56,7 +47,7 @@ def index_months(index_dir: Path | str) -> list[IndexMonth]:
             datetime.fromisoformat(str(p["last_timestamp"])),
             str(p["content_sha256"]),
         )
-        for p in manifest["partitions"]
+        for p in index_manifest(Path(index_dir))["partitions"]
     ]
 
 
