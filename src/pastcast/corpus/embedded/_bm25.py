@@ -17,7 +17,7 @@ from __future__ import annotations
 import bisect
 import itertools
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -273,93 +273,86 @@ def bm25_top_k(
 ) -> tuple[I64, F64]:
     """Top-``k`` global ordinals and scores among the first ``n`` (and, given ``allowed``, a
     mask over them, among the allowed ones only); score desc, then id asc. The statistics are
-    those of all ``n`` documents either way.
+    those of all ``n`` documents either way; ``stats`` (a whole corpus's, these partitions being
+    one shard of it) replace the partitions' own.
 
-    Without a mask every admitted block is scored by the compiled kernel (``_kernel``), in one
-    call given ``tuples`` (``block_tuples(parts)``), else block by block; it is imported here so
-    that numba loads on the first search, not with the package. A filtered search scores with
-    numpy and keeps the allowed documents before its threshold. ``stats`` (a whole corpus's,
-    these partitions being one shard of it) replace the partitions' own statistics; such a
-    search goes block by block.
+    Without a mask every admitted partition is scored by the compiled kernel (``_kernel``) in
+    one call over ``tuples`` (``block_tuples(parts)``); it is imported here so that numba loads
+    on the first search, not with the package. A filtered search scores with numpy and keeps
+    the allowed documents before its threshold.
     """
-    from pastcast.corpus.embedded._kernel import block_top_k, query_top_k, term_ids
-
     if n <= 0 or k <= 0 or not terms:
         return _empty()
     k = min(k, n)  # no more hits than documents; keeps k a machine integer for the kernel
-    if allowed is None and tuples is not None and stats is None:
-        last = bisect.bisect_left(tuples.starts, n) - 1  # ``_cutoff_partition`` without numpy
-        m = n - tuples.starts[last]
-        raw = [t.encode() for t in terms]
-        tids = term_ids(
-            tuples.terms,
-            np.array([term_hash(r) for r in raw], dtype=np.uint64),
-            np.frombuffer(b"".join(raw), dtype=np.uint8),
-            np.cumsum([0, *map(len, raw)]),
-            last,
-        )
+    if allowed is not None:
+        cand, cand_scores = _filtered(parts, bases, terms, n, k, allowed, stats)
+        order = np.lexsort((np.asarray(id_rank)[cand], -cand_scores))[:k]
+        return cand[order], cand_scores[order]
+    from pastcast.corpus.embedded._kernel import query_top_k, term_ids
+
+    assert tuples is not None, "an unfiltered search scores over the block tuples"
+    last = bisect.bisect_left(tuples.starts, n) - 1  # ``_cutoff_partition`` without numpy
+    m = n - tuples.starts[last]
+    raw = [t.encode() for t in terms]
+    tids = term_ids(
+        tuples.terms,
+        np.array([term_hash(r) for r in raw], dtype=np.uint64),
+        np.frombuffer(b"".join(raw), dtype=np.uint8),
+        np.cumsum([0, *map(len, raw)]),
+        last,
+    )
+    if stats is None:
         avgdl = (tuples.len_before[last] + int(parts[last].len_prefix[m])) / n
-        t = tuples
-        return query_top_k(
-            t.ords,
-            t.tfs,
-            t.lens,
-            t.offsets,
-            t.bounds,
-            tids,
-            last,
-            m,
-            n,
-            avgdl,
-            k,
-            bases,
-            np.asarray(id_rank),
-            t.largest,
-            K1,
-            B,
-        )
-    cand, cand_scores = _blockwise(parts, bases, terms, n, k, allowed, block_top_k, stats)
-    if not len(cand):
-        return _empty()
-    order = np.lexsort((np.asarray(id_rank)[cand], -cand_scores))[:k]
-    return cand[order], cand_scores[order]
+        corpus: tuple[int, list[int]] | None = None
+    else:
+        avgdl = stats.total_len / stats.n
+        corpus = (stats.n, [stats.df.get(term, 0) for term in terms])
+    t = tuples
+    return query_top_k(
+        t.ords,
+        t.tfs,
+        t.lens,
+        t.offsets,
+        t.bounds,
+        tids,
+        last,
+        m,
+        n,
+        avgdl,
+        k,
+        bases,
+        np.asarray(id_rank),
+        t.largest,
+        K1,
+        B,
+        corpus,
+    )
 
 
-def _blockwise(
+def _filtered(
     parts: Sequence[IndexArrays],
     bases: I64,
     terms: list[str],
     n: int,
     k: int,
-    allowed: Mask | None,
-    block_top_k: Callable[..., tuple[I64, F64]],
-    stats: AsOfStatistics | None = None,
+    allowed: Mask,
+    stats: AsOfStatistics | None,
 ) -> tuple[I64, F64]:
-    """``bm25_top_k``'s candidates block by block (filtered searches, shards): ties kept."""
+    """``bm25_top_k``'s candidates of a filtered search, partition by partition: ties kept."""
     last, m = _cutoff_partition(bases, n)
     avgdl, per_part = _as_of_slices(parts, bases, terms, n, future=False, stats=stats)
-    got_o: list[I64] = []
-    got_s: list[F64] = []
+    got_o: list[I64] = [np.zeros(0, dtype=np.int64)]
+    got_s: list[F64] = [np.zeros(0, dtype=np.float64)]
     for p, slices in enumerate(per_part[: last + 1]):
         if not slices:
             continue
         part = parts[p]
         size = m if p == last else len(part.ids)
-        if allowed is None:
-            cand, cand_scores = block_top_k(
-                part.post_ord, part.post_tf, part.doc_len, slices, size, avgdl, k, K1, B
-            )
-        else:
-            scores = _score_partition(part, size, slices, avgdl)
-            lo = int(bases[p])
-            local = allowed[lo : lo + size]
-            cand, cand_scores = _top_candidates(scores, slices, part, k, local)
+        scores = _score_partition(part, size, slices, avgdl)
+        local = allowed[int(bases[p]) : int(bases[p]) + size]
+        cand, cand_scores = _top_candidates(scores, slices, part, k, local)
         got_o.append(cand + int(bases[p]))
         got_s.append(cand_scores)
-    if not got_o:
-        return _empty()
-    if len(got_o) == 1:  # one block (a small corpus): its ties are already cut at the k-th
-        return got_o[0], got_s[0]
     return top_with_ties(np.concatenate(got_o), np.concatenate(got_s), k)
 
 

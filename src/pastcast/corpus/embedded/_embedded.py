@@ -30,6 +30,7 @@ from pastcast.corpus._text import TOKENIZER, text_snippet, tokenize
 from pastcast.corpus.embedded._arrays import IndexArrays, from_micros
 from pastcast.corpus.embedded._bm25 import (
     K1,
+    AsOfStatistics,
     B,
     BlockTuples,
     block_tuples,
@@ -376,17 +377,26 @@ class EmbeddedIndex(ThreadLookups):
     # -- scoring ------------------------------------------------------------------------------
 
     def score(
-        self, terms: list[str], n: int, k: int, *, allowed: Mask | None = None
+        self,
+        terms: list[str],
+        n: int,
+        k: int,
+        *,
+        allowed: Mask | None = None,
+        stats: AsOfStatistics | None = None,
     ) -> tuple[Ordinals, Scores]:
         """Top-``k`` ordinals and BM25 scores over the first ``n`` ordinals only (and of
-        those, only the ``allowed`` ones, when given).
+        those, only the ``allowed`` ones, when given), with ``stats`` (a whole corpus's, this
+        index being a shard of it) in place of this index's own statistics when given.
 
         Ranking: score descending, then document id ascending.
         """
         if self._tuples is None and allowed is None:
             self._tuples = block_tuples(self._parts)  # on the first unfiltered search: numba loads
-        parts, bases, rank = self._parts, self._bases, self._id_rank
-        return bm25_top_k(parts, bases, rank, terms, n, k, allowed=allowed, tuples=self._tuples)
+        parts, bases, rank, tuples = self._parts, self._bases, self._id_rank, self._tuples
+        return bm25_top_k(
+            parts, bases, rank, terms, n, k, allowed=allowed, tuples=tuples, stats=stats
+        )
 
     def naive_score(self, terms: list[str], n: int, k: int) -> tuple[Ordinals, Scores]:
         """The baseline (benchmarks, tests): rank every document, then drop the future ones."""

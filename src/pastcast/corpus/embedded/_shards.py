@@ -18,7 +18,7 @@ from pathlib import Path
 from pastcast.corpus._filter import SearchFilter
 from pastcast.corpus._protocol import SearchHit
 from pastcast.corpus.embedded._arrays import load_arrays
-from pastcast.corpus.embedded._bm25 import AsOfStatistics, as_of_statistics, bm25_top_k
+from pastcast.corpus.embedded._bm25 import AsOfStatistics, as_of_statistics
 from pastcast.corpus.embedded._embedded import EmbeddedIndex
 from pastcast.corpus.embedded._partitioned import index_manifest
 from pastcast.cutoff import as_utc
@@ -86,17 +86,8 @@ def shard_search(
     cutoff = as_utc(as_of)
     n = index.count_before(cutoff)
     terms = index.query_terms(query)
-    if n == 0 or stats.n == 0 or k <= 0 or not terms:
+    if stats.n == 0:
         return []
     allowed = index.filter_mask(filters, n)
-    ordinals, scores = bm25_top_k(
-        index._parts,
-        index._bases,
-        index.id_rank,
-        terms,
-        n,
-        k,
-        allowed=allowed,
-        stats=stats,
-    )
+    ordinals, scores = index.score(terms, n, k, allowed=allowed, stats=stats)
     return index._hits(ordinals.tolist(), scores.tolist(), terms, cutoff, n, filters)
