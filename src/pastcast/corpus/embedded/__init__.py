@@ -16,7 +16,6 @@ from pastcast.corpus.embedded._shards import (
     IndexMonth,
     index_months,
     open_months,
-    shard_search,
     shard_statistics,
 )
 
@@ -34,7 +33,6 @@ __all__ = [
     "ReadStamp",
     "index_months",
     "open_months",
-    "shard_search",
     "shard_statistics",
     "to_micros",
 ]

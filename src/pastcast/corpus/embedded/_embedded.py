@@ -244,14 +244,22 @@ class EmbeddedIndex(ThreadLookups):
         return doc
 
     def search(
-        self, query: str, *, as_of: datetime, k: int = 10, filters: SearchFilter | None = None
+        self,
+        query: str,
+        *,
+        as_of: datetime,
+        k: int = 10,
+        filters: SearchFilter | None = None,
+        stats: AsOfStatistics | None = None,
     ) -> list[SearchHit]:
         """BM25 over the documents before ``as_of``; ``filters`` restrict which of them are
-        ranked (the statistics stay those of every visible document)."""
+        ranked (the statistics stay those of every visible document). ``stats``: those of a
+        whole corpus as of the same cutoff, this index being one shard of it (``_shards``)."""
         cutoff = as_utc(as_of)
         n = self.count_before(cutoff)
         terms = self.query_terms(query)
-        ordinals, scores = self.score(terms, n, k, allowed=self.filter_mask(filters, n))
+        allowed = self.filter_mask(filters, n)
+        ordinals, scores = self.score(terms, n, k, allowed=allowed, stats=stats)
         return self._hits(ordinals.tolist(), scores.tolist(), terms, cutoff, n, filters)
 
     def _ordinal_of(self, doc_id: str) -> int | None:

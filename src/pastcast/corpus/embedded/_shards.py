@@ -1,5 +1,6 @@
 """An index directory cut into month shards: the months it holds, one shard's partitions
-opened alone, its as-of statistics, and its search with the whole corpus's statistics.
+opened alone, and its as-of statistics (it searches with the whole corpus's: ``stats`` of
+``EmbeddedIndex.search``).
 
 A shard is an ``EmbeddedIndex`` over a contiguous range of the directory's month partitions
 (ordinals local to it; ids and timestamps are the documents' own). The statistics of disjoint
@@ -15,15 +16,12 @@ from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 
-from pastcast.corpus._filter import SearchFilter
-from pastcast.corpus._protocol import SearchHit
 from pastcast.corpus.embedded._arrays import load_arrays
 from pastcast.corpus.embedded._bm25 import AsOfStatistics, as_of_statistics
 from pastcast.corpus.embedded._embedded import EmbeddedIndex
 from pastcast.corpus.embedded._partitioned import index_manifest
-from pastcast.cutoff import as_utc
 
-__all__ = ["IndexMonth", "index_months", "open_months", "shard_search", "shard_statistics"]
+__all__ = ["IndexMonth", "index_months", "open_months", "shard_statistics"]
 
 
 @dataclass(frozen=True)
@@ -70,24 +68,3 @@ def shard_statistics(index: EmbeddedIndex, terms: list[str], as_of: datetime) ->
     """The shard's statistics over its documents before ``as_of``."""
     n = index.count_before(as_of)
     return as_of_statistics(index._parts, index._bases, terms, n)
-
-
-def shard_search(
-    index: EmbeddedIndex,
-    query: str,
-    *,
-    as_of: datetime,
-    k: int,
-    stats: AsOfStatistics,
-    filters: SearchFilter | None = None,
-) -> list[SearchHit]:
-    """The shard's top ``k`` before ``as_of`` scored with ``stats`` (the whole corpus's as of
-    the same cutoff): score descending, then id; hits checked against the cutoff again."""
-    cutoff = as_utc(as_of)
-    n = index.count_before(cutoff)
-    terms = index.query_terms(query)
-    if stats.n == 0:
-        return []
-    allowed = index.filter_mask(filters, n)
-    ordinals, scores = index.score(terms, n, k, allowed=allowed, stats=stats)
-    return index._hits(ordinals.tolist(), scores.tolist(), terms, cutoff, n, filters)
