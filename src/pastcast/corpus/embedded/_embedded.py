@@ -35,7 +35,7 @@ from pastcast.corpus.embedded._bm25 import (
     BlockTuples,
     block_tuples,
     bm25_top_k,
-    naive_top_k,
+    numpy_top_k,
 )
 from pastcast.corpus.embedded._partitioned import (
     BuildOptions,
@@ -408,4 +408,4 @@ class EmbeddedIndex(ThreadLookups):
 
     def naive_score(self, terms: list[str], n: int, k: int) -> tuple[Ordinals, Scores]:
         """The baseline (benchmarks, tests): rank every document, then drop the future ones."""
-        return naive_top_k(self._parts, self._bases, self._id_rank, terms, n, k)
+        return numpy_top_k(self._parts, self._bases, self._id_rank, terms, n, k, future=True)
