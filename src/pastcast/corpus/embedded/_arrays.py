@@ -29,6 +29,7 @@ A partition of an earlier format version is refused (``check_format``): build th
 from __future__ import annotations
 
 import hashlib
+import itertools
 import json
 from array import array
 from collections import defaultdict
@@ -228,6 +229,12 @@ class IndexArrays:
     # kernel's pruning bounds, ``term_bounds``)
     term_max_tf: I64
     term_min_len: I64
+
+    def lines(self) -> Iterator[bytes]:
+        """The stored document lines in ordinal order (the lines a build spooled)."""
+        store, offsets = self.store, np.asarray(self.doc_offsets).tolist()
+        for lo, hi in itertools.pairwise(offsets):
+            yield bytes(store[lo:hi])
 
     def document(self, ordinal: int) -> Document:
         lo, hi = int(self.doc_offsets[ordinal]), int(self.doc_offsets[ordinal + 1])

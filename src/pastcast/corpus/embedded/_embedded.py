@@ -14,6 +14,7 @@ import itertools
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import datetime
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -297,10 +298,7 @@ class EmbeddedIndex(ThreadLookups):
         """An ordinal's title and text, from the hit columns: no document parsed, a tenth of
         ``read_ordinal`` (what embedding a whole corpus reads)."""
         p = bisect.bisect_right(self._base_list, ordinal) - 1
-        _, offsets, store = self._hit_columns[p]
-        at = 2 * (ordinal - self._base_list[p])
-        mid = offsets[at + 1]
-        return str(store[offsets[at] : mid], "utf-8"), str(store[mid : offsets[at + 2]], "utf-8")
+        return _title_text(self._hit_columns[p], ordinal - self._base_list[p])
 
     def hits(
         self,
@@ -340,23 +338,15 @@ class EmbeddedIndex(ThreadLookups):
         out: list[SearchHit] = []
         for ordinal, score in zip(ordinals, scores, strict=True):
             p = bisect.bisect_right(bases, ordinal) - 1
-            ids, offsets, store = columns[p]
+            ids = columns[p][0]
             local = ordinal - bases[p]
             if filters is not None:
                 out.append(self._stored_hit(p, local, score, terms, cutoff, filters))
                 continue
             # stored columns of a visible ordinal: str, str, and an aware UTC instant
-            at = 2 * local
-            mid = offsets[at + 1]
-            out.append(
-                known_valid_hit(
-                    ids[local],
-                    from_micros(stamps[ordinal]),
-                    str(store[offsets[at] : mid], "utf-8"),
-                    score,
-                    text_snippet(str(store[mid : offsets[at + 2]], "utf-8"), terms),
-                )
-            )
+            title, text = _title_text(columns[p], local)
+            stamp = from_micros(stamps[ordinal])
+            out.append(known_valid_hit(ids[local], stamp, title, score, text_snippet(text, terms)))
         return out
 
     def _stored_hit(
@@ -409,3 +399,11 @@ class EmbeddedIndex(ThreadLookups):
     def naive_score(self, terms: list[str], n: int, k: int) -> tuple[Ordinals, Scores]:
         """The baseline (benchmarks, tests): rank every document, then drop the future ones."""
         return numpy_top_k(self._parts, self._bases, self._id_rank, terms, n, k, future=True)
+
+
+def _title_text(columns: tuple[object, Any, Any], local: int) -> tuple[str, str]:
+    """A partition's title and text of its ``local`` ordinal, from its hit columns."""
+    _, offsets, store = columns
+    at = 2 * local
+    mid = offsets[at + 1]
+    return str(store[offsets[at] : mid], "utf-8"), str(store[mid : offsets[at + 2]], "utf-8")

@@ -139,10 +139,7 @@ class DocMaps:
 def _fields(parts: list[IndexArrays]) -> Iterator[dict[str, Any]]:
     """Each stored document as a JSON object, in ordinal order (cheaper than validating it)."""
     for p in parts:
-        store = bytes(p.store)
-        offsets = np.asarray(p.doc_offsets).tolist()
-        for lo, hi in itertools.pairwise(offsets):
-            yield safejson.loads(store[lo:hi])
+        yield from map(safejson.loads, p.lines())
 
 
 PART_FOLDER = "maps"
