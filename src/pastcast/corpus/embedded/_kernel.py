@@ -1,29 +1,17 @@
 """The compiled BM25 kernel: one call scores every admitted block (``query_top_k``) and keeps
-the top k.
+the top k. What it does and how it is tested: "Scoring kernel" and "Exact pruning" in
+docs/corpus.md; here, what the code must keep.
 
-Why compiled: a query used to cost ~60 numpy calls (gather, five in-place operations and a
-scatter per term, then a partition and a de-duplication), ~1.5 µs each before any data was
-touched; on the 37k-document news archive that was most of the scoring time. One loop visits each
-posting once instead, and one call covers every block and the final ranking, where a Python
-round per block and term cost ~10 µs a block (measured in ``benchmarks/retrieval_peers.py``).
+Pruning (exact, MaxScore-style): a term's contribution is bounded by its largest term frequency
+and shortest document in the block (``term_bounds``); once the bounds of the terms left sum to
+less than the k-th best partial score (or ``floor``, a k-th best score of other blocks), those
+terms only complete the scores of the documents found. Every comparison against a bound keeps a
+relative margin of 1e-9, far above the rounding of a sum of a few terms.
 
-Pruning (exact, MaxScore-style): each term's contribution is bounded by its largest term
-frequency and shortest document in the block (``term_bounds``). Terms are scored in descending
-order of their bounds; once the bounds of the terms left sum to less than the k-th best partial
-score (or than ``floor``, a k-th best score already found in other blocks), no document the
-scored terms missed can enter the top k, so the terms left only complete the scores of the
-documents already found (by binary search in their postings when those are few, instead of a
-visit of every posting). Every comparison against a bound keeps a relative margin of 1e-9, far
-above the rounding of a sum of a few terms, so a document is dropped only when it is certainly
-below the k-th score.
-
-Exactness: each posting's contribution is the same sequence of IEEE operations as the numpy
-scorer (``_bm25._score_partition``): ``len / avgdl``, ``* B``, ``+ (1 - B)``, ``* K1``, ``+ tf``
-for the norm, ``tf * (K1 + 1)``, ``* idf``, ``/ norm``; a document's contributions are added in
-query-term order, starting from 0.0. When terms were scored in another order, the scores of the
-documents kept are recomputed that way before the final cut. numba does not contract or reorder
-floating-point operations without ``fastmath`` (not set), so scores equal the numpy scorer's bit
-for bit (tested against it).
+Exactness: each posting's contribution is the numpy scorer's sequence of IEEE operations
+(``_bm25._score_partition``), added per document in query-term order from 0.0 (documents summed
+in another order are recomputed that way before the final cut); numba does not reorder
+floating-point operations without ``fastmath`` (not set), so scores are equal bit for bit.
 
 numba is imported only by this module, which ``_bm25`` imports on the first search: importing
 pastcast stays fast, and the compiled code is cached on disk after the first process.
