@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 from corpus_synth import make_docs
-from dask_server import dask_address  # noqa: F401  (one Dask cluster for the whole session)
 from pg_server import pg_url  # noqa: F401  (one PostgreSQL server for the whole session)
 
+from _dask_cluster import dask_address  # noqa: F401  (one Dask cluster for the whole session)
 from pastcast.records import Document
 
 

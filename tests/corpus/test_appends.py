@@ -180,7 +180,7 @@ def test_an_open_reader_keeps_the_index_it_opened(tmp_path: Path) -> None:
     index_dir = tmp_path / "index"
     EmbeddedIndex.build(base, index_dir, workers=1)
     # Opened before the append, but nothing read yet: no vocabulary or map loaded.
-    old = EmbeddedIndex.open(index_dir, block_docs=0)
+    old = EmbeddedIndex.open(index_dir)
     appended = EmbeddedIndex.append(batch, index_dir, workers=1)
     reference = EmbeddedIndex.in_memory(base)
     cutoffs = _cutoffs(base, batch)[::2]

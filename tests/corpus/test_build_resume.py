@@ -3,9 +3,7 @@ then; the months indexed by Dask workers give the one-machine index, file for fi
 
 from __future__ import annotations
 
-import importlib.util
 import json
-import logging
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -13,6 +11,7 @@ from typing import Any
 import pytest
 from test_scale_build import _docs, _tree_digest, _write_jsonl
 
+from _dask_cluster import local_cluster
 from pastcast.app import build_corpus
 from pastcast.corpus import CorpusBuildReport
 from pastcast.corpus.embedded import _partitioned as part
@@ -108,18 +107,7 @@ def test_a_changed_source_or_option_reads_again(
 
 @pytest.fixture
 def two_workers() -> Iterator[str]:
-    if importlib.util.find_spec("distributed") is None:
-        pytest.skip("dask.distributed is not installed (pip install -e '.[scale]')")
-    import distributed
-
-    with distributed.LocalCluster(
-        host="127.0.0.1",
-        n_workers=2,
-        threads_per_worker=1,
-        processes=True,
-        dashboard_address=None,
-        silence_logs=logging.ERROR,
-    ) as cluster:
+    with local_cluster(2, 1) as cluster:
         yield str(cluster.scheduler_address)
 
 

@@ -73,12 +73,12 @@ def test_the_hash_changes_when_a_document_changes(tmp_path: Path, change: dict[s
     assert EmbeddedIndex.in_memory(DOCS[:-1]).identity().content_sha256 != content_digest(DOCS)
 
 
-def test_an_index_of_the_earlier_layout_derives_the_same_hash(tmp_path: Path) -> None:
-    """Its manifest hashed all documents at once; the identity is derived from its arrays."""
-    save_arrays(build_arrays(DOCS), tmp_path / "old")
-    old = open_backend(tmp_path / "old")
-    assert old.identity().content_sha256 == content_digest(DOCS)
-    assert old.identity().options["format"] == "pastcast-bm25 v3"  # the partition format of today
+def test_an_index_of_the_earlier_layout_is_refused_in_one_line(tmp_path: Path) -> None:
+    save_arrays(build_arrays(DOCS), tmp_path / "old")  # one partition, no month folders
+    with pytest.raises(FieldError) as err:
+        open_backend(tmp_path / "old")
+    text = str(err.value)
+    assert str(tmp_path / "old") in text and "build the index again" in text and "\n" not in text
 
 
 def test_dense_and_hybrid_identities_name_the_embedder(index_dir: Path) -> None:
@@ -128,7 +128,7 @@ def test_identity_round_trips_as_a_record(index_dir: Path) -> None:
     [
         (("NOWHERE",), {}, "not an index directory"),
         (("INDEX", "fuzzy"), {}, "retrieval 'fuzzy': unknown (choose from bm25, dense, hybrid)"),
-        (("INDEX",), {"nprobe": 3}, "accepted arguments: spec, block_docs"),
+        (("INDEX",), {"nprobe": 3}, "accepted arguments: spec"),
         (("INDEX", "dense"), {"embedder": "nope"}, "unknown embedder 'nope'"),
         (("postgresql://u:pw@127.0.0.1:notaport/db",), {}, "postgresql://u@127.0.0.1:notaport"),
         (("postgresql://u:pw@127.0.0.1/db",), {"nprobe": 3}, "backend 'postgres': no argument"),

@@ -1,13 +1,12 @@
-"""Month partitions: exact equality with the unpartitioned index, the naive baseline, the old
-on-disk layout, and a resumable build without duplicates."""
+"""Month partitions: exact equality with the unpartitioned index, the naive baseline, indexes
+of earlier versions refused, and a resumable build without duplicates."""
 
 from __future__ import annotations
 
 import json
 import math
 import random
-from collections.abc import Sequence
-from dataclasses import replace
+from collections.abc import Callable, Sequence
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -17,10 +16,9 @@ import pytest
 from corpus_synth import WORDS, make_docs
 
 from pastcast.corpus import check_as_of_equivalence
-from pastcast.corpus.embedded import EmbeddedIndex
+from pastcast.corpus.embedded import EmbeddedIndex, index_months
 from pastcast.corpus.embedded import _partitioned as partitioned
 from pastcast.corpus.embedded._arrays import IndexArrays, build_arrays, save_arrays
-from pastcast.corpus.embedded._blocks import BLOCK_DOCS
 from pastcast.records import Document
 
 
@@ -62,18 +60,10 @@ def spread_docs(n: int, seed: int) -> list[Document]:
     return docs
 
 
-# Scoring month by month (0, the default), in blocks of one or two months (150), in one block.
-BLOCKS = [BLOCK_DOCS, 150, 50_000]
-
-
-@pytest.mark.parametrize("block_docs", BLOCKS)
-def test_partitioned_equals_the_unpartitioned_index(block_docs: int) -> None:
+def test_partitioned_equals_the_unpartitioned_index() -> None:
     docs = spread_docs(400, seed=2)
-    part = EmbeddedIndex.in_memory(docs, block_docs=block_docs)
+    part = EmbeddedIndex.in_memory(docs)
     assert len(part.partition_bounds) >= 5
-    blocks = len(part._scoring_blocks()[0])
-    assert blocks == {BLOCK_DOCS: len(part.partition_bounds), 50_000: 1}.get(block_docs, blocks)
-    assert block_docs != 150 or 1 < blocks < len(part.partition_bounds)
     legacy = build_arrays(docs)
     rng = random.Random(3)
     stamps = sorted(d.timestamp for d in docs)
@@ -96,29 +86,36 @@ def test_partitioned_equals_the_unpartitioned_index(block_docs: int) -> None:
     assert compared == 430
 
 
-@pytest.mark.parametrize("block_docs", BLOCKS)
-def test_as_of_equivalence_across_month_boundaries(block_docs: int) -> None:
+def test_as_of_equivalence_across_month_boundaries() -> None:
     docs = spread_docs(300, seed=5)
     cutoffs = [datetime(2024, m, 1, tzinfo=UTC) for m in range(2, 7)]
     cutoffs += [c + timedelta(microseconds=d) for c in cutoffs for d in (-1, 1)]
 
     def factory(subset: Sequence[Document]) -> EmbeddedIndex:
-        return EmbeddedIndex.in_memory(subset, block_docs=block_docs)
+        return EmbeddedIndex.in_memory(subset)
 
     report = check_as_of_equivalence(factory, docs, cutoffs=cutoffs, seed=1)
     assert report.comparisons == len(cutoffs) * report.queries
     assert report.violations == 0 and report.nonempty > 0, report.first_violations
 
 
-def test_the_earlier_single_partition_layout_still_opens(tmp_path: Path) -> None:
+def test_indexes_an_earlier_version_wrote_are_refused_naming_the_folder(tmp_path: Path) -> None:
     docs = spread_docs(120, seed=8)
-    save_arrays(build_arrays(docs), tmp_path / "old")
-    old = EmbeddedIndex.open(tmp_path / "old")
-    new = EmbeddedIndex.in_memory(docs)
-    assert len(old.partition_bounds) == 1 and len(new.partition_bounds) > 1
-    for cutoff in (datetime(2024, 3, 1, tzinfo=UTC), datetime(2024, 5, 17, 6, tzinfo=UTC)):
-        for q in ("election w3", "storm tariff merger"):
-            assert old.search(q, as_of=cutoff, k=20) == new.search(q, as_of=cutoff, k=20)
+    save_arrays(build_arrays(docs), tmp_path / "single")  # the single-partition layout
+    EmbeddedIndex.build(docs, tmp_path / "monthly", workers=1)
+    part = next((tmp_path / "monthly" / "parts").iterdir()) / "manifest.json"
+    manifest = json.loads(part.read_text())
+    part.write_text(json.dumps({**manifest, "version": 2}))  # before term tables
+    calls: list[tuple[Path, Callable[[Path], object]]] = [
+        (tmp_path / name, call)
+        for name in ("single", "monthly")
+        for call in (EmbeddedIndex.open, lambda folder: EmbeddedIndex.append([], folder))
+    ]
+    calls.append((tmp_path / "single", index_months))
+    for folder, call in calls:
+        with pytest.raises(ValueError, match="build the index again") as err:
+            call(folder)
+        assert str(folder) in str(err.value)
 
 
 def test_titles_and_texts_from_the_hit_columns_equal_the_documents(tmp_path: Path) -> None:
@@ -126,12 +123,10 @@ def test_titles_and_texts_from_the_hit_columns_equal_the_documents(tmp_path: Pat
         d.model_copy(update={"title": f"Ünïcode «{i}» ✓" if i % 3 else "", "text": d.text + " é"})
         for i, d in enumerate(spread_docs(150, seed=9))
     ]
-    EmbeddedIndex.build(docs, tmp_path / "ix")
-    save_arrays(replace(build_arrays(docs), hit_offsets=None, hit_store=None), tmp_path / "old")
-    for index in (EmbeddedIndex.open(tmp_path / "ix"), EmbeddedIndex.open(tmp_path / "old")):
-        for i in range(len(index)):
-            doc = index.read_ordinal(i)
-            assert index.read_title_text(i) == (doc.title, doc.text)
+    index = EmbeddedIndex.build(docs, tmp_path / "ix")
+    for i in range(len(index)):
+        doc = index.read_ordinal(i)
+        assert index.read_title_text(i) == (doc.title, doc.text)
 
 
 class Crash(RuntimeError):

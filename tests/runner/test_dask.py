@@ -16,6 +16,7 @@ import pytest
 from scale_world import model_agents, outcomes, synthetic_backend, synthetic_dataset
 from scripted_provider import ProviderState, start_provider
 
+from _dask_cluster import local_cluster
 from pastcast.runlog import read_run_log
 from pastcast.runner import RunConfig, run_benchmark
 from pastcast.runner._dask import DaskExecutor
@@ -26,13 +27,7 @@ pytest.importorskip("openai")
 
 @pytest.fixture(scope="module")
 def cluster() -> Iterator[Any]:
-    with distributed.LocalCluster(
-        host="127.0.0.1",
-        n_workers=2,
-        threads_per_worker=8,
-        processes=True,
-        dashboard_address=None,
-    ) as c:
+    with local_cluster(2, 8) as c:
         yield c
 
 

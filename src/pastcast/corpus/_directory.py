@@ -5,15 +5,15 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from pastcast.corpus.embedded import BLOCK_DOCS, EmbeddedIndex
+from pastcast.corpus.embedded import EmbeddedIndex
 from pastcast.errors import FieldError
 
 __all__ = ["open_index"]
 
 
-def open_index(spec: str, block_docs: int = BLOCK_DOCS) -> EmbeddedIndex:
-    """The embedded index in the directory ``spec``; ``FieldError`` in one line when there
-    is none or it is damaged."""
+def open_index(spec: str) -> EmbeddedIndex:
+    """The embedded index in the directory ``spec`` (the ``bm25`` backend: statistics as of
+    the cutoff); ``FieldError`` in one line when there is none or it is damaged."""
     if not (Path(spec) / "manifest.json").is_file():
         raise FieldError(
             "",
@@ -21,7 +21,7 @@ def open_index(spec: str, block_docs: int = BLOCK_DOCS) -> EmbeddedIndex:
             "'pastcast corpus build'), nor a database URL (postgresql://...)",
         )
     try:
-        return EmbeddedIndex.open(spec, block_docs=block_docs)
+        return EmbeddedIndex.open(spec)
     except (OSError, ValueError) as exc:
         message = str(exc)
         raise FieldError("", message if spec in message else f"{spec}: {message}") from None

@@ -2,7 +2,6 @@
 exact global top-k, and thread look-ups."""
 
 from pastcast.corpus.embedded._arrays import to_micros
-from pastcast.corpus.embedded._blocks import BLOCK_DOCS
 from pastcast.corpus.embedded._bm25 import K1, AsOfStatistics, B
 from pastcast.corpus.embedded._embedded import EmbeddedIndex
 from pastcast.corpus.embedded._partitioned import (
@@ -17,12 +16,10 @@ from pastcast.corpus.embedded._shards import (
     IndexMonth,
     index_months,
     open_months,
-    shard_search,
     shard_statistics,
 )
 
 __all__ = [
-    "BLOCK_DOCS",
     "DUPLICATES",
     "K1",
     "SKIPPED_DUPLICATE",
@@ -36,7 +33,6 @@ __all__ = [
     "ReadStamp",
     "index_months",
     "open_months",
-    "shard_search",
     "shard_statistics",
     "to_micros",
 ]

@@ -15,22 +15,21 @@ documents alone.
 
 Besides the JSON lines of the documents (what ``read`` returns, validated), a partition keeps
 its titles and texts as plain UTF-8 in ordinal order (``hits.bin``, ``hit_offsets.npy``): a
-search hit needs only those, and slicing them costs a fraction of validating a whole document
-(an index built before they existed builds its hits from the JSON lines).
+search hit needs only those, and slicing them costs a fraction of validating a whole document.
 
 Opening a partition reads nothing but its manifest: the arrays and stores are memory-mapped, the
-ids are sliced on demand from one UTF-8 blob (``ids.bin``, ``id_offsets.npy``; earlier
-partitions: ``ids.json``, parsed on first use) and the vocabulary is a term table sorted by hash
-(``TermTable``), mapped and searched by bisection, never parsed (an index written before tables
-parses its ``vocab.json`` on first use): an index of millions of documents opens in well under a
-second and its first search reads only the pages it needs. Each term's largest frequency and
-shortest document (the kernel's pruning bounds) are stored too, not recomputed at the first
-search from every posting.
+ids are sliced on demand from one UTF-8 blob (``ids.bin``, ``id_offsets.npy``) and the
+vocabulary is a term table sorted by hash (``TermTable``), mapped and searched by bisection,
+never parsed: an index of millions of documents opens in well under a second and its first
+search reads only the pages it needs. Each term's largest frequency and shortest document (the
+kernel's pruning bounds) are stored too, not recomputed at the first search from every posting.
+A partition of an earlier format version is refused (``check_format``): build the index again.
 """
 
 from __future__ import annotations
 
 import hashlib
+import itertools
 import json
 from array import array
 from collections import defaultdict
@@ -60,6 +59,7 @@ __all__ = [
     "TermTable",
     "build_arrays",
     "build_from_lines",
+    "check_format",
     "from_micros",
     "load_arrays",
     "sorted_unique",
@@ -68,8 +68,7 @@ __all__ = [
 ]
 
 FORMAT = "pastcast-bm25"
-FORMAT_VERSION = 3  # 3: term tables; 2: ids as a blob, term bounds stored (1 and 2 still open)
-_READABLE_VERSIONS = (1, 2, 3)
+FORMAT_VERSION = 3  # 3: term tables; 2: ids as a blob, term bounds stored
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 _ARRAY_NAMES = (
     "timestamps",
@@ -142,14 +141,10 @@ class TermTable(Mapping[str, int]):
     term ids in that order, and the terms' UTF-8 (``text[offsets[i]:offsets[i + 1]]``) that
     confirms a match. A look-up is a bisection and a byte comparison, so opening an index and
     searching it parse no vocabulary: the build writes the table and a search maps it.
-
-    ``load`` gives the four arrays on first use: mapped files (``mapped``), or the parsed
-    ``vocab.json`` of an index written before tables (``legacy``: its first search parses it).
     """
 
-    def __init__(self, load: Callable[[], tuple[Any, I64, I64, Any]]) -> None:
-        self._load = load
-        self._arrays: tuple[Any, I64, I64, Any] | None = None
+    def __init__(self, arrays: tuple[Any, I64, I64, Any]) -> None:
+        self._arrays = arrays
 
     @classmethod
     def of(cls, terms: Sequence[str]) -> TermTable:
@@ -161,28 +156,17 @@ class TermTable(Mapping[str, int]):
         offsets = np.zeros(len(encoded) + 1, dtype=np.int64)
         np.cumsum([len(e) for e in in_order], out=offsets[1:])
         text = np.frombuffer(b"".join(in_order), dtype=np.uint8)
-        arrays = (hashes[order], order.astype(np.int64), offsets, text)
-        return cls(lambda: arrays)
+        return cls((hashes[order], order.astype(np.int64), offsets, text))
 
     @classmethod
     def mapped(cls, folder: Path) -> TermTable:
         """The table ``save`` wrote into ``folder``, memory-mapped now (no page read): an append
         replacing the index after this was opened leaves these mappings' files."""
         hashes, ids, offsets = (load_npy(folder / f"{n}.npy") for n in _TERM_TABLE)
-        arrays = (hashes, ids, offsets, np.frombuffer(_mapped(folder / _TERM_TEXT), np.uint8))
-        return cls(lambda: arrays)
-
-    @classmethod
-    def legacy(cls, path: Path) -> TermTable:
-        """The table of a ``vocab.json`` (terms in id order): mapped now, parsed on first use
-        (an append replacing the index after this was opened leaves this mapping's file)."""
-        data = _mapped(path)
-        return cls(lambda: cls.of(safejson.loads(bytes(data))).arrays())
+        return cls((hashes, ids, offsets, np.frombuffer(_mapped(folder / _TERM_TEXT), np.uint8)))
 
     def arrays(self) -> tuple[Any, I64, I64, Any]:
         """(hashes, ids, offsets, text): see the class docstring."""
-        if self._arrays is None:
-            self._arrays = self._load()
         return self._arrays
 
     def save(self, folder: Path) -> None:
@@ -238,13 +222,19 @@ class IndexArrays:
     store: bytes | memoryview  # JSON lines, one Document per ordinal
     manifest: dict[str, Any]
     # title of ordinal i: hit_store[hit_offsets[2i]:hit_offsets[2i + 1]], then its text up to
-    # hit_offsets[2i + 2]; None in an index built before hit columns existed
-    hit_offsets: I64 | None = None
-    hit_store: bytes | memoryview | None = None
+    # hit_offsets[2i + 2]
+    hit_offsets: I64
+    hit_store: bytes | memoryview
     # per term: its largest term frequency and the shortest document among its postings (the
-    # kernel's pruning bounds); None when not stored (computed at the first search)
-    term_max_tf: I64 | None = None
-    term_min_len: I64 | None = None
+    # kernel's pruning bounds, ``term_bounds``)
+    term_max_tf: I64
+    term_min_len: I64
+
+    def lines(self) -> Iterator[bytes]:
+        """The stored document lines in ordinal order (the lines a build spooled)."""
+        store, offsets = self.store, np.asarray(self.doc_offsets).tolist()
+        for lo, hi in itertools.pairwise(offsets):
+            yield bytes(store[lo:hi])
 
     def document(self, ordinal: int) -> Document:
         lo, hi = int(self.doc_offsets[ordinal]), int(self.doc_offsets[ordinal + 1])
@@ -352,7 +342,7 @@ def build_from_lines(
 
 
 def term_bounds(offsets: Any, post_ord: Any, post_tf: Any, doc_len: Any) -> tuple[I64, I64]:
-    """Per term of an index or a block: its largest term frequency and its shortest document
+    """Per term of a partition: its largest term frequency and its shortest document
     over all its postings (so they bound every prefix of them too); 0 for a term without
     postings. Here, not beside the kernel, so a build computes them without loading numba."""
     starts = np.asarray(offsets[:-1], dtype=np.int64)
@@ -381,23 +371,33 @@ def save_arrays(
         for name in _ARRAY_NAMES:
             np.save(tmp / f"{name}.npy", getattr(arrays, name))
         (tmp / "docs.jsonl").write_bytes(bytes(arrays.store))
-        if arrays.hit_offsets is not None and arrays.hit_store is not None:
-            np.save(tmp / f"{_HIT_OFFSETS}.npy", arrays.hit_offsets)
-            (tmp / _HIT_STORE).write_bytes(bytes(arrays.hit_store))
+        np.save(tmp / f"{_HIT_OFFSETS}.npy", arrays.hit_offsets)
+        (tmp / _HIT_STORE).write_bytes(bytes(arrays.hit_store))
         arrays.vocab.save(tmp)
         encoded = [i.encode() for i in arrays.ids]
         id_offsets = np.zeros(len(encoded) + 1, dtype=np.int64)
         np.cumsum([len(e) for e in encoded], out=id_offsets[1:])
         np.save(tmp / f"{_ID_OFFSETS}.npy", id_offsets)
         (tmp / _ID_STORE).write_bytes(b"".join(encoded))
-        if arrays.term_max_tf is not None and arrays.term_min_len is not None:
-            np.save(tmp / f"{_BOUNDS[0]}.npy", arrays.term_max_tf)
-            np.save(tmp / f"{_BOUNDS[1]}.npy", arrays.term_min_len)
+        np.save(tmp / f"{_BOUNDS[0]}.npy", arrays.term_max_tf)
+        np.save(tmp / f"{_BOUNDS[1]}.npy", arrays.term_min_len)
         if extra is not None:
             extra(tmp)
         # The manifest is written last: its presence marks a complete index.
         manifest = {**arrays.manifest, "format": FORMAT, "version": FORMAT_VERSION}
         (tmp / "manifest.json").write_text(json.dumps(manifest, indent=2) + "\n")
+
+
+def check_format(folder: Path, manifest: Mapping[str, Any], expected: tuple[str, int]) -> None:
+    """Refuse an index folder whose manifest is not of the ``expected`` (format, version): one
+    that an earlier version of pastcast wrote is built again, not read."""
+    got = (manifest.get("format"), manifest.get("version"))
+    if got != expected:
+        raise ValueError(
+            f"{folder}: index format {got[0]!r} version {got[1]!r}, expected {expected[0]!r} "
+            f"version {expected[1]} (written by an earlier version of pastcast?): build the "
+            "index again with 'pastcast corpus build'"
+        )
 
 
 def load_arrays(index_dir: Path) -> IndexArrays:
@@ -407,45 +407,21 @@ def load_arrays(index_dir: Path) -> IndexArrays:
     if not manifest_path.is_file():
         raise FileNotFoundError(f"{index_dir}: not an index (no manifest.json)")
     manifest = safejson.loads(manifest_path.read_bytes())
-    if manifest.get("format") != FORMAT or manifest.get("version") not in _READABLE_VERSIONS:
-        raise ValueError(
-            f"{manifest_path}: unsupported index format {manifest.get('format')!r} "
-            f"version {manifest.get('version')!r} (expected {FORMAT!r} {FORMAT_VERSION})"
-        )
-    arrays = {
-        # plain ndarray views of the mappings: slicing an np.memmap costs microseconds each
-        name: load_npy(index_dir / f"{name}.npy")
-        for name in _ARRAY_NAMES
-    }
-    ids: Sequence[str]
-    if (index_dir / _ID_STORE).is_file():
-        id_offsets = load_npy(index_dir / f"{_ID_OFFSETS}.npy")
-        ids = IdColumn(_mapped(index_dir / _ID_STORE), id_offsets)
-    else:  # a version 1 partition: a JSON list
-        ids = safejson.loads((index_dir / "ids.json").read_bytes())
-    bounds = [index_dir / f"{b}.npy" for b in _BOUNDS]
-    max_tf, min_len = (
-        (load_npy(b) for b in bounds) if all(b.is_file() for b in bounds) else (None,) * 2
-    )
-    store = _mapped(index_dir / "docs.jsonl")
-    hit_offsets: I64 | None = None
-    hit_store: bytes | memoryview | None = None
-    if (index_dir / _HIT_STORE).is_file():
-        hit_store = _mapped(index_dir / _HIT_STORE)
-        hit_offsets = np.asarray(load_npy(index_dir / f"{_HIT_OFFSETS}.npy"))
+    check_format(index_dir, manifest, (FORMAT, FORMAT_VERSION))
+    # plain ndarray views of the mappings: slicing an np.memmap costs microseconds each
+    arrays = {name: load_npy(index_dir / f"{name}.npy") for name in _ARRAY_NAMES}
+    ids = IdColumn(_mapped(index_dir / _ID_STORE), load_npy(index_dir / f"{_ID_OFFSETS}.npy"))
     if len(ids) != manifest["doc_count"]:
         raise ValueError(f"{index_dir}: {len(ids)} ids, manifest says {manifest['doc_count']}")
     return IndexArrays(
-        vocab=TermTable.mapped(index_dir)
-        if (index_dir / _TERM_TEXT).is_file()
-        else TermTable.legacy(index_dir / "vocab.json"),
+        vocab=TermTable.mapped(index_dir),
         ids=ids,
-        store=store,
+        store=_mapped(index_dir / "docs.jsonl"),
         manifest=manifest,
-        hit_offsets=hit_offsets,
-        hit_store=hit_store,
-        term_max_tf=max_tf,
-        term_min_len=min_len,
+        hit_offsets=np.asarray(load_npy(index_dir / f"{_HIT_OFFSETS}.npy")),
+        hit_store=_mapped(index_dir / _HIT_STORE),
+        term_max_tf=load_npy(index_dir / f"{_BOUNDS[0]}.npy"),
+        term_min_len=load_npy(index_dir / f"{_BOUNDS[1]}.npy"),
         **arrays,
     )
 

@@ -17,14 +17,14 @@ from __future__ import annotations
 import bisect
 import itertools
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
-from pastcast.corpus.embedded._arrays import IndexArrays, term_bounds, term_hash
+from pastcast.corpus.embedded._arrays import IndexArrays, term_hash
 
 __all__ = [
     "K1",
@@ -34,7 +34,7 @@ __all__ = [
     "as_of_statistics",
     "block_tuples",
     "bm25_top_k",
-    "naive_top_k",
+    "numpy_top_k",
     "top_with_ties",
 ]
 
@@ -83,27 +83,45 @@ class AsOfStatistics:
         return AsOfStatistics(self.n + other.n, self.total_len + other.total_len, df)
 
 
-def as_of_statistics(
-    parts: Sequence[IndexArrays], bases: I64, terms: list[str], n: int
-) -> AsOfStatistics:
+def _postings(
+    parts: Sequence[IndexArrays], bases: I64, terms: list[str], n: int, *, future: bool
+) -> tuple[AsOfStatistics, list[list[tuple[int, int, int]]]]:
     """The statistics of the first ``n`` documents (the admitted partitions' totals plus the
-    prefix of the cutoff's own), exactly those a search at that cutoff uses."""
-    if n <= 0:
-        return AsOfStatistics(0, 0, {})
+    prefix of the cutoff's own) and, per query term, its (partition, lo, hi) postings ranges:
+    the visible ones, or with ``future`` every one."""
     last, m = _cutoff_partition(bases, n)
     total_len = sum(int(p.len_prefix[-1]) for p in parts[:last]) + int(parts[last].len_prefix[m])
     df: dict[str, int] = {}
+    ranges: list[list[tuple[int, int, int]]] = []
     for term in terms:
         count = 0
-        for p in range(last + 1):
+        found: list[tuple[int, int, int]] = []
+        for p in range(len(parts) if future else last + 1):
             tid = parts[p].vocab.get(term)
             if tid is None:
                 continue
             lo, hi = int(parts[p].term_offsets[tid]), int(parts[p].term_offsets[tid + 1])
-            count += hi - lo if p < last else int(np.searchsorted(parts[p].post_ord[lo:hi], m))
+            if p < last:
+                count += hi - lo
+            elif p == last:
+                visible = int(np.searchsorted(parts[p].post_ord[lo:hi], m, side="left"))
+                count += visible
+                hi = hi if future else lo + visible
+            if hi > lo:
+                found.append((p, lo, hi))
         if count:
             df[term] = count
-    return AsOfStatistics(n, total_len, df)
+        ranges.append(found)
+    return AsOfStatistics(n, total_len, df), ranges
+
+
+def as_of_statistics(
+    parts: Sequence[IndexArrays], bases: I64, terms: list[str], n: int
+) -> AsOfStatistics:
+    """The statistics of the first ``n`` documents, exactly those a search at that cutoff uses."""
+    if n <= 0:
+        return AsOfStatistics(0, 0, {})
+    return _postings(parts, bases, terms, n, future=False)[0]
 
 
 def _as_of_slices(
@@ -115,44 +133,20 @@ def _as_of_slices(
     future: bool,
     stats: AsOfStatistics | None = None,
 ) -> tuple[float, list[_Slices]]:
-    """avgdl and, per partition, the (idf, postings range) of each query term, as of ``n``.
-
-    With ``future`` the ranges cover every posting (the naive baseline scores all documents with
-    the same as-of statistics); otherwise only admitted partitions and visible postings.
-    ``stats`` (of a whole corpus these partitions are a shard of) replace the partitions' own
-    for avgdl and the idf.
-    """
-    last, m = _cutoff_partition(bases, n)
-    total_len = sum(int(p.len_prefix[-1]) for p in parts[:last]) + int(parts[last].len_prefix[m])
-    avgdl = total_len / n if stats is None else stats.total_len / stats.n
+    """avgdl and, per partition, the (idf, postings range) of each query term with a visible
+    posting, as of ``n`` (ranges: ``_postings``). ``stats`` (of a whole corpus these
+    partitions are a shard of) replace the partitions' own for avgdl and the idf."""
+    own, ranges = _postings(parts, bases, terms, n, future=future)
+    corpus = own if stats is None else stats
     out: list[_Slices] = [[] for _ in parts]
-    scope = len(parts) if future else last + 1
-    for term in terms:
-        df = 0
-        found: list[tuple[int, int, int]] = []
-        for p in range(scope):
-            tid = parts[p].vocab.get(term)
-            if tid is None:
-                continue
-            lo, hi = int(parts[p].term_offsets[tid]), int(parts[p].term_offsets[tid + 1])
-            if p < last:
-                df += hi - lo
-            elif p == last:
-                visible = int(np.searchsorted(parts[p].post_ord[lo:hi], m, side="left"))
-                df += visible
-                hi = hi if future else lo + visible
-            if hi > lo:
-                found.append((p, lo, hi))
-        if df == 0:
+    for term, found in zip(terms, ranges, strict=True):
+        if term not in own.df:
             continue
-        if stats is not None:  # the whole corpus's: this shard's postings are a part of them
-            n_all, df = stats.n, stats.df.get(term, 0)
-        else:
-            n_all = n
-        idf = math.log(1.0 + (n_all - df + 0.5) / (df + 0.5))
+        df = corpus.df.get(term, 0)
+        idf = math.log(1.0 + (corpus.n - df + 0.5) / (df + 0.5))
         for p, lo, hi in found:
             out[p].append((idf, lo, hi))
-    return avgdl, out
+    return corpus.total_len / corpus.n, out
 
 
 def _score_partition(part: IndexArrays, size: int, slices: _Slices, avgdl: float) -> F64:
@@ -174,29 +168,6 @@ def _score_partition(part: IndexArrays, size: int, slices: _Slices, avgdl: float
     return scores
 
 
-def _top_candidates(
-    scores: F64, slices: _Slices, part: IndexArrays, k: int, allowed: Mask | None
-) -> tuple[I64, F64]:
-    """The partition's documents scoring at least its k-th best score (ties kept), among the
-    ``allowed`` ones (a mask over the partition's documents) when given.
-
-    Only documents in the query terms' postings score above zero. A document appears once per
-    matching term, so at most ``len(slices)`` times: the ``k * len(slices)``-th largest value
-    over the postings is at most the k-th largest document score, and every posting below it
-    can be dropped before de-duplicating.
-    """
-    ords = np.concatenate([part.post_ord[lo:hi] for _, lo, hi in slices])
-    if allowed is not None:  # filtered before the threshold: the k best allowed documents
-        ords = ords[allowed[ords]]
-    values = scores[ords]
-    m = k * len(slices)
-    if len(values) > m:
-        kth = np.partition(values, len(values) - m)[len(values) - m]
-        ords = ords[values >= kth]
-    cand = np.unique(ords).astype(np.int64)
-    return top_with_ties(cand, scores[cand], k)
-
-
 @dataclass(frozen=True)
 class BlockTuples:
     """The scoring blocks' arrays as tuples for the compiled query kernel (``_kernel``): one
@@ -215,8 +186,8 @@ class BlockTuples:
 
 def block_tuples(parts: Sequence[IndexArrays]) -> BlockTuples:
     """``BlockTuples`` of ``parts``: read-only views of one dtype each (so every block has the
-    same compiled type; memory-mapped blocks are read-only already), and each block's term
-    bounds (one pass over its postings).
+    same compiled type; memory-mapped blocks are read-only already), with each block's stored
+    term bounds.
 
     numba compiles the kernel once per tuple length (seconds, then cached on disk), so the
     tuples are padded with empty blocks to a power of two: a handful of lengths serve every
@@ -235,12 +206,6 @@ def block_tuples(parts: Sequence[IndexArrays]) -> BlockTuples:
     tfs = tuple(frozen(p.post_tf, np.int32) for p in parts) + (i32,) * pad
     lens = tuple(frozen(p.doc_len, np.int32) for p in parts) + (i32,) * pad
     offsets = tuple(frozen(p.term_offsets, np.int64) for p in parts) + (i64,) * pad
-    bounds = [
-        (p.term_max_tf, p.term_min_len)  # stored by the build: no pass over every posting
-        if p.term_max_tf is not None and p.term_min_len is not None
-        else term_bounds(o, d, t, n)
-        for p, o, d, t, n in zip(parts, offsets[: len(parts)], ords, tfs, lens, strict=False)
-    ]
     tables = [p.vocab.arrays() for p in parts]  # mapped: nothing parsed
     empty = i64  # read-only like every other array in the tuples: one compiled type
     totals = [0]
@@ -252,8 +217,8 @@ def block_tuples(parts: Sequence[IndexArrays]) -> BlockTuples:
         lens,
         offsets,
         (
-            tuple(frozen(b[0], np.int64) for b in bounds) + (empty,) * pad,
-            tuple(frozen(b[1], np.int64) for b in bounds) + (empty,) * pad,
+            tuple(frozen(p.term_max_tf, np.int64) for p in parts) + (empty,) * pad,
+            tuple(frozen(p.term_min_len, np.int64) for p in parts) + (empty,) * pad,
         ),
         tuple(
             tuple(frozen(t[i], dtype) for t in tables) + (frozen(np.zeros(empty), dtype),) * pad
@@ -279,112 +244,88 @@ def bm25_top_k(
 ) -> tuple[I64, F64]:
     """Top-``k`` global ordinals and scores among the first ``n`` (and, given ``allowed``, a
     mask over them, among the allowed ones only); score desc, then id asc. The statistics are
-    those of all ``n`` documents either way.
+    those of all ``n`` documents either way; ``stats`` (a whole corpus's, these partitions being
+    one shard of it) replace the partitions' own.
 
-    Without a mask every admitted block is scored by the compiled kernel (``_kernel``), in one
-    call given ``tuples`` (``block_tuples(parts)``), else block by block; it is imported here so
-    that numba loads on the first search, not with the package. A filtered search scores with
-    numpy and keeps the allowed documents before its threshold. ``stats`` (a whole corpus's,
-    these partitions being one shard of it) replace the partitions' own statistics; such a
-    search goes block by block.
+    Without a mask every admitted partition is scored by the compiled kernel (``_kernel``) in
+    one call over ``tuples`` (``block_tuples(parts)``); it is imported here so that numba loads
+    on the first search, not with the package. A filtered search scores with numpy and keeps
+    the allowed documents before its threshold.
     """
-    from pastcast.corpus.embedded._kernel import block_top_k, query_top_k, term_ids
-
     if n <= 0 or k <= 0 or not terms:
         return _empty()
     k = min(k, n)  # no more hits than documents; keeps k a machine integer for the kernel
-    if allowed is None and tuples is not None and stats is None:
-        last = bisect.bisect_left(tuples.starts, n) - 1  # ``_cutoff_partition`` without numpy
-        m = n - tuples.starts[last]
-        raw = [t.encode() for t in terms]
-        tids = term_ids(
-            tuples.terms,
-            np.array([term_hash(r) for r in raw], dtype=np.uint64),
-            np.frombuffer(b"".join(raw), dtype=np.uint8),
-            np.cumsum([0, *map(len, raw)]),
-            last,
-        )
+    if allowed is not None:
+        return numpy_top_k(parts, bases, id_rank, terms, n, k, allowed=allowed, stats=stats)
+    from pastcast.corpus.embedded._kernel import query_top_k, term_ids
+
+    assert tuples is not None, "an unfiltered search scores over the block tuples"
+    last = bisect.bisect_left(tuples.starts, n) - 1  # ``_cutoff_partition`` without numpy
+    m = n - tuples.starts[last]
+    raw = [t.encode() for t in terms]
+    tids = term_ids(
+        tuples.terms,
+        np.array([term_hash(r) for r in raw], dtype=np.uint64),
+        np.frombuffer(b"".join(raw), dtype=np.uint8),
+        np.cumsum([0, *map(len, raw)]),
+        last,
+    )
+    if stats is None:
         avgdl = (tuples.len_before[last] + int(parts[last].len_prefix[m])) / n
-        t = tuples
-        return query_top_k(
-            t.ords,
-            t.tfs,
-            t.lens,
-            t.offsets,
-            t.bounds,
-            tids,
-            last,
-            m,
-            n,
-            avgdl,
-            k,
-            bases,
-            np.asarray(id_rank),
-            t.largest,
-            K1,
-            B,
-        )
-    cand, cand_scores = _blockwise(parts, bases, terms, n, k, allowed, block_top_k, stats)
-    if not len(cand):
-        return _empty()
-    order = np.lexsort((np.asarray(id_rank)[cand], -cand_scores))[:k]
-    return cand[order], cand_scores[order]
+        corpus: tuple[int, list[int]] | None = None
+    else:
+        avgdl = stats.total_len / stats.n
+        corpus = (stats.n, [stats.df.get(term, 0) for term in terms])
+    t = tuples
+    return query_top_k(
+        t.ords,
+        t.tfs,
+        t.lens,
+        t.offsets,
+        t.bounds,
+        tids,
+        last,
+        m,
+        n,
+        avgdl,
+        k,
+        bases,
+        np.asarray(id_rank),
+        t.largest,
+        K1,
+        B,
+        corpus,
+    )
 
 
-def _blockwise(
+def numpy_top_k(
     parts: Sequence[IndexArrays],
     bases: I64,
+    id_rank: Any,
     terms: list[str],
     n: int,
     k: int,
-    allowed: Mask | None,
-    block_top_k: Callable[..., tuple[I64, F64]],
+    *,
+    future: bool = False,
+    allowed: Mask | None = None,
     stats: AsOfStatistics | None = None,
 ) -> tuple[I64, F64]:
-    """``bm25_top_k``'s candidates block by block (filtered searches, shards): ties kept."""
-    last, m = _cutoff_partition(bases, n)
-    avgdl, per_part = _as_of_slices(parts, bases, terms, n, future=False, stats=stats)
-    got_o: list[I64] = []
-    got_s: list[F64] = []
-    for p, slices in enumerate(per_part[: last + 1]):
-        if not slices:
-            continue
-        part = parts[p]
-        size = m if p == last else len(part.ids)
-        if allowed is None:
-            cand, cand_scores = block_top_k(
-                part.post_ord, part.post_tf, part.doc_len, slices, size, avgdl, k, K1, B
-            )
-        else:
-            scores = _score_partition(part, size, slices, avgdl)
-            lo = int(bases[p])
-            local = allowed[lo : lo + size]
-            cand, cand_scores = _top_candidates(scores, slices, part, k, local)
-        got_o.append(cand + int(bases[p]))
-        got_s.append(cand_scores)
-    if not got_o:
-        return _empty()
-    if len(got_o) == 1:  # one block (a small corpus): its ties are already cut at the k-th
-        return got_o[0], got_s[0]
-    return top_with_ties(np.concatenate(got_o), np.concatenate(got_s), k)
-
-
-def naive_top_k(
-    parts: Sequence[IndexArrays], bases: I64, id_rank: Any, terms: list[str], n: int, k: int
-) -> tuple[I64, F64]:
-    """The baseline, in plain numpy: score *all* documents (with the same as-of statistics),
-    drop the future ones, then rank the matching ones (score above zero). Same results as
-    ``bm25_top_k``; it ranks only the matching documents, as a fair baseline would."""
+    """``bm25_top_k`` in plain numpy: score the visible documents (with ``future``, the naive
+    baseline: *all* documents, with the same as-of statistics, the future ones dropped after),
+    then rank the matching ones (score above zero; ``allowed`` ones only, given a mask).
+    Filtered searches use it: the mask applies before the top ``k`` are cut."""
     if n <= 0 or k <= 0 or not terms:
         return _empty()
-    avgdl, per_part = _as_of_slices(parts, bases, terms, n, future=True)
-    total = int(bases[-1])
-    scores = np.zeros(total, dtype=np.float64)
+    avgdl, per_part = _as_of_slices(parts, bases, terms, n, future=future, stats=stats)
+    size = int(bases[-1]) if future else n
+    scores = np.zeros(size, dtype=np.float64)
     for p, slices in enumerate(per_part):
-        size = len(parts[p].ids)
-        scores[int(bases[p]) : int(bases[p]) + size] = _score_partition(
-            parts[p], size, slices, avgdl
-        )
-    cand = np.flatnonzero(scores[:n] > 0)
-    order = cand[np.lexsort((np.asarray(id_rank)[cand], -scores[cand]))][:k]
-    return order.astype(np.int64), scores[order]
+        lo, hi = int(bases[p]), min(int(bases[p + 1]), size)
+        if slices and lo < hi:
+            scores[lo:hi] = _score_partition(parts[p], hi - lo, slices, avgdl)
+    keep = scores[:n] > 0
+    if allowed is not None:
+        keep &= allowed
+    cand, values = top_with_ties(np.flatnonzero(keep), scores[:n][keep], k)
+    order = np.lexsort((np.asarray(id_rank)[cand], -values))[:k]
+    return cand[order].astype(np.int64), values[order]

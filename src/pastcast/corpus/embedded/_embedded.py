@@ -11,10 +11,10 @@ from __future__ import annotations
 
 import bisect
 import itertools
-import threading
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import datetime
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -29,17 +29,16 @@ from pastcast.corpus._protocol import (
 )
 from pastcast.corpus._text import TOKENIZER, text_snippet, tokenize
 from pastcast.corpus.embedded._arrays import IndexArrays, from_micros
-from pastcast.corpus.embedded._blocks import BLOCK_DOCS, scoring_blocks
 from pastcast.corpus.embedded._bm25 import (
     K1,
+    AsOfStatistics,
     B,
     BlockTuples,
     block_tuples,
     bm25_top_k,
-    naive_top_k,
+    numpy_top_k,
 )
 from pastcast.corpus.embedded._partitioned import (
-    FORMAT,
     BuildOptions,
     Duplicates,
     MonthRunner,
@@ -47,7 +46,6 @@ from pastcast.corpus.embedded._partitioned import (
     build_partitioned,
     global_id_rank,
     load_index,
-    months_digest,
     partition_in_memory,
     summary,
 )
@@ -74,15 +72,9 @@ class EmbeddedIndex(ThreadLookups):
         manifest: dict[str, object] | None = None,
         path: Path | None = None,
         *,
-        block_docs: int = BLOCK_DOCS,
         id_order: npt.NDArray[np.int64] | None = None,
     ) -> None:
         self._parts = parts
-        # Scoring runs over blocks of small consecutive months (see ``_blocks``); 0: per month.
-        # They are merged on the first search, not here: opening stays a matter of manifests.
-        self._block_docs = block_docs
-        self._scoring: tuple[list[IndexArrays], npt.NDArray[np.int64]] | None = None
-        self._scoring_lock = threading.Lock()
         self.path = path
         self._manifest = manifest if manifest is not None else summary(parts)
         sizes = [len(p.ids) for p in parts]
@@ -94,10 +86,7 @@ class EmbeddedIndex(ThreadLookups):
         self._timestamps = np.concatenate(stamps) if stamps else np.zeros(0, dtype=np.int64)
         # Python views for building hits: indexing one costs a tenth of a numpy scalar lookup
         self._stamp_view = self._timestamps.data
-        self._hit_columns = [
-            (p.ids, None if p.hit_offsets is None else p.hit_offsets.data, p.hit_store)
-            for p in parts
-        ]
+        self._hit_columns = [(p.ids, p.hit_offsets.data, p.hit_store) for p in parts]
         self._id_order = id_order
         self._tuples: BlockTuples | None = None
         self._identity: CorpusIdentity | None = None
@@ -172,12 +161,8 @@ class EmbeddedIndex(ThreadLookups):
         return cls.open(index_dir)
 
     @classmethod
-    def open(cls, index_dir: Path | str, *, block_docs: int = BLOCK_DOCS) -> EmbeddedIndex:
-        """Open an index directory (this layout, or the earlier single-partition one).
-
-        Consecutive months are merged in memory into scoring blocks of up to ``block_docs``
-        documents (0: score month by month); results do not depend on it.
-        """
+    def open(cls, index_dir: Path | str) -> EmbeddedIndex:
+        """Open an index directory (one an earlier version wrote is refused: build it again)."""
         from pastcast.corpus.sources import read_dating  # a build's side file
 
         loaded = load_index(Path(index_dir))
@@ -186,7 +171,6 @@ class EmbeddedIndex(ThreadLookups):
             loaded.id_rank,
             loaded.manifest,
             Path(index_dir),
-            block_docs=block_docs,
             id_order=loaded.id_order,
         )
         # read now: an append may replace the directory while this index is open
@@ -194,11 +178,9 @@ class EmbeddedIndex(ThreadLookups):
         return index
 
     @classmethod
-    def in_memory(
-        cls, documents: Iterable[Document], *, block_docs: int = BLOCK_DOCS
-    ) -> EmbeddedIndex:
+    def in_memory(cls, documents: Iterable[Document]) -> EmbeddedIndex:
         """An index held in memory only (tests, conformance checks, small corpora)."""
-        return cls(partition_in_memory(documents), block_docs=block_docs)
+        return cls(partition_in_memory(documents))
 
     @property
     def manifest(self) -> dict[str, object]:
@@ -219,20 +201,15 @@ class EmbeddedIndex(ThreadLookups):
         return int(self._bases[-1])
 
     def identity(self) -> CorpusIdentity:
-        """Which documents this index holds and how it ranks them (from the manifest; an index
-        of the earlier single-partition layout hashes its stored documents once)."""
+        """Which documents this index holds and how it ranks them (from the manifest)."""
         if self._identity is None:
             m = self._manifest
-            if m.get("format") == FORMAT:
-                digest = str(m["content_sha256"])
-            else:
-                digest = months_digest(self._parts)
             stamps = self._timestamps
             self._identity = CorpusIdentity(
                 spec="" if self.path is None else str(self.path),
                 backend="bm25",
                 retrieval="bm25",
-                content_sha256=digest,
+                content_sha256=str(m["content_sha256"]),
                 doc_count=len(self),
                 first_timestamp=from_micros(int(stamps[0])) if len(stamps) else None,
                 last_timestamp=from_micros(int(stamps[-1])) if len(stamps) else None,
@@ -268,14 +245,22 @@ class EmbeddedIndex(ThreadLookups):
         return doc
 
     def search(
-        self, query: str, *, as_of: datetime, k: int = 10, filters: SearchFilter | None = None
+        self,
+        query: str,
+        *,
+        as_of: datetime,
+        k: int = 10,
+        filters: SearchFilter | None = None,
+        stats: AsOfStatistics | None = None,
     ) -> list[SearchHit]:
         """BM25 over the documents before ``as_of``; ``filters`` restrict which of them are
-        ranked (the statistics stay those of every visible document)."""
+        ranked (the statistics stay those of every visible document). ``stats``: those of a
+        whole corpus as of the same cutoff, this index being one shard of it (``_shards``)."""
         cutoff = as_utc(as_of)
         n = self.count_before(cutoff)
         terms = self.query_terms(query)
-        ordinals, scores = self.score(terms, n, k, allowed=self.filter_mask(filters, n))
+        allowed = self.filter_mask(filters, n)
+        ordinals, scores = self.score(terms, n, k, allowed=allowed, stats=stats)
         return self._hits(ordinals.tolist(), scores.tolist(), terms, cutoff, n, filters)
 
     def _ordinal_of(self, doc_id: str) -> int | None:
@@ -313,14 +298,7 @@ class EmbeddedIndex(ThreadLookups):
         """An ordinal's title and text, from the hit columns: no document parsed, a tenth of
         ``read_ordinal`` (what embedding a whole corpus reads)."""
         p = bisect.bisect_right(self._base_list, ordinal) - 1
-        _, offsets, store = self._hit_columns[p]
-        local = ordinal - self._base_list[p]
-        if offsets is None or store is None:  # an index built before the hit columns
-            doc = self._parts[p].document(local)
-            return doc.title, doc.text
-        at = 2 * local
-        mid = offsets[at + 1]
-        return str(store[offsets[at] : mid], "utf-8"), str(store[mid : offsets[at + 2]], "utf-8")
+        return _title_text(self._hit_columns[p], ordinal - self._base_list[p])
 
     def hits(
         self,
@@ -334,9 +312,8 @@ class EmbeddedIndex(ThreadLookups):
         Titles and texts come from the partitions' hit columns (see ``_arrays``), timestamps
         from the ordinals' stored timestamps. Every ordinal is checked against the cutoff once
         more (below ``count_before``: ordinals follow the sorted timestamps), so a ranking that
-        strayed past it fails loudly instead of leaking. Under ``filters``, or for an index built
-        before the hit columns, each stored document is read instead and its own timestamp (and
-        the filter) checked again.
+        strayed past it fails loudly instead of leaking. Under ``filters`` each stored document
+        is read instead and its own timestamp and the filter checked again.
         """
         pairs = [(int(o), float(s)) for o, s in ranked]  # numpy scalars become Python's
         cutoff = as_utc(as_of)
@@ -361,23 +338,15 @@ class EmbeddedIndex(ThreadLookups):
         out: list[SearchHit] = []
         for ordinal, score in zip(ordinals, scores, strict=True):
             p = bisect.bisect_right(bases, ordinal) - 1
-            ids, offsets, store = columns[p]
+            ids = columns[p][0]
             local = ordinal - bases[p]
-            if filters is not None or offsets is None or store is None:
+            if filters is not None:
                 out.append(self._stored_hit(p, local, score, terms, cutoff, filters))
                 continue
             # stored columns of a visible ordinal: str, str, and an aware UTC instant
-            at = 2 * local
-            mid = offsets[at + 1]
-            out.append(
-                known_valid_hit(
-                    ids[local],
-                    from_micros(stamps[ordinal]),
-                    str(store[offsets[at] : mid], "utf-8"),
-                    score,
-                    text_snippet(str(store[mid : offsets[at + 2]], "utf-8"), terms),
-                )
-            )
+            title, text = _title_text(columns[p], local)
+            stamp = from_micros(stamps[ordinal])
+            out.append(known_valid_hit(ids[local], stamp, title, score, text_snippet(text, terms)))
         return out
 
     def _stored_hit(
@@ -406,31 +375,35 @@ class EmbeddedIndex(ThreadLookups):
     # -- scoring ------------------------------------------------------------------------------
 
     def score(
-        self, terms: list[str], n: int, k: int, *, allowed: Mask | None = None
+        self,
+        terms: list[str],
+        n: int,
+        k: int,
+        *,
+        allowed: Mask | None = None,
+        stats: AsOfStatistics | None = None,
     ) -> tuple[Ordinals, Scores]:
         """Top-``k`` ordinals and BM25 scores over the first ``n`` ordinals only (and of
-        those, only the ``allowed`` ones, when given).
+        those, only the ``allowed`` ones, when given), with ``stats`` (a whole corpus's, this
+        index being a shard of it) in place of this index's own statistics when given.
 
         Ranking: score descending, then document id ascending.
         """
-        blocks, bases = self._scoring_blocks()
         if self._tuples is None and allowed is None:
-            self._tuples = block_tuples(blocks)  # on the first unfiltered search: numba loads
-        tuples = self._tuples
-        return bm25_top_k(blocks, bases, self._id_rank, terms, n, k, allowed=allowed, tuples=tuples)
+            self._tuples = block_tuples(self._parts)  # on the first unfiltered search: numba loads
+        parts, bases, rank, tuples = self._parts, self._bases, self._id_rank, self._tuples
+        return bm25_top_k(
+            parts, bases, rank, terms, n, k, allowed=allowed, tuples=tuples, stats=stats
+        )
 
     def naive_score(self, terms: list[str], n: int, k: int) -> tuple[Ordinals, Scores]:
         """The baseline (benchmarks, tests): rank every document, then drop the future ones."""
-        blocks, bases = self._scoring_blocks()
-        return naive_top_k(blocks, bases, self._id_rank, terms, n, k)
+        return numpy_top_k(self._parts, self._bases, self._id_rank, terms, n, k, future=True)
 
-    def _scoring_blocks(self) -> tuple[list[IndexArrays], npt.NDArray[np.int64]]:
-        """The scoring blocks and their first ordinals, merged once (by the first search)."""
-        if self._scoring is None:
-            with self._scoring_lock:
-                if self._scoring is None:
-                    blocks = scoring_blocks(self._parts, self._block_docs)
-                    bases = np.zeros(len(blocks) + 1, dtype=np.int64)
-                    np.cumsum([len(b.ids) for b in blocks], out=bases[1:])
-                    self._scoring = (blocks, bases)
-        return self._scoring
+
+def _title_text(columns: tuple[object, Any, Any], local: int) -> tuple[str, str]:
+    """A partition's title and text of its ``local`` ordinal, from its hit columns."""
+    _, offsets, store = columns
+    at = 2 * local
+    mid = offsets[at + 1]
+    return str(store[offsets[at] : mid], "utf-8"), str(store[mid : offsets[at + 2]], "utf-8")

@@ -1,29 +1,17 @@
-"""The compiled BM25 kernel: one call scores every admitted block (``query_top_k``; a block
-alone: ``block_top_k``) and keeps the top k.
+"""The compiled BM25 kernel: one call scores every admitted block (``query_top_k``) and keeps
+the top k. What it does and how it is tested: "Scoring kernel" and "Exact pruning" in
+docs/corpus.md; here, what the code must keep.
 
-Why compiled: a query used to cost ~60 numpy calls (gather, five in-place operations and a
-scatter per term, then a partition and a de-duplication), ~1.5 µs each before any data was
-touched; on the 37k-document news archive that was most of the scoring time. One loop visits each
-posting once instead, and one call covers every block and the final ranking, where a Python
-round per block and term cost ~10 µs a block (measured in ``benchmarks/retrieval_peers.py``).
+Pruning (exact, MaxScore-style): a term's contribution is bounded by its largest term frequency
+and shortest document in the block (``term_bounds``); once the bounds of the terms left sum to
+less than the k-th best partial score (or ``floor``, a k-th best score of other blocks), those
+terms only complete the scores of the documents found. Every comparison against a bound keeps a
+relative margin of 1e-9, far above the rounding of a sum of a few terms.
 
-Pruning (exact, MaxScore-style): each term's contribution is bounded by its largest term
-frequency and shortest document in the block (``term_bounds``). Terms are scored in descending
-order of their bounds; once the bounds of the terms left sum to less than the k-th best partial
-score (or than ``floor``, a k-th best score already found in other blocks), no document the
-scored terms missed can enter the top k, so the terms left only complete the scores of the
-documents already found (by binary search in their postings when those are few, instead of a
-visit of every posting). Every comparison against a bound keeps a relative margin of 1e-9, far
-above the rounding of a sum of a few terms, so a document is dropped only when it is certainly
-below the k-th score.
-
-Exactness: each posting's contribution is the same sequence of IEEE operations as the numpy
-scorer (``_bm25._score_partition``): ``len / avgdl``, ``* B``, ``+ (1 - B)``, ``* K1``, ``+ tf``
-for the norm, ``tf * (K1 + 1)``, ``* idf``, ``/ norm``; a document's contributions are added in
-query-term order, starting from 0.0. When terms were scored in another order, the scores of the
-documents kept are recomputed that way before the final cut. numba does not contract or reorder
-floating-point operations without ``fastmath`` (not set), so scores equal the numpy scorer's bit
-for bit (tested against it).
+Exactness: each posting's contribution is the numpy scorer's sequence of IEEE operations
+(``_bm25._score_partition``), added per document in query-term order from 0.0 (documents summed
+in another order are recomputed that way before the final cut); numba does not reorder
+floating-point operations without ``fastmath`` (not set), so scores are equal bit for bit.
 
 numba is imported only by this module, which ``_bm25`` imports on the first search: importing
 pastcast stays fast, and the compiled code is cached on disk after the first process.
@@ -39,7 +27,7 @@ import numba
 import numpy as np
 import numpy.typing as npt
 
-__all__ = ["block_top_k", "query_top_k", "term_ids"]
+__all__ = ["query_top_k", "term_ids"]
 
 I32 = npt.NDArray[np.int32]
 I64 = npt.NDArray[np.int64]
@@ -396,6 +384,7 @@ def query_top_k(
     scratch_size: int,
     k1: float,
     b: float,
+    corpus: tuple[int, list[int]] | None = None,
 ) -> tuple[I64, F64]:
     """The top ``k`` of every admitted block (block ``last`` up to its ``m``-th document; ``n``
     visible in all) as global ordinals and scores: score descending, then id ascending (by
@@ -405,11 +394,16 @@ def query_top_k(
     block's arrays (the same dtypes and flags in every block, so one compiled specialisation
     serves them all) and ``bounds`` its ``term_bounds``. Two compiled calls: the visible ranges
     and document frequencies, then, with the idf computed here by ``math.log`` (the same
-    function as the numpy scorer's), the scores.
+    function as the numpy scorer's), the scores. ``corpus``: the document count and the query
+    terms' document frequencies of a whole corpus these blocks are a shard of, for the idf.
     """
     ranges, df = _ranges(ords, offsets, tids, last, m)
+    n_all, df_all = (n, df.tolist()) if corpus is None else corpus
     idf = np.array(
-        [math.log(1.0 + (n - f + 0.5) / (f + 0.5)) if f > 0 else 0.0 for f in df.tolist()]
+        [
+            math.log(1.0 + (n_all - g + 0.5) / (g + 0.5)) if f > 0 else 0.0
+            for f, g in zip(df.tolist(), df_all, strict=True)
+        ]
     )
     return _query_kernel(
         ords,
@@ -443,46 +437,3 @@ def _buffers(size: int) -> tuple[F64, I64, F64]:
         bufs = (np.zeros(n), np.zeros(n, dtype=np.int64), np.zeros(n))
         _local.buffers = bufs
     return bufs
-
-
-def block_top_k(
-    post_ord: Any,
-    post_tf: Any,
-    doc_len: Any,
-    slices: list[tuple[float, int, int]],
-    size: int,
-    avgdl: float,
-    k: int,
-    k1: float,
-    b: float,
-    *,
-    bounds: list[tuple[int, int]] | None = None,
-    floor: float = 0.0,
-) -> tuple[I64, F64]:
-    """The documents of one block (ordinals below ``size``) scoring at least its k-th best score,
-    ties kept, for the (idf, lo, hi) posting ranges of the query terms in query order.
-
-    ``bounds`` (the largest tf and the shortest length of each term's postings, ``term_bounds``)
-    enable the pruning; then documents scoring below ``floor`` may be left out.
-    """
-    rows = []
-    for t, (idf, lo, hi) in enumerate(slices):
-        bound = math.inf
-        if bounds is not None:
-            tf, length = bounds[t]
-            bound = idf * (tf * (k1 + 1.0)) / (tf + k1 * (1.0 - b + b * (length / avgdl)))
-        rows.append((idf, lo, hi, bound))
-    return _kernel(
-        post_ord,
-        post_tf,
-        doc_len,
-        np.array(rows, dtype=np.float64),  # one array, not four: each costs a numpy call
-        avgdl,
-        k,
-        k1,
-        b,
-        1.0 - b,
-        k1 + 1.0,
-        floor if bounds is not None else 0.0,
-        *_buffers(size),
-    )

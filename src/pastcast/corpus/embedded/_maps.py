@@ -7,8 +7,8 @@ order. They serve the thread look-ups (``thread_id``, ``author``, ``parent_id``:
 replies) and the search filters (``author``, ``source``; a document with a parent is a comment).
 
 The maps are written at build time to ``threads/`` in the index directory (after the index
-itself, atomically; they name the content hash of the index they belong to). An index opened
-without them (an earlier build, or held in memory) computes them on first use.
+itself, atomically; they name the content hash of the index they belong to). An index held in
+memory, or opened without them, computes them on first use.
 
 A build never holds the whole corpus's keys: each month partition stores its own maps (local
 ordinals, keys sorted, one JSON string a line: ``save_partition_maps``), and the index's maps are
@@ -113,16 +113,6 @@ class DocMaps:
                     ords.append(ordinal)
         return cls(*(KeyMap.group(*groups[name]) for name in FIELDS))
 
-    def save(self, index_dir: Path, content_sha256: str) -> None:
-        target = index_dir / FOLDER
-        with atomic_directory(target) as tmp:
-            for name, m in zip(FIELDS, self._maps(), strict=True):
-                np.save(tmp / f"{name}_offsets.npy", m.offsets)
-                np.save(tmp / f"{name}_ords.npy", m.ords)
-                (tmp / f"{name}_keys.json").write_text(json.dumps(m.keys, ensure_ascii=False))
-            meta = {"format": FORMAT, "version": FORMAT_VERSION, "index_sha256": content_sha256}
-            (tmp / "manifest.json").write_text(json.dumps(meta) + "\n")
-
     def _maps(self) -> tuple[KeyMap, ...]:
         return (self.threads, self.authors, self.sources, self.parents)
 
@@ -149,10 +139,7 @@ class DocMaps:
 def _fields(parts: list[IndexArrays]) -> Iterator[dict[str, Any]]:
     """Each stored document as a JSON object, in ordinal order (cheaper than validating it)."""
     for p in parts:
-        store = bytes(p.store)
-        offsets = np.asarray(p.doc_offsets).tolist()
-        for lo, hi in itertools.pairwise(offsets):
-            yield safejson.loads(store[lo:hi])
+        yield from map(safejson.loads, p.lines())
 
 
 PART_FOLDER = "maps"

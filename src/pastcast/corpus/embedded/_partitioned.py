@@ -13,17 +13,13 @@ Layout of an index directory::
 Global ordinals number documents by (timestamp, id) across partitions, so the documents before a
 cutoff are still a prefix of the ordinals; a month's partition holds a contiguous range of them.
 
-Building streams the input once into per-month spool files (so the input may come in any order
-and memory does not grow with the corpus), then indexes the months in parallel, one process per
-worker, each month from its own spool file (memory bounded by the largest month per worker).
-Each partition is written atomically (temporary directory + rename) inside a work directory next
-to the target. A build that stops part-way, even killed, leaves its complete partitions there;
-building the same documents again reuses every partition whose spool hash matches (and says how
-many) and indexes only the rest, so a resumed build neither loses nor duplicates documents, and
-its files are those of a build that never stopped. The global pieces are then merged from the
-partitions, streamed: the id ranks (a k-way merge of each month's sorted ids, which also finds a
-repeated id), the maps (``_maps``), the manifest; the report is written, and the work directory
-is renamed onto the target.
+Building streams the input once into per-month spool files, indexes the months in parallel (one
+process per worker, each month from its own spool file, each partition written atomically into a
+work directory next to the target), then merges the global pieces from the partitions, streamed
+(id ranks by a k-way merge of each month's sorted ids, which also finds a repeated id; the maps,
+``_maps``; the manifest), and renames the work directory onto the target. A build that stops
+part-way keeps its complete partitions, and building the same documents again reuses them: see
+"Build" in docs/corpus.md for the guarantees and what is tested.
 """
 
 from __future__ import annotations
@@ -51,13 +47,14 @@ import numpy as np
 from pastcast import safejson
 from pastcast.atomic import replace_directory
 from pastcast.corpus._build_report import CorpusBuildReport
-from pastcast.corpus._identity import MonthDigests, combine_month_digests, document_line
+from pastcast.corpus._identity import combine_month_digests, document_line
 from pastcast.corpus.embedded._arrays import FORMAT as PART_FORMAT
+from pastcast.corpus.embedded._arrays import FORMAT_VERSION as PART_VERSION
 from pastcast.corpus.embedded._arrays import (
     IndexArrays,
     build_arrays,
     build_from_lines,
-    from_micros,
+    check_format,
     load_arrays,
     save_arrays,
     sorted_unique,
@@ -76,7 +73,6 @@ __all__ = [
     "FORMAT_VERSION",
     "SKIPPED_DUPLICATE",
     "BuildOptions",
-    "Built",
     "Duplicates",
     "Loaded",
     "MonthRunner",
@@ -84,9 +80,9 @@ __all__ = [
     "append_partitioned",
     "build_partitioned",
     "global_id_rank",
+    "index_manifest",
     "load_index",
     "month_of",
-    "months_digest",
     "partition_in_memory",
     "summary",
 ]
@@ -110,7 +106,7 @@ class Loaded:
     parts: list[IndexArrays]
     id_rank: np.ndarray[Any, np.dtype[np.int64]]
     manifest: dict[str, Any]
-    id_order: np.ndarray[Any, np.dtype[np.int64]] | None = None  # ordinals in id order
+    id_order: np.ndarray[Any, np.dtype[np.int64]]  # the ordinals in id order
 
 
 def global_id_rank(parts: list[IndexArrays]) -> np.ndarray[Any, np.dtype[np.int64]]:
@@ -148,21 +144,6 @@ def summary(parts: list[IndexArrays]) -> dict[str, Any]:
         "first_timestamp": parts[0].manifest["first_timestamp"] if parts else None,
         "last_timestamp": parts[-1].manifest["last_timestamp"] if parts else None,
     }
-
-
-def months_digest(parts: list[IndexArrays]) -> str:
-    """The corpus digest computed from the stored document lines, month by month.
-
-    For this layout it equals the manifest's ``content_sha256``; an index of the earlier
-    single-partition layout hashed all its documents at once, so its digest is derived here.
-    """
-    digests = MonthDigests()
-    for p in parts:
-        store = bytes(p.store)
-        offsets = np.asarray(p.doc_offsets).tolist()
-        for i, micros in enumerate(np.asarray(p.timestamps).tolist()):
-            digests.add(from_micros(micros).strftime("%Y-%m"), store[offsets[i] : offsets[i + 1]])
-    return digests.hexdigest()
 
 
 def _names(parts: list[IndexArrays]) -> list[str]:
@@ -228,7 +209,8 @@ def _complete_partition(folder: Path, spool_sha: str) -> bool:
         manifest = safejson.loads((folder / "manifest.json").read_bytes())
     except (FileNotFoundError, ValueError):
         return False
-    return bool(manifest.get("format") == PART_FORMAT and manifest.get("spool_sha256") == spool_sha)
+    made = (manifest.get("format"), manifest.get("version"), manifest.get("spool_sha256"))
+    return made == (PART_FORMAT, PART_VERSION, spool_sha)
 
 
 _DISK_FULL = (errno.ENOSPC, errno.EDQUOT)
@@ -262,16 +244,9 @@ class BuildOptions:
         return max(1, self.workers if self.workers is not None else os.cpu_count() or 1)
 
 
-@dataclass(frozen=True)
-class Built:
-    """A finished build: where the index is and what the build did."""
-
-    report: CorpusBuildReport
-
-
 def build_partitioned(
     documents: Iterable[Document], out_dir: Path, options: BuildOptions, *, overwrite: bool = False
-) -> Built:
+) -> None:
     """Index ``documents`` into month partitions under ``out_dir`` (see the module docstring).
     An existing ``out_dir`` is replaced only with ``overwrite``, and only if pastcast made it as
     a ``kind`` (``pastcast.owned``) or it is an empty folder.
@@ -288,7 +263,7 @@ def build_partitioned(
     resumed = work.exists()
     made = _missing(out_dir.parent)
     try:
-        return _build(documents, out_dir, overwrite, options)
+        _build(documents, out_dir, overwrite, options)
     except OSError as exc:
         if exc.errno in _DISK_FULL:
             shutil.rmtree(work, ignore_errors=True)
@@ -321,20 +296,17 @@ class _MonthTask:
 def _index_month(task: _MonthTask, pairs: Iterable[tuple[Document, bytes]] | None = None) -> bool:
     """Index one month into ``task.folder`` unless a previous build completed it from the same
     documents; whether it was reused. Runs in a worker process (from its spool file) or here."""
-    if pairs is None:
-        assert task.spool is not None
-        lines = task.spool.read_bytes().splitlines(keepends=True)
-        sha = _spool_hash(lines)
-        if _complete_partition(task.folder, sha):
-            return True
-        # the spooled line is the document's line (``document_line``): not made again
-        pairs = [(Document.model_validate_json(line), line) for line in lines]
-    else:
+    if pairs is not None:
         pairs = list(pairs)
         lines = [line for _, line in pairs]
-        sha = _spool_hash(lines)
-        if _complete_partition(task.folder, sha):
-            return True
+    else:
+        assert task.spool is not None
+        lines = task.spool.read_bytes().splitlines(keepends=True)
+    sha = _spool_hash(lines)
+    if _complete_partition(task.folder, sha):
+        return True
+    # the spooled line is the document's line (``document_line``): not made again
+    pairs = pairs or [(Document.model_validate_json(line), line) for line in lines]
     del lines
     ordered = sorted_unique(pairs)
     del pairs
@@ -353,7 +325,7 @@ def _index_month(task: _MonthTask, pairs: Iterable[tuple[Document, bytes]] | Non
 
 def _build(
     documents: Iterable[Document], out_dir: Path, overwrite: bool, options: BuildOptions
-) -> Built:
+) -> None:
     clock = _PhaseClock()
     if out_dir.exists() or out_dir.is_symlink():
         check_replaceable(out_dir, options.kind)
@@ -395,9 +367,7 @@ def _build(
         manifest = _merge_globals(work, months, bar)
     spooled = spool is not None
     read_reused = sum(counts.values()) if sealed is not None else 0
-    return _finish(
-        work, out_dir, manifest, clock, reused, workers, spooled, options, 0, read_reused
-    )
+    _finish(work, out_dir, manifest, clock, reused, workers, spooled, options, 0, read_reused)
 
 
 def _merge_globals(work: Path, months: list[str], bar: ProgressReporter) -> dict[str, Any]:
@@ -431,7 +401,7 @@ def _finish(
     options: BuildOptions,
     kept: int = 0,
     read_reused: int = 0,
-) -> Built:
+) -> None:
     """Manifest and report into ``work``, then ``work`` renamed onto ``out_dir``."""
     (work / "manifest.json").write_text(json.dumps(manifest, indent=2) + "\n")
     clock.lap("merge")
@@ -456,7 +426,6 @@ def _finish(
     report.save(work)
     mark(work, options.kind)
     replace_directory(work, out_dir)
-    return Built(report)
 
 
 class _PhaseClock:
@@ -605,29 +574,26 @@ class _MemoryMonths:
         return self.by_month[month]
 
 
-def load_index(index_dir: Path) -> Loaded:
-    """Open a partitioned index, or a single-partition index of the earlier layout."""
-    index_dir = Path(index_dir)
-    manifest_path = index_dir / "manifest.json"
+def index_manifest(index_dir: Path) -> dict[str, Any]:
+    """The manifest of an index directory of this layout (``check_format``: an index an
+    earlier version wrote, such as the single-partition layout, is refused)."""
+    manifest_path = Path(index_dir) / "manifest.json"
     if not manifest_path.is_file():
         raise FileNotFoundError(f"{index_dir}: not an index (no manifest.json)")
-    manifest = safejson.loads(manifest_path.read_bytes())
-    if manifest.get("format") == PART_FORMAT:  # the earlier, unpartitioned layout
-        arrays = load_arrays(index_dir)
-        return Loaded([arrays], np.asarray(arrays.id_rank, dtype=np.int64), arrays.manifest)
-    if manifest.get("format") != FORMAT or manifest.get("version") != FORMAT_VERSION:
-        raise ValueError(
-            f"{manifest_path}: unsupported index format {manifest.get('format')!r} "
-            f"version {manifest.get('version')!r} (expected {FORMAT!r} {FORMAT_VERSION})"
-        )
+    manifest: dict[str, Any] = safejson.loads(manifest_path.read_bytes())
+    check_format(Path(index_dir), manifest, (FORMAT, FORMAT_VERSION))
+    return manifest
+
+
+def load_index(index_dir: Path) -> Loaded:
+    """Open a partitioned index (its partitions checked against its manifest)."""
+    index_dir = Path(index_dir)
+    manifest = index_manifest(index_dir)
     parts = [load_arrays(index_dir / "parts" / p["name"]) for p in manifest["partitions"]]
     for p, entry in zip(parts, manifest["partitions"], strict=True):
         if p.manifest["content_sha256"] != entry["content_sha256"]:
             raise ValueError(f"{index_dir}: partition {entry['name']} does not match the manifest")
-    id_rank = load_npy(index_dir / "id_rank.npy")
-    id_order = None
-    if (index_dir / "id_order.npy").is_file():
-        id_order = load_npy(index_dir / "id_order.npy")
+    id_rank, id_order = (load_npy(index_dir / f"{n}.npy") for n in ("id_rank", "id_order"))
     return Loaded(parts, id_rank, manifest, id_order)
 
 
@@ -738,14 +704,6 @@ def _link_tree(src: Path, dst: Path) -> None:
             shutil.copy2(entry, dst / entry.name)
 
 
-def _stored_lines(part: IndexArrays) -> Iterator[bytes]:
-    """A partition's document lines as stored (the lines a build spooled)."""
-    store = part.store
-    offsets = np.asarray(part.doc_offsets).tolist()
-    for lo, hi in itertools.pairwise(offsets):
-        yield bytes(store[lo:hi])
-
-
 def append_partitioned(
     documents: Iterable[Document],
     index_dir: Path,
@@ -754,7 +712,7 @@ def append_partitioned(
     *,
     duplicates: Duplicates = "refuse",
     side_files: Callable[[Path], None] | None = None,
-) -> Built:
+) -> None:
     """Add ``documents`` to the index in ``index_dir`` (``contains``: whether it holds an id).
 
     The new documents are spooled by month; each month they fall in that the index holds is
@@ -769,8 +727,6 @@ def append_partitioned(
     _put_back(index_dir)
     check_replaceable(index_dir, options.kind)
     manifest = load_index(index_dir).manifest
-    if manifest.get("format") != FORMAT:
-        raise ValueError(f"{index_dir}: an index of the earlier layout; build it again to append")
     for entry in index_dir.iterdir():
         if entry.name not in _GLOBALS | _SIDE_FILES and entry.name != MARKER:
             # dense vectors and approximate indexes would be stale: not kept silently
@@ -781,7 +737,7 @@ def append_partitioned(
     try:
         with _claimed_work_dir(index_dir) as work:
             new = NewDocuments(contains, duplicates)
-            return _append(new(documents), new, index_dir, work, options, side_files, manifest)
+            _append(new(documents), new, index_dir, work, options, side_files, manifest)
     except OSError as exc:
         if exc.errno in _DISK_FULL:
             shutil.rmtree(_append_dir(index_dir), ignore_errors=True)
@@ -796,7 +752,7 @@ def _append(
     options: BuildOptions,
     side_files: Callable[[Path], None] | None,
     manifest: dict[str, Any],
-) -> Built:
+) -> None:
     clock = _PhaseClock()
     workers = options.worker_count()
     spool = _Spool(work / "spool")
@@ -810,7 +766,7 @@ def _append(
         for month in touched:  # the month's indexed documents join its new ones
             with spool.path(month).open("ab") as fh:
                 old = load_arrays(index_dir / "parts" / month)
-                for line in _stored_lines(old):
+                for line in old.lines():
                     fh.write(line)
                     spool.counts[month] += 1
                 del old
@@ -854,4 +810,4 @@ def _append(
         return lines + list(options.notes())
 
     reported = replace(options, removed=all_removed, notes=all_notes)
-    return _finish(work, index_dir, merged, clock, 0, workers, True, reported, len(untouched))
+    _finish(work, index_dir, merged, clock, 0, workers, True, reported, len(untouched))

@@ -1,5 +1,6 @@
 """An index directory cut into month shards: the months it holds, one shard's partitions
-opened alone, its as-of statistics, and its search with the whole corpus's statistics.
+opened alone, and its as-of statistics (it searches with the whole corpus's: ``stats`` of
+``EmbeddedIndex.search``).
 
 A shard is an ``EmbeddedIndex`` over a contiguous range of the directory's month partitions
 (ordinals local to it; ids and timestamps are the documents' own). The statistics of disjoint
@@ -15,17 +16,12 @@ from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 
-from pastcast import safejson
-from pastcast.corpus._filter import SearchFilter
-from pastcast.corpus._protocol import SearchHit
 from pastcast.corpus.embedded._arrays import load_arrays
-from pastcast.corpus.embedded._blocks import BLOCK_DOCS
-from pastcast.corpus.embedded._bm25 import AsOfStatistics, as_of_statistics, bm25_top_k
+from pastcast.corpus.embedded._bm25 import AsOfStatistics, as_of_statistics
 from pastcast.corpus.embedded._embedded import EmbeddedIndex
-from pastcast.corpus.embedded._partitioned import FORMAT, FORMAT_VERSION
-from pastcast.cutoff import as_utc
+from pastcast.corpus.embedded._partitioned import index_manifest
 
-__all__ = ["IndexMonth", "index_months", "open_months", "shard_search", "shard_statistics"]
+__all__ = ["IndexMonth", "index_months", "open_months", "shard_statistics"]
 
 
 @dataclass(frozen=True)
@@ -40,15 +36,7 @@ class IndexMonth:
 
 
 def index_months(index_dir: Path | str) -> list[IndexMonth]:
-    """The month partitions of an index directory, in time order (the month-partitioned
-    layout only: an index of the earlier single-partition layout has no months to shard)."""
-    path = Path(index_dir) / "manifest.json"
-    manifest = safejson.loads(path.read_bytes())
-    if manifest.get("format") != FORMAT or manifest.get("version") != FORMAT_VERSION:
-        raise ValueError(
-            f"{path}: format {manifest.get('format')!r} version {manifest.get('version')!r} "
-            f"has no month partitions to shard (expected {FORMAT!r} {FORMAT_VERSION})"
-        )
+    """The month partitions of an index directory, in time order."""
     return [
         IndexMonth(
             str(p["name"]),
@@ -57,13 +45,11 @@ def index_months(index_dir: Path | str) -> list[IndexMonth]:
             datetime.fromisoformat(str(p["last_timestamp"])),
             str(p["content_sha256"]),
         )
-        for p in manifest["partitions"]
+        for p in index_manifest(Path(index_dir))["partitions"]
     ]
 
 
-def open_months(
-    index_dir: Path | str, months: list[str], *, block_docs: int = BLOCK_DOCS
-) -> EmbeddedIndex:
+def open_months(index_dir: Path | str, months: list[str]) -> EmbeddedIndex:
     """The partitions ``months`` (consecutive, in time order) of an index directory, opened as
     one index of their own (memory-mapped)."""
     known = {m.name: m for m in index_months(index_dir)}
@@ -75,42 +61,10 @@ def open_months(
         if arrays.manifest["content_sha256"] != known[name].content_sha256:
             raise ValueError(f"{index_dir}: partition {name} does not match the manifest")
         parts.append(arrays)
-    return EmbeddedIndex(parts, block_docs=block_docs)
+    return EmbeddedIndex(parts)
 
 
 def shard_statistics(index: EmbeddedIndex, terms: list[str], as_of: datetime) -> AsOfStatistics:
     """The shard's statistics over its documents before ``as_of``."""
     n = index.count_before(as_of)
-    blocks, bases = index._scoring_blocks()
-    return as_of_statistics(blocks, bases, terms, n)
-
-
-def shard_search(
-    index: EmbeddedIndex,
-    query: str,
-    *,
-    as_of: datetime,
-    k: int,
-    stats: AsOfStatistics,
-    filters: SearchFilter | None = None,
-) -> list[SearchHit]:
-    """The shard's top ``k`` before ``as_of`` scored with ``stats`` (the whole corpus's as of
-    the same cutoff): score descending, then id; hits checked against the cutoff again."""
-    cutoff = as_utc(as_of)
-    n = index.count_before(cutoff)
-    terms = index.query_terms(query)
-    if n == 0 or stats.n == 0 or k <= 0 or not terms:
-        return []
-    allowed = index.filter_mask(filters, n)
-    blocks, bases = index._scoring_blocks()
-    ordinals, scores = bm25_top_k(
-        blocks,
-        bases,
-        index.id_rank,
-        terms,
-        n,
-        k,
-        allowed=allowed,
-        stats=stats,
-    )
-    return index._hits(ordinals.tolist(), scores.tolist(), terms, cutoff, n, filters)
+    return as_of_statistics(index._parts, index._bases, terms, n)

@@ -6,7 +6,6 @@ Every returned document's own timestamp is checked once more before it is return
 
 from __future__ import annotations
 
-import contextlib
 from datetime import datetime
 from functools import partial
 from pathlib import Path
@@ -15,7 +14,6 @@ from typing import TYPE_CHECKING
 import numpy as np
 import numpy.typing as npt
 
-from pastcast import safejson
 from pastcast.corpus._filter import SearchFilter
 from pastcast.corpus._protocol import DocumentNotVisible, not_visible_message
 from pastcast.corpus._walk import ancestors_of
@@ -57,32 +55,12 @@ class ThreadLookups:
         raise NotImplementedError
 
     def doc_maps(self) -> DocMaps:
+        """The maps the build wrote, or (held in memory, or without them) computed now."""
         if self._doc_maps is None:
             sha = str(self.manifest.get("content_sha256", ""))
             loaded = DocMaps.load(self.path, sha) if self.path is not None else None
             self._doc_maps = loaded or DocMaps.from_parts(self._parts)
-            if loaded is None and self.path is not None and self._still_on_disk():
-                # an index built before these maps had them all: keep them for next time (a
-                # read-only index computes them again when next opened)
-                with contextlib.suppress(OSError):
-                    self._doc_maps.save(self.path, sha)
         return self._doc_maps
-
-    def _still_on_disk(self) -> bool:
-        """Whether the directory still holds this index (an append may have replaced it since
-        it was opened: then its maps are not this index's to write)."""
-        assert self.path is not None
-        try:
-            on_disk = safejson.loads((self.path / "manifest.json").read_bytes())
-        except (OSError, ValueError):
-            return False
-        ours = self.manifest.get("content_sha256")
-        return isinstance(on_disk, dict) and on_disk.get("content_sha256") == ours
-
-    def save_thread_maps(self) -> None:
-        if self.path is None:
-            raise ValueError("an in-memory index has no directory to save thread maps in")
-        self.doc_maps().save(self.path, str(self.manifest.get("content_sha256", "")))
 
     def has_threads(self) -> bool:
         """Whether any document belongs to a thread (the thread tools are worth offering)."""

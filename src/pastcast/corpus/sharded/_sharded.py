@@ -9,7 +9,7 @@ file system). A search at cutoff ``t``:
 2. adds them up, exactly as the index adds its months (``AsOfStatistics``);
 3. has each of those shards score its visible documents with the sum and return its top ``k``
    (ties by id), which are merged into the top ``k``: the single index's ids, scores, order and
-   ties, bit for bit (``pastcast.corpus.embedded.shard_search``).
+   ties, bit for bit (``EmbeddedIndex.search`` given the ``stats``).
 
 A read goes to the shard holding the id (found by a 64-bit digest of each shard's ids, fetched
 on the first read), and only if that shard is admitted; the shard re-checks the cutoff. A count
@@ -48,7 +48,6 @@ from pastcast.corpus.embedded import (
     IndexMonth,
     index_months,
     open_months,
-    shard_search,
     shard_statistics,
 )
 from pastcast.cutoff import as_utc
@@ -103,7 +102,7 @@ class ShardServer:
         filters: SearchFilter | None,
     ) -> list[SearchHit]:
         self.calls["search"] += 1
-        return shard_search(self.index, query, as_of=as_of, k=k, stats=stats, filters=filters)
+        return self.index.search(query, as_of=as_of, k=k, filters=filters, stats=stats)
 
     def read(self, doc_id: str, as_of: datetime) -> Document:
         self.calls["read"] += 1
