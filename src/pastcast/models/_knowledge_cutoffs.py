@@ -35,6 +35,7 @@ import tomllib
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, timedelta
+from importlib.resources import files
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -98,23 +99,9 @@ def register_knowledge_cutoff(
     )
 
 
-# Published by the vendors (model cards, API documentation), month precision; the last day of
-# the month is taken so that no day the model may have seen counts as clean.
-_BUILT_IN = {
-    "gpt-4o": date(2023, 10, 31),
-    "gpt-4o-mini": date(2023, 10, 31),
-    "gpt-4-turbo": date(2023, 12, 31),
-    "gpt-4.1": date(2024, 6, 30),
-    "gpt-4.1-mini": date(2024, 6, 30),
-    "gpt-4.1-nano": date(2024, 6, 30),
-    "o3": date(2024, 6, 30),
-    "o4-mini": date(2024, 6, 30),
-    "gpt-5": date(2024, 9, 30),
-    "gpt-5-mini": date(2024, 5, 31),
-    "claude-3-5-sonnet": date(2024, 4, 30),
-    "llama-3.1": date(2023, 12, 31),
-}
-for _name, _day in _BUILT_IN.items():
+# The vendors' published cutoffs are data: ``published_cutoffs.toml`` beside this module.
+_PUBLISHED = files("pastcast.models").joinpath("published_cutoffs.toml").read_text("utf-8")
+for _name, _day in tomllib.loads(_PUBLISHED).items():
     register_knowledge_cutoff(_name, _day, source="published by the vendor")
 
 
