@@ -1,16 +1,10 @@
 """Registration of the model-driven agents: their factories, the prompts each sends and the
 model calls each step costs.
 
-Factories take JSON-able arguments only (they are recorded in the run log and rebuilt from it):
-``model`` and ``model_options`` name the model (``_llm_registry``), ``decoding`` holds the
-request settings of every call (a ``Decoding``), ``stages`` those of single stages over it, and
-the two-stage agent's research loop is one ``config`` (a ``TwoStageConfig``). Presets
-(``zero-shot``, ``two-stage-hindcast``) take the same arguments, set over the preset's values, so
-``decoding={"seed": 1}`` keeps Hindcast's temperatures.
-
-Earlier versions took every setting as an argument of its own (``temperature=0.1``,
-``rounds=2``, ``parse_fallback="four_step"``); those are still read, as the fields of
-``decoding`` and ``config`` they are now, so older run logs rebuild and resume.
+Factories take JSON-able arguments only (recorded in the run log, rebuilt from it); presets
+(``zero-shot``, ``two-stage-hindcast``) take the same arguments, set over the preset's values.
+Settings given alone (``temperature=0.1``, ``rounds=2``) are read as the fields of ``decoding``
+and ``config`` they are (docs/agents.md, "Common arguments").
 """
 
 from __future__ import annotations
@@ -104,11 +98,6 @@ def _flat_two_stage(args: dict[str, Any]) -> dict[str, Any]:
 NO_TOOLS_PROMPTS = (NO_TOOLS_PROMPT,)
 ZERO_SHOT_PROMPTS = (ZERO_SHOT_PROMPT,)
 ROUND_PROMPTS = (ROUND_PROMPT,)
-
-
-def _no_tools_calls(args: Mapping[str, Any], context: CallContext) -> CallEstimate:
-    """One call; one repair at most."""
-    return one_call(args, context)
 
 
 def no_tools(

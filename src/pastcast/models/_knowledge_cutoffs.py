@@ -1,30 +1,9 @@
-"""Knowledge cutoffs of models: the last day a model's training data may cover.
-
-Not a step's cutoff (``pastcast.cutoff``: what an agent may see), but what a model may already
-know: an event that resolved on or before a model's knowledge cutoff may simply be remembered by
-the model, so its forecasts say nothing about forecasting. ``knowledge_cutoffs`` is a
-``pastcast.registry`` registry (kind ``knowledge_cutoff``): the built-in entries are vendors'
-published cutoffs, taken conservatively as the last day of the month they name; users add their
-own with ``register_knowledge_cutoff``, a file (``load_knowledge_cutoffs``: TOML or JSON
-``{"model": "2024-06-30"}``), a plan's ``knowledge_cutoff`` per model, or an entry point in the
-group ``pastcast.knowledge_cutoffs`` that names a function returning a ``date``.
-
-Measured cutoffs (``pastcast models probe-cutoff``: the month a model's recall of dated news
-falls to chance) are kept with their provenance in one JSON file, ``measured_cutoffs_file()``,
-and registered from it the first time a cutoff is looked up, so ``plan`` and ``score
---after-knowledge-cutoff`` use them; ``save_measured_cutoff`` adds one, ``measured_cutoffs``
-reads them back.
-
-What a run log's steps say once the models' memory is set aside: ``after_knowledge_cutoff``
-leaves out the events any model of the logs may remember (every agent is then compared on the
-same events: those resolved after the latest knowledge cutoff among the logs' models; agents
-without a model do not constrain it), ``knowledge_gaps`` measures how much better each model's
-agents score on the events it may remember. Cutoffs come from each log's header (as recorded
-when it ran), else from the registry.
-
-Names are matched like prices: the provider prefix (``openai:``) and an endpoint suffix
-(``@http://...``) are dropped, and a dated snapshot (``gpt-4o-mini-2024-07-18``) falls back to
-the longest registered prefix.
+"""Knowledge cutoffs of models: the last day a model's training data may cover (not a step's
+cutoff: what a model may already know). The ``knowledge_cutoffs`` registry with the vendors'
+published cutoffs (``published_cutoffs.toml``), users' own, and measured ones kept with their
+provenance in ``measured_cutoffs_file()``; what a run log's steps say once the models' memory is
+set aside (``after_knowledge_cutoff``, ``knowledge_gaps``). See docs/runs.md, "Model knowledge
+cutoffs", and docs/models.md, "Measured knowledge cutoffs".
 """
 
 from __future__ import annotations
