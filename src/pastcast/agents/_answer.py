@@ -324,16 +324,10 @@ def _probability_map(
 def parse_forecast(
     text: str, labels: Sequence[str], *, normalize_typography: bool = False
 ) -> Forecast:
-    """Parse ``text`` into a forecast over ``labels`` (normalised to sum to one).
-
-    Accepts ``{"probabilities": {"Label": p, ...}, "rationale": "..."}`` or a flat
-    ``{"Label": p}``; probabilities may be numbers, numeric strings or percentages ("65%"), and a
-    whole map written on a 0-100 scale (sums to about 100) is read as percentages. An answer
-    that names only some labels is completed, never renormalised into certainty: the mass it
-    leaves (1 minus its sum) is shared evenly by the labels it does not name, which get 0 only
-    when it leaves none (``pastcast.probabilities.completed``); ``{"Yes": 0.3}`` of a binary
-    question is P(No) = 0.7. A key given twice is ``duplicate_labels``.
-    """
+    """Parse ``text`` into a forecast over ``labels`` (normalised to sum to one): a
+    ``{"probabilities": {...}}`` map, Hindcast's ``prob_KEY`` fields or a flat ``{"Label": p}``.
+    A partial answer is completed, never renormalised into certainty (``{"Yes": 0.3}`` is
+    P(No) = 0.7); the rules are in docs/agents.md, "Answers and failures"."""
     answer = read_answer(text)
     obj = answer.obj
     if obj is None:

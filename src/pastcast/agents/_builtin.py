@@ -33,10 +33,10 @@ def _pair(name: str, factory: str, **meta: Any) -> None:
         _add(name + "-market" * market, factory, market_access=market, description=about, **meta)
 
 
-_add("uniform", f"{_BASELINES}:uniform")
+_add("uniform", f"{_BASELINES}:UniformAgent")
 _add("random", f"{_BASELINES}:random_baseline")
-_add("market", f"{_BASELINES}:market", role="reference", market_access=True)
-_add("base-rate", f"{_BASELINES}:base_rate")
+_add("market", f"{_BASELINES}:MarketAgent", role="reference", market_access=True)
+_add("base-rate", f"{_BASELINES}:BaseRateAgent")
 _add("heuristic", "pastcast.agents._heuristic:heuristic")
 
 _add(

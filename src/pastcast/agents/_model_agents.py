@@ -180,10 +180,16 @@ def _tool_agent_calls(args: Mapping[str, Any], context: CallContext) -> CallEsti
     """The research turns assumed, within the turn budget; then the final ask and a repair."""
     if context.setting == "no_tools":
         return one_call(args, context)
+    return _conversation(context, args.get("max_iterations"), asks=2)
+
+
+def _conversation(context: CallContext, turns: int | None, asks: int) -> CallEstimate:
+    """A research conversation: the turns assumed, within the turn budget (``turns`` caps it),
+    then ``asks`` more calls at most (the final ask, a repair)."""
     env = context.budgets
-    cap = args.get("max_iterations")
-    turns = min(cap or env.max_tool_iterations, env.max_tool_iterations)
-    most = min(turns + 2, env.max_model_calls)
+    most = min(
+        min(turns or env.max_tool_iterations, env.max_tool_iterations) + asks, env.max_model_calls
+    )
     return CallEstimate(calls=min(context.research_turns, most), max_calls=most, conversation=True)
 
 
@@ -224,10 +230,7 @@ def tool_agent(
 def _round_calls(args: Mapping[str, Any], context: CallContext) -> CallEstimate:
     """One conversation per round, charged to its first market's step: the research turns
     assumed, within the turn budget, then the last ask for the submission."""
-    env = context.budgets
-    turns = min(int(args.get("max_turns") or 20), env.max_tool_iterations)
-    most = min(turns + 1, env.max_model_calls)
-    return CallEstimate(calls=min(context.research_turns, most), max_calls=most, conversation=True)
+    return _conversation(context, int(args.get("max_turns") or 20), asks=1)
 
 
 def arena_benchmark(
