@@ -38,47 +38,11 @@ _POS = re.compile(rf"\b(?:{_POSITIVE})\b", re.IGNORECASE)
 _NEG = re.compile(rf"\b(?:{_NEGATIVE})\b", re.IGNORECASE)
 _WORD = re.compile(r"[a-z0-9]+")
 _SENTENCE = re.compile(r"(?<=[.!?])\s+")
-_STOP = frozenset(
-    (
-        "will",
-        "the",
-        "a",
-        "an",
-        "of",
-        "in",
-        "on",
-        "by",
-        "to",
-        "be",
-        "is",
-        "for",
-        "and",
-        "or",
-        "before",
-        "after",
-        "at",
-        "with",
-        "than",
-        "more",
-        "less",
-        "this",
-        "that",
-        "which",
-        "who",
-        "what",
-        "when",
-        "does",
-        "do",
-        "any",
-        "its",
-        "it",
-        "as",
-        "from",
-        "end",
-        "year",
-        "month",
-    )
+_STOP_TEXT = (
+    "will the a an of in on by to be is for and or before after at with than more less this "
+    "that which who what when does do any its it as from end year month"
 )
+_STOP = frozenset(_STOP_TEXT.split())
 
 
 def _terms(text: str) -> set[str]:
