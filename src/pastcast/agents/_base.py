@@ -1,12 +1,7 @@
-"""The agent contract and the agent registry, which rebuilds agents from their recorded specs.
-
-Agents are registered on ``agents``, a ``pastcast.registry.Registry`` whose entry-point group is
-``pastcast.agents``; the functions below are its agent-specific face: the run log records an
-``AgentSpec`` (registry name, arguments, role, setting), and ``build_agent`` rebuilds from it.
-
-A registration may also declare how many model calls a step costs (``calls``, see ``_calls``)
-and how arguments of an earlier spelling are rewritten (``upgrade``: a run log written before an
-agent took its settings as records still rebuilds, and still resumes with the same options).
+"""The agent contract and the agent registry, which rebuilds agents from their recorded specs
+(docs/agents.md, "The agent registry"): the run log records an ``AgentSpec`` and ``build_agent``
+rebuilds from it. A registration may also declare how many model calls a step costs (``calls``,
+see ``_calls``) and how arguments of an earlier spelling are rewritten (``upgrade``).
 """
 
 from __future__ import annotations
