@@ -1,25 +1,10 @@
 """What every model-driven agent shares: request settings (per stage), prompt fields from the
 question view, the answer schemas, and turning a final reply into a ``Forecast`` with the retries
-of its parse fallback.
-
-The reply is read by ``read_answer`` (its last complete answer block, loaded strictly and then
-with lenient repairs); ``parse_forecast`` turns that object into a forecast. Labels are matched
-exactly by default (Forecast-Dojo's main scoring); ``normalize_typography`` is the sensitivity
-variant (case, curly quotes, whitespace). Unusable outputs never raise: they become a
-``Forecast(usable=False, failure_reason=...)`` whose reason is a ``pastcast.records.FailureReason``.
-
-Parse fallbacks (``ParseFallback``):
-
-- ``repair`` (pastcast's default): the parse with local JSON repairs, then one re-prompt that
-  appends the problem to the conversation and asks again under the answer schema.
-- ``four_step`` (Hindcast appendix B.3): the parse, a JSON-repair pass (the model rewrites its
-  own reply as the answer object), a compact re-prompt (the agent's short prompt, a brief
-  answer) and a strict JSON-only re-prompt under the schema, each with its own settings (the
-  ``repair``, ``compact`` and ``json_only`` stages).
-
-The first usable reply wins; an answer still unusable keeps the first reply's failure reason
-and every reply in ``raw_text`` (after ``RETRY_MARKERS``), so ``reparse_forecast`` can read the
-same outputs again under the other label matching without re-running anything.
+of its parse fallback (``repair``: one re-prompt; ``four_step``: Hindcast appendix B.3's JSON
+repair, compact and JSON-only passes). Unusable outputs never raise: they become a
+``Forecast(usable=False, failure_reason=...)``, every reply kept in ``raw_text`` (after
+``RETRY_MARKERS``) so ``reparse_forecast`` can read them again. The rules: docs/agents.md,
+"Answers and failures".
 """
 
 from __future__ import annotations
@@ -54,6 +39,7 @@ __all__ = [
     "Decoding",
     "ParseFallback",
     "answer_schema",
+    "ask_answer",
     "choice_schema",
     "finish_answer",
     "form_schema",
@@ -255,6 +241,30 @@ def finish_answer(
     return forecast.model_copy(update={"raw_text": "\n\n".join(replies)})
 
 
+def ask_answer(
+    episode: Episode,
+    model: Model,
+    decoding: Decoding,
+    messages: Sequence[Message],
+    *,
+    schema: dict[str, Any] | None = None,
+    compact: Sequence[Message] | None = None,
+    **finish: Any,
+) -> Forecast:
+    """Ask for the answer and read it (``finish_answer``, with ``finish`` its options); a
+    prompt too long for the model's window is sent as ``compact`` instead, where given."""
+    sent = list(messages)
+    try:
+        reply = episode.chat(model, decoding.request(sent, response_schema=schema))
+    except ContextOverflow:
+        if compact is None:
+            raise
+        sent = list(compact)
+        reply = episode.chat(model, decoding.request(sent, response_schema=schema))
+    sent.append(Message(role="assistant", content=reply.content))
+    return finish_answer(episode, model, decoding, sent, reply.content, compact=compact, **finish)
+
+
 _PROB_KEYS = ("probabilities", "probs", "forecast", "distribution")
 _TEXT_KEYS = ("rationale", "reasoning", "explanation")
 _META_KEYS = frozenset({*_TEXT_KEYS, "confidence", "choice", "answer", "notes", "notebook"})
@@ -314,16 +324,10 @@ def _probability_map(
 def parse_forecast(
     text: str, labels: Sequence[str], *, normalize_typography: bool = False
 ) -> Forecast:
-    """Parse ``text`` into a forecast over ``labels`` (normalised to sum to one).
-
-    Accepts ``{"probabilities": {"Label": p, ...}, "rationale": "..."}`` or a flat
-    ``{"Label": p}``; probabilities may be numbers, numeric strings or percentages ("65%"), and a
-    whole map written on a 0-100 scale (sums to about 100) is read as percentages. An answer
-    that names only some labels is completed, never renormalised into certainty: the mass it
-    leaves (1 minus its sum) is shared evenly by the labels it does not name, which get 0 only
-    when it leaves none (``pastcast.probabilities.completed``); ``{"Yes": 0.3}`` of a binary
-    question is P(No) = 0.7. A key given twice is ``duplicate_labels``.
-    """
+    """Parse ``text`` into a forecast over ``labels`` (normalised to sum to one): a
+    ``{"probabilities": {...}}`` map, Hindcast's ``prob_KEY`` fields or a flat ``{"Label": p}``.
+    A partial answer is completed, never renormalised into certainty (``{"Yes": 0.3}`` is
+    P(No) = 0.7); the rules are in docs/agents.md, "Answers and failures"."""
     answer = read_answer(text)
     obj = answer.obj
     if obj is None:

@@ -1,16 +1,10 @@
 """Reading a model's reply: the JSON answer it ends with, found and loaded leniently, in linear
-time on any input (``read_answer``).
+time on any input (``read_answer``). Every reader of a reply goes through here: the forecast,
+the tool agent's actions, the two-stage agent's replies and the belief notebook (its
+``<notebook>`` section). The candidates and repairs: docs/agents.md, "Answers and failures".
 
-A reply's candidate answers are its ``<answer>...</answer>`` blocks, its fenced json blocks and
-its bare balanced ``{...}`` objects outside those, ``<think>`` spans dropped (an unterminated one
-runs to the end). The answer is the last explicit block (a tag or a fence: the last object inside
-it, even one that does not load) or, after it, the last bare object that loads. Each is loaded
-strictly first, then with lenient repairs: trailing commas, single quotes, Python literal words
-and number spellings, numbers as keys, unquoted percentages, control characters in strings, and
-as a last resort curly quotes used as delimiters.
-
-Every reader of a reply goes through here: the forecast, the tool agent's actions, the two-stage
-agent's replies and the belief notebook (its ``<notebook>`` section).
+The answer is the last explicit block (an ``<answer>`` tag or a fence: the last object inside
+it, even one that does not load) or, after it, the last bare balanced object that loads.
 """
 
 from __future__ import annotations

@@ -1,12 +1,7 @@
-"""The agent contract and the agent registry, which rebuilds agents from their recorded specs.
-
-Agents are registered on ``agents``, a ``pastcast.registry.Registry`` whose entry-point group is
-``pastcast.agents``; the functions below are its agent-specific face: the run log records an
-``AgentSpec`` (registry name, arguments, role, setting), and ``build_agent`` rebuilds from it.
-
-A registration may also declare how many model calls a step costs (``calls``, see ``_calls``)
-and how arguments of an earlier spelling are rewritten (``upgrade``: a run log written before an
-agent took its settings as records still rebuilds, and still resumes with the same options).
+"""The agent contract and the agent registry, which rebuilds agents from their recorded specs
+(docs/agents.md, "The agent registry"): the run log records an ``AgentSpec`` and ``build_agent``
+rebuilds from it. A registration may also declare how many model calls a step costs (``calls``,
+see ``_calls``) and how arguments of an earlier spelling are rewritten (``upgrade``).
 """
 
 from __future__ import annotations
@@ -99,19 +94,8 @@ class AgentInfo:
         return tuple(self.prompts(spec) if callable(self.prompts) else self.prompts)
 
 
-def register_agent(
-    name: str,
-    *,
-    role: AgentRole = "agent",
-    market_access: bool = False,
-    description: str | None = None,
-    prompts: PromptIds = (),
-    calls: CallEstimator | None = None,
-    upgrade: ArgsUpgrade | None = None,
-    isolated: bool = False,
-    round_level: bool = False,
-) -> Callable[[F], F]:
-    """Register an agent factory under ``name``.
+def register_agent(name: str, *, description: str | None = None, **meta: Any) -> Callable[[F], F]:
+    """Register an agent factory under ``name``; ``meta`` as ``agent_meta`` takes it.
 
     ``role="reference"`` marks baselines that are not forecasters in their own right (the market
     price); they are listed apart on leaderboards. ``market_access`` turns on the price tool.
@@ -122,17 +106,7 @@ def register_agent(
     (docs/isolation.md). ``round_level``: its agent has ``forecast_round`` (an arena replay
     gives it each round's markets at once).
     """
-    meta = agent_meta(
-        name,
-        role=role,
-        market_access=market_access,
-        prompts=prompts,
-        calls=calls,
-        upgrade=upgrade,
-        isolated=isolated,
-        round_level=round_level,
-    )
-    return agents.register(name, description=description, **meta)
+    return agents.register(name, description=description, **agent_meta(name, **meta))
 
 
 def agent_meta(
@@ -157,12 +131,10 @@ def agent_meta(
         "prompts": prompts,
         "isolated": isolated,
         "round_level": round_level,
+        "calls": calls,
+        "upgrade": upgrade,
     }
-    if calls is not None:
-        meta["calls"] = calls
-    if upgrade is not None:
-        meta["upgrade"] = upgrade
-    return meta
+    return {k: v for k, v in meta.items() if v is not None}  # a missing one: the default
 
 
 def _info(entry: Entry[Agent]) -> AgentInfo:

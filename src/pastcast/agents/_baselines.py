@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+from dataclasses import dataclass
 from datetime import datetime
 
 import numpy as np
@@ -28,6 +29,7 @@ def random_draws(seed: int, event_id: str, cutoff: datetime) -> np.random.Genera
     return np.random.default_rng(int.from_bytes(hashlib.sha256(key).digest()[:8], "big"))
 
 
+@dataclass
 class RandomAgent:
     """Foresight Arena's random baseline: YES ~ U[0, 1] on a binary event (expected Brier 1/3
     whatever the outcome), a flat Dirichlet draw over the labels otherwise.
@@ -36,8 +38,7 @@ class RandomAgent:
     same; rollouts of one step therefore agree.
     """
 
-    def __init__(self, seed: int = 0) -> None:
-        self.seed = seed
+    seed: int = 0
 
     def forecast(self, episode: Episode) -> Forecast:
         q = episode.question
@@ -51,7 +52,7 @@ class RandomAgent:
 
 
 class MarketAgent:
-    """The latest daily market belief visible at the cutoff (a reference, not a forecaster)."""
+    """The latest daily market belief before the cutoff (reference)."""
 
     def forecast(self, episode: Episode) -> Forecast:
         try:
@@ -64,11 +65,11 @@ class MarketAgent:
         return Forecast(probs=dict(last.probs), raw_text=f"market belief of {last.day}")
 
 
+@dataclass
 class BaseRateAgent:
-    """Binary: the Laplace-smoothed share of YES among events resolved before the cutoff."""
+    """Share of YES among events resolved before the cutoff (binary; Laplace-smoothed)."""
 
-    def __init__(self, prior_strength: float = 2.0) -> None:
-        self.prior_strength = prior_strength
+    prior_strength: float = 2.0
 
     def forecast(self, episode: Episode) -> Forecast:
         q = episode.question
@@ -81,21 +82,6 @@ class BaseRateAgent:
         return Forecast(probs={"Yes": p_yes, "No": 1.0 - p_yes}, raw_text=text)
 
 
-def uniform() -> UniformAgent:
-    """Equal probability on every outcome."""
-    return UniformAgent()
-
-
 def random_baseline(seed: int = 0) -> RandomAgent:
     """Uniform random probabilities (YES ~ U[0, 1]; expected Brier 1/3)."""
     return RandomAgent(seed)
-
-
-def market() -> MarketAgent:
-    """The latest daily market belief before the cutoff (reference)."""
-    return MarketAgent()
-
-
-def base_rate(prior_strength: float = 2.0) -> BaseRateAgent:
-    """Share of YES among events resolved before the cutoff."""
-    return BaseRateAgent(prior_strength)

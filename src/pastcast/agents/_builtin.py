@@ -26,17 +26,24 @@ def _add(name: str, factory: str, *, description: str | None = None, **meta: Any
     agents.add(name, factory, description=description, **agent_meta(name, **meta))
 
 
-_add("uniform", f"{_BASELINES}:uniform")
+def _pair(name: str, factory: str, **meta: Any) -> None:
+    """An agent and its twin with market access, ``NAME-market``."""
+    for market in (False, True):
+        about = f"The {name.replace('-', ' ')} agent {_MARKET_TOOL}" if market else None
+        _add(name + "-market" * market, factory, market_access=market, description=about, **meta)
+
+
+_add("uniform", f"{_BASELINES}:UniformAgent")
 _add("random", f"{_BASELINES}:random_baseline")
-_add("market", f"{_BASELINES}:market", role="reference", market_access=True)
-_add("base-rate", f"{_BASELINES}:base_rate")
+_add("market", f"{_BASELINES}:MarketAgent", role="reference", market_access=True)
+_add("base-rate", f"{_BASELINES}:BaseRateAgent")
 _add("heuristic", "pastcast.agents._heuristic:heuristic")
 
 _add(
     "no-tools",
     f"{_MODEL_AGENTS}:no_tools",
     prompts=f"{_MODEL_AGENTS}:NO_TOOLS_PROMPTS",
-    calls=f"{_MODEL_AGENTS}:_no_tools_calls",
+    calls="pastcast.agents._calls:one_call",
     upgrade=f"{_MODEL_AGENTS}:_flat_decoding",
 )
 _add(
@@ -46,16 +53,13 @@ _add(
     calls=f"{_MODEL_AGENTS}:_zero_shot_calls",
     upgrade=f"{_MODEL_AGENTS}:_flat_decoding",
 )
-for _name, _market in (("tool-agent", False), ("tool-agent-market", True)):
-    _add(
-        _name,
-        f"{_MODEL_AGENTS}:tool_agent",
-        market_access=_market,
-        prompts=f"{_MODEL_AGENTS}:_tool_agent_prompts",
-        calls=f"{_MODEL_AGENTS}:_tool_agent_calls",
-        upgrade=f"{_MODEL_AGENTS}:_flat_decoding",
-        description=f"The tool agent {_MARKET_TOOL}" if _market else None,
-    )
+_pair(
+    "tool-agent",
+    f"{_MODEL_AGENTS}:tool_agent",
+    prompts=f"{_MODEL_AGENTS}:_tool_agent_prompts",
+    calls=f"{_MODEL_AGENTS}:_tool_agent_calls",
+    upgrade=f"{_MODEL_AGENTS}:_flat_decoding",
+)
 _add(
     "arena-benchmark",
     f"{_MODEL_AGENTS}:arena_benchmark",
@@ -82,23 +86,13 @@ _add(
     "decoding and stages are set over them).",
 )
 
-for _name, _market in (("isolated", False), ("isolated-market", True)):
-    _add(
-        _name,
-        f"{_ISOLATED}:isolated",
-        market_access=_market,
-        isolated=True,
-        prompts=f"{_ISOLATED}:_inner_prompts",
-        calls=f"{_ISOLATED}:_inner_calls",
-        description=f"The isolated agent {_MARKET_TOOL}" if _market else None,
-    )
-for _name, _market in (("external", False), ("external-market", True)):
-    _add(
-        _name,
-        f"{_ISOLATED}:external",
-        market_access=_market,
-        isolated=True,
-        description=f"The external agent {_MARKET_TOOL}" if _market else None,
-    )
+_pair(
+    "isolated",
+    f"{_ISOLATED}:isolated",
+    isolated=True,
+    prompts=f"{_ISOLATED}:_inner_prompts",
+    calls=f"{_ISOLATED}:_inner_calls",
+)
+_pair("external", f"{_ISOLATED}:external", isolated=True)
 
 providers.add("lexical", "pastcast.agents._lexical:_lexical")

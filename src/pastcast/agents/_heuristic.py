@@ -38,47 +38,11 @@ _POS = re.compile(rf"\b(?:{_POSITIVE})\b", re.IGNORECASE)
 _NEG = re.compile(rf"\b(?:{_NEGATIVE})\b", re.IGNORECASE)
 _WORD = re.compile(r"[a-z0-9]+")
 _SENTENCE = re.compile(r"(?<=[.!?])\s+")
-_STOP = frozenset(
-    (
-        "will",
-        "the",
-        "a",
-        "an",
-        "of",
-        "in",
-        "on",
-        "by",
-        "to",
-        "be",
-        "is",
-        "for",
-        "and",
-        "or",
-        "before",
-        "after",
-        "at",
-        "with",
-        "than",
-        "more",
-        "less",
-        "this",
-        "that",
-        "which",
-        "who",
-        "what",
-        "when",
-        "does",
-        "do",
-        "any",
-        "its",
-        "it",
-        "as",
-        "from",
-        "end",
-        "year",
-        "month",
-    )
+_STOP_TEXT = (
+    "will the a an of in on by to be is for and or before after at with than more less this "
+    "that which who what when does do any its it as from end year month"
 )
+_STOP = frozenset(_STOP_TEXT.split())
 
 
 def _terms(text: str) -> set[str]:
@@ -98,30 +62,25 @@ class _Evidence:
     title: str = ""
 
 
+@dataclass
 class HeuristicResearchAgent:
     """Search with the question, read the best documents, weigh cue-bearing sentences."""
 
-    def __init__(
-        self,
-        max_reads: int = 8,
-        top_k: int = 20,
-        half_life_days: float = 7.0,
-        strength: float = 0.5,
-        clip: float = 0.03,
-        relevance: float = 0.5,
-    ) -> None:
+    max_reads: int = 8
+    top_k: int = 20
+    half_life_days: float = 7.0
+    strength: float = 0.5
+    clip: float = 0.03
+    relevance: float = 0.5
+
+    def __post_init__(self) -> None:
         # budgets bounded as EnvConfig's are: a negative one would slice from the end
-        if max_reads < 0 or top_k < 1 or not half_life_days > 0:
+        if self.max_reads < 0 or self.top_k < 1 or not self.half_life_days > 0:
             raise ValueError(
                 f"heuristic: max_reads must be >= 0, top_k >= 1 and half_life_days > 0 (got "
-                f"max_reads={max_reads}, top_k={top_k}, half_life_days={half_life_days})"
+                f"max_reads={self.max_reads}, top_k={self.top_k}, "
+                f"half_life_days={self.half_life_days})"
             )
-        self.relevance = relevance
-        self.max_reads = max_reads
-        self.top_k = top_k
-        self.half_life_days = half_life_days
-        self.strength = strength
-        self.clip = clip
 
     def forecast(self, episode: Episode) -> Forecast:
         q = episode.question

@@ -1,13 +1,8 @@
-"""The models of the model-driven agents (registered in ``_model_agents``).
-
-``model`` is a provider spec for ``pastcast.models.resolve_model`` (``local:PATH.gguf``,
-``openai:gpt-4o-mini``, ...), ``model_options`` its options. Models are shared by every agent
-built with the same spec and options, so a run starts one local server, not one per chain.
-
-Record/replay: ``cache_dir`` wraps the model in ``CachedModel`` (``cache_mode`` record, replay or
-auto). In replay mode the provider is never built, so a recorded run replays with no server and
-no network; the cache is keyed by the model spec string and its options, which are the same in
-both modes, and by each request (generation options and rollout included).
+"""The models of the model-driven agents (registered in ``_model_agents``): one shared model per
+spec and options (a run starts one local server, not one per chain), built lazily, optionally
+behind the record/replay cache (``cache_dir``, ``cache_mode``; docs/models.md, "Record /
+replay"). In replay mode the provider is never built, so a recorded run replays with no server
+and no network.
 """
 
 from __future__ import annotations

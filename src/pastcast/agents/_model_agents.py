@@ -1,16 +1,10 @@
 """Registration of the model-driven agents: their factories, the prompts each sends and the
 model calls each step costs.
 
-Factories take JSON-able arguments only (they are recorded in the run log and rebuilt from it):
-``model`` and ``model_options`` name the model (``_llm_registry``), ``decoding`` holds the
-request settings of every call (a ``Decoding``), ``stages`` those of single stages over it, and
-the two-stage agent's research loop is one ``config`` (a ``TwoStageConfig``). Presets
-(``zero-shot``, ``two-stage-hindcast``) take the same arguments, set over the preset's values, so
-``decoding={"seed": 1}`` keeps Hindcast's temperatures.
-
-Earlier versions took every setting as an argument of its own (``temperature=0.1``,
-``rounds=2``, ``parse_fallback="four_step"``); those are still read, as the fields of
-``decoding`` and ``config`` they are now, so older run logs rebuild and resume.
+Factories take JSON-able arguments only (recorded in the run log, rebuilt from it); presets
+(``zero-shot``, ``two-stage-hindcast``) take the same arguments, set over the preset's values.
+Settings given alone (``temperature=0.1``, ``rounds=2``) are read as the fields of ``decoding``
+and ``config`` they are (docs/agents.md, "Common arguments").
 """
 
 from __future__ import annotations
@@ -106,11 +100,6 @@ ZERO_SHOT_PROMPTS = (ZERO_SHOT_PROMPT,)
 ROUND_PROMPTS = (ROUND_PROMPT,)
 
 
-def _no_tools_calls(args: Mapping[str, Any], context: CallContext) -> CallEstimate:
-    """One call; one repair at most."""
-    return one_call(args, context)
-
-
 def no_tools(
     model: str,
     model_options: dict[str, Any] | None = None,
@@ -191,10 +180,16 @@ def _tool_agent_calls(args: Mapping[str, Any], context: CallContext) -> CallEsti
     """The research turns assumed, within the turn budget; then the final ask and a repair."""
     if context.setting == "no_tools":
         return one_call(args, context)
+    return _conversation(context, args.get("max_iterations"), asks=2)
+
+
+def _conversation(context: CallContext, turns: int | None, asks: int) -> CallEstimate:
+    """A research conversation: the turns assumed, within the turn budget (``turns`` caps it),
+    then ``asks`` more calls at most (the final ask, a repair)."""
     env = context.budgets
-    cap = args.get("max_iterations")
-    turns = min(cap or env.max_tool_iterations, env.max_tool_iterations)
-    most = min(turns + 2, env.max_model_calls)
+    most = min(
+        min(turns or env.max_tool_iterations, env.max_tool_iterations) + asks, env.max_model_calls
+    )
     return CallEstimate(calls=min(context.research_turns, most), max_calls=most, conversation=True)
 
 
@@ -235,10 +230,7 @@ def tool_agent(
 def _round_calls(args: Mapping[str, Any], context: CallContext) -> CallEstimate:
     """One conversation per round, charged to its first market's step: the research turns
     assumed, within the turn budget, then the last ask for the submission."""
-    env = context.budgets
-    turns = min(int(args.get("max_turns") or 20), env.max_tool_iterations)
-    most = min(turns + 1, env.max_model_calls)
-    return CallEstimate(calls=min(context.research_turns, most), max_calls=most, conversation=True)
+    return _conversation(context, int(args.get("max_turns") or 20), asks=1)
 
 
 def arena_benchmark(

@@ -10,19 +10,20 @@ forecast date.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import KW_ONLY, dataclass, field
 
 from pastcast.agents._answer import (
     AnswerForm,
     Decoding,
     ParseFallback,
-    finish_answer,
+    ask_answer,
     form_schema,
     view_fields,
 )
 from pastcast.agents._prompts import load_prompt
 from pastcast.env import Episode
 from pastcast.models import Model
-from pastcast.records import Forecast, Message
+from pastcast.records import Forecast
 
 __all__ = ["NO_TOOLS_PROMPT", "ZERO_SHOT_PROMPT", "NoToolsAgent"]
 
@@ -31,6 +32,7 @@ ZERO_SHOT_PROMPT = "zero_shot.v1"
 _PROMPT_FORM: dict[str, AnswerForm] = {NO_TOOLS_PROMPT: "probabilities", ZERO_SHOT_PROMPT: "choice"}
 
 
+@dataclass
 class NoToolsAgent:
     """One call; ``constrained`` asks the provider for schema-constrained JSON (small models).
 
@@ -39,41 +41,33 @@ class NoToolsAgent:
     ``json_only``) as in ``finish_answer``.
     """
 
-    def __init__(
-        self,
-        model: Model,
-        *,
-        constrained: bool = False,
-        normalize_typography: bool = False,
-        decoding: Decoding | None = None,
-        prompt: str = NO_TOOLS_PROMPT,
-        fallback: ParseFallback = "repair",
-        stages: Mapping[str, Decoding] | None = None,
-    ) -> None:
-        if prompt not in _PROMPT_FORM:
-            raise ValueError(f"prompt must be one of {', '.join(_PROMPT_FORM)}, not {prompt!r}")
-        self.model = model
-        self.constrained = constrained
-        self.normalize_typography = normalize_typography
-        self.decoding = decoding or Decoding()
-        self.prompt = prompt
-        self.form: AnswerForm = _PROMPT_FORM[prompt]
-        self.fallback: ParseFallback = fallback
-        self.stages = dict(stages or {})
+    model: Model
+    _: KW_ONLY
+    constrained: bool = False
+    normalize_typography: bool = False
+    decoding: Decoding = field(default_factory=Decoding)
+    prompt: str = NO_TOOLS_PROMPT
+    fallback: ParseFallback = "repair"
+    stages: Mapping[str, Decoding] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if self.prompt not in _PROMPT_FORM:
+            shown = ", ".join(_PROMPT_FORM)
+            raise ValueError(f"prompt must be one of {shown}, not {self.prompt!r}")
+
+    @property
+    def form(self) -> AnswerForm:
+        return _PROMPT_FORM[self.prompt]
 
     def forecast(self, episode: Episode) -> Forecast:
         rendered = load_prompt(self.prompt).render(view_fields(episode.question))
-        messages = list(rendered.messages())
         schema = form_schema(self.form, episode.question.labels) if self.constrained else None
-        decoding = self.decoding.over(self.stages.get("forecast"))
-        reply = episode.chat(self.model, decoding.request(messages, response_schema=schema))
-        messages.append(Message(role="assistant", content=reply.content))
-        return finish_answer(
+        return ask_answer(
             episode,
             self.model,
-            decoding,
-            messages,
-            reply.content,
+            self.decoding.over(self.stages.get("forecast")),
+            rendered.messages(),
+            schema=schema,
             normalize_typography=self.normalize_typography,
             fallback=self.fallback,
             form=self.form,

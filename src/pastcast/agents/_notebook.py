@@ -1,14 +1,8 @@
 """Memory-on mode: the belief notebook (``pastcast.records.Notebook``, after Forecast-Dojo) in
-the prompt, and the updated notebook found in the model's final reply.
-
-A notebook has an assessment (a probability per label, a short summary, open questions) and an
-evidence ledger of dated claims, each saying which labels it supports and which it rules out,
-and whether it is still active or superseded by newer evidence. The model writes it as JSON
-(inside its final answer object under ``"notebook"``, or in ``<notebook>`` tags), to the schema
-derived from the record (``Notebook.answer_schema``). A notebook that does not parse or validate
-is not used: the previous one is carried forward unchanged, and the episode records that it was
-(``notebook_carried``) and why (``notebook_problems``), which is how run logs count failures.
-The runner hands ``episode.notebook_out`` of one step to the next step's ``notebook_in``.
+the prompt, and the updated notebook found in the model's final reply (docs/models.md, "Belief
+notebook"). A notebook that does not parse or validate is not used: the previous one is carried
+forward unchanged, and the episode records that it was (``notebook_carried``) and why
+(``notebook_problems``), which is how run logs count failures.
 """
 
 from __future__ import annotations

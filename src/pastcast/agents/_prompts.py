@@ -1,14 +1,8 @@
-"""Versioned prompt files shipped with the package, and filling their placeholders.
-
-A prompt file ``prompts/NAME.vN.txt`` has a ``[system]`` and a ``[user]`` section. Placeholders
-are ``{lower_case_name}``; other braces (JSON examples) are left alone, so no escaping is needed.
-The file's sha256 is recorded in run logs so a result names the exact prompt it used. Prompts are
-filled from an ``Event`` only (see ``question_fields``): no resolved label or market price can
-reach them.
-
-Prompts are registered on ``prompt_registry`` by id ``name.vN`` (entry-point group
-``pastcast.prompts``): a factory returns the text. The packaged files are registered when this
-module is imported.
+"""Versioned prompt files shipped with the package (``prompts/NAME.vN.txt``, a ``[system]`` and a
+``[user]`` section), registered on ``prompt_registry`` by id ``name.vN`` (entry-point group
+``pastcast.prompts``), and filling their ``{lower_case}`` placeholders; docs/models.md,
+"Prompts". Prompts are filled from an ``Event`` only (``question_fields``): no resolved label or
+market price can reach them.
 """
 
 from __future__ import annotations

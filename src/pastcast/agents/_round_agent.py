@@ -1,22 +1,13 @@
 """Foresight Arena's LLM benchmark agent (appendix D.1): one conversation per round over all
-its markets, with native tools.
+its markets, with native tools (``getMarketDetails``, ``getPriceHistory``, ``searchNews``,
+``readDocument``, ``submitPredictions``; docs/arena.md).
 
-* ``getMarketDetails(index)``: the market's question view (title, description, resolution
-  criteria, category, open and scheduled close dates) and its latest daily YES price;
-* ``getPriceHistory(index)``: the daily YES prices of the last ``HISTORY_DAYS`` days;
-* ``searchNews(query)`` and ``readDocument(doc_id)``: the step's own ``search`` and ``read``
-  tools (``pastcast.env.Toolbox``), bound to the deadline in the corpus backend;
-* ``submitPredictions(probabilities)``: one YES probability per market, in index order; the
-  sentinel that ends the conversation.
-
-Each market is one ``Episode`` at the round's commit deadline (built by the environment, which
-never hands over the dataset): prices come from that episode's ``market_history`` (days that
-ended by the deadline, and only under market access), so neither the outcome nor the
-benchmark price taken at the deadline can reach the model. The conversation runs through the
-first market's episode, whose record keeps every request as sent; the price tools are logged
-in each market's own episode. A bad call (an index out of range, a malformed or incomplete
-submission) is answered with a tool error the model can correct; a round that ends without a
-valid submission gives every market an unusable forecast (the arena's fallback).
+Each market is one ``Episode`` at the round's commit deadline: prices come from that episode's
+``market_history`` (days that ended by the deadline, only under market access), and searches are
+the step's own tools, so neither the outcome nor the benchmark price can reach the model. The
+conversation runs through the first market's episode; a bad call is answered with a tool error
+the model can correct, and a round without a valid submission gives every market an unusable
+forecast.
 """
 
 from __future__ import annotations
@@ -24,6 +15,7 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Sequence
+from dataclasses import KW_ONLY, dataclass, field
 from datetime import timedelta
 from typing import Any
 
@@ -103,24 +95,17 @@ _SUBMIT_NOW = (
 )
 
 
+@dataclass
 class RoundBenchmarkAgent:
     """The round-level benchmark agent; ``forecast`` is a round of one market (an ordinary
     step), ``forecast_round`` a round's episodes, one per market, at one deadline."""
 
-    def __init__(
-        self,
-        model: Model,
-        *,
-        max_turns: int = 20,
-        max_tool_calls: int = 60,
-        max_result_chars: int = 12_000,
-        decoding: Decoding | None = None,
-    ) -> None:
-        self.model = model
-        self.max_turns = max_turns
-        self.max_tool_calls = max_tool_calls
-        self.max_result_chars = max_result_chars
-        self.decoding = decoding or Decoding()
+    model: Model
+    _: KW_ONLY
+    max_turns: int = 20
+    max_tool_calls: int = 60
+    max_result_chars: int = 12_000
+    decoding: Decoding = field(default_factory=Decoding)
 
     def forecast(self, episode: Episode) -> Forecast:
         return self.forecast_round([episode])[0]

@@ -1,23 +1,15 @@
 """The model-driven research agent (ReAct): search / read / python / market_history, then answer.
 
-Two action modes:
-
-- ``json``: every reply is one JSON action, constrained by a schema (``action_schema``), for
-  models without reliable native tool calling; a tool result comes back as the next user
-  message (the result's JSON).
-- ``native``: the tools are offered as ``ChatRequest.tools``; results go back as ``tool``
-  messages carrying the call's id; a reply without tool calls is the final answer.
-
-Budgets per step: at most ``max_iterations`` model turns (capped by the environment's
-``max_tool_iterations``) and ``max_tool_calls`` tool calls (the environment's own budget also
-applies). When a budget runs out the agent asks once for the final answer. Only the tools the
-step offers are shown (``market_history`` only when the setting has market access); a step
-without tools (the no-tools setting) is one no-tools call.
+Action mode ``json``: every reply is one JSON action under a schema (``action_schema``), for
+models without reliable native tool calling; ``native``: the tools go in ``ChatRequest.tools``
+and a reply without tool calls is the final answer. When a budget runs out the agent asks once
+for the final answer. Budgets and modes: docs/agents.md, "Tool agent".
 """
 
 from __future__ import annotations
 
 import json
+from dataclasses import KW_ONLY, dataclass, field
 from typing import Any, Literal
 
 from pastcast.agents._answer import Decoding, finish_answer, view_fields
@@ -81,13 +73,13 @@ def _merged_arguments(tools: tuple[str, ...]) -> dict[str, Any]:
     ``author_posts``: a string)."""
     merged: dict[str, dict[str, Any]] = {}
     for name in tools:
-        for field, schema in _TOOLS[name].parameters["properties"].items():
-            if field in merged:
-                old = merged[field]
+        for key, schema in _TOOLS[name].parameters["properties"].items():
+            if key in merged:
+                old = merged[key]
                 if ("anyOf" in old) != ("anyOf" in schema):  # optional in one tool only
                     old, schema = present_form(old), present_form(schema)
                 schema = {k: v for k, v in old.items() if schema.get(k, ...) == v}
-            merged[field] = schema
+            merged[key] = schema
     return merged
 
 
@@ -171,6 +163,7 @@ def _last_action(text: str) -> dict[str, Any] | None:
     return next((obj for obj in read_answer(text).objects() if "action" in obj), None)
 
 
+@dataclass
 class ToolAgent:
     """ReAct loop in ``action_mode`` ``json`` or ``native``.
 
@@ -179,31 +172,21 @@ class ToolAgent:
     ``@memory_on`` turns it on from the first step.
     """
 
-    def __init__(
-        self,
-        model: Model,
-        *,
-        action_mode: ActionMode = "json",
-        max_iterations: int | None = None,
-        max_tool_calls: int | None = None,
-        memory: bool | None = None,
-        normalize_typography: bool = False,
-        max_result_chars: int = 12_000,
-        decoding: Decoding | None = None,
-        no_tools: Decoding | None = None,
-    ) -> None:
-        if action_mode not in ("json", "native"):
-            raise ValueError(f"action_mode must be 'json' or 'native', not {action_mode!r}")
-        self.model = model
-        self.action_mode: ActionMode = action_mode
-        self.max_iterations = max_iterations
-        self.max_tool_calls = max_tool_calls
-        self.memory = memory
-        self.normalize_typography = normalize_typography
-        self.max_result_chars = max_result_chars
-        self.decoding = decoding or Decoding()
-        self.no_tools = no_tools
-        """The decoding of the one call made without tools, over ``decoding`` (None: it alone)."""
+    model: Model
+    _: KW_ONLY
+    action_mode: ActionMode = "json"
+    max_iterations: int | None = None
+    max_tool_calls: int | None = None
+    memory: bool | None = None
+    normalize_typography: bool = False
+    max_result_chars: int = 12_000
+    decoding: Decoding = field(default_factory=Decoding)
+    no_tools: Decoding | None = None
+    """The decoding of the one call made without tools, over ``decoding`` (None: it alone)."""
+
+    def __post_init__(self) -> None:
+        if self.action_mode not in ("json", "native"):
+            raise ValueError(f"action_mode must be 'json' or 'native', not {self.action_mode!r}")
 
     def uses_memory(self, episode: Episode) -> bool:
         return self.memory if self.memory is not None else episode.notebook_in is not None

@@ -1,28 +1,15 @@
-"""The two-stage retrieval agent (after Hindcast, section 5.2 and appendix B): research rounds,
-an evidence report (and optionally an evidence tally), then a forecasting stage that anchors a
-prior by question category and adjusts by evidence asymmetry.
-
-Research stage: the model writes diverse seed queries; each query is searched and the
-highest-ranked new hits are expanded: read in full and, on a threaded corpus, with their
-discussion thread and their author's recent posts and comments (``expand_threads``,
-``author_posts``, ``author_comments``). After each round the model reflects on the evidence (a
-confidence between 0 and 1, what is missing, follow-up queries). The loop stops when the
-confidence reaches ``stop_confidence``, when a round finds nothing new, when no new query is
-proposed, when the tool budget is spent, or after ``rounds`` rounds. The model then writes an
-evidence report (key facts, evidence for and against each outcome, uncertainty) and, with
-``tally``, labels every document for every outcome on the four-level scheme (``_tally``).
-Forecasting stage: one call turns the report (and the tally) into probabilities, in pastcast's
-answer object or Hindcast's (``answer_form="choice"``), read through the parse fallback.
-
-Each stage has its own request settings (``stages``). Every call asks for JSON under a schema
-except the report, so small local models work; a prompt that would overflow a local model's
-context is rebuilt with half the evidence before it is sent.
+"""The two-stage retrieval agent (after Hindcast, section 5.2 and appendix B): research rounds
+(seed queries, expansion of the best new hits, reflection, a confidence stop), an evidence report
+(and optionally an evidence tally, ``_tally``), then a forecasting stage that anchors a prior by
+question category and adjusts by evidence asymmetry. Each stage has its own request settings
+(``stages``); a prompt that would overflow a local model's context is rebuilt with half the
+evidence. The loop and its stop rules: docs/agents.md, "Two-stage research agent".
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import KW_ONLY, dataclass, field
 from typing import Any, Literal, get_args
 
 from pydantic import Field
@@ -31,7 +18,7 @@ from pastcast.agents._answer import (
     AnswerForm,
     Decoding,
     ParseFallback,
-    finish_answer,
+    ask_answer,
     form_schema,
     view_fields,
 )
@@ -146,22 +133,16 @@ def _strings(value: Any) -> list[str]:
     return [v.strip() for v in value if isinstance(v, str) and v.strip()]
 
 
+@dataclass
 class TwoStageAgent:
     """Research stage (rounds with expansion, reflection and a confidence stop), report and
     tally, then forecast stage."""
 
-    def __init__(
-        self,
-        model: Model,
-        config: TwoStageConfig | None = None,
-        *,
-        decoding: Decoding | None = None,
-        stages: Mapping[str, Decoding] | None = None,
-    ) -> None:
-        self.model = model
-        self.config = config or TwoStageConfig()
-        self.decoding = decoding or Decoding()
-        self.stages = dict(stages or {})
+    model: Model
+    config: TwoStageConfig = field(default_factory=TwoStageConfig)
+    _: KW_ONLY
+    decoding: Decoding = field(default_factory=Decoding)
+    stages: Mapping[str, Decoding] = field(default_factory=dict)
 
     def _settings(self, stage: str) -> Decoding:
         return self.decoding.over(self.stages.get(stage))
@@ -176,27 +157,18 @@ class TwoStageAgent:
         def render(text: str) -> tuple[Message, Message]:
             return prompt.render(base | {"report": f"{text}\n\n{tally}".strip()}).messages()
 
-        messages = list(render(report))
-        short = render(report[:_COMPACT_REPORT_CHARS])  # the compact re-prompt keeps the tally
-        decoding = self._settings("forecast")
         schema = form_schema(cfg.answer_form, episode.question.labels) if cfg.constrained else None
-        try:
-            reply = episode.chat(self.model, decoding.request(messages, response_schema=schema))
-        except ContextOverflow:  # the report is too long for the window: send the short prompt
-            messages = list(short)
-            reply = episode.chat(self.model, decoding.request(messages, response_schema=schema))
-        messages.append(Message(role="assistant", content=reply.content))
-        return finish_answer(
+        return ask_answer(
             episode,
             self.model,
-            decoding,
-            messages,
-            reply.content,
+            self._settings("forecast"),
+            render(report),
+            schema=schema,
+            compact=render(report[:_COMPACT_REPORT_CHARS]),  # it keeps the tally
             normalize_typography=cfg.normalize_typography,
             fallback=cfg.fallback,
             form=cfg.answer_form,
             stages=self.stages,
-            compact=short,
         )
 
     def _ask(

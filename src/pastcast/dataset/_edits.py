@@ -1,35 +1,16 @@
 """Question texts as of a cutoff: notes appended after the fact are never shown early.
 
-Question texts are edited after they are written: Manifold appends ``Update 2025-03-21 (PST)
-(AI summary of creator comment): ...``, moderators add ``MOD EDIT (Nov 2, 2025 - @mod)``,
-creators write ``[Edit May 6, 2025]:``, ``Clarification #2 (Sep 5):``, ``Note from creator:`` or
-a bare ``UPDATE`` line. A source that gives the text as it is now (Polymarket's API) or a
-snapshot taken after a step's cutoff shows the step notes written after it: the future.
-
-Two rules, by when the text was taken (``Dataset.event_at`` picks one):
-
-- A text published before the cutoff (a snapshot) is shown whole, less any note whose date
-  says it was written later (``text_as_of``).
-- A text taken after the cutoff is shown only as far as it can be shown to have existed then
-  (``body_as_of``): up to its first *note head* that does not carry a readable date already
-  public at the cutoff. Recognising every wording of "update" is impossible, so a head is
-  defined by shape, not by a list of words: at the start of a line, paragraph or HTML block,
-  or after a sentence, a lead (markup, brackets and symbols aside) of at most eight words that
-  ends in a colon, a closing bracket, a dash, ``!`` or ``?``, or stands alone on its line; or
-  any lead with a date or a note word in its first four words. After a comma, a semicolon, a
-  dash or inside a bracket (mid-sentence) only a lead starting with a note word, or with a date
-  or note word in its first four words and ending like a header, counts. Body lines of that
-  shape are cut too: the text shown is shorter, never later.
-
-Everything is read on a normalised copy (NFKC, HTML entities decoded, format characters such as
-zero-width spaces removed, every space and line break folded, Cyrillic and Greek letters that
-look Latin mapped to it); what is shown is the original text up to the cut.
-
-When a note became public: a day ``D`` in a stated zone (``PST``, ``ET``, ``UTC``, ...) counts
-from the end of ``D`` there, a day without a zone from the end of ``D`` in the last zone on Earth
-(UTC-12). A head with a date that cannot be read whole (no year, ``05.09.2025``) is not dated.
-``YYYY-DD-MM`` (Manifold writes ``2024-27-12``) and ``D/M/Y`` are read as such only where the
-month would exceed 12.
+Question texts are edited after they are written (``Update 2025-03-21 (PST): ...``, ``MOD EDIT``,
+``[Edit May 6, 2025]:``, a bare ``UPDATE`` line), and a text taken after a step's cutoff shows
+the step the future. Two rules, by when the text was taken (``Dataset.event_at`` picks one): a
+text published before the cutoff is shown whole, less any note whose date says it was written
+later (``text_as_of``); a text taken after the cutoff is shown only up to its first *note head*
+not dated before the cutoff (``body_as_of``). A head is defined by shape, not by a list of words
+(recognising every wording of "update" is impossible): body lines of that shape are cut too, so
+the text shown is shorter, never later. The rules in full (where a head may stand, the
+normalised copy every rule reads, when a dated note became public): docs/audits.md, "Edits
+inside question texts". ``YYYY-DD-MM`` (Manifold writes ``2024-27-12``) and ``D/M/Y`` are read
+as such only where the month would exceed 12.
 """
 
 from __future__ import annotations

@@ -227,23 +227,11 @@ def build_dataset(
     drop_sibling_answers: bool = False,
     daily_history: bool = True,
 ) -> tuple[Dataset, DatasetBuildReport]:
-    """Filter, split and schedule resolved markets; the dataset id is ``name:<hash12>``.
-
-    ``daily_history``: False for data without daily prices (ForecastBench's published sets):
-    the price-history and flat-and-directionless stages cannot measure it, keep all, say so.
-
-    ``hints`` (stage name -> text) replace the default hint shown where a stage removed events.
-    With ``collected_at`` (when the data was taken), an event scheduled to close after it is
-    removed: it is among resolved markets only because it resolved early, which its close date
-    (shown to agents) then tells. ``texts``: published snapshots of the questions' text; each
-    step is shown the latest published before its cutoff, and a step with none (it could only be
-    shown a text written later) is dropped unless ``keep_unversioned`` (then it is kept and
-    flagged: ``Dataset.unversioned_steps``). Question-text notes: a step shown a text taken
-    after its cutoff (a source's current text, or a later snapshot) is shown it only up to its
-    first note not dated before the cutoff, and dropped where its title carries one
-    (``Dataset.screen_at``). ``drop_sibling_answers``: steps whose text
-    names the answer of another imported event still open at their cutoff are dropped
-    (``_siblings``).
+    """Filter, split and schedule resolved markets; the dataset id is ``name:<hash12>``. The
+    funnel's stages, in order, and what each option turns on are in docs/datasets.md, "Building
+    a benchmark". ``daily_history``: False for data without daily prices (the price-history and
+    flat-and-directionless stages then keep all and say so); ``hints`` (stage name -> text)
+    replace the default hint shown where a stage removed events.
     """
     cfg = filters or FilterConfig()
     items = list(histories)

@@ -1,14 +1,10 @@
 """Non-anticipating schedules: whether a day is a forecast step depends only on what was public
-before that day's cutoff, plus the event being still open.
+before that day's cutoff, plus the event being still open (docs/datasets.md, "Schedules").
 
-The other schedules fit their steps to the *effective* end, min(close, resolution): where an
-event resolves early, how the steps are spaced tells the agent that the end is near, and early
-resolution correlates with the outcome. Dojo's schedule also picks, within each bin, the day
-whose own price move (and news count) is the largest of the bin: the step lands just before a
-move that has not happened yet. The schedules here use the *scheduled* close (part of the
-question from the start), prices and news of days that ended before the cutoff, and nothing
-else; a step at or after the resolution is dropped (``guard_steps``), which is what "still
-open" means. ``pastcast audit construction`` measures the difference.
+The other schedules fit their steps to the *effective* end, min(close, resolution), and Dojo's
+picks the day of the bin's largest own move: the spacing and placement of steps then tell the
+agent what is coming. These use the *scheduled* close and prices and news of days that ended
+before the cutoff only; a step at or after the resolution is dropped (``guard_steps``).
 """
 
 from __future__ import annotations

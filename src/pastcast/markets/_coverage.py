@@ -9,10 +9,12 @@ reads no text; each distinct cutoff is counted once.
 
 from __future__ import annotations
 
+from bisect import bisect_left
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import date, datetime, timedelta
+from datetime import date, timedelta
+from functools import cache
 from typing import Any
 
 from pastcast.corpus import CorpusBackend
@@ -86,13 +88,8 @@ class CoverageReport:
 
 def _first_day_where(pred: Callable[[date], bool], lo: date, hi: date) -> date:
     """The first day in [lo, hi] where a monotone ``pred`` holds (``hi`` when only there)."""
-    while lo < hi:
-        mid = lo + (hi - lo) // 2
-        if pred(mid):
-            hi = mid
-        else:
-            lo = mid + timedelta(days=1)
-    return lo
+    days = range((hi - lo).days)
+    return lo + timedelta(days=bisect_left(days, True, key=lambda k: pred(lo + timedelta(k))))
 
 
 def corpus_days(backend: CorpusBackend) -> tuple[int, date | None, date | None]:
@@ -117,13 +114,7 @@ def step_coverage(
     """Which steps of ``dataset`` have a document of ``backend`` in the window before them."""
     if window_days < 1:
         raise ValueError(f"window_days: at least 1, got {window_days}")
-    counts: dict[datetime, int] = {}
-
-    def before(at: datetime) -> int:
-        if at not in counts:
-            counts[at] = backend.count_before(at)
-        return counts[at]
-
+    before = cache(backend.count_before)  # each distinct cutoff counted once
     window = timedelta(days=window_days)
     uncovered = {
         (s.event_id, s.step_index)

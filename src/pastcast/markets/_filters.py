@@ -1,25 +1,13 @@
-"""Market-side event filters of Forecast-Dojo (Appendix A.2), each counted in a funnel.
+"""Market-side event filters of Forecast-Dojo (Appendix A.2), each counted in a funnel: lifetime,
+faithful days (rho_Q, S_Q), price history and nontriviality (a_Q, V_Q, C_Q); the definitions and
+defaults are in docs/datasets.md, "Building a benchmark".
 
-Lifetime: the event spans at least ``min_lifetime_days`` UTC calendar days. Price history: the
-longest run of consecutive priced days is at least ``min_history_days`` (2 by default: without
-two priced days in a row there is no Delta_t, so movement cannot be measured at all; such a
-market is reported as lacking history, not as flat). Faithfulness: the
-fraction of faithful days rho_Q and the longest unfaithful run S_Q, where a day is faithful when
-the realised leg's trade count and share volume exceed the thresholds of the event's type
-(``binary``, ``multi``; only where the source reports activity). The paper's thresholds are
-type-specific (its Table 7), but their values are not in its text: ``DEFAULT_DAY_THRESHOLDS`` are
-pastcast's own. A type without a row in ``FilterConfig.day_thresholds`` takes ``min_trades`` and
-``min_volume``; a row's field left ``None`` takes them too.
-Nontriviality from m_t = m_{Q,t}(Y) on faithful observed days:
-
-    a_Q = mean_t -log clip(m_t, 1e-6, 1 - 1e-6)
-    V_Q = sum_t |Delta_t|,  C_Q = sum_t Delta_t / sum_t |Delta_t|
-
-with Delta_t = m_t - m_{t-1} over adjacent calendar days. An event is removed when it is already
-nearly certain (a_Q < min_surprisal) or when its history is both nearly flat (V_Q <
-min_variation) and directionless (|C_Q| < min_consistency). The paper's Table 7 thresholds are
-not in its text; the defaults here are documented choices, all configurable: ``filter_config``
-applies values from a TOML/JSON file (``read_filter_file``) or ``NAME=VALUE`` options.
+The paper's thresholds (its Table 7) are not in its text: the defaults here, the per-type
+``DEFAULT_DAY_THRESHOLDS`` included, are pastcast's own documented choices, all configurable
+(``filter_config``: a TOML/JSON file, ``read_filter_file``, or ``NAME=VALUE`` options). A type
+without a row in ``FilterConfig.day_thresholds`` takes ``min_trades`` and ``min_volume``; a
+row's field left ``None`` takes them too. A market without two priced days in a row has no
+Delta_t: it is reported as lacking history, not as flat.
 """
 
 from __future__ import annotations

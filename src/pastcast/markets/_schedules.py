@@ -1,11 +1,8 @@
-"""Forecast-date schedules: which cutoffs an event is forecast at.
-
-A schedule maps ``(event, beliefs, resolution, news_counts)`` to ``StepSpec``s. Every schedule
-here ends its usable window at the *effective* end, min(close day, resolution instant), and
-``guard_steps`` drops any step at or after the effective resolution, whatever the schedule.
-
-Schedules are registered on ``schedules`` (entry-point group ``pastcast.schedules``): a factory
-taking the schedule's options and returning a ``Schedule``.
+"""Forecast-date schedules: which cutoffs an event is forecast at (``(event, beliefs, resolution,
+news_counts) -> StepSpec``s, registered on ``schedules``, entry-point group
+``pastcast.schedules``; docs/datasets.md, "Schedules"). Every schedule here ends its window at
+the *effective* end, min(close day, resolution instant), and ``guard_steps`` drops any step at or
+after the effective resolution, whatever the schedule.
 """
 
 from __future__ import annotations

@@ -1,19 +1,8 @@
 """Sibling answers: a step whose question names the resolved answer of another event still open
-at the step's cutoff.
-
-Replayed benchmarks leak through their own questions: a market created after a sibling resolved
-("Will Maria Machado address the UN?" after "Who wins the Peace Prize?") names the winner in its
-title, and a forecaster asked both learns one answer from the other question. An answer phrase is
-the winning label of a multi-option event (a binary event's Yes/No names nothing). Matching is
-on normalised text (Unicode NFKC, case folded, accents dropped, punctuation as spaces,
-whitespace collapsed) and whole words; labels that name nothing in particular are never
-matched: shorter than
-``MIN_ANSWER_CHARS``, without a letter, or generic (``Other``, ``None``, ``Tie``, ...). A text
-that names the winner together with any other option of the same event does not single the answer
-out (a question about the race itself), so it is not counted.
-
-An audit of the dataset (``pastcast audit dataset``), computed with the resolutions: nothing here
-is ever shown to an agent. Imports can drop the steps it finds (``drop_sibling_answers``).
+at the step's cutoff (a market created after a sibling resolved names the winner in its title).
+The matching rules are in docs/audits.md, "Sibling answers". An audit of the dataset computed
+with the resolutions: nothing here is ever shown to an agent. Imports can drop the steps it
+finds (``drop_sibling_answers``).
 """
 
 from __future__ import annotations

@@ -1,11 +1,7 @@
-"""Record/replay cache for model calls: a recorded run replays bit-exact with no network.
-
-Key: sha256 of the canonical JSON of (model name, the model's own settings, request). The request
-carries every generation option (temperature, max tokens, seed, response schema, tools) and the
-rollout, so rollouts of one step get their own entries and sample independently, as they would
-without a cache; the settings are the options the model was built with (e.g. ``extra_body`` with
-``top_p``), so a model built differently never reuses another's outputs. One JSON file per key
-under ``cache_dir/<2 hex>/<key>.json``, written atomically.
+"""Record/replay cache for model calls: a recorded run replays bit-exact with no network
+(docs/models.md, "Record / replay"). Key: sha256 of the canonical JSON of (model name, the
+model's own settings, request, rollout included); one JSON file per key under
+``cache_dir/<2 hex>/<key>.json``, written atomically.
 """
 
 from __future__ import annotations

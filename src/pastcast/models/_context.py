@@ -1,13 +1,8 @@
-"""Fitting a request to a model's context window before it is sent.
-
-A model with a bounded context (a local llama.cpp server) says so with a ``context_limits``
-attribute. ``fit_request`` then bounds the reply (``default_max_tokens`` when the request names no
-cap, and never more than the room the prompt leaves) and raises ``ContextOverflow`` when the
-prompt leaves less than ``min_reply_tokens``, so an agent compacts its conversation before the
-server would reject it or stop mid-answer. Tokens are counted from UTF-8 bytes, not with the
-model's tokenizer: the count is the same with the server stopped (a replayed run sends the
-same requests as the recorded one), and at 3 bytes a token it over-counts English prose (about 4)
-and JSON, so a fitted request stays inside the window.
+"""Fitting a request to a model's context window before it is sent (``fit_request``; docs/models.md,
+"Local llama.cpp server"). Tokens are counted from UTF-8 bytes, not with the model's tokenizer:
+the count is the same with the server stopped (a replayed run sends the same requests as the
+recorded one), and at 3 bytes a token it over-counts English prose and JSON, so a fitted request
+stays inside the window.
 """
 
 from __future__ import annotations

@@ -1,30 +1,9 @@
-"""Knowledge cutoffs of models: the last day a model's training data may cover.
-
-Not a step's cutoff (``pastcast.cutoff``: what an agent may see), but what a model may already
-know: an event that resolved on or before a model's knowledge cutoff may simply be remembered by
-the model, so its forecasts say nothing about forecasting. ``knowledge_cutoffs`` is a
-``pastcast.registry`` registry (kind ``knowledge_cutoff``): the built-in entries are vendors'
-published cutoffs, taken conservatively as the last day of the month they name; users add their
-own with ``register_knowledge_cutoff``, a file (``load_knowledge_cutoffs``: TOML or JSON
-``{"model": "2024-06-30"}``), a plan's ``knowledge_cutoff`` per model, or an entry point in the
-group ``pastcast.knowledge_cutoffs`` that names a function returning a ``date``.
-
-Measured cutoffs (``pastcast models probe-cutoff``: the month a model's recall of dated news
-falls to chance) are kept with their provenance in one JSON file, ``measured_cutoffs_file()``,
-and registered from it the first time a cutoff is looked up, so ``plan`` and ``score
---after-knowledge-cutoff`` use them; ``save_measured_cutoff`` adds one, ``measured_cutoffs``
-reads them back.
-
-What a run log's steps say once the models' memory is set aside: ``after_knowledge_cutoff``
-leaves out the events any model of the logs may remember (every agent is then compared on the
-same events: those resolved after the latest knowledge cutoff among the logs' models; agents
-without a model do not constrain it), ``knowledge_gaps`` measures how much better each model's
-agents score on the events it may remember. Cutoffs come from each log's header (as recorded
-when it ran), else from the registry.
-
-Names are matched like prices: the provider prefix (``openai:``) and an endpoint suffix
-(``@http://...``) are dropped, and a dated snapshot (``gpt-4o-mini-2024-07-18``) falls back to
-the longest registered prefix.
+"""Knowledge cutoffs of models: the last day a model's training data may cover (not a step's
+cutoff: what a model may already know). The ``knowledge_cutoffs`` registry with the vendors'
+published cutoffs (``published_cutoffs.toml``), users' own, and measured ones kept with their
+provenance in ``measured_cutoffs_file()``; what a run log's steps say once the models' memory is
+set aside (``after_knowledge_cutoff``, ``knowledge_gaps``). See docs/runs.md, "Model knowledge
+cutoffs", and docs/models.md, "Measured knowledge cutoffs".
 """
 
 from __future__ import annotations
@@ -35,6 +14,7 @@ import tomllib
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, timedelta
+from importlib.resources import files
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -98,23 +78,9 @@ def register_knowledge_cutoff(
     )
 
 
-# Published by the vendors (model cards, API documentation), month precision; the last day of
-# the month is taken so that no day the model may have seen counts as clean.
-_BUILT_IN = {
-    "gpt-4o": date(2023, 10, 31),
-    "gpt-4o-mini": date(2023, 10, 31),
-    "gpt-4-turbo": date(2023, 12, 31),
-    "gpt-4.1": date(2024, 6, 30),
-    "gpt-4.1-mini": date(2024, 6, 30),
-    "gpt-4.1-nano": date(2024, 6, 30),
-    "o3": date(2024, 6, 30),
-    "o4-mini": date(2024, 6, 30),
-    "gpt-5": date(2024, 9, 30),
-    "gpt-5-mini": date(2024, 5, 31),
-    "claude-3-5-sonnet": date(2024, 4, 30),
-    "llama-3.1": date(2023, 12, 31),
-}
-for _name, _day in _BUILT_IN.items():
+# The vendors' published cutoffs are data: ``published_cutoffs.toml`` beside this module.
+_PUBLISHED = files("pastcast.models").joinpath("published_cutoffs.toml").read_text("utf-8")
+for _name, _day in tomllib.loads(_PUBLISHED).items():
     register_knowledge_cutoff(_name, _day, source="published by the vendor")
 
 

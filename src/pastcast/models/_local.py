@@ -20,7 +20,6 @@ import urllib.error
 import urllib.request
 import weakref
 from pathlib import Path
-from types import TracebackType
 from typing import Any
 
 from pastcast.models._context import ContextLimits
@@ -197,12 +196,7 @@ class LocalLlamaServer:
     def __enter__(self) -> LocalLlamaServer:
         return self.start()
 
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
+    def __exit__(self, *exc: object) -> None:
         self.stop()
 
 
@@ -253,12 +247,7 @@ class LocalModel:
     def __enter__(self) -> LocalModel:
         return self
 
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
+    def __exit__(self, *exc: object) -> None:
         self.close()
 
 

@@ -1,14 +1,9 @@
-"""Chat models behind the OpenAI chat-completions API (OpenAI itself or any compatible server).
-
-The official client is imported lazily (optional extra ``llm``). Each failed attempt becomes a
-``ProviderError`` of a kind (``pastcast.models.ProviderError``); transient ones (429, 5xx,
-408/409, timeouts, lost connections, replies that are not the protocol's JSON) are retried here
-with jittered exponential backoff that honours ``Retry-After`` (``max_retries``), or by the
-run's gate when one is set (``using_gate``: rate limits, a circuit breaker, accounting). The
-client's own retries are off, so every attempt is seen and counted. The API key is read from
-the environment variable named by ``api_key_env`` and is kept only inside the client: it is
-never part of ``spec`` (what run logs record), of errors (not even where a server echoes it back:
-``pastcast.retrying.redact``), or of ``repr``.
+"""Chat models behind the OpenAI chat-completions API (OpenAI itself or any compatible server;
+the official client imported lazily, extra ``llm``). Failures by kind, retried here or by the
+run's gate (``using_gate``), the client's own retries off: docs/models.md, "Request settings".
+The API key is read from the environment variable named by ``api_key_env`` and kept only inside
+the client: never in ``spec`` (what run logs record), in errors (``pastcast.retrying.redact``) or
+in ``repr``.
 """
 
 from __future__ import annotations

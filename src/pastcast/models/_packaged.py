@@ -24,6 +24,7 @@ from typing import Any
 from pastcast.atomic import atomic_path
 from pastcast.models._local import LocalModel, smollm2_path
 from pastcast.models._protocol import ModelError
+from pastcast.owned import cache_root
 from pastcast.registry import Registry
 
 __all__ = [
@@ -41,12 +42,10 @@ _CHUNK = 1 << 20
 
 
 def model_dir() -> Path:
-    """Where joined model files are kept: ``$PASTCAST_MODEL_DIR``, else the user's cache."""
+    """Where joined model files are kept: ``$PASTCAST_MODEL_DIR``, else ``models`` in
+    pastcast's cache folder (``cache_root``)."""
     env = os.environ.get("PASTCAST_MODEL_DIR")
-    if env:
-        return Path(env)
-    cache = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(cache) / "pastcast" / "models"
+    return Path(env) if env else cache_root() / "models"
 
 
 def _package_dir(module: str, extra: str) -> Path:
@@ -88,7 +87,9 @@ class ChunkedModel:
             if target in _VERIFIED:
                 return target
             if target.is_file():
-                if _digest(target) != self.sha256:
+                with target.open("rb") as f:
+                    digest = hashlib.file_digest(f, "sha256").hexdigest()
+                if digest != self.sha256:
                     target.unlink()
                     raise ModelError(
                         f"{target}: sha256 does not match {self.file_name}'s; deleted it, "
@@ -126,14 +127,6 @@ class ChunkedModel:
 
 _LOCK = threading.Lock()
 _VERIFIED: set[Path] = set()
-
-
-def _digest(path: Path) -> str:
-    h = hashlib.sha256()
-    with path.open("rb") as f:
-        while block := f.read(_CHUNK):
-            h.update(block)
-    return h.hexdigest()
 
 
 QWEN_1_5B = ChunkedModel(

@@ -1,14 +1,16 @@
 """Model prices (USD per million tokens) and the cost of one call.
 
-The built-in table is a convenience snapshot of public list prices (checked 2025); pass your
-own file to override or extend it. A model without a price costs 0 and is flagged, never guessed.
-File format (TOML or JSON): ``{"model-name": {"input": 0.15, "output": 0.60}, ...}``.
+The built-in table is a convenience snapshot of public list prices (checked 2025), kept as data
+(``published_prices.toml``); pass your own file to override or extend it. A model without a
+price costs 0 and is flagged, never guessed. File format (TOML or JSON):
+``{"model-name": {"input": 0.15, "output": 0.60}, ...}``.
 """
 
 from __future__ import annotations
 
 import tomllib
 from collections.abc import Iterable, Mapping
+from importlib.resources import files
 from pathlib import Path
 
 from pydantic import Field, ValidationError
@@ -28,18 +30,11 @@ class Price(Record):
     """USD per million output (completion) tokens."""
 
 
+_PUBLISHED = files("pastcast.models").joinpath("published_prices.toml").read_text("utf-8")
 DEFAULT_PRICES: dict[str, Price] = {
-    "gpt-4o-mini": Price(input=0.15, output=0.60),
-    "gpt-4o": Price(input=2.50, output=10.00),
-    "gpt-4.1": Price(input=2.00, output=8.00),
-    "gpt-4.1-mini": Price(input=0.40, output=1.60),
-    "gpt-4.1-nano": Price(input=0.10, output=0.40),
-    "o3": Price(input=2.00, output=8.00),
-    "o4-mini": Price(input=1.10, output=4.40),
-    "gpt-5": Price(input=1.25, output=10.00),
-    "gpt-5-mini": Price(input=0.25, output=2.00),
-    "gpt-5-nano": Price(input=0.05, output=0.40),
+    model: Price.model_validate(price) for model, price in tomllib.loads(_PUBLISHED).items()
 }
+"""The built-in table: ``published_prices.toml`` beside this module."""
 
 
 def spec_model_name(spec: str) -> str:

@@ -1,17 +1,8 @@
-"""Provider failures, retries with jittered backoff, and the gate a run puts in front of providers.
-
-A remote provider turns each failed attempt into a ``ProviderError`` with a ``kind``: transient
-kinds (rate limited, server error, timeout, connection lost, malformed reply) are retried,
-configuration kinds (unknown model, refused credentials) and refused requests are not.
-``call_with_retries`` (``pastcast.retrying``, shared with the corpus's remote embedders) retries
-with full-jitter exponential backoff and waits at least as long as the provider's
-``Retry-After``.
-
-A run can put a ``CallGate`` in front of every provider call made in the current context
-(``using_gate``): per-provider concurrency, request and token rate limits, a circuit breaker and
-the accounting of retries (``pastcast.runner`` implements it). Without a gate a provider retries
-on its own with its ``RetryPolicy``. A context variable rather than a model option: the gate is
-the run's, not part of the model's recorded spec, and each thread or worker task sets its own.
+"""Provider failures (``ProviderError``, by kind; the retry loop is ``pastcast.retrying``'s) and
+the gate a run puts in front of providers (``CallGate``, ``using_gate``: per-provider limits, a
+circuit breaker and the accounting of retries, implemented by ``pastcast.runner``). A context
+variable rather than a model option: the gate is the run's, not part of the model's recorded
+spec, and each thread or worker task sets its own.
 """
 
 from __future__ import annotations

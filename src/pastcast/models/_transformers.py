@@ -1,13 +1,8 @@
 """A Hugging Face model directory as a chat model, generating in this process on the CPU:
-``transformers:PATH`` (a fine-tuned checkpoint, or the base it was tuned from).
-
-The request is rendered by the model's own chat template (messages and native tools in the
-chat-completions shape, as the SFT export writes them); native tool calls are read back from the
-``<tool_call>{"name": ..., "arguments": ...}</tool_call>`` blocks that Qwen's templates and the
-tiny model's (``pastcast.train``) write. The reply is not constrained to a response schema: the
-agents' answer reader takes JSON where it finds it. The window is the model's position limit,
-read from its ``config.json`` without loading it, so the episode fits requests as for a llama.cpp
-server. Needs the ``train`` extra (transformers, torch); nothing is downloaded.
+``transformers:PATH`` (a fine-tuned checkpoint, or the base it was tuned from; docs/models.md,
+"Local Hugging Face checkpoints"). The request is rendered by the model's own chat template;
+native tool calls are read back from ``<tool_call>`` blocks; the window is read from its
+``config.json`` without loading it. Needs the ``train`` extra; nothing is downloaded.
 """
 
 from __future__ import annotations

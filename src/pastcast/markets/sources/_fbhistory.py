@@ -1,15 +1,8 @@
-"""Daily market values reconstructed from the git history of a ForecastBench datasets clone.
-
-The upstream repository (``forecastingresearch/forecastbench-datasets``) rewrites its resolution
-sets every night. In each nightly version, a market question that has not resolved yet carries
-the market's value on ``resolution_date`` (the day before the nightly run) in ``resolved_to``,
-with ``resolved: false``. Reading every historical version of every resolution set therefore
-gives a daily series per question, which the published files alone (one freeze value per
-question set) do not have.
-
-Git is driven as a subprocess (no library needed): ``git log --raw`` lists each version's blob,
-and one long-lived ``git cat-file --batch`` streams the blobs, one at a time, so memory holds
-one version plus the series.
+"""Daily market values reconstructed from the git history of a ForecastBench datasets clone: in
+each nightly version of the resolution sets an unresolved market question carries the market's
+value of the day before (docs/datasets.md, "Daily series from the nightly history"). Git is
+driven as a subprocess: ``git log --raw`` lists each version's blob and one long-lived ``git
+cat-file --batch`` streams them, so memory holds one version plus the series.
 """
 
 from __future__ import annotations

@@ -1,20 +1,10 @@
 """What ForecastBench's files say about when things were known: the text snapshots of its
-questions, and when the data was collected.
+questions, and when the data was collected (docs/audits.md, "Text versions").
 
-Text versions: every question set is a dated snapshot.
-
-A question can appear in several question sets, and its text can change between them (a
-reworded title, a background brought up to date). Each set is taken as published at the end of
-its forecast due date (``forecast_due_date``; the set's file name otherwise): the latest time its
-text can have been written, so a step is never shown a snapshot from after its cutoff. The text
-of ``derived/markets_resolved.jsonl`` counts as a snapshot of the question set it names
-(``text_origin``); a text of unknown date is not a snapshot. Consecutive identical snapshots are
-one version, dated by the first.
-
-Collection: ``collected_at`` is the end of the last day the files show data for (a price in the
-daily series or the market histories read, a question set's freeze or due date), a lower bound
-of when they were taken. A market scheduled to close after it is there only because it resolved
-early.
+Each question set is taken as published at the end of its forecast due date (the set's file
+name otherwise): the latest time its text can have been written, so a step is never shown a
+snapshot from after its cutoff; a text of unknown date is not a snapshot. ``collected_at`` is
+the end of the last day the files show data for, a lower bound of when they were taken.
 """
 
 from __future__ import annotations

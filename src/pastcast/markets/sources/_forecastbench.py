@@ -1,19 +1,11 @@
-"""ForecastBench importer: resolved binary market questions with daily YES series.
+"""ForecastBench importer: resolved binary market questions with daily YES series, from the
+derived daily files or the published question and resolution sets (one freeze price per set),
+with ``history`` (a clone of the upstream repository) adding the daily values of every nightly
+version (``_fbhistory``). See docs/datasets.md, "ForecastBench".
 
-Reads either the derived daily series (``derived/markets_resolved.jsonl`` +
-``derived/daily_values.csv``) or, without them, the upstream ``question_sets/*.json`` and
-``resolution_sets/*_resolution_set.json`` (directly under the folder, or under ``datasets/`` as
-in a clone of the upstream repository): one price per question set a question appears in, its
-freeze-date value. Those few prices are too little history for the market filters; ``history``
-(a local clone of the upstream repository) adds the daily values of every nightly version of the
-resolution sets (``_fbhistory``). Resolution sets, where present, also tighten the resolution
-date. Each question gets a topic category from its text (``categorize``).
-
-Caveats handled here: series start when ForecastBench began tracking (the event's open time
-falls back to the first price day when the market's own is missing); a market that resolved
-early keeps its nominal date and may print ~0/~1 after resolving, so the effective resolution
-is the earliest of the known resolution dates and the start of a trailing settled run, and no
-price at or after it is kept; backgrounds are HTML and are reduced to text.
+A market that resolved early keeps its nominal date and may print ~0/~1 after resolving, so the
+effective resolution is the earliest of the known resolution dates and the start of a trailing
+settled run, and no price at or after it is kept; backgrounds are HTML, reduced to text.
 """
 
 from __future__ import annotations

@@ -1,21 +1,10 @@
-"""Polymarket client (Gamma events + CLOB price history) and event construction.
-
-Forecast-Dojo A.2: one non-neg-risk market is a binary event; a neg-risk bundle of at least
-two markets is a mutually exclusive multi-option event labelled by the markets'
-``groupItemTitle``; other layouts are excluded. Labels come from terminal YES prices (>= 0.99
-YES, <= 0.01 NO; a multi-option event needs exactly one YES leg). The daily belief is the UTC-day
-mean of YES-price observations; multi-option beliefs are normalised over the legs priced that
-day, other legs left undefined. Gamma encodes ``outcomes``, ``outcomePrices`` and
-``clobTokenIds`` as JSON strings, index-aligned: the YES index is looked up, never assumed.
-
-Trading activity (for the faithful-day filter) comes from the public Data API's trade feed,
-``GET /trades?market=<conditionId>&takerOnly=true`` (each match once, newest first, paged by
-offset): per UTC day, the number of trades and the share volume (sum of ``size``) on the market
-leg of the realised outcome (the one market of a binary event, the winning leg of a neg-risk
-bundle). The feed refuses offsets past a cap (10,000); a longer history is read in narrowing
-time windows (``start``/``end``), each with its own offset budget, from the event's opening to
-its resolution. Only where even that cannot reach a trade (more trades in one second than the
-cap) is the activity unknown (``None``) rather than a false run of days without trades.
+"""Polymarket client (Gamma events + CLOB price history + the Data API's trade feed) and event
+construction after Forecast-Dojo A.2: the layouts, labels, daily beliefs and trade activity are
+described in docs/datasets.md, "Polymarket". Gamma encodes ``outcomes``, ``outcomePrices`` and
+``clobTokenIds`` as JSON strings, index-aligned: the YES index is looked up, never assumed. The
+trade feed refuses offsets past a cap; a longer history is read in narrowing time windows, and
+only where even that cannot reach a trade is the activity unknown (``None``) rather than a false
+run of days without trades.
 """
 
 from __future__ import annotations
