@@ -6,10 +6,10 @@ pastcast.app import run_plan`` loads what ``run_plan`` needs, not every workflow
 name is imported when first asked for and then kept in the package, so later look-ups are plain
 attribute reads.
 
-Where each name lives is listed once: either a ``_WHERE`` map (name -> module) with its own
-``__all__``, or (``where`` left out) the facade's ``if TYPE_CHECKING:`` block itself, whose
-``from MODULE import NAME as NAME`` lines the type checker reads as re-exports and which is
-read here, on the first look-up, as the map and the ``__all__``.
+Where each name lives is written once, in the facade's ``if TYPE_CHECKING:`` block: its
+``from MODULE import NAME`` lines are what the type checker reads, and what is read here, on the
+first look-up, as the map of a name to its module. A facade without its own ``__all__`` gets
+those names as its ``__all__``.
 """
 
 from __future__ import annotations
@@ -39,24 +39,19 @@ def type_checking_imports(source: str) -> dict[str, str]:
     return out
 
 
-def lazy_exports(
-    package: str, where: Mapping[str, str] | None = None
-) -> tuple[Callable[[str], Any], Callable[[], list[str]]]:
-    """The module ``__getattr__`` and ``__dir__`` of ``package``, whose names ``where`` maps to
-    the modules that define them (left out: its ``TYPE_CHECKING`` imports, which also make its
-    ``__all__``)."""
+def lazy_exports(package: str) -> tuple[Callable[[str], Any], Callable[[], list[str]]]:
+    """The module ``__getattr__`` and ``__dir__`` of ``package``, whose ``TYPE_CHECKING``
+    imports name the modules that define its lazy names."""
     found: dict[str, str] = {}
 
     def names() -> Mapping[str, str]:
-        if where is not None:
-            return where
         if not found:
             with open(sys.modules[package].__file__ or "", encoding="utf-8") as file:
                 found.update(type_checking_imports(file.read()))
         return found
 
     def __getattr__(name: str) -> Any:
-        if name == "__all__" and where is None:
+        if name == "__all__":
             value: Any = sorted(names())
         elif (module := names().get(name)) is None:
             raise AttributeError(f"module {package!r} has no attribute {name!r}")

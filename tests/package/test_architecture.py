@@ -41,24 +41,15 @@ def _is_type_checking(node: ast.If) -> bool:
 
 
 def _lazy_names() -> dict[str, dict[str, str]]:
-    """Each lazy package facade's map of a name to the module that provides it (``_WHERE`` in
-    its ``__init__``, or else its ``if TYPE_CHECKING:`` imports: the names load on first use, so
-    ``from pastcast import run_plan`` imports the application layer and ``from pastcast.app
-    import run_plan`` the module of ``run_plan``)."""
-    out: dict[str, dict[str, str]] = {}
-    for init in sorted(PKG.rglob("__init__.py")):
-        text = init.read_text(encoding="utf-8")
-        if "lazy_exports(__name__)" in text:
-            out[_module_name(init)] = type_checking_imports(text)
-        for node in ast.parse(text).body:
-            if (
-                isinstance(node, ast.AnnAssign)
-                and isinstance(node.target, ast.Name)
-                and node.target.id == "_WHERE"
-                and node.value is not None
-            ):
-                out[_module_name(init)] = ast.literal_eval(node.value)
-    return out
+    """Each lazy package facade's map of a name to the module that provides it (its ``if
+    TYPE_CHECKING:`` imports: the names load on first use, so ``from pastcast import run_plan``
+    imports the application layer and ``from pastcast.app import run_plan`` the module of
+    ``run_plan``)."""
+    return {
+        _module_name(init): type_checking_imports(text)
+        for init in sorted(PKG.rglob("__init__.py"))
+        if "lazy_exports(__name__)" in (text := init.read_text(encoding="utf-8"))
+    }
 
 
 LAZY_NAMES = _lazy_names()

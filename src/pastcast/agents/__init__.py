@@ -86,20 +86,4 @@ __all__ = [
     "research_prompt",
 ]
 
-_WHERE: dict[str, str] = {
-    "ACTION_SCHEMA": "pastcast.agents._tool_agent",
-    "HINDCAST_TWO_STAGE": "pastcast.agents._model_agents",
-    "NoToolsAgent": "pastcast.agents._no_tools",
-    "RandomAgent": "pastcast.agents._baselines",
-    "RoundBenchmarkAgent": "pastcast.agents._round_agent",
-    "ToolAgent": "pastcast.agents._tool_agent",
-    "TwoStageConfig": "pastcast.agents._two_stage",
-    "action_schema": "pastcast.agents._tool_agent",
-    "action_template": "pastcast.agents._tool_agent",
-    "check_notebook": "pastcast.agents._notebook",
-    "parse_notebook": "pastcast.agents._notebook",
-    "random_draws": "pastcast.agents._baselines",
-    "research_prompt": "pastcast.agents._tool_agent",
-}
-
-__getattr__, __dir__ = lazy_exports(__name__, _WHERE)
+__getattr__, __dir__ = lazy_exports(__name__)

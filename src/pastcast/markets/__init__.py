@@ -88,17 +88,4 @@ __all__ = [
     "too_few_dates",
 ]
 
-_WHERE: dict[str, str] = {
-    "CATEGORIES": "pastcast.markets._categories",
-    "CausalDojoSchedule": "pastcast.markets._causal",
-    "CausalLookbackSchedule": "pastcast.markets._causal",
-    "CoverageReport": "pastcast.markets._coverage",
-    "OTHER": "pastcast.markets._categories",
-    "SiblingAnswer": "pastcast.markets._siblings",
-    "categorize": "pastcast.markets._categories",
-    "daily_news_counts": "pastcast.markets._news",
-    "sibling_answers": "pastcast.markets._siblings",
-    "step_coverage": "pastcast.markets._coverage",
-}
-
-__getattr__, __dir__ = lazy_exports(__name__, _WHERE)
+__getattr__, __dir__ = lazy_exports(__name__)

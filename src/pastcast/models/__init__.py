@@ -111,13 +111,4 @@ __all__ = [
     "using_gate",
 ]
 
-_WHERE: dict[str, str] = {
-    "LocalLlamaServer": "pastcast.models._local",
-    "LocalModel": "pastcast.models._local",
-    "OpenAICompatibleModel": "pastcast.models._openai",
-    "model_dir": "pastcast.models._packaged",
-    "packaged_model_path": "pastcast.models._packaged",
-    "packaged_models": "pastcast.models._packaged",
-}
-
-__getattr__, __dir__ = lazy_exports(__name__, _WHERE)
+__getattr__, __dir__ = lazy_exports(__name__)
