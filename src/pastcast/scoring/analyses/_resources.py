@@ -19,7 +19,7 @@ from numpy.typing import NDArray
 from pastcast.runlog import StepRecord
 from pastcast.scoring._aggregate import _select
 from pastcast.scoring._bootstrap import ratio_bootstrap
-from pastcast.scoring._table import ScoreTable, table_from_records
+from pastcast.scoring._table import ScoreTable
 from pastcast.scoring.analyses._evidence import EvidenceRow, evidence_quartiles
 from pastcast.scoring.analyses._longitudinal import Estimate, group_rows
 
@@ -80,20 +80,12 @@ def resource_rows(records: Iterable[StepRecord]) -> Floats:
     return np.array(use, dtype=np.float64).reshape(len(use), len(RESOURCES))
 
 
-def _with_usage(
-    records: Iterable[StepRecord] | ScoreTable, usage: Floats | None, name: str
-) -> tuple[ScoreTable, Floats]:
-    """The score table and per-row resources of ``records``, or the table and ``usage`` given."""
-    if isinstance(records, ScoreTable):
-        if usage is None:
-            raise ValueError(f"{name}: a score table needs its rows' resources (usage)")
-        if usage.shape != (len(records), len(RESOURCES)):
-            raise ValueError(
-                f"{name}: usage is {usage.shape}, not one row of {len(RESOURCES)} per table row"
-            )
-        return records, usage
-    recs = list(records)
-    return table_from_records(recs), resource_rows(recs)
+def _check_usage(table: ScoreTable, usage: Floats, name: str) -> None:
+    """``usage`` must hold one row of ``RESOURCES`` per row of ``table``."""
+    if usage.shape != (len(table), len(RESOURCES)):
+        raise ValueError(
+            f"{name}: usage is {usage.shape}, not one row of {len(RESOURCES)} per table row"
+        )
 
 
 def _index(table: ScoreTable, setting: str) -> dict[MatchKey, int]:
@@ -123,7 +115,7 @@ def _index(table: ScoreTable, setting: str) -> dict[MatchKey, int]:
 
 
 def memory_cost(
-    records: Iterable[StepRecord] | ScoreTable,
+    table: ScoreTable,
     by: Sequence[str] = ("agent",),
     phases: Mapping[str, tuple[int, int | None]] = PHASES,
     resources: Sequence[str] = RESOURCES,
@@ -132,23 +124,23 @@ def memory_cost(
     on: str = "memory_on",
     free: str = "memory_free",
     evidence: Sequence[EvidenceRow] | None = None,
-    usage: Floats | None = None,
+    *,
+    usage: Floats,
 ) -> tuple[ResourceRatio, ...]:
     """Memory-on / memory-free ratios of summed resources per group (``by``: "agent" or
     nothing for all agents pooled), phase and resource.
 
     With an ``evidence`` index, later steps are also split by the quartile of the agent's
-    new-evidence index at the step (phases "later Q1" .. "later Q4", Figure 3b). ``records``
-    may be their score table with ``usage``, each row's resources in ``RESOURCES`` order
-    (``resource_rows``, or a run's step columns): the same result.
+    new-evidence index at the step (phases "later Q1" .. "later Q4", Figure 3b). ``usage``:
+    each row's resources in ``RESOURCES`` order (``resource_rows``, or a run's step columns).
     """
     if set(by) - {"agent"}:
         raise ValueError(f"memory_cost: can group by agent only, not {list(by)}")
     unknown = set(resources) - set(RESOURCES)
     if unknown:
         raise ValueError(f"memory_cost: unknown resources {sorted(unknown)} (know {RESOURCES})")
-    table, use = _with_usage(records, usage, "memory_cost")
-    use = use[:, [RESOURCES.index(r) for r in resources]]
+    _check_usage(table, usage, "memory_cost")
+    use = usage[:, [RESOURCES.index(r) for r in resources]]
     a, b = _index(table, on), _index(table, free)
     keys = sorted(a.keys() & b.keys())
     rng = np.random.default_rng(seed)
@@ -217,20 +209,20 @@ _RECORD_FIELDS = {"event_id": "event", "step_index": "step"}
 
 
 def cost_by_step(
-    records: Iterable[StepRecord] | ScoreTable,
+    table: ScoreTable,
     by: Sequence[str] = ("setting",),
     resource: str = "cost_usd",
-    usage: Floats | None = None,
+    *,
+    usage: Floats,
 ) -> tuple[StepCost, ...]:
     """Mean ``resource`` per forecast at each forecast step, per group of ``by`` (score table
     columns; ``event_id`` and ``step_index`` as records name them) (Forecast-Dojo Figure 3a:
     cost per forecast at each step, by setting). Agents only; the market and baselines are
-    references without a research cost. ``records`` may be their score table with ``usage``
-    (as ``memory_cost``): the same result."""
+    references without a research cost. ``usage`` as ``memory_cost``'s."""
     if resource not in RESOURCES:
         raise ValueError(f"cost_by_step: unknown resource {resource!r} (know {RESOURCES})")
-    table, use = _with_usage(records, usage, "cost_by_step")
-    value = use[:, RESOURCES.index(resource)]
+    _check_usage(table, usage, "cost_by_step")
+    value = usage[:, RESOURCES.index(resource)]
     agents = _select(table, {"role": "agent"})
     columns = [_RECORD_FIELDS.get(c, c) for c in by]
     event = table.codes("event")
