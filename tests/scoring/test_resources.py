@@ -138,8 +138,5 @@ def test_cost_by_step_is_the_mean_per_forecast_at_each_step() -> None:
 def test_resource_rows_are_read_beside_the_table_row_for_row() -> None:
     table, usage = scored()
     assert usage.shape == (len(table), 5) and usage[2].tolist() == [2.0, 300.0, 0.0, 1.0, 4.0]
-    # record field names group as the table's columns do
-    by_record = cost_by_step(table, ("agent", "event_id"), "tool_calls", usage=usage)
-    assert by_record == cost_by_step(table, ("agent", "event"), "tool_calls", usage=usage)
     with pytest.raises(ValueError, match="not one row of 5"):
         cost_by_step(table, usage=usage[:3])

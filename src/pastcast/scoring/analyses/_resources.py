@@ -31,7 +31,6 @@ __all__ = [
     "cost_by_step",
     "memory_cost",
     "resource_rows",
-    "resource_use",
 ]
 
 RESOURCES = ("cost_usd", "input_tokens", "output_tokens", "model_calls", "tool_calls")
@@ -44,18 +43,6 @@ PHASES: Mapping[str, tuple[int, int | None]] = {
 
 MatchKey = tuple[str, str, int, int]
 Floats = NDArray[np.float64]
-
-
-def resource_use(record: StepRecord) -> dict[str, float]:
-    """The resources one logged forecast used."""
-    u = record.episode.usage
-    return {
-        "cost_usd": u.cost_usd,
-        "input_tokens": float(u.input_tokens),
-        "output_tokens": float(u.output_tokens),
-        "model_calls": float(u.model_calls),
-        "tool_calls": float(len(record.episode.tool_calls)),
-    }
 
 
 @dataclass(frozen=True)
@@ -74,9 +61,13 @@ class ResourceRatio:
 
 
 def resource_rows(records: Iterable[StepRecord]) -> Floats:
-    """Per record, the resources of ``RESOURCES`` it used (``resource_use``), one row each: what
-    ``memory_cost`` and ``cost_by_step`` read beside a score table."""
-    use = [[resource_use(r)[x] for x in RESOURCES] for r in records]
+    """Per record, the resources of ``RESOURCES`` it used, one row each: what ``memory_cost`` and
+    ``cost_by_step`` read beside a score table."""
+    use = [
+        (u.cost_usd, u.input_tokens, u.output_tokens, u.model_calls, len(r.episode.tool_calls))
+        for r in records
+        for u in (r.episode.usage,)
+    ]
     return np.array(use, dtype=np.float64).reshape(len(use), len(RESOURCES))
 
 
@@ -204,10 +195,6 @@ class StepCost:
     """Events with a forecast at this step: later steps average over fewer."""
 
 
-_RECORD_FIELDS = {"event_id": "event", "step_index": "step"}
-"""Record fields named otherwise in a score table."""
-
-
 def cost_by_step(
     table: ScoreTable,
     by: Sequence[str] = ("setting",),
@@ -215,19 +202,17 @@ def cost_by_step(
     *,
     usage: Floats,
 ) -> tuple[StepCost, ...]:
-    """Mean ``resource`` per forecast at each forecast step, per group of ``by`` (score table
-    columns; ``event_id`` and ``step_index`` as records name them) (Forecast-Dojo Figure 3a:
-    cost per forecast at each step, by setting). Agents only; the market and baselines are
-    references without a research cost. ``usage`` as ``memory_cost``'s."""
+    """Mean ``resource`` per forecast at each forecast step, per group of ``by`` (key columns)
+    (Forecast-Dojo Figure 3a: cost per forecast at each step, by setting). Agents only; the
+    market and baselines are references without a research cost. ``usage`` as ``memory_cost``'s."""
     if resource not in RESOURCES:
         raise ValueError(f"cost_by_step: unknown resource {resource!r} (know {RESOURCES})")
     _check_usage(table, usage, "cost_by_step")
     value = usage[:, RESOURCES.index(resource)]
     agents = _select(table, {"role": "agent"})
-    columns = [_RECORD_FIELDS.get(c, c) for c in by]
     event = table.codes("event")
     out = []
-    for group, rows in group_rows(table, columns):
+    for group, rows in group_rows(table, by):
         rows = rows[agents[rows]]
         steps = table.step[rows]
         for step in np.unique(steps).tolist():
