@@ -13,7 +13,8 @@ import pytest
 
 from _streaming import MAX_LIVE, records_streamed, synthetic_run
 from pastcast.app import memory_costs, read_runs
-from pastcast.scoring.analyses import evidence_index, memory_cost
+from pastcast.scoring import table_from_records
+from pastcast.scoring.analyses import evidence_index, memory_cost, resource_rows
 
 
 def _stats_logs(tmp_path: Path) -> list[str]:
@@ -35,7 +36,8 @@ def test_memory_costs_stream_and_equal_the_ratios_of_records(
         steps = list(read_runs(paths).runs.records())
         index = evidence_index(steps) if by_evidence else None
         assert index is None or any(r.available is not None for r in index)
-        expected = memory_cost(steps, bootstrap=200, seed=1, evidence=index)
+        table, usage = table_from_records(steps), resource_rows(steps)
+        expected = memory_cost(table, bootstrap=200, seed=1, evidence=index, usage=usage)
         notebooks = sum(
             s.setting == "memory_on" and s.role == "agent" and s.step_index >= 1 for s in steps
         )

@@ -16,6 +16,7 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pytest
 
 from _streaming import MAX_LIVE, records_streamed, synthetic_run
@@ -43,10 +44,12 @@ from pastcast.scoring.analyses import (
     DURATION_EDGES,
     capture_gain,
     changes_by_evidence,
+    coverage,
     coverage_summary,
     duration_bucket,
     episode_gain,
     evidence_index,
+    evidence_label,
     evidence_summary,
     market_days,
     model_recoveries,
@@ -113,8 +116,13 @@ def _longitudinal_of_records(paths: list[str], **kw: Any) -> dict[str, Any]:
     index = evidence_index(steps)
     evidence = None
     if any(r.available is not None for r in index):
-        cuts, rows = changes_by_evidence(steps, index, **kw)
-        capture = capture_gain(steps, index, kw["metric"], kw["fallback"])
+        cuts, rows = changes_by_evidence(table, index, **kw)
+        calls = [
+            [sum(c.name == t for c in s.episode.tool_calls) for t in ("search", "read")]
+            for s in steps
+        ]
+        tools = np.array(calls, dtype=np.float64).reshape(-1, 2)
+        capture = capture_gain(table, index, kw["metric"], kw["fallback"], tools)
         evidence = {
             "cut_points": list(cuts),
             "by_quartile": [asdict(r) for r in rows],
@@ -185,11 +193,13 @@ def test_longitudinal_streams_and_equals_the_statistics_of_records(
 def _coverage_of_records(paths: list[str], kind: str, bins: str, **kw: Any) -> dict[str, Any]:
     """``stats coverage`` as it was computed from every record in memory."""
     steps = _records(paths)
+    table = table_from_records(steps)
     groups, cuts = ("run_id", "agent", "setting"), (1, 5, 20)
     if bins == "label":
-        out = evidence_summary(steps, groups, **kw)
+        out = evidence_summary(table, [evidence_label(s) for s in steps], groups, **kw)
     else:
-        out = coverage_summary(steps, cuts, kind, groups, **kw)  # type: ignore[arg-type]
+        counts = [coverage(s, kind) for s in steps]  # type: ignore[arg-type]
+        out = coverage_summary(table, counts, cuts, groups, **kw)
     return {
         "run_logs": paths,
         "bins": bins,
@@ -236,10 +246,11 @@ def _recoveries_of_records(
 ) -> dict[str, Any]:
     """``stats recoveries`` as it was computed from every record in memory."""
     steps = _records(paths)
+    table = table_from_records(steps)
     sel_a, sel_b = _selection(a), _selection(b)
 
     def run(key: Callable[[StepRecord], str], least: int = 0) -> list[dict[str, Any]]:
-        rows = paired_recoveries(steps, sel_a, sel_b, key, (), least)
+        rows = paired_recoveries(table, sel_a, sel_b, [key(s) for s in steps], (), least)
         return [asdict(r) | {"net": r.net} for r in rows]
 
     def topic(r: StepRecord) -> str:
@@ -257,7 +268,9 @@ def _recoveries_of_records(
         "stops": run(stop_reason_of),
         "stop_counts": [
             {"agent": agent, "setting": setting, "counts": counts}
-            for (agent, setting), counts in stop_counts(steps).items()
+            for (agent, setting), counts in stop_counts(
+                table, [stop_reason_of(s) for s in steps]
+            ).items()
         ],
     }
     if ds is not None:
@@ -273,7 +286,7 @@ def _recoveries_of_records(
         values["duration_edges_days"] = list(DURATION_EDGES)
     if models:
         chosen = {k: (_selection(x), _selection(y)) for k, (x, y) in models.items()}
-        values["models"] = [asdict(r) | {"net": r.net} for r in model_recoveries(steps, chosen)]
+        values["models"] = [asdict(r) | {"net": r.net} for r in model_recoveries(table, chosen)]
     return values
 
 

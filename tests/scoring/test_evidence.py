@@ -19,8 +19,10 @@ from pastcast.corpus.embedded import EmbeddedIndex
 from pastcast.records import EpisodeRecord, Notebook, ToolCall
 from pastcast.runlog import StepRecord
 from pastcast.runner import RunConfig, run_benchmark
+from pastcast.scoring import table_from_records
 from pastcast.scoring.analyses import (
     EVIDENCE_INPUTS,
+    EvidenceCorrelation,
     capture_gain,
     changes_by_evidence,
     evidence_index,
@@ -120,7 +122,8 @@ def test_the_index_of_step_columns_reads_only_the_notebooks_it_counts() -> None:
 def test_changes_by_evidence_quartiles() -> None:
     # A values: 2, 1.5, 1.75 (step 1); 2.5, 3.5, 2 (step 2) -> sorted 1.5 1.75 2 2 2.5 3.5
     assert evidence_quartiles(evidence_index(records())) == (1.8125, 2.0, 2.375)
-    cuts, rows = changes_by_evidence(records(), bootstrap=50)
+    recs = records()
+    cuts, rows = changes_by_evidence(table_from_records(recs), evidence_index(recs), bootstrap=50)
     assert cuts == (1.8125, 2.0, 2.375)
     got = {(r.group, r.quartile): r for r in rows}
     # memory-on transitions (rollout 0): a 0->1 (A=2: Q2), a 1->2 (2.5: Q4),
@@ -140,8 +143,17 @@ def test_changes_by_evidence_quartiles() -> None:
     assert off[1].n_transitions == off[3].n_transitions == 0
 
 
+def capture(recs: list[StepRecord]) -> EvidenceCorrelation:
+    """``capture_gain`` over the score table of ``recs`` and their search and read counts."""
+    calls = [
+        [sum(c.name == t for c in r.episode.tool_calls) for t in ("search", "read")] for r in recs
+    ]
+    counts = np.array(calls, dtype=np.float64).reshape(-1, 2)
+    return capture_gain(table_from_records(recs), evidence_index(recs), tool_counts=counts)
+
+
 def test_capture_gain_and_spearman() -> None:
-    out = capture_gain(records())
+    out = capture(records())
     by = {m.agent: m for m in out.models}
     assert by["a"].kappa == pytest.approx((1.5 * 2 + 3 * 2.5) / (2**2 + 2.5**2))
     assert by["b"].kappa == pytest.approx((2 * 1.5 + 1 * 3.5) / (1.5**2 + 3.5**2))
@@ -150,7 +162,7 @@ def test_capture_gain_and_spearman() -> None:
     assert by["b"].gain == pytest.approx(_brier(0.5) - _brier(0.55))
     # kappa order b < a < c matches gain order b < a < c
     assert (out.n_models, out.spearman_rho) == (3, pytest.approx(1.0))
-    two = capture_gain([r for r in records() if r.agent != "c"])
+    two = capture([r for r in records() if r.agent != "c"])
     assert two.n_models == 2 and math.isnan(two.spearman_rho)
 
 
@@ -169,18 +181,19 @@ def test_the_gain_is_set_beside_the_search_and_read_counts() -> None:
         with_tools(r, *counts[r.agent]) if r.setting == "memory_on" else with_tools(r, 9, 9)
         for r in records()
     ]
-    out = capture_gain(recs)
+    out = capture(recs)
     by = {m.agent: m for m in out.models}
     assert (by["a"].searches, by["a"].reads) == (2.0, 1.0)  # memory-free forecasts not counted
     assert out.search_rho == pytest.approx(1.0)
     assert out.read_rho == pytest.approx(-0.5)
-    assert math.isnan(capture_gain(records()).search_rho)  # no search anywhere: no correlation
+    assert math.isnan(capture(records()).search_rho)  # no search anywhere: no correlation
 
 
 def test_no_peer_counts_is_an_error() -> None:
+    recs = [step("a", 0, 0.5), step("a", 1, 0.5)]
     with pytest.raises(ValueError, match="no event-step"):
-        changes_by_evidence([step("a", 0, 0.5), step("a", 1, 0.5)])
-    assert np.isnan(capture_gain([step("a", 0, 0.5), step("a", 1, 0.5)]).models[0].kappa)
+        changes_by_evidence(table_from_records(recs), evidence_index(recs))
+    assert np.isnan(capture(recs).models[0].kappa)
 
 
 def test_a_memory_on_run_gives_evidence_counts_without_the_agents(tmp_path: Path) -> None:

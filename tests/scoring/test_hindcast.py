@@ -43,14 +43,15 @@ def test_coverage_summary_bins_per_run() -> None:
         make_step({"Yes": 0.4, "No": 0.6}, event_id="e3"),
         make_step({"Yes": 0.7, "No": 0.3}, event_id="e3", run_id="other"),
     ]
-    out = {s.group: s for s in coverage_summary(recs, by=("run_id",), bootstrap=50)}
+    table, counts = table_from_records(recs), [coverage(r) for r in recs]
+    out = {s.group: s for s in coverage_summary(table, counts, by=("run_id",), bootstrap=50)}
     assert sorted(out) == [("other", "0"), ("run", "0"), ("run", "5-19")]
     strong = out["run", "5-19"]
     assert strong.n_recorded == 2 and strong.metrics["accuracy"].mean == pytest.approx(0.5)
     assert strong.metrics["brier"].mean == pytest.approx((2 * 0.1**2 + 2 * 0.8**2) / 2)
     assert out["other", "0"].metrics["accuracy"].mean == 1.0
     with pytest.raises(ValueError, match="2 labels for 4 rows"):
-        with_row_column(table_from_records(recs), "x", ["a", "b"])
+        with_row_column(table, "x", ["a", "b"])
 
 
 def test_lookback_summary_maps_steps_to_fractions() -> None:
@@ -61,9 +62,7 @@ def test_lookback_summary_maps_steps_to_fractions() -> None:
         for t, p in enumerate((0.5, 0.6, 0.7 + 0.1 * r, 0.9))
     ]
     recs.append(make_step({"Yes": 0.5, "No": 0.5}, event_id="short"))  # merged steps
-    out, skipped = lookback_summary(recs, by=("agent",), bootstrap=50)
-    of_table = lookback_summary(table_from_records(recs), by=("agent",), bootstrap=50)
-    assert repr(of_table) == repr((out, skipped))  # NaN where no market
+    out, skipped = lookback_summary(table_from_records(recs), by=("agent",), bootstrap=50)
     assert skipped == ("short",)
     assert [s.group for s in out] == [("m", "25%"), ("m", "50%"), ("m", "75%"), ("m", "100%")]
     q75 = out[2].metrics["brier"]
@@ -88,17 +87,14 @@ def test_pipeline_recoveries_pairs_within_model() -> None:
             rec(agent, "no_tools", "e3", 0.5, "music"),  # both wrong
         ]
     recs.append(rec("m3", "memory_free", "e1", 0.9, "sports"))  # no pair
-    out = pipeline_recoveries(recs, {"setting": "memory_free"}, {"setting": "no_tools"})
+    table = table_from_records(recs)
+    out = pipeline_recoveries(table, {"setting": "memory_free"}, {"setting": "no_tools"})
     got = {r.topic: (r.n, r.recoveries, r.regressions, r.net) for r in out}
     assert got == {"sports": (2, 2, 0, 2), "music": (4, 0, 2, -2)}
-    table = table_from_records(recs)
-    assert out == pipeline_recoveries(table, {"setting": "memory_free"}, {"setting": "no_tools"})
     by_map = pipeline_recoveries(
-        recs, {"setting": "memory_free"}, {"setting": "no_tools"}, topic={"e1": "x"}
-    )
-    assert {r.topic for r in by_map} == {"x", "unknown"}
-    assert by_map == pipeline_recoveries(
         table, {"setting": "memory_free"}, {"setting": "no_tools"}, topic={"e1": "x"}
     )
+    assert {r.topic for r in by_map} == {"x", "unknown"}
+    assert {(r.n, r.net) for r in by_map} == {(2, 2), (4, -2)}
     with pytest.raises(ValueError, match="several records"):
-        pipeline_recoveries(recs, {"setting": "memory_free"}, {"setting": "no_tools"}, pair_by=())
+        pipeline_recoveries(table, {"setting": "memory_free"}, {"setting": "no_tools"}, pair_by=())

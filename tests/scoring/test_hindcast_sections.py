@@ -13,12 +13,10 @@ from scoring_builders import make_step
 from typer.testing import CliRunner
 
 from pastcast.cli import app
-from pastcast.records import EpisodeRecord, EvidenceTally, SideTally, StopReason, ToolCall
+from pastcast.records import EpisodeRecord, EvidenceTally, SideTally, StopReason
 from pastcast.runlog import AgentSpec, RunHeader, StepRecord
 from pastcast.scoring import GroupSummary, table_from_records
 from pastcast.scoring.analyses import (
-    coverage,
-    coverage_summary,
     duration_bucket,
     evidence_label,
     evidence_summary,
@@ -61,10 +59,16 @@ def test_the_agents_own_label() -> None:
     assert SideTally(label="Yes", strong=2, weak=1, contra=3).score == 2
 
 
+def _table1_summary() -> tuple[GroupSummary, ...]:
+    steps = _table1_steps()
+    labels = [evidence_label(s) for s in steps]
+    return evidence_summary(table_from_records(steps), labels, by=("agent",), bootstrap=0)
+
+
 def test_accuracy_by_label_by_hand() -> None:
     got = {
         s.group: (s.n_recorded, s.metrics["accuracy"].mean, s.metrics["brier"].mean)
-        for s in evidence_summary(_table1_steps(), by=("agent",), bootstrap=0)
+        for s in _table1_summary()
     }
     # Brier on the [0, 2] scale: (1 - p)^2 + (0 - (1 - p))^2 = 2 (1 - p)^2 for truth Yes.
     assert got == {
@@ -74,7 +78,7 @@ def test_accuracy_by_label_by_hand() -> None:
         ("zero-shot", "untallied"): (1, 1.0, pytest.approx(0.02)),
     }
     # Table 1's order: S, W, N.
-    order = [s.group for s in evidence_summary(_table1_steps(), by=("agent",), bootstrap=0)]
+    order = [s.group for s in _table1_summary()]
     assert order[:3] == [("m", "strong"), ("m", "weak"), ("m", "none")]
 
 
@@ -162,27 +166,23 @@ def _section7() -> list[StepRecord]:
 
 def test_topic_recoveries_keep_topics_of_four_markets() -> None:
     recs = _section7()
+    table, topic = table_from_records(recs), [r.category for r in recs]
     a, b = {"agent": "agent"}, {"agent": "base"}
-
-    def topic(r: StepRecord) -> str:
-        return r.category
-
     every = {
         c.topic: (c.n, c.markets, c.recoveries, c.regressions, c.net)
-        for c in paired_recoveries(recs, a, b, topic, pair_by=())
+        for c in paired_recoveries(table, a, b, topic, pair_by=())
     }
     assert every == {"Sports": (5, 4, 4, 1, 3), "Awards": (3, 3, 2, 0, 2)}
-    kept = paired_recoveries(recs, a, b, topic, pair_by=(), min_markets=4)
+    kept = paired_recoveries(table, a, b, topic, pair_by=(), min_markets=4)
     assert [c.topic for c in kept] == ["Sports"]
 
 
 def test_stop_reasons_are_counted_and_split_recoveries() -> None:
     recs = _section7()
+    table, stops = table_from_records(recs), [stop_reason_of(r) for r in recs]
     by_stop = {
         c.topic: (c.recoveries, c.regressions)
-        for c in paired_recoveries(
-            recs, {"agent": "agent"}, {"agent": "base"}, lambda r: r.episode.stop_reason or "-", ()
-        )
+        for c in paired_recoveries(table, {"agent": "agent"}, {"agent": "base"}, stops, ())
     }
     assert by_stop == {
         "confident": (4, 0),
@@ -190,7 +190,7 @@ def test_stop_reasons_are_counted_and_split_recoveries() -> None:
         "no_results": (1, 0),
         "budget": (0, 1),
     }
-    assert stop_counts(recs) == {
+    assert stop_counts(table, stops) == {
         ("agent", "memory_free"): {"budget": 1, "confident": 5, "no_results": 1, "rounds": 1},
         ("base", "memory_free"): {"-": 8},
     }
@@ -203,7 +203,7 @@ def test_per_model_nets() -> None:
         for s in _pair("x", False, True, "T", "budget")
     ]
     nets = model_recoveries(
-        [*one, *two],
+        table_from_records([*one, *two]),
         {
             "m1": ({"agent": "agent"}, {"agent": "base"}),
             "m2": ({"agent": "agent-2"}, {"agent": "base-2"}),
@@ -294,47 +294,3 @@ def test_grouping_by_label_and_stop_reads_the_columns_as_the_records(tmp_path: P
     scheduled = columns.scheduled(("agent", "stop"))
     assert scheduled == full.scheduled(("agent", "stop"))
     assert scheduled[("absent", "(missing)")] == 5 and scheduled[("m", "budget")] == 1
-
-
-def test_the_table_forms_equal_the_record_forms() -> None:
-    """Each analysis over a score table and one value a row gives what it gives over the records
-    (a reader streaming a large log keeps only the table and those values)."""
-    recs = [*_section7(), *_table1_steps()]
-    docs = [ToolCall(name="search", arguments={}, result="", doc_ids=("x",))]
-    episodes = [
-        r.episode.model_copy(update={"tool_calls": docs * (i % 3)}) for i, r in enumerate(recs)
-    ]
-    recs = [r.model_copy(update={"episode": e}) for r, e in zip(recs, episodes, strict=True)]
-    table = table_from_records(recs)
-    counts = [coverage(r, "shown") for r in recs]
-    assert set(counts) == {0, 1}
-    by = ("agent",)
-
-    def text(groups: tuple[GroupSummary, ...]) -> str:  # NaN equals itself as text
-        return json.dumps([g.as_dict() for g in groups])
-
-    assert text(coverage_summary(table, (1,), "shown", by, bootstrap=50, counts=counts)) == (
-        text(coverage_summary(recs, (1,), "shown", by, bootstrap=50))
-    )
-    labels = [evidence_label(r) for r in recs]
-    assert text(evidence_summary(table, by, bootstrap=50, labels=labels)) == text(
-        evidence_summary(recs, by, bootstrap=50)
-    )
-    stops = [stop_reason_of(r) for r in recs]
-    assert stop_counts(table, stops) == stop_counts(recs)
-    a, b = {"agent": "agent"}, {"agent": "base"}
-    topics = [r.category for r in recs]
-    for least in (0, 4):
-        got = paired_recoveries(table, a, b, topics, (), least)
-        assert got == paired_recoveries(recs, a, b, lambda r: r.category, (), least) != ()
-    assert paired_recoveries(table, a, b, stops, ()) == paired_recoveries(
-        recs, a, b, stop_reason_of, ()
-    )
-    pipelines = {"m1": (a, b), "m2": ({"agent": "m"}, {"agent": "zero-shot"})}
-    assert model_recoveries(table, pipelines) == model_recoveries(recs, pipelines)
-    with pytest.raises(ValueError, match="coverage count"):
-        coverage_summary(table)
-    with pytest.raises(ValueError, match="evidence label"):
-        evidence_summary(table)
-    with pytest.raises(ValueError, match="stop reason"):
-        stop_counts(table)

@@ -7,11 +7,12 @@ from typing import Any
 
 import numpy as np
 import pytest
+from numpy.typing import NDArray
 from scoring_builders import make_step
 
 from pastcast.records import EpisodeRecord, ToolCall, Usage
 from pastcast.runlog import StepRecord
-from pastcast.scoring import ratio_bootstrap, table_from_records
+from pastcast.scoring import ScoreTable, ratio_bootstrap, table_from_records
 from pastcast.scoring.analyses import EvidenceRow, cost_by_step, memory_cost, resource_rows
 
 
@@ -49,8 +50,15 @@ def records() -> list[StepRecord]:
     ]
 
 
+def scored(recs: list[StepRecord] | None = None) -> tuple[ScoreTable, NDArray[np.float64]]:
+    """The score table of ``recs`` (by default ``records()``) and their resources."""
+    recs = records() if recs is None else recs
+    return table_from_records(recs), resource_rows(recs)
+
+
 def test_memory_cost_ratios_by_phase() -> None:
-    out = {(r.phase, r.resource): r for r in memory_cost(records(), bootstrap=200)}
+    table, usage = scored()
+    out = {(r.phase, r.resource): r for r in memory_cost(table, bootstrap=200, usage=usage)}
     first = out["first", "cost_usd"]
     assert (first.group, first.n_matched, first.n_events) == (("a",), 2, 2)
     assert (first.on_total, first.free_total) == (3.0, 2.0)
@@ -67,13 +75,15 @@ def test_memory_cost_ratios_by_phase() -> None:
 
 
 def test_memory_cost_pooled_and_errors() -> None:
-    pooled = memory_cost(records(), by=(), resources=("cost_usd",), bootstrap=0)
+    table, usage = scored()
+    pooled = memory_cost(table, by=(), resources=("cost_usd",), bootstrap=0, usage=usage)
     assert [(r.group, r.phase) for r in pooled] == [((), "first"), ((), "later"), ((), "all")]
     assert math.isnan(pooled[0].ratio.ci_low)  # no draws
     with pytest.raises(ValueError, match="two memory_on records"):
-        memory_cost([*records(), records()[0]])
+        twice, use = scored([*records(), records()[0]])
+        memory_cost(twice, usage=use)
     with pytest.raises(ValueError, match="group by agent only"):
-        memory_cost(records(), by=("event",))
+        memory_cost(table, by=("event",), usage=usage)
 
 
 def test_ratio_bootstrap_matches_naive_loop() -> None:
@@ -98,17 +108,17 @@ def test_memory_cost_by_evidence_quartile() -> None:
         EvidenceRow("b", "e2", 1, None, 0, 2.0, 1),
         EvidenceRow("b", "e1", 1, None, 0, 3.0, 1),
     ]  # cut points 1.75, 2.5, 3.25
-    out = {
-        r.phase: r
-        for r in memory_cost(records(), resources=("cost_usd",), bootstrap=0, evidence=index)
-    }
+    table, usage = scored()
+    kw: dict[str, Any] = {"resources": ("cost_usd",), "bootstrap": 0, "usage": usage}
+    out = {r.phase: r for r in memory_cost(table, evidence=index, **kw)}
     assert out["later Q1"].ratio.mean == pytest.approx(1.0 / 2.0)
     assert out["later Q4"].ratio.mean == pytest.approx(0.5 / 2.0)
     assert out["later Q2"].n_matched == out["later Q3"].n_matched == 0
 
 
 def test_cost_by_step_is_the_mean_per_forecast_at_each_step() -> None:
-    rows = {(r.group, r.step): r for r in cost_by_step(records())}
+    table, usage = scored()
+    rows = {(r.group, r.step): r for r in cost_by_step(table, usage=usage)}
     # memory-on at t = 1 (step index 0): e1 1.0 and e2 2.0; at t = 2: e1 1.0 and e3 9.0
     on1, on2 = rows[("memory_on",), 1], rows[("memory_on",), 2]
     assert (on1.mean, on1.n_forecasts, on1.n_events) == (1.5, 2, 2)
@@ -117,26 +127,16 @@ def test_cost_by_step_is_the_mean_per_forecast_at_each_step() -> None:
     free2 = rows[("memory_free",), 2]
     assert (free2.mean, free2.n_forecasts, free2.n_events) == (4.0, 3, 2)
     assert rows[("memory_on",), 3].mean == 0.5
-    tokens = {(r.group, r.step): r.mean for r in cost_by_step(records(), (), "input_tokens")}
+    tokens = {
+        (r.group, r.step): r.mean for r in cost_by_step(table, (), "input_tokens", usage=usage)
+    }
     assert tokens[(), 1] == pytest.approx((100 + 100 + 300 + 100) / 4)
     with pytest.raises(ValueError, match="unknown resource"):
-        cost_by_step(records(), resource="dollars")
+        cost_by_step(table, resource="dollars", usage=usage)
 
 
-def test_a_score_table_with_its_resources_costs_what_its_records_do() -> None:
-    recs = records()
-    table, usage = table_from_records(recs), resource_rows(recs)
-    assert usage.shape == (len(recs), 5) and usage[2].tolist() == [2.0, 300.0, 0.0, 1.0, 4.0]
-    index = [EvidenceRow("a", "e1", 1, None, 0, 1.0, 1), EvidenceRow("a", "e2", 2, None, 0, 4.0, 1)]
-    options: list[dict[str, Any]] = [{}, {"by": ()}, {"resources": ("tool_calls",)}]
-    for kw in [*options, {"evidence": index}]:
-        got = memory_cost(table, usage=usage, bootstrap=50, **kw)
-        assert repr(got) == repr(memory_cost(recs, bootstrap=50, **kw))  # NaN where none
-    for by in (("setting",), (), ("agent", "event_id")):
-        assert cost_by_step(table, by, "tool_calls", usage=usage) == cost_by_step(
-            recs, by, "tool_calls"
-        )
-    with pytest.raises(ValueError, match="needs its rows' resources"):
-        memory_cost(table)
+def test_resource_rows_are_read_beside_the_table_row_for_row() -> None:
+    table, usage = scored()
+    assert usage.shape == (len(table), 5) and usage[2].tolist() == [2.0, 300.0, 0.0, 1.0, 4.0]
     with pytest.raises(ValueError, match="not one row of 5"):
         cost_by_step(table, usage=usage[:3])

@@ -14,7 +14,8 @@ from typer.testing import CliRunner
 from pastcast.cli._app import app
 from pastcast.records import EpisodeRecord, Notebook, ToolCall, Usage
 from pastcast.runlog import AgentSpec, RunHeader, RunLogWriter, StepRecord
-from pastcast.scoring.analyses import capture_gain, memory_cost
+from pastcast.scoring import table_from_records
+from pastcast.scoring.analyses import capture_gain, evidence_index, memory_cost, resource_rows
 
 runner = CliRunner()
 CUTOFFS = [datetime(2025, 1, d, tzinfo=UTC) for d in (1, 5, 10)]
@@ -94,7 +95,7 @@ def test_longitudinal(tmp_path: Path) -> None:
     assert len(out["thirds"]) == len(out["step_changes"]) == len(out["episode_gain"]) == 6
     ev = out["evidence"]
     assert len(ev["cut_points"]) == 3 and len(ev["by_quartile"]) == 2 * 4  # per setting
-    api = capture_gain(steps)
+    api = capture_gain(table_from_records(steps), evidence_index(steps))
     got = {m["agent"]: m for m in ev["capture"]["models"]}
     for m in api.models:
         assert got[m.agent]["kappa"] == pytest.approx(m.kappa)
@@ -115,7 +116,7 @@ def test_memory_cost(tmp_path: Path) -> None:
     assert got["first", "input_tokens"]["ratio"]["mean"] == pytest.approx(1.0)
     assert got["later", "input_tokens"]["ratio"]["mean"] == pytest.approx(0.5)
     assert got["later", "input_tokens"]["change"]["mean"] == pytest.approx(-0.5)
-    api = memory_cost(steps, by=(), bootstrap=100)
+    api = memory_cost(table_from_records(steps), by=(), bootstrap=100, usage=resource_rows(steps))
     assert [r["ratio"]["ci_low"] for r in out["ratios"]] == [
         None if math.isnan(r.ratio.ci_low) else pytest.approx(r.ratio.ci_low) for r in api
     ]  # NaN (output tokens are not logged) is written as null

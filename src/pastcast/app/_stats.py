@@ -165,10 +165,10 @@ def coverage_bins(
     kw: dict[str, Any] = {"fallback": fallback, "bootstrap": bootstrap, "seed": seed}
     if label:
         labels = _labels(read, "evidence", "untallied")
-        out = evidence_summary(table, groups, **kw, labels=labels)
+        out = evidence_summary(table, labels, groups, **kw)
     else:
         counts = array("q", (coverage(r, kind) for r in read.runs.records()))
-        out = coverage_summary(table, cuts, kind, groups, **kw, counts=counts)
+        out = coverage_summary(table, counts, cuts, groups, **kw)
     values = {
         "run_logs": [str(p) for p in run_logs],
         "bins": bins,

@@ -494,8 +494,8 @@ class Runs:
         return np.asarray(ages, dtype=np.float64)
 
     def resources(self) -> NDArray[np.float64]:
-        """Per step, the resources of ``RESOURCES`` (as ``resource_use``)."""
-        # a missing value (null) reads as NaN, as it does through ``resource_use``
+        """Per step, the resources of ``RESOURCES`` (as ``resource_rows``)."""
+        # a missing value (null) reads as NaN, as it does through ``resource_rows``
         table = self.columns(RESOURCES)
         return np.stack([as_numpy(table.column(r)) for r in RESOURCES], axis=1)
 

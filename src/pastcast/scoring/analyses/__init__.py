@@ -70,7 +70,6 @@ from pastcast.scoring.analyses._resources import (
     cost_by_step,
     memory_cost,
     resource_rows,
-    resource_use,
 )
 
 __all__ = [
@@ -121,7 +120,6 @@ __all__ = [
     "power_rounds",
     "recoveries_regressions",
     "resource_rows",
-    "resource_use",
     "step_changes",
     "stop_counts",
     "stop_reason_of",

@@ -22,7 +22,7 @@ from numpy.typing import NDArray
 from pastcast.cutoff import cutoff_for_day, is_visible
 from pastcast.records import Notebook, NotebookProblemKind
 from pastcast.runlog import StepRecord
-from pastcast.scoring._table import Convention, ScoreTable, table_from_records
+from pastcast.scoring._table import Convention, ScoreTable
 from pastcast.scoring.analyses._longitudinal import (
     Estimate,
     _estimates,
@@ -239,8 +239,8 @@ def _step_keys(table: ScoreTable) -> list[tuple[str, str, int]]:
 
 
 def changes_by_evidence(
-    records: Iterable[StepRecord] | ScoreTable,
-    index: Sequence[EvidenceRow] | None = None,
+    table: ScoreTable,
+    index: Sequence[EvidenceRow],
     by: Sequence[str] = ("setting",),
     metric: str = "brier",
     fallback: Convention = "uniform",
@@ -249,15 +249,8 @@ def changes_by_evidence(
 ) -> tuple[tuple[float, float, float], tuple[QuartileChange, ...]]:
     """Step-to-step score change by quartile of the evaluated model's availability index at
     the later step (Figure 2b); returns the cut points and one row per group and quartile.
-    ``records`` may be their score table (``index`` then given): the same result."""
-    if isinstance(records, ScoreTable):
-        if index is None:
-            raise ValueError("changes_by_evidence: a score table needs its evidence index")
-        table, keys = records, _step_keys(records)
-    else:
-        recs = list(records)
-        index = evidence_index(recs) if index is None else index
-        table, keys = table_from_records(recs), [(r.agent, r.event_id, r.step_index) for r in recs]
+    """
+    keys = _step_keys(table)
     cuts = np.array(evidence_quartiles(index))
     avail = {(r.agent, r.event, r.step): r.available for r in index}
     values = _metric(table, metric, fallback)
@@ -337,8 +330,8 @@ def _spearman(xs: Sequence[float], ys: Sequence[float]) -> tuple[float, float]:
 
 
 def capture_gain(
-    records: Iterable[StepRecord] | ScoreTable,
-    index: Sequence[EvidenceRow] | None = None,
+    table: ScoreTable,
+    index: Sequence[EvidenceRow],
     metric: str = "brier",
     fallback: Convention = "uniform",
     tool_counts: NDArray[np.float64] | None = None,
@@ -346,34 +339,17 @@ def capture_gain(
     """Evidence capture kappa and memory-on episode gain G per model, and their Spearman
     correlation across models (Figure 2c; NaN with fewer than three models), and G's
     correlation with the mean search and read counts per memory-on forecast (B.7).
-    ``records`` may be their score table (``index`` then given, and ``tool_counts``: each row's
-    search and read calls, as ``Runs.tool_counts``): the same result."""
-    if isinstance(records, ScoreTable):
-        if index is None:
-            raise ValueError("capture_gain: a score table needs its evidence index")
-        table = records
-        setting, settings = table.keys["setting"]
-        role, roles = table.keys["role"]
-        mask = np.array([settings[c] == "memory_on" for c in setting.tolist()], dtype=bool) & (
-            np.array([roles[c] == "agent" for c in role.tolist()], dtype=bool)
-        )
-        on_table = table.take(mask) if mask.any() else None
-        agent_codes, agent_names = table.keys["agent"]
-        on_agents = [agent_names[c] for c in agent_codes[mask].tolist()]
-        on_counts = tool_counts[mask] if tool_counts is not None else None
-    else:
-        recs = list(records)
-        index = evidence_index(recs) if index is None else index
-        on = [r for r in recs if r.setting == "memory_on" and r.role == "agent"]
-        on_table = table_from_records(on) if on else None
-        on_agents = [r.agent for r in on]
-        on_counts = np.array(
-            [
-                [sum(c.name == t for c in r.episode.tool_calls) for t in ("search", "read")]
-                for r in on
-            ],
-            dtype=np.float64,
-        ).reshape(-1, 2)
+    ``tool_counts``: each row's search and read calls, as ``Runs.tool_counts`` (none: NaN
+    counts)."""
+    setting, settings = table.keys["setting"]
+    role, roles = table.keys["role"]
+    mask = np.array([settings[c] == "memory_on" for c in setting.tolist()], dtype=bool) & (
+        np.array([roles[c] == "agent" for c in role.tolist()], dtype=bool)
+    )
+    on_table = table.take(mask) if mask.any() else None
+    agent_codes, agent_names = table.keys["agent"]
+    on_agents = [agent_names[c] for c in agent_codes[mask].tolist()]
+    on_counts = tool_counts[mask] if tool_counts is not None else None
     pairs: dict[str, tuple[list[float], list[float]]] = {}
     for r in index:
         if r.own is not None and r.available is not None:

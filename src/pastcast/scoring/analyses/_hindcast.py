@@ -11,7 +11,7 @@ number of distinct documents an agent was shown (or read in full) at the step.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from datetime import datetime
 from typing import Literal
@@ -21,8 +21,8 @@ from numpy.typing import NDArray
 
 from pastcast.records import evidence_label_of
 from pastcast.runlog import StepRecord
-from pastcast.scoring._aggregate import GroupSummary, _select, as_table, summarize
-from pastcast.scoring._table import Convention, ScoreTable, table_from_records
+from pastcast.scoring._aggregate import GroupSummary, _select, summarize
+from pastcast.scoring._table import Convention, ScoreTable
 from pastcast.scoring.analyses._breakdown import RecoveryCount, recoveries_regressions
 
 __all__ = [
@@ -104,32 +104,24 @@ def with_coded_column(
 
 
 def coverage_summary(
-    records: Iterable[StepRecord] | ScoreTable,
+    table: ScoreTable,
+    counts: Sequence[int],
     edges: Sequence[int] = (1, 5, 20),
-    kind: CoverageKind = "shown",
     by: Sequence[str] = ("run_id", "agent", "setting"),
     fallback: Convention = "uniform",
     bootstrap: int = 4000,
     seed: int = 0,
-    counts: Sequence[int] | None = None,
 ) -> tuple[GroupSummary, ...]:
-    """Scores (accuracy, Brier, ...) per run and coverage bin (Hindcast Table 1, S/W/N).
-    ``records`` may be their score table, with ``counts`` each row's ``coverage(record,
-    kind)``: the same result, so a reader streaming the records keeps one integer a step."""
-    if isinstance(records, ScoreTable):
-        if counts is None:
-            raise ValueError("coverage_summary: a score table needs each row's coverage count")
-        table = records
-    else:
-        recs = list(records)
-        table, counts = table_from_records(recs), [coverage(r, kind) for r in recs]
+    """Scores (accuracy, Brier, ...) per run and coverage bin (Hindcast Table 1, S/W/N);
+    ``counts``: each row's ``coverage(record, kind)``, so a reader streaming the records keeps
+    one integer a step."""
     labels = [coverage_bin(n, edges) for n in counts]
     table = with_row_column(table, "coverage", labels)
     return summarize(table, by=(*by, "coverage"), fallback=fallback, bootstrap=bootstrap, seed=seed)
 
 
 def lookback_summary(
-    records: Iterable[StepRecord] | ScoreTable,
+    table: ScoreTable,
     fractions: Sequence[float] = (0.25, 0.5, 0.75, 1.0),
     by: Sequence[str] = ("agent", "setting"),
     fallback: Convention = "uniform",
@@ -140,9 +132,7 @@ def lookback_summary(
     schedule, whose step i is fraction i. An event whose schedule has another number of steps
     (fractions that fell on the same day were merged) cannot be mapped and is left out; the
     second value lists those events. ``rollout_std`` is the spread across consistency runs.
-    ``records`` may be their score table: the same result.
     """
-    table = as_table(records)
     event, events = table.keys["event"]
     n_steps = np.zeros(len(events), dtype=np.int64)
     np.maximum.at(n_steps, event, table.step + 1)
@@ -162,7 +152,7 @@ def lookback_summary(
 
 
 def pipeline_recoveries(
-    records: Iterable[StepRecord] | ScoreTable,
+    table: ScoreTable,
     a: Mapping[str, str],
     b: Mapping[str, str],
     pair_by: Sequence[str] = ("agent",),
@@ -175,9 +165,8 @@ def pipeline_recoveries(
     Forecasts are paired on (event, step, rollout) plus ``pair_by`` (e.g. the model, when the
     pipelines are two settings of one agent; pass () when they are two agent names). Right
     means the truth is the only top label. Topics are the events' categories unless ``topic``
-    maps event ids to topics. ``records`` may be their score table: the same result.
+    maps event ids to topics.
     """
-    table = as_table(records)
     ra, rb, correct = _pairs(table, a, b, pair_by, fallback)
     column = "event" if topic else "category"
     codes, names = table.keys[column]
@@ -202,41 +191,26 @@ def stop_reason_of(record: StepRecord) -> str:
 
 
 def evidence_summary(
-    records: Iterable[StepRecord] | ScoreTable,
+    table: ScoreTable,
+    labels: Sequence[str],
     by: Sequence[str] = ("run_id", "agent", "setting"),
     fallback: Convention = "uniform",
     bootstrap: int = 4000,
     seed: int = 0,
-    labels: Sequence[str] | None = None,
 ) -> tuple[GroupSummary, ...]:
-    """Scores per group and the agent's own evidence label (Table 1's accuracy by S/W/N; the
-    ``n`` of each group is Table 6's bin size). ``records`` may be their score table, with
-    ``labels`` each row's ``evidence_label``: the same result."""
-    if isinstance(records, ScoreTable):
-        if labels is None:
-            raise ValueError("evidence_summary: a score table needs each row's evidence label")
-        table = records
-    else:
-        recs = list(records)
-        table, labels = table_from_records(recs), [evidence_label(r) for r in recs]
+    """Scores per group and the agent's own evidence label, each row's ``evidence_label``
+    (Table 1's accuracy by S/W/N; the ``n`` of each group is Table 6's bin size)."""
     table = with_row_column(table, "evidence", labels)
     out = summarize(table, by=(*by, "evidence"), fallback=fallback, bootstrap=bootstrap, seed=seed)
     order = {label: i for i, label in enumerate(EVIDENCE_ORDER)}
     return tuple(sorted(out, key=lambda g: (g.group[:-1], order.get(g.group[-1], 99))))
 
 
-def stop_counts(
-    records: Iterable[StepRecord] | ScoreTable, stops: Sequence[str] | None = None
-) -> dict[tuple[str, str], dict[str, int]]:
-    """Steps per (agent, setting) and stop reason (``-`` where the agent has no loop).
-    ``records`` may be their score table, with ``stops`` each row's ``stop_reason_of``."""
-    if isinstance(records, ScoreTable):
-        if stops is None:
-            raise ValueError("stop_counts: a score table needs each row's stop reason")
-        agents, settings = (_row_names(records, c) for c in ("agent", "setting"))
-        rows: Iterable[tuple[str, str, str]] = zip(agents, settings, stops, strict=True)
-    else:
-        rows = ((r.agent, r.setting, stop_reason_of(r)) for r in records)
+def stop_counts(table: ScoreTable, stops: Sequence[str]) -> dict[tuple[str, str], dict[str, int]]:
+    """Steps per (agent, setting) and stop reason, ``stops`` each row's ``stop_reason_of``
+    (``-`` where the agent has no loop)."""
+    agents, settings = (_row_names(table, c) for c in ("agent", "setting"))
+    rows = zip(agents, settings, stops, strict=True)
     out: dict[tuple[str, str], dict[str, int]] = {}
     for agent, setting, reason in rows:
         counts = out.setdefault((agent, setting), {})
@@ -266,33 +240,23 @@ def duration_bucket(days: float, edges: tuple[float, float] = DURATION_EDGES) ->
 
 
 def paired_recoveries(
-    records: Iterable[StepRecord] | ScoreTable,
+    table: ScoreTable,
     a: Mapping[str, str],
     b: Mapping[str, str],
-    key: Callable[[StepRecord], str] | Sequence[str],
+    key: Sequence[str],
     pair_by: Sequence[str] = ("agent",),
     min_markets: int = 0,
     fallback: Convention = "uniform",
 ) -> tuple[RecoveryCount, ...]:
     """Recoveries (A right, B wrong) and regressions of pipeline A against B per ``key`` of
-    A's record (a topic, a duration bucket, A's stop reason), pooled over everything else.
-    ``records`` may be their score table, ``key`` then each row's group (a sequence).
+    A's row (a topic, a duration bucket, A's stop reason; ``key``: each row's group), pooled
+    over everything else.
 
     Pairs as ``pipeline_recoveries``. A group needs ``min_markets`` distinct markets among the
     pairs (Figure 6 shows topics with at least four); ``RecoveryCount.markets`` counts them.
     """
-    if isinstance(records, ScoreTable):
-        if callable(key):
-            raise ValueError("paired_recoveries: a score table needs each row's group")
-        table, ra, rb, correct = records, *_pairs(records, a, b, pair_by, fallback)
-        groups = [key[i] for i in ra.tolist()]
-    else:
-        if not callable(key):
-            raise ValueError("paired_recoveries: records need a function of the record")
-        recs = list(records)
-        table = table_from_records(recs)
-        ra, rb, correct = _pairs(table, a, b, pair_by, fallback)
-        groups = [key(recs[i]) for i in ra.tolist()]  # A's records only, as ever
+    ra, rb, correct = _pairs(table, a, b, pair_by, fallback)
+    groups = [key[i] for i in ra.tolist()]  # A's rows only
     counts = recoveries_regressions(correct[ra], correct[rb], groups)
     event = table.codes("event")
     markets: dict[str, set[int]] = {}
@@ -303,14 +267,13 @@ def paired_recoveries(
 
 
 def model_recoveries(
-    records: Iterable[StepRecord] | ScoreTable,
+    table: ScoreTable,
     pipelines: Mapping[str, tuple[Mapping[str, str], Mapping[str, str]]],
     fallback: Convention = "uniform",
 ) -> tuple[RecoveryCount, ...]:
     """Per-model nets (section 7.3): for each model its (A, B) selections (the Retrieval agent
     and the zero-shot baseline of that model), paired on (event, step, rollout); one
-    ``RecoveryCount`` a model, ``topic`` its name. ``records`` may be their score table."""
-    table = as_table(records)
+    ``RecoveryCount`` a model, ``topic`` its name."""
     event = table.codes("event")
     out = []
     for model, (a, b) in pipelines.items():
@@ -323,15 +286,13 @@ def model_recoveries(
 
 
 def _pairs(
-    recs: list[StepRecord] | ScoreTable,
+    table: ScoreTable,
     a: Mapping[str, str],
     b: Mapping[str, str],
     pair_by: Sequence[str],
     fallback: Convention,
 ) -> tuple[NDArray[np.int64], NDArray[np.int64], NDArray[np.bool_]]:
-    """Rows of A and of B paired on (event, step, rollout, *pair_by), and who was right (of
-    the records, or of their score table: the same rows)."""
-    table = as_table(recs)
+    """Rows of A and of B paired on (event, step, rollout, *pair_by), and who was right."""
     correct: NDArray[np.bool_] = np.asarray(table.metrics(fallback)["accuracy"] == 1.0)
     cols = [table.codes(c) for c in ("event", *pair_by)] + [table.step, table.rollout]
     key = np.stack(cols, axis=1)

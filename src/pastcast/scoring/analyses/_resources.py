@@ -19,7 +19,7 @@ from numpy.typing import NDArray
 from pastcast.runlog import StepRecord
 from pastcast.scoring._aggregate import _select
 from pastcast.scoring._bootstrap import ratio_bootstrap
-from pastcast.scoring._table import ScoreTable, table_from_records
+from pastcast.scoring._table import ScoreTable
 from pastcast.scoring.analyses._evidence import EvidenceRow, evidence_quartiles
 from pastcast.scoring.analyses._longitudinal import Estimate, group_rows
 
@@ -31,7 +31,6 @@ __all__ = [
     "cost_by_step",
     "memory_cost",
     "resource_rows",
-    "resource_use",
 ]
 
 RESOURCES = ("cost_usd", "input_tokens", "output_tokens", "model_calls", "tool_calls")
@@ -44,18 +43,6 @@ PHASES: Mapping[str, tuple[int, int | None]] = {
 
 MatchKey = tuple[str, str, int, int]
 Floats = NDArray[np.float64]
-
-
-def resource_use(record: StepRecord) -> dict[str, float]:
-    """The resources one logged forecast used."""
-    u = record.episode.usage
-    return {
-        "cost_usd": u.cost_usd,
-        "input_tokens": float(u.input_tokens),
-        "output_tokens": float(u.output_tokens),
-        "model_calls": float(u.model_calls),
-        "tool_calls": float(len(record.episode.tool_calls)),
-    }
 
 
 @dataclass(frozen=True)
@@ -74,26 +61,22 @@ class ResourceRatio:
 
 
 def resource_rows(records: Iterable[StepRecord]) -> Floats:
-    """Per record, the resources of ``RESOURCES`` it used (``resource_use``), one row each: what
-    ``memory_cost`` and ``cost_by_step`` read beside a score table."""
-    use = [[resource_use(r)[x] for x in RESOURCES] for r in records]
+    """Per record, the resources of ``RESOURCES`` it used, one row each: what ``memory_cost`` and
+    ``cost_by_step`` read beside a score table."""
+    use = [
+        (u.cost_usd, u.input_tokens, u.output_tokens, u.model_calls, len(r.episode.tool_calls))
+        for r in records
+        for u in (r.episode.usage,)
+    ]
     return np.array(use, dtype=np.float64).reshape(len(use), len(RESOURCES))
 
 
-def _with_usage(
-    records: Iterable[StepRecord] | ScoreTable, usage: Floats | None, name: str
-) -> tuple[ScoreTable, Floats]:
-    """The score table and per-row resources of ``records``, or the table and ``usage`` given."""
-    if isinstance(records, ScoreTable):
-        if usage is None:
-            raise ValueError(f"{name}: a score table needs its rows' resources (usage)")
-        if usage.shape != (len(records), len(RESOURCES)):
-            raise ValueError(
-                f"{name}: usage is {usage.shape}, not one row of {len(RESOURCES)} per table row"
-            )
-        return records, usage
-    recs = list(records)
-    return table_from_records(recs), resource_rows(recs)
+def _check_usage(table: ScoreTable, usage: Floats, name: str) -> None:
+    """``usage`` must hold one row of ``RESOURCES`` per row of ``table``."""
+    if usage.shape != (len(table), len(RESOURCES)):
+        raise ValueError(
+            f"{name}: usage is {usage.shape}, not one row of {len(RESOURCES)} per table row"
+        )
 
 
 def _index(table: ScoreTable, setting: str) -> dict[MatchKey, int]:
@@ -123,7 +106,7 @@ def _index(table: ScoreTable, setting: str) -> dict[MatchKey, int]:
 
 
 def memory_cost(
-    records: Iterable[StepRecord] | ScoreTable,
+    table: ScoreTable,
     by: Sequence[str] = ("agent",),
     phases: Mapping[str, tuple[int, int | None]] = PHASES,
     resources: Sequence[str] = RESOURCES,
@@ -132,23 +115,23 @@ def memory_cost(
     on: str = "memory_on",
     free: str = "memory_free",
     evidence: Sequence[EvidenceRow] | None = None,
-    usage: Floats | None = None,
+    *,
+    usage: Floats,
 ) -> tuple[ResourceRatio, ...]:
     """Memory-on / memory-free ratios of summed resources per group (``by``: "agent" or
     nothing for all agents pooled), phase and resource.
 
     With an ``evidence`` index, later steps are also split by the quartile of the agent's
-    new-evidence index at the step (phases "later Q1" .. "later Q4", Figure 3b). ``records``
-    may be their score table with ``usage``, each row's resources in ``RESOURCES`` order
-    (``resource_rows``, or a run's step columns): the same result.
+    new-evidence index at the step (phases "later Q1" .. "later Q4", Figure 3b). ``usage``:
+    each row's resources in ``RESOURCES`` order (``resource_rows``, or a run's step columns).
     """
     if set(by) - {"agent"}:
         raise ValueError(f"memory_cost: can group by agent only, not {list(by)}")
     unknown = set(resources) - set(RESOURCES)
     if unknown:
         raise ValueError(f"memory_cost: unknown resources {sorted(unknown)} (know {RESOURCES})")
-    table, use = _with_usage(records, usage, "memory_cost")
-    use = use[:, [RESOURCES.index(r) for r in resources]]
+    _check_usage(table, usage, "memory_cost")
+    use = usage[:, [RESOURCES.index(r) for r in resources]]
     a, b = _index(table, on), _index(table, free)
     keys = sorted(a.keys() & b.keys())
     rng = np.random.default_rng(seed)
@@ -212,30 +195,24 @@ class StepCost:
     """Events with a forecast at this step: later steps average over fewer."""
 
 
-_RECORD_FIELDS = {"event_id": "event", "step_index": "step"}
-"""Record fields named otherwise in a score table."""
-
-
 def cost_by_step(
-    records: Iterable[StepRecord] | ScoreTable,
+    table: ScoreTable,
     by: Sequence[str] = ("setting",),
     resource: str = "cost_usd",
-    usage: Floats | None = None,
+    *,
+    usage: Floats,
 ) -> tuple[StepCost, ...]:
-    """Mean ``resource`` per forecast at each forecast step, per group of ``by`` (score table
-    columns; ``event_id`` and ``step_index`` as records name them) (Forecast-Dojo Figure 3a:
-    cost per forecast at each step, by setting). Agents only; the market and baselines are
-    references without a research cost. ``records`` may be their score table with ``usage``
-    (as ``memory_cost``): the same result."""
+    """Mean ``resource`` per forecast at each forecast step, per group of ``by`` (key columns)
+    (Forecast-Dojo Figure 3a: cost per forecast at each step, by setting). Agents only; the
+    market and baselines are references without a research cost. ``usage`` as ``memory_cost``'s."""
     if resource not in RESOURCES:
         raise ValueError(f"cost_by_step: unknown resource {resource!r} (know {RESOURCES})")
-    table, use = _with_usage(records, usage, "cost_by_step")
-    value = use[:, RESOURCES.index(resource)]
+    _check_usage(table, usage, "cost_by_step")
+    value = usage[:, RESOURCES.index(resource)]
     agents = _select(table, {"role": "agent"})
-    columns = [_RECORD_FIELDS.get(c, c) for c in by]
     event = table.codes("event")
     out = []
-    for group, rows in group_rows(table, columns):
+    for group, rows in group_rows(table, by):
         rows = rows[agents[rows]]
         steps = table.step[rows]
         for step in np.unique(steps).tolist():
