@@ -80,7 +80,8 @@ def test_ece_hand_values() -> None:
     assert ece([1.0, 0.0], [1, 0]) == 0.0
 
 
-@settings(max_examples=60)
+# no deadline: the first example imports sklearn
+@settings(max_examples=60, deadline=None)
 @given(binary_sample(min_size=2))
 def test_ece_agrees_with_sklearn_calibration_curve(
     s: tuple[np.ndarray, np.ndarray, np.ndarray],

@@ -202,7 +202,8 @@ def test_brier_and_log_loss_are_proper(pq: tuple[np.ndarray, np.ndarray]) -> Non
     assert gap == pytest.approx(float(np.sum((p - q) ** 2)), abs=1e-9)
 
 
-@settings(max_examples=50)
+# no deadline: the first example imports sklearn
+@settings(max_examples=50, deadline=None)
 @given(
     st.lists(st.floats(0.0, 1.0), min_size=2, max_size=40),
     st.lists(st.booleans(), min_size=40, max_size=40),
