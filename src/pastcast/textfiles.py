@@ -12,8 +12,9 @@ import errno
 import os
 import stat
 from pathlib import Path
+from typing import Any
 
-__all__ = ["read_text_file"]
+__all__ = ["package_toml", "read_text_file"]
 
 
 class NotRegularFile(OSError):
@@ -35,3 +36,12 @@ def read_text_file(path: str | Path, encoding: str = "utf-8") -> str:
     finally:
         if fd >= 0:
             os.close(fd)
+
+
+def package_toml(package: str, name: str) -> dict[str, Any]:
+    """The TOML data file ``name`` shipped inside ``package`` (presets, word lists, vendors'
+    tables), read as UTF-8 whatever the machine's locale."""
+    import tomllib
+    from importlib import resources
+
+    return tomllib.loads(resources.files(package).joinpath(name).read_text(encoding="utf-8"))

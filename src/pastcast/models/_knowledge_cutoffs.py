@@ -14,7 +14,6 @@ import tomllib
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, timedelta
-from importlib.resources import files
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -29,7 +28,7 @@ from pastcast.owned import cache_root
 from pastcast.records import Record
 from pastcast.registry import Registry
 from pastcast.safejson import canonical_json
-from pastcast.textfiles import read_text_file
+from pastcast.textfiles import package_toml, read_text_file
 
 if TYPE_CHECKING:
     from pastcast.runlog import StepColumns
@@ -79,8 +78,7 @@ def register_knowledge_cutoff(
 
 
 # The vendors' published cutoffs are data: ``published_cutoffs.toml`` beside this module.
-_PUBLISHED = files("pastcast.models").joinpath("published_cutoffs.toml").read_text("utf-8")
-for _name, _day in tomllib.loads(_PUBLISHED).items():
+for _name, _day in package_toml("pastcast.models", "published_cutoffs.toml").items():
     register_knowledge_cutoff(_name, _day, source="published by the vendor")
 
 

@@ -10,14 +10,13 @@ from __future__ import annotations
 
 import tomllib
 from collections.abc import Iterable, Mapping
-from importlib.resources import files
 from pathlib import Path
 
 from pydantic import Field, ValidationError
 
 from pastcast import safejson
 from pastcast.records import Record
-from pastcast.textfiles import read_text_file
+from pastcast.textfiles import package_toml, read_text_file
 from pastcast.validation import first_problem
 
 __all__ = ["DEFAULT_PRICES", "Price", "PriceTable", "longest_prefix", "spec_model_name"]
@@ -30,9 +29,9 @@ class Price(Record):
     """USD per million output (completion) tokens."""
 
 
-_PUBLISHED = files("pastcast.models").joinpath("published_prices.toml").read_text("utf-8")
 DEFAULT_PRICES: dict[str, Price] = {
-    model: Price.model_validate(price) for model, price in tomllib.loads(_PUBLISHED).items()
+    model: Price.model_validate(price)
+    for model, price in package_toml("pastcast.models", "published_prices.toml").items()
 }
 """The built-in table: ``published_prices.toml`` beside this module."""
 

@@ -9,16 +9,15 @@ them (``with_preset``, the one merge; docs/runs.md, "Presets"). The papers' pres
 
 from __future__ import annotations
 
-import tomllib
 from collections.abc import Callable, Iterable, Mapping
 from functools import partial
-from importlib import resources
 from typing import Any, ClassVar, Literal, TypeVar
 
 from pydantic import ConfigDict, Field, JsonValue, field_validator, model_validator
 
 from pastcast.records import Record
 from pastcast.registry import Registry
+from pastcast.textfiles import package_toml
 
 PresetStage = Literal["run", "import", "curate", "stats", "arena", "train"]
 
@@ -219,7 +218,7 @@ def _preset(name: str, table: Mapping[str, Any], shared: Mapping[str, Any]) -> P
 
 
 def _register_papers() -> None:
-    data = tomllib.loads(resources.files("pastcast.runner").joinpath("presets.toml").read_text())
+    data = package_toml("pastcast.runner", "presets.toml")
     shared = data.pop("shared")
     for name, table in data.items():
         presets.add(name, partial(_preset, name, table, shared), description=table["summary"])

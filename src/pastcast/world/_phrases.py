@@ -13,13 +13,11 @@ these fixed phrases, negative sentences avoid words that generic readers take as
 
 from __future__ import annotations
 
-import tomllib
-from importlib import resources
 from typing import Any
 
-_TEXT = tomllib.loads(
-    resources.files("pastcast.world").joinpath("phrases.toml").read_text(encoding="utf-8")
-)
+from pastcast.textfiles import package_toml
+
+_TEXT = package_toml("pastcast.world", "phrases.toml")
 _NEWS = _TEXT["news"]
 
 
