@@ -70,8 +70,8 @@ unit: $(FULL)
 test: lint typecheck unit
 
 # The development tier: the tests outside the slow tier, without lint and types. The slow tier is
-# decided by the durations measured in tests/durations.json (tests/_tiers.py): a test over 2 s, or
-# one using a shared fixture whose set-up is; a test outside it that takes over 5 s fails.
+# decided by the durations measured in tests/durations.json (tests/_tiers.py): a test of 0.5 s or
+# more, or one using a shared fixture whose set-up is; a test outside it that takes over 5 s fails.
 test-fast: $(FULL)
 	$(BIN)/pytest -q -n $(TEST_WORKERS) -m "not slow"
 

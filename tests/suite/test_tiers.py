@@ -80,9 +80,9 @@ def test_a_recording_run_writes_own_times_and_shared_fixtures(tmp_path: Path) ->
     # the sleeper and the module fixture are written down; the fixture's users are not charged
     # for it, the skipped test loses its entry, a test this run did not select keeps its own
     assert set(written.tests) == {"test_mod.py::test_sleepy", "gone.py::t"}
-    assert 0.5 <= written.tests["test_mod.py::test_sleepy"] < SLOW_S
+    assert SLOW_S <= written.tests["test_mod.py::test_sleepy"] < 1.1  # not its 0.6 s twice
     assert list(written.fixtures) == ["test_mod.py::server"]
-    assert 0.5 <= written.fixtures["test_mod.py::server"] < SLOW_S
+    assert SLOW_S <= written.fixtures["test_mod.py::server"] < 1.1
 
 
 def test_the_file_decides_the_slow_tier_and_the_fast_tier_has_a_time_limit(

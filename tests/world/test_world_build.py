@@ -37,9 +37,10 @@ def test_different_seed_differs(world: World) -> None:
 
 
 def test_default_world_builds_fast() -> None:
-    t0 = time.perf_counter()
+    # this process's CPU time: a busy machine stretches the wall clock, not the work
+    t0 = time.process_time()
     build_world(7)
-    assert time.perf_counter() - t0 < 3.0
+    assert time.process_time() - t0 < 3.0
 
 
 def test_counts_in_range(world: World) -> None:
