@@ -8,30 +8,28 @@ from __future__ import annotations
 
 import math
 import secrets
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Mapping, Sequence
+from typing import Any, TypeVar
 
 from pastcast.records import Record
 from pastcast_arena._records import MAX_BP, SignedCommit, SignedReveal
 
 __all__ = [
     "Domain",
-    "commit_digest",
-    "commit_typed_data",
     "commitment",
     "condition_id_for",
     "keccak_hex",
+    "message_digest",
     "new_salt",
     "predictions_hash",
-    "recover_commit_signer",
-    "recover_reveal_signer",
+    "recover_signer",
     "require_evm_extra",
-    "reveal_digest",
-    "reveal_typed_data",
     "sign_commit",
     "sign_reveal",
     "to_bp",
 ]
+
+M = TypeVar("M", SignedCommit, SignedReveal)
 
 # secp256k1 order / 2: the contract refuses signatures with a larger s (malleable copies).
 _HALF_N = 0x7FFFFFFFFFFFFFFFFFFFFFFFFFFFFFFF5D576E7357A4501DDFE92F46681B20A0
@@ -156,56 +154,30 @@ class Domain(Record):
         }
 
 
-def _typed(
-    domain: Domain, primary: str, fields: list[dict[str, str]], message: dict[str, Any]
-) -> dict[str, Any]:
+def _typed(domain: Domain, fields: Mapping[str, Any]) -> dict[str, Any]:
+    """The EIP-712 typed data of a ``Commit`` (``fields`` with a ``commit_hash``) or a
+    ``Reveal`` message (``predictions`` and ``salt``), as the contract hashes it."""
+    if "commit_hash" in fields:
+        primary, types = "Commit", _COMMIT_FIELDS
+        body = {"commitHash": _bytes32(fields["commit_hash"], "commit hash")}
+    else:
+        primary, types = "Reveal", _REVEAL_FIELDS
+        body = {
+            "predictionsHash": _bytes32(
+                predictions_hash(fields["predictions"]), "predictions hash"
+            ),
+            "salt": _bytes32(fields["salt"], "salt"),
+        }
     return {
-        "types": {"EIP712Domain": _DOMAIN_FIELDS, primary: fields},
+        "types": {"EIP712Domain": _DOMAIN_FIELDS, primary: types},
         "primaryType": primary,
         "domain": domain.as_dict(),
-        "message": message,
+        "message": {
+            "roundId": fields["round_id"],
+            **body,
+            **{k: fields[k] for k in ("agent", "nonce", "deadline")},
+        },
     }
-
-
-def commit_typed_data(
-    domain: Domain, round_id: int, commit_hash: str, agent: str, nonce: int, deadline: int
-) -> dict[str, Any]:
-    return _typed(
-        domain,
-        "Commit",
-        _COMMIT_FIELDS,
-        {
-            "roundId": round_id,
-            "commitHash": _bytes32(commit_hash, "commit hash"),
-            "agent": agent,
-            "nonce": nonce,
-            "deadline": deadline,
-        },
-    )
-
-
-def reveal_typed_data(
-    domain: Domain,
-    round_id: int,
-    predictions: Sequence[int],
-    salt: str,
-    agent: str,
-    nonce: int,
-    deadline: int,
-) -> dict[str, Any]:
-    return _typed(
-        domain,
-        "Reveal",
-        _REVEAL_FIELDS,
-        {
-            "roundId": round_id,
-            "predictionsHash": _bytes32(predictions_hash(predictions), "predictions hash"),
-            "salt": _bytes32(salt, "salt"),
-            "agent": agent,
-            "nonce": nonce,
-            "deadline": deadline,
-        },
-    )
 
 
 def _signable(typed: dict[str, Any]) -> Any:
@@ -215,24 +187,11 @@ def _signable(typed: dict[str, Any]) -> Any:
     return encode_typed_data(full_message=typed)
 
 
-def _digest(typed: dict[str, Any]) -> str:
-    m = _signable(typed)
+def message_digest(domain: Domain, msg: SignedCommit | SignedReveal) -> str:
+    """The EIP-712 digest the agent signs for ``msg`` (what the contract's commitDigest and
+    revealDigest return)."""
+    m = _signable(_typed(domain, msg.model_dump()))
     return keccak_hex(b"\x19" + bytes(m.version) + bytes(m.header) + bytes(m.body))
-
-
-def commit_digest(domain: Domain, msg: SignedCommit) -> str:
-    """The EIP-712 digest the agent signs for ``msg`` (what the contract's commitDigest returns)."""
-    return _digest(
-        commit_typed_data(domain, msg.round_id, msg.commit_hash, msg.agent, msg.nonce, msg.deadline)
-    )
-
-
-def reveal_digest(domain: Domain, msg: SignedReveal) -> str:
-    return _digest(
-        reveal_typed_data(
-            domain, msg.round_id, msg.predictions, msg.salt, msg.agent, msg.nonce, msg.deadline
-        )
-    )
 
 
 def _account(private_key: str) -> Any:
@@ -242,29 +201,25 @@ def _account(private_key: str) -> Any:
     return Account.from_key(private_key)
 
 
-def _sign(account: Any, typed: dict[str, Any]) -> str:
-    return "0x" + bytes(account.sign_message(_signable(typed)).signature).hex()
+def _signed(kind: type[M], private_key: str, domain: Domain, **fields: Any) -> M:
+    account = _account(private_key)
+    fields["agent"] = str(account.address)
+    signature = account.sign_message(_signable(_typed(domain, fields))).signature
+    return kind(**fields, signature="0x" + bytes(signature).hex())
 
 
 def sign_commit(
-    private_key: str,
-    domain: Domain,
-    round_id: int,
-    commit_hash: str,
-    nonce: int,
-    deadline: int,
+    private_key: str, domain: Domain, round_id: int, commit_hash: str, nonce: int, deadline: int
 ) -> SignedCommit:
     """The agent's signed ``Commit`` for a relayer to submit."""
-    account = _account(private_key)
-    agent = str(account.address)
-    sig = _sign(account, commit_typed_data(domain, round_id, commit_hash, agent, nonce, deadline))
-    return SignedCommit(
+    return _signed(
+        SignedCommit,
+        private_key,
+        domain,
         round_id=round_id,
         commit_hash=commit_hash,
-        agent=agent,
         nonce=nonce,
         deadline=deadline,
-        signature=sig,
     )
 
 
@@ -277,18 +232,15 @@ def sign_reveal(
     nonce: int,
     deadline: int,
 ) -> SignedReveal:
-    account = _account(private_key)
-    agent = str(account.address)
-    typed = reveal_typed_data(domain, round_id, predictions, salt, agent, nonce, deadline)
-    sig = _sign(account, typed)
-    return SignedReveal(
+    return _signed(
+        SignedReveal,
+        private_key,
+        domain,
         round_id=round_id,
         predictions=tuple(predictions),
         salt=salt,
-        agent=agent,
         nonce=nonce,
         deadline=deadline,
-        signature=sig,
     )
 
 
@@ -316,12 +268,9 @@ def _recover(digest: str, signature: str) -> str:
     return str(public.to_checksum_address())
 
 
-def recover_commit_signer(domain: Domain, msg: SignedCommit) -> str:
-    return _recover(commit_digest(domain, msg), msg.signature)
-
-
-def recover_reveal_signer(domain: Domain, msg: SignedReveal) -> str:
-    return _recover(reveal_digest(domain, msg), msg.signature)
+def recover_signer(domain: Domain, msg: SignedCommit | SignedReveal) -> str:
+    """Who signed ``msg``; ``ValueError`` for a signature the contract refuses."""
+    return _recover(message_digest(domain, msg), msg.signature)
 
 
 def reasoning_digest(round_id: int, commit_hash: str, traces: Any) -> str:

@@ -19,11 +19,7 @@ from pydantic import Field
 from pastcast.records import Record
 from pastcast_arena._backend import ArenaBackend, ArenaRejected
 from pastcast_arena._body import BoundedJsonBody
-from pastcast_arena._protocol import (
-    recover_commit_signer,
-    recover_reasoning_signer,
-    recover_reveal_signer,
-)
+from pastcast_arena._protocol import recover_reasoning_signer, recover_signer
 from pastcast_arena._records import (
     Address,
     Bp,
@@ -129,12 +125,9 @@ def create_relayer(
             raise HTTPException(400, f"the signature is {signer}'s, not {agent}'s")
 
     def relay(
-        kind: str,
-        msg: SignedCommit | SignedReveal,
-        recover: Callable[[], str],
-        submit: Callable[[bool], str],
+        kind: str, msg: SignedCommit | SignedReveal, submit: Callable[[bool], str]
     ) -> dict[str, Any]:
-        signed_by(msg.agent, recover)
+        signed_by(msg.agent, lambda: recover_signer(backend.domain, msg))
         with lock:
             refused = rules.check(kind, msg.agent, msg.round_id)
             if refused:
@@ -159,21 +152,11 @@ def create_relayer(
 
     @app.post("/commit")
     def commit(msg: SignedCommit) -> dict[str, Any]:
-        return relay(
-            "commit",
-            msg,
-            lambda: recover_commit_signer(backend.domain, msg),
-            lambda sim: backend.commit(msg, simulate=sim),
-        )
+        return relay("commit", msg, lambda sim: backend.commit(msg, simulate=sim))
 
     @app.post("/reveal")
     def reveal(msg: SignedReveal) -> dict[str, Any]:
-        return relay(
-            "reveal",
-            msg,
-            lambda: recover_reveal_signer(backend.domain, msg),
-            lambda sim: backend.reveal(msg, simulate=sim),
-        )
+        return relay("reveal", msg, lambda sim: backend.reveal(msg, simulate=sim))
 
     published: dict[tuple[int, str], dict[str, Any]] = {}
 

@@ -7,19 +7,13 @@ it; scores and outcomes are computed here, so a verifier recomputes rather than 
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 from pydantic import TypeAdapter
 
 from pastcast_arena._backend import ArenaRejected
-from pastcast_arena._protocol import (
-    Domain,
-    commitment,
-    recover_commit_signer,
-    recover_reveal_signer,
-)
+from pastcast_arena._protocol import Domain, commitment, recover_signer
 from pastcast_arena._records import (
     MAX_BP,
     OUTCOME_EXCLUDED,
@@ -84,19 +78,17 @@ class ArenaRules:
             raise ArenaRejected("Rounds: unknown round")
         return r
 
-    def _use_signature(self, agent: str, nonce: int, deadline: int, signer: str, at: int) -> None:
-        if at > deadline:
-            raise ArenaRejected("Arena: signature expired")
-        if nonce != self.nonces.get(agent, 0):
-            raise ArenaRejected("Arena: invalid nonce")
-        if signer != agent:
-            raise ArenaRejected("Arena: signer is not the agent")
-
-    def _signer(self, recover: Callable[[], str]) -> str:
+    def _check_signature(self, msg: SignedCommit | SignedReveal, at: int) -> None:
         try:
-            return recover()
+            signer = recover_signer(self.domain, msg)
         except ValueError as exc:
             raise ArenaRejected(f"Arena: invalid signature ({exc})") from None
+        if at > msg.deadline:
+            raise ArenaRejected("Arena: signature expired")
+        if msg.nonce != self.nonces.get(msg.agent, 0):
+            raise ArenaRejected("Arena: invalid nonce")
+        if signer != msg.agent:
+            raise ArenaRejected("Arena: signer is not the agent")
 
     def apply(self, rec: dict[str, Any], at: int, ref: str, seq: int) -> dict[str, Any]:
         kind = rec.get("kind")
@@ -159,8 +151,7 @@ class ArenaRules:
 
     def _apply_commit(self, rec: dict[str, Any], at: int, ref: str, seq: int) -> dict[str, Any]:
         msg = SignedCommit.model_validate(rec["message"])
-        signer = self._signer(lambda: recover_commit_signer(self.domain, msg))
-        self._use_signature(msg.agent, msg.nonce, msg.deadline, signer, at)
+        self._check_signature(msg, at)
         r = self._round(msg.round_id)
         if msg.agent not in self.agents:
             raise ArenaRejected("Arena: agent not registered")
@@ -185,8 +176,7 @@ class ArenaRules:
 
     def _apply_reveal(self, rec: dict[str, Any], at: int, ref: str, seq: int) -> dict[str, Any]:
         msg = SignedReveal.model_validate(rec["message"])
-        signer = self._signer(lambda: recover_reveal_signer(self.domain, msg))
-        self._use_signature(msg.agent, msg.nonce, msg.deadline, signer, at)
+        self._check_signature(msg, at)
         r = self._round(msg.round_id)
         if at < r.commit_deadline:
             raise ArenaRejected("Arena: commit phase still open")
