@@ -1,17 +1,6 @@
-"""Foresight Arena on pastcast: commit-reveal forecasting rounds scored against the market.
-
-Rounds of k binary markets (``plan_rounds``, pluggable ``SELECTORS``) with benchmark prices at
-the commit deadline; the protocol in Python, byte for byte as the contracts compute it
-(``commitment``, EIP-712 ``sign_commit``/``sign_reveal``); the Solidity contracts deployed on an
-in-process EVM or a node (``EvmArena``) or the chain-less hash-chained ledger (``LedgerArena``);
-the indexer and CSV/Parquet snapshots; the relayer; replays of datasets by pastcast agents
-(``arena_replay``); per-round scoring and statistics (``arena_report``); the paper's simulation
-(``simulate``); the live service (``arena_live``).
-
-A distribution of its own on top of pastcast: it imports only pastcast's public names, and
-reaches the ``pastcast`` command line (``pastcast arena ...``) and the reports through entry
-points.
-"""
+"""Foresight Arena on pastcast: commit-reveal forecasting rounds scored against the market
+(docs/arena.md). A distribution of its own: it imports only pastcast's public names, and joins
+the ``pastcast`` command line (``pastcast arena ...``) and the reports through entry points."""
 
 from pastcast_arena._backend import ArenaRejected
 from pastcast_arena._calibration import calibrate_simulation

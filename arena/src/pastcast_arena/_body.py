@@ -1,11 +1,7 @@
-"""A request body bounded before it is read: an ASGI middleware in front of the relayer.
-
-The declared ``Content-Length`` is checked first, so an oversized body is refused without
-reading a byte of it; a body without one (chunked) is read in the chunks it arrives in and
-refused as soon as it passes the bound. What is accepted must be JSON within ``safejson``'s
-limits (FastAPI's decoder recurses on the C stack, and under the recursion limit web3 sets a
-deeply nested body would crash the server); it is then handed on as if it had not been read.
-"""
+"""A request body bounded before it is read (an ASGI middleware in front of the relayer): refused
+on its declared length, or as soon as it passes the bound, and refused unless JSON within
+``safejson``'s limits (FastAPI's decoder recurses on the C stack: a deeply nested body would
+crash the server); otherwise handed on as if unread."""
 
 from __future__ import annotations
 

@@ -1,15 +1,11 @@
-"""The arena on a real EVM: the shipped contracts deployed on an in-process py-evm chain
-(``eth-tester``) through ``web3``, or on any chain a ``Web3`` instance reaches.
-
-The deployer account is curator, outcome oracle (of the conditional-tokens mock) and relayer:
-it pays for the signed commits and reveals it submits. The arena contract is the client whose
-ERC-8004 feedback (the scores) the leaderboard reads. ``EvmArena.attach`` reads a deployment
-someone else made, found from its arena contract's address alone.
-"""
+"""The arena on a real EVM: the shipped contracts deployed through ``web3`` on an in-process py-evm
+chain or on any chain a ``Web3`` reaches; the deployer is curator, oracle of the mock
+conditional tokens, and relayer (docs/arena.md, "The contracts")."""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from functools import cached_property
 from typing import Any
 
 from pastcast_arena._backend import ArenaRejected
@@ -18,7 +14,7 @@ from pastcast_arena._protocol import Domain, require_evm_extra
 from pastcast_arena._records import RoundScore, SignedCommit, SignedReveal
 from pastcast_arena._scoring import YES_INDEX
 
-__all__ = ["EvmArena", "node_web3"]
+__all__ = ["EvmArena", "node_web3", "score_of"]
 
 # An explicit gas limit: py-evm's estimate is a binary search of whole executions, which costs
 # about ten times the transaction itself. Without the estimate a reverting transaction is mined
@@ -94,13 +90,8 @@ class EvmArena:
             from eth_tester import EthereumTester, PyEVMBackend
             from web3 import EthereumTesterProvider, Web3
 
-            self.tester: Any = EthereumTester(PyEVMBackend())
-            w3 = Web3(EthereumTesterProvider(self.tester))
-        else:
-            self.tester = getattr(w3.provider, "ethereum_tester", None)
-        self.w3 = w3
-        self.operator: str = w3.eth.accounts[0]
-        self._reverts = _revert_types()
+            w3 = Web3(EthereumTesterProvider(EthereumTester(PyEVMBackend())))
+        self._on(w3)
         art = artifacts()
         self.external_ctf = conditional_tokens is not None
         self.yes_index = yes_index
@@ -122,8 +113,6 @@ class EvmArena:
             yes_index,
         )
         self.deploy_block: int = int(w3.eth.block_number)
-        self._batch: Any = None
-        self._domain = Domain(chain_id=int(w3.eth.chain_id), verifying_contract=self.arena.address)
 
     @classmethod
     def attach(cls, w3: Any, arena: str, *, from_block: int = 0) -> EvmArena:
@@ -135,10 +124,7 @@ class EvmArena:
         art = artifacts()
         address = _contract_at(w3, arena)
         self = cls.__new__(cls)
-        self.w3 = w3
-        self.tester = getattr(w3.provider, "ethereum_tester", None)
-        self.operator = w3.eth.accounts[0] if w3.eth.accounts else ""
-        self._reverts = _revert_types()
+        self._on(w3)
 
         def at(addr: str, name: str) -> Any:
             return w3.eth.contract(address=addr, abi=art[name]["abi"])
@@ -159,9 +145,15 @@ class EvmArena:
         self.conditional_tokens = at(tokens, "MockConditionalTokens")
         self.external_ctf = False
         self.deploy_block = from_block
-        self._batch = None
-        self._domain = Domain(chain_id=int(w3.eth.chain_id), verifying_contract=self.arena.address)
         return self
+
+    def _on(self, w3: Any) -> None:
+        """The chain's parts both a deployment and an attachment use."""
+        self.w3 = w3
+        self.tester: Any = getattr(w3.provider, "ethereum_tester", None)
+        self.operator: str = w3.eth.accounts[0] if w3.eth.accounts else ""
+        self._reverts = _revert_types()
+        self._batch: Any = None
 
     def addresses(self) -> dict[str, str]:
         """The deployment's contract addresses by contract name."""
@@ -236,9 +228,9 @@ class EvmArena:
 
     # ------------------------------------------------------------------ ArenaBackend
 
-    @property
+    @cached_property
     def domain(self) -> Domain:
-        return self._domain
+        return Domain(chain_id=int(self.w3.eth.chain_id), verifying_contract=self.arena.address)
 
     def now(self) -> int:
         return int(self.w3.eth.get_block("latest")["timestamp"])
@@ -360,14 +352,18 @@ class EvmArena:
         from web3.logs import DISCARD
 
         receipt = self.transact(self.arena.functions.calculateScoresForPendingReveals(round_id))
-        return tuple(
-            RoundScore(
-                round_id=int(e.args.roundId),
-                agent=str(e.args.agent),
-                brier_bp=int(e.args.brierBp),
-                alpha_bp=int(e.args.alphaBp),
-                resolved=int(e.args.resolvedCount),
-            )
-            # the receipt also holds the reputation registry's NewFeedback logs: skipped
-            for e in self.arena.events.ScoreCalculated().process_receipt(receipt, errors=DISCARD)
-        )
+        # the receipt also holds the reputation registry's NewFeedback logs: skipped
+        logs = self.arena.events.ScoreCalculated().process_receipt(receipt, errors=DISCARD)
+        return tuple(map(score_of, logs))
+
+
+def score_of(event: Any) -> RoundScore:
+    """A ``ScoreCalculated`` log as the score it records."""
+    args = event.args
+    return RoundScore(
+        round_id=int(args.roundId),
+        agent=str(args.agent),
+        brier_bp=int(args.brierBp),
+        alpha_bp=int(args.alphaBp),
+        resolved=int(args.resolvedCount),
+    )

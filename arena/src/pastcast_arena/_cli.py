@@ -104,7 +104,7 @@ def calibrate(
 
     fit = calibrate_simulation()
     if json_:
-        paper = [{**c.model_dump(mode="json"), "residual": c.residual} for c in fit.comparison]
+        paper = [c.model_dump(mode="json") for c in fit.comparison]
         print_json({"config": fit.config.model_dump(mode="json"), "paper": paper})
         return
     typer.echo(fit.config.model_dump_json(indent=2))

@@ -1,10 +1,6 @@
-"""Benchmark prices and volumes at a replayed commit deadline from Polymarket's CLOB, read
-through a ``ClobCache`` (offline once fetched, so a replay is the same every time): the latest
-book's mid before the deadline, else the last minute price strictly before it, else the
-labelled daily-mean fallback (docs/arena.md, "Deadline prices from the CLOB"). Volumes are the
-shares traded in a window before it; ``None`` where the trade feed has not given the whole
-window.
-"""
+"""Benchmark prices and volumes at a replayed commit deadline from Polymarket's CLOB, read through
+a ``ClobCache`` (offline once fetched, so a replay is the same every time): docs/arena.md,
+"Deadline prices from the CLOB"."""
 
 from __future__ import annotations
 

@@ -1,11 +1,5 @@
-"""The Solidity sources, their compiled ABI and bytecode (shipped as package data), and the
-compiler call that reproduces them.
-
-The compiler is ``solcjs`` from the npm package ``solc`` (pinned below): a WebAssembly build that
-runs offline once installed (``npm install --prefix .venv/solc solc@0.8.37``). The artifacts are
-compiled with fixed settings, so recompiling the shipped sources must give the shipped bytecode
-byte for byte (the metadata hash at the end of the bytecode covers sources and settings).
-"""
+"""The Solidity sources, their compiled ABI and bytecode (shipped as package data), and the solcjs
+call (``npm install --prefix .venv/solc solc@0.8.37``) that reproduces them byte for byte."""
 
 from __future__ import annotations
 

@@ -1,8 +1,6 @@
-"""A deployment's record: the chain and the contracts an arena runs on, written whole when they
-are deployed (``deployment.json``), so a later process reattaches to the same contracts instead
-of deploying new ones, and a third party reads the same leaderboard (``arena report
---from-chain``). Reattaching checks the node against the record: its chain id, and code at
-every recorded address, the same contracts the arena contract leads to."""
+"""A deployment's record (``deployment.json``: chain id, contract addresses, block), written when
+deployed so a later process reattaches instead of deploying again, and a third party reads the
+same leaderboard; reattaching checks the node against it."""
 
 from __future__ import annotations
 

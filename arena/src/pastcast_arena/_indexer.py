@@ -1,16 +1,11 @@
-"""Rebuild the arena's history from a chain's event logs (the role of the paper's subgraph).
-
-Only logs are read, never contract storage, so the snapshot is what any third party sees: who
-registered, every round with its markets, deadlines and benchmark prices, every commit, reveal,
-outcome and score, each with its transaction and block.
-"""
+"""The arena's history from a chain's event logs alone (the paper's subgraph): what any third party
+sees, never contract storage."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from pastcast_arena._chain import EvmArena
-from pastcast_arena._records import RoundScore
+from pastcast_arena._chain import EvmArena, score_of
 from pastcast_arena._snapshot import (
     ArenaSnapshot,
     IndexedAgent,
@@ -86,16 +81,7 @@ def index_chain(arena: EvmArena, from_block: int | None = None) -> ArenaSnapshot
         )
         for e in _logs(arena.arena, "OutcomesTriggered", start)
     )
-    scores = tuple(
-        RoundScore(
-            round_id=int(e.args.roundId),
-            agent=str(e.args.agent),
-            brier_bp=int(e.args.brierBp),
-            alpha_bp=int(e.args.alphaBp),
-            resolved=int(e.args.resolvedCount),
-        )
-        for e in _logs(arena.arena, "ScoreCalculated", start)
-    )
+    scores = tuple(map(score_of, _logs(arena.arena, "ScoreCalculated", start)))
     return ArenaSnapshot(
         agents=agents,
         rounds=rounds,

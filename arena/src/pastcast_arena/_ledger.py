@@ -1,8 +1,6 @@
 """The arena without a chain: an append-only, hash-chained JSON-lines ledger (docs/arena.md, "The
-ledger"). Each line is ``{"seq", "at", "prev", "record", "hash"}``; records pass the contract's
-rules (``ArenaRules``) before they are written and fsynced, and ``verify_ledger`` applies every
-line again. The ledger proves what its operator recorded, not when: its clock is the operator's.
-"""
+ledger") whose records pass ``ArenaRules`` before they are written and again when verified. It
+proves what its operator recorded, not when: its clock is the operator's."""
 
 from __future__ import annotations
 

@@ -123,6 +123,25 @@ class LiveContext:
             return self.submitted(kind, round_id, agent)
         return True
 
+    def give_up(self, kind: Kind, rnd: RoundState, why: str) -> None:
+        """Once ``kind``'s window closed: a slot whose message the arena holds is marked so,
+        one still waiting for it misses it (``why``)."""
+        changed = False
+        for name, slot in rnd.agents.items():
+            if kind == "reveal" and (not slot.committed or slot.revealed):
+                continue
+            if kind == "commit" and (slot.committed or slot.missed):
+                continue
+            assert rnd.round_id is not None
+            held = getattr(slot, kind) is not None
+            if held and self.submitted(kind, rnd.round_id, self.state.agents[name]):
+                setattr(slot, _DONE[kind], True)
+            else:
+                slot.missed = why
+            changed = True
+        if changed:
+            self.save()
+
     def payouts(self, m: OpenMarket) -> tuple[int, ...] | None:
         """The payouts the external conditional-tokens contract holds for ``m`` (None:
         unresolved, or the node did not answer), in the arena's convention: YES at

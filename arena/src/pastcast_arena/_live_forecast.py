@@ -1,5 +1,6 @@
-"""Live forecasting and commitments: the agents forecast at the cutoff through the runner, the
-predictions and salt are written, then signed and sent; reasoning traces published beside them."""
+"""Live forecasting, commitments and reveals: the agents forecast at the cutoff through the
+runner, the predictions and salt are written, then signed and sent, reasoning traces published
+beside them; after the commit deadline the benchmark prices are set and the reveals sent."""
 
 from __future__ import annotations
 
@@ -18,17 +19,13 @@ from pastcast_arena._backend import ArenaRejected
 from pastcast_arena._live_context import LiveContext
 from pastcast_arena._live_plan import DATASET_ID
 from pastcast_arena._live_state import RoundState
-from pastcast_arena._protocol import (
-    commitment,
-    new_salt,
-    sign_commit,
-    sign_reasoning,
-)
-from pastcast_arena._records import utc
+from pastcast_arena._protocol import commitment, new_salt, sign_commit, sign_reasoning, sign_reveal
+from pastcast_arena._records import BenchmarkPrice, utc
 from pastcast_arena._relayer_client import RelayerUnavailable
 from pastcast_arena._replay import prediction_bp
+from pastcast_arena._rounds import benchmark_from_trades
 
-__all__ = ["Forecasting"]
+__all__ = ["Forecasting", "Reveals"]
 
 log = logging.getLogger(__name__)
 
@@ -90,7 +87,7 @@ class Forecasting:
             return
         if rnd.cutoff is None:
             if ctx.now() >= rnd.commit_deadline - ctx.plan.commit_margin_s:
-                return  # too late to forecast and commit: give_up_commits records it
+                return  # too late to forecast and commit: the commit window's give_up records it
             # the moment forecasting is due (the lead time before the deadline), not the tick
             # that noticed it: the same whenever the process came up, so a restarted service
             # forecasts on the same information as one that never stopped
@@ -181,20 +178,49 @@ class Forecasting:
             log.warning("reasoning of %s not published yet: %s", name, exc)
             return ""
 
-    def give_up_commits(self, rnd: RoundState, why: str) -> None:
+
+class Reveals:
+    """The benchmark prices set once the commit deadline passed, and the reveals inside the
+    window."""
+
+    def __init__(self, ctx: LiveContext) -> None:
+        self.ctx = ctx
+
+    def benchmarks(self, rnd: RoundState) -> None:
         ctx = self.ctx
-        changed = False
+        assert rnd.round_id is not None
+        prices: list[BenchmarkPrice] = []
+        deadline = utc(rnd.commit_deadline)
+        for m in rnd.markets:
+            if m.market_id in rnd.books:
+                prices.append(rnd.books[m.market_id])
+                continue
+            start = m.start_date or deadline - timedelta(days=30)
+            try:
+                obs = ctx.client.price_history(m.yes_token, start, deadline)
+                trades = [(utc(t), p) for t, p in obs]
+                prices.append(benchmark_from_trades(m.market_id, trades, deadline))
+            except (PolymarketError, ValueError) as exc:
+                log.warning("no benchmark price for %s yet: %s", m.market_id, exc)
+                return  # asked again next tick
+        rnd.books = {p.market_id: p for p in prices}
+        ctx.save()
+        try:
+            ctx.backend.set_benchmarks(rnd.round_id, [p.price_bp for p in prices])
+        except ArenaRejected as exc:
+            if exc.reason != "Rounds: benchmark prices already set":
+                raise
+        rnd.benchmarks_set = True
+        ctx.save()
+
+    def reveal_all(self, rnd: RoundState) -> None:
+        ctx = self.ctx
+        assert rnd.round_id is not None
         for name in ctx.names:
             slot = rnd.agents[name]
-            if slot.committed or slot.missed:
+            if not slot.committed or slot.revealed or slot.missed:
                 continue
-            assert rnd.round_id is not None
-            if slot.commit is not None and ctx.submitted(
-                "commit", rnd.round_id, ctx.state.agents[name]
-            ):
-                slot.committed = True
-            else:
-                slot.missed = why
-            changed = True
-        if changed:
-            ctx.save()
+            assert slot.predictions is not None and slot.salt is not None
+            key, domain, deadline = ctx.keys[name], ctx.backend.domain, rnd.reveal_deadline - 1
+            args = (key, domain, rnd.round_id, slot.predictions, slot.salt)
+            ctx.deliver("reveal", rnd, name, partial(sign_reveal, *args, deadline=deadline))

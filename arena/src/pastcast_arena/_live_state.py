@@ -1,12 +1,6 @@
-"""The live arena's durable state: what each round has done and is about to do, written whole
-(``pastcast.atomic``) before every action, so a restart continues where the last process
-stopped and every action can be repeated without effect.
-
-The salt and the predictions of a commitment are in the state file before the commitment is
-signed; the signed message is in it before it is sent. A process killed at any moment leaves
-either no commitment (the next one forecasts or signs again from what is written) or one
-whose salt and predictions are on disk.
-"""
+"""The live arena's durable state, written whole (``pastcast.atomic``) before every action: the
+salt and predictions of a commitment are on disk before it is signed, the signed message before
+it is sent, so a restart at any moment continues and repeats nothing."""
 
 from __future__ import annotations
 

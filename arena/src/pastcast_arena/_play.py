@@ -1,9 +1,6 @@
-"""Play rounds through an arena: create, commit (signed), benchmark, reveal, resolve, score.
-
-The same sequence runs on the EVM and on the ledger. The arena's clock is its own: a replayed
-round gets fresh deadlines on it (one phase each for commits and reveals), while the round's
-historical deadlines stay in the ``Round`` record the agents forecast at.
-"""
+"""Play rounds through an arena (the EVM or the ledger alike): create, commit, benchmark, reveal,
+resolve, score. A replayed round gets fresh deadlines on the arena's own clock; its historical
+ones stay in the ``Round`` the agents forecast at."""
 
 from __future__ import annotations
 

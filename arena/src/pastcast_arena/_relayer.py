@@ -1,9 +1,5 @@
-"""The gasless relayer: agents POST EIP-712 signed commits and reveals; the relayer checks the
-signature, allows one commit and one reveal per agent and round, rate-limits, simulates the call
-(``eth_call`` on a chain, a dry run on a ledger) and only then submits it. Status codes, the
-bounds on what a client sends and the curator's ``/admin/...`` actions: docs/arena.md ("The
-relayer").
-"""
+"""The gasless relayer: signed commits and reveals checked, limited, simulated, then submitted
+(docs/arena.md, "The relayer": status codes, bounds and the curator's ``/admin/...`` actions)."""
 
 from __future__ import annotations
 

@@ -1,14 +1,7 @@
 """Replay mode: rounds built from a dataset's resolved markets, forecast by pastcast agents as of
-each commit deadline, then committed, revealed and scored through an arena. Round-level agents
-(the ``arena-benchmark`` agent) forecast each round in one conversation (``_round_play``).
-
-Agents forecast through the normal machinery (``run_benchmark`` over one step per market and
-round whose cutoff is the round's commit deadline): the episode's tools are bound to that
-cutoff, and market prices reach only agents registered with market access (the market
-reference). The benchmark price is taken by the arena at the deadline (``Round.benchmarks``) and
-is never part of an episode. An unusable forecast is submitted as 5,000 bp (the uniform
-fallback) and counted.
-"""
+each commit deadline (``run_benchmark``, so every episode's tools are bound to that cutoff),
+then committed, revealed and scored through an arena (docs/arena.md, "Replays of resolved
+markets"). Round-level agents forecast a round in one conversation (``_round_play``)."""
 
 from __future__ import annotations
 

@@ -1,14 +1,7 @@
-"""The agents' reputation read back from a chain: the identity registry's agents and cards, the
-reputation registry's per-round entries, and the leaderboard computed from them alone.
-
-Nothing off-chain is read: names are the agents' card URIs (``tokenURI``), roles their card's
-``role`` metadata, per-round Brier and alpha the ERC-8004 feedback the arena contract gave
-when it scored (``readAllFeedback`` filtered to that one client: anyone may give feedback, and
-whose counts is the reader's choice), the counted markets the arena's stored outcomes, and
-Proposition 2's standard error comes from the revealed predictions, benchmark prices and
-outcomes the arena logged (the indexer's snapshot). The leaderboard is computed by the same
-function as the off-chain report's (``standings``), so a replay's two leaderboards are equal.
-"""
+"""The agents' reputation read back from a chain alone (docs/arena.md, "Reputation"): the
+identity registry's cards, the arena's ERC-8004 feedback (only that client's: anyone may give
+feedback) and its logged reveals, turned into the leaderboard by the off-chain report's own
+``standings``, so a replay's two leaderboards are equal."""
 
 from __future__ import annotations
 

@@ -1,13 +1,7 @@
-"""Round-level agents in a replay: one conversation per agent and round over all its markets.
-
-An agent registered ``round_level`` (``pastcast.agents.RoundAgent``, the ``arena-benchmark``
-agent) gets, per round, one episode per market at the round's commit deadline, built by the
-environment exactly as the runner builds a step's (``ForecastEnv.reset`` under the agent's
-environment settings, ``agent_env_config``): so its tools are the steps' tools, bound to the
-deadline, and it never holds the dataset. Its forecasts are graded after the round and written
-as ordinary step records, one per market, to a run log of their own (``ROUND_LOG`` beside the
-replay's ``run.jsonl``, resumable round by round).
-"""
+"""Round-level agents in a replay (``RoundAgent``, the ``arena-benchmark`` agent): one
+conversation per agent and round over episodes built exactly as the runner builds a step's, so
+its tools are bound to the deadline; its forecasts are written as ordinary step records to a run
+log of their own (``ROUND_LOG``). docs/arena.md, "The benchmark agent"."""
 
 from __future__ import annotations
 

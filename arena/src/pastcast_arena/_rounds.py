@@ -1,12 +1,6 @@
-"""Rounds: benchmark prices at the commit deadline and the pluggable market selectors, and the
-rounds of a replay built from a dataset's resolved markets.
-
-A benchmark price is the order book's mid-price at the deadline where a book is known, otherwise
-the last trade strictly before it; a dataset of daily beliefs offers the belief of the last UTC
-day that ended by the deadline (what ``Dataset.market_at`` returns). A replay given
-``DeadlinePrices`` (the CLOB's minute prices and books, ``arena/_clob.py``) takes them there,
-with the daily belief only as the labelled fallback. The source is recorded.
-"""
+"""Rounds of a replay built from a dataset's resolved markets: the benchmark price at each
+commit deadline (its source recorded) and the pluggable market selectors (docs/arena.md,
+"Rounds")."""
 
 from __future__ import annotations
 

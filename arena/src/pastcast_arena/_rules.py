@@ -1,9 +1,6 @@
-"""The protocol's rules in Python, as ``PredictionArena``, ``RoundManager``, the registry and the
-conditional-tokens mock state them, with the same reasons (the contracts' revert strings).
-
-The ledger applies every record through ``ArenaRules`` before writing it and again when verifying
-it; scores and outcomes are computed here, so a verifier recomputes rather than trusts them.
-"""
+"""The protocol's rules in Python, with the contracts' revert strings as reasons; the ledger applies
+every record through them when writing and again when verifying, so scores and outcomes are
+recomputed, never trusted."""
 
 from __future__ import annotations
 

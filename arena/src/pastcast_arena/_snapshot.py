@@ -1,9 +1,6 @@
-"""The arena's history as tables: agents, rounds, commits, reveals, outcomes and scores.
-
-The indexer builds it from a chain's event logs and the ledger from its records; either way it
-is saved as CSV or Parquet (one file per table) and turned back into ``RoundResult``s for the
-statistics. Lists (condition ids, predictions, outcomes) are JSON text in CSV files.
-"""
+"""The arena's history as tables (agents, rounds, commits, reveals, outcomes, scores), built by the
+indexer from a chain's logs or by the ledger from its records, saved as CSV (lists as JSON text)
+or Parquet, and turned back into ``RoundResult``s."""
 
 from __future__ import annotations
 

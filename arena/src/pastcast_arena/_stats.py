@@ -1,10 +1,6 @@
-"""Statistics over finished rounds (Foresight Arena section 3.6 and appendix C).
-
-Every statistic is computed from the per-round scores (basis points, as on chain, rescaled to
-[0, 1]) and the revealed predictions of the counted markets. The formulas are those of
-``pastcast.scoring``: the t-test and shrinkage of ``alpha_test``/``shrink``, the Murphy
-decomposition and alpha anatomy of ``murphy``/``alpha_anatomy``, the alpha of ``alpha_score``.
-"""
+"""Statistics over finished rounds (Foresight Arena section 3.6 and appendix C), from the
+per-round scores and the revealed predictions of the counted markets, with the formulas of
+``pastcast.scoring`` (docs/arena.md, "Scoring and statistics")."""
 
 from __future__ import annotations
 

@@ -253,7 +253,7 @@ def arena_replay(plan: ArenaReplayPlan) -> ArenaReplay:
         if url is not None and clob_cache is None:
             raise FieldError(name, "fetched prices go into a cache: give clob_cache too")
         _http_url(name, url)
-    ledger_path = out / "ledger.jsonl"
+    ledger_path = out / LEDGER_FILE
     if backend == "ledger" and ledger_path.exists():
         raise FieldError("out", f"{ledger_path}: already exists (replay into a new directory)")
     with models_session():
@@ -300,20 +300,15 @@ def arena_chain_leaderboard(
     _http_url("from_chain", rpc_url)
     address, recorded_block = _arena_address(arena)
     try:
-        deployment = EvmArena.attach(
-            node_web3(rpc_url), address, from_block=from_block or recorded_block
+        w3 = node_web3(rpc_url)
+        return chain_leaderboard(
+            EvmArena.attach(w3, address, from_block=from_block or recorded_block)
         )
     except ImportError as exc:
         raise FieldError("from_chain", str(exc)) from None
-    except ValueError as exc:
+    except ValueError as exc:  # no arena there, or no reputation entry
         raise FieldError("arena", str(exc)) from None
     except (OSError, RuntimeError) as exc:  # a node that does not answer
-        raise FieldError("from_chain", f"{rpc_url}: {exc}") from None
-    try:
-        return chain_leaderboard(deployment)
-    except ValueError as exc:
-        raise FieldError("arena", str(exc)) from None
-    except (OSError, RuntimeError) as exc:
         raise FieldError("from_chain", f"{rpc_url}: {exc}") from None
 
 
@@ -339,31 +334,31 @@ ROUNDS_FILE = "rounds.jsonl"
 LEDGER_FILE = "ledger.jsonl"
 
 
-def _read_rounds(path: Path) -> tuple[RoundResult, ...]:
-    """The rounds of ``path`` (a ``rounds.jsonl``); ``FieldError`` on ``arena`` when it cannot
-    be read or holds none."""
+def _read_rounds(arena: str | Path) -> tuple[Path, tuple[RoundResult, ...]]:
+    """The ``rounds.jsonl`` at ``arena`` (or in the folder ``arena``) and its rounds;
+    ``FieldError`` on ``arena`` when there is none, it cannot be read or it holds no round."""
     from pastcast_arena._replay import read_results
 
+    path = Path(arena) / ROUNDS_FILE if Path(arena).is_dir() else Path(arena)
+    if not path.is_file():
+        raise FieldError("arena", f"{arena}: no {ROUNDS_FILE} (an arena replay's folder)")
     try:
         results = read_results(path)
     except (OSError, ValueError) as exc:
         raise FieldError("arena", f"{path}: {exc}") from None
     if not results:
         raise FieldError("arena", f"{path}: no rounds")
-    return results
+    return path, results
 
 
 def arena_rounds_report(rounds: str | Path) -> ArenaReport:
-    """The report of finished rounds: those of ``rounds``, an arena replay's or simulation's
-    ``rounds.jsonl`` (or the folder holding one). ``FieldError`` on ``arena``."""
+    """The report of an arena replay's or simulation's ``rounds.jsonl`` (or the folder holding
+    one). ``FieldError`` on ``arena``."""
     from pastcast_arena._stats import arena_report
 
-    path = Path(rounds)
-    path = path / ROUNDS_FILE if path.is_dir() else path
-    if not path.is_file():
-        raise FieldError("arena", f"{rounds}: no {ROUNDS_FILE} (an arena replay's folder)")
+    path, results = _read_rounds(rounds)
     try:
-        return arena_report(_read_rounds(path))
+        return arena_report(results)
     except ValueError as exc:  # no scored round
         raise FieldError("arena", f"{path}: {exc}") from None
 
@@ -377,19 +372,14 @@ def arena_sections(
     and its commits and reveals counted."""
     from pastcast_arena._section import arena_section
 
-    if arena is not None:
-        found = [Path(arena) / ROUNDS_FILE if Path(arena).is_dir() else Path(arena)]
-        if not found[0].is_file():
-            raise FieldError("arena", f"{arena}: no {ROUNDS_FILE} (an arena replay's folder)")
-    else:
-        found = []
-        for log in run_logs:
-            beside = Path(log).parent / ROUNDS_FILE
-            if beside.is_file() and beside not in found:
-                found.append(beside)
+    found: list[str | Path] = [arena] if arena is not None else []
+    for log in run_logs if arena is None else ():
+        beside = Path(log).parent / ROUNDS_FILE
+        if beside.is_file() and beside not in found:
+            found.append(beside)
     sections = []
-    for rounds in found:
-        results = _read_rounds(rounds)
+    for given in found:
+        rounds, results = _read_rounds(given)
         ledger = rounds.parent / LEDGER_FILE
         title = "Arena rounds" if len(found) == 1 else f"Arena rounds: {rounds.parent.name}"
         try:
@@ -417,19 +407,18 @@ class ArenaSimulation:
         """The JSON shape: the config, the report (less the per-round rows), the power table
         and, with the paper's tables, every comparison with its residual."""
         result = self.result
-
-        def rows(comparisons: tuple[PaperComparison, ...]) -> list[dict[str, Any]]:
-            return [{**c.model_dump(mode="json"), "residual": c.residual} for c in comparisons]
-
-        seeds = self.summary
-        return {
+        out = {
             "config": result.config.model_dump(mode="json"),
             **result.report.model_dump(mode="json", exclude={"per_round"}),
             "power": [p.model_dump(mode="json") for p in result.power],
-            **({} if seeds is None else {"paper": rows(self.beside)}),
-            **({} if seeds is None else {"seeds": seeds.model_dump(mode="json")}),
-            **({} if seeds is None else {"paper_seeds": rows(self.over)}),
         }
+        if self.summary is not None:
+            out |= {
+                "paper": [c.model_dump(mode="json") for c in self.beside],
+                "seeds": self.summary.model_dump(mode="json"),
+                "paper_seeds": [c.model_dump(mode="json") for c in self.over],
+            }
+        return out
 
 
 def arena_simulation(
