@@ -17,7 +17,7 @@ from pastcast.owned import mark
 from pastcast.runlog import read_run_log
 from pastcast_arena import arena_live, verify_ledger
 from pastcast_arena._contracts import find_foundry_tool
-from pastcast_arena._live_state import load_state
+from pastcast_arena._live_plan import load_state
 from pastcast_arena._replay import read_results
 
 needs_evm()
@@ -281,8 +281,7 @@ def test_relayer_errors_and_timeouts_are_retried_without_double_submission(
     from pastcast.markets.sources._polymarket import PolymarketClient
     from pastcast_arena import LedgerArena, LiveService
     from pastcast_arena._live_plan import LivePlan
-    from pastcast_arena._relayer import create_relayer
-    from pastcast_arena._relayer_client import RelayerClient
+    from pastcast_arena._relayer import RelayerClient, create_relayer
 
     clock, api, url, _ = fake
     out = tmp_path / "live"

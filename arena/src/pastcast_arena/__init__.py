@@ -5,10 +5,8 @@ the ``pastcast`` command line (``pastcast arena ...``) and the reports through e
 from pastcast_arena._backend import ArenaRejected
 from pastcast_arena._calibration import calibrate_simulation
 from pastcast_arena._chain import EvmArena
-from pastcast_arena._clob import ClobPrices
 from pastcast_arena._contracts import artifacts
 from pastcast_arena._deployment import attach_deployment
-from pastcast_arena._indexer import index_chain
 from pastcast_arena._ledger import LedgerArena, verify_ledger
 from pastcast_arena._live import LiveService
 from pastcast_arena._live_file import arena_live
@@ -29,6 +27,7 @@ from pastcast_arena._round_play import ROUND_LOG, play_round_agents
 from pastcast_arena._rounds import (
     SELECTORS,
     Candidate,
+    ClobPrices,
     DeadlinePrices,
     RoundPlan,
     Selector,
@@ -47,7 +46,7 @@ from pastcast_arena._simulation import (
     SimulationDraws,
     simulate,
 )
-from pastcast_arena._snapshot import ArenaSnapshot, load_snapshot
+from pastcast_arena._snapshot import ArenaSnapshot, index_chain, load_snapshot
 from pastcast_arena._stats import arena_report
 from pastcast_arena._workflows import PLAN_FILE, ArenaReplayPlan, arena_replay, arena_sections
 

@@ -15,9 +15,18 @@ from pastcast_arena._backend import ArenaBackend, ArenaRejected
 from pastcast_arena._live_context import CorpusAt, LiveContext
 from pastcast_arena._live_forecast import Forecasting, Reveals
 from pastcast_arena._live_outcomes import Outcomes
-from pastcast_arena._live_plan import STATE_FILE, Clock, LivePlan, LiveResult, SystemClock
+from pastcast_arena._live_plan import (
+    STATE_FILE,
+    Clock,
+    LivePlan,
+    LiveResult,
+    LiveState,
+    RoundState,
+    SystemClock,
+    load_state,
+    save_state,
+)
 from pastcast_arena._live_rounds import Discovery
-from pastcast_arena._live_state import LiveState, RoundState, load_state, save_state
 from pastcast_arena._play import DirectSubmitter, Submitter, agent_key
 from pastcast_arena._replay import arena_name
 from pastcast_arena._scoring import YES_INDEX

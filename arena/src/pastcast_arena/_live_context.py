@@ -15,11 +15,18 @@ from pastcast.corpus import CorpusBackend
 from pastcast.markets.sources import OpenMarket, PolymarketClient
 from pastcast.runlog import AgentSpec
 from pastcast_arena._backend import ArenaBackend, ArenaRejected
-from pastcast_arena._live_plan import STATE_FILE, Clock, LivePlan
-from pastcast_arena._live_state import AgentRound, LiveState, RoundState, save_state
+from pastcast_arena._live_plan import (
+    STATE_FILE,
+    AgentRound,
+    Clock,
+    LivePlan,
+    LiveState,
+    RoundState,
+    save_state,
+)
 from pastcast_arena._play import Submitter
 from pastcast_arena._records import ArenaMarket, SignedCommit, SignedReveal
-from pastcast_arena._relayer_client import RelayerUnavailable
+from pastcast_arena._relayer import RelayerUnavailable
 from pastcast_arena._scoring import payouts_for
 from pastcast_arena._snapshot import snapshot_of
 

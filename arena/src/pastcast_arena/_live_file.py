@@ -234,7 +234,7 @@ def arena_live(
     (reused, started again from its state)."""
     from pastcast.markets.sources import PolymarketClient
     from pastcast_arena._live import LiveService
-    from pastcast_arena._relayer_client import RelayerClient
+    from pastcast_arena._relayer import RelayerClient
 
     loaded = read_live_plan(plan)
     file, folder = loaded.file, loaded.folder

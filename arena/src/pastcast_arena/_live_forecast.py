@@ -17,11 +17,10 @@ from pastcast.runlog import read_run_log
 from pastcast.runner import RunConfig, run_benchmark
 from pastcast_arena._backend import ArenaRejected
 from pastcast_arena._live_context import LiveContext
-from pastcast_arena._live_plan import DATASET_ID
-from pastcast_arena._live_state import RoundState
+from pastcast_arena._live_plan import DATASET_ID, RoundState
 from pastcast_arena._protocol import commitment, new_salt, sign_commit, sign_reasoning, sign_reveal
 from pastcast_arena._records import BenchmarkPrice, utc
-from pastcast_arena._relayer_client import RelayerUnavailable
+from pastcast_arena._relayer import RelayerUnavailable
 from pastcast_arena._replay import prediction_bp
 from pastcast_arena._rounds import benchmark_from_trades
 

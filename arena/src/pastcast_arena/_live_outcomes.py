@@ -15,8 +15,7 @@ from pastcast.runlog import StepRecord
 from pastcast.scoring import score_forecast
 from pastcast_arena._backend import ArenaRejected
 from pastcast_arena._live_context import LiveContext, arena_market
-from pastcast_arena._live_plan import LiveResult
-from pastcast_arena._live_state import RoundState
+from pastcast_arena._live_plan import LiveResult, RoundState
 from pastcast_arena._records import Round, RoundResult, utc
 from pastcast_arena._replay import write_results
 from pastcast_arena._scoring import payouts_for

@@ -7,7 +7,7 @@ import logging
 
 from pastcast.markets.sources import OpenMarket, PolymarketError, open_market
 from pastcast_arena._live_context import LiveContext
-from pastcast_arena._live_state import AgentRound, RoundState
+from pastcast_arena._live_plan import AgentRound, RoundState
 from pastcast_arena._records import utc
 from pastcast_arena._rounds import benchmark_from_book
 from pastcast_arena._snapshot import snapshot_of

@@ -12,8 +12,8 @@ from pydantic import Field
 from pastcast.records import Record
 from pastcast.scoring import KAPPA
 from pastcast_arena._chain import ROLE_KEY, EvmArena
-from pastcast_arena._indexer import index_chain
 from pastcast_arena._records import MAX_BP
+from pastcast_arena._snapshot import index_chain
 from pastcast_arena._stats import (
     LeaderboardRow,
     RoundRow,

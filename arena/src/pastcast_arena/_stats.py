@@ -5,9 +5,9 @@ per-round scores and the revealed predictions of the counted markets, with the f
 from __future__ import annotations
 
 import math
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Mapping, Sequence
-from dataclasses import asdict
+from dataclasses import asdict, dataclass, fields
 
 import numpy as np
 from numpy.typing import NDArray
@@ -122,16 +122,17 @@ class ArenaReport(Record):
     per_round: tuple[RoundRow, ...]
 
 
-class MarketRows(Record):
+@dataclass(frozen=True)
+class MarketRows:
     """One row per (agent, counted market): prediction, benchmark and outcome on [0, 1]."""
 
-    agent: tuple[str, ...]
-    round_id: tuple[int, ...]
-    market_id: tuple[str, ...]
-    category: tuple[str, ...]
-    p: tuple[float, ...]
-    b: tuple[float, ...]
-    x: tuple[int, ...]
+    agent: NDArray[np.object_]
+    round_id: NDArray[np.int64]
+    market_id: NDArray[np.object_]
+    category: NDArray[np.object_]
+    p: NDArray[np.float64]
+    b: NDArray[np.float64]
+    x: NDArray[np.float64]
 
 
 def market_rows(results: Sequence[RoundResult]) -> MarketRows:
@@ -149,9 +150,14 @@ def market_rows(results: Sequence[RoundResult]) -> MarketRows:
                 cols["category"].append(m.category or UNCATEGORIZED)
                 cols["p"].append(preds[i] / MAX_BP)
                 cols["b"].append(bench[i] / MAX_BP)
-                cols["x"].append(int(res.outcomes[i] == OUTCOME_YES))
-    fields = ("agent", "round_id", "market_id", "category", "p", "b", "x")
-    return MarketRows.model_validate({f: tuple(cols[f]) for f in fields})
+                cols["x"].append(float(res.outcomes[i] == OUTCOME_YES))
+    text = ("agent", "market_id", "category")
+    return MarketRows(
+        **{
+            f.name: np.asarray(cols[f.name], dtype=object if f.name in text else None)
+            for f in fields(MarketRows)
+        }
+    )
 
 
 def _sd(v: NDArray[np.float64]) -> float | None:
@@ -168,12 +174,8 @@ def _roles(results: Sequence[RoundResult]) -> dict[str, str]:
 
 def model_standard_errors(rows: MarketRows) -> dict[str, float]:
     """Proposition 2's SE of each agent's mean per-market alpha, with q_i = b_i."""
-    agent = np.asarray(rows.agent, dtype=object)
-    p, b = (np.asarray(v, dtype=np.float64) for v in (rows.p, rows.b))
-    return {
-        name: alpha_standard_error(b[agent == name], p[agent == name], b[agent == name])
-        for name in sorted(set(rows.agent))
-    }
+    b, selections = rows.b, {name: rows.agent == name for name in sorted(set(rows.agent))}
+    return {name: alpha_standard_error(b[s], rows.p[s], b[s]) for name, s in selections.items()}
 
 
 def standings(
@@ -225,12 +227,10 @@ def _rank(row: LeaderboardRow) -> tuple[float, float, str]:
 
 
 def _murphy(rows: MarketRows, bins: int) -> tuple[MurphyRow, ...]:
-    agent = np.asarray(rows.agent, dtype=object)
-    p, b, x = (np.asarray(v, dtype=np.float64) for v in (rows.p, rows.b, rows.x))
     out = []
     for name in sorted(set(rows.agent)):
-        sel = agent == name
-        an = alpha_anatomy(p[sel], b[sel], x[sel], bins)
+        sel = rows.agent == name
+        an = alpha_anatomy(rows.p[sel], rows.b[sel], rows.x[sel], bins)
         parts = {k: v for k, v in asdict(an.agent).items() if k != "bins"}
         gains = {"resolution_gain": an.resolution_gain, "reliability_gap": an.reliability_gap}
         out.append(MurphyRow(agent=name, **parts, **gains))
@@ -238,14 +238,10 @@ def _murphy(rows: MarketRows, bins: int) -> tuple[MurphyRow, ...]:
 
 
 def _categories(rows: MarketRows, roles: dict[str, str]) -> tuple[CategoryRow, ...]:
-    agent = np.asarray(rows.agent, dtype=object)
-    cat = np.asarray(rows.category, dtype=object)
-    rid = np.asarray(rows.round_id)
-    mid = np.asarray(rows.market_id, dtype=object)
-    p, b, x = (np.asarray(v, dtype=np.float64) for v in (rows.p, rows.b, rows.x))
+    agent, rid, p, b, x = rows.agent, rows.round_id, rows.p, rows.b, rows.x
     out = []
     for name in sorted(set(rows.category)):
-        in_cat = cat == name
+        in_cat = rows.category == name
         # one benchmark per (round, market): take the first agent's rows
         first = in_cat & (agent == agent[in_cat][0])
         alphas = {}
@@ -258,7 +254,9 @@ def _categories(rows: MarketRows, roles: dict[str, str]) -> tuple[CategoryRow, .
             CategoryRow(
                 category=name,
                 rounds=len(set(rid[in_cat].tolist())),
-                markets=len(set(zip(rid[first].tolist(), mid[first].tolist(), strict=True))),
+                markets=len(
+                    set(zip(rid[first].tolist(), rows.market_id[first].tolist(), strict=True))
+                ),
                 market_brier=float(binary_brier(b[first], x[first]).mean()),
                 alpha=alphas,
                 best_agent=None if best is None else best[0],
@@ -287,9 +285,7 @@ def arena_report(
     )
     rows = market_rows(results)
     roles = _roles(results)
-    n_pred: dict[str, int] = defaultdict(int)
-    for a in rows.agent:
-        n_pred[a] += 1
+    n_pred = Counter(rows.agent.tolist())
     cumulative_alpha: dict[str, tuple[float, ...]] = {}
     cumulative_brier: dict[str, tuple[float, ...]] = {}
     for agent in sorted({r.agent for r in per_round}):
@@ -309,8 +305,8 @@ def arena_report(
         market_brier=float(market_brier.mean()),
         market_brier_sd=_sd(market_brier),
         leaderboard=standings(per_round, n_pred, roles, model_standard_errors(rows), kappa),
-        murphy=_murphy(rows, bins) if rows.agent else (),
-        categories=_categories(rows, roles) if rows.agent else (),
+        murphy=_murphy(rows, bins) if rows.agent.size else (),
+        categories=_categories(rows, roles) if rows.agent.size else (),
         cumulative_alpha=cumulative_alpha,
         cumulative_brier=cumulative_brier,
         per_round=per_round,

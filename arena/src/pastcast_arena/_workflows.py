@@ -28,10 +28,9 @@ from pastcast.markets.sources import ClobCache, PolymarketClient, PolymarketErro
 from pastcast.registry import ComponentSpec
 from pastcast.runner import PresetRecord
 from pastcast.validation import first_error
-from pastcast_arena._clob import ClobPrices, clob_markets
 from pastcast_arena._deployment import DEPLOYMENT_FILE, read_deployment, write_deployment
 from pastcast_arena._replay import ReplayResult
-from pastcast_arena._rounds import SELECTORS, RoundPlan
+from pastcast_arena._rounds import SELECTORS, ClobPrices, RoundPlan, clob_markets
 from pastcast_arena._stats import LeaderboardRow
 
 if TYPE_CHECKING:
@@ -437,7 +436,7 @@ def arena_simulation(
     if out is not None:
         write_results(out / ROUNDS_FILE, result.results)
         try:
-            from pastcast_arena._figures import write_arena_figures
+            from pastcast_arena._section import write_arena_figures
 
             figures = bool(write_arena_figures(result.report, out))
         except ImportError:  # pragma: no cover - the reports extra is absent
