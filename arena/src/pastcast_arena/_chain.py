@@ -306,10 +306,7 @@ class EvmArena:
             msg.deadline,
             _b32(msg.signature),
         )
-        if simulate:
-            self.call(fn)
-            return ""
-        return "0x" + bytes(self.transact(fn).transactionHash).hex()
+        return self._submit(fn, simulate)
 
     def reveal(self, msg: SignedReveal, *, simulate: bool = False) -> str:
         fn = self.arena.functions.revealWithSignature(
@@ -321,6 +318,10 @@ class EvmArena:
             msg.deadline,
             _b32(msg.signature),
         )
+        return self._submit(fn, simulate)
+
+    def _submit(self, fn: Any, simulate: bool) -> str:
+        """The transaction's hash, or "" after only simulating it (a revert raises either way)."""
         if simulate:
             self.call(fn)
             return ""

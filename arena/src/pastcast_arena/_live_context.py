@@ -73,15 +73,11 @@ class LiveContext:
     def names(self) -> list[str]:
         return list(self.specs)
 
-    @property
-    def state_path(self) -> Path:
-        return self.out / STATE_FILE
-
     def now(self) -> float:
         return self.clock.now()
 
     def save(self) -> None:
-        save_state(self.state_path, self.state)
+        save_state(self.out / STATE_FILE, self.state)
 
     def round_dir(self, rnd: RoundState) -> Path:
         folder = self.out / "rounds" / f"{rnd.index:04d}"

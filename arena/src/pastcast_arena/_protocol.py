@@ -34,27 +34,20 @@ M = TypeVar("M", SignedCommit, SignedReveal)
 # secp256k1 order / 2: the contract refuses signatures with a larger s (malleable copies).
 _HALF_N = 0x7FFFFFFFFFFFFFFFFFFFFFFFFFFFFFFF5D576E7357A4501DDFE92F46681B20A0
 
-_DOMAIN_FIELDS = [
-    {"name": "name", "type": "string"},
-    {"name": "version", "type": "string"},
-    {"name": "chainId", "type": "uint256"},
-    {"name": "verifyingContract", "type": "address"},
-]
-_COMMIT_FIELDS = [
-    {"name": "roundId", "type": "uint256"},
-    {"name": "commitHash", "type": "bytes32"},
-    {"name": "agent", "type": "address"},
-    {"name": "nonce", "type": "uint256"},
-    {"name": "deadline", "type": "uint256"},
-]
-_REVEAL_FIELDS = [
-    {"name": "roundId", "type": "uint256"},
-    {"name": "predictionsHash", "type": "bytes32"},
-    {"name": "salt", "type": "bytes32"},
-    {"name": "agent", "type": "address"},
-    {"name": "nonce", "type": "uint256"},
-    {"name": "deadline", "type": "uint256"},
-]
+
+def _fields(solidity: str) -> list[dict[str, str]]:
+    """EIP-712 type fields from their Solidity declaration (``"uint256 roundId, ..."``)."""
+    return [dict(zip(("type", "name"), f.split(), strict=True)) for f in solidity.split(",")]
+
+
+_DOMAIN_FIELDS = _fields("string name, string version, uint256 chainId, address verifyingContract")
+_COMMIT_FIELDS = _fields(
+    "uint256 roundId, bytes32 commitHash, address agent, uint256 nonce, uint256 deadline"
+)
+_REVEAL_FIELDS = _fields(
+    "uint256 roundId, bytes32 predictionsHash, bytes32 salt, address agent, uint256 nonce, "
+    "uint256 deadline"
+)
 
 
 def require_evm_extra() -> None:

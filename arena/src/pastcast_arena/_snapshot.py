@@ -248,7 +248,7 @@ def load_snapshot(folder: str | Path) -> ArenaSnapshot:
 def snapshot_of(backend: Any) -> ArenaSnapshot:
     """What ``backend`` holds as tables: a ledger's own, a chain's read from its logs."""
     snap = getattr(backend, "snapshot", None)
-    return snap() if callable(snap) else index_chain(backend)  # type: ignore[no-any-return]
+    return snap() if callable(snap) else index_chain(backend)
 
 
 # The indexer (the paper's subgraph): a chain's history from its event logs alone, what any
