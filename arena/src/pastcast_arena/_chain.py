@@ -188,10 +188,10 @@ class EvmArena:
         except self._reverts as exc:
             raise ArenaRejected(_reason(exc)) from None
 
-    def transact(self, fn: Any, sender: str | None = None) -> Any:
-        """Send ``fn`` from an unlocked account (the operator by default); returns the receipt."""
-        sender = sender or self.operator
-        return self._send(fn, sender, lambda: fn.transact({"from": sender, "gas": GAS}))
+    def transact(self, fn: Any) -> Any:
+        """Send ``fn`` from the operator's unlocked account; returns the receipt."""
+        tx = {"from": self.operator, "gas": GAS}
+        return self._send(fn, self.operator, lambda: fn.transact(tx))
 
     def transact_as(self, fn: Any, private_key: str) -> Any:
         """Send ``fn`` signed by a local key (the account pays its own gas)."""
@@ -219,12 +219,10 @@ class EvmArena:
 
         return self._guard(run)
 
-    def call(self, fn: Any, sender: str | None = None) -> Any:
+    def call(self, fn: Any) -> Any:
         """``eth_call`` against the pending block (the next block's time): run ``fn`` without
         recording anything."""
-        return self._guard(
-            lambda: fn.call({"from": sender or self.operator}, block_identifier="pending")
-        )
+        return self._guard(lambda: fn.call({"from": self.operator}, block_identifier="pending"))
 
     # ------------------------------------------------------------------ ArenaBackend
 

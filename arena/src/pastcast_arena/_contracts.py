@@ -129,8 +129,8 @@ def compile_contracts(solcjs: str | None = None, timeout_s: float = 300.0) -> di
     return {"solc": version, "settings": SETTINGS, "contracts": contracts}
 
 
-def write_artifacts(compiled: dict[str, Any], path: Path | None = None) -> Path:
-    target = path or _contracts_dir() / ARTIFACTS_FILE
+def write_artifacts(compiled: dict[str, Any]) -> Path:
+    target = _contracts_dir() / ARTIFACTS_FILE
     target.write_text(json.dumps(compiled, indent=1, sort_keys=True) + "\n", encoding="utf-8")
     return target
 

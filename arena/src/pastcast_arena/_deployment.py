@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
@@ -24,8 +23,6 @@ __all__ = [
 ]
 
 DEPLOYMENT_FILE = "deployment.json"
-EXTERNAL_CTF = "ConditionalTokens"
-"""The contracts' key of a conditional-tokens contract the deployment did not deploy."""
 
 
 class Deployment(BaseModel):
@@ -33,27 +30,20 @@ class Deployment(BaseModel):
     chain_id: int
     deploy_block: int = Field(default=0, ge=0)
     contracts: dict[str, str]
+    """By contract name; ``ConditionalTokens`` for conditional tokens it did not deploy."""
     rpc_url: str | None = None
     """The node the contracts were deployed through (for a local node: where it was then)."""
 
-    @property
-    def ctf(self) -> str | None:
-        """The external conditional-tokens contract's address, None with the deployment's mock."""
-        return self.contracts.get(EXTERNAL_CTF)
 
-
-def deployment_of(arena: EvmArena, rpc_url: str | None = None) -> Deployment:
-    return Deployment(
+def write_deployment(arena: EvmArena, path: Path, rpc_url: str | None = None) -> Path:
+    """Record ``arena``'s deployment at ``path``, whole or not at all."""
+    record = Deployment(
         chain_id=arena.domain.chain_id,
         deploy_block=arena.deploy_block,
         contracts=arena.addresses(),
         rpc_url=rpc_url,
     )
-
-
-def write_deployment(arena: EvmArena, path: Path, rpc_url: str | None = None) -> Path:
-    """Record ``arena``'s deployment at ``path``, whole or not at all."""
-    body = deployment_of(arena, rpc_url).model_dump(mode="json", exclude_none=True)
+    body = record.model_dump(mode="json", exclude_none=True)
     write_atomic(path, json.dumps(body, indent=1, sort_keys=True) + "\n")
     return path
 
@@ -68,11 +58,11 @@ def read_deployment(path: Path) -> Deployment:
         raise ValueError(f"{path}: not a deployment record ({exc})") from None
 
 
-def attach_deployment(path: Path, url: str, *, w3: Any = None) -> EvmArena:
+def attach_deployment(path: Path, url: str) -> EvmArena:
     """The arena recorded at ``path``, on the node at ``url``; ``ValueError`` naming the file
     and the field when the node is on another chain or lacks the recorded contracts."""
     record = read_deployment(path)
-    w3 = w3 if w3 is not None else node_web3(url)
+    w3 = node_web3(url)
     found = int(w3.eth.chain_id)
     if found != record.chain_id:
         raise ValueError(
@@ -95,7 +85,7 @@ def attach_deployment(path: Path, url: str, *, w3: Any = None) -> EvmArena:
         arena = EvmArena.attach(w3, anchor, from_block=record.deploy_block)
     except ValueError as exc:
         raise ValueError(f"{path}: field contracts.PredictionArena: {exc}") from None
-    arena.external_ctf = record.ctf is not None
+    arena.external_ctf = "ConditionalTokens" in record.contracts
     for name, address in arena.addresses().items():
         recorded = record.contracts.get(name)
         if recorded is None or recorded.lower() != address.lower():

@@ -27,7 +27,7 @@ from pastcast_arena._live_plan import (
     save_state,
 )
 from pastcast_arena._live_rounds import Discovery
-from pastcast_arena._play import DirectSubmitter, Submitter, agent_key
+from pastcast_arena._play import Submitter, agent_key
 from pastcast_arena._replay import arena_name
 from pastcast_arena._scoring import YES_INDEX
 from pastcast_arena._snapshot import snapshot_of
@@ -68,7 +68,7 @@ class LiveService:
             clock=clock,
             specs=dict(zip(names, plan.agents, strict=True)),
             keys=keys,
-            submitter=submitter or DirectSubmitter(backend),
+            submitter=submitter or backend,
             corpus=corpus,
             yes_index=yes_index,
             external_ctf=bool(getattr(backend, "external_ctf", False)),

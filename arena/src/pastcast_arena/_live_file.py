@@ -215,15 +215,13 @@ def arena_live(
     plan: str | Path,
     *,
     clock: Any = None,
-    relayer_http: Any = None,
     stop: Callable[[], bool] | None = None,
     note: Callable[[str], None] | None = None,
 ) -> LiveResult:
     """Run the live arena of the plan file until its rounds are finished (or ``stop``); the
     state, the ledger, each round's run log and the results are under the plan's ``out``. A
-    restart with the same plan continues. ``clock`` and ``relayer_http`` (an HTTP client for
-    the relayer) replace the plan's for tests; ``note`` hears what happened to the local node
-    (reused, started again from its state)."""
+    restart with the same plan continues. ``clock`` replaces the plan's (tests); ``note`` hears
+    what happened to the local node (reused, started again from its state)."""
     from pastcast.markets.sources import PolymarketClient
     from pastcast_arena._live import LiveService
     from pastcast_arena._relayer import RelayerClient
@@ -254,9 +252,7 @@ def arena_live(
             PolymarketClient(pm.gamma_url, pm.clob_url, pm.data_url, backoff_s=0.2) as client,
             _backend(file, out, clock, note or (lambda _: None)) as backend,
         ):
-            submitter = None
-            if file.relayer is not None or relayer_http is not None:
-                submitter = RelayerClient(file.relayer, http=relayer_http)
+            submitter = None if file.relayer is None else RelayerClient(file.relayer)
             try:
                 service = LiveService(
                     live,

@@ -9,6 +9,8 @@ import logging
 from datetime import datetime, timedelta
 from functools import partial
 
+from pydantic import BaseModel
+
 from pastcast.atomic import write_atomic
 from pastcast.dataset import Dataset
 from pastcast.markets.sources import PolymarketError, daily_yes_beliefs
@@ -29,6 +31,13 @@ __all__ = ["Forecasting", "Reveals"]
 log = logging.getLogger(__name__)
 
 
+class _Inputs(BaseModel):
+    """A round's events and price history as forecast on (``inputs.json``)."""
+
+    events: tuple[Event, ...]
+    beliefs: dict[str, tuple[DailyBelief, ...]]
+
+
 class Forecasting:
     """The agents forecast at the cutoff, then each commitment is signed and sent, and the
     reasoning traces published beside it."""
@@ -41,44 +50,35 @@ class Forecasting:
         beside the run log, so a resumed run forecasts on the same data."""
         path = self.ctx.round_dir(rnd) / "inputs.json"
         if path.exists():
-            raw = json.loads(path.read_text(encoding="utf-8"))
-            events = tuple(Event.model_validate(e) for e in raw["events"])
-            beliefs = {
-                k: tuple(DailyBelief.model_validate(b) for b in v)
-                for k, v in raw["beliefs"].items()
-            }
+            inputs = _Inputs.model_validate_json(path.read_bytes())
         else:
-            events = tuple(
-                Event(
-                    id=m.market_id,
-                    title=m.question or m.market_id,
-                    kind="binary",
-                    labels=BINARY_LABELS,
-                    category=m.category,
-                    open_time=m.start_date or cutoff - timedelta(days=30),
-                    close_time=m.end_date,
-                    source="polymarket",
-                )
-                for m in rnd.markets
-            )
-            beliefs = {}
+            inputs = _Inputs(events=(), beliefs={})
             for m in rnd.markets:
                 start = m.start_date or cutoff - timedelta(days=30)
+                inputs.events += (
+                    Event(
+                        id=m.market_id,
+                        title=m.question or m.market_id,
+                        kind="binary",
+                        labels=BINARY_LABELS,
+                        category=m.category,
+                        open_time=start,
+                        close_time=m.end_date,
+                        source="polymarket",
+                    ),
+                )
                 try:
                     obs = self.ctx.client.price_history(m.yes_token, start, cutoff)
                 except PolymarketError as exc:
                     log.warning("price history of %s: %s", m.market_id, exc)
                     obs = []
-                beliefs[m.market_id] = daily_yes_beliefs(
+                inputs.beliefs[m.market_id] = daily_yes_beliefs(
                     m.market_id, [(t, p) for t, p in obs if t < cutoff.timestamp()]
                 )
-            body = {
-                "events": [e.model_dump(mode="json") for e in events],
-                "beliefs": {k: [b.model_dump(mode="json") for b in v] for k, v in beliefs.items()},
-            }
-            write_atomic(path, json.dumps(body, indent=1) + "\n")
+            write_atomic(path, inputs.model_dump_json(indent=1) + "\n")
+        events = inputs.events
         steps = tuple(StepSpec(event_id=e.id, step_index=0, cutoff=cutoff) for e in events)
-        return Dataset(DATASET_ID, events, {}, beliefs, steps, pending=True)
+        return Dataset(DATASET_ID, events, {}, inputs.beliefs, steps, pending=True)
 
     def forecast(self, rnd: RoundState) -> None:
         ctx = self.ctx

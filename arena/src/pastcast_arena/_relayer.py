@@ -265,14 +265,11 @@ class RelayerClient:
         http: Any = None,
         retries: int = 3,
         backoff_s: float = 0.2,
-        timeout_s: float = 10.0,
         sleep: Callable[[float], None] = time.sleep,
     ) -> None:
         import httpx
 
-        self.http = (
-            http if http is not None else httpx.Client(base_url=url or "", timeout=timeout_s)
-        )
+        self.http = http if http is not None else httpx.Client(base_url=url or "", timeout=10.0)
         self.retries, self.backoff_s, self.sleep = retries, backoff_s, sleep
         self.reasoning: bool | None = None
 

@@ -10,7 +10,6 @@ from collections import Counter, defaultdict
 from pydantic import Field
 
 from pastcast.records import Record
-from pastcast.scoring import KAPPA
 from pastcast_arena._chain import ROLE_KEY, EvmArena
 from pastcast_arena._records import MAX_BP
 from pastcast_arena._snapshot import index_chain
@@ -116,7 +115,7 @@ def _names(agents: tuple[ChainAgent, ...]) -> dict[int, str]:
     }
 
 
-def chain_leaderboard(arena: EvmArena, *, kappa: float = KAPPA) -> tuple[LeaderboardRow, ...]:
+def chain_leaderboard(arena: EvmArena) -> tuple[LeaderboardRow, ...]:
     """The leaderboard of every agent with a reputation entry, from the chain alone.
     ``ValueError`` when the registry holds no entry."""
     entries = read_reputation(arena)
@@ -142,7 +141,7 @@ def chain_leaderboard(arena: EvmArena, *, kappa: float = KAPPA) -> tuple[Leaderb
     for e in entries:
         n_pred[names[e.agent_id]] += e.resolved
     roles = {names[i]: a.role for i, a in by_id.items()}
-    return standings(per_round, n_pred, roles, _model_se(arena, names), kappa)
+    return standings(per_round, n_pred, roles, _model_se(arena, names))
 
 
 def _model_se(arena: EvmArena, names: dict[int, str]) -> dict[str, float]:

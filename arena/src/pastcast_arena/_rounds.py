@@ -123,13 +123,9 @@ class ClobPrices:
     """``DeadlinePrices`` from the CLOB for the markets in ``markets``; others get the
     dataset's daily belief, labelled as the fallback."""
 
-    def __init__(
-        self, cache: ClobCache, markets: Mapping[str, ClobMarket], window_hours: int = 24
-    ) -> None:
-        if window_hours < 1:
-            raise ValueError(f"window_hours: at least 1, got {window_hours}")
+    def __init__(self, cache: ClobCache, markets: Mapping[str, ClobMarket]) -> None:
         self.cache, self.markets = cache, dict(markets)
-        self.window = timedelta(hours=window_hours)
+        self.window = timedelta(hours=24)
 
     def benchmark(
         self, dataset: Dataset, event_id: str, deadline: datetime

@@ -39,6 +39,10 @@ __all__ = [
 ]
 
 
+MURPHY_BINS = 10
+"""Equal-width bins of the Murphy decomposition (the paper's)."""
+
+
 def _finite(x: float) -> float | None:
     """NaN/inf become None so reports are valid JSON (a t-statistic of a constant series)."""
     return x if math.isfinite(x) else None
@@ -183,7 +187,6 @@ def standings(
     n_pred: Mapping[str, int],
     roles: Mapping[str, str],
     model_se: Mapping[str, float],
-    kappa: float = KAPPA,
 ) -> tuple[LeaderboardRow, ...]:
     """The leaderboard of per-round scores (in the order given), each agent's counted
     predictions, roles (absent: ``agent``) and Proposition 2's standard errors: the one
@@ -196,8 +199,8 @@ def standings(
     for agent, rows in by_agent.items():
         brier = np.array([r.brier for r in rows])
         alpha = np.array([r.alpha for r in rows])
-        at = alpha_test(alpha, kappa)
-        shrunk, provisional = shrink(at.mean, n_pred.get(agent, 0), kappa)
+        at = alpha_test(alpha, KAPPA)
+        shrunk, provisional = shrink(at.mean, n_pred.get(agent, 0), KAPPA)
         out.append(
             LeaderboardRow(
                 agent=agent,
@@ -226,11 +229,11 @@ def _rank(row: LeaderboardRow) -> tuple[float, float, str]:
     return -row.shrunk_alpha, row.brier, row.agent
 
 
-def _murphy(rows: MarketRows, bins: int) -> tuple[MurphyRow, ...]:
+def _murphy(rows: MarketRows) -> tuple[MurphyRow, ...]:
     out = []
     for name in sorted(set(rows.agent)):
         sel = rows.agent == name
-        an = alpha_anatomy(rows.p[sel], rows.b[sel], rows.x[sel], bins)
+        an = alpha_anatomy(rows.p[sel], rows.b[sel], rows.x[sel], MURPHY_BINS)
         parts = {k: v for k, v in asdict(an.agent).items() if k != "bins"}
         gains = {"resolution_gain": an.resolution_gain, "reliability_gap": an.reliability_gap}
         out.append(MurphyRow(agent=name, **parts, **gains))
@@ -269,7 +272,7 @@ def _categories(rows: MarketRows, roles: dict[str, str]) -> tuple[CategoryRow, .
 
 
 def arena_report(
-    results: Sequence[RoundResult], *, bins: int = 10, kappa: float = KAPPA
+    results: Sequence[RoundResult],
 ) -> ArenaReport:
     """The leaderboard, Murphy table, per-category table and cumulative series of ``results``
     (rounds in the order given; each agent's series covers the rounds it was scored in).
@@ -304,8 +307,8 @@ def arena_report(
         markets_scored=sum(sum(o != OUTCOME_EXCLUDED for o in r.outcomes) for r in results),
         market_brier=float(market_brier.mean()),
         market_brier_sd=_sd(market_brier),
-        leaderboard=standings(per_round, n_pred, roles, model_standard_errors(rows), kappa),
-        murphy=_murphy(rows, bins) if rows.agent.size else (),
+        leaderboard=standings(per_round, n_pred, roles, model_standard_errors(rows)),
+        murphy=_murphy(rows) if rows.agent.size else (),
         categories=_categories(rows, roles) if rows.agent.size else (),
         cumulative_alpha=cumulative_alpha,
         cumulative_brier=cumulative_brier,
