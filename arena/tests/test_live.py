@@ -618,7 +618,7 @@ def test_prices_after_the_cutoff_never_reach_an_episode(tmp_path: Path, fake: An
 
 def test_attaching_to_another_chain_or_to_missing_contracts_is_refused(tmp_path: Path) -> None:
     from pastcast_arena import EvmArena, attach_deployment, local_node
-    from pastcast_arena._deployment import write_deployment
+    from pastcast_arena._chain import write_deployment
 
     if find_foundry_tool("anvil") is None:
         pytest.skip("anvil is missing (make test installs @foundry-rs/anvil from npm)")

@@ -4,9 +4,8 @@ the ``pastcast`` command line (``pastcast arena ...``) and the reports through e
 
 from pastcast_arena._backend import ArenaRejected
 from pastcast_arena._calibration import calibrate_simulation
-from pastcast_arena._chain import EvmArena
+from pastcast_arena._chain import EvmArena, attach_deployment
 from pastcast_arena._contracts import artifacts
-from pastcast_arena._deployment import attach_deployment
 from pastcast_arena._ledger import LedgerArena, verify_ledger
 from pastcast_arena._live import LiveService
 from pastcast_arena._live_file import arena_live
@@ -21,9 +20,8 @@ from pastcast_arena._records import (
     SignedCommit,
     SignedReveal,
 )
-from pastcast_arena._replay import replay
+from pastcast_arena._replay import ROUND_LOG, play_round_agents, replay
 from pastcast_arena._reputation import chain_leaderboard, read_reputation
-from pastcast_arena._round_play import ROUND_LOG, play_round_agents
 from pastcast_arena._rounds import (
     SELECTORS,
     Candidate,

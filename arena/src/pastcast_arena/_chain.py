@@ -1,20 +1,39 @@
 """The arena on a real EVM: the shipped contracts deployed through ``web3`` on an in-process py-evm
 chain or on any chain a ``Web3`` reaches; the deployer is curator, oracle of the mock
-conditional tokens, and relayer (docs/arena.md, "The contracts")."""
+conditional tokens, and relayer (docs/arena.md, "The contracts"). A deployment's record
+(``deployment.json``) is written when it is deployed, so a later process reattaches (checked
+against the node) and a third party reads the same leaderboard."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Sequence
 from functools import cached_property
+from pathlib import Path
 from typing import Any
 
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from pastcast import safejson
+from pastcast.atomic import write_atomic
+from pastcast.validation import first_problem
 from pastcast_arena._backend import ArenaRejected
 from pastcast_arena._contracts import artifacts
 from pastcast_arena._protocol import Domain, require_evm_extra
 from pastcast_arena._records import RoundScore, SignedCommit, SignedReveal
 from pastcast_arena._scoring import YES_INDEX
 
-__all__ = ["EvmArena", "node_web3", "score_of"]
+__all__ = [
+    "DEPLOYMENT_FILE",
+    "Deployment",
+    "EvmArena",
+    "attach_deployment",
+    "node_web3",
+    "read_deployment",
+    "score_of",
+    "write_deployment",
+]
+
 
 # An explicit gas limit: py-evm's estimate is a binary search of whole executions, which costs
 # about ten times the transaction itself. Without the estimate a reverting transaction is mined
@@ -366,3 +385,77 @@ def score_of(event: Any) -> RoundScore:
         alpha_bp=int(args.alphaBp),
         resolved=int(args.resolvedCount),
     )
+
+
+DEPLOYMENT_FILE = "deployment.json"
+
+
+class Deployment(BaseModel):
+    model_config = ConfigDict(extra="ignore", frozen=True)
+    chain_id: int
+    deploy_block: int = Field(default=0, ge=0)
+    contracts: dict[str, str]
+    """By contract name; ``ConditionalTokens`` for conditional tokens it did not deploy."""
+    rpc_url: str | None = None
+    """The node the contracts were deployed through (for a local node: where it was then)."""
+
+
+def write_deployment(arena: EvmArena, path: Path, rpc_url: str | None = None) -> Path:
+    """Record ``arena``'s deployment at ``path``, whole or not at all."""
+    record = Deployment(
+        chain_id=arena.domain.chain_id,
+        deploy_block=arena.deploy_block,
+        contracts=arena.addresses(),
+        rpc_url=rpc_url,
+    )
+    body = record.model_dump(mode="json", exclude_none=True)
+    write_atomic(path, json.dumps(body, indent=1, sort_keys=True) + "\n")
+    return path
+
+
+def read_deployment(path: Path) -> Deployment:
+    """``ValueError`` naming the file (and the field)."""
+    try:
+        return Deployment.model_validate(safejson.loads(path.read_text(encoding="utf-8")))
+    except ValidationError as exc:
+        raise ValueError(f"{path}: not a deployment record ({first_problem(exc)})") from None
+    except (OSError, ValueError) as exc:
+        raise ValueError(f"{path}: not a deployment record ({exc})") from None
+
+
+def attach_deployment(path: Path, url: str) -> EvmArena:
+    """The arena recorded at ``path``, on the node at ``url``; ``ValueError`` naming the file
+    and the field when the node is on another chain or lacks the recorded contracts."""
+    record = read_deployment(path)
+    w3 = node_web3(url)
+    found = int(w3.eth.chain_id)
+    if found != record.chain_id:
+        raise ValueError(
+            f"{path}: field chain_id: {record.chain_id}, but the node at {url} is on chain {found}"
+        )
+    for name, address in sorted(record.contracts.items()):
+        try:
+            code = bytes(w3.eth.get_code(w3.to_checksum_address(address)))
+        except ValueError:
+            why = f"{address!r} is not an address"
+            raise ValueError(f"{path}: field contracts.{name}: {why}") from None
+        if not code:
+            raise ValueError(
+                f"{path}: field contracts.{name}: no contract at {address} on the node at {url}"
+            )
+    anchor = record.contracts.get("PredictionArena")
+    if anchor is None:
+        raise ValueError(f"{path}: field contracts.PredictionArena: missing")
+    try:
+        arena = EvmArena.attach(w3, anchor, from_block=record.deploy_block)
+    except ValueError as exc:
+        raise ValueError(f"{path}: field contracts.PredictionArena: {exc}") from None
+    arena.external_ctf = "ConditionalTokens" in record.contracts
+    for name, address in arena.addresses().items():
+        recorded = record.contracts.get(name)
+        if recorded is None or recorded.lower() != address.lower():
+            raise ValueError(
+                f"{path}: field contracts.{name}: {recorded}, but the deployment on the node at "
+                f"{url} has {address}"
+            )
+    return arena

@@ -56,7 +56,8 @@ def _ledger_domain(chain_id: int, genesis_hash: str) -> Domain:
 class LedgerArena:
     """The ``ArenaBackend`` over a ledger file. ``LedgerArena.create(path)`` starts one,
     ``LedgerArena.open(path)`` verifies an existing one and continues it; ``clock`` gives the
-    current Unix time (the wall clock by default), ``advance_to`` moves it on."""
+    current Unix time (the wall clock by default), ``frozen_at`` a clock that only ``advance_to``
+    moves (replays and tests)."""
 
     def __init__(
         self,
@@ -83,10 +84,13 @@ class LedgerArena:
         chain_id: int = 1,
         yes_index: int = YES_INDEX,
         clock: Callable[[], int] | None = None,
+        frozen_at: int | None = None,
     ) -> LedgerArena:
         p = Path(path)
         if p.exists() and p.stat().st_size > 0:
             raise FileExistsError(f"{p}: a ledger already exists here (open it instead)")
+        if frozen_at is not None:
+            clock = lambda: frozen_at  # noqa: E731
         clock = clock or (lambda: int(time.time()))
         at = int(clock())
         genesis = {"kind": "genesis", "chain_id": chain_id, "yes_index": yes_index}
@@ -134,6 +138,10 @@ class LedgerArena:
     @property
     def domain(self) -> Domain:
         return self._state.domain
+
+    @property
+    def head(self) -> str:
+        return self._head
 
     def now(self) -> int:
         return max(int(self._clock()), self._floor, self._last_at)

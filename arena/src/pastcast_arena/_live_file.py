@@ -156,8 +156,7 @@ def _backend(file: LiveFile, out: Path, clock: Any, note: Callable[[str], None])
 
 
 def _deployed(file: LiveFile, out: Path, url: str) -> Any:
-    from pastcast_arena._chain import EvmArena
-    from pastcast_arena._deployment import DEPLOYMENT_FILE, attach_deployment, write_deployment
+    from pastcast_arena._chain import DEPLOYMENT_FILE, EvmArena, attach_deployment, write_deployment
 
     path = out / DEPLOYMENT_FILE
     if not path.exists():

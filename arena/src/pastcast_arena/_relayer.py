@@ -8,14 +8,14 @@ import hmac
 import threading
 import time
 from collections import defaultdict, deque
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable, MutableMapping
 from typing import Any
 
 from pydantic import Field
 
+from pastcast import safejson
 from pastcast.records import Record
 from pastcast_arena._backend import ArenaBackend, ArenaRejected
-from pastcast_arena._body import BoundedJsonBody
 from pastcast_arena._protocol import recover_reasoning_signer, recover_signer
 from pastcast_arena._records import (
     Address,
@@ -31,11 +31,13 @@ from pastcast_arena._snapshot import snapshot_of
 
 __all__ = [
     "DEFAULT_HOST",
+    "BoundedJsonBody",
     "RelayerClient",
     "RelayerPolicy",
     "RelayerUnavailable",
     "create_relayer",
 ]
+
 
 DEFAULT_HOST = "127.0.0.1"
 MAX_BODY_BYTES = 64 * 1024  # a signed commit or reveal, or a curator's action, is far smaller
@@ -320,3 +322,75 @@ def _detail(resp: Any) -> str:
         return str(resp.json().get("detail", resp.text))
     except (ValueError, AttributeError):
         return str(resp.text)[:200]
+
+
+Message = MutableMapping[str, Any]
+Receive = Callable[[], Awaitable[Message]]
+Send = Callable[[Message], Awaitable[None]]
+App = Callable[[MutableMapping[str, Any], Receive, Send], Awaitable[None]]
+
+
+class BoundedJsonBody:
+    """An ASGI middleware bounding a request body before it is read: refused (413) over
+    ``limit`` bytes, declared or as soon as it is sent past them, and (400) unless JSON within
+    ``safejson``'s limits (FastAPI's decoder recurses on the C stack: a deeply nested body would
+    crash the server) or for a malformed length; anything else passed on as if unread."""
+
+    def __init__(self, app: App, limit: int) -> None:
+        self.app = app
+        self.limit = limit
+
+    async def __call__(self, scope: MutableMapping[str, Any], receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        declared = [v for k, v in scope.get("headers", ()) if k.lower() == b"content-length"]
+        if declared:
+            text = declared[0].decode("latin-1").strip()
+            if len(declared) > 1 or not text.isdigit():
+                await _refuse(scope, receive, send, 400, "body: malformed Content-Length")
+                return
+            if int(text) > self.limit:
+                await _refuse(scope, receive, send, 413, f"body over {self.limit} bytes")
+                return
+        body = bytearray()
+        while True:
+            message = await receive()
+            if message["type"] == "http.disconnect":
+                return
+            body += message.get("body", b"")
+            if len(body) > self.limit:
+                await _refuse(scope, receive, send, 413, f"body over {self.limit} bytes")
+                return
+            if not message.get("more_body", False):
+                break
+        if body:
+            try:
+                safejson.loads(bytes(body))
+            except ValueError as exc:
+                await _refuse(scope, receive, send, 400, f"body: not JSON ({exc})")
+                return
+        await self.app(scope, _replay(bytes(body), receive), send)
+
+
+def _replay(body: bytes, receive: Receive) -> Receive:
+    """A ``receive`` that gives the body already read, then waits as the original does."""
+    given = False
+
+    async def again() -> Message:
+        nonlocal given
+        if given:
+            return await receive()
+        given = True
+        return {"type": "http.request", "body": body, "more_body": False}
+
+    return again
+
+
+async def _refuse(
+    scope: MutableMapping[str, Any], receive: Receive, send: Send, status: int, detail: str
+) -> None:
+    from starlette.responses import JSONResponse
+
+    headers = {"Connection": "close"}  # what is left of the body is never read
+    await JSONResponse({"detail": detail}, status, headers=headers)(scope, receive, send)

@@ -28,7 +28,7 @@ from pastcast.markets.sources import ClobCache, PolymarketClient, PolymarketErro
 from pastcast.registry import ComponentSpec
 from pastcast.runner import PresetRecord
 from pastcast.validation import first_error
-from pastcast_arena._deployment import DEPLOYMENT_FILE, read_deployment, write_deployment
+from pastcast_arena._chain import DEPLOYMENT_FILE, read_deployment, write_deployment
 from pastcast_arena._replay import ReplayResult
 from pastcast_arena._rounds import SELECTORS, ClobPrices, RoundPlan, clob_markets
 from pastcast_arena._stats import LeaderboardRow
