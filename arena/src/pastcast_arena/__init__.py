@@ -2,7 +2,6 @@
 (docs/arena.md). A distribution of its own: it imports only pastcast's public names, and joins
 the ``pastcast`` command line (``pastcast arena ...``) and the reports through entry points."""
 
-from pastcast_arena._backend import ArenaRejected
 from pastcast_arena._calibration import calibrate_simulation
 from pastcast_arena._chain import EvmArena, attach_deployment
 from pastcast_arena._contracts import artifacts
@@ -11,7 +10,13 @@ from pastcast_arena._live import LiveService
 from pastcast_arena._live_file import arena_live
 from pastcast_arena._node import lasting_node, local_node
 from pastcast_arena._play import agent_key
-from pastcast_arena._protocol import reasoning_digest, sign_commit, sign_reveal, to_bp
+from pastcast_arena._protocol import (
+    ArenaRejected,
+    reasoning_digest,
+    sign_commit,
+    sign_reveal,
+    to_bp,
+)
 from pastcast_arena._records import (
     ArenaMarket,
     BenchmarkPrice,

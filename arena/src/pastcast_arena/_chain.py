@@ -17,9 +17,8 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from pastcast import safejson
 from pastcast.atomic import write_atomic
 from pastcast.validation import first_problem
-from pastcast_arena._backend import ArenaRejected
 from pastcast_arena._contracts import artifacts
-from pastcast_arena._protocol import Domain, require_evm_extra
+from pastcast_arena._protocol import ArenaRejected, Domain, require_evm_extra
 from pastcast_arena._records import RoundScore, SignedCommit, SignedReveal
 from pastcast_arena._scoring import YES_INDEX
 

@@ -18,8 +18,7 @@ from pydantic import ValidationError
 from pastcast import safejson
 from pastcast.safejson import canonical_json
 from pastcast.validation import first_problem
-from pastcast_arena._backend import ArenaRejected
-from pastcast_arena._protocol import Domain, keccak_hex
+from pastcast_arena._protocol import ArenaRejected, Domain, keccak_hex
 from pastcast_arena._records import RoundScore, SignedCommit, SignedReveal
 from pastcast_arena._rules import ArenaRules
 from pastcast_arena._scoring import YES_INDEX

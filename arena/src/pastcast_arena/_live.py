@@ -11,7 +11,6 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 
 from pastcast.markets.sources import PolymarketClient
-from pastcast_arena._backend import ArenaBackend, ArenaRejected
 from pastcast_arena._live_context import CorpusAt, LiveContext
 from pastcast_arena._live_forecast import Forecasting, Reveals
 from pastcast_arena._live_outcomes import Outcomes
@@ -22,12 +21,13 @@ from pastcast_arena._live_plan import (
     LiveResult,
     LiveState,
     RoundState,
-    SystemClock,
+    ScaledClock,
     load_state,
     save_state,
 )
 from pastcast_arena._live_rounds import Discovery
 from pastcast_arena._play import Submitter, agent_key
+from pastcast_arena._protocol import ArenaBackend, ArenaRejected
 from pastcast_arena._replay import arena_name
 from pastcast_arena._scoring import YES_INDEX
 from pastcast_arena._snapshot import snapshot_of
@@ -57,7 +57,7 @@ class LiveService:
     ) -> None:
         folder = Path(out)
         folder.mkdir(parents=True, exist_ok=True)
-        clock = clock or SystemClock()
+        clock = clock or ScaledClock()
         names = [arena_name(a) for a in plan.agents]
         keys = {n: (keys or {}).get(n) or agent_key(n) for n in names}
         self.ctx = LiveContext(

@@ -14,7 +14,6 @@ from typing import Literal
 from pastcast.corpus import CorpusBackend
 from pastcast.markets.sources import OpenMarket, PolymarketClient
 from pastcast.runlog import AgentSpec
-from pastcast_arena._backend import ArenaBackend, ArenaRejected
 from pastcast_arena._live_plan import (
     STATE_FILE,
     AgentRound,
@@ -25,6 +24,7 @@ from pastcast_arena._live_plan import (
     save_state,
 )
 from pastcast_arena._play import Submitter
+from pastcast_arena._protocol import ArenaBackend, ArenaRejected
 from pastcast_arena._records import ArenaMarket, SignedCommit, SignedReveal
 from pastcast_arena._relayer import RelayerUnavailable
 from pastcast_arena._scoring import payouts_for

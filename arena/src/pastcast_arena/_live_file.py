@@ -121,10 +121,10 @@ def _keys(file: LiveFile) -> dict[str, str]:
 
 
 def _clock(file: LiveFile) -> Any:
-    from pastcast_arena._live_plan import ScaledClock, SystemClock
+    from pastcast_arena._live_plan import ScaledClock
 
     if file.clock is None:
-        return SystemClock()
+        return ScaledClock()
     real = file.clock.real_origin
     real = float(real) if real is not None else datetime.now(UTC).timestamp()
     origin = file.clock.origin if file.clock.origin is not None else real

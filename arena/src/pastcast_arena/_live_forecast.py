@@ -17,10 +17,16 @@ from pastcast.markets.sources import PolymarketError, daily_yes_beliefs
 from pastcast.records import BINARY_LABELS, DailyBelief, Event, StepSpec
 from pastcast.runlog import read_run_log
 from pastcast.runner import RunConfig, run_benchmark
-from pastcast_arena._backend import ArenaRejected
 from pastcast_arena._live_context import LiveContext
 from pastcast_arena._live_plan import DATASET_ID, RoundState
-from pastcast_arena._protocol import commitment, new_salt, sign_commit, sign_reasoning, sign_reveal
+from pastcast_arena._protocol import (
+    ArenaRejected,
+    commitment,
+    new_salt,
+    sign_commit,
+    sign_reasoning,
+    sign_reveal,
+)
 from pastcast_arena._records import BenchmarkPrice, utc
 from pastcast_arena._relayer import RelayerUnavailable
 from pastcast_arena._replay import prediction_bp

@@ -13,9 +13,9 @@ from pastcast.markets.sources import PolymarketError, resolution_payouts
 from pastcast.records import BINARY_LABELS
 from pastcast.runlog import StepRecord
 from pastcast.scoring import score_forecast
-from pastcast_arena._backend import ArenaRejected
 from pastcast_arena._live_context import LiveContext, arena_market
 from pastcast_arena._live_plan import LiveResult, RoundState
+from pastcast_arena._protocol import ArenaRejected
 from pastcast_arena._records import Round, RoundResult, utc
 from pastcast_arena._replay import write_results
 from pastcast_arena._scoring import payouts_for

@@ -35,7 +35,6 @@ __all__ = [
     "LiveState",
     "RoundState",
     "ScaledClock",
-    "SystemClock",
     "load_state",
     "save_state",
 ]
@@ -52,21 +51,14 @@ class Clock(Protocol):
     def sleep(self, seconds: float) -> None: ...
 
 
-class SystemClock:
-    def now(self) -> float:
-        return time.time()
-
-    def sleep(self, seconds: float) -> None:
-        time.sleep(max(seconds, 0.0))
-
-
 @dataclass(frozen=True)
 class ScaledClock:
-    """Time compressed ``speed`` times: ``origin`` when the wall clock read ``real_origin``. A
-    restarted process given the same three numbers reads the same time."""
+    """Time compressed ``speed`` times: ``origin`` when the wall clock read ``real_origin`` (a
+    restarted process given the same three numbers reads the same time); by default the wall
+    clock itself."""
 
-    origin: float
-    real_origin: float
+    origin: float = 0.0
+    real_origin: float = 0.0
     speed: float = 1.0
 
     def now(self) -> float:

@@ -7,8 +7,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Protocol, cast
 
-from pastcast_arena._backend import ArenaBackend
 from pastcast_arena._protocol import (
+    ArenaBackend,
     commitment,
     keccak_hex,
     new_salt,

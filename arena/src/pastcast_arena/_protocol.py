@@ -1,20 +1,22 @@
 """The commit-reveal protocol in Python, byte for byte as the contract computes it: the
 commitment ``keccak256(abi.encodePacked(uint256 roundId, uint16[] predictions, bytes32 salt))``
 (each array element padded to 32 bytes, as Solidity packs arrays) and the EIP-712 ``Commit`` and
-``Reveal`` messages with per-agent nonces (docs/arena.md, "The protocol").
-"""
+``Reveal`` messages with per-agent nonces (docs/arena.md, "The protocol"); and what an arena
+offers (``ArenaBackend``), a chain or the ledger alike, refusing with the contract's reasons."""
 
 from __future__ import annotations
 
 import math
 import secrets
 from collections.abc import Mapping, Sequence
-from typing import Any, TypeVar
+from typing import Any, Protocol, TypeVar
 
 from pastcast.records import Record
-from pastcast_arena._records import MAX_BP, SignedCommit, SignedReveal
+from pastcast_arena._records import MAX_BP, RoundScore, SignedCommit, SignedReveal
 
 __all__ = [
+    "ArenaBackend",
+    "ArenaRejected",
     "Domain",
     "commitment",
     "condition_id_for",
@@ -28,6 +30,7 @@ __all__ = [
     "sign_reveal",
     "to_bp",
 ]
+
 
 M = TypeVar("M", SignedCommit, SignedReveal)
 
@@ -291,3 +294,53 @@ def recover_reasoning_signer(round_id: int, commit_hash: str, traces: Any, signa
 
     digest = bytes.fromhex(reasoning_digest(round_id, commit_hash, traces)[2:])
     return str(Account.recover_message(encode_defunct(primitive=digest), signature=signature))
+
+
+class ArenaRejected(ValueError):
+    """The arena refused an action; ``reason`` is the rule that refused it."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+
+class ArenaBackend(Protocol):
+    """Times are Unix seconds on the arena's own clock (block time on a chain)."""
+
+    @property
+    def domain(self) -> Domain: ...
+
+    def now(self) -> int: ...
+
+    def advance_to(self, timestamp: int) -> None:
+        """Move the clock forward to ``timestamp`` (test chains and replays only)."""
+        ...
+
+    def register(self, private_key: str, name: str, *, role: str = "agent") -> str:
+        """Register the key's address under ``name`` (``role``: ``agent``, or ``reference``
+        for the market consensus); returns the address."""
+        ...
+
+    def create_round(
+        self, condition_ids: Sequence[str], commit_deadline: int, reveal_deadline: int
+    ) -> int: ...
+
+    def set_benchmarks(self, round_id: int, prices_bp: Sequence[int]) -> None: ...
+
+    def nonce(self, agent: str) -> int: ...
+
+    def commit(self, msg: SignedCommit, *, simulate: bool = False) -> str:
+        """Check (and unless ``simulate``, record) a signed commit; returns its receipt id."""
+        ...
+
+    def reveal(self, msg: SignedReveal, *, simulate: bool = False) -> str: ...
+
+    def report_payouts(self, condition_id: str, numerators: Sequence[int]) -> None:
+        """The outcome oracle: report a condition's payout numerators."""
+        ...
+
+    def trigger_outcomes(self, round_id: int) -> tuple[int, ...]: ...
+
+    def score_pending(self, round_id: int) -> tuple[RoundScore, ...]:
+        """Score every reveal of the round not scored yet (agents as addresses)."""
+        ...

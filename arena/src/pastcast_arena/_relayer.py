@@ -15,8 +15,12 @@ from pydantic import Field
 
 from pastcast import safejson
 from pastcast.records import Record
-from pastcast_arena._backend import ArenaBackend, ArenaRejected
-from pastcast_arena._protocol import recover_reasoning_signer, recover_signer
+from pastcast_arena._protocol import (
+    ArenaBackend,
+    ArenaRejected,
+    recover_reasoning_signer,
+    recover_signer,
+)
 from pastcast_arena._records import (
     Address,
     Bp,

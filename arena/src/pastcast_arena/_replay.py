@@ -31,9 +31,8 @@ from pastcast.runner import (
     play_episode,
     run_benchmark,
 )
-from pastcast_arena._backend import ArenaBackend
 from pastcast_arena._play import RoundPlayer, Submitter, agent_key
-from pastcast_arena._protocol import to_bp
+from pastcast_arena._protocol import ArenaBackend, to_bp
 from pastcast_arena._records import Round, RoundResult
 from pastcast_arena._rounds import DeadlinePrices, RoundPlan, plan_rounds
 from pastcast_arena._stats import ArenaReport, arena_report

@@ -9,8 +9,7 @@ from typing import Any
 
 from pydantic import TypeAdapter
 
-from pastcast_arena._backend import ArenaRejected
-from pastcast_arena._protocol import Domain, commitment, recover_signer
+from pastcast_arena._protocol import ArenaRejected, Domain, commitment, recover_signer
 from pastcast_arena._records import (
     MAX_BP,
     OUTCOME_EXCLUDED,

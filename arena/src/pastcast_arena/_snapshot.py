@@ -105,16 +105,12 @@ class ArenaSnapshot(Record):
 
     TABLES: ClassVar[tuple[str, ...]] = tuple(_TABLES)
 
-    def _rows(self, table: str) -> list[dict[str, Any]]:
-        rows: tuple[Record, ...] = getattr(self, table)
-        return [r.model_dump(mode="json") for r in rows]
-
     def save(self, folder: str | Path, fmt: Literal["csv", "parquet"] = "csv") -> Path:
         """Write one file per table (``rounds.csv`` ... or ``rounds.parquet`` ...)."""
         out = Path(folder)
         out.mkdir(parents=True, exist_ok=True)
         for table, model in _TABLES.items():
-            rows = self._rows(table)
+            rows = [r.model_dump(mode="json") for r in getattr(self, table)]
             fields = list(model.model_fields)
             if fmt == "csv":
                 with (out / f"{table}.csv").open("w", newline="", encoding="utf-8") as fh:

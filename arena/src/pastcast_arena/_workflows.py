@@ -161,14 +161,10 @@ class ArenaReplayPlan(PresetRecord):
 
 
 @contextmanager
-def _deadline_prices(
-    dataset: str | Path,
-    cache: str | Path | None,
-    clob_url: str | None,
-    data_url: str | None,
-) -> Iterator[ClobPrices | None]:
-    """The CLOB prices of ``dataset``'s markets in ``cache`` (fetching what it lacks when a URL
-    is given); ``None`` without a cache."""
+def _deadline_prices(plan: ArenaReplayPlan) -> Iterator[ClobPrices | None]:
+    """The CLOB prices of the dataset's markets in ``plan.clob_cache`` (fetching what it lacks
+    when a URL is given); ``None`` without a cache."""
+    dataset, cache = plan.dataset, plan.clob_cache
     if cache is None:
         yield None
         return
@@ -181,13 +177,12 @@ def _deadline_prices(
         markets = clob_markets(meta.get("provenance", {}).get("clob_tokens"), str(dataset))
     except (OSError, ValueError) as exc:
         raise FieldError("clob_cache", str(exc)) from None
-    if clob_url is None and data_url is None:
+    urls: dict[str, Any] = {"clob_url": plan.clob_url, "data_url": plan.data_url}
+    if not any(urls.values()):
         yield ClobPrices(ClobCache(cache), markets)
         return
-    urls: dict[str, Any] = {
-        k: v for k, v in (("clob_url", clob_url), ("data_url", data_url)) if v is not None
-    }
-    with PolymarketClient(**urls) as client:  # the other one: the public default
+    # a URL not given is the public default
+    with PolymarketClient(**{k: v for k, v in urls.items() if v is not None}) as client:
         yield ClobPrices(ClobCache(cache, client), markets)
 
 
@@ -237,9 +232,7 @@ def arena_replay(plan: ArenaReplayPlan) -> ArenaReplay:
     from pastcast_arena._ledger import LedgerArena
     from pastcast_arena._replay import replay as play_rounds
 
-    dataset, corpus, backend, rpc_url = plan.dataset, plan.corpus, plan.backend, plan.rpc_url
-    clob_cache, clob_url, data_url = plan.clob_cache, plan.clob_url, plan.data_url
-    out = Path(plan.out)
+    backend, rpc_url, out = plan.backend, plan.rpc_url, Path(plan.out)
     specs = [parse_agent_option(a, field=f"agents[{i}]") for i, a in enumerate(plan.agents)]
     if not specs:
         raise FieldError("agents", "give at least one agent")
@@ -248,8 +241,8 @@ def arena_replay(plan: ArenaReplayPlan) -> ArenaReplay:
     _http_url("rpc_url", rpc_url)
     cutoff = _instant(plan.resolve_by, "resolve_by")
     rounds = plan.round_plan()
-    for name, url in (("clob_url", clob_url), ("data_url", data_url)):
-        if url is not None and clob_cache is None:
+    for name, url in (("clob_url", plan.clob_url), ("data_url", plan.data_url)):
+        if url is not None and plan.clob_cache is None:
             raise FieldError(name, "fetched prices go into a cache: give clob_cache too")
         _http_url(name, url)
     ledger_path = out / LEDGER_FILE
@@ -261,14 +254,16 @@ def arena_replay(plan: ArenaReplayPlan) -> ArenaReplay:
         index = out / "index"
         ledger = lambda: LedgerArena.create(ledger_path)  # noqa: E731
         with (
-            open_replay(dataset, corpus, plan.retrieval, plan.embedder, index_dir=index) as replay,
+            open_replay(
+                plan.dataset, plan.corpus, plan.retrieval, plan.embedder, index_dir=index
+            ) as replay,
             open_arena(backend, rpc_url, ledger) as arena,
         ):
             deployment = None
             try:
                 if rpc_url is not None:  # before the rounds: a replay cut short keeps it
                     deployment = write_deployment(arena, out / DEPLOYMENT_FILE, rpc_url)
-                with _deadline_prices(dataset, clob_cache, clob_url, data_url) as prices:
+                with _deadline_prices(plan) as prices:
                     played = play_rounds(
                         replay.dataset,
                         replay.backend,
