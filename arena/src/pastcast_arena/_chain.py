@@ -91,14 +91,10 @@ ROLE_KEY = "role"
 
 
 class EvmArena:
-    """The five contracts deployed on one chain, driven from Python.
-
-    ``EvmArena()`` starts a fresh in-process chain; ``EvmArena(w3)`` deploys on ``w3`` (its first
-    unlocked account pays). ``conditional_tokens``: the address of a conditional-tokens contract
-    already on the chain, whose payouts the arena reads (then no mock is deployed and nobody here
-    reports payouts: ``external_ctf``). Reverts raise ``ArenaRejected`` with the contract's
-    reason.
-    """
+    """The five contracts on one chain: ``EvmArena()`` starts a fresh in-process chain,
+    ``EvmArena(w3)`` deploys on ``w3`` (its first unlocked account pays); with
+    ``conditional_tokens`` (``external_ctf``) the payouts are read from that contract, never
+    reported here. Reverts raise ``ArenaRejected`` with the contract's reason."""
 
     def __init__(
         self, w3: Any = None, *, yes_index: int = YES_INDEX, conditional_tokens: str | None = None
@@ -186,8 +182,7 @@ class EvmArena:
 
     @property
     def batch(self) -> Any:
-        """``ArenaBatch``: many hashes, digests, signers or scores of the arena in one eth_call
-        (deployed on first use)."""
+        """``ArenaBatch`` (many reads in one eth_call), deployed on first use."""
         if self._batch is None:
             self._batch = self._deploy(artifacts()["ArenaBatch"])
         return self._batch
@@ -225,8 +220,7 @@ class EvmArena:
         return self._send(fn, account.address, signed)
 
     def _send(self, fn: Any, sender: str, send: Callable[[], Any]) -> Any:
-        """``fn`` run as an eth_call first (a revert raises with the contract's reason), then
-        ``send()``: the receipt."""
+        """``fn`` as an eth_call (a revert raises its reason), then ``send()``: the receipt."""
 
         def run() -> Any:
             fn.call({"from": sender}, block_identifier="pending")
@@ -238,8 +232,7 @@ class EvmArena:
         return self._guard(run)
 
     def call(self, fn: Any) -> Any:
-        """``eth_call`` against the pending block (the next block's time): run ``fn`` without
-        recording anything."""
+        """``fn`` as an ``eth_call`` on the pending block (the next block's time)."""
         return self._guard(lambda: fn.call({"from": self.operator}, block_identifier="pending"))
 
     # ------------------------------------------------------------------ ArenaBackend
@@ -255,8 +248,7 @@ class EvmArena:
     def connect(
         cls, url: str, *, yes_index: int = YES_INDEX, conditional_tokens: str | None = None
     ) -> EvmArena:
-        """Deploy on the chain of the JSON-RPC node at ``url`` (its first unlocked account pays:
-        a local ``anvil``, see ``local_node``)."""
+        """Deploy through the JSON-RPC node at ``url`` (its first unlocked account pays)."""
         return cls(node_web3(url), yes_index=yes_index, conditional_tokens=conditional_tokens)
 
     def advance_to(self, timestamp: int) -> None:

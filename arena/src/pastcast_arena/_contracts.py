@@ -61,8 +61,7 @@ def _find_tool(name: str, local: Iterable[Path]) -> str | None:
 
 
 def find_solcjs() -> str | None:
-    """``solcjs``: ``$PASTCAST_SOLCJS``, then ``<venv>/solc`` (where the Makefile puts it), then
-    ``PATH``."""
+    """``solcjs``: ``$PASTCAST_SOLCJS``, then ``<venv>/solc`` (the Makefile's), then ``PATH``."""
     return _find_tool("solcjs", [Path(sys.prefix) / "solc" / "node_modules" / ".bin" / "solcjs"])
 
 

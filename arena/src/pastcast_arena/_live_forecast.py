@@ -45,8 +45,7 @@ class _Inputs(BaseModel):
 
 
 class Forecasting:
-    """The agents forecast at the cutoff, then each commitment is signed and sent, and the
-    reasoning traces published beside it."""
+    """Forecasts at the cutoff, commitments and their reasoning traces."""
 
     def __init__(self, ctx: LiveContext) -> None:
         self.ctx = ctx
@@ -145,8 +144,7 @@ class Forecasting:
             ctx.deliver("commit", rnd, name, sign)
 
     def publish_all(self, rnd: RoundState) -> None:
-        """Reasoning traces beside each commitment, where the relayer takes them (retried each
-        tick until it answers)."""
+        """Reasoning traces beside each commitment, retried each tick until the relayer answers."""
         for name in self.ctx.names:
             slot = rnd.agents[name]
             if slot.committed and not slot.reasoning:
@@ -185,8 +183,7 @@ class Forecasting:
 
 
 class Reveals:
-    """The benchmark prices set once the commit deadline passed, and the reveals inside the
-    window."""
+    """Benchmark prices once the commit deadline passed, reveals inside the window."""
 
     def __init__(self, ctx: LiveContext) -> None:
         self.ctx = ctx

@@ -28,9 +28,7 @@ log = logging.getLogger(__name__)
 
 
 class Outcomes:
-    """Markets resolved (reported as payouts, or read from conditional tokens on the chain),
-    outcomes triggered, reveals scored, run logs graded again, the results written from the
-    arena's index."""
+    """Resolutions reported or read, outcomes triggered, reveals scored, results written."""
 
     def __init__(self, ctx: LiveContext) -> None:
         self.ctx = ctx

@@ -16,7 +16,13 @@ import numpy as np
 
 from pastcast.reports import TextTable, fmt_number
 from pastcast_arena._ledger import verify_ledger
-from pastcast_arena._records import MAX_BP, OUTCOME_EXCLUDED, OUTCOME_YES, RoundResult
+from pastcast_arena._records import (
+    MAX_BP,
+    OUTCOME_EXCLUDED,
+    OUTCOME_NO,
+    OUTCOME_YES,
+    RoundResult,
+)
 from pastcast_arena._stats import ArenaReport, LeaderboardRow, arena_report
 
 if TYPE_CHECKING:
@@ -27,12 +33,7 @@ if TYPE_CHECKING:
 __all__ = ["arena_figures", "arena_section", "leaderboard_table", "write_arena_figures"]
 
 
-def _outcome(code: int) -> str:
-    if code == OUTCOME_EXCLUDED:
-        return "excluded"
-    return "YES" if code == OUTCOME_YES else "NO"
-
-
+_OUTCOMES = {OUTCOME_NO: "NO", OUTCOME_YES: "YES", OUTCOME_EXCLUDED: "excluded"}
 Column = tuple[str, Callable[[Any], str]]
 
 
@@ -117,7 +118,7 @@ def arena_section(
         ("benchmark", lambda x: f"{x[2].price_bp / MAX_BP:.4f}"),
         ("source", lambda x: x[2].source),
         ("observed", lambda x: f"{x[2].observed_at:%Y-%m-%d %H:%M}"),
-        ("outcome", lambda x: _outcome(x[3])),
+        ("outcome", lambda x: _OUTCOMES[x[3]]),
     )
     murphy: tuple[Column, ...] = (
         ("agent", lambda m: m.agent),

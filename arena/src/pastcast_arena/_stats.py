@@ -164,10 +164,6 @@ def market_rows(results: Sequence[RoundResult]) -> MarketRows:
     )
 
 
-def _sd(v: NDArray[np.float64]) -> float | None:
-    return float(v.std(ddof=1)) if v.size >= 2 else None
-
-
 def _roles(results: Sequence[RoundResult]) -> dict[str, str]:
     roles: dict[str, str] = {}
     for res in results:
@@ -306,7 +302,7 @@ def arena_report(
         unscored_rounds=unscored,
         markets_scored=sum(sum(o != OUTCOME_EXCLUDED for o in r.outcomes) for r in results),
         market_brier=float(market_brier.mean()),
-        market_brier_sd=_sd(market_brier),
+        market_brier_sd=float(market_brier.std(ddof=1)) if market_brier.size >= 2 else None,
         leaderboard=standings(per_round, n_pred, roles, model_standard_errors(rows)),
         murphy=_murphy(rows) if rows.agent.size else (),
         categories=_categories(rows, roles) if rows.agent.size else (),
