@@ -43,8 +43,6 @@ from pastcast_arena._rounds import (
 from pastcast_arena._simulation import (
     ARCHETYPES,
     CATEGORIES,
-    FRONTIER_KINDS,
-    FRONTIER_T,
     MARKET_SLOPE,
     SimulationDraws,
     simulate,
@@ -56,8 +54,6 @@ from pastcast_arena._workflows import PLAN_FILE, ArenaReplayPlan, arena_replay, 
 __all__ = [
     "ARCHETYPES",
     "CATEGORIES",
-    "FRONTIER_KINDS",
-    "FRONTIER_T",
     "MARKET_SLOPE",
     "PLAN_FILE",
     "ROUND_LOG",

@@ -59,12 +59,8 @@ class RoundRow(Record):
 
 
 class LeaderboardRow(Record):
-    """Cumulative scores of one agent: means over rounds with standard errors, the t-test of the
-    per-round alpha against 0, the share of rounds that beat the market, and the alpha shrunk
-    by n / (n + 140) over its n resolved predictions. ``alpha_se_model`` is Proposition 2's
-    standard error of the mean per-market alpha, sqrt(sum 4 q_i (1 - q_i)(b_i - p_i)^2) / n,
-    for independent outcomes with q_i = b_i (the market's own probability: the true one is
-    unknown), beside the empirical ``alpha_se`` of the per-round alphas."""
+    """One agent's cumulative scores (docs/arena.md, "Scoring and statistics"): ``alpha_se``
+    over its per-round alphas, ``alpha_se_model`` Proposition 2's with q_i = b_i."""
 
     agent: str
     role: str
