@@ -19,7 +19,6 @@ __all__ = [
     "ARTIFACTS_FILE",
     "CONTRACTS",
     "SOLC_VERSION",
-    "SOURCES",
     "artifacts",
     "compile_contracts",
     "find_foundry_tool",
@@ -36,7 +35,6 @@ CONTRACTS = (
     "ReputationRegistry",
     "RoundManager",
 )
-SOURCES = tuple(f"{name}.sol" for name in CONTRACTS)
 ARTIFACTS_FILE = "artifacts.json"
 SETTINGS: dict[str, Any] = {
     "optimizer": {"enabled": True, "runs": 200},
@@ -86,7 +84,9 @@ def compile_contracts(solcjs: str | None = None, timeout_s: float = 300.0) -> di
     folder = _contracts_dir()
     request = {
         "language": "Solidity",
-        "sources": {name: {"content": (folder / name).read_text("utf-8")} for name in SOURCES},
+        "sources": {
+            f"{c}.sol": {"content": (folder / f"{c}.sol").read_text("utf-8")} for c in CONTRACTS
+        },
         "settings": SETTINGS,
     }
     try:

@@ -90,10 +90,12 @@ def to_bp(p: float) -> int:
     return min(MAX_BP, math.floor(p * MAX_BP + 0.5))
 
 
-def _check_predictions(predictions: Sequence[int]) -> None:
+def _packed(predictions: Sequence[int]) -> bytes:
+    """``abi.encodePacked(uint16[] predictions)``: each element padded to 32 bytes."""
     for i, p in enumerate(predictions):
         if not isinstance(p, int) or isinstance(p, bool) or not 0 <= p <= MAX_BP:
             raise ValueError(f"prediction {i}: {p!r} is not an integer in [0, {MAX_BP}] bp")
+    return b"".join(p.to_bytes(32, "big") for p in predictions)
 
 
 def new_salt() -> str:
@@ -105,19 +107,12 @@ def commitment(round_id: int, predictions: Sequence[int], salt: str) -> str:
     """``keccak256(abi.encodePacked(uint256 roundId, uint16[] predictions, bytes32 salt))``."""
     if round_id < 0 or round_id >= 2**256:
         raise ValueError(f"round id {round_id} does not fit a uint256")
-    _check_predictions(predictions)
-    packed = (
-        round_id.to_bytes(32, "big")
-        + b"".join(p.to_bytes(32, "big") for p in predictions)
-        + _bytes32(salt, "salt")
-    )
-    return keccak_hex(packed)
+    return keccak_hex(round_id.to_bytes(32, "big") + _packed(predictions) + _bytes32(salt, "salt"))
 
 
 def predictions_hash(predictions: Sequence[int]) -> str:
     """``keccak256(abi.encodePacked(uint16[] predictions))``, the Reveal message's field."""
-    _check_predictions(predictions)
-    return keccak_hex(b"".join(p.to_bytes(32, "big") for p in predictions))
+    return keccak_hex(_packed(predictions))
 
 
 def condition_id_for(market_id: str) -> str:
