@@ -18,8 +18,8 @@ from pastcast.markets import DojoSchedule, build_dataset
 from pastcast.markets.sources._clob import ClobCache
 from pastcast.markets.sources._polymarket import PolymarketClient
 from pastcast_arena import ClobPrices
-from pastcast_arena._clob import ClobMarket
 from pastcast_arena._replay import read_results
+from pastcast_arena._rounds import ClobMarket
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "tests" / "markets"))
 from loopback import serve

@@ -21,12 +21,11 @@ from pastcast_arena import (
 )
 from pastcast_arena._play import RoundPlayer
 from pastcast_arena._protocol import (
-    commit_digest,
     commitment,
     condition_id_for,
+    message_digest,
     new_salt,
     predictions_hash,
-    reveal_digest,
 )
 from pastcast_arena._scoring import payouts_for, score_bp
 
@@ -68,13 +67,13 @@ def test_python_signatures_are_the_digests_the_evm_recovers(evm: Any) -> None:
         pk, salt = key(100 + i), new_salt()
         if i % 2:
             r: SignedReveal = sign_reveal(pk, dom, round_id, preds, salt, nonce, deadline)
-            digests.append(reveal_digest(dom, r))
+            digests.append(message_digest(dom, r))
             fields = (predictions_hash(preds), salt, r.agent, True, r.signature)
         else:
             c: SignedCommit = sign_commit(
                 pk, dom, round_id, commitment(round_id, preds, salt), nonce, deadline
             )
-            digests.append(commit_digest(dom, c))
+            digests.append(message_digest(dom, c))
             fields = (c.commit_hash, "0x" + "00" * 32, c.agent, False, c.signature)
         h, s, agent, is_reveal, sig = fields
         agents.append(agent)

@@ -17,7 +17,7 @@ from pastcast.owned import mark
 from pastcast.runlog import read_run_log
 from pastcast_arena import arena_live, verify_ledger
 from pastcast_arena._contracts import find_foundry_tool
-from pastcast_arena._live_state import load_state
+from pastcast_arena._live_plan import load_state
 from pastcast_arena._replay import read_results
 
 needs_evm()
@@ -281,8 +281,7 @@ def test_relayer_errors_and_timeouts_are_retried_without_double_submission(
     from pastcast.markets.sources._polymarket import PolymarketClient
     from pastcast_arena import LedgerArena, LiveService
     from pastcast_arena._live_plan import LivePlan
-    from pastcast_arena._relayer import create_relayer
-    from pastcast_arena._relayer_client import RelayerClient
+    from pastcast_arena._relayer import RelayerClient, create_relayer
 
     clock, api, url, _ = fake
     out = tmp_path / "live"
@@ -619,7 +618,7 @@ def test_prices_after_the_cutoff_never_reach_an_episode(tmp_path: Path, fake: An
 
 def test_attaching_to_another_chain_or_to_missing_contracts_is_refused(tmp_path: Path) -> None:
     from pastcast_arena import EvmArena, attach_deployment, local_node
-    from pastcast_arena._deployment import write_deployment
+    from pastcast_arena._chain import write_deployment
 
     if find_foundry_tool("anvil") is None:
         pytest.skip("anvil is missing (make test installs @foundry-rs/anvil from npm)")

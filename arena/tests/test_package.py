@@ -60,9 +60,8 @@ def test_the_live_service_is_phases_given_one_context_not_mixins() -> None:
 
     from pastcast_arena._live import LiveService
     from pastcast_arena._live_context import LiveContext
-    from pastcast_arena._live_forecast import Forecasting
+    from pastcast_arena._live_forecast import Forecasting, Reveals
     from pastcast_arena._live_outcomes import Outcomes
-    from pastcast_arena._live_reveal import Reveals
     from pastcast_arena._live_rounds import Discovery
 
     assert LiveService.__bases__ == (object,)

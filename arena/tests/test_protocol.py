@@ -12,8 +12,7 @@ from pastcast_arena._protocol import (
     commitment,
     condition_id_for,
     predictions_hash,
-    recover_commit_signer,
-    recover_reveal_signer,
+    recover_signer,
 )
 
 needs_evm()
@@ -67,20 +66,20 @@ def test_commitment_refuses_bad_input(preds: list[int], salt: str, message: str)
 def test_signatures_recover_their_signer_and_nothing_else() -> None:
     c = commitment(3, [100, 9900], SALT)
     msg = sign_commit(key(0), DOMAIN, 3, c, nonce=0, deadline=2_000_000_000)
-    assert recover_commit_signer(DOMAIN, msg) == msg.agent
+    assert recover_signer(DOMAIN, msg) == msg.agent
     # Any change to the message, or another domain, recovers someone else.
     for changed in (
         msg.model_copy(update={"nonce": 1}),
         msg.model_copy(update={"round_id": 4}),
         msg.model_copy(update={"deadline": 2_000_000_001}),
     ):
-        assert recover_commit_signer(DOMAIN, changed) != msg.agent
+        assert recover_signer(DOMAIN, changed) != msg.agent
     other = DOMAIN.model_copy(update={"chain_id": 1})
-    assert recover_commit_signer(other, msg) != msg.agent
+    assert recover_signer(other, msg) != msg.agent
     rev = sign_reveal(key(0), DOMAIN, 3, [100, 9900], SALT, nonce=1, deadline=2_000_000_000)
-    assert recover_reveal_signer(DOMAIN, rev) == rev.agent
+    assert recover_signer(DOMAIN, rev) == rev.agent
     tampered = rev.model_copy(update={"predictions": (100, 9800)})
-    assert recover_reveal_signer(DOMAIN, tampered) != rev.agent
+    assert recover_signer(DOMAIN, tampered) != rev.agent
     assert predictions_hash([100, 9900]) != predictions_hash([100, 9800])
 
 
@@ -92,7 +91,7 @@ def test_malleable_high_s_signatures_are_refused() -> None:
     flipped = r + (n - s).to_bytes(32, "big") + bytes([55 - v])  # the same point, s above n/2
     twin = msg.model_copy(update={"signature": "0x" + flipped.hex()})
     with pytest.raises(ValueError, match="malleable"):
-        recover_commit_signer(DOMAIN, twin)
+        recover_signer(DOMAIN, twin)
 
 
 def test_signed_messages_validate_their_fields() -> None:
@@ -126,4 +125,4 @@ def test_addresses_are_normalised_to_their_checksum_form() -> None:
     msg = sign_commit(key(2), DOMAIN, 1, commitment(1, [1], SALT), 0, 2_000_000_000)
     lower = SignedCommit.model_validate({**msg.model_dump(), "agent": msg.agent.lower()})
     assert lower.agent == msg.agent  # one agent, one spelling: nonces and entries key on it
-    assert recover_commit_signer(DOMAIN, lower) == lower.agent
+    assert recover_signer(DOMAIN, lower) == lower.agent

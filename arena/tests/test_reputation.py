@@ -347,7 +347,7 @@ def test_the_report_command_reads_the_leaderboard_from_a_node(
     board = json.loads(r.output)["leaderboard"]
     assert board == [row.model_dump(mode="json") for row in result.report.leaderboard]
     # a replay's deployment file names the arena and the block
-    from pastcast_arena._deployment import write_deployment
+    from pastcast_arena._chain import write_deployment
 
     deployment = write_deployment(arena, tmp_path / "deployment.json", url)
     assert json.loads(deployment.read_text())["deploy_block"] == arena.deploy_block
@@ -398,8 +398,8 @@ def test_the_report_command_refuses_what_it_cannot_read(tmp_path: Path) -> None:
 def test_a_replay_on_a_node_is_read_back_from_its_deployment_file(tmp_path: Path) -> None:
     from pastcast.dataset import save_dataset
     from pastcast_arena import ArenaReplayPlan, arena_replay, local_node
+    from pastcast_arena._chain import DEPLOYMENT_FILE
     from pastcast_arena._contracts import find_foundry_tool
-    from pastcast_arena._deployment import DEPLOYMENT_FILE
     from pastcast_arena._workflows import arena_chain_leaderboard
 
     if find_foundry_tool("anvil") is None:

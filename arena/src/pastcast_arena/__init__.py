@@ -1,31 +1,22 @@
-"""Foresight Arena on pastcast: commit-reveal forecasting rounds scored against the market.
+"""Foresight Arena on pastcast: commit-reveal forecasting rounds scored against the market
+(docs/arena.md). A distribution of its own: it imports only pastcast's public names, and joins
+the ``pastcast`` command line (``pastcast arena ...``) and the reports through entry points."""
 
-Rounds of k binary markets (``plan_rounds``, pluggable ``SELECTORS``) with benchmark prices at
-the commit deadline; the protocol in Python, byte for byte as the contracts compute it
-(``commitment``, EIP-712 ``sign_commit``/``sign_reveal``); the Solidity contracts deployed on an
-in-process EVM or a node (``EvmArena``) or the chain-less hash-chained ledger (``LedgerArena``);
-the indexer and CSV/Parquet snapshots; the relayer; replays of datasets by pastcast agents
-(``arena_replay``); per-round scoring and statistics (``arena_report``); the paper's simulation
-(``simulate``); the live service (``arena_live``).
-
-A distribution of its own on top of pastcast: it imports only pastcast's public names, and
-reaches the ``pastcast`` command line (``pastcast arena ...``) and the reports through entry
-points.
-"""
-
-from pastcast_arena._backend import ArenaRejected
 from pastcast_arena._calibration import calibrate_simulation
-from pastcast_arena._chain import EvmArena
-from pastcast_arena._clob import ClobPrices
+from pastcast_arena._chain import EvmArena, attach_deployment
 from pastcast_arena._contracts import artifacts
-from pastcast_arena._deployment import attach_deployment
-from pastcast_arena._indexer import index_chain
 from pastcast_arena._ledger import LedgerArena, verify_ledger
 from pastcast_arena._live import LiveService
 from pastcast_arena._live_file import arena_live
 from pastcast_arena._node import lasting_node, local_node
 from pastcast_arena._play import agent_key
-from pastcast_arena._protocol import reasoning_digest, sign_commit, sign_reveal, to_bp
+from pastcast_arena._protocol import (
+    ArenaRejected,
+    reasoning_digest,
+    sign_commit,
+    sign_reveal,
+    to_bp,
+)
 from pastcast_arena._records import (
     ArenaMarket,
     BenchmarkPrice,
@@ -34,12 +25,12 @@ from pastcast_arena._records import (
     SignedCommit,
     SignedReveal,
 )
-from pastcast_arena._replay import replay
+from pastcast_arena._replay import ROUND_LOG, play_round_agents, replay
 from pastcast_arena._reputation import chain_leaderboard, read_reputation
-from pastcast_arena._round_play import ROUND_LOG, play_round_agents
 from pastcast_arena._rounds import (
     SELECTORS,
     Candidate,
+    ClobPrices,
     DeadlinePrices,
     RoundPlan,
     Selector,
@@ -52,21 +43,17 @@ from pastcast_arena._rounds import (
 from pastcast_arena._simulation import (
     ARCHETYPES,
     CATEGORIES,
-    FRONTIER_KINDS,
-    FRONTIER_T,
     MARKET_SLOPE,
     SimulationDraws,
     simulate,
 )
-from pastcast_arena._snapshot import ArenaSnapshot, load_snapshot
+from pastcast_arena._snapshot import ArenaSnapshot, index_chain, load_snapshot
 from pastcast_arena._stats import arena_report
 from pastcast_arena._workflows import PLAN_FILE, ArenaReplayPlan, arena_replay, arena_sections
 
 __all__ = [
     "ARCHETYPES",
     "CATEGORIES",
-    "FRONTIER_KINDS",
-    "FRONTIER_T",
     "MARKET_SLOPE",
     "PLAN_FILE",
     "ROUND_LOG",

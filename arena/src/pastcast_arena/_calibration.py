@@ -1,11 +1,6 @@
-"""Fitting the simulation's parameters to the paper's Tables 5-7 as a design: the target of
-each figure is its mean over 400 seeds (``pastcast_arena._seeds``), not seed 137's value, whose
-fit would fit that seed's luck too. All the randomness is drawn before a parameter is read
-(``SimulationDraws``), so the means are smooth functions of the parameters, fitted in stages:
-the market, the trackers' noise, the category signals, then the q-conditioned archetypes by
-Nelder-Mead (the last two repeated). docs/arena.md ("Over seeds") has the stages and why the
-unpriced spread sigma is set, not fitted.
-"""
+"""Fitting the simulation's parameters to the paper's Tables 5-7 as means over 400 seeds, not
+seed 137's values (whose fit would fit that seed's luck too); the stages and why sigma is set,
+not fitted: docs/arena.md, "Over seeds"."""
 
 from __future__ import annotations
 

@@ -1,24 +1,38 @@
-"""The arena on a real EVM: the shipped contracts deployed on an in-process py-evm chain
-(``eth-tester``) through ``web3``, or on any chain a ``Web3`` instance reaches.
-
-The deployer account is curator, outcome oracle (of the conditional-tokens mock) and relayer:
-it pays for the signed commits and reveals it submits. The arena contract is the client whose
-ERC-8004 feedback (the scores) the leaderboard reads. ``EvmArena.attach`` reads a deployment
-someone else made, found from its arena contract's address alone.
-"""
+"""The arena on a real EVM: the shipped contracts deployed through ``web3`` on an in-process py-evm
+chain or on any chain a ``Web3`` reaches; the deployer is curator, oracle of the mock
+conditional tokens, and relayer (docs/arena.md, "The contracts"). A deployment's record
+(``deployment.json``) is written when it is deployed, so a later process reattaches (checked
+against the node) and a third party reads the same leaderboard."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Sequence
+from functools import cached_property
+from pathlib import Path
 from typing import Any
 
-from pastcast_arena._backend import ArenaRejected
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from pastcast import safejson
+from pastcast.atomic import write_atomic
+from pastcast.validation import first_problem
 from pastcast_arena._contracts import artifacts
-from pastcast_arena._protocol import Domain, require_evm_extra
+from pastcast_arena._protocol import ArenaRejected, Domain, require_evm_extra
 from pastcast_arena._records import RoundScore, SignedCommit, SignedReveal
 from pastcast_arena._scoring import YES_INDEX
 
-__all__ = ["EvmArena", "node_web3"]
+__all__ = [
+    "DEPLOYMENT_FILE",
+    "Deployment",
+    "EvmArena",
+    "attach_deployment",
+    "node_web3",
+    "read_deployment",
+    "score_of",
+    "write_deployment",
+]
+
 
 # An explicit gas limit: py-evm's estimate is a binary search of whole executions, which costs
 # about ten times the transaction itself. Without the estimate a reverting transaction is mined
@@ -77,14 +91,10 @@ ROLE_KEY = "role"
 
 
 class EvmArena:
-    """The five contracts deployed on one chain, driven from Python.
-
-    ``EvmArena()`` starts a fresh in-process chain; ``EvmArena(w3)`` deploys on ``w3`` (its first
-    unlocked account pays). ``conditional_tokens``: the address of a conditional-tokens contract
-    already on the chain, whose payouts the arena reads (then no mock is deployed and nobody here
-    reports payouts: ``external_ctf``). Reverts raise ``ArenaRejected`` with the contract's
-    reason.
-    """
+    """The five contracts on one chain: ``EvmArena()`` starts a fresh in-process chain,
+    ``EvmArena(w3)`` deploys on ``w3`` (its first unlocked account pays); with
+    ``conditional_tokens`` (``external_ctf``) the payouts are read from that contract, never
+    reported here. Reverts raise ``ArenaRejected`` with the contract's reason."""
 
     def __init__(
         self, w3: Any = None, *, yes_index: int = YES_INDEX, conditional_tokens: str | None = None
@@ -94,13 +104,8 @@ class EvmArena:
             from eth_tester import EthereumTester, PyEVMBackend
             from web3 import EthereumTesterProvider, Web3
 
-            self.tester: Any = EthereumTester(PyEVMBackend())
-            w3 = Web3(EthereumTesterProvider(self.tester))
-        else:
-            self.tester = getattr(w3.provider, "ethereum_tester", None)
-        self.w3 = w3
-        self.operator: str = w3.eth.accounts[0]
-        self._reverts = _revert_types()
+            w3 = Web3(EthereumTesterProvider(EthereumTester(PyEVMBackend())))
+        self._on(w3)
         art = artifacts()
         self.external_ctf = conditional_tokens is not None
         self.yes_index = yes_index
@@ -122,8 +127,6 @@ class EvmArena:
             yes_index,
         )
         self.deploy_block: int = int(w3.eth.block_number)
-        self._batch: Any = None
-        self._domain = Domain(chain_id=int(w3.eth.chain_id), verifying_contract=self.arena.address)
 
     @classmethod
     def attach(cls, w3: Any, arena: str, *, from_block: int = 0) -> EvmArena:
@@ -135,10 +138,7 @@ class EvmArena:
         art = artifacts()
         address = _contract_at(w3, arena)
         self = cls.__new__(cls)
-        self.w3 = w3
-        self.tester = getattr(w3.provider, "ethereum_tester", None)
-        self.operator = w3.eth.accounts[0] if w3.eth.accounts else ""
-        self._reverts = _revert_types()
+        self._on(w3)
 
         def at(addr: str, name: str) -> Any:
             return w3.eth.contract(address=addr, abi=art[name]["abi"])
@@ -159,9 +159,15 @@ class EvmArena:
         self.conditional_tokens = at(tokens, "MockConditionalTokens")
         self.external_ctf = False
         self.deploy_block = from_block
-        self._batch = None
-        self._domain = Domain(chain_id=int(w3.eth.chain_id), verifying_contract=self.arena.address)
         return self
+
+    def _on(self, w3: Any) -> None:
+        """The chain's parts both a deployment and an attachment use."""
+        self.w3 = w3
+        self.tester: Any = getattr(w3.provider, "ethereum_tester", None)
+        self.operator: str = w3.eth.accounts[0] if w3.eth.accounts else ""
+        self._reverts = _revert_types()
+        self._batch: Any = None
 
     def addresses(self) -> dict[str, str]:
         """The deployment's contract addresses by contract name."""
@@ -176,8 +182,7 @@ class EvmArena:
 
     @property
     def batch(self) -> Any:
-        """``ArenaBatch``: many hashes, digests, signers or scores of the arena in one eth_call
-        (deployed on first use)."""
+        """``ArenaBatch`` (many reads in one eth_call), deployed on first use."""
         if self._batch is None:
             self._batch = self._deploy(artifacts()["ArenaBatch"])
         return self._batch
@@ -196,10 +201,10 @@ class EvmArena:
         except self._reverts as exc:
             raise ArenaRejected(_reason(exc)) from None
 
-    def transact(self, fn: Any, sender: str | None = None) -> Any:
-        """Send ``fn`` from an unlocked account (the operator by default); returns the receipt."""
-        sender = sender or self.operator
-        return self._send(fn, sender, lambda: fn.transact({"from": sender, "gas": GAS}))
+    def transact(self, fn: Any) -> Any:
+        """Send ``fn`` from the operator's unlocked account; returns the receipt."""
+        tx = {"from": self.operator, "gas": GAS}
+        return self._send(fn, self.operator, lambda: fn.transact(tx))
 
     def transact_as(self, fn: Any, private_key: str) -> Any:
         """Send ``fn`` signed by a local key (the account pays its own gas)."""
@@ -215,8 +220,7 @@ class EvmArena:
         return self._send(fn, account.address, signed)
 
     def _send(self, fn: Any, sender: str, send: Callable[[], Any]) -> Any:
-        """``fn`` run as an eth_call first (a revert raises with the contract's reason), then
-        ``send()``: the receipt."""
+        """``fn`` as an eth_call (a revert raises its reason), then ``send()``: the receipt."""
 
         def run() -> Any:
             fn.call({"from": sender}, block_identifier="pending")
@@ -227,18 +231,15 @@ class EvmArena:
 
         return self._guard(run)
 
-    def call(self, fn: Any, sender: str | None = None) -> Any:
-        """``eth_call`` against the pending block (the next block's time): run ``fn`` without
-        recording anything."""
-        return self._guard(
-            lambda: fn.call({"from": sender or self.operator}, block_identifier="pending")
-        )
+    def call(self, fn: Any) -> Any:
+        """``fn`` as an ``eth_call`` on the pending block (the next block's time)."""
+        return self._guard(lambda: fn.call({"from": self.operator}, block_identifier="pending"))
 
     # ------------------------------------------------------------------ ArenaBackend
 
-    @property
+    @cached_property
     def domain(self) -> Domain:
-        return self._domain
+        return Domain(chain_id=int(self.w3.eth.chain_id), verifying_contract=self.arena.address)
 
     def now(self) -> int:
         return int(self.w3.eth.get_block("latest")["timestamp"])
@@ -247,8 +248,7 @@ class EvmArena:
     def connect(
         cls, url: str, *, yes_index: int = YES_INDEX, conditional_tokens: str | None = None
     ) -> EvmArena:
-        """Deploy on the chain of the JSON-RPC node at ``url`` (its first unlocked account pays:
-        a local ``anvil``, see ``local_node``)."""
+        """Deploy through the JSON-RPC node at ``url`` (its first unlocked account pays)."""
         return cls(node_web3(url), yes_index=yes_index, conditional_tokens=conditional_tokens)
 
     def advance_to(self, timestamp: int) -> None:
@@ -314,10 +314,7 @@ class EvmArena:
             msg.deadline,
             _b32(msg.signature),
         )
-        if simulate:
-            self.call(fn)
-            return ""
-        return "0x" + bytes(self.transact(fn).transactionHash).hex()
+        return self._submit(fn, simulate)
 
     def reveal(self, msg: SignedReveal, *, simulate: bool = False) -> str:
         fn = self.arena.functions.revealWithSignature(
@@ -329,6 +326,10 @@ class EvmArena:
             msg.deadline,
             _b32(msg.signature),
         )
+        return self._submit(fn, simulate)
+
+    def _submit(self, fn: Any, simulate: bool) -> str:
+        """The transaction's hash, or "" after only simulating it (a revert raises either way)."""
         if simulate:
             self.call(fn)
             return ""
@@ -360,14 +361,92 @@ class EvmArena:
         from web3.logs import DISCARD
 
         receipt = self.transact(self.arena.functions.calculateScoresForPendingReveals(round_id))
-        return tuple(
-            RoundScore(
-                round_id=int(e.args.roundId),
-                agent=str(e.args.agent),
-                brier_bp=int(e.args.brierBp),
-                alpha_bp=int(e.args.alphaBp),
-                resolved=int(e.args.resolvedCount),
-            )
-            # the receipt also holds the reputation registry's NewFeedback logs: skipped
-            for e in self.arena.events.ScoreCalculated().process_receipt(receipt, errors=DISCARD)
+        # the receipt also holds the reputation registry's NewFeedback logs: skipped
+        logs = self.arena.events.ScoreCalculated().process_receipt(receipt, errors=DISCARD)
+        return tuple(map(score_of, logs))
+
+
+def score_of(event: Any) -> RoundScore:
+    """A ``ScoreCalculated`` log as the score it records."""
+    args = event.args
+    return RoundScore(
+        round_id=int(args.roundId),
+        agent=str(args.agent),
+        brier_bp=int(args.brierBp),
+        alpha_bp=int(args.alphaBp),
+        resolved=int(args.resolvedCount),
+    )
+
+
+DEPLOYMENT_FILE = "deployment.json"
+
+
+class Deployment(BaseModel):
+    model_config = ConfigDict(extra="ignore", frozen=True)
+    chain_id: int
+    deploy_block: int = Field(default=0, ge=0)
+    contracts: dict[str, str]
+    """By contract name; ``ConditionalTokens`` for conditional tokens it did not deploy."""
+    rpc_url: str | None = None
+    """The node the contracts were deployed through (for a local node: where it was then)."""
+
+
+def write_deployment(arena: EvmArena, path: Path, rpc_url: str | None = None) -> Path:
+    """Record ``arena``'s deployment at ``path``, whole or not at all."""
+    record = Deployment(
+        chain_id=arena.domain.chain_id,
+        deploy_block=arena.deploy_block,
+        contracts=arena.addresses(),
+        rpc_url=rpc_url,
+    )
+    body = record.model_dump(mode="json", exclude_none=True)
+    write_atomic(path, json.dumps(body, indent=1, sort_keys=True) + "\n")
+    return path
+
+
+def read_deployment(path: Path) -> Deployment:
+    """``ValueError`` naming the file (and the field)."""
+    try:
+        return Deployment.model_validate(safejson.loads(path.read_text(encoding="utf-8")))
+    except ValidationError as exc:
+        raise ValueError(f"{path}: not a deployment record ({first_problem(exc)})") from None
+    except (OSError, ValueError) as exc:
+        raise ValueError(f"{path}: not a deployment record ({exc})") from None
+
+
+def attach_deployment(path: Path, url: str) -> EvmArena:
+    """The arena recorded at ``path``, on the node at ``url``; ``ValueError`` naming the file
+    and the field when the node is on another chain or lacks the recorded contracts."""
+    record = read_deployment(path)
+    w3 = node_web3(url)
+    found = int(w3.eth.chain_id)
+    if found != record.chain_id:
+        raise ValueError(
+            f"{path}: field chain_id: {record.chain_id}, but the node at {url} is on chain {found}"
         )
+    for name, address in sorted(record.contracts.items()):
+        try:
+            code = bytes(w3.eth.get_code(w3.to_checksum_address(address)))
+        except ValueError:
+            why = f"{address!r} is not an address"
+            raise ValueError(f"{path}: field contracts.{name}: {why}") from None
+        if not code:
+            raise ValueError(
+                f"{path}: field contracts.{name}: no contract at {address} on the node at {url}"
+            )
+    anchor = record.contracts.get("PredictionArena")
+    if anchor is None:
+        raise ValueError(f"{path}: field contracts.PredictionArena: missing")
+    try:
+        arena = EvmArena.attach(w3, anchor, from_block=record.deploy_block)
+    except ValueError as exc:
+        raise ValueError(f"{path}: field contracts.PredictionArena: {exc}") from None
+    arena.external_ctf = "ConditionalTokens" in record.contracts
+    for name, address in arena.addresses().items():
+        recorded = record.contracts.get(name)
+        if recorded is None or recorded.lower() != address.lower():
+            raise ValueError(
+                f"{path}: field contracts.{name}: {recorded}, but the deployment on the node at "
+                f"{url} has {address}"
+            )
+    return arena

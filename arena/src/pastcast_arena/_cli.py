@@ -3,6 +3,7 @@ command group of the ``pastcast`` CLI, through its ``pastcast.commands`` entry p
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Any
 
@@ -18,6 +19,7 @@ from pastcast.cli import (
     print_json,
     undone_on_usage_error,
 )
+from pastcast.errors import FieldError
 
 app = typer.Typer(
     help="Foresight Arena: commit-reveal rounds scored against the market (simulation, "
@@ -104,7 +106,7 @@ def calibrate(
 
     fit = calibrate_simulation()
     if json_:
-        paper = [{**c.model_dump(mode="json"), "residual": c.residual} for c in fit.comparison]
+        paper = [c.model_dump(mode="json") for c in fit.comparison]
         print_json({"config": fit.config.model_dump(mode="json"), "paper": paper})
         return
     typer.echo(fit.config.model_dump_json(indent=2))
@@ -179,7 +181,6 @@ def replay(
 ) -> None:
     """Replay resolved markets as arena rounds: agents forecast each market as of the commit
     deadline, commit, reveal and are scored per round."""
-    from pastcast.errors import FieldError
     from pastcast_arena._workflows import ArenaReplayPlan, arena_replay
 
     plan = options_record(ctx, ArenaReplayPlan, {"agent": "agents", "json_": None})
@@ -249,7 +250,6 @@ def report(
         fail("--arena/--from-block go with --from-chain")
     if rounds is None:
         fail("give a rounds file (or --from-chain URL)")
-    from pastcast.errors import FieldError
     from pastcast_arena._workflows import arena_rounds_report
 
     try:
@@ -263,7 +263,6 @@ def report(
 
 
 def _chain_report(url: str, arena: str, from_block: int, json_: bool) -> None:
-    from pastcast.errors import FieldError
     from pastcast_arena._workflows import arena_chain_leaderboard
 
     try:
@@ -295,8 +294,6 @@ def serve(
 ) -> None:
     """Run the gasless relayer: POST /commit and /reveal with EIP-712 signed messages. The
     curator's /admin/... actions are on when PASTCAST_ARENA_ADMIN_TOKEN is set."""
-    import os
-
     from pastcast_arena._chain import EvmArena
     from pastcast_arena._ledger import LedgerArena, LedgerError
     from pastcast_arena._relayer import RelayerPolicy, create_relayer
@@ -401,7 +398,6 @@ def live(
     """Run live rounds of open Polymarket markets: discover, create the round, forecast within
     the lead time of the commit deadline, commit, reveal, score; until the plan's rounds are
     finished. A restart with the same plan continues where the last one stopped."""
-    from pastcast.errors import FieldError
     from pastcast_arena._live_file import arena_live
 
     try:

@@ -1,11 +1,5 @@
-"""The Solidity sources, their compiled ABI and bytecode (shipped as package data), and the
-compiler call that reproduces them.
-
-The compiler is ``solcjs`` from the npm package ``solc`` (pinned below): a WebAssembly build that
-runs offline once installed (``npm install --prefix .venv/solc solc@0.8.37``). The artifacts are
-compiled with fixed settings, so recompiling the shipped sources must give the shipped bytecode
-byte for byte (the metadata hash at the end of the bytecode covers sources and settings).
-"""
+"""The Solidity sources, their compiled ABI and bytecode (shipped as package data), and the solcjs
+call (``npm install --prefix .venv/solc solc@0.8.37``) that reproduces them byte for byte."""
 
 from __future__ import annotations
 
@@ -25,7 +19,6 @@ __all__ = [
     "ARTIFACTS_FILE",
     "CONTRACTS",
     "SOLC_VERSION",
-    "SOURCES",
     "artifacts",
     "compile_contracts",
     "find_foundry_tool",
@@ -42,7 +35,6 @@ CONTRACTS = (
     "ReputationRegistry",
     "RoundManager",
 )
-SOURCES = tuple(f"{name}.sol" for name in CONTRACTS)
 ARTIFACTS_FILE = "artifacts.json"
 SETTINGS: dict[str, Any] = {
     "optimizer": {"enabled": True, "runs": 200},
@@ -67,8 +59,7 @@ def _find_tool(name: str, local: Iterable[Path]) -> str | None:
 
 
 def find_solcjs() -> str | None:
-    """``solcjs``: ``$PASTCAST_SOLCJS``, then ``<venv>/solc`` (where the Makefile puts it), then
-    ``PATH``."""
+    """``solcjs``: ``$PASTCAST_SOLCJS``, then ``<venv>/solc`` (the Makefile's), then ``PATH``."""
     return _find_tool("solcjs", [Path(sys.prefix) / "solc" / "node_modules" / ".bin" / "solcjs"])
 
 
@@ -93,7 +84,9 @@ def compile_contracts(solcjs: str | None = None, timeout_s: float = 300.0) -> di
     folder = _contracts_dir()
     request = {
         "language": "Solidity",
-        "sources": {name: {"content": (folder / name).read_text("utf-8")} for name in SOURCES},
+        "sources": {
+            f"{c}.sol": {"content": (folder / f"{c}.sol").read_text("utf-8")} for c in CONTRACTS
+        },
         "settings": SETTINGS,
     }
     try:
@@ -135,8 +128,8 @@ def compile_contracts(solcjs: str | None = None, timeout_s: float = 300.0) -> di
     return {"solc": version, "settings": SETTINGS, "contracts": contracts}
 
 
-def write_artifacts(compiled: dict[str, Any], path: Path | None = None) -> Path:
-    target = path or _contracts_dir() / ARTIFACTS_FILE
+def write_artifacts(compiled: dict[str, Any]) -> Path:
+    target = _contracts_dir() / ARTIFACTS_FILE
     target.write_text(json.dumps(compiled, indent=1, sort_keys=True) + "\n", encoding="utf-8")
     return target
 

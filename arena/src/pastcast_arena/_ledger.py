@@ -1,8 +1,6 @@
 """The arena without a chain: an append-only, hash-chained JSON-lines ledger (docs/arena.md, "The
-ledger"). Each line is ``{"seq", "at", "prev", "record", "hash"}``; records pass the contract's
-rules (``ArenaRules``) before they are written and fsynced, and ``verify_ledger`` applies every
-line again. The ledger proves what its operator recorded, not when: its clock is the operator's.
-"""
+ledger") whose records pass ``ArenaRules`` before they are written and again when verified. It
+proves what its operator recorded, not when: its clock is the operator's."""
 
 from __future__ import annotations
 
@@ -20,8 +18,7 @@ from pydantic import ValidationError
 from pastcast import safejson
 from pastcast.safejson import canonical_json
 from pastcast.validation import first_problem
-from pastcast_arena._backend import ArenaRejected
-from pastcast_arena._protocol import Domain, keccak_hex
+from pastcast_arena._protocol import ArenaRejected, Domain, keccak_hex
 from pastcast_arena._records import RoundScore, SignedCommit, SignedReveal
 from pastcast_arena._rules import ArenaRules
 from pastcast_arena._scoring import YES_INDEX
@@ -57,11 +54,9 @@ def _ledger_domain(chain_id: int, genesis_hash: str) -> Domain:
 
 class LedgerArena:
     """The ``ArenaBackend`` over a ledger file. ``LedgerArena.create(path)`` starts one,
-    ``LedgerArena.open(path)`` verifies an existing one and continues it.
-
-    ``clock`` gives the current Unix time (the wall clock by default); ``frozen_at`` instead
-    gives a clock that only ``advance_to`` moves (replays and tests).
-    """
+    ``LedgerArena.open(path)`` verifies an existing one and continues it; ``clock`` gives the
+    current Unix time (the wall clock by default), ``frozen_at`` a clock that only ``advance_to``
+    moves (replays and tests)."""
 
     def __init__(
         self,
@@ -94,9 +89,9 @@ class LedgerArena:
         if p.exists() and p.stat().st_size > 0:
             raise FileExistsError(f"{p}: a ledger already exists here (open it instead)")
         if frozen_at is not None:
-            fixed = frozen_at
-            clock = lambda: fixed  # noqa: E731
-        at = int((clock or (lambda: int(time.time())))())
+            clock = lambda: frozen_at  # noqa: E731
+        clock = clock or (lambda: int(time.time()))
+        at = int(clock())
         genesis = {"kind": "genesis", "chain_id": chain_id, "yes_index": yes_index}
         digest = _line_hash(0, at, GENESIS_PREV, genesis)
         p.parent.mkdir(parents=True, exist_ok=True)

@@ -1,11 +1,8 @@
-"""Live rounds: a replay whose cutoff is now (docs/arena.md, "Live rounds").
-
-Every action is idempotent and preceded by a write of the state file (``_live_state``), so a
-restart at any moment misses no reveal and commits nothing twice. The service is its loop over
-four phases, each an object given the one ``LiveContext`` they share: ``Discovery``
-(``_live_rounds``), ``Forecasting`` (``_live_forecast``), ``Reveals`` (``_live_reveal``) and
-``Outcomes`` (``_live_outcomes``).
-"""
+"""Live rounds: a replay whose cutoff is now (docs/arena.md, "Live rounds"). Every action is
+idempotent and preceded by a write of the state file, so a restart misses no reveal and commits
+nothing twice. The service loops over phases given one ``LiveContext``: ``Discovery``
+(``_live_rounds``), ``Forecasting`` and ``Reveals`` (``_live_forecast``), ``Outcomes``
+(``_live_outcomes``)."""
 
 from __future__ import annotations
 
@@ -14,15 +11,23 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 
 from pastcast.markets.sources import PolymarketClient
-from pastcast_arena._backend import ArenaBackend, ArenaRejected
 from pastcast_arena._live_context import CorpusAt, LiveContext
-from pastcast_arena._live_forecast import Forecasting
+from pastcast_arena._live_forecast import Forecasting, Reveals
 from pastcast_arena._live_outcomes import Outcomes
-from pastcast_arena._live_plan import STATE_FILE, Clock, LivePlan, LiveResult, SystemClock
-from pastcast_arena._live_reveal import Reveals
+from pastcast_arena._live_plan import (
+    STATE_FILE,
+    Clock,
+    LivePlan,
+    LiveResult,
+    LiveState,
+    RoundState,
+    ScaledClock,
+    load_state,
+    save_state,
+)
 from pastcast_arena._live_rounds import Discovery
-from pastcast_arena._live_state import LiveState, RoundState, load_state, save_state
-from pastcast_arena._play import DirectSubmitter, Submitter, agent_key
+from pastcast_arena._play import Submitter, agent_key
+from pastcast_arena._protocol import ArenaBackend, ArenaRejected
 from pastcast_arena._replay import arena_name
 from pastcast_arena._scoring import YES_INDEX
 from pastcast_arena._snapshot import snapshot_of
@@ -52,7 +57,7 @@ class LiveService:
     ) -> None:
         folder = Path(out)
         folder.mkdir(parents=True, exist_ok=True)
-        clock = clock or SystemClock()
+        clock = clock or ScaledClock()
         names = [arena_name(a) for a in plan.agents]
         keys = {n: (keys or {}).get(n) or agent_key(n) for n in names}
         self.ctx = LiveContext(
@@ -63,7 +68,7 @@ class LiveService:
             clock=clock,
             specs=dict(zip(names, plan.agents, strict=True)),
             keys=keys,
-            submitter=submitter or DirectSubmitter(backend),
+            submitter=submitter or backend,
             corpus=corpus,
             yes_index=yes_index,
             external_ctf=bool(getattr(backend, "external_ctf", False)),
@@ -192,9 +197,7 @@ class LiveService:
                 self.forecasting.commit_all(rnd)
                 self.forecasting.publish_all(rnd)
             return
-        self.forecasting.give_up_commits(
-            rnd, "the commit deadline passed before the commitment was sent"
-        )
+        self.ctx.give_up("commit", rnd, "the commit deadline passed before the commitment was sent")
         if t < rnd.reveal_deadline:
             self.forecasting.publish_all(rnd)
         if not rnd.benchmarks_set:
@@ -203,7 +206,7 @@ class LiveService:
             self.reveals.reveal_all(rnd)
             self.outcomes.watch_early(rnd)
             return
-        self.reveals.give_up_reveals(rnd)
+        self.ctx.give_up("reveal", rnd, "the reveal window closed before the reveal was sent")
         if not rnd.benchmarks_set:  # no price could be read: the round cannot be scored
             if t >= rnd.reveal_deadline + self.ctx.plan.horizon_s:
                 rnd.status = "abandoned"

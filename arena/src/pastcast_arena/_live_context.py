@@ -14,12 +14,19 @@ from typing import Literal
 from pastcast.corpus import CorpusBackend
 from pastcast.markets.sources import OpenMarket, PolymarketClient
 from pastcast.runlog import AgentSpec
-from pastcast_arena._backend import ArenaBackend, ArenaRejected
-from pastcast_arena._live_plan import STATE_FILE, Clock, LivePlan
-from pastcast_arena._live_state import AgentRound, LiveState, RoundState, save_state
+from pastcast_arena._live_plan import (
+    STATE_FILE,
+    AgentRound,
+    Clock,
+    LivePlan,
+    LiveState,
+    RoundState,
+    save_state,
+)
 from pastcast_arena._play import Submitter
+from pastcast_arena._protocol import ArenaBackend, ArenaRejected
 from pastcast_arena._records import ArenaMarket, SignedCommit, SignedReveal
-from pastcast_arena._relayer_client import RelayerUnavailable
+from pastcast_arena._relayer import RelayerUnavailable
 from pastcast_arena._scoring import payouts_for
 from pastcast_arena._snapshot import snapshot_of
 
@@ -66,15 +73,11 @@ class LiveContext:
     def names(self) -> list[str]:
         return list(self.specs)
 
-    @property
-    def state_path(self) -> Path:
-        return self.out / STATE_FILE
-
     def now(self) -> float:
         return self.clock.now()
 
     def save(self) -> None:
-        save_state(self.state_path, self.state)
+        save_state(self.out / STATE_FILE, self.state)
 
     def round_dir(self, rnd: RoundState) -> Path:
         folder = self.out / "rounds" / f"{rnd.index:04d}"
@@ -122,6 +125,25 @@ class LiveContext:
             log.warning("%s of round %d by %s not sent yet: %s", kind, round_id, agent, exc)
             return self.submitted(kind, round_id, agent)
         return True
+
+    def give_up(self, kind: Kind, rnd: RoundState, why: str) -> None:
+        """Once ``kind``'s window closed: a slot whose message the arena holds is marked so,
+        one still waiting for it misses it (``why``)."""
+        changed = False
+        for name, slot in rnd.agents.items():
+            if kind == "reveal" and (not slot.committed or slot.revealed):
+                continue
+            if kind == "commit" and (slot.committed or slot.missed):
+                continue
+            assert rnd.round_id is not None
+            held = getattr(slot, kind) is not None
+            if held and self.submitted(kind, rnd.round_id, self.state.agents[name]):
+                setattr(slot, _DONE[kind], True)
+            else:
+                slot.missed = why
+            changed = True
+        if changed:
+            self.save()
 
     def payouts(self, m: OpenMarket) -> tuple[int, ...] | None:
         """The payouts the external conditional-tokens contract holds for ``m`` (None:

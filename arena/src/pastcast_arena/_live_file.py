@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable
-from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, TypeVar
@@ -27,7 +26,7 @@ from pastcast.owned import claim_dir
 from pastcast.validation import first_error
 
 if TYPE_CHECKING:
-    from pastcast_arena._live_plan import LiveResult
+    from pastcast_arena._live_plan import LivePlan, LiveResult
 
 __all__ = ["LiveFile", "arena_live", "read_live_plan"]
 
@@ -74,19 +73,12 @@ class LiveFile(BaseModel):
     clock: _Clock | None = None
 
 
-@dataclass(frozen=True)
-class _Loaded:
-    file: LiveFile
-    plan: Any  # LivePlan
-    folder: Path
-
-
 def _path(folder: Path, value: str) -> Path:
     p = Path(value)
     return p if p.is_absolute() else folder / p
 
 
-def read_live_plan(path: str | Path) -> _Loaded:
+def read_live_plan(path: str | Path) -> tuple[LiveFile, LivePlan]:
     """The plan file checked whole; ``FieldError`` naming the file and field."""
     from pastcast.runner import read_plan_file
     from pastcast_arena._live_plan import LivePlan
@@ -107,7 +99,7 @@ def read_live_plan(path: str | Path) -> _Loaded:
         raise FieldError("plan", f"{p}: fields feeds and spool go together")
     specs = [parse_agent_option(a, field=f"agents[{i}]") for i, a in enumerate(file.agents)]
     timing = {k: v for k, v in raw.items() if k not in LiveFile.model_fields}
-    return _Loaded(file, _validated(p, LivePlan, {**timing, "agents": specs}), p.parent)
+    return file, _validated(p, LivePlan, {**timing, "agents": specs})
 
 
 def _validated(path: Path, model: type[M], raw: Any) -> M:
@@ -129,10 +121,10 @@ def _keys(file: LiveFile) -> dict[str, str]:
 
 
 def _clock(file: LiveFile) -> Any:
-    from pastcast_arena._live_plan import ScaledClock, SystemClock
+    from pastcast_arena._live_plan import ScaledClock
 
     if file.clock is None:
-        return SystemClock()
+        return ScaledClock()
     real = file.clock.real_origin
     real = float(real) if real is not None else datetime.now(UTC).timestamp()
     origin = file.clock.origin if file.clock.origin is not None else real
@@ -164,8 +156,7 @@ def _backend(file: LiveFile, out: Path, clock: Any, note: Callable[[str], None])
 
 
 def _deployed(file: LiveFile, out: Path, url: str) -> Any:
-    from pastcast_arena._chain import EvmArena
-    from pastcast_arena._deployment import DEPLOYMENT_FILE, attach_deployment, write_deployment
+    from pastcast_arena._chain import DEPLOYMENT_FILE, EvmArena, attach_deployment, write_deployment
 
     path = out / DEPLOYMENT_FILE
     if not path.exists():
@@ -223,21 +214,19 @@ def arena_live(
     plan: str | Path,
     *,
     clock: Any = None,
-    relayer_http: Any = None,
     stop: Callable[[], bool] | None = None,
     note: Callable[[str], None] | None = None,
 ) -> LiveResult:
     """Run the live arena of the plan file until its rounds are finished (or ``stop``); the
     state, the ledger, each round's run log and the results are under the plan's ``out``. A
-    restart with the same plan continues. ``clock`` and ``relayer_http`` (an HTTP client for
-    the relayer) replace the plan's for tests; ``note`` hears what happened to the local node
-    (reused, started again from its state)."""
+    restart with the same plan continues. ``clock`` replaces the plan's (tests); ``note`` hears
+    what happened to the local node (reused, started again from its state)."""
     from pastcast.markets.sources import PolymarketClient
     from pastcast_arena._live import LiveService
-    from pastcast_arena._relayer_client import RelayerClient
+    from pastcast_arena._relayer import RelayerClient
 
-    loaded = read_live_plan(plan)
-    file, folder = loaded.file, loaded.folder
+    file, live = read_live_plan(plan)
+    folder = Path(plan).parent
     out = _path(folder, file.out)
     _claim(out)
     keys = _keys(file)
@@ -257,17 +246,15 @@ def arena_live(
 
     pm = file.polymarket
     with models_session():
-        check_agents(list(loaded.plan.agents))
+        check_agents(list(live.agents))
         with (
             PolymarketClient(pm.gamma_url, pm.clob_url, pm.data_url, backoff_s=0.2) as client,
             _backend(file, out, clock, note or (lambda _: None)) as backend,
         ):
-            submitter = None
-            if file.relayer is not None or relayer_http is not None:
-                submitter = RelayerClient(file.relayer, http=relayer_http)
+            submitter = None if file.relayer is None else RelayerClient(file.relayer)
             try:
                 service = LiveService(
-                    loaded.plan,
+                    live,
                     backend,
                     client,
                     out,

@@ -1,5 +1,6 @@
-"""Live forecasting and commitments: the agents forecast at the cutoff through the runner, the
-predictions and salt are written, then signed and sent; reasoning traces published beside them."""
+"""Live forecasting, commitments and reveals: the agents forecast at the cutoff through the
+runner, the predictions and salt are written, then signed and sent, reasoning traces published
+beside them; after the commit deadline the benchmark prices are set and the reveals sent."""
 
 from __future__ import annotations
 
@@ -8,34 +9,43 @@ import logging
 from datetime import datetime, timedelta
 from functools import partial
 
+from pydantic import BaseModel
+
 from pastcast.atomic import write_atomic
 from pastcast.dataset import Dataset
 from pastcast.markets.sources import PolymarketError, daily_yes_beliefs
 from pastcast.records import BINARY_LABELS, DailyBelief, Event, StepSpec
 from pastcast.runlog import read_run_log
 from pastcast.runner import RunConfig, run_benchmark
-from pastcast_arena._backend import ArenaRejected
 from pastcast_arena._live_context import LiveContext
-from pastcast_arena._live_plan import DATASET_ID
-from pastcast_arena._live_state import RoundState
+from pastcast_arena._live_plan import DATASET_ID, RoundState
 from pastcast_arena._protocol import (
+    ArenaRejected,
     commitment,
     new_salt,
     sign_commit,
     sign_reasoning,
+    sign_reveal,
 )
-from pastcast_arena._records import utc
-from pastcast_arena._relayer_client import RelayerUnavailable
+from pastcast_arena._records import BenchmarkPrice, utc
+from pastcast_arena._relayer import RelayerUnavailable
 from pastcast_arena._replay import prediction_bp
+from pastcast_arena._rounds import benchmark_from_trades
 
-__all__ = ["Forecasting"]
+__all__ = ["Forecasting", "Reveals"]
 
 log = logging.getLogger(__name__)
 
 
+class _Inputs(BaseModel):
+    """A round's events and price history as forecast on (``inputs.json``)."""
+
+    events: tuple[Event, ...]
+    beliefs: dict[str, tuple[DailyBelief, ...]]
+
+
 class Forecasting:
-    """The agents forecast at the cutoff, then each commitment is signed and sent, and the
-    reasoning traces published beside it."""
+    """Forecasts at the cutoff, commitments and their reasoning traces."""
 
     def __init__(self, ctx: LiveContext) -> None:
         self.ctx = ctx
@@ -45,44 +55,35 @@ class Forecasting:
         beside the run log, so a resumed run forecasts on the same data."""
         path = self.ctx.round_dir(rnd) / "inputs.json"
         if path.exists():
-            raw = json.loads(path.read_text(encoding="utf-8"))
-            events = tuple(Event.model_validate(e) for e in raw["events"])
-            beliefs = {
-                k: tuple(DailyBelief.model_validate(b) for b in v)
-                for k, v in raw["beliefs"].items()
-            }
+            inputs = _Inputs.model_validate_json(path.read_bytes())
         else:
-            events = tuple(
-                Event(
-                    id=m.market_id,
-                    title=m.question or m.market_id,
-                    kind="binary",
-                    labels=BINARY_LABELS,
-                    category=m.category,
-                    open_time=m.start_date or cutoff - timedelta(days=30),
-                    close_time=m.end_date,
-                    source="polymarket",
-                )
-                for m in rnd.markets
-            )
-            beliefs = {}
+            inputs = _Inputs(events=(), beliefs={})
             for m in rnd.markets:
                 start = m.start_date or cutoff - timedelta(days=30)
+                inputs.events += (
+                    Event(
+                        id=m.market_id,
+                        title=m.question or m.market_id,
+                        kind="binary",
+                        labels=BINARY_LABELS,
+                        category=m.category,
+                        open_time=start,
+                        close_time=m.end_date,
+                        source="polymarket",
+                    ),
+                )
                 try:
                     obs = self.ctx.client.price_history(m.yes_token, start, cutoff)
                 except PolymarketError as exc:
                     log.warning("price history of %s: %s", m.market_id, exc)
                     obs = []
-                beliefs[m.market_id] = daily_yes_beliefs(
+                inputs.beliefs[m.market_id] = daily_yes_beliefs(
                     m.market_id, [(t, p) for t, p in obs if t < cutoff.timestamp()]
                 )
-            body = {
-                "events": [e.model_dump(mode="json") for e in events],
-                "beliefs": {k: [b.model_dump(mode="json") for b in v] for k, v in beliefs.items()},
-            }
-            write_atomic(path, json.dumps(body, indent=1) + "\n")
+            write_atomic(path, inputs.model_dump_json(indent=1) + "\n")
+        events = inputs.events
         steps = tuple(StepSpec(event_id=e.id, step_index=0, cutoff=cutoff) for e in events)
-        return Dataset(DATASET_ID, events, {}, beliefs, steps, pending=True)
+        return Dataset(DATASET_ID, events, {}, inputs.beliefs, steps, pending=True)
 
     def forecast(self, rnd: RoundState) -> None:
         ctx = self.ctx
@@ -90,7 +91,7 @@ class Forecasting:
             return
         if rnd.cutoff is None:
             if ctx.now() >= rnd.commit_deadline - ctx.plan.commit_margin_s:
-                return  # too late to forecast and commit: give_up_commits records it
+                return  # too late to forecast and commit: the commit window's give_up records it
             # the moment forecasting is due (the lead time before the deadline), not the tick
             # that noticed it: the same whenever the process came up, so a restarted service
             # forecasts on the same information as one that never stopped
@@ -143,8 +144,7 @@ class Forecasting:
             ctx.deliver("commit", rnd, name, sign)
 
     def publish_all(self, rnd: RoundState) -> None:
-        """Reasoning traces beside each commitment, where the relayer takes them (retried each
-        tick until it answers)."""
+        """Reasoning traces beside each commitment, retried each tick until the relayer answers."""
         for name in self.ctx.names:
             slot = rnd.agents[name]
             if slot.committed and not slot.reasoning:
@@ -181,20 +181,48 @@ class Forecasting:
             log.warning("reasoning of %s not published yet: %s", name, exc)
             return ""
 
-    def give_up_commits(self, rnd: RoundState, why: str) -> None:
+
+class Reveals:
+    """Benchmark prices once the commit deadline passed, reveals inside the window."""
+
+    def __init__(self, ctx: LiveContext) -> None:
+        self.ctx = ctx
+
+    def benchmarks(self, rnd: RoundState) -> None:
         ctx = self.ctx
-        changed = False
+        assert rnd.round_id is not None
+        prices: list[BenchmarkPrice] = []
+        deadline = utc(rnd.commit_deadline)
+        for m in rnd.markets:
+            if m.market_id in rnd.books:
+                prices.append(rnd.books[m.market_id])
+                continue
+            start = m.start_date or deadline - timedelta(days=30)
+            try:
+                obs = ctx.client.price_history(m.yes_token, start, deadline)
+                trades = [(utc(t), p) for t, p in obs]
+                prices.append(benchmark_from_trades(m.market_id, trades, deadline))
+            except (PolymarketError, ValueError) as exc:
+                log.warning("no benchmark price for %s yet: %s", m.market_id, exc)
+                return  # asked again next tick
+        rnd.books = {p.market_id: p for p in prices}
+        ctx.save()
+        try:
+            ctx.backend.set_benchmarks(rnd.round_id, [p.price_bp for p in prices])
+        except ArenaRejected as exc:
+            if exc.reason != "Rounds: benchmark prices already set":
+                raise
+        rnd.benchmarks_set = True
+        ctx.save()
+
+    def reveal_all(self, rnd: RoundState) -> None:
+        ctx = self.ctx
+        assert rnd.round_id is not None
         for name in ctx.names:
             slot = rnd.agents[name]
-            if slot.committed or slot.missed:
+            if not slot.committed or slot.revealed or slot.missed:
                 continue
-            assert rnd.round_id is not None
-            if slot.commit is not None and ctx.submitted(
-                "commit", rnd.round_id, ctx.state.agents[name]
-            ):
-                slot.committed = True
-            else:
-                slot.missed = why
-            changed = True
-        if changed:
-            ctx.save()
+            assert slot.predictions is not None and slot.salt is not None
+            key, domain, deadline = ctx.keys[name], ctx.backend.domain, rnd.reveal_deadline - 1
+            args = (key, domain, rnd.round_id, slot.predictions, slot.salt)
+            ctx.deliver("reveal", rnd, name, partial(sign_reveal, *args, deadline=deadline))

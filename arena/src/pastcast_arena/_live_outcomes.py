@@ -13,10 +13,9 @@ from pastcast.markets.sources import PolymarketError, resolution_payouts
 from pastcast.records import BINARY_LABELS
 from pastcast.runlog import StepRecord
 from pastcast.scoring import score_forecast
-from pastcast_arena._backend import ArenaRejected
 from pastcast_arena._live_context import LiveContext, arena_market
-from pastcast_arena._live_plan import LiveResult
-from pastcast_arena._live_state import RoundState
+from pastcast_arena._live_plan import LiveResult, RoundState
+from pastcast_arena._protocol import ArenaRejected
 from pastcast_arena._records import Round, RoundResult, utc
 from pastcast_arena._replay import write_results
 from pastcast_arena._scoring import payouts_for
@@ -29,9 +28,7 @@ log = logging.getLogger(__name__)
 
 
 class Outcomes:
-    """Markets resolved (reported as payouts, or read from conditional tokens on the chain),
-    outcomes triggered, reveals scored, run logs graded again, the results written from the
-    arena's index."""
+    """Resolutions reported or read, outcomes triggered, reveals scored, results written."""
 
     def __init__(self, ctx: LiveContext) -> None:
         self.ctx = ctx
@@ -48,22 +45,19 @@ class Outcomes:
                 log.warning("%s resolved before the reveal deadline", m.market_id)
                 ctx.save()
 
-    def _on_chain(self, rnd: RoundState) -> None:
-        for m in rnd.markets:
-            if m.market_id in rnd.reported:
-                continue
-            payouts = self.ctx.payouts(m)
-            if payouts is not None:
-                rnd.reported[m.market_id] = payouts
-                self.ctx.save()
-
     def settle(self, rnd: RoundState) -> None:
         """Outcomes reported and the round scored once its markets settled (or the horizon
         passed); its run log graded and the results written."""
         ctx = self.ctx
         assert rnd.round_id is not None
-        for m in rnd.markets if not ctx.external_ctf else ():
+        for m in rnd.markets:
             if m.market_id in rnd.reported or m.market_id in rnd.excluded:
+                continue
+            if ctx.external_ctf:  # its own oracle reports: read, never reported from here
+                payouts = ctx.payouts(m)
+                if payouts is not None:
+                    rnd.reported[m.market_id] = payouts
+                    ctx.save()
                 continue
             try:
                 got = resolution_payouts(ctx.client.market(m.market_id))
@@ -88,8 +82,6 @@ class Outcomes:
             except ArenaRejected as exc:
                 if exc.reason != "CTF: already resolved":
                     raise
-        if ctx.external_ctf:
-            self._on_chain(rnd)
         settled = len(rnd.reported) + len(rnd.excluded) == len(rnd.markets)
         if not settled and ctx.now() < rnd.reveal_deadline + ctx.plan.horizon_s:
             return
@@ -117,7 +109,7 @@ class Outcomes:
         self._regrade(rnd)
         rnd.scored, rnd.status = True, "scored"
         ctx.save()
-        self._write_results()
+        write_results(ctx.out / "rounds.jsonl", self.results())
 
     def _regrade(self, rnd: RoundState) -> None:
         """Grade the round's run log again with the outcomes the arena counted (the steps of
@@ -178,9 +170,6 @@ class Outcomes:
             for r in snap.results(cat, roles={n: x for n, x in roles.items() if x != "agent"})
             if r.round.round_id in cat
         )
-
-    def _write_results(self) -> None:
-        write_results(self.ctx.out / "rounds.jsonl", self.results())
 
     def result(self) -> LiveResult:
         results = self.results()

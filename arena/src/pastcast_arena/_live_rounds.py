@@ -7,7 +7,7 @@ import logging
 
 from pastcast.markets.sources import OpenMarket, PolymarketError, open_market
 from pastcast_arena._live_context import LiveContext
-from pastcast_arena._live_state import AgentRound, RoundState
+from pastcast_arena._live_plan import AgentRound, RoundState
 from pastcast_arena._records import utc
 from pastcast_arena._rounds import benchmark_from_book
 from pastcast_arena._snapshot import snapshot_of
@@ -26,16 +26,13 @@ class Discovery:
     def __init__(self, ctx: LiveContext) -> None:
         self.ctx = ctx
 
-    def _used(self) -> set[str]:
-        return {m.market_id for r in self.ctx.state.rounds for m in r.markets}
-
     def discover(self, commit_deadline: int, reveal_deadline: int) -> list[OpenMarket]:
         """Open binary markets ending after the reveal window and within the horizon, by 24-hour
         volume, then liquidity, then id; markets of earlier rounds are not reused."""
         ctx, plan = self.ctx, self.ctx.plan
         lo, hi = reveal_deadline, reveal_deadline + plan.horizon_s
         raw = ctx.client.open_markets(utc(lo), utc(hi))
-        used = self._used()
+        used = {m.market_id for r in ctx.state.rounds for m in r.markets}
         found: dict[str, OpenMarket] = {}
         for item in raw:
             try:

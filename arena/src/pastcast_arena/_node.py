@@ -37,9 +37,13 @@ class LocalNode:
     pid: int
 
 
-def _free_port() -> int:
+def _free_port(preferred: int = 0) -> int:
+    """``preferred`` where it is free, else a port the system picks."""
     with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
+        try:
+            s.bind(("127.0.0.1", preferred))
+        except OSError:
+            s.bind(("127.0.0.1", 0))
         return int(s.getsockname()[1])
 
 
@@ -113,15 +117,6 @@ def _recorded(folder: Path) -> LocalNode | None:
         return None
 
 
-def _port_free(port: int) -> bool:
-    with socket.socket() as s:
-        try:
-            s.bind(("127.0.0.1", port))
-        except OSError:
-            return False
-    return True
-
-
 def _stop(pid: int, proc: subprocess.Popen[bytes] | None, timeout_s: float = 15.0) -> None:
     """SIGTERM (anvil dumps its state on the way out), SIGKILL if it lingers."""
     try:
@@ -162,11 +157,11 @@ def lasting_node(
     startup_s: float = 60.0,
 ) -> Iterator[LocalNode]:
     """A local anvil that outlives a killed process: in its own session, recorded in
-        ``folder/node.json``, its chain kept in ``folder/anvil-state.json``. The recorded node is
-        reused while it answers; when it is gone (the machine restarted), anvil starts again from
-        its state file (``note`` says so); with neither, a new chain starts; either goes on from
-    ``timestamp`` when given. The
-        node is stopped on leaving (its state dumped), however the block ends short of a kill."""
+    ``folder/node.json``, its chain kept in ``folder/anvil-state.json``. The recorded node is
+    reused while it answers; when it is gone (the machine restarted), anvil starts again from its
+    state file (``note`` says so); with neither, a new chain starts; either goes on from
+    ``timestamp`` when given. The node is stopped on leaving (its state dumped), however the
+    block ends short of a kill."""
     folder.mkdir(parents=True, exist_ok=True)
     recorded = _recorded(folder)
     proc: subprocess.Popen[bytes] | None = None
@@ -185,10 +180,7 @@ def lasting_node(
             _stop(recorded.pid, None)
     if node is None:
         state = folder / NODE_STATE
-        port = _free_port()
-        if recorded is not None:
-            old = int(recorded.url.rsplit(":", 1)[1])
-            port = old if _port_free(old) else port
+        port = _free_port(int(recorded.url.rsplit(":", 1)[1]) if recorded is not None else 0)
         args = [_anvil(), "--host", "127.0.0.1", "--port", str(port), "--chain-id", str(chain_id)]
         args += ["--state", str(state), "--state-interval", str(STATE_INTERVAL_S), "--silent"]
         if state.exists():

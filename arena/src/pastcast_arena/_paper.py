@@ -6,6 +6,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import cast
 
+from pydantic import computed_field
+
 from pastcast.records import Record
 from pastcast.reports import TextTable, fmt_number
 from pastcast_arena._seeds import SeedFigure, SeedSummary
@@ -97,6 +99,7 @@ class PaperComparison(Record):
     low: float | None = None
     high: float | None = None
 
+    @computed_field  # type: ignore[prop-decorator]
     @property
     def residual(self) -> float | None:
         return None if self.pastcast is None else self.pastcast - self.paper

@@ -1,17 +1,14 @@
-"""Play rounds through an arena: create, commit (signed), benchmark, reveal, resolve, score.
-
-The same sequence runs on the EVM and on the ledger. The arena's clock is its own: a replayed
-round gets fresh deadlines on it (one phase each for commits and reveals), while the round's
-historical deadlines stay in the ``Round`` record the agents forecast at.
-"""
+"""Play rounds through an arena (the EVM or the ledger alike): create, commit, benchmark, reveal,
+resolve, score. A replayed round gets fresh deadlines on the arena's own clock; its historical
+ones stay in the ``Round`` the agents forecast at."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from typing import Protocol, cast
 
-from pastcast_arena._backend import ArenaBackend
 from pastcast_arena._protocol import (
+    ArenaBackend,
     commitment,
     keccak_hex,
     new_salt,
@@ -28,7 +25,11 @@ from pastcast_arena._records import (
 )
 from pastcast_arena._scoring import YES_INDEX, payouts_for
 
-__all__ = ["DirectSubmitter", "RoundPlayer", "Submitter", "agent_key"]
+__all__ = ["RoundPlayer", "Submitter", "agent_key"]
+
+
+PHASE_S = 3600
+"""How long a replayed round's commit and reveal phases last on the arena's clock."""
 
 
 def agent_key(name: str, secret: str = "pastcast-arena") -> str:
@@ -37,24 +38,12 @@ def agent_key(name: str, secret: str = "pastcast-arena") -> str:
 
 
 class Submitter(Protocol):
-    """Where signed messages go: the arena itself, or a relayer in front of it."""
+    """Where signed messages go: the arena itself (an ``ArenaBackend``), or a relayer in front
+    of it."""
 
-    def commit(self, msg: SignedCommit) -> None: ...
+    def commit(self, msg: SignedCommit) -> object: ...
 
-    def reveal(self, msg: SignedReveal) -> None: ...
-
-
-class DirectSubmitter:
-    """Messages sent to the arena itself."""
-
-    def __init__(self, backend: ArenaBackend) -> None:
-        self.backend = backend
-
-    def commit(self, msg: SignedCommit) -> None:
-        self.backend.commit(msg)
-
-    def reveal(self, msg: SignedReveal) -> None:
-        self.backend.reveal(msg)
+    def reveal(self, msg: SignedReveal) -> object: ...
 
 
 class RoundPlayer:
@@ -66,7 +55,6 @@ class RoundPlayer:
         keys: Mapping[str, str],
         *,
         roles: Mapping[str, str] | None = None,
-        phase_s: int = 3600,
         submitter: Submitter | None = None,
         yes_index: int = YES_INDEX,
     ) -> None:
@@ -74,8 +62,7 @@ class RoundPlayer:
         self.backend = backend
         self.keys = dict(keys)
         self.roles = dict(roles or {})
-        self.phase_s = phase_s
-        self.submitter = submitter or DirectSubmitter(backend)
+        self.submitter: Submitter = submitter or backend
         self.yes_index = yes_index
         self.addresses = {
             name: backend.register(key, name, role=self.roles.get(name, "agent"))
@@ -97,8 +84,8 @@ class RoundPlayer:
                 f"round {round_.round_id}: {len(resolved_yes)} outcomes for {round_.k}"
             )
         b = self.backend
-        commit_deadline = b.now() + self.phase_s
-        reveal_deadline = commit_deadline + self.phase_s
+        commit_deadline = b.now() + PHASE_S
+        reveal_deadline = commit_deadline + PHASE_S
         round_id = b.create_round(
             [m.condition_id for m in round_.markets], commit_deadline, reveal_deadline
         )

@@ -1,62 +1,56 @@
 """The commit-reveal protocol in Python, byte for byte as the contract computes it: the
 commitment ``keccak256(abi.encodePacked(uint256 roundId, uint16[] predictions, bytes32 salt))``
 (each array element padded to 32 bytes, as Solidity packs arrays) and the EIP-712 ``Commit`` and
-``Reveal`` messages with per-agent nonces (docs/arena.md, "The protocol").
-"""
+``Reveal`` messages with per-agent nonces (docs/arena.md, "The protocol"); and what an arena
+offers (``ArenaBackend``), a chain or the ledger alike, refusing with the contract's reasons."""
 
 from __future__ import annotations
 
 import math
 import secrets
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Mapping, Sequence
+from typing import Any, Protocol, TypeVar
 
 from pastcast.records import Record
-from pastcast_arena._records import MAX_BP, SignedCommit, SignedReveal
+from pastcast_arena._records import MAX_BP, RoundScore, SignedCommit, SignedReveal
 
 __all__ = [
+    "ArenaBackend",
+    "ArenaRejected",
     "Domain",
-    "commit_digest",
-    "commit_typed_data",
     "commitment",
     "condition_id_for",
     "keccak_hex",
+    "message_digest",
     "new_salt",
     "predictions_hash",
-    "recover_commit_signer",
-    "recover_reveal_signer",
+    "recover_signer",
     "require_evm_extra",
-    "reveal_digest",
-    "reveal_typed_data",
     "sign_commit",
     "sign_reveal",
     "to_bp",
 ]
 
+
+M = TypeVar("M", SignedCommit, SignedReveal)
+
 # secp256k1 order / 2: the contract refuses signatures with a larger s (malleable copies).
 _HALF_N = 0x7FFFFFFFFFFFFFFFFFFFFFFFFFFFFFFF5D576E7357A4501DDFE92F46681B20A0
 
-_DOMAIN_FIELDS = [
-    {"name": "name", "type": "string"},
-    {"name": "version", "type": "string"},
-    {"name": "chainId", "type": "uint256"},
-    {"name": "verifyingContract", "type": "address"},
-]
-_COMMIT_FIELDS = [
-    {"name": "roundId", "type": "uint256"},
-    {"name": "commitHash", "type": "bytes32"},
-    {"name": "agent", "type": "address"},
-    {"name": "nonce", "type": "uint256"},
-    {"name": "deadline", "type": "uint256"},
-]
-_REVEAL_FIELDS = [
-    {"name": "roundId", "type": "uint256"},
-    {"name": "predictionsHash", "type": "bytes32"},
-    {"name": "salt", "type": "bytes32"},
-    {"name": "agent", "type": "address"},
-    {"name": "nonce", "type": "uint256"},
-    {"name": "deadline", "type": "uint256"},
-]
+
+def _fields(solidity: str) -> list[dict[str, str]]:
+    """EIP-712 type fields from their Solidity declaration (``"uint256 roundId, ..."``)."""
+    return [dict(zip(("type", "name"), f.split(), strict=True)) for f in solidity.split(",")]
+
+
+_DOMAIN_FIELDS = _fields("string name, string version, uint256 chainId, address verifyingContract")
+_COMMIT_FIELDS = _fields(
+    "uint256 roundId, bytes32 commitHash, address agent, uint256 nonce, uint256 deadline"
+)
+_REVEAL_FIELDS = _fields(
+    "uint256 roundId, bytes32 predictionsHash, bytes32 salt, address agent, uint256 nonce, "
+    "uint256 deadline"
+)
 
 
 def require_evm_extra() -> None:
@@ -96,10 +90,12 @@ def to_bp(p: float) -> int:
     return min(MAX_BP, math.floor(p * MAX_BP + 0.5))
 
 
-def _check_predictions(predictions: Sequence[int]) -> None:
+def _packed(predictions: Sequence[int]) -> bytes:
+    """``abi.encodePacked(uint16[] predictions)``: each element padded to 32 bytes."""
     for i, p in enumerate(predictions):
         if not isinstance(p, int) or isinstance(p, bool) or not 0 <= p <= MAX_BP:
             raise ValueError(f"prediction {i}: {p!r} is not an integer in [0, {MAX_BP}] bp")
+    return b"".join(p.to_bytes(32, "big") for p in predictions)
 
 
 def new_salt() -> str:
@@ -111,19 +107,12 @@ def commitment(round_id: int, predictions: Sequence[int], salt: str) -> str:
     """``keccak256(abi.encodePacked(uint256 roundId, uint16[] predictions, bytes32 salt))``."""
     if round_id < 0 or round_id >= 2**256:
         raise ValueError(f"round id {round_id} does not fit a uint256")
-    _check_predictions(predictions)
-    packed = (
-        round_id.to_bytes(32, "big")
-        + b"".join(p.to_bytes(32, "big") for p in predictions)
-        + _bytes32(salt, "salt")
-    )
-    return keccak_hex(packed)
+    return keccak_hex(round_id.to_bytes(32, "big") + _packed(predictions) + _bytes32(salt, "salt"))
 
 
 def predictions_hash(predictions: Sequence[int]) -> str:
     """``keccak256(abi.encodePacked(uint16[] predictions))``, the Reveal message's field."""
-    _check_predictions(predictions)
-    return keccak_hex(b"".join(p.to_bytes(32, "big") for p in predictions))
+    return keccak_hex(_packed(predictions))
 
 
 def condition_id_for(market_id: str) -> str:
@@ -156,56 +145,30 @@ class Domain(Record):
         }
 
 
-def _typed(
-    domain: Domain, primary: str, fields: list[dict[str, str]], message: dict[str, Any]
-) -> dict[str, Any]:
+def _typed(domain: Domain, fields: Mapping[str, Any]) -> dict[str, Any]:
+    """The EIP-712 typed data of a ``Commit`` (``fields`` with a ``commit_hash``) or a
+    ``Reveal`` message (``predictions`` and ``salt``), as the contract hashes it."""
+    if "commit_hash" in fields:
+        primary, types = "Commit", _COMMIT_FIELDS
+        body = {"commitHash": _bytes32(fields["commit_hash"], "commit hash")}
+    else:
+        primary, types = "Reveal", _REVEAL_FIELDS
+        body = {
+            "predictionsHash": _bytes32(
+                predictions_hash(fields["predictions"]), "predictions hash"
+            ),
+            "salt": _bytes32(fields["salt"], "salt"),
+        }
     return {
-        "types": {"EIP712Domain": _DOMAIN_FIELDS, primary: fields},
+        "types": {"EIP712Domain": _DOMAIN_FIELDS, primary: types},
         "primaryType": primary,
         "domain": domain.as_dict(),
-        "message": message,
+        "message": {
+            "roundId": fields["round_id"],
+            **body,
+            **{k: fields[k] for k in ("agent", "nonce", "deadline")},
+        },
     }
-
-
-def commit_typed_data(
-    domain: Domain, round_id: int, commit_hash: str, agent: str, nonce: int, deadline: int
-) -> dict[str, Any]:
-    return _typed(
-        domain,
-        "Commit",
-        _COMMIT_FIELDS,
-        {
-            "roundId": round_id,
-            "commitHash": _bytes32(commit_hash, "commit hash"),
-            "agent": agent,
-            "nonce": nonce,
-            "deadline": deadline,
-        },
-    )
-
-
-def reveal_typed_data(
-    domain: Domain,
-    round_id: int,
-    predictions: Sequence[int],
-    salt: str,
-    agent: str,
-    nonce: int,
-    deadline: int,
-) -> dict[str, Any]:
-    return _typed(
-        domain,
-        "Reveal",
-        _REVEAL_FIELDS,
-        {
-            "roundId": round_id,
-            "predictionsHash": _bytes32(predictions_hash(predictions), "predictions hash"),
-            "salt": _bytes32(salt, "salt"),
-            "agent": agent,
-            "nonce": nonce,
-            "deadline": deadline,
-        },
-    )
 
 
 def _signable(typed: dict[str, Any]) -> Any:
@@ -215,24 +178,11 @@ def _signable(typed: dict[str, Any]) -> Any:
     return encode_typed_data(full_message=typed)
 
 
-def _digest(typed: dict[str, Any]) -> str:
-    m = _signable(typed)
+def message_digest(domain: Domain, msg: SignedCommit | SignedReveal) -> str:
+    """The EIP-712 digest the agent signs for ``msg`` (what the contract's commitDigest and
+    revealDigest return)."""
+    m = _signable(_typed(domain, msg.model_dump()))
     return keccak_hex(b"\x19" + bytes(m.version) + bytes(m.header) + bytes(m.body))
-
-
-def commit_digest(domain: Domain, msg: SignedCommit) -> str:
-    """The EIP-712 digest the agent signs for ``msg`` (what the contract's commitDigest returns)."""
-    return _digest(
-        commit_typed_data(domain, msg.round_id, msg.commit_hash, msg.agent, msg.nonce, msg.deadline)
-    )
-
-
-def reveal_digest(domain: Domain, msg: SignedReveal) -> str:
-    return _digest(
-        reveal_typed_data(
-            domain, msg.round_id, msg.predictions, msg.salt, msg.agent, msg.nonce, msg.deadline
-        )
-    )
 
 
 def _account(private_key: str) -> Any:
@@ -242,29 +192,25 @@ def _account(private_key: str) -> Any:
     return Account.from_key(private_key)
 
 
-def _sign(account: Any, typed: dict[str, Any]) -> str:
-    return "0x" + bytes(account.sign_message(_signable(typed)).signature).hex()
+def _signed(kind: type[M], private_key: str, domain: Domain, **fields: Any) -> M:
+    account = _account(private_key)
+    fields["agent"] = str(account.address)
+    signature = account.sign_message(_signable(_typed(domain, fields))).signature
+    return kind(**fields, signature="0x" + bytes(signature).hex())
 
 
 def sign_commit(
-    private_key: str,
-    domain: Domain,
-    round_id: int,
-    commit_hash: str,
-    nonce: int,
-    deadline: int,
+    private_key: str, domain: Domain, round_id: int, commit_hash: str, nonce: int, deadline: int
 ) -> SignedCommit:
     """The agent's signed ``Commit`` for a relayer to submit."""
-    account = _account(private_key)
-    agent = str(account.address)
-    sig = _sign(account, commit_typed_data(domain, round_id, commit_hash, agent, nonce, deadline))
-    return SignedCommit(
+    return _signed(
+        SignedCommit,
+        private_key,
+        domain,
         round_id=round_id,
         commit_hash=commit_hash,
-        agent=agent,
         nonce=nonce,
         deadline=deadline,
-        signature=sig,
     )
 
 
@@ -277,18 +223,15 @@ def sign_reveal(
     nonce: int,
     deadline: int,
 ) -> SignedReveal:
-    account = _account(private_key)
-    agent = str(account.address)
-    typed = reveal_typed_data(domain, round_id, predictions, salt, agent, nonce, deadline)
-    sig = _sign(account, typed)
-    return SignedReveal(
+    return _signed(
+        SignedReveal,
+        private_key,
+        domain,
         round_id=round_id,
         predictions=tuple(predictions),
         salt=salt,
-        agent=agent,
         nonce=nonce,
         deadline=deadline,
-        signature=sig,
     )
 
 
@@ -316,12 +259,9 @@ def _recover(digest: str, signature: str) -> str:
     return str(public.to_checksum_address())
 
 
-def recover_commit_signer(domain: Domain, msg: SignedCommit) -> str:
-    return _recover(commit_digest(domain, msg), msg.signature)
-
-
-def recover_reveal_signer(domain: Domain, msg: SignedReveal) -> str:
-    return _recover(reveal_digest(domain, msg), msg.signature)
+def recover_signer(domain: Domain, msg: SignedCommit | SignedReveal) -> str:
+    """Who signed ``msg``; ``ValueError`` for a signature the contract refuses."""
+    return _recover(message_digest(domain, msg), msg.signature)
 
 
 def reasoning_digest(round_id: int, commit_hash: str, traces: Any) -> str:
@@ -349,3 +289,53 @@ def recover_reasoning_signer(round_id: int, commit_hash: str, traces: Any, signa
 
     digest = bytes.fromhex(reasoning_digest(round_id, commit_hash, traces)[2:])
     return str(Account.recover_message(encode_defunct(primitive=digest), signature=signature))
+
+
+class ArenaRejected(ValueError):
+    """The arena refused an action; ``reason`` is the rule that refused it."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+
+class ArenaBackend(Protocol):
+    """Times are Unix seconds on the arena's own clock (block time on a chain)."""
+
+    @property
+    def domain(self) -> Domain: ...
+
+    def now(self) -> int: ...
+
+    def advance_to(self, timestamp: int) -> None:
+        """Move the clock forward to ``timestamp`` (test chains and replays only)."""
+        ...
+
+    def register(self, private_key: str, name: str, *, role: str = "agent") -> str:
+        """Register the key's address under ``name`` (``role``: ``agent``, or ``reference``
+        for the market consensus); returns the address."""
+        ...
+
+    def create_round(
+        self, condition_ids: Sequence[str], commit_deadline: int, reveal_deadline: int
+    ) -> int: ...
+
+    def set_benchmarks(self, round_id: int, prices_bp: Sequence[int]) -> None: ...
+
+    def nonce(self, agent: str) -> int: ...
+
+    def commit(self, msg: SignedCommit, *, simulate: bool = False) -> str:
+        """Check (and unless ``simulate``, record) a signed commit; returns its receipt id."""
+        ...
+
+    def reveal(self, msg: SignedReveal, *, simulate: bool = False) -> str: ...
+
+    def report_payouts(self, condition_id: str, numerators: Sequence[int]) -> None:
+        """The outcome oracle: report a condition's payout numerators."""
+        ...
+
+    def trigger_outcomes(self, round_id: int) -> tuple[int, ...]: ...
+
+    def score_pending(self, round_id: int) -> tuple[RoundScore, ...]:
+        """Score every reveal of the round not scored yet (agents as addresses)."""
+        ...

@@ -55,11 +55,7 @@ OutcomeCode = Literal[0, 1, 2]
 PriceSource = Literal[
     "book-mid", "clob-minute", "daily-mean-fallback", "last_trade", "daily", "recorded"
 ]
-"""Where a benchmark price came from: the mid of an order book observed before the deadline,
-the last minute-level CLOB price strictly before it, the last trade before it, the market belief
-of the last whole UTC day before it: ``daily-mean-fallback`` where CLOB prices were asked for
-and none was recorded in the window, ``daily`` for datasets with daily beliefs only; or
-``recorded``: read back from a chain or ledger, which keep the price, not its source."""
+"""Where a benchmark price came from (docs/arena.md, "Rounds", has the table)."""
 
 
 def utc(ts: float) -> datetime:

@@ -1,9 +1,6 @@
-"""The gasless relayer: agents POST EIP-712 signed commits and reveals; the relayer checks the
-signature, allows one commit and one reveal per agent and round, rate-limits, simulates the call
-(``eth_call`` on a chain, a dry run on a ledger) and only then submits it. Status codes, the
-bounds on what a client sends and the curator's ``/admin/...`` actions: docs/arena.md ("The
-relayer").
-"""
+"""The gasless relayer: signed commits and reveals checked, limited, simulated, then submitted
+(docs/arena.md, "The relayer": status codes, bounds and the curator's ``/admin/...`` actions);
+and its client, retrying without ever submitting twice."""
 
 from __future__ import annotations
 
@@ -11,18 +8,18 @@ import hmac
 import threading
 import time
 from collections import defaultdict, deque
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable, MutableMapping
 from typing import Any
 
 from pydantic import Field
 
+from pastcast import safejson
 from pastcast.records import Record
-from pastcast_arena._backend import ArenaBackend, ArenaRejected
-from pastcast_arena._body import BoundedJsonBody
 from pastcast_arena._protocol import (
-    recover_commit_signer,
+    ArenaBackend,
+    ArenaRejected,
     recover_reasoning_signer,
-    recover_reveal_signer,
+    recover_signer,
 )
 from pastcast_arena._records import (
     Address,
@@ -36,7 +33,15 @@ from pastcast_arena._records import (
 )
 from pastcast_arena._snapshot import snapshot_of
 
-__all__ = ["DEFAULT_HOST", "RelayerPolicy", "create_relayer"]
+__all__ = [
+    "DEFAULT_HOST",
+    "BoundedJsonBody",
+    "RelayerClient",
+    "RelayerPolicy",
+    "RelayerUnavailable",
+    "create_relayer",
+]
+
 
 DEFAULT_HOST = "127.0.0.1"
 MAX_BODY_BYTES = 64 * 1024  # a signed commit or reveal, or a curator's action, is far smaller
@@ -129,12 +134,9 @@ def create_relayer(
             raise HTTPException(400, f"the signature is {signer}'s, not {agent}'s")
 
     def relay(
-        kind: str,
-        msg: SignedCommit | SignedReveal,
-        recover: Callable[[], str],
-        submit: Callable[[bool], str],
+        kind: str, msg: SignedCommit | SignedReveal, submit: Callable[[bool], str]
     ) -> dict[str, Any]:
-        signed_by(msg.agent, recover)
+        signed_by(msg.agent, lambda: recover_signer(backend.domain, msg))
         with lock:
             refused = rules.check(kind, msg.agent, msg.round_id)
             if refused:
@@ -159,21 +161,11 @@ def create_relayer(
 
     @app.post("/commit")
     def commit(msg: SignedCommit) -> dict[str, Any]:
-        return relay(
-            "commit",
-            msg,
-            lambda: recover_commit_signer(backend.domain, msg),
-            lambda sim: backend.commit(msg, simulate=sim),
-        )
+        return relay("commit", msg, lambda sim: backend.commit(msg, simulate=sim))
 
     @app.post("/reveal")
     def reveal(msg: SignedReveal) -> dict[str, Any]:
-        return relay(
-            "reveal",
-            msg,
-            lambda: recover_reveal_signer(backend.domain, msg),
-            lambda sim: backend.reveal(msg, simulate=sim),
-        )
+        return relay("reveal", msg, lambda sim: backend.reveal(msg, simulate=sim))
 
     published: dict[tuple[int, str], dict[str, Any]] = {}
 
@@ -261,3 +253,148 @@ def create_relayer(
         return {"round_id": round_id, "scores": [s.model_dump() for s in done]}
 
     return app
+
+
+class RelayerUnavailable(RuntimeError):
+    """The relayer did not answer (timeouts, 5xx, 429) after the retries."""
+
+
+class RelayerClient:
+    """Sends signed messages to a relayer (``POST /commit``, ``/reveal``), retrying what did not
+    get an answer. A retried message is the same signed message: the arena accepts it once
+    (``already committed`` on a second copy), so retries never submit twice."""
+
+    def __init__(
+        self,
+        url: str | None = None,
+        *,
+        http: Any = None,
+        retries: int = 3,
+        backoff_s: float = 0.2,
+        sleep: Callable[[float], None] = time.sleep,
+    ) -> None:
+        import httpx
+
+        self.http = http if http is not None else httpx.Client(base_url=url or "", timeout=10.0)
+        self.retries, self.backoff_s, self.sleep = retries, backoff_s, sleep
+        self.reasoning: bool | None = None
+
+    def _post(self, path: str, body: dict[str, Any]) -> dict[str, Any]:
+        import httpx
+
+        last = ""
+        for attempt in range(self.retries + 1):
+            try:
+                resp = self.http.post(path, json=body)
+            except httpx.HTTPError as exc:  # a timeout or a dropped connection
+                last = f"{type(exc).__name__}: {exc}"
+            else:
+                if resp.status_code == 200:
+                    return dict(resp.json())
+                detail = _detail(resp)
+                if resp.status_code in (400, 409):
+                    raise ArenaRejected(detail)
+                if resp.status_code == 404:
+                    raise LookupError(f"POST {path}: 404 {detail}")
+                last = f"HTTP {resp.status_code}: {detail}"
+            if attempt < self.retries:
+                self.sleep(self.backoff_s * 2**attempt)
+        raise RelayerUnavailable(f"POST {path}: {last}")
+
+    def commit(self, msg: Any) -> None:
+        self._post("/commit", msg.model_dump(mode="json"))
+
+    def reveal(self, msg: Any) -> None:
+        self._post("/reveal", msg.model_dump(mode="json"))
+
+    def publish_reasoning(self, body: dict[str, Any]) -> bool:
+        """Publish reasoning traces beside a signed submission; False when the relayer has no
+        ``/reasoning`` endpoint (then they stay in the round's folder only)."""
+        if self.reasoning is False:
+            return False
+        try:
+            self._post("/reasoning", body)
+        except LookupError:
+            self.reasoning = False
+            return False
+        self.reasoning = True
+        return True
+
+
+def _detail(resp: Any) -> str:
+    try:
+        return str(resp.json().get("detail", resp.text))
+    except (ValueError, AttributeError):
+        return str(resp.text)[:200]
+
+
+Message = MutableMapping[str, Any]
+Receive = Callable[[], Awaitable[Message]]
+Send = Callable[[Message], Awaitable[None]]
+App = Callable[[MutableMapping[str, Any], Receive, Send], Awaitable[None]]
+
+
+class BoundedJsonBody:
+    """An ASGI middleware bounding a request body before it is read: refused (413) over
+    ``limit`` bytes, declared or as soon as it is sent past them, and (400) unless JSON within
+    ``safejson``'s limits (FastAPI's decoder recurses on the C stack: a deeply nested body would
+    crash the server) or for a malformed length; anything else passed on as if unread."""
+
+    def __init__(self, app: App, limit: int) -> None:
+        self.app = app
+        self.limit = limit
+
+    async def __call__(self, scope: MutableMapping[str, Any], receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        declared = [v for k, v in scope.get("headers", ()) if k.lower() == b"content-length"]
+        if declared:
+            text = declared[0].decode("latin-1").strip()
+            if len(declared) > 1 or not text.isdigit():
+                await _refuse(scope, receive, send, 400, "body: malformed Content-Length")
+                return
+            if int(text) > self.limit:
+                await _refuse(scope, receive, send, 413, f"body over {self.limit} bytes")
+                return
+        body = bytearray()
+        while True:
+            message = await receive()
+            if message["type"] == "http.disconnect":
+                return
+            body += message.get("body", b"")
+            if len(body) > self.limit:
+                await _refuse(scope, receive, send, 413, f"body over {self.limit} bytes")
+                return
+            if not message.get("more_body", False):
+                break
+        if body:
+            try:
+                safejson.loads(bytes(body))
+            except ValueError as exc:
+                await _refuse(scope, receive, send, 400, f"body: not JSON ({exc})")
+                return
+        await self.app(scope, _replay(bytes(body), receive), send)
+
+
+def _replay(body: bytes, receive: Receive) -> Receive:
+    """A ``receive`` that gives the body already read, then waits as the original does."""
+    given = False
+
+    async def again() -> Message:
+        nonlocal given
+        if given:
+            return await receive()
+        given = True
+        return {"type": "http.request", "body": body, "more_body": False}
+
+    return again
+
+
+async def _refuse(
+    scope: MutableMapping[str, Any], receive: Receive, send: Send, status: int, detail: str
+) -> None:
+    from starlette.responses import JSONResponse
+
+    headers = {"Connection": "close"}  # what is left of the body is never read
+    await JSONResponse({"detail": detail}, status, headers=headers)(scope, receive, send)

@@ -1,14 +1,9 @@
 """Replay mode: rounds built from a dataset's resolved markets, forecast by pastcast agents as of
-each commit deadline, then committed, revealed and scored through an arena. Round-level agents
-(the ``arena-benchmark`` agent) forecast each round in one conversation (``_round_play``).
-
-Agents forecast through the normal machinery (``run_benchmark`` over one step per market and
-round whose cutoff is the round's commit deadline): the episode's tools are bound to that
-cutoff, and market prices reach only agents registered with market access (the market
-reference). The benchmark price is taken by the arena at the deadline (``Round.benchmarks``) and
-is never part of an episode. An unusable forecast is submitted as 5,000 bp (the uniform
-fallback) and counted.
-"""
+each commit deadline (``run_benchmark``, so every episode's tools are bound to that cutoff),
+then committed, revealed and scored through an arena (docs/arena.md, "Replays of resolved
+markets"). A round-level agent (``RoundAgent``, the ``arena-benchmark`` agent) forecasts a round
+in one conversation over episodes built as the runner builds a step's, written as ordinary step
+records to a run log of its own (``ROUND_LOG``; docs/arena.md, "The benchmark agent")."""
 
 from __future__ import annotations
 
@@ -17,35 +12,44 @@ from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import cast
 
 from pastcast import safejson
-from pastcast.agents import agent_info
+from pastcast.agents import RoundAgent, agent_info, build_agent
 from pastcast.atomic import write_atomic
 from pastcast.corpus import CorpusBackend
 from pastcast.cutoff import as_utc
 from pastcast.dataset import Dataset
-from pastcast.env import EnvConfig
-from pastcast.records import BINARY_LABELS, Forecast, StepSpec, UtcDatetime
-from pastcast.runlog import AgentSpec, read_run_log
-from pastcast.runner import RunConfig, run_benchmark
-from pastcast_arena._backend import ArenaBackend
+from pastcast.env import EnvConfig, Episode, ForecastEnv
+from pastcast.records import BINARY_LABELS, EpisodeRecord, Forecast, StepSpec, UtcDatetime
+from pastcast.runlog import AgentSpec, RunLogWriter, read_run_log
+from pastcast.runner import (
+    RunConfig,
+    agent_env_config,
+    graded_step_record,
+    new_run_header,
+    play_episode,
+    run_benchmark,
+)
 from pastcast_arena._play import RoundPlayer, Submitter, agent_key
-from pastcast_arena._protocol import to_bp
+from pastcast_arena._protocol import ArenaBackend, to_bp
 from pastcast_arena._records import Round, RoundResult
-from pastcast_arena._round_play import ROUND_LOG, play_round_agents
 from pastcast_arena._rounds import DeadlinePrices, RoundPlan, plan_rounds
 from pastcast_arena._stats import ArenaReport, arena_report
 
 __all__ = [
     "FALLBACK_BP",
+    "ROUND_LOG",
     "ReplayResult",
     "arena_name",
+    "play_round_agents",
     "prediction_bp",
     "read_results",
     "replay",
     "replay_steps",
     "write_results",
 ]
+
 
 FALLBACK_BP = 5_000
 
@@ -136,10 +140,7 @@ def replay(
     if by_step:
         config = RunConfig(agents=tuple(by_step), env=env or EnvConfig())
         run_benchmark(dataset.with_steps(steps), corpus, config, run_log, progress=progress)
-        forecasts |= {
-            (rec.agent, rec.setting, rec.event_id, rec.cutoff): rec.forecast
-            for rec in read_run_log(run_log).steps
-        }
+        forecasts |= logged_forecasts(run_log)
     round_log = folder / ROUND_LOG if by_round else None
     if round_log is not None:
         forecasts |= play_round_agents(
@@ -191,3 +192,99 @@ def read_results(path: str | Path) -> tuple[RoundResult, ...]:
                 msg = str(exc).splitlines()[0]
                 raise ValueError(f"{p}:{i}: not a round result ({msg})") from None
     return tuple(out)
+
+
+ROUND_LOG = "round-run.jsonl"
+
+ForecastKey = tuple[str, str, str, UtcDatetime]
+"""(agent, setting, market, commit deadline)."""
+
+
+class _Round:
+    """The round as one episode's forecast, so that ``play_episode`` (the runner's one way of
+    recording a spent budget, an agent's exception or a provider failure) plays it."""
+
+    def __init__(self, agent: RoundAgent, episodes: Sequence[Episode]) -> None:
+        self.agent = agent
+        self.episodes = episodes
+        self.forecasts: tuple[Forecast, ...] = ()
+
+    def forecast(self, episode: Episode) -> Forecast:
+        got = tuple(self.agent.forecast_round(self.episodes))
+        if len(got) != len(self.episodes):
+            raise ValueError(f"{len(got)} forecasts for a round of {len(self.episodes)} markets")
+        self.forecasts = got
+        return got[0]
+
+
+def _played(
+    agent: RoundAgent, episodes: Sequence[Episode]
+) -> tuple[tuple[Forecast, ...], tuple[EpisodeRecord, ...]]:
+    """Every market's forecast and episode record; a round that ended early gives every market
+    the first one's unusable forecast."""
+    play = _Round(agent, episodes)
+    first, record = play_episode(play, episodes[0])
+    forecasts = (first, *play.forecasts[1:]) if play.forecasts else (first,) * len(episodes)
+    rest = tuple(e.record(record.termination, record.error) for e in episodes[1:])
+    return forecasts, (record, *rest)
+
+
+def play_round_agents(
+    dataset: Dataset,
+    backend: CorpusBackend | None,
+    agents: Sequence[AgentSpec],
+    rounds: Sequence[Round],
+    steps: Sequence[StepSpec],
+    out: str | Path,
+    env: EnvConfig,
+) -> dict[ForecastKey, Forecast]:
+    """Play every round-level agent on every round; ``steps`` the replay's (one per market and
+    deadline, ``replay_steps``), ``out`` the run log. The forecasts by (agent, setting, market,
+    deadline)."""
+    for spec in agents:
+        if not agent_info(spec).round_level:
+            raise ValueError(f"agent {spec.name!r} is not a round-level agent")
+        if spec.setting != "memory_free":
+            raise ValueError(f"agent {spec.name!r}: a round-level agent plays memory_free only")
+    by_key = {(s.event_id, s.cutoff): s for s in steps}
+    config = RunConfig(agents=tuple(agents), env=env)
+    header = new_run_header(dataset, config, backend)
+    # no python tool: the round's tools are the agent's own and the corpus's
+    world = ForecastEnv(
+        dataset.with_steps(steps), backend, env.model_copy(update={"python_tool": False})
+    )
+    path = Path(out)
+    with RunLogWriter(path, header) as writer:
+        for spec in agents:
+            cfg = agent_env_config(world.config, spec)
+            for rnd in sorted(rounds, key=lambda r: r.commit_deadline):
+                specs = [by_key[(m.market_id, rnd.commit_deadline)] for m in rnd.markets]
+                keys = [(spec.name, spec.setting, s.event_id, s.step_index, 0) for s in specs]
+                if all(k in writer.done for k in keys):
+                    continue
+                episodes = [world.reset(s, config=cfg) for s in specs]
+                agent = cast(RoundAgent, build_agent(spec))
+                forecasts, records = _played(agent, episodes)
+                for step, key, record, forecast in zip(
+                    specs, keys, records, forecasts, strict=True
+                ):
+                    if key in writer.done:
+                        continue
+                    writer.write(
+                        graded_step_record(
+                            writer.header.run_id,
+                            spec,
+                            dataset,
+                            step,
+                            forecast,
+                            record,
+                            fallback=config.fallback,
+                        )
+                    )
+    return logged_forecasts(path)
+
+
+def logged_forecasts(path: Path) -> dict[ForecastKey, Forecast]:
+    """A run log's forecasts by (agent, setting, market, cutoff)."""
+    steps = read_run_log(path).steps
+    return {(r.agent, r.setting, r.event_id, r.cutoff): r.forecast for r in steps}

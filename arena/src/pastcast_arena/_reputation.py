@@ -1,14 +1,7 @@
-"""The agents' reputation read back from a chain: the identity registry's agents and cards, the
-reputation registry's per-round entries, and the leaderboard computed from them alone.
-
-Nothing off-chain is read: names are the agents' card URIs (``tokenURI``), roles their card's
-``role`` metadata, per-round Brier and alpha the ERC-8004 feedback the arena contract gave
-when it scored (``readAllFeedback`` filtered to that one client: anyone may give feedback, and
-whose counts is the reader's choice), the counted markets the arena's stored outcomes, and
-Proposition 2's standard error comes from the revealed predictions, benchmark prices and
-outcomes the arena logged (the indexer's snapshot). The leaderboard is computed by the same
-function as the off-chain report's (``standings``), so a replay's two leaderboards are equal.
-"""
+"""The agents' reputation read back from a chain alone (docs/arena.md, "Reputation"): the
+identity registry's cards, the arena's ERC-8004 feedback (only that client's: anyone may give
+feedback) and its logged reveals, turned into the leaderboard by the off-chain report's own
+``standings``, so a replay's two leaderboards are equal."""
 
 from __future__ import annotations
 
@@ -17,10 +10,9 @@ from collections import Counter, defaultdict
 from pydantic import Field
 
 from pastcast.records import Record
-from pastcast.scoring import KAPPA
 from pastcast_arena._chain import ROLE_KEY, EvmArena
-from pastcast_arena._indexer import index_chain
 from pastcast_arena._records import MAX_BP
+from pastcast_arena._snapshot import index_chain
 from pastcast_arena._stats import (
     LeaderboardRow,
     RoundRow,
@@ -123,7 +115,7 @@ def _names(agents: tuple[ChainAgent, ...]) -> dict[int, str]:
     }
 
 
-def chain_leaderboard(arena: EvmArena, *, kappa: float = KAPPA) -> tuple[LeaderboardRow, ...]:
+def chain_leaderboard(arena: EvmArena) -> tuple[LeaderboardRow, ...]:
     """The leaderboard of every agent with a reputation entry, from the chain alone.
     ``ValueError`` when the registry holds no entry."""
     entries = read_reputation(arena)
@@ -149,7 +141,7 @@ def chain_leaderboard(arena: EvmArena, *, kappa: float = KAPPA) -> tuple[Leaderb
     for e in entries:
         n_pred[names[e.agent_id]] += e.resolved
     roles = {names[i]: a.role for i, a in by_id.items()}
-    return standings(per_round, n_pred, roles, _model_se(arena, names), kappa)
+    return standings(per_round, n_pred, roles, _model_se(arena, names))
 
 
 def _model_se(arena: EvmArena, names: dict[int, str]) -> dict[str, float]:

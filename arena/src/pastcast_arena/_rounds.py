@@ -1,16 +1,10 @@
-"""Rounds: benchmark prices at the commit deadline and the pluggable market selectors, and the
-rounds of a replay built from a dataset's resolved markets.
-
-A benchmark price is the order book's mid-price at the deadline where a book is known, otherwise
-the last trade strictly before it; a dataset of daily beliefs offers the belief of the last UTC
-day that ended by the deadline (what ``Dataset.market_at`` returns). A replay given
-``DeadlinePrices`` (the CLOB's minute prices and books, ``arena/_clob.py``) takes them there,
-with the daily belief only as the labelled fallback. The source is recorded.
-"""
+"""Rounds of a replay built from a dataset's resolved markets: the benchmark price at each
+commit deadline (its source recorded) and the pluggable market selectors (docs/arena.md,
+"Rounds"), from a dataset's daily beliefs or from the CLOB (``ClobPrices``)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime, timedelta
 from typing import Any, Protocol
 
@@ -19,6 +13,7 @@ from pydantic import Field
 
 from pastcast.cutoff import as_utc, cutoff_for_day, is_visible, step_precedes_resolution
 from pastcast.dataset import Dataset
+from pastcast.markets.sources import ClobCache
 from pastcast.records import BINARY_LABELS, Record, UtcDatetime
 from pastcast.registry import ComponentSpec, Registry
 from pastcast_arena._protocol import condition_id_for, to_bp
@@ -27,12 +22,15 @@ from pastcast_arena._records import UNCATEGORIZED, ArenaMarket, BenchmarkPrice, 
 __all__ = [
     "SELECTORS",
     "Candidate",
+    "ClobMarket",
+    "ClobPrices",
     "DeadlinePrices",
     "RoundPlan",
     "Selector",
     "benchmark_from_book",
     "benchmark_from_dataset",
     "benchmark_from_trades",
+    "clob_markets",
     "dataset_candidates",
     "plan_rounds",
     "trend",
@@ -94,6 +92,77 @@ class DeadlinePrices(Protocol):
     def volume(self, event_id: str, start: datetime, end: datetime) -> float | None:
         """Shares traded in [start, end)."""
         ...
+
+
+# Deadline prices from Polymarket's CLOB, read through a ``ClobCache`` (offline once fetched,
+# so a replay is the same every time): docs/arena.md, "Deadline prices from the CLOB".
+
+
+class ClobMarket(Record):
+    """The CLOB ids of a binary market: its YES token and its condition (for the trades)."""
+
+    token: str = Field(min_length=1)
+    condition: str = ""
+
+
+def clob_markets(recorded: object, where: str) -> dict[str, ClobMarket]:
+    """The ``clob_tokens`` a Polymarket import records (event id -> ``{token, condition}``)."""
+    if not isinstance(recorded, Mapping) or not recorded:
+        raise ValueError(f"{where}: no CLOB tokens recorded (a Polymarket import records them)")
+    out = {}
+    for eid, value in recorded.items():
+        try:
+            out[str(eid)] = ClobMarket.model_validate(value)
+        except ValueError as exc:
+            msg = str(exc).splitlines()[0]
+            raise ValueError(f"{where}: clob_tokens[{eid!r}]: {msg}") from None
+    return out
+
+
+class ClobPrices:
+    """``DeadlinePrices`` from the CLOB for the markets in ``markets``; others get the
+    dataset's daily belief, labelled as the fallback."""
+
+    def __init__(self, cache: ClobCache, markets: Mapping[str, ClobMarket]) -> None:
+        self.cache, self.markets = cache, dict(markets)
+        self.window = timedelta(hours=24)
+
+    def benchmark(
+        self, dataset: Dataset, event_id: str, deadline: datetime
+    ) -> BenchmarkPrice | None:
+        deadline = as_utc(deadline)
+        market = self.markets.get(event_id)
+        if market is not None:
+            books = [
+                q
+                for q in self.cache.books(market.token)
+                if is_visible(q[2], deadline) and deadline - q[2] <= self.window
+            ]
+            if books:
+                bid, ask, at = books[-1]
+                return benchmark_from_book(event_id, bid, ask, at, deadline)
+            end = int(deadline.timestamp())
+            start = int((deadline - self.window).timestamp())
+            history = self.cache.minute_history(market.token, start, end)
+            before = [(t, p) for t, p in history or () if t < end]
+            if before:
+                t, p = max(before)
+                return BenchmarkPrice(
+                    market_id=event_id,
+                    price_bp=to_bp(p),
+                    source="clob-minute",
+                    observed_at=datetime.fromtimestamp(t, deadline.tzinfo),
+                )
+        daily = benchmark_from_dataset(dataset, event_id, deadline)
+        return None if daily is None else daily.model_copy(update={"source": "daily-mean-fallback"})
+
+    def volume(self, event_id: str, start: datetime, end: datetime) -> float | None:
+        market = self.markets.get(event_id)
+        if market is None or not market.condition:
+            return None
+        s, e = int(as_utc(start).timestamp()), int(as_utc(end).timestamp())
+        trades = self.cache.trades(market.condition, s, e)
+        return None if trades is None else float(sum(size for t, size in trades if s <= t < e))
 
 
 class Candidate(Record):

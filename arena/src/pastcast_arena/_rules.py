@@ -1,25 +1,15 @@
-"""The protocol's rules in Python, as ``PredictionArena``, ``RoundManager``, the registry and the
-conditional-tokens mock state them, with the same reasons (the contracts' revert strings).
-
-The ledger applies every record through ``ArenaRules`` before writing it and again when verifying
-it; scores and outcomes are computed here, so a verifier recomputes rather than trusts them.
-"""
+"""The protocol's rules in Python, with the contracts' revert strings as reasons; the ledger applies
+every record through them when writing and again when verifying, so scores and outcomes are
+recomputed, never trusted."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 from pydantic import TypeAdapter
 
-from pastcast_arena._backend import ArenaRejected
-from pastcast_arena._protocol import (
-    Domain,
-    commitment,
-    recover_commit_signer,
-    recover_reveal_signer,
-)
+from pastcast_arena._protocol import ArenaRejected, Domain, commitment, recover_signer
 from pastcast_arena._records import (
     MAX_BP,
     OUTCOME_EXCLUDED,
@@ -51,16 +41,11 @@ class _Round:
     reveal_deadline: int
     benchmarks: tuple[int, ...] | None = None
     outcomes: tuple[int, ...] | None = None
-    revealers: list[str] = field(default_factory=list)
+    commits: dict[str, str] = field(default_factory=dict)
+    """Commit hashes by agent."""
+    reveals: dict[str, tuple[int, ...]] = field(default_factory=dict)
+    """Revealed predictions by agent, in the order revealed (the order scores come in)."""
     scored: int = 0
-
-
-@dataclass
-class _Entry:
-    commit_hash: str
-    predictions: tuple[int, ...] | None = None
-    salt: str = ""
-    score: RoundScore | None = None
 
 
 class ArenaRules:
@@ -74,7 +59,6 @@ class ArenaRules:
         self.agents: dict[str, str] = {}
         self.rounds: dict[int, _Round] = {}
         self.nonces: dict[str, int] = {}
-        self.entries: dict[tuple[int, str], _Entry] = {}
         self.payouts: dict[str, tuple[int, ...]] = {}
         self.snapshot_rows: dict[str, list[Any]] = {t: [] for t in ArenaSnapshot.TABLES}
 
@@ -84,19 +68,17 @@ class ArenaRules:
             raise ArenaRejected("Rounds: unknown round")
         return r
 
-    def _use_signature(self, agent: str, nonce: int, deadline: int, signer: str, at: int) -> None:
-        if at > deadline:
-            raise ArenaRejected("Arena: signature expired")
-        if nonce != self.nonces.get(agent, 0):
-            raise ArenaRejected("Arena: invalid nonce")
-        if signer != agent:
-            raise ArenaRejected("Arena: signer is not the agent")
-
-    def _signer(self, recover: Callable[[], str]) -> str:
+    def _check_signature(self, msg: SignedCommit | SignedReveal, at: int) -> None:
         try:
-            return recover()
+            signer = recover_signer(self.domain, msg)
         except ValueError as exc:
             raise ArenaRejected(f"Arena: invalid signature ({exc})") from None
+        if at > msg.deadline:
+            raise ArenaRejected("Arena: signature expired")
+        if msg.nonce != self.nonces.get(msg.agent, 0):
+            raise ArenaRejected("Arena: invalid nonce")
+        if signer != msg.agent:
+            raise ArenaRejected("Arena: signer is not the agent")
 
     def apply(self, rec: dict[str, Any], at: int, ref: str, seq: int) -> dict[str, Any]:
         kind = rec.get("kind")
@@ -159,8 +141,7 @@ class ArenaRules:
 
     def _apply_commit(self, rec: dict[str, Any], at: int, ref: str, seq: int) -> dict[str, Any]:
         msg = SignedCommit.model_validate(rec["message"])
-        signer = self._signer(lambda: recover_commit_signer(self.domain, msg))
-        self._use_signature(msg.agent, msg.nonce, msg.deadline, signer, at)
+        self._check_signature(msg, at)
         r = self._round(msg.round_id)
         if msg.agent not in self.agents:
             raise ArenaRejected("Arena: agent not registered")
@@ -168,10 +149,10 @@ class ArenaRules:
             raise ArenaRejected("Arena: commit phase is over")
         if msg.commit_hash == _ZERO32:
             raise ArenaRejected("Arena: empty commitment")
-        if (msg.round_id, msg.agent) in self.entries:
+        if msg.agent in r.commits:
             raise ArenaRejected("Arena: already committed")
         self.nonces[msg.agent] = msg.nonce + 1
-        self.entries[(msg.round_id, msg.agent)] = _Entry(msg.commit_hash)
+        r.commits[msg.agent] = msg.commit_hash
         self.snapshot_rows["commits"].append(
             IndexedCommit(
                 round_id=msg.round_id,
@@ -185,25 +166,23 @@ class ArenaRules:
 
     def _apply_reveal(self, rec: dict[str, Any], at: int, ref: str, seq: int) -> dict[str, Any]:
         msg = SignedReveal.model_validate(rec["message"])
-        signer = self._signer(lambda: recover_reveal_signer(self.domain, msg))
-        self._use_signature(msg.agent, msg.nonce, msg.deadline, signer, at)
+        self._check_signature(msg, at)
         r = self._round(msg.round_id)
         if at < r.commit_deadline:
             raise ArenaRejected("Arena: commit phase still open")
         if at >= r.reveal_deadline:
             raise ArenaRejected("Arena: reveal window is over")
-        entry = self.entries.get((msg.round_id, msg.agent))
-        if entry is None:
+        committed = r.commits.get(msg.agent)
+        if committed is None:
             raise ArenaRejected("Arena: no commitment")
-        if entry.predictions is not None:
+        if msg.agent in r.reveals:
             raise ArenaRejected("Arena: already revealed")
         if len(msg.predictions) != len(r.condition_ids):
             raise ArenaRejected("Arena: wrong number of predictions")
-        if commitment(msg.round_id, msg.predictions, msg.salt) != entry.commit_hash:
+        if commitment(msg.round_id, msg.predictions, msg.salt) != committed:
             raise ArenaRejected("Arena: reveal does not match commitment")
         self.nonces[msg.agent] = msg.nonce + 1
-        entry.predictions, entry.salt = msg.predictions, msg.salt
-        r.revealers.append(msg.agent)
+        r.reveals[msg.agent] = msg.predictions
         self.snapshot_rows["reveals"].append(
             IndexedReveal(
                 round_id=msg.round_id,
@@ -261,10 +240,8 @@ class ArenaRules:
             raise ArenaRejected("Arena: outcomes not triggered")
         assert r.benchmarks is not None  # outcomes need them
         out = []
-        for agent in r.revealers[r.scored :]:
-            entry = self.entries[(round_id, agent)]
-            assert entry.predictions is not None
-            brier, alpha, n = score_bp(entry.predictions, r.benchmarks, r.outcomes)
+        for agent, predictions in list(r.reveals.items())[r.scored :]:
+            brier, alpha, n = score_bp(predictions, r.benchmarks, r.outcomes)
             score = {"round_id": round_id, "agent": agent, "brier_bp": brier, "alpha_bp": alpha}
             out.append({"kind": "score", **score, "resolved": n})
         return out
@@ -280,7 +257,6 @@ class ArenaRules:
         r = self.rounds[round_id]
         r.scored += 1
         score = RoundScore.model_validate({k: v for k, v in expected.items() if k != "kind"})
-        self.entries[(round_id, score.agent)].score = score
         self.snapshot_rows["scores"].append(score)
         return expected
 

@@ -1,10 +1,6 @@
-"""Per-round scores exactly as the contract computes them, in integer basis points.
-
-brier_bp = floor(sum_i (p_i - 10000 x_i)^2 / (n * 10000)) over the n counted markets, and
-alpha_bp = baseline_bp - brier_bp, where the baseline is the same Brier of the benchmark prices.
-The squared errors come from ``pastcast.scoring.binary_brier`` (exact here: integers below 2^53
-in float64); only the flooring is the contract's.
-"""
+"""Per-round scores exactly as the contract computes them, in integer basis points (docs/arena.md,
+"Scoring and statistics"); the squared errors are ``pastcast.scoring.binary_brier``'s (exact:
+integers below 2^53 in float64), only the flooring is the contract's."""
 
 from __future__ import annotations
 

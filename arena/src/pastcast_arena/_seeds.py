@@ -1,13 +1,6 @@
-"""The simulation study at many seeds at once.
-
-The paper reports one seed (137). Its tables are one draw of its design; whether a figure is
-typical of the design is a question about the distribution over seeds. ``seed_study`` plays
-the stacked draws of many seeds (``SimulationDraws(config, seeds)``) and computes, per seed and
-archetype, the figures ``arena_report`` computes from one seed's rounds (the same integer
-per-round scores, t-test and 10-bin Murphy decomposition), with numpy over the seeds;
-``summarise`` turns them into the mean and the 5-95% range over seeds and the share of seeds at
-which each archetype is individually significant (|t| >= ``FRONTIER_T``).
-"""
+"""The simulation study at many seeds at once (docs/arena.md, "Over seeds"): the figures
+``arena_report`` computes from one seed's rounds, computed with numpy over stacked seeds, then
+their mean, 5-95% range and the share of seeds at which each archetype is significant."""
 
 from __future__ import annotations
 

@@ -1,14 +1,8 @@
-"""The seed-controlled simulation study of Foresight Arena (section 6): R rounds of k binary
-markets dealt to six categories, a market's price b ~ Beta(a_c, a_c), its truth
-q = 1/2 + kappa (b - 1/2) + N(0, sigma_c) and outcome x ~ Bernoulli(q), forecast by the
-archetypes of ``ARCHETYPES`` and scored exactly as on chain (``score_round``), with the arena's
-statistics. docs/arena.md ("The simulation study") has the archetypes' forms and the fit.
-
-The randomness is drawn up front from one ``numpy.random.default_rng(seed)`` in a fixed order
-(``SimulationDraws``) and turned into prices, truths and forecasts by inverse transforms: a
-seed fixes every byte of the output, and the same draws serve every parameter value (the
-figures over seeds, ``pastcast_arena._seeds``, and the fit, ``calibrate_simulation``).
-"""
+"""The seed-controlled simulation study of Foresight Arena (section 6; docs/arena.md, "The
+simulation study": the markets, archetypes and fit). Every random number is drawn up front from
+one ``numpy.random.default_rng(seed)`` in a fixed order (``SimulationDraws``) and turned into
+prices, truths and forecasts by inverse transforms: a seed fixes every byte of the output, and
+the same draws serve every parameter value (the figures over seeds and the fit)."""
 
 from __future__ import annotations
 

@@ -1,9 +1,6 @@
-"""The arena's history as tables: agents, rounds, commits, reveals, outcomes and scores.
-
-The indexer builds it from a chain's event logs and the ledger from its records; either way it
-is saved as CSV or Parquet (one file per table) and turned back into ``RoundResult``s for the
-statistics. Lists (condition ids, predictions, outcomes) are JSON text in CSV files.
-"""
+"""The arena's history as tables (agents, rounds, commits, reveals, outcomes, scores), built by
+the indexer (``index_chain``) from a chain's logs or by the ledger from its records, saved as CSV
+(lists as JSON text) or Parquet, and turned back into ``RoundResult``s."""
 
 from __future__ import annotations
 
@@ -18,6 +15,7 @@ from pydantic import ValidationError
 from pastcast import safejson
 from pastcast.records import Record
 from pastcast.validation import first_problem
+from pastcast_arena._chain import EvmArena, score_of
 from pastcast_arena._records import (
     ArenaMarket,
     BenchmarkPrice,
@@ -36,6 +34,7 @@ __all__ = [
     "IndexedReveal",
     "IndexedRound",
     "SnapshotError",
+    "index_chain",
     "load_snapshot",
     "snapshot_of",
 ]
@@ -106,16 +105,12 @@ class ArenaSnapshot(Record):
 
     TABLES: ClassVar[tuple[str, ...]] = tuple(_TABLES)
 
-    def _rows(self, table: str) -> list[dict[str, Any]]:
-        rows: tuple[Record, ...] = getattr(self, table)
-        return [r.model_dump(mode="json") for r in rows]
-
     def save(self, folder: str | Path, fmt: Literal["csv", "parquet"] = "csv") -> Path:
         """Write one file per table (``rounds.csv`` ... or ``rounds.parquet`` ...)."""
         out = Path(folder)
         out.mkdir(parents=True, exist_ok=True)
         for table, model in _TABLES.items():
-            rows = self._rows(table)
+            rows = [r.model_dump(mode="json") for r in getattr(self, table)]
             fields = list(model.model_fields)
             if fmt == "csv":
                 with (out / f"{table}.csv").open("w", newline="", encoding="utf-8") as fh:
@@ -247,10 +242,84 @@ def load_snapshot(folder: str | Path) -> ArenaSnapshot:
 
 
 def snapshot_of(backend: Any) -> ArenaSnapshot:
-    """What ``backend`` holds as tables: a ledger's own, a chain's read by the indexer."""
+    """What ``backend`` holds as tables: a ledger's own, a chain's read from its logs."""
     snap = getattr(backend, "snapshot", None)
-    if callable(snap):
-        return snap()  # type: ignore[no-any-return]
-    from pastcast_arena._indexer import index_chain
+    return snap() if callable(snap) else index_chain(backend)
 
-    return index_chain(backend)
+
+# The indexer (the paper's subgraph): a chain's history from its event logs alone, what any
+# third party sees, never contract storage.
+
+
+def _hex(value: bytes) -> str:
+    return "0x" + bytes(value).hex()
+
+
+def _logs(contract: Any, event: str, from_block: int) -> list[Any]:
+    logs: list[Any] = getattr(contract.events, event).get_logs(from_block=from_block)
+    return sorted(logs, key=lambda e: (e.blockNumber, e.logIndex))
+
+
+def index_chain(arena: EvmArena, from_block: int | None = None) -> ArenaSnapshot:
+    """The snapshot of everything the deployment's contracts logged since ``from_block``
+    (the deployment block by default)."""
+    start = arena.deploy_block if from_block is None else from_block
+    agents = tuple(
+        IndexedAgent(agent_id=int(e.args.agentId), address=str(e.args.owner), name=e.args.agentURI)
+        for e in _logs(arena.agent_registry, "Registered", start)
+    )
+    benchmarks = {
+        int(e.args.roundId): tuple(int(p) for p in e.args.prices)
+        for e in _logs(arena.round_manager, "BenchmarkPricesSet", start)
+    }
+    rounds = tuple(
+        IndexedRound(
+            round_id=int(e.args.roundId),
+            condition_ids=tuple(_hex(c) for c in e.args.conditionIds),
+            commit_deadline=int(e.args.commitDeadline),
+            reveal_deadline=int(e.args.revealDeadline),
+            benchmarks=benchmarks.get(int(e.args.roundId), ()),
+        )
+        for e in _logs(arena.round_manager, "RoundCreated", start)
+    )
+    commits = tuple(
+        IndexedCommit(
+            round_id=int(e.args.roundId),
+            agent=str(e.args.agent),
+            commit_hash=_hex(e.args.commitHash),
+            ref=_hex(e.transactionHash),
+            position=int(e.blockNumber),
+        )
+        for e in _logs(arena.arena, "Committed", start)
+    )
+    reveals = tuple(
+        IndexedReveal(
+            round_id=int(e.args.roundId),
+            agent=str(e.args.agent),
+            predictions=tuple(int(p) for p in e.args.predictions),
+            salt=_hex(e.args.salt),
+            ref=_hex(e.transactionHash),
+            position=int(e.blockNumber),
+        )
+        for e in _logs(arena.arena, "Revealed", start)
+    )
+    outcomes = tuple(
+        IndexedOutcomes.model_validate(
+            {
+                "round_id": int(e.args.roundId),
+                "outcomes": [int(v) for v in e.args.outcomes],
+                "resolved": int(e.args.resolvedCount),
+                "baseline_bp": int(e.args.baselineBrierBp),
+            }
+        )
+        for e in _logs(arena.arena, "OutcomesTriggered", start)
+    )
+    scores = tuple(map(score_of, _logs(arena.arena, "ScoreCalculated", start)))
+    return ArenaSnapshot(
+        agents=agents,
+        rounds=rounds,
+        commits=commits,
+        reveals=reveals,
+        outcomes=outcomes,
+        scores=scores,
+    )

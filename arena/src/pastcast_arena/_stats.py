@@ -1,17 +1,13 @@
-"""Statistics over finished rounds (Foresight Arena section 3.6 and appendix C).
-
-Every statistic is computed from the per-round scores (basis points, as on chain, rescaled to
-[0, 1]) and the revealed predictions of the counted markets. The formulas are those of
-``pastcast.scoring``: the t-test and shrinkage of ``alpha_test``/``shrink``, the Murphy
-decomposition and alpha anatomy of ``murphy``/``alpha_anatomy``, the alpha of ``alpha_score``.
-"""
+"""Statistics over finished rounds (Foresight Arena section 3.6 and appendix C), from the
+per-round scores and the revealed predictions of the counted markets, with the formulas of
+``pastcast.scoring`` (docs/arena.md, "Scoring and statistics")."""
 
 from __future__ import annotations
 
 import math
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Mapping, Sequence
-from dataclasses import asdict
+from dataclasses import asdict, dataclass, fields
 
 import numpy as np
 from numpy.typing import NDArray
@@ -43,6 +39,10 @@ __all__ = [
 ]
 
 
+MURPHY_BINS = 10
+"""Equal-width bins of the Murphy decomposition (the paper's)."""
+
+
 def _finite(x: float) -> float | None:
     """NaN/inf become None so reports are valid JSON (a t-statistic of a constant series)."""
     return x if math.isfinite(x) else None
@@ -59,12 +59,8 @@ class RoundRow(Record):
 
 
 class LeaderboardRow(Record):
-    """Cumulative scores of one agent: means over rounds with standard errors, the t-test of the
-    per-round alpha against 0, the share of rounds that beat the market, and the alpha shrunk
-    by n / (n + 140) over its n resolved predictions. ``alpha_se_model`` is Proposition 2's
-    standard error of the mean per-market alpha, sqrt(sum 4 q_i (1 - q_i)(b_i - p_i)^2) / n,
-    for independent outcomes with q_i = b_i (the market's own probability: the true one is
-    unknown), beside the empirical ``alpha_se`` of the per-round alphas."""
+    """One agent's cumulative scores (docs/arena.md, "Scoring and statistics"): ``alpha_se``
+    over its per-round alphas, ``alpha_se_model`` Proposition 2's with q_i = b_i."""
 
     agent: str
     role: str
@@ -126,16 +122,17 @@ class ArenaReport(Record):
     per_round: tuple[RoundRow, ...]
 
 
-class MarketRows(Record):
+@dataclass(frozen=True)
+class MarketRows:
     """One row per (agent, counted market): prediction, benchmark and outcome on [0, 1]."""
 
-    agent: tuple[str, ...]
-    round_id: tuple[int, ...]
-    market_id: tuple[str, ...]
-    category: tuple[str, ...]
-    p: tuple[float, ...]
-    b: tuple[float, ...]
-    x: tuple[int, ...]
+    agent: NDArray[np.object_]
+    round_id: NDArray[np.int64]
+    market_id: NDArray[np.object_]
+    category: NDArray[np.object_]
+    p: NDArray[np.float64]
+    b: NDArray[np.float64]
+    x: NDArray[np.float64]
 
 
 def market_rows(results: Sequence[RoundResult]) -> MarketRows:
@@ -153,13 +150,14 @@ def market_rows(results: Sequence[RoundResult]) -> MarketRows:
                 cols["category"].append(m.category or UNCATEGORIZED)
                 cols["p"].append(preds[i] / MAX_BP)
                 cols["b"].append(bench[i] / MAX_BP)
-                cols["x"].append(int(res.outcomes[i] == OUTCOME_YES))
-    fields = ("agent", "round_id", "market_id", "category", "p", "b", "x")
-    return MarketRows.model_validate({f: tuple(cols[f]) for f in fields})
-
-
-def _sd(v: NDArray[np.float64]) -> float | None:
-    return float(v.std(ddof=1)) if v.size >= 2 else None
+                cols["x"].append(float(res.outcomes[i] == OUTCOME_YES))
+    text = ("agent", "market_id", "category")
+    return MarketRows(
+        **{
+            f.name: np.asarray(cols[f.name], dtype=object if f.name in text else None)
+            for f in fields(MarketRows)
+        }
+    )
 
 
 def _roles(results: Sequence[RoundResult]) -> dict[str, str]:
@@ -172,12 +170,8 @@ def _roles(results: Sequence[RoundResult]) -> dict[str, str]:
 
 def model_standard_errors(rows: MarketRows) -> dict[str, float]:
     """Proposition 2's SE of each agent's mean per-market alpha, with q_i = b_i."""
-    agent = np.asarray(rows.agent, dtype=object)
-    p, b = (np.asarray(v, dtype=np.float64) for v in (rows.p, rows.b))
-    return {
-        name: alpha_standard_error(b[agent == name], p[agent == name], b[agent == name])
-        for name in sorted(set(rows.agent))
-    }
+    b, selections = rows.b, {name: rows.agent == name for name in sorted(set(rows.agent))}
+    return {name: alpha_standard_error(b[s], rows.p[s], b[s]) for name, s in selections.items()}
 
 
 def standings(
@@ -185,7 +179,6 @@ def standings(
     n_pred: Mapping[str, int],
     roles: Mapping[str, str],
     model_se: Mapping[str, float],
-    kappa: float = KAPPA,
 ) -> tuple[LeaderboardRow, ...]:
     """The leaderboard of per-round scores (in the order given), each agent's counted
     predictions, roles (absent: ``agent``) and Proposition 2's standard errors: the one
@@ -198,8 +191,8 @@ def standings(
     for agent, rows in by_agent.items():
         brier = np.array([r.brier for r in rows])
         alpha = np.array([r.alpha for r in rows])
-        at = alpha_test(alpha, kappa)
-        shrunk, provisional = shrink(at.mean, n_pred.get(agent, 0), kappa)
+        at = alpha_test(alpha, KAPPA)
+        shrunk, provisional = shrink(at.mean, n_pred.get(agent, 0), KAPPA)
         out.append(
             LeaderboardRow(
                 agent=agent,
@@ -228,13 +221,11 @@ def _rank(row: LeaderboardRow) -> tuple[float, float, str]:
     return -row.shrunk_alpha, row.brier, row.agent
 
 
-def _murphy(rows: MarketRows, bins: int) -> tuple[MurphyRow, ...]:
-    agent = np.asarray(rows.agent, dtype=object)
-    p, b, x = (np.asarray(v, dtype=np.float64) for v in (rows.p, rows.b, rows.x))
+def _murphy(rows: MarketRows) -> tuple[MurphyRow, ...]:
     out = []
     for name in sorted(set(rows.agent)):
-        sel = agent == name
-        an = alpha_anatomy(p[sel], b[sel], x[sel], bins)
+        sel = rows.agent == name
+        an = alpha_anatomy(rows.p[sel], rows.b[sel], rows.x[sel], MURPHY_BINS)
         parts = {k: v for k, v in asdict(an.agent).items() if k != "bins"}
         gains = {"resolution_gain": an.resolution_gain, "reliability_gap": an.reliability_gap}
         out.append(MurphyRow(agent=name, **parts, **gains))
@@ -242,14 +233,10 @@ def _murphy(rows: MarketRows, bins: int) -> tuple[MurphyRow, ...]:
 
 
 def _categories(rows: MarketRows, roles: dict[str, str]) -> tuple[CategoryRow, ...]:
-    agent = np.asarray(rows.agent, dtype=object)
-    cat = np.asarray(rows.category, dtype=object)
-    rid = np.asarray(rows.round_id)
-    mid = np.asarray(rows.market_id, dtype=object)
-    p, b, x = (np.asarray(v, dtype=np.float64) for v in (rows.p, rows.b, rows.x))
+    agent, rid, p, b, x = rows.agent, rows.round_id, rows.p, rows.b, rows.x
     out = []
     for name in sorted(set(rows.category)):
-        in_cat = cat == name
+        in_cat = rows.category == name
         # one benchmark per (round, market): take the first agent's rows
         first = in_cat & (agent == agent[in_cat][0])
         alphas = {}
@@ -262,7 +249,9 @@ def _categories(rows: MarketRows, roles: dict[str, str]) -> tuple[CategoryRow, .
             CategoryRow(
                 category=name,
                 rounds=len(set(rid[in_cat].tolist())),
-                markets=len(set(zip(rid[first].tolist(), mid[first].tolist(), strict=True))),
+                markets=len(
+                    set(zip(rid[first].tolist(), rows.market_id[first].tolist(), strict=True))
+                ),
                 market_brier=float(binary_brier(b[first], x[first]).mean()),
                 alpha=alphas,
                 best_agent=None if best is None else best[0],
@@ -275,7 +264,7 @@ def _categories(rows: MarketRows, roles: dict[str, str]) -> tuple[CategoryRow, .
 
 
 def arena_report(
-    results: Sequence[RoundResult], *, bins: int = 10, kappa: float = KAPPA
+    results: Sequence[RoundResult],
 ) -> ArenaReport:
     """The leaderboard, Murphy table, per-category table and cumulative series of ``results``
     (rounds in the order given; each agent's series covers the rounds it was scored in).
@@ -291,9 +280,7 @@ def arena_report(
     )
     rows = market_rows(results)
     roles = _roles(results)
-    n_pred: dict[str, int] = defaultdict(int)
-    for a in rows.agent:
-        n_pred[a] += 1
+    n_pred = Counter(rows.agent.tolist())
     cumulative_alpha: dict[str, tuple[float, ...]] = {}
     cumulative_brier: dict[str, tuple[float, ...]] = {}
     for agent in sorted({r.agent for r in per_round}):
@@ -311,10 +298,10 @@ def arena_report(
         unscored_rounds=unscored,
         markets_scored=sum(sum(o != OUTCOME_EXCLUDED for o in r.outcomes) for r in results),
         market_brier=float(market_brier.mean()),
-        market_brier_sd=_sd(market_brier),
-        leaderboard=standings(per_round, n_pred, roles, model_standard_errors(rows), kappa),
-        murphy=_murphy(rows, bins) if rows.agent else (),
-        categories=_categories(rows, roles) if rows.agent else (),
+        market_brier_sd=float(market_brier.std(ddof=1)) if market_brier.size >= 2 else None,
+        leaderboard=standings(per_round, n_pred, roles, model_standard_errors(rows)),
+        murphy=_murphy(rows) if rows.agent.size else (),
+        categories=_categories(rows, roles) if rows.agent.size else (),
         cumulative_alpha=cumulative_alpha,
         cumulative_brier=cumulative_brier,
         per_round=per_round,

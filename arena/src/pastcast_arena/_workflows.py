@@ -28,10 +28,9 @@ from pastcast.markets.sources import ClobCache, PolymarketClient, PolymarketErro
 from pastcast.registry import ComponentSpec
 from pastcast.runner import PresetRecord
 from pastcast.validation import first_error
-from pastcast_arena._clob import ClobPrices, clob_markets
-from pastcast_arena._deployment import DEPLOYMENT_FILE, read_deployment, write_deployment
+from pastcast_arena._chain import DEPLOYMENT_FILE, read_deployment, write_deployment
 from pastcast_arena._replay import ReplayResult
-from pastcast_arena._rounds import SELECTORS, RoundPlan
+from pastcast_arena._rounds import SELECTORS, ClobPrices, RoundPlan, clob_markets
 from pastcast_arena._stats import LeaderboardRow
 
 if TYPE_CHECKING:
@@ -162,14 +161,10 @@ class ArenaReplayPlan(PresetRecord):
 
 
 @contextmanager
-def _deadline_prices(
-    dataset: str | Path,
-    cache: str | Path | None,
-    clob_url: str | None,
-    data_url: str | None,
-) -> Iterator[ClobPrices | None]:
-    """The CLOB prices of ``dataset``'s markets in ``cache`` (fetching what it lacks when a URL
-    is given); ``None`` without a cache."""
+def _deadline_prices(plan: ArenaReplayPlan) -> Iterator[ClobPrices | None]:
+    """The CLOB prices of the dataset's markets in ``plan.clob_cache`` (fetching what it lacks
+    when a URL is given); ``None`` without a cache."""
+    dataset, cache = plan.dataset, plan.clob_cache
     if cache is None:
         yield None
         return
@@ -182,13 +177,12 @@ def _deadline_prices(
         markets = clob_markets(meta.get("provenance", {}).get("clob_tokens"), str(dataset))
     except (OSError, ValueError) as exc:
         raise FieldError("clob_cache", str(exc)) from None
-    if clob_url is None and data_url is None:
+    urls: dict[str, Any] = {"clob_url": plan.clob_url, "data_url": plan.data_url}
+    if not any(urls.values()):
         yield ClobPrices(ClobCache(cache), markets)
         return
-    urls: dict[str, Any] = {
-        k: v for k, v in (("clob_url", clob_url), ("data_url", data_url)) if v is not None
-    }
-    with PolymarketClient(**urls) as client:  # the other one: the public default
+    # a URL not given is the public default
+    with PolymarketClient(**{k: v for k, v in urls.items() if v is not None}) as client:
         yield ClobPrices(ClobCache(cache, client), markets)
 
 
@@ -238,9 +232,7 @@ def arena_replay(plan: ArenaReplayPlan) -> ArenaReplay:
     from pastcast_arena._ledger import LedgerArena
     from pastcast_arena._replay import replay as play_rounds
 
-    dataset, corpus, backend, rpc_url = plan.dataset, plan.corpus, plan.backend, plan.rpc_url
-    clob_cache, clob_url, data_url = plan.clob_cache, plan.clob_url, plan.data_url
-    out = Path(plan.out)
+    backend, rpc_url, out = plan.backend, plan.rpc_url, Path(plan.out)
     specs = [parse_agent_option(a, field=f"agents[{i}]") for i, a in enumerate(plan.agents)]
     if not specs:
         raise FieldError("agents", "give at least one agent")
@@ -249,11 +241,11 @@ def arena_replay(plan: ArenaReplayPlan) -> ArenaReplay:
     _http_url("rpc_url", rpc_url)
     cutoff = _instant(plan.resolve_by, "resolve_by")
     rounds = plan.round_plan()
-    for name, url in (("clob_url", clob_url), ("data_url", data_url)):
-        if url is not None and clob_cache is None:
+    for name, url in (("clob_url", plan.clob_url), ("data_url", plan.data_url)):
+        if url is not None and plan.clob_cache is None:
             raise FieldError(name, "fetched prices go into a cache: give clob_cache too")
         _http_url(name, url)
-    ledger_path = out / "ledger.jsonl"
+    ledger_path = out / LEDGER_FILE
     if backend == "ledger" and ledger_path.exists():
         raise FieldError("out", f"{ledger_path}: already exists (replay into a new directory)")
     with models_session():
@@ -262,14 +254,16 @@ def arena_replay(plan: ArenaReplayPlan) -> ArenaReplay:
         index = out / "index"
         ledger = lambda: LedgerArena.create(ledger_path)  # noqa: E731
         with (
-            open_replay(dataset, corpus, plan.retrieval, plan.embedder, index_dir=index) as replay,
+            open_replay(
+                plan.dataset, plan.corpus, plan.retrieval, plan.embedder, index_dir=index
+            ) as replay,
             open_arena(backend, rpc_url, ledger) as arena,
         ):
             deployment = None
             try:
                 if rpc_url is not None:  # before the rounds: a replay cut short keeps it
                     deployment = write_deployment(arena, out / DEPLOYMENT_FILE, rpc_url)
-                with _deadline_prices(dataset, clob_cache, clob_url, data_url) as prices:
+                with _deadline_prices(plan) as prices:
                     played = play_rounds(
                         replay.dataset,
                         replay.backend,
@@ -300,20 +294,15 @@ def arena_chain_leaderboard(
     _http_url("from_chain", rpc_url)
     address, recorded_block = _arena_address(arena)
     try:
-        deployment = EvmArena.attach(
-            node_web3(rpc_url), address, from_block=from_block or recorded_block
+        w3 = node_web3(rpc_url)
+        return chain_leaderboard(
+            EvmArena.attach(w3, address, from_block=from_block or recorded_block)
         )
     except ImportError as exc:
         raise FieldError("from_chain", str(exc)) from None
-    except ValueError as exc:
+    except ValueError as exc:  # no arena there, or no reputation entry
         raise FieldError("arena", str(exc)) from None
     except (OSError, RuntimeError) as exc:  # a node that does not answer
-        raise FieldError("from_chain", f"{rpc_url}: {exc}") from None
-    try:
-        return chain_leaderboard(deployment)
-    except ValueError as exc:
-        raise FieldError("arena", str(exc)) from None
-    except (OSError, RuntimeError) as exc:
         raise FieldError("from_chain", f"{rpc_url}: {exc}") from None
 
 
@@ -339,31 +328,31 @@ ROUNDS_FILE = "rounds.jsonl"
 LEDGER_FILE = "ledger.jsonl"
 
 
-def _read_rounds(path: Path) -> tuple[RoundResult, ...]:
-    """The rounds of ``path`` (a ``rounds.jsonl``); ``FieldError`` on ``arena`` when it cannot
-    be read or holds none."""
+def _read_rounds(arena: str | Path) -> tuple[Path, tuple[RoundResult, ...]]:
+    """The ``rounds.jsonl`` at ``arena`` (or in the folder ``arena``) and its rounds;
+    ``FieldError`` on ``arena`` when there is none, it cannot be read or it holds no round."""
     from pastcast_arena._replay import read_results
 
+    path = Path(arena) / ROUNDS_FILE if Path(arena).is_dir() else Path(arena)
+    if not path.is_file():
+        raise FieldError("arena", f"{arena}: no {ROUNDS_FILE} (an arena replay's folder)")
     try:
         results = read_results(path)
     except (OSError, ValueError) as exc:
         raise FieldError("arena", f"{path}: {exc}") from None
     if not results:
         raise FieldError("arena", f"{path}: no rounds")
-    return results
+    return path, results
 
 
 def arena_rounds_report(rounds: str | Path) -> ArenaReport:
-    """The report of finished rounds: those of ``rounds``, an arena replay's or simulation's
-    ``rounds.jsonl`` (or the folder holding one). ``FieldError`` on ``arena``."""
+    """The report of an arena replay's or simulation's ``rounds.jsonl`` (or the folder holding
+    one). ``FieldError`` on ``arena``."""
     from pastcast_arena._stats import arena_report
 
-    path = Path(rounds)
-    path = path / ROUNDS_FILE if path.is_dir() else path
-    if not path.is_file():
-        raise FieldError("arena", f"{rounds}: no {ROUNDS_FILE} (an arena replay's folder)")
+    path, results = _read_rounds(rounds)
     try:
-        return arena_report(_read_rounds(path))
+        return arena_report(results)
     except ValueError as exc:  # no scored round
         raise FieldError("arena", f"{path}: {exc}") from None
 
@@ -377,19 +366,14 @@ def arena_sections(
     and its commits and reveals counted."""
     from pastcast_arena._section import arena_section
 
-    if arena is not None:
-        found = [Path(arena) / ROUNDS_FILE if Path(arena).is_dir() else Path(arena)]
-        if not found[0].is_file():
-            raise FieldError("arena", f"{arena}: no {ROUNDS_FILE} (an arena replay's folder)")
-    else:
-        found = []
-        for log in run_logs:
-            beside = Path(log).parent / ROUNDS_FILE
-            if beside.is_file() and beside not in found:
-                found.append(beside)
+    found: list[str | Path] = [arena] if arena is not None else []
+    for log in run_logs if arena is None else ():
+        beside = Path(log).parent / ROUNDS_FILE
+        if beside.is_file() and beside not in found:
+            found.append(beside)
     sections = []
-    for rounds in found:
-        results = _read_rounds(rounds)
+    for given in found:
+        rounds, results = _read_rounds(given)
         ledger = rounds.parent / LEDGER_FILE
         title = "Arena rounds" if len(found) == 1 else f"Arena rounds: {rounds.parent.name}"
         try:
@@ -417,19 +401,18 @@ class ArenaSimulation:
         """The JSON shape: the config, the report (less the per-round rows), the power table
         and, with the paper's tables, every comparison with its residual."""
         result = self.result
-
-        def rows(comparisons: tuple[PaperComparison, ...]) -> list[dict[str, Any]]:
-            return [{**c.model_dump(mode="json"), "residual": c.residual} for c in comparisons]
-
-        seeds = self.summary
-        return {
+        out = {
             "config": result.config.model_dump(mode="json"),
             **result.report.model_dump(mode="json", exclude={"per_round"}),
             "power": [p.model_dump(mode="json") for p in result.power],
-            **({} if seeds is None else {"paper": rows(self.beside)}),
-            **({} if seeds is None else {"seeds": seeds.model_dump(mode="json")}),
-            **({} if seeds is None else {"paper_seeds": rows(self.over)}),
         }
+        if self.summary is not None:
+            out |= {
+                "paper": [c.model_dump(mode="json") for c in self.beside],
+                "seeds": self.summary.model_dump(mode="json"),
+                "paper_seeds": [c.model_dump(mode="json") for c in self.over],
+            }
+        return out
 
 
 def arena_simulation(
@@ -448,7 +431,7 @@ def arena_simulation(
     if out is not None:
         write_results(out / ROUNDS_FILE, result.results)
         try:
-            from pastcast_arena._figures import write_arena_figures
+            from pastcast_arena._section import write_arena_figures
 
             figures = bool(write_arena_figures(result.report, out))
         except ImportError:  # pragma: no cover - the reports extra is absent
