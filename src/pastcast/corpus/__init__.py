@@ -1,12 +1,7 @@
 """The dated corpus: cutoff-enforcing backends, opened by spec through one registry, and the
-conformance checks they must pass.
-
-This package holds the protocol (``CorpusBackend``, ``OpenedCorpus``), the ``backend`` registry
-with ``open_backend``, the search filter, the text helpers and the conformance checks. Each
-backend and the sources live in their own sub-package, imported where used and loaded by the
-registries on first use: ``embedded`` (the BM25 index), ``dense`` (embedders, dense and hybrid
-search), ``postgres``, ``sharded``, ``sources`` (document readers), ``feeds`` (live feeds). The
-conformance checks load when first used (by the tests and the audits, not by a replay)."""
+conformance checks they must pass (loaded when first used). Each backend and the sources live in
+their own sub-package, loaded by the registries on first use: ``embedded`` (the BM25 index),
+``dense``, ``postgres``, ``sharded``, ``sources`` (document readers), ``feeds`` (live feeds)."""
 
 from __future__ import annotations
 

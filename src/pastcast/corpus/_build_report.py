@@ -1,7 +1,5 @@
-"""``CorpusBuildReport``: what a corpus build did, stored with the index it built
-(``build_report.json``) so that a corpus says how it was made: counts, what was left out and
-why, time, memory, workers.
-"""
+"""``CorpusBuildReport``: what a corpus build did (counts, removals, time, memory, workers),
+stored with the index it built (``build_report.json``)."""
 
 from __future__ import annotations
 

@@ -1,12 +1,6 @@
-"""Conformance checks every corpus backend must pass (docs/corpus.md, "Conformance checks").
-
-``check_no_leakage`` throws adversarial probes at a backend (the exact words of future
-documents, reads of future ids, cutoffs at, just before and just after document timestamps, at
-midnights, month boundaries and random instants) and verifies that nothing at or after the
-cutoff ever comes back; ``check_as_of_equivalence`` that querying the whole corpus at ``t``
-equals querying a backend of the documents before ``t``. Thread look-ups: ``_conformance_threads``;
-search filters: ``_conformance_filters``. Every check runs to the end and reports its violations
-(``raise_on_violation=True`` raises ``LeakageError`` instead)."""
+"""Conformance checks every corpus backend must pass (docs/corpus.md, "Conformance checks"):
+``check_no_leakage`` and ``check_as_of_equivalence`` here, thread look-ups in
+``_conformance_threads``, search filters in ``_conformance_filters``."""
 
 from __future__ import annotations
 
@@ -15,6 +9,7 @@ import random
 from collections.abc import Callable, Sequence
 from datetime import UTC, datetime, timedelta
 from functools import partial
+from typing import TypeVar
 
 from pastcast.corpus._protocol import CorpusBackend, DocumentNotVisible, SearchHit
 from pastcast.cutoff import as_utc, is_visible
@@ -32,30 +27,32 @@ __all__ = [
 _UNKNOWN_ID = "\x00no-such-document\x00"
 _US = timedelta(microseconds=1)
 SHOWN = 20  # violations kept verbatim in a report; all of them are counted
+_R = TypeVar("_R", bound="_Report")
 
 
 class LeakageError(AssertionError):
     """A backend returned something it must not have at the given cutoff."""
 
 
-class LeakageReport(Record):
+class _Report(Record):
+    violations: int  # all of them counted
+    first_violations: tuple[str, ...] = ()  # the first ``SHOWN``, verbatim
+
+
+class LeakageReport(_Report):
     cutoffs: int
     searches: int
     reads: int
     counts: int
     hits_checked: int
-    violations: int
-    first_violations: tuple[str, ...] = ()
 
 
-class EquivalenceReport(Record):
+class EquivalenceReport(_Report):
     cutoffs: int
     queries: int
     comparisons: int
     nonempty: int
     """Comparisons where the whole corpus returned something (an empty ranking proves little)."""
-    violations: int
-    first_violations: tuple[str, ...] = ()
 
 
 class _Violations:
@@ -70,9 +67,11 @@ class _Violations:
         if len(self.first) < SHOWN:
             self.first.append(message)
 
-    def check(self, raise_on_violation: bool) -> None:
+    def report(self, cls: type[_R], raise_on_violation: bool = False, **counts: int) -> _R:
+        """``cls`` of these violations and ``counts``; ``LeakageError`` instead if asked."""
         if raise_on_violation and self.count:
             raise LeakageError(f"{self.count} violation(s): " + "; ".join(self.first[:5]))
+        return cls(**counts, violations=self.count, first_violations=tuple(self.first))
 
 
 def adversarial_cutoffs(documents: Sequence[Document]) -> list[datetime]:
@@ -149,14 +148,7 @@ def check_no_leakage(
     seed: int = 0,
     raise_on_violation: bool = False,
 ) -> LeakageReport:
-    """Probe ``backend`` (which indexes exactly ``documents``) at ``n_probes`` cutoffs.
-
-    At each cutoff: ``count_before`` must be exact; searches for the title, id and words of a
-    future document (and for words of a visible one) must return only visible documents, with
-    their true timestamp and title and a snippet taken from their own text; reading a future id
-    must raise ``DocumentNotVisible`` with the same message as an unknown id; reading a visible
-    id must return that document unchanged.
-    """
+    """Probe ``backend`` (which indexes exactly ``documents``) at ``n_probes`` cutoffs."""
     rng = random.Random(seed)
     docs = _sorted(documents)
     stamps = [as_utc(d.timestamp) for d in docs]
@@ -204,15 +196,14 @@ def check_no_leakage(
         for query in queries:
             searches += 1
             check_hits(backend.search(query, as_of=cutoff, k=k), cutoff, query)
-    out.check(raise_on_violation)
-    return LeakageReport(
+    return out.report(
+        LeakageReport,
+        raise_on_violation,
         cutoffs=len(cutoffs),
         searches=searches,
         reads=reads,
         counts=len(cutoffs),
         hits_checked=hits_checked,
-        violations=out.count,
-        first_violations=tuple(out.first),
     )
 
 
@@ -257,12 +248,11 @@ def check_as_of_equivalence(
                     f"search {query!r} at {cutoff}: whole corpus gives {a[:3]}..., "
                     f"documents before the cutoff only give {b[:3]}..."
                 )
-    out.check(raise_on_violation)
-    return EquivalenceReport(
+    return out.report(
+        EquivalenceReport,
+        raise_on_violation,
         cutoffs=len(cutoffs),
         queries=len(queries),
         comparisons=comparisons,
         nonempty=nonempty,
-        violations=out.count,
-        first_violations=tuple(out.first),
     )

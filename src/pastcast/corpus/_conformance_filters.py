@@ -1,7 +1,5 @@
-"""Conformance of the search filters: a filter narrows what a backend ranks, before ranking, and
-never admits anything the cutoff does not. ``check_search_filters`` compares a filtered search
-with the same search unfiltered and deep enough to rank every candidate; what it requires is in
-docs/corpus.md ("Conformance checks")."""
+"""Conformance of the search filters: a filtered search against the same search unfiltered and
+deep enough to rank every candidate (docs/corpus.md, "Conformance checks")."""
 
 from __future__ import annotations
 
@@ -9,24 +7,22 @@ import random
 from collections.abc import Sequence
 from datetime import datetime, timedelta
 
-from pastcast.corpus._conformance import _cutoffs, _sorted, _Violations, _words
+from pastcast.corpus._conformance import _cutoffs, _Report, _sorted, _Violations, _words
 from pastcast.corpus._filter import DOC_TYPES, SearchFilter
 from pastcast.corpus._protocol import CorpusBackend, SearchHit
 from pastcast.cutoff import as_utc, is_visible
-from pastcast.records import Document, Record
+from pastcast.records import Document
 
 __all__ = ["FilterReport", "check_search_filters", "random_filter"]
 
 _FIELDS = ("doc_type", "source", "author", "month", "since")
 
 
-class FilterReport(Record):
+class FilterReport(_Report):
     searches: int
     hits_checked: int
     nonempty: int
     """Filtered searches that returned something (an empty result proves little)."""
-    violations: int
-    first_violations: tuple[str, ...] = ()
 
 
 def random_filter(docs: Sequence[Document], rng: random.Random) -> SearchFilter:
@@ -59,8 +55,7 @@ def check_search_filters(
     rank_preserving: bool = False,
     seed: int = 0,
 ) -> FilterReport:
-    """Probe the search filters of ``backend`` (which holds exactly ``documents``); see the
-    module docstring."""
+    """Probe the search filters of ``backend`` (which holds exactly ``documents``)."""
     rng = random.Random(seed)
     docs = _sorted(documents)
     by_id = {d.id: d for d in docs}
@@ -88,13 +83,7 @@ def check_search_filters(
             )
         elif rank_preserving and _pairs(got) != _pairs(allowed[:k]):
             out.add(f"{where}: {_pairs(got)[:3]}, expected {_pairs(allowed[:k])[:3]}")
-    return FilterReport(
-        searches=searches,
-        hits_checked=hits_checked,
-        nonempty=nonempty,
-        violations=out.count,
-        first_violations=tuple(out.first),
-    )
+    return out.report(FilterReport, searches=searches, hits_checked=hits_checked, nonempty=nonempty)
 
 
 def _passes(

@@ -1,6 +1,5 @@
-"""Conformance of the thread look-ups of a ``ThreadedBackend``: threads, author histories and
-the reply links (ancestors, descendants), each against a reference computed from the documents
-themselves under the same cutoff rule."""
+"""Conformance of the thread look-ups of a ``ThreadedBackend``, each against a reference
+computed from the documents themselves (docs/corpus.md, "Conformance checks")."""
 
 from __future__ import annotations
 
@@ -10,16 +9,23 @@ from collections.abc import Sequence
 from datetime import datetime
 from functools import partial
 
-from pastcast.corpus._conformance import _UNKNOWN_ID, _cutoffs, _refusal, _sorted, _Violations
+from pastcast.corpus._conformance import (
+    _UNKNOWN_ID,
+    _cutoffs,
+    _refusal,
+    _Report,
+    _sorted,
+    _Violations,
+)
 from pastcast.corpus._protocol import DocumentNotVisible, ThreadedBackend
 from pastcast.corpus._walk import MAX_DEPTH
 from pastcast.cutoff import as_utc, is_visible
-from pastcast.records import Document, Record
+from pastcast.records import Document
 
 __all__ = ["ThreadReport", "check_thread_lookups"]
 
 
-class ThreadReport(Record):
+class ThreadReport(_Report):
     cutoffs: int
     threads: int
     authors: int
@@ -29,8 +35,6 @@ class ThreadReport(Record):
     each checked."""
     walks: int = 0
     """Visible documents whose ancestors and descendants were compared."""
-    violations: int
-    first_violations: tuple[str, ...] = ()
 
 
 def _ancestors(doc: Document, by_id: dict[str, Document], cutoff: datetime) -> list[Document]:
@@ -72,17 +76,7 @@ def check_thread_lookups(
     seed: int = 0,
     raise_on_violation: bool = False,
 ) -> ThreadReport:
-    """Probe the thread and author look-ups of ``backend`` (which holds exactly ``documents``).
-
-    At each cutoff, for a random thread and author: ``thread`` must return the first ``limit``
-    visible documents of the thread in (timestamp, id) order, and refuse a thread with none
-    visible exactly as an unknown one; ``author_posts`` must return the author's last ``limit``
-    visible documents in that order (empty for an unknown author); ``post`` of a future id must
-    be refused as an unknown id is. ``has_threads`` must say whether any document has a thread.
-    For a random visible document, ``ancestors`` and ``descendants`` must follow the reply links
-    through visible documents only (see ``ThreadedBackend``); of a future one, both must refuse
-    it as an unknown id.
-    """
+    """Probe the thread and author look-ups of ``backend`` (which holds exactly ``documents``)."""
     rng = random.Random(seed)
     docs = _sorted(documents)
     stamps = [as_utc(d.timestamp) for d in docs]
@@ -165,14 +159,13 @@ def check_thread_lookups(
                 compare(what, got, down, cutoff)
             except DocumentNotVisible:
                 out.add(f"{what}: a visible document refused")
-    out.check(raise_on_violation)
-    return ThreadReport(
+    return out.report(
+        ThreadReport,
+        raise_on_violation,
         cutoffs=len(cutoffs),
         threads=n_threads,
         authors=n_authors,
         posts=n_posts,
         returned=returned,
         walks=walks,
-        violations=out.count,
-        first_violations=tuple(out.first),
     )

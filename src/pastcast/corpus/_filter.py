@@ -1,11 +1,7 @@
-"""The filter block of a search (Hindcast's): document type, source, author, month and a lower
-date bound. A filter narrows which visible documents a search ranks; it never widens what the
-cutoff admits, and every backend applies it before ranking, so a filtered search returns the best
-``k`` matching documents (not the matching part of an unfiltered top ``k``).
-
-The meaning of each field is defined here once (``SearchFilter.matches``; the table in
-docs/tools.md lists it); the backends implement the same rules over their own storage (index
-maps, SQL), and the conformance checks compare them with ``matches``."""
+"""The filter block of a search (Hindcast's), applied by every backend before ranking and never
+widening what the cutoff admits (docs/corpus.md, "Search filters"). Each field's meaning is
+defined here once, in ``SearchFilter.matches``; the conformance checks compare the backends'
+own implementations (index maps, SQL) with it."""
 
 from __future__ import annotations
 

@@ -1,11 +1,7 @@
-"""The content hash of a corpus, the same whichever backend holds the documents.
-
-Documents are grouped by UTC month; a month's digest is the SHA-256 of its documents' JSON lines
-(``Document.model_dump_json()`` + newline) in ``(timestamp, id)`` order, and the corpus digest is
-the SHA-256 of the months' hexadecimal digests in time order. This is exactly what the embedded
-index stores in its manifest (one digest per month partition), so its identity costs nothing to
-compute; the PostgreSQL backend computes the same value when it loads the documents.
-"""
+"""The content hash of a corpus, the same whichever backend holds the documents: the SHA-256 of
+its UTC months' digests in time order, a month's the SHA-256 of its documents' JSON lines in
+``(timestamp, id)`` order. The embedded index stores the months' digests in its manifest, so
+its identity costs nothing; the PostgreSQL backend computes it when it loads the documents."""
 
 from __future__ import annotations
 
@@ -41,7 +37,7 @@ def combine_month_digests(month_digests: Iterable[str]) -> str:
 
 
 class MonthDigests:
-    """The corpus digest of document lines fed in ``(timestamp, id)`` order, month by month."""
+    """The corpus digest of document lines fed in ``(timestamp, id)`` order."""
 
     def __init__(self) -> None:
         self._done: list[str] = []

@@ -1,20 +1,18 @@
 """One way to open a corpus: ``open_backend(spec, retrieval, **options)`` and the ``backend``
-registry behind it (docs/corpus.md, "Opening a corpus").
-
-A directory's ``retrieval`` names the registered backend that searches it; a URL goes to the
-backend registered for its scheme, which takes ``retrieval`` as an argument. Options are checked
-against the factory's signature before anything is opened. Third-party backends register under
-the entry-point group ``pastcast.backends``; the conformance tests run every registered backend
-through the leakage probes, so a new one needs a fixture there."""
+registry behind it (entry-point group ``pastcast.backends``), described in docs/corpus.md
+("Opening a corpus")."""
 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pastcast.corpus._protocol import OpenedCorpus
 from pastcast.errors import FieldError
 from pastcast.registry import Registry
+
+if TYPE_CHECKING:
+    from pastcast.corpus.embedded import EmbeddedIndex
 
 __all__ = [
     "DATABASE_SCHEMES",
@@ -23,6 +21,7 @@ __all__ = [
     "backends",
     "is_database_url",
     "open_backend",
+    "open_index",
     "retrieval_modes",
 ]
 
@@ -37,13 +36,13 @@ backends: Registry[OpenedCorpus] = Registry("backend", "pastcast.backends")
 # The built-in backends, by reference: opening one imports its own sub-package only.
 backends.add(
     "bm25",
-    "pastcast.corpus._directory:open_index",
+    "pastcast.corpus._open:open_index",
     description="BM25 over an index directory, with statistics as of the cutoff",
 )
 backends.add("dense", "pastcast.corpus.dense._backends:open_dense")
 backends.add("hybrid", "pastcast.corpus.dense._backends:open_hybrid")
 backends.add("postgres", "pastcast.corpus.postgres._open:open_postgres", schemes=DATABASE_SCHEMES)
-backends.add("sharded", "pastcast.corpus.sharded._open:open_sharded", schemes=(SHARDED_SCHEME,))
+backends.add("sharded", "pastcast.corpus.sharded._sharded:open_sharded", schemes=(SHARDED_SCHEME,))
 
 
 def is_database_url(spec: str | Path) -> bool:
@@ -56,10 +55,8 @@ def retrieval_modes() -> tuple[str, ...]:
 
 
 def open_backend(spec: str | Path, retrieval: str = "bm25", **options: Any) -> OpenedCorpus:
-    """Open the corpus at ``spec`` (index directory or database URL) for ``retrieval``.
-
-    ``options`` go to the backend's factory (``embedder``, ``nprobe``, ``schema``, ...); raises
-    ``FieldError`` with a one-line message for anything that cannot be opened.
+    """Open the corpus at ``spec`` (index directory or URL) for ``retrieval``, ``options`` checked
+    against the backend's factory; ``FieldError`` in one line for anything that cannot be opened.
     """
     text = str(spec)
     by_url = [e for e in backends.entries() if text.startswith(tuple(e.meta.get("schemes", ())))]
@@ -84,3 +81,24 @@ def open_backend(spec: str | Path, retrieval: str = "bm25", **options: Any) -> O
             "OpenedCorpus methods (search, read, count_before, identity, close)",
         )
     return backend
+
+
+def open_index(spec: str) -> EmbeddedIndex:
+    """The embedded index in the directory ``spec`` (the ``bm25`` backend; the dense backends
+    open it under their vectors); ``FieldError`` in one line when there is none or it is damaged.
+    """
+    from pastcast.corpus.embedded import EmbeddedIndex  # opening a corpus imports its backend
+
+    if not (Path(spec) / "manifest.json").is_file():
+        raise FieldError(
+            "",
+            f"{spec}: not an index directory (no manifest.json; build one with "
+            "'pastcast corpus build'), nor a database URL (postgresql://...)",
+        )
+    try:
+        return EmbeddedIndex.open(spec)
+    except (OSError, ValueError) as exc:
+        message = str(exc)
+        raise FieldError("", message if spec in message else f"{spec}: {message}") from None
+    except (KeyError, TypeError, IndexError) as exc:  # a manifest or array that was damaged
+        raise FieldError("", f"{spec}: a damaged index ({type(exc).__name__}: {exc})") from None

@@ -24,15 +24,11 @@ __all__ = [
 
 
 class DocumentNotVisible(LookupError):
-    """Raised by ``read`` for an id that is unknown or not strictly before the cutoff.
-
-    Unknown and future ids raise the same error with the same message, so the error itself does
-    not reveal that a future document exists.
-    """
+    """Raised by ``read`` for an id that is unknown or not strictly before the cutoff, with the
+    same message for both (``not_visible_message``), so that it reveals nothing of the future."""
 
 
 def not_visible_message(doc_id: str, as_of: datetime) -> str:
-    """The one message for an unknown *or* future id, so it reveals nothing about the future."""
     return f"no document {doc_id!r} is visible as of {as_utc(as_of).isoformat()}"
 
 
@@ -51,14 +47,9 @@ _set = object.__setattr__
 def known_valid_hit(
     doc_id: str, timestamp: datetime, title: str, score: float, snippet: str
 ) -> SearchHit:
-    """A ``SearchHit`` of values that are valid already (``str``s, a Python ``float``, an aware
-    UTC ``datetime``), as an index's stored columns give them, without validating them again.
-
-    Why: validation (mostly the timestamp's Python validator) was a fifth of a search's hits. The
-    object is what ``model_construct`` makes (same ``__dict__`` and fields set), filled in
-    directly: ``model_construct`` loops over the fields in Python and costs more than validating.
-    Tests check it equal to the validated hit (equality, JSON, pickling, immutability).
-    """
+    """A ``SearchHit`` of values that are valid already (an index's stored columns), not
+    validated again: validation was a fifth of a search's hits, and ``model_construct``, whose
+    object this is, loops over the fields in Python and costs more than validating."""
     hit = SearchHit.__new__(SearchHit)
     _set(
         hit,
@@ -73,14 +64,9 @@ def known_valid_hit(
 
 @runtime_checkable
 class CorpusBackend(Protocol):
-    """A dated corpus queried as of a cutoff.
-
-    ``search`` ranks only documents with ``timestamp < as_of``, with corpus statistics computed
-    over those documents alone; ties are broken by document id. ``filters`` (a
-    ``SearchFilter``) restrict which of those documents are ranked, before ranking; the
-    environment passes it only when it is not empty, so a backend without filters still serves
-    unfiltered searches. ``read`` re-checks the cutoff.
-    """
+    """A dated corpus queried as of a cutoff: ``search`` ranks only documents with ``timestamp <
+    as_of``, statistics over those alone, ties by id, ``filters`` applied before ranking (passed
+    only when not empty); ``read`` re-checks the cutoff."""
 
     def search(
         self, query: str, *, as_of: datetime, k: int = 10, filters: SearchFilter | None = None
@@ -93,15 +79,8 @@ class CorpusBackend(Protocol):
 
 @runtime_checkable
 class ThreadedBackend(CorpusBackend, Protocol):
-    """A corpus whose documents form threads (posts and their comments) and have authors.
-
-    Every look-up takes the cutoff and returns only documents with ``timestamp < as_of``, in
-    time order. ``post``, ``thread``, ``ancestors`` and ``descendants`` raise
-    ``DocumentNotVisible`` alike for an unknown id and for one that is not visible yet;
-    ``author_posts`` is empty in both cases. ``ancestors`` lists what a document replies to
-    (``parent_id`` links), root first, as far as they are visible; ``descendants`` the replies to
-    it, their replies and so on, walking through visible documents only, in time order.
-    """
+    """A corpus whose documents form threads and have authors; the look-ups' rules are in
+    docs/corpus.md ("Thread and author look-ups") and ``check_thread_lookups``."""
 
     def has_threads(self) -> bool: ...
 
@@ -117,9 +96,8 @@ class ThreadedBackend(CorpusBackend, Protocol):
 
 
 class IndexLookups:
-    """Reads, counts and thread look-ups answered by ``index``, the backend a searcher ranks
-    over, under the same cutoff: choosing dense or hybrid ranking changes nothing else an agent
-    can do."""
+    """Everything but ``search`` answered by ``index``, the backend a searcher ranks over:
+    choosing dense or hybrid ranking changes nothing else an agent can do."""
 
     index: ThreadedBackend
 
@@ -150,8 +128,7 @@ class IndexLookups:
 
 @runtime_checkable
 class OpenedCorpus(CorpusBackend, Protocol):
-    """A backend as ``open_backend`` returns it: it knows its identity (recorded in run logs)
-    and holds resources (a database connection, threads) until ``close``."""
+    """A backend as ``open_backend`` returns it: its identity, and resources until ``close``."""
 
     def identity(self) -> CorpusIdentity: ...
 

@@ -7,17 +7,7 @@ from __future__ import annotations
 import re
 import unicodedata
 
-from pastcast.records import Document
-
-__all__ = [
-    "SNIPPET_CHARS",
-    "STOPWORDS",
-    "TOKENIZER",
-    "snippet",
-    "text_snippet",
-    "tokenize",
-    "tokenize_utf8",
-]
+__all__ = ["SNIPPET_CHARS", "STOPWORDS", "TOKENIZER", "text_snippet", "tokenize", "tokenize_utf8"]
 
 SNIPPET_CHARS = 200
 TOKENIZER = "nfkc-casefold-words-stopwords"
@@ -105,13 +95,8 @@ def _first_match_by_word(text: str, terms: list[str]) -> int | None:
     return None
 
 
-def snippet(doc: Document, terms: list[str]) -> str:
-    """About ``SNIPPET_CHARS`` characters around the first query term in the text, or its start."""
-    return text_snippet(doc.text, terms)
-
-
 def text_snippet(text: str, terms: list[str]) -> str:
-    """``snippet`` of a document's text alone."""
+    """About ``SNIPPET_CHARS`` characters around the first query term in the text, or its start."""
     found = _first_match(text, terms)
     start = 0 if found is None else max(0, found - SNIPPET_CHARS // 4)
     piece = text[start : start + SNIPPET_CHARS].strip()

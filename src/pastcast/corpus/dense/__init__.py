@@ -1,9 +1,8 @@
-"""Dense and hybrid retrieval over an embedded index: exact filtered vector search (8-bit month
-copies propose candidates, rescored under a proven bound), approximate faiss IVF epochs trained
-on the past, reciprocal-rank fusion with BM25; embedders by name (packaged CPU models,
-OpenAI-compatible servers) and document vectors computed elsewhere."""
+"""Dense and hybrid retrieval over an embedded index (docs/corpus.md, "Dense and hybrid
+retrieval"): exact or approximate vector search, fusion with BM25, embedders by name and
+document vectors computed elsewhere."""
 
-from pastcast.corpus.dense._backends import resolve_embedder
+from pastcast.corpus.dense._backends import RRF_K, HybridIndex, resolve_embedder, rrf_fuse
 from pastcast.corpus.dense._dense import DenseIndex
 from pastcast.corpus.dense._embedders import (
     STATIC_EMBEDDER,
@@ -13,7 +12,6 @@ from pastcast.corpus.dense._embedders import (
     embedders,
     embedding_text,
 )
-from pastcast.corpus.dense._hybrid import RRF_K, HybridIndex, rrf_fuse
 from pastcast.corpus.dense._jobs import embed_corpus
 from pastcast.corpus.dense._precomputed import load_vectors
 from pastcast.corpus.dense._remote import RemoteEmbedder

@@ -1,13 +1,8 @@
-"""Approximate dense search, as of the cutoff by construction: faiss IVF epochs trained only on
-documents before every cutoff they serve, searched through the range of rows before it.
-
-Rows are in time order, so the documents visible at a cutoff are the rows ``[0, n)``. Epoch
-``j`` starts at a month boundary ``t_j`` (the end of the first month reaching ``ivf_min`` rows,
-then each month beginning once the rows have doubled), is trained on the rows ``[0, t_j)`` only
-and holds every row before the next start. A search at ``n`` uses the latest epoch with
-``t_j < n`` and an ``IDSelectorRange(0, n)``; for ``n <= t_0`` the caller searches exactly. Why
-this equals an index of the past alone, the sizes and the stored files (``ivf-MODEL/``, keyed by
-the content digests they depend on) are in docs/corpus.md ("Approximate, on request")."""
+"""Approximate dense search, as of the cutoff by construction: faiss IVF epochs, epoch ``j``
+trained on the rows ``[0, t_j)`` only (``t_j`` a month boundary), a search at ``n`` using the
+latest epoch with ``t_j < n`` through ``IDSelectorRange(0, n)`` (exact search before ``t_0``).
+Why this equals an index of the past alone, the sizes and the stored files: docs/corpus.md
+("Approximate, on request")."""
 
 from __future__ import annotations
 

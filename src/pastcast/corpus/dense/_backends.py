@@ -1,22 +1,37 @@
 """The ``dense`` and ``hybrid`` backends of an index directory (registered by reference in
-``pastcast.corpus``) and embedders by name: ``resolve_embedder``, and the model of the vectors an
+``pastcast.corpus``), hybrid retrieval (BM25 and dense rankings, both as of the cutoff, fused by
+reciprocal rank) and embedders by name: ``resolve_embedder``, and the model of the vectors an
 index keeps (``recorded_embedder``)."""
 
 from __future__ import annotations
 
 import importlib.util
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 from pastcast import safejson
-from pastcast.corpus._directory import open_index
+from pastcast.corpus._filter import SearchFilter
+from pastcast.corpus._open import open_index
+from pastcast.corpus._protocol import IndexLookups, SearchHit
 from pastcast.corpus.dense._dense import DenseIndex
 from pastcast.corpus.dense._embedders import DEFAULT_EMBEDDER, Embedder, embedders
-from pastcast.corpus.dense._hybrid import HybridIndex
+from pastcast.corpus.embedded import EmbeddedIndex
 from pastcast.errors import FieldError
+from pastcast.records import CorpusIdentity
 from pastcast.retrying import ProviderFailure, redact
 
-__all__ = ["open_dense", "open_hybrid", "recorded_embedder", "resolve_embedder"]
+__all__ = [
+    "RRF_K",
+    "HybridIndex",
+    "open_dense",
+    "open_hybrid",
+    "recorded_embedder",
+    "resolve_embedder",
+    "rrf_fuse",
+]
 
 
 def resolve_embedder(embedder: str | Embedder) -> Embedder:
@@ -63,13 +78,10 @@ def open_dense(
     vectors_ids: str | None = None,
     progress: bool = False,
 ) -> DenseIndex:
-    """Exact dense search over an index directory (embeddings computed once, kept there, or
-    ``vectors`` computed elsewhere: a ``.npy`` with its ids file, or Parquet by document id);
-    ``nprobe``: approximate (faiss IVF trained only on documents before the cutoff, this many
-    lists probed, the candidates re-scored exactly) once the first month reaching ``ivf_min``
-    documents is wholly admitted; exact before. Without ``embedder``, the model of the vectors
-    kept in the index when they are of one model only (the corpus's recorded query model), else
-    the default."""
+    """Dense search over an index directory, exact unless ``nprobe`` asks for approximate.
+
+    Options: docs/corpus.md ("Dense and hybrid retrieval"); without ``embedder``, the model of
+    the vectors kept in the index (``recorded_embedder``)."""
     index = open_index(spec)
     if importlib.util.find_spec("faiss") is None:
         raise FieldError(
@@ -131,3 +143,64 @@ def open_hybrid(
         progress=progress,
     )
     return HybridIndex(dense, depth=depth)
+
+
+RRF_K = 60
+
+
+def rrf_fuse(
+    first: Sequence[int], second: Sequence[int], k: int, tie_rank: Callable[[int], int]
+) -> list[tuple[int, float]]:
+    """Reciprocal-rank fusion of two rankings of ordinals: the top ``k`` (ordinal, fused score),
+    ties ordered by ``tie_rank`` (the id's rank)."""
+    fused: dict[int, float] = {}
+    for ranking in (first, second):
+        for rank, o in enumerate(ranking, start=1):
+            fused[o] = fused.get(o, 0.0) + 1.0 / (RRF_K + rank)
+    return sorted(fused.items(), key=lambda p: (-p[1], tie_rank(p[0])))[:k]
+
+
+class HybridIndex(IndexLookups):
+    """BM25 and dense rankings fused by reciprocal rank. With ``concurrent`` the dense leg runs
+    in a worker thread (faiss and numpy release the GIL): the latency of the slower leg, not the
+    sum."""
+
+    index: EmbeddedIndex
+
+    def __init__(self, dense: DenseIndex, *, depth: int = 100, concurrent: bool = True) -> None:
+        self.dense = dense
+        self.index = dense.index
+        self.depth = depth
+        self._pool = ThreadPoolExecutor(1, thread_name_prefix="dense") if concurrent else None
+
+    def search(
+        self, query: str, *, as_of: datetime, k: int = 10, filters: SearchFilter | None = None
+    ) -> list[SearchHit]:
+        """Both legs rank only the documents that pass ``filters``, then are fused."""
+        n = self.index.count_before(as_of)
+        depth = max(self.depth, k)
+        allowed = self.index.filter_mask(filters, n)
+        terms = self.index.query_terms(query)
+        if self._pool is not None:
+            dense_leg = self._pool.submit(self.dense.ranked, query, n, depth, allowed=allowed)
+            ords, _ = self.index.score(terms, n, depth, allowed=allowed)
+            dense_ranked = dense_leg.result()
+        else:
+            ords, _ = self.index.score(terms, n, depth, allowed=allowed)
+            dense_ranked = self.dense.ranked(query, n, depth, allowed=allowed)
+        id_rank = self.index.id_rank
+        best = rrf_fuse(ords.tolist(), [o for o, _ in dense_ranked], k, lambda o: int(id_rank[o]))
+        return self.index.hits(best, query, as_of, filters)
+
+    def identity(self) -> CorpusIdentity:
+        dense = self.dense.identity()
+        options = {**dense.options, "rrf_k": RRF_K, "depth": self.depth}
+        return dense.model_copy(
+            update={"backend": "hybrid", "retrieval": "hybrid", "options": options}
+        )
+
+    def close(self) -> None:
+        if self._pool is not None:
+            self._pool.shutdown(wait=False)
+            self._pool = None
+        self.dense.close()

@@ -1,10 +1,7 @@
-"""The checkpoint of an embedding job: one append-only file of finished batches.
-
-Each batch is one record, ``HEADER`` (magic, first ordinal, rows, dimension, CRC-32 of the
-payload) then its rows as little-endian float32s, appended by a writer thread that fsyncs once
-for all the records queued meanwhile (group commit: a file a batch cost about 3 ms each on this
-disk). A record is trusted only whole and with its checksum; a tail cut short by a crash is cut
-off when the job reopens the file."""
+"""The checkpoint of an embedding job: one append-only file of finished batches, a record each
+(``HEADER``, then the rows as little-endian float32s), trusted only whole and with its checksum.
+A writer thread fsyncs once for all the records queued meanwhile (a file a batch cost about
+3 ms each on this disk)."""
 
 from __future__ import annotations
 
@@ -46,8 +43,7 @@ def _records(data: bytes | mmap.mmap) -> Iterator[tuple[int, int, int, int]]:
 
 class BatchLog:
     """A job's finished batches: those stored by earlier runs (``stored``, ``read``), and
-    ``append`` for new ones, written and fsynced by a thread of its own; ``close`` returns once
-    everything appended is on disk and raises what the writer hit."""
+    ``append`` for new ones; ``close`` waits for the writer and raises what it hit."""
 
     def __init__(self, folder: Path) -> None:
         self.path = folder / LOG_NAME
@@ -104,7 +100,6 @@ class BatchLog:
                 return
 
     def close(self) -> None:
-        """Wait until every appended batch is written and fsynced; raise the writer's error."""
         if self._writer.is_alive():
             self._queue.put(None)
             self._writer.join()

@@ -1,19 +1,8 @@
-"""Dense retrieval over an ``EmbeddedIndex``, exact as of the cutoff (hybrid: ``_hybrid``).
-
-Embeddings are stored in the index's ordinal order (by timestamp), so the documents visible at
-a cutoff are the rows ``[0, n_t)``, and a score depends on no other document: results equal
-those of an index of the past alone. Vectors are computed once (``_jobs``) or imported
-(``_precomputed``), cached beside the index (``dense-NAME.npy``, stamped in
-``dense-NAME.json`` with the content hash and the model) and memory-mapped when reopened.
-
-Exact search at scale: months of at least ``quantized_min`` documents keep an 8-bit copy
-(``_quantized``) with a bound ``e`` on any estimate's error. A query takes ``t``, the k-th best
-estimate over its admitted months, and rescores every row estimated at least ``t - 2e``: the k
-rows estimated best score at least ``t - e``, so no row estimated lower can enter the top k.
-Exact slices (small months) return their top rows with a floor, widened until it is strictly
-below the k-th exact score. The result equals an exhaustive float32 search, ties by id. With
-``ivf_min`` set, search is approximate (``_approximate``), its candidates rescored exactly. See
-docs/corpus.md, "Dense and hybrid retrieval"."""
+"""Dense retrieval over an ``EmbeddedIndex``, exact as of the cutoff: vectors are stored in
+ordinal (time) order, so the documents visible at a cutoff are the rows ``[0, n_t)`` and no
+score depends on another document. The cache files, the 8-bit candidates with their proven
+bound (``_quantized``) and approximate search (``_approximate``) are in docs/corpus.md, "Dense
+and hybrid retrieval"."""
 
 from __future__ import annotations
 
@@ -71,14 +60,8 @@ def _partitions(manifest: dict[str, object]) -> list[dict[str, object]]:
 
 class DenseIndex(IndexLookups):
     """Dense search over the documents of an ``EmbeddedIndex`` before a cutoff: exact unless
-    ``ivf_min`` asks for approximate search (``nprobe`` lists probed).
-
-    ``quantized_min``: months of at least this many documents also keep an 8-bit copy of their
-    vectors (``pastcast.corpus.dense._quantized``: a quarter of the bytes to scan, with a proven
-    bound on its error). The copy only proposes candidates; they are rescored from the full
-    vectors, and the bound proves that no other document can enter the top ``k``, so results
-    equal those of a full scan. ``None`` scans every vector in full. ``workers`` threads scan
-    at once.
+    ``ivf_min`` asks for approximate search (``nprobe`` lists probed). ``quantized_min``: months
+    of at least this many documents keep an 8-bit copy proposing candidates (None: full scans).
     """
 
     index: EmbeddedIndex
@@ -189,9 +172,8 @@ class DenseIndex(IndexLookups):
     def _load_or_make(
         self, source: Path | None, ids_file: str | Path | None, batch: int, progress: bool
     ) -> F32:
-        """The vectors kept beside the index for these documents and this model, else computed
-        (a resumable job, ``_jobs``) or, from ``source``, imported (``_precomputed``: checked
-        against this corpus and the query embedder's dimension) and kept there."""
+        """The cached vectors, else computed (``_jobs``) or imported from ``source``
+        (``_precomputed``) and cached."""
         ix = self.index
         where = None if source is None else str(source.resolve())
         cached = self._cached()
@@ -281,8 +263,7 @@ class DenseIndex(IndexLookups):
     def ranked(
         self, query: str, n: int, k: int, *, allowed: Mask | None = None
     ) -> list[tuple[int, float]]:
-        """Top-``k`` (ordinal, cosine) among ordinals ``< n`` (and of those, the ``allowed``
-        ones, when given); ties by document id."""
+        """Top-``k`` (ordinal, cosine) among the ``allowed`` ordinals ``< n``; ties by id."""
         if n <= 0 or k <= 0 or not query.strip():
             return []
         return self._ranked_vector(self.embed_query(query), n, k, allowed=allowed)
@@ -372,9 +353,8 @@ class DenseIndex(IndexLookups):
         return self._best(np.concatenate(best_o), np.concatenate(best_s), k)
 
     def _segments(self, n: int) -> tuple[list[Segment], list[tuple[int, int]]]:
-        """The admitted ordinals ``[0, n)`` as exact slices searched for their top candidates
-        (split so that threads can share them), and the quantized months as
-        ``(partition, end)``, scanned in 8 bits up to the cutoff."""
+        """The admitted ordinals ``[0, n)`` as exact slices (split so that threads can share
+        them), and the quantized months as ``(partition, end)``."""
         pieces: list[Segment] = []
         runs: list[tuple[int, int]] = []
         quantized = {} if self._quantized is None else self._quantized.months
@@ -500,7 +480,6 @@ class DenseIndex(IndexLookups):
         )
 
     def close(self) -> None:
-        """Stop the scan threads (the index itself holds nothing to release)."""
         with self._pool_lock:
             if self._pool is not None:
                 self._pool.shutdown(wait=False)

@@ -90,9 +90,7 @@ def joined_title_text(title: str, text: str) -> str:
 STATIC_EMBEDDER = "static-minilm-l6-v2"
 
 
-embedders: Registry[Embedder] = Registry("embedder")
-"""Embedders by name; a registered name is what ``open_backend(..., embedder=NAME)`` takes.
-Third-party embedders register under the entry-point group ``pastcast.embedders``."""
+embedders: Registry[Embedder] = Registry("embedder")  # entry-point group pastcast.embedders
 embedders.add(MiniLMEmbedder.name, MiniLMEmbedder)
 embedders.add(STATIC_EMBEDDER, "pastcast.corpus.dense._static:static_minilm")
 # Embedders named ``KIND:SPEC``: the registered kind is built with the rest of the name.
@@ -116,8 +114,7 @@ DEFAULT_EMBEDDER = MiniLMEmbedder.name
 
 
 def file_stem(name: str) -> str:
-    """An embedder's name as part of a file name: kept when it is already safe, otherwise made
-    safe and suffixed with a digest of the name, so two names never share a file."""
+    """An embedder's name made safe for a file name, suffixed with its digest when changed."""
     import hashlib
     import re
 

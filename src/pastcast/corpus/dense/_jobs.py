@@ -1,10 +1,8 @@
-"""Embedding a whole corpus as a resumable job: batches in ordinal order, several in flight for
-an embedder that serves them concurrently, each appended to the checkpoint log (``_batchlog``)
-the moment it arrives, so the next run of the same job (same documents, model and batch size,
-in the checkpoint's ``job.json``) sends only the others. Vectors are validated as they arrive
-and unit-normalised: dense search ranks by inner product, which is cosine only for unit vectors,
-and the 8-bit copies' error bounds assume them. The result is written straight into the
-memory-mapped cache file, so memory stays bounded by the batches in flight."""
+"""Embedding a whole corpus as a resumable job (docs/corpus.md, "Embeddings from anywhere"):
+each finished batch goes to the checkpoint log (``_batchlog``), so the next run of the same job
+(its ``job.json``) sends only the others. Vectors are validated and unit-normalised as they
+arrive: dense search ranks by inner product, which is cosine only for unit vectors, and the
+8-bit copies' error bounds assume them."""
 
 from __future__ import annotations
 
@@ -122,13 +120,9 @@ def embed_corpus(
 ) -> F32:
     """The unit vectors of texts ``0 .. count - 1`` (``texts(lo, hi)`` gives a range), written
     into the ``.npy`` file ``out`` (atomically; memory-mapped back) or held in memory.
-
-    ``embedder.threads`` batches (else ``embedder.concurrency``, else 1) are in flight at
-    once, from the first: the result is opened at the dimension of the first reply (an
-    embedder with more threads than ``concurrency`` bounds its own requests). Its
-    ``batch_size`` overrides ``batch``. With ``checkpoint``, finished batches of the same
-    ``job`` are reused and new ones stored there; the folder is removed once ``out`` is
-    complete."""
+    ``embedder.threads`` (else ``concurrency``, else 1) batches are in flight at once; its
+    ``batch_size`` overrides ``batch``. ``checkpoint``: the folder of the job's finished
+    batches, removed once ``out`` is complete."""
     batch = int(getattr(embedder, "batch_size", batch))
     workers = max(1, int(getattr(embedder, "threads", getattr(embedder, "concurrency", 1))))
     job = {**(job or {}), "model": embedder.name, "batch": batch, "count": count}
@@ -185,11 +179,8 @@ def _run_batches(
 ) -> None:
     """Embed the ``pending`` batches, ``workers`` at a time, placing each in ``result`` and
     handing it to ``log`` as it arrives. On a failure no new batch is sent; those in flight
-    are awaited and the finished ones kept.
-
-    The log's writer thread stores them, so a request slot is free again as soon as its reply
-    is parsed: a server that answers in 50 ms would otherwise wait on each batch's fsync
-    (about 17 ms on this disk) before its slot's next request."""
+    are awaited and the finished ones kept. (The log's own thread stores them: a server that
+    answers in 50 ms would otherwise wait on each batch's fsync, about 17 ms here.)"""
     if not pending:
         return
     failure: BaseException | None = None

@@ -100,12 +100,8 @@ class Found:
 
 @contextmanager
 def one_thread() -> Iterator[None]:
-    """One OpenMP thread for faiss in the calling thread while it searches.
-
-    A single query is a few milliseconds of work; waking and joining an OpenMP team per call
-    costs more than that (about 20 ms per search on two busy cores). The setting is per thread,
-    so it is made (and restored) in whichever thread runs the search.
-    """
+    """One OpenMP thread for faiss in the calling thread (the setting is per thread): waking
+    a team costs about 20 ms per search on two busy cores, more than the search."""
     import faiss
 
     before = faiss.omp_get_max_threads()

@@ -1,7 +1,5 @@
-"""Document vectors computed elsewhere (a GPU cluster, a hosted batch job), loaded by document id:
-a ``.npy`` matrix with its ids file, or Parquet with an id and an embedding column (docs/corpus.md,
-"Embeddings from anywhere"). Everything is checked before a vector is used, every refusal naming
-the file and the id; vectors are unit-normalised as they are stored."""
+"""Document vectors computed elsewhere, loaded by document id from a ``.npy`` matrix with its ids
+file or from Parquet; the checks are in docs/corpus.md ("Embeddings from anywhere")."""
 
 from __future__ import annotations
 
@@ -33,9 +31,8 @@ def load_vectors(
     id_column: str = "id",
     dim: int | None = None,
 ) -> F32:
-    """The vectors of documents ``ids`` (in that order) from ``path``, checked and unit-length;
-    ``dim``: the dimension they must have (the query embedder's). ``FieldError`` naming the
-    file and the id otherwise."""
+    """The unit vectors of documents ``ids`` (in that order) from ``path``, of dimension
+    ``dim`` (the query embedder's); ``FieldError`` naming the file and the id otherwise."""
     source = Path(path)
     if not source.exists():
         raise FieldError("", f"{source}: no such file or folder")

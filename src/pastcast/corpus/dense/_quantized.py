@@ -1,14 +1,7 @@
-"""8-bit copies of whole months of embeddings, for a candidate scan with a proven error bound.
-
-A month's vectors are signed bytes on one grid fitted to that month (``x ~ step * code``), a
-query is put on its own grid (``q ~ s * c``), and the scan computes ``c . code`` exactly with
-simsimd's int8 kernels. The estimate differs from ``q . x`` by ``(q - q') . x + q' . (x - x')``;
-``bound`` caps both terms for every vector of the month, each by the smaller of a Cauchy-Schwarz
-and a per-dimension bound, with the maxima taken over the month's vectors when the copy is
-built. Candidates are never final: ``DenseIndex`` rescores them and uses the bound to prove that
-no other document can enter its top k (docs/corpus.md, "At scale"). The codes live in one
-memory-mapped ``sq8-MODEL/codes.npy`` (grids in ``grids.npz``), rebuilt when the index content
-or the set of quantized months changes."""
+"""8-bit copies of whole months of embeddings, for a candidate scan with a proven error bound
+(grids, the bound and the files: docs/corpus.md, "At scale"). Candidates are never final:
+``DenseIndex`` rescores them and uses the bound to prove that no other document can enter its
+top k."""
 
 from __future__ import annotations
 
@@ -84,7 +77,8 @@ class QuantizedMonths:
         self.months = months  # partition number -> grid
 
     def bound(self, query: QueryCode, partition: int) -> float:
-        """The largest gap between estimate and exact score over the month's vectors."""
+        """The largest gap between estimate and exact score over the month's vectors: each of
+        ``(q - q') . x`` and ``q' . (x - x')`` capped by Cauchy-Schwarz or per dimension."""
         g = self.months[partition]
         first = min(query.norm_residual * g.max_norm, float(query.abs_residual @ g.largest))
         second = min(query.norm_rounded * g.max_residual, float(query.abs_rounded @ g.error))

@@ -1,15 +1,7 @@
 """Embeddings from an OpenAI-compatible ``/v1/embeddings`` endpoint, as a registered embedder:
-``openai-compatible:MODEL@URL[?option=value&...]`` and ``openai:MODEL`` (the key from
-``OPENAI_API_KEY``). The options, the base64 encoding and its fallback to floats, the retries
-and the bounds on a reply are in docs/corpus.md ("Embeddings from anywhere").
-
-The name is ``PROVIDER:MODEL`` without the URL (where a model is served does not change its
-vectors). The key or the URL's password is sent only in the request header, never in a name,
-an identity, a message or a log line (``pastcast.retrying.redact``). A request is bounded as a
-whole by ``timeout_s``: every read of the socket is given only what is left of it
-(``_DeadlineIO``), since a socket's own timeout bounds one read and a server trickling bytes
-would hold it for ever. At most ``concurrency`` requests are in flight, on as many persistent
-connections; twice as many threads, so replies are parsed while the next requests are out."""
+``openai-compatible:MODEL@URL[?option=value&...]`` and ``openai:MODEL``. The options, the
+secrets kept out of every name and message, the whole-request deadline, the retries and the
+bounds on a reply are in docs/corpus.md ("Embeddings from anywhere")."""
 
 from __future__ import annotations
 
@@ -122,8 +114,6 @@ class _DeadlineResponse(http.client.HTTPResponse):
 
 
 class RemoteEmbedder:
-    """One embedding model behind an OpenAI-compatible endpoint (see the module docstring)."""
-
     def __init__(
         self,
         model: str,
@@ -265,9 +255,8 @@ class RemoteEmbedder:
         return unit_rows(call_with_retries(once, self.retry), self.name)
 
     def _post(self, body: bytes) -> bytes:
-        """One request's reply body, at most ``concurrency`` of them in flight, each on an idle
-        persistent connection (so at most ``concurrency`` connections); any failure a
-        ``ProviderFailure`` of its kind."""
+        """One request's reply body on an idle persistent connection, at most ``concurrency``
+        in flight; any failure a ``ProviderFailure`` of its kind."""
         with self._in_flight:
             try:
                 conn = self._idle.get_nowait()
@@ -336,8 +325,6 @@ class RemoteEmbedder:
         return data, not resp.will_close
 
     def _read_body(self, resp: http.client.HTTPResponse) -> bytes | ProviderFailure:
-        """The body, or a ``bad_response`` failure once it is over ``max_reply_bytes`` (a
-        declared length over it before anything is read)."""
         limit = self.max_reply_bytes
         if resp.length is not None and resp.length > limit:
             return self._failure(
@@ -383,8 +370,6 @@ class RemoteEmbedder:
         return ordered
 
     def close(self) -> None:
-        """Stop the request threads (a corpus job's own threads stop with the job) and close
-        the idle connections."""
         with self._pool_lock:
             if self._pool is not None:
                 self._pool.shutdown(wait=False)
@@ -439,9 +424,7 @@ _REMOTE_FLOATS = ("requests_per_minute", "tokens_per_minute", "timeout_s")
 
 
 def remote_embedder(kind: str, model: str, url: str, given: dict[str, str]) -> RemoteEmbedder:
-    """The embedder of ``kind`` with the options a command line can say (``batch_size``,
-    ``concurrency``, ``requests_per_minute``, ``tokens_per_minute``, ``api_key_env``,
-    ``timeout_s``, ``max_chars``, ``max_reply_bytes``, ``max_retries``, ``encoding_format``)."""
+    """The embedder of ``kind`` with the options a command line can say (text after ``?``)."""
     options: dict[str, object] = {"api_key_env": "OPENAI_API_KEY" if kind == "openai" else None}
     for key, value in given.items():
         if key in _REMOTE_NUMBERS:

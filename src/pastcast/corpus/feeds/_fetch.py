@@ -1,6 +1,5 @@
-"""Fetching one feed's body: over HTTP with a conditional GET, or from a local file; each attempt
-bounded in time and size, transient failures retried with exponential backoff (the limits of
-the feeds file, docs/corpus.md "Live feeds"); any other failure is one ``FeedFetchError`` line."""
+"""Fetching one feed's body over HTTP (a conditional GET) or from a file, within the limits of
+the feeds file (docs/corpus.md, "Live feeds"); a failure is one ``FeedFetchError`` line."""
 
 from __future__ import annotations
 
@@ -103,8 +102,8 @@ def fetch_body(
     sleep: Callable[[float], None] = time.sleep,
     clock: Callable[[], float] = time.monotonic,
 ) -> Fetched:
-    """The feed's body now (``path`` or ``url``; a ``folder`` is read by the round itself). The
-    validators of the last fetch make the GET conditional; ``sleep`` waits between attempts."""
+    """The feed's body now (``path`` or ``url``; a ``folder`` is read by the round itself), the
+    GET conditional on the last fetch's validators."""
     if feed.path is not None:
         return _read_file(feed)
     headers = {"Accept": "application/rss+xml, application/atom+xml, application/xml, text/xml"}

@@ -1,10 +1,6 @@
-"""One fetch round: every feed fetched, its items dated, the new ones appended to the spool.
-
-The dating rule (docs/corpus.md, "Live feeds") keeps a feed from backdating anything into an
-earlier cutoff: an item is dated by the feed's time only on its first appearance and only when
-that is not later than ``first_seen`` (else, or without a date, by ``first_seen``, counted); an
-item seen again with the same text keeps its first sighting; a changed text under the same key
-is a new version dated by its own ``first_seen``."""
+"""One fetch round: every feed fetched, its items dated by the rule that keeps a feed from
+backdating anything into an earlier cutoff (docs/corpus.md, "Live feeds"), the new ones appended
+to the spool."""
 
 from __future__ import annotations
 

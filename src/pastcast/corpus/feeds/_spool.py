@@ -1,9 +1,5 @@
-"""Appending to a feed spool, crash-safe and idempotent, and the per-feed fetch state.
-
-The spool's item lines are the record of what pastcast has seen (read back when it is opened);
-items are appended as whole lines in one write, then fsynced, and a tail cut short by a crash is
-cut off before the next append. ``state.json`` (ETag and Last-Modified) is only a shortcut,
-written atomically after the items it covers. One writer at a time holds the spool's lock."""
+"""Appending to a feed spool, crash-safe and idempotent, and the per-feed fetch state
+(docs/corpus.md, "Live feeds": the spool)."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
-"""The PostgreSQL + pgvector backend: monthly partitions, the cutoff in every WHERE clause, and
-a local server for tests and benchmarks. Needs the ``postgres`` extra to connect."""
+"""The PostgreSQL + pgvector backend (docs/postgres.md) and a local server for tests and
+benchmarks. Needs the ``postgres`` extra to connect."""
 
 from pastcast.corpus.postgres._backend import PostgresBackend
 from pastcast.corpus.postgres._server import local_postgres

@@ -1,11 +1,6 @@
-"""``PostgresBackend``: the corpus in PostgreSQL (+ pgvector), exact "as of" any cutoff.
-
-Every statement carries the strict cutoff ``ts < as_of`` in its WHERE clause, so the server only
-touches the month partitions before the cutoff and no later row can enter a result or a
-statistic. BM25 is the embedded index's to the bit: the server returns integer statistics, the
-idf and avgdl are computed here and sent back as parameters, and each document's score is
-summed in SQL in query-term order (docs/postgres.md, "Exact scores"). Ranking is score
-descending then ordinal (the id's rank), as in the embedded index."""
+"""``PostgresBackend``: the corpus in PostgreSQL (+ pgvector), exact "as of" any cutoff: every
+statement carries ``ts < as_of`` (``_sql``), and BM25 equals the embedded index's to the bit
+(docs/postgres.md, "Exact scores"); ties by ordinal, the id's rank."""
 
 from __future__ import annotations
 
@@ -17,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from pastcast.corpus._filter import SearchFilter
 from pastcast.corpus._protocol import DocumentNotVisible, SearchHit, not_visible_message
-from pastcast.corpus._text import TOKENIZER, snippet, tokenize
+from pastcast.corpus._text import TOKENIZER, text_snippet, tokenize
 from pastcast.corpus._url import one_line, redact_url
 from pastcast.corpus._walk import ancestors_of
 from pastcast.corpus.dense import Embedder, embed_corpus, embedding_text
@@ -61,12 +56,10 @@ class PostgresBackend:
         self.url = redact_url(url) if url else ""  # never holds the password
         self._identity: CorpusIdentity | None = None
         self._threads: bool | None = None
-        self.last_work: SearchWork | None = None
+        self.last_work: SearchWork | None = None  # what the last BM25 search read
+        # search over the impact index (``_topk``): the same results, off because it measured
+        # slower than scoring every posting on long queries of frequent words (docs/postgres.md)
         self.early_termination = False
-        """Search over the impact index (``_topk``): the same results, off by default because
-        on long queries of frequent words it measured slower than scoring every posting
-        (docs/postgres.md)."""
-        """What the last BM25 search read (``SearchWork``), for tests and benchmarks."""
 
     # -- construction -------------------------------------------------------------------------
 
@@ -107,13 +100,9 @@ class PostgresBackend:
         embedder: Embedder | None = None,
         progress: bool = False,
     ) -> PostgresBackend:
-        """Load ``documents`` (ids unique) into ``schema`` with COPY, then open it.
-
-        ``embeddings`` (optional) maps every document id to its vector, for ``search_vector``;
-        ``embedder`` computes them instead (and its name is kept, so that dense and hybrid
-        retrieval embed queries with the same model). The ``vector`` extension must then exist
-        in the database.
-        """
+        """Load ``documents`` (ids unique) into ``schema`` with COPY, then open it;
+        ``embeddings`` (id -> vector) or ``embedder`` (its name kept for the queries) need the
+        ``vector`` extension."""
         from pastcast.corpus.postgres._schema import load_corpus
 
         if embedder is not None:
@@ -165,7 +154,6 @@ class PostgresBackend:
         return self._conn.execute(query.replace("{s}", self.schema), params).fetchall()
 
     def identity(self) -> CorpusIdentity:
-        """Which documents the schema holds and how they are ranked, from its ``meta`` table."""
         if self._identity is None:
             meta = self.meta
             first, last = meta.get("first_timestamp"), meta.get("last_timestamp")
@@ -190,7 +178,6 @@ class PostgresBackend:
     # -- CorpusBackend ------------------------------------------------------------------------
 
     def count_before(self, as_of: datetime) -> int:
-        """The number of documents with ``timestamp < as_of``."""
         return int(self._rows(COUNT_SQL, {"as_of": as_utc(as_of)})[0][0])
 
     def read(self, doc_id: str, *, as_of: datetime) -> Document:
@@ -200,8 +187,6 @@ class PostgresBackend:
     def search(
         self, query: str, *, as_of: datetime, k: int = 10, filters: SearchFilter | None = None
     ) -> list[SearchHit]:
-        """BM25 over the documents before ``as_of``, with statistics over those alone;
-        ``filters`` restrict which of them are ranked (in the same statement)."""
         terms = list(dict.fromkeys(tokenize(query)))
         return self.hits(self.score(terms, as_of, k, filters), terms, as_of, filters)
 
@@ -217,27 +202,20 @@ class PostgresBackend:
         return self.read(doc_id, as_of=as_of)
 
     def thread(self, thread_id: str, *, as_of: datetime, limit: int = 50) -> list[Document]:
-        """The first ``limit`` documents of a thread visible at the cutoff, in time order; a
-        thread with nothing visible raises the message of an unknown id."""
         docs = self._lookup(THREAD_SQL, thread_id, as_of, limit)
         if not docs:
             raise DocumentNotVisible(not_visible_message(thread_id, as_of))
         return docs
 
     def author_posts(self, author: str, *, as_of: datetime, limit: int = 20) -> list[Document]:
-        """The author's last ``limit`` documents before the cutoff, in time order."""
         return self._lookup(AUTHOR_SQL, author, as_of, limit)
 
     def ancestors(self, doc_id: str, *, as_of: datetime) -> list[Document]:
-        """What a document replies to, root first, as far as it is visible (one indexed read
-        per level); the document itself must be visible."""
-        doc = self.post(doc_id, as_of=as_of)
+        doc = self.post(doc_id, as_of=as_of)  # one indexed read per level
         return ancestors_of(partial(self._read_with, ANCESTOR_SQL, as_of=as_of), doc)
 
     def descendants(self, doc_id: str, *, as_of: datetime, limit: int = 50) -> list[Document]:
-        """The first ``limit`` visible replies to a document and replies to those, in time
-        order (one recursive statement); the document itself must be visible."""
-        self.post(doc_id, as_of=as_of)
+        self.post(doc_id, as_of=as_of)  # then one recursive statement
         return self._lookup(DESCENDANTS_SQL, doc_id, as_of, limit)
 
     def _read_with(self, statement: str, doc_id: str, *, as_of: datetime) -> Document:
@@ -259,11 +237,8 @@ class PostgresBackend:
     # -- BM25 -----------------------------------------------------------------------------------
 
     def statistics(self, terms: Sequence[str], as_of: datetime) -> tuple[int, int, dict[str, int]]:
-        """``(N, total length, df per term)`` over the documents before ``as_of``.
-
-        Only the cutoff's own month is counted row by row; earlier months come from their
-        totals (the per-month tables). The integers are the same.
-        """
+        """``(N, total length, df per term)`` over the documents before ``as_of``, earlier
+        months from their totals (docs/postgres.md, "Statistics from month totals")."""
         cutoff = as_utc(as_of)
         month = datetime(cutoff.year, cutoff.month, 1, tzinfo=UTC)
         params = {"as_of": cutoff, "terms": list(terms), "month": month}
@@ -285,12 +260,8 @@ class PostgresBackend:
         exhaustive: bool = False,
     ) -> list[tuple[int, float]]:
         """Top-``k`` (ordinal, score) before ``as_of`` among the documents that pass
-        ``filters``: score descending, then id. The statistics are over every visible document.
-
-        With ``early_termination``, the impact index and no filter the search stops early
-        (``_topk``); otherwise, or with ``exhaustive``, one statement scores every visible
-        posting of the terms. The
-        results are the same; ``last_work`` says what the last search read."""
+        ``filters`` (statistics over every visible document): early (``_topk``) with
+        ``early_termination``, the impact index and no filter, unless ``exhaustive``."""
         n, total, df = self.statistics(terms, as_of)
         used = [t for t in terms if df.get(t, 0) > 0]
         if n == 0 or k <= 0 or not used:
@@ -327,13 +298,9 @@ class PostgresBackend:
         exact: bool = True,
         filters: SearchFilter | None = None,
     ) -> list[SearchHit]:
-        """Documents before ``as_of`` by inner product with ``vector`` (descending, then id).
-
-        ``exact`` (default) scans the visible partitions and sorts by the exact score, so the
-        result equals that of a corpus holding only the past. ``exact=False`` walks the
-        per-partition HNSW graphs (``hnsw.iterative_scan``): faster on big corpora, may miss
-        documents, and still never returns one at or after the cutoff (same WHERE clause).
-        """
+        """Documents before ``as_of`` by inner product with ``vector`` (descending, then id):
+        exact, or with ``exact=False`` through the HNSW graphs (docs/postgres.md, "Dense
+        retrieval")."""
         ranked = self.vector_ranked(vector, as_of, k, exact=exact, filters=filters)
         return self.hits(ranked, [], as_of, filters)
 
@@ -346,8 +313,7 @@ class PostgresBackend:
         exact: bool = True,
         filters: SearchFilter | None = None,
     ) -> list[tuple[int, float]]:
-        """Top-``k`` (ordinal, inner product) before ``as_of`` among the documents that pass
-        ``filters`` (see ``search_vector``)."""
+        """Top-``k`` (ordinal, inner product) of ``search_vector``."""
         if not self.meta.get("dims"):
             raise ValueError(f"schema {self.schema!r} was built without embeddings")
         import numpy as np
@@ -379,9 +345,8 @@ class PostgresBackend:
         as_of: datetime,
         filters: SearchFilter | None = None,
     ) -> list[SearchHit]:
-        """``SearchHit``s for (ordinal, score) pairs in the given order, snippets around
-        ``terms``; the documents are fetched under the cutoff once more (and checked against
-        ``filters`` here)."""
+        """``SearchHit``s for (ordinal, score) pairs in order, the documents fetched under the
+        cutoff once more and checked against ``filters``."""
         if not ranked:
             return []
         params = {"ords": [o for o, _ in ranked], "as_of": as_utc(as_of)}
@@ -394,11 +359,11 @@ class PostgresBackend:
                 timestamp=docs[o].timestamp,
                 title=docs[o].title,
                 score=score,
-                snippet=snippet(docs[o], terms),
+                snippet=text_snippet(docs[o].text, terms),
             )
             for o, score in ranked
         ]
 
     def explain(self, query: str, params: Mapping[str, Any]) -> str:
-        """The server's plan for a statement (``{s}`` stands for the schema), for inspection."""
+        """The server's plan for a statement (``{s}`` stands for the schema)."""
         return "\n".join(str(r[0]) for r in self._rows("EXPLAIN " + query, params))

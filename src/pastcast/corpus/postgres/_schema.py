@@ -1,14 +1,6 @@
-"""The PostgreSQL layout of a corpus (docs/postgres.md, "Layout"), and its bulk load.
-
-``documents`` and ``postings`` are RANGE-partitioned by UTC month on ``ts``, so that every
-statement's ``ts < as_of`` prunes the months after the cutoff's; ``month_totals`` and
-``month_df`` hold each month's statistics; ``meta`` the format, version and summary (its
-presence marks a complete build). The ordinal ``ord`` is the rank of the id in code-point order,
-so "ties by id" is "ties by ordinal" inside the server. An expression index on ``postings
-(term, impact DESC)`` serves each term's postings in the impact order ``_topk`` stops early by.
-
-The load goes into a scratch schema that is renamed into place in one short transaction, so a
-reader never sees a half-built corpus."""
+"""The PostgreSQL layout of a corpus (docs/postgres.md, "Layout") and its bulk load, into a
+scratch schema renamed into place in one short transaction, so that a reader never sees a
+half-built corpus (``meta`` marks a complete one)."""
 
 from __future__ import annotations
 
@@ -134,11 +126,8 @@ def _create_indexes(conn: psycopg.Connection[Any], schema: str, dims: int | None
 
 
 def _create_impact_index(conn: psycopg.Connection[Any], schema: str) -> dict[str, float] | None:
-    """The impact index of ``schema``'s postings and its constants (None for an empty corpus).
-
-    The reference avgdl is the whole corpus's; any value gives valid bounds (a search scales
-    them by ``max(1, avgdl / ref)`` at its cutoff), the corpus's own keeps them tight late in it.
-    """
+    """The impact index of ``schema``'s postings and its constants (None for an empty corpus);
+    any reference avgdl gives valid bounds, the corpus's own keeps them tight late in it."""
     row = conn.execute(
         sql.SQL("SELECT sum(n), sum(total_len) FROM {}.month_totals").format(sql.Identifier(schema))
     ).fetchone()

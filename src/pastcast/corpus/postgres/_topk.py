@@ -1,9 +1,6 @@
-"""BM25 top-k in PostgreSQL that stops before reading every posting (threshold algorithm); the
-impact and its bound are in docs/postgres.md ("Early termination"): a posting's contribution at
-any cutoff is at most ``bound * s``, ``bound = idf * (K1 + 1) * max(1, avgdl / ref)``, with the
-cutoff's own idf and avgdl, and only visible postings (``ts < as_of``) are ever read.
-
-A search:
+"""BM25 top-k in PostgreSQL that stops before reading every posting (threshold algorithm; the
+impact and its bound ``idf * (K1 + 1) * max(1, avgdl / ref)`` per unit of impact are in
+docs/postgres.md, "Early termination"). Only visible postings (``ts < as_of``) are read.
 
 1. reads each query term's ``depth`` visible postings of highest impact; a document outside
    term ``i``'s list then has impact at most the last one read there (``floor_i``), and a term

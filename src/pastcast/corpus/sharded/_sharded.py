@@ -1,31 +1,15 @@
-"""``ShardedCorpus``: an embedded index cut into month shards, each held by a Dask worker.
-
-Each shard is a contiguous range of the index directory's month partitions, opened on its
-worker (``ShardServer``, a Dask actor; the directory must be readable there, e.g. a shared
-file system). A search at cutoff ``t``:
-
-1. asks only the shards whose first document is before ``t`` (the others hold nothing visible)
-   for their as-of statistics (document count, total length, each term's document frequency);
-2. adds them up, exactly as the index adds its months (``AsOfStatistics``);
-3. has each of those shards score its visible documents with the sum and return its top ``k``
-   (ties by id), which are merged into the top ``k``: the single index's ids, scores, order and
-   ties, bit for bit (``EmbeddedIndex.search`` given the ``stats``).
-
-A read goes to the shard holding the id (found by a 64-bit digest of each shard's ids, fetched
-on the first read), and only if that shard is admitted; the shard re-checks the cutoff. A count
-adds the admitted shards' document counts, asking only the shard the cutoff falls in.
-
-The shards are published on the scheduler under a name derived from the index and the shard
-count, so every process that opens the same spec (the runner's Dask workers, the driver) uses
-the same actors instead of opening the index again.
-"""
+"""``ShardedCorpus``: an embedded index cut into month shards, each held by a Dask worker as an
+actor (``ShardServer``). Searches add the admitted shards' as-of statistics as the index adds
+its months, so ids, scores, order and ties equal the single index's bit for bit; reads, counts
+and the sharing of the actors between openers are in docs/corpus.md ("The month-sharded
+corpus on Dask workers")."""
 
 from __future__ import annotations
 
 import hashlib
 import threading
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
@@ -40,20 +24,32 @@ from pastcast.corpus._identity import combine_month_digests
 from pastcast.corpus._open import SHARDED_SCHEME
 from pastcast.corpus._protocol import DocumentNotVisible, SearchHit, not_visible_message
 from pastcast.corpus._text import TOKENIZER
+from pastcast.corpus._url import one_line
 from pastcast.corpus.embedded import (
     K1,
     AsOfStatistics,
     B,
     EmbeddedIndex,
     IndexMonth,
+    MonthRunner,
     index_months,
     open_months,
     shard_statistics,
 )
 from pastcast.cutoff import as_utc
+from pastcast.errors import FieldError
 from pastcast.records import CorpusIdentity, Document
 
-__all__ = ["SCHEME", "ShardServer", "ShardedCorpus", "id_digest", "parse_spec", "plan_shards"]
+__all__ = [
+    "SCHEME",
+    "ShardServer",
+    "ShardedCorpus",
+    "dask_months",
+    "id_digest",
+    "open_sharded",
+    "parse_spec",
+    "plan_shards",
+]
 
 SCHEME = SHARDED_SCHEME
 Digests = npt.NDArray[np.uint64]
@@ -64,11 +60,15 @@ def id_digest(doc_id: str) -> int:
     return int.from_bytes(hashlib.blake2b(doc_id.encode(), digest_size=8).digest(), "little")
 
 
+def _count(months: Sequence[IndexMonth]) -> int:
+    return sum(m.doc_count for m in months)
+
+
 def plan_shards(months: Sequence[IndexMonth], count: int) -> list[list[IndexMonth]]:
     """``months`` (in time order) cut into ``count`` contiguous ranges of about equal document
     counts (fewer when there are fewer months), none empty."""
     count = max(1, min(count, len(months)))
-    total = sum(m.doc_count for m in months)
+    total = _count(months)
     out: list[list[IndexMonth]] = [[]]
     seen = 0
     for i, month in enumerate(months):
@@ -131,10 +131,6 @@ class Shard:
     server: Any  # the actor handle
 
 
-def _docs(months: Sequence[IndexMonth]) -> int:
-    return sum(m.doc_count for m in months)
-
-
 def _distributed() -> Any:
     try:
         import distributed
@@ -159,8 +155,7 @@ def _client(address: str) -> tuple[Any, bool]:
 
 
 class ShardedCorpus:
-    """The month shards of an index directory on the workers of a Dask cluster; a
-    ``CorpusBackend`` whose results equal the single index's (see the module docstring)."""
+    """The month shards of an index directory on the workers of a Dask cluster."""
 
     def __init__(
         self,
@@ -188,16 +183,13 @@ class ShardedCorpus:
         self.name = f"pastcast-shards-{digest[:16]}-{len(plan)}"
         servers = self._servers(plan, workers)
         self.shards = [
-            Shard(tuple(ms), ms[0].first_timestamp, ms[-1].last_timestamp, _docs(ms), server)
+            Shard(tuple(ms), ms[0].first_timestamp, ms[-1].last_timestamp, _count(ms), server)
             for ms, server in zip(plan, servers, strict=True)
         ]
-        self.calls: Counter[int] = Counter()
-        """Calls made to each shard (by position), for tests and benchmarks."""
+        self.calls: Counter[int] = Counter()  # calls made to each shard, by position
         self._lock = threading.Lock()
         self._digests: list[Digests] | None = None
         self._identity: CorpusIdentity | None = None
-
-    # -- construction -------------------------------------------------------------------------
 
     @classmethod
     def connect(cls, spec: str, *, shards: int | None = None) -> ShardedCorpus:
@@ -243,8 +235,7 @@ class ShardedCorpus:
             self._client.unpublish_dataset(self.name)
 
     def close(self) -> None:
-        """Disconnect (the shards stay on the cluster for other openers; ``release`` drops
-        them)."""
+        """Disconnect (the shards stay on the cluster for other openers)."""
         if self._owns_client:
             self._client.close()
             self._owns_client = False
@@ -259,7 +250,6 @@ class ShardedCorpus:
         return sum(s.doc_count for s in self.shards)
 
     def identity(self) -> CorpusIdentity:
-        """The single index's content hash, with what served it: the shards' month ranges."""
         if self._identity is None:
             self._identity = CorpusIdentity(
                 spec=self.spec,
@@ -278,8 +268,6 @@ class ShardedCorpus:
                 },
             )
         return self._identity
-
-    # -- CorpusBackend ------------------------------------------------------------------------
 
     def _admitted(self, cutoff: datetime) -> list[int]:
         """The shards holding a document before the cutoff (shards are in time order)."""
@@ -382,3 +370,46 @@ def parse_spec(spec: str) -> tuple[str, str, int | None]:
             raise ValueError(f"{spec}: shards must be a positive whole number")
         count = int(shards[0])
     return f"tcp://{parts.netloc}", index[0], count
+
+
+def open_sharded(spec: str, *, retrieval: str = "bm25", shards: int | None = None) -> ShardedCorpus:
+    """An index directory's month shards on the workers of a Dask cluster
+    (``dask://HOST:PORT?index=PATH[&shards=N]``; extra ``scale``): BM25 equal to the index's."""
+    if retrieval != "bm25":
+        raise FieldError("", f"retrieval {retrieval!r}: a sharded corpus serves bm25 only")
+    try:
+        return ShardedCorpus.connect(spec, shards=shards)
+    except ImportError as exc:
+        raise FieldError(
+            "",
+            f"a sharded corpus needs the 'scale' extra (pip install 'pastcast[scale]'); "
+            f"missing: {exc.name}",
+        ) from None
+    except (OSError, ValueError) as exc:
+        raise FieldError("", one_line(exc)) from None
+
+
+def dask_months(address: str) -> MonthRunner:
+    """A build's index phase on the workers of the Dask scheduler at ``address``: each month one
+    task, its spool file read and its partition written on storage every worker shares (reused
+    as in one process), so the index is the one a one-machine build writes."""
+    _distributed()  # refused now, before the read phase, where the extra is missing
+
+    def run(index: Callable[[Any], bool], tasks: Sequence[Any]) -> Iterator[tuple[Any, bool]]:
+        distributed = _distributed()
+        client, ours = _client(address)
+        try:
+            # impure: a month is indexed again whenever asked (the partition decides reuse)
+            futures = {client.submit(index, t, pure=False): t for t in tasks}
+            try:
+                with client.as_current():  # as_completed finds its client there
+                    for future in distributed.as_completed(futures):
+                        yield futures[future], bool(future.result())
+            except BaseException:
+                client.cancel(list(futures))
+                raise
+        finally:
+            if ours:
+                client.close()
+
+    return run

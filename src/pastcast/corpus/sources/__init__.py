@@ -1,11 +1,6 @@
-"""Corpus sources: readers that turn dumps and archives into dated ``Document`` records
-(JSONL, feed spools, the Wikipedia current-events archive, Reddit dumps, Parquet article
-tables, CC-News), with crawl cleaning, the hindsight screen and the content screen applied when
-a corpus is built; ``sources`` names them for ``open_source``.
-
-The package imports the registry and the screens; a reader's module is imported when its source
-is first opened (the built-in sources are registered by reference) or one of its names below is
-first used."""
+"""Corpus sources: readers that turn dumps and archives into dated ``Document`` records, with
+crawl cleaning and the screens; ``sources`` names them for ``open_source``. A reader's module is
+imported when its source is first opened or one of its names is first used."""
 
 from __future__ import annotations
 

@@ -173,11 +173,8 @@ def _order(page: RawPage) -> tuple[datetime, str]:
 def read_ccnews(
     path: Path | str, *, report: CCNewsReport | None = None, rules_out: IO[str] | None = None
 ) -> Iterator[Document]:
-    """Yield the cleaned documents of a CC-News style source (see the module docstring).
-
-    ``rules_out`` receives one ``id<TAB>rule`` line per kept document: the cascade rule
-    (``date_published``, ``date_modified`` or ``crawl_time``) that dated it.
-    """
+    """Yield the cleaned documents of a CC-News style source; ``rules_out`` receives an
+    ``id<TAB>rule`` line per kept document (the cascade rule that dated it)."""
     report = report if report is not None else CCNewsReport()
     seen: set[str] = set()
     with tempfile.TemporaryDirectory(prefix="pastcast-ccnews-") as tmp:

@@ -1,9 +1,6 @@
-"""Cleaning crawled pages before indexing: a timestamp cascade (``date_published``, then
-``date_modified``, then ``crawl_time``, years outside ``[2010, 2030]`` discarded as placeholders),
-quality filters and duplicate suppression keeping the earliest page, each removal counted by
-reason (docs/corpus.md, "Cleaning crawled pages"). A page is never dated earlier than the
-evidence supports: known only by its crawl time, it counts as published when it was crawled.
-Input comes in non-decreasing timestamp order (checked), so memory is bounded by the dedup state."""
+"""Cleaning crawled pages before indexing: the timestamp cascade, quality filters and duplicate
+suppression of docs/corpus.md ("Cleaning crawled pages"). Input comes in non-decreasing
+timestamp order (checked), so memory is bounded by the dedup state."""
 
 from __future__ import annotations
 
@@ -29,12 +26,11 @@ __all__ = [
 ]
 
 YEAR_RANGE = (2010, 2030)
-DATED_BY: dict[str, DatedBy] = {
+DATED_BY: dict[str, DatedBy] = {  # the Document.dated_by of each rule of the cascade
     "date_published": "published",
     "date_modified": "modified",
     "crawl_time": "crawled",
 }
-"""The ``Document.dated_by`` of each rule of the cascade."""
 TITLE_WINDOW = timedelta(days=7)
 _BOILERPLATE = re.compile(
     r"(enable javascript|javascript is disabled|accept (all )?cookies|cookie policy|"
@@ -95,8 +91,6 @@ def quality_problem(title: str, text: str) -> str | None:
 
 
 def canonical_url(url: str) -> str:
-    """Lower-case scheme and host, no ``www.``, no fragment, no tracking parameters, sorted
-    query, no trailing slash."""
     parts = urlsplit(url.strip())
     host = parts.netloc.lower().removeprefix("www.")
     query = sorted(
@@ -170,8 +164,6 @@ class CleanedPage(Record):
 def clean_pages(
     pages: Iterable[RawPage], report: CleanReport | None = None
 ) -> Iterator[CleanedPage]:
-    """Date, filter and deduplicate ``pages`` (in non-decreasing order of their chosen
-    timestamps)."""
     report = report if report is not None else CleanReport()
     dedup = Deduplicator()
     last: datetime | None = None

@@ -1,8 +1,5 @@
-"""Dating provenance of a corpus build: which date each document carries (``Document.dated_by``),
-counted by kind, and the documents dated only by when they were crawled or fetched, flagged and
-left out on request (``require``: ``any``, ``metadata`` or ``published``). The counts go to the
-build report and to ``dating.json`` beside the index (the identity's ``options["dating"]``).
-See docs/corpus.md, "Dating provenance"."""
+"""Dating provenance of a corpus build: documents counted by the kind of date they carry, those
+dated only by crawl or fetch time left out on request (docs/corpus.md, "Dating provenance")."""
 
 from __future__ import annotations
 

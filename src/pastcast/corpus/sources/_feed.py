@@ -1,7 +1,5 @@
-"""The feed spool (``items-YYYY-MM-DD.jsonl`` files, one ``FeedItem`` a line, described in
-docs/corpus.md, "Live feeds"), read back as dated documents. A line without its newline is the
-tail of a write cut short by a crash and is never read. ``feed:`` dates each document by its
-``timestamp``; ``feed-seen:`` dates every one by ``first_seen`` (a replay of a live round)."""
+"""The feed spool (docs/corpus.md, "Live feeds") read back as dated documents; a line without its
+newline, the tail of a write cut short by a crash, is never read."""
 
 from __future__ import annotations
 
@@ -99,8 +97,8 @@ def _complete_lines(path: Path) -> Iterator[tuple[int, bytes]]:
 
 
 def read_feed_spool(spool: Path | str) -> Iterator[FeedItem]:
-    """Every complete item line of the spool, in the order written; a malformed line (which
-    pastcast never writes) is a ``FieldError`` naming it."""
+    """Every complete item line of the spool, in the order written (``FieldError`` for one that
+    is malformed)."""
     for path in spool_files(Path(spool)):
         for lineno, line in _complete_lines(path):
             try:
@@ -112,6 +110,5 @@ def read_feed_spool(spool: Path | str) -> Iterator[FeedItem]:
 
 
 def spool_documents(spool: Path | str, *, by_first_seen: bool = False) -> Iterator[Document]:
-    """The spool's items as documents (see the module's two readings)."""
     for item in read_feed_spool(spool):
         yield item.document(by_first_seen=by_first_seen)

@@ -1,13 +1,8 @@
-"""Screens for documents that were written (or rewritten) after the date they carry: a dated
-summary produced later can describe what happened after its date, which is leakage although the
-date looks right.
-
-Day-level screens of the WCEP archive (a whole day file flagged): ``unparseable``,
-``deep_context_schema`` (the later rewrites' ``dataset`` / ``events`` schema) and
-``size_outlier`` (over ``SIZE_FACTOR`` times the rolling median of the previous ``WINDOW`` kept
-days); item-level ``later_date_mention``; and the content screen every source passes through
-(``screen_document``, ``ContentScreen``), whose rules and scheduled-event exception are listed in
-docs/audits.md ("The content screen") and docs/corpus.md (WCEP's "Hindsight screen")."""
+"""Screens for documents written (or rewritten) after the date they carry, leakage although the
+date looks right: WCEP's day-level ``size_outlier`` (``RollingSize``), the item-level
+``later_date_mention`` and the content screen every source passes through (``screen_document``,
+``ContentScreen``); the rules are in docs/corpus.md (WCEP's "Hindsight screen") and
+docs/audits.md ("The content screen")."""
 
 from __future__ import annotations
 
@@ -117,8 +112,7 @@ def _later_year(text: str, year: int) -> bool:
 
 
 def screen_document(doc: Document) -> str | None:
-    """Why ``doc``'s title or text may describe what happened after its timestamp (the first
-    rule that fires, see the module's docstring), or None."""
+    """Why ``doc``'s title or text may describe what happened after its timestamp, or None."""
     day = doc.timestamp.date()
     year = day.year
     title_scheduled = _SCHEDULED.search(doc.title) is not None

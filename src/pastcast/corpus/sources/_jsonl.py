@@ -1,10 +1,4 @@
-"""The generic JSONL document format (see docs/corpus.md) and its loader.
-
-One JSON object per line: ``id``, ``timestamp`` (ISO 8601 in UTC; ``Z`` or an offset accepted),
-``title``, ``text``, and optionally ``url``, ``source``, ``thread_id``, ``author``, ``parent_id``
-and ``dated_by`` (which date ``timestamp`` is: ``published``, ``modified``, ``first_seen``,
-``crawled`` or ``fetched``; unrecorded when absent). Blank lines are ignored.
-"""
+"""The loader of the generic JSONL document format (docs/corpus.md, "Generic JSONL documents")."""
 
 from __future__ import annotations
 
@@ -88,13 +82,9 @@ def _dated_by(value: str | None) -> DatedBy | None:
 def read_jsonl_documents(
     path: Path | str, *, lenient: bool = False, report: LoadReport | None = None
 ) -> Iterator[Document]:
-    """Yield the documents of a JSONL file.
-
-    Strict (default): the first malformed line raises ``FieldError``. Lenient: malformed
-    lines are skipped and counted in ``report`` by reason. No id is remembered, so memory does
-    not grow with the file: a repeated id is refused by the index built from it (which names
-    the id), as two documents with one id would make ``read`` ambiguous.
-    """
+    """Yield the documents of a JSONL file: the first malformed line raises ``FieldError``, or
+    with ``lenient`` is skipped and counted in ``report``. No id is remembered (memory does not
+    grow with the file): the index built from it refuses a repeated id."""
     path = Path(path)
     report = report if report is not None else LoadReport()
     with path.open("rb") as fh:  # decoded line by line, so bad bytes are named by their line

@@ -1,8 +1,5 @@
-"""Documents from article tables in Parquet (the Forecast-Dojo layout): columns ``title``,
-``text``, ``article_id``, ``url``, ``published_date``; a bare date counts from the last
-microsecond of its day; bad rows skipped and counted by reason with their first file and row.
-See docs/corpus.md, "Article tables in Parquet". Reading streams record batches, so memory is
-bounded by a batch plus the ids seen."""
+"""Documents from article tables in Parquet (the Forecast-Dojo layout; docs/corpus.md, "Article
+tables in Parquet"), streamed by record batches: memory is a batch plus the ids seen."""
 
 from __future__ import annotations
 
@@ -41,7 +38,7 @@ class _BadRow(ValueError):
 
 
 def published(value: Any) -> datetime:
-    """The instant an article counts as published (see the module docstring)."""
+    """The instant an article counts as published (a bare date: the end of its day)."""
     if value is None:
         raise _BadRow("column published_date: null")
     if isinstance(value, datetime):
@@ -97,10 +94,7 @@ def read_article_table(
     report: ArticleTableReport | None = None,
     batch_rows: int = 8192,
 ) -> Iterator[Document]:
-    """Yield the documents of an article table (see the module docstring).
-
-    Every file's columns are checked before any row is read.
-    """
+    """Yield the documents of an article table; every file's columns are checked first."""
     import pyarrow.parquet as pq
 
     files = _files(Path(path))

@@ -205,11 +205,8 @@ def read_reddit(
     filters: RedditFilters | None = None,
     report: RedditReport | None = None,
 ) -> Iterator[Document]:
-    """Yield the kept documents of a dump file or a folder of dumps (see the module docstring).
-
-    Raises ``FileNotFoundError`` for a missing path and ``ZstdMissing`` (before reading
-    anything) when a ``.zst`` file cannot be decompressed here.
-    """
+    """Yield the kept documents of a dump file or a folder of dumps; ``FileNotFoundError`` or
+    ``ZstdMissing`` (a ``.zst`` that cannot be read here) before anything is read."""
     files = dump_files(Path(path))
     for file in files:
         check_readable(file)

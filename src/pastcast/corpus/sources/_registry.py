@@ -1,11 +1,7 @@
-"""Document sources by name: what ``pastcast corpus build KIND:PATH`` reads.
-
-A source is a factory registered on ``sources`` (entry-point group ``pastcast.sources``) called
-as ``factory(path, **options)``; it checks what it can up front (the path exists, the optional
-package a file needs is installed) and returns a ``SourceRun``, or simply an iterable of
-``Document``s. A factory that writes a side file (a report kept next to the index) declares a
-``workdir`` parameter: a folder on the index's file system that ``open_source`` passes to it.
-"""
+"""Document sources by name (``pastcast corpus build KIND:PATH``): factories registered on
+``sources`` (entry-point group ``pastcast.sources``), called as ``factory(path, **options)``,
+returning a ``SourceRun`` or an iterable of ``Document``s. One that writes a side file declares a
+``workdir`` parameter (a folder on the index's file system)."""
 
 from __future__ import annotations
 
@@ -82,13 +78,8 @@ def open_source(
     **options: Any,
 ) -> SourceRun:
     """Open ``path`` with the source ``kind`` and its options (checked against the factory).
-
-    ``workdir`` is where side files are written until ``SourceRun.finish`` moves them (a fresh
-    temporary folder when not given); only factories with a ``workdir`` parameter get it.
-    ``screen``: pass the documents through the content screen (``ContentScreen``: flagged
-    documents are left out and counted in the report); by default on, unless the source is asked
-    to ``include_flagged``.
-    """
+    ``workdir``: where side files are written until ``SourceRun.finish`` moves them (default: a
+    fresh temporary folder). ``screen``: the content screen, on unless ``include_flagged``."""
     entry = sources.get(kind)
     if "workdir" in entry.parameters():
         options["workdir"] = workdir or Path(tempfile.mkdtemp(prefix="pastcast-source-"))
