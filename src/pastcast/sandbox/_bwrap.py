@@ -1,13 +1,6 @@
-"""The bubblewrap command line for one sandboxed Python run.
-
-Isolation: every namespace unshared (no network at all, not even loopback; own pid tree, so
-everything it started dies with it; own IPC and UTS), no nested user namespaces, all capabilities
-dropped, uid/gid 65534, a fresh environment (no API key or data path of the parent), the seccomp
-filter applied just before the interpreter starts. The root is a read-only tmpfs holding only
-what ``SandboxRoot`` lists, four character devices (null, zero, random, urandom) and a private
-tmpfs ``/tmp``, limited in bytes and inodes (``_scratch.py`` mounts it), as the only writable
-place. No ``/proc``, ``/sys`` or ``/dev/shm``.
-"""
+"""The bubblewrap command line for one sandboxed run: every namespace unshared, capabilities
+dropped, a fresh environment, the seccomp filter, a read-only root of what ``SandboxRoot`` lists
+and a bounded ``/tmp`` (docs/sandbox.md, "Building blocks")."""
 
 from __future__ import annotations
 

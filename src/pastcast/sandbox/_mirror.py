@@ -1,12 +1,8 @@
-"""Readable copies of binds that the sandbox's user cannot reach.
-
-Started by root, the sandbox runs as an unprivileged user, and bubblewrap resolves every bind as
-that user: a checkout or virtual environment inside a folder closed to others (a home, or what
-``mktemp -d`` makes) cannot be bound where it is. Such a source is mirrored once per process into
-a fresh folder readable by all and writable by root only: hard links where the file system
-allows (no bytes copied; the files keep their own modes), copies elsewhere. The sandbox sees the
-mirror at the original path, so nothing inside changes. Mirrors are snapshots taken at first
-use and removed when the process exits.
+"""Readable copies of binds that the sandbox's user cannot reach: started by root, bubblewrap
+resolves binds as the unprivileged user, so a source inside a folder closed to others is mirrored
+once per process (hard links where possible, else copies) into a folder readable by all and
+writable by root only, and bound at its original path. Mirrors are snapshots taken at first use
+and removed when the process exits.
 """
 
 from __future__ import annotations

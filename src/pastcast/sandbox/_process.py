@@ -1,37 +1,22 @@
-"""A long-running sandboxed process that converses line by line over its stdin and stdout.
-
-The python tool's sandbox (the same bubblewrap namespaces, uid, seccomp filter, resource limits
-and supervisor) for a process that is not a one-shot computation: an agent that sends requests
-on its stdout and reads the replies on its stdin. The filter denies sockets, so those two pipes,
-inherited at start, are the process's only channel to anything; ``on_line`` answers each line it
-writes. Beyond the interpreter and its standard library the root holds only the read-only
-``binds`` the caller names (``python_environment`` makes this environment's packages
-importable; ``program_binds`` a host program).
+"""A long-running sandboxed process that converses line by line over its stdin and stdout: the
+python tool's sandbox for an agent (docs/sandbox.md, docs/isolation.md). The filter denies
+sockets, so the pipes it starts with are its only channel; its root adds only the read-only
+``binds`` the caller names (``python_environment``, ``program_binds``).
 """
 
 from __future__ import annotations
 
-import contextlib
-import math
 import os
-import selectors
 import site
-import subprocess
 import sys
-import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cache
 
-from pastcast.sandbox._bwrap import bwrap_command, find_bwrap
 from pastcast.sandbox._mirror import open_to_others, reachable_source
 from pastcast.sandbox._result import KilledReason, SandboxResult, SandboxUnavailable
 from pastcast.sandbox._root import _shared_libraries, sandbox_root
-from pastcast.sandbox._run import _sealed, sandbox_available
-from pastcast.sandbox._scratch import scratch_inodes, staging_dir
-from pastcast.sandbox._seccomp import sandbox_filter
-from pastcast.sandbox._supervise import _Run, child_setup
-from pastcast.sandbox._users import lease_user
+from pastcast.sandbox._run import sandbox_available, sandboxed
 
 __all__ = [
     "LineHandler",
@@ -45,9 +30,6 @@ __all__ = [
     "sandbox_interpreter",
 ]
 
-_CHUNK = 65536
-_TICK_S = 0.1
-_GRACE_S = 2.0
 # Replies wait here while the process does not read them; past this, its requests wait too.
 _PENDING_BYTES = 1 << 20
 # Native libraries start worker threads per core; one each keeps the task limit for others.
@@ -193,19 +175,18 @@ class _Conversation:
             self.skipping = True
         return None
 
+    def reading(self) -> bool:
+        return len(self.pending) < _PENDING_BYTES
+
     def took_stderr(self, chunk: bytes) -> None:
         self.stderr += chunk
         if len(self.stderr) > self.max_stderr:  # the tail holds the traceback
             del self.stderr[: len(self.stderr) - self.max_stderr]
             self.stderr_cut = True
 
-
-def _want(sel: selectors.BaseSelector, fd: int, wanted: bool, events: int) -> None:
-    registered = fd in sel.get_map()
-    if wanted and not registered:
-        sel.register(fd, events)
-    elif not wanted and registered:
-        sel.unregister(fd)
+    def output(self, reason: KilledReason | None) -> tuple[str, str, bool]:
+        """No stdout (it is the conversation); the tail of stderr."""
+        return "", bytes(self.stderr).decode("utf-8", errors="replace"), self.stderr_cut
 
 
 def run_sandboxed(
@@ -241,152 +222,17 @@ def run_sandboxed(
     ok, why = sandbox_available()
     if not ok:
         raise SandboxUnavailable(f"refusing to run an agent without isolation: {why}")
-    bwrap = find_bwrap()
-    assert bwrap is not None  # sandbox_available checked it
     check_binds(binds)
-    as_root = _as_root()
-    if as_root:
+    if _as_root():
         binds = [(reachable_source(source), dest) for source, dest in binds]
-    root = sandbox_root(as_root)
-    cpu = cpu_s if cpu_s is not None else max(1, math.ceil(timeout_s))
-    scratch = (staging_dir(), scratch_mb << 20, scratch_inodes(scratch_mb))
-    fds: list[int] = []
-    with contextlib.ExitStack() as stack:  # the sandbox user's lease, held until it is gone
-        stack.callback(_close_all, fds)
-        fds.append(seccomp_fd := _sealed("pastcast-seccomp", sandbox_filter()))
-        info_r, info_w = os.pipe2(os.O_CLOEXEC)
-        fds += [info_r, info_w]
-        argv = bwrap_command(
-            bwrap,
-            root,
-            scratch=scratch[0],
-            seccomp_fd=seccomp_fd,
-            info_fd=info_w,
-            command=command,
-            binds=binds,
-            env={**_THREADS_ENV, **(env or {})},
-        )
-        uid = stack.enter_context(lease_user())
-        start = time.monotonic()
-        try:
-            proc = subprocess.Popen(
-                argv,
-                stdin=subprocess.PIPE,
-                stdout=subprocess.PIPE,
-                stderr=subprocess.PIPE,
-                env={"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8"},
-                preexec_fn=lambda: child_setup(cpu, memory_mb << 20, scratch),
-                start_new_session=True,
-                close_fds=True,
-                pass_fds=(seccomp_fd, info_w),
-                user=uid,
-                group=uid,
-                extra_groups=[] if uid is not None else None,
-            )
-        except (OSError, subprocess.SubprocessError) as exc:
-            why = f"the sandbox could not start: {exc}"
-            return SandboxResult(stdout="", stderr=why, exit_code=None, error=why)
-        os.close(info_w)
-        fds.remove(info_w)
-        talk = _Conversation(on_line, max_line, max_stderr, on_long_line)
-        reason, exit_code = _supervise(proc, info_r, talk, start + timeout_s, cpu)
-    return SandboxResult(
-        stdout="",
-        stderr=bytes(talk.stderr).decode("utf-8", errors="replace"),
-        exit_code=None if reason else exit_code,
-        timed_out=reason == "timeout",
-        killed_reason=reason,
-        elapsed_s=time.monotonic() - start,
-        truncated=talk.stderr_cut,
+    return sandboxed(
+        _Conversation(on_line, max_line, max_stderr, on_long_line),
+        stdin=None,
+        command=command,
+        binds=binds,
+        env={**_THREADS_ENV, **(env or {})},
+        timeout_s=timeout_s,
+        memory_mb=memory_mb,
+        scratch_mb=scratch_mb,
+        cpu_s=cpu_s,
     )
-
-
-def _close_all(fds: list[int]) -> None:
-    for fd in fds:
-        os.close(fd)
-
-
-def _supervise(
-    proc: subprocess.Popen[bytes], info_fd: int, talk: _Conversation, deadline: float, cpu: int
-) -> tuple[KilledReason | None, int]:
-    """The conversation until the process is gone; (why it was killed, exit status)."""
-    assert proc.stdin is not None and proc.stdout is not None and proc.stderr is not None
-    run = _Run(proc, info_fd)
-    in_fd, out_fd, err_fd = proc.stdin.fileno(), proc.stdout.fileno(), proc.stderr.fileno()
-    for fd in (in_fd, out_fd, err_fd, info_fd):
-        os.set_blocking(fd, False)
-    sel = selectors.DefaultSelector()
-    reason: KilledReason | None = None
-    stdin_open = True
-    grace_until: float | None = None
-    try:
-        sel.register(info_fd, selectors.EVENT_READ)
-        sel.register(err_fd, selectors.EVENT_READ)
-        sel.register(run.bwrap_fd, selectors.EVENT_READ)
-        out_open = True
-        while run.bwrap_fd in sel.get_map() or out_open or err_fd in sel.get_map():
-            now = time.monotonic()
-            if grace_until is not None and now >= grace_until:
-                break  # done, but the process lingers: killed below, not a failure
-            if now >= deadline:
-                reason = "timeout"
-            elif run.cpu_seconds() >= cpu:
-                reason = "cpu_limit"
-            if reason:
-                break
-            reading = out_open and len(talk.pending) < _PENDING_BYTES
-            _want(sel, out_fd, reading, selectors.EVENT_READ)
-            _want(sel, in_fd, stdin_open and bool(talk.pending), selectors.EVENT_WRITE)
-            for key, _ in sel.select(min(deadline - now, _TICK_S)):
-                fd = key.fd
-                if fd == run.bwrap_fd:
-                    sel.unregister(fd)
-                elif fd == in_fd:
-                    try:
-                        del talk.pending[: os.write(fd, talk.pending)]
-                    except BlockingIOError:
-                        pass
-                    except BrokenPipeError:  # it closed its stdin: replies go nowhere
-                        talk.pending.clear()
-                        stdin_open = False
-                        sel.unregister(fd)
-                    reason = talk.took(b"")  # lines that waited for room
-                    if reason:
-                        break
-                else:
-                    chunk = os.read(fd, _CHUNK)
-                    if fd == info_fd:
-                        if not chunk or run.read_info(chunk):
-                            sel.unregister(fd)
-                    elif fd == err_fd:
-                        if chunk:
-                            talk.took_stderr(chunk)
-                        else:
-                            sel.unregister(fd)
-                    elif not chunk:
-                        out_open = False
-                    else:
-                        reason = talk.took(chunk)
-                        if reason:
-                            break
-            if reason:
-                break
-            if talk.done and not talk.pending and stdin_open:
-                _want(sel, in_fd, False, selectors.EVENT_WRITE)
-                proc.stdin.close()
-                stdin_open = False
-                grace_until = time.monotonic() + _GRACE_S
-        if run.bwrap_fd in sel.get_map():  # still running: killed at a limit, or lingering
-            run.kill()
-        exit_code, _ = run.reap()
-    except BaseException:
-        run.kill()
-        run.reap()
-        raise
-    finally:
-        sel.close()
-        run.close()
-        for stream in (proc.stdin, proc.stdout, proc.stderr):
-            with contextlib.suppress(OSError):
-                stream.close()
-    return reason, exit_code

@@ -1,12 +1,7 @@
 """The sandbox's file system: one Python interpreter, its standard library, the shared libraries
-they load and the time-zone database. Nothing else of the host is visible: no /usr/bin tools, no
-/etc, no home directories, no project, data, run logs or site-packages.
-
-The interpreter must be readable by the unprivileged user the sandbox runs as. When the caller is
-root the sandbox drops to a host user of its own (``_users.py``) before bubblewrap starts
-(bubblewrap itself is not setuid, so it can map the sandbox only onto the user that starts it),
-and an interpreter under a private directory (``/root/.pyenv``) is out of its reach: the
-system's ``python3`` is used then.
+they load and the time-zone database, nothing else of the host (docs/sandbox.md, "Building
+blocks"). The interpreter must be readable by the sandbox's unprivileged user: for a root caller
+whose Python lives under a private directory (``/root/.pyenv``) the system's ``python3`` is used.
 """
 
 from __future__ import annotations

@@ -1,9 +1,7 @@
-"""``run_python``: one sandboxed, resource-limited Python run with bounded output.
-
-The code reaches the interpreter through a sealed memfd on its standard input (nothing to write
-while the sandbox runs, nothing it can write back); code that is not valid text, holds NUL bytes
-or is larger than ``max_code_bytes`` is refused with ``SandboxResult.error`` before anything
-starts.
+"""``run_python``: one sandboxed, resource-limited Python run with bounded output; and
+``sandboxed``, the bubblewrap launch it shares with ``run_sandboxed``. The code reaches the
+interpreter through a sealed memfd on its stdin (nothing it can write back); code that cannot be
+encoded or is too large is refused with ``SandboxResult.error`` before anything starts.
 """
 
 from __future__ import annotations
@@ -12,6 +10,7 @@ import fcntl
 import os
 import sys
 import tempfile
+from collections.abc import Mapping, Sequence
 from functools import cache
 
 from pastcast.sandbox._bwrap import bwrap_command, find_bwrap
@@ -19,10 +18,10 @@ from pastcast.sandbox._result import SandboxResult, SandboxUnavailable
 from pastcast.sandbox._root import SANDBOX_UID, sandbox_root
 from pastcast.sandbox._scratch import scratch_inodes, staging_dir
 from pastcast.sandbox._seccomp import sandbox_filter
-from pastcast.sandbox._supervise import supervise
+from pastcast.sandbox._supervise import Collected, Streams, supervise
 from pastcast.sandbox._users import lease_user
 
-__all__ = ["run_python", "sandbox_available"]
+__all__ = ["run_python", "sandbox_available", "sandboxed"]
 
 _SEALS = fcntl.F_SEAL_SEAL | fcntl.F_SEAL_SHRINK | fcntl.F_SEAL_GROW | fcntl.F_SEAL_WRITE
 
@@ -70,34 +69,47 @@ def _check_options(timeout_s: float, memory_mb: int, max_output: int, scratch_mb
             raise ValueError(f"run_python: option {name}={value!r} must be at least {low}")
 
 
-def _sandboxed(
-    bwrap: str,
-    data: bytes,
+def sandboxed(
+    streams: Streams,
     *,
+    stdin: int | None,
+    command: Sequence[str] | None = None,
+    binds: Sequence[tuple[str, str]] = (),
+    env: Mapping[str, str] | None = None,
     timeout_s: float,
     memory_mb: int,
-    max_output: int,
     scratch_mb: int,
     cpu_s: int | None = None,
 ) -> SandboxResult:
-    as_root = os.getuid() == 0
-    root = sandbox_root(as_root)
-    program = sandbox_filter()
+    """``command`` (default: ``python -I -``) run in bubblewrap (``bwrap_command``) under the
+    seccomp filter, as a leased user, supervised (``supervise``)."""
+    bwrap = find_bwrap()
+    if bwrap is None:
+        raise SandboxUnavailable("bubblewrap (bwrap) is not installed")
+    root = sandbox_root(os.getuid() == 0)
     scratch = (staging_dir(), scratch_mb << 20, scratch_inodes(scratch_mb))
     fds: list[int] = []
     try:
-        fds.append(seccomp_fd := _sealed("pastcast-seccomp", program))
-        fds.append(code_fd := _sealed("pastcast-code", data))
+        fds.append(seccomp_fd := _sealed("pastcast-seccomp", sandbox_filter()))
         info_r, info_w = os.pipe2(os.O_CLOEXEC)
         fds += [info_r, info_w]
-        argv = bwrap_command(bwrap, root, scratch=scratch[0], seccomp_fd=seccomp_fd, info_fd=info_w)
+        argv = bwrap_command(
+            bwrap,
+            root,
+            scratch=scratch[0],
+            seccomp_fd=seccomp_fd,
+            info_fd=info_w,
+            command=command,
+            binds=binds,
+            env=env,
+        )
         with lease_user() as uid:
             return supervise(
                 argv,
-                code_fd,
+                streams,
+                stdin=stdin,
                 timeout_s=timeout_s,
                 memory_mb=memory_mb,
-                max_output=max_output,
                 cpu_s=cpu_s,
                 pass_fds=(seccomp_fd, info_w),
                 info_fd=info_r,
@@ -109,18 +121,53 @@ def _sandboxed(
             os.close(fd)
 
 
+def _run_code(
+    data: bytes,
+    *,
+    max_output: int,
+    timeout_s: float,
+    memory_mb: int,
+    scratch_mb: int,
+    cpu_s: int | None = None,
+    unsafe: bool = False,
+) -> SandboxResult:
+    """``python -I`` reading ``data`` from a sealed memfd: sandboxed, or (``unsafe``) as a plain
+    resource-limited subprocess with a scrubbed environment."""
+    code_fd = _sealed("pastcast-code", data)
+    try:
+        if not unsafe:
+            return sandboxed(
+                Collected(max_output),
+                stdin=code_fd,
+                timeout_s=timeout_s,
+                memory_mb=memory_mb,
+                scratch_mb=scratch_mb,
+                cpu_s=cpu_s,
+            )
+        with tempfile.TemporaryDirectory() as scratch:
+            res = supervise(
+                [sys.executable, "-I", "-"],
+                Collected(max_output),
+                stdin=code_fd,
+                timeout_s=timeout_s,
+                memory_mb=memory_mb,
+                cpu_s=cpu_s,
+                env={"PATH": "/usr/bin:/bin", "HOME": scratch, "LANG": "C.UTF-8"},
+            )
+        return res.model_copy(update={"sandboxed": False})
+    finally:
+        os.close(code_fd)
+
+
 @cache
 def _self_test() -> str | None:
     """None when the sandbox works here, else why not (checked once per process)."""
-    bwrap = find_bwrap()
-    if bwrap is None:
+    if find_bwrap() is None:
         return "bubblewrap (bwrap) is not installed; install the 'bubblewrap' package"
     probe = "import os, socket\nprint(os.getuid())\n"
     probe += "try:\n    socket.socket()\nexcept OSError:\n    print('no-net')\n"
     try:
-        res = _sandboxed(
-            bwrap, probe.encode(), timeout_s=10, memory_mb=512, max_output=10000, scratch_mb=8
-        )
+        res = _run_code(probe.encode(), max_output=10000, timeout_s=10, memory_mb=512, scratch_mb=8)
     except SandboxUnavailable as exc:
         return str(exc)
     except OSError as exc:
@@ -170,30 +217,12 @@ def run_python(
         return SandboxResult(
             stdout="", stderr=error, exit_code=None, error=error, sandboxed=problem is None
         )
-    if problem is None:
-        bwrap = find_bwrap()
-        assert bwrap is not None
-        return _sandboxed(
-            bwrap,
-            data,
-            timeout_s=timeout_s,
-            memory_mb=memory_mb,
-            max_output=max_output,
-            scratch_mb=scratch_mb,
-            cpu_s=cpu_s,
-        )
-    code_fd = _sealed("pastcast-code", data)
-    try:
-        with tempfile.TemporaryDirectory() as scratch:
-            res = supervise(
-                [sys.executable, "-I", "-"],
-                code_fd,
-                timeout_s=timeout_s,
-                memory_mb=memory_mb,
-                max_output=max_output,
-                cpu_s=cpu_s,
-                env={"PATH": "/usr/bin:/bin", "HOME": scratch, "LANG": "C.UTF-8"},
-            )
-    finally:
-        os.close(code_fd)
-    return res.model_copy(update={"sandboxed": False})
+    return _run_code(
+        data,
+        max_output=max_output,
+        unsafe=problem is not None,
+        timeout_s=timeout_s,
+        memory_mb=memory_mb,
+        scratch_mb=scratch_mb,
+        cpu_s=cpu_s,
+    )

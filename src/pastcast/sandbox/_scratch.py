@@ -1,12 +1,7 @@
-"""The sandbox's writable ``/tmp``: a tmpfs bounded in bytes and in inodes.
-
-bubblewrap's own ``--tmpfs`` takes a size only; a tmpfs without ``nr_inodes`` lets code create
-files, directories and extended attributes until kernel memory (slab, charged to no limit of
-the sandbox) runs out, at about a gigabyte per second. So the child, after taking the sandbox's
-uid and before starting bubblewrap, enters a user and mount namespace of its own (unprivileged,
-like bubblewrap), mounts a tmpfs with ``size`` and ``nr_inodes`` on ``staging_dir()`` there (the
-host never sees it), and bubblewrap binds it as ``/tmp``. tmpfs charges user extended attributes
-to the same inode budget, and the seccomp filter refuses setting them anyway.
+"""The sandbox's writable ``/tmp``: a tmpfs bounded in bytes and in inodes. bubblewrap's own
+``--tmpfs`` takes a size only, and a tmpfs without ``nr_inodes`` lets code pin kernel memory
+(charged to no limit) at about a gigabyte per second; so the child mounts one in a mount
+namespace of its own and bubblewrap binds it (docs/sandbox.md, "Building blocks").
 """
 
 from __future__ import annotations

@@ -1,19 +1,7 @@
-"""The seccomp filter of the sandbox, compiled by libseccomp (through ``pyseccomp``).
-
-Default allow, with every kernel interface that plain computation does not need refused:
-creating sockets of any family (only ``socketpair(AF_UNIX)`` stays, for asyncio's self-pipe),
-creating processes (threads stay, bounded by RLIMIT_NPROC), namespaces, mounts, tracing other
-processes, BPF, perf, userfaultfd, io_uring (it would bypass this filter), kernel keyrings,
-modules and kexec, SysV and POSIX IPC and memfds (memory outside RLIMIT_AS), growing pipe
-buffers, setting clocks and terminal input injection. Also refused, because concurrent sandboxes
-could signal each other through them (a covert channel across cutoffs): host-wide counters
-(``sysinfo``: task count, load, free memory; ``statfs``: free blocks and inodes of the host's
-file systems), state shared through the read-only files every sandbox sees (file locks,
-``inotify``/dnotify watches, page-cache residency: ``mincore``, ``cachestat``, ``RWF_NOWAIT``
-reads, dropping pages with ``fadvise``/``madvise``), and per-user settings (``PRIO_USER``,
-``IOPRIO_WHO_USER``). Setting extended attributes is refused too: they are kernel memory that
-no limit of the sandbox counts. libseccomp emits the architecture check:
-a system call made through another ABI (i386 ``int 0x80``, x32) kills the process.
+"""The seccomp filter of the sandbox, compiled by libseccomp (through ``pyseccomp``): default
+allow, every kernel interface plain computation does not need refused, including what concurrent
+sandboxes could signal each other through (a covert channel across cutoffs). The list and why
+each entry is on it: docs/sandbox.md ("Building blocks", "Guarantees").
 """
 
 from __future__ import annotations

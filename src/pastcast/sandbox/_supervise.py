@@ -1,25 +1,12 @@
-"""Starting one run under resource limits, watching it, and stopping all of it.
+"""Starting one run under resource limits, watching it, and stopping all of it (docs/sandbox.md,
+"Guarantees": the limits and why each is there).
 
-Limits are set in the child before bubblewrap starts (inherited by everything inside). For a
-caller that is root the child also becomes a sandbox user of its own first (``_users.py``), so
-that RLIMIT_NPROC holds (the kernel exempts root), nothing in the sandbox acts as the host's root
-and concurrent sandboxes share no per-user counter. The child then mounts the scratch tmpfs
-(``_scratch.py``):
-
-- RLIMIT_CPU one second past the CPU budget (a backstop: the supervisor stops the run at the
-  budget itself; the interpreter is its pid namespace's init, which ignores SIGXCPU);
-  RLIMIT_AS (a memory bomb gets MemoryError); RLIMIT_NPROC (tasks, threads included, of uid
-  65534 on the whole host: a thread bomb stops there); RLIMIT_NOFILE (bounds pipes and other
-  kernel objects held through descriptors); RLIMIT_FSIZE (largest file); no core files, no
-  locked memory, no POSIX message queues.
-- Wall time, output size and CPU time are enforced here (the CPU time of the sandbox's pid 1, all
-  threads, polled every ``_TICK_S``): past any, the sandbox's pid 1 is killed, which takes every
-  process of its pid namespace with it.
-
+Limits are set in the child before bubblewrap starts (inherited by everything inside); a root
+caller's child first becomes a sandbox user of its own (``_users.py``: RLIMIT_NPROC holds, and
+concurrent sandboxes share no per-user counter), then mounts the scratch tmpfs (``_scratch.py``).
 Why a run stopped comes only from what this process observed (its clock, the bytes it read, the
-CPU time the kernel accounted to the sandbox's processes), never from the exit status.
-``supervise`` returns only after bubblewrap has reaped the sandbox's pid 1, i.e. once nothing the
-code started is alive.
+CPU time the kernel accounted to the sandbox), never from the exit status. ``supervise`` returns
+only after bubblewrap has reaped the sandbox's pid 1, i.e. once nothing the code started is alive.
 """
 
 from __future__ import annotations
@@ -34,16 +21,28 @@ import signal
 import subprocess
 import time
 from collections.abc import Sequence
+from typing import Protocol
 
 from pastcast.sandbox._result import KilledReason, SandboxResult
 from pastcast.sandbox._scratch import scratch_setup
 
-__all__ = ["FILE_BYTES", "MAX_FILES", "MAX_TASKS", "Scratch", "child_setup", "supervise"]
+__all__ = [
+    "FILE_BYTES",
+    "MAX_FILES",
+    "MAX_TASKS",
+    "Collected",
+    "Scratch",
+    "Streams",
+    "child_setup",
+    "supervise",
+]
 
 MAX_TASKS = 512
 MAX_FILES = 128
 FILE_BYTES = 16 * 1024 * 1024
 _GRACE_S = 5.0
+_DONE_GRACE_S = 2.0
+"""How long a run whose conversation is done may take to exit before it is killed."""
 _TICK_S = 0.1
 _CHUNK = 65536
 _CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
@@ -160,13 +159,64 @@ def _wait_readable(fd: int, timeout_s: float) -> bool:
         return bool(sel.select(max(0.0, timeout_s)))
 
 
+class Streams(Protocol):
+    """What a run's pipes carry: ``pending`` bytes for its stdin pipe, its stdout and stderr
+    taken in (a reason to stop it, or None), and what the result shows of them."""
+
+    pending: bytearray
+    done: bool
+    """Nothing more to write: stdin is closed once ``pending`` is written."""
+
+    def reading(self) -> bool: ...
+    def took(self, chunk: bytes) -> KilledReason | None: ...
+    def took_stderr(self, chunk: bytes) -> KilledReason | None: ...
+    def output(self, reason: KilledReason | None) -> tuple[str, str, bool]:
+        """(stdout, stderr, truncated) of the result."""
+        ...
+
+
+class Collected:
+    """A one-shot run's output: stdout and stderr kept, at most ``max_output`` bytes together."""
+
+    def __init__(self, max_output: int) -> None:
+        self.max_output = max_output
+        self.out = bytearray()
+        self.err = bytearray()
+        self.pending = bytearray()
+        self.done = False
+
+    def reading(self) -> bool:
+        return True
+
+    def took(self, chunk: bytes, err: bool = False) -> KilledReason | None:
+        (self.err if err else self.out).extend(chunk)
+        return "output_limit" if len(self.out) + len(self.err) > self.max_output else None
+
+    def took_stderr(self, chunk: bytes) -> KilledReason | None:
+        return self.took(chunk, err=True)
+
+    def output(self, reason: KilledReason | None) -> tuple[str, str, bool]:
+        room = max(0, self.max_output - len(self.out))
+        out = bytes(self.out[: self.max_output]).decode("utf-8", errors="replace")
+        err = bytes(self.err[:room]).decode("utf-8", errors="replace")
+        return out, err, reason == "output_limit"
+
+
+def _want(sel: selectors.BaseSelector, fd: int, wanted: bool, events: int) -> None:
+    registered = fd in sel.get_map()
+    if wanted and not registered:
+        sel.register(fd, events)
+    elif not wanted and registered:
+        sel.unregister(fd)
+
+
 def supervise(
     argv: Sequence[str],
-    stdin_fd: int,
+    streams: Streams,
     *,
+    stdin: int | None,
     timeout_s: float,
     memory_mb: int,
-    max_output: int,
     cpu_s: int | None = None,
     pass_fds: tuple[int, ...] = (),
     info_fd: int | None = None,
@@ -174,22 +224,23 @@ def supervise(
     env: dict[str, str] | None = None,
     scratch: Scratch | None = None,
 ) -> SandboxResult:
-    """Run ``argv`` with ``stdin_fd`` as its input; ``info_fd`` is bubblewrap's --info-fd pipe;
-    ``user`` the uid (and gid) to run as; ``scratch`` the tmpfs to mount before ``argv`` starts.
+    """Run ``argv`` with ``stdin`` as its input (None: a pipe fed ``streams.pending``) until it
+    and everything it started are gone; ``info_fd`` is bubblewrap's --info-fd pipe; ``user``
+    the uid (and gid) to run as; ``scratch`` the tmpfs to mount before ``argv`` starts. An
+    exception from ``streams`` kills the run and propagates.
 
     ``cpu_s`` defaults to ``timeout_s`` rounded up: one thread then meets the wall clock first.
     """
     cpu = cpu_s if cpu_s is not None else max(1, math.ceil(timeout_s))
-    memory = memory_mb * 1024 * 1024
     start = time.monotonic()
     try:
         proc = subprocess.Popen(
             list(argv),
-            stdin=stdin_fd,
+            stdin=subprocess.PIPE if stdin is None else stdin,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             env=env if env is not None else {"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8"},
-            preexec_fn=lambda: child_setup(cpu, memory, scratch),
+            preexec_fn=lambda: child_setup(cpu, memory_mb << 20, scratch),
             start_new_session=True,
             close_fds=True,
             pass_fds=pass_fds,
@@ -203,59 +254,93 @@ def supervise(
         return SandboxResult(stdout="", stderr=why, exit_code=None, error=why)
     assert proc.stdout is not None and proc.stderr is not None
     run = _Run(proc, info_fd)
+    in_fd = None if proc.stdin is None else proc.stdin.fileno()
     out_fd, err_fd = proc.stdout.fileno(), proc.stderr.fileno()
-    bufs = {out_fd: bytearray(), err_fd: bytearray()}
     deadline = start + timeout_s
     reason: KilledReason | None = None
+    grace_until: float | None = None
     sel = selectors.DefaultSelector()
     try:
-        for fd in (out_fd, err_fd, *(() if info_fd is None else (info_fd,))):
+        for fd in (out_fd, err_fd, *(fd for fd in (in_fd, info_fd) if fd is not None)):
             os.set_blocking(fd, False)
+        for fd in (err_fd, run.bwrap_fd, *(() if info_fd is None else (info_fd,))):
             sel.register(fd, selectors.EVENT_READ)
-        sel.register(run.bwrap_fd, selectors.EVENT_READ)
+        out_open = True
         # Until bubblewrap has exited and both pipes are drained (writers gone: EOF follows).
-        watched = {out_fd, err_fd, run.bwrap_fd}
-        while watched & set(sel.get_map()):
-            remaining = deadline - time.monotonic()
-            if remaining <= 0:
+        while run.bwrap_fd in sel.get_map() or out_open or err_fd in sel.get_map():
+            now = time.monotonic()
+            if grace_until is not None and now >= grace_until:
+                break  # done, but the process lingers: killed below, not a failure
+            if now >= deadline:
                 reason = "timeout"
             elif run.cpu_seconds() >= cpu:
                 reason = "cpu_limit"
             if reason:
                 break
-            for key, _ in sel.select(min(remaining, _TICK_S)):
-                if key.fd == run.bwrap_fd:
-                    sel.unregister(key.fd)
-                    continue
-                chunk = os.read(key.fd, _CHUNK)
-                if key.fd == info_fd:
-                    if not chunk or run.read_info(chunk):
-                        sel.unregister(key.fd)
-                elif not chunk:
-                    sel.unregister(key.fd)
+            _want(sel, out_fd, out_open and streams.reading(), selectors.EVENT_READ)
+            if in_fd is not None:
+                _want(sel, in_fd, bool(streams.pending), selectors.EVENT_WRITE)
+            for key, _ in sel.select(min(deadline - now, _TICK_S)):
+                fd = key.fd
+                if fd == run.bwrap_fd:
+                    sel.unregister(fd)
+                elif fd == in_fd:
+                    try:
+                        del streams.pending[: os.write(fd, streams.pending)]
+                    except BlockingIOError:
+                        pass
+                    except BrokenPipeError:  # it closed its stdin: replies go nowhere
+                        streams.pending.clear()
+                        sel.unregister(fd)
+                        in_fd = None
+                    reason = streams.took(b"")  # lines that waited for room
                 else:
-                    bufs[key.fd] += chunk
-                    if len(bufs[out_fd]) + len(bufs[err_fd]) > max_output:
-                        reason = "output_limit"
+                    chunk = os.read(fd, _CHUNK)
+                    if fd == info_fd:
+                        if not chunk or run.read_info(chunk):
+                            sel.unregister(fd)
+                    elif fd == err_fd:
+                        if chunk:
+                            reason = streams.took_stderr(chunk)
+                        else:
+                            sel.unregister(fd)
+                    elif not chunk:
+                        out_open = False
+                    else:
+                        reason = streams.took(chunk)
+                if reason:
+                    break
             if reason:
                 break
-        if reason:
+            if streams.done and not streams.pending and in_fd is not None:
+                _want(sel, in_fd, False, selectors.EVENT_WRITE)
+                assert proc.stdin is not None
+                proc.stdin.close()
+                in_fd = None
+                grace_until = time.monotonic() + _DONE_GRACE_S
+        if reason or run.bwrap_fd in sel.get_map():  # killed at a limit, or lingering
             run.kill()
         exit_code, cpu_used = run.reap()
+    except BaseException:
+        run.kill()
+        run.reap()
+        raise
     finally:
         sel.close()
-        proc.stdout.close()
-        proc.stderr.close()
         run.close()
+        for stream in (proc.stdin, proc.stdout, proc.stderr):
+            with contextlib.suppress(OSError):
+                if stream is not None:
+                    stream.close()
     if reason is None and cpu_used >= cpu:
         reason = "cpu_limit"  # the RLIMIT_CPU backstop struck between two polls
-    out, err = bytes(bufs[out_fd]), bytes(bufs[err_fd])
+    stdout, stderr, truncated = streams.output(reason)
     return SandboxResult(
-        stdout=out[:max_output].decode("utf-8", errors="replace"),
-        stderr=err[: max(0, max_output - len(out))].decode("utf-8", errors="replace"),
+        stdout=stdout,
+        stderr=stderr,
         exit_code=None if reason else exit_code,
         timed_out=reason == "timeout",
         killed_reason=reason,
         elapsed_s=time.monotonic() - start,
-        truncated=reason == "output_limit",
+        truncated=truncated,
     )

@@ -1,12 +1,8 @@
-"""A host user of its own for every concurrent sandbox.
-
-The kernel keeps per-user counters across the whole host: tasks (RLIMIT_NPROC), pending signals,
-pipe buffer pages, epoll watches, user namespaces. Two sandboxes under one uid could signal each
-other through them (one holds N threads, the other counts how many it can still make). A root
-caller therefore runs each sandbox as a uid leased from ``SANDBOX_UIDS`` for the call's duration;
-the lease is an exclusive ``flock`` on a file named after the uid, so it ends with the holder,
-crash included. A caller that is not root cannot change its uid: every sandbox it starts runs as
-itself (the runner then keeps concurrent isolated episodes at one cutoff; docs/isolation.md).
+"""A host user of its own for every concurrent sandbox: the kernel keeps per-user counters
+across the host (tasks, pending signals, pipe pages, ...) that two sandboxes under one uid could
+signal each other through. A root caller leases a uid from ``SANDBOX_UIDS`` for the call (an
+exclusive ``flock``, so it ends with its holder, crash included); any other caller runs every
+sandbox as itself (docs/sandbox.md, docs/isolation.md).
 """
 
 from __future__ import annotations

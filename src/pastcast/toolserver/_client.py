@@ -1,11 +1,8 @@
-"""The agent's side of a tool server: an ``Episode`` whose tools and model calls are requests.
-
-An agent written against ``Episode`` runs unchanged on a ``RemoteEpisode``: ``question``,
-``history``, ``config``, ``notebook_in`` come from ``pastcast/episode``; ``call_tool`` is MCP's
-``tools/call`` (the exact text the server's episode produced), the typed tool methods
-(``tools.search(...)``) are ``pastcast/tool`` with their results validated into the same types,
-and ``chat`` is ``pastcast/chat``, so the server's episode records the call. Budgets, refusals
-and model failures come back as the exceptions an in-process episode raises.
+"""The agent's side of a tool server: an ``Episode`` whose tools and model calls are requests, so
+an agent written against ``Episode`` runs unchanged. ``call_tool`` is MCP's ``tools/call``, the
+typed tool methods are ``pastcast/tool`` (results validated into the same types), ``chat`` is
+``pastcast/chat``; budgets, refusals and model failures come back as the exceptions an
+in-process episode raises.
 """
 
 from __future__ import annotations

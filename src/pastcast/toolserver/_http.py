@@ -1,11 +1,8 @@
-"""The HTTP/JSON form of the tool server, on the loopback interface only.
-
-``POST /mcp`` takes one JSON-RPC message (MCP's streamable HTTP transport, answered with plain
-JSON); the plain routes (``GET /episode``, ``GET /tools``, ``POST /tools/NAME``, ``POST /chat``,
-``POST /forecast``) answer with one method's result, a refusal with a status by its kind. Every
-request needs ``Authorization: Bearer TOKEN``, so another local user cannot spend the episode's
-budget, and no client holds the server (``HttpLimits``). The routes, statuses and limits are in
-docs/isolation.md ("Transports").
+"""The HTTP/JSON form of the tool server, on the loopback interface only: ``POST /mcp`` takes one
+JSON-RPC message, the plain routes answer with one method's result. Every request needs
+``Authorization: Bearer TOKEN`` (another local user cannot spend the episode's budget), and no
+client holds the server (``HttpLimits``). Routes, statuses, limits: docs/isolation.md
+("Transports").
 """
 
 from __future__ import annotations

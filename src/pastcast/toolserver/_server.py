@@ -1,16 +1,10 @@
-"""The episode tool server: one episode's tools, question and model access over JSON-RPC.
+"""The episode tool server: one episode's tools, question and model access over JSON-RPC (the
+Model Context Protocol's methods and pastcast's own; docs/isolation.md, "The episode tool server",
+says what each returns).
 
-Everything goes through the ``Episode`` the runner built, in the runner's process: the cutoff was
-bound into its toolbox when the step was built, so no request can name another (a tool's
-arguments are validated against its definition, which has no date), the tools listed are the
-ones the step offers (no market tool without market access, python only when enabled), budgets
-are charged there, and every tool and model call lands in the episode's transcript exactly as in
-an in-process run.
-
-Methods: the Model Context Protocol's (``initialize``, ``tools/*``, ``resources/*``, ``ping``)
-and pastcast's own (``pastcast/episode``, ``pastcast/tool``, ``pastcast/chat`` to the agent's
-configured model only, ``pastcast/forecast``, which ends the episode); docs/isolation.md
-("The episode tool server") says what each returns.
+Everything goes through the ``Episode`` the runner built, in the runner's process: its toolbox
+holds the cutoff (no request can name another: a tool's arguments have no date), offers only the
+step's tools and charges the budgets, and every call lands in its transcript as in-process.
 """
 
 from __future__ import annotations
