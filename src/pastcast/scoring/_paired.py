@@ -30,7 +30,6 @@ __all__ = [
     "PairedComparison",
     "PairedDifference",
     "paired_comparison",
-    "paired_difference",
 ]
 
 
@@ -185,17 +184,3 @@ def paired_comparison(
         rows_a=rows_a,
         rows_b=rows_b,
     )
-
-
-def paired_difference(
-    data: ScoreTable | Iterable[StepRecord],
-    a: Mapping[str, str],
-    b: Mapping[str, str],
-    metric: str = "brier",
-    fallback: Convention = "uniform",
-    bootstrap: int = 4000,
-    seed: int = 0,
-) -> PairedDifference:
-    """One metric of ``paired_comparison`` (e.g. {"setting": "memory_on"} against
-    {"setting": "memory_free"})."""
-    return paired_comparison(data, a, b, (metric,), fallback, bootstrap, seed)[metric]

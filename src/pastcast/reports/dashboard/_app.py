@@ -10,7 +10,6 @@ content-security policy forbids scripts, so markup that slipped through could no
 
 from __future__ import annotations
 
-import base64
 from collections.abc import Awaitable, Callable, Sequence
 from typing import TYPE_CHECKING, Any
 from urllib.parse import quote, urlencode
@@ -223,10 +222,7 @@ def create_app(
         found = by_slug.get(slug)
         if found is None:
             return not_found("section")
-        figures = [
-            {"name": f.name, "caption": f.caption, "png": base64.b64encode(f.png).decode("ascii")}
-            for f in found.figures
-        ]
+        figures = [f.embedded() for f in found.figures]
         return render("section.html.j2", section=found, figures=figures)
 
     @app.get("/step/{step_id}", response_class=HTMLResponse)

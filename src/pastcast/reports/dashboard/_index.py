@@ -17,22 +17,20 @@ import threading
 from collections import OrderedDict
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
-from datetime import datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, overload
+from typing import TYPE_CHECKING
 
 import numpy as np
 from numpy.typing import NDArray
 
 from pastcast.dataset import Dataset
 from pastcast.reports._leaderboard import ranked
-from pastcast.reports._runs import NO_MODEL, Runs
+from pastcast.reports._runs import NO_MODEL, Runs, StepRow, step_row
 from pastcast.reports._scorecard import BOOTSTRAP_DRAWS, BOOTSTRAP_SEED, market_age_text
 from pastcast.reports.dashboard._store import BOARD_VERSION, board_path, load_board, save_board
 from pastcast.runlog import (
     RunHeader,
     StepRecord,
-    column_probs,
     header_path,
     read_step_columns,
 )
@@ -49,7 +47,6 @@ __all__ = [
     "LeaderRow",
     "RunIndex",
     "RunInfo",
-    "StepRow",
     "find_run_logs",
 ]
 
@@ -118,84 +115,6 @@ class RunInfo:
     header: RunHeader
     path: Path
     n_steps: int
-
-
-@dataclass(frozen=True)
-class _Forecast:
-    probs: dict[str, float]
-    usable: bool
-    failure_reason: str | None
-
-
-@dataclass(frozen=True)
-class _Grading:
-    truth: str
-    labels: tuple[str, ...]
-    market_probs: dict[str, float] | None
-    market_age_days: float | None
-
-
-@dataclass(frozen=True)
-class StepRow:
-    """A step as the lists show it, from its columns (the same names as a ``StepRecord``'s, so
-    the pages and the chart take either)."""
-
-    run_id: str
-    agent: str
-    role: str
-    setting: str
-    event_id: str
-    step_index: int
-    cutoff: datetime
-    rollout: int
-    split: str
-    category: str
-    forecast: _Forecast
-    grading: _Grading
-
-
-def _step_row(c: dict[str, Any]) -> StepRow:
-    return StepRow(
-        run_id=c["run_id"],
-        agent=c["agent"],
-        role=c["role"],
-        setting=c["setting"],
-        event_id=c["event_id"],
-        step_index=c["step_index"],
-        cutoff=c["cutoff"],
-        rollout=c["rollout"],
-        split=c["split"],
-        category=c["category"],
-        forecast=_Forecast(column_probs(c["probs"]) or {}, c["usable"], c["failure_reason"]),
-        grading=_Grading(
-            c["truth"], tuple(c["labels"]), column_probs(c["market_probs"]), c["market_age_days"]
-        ),
-    )
-
-
-class _Steps(Sequence[StepRecord]):
-    """The full step records of the index, read on demand (by byte offset from a step file, or
-    from a log held in memory); iterating reads one at a time."""
-
-    def __init__(self, index: RunIndex) -> None:
-        self._index = index
-
-    def __len__(self) -> int:
-        return len(self._index)
-
-    @overload
-    def __getitem__(self, i: int) -> StepRecord: ...
-    @overload
-    def __getitem__(self, i: slice) -> Sequence[StepRecord]: ...
-    def __getitem__(self, i: int | slice) -> StepRecord | Sequence[StepRecord]:
-        if isinstance(i, slice):
-            return [self._index.record(j) for j in range(len(self))[i]]
-        if not -len(self) <= i < len(self):
-            raise IndexError(i)
-        return self._index.record(i % len(self))
-
-    def __iter__(self) -> Iterator[StepRecord]:
-        return self._index.records(range(len(self)))
 
 
 class RunIndex:
@@ -273,11 +192,6 @@ class RunIndex:
         logs = tuple(read_step_columns(p, list(INDEX_COLUMNS)) for p in find_run_logs(paths))
         return cls(Runs(logs, dataset), persist=persist)
 
-    @property
-    def steps(self) -> Sequence[StepRecord]:
-        """Every full step record, read on demand (``record``)."""
-        return _Steps(self)
-
     def record(self, step_id: int) -> StepRecord:
         """The full record of a step: read by its byte offset (one line of the step file)."""
         log = self.logs[int(self.run_of[step_id])]
@@ -293,10 +207,7 @@ class RunIndex:
         import pyarrow as pa
 
         taken = self.columns.take(pa.array(np.asarray(step_ids, dtype=np.int64)))
-        return [_step_row(c) for c in taken.to_pylist()]
-
-    def row(self, step_id: int) -> StepRow:
-        return self.rows([step_id])[0]
+        return [step_row(c) for c in taken.to_pylist()]
 
     def event_sorted(self, event_id: str) -> Ints | None:
         """The steps of an event by step index, agent, setting and rollout (None: no such
@@ -386,8 +297,7 @@ class RunIndex:
             out = ranked(out, lambda r: r.summary)
         board = tuple(out)
         if self._board_key is not None and f == Filters():
-            rest = [{"model": r.model, "cost": r.cost, "tool_calls": r.tool_calls,
-                     "tokens": r.tokens} for r in board]  # fmt: skip
+            rest = [{k: v for k, v in vars(r).items() if k != "summary"} for r in board]
             save_board(
                 board_path(self.runs[0].path),
                 f"{self._board_key}:{bootstrap}",
@@ -406,11 +316,7 @@ class RunIndex:
         rows = load_board(board_path(self.runs[0].path), f"{self._board_key}:{bootstrap}")
         if rows is None:
             return None
-        return tuple(
-            LeaderRow(s, str(x["model"]), float(x["cost"]), float(x["tool_calls"]),
-                      float(x["tokens"]))
-            for s, x in rows
-        )  # fmt: skip
+        return tuple(LeaderRow(s, **x) for s, x in rows)
 
     def market_age(self, f: Filters) -> str:
         """How old the market beliefs of the filtered steps were at their cutoffs, in words."""
