@@ -113,10 +113,7 @@ def export_rewards(
         out,
         write,
         kind="rewards",
-        chosen=selected.steps,
-        datasets=selected.datasets,
-        guarded=True,
-        force_eval=policy.force_eval,
-        left_out=selected.left_out,
+        selected=selected,
+        policy=policy,
         options={"metric": metric, "format_penalty": format_penalty, "fallback": fallback},
     )

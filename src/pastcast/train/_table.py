@@ -133,8 +133,7 @@ def export_table(
         out,
         write,
         kind="table",
-        chosen=selected.steps,
-        datasets=selected.datasets,
-        guarded=False,
+        selected=selected,
+        policy=None,
         options={"fallback": fallback},
     )

@@ -29,7 +29,6 @@ from pastcast.reports._runs import NO_MODEL, Runs, StepRow, step_row
 from pastcast.reports._scorecard import BOOTSTRAP_DRAWS, BOOTSTRAP_SEED, market_age_text
 from pastcast.reports.dashboard._store import BOARD_VERSION, board_path, load_board, save_board
 from pastcast.runlog import (
-    RunHeader,
     StepRecord,
     header_path,
     read_step_columns,
@@ -46,7 +45,6 @@ __all__ = [
     "Filters",
     "LeaderRow",
     "RunIndex",
-    "RunInfo",
     "find_run_logs",
 ]
 
@@ -108,15 +106,6 @@ class LeaderRow:
     tokens: float
 
 
-@dataclass(frozen=True)
-class RunInfo:
-    """A run log as the runs table shows it."""
-
-    header: RunHeader
-    path: Path
-    n_steps: int
-
-
 class RunIndex:
     """Everything the dashboard shows, indexed once: ``runs`` read with ``INDEX_COLUMNS`` at
     least; ``persist``: keep the unfiltered leaderboard beside the first log (``_store``)."""
@@ -133,10 +122,7 @@ class RunIndex:
             else None
         )
         self.notes: tuple[str, ...] = ()
-        sizes = runs.log_sizes()
-        self.runs = tuple(
-            RunInfo(log.header, log.path, n) for log, n in zip(self.logs, sizes, strict=True)
-        )
+        self.sizes = sizes = runs.log_sizes()
         self.columns: pa.Table = runs.columns(INDEX_COLUMNS)
         self.run_of: Ints = np.repeat(np.arange(len(sizes), dtype=np.int64), sizes)
         self.table: ScoreTable = runs.base_table
@@ -241,19 +227,17 @@ class RunIndex:
             return tuple(n for n in self.model_names if n != NO_MODEL)
         return tuple(n for n in self.table.keys[column][1] if n)
 
+    def _is(self, column: str, value: str) -> NDArray[np.bool_]:
+        """The steps whose ``column`` (a key column, or the agent's ``model``) is ``value``."""
+        codes, names = (
+            (self.model_codes, self.model_names) if column == "model" else self.table.keys[column]
+        )
+        return codes == names.index(value) if value in names else np.zeros(len(self), bool)
+
     def mask(self, f: Filters) -> NDArray[np.bool_]:
         m = np.ones(len(self), dtype=bool)
-        for column in ("split", "setting", "category"):
-            value = getattr(f, column)
-            if value:
-                names = self.table.keys[column][1]
-                m &= (self.table.codes(column) == names.index(value)) if value in names else False
-        if f.model:
-            m &= (
-                (self.model_codes == self.model_names.index(f.model))
-                if f.model in self.model_names
-                else False
-            )
+        for column, value in f.query().items():
+            m &= self._is(column, value)
         return m
 
     def leaderboard(self, f: Filters, bootstrap: int = BOOTSTRAP_DRAWS) -> tuple[LeaderRow, ...]:
@@ -299,7 +283,7 @@ class RunIndex:
         if self._board_key is not None and f == Filters():
             rest = [{k: v for k, v in vars(r).items() if k != "summary"} for r in board]
             save_board(
-                board_path(self.runs[0].path),
+                board_path(self.logs[0].path),
                 f"{self._board_key}:{bootstrap}",
                 [(r.summary, x) for r, x in zip(board, rest, strict=True)],
             )
@@ -313,7 +297,7 @@ class RunIndex:
         """The unfiltered leaderboard as stored beside the first log for these very logs."""
         if self._board_key is None or f != Filters():
             return None
-        rows = load_board(board_path(self.runs[0].path), f"{self._board_key}:{bootstrap}")
+        rows = load_board(board_path(self.logs[0].path), f"{self._board_key}:{bootstrap}")
         if rows is None:
             return None
         return tuple(LeaderRow(s, **x) for s, x in rows)
@@ -339,11 +323,9 @@ class RunIndex:
 
     def group_rows(self, agent: str, setting: str, f: Filters) -> Ints:
         """The steps of one agent and setting passing the filter."""
-        m = self.mask(f)
-        for column, value in (("agent", agent), ("setting", setting)):
-            names = self.table.keys[column][1]
-            m &= (self.table.codes(column) == names.index(value)) if value in names else False
-        return np.flatnonzero(m)
+        return np.flatnonzero(
+            self.mask(f) & self._is("agent", agent) & self._is("setting", setting)
+        )
 
     def chain(self, step_id: int) -> list[int]:
         """The steps of the same run, agent, setting, event and rollout, by step index."""

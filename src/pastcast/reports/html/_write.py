@@ -128,17 +128,12 @@ def write_html_report(
     sections: Sequence[ReportSection] = (),
     leakage: Sequence[LeakageCard] = (),
 ) -> WrittenReport:
-    """Write ``report.html``, ``tables.md``, ``tables.tex``, ``scorecard.json`` and
-    ``figures/NAME.{png,svg}`` under ``out``; each file is replaced whole (written aside, then
-    renamed). ``runs``: read with at least ``REPORT_COLUMNS``. ``figures`` names registered figures
-    (default: all that the runs support). ``leakage``: the runs' leakage cards
-    (``pastcast.audit.leakage_card``), shown in a section of their own and written to
-    ``leakage.json``.
-
-    ``out`` is claimed first (``pastcast.owned.claim_dir``): made and marked if absent or empty,
-    written into again if it holds an earlier report; a folder pastcast did not make is refused
-    with ``FileExistsError`` before anything is written. ``sections`` (the arena's rounds) follow
-    the figures, their tables in the Markdown and LaTeX files too and their figures as
+    """Write the report's files under ``out`` (docs/reports.md, "The HTML report"), each replaced
+    whole; ``out`` is claimed first (``pastcast.owned.claim_dir``: ``FileExistsError`` before
+    anything is written). ``runs``: read with at least ``REPORT_COLUMNS``. ``figures`` names
+    registered figures (default: all that the runs support). ``leakage``: the runs' leakage
+    cards, in a section of their own and in ``leakage.json``. ``sections`` (the arena's rounds)
+    follow the figures, their tables in the Markdown and LaTeX files too and their figures as
     ``figures/SLUG-NAME.{png,svg}``."""
     out = claim_dir(Path(out), "report")
     (out / "figures").mkdir(exist_ok=True)
