@@ -130,6 +130,7 @@ class RunIndex:
         self.offsets: Ints = self.columns.column("offset").to_numpy().astype(np.int64)
         self.lengths: Ints = self.columns.column("length").to_numpy().astype(np.int64)
         self.resources = dict(zip(RESOURCES, runs.resources().T, strict=True))
+        self.ages = runs.market_ages()
         self.model_codes, self.model_names = runs.models()
         event_codes = self.table.codes("event")
         order = np.argsort(event_codes, kind="stable")
@@ -304,9 +305,7 @@ class RunIndex:
 
     def market_age(self, f: Filters) -> str:
         """How old the market beliefs of the filtered steps were at their cutoffs, in words."""
-        ages = np.asarray(
-            self.columns.column("market_age_days").to_numpy(zero_copy_only=False), np.float64
-        )[self.mask(f)]
+        ages = self.ages[self.mask(f)]
         return market_age_text(ages[np.isfinite(ages)].tolist())
 
     def events(self, f: Filters) -> tuple[str, ...]:
