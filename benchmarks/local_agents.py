@@ -44,7 +44,7 @@ from pastcast.markets.sources import read_forecastbench
 from pastcast.reports import Runs, scorecard
 from pastcast.runlog import AgentSpec, read_run_log
 from pastcast.runner import RunConfig, run_benchmark
-from pastcast.scoring import paired_difference
+from pastcast.scoring import paired_comparison
 
 ROOT = Path(__file__).resolve().parents[1]
 SHARED = Path(os.environ.get("PASTCAST_SHARED_DATA") or ROOT.parent / "shared" / "data")
@@ -154,9 +154,9 @@ def summary(log_path: Path, dataset: Dataset, bootstrap: int) -> dict[str, Any]:
         }
     for agent in ("tool-agent", "two-stage"):
         if agent in rows and "no-tools" in rows:
-            d = paired_difference(
-                log.steps, {"agent": agent}, {"agent": "no-tools"}, bootstrap=bootstrap
-            )
+            d = paired_comparison(
+                log.steps, {"agent": agent}, {"agent": "no-tools"}, ("brier",), bootstrap=bootstrap
+            )["brier"]
             rows[agent]["brier_minus_no_tools"] = d.mean
             rows[agent]["brier_minus_no_tools_ci95"] = [d.ci_low, d.ci_high]
     return rows

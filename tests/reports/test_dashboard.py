@@ -44,7 +44,9 @@ def _rows(html: str, table: str) -> list[list[str]]:
 
 def _step_id(index: RunIndex, **where: object) -> int:
     return next(
-        i for i, s in enumerate(index.steps) if all(getattr(s, k) == v for k, v in where.items())
+        i
+        for i, s in enumerate(index.records(range(len(index))))
+        if all(getattr(s, k) == v for k, v in where.items())
     )
 
 
@@ -71,7 +73,9 @@ def test_leaderboard_shows_the_numbers_and_intervals_of_pastcast_score(
         assert row[5] == fmt_metric(
             api[(row[0].removesuffix(" (reference)"), row[1])].metrics["brier"]
         )
-    assert [r[0] for r in _rows(res.text, "events")] == sorted({s.event_id for s in index.steps})
+    assert [r[0] for r in _rows(res.text, "events")] == sorted(
+        {s.event_id for s in index.records(range(len(index)))}
+    )
 
 
 @pytest.mark.parametrize(

@@ -80,7 +80,7 @@ def test_the_page_shows_the_paired_difference(
     assert all(x >= y - 1e-9 for x, y in itertools.pairwise(gaps))  # printed rounded
     links = re.findall(r'href="/step/(\d+)"', page.text)
     assert len(links) == 2 * len(rows)
-    first_a, first_b = index.steps[int(links[0])], index.steps[int(links[1])]
+    first_a, first_b = index.record(int(links[0])), index.record(int(links[1]))
     assert (first_a.setting, first_b.setting) == ("no_tools", "memory_free")
     assert first_a.event_id == first_b.event_id and first_a.step_index == first_b.step_index
 

@@ -34,7 +34,7 @@ def run_dir(recorded_log: Path, tmp_path: Path) -> Path:
 
 
 def _urls(index: RunIndex) -> list[str]:
-    steps = list(index.steps)
+    steps = list(index.records(range(len(index))))
     groups = sorted({(s.agent, s.setting) for s in steps})
     run = steps[0].run_id
     urls = ["/", "/?page=2", "/?setting=memory_on", "/?category=science", "/compare"]
@@ -82,7 +82,7 @@ def test_pages_over_the_companion_are_those_of_the_records_in_memory(
     expected = _pages(in_memory, urls)
     assert all(code == 200 for code, _ in expected.values())
     assert _pages(loaded, urls) == expected
-    assert list(loaded.steps) == list(read_run_log(log).steps)
+    assert list(loaded.records(range(len(loaded)))) == list(read_run_log(log).steps)
 
 
 def _lines(log: Path) -> list[bytes]:

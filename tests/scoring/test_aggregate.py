@@ -13,7 +13,7 @@ from scoring_builders import MakeStep, make_step
 from pastcast.scoring import (
     cluster_bootstrap,
     grouped_cluster_bootstrap,
-    paired_difference,
+    paired_comparison,
     score_step,
     shrink,
     summarize,
@@ -203,11 +203,13 @@ def test_paired_difference() -> None:
         for setting, p in (("memory_on", 0.9), ("memory_free", 0.6)):
             recs.append(step({"Yes": p, "No": 1 - p}, event_id=f"e{e}", setting=setting))
     recs.append(step({"Yes": 1.0}, event_id="e99", setting="memory_on"))  # unmatched
-    d = paired_difference(recs, {"setting": "memory_on"}, {"setting": "memory_free"}, bootstrap=200)
+    d = paired_comparison(
+        recs, {"setting": "memory_on"}, {"setting": "memory_free"}, bootstrap=200
+    )["brier"]
     assert d.n_matched == 6
     assert d.mean == pytest.approx(2 * 0.1**2 - 2 * 0.4**2)
     with pytest.raises(ValueError, match="several records"):
-        paired_difference([*recs, recs[0]], {"setting": "memory_on"}, {"setting": "memory_free"})
+        paired_comparison([*recs, recs[0]], {"setting": "memory_on"}, {"setting": "memory_free"})
 
 
 def test_alpha_test_reports_the_standard_error_of_the_mean() -> None:

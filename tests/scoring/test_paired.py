@@ -10,7 +10,7 @@ import pytest
 from scoring_builders import make_step
 
 from pastcast.runlog import StepRecord
-from pastcast.scoring import paired_comparison, paired_difference, table_from_records
+from pastcast.scoring import paired_comparison, table_from_records
 
 ON, FREE = {"setting": "memory_on"}, {"setting": "memory_free"}
 
@@ -74,12 +74,6 @@ def test_worst_case_scores_the_unusable_side_two() -> None:
     cmp = paired_comparison(_hand_example(), ON, FREE, fallback="worst", bootstrap=0)
     assert cmp["brier"].mean == pytest.approx((-0.42 - 0.30 + (0.24 - 2.0) + 1.5) / 4)
     assert math.isnan(cmp["brier"].ci_low)  # no draws asked
-
-
-def test_the_single_metric_form_agrees() -> None:
-    recs = _hand_example()
-    d = paired_difference(recs, ON, FREE, "log_loss", bootstrap=300, seed=3)
-    assert d == paired_comparison(recs, ON, FREE, ("log_loss",), bootstrap=300, seed=3)["log_loss"]
 
 
 def _random_runs(seed: int, n_events: int = 25) -> tuple[list[StepRecord], list[dict[str, object]]]:
@@ -178,9 +172,9 @@ def test_the_interval_resamples_events_not_steps() -> None:
         for r in recs
     ]
     # same mean either way
-    mean = paired_difference(recs, {"agent": "tuned"}, {"agent": "base"}, bootstrap=0).mean
-    dup = paired_difference(duplicated, {"agent": "tuned"}, {"agent": "base"}, bootstrap=0).mean
-    assert dup == pytest.approx(mean)
+    mean = paired_comparison(recs, {"agent": "tuned"}, {"agent": "base"}, bootstrap=0)["brier"].mean
+    dup = paired_comparison(duplicated, {"agent": "tuned"}, {"agent": "base"}, bootstrap=0)
+    assert dup["brier"].mean == pytest.approx(mean)
     assert _interval_width(duplicated) > 0.8 * width
     assert _interval_width(independent) < 0.6 * width  # ~ 1 / sqrt(6) if steps were resampled
 

@@ -119,18 +119,6 @@ def selection_name(where: Mapping[str, str]) -> str:
     return name or "all"
 
 
-def _no_run(where: Mapping[str, str]) -> dict[str, str]:
-    return {k: v for k, v in where.items() if k != "run_id"}
-
-
-def _extras(runs: Runs, table: ScoreTable) -> dict[str, np.ndarray[Any, np.dtype[np.float64]]]:
-    """Per step, its tool calls (the ``tool_calls`` column) and whether it was usable."""
-    return {
-        "tool_calls": runs.resources()[:, RESOURCES.index("tool_calls")],
-        "parser_acceptance": table.usable.astype(np.float64),
-    }
-
-
 def compare_selections(
     runs: Runs,
     base: Mapping[str, str],
@@ -149,7 +137,10 @@ def compare_selections(
     table = runs.base_table
     paired = [m for m in metric_list() if m.paired]
     first = paired[0]
-    extra = _extras(runs, table)
+    extra = {  # per step, its tool calls and whether it was usable
+        "tool_calls": runs.resources()[:, RESOURCES.index("tool_calls")],
+        "parser_acceptance": table.usable.astype(np.float64),
+    }
     overall = paired_comparison(
         table, other, base, [m.name for m in paired], fallback, bootstrap, seed, extra=extra
     )
@@ -234,7 +225,7 @@ def paired_table(pairs: Sequence[PairedComparison], title: str = "Paired differe
     first = shown[0]
 
     def name(where: Mapping[str, str]) -> str:  # the run only where there are several
-        return selection_name(where if len(runs) > 1 else _no_run(where))
+        return selection_name({k: v for k, v in where.items() if len(runs) > 1 or k != "run_id"})
 
     for p in pairs:
         fallback, draws = p.fallback, p.bootstrap

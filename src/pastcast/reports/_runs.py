@@ -1,21 +1,16 @@
 """Run logs read for reporting (``Runs``): their step columns, the score table with the report's
 extra columns, how many forecasts each group was scheduled to make, and the full records an
-analysis needs, streamed by offset.
-
-Run logs do not record when an event resolved, so the forecast horizon (``--by horizon``) and
-the market's duration (``--by duration``, Hindcast's short / medium / long) need the dataset the
-run used; everything else comes from the logs alone, the agent's own evidence label
-(``--by evidence``: strong / weak / none from its tally, Hindcast Table 1), its research
-loop's stop reason (``--by stop``) and the age of the market belief it was graded against
-(``--by market_age``: ``_MARKET_AGE_EDGES``) included.
+analysis needs, streamed by offset. The columns a report groups by and the schedule:
+docs/reports.md ("Grouping", "The schedule").
 """
 
 from __future__ import annotations
 
-from collections import Counter
-from collections.abc import Iterable, Iterator, Sequence
+import math
+from collections import Counter, defaultdict
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
-from datetime import datetime
+from datetime import UTC, datetime, time
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
@@ -23,8 +18,8 @@ import numpy as np
 from numpy.typing import NDArray
 
 from pastcast.dataset import Dataset
-from pastcast.records import Notebook
-from pastcast.runlog import RunHeader, RunLog, StepColumns, StepRecord, as_numpy
+from pastcast.records import BINARY_LABELS, Notebook
+from pastcast.runlog import RunHeader, RunLog, StepColumns, StepRecord, as_numpy, column_probs
 from pastcast.scoring import TABLE_INPUTS, ScoreTable, coded, distinct_rows, table_from_columns
 from pastcast.scoring.analyses import (
     EVIDENCE_INPUTS,
@@ -48,8 +43,11 @@ __all__ = [
     "REPORT_COLUMNS",
     "RUN_COLUMNS",
     "Runs",
+    "StepRow",
     "duration_of",
+    "event_curves",
     "horizon_of",
+    "step_row",
 ]
 
 GROUP_COLUMNS = (
@@ -72,12 +70,8 @@ GROUP_COLUMNS = (
 )
 """Columns a report can group by (``--by``)."""
 
-_BY_DATASET = ("horizon", "duration")
-
 _MARKET_AGE_EDGES = (1.0, 7.0, 30.0)
-"""The bins of ``--by market_age`` in days (``<1d``: the day before the cutoff, as fresh as a
-daily belief gets; ``>=30d``: a price from another month); ``none`` for a step without a market
-belief, ``unrecorded`` for one of a log written before the age was recorded."""
+"""The bins of ``--by market_age`` in days (docs/reports.md, "Grouping")."""
 
 
 def _market_age_bins(
@@ -95,12 +89,6 @@ def _market_age_bins(
     rank = np.empty(len(listed), dtype=np.int64)
     rank[order] = np.arange(len(listed))
     return rank[code], tuple(listed[i] for i in order)
-
-
-_NEEDS_DATASET = (
-    "--by horizon needs the dataset the run used (--dataset): run logs do not record when an "
-    "event resolved"
-)
 
 
 NO_MODEL = "-"
@@ -131,18 +119,6 @@ def duration_of(dataset: Dataset, event_id: str) -> str:
     resolution = dataset.resolutions.get(event_id)
     resolved = None if resolution is None else resolution.resolved_at
     return duration_bucket(market_days(event.open_time, event.close_time, resolved))
-
-
-def _check_dataset(by: Sequence[str], dataset: Dataset | None) -> None:
-    needs = next((c for c in by if c in _BY_DATASET), None)
-    if needs is not None and dataset is None:
-        raise ValueError(_NEEDS_DATASET.replace("horizon", needs, 1))
-
-
-def check_columns(by: Iterable[str]) -> None:
-    bad = [c for c in by if c not in GROUP_COLUMNS]
-    if bad:
-        raise ValueError(f"unknown column {bad[0]!r} (expected some of {', '.join(GROUP_COLUMNS)})")
 
 
 _OF_EVENT = ("split", "category", "kind", "duration")
@@ -285,6 +261,86 @@ def _outcomes(
         last = item.size - 1 - np.unique(item[::-1], return_index=True)[1]
         out[item[last]] = value[ok][last]
     return out, [*names, MISSING]
+
+
+@dataclass(frozen=True)
+class _Forecast:
+    probs: dict[str, float]
+    usable: bool
+    failure_reason: str | None
+
+
+@dataclass(frozen=True)
+class _Grading:
+    truth: str
+    labels: tuple[str, ...]
+    market_probs: dict[str, float] | None
+    market_age_days: float | None
+
+
+@dataclass(frozen=True)
+class StepRow:
+    """A step from its columns (``step_row``), with the names of a ``StepRecord``'s, so the
+    dashboard's pages and ``event_curves`` take either."""
+
+    run_id: str
+    agent: str
+    role: str
+    setting: str
+    event_id: str
+    step_index: int
+    cutoff: datetime
+    rollout: int
+    split: str
+    category: str
+    forecast: _Forecast
+    grading: _Grading
+
+
+def step_row(c: Mapping[str, Any]) -> StepRow:
+    """The ``StepRow`` of a step's columns (``TABLE_INPUTS``, ``cutoff``, ``failure_reason`` and
+    ``market_age_days``, as Python values)."""
+    keys = ("run_id", "agent", "role", "setting", "event_id", "step_index", "cutoff", "rollout")
+    return StepRow(
+        **{k: c[k] for k in (*keys, "split", "category")},
+        forecast=_Forecast(column_probs(c["probs"]) or {}, c["usable"], c["failure_reason"]),
+        grading=_Grading(
+            c["truth"], tuple(c["labels"]), column_probs(c["market_probs"]), c["market_age_days"]
+        ),
+    )
+
+
+Curve = dict[datetime, float]
+
+
+def event_curves(
+    steps: Sequence[StepRecord | StepRow], dataset: Dataset | None
+) -> tuple[str, Curve, dict[str, Curve]]:
+    """What an event's chart draws of its ``steps``: the label charted ("Yes" of a Yes/No market,
+    else the realised outcome), the market's belief in it over time (the dataset's daily
+    beliefs, else the belief each step was graded against at its cutoff) and, per agent and
+    setting, the mean forecast of it at each cutoff (usable forecasts of forecasting agents)."""
+    g = steps[0].grading
+    label = "Yes" if tuple(g.labels) == BINARY_LABELS else g.truth
+    market: Curve = {}
+    if dataset is not None and steps[0].event_id in dataset.beliefs:
+        for b in dataset.beliefs[steps[0].event_id]:
+            if label in b.probs:
+                market[datetime.combine(b.day, time(), UTC)] = b.probs[label]
+    else:
+        for s in steps:
+            mp = s.grading.market_probs
+            if mp and label in mp:
+                market.setdefault(s.cutoff, mp[label] / (math.fsum(mp.values()) or 1.0))
+    forecasts: dict[str, dict[datetime, list[float]]] = defaultdict(lambda: defaultdict(list))
+    for s in steps:
+        if s.role == "reference" or not s.forecast.usable:
+            continue
+        total = math.fsum(v for v in s.forecast.probs.values() if v > 0) or 1.0
+        p = max(s.forecast.probs.get(label, 0.0), 0.0) / total
+        forecasts[f"{s.agent} / {s.setting}"][s.cutoff].append(p)
+    means = {k: {t: sum(v) / len(v) for t, v in pts.items()} for k, pts in forecasts.items()}
+    return label, market, means
 
 
 RUN_COLUMNS = (
@@ -459,25 +515,16 @@ class Runs:
         for batch in log.table.select(list(columns)).to_batches(max_chunksize=BATCH_ROWS):
             yield batch.to_pydict()
 
-    def table(self, by: Sequence[str] = ()) -> ScoreTable:
+    def table(self) -> ScoreTable:
         """The score table of every step with a "model" column (each agent's model, from the
         run headers), the agent's own evidence label and its stop reason, and "horizon" and
-        "duration" columns whenever the dataset is known (``by`` is checked: horizon needs the
-        dataset)."""
-        check_columns(by)
-        _check_dataset(by, self.dataset)
+        "duration" columns whenever the dataset is known (the application layer checks that a
+        grouping by them has the dataset: ``pastcast.app.group_columns``)."""
         return self._table
 
     def scheduled(self, by: Sequence[str]) -> dict[tuple[str, ...], int]:
-        """Forecasts each group of ``by`` was scheduled to make.
-
-        A run schedules every agent of its header (and any agent it recorded) at every event-step
-        for each rollout. The event-steps are those of the events the run recorded: all of their
-        steps in the dataset when it is known, otherwise the event-steps any agent recorded (a
-        step no agent reached is then not counted).
-        """
-        check_columns(by)
-        _check_dataset(by, self.dataset)
+        """Forecasts each group of ``by`` was scheduled to make (``_schedule``; docs/reports.md,
+        "The schedule")."""
         table = self._table
         counts: Counter[tuple[str, ...]] = Counter()
         start = 0

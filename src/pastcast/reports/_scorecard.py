@@ -140,11 +140,6 @@ class Scorecard:
         return tuple(ranked(self.groups, lambda g: g.summary))
 
 
-def _mean(values: np.ndarray[Any, np.dtype[np.float64]]) -> float:
-    ok = values[np.isfinite(values)]
-    return float(ok.mean()) if ok.size else math.nan
-
-
 def scorecard(
     runs: Runs,
     by: Sequence[str] = ("agent", "setting"),
@@ -153,22 +148,12 @@ def scorecard(
     seed: int = BOOTSTRAP_SEED,
     bins: int = 10,
 ) -> Scorecard:
-    """Score the steps of ``runs`` per group of ``by`` (raises ``ValueError`` on a column it
-    cannot group by, such as horizon without the dataset)."""
+    """Score the steps of ``runs`` per group of ``by`` (columns of ``GROUP_COLUMNS``; horizon and
+    duration need the dataset)."""
     by = tuple(by)
-    table = runs.table(by)
-    summaries = summarize(
-        table,
-        by=by,
-        fallback=fallback,
-        bootstrap=bootstrap,
-        seed=seed,
-        scheduled=runs.scheduled(by),
-    )
-    cals = {
-        c.group: c
-        for c in calibration(table, by, fallback, bins=bins, bootstrap=bootstrap, seed=seed)
-    }
+    table = runs.table()
+    summaries = summarize(table, by, fallback, bootstrap, seed, runs.scheduled(by))
+    cals = {c.group: c for c in calibration(table, by, fallback, bins, bootstrap, seed)}
     use = runs.resources()
     row_models = runs.row_models()
     uniform = 1.0 - 1.0 / table.n_labels.astype(np.float64)
@@ -177,24 +162,22 @@ def scorecard(
     out = []
     for s in summaries:
         rows = rows_of[s.group]
-        models = row_models.of(rows)
         market = table.market_brier[rows]
+        finite = np.isfinite(market)
         out.append(
             GroupReport(
                 summary=s,
                 calibration=cals[s.group],
                 resources={r: float(use[rows, j].mean()) for j, r in enumerate(RESOURCES)},
-                models=tuple(models),
+                models=tuple(row_models.of(rows)),
                 uniform_brier=float(uniform[rows].mean()),
-                market_brier=_mean(market),
-                n_market=int(np.isfinite(market).sum()),
+                market_brier=float(market[finite].mean()) if finite.any() else math.nan,
+                n_market=int(finite.sum()),
                 market_ages=tuple(float(a) for a in ages[rows] if np.isfinite(a)),
             )
         )
-    ids = runs.event_ids() if runs.dataset is not None and "event" in by else set()
-    titles = (
-        {e.id: e.title for e in runs.dataset.events if e.id in ids}
-        if runs.dataset is not None and "event" in by
-        else {}
-    )
+    titles = {}
+    if runs.dataset is not None and "event" in by:
+        ids = runs.event_ids()
+        titles = {e.id: e.title for e in runs.dataset.events if e.id in ids}
     return Scorecard(by, fallback, bootstrap, seed, bins, len(table), tuple(out), titles)

@@ -104,10 +104,6 @@ def _failure_rate(g: GroupReport) -> str:
     return fmt_number(s.failure_rate, 1, percent=True)
 
 
-def _median_age(g: GroupReport) -> str:
-    return fmt_number(float(np.median(g.market_ages)) if g.market_ages else None, 1)
-
-
 def main_table(card: Scorecard) -> TextTable:
     """The metrics the report shows (``Metric.report``: Brier, accuracy, information-alpha),
     failures over the schedule, cost per forecast, rollout SD and the uniform and market
@@ -123,7 +119,7 @@ def main_table(card: Scorecard) -> TextTable:
             fmt_number(g.summary.metrics["brier"].rollout_std),
             fmt_number(g.uniform_brier),
             fmt_number(g.market_brier),
-            _median_age(g),
+            fmt_number(float(np.median(g.market_ages)) if g.market_ages else None, 1),
         ]
 
     return _card(

@@ -55,7 +55,6 @@ from pastcast.scoring._paired import (
     PairedComparison,
     PairedDifference,
     paired_comparison,
-    paired_difference,
 )
 from pastcast.scoring._table import (
     TABLE_INPUTS,
@@ -108,7 +107,6 @@ __all__ = [
     "murphy",
     "normalize",
     "paired_comparison",
-    "paired_difference",
     "ratio_bootstrap",
     "score_forecast",
     "score_step",

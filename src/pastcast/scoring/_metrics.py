@@ -1,12 +1,6 @@
-"""The metric registry: every score of a forecast registered once, as data.
-
-A ``Metric`` holds its name and label, the range of one forecast's score, whether lower or
-higher is better, its score of one forecast (``step``) and the vectorised twin over a score
-table's columns (``rows``; the two are tested equal), how a group aggregates it, whether paired
-comparisons report it and how tables show it. Score tables, summaries, paired comparisons,
-leaderboards, the report, the exports and the integrations iterate over ``metric_list()``, so a
-metric is added by one registration: a function returning its ``Metric``, registered with
-``@metrics.register(NAME)`` or by a plugin's entry point in the ``pastcast.metrics`` group.
+"""The metric registry: every score of a forecast registered once, as data (``Metric``), so a
+metric is added by one registration (``@metrics.register(NAME)`` or the ``pastcast.metrics``
+entry point). Its fields and the built-in metrics: docs/scoring.md ("The metric registry").
 """
 
 from __future__ import annotations
@@ -258,11 +252,7 @@ _BUILT_IN = (
         report=None,
     ),
 )
-"""pastcast's metrics, in table order: Forecast-Dojo's Brier (multiclass, [0, 2]), accuracy
-(fractional ties), log loss (the truth's probability floored at 10^-3) and information-alpha
-(against the market's belief), Foresight Arena's alpha (half the market's Brier minus the
-forecast's), and Hindcast's two-outcome Brier on [0, 1], accuracy 1[p > 0.5] and distance to
-the market |p - q| on the outcome."""
+"""pastcast's metrics, in table order (docs/scoring.md lists them)."""
 
 metrics: Registry[Metric] = Registry("metric")
 """Every metric by name: ``factory() -> Metric``; plugins join through ``pastcast.metrics``."""

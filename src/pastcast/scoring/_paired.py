@@ -1,13 +1,6 @@
-"""Paired comparisons of two agents, settings or runs on the forecasts both made.
-
-Two selections of a score table (``{"setting": "memory_on"}`` against
-``{"setting": "memory_free"}``, an SFT run's ``run_id`` against the base's) are matched on
-(event, step, rollout): only steps both recorded are compared, and the steps only one of them
-recorded are counted, never scored. Unusable forecasts are scored by the fallback convention
-(Forecast-Dojo's Table 4 uses the uniform one); with ``exclude`` a pair with an unusable side
-is dropped. Differences are taken per matched pair before any averaging or rounding, and the
-intervals resample whole events (a step's rollouts and an event's dates are correlated), all
-metrics sharing the same resampled events.
+"""Paired comparisons of two agents, settings or runs on the forecasts both made (Forecast-Dojo
+Table 4; docs/scoring.md, "Paired comparisons"). The intervals resample whole events: a step's
+rollouts and an event's dates are correlated.
 """
 
 from __future__ import annotations
@@ -30,7 +23,6 @@ __all__ = [
     "PairedComparison",
     "PairedDifference",
     "paired_comparison",
-    "paired_difference",
 ]
 
 
@@ -119,14 +111,10 @@ def paired_comparison(
     seed: int = 0,
     extra: Mapping[str, NDArray[np.float64]] | None = None,
 ) -> PairedComparison:
-    """Compare selection ``a`` with selection ``b`` (a - b: a negative difference favours ``a``
-    on a metric where lower is better) on the steps both recorded, over ``metrics`` (default:
-    every registered metric with ``paired`` set).
-
-    Each selection names key columns (agent, setting, run_id, ...) and must hold one record per
-    (event, step, rollout) (``ValueError`` otherwise, and for an unknown metric). ``extra``:
-    other per-row values of the table (tool calls, usable forecasts) differenced on the same
-    pairs and resampled events, reported under their names."""
+    """Compare selection ``a`` with selection ``b`` (a - b) on the steps both recorded, over
+    ``metrics`` (default: every registered metric with ``paired`` set); ``extra``: other per-row
+    values differenced on the same pairs. ``ValueError`` for a selection with several records of
+    one (event, step, rollout) and for an unknown metric."""
     table = as_table(data)
     if metrics is None:
         metrics = tuple(m.name for m in metric_list() if m.paired)
@@ -185,17 +173,3 @@ def paired_comparison(
         rows_a=rows_a,
         rows_b=rows_b,
     )
-
-
-def paired_difference(
-    data: ScoreTable | Iterable[StepRecord],
-    a: Mapping[str, str],
-    b: Mapping[str, str],
-    metric: str = "brier",
-    fallback: Convention = "uniform",
-    bootstrap: int = 4000,
-    seed: int = 0,
-) -> PairedDifference:
-    """One metric of ``paired_comparison`` (e.g. {"setting": "memory_on"} against
-    {"setting": "memory_free"})."""
-    return paired_comparison(data, a, b, (metric,), fallback, bootstrap, seed)[metric]

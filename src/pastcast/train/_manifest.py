@@ -21,8 +21,8 @@ from pastcast.errors import FieldError
 from pastcast.records import Record, UtcDatetime
 from pastcast.runlog import StepColumns
 from pastcast.runner import code_version
-from pastcast.train._guard import split_name
-from pastcast.train._source import DatasetRef, StepRow
+from pastcast.train._guard import SplitPolicy, split_name
+from pastcast.train._source import DatasetRef, Selected, StepRow
 from pastcast.validation import first_problem
 
 __all__ = [
@@ -139,18 +139,19 @@ def write_export(
     write: Callable[[Path], int],
     *,
     kind: ExportKind,
-    chosen: Sequence[tuple[StepColumns, StepRow]],
-    datasets: tuple[DatasetRef, ...],
-    guarded: bool,
-    force_eval: bool = False,
-    left_out: Mapping[str, int] | None = None,
+    selected: Selected,
+    policy: SplitPolicy | None,
+    chosen: Sequence[tuple[StepColumns, StepRow]] | None = None,
     shape: str | None = None,
     options: Mapping[str, JsonValue] | None = None,
     skipped: Mapping[str, int] | None = None,
     sources: Sequence[RowSource] = (),
 ) -> ExportManifest:
     """Write an export and its manifest so that neither is ever half-written: ``write`` fills a
-    temporary file and returns its row count; both files are then renamed into place."""
+    temporary file and returns its row count; both files are then renamed into place. The rows
+    came from ``chosen`` (default: every step ``selected``), admitted by ``policy`` (None: the
+    export is not guarded)."""
+    chosen = selected.steps if chosen is None else chosen
     target = Path(out)
     target.parent.mkdir(parents=True, exist_ok=True)
     with atomic_path(target) as tmp:
@@ -165,10 +166,10 @@ def write_export(
             created_at=datetime.now(UTC),
             code_version=code_version(),
             splits=tuple(sorted({split_name(s.split) for _, s in chosen})),
-            guarded=guarded,
-            force_eval=force_eval,
-            left_out=dict(left_out or {}),
-            datasets=datasets,
+            guarded=policy is not None,
+            force_eval=policy is not None and policy.force_eval,
+            left_out=selected.left_out,
+            datasets=selected.datasets,
             runs=run_refs(chosen),
             first_cutoff=min(cutoffs, default=None),
             last_cutoff=max(cutoffs, default=None),

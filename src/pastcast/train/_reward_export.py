@@ -104,7 +104,7 @@ def export_rewards(
     def write(path: Path) -> int:  # a record at a time: memory bounded however long the logs
         rows = 0
         with path.open("w", encoding="utf-8") as fh:
-            for _, step in selected.records():
+            for step in selected.runs.records():
                 fh.write(_record(step, metric, fallback, format_penalty).model_dump_json() + "\n")
                 rows += 1
         return rows
@@ -113,10 +113,7 @@ def export_rewards(
         out,
         write,
         kind="rewards",
-        chosen=selected.steps,
-        datasets=selected.datasets,
-        guarded=True,
-        force_eval=policy.force_eval,
-        left_out=selected.left_out,
+        selected=selected,
+        policy=policy,
         options={"metric": metric, "format_penalty": format_penalty, "fallback": fallback},
     )

@@ -9,6 +9,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Literal
 
+import numpy as np
 from pydantic import ValidationError
 
 from pastcast.dataset import Dataset
@@ -107,8 +108,8 @@ def _candidates(
 ) -> tuple[list[_Candidate], dict[str, int]]:
     out: list[_Candidate] = []
     skipped = {"unusable": 0, "no_model_calls": 0, "no_score": 0, "below_min_score": 0}
-    records = selected.records()  # one full record at a time
-    for n, ((log, row), (_, step)) in enumerate(zip(selected.steps, records, strict=True)):
+    records = selected.runs.records()  # one full record at a time
+    for n, ((log, row), step) in enumerate(zip(selected.steps, records, strict=True)):
         if not step.forecast.usable or step.scores.fallback_used:
             skipped["unusable"] += 1
             continue
@@ -199,9 +200,10 @@ def export_sft(
     sources: list[RowSource] = []  # filled as the rows are written, read by the manifest after
 
     def write(path: Path) -> int:  # a record at a time: memory bounded however long the logs
-        chosen = selected.records([c[0] for c in cands])
+        keep = np.zeros(len(selected.runs), dtype=bool)
+        keep[[c[0] for c in cands]] = True
         with path.open("w", encoding="utf-8") as fh:
-            for (_, step), cand in zip(chosen, cands, strict=True):
+            for step, cand in zip(selected.runs.where(keep).records(), cands, strict=True):
                 for obj, source in _rows(shape, step, cand[4]):
                     fh.write(json.dumps(obj, ensure_ascii=False) + "\n")
                     sources.append(source)
@@ -213,11 +215,9 @@ def export_sft(
         write,
         kind="sft",
         shape=shape,
+        selected=selected,
+        policy=policy,
         chosen=[(log, row) for _, log, row, _, _, _ in cands],
-        datasets=selected.datasets,
-        guarded=True,
-        force_eval=policy.force_eval,
-        left_out=selected.left_out,
         options=options,
         skipped=skipped,
         sources=sources,

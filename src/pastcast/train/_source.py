@@ -3,15 +3,18 @@ offset), the split guard, and the datasets behind them."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from pastcast.dataset import Dataset, content_hash
 from pastcast.errors import FieldError
 from pastcast.records import Record
+from pastcast.reports import Runs
 from pastcast.runlog import StepColumns, StepRecord, read_step_columns
 from pastcast.train._guard import SplitPolicy, split_name
 from pastcast.world import world_named_by
@@ -96,32 +99,12 @@ def check_splits(
 class Selected:
     steps: list[tuple[StepColumns, StepRow]]
     """The admitted steps with their log, in log order: a ``StepRow`` of a log's step columns
-    (``records`` reads their full records)."""
+    (``runs.records`` reads their full records)."""
     left_out: dict[str, int]
     datasets: tuple[DatasetRef, ...]
-    rows: tuple[tuple[StepColumns, tuple[int, ...]], ...] = ()
-    """Each log and the indices of its admitted steps (its columns' rows)."""
-
-    def records(
-        self, which: Iterable[int] | None = None
-    ) -> Iterator[tuple[StepColumns, StepRecord]]:
-        """The admitted steps' full records with their log, in the order of ``steps`` (only
-        those at the increasing positions ``which`` when given), one at a time: each record is
-        read by offset, so memory is bounded by one."""
-        wanted = None if which is None else iter(which)
-        nxt = -1 if wanted is None else next(wanted, None)
-        start = 0
-        for log, rows in self.rows:
-            picked = rows
-            if wanted is not None:
-                chosen: list[int] = []
-                while nxt is not None and nxt < start + len(rows):
-                    chosen.append(rows[nxt - start])
-                    nxt = next(wanted, None)
-                picked = tuple(chosen)
-            start += len(rows)
-            for record in log.stream(picked):
-                yield log, record
+    runs: Runs
+    """The admitted steps' columns: their full records are streamed by offset, one at a time
+    (``Runs.records``; ``Runs.where`` picks some of them)."""
 
 
 def _logs(run_logs: Sequence[str | Path | StepColumns]) -> list[StepColumns]:
@@ -158,12 +141,8 @@ def select_steps(
     left_out: dict[str, int] = {}
     if policy is not None:
         items, left_out = policy.select(items, lambda p: p[1].split, where)
-    rows: list[list[int]] = [[] for _ in logs]
-    for _, _, k, i in items:
-        rows[k].append(i)
-    return Selected(
-        [(log, step) for log, step, _, _ in items],
-        left_out,
-        refs,
-        tuple((log, tuple(r)) for log, r in zip(logs, rows, strict=True) if r),
-    )
+    starts = np.cumsum([0, *(log.table.num_rows for log in logs)])
+    keep = np.zeros(starts[-1], dtype=bool)
+    keep[[starts[k] + i for _, _, k, i in items]] = True
+    runs = Runs(tuple(logs)).where(keep)
+    return Selected([(log, step) for log, step, _, _ in items], left_out, refs, runs)

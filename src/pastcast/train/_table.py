@@ -13,7 +13,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from pastcast.dataset import Dataset
-from pastcast.runlog import StepColumns, read_step_columns
+from pastcast.runlog import StepColumns, columns_schema, read_step_columns
 from pastcast.scoring import (
     TABLE_INPUTS,
     Convention,
@@ -27,40 +27,36 @@ from pastcast.train._source import select_steps
 
 __all__ = ["TABLE_COLUMNS_READ", "export_table", "table_schema"]
 
-_PAIRS = pa.list_(pa.struct([("label", pa.string()), ("p", pa.float64())]))
-
-_LEADING = [
-    ("run_id", pa.string()),
-    ("dataset_id", pa.string()),
-    ("agent", pa.string()),
-    ("role", pa.string()),
-    ("setting", pa.string()),
-    ("event_id", pa.string()),
-    ("step_index", pa.int64()),
-    ("rollout", pa.int64()),
-    ("cutoff", pa.timestamp("us", tz="UTC")),
-    ("split", pa.string()),
-    ("category", pa.string()),
-    ("usable", pa.bool_()),
-    ("failure_reason", pa.string()),
-    ("termination", pa.string()),
-    ("probs", _PAIRS),
-    ("truth", pa.string()),
-    ("labels", pa.list_(pa.string())),
-    ("market_probs", _PAIRS),
-    ("market_at", pa.timestamp("us", tz="UTC")),
-    ("market_age_days", pa.float64()),
-    ("p_truth", pa.float64()),
-    ("market_p_truth", pa.float64()),
-]
-_USAGE = [
-    ("model_calls", pa.int64()),
-    ("input_tokens", pa.int64()),
-    ("output_tokens", pa.int64()),
-    ("cost_usd", pa.float64()),
-    ("tool_calls", pa.int64()),
-    ("wall_s", pa.float64()),
-]
+_LEADING = (
+    "run_id",
+    "dataset_id",
+    "agent",
+    "role",
+    "setting",
+    "event_id",
+    "step_index",
+    "rollout",
+    "cutoff",
+    "split",
+    "category",
+    "usable",
+    "failure_reason",
+    "termination",
+    "probs",
+    "truth",
+    "labels",
+    "market_probs",
+    "market_at",
+    "market_age_days",
+    "p_truth",
+    "market_p_truth",
+)
+_USAGE = ("model_calls", "input_tokens", "output_tokens", "cost_usd", "tool_calls", "wall_s")
+_OWN = {
+    c: pa.field(c, pa.string() if c == "dataset_id" else pa.float64())
+    for c in ("dataset_id", "p_truth", "market_p_truth")
+}
+"""The table's columns that are not step columns (the others have the step columns' types)."""
 
 
 def table_schema() -> pa.Schema:
@@ -70,8 +66,10 @@ def table_schema() -> pa.Schema:
     failures); ``p_truth`` is the probability a usable forecast gave the truth (null for an
     unusable one); ``market_at`` is when the market belief of ``market_probs`` was public and
     ``market_age_days`` its age at the cutoff (null without one)."""
-    scores = [(m.name, pa.float64()) for m in metric_list()]
-    return pa.schema([*_LEADING, *scores, *_USAGE])
+    step = columns_schema()
+    keys, usage = ([_OWN.get(c) or step.field(c) for c in names] for names in (_LEADING, _USAGE))
+    scores = [pa.field(m.name, pa.float64()) for m in metric_list()]
+    return pa.schema([*keys, *scores, *usage])
 
 
 def _nulls(values: np.ndarray) -> list[float | None]:
@@ -103,12 +101,7 @@ TABLE_COLUMNS_READ = (
     "market_age_days",
     "failure_reason",
     "termination",
-    "model_calls",
-    "input_tokens",
-    "output_tokens",
-    "cost_usd",
-    "tool_calls",
-    "wall_s",
+    *_USAGE,
 )
 """The step columns ``export_table`` reads (``pastcast.runlog.columns_schema``)."""
 
@@ -140,8 +133,7 @@ def export_table(
         out,
         write,
         kind="table",
-        chosen=selected.steps,
-        datasets=selected.datasets,
-        guarded=False,
+        selected=selected,
+        policy=None,
         options={"fallback": fallback},
     )

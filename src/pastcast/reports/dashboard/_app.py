@@ -10,7 +10,6 @@ content-security policy forbids scripts, so markup that slipped through could no
 
 from __future__ import annotations
 
-import base64
 from collections.abc import Awaitable, Callable, Sequence
 from typing import TYPE_CHECKING, Any
 from urllib.parse import quote, urlencode
@@ -37,6 +36,7 @@ from pastcast.reports.dashboard._views import (
 )
 from pastcast.reports.dashboard._views import page as paginate
 from pastcast.reports.html import ReportSection
+from pastcast.scoring import event_kind
 
 if TYPE_CHECKING:
     from pastcast.audit import LeakageCard
@@ -136,23 +136,19 @@ def create_app(
         f = Filters(split, setting, model, category)
         events = index.events(f)
         pg = paginate(len(events), _number(page))
-        rows = [(e, index.event_rows(e)) for e in events[pg.start : pg.stop]]
-        firsts = index.rows([int(r[0]) for _, r in rows if r is not None and r.size])
-        event_rows = []
-        for e, r in rows:
-            first = firsts.pop(0) if r is not None and r.size else None
-            event_rows.append(
-                {
-                    "id": e,
-                    "title": index.title_of(e),
-                    "category": first.category if first else "",
-                    "kind": "binary"
-                    if first and first.grading.labels == ("Yes", "No")
-                    else "multi",
-                    "truth": first.grading.truth if first else "",
-                    "n": 0 if r is None else int(r.size),
-                }
-            )
+        shown = events[pg.start : pg.stop]  # each has steps: ``events`` names no other
+        rows = [r for e in shown if (r := index.event_rows(e)) is not None]
+        event_rows = [
+            {
+                "id": e,
+                "title": index.title_of(e),
+                "category": first.category,
+                "kind": event_kind(first.grading.labels),
+                "truth": first.grading.truth,
+                "n": int(r.size),
+            }
+            for e, r, first in zip(shown, rows, index.rows([int(r[0]) for r in rows]), strict=True)
+        ]
         return render(
             "leaderboard.html.j2",
             board=index.leaderboard(f),
@@ -162,7 +158,7 @@ def create_app(
             choices={c: index.choices(c) for c in FILTERS},
             events=event_rows,
             page=pg,
-            runs=index.runs,
+            runs=zip(index.logs, index.sizes, strict=True),
         )
 
     @app.get("/forecasts", response_class=HTMLResponse)
@@ -223,10 +219,7 @@ def create_app(
         found = by_slug.get(slug)
         if found is None:
             return not_found("section")
-        figures = [
-            {"name": f.name, "caption": f.caption, "png": base64.b64encode(f.png).decode("ascii")}
-            for f in found.figures
-        ]
+        figures = [f.embedded() for f in found.figures]
         return render("section.html.j2", section=found, figures=figures)
 
     @app.get("/step/{step_id}", response_class=HTMLResponse)
@@ -237,7 +230,7 @@ def create_app(
         s = index.record(i)
         chain = index.chain(i)
         pos = chain.index(i)
-        log = index.runs[int(index.run_of[i])]
+        log = index.logs[int(index.run_of[i])]
         return render(
             "step.html.j2",
             step_id=i,

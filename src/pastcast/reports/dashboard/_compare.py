@@ -19,7 +19,7 @@ from fastapi.responses import HTMLResponse
 
 from pastcast.reports import BOOTSTRAP_DRAWS, BOOTSTRAP_SEED
 from pastcast.reports.dashboard._index import RunIndex
-from pastcast.scoring import PairedComparison, metric_list, paired_comparison
+from pastcast.scoring import PairedComparison, distinct_rows, metric_list, paired_comparison
 
 __all__ = ["Group", "add_comparison_page", "short_labels"]
 
@@ -77,17 +77,9 @@ class Group:
 
 def _groups(index: RunIndex) -> list[Group]:
     t = index.table
-    cols = [t.keys[c] for c in ("agent", "setting", "run_id")]
-    sizes = [max(1, len(names)) for _, names in cols]
-    # one integer per (agent, setting, run): unique over a flat array, not rows of a matrix
-    flat = (cols[0][0] * sizes[1] + cols[1][0]) * sizes[2] + cols[2][0]
-    out = []
-    for code in np.unique(flat):
-        c = int(code)
-        run, c = c % sizes[2], c // sizes[2]
-        setting, agent = c % sizes[1], c // sizes[1]
-        out.append(Group(cols[0][1][agent], cols[1][1][setting], cols[2][1][run]))
-    return out
+    cols = ("agent", "setting", "run_id")
+    _, found = distinct_rows([t.codes(c) for c in cols])
+    return [Group(*(t.name(c, int(k)) for c, k in zip(cols, row, strict=True))) for row in found]
 
 
 def _default(groups: list[Group]) -> tuple[Group, Group] | None:

@@ -17,22 +17,19 @@ import threading
 from collections import OrderedDict
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
-from datetime import datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, overload
+from typing import TYPE_CHECKING
 
 import numpy as np
 from numpy.typing import NDArray
 
 from pastcast.dataset import Dataset
 from pastcast.reports._leaderboard import ranked
-from pastcast.reports._runs import NO_MODEL, Runs
+from pastcast.reports._runs import NO_MODEL, Runs, StepRow, step_row
 from pastcast.reports._scorecard import BOOTSTRAP_DRAWS, BOOTSTRAP_SEED, market_age_text
 from pastcast.reports.dashboard._store import BOARD_VERSION, board_path, load_board, save_board
 from pastcast.runlog import (
-    RunHeader,
     StepRecord,
-    column_probs,
     header_path,
     read_step_columns,
 )
@@ -48,8 +45,6 @@ __all__ = [
     "Filters",
     "LeaderRow",
     "RunIndex",
-    "RunInfo",
-    "StepRow",
     "find_run_logs",
 ]
 
@@ -111,93 +106,6 @@ class LeaderRow:
     tokens: float
 
 
-@dataclass(frozen=True)
-class RunInfo:
-    """A run log as the runs table shows it."""
-
-    header: RunHeader
-    path: Path
-    n_steps: int
-
-
-@dataclass(frozen=True)
-class _Forecast:
-    probs: dict[str, float]
-    usable: bool
-    failure_reason: str | None
-
-
-@dataclass(frozen=True)
-class _Grading:
-    truth: str
-    labels: tuple[str, ...]
-    market_probs: dict[str, float] | None
-    market_age_days: float | None
-
-
-@dataclass(frozen=True)
-class StepRow:
-    """A step as the lists show it, from its columns (the same names as a ``StepRecord``'s, so
-    the pages and the chart take either)."""
-
-    run_id: str
-    agent: str
-    role: str
-    setting: str
-    event_id: str
-    step_index: int
-    cutoff: datetime
-    rollout: int
-    split: str
-    category: str
-    forecast: _Forecast
-    grading: _Grading
-
-
-def _step_row(c: dict[str, Any]) -> StepRow:
-    return StepRow(
-        run_id=c["run_id"],
-        agent=c["agent"],
-        role=c["role"],
-        setting=c["setting"],
-        event_id=c["event_id"],
-        step_index=c["step_index"],
-        cutoff=c["cutoff"],
-        rollout=c["rollout"],
-        split=c["split"],
-        category=c["category"],
-        forecast=_Forecast(column_probs(c["probs"]) or {}, c["usable"], c["failure_reason"]),
-        grading=_Grading(
-            c["truth"], tuple(c["labels"]), column_probs(c["market_probs"]), c["market_age_days"]
-        ),
-    )
-
-
-class _Steps(Sequence[StepRecord]):
-    """The full step records of the index, read on demand (by byte offset from a step file, or
-    from a log held in memory); iterating reads one at a time."""
-
-    def __init__(self, index: RunIndex) -> None:
-        self._index = index
-
-    def __len__(self) -> int:
-        return len(self._index)
-
-    @overload
-    def __getitem__(self, i: int) -> StepRecord: ...
-    @overload
-    def __getitem__(self, i: slice) -> Sequence[StepRecord]: ...
-    def __getitem__(self, i: int | slice) -> StepRecord | Sequence[StepRecord]:
-        if isinstance(i, slice):
-            return [self._index.record(j) for j in range(len(self))[i]]
-        if not -len(self) <= i < len(self):
-            raise IndexError(i)
-        return self._index.record(i % len(self))
-
-    def __iter__(self) -> Iterator[StepRecord]:
-        return self._index.records(range(len(self)))
-
-
 class RunIndex:
     """Everything the dashboard shows, indexed once: ``runs`` read with ``INDEX_COLUMNS`` at
     least; ``persist``: keep the unfiltered leaderboard beside the first log (``_store``)."""
@@ -214,10 +122,7 @@ class RunIndex:
             else None
         )
         self.notes: tuple[str, ...] = ()
-        sizes = runs.log_sizes()
-        self.runs = tuple(
-            RunInfo(log.header, log.path, n) for log, n in zip(self.logs, sizes, strict=True)
-        )
+        self.sizes = sizes = runs.log_sizes()
         self.columns: pa.Table = runs.columns(INDEX_COLUMNS)
         self.run_of: Ints = np.repeat(np.arange(len(sizes), dtype=np.int64), sizes)
         self.table: ScoreTable = runs.base_table
@@ -225,6 +130,7 @@ class RunIndex:
         self.offsets: Ints = self.columns.column("offset").to_numpy().astype(np.int64)
         self.lengths: Ints = self.columns.column("length").to_numpy().astype(np.int64)
         self.resources = dict(zip(RESOURCES, runs.resources().T, strict=True))
+        self.ages = runs.market_ages()
         self.model_codes, self.model_names = runs.models()
         event_codes = self.table.codes("event")
         order = np.argsort(event_codes, kind="stable")
@@ -273,11 +179,6 @@ class RunIndex:
         logs = tuple(read_step_columns(p, list(INDEX_COLUMNS)) for p in find_run_logs(paths))
         return cls(Runs(logs, dataset), persist=persist)
 
-    @property
-    def steps(self) -> Sequence[StepRecord]:
-        """Every full step record, read on demand (``record``)."""
-        return _Steps(self)
-
     def record(self, step_id: int) -> StepRecord:
         """The full record of a step: read by its byte offset (one line of the step file)."""
         log = self.logs[int(self.run_of[step_id])]
@@ -293,10 +194,7 @@ class RunIndex:
         import pyarrow as pa
 
         taken = self.columns.take(pa.array(np.asarray(step_ids, dtype=np.int64)))
-        return [_step_row(c) for c in taken.to_pylist()]
-
-    def row(self, step_id: int) -> StepRow:
-        return self.rows([step_id])[0]
+        return [step_row(c) for c in taken.to_pylist()]
 
     def event_sorted(self, event_id: str) -> Ints | None:
         """The steps of an event by step index, agent, setting and rollout (None: no such
@@ -330,19 +228,17 @@ class RunIndex:
             return tuple(n for n in self.model_names if n != NO_MODEL)
         return tuple(n for n in self.table.keys[column][1] if n)
 
+    def _is(self, column: str, value: str) -> NDArray[np.bool_]:
+        """The steps whose ``column`` (a key column, or the agent's ``model``) is ``value``."""
+        codes, names = (
+            (self.model_codes, self.model_names) if column == "model" else self.table.keys[column]
+        )
+        return codes == names.index(value) if value in names else np.zeros(len(self), bool)
+
     def mask(self, f: Filters) -> NDArray[np.bool_]:
         m = np.ones(len(self), dtype=bool)
-        for column in ("split", "setting", "category"):
-            value = getattr(f, column)
-            if value:
-                names = self.table.keys[column][1]
-                m &= (self.table.codes(column) == names.index(value)) if value in names else False
-        if f.model:
-            m &= (
-                (self.model_codes == self.model_names.index(f.model))
-                if f.model in self.model_names
-                else False
-            )
+        for column, value in f.query().items():
+            m &= self._is(column, value)
         return m
 
     def leaderboard(self, f: Filters, bootstrap: int = BOOTSTRAP_DRAWS) -> tuple[LeaderRow, ...]:
@@ -386,10 +282,9 @@ class RunIndex:
             out = ranked(out, lambda r: r.summary)
         board = tuple(out)
         if self._board_key is not None and f == Filters():
-            rest = [{"model": r.model, "cost": r.cost, "tool_calls": r.tool_calls,
-                     "tokens": r.tokens} for r in board]  # fmt: skip
+            rest = [{k: v for k, v in vars(r).items() if k != "summary"} for r in board]
             save_board(
-                board_path(self.runs[0].path),
+                board_path(self.logs[0].path),
                 f"{self._board_key}:{bootstrap}",
                 [(r.summary, x) for r, x in zip(board, rest, strict=True)],
             )
@@ -403,20 +298,14 @@ class RunIndex:
         """The unfiltered leaderboard as stored beside the first log for these very logs."""
         if self._board_key is None or f != Filters():
             return None
-        rows = load_board(board_path(self.runs[0].path), f"{self._board_key}:{bootstrap}")
+        rows = load_board(board_path(self.logs[0].path), f"{self._board_key}:{bootstrap}")
         if rows is None:
             return None
-        return tuple(
-            LeaderRow(s, str(x["model"]), float(x["cost"]), float(x["tool_calls"]),
-                      float(x["tokens"]))
-            for s, x in rows
-        )  # fmt: skip
+        return tuple(LeaderRow(s, **x) for s, x in rows)
 
     def market_age(self, f: Filters) -> str:
         """How old the market beliefs of the filtered steps were at their cutoffs, in words."""
-        ages = np.asarray(
-            self.columns.column("market_age_days").to_numpy(zero_copy_only=False), np.float64
-        )[self.mask(f)]
+        ages = self.ages[self.mask(f)]
         return market_age_text(ages[np.isfinite(ages)].tolist())
 
     def events(self, f: Filters) -> tuple[str, ...]:
@@ -433,11 +322,9 @@ class RunIndex:
 
     def group_rows(self, agent: str, setting: str, f: Filters) -> Ints:
         """The steps of one agent and setting passing the filter."""
-        m = self.mask(f)
-        for column, value in (("agent", agent), ("setting", setting)):
-            names = self.table.keys[column][1]
-            m &= (self.table.codes(column) == names.index(value)) if value in names else False
-        return np.flatnonzero(m)
+        return np.flatnonzero(
+            self.mask(f) & self._is("agent", agent) & self._is("setting", setting)
+        )
 
     def chain(self, step_id: int) -> list[int]:
         """The steps of the same run, agent, setting, event and rollout, by step index."""

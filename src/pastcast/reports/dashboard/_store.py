@@ -14,11 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from pastcast.atomic import write_atomic
-from pastcast.scoring import (
-    AlphaTest,
-    GroupSummary,
-    MetricSummary,
-)
+from pastcast.scoring import AlphaTest, GroupSummary, MetricSummary
 
 __all__ = ["BOARD_VERSION", "board_path", "load_board", "save_board"]
 
@@ -33,19 +29,10 @@ def board_path(log: Path) -> Path:
 
 
 def _summary(d: dict[str, Any]) -> GroupSummary:
-    return GroupSummary(
-        by=tuple(d["by"]),
-        group=tuple(d["group"]),
-        role=d["role"],
-        n_recorded=d["n_recorded"],
-        n_failures=d["n_failures"],
-        failure_rate=d["failure_rate"],
-        n_scheduled=d["n_scheduled"],
-        n_missing=d["n_missing"],
-        scheduled_failure_rate=d["scheduled_failure_rate"],
-        metrics={k: MetricSummary(**v) for k, v in d["metrics"].items()},
-        alpha_tests={k: AlphaTest(**v) for k, v in d["alpha_tests"].items()},
-    )
+    metrics = {k: MetricSummary(**v) for k, v in d.pop("metrics").items()}
+    tests = {k: AlphaTest(**v) for k, v in d.pop("alpha_tests").items()}
+    by, group = tuple(d.pop("by")), tuple(d.pop("group"))
+    return GroupSummary(by, group, **d, metrics=metrics, alpha_tests=tests)
 
 
 def load_board(path: Path, key: str) -> list[tuple[GroupSummary, dict[str, Any]]] | None:

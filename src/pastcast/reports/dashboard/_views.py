@@ -9,16 +9,14 @@ from __future__ import annotations
 
 import difflib
 import json
-import math
 import re
-from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from datetime import UTC, datetime, time
+from datetime import UTC, datetime
 
 from pastcast.dataset import Dataset
-from pastcast.records import BINARY_LABELS, Message, ModelCall, Notebook, ToolCall
-from pastcast.reports.dashboard._index import StepRow
+from pastcast.records import Message, ModelCall, Notebook, ToolCall
+from pastcast.reports._runs import StepRow, event_curves
 from pastcast.runlog import StepRecord
 
 __all__ = [
@@ -219,27 +217,7 @@ def chart(
     time, the mean forecast of each agent and setting at each forecast date, and the outcome."""
     if not steps:
         return None
-    g = steps[0].grading
-    label = "Yes" if tuple(g.labels) == BINARY_LABELS else g.truth
-    event_id = steps[0].event_id
-    market: dict[datetime, float] = {}
-    if dataset is not None and event_id in dataset.beliefs:
-        for b in dataset.beliefs[event_id]:
-            if label in b.probs:
-                market[datetime.combine(b.day, time(), UTC)] = b.probs[label]
-    else:
-        for s in steps:
-            mp = s.grading.market_probs
-            if mp and label in mp:
-                market.setdefault(s.cutoff, mp[label] / (math.fsum(mp.values()) or 1.0))
-    agents: dict[str, dict[datetime, list[float]]] = defaultdict(lambda: defaultdict(list))
-    for s in steps:
-        if s.role == "reference" or not s.forecast.usable:
-            continue
-        total = math.fsum(v for v in s.forecast.probs.values() if v > 0) or 1.0
-        agents[f"{s.agent} / {s.setting}"][s.cutoff].append(
-            max(s.forecast.probs.get(label, 0.0), 0.0) / total
-        )
+    label, market, agents = event_curves(steps, dataset)
     times = [*market, *(t for pts in agents.values() for t in pts)]
     if not times:
         return None
@@ -261,8 +239,7 @@ def chart(
     if market:
         lines.append(("market", "#555", points(list(market.items())), False))
     for k, (name, pts) in enumerate(sorted(agents.items())[: len(_COLOURS)]):
-        mean = [(t, sum(v) / len(v)) for t, v in pts.items()]
-        lines.append((name, _COLOURS[k], points(mean), True))
+        lines.append((name, _COLOURS[k], points(list(pts.items())), True))
     n_ticks = 4
     xticks = tuple(
         (
@@ -272,7 +249,7 @@ def chart(
         for i in range(n_ticks + 1)
     )
     yticks = tuple((y(p), f"{p:.2f}") for p in (0.0, 0.25, 0.5, 0.75, 1.0))
-    outcome = 1.0 if label == g.truth else 0.0
+    outcome = 1.0 if label == steps[0].grading.truth else 0.0
     return Chart(
         width, height, f"P({label})", tuple(lines), yticks, xticks, y(outcome), left, width - right
     )

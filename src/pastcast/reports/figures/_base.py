@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import io
 import textwrap
+from base64 import b64encode
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cached_property
@@ -121,6 +122,10 @@ class RenderedFigure:
     caption: str
     png: bytes
     svg: str
+
+    def embedded(self) -> dict[str, str]:
+        """Its name, caption and PNG as base64, as the HTML pages embed it."""
+        return {"name": self.name, "caption": self.caption, "png": b64encode(self.png).decode()}
 
 
 def new_figure(panels: int = 1, width: float = 4.2, height: float = 3.4) -> Figure:

@@ -33,7 +33,7 @@ def _calibrations(data: ReportData) -> tuple[tuple[str, ...], list[Calibration]]
     if "agent" in card.by:
         return card.by, [g.calibration for g in card.ranked()]
     by = ("agent", *card.by)
-    cals = calibration(data.runs.table(by), by, card.fallback, card.bins, card.bootstrap, card.seed)
+    cals = calibration(data.runs.table(), by, card.fallback, card.bins, card.bootstrap, card.seed)
     return by, list(cals)
 
 

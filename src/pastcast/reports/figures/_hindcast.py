@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import contextlib
 from collections import Counter, defaultdict
-from datetime import datetime, time
 from typing import Any, cast
 
 import numpy as np
 
+from pastcast.reports._runs import StepRow, event_curves, step_row
 from pastcast.reports.figures._base import (
     MAX_PANELS,
     Drawn,
@@ -20,7 +20,7 @@ from pastcast.reports.figures._base import (
     panel_axes,
     wrapped,
 )
-from pastcast.runlog import column_probs
+from pastcast.scoring import TABLE_INPUTS
 from pastcast.scoring.analyses import lookback_summary, pipeline_recoveries
 
 MARKET_EVENTS = 4
@@ -124,48 +124,19 @@ def _chosen(data: ReportData) -> list[str]:
     return [e for e, _ in sorted(per_event.items(), key=lambda kv: (-kv[1], kv[0]))][:MARKET_EVENTS]
 
 
-_MARKET_COLUMNS = (
-    "event_id",
-    "agent",
-    "setting",
-    "role",
-    "cutoff",
-    "usable",
-    "probs",
-    "truth",
-    "labels",
-    "market_probs",
-)
-"""The step columns the market figure draws, of its events' steps."""
+_STEP_COLUMNS = (*TABLE_INPUTS, "cutoff", "failure_reason", "market_age_days")
+"""The step columns of a ``StepRow``: the market figure reads them of its events' steps."""
 
 
-def _market_curve(
-    data: ReportData, event_id: str, label: str, steps: list[dict[str, Any]]
-) -> tuple[list[datetime], list[float]]:
-    ds = data.runs.dataset
-    if ds is not None and event_id in ds.beliefs:
-        pts = [(b.day, b.probs.get(label)) for b in ds.beliefs[event_id]]
-        return [datetime.combine(d, time()) for d, p in pts if p is not None], [
-            float(p) for _, p in pts if p is not None
-        ]
-    seen: dict[datetime, float] = {}
-    for s in steps:
-        mp = column_probs(s["market_probs"])
-        if mp and label in mp:
-            seen.setdefault(s["cutoff"], mp[label] / (sum(mp.values()) or 1.0))
-    xs = sorted(seen)
-    return xs, [seen[x] for x in xs]
-
-
-def _event_steps(data: ReportData, events: list[str]) -> dict[str, list[dict[str, Any]]]:
-    """The step columns of each of ``events``' steps, in record order."""
+def _event_steps(data: ReportData, events: list[str]) -> dict[str, list[StepRow]]:
+    """The steps of each of ``events``, in record order."""
     codes, names = data.table.keys["event"]
-    wanted = [names.index(e) for e in events]
-    rows = np.flatnonzero(np.isin(codes, wanted))
-    cols = data.runs.take(rows, _MARKET_COLUMNS)
-    out: dict[str, list[dict[str, Any]]] = {e: [] for e in events}
+    rows = np.flatnonzero(np.isin(codes, [names.index(e) for e in events]))
+    cols = data.runs.take(rows, _STEP_COLUMNS)
+    out: dict[str, list[StepRow]] = {e: [] for e in events}
     for i in range(rows.size):
-        out[cols["event_id"][i]].append({c: cols[c][i] for c in _MARKET_COLUMNS})
+        row = step_row({c: cols[c][i] for c in _STEP_COLUMNS})
+        out[row.event_id].append(row)
     return out
 
 
@@ -179,23 +150,13 @@ def market_against_forecasts(data: ReportData) -> Drawn | None:
     axes = panel_axes(fig, len(events))
     for ax, event_id in zip(axes, events, strict=True):
         steps = of_event[event_id]
-        truth = steps[0]["truth"]
-        labels = steps[0]["labels"]
-        label = "Yes" if tuple(labels) == ("Yes", "No") else truth
-        xs, ys = _market_curve(data, event_id, label, steps)
-        ax.plot(cast(Any, xs), ys, color="0.4", lw=1.5, label="market")  # dates: converted
-        by_agent: dict[str, dict[datetime, list[float]]] = defaultdict(lambda: defaultdict(list))
-        for s in steps:
-            if s["role"] == "reference" or not s["usable"]:
-                continue
-            probs = column_probs(s["probs"]) or {}
-            total = sum(v for v in probs.values() if v > 0) or 1.0
-            p = max(probs.get(label, 0.0), 0.0) / total
-            by_agent[f"{s['agent']} / {s['setting']}"][s["cutoff"]].append(p)
+        truth = steps[0].grading.truth
+        label, market, by_agent = event_curves(steps, data.runs.dataset)
+        xs = sorted(market)  # dates: matplotlib converts them
+        ax.plot(cast(Any, xs), [market[x] for x in xs], color="0.4", lw=1.5, label="market")
         for name, pts in sorted(by_agent.items())[:8]:
-            xs2 = sorted(pts)
-            means = [float(np.mean(pts[x])) for x in xs2]
-            ax.plot(cast(Any, xs2), means, "o-", ms=3, lw=1, label=name)
+            xs = sorted(pts)
+            ax.plot(cast(Any, xs), [pts[x] for x in xs], "o-", ms=3, lw=1, label=name)
         outcome = 1.0 if label == truth else 0.0
         ax.axhline(outcome, color="k", ls=":", lw=1)
         title = event_id

@@ -8,7 +8,6 @@ come from run logs and datasets, which are not trusted to be HTML).
 
 from __future__ import annotations
 
-import base64
 import json
 from collections import Counter
 from collections.abc import Sequence
@@ -129,17 +128,12 @@ def write_html_report(
     sections: Sequence[ReportSection] = (),
     leakage: Sequence[LeakageCard] = (),
 ) -> WrittenReport:
-    """Write ``report.html``, ``tables.md``, ``tables.tex``, ``scorecard.json`` and
-    ``figures/NAME.{png,svg}`` under ``out``; each file is replaced whole (written aside, then
-    renamed). ``runs``: read with at least ``REPORT_COLUMNS``. ``figures`` names registered figures
-    (default: all that the runs support). ``leakage``: the runs' leakage cards
-    (``pastcast.audit.leakage_card``), shown in a section of their own and written to
-    ``leakage.json``.
-
-    ``out`` is claimed first (``pastcast.owned.claim_dir``): made and marked if absent or empty,
-    written into again if it holds an earlier report; a folder pastcast did not make is refused
-    with ``FileExistsError`` before anything is written. ``sections`` (the arena's rounds) follow
-    the figures, their tables in the Markdown and LaTeX files too and their figures as
+    """Write the report's files under ``out`` (docs/reports.md, "The HTML report"), each replaced
+    whole; ``out`` is claimed first (``pastcast.owned.claim_dir``: ``FileExistsError`` before
+    anything is written). ``runs``: read with at least ``REPORT_COLUMNS``. ``figures`` names
+    registered figures (default: all that the runs support). ``leakage``: the runs' leakage
+    cards, in a section of their own and in ``leakage.json``. ``sections`` (the arena's rounds)
+    follow the figures, their tables in the Markdown and LaTeX files too and their figures as
     ``figures/SLUG-NAME.{png,svg}``."""
     out = claim_dir(Path(out), "report")
     (out / "figures").mkdir(exist_ok=True)
@@ -147,17 +141,12 @@ def write_html_report(
     data = ReportData(runs, card, tuple(events), tuple(lookback) if lookback else None)
     drawn: list[RenderedFigure] = render_figures(data, figures)
     figure_paths: list[Path] = []
-    for fig in drawn:
+    named = [(f.name, f) for f in drawn]
+    named += [(f"{s.slug}-{f.name}", f) for s in sections for f in s.figures]
+    for name, fig in named:
         for ext, blob in (("png", fig.png), ("svg", fig.svg.encode("utf-8"))):
-            path = out / "figures" / f"{fig.name}.{ext}"
-            write_atomic(path, blob)
-            figure_paths.append(path)
-    for section in sections:
-        for fig in section.figures:
-            for ext, blob in (("png", fig.png), ("svg", fig.svg.encode("utf-8"))):
-                path = out / "figures" / f"{section.slug}-{fig.name}.{ext}"
-                write_atomic(path, blob)
-                figure_paths.append(path)
+            figure_paths.append(out / "figures" / f"{name}.{ext}")
+            write_atomic(figure_paths[-1], blob)
     pairs = report_pairs(card, runs)
     tables = report_tables(card, runs, pairs)
     extra = [t for section in sections for t in section.tables]
@@ -185,31 +174,8 @@ def write_html_report(
             ],
             card=card,
             tables=tables,
-            figures=[
-                {
-                    "name": f.name,
-                    "caption": f.caption,
-                    "png": base64.b64encode(f.png).decode("ascii"),
-                }
-                for f in drawn
-            ],
-            sections=[
-                {
-                    "title": section.title,
-                    "intro": section.intro,
-                    "slug": section.slug,
-                    "tables": section.tables,
-                    "figures": [
-                        {
-                            "name": f.name,
-                            "caption": f.caption,
-                            "png": base64.b64encode(f.png).decode("ascii"),
-                        }
-                        for f in section.figures
-                    ],
-                }
-                for section in sections
-            ],
+            figures=[f.embedded() for f in drawn],
+            sections=[{**vars(s), "figures": [f.embedded() for f in s.figures]} for s in sections],
             generated=f"{datetime.now(UTC):%Y-%m-%d %H:%M} UTC",
             leakage=[{"dataset": c.dataset_id, "run": c.run_id, "rows": c.rows()} for c in leakage],
         )
