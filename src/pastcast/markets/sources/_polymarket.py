@@ -10,7 +10,6 @@ run of days without trades.
 from __future__ import annotations
 
 import json
-import time
 from collections import Counter, defaultdict
 from collections.abc import Iterator
 from datetime import UTC, date, datetime, timedelta
@@ -32,6 +31,13 @@ from pastcast.records import (
     Resolution,
     UtcDatetime,
 )
+from pastcast.retrying import (
+    ProviderFailure,
+    RetryPolicy,
+    call_with_retries,
+    failure_kind_of_status,
+    retry_after_seconds,
+)
 from pastcast.validation import first_problem
 
 __all__ = [
@@ -47,8 +53,6 @@ __all__ = [
     "resolution_payouts",
 ]
 
-_RETRY = {429, 500, 502, 503, 504}
-
 
 class PolymarketError(FieldError):
     """A failed request or malformed response; names the endpoint, the record and the field. Its
@@ -59,7 +63,7 @@ class PolymarketError(FieldError):
 
 
 class PolymarketClient:
-    """Minimal Gamma + CLOB client with timeouts and backoff on 429/5xx (honours Retry-After)."""
+    """Minimal Gamma + CLOB client with timeouts, retried as ``pastcast.retrying`` retries."""
 
     def __init__(
         self,
@@ -79,7 +83,9 @@ class PolymarketClient:
         self.clob_url = clob_url.rstrip("/")
         self.data_url = data_url.rstrip("/")
         self.trade_page, self.max_trade_offset = trade_page, max_trade_offset
-        self.retries, self.backoff_s, self.max_wait_s = retries, backoff_s, max_wait_s
+        self.retry = RetryPolicy(
+            max_retries=retries, base_delay_s=backoff_s, max_retry_after_s=max_wait_s
+        )
         self.window_days = window_days
         self._http = httpx.Client(timeout=timeout_s)
 
@@ -90,29 +96,23 @@ class PolymarketClient:
         self._http.close()
 
     def _get(self, url: str, params: dict[str, Any]) -> Any:
-        where = f"GET {url} {params}"
-        for attempt in range(self.retries + 1):
+        def attempt() -> httpx.Response:
             try:
                 resp = self._http.get(url, params=params)
             except httpx.TransportError as exc:
-                if attempt >= self.retries:
-                    raise PolymarketError(f"{where}: {type(exc).__name__}: {exc}") from None
-                time.sleep(self.backoff_s * 2**attempt)
-                continue
-            if resp.status_code in _RETRY and attempt < self.retries:
-                wait = self.backoff_s * 2**attempt
-                retry_after = resp.headers.get("Retry-After", "")
-                if retry_after.replace(".", "", 1).isdigit():
-                    wait = float(retry_after)
-                time.sleep(min(wait, self.max_wait_s))
-                continue
+                raise ProviderFailure(f"{type(exc).__name__}: {exc}", kind="connection") from None
             if resp.status_code != 200:
-                raise PolymarketError(f"{where}: HTTP {resp.status_code}")
-            try:
-                return resp.json()
-            except json.JSONDecodeError:
-                raise PolymarketError(f"{where}: response is not JSON") from None
-        raise PolymarketError(f"{where}: gave up after {self.retries} retries")  # pragma: no cover
+                kind = failure_kind_of_status(resp.status_code)
+                wait = retry_after_seconds(resp.headers)
+                raise ProviderFailure(f"HTTP {resp.status_code}", kind=kind, retry_after=wait)
+            return resp
+
+        try:
+            return call_with_retries(attempt, self.retry).json()
+        except ProviderFailure as exc:
+            raise PolymarketError(f"GET {url} {params}: {exc}") from None
+        except json.JSONDecodeError:
+            raise PolymarketError(f"GET {url} {params}: response is not JSON") from None
 
     def iter_events(
         self,
