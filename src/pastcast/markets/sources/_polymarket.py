@@ -202,28 +202,20 @@ class PolymarketClient:
                 "fidelity": fidelity,
             }
             body = self._get(f"{self.clob_url}/prices-history", params)
-            hist = body.get("history") if isinstance(body, dict) else None
-            if not isinstance(hist, list):
-                raise PolymarketError(f"prices-history token {token}: field history: not a list")
-            for j, obs in enumerate(hist):
-                try:
-                    t, p = int(obs["t"]), float(obs["p"])
-                except (KeyError, TypeError, ValueError):
-                    raise PolymarketError(
-                        f"prices-history token {token} [{j}]: field t/p: bad observation {obs!r}"
-                    ) from None
-                if not 0.0 <= p <= 1.0:
-                    raise PolymarketError(f"prices-history token {token} [{j}]: field p: {p}")
-                out.append((t, p))
+            out += price_observations(body, f"prices-history token {token}")
         return out
 
-    def price_history(self, token: str, start: datetime, end: datetime) -> list[tuple[int, float]]:
-        """YES-price observations in [start, end); retried at daily fidelity when empty."""
-        s, e = int(start.timestamp()), int(end.timestamp())
+    def price_history(
+        self, token: str, start: datetime | int, end: datetime | int, fidelity: int = 60
+    ) -> list[tuple[int, float]]:
+        """Price observations of ``token`` in [start, end) (datetimes or unix seconds) at
+        ``fidelity`` minutes; the default hourly series is retried at daily fidelity when
+        empty."""
+        s, e = (int(t.timestamp()) if isinstance(t, datetime) else t for t in (start, end))
         if e <= s:
             return []
-        obs = self._history(token, s, e, fidelity=60)
-        if not obs:
+        obs = self._history(token, s, e, fidelity)
+        if not obs and fidelity == 60:
             obs = self._history(token, s, e, fidelity=1440)
         return sorted({t: p for t, p in obs if s <= t < e}.items())
 
@@ -241,29 +233,7 @@ class PolymarketClient:
             raise PolymarketError(
                 f"GET /trades market {condition_id} offset={offset}: expected a JSON list"
             )
-        out = []
-        for j, trade in enumerate(page):
-            try:
-                ts, size = int(trade["timestamp"]), float(trade["size"])
-            except (KeyError, TypeError, ValueError):
-                raise PolymarketError(
-                    f"trades market {condition_id} [{offset + j}]: field timestamp/size: "
-                    f"bad trade {trade!r}"
-                ) from None
-            if size < 0:
-                raise PolymarketError(
-                    f"trades market {condition_id} [{offset + j}]: field size: {size}"
-                )
-            out.append((ts, size))
-        return out
-
-    def minute_history(self, token: str, start: int, end: int) -> list[tuple[int, float]]:
-        """Minute-level (``fidelity=1``) price observations of ``token`` in [start, end)."""
-        if end <= start:
-            return []
-        return sorted(
-            {t: p for t, p in self._history(token, start, end, 1) if start <= t < end}.items()
-        )
+        return trade_rows(page, f"trades market {condition_id}", offset)
 
     def book(self, token: str) -> dict[str, Any]:
         """The order book of ``token`` now (``GET /book?token_id=``): the raw object with its
@@ -306,6 +276,39 @@ class PolymarketClient:
             # trades at ``oldest`` may continue past the cap: read that second again
             out += [(ts, size) for ts, size in got if ts > oldest]
             window = (window[0], oldest)
+
+
+def price_observations(body: Any, where: str) -> list[tuple[int, float]]:
+    """The (t, p) observations of a ``prices-history`` reply, each p in [0, 1]."""
+    hist = body.get("history") if isinstance(body, dict) else None
+    if not isinstance(hist, list):
+        raise PolymarketError(f"{where}: field history: not a list")
+    out = []
+    for j, obs in enumerate(hist):
+        try:
+            t, p = int(obs["t"]), float(obs["p"])
+        except (KeyError, TypeError, ValueError):
+            raise PolymarketError(f"{where} [{j}]: field t/p: bad observation {obs!r}") from None
+        if not 0.0 <= p <= 1.0:
+            raise PolymarketError(f"{where} [{j}]: field p: {p}")
+        out.append((t, p))
+    return out
+
+
+def trade_rows(rows: list[Any], where: str, first: int = 0) -> list[tuple[int, float]]:
+    """The (timestamp, shares) of trade objects (``first``: the index of the first)."""
+    out = []
+    for j, trade in enumerate(rows, start=first):
+        try:
+            ts, size = int(trade["timestamp"]), float(trade["size"])
+        except (KeyError, TypeError, ValueError):
+            raise PolymarketError(
+                f"{where} [{j}]: field timestamp/size: bad trade {trade!r}"
+            ) from None
+        if size < 0:
+            raise PolymarketError(f"{where} [{j}]: field size: {size}")
+        out.append((ts, size))
+    return out
 
 
 def book_quote(book: dict[str, Any], where: str) -> tuple[float, float, datetime]:
