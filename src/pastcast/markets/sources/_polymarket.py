@@ -125,22 +125,27 @@ class PolymarketClient:
         """Events with nested markets, paged by limit/offset; yields (where, event). ``order``
         is a Gamma ordering field (``volume24hr``: the trending order, with ``ascending``
         False), ``closed`` False lists the open events a live round is curated from."""
-        offset = 0
         query: dict[str, Any] = {"closed": "true" if closed else "false"}
         if order is not None:
             query["order"] = order
         if ascending is not None:
             query["ascending"] = "true" if ascending else "false"
-        while True:
-            page = self._get(
-                f"{self.gamma_url}/events", {**query, "limit": page_size, "offset": offset}
-            )
-            if not isinstance(page, list):
-                raise PolymarketError(f"GET /events offset={offset}: expected a JSON list")
+        for offset, page in self._pages("events", query, page_size):
             for i, ev in enumerate(page):
-                if not isinstance(ev, dict):
-                    raise PolymarketError(f"GET /events offset={offset} item {i}: not an object")
                 yield f"gamma event {ev.get('id')!r} (offset {offset + i})", ev
+
+    def _pages(
+        self, path: str, query: dict[str, Any], page_size: int, max_pages: int | None = None
+    ) -> Iterator[tuple[int, list[dict[str, Any]]]]:
+        """(offset, page) of a Gamma listing paged by limit/offset, up to the first short page
+        (or ``max_pages`` pages)."""
+        offset = 0
+        while max_pages is None or offset < max_pages * page_size:
+            params = {**query, "limit": page_size, "offset": offset}
+            page = self._get(f"{self.gamma_url}/{path}", params)
+            if not isinstance(page, list) or not all(isinstance(x, dict) for x in page):
+                raise PolymarketError(f"GET /{path} offset={offset}: expected a list of objects")
+            yield offset, page
             if len(page) < page_size:
                 return
             offset += len(page)
@@ -150,27 +155,15 @@ class PolymarketClient:
     ) -> list[dict[str, Any]]:
         """Open (active, not closed) Gamma markets ending in [end_min, end_max], by 24-hour
         volume, paged by limit/offset (at most ``max_pages`` pages)."""
-        out: list[dict[str, Any]] = []
-        for page_no in range(max_pages):
-            page = self._get(
-                f"{self.gamma_url}/markets",
-                {
-                    "active": "true",
-                    "closed": "false",
-                    "order": "volume24hr",
-                    "ascending": "false",
-                    "end_date_min": end_min.astimezone(UTC).isoformat(),
-                    "end_date_max": end_max.astimezone(UTC).isoformat(),
-                    "limit": page_size,
-                    "offset": page_no * page_size,
-                },
-            )
-            if not isinstance(page, list) or not all(isinstance(m, dict) for m in page):
-                raise PolymarketError(f"GET /markets page {page_no}: expected a list of objects")
-            out += page
-            if len(page) < page_size:
-                break
-        return out
+        query = {
+            "active": "true",
+            "closed": "false",
+            "order": "volume24hr",
+            "ascending": "false",
+            "end_date_min": end_min.astimezone(UTC).isoformat(),
+            "end_date_max": end_max.astimezone(UTC).isoformat(),
+        }
+        return [m for _, page in self._pages("markets", query, page_size, max_pages) for m in page]
 
     def market(self, market_id: str) -> dict[str, Any]:
         """One Gamma market by id (its resolution: ``closed``, ``outcomePrices``)."""
