@@ -39,7 +39,6 @@ from pastcast.probabilities import scaled
 
 __all__ = [
     "BINARY_LABELS",
-    "EVIDENCE_WEIGHTS",
     "FAILURE_REASONS",
     "RETRYABLE_FAILURES",
     "RETRY_MARKERS",
@@ -133,9 +132,6 @@ EvidenceLabel = Literal["strong", "weak", "irrel", "contra"]
 specific support; vague, indirect or correlational support; on topic but not bearing on it;
 evidence against it."""
 
-EVIDENCE_WEIGHTS: dict[EvidenceLabel, int] = {"strong": 2, "weak": 1, "irrel": 0, "contra": -1}
-"""A side's score is the weighted count of its labels: 2 strong + weak - contra."""
-
 EvidenceQuality = Literal["strong", "weak", "none"]
 """Hindcast's overall evidence-quality label, read with both sides' tallies."""
 
@@ -147,8 +143,6 @@ class Record(BaseModel):
 
 
 def _visible(text: str) -> str:
-    """Refuse a text without one visible character (only whitespace, NUL or control
-    characters): a question no one can read."""
     if not any(ch.isprintable() and not ch.isspace() for ch in text):
         raise ValueError("no visible character (only whitespace, NUL or control characters)")
     return text
@@ -190,12 +184,8 @@ class Event(Record):
 
 
 class TextVersion(Record):
-    """One published snapshot of an event's question text.
-
-    Sources that republish their questions (ForecastBench's question sets) may reword a title or
-    update a background between snapshots: a step is shown the latest snapshot published before
-    its cutoff (``Dataset.event_at``), never one written later.
-    """
+    """One published snapshot of an event's question text: a step is shown the latest one
+    published before its cutoff (``Dataset.event_at``), never one written later."""
 
     event_id: str = Field(min_length=1)
     published_at: UtcDatetime
@@ -335,9 +325,8 @@ class StepSpec(Record):
 
 
 def _number(value: object) -> float | None:
-    """``value`` as the float it validates to (an integer beyond any float is infinite; a
-    boolean is 0 or 1, as the field reads it); None for what is no number (left to the field's
-    own validation to refuse)."""
+    """``value`` as the float the field reads (an integer beyond any float is infinite); None
+    for what is no number (left to the field's own validation to refuse)."""
     if not isinstance(value, int | float | str):
         return None
     try:
@@ -353,10 +342,7 @@ def _shown(values: Mapping[str, float]) -> str:
 
 
 def _finite_forecast(data: dict[str, Any]) -> dict[str, Any]:
-    """The fields of a forecast whose probabilities are all finite numbers in [0, 1]: finite
-    values above 1 are scaled to a distribution; a non-finite or negative value, or a usable
-    forecast without positive mass, makes it unusable with its reason, its values kept as text
-    in ``raw_text``."""
+    """The fields of a forecast made finite, as ``Forecast`` describes."""
     values = {label: _number(v) for label, v in data["probs"].items()}
     if any(v is None for v in values.values()):
         return data  # not numbers: the field's validation names them
@@ -387,12 +373,10 @@ class Forecast(Record):
     such a forecast is scored by the configured fallback (uniform by default) and counted as a
     failure with its ``failure_reason``.
 
-    Every probability held is a finite number in [0, 1], whoever made the forecast (and however
-    old the log it is read from): finite values above 1 are scaled to a distribution (by the
-    largest first, so that no sum overflows); a NaN, an infinity or a negative value makes the
-    forecast unusable (``invalid_probability``), as does a usable one without positive mass
-    (``no_positive_mass``); the values are then kept as text in ``raw_text`` and ``probs`` is
-    empty.
+    Every probability held is a finite number in [0, 1], however old the log it is read from:
+    finite values above 1 are scaled to a distribution (``probabilities.scaled``); a NaN, an
+    infinity or a negative value (``invalid_probability``), or a usable forecast without positive
+    mass (``no_positive_mass``), makes it unusable, its values kept as text in ``raw_text``.
     """
 
     probs: dict[str, float] = Field(default_factory=dict)
@@ -660,7 +644,7 @@ class SideTally(Record):
 
     @property
     def score(self) -> int:
-        """``2 strong + weak - contra`` (``EVIDENCE_WEIGHTS``)."""
+        """The weighted count of its labels: ``2 strong + weak - contra``."""
         return 2 * self.strong + self.weak - self.contra
 
 

@@ -87,7 +87,9 @@ class Entry(Generic[T]):
 
     @property
     def description(self) -> str:
-        return self.described if self.described is not None else _first_doc_line(self.factory)
+        if self.described is not None:
+            return self.described
+        return ((inspect.getdoc(self.factory) or "").strip().splitlines() or [""])[0]
 
     def parameters(self) -> tuple[str, ...]:
         """The keyword arguments the factory accepts (empty for ``**kwargs`` factories)."""
@@ -165,11 +167,6 @@ _REFERENCE = re.compile(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*:[A-Za-z_]\w*(?:\.[A-Za
 one)."""
 
 
-def _first_doc_line(obj: object) -> str:
-    lines = (inspect.getdoc(obj) or "").strip().splitlines()
-    return lines[0] if lines else ""
-
-
 _REGISTRIES: weakref.WeakSet[Registry[Any]] = weakref.WeakSet()
 """Every registry made in this process (weakly: one made for a test goes with it)."""
 
@@ -181,9 +178,6 @@ class RegistrySnapshot(Generic[T]):
     entries: Mapping[str, Entry[T]]
     from_entry_points: frozenset[str]
     plugins_loaded: bool
-
-
-_SHOWN = 80  # characters of a refused value shown in the message
 
 
 def type_name(annotation: Any) -> str:
@@ -203,16 +197,6 @@ def type_name(annotation: Any) -> str:
     if isinstance(annotation, type):
         return annotation.__name__
     return re.sub(r"\b(?:[A-Za-z_]\w*\.)+(?=[A-Za-z_])", "", repr(annotation))
-
-
-def _shown(value: Any) -> str:
-    text = repr(value)
-    return text if len(text) <= _SHOWN else text[: _SHOWN - 3] + "..."
-
-
-def _problem(exc: ValidationError) -> str:
-    """The first error of ``exc`` in one line, with where in the value it is."""
-    return " ".join(problems(exc)[0].split())
 
 
 class _Checks:
@@ -423,10 +407,12 @@ class Registry(Generic[T]):
             try:
                 out[key] = adapter.validate_python(value)
             except ValidationError as exc:
+                shown = repr(value)  # cut to 80 characters
+                shown = shown if len(shown) <= 80 else shown[:77] + "..."
                 raise FieldError(
                     "",
                     f"{self.kind} {name!r}: argument {key!r} must be {type_name(annotation)}, "
-                    f"not {_shown(value)} ({_problem(exc)})",
+                    f"not {shown} ({' '.join(problems(exc)[0].split())})",
                 ) from None
             except (RecursionError, ValueError, TypeError) as exc:  # a value pydantic chokes on
                 raise FieldError(

@@ -1,18 +1,11 @@
-"""Retries of remote calls, shared by every client of a remote service (chat models and
-embedding servers alike): failures by kind, full-jitter backoff honouring ``Retry-After``, and
-the token bucket behind per-provider rate limits.
+"""Retries of remote calls, shared by every client of a remote service (chat models, embedding
+servers, market APIs): failures by kind, full-jitter backoff honouring ``Retry-After``, and the
+token bucket behind per-provider rate limits.
 
-A client turns each failed attempt into a ``ProviderFailure`` with a ``kind``: transient kinds
-(rate limited, server error, timeout, connection lost, malformed reply) are retried,
-configuration kinds (unknown model, refused credentials) and refused requests are not.
-``call_with_retries`` retries with full-jitter exponential backoff and waits at least as long as
-the provider's ``Retry-After``. It sits at the bottom of the layers so that the corpus (whose
-remote embedders call embedding servers) and the models share one retry loop without importing
-each other (``pastcast.models.ProviderError`` is the models' subclass).
-
-What a client says of a failure never repeats a secret: ``redact_url`` is a URL without its
-password, ``redact`` a text (a server's error body, a spec in a refusal) without the secrets
-given (an API key) and without the password of any URL in it.
+A client turns each failed attempt into a ``ProviderFailure``: transient kinds are retried,
+configuration kinds and refused requests are not. The module sits at the bottom of the layers so
+that the corpus and the models share one retry loop without importing each other. ``redact_url``
+and ``redact`` keep secrets (passwords in URLs, API keys) out of what a client says of a failure.
 """
 
 from __future__ import annotations

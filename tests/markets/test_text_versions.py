@@ -4,6 +4,7 @@ each step as the latest snapshot published before the cutoff; steps with none ar
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -62,7 +63,7 @@ def test_snapshots_round_trip_and_leave_other_datasets_unchanged(tmp_path: Path)
     save_dataset(ds, tmp_path / "ds")
     back = load_dataset(tmp_path / "ds")
     assert back.texts == ds.texts and back.id == ds.id
-    plain = with_content_id(_dataset().with_texts({}), "t")
+    plain = with_content_id(replace(_dataset(), texts={}), "t")
     assert plain.id != ds.id
     save_dataset(plain, tmp_path / "plain")
     assert not (tmp_path / "plain" / "texts.parquet").exists()
@@ -89,7 +90,7 @@ def test_the_build_drops_steps_without_a_snapshot_unless_asked() -> None:
 
 def test_a_snapshot_of_an_unknown_event_is_refused() -> None:
     with pytest.raises(ValueError, match="text version of unknown event 'x'"):
-        _dataset().with_texts({"x": (_versions()[0].model_copy(update={"event_id": "x"}),)})
+        replace(_dataset(), texts={"x": (_versions()[0].model_copy(update={"event_id": "x"}),)})
 
 
 def test_the_construction_audit_flags_steps_without_a_snapshot() -> None:

@@ -7,11 +7,12 @@ of the drop). docs/models.md, "Measured knowledge cutoffs", states the method.
 
 from __future__ import annotations
 
+import calendar
 import random
 import re
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
-from datetime import UTC, date, datetime, timedelta
+from datetime import date, datetime
 from pathlib import Path
 from typing import Any
 
@@ -223,20 +224,20 @@ class MonthAccuracy(Record):
 class ChangePoint(Record):
     """The month knowledge falls to chance, with its interval (months ``YYYY-MM``)."""
 
-    month: str | None
-    """The last month recalled above the later level (None: no recall detected)."""
-    low: str | None
-    high: str | None
-    before: float | None
-    """Accuracy through ``month`` ..."""
-    after: float | None
-    """... and after it."""
     chance: float
-    p_value: float | None
-    """Of the permutation test of the drop."""
     detected: bool
     """Whether accuracy through ``month`` is above chance (Wilson lower bound > ``chance``)
     and the drop beats the permutation test."""
+    month: str | None = None
+    """The last month recalled above the later level (None: no recall detected)."""
+    low: str | None = None
+    high: str | None = None
+    before: float | None = None
+    """Accuracy through ``month`` ..."""
+    after: float | None = None
+    """... and after it."""
+    p_value: float | None = None
+    """Of the permutation test of the drop."""
     best_split: str | None = None
     """The best split even when recall is not detected (for a human: never a cutoff)."""
 
@@ -291,16 +292,7 @@ def change_point(
     n = np.array([len(x) for x in by_month], dtype=float)
     found = _split_loglik(k, n) if len(months) >= 2 else None
     if found is None:
-        return ChangePoint(
-            month=None,
-            low=None,
-            high=None,
-            before=None,
-            after=None,
-            chance=chance,
-            p_value=None,
-            detected=False,
-        )
+        return ChangePoint(chance=chance, detected=False)
     c, a, b, gain = found
     rng = np.random.default_rng(seed)
     flat = np.concatenate([np.array(x, dtype=float) for x in by_month])
@@ -342,8 +334,8 @@ def change_point(
 
 def month_end(month: str) -> date:
     """The last day of ``YYYY-MM``."""
-    first = datetime.strptime(month, "%Y-%m").replace(tzinfo=UTC).date()
-    return (first.replace(day=28) + timedelta(days=4)).replace(day=1) - timedelta(days=1)
+    year, mon = map(int, month.split("-"))
+    return date(year, mon, calendar.monthrange(year, mon)[1])
 
 
 class CutoffProbe(Record):

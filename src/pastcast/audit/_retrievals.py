@@ -69,8 +69,7 @@ def closeness(timestamp: datetime, cutoff: datetime) -> Bucket:
 
 
 class ServedDocument(Record):
-    """One document served at one step's cutoff of one event (however many agents or rollouts
-    were shown it there)."""
+    """One document served at one step's cutoff of one event."""
 
     event_id: str
     cutoff: UtcDatetime
@@ -90,8 +89,7 @@ def served_documents(
     log: StepColumns, documents: Iterable[Document]
 ) -> tuple[tuple[ServedDocument, ...], dict[str, Document], tuple[str, ...]]:
     """Every (event, cutoff, document) a run served, the served documents by id (the corpus is
-    read once, streamed) and the served ids the corpus does not hold. ``log``: its step columns
-    (each record read by offset, one at a time)."""
+    read once, streamed) and the served ids the corpus does not hold."""
     counts: dict[tuple[str, datetime, str], int] = defaultdict(int)
     for rec in log.stream():
         for doc_id in {d for call in rec.episode.tool_calls for d in call.doc_ids}:
@@ -448,8 +446,7 @@ def _rate(
 def progress_bar(
     enabled: bool, total: int, what: str, unit: str = "docs"
 ) -> Iterator[Callable[[], None]]:
-    """The progress of ``total`` judgements of ``unit`` on stderr (stdout carries the result;
-    ``pastcast.progress``)."""
+    """The progress of ``total`` judgements of ``unit`` (``pastcast.progress``)."""
     with ProgressReporter(unit, enabled=enabled) as bar:
         task = bar.add_task(what, total=total)
         yield lambda: bar.advance(task)
@@ -470,11 +467,9 @@ def audit_retrievals(
     prompt: str = RETRIEVAL_PROMPT,
     progress: bool = False,
 ) -> RetrievalAudit:
-    """Judge a stratified sample of ``sample`` documents ``log`` served (``documents``: the
-    corpus it searched) and the ``calibration`` documents of known status, and estimate the
-    served-document leakage rate per source and overall. ``dataset`` gives each step's question
-    (its events only: never its resolutions). ``log`` may be its step columns: the records are
-    then streamed by offset."""
+    """``audit_served`` of the documents ``log`` served (``served_documents``; ``documents``:
+    the corpus it searched). ``dataset`` gives each step's question (its events only: never its
+    resolutions)."""
     served, docs, unknown = served_documents(log, documents)
     return audit_served(
         served,
@@ -511,8 +506,9 @@ def audit_served(
     prompt: str = RETRIEVAL_PROMPT,
     progress: bool = False,
 ) -> RetrievalAudit:
-    """``audit_retrievals`` of documents already collected (``served_documents``); ``prompt``
-    one of ``RETRIEVAL_PROMPTS``."""
+    """Judge a stratified sample of ``sample`` of the ``served`` documents and the
+    ``calibration`` documents of known status, and estimate the served-document leakage rate per
+    source and overall; ``prompt`` one of ``RETRIEVAL_PROMPTS``."""
     if prompt not in RETRIEVAL_PROMPTS:
         raise ValueError(
             f"prompt {prompt!r}: not a retrieval judge prompt; known: "
@@ -603,8 +599,7 @@ def audit_served(
 
 
 def retrieval_audit_path(run_log: str | Path) -> Path:
-    """Where a run's retrieval audit is kept: ``RUN.retrieval-audit.json`` beside its log
-    ``RUN.jsonl``."""
+    """``RUN.retrieval-audit.json`` beside the log ``RUN.jsonl``."""
     p = Path(run_log)
     return p.with_name(f"{p.name.removesuffix('.jsonl')}.retrieval-audit.json")
 

@@ -92,8 +92,7 @@ class RunAudit(Record):
         return sum(self.finding_counts.values())
 
     def counts(self) -> dict[str, int]:
-        """Findings by check."""
-        return {c: n for c, n in self.finding_counts.items()}
+        return dict(self.finding_counts)
 
 
 def _label_patterns(label: str) -> list[re.Pattern[str]]:
@@ -242,8 +241,8 @@ class _Collector:
 
 
 def _seen(rec: StepRecord) -> set[str]:
-    """The documents the step's tool calls exposed (made again in each pass: a list of them per
-    step would grow with the log)."""
+    """The documents the step's tool calls exposed (made again in each pass, so that memory does
+    not grow with the log)."""
     return {d for c in rec.episode.tool_calls for d in c.doc_ids}
 
 
@@ -296,8 +295,7 @@ def _check_texts(
     ds: Dataset | None,
     docs: Mapping[str, Document] | None,
 ) -> int:
-    """The resolved-label and price checks over every text given to an agent
-    (``_check_step_texts`` of each step); the texts checked."""
+    """``_check_step_texts`` of each step; the texts checked."""
     patterns: dict[str, list[re.Pattern[str]]] = {}
     return sum(_check_step_texts(out, i, rec, ds, docs, patterns) for i, rec in enumerate(steps))
 
@@ -444,10 +442,9 @@ def audit_run(
     shingle: int = SHINGLE,
     examples: int = EXAMPLES,
 ) -> RunAudit:
-    """Audit ``log`` (its step columns: each pass streams the records by offset, one at a time,
-    ``StepColumns.stream``); ``documents`` is the corpus its agents searched (read once,
-    streamed) and ``dataset`` the one it ran on (for post-cutoff prices and the question's own
-    wording). Every finding is counted; the first ``examples`` of each check are kept."""
+    """Audit ``log`` (each pass streams its records); ``documents`` is the corpus its agents
+    searched (read once, streamed) and ``dataset`` the one it ran on (for post-cutoff prices and
+    the question's own wording)."""
     if examples < 0:
         raise ValueError(f"audit_run: examples must be at least 0, not {examples}")
     out = _Collector(examples)

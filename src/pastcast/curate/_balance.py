@@ -1,11 +1,10 @@
 """Balancing: equal YES and NO outcomes first, then topics spread as evenly as that allows,
-deterministic by seed; and the rule that evaluation events keep at least three forecast dates.
+deterministic by seed.
 
-Within each split (unsplit events form one group), the larger of the YES and NO classes of binary
-events is cut to the size of the smaller; the events each class keeps are drawn round-robin over
-its topics (topic order and the order within a topic shuffled by the seed), so no topic is cut
-before another one still has more than it. Multi-option events have no YES/NO and pass through.
-Topics come from the events' own category or first tag, or from the judge (``topic_of``).
+Within each split, the larger of the YES and NO classes of binary events is cut to the size of
+the smaller; the events each class keeps are drawn round-robin over its topics, so no topic is
+cut before another one still has more than it. Multi-option events pass through. Topics come
+from the events' own category or first tag, or from the judge (``classify_topic``).
 """
 
 from __future__ import annotations

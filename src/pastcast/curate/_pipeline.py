@@ -1,11 +1,8 @@
 """Curating a dataset: forecast dates, query decomposition, the evidence judge, the coverage
-probe and balancing, in that order, with a funnel of what each stage removed and why.
-
-Cheap stages run first, so the judge is only asked about events that can still be kept. The
-result is a new dataset (the kept events with their resolutions, beliefs, steps and splits),
-named ``<name>-curated:<hash>``; ``save_curation`` writes it with the funnel in its metadata and,
-beside its tables, ``curation/events.jsonl`` (each event's queries, verdict, coverage and the
-stage that removed it) and ``curation/judgements.jsonl`` (every judgement, as sent and received).
+probe and balancing, in that order (cheap stages first, so the judge is only asked about events
+that can still be kept), with a funnel of what each stage removed and why. The result is a new
+dataset named ``<name>-curated:<hash>``; ``save_curation`` writes it with the curation files
+(docs/curation.md).
 """
 
 from __future__ import annotations

@@ -85,20 +85,14 @@ class Dataset:
             }
         )
 
-    def later_text(self, event_id: str, cutoff: datetime) -> bool:
-        """Whether the text shown at ``cutoff`` may have been taken after it: no snapshot was
-        published before the cutoff (the event's own text is the one the source gave when the
-        data was collected, after the resolution). A live dataset's texts are read at the step."""
-        return not self.pending and self.text_at(event_id, cutoff) is None
-
     def screen_at(self, event_id: str, cutoff: datetime) -> tuple[Event, TextScreen]:
         """The event as its question read at ``cutoff``, and what was done to its texts: the
-        latest snapshot published before the cutoff less any note dated after it; failing that
-        (no snapshot yet, or none at all) the text taken later, shown only up to its first note
-        not dated before the cutoff (``_edits``)."""
-        return event_as_of(
-            self._text_at(event_id, cutoff), cutoff, later=self.later_text(event_id, cutoff)
-        )
+        latest snapshot published before the cutoff; failing that (no snapshot yet, or none at
+        all: the event's own text, given by the source after the resolution) the text taken
+        later, shown only up to its first note not dated before the cutoff (``_edits``). A live
+        dataset's texts are read at the step."""
+        later = not self.pending and self.text_at(event_id, cutoff) is None
+        return event_as_of(self._text_at(event_id, cutoff), cutoff, later=later)
 
     def event_at(self, event_id: str, cutoff: datetime) -> Event:
         """The event as its question read at ``cutoff`` (``screen_at``); a step whose question
@@ -154,6 +148,3 @@ class Dataset:
 
     def with_steps(self, steps: Iterable[StepSpec]) -> Dataset:
         return replace(self, steps=tuple(steps))
-
-    def with_texts(self, texts: Mapping[str, Iterable[TextVersion]]) -> Dataset:
-        return replace(self, texts={k: tuple(v) for k, v in texts.items()})

@@ -4,7 +4,7 @@ Question texts are edited after they are written (``Update 2025-03-21 (PST): ...
 ``[Edit May 6, 2025]:``, a bare ``UPDATE`` line), and a text taken after a step's cutoff shows
 the step the future. Two rules, by when the text was taken (``Dataset.event_at`` picks one): a
 text published before the cutoff is shown whole, less any note whose date says it was written
-later (``text_as_of``); a text taken after the cutoff is shown only up to its first *note head*
+later; a text taken after the cutoff is shown only up to its first *note head*
 not dated before the cutoff (``body_as_of``). A head is defined by shape, not by a list of words
 (recognising every wording of "update" is impossible): body lines of that shape are cut too, so
 the text shown is shorter, never later. The rules in full (where a head may stand, the
@@ -366,7 +366,9 @@ def _public_from(day: date, hours: int | None) -> datetime:
     return datetime(day.year, day.month, day.day, tzinfo=UTC) + timedelta(days=1, hours=offset)
 
 
-def _edits(text: str, title: bool = False) -> tuple[TextEdit, ...]:
+def find_edits(text: str, title: bool = False) -> tuple[TextEdit, ...]:
+    """The note heads of ``text`` in order (the text's start included where it opens with one,
+    unless it is a ``title``), each note running to the next head or the end."""
     norm, where = normalise_text(text)
     heads = _heads(norm, title)
     out: list[TextEdit] = []
@@ -381,12 +383,6 @@ def _edits(text: str, title: bool = False) -> tuple[TextEdit, ...]:
     return tuple(out)
 
 
-def find_edits(text: str) -> tuple[TextEdit, ...]:
-    """The note heads of ``text`` in order (the text's start included where it opens with one),
-    each note running to the next head or the end."""
-    return _edits(text)
-
-
 def _tidy(text: str) -> str:
     return re.sub(r"\n{3,}", "\n\n", re.sub(r"[ \t]+\n", "\n", text)).strip()
 
@@ -395,7 +391,7 @@ def body_as_of(text: str, cutoff: datetime, *, title: bool = False) -> tuple[str
     """A text taken after ``cutoff``, shown only as far as it existed then: up to its first note
     not dated before the cutoff (returned with the text; None where nothing was cut). A title's
     own start is never a head (it is the question)."""
-    for edit in _edits(text, title):
+    for edit in find_edits(text, title):
         if edit.public_from is None or not is_visible(edit.public_from, cutoff):
             return _tidy(text[: edit.start]), edit
     return text, None

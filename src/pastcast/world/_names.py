@@ -38,16 +38,20 @@ class NameGen:
         (which keeps it, so texts filled with the same ``values`` share their names)."""
         for slot in _SLOT.findall(template):
             if slot not in values:
-                values[slot] = getattr(self, _KIND_OF_SLOT[slot[0]])()
+                values[slot] = self.name(_KIND_OF_SLOT[slot[0]])
         return template.format(**values)
 
-    def _unique(self, make: str) -> str:
+    def name(self, kind: str) -> str:
+        """A name of ``kind`` (``person``, ``city``, ...) not handed out before; a ``body`` (a
+        celestial target) may repeat across events."""
+        if kind == "body":
+            return self._rng.choice(NAME_PARTS["body"])
         for _ in range(1000):
-            name = getattr(self, f"_{make}")()
+            name = getattr(self, f"_{kind}")()
             if name not in self._used:
                 self._used.add(name)
                 return str(name)
-        raise RuntimeError(f"could not invent a new {make} name")  # pragma: no cover
+        raise RuntimeError(f"could not invent a new {kind} name")  # pragma: no cover
 
     def _stem(self, syllables: int) -> str:
         r = self._rng
@@ -78,7 +82,7 @@ class NameGen:
         return f"{self._stem(2)} {self._rng.choice(NAME_PARTS['company_end'])}"
 
     def _team(self) -> str:
-        return f"{self.city()} {self._rng.choice(NAME_PARTS['team_mascot'])}"
+        return f"{self.name('city')} {self._rng.choice(NAME_PARTS['team_mascot'])}"
 
     def _product(self) -> str:
         r = self._rng
@@ -86,30 +90,5 @@ class NameGen:
         return f"{word} {r.choice(('', 'X', 'S', 'Pro '))}{r.randint(2, 9)}"
 
     def _word(self) -> str:
+        """An invented proper noun (for missions, bills, drugs, alliances, prizes)."""
         return self._stem(2)
-
-    def person(self) -> str:
-        return self._unique("person")
-
-    def country(self) -> str:
-        return self._unique("country")
-
-    def city(self) -> str:
-        return self._unique("city")
-
-    def company(self) -> str:
-        return self._unique("company")
-
-    def team(self) -> str:
-        return self._unique("team")
-
-    def product(self) -> str:
-        return self._unique("product")
-
-    def word(self) -> str:
-        """A fresh invented proper noun (for missions, bills, drugs, alliances, prizes)."""
-        return self._unique("word")
-
-    def body(self) -> str:
-        """A celestial target; these may repeat across events."""
-        return self._rng.choice(NAME_PARTS["body"])

@@ -78,13 +78,7 @@ def make_spec(
     option_kind = t["option"]
     texts = (t["title"], t["action"], t["noun"], t["context"])
     (title, action, noun, context), entities = _fill(names, texts)
-    make_option = {
-        "person": names.person,
-        "team": names.team,
-        "company": names.company,
-        "city": names.city,
-    }[option_kind]
-    labels = tuple(make_option() for _ in range(n_options))
+    labels = tuple(names.name(option_kind) for _ in range(n_options))
     listed = ", ".join(labels)
     return EventSpec(
         kind="multi",

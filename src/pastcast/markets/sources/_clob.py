@@ -22,7 +22,13 @@ from typing import Any
 
 from pastcast import safejson
 from pastcast.atomic import write_atomic
-from pastcast.markets.sources._polymarket import PolymarketClient, PolymarketError, book_quote
+from pastcast.markets.sources._polymarket import (
+    PolymarketClient,
+    PolymarketError,
+    book_quote,
+    price_observations,
+    trade_rows,
+)
 
 __all__ = ["ClobCache"]
 
@@ -59,20 +65,11 @@ class ClobCache:
         and there is no client to fetch them."""
         path = self.root / "prices" / _name(token, "token") / f"{start}-{end}-f1.json"
         if path.is_file():
-            body = self._read(path)
-            hist = body.get("history") if isinstance(body, dict) else None
-            if not isinstance(hist, list):
-                raise PolymarketError(f"{path}: field history: not a list")
-            try:
-                obs = [(int(o["t"]), float(o["p"])) for o in hist]
-            except (KeyError, TypeError, ValueError):
-                raise PolymarketError(f"{path}: field history: bad observation") from None
-            if not all(0.0 <= p <= 1.0 for _, p in obs):
-                raise PolymarketError(f"{path}: field history: a price outside [0, 1]")
+            obs = price_observations(self._read(path), str(path))
             return [(t, p) for t, p in obs if start <= t < end]
         if self.client is None:
             return None
-        obs = self.client.minute_history(token, start, end)
+        obs = self.client.price_history(token, start, end, fidelity=1)
         self._write(
             path,
             {
@@ -96,10 +93,7 @@ class ClobCache:
                 raise PolymarketError(f"{path}: fields trades/complete: not a trade window")
             if not body["complete"]:
                 return None
-            try:
-                return [(int(r["timestamp"]), float(r["size"])) for r in rows]
-            except (KeyError, TypeError, ValueError):
-                raise PolymarketError(f"{path}: field trades: bad trade") from None
+            return trade_rows(rows, f"{path}: field trades")
         if self.client is None:
             return None
         got, cut = self.client.trades(condition, start, end - 1)  # the feed's end is inclusive

@@ -8,11 +8,17 @@ interrupted download never leaves a truncated file under the final name.
 from __future__ import annotations
 
 import os
-import time
 from collections.abc import Iterable
 from pathlib import Path
 
 import httpx
+
+from pastcast.retrying import (
+    ProviderFailure,
+    RetryPolicy,
+    call_with_retries,
+    failure_kind_of_status,
+)
 
 __all__ = ["FORECASTBENCH_FILES", "DownloadError", "download_files"]
 
@@ -22,38 +28,36 @@ FORECASTBENCH_FILES: tuple[str, ...] = (
 )
 """Files fetched by default: the resolved binary questions and their daily series."""
 
-_RETRY_STATUS = {429, 500, 502, 503, 504}
-
 
 class DownloadError(RuntimeError):
     """A file that could not be downloaded; the message names the URL and the reason."""
 
 
-def _fetch(client: httpx.Client, url: str, dest: Path, retries: int, backoff_s: float) -> None:
+def _fetch(client: httpx.Client, url: str, dest: Path, policy: RetryPolicy) -> None:
     part = dest.with_name(dest.name + ".part")
-    for attempt in range(retries + 1):
+
+    def attempt() -> None:
         have = part.stat().st_size if part.exists() else 0
         headers = {"Range": f"bytes={have}-"} if have else {}
         try:
             with client.stream("GET", url, headers=headers) as resp:
                 if resp.status_code == 416 and have:
-                    break  # the partial file is already complete
-                if resp.status_code in _RETRY_STATUS and attempt < retries:
-                    time.sleep(backoff_s * 2**attempt)
-                    continue
+                    return  # the partial file is already complete
                 if resp.status_code not in (200, 206):
-                    raise DownloadError(f"{url}: HTTP {resp.status_code}")
-                mode = "ab" if resp.status_code == 206 and have else "wb"
-                with part.open(mode) as fh:
+                    kind = failure_kind_of_status(resp.status_code)
+                    raise ProviderFailure(f"HTTP {resp.status_code}", kind=kind)
+                with part.open("ab" if resp.status_code == 206 and have else "wb") as fh:
                     for chunk in resp.iter_bytes():
                         fh.write(chunk)
                     fh.flush()
                     os.fsync(fh.fileno())
-            break
-        except (httpx.TransportError, httpx.TimeoutException) as exc:
-            if attempt >= retries:
-                raise DownloadError(f"{url}: {type(exc).__name__}: {exc}") from None
-            time.sleep(backoff_s * 2**attempt)
+        except httpx.TransportError as exc:
+            raise ProviderFailure(f"{type(exc).__name__}: {exc}", kind="connection") from None
+
+    try:
+        call_with_retries(attempt, policy)
+    except ProviderFailure as exc:
+        raise DownloadError(f"{url}: {exc}") from None
     os.replace(part, dest)
 
 
@@ -71,6 +75,7 @@ def download_files(
     root = Path(dest)
     out: list[Path] = []
     own = client is None
+    policy = RetryPolicy(max_retries=retries, base_delay_s=backoff_s)
     http = client or httpx.Client(timeout=timeout_s, follow_redirects=True)
     try:
         for name in names:
@@ -79,7 +84,7 @@ def download_files(
             if target.is_file():
                 continue
             target.parent.mkdir(parents=True, exist_ok=True)
-            _fetch(http, base_url.rstrip("/") + "/" + name.lstrip("/"), target, retries, backoff_s)
+            _fetch(http, base_url.rstrip("/") + "/" + name.lstrip("/"), target, policy)
     finally:
         if own:
             http.close()

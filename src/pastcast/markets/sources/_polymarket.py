@@ -10,7 +10,6 @@ run of days without trades.
 from __future__ import annotations
 
 import json
-import time
 from collections import Counter, defaultdict
 from collections.abc import Iterator
 from datetime import UTC, date, datetime, timedelta
@@ -32,6 +31,13 @@ from pastcast.records import (
     Resolution,
     UtcDatetime,
 )
+from pastcast.retrying import (
+    ProviderFailure,
+    RetryPolicy,
+    call_with_retries,
+    failure_kind_of_status,
+    retry_after_seconds,
+)
 from pastcast.validation import first_problem
 
 __all__ = [
@@ -47,8 +53,6 @@ __all__ = [
     "resolution_payouts",
 ]
 
-_RETRY = {429, 500, 502, 503, 504}
-
 
 class PolymarketError(FieldError):
     """A failed request or malformed response; names the endpoint, the record and the field. Its
@@ -59,7 +63,7 @@ class PolymarketError(FieldError):
 
 
 class PolymarketClient:
-    """Minimal Gamma + CLOB client with timeouts and backoff on 429/5xx (honours Retry-After)."""
+    """Minimal Gamma + CLOB client with timeouts, retried as ``pastcast.retrying`` retries."""
 
     def __init__(
         self,
@@ -79,7 +83,9 @@ class PolymarketClient:
         self.clob_url = clob_url.rstrip("/")
         self.data_url = data_url.rstrip("/")
         self.trade_page, self.max_trade_offset = trade_page, max_trade_offset
-        self.retries, self.backoff_s, self.max_wait_s = retries, backoff_s, max_wait_s
+        self.retry = RetryPolicy(
+            max_retries=retries, base_delay_s=backoff_s, max_retry_after_s=max_wait_s
+        )
         self.window_days = window_days
         self._http = httpx.Client(timeout=timeout_s)
 
@@ -90,29 +96,23 @@ class PolymarketClient:
         self._http.close()
 
     def _get(self, url: str, params: dict[str, Any]) -> Any:
-        where = f"GET {url} {params}"
-        for attempt in range(self.retries + 1):
+        def attempt() -> httpx.Response:
             try:
                 resp = self._http.get(url, params=params)
             except httpx.TransportError as exc:
-                if attempt >= self.retries:
-                    raise PolymarketError(f"{where}: {type(exc).__name__}: {exc}") from None
-                time.sleep(self.backoff_s * 2**attempt)
-                continue
-            if resp.status_code in _RETRY and attempt < self.retries:
-                wait = self.backoff_s * 2**attempt
-                retry_after = resp.headers.get("Retry-After", "")
-                if retry_after.replace(".", "", 1).isdigit():
-                    wait = float(retry_after)
-                time.sleep(min(wait, self.max_wait_s))
-                continue
+                raise ProviderFailure(f"{type(exc).__name__}: {exc}", kind="connection") from None
             if resp.status_code != 200:
-                raise PolymarketError(f"{where}: HTTP {resp.status_code}")
-            try:
-                return resp.json()
-            except json.JSONDecodeError:
-                raise PolymarketError(f"{where}: response is not JSON") from None
-        raise PolymarketError(f"{where}: gave up after {self.retries} retries")  # pragma: no cover
+                kind = failure_kind_of_status(resp.status_code)
+                wait = retry_after_seconds(resp.headers)
+                raise ProviderFailure(f"HTTP {resp.status_code}", kind=kind, retry_after=wait)
+            return resp
+
+        try:
+            return call_with_retries(attempt, self.retry).json()
+        except ProviderFailure as exc:
+            raise PolymarketError(f"GET {url} {params}: {exc}") from None
+        except json.JSONDecodeError:
+            raise PolymarketError(f"GET {url} {params}: response is not JSON") from None
 
     def iter_events(
         self,
@@ -125,22 +125,27 @@ class PolymarketClient:
         """Events with nested markets, paged by limit/offset; yields (where, event). ``order``
         is a Gamma ordering field (``volume24hr``: the trending order, with ``ascending``
         False), ``closed`` False lists the open events a live round is curated from."""
-        offset = 0
         query: dict[str, Any] = {"closed": "true" if closed else "false"}
         if order is not None:
             query["order"] = order
         if ascending is not None:
             query["ascending"] = "true" if ascending else "false"
-        while True:
-            page = self._get(
-                f"{self.gamma_url}/events", {**query, "limit": page_size, "offset": offset}
-            )
-            if not isinstance(page, list):
-                raise PolymarketError(f"GET /events offset={offset}: expected a JSON list")
+        for offset, page in self._pages("events", query, page_size):
             for i, ev in enumerate(page):
-                if not isinstance(ev, dict):
-                    raise PolymarketError(f"GET /events offset={offset} item {i}: not an object")
                 yield f"gamma event {ev.get('id')!r} (offset {offset + i})", ev
+
+    def _pages(
+        self, path: str, query: dict[str, Any], page_size: int, max_pages: int | None = None
+    ) -> Iterator[tuple[int, list[dict[str, Any]]]]:
+        """(offset, page) of a Gamma listing paged by limit/offset, up to the first short page
+        (or ``max_pages`` pages)."""
+        offset = 0
+        while max_pages is None or offset < max_pages * page_size:
+            params = {**query, "limit": page_size, "offset": offset}
+            page = self._get(f"{self.gamma_url}/{path}", params)
+            if not isinstance(page, list) or not all(isinstance(x, dict) for x in page):
+                raise PolymarketError(f"GET /{path} offset={offset}: expected a list of objects")
+            yield offset, page
             if len(page) < page_size:
                 return
             offset += len(page)
@@ -150,27 +155,15 @@ class PolymarketClient:
     ) -> list[dict[str, Any]]:
         """Open (active, not closed) Gamma markets ending in [end_min, end_max], by 24-hour
         volume, paged by limit/offset (at most ``max_pages`` pages)."""
-        out: list[dict[str, Any]] = []
-        for page_no in range(max_pages):
-            page = self._get(
-                f"{self.gamma_url}/markets",
-                {
-                    "active": "true",
-                    "closed": "false",
-                    "order": "volume24hr",
-                    "ascending": "false",
-                    "end_date_min": end_min.astimezone(UTC).isoformat(),
-                    "end_date_max": end_max.astimezone(UTC).isoformat(),
-                    "limit": page_size,
-                    "offset": page_no * page_size,
-                },
-            )
-            if not isinstance(page, list) or not all(isinstance(m, dict) for m in page):
-                raise PolymarketError(f"GET /markets page {page_no}: expected a list of objects")
-            out += page
-            if len(page) < page_size:
-                break
-        return out
+        query = {
+            "active": "true",
+            "closed": "false",
+            "order": "volume24hr",
+            "ascending": "false",
+            "end_date_min": end_min.astimezone(UTC).isoformat(),
+            "end_date_max": end_max.astimezone(UTC).isoformat(),
+        }
+        return [m for _, page in self._pages("markets", query, page_size, max_pages) for m in page]
 
     def market(self, market_id: str) -> dict[str, Any]:
         """One Gamma market by id (its resolution: ``closed``, ``outcomePrices``)."""
@@ -202,28 +195,20 @@ class PolymarketClient:
                 "fidelity": fidelity,
             }
             body = self._get(f"{self.clob_url}/prices-history", params)
-            hist = body.get("history") if isinstance(body, dict) else None
-            if not isinstance(hist, list):
-                raise PolymarketError(f"prices-history token {token}: field history: not a list")
-            for j, obs in enumerate(hist):
-                try:
-                    t, p = int(obs["t"]), float(obs["p"])
-                except (KeyError, TypeError, ValueError):
-                    raise PolymarketError(
-                        f"prices-history token {token} [{j}]: field t/p: bad observation {obs!r}"
-                    ) from None
-                if not 0.0 <= p <= 1.0:
-                    raise PolymarketError(f"prices-history token {token} [{j}]: field p: {p}")
-                out.append((t, p))
+            out += price_observations(body, f"prices-history token {token}")
         return out
 
-    def price_history(self, token: str, start: datetime, end: datetime) -> list[tuple[int, float]]:
-        """YES-price observations in [start, end); retried at daily fidelity when empty."""
-        s, e = int(start.timestamp()), int(end.timestamp())
+    def price_history(
+        self, token: str, start: datetime | int, end: datetime | int, fidelity: int = 60
+    ) -> list[tuple[int, float]]:
+        """Price observations of ``token`` in [start, end) (datetimes or unix seconds) at
+        ``fidelity`` minutes; the default hourly series is retried at daily fidelity when
+        empty."""
+        s, e = (int(t.timestamp()) if isinstance(t, datetime) else t for t in (start, end))
         if e <= s:
             return []
-        obs = self._history(token, s, e, fidelity=60)
-        if not obs:
+        obs = self._history(token, s, e, fidelity)
+        if not obs and fidelity == 60:
             obs = self._history(token, s, e, fidelity=1440)
         return sorted({t: p for t, p in obs if s <= t < e}.items())
 
@@ -241,29 +226,7 @@ class PolymarketClient:
             raise PolymarketError(
                 f"GET /trades market {condition_id} offset={offset}: expected a JSON list"
             )
-        out = []
-        for j, trade in enumerate(page):
-            try:
-                ts, size = int(trade["timestamp"]), float(trade["size"])
-            except (KeyError, TypeError, ValueError):
-                raise PolymarketError(
-                    f"trades market {condition_id} [{offset + j}]: field timestamp/size: "
-                    f"bad trade {trade!r}"
-                ) from None
-            if size < 0:
-                raise PolymarketError(
-                    f"trades market {condition_id} [{offset + j}]: field size: {size}"
-                )
-            out.append((ts, size))
-        return out
-
-    def minute_history(self, token: str, start: int, end: int) -> list[tuple[int, float]]:
-        """Minute-level (``fidelity=1``) price observations of ``token`` in [start, end)."""
-        if end <= start:
-            return []
-        return sorted(
-            {t: p for t, p in self._history(token, start, end, 1) if start <= t < end}.items()
-        )
+        return trade_rows(page, f"trades market {condition_id}", offset)
 
     def book(self, token: str) -> dict[str, Any]:
         """The order book of ``token`` now (``GET /book?token_id=``): the raw object with its
@@ -306,6 +269,39 @@ class PolymarketClient:
             # trades at ``oldest`` may continue past the cap: read that second again
             out += [(ts, size) for ts, size in got if ts > oldest]
             window = (window[0], oldest)
+
+
+def price_observations(body: Any, where: str) -> list[tuple[int, float]]:
+    """The (t, p) observations of a ``prices-history`` reply, each p in [0, 1]."""
+    hist = body.get("history") if isinstance(body, dict) else None
+    if not isinstance(hist, list):
+        raise PolymarketError(f"{where}: field history: not a list")
+    out = []
+    for j, obs in enumerate(hist):
+        try:
+            t, p = int(obs["t"]), float(obs["p"])
+        except (KeyError, TypeError, ValueError):
+            raise PolymarketError(f"{where} [{j}]: field t/p: bad observation {obs!r}") from None
+        if not 0.0 <= p <= 1.0:
+            raise PolymarketError(f"{where} [{j}]: field p: {p}")
+        out.append((t, p))
+    return out
+
+
+def trade_rows(rows: list[Any], where: str, first: int = 0) -> list[tuple[int, float]]:
+    """The (timestamp, shares) of trade objects (``first``: the index of the first)."""
+    out = []
+    for j, trade in enumerate(rows, start=first):
+        try:
+            ts, size = int(trade["timestamp"]), float(trade["size"])
+        except (KeyError, TypeError, ValueError):
+            raise PolymarketError(
+                f"{where} [{j}]: field timestamp/size: bad trade {trade!r}"
+            ) from None
+        if size < 0:
+            raise PolymarketError(f"{where} [{j}]: field size: {size}")
+        out.append((ts, size))
+    return out
 
 
 def book_quote(book: dict[str, Any], where: str) -> tuple[float, float, datetime]:
