@@ -158,11 +158,9 @@ def run_plan(
     notes: Callable[[str], None] | None = None,
 ) -> RunResult:
     """Run ``plan``, writing its run log to ``out`` (default: the plan's ``out``; resumed when
-    present: ``resume`` requires one). Everything is checked first (``FieldError`` naming the
-    field, nothing written); local model servers started for the run are stopped when it ends.
-    ``notes`` gets the lines worth showing before the run (coverage warnings; default: the
-    ``pastcast`` logger). Errors of the run itself propagate (``ValueError``,
-    ``RuntimeError``)."""
+    present: ``resume`` requires one), checked first as the module says. ``notes`` gets the
+    lines worth showing before the run (coverage warnings; default: the ``pastcast`` logger).
+    Errors of the run itself propagate (``ValueError``, ``RuntimeError``)."""
     log = Path(out if out is not None else plan.out)
     tell = notes or _log.warning
     _check_out(log, resume)
