@@ -101,7 +101,7 @@ def test_score_by_kind_and_category(recorded_log: Path, by: str, expected: set) 
 
 def test_score_by_horizon_needs_the_dataset(recorded_log: Path, dataset_dir: Path) -> None:
     res = runner.invoke(app, ["score", str(recorded_log), "--by", "horizon"])
-    assert res.exit_code == 2 and "--by horizon needs --dataset" in res.stderr
+    assert res.exit_code == 2 and "--dataset is needed to group by horizon" in res.stderr
     got = _json(
         "score", str(recorded_log), "--by", "agent,horizon", "--dataset", str(dataset_dir),
         "--bootstrap", "0",

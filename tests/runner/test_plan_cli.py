@@ -1,4 +1,4 @@
-"""`pastcast plan`, `pastcast run --config/--resume/--retry-failed` and
+"""`pastcast plan`, `pastcast run --config` (the options given set over the plan), `--resume` and
 `pastcast score --after-knowledge-cutoff`, with the README's example plan."""
 
 from __future__ import annotations
@@ -67,22 +67,62 @@ def test_the_readme_plan_is_priced_then_runs_as_it_is(
     assert json.loads(again.stdout)["resumed"] == len(log.steps)
 
 
+SMALL_WORLD = "world:0,n_events=2,n_documents=60"
+
+
+def _small_plan(tmp_path: Path, extra: str = "") -> Path:
+    plan = tmp_path / "plan.toml"
+    plan.write_text(
+        f'dataset = "{SMALL_WORLD}"\nout = "{tmp_path / "run.jsonl"}"\nrollouts = 2\n{extra}'
+        '[budgets]\nmax_tool_calls = 5\n[[agents]]\nname = "uniform"\n'
+    )
+    return plan
+
+
+def test_run_with_a_plan_sets_the_options_given_over_its_fields(tmp_path: Path) -> None:
+    plan = _small_plan(tmp_path)
+    out = tmp_path / "elsewhere.jsonl"
+    args = ["--rollouts", "3", "--agent", "heuristic@memory_on", "--max-tool-calls", "7"]
+    result = cli.invoke(app, ["run", "--config", str(plan), *args, "--out", str(out), "--json"])
+    assert result.exit_code == 0, result.output
+    assert not (tmp_path / "run.jsonl").exists()
+    header = read_run_log(out).header
+    recorded = header.plan
+    assert recorded is not None
+    assert (recorded["rollouts"], recorded["out"], recorded["dataset"]) == (
+        3,
+        str(out),
+        SMALL_WORLD,
+    )
+    assert recorded["budgets"]["max_tool_calls"] == 7  # the option's ...
+    assert recorded["budgets"]["max_search_k"] == header.config["env"]["max_search_k"]
+    assert [(a["name"], a["setting"]) for a in recorded["agents"]] == [("heuristic", "memory_on")]
+    # ... and without options the plan's own fields
+    again = cli.invoke(app, ["run", "--config", str(plan), "--json"])
+    assert again.exit_code == 0, again.output
+    own = read_run_log(tmp_path / "run.jsonl").header.plan
+    assert own is not None and own["rollouts"] == 2 and own["budgets"]["max_tool_calls"] == 5
+    assert [a["name"] for a in own["agents"]] == ["uniform"]
+
+
 @pytest.mark.parametrize(
-    ("args", "message"),
+    ("args", "extra", "message"),
     [
-        (["--agent", "uniform"], "--agent: not with --config"),
-        (["--rollouts", "3"], "--rollouts: not with --config"),
-        (["--resume"], "--resume finds no run log at"),
+        (["--resume"], "", "error: --resume finds no run log at"),
+        (["--rollouts", "0"], "", "error: --rollouts is invalid"),
+        (["--split", "nosuch"], "", "error: --split 'nosuch': no event"),
+        ([], 'split = "nosuch"\n', "error: {plan}: split: 'nosuch': no event"),
+        (["--setting", "memory_on"], "", "error: --setting: sets the setting of --agent's"),
     ],
 )
-def test_run_with_a_plan_refuses_options_that_declare_the_run_again(
-    tmp_path: Path, args: list[str], message: str
+def test_a_problem_of_a_plan_run_names_the_option_or_else_the_file(
+    tmp_path: Path, args: list[str], extra: str, message: str
 ) -> None:
-    plan = tmp_path / "plan.toml"
-    plan.write_text(f'out = "{tmp_path / "run.jsonl"}"\n[[agents]]\nname = "uniform"\n')
+    plan = _small_plan(tmp_path, extra)
     result = cli.invoke(app, ["run", "--config", str(plan), *args])
-    assert result.exit_code == 2
-    assert message in result.stderr and len(result.stderr.strip().splitlines()) == 1
+    assert result.exit_code == 2, result.output
+    assert result.stderr.count("error: ") == 1, result.stderr  # after progress and warnings
+    assert result.stderr.strip().splitlines()[-1].startswith(message.format(plan=plan))
     assert not (tmp_path / "run.jsonl").exists()
 
 

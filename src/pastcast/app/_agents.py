@@ -1,18 +1,9 @@
 """Agents named as text (``heuristic:max_reads=4@memory_on``), parsed and checked against the
 agent registry before any work starts, and the models they use, loaded and stopped.
 
-Grammar of an agent option (``pastcast run --agent``, ``agents`` of the Python API)::
-
-    SPEC    = NAME [":" ARG {"," ARG}] ["@" SETTING]
-    ARG     = KEY "=" VALUE
-    VALUE   = JSON    a "string", [list] or {object}; may hold commas, "@", ":" and "/"
-            | TEXT    up to the next comma; a number, true, false or null is read as such
-    SETTING = memory_free | memory_on | no_tools
-
-Only a trailing ``@WORD`` (letters, digits, ``_``, ``-``) is read as the setting, and it must be
-one of the three; every other ``@`` belongs to a value, so
-``tool-agent:model=openai-compatible:qwen@http://127.0.0.1:8080/v1@memory_on`` needs no quotes.
-A value holding a comma, or ending in ``@WORD``, is written as a JSON string: ``key="a,b"``.
+The grammar of an agent option (``pastcast run --agent``, ``agents`` of the Python API) is in
+docs/agents.md and ``AGENT_GRAMMAR``: only a trailing ``@WORD`` is a setting, so values may hold
+``@``, ``:`` and ``/`` unquoted; a value holding a comma is written as a JSON string.
 """
 
 from __future__ import annotations

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 from pastcast.app._corpus import corpus_documents
 from pastcast.app._datasets import open_dataset
 from pastcast.app._fields import as_field
+from pastcast.app._models import cached_model
 from pastcast.app._plans import ConstructionAuditPlan, RunAuditPlan
 from pastcast.app._reading import RunsRead, check_dataset, read_runs
 from pastcast.dataset import Dataset
@@ -81,8 +82,7 @@ def audit_dataset_texts(dataset: str | Path | Dataset) -> TextAudit:
     answer of another event still open at their cutoff."""
     from pastcast.audit import audit_texts
 
-    ds = dataset if isinstance(dataset, Dataset) else open_dataset(dataset)
-    return audit_texts(ds)
+    return audit_texts(open_dataset(dataset))
 
 
 def _run_and_data(
@@ -249,13 +249,11 @@ def audit_run_retrievals(
         write_retrieval_audit,
     )
     from pastcast.curate import Judge
-    from pastcast.models import CachedModel, ModelError, check_model_spec, resolve_model
+    from pastcast.models import check_model_spec
     from pastcast.world import is_world_spec, world_from_spec
 
-    try:  # before anything is read
+    with as_field("judge"):  # before anything is read
         check_model_spec(judge)
-    except ValueError as exc:
-        raise FieldError("judge", str(exc)) from None
     prompt = RETRIEVAL_PROMPT if prompt is None else prompt
     if prompt not in RETRIEVAL_PROMPTS:
         raise FieldError("prompt", f"{prompt!r}: known: {', '.join(RETRIEVAL_PROMPTS)}")
@@ -304,10 +302,7 @@ def audit_run_retrievals(
         negatives=negatives,
         seed=seed,
     )
-    with as_field("judge", ValueError, ModelError):
-        model = resolve_model(judge)
-    try:
-        cached = CachedModel(model, cache_dir, "auto", settings={"spec": judge})
+    with cached_model(judge, cache_dir) as cached:
         try:
             audit = audit_retrievals(
                 log,
@@ -325,9 +320,5 @@ def audit_run_retrievals(
             )
         except (OSError, ValueError) as exc:  # a corpus that fails while it is read
             raise FieldError("corpus", f"{corpus!r}: {exc}") from None
-    finally:
-        close = getattr(model, "close", None)
-        if callable(close):  # a local model's server
-            close()
     written = write_retrieval_audit(audit, log_path)
     return RetrievalAuditRead(audit, written, cache_dir, read)

@@ -139,8 +139,7 @@ def compare_runs(
     if dataset is not None:
         from pastcast.app._datasets import open_dataset  # only when a dataset is named
 
-        data = dataset if isinstance(dataset, Dataset) else open_dataset(dataset)
-        check_dataset([log_b, log_t], data, dataset if isinstance(dataset, str | Path) else data.id)
+        check_dataset([log_b, log_t], open_dataset(dataset), dataset)
     same_run = log_b.header == log_t.header
     runs = Runs((log_b,) if same_run else (log_b, log_t))
     table = runs.base_table

@@ -199,14 +199,8 @@ def _store(
         raise FieldError(
             "backend", f"postgres: the 'postgres' extra is not installed ({exc.name})"
         ) from None
-    except (
-        FieldError,
-        ValueError,
-        FileNotFoundError,
-        FileExistsError,
-        ConnectionError,
-    ) as exc:
-        if isinstance(exc, FieldError) and exc.field:
+    except (ValueError, FileNotFoundError, FileExistsError, ConnectionError) as exc:
+        if isinstance(exc, FieldError) and exc.field:  # a FieldError is a ValueError
             raise
         # a source's row that cannot be read (its file, line and field in the reason)
         why = exc.reason if isinstance(exc, FieldError) else str(exc)

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 from pastcast.app._datasets import open_dataset
 from pastcast.app._fields import as_field
+from pastcast.app._models import cached_model
 from pastcast.app._open_corpus import open_corpus
 from pastcast.app._plans import CURATION_LEGS, CurationPlan
 from pastcast.corpus import OpenedCorpus
@@ -86,13 +87,11 @@ def curate_dataset(plan: CurationPlan) -> Curated:
     Judgements are cached (default: ``OUT.judge-cache`` beside ``out``), so re-curating makes
     no new model calls. ``FieldError`` naming the field before any work."""
     from pastcast.curate import Judge, Retriever, curate_dataset, save_curation
-    from pastcast.models import CachedModel, ModelError, check_model_spec, resolve_model
+    from pastcast.models import check_model_spec
 
     judge, dataset, corpus, embedder = plan.judge, plan.dataset, plan.corpus, plan.embedder
-    try:  # before the dataset and the corpus are read (minutes, for a large archive)
+    with as_field("judge"):  # before the dataset and the corpus are read (minutes, at scale)
         check_model_spec(judge)
-    except ValueError as exc:
-        raise FieldError("judge", str(exc)) from None
     legs = _legs(plan.retrieval)
     if embedder is not None and "dense" not in legs:
         raise FieldError("embedder", "only with a dense leg in the retrieval")
@@ -111,10 +110,7 @@ def curate_dataset(plan: CurationPlan) -> Curated:
         for leg in legs:
             options = {"embedder": embedder} if leg == "dense" and embedder else {}
             opened.append(open_corpus(corpus, leg, **options))
-        with as_field("judge", ValueError, ModelError):
-            model = resolve_model(judge)
-        cached = CachedModel(model, cache_dir, "auto", settings={"spec": judge})
-        try:
+        with cached_model(judge, cache_dir) as cached:
             retriever = Retriever(opened, window_days=plan.window_days or None)
             judging = Judge(cached, max_tokens=plan.max_tokens)
             result = curate_dataset(data, retriever, judging, plan.config)
@@ -127,10 +123,6 @@ def curate_dataset(plan: CurationPlan) -> Curated:
             if result.dataset.events:  # an empty dataset is never written as if it were a result
                 save_curation(result, target, metadata=_metadata(dataset), settings=settings)
                 written = target
-        finally:
-            close = getattr(model, "close", None)
-            if callable(close):  # a local model's server
-                close()
     finally:
         for backend in opened:
             backend.close()

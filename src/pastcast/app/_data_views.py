@@ -121,7 +121,7 @@ def dataset_question(
     """One question as ``dataset`` holds it (``event``: its id or the unique prefix of one):
     the event, its split, forecast steps and market-price days; the resolution only with
     ``outcome``."""
-    ds = dataset if isinstance(dataset, Dataset) else open_dataset(dataset, convention=convention)
+    ds = open_dataset(dataset, convention=convention)
     event_id = _find(ds, event)
     ev = ds.event(event_id)
     beliefs = ds.beliefs.get(event_id, ())

@@ -28,7 +28,7 @@ class DatasetNote(UserWarning):
 
 
 def open_dataset(
-    spec: str | Path,
+    spec: str | Path | Dataset,
     *,
     convention: DayConvention = DayConvention.START_OF_DAY,
     field: str = "dataset",
@@ -38,7 +38,9 @@ def open_dataset(
     a Forecast-Dojo release (its forecast dates read as cutoffs under ``convention``, which only
     a release takes). ``FieldError`` naming ``field`` when it is none of these or cannot be
     read. What reading a release drops is counted in ``notes``, or warned of (``DatasetNote``)
-    when none is given."""
+    when none is given. A dataset given is returned as it is."""
+    if isinstance(spec, Dataset):
+        return spec
     text = str(spec)
     if is_world_spec(text):
         if convention is not DayConvention.START_OF_DAY:

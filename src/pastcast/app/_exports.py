@@ -58,13 +58,6 @@ def _checked_out(out: Path) -> Path:
     return out
 
 
-def _datasets(specs: Sequence[str | Path | Dataset]) -> list[Dataset]:
-    return [
-        spec if isinstance(spec, Dataset) else open_dataset(spec, field=f"datasets[{i}]")
-        for i, spec in enumerate(specs)
-    ]
-
-
 def export_runs(
     target: ExportTarget,
     run_logs: Sequence[str | Path],
@@ -96,7 +89,7 @@ def export_runs(
             policy = SplitPolicy(splits=tuple(splits or ("train",)), force_eval=force_eval)
     if target == "rewards" and fallback == "exclude":
         raise FieldError("fallback", "a reward export scores every step: uniform or worst")
-    opened = _datasets(datasets or ())
+    opened = [open_dataset(d, field=f"datasets[{i}]") for i, d in enumerate(datasets or ())]
     path = _checked_out(Path(out))
     if target == "table":  # the step columns are enough
         from pastcast.train import TABLE_COLUMNS_READ

@@ -102,7 +102,7 @@ def runs_frame(
     paths = [Path(run_logs)] if isinstance(run_logs, str | Path) else [Path(p) for p in run_logs]
     if not paths:
         raise FieldError("run_logs", "no run logs given")
-    data = dataset if isinstance(dataset, Dataset) or dataset is None else open_dataset(dataset)
+    data = None if dataset is None else open_dataset(dataset)
     frames = []
     for path in paths:
         with within("run_logs"):

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import hashlib
 import re
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -20,7 +22,7 @@ from pastcast.safejson import canonical_json
 
 if TYPE_CHECKING:
     from pastcast.audit import CutoffProbe
-    from pastcast.models import MeasuredCutoff
+    from pastcast.models import CachedModel, MeasuredCutoff
 
 __all__ = ["ProbedCutoff", "probe_model_cutoff"]
 
@@ -45,6 +47,23 @@ class ProbedCutoff:
             "questions_file": str(self.questions),
             "registered": None if self.registry is None else str(self.registry),
         }
+
+
+@contextmanager
+def cached_model(spec: str, cache: Path, field: str = "judge") -> Iterator[CachedModel]:
+    """The model ``spec`` (``FieldError`` naming ``field``) answering from the cache folder
+    ``cache`` what it answered before, so a rerun makes no new calls; a local model's server
+    is stopped when the block ends."""
+    from pastcast.models import CachedModel, ModelError, resolve_model
+
+    with as_field(field, ValueError, ModelError):
+        model = resolve_model(spec)
+    try:
+        yield CachedModel(model, cache, "auto", settings={"spec": spec})
+    finally:
+        close = getattr(model, "close", None)
+        if callable(close):  # a local model's server
+            close()
 
 
 def _month(value: str | None, field: str) -> str | None:
@@ -83,14 +102,7 @@ def probe_model_cutoff(
         write_probe_questions,
     )
     from pastcast.curate import Judge
-    from pastcast.models import (
-        CachedModel,
-        MeasuredCutoff,
-        ModelError,
-        check_model_spec,
-        resolve_model,
-        save_measured_cutoff,
-    )
+    from pastcast.models import MeasuredCutoff, check_model_spec, save_measured_cutoff
 
     with as_field("model"):
         check_model_spec(model)
@@ -130,12 +142,9 @@ def probe_model_cutoff(
         )
     if len({q.month for q in questions.questions}) < 2:
         raise FieldError("corpus", f"{corpus}: fewer than two months with questions to compare")
-    with as_field("model", ValueError, ModelError):
-        built = resolve_model(model)
-    try:
+    with cached_model(model, root / "judgements", "model") as cached:
         if made:  # kept once nothing refuses the probe
             write_probe_questions(questions, questions_file)
-        cached = CachedModel(built, root / "judgements", "auto", settings={"spec": model})
         probe = probe_cutoff(
             questions,
             Judge(cached, max_tokens=max_tokens),
@@ -144,10 +153,6 @@ def probe_model_cutoff(
             level=level,
             progress=progress,
         )
-    finally:
-        close = getattr(built, "close", None)
-        if callable(close):  # a local model's server
-            close()
     measured = None
     saved = None
     if probe.knowledge_cutoff is not None and probe.low and probe.high:

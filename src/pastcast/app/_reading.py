@@ -178,8 +178,9 @@ def _columns_once(
     return logs
 
 
-def check_dataset(logs: Sequence[StepColumns], data: Dataset, named: str | Path) -> None:
+def check_dataset(logs: Sequence[StepColumns], data: Dataset, named: str | Path | Dataset) -> None:
     """``FieldError`` naming ``dataset`` unless every log ran on ``data`` (``named`` so)."""
+    named = data.id if isinstance(named, Dataset) else named
     for log in logs:
         if log.header.dataset_id != data.id:
             raise FieldError(
@@ -216,12 +217,10 @@ def read_runs(
     logs = [_graded_columns(log, notes) for log in _columns_once(paths, wanted, notes)]
     if require_steps and not any(log.table.num_rows for log in logs):
         raise FieldError("run_logs", "no forecast steps in " + ", ".join(str(p) for p in paths))
-    if isinstance(dataset, Dataset) or dataset is None:
-        data = dataset
-    else:  # the dataset readers load only when a dataset is named
+    data = None
+    if dataset is not None:  # the dataset readers load only when a dataset is named
         from pastcast.app._datasets import open_dataset
 
         data = open_dataset(dataset)
-    if data is not None:
-        check_dataset(logs, data, dataset if isinstance(dataset, str | Path) else data.id)
+        check_dataset(logs, data, dataset)
     return RunsRead(Runs(tuple(logs), data), paths, tuple(notes))

@@ -85,19 +85,20 @@ def write_plan(record: Record, path: str | Path) -> Path:
 
 
 def plan_from_agents(
-    agents: Sequence[str], *, setting: Setting = "memory_free", **fields: Any
+    agents: Sequence[str], /, *, setting: Setting = "memory_free", **fields: Any
 ) -> ExperimentPlan:
     """The plan that ``agents`` (each ``NAME[:key=value,...][@SETTING]``, ``setting`` for those
-    without one) and ``fields`` (any of ``ExperimentPlan``: ``dataset``, ``corpus``,
-    ``budgets``, ``preset``, ...) declare: what ``pastcast run``'s options build (a ``preset``
-    fills the fields not given). ``FieldError`` naming the field (``budgets.max_tool_calls``) of
-    the first problem."""
-    parsed = parse_agent_options(agents, setting)
-    listed = [
-        {"name": p.name, "label": p.label, "setting": p.setting, "args": p.args} for p in parsed
-    ]
+    without one; given, they replace the ``agents`` of ``fields``) and ``fields`` (any of
+    ``ExperimentPlan``: ``dataset``, ``corpus``, ``budgets``, ``preset``, ...) declare: what
+    ``pastcast run``'s options build (a ``preset`` fills the fields not given). ``FieldError``
+    naming the field (``budgets.max_tool_calls``) of the first problem."""
+    if agents:
+        parsed = parse_agent_options(agents, setting)
+        fields["agents"] = [
+            {"name": p.name, "label": p.label, "setting": p.setting, "args": p.args} for p in parsed
+        ]
     try:
-        return ExperimentPlan.model_validate({**fields, "agents": listed})
+        return ExperimentPlan.model_validate(fields)
     except ValidationError as exc:
         loc, msg = first_error(exc)
         raise FieldError(field_path(loc) or "plan", f"is invalid: {msg}") from None
@@ -157,11 +158,9 @@ def run_plan(
     notes: Callable[[str], None] | None = None,
 ) -> RunResult:
     """Run ``plan``, writing its run log to ``out`` (default: the plan's ``out``; resumed when
-    present: ``resume`` requires one). Everything is checked first (``FieldError`` naming the
-    field, nothing written); local model servers started for the run are stopped when it ends.
-    ``notes`` gets the lines worth showing before the run (coverage warnings; default: the
-    ``pastcast`` logger). Errors of the run itself propagate (``ValueError``,
-    ``RuntimeError``)."""
+    present: ``resume`` requires one), checked first as the module says. ``notes`` gets the
+    lines worth showing before the run (coverage warnings; default: the ``pastcast`` logger).
+    Errors of the run itself propagate (``ValueError``, ``RuntimeError``)."""
     log = Path(out if out is not None else plan.out)
     tell = notes or _log.warning
     _check_out(log, resume)

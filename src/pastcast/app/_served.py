@@ -108,9 +108,7 @@ def serve_episode(
     if step not in {s.step_index for s in open_dataset(dataset).steps_of(event)}:
         raise FieldError("step", f"{step}: event {event!r} has no such step in {dataset}")
     with open_replay(dataset, corpus, retrieval, index_dir=index_dir) as replay:
-        steps = {s.step_index: s for s in replay.dataset.steps_of(event)}
-        if step not in steps:
-            raise FieldError("step", f"{step}: event {event!r} has no such step in {dataset}")
+        steps = {s.step_index: s for s in replay.dataset.steps_of(event)}  # found above
         try:
             episode = ForecastEnv(replay.dataset, replay.backend, config).reset(
                 steps[step], rollout=rollout

@@ -19,7 +19,7 @@ app = typer.Typer(no_args_is_help=True)  # its help: COMMANDS (_app)
 @app.command("list")
 def list_command(as_json: JsonFlag = False) -> None:
     """Registered agents with their role, arguments and description."""
-    rows: list[dict[str, object]] = []
+    agents = []
     for info in list_agents():
         if info.name.startswith("test-"):
             continue
@@ -29,28 +29,19 @@ def list_command(as_json: JsonFlag = False) -> None:
             for p in params
             if p.name != "setting"
         ]
-        rows.append(
-            {
-                "name": info.name,
-                "role": info.role,
-                "market_access": info.market_access,
-                "args": args,
-                "description": info.description,
-            }
-        )
+        agents.append((info, args))
     if as_json:
-        print_json(rows)
+        print_json(
+            [
+                {"name": i.name, "role": i.role, "market_access": i.market_access, "args": a}
+                | {"description": i.description}
+                for i, a in agents
+            ]
+        )
         return
     table = Table(title=escape(f"Agents: pass as --agent {AGENT_FORM} (see pastcast run --help)"))
     for col in ("name", "role", "arguments", "description"):
         table.add_column(col)
-    for r in rows:
-        arg_list = r["args"]
-        assert isinstance(arg_list, list)
-        table.add_row(
-            str(r["name"]),
-            str(r["role"]),
-            escape(", ".join(arg_list)),
-            escape(str(r["description"])),
-        )
+    for info, args in agents:
+        table.add_row(info.name, info.role, escape(", ".join(args)), escape(info.description))
     Console().print(table)

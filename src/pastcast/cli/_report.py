@@ -27,13 +27,11 @@ from pastcast.cli._score import (
     ReportByOpt,
     RunLogsArg,
     SeedOpt,
-    check_horizon,
-    columns,
     fail_reading,
     print_notes,
 )
 from pastcast.errors import FieldError
-from pastcast.reports import BOOTSTRAP_DRAWS, BOOTSTRAP_SEED, GROUP_COLUMNS, main_table, to_rich
+from pastcast.reports import BOOTSTRAP_DRAWS, BOOTSTRAP_SEED, main_table, to_rich
 
 
 def report(
@@ -81,11 +79,9 @@ def report(
     """Write a self-contained HTML report (report.html), its tables as Markdown and LaTeX, the
     scorecard as JSON and every figure as PNG and SVG. A figure is drawn only when the runs
     have what it needs."""
-    groups = columns(by, allowed=GROUP_COLUMNS)
-    check_horizon(groups, dataset)
     try:
         sections = None if arena is None else {"arena": arena}
-        made = call_with_params(ctx, report_runs, omit=("arena",), by=groups, sections=sections)
+        made = call_with_params(ctx, report_runs, omit=("arena",), sections=sections)
     except FieldError as exc:
         if not exc.field:  # the reports extra is missing
             fail(f"pastcast report needs {exc.reason.removeprefix('reports need ')}")

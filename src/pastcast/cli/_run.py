@@ -25,6 +25,7 @@ from pastcast.app import (
 )
 from pastcast.cli._common import (
     EXIT_FAILED,
+    ConfigOpt,
     DayConventionOpt,
     JsonFlag,
     fail,
@@ -72,7 +73,8 @@ _ENV = EnvConfig()
 _RUN = RunConfig.model_fields
 # Where each option of `run` is in the experiment plan (None: not in it; others: same name).
 _PLAN_FIELDS: dict[str, str | None] = {
-    **dict.fromkeys(("agent", "setting", "out", "config", "resume", "retry_failed", "as_json")),
+    **dict.fromkeys(("setting", "config", "resume", "retry_failed", "as_json")),
+    "agent": "agents",
     "corpus": "corpus.spec",
     "retrieval": "corpus.retrieval",
     "embedder": "corpus.embedder",
@@ -92,13 +94,6 @@ PythonToolOpt = Annotated[
     typer.Option(
         "--python-tool/--no-python-tool",
         help="Offer the python tool (needs an isolating sandbox: bubblewrap).",
-    ),
-]
-ConfigOpt = Annotated[
-    Path | None,
-    typer.Option(
-        "--config",
-        help="Experiment plan (TOML or YAML) declaring the whole run; see `pastcast plan FILE`.",
     ),
 ]
 ResumeOpt = Annotated[
@@ -134,19 +129,18 @@ def _fail_run(exc: FieldError) -> NoReturn:
 
 def _execute(
     plan: ExperimentPlan,
-    out: Path | None = None,
+    given: dict[str, Any],
     *,
     resume: bool = False,
     retry_failed: bool = False,
-    where: str | None = None,
+    where: Path | None = None,
 ) -> RunResult:
     """Run the plan, return the result.
-    Problems found before the work starts exit 2 (named by option, or after ``where``: the
-    plan's file); an exception during the run exits 1."""
+    Problems found before the work starts exit 2, named by the option that set the field (of
+    ``given``), else after ``where``: the plan's file; an exception during the run exits 1."""
     try:
         return run_plan(
             plan,
-            out,
             resume=resume,
             retry_failed=retry_failed,
             notes=lambda line: typer.echo(line, err=True),
@@ -154,7 +148,7 @@ def _execute(
     except FieldError as exc:
         if not exc.field:  # a lower layer's, raised once the run is under way
             fail(str(exc), EXIT_FAILED)
-        if where is not None and exc.field not in ("out", "resume"):
+        if where is not None and exc.field != "resume" and not _is_given(exc.field, given):
             fail(f"{where}: {exc}")
         _fail_run(exc)
     except (ValueError, RuntimeError) as exc:  # bad data, a sandbox failing mid-run
@@ -166,6 +160,19 @@ def _execute(
             "command again to resume",
             128 + signum,
         )
+
+
+def _is_given(field: str, given: dict[str, Any]) -> bool:
+    """Whether the plan's ``field`` (``budgets.max_tool_calls``, ``agents[0].model``) holds a
+    value an option gave."""
+    node: Any = given
+    for part in field.split("."):
+        if not isinstance(node, dict):
+            return True
+        if (key := part.split("[")[0]) not in node:
+            return False
+        node = node[key]
+    return True
 
 
 def _summary(result: RunResult) -> dict[str, Any]:
@@ -335,7 +342,7 @@ def run(
     """Run agents over a dataset's forecast steps and write a resumable run log.
 
     Market prices go only to agents registered with market access (market, tool-agent-market).
-    With --config FILE an experiment plan declares the whole run (see `pastcast plan FILE`).
+    With --config FILE an experiment plan declares the run, the options given set over it.
     Progress goes to stderr: a bar on a terminal, else a line per completed step with the rate
     and ETA (at most one every $PASTCAST_PROGRESS_INTERVAL seconds, default 5). --max-steps N
     stops after N steps; Ctrl-C or SIGTERM stops the run and every model server it started.
@@ -343,50 +350,27 @@ def run(
     Exit codes: 0 done, 2 a usage error (nothing is run), 1 a failed run: an error during the
     run, or every new forecast unusable; 130 or 143 stopped by SIGINT or SIGTERM.
     """
-    if config is not None:  # the plan declares the run; the options that would are refused
-        _run_config(ctx, config, out, resume, retry_failed, max_steps, as_json)
-        return
-    if not agent:
+    if config is None and not agent:
         fail("--agent: give at least one agent (or --config FILE)")
-    # The plan's fields of the options given; the others are the plan's defaults, which a
-    # preset fills. The log goes to --out, and a run takes --workers' default (1), not a plan's.
+    if config is not None and not agent and "setting" in given_options(ctx):
+        fail("--setting: sets the setting of --agent's agents; give --agent")
+    # The plan's fields of the options given are set over the plan's file, else over what a run
+    # without one takes: the log at --out, --workers' default (1), not a plan's; the other
+    # fields are the plan's defaults, which a preset fills.
     given = given_options(ctx, _PLAN_FIELDS)
-    given = deep_merge({"out": str(out), "concurrency": {"episodes": workers}}, given)
+    if "out" in given:
+        given["out"] = str(out)
+    base = {"out": str(out), "concurrency": {"episodes": workers}}
+    if config is not None:
+        try:
+            base = read_plan(config).model_dump(exclude_unset=True)
+        except FieldError as exc:
+            fail(exc.reason)
     try:
-        plan = plan_from_agents(agent, setting=setting, **given)
+        plan = plan_from_agents(agent or (), setting=setting, **deep_merge(base, given))
     except FieldError as exc:
         _fail_run(exc)
-    _report(_execute(plan, out, resume=resume, retry_failed=retry_failed), as_json)
-
-
-# Options of `run` that say how to run a plan, not what to run.
-_WITH_CONFIG = frozenset({"config", "out", "resume", "retry_failed", "max_steps", "as_json"})
-
-
-def _run_config(
-    ctx: typer.Context,
-    path: Path,
-    out: Path,
-    resume: bool,
-    retry_failed: bool,
-    max_steps: int | None,
-    as_json: bool,
-) -> None:
-    """`run --config FILE`: ``--out`` may put the log elsewhere than the plan's ``out``,
-    ``--max-steps`` sets its ``max_steps``; ``--resume`` and ``--retry-failed`` work as without
-    a plan."""
-    try:
-        plan = read_plan(path)
-    except FieldError as exc:
-        fail(exc.reason)
-    given = given_options(ctx)
-    for param in ctx.command.params:
-        if param.name not in _WITH_CONFIG and param.name in given:
-            fail(f"{param.opts[0]}: not with --config (the plan {path} declares the run)")
-    if max_steps is not None:
-        plan = plan.model_copy(update={"max_steps": max_steps})
-    log = out if "out" in given else None
-    result = _execute(plan, log, resume=resume, retry_failed=retry_failed, where=str(path))
+    result = _execute(plan, given, resume=resume, retry_failed=retry_failed, where=config)
     _report(result, as_json)
 
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from pathlib import Path
 from typing import Annotated, NoReturn
 
@@ -13,14 +12,12 @@ from pastcast.app import (
     MARKET_AGE_WARNING,
     Dashboard,
     RunsRead,
-    group_columns,
     score_runs,
 )
 from pastcast.app import TABLE_COLUMNS as TABLE_COLUMNS
 from pastcast.cli._common import (
     JsonFlag,
     call_with_params,
-    fail,
     fail_app,
     print_json,
     table_console,
@@ -53,27 +50,10 @@ def fail_reading(exc: FieldError) -> NoReturn:
     fail_app(exc, OPTIONS)
 
 
-def columns(
-    text: str, option: str = "--by", allowed: Sequence[str] = TABLE_COLUMNS
-) -> tuple[str, ...]:
-    """Comma-separated grouping columns, each one of ``allowed``."""
-    try:
-        return group_columns(text, allowed)
-    except FieldError as exc:
-        fail(f"{option}: {exc.reason}")
-
-
 def print_notes(read: RunsRead | Dashboard, market_note: str | None = None) -> None:
     """What reading left out or merged, and how old the market reference is, on stderr."""
     for line in (*read.notes, *([market_note] if market_note else [])):
         typer.echo(f"note: {line}", err=True)
-
-
-def check_horizon(groups: Sequence[str], dataset: str | None) -> None:
-    """Grouping by horizon needs the dataset, said in the command's words."""
-    needs = next((c for c in groups if c in ("horizon", "duration")), None)
-    if needs is not None and dataset is None:
-        fail(f"--by {needs} needs --dataset: run logs do not record when an event resolved")
 
 
 RunLogsArg = Annotated[list[Path], typer.Argument(help="Run log files (JSONL).")]
@@ -186,10 +166,8 @@ def score(
 ) -> None:
     """Re-score saved run logs from forecasts and gradings: the leaderboard, calibration of
     two-outcome forecasts (ECE, Murphy, anatomy of alpha), cost and failures per group."""
-    groups = columns(by, allowed=GROUP_COLUMNS)
-    check_horizon(groups, dataset)
     try:
-        scored = call_with_params(ctx, score_runs, by=groups, paired=tuple(paired or ()))
+        scored = call_with_params(ctx, score_runs, paired=tuple(paired or ()))
     except FieldError as exc:
         fail_reading(exc)
     print_notes(scored.read, scored.market_note)
@@ -205,6 +183,7 @@ def score(
             err=True,
         )
     card, matching = scored.card, scored.labels
+    groups = card.by
     if as_json:
         print_json(
             {

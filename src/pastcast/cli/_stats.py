@@ -38,26 +38,17 @@ def power(
     as_json: JsonFlag = False,
 ) -> None:
     """Predictions (and rounds) needed to detect an edge alpha* over the market."""
+    asked: dict[str, Any] = dict(
+        alpha=alpha, q=q, boldness=boldness, significance=significance, power=power_
+    )
+    asked |= {"z_alpha": z_alpha, "z_power": z_power}
     try:
-        n = power_n(alpha, q, boldness, significance, power_, z_alpha=z_alpha, z_power=z_power)
+        n = power_n(**asked)
     except ValueError as err:
         fail(str(err))
     rounds = power_rounds(n, per_round)
     if as_json:
-        print_json(
-            {
-                "alpha": alpha,
-                "q": q,
-                "boldness": boldness,
-                "significance": significance,
-                "power": power_,
-                "z_alpha": z_alpha,
-                "z_power": z_power,
-                "n": n,
-                "per_round": per_round,
-                "rounds": rounds,
-            }
-        )
+        print_json({**asked, "n": n, "per_round": per_round, "rounds": rounds})
     else:
         typer.echo(f"n = {n} predictions ({rounds} rounds of {per_round})")
 
