@@ -26,6 +26,7 @@ __all__ = [
     "MetricSummary",
     "alpha_test",
     "distinct_rows",
+    "group_rows",
     "shrink",
     "summarize",
 ]
@@ -148,6 +149,22 @@ def _group_ids(table: ScoreTable, by: Sequence[str]) -> tuple[NDArray[np.int64],
     return distinct_rows([table.codes(c) for c in by])
 
 
+def group_rows(
+    table: ScoreTable, by: Sequence[str]
+) -> list[tuple[tuple[str, ...], NDArray[np.int64]]]:
+    """The rows of each group of ``by`` (groups sorted by their names, as ``summarize``)."""
+    gid, codes = _group_ids(table, by)  # stable: each group's rows in table order
+    order = np.argsort(gid, kind="stable")
+    bounds = np.searchsorted(gid[order], np.arange(codes.shape[0] + 1))
+    return [
+        (
+            tuple(table.name(c, int(v)) for c, v in zip(by, codes[g], strict=True)),
+            order[bounds[g] : bounds[g + 1]],
+        )
+        for g in range(codes.shape[0])
+    ]
+
+
 def _rollout_std(values: NDArray[np.float64], rollout: NDArray[np.int64]) -> float:
     ok = np.isfinite(values)
     r = rollout[ok]
@@ -183,17 +200,13 @@ def summarize(
     metrics = table.metrics(fallback)
     matrix = np.stack([metrics[m.name] for m in listed], axis=1)
     event = table.codes("event")
-    gid, gcodes = _group_ids(table, by)
+    gid, _ = _group_ids(table, by)
     role_codes, role_names = table.keys.get("role", (None, ()))
-    order = np.argsort(gid, kind="stable")
-    bounds = np.searchsorted(gid[order], np.arange(gcodes.shape[0] + 1))
     lows, highs = grouped_cluster_bootstrap(event, gid, matrix, bootstrap, rng)
     groups = []
-    for g in range(gcodes.shape[0]):
-        rows = order[bounds[g] : bounds[g + 1]]
+    for g, (names, rows) in enumerate(group_rows(table, by)):
         if rows.size == 0:
             continue
-        names = tuple(table.name(c, int(code)) for c, code in zip(by, gcodes[g], strict=True))
         v = matrix[rows]
         low, high = lows[g], highs[g]
         summaries = {}

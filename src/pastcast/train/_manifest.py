@@ -1,8 +1,5 @@
-"""The manifest beside every exported file: where its rows came from and under which guard.
-
-``FILE.manifest.json`` names the file and its sha256, the datasets (id and content hash), the
-runs (id, code version, corpus hash), the splits exported and those left out, the range of
-cutoffs, the selection options, and for chat exports the source step of every row.
+"""The manifest beside every exported file (``FILE.manifest.json``): where its rows came from and
+under which guard; its fields: docs/training.md ("The manifest").
 """
 
 from __future__ import annotations

@@ -60,12 +60,8 @@ _OWN = {
 
 
 def table_schema() -> pa.Schema:
-    """The table's columns: keys, forecast and grading, a column per registered metric (in
-    their order) and usage. ``split`` is ``unsplit`` for events of a dataset without a split;
-    score columns are null where undefined (information-alpha without a market, excluded
-    failures); ``p_truth`` is the probability a usable forecast gave the truth (null for an
-    unusable one); ``market_at`` is when the market belief of ``market_probs`` was public and
-    ``market_age_days`` its age at the cutoff (null without one)."""
+    """The table's columns (docs/training.md, "pastcast export table"): keys, forecast and
+    grading, a column per registered metric (in their order, null where undefined) and usage."""
     step = columns_schema()
     keys, usage = ([_OWN.get(c) or step.field(c) for c in names] for names in (_LEADING, _USAGE))
     scores = [pa.field(m.name, pa.float64()) for m in metric_list()]

@@ -1,12 +1,8 @@
-"""The figure registry, what every figure is drawn from, and rendering to PNG and SVG.
-
-A figure is a function of ``ReportData`` that returns a ``Drawn`` (a matplotlib ``Figure`` and
-its caption), or ``None`` when the runs lack what it needs (no two-outcome forecasts, no
-memory-on notebooks, one setting only...). The caption is written by the figure from what it
-drew (whole sentences, naming the units on its axes), not taken from a docstring. Figures
-register by name in ``FIGURES`` (entry-point group ``pastcast.figures``), so a plugin adds a
-figure to every report. Figures are drawn on ``matplotlib.figure.Figure`` directly, never
-through pyplot, so no global backend or state is touched.
+"""The figure registry (``FIGURES``; docs/reports.md), what every figure is drawn from, and
+rendering to PNG and SVG. A figure returns ``None`` when the runs lack what it needs (no
+two-outcome forecasts, no memory-on notebooks, one setting only...), and writes its caption from
+what it drew. Figures are drawn on ``matplotlib.figure.Figure`` directly, never through pyplot,
+so no global backend or state is touched.
 """
 
 from __future__ import annotations

@@ -25,7 +25,7 @@ from pastcast.runlog import StepRecord
 from pastcast.scoring._table import Convention, ScoreTable
 from pastcast.scoring.analyses._longitudinal import (
     Estimate,
-    _estimates,
+    _event_mean,
     _metric,
     episode_gain,
     evidence_capture,
@@ -263,14 +263,8 @@ def changes_by_evidence(
         delta, end = transitions(table, rows, values)
         for q in (1, 2, 3, 4):
             sel = quartile[end] == q
-            d, ev = delta[sel], event[end][sel]
-            if d.size == 0:
-                out.append(QuartileChange(names, q, 0, 0, Estimate(math.nan, math.nan, math.nan)))
-                continue
-            ids, inv = np.unique(ev, return_inverse=True)
-            means = np.bincount(inv, d) / np.bincount(inv)
-            (est,) = _estimates(ids, means[:, None], bootstrap, rng)
-            out.append(QuartileChange(names, q, int(d.size), int(ids.size), est))
+            est, n_events = _event_mean(delta[sel], event[end][sel], bootstrap, rng)
+            out.append(QuartileChange(names, q, int(sel.sum()), n_events, est))
     q1, q2, q3 = (float(c) for c in cuts)
     return (q1, q2, q3), tuple(out)
 

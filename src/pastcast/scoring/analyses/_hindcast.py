@@ -1,12 +1,7 @@
 """Hindcast's analyses from run logs: accuracy by retrieval coverage (the document count, or
 the agent's own S/W/N label from its evidence tally), the lookback-fraction sweep, and
-recoveries minus regressions between two pipelines (section 7): per topic with the >= 4-market
-filter of Figure 6, by market duration (short / medium / long), by the agent's stop reason, and
-per model.
-
-Hindcast bins markets per run by how much evidence the agent's own retrieval found; the logs
-record which documents every tool call exposed (``ToolCall.doc_ids``), so coverage here is the
-number of distinct documents an agent was shown (or read in full) at the step.
+recoveries minus regressions between two pipelines (section 7); docs/scoring.md ("Hindcast
+analyses").
 """
 
 from __future__ import annotations

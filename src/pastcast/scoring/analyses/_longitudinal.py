@@ -13,7 +13,7 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from pastcast.scoring._aggregate import _group_ids
+from pastcast.scoring._aggregate import _group_ids, group_rows
 from pastcast.scoring._bootstrap import cluster_bootstrap
 from pastcast.scoring._metrics import metric as registered_metric
 from pastcast.scoring._table import Convention, ScoreTable
@@ -54,20 +54,6 @@ class Thirds:
     late_minus_early: Estimate
 
 
-def group_rows(table: ScoreTable, by: Sequence[str]) -> list[tuple[tuple[str, ...], Ints]]:
-    """The rows of each group of ``by`` (groups sorted by their names, as ``summarize``)."""
-    gid, codes = _group_ids(table, by)  # stable: each group's rows in table order
-    order = np.argsort(gid, kind="stable")
-    bounds = np.searchsorted(gid[order], np.arange(codes.shape[0] + 1))
-    return [
-        (
-            tuple(table.name(c, int(v)) for c, v in zip(by, codes[g], strict=True)),
-            order[bounds[g] : bounds[g + 1]],
-        )
-        for g in range(codes.shape[0])
-    ]
-
-
 def _estimates(
     cluster: Ints, values: Floats, draws: int, rng: np.random.Generator
 ) -> list[Estimate]:
@@ -76,6 +62,18 @@ def _estimates(
     return [
         Estimate(float(m), float(lo), float(hi)) for m, lo, hi in zip(means, low, high, strict=True)
     ]
+
+
+def _event_mean(
+    delta: Floats, event: Ints, draws: int, rng: np.random.Generator
+) -> tuple[Estimate, int]:
+    """The mean of ``delta`` within events first, then over events weighted equally, with its
+    event-bootstrap interval, and the number of events (NaN and 0 without values)."""
+    if delta.size == 0:
+        return Estimate(math.nan, math.nan, math.nan), 0
+    ids, inv = np.unique(event, return_inverse=True)
+    (est,) = _estimates(ids, (np.bincount(inv, delta) / np.bincount(inv))[:, None], draws, rng)
+    return est, int(ids.size)
 
 
 def _metric(table: ScoreTable, metric: str, fallback: Convention) -> Floats:
@@ -169,14 +167,8 @@ def step_changes(
     out = []
     for names, rows in group_rows(table, by):
         delta, end = transitions(table, rows, values)
-        dev = event[end]
-        if delta.size == 0:
-            out.append(StepChange(names, 0, 0, Estimate(math.nan, math.nan, math.nan)))
-            continue
-        ids, inv = np.unique(dev, return_inverse=True)
-        event_means = np.bincount(inv, delta) / np.bincount(inv)
-        (est,) = _estimates(ids, event_means[:, None], bootstrap, rng)
-        out.append(StepChange(names, int(delta.size), int(ids.size), est))
+        est, n_events = _event_mean(delta, event[end], bootstrap, rng)
+        out.append(StepChange(names, int(delta.size), n_events, est))
     return tuple(out)
 
 

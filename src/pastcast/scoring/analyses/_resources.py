@@ -1,10 +1,6 @@
 """What memory saves: resource use of memory-on against memory-free runs (Forecast-Dojo B.5,
-Figure 3).
-
-Ratios are of summed resources over records matched on (agent, event, step, rollout), so both
-settings are compared on exactly the same forecasts; intervals resample events. Step indices
-are 0-based here: the paper's first step t = 1 is step 0, and its later steps t >= 2 (those
-that carry a notebook) are steps >= 1.
+Figure 3; docs/scoring.md, "Memory cost"). Both settings are compared on the same forecasts,
+matched on (agent, event, step, rollout); step indices are 0-based (the paper's t = 1 is 0).
 """
 
 from __future__ import annotations
@@ -119,12 +115,8 @@ def memory_cost(
     usage: Floats,
 ) -> tuple[ResourceRatio, ...]:
     """Memory-on / memory-free ratios of summed resources per group (``by``: "agent" or
-    nothing for all agents pooled), phase and resource.
-
-    With an ``evidence`` index, later steps are also split by the quartile of the agent's
-    new-evidence index at the step (phases "later Q1" .. "later Q4", Figure 3b). ``usage``:
-    each row's resources in ``RESOURCES`` order (``resource_rows``, or a run's step columns).
-    """
+    nothing for all agents pooled), phase and resource; with an ``evidence`` index also per
+    new-evidence quartile of the later steps. ``usage``: each row's ``RESOURCES``."""
     if set(by) - {"agent"}:
         raise ValueError(f"memory_cost: can group by agent only, not {list(by)}")
     unknown = set(resources) - set(RESOURCES)
