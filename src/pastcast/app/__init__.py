@@ -46,7 +46,6 @@ if TYPE_CHECKING:
     from pastcast.app._curate import Curated, curate_dataset
     from pastcast.app._data_views import (
         DatasetSummary,
-        dataset_coverage,
         dataset_question,
         describe_dataset,
     )

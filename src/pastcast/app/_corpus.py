@@ -147,23 +147,20 @@ def _nonempty(run: SourceRun, source: str) -> Iterator[Document]:
 
 def _store(
     docs: Iterator[Document],
-    backend: StoreBackend,
+    plan: CorpusBuildPlan,
     out: Path | None,
-    url: str | None,
-    schema: str,
-    overwrite: bool,
     embedder: Embedder | None,
+    run: SourceRun,
+    read: ReadStamp | None,
+    runner: MonthRunner | None,
     progress: bool,
-    workers: int | None = None,
-    run: SourceRun | None = None,
-    dense: dict[str, Any] | None = None,
-    read: ReadStamp | None = None,
-    runner: MonthRunner | None = None,
 ) -> tuple[int, str, CorpusBuildReport | None]:
-    """Index ``docs`` into the chosen backend (embedded too, with ``embedder``): how many, where
+    """Index ``docs`` into the plan's backend (embedded too, with ``embedder``): how many, where
     they went and the index's build report (``read``, ``runner``: ``EmbeddedIndex.build``'s)."""
+    url, overwrite = plan.url, plan.overwrite
     try:
-        if backend == "postgres" and url is not None:
+        if plan.backend == "postgres" and url is not None:
+            schema = plan.schema_name or DEFAULT_SCHEMA
             with PostgresBackend.build(
                 docs, url, schema=schema, overwrite=overwrite, embedder=embedder, progress=progress
             ) as pg:
@@ -175,23 +172,21 @@ def _store(
             out,
             overwrite=overwrite,
             progress=progress,
-            workers=workers,
-            removed=(lambda: {f"malformed: {r}": n for r, n in run.skipped().items()})
-            if run is not None
-            else dict,
-            notes=run.report_lines if run is not None else tuple,
+            workers=plan.workers,
+            removed=lambda: {f"malformed: {r}": n for r, n in run.skipped().items()},
+            notes=run.report_lines,
             read=read,
             runner=runner,
         )
         if embedder is not None:  # computed (or imported) now, kept in the index for dense search
-            dense = dense or {}
-            field = "vectors" if dense.get("vectors") else "embedder"
+            dense = plan.model_dump(include={"vectors", "vectors_ids", "nprobe"}, exclude_none=True)
+            field = "vectors" if plan.vectors else "embedder"
             try:
                 open_corpus(
                     out, "dense", field=field, embedder=embedder, progress=progress, **dense
                 ).close()
             except BaseException:
-                if dense.get("vectors"):
+                if plan.vectors:
                     _remove_index(out)
                 raise
         return len(index), str(out), index.build_report
@@ -336,7 +331,7 @@ def build_corpus(
             loc, msg = first_error(exc)
             raise FieldError(field_path(loc) or "source", msg) from None
     source, out, backend, url = plan.source, plan.out, plan.backend, plan.url
-    embedder, vectors, nprobe, workers = plan.embedder, plan.vectors, plan.nprobe, plan.workers
+    embedder, vectors, nprobe = plan.embedder, plan.vectors, plan.nprobe
     kind, path = source_kind(source)
     target = Path(out) if out is not None else None
     _check_target(backend, target, url, plan.overwrite)
@@ -353,7 +348,6 @@ def build_corpus(
         raise FieldError(
             "vectors" if vectors is not None else "nprobe", "only with an index directory"
         )
-    dense = plan.model_dump(include={"vectors", "vectors_ids", "nprobe"}, exclude_none=True)
     runner = _dask_runner(plan.scheduler, backend)
     model = None
     if embedder is not None:
@@ -365,19 +359,7 @@ def build_corpus(
     try:
         docs = _nonempty(run, source)
         stored = _store(
-            docs,
-            backend,
-            target,
-            url,
-            plan.schema_name or DEFAULT_SCHEMA,
-            plan.overwrite,
-            model,
-            progress,
-            workers,
-            run,
-            dense,
-            read_stamp(plan, path, allowed, run),
-            runner,
+            docs, plan, target, model, run, read_stamp(plan, path, allowed, run), runner, progress
         )
     except BaseException:  # a failure or an interrupt: drop the side files
         run.discard()

@@ -109,17 +109,12 @@ def append_corpus(
             notes=run.report_lines,
             side_files=lambda work: lines.extend(_side_files(run, target, work)),
         )
-    except FieldError:
+    except BaseException as exc:
         run.discard()
-        raise
-    except (ValueError, FileNotFoundError) as exc:
-        run.discard()
-        raise FieldError("documents", str(exc)) from None
-    except FileExistsError as exc:
-        run.discard()
-        raise FieldError("index", str(exc)) from None
-    except BaseException:
-        run.discard()
+        if isinstance(exc, FileExistsError):
+            raise FieldError("index", str(exc)) from None
+        if isinstance(exc, ValueError | FileNotFoundError) and not isinstance(exc, FieldError):
+            raise FieldError("documents", str(exc)) from None
         raise
     lines += run.report_lines()
     if new.skipped:

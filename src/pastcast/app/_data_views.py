@@ -19,25 +19,10 @@ if TYPE_CHECKING:
 
 __all__ = [
     "DatasetSummary",
-    "dataset_coverage",
     "dataset_leakage_card",
     "dataset_question",
     "describe_dataset",
 ]
-
-
-def dataset_coverage(
-    dataset: Dataset, corpus: str | Path, days: int, field: str = "corpus"
-) -> CoverageReport:
-    """The coverage of ``dataset``'s steps by the corpus ``corpus``: a step is covered by a
-    document dated in the ``days`` before its cutoff."""
-    from pastcast.markets import step_coverage
-
-    backend = open_corpus(corpus, "bm25", field=field)
-    try:
-        return step_coverage(dataset, backend, window_days=days)
-    finally:
-        backend.close()
 
 
 @dataclass(frozen=True)
@@ -77,15 +62,19 @@ def describe_dataset(
     directory ``directory``, with ``corpus`` the coverage of its steps per split, and with
     ``leakage`` its leakage card (``leakage_card`` in the summary)."""
     from pastcast.dataset import load_dataset
-    from pastcast.markets import dataset_info
+    from pastcast.markets import dataset_info, step_coverage
 
     with within("dataset"):
         summary = dataset_info(directory)
     report = card = None
     if corpus is not None or leakage:
         ds = load_dataset(directory)
-        if corpus is not None:
-            report = dataset_coverage(ds, corpus, coverage_days)
+        if corpus is not None:  # a step is covered by a document of the days before its cutoff
+            backend = open_corpus(corpus, "bm25")
+            try:
+                report = step_coverage(ds, backend, window_days=coverage_days)
+            finally:
+                backend.close()
             summary = {**summary, "coverage": report.as_json()}
         if leakage:
             card = dataset_leakage_card(ds, corpus)

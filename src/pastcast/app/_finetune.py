@@ -103,15 +103,9 @@ class Finetuned:
 
 def _heldout_plan(plan: FinetunePlan, base: Path, tuned: Path, log: Path) -> ExperimentPlan:
     options = {"reply_cap": plan.max_new_tokens}
-    corpus = {
-        k: v
-        for k, v in {
-            "spec": plan.corpus,
-            "retrieval": plan.retrieval,
-            "embedder": plan.embedder,
-        }.items()
-        if v is not None
-    }
+    corpus = plan.model_dump(include={"retrieval", "embedder"}, exclude_none=True)
+    if plan.corpus is not None:
+        corpus["spec"] = plan.corpus
     fields: dict[str, Any] = {
         "dataset": plan.dataset,
         "split": plan.split,

@@ -278,8 +278,8 @@ class RunAuditPlan(Record):
     """The dataset the run used, for post-cutoff prices and the question's wording (default:
     the embedded world the log names)."""
     corpus: str | None = None
-    """The corpus its agents searched: an index directory or a ``KIND:PATH`` source (default:
-    the embedded world's documents when the log or ``dataset`` names it)."""
+    """The corpus its agents searched: an index directory or a KIND:PATH source, as for 'corpus
+    build' (default: the embedded world's documents when the log or the dataset names it)."""
     examples: int | None = Field(default=None, ge=0, le=1_000_000)
     """Findings of each check to list, the first in the log (every one is counted). Default:
     pastcast.audit.EXAMPLES."""

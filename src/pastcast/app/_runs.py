@@ -31,7 +31,6 @@ from pastcast.runner import (
     ExperimentPlan,
     PlanEstimate,
     Preset,
-    RunConfig,
     RunResult,
     estimate_plan,
     executors,
@@ -135,13 +134,6 @@ def _check_out(log: Path, resume: bool) -> None:
         raise FieldError("resume", f"finds no run log at {log} to resume")
 
 
-def _run_config(plan: ExperimentPlan) -> RunConfig:
-    try:
-        return plan.run_config()
-    except (FieldError, ValidationError) as exc:
-        raise FieldError("agents", str(exc)) from None
-
-
 def _rescheduled(dataset: Dataset, schedule: str | None) -> Dataset:
     with as_field("schedule"):
         return reschedule(dataset, schedule)
@@ -164,7 +156,8 @@ def run_plan(
     log = Path(out if out is not None else plan.out)
     tell = notes or _log.warning
     _check_out(log, resume)
-    config = _run_config(plan)
+    with as_field("agents", FieldError, ValidationError):
+        config = plan.run_config()
     with as_field("concurrency.executor", RuntimeError, ValueError):
         executor = executors.build(plan.concurrency.executor, **plan.concurrency.executor_args)
     check_sandbox(config.env)

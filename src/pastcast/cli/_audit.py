@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from functools import partial
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated
 
 import typer
 
@@ -31,7 +31,6 @@ from pastcast.cli._common import (
     fail_app,
     fail_field,
     field_errors,
-    field_help,
     field_option,
     options_record,
     print_json,
@@ -44,25 +43,6 @@ app = typer.Typer(no_args_is_help=True)  # its help: COMMANDS (_app)
 
 
 RunLogArg = Annotated[Path, typer.Argument(help="The run log's step file (run.jsonl).")]
-
-
-def _dataset_option(use: str) -> Any:
-    """``--dataset`` of a run's audit, which reads ``use`` from it."""
-    return typer.Option(
-        "--dataset",
-        help=f"The dataset the run used ({DATASET_SPEC_HELP}): {use} Default: the embedded "
-        "world the log names.",
-    )
-
-
-def _corpus_option(need: str) -> Any:
-    """``--corpus`` of a run's audit (``need``: what it is needed for, if anything)."""
-    return typer.Option(
-        "--corpus",
-        help="The corpus the agents searched: an index directory or KIND:PATH as for 'corpus "
-        f"build'.{need} Default: the embedded world's documents when the log or --dataset names "
-        "it.",
-    )
 
 
 def _print_findings(findings: Sequence[str], total: int | None = None) -> None:
@@ -186,18 +166,10 @@ def run(
     run_log: Annotated[
         Path | None, typer.Argument(help="The run log's step file (run.jsonl).")
     ] = None,
-    dataset: Annotated[
-        str | None,
-        _dataset_option("post-cutoff prices and the question's wording (and a world's documents)."),
-    ] = None,
-    corpus: Annotated[
-        str | None,
-        _corpus_option(
-            " Needed for document dates, the content screen and verbatim post-cutoff text."
-        ),
-    ] = None,
+    dataset: Annotated[str | None, field_option(RunAuditPlan, "dataset", "--dataset")] = None,
+    corpus: Annotated[str | None, field_option(RunAuditPlan, "corpus", "--corpus")] = None,
     examples: Annotated[
-        int | None, typer.Option(help=field_help(RunAuditPlan, "examples"), min=0, max=1_000_000)
+        int | None, field_option(RunAuditPlan, "examples", min=0, max=1_000_000)
     ] = None,
     config: ConfigOpt = None,
     as_json: JsonFlag = False,
@@ -270,8 +242,15 @@ def retrievals(
         ),
     ] = 200,
     seed: Annotated[int, seed_option("Seed of the sample and the interval.")] = 0,
-    dataset: Annotated[str | None, _dataset_option("each step's question.")] = None,
-    corpus: Annotated[str | None, _corpus_option("")] = None,
+    dataset: Annotated[
+        str | None,
+        typer.Option(
+            "--dataset",
+            help=f"The dataset the run used ({DATASET_SPEC_HELP}): each step's question. "
+            "Default: the embedded world the log names.",
+        ),
+    ] = None,
+    corpus: Annotated[str | None, field_option(RunAuditPlan, "corpus", "--corpus")] = None,
     calibration: Annotated[
         str,
         typer.Option(

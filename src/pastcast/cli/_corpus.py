@@ -82,13 +82,6 @@ def _filters(
         fail(f"--{'-'.join(str(p) for p in loc).replace('_', '-')}: {msg}")
 
 
-Schema = Annotated[
-    str | None,
-    typer.Option(
-        help="PostgreSQL: the schema holding the corpus (lowercase identifier; default "
-        "pastcast, or ?schema=NAME in the URL)."
-    ),
-]
 Retrieval = Annotated[
     str,
     typer.Option(
@@ -130,6 +123,7 @@ BUILD_OPTIONS = {"source": "source", "documents": ""}
 
 
 _field = partial(field_option, CorpusBuildPlan)
+Schema = Annotated[str | None, _field("schema_name", "--schema")]
 
 
 @app.command()
@@ -142,7 +136,7 @@ def build(
     overwrite: Annotated[bool, _field("overwrite")] = False,
     backend: Annotated[Literal["embedded", "postgres"], _field("backend")] = "embedded",
     url: Annotated[str | None, _field("url")] = None,
-    schema: Annotated[str | None, _field("schema_name", "--schema")] = None,
+    schema: Schema = None,
     embedder: Annotated[str | None, _field("embedder")] = None,
     vectors: Annotated[str | None, _field("vectors")] = None,
     vectors_ids: Annotated[str | None, _field("vectors_ids")] = None,

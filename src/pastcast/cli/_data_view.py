@@ -4,19 +4,15 @@ of its questions."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import Annotated
 
 import typer
 
-from pastcast.app import dataset_coverage, dataset_question, describe_dataset
+from pastcast.app import dataset_question, describe_dataset
 from pastcast.cli._common import DayConventionOpt, JsonFlag, fail_app, field_errors, print_json
 from pastcast.cutoff import DayConvention
 
-if TYPE_CHECKING:
-    from pastcast.dataset import Dataset
-    from pastcast.markets import CoverageReport
-
-__all__ = ["CorpusCoverageOpt", "CoverageDaysOpt", "coverage", "info", "show"]
+__all__ = ["CorpusCoverageOpt", "CoverageDaysOpt", "info", "show"]
 
 CoverageDaysOpt = Annotated[
     int,
@@ -35,12 +31,6 @@ CorpusCoverageOpt = Annotated[
         "a document in the --coverage-days before their cutoff.",
     ),
 ]
-
-
-def coverage(dataset: Dataset, spec: str, days: int, option: str = "--corpus") -> CoverageReport:
-    """The coverage of ``dataset``'s steps by the corpus ``spec`` (exit 2 if it cannot open)."""
-    with field_errors({"corpus": option}):
-        return dataset_coverage(dataset, spec, days)
 
 
 def info(

@@ -16,13 +16,13 @@ from pastcast.app import DATASET_SPEC_HELP, export_runs
 from pastcast.cli._common import (
     JsonFlag,
     call_with_params,
+    fail,
     fail_app,
     field_errors,
     note,
     print_json,
 )
 from pastcast.cli._score import FallbackOpt, RunLogsArg, print_notes
-from pastcast.errors import FieldError
 from pastcast.scoring import Fallback
 from pastcast.train import Keep, RewardMetric, SftShape
 
@@ -189,9 +189,7 @@ def inspect_logs(
     try:
         from pastcast.integrations.inspect import export_inspect_logs
     except ImportError as exc:
-        fail_app(
-            FieldError("", f"needs the inspect extra (pip install 'pastcast[inspect]'): {exc}")
-        )
+        fail(f"needs the inspect extra (pip install 'pastcast[inspect]'): {exc}")
     with field_errors({**OPTIONS, "dataset": "--dataset"}, fail_app):
         made = export_inspect_logs(run_logs, out, dataset=dataset)
     print_notes(made.read)

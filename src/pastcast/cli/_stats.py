@@ -65,14 +65,10 @@ def _stats(
     with field_errors({"run_logs": "", **(options or {})}):
         done = call_with_params(ctx, analysis)
     print_notes(done.read)
-    _emit(done.values, as_json)
-
-
-def _emit(payload: dict[str, Any], as_json: bool) -> None:
     if as_json:
-        print_json(payload)
+        print_json(done.values)
     else:  # compact YAML-like text for a terminal
-        typer.echo(yaml.safe_dump(clean_json(payload), sort_keys=False, width=120).rstrip())
+        typer.echo(yaml.safe_dump(clean_json(done.values), sort_keys=False, width=120).rstrip())
 
 
 @app.command("longitudinal")
