@@ -377,7 +377,7 @@ class RunLogWriter:
             return
         line = _json_line(record) + "\n"
         self._fh.write(line)
-        self._columns.add(record, line.encode("utf-8"))
+        self._columns.add(line.encode("utf-8"))
         if sync:
             self._sync()
         self.done.add(record.key)
