@@ -14,7 +14,8 @@ through ``RunLogWriter`` (so its columnar companion is written as the run goes, 
 is): model-driven agents in two settings with 10 to 40 tool calls per step and a few KB of
 text, a baseline and the market reference, over events of five forecast dates (``--log``: an
 existing one instead). ``--rebuild`` also times rebuilding the companion from the JSONL alone,
-beside a plain read of the step file (``--readers ""``: only that).
+beside a plain read of the step file and Arrow's JSON reader of it (``--readers ""``: only
+that).
 
     python benchmarks/runlogs.py --steps 100000 [--src NAME=PATH ...] [--readers score,table]
 """
@@ -195,10 +196,19 @@ def main() -> None:
             shutil.rmtree(log.with_suffix(".columns"))
             src = next(iter(trees.values()))
             probe = "import sys; from pastcast.runlog import read_step_columns as r; r(sys.argv[1])"
-            # beside it, a plain read of the step file in the same way (a fresh process): what
-            # the rebuild costs over reading the bytes
+            # beside it, in the same way (a fresh process), a plain read of the step file and
+            # Arrow's JSON reader of it: what the rebuild costs over reading the bytes, and
+            # over parsing them with a columnar reader
             plain = "import sys\nwith open(sys.argv[1], 'rb') as f:\n while f.read(8 << 20): pass"
-            for name, code in (("plain read", plain), ("companion rebuild", probe)):
+            arrow = (
+                "import sys, pyarrow.json as j; from pastcast.runlog import step_schema as s; "
+                "j.read_json(sys.argv[1], parse_options=j.ParseOptions(explicit_schema=s()))"
+            )
+            for name, code in (
+                ("plain read", plain),
+                ("arrow json read", arrow),
+                ("companion rebuild", probe),
+            ):
                 row = {
                     "reader": name,
                     **measure(src, ["-c", code, str(log)], args.timeout, args.max_mb),

@@ -69,7 +69,7 @@ def _rows_of_records(log: Path) -> list[dict[str, object]]:
         pos = end + 1
     from pastcast.runlog._companion import step_row  # the row rule itself is under test below
 
-    return [step_row(s, o, n) for s, o, n in rows]
+    return [step_row(s.model_dump(mode="json"), o, n) for s, o, n in rows]
 
 
 def _same_json(a: object, b: object) -> bool:

@@ -17,7 +17,7 @@ from scoring_builders import make_step
 from pastcast.agents import agent_spec
 from pastcast.corpus.embedded import EmbeddedIndex
 from pastcast.records import EpisodeRecord, Notebook, ToolCall
-from pastcast.runlog import StepRecord
+from pastcast.runlog import StepRecord, records_table
 from pastcast.runner import RunConfig, run_benchmark
 from pastcast.scoring import table_from_records
 from pastcast.scoring.analyses import (
@@ -104,10 +104,7 @@ def test_index_leaves_the_model_out() -> None:
 
 def test_the_index_of_step_columns_reads_only_the_notebooks_it_counts() -> None:
     recs = records()
-    from pastcast.runlog._companion import rows_table, step_row  # the rows a companion holds
-
-    cols = rows_table([step_row(r, i, -1) for i, r in enumerate(recs)])
-    cols = cols.select(list(EVIDENCE_INPUTS))
+    cols = records_table(recs).select(list(EVIDENCE_INPUTS))  # the rows a companion holds
     rows = notebook_rows(cols.to_pydict())
     assert [(recs[i].agent, recs[i].step_index) for i in rows] == [
         ("a", 1), ("a", 2), ("a", 1), ("b", 1), ("b", 2), ("c", 1), ("c", 2)

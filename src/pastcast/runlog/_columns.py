@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from pydantic import ValidationError
+from pydantic_core import from_json
 
 from pastcast import safejson
 from pastcast.errors import FieldError
@@ -47,7 +48,7 @@ from pastcast.runlog._companion import (
     write_stamp,
 )
 from pastcast.runlog._io import RunLog, _from_v1, _read_header, header_path, read_run_log
-from pastcast.runlog._schema import SCHEMA_VERSION, RunHeader, StepRecord
+from pastcast.runlog._schema import SCHEMA_VERSION, RunHeader, StepRecord, forecast_json
 from pastcast.runlog._v2 import V2, v2_step
 from pastcast.validation import first_problem
 
@@ -107,7 +108,9 @@ class StepColumns:
         if not len(rows) or not names:
             return self
         schema = pa.schema([columns_schema().field(c) for c in names])
-        new = pa.Table.from_pylist([forecast_row(f) for f in forecasts], schema=schema)
+        new = pa.Table.from_pylist(
+            [forecast_row(forecast_json(f)) for f in forecasts], schema=schema
+        )
         n = self.table.num_rows
         order = np.arange(n, dtype=np.int64)
         order[np.asarray(rows, dtype=np.int64)] = n + np.arange(len(rows), dtype=np.int64)
@@ -263,6 +266,33 @@ def _lock_shared(log: Path) -> int | None:
     return fd
 
 
+_CALLS = ("messages", "model_calls", "tool_calls", "notebook_in", "notebook_out")
+"""The bulk of an episode (its texts and calls): a row reads only the calls' names and models."""
+
+
+def _row(line: bytes, pos: int, length: int) -> dict[str, Any] | None:
+    """The row of a step line of the current schema, read without validating its episode's bulk
+    (``_CALLS``), which no column holds: every other field is validated as the record's (its
+    defaults, its probabilities' scale, the market before the cutoff) and the calls are read
+    as the row reads them. None for a line this cannot vouch for (read it as a full record)."""
+    try:
+        obj = from_json(line)
+        episode = obj["episode"]
+        head = {k: v for k, v in episode.items() if k not in _CALLS}
+        source = StepRecord.model_validate({**obj, "episode": head}).model_dump(
+            mode="json", exclude={"episode": set(_CALLS)}
+        )
+        calls, models = episode["tool_calls"], episode["model_calls"]
+        if not all(isinstance(c["name"], str) for c in calls) or not all(
+            isinstance(c["model"], str) for c in models
+        ):
+            return None
+        source["episode"] |= {"tool_calls": calls, "model_calls": models}
+        return step_row(source, pos, length)
+    except (ValueError, KeyError, TypeError, AttributeError):  # ValidationError: a ValueError
+        return None
+
+
 def _records(
     data: bytes,
     pos: int,
@@ -270,27 +300,26 @@ def _records(
     log: Path,
     convert: Callable[[dict[str, Any]], dict[str, Any]] | None,
 ) -> tuple[list[dict[str, Any]], bool]:
-    """The rows of the step lines in ``data`` (at byte ``pos``, after line ``lineno``), each
-    record parsed and validated: (rows, whether the last line, without its newline, was cut
-    mid-write). Raises ``FieldError`` naming the line of one that is not a record."""
+    """The rows of the step lines in ``data`` (at byte ``pos``, after line ``lineno``): (rows,
+    whether the last line, without its newline, was cut mid-write). A line of the current
+    schema is read by ``_row``; any other, and one ``_row`` cannot vouch for, is parsed and
+    validated as a full record, and raises ``FieldError`` naming its line if it is not one."""
     rows: list[dict[str, Any]] = []
     for line in data.splitlines(keepends=True):
         lineno += 1
         ended = line.endswith(b"\n")
+        length = len(line) - (1 if ended else 0)
         if line.strip():
-            try:
-                obj = safejson.loads(line)
-            except json.JSONDecodeError as exc:
-                if not ended:  # the file's last line (only it lacks a newline): a crash mid-write
-                    return rows, True
-                raise FieldError("", f"{log}:{lineno}: not valid JSON ({exc.msg})") from None
-            if not isinstance(obj, dict):
-                raise FieldError("", f"{log}:{lineno}: expected a JSON object")
-            try:
-                record = StepRecord.model_validate(convert(obj) if convert else obj)
-            except ValidationError as exc:
-                raise FieldError("", first_problem(exc, f"{log}:{lineno}")) from None
-            rows.append(step_row(record, pos, len(line) - (1 if ended else 0)))
+            row = _row(line, pos, length) if convert is None else None
+            if row is None:
+                if not ended:  # the file's last line (only it lacks a newline): cut mid-write?
+                    try:
+                        safejson.loads(line)
+                    except json.JSONDecodeError:
+                        return rows, True
+                record = _parse(line, log, str(lineno), convert)
+                row = step_row(record.model_dump(mode="json"), pos, length)
+            rows.append(row)
         pos += len(line)
     return rows, False
 
@@ -434,7 +463,10 @@ def read_step_columns(
             raise ValueError(f"no step column {unknown[0]!r}")
     if not header_path(p).is_file():  # schema 1 (header on line 1): the full records, once
         full = read_run_log(p)
-        rows = [step_row(s, o, n) for s, (o, n) in zip(full.steps, _v1_spans(p), strict=False)]
+        rows = [
+            step_row(s.model_dump(mode="json"), o, n)
+            for s, (o, n) in zip(full.steps, _v1_spans(p), strict=False)
+        ]
         table = rows_table(rows)
         return StepColumns(
             p,

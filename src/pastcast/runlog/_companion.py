@@ -20,12 +20,15 @@ import json
 import os
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from pydantic_core import from_json
+
 from pastcast.atomic import atomic_path, fsync_dir, write_atomic
 from pastcast.owned import made_kind, mark
-from pastcast.records import Forecast, answer_attempts, evidence_label_of
+from pastcast.records import EvidenceTally, answer_attempts, evidence_label_of
 from pastcast.runlog._schema import LOGGED_SCORES
 
 if TYPE_CHECKING:
@@ -139,10 +142,6 @@ def columns_schema() -> pa.Schema:
     )
 
 
-def _pairs(probs: dict[str, float] | None) -> list[dict[str, Any]] | None:
-    return None if probs is None else [{"label": k, "p": v} for k, v in probs.items()]
-
-
 def column_probs(value: Sequence[Mapping[str, Any]] | None) -> dict[str, float] | None:
     """The probabilities a pairs column (``probs``, ``market_probs``) holds, in their order, as
     the record's field (``None`` for none)."""
@@ -153,57 +152,73 @@ FORECAST_COLUMNS = ("probs", "usable", "failure_reason", "choice", "confidence",
 """The columns a step's forecast fills (``forecast_row``)."""
 
 
-def forecast_row(forecast: Forecast) -> dict[str, Any]:
-    """The companion's columns of a forecast (``FORECAST_COLUMNS``): ``replies`` counts the
-    replies its raw text holds (more than one: read only after a retry, ``answer_attempts``)."""
+def _float(value: Any) -> Any:
+    # a record's JSON writes a float that is not finite as text ("NaN", "Infinity")
+    return float(value) if isinstance(value, str) else value
+
+
+def _instant(value: str | None) -> datetime | None:
+    return None if value is None else datetime.fromisoformat(value)
+
+
+def forecast_row(forecast: Mapping[str, Any]) -> dict[str, Any]:
+    """The companion's columns of a forecast as a step record's JSON holds it
+    (``FORECAST_COLUMNS``): ``replies`` counts the replies its raw text holds (more than one:
+    read only after a retry, ``answer_attempts``)."""
     return {
-        "probs": _pairs(forecast.probs),
-        "usable": forecast.usable,
-        "failure_reason": forecast.failure_reason,
-        "choice": forecast.choice,
-        "confidence": forecast.confidence,
-        "replies": len(answer_attempts(forecast.raw_text)),
+        "probs": forecast["probs"],
+        "usable": forecast["usable"],
+        "failure_reason": forecast["failure_reason"],
+        "choice": forecast["choice"],
+        "confidence": _float(forecast["confidence"]),
+        "replies": len(answer_attempts(forecast["raw_text"])),
     }
 
 
-def step_row(record: StepRecord, offset: int, length: int) -> dict[str, Any]:
-    """The companion's row of ``record``, whose line is ``length`` bytes at ``offset``."""
-    g, s, e = record.grading, record.scores, record.episode
+def step_row(record: Mapping[str, Any], offset: int, length: int) -> dict[str, Any]:
+    """The companion's row of a step record given as its JSON object (its line in the step file,
+    parsed), whose line is ``length`` bytes at ``offset``: the one rule of the writer and of a
+    rebuild from the step file. Raises ``KeyError`` or ``TypeError`` where a field is absent or
+    not of its JSON type."""
+    g, s, e = record["grading"], record["scores"], record["episode"]
+    usage, calls, tally = e["usage"], e["tool_calls"], e["evidence_tally"]
     return {
-        "run_id": record.run_id,
-        "agent": record.agent,
-        "role": record.role,
-        "setting": record.setting,
-        "event_id": record.event_id,
-        "step_index": record.step_index,
-        "cutoff": record.cutoff,
-        "rollout": record.rollout,
-        "split": record.split,
-        "category": record.category,
-        "attempt": record.attempt,
-        **forecast_row(record.forecast),
-        "truth": g.truth,
-        "labels": list(g.labels),
-        "market_probs": _pairs(g.market_probs),
-        "market_at": g.market_at,
-        "market_age_days": g.market_age_days,
-        "resolved_at": g.resolved_at,
-        **{name: getattr(s, name) for name in LOGGED_SCORES},
-        "fallback_used": s.fallback_used,
-        "model_calls": e.usage.model_calls,
-        "input_tokens": e.usage.input_tokens,
-        "output_tokens": e.usage.output_tokens,
-        "cost_usd": e.usage.cost_usd,
-        "tool_calls": len(e.tool_calls),
-        "search_calls": sum(c.name == "search" for c in e.tool_calls),
-        "read_calls": sum(c.name == "read" for c in e.tool_calls),
-        "models": sorted({c.model for c in e.model_calls}),
-        "wall_s": e.wall_s,
-        "termination": e.termination,
-        "error": e.error,
-        "notebook_carried": e.notebook_carried,
-        "evidence": evidence_label_of(e.evidence_tally),
-        "stop_reason": e.stop_reason,
+        "run_id": record["run_id"],
+        "agent": record["agent"],
+        "role": record["role"],
+        "setting": record["setting"],
+        "event_id": record["event_id"],
+        "step_index": record["step_index"],
+        "cutoff": _instant(record["cutoff"]),
+        "rollout": record["rollout"],
+        "split": record["split"],
+        "category": record["category"],
+        "attempt": record["attempt"],
+        **forecast_row(record["forecast"]),
+        "truth": g["truth"],
+        "labels": g["labels"],
+        "market_probs": g["market_probs"],
+        "market_at": _instant(g["market_at"]),
+        "market_age_days": _float(g["market_age_days"]),
+        "resolved_at": _instant(g["resolved_at"]),
+        **{name: _float(s[name]) for name in LOGGED_SCORES},
+        "fallback_used": s["fallback_used"],
+        "model_calls": usage["model_calls"],
+        "input_tokens": usage["input_tokens"],
+        "output_tokens": usage["output_tokens"],
+        "cost_usd": _float(usage["cost_usd"]),
+        "tool_calls": len(calls),
+        "search_calls": sum(c["name"] == "search" for c in calls),
+        "read_calls": sum(c["name"] == "read" for c in calls),
+        "models": sorted({c["model"] for c in e["model_calls"]}),
+        "wall_s": _float(e["wall_s"]),
+        "termination": e["termination"],
+        "error": e["error"],
+        "notebook_carried": e["notebook_carried"],
+        "evidence": evidence_label_of(
+            None if tally is None else EvidenceTally.model_validate(tally)
+        ),
+        "stop_reason": e["stop_reason"],
         "offset": offset,
         "length": length,
     }
@@ -360,7 +375,7 @@ def rows_table(rows: Sequence[dict[str, Any]]) -> pa.Table:
 def records_table(records: Iterable[StepRecord]) -> pa.Table:
     """The companion's rows of records held in memory, each row's ``offset`` its record's index
     (``length`` -1)."""
-    return rows_table([step_row(r, i, -1) for i, r in enumerate(records)])
+    return rows_table([step_row(r.model_dump(mode="json"), i, -1) for i, r in enumerate(records)])
 
 
 STAMP = "verified.json"
@@ -419,10 +434,11 @@ class CompanionWriter:
         self._lines = 0
         self._small: list[PartInfo] = []
 
-    def add(self, record: StepRecord, data: bytes) -> None:
-        """``record`` was appended as ``data`` (its line with the newline) at the end."""
+    def add(self, data: bytes) -> None:
+        """A record was appended as ``data`` (its line with the newline) at the end: its row is
+        made from the line as written, as a rebuild from the step file makes it."""
         if self.enabled:
-            self._rows.append(step_row(record, self.end, len(data) - 1))
+            self._rows.append(step_row(from_json(data), self.end, len(data) - 1))
             self._hash.update(data)
             self._lines += 1
         self.end += len(data)

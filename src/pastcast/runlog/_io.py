@@ -328,7 +328,7 @@ class RunLogWriter:
             self.header = header
             self._wrote_header = True
             write_atomic(self.header_path, header.model_dump_json(indent=2) + "\n")
-        self._fh: IO[str] = os.fdopen(os.dup(fd), "a", encoding="utf-8")
+        self._fh: IO[bytes] = os.fdopen(os.dup(fd), "ab")
 
     def _open_columns(self) -> CompanionWriter:
         """The columnar companion brought up to date with the step file (a resume, a rewrite),
@@ -375,9 +375,9 @@ class RunLogWriter:
         """Append ``record`` as one line (a step already recorded is not written again)."""
         if record.key in self.done:
             return
-        line = _json_line(record) + "\n"
-        self._fh.write(line)
-        self._columns.add(record, line.encode("utf-8"))
+        data = (_json_line(record) + "\n").encode("utf-8")
+        self._fh.write(data)
+        self._columns.add(data)
         if sync:
             self._sync()
         self.done.add(record.key)

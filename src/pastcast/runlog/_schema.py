@@ -43,6 +43,7 @@ __all__ = [
     "RunHeader",
     "Scores",
     "StepRecord",
+    "forecast_json",
 ]
 
 SCHEMA_VERSION = 3
@@ -129,6 +130,14 @@ LOGGED_SCORES: tuple[str, ...] = tuple(n for n in Scores.model_fields if n != "f
 name (the columnar companion's score columns; every other metric is recomputed when read)."""
 
 
+def forecast_json(forecast: Forecast) -> dict[str, Any]:
+    """A forecast as a step record's JSON holds it (its probabilities as pairs)."""
+    return {
+        **forecast.model_dump(mode="json"),
+        "probs": _PAIRS.dump_python(forecast.probs, mode="json"),
+    }
+
+
 class StepRecord(Record):
     """One forecast step of one agent and rollout (one line of the step file)."""
 
@@ -172,10 +181,7 @@ class StepRecord(Record):
 
     @field_serializer("forecast", when_used="json")
     def _forecast_to_log(self, forecast: Forecast) -> dict[str, Any]:
-        return {
-            **forecast.model_dump(mode="json"),
-            "probs": _PAIRS.dump_python(forecast.probs, mode="json"),
-        }
+        return forecast_json(forecast)
 
     @property
     def key(self) -> StepKey:
