@@ -270,13 +270,11 @@ def change_point(
     seed: int = 0,
     level: float = 0.95,
 ) -> ChangePoint:
-    """The month after which accuracy drops to its later level (see the module's docstring).
-
-    Recall counts as detected when accuracy through that month is above chance (its Wilson
-    lower bound above ``1 / options``) and the drop is more than chance variation: the
-    likelihood gained by the best split beats that of ``draws`` random reassignments of the
-    answers to months (a permutation test at ``1 - level``; maximising over the split makes
-    the usual chi-squared threshold too lenient)."""
+    """The month after which accuracy drops to its later level. Recall counts as detected when
+    accuracy through that month is above chance (its Wilson lower bound above ``1 / options``)
+    and the likelihood gained by the best split beats that of ``draws`` random reassignments of
+    the answers to months (maximising over the split makes a chi-squared threshold too
+    lenient)."""
     chance = 1.0 / options
     months = sorted({a.month for a in answers})
     by_month = [[a.correct for a in answers if a.month == m] for m in months]
