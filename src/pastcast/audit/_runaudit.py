@@ -92,7 +92,7 @@ class RunAudit(Record):
         return sum(self.finding_counts.values())
 
     def counts(self) -> dict[str, int]:
-        return {c: n for c, n in self.finding_counts.items()}
+        return {str(c): n for c, n in self.finding_counts.items()}
 
 
 def _label_patterns(label: str) -> list[re.Pattern[str]]:
