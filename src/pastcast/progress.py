@@ -126,10 +126,6 @@ class ProgressReporter:
         self._last_line = float("-inf")
         self._lock = threading.Lock()
 
-    @property
-    def _printing(self) -> bool:
-        return self.enabled and self._bar is None
-
     def __enter__(self) -> ProgressReporter:
         if self._bar is not None:
             self._bar.start()
@@ -156,7 +152,7 @@ class ProgressReporter:
         with self._lock:
             task = TaskID(self._next_id)
             self._next_id += 1
-            if self._printing:
+            if self.enabled:  # no bar: lines
                 self._lines[task] = _Line(description, total, 0, fields, time.monotonic())
                 self._show(task, force=True)
         return task

@@ -87,12 +87,10 @@ def redact_url(url: str) -> str:
     if "@" in netloc:
         user, _, host = netloc.rpartition("@")
         netloc = f"{user.partition(':')[0]}@{host}"
-    query = "&".join(p for p in parts.query.split("&") if _key(p) != "password")
+    query = "&".join(
+        p for p in parts.query.split("&") if unquote(p.partition("=")[0]) != "password"
+    )
     return urlunsplit((parts.scheme, netloc, parts.path, query, parts.fragment))
-
-
-def _key(param: str) -> str:
-    return unquote(param.partition("=")[0])
 
 
 # the scheme's length bounded: an unbounded one made a long run of letters quadratic to scan

@@ -179,6 +179,7 @@ def leakage_card(
         verdict = "LEAKS" if built.leaks else built.verdict
     except (ValueError, StopIteration) as exc:  # no binary events with steps, say
         verdict = str(exc).splitlines()[0] if str(exc) else "not computable"
+    dating = None if corpus is None else corpus.options.get("dating")
     cutoffs = (
         dict(models) if isinstance(models, Mapping) else {m: knowledge_cutoff(m) for m in models}
     )
@@ -199,13 +200,8 @@ def leakage_card(
         sibling_pairs=len(texts.sibling_answers),
         sibling_rate=texts.sibling_rate,
         corpus=None if corpus is None else (corpus.spec or corpus.backend),
-        corpus_dating=None if corpus is None else _dating_option(corpus),
+        corpus_dating=dating if isinstance(dating, dict) else None,
         served_leakage=served_leakage,
         served_leakage_note=served_leakage_note,
         models=tuple(_memory(dataset, m, c) for m, c in sorted(cutoffs.items())),
     )
-
-
-def _dating_option(corpus: CorpusIdentity) -> dict[str, JsonValue] | None:
-    value = corpus.options.get("dating")
-    return value if isinstance(value, dict) else None

@@ -102,10 +102,9 @@ def permutation_null(
 ) -> Floats:
     """The out-of-fold AUC under ``permutations`` draws of the null "the features say nothing
     of the outcome": the outcomes of whole events are shuffled among the events of the same
-    fold (the folds are ``event_folds``'s, as for the real scores), so each fold keeps its own
-    base rate and every training part the same mix as the real one. Small-sample
-    cross-validation is biased (it anti-learns: a null AUC well below 0.5 is common with a few
-    dozen events); comparing with this null, not with 0.5, takes that bias out."""
+    fold, so each fold keeps its own base rate. Small-sample cross-validation anti-learns (a null
+    AUC well below 0.5 is common with a few dozen events); comparing with this null, not with
+    0.5, takes that bias out."""
     fold = event_folds(groups, folds, seed)
     _, first, inverse = np.unique(groups, return_index=True, return_inverse=True)
     inverse = inverse.reshape(-1)

@@ -2,10 +2,9 @@
 (cutoff, step index, spacing of steps, open and close times) predict the outcome?
 
 Per schedule, an out-of-fold logistic regression's ROC AUC for "resolved Yes" against a
-permutation null (events shuffled within their folds), with an event-clustered bootstrap
-interval where the data can tell at all; plus the dataset's late closes, its steps without a
-text snapshot before their cutoff and the price move on the day after each cutoff.
-docs/audits.md, "Leakage through construction", states the method and why.
+permutation null; plus the dataset's late closes, its steps without a text snapshot before their
+cutoff and the price move on the day after each cutoff. docs/audits.md, "Leakage through
+construction", states the method and why.
 """
 
 from __future__ import annotations

@@ -106,10 +106,6 @@ def _perturb(rng: random.Random, item: str, pool: Sequence[str]) -> list[str]:
     return found
 
 
-def _month(ts: datetime) -> str:
-    return f"{ts.year:04d}-{ts.month:02d}"
-
-
 def probe_questions(
     documents: Iterable[Document],
     *,
@@ -126,7 +122,7 @@ def probe_questions(
         raise ValueError(f"options must lie in 2..{len(LETTERS)}, got {options}")
     by_month: dict[str, list[tuple[str, str]]] = defaultdict(list)
     for doc in documents:
-        month = _month(doc.timestamp)
+        month = f"{doc.timestamp.year:04d}-{doc.timestamp.month:02d}"
         if (since and month < since) or (until and month > until):
             continue
         item = _item(doc)
@@ -197,10 +193,6 @@ def probe_schema(options: int) -> dict[str, Any]:
         "required": ["answer"],
         "additionalProperties": False,
     }
-
-
-def _month_name(month: str) -> str:
-    return datetime.strptime(month, "%Y-%m").strftime("%B %Y")
 
 
 class ProbeAnswer(Record):
@@ -278,13 +270,11 @@ def change_point(
     seed: int = 0,
     level: float = 0.95,
 ) -> ChangePoint:
-    """The month after which accuracy drops to its later level (see the module's docstring).
-
-    Recall counts as detected when accuracy through that month is above chance (its Wilson
-    lower bound above ``1 / options``) and the drop is more than chance variation: the
-    likelihood gained by the best split beats that of ``draws`` random reassignments of the
-    answers to months (a permutation test at ``1 - level``; maximising over the split makes
-    the usual chi-squared threshold too lenient)."""
+    """The month after which accuracy drops to its later level. Recall counts as detected when
+    accuracy through that month is above chance (its Wilson lower bound above ``1 / options``)
+    and the likelihood gained by the best split beats that of ``draws`` random reassignments of
+    the answers to months (maximising over the split makes a chi-squared threshold too
+    lenient)."""
     chance = 1.0 / options
     months = sorted({a.month for a in answers})
     by_month = [[a.correct for a in answers if a.month == m] for m in months]
@@ -388,7 +378,8 @@ def probe_cutoff(
     answers: list[ProbeAnswer] = []
     with progress_bar(progress, len(questions.questions), "probing recall", "questions") as advance:
         for q in questions.questions:
-            fields = {"month": _month_name(q.month), "options": render_options(q)}
+            month = datetime.strptime(q.month, "%Y-%m").strftime("%B %Y")
+            fields = {"month": month, "options": render_options(q)}
             chosen, _ = judge.ask("cutoff_probe", q.id, PROBE_PROMPT, fields, schema, parse)
             answers.append(
                 ProbeAnswer(question=q.id, month=q.month, chosen=chosen, correct=chosen == q.answer)

@@ -2,11 +2,9 @@
 
 A free "does this reveal the future?" verdict from a small model follows the prompt's wording,
 not the document (a 1.5B judge answered true to nearly everything under one wording and false
-under another). Here the model only copies facts out of the document (the outcome it reports
-and the latest date it gives, each with its exact words), and the code flags the document when
-a quote really in it (``MIN_QUOTE_WORDS`` words at least for an outcome; a date's quote writing
-its year) reports an outcome or a date whose first instant is at or after the cutoff; the rules
-in full are in docs/audits.md (step 3 of "pastcast audit retrievals").
+under another). Here the model only copies facts out of the document, each with its exact words,
+and the code flags the document when a quote really in it reports an outcome or a date at or
+after the cutoff (docs/audits.md, step 3 of "pastcast audit retrievals").
 
 The model is shown the question (as the step showed it) and the document only: neither the
 cutoff, which the decision applies, nor the outcome, which nothing here reads.

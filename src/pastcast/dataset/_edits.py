@@ -1,16 +1,12 @@
 """Question texts as of a cutoff: notes appended after the fact are never shown early.
 
 Question texts are edited after they are written (``Update 2025-03-21 (PST): ...``, ``MOD EDIT``,
-``[Edit May 6, 2025]:``, a bare ``UPDATE`` line), and a text taken after a step's cutoff shows
-the step the future. Two rules, by when the text was taken (``Dataset.event_at`` picks one): a
-text published before the cutoff is shown whole, less any note whose date says it was written
-later; a text taken after the cutoff is shown only up to its first *note head*
-not dated before the cutoff (``body_as_of``). A head is defined by shape, not by a list of words
-(recognising every wording of "update" is impossible): body lines of that shape are cut too, so
-the text shown is shorter, never later. The rules in full (where a head may stand, the
-normalised copy every rule reads, when a dated note became public): docs/audits.md, "Edits
-inside question texts". ``YYYY-DD-MM`` (Manifold writes ``2024-27-12``) and ``D/M/Y`` are read
-as such only where the month would exceed 12.
+a bare ``UPDATE`` line): a text published before a step's cutoff is shown as it is, one taken
+after it only up to its first *note head* not dated before the cutoff (``body_as_of``). A head is
+defined by shape, not by a list of words: body lines of that shape are cut too, so the text
+shown is shorter, never later. The rules in full: docs/audits.md, "Edits inside question texts".
+``YYYY-DD-MM`` (Manifold writes ``2024-27-12``) and ``D/M/Y`` are read as such only where the
+month would exceed 12.
 """
 
 from __future__ import annotations

@@ -1,13 +1,8 @@
 """Market-side event filters of Forecast-Dojo (Appendix A.2), each counted in a funnel: lifetime,
 faithful days (rho_Q, S_Q), price history and nontriviality (a_Q, V_Q, C_Q); the definitions and
-defaults are in docs/datasets.md, "Building a benchmark".
-
-The paper's thresholds (its Table 7) are not in its text: the defaults here, the per-type
-``DEFAULT_DAY_THRESHOLDS`` included, are pastcast's own documented choices, all configurable
-(``filter_config``: a TOML/JSON file, ``read_filter_file``, or ``NAME=VALUE`` options). A type
-without a row in ``FilterConfig.day_thresholds`` takes ``min_trades`` and ``min_volume``; a
-row's field left ``None`` takes them too. A market without two priced days in a row has no
-Delta_t: it is reported as lacking history, not as flat.
+defaults (pastcast's own: the paper's Table 7 is not in its text) are in docs/datasets.md,
+"Building a benchmark". A market without two priced days in a row has no Delta_t: it is reported
+as lacking history, not as flat.
 """
 
 from __future__ import annotations
@@ -54,10 +49,8 @@ class DayThreshold:
 
 EVENT_KINDS: tuple[EventKind, ...] = ("binary", "multi")
 DEFAULT_DAY_THRESHOLDS: Mapping[str, DayThreshold] = {"multi": DayThreshold(trades=0)}
-"""pastcast's own defaults (the paper's Table 7 values are not in its text): a binary market's
-day is faithful with at least two trades (the flat ``min_trades`` of 1) and some volume; the
-realised leg of a neg-risk bundle shares the event's attention with every other leg, so one
-trade and some volume make its day faithful."""
+"""The realised leg of a neg-risk bundle shares the event's attention with every other leg, so
+one trade (not two, the flat ``min_trades``) and some volume make its day faithful."""
 
 
 @dataclass(frozen=True)

@@ -128,12 +128,6 @@ def make_schedule(
     return schedules.build(name, **{k: v for k, v in options.items() if k in accepted})
 
 
-def _config(schedule: Schedule) -> dict[str, Any]:
-    if is_dataclass(schedule) and not isinstance(schedule, type):
-        return asdict(schedule)
-    return {}
-
-
 class DatasetOptions(TypedDict, total=False):
     """``build_dataset``'s options, as ``build_and_save`` passes them on."""
 
@@ -164,10 +158,11 @@ def build_and_save(
     if not dataset.events:  # an empty dataset is never written as if it were a result
         raise NothingKept(report)
     split, collected_at = options.get("split"), options.get("collected_at")
+    schedule = options["schedule"]
     metadata: dict[str, Any] = {
         "name": options["name"],
-        "schedule": options["schedule"].name,
-        "schedule_config": _config(options["schedule"]),
+        "schedule": schedule.name,
+        "schedule_config": asdict(schedule) if is_dataclass(schedule) else {},
         "filters": asdict(options.get("filters") or FilterConfig()),
         "split": None
         if split is None

@@ -84,10 +84,6 @@ def _layout(rng: random.Random, names: NameGen, cfg: WorldConfig) -> list[Layout
     return out
 
 
-def _slug(text: str) -> str:
-    return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")[:60]
-
-
 def build_world(seed: int = 0, config: WorldConfig | None = None) -> World:
     """Build the simulated world for ``seed``; the same seed and config give identical records."""
     cfg = config or WorldConfig()
@@ -172,7 +168,8 @@ def build_world(seed: int = 0, config: WorldConfig | None = None) -> World:
     for i, d in enumerate(drafts):
         doc_id = f"doc-{i + 1:05d}"
         name, host = SOURCES[d.source]
-        url = f"https://{host}/{d.timestamp:%Y/%m/%d}/{_slug(d.title)}-{i + 1}"
+        slug = re.sub(r"[^a-z0-9]+", "-", d.title.lower()).strip("-")[:60]
+        url = f"https://{host}/{d.timestamp:%Y/%m/%d}/{slug}-{i + 1}"
         documents.append(
             Document(
                 id=doc_id, timestamp=d.timestamp, title=d.title, text=d.text, source=name, url=url

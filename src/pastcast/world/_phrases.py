@@ -1,14 +1,7 @@
 """Phrase pools of the news generator, the question templates and the parts of invented names:
-data in ``phrases.toml`` beside this module, read once here.
-
-Cue phrases follow one fixed convention (documented in docs/world.md) so that simple readers can
-rely on plain English cues: positive pools contain "is increasingly likely", "is expected to", "on
-track to", "gains momentum", "is favored", "leads the latest polls", "has been confirmed", "poised
-to", "strong support for", "boost for"; negative pools "is unlikely to", "faces doubts", "has
-stalled", "setback for", "trails in", "is losing ground", "has been delayed", "struggles to",
-"faces strong opposition", "blow to". Filler and distractor text avoids all of these. Outside
-these fixed phrases, negative sentences avoid words that generic readers take as positive ("win",
-"ahead", "support") and positive sentences avoid negative ones.
+data in ``phrases.toml`` beside this module, read once here. The cue phrases follow one fixed
+convention (docs/world.md, "Cue convention") so that simple readers can rely on plain English
+cues.
 """
 
 from __future__ import annotations

@@ -42,16 +42,12 @@ def _fill(names: NameGen, texts: tuple[str, ...]) -> tuple[tuple[str, ...], tupl
     return filled, entities
 
 
-def _when(day: date) -> str:
-    return f"{day:%B} {day.day}, {day.year}"
-
-
 def make_spec(
     kind: EventKind, category: str, n_options: int, close_day: date, names: NameGen,
     rng: random.Random,
 ) -> EventSpec:  # fmt: skip
     """An event of ``kind`` in ``category`` (falling back to any category without templates)."""
-    deadline = _when(close_day)
+    deadline = f"{close_day:%B} {close_day.day}, {close_day.year}"
     if kind == "binary":
         t = rng.choice(
             [t for t in BINARY_TEMPLATES if t["category"] == category] or BINARY_TEMPLATES

@@ -88,13 +88,9 @@ def read_text_versions(root: str | Path) -> dict[str, tuple[TextVersion, ...]]:
     out: dict[str, tuple[TextVersion, ...]] = {}
     for event_id, versions in sorted(found.items()):
         kept: list[TextVersion] = []
+        text = {"title", "description", "resolution_criteria"}  # a snapshot that changed it
         for v in sorted(versions, key=lambda v: (v.published_at, v.origin)):
-            text = (v.title, v.description, v.resolution_criteria)
-            if not kept or text != (
-                kept[-1].title,
-                kept[-1].description,
-                kept[-1].resolution_criteria,
-            ):
+            if not kept or v.model_dump(include=text) != kept[-1].model_dump(include=text):
                 kept.append(v)
         out[event_id] = tuple(kept)
     return out

@@ -1,10 +1,7 @@
 """Polymarket client (Gamma events + CLOB price history + the Data API's trade feed) and event
 construction after Forecast-Dojo A.2: the layouts, labels, daily beliefs and trade activity are
-described in docs/datasets.md, "Polymarket". Gamma encodes ``outcomes``, ``outcomePrices`` and
-``clobTokenIds`` as JSON strings, index-aligned: the YES index is looked up, never assumed. The
-trade feed refuses offsets past a cap; a longer history is read in narrowing time windows, and
-only where even that cannot reach a trade is the activity unknown (``None``) rather than a false
-run of days without trades.
+described in docs/datasets.md, "Polymarket". Where the trade feed cannot reach a trade, the
+activity is unknown (``None``) rather than a false run of days without trades.
 """
 
 from __future__ import annotations

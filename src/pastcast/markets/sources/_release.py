@@ -1,13 +1,7 @@
-"""Loader for the Forecast-Dojo release layout: ``questions/{train,eval}.parquet``.
-
-Each row is one event: ``event_id``, ``slug``, ``title``, ``body``, ``options`` (labels),
-``belief_kind`` (``binary`` or ``multi_neg_risk``), ``resolved_label``, ``start_date``,
-``close_date``, ``forecast_dates`` and ``crowd_probabilities`` (one list per forecast date,
-aligned with ``options``; null where an option is unpriced). The crowd probability of a forecast
-date is the market belief of that day; steps are at the forecast dates under ``convention``
-(pastcast's start-of-day by default; ``DayConvention.INCLUSIVE`` reproduces the paper's
-day-inclusive cutoffs). The resolution instant is the start of the close date. The release has
-no topic: each event gets one from its text (``categorize``).
+"""Loader for the Forecast-Dojo release layout, ``questions/{train,eval}.parquet`` (its columns
+and conventions: docs/datasets.md, "Forecast-Dojo release layout"). The resolution instant is the
+start of the close date. The release has no topic: each event gets one from its text
+(``categorize``).
 """
 
 from __future__ import annotations
