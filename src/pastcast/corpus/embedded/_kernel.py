@@ -26,8 +26,11 @@ from typing import Any
 import numba
 import numpy as np
 import numpy.typing as npt
+from numba.core import cgutils, types
+from numba.extending import intrinsic
+from numba.np.numpy_support import carray
 
-__all__ = ["query_top_k", "term_ids"]
+__all__ = ["COLUMNS", "query_top_k"]
 
 I32 = npt.NDArray[np.int32]
 I64 = npt.NDArray[np.int64]
@@ -235,18 +238,58 @@ def _kernel(
     return cand[keep_mask], scores[keep_mask]
 
 
+COLUMNS = (  # a block's arrays, in ``BlockTable.table``'s column order, with their dtypes
+    ("post_ord", np.int32),
+    ("post_tf", np.int32),
+    ("doc_len", np.int32),
+    ("term_offsets", np.int64),
+    ("term_max_tf", np.int64),
+    ("term_min_len", np.int64),
+    ("hashes", np.uint64),  # the term table (``TermTable.arrays``)
+    ("term_ids", np.int64),
+    ("text_offsets", np.int64),
+    ("text", np.uint8),
+)
+_ORD, _TF, _LEN, _OFFSETS, _MAX_TF, _MIN_LEN, _HASHES, _IDS, _TEXT_OFFSETS, _TEXT = range(10)
+
+
+def _address_type(typingctx: Any, address: Any) -> Any:
+    """An address (int64) as the void pointer ``carray`` views."""
+
+    def codegen(context: Any, builder: Any, signature: Any, args: Any) -> Any:
+        return builder.inttoptr(args[0], cgutils.voidptr_t)
+
+    return types.voidptr(address), codegen
+
+
+_pointer: Any = intrinsic(_address_type)
+
+
+@numba.njit(cache=True, nogil=True, inline="always")
+def _column(table: Any, blk: int, col: int, dtype: Any) -> Any:
+    """Block ``blk``'s array ``col`` (``COLUMNS``), of ``dtype``."""
+    return carray(_pointer(table[blk, col, 0]), table[blk, col, 1], dtype)
+
+
 @numba.njit(cache=True, nogil=True)
-def _term_ids(
-    hashes: Any, ids: Any, offsets: Any, text: Any, qhash: Any, qtext: Any, qoffs: Any, last: int
-) -> Any:
+def _postings(table: Any, qhash: Any, qtext: Any, qoffs: Any, last: int, m: int) -> tuple[Any, Any]:
+    """``rows[t, blk]``: query term ``t``'s visible postings range in block ``blk`` (up to
+    ``last``, of which the first ``m`` documents are visible) and its bounds there: (lo, hi,
+    largest tf, shortest length), hi <= lo where it has none; and each term's document
+    frequency as of the cutoff. A term is found in a block's table by its hash (``qhash``),
+    confirmed by its UTF-8 (``qtext[qoffs[t]:qoffs[t + 1]]``)."""
     n_terms = qhash.shape[0]
-    out = np.full((n_terms, last + 1), -1, dtype=np.int64)
+    rows = np.zeros((n_terms, last + 1, 4), dtype=np.int64)
+    df = np.zeros(n_terms, dtype=np.int64)
     for blk in range(last + 1):
-        h, o, txt = hashes[blk], offsets[blk], text[blk]
+        h, ids = _column(table, blk, _HASHES, np.uint64), _column(table, blk, _IDS, np.int64)
+        o, txt = _column(table, blk, _TEXT_OFFSETS, np.int64), _column(table, blk, _TEXT, np.uint8)
+        offsets = _column(table, blk, _OFFSETS, np.int64)
         for t in range(n_terms):
             at = np.searchsorted(h, qhash[t])
             size = qoffs[t + 1] - qoffs[t]
-            while at < h.shape[0] and h[at] == qhash[t]:  # equal hashes: the text decides
+            tid = -1
+            while tid < 0 and at < h.shape[0] and h[at] == qhash[t]:  # equal hashes: the text
                 if o[at + 1] - o[at] == size:
                     same = True
                     for i in range(size):
@@ -254,56 +297,26 @@ def _term_ids(
                             same = False
                             break
                     if same:
-                        out[t, blk] = ids[blk][at]
-                        break
+                        tid = ids[at]
                 at += 1
-    return out
-
-
-def term_ids(
-    terms: tuple[tuple[Any, ...], ...], qhash: Any, qtext: Any, qoffs: Any, last: int
-) -> I64:
-    """``tids[t, blk]``: query term ``t``'s id in block ``blk`` (-1: absent), for the blocks up
-    to ``last``, looked up in their term tables (``BlockTuples.terms``) by the terms' hashes
-    (``qhash``) and UTF-8 (term ``t``: ``qtext[qoffs[t]:qoffs[t + 1]]``) in one compiled call."""
-    kernel: Any = _term_ids  # a dispatcher: its signature is the compiled one
-    tids: I64 = kernel(*terms, qhash, qtext, qoffs.astype(np.int64), last)
-    return tids
-
-
-@numba.njit(cache=True, nogil=True)
-def _ranges(ords: Any, offsets: Any, tids: Any, last: int, m: int) -> tuple[Any, Any]:
-    """Per query term and admitted block, the visible postings range, and each term's document
-    frequency as of the cutoff (the first ``m`` documents of block ``last``)."""
-    n_terms = tids.shape[0]
-    ranges = np.zeros((n_terms, last + 1, 2), dtype=np.int64)
-    df = np.zeros(n_terms, dtype=np.int64)
-    for t in range(n_terms):
-        for blk in range(last + 1):
-            tid = tids[t, blk]
             if tid < 0:
                 continue
-            lo, hi = offsets[blk][tid], offsets[blk][tid + 1]
+            lo, hi = offsets[tid], offsets[tid + 1]
             if blk == last:  # postings ascend: the visible ones are a prefix
-                hi = _lower_bound(ords[blk], lo, hi, m)
-            ranges[t, blk, 0], ranges[t, blk, 1] = lo, hi
-            df[t] += hi - lo
-    return ranges, df
+                hi = _lower_bound(_column(table, blk, _ORD, np.int32), lo, hi, m)
+            rows[t, blk, 0], rows[t, blk, 1] = lo, hi
+            rows[t, blk, 2] = _column(table, blk, _MAX_TF, np.int64)[tid]
+            rows[t, blk, 3] = _column(table, blk, _MIN_LEN, np.int64)[tid]
+            df[t] += max(hi - lo, 0)
+    return rows, df
 
 
 @numba.njit(cache=True, nogil=True)
 def _query_kernel(
-    ords: Any,
-    tfs: Any,
-    lens: Any,
-    max_tfs: Any,
-    min_lens: Any,
-    tids: Any,
-    ranges: Any,
+    table: Any,
+    rows: Any,
     idf: Any,
     bases: Any,
-    last: int,
-    m: int,
     avgdl: float,
     k: int,
     k1: float,
@@ -313,35 +326,39 @@ def _query_kernel(
     touched: Any,
     vals: Any,
 ) -> tuple[Any, Any]:
-    n_terms = ranges.shape[0]
+    n_terms, n_blk = rows.shape[0], rows.shape[1]
+    # each block's reach: its terms' bounds summed, the best score any of its documents can get
+    bounds = np.zeros((n_blk, n_terms))
+    reach = np.zeros(n_blk)
+    for blk in range(n_blk):
+        for t in range(n_terms):
+            if rows[t, blk, 1] > rows[t, blk, 0] and idf[t] > 0.0:
+                tf, length = float(rows[t, blk, 2]), float(rows[t, blk, 3])
+                norm = tf + k1 * (1.0 - b + b * (length / avgdl))
+                bounds[blk, t] = idf[t] * (tf * (k1 + 1.0)) / norm
+                reach[blk] += bounds[blk, t]
     got_o = np.empty(0, dtype=np.int64)
     got_s = np.empty(0, dtype=np.float64)
     floor = 0.0
-    rows = np.empty((n_terms, 4), dtype=np.float64)
-    for blk in range(last, -1, -1):  # newest first; each block gets the k-th score so far
+    slices = np.empty((n_terms, 4), dtype=np.float64)
+    # highest reach first: the k-th score rises early, and once the k-th score found is above
+    # a block's reach, it is above every block's left
+    for blk in np.argsort(-reach, kind="mergesort"):
+        if reach[blk] <= 0.0:
+            break
+        if len(got_s) >= k and reach[blk] * (1.0 + _MARGIN) < floor * (1.0 - _MARGIN):
+            break
         r = 0
         for t in range(n_terms):
-            lo, hi = ranges[t, blk, 0], ranges[t, blk, 1]
-            if hi <= lo or idf[t] <= 0.0:
-                continue
-            tf = float(max_tfs[blk][tids[t, blk]])
-            length = float(min_lens[blk][tids[t, blk]])
-            rows[r, 0], rows[r, 1], rows[r, 2] = idf[t], lo, hi
-            rows[r, 3] = idf[t] * (tf * (k1 + 1.0)) / (tf + k1 * (1.0 - b + b * (length / avgdl)))
-            r += 1
-        if r == 0:
-            continue
-        if floor > 0.0 and len(got_s) >= k:  # the block's bounds cannot reach the k-th score:
-            reach = 0.0  # the check ``_kernel`` makes first, without its allocations
-            for i in range(r):
-                reach += rows[i, 3]
-            if reach * (1.0 + _MARGIN) < floor * (1.0 - _MARGIN):
-                continue
+            if bounds[blk, t] > 0.0:
+                slices[r, 0], slices[r, 1] = idf[t], rows[t, blk, 0]
+                slices[r, 2], slices[r, 3] = rows[t, blk, 1], bounds[blk, t]
+                r += 1
         cand, scores = _kernel(
-            ords[blk],
-            tfs[blk],
-            lens[blk],
-            rows[:r],
+            _column(table, blk, _ORD, np.int32),
+            _column(table, blk, _TF, np.int32),
+            _column(table, blk, _LEN, np.int32),
+            slices[:r],
             avgdl,
             k,
             k1,
@@ -368,12 +385,10 @@ def _query_kernel(
 
 
 def query_top_k(
-    ords: tuple[Any, ...],
-    tfs: tuple[Any, ...],
-    lens: tuple[Any, ...],
-    offsets: tuple[Any, ...],
-    bounds: tuple[tuple[Any, ...], tuple[Any, ...]],
-    tids: I64,
+    table: I64,
+    qhash: Any,
+    qtext: Any,
+    qoffs: I64,
     last: int,
     m: int,
     n: int,
@@ -390,14 +405,15 @@ def query_top_k(
     visible in all) as global ordinals and scores: score descending, then id ascending (by
     ``id_rank``). ``scratch_size``: the largest block's document count.
 
-    ``tids[t, blk]`` is query term ``t``'s id in block ``blk`` (-1: absent); the tuples hold each
-    block's arrays (the same dtypes and flags in every block, so one compiled specialisation
-    serves them all) and ``bounds`` its ``term_bounds``. Two compiled calls: the visible ranges
-    and document frequencies, then, with the idf computed here by ``math.log`` (the same
-    function as the numpy scorer's), the scores. ``corpus``: the document count and the query
-    terms' document frequencies of a whole corpus these blocks are a shard of, for the idf.
+    ``table`` (``BlockTable.table``) holds each block's arrays (``COLUMNS``) as (address,
+    length): one small array passed, where a tuple of arrays per column cost about 0.5 µs per
+    array and block to pass. The query terms are given by hash and UTF-8 (``_postings``). Two
+    compiled calls: the visible ranges and document frequencies, then, with the idf computed
+    here by ``math.log`` (the same function as the numpy scorer's), the scores. ``corpus``: the
+    document count and the query terms' document frequencies of a whole corpus these blocks
+    are a shard of, for the idf.
     """
-    ranges, df = _ranges(ords, offsets, tids, last, m)
+    rows, df = _postings(table, qhash, qtext, qoffs, last, m)
     n_all, df_all = (n, df.tolist()) if corpus is None else corpus
     idf = np.array(
         [
@@ -405,25 +421,7 @@ def query_top_k(
             for f, g in zip(df.tolist(), df_all, strict=True)
         ]
     )
-    return _query_kernel(
-        ords,
-        tfs,
-        lens,
-        bounds[0],
-        bounds[1],
-        tids,
-        ranges,
-        idf,
-        bases,
-        last,
-        m,
-        avgdl,
-        k,
-        k1,
-        b,
-        id_rank,
-        *_buffers(scratch_size),
-    )
+    return _query_kernel(table, rows, idf, bases, avgdl, k, k1, b, id_rank, *_buffers(scratch_size))
 
 
 def _buffers(size: int) -> tuple[F64, I64, F64]:
