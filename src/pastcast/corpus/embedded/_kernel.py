@@ -111,77 +111,74 @@ def _select(vals: Any, count: int, k: int) -> Any:
 
 
 @numba.njit(cache=True, nogil=True)
-def _kth(values: Any, k: int) -> Any:
-    """The k-th largest of ``values`` (at least k of them)."""
-    return np.partition(values, len(values) - k)[len(values) - k]
-
-
-@numba.njit(cache=True, nogil=True)
-def _kernel(
-    post_ord: Any,
-    post_tf: Any,
-    doc_len: Any,
+def _block(
+    ords: Any,
+    tfs: Any,
+    lens: Any,
     slices: Any,
     avgdl: float,
     k: int,
     k1: float,
     b: float,
-    one_minus_b: float,
-    k1_plus_1: float,
     floor: float,
-    scratch: Any,
-    touched: Any,
-    vals: Any,
-) -> tuple[Any, Any]:
-    # slices[t] = (idf, lo, hi, bound) of the t-th query term (offsets as exact float64 integers)
+    base: int,
+    work: tuple[Any, Any, Any, Any, Any],
+    res_o: Any,
+    res_s: Any,
+    n_res: int,
+) -> tuple[Any, Any, int]:
+    """Append to ``res_o``/``res_s[n_res:]`` the block's documents (as ``base`` + ordinal) that
+    may rank: its top k with ties, at or above ``floor`` (the k-th score of the blocks before,
+    or 0.0); the arrays (grown where full) and their new count are returned. ``slices[t]``:
+    (idf, lo, hi, bound) of the t-th query term with postings here."""
+    scratch, touched, vals, order, left = work
+    one_minus_b, k1_plus_1 = 1.0 - b, k1 + 1.0
     n_terms = slices.shape[0]
-    order = np.arange(n_terms)
-    for i in range(1, n_terms):  # stable insertion sort by bound, descending
+    for i in range(n_terms):  # stable insertion sort by bound, descending
+        order[i] = i
         j = i
         while j > 0 and slices[order[j - 1], 3] < slices[order[j], 3]:
             order[j - 1], order[j] = order[j], order[j - 1]
             j -= 1
-    left = np.zeros(n_terms + 1)  # left[j]: the bounds of terms order[j:] summed
+    left[n_terms] = 0.0  # left[j]: the bounds of terms order[j:] summed
     for j in range(n_terms - 1, -1, -1):
         left[j] = left[j + 1] + slices[order[j], 3]
     count = 0  # touched[:count]: the documents scored so far (each at most once)
     theta = floor
     j = 0
-    # Phase 1: score whole terms while a document they have not reached could still enter.
+    # Phase 1: score whole terms while a document they have not reached could still rank.
     while j < n_terms:
-        if left[j] < np.inf:  # bounded: can the terms left still add a new document?
-            if count >= k:
-                for i in range(count):
-                    vals[i] = scratch[touched[i]]
-                theta = max(theta, _select(vals, count, k))
-            if theta > 0.0 and left[j] * (1.0 + _MARGIN) < theta * (1.0 - _MARGIN):
-                break
+        if count >= k:
+            for i in range(count):
+                vals[i] = scratch[touched[i]]
+            theta = max(theta, _select(vals, count, k))
+        if theta > 0.0 and left[j] * (1.0 + _MARGIN) < theta * (1.0 - _MARGIN):
+            break
         t = order[j]
         w = slices[t, 0]
         for p in range(int(slices[t, 1]), int(slices[t, 2])):
-            d = post_ord[p]
-            c = _contribution(post_tf[p], doc_len[d], w, avgdl, k1, b, one_minus_b, k1_plus_1)
+            d = ords[p]
+            c = _contribution(tfs[p], lens[d], w, avgdl, k1, b, one_minus_b, k1_plus_1)
             if scratch[d] == 0.0:  # every contribution is positive: a first visit
                 touched[count] = d
                 count += 1
             scratch[d] += c
         j += 1
-    cand = touched[:count]  # a view of the buffer: what is returned is copied
     reordered = False
     for i in range(n_terms):
-        if order[i] != i:
-            reordered = True
+        reordered = reordered or order[i] != i
     if j < n_terms:
         # Phase 2: only the documents found so far that may still reach theta.
+        reordered = True
         keep = 0
         for i in range(count):
-            d = cand[i]
+            d = touched[i]
             if (scratch[d] + left[j] * (1.0 + _MARGIN)) >= theta * (1.0 - _MARGIN):
-                cand[keep] = d
+                touched[keep] = d
                 keep += 1
             else:
                 scratch[d] = 0.0
-        cand = cand[:keep]
+        count = keep
         while j < n_terms:
             t = order[j]
             w = slices[t, 0]
@@ -189,53 +186,51 @@ def _kernel(
             steps = 1
             while (1 << steps) < hi - lo:
                 steps += 1
-            if len(cand) * steps < hi - lo:
-                for i in range(len(cand)):
-                    d = cand[i]
-                    p = _find(post_ord, lo, hi, d)
+            if count * steps < hi - lo:
+                for i in range(count):
+                    d = touched[i]
+                    p = _find(ords, lo, hi, d)
                     if p >= 0:
                         scratch[d] += _contribution(
-                            post_tf[p], doc_len[d], w, avgdl, k1, b, one_minus_b, k1_plus_1
+                            tfs[p], lens[d], w, avgdl, k1, b, one_minus_b, k1_plus_1
                         )
             else:
                 for p in range(lo, hi):
-                    d = post_ord[p]
+                    d = ords[p]
                     if scratch[d] != 0.0:  # a candidate (every other document was reset)
                         scratch[d] += _contribution(
-                            post_tf[p], doc_len[d], w, avgdl, k1, b, one_minus_b, k1_plus_1
+                            tfs[p], lens[d], w, avgdl, k1, b, one_minus_b, k1_plus_1
                         )
             j += 1
-        reordered = True
-    scores = np.empty(len(cand), dtype=np.float64)
-    for i in range(len(cand)):
-        scores[i] = scratch[cand[i]]
-        scratch[cand[i]] = 0.0  # leave the scratch clean for the next call
-    if not reordered:  # every term scored whole, in query order: the scores are exact
-        if len(cand) <= k:
-            return cand.copy(), scores
-        kth = _kth(scores, k)
-        keep_mask = scores >= kth
-        return cand[keep_mask], scores[keep_mask]
-    # Summed in another order: keep what may reach the k-th score, then recompute exactly.
-    if len(cand) > k:
-        kth = _kth(scores, k)
-        sel = scores >= kth * (1.0 - _MARGIN)
-        cand, scores = cand[sel], scores[sel]
-    for i in range(len(cand)):
-        d = cand[i]
-        s = 0.0
-        for t in range(n_terms):
-            p = _find(post_ord, int(slices[t, 1]), int(slices[t, 2]), d)
-            if p >= 0:
-                s += _contribution(
-                    post_tf[p], doc_len[d], slices[t, 0], avgdl, k1, b, one_minus_b, k1_plus_1
-                )
-        scores[i] = s
-    if len(cand) <= k:
-        return cand.copy(), scores
-    kth = _kth(scores, k)
-    keep_mask = scores >= kth
-    return cand[keep_mask], scores[keep_mask]
+    cut = floor  # what may rank: the block's k-th score (ties kept), at least the floor
+    if count > k:
+        for i in range(count):
+            vals[i] = scratch[touched[i]]
+        cut = max(cut, _select(vals, count, k))
+    if reordered:  # summed in another order: a margin, then scored again in query-term order
+        cut *= 1.0 - _MARGIN
+    if n_res + count > res_o.shape[0]:
+        size = 2 * (n_res + count)
+        grown_o, grown_s = np.empty(size, dtype=np.int64), np.empty(size, dtype=np.float64)
+        grown_o[:n_res], grown_s[:n_res] = res_o[:n_res], res_s[:n_res]
+        res_o, res_s = grown_o, grown_s
+    for i in range(count):
+        d = touched[i]
+        score = scratch[d]
+        scratch[d] = 0.0  # leave the scratch clean for the next block and call
+        if score < cut:
+            continue
+        if reordered:
+            score = 0.0
+            for t in range(n_terms):
+                p = _find(ords, int(slices[t, 1]), int(slices[t, 2]), d)
+                if p >= 0:
+                    score += _contribution(
+                        tfs[p], lens[d], slices[t, 0], avgdl, k1, b, one_minus_b, k1_plus_1
+                    )
+        res_o[n_res], res_s[n_res] = base + d, score
+        n_res += 1
+    return res_o, res_s, n_res
 
 
 COLUMNS = (  # a block's arrays, in ``BlockTable.table``'s column order, with their dtypes
@@ -314,8 +309,13 @@ def _postings(table: Any, qhash: Any, qtext: Any, qoffs: Any, last: int, m: int)
 @numba.njit(cache=True, nogil=True)
 def _query_kernel(
     table: Any,
-    rows: Any,
-    idf: Any,
+    qhash: Any,
+    qtext: Any,
+    qoffs: Any,
+    last: int,
+    m: int,
+    n_all: int,
+    df_all: Any,
     bases: Any,
     avgdl: float,
     k: int,
@@ -326,6 +326,12 @@ def _query_kernel(
     touched: Any,
     vals: Any,
 ) -> tuple[Any, Any]:
+    rows, df = _postings(table, qhash, qtext, qoffs, last, m)
+    idf = np.zeros(len(df))
+    for t in range(len(df)):
+        if df[t] > 0:  # a term with no visible posting scores nothing
+            g = df[t] if df_all[t] < 0 else df_all[t]
+            idf[t] = math.log(1.0 + (n_all - g + 0.5) / (g + 0.5))
     n_terms, n_blk = rows.shape[0], rows.shape[1]
     # each block's reach: its terms' bounds summed, the best score any of its documents can get
     bounds = np.zeros((n_blk, n_terms))
@@ -337,16 +343,17 @@ def _query_kernel(
                 norm = tf + k1 * (1.0 - b + b * (length / avgdl))
                 bounds[blk, t] = idf[t] * (tf * (k1 + 1.0)) / norm
                 reach[blk] += bounds[blk, t]
-    got_o = np.empty(0, dtype=np.int64)
-    got_s = np.empty(0, dtype=np.float64)
-    floor = 0.0
+    floor = 0.0  # the k-th score found so far, once k are found
+    n_res = 0
+    res_o, res_s = np.empty(4 * k + 64, dtype=np.int64), np.empty(4 * k + 64, dtype=np.float64)
+    work = (scratch, touched, vals, np.empty(n_terms, dtype=np.int64), np.empty(n_terms + 1))
     slices = np.empty((n_terms, 4), dtype=np.float64)
-    # highest reach first: the k-th score rises early, and once the k-th score found is above
-    # a block's reach, it is above every block's left
+    # highest reach first: the k-th score rises early, and once it is above a block's reach it
+    # is above every block's left
     for blk in np.argsort(-reach, kind="mergesort"):
         if reach[blk] <= 0.0:
             break
-        if len(got_s) >= k and reach[blk] * (1.0 + _MARGIN) < floor * (1.0 - _MARGIN):
+        if n_res >= k and reach[blk] * (1.0 + _MARGIN) < floor * (1.0 - _MARGIN):
             break
         r = 0
         for t in range(n_terms):
@@ -354,7 +361,7 @@ def _query_kernel(
                 slices[r, 0], slices[r, 1] = idf[t], rows[t, blk, 0]
                 slices[r, 2], slices[r, 3] = rows[t, blk, 1], bounds[blk, t]
                 r += 1
-        cand, scores = _kernel(
+        res_o, res_s, n_res = _block(
             _column(table, blk, _ORD, np.int32),
             _column(table, blk, _TF, np.int32),
             _column(table, blk, _LEN, np.int32),
@@ -363,22 +370,25 @@ def _query_kernel(
             k,
             k1,
             b,
-            1.0 - b,
-            k1 + 1.0,
             floor,
-            scratch,
-            touched,
-            vals,
+            bases[blk],
+            work,
+            res_o,
+            res_s,
+            n_res,
         )
-        got_o = np.concatenate((got_o, cand.astype(np.int64) + bases[blk]))
-        got_s = np.concatenate((got_s, scores))
-        if len(got_s) > k:  # cut to the k-th score so far (ties kept): the next block's floor
-            floor = _kth(got_s, k)
-            keep = got_s >= floor
-            got_o, got_s = got_o[keep], got_s[keep]
-        elif len(got_s) == k:
-            floor = got_s.min()
+        if n_res >= k:  # cut to the k-th score so far (ties kept): the next block's floor
+            buf = vals if n_res <= vals.shape[0] else np.empty(n_res)
+            buf[:n_res] = res_s[:n_res]
+            floor = _select(buf, n_res, k)
+            keep = 0
+            for i in range(n_res):
+                if res_s[i] >= floor:
+                    res_o[keep], res_s[keep] = res_o[i], res_s[i]
+                    keep += 1
+            n_res = keep
     # the ranking: score descending, then id ascending (stable sorts: by id rank, then score)
+    got_o, got_s = res_o[:n_res], res_s[:n_res]
     by_rank = np.argsort(id_rank[got_o], kind="mergesort")
     by_score = by_rank[np.argsort(-got_s[by_rank], kind="mergesort")][:k]
     return got_o[by_score], got_s[by_score]
@@ -407,21 +417,30 @@ def query_top_k(
 
     ``table`` (``BlockTable.table``) holds each block's arrays (``COLUMNS``) as (address,
     length): one small array passed, where a tuple of arrays per column cost about 0.5 µs per
-    array and block to pass. The query terms are given by hash and UTF-8 (``_postings``). Two
-    compiled calls: the visible ranges and document frequencies, then, with the idf computed
-    here by ``math.log`` (the same function as the numpy scorer's), the scores. ``corpus``: the
-    document count and the query terms' document frequencies of a whole corpus these blocks
-    are a shard of, for the idf.
+    array and block to pass. The query terms are given by hash and UTF-8 (``_postings``). One
+    compiled call finds the visible ranges and document frequencies, the idf (``math.log``,
+    compiled to the C library's ``log``, the function the numpy scorer's ``math.log`` calls)
+    and the scores. ``corpus``: the document count and the query terms' document frequencies
+    of a whole corpus these blocks are a shard of, for the idf.
     """
-    rows, df = _postings(table, qhash, qtext, qoffs, last, m)
-    n_all, df_all = (n, df.tolist()) if corpus is None else corpus
-    idf = np.array(
-        [
-            math.log(1.0 + (n_all - g + 0.5) / (g + 0.5)) if f > 0 else 0.0
-            for f, g in zip(df.tolist(), df_all, strict=True)
-        ]
+    n_all, df_all = (n, [-1] * len(qhash)) if corpus is None else corpus
+    return _query_kernel(
+        table,
+        qhash,
+        qtext,
+        qoffs,
+        last,
+        m,
+        n_all,
+        np.array(df_all, dtype=np.int64),
+        bases,
+        avgdl,
+        k,
+        k1,
+        b,
+        id_rank,
+        *_buffers(scratch_size),
     )
-    return _query_kernel(table, rows, idf, bases, avgdl, k, k1, b, id_rank, *_buffers(scratch_size))
 
 
 def _buffers(size: int) -> tuple[F64, I64, F64]:
