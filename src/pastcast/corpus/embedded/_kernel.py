@@ -5,13 +5,16 @@ docs/corpus.md; here, what the code must keep.
 Pruning (exact, MaxScore-style): a term's contribution is bounded by its largest term frequency
 and shortest document in the block (``term_bounds``); once the bounds of the terms left sum to
 less than the k-th best partial score (or ``floor``, a k-th best score of other blocks), those
-terms only complete the scores of the documents found. Every comparison against a bound keeps a
-relative margin of 1e-9, far above the rounding of a sum of a few terms.
+terms only complete the scores of the documents found. Blocks are visited in descending order of
+their reach (their bounds summed); once the k-th score found is above a block's reach, the rest
+are skipped. Every comparison against a bound keeps a relative margin of 1e-9, far above the
+rounding of a sum of a few terms.
 
 Exactness: each posting's contribution is the numpy scorer's sequence of IEEE operations
 (``_bm25._score_partition``), added per document in query-term order from 0.0 (documents summed
 in another order are recomputed that way before the final cut); numba does not reorder
-floating-point operations without ``fastmath`` (not set), so scores are equal bit for bit.
+floating-point operations without ``fastmath`` (not set), so scores are equal bit for bit. The
+idf's ``math.log`` compiles to a call of the C library's ``log``, which Python's calls too.
 
 numba is imported only by this module, which ``_bm25`` imports on the first search: importing
 pastcast stays fast, and the compiled code is cached on disk after the first process.
