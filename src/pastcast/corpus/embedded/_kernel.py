@@ -352,7 +352,7 @@ def _query_kernel(
     work = (scratch, touched, vals, np.empty(n_terms, dtype=np.int64), np.empty(n_terms + 1))
     slices = np.empty((n_terms, 4), dtype=np.float64)
     # highest reach first: the k-th score rises early, and once it is above a block's reach it
-    # is above every block's left
+    # is above the reach of every block after it
     for blk in np.argsort(-reach, kind="mergesort"):
         if reach[blk] <= 0.0:
             break
