@@ -1,14 +1,19 @@
 """The embedded BM25 index of a large corpus against tantivy: the first search after opening
-(in a fresh process, as a command-line search pays it) and the late-cutoff latency, where the
-cutoff admits (nearly) every document.
+(in a fresh process, as a command-line search pays it) and the latency at the early, middle and
+late cutoffs of ``scale.py`` (the late one admits (nearly) every document).
 
     python benchmarks/scale.py --docs 1000000 --keep ...   # or any built index and its source
     python benchmarks/bm25_vs_tantivy.py --index INDEX --source docs.jsonl [--queries 300]
 
 tantivy indexes the same JSON lines (the same tokenizer and stopwords as in
 ``retrieval_peers.py``) into a temporary folder beside ``--index``, deleted afterwards; its
-query is the terms OR-ed with the cutoff as a range filter on a fast field, top 10 ids. Prints
-pastcast's figure, tantivy's and their ratio, with the machine load (``uptime``).
+query is the terms OR-ed with the cutoff as a range filter on a fast field, top 10 ids. Each
+query is timed on both systems in turn (best of ``--repeats``), so the machine's load weighs on
+both alike. Per cutoff: pastcast's p50/p95 (whole searches: hits with snippets), tantivy's
+(top 10 ids), their p50 ratio, and how many top 10s are exact, that is equal to the naive as-of
+scorer's (``naive_score``): pastcast's ids in order with their scores bit for bit, tantivy's as
+a set of ids (its scores are float32 and its statistics those of every document). Printed with
+the machine load (``uptime``) before and after each cutoff.
 """
 
 from __future__ import annotations
@@ -16,18 +21,20 @@ from __future__ import annotations
 import argparse
 import json
 import shutil
-import statistics
 import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Iterator
-from datetime import timedelta
+from collections.abc import Callable, Iterator
+from datetime import datetime
+from functools import partial
 from pathlib import Path
+
+import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from retrieval_peers import Tantivy
-from scale import MONTHS, _month_start, queries
+from scale import CUTOFFS, queries
 
 from pastcast.corpus.embedded import EmbeddedIndex
 from pastcast.records import Document
@@ -37,6 +44,7 @@ import sys, time
 t0 = time.perf_counter()
 from pastcast.corpus.embedded import EmbeddedIndex
 from datetime import datetime
+from functools import partial
 index = EmbeddedIndex.open(sys.argv[1])
 t1 = time.perf_counter()
 index.search(sys.argv[2], as_of=datetime.fromisoformat(sys.argv[3]), k=10)
@@ -66,8 +74,49 @@ def documents(source: Path) -> Iterator[Document]:
             yield Document.model_validate_json(line)
 
 
-def p50_ms(times: list[float]) -> float:
-    return statistics.median(times) * 1000.0
+def pct_ms(times: list[float], q: int) -> float:
+    return float(np.percentile(times, q)) * 1000.0
+
+
+def best(run: Callable[[], object], repeats: int) -> float:
+    """The fastest of ``repeats`` runs, in seconds."""
+    fastest = float("inf")
+    for _ in range(repeats):
+        t = time.perf_counter()
+        run()
+        fastest = min(fastest, time.perf_counter() - t)
+    return fastest
+
+
+def measure(
+    index: EmbeddedIndex, peer: Tantivy | None, qs: list[str], cutoff: datetime, repeats: int
+) -> dict[str, object]:
+    """One cutoff: both systems' latency per query, in turn, and whose top 10 are exact."""
+    n = index.count_before(cutoff)
+    ours: list[float] = []
+    theirs: list[float] = []
+    exact = {"pastcast": 0, "tantivy": 0}
+    out: dict[str, object] = {"visible": n, "load_before": uptime()}
+    for q in qs:
+        terms = EmbeddedIndex.query_terms(q)
+        ours.append(best(partial(index.search, q, as_of=cutoff, k=10), repeats))
+        hits = index.search(q, as_of=cutoff, k=10)
+        want_o, want_s = index.naive_score(terms, n, 10)
+        want = [index.read_ordinal(int(o)).id for o in want_o]
+        exact["pastcast"] += [h.id for h in hits] == want and [h.score for h in hits] == [
+            float(s) for s in want_s
+        ]
+        if peer is not None:
+            theirs.append(best(partial(peer.search, terms, cutoff, 10), repeats))
+            exact["tantivy"] += set(peer.search(terms, cutoff, 10)) == set(want)
+    out["pastcast_p50_ms"], out["pastcast_p95_ms"] = pct_ms(ours, 50), pct_ms(ours, 95)
+    out["pastcast_exact_top10"] = f"{exact['pastcast']}/{len(qs)}"
+    if peer is not None:
+        out["tantivy_p50_ms"], out["tantivy_p95_ms"] = pct_ms(theirs, 50), pct_ms(theirs, 95)
+        out["ratio_p50"] = pct_ms(ours, 50) / pct_ms(theirs, 50)
+        out["tantivy_exact_top10"] = f"{exact['tantivy']}/{len(qs)}"
+    out["load_after"] = uptime()
+    return out
 
 
 def main() -> int:
@@ -77,45 +126,25 @@ def main() -> int:
     ap.add_argument("--queries", type=int, default=300)
     ap.add_argument("--repeats", type=int, default=3, help="timed runs per query (best kept)")
     args = ap.parse_args()
-    late = _month_start(MONTHS) - timedelta(seconds=1)
+    late = CUTOFFS["late"]
     qs = queries(args.queries)
     result: dict[str, object] = {"load_before": uptime()}
     # the first process may compile the kernel (then cached on disk); the second shows a start
     result["cold_open_and_first_search_s"] = [cold(args.index, q, late.isoformat()) for q in qs[:2]]
     index = EmbeddedIndex.open(args.index)
     index.search(qs[0], as_of=late, k=10)
-    ours = []
-    for q in qs:
-        best = float("inf")
-        for _ in range(args.repeats):
-            t = time.perf_counter()
-            index.search(q, as_of=late, k=10)
-            best = min(best, time.perf_counter() - t)
-        ours.append(best)
-    result["visible"] = index.count_before(late)
-    result["pastcast_late_p50_ms"] = p50_ms(ours)
-    result["load_pastcast"] = uptime()
-    print(json.dumps(result, indent=2), flush=True)  # kept if the peer fails
-    if args.source is not None:
-        folder = Path(tempfile.mkdtemp(prefix="tantivy-", dir=args.index.parent))
-        try:
+    folder = Path(tempfile.mkdtemp(prefix="tantivy-", dir=args.index.parent))
+    try:
+        peer = None
+        if args.source is not None:
             t = time.perf_counter()
             peer = Tantivy(documents(args.source), folder / "ix")
             result["tantivy_build_s"] = time.perf_counter() - t
-            terms = [EmbeddedIndex.query_terms(q) for q in qs]
-            theirs = []
-            for ts in terms:
-                best = float("inf")
-                for _ in range(args.repeats):
-                    t = time.perf_counter()
-                    peer.search(ts, late, 10)
-                    best = min(best, time.perf_counter() - t)
-                theirs.append(best)
-            result["tantivy_late_p50_ms"] = p50_ms(theirs)
-            result["ratio"] = p50_ms(ours) / p50_ms(theirs)
-            result["load_tantivy"] = uptime()
-        finally:
-            shutil.rmtree(folder, ignore_errors=True)
+        for name, cutoff in CUTOFFS.items():
+            result[name] = measure(index, peer, qs, cutoff, args.repeats)
+            print(json.dumps({name: result[name]}), flush=True)  # kept if a later one fails
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
     print(json.dumps(result, indent=2))
     return 0
 

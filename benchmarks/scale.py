@@ -65,6 +65,14 @@ def _month_start(m: int) -> datetime:
     return datetime(START.year + m // 12, m % 12 + 1, 1, tzinfo=UTC)
 
 
+# the cutoffs measured: one early month admitted, half the months, and (nearly) every document
+CUTOFFS = {
+    "early": _month_start(6) + timedelta(days=10),
+    "middle": _month_start(MONTHS // 2) + timedelta(days=10),
+    "late": _month_start(MONTHS) - timedelta(seconds=1),
+}
+
+
 def month_counts(n: int) -> list[int]:
     """Documents per month: the volume grows linearly, the latest month three times the first."""
     weights = np.linspace(1.0, 3.0, MONTHS)
@@ -220,11 +228,7 @@ def measure_search(index_dir: Path, n_queries: int) -> dict[str, Any]:
     index = EmbeddedIndex.open(index_dir)
     open_s, open_cpu_s = time.perf_counter() - t0, time.process_time() - c0
     qs = queries(n_queries)
-    cutoffs = {
-        "early": _month_start(6) + timedelta(days=10),
-        "middle": _month_start(MONTHS // 2) + timedelta(days=10),
-        "late": _month_start(MONTHS) - timedelta(seconds=1),
-    }
+    cutoffs = CUTOFFS
     t0, c0 = time.perf_counter(), time.process_time()
     index.search(qs[0], as_of=cutoffs["late"], k=10)
     first_s, first_cpu_s = time.perf_counter() - t0, time.process_time() - c0

@@ -150,7 +150,7 @@ def test_a_hit_built_without_validation_is_the_validated_hit() -> None:
         fast.score = 3.0  # type: ignore[misc]
 
 
-def _skewed_docs(n: int, seed: int) -> list[Document]:
+def _skewed_docs(n: int, seed: int, days: int = 120) -> list[Document]:
     """Zipf-like words plus rare ones (so whole terms can be pruned) and exact duplicates under
     other ids (ties at the k-th score)."""
     rng = random.Random(seed)
@@ -167,7 +167,7 @@ def _skewed_docs(n: int, seed: int) -> list[Document]:
         docs.append(
             Document(
                 id=f"doc-{i:05d}",
-                timestamp=start + timedelta(hours=rng.randrange(24 * 120)),
+                timestamp=start + timedelta(hours=rng.randrange(24 * days)),
                 title=" ".join(words[:3]),
                 text=" ".join(words[3:]),
             )
@@ -184,6 +184,22 @@ def test_the_pruned_query_kernel_equals_the_naive_scorer_bit_for_bit() -> None:
         terms = index.query_terms(" ".join(rng.choices(vocab, k=rng.randint(1, 5))))
         n = rng.randint(1, len(index))
         k = rng.choice((1, 3, 10, 40))
+        got, want = index.score(terms, n, k), index.naive_score(terms, n, k)
+        assert got[0].tolist() == want[0].tolist(), (terms, n, k)
+        assert got[1].tolist() == want[1].tolist()  # == on floats: bit for bit
+
+
+def test_months_skipped_by_their_reach_leave_the_naive_ranking() -> None:
+    # two years of months: once the k-th score found is above a month's reach, that month and
+    # every later one in reach order are skipped, which must not drop a document that ranks
+    docs = _skewed_docs(2400, seed=18, days=730)
+    rng = random.Random(8)
+    vocab = [*WORDS[:8], *(f"rare{i}" for i in range(30))]
+    index = EmbeddedIndex.in_memory(docs)
+    for _ in range(300):
+        terms = index.query_terms(" ".join(rng.choices(vocab, k=rng.randint(1, 4))))
+        n = rng.randint(len(index) // 2, len(index))
+        k = rng.choice((1, 2, 5, 10))
         got, want = index.score(terms, n, k), index.naive_score(terms, n, k)
         assert got[0].tolist() == want[0].tolist(), (terms, n, k)
         assert got[1].tolist() == want[1].tolist()  # == on floats: bit for bit

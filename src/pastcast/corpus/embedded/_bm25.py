@@ -30,9 +30,9 @@ __all__ = [
     "K1",
     "AsOfStatistics",
     "B",
-    "BlockTuples",
+    "BlockTable",
     "as_of_statistics",
-    "block_tuples",
+    "block_table",
     "bm25_top_k",
     "numpy_top_k",
     "top_with_ties",
@@ -44,8 +44,6 @@ I64 = npt.NDArray[np.int64]
 F64 = npt.NDArray[np.float64]
 Mask = npt.NDArray[np.bool_]
 _Slices = list[tuple[float, int, int]]  # (idf, lo, hi) into a partition's postings
-# a term table's arrays (``TermTable``): dtype, and the size of an empty block's
-_TABLE_TYPES = ((np.uint64, 0), (np.int64, 0), (np.int64, 1), (np.uint8, 0))
 
 
 def _empty() -> tuple[I64, F64]:
@@ -169,61 +167,38 @@ def _score_partition(part: IndexArrays, size: int, slices: _Slices, avgdl: float
 
 
 @dataclass(frozen=True)
-class BlockTuples:
-    """The scoring blocks' arrays as tuples for the compiled query kernel (``_kernel``): one
-    compiled call scores every block, instead of a Python round per block and term."""
+class BlockTable:
+    """The scoring blocks' arrays for the compiled query kernel (``_kernel``): one compiled
+    call scores every block, instead of a Python round per block and term."""
 
-    ords: tuple[Any, ...]
-    tfs: tuple[Any, ...]
-    lens: tuple[Any, ...]
-    offsets: tuple[Any, ...]
-    bounds: tuple[tuple[Any, ...], tuple[Any, ...]]  # per block: largest tf, shortest length
-    terms: tuple[tuple[Any, ...], ...]  # per block: its term table's four arrays
+    table: I64  # table[blk, col]: the address and length of block blk's array col (``COLUMNS``)
+    arrays: tuple[Any, ...]  # those arrays: held here, so that the addresses stay valid
     len_before: list[int]  # total length of the blocks before each block
     starts: list[int]  # the first global ordinal of each block, then the document count
     largest: int  # the largest block's document count (the kernel's scratch size)
 
 
-def block_tuples(parts: Sequence[IndexArrays]) -> BlockTuples:
-    """``BlockTuples`` of ``parts``: read-only views of one dtype each (so every block has the
-    same compiled type; memory-mapped blocks are read-only already), with each block's stored
-    term bounds.
+def block_table(parts: Sequence[IndexArrays]) -> BlockTable:
+    """``BlockTable`` of ``parts``: each array contiguous, of its column's dtype (memory-mapped
+    ones are used as they are), with each block's stored term bounds and term table."""
+    from pastcast.corpus.embedded._kernel import COLUMNS
 
-    numba compiles the kernel once per tuple length (seconds, then cached on disk), so the
-    tuples are padded with empty blocks to a power of two: a handful of lengths serve every
-    index, where one per block count would compile again for nearly every new index.
-    """
-
-    def frozen(a: Any, dtype: type) -> Any:
-        view: Any = np.ascontiguousarray(a, dtype=dtype).view()
-        view.flags.writeable = False
-        return view
-
-    size = 1 << max(len(parts) - 1, 0).bit_length()  # the power of two at or above the count
-    pad = size - len(parts)
-    i32, i64 = frozen(np.zeros(0), np.int32), frozen(np.zeros(0), np.int64)
-    ords = tuple(frozen(p.post_ord, np.int32) for p in parts) + (i32,) * pad
-    tfs = tuple(frozen(p.post_tf, np.int32) for p in parts) + (i32,) * pad
-    lens = tuple(frozen(p.doc_len, np.int32) for p in parts) + (i32,) * pad
-    offsets = tuple(frozen(p.term_offsets, np.int64) for p in parts) + (i64,) * pad
-    tables = [p.vocab.arrays() for p in parts]  # mapped: nothing parsed
-    empty = i64  # read-only like every other array in the tuples: one compiled type
+    held: list[Any] = []
+    table = np.zeros((len(parts), len(COLUMNS), 2), dtype=np.int64)
+    for blk, p in enumerate(parts):
+        hashes, ids, offsets, text = p.vocab.arrays()  # mapped: nothing parsed
+        columns: tuple[Any, ...] = (p.post_ord, p.post_tf, p.doc_len, p.term_offsets)
+        columns += (p.term_max_tf, p.term_min_len, hashes, ids, offsets, text)
+        for col, (array, (_, dtype)) in enumerate(zip(columns, COLUMNS, strict=True)):
+            a = np.ascontiguousarray(array, dtype=dtype)
+            held.append(a)
+            table[blk, col] = a.ctypes.data, a.size
     totals = [0]
     for p in parts:
         totals.append(totals[-1] + int(p.len_prefix[-1]))
-    return BlockTuples(
-        ords,
-        tfs,
-        lens,
-        offsets,
-        (
-            tuple(frozen(p.term_max_tf, np.int64) for p in parts) + (empty,) * pad,
-            tuple(frozen(p.term_min_len, np.int64) for p in parts) + (empty,) * pad,
-        ),
-        tuple(
-            tuple(frozen(t[i], dtype) for t in tables) + (frozen(np.zeros(empty), dtype),) * pad
-            for i, (dtype, empty) in enumerate(_TABLE_TYPES)
-        ),
+    return BlockTable(
+        table,
+        tuple(held),
         totals,
         list(itertools.accumulate((len(p.ids) for p in parts), initial=0)),
         max((len(p.ids) for p in parts), default=0),
@@ -239,7 +214,7 @@ def bm25_top_k(
     k: int,
     *,
     allowed: Mask | None = None,
-    tuples: BlockTuples | None = None,
+    blocks: BlockTable | None = None,
     stats: AsOfStatistics | None = None,
 ) -> tuple[I64, F64]:
     """Top-``k`` global ordinals and scores among the first ``n`` (and, given ``allowed``, a
@@ -248,7 +223,7 @@ def bm25_top_k(
     one shard of it) replace the partitions' own.
 
     Without a mask every admitted partition is scored by the compiled kernel (``_kernel``) in
-    one call over ``tuples`` (``block_tuples(parts)``); it is imported here so that numba loads
+    one call over ``blocks`` (``block_table(parts)``); it is imported here so that numba loads
     on the first search, not with the package. A filtered search scores with numpy and keeps
     the allowed documents before its threshold.
     """
@@ -257,33 +232,24 @@ def bm25_top_k(
     k = min(k, n)  # no more hits than documents; keeps k a machine integer for the kernel
     if allowed is not None:
         return numpy_top_k(parts, bases, id_rank, terms, n, k, allowed=allowed, stats=stats)
-    from pastcast.corpus.embedded._kernel import query_top_k, term_ids
+    from pastcast.corpus.embedded._kernel import query_top_k
 
-    assert tuples is not None, "an unfiltered search scores over the block tuples"
-    last = bisect.bisect_left(tuples.starts, n) - 1  # ``_cutoff_partition`` without numpy
-    m = n - tuples.starts[last]
+    assert blocks is not None, "an unfiltered search scores over the block table"
+    last = bisect.bisect_left(blocks.starts, n) - 1  # ``_cutoff_partition`` without numpy
+    m = n - blocks.starts[last]
     raw = [t.encode() for t in terms]
-    tids = term_ids(
-        tuples.terms,
-        np.array([term_hash(r) for r in raw], dtype=np.uint64),
-        np.frombuffer(b"".join(raw), dtype=np.uint8),
-        np.cumsum([0, *map(len, raw)]),
-        last,
-    )
+    qoffs = np.array(list(itertools.accumulate(map(len, raw), initial=0)), dtype=np.int64)
     if stats is None:
-        avgdl = (tuples.len_before[last] + int(parts[last].len_prefix[m])) / n
+        avgdl = (blocks.len_before[last] + int(parts[last].len_prefix[m])) / n
         corpus: tuple[int, list[int]] | None = None
     else:
         avgdl = stats.total_len / stats.n
         corpus = (stats.n, [stats.df.get(term, 0) for term in terms])
-    t = tuples
     return query_top_k(
-        t.ords,
-        t.tfs,
-        t.lens,
-        t.offsets,
-        t.bounds,
-        tids,
+        blocks.table,
+        np.array([term_hash(r) for r in raw], dtype=np.uint64),
+        np.frombuffer(b"".join(raw), dtype=np.uint8),
+        qoffs,
         last,
         m,
         n,
@@ -291,7 +257,7 @@ def bm25_top_k(
         k,
         bases,
         np.asarray(id_rank),
-        t.largest,
+        blocks.largest,
         K1,
         B,
         corpus,

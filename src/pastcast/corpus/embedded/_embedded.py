@@ -33,8 +33,8 @@ from pastcast.corpus.embedded._bm25 import (
     K1,
     AsOfStatistics,
     B,
-    BlockTuples,
-    block_tuples,
+    BlockTable,
+    block_table,
     bm25_top_k,
     numpy_top_k,
 )
@@ -88,7 +88,7 @@ class EmbeddedIndex(ThreadLookups):
         self._stamp_view = self._timestamps.data
         self._hit_columns = [(p.ids, p.hit_offsets.data, p.hit_store) for p in parts]
         self._id_order = id_order
-        self._tuples: BlockTuples | None = None
+        self._blocks: BlockTable | None = None
         self._identity: CorpusIdentity | None = None
         self._dating: dict[str, object] | None = None  # ``dating.json``, read by ``open``
 
@@ -389,11 +389,11 @@ class EmbeddedIndex(ThreadLookups):
 
         Ranking: score descending, then document id ascending.
         """
-        if self._tuples is None and allowed is None:
-            self._tuples = block_tuples(self._parts)  # on the first unfiltered search: numba loads
-        parts, bases, rank, tuples = self._parts, self._bases, self._id_rank, self._tuples
+        if self._blocks is None and allowed is None:
+            self._blocks = block_table(self._parts)  # on the first unfiltered search
+        parts, bases, rank, blocks = self._parts, self._bases, self._id_rank, self._blocks
         return bm25_top_k(
-            parts, bases, rank, terms, n, k, allowed=allowed, tuples=tuples, stats=stats
+            parts, bases, rank, terms, n, k, allowed=allowed, blocks=blocks, stats=stats
         )
 
     def naive_score(self, terms: list[str], n: int, k: int) -> tuple[Ordinals, Scores]:

@@ -5,13 +5,16 @@ docs/corpus.md; here, what the code must keep.
 Pruning (exact, MaxScore-style): a term's contribution is bounded by its largest term frequency
 and shortest document in the block (``term_bounds``); once the bounds of the terms left sum to
 less than the k-th best partial score (or ``floor``, a k-th best score of other blocks), those
-terms only complete the scores of the documents found. Every comparison against a bound keeps a
-relative margin of 1e-9, far above the rounding of a sum of a few terms.
+terms only complete the scores of the documents found. Blocks are visited in descending order of
+their reach (their bounds summed); once the k-th score found is above a block's reach, the rest
+are skipped. Every comparison against a bound keeps a relative margin of 1e-9, far above the
+rounding of a sum of a few terms.
 
 Exactness: each posting's contribution is the numpy scorer's sequence of IEEE operations
 (``_bm25._score_partition``), added per document in query-term order from 0.0 (documents summed
 in another order are recomputed that way before the final cut); numba does not reorder
-floating-point operations without ``fastmath`` (not set), so scores are equal bit for bit.
+floating-point operations without ``fastmath`` (not set), so scores are equal bit for bit. The
+idf's ``math.log`` compiles to a call of the C library's ``log``, which Python's calls too.
 
 numba is imported only by this module, which ``_bm25`` imports on the first search: importing
 pastcast stays fast, and the compiled code is cached on disk after the first process.
@@ -26,8 +29,11 @@ from typing import Any
 import numba
 import numpy as np
 import numpy.typing as npt
+from numba.core import cgutils, types
+from numba.extending import intrinsic
+from numba.np.numpy_support import carray
 
-__all__ = ["query_top_k", "term_ids"]
+__all__ = ["COLUMNS", "query_top_k"]
 
 I32 = npt.NDArray[np.int32]
 I64 = npt.NDArray[np.int64]
@@ -108,77 +114,74 @@ def _select(vals: Any, count: int, k: int) -> Any:
 
 
 @numba.njit(cache=True, nogil=True)
-def _kth(values: Any, k: int) -> Any:
-    """The k-th largest of ``values`` (at least k of them)."""
-    return np.partition(values, len(values) - k)[len(values) - k]
-
-
-@numba.njit(cache=True, nogil=True)
-def _kernel(
-    post_ord: Any,
-    post_tf: Any,
-    doc_len: Any,
+def _block(
+    ords: Any,
+    tfs: Any,
+    lens: Any,
     slices: Any,
     avgdl: float,
     k: int,
     k1: float,
     b: float,
-    one_minus_b: float,
-    k1_plus_1: float,
     floor: float,
-    scratch: Any,
-    touched: Any,
-    vals: Any,
-) -> tuple[Any, Any]:
-    # slices[t] = (idf, lo, hi, bound) of the t-th query term (offsets as exact float64 integers)
+    base: int,
+    work: tuple[Any, Any, Any, Any, Any],
+    res_o: Any,
+    res_s: Any,
+    n_res: int,
+) -> tuple[Any, Any, int]:
+    """Append to ``res_o``/``res_s[n_res:]`` the block's documents (as ``base`` + ordinal) that
+    may rank: its top k with ties, at or above ``floor`` (the k-th score of the blocks before,
+    or 0.0); the arrays (grown where full) and their new count are returned. ``slices[t]``:
+    (idf, lo, hi, bound) of the t-th query term with postings here."""
+    scratch, touched, vals, order, left = work
+    one_minus_b, k1_plus_1 = 1.0 - b, k1 + 1.0
     n_terms = slices.shape[0]
-    order = np.arange(n_terms)
-    for i in range(1, n_terms):  # stable insertion sort by bound, descending
+    for i in range(n_terms):  # stable insertion sort by bound, descending
+        order[i] = i
         j = i
         while j > 0 and slices[order[j - 1], 3] < slices[order[j], 3]:
             order[j - 1], order[j] = order[j], order[j - 1]
             j -= 1
-    left = np.zeros(n_terms + 1)  # left[j]: the bounds of terms order[j:] summed
+    left[n_terms] = 0.0  # left[j]: the bounds of terms order[j:] summed
     for j in range(n_terms - 1, -1, -1):
         left[j] = left[j + 1] + slices[order[j], 3]
     count = 0  # touched[:count]: the documents scored so far (each at most once)
     theta = floor
     j = 0
-    # Phase 1: score whole terms while a document they have not reached could still enter.
+    # Phase 1: score whole terms while a document they have not reached could still rank.
     while j < n_terms:
-        if left[j] < np.inf:  # bounded: can the terms left still add a new document?
-            if count >= k:
-                for i in range(count):
-                    vals[i] = scratch[touched[i]]
-                theta = max(theta, _select(vals, count, k))
-            if theta > 0.0 and left[j] * (1.0 + _MARGIN) < theta * (1.0 - _MARGIN):
-                break
+        if count >= k:
+            for i in range(count):
+                vals[i] = scratch[touched[i]]
+            theta = max(theta, _select(vals, count, k))
+        if theta > 0.0 and left[j] * (1.0 + _MARGIN) < theta * (1.0 - _MARGIN):
+            break
         t = order[j]
         w = slices[t, 0]
         for p in range(int(slices[t, 1]), int(slices[t, 2])):
-            d = post_ord[p]
-            c = _contribution(post_tf[p], doc_len[d], w, avgdl, k1, b, one_minus_b, k1_plus_1)
+            d = ords[p]
+            c = _contribution(tfs[p], lens[d], w, avgdl, k1, b, one_minus_b, k1_plus_1)
             if scratch[d] == 0.0:  # every contribution is positive: a first visit
                 touched[count] = d
                 count += 1
             scratch[d] += c
         j += 1
-    cand = touched[:count]  # a view of the buffer: what is returned is copied
     reordered = False
     for i in range(n_terms):
-        if order[i] != i:
-            reordered = True
+        reordered = reordered or order[i] != i
     if j < n_terms:
         # Phase 2: only the documents found so far that may still reach theta.
+        reordered = True
         keep = 0
         for i in range(count):
-            d = cand[i]
+            d = touched[i]
             if (scratch[d] + left[j] * (1.0 + _MARGIN)) >= theta * (1.0 - _MARGIN):
-                cand[keep] = d
+                touched[keep] = d
                 keep += 1
             else:
                 scratch[d] = 0.0
-        cand = cand[:keep]
+        count = keep
         while j < n_terms:
             t = order[j]
             w = slices[t, 0]
@@ -186,67 +189,105 @@ def _kernel(
             steps = 1
             while (1 << steps) < hi - lo:
                 steps += 1
-            if len(cand) * steps < hi - lo:
-                for i in range(len(cand)):
-                    d = cand[i]
-                    p = _find(post_ord, lo, hi, d)
+            if count * steps < hi - lo:
+                for i in range(count):
+                    d = touched[i]
+                    p = _find(ords, lo, hi, d)
                     if p >= 0:
                         scratch[d] += _contribution(
-                            post_tf[p], doc_len[d], w, avgdl, k1, b, one_minus_b, k1_plus_1
+                            tfs[p], lens[d], w, avgdl, k1, b, one_minus_b, k1_plus_1
                         )
             else:
                 for p in range(lo, hi):
-                    d = post_ord[p]
+                    d = ords[p]
                     if scratch[d] != 0.0:  # a candidate (every other document was reset)
                         scratch[d] += _contribution(
-                            post_tf[p], doc_len[d], w, avgdl, k1, b, one_minus_b, k1_plus_1
+                            tfs[p], lens[d], w, avgdl, k1, b, one_minus_b, k1_plus_1
                         )
             j += 1
-        reordered = True
-    scores = np.empty(len(cand), dtype=np.float64)
-    for i in range(len(cand)):
-        scores[i] = scratch[cand[i]]
-        scratch[cand[i]] = 0.0  # leave the scratch clean for the next call
-    if not reordered:  # every term scored whole, in query order: the scores are exact
-        if len(cand) <= k:
-            return cand.copy(), scores
-        kth = _kth(scores, k)
-        keep_mask = scores >= kth
-        return cand[keep_mask], scores[keep_mask]
-    # Summed in another order: keep what may reach the k-th score, then recompute exactly.
-    if len(cand) > k:
-        kth = _kth(scores, k)
-        sel = scores >= kth * (1.0 - _MARGIN)
-        cand, scores = cand[sel], scores[sel]
-    for i in range(len(cand)):
-        d = cand[i]
-        s = 0.0
-        for t in range(n_terms):
-            p = _find(post_ord, int(slices[t, 1]), int(slices[t, 2]), d)
-            if p >= 0:
-                s += _contribution(
-                    post_tf[p], doc_len[d], slices[t, 0], avgdl, k1, b, one_minus_b, k1_plus_1
-                )
-        scores[i] = s
-    if len(cand) <= k:
-        return cand.copy(), scores
-    kth = _kth(scores, k)
-    keep_mask = scores >= kth
-    return cand[keep_mask], scores[keep_mask]
+    cut = floor  # what may rank: the block's k-th score (ties kept), at least the floor
+    if count > k:
+        for i in range(count):
+            vals[i] = scratch[touched[i]]
+        cut = max(cut, _select(vals, count, k))
+    if reordered:  # summed in another order: a margin, then scored again in query-term order
+        cut *= 1.0 - _MARGIN
+    if n_res + count > res_o.shape[0]:
+        size = 2 * (n_res + count)
+        grown_o, grown_s = np.empty(size, dtype=np.int64), np.empty(size, dtype=np.float64)
+        grown_o[:n_res], grown_s[:n_res] = res_o[:n_res], res_s[:n_res]
+        res_o, res_s = grown_o, grown_s
+    for i in range(count):
+        d = touched[i]
+        score = scratch[d]
+        scratch[d] = 0.0  # leave the scratch clean for the next block and call
+        if score < cut:
+            continue
+        if reordered:
+            score = 0.0
+            for t in range(n_terms):
+                p = _find(ords, int(slices[t, 1]), int(slices[t, 2]), d)
+                if p >= 0:
+                    score += _contribution(
+                        tfs[p], lens[d], slices[t, 0], avgdl, k1, b, one_minus_b, k1_plus_1
+                    )
+        res_o[n_res], res_s[n_res] = base + d, score
+        n_res += 1
+    return res_o, res_s, n_res
+
+
+COLUMNS = (  # a block's arrays, in ``BlockTable.table``'s column order, with their dtypes
+    ("post_ord", np.int32),
+    ("post_tf", np.int32),
+    ("doc_len", np.int32),
+    ("term_offsets", np.int64),
+    ("term_max_tf", np.int64),
+    ("term_min_len", np.int64),
+    ("hashes", np.uint64),  # the term table (``TermTable.arrays``)
+    ("term_ids", np.int64),
+    ("text_offsets", np.int64),
+    ("text", np.uint8),
+)
+_ORD, _TF, _LEN, _OFFSETS, _MAX_TF, _MIN_LEN, _HASHES, _IDS, _TEXT_OFFSETS, _TEXT = range(10)
+
+
+def _address_type(typingctx: Any, address: Any) -> Any:
+    """An address (int64) as the void pointer ``carray`` views."""
+
+    def codegen(context: Any, builder: Any, signature: Any, args: Any) -> Any:
+        return builder.inttoptr(args[0], cgutils.voidptr_t)
+
+    return types.voidptr(address), codegen
+
+
+_pointer: Any = intrinsic(_address_type)
+
+
+@numba.njit(cache=True, nogil=True, inline="always")
+def _column(table: Any, blk: int, col: int, dtype: Any) -> Any:
+    """Block ``blk``'s array ``col`` (``COLUMNS``), of ``dtype``."""
+    return carray(_pointer(table[blk, col, 0]), table[blk, col, 1], dtype)
 
 
 @numba.njit(cache=True, nogil=True)
-def _term_ids(
-    hashes: Any, ids: Any, offsets: Any, text: Any, qhash: Any, qtext: Any, qoffs: Any, last: int
-) -> Any:
+def _postings(table: Any, qhash: Any, qtext: Any, qoffs: Any, last: int, m: int) -> tuple[Any, Any]:
+    """``rows[t, blk]``: query term ``t``'s visible postings range in block ``blk`` (up to
+    ``last``, of which the first ``m`` documents are visible) and its bounds there: (lo, hi,
+    largest tf, shortest length), hi <= lo where it has none; and each term's document
+    frequency as of the cutoff. A term is found in a block's table by its hash (``qhash``),
+    confirmed by its UTF-8 (``qtext[qoffs[t]:qoffs[t + 1]]``)."""
     n_terms = qhash.shape[0]
-    out = np.full((n_terms, last + 1), -1, dtype=np.int64)
+    rows = np.zeros((n_terms, last + 1, 4), dtype=np.int64)
+    df = np.zeros(n_terms, dtype=np.int64)
     for blk in range(last + 1):
-        h, o, txt = hashes[blk], offsets[blk], text[blk]
+        h, ids = _column(table, blk, _HASHES, np.uint64), _column(table, blk, _IDS, np.int64)
+        o, txt = _column(table, blk, _TEXT_OFFSETS, np.int64), _column(table, blk, _TEXT, np.uint8)
+        offsets = _column(table, blk, _OFFSETS, np.int64)
         for t in range(n_terms):
             at = np.searchsorted(h, qhash[t])
             size = qoffs[t + 1] - qoffs[t]
-            while at < h.shape[0] and h[at] == qhash[t]:  # equal hashes: the text decides
+            tid = -1
+            while tid < 0 and at < h.shape[0] and h[at] == qhash[t]:  # equal hashes: the text
                 if o[at + 1] - o[at] == size:
                     same = True
                     for i in range(size):
@@ -254,56 +295,31 @@ def _term_ids(
                             same = False
                             break
                     if same:
-                        out[t, blk] = ids[blk][at]
-                        break
+                        tid = ids[at]
                 at += 1
-    return out
-
-
-def term_ids(
-    terms: tuple[tuple[Any, ...], ...], qhash: Any, qtext: Any, qoffs: Any, last: int
-) -> I64:
-    """``tids[t, blk]``: query term ``t``'s id in block ``blk`` (-1: absent), for the blocks up
-    to ``last``, looked up in their term tables (``BlockTuples.terms``) by the terms' hashes
-    (``qhash``) and UTF-8 (term ``t``: ``qtext[qoffs[t]:qoffs[t + 1]]``) in one compiled call."""
-    kernel: Any = _term_ids  # a dispatcher: its signature is the compiled one
-    tids: I64 = kernel(*terms, qhash, qtext, qoffs.astype(np.int64), last)
-    return tids
-
-
-@numba.njit(cache=True, nogil=True)
-def _ranges(ords: Any, offsets: Any, tids: Any, last: int, m: int) -> tuple[Any, Any]:
-    """Per query term and admitted block, the visible postings range, and each term's document
-    frequency as of the cutoff (the first ``m`` documents of block ``last``)."""
-    n_terms = tids.shape[0]
-    ranges = np.zeros((n_terms, last + 1, 2), dtype=np.int64)
-    df = np.zeros(n_terms, dtype=np.int64)
-    for t in range(n_terms):
-        for blk in range(last + 1):
-            tid = tids[t, blk]
             if tid < 0:
                 continue
-            lo, hi = offsets[blk][tid], offsets[blk][tid + 1]
+            lo, hi = offsets[tid], offsets[tid + 1]
             if blk == last:  # postings ascend: the visible ones are a prefix
-                hi = _lower_bound(ords[blk], lo, hi, m)
-            ranges[t, blk, 0], ranges[t, blk, 1] = lo, hi
-            df[t] += hi - lo
-    return ranges, df
+                hi = _lower_bound(_column(table, blk, _ORD, np.int32), lo, hi, m)
+            rows[t, blk, 0], rows[t, blk, 1] = lo, hi
+            rows[t, blk, 2] = _column(table, blk, _MAX_TF, np.int64)[tid]
+            rows[t, blk, 3] = _column(table, blk, _MIN_LEN, np.int64)[tid]
+            df[t] += max(hi - lo, 0)
+    return rows, df
 
 
 @numba.njit(cache=True, nogil=True)
 def _query_kernel(
-    ords: Any,
-    tfs: Any,
-    lens: Any,
-    max_tfs: Any,
-    min_lens: Any,
-    tids: Any,
-    ranges: Any,
-    idf: Any,
-    bases: Any,
+    table: Any,
+    qhash: Any,
+    qtext: Any,
+    qoffs: Any,
     last: int,
     m: int,
+    n_all: int,
+    df_all: Any,
+    bases: Any,
     avgdl: float,
     k: int,
     k1: float,
@@ -313,67 +329,79 @@ def _query_kernel(
     touched: Any,
     vals: Any,
 ) -> tuple[Any, Any]:
-    n_terms = ranges.shape[0]
-    got_o = np.empty(0, dtype=np.int64)
-    got_s = np.empty(0, dtype=np.float64)
-    floor = 0.0
-    rows = np.empty((n_terms, 4), dtype=np.float64)
-    for blk in range(last, -1, -1):  # newest first; each block gets the k-th score so far
+    rows, df = _postings(table, qhash, qtext, qoffs, last, m)
+    idf = np.zeros(len(df))
+    for t in range(len(df)):
+        if df[t] > 0:  # a term with no visible posting scores nothing
+            g = df[t] if df_all[t] < 0 else df_all[t]
+            idf[t] = math.log(1.0 + (n_all - g + 0.5) / (g + 0.5))
+    n_terms, n_blk = rows.shape[0], rows.shape[1]
+    # each block's reach: its terms' bounds summed, the best score any of its documents can get
+    bounds = np.zeros((n_blk, n_terms))
+    reach = np.zeros(n_blk)
+    for blk in range(n_blk):
+        for t in range(n_terms):
+            if rows[t, blk, 1] > rows[t, blk, 0] and idf[t] > 0.0:
+                tf, length = float(rows[t, blk, 2]), float(rows[t, blk, 3])
+                norm = tf + k1 * (1.0 - b + b * (length / avgdl))
+                bounds[blk, t] = idf[t] * (tf * (k1 + 1.0)) / norm
+                reach[blk] += bounds[blk, t]
+    floor = 0.0  # the k-th score found so far, once k are found
+    n_res = 0
+    res_o, res_s = np.empty(4 * k + 64, dtype=np.int64), np.empty(4 * k + 64, dtype=np.float64)
+    work = (scratch, touched, vals, np.empty(n_terms, dtype=np.int64), np.empty(n_terms + 1))
+    slices = np.empty((n_terms, 4), dtype=np.float64)
+    # highest reach first: the k-th score rises early, and once it is above a block's reach it
+    # is above the reach of every block after it
+    for blk in np.argsort(-reach, kind="mergesort"):
+        if reach[blk] <= 0.0:
+            break
+        if n_res >= k and reach[blk] * (1.0 + _MARGIN) < floor * (1.0 - _MARGIN):
+            break
         r = 0
         for t in range(n_terms):
-            lo, hi = ranges[t, blk, 0], ranges[t, blk, 1]
-            if hi <= lo or idf[t] <= 0.0:
-                continue
-            tf = float(max_tfs[blk][tids[t, blk]])
-            length = float(min_lens[blk][tids[t, blk]])
-            rows[r, 0], rows[r, 1], rows[r, 2] = idf[t], lo, hi
-            rows[r, 3] = idf[t] * (tf * (k1 + 1.0)) / (tf + k1 * (1.0 - b + b * (length / avgdl)))
-            r += 1
-        if r == 0:
-            continue
-        if floor > 0.0 and len(got_s) >= k:  # the block's bounds cannot reach the k-th score:
-            reach = 0.0  # the check ``_kernel`` makes first, without its allocations
-            for i in range(r):
-                reach += rows[i, 3]
-            if reach * (1.0 + _MARGIN) < floor * (1.0 - _MARGIN):
-                continue
-        cand, scores = _kernel(
-            ords[blk],
-            tfs[blk],
-            lens[blk],
-            rows[:r],
+            if bounds[blk, t] > 0.0:
+                slices[r, 0], slices[r, 1] = idf[t], rows[t, blk, 0]
+                slices[r, 2], slices[r, 3] = rows[t, blk, 1], bounds[blk, t]
+                r += 1
+        res_o, res_s, n_res = _block(
+            _column(table, blk, _ORD, np.int32),
+            _column(table, blk, _TF, np.int32),
+            _column(table, blk, _LEN, np.int32),
+            slices[:r],
             avgdl,
             k,
             k1,
             b,
-            1.0 - b,
-            k1 + 1.0,
             floor,
-            scratch,
-            touched,
-            vals,
+            bases[blk],
+            work,
+            res_o,
+            res_s,
+            n_res,
         )
-        got_o = np.concatenate((got_o, cand.astype(np.int64) + bases[blk]))
-        got_s = np.concatenate((got_s, scores))
-        if len(got_s) > k:  # cut to the k-th score so far (ties kept): the next block's floor
-            floor = _kth(got_s, k)
-            keep = got_s >= floor
-            got_o, got_s = got_o[keep], got_s[keep]
-        elif len(got_s) == k:
-            floor = got_s.min()
+        if n_res >= k:  # cut to the k-th score so far (ties kept): the next block's floor
+            buf = vals if n_res <= vals.shape[0] else np.empty(n_res)
+            buf[:n_res] = res_s[:n_res]
+            floor = _select(buf, n_res, k)
+            keep = 0
+            for i in range(n_res):
+                if res_s[i] >= floor:
+                    res_o[keep], res_s[keep] = res_o[i], res_s[i]
+                    keep += 1
+            n_res = keep
     # the ranking: score descending, then id ascending (stable sorts: by id rank, then score)
+    got_o, got_s = res_o[:n_res], res_s[:n_res]
     by_rank = np.argsort(id_rank[got_o], kind="mergesort")
     by_score = by_rank[np.argsort(-got_s[by_rank], kind="mergesort")][:k]
     return got_o[by_score], got_s[by_score]
 
 
 def query_top_k(
-    ords: tuple[Any, ...],
-    tfs: tuple[Any, ...],
-    lens: tuple[Any, ...],
-    offsets: tuple[Any, ...],
-    bounds: tuple[tuple[Any, ...], tuple[Any, ...]],
-    tids: I64,
+    table: I64,
+    qhash: Any,
+    qtext: Any,
+    qoffs: I64,
     last: int,
     m: int,
     n: int,
@@ -390,33 +418,25 @@ def query_top_k(
     visible in all) as global ordinals and scores: score descending, then id ascending (by
     ``id_rank``). ``scratch_size``: the largest block's document count.
 
-    ``tids[t, blk]`` is query term ``t``'s id in block ``blk`` (-1: absent); the tuples hold each
-    block's arrays (the same dtypes and flags in every block, so one compiled specialisation
-    serves them all) and ``bounds`` its ``term_bounds``. Two compiled calls: the visible ranges
-    and document frequencies, then, with the idf computed here by ``math.log`` (the same
-    function as the numpy scorer's), the scores. ``corpus``: the document count and the query
-    terms' document frequencies of a whole corpus these blocks are a shard of, for the idf.
+    ``table`` (``BlockTable.table``) holds each block's arrays (``COLUMNS``) as (address,
+    length): one small array passed, where a tuple of arrays per column cost about 0.5 µs per
+    array and block to pass. The query terms are given by hash and UTF-8 (``_postings``). One
+    compiled call finds the visible ranges and document frequencies, the idf (``math.log``,
+    compiled to the C library's ``log``, the function the numpy scorer's ``math.log`` calls)
+    and the scores. ``corpus``: the document count and the query terms' document frequencies
+    of a whole corpus these blocks are a shard of, for the idf.
     """
-    ranges, df = _ranges(ords, offsets, tids, last, m)
-    n_all, df_all = (n, df.tolist()) if corpus is None else corpus
-    idf = np.array(
-        [
-            math.log(1.0 + (n_all - g + 0.5) / (g + 0.5)) if f > 0 else 0.0
-            for f, g in zip(df.tolist(), df_all, strict=True)
-        ]
-    )
+    n_all, df_all = (n, [-1] * len(qhash)) if corpus is None else corpus
     return _query_kernel(
-        ords,
-        tfs,
-        lens,
-        bounds[0],
-        bounds[1],
-        tids,
-        ranges,
-        idf,
-        bases,
+        table,
+        qhash,
+        qtext,
+        qoffs,
         last,
         m,
+        n_all,
+        np.array(df_all, dtype=np.int64),
+        bases,
         avgdl,
         k,
         k1,
