@@ -72,7 +72,10 @@ test: lint typecheck unit
 # The development tier: the tests outside the slow tier, without lint and types. The slow tier is
 # decided by the durations measured in tests/durations.json (tests/_tiers.py): a test of 0.5 s or
 # more, or one using a shared fixture whose set-up is; a test outside it that takes over 5 s fails.
+# The BM25 kernels are compiled first (numba caches them beside their module; the first process
+# after a checkout or a kernel change compiles them), so no fast test pays for that.
 test-fast: $(FULL)
+	@d=$$(mktemp -d) && $(BIN)/pastcast corpus build jsonl:examples/docs.jsonl --out $$d/idx >/dev/null 2>&1 && $(BIN)/pastcast corpus search $$d/idx warm --as-of 2025-01-01 >/dev/null; rm -rf $$d
 	$(BIN)/pytest -q -n $(TEST_WORKERS) -m "not slow"
 
 # Measures the whole suite again and rewrites tests/durations.json (run it on an idle machine).

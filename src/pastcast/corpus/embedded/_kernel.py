@@ -427,6 +427,10 @@ def query_top_k(
     of a whole corpus these blocks are a shard of, for the idf.
     """
     n_all, df_all = (n, [-1] * len(qhash)) if corpus is None else corpus
+    # read-only whether mapped from disk or built in memory: numba compiles (and caches) one
+    # version per writability, and an index built in memory would otherwise compile a second
+    ranks = id_rank.view()
+    ranks.flags.writeable = False
     return _query_kernel(
         table,
         qhash,
@@ -441,7 +445,7 @@ def query_top_k(
         k,
         k1,
         b,
-        id_rank,
+        ranks,
         *_buffers(scratch_size),
     )
 
