@@ -30,9 +30,9 @@ from pastcast.corpus.postgres._sql import (
     MONTH_LENGTHS_SQL,
     READ_SQL,
     THREAD_SQL,
-    VECTOR_SQL,
     filter_sql,
     score_sql,
+    vector_sql,
 )
 from pastcast.records import Document
 
@@ -237,7 +237,7 @@ def test_exact_vector_search(
     cutoffs = random.Random(2).sample(adversarial_cutoffs(docs), 4)
     with PostgresBackend.build(docs, pg_url, schema="dense_all", embeddings=vectors) as full:
         plan = full.explain(
-            VECTOR_SQL, {"q": "[" + ",".join(["0"] * 8) + "]", "as_of": cutoffs[0], "k": 5}
+            vector_sql(), {"q": "[" + ",".join(["0"] * 8) + "]", "as_of": cutoffs[0], "k": 5}
         )
         assert "hnsw" not in plan  # exact: no approximate index walk
         for i, cutoff in enumerate(cutoffs):

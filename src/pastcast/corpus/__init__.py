@@ -8,7 +8,15 @@ from __future__ import annotations
 from pastcast.corpus._build_report import CorpusBuildReport
 from pastcast.corpus._filter import DocType, SearchFilter
 from pastcast.corpus._identity import content_digest
-from pastcast.corpus._open import backends, is_database_url, open_backend, retrieval_modes
+from pastcast.corpus._open import (
+    backends,
+    is_database_url,
+    one_line,
+    open_backend,
+    redact_url,
+    retrieval_modes,
+    split_schema,
+)
 from pastcast.corpus._protocol import (
     CorpusBackend,
     DocumentNotVisible,
@@ -18,7 +26,6 @@ from pastcast.corpus._protocol import (
     corpus_identity,
 )
 from pastcast.corpus._text import STOPWORDS, tokenize, tokenize_utf8
-from pastcast.corpus._url import one_line, redact_url, split_schema
 from pastcast.lazy import lazy_exports
 from pastcast.records import CorpusIdentity
 

@@ -1,15 +1,19 @@
 """One way to open a corpus: ``open_backend(spec, retrieval, **options)`` and the ``backend``
 registry behind it (entry-point group ``pastcast.backends``), described in docs/corpus.md
-("Opening a corpus")."""
+("Opening a corpus"); and the URLs of backends opened by URL: without their password (for
+messages and run logs), and without pastcast's own ``schema`` parameter before they reach the
+server."""
 
 from __future__ import annotations
 
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+from urllib.parse import unquote, urlsplit, urlunsplit
 
 from pastcast.corpus._protocol import OpenedCorpus
 from pastcast.errors import FieldError
 from pastcast.registry import Registry
+from pastcast.retrying import redact_url  # every client's: a URL without its password
 
 if TYPE_CHECKING:
     from pastcast.corpus.embedded import EmbeddedIndex
@@ -20,9 +24,12 @@ __all__ = [
     "SHARDED_SCHEME",
     "backends",
     "is_database_url",
+    "one_line",
     "open_backend",
     "open_index",
+    "redact_url",
     "retrieval_modes",
+    "split_schema",
 ]
 
 DATABASE_SCHEMES = ("postgres://", "postgresql://")
@@ -102,3 +109,25 @@ def open_index(spec: str) -> EmbeddedIndex:
         raise FieldError("", message if spec in message else f"{spec}: {message}") from None
     except (KeyError, TypeError, IndexError) as exc:  # a manifest or array that was damaged
         raise FieldError("", f"{spec}: a damaged index ({type(exc).__name__}: {exc})") from None
+
+
+def split_schema(url: str) -> tuple[str, str | None]:
+    """``url`` without a ``schema=NAME`` parameter, and NAME (None without one): the schema is
+    pastcast's, not the server's, so a single URL can name a corpus inside a database."""
+    parts = urlsplit(url)
+    pieces = [p for p in parts.query.split("&") if p]
+    schemas = [unquote(p.partition("=")[2]) for p in pieces if _key(p) == "schema"]
+    if len(schemas) > 1:
+        raise ValueError(f"{redact_url(url)}: the schema parameter is given twice")
+    # the other parameters are passed on as written (libpq decodes them itself)
+    rest = "&".join(p for p in pieces if _key(p) != "schema")
+    return urlunsplit((*parts[:3], rest, parts.fragment)), (schemas[0] if schemas else None)
+
+
+def one_line(exc: BaseException) -> str:
+    """A server's message on one line (libpq adds indented hints on lines of their own)."""
+    return "; ".join(line.strip() for line in str(exc).splitlines() if line.strip())
+
+
+def _key(param: str) -> str:
+    return unquote(param.partition("=")[0])

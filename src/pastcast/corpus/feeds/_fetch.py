@@ -21,9 +21,7 @@ class FeedFetchError(RuntimeError):
 
 
 class _Retryable(Exception):
-    def __init__(self, reason: str) -> None:
-        super().__init__(reason)
-        self.reason = reason
+    """An attempt that failed for a reason worth another attempt."""
 
 
 @dataclass(frozen=True)
@@ -118,7 +116,7 @@ def fetch_body(
         except _Retryable as exc:
             if attempt == attempts:
                 raise FeedFetchError(
-                    f"GET {feed.url}: {exc.reason} ({attempts} attempt{'s' * (attempts > 1)})"
+                    f"GET {feed.url}: {exc} ({attempts} attempt{'s' * (attempts > 1)})"
                 ) from None
             sleep(feed.backoff_s * 2 ** (attempt - 1))
             continue

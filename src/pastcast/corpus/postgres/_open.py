@@ -9,10 +9,9 @@ from datetime import datetime
 
 from pastcast.corpus import OpenedCorpus
 from pastcast.corpus._filter import SearchFilter
-from pastcast.corpus._open import RETRIEVALS
+from pastcast.corpus._open import RETRIEVALS, one_line, redact_url, split_schema
 from pastcast.corpus._protocol import IndexLookups, SearchHit
 from pastcast.corpus._text import tokenize
-from pastcast.corpus._url import one_line, redact_url, split_schema
 from pastcast.corpus.dense import RRF_K, Embedder, QueryCache, resolve_embedder, rrf_fuse
 from pastcast.corpus.postgres._backend import PostgresBackend
 from pastcast.errors import FieldError

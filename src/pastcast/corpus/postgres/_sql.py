@@ -27,7 +27,6 @@ __all__ = [
     "MONTH_LENGTHS_SQL",
     "READ_SQL",
     "THREAD_SQL",
-    "VECTOR_SQL",
     "check_schema",
     "document_of",
     "filter_sql",
@@ -122,9 +121,6 @@ def filter_sql(filters: SearchFilter | None) -> tuple[str, dict[str, Any]]:
 def vector_sql(conditions: str = "") -> str:
     """The exact vector ranking, restricted by ``conditions`` (from ``filter_sql``)."""
     return _VECTOR_SQL.replace("{f}", conditions)
-
-
-VECTOR_SQL = vector_sql()
 
 
 # The contribution of one posting of query term {i}, written exactly as numpy evaluates

@@ -21,10 +21,9 @@ import numpy.typing as npt
 
 from pastcast.corpus._filter import SearchFilter
 from pastcast.corpus._identity import combine_month_digests
-from pastcast.corpus._open import SHARDED_SCHEME
+from pastcast.corpus._open import SHARDED_SCHEME, one_line
 from pastcast.corpus._protocol import DocumentNotVisible, SearchHit, not_visible_message
 from pastcast.corpus._text import TOKENIZER
-from pastcast.corpus._url import one_line
 from pastcast.corpus.embedded import (
     K1,
     AsOfStatistics,
