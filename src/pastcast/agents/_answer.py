@@ -1,10 +1,7 @@
-"""What every model-driven agent shares: request settings (per stage), prompt fields from the
-question view, the answer schemas, and turning a final reply into a ``Forecast`` with the retries
-of its parse fallback (``repair``: one re-prompt; ``four_step``: Hindcast appendix B.3's JSON
-repair, compact and JSON-only passes). Unusable outputs never raise: they become a
-``Forecast(usable=False, failure_reason=...)``, every reply kept in ``raw_text`` (after
-``RETRY_MARKERS``) so ``reparse_forecast`` can read them again. The rules: docs/agents.md,
-"Answers and failures".
+"""What every model-driven agent shares: request settings (``Decoding``, per stage), prompt fields,
+the answer schemas, and turning a final reply into a ``Forecast`` with its parse fallback's
+retries. Unusable outputs never raise; every reply is kept in ``raw_text`` (after
+``RETRY_MARKERS``). The rules: docs/agents.md, "Answers and failures".
 """
 
 from __future__ import annotations
@@ -54,21 +51,15 @@ __all__ = [
 
 ParseFallback = Literal["repair", "four_step"]
 AnswerForm = Literal["probabilities", "choice"]
-"""The answer object an agent asks for: pastcast's ``{"probabilities", "rationale"}``, or
-Hindcast's ``{"choice", "prob_yes", "prob_no" (or "probabilities"), "confidence",
-"reasoning"}``."""
+"""The answer object asked for: pastcast's (``answer_schema``) or Hindcast's (``choice_schema``)."""
 
 
 _INT64 = 2**63 - 1
 
 
 class Decoding(Record):
-    """Request settings of an agent's calls: the one shape of them an agent's arguments, its
-    stages and a plan's ``decoding`` table take (None: not sent, the provider's default).
-
-    ``over`` puts the fields another ``Decoding`` sets on top, so a stage's settings set only
-    what differs from the agent's, and a preset's (Hindcast's) can be changed one at a time.
-    """
+    """Request settings of an agent's calls (None: not sent, the provider's default); a stage's
+    settings go ``over`` the agent's (docs/agents.md, "Common arguments")."""
 
     temperature: float | None = Field(default=None, ge=0, allow_inf_nan=False)
     max_tokens: int | None = Field(default=None, gt=0, le=2**31 - 1)
@@ -324,10 +315,7 @@ def _probability_map(
 def parse_forecast(
     text: str, labels: Sequence[str], *, normalize_typography: bool = False
 ) -> Forecast:
-    """Parse ``text`` into a forecast over ``labels`` (normalised to sum to one): a
-    ``{"probabilities": {...}}`` map, Hindcast's ``prob_KEY`` fields or a flat ``{"Label": p}``.
-    A partial answer is completed, never renormalised into certainty (``{"Yes": 0.3}`` is
-    P(No) = 0.7); the rules are in docs/agents.md, "Answers and failures"."""
+    """Parse ``text`` into a forecast over ``labels`` (docs/agents.md, "Answers and failures")."""
     answer = read_answer(text)
     obj = answer.obj
     if obj is None:
@@ -403,14 +391,9 @@ _REASON_TEXT = {
 def reparse_forecast(
     forecast: Forecast, labels: Sequence[str], *, normalize_typography: bool
 ) -> Forecast:
-    """``forecast`` read again from its raw text under the other label matching.
-
-    A forecast whose first reply did not parse (unusable, or usable only after a retry) is
-    re-read reply by reply (``raw_text`` split at ``RETRY_MARKERS``), in the order the agent
-    read them: the first usable reply wins, as it would have in a run with this matching.
-    Forecasts read from their first reply, forecasts that ended without an answer (a spent
-    budget, an agent error) and baselines' forecasts are returned unchanged.
-    """
+    """``forecast`` read again from its raw text under the other label matching, reply by reply
+    (the first usable one wins, as in a run with this matching). Forecasts read from their first
+    reply, or that ended without an answer (a spent budget, an agent error), are unchanged."""
     attempts = answer_attempts(forecast.raw_text)
     retried = len(attempts) > 1
     if forecast.usable and not retried:

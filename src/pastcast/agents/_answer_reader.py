@@ -1,10 +1,8 @@
 """Reading a model's reply: the JSON answer it ends with, found and loaded leniently, in linear
-time on any input (``read_answer``). Every reader of a reply goes through here: the forecast,
-the tool agent's actions, the two-stage agent's replies and the belief notebook (its
-``<notebook>`` section). The candidates and repairs: docs/agents.md, "Answers and failures".
-
-The answer is the last explicit block (an ``<answer>`` tag or a fence: the last object inside
-it, even one that does not load) or, after it, the last bare balanced object that loads.
+time on any input (``read_answer``), for every reader of a reply (forecast, actions, two-stage
+replies, the notebook). The answer is the last explicit block (``<answer>`` or a fence: the last
+object inside it, even one that does not load) or, after it, the last bare balanced object that
+loads; the repairs: docs/agents.md, "Answers and failures".
 """
 
 from __future__ import annotations

@@ -1,7 +1,6 @@
-"""The agent contract and the agent registry, which rebuilds agents from their recorded specs
-(docs/agents.md, "The agent registry"): the run log records an ``AgentSpec`` and ``build_agent``
-rebuilds from it. A registration may also declare how many model calls a step costs (``calls``,
-see ``_calls``) and how arguments of an earlier spelling are rewritten (``upgrade``).
+"""The agent contract and the agent registry, which rebuilds agents from the ``AgentSpec`` a run
+log records (docs/agents.md, "The agent registry"); a registration may also declare its prompts,
+how many model calls a step costs (``_calls``) and how earlier spellings are rewritten.
 """
 
 from __future__ import annotations
@@ -95,16 +94,12 @@ class AgentInfo:
 
 
 def register_agent(name: str, *, description: str | None = None, **meta: Any) -> Callable[[F], F]:
-    """Register an agent factory under ``name``; ``meta`` as ``agent_meta`` takes it.
+    """Register an agent factory under ``name``; ``meta`` as ``agent_meta`` takes it (the fields
+    of ``AgentInfo``; docs/agents.md, "The agent registry").
 
     ``role="reference"`` marks baselines that are not forecasters in their own right (the market
-    price); they are listed apart on leaderboards. ``market_access`` turns on the price tool.
-    ``prompts`` names the prompt files the agent sends, so the run-log header records them.
-    ``calls`` estimates its model calls per step from its arguments and the step's budgets (by
-    default: one given a ``model``, none otherwise); ``upgrade`` rewrites arguments of an
-    earlier spelling. ``isolated`` says its code runs sandboxed, apart from the run
-    (docs/isolation.md). ``round_level``: its agent has ``forecast_round`` (an arena replay
-    gives it each round's markets at once).
+    price); they are listed apart on leaderboards. ``upgrade`` rewrites arguments of an earlier
+    spelling.
     """
     return agents.register(name, description=description, **agent_meta(name, **meta))
 

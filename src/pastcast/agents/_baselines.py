@@ -80,8 +80,3 @@ class BaseRateAgent:
         p_yes = (h.binary_yes + a) / (h.binary_resolved + self.prior_strength)
         text = f"{h.binary_yes}/{h.binary_resolved} earlier binary events resolved Yes"
         return Forecast(probs={"Yes": p_yes, "No": 1.0 - p_yes}, raw_text=text)
-
-
-def random_baseline(seed: int = 0) -> RandomAgent:
-    """Uniform random probabilities (YES ~ U[0, 1]; expected Brier 1/3)."""
-    return RandomAgent(seed)

@@ -34,7 +34,11 @@ def _pair(name: str, factory: str, **meta: Any) -> None:
 
 
 _add("uniform", f"{_BASELINES}:UniformAgent")
-_add("random", f"{_BASELINES}:random_baseline")
+_add(
+    "random",
+    f"{_BASELINES}:RandomAgent",
+    description="Uniform random probabilities (YES ~ U[0, 1]; expected Brier 1/3).",
+)
 _add("market", f"{_BASELINES}:MarketAgent", role="reference", market_access=True)
 _add("base-rate", f"{_BASELINES}:BaseRateAgent")
 _add("heuristic", "pastcast.agents._heuristic:heuristic")

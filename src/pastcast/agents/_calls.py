@@ -22,7 +22,6 @@ __all__ = [
     "CallContext",
     "CallEstimate",
     "CallEstimator",
-    "no_calls",
     "one_call",
     "unless_declared",
 ]
@@ -56,11 +55,6 @@ class CallContext(Record):
 
 CallEstimator = Callable[[Mapping[str, Any], CallContext], CallEstimate]
 """(the agent's arguments, the step) -> its calls per step."""
-
-
-def no_calls(args: Mapping[str, Any], context: CallContext) -> CallEstimate:
-    """An agent that calls no model."""
-    return NO_CALLS
 
 
 def one_call(args: Mapping[str, Any], context: CallContext, retries: int = 1) -> CallEstimate:

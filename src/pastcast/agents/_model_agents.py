@@ -1,10 +1,7 @@
-"""Registration of the model-driven agents: their factories, the prompts each sends and the
-model calls each step costs.
-
-Factories take JSON-able arguments only (recorded in the run log, rebuilt from it); presets
-(``zero-shot``, ``two-stage-hindcast``) take the same arguments, set over the preset's values.
-Settings given alone (``temperature=0.1``, ``rounds=2``) are read as the fields of ``decoding``
-and ``config`` they are (docs/agents.md, "Common arguments").
+"""Registration of the model-driven agents: their factories (JSON-able arguments, rebuilt from the
+run log; presets set theirs under the arguments given), the prompts each sends and the model
+calls each step costs. Settings given alone (``temperature=0.1``) are read as the fields of
+``decoding`` and ``config`` they are (docs/agents.md, "Common arguments").
 """
 
 from __future__ import annotations

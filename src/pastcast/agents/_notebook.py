@@ -1,8 +1,7 @@
-"""Memory-on mode: the belief notebook (``pastcast.records.Notebook``, after Forecast-Dojo) in
-the prompt, and the updated notebook found in the model's final reply (docs/models.md, "Belief
-notebook"). A notebook that does not parse or validate is not used: the previous one is carried
-forward unchanged, and the episode records that it was (``notebook_carried``) and why
-(``notebook_problems``), which is how run logs count failures.
+"""Memory-on mode: the belief notebook (``pastcast.records.Notebook``) in the prompt, and the
+updated one read from the final reply; one that does not parse or validate is not used: the
+previous one is carried forward, and the episode records that and why (docs/models.md, "Belief
+notebook").
 """
 
 from __future__ import annotations

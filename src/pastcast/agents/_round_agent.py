@@ -1,12 +1,8 @@
-"""Foresight Arena's LLM benchmark agent (appendix D.1): one conversation per round over all
-its markets, with native tools (``getMarketDetails``, ``getPriceHistory``, ``searchNews``,
-``readDocument``, ``submitPredictions``; docs/arena.md).
-
-Each market is one ``Episode`` at the round's commit deadline: prices come from that episode's
-``market_history`` (days that ended by the deadline, only under market access), and searches are
-the step's own tools, so neither the outcome nor the benchmark price can reach the model. The
-conversation runs through the first market's episode; a bad call is answered with a tool error
-the model can correct, and a round without a valid submission gives every market an unusable
+"""Foresight Arena's LLM benchmark agent (appendix D.1; docs/arena.md): one conversation per
+round over all its markets, with native tools. Each market is one ``Episode`` at the round's
+commit deadline: prices come from its ``market_history`` and searches are the step's own tools,
+so neither the outcome nor the benchmark price can reach the model. The conversation runs through
+the first market's episode; a round without a valid submission gives every market an unusable
 forecast.
 """
 
@@ -120,8 +116,8 @@ class RoundBenchmarkAgent:
                 raise ValueError(f"market {e.question.event_id!r} is not a binary market")
         lead = episodes[0]
         specs = self._specs(lead)
-        messages = _prompt(episodes, specs, self._calls(lead))
-        calls_left = self._calls(lead)
+        calls_left = min(self.max_tool_calls, lead.config.max_tool_calls)
+        messages = _prompt(episodes, specs, calls_left)
         turns = min(self.max_turns, lead.config.max_tool_iterations)
         for turn in range(turns + 1):
             final = turn == turns or calls_left <= 0
@@ -157,9 +153,6 @@ class RoundBenchmarkAgent:
         reason: FailureReason = "budget_exhausted" if calls_left <= 0 else "no_answer_block"
         why = f"no valid submitPredictions call in the round ({last[:300]})"
         return tuple(Forecast(usable=False, failure_reason=reason, raw_text=why) for _ in episodes)
-
-    def _calls(self, lead: Episode) -> int:
-        return min(self.max_tool_calls, lead.config.max_tool_calls)
 
     @staticmethod
     def _specs(lead: Episode) -> tuple[ToolSpec, ...]:

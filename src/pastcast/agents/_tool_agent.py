@@ -1,9 +1,6 @@
-"""The model-driven research agent (ReAct): search / read / python / market_history, then answer.
-
-Action mode ``json``: every reply is one JSON action under a schema (``action_schema``), for
-models without reliable native tool calling; ``native``: the tools go in ``ChatRequest.tools``
-and a reply without tool calls is the final answer. When a budget runs out the agent asks once
-for the final answer. Budgets and modes: docs/agents.md, "Tool agent".
+"""The model-driven research agent (ReAct): JSON actions under a schema (``action_schema``) or
+native tool calls, then the final answer, asked for once when a budget runs out. Modes and
+budgets: docs/agents.md, "Tool agent".
 """
 
 from __future__ import annotations

@@ -1,9 +1,6 @@
-"""The two-stage retrieval agent (after Hindcast, section 5.2 and appendix B): research rounds
-(seed queries, expansion of the best new hits, reflection, a confidence stop), an evidence report
-(and optionally an evidence tally, ``_tally``), then a forecasting stage that anchors a prior by
-question category and adjusts by evidence asymmetry. Each stage has its own request settings
-(``stages``); a prompt that would overflow a local model's context is rebuilt with half the
-evidence. The loop and its stop rules: docs/agents.md, "Two-stage research agent".
+"""The two-stage retrieval agent (after Hindcast, section 5.2 and appendix B): research rounds,
+an evidence report and optional tally (``_tally``), then a forecasting stage; each stage with its
+own request settings. The loop and its stop rules: docs/agents.md, "Two-stage research agent".
 """
 
 from __future__ import annotations

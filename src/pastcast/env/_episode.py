@@ -199,12 +199,8 @@ class ForecastEnv:
         self.config = config or EnvConfig()
         if python_runner is None and self.config.python_tool:
             python_runner = sandboxed_python(self.config)
-        self._python = python_runner
-
-    @property
-    def python_runner(self) -> Callable[[str], dict[str, Any]] | None:
+        self.python_runner = python_runner
         """What runs the python tool's code (None: the tool is off)."""
-        return self._python
 
     def reset(
         self,
@@ -225,7 +221,9 @@ class ForecastEnv:
                 "not before the resolution; such a step would leak the outcome"
             )
         market = self.dataset.beliefs_before(event.id, step.cutoff) if cfg.market_access else None
-        tools = Toolbox(self.backend, step.cutoff, cfg, market=market, python_runner=self._python)
+        tools = Toolbox(
+            self.backend, step.cutoff, cfg, market=market, python_runner=self.python_runner
+        )
         view = question_view(event, step.cutoff, step.step_index)
         return Episode(view, tools, cfg, self._history(step), notebook_in, rollout)
 

@@ -116,18 +116,15 @@ class Toolbox:
     def cutoff(self) -> datetime:
         return self._cutoff
 
-    def _offers(self, requires: Requirement) -> bool:
-        if requires == "corpus":
-            return self._backend is not None
-        if requires == "threads":
-            return self._threads is not None
-        if requires == "market":
-            return self._market is not None
-        return self._python is not None
-
     def tools(self) -> tuple[ToolDef, ...]:
         """The definitions of the tools available at this step."""
-        return tuple(t for t in TOOLS if self._offers(t.requires))
+        offered: dict[Requirement, object] = {
+            "corpus": self._backend,
+            "threads": self._threads,
+            "market": self._market,
+            "python": self._python,
+        }
+        return tuple(t for t in TOOLS if offered[t.requires] is not None)
 
     def specs(self) -> tuple[ToolSpec, ...]:
         """The tools available at this step, as offered to a model."""

@@ -42,17 +42,15 @@ from pastcast.models._registry import (
     register_provider,
     resolve_model,
 )
-from pastcast.models._retry import (
+from pastcast.models._retry import CallGate, ProviderError, using_gate
+from pastcast.models._scripted import ScriptedModel
+from pastcast.retrying import (
     TRANSIENT_KINDS,
-    CallGate,
     FailureKind,
-    ProviderError,
     RetryPolicy,
     call_with_retries,
     retry_after_seconds,
-    using_gate,
 )
-from pastcast.models._scripted import ScriptedModel
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:

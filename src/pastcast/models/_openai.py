@@ -16,16 +16,15 @@ from pastcast import safejson
 from pastcast.models._context import prompt_tokens
 from pastcast.models._pricing import PriceTable
 from pastcast.models._protocol import ChatRequest, ChatResponse, ModelError, ToolSpec
-from pastcast.models._retry import (
+from pastcast.models._retry import ProviderError, current_gate
+from pastcast.records import Message, RequestedToolCall, Usage
+from pastcast.retrying import (
     FailureKind,
-    ProviderError,
     RetryPolicy,
     call_with_retries,
-    current_gate,
+    redact,
     retry_after_seconds,
 )
-from pastcast.records import Message, RequestedToolCall, Usage
-from pastcast.retrying import redact
 
 __all__ = [
     "OpenAICompatibleModel",

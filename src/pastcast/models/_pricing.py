@@ -11,6 +11,7 @@ from __future__ import annotations
 import tomllib
 from collections.abc import Iterable, Mapping
 from pathlib import Path
+from typing import Any
 
 from pydantic import Field, ValidationError
 
@@ -19,7 +20,14 @@ from pastcast.records import Record
 from pastcast.textfiles import package_toml, read_text_file
 from pastcast.validation import first_problem
 
-__all__ = ["DEFAULT_PRICES", "Price", "PriceTable", "longest_prefix", "spec_model_name"]
+__all__ = [
+    "DEFAULT_PRICES",
+    "Price",
+    "PriceTable",
+    "longest_prefix",
+    "read_table",
+    "spec_model_name",
+]
 
 
 class Price(Record):
@@ -34,6 +42,18 @@ DEFAULT_PRICES: dict[str, Price] = {
     for model, price in package_toml("pastcast.models", "published_prices.toml").items()
 }
 """The built-in table: ``published_prices.toml`` beside this module."""
+
+
+def read_table(path: Path, what: str, shape: str) -> dict[str, Any]:
+    """The top-level table of a TOML or JSON file; ``ValueError`` naming the file otherwise."""
+    try:
+        text = read_text_file(path)
+        raw = tomllib.loads(text) if path.suffix == ".toml" else safejson.loads(text)
+    except (OSError, ValueError) as exc:
+        raise ValueError(f"{path}: cannot read {what}: {exc}") from None
+    if not isinstance(raw, dict):
+        raise ValueError(f"{path}: expected a table of {shape}")
+    return raw
 
 
 def spec_model_name(spec: str) -> str:
@@ -63,16 +83,7 @@ class PriceTable:
     @classmethod
     def load(cls, path: str | Path, *, include_defaults: bool = True) -> PriceTable:
         p = Path(path)
-        try:
-            raw = (
-                tomllib.loads(read_text_file(p))
-                if p.suffix == ".toml"
-                else safejson.loads(p.read_bytes())
-            )
-        except (OSError, ValueError) as exc:
-            raise ValueError(f"{p}: cannot read price table: {exc}") from exc
-        if not isinstance(raw, dict):
-            raise ValueError(f"{p}: expected a table of model -> {{input, output}}")
+        raw = read_table(p, "price table", "model -> {input, output}")
         table = cls() if include_defaults else cls({})
         for model, value in raw.items():
             try:

@@ -1,11 +1,7 @@
-"""Provider registry: ``resolve_model("prefix:rest", **options)`` builds a model by name.
-
-Providers are registered on ``providers``, a ``pastcast.registry.Registry`` (entry-point group
-``pastcast.model_providers``): ``factory(rest: str, **options) -> Model`` under its prefix. A run
-log records a ``ModelSpec`` (the spec string and its JSON options; never a key, keys come from
-the environment), and ``ModelSpec.build()`` rebuilds the same model later. A provider whose
-models have a bounded context registers ``context_limits=fn(rest, options) -> ContextLimits``, so
-``context_limits_for`` knows a model's window without building it.
+"""Provider registry: ``resolve_model("prefix:rest", **options)`` builds a model by name; a run
+log records a ``ModelSpec`` (the spec and its JSON options, never a key) to rebuild it. A
+bounded-context provider registers ``context_limits=fn(rest, options)``, so
+``context_limits_for`` knows a model's window without building it (docs/models.md).
 """
 
 from __future__ import annotations

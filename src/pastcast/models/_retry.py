@@ -14,26 +14,9 @@ from typing import Protocol
 
 from pastcast.models._protocol import ChatResponse, ModelError
 from pastcast.records import FailureReason
-from pastcast.retrying import (
-    TRANSIENT_KINDS,
-    FailureKind,
-    ProviderFailure,
-    RetryPolicy,
-    call_with_retries,
-    retry_after_seconds,
-)
+from pastcast.retrying import ProviderFailure
 
-__all__ = [
-    "TRANSIENT_KINDS",
-    "CallGate",
-    "FailureKind",
-    "ProviderError",
-    "RetryPolicy",
-    "call_with_retries",
-    "current_gate",
-    "retry_after_seconds",
-    "using_gate",
-]
+__all__ = ["CallGate", "ProviderError", "current_gate", "using_gate"]
 
 
 class ProviderError(ModelError, ProviderFailure):

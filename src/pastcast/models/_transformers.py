@@ -1,8 +1,6 @@
 """A Hugging Face model directory as a chat model, generating in this process on the CPU:
-``transformers:PATH`` (a fine-tuned checkpoint, or the base it was tuned from; docs/models.md,
-"Local Hugging Face checkpoints"). The request is rendered by the model's own chat template;
-native tool calls are read back from ``<tool_call>`` blocks; the window is read from its
-``config.json`` without loading it. Needs the ``train`` extra; nothing is downloaded.
+``transformers:PATH`` (docs/models.md, "Local Hugging Face checkpoints"). Needs the ``train``
+extra; nothing is downloaded.
 """
 
 from __future__ import annotations

@@ -2,9 +2,10 @@
 inside the sandbox) and ``external`` (any program speaking the tool server's protocol).
 
 Their ``forecast`` runs in the runner's process but only starts the sandboxed process and
-answers it through the episode's tool server: the agent's own code never runs in the runner's
-process, which is why ``isolated`` takes submitted code as ``plugin`` (a file or package bound
-into the sandbox and imported there only) and reads nothing of it here.
+answers it through the episode's tool server on its stdin/stdout (``serve_in_sandbox``; the
+seccomp filter denies it sockets): the agent's own code never runs in the runner's process,
+which is why ``isolated`` takes submitted code as ``plugin`` (a file or package bound into the
+sandbox and imported there only) and reads nothing of it here.
 """
 
 from __future__ import annotations
@@ -13,28 +14,32 @@ import json
 import os
 import shlex
 import shutil
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from pastcast.agents._base import agent_info, call_estimate
 from pastcast.agents._calls import CallContext, CallEstimate, unless_declared
 from pastcast.agents._llm_registry import agent_model
-from pastcast.agents.isolated._launch import serve_in_sandbox
 from pastcast.env import Episode
 from pastcast.errors import FieldError
 from pastcast.models import CacheMode, Model
 from pastcast.records import Forecast, Setting
 from pastcast.runlog import AgentSpec
 from pastcast.sandbox import (
+    Reply,
+    SandboxResult,
     SandboxUnavailable,
     check_binds,
     program_binds,
     python_environment,
+    run_sandboxed,
     sandbox_available,
     sandbox_interpreter,
 )
+from pastcast.toolserver import MAX_LINE, EpisodeServer, long_line_answer
 
-__all__ = ["ExternalAgent", "IsolatedAgent"]
+__all__ = ["AgentProcessError", "SandboxedAgent", "serve_in_sandbox"]
 
 _BOOT = (
     "import sys; sys.path[:0] = {path!r}; "
@@ -46,6 +51,59 @@ _RUN_SCRIPT = (
     "runpy.run_path(sys.argv[0], run_name='__main__')"
 )
 _PYTHONS = ("python", "python3")
+
+
+class AgentProcessError(RuntimeError):
+    """The agent's process ended without a forecast (crashed, stopped at a limit, gave up)."""
+
+
+def _why(result: SandboxResult) -> str:
+    if result.error:
+        return result.error
+    if result.killed_reason:
+        how = f"stopped at its {result.killed_reason.replace('_', ' ')}"
+    else:
+        how = f"exited with status {result.exit_code}"
+    lines = [ln.strip() for ln in result.stderr.splitlines() if ln.strip()]
+    last = f": {lines[-1][:300]}" if lines else ""
+    return f"the agent process {how} without a forecast{last}"
+
+
+def serve_in_sandbox(
+    episode: Episode,
+    command: Sequence[str],
+    *,
+    binds: Sequence[tuple[str, str]] = (),
+    model: Model | None = None,
+    timeout_s: float = 600.0,
+    memory_mb: int = 2048,
+    env: Mapping[str, str] | None = None,
+) -> Forecast:
+    """Run ``command`` in the sandbox as the agent of ``episode``; its forecast.
+
+    Raises the episode's ``BudgetExceeded`` when a budget ended it, ``AgentProcessError`` when
+    the process ended without a forecast (its last stderr line says why).
+    """
+    server = EpisodeServer(episode, model)
+
+    def on_line(line: bytes) -> Reply:
+        answer = server.handle_line(line) if line.strip() else b""
+        return Reply(answer, done=server.finished)
+
+    result = run_sandboxed(
+        command,
+        on_line=on_line,
+        binds=binds,
+        timeout_s=timeout_s,
+        memory_mb=memory_mb,
+        env=env,
+        max_line=MAX_LINE,
+        on_long_line=lambda _: Reply(long_line_answer()),  # skipped; the conversation goes on
+    )
+    forecast = server.outcome()
+    if forecast is None:
+        raise AgentProcessError(_why(result))
+    return forecast
 
 
 def _require_sandbox() -> None:
@@ -72,86 +130,17 @@ def _model(args: dict[str, Any]) -> Model | None:
     )
 
 
-class IsolatedAgent:
-    """A registered agent run in a sandboxed process; it sees only what the tool server serves."""
+@dataclass(frozen=True)
+class SandboxedAgent:
+    """An agent whose code runs as ``command`` in a sandboxed process (with the read-only
+    ``binds``) that sees only what its episode's tool server serves; ``model``: the only one it
+    may call through the server."""
 
-    def __init__(
-        self,
-        agent: str,
-        args: dict[str, Any],
-        setting: Setting,
-        plugin: str | None,
-        timeout_s: float,
-        memory_mb: int,
-    ) -> None:
-        _require_sandbox()
-        self.environment = python_environment()
-        self.plugin = None if plugin is None else _host_path(plugin, "plugin")
-        if self.plugin is not None:
-            check_binds([(self.plugin, self.plugin)])
-        self.spec = json.dumps(
-            {"agent": agent, "args": args, "setting": setting, "plugin": self.plugin}
-        )
-        self.model = _model(args)
-        self.timeout_s = timeout_s
-        self.memory_mb = memory_mb
-
-    def forecast(self, episode: Episode) -> Forecast:
-        binds = list(self.environment.binds)
-        if self.plugin is not None:
-            binds.append((self.plugin, self.plugin))
-        boot = _BOOT.format(path=list(self.environment.path))
-        return serve_in_sandbox(
-            episode,
-            [sandbox_interpreter(), "-I", "-c", boot, self.spec],
-            binds=binds,
-            model=self.model,
-            timeout_s=self.timeout_s,
-            memory_mb=self.memory_mb,
-        )
-
-
-class ExternalAgent:
-    """A program speaking the tool server's protocol on stdin/stdout, run in the sandbox."""
-
-    def __init__(
-        self,
-        command: list[str],
-        files: list[str],
-        packages: bool,
-        model: Model | None,
-        timeout_s: float,
-        memory_mb: int,
-    ) -> None:
-        _require_sandbox()
-        if not command:
-            raise ValueError("external agent: argument 'command' is empty")
-        binds = [(p, p) for p in (_host_path(f, "file") for f in files)]
-        path: list[str] = []
-        if packages:
-            env = python_environment()
-            binds += env.binds
-            path = list(env.path)
-        program, *rest = command
-        if program in _PYTHONS and rest and not rest[0].startswith("-"):
-            script = _host_path(rest[0], "script")
-            binds.append((script, script))
-            boot = _RUN_SCRIPT.format(path=path)
-            argv = [sandbox_interpreter(), "-I", "-c", boot, script, *rest[1:]]
-        elif program in _PYTHONS:
-            argv = [sandbox_interpreter(), *rest]
-        else:
-            found = shutil.which(program)
-            if found is None:
-                raise ValueError(f"external agent: program {program!r} not found")
-            binds += program_binds(found)
-            argv = [os.path.realpath(found), *rest]
-        check_binds(binds)
-        self.command = argv
-        self.binds = tuple(dict.fromkeys(binds))
-        self.model = model
-        self.timeout_s = timeout_s
-        self.memory_mb = memory_mb
+    command: tuple[str, ...]
+    binds: tuple[tuple[str, str], ...]
+    model: Model | None
+    timeout_s: float
+    memory_mb: int
 
     def forecast(self, episode: Episode) -> Forecast:
         return serve_in_sandbox(
@@ -199,10 +188,20 @@ def isolated(
     memory_mb: int = 4096,
     setting: Setting = "memory_free",
     **args: Any,
-) -> IsolatedAgent:
+) -> SandboxedAgent:
     """Agent AGENT (with its other arguments) built and run in a sandboxed process that reaches
     only its episode's tool server; plugin=PATH: submitted code to import there first."""
-    return IsolatedAgent(agent, args, setting, plugin, timeout_s, memory_mb)
+    _require_sandbox()
+    environment = python_environment()
+    binds = list(environment.binds)
+    if plugin is not None:
+        plugin = _host_path(plugin, "plugin")
+        check_binds([(plugin, plugin)])
+        binds.append((plugin, plugin))
+    spec = json.dumps({"agent": agent, "args": args, "setting": setting, "plugin": plugin})
+    boot = _BOOT.format(path=list(environment.path))
+    command = (sandbox_interpreter(), "-I", "-c", boot, spec)
+    return SandboxedAgent(command, tuple(binds), _model(args), timeout_s, memory_mb)
 
 
 def external(
@@ -215,9 +214,33 @@ def external(
     cache_mode: CacheMode = "auto",
     timeout_s: float = 600.0,
     memory_mb: int = 2048,
-) -> ExternalAgent:
+) -> SandboxedAgent:
     """A program of any language speaking the tool server's protocol on stdin/stdout, run in
     the sandbox; model=SPEC: the model it may call through the server."""
-    argv = shlex.split(command) if isinstance(command, str) else list(command)
+    _require_sandbox()
+    given = shlex.split(command) if isinstance(command, str) else list(command)
+    if not given:
+        raise ValueError("external agent: argument 'command' is empty")
+    program, *rest = given
+    binds = [(p, p) for p in (_host_path(f, "file") for f in files or ())]
+    path: list[str] = []
+    if packages:
+        env = python_environment()
+        binds += env.binds
+        path = list(env.path)
+    if program in _PYTHONS and rest and not rest[0].startswith("-"):
+        script = _host_path(rest[0], "script")
+        binds.append((script, script))
+        boot = _RUN_SCRIPT.format(path=path)
+        argv = [sandbox_interpreter(), "-I", "-c", boot, script, *rest[1:]]
+    elif program in _PYTHONS:
+        argv = [sandbox_interpreter(), *rest]
+    else:
+        found = shutil.which(program)
+        if found is None:
+            raise ValueError(f"external agent: program {program!r} not found")
+        binds += program_binds(found)
+        argv = [os.path.realpath(found), *rest]
+    check_binds(binds)
     served = None if model is None else agent_model(model, model_options, cache_dir, cache_mode)
-    return ExternalAgent(argv, list(files or ()), packages, served, timeout_s, memory_mb)
+    return SandboxedAgent(tuple(argv), tuple(dict.fromkeys(binds)), served, timeout_s, memory_mb)
