@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
-from datetime import timedelta
+from dataclasses import replace
+from datetime import timedelta, timezone
 
 import pytest
 
 from _tiny import T0, ListBackend, tiny_dataset, tiny_documents
+from pastcast.cutoff import is_visible
 from pastcast.env import BudgetExceeded, EnvConfig, ForecastEnv, ToolError
-from pastcast.records import StepSpec
+from pastcast.records import Resolution, StepSpec
 
 
 def _env(**cfg: object) -> ForecastEnv:
@@ -81,6 +83,36 @@ def test_public_history_counts_only_earlier_resolutions() -> None:
     assert early.history.binary_resolved == 0
     late = env.reset(_step("ev-mayor", days=25))
     assert late.history.binary_resolved == 1 and late.history.binary_yes == 1
+
+
+def test_resolutions_public_at_a_cutoff_are_those_strictly_before_it() -> None:
+    # Resolved at the cutoff itself is not public yet; a microsecond earlier it is. Instants in
+    # another zone and resolutions at the same instant count as any other.
+    base = tiny_dataset()
+    at = T0 + timedelta(days=12)
+    east = timezone(timedelta(hours=2))
+    resolutions = {
+        "ev-rocket": Resolution(event_id="ev-rocket", label="Yes", resolved_at=at),
+        "ev-mayor": Resolution(
+            event_id="ev-mayor", label="Chen", resolved_at=(at - timedelta(days=3)).astimezone(east)
+        ),
+        **{
+            f"ev-{i}": Resolution(
+                event_id=f"ev-{i}", label="Yes", resolved_at=at + timedelta(days=i)
+            )
+            for i in (-3, 0, 4)
+        },
+    }
+    dataset = replace(base, resolutions=resolutions)
+    tick = timedelta(microseconds=1)
+    assert [r.event_id for r in dataset.resolved_before(at)] == ["ev-mayor", "ev--3"]
+    assert len(dataset.resolved_before(at + tick)) == 4
+    assert [r.event_id for r in dataset.resolved_before(at - timedelta(days=3))] == []
+    assert len(dataset.resolved_before((at - timedelta(days=3) + tick).astimezone(east))) == 2
+    for r in resolutions.values():
+        for cutoff in (r.resolved_at - tick, r.resolved_at, r.resolved_at + tick):
+            expected = {e for e, x in resolutions.items() if is_visible(x.resolved_at, cutoff)}
+            assert {x.event_id for x in dataset.resolved_before(cutoff)} == expected
 
 
 def test_python_tool_runs_sandboxed_and_cannot_read_the_data(tmp_path: object) -> None:

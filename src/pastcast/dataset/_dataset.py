@@ -7,7 +7,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from datetime import date, datetime
 
-from pastcast.cutoff import is_visible, last_complete_day
+from pastcast.cutoff import as_utc, is_visible, last_complete_day
 from pastcast.dataset._edits import TextScreen, event_as_of
 from pastcast.records import DailyBelief, Event, Resolution, StepSpec, TextVersion
 
@@ -38,6 +38,9 @@ class Dataset:
     """When the data was collected, where the importer knows (``markets.late_closes``)."""
     _by_id: dict[str, Event] = field(init=False, repr=False, compare=False)
     _belief_days: dict[str, list[date]] = field(init=False, repr=False, compare=False)
+    _by_time: tuple[tuple[datetime, ...], tuple[Resolution, ...]] = field(
+        init=False, repr=False, compare=False
+    )
 
     def __post_init__(self) -> None:
         by_id = {e.id: e for e in self.events}
@@ -59,6 +62,10 @@ class Dataset:
         object.__setattr__(
             self, "_belief_days", {k: [b.day for b in v] for k, v in sorted_beliefs.items()}
         )
+        # Every step asks what resolved before its cutoff: a bisect, not a scan of them all.
+        by_time = sorted(self.resolutions.values(), key=lambda r: as_utc(r.resolved_at))
+        times = tuple(as_utc(r.resolved_at) for r in by_time)
+        object.__setattr__(self, "_by_time", (times, tuple(by_time)))
 
     def event(self, event_id: str) -> Event:
         try:
@@ -143,8 +150,10 @@ class Dataset:
         return visible[-1] if visible else None
 
     def resolved_before(self, cutoff: datetime) -> tuple[Resolution, ...]:
-        """Resolutions already public at ``cutoff`` (strictly before it)."""
-        return tuple(r for r in self.resolutions.values() if is_visible(r.resolved_at, cutoff))
+        """Resolutions already public at ``cutoff`` (``is_visible``: strictly before it), in
+        the order they resolved."""
+        times, resolutions = self._by_time
+        return resolutions[: bisect.bisect_left(times, as_utc(cutoff))]
 
     def with_steps(self, steps: Iterable[StepSpec]) -> Dataset:
         return replace(self, steps=tuple(steps))
