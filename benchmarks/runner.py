@@ -90,9 +90,11 @@ def _serve(port: int, latency: float, ready: Any) -> None:
     server.serve_forever()
 
 
-def _dataset(n_steps: int) -> Dataset:
-    """Binary events with four forecast dates each (the rest of the steps are rollouts)."""
-    n_events = max(1, min(500, n_steps // 4))
+def _dataset(n_steps: int) -> tuple[Dataset, int]:
+    """Binary events with four forecast dates each, and the rollouts of them that make
+    ``n_steps`` (at most 500 events; ``n_steps`` rounded down to a multiple of 4, at least 4)."""
+    rollouts = -(-n_steps // 2000)
+    n_events = max(1, n_steps // (4 * rollouts))
     events, resolutions, steps = [], {}, []
     for i in range(n_events):
         eid = f"ev-{i:04d}"
@@ -104,7 +106,7 @@ def _dataset(n_steps: int) -> Dataset:
         resolutions[eid] = Resolution(event_id=eid, label="Yes", resolved_at=end)
         steps += [StepSpec(event_id=eid, step_index=k, cutoff=T0 + timedelta(days=5 + 10 * k))
                   for k in range(4)]  # fmt: skip
-    return Dataset("bench-v1", tuple(events), resolutions, {}, tuple(steps))
+    return Dataset("bench-v1", tuple(events), resolutions, {}, tuple(steps)), rollouts
 
 
 class _Memory:
@@ -145,10 +147,8 @@ class _Memory:
 def _run(
     url: str, n_steps: int, in_flight: int, executor: Executor, out: Path
 ) -> tuple[int, float]:
-    """Steps written and their rate; ``n_steps`` is rounded down to whole rollouts of the
-    dataset, so the count printed is the one that ran."""
-    dataset = _dataset(n_steps)
-    rollouts = max(1, n_steps // len(dataset.steps))
+    """Steps written (the count printed is the one that ran) and their rate."""
+    dataset, rollouts = _dataset(n_steps)
     model = f"openai-compatible:bench@{url}"
     spec = agent_spec("no-tools", model=model, model_options={"max_retries": 0})
     config = RunConfig(agents=(spec,), rollouts=rollouts, workers=in_flight)
@@ -163,8 +163,7 @@ def _run(
 def _cli_run(url: str, n_steps: int, in_flight: int, tmp: Path, latency: float) -> str:
     """``pastcast run`` on the same synthetic dataset (saved as a dataset directory) in a fresh
     process, timed from its start to its exit: what a user waits for."""
-    dataset = _dataset(n_steps)
-    rollouts = max(1, n_steps // len(dataset.steps))
+    dataset, rollouts = _dataset(n_steps)
     directory = save_dataset(dataset, tmp / f"cli-dataset-{n_steps}")
     out = tmp / f"cli-{in_flight}.jsonl"
     agent = f"no-tools:model=openai-compatible:bench@{url}"
