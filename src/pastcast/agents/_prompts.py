@@ -15,6 +15,7 @@ from collections.abc import Mapping, Sequence
 from datetime import datetime, time
 from functools import cache, partial
 from importlib import resources
+from importlib.resources.abc import Traversable
 
 from pastcast.records import BINARY_LABELS, Event, Message, Record
 from pastcast.registry import Registry
@@ -89,12 +90,18 @@ prompt_registry: Registry[str] = Registry("prompt")
 
 
 def _packaged_text(filename: str) -> str:
-    # Agents load their prompt every step: the file is read again only when it changed.
-    entry = resources.files("pastcast.agents") / "prompts" / filename
+    # Agents load their prompt every step: the file is found once, read again only when it
+    # changed.
+    entry = _packaged_file(filename)
     if not isinstance(entry, os.PathLike):  # a zipped package: nothing to stat
         return entry.read_text(encoding="utf-8")
     stat = os.stat(entry)
     return _read_text(os.fspath(entry), stat.st_mtime_ns, stat.st_size)
+
+
+@cache
+def _packaged_file(filename: str) -> Traversable:
+    return resources.files("pastcast.agents") / "prompts" / filename
 
 
 @cache
@@ -134,11 +141,14 @@ def list_prompts() -> list[str]:
 def load_prompt(name: str) -> Prompt:
     """Load ``name.vN`` exactly, or the highest version of ``name``."""
     base, _, ver = name.partition(".v")
-    versions = _versions().get(base, [])
-    version = (int(ver) if ver.isdigit() else None) if ver else max(versions, default=None)
-    if version is None or version not in versions:
+    if ver:  # an exact id, looked up alone (agents load theirs every step)
+        version = int(ver) if ver.isdigit() else None
+    else:
+        version = max(_versions().get(base, []), default=None)
+    pid = f"{base}.v{version}"
+    if version is None or not _ID.match(pid) or pid not in prompt_registry:
         raise KeyError(f"unknown prompt {name!r}; known: {', '.join(list_prompts())}")
-    return _prompt(base, version, prompt_registry.build(f"{base}.v{version}"))
+    return _prompt(base, version, prompt_registry.build(pid))
 
 
 @cache

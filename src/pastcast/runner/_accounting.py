@@ -60,9 +60,12 @@ class Accounting(Record):
         return sum(a.cost_usd for a in self.by_agent.values())
 
 
-def _add(account: UsageAccount | None, **more: float) -> UsageAccount:
-    base = account or UsageAccount()
-    return base.model_copy(update={k: getattr(base, k) + v for k, v in more.items()})
+def _add(totals: dict[str, dict[str, float]], key: str, **more: float) -> None:
+    # Plain sums per step (a record copied per step cost the driver's thread); a
+    # ``UsageAccount`` is built from them at the end.
+    counts = totals.setdefault(key, {})
+    for name, value in more.items():
+        counts[name] = counts.get(name, 0) + value
 
 
 class RunStats:
@@ -76,8 +79,8 @@ class RunStats:
         self.running = 0
         self.retries = 0
         self.pauses: dict[str, int] = {}
-        self.by_model: dict[str, UsageAccount] = {}
-        self.by_agent: dict[str, UsageAccount] = {}
+        self.by_model: dict[str, dict[str, float]] = {}
+        self.by_agent: dict[str, dict[str, float]] = {}
         self.input_tokens = 0
         self.output_tokens = 0
         self.cost_usd = 0.0
@@ -92,8 +95,9 @@ class RunStats:
             self.pauses[provider] = self.pauses.get(provider, 0) + 1
         ep = record.episode
         for call in ep.model_calls:
-            self.by_model[call.model] = _add(
-                self.by_model.get(call.model),
+            _add(
+                self.by_model,
+                call.model,
                 model_calls=1,
                 failed_calls=int(call.error is not None),
                 input_tokens=call.usage.input_tokens,
@@ -102,10 +106,10 @@ class RunStats:
                 latency_s=call.latency_s,
             )
         for model in {c.model for c in ep.model_calls}:
-            self.by_model[model] = _add(self.by_model[model], steps=1)
-        key = f"{record.agent}@{record.setting}"
-        self.by_agent[key] = _add(
-            self.by_agent.get(key),
+            _add(self.by_model, model, steps=1)
+        _add(
+            self.by_agent,
+            f"{record.agent}@{record.setting}",
             steps=1,
             model_calls=ep.usage.model_calls,
             failed_calls=sum(c.error is not None for c in ep.model_calls),
@@ -136,8 +140,8 @@ class RunStats:
             unusable=self.unusable,
             retries=self.retries,
             pauses=dict(self.pauses),
-            by_model=dict(self.by_model),
-            by_agent=dict(self.by_agent),
+            by_model={k: UsageAccount.model_validate(v) for k, v in self.by_model.items()},
+            by_agent={k: UsageAccount.model_validate(v) for k, v in self.by_agent.items()},
             wall_s=time.monotonic() - self._started,
         )
 

@@ -140,7 +140,8 @@ class _Driver:
         self._fresh = self._initial(chains)
         self._next: deque[StepTask] = deque()  # continuations of memory-on chains go first
         # Isolated steps at another cutoff than those in flight wait here (docs/isolation.md).
-        self.gate = CutoffGate(lambda spec: agent_info(spec).isolated)
+        isolated = {c.spec.factory: agent_info(c.spec).isolated for c in chains}
+        self.gate = CutoffGate(lambda spec: isolated[spec.factory])
         self._held: list[StepTask] = []
         self._done: queue.Queue[tuple[StepTask, StepOutcome | BaseException]] = queue.Queue()
         self._in_flight = 0

@@ -209,6 +209,7 @@ class _Worker:
             context.dataset, None, config.env.model_copy(update={"python_tool": False})
         )
         self.gates = ProviderGates(context.execution)
+        self._env_configs: dict[tuple[str, str], EnvConfig] = {}
 
     def run(self, task: StepTask) -> StepOutcome:
         with task_tally() as tally, using_gate(self.gates):
@@ -220,12 +221,11 @@ class _Worker:
         dataset, config = self.context.dataset, self.context.config
         env = self.no_tools_env if spec.setting == "no_tools" else self.env
         notebook = task.notebook if spec.setting == "memory_on" else None
-        episode = env.reset(
-            step,
-            notebook_in=notebook,
-            config=agent_env_config(config.env, spec),
-            rollout=task.rollout,
-        )
+        key = (spec.factory, spec.setting)  # all that an agent's environment settings vary by
+        env_config = self._env_configs.get(key)
+        if env_config is None:
+            env_config = self._env_configs[key] = agent_env_config(config.env, spec)
+        episode = env.reset(step, notebook_in=notebook, config=env_config, rollout=task.rollout)
         forecast, played = play_episode(build_agent(spec), episode)
         return graded_step_record(
             self.context.run_id,
