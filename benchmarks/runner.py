@@ -7,10 +7,11 @@ episode, the OpenAI client over HTTP, grading and the fsynced run log. Printed:
 
 - throughput at 1, 8, 64 and 256 episodes in flight, against the ideal (in flight / latency),
   for the local executor and for Dask (a LocalCluster of worker processes on 127.0.0.1, started
-  before the timing), after a warm-up run (imports, first connections);
+  before the timing), after a warm-up run (imports, first connections), with the driver's CPU
+  a step (the comparable figure on a loaded machine);
 - the same short run at the highest level end to end through ``pastcast run`` (a fresh
   process: start-up, imports, reading the dataset directory, the run and the log), its wall
-  time against the ideal (steps x latency / in flight);
+  time against the ideal (steps x latency / in flight) and its CPU;
 - resident memory while 20,000 steps run at 256 in flight, sampled through the run, so its
   growth with the number of steps shows (the driver; for Dask also the workers).
 
@@ -23,6 +24,7 @@ from __future__ import annotations
 import argparse
 import json
 import multiprocessing
+import resource
 import socket
 import subprocess
 import sys
@@ -146,18 +148,19 @@ class _Memory:
 
 def _run(
     url: str, n_steps: int, in_flight: int, executor: Executor, out: Path
-) -> tuple[int, float]:
-    """Steps written (the count printed is the one that ran) and their rate."""
+) -> tuple[int, float, float]:
+    """Steps written (the count printed is the one that ran), their rate and this process's
+    CPU milliseconds a step (the comparable figure on a loaded machine)."""
     dataset, rollouts = _dataset(n_steps)
     model = f"openai-compatible:bench@{url}"
     spec = agent_spec("no-tools", model=model, model_options={"max_retries": 0})
     config = RunConfig(agents=(spec,), rollouts=rollouts, workers=in_flight)
-    started = time.perf_counter()
+    started, cpu = time.perf_counter(), time.process_time()
     result = run_benchmark(dataset, None, config, out, progress=False, executor=executor)
-    elapsed = time.perf_counter() - started
+    elapsed, cpu = time.perf_counter() - started, time.process_time() - cpu
     clear_models()
     assert result.failures == 0, f"{result.failures} unusable forecasts"
-    return result.written, result.written / elapsed
+    return result.written, result.written / elapsed, 1000 * cpu / max(1, result.written)
 
 
 def _cli_run(url: str, n_steps: int, in_flight: int, tmp: Path, latency: float) -> str:
@@ -184,16 +187,18 @@ def _cli_run(url: str, n_steps: int, in_flight: int, tmp: Path, latency: float) 
         "--out",
         str(out),
     ]
-    started = time.perf_counter()
+    started, before = time.perf_counter(), resource.getrusage(resource.RUSAGE_CHILDREN)
     done = subprocess.run(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-    wall = time.perf_counter() - started
+    wall, after = time.perf_counter() - started, resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime
     if done.returncode:
         raise SystemExit(f"pastcast run failed ({done.returncode}): {done.stderr[-2000:]}")
     n = rollouts * len(dataset.steps)
     ideal = n * latency / in_flight
     return (
         f"pastcast run in flight {in_flight:4d}: {n:6d} steps in {wall:5.1f} s end to end, "
-        f"ideal {ideal:5.1f} s, {ideal / wall:5.2f} x ideal"
+        f"ideal {ideal:5.1f} s, {ideal / wall:5.2f} x ideal; CPU {cpu:.1f} s "
+        f"({1000 * cpu / n:.2f} ms a step, start-up included)"
     )
 
 
@@ -252,11 +257,11 @@ def main() -> None:
             for level in levels:
                 n = max(level, int(level * args.seconds / args.latency))
                 out = Path(tmp) / f"{kind}-{level}.jsonl"
-                n, rate = _run(url, n, level, _executor(kind, cluster), out)
+                n, rate, cpu = _run(url, n, level, _executor(kind, cluster), out)
                 ideal = level / args.latency
                 print(
                     f"{kind:5s} in flight {level:4d}: {n:6d} steps, {rate:8.1f} steps/s, "
-                    f"ideal {ideal:7.1f}, {rate / ideal:5.2f} x ideal"
+                    f"ideal {ideal:7.1f}, {rate / ideal:5.2f} x ideal; CPU {cpu:.2f} ms a step"
                 )
         if not args.no_cli:
             level = levels[-1]
@@ -266,7 +271,7 @@ def main() -> None:
             out = Path(tmp) / f"{kind}-memory.jsonl"
             executor = _executor(kind, cluster)
             with _Memory(executor) as memory:
-                ran, rate = _run(url, args.steps, 256, executor, out)
+                ran, rate, _ = _run(url, args.steps, 256, executor, out)
             s = memory.samples
             marks = [s[min(len(s) - 1, int(f * len(s)))] for f in (0.1, 0.5, 1.0)] if s else []
             text = ", ".join(f"{t:5.0f} s: {d:6.0f} MiB" + (f" + workers {w:6.0f} MiB" if w else "")
