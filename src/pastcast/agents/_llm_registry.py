@@ -45,9 +45,6 @@ class _Lazy:
         return context_limits_for(self._spec, self._options)
 
     def load(self) -> Model:
-        inner = self._inner  # once built, every call reads it without the lock
-        if inner is not None:
-            return inner
         with self._lock:
             if self._inner is None:
                 self._inner = resolve_model(self._spec, **self._options)
