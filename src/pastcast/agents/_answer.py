@@ -71,10 +71,6 @@ class Decoding(Record):
     def request(self, messages: Sequence[Message], **kw: Any) -> ChatRequest:
         return ChatRequest(messages=tuple(messages), **self.model_dump(), **kw)
 
-    def over(self, top: Decoding | None) -> Decoding:
-        """These settings with those ``top`` sets on top (see ``over``)."""
-        return over(self, top)
-
 
 R = TypeVar("R", bound=Record)
 
@@ -175,41 +171,29 @@ def finish_answer(
     template = _TEMPLATES[form](labels)
     per_stage = dict(stages or {})
     short = list(compact if compact is not None else messages[:2])
+    repair = repair_prompt(reason, labels, template)
 
-    def settings(stage: str) -> Decoding:
-        return decoding.over(per_stage.get(stage))
+    def user(text: str) -> Message:
+        return Message(role="user", content=text)
 
-    passes: list[tuple[str, ChatRequest]]
+    # Each retry: its marker in the raw text, the stage of its settings, what it sends, its schema.
+    passes: list[tuple[str, str, list[Message], dict[str, Any] | None]]
     if fallback == "repair":
-        ask = Message(role="user", content=repair_prompt(reason, labels, template))
-        passes = [("repair", settings("repair").request([*messages, ask], response_schema=schema))]
+        passes = [("repair", "repair", [*messages, user(repair)], schema)]
     else:
         fix = (  # the answer sits at the end; the start of a long reply is reasoning
-            repair_prompt(reason, labels, template)
-            + "\nRewrite the reply below as that JSON object, keeping its probabilities and "
-            f"reasoning.\n\nReply:\n{reply[-6000:]}"
+            f"{repair}\nRewrite the reply below as that JSON object, keeping its probabilities "
+            f"and reasoning.\n\nReply:\n{reply[-6000:]}"
         )
         only = f"Reply with only the JSON object in this format, nothing else:\n{template}"
         passes = [
-            (
-                "json_repair",
-                settings("repair").request(
-                    [Message(role="user", content=fix)], response_schema=schema
-                ),
-            ),
-            (
-                "compact",
-                settings("compact").request([*short, Message(role="user", content=_BRIEF)]),
-            ),
-            (
-                "json_only",
-                settings("json_only").request(
-                    [*short, Message(role="user", content=only)], response_schema=schema
-                ),
-            ),
+            ("json_repair", "repair", [user(fix)], schema),
+            ("compact", "compact", [*short, user(_BRIEF)], None),
+            ("json_only", "json_only", [*short, user(only)], schema),
         ]
     replies = [reply]
-    for name, request in passes:
+    for name, stage, sent, sent_schema in passes:
+        request = over(decoding, per_stage.get(stage)).request(sent, response_schema=sent_schema)
         try:
             again = episode.chat(model, request).content
         except ContextOverflow as exc:  # nothing was sent: the next pass is shorter

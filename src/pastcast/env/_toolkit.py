@@ -159,11 +159,6 @@ class ToolDef:
         return json.dumps(fields, ensure_ascii=False)
 
 
-def _first_paragraph(func: Callable[..., Any]) -> str:
-    doc = inspect.getdoc(func) or ""
-    return " ".join(doc.split("\n\n")[0].split())
-
-
 def _argument_model(func: Callable[..., Any]) -> type[BaseModel]:
     hints = get_type_hints(func, include_extras=True)
     fields: dict[str, Any] = {}
@@ -210,5 +205,6 @@ def tool_defs(cls: type) -> tuple[ToolDef, ...]:
     for name, member in vars(cls).items():
         requires = getattr(member, _MARK, None)
         if requires is not None:
-            out.append(ToolDef(name, _first_paragraph(member), requires, _argument_model(member)))
+            about = " ".join((inspect.getdoc(member) or "").split("\n\n")[0].split())
+            out.append(ToolDef(name, about, requires, _argument_model(member)))
     return tuple(out)
