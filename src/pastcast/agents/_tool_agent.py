@@ -9,7 +9,7 @@ import json
 from dataclasses import KW_ONLY, dataclass, field
 from typing import Any, Literal
 
-from pastcast.agents._answer import Decoding, finish_answer, view_fields
+from pastcast.agents._answer import Decoding, finish_answer, over, view_fields
 from pastcast.agents._answer_reader import read_answer
 from pastcast.agents._no_tools import NoToolsAgent
 from pastcast.agents._notebook import NOTEBOOK_SCHEMA, memory_fields, store_notebook
@@ -195,7 +195,7 @@ class ToolAgent:
                 self.model,
                 constrained=self.action_mode == "json",
                 normalize_typography=self.normalize_typography,
-                decoding=self.decoding.over(self.no_tools),
+                decoding=over(self.decoding, self.no_tools),
             ).forecast(episode)
         memory = self.uses_memory(episode)
         cfg = episode.config
@@ -204,11 +204,10 @@ class ToolAgent:
             episode, action_mode=self.action_mode, memory=memory, max_tool_calls=calls_left
         )
         turns = min(self.max_iterations or cfg.max_tool_iterations, cfg.max_tool_iterations)
-        step = self._json_turn if self.action_mode == "json" else self._native_turn
         prompt_len = len(messages)
         for _ in range(turns):
             try:
-                final, calls_left = step(episode, messages, specs, memory, calls_left)
+                final, calls_left = self._turn(episode, messages, specs, memory, calls_left)
             except ModelError:
                 if len(messages) <= prompt_len:
                     raise
@@ -223,9 +222,7 @@ class ToolAgent:
                 break
         return self._finish(episode, messages, self._final_now(episode, messages, memory), memory)
 
-    # -- one model turn; returns (final reply text or None, tool calls left) --
-
-    def _json_turn(
+    def _turn(
         self,
         episode: Episode,
         messages: list[Message],
@@ -233,29 +230,23 @@ class ToolAgent:
         memory: bool,
         calls_left: int,
     ) -> tuple[str | None, int]:
-        names = tuple(s.name for s in specs)
-        schema = action_schema(names, episode.question.labels, memory=memory)
-        reply = episode.chat(self.model, self.decoding.request(messages, response_schema=schema))
-        messages.append(Message(role="assistant", content=reply.content))
-        action = _last_action(reply.content)
-        if action is None or action.get("action") == "final":
-            return reply.content, calls_left
-        name = str(action.get("action"))
-        args = {k: v for k, v in action.items() if k != "action"}
-        result = self._call(episode, name, args)
-        if result is None:
-            return None, 0
-        messages.append(Message(role="user", content=result))
-        return None, calls_left - 1
-
-    def _native_turn(
-        self,
-        episode: Episode,
-        messages: list[Message],
-        specs: tuple[ToolSpec, ...],
-        memory: bool,
-        calls_left: int,
-    ) -> tuple[str | None, int]:
+        """One model turn: (the final reply's text, or None to go on; tool calls left)."""
+        if self.action_mode == "json":
+            names = tuple(s.name for s in specs)
+            schema = action_schema(names, episode.question.labels, memory=memory)
+            request = self.decoding.request(messages, response_schema=schema)
+            reply = episode.chat(self.model, request)
+            messages.append(Message(role="assistant", content=reply.content))
+            action = _last_action(reply.content)
+            if action is None or action.get("action") == "final":
+                return reply.content, calls_left
+            name = str(action.get("action"))
+            args = {k: v for k, v in action.items() if k != "action"}
+            result = self._call(episode, name, args)
+            if result is None:
+                return None, 0
+            messages.append(Message(role="user", content=result))
+            return None, calls_left - 1
         reply = episode.chat(self.model, self.decoding.request(messages, tools=specs))
         messages.append(
             Message(role="assistant", content=reply.content or "", tool_calls=reply.tool_calls)
@@ -314,12 +305,9 @@ class ToolAgent:
 
     def _final_now(self, episode: Episode, messages: list[Message], memory: bool) -> str:
         messages.append(Message(role="user", content=_FINAL_NOW))
-        if self.action_mode == "json":
-            schema = action_schema((), episode.question.labels, memory=memory)
-            request = self.decoding.request(messages, response_schema=schema)
-        else:
-            request = self.decoding.request(messages)
-        reply = episode.chat(self.model, request)
+        labels = episode.question.labels
+        schema = action_schema((), labels, memory=memory) if self.action_mode == "json" else None
+        reply = episode.chat(self.model, self.decoding.request(messages, response_schema=schema))
         messages.append(Message(role="assistant", content=reply.content))
         return reply.content
 

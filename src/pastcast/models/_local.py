@@ -49,16 +49,6 @@ def local_context_limits(rest: str, options: dict[str, Any]) -> ContextLimits:
     )
 
 
-def default_threads() -> int:
-    """The llama.cpp thread count when none is given: ``$PASTCAST_LLAMA_THREADS``, else 2."""
-    raw = os.environ.get(THREADS_ENV, "").strip()
-    if not raw:
-        return 2
-    if not raw.isdigit() or int(raw) < 1:
-        raise ModelError(f"{THREADS_ENV}: expected a positive whole number of threads, got {raw!r}")
-    return int(raw)
-
-
 def _free_port() -> int:
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
         s.bind(("127.0.0.1", 0))
@@ -95,7 +85,13 @@ class LocalLlamaServer:
         self.port = port
         self.chat_format = chat_format
         self.n_ctx = n_ctx
-        self.n_threads = default_threads() if n_threads is None else n_threads
+        if n_threads is None:  # ``$PASTCAST_LLAMA_THREADS``, else 2
+            raw = os.environ.get(THREADS_ENV, "").strip() or "2"
+            if not raw.isdigit() or int(raw) < 1:
+                why = f"expected a positive whole number of threads, got {raw!r}"
+                raise ModelError(f"{THREADS_ENV}: {why}")
+            n_threads = int(raw)
+        self.n_threads = n_threads
         self.ready_timeout_s = ready_timeout_s
         self._proc: subprocess.Popen[bytes] | None = None
         self._log: Path | None = None
