@@ -156,10 +156,6 @@ def research_prompt(
     return list(prompt.render(fields).messages())
 
 
-def _last_action(text: str) -> dict[str, Any] | None:
-    return next((obj for obj in read_answer(text).objects() if "action" in obj), None)
-
-
 @dataclass
 class ToolAgent:
     """ReAct loop in ``action_mode`` ``json`` or ``native``.
@@ -185,9 +181,6 @@ class ToolAgent:
         if self.action_mode not in ("json", "native"):
             raise ValueError(f"action_mode must be 'json' or 'native', not {self.action_mode!r}")
 
-    def uses_memory(self, episode: Episode) -> bool:
-        return self.memory if self.memory is not None else episode.notebook_in is not None
-
     def forecast(self, episode: Episode) -> Forecast:
         specs = episode.tools.specs()
         if not specs:
@@ -197,7 +190,7 @@ class ToolAgent:
                 normalize_typography=self.normalize_typography,
                 decoding=over(self.decoding, self.no_tools),
             ).forecast(episode)
-        memory = self.uses_memory(episode)
+        memory = self.memory if self.memory is not None else episode.notebook_in is not None
         cfg = episode.config
         calls_left = min(self.max_tool_calls or cfg.max_tool_calls, cfg.max_tool_calls)
         messages = research_prompt(
@@ -237,7 +230,8 @@ class ToolAgent:
             request = self.decoding.request(messages, response_schema=schema)
             reply = episode.chat(self.model, request)
             messages.append(Message(role="assistant", content=reply.content))
-            action = _last_action(reply.content)
+            objects = read_answer(reply.content).objects()
+            action = next((obj for obj in objects if "action" in obj), None)
             if action is None or action.get("action") == "final":
                 return reply.content, calls_left
             name = str(action.get("action"))
