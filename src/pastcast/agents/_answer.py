@@ -128,12 +128,9 @@ def choice_schema(labels: Sequence[str]) -> dict[str, Any]:
     return {"type": "object", "properties": props, "required": list(props)}
 
 
-_SCHEMAS = {"probabilities": answer_schema, "choice": choice_schema}
-
-
 def form_schema(form: AnswerForm, labels: Sequence[str]) -> dict[str, Any]:
     """The JSON schema of the answer object ``form``."""
-    return _SCHEMAS[form](labels)
+    return (answer_schema if form == "probabilities" else choice_schema)(labels)
 
 
 _TEMPLATES = {"probabilities": answer_template, "choice": choice_template}
