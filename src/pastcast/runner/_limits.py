@@ -17,8 +17,8 @@ from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Literal
 
-from pastcast.models import ChatResponse, FailureKind, ProviderError, call_with_retries
-from pastcast.retrying import ProviderFailure, TokenBucket
+from pastcast.models import ChatResponse, ProviderError
+from pastcast.retrying import FailureKind, ProviderFailure, TokenBucket, call_with_retries
 from pastcast.runner._config import BreakerConfig, Execution, ProviderLimits
 
 Clock = Callable[[], float]

@@ -20,8 +20,9 @@ from pastcast.cutoff import DayConvention
 from pastcast.env import EnvConfig
 from pastcast.errors import FieldError
 from pastcast.markets import schedules
-from pastcast.models import PriceTable, RetryPolicy, known_providers, spec_model_name
+from pastcast.models import PriceTable, known_providers, spec_model_name
 from pastcast.records import Record, Setting
+from pastcast.retrying import RetryPolicy
 from pastcast.runlog import AgentSpec
 from pastcast.runner._config import (
     MAX_ROLLOUTS,
