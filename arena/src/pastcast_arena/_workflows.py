@@ -28,7 +28,7 @@ from pastcast.markets.sources import ClobCache, PolymarketClient, PolymarketErro
 from pastcast.registry import ComponentSpec
 from pastcast.runner import PresetRecord
 from pastcast.validation import first_error
-from pastcast_arena._chain import DEPLOYMENT_FILE, read_deployment, write_deployment
+from pastcast_arena._chain import DEPLOYMENT_FILE, write_deployment
 from pastcast_arena._replay import ReplayResult
 from pastcast_arena._rounds import SELECTORS, ClobPrices, RoundPlan, clob_markets
 from pastcast_arena._stats import LeaderboardRow
@@ -286,42 +286,29 @@ def arena_chain_leaderboard(
 ) -> tuple[LeaderboardRow, ...]:
     """The leaderboard read from the chain of the JSON-RPC node at ``rpc_url`` alone: the
     deployment whose arena contract is at ``arena`` (an address, or a replay's
-    ``deployment.json``), its logs read from ``from_block`` (a deployment file's block when
-    it gives one). ``FieldError`` naming the field."""
-    from pastcast_arena._chain import EvmArena, node_web3
+    ``deployment.json`` or its folder, ``attach_deployment``), its logs read from
+    ``from_block`` (a deployment file's block when not given). ``FieldError`` naming the
+    field."""
+    from pastcast_arena._chain import EvmArena, attach_deployment, node_web3
     from pastcast_arena._reputation import chain_leaderboard
 
     _http_url("from_chain", rpc_url)
-    address, recorded_block = _arena_address(arena)
+    path = Path(arena) / DEPLOYMENT_FILE if Path(arena).is_dir() else Path(arena)
+    if not arena.startswith("0x") and not path.is_file():
+        raise FieldError("arena", f"{arena}: neither an address nor a deployment file")
     try:
-        w3 = node_web3(rpc_url)
-        return chain_leaderboard(
-            EvmArena.attach(w3, address, from_block=from_block or recorded_block)
-        )
+        if arena.startswith("0x"):
+            found = EvmArena.attach(node_web3(rpc_url), arena, from_block=from_block)
+        else:
+            found = attach_deployment(path, rpc_url)
+            found.deploy_block = from_block or found.deploy_block
+        return chain_leaderboard(found)
     except ImportError as exc:
         raise FieldError("from_chain", str(exc)) from None
     except ValueError as exc:  # no arena there, or no reputation entry
         raise FieldError("arena", str(exc)) from None
     except (OSError, RuntimeError) as exc:  # a node that does not answer
         raise FieldError("from_chain", f"{rpc_url}: {exc}") from None
-
-
-def _arena_address(value: str) -> tuple[str, int]:
-    """(address, deployment block): an address as given (block 0), or the arena contract and
-    block of a ``deployment.json`` (or of the replay folder holding one)."""
-    if value.startswith("0x"):
-        return value, 0
-    path = Path(value)
-    path = path / DEPLOYMENT_FILE if path.is_dir() else path
-    if not path.is_file():
-        raise FieldError("arena", f"{value}: neither an address nor a deployment file")
-    try:
-        record = read_deployment(path)
-    except ValueError as exc:
-        raise FieldError("arena", str(exc)) from None
-    if "PredictionArena" not in record.contracts:
-        raise FieldError("arena", f"{path}: not a deployment record (no PredictionArena)")
-    return record.contracts["PredictionArena"], record.deploy_block
 
 
 ROUNDS_FILE = "rounds.jsonl"
