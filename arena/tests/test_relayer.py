@@ -14,7 +14,7 @@ from pastcast.cli import app
 from pastcast_arena import LedgerArena, SignedCommit, SignedReveal, sign_commit, sign_reveal
 from pastcast_arena._play import RoundPlayer
 from pastcast_arena._protocol import commitment, condition_id_for
-from pastcast_arena._relayer import DEFAULT_HOST, RelayerPolicy, create_relayer
+from pastcast_arena._relayer import RelayerPolicy, create_relayer
 
 needs_evm()
 from fastapi.testclient import TestClient  # noqa: E402
@@ -173,7 +173,7 @@ def test_serve_binds_to_loopback_by_default_and_checks_its_options(
     runner = CliRunner()
     ok = runner.invoke(app, ["arena", "serve", "--ledger", str(tmp_path / "s.jsonl")])
     assert ok.exit_code == 0, ok.output
-    assert seen["host"] == DEFAULT_HOST == "127.0.0.1" and seen["port"] == 8787
+    assert seen["host"] == "127.0.0.1" and seen["port"] == 8787
     assert (tmp_path / "s.jsonl").is_file()
     both = runner.invoke(app, ["arena", "serve", "--ledger", str(tmp_path / "t.jsonl"), "--evm"])
     assert both.exit_code == 2 and "exactly one of" in both.output

@@ -34,7 +34,6 @@ from pastcast_arena._records import (
 from pastcast_arena._snapshot import snapshot_of
 
 __all__ = [
-    "DEFAULT_HOST",
     "BoundedJsonBody",
     "RelayerClient",
     "RelayerPolicy",
@@ -43,7 +42,6 @@ __all__ = [
 ]
 
 
-DEFAULT_HOST = "127.0.0.1"
 MAX_BODY_BYTES = 64 * 1024  # a signed commit or reveal, or a curator's action, is far smaller
 
 

@@ -31,7 +31,7 @@ from pastcast.runner import (
     play_episode,
     run_benchmark,
 )
-from pastcast_arena._play import RoundPlayer, Submitter, agent_key
+from pastcast_arena._play import RoundPlayer, agent_key
 from pastcast_arena._protocol import ArenaBackend, to_bp
 from pastcast_arena._records import Round, RoundResult
 from pastcast_arena._rounds import DeadlinePrices, RoundPlan, plan_rounds
@@ -112,10 +112,7 @@ def replay(
     backend: ArenaBackend,
     *,
     plan: RoundPlan | None = None,
-    env: EnvConfig | None = None,
     resolve_by: UtcDatetime | None = None,
-    submitter: Submitter | None = None,
-    progress: bool = False,
     prices: DeadlinePrices | None = None,
 ) -> ReplayResult:
     """Plan rounds, run the agents at each deadline (run log ``out/run.jsonl``, resumable), play
@@ -138,18 +135,16 @@ def replay(
     run_log = folder / "run.jsonl"
     forecasts: dict[tuple[str, str, str, UtcDatetime], Forecast | None] = {}
     if by_step:
-        config = RunConfig(agents=tuple(by_step), env=env or EnvConfig())
-        run_benchmark(dataset.with_steps(steps), corpus, config, run_log, progress=progress)
+        config = RunConfig(agents=tuple(by_step))
+        run_benchmark(dataset.with_steps(steps), corpus, config, run_log, progress=False)
         forecasts |= logged_forecasts(run_log)
     round_log = folder / ROUND_LOG if by_round else None
     if round_log is not None:
         forecasts |= play_round_agents(
-            dataset, corpus, by_round, rounds, steps, round_log, env or EnvConfig()
+            dataset, corpus, by_round, rounds, steps, round_log, EnvConfig()
         )
     roles = {arena_name(s): agent_info(s).role for s in agents}
-    player = RoundPlayer(
-        backend, {n: agent_key(n) for n in names}, roles=roles, submitter=submitter
-    )
+    player = RoundPlayer(backend, {n: agent_key(n) for n in names}, roles=roles)
     failures = dict.fromkeys(names, 0)
     results = []
     for rnd in rounds:
