@@ -33,7 +33,7 @@ class Clock:
 
 @pytest.fixture
 def setup(tmp_path: Path) -> tuple[LedgerArena, TestClient, Clock, int]:
-    arena = LedgerArena.create(tmp_path / "l.jsonl", frozen_at=T)
+    arena = LedgerArena.create(tmp_path / "l.jsonl", clock=lambda: T)
     for i in range(3):
         arena.register(key(i), f"agent-{i}")
     rid = arena.create_round([condition_id_for(f"r{i}") for i in range(2)], T + 600, T + 1200)
@@ -115,7 +115,7 @@ def verify_lines(arena: LedgerArena) -> str:
 
 
 def test_curator_actions_need_the_token(tmp_path: Path) -> None:
-    arena = LedgerArena.create(tmp_path / "c.jsonl", frozen_at=T)
+    arena = LedgerArena.create(tmp_path / "c.jsonl", clock=lambda: T)
     closed = TestClient(create_relayer(arena))
     body = {"address": "0x" + "ab" * 20, "name": "x"}
     assert closed.post("/admin/agents", json=body).status_code == 403

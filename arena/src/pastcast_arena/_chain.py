@@ -170,7 +170,6 @@ class EvmArena:
         self.tester: Any = getattr(w3.provider, "ethereum_tester", None)
         self.operator: str = w3.eth.accounts[0] if w3.eth.accounts else ""
         self._reverts = _revert_types()
-        self._batch: Any = None
 
     def addresses(self) -> dict[str, str]:
         """The deployment's contract addresses by contract name."""
@@ -182,15 +181,6 @@ class EvmArena:
             "ReputationRegistry": self.reputation.address,
             "RoundManager": self.round_manager.address,
         }
-
-    @property
-    def batch(self) -> Any:
-        """``ArenaBatch`` (many reads in one eth_call), deployed on first use."""
-        if self._batch is None:
-            self._batch = self._deploy(artifacts()["ArenaBatch"])
-        return self._batch
-
-    # ------------------------------------------------------------------ plumbing
 
     def _deploy(self, artifact: dict[str, Any], *args: Any) -> Any:
         factory = self.w3.eth.contract(abi=artifact["abi"], bytecode=artifact["bytecode"])
@@ -238,8 +228,6 @@ class EvmArena:
         """``fn`` as an ``eth_call`` on the pending block (the next block's time)."""
         return self._guard(lambda: fn.call({"from": self.operator}, block_identifier="pending"))
 
-    # ------------------------------------------------------------------ ArenaBackend
-
     @cached_property
     def domain(self) -> Domain:
         return Domain(chain_id=int(self.w3.eth.chain_id), verifying_contract=self.arena.address)
@@ -270,14 +258,10 @@ class EvmArena:
         if "error" in mined:
             raise RuntimeError(f"this node cannot mine on request: {mined['error']}")
 
-    def fund(self, address: str, wei: int = 10**17) -> None:
-        self._guard(
-            lambda: self.w3.eth.wait_for_transaction_receipt(
-                self.w3.eth.send_transaction(
-                    {"from": self.operator, "to": address, "value": wei, "gas": 21_000}
-                )
-            )
-        )
+    def fund(self, address: str) -> None:
+        tx = {"from": self.operator, "to": address, "value": 10**17, "gas": 21_000}
+        eth = self.w3.eth
+        self._guard(lambda: eth.wait_for_transaction_receipt(eth.send_transaction(tx)))
 
     def register(self, private_key: str, name: str, *, role: str = "agent") -> str:
         """Register the key's address (the key signs the transaction) with ``name`` as its

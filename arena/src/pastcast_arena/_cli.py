@@ -96,9 +96,7 @@ def simulate(
 
 
 @app.command("calibrate")
-def calibrate(
-    json_: bool = typer.Option(False, "--json", help="Print JSON."),
-) -> None:
+def calibrate(json_: bool = typer.Option(False, "--json", help="Print JSON.")) -> None:
     """Fit the simulation's parameters to the paper's Tables 5-7 as means over seeds 0-399 (a
     few minutes): the fitted configuration, then every figure's mean beside the paper's."""
     from pastcast_arena._calibration import calibrate_simulation

@@ -20,7 +20,7 @@ from pathlib import Path
 from pastcast.atomic import write_atomic
 from pastcast_arena._contracts import find_foundry_tool
 
-__all__ = ["NODE_FILE", "LocalNode", "lasting_node", "local_node", "stop_recorded_node"]
+__all__ = ["NODE_FILE", "LocalNode", "lasting_node", "local_node"]
 
 NODE_FILE = "node.json"
 """Where a lasting node is recorded (URL, process id, chain id) in its folder."""
@@ -134,15 +134,6 @@ def _stop(pid: int, proc: subprocess.Popen[bytes] | None, timeout_s: float = 15.
         time.sleep(0.05)
 
 
-def stop_recorded_node(folder: Path) -> bool:
-    """Stop the node recorded in ``folder`` if it still runs; True when there was one."""
-    node = _recorded(folder)
-    if node is None or not _is_anvil(node.pid):
-        return False
-    _stop(node.pid, None)
-    return True
-
-
 @contextmanager
 def lasting_node(
     folder: Path,
@@ -151,12 +142,9 @@ def lasting_node(
     chain_id: int = 31337,
     note: Callable[[str], None] = lambda _: None,
 ) -> Iterator[LocalNode]:
-    """A local anvil that outlives a killed process: in its own session, recorded in
-    ``folder/node.json``, its chain kept in ``folder/anvil-state.json``. The recorded node is
-    reused while it answers; when it is gone (the machine restarted), anvil starts again from its
-    state file (``note`` says so); with neither, a new chain starts; either goes on from
-    ``timestamp`` when given. The node is stopped on leaving (its state dumped), however the
-    block ends short of a kill."""
+    """A local anvil that outlives a killed process, recorded in ``folder`` (docs/arena.md,
+    "Live rounds"): reused while it answers, else started again from its state file (``note``
+    says so) or anew, from ``timestamp`` when given; stopped on leaving short of a kill."""
     folder.mkdir(parents=True, exist_ok=True)
     recorded = _recorded(folder)
     proc: subprocess.Popen[bytes] | None = None

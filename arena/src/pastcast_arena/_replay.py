@@ -1,9 +1,7 @@
-"""Replay mode: rounds built from a dataset's resolved markets, forecast by pastcast agents as of
-each commit deadline (``run_benchmark``, so every episode's tools are bound to that cutoff),
-then committed, revealed and scored through an arena (docs/arena.md, "Replays of resolved
-markets"). A round-level agent (``RoundAgent``, the ``arena-benchmark`` agent) forecasts a round
-in one conversation over episodes built as the runner builds a step's, written as ordinary step
-records to a run log of its own (``ROUND_LOG``; docs/arena.md, "The benchmark agent")."""
+"""Replay mode: a dataset's resolved markets as rounds forecast by pastcast agents as of each
+commit deadline (``run_benchmark``: every episode's tools are bound to that cutoff), played
+through an arena (docs/arena.md, "Replays of resolved markets"); a round-level agent forecasts
+a round in one conversation, logged to a run log of its own ("The benchmark agent")."""
 
 from __future__ import annotations
 
@@ -42,6 +40,7 @@ __all__ = [
     "ROUND_LOG",
     "ReplayResult",
     "arena_name",
+    "logged_forecasts",
     "play_round_agents",
     "prediction_bp",
     "read_results",

@@ -127,10 +127,9 @@ class ArenaSnapshot(Record):
                 import pyarrow as pa
                 import pyarrow.parquet as pq
 
-                columns = {f: [r[f] for r in rows] for f in fields}
-                pq.write_table(
-                    pa.table(columns) if rows else _empty(model), out / f"{table}.parquet"
-                )
+                empty = pa.array([], type=pa.string())  # a table without rows: text columns
+                columns = {f: pa.array([r[f] for r in rows]) if rows else empty for f in fields}
+                pq.write_table(pa.table(columns), out / f"{table}.parquet")
         return out
 
     def results(
@@ -196,12 +195,6 @@ class ArenaSnapshot(Record):
                 for c, p in zip(r.condition_ids, r.benchmarks, strict=True)
             ),
         )
-
-
-def _empty(model: type[Record]) -> Any:
-    import pyarrow as pa
-
-    return pa.table({f: pa.array([], type=pa.string()) for f in model.model_fields})
 
 
 def _read_table(path: Path, model: type[Record]) -> list[Record]:
