@@ -133,16 +133,11 @@ class ArenaSnapshot(Record):
         return out
 
     def results(
-        self,
-        catalogue: Mapping[int, Round] | None = None,
-        roles: Mapping[str, str] | None = None,
+        self, catalogue: Mapping[int, Round] | None = None, roles: Mapping[str, str] | None = None
     ) -> tuple[RoundResult, ...]:
-        """Finished (scored) rounds as ``RoundResult``s, agents named by their registered name.
-
-        ``catalogue`` gives the off-chain description of rounds (market ids, categories, where
-        each benchmark price came from); its condition ids must match the recorded ones. Without
-        it markets are named by condition id and benchmarks are marked as read from the record.
-        """
+        """Finished (scored) rounds as ``RoundResult``s, agents named by their registered name;
+        ``catalogue`` gives the rounds' off-chain description (its condition ids must match the
+        recorded ones), without which markets are named by condition id, prices ``recorded``."""
         names = {a.address: a.name for a in self.agents}
         outcomes = {o.round_id: o for o in self.outcomes}
         out = []
