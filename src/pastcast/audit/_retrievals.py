@@ -452,43 +452,6 @@ def progress_bar(
         yield lambda: bar.advance(task)
 
 
-def audit_retrievals(
-    log: StepColumns,
-    documents: Iterable[Document],
-    dataset: Dataset,
-    judge: Judge,
-    calibration: Sequence[CalibrationItem],
-    *,
-    calibration_name: str,
-    sample: int = 200,
-    seed: int = 0,
-    draws: int = 4000,
-    level: float = 0.95,
-    prompt: str = RETRIEVAL_PROMPT,
-    progress: bool = False,
-) -> RetrievalAudit:
-    """``audit_served`` of the documents ``log`` served (``served_documents``; ``documents``:
-    the corpus it searched). ``dataset`` gives each step's question (its events only: never its
-    resolutions)."""
-    served, docs, unknown = served_documents(log, documents)
-    return audit_served(
-        served,
-        docs,
-        dataset,
-        judge,
-        calibration,
-        run_log=str(log.path),
-        unknown_documents=len(unknown),
-        calibration_name=calibration_name,
-        sample=sample,
-        seed=seed,
-        draws=draws,
-        level=level,
-        prompt=prompt,
-        progress=progress,
-    )
-
-
 def audit_served(
     served: Sequence[ServedDocument],
     docs: Mapping[str, Document],
@@ -506,9 +469,11 @@ def audit_served(
     prompt: str = RETRIEVAL_PROMPT,
     progress: bool = False,
 ) -> RetrievalAudit:
-    """Judge a stratified sample of ``sample`` of the ``served`` documents and the
-    ``calibration`` documents of known status, and estimate the served-document leakage rate per
-    source and overall; ``prompt`` one of ``RETRIEVAL_PROMPTS``."""
+    """Judge a stratified sample of ``sample`` of the ``served`` documents (``docs``: them by id,
+    both from ``served_documents``) and the ``calibration`` documents of known status, and
+    estimate the served-document leakage rate per source and overall; ``prompt`` one of
+    ``RETRIEVAL_PROMPTS``. ``dataset`` gives each step's question (its events only: never its
+    resolutions)."""
     if prompt not in RETRIEVAL_PROMPTS:
         raise ValueError(
             f"prompt {prompt!r}: not a retrieval judge prompt; known: "
