@@ -41,9 +41,7 @@ RETRIEVAL_PROMPTS: dict[str, Decision] = {
     "audit_retrieval.v2": "verdict",
     "audit_retrieval.v3": "grounded",
 }
-"""The judge prompts and how each reply is decided: ``verdict``, the model's own
-``reveals_later``; ``grounded``, the model extracts the outcome the document reports and its
-latest date, each with a quote, and the code decides (``pastcast.audit._grounded``)."""
+"""The judge prompts and how each reply is decided (docs/audits.md, step 3)."""
 TEXT_CHARS = 1500
 """Characters of a document's text the judge is shown (a served snippet is shorter)."""
 EXCERPT_CHARS = 240
@@ -116,9 +114,7 @@ def served_documents(
 
 
 def _allocate(sizes: Mapping[tuple[str, Bucket], int], n: int) -> dict[tuple[str, Bucket], int]:
-    """Documents to draw per stratum: one each (the largest strata first when ``n`` is smaller
-    than their number), the rest in proportion to size by largest remainder, never more than
-    a stratum holds."""
+    """Documents to draw per stratum (docs/audits.md, step 2), never more than it holds."""
     keys = sorted(sizes, key=lambda k: (-sizes[k], k))
     alloc = {k: 0 for k in keys}
     for k in keys[:n]:
@@ -141,9 +137,7 @@ def _allocate(sizes: Mapping[tuple[str, Bucket], int], n: int) -> dict[tuple[str
 def stratified_sample(
     served: Sequence[ServedDocument], n: int, seed: int = 0
 ) -> tuple[ServedDocument, ...]:
-    """``n`` served documents (all of them when fewer), stratified by source and closeness to
-    the cutoff: the same for the same served set, ``n`` and ``seed``, whatever order the run
-    logged them in."""
+    """``n`` served documents (all of them when fewer), stratified (docs/audits.md, step 2)."""
     by_stratum: dict[tuple[str, Bucket], list[ServedDocument]] = defaultdict(list)
     for s in served:
         by_stratum[s.stratum].append(s)
@@ -249,10 +243,8 @@ def calibration_items(
     negatives: int = 20,
     seed: int = 0,
 ) -> tuple[CalibrationItem, ...]:
-    """Known positives (the ``planted`` hindsight rewrites: dated before their event resolved,
-    they state the outcome) and known negatives (``evidence`` articles, which report only what
-    was known on their date), each shown at the first step after its date: of a world built
-    with ``hindsight_fraction``, ``world.hindsight_ids`` and ``world.evidence``."""
+    """Known positives (the ``planted`` hindsight rewrites) and negatives (``evidence``
+    articles) of a world built with ``hindsight_fraction`` (docs/audits.md, step 4)."""
     by_id = {d.id: d for d in documents}
     rng = random.Random(f"retrieval-calibration:{seed}")
     pos: list[CalibrationItem] = []

@@ -289,17 +289,6 @@ def _quotes_a_document(piece: str, visible: list[str]) -> bool:
     return bool(core) and any(core in text for text in visible)
 
 
-def _check_texts(
-    out: _Collector,
-    steps: Iterable[StepRecord],
-    ds: Dataset | None,
-    docs: Mapping[str, Document] | None,
-) -> int:
-    """``_check_step_texts`` of each step; the texts checked."""
-    patterns: dict[str, list[re.Pattern[str]]] = {}
-    return sum(_check_step_texts(out, i, rec, ds, docs, patterns) for i, rec in enumerate(steps))
-
-
 def _check_step_texts(
     out: _Collector,
     i: int,
@@ -468,7 +457,10 @@ def audit_run(
         docs, earliest = _scan_corpus(documents, seen, wanted, shingle)
         del wanted  # the corpus scan keeps the runs it found
         _check_documents(out, log.stream(), docs, dataset, shingle, earliest)
-        texts = _check_texts(out, log.stream(), dataset, docs)
+        texts = sum(
+            _check_step_texts(out, i, rec, dataset, docs, patterns)
+            for i, rec in enumerate(log.stream())
+        )
     return RunAudit(
         run_log=str(log.path),
         steps=n_steps,
