@@ -46,12 +46,6 @@ def fit_logistic(x: Floats, y: Floats, l2: float = 1.0, iterations: int = 50) ->
     return w
 
 
-def predict_logistic(w: Floats, x: Floats) -> Floats:
-    """The fitted probability of the positive class."""
-    out: Floats = 1.0 / (1.0 + np.exp(-(w[0] + x @ w[1:])))
-    return out
-
-
 def event_folds(groups: Ints, folds: int = 5, seed: int = 0) -> Ints:
     """The fold of each row: groups (events) dealt into ``folds`` folds in a seeded random
     order, so every row of a group lands in the same fold."""

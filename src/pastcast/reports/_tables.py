@@ -9,6 +9,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from functools import partial
 from typing import TypeVar
 
 import numpy as np
@@ -62,47 +63,37 @@ def fmt_number(
     return f"{x:{'+' if signed else ''}.{digits}{'%' if percent else 'f'}}"
 
 
+Column = tuple[str, Callable[[G], str]]
+"""A table's column: its title and its cell of a group."""
+
+
 def _build(
     groups: Sequence[G],
     summary: Callable[[G], GroupSummary],
-    keys: tuple[Sequence[str], Mapping[str, str]],
+    by: Sequence[str],
+    titles: Mapping[str, str],
     title: str,
-    columns: Sequence[str],
-    cells: Callable[[G], Sequence[str]],
+    columns: Sequence[Column[G]],
     note: str = "",
 ) -> TextTable:
-    """A row per group, best first and references last (marked), after its key cells (``keys``:
-    the columns grouped by and the event titles shown beside event ids)."""
-    by, titles = keys
+    """A row per group, best first and references last (marked), after its key cells (the
+    columns ``by`` grouped by and, with ``titles``, the question beside an event id)."""
     rows = []
     for g in ranked(groups, summary):
         names = with_titles(summary(g).group, titles, by)
         if summary(g).role == "reference" and names:
             names[0] += " (reference)"
-        rows.append((*names, *cells(g)))
+        rows.append((*names, *(cell(g) for _, cell in columns)))
     n_agents = sum(summary(g).role != "reference" for g in groups)
     head = with_titles(by, titles)
-    return TextTable(title, (*head, *columns), tuple(rows), n_agents, len(head), note)
+    heads = (*head, *(c for c, _ in columns))
+    return TextTable(title, heads, tuple(rows), n_agents, len(head), note)
 
 
 def _card(
-    card: Scorecard,
-    title: str,
-    columns: Sequence[tuple[str, Callable[[GroupReport], str]]],
-    note: str = "",
+    card: Scorecard, title: str, columns: Sequence[Column[GroupReport]], note: str = ""
 ) -> TextTable:
-    """``_build`` of the scorecard's groups, a (column, cell) pair per column."""
-    heads = [c for c, _ in columns]
-    keys = (card.by, card.titles)
-    return _build(
-        card.groups,
-        lambda g: g.summary,
-        keys,
-        title,
-        heads,
-        lambda g: [f(g) for _, f in columns],
-        note,
-    )
+    return _build(card.groups, lambda g: g.summary, card.by, card.titles, title, columns, note)
 
 
 def _failure_rate(g: GroupReport) -> str:
@@ -166,14 +157,15 @@ def leaderboard(
     """``pastcast score``'s table: n, failures and the metrics it shows (``Metric.leaderboard``)
     per group, best first; with ``titles`` (event id -> question) and an "event" column among
     ``by``, a "question" column follows the event's."""
-    shown = metric_columns(lambda m: m.leaderboard)
-
-    def cells(s: GroupSummary) -> list[str]:
-        rate = fmt_number(s.failure_rate, 1, percent=True)
-        return [str(s.n_recorded), rate, *(fmt_cell(s, m, cell) for _, m, cell in shown)]
-
-    columns = ("n", "fail", *(c for c, _, _ in shown))
-    return _build(summaries, lambda s: s, (by, titles or {}), title, columns, cells)
+    columns: list[Column[GroupSummary]] = [
+        ("n", lambda s: str(s.n_recorded)),
+        ("fail", lambda s: fmt_number(s.failure_rate, 1, percent=True)),
+        *(
+            (c, partial(fmt_cell, m=m, cell=cell))
+            for c, m, cell in metric_columns(lambda m: m.leaderboard)
+        ),
+    ]
+    return _build(summaries, lambda s: s, by, titles or {}, title, columns)
 
 
 def _part(of: str, name: str, signed: bool = False) -> Callable[[GroupReport], str]:
