@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import random
 import re
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -488,9 +488,7 @@ def audit_served(
                 verdicts[s], _ = _judge_one(judge, event, s.cutoff, docs[s.doc_id], prompt)
             advance()
     acc = _accuracy(calibration_name, known, level)
-    sizes: dict[tuple[str, Bucket], int] = defaultdict(int)
-    for s in served:
-        sizes[s.stratum] += 1
+    sizes = Counter(s.stratum for s in served)
     strata: list[StratumRate] = []
     for key in sorted(sizes, key=lambda k: (k[0], BUCKETS.index(k[1]))):
         mine = [v for s, v in verdicts.items() if s.stratum == key]
