@@ -244,8 +244,9 @@ def audit_run_retrievals(
     from pastcast.audit import (
         RETRIEVAL_PROMPT,
         RETRIEVAL_PROMPTS,
-        audit_retrievals,
+        audit_served,
         calibration_items,
+        served_documents,
         write_retrieval_audit,
     )
     from pastcast.curate import Judge
@@ -304,12 +305,15 @@ def audit_run_retrievals(
     )
     with cached_model(judge, cache_dir) as cached:
         try:
-            audit = audit_retrievals(
-                log,
-                documents,
+            served, docs, unknown = served_documents(log, documents)
+            audit = audit_served(
+                served,
+                docs,
                 data,
                 Judge(cached, max_tokens=max_tokens),
                 items,
+                run_log=str(log.path),
+                unknown_documents=len(unknown),
                 calibration_name=calibration,
                 sample=sample,
                 seed=seed,
