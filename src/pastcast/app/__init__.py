@@ -40,6 +40,8 @@ if TYPE_CHECKING:
     from pastcast.app._corpus_append import (
         append_corpus,
         check_feed_index,
+        fetch_feeds,
+        follow_feeds,
         index_feed,
         index_feed_round,
     )
@@ -52,7 +54,6 @@ if TYPE_CHECKING:
     from pastcast.app._datasets import DATASET_SPEC_HELP, DatasetNote, open_dataset
     from pastcast.app._demo import Demo, run_demo
     from pastcast.app._exports import Exported, export_runs
-    from pastcast.app._feeds import fetch_feeds, follow_feeds
     from pastcast.app._finetune import Finetuned, FinetunePlan, finetune
     from pastcast.app._frames import runs_frame
     from pastcast.app._imports import (
@@ -86,6 +87,7 @@ if TYPE_CHECKING:
         dashboard,
         group_columns,
         report_runs,
+        report_sections,
         score_runs,
     )
     from pastcast.app._runs import (
@@ -97,7 +99,6 @@ if TYPE_CHECKING:
         with_preset,
         write_plan,
     )
-    from pastcast.app._sections import report_sections
     from pastcast.app._served import serve_episode
     from pastcast.app._stats import (
         Statistics,

@@ -87,10 +87,10 @@ def audit_dataset_texts(dataset: str | Path | Dataset) -> TextAudit:
 
 def _run_and_data(
     read: RunsRead, dataset: str | Path | None
-) -> tuple[RunsRead, World | None, Dataset | None]:
-    """The run log as read, the embedded world that ``dataset`` or else the log names (its
-    documents too), and the dataset the run used: ``dataset`` (checked against the log), else
-    that world's; None where neither names one."""
+) -> tuple[World | None, Dataset | None]:
+    """The embedded world that ``dataset`` or else the run log names (its documents too), and
+    the dataset the run used: ``dataset`` (checked against the log), else that world's; None
+    where neither names one."""
     from pastcast.world import is_world_spec, world_from_spec, world_named_by
 
     world = world_named_by(read.logs[0].header.dataset_id)
@@ -105,7 +105,7 @@ def _run_and_data(
         data = world.dataset
     if data is not None and dataset is not None:
         check_dataset(read.logs, data, dataset)
-    return read, world, data
+    return world, data
 
 
 @dataclass(frozen=True)
@@ -126,9 +126,8 @@ def audit_run_log(plan: RunAuditPlan) -> RunAuditRead:
 
     keep = EXAMPLES if plan.examples is None else plan.examples
     corpus = plan.corpus
-    read, world, data = _run_and_data(
-        read_runs([plan.run_log], columns=(), require_steps=False), plan.dataset
-    )
+    read = read_runs([plan.run_log], columns=(), require_steps=False)
+    world, data = _run_and_data(read, plan.dataset)
     log = read.logs[0]
     documents: Iterable[Document] | None = (
         corpus_documents(corpus) if corpus else (world.documents if world else None)
@@ -229,7 +228,6 @@ def audit_run_retrievals(
     negatives: int = 20,
     cache: str | Path | None = None,
     draws: int = 4000,
-    level: float = 0.95,
     max_tokens: int = 160,
     prompt: str | None = None,
     progress: bool = False,
@@ -280,9 +278,8 @@ def audit_run_retrievals(
                 raise NotADirectoryError(errno.ENOTDIR, "not a folder", str(cache_dir))
         except OSError as exc:
             raise FieldError("cache", f"{cache_dir}: {exc.strerror or exc}") from None
-    read, world, data = _run_and_data(
-        read_runs([run_log], columns=(), require_steps=False), dataset
-    )
+    read = read_runs([run_log], columns=(), require_steps=False)
+    world, data = _run_and_data(read, dataset)
     log = read.logs[0]
     if data is None:
         raise FieldError("dataset", "the log names no embedded world: give the dataset it ran on")
@@ -314,7 +311,6 @@ def audit_run_retrievals(
                 sample=sample,
                 seed=seed,
                 draws=draws,
-                level=level,
                 prompt=prompt,
                 progress=progress,
             )

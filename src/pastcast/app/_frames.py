@@ -83,19 +83,10 @@ def runs_frame(
     dataset: str | Path | Dataset | None = None,
     backend: Backend = "polars",
 ) -> pl.LazyFrame | pd.DataFrame:
-    """The step columns of ``run_logs`` (step files; ``pastcast.runlog.columns_schema``), one
-    row per step line of each log in file order, with ``log`` (the step file's path) and, for
-    every outcome label of its steps, the forecast's probability ``p_<label>`` and the market's
-    ``market_p_<label>`` (``p_yes``, ``market_p_yes``; lower case, other characters as ``_``;
-    null where a step has no such outcome or no market price; ``probs`` keeps the pairs): a lazy
-    polars frame (``backend="polars"``, scanning the companions' Parquet parts) or a pandas
-    frame (``"pandas"``). With ``dataset`` (a spec ``open_dataset`` reads, or a dataset) each
-    row is joined with its event's metadata (``title``, ``event_kind``, ``event_category``,
-    ``source``, ``open_time``, ``close_time``, ``resolved_at_dataset``), and every log must have
-    run on it. The full record of a row is ``read_step_columns(log).record(offset, length)``.
-
-    ``FieldError`` naming ``run_logs`` for an unreadable log, ``dataset`` for the wrong dataset,
-    ``backend`` without polars (the ``frames`` extra) or for an unknown backend."""
+    """The step columns of ``run_logs`` as a lazy polars frame (or pandas), one row per step line
+    with a ``p_<label>``/``market_p_<label>`` column per outcome and, with ``dataset``, its
+    event's metadata: the columns are in docs/runlog.md ("From Python"). The full record of a
+    row is ``read_step_columns(log).record(offset, length)``. ``FieldError`` naming the field."""
     if backend not in ("polars", "pandas"):
         raise FieldError("backend", f"{backend!r}: expected polars or pandas")
     pl = _polars()

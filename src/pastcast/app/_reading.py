@@ -198,13 +198,9 @@ def read_runs(
     require_steps: bool = True,
 ) -> RunsRead:
     """The run logs ``run_logs`` (step files) through their columnar companions, each forecast
-    once: a log given twice (the same path, or another name of the same file) is read once, a
-    copy of a log (the same run id and header) adds only steps the first lacks, a repeated step
-    line (the same agent, setting, event, step and rollout) counts once; each is said in
-    ``notes``, as is each companion rebuilt because it failed its check against the step file.
-    Only ``columns`` of each step are read (the key columns are added); the full records a
-    reader needs are streamed by offset (``Runs.records``). With ``dataset`` (a spec
-    ``open_dataset`` reads, or a dataset) every log must have run on it.
+    once (docs/reports.md, "Each forecast once"); each companion rebuilt because it failed its
+    check against the step file is said in ``notes`` too. Only ``columns`` of each step are read
+    (the key columns are added); full records are streamed by offset (``Runs.records``).
 
     ``FieldError`` naming ``run_logs`` for an unreadable log (or, with ``require_steps``, when no
     log holds a forecast step), ``dataset`` for a dataset that cannot be opened or is not the

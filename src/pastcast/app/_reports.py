@@ -13,10 +13,10 @@ import numpy as np
 from pastcast.app._compare import paired_comparisons
 from pastcast.app._fields import as_field
 from pastcast.app._reading import RunsRead, read_runs
-from pastcast.app._sections import plugin_sections
 from pastcast.dataset import Dataset
 from pastcast.errors import FieldError
 from pastcast.records import Forecast
+from pastcast.registry import Registry
 from pastcast.reports import (
     BOOTSTRAP_DRAWS,
     BOOTSTRAP_SEED,
@@ -35,7 +35,7 @@ if TYPE_CHECKING:
 
     from pastcast.models import KnowledgeGap
     from pastcast.reports.dashboard import RunIndex
-    from pastcast.reports.html import WrittenReport
+    from pastcast.reports.html import ReportSection, WrittenReport
 
 __all__ = [
     "MARKET_AGE_WARNING",
@@ -46,7 +46,9 @@ __all__ = [
     "Scored",
     "dashboard",
     "group_columns",
+    "plugin_sections",
     "report_runs",
+    "report_sections",
     "score_runs",
 ]
 
@@ -228,6 +230,31 @@ def score_runs(
         runs.base_table, paired, fallback=fallback, bootstrap=bootstrap, seed=seed
     )
     return Scored(card, replace(read, runs=runs), labels, note, pairs, gaps, market_note)
+
+
+# Sections an installed plugin adds to the report and the dashboard (the arena's rounds):
+# factories of the entry-point group ``pastcast.report_sections`` (docs/plugins.md).
+report_sections: Registry[tuple[ReportSection, ...]] = Registry("report_section")
+
+
+def plugin_sections(
+    run_logs: Sequence[str | Path], folders: Mapping[str, str | Path] | None = None
+) -> tuple[ReportSection, ...]:
+    """Every plugin's sections for ``run_logs``, each given its folder of ``folders`` (by the
+    plugin's name); a folder for a plugin that is not installed is an ``FieldError`` naming it."""
+    folders = dict(folders or {})
+    for name in folders:
+        if name not in report_sections:
+            known = ", ".join(report_sections.names()) or "none"
+            raise FieldError(
+                name, f"no report-section plugin {name!r} is installed (installed: {known})"
+            )
+    logs = tuple(Path(p) for p in run_logs)
+    out: list[ReportSection] = []
+    for entry in report_sections.entries():
+        folder = folders.get(entry.name)
+        out += entry.factory(logs, None if folder is None else Path(folder))
+    return tuple(out)
 
 
 @dataclass(frozen=True)

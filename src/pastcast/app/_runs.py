@@ -11,7 +11,7 @@ server started for the run however the run ends.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, TypeVar, overload
 
@@ -21,7 +21,7 @@ from pastcast.app._agents import check_agents, models_session, parse_agent_optio
 from pastcast.app._datasets import open_dataset
 from pastcast.app._fields import as_field
 from pastcast.app._replays import open_replay
-from pastcast.app._steps import steps_to_play
+from pastcast.corpus import CorpusBackend
 from pastcast.dataset import Dataset
 from pastcast.env import EnvConfig
 from pastcast.errors import FieldError, within
@@ -139,6 +139,38 @@ def _rescheduled(dataset: Dataset, schedule: str | None) -> Dataset:
         return reschedule(dataset, schedule)
 
 
+def steps_to_play(
+    dataset: Dataset,
+    backend: CorpusBackend | None,
+    *,
+    covered_only: bool = False,
+    coverage_days: int = 7,
+    notes: Callable[[str], None],
+) -> Dataset:
+    """``dataset`` with only the steps the corpus covers (a document in the ``coverage_days``
+    before the cutoff) when ``covered_only``; a ``warning: ...`` line to ``notes`` per split
+    with uncovered steps either way."""
+    if backend is None:
+        if covered_only:
+            raise FieldError("covered_only", "needs a corpus (coverage is measured against one)")
+        return dataset
+    from pastcast.markets import step_coverage
+
+    report = step_coverage(dataset, backend, window_days=coverage_days)
+    hint = "" if covered_only else " (covered_only leaves them out)"
+    for line in report.warnings():
+        notes(f"warning: {line}{hint}")
+    if not covered_only:
+        return dataset
+    kept = [s for s in dataset.steps if report.is_covered(s)]
+    if not kept:
+        raise FieldError(
+            "covered_only", "leaves nothing: no step of the dataset is covered by the corpus"
+        )
+    notes(f"covered_only: {len(kept)} of {len(dataset.steps)} steps kept")
+    return dataset.with_steps(kept)
+
+
 def run_plan(
     plan: ExperimentPlan,
     out: str | Path | None = None,
@@ -146,7 +178,6 @@ def run_plan(
     resume: bool = False,
     retry_failed: bool = False,
     progress: bool = True,
-    prompts: Mapping[str, str] | None = None,
     notes: Callable[[str], None] | None = None,
 ) -> RunResult:
     """Run ``plan``, writing its run log to ``out`` (default: the plan's ``out``; resumed when
@@ -186,7 +217,6 @@ def run_plan(
                 replay.backend,
                 config,
                 log,
-                prompts=None if prompts is None else dict(prompts),
                 progress=progress,
                 execution=plan.execution(),
                 executor=executor,

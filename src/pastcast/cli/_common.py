@@ -127,11 +127,9 @@ def option_of(field: str, options: Mapping[str, str] | None = None) -> str:
     return "--" + head.replace("_", "-")
 
 
-def fail_app(
-    exc: FieldError, options: Mapping[str, str] | None = None, code: int = EXIT_USAGE
-) -> NoReturn:
+def fail_app(exc: FieldError, options: Mapping[str, str] | None = None) -> NoReturn:
     """``exc`` as the CLI says it: one ``error:`` line naming the option that sets its field."""
-    fail(f"{option_of(exc.field, options)} {exc.reason}" if exc.field else exc.reason, code)
+    fail(f"{option_of(exc.field, options)} {exc.reason}" if exc.field else exc.reason)
 
 
 def field_help(kind: type[BaseModel], name: str) -> str:
@@ -321,15 +319,13 @@ DayConventionOpt = Annotated[
 ]
 
 
-def fail_field(
-    exc: FieldError, options: Mapping[str, str] | None = None, code: int = EXIT_USAGE
-) -> NoReturn:
+def fail_field(exc: FieldError, options: Mapping[str, str] | None = None) -> NoReturn:
     """``exc`` as ``--option: reason`` (an argument's name, or nothing when its reason names
     the file itself, as ``NAME reason``): the commands whose errors read that way."""
     option = option_of(exc.field, options) if exc.field else ""
     if not option:
-        fail(exc.reason, code)
-    fail(f"{option}: {exc.reason}" if option.startswith("--") else f"{option} {exc.reason}", code)
+        fail(exc.reason)
+    fail(f"{option}: {exc.reason}" if option.startswith("--") else f"{option} {exc.reason}")
 
 
 class field_errors:

@@ -13,11 +13,13 @@ from pastcast.cli._common import (
     JsonFlag,
     call_with_params,
     fail,
+    fail_app,
     note,
     print_json,
     table_console,
 )
 from pastcast.cli._score import (
+    OPTIONS,
     BinsOpt,
     BootstrapOpt,
     DatasetOpt,
@@ -27,7 +29,6 @@ from pastcast.cli._score import (
     ReportByOpt,
     RunLogsArg,
     SeedOpt,
-    fail_reading,
     print_notes,
 )
 from pastcast.errors import FieldError
@@ -85,7 +86,7 @@ def report(
     except FieldError as exc:
         if not exc.field:  # the reports extra is missing
             fail(f"pastcast report needs {exc.reason.removeprefix('reports need ')}")
-        fail_reading(exc)
+        fail_app(exc, OPTIONS)
     except FileExistsError as err:  # a folder pastcast did not make: nothing was written
         fail(f"--out {err}")
     except OSError as err:

@@ -1,15 +1,13 @@
 """`pastcast run` and `pastcast demo`: run agents over forecast steps and write a run log.
 
-The options build the experiment plan a ``--config`` file would declare, and both run through
-``pastcast.app.run_plan`` (the demo inside ``pastcast.app.run_demo``), which checks everything
-that can be checked without running (agent names, arguments and their types, models, settings,
-budgets, the sandbox for the python tool, the dataset and corpus), so a usage error exits 2
-before a progress bar starts or a run log is written.
-"""
+The options build the experiment plan a ``--config`` file would declare; both run through
+``pastcast.app.run_plan``, which checks all it can before any work, so a usage error exits 2
+before a progress bar starts or a run log is written."""
 
 from __future__ import annotations
 
 import signal
+from functools import partial
 from pathlib import Path
 from typing import Annotated, Any, NoReturn
 
@@ -125,41 +123,6 @@ def _fail_run(exc: FieldError) -> NoReturn:
     last = exc.field.split(".")[-1].split("[")[0]
     option = OPTION_NAMES.get(last) or option_of(last)
     fail(f"{option} {exc.reason}")
-
-
-def _execute(
-    plan: ExperimentPlan,
-    given: dict[str, Any],
-    *,
-    resume: bool = False,
-    retry_failed: bool = False,
-    where: Path | None = None,
-) -> RunResult:
-    """Run the plan, return the result.
-    Problems found before the work starts exit 2, named by the option that set the field (of
-    ``given``), else after ``where``: the plan's file; an exception during the run exits 1."""
-    try:
-        return run_plan(
-            plan,
-            resume=resume,
-            retry_failed=retry_failed,
-            notes=lambda line: typer.echo(line, err=True),
-        )
-    except FieldError as exc:
-        if not exc.field:  # a lower layer's, raised once the run is under way
-            fail(str(exc), EXIT_FAILED)
-        if where is not None and exc.field != "resume" and not _is_given(exc.field, given):
-            fail(f"{where}: {exc}")
-        _fail_run(exc)
-    except (ValueError, RuntimeError) as exc:  # bad data, a sandbox failing mid-run
-        fail(str(exc), EXIT_FAILED)
-    except KeyboardInterrupt as exc:  # the run and its model servers are stopped by now
-        signum = signal.SIGTERM if isinstance(exc, Terminated) else signal.SIGINT
-        fail(
-            f"stopped by {signum.name}: the run log keeps every finished step; run the same "
-            "command again to resume",
-            128 + signum,
-        )
 
 
 def _is_given(field: str, given: dict[str, Any]) -> bool:
@@ -370,7 +333,24 @@ def run(
         plan = plan_from_agents(agent or (), setting=setting, **deep_merge(base, given))
     except FieldError as exc:
         _fail_run(exc)
-    result = _execute(plan, given, resume=resume, retry_failed=retry_failed, where=config)
+    notes = partial(typer.echo, err=True)
+    try:
+        result = run_plan(plan, resume=resume, retry_failed=retry_failed, notes=notes)
+    except FieldError as exc:  # named by the option that set its field, else by the plan's file
+        if not exc.field:  # a lower layer's, raised once the run is under way
+            fail(str(exc), EXIT_FAILED)
+        if config is not None and exc.field != "resume" and not _is_given(exc.field, given):
+            fail(f"{config}: {exc}")
+        _fail_run(exc)
+    except (ValueError, RuntimeError) as exc:  # bad data, a sandbox failing mid-run
+        fail(str(exc), EXIT_FAILED)
+    except KeyboardInterrupt as exc:  # the run and its model servers are stopped by now
+        signum = signal.SIGTERM if isinstance(exc, Terminated) else signal.SIGINT
+        fail(
+            f"stopped by {signum.name}: the run log keeps every finished step; run the same "
+            "command again to resume",
+            128 + signum,
+        )
     _report(result, as_json)
 
 
@@ -384,7 +364,7 @@ def demo(
     from pastcast.reports import leaderboard, to_rich
 
     try:
-        made = run_demo(out, seed=seed, notes=lambda line: typer.echo(line, err=True))
+        made = run_demo(out, seed=seed, notes=partial(typer.echo, err=True))
     except FieldError as exc:
         _fail_run(exc)
     except FileExistsError as exc:  # a report folder pastcast did not make: nothing written

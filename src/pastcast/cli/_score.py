@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, NoReturn
+from typing import Annotated
 
 import typer
 
@@ -43,11 +43,6 @@ OPTIONS = {
 }
 """The options of the reading commands' fields whose names are not theirs (a run log's error
 names its own file)."""
-
-
-def fail_reading(exc: FieldError) -> NoReturn:
-    """``exc`` as the reading commands say it (exit 2)."""
-    fail_app(exc, OPTIONS)
 
 
 def print_notes(read: RunsRead | Dashboard, market_note: str | None = None) -> None:
@@ -169,7 +164,7 @@ def score(
     try:
         scored = call_with_params(ctx, score_runs, paired=tuple(paired or ()))
     except FieldError as exc:
-        fail_reading(exc)
+        fail_app(exc, OPTIONS)
     print_notes(scored.read, scored.market_note)
     if scored.cutoff_note is not None:
         typer.echo(f"--after-knowledge-cutoff: {scored.cutoff_note}", err=True)

@@ -9,8 +9,8 @@ from typing import Annotated
 import typer
 
 from pastcast.app import REPORTS_EXTRA_HINT, dashboard
-from pastcast.cli._common import fail, note
-from pastcast.cli._score import DatasetOpt, fail_reading, print_notes
+from pastcast.cli._common import fail, fail_app, note
+from pastcast.cli._score import OPTIONS, DatasetOpt, print_notes
 from pastcast.errors import FieldError
 from pastcast.serving import listen, serve_app
 
@@ -57,7 +57,7 @@ def view(
         sock.close()
         if not exc.field:  # the reports extra is missing
             fail(f"pastcast view needs {exc.reason.removeprefix('the dashboard needs ')}")
-        fail_reading(exc)
+        fail_app(exc, OPTIONS)
     print_notes(board)
     note(
         f"indexed {len(board.index)} forecast steps from {len(board.read.logs)} run log(s) in "
