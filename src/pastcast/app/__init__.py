@@ -30,7 +30,6 @@ if TYPE_CHECKING:
         audit_run_log,
         audit_run_retrievals,
     )
-    from pastcast.app._by_agent import AgentRun, runs_by_agent
     from pastcast.app._compare import Compared, compare_runs
     from pastcast.app._corpus import (
         CorpusBuild,
@@ -51,9 +50,8 @@ if TYPE_CHECKING:
         dataset_question,
         describe_dataset,
     )
-    from pastcast.app._datasets import DATASET_SPEC_HELP, DatasetNote, open_dataset
     from pastcast.app._demo import Demo, run_demo
-    from pastcast.app._exports import Exported, export_runs
+    from pastcast.app._exports import AgentRun, Exported, export_runs, runs_by_agent
     from pastcast.app._finetune import Finetuned, FinetunePlan, finetune
     from pastcast.app._frames import runs_frame
     from pastcast.app._imports import (
@@ -63,7 +61,7 @@ if TYPE_CHECKING:
         import_polymarket,
     )
     from pastcast.app._models import ProbedCutoff, probe_model_cutoff
-    from pastcast.app._open_corpus import open_corpus
+    from pastcast.app._open import DATASET_SPEC_HELP, DatasetNote, open_corpus, open_dataset
     from pastcast.app._plans import (
         CURATION_LEGS,
         ConstructionAuditPlan,

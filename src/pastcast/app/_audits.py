@@ -11,9 +11,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from pastcast.app._corpus import corpus_documents
-from pastcast.app._datasets import open_dataset
 from pastcast.app._fields import as_field
 from pastcast.app._models import cached_model
+from pastcast.app._open import open_dataset
 from pastcast.app._plans import ConstructionAuditPlan, RunAuditPlan
 from pastcast.app._reading import RunsRead, check_dataset, read_runs
 from pastcast.dataset import Dataset

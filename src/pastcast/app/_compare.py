@@ -137,7 +137,7 @@ def compare_runs(
             f"{log_b.header.dataset_id!r}: a paired comparison needs the same dataset",
         )
     if dataset is not None:
-        from pastcast.app._datasets import open_dataset  # only when a dataset is named
+        from pastcast.app._open import open_dataset  # only when a dataset is named
 
         check_dataset([log_b, log_t], open_dataset(dataset), dataset)
     same_run = log_b.header == log_t.header

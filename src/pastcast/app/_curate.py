@@ -8,10 +8,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from pastcast.app._datasets import open_dataset
 from pastcast.app._fields import as_field
 from pastcast.app._models import cached_model
-from pastcast.app._open_corpus import open_corpus
+from pastcast.app._open import open_corpus, open_dataset
 from pastcast.app._plans import CURATION_LEGS, CurationPlan
 from pastcast.corpus import OpenedCorpus
 from pastcast.errors import FieldError

@@ -7,8 +7,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from pastcast.app._datasets import open_dataset
-from pastcast.app._open_corpus import open_corpus
+from pastcast.app._open import open_corpus, open_dataset
 from pastcast.cutoff import DayConvention
 from pastcast.dataset import Dataset
 from pastcast.errors import FieldError, within

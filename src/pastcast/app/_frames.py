@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
-from pastcast.app._datasets import open_dataset
+from pastcast.app._open import open_dataset
 from pastcast.dataset import Dataset
 from pastcast.errors import FieldError, within
 from pastcast.runlog import read_step_columns

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from pastcast.app._fields import as_field
-from pastcast.app._open_corpus import open_corpus
+from pastcast.app._open import open_corpus
 from pastcast.app._plans import ForecastBenchImport, MarketImport, PolymarketImport
 from pastcast.dataset import Dataset
 from pastcast.errors import FieldError, within

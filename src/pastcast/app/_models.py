@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from pastcast.app._corpus import corpus_documents
 from pastcast.app._fields import as_field
-from pastcast.app._open_corpus import open_corpus
+from pastcast.app._open import open_corpus
 from pastcast.errors import FieldError
 from pastcast.owned import cache_root
 from pastcast.safejson import canonical_json

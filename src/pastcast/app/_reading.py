@@ -215,7 +215,7 @@ def read_runs(
         raise FieldError("run_logs", "no forecast steps in " + ", ".join(str(p) for p in paths))
     data = None
     if dataset is not None:  # the dataset readers load only when a dataset is named
-        from pastcast.app._datasets import open_dataset
+        from pastcast.app._open import open_dataset
 
         data = open_dataset(dataset)
         check_dataset(logs, data, dataset)

@@ -13,9 +13,8 @@ from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING
 
-from pastcast.app._datasets import open_dataset
 from pastcast.app._fields import as_field
-from pastcast.app._open_corpus import check_search_options, open_corpus
+from pastcast.app._open import check_search_options, open_corpus, open_dataset
 from pastcast.corpus import OpenedCorpus, content_digest, redact_url
 from pastcast.cutoff import DayConvention
 from pastcast.dataset import Dataset

@@ -18,8 +18,8 @@ from typing import Any, TypeVar, overload
 from pydantic import ValidationError
 
 from pastcast.app._agents import check_agents, models_session, parse_agent_options
-from pastcast.app._datasets import open_dataset
 from pastcast.app._fields import as_field
+from pastcast.app._open import open_dataset
 from pastcast.app._replays import open_replay
 from pastcast.corpus import CorpusBackend
 from pastcast.dataset import Dataset

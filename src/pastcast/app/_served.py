@@ -18,8 +18,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
 
-from pastcast.app._datasets import open_dataset
 from pastcast.app._fields import as_field
+from pastcast.app._open import open_dataset
 from pastcast.app._replays import open_replay
 from pastcast.app._runs import check_sandbox
 from pastcast.env import EnvConfig, Episode, ForecastEnv
