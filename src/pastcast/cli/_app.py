@@ -84,7 +84,7 @@ COMMANDS: dict[str, str] = {
     "train": "Fine-tune a model on run logs' trajectories.",
     "toolserver": "Serve a forecast step's tools to an agent of any framework (MCP or HTTP/JSON).",
 }
-_HOME = {"demo": "run"}
+_HOME = {"demo": "run", "plan": "run", "compare": "score", "report": "score", "view": "score"}
 
 
 PLUGIN_GROUP = "pastcast.commands"

@@ -37,6 +37,7 @@ __all__ = [
     "EXIT_FAILED",
     "EXIT_USAGE",
     "ConfigOpt",
+    "CoverageDaysOpt",
     "DayConventionOpt",
     "JsonFlag",
     "call_with_params",
@@ -315,6 +316,16 @@ DayConventionOpt = Annotated[
         help="A Forecast-Dojo release given as --dataset: how its forecast dates become cutoffs, "
         "start_of_day (00:00 UTC, nothing dated that day visible; the default) or inclusive "
         "(the paper's: the whole day visible).",
+    ),
+]
+
+CoverageDaysOpt = Annotated[
+    int,
+    typer.Option(
+        "--coverage-days",
+        min=1,
+        help="Corpus coverage: a step is covered when the corpus has a document dated in this "
+        "many days before its cutoff.",
     ),
 ]
 

@@ -1,4 +1,5 @@
-"""`pastcast run` and `pastcast demo`: run agents over forecast steps and write a run log.
+"""`pastcast run` and `pastcast demo`: run agents over forecast steps and write a run log;
+`pastcast plan`: what a plan will run and cost, before running it.
 
 The options build the experiment plan a ``--config`` file would declare; both run through
 ``pastcast.app.run_plan``, which checks all it can before any work, so a usage error exits 2
@@ -9,13 +10,14 @@ from __future__ import annotations
 import signal
 from functools import partial
 from pathlib import Path
-from typing import Annotated, Any, NoReturn
+from typing import TYPE_CHECKING, Annotated, Any, NoReturn
 
 import typer
 
 from pastcast.app import (
     AGENT_GRAMMAR,
     Terminated,
+    plan_estimate,
     plan_from_agents,
     read_plan,
     run_demo,
@@ -24,6 +26,7 @@ from pastcast.app import (
 from pastcast.cli._common import (
     EXIT_FAILED,
     ConfigOpt,
+    CoverageDaysOpt,
     DayConventionOpt,
     JsonFlag,
     fail,
@@ -35,7 +38,6 @@ from pastcast.cli._common import (
     table_console,
 )
 from pastcast.cli._corpus import Retrieval
-from pastcast.cli._data_view import CoverageDaysOpt
 from pastcast.cutoff import DayConvention
 from pastcast.env import EnvConfig
 from pastcast.errors import FieldError
@@ -44,11 +46,15 @@ from pastcast.runner import (
     MAX_ROLLOUTS,
     MAX_WORKERS,
     ExperimentPlan,
+    PlanEstimate,
     RunConfig,
     RunResult,
     deep_merge,
 )
 from pastcast.scoring import Fallback
+
+if TYPE_CHECKING:
+    from rich.table import Table
 
 __all__ = [
     "OPTION_NAMES",
@@ -56,6 +62,7 @@ __all__ = [
     "MaxToolCallsOpt",
     "PythonToolOpt",
     "demo",
+    "plan",
     "run",
 ]
 
@@ -388,3 +395,70 @@ def demo(
         board = [g.summary.as_dict() for g in card.ranked()]
         print_json({**_summary(result), "report": report and str(report), "leaderboard": board})
     _exit_if_all_unusable(result)
+
+
+def _money(value: float | None) -> str:
+    return "unpriced" if value is None else f"${value:,.2f}"
+
+
+def _table(est: PlanEstimate) -> Table:
+    from rich.table import Table
+
+    table = Table(title=f"{est.episodes:,} episodes of {est.agents} agents on {est.dataset_id}")
+    for col in ("agent", "setting", "model", "episodes", "calls", "calls max", "tokens in",
+                "tokens out", "cost", "cost max"):  # fmt: skip
+        table.add_column(col, justify="left" if col in ("agent", "setting", "model") else "right")
+    for r in est.rows:
+        table.add_row(
+            r.agent,
+            r.setting,
+            r.model or "-",
+            f"{r.episodes:,}",
+            f"{r.model_calls:,}",
+            f"{r.model_calls_max:,}",
+            f"{r.input_tokens:,}",
+            f"{r.output_tokens:,}",
+            _money(r.cost_usd),
+            _money(r.cost_max_usd),
+        )
+    return table
+
+
+def plan(
+    file: Annotated[Path, typer.Argument(help="Experiment plan (TOML, or YAML for .yaml/.yml).")],
+    as_json: JsonFlag = False,
+) -> None:
+    """Show what a plan runs before running it: the work, the model calls, an estimated token
+    count and cost from the price table, and events a model may remember (resolved before its
+    knowledge cutoff). Run it with `pastcast run --config FILE`."""
+    try:
+        checked = read_plan(file)
+    except FieldError as exc:
+        fail(exc.reason)
+    try:
+        est = plan_estimate(checked)
+    except FieldError as exc:  # a dataset that cannot be read, a price file
+        fail(f"{file}: {exc}")
+    if as_json:
+        print_json(est.model_dump(mode="json"))
+        return
+    from rich.console import Console
+
+    console = Console()
+    if not console.is_terminal:
+        console = Console(width=160)  # keep the table readable in logs and pipes
+    console.print(_table(est))
+    typer.echo(
+        f"{est.events} events, {est.steps} forecast steps, {est.agents} agents x "
+        f"{est.rollouts} rollouts = {est.episodes:,} episodes"
+    )
+    typer.echo(
+        f"model calls: ~{est.model_calls:,} (at most {est.model_calls_max:,}); tokens: "
+        f"~{est.input_tokens:,} in, ~{est.output_tokens:,} out"
+    )
+    typer.echo(
+        f"estimated cost: ${est.cost_usd:,.2f} (at most ${est.cost_max_usd:,.2f})"
+        + (f"; unpriced: {', '.join(est.unpriced)}" if est.unpriced else "")
+    )
+    for warning in est.warnings:
+        typer.echo(f"warning: {warning}")
