@@ -243,13 +243,10 @@ def audit_run_retrievals(
     prompt: str | None = None,
     progress: bool = False,
 ) -> RetrievalAuditRead:
-    """The served-document leakage of ``run_log``: a stratified sample of ``sample`` documents
-    it served judged by ``judge`` (a model spec), the judge measured on ``positives`` planted
-    and ``negatives`` clean documents of the world ``calibration``, the rate corrected for its
-    errors. ``prompt``: the judge's prompt, one of ``pastcast.audit.RETRIEVAL_PROMPTS`` (default
-    ``RETRIEVAL_PROMPT``). ``dataset`` and ``corpus`` as for ``audit_run_log``. Judgements are
-    cached in ``cache`` (default: ``RUN.retrieval-judge-cache`` beside the log), so a rerun
-    makes no new calls; the result is written beside the log (``RUN.retrieval-audit.json``)."""
+    """The served-document leakage of ``run_log`` as `pastcast audit retrievals` measures it
+    (docs/audits.md; the options are its parameters): judged by ``judge`` (a model spec), the
+    rate corrected for the judge's errors measured on the world ``calibration``, written beside
+    the log; judgements cached in ``cache``, so a rerun makes no new calls."""
     from pastcast.audit import (
         RETRIEVAL_PROMPT,
         RETRIEVAL_PROMPTS,

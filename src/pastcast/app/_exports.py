@@ -76,13 +76,9 @@ def export_runs(
     metric: RewardMetric = "neg_brier",
     format_penalty: float = 1.0,
 ) -> Exported:
-    """Write ``target`` of ``run_logs`` (each forecast once, see ``read_runs``) to ``out`` with
-    its manifest beside it: ``sft`` (chat records of usable forecasts: ``shape``, ``keep``,
-    ``score``, ``min_score``), ``rewards`` (per-step rewards: ``metric``, ``format_penalty``,
-    ``fallback``) or ``table`` (a Parquet row per forecast of every split: ``fallback``). Chat
-    and reward exports read ``splits`` only (None: ``train``; an evaluation split needs
-    ``force_eval``); ``datasets`` behind the runs put their content hash in the manifest and
-    check the recorded splits. ``out`` may replace only a file an earlier export wrote."""
+    """Write ``target`` (``sft``, ``rewards`` or ``table``) of ``run_logs`` to ``out`` with its
+    manifest beside it, as `pastcast export` does (docs/training.md; the options are its
+    parameters). ``out`` may replace only a file an earlier export wrote."""
     from pastcast.train import SplitPolicy, export_rewards, export_sft, export_table
 
     policy = None

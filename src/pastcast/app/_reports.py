@@ -204,13 +204,10 @@ def score_runs(
     max_market_age: float | None = None,
     market_age_warning: float = MARKET_AGE_WARNING,
 ) -> Scored:
-    """The scorecard of ``run_logs`` (each forecast once, see ``read_runs``) grouped ``by``:
-    with ``normalize_labels`` every forecast is read again from its raw text with normalized
-    labels; with ``after_knowledge_cutoff`` only events resolved after every model's
-    knowledge cutoff count; with ``max_market_age`` only the steps whose market belief was at
-    most that many days old at the cutoff. ``paired``: ``BASE:OTHER`` pairs compared on the
-    steps both recorded (``paired_comparisons``). Every option reads the step columns; only the
-    forecasts ``normalize_labels`` may read otherwise are streamed in full, one at a time."""
+    """The scorecard of ``run_logs`` grouped ``by``, as `pastcast score` computes it
+    (docs/reports.md; the options are its parameters). Every option reads the step columns;
+    only the forecasts ``normalize_labels`` may read otherwise are streamed in full, one at a
+    time."""
     groups = group_columns(by)
     _needs_dataset(groups, dataset)
     labels: Labels = "normalized" if normalize_labels else "exact"
@@ -301,13 +298,9 @@ def report_runs(
     max_market_age: float | None = None,
     market_age_warning: float = MARKET_AGE_WARNING,
 ) -> Report:
-    """Write the HTML report of ``run_logs`` under ``out`` (report.html, its tables as Markdown
-    and LaTeX, the scorecard as JSON, every figure the runs support, or only ``figures``);
-    ``events``: those of the market-against-forecasts figure; ``lookback``: the lookback
-    schedule's fractions, drawn as a sweep. The report-section plugins add theirs (see
-    ``report_sections``), each reading its folder of ``sections`` (``{"arena": DIR}``: an arena
-    replay's folder) besides what it finds beside the run logs. ``max_market_age`` and
-    ``market_age_warning`` as for ``score_runs``."""
+    """Write the HTML report of ``run_logs`` under ``out``, as `pastcast report` does
+    (docs/reports.md; the options are its parameters). The report-section plugins add theirs
+    (``report_sections``), each reading its folder of ``sections`` (``{"arena": DIR}``)."""
     from pastcast.app._audits import run_leakage_cards  # the audits: for the report, not score
 
     groups = group_columns(by)

@@ -406,15 +406,11 @@ def serve_episode(
     stdio: tuple[IO[bytes], IO[bytes]] | None = None,
     notes: Callable[[str], None] | None = None,
 ) -> ServedEpisode:
-    """Serve step ``step`` of ``event`` (of ``dataset`` with ``corpus``, see ``open_replay``)
-    until the agent sends its forecast or leaves (the input ends; over HTTP, a
-    ``KeyboardInterrupt``): on ``stdio`` (this process's stdin and stdout by default) or with
-    ``http`` on the loopback at ``port`` (0: any free one; where, and the token, go to
-    ``notes``: the ``pastcast`` logger by default). ``env``: the episode's tools and budgets;
-    ``model``: the one model the agent may call through the server. With ``record``, the
-    forecast and the episode's record are written there (a new file: checked before serving,
-    ``FieldError`` naming ``record``; ``OSError`` when it cannot be written after). Every
-    problem found before serving is an ``FieldError`` naming its field."""
+    """Serve step ``step`` of ``event`` until the agent sends its forecast or leaves, as
+    `pastcast toolserver serve` does (docs/isolation.md; the options are its parameters), on
+    ``stdio`` (default: this process's) or over ``http``; where, and the token, go to ``notes``.
+    ``record``, a new file, is checked before serving; ``OSError`` if it cannot be written
+    after. Every problem found before serving is a ``FieldError`` naming its field."""
     from pastcast.toolserver import EpisodeServer, HttpToolServer, serve_stdio
 
     config = env or EnvConfig()

@@ -35,8 +35,8 @@ DEBUG_ENV = "PASTCAST_DEBUG"
 
 COMMANDS: dict[str, str] = {
     # name: the root help's line (a group's whole help, a command function's the first
-    # paragraph of its docstring). The command is ``app`` of pastcast.cli._NAME (a group), or
-    # its function NAME (of the module ``_HOME`` names, if another).
+    # paragraph of its docstring). The command is ``NAME_app`` or ``app`` of pastcast.cli._NAME
+    # (a group), or its function NAME (of the module ``_HOME`` names, if another).
     "demo": (
         "Build the embedded world and its index, run the baselines and the heuristic research "
         "agent, print the leaderboard and write a run log and a report."
@@ -84,7 +84,13 @@ COMMANDS: dict[str, str] = {
     "train": "Fine-tune a model on run logs' trajectories.",
     "toolserver": "Serve a forecast step's tools to an agent of any framework (MCP or HTTP/JSON).",
 }
-_HOME = {"demo": "run", "plan": "run", "compare": "score", "report": "score", "view": "score"}
+_HOME = {
+    **dict.fromkeys(("demo", "plan", "toolserver"), "run"),
+    **dict.fromkeys(("compare", "report", "view"), "score"),
+    **dict.fromkeys(("import", "train"), "export"),
+    "presets": "agents",
+    "models": "audit",
+}
 
 
 PLUGIN_GROUP = "pastcast.commands"
@@ -116,7 +122,8 @@ def load_command(name: str) -> Any:
     """The click command ``name`` of ``COMMANDS`` or of a plugin, its module imported now."""
     if name in COMMANDS:
         module = importlib.import_module(f"pastcast.cli._{_HOME.get(name, name)}")
-        target = getattr(module, "app", None) or getattr(module, name)
+        target = getattr(module, f"{name}_app", None) or getattr(module, "app", None)
+        target = target or getattr(module, name)
     else:
         entry = plugin_commands()[name]
         try:
