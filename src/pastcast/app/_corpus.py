@@ -190,8 +190,11 @@ def _store(
                     out, "dense", field=field, embedder=embedder, progress=progress, **dense
                 ).close()
             except BaseException:
-                if plan.vectors:
-                    _remove_index(out)
+                # An import of vectors refused (or interrupted) leaves nothing, so the corrected
+                # command is not refused for the index in its way. (A failed embedding job is
+                # kept instead: the next open resumes it.)
+                if plan.vectors and made_kind(out) == "index":
+                    shutil.rmtree(out, ignore_errors=True)
                 raise
         return len(index), str(out), index.build_report
     except ImportError as exc:
@@ -209,14 +212,6 @@ def _store(
             raise
         # a database error, without the password
         raise FieldError("url", f"{redact_url(url)}: {one_line(exc)}") from None
-
-
-def _remove_index(out: Path) -> None:
-    """Remove the index this build made: an import of vectors refused (or interrupted) leaves
-    nothing, so the corrected command is not refused for the index in its way. (A failed
-    embedding job is kept instead: the next open resumes it.)"""
-    if made_kind(out) == "index":
-        shutil.rmtree(out, ignore_errors=True)
 
 
 def _dask_runner(scheduler: str | None, backend: StoreBackend) -> MonthRunner | None:

@@ -33,8 +33,8 @@ DATASET_SPEC_HELP = (
 
 class DatasetNote(UserWarning):
     """What reading a dataset dropped or assumed (a release's forecast dates before the question
-    opened, ...), one warning per reason with its count, when the caller passes no ``notes``
-    to count them itself. The CLI prints them as ``note:`` lines."""
+    opened, ...), one warning per reason with its count. The CLI prints them as ``note:``
+    lines."""
 
 
 def open_dataset(
@@ -42,13 +42,12 @@ def open_dataset(
     *,
     convention: DayConvention = DayConvention.START_OF_DAY,
     field: str = "dataset",
-    notes: Counter[str] | None = None,
 ) -> Dataset:
     """The dataset ``spec`` names: ``world[:SEED][,FIELD=VALUE...]``, a dataset directory, or
     a Forecast-Dojo release (its forecast dates read as cutoffs under ``convention``, which only
     a release takes). ``FieldError`` naming ``field`` when it is none of these or cannot be
-    read. What reading a release drops is counted in ``notes``, or warned of (``DatasetNote``)
-    when none is given. A dataset given is returned as it is."""
+    read. What reading a release drops is warned of (``DatasetNote``). A dataset given is
+    returned as it is."""
     if isinstance(spec, Dataset):
         return spec
     text = str(spec)
@@ -70,14 +69,13 @@ def open_dataset(
             f"{convention.value}: {text} is a dataset directory whose cutoffs are fixed (choose "
             "the convention when importing it)",
         )
-    counted: Counter[str] = Counter() if notes is None else notes
+    counted: Counter[str] = Counter()
     try:
         dataset = load_benchmark(path, convention=convention, notes=counted)
     except (OSError, ValueError) as exc:
         raise FieldError(field, f"{text}: {exc}") from None
-    if notes is None:
-        for reason, count in counted.items():
-            warnings.warn(f"{text}: {reason}: {count}", DatasetNote, stacklevel=2)
+    for reason, count in counted.items():
+        warnings.warn(f"{text}: {reason}: {count}", DatasetNote, stacklevel=2)
     return dataset
 
 

@@ -143,25 +143,6 @@ def _normalized(runs: Runs) -> Runs:
     return replace(runs, logs=tuple(logs))
 
 
-def _after_knowledge_cutoff(runs: Runs) -> tuple[Runs, str | None]:
-    """Only the steps of events no model of the logs may remember."""
-    from pastcast.models import after_knowledge_cutoff
-
-    with as_field("after_knowledge_cutoff"):
-        kept = after_knowledge_cutoff(runs.logs)
-    note = None
-    if kept.knowledge_cutoff is not None:
-        note = (
-            f"left out {kept.dropped_events} events ({kept.dropped_steps} steps) resolved by "
-            f"{kept.knowledge_cutoff.isoformat()} (knowledge cutoff of {kept.model})"
-        )
-    if not kept.keep.any():
-        raise FieldError(
-            "after_knowledge_cutoff", "no event resolved after the models' knowledge cutoffs"
-        )
-    return runs.where(kept.keep), note
-
-
 def _market_age(runs: Runs, max_age: float | None, warning: float) -> tuple[Runs, str | None]:
     """Only the steps whose market belief was at most ``max_age`` days old at the cutoff (none:
     every step), and a note when the median age of those kept is over ``warning`` days."""
@@ -215,11 +196,23 @@ def score_runs(
     runs = _normalized(read.runs) if normalize_labels else read.runs
     note = None
     gaps: tuple[KnowledgeGap, ...] = ()
-    if after_knowledge_cutoff:
+    if after_knowledge_cutoff:  # only the steps of events no model of the logs may remember
+        from pastcast.models import after_knowledge_cutoff as kept_steps
         from pastcast.models import knowledge_gaps
 
         gaps = knowledge_gaps(runs.logs, runs.base_table, draws=bootstrap, seed=seed)
-        runs, note = _after_knowledge_cutoff(runs)
+        with as_field("after_knowledge_cutoff"):
+            kept = kept_steps(runs.logs)
+        if kept.knowledge_cutoff is not None:
+            note = (
+                f"left out {kept.dropped_events} events ({kept.dropped_steps} steps) resolved by "
+                f"{kept.knowledge_cutoff.isoformat()} (knowledge cutoff of {kept.model})"
+            )
+        if not kept.keep.any():
+            raise FieldError(
+                "after_knowledge_cutoff", "no event resolved after the models' knowledge cutoffs"
+            )
+        runs = runs.where(kept.keep)
     runs, market_note = _market_age(runs, max_market_age, market_age_warning)
     with as_field("by"):
         card = scorecard(runs, groups, fallback, bootstrap=bootstrap, seed=seed, bins=bins)

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from functools import partial
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
@@ -29,19 +29,28 @@ from pastcast.cli._common import (
     ConfigOpt,
     JsonFlag,
     call_with_params,
-    draws_option,
     fail_app,
     fail_field,
     field_errors,
     field_option,
     options_record,
     print_json,
-    seed_option,
 )
 from pastcast.cli._score import print_notes
 from pastcast.errors import FieldError
 
 app = typer.Typer(no_args_is_help=True)  # its help: COMMANDS (_app)
+
+
+def seed_option(help: str) -> Any:
+    """``--seed``, any seed numpy's generators take, as ``Annotated[int, seed_option(...)]``."""
+    return typer.Option("--seed", min=0, max=2**63 - 1, help=help)
+
+
+def draws_option(help: str) -> Any:
+    """``--draws`` of a bootstrap or permutation test: bounded, since each draw costs a pass
+    over the data and an absurd count would never finish."""
+    return typer.Option("--draws", min=100, max=100_000, help=help)
 
 
 RunLogArg = Annotated[Path, typer.Argument(help="The run log's step file (run.jsonl).")]
@@ -147,14 +156,13 @@ def dataset(
              "findings": findings}
         )  # fmt: skip
     else:
-        rate = "-" if audit.sibling_rate is None else f"{audit.sibling_rate:.2%}"
         typer.echo(
             f"{audit.dataset_id}: {audit.steps} steps; {audit.events_with_dated_edits} events "
             f"with dated notes in their text; {audit.later_text_steps} steps shown a text taken "
             f"after their cutoff, {audit.shortened_steps} of them shortened before its first "
             f"note not dated before the cutoff; {len(audit.dropped_steps)} steps "
             f"whose question cannot be shown as of their cutoff; sibling answers: "
-            f"{audit.sibling_steps} steps ({rate}), "
+            f"{audit.sibling_steps} steps ({_cell(audit.sibling_rate, '.2%')}), "
             f"{len(audit.sibling_answers)} pairs"
         )
         _print_findings(findings)
@@ -216,10 +224,6 @@ _DECIDED = {
     "verdict": "the judge's verdict",
     "grounded": "the code from the judge's quotes",
 }
-
-
-def _pct(value: float | None) -> str:
-    return "-" if value is None else f"{value:.1%}"
 
 
 @app.command("retrievals")
@@ -316,9 +320,9 @@ def retrievals(
     se_lo, se_hi = acc.sensitivity_exact
     sp_lo, sp_hi = acc.specificity_exact
     typer.echo(
-        f"judge on {acc.calibration}: sensitivity {_pct(acc.sensitivity)} "
+        f"judge on {acc.calibration}: sensitivity {_cell(acc.sensitivity, '.1%')} "
         f"[{se_lo:.1%}, {se_hi:.1%}] ({acc.true_positives}/{acc.positives}), specificity "
-        f"{_pct(acc.specificity)} [{sp_lo:.1%}, {sp_hi:.1%}] "
+        f"{_cell(acc.specificity, '.1%')} [{sp_lo:.1%}, {sp_hi:.1%}] "
         f"({acc.true_negatives}/{acc.negatives}); exact {audit.level:.0%} intervals"
     )
     if not acc.informative:
@@ -332,7 +336,7 @@ def retrievals(
         interval = f"[{r.corrected_low:.1%}, {r.corrected_high:.1%}]"
         typer.echo(
             f"  {name[:24]:<24} {r.served:>7} {r.judged:>6} {r.flagged:>7} "
-            f"{_pct(r.apparent):>9}  {_pct(r.corrected):>9}  {interval}"
+            f"{_cell(r.apparent, '.1%'):>9}  {_cell(r.corrected, '.1%'):>9}  {interval}"
         )
     for f in audit.flagged:
         typer.echo(

@@ -41,7 +41,6 @@ __all__ = [
     "DayConventionOpt",
     "JsonFlag",
     "call_with_params",
-    "draws_option",
     "fail",
     "fail_app",
     "fail_field",
@@ -55,7 +54,6 @@ __all__ = [
     "output_dir",
     "print_json",
     "printable",
-    "seed_option",
     "table_console",
     "undone_on_usage_error",
 ]
@@ -92,17 +90,6 @@ def table_console(stderr: bool = False) -> Console:
     if console.is_terminal or os.environ.get("COLUMNS", "").isdigit():
         return console
     return Console(stderr=stderr, width=PIPE_WIDTH)
-
-
-def seed_option(help: str) -> Any:
-    """``--seed``, any seed numpy's generators take, as ``Annotated[int, seed_option(...)]``."""
-    return typer.Option("--seed", min=0, max=2**63 - 1, help=help)
-
-
-def draws_option(help: str) -> Any:
-    """``--draws`` of a bootstrap or permutation test: bounded, since each draw costs a pass
-    over the data and an absurd count would never finish."""
-    return typer.Option("--draws", min=100, max=100_000, help=help)
 
 
 def printable(text: str) -> str:

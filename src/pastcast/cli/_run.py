@@ -62,17 +62,6 @@ from pastcast.scoring import Fallback
 if TYPE_CHECKING:
     from rich.table import Table
 
-__all__ = [
-    "OPTION_NAMES",
-    "MaxModelCallsOpt",
-    "MaxToolCallsOpt",
-    "PythonToolOpt",
-    "demo",
-    "plan",
-    "run",
-    "toolserver_app",
-]
-
 # Plan fields (of RunConfig, EnvConfig and the plan) whose `run` option is not --field-name.
 OPTION_NAMES = {
     "agents": "--agent",
