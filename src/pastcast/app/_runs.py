@@ -326,7 +326,12 @@ def _audit_served(log: Path, spec: str) -> None:
     planted rewrite through would show it."""
     from pastcast.app._audits import DEFAULT_CALIBRATION
     from pastcast.app._reading import read_runs
-    from pastcast.audit import audit_retrievals, calibration_items, write_retrieval_audit
+    from pastcast.audit import (
+        audit_served,
+        calibration_items,
+        served_documents,
+        write_retrieval_audit,
+    )
     from pastcast.curate import Judge
     from pastcast.models import ChatRequest, ScriptedModel
     from pastcast.world import world_from_spec
@@ -342,12 +347,15 @@ def _audit_served(log: Path, spec: str) -> None:
 
     items = calibration_items(known.dataset, known.documents, known.hindsight_ids, known.evidence)
     read = read_runs([log], columns=(), require_steps=False)
-    audit = audit_retrievals(
-        read.logs[0],
-        world.documents,
+    served, docs, unknown = served_documents(read.logs[0], world.documents)
+    audit = audit_served(
+        served,
+        docs,
         world.dataset,
         Judge(ScriptedModel(responder=verdict, name=PLANTED_JUDGE)),
         items,
+        run_log=str(read.logs[0].path),
+        unknown_documents=len(unknown),
         calibration_name=DEFAULT_CALIBRATION,
         prompt="audit_retrieval.v2",  # the verdict prompt: the judge answers reveals_later
     )
