@@ -68,10 +68,8 @@ class PolymarketClient:
         clob_url: str = "https://clob.polymarket.com",
         data_url: str = "https://data-api.polymarket.com",
         *,
-        timeout_s: float = 30.0,
         retries: int = 4,
         backoff_s: float = 0.5,
-        max_wait_s: float = 60.0,
         window_days: int = 14,
         trade_page: int = 500,
         max_trade_offset: int = 10_000,
@@ -80,11 +78,9 @@ class PolymarketClient:
         self.clob_url = clob_url.rstrip("/")
         self.data_url = data_url.rstrip("/")
         self.trade_page, self.max_trade_offset = trade_page, max_trade_offset
-        self.retry = RetryPolicy(
-            max_retries=retries, base_delay_s=backoff_s, max_retry_after_s=max_wait_s
-        )
+        self.retry = RetryPolicy(max_retries=retries, base_delay_s=backoff_s, max_retry_after_s=60)
         self.window_days = window_days
-        self._http = httpx.Client(timeout=timeout_s)
+        self._http = httpx.Client(timeout=30.0)
 
     def __enter__(self) -> PolymarketClient:
         return self
@@ -227,11 +223,10 @@ class PolymarketClient:
 
     def book(self, token: str) -> dict[str, Any]:
         """The order book of ``token`` now (``GET /book?token_id=``): the raw object with its
-        ``bids``, ``asks`` and ``timestamp`` (milliseconds), checked by ``book_quote``."""
+        ``bids``, ``asks`` and ``timestamp`` (milliseconds), for ``book_quote`` to read."""
         body = self._get(f"{self.clob_url}/book", {"token_id": token})
         if not isinstance(body, dict):
             raise PolymarketError(f"GET /book token {token}: expected a JSON object")
-        book_quote(body, f"book token {token}")
         return body
 
     def trades(
