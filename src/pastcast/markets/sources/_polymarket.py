@@ -143,11 +143,9 @@ class PolymarketClient:
                 return
             offset += len(page)
 
-    def open_markets(
-        self, end_min: datetime, end_max: datetime, *, page_size: int = 100, max_pages: int = 10
-    ) -> list[dict[str, Any]]:
+    def open_markets(self, end_min: datetime, end_max: datetime) -> list[dict[str, Any]]:
         """Open (active, not closed) Gamma markets ending in [end_min, end_max], by 24-hour
-        volume, paged by limit/offset (at most ``max_pages`` pages)."""
+        volume, paged by limit/offset (at most 10 pages of 100)."""
         query = {
             "active": "true",
             "closed": "false",
@@ -156,7 +154,7 @@ class PolymarketClient:
             "end_date_min": end_min.astimezone(UTC).isoformat(),
             "end_date_max": end_max.astimezone(UTC).isoformat(),
         }
-        return [m for _, page in self._pages("markets", query, page_size, max_pages) for m in page]
+        return [m for _, page in self._pages("markets", query, 100, 10) for m in page]
 
     def market(self, market_id: str) -> dict[str, Any]:
         """One Gamma market by id (its resolution: ``closed``, ``outcomePrices``)."""
