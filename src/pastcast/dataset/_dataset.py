@@ -77,13 +77,8 @@ class Dataset:
         if not versions:
             return event
         text = self.text_at(event_id, cutoff) or versions[0]
-        return event.model_copy(
-            update={
-                "title": text.title,
-                "description": text.description,
-                "resolution_criteria": text.resolution_criteria,
-            }
-        )
+        shown = text.model_dump(include={"title", "description", "resolution_criteria"})
+        return event.model_copy(update=shown)
 
     def screen_at(self, event_id: str, cutoff: datetime) -> tuple[Event, TextScreen]:
         """The event as its question read at ``cutoff``, and what was done to its texts: the

@@ -430,7 +430,9 @@ def _replace_locked(path: Path, data: bytes) -> int:
     fd = os.open(tmp, os.O_RDWR | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC, 0o644)
     try:
         fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        _write_all(fd, data)
+        view = memoryview(data)
+        while view:  # a write may take only part of it
+            view = view[os.write(fd, view) :]
         os.fsync(fd)
         fcntl.fcntl(fd, fcntl.F_SETFL, os.O_APPEND)
         os.replace(tmp, path)
@@ -440,12 +442,6 @@ def _replace_locked(path: Path, data: bytes) -> int:
         raise
     fsync_dir(path.parent)
     return fd
-
-
-def _write_all(fd: int, data: bytes) -> None:
-    view = memoryview(data)
-    while view:
-        view = view[os.write(fd, view) :]
 
 
 def _same_file(path: Path, fd: int) -> bool:
