@@ -101,10 +101,6 @@ class Dataset:
             )
         return event
 
-    def dropped_text_steps(self) -> tuple[StepSpec, ...]:
-        """Steps whose question cannot be shown as of their cutoff (``TextScreen.dropped``)."""
-        return tuple(s for s in self.steps if self.screen_at(s.event_id, s.cutoff)[1].dropped)
-
     def unversioned_steps(self) -> tuple[StepSpec, ...]:
         """In a dataset with text snapshots, the steps with none published before their cutoff
         (an event without any snapshot: every step): they can only be shown a later text."""
