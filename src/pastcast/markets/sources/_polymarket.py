@@ -549,27 +549,6 @@ def _daily_means(obs: list[tuple[int, float]]) -> dict[date, float]:
     return {d: sum(v) / len(v) for d, v in acc.items()}
 
 
-def _activity(
-    client: PolymarketClient,
-    legs: list[dict[str, Any]],
-    notes: Counter[str],
-    span: tuple[datetime, datetime],
-) -> dict[date, DayActivity] | None:
-    """Daily activity on the realised outcome's leg over ``span`` (opening - 1 day to the
-    resolution); ``None`` (counted) where it is unknown."""
-    start, end = int(span[0].timestamp()), int(span[1].timestamp())
-    condition = next(leg["condition"] for leg in legs if leg["winner"])
-    if not condition:
-        notes["trades: no conditionId, activity unknown"] += 1
-        return None
-    trades, truncated = client.trades(condition, start, end)
-    if truncated:
-        notes["trades: feed cut short, activity unknown"] += 1
-        return None
-    notes["trades: fetched"] += 1
-    return daily_activity(trades)
-
-
 def fetch_histories(
     client: PolymarketClient,
     *,
@@ -612,7 +591,15 @@ def fetch_histories(
                     continue
                 probs = {k: v / total for k, v in priced.items()}
             beliefs.append(DailyBelief(event_id=event.id, day=day, probs=probs))
-        activity = _activity(client, legs, notes, span) if trades else None
+        # Daily activity on the realised outcome's leg over the span; None (counted) if unknown.
+        activity = None
+        condition = next(leg["condition"] for leg in legs if leg["winner"])
+        if trades and not condition:
+            notes["trades: no conditionId, activity unknown"] += 1
+        elif trades:
+            got, cut = client.trades(condition, int(span[0].timestamp()), int(span[1].timestamp()))
+            notes["trades: feed cut short, activity unknown" if cut else "trades: fetched"] += 1
+            activity = None if cut else daily_activity(got)
         out.append(MarketHistory(event, resolution, guard_beliefs(beliefs, resolution), activity))
         notes[f"imported: {event.kind}"] += 1
     return out, dict(notes)
