@@ -55,14 +55,6 @@ def _reserve(target: Path, suffix: str) -> Path:
     raise FileExistsError(f"{target}: no unused temporary name beside it")
 
 
-def _fsync_file(path: Path) -> None:
-    fd = os.open(path, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-
-
 @contextmanager
 def atomic_path(target: str | Path, *, suffix: str = "") -> Iterator[Path]:
     """A temporary path to write ``target``'s new content to (an empty file that exists); when
@@ -73,7 +65,8 @@ def atomic_path(target: str | Path, *, suffix: str = "") -> Iterator[Path]:
     tmp = _reserve(target, suffix)
     try:
         yield tmp
-        _fsync_file(tmp)
+        with tmp.open("rb") as fh:
+            os.fsync(fh.fileno())
         os.replace(tmp, target)
     except BaseException:
         tmp.unlink(missing_ok=True)

@@ -197,7 +197,5 @@ def last_complete_day(cutoff: datetime) -> date:
     A daily aggregate (such as the mean market price of a day) is visible at a cutoff only when
     its whole day lies before the cutoff.
     """
-    c = as_utc(cutoff)
-    day = c.date()
     # A cutoff at exactly midnight ends the previous day; otherwise the current day is partial.
-    return day - timedelta(days=1)
+    return as_utc(cutoff).date() - timedelta(days=1)

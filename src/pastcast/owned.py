@@ -144,7 +144,15 @@ def write_new_file(path: Path, data: bytes) -> None:
             fh.write(data)
             fh.flush()
             os.fsync(fh.fileno())
-        _link_new(aside, path)
+        try:
+            os.link(aside, path)  # fails if anything is at path, a link to nothing included
+        except FileExistsError:
+            raise
+        except OSError:  # a file system without hard links: create exclusively instead
+            with path.open("xb") as fh:
+                fh.write(aside.read_bytes())
+                fh.flush()
+                os.fsync(fh.fileno())
     except FileExistsError:
         if path.exists() or path.is_symlink():
             raise FileExistsError(
@@ -156,15 +164,3 @@ def write_new_file(path: Path, data: bytes) -> None:
             aside.unlink()
         raise
     aside.unlink()
-
-
-def _link_new(aside: Path, path: Path) -> None:
-    try:
-        os.link(aside, path)  # fails if anything is at path, a link to nothing included
-    except FileExistsError:
-        raise
-    except OSError:  # a file system without hard links: create exclusively instead
-        with path.open("xb") as fh:
-            fh.write(aside.read_bytes())
-            fh.flush()
-            os.fsync(fh.fileno())

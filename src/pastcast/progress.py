@@ -15,7 +15,6 @@ import sys
 import threading
 import time
 from dataclasses import dataclass
-from types import TracebackType
 from typing import Any
 
 from rich.console import Console
@@ -131,12 +130,7 @@ class ProgressReporter:
             self._bar.start()
         return self
 
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
+    def __exit__(self, *exc: object) -> None:
         if self._bar is not None:
             self._bar.stop()
         for task in list(self._lines):

@@ -238,6 +238,8 @@ read too."""
 
 
 def _check_probabilities(probs: dict[str, float]) -> dict[str, float]:
+    if not probs:
+        raise ValueError("a daily belief needs at least one priced outcome")
     for label, p in probs.items():
         if not math.isfinite(p) or p < 0.0 or p > 1.0 + 1e-9:
             raise ValueError(f"probability of {label!r} is not in [0, 1]: {p}")
@@ -255,13 +257,6 @@ class DailyBelief(Record):
     day: date
     probs: Annotated[dict[str, float], AfterValidator(_check_probabilities)]
 
-    @field_validator("probs")
-    @classmethod
-    def _non_empty(cls, v: dict[str, float]) -> dict[str, float]:
-        if not v:
-            raise ValueError("a daily belief needs at least one priced outcome")
-        return v
-
     @property
     def public_at(self) -> datetime:
         """When the belief counts as public: the end of its day (a daily aggregate is known
@@ -272,10 +267,6 @@ class DailyBelief(Record):
 DatedBy = Literal["published", "modified", "first_seen", "crawled", "fetched"]
 """Which date a document's timestamp is: its publication, its last modification, when the source
 first saw it (a post's creation in a dump), or only when it was crawled or fetched."""
-
-
-def _unrecorded(value: object) -> bool:
-    return value is None
 
 
 class Document(Record):
@@ -293,7 +284,7 @@ class Document(Record):
     thread_id: str | None = None
     author: str | None = None
     parent_id: str | None = None
-    dated_by: DatedBy | None = Field(default=None, exclude_if=_unrecorded)
+    dated_by: DatedBy | None = Field(default=None, exclude_if=lambda v: v is None)
 
 
 class CorpusIdentity(Record):

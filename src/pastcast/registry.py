@@ -16,6 +16,7 @@ docs/plugins.md describes the rest: factories registered by reference
 
 from __future__ import annotations
 
+import functools
 import importlib
 import inspect
 import re
@@ -93,7 +94,7 @@ class Entry(Generic[T]):
 
     def parameters(self) -> tuple[str, ...]:
         """The keyword arguments the factory accepts (empty for ``**kwargs`` factories)."""
-        sig = _signature(self.factory)  # one that fails to load says so, not "no parameters"
+        sig = _checks(self.factory).signature  # one that fails to load says so, not "none"
         if sig is None:
             return ()
         return tuple(
@@ -101,26 +102,6 @@ class Entry(Generic[T]):
             for p in sig.parameters.values()
             if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)
         )
-
-
-_SIGNATURES: dict[int, tuple[Callable[..., Any], inspect.Signature | None]] = {}
-_SIGNATURES_LOCK = threading.Lock()
-
-
-def _signature(factory: Callable[..., Any]) -> inspect.Signature | None:
-    """The factory's signature (None where it has none), computed once per factory: a run
-    checks an agent's arguments against it every step."""
-    with _SIGNATURES_LOCK:
-        known = _SIGNATURES.get(id(factory))
-    if known is not None and known[0] is factory:
-        return known[1]
-    try:
-        sig: inspect.Signature | None = inspect.signature(factory)
-    except (TypeError, ValueError):
-        sig = None
-    with _SIGNATURES_LOCK:
-        _SIGNATURES[id(factory)] = (factory, sig)
-    return sig
 
 
 def _load_reference(reference: str, what: str) -> Any:
@@ -200,14 +181,25 @@ def type_name(annotation: Any) -> str:
 
 
 class _Checks:
-    """Type adapters of a factory's annotated parameters, built once per factory."""
+    """A factory's signature (None where it has none) and the type adapters of its annotated
+    parameters, worked out once per factory (``_checks``): a run checks an agent's arguments
+    every step."""
 
     def __init__(self, factory: Callable[..., Any]) -> None:
-        self.adapters: dict[str, tuple[Any, TypeAdapter[Any]]] = {}
         try:
-            params = inspect.signature(factory, eval_str=True).parameters
+            self.signature: inspect.Signature | None = inspect.signature(factory)
+        except (TypeError, ValueError):
+            self.signature = None
+        self._factory = factory
+
+    @functools.cached_property
+    def adapters(self) -> dict[str, tuple[Any, TypeAdapter[Any]]]:
+        """Built when first checked: listing a registry's parameters builds none."""
+        adapters: dict[str, tuple[Any, TypeAdapter[Any]]] = {}
+        try:
+            params = inspect.signature(self._factory, eval_str=True).parameters
         except (NameError, TypeError, ValueError, SyntaxError):
-            return  # annotations that do not resolve here: only the binding is checked
+            return adapters  # annotations that do not resolve here: only the binding is checked
         for name, p in params.items():
             if p.annotation is inspect.Parameter.empty or p.kind in (
                 p.VAR_POSITIONAL,
@@ -221,7 +213,20 @@ class _Checks:
             # a type whose parts pydantic cannot resolve (one annotated for type checkers only)
             # would fail every call it checked: only the binding is checked
             if adapter.pydantic_complete or adapter.rebuild(raise_errors=False):
-                self.adapters[name] = (p.annotation, adapter)
+                adapters[name] = (p.annotation, adapter)
+        return adapters
+
+
+_CHECKS: dict[int, tuple[Callable[..., Any], _Checks]] = {}
+_CHECKS_LOCK = threading.Lock()
+
+
+def _checks(factory: Callable[..., Any]) -> _Checks:
+    with _CHECKS_LOCK:
+        known = _CHECKS.get(id(factory))
+        if known is None or known[0] is not factory:
+            known = _CHECKS[id(factory)] = (factory, _Checks(factory))
+        return known[1]
 
 
 class Registry(Generic[T]):
@@ -245,7 +250,6 @@ class Registry(Generic[T]):
         self._entries: dict[str, Entry[T]] = {}
         self._from_entry_points: set[str] = set()
         self._plugins_loaded = False
-        self._checks: dict[int, tuple[Callable[..., Any], _Checks]] = {}
         # Runner threads may list or build at once; the first one loads the plugins.
         self._lock = threading.RLock()
         _REGISTRIES.add(self)
@@ -375,14 +379,6 @@ class Registry(Generic[T]):
             raise FieldError("", f"unknown {self.kind} {name!r} (known: {known})")
         return self._entries[name]
 
-    def _checks_of(self, factory: Callable[..., Any]) -> _Checks:
-        with self._lock:
-            known = self._checks.get(id(factory))
-            if known is None or known[0] is not factory:
-                known = (factory, _Checks(factory))
-                self._checks[id(factory)] = known
-            return known[1]
-
     def checked_args(
         self, name: str, args: Mapping[str, Any], positional: Sequence[Any] = ()
     ) -> dict[str, Any]:
@@ -390,8 +386,8 @@ class Registry(Generic[T]):
         one-line ``FieldError`` naming the argument: one the factory does not take, one it
         needs, or a value of the wrong type (with the type expected and the value given)."""
         entry = self.get(name)
-        factory = entry.factory  # one that fails to load is that error, not unchecked arguments
-        sig = _signature(factory)
+        checks = _checks(entry.factory)  # one that fails to load: that error, not no checks
+        sig = checks.signature
         if sig is None:
             return dict(args)
         try:
@@ -399,7 +395,7 @@ class Registry(Generic[T]):
         except TypeError as exc:
             raise FieldError("", self._binding_problem(entry, sig, args, positional, exc)) from None
         out = dict(args)
-        adapters = self._checks_of(factory).adapters
+        adapters = checks.adapters
         for key, value in args.items():
             if key not in adapters:
                 continue

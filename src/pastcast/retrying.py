@@ -187,10 +187,6 @@ def call_with_retries(
     raise AssertionError("unreachable")  # the loop returns or raises
 
 
-Clock = Callable[[], float]
-Sleep = Callable[[float], None]
-
-
 class TokenBucket:
     """``rate_per_minute`` units a minute, with bursts of up to ``burst_s`` seconds' worth.
 
@@ -204,8 +200,8 @@ class TokenBucket:
         rate_per_minute: float,
         *,
         burst_s: float = 10.0,
-        clock: Clock = time.monotonic,
-        sleep: Sleep = time.sleep,
+        clock: Callable[[], float] = time.monotonic,
+        sleep: Callable[[float], None] = time.sleep,
     ) -> None:
         self.rate = rate_per_minute / 60.0
         self.capacity = max(1.0, self.rate * burst_s)

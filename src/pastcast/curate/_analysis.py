@@ -3,14 +3,14 @@ grouped by the coverage label the probe gave each event."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 
 from pydantic import ValidationError
 
 from pastcast.curate._records import EventCuration
 from pastcast.runlog import StepRecord
-from pastcast.scoring import Convention, GroupSummary, summarize, table_from_records
+from pastcast.scoring import GroupSummary, summarize, table_from_records
 from pastcast.scoring.analyses import with_event_column
 from pastcast.validation import first_problem
 
@@ -38,12 +38,9 @@ def coverage_labels(events: Iterable[EventCuration]) -> dict[str, str]:
 def coverage_label_summary(
     records: Iterable[StepRecord],
     labels: Mapping[str, str],
-    by: Sequence[str] = ("agent", "setting"),
-    fallback: Convention = "uniform",
     bootstrap: int = 4000,
-    seed: int = 0,
 ) -> tuple[GroupSummary, ...]:
-    """Scores (accuracy, Brier, ...) per group and coverage label; events the probe did not
-    reach are labelled ``unprobed``."""
+    """Scores (accuracy, Brier, ...) per agent, setting and coverage label; events the probe did
+    not reach are labelled ``unprobed``."""
     table = with_event_column(table_from_records(records), "coverage", labels, "unprobed")
-    return summarize(table, by=(*by, "coverage"), fallback=fallback, bootstrap=bootstrap, seed=seed)
+    return summarize(table, by=("agent", "setting", "coverage"), bootstrap=bootstrap)

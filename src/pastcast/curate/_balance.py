@@ -42,20 +42,18 @@ def source_topic(event: Event) -> str | None:
     return event.tags[0].strip().lower() if event.tags and event.tags[0].strip() else None
 
 
-def classify_topic(
-    judge: Judge, event: Event, taxonomy: Sequence[str] = TAXONOMY
-) -> tuple[str | None, str]:
-    """The judge's topic for ``event`` from ``taxonomy`` (None when unusable) and, then, why."""
+def classify_topic(judge: Judge, event: Event) -> tuple[str | None, str]:
+    """The judge's topic for ``event`` from ``TAXONOMY`` (None when unusable) and, then, why."""
     # The question as of its open date: the topic needs no later context.
     fields = {
         "question": question_text(event, event.open_time),
-        "taxonomy": "\n".join(f"- {t}" for t in taxonomy),
+        "taxonomy": "\n".join(f"- {t}" for t in TAXONOMY),
     }
-    schema = reply_schema(PROMPT, {"topic": {"type": "string", "enum": list(taxonomy)}})
+    schema = reply_schema(PROMPT, {"topic": {"type": "string", "enum": list(TAXONOMY)}})
 
     def parse(data: dict[str, Any]) -> str:
         topic = data.get("topic")
-        if topic not in taxonomy:
+        if topic not in TAXONOMY:
             raise ValueError(f"topic: {topic!r} is not in the taxonomy")
         return str(topic)
 

@@ -55,23 +55,6 @@ def coverage_label(score: float, strong_at: float = 0.2) -> CoverageLabel:
     return "weak" if score > 0 else "none"
 
 
-def _queries_schema(sides: Sequence[str], n: int) -> dict[str, Any]:
-    group = {
-        "type": "array",
-        "items": {"type": "string", "minLength": 1},  # no maxLength: see queries_schema
-        "minItems": n,
-        "maxItems": n,
-    }
-    return reply_schema(QUERIES_PROMPT, {side: group for side in sides})
-
-
-def _labels_schema(n: int) -> dict[str, Any]:
-    labels = {"type": "string", "enum": list(get_args(BlockLabel))}
-    return reply_schema(
-        LABELS_PROMPT, {"labels": {"type": "array", "items": labels, "minItems": n, "maxItems": n}}
-    )
-
-
 @dataclass
 class CoverageProbe:
     """Probes every side of an event with ``n_queries`` queries and blocks of ``block_docs``."""
@@ -107,7 +90,13 @@ class CoverageProbe:
             "sides": "\n".join(f"- {side}" for side in event.labels),
             "sides_template": template,
         }
-        schema = _queries_schema(event.labels, n)
+        group = {
+            "type": "array",
+            "items": {"type": "string", "minLength": 1},  # no maxLength: see queries_schema
+            "minItems": n,
+            "maxItems": n,
+        }
+        schema = reply_schema(QUERIES_PROMPT, dict.fromkeys(event.labels, group))
         value, judgement = self.judge.ask(
             "coverage_queries", event.id, QUERIES_PROMPT, fields, schema, parse
         )
@@ -146,19 +135,22 @@ class CoverageProbe:
             "blocks": "\n\n".join(texts),
             "n_blocks": str(len(queries)),
         }
+        n = len(queries)
+        item = {"type": "string", "enum": list(get_args(BlockLabel))}
+        labels_of = {"type": "array", "items": item, "minItems": n, "maxItems": n}
+        schema = reply_schema(LABELS_PROMPT, {"labels": labels_of})
         labels, judgement = self.judge.ask(
-            "coverage_labels", event.id, LABELS_PROMPT, fields, _labels_schema(len(queries)), parse
+            "coverage_labels", event.id, LABELS_PROMPT, fields, schema, parse
         )
         if labels is None:
             return None, judgement.error or ""
-        side_cov = SideCoverage(
+        return SideCoverage(
             side=side,
             queries=tuple(queries),
             blocks=tuple(blocks),
             labels=labels,
             score=side_score(labels),
-        )
-        return side_cov, ""
+        ), ""
 
     def probe(
         self, event: Event, realised: str, judged_at: datetime
@@ -174,31 +166,22 @@ class CoverageProbe:
             if side_cov is None:
                 return None, error
             sides.append(side_cov)
+        scores = {s.side: s.score for s in sides}
+        judged: dict[str, Any] = {}
         if self.final == "judge":
             final, error = self.final_judgement(event, sides, judged_at)
             if final is None:
                 return None, error
-            support, quality = final
-            score = min(1.0, max(-1.0, contrastive_score(support, realised)))
-            label: CoverageLabel = quality if score > 0 else "none"
-            return CoverageResult(
-                probed_at=judged_at,
-                sides=tuple(sides),
-                score=score,
-                label=label,
-                final="judge",
-                support=tuple((side, support[side]) for side in event.labels),
-                quality=quality,
-            ), ""
-        score = contrastive_score({s.side: s.score for s in sides}, realised)
-        score = min(1.0, max(-1.0, score))
-        result = CoverageResult(
-            probed_at=judged_at,
-            sides=tuple(sides),
-            score=score,
-            label=coverage_label(score, self.strong_at),
-        )
-        return result, ""
+            scores, quality = final
+            support = tuple((side, scores[side]) for side in event.labels)
+            judged = {"final": "judge", "support": support, "quality": quality}
+        score = min(1.0, max(-1.0, contrastive_score(scores, realised)))
+        label = coverage_label(score, self.strong_at)
+        if judged:  # the judge's quality, where the realised side leads
+            label = quality if score > 0 else "none"
+        return CoverageResult(
+            probed_at=judged_at, sides=tuple(sides), score=score, label=label, **judged
+        ), ""
 
     def final_judgement(
         self, event: Event, sides: Sequence[SideCoverage], judged_at: datetime

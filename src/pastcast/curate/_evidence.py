@@ -22,18 +22,6 @@ PROMPT = "curate_evidence"
 KEEP_DOCS = 15
 
 
-def evidence_schema() -> dict[str, Any]:
-    return reply_schema(
-        PROMPT,
-        {
-            "verdict": {"type": "string", "enum": list(get_args(Sufficiency))},
-            "leakage": {"type": "boolean"},
-            "leak_documents": {"type": "array", "items": {"type": "integer"}},
-            "rationale": {"type": "string"},
-        },
-    )
-
-
 def judge_evidence(
     judge: Judge,
     retriever: Retriever,
@@ -50,14 +38,13 @@ def judge_evidence(
         EvidenceDoc(id=h.id, timestamp=h.timestamp, title=h.title, score=s) for h, s, _ in shown
     )
     if not shown:  # nothing to judge: no call, the archive holds nothing in the window
-        empty = EvidenceVerdict(
+        return EvidenceVerdict(
             judged_at=judged_at,
             documents=(),
             verdict="Insufficient",
             leakage=False,
             rationale="no document in the retrieval window",
-        )
-        return empty, ""
+        ), ""
     blocks = "\n\n".join(
         f"[{i}] {doc.timestamp:%Y-%m-%d} | {doc.title}\n{retriever.excerpt(doc)}"
         for i, (_, _, doc) in enumerate(shown, start=1)
@@ -80,5 +67,14 @@ def judge_evidence(
         )
 
     fields = {"question": question_text(event, judged_at), "documents": blocks}
-    verdict, judgement = judge.ask("evidence", event.id, PROMPT, fields, evidence_schema(), parse)
+    schema = reply_schema(
+        PROMPT,
+        {
+            "verdict": {"type": "string", "enum": list(get_args(Sufficiency))},
+            "leakage": {"type": "boolean"},
+            "leak_documents": {"type": "array", "items": {"type": "integer"}},
+            "rationale": {"type": "string"},
+        },
+    )
+    verdict, judgement = judge.ask("evidence", event.id, PROMPT, fields, schema, parse)
     return verdict, judgement.error or ""

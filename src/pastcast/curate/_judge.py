@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Mapping
+from dataclasses import KW_ONLY, dataclass, field
 from datetime import datetime
 from importlib import resources
 from typing import Any, TypeVar
@@ -87,22 +88,16 @@ def _one_line(exc: BaseException) -> str:
     return " ".join(str(exc).split()) or type(exc).__name__
 
 
+@dataclass(eq=False)
 class Judge:
     """Asks ``model`` for schema-constrained JSON and keeps a ``Judgement`` of every call."""
 
-    def __init__(
-        self,
-        model: Model,
-        *,
-        max_tokens: int = 512,
-        temperature: float = 0.0,
-        seed: int | None = 0,
-    ) -> None:
-        self.model = model
-        self.max_tokens = max_tokens
-        self.temperature = temperature
-        self.seed = seed
-        self.judgements: list[Judgement] = []
+    model: Model
+    _: KW_ONLY
+    max_tokens: int = 512
+    temperature: float = 0.0
+    seed: int | None = 0
+    judgements: list[Judgement] = field(default_factory=list, init=False)
 
     @property
     def name(self) -> str:

@@ -20,16 +20,14 @@ _OVERFETCH = 4
 """How many more hits a leg is asked for when a window start will drop some."""
 
 
-def fuse_rankings(
-    rankings: Sequence[Sequence[SearchHit]], k: int = RRF_K
-) -> list[tuple[SearchHit, float]]:
+def fuse_rankings(rankings: Sequence[Sequence[SearchHit]]) -> list[tuple[SearchHit, float]]:
     """Reciprocal-rank fusion of any number of ranked lists of hits, by document id: each list
-    adds 1 / (k + rank) to a document's score; ties go to the earlier id."""
+    adds 1 / (RRF_K + rank) to a document's score; ties go to the earlier id."""
     scores: dict[str, float] = {}
     first: dict[str, SearchHit] = {}
     for ranking in rankings:
         for rank, hit in enumerate(ranking, start=1):
-            scores[hit.id] = scores.get(hit.id, 0.0) + 1.0 / (k + rank)
+            scores[hit.id] = scores.get(hit.id, 0.0) + 1.0 / (RRF_K + rank)
             first.setdefault(hit.id, hit)
     order = sorted(scores, key=lambda i: (-scores[i], i))
     return [(first[i], scores[i]) for i in order]

@@ -84,13 +84,8 @@ class Dataset:
         if not versions:
             return event
         text = self.text_at(event_id, cutoff) or versions[0]
-        return event.model_copy(
-            update={
-                "title": text.title,
-                "description": text.description,
-                "resolution_criteria": text.resolution_criteria,
-            }
-        )
+        shown = text.model_dump(include={"title", "description", "resolution_criteria"})
+        return event.model_copy(update=shown)
 
     def screen_at(self, event_id: str, cutoff: datetime) -> tuple[Event, TextScreen]:
         """The event as its question read at ``cutoff``, and what was done to its texts: the
@@ -112,10 +107,6 @@ class Dataset:
                 "to drop such steps"
             )
         return event
-
-    def dropped_text_steps(self) -> tuple[StepSpec, ...]:
-        """Steps whose question cannot be shown as of their cutoff (``TextScreen.dropped``)."""
-        return tuple(s for s in self.steps if self.screen_at(s.event_id, s.cutoff)[1].dropped)
 
     def unversioned_steps(self) -> tuple[StepSpec, ...]:
         """In a dataset with text snapshots, the steps with none published before their cutoff

@@ -3,7 +3,7 @@ on-disk dataset format.
 
 The package imports benchmark construction (filters, histories, schedules, the dataset
 pipeline); the importers are ``pastcast.markets.sources``. The other names below are imported
-when first used (the importers' names too, as the arena still asks this package for them)."""
+when first used."""
 
 from __future__ import annotations
 

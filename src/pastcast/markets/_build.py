@@ -52,13 +52,6 @@ class TemporalSplit:
             raise ValueError(f"split {text!r}: dates must be in order T0 <= T1 <= T2")
         return cls(t0, t1, t2)
 
-    def assign(self, open_time: datetime, close_time: datetime) -> str | None:
-        if open_time >= self.t0 and close_time < self.t1:
-            return "train"
-        if open_time >= self.t1 and close_time < self.t2:
-            return "eval"
-        return None
-
 
 HISTORY_HINT = (
     "these markets have too few consecutive daily prices to measure movement: import a daily "
@@ -315,9 +308,11 @@ def build_dataset(
     splits: dict[str, str] = {}
     if split is not None:
         for h in funnel.items:
-            part = split.assign(h.event.open_time, h.event.close_time)
-            if part is not None:
-                splits[h.event.id] = part
+            opened, closed = h.event.open_time, h.event.close_time
+            if opened >= split.t0 and closed < split.t1:
+                splits[h.event.id] = "train"
+            elif opened >= split.t1 and closed < split.t2:
+                splits[h.event.id] = "eval"
         funnel.keep(
             "temporal split",
             lambda h: h.event.id in splits,

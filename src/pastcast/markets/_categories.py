@@ -114,16 +114,10 @@ _COMPILED = tuple(
 )
 
 
-def _match(text: str) -> str | None:
-    for name, pattern in _COMPILED:
-        if pattern.search(text):
-            return name
-    return None
-
-
 def categorize(title: str, description: str = "", tags: Iterable[str] = ()) -> str:
     """The topic of a question: from its tags, else its title, else its description."""
     for text in (" ; ".join(tags), title, description):
-        if text and (found := _match(text)) is not None:
-            return found
+        for name, pattern in _COMPILED:
+            if text and pattern.search(text):
+                return name
     return OTHER

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from collections.abc import Iterable
 
 from pastcast.cutoff import is_visible
 from pastcast.dataset import Dataset
@@ -62,12 +61,9 @@ def _fields(event: Event) -> dict[str, str]:
     }
 
 
-def sibling_answers(
-    dataset: Dataset, event_ids: Iterable[str] | None = None
-) -> tuple[SiblingAnswer, ...]:
+def sibling_answers(dataset: Dataset) -> tuple[SiblingAnswer, ...]:
     """Every (step, sibling) where the text shown at the step (``Dataset.event_at``) names the
-    answer of another event of ``dataset`` that resolved at or after the step's cutoff.
-    ``event_ids``: only the steps of these events (all by default)."""
+    answer of another event of ``dataset`` that resolved at or after the step's cutoff."""
     answers: list[tuple[str, str, str, tuple[str, ...], UtcDatetime]] = []
     for ev in dataset.events:
         res = dataset.resolutions.get(ev.id)
@@ -77,12 +73,9 @@ def sibling_answers(
         answers.append((ev.id, res.label, normalise(res.label), others, res.resolved_at))
     if not answers:
         return ()
-    wanted = None if event_ids is None else set(event_ids)
     found: list[SiblingAnswer] = []
     seen: dict[tuple[str, str, str, str], list[tuple[str, str, str, UtcDatetime]]] = {}
     for step in dataset.steps:
-        if wanted is not None and step.event_id not in wanted:
-            continue
         shown = dataset.event_at(step.event_id, step.cutoff)
         key = (shown.id, shown.title, shown.description, shown.resolution_criteria)
         if key not in seen:  # each distinct text is matched once

@@ -140,10 +140,6 @@ class StepColumns:
                 digest.update(f"{seg.start}:{seg.end}:{seg.rows}:{seg.sha256};".encode())
         return digest.hexdigest()
 
-    def header_sha256(self) -> str:
-        """The SHA-256 of the run header file's bytes."""
-        return _header_bytes(self.path)[1]
-
     def records(self, spans: Iterable[tuple[int, int]]) -> Iterator[StepRecord]:
         """Full step records by (offset, length), one at a time (memory bounded by one)."""
         if self._held is not None:
@@ -155,20 +151,13 @@ class StepColumns:
                 fh.seek(offset)
                 yield _parse(fh.read(length), self.path, f"byte {offset}", self._convert)
 
-    def spans(self, rows: Iterable[int] | None = None) -> Iterator[tuple[int, int]]:
-        """The (offset, length) of every row of ``table`` in order, or of ``rows`` (indices)."""
+    def stream(self, rows: Iterable[int] | None = None) -> Iterator[StepRecord]:
+        """The full record of every row of ``table`` in order (or of ``rows``, indices), read by
+        offset one at a time: a reader holds one record however long the log."""
         offsets = self.table.column("offset").to_pylist()
         lengths = self.table.column("length").to_pylist()
-        if rows is None:
-            yield from zip(offsets, lengths, strict=True)
-        else:
-            for i in rows:
-                yield offsets[i], lengths[i]
-
-    def stream(self, rows: Iterable[int] | None = None) -> Iterator[StepRecord]:
-        """The full record of every row of ``table`` in order (or of ``rows``), read by offset
-        one at a time: a reader holds one record however long the log."""
-        return self.records(self.spans(rows))
+        picked = range(len(offsets)) if rows is None else rows
+        return self.records((offsets[i], lengths[i]) for i in picked)
 
 
 def _parse(

@@ -19,7 +19,7 @@ import hashlib
 import json
 import os
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -283,10 +283,6 @@ def part_info(path: Path) -> PartInfo | str:
     return PartInfo(path, header, segments, meta.num_rows)
 
 
-def _part_name(start: int) -> str:
-    return f"{_PART_PREFIX}{start:015d}{_PART_SUFFIX}"
-
-
 def part_files(folder: Path) -> list[Path]:
     """The part files of a companion folder, in offset order (their names sort so)."""
     try:
@@ -324,13 +320,10 @@ def write_part(
     meta = {
         "version": COLUMNS_VERSION,
         "header_sha256": header_sha256,
-        "segments": [
-            {"start": s.start, "end": s.end, "rows": s.rows, "lines": s.lines, "sha256": s.sha256}
-            for s in segments
-        ],
+        "segments": [asdict(s) for s in segments],
     }
     table = table.replace_schema_metadata({_META_KEY: json.dumps(meta).encode()})
-    target = folder / _part_name(segments[0].start)
+    target = folder / f"{_PART_PREFIX}{segments[0].start:015d}{_PART_SUFFIX}"
     with atomic_path(target, suffix=_PART_SUFFIX) as tmp:
         pq.write_table(table, tmp, compression="zstd")
     return target

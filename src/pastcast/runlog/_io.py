@@ -99,17 +99,21 @@ def _read_header(path: Path) -> RunHeader:
         raise FieldError("", f"{path}: unreadable run header ({exc})") from None
     if not isinstance(obj, dict):
         raise FieldError("", f"{path}: expected a JSON object")
-    version = obj.get("schema_version")
-    if version not in (SCHEMA_VERSION, V2):
-        raise FieldError(
-            "",
-            f"{path}: field schema_version: unsupported version {version!r} "
-            f"(this pastcast reads {SCHEMA_VERSION} and {V2}, and {V1} with the header on line 1)",
-        )
+    _check_version(obj, (SCHEMA_VERSION, V2), str(path))
     try:
         return RunHeader.model_validate(obj)
     except ValidationError as exc:
         raise FieldError("", first_problem(exc, str(path))) from None
+
+
+def _check_version(obj: dict[str, Any], readable: tuple[int, ...], where: str) -> None:
+    version = obj.get("schema_version")
+    if version not in readable:
+        raise FieldError(
+            "",
+            f"{where}: field schema_version: unsupported version {version!r} "
+            f"(this pastcast reads {SCHEMA_VERSION} and {V2}, and {V1} with the header on line 1)",
+        )
 
 
 def read_run_log(path: str | Path) -> RunLog:
@@ -129,13 +133,7 @@ def read_run_log(path: str | Path) -> RunLog:
             convert = v2_step
     elif objects and objects[0][1].get("kind") == "header":
         lineno, first = objects.pop(0)
-        if first.get("schema_version") != V1:
-            raise FieldError(
-                "",
-                f"{p}:{lineno}: field schema_version: unsupported version "
-                f"{first.get('schema_version')!r} (this pastcast reads {SCHEMA_VERSION} and {V2}, "
-                f"and {V1} with the header on line 1)",
-            )
+        _check_version(first, (V1,), f"{p}:{lineno}")
         try:
             header = RunHeader.model_validate(v1_header(first))
         except ValidationError as exc:
@@ -366,7 +364,8 @@ class RunLogWriter:
         self._held.append(fd)
         return fd
 
-    def _sync(self, *, final: bool = False) -> None:
+    def sync(self, *, final: bool = False) -> None:
+        """Flush and fsync what ``write(..., sync=False)`` appended (``final``: the last time)."""
         self._fh.flush()
         os.fsync(self._fh.fileno())
         self._columns.synced(final=final)
@@ -379,17 +378,13 @@ class RunLogWriter:
         self._fh.write(data)
         self._columns.add(data)
         if sync:
-            self._sync()
+            self.sync()
         self.done.add(record.key)
-
-    def sync(self) -> None:
-        """Flush and fsync what ``write(..., sync=False)`` appended."""
-        self._sync()
 
     def close(self) -> None:
         try:
             if not self._fh.closed:
-                self._sync(final=True)
+                self.sync(final=True)
             self._fh.close()
         finally:
             self._release()
@@ -435,7 +430,9 @@ def _replace_locked(path: Path, data: bytes) -> int:
     fd = os.open(tmp, os.O_RDWR | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC, 0o644)
     try:
         fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        _write_all(fd, data)
+        view = memoryview(data)
+        while view:  # a write may take only part of it
+            view = view[os.write(fd, view) :]
         os.fsync(fd)
         fcntl.fcntl(fd, fcntl.F_SETFL, os.O_APPEND)
         os.replace(tmp, path)
@@ -445,12 +442,6 @@ def _replace_locked(path: Path, data: bytes) -> int:
         raise
     fsync_dir(path.parent)
     return fd
-
-
-def _write_all(fd: int, data: bytes) -> None:
-    view = memoryview(data)
-    while view:
-        view = view[os.write(fd, view) :]
 
 
 def _same_file(path: Path, fd: int) -> bool:

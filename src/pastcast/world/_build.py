@@ -186,15 +186,14 @@ def build_world(seed: int = 0, config: WorldConfig | None = None) -> World:
     if cfg.short_hash():
         dataset_id += f":config={cfg.short_hash()}"
     # A generated question is written once, when its market opens: that text is its snapshot.
+    shown = {"title", "description", "resolution_criteria"}
     texts = {
         e.id: (
             TextVersion(
                 event_id=e.id,
                 published_at=e.open_time,
-                title=e.title,
-                description=e.description,
-                resolution_criteria=e.resolution_criteria,
                 origin="world",
+                **e.model_dump(include=shown),
             ),
         )
         for e in events

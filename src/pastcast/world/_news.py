@@ -36,8 +36,7 @@ def _cap(text: str) -> str:
 
 
 def _cue(template: str, spec: EventSpec, option: str) -> str:
-    out = template.format(A=spec.actor, a=spec.action, N=spec.noun, O=option)
-    return _cap(out)
+    return _cap(template.format(A=spec.actor, a=spec.action, N=spec.noun, O=option))
 
 
 def evidence_article(rng: random.Random, spec: EventSpec, event_id: str, signal: Signal) -> Draft:
@@ -59,9 +58,7 @@ def evidence_article(rng: random.Random, spec: EventSpec, event_id: str, signal:
     )
 
 
-def distractor(
-    rng: random.Random, names: NameGen, lo: datetime, hi: datetime
-) -> Draft:  # fmt: skip
+def distractor(rng: random.Random, names: NameGen, lo: datetime, hi: datetime) -> Draft:
     """A story about an unrelated, freshly invented topic."""
     title_t, text_t = rng.choice(ph.DISTRACTORS)
     values: dict[str, str] = {}
@@ -76,13 +73,8 @@ def lookalike(rng: random.Random, entity: str, lo: datetime, hi: datetime) -> Dr
     """A story that shares a proper name with an event but says nothing about its question."""
     title_t, text_t = rng.choice(ph.LOOKALIKES)
     text = text_t.format(E=entity) + " " + rng.choice(ph.FILLERS)
-    return Draft(
-        random_time(rng, lo, hi),
-        title_t.format(E=entity),
-        text,
-        rng.randrange(len(ph.SOURCES)),
-        "lookalike",
-    )
+    at, title = random_time(rng, lo, hi), title_t.format(E=entity)
+    return Draft(at, title, text, rng.randrange(len(ph.SOURCES)), "lookalike")
 
 
 def duplicate(rng: random.Random, original: Draft, not_after: datetime | None) -> Draft:

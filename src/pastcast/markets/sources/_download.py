@@ -66,18 +66,13 @@ def download_files(
     dest: str | Path,
     names: Iterable[str] = FORECASTBENCH_FILES,
     *,
-    timeout_s: float = 60.0,
-    retries: int = 3,
     backoff_s: float = 0.5,
-    client: httpx.Client | None = None,
 ) -> list[Path]:
     """Download ``base_url/<name>`` to ``dest/<name>`` for each name; existing files are kept."""
     root = Path(dest)
     out: list[Path] = []
-    own = client is None
-    policy = RetryPolicy(max_retries=retries, base_delay_s=backoff_s)
-    http = client or httpx.Client(timeout=timeout_s, follow_redirects=True)
-    try:
+    policy = RetryPolicy(max_retries=3, base_delay_s=backoff_s)
+    with httpx.Client(timeout=60.0, follow_redirects=True) as http:
         for name in names:
             target = root / name
             out.append(target)
@@ -85,7 +80,4 @@ def download_files(
                 continue
             target.parent.mkdir(parents=True, exist_ok=True)
             _fetch(http, base_url.rstrip("/") + "/" + name.lstrip("/"), target, policy)
-    finally:
-        if own:
-            http.close()
     return out

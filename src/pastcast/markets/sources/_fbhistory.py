@@ -39,23 +39,15 @@ def _git(clone: Path, *args: str) -> list[str]:
     return ["git", "-C", str(clone), *args]
 
 
-def _versions(clone: Path, subdir: str) -> list[tuple[str, str, str]]:
+_LOG = ("log", "--reverse", "--root", "--no-renames", "--no-abbrev", "--raw", "--diff-filter=AM")
+"""Every commit that added or changed a file, oldest first, with the files' blob ids."""
+
+
+def _versions(clone: Path) -> list[tuple[str, str, str]]:
     """(commit, path, blob) of every added or modified resolution set, oldest first."""
     try:
         out = subprocess.run(
-            _git(
-                clone,
-                "log",
-                "--reverse",
-                "--root",
-                "--no-renames",
-                "--no-abbrev",
-                "--raw",
-                "--diff-filter=AM",
-                "--format=commit %H",
-                "--",
-                subdir,
-            ),
+            _git(clone, *_LOG, "--format=commit %H", "--", RESOLUTION_SETS),
             capture_output=True,
             text=True,
             check=False,
@@ -109,9 +101,7 @@ def _rows(body: bytes) -> list[dict[str, Any]] | None:
     return [r for r in rows if isinstance(r, dict)] if isinstance(rows, list) else None
 
 
-def read_nightly_history(
-    clone: str | Path, sources: tuple[str, ...], *, subdir: str = RESOLUTION_SETS
-) -> NightlyHistory:
+def read_nightly_history(clone: str | Path, sources: tuple[str, ...]) -> NightlyHistory:
     """Daily values of the unresolved rows of ``sources`` in every version of the resolution sets.
 
     A version that is not valid JSON is skipped and counted ("unreadable versions"); a row
@@ -122,9 +112,11 @@ def read_nightly_history(
         raise FieldError("", f"{root}: no such folder")
     if shutil.which("git") is None:
         raise FieldError("", f"{root}: reading its history needs git on the PATH")
-    versions = _versions(root, subdir)
+    versions = _versions(root)
     if not versions:
-        raise FieldError("", f"{root}: no committed version of {subdir}/*_resolution_set.json")
+        raise FieldError(
+            "", f"{root}: no committed version of {RESOLUTION_SETS}/*_resolution_set.json"
+        )
     history = NightlyHistory()
     blobs = list(dict.fromkeys(sha for _, _, sha in versions))  # a blob is read once
     for body in _blobs(root, blobs):

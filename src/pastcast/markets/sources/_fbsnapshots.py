@@ -25,6 +25,7 @@ from pastcast.records import TextVersion
 __all__ = ["collected_at", "read_text_versions"]
 
 _ORIGIN_PREFIX = "forecastbench:"
+_SHOWN = ("title", "description", "resolution_criteria")
 
 
 def _published(name: str, due: object) -> datetime | None:
@@ -73,22 +74,14 @@ def read_text_versions(root: str | Path) -> dict[str, tuple[TextVersion, ...]]:
     """Event id -> its text snapshots, oldest first, from a ForecastBench folder."""
     found: dict[str, list[TextVersion]] = defaultdict(list)
     for event_id, when, origin, rec in _snapshots(Path(root)):
-        title, description, criteria = question_text(rec)
-        if title:
-            found[event_id].append(
-                TextVersion(
-                    event_id=event_id,
-                    published_at=when,
-                    title=title,
-                    description=description,
-                    resolution_criteria=criteria,
-                    origin=origin,
-                )
-            )
+        shown = dict(zip(_SHOWN, question_text(rec), strict=True))
+        if shown["title"]:
+            version = TextVersion(event_id=event_id, published_at=when, origin=origin, **shown)
+            found[event_id].append(version)
     out: dict[str, tuple[TextVersion, ...]] = {}
     for event_id, versions in sorted(found.items()):
         kept: list[TextVersion] = []
-        text = {"title", "description", "resolution_criteria"}  # a snapshot that changed it
+        text = set(_SHOWN)  # a snapshot that changed it
         for v in sorted(versions, key=lambda v: (v.published_at, v.origin)):
             if not kept or v.model_dump(include=text) != kept[-1].model_dump(include=text):
                 kept.append(v)

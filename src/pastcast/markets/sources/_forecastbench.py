@@ -255,17 +255,6 @@ def _make(
     result.histories.append(MarketHistory(event, resolution, kept))
 
 
-def _nightly(history: str | Path | None, result: ImportResult) -> Any:
-    if history is None:
-        return {}
-    try:
-        nightly = read_nightly_history(history, MARKET_SOURCES)
-    except FieldError as exc:
-        raise FieldError("", f"--history-repo {exc}") from None
-    result.history = dict(nightly.counts)
-    return nightly.values
-
-
 def _freeze_value(rec: dict[str, Any], where: str) -> float:
     try:
         value = float(rec.get("freeze_datetime_value"))  # type: ignore[arg-type]
@@ -329,7 +318,13 @@ def read_forecastbench(
     if not (base / "derived").is_dir() and (base / "datasets" / "question_sets").is_dir():
         base = base / "datasets"  # a clone of the upstream repository
     result = ImportResult(histories=[])
-    nightly = _nightly(history, result)
+    nightly: Any = {}
+    if history is not None:
+        try:
+            found = read_nightly_history(history, MARKET_SOURCES)
+        except FieldError as exc:
+            raise FieldError("", f"--history-repo {exc}") from None
+        result.history, nightly = dict(found.counts), found.values
     resolutions = _resolution_dates(base, result.skipped)
     derived = base / "derived" / "markets_resolved.jsonl"
     if derived.is_file():

@@ -42,6 +42,6 @@ def html_to_text(fragment: str) -> str:
     parser = _Text()
     parser.feed(fragment)
     parser.close()
-    text = "".join(parts for parts in parser.parts).replace("\xa0", " ").replace("\r", "")
+    text = "".join(parser.parts).replace("\xa0", " ").replace("\r", "")
     lines = [re.sub(r"[ \t]+", " ", line).strip() for line in text.split("\n")]
     return re.sub(r"\n{3,}", "\n\n", "\n".join(lines)).strip()

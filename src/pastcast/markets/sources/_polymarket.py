@@ -68,10 +68,8 @@ class PolymarketClient:
         clob_url: str = "https://clob.polymarket.com",
         data_url: str = "https://data-api.polymarket.com",
         *,
-        timeout_s: float = 30.0,
         retries: int = 4,
         backoff_s: float = 0.5,
-        max_wait_s: float = 60.0,
         window_days: int = 14,
         trade_page: int = 500,
         max_trade_offset: int = 10_000,
@@ -80,11 +78,9 @@ class PolymarketClient:
         self.clob_url = clob_url.rstrip("/")
         self.data_url = data_url.rstrip("/")
         self.trade_page, self.max_trade_offset = trade_page, max_trade_offset
-        self.retry = RetryPolicy(
-            max_retries=retries, base_delay_s=backoff_s, max_retry_after_s=max_wait_s
-        )
+        self.retry = RetryPolicy(max_retries=retries, base_delay_s=backoff_s, max_retry_after_s=60)
         self.window_days = window_days
-        self._http = httpx.Client(timeout=timeout_s)
+        self._http = httpx.Client(timeout=30.0)
 
     def __enter__(self) -> PolymarketClient:
         return self
@@ -147,11 +143,9 @@ class PolymarketClient:
                 return
             offset += len(page)
 
-    def open_markets(
-        self, end_min: datetime, end_max: datetime, *, page_size: int = 100, max_pages: int = 10
-    ) -> list[dict[str, Any]]:
+    def open_markets(self, end_min: datetime, end_max: datetime) -> list[dict[str, Any]]:
         """Open (active, not closed) Gamma markets ending in [end_min, end_max], by 24-hour
-        volume, paged by limit/offset (at most ``max_pages`` pages)."""
+        volume, paged by limit/offset (at most 10 pages of 100)."""
         query = {
             "active": "true",
             "closed": "false",
@@ -160,7 +154,7 @@ class PolymarketClient:
             "end_date_min": end_min.astimezone(UTC).isoformat(),
             "end_date_max": end_max.astimezone(UTC).isoformat(),
         }
-        return [m for _, page in self._pages("markets", query, page_size, max_pages) for m in page]
+        return [m for _, page in self._pages("markets", query, 100, 10) for m in page]
 
     def market(self, market_id: str) -> dict[str, Any]:
         """One Gamma market by id (its resolution: ``closed``, ``outcomePrices``)."""
@@ -227,11 +221,10 @@ class PolymarketClient:
 
     def book(self, token: str) -> dict[str, Any]:
         """The order book of ``token`` now (``GET /book?token_id=``): the raw object with its
-        ``bids``, ``asks`` and ``timestamp`` (milliseconds), checked by ``book_quote``."""
+        ``bids``, ``asks`` and ``timestamp`` (milliseconds), for ``book_quote`` to read."""
         body = self._get(f"{self.clob_url}/book", {"token_id": token})
         if not isinstance(body, dict):
             raise PolymarketError(f"GET /book token {token}: expected a JSON object")
-        book_quote(body, f"book token {token}")
         return body
 
     def trades(
@@ -556,27 +549,6 @@ def _daily_means(obs: list[tuple[int, float]]) -> dict[date, float]:
     return {d: sum(v) / len(v) for d, v in acc.items()}
 
 
-def _activity(
-    client: PolymarketClient,
-    legs: list[dict[str, Any]],
-    notes: Counter[str],
-    span: tuple[datetime, datetime],
-) -> dict[date, DayActivity] | None:
-    """Daily activity on the realised outcome's leg over ``span`` (opening - 1 day to the
-    resolution); ``None`` (counted) where it is unknown."""
-    start, end = int(span[0].timestamp()), int(span[1].timestamp())
-    condition = next(leg["condition"] for leg in legs if leg["winner"])
-    if not condition:
-        notes["trades: no conditionId, activity unknown"] += 1
-        return None
-    trades, truncated = client.trades(condition, start, end)
-    if truncated:
-        notes["trades: feed cut short, activity unknown"] += 1
-        return None
-    notes["trades: fetched"] += 1
-    return daily_activity(trades)
-
-
 def fetch_histories(
     client: PolymarketClient,
     *,
@@ -619,7 +591,15 @@ def fetch_histories(
                     continue
                 probs = {k: v / total for k, v in priced.items()}
             beliefs.append(DailyBelief(event_id=event.id, day=day, probs=probs))
-        activity = _activity(client, legs, notes, span) if trades else None
+        # Daily activity on the realised outcome's leg over the span; None (counted) if unknown.
+        activity = None
+        condition = next(leg["condition"] for leg in legs if leg["winner"])
+        if trades and not condition:
+            notes["trades: no conditionId, activity unknown"] += 1
+        elif trades:
+            got, cut = client.trades(condition, int(span[0].timestamp()), int(span[1].timestamp()))
+            notes["trades: feed cut short, activity unknown" if cut else "trades: fetched"] += 1
+            activity = None if cut else daily_activity(got)
         out.append(MarketHistory(event, resolution, guard_beliefs(beliefs, resolution), activity))
         notes[f"imported: {event.kind}"] += 1
     return out, dict(notes)
