@@ -1,11 +1,6 @@
-"""``EmbeddedIndex``: a file-backed, month-partitioned BM25 backend whose results are exact
-"as of" any cutoff.
-
-A search at cutoff ``t`` returns the same ids, order and scores (bit for bit) as an index built
-from only the documents with ``timestamp < t``: see ``_arrays`` for the prefix statistics within
-a partition, ``_bm25`` for how partitions are admitted, scored and merged, and ``_partitioned``
-for the layout and the resumable build.
-"""
+"""``EmbeddedIndex``: a file-backed, month-partitioned BM25 backend whose results at cutoff
+``t`` equal those of an index built from the documents before ``t`` alone, bit for bit
+(docs/corpus.md, "The embedded BM25 index")."""
 
 from __future__ import annotations
 
@@ -109,18 +104,9 @@ class EmbeddedIndex(ThreadLookups):
         read: ReadStamp | None = None,
         runner: MonthRunner | None = None,
     ) -> EmbeddedIndex:
-        """Index ``documents`` (any order) into month partitions under ``out_dir`` and open it.
-
-        Streaming, with memory bounded by the largest month per worker whatever the corpus size
-        (a sequence, in memory already, skips the spool files); months are indexed by
-        ``workers`` processes (default: the CPU count); an interrupted build of the same
-        documents, even a killed one, resumes from its complete partitions (see
-        ``_partitioned``). ``overwrite`` replaces only an index pastcast built as the same
-        ``kind`` (``pastcast.owned``), never other folders. ``removed`` and ``notes``: what the
-        stages before left out, for the stored ``build_report``. ``read``: what the documents
-        are read from, so that a build cut short after its read phase skips it (``_read_reuse``);
-        ``runner``: where the months are indexed instead of local processes (e.g. on Dask).
-        """
+        """Index ``documents`` (any order) into month partitions under ``out_dir`` and open it
+        (docs/corpus.md, "Build"; the options: ``BuildOptions``). ``overwrite`` replaces only an
+        index pastcast built as the same ``kind`` (``pastcast.owned``), never other folders."""
         options = BuildOptions(progress, kind, workers, removed, notes, read, runner)
         build_partitioned(documents, Path(out_dir), options, overwrite=overwrite)
         return cls.open(out_dir)
@@ -139,15 +125,9 @@ class EmbeddedIndex(ThreadLookups):
         notes: Callable[[], Sequence[str]] = tuple,
         side_files: Callable[[Path], None] | None = None,
     ) -> EmbeddedIndex:
-        """Add ``documents`` (any order, any months) to the index in ``index_dir`` and open it.
-
-        Only the months the new documents fall in are indexed again; the result is the index a
-        build of all the documents writes, file for file (but its build report). An id the index
-        holds, or one repeated in ``documents``, is refused naming it (nothing is changed), or
-        skipped and counted with ``duplicates="skip"``. The append is written beside the index
-        and replaces it whole when complete (see ``_partitioned``): an index already open keeps
-        answering from the files it opened, without the new documents.
-        """
+        """Add ``documents`` (any order, any months) to the index in ``index_dir`` and open it:
+        the index a build of all the documents writes (docs/corpus.md, "Appends"). A repeated
+        id is refused naming it, or skipped and counted with ``duplicates="skip"``."""
         index_dir = Path(index_dir)
         current = cls.open(index_dir)
         append_partitioned(
@@ -194,8 +174,7 @@ class EmbeddedIndex(ThreadLookups):
     @property
     def partition_bounds(self) -> list[tuple[int, int]]:
         """The global ordinal range ``[lo, hi)`` of each partition, in time order."""
-        b = self._bases.tolist()
-        return list(itertools.pairwise(b))
+        return list(itertools.pairwise(self._base_list))
 
     def __len__(self) -> int:
         return int(self._bases[-1])
@@ -307,14 +286,10 @@ class EmbeddedIndex(ThreadLookups):
         as_of: datetime,
         filters: SearchFilter | None = None,
     ) -> list[SearchHit]:
-        """``SearchHit``s for (ordinal, score) pairs, in the given order.
-
-        Titles and texts come from the partitions' hit columns (see ``_arrays``), timestamps
-        from the ordinals' stored timestamps. Every ordinal is checked against the cutoff once
-        more (below ``count_before``: ordinals follow the sorted timestamps), so a ranking that
-        strayed past it fails loudly instead of leaking. Under ``filters`` each stored document
-        is read instead and its own timestamp and the filter checked again.
-        """
+        """``SearchHit``s for (ordinal, score) pairs, in the given order, from the hit columns
+        (under ``filters``: the stored documents, their timestamps and the filter checked
+        again). Every ordinal is checked against the cutoff once more, so a ranking that strayed
+        past it fails loudly instead of leaking."""
         pairs = [(int(o), float(s)) for o, s in ranked]  # numpy scalars become Python's
         cutoff = as_utc(as_of)
         ordinals, scores = [o for o, _ in pairs], [s for _, s in pairs]
@@ -356,13 +331,13 @@ class EmbeddedIndex(ThreadLookups):
         score: float,
         terms: list[str],
         cutoff: datetime,
-        filters: SearchFilter | None,
+        filters: SearchFilter,
     ) -> SearchHit:
-        """A hit from partition ``p``'s stored document, its cutoff (and filter) checked again."""
+        """A hit from partition ``p``'s stored document, its cutoff and filter checked again."""
         doc = self._parts[p].document(local)
         if not is_visible(doc.timestamp, cutoff):
             raise RuntimeError(f"index corrupt: {doc.id!r} ranked at cutoff {cutoff}")
-        if filters is not None and not filters.matches(doc):
+        if not filters.matches(doc):
             raise RuntimeError(f"index corrupt: {doc.id!r} ranked against its filter")
         return SearchHit(
             id=doc.id,
@@ -383,12 +358,8 @@ class EmbeddedIndex(ThreadLookups):
         allowed: Mask | None = None,
         stats: AsOfStatistics | None = None,
     ) -> tuple[Ordinals, Scores]:
-        """Top-``k`` ordinals and BM25 scores over the first ``n`` ordinals only (and of
-        those, only the ``allowed`` ones, when given), with ``stats`` (a whole corpus's, this
-        index being a shard of it) in place of this index's own statistics when given.
-
-        Ranking: score descending, then document id ascending.
-        """
+        """Top-``k`` ordinals and BM25 scores (then id ascending) among the ``allowed`` of the
+        first ``n`` ordinals, with ``stats`` (a whole corpus's) in place of the index's own."""
         if self._blocks is None and allowed is None:
             self._blocks = block_table(self._parts)  # on the first unfiltered search
         parts, bases, rank, blocks = self._parts, self._bases, self._id_rank, self._blocks

@@ -1,25 +1,10 @@
-"""The month-partitioned on-disk layout of a BM25 index, built streaming and resumable.
-
-Layout of an index directory::
-
-    manifest.json          format, version, the partitions in time order (written last)
-    id_rank.npy            rank of each global ordinal's id in lexicographic id order
-    parts/YYYY-MM/         one UTC month: a complete single-partition index (see ``_arrays``),
-                           with its own maps (``maps/``)
-    id_order.npy           the global ordinals in lexicographic id order (``read`` by id bisects it)
-    threads/               the thread, author, source and parent maps (see ``_maps``)
-    build_report.json      what the build did (``CorpusBuildReport``)
-
-Global ordinals number documents by (timestamp, id) across partitions, so the documents before a
-cutoff are still a prefix of the ordinals; a month's partition holds a contiguous range of them.
-
-Building streams the input once into per-month spool files, indexes the months in parallel (one
-process per worker, each month from its own spool file, each partition written atomically into a
-work directory next to the target), then merges the global pieces from the partitions, streamed
-(id ranks by a k-way merge of each month's sorted ids, which also finds a repeated id; the maps,
-``_maps``; the manifest), and renames the work directory onto the target. A build that stops
-part-way keeps its complete partitions, and building the same documents again reuses them: see
-"Build" in docs/corpus.md for the guarantees and what is tested.
+"""The month-partitioned on-disk layout of a BM25 index, built streaming and resumable, and
+appended to: ``manifest.json`` (the partitions in time order, written last), ``id_rank.npy`` and
+``id_order.npy`` (global ordinals by id), ``parts/YYYY-MM/`` (one month each, ``_arrays``),
+``threads/`` (``_maps``) and ``build_report.json``. Global ordinals number documents by
+(timestamp, id) across partitions, so the documents before a cutoff are a prefix of them. How a
+build spools, indexes months in parallel, merges and resumes, and how an append swaps the
+index: docs/corpus.md ("Month partitions", "Build", "Appends", "Atomicity").
 """
 
 from __future__ import annotations
@@ -54,8 +39,8 @@ from pastcast.corpus.embedded._arrays import (
     IndexArrays,
     build_arrays,
     build_from_lines,
-    check_format,
     load_arrays,
+    read_manifest,
     save_arrays,
     sorted_unique,
 )
@@ -183,7 +168,7 @@ class _Spool:
         if handle is None:
             if len(self._open) >= _MAX_OPEN_SPOOLS:
                 self.close()
-            handle = self._open[month] = (self.folder / f"{month}.jsonl").open("ab")
+            handle = self._open[month] = self.path(month).open("ab")
         handle.write(line)
         self.counts[month] = self.counts.get(month, 0) + 1
 
@@ -247,17 +232,10 @@ class BuildOptions:
 def build_partitioned(
     documents: Iterable[Document], out_dir: Path, options: BuildOptions, *, overwrite: bool = False
 ) -> None:
-    """Index ``documents`` into month partitions under ``out_dir`` (see the module docstring).
-    An existing ``out_dir`` is replaced only with ``overwrite``, and only if pastcast made it as
-    a ``kind`` (``pastcast.owned``) or it is an empty folder.
-
-    Documents given as a sequence are in memory already: they are grouped by month in memory
-    instead of through spool files and indexed here.
-
-    A build that stops part-way keeps its complete partitions in the work directory for the next
-    one, except on a full disk: then the work directory, which holds the space, is removed; and
-    a build whose documents are refused (``ValueError``) leaves nothing it made.
-    """
+    """Index ``documents`` into month partitions under ``out_dir`` (a sequence, in memory
+    already, skips the spool files). A build cut short keeps its complete partitions for the
+    next one, but on a full disk (the work directory holds the space) and when its documents are
+    refused (``ValueError``: it leaves nothing it made)."""
     out_dir = Path(out_dir)
     work = _work_dir(out_dir)
     resumed = work.exists()
@@ -284,6 +262,9 @@ def _missing(folder: Path) -> list[Path]:
         out.append(folder)
         folder = folder.parent
     return out
+
+
+_Months = dict[str, list[tuple[Document, bytes]]]  # documents in memory and their lines
 
 
 @dataclass(frozen=True)
@@ -314,12 +295,7 @@ def _index_month(task: _MonthTask, pairs: Iterable[tuple[Document, bytes]] | Non
     built.manifest.update(partition=task.month, spool_sha256=sha)
     docs = [d for d, _ in ordered]
     del ordered
-    save_arrays(
-        built,
-        task.folder,
-        overwrite=True,
-        extra=lambda tmp: save_partition_maps(tmp, docs),
-    )
+    save_arrays(built, task.folder, lambda tmp: save_partition_maps(tmp, docs))
     return False
 
 
@@ -338,7 +314,11 @@ def _build(
     for leftover in ("id_rank.npy", "id_order.npy", "manifest.json"):
         (work / leftover).unlink(missing_ok=True)
     shutil.rmtree(work / "threads", ignore_errors=True)
-    memory = _MemoryMonths(documents) if isinstance(documents, Sequence) else None
+    memory: _Months | None = None
+    if isinstance(documents, Sequence):  # in memory already: grouped by month here
+        memory = {}
+        for doc in documents:
+            memory.setdefault(month_of(doc), []).append((doc, document_line(doc)))
     sealed = None
     if memory is None and options.read is not None:
         sealed = reuse(work / "spool", options.read)
@@ -357,7 +337,7 @@ def _build(
                 seal(spool.folder, options.read, counts, options.removed(), options.notes())
         else:
             assert memory is not None
-            counts = {m: len(v) for m, v in memory.by_month.items()}
+            counts = {m: len(v) for m, v in memory.items()}
         clock.lap("read")
         months = sorted(counts)
         reused = _index_months(
@@ -472,7 +452,7 @@ def _index_months(
     counts: dict[str, int],
     work: Path,
     spool: _Spool | None,
-    memory: _MemoryMonths | None,
+    memory: _Months | None,
     workers: int,
     update: Callable[..., None],
     add_task: Callable[..., Any],
@@ -490,7 +470,7 @@ def _index_months(
     reused = 0
     if spool is None or (workers == 1 and runner is None):
         for t in tasks:
-            pairs = memory.pairs(t.month) if memory is not None else None
+            pairs = memory[t.month] if memory is not None else None
             reused += _index_month(t, pairs)
             update(task, advance=counts[t.month])
         return reused
@@ -562,27 +542,10 @@ def _flush_ids(rank: Any, order: Any, chunk: list[int], pos: int) -> int:
     return pos + len(ordinals)
 
 
-class _MemoryMonths:
-    """Documents held in memory, grouped by month with their lines."""
-
-    def __init__(self, documents: Sequence[Document]) -> None:
-        self.by_month: dict[str, list[tuple[Document, bytes]]] = {}
-        for doc in documents:
-            self.by_month.setdefault(month_of(doc), []).append((doc, document_line(doc)))
-
-    def pairs(self, month: str) -> list[tuple[Document, bytes]]:
-        return self.by_month[month]
-
-
 def index_manifest(index_dir: Path) -> dict[str, Any]:
-    """The manifest of an index directory of this layout (``check_format``: an index an
-    earlier version wrote, such as the single-partition layout, is refused)."""
-    manifest_path = Path(index_dir) / "manifest.json"
-    if not manifest_path.is_file():
-        raise FileNotFoundError(f"{index_dir}: not an index (no manifest.json)")
-    manifest: dict[str, Any] = safejson.loads(manifest_path.read_bytes())
-    check_format(Path(index_dir), manifest, (FORMAT, FORMAT_VERSION))
-    return manifest
+    """The manifest of an index directory of this layout (an index an earlier version wrote,
+    such as the single-partition layout, is refused)."""
+    return read_manifest(Path(index_dir), (FORMAT, FORMAT_VERSION))
 
 
 def load_index(index_dir: Path) -> Loaded:
@@ -713,16 +676,10 @@ def append_partitioned(
     duplicates: Duplicates = "refuse",
     side_files: Callable[[Path], None] | None = None,
 ) -> None:
-    """Add ``documents`` to the index in ``index_dir`` (``contains``: whether it holds an id).
-
-    The new documents are spooled by month; each month they fall in that the index holds is
-    indexed again from its stored lines and the new ones, new months from theirs, every other
-    partition is hard-linked unchanged; the global pieces are merged again as a build merges
-    them, so the files are those of a build of all the documents. Everything is written in a
-    work directory beside the index (``side_files(work)`` adds the side files there), which
-    replaces the index when complete: a failed or killed append leaves the index as it was, the
-    next one starts afresh. Repeated ids: ``NewDocuments``.
-    """
+    """Add ``documents`` to the index in ``index_dir`` (``contains``: whether it holds an id):
+    the months they fall in indexed again, the others hard-linked, the global pieces merged as
+    a build merges them, all in a work directory (``side_files(work)`` adds the side files)
+    that replaces the index when complete. Repeated ids: ``NewDocuments``."""
     index_dir = Path(index_dir)
     _put_back(index_dir)
     check_replaceable(index_dir, options.kind)

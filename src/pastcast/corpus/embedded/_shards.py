@@ -1,13 +1,7 @@
 """An index directory cut into month shards: the months it holds, one shard's partitions
-opened alone, and its as-of statistics (it searches with the whole corpus's: ``stats`` of
-``EmbeddedIndex.search``).
-
-A shard is an ``EmbeddedIndex`` over a contiguous range of the directory's month partitions
-(ordinals local to it; ids and timestamps are the documents' own). The statistics of disjoint
-shards add up to the whole index's (``AsOfStatistics``), exactly as the index adds its months;
-a shard that scores with the sum scores every document as the whole index does, bit for bit,
-so the top ``k`` of the shards' top ``k`` lists (score descending, then id) is the whole
-index's top ``k``.
+opened alone (ordinals local to it) and its as-of statistics. The statistics of disjoint shards
+add up to the whole index's (``AsOfStatistics``), so a shard scoring with the sum scores every
+document as the whole index does, bit for bit (docs/corpus.md, "The month-sharded corpus").
 """
 
 from __future__ import annotations
