@@ -28,7 +28,7 @@ from pastcast.corpus.dense._approximate import ApproximateIndex
 from pastcast.corpus.dense._embedders import (
     F32,
     Embedder,
-    QueryCache,
+    cached_queries,
     file_stem,
     joined_title_text,
 )
@@ -102,7 +102,7 @@ class DenseIndex(IndexLookups):
                 self._quantized = QuantizedMonths.load_or_build(
                     self._vectors, self._bounds, chosen, self._store("sq8")
                 )
-        self._queries = QueryCache(embedder, query_cache)
+        self._queries = cached_queries(embedder, query_cache)
         self._workers = max(1, workers if workers is not None else min(4, os.cpu_count() or 1))
         self._pool: ThreadPoolExecutor | None = None
         self._pool_lock = threading.Lock()
@@ -221,7 +221,7 @@ class DenseIndex(IndexLookups):
 
     def embed_query(self, query: str) -> F32:
         """The query's vector (one row), from the LRU when the query was seen recently."""
-        q = self._queries.get(query)
+        q = self._queries(query)
         self.check_query(q, self.embedder.name)
         return q
 
