@@ -53,11 +53,6 @@ __all__ = ["DenseIndex", "FieldError"]
 Mask = npt.NDArray[np.bool_]
 
 
-def _partitions(manifest: dict[str, object]) -> list[dict[str, object]]:
-    parts = manifest.get("partitions")
-    return [p for p in parts if isinstance(p, dict)] if isinstance(parts, list) else []
-
-
 class DenseIndex(IndexLookups):
     """Dense search over the documents of an ``EmbeddedIndex`` before a cutoff: exact unless
     ``ivf_min`` asks for approximate search (``nprobe`` lists probed). ``quantized_min``: months
@@ -127,10 +122,9 @@ class DenseIndex(IndexLookups):
     def _trained_lists(self, ivf_min: int) -> ApproximateIndex:
         """The approximate index, its lists kept in ``ivf-MODEL/`` by the content digests of
         the months they depend on (so appending months never retrains the earlier ones)."""
-        digests = [str(p.get("content_sha256", "")) for p in _partitions(self.index.manifest)]
+        parts: Any = self.index.manifest["partitions"]
+        digests = [str(p["content_sha256"]) for p in parts]
         store = None if self.index.path is None else self.index.path / f"ivf-{self._stem}"
-        if len(digests) != len(self._bounds) or not all(digests):
-            digests, store = [f"{lo}-{hi}" for lo, hi in self._bounds], None  # nothing to key by
         if store is not None:
             try:
                 store.mkdir(exist_ok=True)
@@ -419,14 +413,11 @@ class DenseIndex(IndexLookups):
         if len(jobs) == 1 or self._workers == 1 or rows < _PARALLEL_ROWS:
             with one_thread():
                 return [job() for job in jobs]
-        pool = self._thread_pool()
-        return [f.result() for f in [pool.submit(in_one_thread, job) for job in jobs]]
-
-    def _thread_pool(self) -> ThreadPoolExecutor:
         with self._pool_lock:
             if self._pool is None:
                 self._pool = ThreadPoolExecutor(self._workers, thread_name_prefix="dense-scan")
-            return self._pool
+            pool = self._pool
+        return [f.result() for f in [pool.submit(in_one_thread, job) for job in jobs]]
 
     def _search(self, q: F32, seg: Segment, fetch: int) -> Found:
         import faiss

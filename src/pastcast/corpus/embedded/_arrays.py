@@ -3,7 +3,7 @@
 Documents are numbered by (timestamp, id) (their *ordinal*), so the documents visible at a cutoff
 are a prefix of the ordinals and N, df and avgdl all have exact prefix forms. The files, the hit
 columns and the mapped term tables are in docs/corpus.md ("As-of exactness", "One partition on
-disk"); a partition of an earlier format version is refused (``check_format``).
+disk"); a partition of an earlier format version is refused (``read_manifest``).
 """
 
 from __future__ import annotations

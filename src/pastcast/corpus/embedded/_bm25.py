@@ -191,7 +191,7 @@ def bm25_top_k(
     from pastcast.corpus.embedded._kernel import query_top_k
 
     assert blocks is not None, "an unfiltered search scores over the block table"
-    last = bisect.bisect_left(blocks.starts, n) - 1  # ``_cutoff_partition`` without numpy
+    last = bisect.bisect_left(blocks.starts, n) - 1  # the partition of ordinal n - 1
     m = n - blocks.starts[last]
     raw = [t.encode() for t in terms]
     qoffs = np.array(list(itertools.accumulate(map(len, raw), initial=0)), dtype=np.int64)

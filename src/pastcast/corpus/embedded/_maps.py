@@ -173,7 +173,7 @@ def merge_partition_maps(
             count = 0
             with (tmp / f"{name}_keys.json").open("w", encoding="utf-8") as keys:
                 keys.write("[")
-                for key, group in itertools.groupby(merged, key=_first):
+                for key, group in itertools.groupby(merged, key=lambda item: item[0]):
                     for _, p, _i in group:  # a partition's keys come in its own sorted order
                         numbers[p].append(count)
                     keys.write(("," if count else "") + json.dumps(key, ensure_ascii=False))
@@ -202,7 +202,3 @@ def merge_partition_maps(
             np.save(tmp / f"{name}_offsets.npy", offsets)
         meta = {"format": FORMAT, "version": FORMAT_VERSION, "index_sha256": content_sha256}
         (tmp / "manifest.json").write_text(json.dumps(meta) + "\n")
-
-
-def _first(item: tuple[str, int, int]) -> str:
-    return item[0]

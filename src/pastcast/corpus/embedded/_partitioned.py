@@ -59,7 +59,6 @@ __all__ = [
     "SKIPPED_DUPLICATE",
     "BuildOptions",
     "Duplicates",
-    "Loaded",
     "MonthRunner",
     "NewDocuments",
     "append_partitioned",
@@ -76,22 +75,13 @@ FORMAT = "pastcast-bm25-monthly"
 FORMAT_VERSION = 2
 _MAX_OPEN_SPOOLS = 128
 _ID_CHUNK = 1 << 16  # ids merged and written in chunks: numpy per chunk, not per id
+I64 = np.ndarray[Any, np.dtype[np.int64]]
 
 
 def month_of(doc: Document) -> str:
     """The UTC month of a document, ``YYYY-MM`` (its partition name)."""
     ts = as_utc(doc.timestamp)
     return f"{ts.year:04d}-{ts.month:02d}"  # strftime took 7% of a build
-
-
-@dataclass(frozen=True)
-class Loaded:
-    """An opened index: its partitions in time order, the global id ranks and the manifest."""
-
-    parts: list[IndexArrays]
-    id_rank: np.ndarray[Any, np.dtype[np.int64]]
-    manifest: dict[str, Any]
-    id_order: np.ndarray[Any, np.dtype[np.int64]]  # the ordinals in id order
 
 
 def global_id_rank(parts: list[IndexArrays]) -> np.ndarray[Any, np.dtype[np.int64]]:
@@ -102,11 +92,8 @@ def global_id_rank(parts: list[IndexArrays]) -> np.ndarray[Any, np.dtype[np.int6
 
 
 def summary(parts: list[IndexArrays]) -> dict[str, Any]:
-    """The manifest of a partitioned index (deterministic for a given set of documents).
-
-    Its ``content_sha256`` is the corpus digest of ``pastcast.corpus._identity``: each month
-    partition's digest is that of its document lines in ordinal order.
-    """
+    """The manifest of a partitioned index (deterministic for a given set of documents); its
+    ``content_sha256`` is the corpus digest of ``pastcast.corpus._identity``."""
     entries = []
     for name, p in zip(_names(parts), parts, strict=True):
         entries.append(
@@ -179,13 +166,6 @@ class _Spool:
 
     def path(self, month: str) -> Path:
         return self.folder / f"{month}.jsonl"
-
-
-def _spool_hash(lines: list[bytes]) -> str:
-    digest = hashlib.sha256()
-    for line in sorted(lines):
-        digest.update(line)
-    return digest.hexdigest()
 
 
 def _complete_partition(folder: Path, spool_sha: str) -> bool:
@@ -283,7 +263,10 @@ def _index_month(task: _MonthTask, pairs: Iterable[tuple[Document, bytes]] | Non
     else:
         assert task.spool is not None
         lines = task.spool.read_bytes().splitlines(keepends=True)
-    sha = _spool_hash(lines)
+    digest = hashlib.sha256()
+    for line in sorted(lines):  # the month's lines in any order: the same hash
+        digest.update(line)
+    sha = digest.hexdigest()
     if _complete_partition(task.folder, sha):
         return True
     # the spooled line is the document's line (``document_line``): not made again
@@ -548,8 +531,9 @@ def index_manifest(index_dir: Path) -> dict[str, Any]:
     return read_manifest(Path(index_dir), (FORMAT, FORMAT_VERSION))
 
 
-def load_index(index_dir: Path) -> Loaded:
-    """Open a partitioned index (its partitions checked against its manifest)."""
+def load_index(index_dir: Path) -> tuple[list[IndexArrays], I64, dict[str, Any], I64]:
+    """Open a partitioned index (its partitions checked against its manifest): its partitions
+    in time order, the global id ranks, the manifest and the ordinals in id order."""
     index_dir = Path(index_dir)
     manifest = index_manifest(index_dir)
     parts = [load_arrays(index_dir / "parts" / p["name"]) for p in manifest["partitions"]]
@@ -557,7 +541,7 @@ def load_index(index_dir: Path) -> Loaded:
         if p.manifest["content_sha256"] != entry["content_sha256"]:
             raise ValueError(f"{index_dir}: partition {entry['name']} does not match the manifest")
     id_rank, id_order = (load_npy(index_dir / f"{n}.npy") for n in ("id_rank", "id_order"))
-    return Loaded(parts, id_rank, manifest, id_order)
+    return parts, id_rank, manifest, id_order
 
 
 # -- appends ----------------------------------------------------------------------------------
@@ -683,7 +667,7 @@ def append_partitioned(
     index_dir = Path(index_dir)
     _put_back(index_dir)
     check_replaceable(index_dir, options.kind)
-    manifest = load_index(index_dir).manifest
+    manifest = load_index(index_dir)[2]
     for entry in index_dir.iterdir():
         if entry.name not in _GLOBALS | _SIDE_FILES and entry.name != MARKER:
             # dense vectors and approximate indexes would be stale: not kept silently

@@ -21,14 +21,6 @@ READ_MARKER = "read.json"
 _STAGES = "stages"  # the read stages' own files (side files), beside the spool
 
 
-def _nothing_saved(folder: Path) -> Any:
-    return None
-
-
-def _nothing_restored(folder: Path, saved: Any) -> None:
-    return None
-
-
 @dataclass(frozen=True)
 class ReadStamp:
     """What a build's documents are read from: equal ``key``, equal spooled lines. ``save``
@@ -36,8 +28,8 @@ class ReadStamp:
     returns) once the documents are consumed; ``restore`` brings them back instead of a read."""
 
     key: str
-    save: Callable[[Path], Any] = _nothing_saved
-    restore: Callable[[Path, Any], None] = _nothing_restored
+    save: Callable[[Path], Any] = lambda folder: None
+    restore: Callable[[Path, Any], None] = lambda folder, saved: None
 
 
 @dataclass(frozen=True)
