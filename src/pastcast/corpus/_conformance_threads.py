@@ -17,8 +17,7 @@ from pastcast.corpus._conformance import (
     _sorted,
     _Violations,
 )
-from pastcast.corpus._protocol import DocumentNotVisible, ThreadedBackend
-from pastcast.corpus._walk import MAX_DEPTH
+from pastcast.corpus._protocol import MAX_DEPTH, DocumentNotVisible, ThreadedBackend
 from pastcast.cutoff import as_utc, is_visible
 from pastcast.records import Document
 

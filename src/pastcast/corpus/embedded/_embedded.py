@@ -7,6 +7,7 @@ from __future__ import annotations
 import bisect
 import itertools
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from datetime import datetime
 from functools import partial
 from pathlib import Path
@@ -20,17 +21,18 @@ from pastcast.corpus._filter import SearchFilter
 from pastcast.corpus._protocol import (
     DocumentNotVisible,
     SearchHit,
+    ancestors_of,
     known_valid_hit,
     not_visible_message,
 )
 from pastcast.corpus._text import TOKENIZER, text_snippet, tokenize
-from pastcast.corpus._walk import ancestors_of
-from pastcast.corpus.embedded._arrays import IndexArrays, from_micros
+from pastcast.corpus.embedded._arrays import IndexArrays, from_micros, load_arrays
 from pastcast.corpus.embedded._bm25 import (
     K1,
     AsOfStatistics,
     B,
     BlockTable,
+    as_of_statistics,
     block_table,
     bm25_top_k,
     numpy_top_k,
@@ -43,6 +45,7 @@ from pastcast.corpus.embedded._partitioned import (
     append_partitioned,
     build_partitioned,
     global_id_rank,
+    index_manifest,
     load_index,
     partition_in_memory,
     summary,
@@ -51,7 +54,7 @@ from pastcast.corpus.embedded._read_reuse import ReadStamp
 from pastcast.cutoff import as_utc, is_visible, visible_count
 from pastcast.records import CorpusIdentity, Document
 
-__all__ = ["EmbeddedIndex"]
+__all__ = ["EmbeddedIndex", "IndexMonth", "index_months", "open_months", "shard_statistics"]
 
 Ordinals = npt.NDArray[np.int64]
 Scores = npt.NDArray[np.float64]
@@ -234,7 +237,7 @@ class EmbeddedIndex:
     ) -> list[SearchHit]:
         """BM25 over the documents before ``as_of``; ``filters`` restrict which of them are
         ranked (the statistics stay those of every visible document). ``stats``: those of a
-        whole corpus as of the same cutoff, this index being one shard of it (``_shards``)."""
+        whole corpus as of the same cutoff, this index being one shard of it (``open_months``)."""
         cutoff = as_utc(as_of)
         n = self.count_before(cutoff)
         terms = self.query_terms(query)
@@ -501,3 +504,54 @@ def _members(ords: Ordinals, n: int) -> Mask:
     ords = np.asarray(ords)
     out[ords[ords < n]] = True
     return out
+
+
+# -- month shards: one shard's partitions opened alone (ordinals local to it); the statistics of
+# disjoint shards add up to the whole index's (``AsOfStatistics``), so a shard scoring with the
+# sum scores every document as the whole index does (docs/corpus.md, "The month-sharded corpus")
+
+
+@dataclass(frozen=True)
+class IndexMonth:
+    """One month partition of an index directory, as its manifest lists it."""
+
+    name: str
+    doc_count: int
+    first_timestamp: datetime
+    last_timestamp: datetime
+    content_sha256: str
+
+
+def index_months(index_dir: Path | str) -> list[IndexMonth]:
+    """The month partitions of an index directory, in time order."""
+    return [
+        IndexMonth(
+            str(p["name"]),
+            int(p["doc_count"]),
+            datetime.fromisoformat(str(p["first_timestamp"])),
+            datetime.fromisoformat(str(p["last_timestamp"])),
+            str(p["content_sha256"]),
+        )
+        for p in index_manifest(Path(index_dir))["partitions"]
+    ]
+
+
+def open_months(index_dir: Path | str, months: list[str]) -> EmbeddedIndex:
+    """The partitions ``months`` (consecutive, in time order) of an index directory, opened as
+    one index of their own (memory-mapped)."""
+    known = {m.name: m for m in index_months(index_dir)}
+    parts = []
+    for name in months:
+        if name not in known:
+            raise ValueError(f"{index_dir}: no month partition {name!r}")
+        arrays = load_arrays(Path(index_dir) / "parts" / name)
+        if arrays.manifest["content_sha256"] != known[name].content_sha256:
+            raise ValueError(f"{index_dir}: partition {name} does not match the manifest")
+        parts.append(arrays)
+    return EmbeddedIndex(parts)
+
+
+def shard_statistics(index: EmbeddedIndex, terms: list[str], as_of: datetime) -> AsOfStatistics:
+    """The shard's statistics over its documents before ``as_of``."""
+    n = index.count_before(as_of)
+    return as_of_statistics(index._parts, index._bases, terms, n)
