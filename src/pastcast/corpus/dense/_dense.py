@@ -66,7 +66,6 @@ class DenseIndex(IndexLookups):
         index: EmbeddedIndex,
         embedder: Embedder,
         *,
-        batch: int = 256,
         quantized_min: int | None = 10_000,
         ivf_min: int | None = None,
         nprobe: int = 8,
@@ -82,7 +81,7 @@ class DenseIndex(IndexLookups):
         self._stem = file_stem(embedder.name)
         self._precomputed: str | None = None
         source = None if vectors is None else Path(vectors)
-        self._vectors = self._load_or_make(source, vectors_ids, batch, progress)
+        self._vectors = self._load_or_make(source, vectors_ids, progress)
         self.dim = int(self._vectors.shape[1]) if len(self._vectors) else None
         self._bounds = index.partition_bounds
         self._approximate: ApproximateIndex | None = None
@@ -164,7 +163,7 @@ class DenseIndex(IndexLookups):
         return mapped
 
     def _load_or_make(
-        self, source: Path | None, ids_file: str | Path | None, batch: int, progress: bool
+        self, source: Path | None, ids_file: str | Path | None, progress: bool
     ) -> F32:
         """The cached vectors, else computed (``_jobs``) or imported from ``source``
         (``_precomputed``) and cached."""
@@ -186,7 +185,6 @@ class DenseIndex(IndexLookups):
                 len(ix),
                 texts,
                 None if paths is None else paths[0],
-                batch=batch,
                 checkpoint=None if paths is None else paths[0].with_suffix(".partial"),
                 job={"content_sha256": str(ix.manifest.get("content_sha256"))},
                 progress=progress,

@@ -128,7 +128,6 @@ class EmbeddedIndex:
         *,
         duplicates: Duplicates = "refuse",
         progress: bool = False,
-        kind: str = "index",
         workers: int | None = None,
         removed: Callable[[], Mapping[str, int]] = dict,
         notes: Callable[[], Sequence[str]] = tuple,
@@ -143,7 +142,7 @@ class EmbeddedIndex:
             documents,
             index_dir,
             lambda doc_id: current._ordinal_of(doc_id) is not None,
-            BuildOptions(progress, kind, workers, removed, notes),
+            BuildOptions(progress, workers=workers, removed=removed, notes=notes),
             duplicates=duplicates,
             side_files=side_files,
         )
