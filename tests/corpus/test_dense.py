@@ -175,7 +175,8 @@ def test_quantization_error_bound_holds_for_every_stored_vector(long_docs: list[
             q = rng.standard_normal(48).astype(np.float32)
             q /= np.linalg.norm(q)
             code = QueryCode.of(q)
-            est = fast._quantized.scan(code, p)
+            ords, est = fast._quantized.candidates(code, [(p, month.hi)], month.hi - month.lo, 0.0)
+            assert np.array_equal(ords, np.arange(month.lo, month.hi))  # every row, in order
             # the integer dot products are exact, and the bound covers every stored vector
             dots = codes @ code.code[0].astype(np.int64)
             assert np.array_equal(est, dots * (code.scale * month.step))

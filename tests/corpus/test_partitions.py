@@ -141,10 +141,10 @@ def test_an_interrupted_build_resumes_without_duplicates(
     real_save = partitioned.save_arrays
     written: list[str] = []
 
-    def crashing_save(arrays: IndexArrays, folder: Path, **kw: Any) -> None:
+    def crashing_save(arrays: IndexArrays, folder: Path, *rest: Any) -> None:
         if len(written) == 3:
             raise Crash("power cut")
-        real_save(arrays, folder, **kw)
+        real_save(arrays, folder, *rest)
         written.append(folder.name)
 
     monkeypatch.setattr(partitioned, "save_arrays", crashing_save)
@@ -164,7 +164,7 @@ def test_an_interrupted_build_resumes_without_duplicates(
     monkeypatch.setattr(
         partitioned,
         "save_arrays",
-        lambda a, f, **kw: (real_save(a, f, **kw), written.append(f.name)),
+        lambda a, f, *rest: (real_save(a, f, *rest), written.append(f.name)),
     )
     resumed = EmbeddedIndex.build(list(reversed(docs)), out)
     months = sorted({partitioned.month_of(d) for d in docs})

@@ -87,11 +87,6 @@ def adversarial_cutoffs(documents: Sequence[Document]) -> list[datetime]:
     return sorted(out)
 
 
-def _random_cutoff(rng: random.Random, lo: datetime, hi: datetime) -> datetime:
-    span = (hi - lo) // _US
-    return lo + rng.randint(0, max(span, 0)) * _US
-
-
 def _words(text: str, rng: random.Random, n: int) -> str:
     words = text.split()
     if len(words) <= n:
@@ -111,16 +106,11 @@ def _cutoffs(docs: list[Document], rng: random.Random, n: int) -> list[datetime]
     """``n`` cutoffs, alternately adversarial and random within two days of the corpus."""
     pool = adversarial_cutoffs(docs)
     lo = as_utc(docs[0].timestamp) - timedelta(days=2)
-    hi = as_utc(docs[-1].timestamp) + timedelta(days=2)
+    span = (as_utc(docs[-1].timestamp) + timedelta(days=2) - lo) // _US
     return [
-        pool[rng.randrange(len(pool))] if i % 2 == 0 else _random_cutoff(rng, lo, hi)
+        pool[rng.randrange(len(pool))] if i % 2 == 0 else lo + rng.randint(0, span) * _US
         for i in range(n)
     ]
-
-
-def _same_shape(exc: Exception, doc_id: str, unknown: Exception) -> bool:
-    """Whether two refusals read alike once the ids they name are blanked out."""
-    return str(exc).replace(repr(doc_id), "ID") == str(unknown).replace(repr(_UNKNOWN_ID), "ID")
 
 
 def _refusal(call: Callable[[str], object], doc_id: str, what: str, out: _Violations) -> None:
@@ -135,7 +125,10 @@ def _refusal(call: Callable[[str], object], doc_id: str, what: str, out: _Violat
         call(_UNKNOWN_ID)
         out.add(f"{what}: an unknown id returned a document")
     except DocumentNotVisible as unknown:
-        if not _same_shape(refused, doc_id, unknown):
+        # the two refusals must read alike once the ids they name are blanked out
+        if str(refused).replace(repr(doc_id), "ID") != str(unknown).replace(
+            repr(_UNKNOWN_ID), "ID"
+        ):
             out.add(f"{what}: message differs from an unknown id's: {refused} / {unknown}")
 
 

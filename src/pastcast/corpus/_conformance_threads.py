@@ -17,8 +17,7 @@ from pastcast.corpus._conformance import (
     _sorted,
     _Violations,
 )
-from pastcast.corpus._protocol import DocumentNotVisible, ThreadedBackend
-from pastcast.corpus._walk import MAX_DEPTH
+from pastcast.corpus._protocol import MAX_DEPTH, DocumentNotVisible, ThreadedBackend
 from pastcast.cutoff import as_utc, is_visible
 from pastcast.records import Document
 
@@ -83,19 +82,18 @@ def check_thread_lookups(
     out = _Violations()
     threads: dict[str, list[Document]] = {}
     authors: dict[str, list[Document]] = {}
+    replies: dict[str, list[Document]] = {}
     for doc in docs:
         if doc.thread_id:
             threads.setdefault(doc.thread_id, []).append(doc)
         if doc.author:
             authors.setdefault(doc.author, []).append(doc)
+        if doc.parent_id:
+            replies.setdefault(doc.parent_id, []).append(doc)
     if backend.has_threads() != bool(threads):
         out.add(f"has_threads() = {not threads}, expected {bool(threads)}")
     thread_keys, author_keys = sorted(threads), sorted(authors)
     n_threads = n_authors = n_posts = returned = walks = 0
-    replies: dict[str, list[Document]] = {}
-    for doc in docs:
-        if doc.parent_id:
-            replies.setdefault(doc.parent_id, []).append(doc)
     by_id = {d.id: d for d in docs}
 
     def compare(what: str, got: list[Document], want: list[Document], cutoff: datetime) -> None:

@@ -1,8 +1,6 @@
 """One way to open a corpus: ``open_backend(spec, retrieval, **options)`` and the ``backend``
-registry behind it (entry-point group ``pastcast.backends``), described in docs/corpus.md
-("Opening a corpus"); and the URLs of backends opened by URL: without their password (for
-messages and run logs), and without pastcast's own ``schema`` parameter before they reach the
-server."""
+registry behind it (docs/corpus.md, "Opening a corpus"); and the URLs of backends opened by URL,
+without their password and without pastcast's own ``schema`` parameter."""
 
 from __future__ import annotations
 

@@ -3,6 +3,7 @@ and is enforced inside the backend, before ranking."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import datetime
 from typing import Protocol, runtime_checkable
 
@@ -11,12 +12,14 @@ from pastcast.cutoff import as_utc
 from pastcast.records import CorpusIdentity, Document, Record, UtcDatetime
 
 __all__ = [
+    "MAX_DEPTH",
     "CorpusBackend",
     "DocumentNotVisible",
     "IndexLookups",
     "OpenedCorpus",
     "SearchHit",
     "ThreadedBackend",
+    "ancestors_of",
     "corpus_identity",
     "known_valid_hit",
     "not_visible_message",
@@ -138,3 +141,28 @@ class OpenedCorpus(CorpusBackend, Protocol):
 def corpus_identity(backend: CorpusBackend | None) -> CorpusIdentity | None:
     """``backend``'s identity, or None for a backend that does not know it (or none)."""
     return backend.identity() if isinstance(backend, OpenedCorpus) else None
+
+
+MAX_DEPTH = 1000
+"""The most ancestors listed: a guard against reply links that form a cycle in bad data."""
+
+
+def ancestors_of(post: Callable[[str], Document], doc: Document) -> list[Document]:
+    """The documents ``doc`` replies to, from the thread's root down to its direct parent.
+
+    ``post`` reads a document under the cutoff. The walk stops at a parent that is not visible
+    (or unknown), so nothing past the cutoff is listed and nothing tells which it was.
+    """
+    chain: list[Document] = []
+    seen = {doc.id}
+    parent = doc.parent_id
+    while parent and parent not in seen and len(chain) < MAX_DEPTH:
+        try:
+            found = post(parent)
+        except DocumentNotVisible:
+            break
+        chain.append(found)
+        seen.add(parent)
+        parent = found.parent_id
+    chain.reverse()
+    return chain

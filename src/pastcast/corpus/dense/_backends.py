@@ -9,6 +9,7 @@ import importlib.util
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -181,13 +182,10 @@ class HybridIndex(IndexLookups):
         depth = max(self.depth, k)
         allowed = self.index.filter_mask(filters, n)
         terms = self.index.query_terms(query)
-        if self._pool is not None:
-            dense_leg = self._pool.submit(self.dense.ranked, query, n, depth, allowed=allowed)
-            ords, _ = self.index.score(terms, n, depth, allowed=allowed)
-            dense_ranked = dense_leg.result()
-        else:
-            ords, _ = self.index.score(terms, n, depth, allowed=allowed)
-            dense_ranked = self.dense.ranked(query, n, depth, allowed=allowed)
+        dense_leg = partial(self.dense.ranked, query, n, depth, allowed=allowed)
+        running = self._pool.submit(dense_leg) if self._pool is not None else None
+        ords, _ = self.index.score(terms, n, depth, allowed=allowed)
+        dense_ranked = running.result() if running is not None else dense_leg()
         id_rank = self.index.id_rank
         best = rrf_fuse(ords.tolist(), [o for o, _ in dense_ranked], k, lambda o: int(id_rank[o]))
         return self.index.hits(best, query, as_of, filters)

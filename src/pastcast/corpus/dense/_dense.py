@@ -28,7 +28,7 @@ from pastcast.corpus.dense._approximate import ApproximateIndex
 from pastcast.corpus.dense._embedders import (
     F32,
     Embedder,
-    QueryCache,
+    cached_queries,
     file_stem,
     joined_title_text,
 )
@@ -53,11 +53,6 @@ __all__ = ["DenseIndex", "FieldError"]
 Mask = npt.NDArray[np.bool_]
 
 
-def _partitions(manifest: dict[str, object]) -> list[dict[str, object]]:
-    parts = manifest.get("partitions")
-    return [p for p in parts if isinstance(p, dict)] if isinstance(parts, list) else []
-
-
 class DenseIndex(IndexLookups):
     """Dense search over the documents of an ``EmbeddedIndex`` before a cutoff: exact unless
     ``ivf_min`` asks for approximate search (``nprobe`` lists probed). ``quantized_min``: months
@@ -71,7 +66,6 @@ class DenseIndex(IndexLookups):
         index: EmbeddedIndex,
         embedder: Embedder,
         *,
-        batch: int = 256,
         quantized_min: int | None = 10_000,
         ivf_min: int | None = None,
         nprobe: int = 8,
@@ -87,7 +81,7 @@ class DenseIndex(IndexLookups):
         self._stem = file_stem(embedder.name)
         self._precomputed: str | None = None
         source = None if vectors is None else Path(vectors)
-        self._vectors = self._load_or_make(source, vectors_ids, batch, progress)
+        self._vectors = self._load_or_make(source, vectors_ids, progress)
         self.dim = int(self._vectors.shape[1]) if len(self._vectors) else None
         self._bounds = index.partition_bounds
         self._approximate: ApproximateIndex | None = None
@@ -102,7 +96,7 @@ class DenseIndex(IndexLookups):
                 self._quantized = QuantizedMonths.load_or_build(
                     self._vectors, self._bounds, chosen, self._store("sq8")
                 )
-        self._queries = QueryCache(embedder, query_cache)
+        self._queries = cached_queries(embedder, query_cache)
         self._workers = max(1, workers if workers is not None else min(4, os.cpu_count() or 1))
         self._pool: ThreadPoolExecutor | None = None
         self._pool_lock = threading.Lock()
@@ -127,10 +121,9 @@ class DenseIndex(IndexLookups):
     def _trained_lists(self, ivf_min: int) -> ApproximateIndex:
         """The approximate index, its lists kept in ``ivf-MODEL/`` by the content digests of
         the months they depend on (so appending months never retrains the earlier ones)."""
-        digests = [str(p.get("content_sha256", "")) for p in _partitions(self.index.manifest)]
+        parts: Any = self.index.manifest["partitions"]
+        digests = [str(p["content_sha256"]) for p in parts]
         store = None if self.index.path is None else self.index.path / f"ivf-{self._stem}"
-        if len(digests) != len(self._bounds) or not all(digests):
-            digests, store = [f"{lo}-{hi}" for lo, hi in self._bounds], None  # nothing to key by
         if store is not None:
             try:
                 store.mkdir(exist_ok=True)
@@ -170,7 +163,7 @@ class DenseIndex(IndexLookups):
         return mapped
 
     def _load_or_make(
-        self, source: Path | None, ids_file: str | Path | None, batch: int, progress: bool
+        self, source: Path | None, ids_file: str | Path | None, progress: bool
     ) -> F32:
         """The cached vectors, else computed (``_jobs``) or imported from ``source``
         (``_precomputed``) and cached."""
@@ -192,7 +185,6 @@ class DenseIndex(IndexLookups):
                 len(ix),
                 texts,
                 None if paths is None else paths[0],
-                batch=batch,
                 checkpoint=None if paths is None else paths[0].with_suffix(".partial"),
                 job={"content_sha256": str(ix.manifest.get("content_sha256"))},
                 progress=progress,
@@ -221,7 +213,7 @@ class DenseIndex(IndexLookups):
 
     def embed_query(self, query: str) -> F32:
         """The query's vector (one row), from the LRU when the query was seen recently."""
-        q = self._queries.get(query)
+        q = self._queries(query)
         self.check_query(q, self.embedder.name)
         return q
 
@@ -419,14 +411,11 @@ class DenseIndex(IndexLookups):
         if len(jobs) == 1 or self._workers == 1 or rows < _PARALLEL_ROWS:
             with one_thread():
                 return [job() for job in jobs]
-        pool = self._thread_pool()
-        return [f.result() for f in [pool.submit(in_one_thread, job) for job in jobs]]
-
-    def _thread_pool(self) -> ThreadPoolExecutor:
         with self._pool_lock:
             if self._pool is None:
                 self._pool = ThreadPoolExecutor(self._workers, thread_name_prefix="dense-scan")
-            return self._pool
+            pool = self._pool
+        return [f.result() for f in [pool.submit(in_one_thread, job) for job in jobs]]
 
     def _search(self, q: F32, seg: Segment, fetch: int) -> Found:
         import faiss

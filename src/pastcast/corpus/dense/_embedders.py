@@ -3,9 +3,8 @@
 
 from __future__ import annotations
 
-import threading
-from collections import OrderedDict
-from collections.abc import Sequence
+import functools
+from collections.abc import Callable, Sequence
 from typing import Protocol
 
 import numpy as np
@@ -20,7 +19,7 @@ __all__ = [
     "STATIC_EMBEDDER",
     "Embedder",
     "MiniLMEmbedder",
-    "QueryCache",
+    "cached_queries",
     "embedders",
     "embedding_text",
     "file_stem",
@@ -124,28 +123,16 @@ def file_stem(name: str) -> str:
     return f"{safe}-{hashlib.sha256(name.encode()).hexdigest()[:8]}"
 
 
-class QueryCache:
-    """Query embeddings by query string, least recently used evicted: agents repeat queries, and
-    one model call costs more than the search itself."""
+def cached_queries(embedder: Embedder, size: int) -> Callable[[str], F32]:
+    """A query's embedding (one read-only row) by query string, the ``size`` least recently
+    used kept: agents repeat queries, and one model call costs more than the search itself."""
+    # a model that embeds a query with an instruction has its own ``encode_queries``
+    encode = getattr(embedder, "encode_queries", embedder.encode)
 
-    def __init__(self, embedder: Embedder, size: int) -> None:
-        self._embedder = embedder
-        self._size = size
-        self._lru: OrderedDict[str, F32] = OrderedDict()
-        self._lock = threading.Lock()
-
-    def get(self, query: str) -> F32:
-        with self._lock:
-            hit = self._lru.get(query)
-            if hit is not None:
-                self._lru.move_to_end(query)
-                return hit
-        # a model that embeds a query with an instruction has its own ``encode_queries``
-        encode = getattr(self._embedder, "encode_queries", self._embedder.encode)
+    @functools.lru_cache(maxsize=size)
+    def embed(query: str) -> F32:
         vector = np.ascontiguousarray(encode([query])[:1], np.float32)
         vector.setflags(write=False)
-        with self._lock:
-            self._lru[query] = vector
-            while len(self._lru) > self._size:
-                self._lru.popitem(last=False)
         return vector
+
+    return embed

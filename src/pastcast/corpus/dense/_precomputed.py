@@ -27,8 +27,6 @@ def load_vectors(
     ids: Sequence[str],
     *,
     ids_file: str | Path | None = None,
-    column: str = "embedding",
-    id_column: str = "id",
     dim: int | None = None,
 ) -> F32:
     """The unit vectors of documents ``ids`` (in that order) from ``path``, of dimension
@@ -39,7 +37,7 @@ def load_vectors(
     where = {doc_id: i for i, doc_id in enumerate(ids)}
     out: F32 | None = None
     seen = np.zeros(len(ids), dtype=np.bool_)
-    for file, chunk_ids, vectors in _chunks(source, ids_file, column, id_column):
+    for file, chunk_ids, vectors in _chunks(source, ids_file):
         if vectors.ndim != 2:
             raise FieldError("", f"{file}: expected one vector per id, got shape {vectors.shape}")
         want = dim if out is None else out.shape[1]
@@ -81,7 +79,7 @@ def load_vectors(
 
 
 def _chunks(
-    source: Path, ids_file: str | Path | None, column: str, id_column: str
+    source: Path, ids_file: str | Path | None
 ) -> Iterator[tuple[Path, list[str], npt.NDArray[np.floating]]]:
     if source.suffix == ".npy":
         yield _npy(source, Path(ids_file) if ids_file is not None else ids_file_of(source))
@@ -90,7 +88,7 @@ def _chunks(
     if not files:
         raise FieldError("", f"{source}: no .parquet files")
     for file in files:
-        yield from _parquet(file, column, id_column)
+        yield from _parquet(file)
 
 
 def _npy(path: Path, ids_path: Path) -> tuple[Path, list[str], npt.NDArray[np.floating]]:
@@ -113,9 +111,8 @@ def _npy(path: Path, ids_path: Path) -> tuple[Path, list[str], npt.NDArray[np.fl
     return path, lines, np.asarray(matrix)
 
 
-def _parquet(
-    path: Path, column: str, id_column: str
-) -> Iterator[tuple[Path, list[str], npt.NDArray[np.floating]]]:
+def _parquet(path: Path) -> Iterator[tuple[Path, list[str], npt.NDArray[np.floating]]]:
+    """The (id, embedding) rows of a Parquet file, a batch at a time."""
     import pyarrow as pa
     import pyarrow.compute as pc  # a submodule ``import pyarrow`` does not load
     import pyarrow.parquet as pq
@@ -125,12 +122,12 @@ def _parquet(
     except (OSError, pa.ArrowException) as exc:
         raise FieldError("", f"{path}: not a readable Parquet file ({exc})") from None
     names = set(file.schema_arrow.names)
-    for needed in (id_column, column):
+    for needed in ("id", "embedding"):
         if needed not in names:
             raise FieldError(
                 "", f"{path}: no column {needed!r} (columns: {', '.join(sorted(names))})"
             )
-    for batch in file.iter_batches(columns=[id_column, column], batch_size=65_536):
+    for batch in file.iter_batches(columns=["id", "embedding"], batch_size=65_536):
         ids = [str(v) for v in batch.column(0).to_pylist()]
         vectors = batch.column(1)
         if vectors.null_count:

@@ -84,11 +84,6 @@ class QuantizedMonths:
         second = min(query.norm_rounded * g.max_residual, float(query.abs_rounded @ g.error))
         return first + second + _ROUNDING
 
-    def scan(self, query: QueryCode, partition: int) -> F64:
-        """Estimated scores of every row of a quantized month."""
-        g = self.months[partition]
-        return self._dots(query, g.lo, g.hi).astype(np.float64) * (query.scale * g.step)
-
     def _dots(self, query: QueryCode, lo: int, hi: int) -> npt.NDArray[np.floating[Any]]:
         """Exact integer dot products ``c . code`` per row, as floats: float32 holds every
         integer below 2^24 exactly, and |c . code| <= d * 127^2 stays below it for d < 1040."""

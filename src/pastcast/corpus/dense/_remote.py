@@ -261,7 +261,9 @@ class RemoteEmbedder:
             try:
                 conn = self._idle.get_nowait()
             except queue.Empty:
-                conn = self._connect()
+                https = self._scheme == "https"
+                new = http.client.HTTPSConnection if https else http.client.HTTPConnection
+                conn = new(self._host, self._port, timeout=self._timeout)
             data, reusable = self._send(conn, body)
             if reusable:
                 self._idle.put(conn)
@@ -270,10 +272,6 @@ class RemoteEmbedder:
             if isinstance(data, ProviderFailure):
                 raise data
             return data
-
-    def _connect(self) -> http.client.HTTPConnection:
-        cls = http.client.HTTPSConnection if self._scheme == "https" else http.client.HTTPConnection
-        return cls(self._host, self._port, timeout=self._timeout)
 
     def _failure(self, message: str, kind: FailureKind, **more: Any) -> ProviderFailure:
         """A failure naming the embedder and its server, on one line, without a secret."""

@@ -35,27 +35,23 @@ def _weights_digest(model_dir: Path) -> str:
     return digest.hexdigest()[:16]
 
 
-def distill_static(model_dir: Path, out_dir: Path, *, progress: bool = False) -> None:
+def distill_static(model_dir: Path, out_dir: Path) -> None:
     """Distil the transformer in ``model_dir`` (Hugging Face layout with ``tokenizer.json``)
     into ``out_dir``: ``vectors.npy`` (one row per token id), ``tokenizer.json``, ``meta.json``."""
     import torch
     from transformers import AutoModel, AutoTokenizer
-
-    from pastcast.progress import ProgressReporter
 
     tokenizer = AutoTokenizer.from_pretrained(str(model_dir))
     model = AutoModel.from_pretrained(str(model_dir)).eval()
     size = len(tokenizer)
     cls, sep = tokenizer.cls_token_id, tokenizer.sep_token_id
     vectors = np.zeros((size, model.config.hidden_size), dtype=np.float32)
-    with torch.inference_mode(), ProgressReporter("tokens", enabled=progress) as bar:
-        task = bar.add_task("distilling token vectors", total=size)
+    with torch.inference_mode():
         for lo in range(0, size, BATCH):
             ids = torch.arange(lo, min(size, lo + BATCH))
             batch = torch.stack([torch.full_like(ids, cls), ids, torch.full_like(ids, sep)], 1)
             hidden = model(input_ids=batch, attention_mask=torch.ones_like(batch))
             vectors[lo : lo + len(ids)] = hidden.last_hidden_state.mean(1).numpy()
-            bar.update(task, completed=lo + len(ids))
     inv_rank = 1.0 / np.arange(2, size + 2, dtype=np.float64)
     weight = SIF / (SIF + inv_rank / inv_rank.sum())
     vectors *= weight[:, None].astype(np.float32)
@@ -87,13 +83,11 @@ class StaticEmbedder:
         self._skip = skip
 
     @classmethod
-    def distilled_from(
-        cls, model_dir: Path, name: str, *, progress: bool = False
-    ) -> StaticEmbedder:
+    def distilled_from(cls, model_dir: Path, name: str) -> StaticEmbedder:
         """The static model of ``model_dir``, distilled on first use and kept in the cache."""
         target = cache_root() / "embedders" / f"{name}-{_weights_digest(model_dir)}"
         if not (target / "meta.json").is_file():
-            distill_static(model_dir, target, progress=progress)
+            distill_static(model_dir, target)
         return cls(target, name)
 
     def encode(self, texts: Sequence[str]) -> F32:

@@ -3,7 +3,13 @@ exact global top-k, and thread look-ups."""
 
 from pastcast.corpus.embedded._arrays import to_micros
 from pastcast.corpus.embedded._bm25 import K1, AsOfStatistics, B
-from pastcast.corpus.embedded._embedded import EmbeddedIndex
+from pastcast.corpus.embedded._embedded import (
+    EmbeddedIndex,
+    IndexMonth,
+    index_months,
+    open_months,
+    shard_statistics,
+)
 from pastcast.corpus.embedded._partitioned import (
     DUPLICATES,
     SKIPPED_DUPLICATE,
@@ -12,12 +18,6 @@ from pastcast.corpus.embedded._partitioned import (
     NewDocuments,
 )
 from pastcast.corpus.embedded._read_reuse import ReadStamp
-from pastcast.corpus.embedded._shards import (
-    IndexMonth,
-    index_months,
-    open_months,
-    shard_statistics,
-)
 
 __all__ = [
     "DUPLICATES",

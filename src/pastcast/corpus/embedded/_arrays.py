@@ -1,29 +1,9 @@
-"""The in-memory and on-disk layout of a BM25 index whose statistics can be taken "as of" any
-cutoff.
+"""One month partition of a BM25 index whose statistics can be taken "as of" any cutoff.
 
-Documents are sorted by (timestamp, id) and numbered by that order (their *ordinal*). The
-documents visible at a cutoff are then exactly a prefix ``0 .. n_t - 1`` of the ordinals, and
-every corpus statistic BM25 needs has a prefix form:
-
-* ``N = n_t`` (a bisection on the sorted timestamps);
-* ``df`` of a term = the number of its postings with ordinal ``< n_t`` (postings are ascending,
-  so another bisection);
-* ``avgdl = len_prefix[n_t] / n_t`` (integer prefix sums, so the value is exact).
-
-A query at a cutoff therefore sees the same numbers as an index built from the visible
-documents alone.
-
-Besides the JSON lines of the documents (what ``read`` returns, validated), a partition keeps
-its titles and texts as plain UTF-8 in ordinal order (``hits.bin``, ``hit_offsets.npy``): a
-search hit needs only those, and slicing them costs a fraction of validating a whole document.
-
-Opening a partition reads nothing but its manifest: the arrays and stores are memory-mapped, the
-ids are sliced on demand from one UTF-8 blob (``ids.bin``, ``id_offsets.npy``) and the
-vocabulary is a term table sorted by hash (``TermTable``), mapped and searched by bisection,
-never parsed: an index of millions of documents opens in well under a second and its first
-search reads only the pages it needs. Each term's largest frequency and shortest document (the
-kernel's pruning bounds) are stored too, not recomputed at the first search from every posting.
-A partition of an earlier format version is refused (``check_format``): build the index again.
+Documents are numbered by (timestamp, id) (their *ordinal*), so the documents visible at a cutoff
+are a prefix of the ordinals and N, df and avgdl all have exact prefix forms. The files, the hit
+columns and the mapped term tables are in docs/corpus.md ("As-of exactness", "One partition on
+disk"); a partition of an earlier format version is refused (``read_manifest``).
 """
 
 from __future__ import annotations
@@ -48,7 +28,6 @@ from pastcast.corpus._identity import document_line
 from pastcast.corpus._text import tokenize_utf8
 from pastcast.cutoff import as_utc
 from pastcast.npyfiles import load_npy
-from pastcast.progress import ProgressReporter
 from pastcast.records import Document
 
 __all__ = [
@@ -59,9 +38,9 @@ __all__ = [
     "TermTable",
     "build_arrays",
     "build_from_lines",
-    "check_format",
     "from_micros",
     "load_arrays",
+    "read_manifest",
     "sorted_unique",
     "term_bounds",
     "to_micros",
@@ -79,11 +58,11 @@ _ARRAY_NAMES = (
     "post_ord",
     "post_tf",
     "doc_offsets",
+    "hit_offsets",
+    "term_max_tf",
+    "term_min_len",
 )
-
-_HIT_OFFSETS, _HIT_STORE = "hit_offsets", "hits.bin"
 _ID_OFFSETS, _ID_STORE = "id_offsets", "ids.bin"
-_BOUNDS = ("term_max_tf", "term_min_len")
 _TERM_TABLE, _TERM_TEXT = ("term_hash", "term_id", "term_text_offsets"), "terms.bin"
 
 I64 = npt.NDArray[np.int64]
@@ -257,14 +236,12 @@ def sorted_unique(
     return docs
 
 
-def build_arrays(documents: Iterable[Document], *, progress: bool = False) -> IndexArrays:
+def build_arrays(documents: Iterable[Document]) -> IndexArrays:
     """Index ``documents`` in memory (any order; ids must be unique)."""
-    return build_from_lines(((d, document_line(d)) for d in documents), progress=progress)
+    return build_from_lines((d, document_line(d)) for d in documents)
 
 
-def build_from_lines(
-    documents: Iterable[tuple[Document, bytes]], *, progress: bool = False
-) -> IndexArrays:
+def build_from_lines(documents: Iterable[tuple[Document, bytes]]) -> IndexArrays:
     """``build_arrays`` of documents given with their lines (``document_line``), as a build
     that spooled them already has them."""
     pairs = sorted_unique(documents)
@@ -280,21 +257,17 @@ def build_from_lines(
     hit_store = bytearray()
     hit_offsets = array("q", [0])
     digest = hashlib.sha256()
-    with ProgressReporter("docs", enabled=progress) as bar:
-        task = bar.add_task("indexing documents", total=n)
-        for i, (doc, line) in enumerate(pairs):
-            tokens = tokenize_utf8(f"{doc.title}\n{doc.text}")
-            doc_len[i] = len(tokens)
-            term_ids.extend(map(vocab.__getitem__, tokens))
-            digest.update(line)
-            store += line
-            doc_offsets[i + 1] = len(store)
-            hit_store += doc.title.encode()
-            hit_offsets.append(len(hit_store))
-            hit_store += doc.text.encode()
-            hit_offsets.append(len(hit_store))
-            if i % 1000 == 0:
-                bar.update(task, completed=i)
+    for i, (doc, line) in enumerate(pairs):
+        tokens = tokenize_utf8(f"{doc.title}\n{doc.text}")
+        doc_len[i] = len(tokens)
+        term_ids.extend(map(vocab.__getitem__, tokens))
+        digest.update(line)
+        store += line
+        doc_offsets[i + 1] = len(store)
+        hit_store += doc.title.encode()
+        hit_offsets.append(len(hit_store))
+        hit_store += doc.text.encode()
+        hit_offsets.append(len(hit_store))
     # One sort makes the postings: (term, ordinal) pairs in term-major order, each term's
     # ordinals ascending, with the term frequency as the pair's count.
     tokens_per_doc = np.repeat(np.arange(n, dtype=np.int64), doc_len)
@@ -355,32 +328,23 @@ def term_bounds(offsets: Any, post_ord: Any, post_tf: Any, doc_len: Any) -> tupl
 
 
 def save_arrays(
-    arrays: IndexArrays,
-    out_dir: Path,
-    *,
-    overwrite: bool = False,
-    extra: Callable[[Path], None] | None = None,
+    arrays: IndexArrays, out_dir: Path, extra: Callable[[Path], None] | None = None
 ) -> None:
-    """Write ``arrays`` to ``out_dir`` atomically: a sibling temporary directory is renamed.
-    ``extra`` writes more files into the directory before its manifest (which marks it whole)."""
+    """Write ``arrays`` to ``out_dir`` atomically (replacing it): a sibling temporary directory
+    is renamed. ``extra`` writes more files there before the manifest (which marks it whole)."""
     out_dir = Path(out_dir)
-    if out_dir.exists() and not overwrite:
-        raise FileExistsError(f"{out_dir}: already exists (pass overwrite to replace it)")
     out_dir.parent.mkdir(parents=True, exist_ok=True)
     with atomic_directory(out_dir) as tmp:
         for name in _ARRAY_NAMES:
             np.save(tmp / f"{name}.npy", getattr(arrays, name))
         (tmp / "docs.jsonl").write_bytes(bytes(arrays.store))
-        np.save(tmp / f"{_HIT_OFFSETS}.npy", arrays.hit_offsets)
-        (tmp / _HIT_STORE).write_bytes(bytes(arrays.hit_store))
+        (tmp / "hits.bin").write_bytes(bytes(arrays.hit_store))
         arrays.vocab.save(tmp)
         encoded = [i.encode() for i in arrays.ids]
         id_offsets = np.zeros(len(encoded) + 1, dtype=np.int64)
         np.cumsum([len(e) for e in encoded], out=id_offsets[1:])
         np.save(tmp / f"{_ID_OFFSETS}.npy", id_offsets)
         (tmp / _ID_STORE).write_bytes(b"".join(encoded))
-        np.save(tmp / f"{_BOUNDS[0]}.npy", arrays.term_max_tf)
-        np.save(tmp / f"{_BOUNDS[1]}.npy", arrays.term_min_len)
         if extra is not None:
             extra(tmp)
         # The manifest is written last: its presence marks a complete index.
@@ -388,9 +352,13 @@ def save_arrays(
         (tmp / "manifest.json").write_text(json.dumps(manifest, indent=2) + "\n")
 
 
-def check_format(folder: Path, manifest: Mapping[str, Any], expected: tuple[str, int]) -> None:
-    """Refuse an index folder whose manifest is not of the ``expected`` (format, version): one
-    that an earlier version of pastcast wrote is built again, not read."""
+def read_manifest(folder: Path, expected: tuple[str, int]) -> dict[str, Any]:
+    """The manifest of an index folder, refused unless of the ``expected`` (format, version):
+    one that an earlier version of pastcast wrote is built again, not read."""
+    path = folder / "manifest.json"
+    if not path.is_file():
+        raise FileNotFoundError(f"{folder}: not an index (no manifest.json)")
+    manifest: dict[str, Any] = safejson.loads(path.read_bytes())
     got = (manifest.get("format"), manifest.get("version"))
     if got != expected:
         raise ValueError(
@@ -398,18 +366,16 @@ def check_format(folder: Path, manifest: Mapping[str, Any], expected: tuple[str,
             f"version {expected[1]} (written by an earlier version of pastcast?): build the "
             "index again with 'pastcast corpus build'"
         )
+    return manifest
 
 
 def load_arrays(index_dir: Path) -> IndexArrays:
     """Open an index written by ``save_arrays``; arrays and the text store are memory-mapped."""
     index_dir = Path(index_dir)
-    manifest_path = index_dir / "manifest.json"
-    if not manifest_path.is_file():
-        raise FileNotFoundError(f"{index_dir}: not an index (no manifest.json)")
-    manifest = safejson.loads(manifest_path.read_bytes())
-    check_format(index_dir, manifest, (FORMAT, FORMAT_VERSION))
-    # plain ndarray views of the mappings: slicing an np.memmap costs microseconds each
+    manifest = read_manifest(index_dir, (FORMAT, FORMAT_VERSION))
     arrays = {name: load_npy(index_dir / f"{name}.npy") for name in _ARRAY_NAMES}
+    # a plain ndarray view of the mapping: slicing an np.memmap costs microseconds each
+    arrays["hit_offsets"] = np.asarray(arrays["hit_offsets"])
     ids = IdColumn(_mapped(index_dir / _ID_STORE), load_npy(index_dir / f"{_ID_OFFSETS}.npy"))
     if len(ids) != manifest["doc_count"]:
         raise ValueError(f"{index_dir}: {len(ids)} ids, manifest says {manifest['doc_count']}")
@@ -418,10 +384,7 @@ def load_arrays(index_dir: Path) -> IndexArrays:
         ids=ids,
         store=_mapped(index_dir / "docs.jsonl"),
         manifest=manifest,
-        hit_offsets=np.asarray(load_npy(index_dir / f"{_HIT_OFFSETS}.npy")),
-        hit_store=_mapped(index_dir / _HIT_STORE),
-        term_max_tf=load_npy(index_dir / f"{_BOUNDS[0]}.npy"),
-        term_min_len=load_npy(index_dir / f"{_BOUNDS[1]}.npy"),
+        hit_store=_mapped(index_dir / "hits.bin"),
         **arrays,
     )
 

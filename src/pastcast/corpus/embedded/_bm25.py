@@ -1,15 +1,7 @@
-"""BM25 over month partitions with statistics taken exactly "as of" a cutoff.
-
-Only partitions whose first document is before the cutoff are admitted. The corpus statistics
-are the precomputed totals of the fully admitted partitions (document count, total length,
-per-term document frequency = the length of the term's postings there) plus the prefix of the
-cutoff's own partition (bisections on its sorted timestamps and postings). Each admitted
-partition is then scored with these global statistics and the per-partition top-k lists, ties
-included, are merged into an exact global top-k.
-
-The floating-point work per posting is the same as in an index of the past alone: identical
-integer statistics, ``math.log`` for the scalar idf, the same elementwise IEEE operations, and
-contributions added per document in query-term order. Scores are therefore equal bit for bit.
+"""BM25 over month partitions with statistics taken exactly "as of" a cutoff: the admitted
+partitions' totals plus the prefix of the cutoff's own, every admitted partition scored with
+them, the same IEEE operations per posting as in an index of the past alone, so scores are equal
+bit for bit (docs/corpus.md, "As-of exactness" and "Month partitions").
 """
 
 from __future__ import annotations
@@ -59,12 +51,6 @@ def top_with_ties(cand: I64, scores: F64, k: int) -> tuple[I64, F64]:
     return cand[keep], scores[keep]
 
 
-def _cutoff_partition(bases: I64, n: int) -> tuple[int, int]:
-    """The partition holding ordinal ``n - 1`` and how many of its documents are visible."""
-    last = int(np.searchsorted(bases, n, side="left")) - 1
-    return last, n - int(bases[last])
-
-
 @dataclass(frozen=True)
 class AsOfStatistics:
     """The BM25 statistics of a set of documents: their count, total length and each term's
@@ -87,7 +73,8 @@ def _postings(
     """The statistics of the first ``n`` documents (the admitted partitions' totals plus the
     prefix of the cutoff's own) and, per query term, its (partition, lo, hi) postings ranges:
     the visible ones, or with ``future`` every one."""
-    last, m = _cutoff_partition(bases, n)
+    last = int(np.searchsorted(bases, n, side="left")) - 1  # the partition of ordinal n - 1
+    m = n - int(bases[last])  # its visible documents
     total_len = sum(int(p.len_prefix[-1]) for p in parts[:last]) + int(parts[last].len_prefix[m])
     df: dict[str, int] = {}
     ranges: list[list[tuple[int, int, int]]] = []
@@ -120,31 +107,6 @@ def as_of_statistics(
     if n <= 0:
         return AsOfStatistics(0, 0, {})
     return _postings(parts, bases, terms, n, future=False)[0]
-
-
-def _as_of_slices(
-    parts: Sequence[IndexArrays],
-    bases: I64,
-    terms: list[str],
-    n: int,
-    *,
-    future: bool,
-    stats: AsOfStatistics | None = None,
-) -> tuple[float, list[_Slices]]:
-    """avgdl and, per partition, the (idf, postings range) of each query term with a visible
-    posting, as of ``n`` (ranges: ``_postings``). ``stats`` (of a whole corpus these
-    partitions are a shard of) replace the partitions' own for avgdl and the idf."""
-    own, ranges = _postings(parts, bases, terms, n, future=future)
-    corpus = own if stats is None else stats
-    out: list[_Slices] = [[] for _ in parts]
-    for term, found in zip(terms, ranges, strict=True):
-        if term not in own.df:
-            continue
-        df = corpus.df.get(term, 0)
-        idf = math.log(1.0 + (corpus.n - df + 0.5) / (df + 0.5))
-        for p, lo, hi in found:
-            out[p].append((idf, lo, hi))
-    return corpus.total_len / corpus.n, out
 
 
 def _score_partition(part: IndexArrays, size: int, slices: _Slices, avgdl: float) -> F64:
@@ -217,16 +179,10 @@ def bm25_top_k(
     blocks: BlockTable | None = None,
     stats: AsOfStatistics | None = None,
 ) -> tuple[I64, F64]:
-    """Top-``k`` global ordinals and scores among the first ``n`` (and, given ``allowed``, a
-    mask over them, among the allowed ones only); score desc, then id asc. The statistics are
-    those of all ``n`` documents either way; ``stats`` (a whole corpus's, these partitions being
-    one shard of it) replace the partitions' own.
-
-    Without a mask every admitted partition is scored by the compiled kernel (``_kernel``) in
-    one call over ``blocks`` (``block_table(parts)``); it is imported here so that numba loads
-    on the first search, not with the package. A filtered search scores with numpy and keeps
-    the allowed documents before its threshold.
-    """
+    """Top-``k`` global ordinals and scores among the first ``n`` (the ``allowed`` ones only,
+    given a mask: scored with numpy), score desc, then id asc, with the statistics of all ``n``
+    (or ``stats``, a whole corpus's). Unfiltered: the compiled kernel over ``blocks``, imported
+    here so that numba loads on the first search, not with the package."""
     if n <= 0 or k <= 0 or not terms:
         return _empty()
     k = min(k, n)  # no more hits than documents; keeps k a machine integer for the kernel
@@ -235,7 +191,7 @@ def bm25_top_k(
     from pastcast.corpus.embedded._kernel import query_top_k
 
     assert blocks is not None, "an unfiltered search scores over the block table"
-    last = bisect.bisect_left(blocks.starts, n) - 1  # ``_cutoff_partition`` without numpy
+    last = bisect.bisect_left(blocks.starts, n) - 1  # the partition of ordinal n - 1
     m = n - blocks.starts[last]
     raw = [t.encode() for t in terms]
     qoffs = np.array(list(itertools.accumulate(map(len, raw), initial=0)), dtype=np.int64)
@@ -282,7 +238,17 @@ def numpy_top_k(
     Filtered searches use it: the mask applies before the top ``k`` are cut."""
     if n <= 0 or k <= 0 or not terms:
         return _empty()
-    avgdl, per_part = _as_of_slices(parts, bases, terms, n, future=future, stats=stats)
+    # per partition, the (idf, postings range) of each query term with a visible posting
+    own, ranges = _postings(parts, bases, terms, n, future=future)
+    corpus = own if stats is None else stats
+    per_part: list[_Slices] = [[] for _ in parts]
+    for term, found in zip(terms, ranges, strict=True):
+        if term in own.df:
+            df = corpus.df.get(term, 0)
+            idf = math.log(1.0 + (corpus.n - df + 0.5) / (df + 0.5))
+            for p, lo, hi in found:
+                per_part[p].append((idf, lo, hi))
+    avgdl = corpus.total_len / corpus.n
     size = int(bases[-1]) if future else n
     scores = np.zeros(size, dtype=np.float64)
     for p, slices in enumerate(per_part):

@@ -1,18 +1,15 @@
-"""``EmbeddedIndex``: a file-backed, month-partitioned BM25 backend whose results are exact
-"as of" any cutoff.
-
-A search at cutoff ``t`` returns the same ids, order and scores (bit for bit) as an index built
-from only the documents with ``timestamp < t``: see ``_arrays`` for the prefix statistics within
-a partition, ``_bm25`` for how partitions are admitted, scored and merged, and ``_partitioned``
-for the layout and the resumable build.
-"""
+"""``EmbeddedIndex``: a file-backed, month-partitioned BM25 backend whose results at cutoff
+``t`` equal those of an index built from the documents before ``t`` alone, bit for bit
+(docs/corpus.md, "The embedded BM25 index")."""
 
 from __future__ import annotations
 
 import bisect
 import itertools
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from datetime import datetime
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -24,20 +21,23 @@ from pastcast.corpus._filter import SearchFilter
 from pastcast.corpus._protocol import (
     DocumentNotVisible,
     SearchHit,
+    ancestors_of,
     known_valid_hit,
     not_visible_message,
 )
 from pastcast.corpus._text import TOKENIZER, text_snippet, tokenize
-from pastcast.corpus.embedded._arrays import IndexArrays, from_micros
+from pastcast.corpus.embedded._arrays import IndexArrays, from_micros, load_arrays
 from pastcast.corpus.embedded._bm25 import (
     K1,
     AsOfStatistics,
     B,
     BlockTable,
+    as_of_statistics,
     block_table,
     bm25_top_k,
     numpy_top_k,
 )
+from pastcast.corpus.embedded._maps import DocMaps
 from pastcast.corpus.embedded._partitioned import (
     BuildOptions,
     Duplicates,
@@ -45,25 +45,26 @@ from pastcast.corpus.embedded._partitioned import (
     append_partitioned,
     build_partitioned,
     global_id_rank,
+    index_manifest,
     load_index,
     partition_in_memory,
     summary,
 )
 from pastcast.corpus.embedded._read_reuse import ReadStamp
-from pastcast.corpus.embedded._threads import ThreadLookups
 from pastcast.cutoff import as_utc, is_visible, visible_count
 from pastcast.records import CorpusIdentity, Document
 
-__all__ = ["EmbeddedIndex"]
+__all__ = ["EmbeddedIndex", "IndexMonth", "index_months", "open_months", "shard_statistics"]
 
 Ordinals = npt.NDArray[np.int64]
 Scores = npt.NDArray[np.float64]
 Mask = npt.NDArray[np.bool_]
 
 
-class EmbeddedIndex(ThreadLookups):
+class EmbeddedIndex:
     """A BM25 index in one directory of month partitions, memory-mapped; a ``CorpusBackend``
-    and a ``ThreadedBackend`` (see ``_threads``)."""
+    and a ``ThreadedBackend`` (its look-ups and filters over the maps of ``_maps``, every
+    returned document's own timestamp checked once more)."""
 
     def __init__(
         self,
@@ -91,6 +92,9 @@ class EmbeddedIndex(ThreadLookups):
         self._blocks: BlockTable | None = None
         self._identity: CorpusIdentity | None = None
         self._dating: dict[str, object] | None = None  # ``dating.json``, read by ``open``
+        self._doc_maps: DocMaps | None = None
+        self._comments: Mask | None = None
+        self._ordinal_ids: list[str] | None = None
 
     # -- construction -------------------------------------------------------------------------
 
@@ -109,18 +113,9 @@ class EmbeddedIndex(ThreadLookups):
         read: ReadStamp | None = None,
         runner: MonthRunner | None = None,
     ) -> EmbeddedIndex:
-        """Index ``documents`` (any order) into month partitions under ``out_dir`` and open it.
-
-        Streaming, with memory bounded by the largest month per worker whatever the corpus size
-        (a sequence, in memory already, skips the spool files); months are indexed by
-        ``workers`` processes (default: the CPU count); an interrupted build of the same
-        documents, even a killed one, resumes from its complete partitions (see
-        ``_partitioned``). ``overwrite`` replaces only an index pastcast built as the same
-        ``kind`` (``pastcast.owned``), never other folders. ``removed`` and ``notes``: what the
-        stages before left out, for the stored ``build_report``. ``read``: what the documents
-        are read from, so that a build cut short after its read phase skips it (``_read_reuse``);
-        ``runner``: where the months are indexed instead of local processes (e.g. on Dask).
-        """
+        """Index ``documents`` (any order) into month partitions under ``out_dir`` and open it
+        (docs/corpus.md, "Build"; the options: ``BuildOptions``). ``overwrite`` replaces only an
+        index pastcast built as the same ``kind`` (``pastcast.owned``), never other folders."""
         options = BuildOptions(progress, kind, workers, removed, notes, read, runner)
         build_partitioned(documents, Path(out_dir), options, overwrite=overwrite)
         return cls.open(out_dir)
@@ -133,28 +128,21 @@ class EmbeddedIndex(ThreadLookups):
         *,
         duplicates: Duplicates = "refuse",
         progress: bool = False,
-        kind: str = "index",
         workers: int | None = None,
         removed: Callable[[], Mapping[str, int]] = dict,
         notes: Callable[[], Sequence[str]] = tuple,
         side_files: Callable[[Path], None] | None = None,
     ) -> EmbeddedIndex:
-        """Add ``documents`` (any order, any months) to the index in ``index_dir`` and open it.
-
-        Only the months the new documents fall in are indexed again; the result is the index a
-        build of all the documents writes, file for file (but its build report). An id the index
-        holds, or one repeated in ``documents``, is refused naming it (nothing is changed), or
-        skipped and counted with ``duplicates="skip"``. The append is written beside the index
-        and replaces it whole when complete (see ``_partitioned``): an index already open keeps
-        answering from the files it opened, without the new documents.
-        """
+        """Add ``documents`` (any order, any months) to the index in ``index_dir`` and open it:
+        the index a build of all the documents writes (docs/corpus.md, "Appends"). A repeated
+        id is refused naming it, or skipped and counted with ``duplicates="skip"``."""
         index_dir = Path(index_dir)
         current = cls.open(index_dir)
         append_partitioned(
             documents,
             index_dir,
             lambda doc_id: current._ordinal_of(doc_id) is not None,
-            BuildOptions(progress, kind, workers, removed, notes),
+            BuildOptions(progress, workers=workers, removed=removed, notes=notes),
             duplicates=duplicates,
             side_files=side_files,
         )
@@ -165,14 +153,8 @@ class EmbeddedIndex(ThreadLookups):
         """Open an index directory (one an earlier version wrote is refused: build it again)."""
         from pastcast.corpus.sources import read_dating  # a build's side file
 
-        loaded = load_index(Path(index_dir))
-        index = cls(
-            loaded.parts,
-            loaded.id_rank,
-            loaded.manifest,
-            Path(index_dir),
-            id_order=loaded.id_order,
-        )
+        parts, id_rank, manifest, id_order = load_index(Path(index_dir))
+        index = cls(parts, id_rank, manifest, Path(index_dir), id_order=id_order)
         # read now: an append may replace the directory while this index is open
         index._dating = read_dating(Path(index_dir))
         return index
@@ -194,8 +176,7 @@ class EmbeddedIndex(ThreadLookups):
     @property
     def partition_bounds(self) -> list[tuple[int, int]]:
         """The global ordinal range ``[lo, hi)`` of each partition, in time order."""
-        b = self._bases.tolist()
-        return list(itertools.pairwise(b))
+        return list(itertools.pairwise(self._base_list))
 
     def __len__(self) -> int:
         return int(self._bases[-1])
@@ -255,13 +236,129 @@ class EmbeddedIndex(ThreadLookups):
     ) -> list[SearchHit]:
         """BM25 over the documents before ``as_of``; ``filters`` restrict which of them are
         ranked (the statistics stay those of every visible document). ``stats``: those of a
-        whole corpus as of the same cutoff, this index being one shard of it (``_shards``)."""
+        whole corpus as of the same cutoff, this index being one shard of it (``open_months``)."""
         cutoff = as_utc(as_of)
         n = self.count_before(cutoff)
         terms = self.query_terms(query)
         allowed = self.filter_mask(filters, n)
         ordinals, scores = self.score(terms, n, k, allowed=allowed, stats=stats)
         return self._hits(ordinals.tolist(), scores.tolist(), terms, cutoff, n, filters)
+
+    # -- ThreadedBackend and search filters ----------------------------------------------------
+
+    def doc_maps(self) -> DocMaps:
+        """The maps the build wrote, or (held in memory, or without them) computed now."""
+        if self._doc_maps is None:
+            sha = str(self.manifest.get("content_sha256", ""))
+            loaded = DocMaps.load(self.path, sha) if self.path is not None else None
+            self._doc_maps = loaded or DocMaps.from_parts(self._parts)
+        return self._doc_maps
+
+    def has_threads(self) -> bool:
+        """Whether any document belongs to a thread (the thread tools are worth offering)."""
+        return bool(self.doc_maps().threads.keys)
+
+    def post(self, doc_id: str, *, as_of: datetime) -> Document:
+        return self.read(doc_id, as_of=as_of)
+
+    def thread(self, thread_id: str, *, as_of: datetime, limit: int = 50) -> list[Document]:
+        """The first ``limit`` documents of a thread visible at the cutoff, in time order.
+
+        A thread with no visible document raises ``DocumentNotVisible`` with the message of an
+        unknown id, so a thread that starts later cannot be told from one that does not exist.
+        """
+        docs = self._visible(self.doc_maps().threads.ordinals(thread_id), as_of, limit, True)
+        if not docs:
+            raise DocumentNotVisible(not_visible_message(thread_id, as_of))
+        return docs
+
+    def author_posts(self, author: str, *, as_of: datetime, limit: int = 20) -> list[Document]:
+        """The author's last ``limit`` documents before the cutoff, in time order (empty for
+        an unknown author as for one who posts only later)."""
+        return self._visible(self.doc_maps().authors.ordinals(author), as_of, limit, False)
+
+    def ancestors(self, doc_id: str, *, as_of: datetime) -> list[Document]:
+        """What a document replies to, root first, as far as it is visible; the document itself
+        must be visible (else ``DocumentNotVisible``, as for an unknown id)."""
+        doc = self.post(doc_id, as_of=as_of)
+        return ancestors_of(partial(self.post, as_of=as_of), doc)
+
+    def descendants(self, doc_id: str, *, as_of: datetime, limit: int = 50) -> list[Document]:
+        """The first ``limit`` visible replies to a document, replies to those, and so on, in
+        time order. Only visible documents are walked through; the document itself must be
+        visible (else ``DocumentNotVisible``, as for an unknown id)."""
+        if limit < 1:
+            raise ValueError(f"limit must be at least 1, got {limit}")
+        self.post(doc_id, as_of=as_of)
+        n = self.count_before(as_of)
+        parents, ids = self.doc_maps().parents, self.ordinal_ids()
+        found: list[int] = []
+        seen, frontier = {doc_id}, [doc_id]
+        while frontier:
+            replies = []
+            for key in frontier:
+                ords = parents.ordinals(key)
+                for ordinal in ords[: int(np.searchsorted(ords, n, side="left"))].tolist():
+                    if ids[ordinal] not in seen:
+                        seen.add(ids[ordinal])
+                        found.append(ordinal)
+                        replies.append(ids[ordinal])
+            frontier = replies
+        return self._checked(sorted(found)[:limit], as_of)
+
+    def ordinal_ids(self) -> list[str]:
+        """Every document's id by ordinal."""
+        if self._ordinal_ids is None:
+            self._ordinal_ids = [i for p in self._parts for i in p.ids]
+        return self._ordinal_ids
+
+    def filter_mask(self, filters: SearchFilter | None, n: int) -> Mask | None:
+        """Which of the ordinals ``[0, n)`` pass ``filters`` (None: every one)."""
+        if filters is None or filters.is_empty():
+            return None
+        mask = np.ones(n, dtype=np.bool_)
+        stamps = self._timestamps[:n]
+        lower, upper = filters.time_range()
+        if lower is not None:
+            mask[: visible_count(stamps, lower)] = False  # ordinals are in time order
+        if upper is not None:
+            mask[visible_count(stamps, upper) :] = False
+        maps = self.doc_maps()
+        if filters.doc_type is not None:
+            comments = self._comment_flags()[:n]
+            mask &= comments if filters.doc_type == "comment" else ~comments
+        if filters.author is not None:
+            mask &= _members(maps.authors.ordinals(filters.author), n)
+        if filters.source is not None:
+            keys = [k for k in maps.sources.keys if filters.source_matches(k)]
+            ords = [maps.sources.ordinals(k) for k in keys]
+            mask &= _members(np.concatenate(ords) if ords else np.zeros(0, np.int64), n)
+        return mask
+
+    def _comment_flags(self) -> Mask:
+        """True for each ordinal that replies to another document."""
+        if self._comments is None:
+            flags = np.zeros(len(self._timestamps), dtype=np.bool_)
+            flags[np.asarray(self.doc_maps().parents.ords)] = True
+            self._comments = flags
+        return self._comments
+
+    def _visible(self, ords: Ordinals, as_of: datetime, limit: int, first: bool) -> list[Document]:
+        if limit < 1:
+            raise ValueError(f"limit must be at least 1, got {limit}")
+        n = int(np.searchsorted(ords, self.count_before(as_of), side="left"))
+        chosen = ords[:n][:limit] if first else ords[:n][-limit:]
+        return self._checked(chosen.tolist(), as_of)
+
+    def _checked(self, ordinals: list[int], as_of: datetime) -> list[Document]:
+        cutoff = as_utc(as_of)
+        out = []
+        for ordinal in ordinals:
+            doc = self.read_ordinal(ordinal)
+            if not is_visible(doc.timestamp, cutoff):  # rechecked on the stored document itself
+                raise RuntimeError(f"index corrupt: {doc.id!r} returned at cutoff {cutoff}")
+            out.append(doc)
+        return out
 
     def _ordinal_of(self, doc_id: str) -> int | None:
         """The ordinal of ``doc_id``: a bisection over the ids in lexicographic order (no map
@@ -307,14 +404,10 @@ class EmbeddedIndex(ThreadLookups):
         as_of: datetime,
         filters: SearchFilter | None = None,
     ) -> list[SearchHit]:
-        """``SearchHit``s for (ordinal, score) pairs, in the given order.
-
-        Titles and texts come from the partitions' hit columns (see ``_arrays``), timestamps
-        from the ordinals' stored timestamps. Every ordinal is checked against the cutoff once
-        more (below ``count_before``: ordinals follow the sorted timestamps), so a ranking that
-        strayed past it fails loudly instead of leaking. Under ``filters`` each stored document
-        is read instead and its own timestamp and the filter checked again.
-        """
+        """``SearchHit``s for (ordinal, score) pairs, in the given order, from the hit columns
+        (under ``filters``: the stored documents, their timestamps and the filter checked
+        again). Every ordinal is checked against the cutoff once more, so a ranking that strayed
+        past it fails loudly instead of leaking."""
         pairs = [(int(o), float(s)) for o, s in ranked]  # numpy scalars become Python's
         cutoff = as_utc(as_of)
         ordinals, scores = [o for o, _ in pairs], [s for _, s in pairs]
@@ -356,13 +449,13 @@ class EmbeddedIndex(ThreadLookups):
         score: float,
         terms: list[str],
         cutoff: datetime,
-        filters: SearchFilter | None,
+        filters: SearchFilter,
     ) -> SearchHit:
-        """A hit from partition ``p``'s stored document, its cutoff (and filter) checked again."""
+        """A hit from partition ``p``'s stored document, its cutoff and filter checked again."""
         doc = self._parts[p].document(local)
         if not is_visible(doc.timestamp, cutoff):
             raise RuntimeError(f"index corrupt: {doc.id!r} ranked at cutoff {cutoff}")
-        if filters is not None and not filters.matches(doc):
+        if not filters.matches(doc):
             raise RuntimeError(f"index corrupt: {doc.id!r} ranked against its filter")
         return SearchHit(
             id=doc.id,
@@ -383,12 +476,8 @@ class EmbeddedIndex(ThreadLookups):
         allowed: Mask | None = None,
         stats: AsOfStatistics | None = None,
     ) -> tuple[Ordinals, Scores]:
-        """Top-``k`` ordinals and BM25 scores over the first ``n`` ordinals only (and of
-        those, only the ``allowed`` ones, when given), with ``stats`` (a whole corpus's, this
-        index being a shard of it) in place of this index's own statistics when given.
-
-        Ranking: score descending, then document id ascending.
-        """
+        """Top-``k`` ordinals and BM25 scores (then id ascending) among the ``allowed`` of the
+        first ``n`` ordinals, with ``stats`` (a whole corpus's) in place of the index's own."""
         if self._blocks is None and allowed is None:
             self._blocks = block_table(self._parts)  # on the first unfiltered search
         parts, bases, rank, blocks = self._parts, self._bases, self._id_rank, self._blocks
@@ -407,3 +496,61 @@ def _title_text(columns: tuple[object, Any, Any], local: int) -> tuple[str, str]
     at = 2 * local
     mid = offsets[at + 1]
     return str(store[offsets[at] : mid], "utf-8"), str(store[mid : offsets[at + 2]], "utf-8")
+
+
+def _members(ords: Ordinals, n: int) -> Mask:
+    out = np.zeros(n, dtype=np.bool_)
+    ords = np.asarray(ords)
+    out[ords[ords < n]] = True
+    return out
+
+
+# -- month shards: one shard's partitions opened alone (ordinals local to it); the statistics of
+# disjoint shards add up to the whole index's (``AsOfStatistics``), so a shard scoring with the
+# sum scores every document as the whole index does (docs/corpus.md, "The month-sharded corpus")
+
+
+@dataclass(frozen=True)
+class IndexMonth:
+    """One month partition of an index directory, as its manifest lists it."""
+
+    name: str
+    doc_count: int
+    first_timestamp: datetime
+    last_timestamp: datetime
+    content_sha256: str
+
+
+def index_months(index_dir: Path | str) -> list[IndexMonth]:
+    """The month partitions of an index directory, in time order."""
+    return [
+        IndexMonth(
+            str(p["name"]),
+            int(p["doc_count"]),
+            datetime.fromisoformat(str(p["first_timestamp"])),
+            datetime.fromisoformat(str(p["last_timestamp"])),
+            str(p["content_sha256"]),
+        )
+        for p in index_manifest(Path(index_dir))["partitions"]
+    ]
+
+
+def open_months(index_dir: Path | str, months: list[str]) -> EmbeddedIndex:
+    """The partitions ``months`` (consecutive, in time order) of an index directory, opened as
+    one index of their own (memory-mapped)."""
+    known = {m.name: m for m in index_months(index_dir)}
+    parts = []
+    for name in months:
+        if name not in known:
+            raise ValueError(f"{index_dir}: no month partition {name!r}")
+        arrays = load_arrays(Path(index_dir) / "parts" / name)
+        if arrays.manifest["content_sha256"] != known[name].content_sha256:
+            raise ValueError(f"{index_dir}: partition {name} does not match the manifest")
+        parts.append(arrays)
+    return EmbeddedIndex(parts)
+
+
+def shard_statistics(index: EmbeddedIndex, terms: list[str], as_of: datetime) -> AsOfStatistics:
+    """The shard's statistics over its documents before ``as_of``."""
+    n = index.count_before(as_of)
+    return as_of_statistics(index._parts, index._bases, terms, n)

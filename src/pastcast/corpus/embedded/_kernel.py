@@ -1,23 +1,9 @@
 """The compiled BM25 kernel: one call scores every admitted block (``query_top_k``) and keeps
-the top k. What it does and how it is tested: "Scoring kernel" and "Exact pruning" in
-docs/corpus.md; here, what the code must keep.
-
-Pruning (exact, MaxScore-style): a term's contribution is bounded by its largest term frequency
-and shortest document in the block (``term_bounds``); once the bounds of the terms left sum to
-less than the k-th best partial score (or ``floor``, a k-th best score of other blocks), those
-terms only complete the scores of the documents found. Blocks are visited in descending order of
-their reach (their bounds summed); once the k-th score found is above a block's reach, the rest
-are skipped. Every comparison against a bound keeps a relative margin of 1e-9, far above the
-rounding of a sum of a few terms.
-
-Exactness: each posting's contribution is the numpy scorer's sequence of IEEE operations
-(``_bm25._score_partition``), added per document in query-term order from 0.0 (documents summed
-in another order are recomputed that way before the final cut); numba does not reorder
-floating-point operations without ``fastmath`` (not set), so scores are equal bit for bit. The
-idf's ``math.log`` compiles to a call of the C library's ``log``, which Python's calls too.
-
-numba is imported only by this module, which ``_bm25`` imports on the first search: importing
-pastcast stays fast, and the compiled code is cached on disk after the first process.
+the top k, pruned exactly (docs/corpus.md, "Scoring kernel" and "Exact pruning"). What the code
+must keep: each posting's contribution is the numpy scorer's sequence of IEEE operations
+(``_bm25._score_partition``), added per document in query-term order from 0.0; no ``fastmath``;
+every comparison against a bound keeps a relative margin of 1e-9. numba is imported only here,
+on the first search, and the compiled code is cached on disk.
 """
 
 from __future__ import annotations
@@ -416,16 +402,9 @@ def query_top_k(
 ) -> tuple[I64, F64]:
     """The top ``k`` of every admitted block (block ``last`` up to its ``m``-th document; ``n``
     visible in all) as global ordinals and scores: score descending, then id ascending (by
-    ``id_rank``). ``scratch_size``: the largest block's document count.
-
-    ``table`` (``BlockTable.table``) holds each block's arrays (``COLUMNS``) as (address,
-    length): one small array passed, where a tuple of arrays per column cost about 0.5 µs per
-    array and block to pass. The query terms are given by hash and UTF-8 (``_postings``). One
-    compiled call finds the visible ranges and document frequencies, the idf (``math.log``,
-    compiled to the C library's ``log``, the function the numpy scorer's ``math.log`` calls)
-    and the scores. ``corpus``: the document count and the query terms' document frequencies
-    of a whole corpus these blocks are a shard of, for the idf.
-    """
+    ``id_rank``). ``table``: ``BlockTable.table``; the query terms by hash and UTF-8
+    (``_postings``); ``scratch_size``: the largest block's document count; ``corpus``: the
+    document count and the terms' document frequencies of a whole corpus, for the idf."""
     n_all, df_all = (n, [-1] * len(qhash)) if corpus is None else corpus
     # read-only whether mapped from disk or built in memory: numba compiles (and caches) one
     # version per writability, and an index built in memory would otherwise compile a second

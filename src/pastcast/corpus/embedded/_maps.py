@@ -1,19 +1,10 @@
-"""Per-key ordinal maps of the embedded index: thread, author, source and parent.
-
-Each map is a sorted key list and, per key, the global ordinals of its documents in ascending
-order. Ordinals number the documents by (timestamp, id), so the documents of a key visible at a
-cutoff are a prefix of its ordinals (one bisection against ``count_before``), already in time
-order. They serve the thread look-ups (``thread_id``, ``author``, ``parent_id``: a document's
-replies) and the search filters (``author``, ``source``; a document with a parent is a comment).
-
-The maps are written at build time to ``threads/`` in the index directory (after the index
-itself, atomically; they name the content hash of the index they belong to). An index held in
-memory, or opened without them, computes them on first use.
-
-A build never holds the whole corpus's keys: each month partition stores its own maps (local
-ordinals, keys sorted, one JSON string a line: ``save_partition_maps``), and the index's maps are
-a k-way merge of those by key, streamed to disk (``merge_partition_maps``): memory stays bounded
-by the partitions' number, not the documents'.
+"""Per-key ordinal maps of the embedded index: thread, author, source and parent. Each map is
+a sorted key list and, per key, its documents' global ordinals ascending, so the documents of a
+key visible at a cutoff are a prefix (one bisection against ``count_before``). A build writes
+each month's maps (``save_partition_maps``) and streams a k-way merge of them by key into
+``threads/`` (``merge_partition_maps``): memory bounded by the partitions' number, not the
+documents'. An index held in memory computes them on first use (docs/corpus.md, "Thread and
+author look-ups").
 """
 
 from __future__ import annotations
@@ -182,7 +173,7 @@ def merge_partition_maps(
             count = 0
             with (tmp / f"{name}_keys.json").open("w", encoding="utf-8") as keys:
                 keys.write("[")
-                for key, group in itertools.groupby(merged, key=_first):
+                for key, group in itertools.groupby(merged, key=lambda item: item[0]):
                     for _, p, _i in group:  # a partition's keys come in its own sorted order
                         numbers[p].append(count)
                     keys.write(("," if count else "") + json.dumps(key, ensure_ascii=False))
@@ -211,7 +202,3 @@ def merge_partition_maps(
             np.save(tmp / f"{name}_offsets.npy", offsets)
         meta = {"format": FORMAT, "version": FORMAT_VERSION, "index_sha256": content_sha256}
         (tmp / "manifest.json").write_text(json.dumps(meta) + "\n")
-
-
-def _first(item: tuple[str, int, int]) -> str:
-    return item[0]

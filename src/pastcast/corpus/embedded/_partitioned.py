@@ -1,25 +1,10 @@
-"""The month-partitioned on-disk layout of a BM25 index, built streaming and resumable.
-
-Layout of an index directory::
-
-    manifest.json          format, version, the partitions in time order (written last)
-    id_rank.npy            rank of each global ordinal's id in lexicographic id order
-    parts/YYYY-MM/         one UTC month: a complete single-partition index (see ``_arrays``),
-                           with its own maps (``maps/``)
-    id_order.npy           the global ordinals in lexicographic id order (``read`` by id bisects it)
-    threads/               the thread, author, source and parent maps (see ``_maps``)
-    build_report.json      what the build did (``CorpusBuildReport``)
-
-Global ordinals number documents by (timestamp, id) across partitions, so the documents before a
-cutoff are still a prefix of the ordinals; a month's partition holds a contiguous range of them.
-
-Building streams the input once into per-month spool files, indexes the months in parallel (one
-process per worker, each month from its own spool file, each partition written atomically into a
-work directory next to the target), then merges the global pieces from the partitions, streamed
-(id ranks by a k-way merge of each month's sorted ids, which also finds a repeated id; the maps,
-``_maps``; the manifest), and renames the work directory onto the target. A build that stops
-part-way keeps its complete partitions, and building the same documents again reuses them: see
-"Build" in docs/corpus.md for the guarantees and what is tested.
+"""The month-partitioned on-disk layout of a BM25 index, built streaming and resumable, and
+appended to: ``manifest.json`` (the partitions in time order, written last), ``id_rank.npy`` and
+``id_order.npy`` (global ordinals by id), ``parts/YYYY-MM/`` (one month each, ``_arrays``),
+``threads/`` (``_maps``) and ``build_report.json``. Global ordinals number documents by
+(timestamp, id) across partitions, so the documents before a cutoff are a prefix of them. How a
+build spools, indexes months in parallel, merges and resumes, and how an append swaps the
+index: docs/corpus.md ("Month partitions", "Build", "Appends", "Atomicity").
 """
 
 from __future__ import annotations
@@ -54,8 +39,8 @@ from pastcast.corpus.embedded._arrays import (
     IndexArrays,
     build_arrays,
     build_from_lines,
-    check_format,
     load_arrays,
+    read_manifest,
     save_arrays,
     sorted_unique,
 )
@@ -74,7 +59,6 @@ __all__ = [
     "SKIPPED_DUPLICATE",
     "BuildOptions",
     "Duplicates",
-    "Loaded",
     "MonthRunner",
     "NewDocuments",
     "append_partitioned",
@@ -91,22 +75,13 @@ FORMAT = "pastcast-bm25-monthly"
 FORMAT_VERSION = 2
 _MAX_OPEN_SPOOLS = 128
 _ID_CHUNK = 1 << 16  # ids merged and written in chunks: numpy per chunk, not per id
+I64 = np.ndarray[Any, np.dtype[np.int64]]
 
 
 def month_of(doc: Document) -> str:
     """The UTC month of a document, ``YYYY-MM`` (its partition name)."""
     ts = as_utc(doc.timestamp)
     return f"{ts.year:04d}-{ts.month:02d}"  # strftime took 7% of a build
-
-
-@dataclass(frozen=True)
-class Loaded:
-    """An opened index: its partitions in time order, the global id ranks and the manifest."""
-
-    parts: list[IndexArrays]
-    id_rank: np.ndarray[Any, np.dtype[np.int64]]
-    manifest: dict[str, Any]
-    id_order: np.ndarray[Any, np.dtype[np.int64]]  # the ordinals in id order
 
 
 def global_id_rank(parts: list[IndexArrays]) -> np.ndarray[Any, np.dtype[np.int64]]:
@@ -117,11 +92,8 @@ def global_id_rank(parts: list[IndexArrays]) -> np.ndarray[Any, np.dtype[np.int6
 
 
 def summary(parts: list[IndexArrays]) -> dict[str, Any]:
-    """The manifest of a partitioned index (deterministic for a given set of documents).
-
-    Its ``content_sha256`` is the corpus digest of ``pastcast.corpus._identity``: each month
-    partition's digest is that of its document lines in ordinal order.
-    """
+    """The manifest of a partitioned index (deterministic for a given set of documents); its
+    ``content_sha256`` is the corpus digest of ``pastcast.corpus._identity``."""
     entries = []
     for name, p in zip(_names(parts), parts, strict=True):
         entries.append(
@@ -183,7 +155,7 @@ class _Spool:
         if handle is None:
             if len(self._open) >= _MAX_OPEN_SPOOLS:
                 self.close()
-            handle = self._open[month] = (self.folder / f"{month}.jsonl").open("ab")
+            handle = self._open[month] = self.path(month).open("ab")
         handle.write(line)
         self.counts[month] = self.counts.get(month, 0) + 1
 
@@ -194,13 +166,6 @@ class _Spool:
 
     def path(self, month: str) -> Path:
         return self.folder / f"{month}.jsonl"
-
-
-def _spool_hash(lines: list[bytes]) -> str:
-    digest = hashlib.sha256()
-    for line in sorted(lines):
-        digest.update(line)
-    return digest.hexdigest()
 
 
 def _complete_partition(folder: Path, spool_sha: str) -> bool:
@@ -247,17 +212,10 @@ class BuildOptions:
 def build_partitioned(
     documents: Iterable[Document], out_dir: Path, options: BuildOptions, *, overwrite: bool = False
 ) -> None:
-    """Index ``documents`` into month partitions under ``out_dir`` (see the module docstring).
-    An existing ``out_dir`` is replaced only with ``overwrite``, and only if pastcast made it as
-    a ``kind`` (``pastcast.owned``) or it is an empty folder.
-
-    Documents given as a sequence are in memory already: they are grouped by month in memory
-    instead of through spool files and indexed here.
-
-    A build that stops part-way keeps its complete partitions in the work directory for the next
-    one, except on a full disk: then the work directory, which holds the space, is removed; and
-    a build whose documents are refused (``ValueError``) leaves nothing it made.
-    """
+    """Index ``documents`` into month partitions under ``out_dir`` (a sequence, in memory
+    already, skips the spool files). A build cut short keeps its complete partitions for the
+    next one, but on a full disk (the work directory holds the space) and when its documents are
+    refused (``ValueError``: it leaves nothing it made)."""
     out_dir = Path(out_dir)
     work = _work_dir(out_dir)
     resumed = work.exists()
@@ -286,6 +244,9 @@ def _missing(folder: Path) -> list[Path]:
     return out
 
 
+_Months = dict[str, list[tuple[Document, bytes]]]  # documents in memory and their lines
+
+
 @dataclass(frozen=True)
 class _MonthTask:
     month: str
@@ -302,7 +263,10 @@ def _index_month(task: _MonthTask, pairs: Iterable[tuple[Document, bytes]] | Non
     else:
         assert task.spool is not None
         lines = task.spool.read_bytes().splitlines(keepends=True)
-    sha = _spool_hash(lines)
+    digest = hashlib.sha256()
+    for line in sorted(lines):  # the month's lines in any order: the same hash
+        digest.update(line)
+    sha = digest.hexdigest()
     if _complete_partition(task.folder, sha):
         return True
     # the spooled line is the document's line (``document_line``): not made again
@@ -314,12 +278,7 @@ def _index_month(task: _MonthTask, pairs: Iterable[tuple[Document, bytes]] | Non
     built.manifest.update(partition=task.month, spool_sha256=sha)
     docs = [d for d, _ in ordered]
     del ordered
-    save_arrays(
-        built,
-        task.folder,
-        overwrite=True,
-        extra=lambda tmp: save_partition_maps(tmp, docs),
-    )
+    save_arrays(built, task.folder, lambda tmp: save_partition_maps(tmp, docs))
     return False
 
 
@@ -338,7 +297,11 @@ def _build(
     for leftover in ("id_rank.npy", "id_order.npy", "manifest.json"):
         (work / leftover).unlink(missing_ok=True)
     shutil.rmtree(work / "threads", ignore_errors=True)
-    memory = _MemoryMonths(documents) if isinstance(documents, Sequence) else None
+    memory: _Months | None = None
+    if isinstance(documents, Sequence):  # in memory already: grouped by month here
+        memory = {}
+        for doc in documents:
+            memory.setdefault(month_of(doc), []).append((doc, document_line(doc)))
     sealed = None
     if memory is None and options.read is not None:
         sealed = reuse(work / "spool", options.read)
@@ -357,7 +320,7 @@ def _build(
                 seal(spool.folder, options.read, counts, options.removed(), options.notes())
         else:
             assert memory is not None
-            counts = {m: len(v) for m, v in memory.by_month.items()}
+            counts = {m: len(v) for m, v in memory.items()}
         clock.lap("read")
         months = sorted(counts)
         reused = _index_months(
@@ -472,7 +435,7 @@ def _index_months(
     counts: dict[str, int],
     work: Path,
     spool: _Spool | None,
-    memory: _MemoryMonths | None,
+    memory: _Months | None,
     workers: int,
     update: Callable[..., None],
     add_task: Callable[..., Any],
@@ -490,7 +453,7 @@ def _index_months(
     reused = 0
     if spool is None or (workers == 1 and runner is None):
         for t in tasks:
-            pairs = memory.pairs(t.month) if memory is not None else None
+            pairs = memory[t.month] if memory is not None else None
             reused += _index_month(t, pairs)
             update(task, advance=counts[t.month])
         return reused
@@ -562,31 +525,15 @@ def _flush_ids(rank: Any, order: Any, chunk: list[int], pos: int) -> int:
     return pos + len(ordinals)
 
 
-class _MemoryMonths:
-    """Documents held in memory, grouped by month with their lines."""
-
-    def __init__(self, documents: Sequence[Document]) -> None:
-        self.by_month: dict[str, list[tuple[Document, bytes]]] = {}
-        for doc in documents:
-            self.by_month.setdefault(month_of(doc), []).append((doc, document_line(doc)))
-
-    def pairs(self, month: str) -> list[tuple[Document, bytes]]:
-        return self.by_month[month]
-
-
 def index_manifest(index_dir: Path) -> dict[str, Any]:
-    """The manifest of an index directory of this layout (``check_format``: an index an
-    earlier version wrote, such as the single-partition layout, is refused)."""
-    manifest_path = Path(index_dir) / "manifest.json"
-    if not manifest_path.is_file():
-        raise FileNotFoundError(f"{index_dir}: not an index (no manifest.json)")
-    manifest: dict[str, Any] = safejson.loads(manifest_path.read_bytes())
-    check_format(Path(index_dir), manifest, (FORMAT, FORMAT_VERSION))
-    return manifest
+    """The manifest of an index directory of this layout (an index an earlier version wrote,
+    such as the single-partition layout, is refused)."""
+    return read_manifest(Path(index_dir), (FORMAT, FORMAT_VERSION))
 
 
-def load_index(index_dir: Path) -> Loaded:
-    """Open a partitioned index (its partitions checked against its manifest)."""
+def load_index(index_dir: Path) -> tuple[list[IndexArrays], I64, dict[str, Any], I64]:
+    """Open a partitioned index (its partitions checked against its manifest): its partitions
+    in time order, the global id ranks, the manifest and the ordinals in id order."""
     index_dir = Path(index_dir)
     manifest = index_manifest(index_dir)
     parts = [load_arrays(index_dir / "parts" / p["name"]) for p in manifest["partitions"]]
@@ -594,7 +541,7 @@ def load_index(index_dir: Path) -> Loaded:
         if p.manifest["content_sha256"] != entry["content_sha256"]:
             raise ValueError(f"{index_dir}: partition {entry['name']} does not match the manifest")
     id_rank, id_order = (load_npy(index_dir / f"{n}.npy") for n in ("id_rank", "id_order"))
-    return Loaded(parts, id_rank, manifest, id_order)
+    return parts, id_rank, manifest, id_order
 
 
 # -- appends ----------------------------------------------------------------------------------
@@ -713,20 +660,14 @@ def append_partitioned(
     duplicates: Duplicates = "refuse",
     side_files: Callable[[Path], None] | None = None,
 ) -> None:
-    """Add ``documents`` to the index in ``index_dir`` (``contains``: whether it holds an id).
-
-    The new documents are spooled by month; each month they fall in that the index holds is
-    indexed again from its stored lines and the new ones, new months from theirs, every other
-    partition is hard-linked unchanged; the global pieces are merged again as a build merges
-    them, so the files are those of a build of all the documents. Everything is written in a
-    work directory beside the index (``side_files(work)`` adds the side files there), which
-    replaces the index when complete: a failed or killed append leaves the index as it was, the
-    next one starts afresh. Repeated ids: ``NewDocuments``.
-    """
+    """Add ``documents`` to the index in ``index_dir`` (``contains``: whether it holds an id):
+    the months they fall in indexed again, the others hard-linked, the global pieces merged as
+    a build merges them, all in a work directory (``side_files(work)`` adds the side files)
+    that replaces the index when complete. Repeated ids: ``NewDocuments``."""
     index_dir = Path(index_dir)
     _put_back(index_dir)
     check_replaceable(index_dir, options.kind)
-    manifest = load_index(index_dir).manifest
+    manifest = load_index(index_dir)[2]
     for entry in index_dir.iterdir():
         if entry.name not in _GLOBALS | _SIDE_FILES and entry.name != MARKER:
             # dense vectors and approximate indexes would be stale: not kept silently

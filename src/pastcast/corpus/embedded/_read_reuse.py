@@ -1,12 +1,7 @@
-"""A build's read phase kept for the next build of the same documents.
-
-Once every document is spooled, ``seal`` writes ``read.json`` beside the month spool files: the
-``ReadStamp`` key (what the documents were read from: the source, a fingerprint of its files,
-the options that decide what is spooled), the month counts, and what the read stages report
-(removals, notes, their own saved state). A build stopped after that (in the index phase, even
-killed) and run again with the same key skips the read phase (``reuse``); another key, or no
-marker (a read cut short), reads the source again from the start. The partitions are still
-checked by their own spool hash, so a reused spool yields the index a fresh build writes.
+"""A build's read phase kept for the next build of the same documents: ``seal`` writes
+``read.json`` beside the spool (the ``ReadStamp`` key, the month counts, what the read stages
+reported) and a build run again with the same key skips its read phase (``reuse``); see
+docs/corpus.md, "Build". The partitions are still checked by their own spool hash.
 """
 
 from __future__ import annotations
@@ -26,14 +21,6 @@ READ_MARKER = "read.json"
 _STAGES = "stages"  # the read stages' own files (side files), beside the spool
 
 
-def _nothing_saved(folder: Path) -> Any:
-    return None
-
-
-def _nothing_restored(folder: Path, saved: Any) -> None:
-    return None
-
-
 @dataclass(frozen=True)
 class ReadStamp:
     """What a build's documents are read from: equal ``key``, equal spooled lines. ``save``
@@ -41,8 +28,8 @@ class ReadStamp:
     returns) once the documents are consumed; ``restore`` brings them back instead of a read."""
 
     key: str
-    save: Callable[[Path], Any] = _nothing_saved
-    restore: Callable[[Path, Any], None] = _nothing_restored
+    save: Callable[[Path], Any] = lambda folder: None
+    restore: Callable[[Path, Any], None] = lambda folder, saved: None
 
 
 @dataclass(frozen=True)

@@ -45,10 +45,6 @@ class FeedConfig(Record):
     def location(self) -> str:
         return str(self.url or self.path or self.folder)
 
-    @property
-    def source_name(self) -> str:
-        return self.source or self.name
-
 
 class FeedsFile(Record):
     feed: tuple[FeedConfig, ...] = Field(min_length=1)

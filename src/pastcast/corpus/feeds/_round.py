@@ -188,7 +188,7 @@ def _feed_round(
                 timestamp=timestamp,
                 title=item.title,
                 text=item.text,
-                source=item.source or feed.source_name,
+                source=item.source or feed.source or feed.name,
                 url=item.url,
                 feed=feed.name,
                 key=key,

@@ -12,9 +12,13 @@ from typing import TYPE_CHECKING, Any
 
 from pastcast.corpus._filter import SearchFilter
 from pastcast.corpus._open import one_line, redact_url
-from pastcast.corpus._protocol import DocumentNotVisible, SearchHit, not_visible_message
+from pastcast.corpus._protocol import (
+    DocumentNotVisible,
+    SearchHit,
+    ancestors_of,
+    not_visible_message,
+)
 from pastcast.corpus._text import TOKENIZER, text_snippet, tokenize
-from pastcast.corpus._walk import ancestors_of
 from pastcast.corpus.dense import Embedder, embed_corpus, embedding_text
 from pastcast.corpus.embedded import K1, B
 from pastcast.corpus.postgres._sql import (

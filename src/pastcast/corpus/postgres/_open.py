@@ -12,7 +12,7 @@ from pastcast.corpus._filter import SearchFilter
 from pastcast.corpus._open import RETRIEVALS, one_line, redact_url, split_schema
 from pastcast.corpus._protocol import IndexLookups, SearchHit
 from pastcast.corpus._text import tokenize
-from pastcast.corpus.dense import RRF_K, Embedder, QueryCache, resolve_embedder, rrf_fuse
+from pastcast.corpus.dense import RRF_K, Embedder, cached_queries, resolve_embedder, rrf_fuse
 from pastcast.corpus.postgres._backend import PostgresBackend
 from pastcast.errors import FieldError
 from pastcast.records import CorpusIdentity
@@ -107,7 +107,7 @@ class PostgresDense(_Lookups):
     def __init__(self, pg: PostgresBackend, embedder: Embedder, *, query_cache: int = 1024):
         self.pg = self.index = pg
         self.embedder = embedder
-        self._queries = QueryCache(embedder, query_cache)
+        self._queries = cached_queries(embedder, query_cache)
 
     def ranked(
         self, query: str, as_of: datetime, k: int, filters: SearchFilter | None = None
@@ -115,7 +115,7 @@ class PostgresDense(_Lookups):
         """Top-``k`` (ordinal, inner product) of the text query, embedded here."""
         if k <= 0 or not query.strip():
             return []
-        vector = self._queries.get(query)[0].tolist()
+        vector = self._queries(query)[0].tolist()
         return self.pg.vector_ranked(vector, as_of, k, filters=filters)
 
     def search(

@@ -119,12 +119,6 @@ def _create_tables(
             )
 
 
-def _create_indexes(conn: psycopg.Connection[Any], schema: str, dims: int | None) -> None:
-    s = sql.Identifier(schema)
-    for statement in _INDEXES + ((_VECTOR_INDEX,) if dims else ()):
-        conn.execute(sql.SQL(statement).format(s=s))
-
-
 def _create_impact_index(conn: psycopg.Connection[Any], schema: str) -> dict[str, float] | None:
     """The impact index of ``schema``'s postings and its constants (None for an empty corpus);
     any reference avgdl gives valid bounds, the corpus's own keeps them tight late in it."""
@@ -141,10 +135,6 @@ def _create_impact_index(conn: psycopg.Connection[Any], schema: str) -> dict[str
         )
     )
     return {"a": a, "c": c, "avgdl": ref}
-
-
-def _vector_text(values: Sequence[float]) -> str:
-    return "[" + ",".join(repr(float(v)) for v in values) + "]"
 
 
 def load_corpus(
@@ -211,7 +201,8 @@ def load_corpus(
                         row += [doc.source, doc.url, doc.thread_id, doc.author, doc.parent_id]
                         row.append(length)
                         if dims and embeddings is not None:
-                            row.append(_vector_text(embeddings[doc_id]))
+                            vector = ",".join(repr(float(v)) for v in embeddings[doc_id])
+                            row.append(f"[{vector}]")
                         cp.write_row(row)
                         rows += [(t, doc.timestamp, ordinal, tf, length) for t, tf in terms.items()]
                 with cur.copy(
@@ -223,7 +214,8 @@ def load_corpus(
             bar.update(task, completed=lo + len(batch))
         bar.add_task("building indexes", total=None)
         with conn.transaction():
-            _create_indexes(conn, scratch, dims)
+            for statement in _INDEXES + ((_VECTOR_INDEX,) if dims else ()):
+                conn.execute(sql.SQL(statement).format(s=s))
             impact = _create_impact_index(conn, scratch)
     summary = {
         "format": FORMAT,

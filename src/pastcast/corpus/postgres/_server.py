@@ -22,13 +22,6 @@ _PG_USER = "embedded_postgres"
 _INITDB = ("--encoding=UTF8", "--locale=C", "--no-sync")
 
 
-def _free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
-
-
 def server_bin_dir() -> Path:
     """The ``bin`` folder of the wheel's PostgreSQL installation."""
     with warnings.catch_warnings():  # platformdirs warns about an unset XDG_RUNTIME_DIR
@@ -112,7 +105,9 @@ def local_postgres(data_dir: Path | str) -> Iterator[str]:
             [str(bin_dir / "initdb"), "-D", str(data), "-U", "postgres", "--auth=trust", *_INITDB],
             user,
         )
-        port = _free_port()
+        with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+            sock.bind(("127.0.0.1", 0))  # a free port
+            port: int = sock.getsockname()[1]
         log = str(data / "server.log")
         options = f"-h 127.0.0.1 -p {port} -k '' -c fsync=off -c full_page_writes=off"
         _run(

@@ -1,9 +1,6 @@
-"""Every SQL statement the PostgreSQL backend sends; ``{s}`` stands for the schema.
-
-Each statement that reads documents or postings carries ``ts < %(as_of)s`` in its WHERE clause,
-so the planner prunes the month partitions after the cutoff's month and no later row can enter
-a result or a statistic.
-"""
+"""Every SQL statement the PostgreSQL backend sends (``{s}`` stands for the schema); each that
+reads documents or postings carries ``ts < %(as_of)s``, so no later row can enter a result or a
+statistic (docs/postgres.md, "How the cutoff is enforced")."""
 
 from __future__ import annotations
 

@@ -1,21 +1,11 @@
-"""BM25 top-k in PostgreSQL that stops before reading every posting (threshold algorithm; the
-impact and its bound ``idf * (K1 + 1) * max(1, avgdl / ref)`` per unit of impact are in
-docs/postgres.md, "Early termination"). Only visible postings (``ts < as_of``) are read.
-
-1. reads each query term's ``depth`` visible postings of highest impact; a document outside
-   term ``i``'s list then has impact at most the last one read there (``floor_i``), and a term
-   with fewer postings than ``depth`` is read whole;
-2. scores those documents exactly and takes the ``k``-th best score ``theta``;
-3. shares ``theta`` (less a margin for rounding) among the terms not read whole (water-filling:
-   a term whose whole bound ``bound_i * floor_i`` fits in its share keeps it, the others share
-   the rest equally as ``lam``) and reads, for each term over its share, the postings with
-   impact at least ``lam / bound_i``. A document read nowhere scores below ``theta``, so the top
-   ``k`` (ties included) are among those read, scored exactly;
-4. ranks them by score, then ordinal (the id's rank).
-
-Scores use the embedded index's double operations in the same order, so results are equal bit
-for bit. Too low a threshold (long queries of frequent words), filters, and fewer than ``k``
-documents found in step 1 fall back to the exhaustive statement."""
+"""BM25 top-k in PostgreSQL that stops before reading every posting (threshold algorithm;
+docs/postgres.md, "Early termination"). Only visible postings (``ts < as_of``) are read: each
+term's ``depth`` postings of highest impact (a term with fewer is read whole), those documents
+scored exactly, the ``k``-th score ``theta`` (less a rounding margin) shared among the terms not
+read whole by water-filling (``lam``), then each term's postings with impact at least
+``lam / bound_i``: a document read nowhere scores below ``theta``. Scores use the embedded
+index's double operations in the same order (equal bit for bit); too low a threshold, filters,
+and fewer than ``k`` documents found at first fall back to the exhaustive statement."""
 
 from __future__ import annotations
 

@@ -86,8 +86,6 @@ def with_dating(run: Any, require: DatingRule = "any") -> Any:
     ``require``, filtered; its report gains the counts and its side files ``dating.json``."""
     from pastcast.corpus.sources._registry import SideFile, SourceRun
 
-    if require not in DATING_RULES:
-        raise ValueError(f"dating: expected one of {', '.join(DATING_RULES)}, got {require!r}")
     report = DatingReport(require)
 
     def documents() -> Iterator[Document]:
