@@ -1,7 +1,6 @@
 """The runner: plans agents x events x steps x rollouts, runs them on an executor (threads, or
 Dask workers) under per-provider limits, writes and resumes logs, and accounts for the work."""
 
-from pastcast.retrying import TokenBucket
 from pastcast.runner._accounting import Accounting
 from pastcast.runner._config import MAX_ROLLOUTS, MAX_WORKERS, RunConfig
 from pastcast.runner._data import reschedule
@@ -54,7 +53,6 @@ __all__ = [
     "RunResult",
     "StepOutcome",
     "StepTask",
-    "TokenBucket",
     "WorkContext",
     "agent_env_config",
     "check_deterministic",

@@ -1,8 +1,5 @@
-"""Live accounting of a run: steps done, running, failed; provider retries and pauses; tokens,
-cost, latency and tool calls per model and per agent; the run's progress with an ETA.
-
-Everything is counted from the step records as they come back (so a Dask run is counted the
-same way as a local one) plus what the provider gates saw during each step.
+"""Live accounting of a run (docs/runs.md, "Live accounting"), counted from the step records
+as they come back (so a Dask run is counted as a local one is) and what the provider gates saw.
 """
 
 from __future__ import annotations
@@ -81,9 +78,6 @@ class RunStats:
         self.pauses: dict[str, int] = {}
         self.by_model: dict[str, dict[str, float]] = {}
         self.by_agent: dict[str, dict[str, float]] = {}
-        self.input_tokens = 0
-        self.output_tokens = 0
-        self.cost_usd = 0.0
         self.paused_now: Callable[[], tuple[str, ...]] = lambda: ()
         self._started = time.monotonic()
 
@@ -119,17 +113,15 @@ class RunStats:
             latency_s=ep.wall_s,
             tool_calls=len(ep.tool_calls),
         )
-        self.input_tokens += ep.usage.input_tokens
-        self.output_tokens += ep.usage.output_tokens
-        self.cost_usd += ep.usage.cost_usd
 
     def line(self) -> str:
         """The progress display's status text."""
         paused = self.paused_now()
+        agents = self.by_agent.values()
+        tokens = sum(a.get("input_tokens", 0) + a.get("output_tokens", 0) for a in agents)
         text = (
             f"{self.running} running · {self.unusable} failed · {self.retries} retries · "
-            f"{(self.input_tokens + self.output_tokens) / 1000:,.1f}k tokens · "
-            f"${self.cost_usd:,.4f}"
+            f"{tokens / 1000:,.1f}k tokens · ${sum(a.get('cost_usd', 0) for a in agents):,.4f}"
         )
         return text + (f" · [red]paused: {', '.join(paused)}[/red]" if paused else "")
 

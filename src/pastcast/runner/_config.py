@@ -42,11 +42,7 @@ class ProviderLimits(Record):
 
 
 class BreakerConfig(Record):
-    """The circuit breaker of each provider: after ``failures`` failed attempts in a row (server
-    errors, timeouts, lost connections, malformed replies; not rate limiting), the provider is
-    paused for ``cooldown_s``; then one probe request goes out, and its success resumes the
-    provider. A call that waits longer than ``max_pause_s`` for a paused provider fails
-    (``provider_error``, which ``--retry-failed`` runs again)."""
+    """Each provider's circuit breaker (docs/runs.md, "Per-provider limits")."""
 
     failures: int = Field(default=8, ge=1)
     cooldown_s: float = Field(default=30.0, ge=0)

@@ -1,13 +1,6 @@
-"""The Dask executor: steps run on the workers of a ``distributed`` cluster, records come back.
-
-The run's context is scattered to every worker once; each step is one task (``run_step``), and
-its outcome (the record) streams back to the driver as the task finishes, where the one writer
-appends it. Outcomes are fetched in batches (one ``gather`` for the tasks that finished
-together), not one round trip per task. A worker that dies mid-step (killed, out of memory) has
-its tasks rescheduled by the scheduler on another worker: the step runs again from its start,
-and nothing of the lost attempt was written. Without ``address`` a ``LocalCluster`` is started
-bound to 127.0.0.1 with no dashboard; with one, the client connects to that scheduler (see
-docs/runs.md).
+"""The Dask executor: each step is one task (``run_step``) on a ``distributed`` cluster, its
+record fetched back in batches (one ``gather`` for the tasks that finished together) for the
+driver's writer. A worker's death reruns its steps elsewhere (docs/runs.md, "Scale-out on Dask").
 """
 
 from __future__ import annotations
@@ -19,7 +12,7 @@ import queue
 import threading
 from typing import Any
 
-from pastcast.runner._executors import Done, Executor
+from pastcast.runner._executors import Done
 from pastcast.runner._work import StepTask, WorkContext, forget_context, run_step
 
 _ENDED = ("error", "cancelled")
@@ -51,6 +44,9 @@ def _unsettled(future: Any, state: str) -> BaseException:
 
 
 class DaskExecutor:
+    """Workers of a Dask cluster: the scheduler at ``address``, or a local cluster of
+    ``n_workers`` processes bound to 127.0.0.1 (extra ``scale``)."""
+
     def __init__(
         self,
         address: str | None = None,
@@ -156,16 +152,3 @@ class DaskExecutor:
         if self._cluster is not None:
             self._cluster.close()
             self._cluster = None
-
-
-def dask_executor(
-    address: str | None = None,
-    n_workers: int = 2,
-    threads_per_worker: int = 16,
-    processes: bool = True,
-) -> Executor:
-    """Workers of a Dask cluster: the scheduler at ``address``, or a local cluster of
-    ``n_workers`` processes bound to 127.0.0.1 (extra ``scale``)."""
-    return DaskExecutor(
-        address, n_workers=n_workers, threads_per_worker=threads_per_worker, processes=processes
-    )

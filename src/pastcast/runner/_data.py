@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from pastcast.dataset import Dataset
 from pastcast.markets import make_schedule
 from pastcast.records import StepSpec
@@ -19,12 +21,4 @@ def reschedule(dataset: Dataset, schedule: str | None) -> Dataset:
         resolution = dataset.resolutions.get(event.id)
         if resolution is not None:
             steps.extend(make(event, dataset.beliefs.get(event.id, ()), resolution))
-    return Dataset(
-        f"{dataset.id}+schedule={schedule}",
-        dataset.events,
-        dataset.resolutions,
-        dataset.beliefs,
-        tuple(steps),
-        dataset.splits,
-        dataset.texts,
-    )
+    return replace(dataset, id=f"{dataset.id}+schedule={schedule}", steps=tuple(steps))

@@ -69,20 +69,15 @@ def _tokens(text: str) -> int:
     return len(text) // 4
 
 
-class _PerStep:
-    """Calls and tokens of one episode of an agent on one event: expected and at most."""
-
-    def __init__(self, calls: float, calls_max: int, tin: float, tin_max: float, tout: float):
-        self.calls, self.calls_max = calls, calls_max
-        self.tin, self.tin_max, self.tout = tin, tin_max, tout
-
-
 def _conversation(base: float, turns: int, growth: float) -> float:
     """Input tokens of ``turns`` calls whose context grows by ``growth`` per turn."""
     return turns * base + growth * turns * (turns - 1) / 2
 
 
-def _per_step(spec: AgentSpec, plan: ExperimentPlan, question: int, prompt: int) -> _PerStep:
+def _per_step(
+    spec: AgentSpec, plan: ExperimentPlan, question: int, prompt: int
+) -> tuple[float, float, float, float, float]:
+    """Calls, calls at most, input tokens, at most, and output tokens of one episode."""
     a = plan.estimate
     context = CallContext(budgets=plan.budgets, research_turns=a.tool_turns)
     calls = call_estimate(spec, context)
@@ -97,7 +92,7 @@ def _per_step(spec: AgentSpec, plan: ExperimentPlan, question: int, prompt: int)
     else:
         fresh = base + calls.evidence_results * a.tool_result_tokens
         tin, tin_max = calls.calls * fresh, calls.max_calls * fresh
-    return _PerStep(calls.calls, calls.max_calls, tin, tin_max, calls.calls * reply)
+    return calls.calls, calls.max_calls, tin, tin_max, calls.calls * reply
 
 
 def _question_tokens(dataset: Dataset, event_id: str) -> int:
@@ -118,13 +113,11 @@ def estimate_plan(plan: ExperimentPlan, dataset: Dataset) -> PlanEstimate:
     for spec in config.agents:
         mine = by_agent[(spec.name, spec.setting)]
         prompt = sum(_tokens(t) for t in prompts_for((spec,)).values())
-        calls = calls_max = 0.0
-        tin = tin_max = tout = 0.0
+        sums = [0.0] * 5
         for chain in mine:
             per = _per_step(spec, plan, _question_tokens(dataset, chain.event_id), prompt)
-            n = len(chain.steps)
-            calls, calls_max = calls + n * per.calls, calls_max + n * per.calls_max
-            tin, tin_max, tout = tin + n * per.tin, tin_max + n * per.tin_max, tout + n * per.tout
+            sums = [t + len(chain.steps) * x for t, x in zip(sums, per, strict=True)]
+        calls, calls_max, tin, tin_max, tout = sums
         model = spec.args.get("model")
         own = (spec.args.get("model_options") or {}).get("prices")
         table = PriceTable.load(own) if isinstance(own, str) and own != plan.prices else prices

@@ -1,14 +1,7 @@
 """Executors run steps somewhere and hand their outcomes back to the driver, which writes them.
 
-An executor is registered by name (``executors``, the one registry pattern): ``local`` runs steps
-in a bounded pool of threads in this process (the default), ``dask`` on the workers of a Dask
-cluster. Third-party executors come in through entry points (group ``pastcast.executors``).
-
-Why threads: agents and model clients are synchronous (the openai client blocks on I/O, agents
-call ``episode.chat`` in plain loops), and a thread blocked on a socket costs a stack, not a
-core. A bounded pool of a few hundred threads keeps hundreds of API calls in flight with no
-change to the agents; asyncio would need every agent, tool and provider rewritten as
-coroutines for the same throughput.
+Registered by name in ``executors`` (entry point group ``pastcast.executors``): ``local``, a
+bounded pool of threads (why threads, not asyncio: docs/runs.md, "Concurrency"), and ``dask``.
 """
 
 from __future__ import annotations
@@ -45,12 +38,12 @@ class Executor(Protocol):
 
 executors: Registry[Executor] = Registry("executor")
 # A Dask cluster's executor, by reference: its module loads with the ``scale`` extra's use.
-executors.add("dask", "pastcast.runner._dask:dask_executor")
+executors.add("dask", "pastcast.runner._dask:DaskExecutor")
 
 
+@executors.register("local")
 class LocalExecutor:
-    """Steps in a pool of threads of this process; ``threads`` defaults to the run's
-    ``workers`` (episodes in flight)."""
+    """Threads of this process (the default): as many as the run's workers unless given."""
 
     def __init__(self, threads: int | None = None) -> None:
         self.threads = threads
@@ -90,9 +83,3 @@ class LocalExecutor:
         if self._context is not None:
             forget_context(self._context.key)
             self._context = None
-
-
-@executors.register("local")
-def local_executor(threads: int | None = None) -> Executor:
-    """Threads of this process (the default): as many as the run's workers unless given."""
-    return LocalExecutor(threads)

@@ -234,18 +234,10 @@ class ExperimentPlan(PresetRecord):
         """The preset's arguments of agents built on ``factory`` (set under everything else)."""
         if self.preset is None:
             return {}
-        args: dict[str, Any] = preset(self.preset).fields("run").get("agent_args", {})
-        own = args.get(factory)
-        if own is None and factory == "tool-agent-market":
-            own = args.get("tool-agent")
-        return dict(own or {})
+        return _args_of(preset(self.preset).fields("run").get("agent_args", {}), factory)
 
     def _extra_args(self, factory: str) -> dict[str, Any]:
-        if factory in self.agent_args:
-            return dict(self.agent_args[factory])
-        if factory == "tool-agent-market":
-            return dict(self.agent_args.get("tool-agent", {}))
-        return {}
+        return _args_of(self.agent_args, factory)
 
     def run_config(self) -> RunConfig:
         return RunConfig(
@@ -274,6 +266,15 @@ class ExperimentPlan(PresetRecord):
 
     def price_table(self) -> PriceTable:
         return PriceTable.load(self.prices) if self.prices else PriceTable()
+
+
+def _args_of(by_agent: dict[str, Any], factory: str) -> dict[str, Any]:
+    """The arguments listed for ``factory``; ``tool-agent-market`` takes ``tool-agent``'s unless
+    it has its own."""
+    own = by_agent.get(factory)
+    if own is None and factory == "tool-agent-market":
+        own = by_agent.get("tool-agent")
+    return dict(own or {})
 
 
 def _checked_spec(

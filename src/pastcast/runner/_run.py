@@ -1,15 +1,10 @@
 """Run agents over a dataset's forecast steps, writing one run-log record per step.
 
-The driver plans the steps of agents x events x rollouts, keeps up to ``config.workers`` of them
-in flight on an executor (threads here, or Dask workers), and appends each record as it comes
-back through the one writer, which holds the log's lock. Steps of a memory-on chain run in
-order (each carries the notebook of the one before); every other step is independent and runs
-in parallel. A step whose provider failed ends its memory-on chain for this execution (the
-later steps would build on a hole); ``retry_failed`` runs such steps again on resume.
-
-A rerun on the same log skips every step already recorded and resumes a chain from the notebook
-of its last recorded step; a rerun whose definition differs (dataset, configuration, agents,
-prompts) is refused, so the log's header describes every record under it.
+The driver keeps up to ``config.workers`` steps in flight on an executor and appends each record
+as it comes back through the one writer. Steps of a memory-on chain run in order (each carries
+the notebook of the one before), and a provider failure ends the chain for this execution (the
+later steps would build on a hole); every other step runs in parallel. Resume and crash safety:
+docs/runs.md, "Crash safety at scale".
 """
 
 from __future__ import annotations
@@ -46,12 +41,11 @@ class RunResult:
     skipped: int
     failures: int
     retried: int = 0
-    """Steps recorded as failed by a provider that were run again (``retry_failed``)."""
+    """Steps a provider had failed, run again (``retry_failed``)."""
     waiting: int = 0
     """Steps of memory-on chains not run because a provider failed earlier in the chain."""
     left: int = 0
-    """Steps of the run the log does not hold yet (``Execution.max_steps`` reached, chains
-    waiting, an interrupted run): the same run again runs them."""
+    """Steps the log does not hold yet: the same run again runs them."""
     capped: bool = False
     """The execution stopped at ``Execution.max_steps``."""
     accounting: Accounting = field(default_factory=Accounting)
@@ -97,20 +91,6 @@ def knowledge_cutoffs_of(
             given = (known or {}).get(model)
             out[model] = given if given is not None else knowledge_cutoff(model)
     return out
-
-
-def _nothing_to_run(dataset: Dataset, config: RunConfig) -> FieldError:
-    """The dataset and the configuration leave no forecast step: refused before a log is
-    written, so an empty selection never passes for a finished run; the error names the
-    setting that leaves nothing (``split``, ``dataset``)."""
-    if config.split is not None:
-        known = sorted({dataset.splits.get(e) or "" for e in dataset.event_ids_with_steps()} - {""})
-        return FieldError(
-            "split",
-            f"{config.split!r}: no event of dataset {dataset.id} with forecast steps is in this "
-            f"split (splits: {', '.join(known) or 'none'})",
-        )
-    return FieldError("dataset", f"{dataset.id}: no event has forecast steps")
 
 
 _HELD_MAX = 1024
@@ -291,27 +271,13 @@ def run_benchmark(
     knowledge_cutoffs: Mapping[str, date] | None = None,
     plan: Mapping[str, Any] | None = None,
 ) -> RunResult:
-    """Run every agent of ``config`` on the dataset's steps and write the run log to ``out``.
+    """Run every agent of ``config`` on the dataset's steps and write the run log to ``out``
+    (the step file; the header beside it, ``new_run_header``'s arguments recorded in it).
 
-    ``out`` is the step file (``run.jsonl``); the header is written beside it
-    (``pastcast.runlog.header_path``). Re-running with the same ``out`` and the same definition
-    resumes: recorded steps are not redone (``retry_failed``: except those a provider failed);
-    a different definition (the corpus included) raises ``FieldError`` naming ``out`` and what
-    differs, and so does a log another process is writing; so does a selection that leaves no
-    step (naming ``split`` or ``dataset``). The prompt files the
-    agents use are recorded in the header unless ``prompts`` is given, and so are the models'
-    knowledge cutoffs
-    (``knowledge_cutoffs`` first, then ``pastcast.models.knowledge_cutoffs``), and the corpus:
-    ``corpus``, or else the backend's own identity (``pastcast.corpus.corpus_identity``).
-
-    ``plan`` is the experiment plan as resolved (its preset's values in it), recorded in the
-    header as a description of the run.
-
-    ``execution`` says where steps run (``executor``, default ``local`` threads), the
-    providers' limits and the most steps to run now (``max_steps``: the rest wait for a
-    rerun); ``executor`` overrides it with an executor object. ``corpus_ref`` names the corpus
-    for executors in other processes, which open it themselves (``backend`` is used in this
-    process).
+    The same ``out`` and definition resumes (``retry_failed``: provider failures run again); a
+    different definition, a log another process writes, or a selection that leaves no step
+    raises ``FieldError``. ``executor`` overrides ``execution.executor``; ``corpus_ref`` names the
+    corpus for executors in other processes (``backend`` is used in this one).
     """
     path = Path(out)
     execution = execution or Execution()
@@ -326,8 +292,15 @@ def run_benchmark(
     )
     chains = _chains(dataset, config)
     total = sum(len(c.steps) for c in chains)
+    if total == 0 and config.split is not None:  # refused before a log is written
+        known = sorted({dataset.splits.get(e) or "" for e in dataset.event_ids_with_steps()} - {""})
+        raise FieldError(
+            "split",
+            f"{config.split!r}: no event of dataset {dataset.id} with forecast steps is in this "
+            f"split (splits: {', '.join(known) or 'none'})",
+        )
     if total == 0:
-        raise _nothing_to_run(dataset, config)
+        raise FieldError("dataset", f"{dataset.id}: no event has forecast steps")
     with within("out"):  # a log in use, or of another run
         writer = RunLogWriter(path, header, retry_failed=retry_failed)
     with writer:
