@@ -31,6 +31,19 @@ class RunConfig(Record):
     max_events: int | None = Field(default=None, ge=1)
 
 
+class PlanCorpus(Record):
+    spec: str | None = None
+    """An index directory or a database URL (the embedded world builds its own when none is
+    given)."""
+    retrieval: str = "bm25"
+    """bm25, dense or hybrid (``pastcast.corpus.open_backend``)."""
+    embedder: str | None = None
+    """The query embedder of dense and hybrid retrieval (None: the index's own)."""
+    nprobe: int | None = Field(default=None, ge=1)
+    """Dense and hybrid: approximate search of months before the cutoff's (frozen month
+    indexes, this many lists probed); None: exact. Recorded in the run's corpus identity."""
+
+
 class ProviderLimits(Record):
     """Limits of one model provider (None: no limit)."""
 

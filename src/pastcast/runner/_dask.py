@@ -12,7 +12,7 @@ import queue
 import threading
 from typing import Any
 
-from pastcast.runner._executors import Done
+from pastcast.runner._executors import Done, drain
 from pastcast.runner._work import StepTask, WorkContext, forget_context, run_step
 
 _ENDED = ("error", "cancelled")
@@ -105,15 +105,8 @@ class DaskExecutor:
         watched: list[Any] = []
         stop = False
         while not stop:
-            try:  # block for news only while nothing is being watched
-                batch = [self._finished.get(timeout=_WATCH_S if watched else None)]
-            except queue.Empty:
-                batch = []
-            while True:
-                try:
-                    batch.append(self._finished.get_nowait())
-                except queue.Empty:
-                    break
+            # Block for news only while nothing is being watched.
+            batch = drain(self._finished, _WATCH_S if watched else None)
             stop = stop or None in batch
             states = [(f, f.status) for f in watched + [f for f in batch if f is not None]]
             ready = [f for f, state in states if state == "finished"]

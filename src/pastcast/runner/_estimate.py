@@ -1,13 +1,5 @@
 """What a plan will cost before it runs: the work, the model calls, tokens and dollars, and the
-events a model may simply remember.
-
-Counts of steps and episodes are exact. Model calls come from each agent's registration (its
-``CallEstimate`` for its arguments, the setting and the budgets, so a third-party agent that
-declares one is priced as the built-in ones are); tokens are estimated from the prompts the
-agents use, each event's question and the plan's ``estimate`` assumptions (turns of a research
-step, tokens of a tool result and of a reply), with an upper bound from the budgets.
-Tokens are counted as 4 characters each. Cost comes from the price table; an unpriced model is
-listed, never guessed.
+events a model may simply remember (how each is estimated: docs/runs.md, "pastcast plan FILE").
 """
 
 from __future__ import annotations
@@ -95,11 +87,6 @@ def _per_step(
     return calls.calls, calls.max_calls, tin, tin_max, calls.calls * reply
 
 
-def _question_tokens(dataset: Dataset, event_id: str) -> int:
-    e = dataset.event(event_id)
-    return _tokens(" ".join((e.title, e.description, e.resolution_criteria, *e.labels)))
-
-
 def estimate_plan(plan: ExperimentPlan, dataset: Dataset) -> PlanEstimate:
     """The plan's work, calls, tokens and cost on ``dataset`` (already rescheduled)."""
     config = plan.run_config()
@@ -115,7 +102,9 @@ def estimate_plan(plan: ExperimentPlan, dataset: Dataset) -> PlanEstimate:
         prompt = sum(_tokens(t) for t in prompts_for((spec,)).values())
         sums = [0.0] * 5
         for chain in mine:
-            per = _per_step(spec, plan, _question_tokens(dataset, chain.event_id), prompt)
+            e = dataset.event(chain.event_id)
+            question = _tokens(" ".join((e.title, e.description, e.resolution_criteria, *e.labels)))
+            per = _per_step(spec, plan, question, prompt)
             sums = [t + len(chain.steps) * x for t, x in zip(sums, per, strict=True)]
         calls, calls_max, tin, tin_max, tout = sums
         model = spec.args.get("model")

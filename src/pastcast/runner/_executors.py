@@ -6,9 +6,10 @@ bounded pool of threads (why threads, not asyncio: docs/runs.md, "Concurrency"),
 
 from __future__ import annotations
 
+import queue
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
-from typing import Protocol
+from typing import Protocol, TypeVar
 
 from pastcast.registry import Registry
 from pastcast.runner._work import (
@@ -34,6 +35,23 @@ class Executor(Protocol):
     def submit(self, task: StepTask, done: Done) -> None: ...
 
     def close(self) -> None: ...
+
+
+T = TypeVar("T")
+
+
+def drain(items: queue.Queue[T], timeout: float | None = None) -> list[T]:
+    """The next item (waited for up to ``timeout``: none then) and every one already queued,
+    so what came back together is handled together."""
+    try:
+        batch = [items.get(timeout=timeout)]
+    except queue.Empty:
+        return []
+    while True:
+        try:
+            batch.append(items.get_nowait())
+        except queue.Empty:
+            return batch
 
 
 executors: Registry[Executor] = Registry("executor")

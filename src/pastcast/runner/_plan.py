@@ -28,6 +28,7 @@ from pastcast.runner._config import (
     MAX_WORKERS,
     BreakerConfig,
     Execution,
+    PlanCorpus,
     ProviderLimits,
     RunConfig,
 )
@@ -75,19 +76,6 @@ class PlanAgent(Record):
     label: str | None = None
     setting: Setting = "memory_free"
     args: dict[str, JsonValue] = Field(default_factory=dict)
-
-
-class PlanCorpus(Record):
-    spec: str | None = None
-    """An index directory or a database URL (the embedded world builds its own when none is
-    given)."""
-    retrieval: str = "bm25"
-    """bm25, dense or hybrid (``pastcast.corpus.open_backend``)."""
-    embedder: str | None = None
-    """The query embedder of dense and hybrid retrieval (None: the index's own)."""
-    nprobe: int | None = Field(default=None, ge=1)
-    """Dense and hybrid: approximate search of months before the cutoff's (frozen month
-    indexes, this many lists probed); None: exact. Recorded in the run's corpus identity."""
 
 
 class PlanConcurrency(Record):

@@ -9,7 +9,7 @@ them (``with_preset``, the one merge; docs/runs.md, "Presets"). The papers' pres
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Iterable, Mapping
 from functools import partial
 from typing import Any, ClassVar, Literal, TypeVar
 
@@ -153,32 +153,16 @@ def _leaves(prefix: str, value: Any) -> Iterable[tuple[str, Any]]:
         yield prefix, value
 
 
-_HINDCAST_CONFIG = (
-    "rounds",
-    "seed_queries",
-    "followup_queries",
-    "top_k",
-    "expand",
-    "stop_confidence",
-    "expand_threads",
-    "author_posts",
-    "author_comments",
-    "tally",
-    "answer_form",
-    "fallback",
-)
-"""The research loop's settings the paper states (5.2, B.3); the rest stay pastcast's."""
-
-
-def _hindcast_agent() -> list[dict[str, Any]]:
+def _hindcast_agent(config: list[str]) -> list[dict[str, Any]]:
     """The two-stage agent's arguments as Hindcast runs it (``HINDCAST_TWO_STAGE``, the
-    defaults of ``two-stage-hindcast``), for ``two-stage``: the plan's ``two_stage`` setting."""
+    defaults of ``two-stage-hindcast``; of its research loop, the ``config`` keys), for
+    ``two-stage``: the plan's ``two_stage`` setting."""
     from pastcast.agents import HINDCAST_TWO_STAGE  # a preset's values: the agents load later
 
-    cfg = HINDCAST_TWO_STAGE.config.model_dump(mode="json", include=set(_HINDCAST_CONFIG))
+    cfg = HINDCAST_TWO_STAGE.config.model_dump(mode="json", include=set(config))
     out = [
         {"key": f"agent_args.two-stage.config.{k}", "value": cfg[k], "section": "5.2, B.3"}
-        for k in _HINDCAST_CONFIG
+        for k in config
     ]
     args = {
         "decoding": HINDCAST_TWO_STAGE.decoding.model_dump(mode="json", exclude_none=True),
@@ -194,14 +178,11 @@ def _hindcast_agent() -> list[dict[str, Any]]:
     return out
 
 
-_DERIVED: dict[str, Callable[[], list[dict[str, Any]]]] = {"hindcast": _hindcast_agent}
-"""Settings a preset reads from the code they configure, after those of ``presets.toml``."""
-
-
 def _preset(name: str, table: Mapping[str, Any], shared: Mapping[str, Any]) -> Preset:
     """A paper's preset from its table; each setting's source is the paper and its section."""
     rows = [*table["settings"], *shared.get(table.get("shared", ""), ())]
-    rows += _DERIVED[name]() if name in _DERIVED else []
+    if "two_stage_config" in table:  # read from the code they configure, after the file's
+        rows += _hindcast_agent(table["two_stage_config"])
     settings = tuple(
         PresetSetting(
             key=r["key"],

@@ -28,7 +28,7 @@ from pastcast.runlog import AgentSpec, RunHeader, RunLogWriter
 from pastcast.runner._accounting import Accounting, RunStats, progress_display
 from pastcast.runner._config import Execution, RunConfig
 from pastcast.runner._cutoff_gate import CutoffGate
-from pastcast.runner._executors import Executor, executors
+from pastcast.runner._executors import Executor, drain, executors
 from pastcast.runner._version import code_version
 from pastcast.runner._work import CorpusRef, StepOutcome, StepTask, WorkContext
 
@@ -124,7 +124,6 @@ class _Driver:
         self.gate = CutoffGate(lambda spec: isolated[spec.factory])
         self._held: list[StepTask] = []
         self._done: queue.Queue[tuple[StepTask, StepOutcome | BaseException]] = queue.Queue()
-        self._in_flight = 0
         self._error: BaseException | None = None
 
     def _task(self, chain: _Chain, step: StepSpec, notebook: Notebook | None) -> StepTask:
@@ -171,13 +170,12 @@ class _Driver:
         return self.max_steps is not None and self.submitted >= self.max_steps
 
     def _fill(self) -> None:
-        while self._error is None and self._in_flight < self.limit and not self.capped:
+        while self._error is None and self.stats.running < self.limit and not self.capped:
             task = self._admitted()
             if task is None:
                 return
             self.gate.started(task)
             self.executor.submit(task, lambda t, o: self._done.put((t, o)))
-            self._in_flight += 1
             self.submitted += 1
             self.stats.running += 1
 
@@ -197,17 +195,10 @@ class _Driver:
 
     def run(self, refresh: Callable[[int], None]) -> None:
         self._fill()
-        while self._in_flight:
-            batch = [self._done.get()]
-            while True:
-                try:
-                    batch.append(self._done.get_nowait())
-                except queue.Empty:
-                    break
+        while self.stats.running:
             written = 0
-            for task, outcome in batch:
+            for task, outcome in drain(self._done):
                 self.gate.finished(task)
-                self._in_flight -= 1
                 self.stats.running -= 1
                 if isinstance(outcome, BaseException):
                     # Stop feeding; what is in flight still lands. Nothing of this step was

@@ -24,26 +24,19 @@ from pastcast.records import (
     FailureReason,
     Forecast,
     Notebook,
-    Record,
     StepSpec,
     Termination,
 )
 from pastcast.runlog import PENDING_TRUTH, AgentSpec, Grading, StepRecord
-from pastcast.runner._config import Execution, RunConfig
+from pastcast.runner._config import Execution, PlanCorpus, RunConfig
 from pastcast.runner._limits import ProviderGates, task_tally
 from pastcast.scoring import score_forecast
 
 
-class CorpusRef(Record):
+class CorpusRef(PlanCorpus):
     """A corpus by where it is and how it is searched, opened where the work runs."""
 
     spec: str
-    """An index directory or a database URL (``pastcast.corpus.open_backend``)."""
-    retrieval: str = "bm25"
-    embedder: str | None = None
-    """The query embedder of dense and hybrid retrieval (None: the index's own)."""
-    nprobe: int | None = None
-    """Dense and hybrid: approximate, this many lists probed (None: exact)."""
 
     def open(self) -> CorpusBackend:
         """The one place a run opens a corpus by reference (on workers too)."""
