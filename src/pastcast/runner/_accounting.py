@@ -11,19 +11,15 @@ from contextlib import contextmanager
 from pydantic import Field
 
 from pastcast.progress import ProgressReporter
-from pastcast.records import Record
+from pastcast.records import Record, Usage
 from pastcast.runlog import StepRecord
 
 
-class UsageAccount(Record):
+class UsageAccount(Usage):
     """What a model (or an agent's episodes) used."""
 
     steps: int = 0
-    model_calls: int = 0
     failed_calls: int = 0
-    input_tokens: int = 0
-    output_tokens: int = 0
-    cost_usd: float = 0.0
     latency_s: float = 0.0
     """Summed over model calls (per model) or episode wall time (per agent)."""
     tool_calls: int = 0

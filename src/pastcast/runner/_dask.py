@@ -57,9 +57,11 @@ class DaskExecutor:
     ) -> None:
         _distributed()  # refused now, before a run starts, where the extra is missing
         self.address = address
-        self.n_workers = n_workers
-        self.threads_per_worker = threads_per_worker
-        self.processes = processes
+        self._local = {  # a LocalCluster's, where no address is given
+            "n_workers": n_workers,
+            "threads_per_worker": threads_per_worker,
+            "processes": processes,
+        }
         self.client: Any = None
         self._cluster: Any = None
         self._context: Any = None
@@ -72,12 +74,7 @@ class DaskExecutor:
         distributed = _distributed()
         if self.address is None:
             self._cluster = distributed.LocalCluster(
-                host="127.0.0.1",
-                n_workers=self.n_workers,
-                threads_per_worker=self.threads_per_worker,
-                processes=self.processes,
-                dashboard_address=None,
-                silence_logs=logging.ERROR,
+                host="127.0.0.1", dashboard_address=None, silence_logs=logging.ERROR, **self._local
             )
             self.client = distributed.Client(self._cluster)
         else:

@@ -121,7 +121,7 @@ class _Driver:
         self._next: deque[StepTask] = deque()  # continuations of memory-on chains go first
         # Isolated steps at another cutoff than those in flight wait here (docs/isolation.md).
         isolated = {c.spec.factory: agent_info(c.spec).isolated for c in chains}
-        self.gate = CutoffGate(lambda spec: isolated[spec.factory])
+        self.gate = CutoffGate(isolated)
         self._held: list[StepTask] = []
         self._done: queue.Queue[tuple[StepTask, StepOutcome | BaseException]] = queue.Queue()
         self._error: BaseException | None = None
