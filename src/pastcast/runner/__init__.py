@@ -3,12 +3,11 @@ Dask workers) under per-provider limits, writes and resumes logs, and accounts f
 
 from pastcast.runner._accounting import Accounting
 from pastcast.runner._config import MAX_ROLLOUTS, MAX_WORKERS, RunConfig
-from pastcast.runner._data import reschedule
 from pastcast.runner._determinism import check_deterministic
 from pastcast.runner._estimate import PlanEstimate, estimate_plan
 from pastcast.runner._executors import Executor, executors
 from pastcast.runner._limits import ProviderGates
-from pastcast.runner._plan import PLAN_SETTINGS, ExperimentPlan, PlanSetting, load_plan
+from pastcast.runner._plan import PLAN_SETTINGS, ExperimentPlan, PlanSetting, load_plan, reschedule
 from pastcast.runner._plan_file import load_record, read_plan_file, write_record
 from pastcast.runner._presets import (
     Preset,
@@ -21,8 +20,7 @@ from pastcast.runner._presets import (
     presets,
     with_preset,
 )
-from pastcast.runner._run import RunResult, new_run_header, run_benchmark
-from pastcast.runner._version import code_version
+from pastcast.runner._run import RunResult, code_version, new_run_header, run_benchmark
 from pastcast.runner._work import (
     CorpusRef,
     StepOutcome,

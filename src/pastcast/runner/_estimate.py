@@ -4,7 +4,6 @@ events a model may simply remember (how each is estimated: docs/runs.md, "pastca
 
 from __future__ import annotations
 
-from collections import defaultdict
 from datetime import date
 
 from pydantic import Field
@@ -15,7 +14,7 @@ from pastcast.models import PriceTable, remembered, spec_model_name
 from pastcast.records import Record
 from pastcast.runlog import AgentSpec
 from pastcast.runner._plan import EstimateAssumptions, ExperimentPlan
-from pastcast.runner._run import _Chain, _chains, knowledge_cutoffs_of
+from pastcast.runner._run import _chains, knowledge_cutoffs_of
 
 
 class EstimateRow(Record):
@@ -94,11 +93,8 @@ def estimate_plan(plan: ExperimentPlan, dataset: Dataset) -> PlanEstimate:
     prices = plan.price_table()
     rows: list[EstimateRow] = []
     unpriced: list[str] = []
-    by_agent: dict[tuple[str, str], list[_Chain]] = defaultdict(list)
-    for c in chains:
-        by_agent[(c.spec.name, c.spec.setting)].append(c)
     for spec in config.agents:
-        mine = by_agent[(spec.name, spec.setting)]
+        mine = [c for c in chains if c.spec is spec]
         prompt = sum(_tokens(t) for t in prompts_for((spec,)).values())
         sums = [0.0] * 5
         for chain in mine:

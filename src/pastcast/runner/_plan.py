@@ -9,6 +9,7 @@ limits a plan file is held to (``runner._plan_file``).
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import date
 from pathlib import Path
 from typing import Any, Literal
@@ -17,11 +18,12 @@ from pydantic import AliasChoices, Field, JsonValue, model_validator
 
 from pastcast.agents import Decoding, agent_spec, agents
 from pastcast.cutoff import DayConvention
+from pastcast.dataset import Dataset
 from pastcast.env import EnvConfig
 from pastcast.errors import FieldError
-from pastcast.markets import schedules
+from pastcast.markets import make_schedule, schedules
 from pastcast.models import PriceTable, RetryPolicy, known_providers, spec_model_name
-from pastcast.records import Record, Setting
+from pastcast.records import Record, Setting, StepSpec
 from pastcast.runlog import AgentSpec
 from pastcast.runner._config import (
     MAX_ROLLOUTS,
@@ -285,3 +287,18 @@ def load_plan(path: str | Path) -> ExperimentPlan:
     except FieldError as exc:
         raise FieldError("", f"{path}: {exc}") from None
     return plan
+
+
+def reschedule(dataset: Dataset, schedule: str | None) -> Dataset:
+    """The dataset with its forecast steps made by ``schedule`` (a registered schedule:
+    ``causal-dojo``, ``dojo``, ...) from each resolved event's beliefs; unchanged for None. The
+    dataset id names the schedule, so a run log's header (and a resume) tells the two apart."""
+    if schedule is None:
+        return dataset
+    make = make_schedule(schedule)
+    steps: list[StepSpec] = []
+    for event in dataset.events:
+        resolution = dataset.resolutions.get(event.id)
+        if resolution is not None:
+            steps.extend(make(event, dataset.beliefs.get(event.id, ()), resolution))
+    return replace(dataset, id=f"{dataset.id}+schedule={schedule}", steps=tuple(steps))

@@ -106,12 +106,12 @@ class PresetRecord(Record):
         # A setting naming no field (``corpus_since``) says what the paper did, nothing more.
         fields = set(cls.model_fields) - cls.PRESET_SKIPS
         own = {k: v for k, v in preset(name).fields(cls.PRESET_STAGE).items() if k in fields}
-        if cls.PRESET_DENSE_LEG is not None and not _has_dense_leg(data, cls.PRESET_DENSE_LEG[0]):
-            *parents, leaf = cls.PRESET_DENSE_LEG[1].split(".")
-            node = own
-            for part in parents:
-                node = node.get(part, {})
-            node.pop(leaf, None)
+        if cls.PRESET_DENSE_LEG is not None:
+            retrieval, embedder = (key.split(".") for key in cls.PRESET_DENSE_LEG)
+            given = _at(data, retrieval)
+            legs = set(given.split(",") if isinstance(given, str) else given or ())
+            if given is not None and not {"dense", "hybrid"} & legs:
+                _at(own, embedder[:-1], {}).pop(embedder[-1], None)
         return deep_merge(own, data)
 
     @field_validator("preset")
@@ -124,15 +124,11 @@ class PresetRecord(Record):
         return name
 
 
-def _has_dense_leg(data: Mapping[str, Any], retrieval: str) -> bool:
-    """Whether ``data`` gives no retrieval at ``retrieval`` or one with a dense leg."""
-    node: Any = data
-    for part in retrieval.split("."):
-        node = node.get(part) if isinstance(node, Mapping) else None
-    if node is None:
-        return True
-    legs = node.split(",") if isinstance(node, str) else list(node)
-    return bool({"dense", "hybrid"} & set(legs))
+def _at(data: Any, path: list[str], default: Any = None) -> Any:
+    """The value at ``path`` in nested tables (``default`` where there is none)."""
+    for part in path:
+        data = data.get(part) if isinstance(data, Mapping) else None
+    return default if data is None else data
 
 
 R = TypeVar("R", bound=PresetRecord)

@@ -10,11 +10,14 @@ docs/runs.md, "Crash safety at scale".
 from __future__ import annotations
 
 import queue
+import subprocess
 import uuid
 from collections import defaultdict, deque
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime
+from functools import cache
+from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import Any
 
@@ -29,7 +32,6 @@ from pastcast.runner._accounting import Accounting, RunStats, progress_display
 from pastcast.runner._config import Execution, RunConfig
 from pastcast.runner._cutoff_gate import CutoffGate
 from pastcast.runner._executors import Executor, drain, executors
-from pastcast.runner._version import code_version
 from pastcast.runner._work import CorpusRef, StepOutcome, StepTask, WorkContext
 
 
@@ -216,6 +218,30 @@ class _Driver:
             refresh(written)
         if self._error is not None:
             raise self._error
+
+
+@cache
+def code_version() -> str:
+    """The code version recorded in run logs: the package version, plus the git commit when
+    available."""
+    try:
+        pkg = version("pastcast")
+    except PackageNotFoundError:
+        pkg = "0+unknown"
+    here = Path(__file__).resolve().parent
+
+    def git(*args: str) -> str:
+        done = subprocess.run(
+            ["git", "-C", str(here), *args], capture_output=True, text=True, timeout=5, check=True
+        )
+        return done.stdout.strip()
+
+    try:
+        commit = git("rev-parse", "--short=12", "HEAD")
+        dirty = git("status", "--porcelain", "--untracked-files=no")
+        return f"{pkg}+g{commit}{'.dirty' if dirty else ''}"
+    except (OSError, subprocess.SubprocessError):
+        return pkg
 
 
 def new_run_header(
