@@ -5,12 +5,10 @@ as they come back (so a Dask run is counted as a local one is) and what the prov
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 
 from pydantic import Field
 
-from pastcast.progress import ProgressReporter
 from pastcast.records import Record, Usage
 from pastcast.runlog import StepRecord
 
@@ -132,22 +130,3 @@ class RunStats:
             by_agent={k: UsageAccount.model_validate(v) for k, v in self.by_agent.items()},
             wall_s=time.monotonic() - self._started,
         )
-
-
-@contextmanager
-def progress_display(
-    enabled: bool, stats: RunStats, limit: int | None = None
-) -> Iterator[Callable[[int], None]]:
-    """The run's progress on stderr (stdout carries the caller's result): a bar on a terminal,
-    else a line per completed step (``pastcast.progress``); yields ``refresh(advance)``, which
-    the driver calls after each change. ``limit``: the most steps this execution runs."""
-    # The count is of the steps this execution runs (resumed ones are done already), so the
-    # ETA is not flattered by them.
-    total = stats.total - stats.skipped
-    with ProgressReporter("steps", enabled=enabled, transient=False) as bar:
-        task = bar.add_task(
-            "forecast steps",
-            total=total if limit is None else min(total, limit),
-            status=stats.line(),
-        )
-        yield lambda advance: bar.update(task, advance=advance, status=stats.line())

@@ -94,11 +94,9 @@ class DaskExecutor:
         future.add_done_callback(self._finished.put)
 
     def _collect(self) -> None:
-        """Hand finished tasks' outcomes to the driver, fetched together.
-
-        A task whose result was lost with its worker after it finished is ``lost`` (or
-        ``pending`` again) until the scheduler has run it again: it is watched, not failed.
-        """
+        """Hand finished tasks' outcomes to the driver, fetched together. A task whose result
+        was lost with its worker is ``lost`` (or ``pending``) until run again: watched, not
+        failed."""
         watched: list[Any] = []
         stop = False
         while not stop:

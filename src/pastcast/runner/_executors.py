@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import queue
 from collections.abc import Callable
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import ThreadPoolExecutor
 from typing import Protocol, TypeVar
 
 from pastcast.registry import Registry
@@ -84,12 +84,7 @@ class LocalExecutor:
         if self._pool is None or self._context is None:
             raise RuntimeError("executor not started")
         future = self._pool.submit(run_step, self._context, task)
-
-        def finished(fut: Future[StepOutcome]) -> None:
-            exc = fut.exception()
-            done(task, exc if exc is not None else fut.result())
-
-        future.add_done_callback(finished)
+        future.add_done_callback(lambda f: done(task, f.exception() or f.result()))
 
     def close(self) -> None:
         if self._pool is not None:

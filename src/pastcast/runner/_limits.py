@@ -143,9 +143,8 @@ class ProviderGates:
         self._stopped = threading.Event()
 
     def stop(self) -> None:
-        """The run is over (it ended, or was interrupted with steps in flight): calls waiting
-        for a provider or between retries end at once and new ones are refused, so a step still
-        running ends without reaching a provider again."""
+        """The run is over (ended or interrupted): a step still running reaches no provider
+        again (docs/runs.md, "Stopping early and stopping by hand")."""
         self._stopped.set()
         with self._lock:
             lanes = list(self._lanes.values())

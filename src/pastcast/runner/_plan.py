@@ -1,10 +1,5 @@
-"""Experiment plans: a whole benchmark run declared in one TOML or YAML file.
-
-A plan names the dataset, the corpus, the models and the settings each is run in (one agent per
-model and setting, ``PLAN_SETTINGS``), agents without a model, rollouts, budgets, decoding and
-how to execute. ``load_plan`` validates it and names the key of the first problem
-(``plan.toml: models[1].spec: ...``); docs/runs.md lists every key, the agents' names and the
-limits a plan file is held to (``runner._plan_file``).
+"""Experiment plans: a whole benchmark run declared in one TOML or YAML file, one agent per
+model and setting (``PLAN_SETTINGS``); docs/runs.md, "Experiment plans", lists every key.
 """
 
 from __future__ import annotations

@@ -1,8 +1,6 @@
 """Plan files (TOML, YAML, JSON): a workflow's record read from one (``load_record``) or written
-to one (``write_record``). Reading refuses in one line naming the file what would hang, recurse
-or be read silently wrong: a key given twice (YAML, JSON; TOML refuses it itself), nesting
-deeper than ``MAX_PLAN_DEPTH`` levels, YAML aliases expanding to more than ``MAX_PLAN_VALUES``
-values; a value the record refuses is named by its field."""
+to one (``write_record``). Reading refuses what would hang, recurse or be read silently wrong
+(docs/runs.md, "Experiment plans"), in one line naming the file."""
 
 from __future__ import annotations
 

@@ -1,10 +1,5 @@
-"""The papers' defaults by name: ``dojo``, ``dojo-train``, ``hindcast`` and ``arena``.
-
-A preset is a frozen record of settings, each a dotted key with its value, the stage it applies
-to (``PresetRecord.PRESET_STAGE``: a field of that stage's record) and the paper's section it
-comes from; a record naming a preset starts from them and every field it sets itself is set over
-them (``with_preset``, the one merge; docs/runs.md, "Presets"). The papers' presets are data,
-``presets.toml`` beside this module, in a registry (``presets``) a plugin can add to.
+"""The papers' defaults by name (docs/runs.md, "Presets"): data in ``presets.toml`` beside this
+module, in a registry (``presets``) a plugin can add to; ``with_preset`` is the one merge.
 """
 
 from __future__ import annotations

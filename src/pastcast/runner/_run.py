@@ -26,9 +26,10 @@ from pastcast.corpus import CorpusBackend, corpus_identity
 from pastcast.dataset import Dataset
 from pastcast.errors import FieldError, within
 from pastcast.models import knowledge_cutoff
+from pastcast.progress import ProgressReporter
 from pastcast.records import RETRYABLE_FAILURES, CorpusIdentity, Notebook, StepKey, StepSpec
 from pastcast.runlog import AgentSpec, RunHeader, RunLogWriter
-from pastcast.runner._accounting import Accounting, RunStats, progress_display
+from pastcast.runner._accounting import Accounting, RunStats
 from pastcast.runner._config import Execution, RunConfig
 from pastcast.runner._cutoff_gate import CutoffGate
 from pastcast.runner._executors import Executor, drain, executors
@@ -86,44 +87,33 @@ def knowledge_cutoffs_of(
     agents: tuple[AgentSpec, ...], known: Mapping[str, date] | None = None
 ) -> dict[str, date | None]:
     """Knowledge cutoff of each model the agents name (``known`` first, then the registry)."""
-    out: dict[str, date | None] = {}
-    for spec in agents:
-        model = spec.args.get("model")
-        if isinstance(model, str) and model not in out:
-            given = (known or {}).get(model)
-            out[model] = given if given is not None else knowledge_cutoff(model)
-    return out
+    models = dict.fromkeys(m for s in agents if isinstance(m := s.args.get("model"), str))
+    return {m: (known or {}).get(m) or knowledge_cutoff(m) for m in models}
 
 
 _HELD_MAX = 1024
 
 
+@dataclass
 class _Driver:
     """Feeds an executor with ready steps and writes what comes back (the one writer)."""
 
-    def __init__(
-        self,
-        chains: list[_Chain],
-        writer: RunLogWriter,
-        executor: Executor,
-        limit: int,
-        stats: RunStats,
-        max_steps: int | None = None,
-    ) -> None:
-        self.chains = {(c.spec.name, c.spec.setting, c.event_id, c.rollout): c for c in chains}
-        self.writer = writer
-        self.executor = executor
-        self.limit = limit
-        self.stats = stats
-        self.max_steps = max_steps
-        self.submitted = 0
-        self.waiting = 0
-        self.retried = 0
-        self._fresh = self._initial(chains)
+    chains: list[_Chain]
+    writer: RunLogWriter
+    executor: Executor
+    limit: int
+    stats: RunStats
+    max_steps: int | None
+    submitted: int = 0
+    waiting: int = 0
+    retried: int = 0
+
+    def __post_init__(self) -> None:
+        self._chain = {(c.spec.name, c.spec.setting, c.event_id, c.rollout): c for c in self.chains}
+        self._fresh = self._initial(self.chains)
         self._next: deque[StepTask] = deque()  # continuations of memory-on chains go first
         # Isolated steps at another cutoff than those in flight wait here (docs/isolation.md).
-        isolated = {c.spec.factory: agent_info(c.spec).isolated for c in chains}
-        self.gate = CutoffGate(isolated)
+        self.gate = CutoffGate({c.spec.factory: agent_info(c.spec).isolated for c in self.chains})
         self._held: list[StepTask] = []
         self._done: queue.Queue[tuple[StepTask, StepOutcome | BaseException]] = queue.Queue()
         self._error: BaseException | None = None
@@ -134,8 +124,7 @@ class _Driver:
         return StepTask(chain.spec, step, chain.rollout, notebook, attempt)
 
     def _chain_from(self, chain: _Chain, start: int, notebook: Notebook | None) -> StepTask | None:
-        """The first step of a memory-on chain from ``start`` not recorded yet, with the
-        notebook of the last one that is."""
+        """A memory-on chain's first step from ``start`` not recorded, with the last notebook."""
         for step in chain.steps[start:]:
             key = chain.key(step)
             if key not in self.writer.done:
@@ -145,14 +134,11 @@ class _Driver:
 
     def _initial(self, chains: list[_Chain]) -> Iterator[StepTask]:
         for chain in chains:
-            if chain.spec.setting == "memory_on":
-                task = self._chain_from(chain, 0, None)
-                if task is not None:
-                    yield task
-                continue
-            for step in chain.steps:
-                if chain.key(step) not in self.writer.done:
-                    yield self._task(chain, step, None)
+            if chain.spec.setting != "memory_on":
+                new = (s for s in chain.steps if chain.key(s) not in self.writer.done)
+                yield from (self._task(chain, step, None) for step in new)
+            elif (task := self._chain_from(chain, 0, None)) is not None:
+                yield task
 
     def _admitted(self) -> StepTask | None:
         """The next step the cutoff gate admits; those it holds back wait (a bounded number)."""
@@ -185,7 +171,7 @@ class _Driver:
         spec = task.spec
         if spec.setting != "memory_on":
             return
-        chain = self.chains[(spec.name, spec.setting, task.step.event_id, task.rollout)]
+        chain = self._chain[(spec.name, spec.setting, task.step.event_id, task.rollout)]
         position = chain.steps.index(task.step)
         if outcome.record.forecast.failure_reason in RETRYABLE_FAILURES:
             later = chain.steps[position + 1 :]
@@ -341,8 +327,13 @@ def run_benchmark(
             paused = getattr(executor, "paused", None)
             if callable(paused):
                 stats.paused_now = paused
-            with progress_display(progress, stats, execution.max_steps) as refresh:
-                driver.run(refresh)
+            # On stderr (stdout carries the caller's result), counting only the steps this
+            # execution runs, so resumed ones do not flatter the ETA.
+            total = stats.total - skipped
+            cap = total if execution.max_steps is None else min(total, execution.max_steps)
+            with ProgressReporter("steps", enabled=progress, transient=False) as bar:
+                task = bar.add_task("forecast steps", total=cap, status=stats.line())
+                driver.run(lambda n: bar.update(task, advance=n, status=stats.line()))
         finally:
             executor.close()
         left = sum(c.key(s) not in writer.done for c in chains for s in c.steps)

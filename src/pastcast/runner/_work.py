@@ -89,11 +89,10 @@ def grade_step(dataset: Dataset, step: StepSpec) -> Grading:
     market = dataset.market_at(step.event_id, step.cutoff)
     reference: dict[str, Any] = {}
     if market is not None:  # the belief, when it was public and its age at the cutoff
-        at = market.public_at
         reference = {
             "market_probs": dict(market.probs),
-            "market_at": at,
-            "market_age_days": age_days(at, step.cutoff),
+            "market_at": market.public_at,
+            "market_age_days": age_days(market.public_at, step.cutoff),
         }
     if resolution is None and dataset.pending:
         # a live question: nothing is known yet; graded again when it resolves
