@@ -5,6 +5,7 @@ as they come back (so a Dask run is counted as a local one is) and what the prov
 from __future__ import annotations
 
 import time
+from collections import Counter
 from collections.abc import Callable
 
 from pydantic import Field
@@ -69,7 +70,7 @@ class RunStats:
         self.unusable = 0
         self.running = 0
         self.retries = 0
-        self.pauses: dict[str, int] = {}
+        self.pauses: Counter[str] = Counter()
         self.by_model: dict[str, dict[str, float]] = {}
         self.by_agent: dict[str, dict[str, float]] = {}
         self.paused_now: Callable[[], tuple[str, ...]] = lambda: ()
@@ -79,8 +80,7 @@ class RunStats:
         self.written += 1
         self.unusable += int(not record.forecast.usable)
         self.retries += retries
-        for provider in trips:
-            self.pauses[provider] = self.pauses.get(provider, 0) + 1
+        self.pauses.update(trips)
         ep = record.episode
         for call in ep.model_calls:
             _add(

@@ -55,7 +55,7 @@ class DaskExecutor:
         threads_per_worker: int = 16,
         processes: bool = True,
     ) -> None:
-        _distributed()  # refused now, before a run starts, where the extra is missing
+        self._distributed = _distributed()  # refused now, before a run, without the extra
         self.address = address
         self._local = {  # a LocalCluster's, where no address is given
             "n_workers": n_workers,
@@ -71,14 +71,13 @@ class DaskExecutor:
         self._collector: threading.Thread | None = None
 
     def start(self, context: WorkContext) -> None:
-        distributed = _distributed()
         if self.address is None:
-            self._cluster = distributed.LocalCluster(
+            self._cluster = self._distributed.LocalCluster(
                 host="127.0.0.1", dashboard_address=None, silence_logs=logging.ERROR, **self._local
             )
-            self.client = distributed.Client(self._cluster)
+            self.client = self._distributed.Client(self._cluster)
         else:
-            self.client = distributed.Client(self.address)
+            self.client = self._distributed.Client(self.address)
         # Workers build the sandboxed python tool themselves; a local runner does not travel.
         shipped = dataclasses.replace(context, python_runner=None)
         self._context = self.client.scatter(shipped, broadcast=True, hash=False)

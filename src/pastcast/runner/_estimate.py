@@ -90,7 +90,7 @@ def estimate_plan(plan: ExperimentPlan, dataset: Dataset) -> PlanEstimate:
     """The plan's work, calls, tokens and cost on ``dataset`` (already rescheduled)."""
     config = plan.run_config()
     chains = _chains(dataset, config)
-    prices = plan.price_table()
+    prices = PriceTable.load(plan.prices) if plan.prices else PriceTable()
     rows: list[EstimateRow] = []
     unpriced: list[str] = []
     for spec in config.agents:

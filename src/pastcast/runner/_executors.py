@@ -67,18 +67,15 @@ class LocalExecutor:
         self.threads = threads
         self._pool: ThreadPoolExecutor | None = None
         self._context: WorkContext | None = None
-        self._paused: Callable[[], tuple[str, ...]] = lambda: ()
+        self.paused: Callable[[], tuple[str, ...]] = lambda: ()
+        """Providers paused by their circuit breaker now."""
 
     def start(self, context: WorkContext) -> None:
         self._context = context
         # Built now, so a corpus that cannot open or a missing sandbox fails before any step.
-        self._paused = prepare_context(context)
+        self.paused = prepare_context(context)
         size = self.threads or context.config.workers
         self._pool = ThreadPoolExecutor(size, thread_name_prefix="pastcast-step")
-
-    def paused(self) -> tuple[str, ...]:
-        """Providers paused by their circuit breaker now."""
-        return self._paused()
 
     def submit(self, task: StepTask, done: Done) -> None:
         if self._pool is None or self._context is None:

@@ -17,7 +17,7 @@ from pastcast.dataset import Dataset
 from pastcast.env import EnvConfig
 from pastcast.errors import FieldError
 from pastcast.markets import make_schedule, schedules
-from pastcast.models import PriceTable, RetryPolicy, known_providers, spec_model_name
+from pastcast.models import RetryPolicy, known_providers, spec_model_name
 from pastcast.records import Record, Setting, StepSpec
 from pastcast.runlog import AgentSpec
 from pastcast.runner._config import (
@@ -192,7 +192,8 @@ class ExperimentPlan(PresetRecord):
             except ValueError as exc:
                 raise FieldError("", f"{where}.name: {exc}") from None
             args = deep_merge(
-                self._preset_args(agent.name), dict(agent.args) | self._extra_args(agent.name)
+                self._preset_args(agent.name),
+                dict(agent.args) | _args_of(self.agent_args, agent.name),
             )
             specs.append(_checked_spec(agent.name, agent.setting, agent.label, args, where))
         keys = [(s.name, s.setting) for s in specs]
@@ -204,7 +205,7 @@ class ExperimentPlan(PresetRecord):
     def _model_args(self, factory: str) -> dict[str, Any]:
         """The plan's decoding and its arguments for ``factory``: the agent's own decoding set
         over the plan's."""
-        extra = self._extra_args(factory)
+        extra = _args_of(self.agent_args, factory)
         decoding = self.decoding.model_dump(mode="json", exclude_unset=True)
         own = extra.pop("decoding", None)
         if isinstance(own, dict):
@@ -220,9 +221,6 @@ class ExperimentPlan(PresetRecord):
         if self.preset is None:
             return {}
         return _args_of(preset(self.preset).fields("run").get("agent_args", {}), factory)
-
-    def _extra_args(self, factory: str) -> dict[str, Any]:
-        return _args_of(self.agent_args, factory)
 
     def run_config(self) -> RunConfig:
         return RunConfig(
@@ -249,9 +247,6 @@ class ExperimentPlan(PresetRecord):
         """The cutoffs the plan gives for its models (by model spec)."""
         return {m.spec: m.knowledge_cutoff for m in self.models if m.knowledge_cutoff is not None}
 
-    def price_table(self) -> PriceTable:
-        return PriceTable.load(self.prices) if self.prices else PriceTable()
-
 
 def _args_of(by_agent: dict[str, Any], factory: str) -> dict[str, Any]:
     """The arguments listed for ``factory``; ``tool-agent-market`` takes ``tool-agent``'s unless
@@ -265,8 +260,7 @@ def _args_of(by_agent: dict[str, Any], factory: str) -> dict[str, Any]:
 def _checked_spec(
     factory: str, setting: Setting, label: str | None, args: dict[str, Any], where: str
 ) -> AgentSpec:
-    """The agent's spec, its arguments checked by the registry (names and types) before any
-    work; ``FieldError`` naming the entry otherwise."""
+    """The agent's spec, its arguments checked by the registry before any work."""
     try:
         return agent_spec(factory, setting=setting, label=label, **args)
     except ValueError as exc:
