@@ -75,11 +75,8 @@ def check_deterministic(
     workdir: str | Path | None = None,
     strict: bool = True,
 ) -> EnvCheckReport:
-    """Run ``agent`` twice through ``run_benchmark`` on ``step``'s event (logs ``first.jsonl``
-    and ``second.jsonl`` in ``workdir``, a temporary folder by default) and require the two run
-    logs to be identical but for run ids, timestamps and durations.
-
-    Raises ``EnvCheckError`` naming each differing step unless ``strict`` is False."""
+    """Two runs of ``agent`` on ``step``'s event must log the same steps (docs/models.md); logs
+    in ``workdir`` (a temporary folder by default); ``EnvCheckError`` unless ``strict`` is False."""
     with tempfile.TemporaryDirectory(prefix="pastcast-check-") as tmp:
         root = Path(workdir) if workdir is not None else Path(tmp)
         root.mkdir(parents=True, exist_ok=True)

@@ -189,11 +189,7 @@ def _preset(name: str, table: Mapping[str, Any], shared: Mapping[str, Any]) -> P
     )
 
 
-def _register_papers() -> None:
-    data = package_toml("pastcast.runner", "presets.toml")
-    shared = data.pop("shared")
-    for name, table in data.items():
-        presets.add(name, partial(_preset, name, table, shared), description=table["summary"])
-
-
-_register_papers()
+_PAPERS = package_toml("pastcast.runner", "presets.toml")
+_SHARED = _PAPERS.pop("shared")
+for _name, _table in _PAPERS.items():
+    presets.add(_name, partial(_preset, _name, _table, _SHARED), description=_table["summary"])

@@ -154,7 +154,6 @@ class _Driver:
 
     @property
     def capped(self) -> bool:
-        """This execution has submitted the most steps it may."""
         return self.max_steps is not None and self.submitted >= self.max_steps
 
     def _fill(self) -> None:
@@ -240,9 +239,8 @@ def new_run_header(
     knowledge_cutoffs: Mapping[str, date] | None = None,
     plan: Mapping[str, Any] | None = None,
 ) -> RunHeader:
-    """A new run's header: a fresh run id, the config and agents, their prompts, the code
-    version, the corpus (``corpus``, else the backend's own identity) and the agents' knowledge
-    cutoffs: the log of every run pastcast plays starts with it."""
+    """A new run's header (every run log pastcast writes starts with one): the corpus is
+    ``corpus``, else the backend's own identity; ``knowledge_cutoffs`` before the registry's."""
     return RunHeader(
         run_id=uuid.uuid4().hex[:12],
         created_at=datetime.now(UTC),

@@ -184,13 +184,11 @@ class _Worker:
 
     def __init__(self, context: WorkContext) -> None:
         self.context = context
-        corpus = context.corpus
+        corpus, env = context.corpus, context.config.env
         backend = corpus.open() if isinstance(corpus, CorpusRef) else corpus
-        config = context.config
-        self.env = ForecastEnv(context.dataset, backend, config.env, context.python_runner)
-        self.no_tools_env = ForecastEnv(
-            context.dataset, None, config.env.model_copy(update={"python_tool": False})
-        )
+        self.env = ForecastEnv(context.dataset, backend, env, context.python_runner)
+        no_python = env.model_copy(update={"python_tool": False})
+        self.no_tools_env = ForecastEnv(context.dataset, None, no_python)
         self.gates = ProviderGates(context.execution)
         self._env_configs: dict[tuple[str, str], EnvConfig] = {}
 
