@@ -7,13 +7,12 @@ from pastcast.runner._determinism import check_deterministic
 from pastcast.runner._estimate import PlanEstimate, estimate_plan
 from pastcast.runner._executors import Executor, executors
 from pastcast.runner._limits import ProviderGates
-from pastcast.runner._plan import PLAN_SETTINGS, ExperimentPlan, PlanSetting, load_plan, reschedule
+from pastcast.runner._plan import ExperimentPlan, load_plan, reschedule
 from pastcast.runner._plan_file import load_record, read_plan_file, write_record
 from pastcast.runner._presets import (
     Preset,
     PresetRecord,
     PresetSetting,
-    PresetStage,
     deep_merge,
     preset,
     preset_names,
@@ -35,17 +34,14 @@ from pastcast.runner._work import (
 __all__ = [
     "MAX_ROLLOUTS",
     "MAX_WORKERS",
-    "PLAN_SETTINGS",
     "Accounting",
     "CorpusRef",
     "Executor",
     "ExperimentPlan",
     "PlanEstimate",
-    "PlanSetting",
     "Preset",
     "PresetRecord",
     "PresetSetting",
-    "PresetStage",
     "ProviderGates",
     "RunConfig",
     "RunResult",

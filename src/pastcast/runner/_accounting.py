@@ -63,8 +63,7 @@ def _add(totals: dict[str, dict[str, float]], key: str, **more: float) -> None:
 class RunStats:
     """Counters the driver updates as steps are submitted and come back (one thread)."""
 
-    def __init__(self, total: int, skipped: int) -> None:
-        self.total = total
+    def __init__(self, skipped: int) -> None:
         self.skipped = skipped
         self.written = 0
         self.unusable = 0

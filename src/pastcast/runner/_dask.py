@@ -8,6 +8,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import logging
+import os
 import queue
 import threading
 from typing import Any
@@ -18,16 +19,6 @@ from pastcast.runner._work import StepTask, WorkContext, forget_context, run_ste
 _ENDED = ("error", "cancelled")
 _WATCH_S = 0.1
 """How often futures whose results were lost are looked at again."""
-
-
-def _distributed() -> Any:
-    try:
-        import distributed
-    except ImportError as exc:
-        raise RuntimeError(
-            "the dask executor needs dask.distributed: pip install 'pastcast[scale]'"
-        ) from exc
-    return distributed
 
 
 def _failure(future: Any) -> BaseException:
@@ -55,7 +46,13 @@ class DaskExecutor:
         threads_per_worker: int = 16,
         processes: bool = True,
     ) -> None:
-        self._distributed = _distributed()  # refused now, before a run, without the extra
+        try:  # refused now, before a run starts, where the extra is missing
+            import distributed
+        except ImportError as exc:
+            raise RuntimeError(
+                "the dask executor needs dask.distributed: pip install 'pastcast[scale]'"
+            ) from exc
+        self._distributed: Any = distributed
         self.address = address
         self._local = {  # a LocalCluster's, where no address is given
             "n_workers": n_workers,
@@ -112,17 +109,13 @@ class DaskExecutor:
                 outcomes = self.client.gather(ready) if ready else []
             except BaseException as lost:  # the cluster went away: every one of them failed
                 outcomes = [lost] * len(ready)
-            for fut, outcome in zip(ready, outcomes, strict=True):
+            ended = [(f, _failure(f) if s in _ENDED else _unsettled(f, s)) for f, s in failed]
+            for fut, outcome in [*zip(ready, outcomes, strict=True), *ended]:
                 _, task, done = self._tasks.pop(fut.key)
                 done(task, outcome)
-            for fut, state in failed:
-                _, task, done = self._tasks.pop(fut.key)
-                done(task, _failure(fut) if state in _ENDED else _unsettled(fut, state))
 
     def worker_pids(self) -> dict[str, int]:
         """Worker address -> process id (to watch or kill workers)."""
-        import os
-
         return dict(self.client.run(os.getpid)) if self.client is not None else {}
 
     def close(self) -> None:

@@ -130,9 +130,8 @@ R = TypeVar("R", bound=PresetRecord)
 
 
 def with_preset(record: R, name: str) -> R:
-    """``record`` under the preset ``name``: its settings of the record's stage fill each field
-    the record was not given (``model_fields_set``, nested records field by field), the fields
-    given win; ``ValidationError`` (field ``preset``) for a preset unknown or of no use here."""
+    """``record`` under the preset ``name`` (docs/runs.md, "Every workflow's record");
+    ``ValidationError`` (field ``preset``) for a preset unknown or of no use here."""
     return type(record).model_validate({**record.model_dump(exclude_unset=True), "preset": name})
 
 

@@ -306,7 +306,7 @@ def run_benchmark(
         writer = RunLogWriter(path, header, retry_failed=retry_failed)
     with writer:
         skipped = sum(c.key(s) in writer.done for c in chains for s in c.steps)
-        stats = RunStats(total, skipped)
+        stats = RunStats(skipped)
         run_id = writer.header.run_id
         context = WorkContext(
             key=f"{run_id}-{uuid.uuid4().hex[:8]}",
@@ -327,8 +327,8 @@ def run_benchmark(
                 stats.paused_now = paused
             # On stderr (stdout carries the caller's result), counting only the steps this
             # execution runs, so resumed ones do not flatter the ETA.
-            total = stats.total - skipped
-            cap = total if execution.max_steps is None else min(total, execution.max_steps)
+            todo = total - skipped
+            cap = todo if execution.max_steps is None else min(todo, execution.max_steps)
             with ProgressReporter("steps", enabled=progress, transient=False) as bar:
                 task = bar.add_task("forecast steps", total=cap, status=stats.line())
                 driver.run(lambda n: bar.update(task, advance=n, status=stats.line()))
