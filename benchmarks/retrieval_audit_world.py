@@ -18,7 +18,7 @@ import argparse
 import hashlib
 import json
 
-from pastcast.audit import audit_retrievals, calibration_items, served_documents
+from pastcast.audit import audit_served, calibration_items, served_documents
 from pastcast.curate import Judge
 from pastcast.models import ChatRequest, ScriptedModel
 from pastcast.runlog import read_run_log
@@ -51,7 +51,7 @@ def main() -> None:
         return json.dumps({"reveals_later": u < args.se if leaks else u >= args.sp, "reason": "-"})
 
     log = read_run_log(args.run_log)
-    served, _, _ = served_documents(log, world.documents)
+    served, docs, unknown = served_documents(log, world.documents)
     truth = sum(s.doc_id in world.hindsight_ids for s in served) / len(served)
     items = calibration_items(
         known.dataset,
@@ -62,12 +62,14 @@ def main() -> None:
         negatives=args.negatives,
         seed=args.seed,
     )
-    audit = audit_retrievals(
-        log,
-        world.documents,
+    audit = audit_served(
+        served,
+        docs,
         world.dataset,
         Judge(ScriptedModel(responder=respond)),
         items,
+        run_log=str(log.path),
+        unknown_documents=len(unknown),
         calibration_name=args.calibration,
         sample=args.sample,
         seed=args.seed,

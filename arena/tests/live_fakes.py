@@ -276,3 +276,12 @@ def rss(t0: float, markets: list[FakeMarket], late: LateStory | None = None) -> 
         return 200, {"Content-Type": "application/rss+xml"}, RSS.format(items=items).encode()
 
     return route
+
+
+def stop_recorded_node(folder: Path) -> None:
+    """Stop the lasting node recorded in ``folder`` if it still runs (a test's clean-up)."""
+    from pastcast_arena._node import _is_anvil, _recorded, _stop
+
+    node = _recorded(folder)
+    if node is not None and _is_anvil(node.pid):
+        _stop(node.pid, None)

@@ -50,7 +50,7 @@ AGENTS = (agent_spec("market"), agent_spec("random"), agent_spec("test-arena-pee
 @pytest.fixture(scope="module")
 def ledger_replay(tmp_path_factory: pytest.TempPathFactory) -> tuple[ReplayResult, Path]:
     out = tmp_path_factory.mktemp("replay")
-    arena = LedgerArena.create(out / "ledger.jsonl", frozen_at=1_750_000_000)
+    arena = LedgerArena.create(out / "ledger.jsonl", clock=lambda: 1_750_000_000)
     resolve_by = datetime(2025, 2, 20, tzinfo=UTC)  # later resolutions count as unresolved
     ds = synthetic_dataset()
     return replay(ds, None, AGENTS, out, arena, plan=PLAN, resolve_by=resolve_by), out  # type: ignore[arg-type]

@@ -34,6 +34,13 @@ needs_evm()
 N = 200
 
 
+def _batch(evm: Any) -> Any:
+    """``ArenaBatch`` (many reads in one eth_call) deployed on ``evm``'s chain."""
+    from pastcast_arena import artifacts
+
+    return evm._deploy(artifacts()["ArenaBatch"]).functions
+
+
 def _b(h: str) -> bytes:
     return bytes.fromhex(h[2:])
 
@@ -46,7 +53,7 @@ def test_python_and_the_evm_compute_the_same_commitments(evm: Any) -> None:
         preds.append([rng.choice((0, 10_000, rng.randint(0, 10_000))) for _ in range(k)])
         rounds.append(rng.choice((0, 1, rng.randint(0, 2**256 - 1))))
         salts.append(new_salt())
-    b = evm.batch.functions
+    b = _batch(evm)
     on_chain = b.commitHashes(evm.arena.address, rounds, preds, [_b(s) for s in salts]).call()
     assert ["0x" + h.hex() for h in on_chain] == [
         commitment(r, p, s) for r, p, s in zip(rounds, preds, salts, strict=True)
@@ -78,7 +85,7 @@ def test_python_signatures_are_the_digests_the_evm_recovers(evm: Any) -> None:
         h, s, agent, is_reveal, sig = fields
         agents.append(agent)
         messages.append((round_id, _b(h), _b(s), agent, nonce, deadline, is_reveal, _b(sig)))
-    on_chain, signers = evm.batch.functions.digestsAndSigners(evm.arena.address, messages).call()
+    on_chain, signers = _batch(evm).digestsAndSigners(evm.arena.address, messages).call()
     assert ["0x" + d.hex() for d in on_chain] == digests
     assert list(signers) == agents
 
@@ -93,9 +100,11 @@ def test_python_and_the_evm_score_alike(evm: Any) -> None:
         outcomes = [rng.choice((0, 1, 1, 0, 2)) for _ in range(k)]
         if any(o != 2 for o in outcomes):
             cases.append((preds, bench, outcomes))
-    briers, alphas, counts = evm.batch.functions.scores(
-        evm.arena.address, *(list(col) for col in zip(*cases, strict=True))
-    ).call()
+    briers, alphas, counts = (
+        _batch(evm)
+        .scores(evm.arena.address, *(list(col) for col in zip(*cases, strict=True)))
+        .call()
+    )
     assert list(zip(briers, alphas, counts, strict=True)) == [score_bp(*c) for c in cases]
     assert len({a for a in alphas}) > N // 2  # varied inputs, not one case repeated
 

@@ -23,7 +23,7 @@ PREDS = {"a": [8000, 1000, 5000, 2500], "b": [6000, 3000, 5000, 2500]}
 @pytest.fixture
 def ledger(tmp_path: Path) -> Path:
     path = tmp_path / "ledger.jsonl"
-    arena = LedgerArena.create(path, frozen_at=1_750_000_000)
+    arena = LedgerArena.create(path, clock=lambda: 1_750_000_000)
     player = RoundPlayer(arena, {n: key(i) for i, n in enumerate(PREDS)})
     for rid in (1, 2):
         player.play(make_round([6000, 3000, 5000, 2500], rid), PREDS, [True, False, None, False])

@@ -12,7 +12,15 @@ import pytest
 import yaml
 
 from arena_helpers import needs_evm
-from live_fakes import FakePolymarket, LateStory, ManualClock, fake_markets, rss, serve
+from live_fakes import (
+    FakePolymarket,
+    LateStory,
+    ManualClock,
+    fake_markets,
+    rss,
+    serve,
+    stop_recorded_node,
+)
 from pastcast.owned import mark
 from pastcast.runlog import read_run_log
 from pastcast_arena import arena_live, verify_ledger
@@ -364,7 +372,7 @@ def test_replay_and_live_write_the_same_schemas_scored_by_the_same_code(
     rep.mkdir()
     agents = tuple(agent_spec(a) for a in ("market", "random"))
     plan = RoundPlan(markets=3, rounds=2, start=datetime(2025, 1, 20, 16, tzinfo=UTC))
-    arena = LedgerArena.create(rep / "ledger.jsonl", frozen_at=1_750_000_000)
+    arena = LedgerArena.create(rep / "ledger.jsonl", clock=lambda: 1_750_000_000)
     replay(synthetic_dataset(), None, agents, rep, arena, plan=plan)  # type: ignore[arg-type]
 
     live_log = read_run_log(live / "rounds" / "0001" / "run.jsonl")
@@ -499,8 +507,6 @@ def _killed_and_restarted(tmp_path: Path, *, backend: str = "ledger") -> None:
             arena_live(ref_plan, clock=manual)
     finally:
         if backend == "anvil":
-            from pastcast_arena._node import stop_recorded_node
-
             stop_recorded_node(out / "node")
     got = read_results(out / "rounds.jsonl")
     want = read_results(ref / "live" / "rounds.jsonl")
@@ -693,7 +699,6 @@ def test_outcomes_come_from_a_conditional_tokens_contract_already_on_the_chain(
 
     from pastcast_arena import artifacts, lasting_node
     from pastcast_arena._chain import node_web3
-    from pastcast_arena._node import stop_recorded_node
     from pastcast_arena._records import OUTCOME_EXCLUDED
 
     if find_foundry_tool("anvil") is None:

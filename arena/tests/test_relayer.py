@@ -14,7 +14,7 @@ from pastcast.cli import app
 from pastcast_arena import LedgerArena, SignedCommit, SignedReveal, sign_commit, sign_reveal
 from pastcast_arena._play import RoundPlayer
 from pastcast_arena._protocol import commitment, condition_id_for
-from pastcast_arena._relayer import DEFAULT_HOST, RelayerPolicy, create_relayer
+from pastcast_arena._relayer import RelayerPolicy, create_relayer
 
 needs_evm()
 from fastapi.testclient import TestClient  # noqa: E402
@@ -33,7 +33,7 @@ class Clock:
 
 @pytest.fixture
 def setup(tmp_path: Path) -> tuple[LedgerArena, TestClient, Clock, int]:
-    arena = LedgerArena.create(tmp_path / "l.jsonl", frozen_at=T)
+    arena = LedgerArena.create(tmp_path / "l.jsonl", clock=lambda: T)
     for i in range(3):
         arena.register(key(i), f"agent-{i}")
     rid = arena.create_round([condition_id_for(f"r{i}") for i in range(2)], T + 600, T + 1200)
@@ -115,7 +115,7 @@ def verify_lines(arena: LedgerArena) -> str:
 
 
 def test_curator_actions_need_the_token(tmp_path: Path) -> None:
-    arena = LedgerArena.create(tmp_path / "c.jsonl", frozen_at=T)
+    arena = LedgerArena.create(tmp_path / "c.jsonl", clock=lambda: T)
     closed = TestClient(create_relayer(arena))
     body = {"address": "0x" + "ab" * 20, "name": "x"}
     assert closed.post("/admin/agents", json=body).status_code == 403
@@ -173,7 +173,7 @@ def test_serve_binds_to_loopback_by_default_and_checks_its_options(
     runner = CliRunner()
     ok = runner.invoke(app, ["arena", "serve", "--ledger", str(tmp_path / "s.jsonl")])
     assert ok.exit_code == 0, ok.output
-    assert seen["host"] == DEFAULT_HOST == "127.0.0.1" and seen["port"] == 8787
+    assert seen["host"] == "127.0.0.1" and seen["port"] == 8787
     assert (tmp_path / "s.jsonl").is_file()
     both = runner.invoke(app, ["arena", "serve", "--ledger", str(tmp_path / "t.jsonl"), "--evm"])
     assert both.exit_code == 2 and "exactly one of" in both.output

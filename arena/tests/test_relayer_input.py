@@ -33,7 +33,7 @@ def _key(n: int) -> str:
 
 @pytest.fixture
 def arena(tmp_path: Path) -> LedgerArena:
-    ledger = LedgerArena.create(tmp_path / "l.jsonl", frozen_at=T)
+    ledger = LedgerArena.create(tmp_path / "l.jsonl", clock=lambda: T)
     for i in range(2):
         ledger.register(_key(i), f"agent-{i}")
     ledger.create_round([condition_id_for("m0"), condition_id_for("m1")], T + 600, T + 1200)

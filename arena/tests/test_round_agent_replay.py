@@ -63,7 +63,7 @@ def _provider(rest: str, **options: Any) -> ScriptedModel:
 
 def test_the_benchmark_agent_plays_each_round_in_one_conversation(tmp_path: Path) -> None:
     BUILT.clear()
-    arena = LedgerArena.create(tmp_path / "ledger.jsonl", frozen_at=1_750_000_000)
+    arena = LedgerArena.create(tmp_path / "ledger.jsonl", clock=lambda: 1_750_000_000)
     agents = (
         agent_spec("market"),
         agent_spec("arena-benchmark", model="arena-round-test:good"),
@@ -163,7 +163,7 @@ def test_flipping_every_outcome_changes_nothing_the_model_is_sent(tmp_path: Path
         before = {id(m): len(m.requests) for m in BUILT}
         out = tmp_path / str(i)
         out.mkdir()
-        arena = LedgerArena.create(out / "ledger.jsonl", frozen_at=1_750_000_000)
+        arena = LedgerArena.create(out / "ledger.jsonl", clock=lambda: 1_750_000_000)
         spec = agent_spec("arena-benchmark", model="arena-round-test:good")
         result = replay(dataset, None, (spec,), out, arena, plan=PLAN)
         sent.append(

@@ -45,7 +45,7 @@ def arena(
             backend = EvmArena.connect(node.enter_context(local_node()).url)
         else:
             path = tmp_path_factory.mktemp("ledger") / "ledger.jsonl"
-            backend = LedgerArena.create(path, frozen_at=1_750_000_000)
+            backend = LedgerArena.create(path, clock=lambda: 1_750_000_000)
         for i in range(3):
             backend.register(key(i), f"agent-{i}")
         yield backend
@@ -266,7 +266,7 @@ def test_ledger_and_chain_agree_on_a_whole_round(tmp_path: Path, evm: Any) -> No
     resolved: list[bool | None] = [True, False, None, True, False, True, False]
     keys = {n: key(10 + i) for i, n in enumerate(preds)}
     on_chain = RoundPlayer(evm, keys).play(rnd, preds, resolved)
-    ledger = LedgerArena.create(tmp_path / "l.jsonl", frozen_at=1_750_000_000)
+    ledger = LedgerArena.create(tmp_path / "l.jsonl", clock=lambda: 1_750_000_000)
     off_chain = RoundPlayer(ledger, keys).play(rnd, preds, resolved)
     assert on_chain.outcomes == off_chain.outcomes == (1, 0, 2, 1, 0, 1, 0)
     assert {n: (s.brier_bp, s.alpha_bp, s.resolved) for n, s in on_chain.scores.items()} == {

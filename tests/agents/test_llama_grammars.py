@@ -24,7 +24,7 @@ from pastcast.agents._tally import tally_schema
 from pastcast.agents._two_stage import _QUERIES_SCHEMA, _REFLECT_SCHEMA
 from pastcast.env import TOOLS
 from pastcast.models import ModelError
-from pastcast.models._local import smollm2_path
+from pastcast.models._packaged import smollm2_path
 
 LABELS = ("Yes", "No", "Vometh Jostr\u00f6m")
 NAMES = tuple(t.name for t in TOOLS)

@@ -15,7 +15,7 @@ import pytest
 from pastcast.agents import agent_spec, clear_models, prompts_for
 from pastcast.corpus.embedded import EmbeddedIndex
 from pastcast.models import ModelError
-from pastcast.models._local import smollm2_path
+from pastcast.models._packaged import smollm2_path
 from pastcast.records import FAILURE_REASONS
 from pastcast.runlog import read_run_log
 from pastcast.runner import RunConfig, run_benchmark

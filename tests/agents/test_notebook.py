@@ -14,7 +14,6 @@ from pastcast.agents._notebook import (
     carry_forward,
     check_notebook,
     future_entries,
-    ledger_dates_ok,
     memory_answer_template,
     parse_notebook,
 )
@@ -71,10 +70,10 @@ def test_ledger_dates_follow_cutoff_semantics() -> None:
     nb = _nb("2024-03-04", "2024-03-05")
     # Midnight cutoff: day 2024-03-05 has not begun to be visible.
     assert [e.id for e in future_entries(nb, datetime(2024, 3, 5, tzinfo=UTC))] == ["E1"]
-    assert not ledger_dates_ok(nb, "2024-03-05")
+    assert future_entries(nb, "2024-03-05")
     # Mid-day cutoff: the current day is partly visible.
-    assert ledger_dates_ok(nb, datetime(2024, 3, 5, 9, tzinfo=UTC))
-    assert ledger_dates_ok(nb, date(2024, 3, 6))
+    assert not future_entries(nb, datetime(2024, 3, 5, 9, tzinfo=UTC))
+    assert not future_entries(nb, date(2024, 3, 6))
 
 
 def test_check_reports_typed_problems() -> None:

@@ -11,7 +11,7 @@ import pytest
 
 from pastcast.dataset import save_dataset
 from pastcast.errors import FieldError
-from pastcast.models import ModelError, packaged_model_path
+from pastcast.models import ModelError, packaged_models
 from pastcast.runner import ExperimentPlan
 from pastcast.world import world_from_spec
 
@@ -25,7 +25,7 @@ def _needs_the_local_model() -> None:
         if importlib.util.find_spec(module) is None:
             pytest.skip(f"{module} is not installed (extra {extra!r})")
     try:
-        packaged_model_path(MODEL.removeprefix("local:"))
+        packaged_models.build(MODEL.removeprefix("local:"))
     except (ModelError, FieldError) as exc:
         pytest.skip(str(exc))
 

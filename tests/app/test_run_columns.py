@@ -15,7 +15,7 @@ import pytest
 
 from pastcast.agents import agent_spec
 from pastcast.app import open_dataset, read_runs, runs_frame, score_runs
-from pastcast.app._frames import _p_column
+from pastcast.app._reading import _p_column
 from pastcast.reports import Runs, scorecard
 from pastcast.runlog import (
     RunLogWriter,

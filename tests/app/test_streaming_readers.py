@@ -31,7 +31,7 @@ from pastcast.app import (
     read_runs,
     recoveries,
 )
-from pastcast.audit import audit_retrievals, audit_run, calibration_items
+from pastcast.audit import audit_run, audit_served, calibration_items, served_documents
 from pastcast.audit._runaudit import Finding
 from pastcast.corpus.embedded import EmbeddedIndex
 from pastcast.curate import Judge
@@ -351,12 +351,16 @@ def test_the_retrieval_audit_streams_and_equals_the_audit_of_records(
         negatives=5,
         seed=0,
     )
-    expected = audit_retrievals(
-        StepColumns.held(read_run_log(log)),
-        world.documents,
+    held = StepColumns.held(read_run_log(log))
+    served, docs, unknown = served_documents(held, world.documents)
+    expected = audit_served(
+        served,
+        docs,
         world.dataset,
         Judge(resolve_model(judge), max_tokens=160),
         items,
+        run_log=str(held.path),
+        unknown_documents=len(unknown),
         calibration_name=DEFAULT_CALIBRATION,
         prompt=prompt,
         **kw,

@@ -10,7 +10,6 @@ from pastcast.audit._classify import (
     auc_interval,
     fit_logistic,
     out_of_fold_scores,
-    predict_logistic,
 )
 
 
@@ -34,7 +33,8 @@ def test_logistic_regression_matches_scikit_learn() -> None:
     ref = LogisticRegression(C=1 / 2.0, tol=1e-12, max_iter=10_000).fit(x, y)
     assert np.allclose(ours[1:], ref.coef_[0], atol=1e-5)
     assert ours[0] == pytest.approx(ref.intercept_[0], abs=1e-5)
-    assert np.allclose(predict_logistic(ours, x), ref.predict_proba(x)[:, 1], atol=1e-6)
+    fitted = 1.0 / (1.0 + np.exp(-(ours[0] + x @ ours[1:])))  # the positive class's probability
+    assert np.allclose(fitted, ref.predict_proba(x)[:, 1], atol=1e-6)
 
 
 def test_auc_matches_scikit_learn_with_ties() -> None:

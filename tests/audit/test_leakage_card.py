@@ -8,7 +8,7 @@ from datetime import UTC, date, datetime
 from pathlib import Path
 
 from pastcast.app import build_corpus, open_corpus
-from pastcast.app._data_views import dataset_leakage_card
+from pastcast.app._datasets import dataset_leakage_card
 from pastcast.audit import audit_construction, audit_texts, leakage_card
 from pastcast.dataset import Dataset
 from pastcast.models import remembered

@@ -24,7 +24,7 @@ from pastcast.dataset import Dataset, load_dataset, save_dataset
 from pastcast.markets import build_dataset, make_schedule
 from pastcast.markets.sources import read_forecastbench
 from pastcast.models import ModelError
-from pastcast.models._local import smollm2_path
+from pastcast.models._packaged import smollm2_path
 
 pytestmark = [pytest.mark.local_llm, pytest.mark.shared_data, pytest.mark.timeout(1800)]
 

@@ -21,7 +21,7 @@ from pastcast.models import (
     context_limits_for,
     fit_request,
 )
-from pastcast.models._local import DEFAULT_MAX_TOKENS, local_limits
+from pastcast.models._local import DEFAULT_MAX_TOKENS, local_context_limits
 from pastcast.records import Message
 from pastcast.world import build_world
 
@@ -80,7 +80,7 @@ def _forget_shared_models() -> Iterator[None]:
 
 @pytest.mark.usefixtures("_forget_shared_models")
 def test_local_limits_are_known_without_starting_the_model(tmp_path: Path) -> None:
-    assert local_limits({}).default_max_tokens == DEFAULT_MAX_TOKENS
+    assert local_context_limits("smollm2", {}).default_max_tokens == DEFAULT_MAX_TOKENS
     limits = context_limits_for("local:/nowhere/model.gguf", {"n_ctx": 2048})
     assert limits is not None and limits.window == 2048
     assert context_limits_for("openai:gpt-4o-mini", {}) is None

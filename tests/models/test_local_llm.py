@@ -20,7 +20,8 @@ if importlib.util.find_spec("llama_cpp") is None:
     pytest.skip("llama-cpp-python not installed (extra 'local')", allow_module_level=True)
 
 from pastcast.models import ChatRequest, LocalLlamaServer, ModelError, resolve_model
-from pastcast.models._local import LocalModel, smollm2_path
+from pastcast.models._local import LocalModel
+from pastcast.models._packaged import smollm2_path
 from pastcast.records import Message
 
 pytestmark = [pytest.mark.local_llm, pytest.mark.timeout(300)]

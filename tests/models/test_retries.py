@@ -18,13 +18,11 @@ from pastcast.models import (
     ChatResponse,
     ModelError,
     ProviderError,
-    RetryPolicy,
-    call_with_retries,
-    retry_after_seconds,
     using_gate,
 )
 from pastcast.models._openai import OpenAICompatibleModel
 from pastcast.records import FAILURE_REASONS, RETRYABLE_FAILURES, Message
+from pastcast.retrying import RetryPolicy, call_with_retries, retry_after_seconds
 
 
 @pytest.fixture(autouse=True)

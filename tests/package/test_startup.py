@@ -56,7 +56,7 @@ def test_the_root_help_lines_start_each_commands_own_help() -> None:
     root = typer.main.get_command(app)
     # the core's commands, then those installed plugins add (the arena's)
     assert list(root.commands) == [*COMMANDS, *plugin_commands()]  # type: ignore[attr-defined]
-    for name, (_, _, line) in COMMANDS.items():
+    for name, line in COMMANDS.items():
         own = " ".join((load_command(name).help or "").split())
         assert own.startswith(" ".join(line.split())), name
 

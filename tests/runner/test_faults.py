@@ -11,7 +11,7 @@ import pytest
 from scale_world import model_agents, outcomes, synthetic_backend, synthetic_dataset
 from scripted_provider import FAULT_KINDS, Faults, ProviderState
 
-from pastcast.models import RetryPolicy
+from pastcast.retrying import RetryPolicy
 from pastcast.runlog import read_run_log, retried_path
 from pastcast.runner import RunConfig, run_benchmark
 from pastcast.runner._config import BreakerConfig, Execution, ProviderLimits

@@ -101,7 +101,8 @@ def test_only_one_probe_at_a_time_while_half_open() -> None:
 def test_stopped_gates_end_the_calls_waiting_between_retries_and_refuse_new_ones() -> None:
     # An interrupted run stops its gates: a step still running must not sit out its backoff
     # (up to 30 s a retry, 4 retries) or its provider's pause before it can end.
-    from pastcast.models import ChatResponse, RetryPolicy
+    from pastcast.models import ChatResponse
+    from pastcast.retrying import RetryPolicy
     from pastcast.runner import ProviderGates
     from pastcast.runner._config import Execution
 

@@ -168,13 +168,13 @@ def test_malformed_run_headers_name_the_file_and_field(
 
 
 def test_heuristic_notebook_is_a_valid_belief_notebook_dated_before_cutoff(tmp_path: Path) -> None:
-    from pastcast.agents._notebook import ledger_dates_ok
+    from pastcast.agents._notebook import future_entries
 
     log = read_run_log(_run(tmp_path, agents=(ALL_AGENTS[3],)))
     for rec in log.steps:
         nb = rec.episode.notebook_out
         assert nb is not None and nb.evidence_ledger
-        assert ledger_dates_ok(nb, rec.cutoff)
+        assert not future_entries(nb, rec.cutoff)
 
 
 def test_header_records_the_prompts_agents_use(tmp_path: Path) -> None:

@@ -4,7 +4,7 @@ not fitted: docs/arena.md, "Over seeds"."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 
 import numpy as np
 from numpy.typing import NDArray
@@ -200,15 +200,11 @@ def _fit_signals(config: SimulationConfig, market: _Market) -> SimulationConfig:
     return config.model_copy(update={"categories": tuple(cats)})
 
 
-def calibrate_simulation(
-    config: SimulationConfig | None = None,
-    seeds: Sequence[int] = range(2 * SEEDS),
-    passes: int = 2,
-) -> CalibrationFit:
+def calibrate_simulation(config: SimulationConfig | None = None) -> CalibrationFit:
     """Fit ``config``'s parameters (default: the shipped ones, R = 50, k = 7) to the paper's
-    Tables 5-7 as means over ``seeds`` (0-399: twice the summary's, so that the fitted means
-    carry half the seeds' luck); ``passes`` of the signal and forecaster stages."""
-    cfg = config or SimulationConfig()
+    Tables 5-7 as means over seeds 0-399 (twice the summary's, so that the fitted means carry
+    half the seeds' luck), the signal and forecaster stages twice."""
+    cfg, seeds = config or SimulationConfig(), range(2 * SEEDS)
     draws = SimulationDraws(cfg, seeds)
     rows = {r.label: r for r in PAPER_LEADERBOARD}
     cfg = _fit_market(cfg, draws, rows["Market Consensus"])
@@ -216,7 +212,7 @@ def calibrate_simulation(
     for arch in cfg.archetypes:
         if arch.kind == "market_tracking" and arch.paper_label in rows:
             cfg = _with(cfg, _fit_tracker(cfg, market, arch, rows[arch.paper_label]))
-    for _ in range(passes):
+    for _ in range(2):
         cfg = _fit_signals(cfg, market)
         for arch in cfg.archetypes:
             if arch.kind in ("q_anchored", "calibration") and arch.paper_label in rows:

@@ -7,10 +7,11 @@ against the node) and a third party reads the same leaderboard."""
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable, Sequence
 from functools import cached_property
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
@@ -27,12 +28,14 @@ __all__ = [
     "Deployment",
     "EvmArena",
     "attach_deployment",
+    "log_record",
     "node_web3",
     "read_deployment",
-    "score_of",
     "write_deployment",
 ]
 
+
+R = TypeVar("R", bound=BaseModel)
 
 # An explicit gas limit: py-evm's estimate is a binary search of whole executions, which costs
 # about ten times the transaction itself. Without the estimate a reverting transaction is mined
@@ -79,10 +82,10 @@ def _contract_at(w3: Any, address: str) -> str:
     from web3 import Web3
 
     if not Web3.is_address(address):
-        raise ValueError(f"{address!r}: not an address")
+        raise ValueError(f"{address!r} is not an address")
     checked = str(Web3.to_checksum_address(address))
     if not bytes(w3.eth.get_code(checked)):
-        raise ValueError(f"{checked}: no contract there")
+        raise ValueError(f"no contract at {checked}")
     return checked
 
 
@@ -167,7 +170,6 @@ class EvmArena:
         self.tester: Any = getattr(w3.provider, "ethereum_tester", None)
         self.operator: str = w3.eth.accounts[0] if w3.eth.accounts else ""
         self._reverts = _revert_types()
-        self._batch: Any = None
 
     def addresses(self) -> dict[str, str]:
         """The deployment's contract addresses by contract name."""
@@ -179,15 +181,6 @@ class EvmArena:
             "ReputationRegistry": self.reputation.address,
             "RoundManager": self.round_manager.address,
         }
-
-    @property
-    def batch(self) -> Any:
-        """``ArenaBatch`` (many reads in one eth_call), deployed on first use."""
-        if self._batch is None:
-            self._batch = self._deploy(artifacts()["ArenaBatch"])
-        return self._batch
-
-    # ------------------------------------------------------------------ plumbing
 
     def _deploy(self, artifact: dict[str, Any], *args: Any) -> Any:
         factory = self.w3.eth.contract(abi=artifact["abi"], bytecode=artifact["bytecode"])
@@ -235,8 +228,6 @@ class EvmArena:
         """``fn`` as an ``eth_call`` on the pending block (the next block's time)."""
         return self._guard(lambda: fn.call({"from": self.operator}, block_identifier="pending"))
 
-    # ------------------------------------------------------------------ ArenaBackend
-
     @cached_property
     def domain(self) -> Domain:
         return Domain(chain_id=int(self.w3.eth.chain_id), verifying_contract=self.arena.address)
@@ -267,14 +258,10 @@ class EvmArena:
         if "error" in mined:
             raise RuntimeError(f"this node cannot mine on request: {mined['error']}")
 
-    def fund(self, address: str, wei: int = 10**17) -> None:
-        self._guard(
-            lambda: self.w3.eth.wait_for_transaction_receipt(
-                self.w3.eth.send_transaction(
-                    {"from": self.operator, "to": address, "value": wei, "gas": 21_000}
-                )
-            )
-        )
+    def fund(self, address: str) -> None:
+        tx = {"from": self.operator, "to": address, "value": 10**17, "gas": 21_000}
+        eth = self.w3.eth
+        self._guard(lambda: eth.wait_for_transaction_receipt(eth.send_transaction(tx)))
 
     def register(self, private_key: str, name: str, *, role: str = "agent") -> str:
         """Register the key's address (the key signs the transaction) with ``name`` as its
@@ -342,15 +329,14 @@ class EvmArena:
     def payouts(self, condition_id: str) -> tuple[int, ...] | None:
         """The condition's payout numerators as the conditional-tokens contract holds them now
         (two outcome slots: binary markets), None while its denominator is zero (unresolved)."""
-        tokens = self.conditional_tokens.functions
-        cid = _b32(condition_id)
-        if int(self._guard(lambda: tokens.payoutDenominator(cid).call())) == 0:
-            return None
+        tokens, cid = self.conditional_tokens.functions, _b32(condition_id)
 
-        def numerator(i: int) -> int:
-            return int(self._guard(lambda: tokens.payoutNumerators(cid, i).call()))
+        def read() -> tuple[int, ...] | None:
+            if int(tokens.payoutDenominator(cid).call()) == 0:
+                return None
+            return tuple(int(tokens.payoutNumerators(cid, i).call()) for i in (0, 1))
 
-        return (numerator(0), numerator(1))
+        return self._guard(read)  # type: ignore[no-any-return]
 
     def trigger_outcomes(self, round_id: int) -> tuple[int, ...]:
         receipt = self.transact(self.arena.functions.triggerOutcomes(round_id))
@@ -363,19 +349,32 @@ class EvmArena:
         receipt = self.transact(self.arena.functions.calculateScoresForPendingReveals(round_id))
         # the receipt also holds the reputation registry's NewFeedback logs: skipped
         logs = self.arena.events.ScoreCalculated().process_receipt(receipt, errors=DISCARD)
-        return tuple(map(score_of, logs))
+        return tuple(log_record(RoundScore, e) for e in logs)
 
 
-def score_of(event: Any) -> RoundScore:
-    """A ``ScoreCalculated`` log as the score it records."""
-    args = event.args
-    return RoundScore(
-        round_id=int(args.roundId),
-        agent=str(args.agent),
-        brier_bp=int(args.brierBp),
-        alpha_bp=int(args.alphaBp),
-        resolved=int(args.resolvedCount),
-    )
+_RENAMED = {
+    "agentURI": "name",
+    "owner": "address",
+    "resolvedCount": "resolved",
+    "baselineBrierBp": "baseline_bp",
+}
+"""Log arguments whose record field is not their snake-case name."""
+
+
+def _plain(value: Any) -> Any:
+    if isinstance(value, bytes):
+        return "0x" + bytes(value).hex()
+    return [_plain(v) for v in value] if isinstance(value, list | tuple) else value
+
+
+def log_record(model: type[R], event: Any) -> R:
+    """The ``model`` record of a log: its arguments by field name (bytes as 0x hex), and where
+    it was logged (``ref``: the transaction, ``position``: the block) where ``model`` has them."""
+    found = {
+        _RENAMED.get(k) or re.sub("([A-Z])", r"_\1", k).lower(): v for k, v in event.args.items()
+    }
+    found |= {"ref": event.transactionHash, "position": int(event.blockNumber)}
+    return model.model_validate({k: _plain(v) for k, v in found.items() if k in model.model_fields})
 
 
 DEPLOYMENT_FILE = "deployment.json"
@@ -426,14 +425,9 @@ def attach_deployment(path: Path, url: str) -> EvmArena:
         )
     for name, address in sorted(record.contracts.items()):
         try:
-            code = bytes(w3.eth.get_code(w3.to_checksum_address(address)))
-        except ValueError:
-            why = f"{address!r} is not an address"
-            raise ValueError(f"{path}: field contracts.{name}: {why}") from None
-        if not code:
-            raise ValueError(
-                f"{path}: field contracts.{name}: no contract at {address} on the node at {url}"
-            )
+            _contract_at(w3, address)
+        except ValueError as exc:
+            raise ValueError(f"{path}: field contracts.{name}: {exc} (node {url})") from None
     anchor = record.contracts.get("PredictionArena")
     if anchor is None:
         raise ValueError(f"{path}: field contracts.PredictionArena: missing")

@@ -96,9 +96,7 @@ def simulate(
 
 
 @app.command("calibrate")
-def calibrate(
-    json_: bool = typer.Option(False, "--json", help="Print JSON."),
-) -> None:
+def calibrate(json_: bool = typer.Option(False, "--json", help="Print JSON.")) -> None:
     """Fit the simulation's parameters to the paper's Tables 5-7 as means over seeds 0-399 (a
     few minutes): the fitted configuration, then every figure's mean beside the paper's."""
     from pastcast_arena._calibration import calibrate_simulation
@@ -111,16 +109,6 @@ def calibrate(
         return
     typer.echo(fit.config.model_dump_json(indent=2))
     _print_table(paper_table(fit.comparison, "mean and 5-95% range over the fitted seeds"))
-
-
-def _parse_predictions(text: str) -> list[int]:
-    out = []
-    for i, item in enumerate(text.split(",")):
-        try:
-            out.append(int(item.strip()))
-        except ValueError:
-            fail(f"--predictions: item {i + 1} ({item.strip()!r}) is not an integer")
-    return out
 
 
 @app.command("commit-hash")
@@ -136,7 +124,12 @@ def commit_hash(
     as the contract computes it."""
     from pastcast_arena._protocol import commitment
 
-    preds = _parse_predictions(predictions)
+    preds = []
+    for i, item in enumerate(predictions.split(",")):
+        try:
+            preds.append(int(item.strip()))
+        except ValueError:
+            fail(f"--predictions: item {i + 1} ({item.strip()!r}) is not an integer")
     try:
         c = commitment(round_id, preds, salt)
     except ImportError as exc:
@@ -244,7 +237,20 @@ def report(
             fail("give a rounds file or --from-chain, not both")
         if arena is None:
             fail("--from-chain: give --arena (an address or a deployment.json)")
-        _chain_report(from_chain, arena, from_block, json_)
+        from pastcast_arena._section import leaderboard_table
+        from pastcast_arena._workflows import arena_chain_leaderboard
+
+        try:
+            rows = arena_chain_leaderboard(from_chain, arena, from_block=from_block)
+        except FieldError as exc:
+            fail_app(exc, {"from_chain": "--from-chain", "arena": "--arena"})
+        if json_:
+            board = [r.model_dump(mode="json") for r in rows]
+            print_json(
+                {"source": "chain", "rpc_url": from_chain, "arena": arena, "leaderboard": board}
+            )
+        else:
+            _print_table(leaderboard_table(rows, f"read from the chain at {from_chain}"))
         return
     if arena is not None or from_block:
         fail("--arena/--from-block go with --from-chain")
@@ -260,28 +266,6 @@ def report(
         print_json(rep.model_dump(mode="json"))
     else:
         _print_leaderboard(rep)
-
-
-def _chain_report(url: str, arena: str, from_block: int, json_: bool) -> None:
-    from pastcast_arena._workflows import arena_chain_leaderboard
-
-    try:
-        rows = arena_chain_leaderboard(url, arena, from_block=from_block)
-    except FieldError as exc:
-        fail_app(exc, {"from_chain": "--from-chain", "arena": "--arena"})
-    if json_:
-        print_json(
-            {
-                "source": "chain",
-                "rpc_url": url,
-                "arena": arena,
-                "leaderboard": [r.model_dump(mode="json") for r in rows],
-            }
-        )
-    else:
-        from pastcast_arena._section import leaderboard_table
-
-        _print_table(leaderboard_table(rows, f"read from the chain at {url}"))
 
 
 @app.command("serve")

@@ -55,8 +55,7 @@ def _ledger_domain(chain_id: int, genesis_hash: str) -> Domain:
 class LedgerArena:
     """The ``ArenaBackend`` over a ledger file. ``LedgerArena.create(path)`` starts one,
     ``LedgerArena.open(path)`` verifies an existing one and continues it; ``clock`` gives the
-    current Unix time (the wall clock by default), ``frozen_at`` a clock that only ``advance_to``
-    moves (replays and tests)."""
+    current Unix time (the wall clock by default), which ``advance_to`` moves on."""
 
     def __init__(
         self,
@@ -83,13 +82,10 @@ class LedgerArena:
         chain_id: int = 1,
         yes_index: int = YES_INDEX,
         clock: Callable[[], int] | None = None,
-        frozen_at: int | None = None,
     ) -> LedgerArena:
         p = Path(path)
         if p.exists() and p.stat().st_size > 0:
             raise FileExistsError(f"{p}: a ledger already exists here (open it instead)")
-        if frozen_at is not None:
-            clock = lambda: frozen_at  # noqa: E731
         clock = clock or (lambda: int(time.time()))
         at = int(clock())
         genesis = {"kind": "genesis", "chain_id": chain_id, "yes_index": yes_index}
@@ -105,8 +101,6 @@ class LedgerArena:
         state, head, seq, last_at = _replay(p)
         return cls(p, state, head, seq, last_at, clock)
 
-    # ------------------------------------------------------------------ writing
-
     def _write(self, record: dict[str, Any], *, simulate: bool = False) -> str:
         at = self.now()
         seq = self._seq + 1
@@ -118,21 +112,15 @@ class LedgerArena:
             return ""
         applied = self._state.apply(record, at, "", seq)
         digest = _line_hash(seq, at, self._head, applied)
-        self._patch_ref(digest)
+        # commit and reveal rows name the line that holds them: its hash is known only now
+        for rows in (self._state.snapshot_rows[t] for t in ("commits", "reveals")):
+            if rows and rows[-1].ref == "":
+                rows[-1] = rows[-1].model_copy(update={"ref": digest})
         _append(
             self.path, {"seq": seq, "at": at, "prev": self._head, "record": applied, "hash": digest}
         )
         self._head, self._seq, self._last_at = digest, seq, at
         return digest
-
-    def _patch_ref(self, digest: str) -> None:
-        # commit and reveal rows name the line that holds them: its hash is known only now
-        for table in ("commits", "reveals"):
-            rows = self._state.snapshot_rows[table]
-            if rows and rows[-1].ref == "":
-                rows[-1] = rows[-1].model_copy(update={"ref": digest})
-
-    # ------------------------------------------------------------------ ArenaBackend
 
     @property
     def domain(self) -> Domain:

@@ -1,8 +1,6 @@
 """Live rounds: a replay whose cutoff is now (docs/arena.md, "Live rounds"). Every action is
 idempotent and preceded by a write of the state file, so a restart misses no reveal and commits
-nothing twice. The service loops over phases given one ``LiveContext``: ``Discovery``
-(``_live_rounds``), ``Forecasting`` and ``Reveals`` (``_live_forecast``), ``Outcomes``
-(``_live_outcomes``)."""
+nothing twice. The service loops over phases given one ``LiveContext``."""
 
 from __future__ import annotations
 
@@ -127,7 +125,6 @@ class LiveService:
         if changed:
             ctx.save()
 
-    # -- the loop -----------------------------------------------------------------------
     def _sync(self, now: float | None = None) -> None:
         """A development node's clock moved up to ours (``now``, else the clock's reading)."""
         if self.sync_clock:

@@ -25,20 +25,14 @@ from pastcast_arena._live_plan import (
 )
 from pastcast_arena._play import Submitter
 from pastcast_arena._protocol import ArenaBackend, ArenaRejected
-from pastcast_arena._records import ArenaMarket, SignedCommit, SignedReveal
+from pastcast_arena._records import SignedCommit, SignedReveal
 from pastcast_arena._relayer import RelayerUnavailable
 from pastcast_arena._scoring import payouts_for
 from pastcast_arena._snapshot import snapshot_of
 
-__all__ = ["CorpusAt", "LiveContext", "arena_market"]
+__all__ = ["CorpusAt", "LiveContext"]
 
 log = logging.getLogger(__name__)
-
-
-def arena_market(m: OpenMarket) -> ArenaMarket:
-    return ArenaMarket(
-        market_id=m.market_id, condition_id=m.condition_id, question=m.question, category=m.category
-    )
 
 
 CorpusAt = Callable[[datetime], CorpusBackend | None]

@@ -50,7 +50,8 @@ class _Clock(BaseModel):
 
 
 class LiveFile(BaseModel):
-    """The plan file's fields (``LivePlan``'s timing fields besides these)."""
+    """The plan file's fields (``LivePlan``'s timing fields besides these; docs/arena.md, "Live
+    rounds", describes each)."""
 
     model_config = ConfigDict(extra="allow")
     out: str
@@ -58,18 +59,14 @@ class LiveFile(BaseModel):
     backend: Literal["ledger", "evm", "anvil"] = "ledger"
     rpc_url: str | None = None
     ctf_address: str | None = Field(default=None, pattern=r"^0x[0-9a-fA-F]{40}$")
-    """A conditional-tokens contract already on the chain whose payouts are the outcomes (then
-    the service reports none itself)."""
     yes_index: int = Field(default=1, ge=0, le=1)
-    """The payout slot of YES the arena contract reads (Polymarket lists Yes first: 0); only
-    markets whose YES is in that slot qualify when the payouts are another contract's."""
+    """Only markets whose YES is in this slot qualify when the payouts are another contract's."""
     relayer: str | None = None
     agent_keys_env: dict[str, str] = Field(default_factory=dict)
     polymarket: _Polymarket = Field(default_factory=_Polymarket)
     feeds: str | None = None
     spool: str | None = None
-    feed_interval_s: float = Field(default=300.0, gt=0)
-    """How often the feeds are fetched (seconds on the arena's clock)."""
+    feed_interval_s: float = Field(default=300.0, gt=0)  # on the arena's clock
     clock: _Clock | None = None
 
 
@@ -198,18 +195,6 @@ def _corpus_at(spool: Path) -> Callable[[datetime], Any]:
 LIVE_KIND = "arena-live"
 
 
-def _claim(out: Path) -> None:
-    """The plan's ``out`` as every writer's folder (``pastcast.owned``): made and marked if
-    absent or empty, taken as it is if a live arena made it; a folder of the user's is refused
-    before anything is written."""
-    try:
-        claim_dir(out, LIVE_KIND)
-    except FileExistsError as exc:
-        raise FieldError("out", str(exc)) from None
-    except OSError as exc:
-        raise FieldError("out", f"{out}: cannot make the folder ({exc.strerror or exc})") from None
-
-
 def arena_live(
     plan: str | Path,
     *,
@@ -228,7 +213,12 @@ def arena_live(
     file, live = read_live_plan(plan)
     folder = Path(plan).parent
     out = _path(folder, file.out)
-    _claim(out)
+    try:  # made and marked if absent or empty; a folder of the user's is refused
+        claim_dir(out, LIVE_KIND)
+    except FileExistsError as exc:
+        raise FieldError("out", str(exc)) from None
+    except OSError as exc:
+        raise FieldError("out", f"{out}: cannot make the folder ({exc.strerror or exc})") from None
     keys = _keys(file)
     clock = clock if clock is not None else _clock(file)
     feeds = _path(folder, file.feeds) if file.feeds else None

@@ -15,7 +15,6 @@ from pastcast.atomic import write_atomic
 from pastcast.dataset import Dataset
 from pastcast.markets.sources import PolymarketError, daily_yes_beliefs
 from pastcast.records import BINARY_LABELS, DailyBelief, Event, StepSpec
-from pastcast.runlog import read_run_log
 from pastcast.runner import RunConfig, run_benchmark
 from pastcast_arena._live_context import LiveContext
 from pastcast_arena._live_plan import DATASET_ID, RoundState
@@ -29,7 +28,7 @@ from pastcast_arena._protocol import (
 )
 from pastcast_arena._records import BenchmarkPrice, utc
 from pastcast_arena._relayer import RelayerUnavailable
-from pastcast_arena._replay import prediction_bp
+from pastcast_arena._replay import logged_forecasts, prediction_bp
 from pastcast_arena._rounds import benchmark_from_trades
 
 __all__ = ["Forecasting", "Reveals"]
@@ -103,8 +102,7 @@ class Forecasting:
         config = RunConfig(agents=ctx.plan.agents, env=ctx.plan.env)
         corpus = ctx.corpus(cutoff) if ctx.corpus is not None else None
         run_benchmark(dataset, corpus, config, run_log, progress=False)
-        records = read_run_log(run_log).steps
-        forecasts = {(r.agent, r.setting, r.event_id): r for r in records}
+        forecasts = logged_forecasts(run_log)
         traces = []
         for name, spec in ctx.specs.items():
             slot = rnd.agents[name]
@@ -112,14 +110,12 @@ class Forecasting:
                 continue
             row, usable = [], 0
             for m in rnd.markets:
-                rec = forecasts.get((spec.name, spec.setting, m.market_id))
-                bp, ok = prediction_bp(rec.forecast if rec is not None else None)
+                got = forecasts.get((spec.name, spec.setting, m.market_id, cutoff))
+                bp, ok = prediction_bp(got)
                 row.append(bp)
                 usable += ok
-                if rec is not None:
-                    traces.append(
-                        {"agent": name, "market_id": m.market_id, "raw": rec.forecast.raw_text}
-                    )
+                if got is not None:
+                    traces.append({"agent": name, "market_id": m.market_id, "raw": got.raw_text})
             slot.predictions, slot.usable = tuple(row), usable
             slot.salt = new_salt()  # on disk before any commitment is made from it
         rnd.forecast = True

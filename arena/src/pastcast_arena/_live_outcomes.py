@@ -5,7 +5,6 @@ written from the arena's index."""
 from __future__ import annotations
 
 import logging
-from datetime import datetime
 
 from pastcast.agents import agent_info
 from pastcast.atomic import write_atomic
@@ -13,10 +12,10 @@ from pastcast.markets.sources import PolymarketError, resolution_payouts
 from pastcast.records import BINARY_LABELS
 from pastcast.runlog import StepRecord
 from pastcast.scoring import score_forecast
-from pastcast_arena._live_context import LiveContext, arena_market
+from pastcast_arena._live_context import LiveContext
 from pastcast_arena._live_plan import LiveResult, RoundState
 from pastcast_arena._protocol import ArenaRejected
-from pastcast_arena._records import Round, RoundResult, utc
+from pastcast_arena._records import ArenaMarket, Round, RoundResult, utc
 from pastcast_arena._replay import write_results
 from pastcast_arena._scoring import payouts_for
 from pastcast_arena._snapshot import snapshot_of
@@ -25,6 +24,7 @@ from pastcast_arena._stats import arena_report
 __all__ = ["Outcomes"]
 
 log = logging.getLogger(__name__)
+_MARKET = set(ArenaMarket.model_fields)
 
 
 class Outcomes:
@@ -117,30 +117,19 @@ class Outcomes:
         path = self.ctx.round_dir(rnd) / "run.jsonl"
         if not path.exists():
             return
-        truths: dict[str, tuple[str, datetime]] = {}
-        for m in rnd.markets:
-            nums = rnd.reported.get(m.market_id)
-            if nums is None or nums[0] == nums[1]:
-                continue
-            yes = nums[self.ctx.yes_index] == 1
-            truths[m.market_id] = (
-                BINARY_LABELS[0] if yes else BINARY_LABELS[1],
-                utc(rnd.reveal_deadline),
-            )
+        truths = {  # a voided market, (1, 1), has no truth
+            market: BINARY_LABELS[0] if nums[self.ctx.yes_index] == 1 else BINARY_LABELS[1]
+            for market, nums in rnd.reported.items()
+            if nums[0] != nums[1]
+        }
         lines = []
         for line in path.read_text(encoding="utf-8").splitlines():
             rec = StepRecord.model_validate_json(line)
-            found = truths.get(rec.event_id)
-            if found is not None:
-                grading = rec.grading.model_copy(
-                    update={"truth": found[0], "resolved_at": found[1]}
-                )
-                rec = rec.model_copy(
-                    update={
-                        "grading": grading,
-                        "scores": score_forecast(rec.forecast, grading),
-                    }
-                )
+            if rec.event_id in truths:
+                resolved = {"truth": truths[rec.event_id], "resolved_at": utc(rnd.reveal_deadline)}
+                grading = rec.grading.model_copy(update=resolved)
+                scores = score_forecast(rec.forecast, grading)
+                rec = rec.model_copy(update={"grading": grading, "scores": scores})
             lines.append(rec.model_dump_json() + "\n")
         write_atomic(path, "".join(lines))
 
@@ -151,7 +140,7 @@ class Outcomes:
                 continue
             out[r.round_id] = Round(
                 round_id=r.round_id,
-                markets=tuple(arena_market(m) for m in r.markets),
+                markets=tuple(ArenaMarket(**m.model_dump(include=_MARKET)) for m in r.markets),
                 commit_deadline=utc(r.commit_deadline),
                 reveal_deadline=utc(r.reveal_deadline),
                 selector="live:volume24hr",

@@ -9,7 +9,7 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, Literal, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
@@ -69,23 +69,19 @@ class ScaledClock:
 
 
 class LivePlan(Record):
-    """How the live arena runs its rounds (times in seconds)."""
+    """How the live arena runs its rounds (times in seconds; each field is described with the
+    plan file in docs/arena.md, "Live rounds")."""
 
     agents: tuple[AgentSpec, ...] = Field(min_length=1)
     markets: int = Field(default=3, ge=1, le=64)
     rounds: int | None = Field(default=None, ge=1)
-    """Stop after this many rounds are finished (None: run until stopped)."""
     interval_s: int = Field(default=86_400, ge=1)
-    """A new round every ``interval_s``."""
     commit_s: int = Field(default=86_400, ge=1)
-    """From the round's creation to its commit deadline."""
     reveal_s: int = Field(default=86_400, ge=1)
     horizon_s: int = Field(default=7 * 86_400, ge=1)
-    """Markets must end within this long after the reveal deadline; a round is scored when its
-    markets resolved or this long after its reveal deadline."""
+    """A round is scored when its markets resolved or this long after its reveal deadline."""
     lead_time_s: int = Field(default=LEAD_TIME_S, ge=1)
     commit_margin_s: int = Field(default=30, ge=0)
-    """No commitment is signed or sent later than this before the deadline."""
     poll_s: float = Field(default=60.0, gt=0)
     min_volume_24h: float = Field(default=0.0, ge=0)
     min_liquidity: float = Field(default=0.0, ge=0)
@@ -101,9 +97,6 @@ class LivePlan(Record):
         if len(set(names)) != len(names):
             raise ValueError(f"two agents share an arena name: {names}")
         return self
-
-
-STATE_VERSION = 1
 
 
 class _State(BaseModel):
@@ -156,7 +149,7 @@ class RoundState(_State):
 
 
 class LiveState(_State):
-    version: int = STATE_VERSION
+    version: Literal[1] = 1  # another version is refused when read
     arena: str
     """The arena's EIP-712 domain (chain id and verifying contract): a restart on another arena
     is refused."""
@@ -170,14 +163,11 @@ def load_state(path: Path) -> LiveState | None:
     if not path.exists():
         return None
     try:
-        state = LiveState.model_validate(safejson.loads(path.read_text(encoding="utf-8")))
+        return LiveState.model_validate(safejson.loads(path.read_text(encoding="utf-8")))
     except ValidationError as exc:
         raise ValueError(f"{path}: not a live arena state ({first_problem(exc)})") from None
     except ValueError as exc:
         raise ValueError(f"{path}: not a live arena state ({exc})") from None
-    if state.version != STATE_VERSION:
-        raise ValueError(f"{path}: state version {state.version}, expected {STATE_VERSION}")
-    return state
 
 
 def save_state(path: Path, state: LiveState) -> None:

@@ -17,9 +17,6 @@ __all__ = ["Discovery"]
 log = logging.getLogger(__name__)
 
 
-_HEX32_LEN = 66
-
-
 class Discovery:
     """Open markets found, rounds of them made on their schedule, the book's mid observed."""
 
@@ -43,7 +40,7 @@ class Discovery:
             if m is None or m.market_id in used or m.market_id in found:
                 continue
             end = m.end_date.timestamp()
-            if not lo < end <= hi or len(m.condition_id) != _HEX32_LEN:
+            if not lo < end <= hi or len(m.condition_id) != 66:  # 0x and 32 bytes
                 continue
             if m.volume_24h < plan.min_volume_24h or m.liquidity < plan.min_liquidity:
                 continue

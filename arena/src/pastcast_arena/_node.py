@@ -20,13 +20,14 @@ from pathlib import Path
 from pastcast.atomic import write_atomic
 from pastcast_arena._contracts import find_foundry_tool
 
-__all__ = ["NODE_FILE", "LocalNode", "lasting_node", "local_node", "stop_recorded_node"]
+__all__ = ["NODE_FILE", "LocalNode", "lasting_node", "local_node"]
 
 NODE_FILE = "node.json"
 """Where a lasting node is recorded (URL, process id, chain id) in its folder."""
 NODE_STATE = "anvil-state.json"
 """The chain anvil keeps on disk (dumped every ``STATE_INTERVAL_S`` and when it stops)."""
 STATE_INTERVAL_S = 1
+STARTUP_S = 60.0  # how long a starting anvil has to answer
 
 
 @dataclass(frozen=True)
@@ -67,29 +68,24 @@ def _anvil() -> str:
     return exe
 
 
-def _wait_answer(proc: subprocess.Popen[bytes], url: str, startup_s: float) -> int:
-    deadline = time.monotonic() + startup_s
+def _wait_answer(proc: subprocess.Popen[bytes], url: str) -> int:
+    deadline = time.monotonic() + STARTUP_S
     while (found := _chain_id(url)) is None:
         if proc.poll() is not None:
             raise RuntimeError(f"anvil exited with status {proc.returncode} before answering")
         if time.monotonic() > deadline:
-            raise RuntimeError(f"anvil did not answer on {url} within {startup_s:.0f} s")
+            raise RuntimeError(f"anvil did not answer on {url} within {STARTUP_S:.0f} s")
         time.sleep(0.1)
     return found
 
 
 @contextmanager
-def local_node(
-    *, chain_id: int = 31337, timestamp: int | None = None, startup_s: float = 60.0
-) -> Iterator[LocalNode]:
-    """A fresh ``anvil`` on a free loopback port (its clock at ``timestamp`` when given): a
-    ``lasting_node`` in a temporary folder, stopped on leaving. ``FileNotFoundError`` when anvil
-    is not installed."""
+def local_node(*, chain_id: int = 31337) -> Iterator[LocalNode]:
+    """A fresh ``anvil`` on a free loopback port: a ``lasting_node`` in a temporary folder,
+    stopped on leaving. ``FileNotFoundError`` when anvil is not installed."""
     with (
         tempfile.TemporaryDirectory(prefix="pastcast-anvil-") as folder,
-        lasting_node(
-            Path(folder), timestamp=timestamp, chain_id=chain_id, startup_s=startup_s
-        ) as node,
+        lasting_node(Path(folder), chain_id=chain_id) as node,
     ):
         yield node
 
@@ -138,15 +134,6 @@ def _stop(pid: int, proc: subprocess.Popen[bytes] | None, timeout_s: float = 15.
         time.sleep(0.05)
 
 
-def stop_recorded_node(folder: Path) -> bool:
-    """Stop the node recorded in ``folder`` if it still runs; True when there was one."""
-    node = _recorded(folder)
-    if node is None or not _is_anvil(node.pid):
-        return False
-    _stop(node.pid, None)
-    return True
-
-
 @contextmanager
 def lasting_node(
     folder: Path,
@@ -154,21 +141,17 @@ def lasting_node(
     timestamp: int | None = None,
     chain_id: int = 31337,
     note: Callable[[str], None] = lambda _: None,
-    startup_s: float = 60.0,
 ) -> Iterator[LocalNode]:
-    """A local anvil that outlives a killed process: in its own session, recorded in
-    ``folder/node.json``, its chain kept in ``folder/anvil-state.json``. The recorded node is
-    reused while it answers; when it is gone (the machine restarted), anvil starts again from its
-    state file (``note`` says so); with neither, a new chain starts; either goes on from
-    ``timestamp`` when given. The node is stopped on leaving (its state dumped), however the
-    block ends short of a kill."""
+    """A local anvil that outlives a killed process, recorded in ``folder`` (docs/arena.md,
+    "Live rounds"): reused while it answers, else started again from its state file (``note``
+    says so) or anew, from ``timestamp`` when given; stopped on leaving short of a kill."""
     folder.mkdir(parents=True, exist_ok=True)
     recorded = _recorded(folder)
     proc: subprocess.Popen[bytes] | None = None
     node: LocalNode | None = None
     if recorded is not None and _is_anvil(recorded.pid):
         # alive: answering, or still starting (a process killed while it waited for it)
-        deadline = time.monotonic() + startup_s
+        deadline = time.monotonic() + STARTUP_S
         while (found := _chain_id(recorded.url)) is None and _is_anvil(recorded.pid):
             if time.monotonic() > deadline:
                 break
@@ -202,7 +185,7 @@ def lasting_node(
         body = {"url": url, "chain_id": chain_id, "pid": proc.pid}
         write_atomic(folder / NODE_FILE, json.dumps(body, indent=1) + "\n")
         try:
-            node = LocalNode(url, _wait_answer(proc, url, startup_s), proc.pid)
+            node = LocalNode(url, _wait_answer(proc, url), proc.pid)
         except BaseException:
             _stop(proc.pid, proc)
             raise

@@ -23,7 +23,7 @@ from pastcast_arena._records import (
     SignedCommit,
     SignedReveal,
 )
-from pastcast_arena._scoring import YES_INDEX, payouts_for
+from pastcast_arena._scoring import payouts_for
 
 __all__ = ["RoundPlayer", "Submitter", "agent_key"]
 
@@ -56,14 +56,12 @@ class RoundPlayer:
         *,
         roles: Mapping[str, str] | None = None,
         submitter: Submitter | None = None,
-        yes_index: int = YES_INDEX,
     ) -> None:
         require_evm_extra()
         self.backend = backend
         self.keys = dict(keys)
         self.roles = dict(roles or {})
         self.submitter: Submitter = submitter or backend
-        self.yes_index = yes_index
         self.addresses = {
             name: backend.register(key, name, role=self.roles.get(name, "agent"))
             for name, key in self.keys.items()
@@ -106,7 +104,7 @@ class RoundPlayer:
         b.advance_to(reveal_deadline)
         for market, yes in zip(round_.markets, resolved_yes, strict=True):
             if yes is not None and market.condition_id not in self._reported:
-                b.report_payouts(market.condition_id, payouts_for(yes, self.yes_index))
+                b.report_payouts(market.condition_id, payouts_for(yes))
                 self._reported.add(market.condition_id)
         played = round_.model_copy(update={"round_id": round_id})
         revealed = {n: tuple(p) for n, p in predictions.items()}

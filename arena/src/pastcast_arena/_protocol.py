@@ -1,8 +1,6 @@
 """The commit-reveal protocol in Python, byte for byte as the contract computes it: the
-commitment ``keccak256(abi.encodePacked(uint256 roundId, uint16[] predictions, bytes32 salt))``
-(each array element padded to 32 bytes, as Solidity packs arrays) and the EIP-712 ``Commit`` and
-``Reveal`` messages with per-agent nonces (docs/arena.md, "The protocol"); and what an arena
-offers (``ArenaBackend``), a chain or the ledger alike, refusing with the contract's reasons."""
+commitment and the EIP-712 ``Commit`` and ``Reveal`` messages (docs/arena.md, "The protocol");
+and what an arena offers (``ArenaBackend``), a chain or the ledger alike."""
 
 from __future__ import annotations
 
@@ -65,15 +63,11 @@ def require_evm_extra() -> None:
         ) from None
 
 
-def _keccak(data: bytes) -> bytes:
+def keccak_hex(data: bytes) -> str:
     require_evm_extra()
     from eth_hash.auto import keccak
 
-    return bytes(keccak(data))
-
-
-def keccak_hex(data: bytes) -> str:
-    return "0x" + _keccak(data).hex()
+    return "0x" + bytes(keccak(data)).hex()
 
 
 def _bytes32(value: str, what: str) -> bytes:

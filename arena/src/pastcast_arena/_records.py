@@ -71,16 +71,19 @@ def _source(value: object) -> object:
     return _OLD_SOURCES.get(value, value) if isinstance(value, str) else value
 
 
-_HEX32 = re.compile(r"^0x[0-9a-f]{64}$")
 _ADDRESS = re.compile(r"^0x[0-9a-fA-F]{40}$")
-_SIGNATURE = re.compile(r"^0x[0-9a-f]{130}$")
 
 
-def _hex32(value: str) -> str:
-    v = value.lower()
-    if not _HEX32.match(v):
-        raise ValueError(f"expected 0x followed by 64 hex digits, got {value!r}")
-    return v
+def _lower_hex(digits: int, what: str) -> AfterValidator:
+    """0x and ``digits`` hex digits, in lower case (``what`` names it in the error)."""
+    pattern = re.compile(rf"^0x[0-9a-f]{{{digits}}}$")
+
+    def check(value: str) -> str:
+        if not pattern.match(value.lower()):
+            raise ValueError(f"expected {what}, got {value!r}")
+        return value.lower()
+
+    return AfterValidator(check)
 
 
 def _address(value: str) -> str:
@@ -96,17 +99,10 @@ def _address(value: str) -> str:
     return str(to_checksum_address(value))
 
 
-def _signature(value: str) -> str:
-    v = value.lower()
-    if not _SIGNATURE.match(v):
-        raise ValueError("expected a 65-byte signature as 0x-prefixed hex")
-    return v
-
-
-Hex32 = Annotated[str, AfterValidator(_hex32)]
+Hex32 = Annotated[str, _lower_hex(64, "0x followed by 64 hex digits")]
 """32 bytes as lower-case 0x-prefixed hex (condition ids, hashes, salts)."""
 Address = Annotated[str, AfterValidator(_address)]
-Signature = Annotated[str, AfterValidator(_signature)]
+Signature = Annotated[str, _lower_hex(130, "a 65-byte signature as 0x-prefixed hex")]
 
 
 class ArenaMarket(Record):

@@ -34,7 +34,6 @@ from pastcast_arena._records import (
 from pastcast_arena._snapshot import snapshot_of
 
 __all__ = [
-    "DEFAULT_HOST",
     "BoundedJsonBody",
     "RelayerClient",
     "RelayerPolicy",
@@ -43,7 +42,6 @@ __all__ = [
 ]
 
 
-DEFAULT_HOST = "127.0.0.1"
 MAX_BODY_BYTES = 64 * 1024  # a signed commit or reveal, or a curator's action, is far smaller
 
 
@@ -169,12 +167,6 @@ def create_relayer(
 
     published: dict[tuple[int, str], dict[str, Any]] = {}
 
-    def held_commit(round_id: int, agent: str) -> str | None:
-        for row in snapshot_of(backend).commits:
-            if row.round_id == round_id and row.agent.lower() == agent.lower():
-                return str(row.commit_hash).lower()
-        return None
-
     @app.post("/reasoning")
     def reasoning(msg: Reasoning) -> dict[str, Any]:
         """Publish reasoning traces beside a commitment the arena holds: signed by its agent,
@@ -185,7 +177,10 @@ def create_relayer(
             lambda: recover_reasoning_signer(msg.round_id, msg.commit_hash, traces, msg.signature),
         )
         with lock:
-            if held_commit(msg.round_id, msg.agent) != msg.commit_hash.lower():
+            held = {
+                (c.round_id, c.agent.lower(), c.commit_hash) for c in snapshot_of(backend).commits
+            }
+            if (msg.round_id, msg.agent.lower(), msg.commit_hash.lower()) not in held:
                 raise HTTPException(409, "no such commitment by the agent in the round")
             key = (msg.round_id, msg.agent)
             if key in published:
@@ -270,13 +265,12 @@ class RelayerClient:
         *,
         http: Any = None,
         retries: int = 3,
-        backoff_s: float = 0.2,
         sleep: Callable[[float], None] = time.sleep,
     ) -> None:
         import httpx
 
         self.http = http if http is not None else httpx.Client(base_url=url or "", timeout=10.0)
-        self.retries, self.backoff_s, self.sleep = retries, backoff_s, sleep
+        self.retries, self.sleep = retries, sleep
         self.reasoning: bool | None = None
 
     def _post(self, path: str, body: dict[str, Any]) -> dict[str, Any]:
@@ -298,7 +292,7 @@ class RelayerClient:
                     raise LookupError(f"POST {path}: 404 {detail}")
                 last = f"HTTP {resp.status_code}: {detail}"
             if attempt < self.retries:
-                self.sleep(self.backoff_s * 2**attempt)
+                self.sleep(0.2 * 2**attempt)
         raise RelayerUnavailable(f"POST {path}: {last}")
 
     def commit(self, msg: Any) -> None:

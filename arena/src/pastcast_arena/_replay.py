@@ -1,9 +1,7 @@
-"""Replay mode: rounds built from a dataset's resolved markets, forecast by pastcast agents as of
-each commit deadline (``run_benchmark``, so every episode's tools are bound to that cutoff),
-then committed, revealed and scored through an arena (docs/arena.md, "Replays of resolved
-markets"). A round-level agent (``RoundAgent``, the ``arena-benchmark`` agent) forecasts a round
-in one conversation over episodes built as the runner builds a step's, written as ordinary step
-records to a run log of its own (``ROUND_LOG``; docs/arena.md, "The benchmark agent")."""
+"""Replay mode: a dataset's resolved markets as rounds forecast by pastcast agents as of each
+commit deadline (``run_benchmark``: every episode's tools are bound to that cutoff), played
+through an arena (docs/arena.md, "Replays of resolved markets"); a round-level agent forecasts
+a round in one conversation, logged to a run log of its own ("The benchmark agent")."""
 
 from __future__ import annotations
 
@@ -31,7 +29,7 @@ from pastcast.runner import (
     play_episode,
     run_benchmark,
 )
-from pastcast_arena._play import RoundPlayer, Submitter, agent_key
+from pastcast_arena._play import RoundPlayer, agent_key
 from pastcast_arena._protocol import ArenaBackend, to_bp
 from pastcast_arena._records import Round, RoundResult
 from pastcast_arena._rounds import DeadlinePrices, RoundPlan, plan_rounds
@@ -42,6 +40,7 @@ __all__ = [
     "ROUND_LOG",
     "ReplayResult",
     "arena_name",
+    "logged_forecasts",
     "play_round_agents",
     "prediction_bp",
     "read_results",
@@ -112,10 +111,7 @@ def replay(
     backend: ArenaBackend,
     *,
     plan: RoundPlan | None = None,
-    env: EnvConfig | None = None,
     resolve_by: UtcDatetime | None = None,
-    submitter: Submitter | None = None,
-    progress: bool = False,
     prices: DeadlinePrices | None = None,
 ) -> ReplayResult:
     """Plan rounds, run the agents at each deadline (run log ``out/run.jsonl``, resumable), play
@@ -138,18 +134,16 @@ def replay(
     run_log = folder / "run.jsonl"
     forecasts: dict[tuple[str, str, str, UtcDatetime], Forecast | None] = {}
     if by_step:
-        config = RunConfig(agents=tuple(by_step), env=env or EnvConfig())
-        run_benchmark(dataset.with_steps(steps), corpus, config, run_log, progress=progress)
+        config = RunConfig(agents=tuple(by_step))
+        run_benchmark(dataset.with_steps(steps), corpus, config, run_log, progress=False)
         forecasts |= logged_forecasts(run_log)
     round_log = folder / ROUND_LOG if by_round else None
     if round_log is not None:
         forecasts |= play_round_agents(
-            dataset, corpus, by_round, rounds, steps, round_log, env or EnvConfig()
+            dataset, corpus, by_round, rounds, steps, round_log, EnvConfig()
         )
     roles = {arena_name(s): agent_info(s).role for s in agents}
-    player = RoundPlayer(
-        backend, {n: agent_key(n) for n in names}, roles=roles, submitter=submitter
-    )
+    player = RoundPlayer(backend, {n: agent_key(n) for n in names}, roles=roles)
     failures = dict.fromkeys(names, 0)
     results = []
     for rnd in rounds:

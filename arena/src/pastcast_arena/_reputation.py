@@ -127,13 +127,10 @@ def chain_leaderboard(arena: EvmArena) -> tuple[LeaderboardRow, ...]:
     entries = tuple(sorted(entries, key=lambda e: (e.round_id, names[e.agent_id])))
     per_round = [
         RoundRow(
-            round_id=e.round_id,
+            **e.model_dump(exclude={"agent_id"}),
             agent=names[e.agent_id],
-            brier_bp=e.brier_bp,
-            alpha_bp=e.alpha_bp,
             brier=e.brier_bp / MAX_BP,
             alpha=e.alpha_bp / MAX_BP,
-            resolved=e.resolved,
         )
         for e in entries
     ]

@@ -151,18 +151,8 @@ class ArenaRules:
             raise ArenaRejected("Arena: empty commitment")
         if msg.agent in r.commits:
             raise ArenaRejected("Arena: already committed")
-        self.nonces[msg.agent] = msg.nonce + 1
         r.commits[msg.agent] = msg.commit_hash
-        self.snapshot_rows["commits"].append(
-            IndexedCommit(
-                round_id=msg.round_id,
-                agent=msg.agent,
-                commit_hash=msg.commit_hash,
-                ref=ref,
-                position=seq,
-            )
-        )
-        return {"kind": "commit", "message": msg.model_dump(mode="json")}
+        return self._accept("commit", msg, ref, seq)
 
     def _apply_reveal(self, rec: dict[str, Any], at: int, ref: str, seq: int) -> dict[str, Any]:
         msg = SignedReveal.model_validate(rec["message"])
@@ -181,19 +171,18 @@ class ArenaRules:
             raise ArenaRejected("Arena: wrong number of predictions")
         if commitment(msg.round_id, msg.predictions, msg.salt) != committed:
             raise ArenaRejected("Arena: reveal does not match commitment")
-        self.nonces[msg.agent] = msg.nonce + 1
         r.reveals[msg.agent] = msg.predictions
-        self.snapshot_rows["reveals"].append(
-            IndexedReveal(
-                round_id=msg.round_id,
-                agent=msg.agent,
-                predictions=msg.predictions,
-                salt=msg.salt,
-                ref=ref,
-                position=seq,
-            )
-        )
-        return {"kind": "reveal", "message": msg.model_dump(mode="json")}
+        return self._accept("reveal", msg, ref, seq)
+
+    def _accept(
+        self, kind: str, msg: SignedCommit | SignedReveal, ref: str, seq: int
+    ) -> dict[str, Any]:
+        """A message taken: the agent's nonce moves on, its row joins the snapshot's."""
+        self.nonces[msg.agent] = msg.nonce + 1
+        model = IndexedCommit if kind == "commit" else IndexedReveal
+        row = msg.model_dump(include=set(model.model_fields))
+        self.snapshot_rows[f"{kind}s"].append(model(**row, ref=ref, position=seq))
+        return {"kind": kind, "message": msg.model_dump(mode="json")}
 
     def _apply_payouts(self, rec: dict[str, Any], at: int, ref: str, seq: int) -> dict[str, Any]:
         cid = str(rec["condition_id"]).lower()

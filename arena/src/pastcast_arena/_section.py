@@ -1,9 +1,6 @@
-"""The arena's rounds as a section of the HTML report and a page of the dashboard: rounds,
-markets with their benchmark prices and where each came from, commits and reveals from the
-ledger, per-round scores, the leaderboard with its standard errors (empirical and Proposition
-2's), the Murphy and per-category tables, and Figures 2b and 5 (Figure 2b: each agent's Brier
-with its Murphy components; Figure 5: the cumulative mean alpha after R rounds), drawn with
-matplotlib (the ``reports`` extra), imported when a figure is drawn."""
+"""The arena's rounds as a section of the HTML report and a page of the dashboard (its tables
+and Figures 2b and 5: docs/arena.md, "Rounds in the report and the dashboard"); the figures are
+drawn with matplotlib (the ``reports`` extra), imported when a figure is drawn."""
 
 from __future__ import annotations
 

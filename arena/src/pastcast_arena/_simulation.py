@@ -48,29 +48,26 @@ __all__ = [
 
 
 class Category(Record):
+    """A category of markets: its rounds in 50 (Table 7's; scaled for another R), and a_c,
+    sigma_c and s_c of docs/arena.md, "The simulation study"."""
+
     name: str
     rounds: int = Field(gt=0)
-    """Rounds of this category in 50 (the paper's Table 7); scaled for another R."""
-    concentration: float = Field(gt=0)
-    """a_c: prices are Beta(a_c, a_c); a larger a_c means prices nearer 1/2, a harder category."""
-    unpriced: float = Field(ge=0)
-    """sigma_c: standard deviation of the truth q around the price b."""
-    signal: float = Field(ge=0)
-    """s_c: how much of (q - b) a q-anchored agent can recover in this category."""
+    concentration: float = Field(gt=0)  # a_c: prices are Beta(a_c, a_c)
+    unpriced: float = Field(ge=0)  # sigma_c: the truth's spread around the price
+    signal: float = Field(ge=0)  # s_c: how much of (q - b) a q-anchored agent can recover
 
 
 class Archetype(Record):
+    """A forecaster of the study (its form by ``kind``: docs/arena.md, "The simulation study")
+    and the placeholder name of the paper's corresponding one."""
+
     name: str
     kind: Literal["q_anchored", "calibration", "market_tracking", "market", "random"]
-    pull: float = 0.0
-    """lambda (q-anchored, calibration-driven): share of (q - b) recovered where the signal is 1."""
-    shrink: float = 1.0
-    """gamma: the slope of the forecast around 1/2 on the agent's own estimate (above 1 is
-    bolder, below 1 more cautious)."""
-    noise: float = 0.0
-    """sigma: the agent's own noise."""
+    pull: float = 0.0  # lambda
+    shrink: float = 1.0  # gamma: above 1 bolder than its own estimate, below 1 more cautious
+    noise: float = 0.0  # sigma
     paper_label: str = ""
-    """The placeholder name of the paper's corresponding archetype."""
 
 
 # Fitted to the paper's Tables 5-7 as the means over seeds 0-399 (``calibrate_simulation``;
@@ -100,8 +97,7 @@ ARCHETYPES: tuple[Archetype, ...] = (
     Archetype(name="random", kind="random", paper_label="Random Baseline"),
 )  # fmt: skip
 MARKET_SLOPE = 0.8
-"""kappa: the truth's slope on the market price (1: a calibrated market; below 1 a little
-overconfident)."""
+"""kappa: the truth's slope on the market price (below 1: a market a little overconfident)."""
 FRONTIER_T = 2.0
 """An archetype is individually significant at a seed when its |t| reaches this (p < 0.05 at
 R = 50): the paper's frontier-like archetypes (``FRONTIER_KINDS``: every kind but the market
@@ -138,16 +134,12 @@ class SimulationResult(Record):
     power: tuple[PowerRow, ...]
 
 
-def power_table(
-    per_round: int = 7,
-    alphas: Sequence[float] = (0.005, 0.01, 0.02, 0.03, 0.05, 0.1),
-    q: float = 0.5,
-    boldness: float = 0.15,
-) -> tuple[PowerRow, ...]:
-    """The paper's Table 1 (its rounded quantiles 1.645 and 0.842, one-sided 5%, power 80%)."""
+def power_table(per_round: int = 7) -> tuple[PowerRow, ...]:
+    """The paper's Table 1 (q = 0.5, boldness 0.15; its rounded quantiles 1.645 and 0.842,
+    one-sided 5%, power 80%)."""
     rows = []
-    for a in alphas:
-        n = power_n(a, q, boldness, z_alpha=1.645, z_power=0.842)
+    for a in (0.005, 0.01, 0.02, 0.03, 0.05, 0.1):
+        n = power_n(a, 0.5, 0.15, z_alpha=1.645, z_power=0.842)
         rows.append(PowerRow(alpha=a, predictions=n, rounds=power_rounds(n, per_round)))
     return tuple(rows)
 
@@ -170,12 +162,9 @@ def allocate_rounds(categories: Sequence[Category], rounds: int) -> tuple[int, .
 
 
 class SimulationDraws:
-    """Every random number of a study, for each of ``seeds`` (default: the config's), drawn up
-    front from ``numpy.random.default_rng(seed)`` in a fixed order: the round order of the
-    categories, then (rounds x markets) uniforms for the prices, normals for the truths,
-    uniforms for the outcomes, and one array per archetype (uniforms for a random one, normals
-    otherwise). The arrays stack the seeds on a first axis: seed s of a stack is the study of
-    ``SimulationConfig(seed=s)``. What parameters do with them is ``SimulationDraws.play``."""
+    """Every random number of a study for each of ``seeds`` (default: the config's), drawn up
+    front in a fixed order (docs/arena.md, "The simulation study") and stacked on a first axis:
+    seed s of a stack is the study of ``SimulationConfig(seed=s)``; ``play`` applies a config."""
 
     def __init__(self, config: SimulationConfig, seeds: Sequence[int] | None = None) -> None:
         self.seeds = (config.seed,) if seeds is None else tuple(seeds)

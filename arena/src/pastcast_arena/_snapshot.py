@@ -8,14 +8,14 @@ import csv
 import json
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, ClassVar, Literal
+from typing import Any, ClassVar, Literal, TypeVar
 
 from pydantic import ValidationError
 
 from pastcast import safejson
 from pastcast.records import Record
 from pastcast.validation import first_problem
-from pastcast_arena._chain import EvmArena, score_of
+from pastcast_arena._chain import EvmArena, log_record
 from pastcast_arena._records import (
     ArenaMarket,
     BenchmarkPrice,
@@ -38,6 +38,9 @@ __all__ = [
     "load_snapshot",
     "snapshot_of",
 ]
+
+
+R = TypeVar("R", bound=Record)
 
 
 class SnapshotError(ValueError):
@@ -124,23 +127,17 @@ class ArenaSnapshot(Record):
                 import pyarrow as pa
                 import pyarrow.parquet as pq
 
-                columns = {f: [r[f] for r in rows] for f in fields}
-                pq.write_table(
-                    pa.table(columns) if rows else _empty(model), out / f"{table}.parquet"
-                )
+                empty = pa.array([], type=pa.string())  # a table without rows: text columns
+                columns = {f: pa.array([r[f] for r in rows]) if rows else empty for f in fields}
+                pq.write_table(pa.table(columns), out / f"{table}.parquet")
         return out
 
     def results(
-        self,
-        catalogue: Mapping[int, Round] | None = None,
-        roles: Mapping[str, str] | None = None,
+        self, catalogue: Mapping[int, Round] | None = None, roles: Mapping[str, str] | None = None
     ) -> tuple[RoundResult, ...]:
-        """Finished (scored) rounds as ``RoundResult``s, agents named by their registered name.
-
-        ``catalogue`` gives the off-chain description of rounds (market ids, categories, where
-        each benchmark price came from); its condition ids must match the recorded ones. Without
-        it markets are named by condition id and benchmarks are marked as read from the record.
-        """
+        """Finished (scored) rounds as ``RoundResult``s, agents named by their registered name;
+        ``catalogue`` gives the rounds' off-chain description (its condition ids must match the
+        recorded ones), without which markets are named by condition id, prices ``recorded``."""
         names = {a.address: a.name for a in self.agents}
         outcomes = {o.round_id: o for o in self.outcomes}
         out = []
@@ -195,12 +192,6 @@ class ArenaSnapshot(Record):
         )
 
 
-def _empty(model: type[Record]) -> Any:
-    import pyarrow as pa
-
-    return pa.table({f: pa.array([], type=pa.string()) for f in model.model_fields})
-
-
 def _read_table(path: Path, model: type[Record]) -> list[Record]:
     if path.suffix == ".csv":
         with path.open(newline="", encoding="utf-8") as fh:
@@ -251,10 +242,6 @@ def snapshot_of(backend: Any) -> ArenaSnapshot:
 # third party sees, never contract storage.
 
 
-def _hex(value: bytes) -> str:
-    return "0x" + bytes(value).hex()
-
-
 def _logs(contract: Any, event: str, from_block: int) -> list[Any]:
     logs: list[Any] = getattr(contract.events, event).get_logs(from_block=from_block)
     return sorted(logs, key=lambda e: (e.blockNumber, e.logIndex))
@@ -264,62 +251,22 @@ def index_chain(arena: EvmArena, from_block: int | None = None) -> ArenaSnapshot
     """The snapshot of everything the deployment's contracts logged since ``from_block``
     (the deployment block by default)."""
     start = arena.deploy_block if from_block is None else from_block
-    agents = tuple(
-        IndexedAgent(agent_id=int(e.args.agentId), address=str(e.args.owner), name=e.args.agentURI)
-        for e in _logs(arena.agent_registry, "Registered", start)
-    )
+
+    def rows(contract: Any, event: str, model: type[R]) -> tuple[R, ...]:
+        return tuple(log_record(model, e) for e in _logs(contract, event, start))
+
     benchmarks = {
         int(e.args.roundId): tuple(int(p) for p in e.args.prices)
         for e in _logs(arena.round_manager, "BenchmarkPricesSet", start)
     }
-    rounds = tuple(
-        IndexedRound(
-            round_id=int(e.args.roundId),
-            condition_ids=tuple(_hex(c) for c in e.args.conditionIds),
-            commit_deadline=int(e.args.commitDeadline),
-            reveal_deadline=int(e.args.revealDeadline),
-            benchmarks=benchmarks.get(int(e.args.roundId), ()),
-        )
-        for e in _logs(arena.round_manager, "RoundCreated", start)
-    )
-    commits = tuple(
-        IndexedCommit(
-            round_id=int(e.args.roundId),
-            agent=str(e.args.agent),
-            commit_hash=_hex(e.args.commitHash),
-            ref=_hex(e.transactionHash),
-            position=int(e.blockNumber),
-        )
-        for e in _logs(arena.arena, "Committed", start)
-    )
-    reveals = tuple(
-        IndexedReveal(
-            round_id=int(e.args.roundId),
-            agent=str(e.args.agent),
-            predictions=tuple(int(p) for p in e.args.predictions),
-            salt=_hex(e.args.salt),
-            ref=_hex(e.transactionHash),
-            position=int(e.blockNumber),
-        )
-        for e in _logs(arena.arena, "Revealed", start)
-    )
-    outcomes = tuple(
-        IndexedOutcomes.model_validate(
-            {
-                "round_id": int(e.args.roundId),
-                "outcomes": [int(v) for v in e.args.outcomes],
-                "resolved": int(e.args.resolvedCount),
-                "baseline_bp": int(e.args.baselineBrierBp),
-            }
-        )
-        for e in _logs(arena.arena, "OutcomesTriggered", start)
-    )
-    scores = tuple(map(score_of, _logs(arena.arena, "ScoreCalculated", start)))
+    rounds = rows(arena.round_manager, "RoundCreated", IndexedRound)
     return ArenaSnapshot(
-        agents=agents,
-        rounds=rounds,
-        commits=commits,
-        reveals=reveals,
-        outcomes=outcomes,
-        scores=scores,
+        agents=rows(arena.agent_registry, "Registered", IndexedAgent),
+        rounds=tuple(
+            r.model_copy(update={"benchmarks": benchmarks.get(r.round_id, ())}) for r in rounds
+        ),
+        commits=rows(arena.arena, "Committed", IndexedCommit),
+        reveals=rows(arena.arena, "Revealed", IndexedReveal),
+        outcomes=rows(arena.arena, "OutcomesTriggered", IndexedOutcomes),
+        scores=rows(arena.arena, "ScoreCalculated", RoundScore),
     )

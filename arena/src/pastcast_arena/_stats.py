@@ -263,9 +263,7 @@ def _categories(rows: MarketRows, roles: dict[str, str]) -> tuple[CategoryRow, .
     return tuple(out)
 
 
-def arena_report(
-    results: Sequence[RoundResult],
-) -> ArenaReport:
+def arena_report(results: Sequence[RoundResult]) -> ArenaReport:
     """The leaderboard, Murphy table, per-category table and cumulative series of ``results``
     (rounds in the order given; each agent's series covers the rounds it was scored in).
     Rounds without scores (nothing resolved) are counted and left out."""

@@ -10,7 +10,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
-from pydantic import Field, ValidationError
+from pydantic import Field
 
 from pastcast.app import (
     PathText,
@@ -25,10 +25,8 @@ from pastcast.cutoff import parse_cutoff
 from pastcast.dataset import read_metadata
 from pastcast.errors import FieldError
 from pastcast.markets.sources import ClobCache, PolymarketClient, PolymarketError
-from pastcast.registry import ComponentSpec
 from pastcast.runner import PresetRecord
-from pastcast.validation import first_error
-from pastcast_arena._chain import DEPLOYMENT_FILE, read_deployment, write_deployment
+from pastcast_arena._chain import DEPLOYMENT_FILE, write_deployment
 from pastcast_arena._replay import ReplayResult
 from pastcast_arena._rounds import SELECTORS, ClobPrices, RoundPlan, clob_markets
 from pastcast_arena._stats import LeaderboardRow
@@ -55,10 +53,6 @@ __all__ = [
     "open_arena",
 ]
 
-# A replay on a node given by URL records its deployment (chain id, contract addresses,
-# deployment block) in DEPLOYMENT_FILE: the chain outlives the replay, and
-# ``arena_chain_leaderboard`` reads it.
-
 
 @dataclass(frozen=True)
 class ArenaReplay:
@@ -68,18 +62,6 @@ class ArenaReplay:
     replay: ReplayResult
     deployment: Path | None = None
     """``out/deployment.json`` when the replay ran on a node given by URL."""
-
-
-def _selector(option: str) -> ComponentSpec:
-    """``NAME[:key=value,...]`` -> the selector's spec, read by the agents' grammar (without a
-    setting)."""
-    split = split_agent_option(option, field="selector")
-    if split.setting is not None:
-        raise FieldError("selector", f"{option!r}: a selector takes no @SETTING")
-    try:
-        return SELECTORS.spec(split.name.strip(), **split.args)
-    except ValueError as exc:
-        raise FieldError("selector", f"{option!r}: {exc}") from None
 
 
 def _http_url(field: str, url: str | None) -> None:
@@ -146,18 +128,23 @@ class ArenaReplayPlan(PresetRecord):
     """With the CLOB cache: fetch missing trade windows from this API."""
 
     def round_plan(self) -> RoundPlan:
-        """How the replay builds its rounds; ``FieldError`` naming the field."""
+        """How the replay builds its rounds (the selector read by the agents' grammar, without a
+        setting); ``FieldError`` naming the field."""
+        split = split_agent_option(self.selector, field="selector")
+        if split.setting is not None:
+            raise FieldError("selector", f"{self.selector!r}: a selector takes no @SETTING")
         try:
-            return RoundPlan(
-                markets=self.markets,
-                rounds=self.rounds,
-                interval_days=self.interval_days,
-                start=_instant(self.start, "start"),
-                selector=_selector(self.selector),
-            )
-        except ValidationError as exc:
-            loc, msg = first_error(exc)
-            raise FieldError(str(loc[0]) if loc else "rounds", msg) from None
+            selector = SELECTORS.spec(split.name.strip(), **split.args)
+        except ValueError as exc:
+            raise FieldError("selector", f"{self.selector!r}: {exc}") from None
+        # the record's own bounds are the plan's, or narrower: the plan cannot be refused
+        return RoundPlan(
+            markets=self.markets,
+            rounds=self.rounds,
+            interval_days=self.interval_days,
+            start=_instant(self.start, "start"),
+            selector=selector,
+        )
 
 
 @contextmanager
@@ -222,13 +209,9 @@ def open_arena(
 
 
 def arena_replay(plan: ArenaReplayPlan) -> ArenaReplay:
-    """Replay as ``plan`` declares: its agents forecast each market as of the commit deadline,
-    commit, reveal and are scored per round, on a ledger file in ``out`` (``backend``
-    ``ledger``), an in-process chain (``evm``) or a node. Markets resolved after
-    ``resolve_by`` count as unresolved. ``out`` is a directory the caller made; the plan is
-    written in it (``PLAN_FILE``). With ``clob_cache`` the benchmark prices and volumes at each
-    deadline are read from it, offline; with ``clob_url`` / ``data_url`` what it lacks is
-    fetched into it first. ``FieldError`` naming the field before any work."""
+    """Replay as ``plan`` declares (its fields say how) into ``out``, a directory the caller
+    made, the plan written in it (``PLAN_FILE``); ``FieldError`` naming the field before any
+    work."""
     from pastcast_arena._ledger import LedgerArena
     from pastcast_arena._replay import replay as play_rounds
 
@@ -286,42 +269,29 @@ def arena_chain_leaderboard(
 ) -> tuple[LeaderboardRow, ...]:
     """The leaderboard read from the chain of the JSON-RPC node at ``rpc_url`` alone: the
     deployment whose arena contract is at ``arena`` (an address, or a replay's
-    ``deployment.json``), its logs read from ``from_block`` (a deployment file's block when
-    it gives one). ``FieldError`` naming the field."""
-    from pastcast_arena._chain import EvmArena, node_web3
+    ``deployment.json`` or its folder, ``attach_deployment``), its logs read from
+    ``from_block`` (a deployment file's block when not given). ``FieldError`` naming the
+    field."""
+    from pastcast_arena._chain import EvmArena, attach_deployment, node_web3
     from pastcast_arena._reputation import chain_leaderboard
 
     _http_url("from_chain", rpc_url)
-    address, recorded_block = _arena_address(arena)
+    path = Path(arena) / DEPLOYMENT_FILE if Path(arena).is_dir() else Path(arena)
+    if not arena.startswith("0x") and not path.is_file():
+        raise FieldError("arena", f"{arena}: neither an address nor a deployment file")
     try:
-        w3 = node_web3(rpc_url)
-        return chain_leaderboard(
-            EvmArena.attach(w3, address, from_block=from_block or recorded_block)
-        )
+        if arena.startswith("0x"):
+            found = EvmArena.attach(node_web3(rpc_url), arena, from_block=from_block)
+        else:
+            found = attach_deployment(path, rpc_url)
+            found.deploy_block = from_block or found.deploy_block
+        return chain_leaderboard(found)
     except ImportError as exc:
         raise FieldError("from_chain", str(exc)) from None
     except ValueError as exc:  # no arena there, or no reputation entry
         raise FieldError("arena", str(exc)) from None
     except (OSError, RuntimeError) as exc:  # a node that does not answer
         raise FieldError("from_chain", f"{rpc_url}: {exc}") from None
-
-
-def _arena_address(value: str) -> tuple[str, int]:
-    """(address, deployment block): an address as given (block 0), or the arena contract and
-    block of a ``deployment.json`` (or of the replay folder holding one)."""
-    if value.startswith("0x"):
-        return value, 0
-    path = Path(value)
-    path = path / DEPLOYMENT_FILE if path.is_dir() else path
-    if not path.is_file():
-        raise FieldError("arena", f"{value}: neither an address nor a deployment file")
-    try:
-        record = read_deployment(path)
-    except ValueError as exc:
-        raise FieldError("arena", str(exc)) from None
-    if "PredictionArena" not in record.contracts:
-        raise FieldError("arena", f"{path}: not a deployment record (no PredictionArena)")
-    return record.contracts["PredictionArena"], record.deploy_block
 
 
 ROUNDS_FILE = "rounds.jsonl"

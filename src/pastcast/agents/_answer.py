@@ -71,10 +71,6 @@ class Decoding(Record):
     def request(self, messages: Sequence[Message], **kw: Any) -> ChatRequest:
         return ChatRequest(messages=tuple(messages), **self.model_dump(), **kw)
 
-    def over(self, top: Decoding | None) -> Decoding:
-        """These settings with those ``top`` sets on top (see ``over``)."""
-        return over(self, top)
-
 
 R = TypeVar("R", bound=Record)
 
@@ -132,12 +128,9 @@ def choice_schema(labels: Sequence[str]) -> dict[str, Any]:
     return {"type": "object", "properties": props, "required": list(props)}
 
 
-_SCHEMAS = {"probabilities": answer_schema, "choice": choice_schema}
-
-
 def form_schema(form: AnswerForm, labels: Sequence[str]) -> dict[str, Any]:
     """The JSON schema of the answer object ``form``."""
-    return _SCHEMAS[form](labels)
+    return (answer_schema if form == "probabilities" else choice_schema)(labels)
 
 
 _TEMPLATES = {"probabilities": answer_template, "choice": choice_template}
@@ -148,15 +141,6 @@ _BRIEF = (
 )
 
 
-def _json_repair_request(reason: str, reply: str, labels: Sequence[str], template: str) -> str:
-    tail = reply[-6000:]  # the answer sits at the end; the start of a long reply is reasoning
-    return (
-        repair_prompt(reason, labels, template)
-        + "\nRewrite the reply below as that JSON object, keeping its probabilities and "
-        f"reasoning.\n\nReply:\n{tail}"
-    )
-
-
 def finish_answer(
     episode: Episode,
     model: Model,
@@ -165,7 +149,6 @@ def finish_answer(
     reply: str,
     *,
     normalize_typography: bool = False,
-    repair: bool = True,
     fallback: ParseFallback = "repair",
     form: AnswerForm = "probabilities",
     stages: Mapping[str, Decoding] | None = None,
@@ -175,47 +158,39 @@ def finish_answer(
     ``fallback`` (see the module). ``stages`` holds the retries' settings (``repair``,
     ``compact``, ``json_only``) over ``decoding``; ``compact`` is the agent's short prompt for the
     compact and JSON-only passes (its first two messages by default); ``form`` the answer object
-    the retries ask for. ``repair=False`` parses only."""
+    the retries ask for."""
     labels = episode.question.labels
     forecast = parse_forecast(reply, labels, normalize_typography=normalize_typography)
-    if forecast.usable or not repair:
+    if forecast.usable:
         return forecast
     reason = forecast.failure_reason or "invalid_json"
     schema = form_schema(form, labels)
     template = _TEMPLATES[form](labels)
     per_stage = dict(stages or {})
     short = list(compact if compact is not None else messages[:2])
+    repair = repair_prompt(reason, labels, template)
 
-    def settings(stage: str) -> Decoding:
-        return decoding.over(per_stage.get(stage))
+    def user(text: str) -> Message:
+        return Message(role="user", content=text)
 
-    passes: list[tuple[str, ChatRequest]]
+    # Each retry: its marker in the raw text, the stage of its settings, what it sends, its schema.
+    passes: list[tuple[str, str, list[Message], dict[str, Any] | None]]
     if fallback == "repair":
-        ask = Message(role="user", content=repair_prompt(reason, labels, template))
-        passes = [("repair", settings("repair").request([*messages, ask], response_schema=schema))]
+        passes = [("repair", "repair", [*messages, user(repair)], schema)]
     else:
-        fix = _json_repair_request(reason, reply, labels, template)
+        fix = (  # the answer sits at the end; the start of a long reply is reasoning
+            f"{repair}\nRewrite the reply below as that JSON object, keeping its probabilities "
+            f"and reasoning.\n\nReply:\n{reply[-6000:]}"
+        )
         only = f"Reply with only the JSON object in this format, nothing else:\n{template}"
         passes = [
-            (
-                "json_repair",
-                settings("repair").request(
-                    [Message(role="user", content=fix)], response_schema=schema
-                ),
-            ),
-            (
-                "compact",
-                settings("compact").request([*short, Message(role="user", content=_BRIEF)]),
-            ),
-            (
-                "json_only",
-                settings("json_only").request(
-                    [*short, Message(role="user", content=only)], response_schema=schema
-                ),
-            ),
+            ("json_repair", "repair", [user(fix)], schema),
+            ("compact", "compact", [*short, user(_BRIEF)], None),
+            ("json_only", "json_only", [*short, user(only)], schema),
         ]
     replies = [reply]
-    for name, request in passes:
+    for name, stage, sent, sent_schema in passes:
+        request = over(decoding, per_stage.get(stage)).request(sent, response_schema=sent_schema)
         try:
             again = episode.chat(model, request).content
         except ContextOverflow as exc:  # nothing was sent: the next pass is shorter

@@ -15,8 +15,6 @@ from dataclasses import dataclass
 from functools import cached_property
 from typing import Any, Literal
 
-import numpy as np
-
 from pastcast import safejson
 
 __all__ = ["read_answer"]
@@ -209,7 +207,6 @@ def _inner_object(content: str) -> str:
 # scan runs at once.
 
 _STRUCTURE = re.compile(r'[{}"\\]')
-_OPEN, _CLOSE = ord("{"), ord("}")
 
 
 def _balanced_objects(text: str) -> list[tuple[int, int]]:
@@ -217,7 +214,7 @@ def _balanced_objects(text: str) -> list[tuple[int, int]]:
     strings (see above)."""
     if "{" not in text:
         return []
-    ends = _closing_ends(text) if '"' in text else _closing_ends_unquoted(text)
+    ends = _closing_ends(text)
     spans: list[tuple[int, int]] = []
     pos = 0
     for start in sorted(ends):
@@ -225,28 +222,6 @@ def _balanced_objects(text: str) -> list[tuple[int, int]]:
             spans.append((start, ends[start]))
             pos = ends[start]
     return spans
-
-
-def _closing_ends_unquoted(text: str) -> dict[int, int]:
-    """``_closing_ends`` for text without a double quote, vectorised: a brace at depth d (after
-    it) closes at the first later brace where the depth is d - 1."""
-    codes = np.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
-    where = np.flatnonzero((codes == _OPEN) | (codes == _CLOSE))
-    opening = codes[where] == _OPEN
-    depth = np.cumsum(np.where(opening, 1, -1)).astype(np.int64)
-    n = len(where)
-    # One sorted key per brace, (depth, index): the first brace after k at depth d - 1 is the
-    # next key after (d - 1, k), if it still has depth d - 1.
-    keys = (depth + n + 1) * (n + 1) + np.arange(n, dtype=np.int64)
-    order = np.sort(keys)
-    starts = np.flatnonzero(opening)
-    queries = keys[starts] - (n + 1)
-    found = np.searchsorted(order, queries, side="right")
-    ok = found < n
-    nxt = order[np.minimum(found, n - 1)]
-    ok &= nxt // (n + 1) == queries // (n + 1)
-    close = where[nxt[ok] % (n + 1)] + 1
-    return dict(zip(where[starts[ok]].tolist(), close.tolist(), strict=True))
 
 
 class _Groups:

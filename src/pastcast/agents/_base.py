@@ -77,9 +77,9 @@ class AgentInfo:
 
     name: str
     factory: Callable[..., Agent]
-    role: AgentRole
-    market_access: bool
     description: str
+    role: AgentRole = "agent"
+    market_access: bool = False
     prompts: PromptIds = ()
     calls: CallEstimator = unless_declared
     """Model calls of one step (``pastcast plan`` prices them)."""
@@ -91,6 +91,9 @@ class AgentInfo:
 
     def prompt_ids(self, spec: AgentSpec) -> tuple[str, ...]:
         return tuple(self.prompts(spec) if callable(self.prompts) else self.prompts)
+
+
+_INFO_META = ("role", "market_access", "prompts", "calls", "isolated", "round_level")
 
 
 def register_agent(name: str, *, description: str | None = None, **meta: Any) -> Callable[[F], F]:
@@ -133,20 +136,10 @@ def agent_meta(
 
 
 def _info(entry: Entry[Agent]) -> AgentInfo:
-    # A plugin registered through a bare entry point has no metadata: a forecaster without
-    # market access that names no prompt files.
-    meta = entry.meta
-    return AgentInfo(
-        name=entry.name,
-        factory=entry.factory,
-        role=meta.get("role", "agent"),
-        market_access=bool(meta.get("market_access", False)),
-        description=entry.description,
-        prompts=meta.get("prompts", ()),
-        calls=meta.get("calls", unless_declared),
-        isolated=bool(meta.get("isolated", False)),
-        round_level=bool(meta.get("round_level", False)),
-    )
+    # A plugin registered through a bare entry point has no metadata: AgentInfo's defaults (a
+    # forecaster without market access that names no prompt files).
+    known = {k: entry.meta[k] for k in _INFO_META if k in entry.meta}
+    return AgentInfo(entry.name, entry.factory, description=entry.description, **known)
 
 
 def list_agents() -> tuple[AgentInfo, ...]:

@@ -41,7 +41,7 @@ _add(
 )
 _add("market", f"{_BASELINES}:MarketAgent", role="reference", market_access=True)
 _add("base-rate", f"{_BASELINES}:BaseRateAgent")
-_add("heuristic", "pastcast.agents._heuristic:heuristic")
+_add("heuristic", "pastcast.agents._heuristic:HeuristicResearchAgent")
 
 _add(
     "no-tools",

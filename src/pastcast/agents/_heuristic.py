@@ -16,6 +16,7 @@ import math
 import re
 from dataclasses import dataclass
 from datetime import datetime
+from typing import ClassVar
 
 from pastcast.cutoff import cutoff_for_day, parse_timestamp
 from pastcast.env import BudgetExceeded, Episode, SearchResult, ToolError
@@ -64,14 +65,14 @@ class _Evidence:
 
 @dataclass
 class HeuristicResearchAgent:
-    """Search with the question, read the best documents, weigh cue-bearing sentences."""
+    """Non-LLM research agent: search, read, weigh dated cue sentences."""
 
     max_reads: int = 8
     top_k: int = 20
     half_life_days: float = 7.0
     strength: float = 0.5
-    clip: float = 0.03
     relevance: float = 0.5
+    clip: ClassVar[float] = 0.03
 
     def __post_init__(self) -> None:
         # budgets bounded as EnvConfig's are: a negative one would slice from the end
@@ -203,14 +204,3 @@ def _load_notes(nb: Notebook | None, labels: tuple[str, ...]) -> list[_Evidence]
         when = cutoff_for_day(entry.date_observed)
         out.append(_Evidence(entry.source or entry.id, when, scores, entry.claim))
     return out
-
-
-def heuristic(
-    max_reads: int = 8,
-    top_k: int = 20,
-    half_life_days: float = 7.0,
-    strength: float = 0.5,
-    relevance: float = 0.5,
-) -> HeuristicResearchAgent:
-    """Non-LLM research agent: search, read, weigh dated cue sentences."""
-    return HeuristicResearchAgent(max_reads, top_k, half_life_days, strength, relevance=relevance)

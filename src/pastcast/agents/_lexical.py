@@ -1,14 +1,7 @@
-"""``lexical:NAME``: a deterministic offline model that answers the two-stage agent's stages by
-reading what it is sent, so Hindcast's pipeline (research rounds, report, evidence tally,
-forecast) runs end to end on a real corpus without a language model.
-
-It is a transparent stand-in, not a forecaster worth benchmarking: queries are the question's
-content words; a reflection is confident once documents were found; the tally labels each
-document shown for each outcome by how many of the question's content words it shares and by the
-heuristic agent's cue lexicon (``likely``, ``stalled``, ...); the forecast moves a prior by the
-difference of the two sides' tally scores. Everything it answers comes from the request, so it
-sees exactly what a model would, and nothing else.
-"""
+"""``lexical:NAME``: a deterministic offline model that answers the two-stage agent's stages from
+what it is sent (so it sees exactly what a model would, and nothing else), for Hindcast's
+pipeline to run on a real corpus without a language model. How it answers: docs/agents.md, "An
+offline model for the pipeline"."""
 
 from __future__ import annotations
 

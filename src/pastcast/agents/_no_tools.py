@@ -1,11 +1,6 @@
-"""The no-tools agent: one model call with the question, then the forecast.
-
-Forecast-Dojo's no-tools setting (``no_tools.v1``) and Hindcast's zero-shot baseline
-(``zero_shot.v1``: its system line and user template, appendix B.1, and its answer object with
-the chosen option, a probability per option, the self-reported confidence and brief reasoning).
-The model sees only the question (built from the event, never from its resolution) and the
-forecast date.
-"""
+"""The no-tools agent: one model call with the question (built from the event, never from its
+resolution) and the forecast date, then the forecast: Forecast-Dojo's no-tools setting and
+Hindcast's zero-shot baseline (appendix B.1; docs/agents.md)."""
 
 from __future__ import annotations
 
@@ -18,6 +13,7 @@ from pastcast.agents._answer import (
     ParseFallback,
     ask_answer,
     form_schema,
+    over,
     view_fields,
 )
 from pastcast.agents._prompts import load_prompt
@@ -34,12 +30,8 @@ _PROMPT_FORM: dict[str, AnswerForm] = {NO_TOOLS_PROMPT: "probabilities", ZERO_SH
 
 @dataclass
 class NoToolsAgent:
-    """One call; ``constrained`` asks the provider for schema-constrained JSON (small models).
-
-    ``prompt`` is ``no_tools.v1`` (pastcast's answer object) or ``zero_shot.v1`` (Hindcast's);
-    ``fallback`` and ``stages`` (the ``forecast`` call and the retries ``repair``, ``compact``,
-    ``json_only``) as in ``finish_answer``.
-    """
+    """One call; ``constrained`` asks the provider for schema-constrained JSON (small models);
+    ``prompt`` is ``no_tools.v1`` (pastcast's answer object) or ``zero_shot.v1`` (Hindcast's)."""
 
     model: Model
     _: KW_ONLY
@@ -65,7 +57,7 @@ class NoToolsAgent:
         return ask_answer(
             episode,
             self.model,
-            self.decoding.over(self.stages.get("forecast")),
+            over(self.decoding, self.stages.get("forecast")),
             rendered.messages(),
             schema=schema,
             normalize_typography=self.normalize_typography,

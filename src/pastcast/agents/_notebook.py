@@ -32,7 +32,6 @@ __all__ = [
     "carry_forward",
     "check_notebook",
     "future_entries",
-    "ledger_dates_ok",
     "memory_answer_template",
     "memory_fields",
     "notebook_field",
@@ -87,11 +86,6 @@ def future_entries(nb: Notebook, cutoff: datetime | date | str) -> tuple[LedgerE
     return tuple(
         e for e in nb.evidence_ledger if not is_visible(cutoff_for_day(e.date_observed), c)
     )
-
-
-def ledger_dates_ok(nb: Notebook, cutoff: datetime | date | str) -> bool:
-    """True when no ledger entry is dated after what the step's cutoff allows."""
-    return not future_entries(nb, cutoff)
 
 
 def check_notebook(

@@ -228,11 +228,6 @@ def _submission(args: dict[str, Any], count: int) -> tuple[float, ...]:
     return tuple(float(p) for p in probs)
 
 
-def _yes(episode: Episode, probs: dict[str, float]) -> float | None:
-    p = probs.get(episode.question.labels[0])
-    return None if p is None else round(float(p), 4)
-
-
 def _priced(episode: Episode) -> bool:
     return any(s.name == "market_history" for s in episode.tools.specs())
 
@@ -241,8 +236,9 @@ def _prices(episode: Episode) -> list[tuple[str, float | None]]:
     """(day, YES price) of the market's daily history (days that ended by the deadline)."""
     if not _priced(episode):
         raise ToolError("market prices are not available in this setting")
+    yes = episode.question.labels[0]
     days = episode.tools.call("market_history", {})
-    return [(d["day"], _yes(episode, d["probs"])) for d in days]
+    return [(d["day"], None if (p := d["probs"].get(yes)) is None else round(p, 4)) for d in days]
 
 
 def _details(episode: Episode) -> dict[str, Any]:

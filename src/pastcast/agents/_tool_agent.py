@@ -9,7 +9,7 @@ import json
 from dataclasses import KW_ONLY, dataclass, field
 from typing import Any, Literal
 
-from pastcast.agents._answer import Decoding, finish_answer, view_fields
+from pastcast.agents._answer import Decoding, finish_answer, over, view_fields
 from pastcast.agents._answer_reader import read_answer
 from pastcast.agents._no_tools import NoToolsAgent
 from pastcast.agents._notebook import NOTEBOOK_SCHEMA, memory_fields, store_notebook
@@ -156,10 +156,6 @@ def research_prompt(
     return list(prompt.render(fields).messages())
 
 
-def _last_action(text: str) -> dict[str, Any] | None:
-    return next((obj for obj in read_answer(text).objects() if "action" in obj), None)
-
-
 @dataclass
 class ToolAgent:
     """ReAct loop in ``action_mode`` ``json`` or ``native``.
@@ -185,9 +181,6 @@ class ToolAgent:
         if self.action_mode not in ("json", "native"):
             raise ValueError(f"action_mode must be 'json' or 'native', not {self.action_mode!r}")
 
-    def uses_memory(self, episode: Episode) -> bool:
-        return self.memory if self.memory is not None else episode.notebook_in is not None
-
     def forecast(self, episode: Episode) -> Forecast:
         specs = episode.tools.specs()
         if not specs:
@@ -195,20 +188,19 @@ class ToolAgent:
                 self.model,
                 constrained=self.action_mode == "json",
                 normalize_typography=self.normalize_typography,
-                decoding=self.decoding.over(self.no_tools),
+                decoding=over(self.decoding, self.no_tools),
             ).forecast(episode)
-        memory = self.uses_memory(episode)
+        memory = self.memory if self.memory is not None else episode.notebook_in is not None
         cfg = episode.config
         calls_left = min(self.max_tool_calls or cfg.max_tool_calls, cfg.max_tool_calls)
         messages = research_prompt(
             episode, action_mode=self.action_mode, memory=memory, max_tool_calls=calls_left
         )
         turns = min(self.max_iterations or cfg.max_tool_iterations, cfg.max_tool_iterations)
-        step = self._json_turn if self.action_mode == "json" else self._native_turn
         prompt_len = len(messages)
         for _ in range(turns):
             try:
-                final, calls_left = step(episode, messages, specs, memory, calls_left)
+                final, calls_left = self._turn(episode, messages, specs, memory, calls_left)
             except ModelError:
                 if len(messages) <= prompt_len:
                     raise
@@ -223,9 +215,7 @@ class ToolAgent:
                 break
         return self._finish(episode, messages, self._final_now(episode, messages, memory), memory)
 
-    # -- one model turn; returns (final reply text or None, tool calls left) --
-
-    def _json_turn(
+    def _turn(
         self,
         episode: Episode,
         messages: list[Message],
@@ -233,29 +223,24 @@ class ToolAgent:
         memory: bool,
         calls_left: int,
     ) -> tuple[str | None, int]:
-        names = tuple(s.name for s in specs)
-        schema = action_schema(names, episode.question.labels, memory=memory)
-        reply = episode.chat(self.model, self.decoding.request(messages, response_schema=schema))
-        messages.append(Message(role="assistant", content=reply.content))
-        action = _last_action(reply.content)
-        if action is None or action.get("action") == "final":
-            return reply.content, calls_left
-        name = str(action.get("action"))
-        args = {k: v for k, v in action.items() if k != "action"}
-        result = self._call(episode, name, args)
-        if result is None:
-            return None, 0
-        messages.append(Message(role="user", content=result))
-        return None, calls_left - 1
-
-    def _native_turn(
-        self,
-        episode: Episode,
-        messages: list[Message],
-        specs: tuple[ToolSpec, ...],
-        memory: bool,
-        calls_left: int,
-    ) -> tuple[str | None, int]:
+        """One model turn: (the final reply's text, or None to go on; tool calls left)."""
+        if self.action_mode == "json":
+            names = tuple(s.name for s in specs)
+            schema = action_schema(names, episode.question.labels, memory=memory)
+            request = self.decoding.request(messages, response_schema=schema)
+            reply = episode.chat(self.model, request)
+            messages.append(Message(role="assistant", content=reply.content))
+            objects = read_answer(reply.content).objects()
+            action = next((obj for obj in objects if "action" in obj), None)
+            if action is None or action.get("action") == "final":
+                return reply.content, calls_left
+            name = str(action.get("action"))
+            args = {k: v for k, v in action.items() if k != "action"}
+            result = self._call(episode, name, args)
+            if result is None:
+                return None, 0
+            messages.append(Message(role="user", content=result))
+            return None, calls_left - 1
         reply = episode.chat(self.model, self.decoding.request(messages, tools=specs))
         messages.append(
             Message(role="assistant", content=reply.content or "", tool_calls=reply.tool_calls)
@@ -277,24 +262,28 @@ class ToolAgent:
         return None, max(calls_left, 0)
 
     def _call(self, episode: Episode, name: str, args: dict[str, Any]) -> str | None:
-        """Run a tool; its result (or refusal) as text, or None when the budget is spent."""
+        """Run a tool; its result (or refusal) as text, or None when the budget is spent. The
+        text is cut to ``max_result_chars``, and to a quarter of a bounded model's window: one
+        read must leave room for the conversation around it."""
+        cut = self.max_result_chars
+        if (limits := context_limits_of(self.model)) is not None:
+            cut = min(cut, int(limits.window * limits.bytes_per_token / 4))
         try:
-            return episode.call_tool(name, args, max_chars=self._result_chars())
+            return episode.call_tool(name, args, max_chars=cut)
         except BudgetExceeded:
             return None
 
-    def _result_chars(self) -> int:
-        """At most ``max_result_chars``, and a quarter of a bounded model's window: one read
-        must leave room for the conversation around it."""
-        limits = context_limits_of(self.model)
-        if limits is None:
-            return self.max_result_chars
-        return min(self.max_result_chars, int(limits.window * limits.bytes_per_token / 4))
-
     def _compacted_to_fit(self, messages: list[Message], keep: int) -> list[Message]:
-        """The research shortened (``_compacted``); for a bounded model, the oldest research
-        messages dropped until the final request fits its window."""
-        out = _compacted(messages, keep)
+        """The prompt messages, then the research shortened to 400 characters a message (tool
+        calls dropped); for a bounded model, the oldest research messages dropped until the
+        final request fits its window."""
+        out = [
+            *messages[:keep],
+            *(
+                Message(role="user" if m.role == "tool" else m.role, content=m.content[:400])
+                for m in messages[keep:]
+            ),
+        ]
         limits = context_limits_of(self.model)
         if limits is None:
             return out
@@ -310,12 +299,9 @@ class ToolAgent:
 
     def _final_now(self, episode: Episode, messages: list[Message], memory: bool) -> str:
         messages.append(Message(role="user", content=_FINAL_NOW))
-        if self.action_mode == "json":
-            schema = action_schema((), episode.question.labels, memory=memory)
-            request = self.decoding.request(messages, response_schema=schema)
-        else:
-            request = self.decoding.request(messages)
-        reply = episode.chat(self.model, request)
+        labels = episode.question.labels
+        schema = action_schema((), labels, memory=memory) if self.action_mode == "json" else None
+        reply = episode.chat(self.model, self.decoding.request(messages, response_schema=schema))
         messages.append(Message(role="assistant", content=reply.content))
         return reply.content
 
@@ -333,12 +319,3 @@ class ToolAgent:
         if memory:
             store_notebook(episode, reply)
         return forecast
-
-
-def _compacted(messages: list[Message], keep: int, chars: int = 400) -> list[Message]:
-    """The prompt messages, then the rest shortened to ``chars`` each (tool calls dropped)."""
-    rest = [
-        Message(role="user" if m.role == "tool" else m.role, content=m.content[:chars])
-        for m in messages[keep:]
-    ]
-    return [*messages[:keep], *rest]

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import KW_ONLY, dataclass, field
-from typing import Any, Literal, get_args
+from typing import Any, Literal
 
 from pydantic import Field
 
@@ -17,6 +17,7 @@ from pastcast.agents._answer import (
     ParseFallback,
     ask_answer,
     form_schema,
+    over,
     view_fields,
 )
 from pastcast.agents._answer_reader import read_answer
@@ -28,7 +29,6 @@ from pastcast.models import ContextOverflow, Model
 from pastcast.records import EvidenceTally, Forecast, Message, Record
 
 __all__ = [
-    "TWO_STAGE_STAGES",
     "TwoStageAgent",
     "TwoStageConfig",
     "TwoStageStage",
@@ -48,7 +48,6 @@ TwoStageStage = Literal[
 ]
 """The agent's model calls, each with its own request settings (Hindcast Table 4): query
 generation, reflection, evidence report, evidence tally, final forecast and its retries."""
-TWO_STAGE_STAGES: tuple[str, ...] = get_args(TwoStageStage)
 
 _QUERIES_SCHEMA: dict[str, Any] = {
     "type": "object",
@@ -142,7 +141,7 @@ class TwoStageAgent:
     stages: Mapping[str, Decoding] = field(default_factory=dict)
 
     def _settings(self, stage: str) -> Decoding:
-        return self.decoding.over(self.stages.get(stage))
+        return over(self.decoding, self.stages.get(stage))
 
     def forecast(self, episode: Episode) -> Forecast:
         cfg = self.config

@@ -23,14 +23,15 @@ if TYPE_CHECKING:
     )
     from pastcast.app._audits import (
         DEFAULT_CALIBRATION,
+        ProbedCutoff,
         RetrievalAuditRead,
         RunAuditRead,
         audit_dataset_texts,
         audit_datasets,
         audit_run_log,
         audit_run_retrievals,
+        probe_model_cutoff,
     )
-    from pastcast.app._by_agent import AgentRun, runs_by_agent
     from pastcast.app._compare import Compared, compare_runs
     from pastcast.app._corpus import (
         CorpusBuild,
@@ -40,29 +41,25 @@ if TYPE_CHECKING:
     from pastcast.app._corpus_append import (
         append_corpus,
         check_feed_index,
+        fetch_feeds,
+        follow_feeds,
         index_feed,
         index_feed_round,
     )
-    from pastcast.app._curate import Curated, curate_dataset
-    from pastcast.app._data_views import (
+    from pastcast.app._datasets import (
+        Curated,
         DatasetSummary,
+        Imported,
+        curate_dataset,
         dataset_question,
         describe_dataset,
-    )
-    from pastcast.app._datasets import DATASET_SPEC_HELP, DatasetNote, open_dataset
-    from pastcast.app._demo import Demo, run_demo
-    from pastcast.app._exports import Exported, export_runs
-    from pastcast.app._feeds import fetch_feeds, follow_feeds
-    from pastcast.app._finetune import Finetuned, FinetunePlan, finetune
-    from pastcast.app._frames import runs_frame
-    from pastcast.app._imports import (
-        Imported,
         filter_values,
         import_forecastbench,
         import_polymarket,
     )
-    from pastcast.app._models import ProbedCutoff, probe_model_cutoff
-    from pastcast.app._open_corpus import open_corpus
+    from pastcast.app._exports import AgentRun, Exported, export_runs, runs_by_agent
+    from pastcast.app._finetune import Finetuned, FinetunePlan, finetune
+    from pastcast.app._open import DATASET_SPEC_HELP, DatasetNote, open_corpus, open_dataset
     from pastcast.app._plans import (
         CURATION_LEGS,
         ConstructionAuditPlan,
@@ -74,7 +71,7 @@ if TYPE_CHECKING:
         PolymarketImport,
         RunAuditPlan,
     )
-    from pastcast.app._reading import RunsRead, read_runs
+    from pastcast.app._reading import RunsRead, read_runs, runs_frame
     from pastcast.app._replays import Replay, open_replay, shared_replay
     from pastcast.app._reports import (
         MARKET_AGE_WARNING,
@@ -86,19 +83,21 @@ if TYPE_CHECKING:
         dashboard,
         group_columns,
         report_runs,
+        report_sections,
         score_runs,
     )
     from pastcast.app._runs import (
+        Demo,
         plan_estimate,
         plan_from_agents,
         preset_settings,
         read_plan,
+        run_demo,
         run_plan,
+        serve_episode,
         with_preset,
         write_plan,
     )
-    from pastcast.app._sections import report_sections
-    from pastcast.app._served import serve_episode
     from pastcast.app._stats import (
         Statistics,
         coverage_bins,

@@ -158,14 +158,12 @@ def check_agent_args(
             )
 
 
-def parse_agent_option(
-    option: str, default_setting: Setting = "memory_free", *, field: str = "agents"
-) -> AgentSpec:
+def parse_agent_option(option: str, *, field: str = "agents") -> AgentSpec:
     """``heuristic:max_reads=4@memory_on`` -> an AgentSpec named ``heuristic:max_reads=4``,
     its agent and arguments checked against the registry (``FieldError`` naming ``field``)."""
     parsed = split_agent_option(option, field=field)
     check_agent_args(parsed.name, parsed.args, option, field=field)
-    setting = parsed.setting or default_setting
+    setting = parsed.setting or "memory_free"
     return agent_spec(parsed.name, setting=setting, label=parsed.label, **parsed.args)
 
 

@@ -1,43 +1,54 @@
 """Leakage audits as the user asks for them: of how datasets were built (named as every command
-names them) and of what agents saw in a run (its log read once, its dataset and corpus opened
-from their specs)."""
+names them), of what agents saw in a run (its log read once, its dataset and corpus opened
+from their specs), and of what a model remembers: its knowledge cutoff measured from what it
+recalls of a dated corpus (``pastcast models probe-cutoff``), kept in the knowledge-cutoff
+registry with its provenance. The judge models they use are cached (``cached_model``)."""
 
 from __future__ import annotations
 
 import errno
-from collections.abc import Iterable, Sequence
+import hashlib
+import re
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from pastcast.app._corpus import corpus_documents
-from pastcast.app._datasets import open_dataset
 from pastcast.app._fields import as_field
-from pastcast.app._models import cached_model
+from pastcast.app._open import open_corpus, open_dataset
 from pastcast.app._plans import ConstructionAuditPlan, RunAuditPlan
 from pastcast.app._reading import RunsRead, check_dataset, read_runs
 from pastcast.dataset import Dataset
 from pastcast.errors import FieldError
+from pastcast.owned import cache_root
+from pastcast.safejson import canonical_json
 
 if TYPE_CHECKING:
     from pastcast.audit import (
         ConstructionAudit,
+        CutoffProbe,
         LeakageCard,
         RetrievalAudit,
         RunAudit,
         TextAudit,
     )
+    from pastcast.models import CachedModel, MeasuredCutoff
     from pastcast.records import Document
     from pastcast.world import World
 
 __all__ = [
     "DEFAULT_CALIBRATION",
+    "ProbedCutoff",
     "RetrievalAuditRead",
     "RunAuditRead",
     "audit_dataset_texts",
     "audit_datasets",
     "audit_run_log",
     "audit_run_retrievals",
+    "probe_model_cutoff",
     "run_leakage_cards",
 ]
 
@@ -87,10 +98,10 @@ def audit_dataset_texts(dataset: str | Path | Dataset) -> TextAudit:
 
 def _run_and_data(
     read: RunsRead, dataset: str | Path | None
-) -> tuple[RunsRead, World | None, Dataset | None]:
-    """The run log as read, the embedded world that ``dataset`` or else the log names (its
-    documents too), and the dataset the run used: ``dataset`` (checked against the log), else
-    that world's; None where neither names one."""
+) -> tuple[World | None, Dataset | None]:
+    """The embedded world that ``dataset`` or else the run log names (its documents too), and
+    the dataset the run used: ``dataset`` (checked against the log), else that world's; None
+    where neither names one."""
     from pastcast.world import is_world_spec, world_from_spec, world_named_by
 
     world = world_named_by(read.logs[0].header.dataset_id)
@@ -105,7 +116,7 @@ def _run_and_data(
         data = world.dataset
     if data is not None and dataset is not None:
         check_dataset(read.logs, data, dataset)
-    return read, world, data
+    return world, data
 
 
 @dataclass(frozen=True)
@@ -126,9 +137,8 @@ def audit_run_log(plan: RunAuditPlan) -> RunAuditRead:
 
     keep = EXAMPLES if plan.examples is None else plan.examples
     corpus = plan.corpus
-    read, world, data = _run_and_data(
-        read_runs([plan.run_log], columns=(), require_steps=False), plan.dataset
-    )
+    read = read_runs([plan.run_log], columns=(), require_steps=False)
+    world, data = _run_and_data(read, plan.dataset)
     log = read.logs[0]
     documents: Iterable[Document] | None = (
         corpus_documents(corpus) if corpus else (world.documents if world else None)
@@ -229,23 +239,20 @@ def audit_run_retrievals(
     negatives: int = 20,
     cache: str | Path | None = None,
     draws: int = 4000,
-    level: float = 0.95,
     max_tokens: int = 160,
     prompt: str | None = None,
     progress: bool = False,
 ) -> RetrievalAuditRead:
-    """The served-document leakage of ``run_log``: a stratified sample of ``sample`` documents
-    it served judged by ``judge`` (a model spec), the judge measured on ``positives`` planted
-    and ``negatives`` clean documents of the world ``calibration``, the rate corrected for its
-    errors. ``prompt``: the judge's prompt, one of ``pastcast.audit.RETRIEVAL_PROMPTS`` (default
-    ``RETRIEVAL_PROMPT``). ``dataset`` and ``corpus`` as for ``audit_run_log``. Judgements are
-    cached in ``cache`` (default: ``RUN.retrieval-judge-cache`` beside the log), so a rerun
-    makes no new calls; the result is written beside the log (``RUN.retrieval-audit.json``)."""
+    """The served-document leakage of ``run_log`` as `pastcast audit retrievals` measures it
+    (docs/audits.md; the options are its parameters): judged by ``judge`` (a model spec), the
+    rate corrected for the judge's errors measured on the world ``calibration``, written beside
+    the log; judgements cached in ``cache``, so a rerun makes no new calls."""
     from pastcast.audit import (
         RETRIEVAL_PROMPT,
         RETRIEVAL_PROMPTS,
-        audit_retrievals,
+        audit_served,
         calibration_items,
+        served_documents,
         write_retrieval_audit,
     )
     from pastcast.curate import Judge
@@ -280,9 +287,8 @@ def audit_run_retrievals(
                 raise NotADirectoryError(errno.ENOTDIR, "not a folder", str(cache_dir))
         except OSError as exc:
             raise FieldError("cache", f"{cache_dir}: {exc.strerror or exc}") from None
-    read, world, data = _run_and_data(
-        read_runs([run_log], columns=(), require_steps=False), dataset
-    )
+    read = read_runs([run_log], columns=(), require_steps=False)
+    world, data = _run_and_data(read, dataset)
     log = read.logs[0]
     if data is None:
         raise FieldError("dataset", "the log names no embedded world: give the dataset it ran on")
@@ -304,17 +310,19 @@ def audit_run_retrievals(
     )
     with cached_model(judge, cache_dir) as cached:
         try:
-            audit = audit_retrievals(
-                log,
-                documents,
+            served, docs, unknown = served_documents(log, documents)
+            audit = audit_served(
+                served,
+                docs,
                 data,
                 Judge(cached, max_tokens=max_tokens),
                 items,
+                run_log=str(log.path),
+                unknown_documents=len(unknown),
                 calibration_name=calibration,
                 sample=sample,
                 seed=seed,
                 draws=draws,
-                level=level,
                 prompt=prompt,
                 progress=progress,
             )
@@ -322,3 +330,151 @@ def audit_run_retrievals(
             raise FieldError("corpus", f"{corpus!r}: {exc}") from None
     written = write_retrieval_audit(audit, log_path)
     return RetrievalAuditRead(audit, written, cache_dir, read)
+
+
+_MONTH = re.compile(r"^\d{4}-(0[1-9]|1[0-2])$")
+
+
+@dataclass(frozen=True)
+class ProbedCutoff:
+    """The probe, the cutoff it measured (None: no recall detected, nothing registered) and
+    where the questions, judgements and measurement were kept."""
+
+    probe: CutoffProbe
+    measured: MeasuredCutoff | None
+    questions: Path
+    cache: Path
+    registry: Path | None
+
+    def as_dict(self) -> dict[str, Any]:
+        """The probe as JSON, with its questions file and the registry it was kept in."""
+        return {
+            **self.probe.model_dump(mode="json"),
+            "questions_file": str(self.questions),
+            "registered": None if self.registry is None else str(self.registry),
+        }
+
+
+@contextmanager
+def cached_model(spec: str, cache: Path, field: str = "judge") -> Iterator[CachedModel]:
+    """The model ``spec`` (``FieldError`` naming ``field``) answering from the cache folder
+    ``cache`` what it answered before, so a rerun makes no new calls; a local model's server
+    is stopped when the block ends."""
+    from pastcast.models import CachedModel, ModelError, resolve_model
+
+    with as_field(field, ValueError, ModelError):
+        model = resolve_model(spec)
+    try:
+        yield CachedModel(model, cache, "auto", settings={"spec": spec})
+    finally:
+        close = getattr(model, "close", None)
+        if callable(close):  # a local model's server
+            close()
+
+
+def _month(value: str | None, field: str) -> str | None:
+    if value is not None and not _MONTH.match(value):
+        raise FieldError(field, f"expected a month YYYY-MM, got {value!r}")
+    return value
+
+
+def probe_model_cutoff(
+    model: str,
+    corpus: str | Path,
+    *,
+    per_month: int = 20,
+    since: str | None = None,
+    until: str | None = None,
+    seed: int = 0,
+    cache: str | Path | None = None,
+    draws: int = 1000,
+    level: float = 0.95,
+    register: bool = True,
+    registry: str | Path | None = None,
+    max_tokens: int = 32,
+    progress: bool = False,
+) -> ProbedCutoff:
+    """Probe ``model`` (a model spec) with up to ``per_month`` questions per month of the
+    corpus ``corpus`` (an index directory; months ``since`` .. ``until``), made once and cached
+    under ``cache`` (default: ``cutoff-probe`` in pastcast's cache folder) with every answer;
+    with ``register``, keep the measured cutoff in ``registry`` (default: the measured-cutoffs
+    file ``plan`` and ``score`` read)."""
+    from pastcast.audit import (
+        PROBE_METHOD,
+        PROBE_VERSION,
+        probe_cutoff,
+        probe_questions,
+        read_probe_questions,
+        write_probe_questions,
+    )
+    from pastcast.curate import Judge
+    from pastcast.models import MeasuredCutoff, check_model_spec, save_measured_cutoff
+
+    with as_field("model"):
+        check_model_spec(model)
+    first, last = _month(since, "since"), _month(until, "until")
+    if first and last and first > last:
+        raise FieldError("until", f"{last} is before {first}")
+    opened = open_corpus(corpus)
+    try:
+        identity = opened.identity()
+    finally:
+        opened.close()
+    root = Path(cache) if cache is not None else cache_root() / "cutoff-probe"
+    settings = {
+        "version": PROBE_VERSION,
+        "corpus": identity.content_sha256,
+        "per_month": per_month,
+        "seed": seed,
+        "since": first,
+        "until": last,
+    }
+    digest = hashlib.sha256(canonical_json(settings).encode()).hexdigest()[:16]
+    questions_file = root / "questions" / f"{digest}.json"
+    corpus_name = f"{corpus} (sha256 {identity.content_sha256[:12]})"
+    try:
+        questions = read_probe_questions(questions_file)
+    except ValueError:
+        questions = None
+    made = questions is None
+    if questions is None:
+        questions = probe_questions(
+            corpus_documents(str(corpus)),
+            corpus=corpus_name,
+            per_month=per_month,
+            seed=seed,
+            since=first,
+            until=last,
+        )
+    if len({q.month for q in questions.questions}) < 2:
+        raise FieldError("corpus", f"{corpus}: fewer than two months with questions to compare")
+    with cached_model(model, root / "judgements", "model") as cached:
+        if made:  # kept once nothing refuses the probe
+            write_probe_questions(questions, questions_file)
+        probe = probe_cutoff(
+            questions,
+            Judge(cached, max_tokens=max_tokens),
+            draws=draws,
+            seed=seed,
+            level=level,
+            progress=progress,
+        )
+    measured = None
+    saved = None
+    if probe.knowledge_cutoff is not None and probe.low and probe.high:
+        measured = MeasuredCutoff(
+            model=model,
+            knowledge_cutoff=probe.knowledge_cutoff,
+            low=probe.low,
+            high=probe.high,
+            level=level,
+            method=f"cutoff probe v{PROBE_VERSION}: {PROBE_METHOD}",
+            corpus=corpus_name,
+            measured_on=datetime.now(UTC).date(),
+            questions=probe.questions,
+            version=PROBE_VERSION,
+        )
+        if register:
+            with as_field("registry", OSError, ValueError):
+                saved = save_measured_cutoff(measured, registry)
+    return ProbedCutoff(probe, measured, questions_file, root, saved)

@@ -118,15 +118,11 @@ def compare_runs(
     bootstrap: int = BOOTSTRAP_DRAWS,
     seed: int = BOOTSTRAP_SEED,
 ) -> Compared:
-    """Table 4's rows for the run log ``tuned`` against ``base`` on the steps both recorded:
-    Brier overall, binary and multi-choice, every other paired metric (accuracy, log loss), tool
-    calls per forecast and parser acceptance, each run's value and the paired difference
-    (tuned - base) with its 95% event-resampled interval. A log holding several agents needs
-    ``base_agent`` / ``tuned_agent`` (``AGENT`` or ``AGENT@SETTING``); both may name agents of
-    one log, which is ``tuned`` by default.
-
-    ``FieldError`` naming ``base`` or ``tuned`` for an unreadable log, logs of different datasets
-    or logs that share no step; ``dataset`` when a log did not run on it."""
+    """Table 4's rows for the run log ``tuned`` against ``base`` on the steps both recorded, as
+    `pastcast compare` prints them (the options are its parameters; ``tuned`` defaults to
+    ``base``: two agents of one log). ``FieldError`` naming ``base`` or ``tuned`` for an
+    unreadable log, logs of different datasets or logs that share no step; ``dataset`` when a
+    log did not run on it."""
     read_base = _read_one(base, "base")
     read_tuned = _read_one(base if tuned is None else tuned, "tuned")
     log_b, log_t = read_base.logs[0], read_tuned.logs[0]
@@ -137,7 +133,7 @@ def compare_runs(
             f"{log_b.header.dataset_id!r}: a paired comparison needs the same dataset",
         )
     if dataset is not None:
-        from pastcast.app._datasets import open_dataset  # only when a dataset is named
+        from pastcast.app._open import open_dataset  # only when a dataset is named
 
         check_dataset([log_b, log_t], open_dataset(dataset), dataset)
     same_run = log_b.header == log_t.header
@@ -173,14 +169,13 @@ def paired_comparisons(
     fallback: Convention = "uniform",
     bootstrap: int = BOOTSTRAP_DRAWS,
     seed: int = BOOTSTRAP_SEED,
-    field: str = "paired",
 ) -> tuple[PairedComparison, ...]:
     """Each ``BASE:OTHER`` of ``pairs`` compared on ``table`` (OTHER - BASE); each side a run
     id, ``AGENT@SETTING`` or ``AGENT`` (agent labels may hold ':', so the split is the one
-    where both sides name something). ``FieldError`` naming ``field[i]``."""
+    where both sides name something). ``FieldError`` naming ``paired[i]``."""
     out = []
     for i, text in enumerate(pairs):
-        where = f"{field}[{i}]"
+        where = f"paired[{i}]"
         found = []
         for j, ch in enumerate(text):
             if ch == ":":

@@ -5,7 +5,10 @@ PostgreSQL database)."""
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import itertools
+import json
+import os
 import shutil
 import tempfile
 from collections.abc import Callable, Iterator, Sequence
@@ -16,10 +19,10 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from pastcast import __version__
 from pastcast.app._fields import as_field
-from pastcast.app._open_corpus import open_corpus
+from pastcast.app._open import open_corpus
 from pastcast.app._plans import MAX_BUILD_WORKERS, CorpusBuildPlan, StoreBackend
-from pastcast.app._read_stamp import read_stamp
 from pastcast.corpus import (
     CorpusBuildReport,
     is_database_url,
@@ -31,6 +34,7 @@ from pastcast.corpus.embedded import EmbeddedIndex, MonthRunner, ReadStamp
 from pastcast.corpus.postgres import PostgresBackend
 from pastcast.corpus.sources import (
     DatingRule,
+    SideFile,
     SourceRun,
     allow_sources,
     open_source,
@@ -186,8 +190,11 @@ def _store(
                     out, "dense", field=field, embedder=embedder, progress=progress, **dense
                 ).close()
             except BaseException:
-                if plan.vectors:
-                    _remove_index(out)
+                # An import of vectors refused (or interrupted) leaves nothing, so the corrected
+                # command is not refused for the index in its way. (A failed embedding job is
+                # kept instead: the next open resumes it.)
+                if plan.vectors and made_kind(out) == "index":
+                    shutil.rmtree(out, ignore_errors=True)
                 raise
         return len(index), str(out), index.build_report
     except ImportError as exc:
@@ -205,14 +212,6 @@ def _store(
             raise
         # a database error, without the password
         raise FieldError("url", f"{redact_url(url)}: {one_line(exc)}") from None
-
-
-def _remove_index(out: Path) -> None:
-    """Remove the index this build made: an import of vectors refused (or interrupted) leaves
-    nothing, so the corrected command is not refused for the index in its way. (A failed
-    embedding job is kept instead: the next open resumes it.)"""
-    if made_kind(out) == "index":
-        shutil.rmtree(out, ignore_errors=True)
 
 
 def _dask_runner(scheduler: str | None, backend: StoreBackend) -> MonthRunner | None:
@@ -316,6 +315,72 @@ def _quality_filters(names: Sequence[str]) -> list[Any]:
 
     with as_field("quality"):  # an unknown name, a filter without defaults, a missing extra
         return build_quality_filters(list(names))
+
+
+# What a build reads, as a ``ReadStamp``: a build cut short after its read phase skips it when
+# run again on the same input with the same options (``corpus.embedded._read_reuse``).
+# The plan's fields that decide which documents are spooled, and how.
+_READ_FIELDS = (
+    "source",
+    "lenient",
+    "since",
+    "until",
+    "include_flagged",
+    "allow_source",
+    "allow_sources_file",
+    "quality",
+    "require_dates",
+)
+
+
+def _fingerprint(path: Path) -> list[tuple[str, int, int]]:
+    """Every file under ``path`` (or ``path`` itself): name, size, modification time (ns)."""
+    files = [path] if path.is_file() else sorted(p for p in path.rglob("*") if p.is_file())
+    out = []
+    for f in files:
+        st = f.stat()
+        out.append(
+            (f.relative_to(path).as_posix() if f != path else "", st.st_size, st.st_mtime_ns)
+        )
+    return out
+
+
+def read_stamp(
+    plan: CorpusBuildPlan, path: str, allowed: list[str], run: SourceRun
+) -> ReadStamp | None:
+    """The stamp of ``run``, read from ``path`` as ``plan`` says (``allowed``: its allow-list,
+    the file's names included); None where the input is not files on disk (nothing to
+    fingerprint: the read phase always runs). A restore replaces ``run``'s report and side
+    files with those the read phase kept."""
+    source = Path(path)
+    if not source.exists():
+        return None
+    what = plan.model_dump(mode="json", include=set(_READ_FIELDS))
+    what.update(allowed=allowed, files=_fingerprint(source), version=__version__)
+    key = hashlib.sha256(json.dumps(what, sort_keys=True).encode()).hexdigest()
+
+    def save(folder: Path) -> dict[str, Any]:
+        for side in run.side_files:
+            side.handle.close()  # complete now: every document is read
+            shutil.copyfile(side.path, folder / side.name)
+        return {
+            "skipped": run.skipped(),
+            "lines": run.report_lines(),
+            "side": [[side.name, side.what] for side in run.side_files],
+        }
+
+    def restore(folder: Path, saved: dict[str, Any]) -> None:
+        run.discard()  # this run's side files, empty: the read ones come back instead
+        sides = []
+        for name, what in saved["side"]:
+            fd, copy = tempfile.mkstemp(prefix=".pastcast-", suffix=f".{name}")
+            os.close(fd)
+            shutil.copyfile(folder / name, copy)
+            sides.append(SideFile(name, Path(copy), open(copy, "a", encoding="utf-8"), what))  # noqa: SIM115
+        skipped, lines = dict(saved["skipped"]), list(saved["lines"])
+        run.side_files, run.skipped, run.report_lines = tuple(sides), lambda: skipped, lambda: lines
+
+    return ReadStamp(key, save, restore)
 
 
 def build_corpus(

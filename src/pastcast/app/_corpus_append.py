@@ -1,13 +1,17 @@
-"""Appending a source's documents to an index directory, read as a build reads them."""
+"""Appending a source's documents to an index directory, read as a build reads them; live feeds
+fetched into a spool folder (``build_corpus("feed:SPOOL")`` indexes it) and appended."""
 
 from __future__ import annotations
 
 import json
+import time
 from collections import Counter
-from collections.abc import Iterator, Sequence
-from datetime import date
+from collections.abc import Callable, Iterator, Sequence
+from datetime import UTC, date, datetime
 from pathlib import Path
 from typing import Any
+
+import httpx
 
 from pastcast.app._corpus import (
     CorpusBuild,
@@ -26,6 +30,7 @@ from pastcast.corpus.embedded import (
     EmbeddedIndex,
     NewDocuments,
 )
+from pastcast.corpus.feeds import FeedRound, SpoolBusy, fetch_round, read_feeds_file
 from pastcast.corpus.sources import (
     DATING_NAME,
     DATING_RULES,
@@ -35,10 +40,17 @@ from pastcast.corpus.sources import (
     read_dating,
 )
 from pastcast.errors import FieldError
-from pastcast.owned import check_makeable
+from pastcast.owned import check_makeable, claim_dir
 from pastcast.records import Document
 
-__all__ = ["append_corpus", "check_feed_index", "index_feed", "index_feed_round"]
+__all__ = [
+    "append_corpus",
+    "check_feed_index",
+    "fetch_feeds",
+    "follow_feeds",
+    "index_feed",
+    "index_feed_round",
+]
 
 
 def append_corpus(
@@ -58,14 +70,9 @@ def append_corpus(
     workers: int | None = None,
 ) -> CorpusBuild:
     """Add the documents of ``source`` (``KIND:PATH``) to the index directory ``index``, read
-    exactly as ``build_corpus`` reads a source (content screen, allow-list, quality filters,
-    dating rule: ``require_dates`` is the index's recorded rule unless given, and must be it).
-    Only the months the new documents fall in are indexed again; the result equals the index a
-    build of all the documents makes (``EmbeddedIndex.append``). An id the index holds, or one
+    as ``build_corpus`` reads a source (docs/corpus.md, "Appends"). An id the index holds, or one
     repeated in the source, is refused naming it (``duplicates="refuse"``, nothing is changed)
-    or skipped and counted (``"skip"``). ``indexed`` is the number of documents added.
-
-    ``FieldError`` naming the field."""
+    or skipped and counted (``"skip"``). ``FieldError`` naming the field."""
     kind, path = source_kind(source)
     target = Path(index)
     try:
@@ -181,15 +188,14 @@ def check_feed_index(index: str | Path) -> None:
         check_makeable(target)
 
 
-def index_feed(spool: str | Path, index: str | Path, *, workers: int | None = None) -> CorpusBuild:
+def index_feed(spool: str | Path, index: str | Path) -> CorpusBuild:
     """A feed spool's items into the index directory ``index``: built from the spool when there
     is no index yet, else the items it does not hold appended (ids already indexed skipped: the
     spool keeps every item it ever fetched). ``FieldError`` naming ``index`` or the source."""
-    target = Path(index)
-    source = f"feed:{spool}"
+    target, source = Path(index), f"feed:{spool}"
     if not target.exists():
-        return build_corpus(source, out=target, workers=workers)
-    return append_corpus(target, source, duplicates="skip", workers=workers)
+        return build_corpus(source, out=target)
+    return append_corpus(target, source, duplicates="skip")
 
 
 def index_feed_round(spool: str | Path, index: str | Path | None, written: int) -> int | None:
@@ -198,8 +204,55 @@ def index_feed_round(spool: str | Path, index: str | Path | None, written: int) 
     fetched nothing new still builds the index from what the spool already holds."""
     if index is None:
         return None
-    target = Path(index)
-    fresh = not target.exists() and any(Path(spool).glob("items-*.jsonl"))
+    fresh = not Path(index).exists() and any(Path(spool).glob("items-*.jsonl"))
     if not (written or fresh):
         return None
-    return index_feed(spool, target).indexed
+    return index_feed(spool, index).indexed
+
+
+SPOOL_KIND = "feed-spool"
+
+
+def _now() -> datetime:
+    return datetime.now(UTC)
+
+
+def fetch_feeds(
+    feeds: str | Path,
+    spool: str | Path,
+    *,
+    clock: Callable[[], datetime] = _now,
+    client: httpx.Client | None = None,
+    sleep: Callable[[float], None] = time.sleep,
+) -> FeedRound:
+    """Fetch every feed of the feeds file once into ``spool`` (made and marked if absent; only
+    a spool pastcast made is written into). A feed that fails is an error line in the round's
+    report; ``FieldError`` naming ``feeds`` or ``spool`` for what stops the whole round."""
+    with as_field("feeds"):
+        config = read_feeds_file(feeds)
+    with as_field("spool", OSError):
+        folder = claim_dir(Path(spool), SPOOL_KIND)
+    try:
+        return fetch_round(config, folder, clock=clock, client=client, sleep=sleep)
+    except (SpoolBusy, FieldError) as exc:
+        raise FieldError("spool", str(exc)) from None
+
+
+def follow_feeds(
+    feeds: str | Path,
+    spool: str | Path,
+    *,
+    interval: float = 300.0,
+    rounds: int | None = None,
+) -> Iterator[FeedRound]:
+    """Fetch rounds ``interval`` seconds apart (start to start), ``rounds`` of them or until
+    stopped; the feeds file is read again each round, so an edit takes effect at the next."""
+    if interval <= 0:
+        raise FieldError("interval", f"expected a positive number of seconds, got {interval}")
+    done = 0
+    while rounds is None or done < rounds:
+        started = time.monotonic()
+        yield fetch_feeds(feeds, spool)
+        done += 1
+        if rounds is None or done < rounds:
+            time.sleep(max(0.0, interval - (time.monotonic() - started)))

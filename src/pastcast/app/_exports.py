@@ -1,25 +1,27 @@
 """Exports of run logs for training and analysis (``pastcast.train``): chat fine-tuning
-records, per-step rewards and the Parquet table of forecasts, from the runs read once."""
+records, per-step rewards and the Parquet table of forecasts, from the runs read once; and the
+runs split by agent, for exports that write one file per agent (Inspect's eval logs)."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
-from pastcast.app._datasets import open_dataset
 from pastcast.app._fields import as_field
+from pastcast.app._open import open_dataset
 from pastcast.app._reading import RunsRead, read_runs
 from pastcast.dataset import Dataset
 from pastcast.errors import FieldError, within
-from pastcast.owned import check_makeable
+from pastcast.owned import check_makeable, check_replaceable
+from pastcast.runlog import AgentSpec, StepColumns, StepRecord
 from pastcast.scoring import Convention, Fallback
 
 if TYPE_CHECKING:  # the training package loads with the first export
     from pastcast.train import ExportManifest, Keep, RewardMetric, SftShape
 
-__all__ = ["ExportTarget", "Exported", "export_runs"]
+__all__ = ["AgentRun", "ExportTarget", "Exported", "RunsByAgent", "export_runs", "runs_by_agent"]
 
 ExportTarget = Literal["sft", "rewards", "table"]
 
@@ -74,13 +76,9 @@ def export_runs(
     metric: RewardMetric = "neg_brier",
     format_penalty: float = 1.0,
 ) -> Exported:
-    """Write ``target`` of ``run_logs`` (each forecast once, see ``read_runs``) to ``out`` with
-    its manifest beside it: ``sft`` (chat records of usable forecasts: ``shape``, ``keep``,
-    ``score``, ``min_score``), ``rewards`` (per-step rewards: ``metric``, ``format_penalty``,
-    ``fallback``) or ``table`` (a Parquet row per forecast of every split: ``fallback``). Chat
-    and reward exports read ``splits`` only (None: ``train``; an evaluation split needs
-    ``force_eval``); ``datasets`` behind the runs put their content hash in the manifest and
-    check the recorded splits. ``out`` may replace only a file an earlier export wrote."""
+    """Write ``target`` (``sft``, ``rewards`` or ``table``) of ``run_logs`` to ``out`` with its
+    manifest beside it, as `pastcast export` does (docs/training.md; the options are its
+    parameters). ``out`` may replace only a file an earlier export wrote."""
     from pastcast.train import SplitPolicy, export_rewards, export_sft, export_table
 
     policy = None
@@ -127,3 +125,65 @@ def export_runs(
                 datasets=opened,
             )
     return Exported(path, manifest, read)
+
+
+@dataclass(frozen=True)
+class AgentRun:
+    """The forecasts of one agent and setting in one run, in log order."""
+
+    log: StepColumns
+    spec: AgentSpec
+    rows: tuple[int, ...]
+    """The group's rows of the log's step columns."""
+
+    def steps(self) -> Iterator[StepRecord]:
+        """The group's full records, read by offset one at a time."""
+        return self.log.stream(self.rows)
+
+
+@dataclass(frozen=True)
+class RunsByAgent:
+    read: RunsRead
+    groups: tuple[AgentRun, ...]
+    out: Path
+    """The folder to write, checked: absent, empty, or one pastcast made as ``kind``."""
+
+
+def _spec(log: StepColumns, agent: str, setting: str, role: str) -> AgentSpec:
+    for spec in log.header.agents:
+        if spec.name == agent and spec.setting == setting:
+            return spec
+    # a log written before headers named every agent: the spec its steps imply
+    return AgentSpec.model_validate(
+        {"name": agent, "factory": agent, "role": role, "setting": setting}
+    )
+
+
+def runs_by_agent(
+    run_logs: Sequence[str | Path],
+    out: str | Path,
+    *,
+    kind: str,
+    dataset: str | Path | Dataset | None = None,
+) -> RunsByAgent:
+    """The forecasts of ``run_logs`` (each once, see ``read_runs``) per run, agent and setting,
+    and ``out`` checked as a folder of ``kind`` pastcast may write (``FieldError`` naming
+    ``out`` otherwise, nothing written)."""
+    target = Path(out)
+    with as_field("out", FileExistsError):
+        check_replaceable(target, kind)
+    read = read_runs(run_logs, dataset, columns=("role",))
+    groups: list[AgentRun] = []
+    for log in read.logs:
+        cols = log.table.select(["agent", "setting", "role"]).to_pydict()
+        by: dict[tuple[str, str], list[int]] = {}
+        roles: dict[tuple[str, str], str] = {}
+        for i, (agent, setting, role) in enumerate(
+            zip(cols["agent"], cols["setting"], cols["role"], strict=True)
+        ):
+            by.setdefault((agent, setting), []).append(i)
+            roles.setdefault((agent, setting), role)
+        for (agent, setting), rows in by.items():
+            spec = _spec(log, agent, setting, roles[agent, setting])
+            groups.append(AgentRun(log, spec, tuple(rows)))
+    return RunsByAgent(read, tuple(groups), target)

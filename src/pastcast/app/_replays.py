@@ -13,9 +13,8 @@ from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING
 
-from pastcast.app._datasets import open_dataset
 from pastcast.app._fields import as_field
-from pastcast.app._open_corpus import check_search_options, open_corpus
+from pastcast.app._open import check_search_options, open_corpus, open_dataset
 from pastcast.corpus import OpenedCorpus, content_digest, redact_url
 from pastcast.cutoff import DayConvention
 from pastcast.dataset import Dataset
@@ -206,7 +205,7 @@ def _world_index(world: World, index_dir: Path) -> None:
     dated.finish(index_dir)
 
 
-_SHARED: dict[tuple[str, str | None, str, str | None, DayConvention], Replay] = {}
+_SHARED: dict[tuple[str, str | None, str, str | None], Replay] = {}
 _SHARED_LOCK = threading.Lock()
 
 
@@ -215,13 +214,11 @@ def shared_replay(
     corpus: str | Path | None = None,
     retrieval: str = "bm25",
     embedder: str | None = None,
-    *,
-    convention: DayConvention = DayConvention.START_OF_DAY,
 ) -> Replay:
     """``open_replay``, opened once per process and shared, never closed: frameworks (Inspect,
     verifiers, Gymnasium) rebuild their solvers, scorers and environments from these strings."""
-    key = (str(dataset), None if corpus is None else str(corpus), retrieval, embedder, convention)
+    key = (str(dataset), None if corpus is None else str(corpus), retrieval, embedder)
     with _SHARED_LOCK:
         if key not in _SHARED:
-            _SHARED[key] = open_replay(dataset, corpus, retrieval, embedder, convention=convention)
+            _SHARED[key] = open_replay(dataset, corpus, retrieval, embedder)
         return _SHARED[key]

@@ -13,10 +13,10 @@ import numpy as np
 from pastcast.app._compare import paired_comparisons
 from pastcast.app._fields import as_field
 from pastcast.app._reading import RunsRead, read_runs
-from pastcast.app._sections import plugin_sections
 from pastcast.dataset import Dataset
 from pastcast.errors import FieldError
 from pastcast.records import Forecast
+from pastcast.registry import Registry
 from pastcast.reports import (
     BOOTSTRAP_DRAWS,
     BOOTSTRAP_SEED,
@@ -35,7 +35,7 @@ if TYPE_CHECKING:
 
     from pastcast.models import KnowledgeGap
     from pastcast.reports.dashboard import RunIndex
-    from pastcast.reports.html import WrittenReport
+    from pastcast.reports.html import ReportSection, WrittenReport
 
 __all__ = [
     "MARKET_AGE_WARNING",
@@ -46,7 +46,9 @@ __all__ = [
     "Scored",
     "dashboard",
     "group_columns",
+    "plugin_sections",
     "report_runs",
+    "report_sections",
     "score_runs",
 ]
 
@@ -141,25 +143,6 @@ def _normalized(runs: Runs) -> Runs:
     return replace(runs, logs=tuple(logs))
 
 
-def _after_knowledge_cutoff(runs: Runs) -> tuple[Runs, str | None]:
-    """Only the steps of events no model of the logs may remember."""
-    from pastcast.models import after_knowledge_cutoff
-
-    with as_field("after_knowledge_cutoff"):
-        kept = after_knowledge_cutoff(runs.logs)
-    note = None
-    if kept.knowledge_cutoff is not None:
-        note = (
-            f"left out {kept.dropped_events} events ({kept.dropped_steps} steps) resolved by "
-            f"{kept.knowledge_cutoff.isoformat()} (knowledge cutoff of {kept.model})"
-        )
-    if not kept.keep.any():
-        raise FieldError(
-            "after_knowledge_cutoff", "no event resolved after the models' knowledge cutoffs"
-        )
-    return runs.where(kept.keep), note
-
-
 def _market_age(runs: Runs, max_age: float | None, warning: float) -> tuple[Runs, str | None]:
     """Only the steps whose market belief was at most ``max_age`` days old at the cutoff (none:
     every step), and a note when the median age of those kept is over ``warning`` days."""
@@ -202,13 +185,10 @@ def score_runs(
     max_market_age: float | None = None,
     market_age_warning: float = MARKET_AGE_WARNING,
 ) -> Scored:
-    """The scorecard of ``run_logs`` (each forecast once, see ``read_runs``) grouped ``by``:
-    with ``normalize_labels`` every forecast is read again from its raw text with normalized
-    labels; with ``after_knowledge_cutoff`` only events resolved after every model's
-    knowledge cutoff count; with ``max_market_age`` only the steps whose market belief was at
-    most that many days old at the cutoff. ``paired``: ``BASE:OTHER`` pairs compared on the
-    steps both recorded (``paired_comparisons``). Every option reads the step columns; only the
-    forecasts ``normalize_labels`` may read otherwise are streamed in full, one at a time."""
+    """The scorecard of ``run_logs`` grouped ``by``, as `pastcast score` computes it
+    (docs/reports.md; the options are its parameters). Every option reads the step columns;
+    only the forecasts ``normalize_labels`` may read otherwise are streamed in full, one at a
+    time."""
     groups = group_columns(by)
     _needs_dataset(groups, dataset)
     labels: Labels = "normalized" if normalize_labels else "exact"
@@ -216,11 +196,23 @@ def score_runs(
     runs = _normalized(read.runs) if normalize_labels else read.runs
     note = None
     gaps: tuple[KnowledgeGap, ...] = ()
-    if after_knowledge_cutoff:
+    if after_knowledge_cutoff:  # only the steps of events no model of the logs may remember
+        from pastcast.models import after_knowledge_cutoff as kept_steps
         from pastcast.models import knowledge_gaps
 
         gaps = knowledge_gaps(runs.logs, runs.base_table, draws=bootstrap, seed=seed)
-        runs, note = _after_knowledge_cutoff(runs)
+        with as_field("after_knowledge_cutoff"):
+            kept = kept_steps(runs.logs)
+        if kept.knowledge_cutoff is not None:
+            note = (
+                f"left out {kept.dropped_events} events ({kept.dropped_steps} steps) resolved by "
+                f"{kept.knowledge_cutoff.isoformat()} (knowledge cutoff of {kept.model})"
+            )
+        if not kept.keep.any():
+            raise FieldError(
+                "after_knowledge_cutoff", "no event resolved after the models' knowledge cutoffs"
+            )
+        runs = runs.where(kept.keep)
     runs, market_note = _market_age(runs, max_market_age, market_age_warning)
     with as_field("by"):
         card = scorecard(runs, groups, fallback, bootstrap=bootstrap, seed=seed, bins=bins)
@@ -228,6 +220,31 @@ def score_runs(
         runs.base_table, paired, fallback=fallback, bootstrap=bootstrap, seed=seed
     )
     return Scored(card, replace(read, runs=runs), labels, note, pairs, gaps, market_note)
+
+
+# Sections an installed plugin adds to the report and the dashboard (the arena's rounds):
+# factories of the entry-point group ``pastcast.report_sections`` (docs/plugins.md).
+report_sections: Registry[tuple[ReportSection, ...]] = Registry("report_section")
+
+
+def plugin_sections(
+    run_logs: Sequence[str | Path], folders: Mapping[str, str | Path] | None = None
+) -> tuple[ReportSection, ...]:
+    """Every plugin's sections for ``run_logs``, each given its folder of ``folders`` (by the
+    plugin's name); a folder for a plugin that is not installed is an ``FieldError`` naming it."""
+    folders = dict(folders or {})
+    for name in folders:
+        if name not in report_sections:
+            known = ", ".join(report_sections.names()) or "none"
+            raise FieldError(
+                name, f"no report-section plugin {name!r} is installed (installed: {known})"
+            )
+    logs = tuple(Path(p) for p in run_logs)
+    out: list[ReportSection] = []
+    for entry in report_sections.entries():
+        folder = folders.get(entry.name)
+        out += entry.factory(logs, None if folder is None else Path(folder))
+    return tuple(out)
 
 
 @dataclass(frozen=True)
@@ -274,13 +291,9 @@ def report_runs(
     max_market_age: float | None = None,
     market_age_warning: float = MARKET_AGE_WARNING,
 ) -> Report:
-    """Write the HTML report of ``run_logs`` under ``out`` (report.html, its tables as Markdown
-    and LaTeX, the scorecard as JSON, every figure the runs support, or only ``figures``);
-    ``events``: those of the market-against-forecasts figure; ``lookback``: the lookback
-    schedule's fractions, drawn as a sweep. The report-section plugins add theirs (see
-    ``report_sections``), each reading its folder of ``sections`` (``{"arena": DIR}``: an arena
-    replay's folder) besides what it finds beside the run logs. ``max_market_age`` and
-    ``market_age_warning`` as for ``score_runs``."""
+    """Write the HTML report of ``run_logs`` under ``out``, as `pastcast report` does
+    (docs/reports.md; the options are its parameters). The report-section plugins add theirs
+    (``report_sections``), each reading its folder of ``sections`` (``{"arena": DIR}``)."""
     from pastcast.app._audits import run_leakage_cards  # the audits: for the report, not score
 
     groups = group_columns(by)

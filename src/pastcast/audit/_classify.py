@@ -46,12 +46,6 @@ def fit_logistic(x: Floats, y: Floats, l2: float = 1.0, iterations: int = 50) ->
     return w
 
 
-def predict_logistic(w: Floats, x: Floats) -> Floats:
-    """The fitted probability of the positive class."""
-    out: Floats = 1.0 / (1.0 + np.exp(-(w[0] + x @ w[1:])))
-    return out
-
-
 def event_folds(groups: Ints, folds: int = 5, seed: int = 0) -> Ints:
     """The fold of each row: groups (events) dealt into ``folds`` folds in a seeded random
     order, so every row of a group lands in the same fold."""
@@ -63,14 +57,14 @@ def event_folds(groups: Ints, folds: int = 5, seed: int = 0) -> Ints:
     return out
 
 
-def _fold_scores(x: Floats, y: Floats, fold: Ints, l2: float) -> Floats:
+def _fold_scores(x: Floats, y: Floats, fold: Ints) -> Floats:
     scores = np.full(y.size, np.nan)
     for k in np.unique(fold):
         test, train = fold == k, fold != k
         if not train.any() or np.unique(y[train]).size < 2:
             scores[test] = 0.0
             continue
-        w = fit_logistic(_standardise(x[train], x[train]), y[train], l2)
+        w = fit_logistic(_standardise(x[train], x[train]), y[train])
         # The linear score without the intercept: the intercept tracks each training part's
         # base rate, which moves against the held-out fold's and would push a pooled AUC below
         # 0.5 on small samples even without any signal.
@@ -78,9 +72,7 @@ def _fold_scores(x: Floats, y: Floats, fold: Ints, l2: float) -> Floats:
     return scores
 
 
-def out_of_fold_scores(
-    x: Floats, y: Floats, groups: Ints, folds: int = 5, seed: int = 0, l2: float = 1.0
-) -> Floats:
+def out_of_fold_scores(x: Floats, y: Floats, groups: Ints, folds: int = 5, seed: int = 0) -> Floats:
     """Each row's score (a log-odds, up to a constant per fold) from a model fitted without any
     row of its group (event).
 
@@ -88,7 +80,7 @@ def out_of_fold_scores(
     rows of each fold. A training part holding one class only predicts its base rate (a
     constant score).
     """
-    return _fold_scores(x, y, event_folds(groups, folds, seed), l2)
+    return _fold_scores(x, y, event_folds(groups, folds, seed))
 
 
 def permutation_null(
@@ -98,7 +90,6 @@ def permutation_null(
     folds: int = 5,
     seed: int = 0,
     permutations: int = 500,
-    l2: float = 1.0,
 ) -> Floats:
     """The out-of-fold AUC under ``permutations`` draws of the null "the features say nothing
     of the outcome": the outcomes of whole events are shuffled among the events of the same
@@ -117,7 +108,7 @@ def permutation_null(
         for m in members:
             shuffled[m] = event_y[rng.permutation(m)]
         labels = shuffled[inverse]
-        out[i] = auc(_fold_scores(x, labels, fold, l2), labels)
+        out[i] = auc(_fold_scores(x, labels, fold), labels)
     return out
 
 

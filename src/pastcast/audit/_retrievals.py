@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import random
 import re
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -41,9 +41,7 @@ RETRIEVAL_PROMPTS: dict[str, Decision] = {
     "audit_retrieval.v2": "verdict",
     "audit_retrieval.v3": "grounded",
 }
-"""The judge prompts and how each reply is decided: ``verdict``, the model's own
-``reveals_later``; ``grounded``, the model extracts the outcome the document reports and its
-latest date, each with a quote, and the code decides (``pastcast.audit._grounded``)."""
+"""The judge prompts and how each reply is decided (docs/audits.md, step 3)."""
 TEXT_CHARS = 1500
 """Characters of a document's text the judge is shown (a served snippet is shorter)."""
 EXCERPT_CHARS = 240
@@ -116,9 +114,7 @@ def served_documents(
 
 
 def _allocate(sizes: Mapping[tuple[str, Bucket], int], n: int) -> dict[tuple[str, Bucket], int]:
-    """Documents to draw per stratum: one each (the largest strata first when ``n`` is smaller
-    than their number), the rest in proportion to size by largest remainder, never more than
-    a stratum holds."""
+    """Documents to draw per stratum (docs/audits.md, step 2), never more than it holds."""
     keys = sorted(sizes, key=lambda k: (-sizes[k], k))
     alloc = {k: 0 for k in keys}
     for k in keys[:n]:
@@ -141,9 +137,7 @@ def _allocate(sizes: Mapping[tuple[str, Bucket], int], n: int) -> dict[tuple[str
 def stratified_sample(
     served: Sequence[ServedDocument], n: int, seed: int = 0
 ) -> tuple[ServedDocument, ...]:
-    """``n`` served documents (all of them when fewer), stratified by source and closeness to
-    the cutoff: the same for the same served set, ``n`` and ``seed``, whatever order the run
-    logged them in."""
+    """``n`` served documents (all of them when fewer), stratified (docs/audits.md, step 2)."""
     by_stratum: dict[tuple[str, Bucket], list[ServedDocument]] = defaultdict(list)
     for s in served:
         by_stratum[s.stratum].append(s)
@@ -249,10 +243,8 @@ def calibration_items(
     negatives: int = 20,
     seed: int = 0,
 ) -> tuple[CalibrationItem, ...]:
-    """Known positives (the ``planted`` hindsight rewrites: dated before their event resolved,
-    they state the outcome) and known negatives (``evidence`` articles, which report only what
-    was known on their date), each shown at the first step after its date: of a world built
-    with ``hindsight_fraction``, ``world.hindsight_ids`` and ``world.evidence``."""
+    """Known positives (the ``planted`` hindsight rewrites) and negatives (``evidence``
+    articles) of a world built with ``hindsight_fraction`` (docs/audits.md, step 4)."""
     by_id = {d.id: d for d in documents}
     rng = random.Random(f"retrieval-calibration:{seed}")
     pos: list[CalibrationItem] = []
@@ -452,43 +444,6 @@ def progress_bar(
         yield lambda: bar.advance(task)
 
 
-def audit_retrievals(
-    log: StepColumns,
-    documents: Iterable[Document],
-    dataset: Dataset,
-    judge: Judge,
-    calibration: Sequence[CalibrationItem],
-    *,
-    calibration_name: str,
-    sample: int = 200,
-    seed: int = 0,
-    draws: int = 4000,
-    level: float = 0.95,
-    prompt: str = RETRIEVAL_PROMPT,
-    progress: bool = False,
-) -> RetrievalAudit:
-    """``audit_served`` of the documents ``log`` served (``served_documents``; ``documents``:
-    the corpus it searched). ``dataset`` gives each step's question (its events only: never its
-    resolutions)."""
-    served, docs, unknown = served_documents(log, documents)
-    return audit_served(
-        served,
-        docs,
-        dataset,
-        judge,
-        calibration,
-        run_log=str(log.path),
-        unknown_documents=len(unknown),
-        calibration_name=calibration_name,
-        sample=sample,
-        seed=seed,
-        draws=draws,
-        level=level,
-        prompt=prompt,
-        progress=progress,
-    )
-
-
 def audit_served(
     served: Sequence[ServedDocument],
     docs: Mapping[str, Document],
@@ -506,9 +461,11 @@ def audit_served(
     prompt: str = RETRIEVAL_PROMPT,
     progress: bool = False,
 ) -> RetrievalAudit:
-    """Judge a stratified sample of ``sample`` of the ``served`` documents and the
-    ``calibration`` documents of known status, and estimate the served-document leakage rate per
-    source and overall; ``prompt`` one of ``RETRIEVAL_PROMPTS``."""
+    """Judge a stratified sample of ``sample`` of the ``served`` documents (``docs``: them by id,
+    both from ``served_documents``) and the ``calibration`` documents of known status, and
+    estimate the served-document leakage rate per source and overall; ``prompt`` one of
+    ``RETRIEVAL_PROMPTS``. ``dataset`` gives each step's question (its events only: never its
+    resolutions)."""
     if prompt not in RETRIEVAL_PROMPTS:
         raise ValueError(
             f"prompt {prompt!r}: not a retrieval judge prompt; known: "
@@ -531,9 +488,7 @@ def audit_served(
                 verdicts[s], _ = _judge_one(judge, event, s.cutoff, docs[s.doc_id], prompt)
             advance()
     acc = _accuracy(calibration_name, known, level)
-    sizes: dict[tuple[str, Bucket], int] = defaultdict(int)
-    for s in served:
-        sizes[s.stratum] += 1
+    sizes = Counter(s.stratum for s in served)
     strata: list[StratumRate] = []
     for key in sorted(sizes, key=lambda k: (k[0], BUCKETS.index(k[1]))):
         mine = [v for s, v in verdicts.items() if s.stratum == key]

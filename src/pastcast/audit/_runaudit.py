@@ -289,17 +289,6 @@ def _quotes_a_document(piece: str, visible: list[str]) -> bool:
     return bool(core) and any(core in text for text in visible)
 
 
-def _check_texts(
-    out: _Collector,
-    steps: Iterable[StepRecord],
-    ds: Dataset | None,
-    docs: Mapping[str, Document] | None,
-) -> int:
-    """``_check_step_texts`` of each step; the texts checked."""
-    patterns: dict[str, list[re.Pattern[str]]] = {}
-    return sum(_check_step_texts(out, i, rec, ds, docs, patterns) for i, rec in enumerate(steps))
-
-
 def _check_step_texts(
     out: _Collector,
     i: int,
@@ -439,7 +428,6 @@ def audit_run(
     *,
     documents: Iterable[Document] | None = None,
     dataset: Dataset | None = None,
-    shingle: int = SHINGLE,
     examples: int = EXAMPLES,
 ) -> RunAudit:
     """Audit ``log`` (each pass streams its records); ``documents`` is the corpus its agents
@@ -458,17 +446,20 @@ def audit_run(
         seen |= _seen(rec)
         outputs += len(_outputs(rec))
         if documents is not None:  # only the corpus can tell where a run of words came from
-            wanted |= _novel(rec, dataset, shingle)
+            wanted |= _novel(rec, dataset, SHINGLE)
         else:  # no corpus to scan first: every check in this one pass (a step's findings together)
             _check_step_shown_dates(out, i, rec)
             texts += _check_step_texts(out, i, rec, dataset, None, patterns)
     docs: dict[str, Document] | None = None
     if documents is not None:
         checks += ["unknown_document", "flagged_document", "post_cutoff_text"]
-        docs, earliest = _scan_corpus(documents, seen, wanted, shingle)
+        docs, earliest = _scan_corpus(documents, seen, wanted, SHINGLE)
         del wanted  # the corpus scan keeps the runs it found
-        _check_documents(out, log.stream(), docs, dataset, shingle, earliest)
-        texts = _check_texts(out, log.stream(), dataset, docs)
+        _check_documents(out, log.stream(), docs, dataset, SHINGLE, earliest)
+        texts = sum(
+            _check_step_texts(out, i, rec, dataset, docs, patterns)
+            for i, rec in enumerate(log.stream())
+        )
     return RunAudit(
         run_log=str(log.path),
         steps=n_steps,

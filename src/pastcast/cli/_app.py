@@ -33,111 +33,63 @@ if TYPE_CHECKING:
 DEBUG_ENV = "PASTCAST_DEBUG"
 
 
-COMMANDS: dict[str, tuple[str, str, str]] = {
-    # name: (module, attribute: a command function or a Typer group, the root help's line:
-    # a group's whole help, a command function's the first paragraph of its docstring)
+COMMANDS: dict[str, str] = {
+    # name: the root help's line (a group's whole help, a command function's the first
+    # paragraph of its docstring). The command is ``NAME_app`` or ``app`` of pastcast.cli._NAME
+    # (a group), or its function NAME (of the module ``_HOME`` names, if another).
     "demo": (
-        "pastcast.cli._run",
-        "demo",
-        "Build the embedded world and its index, run the baselines and the heuristic research"
-        " agent, print the leaderboard and write a run log and a report.",
+        "Build the embedded world and its index, run the baselines and the heuristic research "
+        "agent, print the leaderboard and write a run log and a report."
     ),
-    "run": (
-        "pastcast.cli._run",
-        "run",
-        "Run agents over a dataset's forecast steps and write a resumable run log.",
-    ),
+    "run": "Run agents over a dataset's forecast steps and write a resumable run log.",
     "plan": (
-        "pastcast.cli._plan",
-        "plan",
-        "Show what a plan runs before running it: the work, the model calls, an estimated token"
-        " count and cost from the price table, and events a model may remember (resolved before"
-        " its knowledge cutoff).",
+        "Show what a plan runs before running it: the work, the model calls, an estimated token "
+        "count and cost from the price table, and events a model may remember (resolved before "
+        "its knowledge cutoff)."
     ),
     "score": (
-        "pastcast.cli._score",
-        "score",
-        "Re-score saved run logs from forecasts and gradings: the leaderboard, calibration of"
-        " two-outcome forecasts (ECE, Murphy, anatomy of alpha), cost and failures per group.",
+        "Re-score saved run logs from forecasts and gradings: the leaderboard, calibration of "
+        "two-outcome forecasts (ECE, Murphy, anatomy of alpha), cost and failures per group."
     ),
     "compare": (
-        "pastcast.cli._compare",
-        "compare",
         "Compare two run logs, or two agents of one (TUNED left out), on the steps both recorded:"
-        " Brier (overall, binary, multi-choice), accuracy, log loss, tool calls per forecast and"
-        " parser acceptance, with the paired differences (TUNED - BASE) and their 95%"
-        " event-resampled intervals.",
+        " Brier (overall, binary, multi-choice), accuracy, log loss, tool calls per forecast and "
+        "parser acceptance, with the paired differences (TUNED - BASE) and their 95% "
+        "event-resampled intervals."
     ),
     "report": (
-        "pastcast.cli._report",
-        "report",
-        "Write a self-contained HTML report (report.html), its tables as Markdown and LaTeX, "
-        "the scorecard as JSON and every figure as PNG and SVG.",
+        "Write a self-contained HTML report (report.html), its tables as Markdown and LaTeX, the "
+        "scorecard as JSON and every figure as PNG and SVG."
     ),
     "view": (
-        "pastcast.cli._view",
-        "view",
         "Serve the dashboard: leaderboard with filters, event pages (market curve, every "
         "forecast, the outcome) and trajectories (messages, tool calls, documents with their "
-        "dates against the cutoff, notebook diffs, cost and latency per call).",
+        "dates against the cutoff, notebook diffs, cost and latency per call)."
     ),
-    "agents": (
-        "pastcast.cli._agents",
-        "app",
-        "Registered agents.",
-    ),
-    "audit": (
-        "pastcast.cli._audit",
-        "app",
-        "Leakage audits: how a benchmark was built, and what agents saw in a run.",
-    ),
-    "corpus": (
-        "pastcast.cli._corpus",
-        "app",
-        "Build and query the dated document corpus.",
-    ),
-    "data": (
-        "pastcast.cli._data",
-        "app",
-        "Import real market data into datasets and describe them.",
-    ),
+    "agents": "Registered agents.",
+    "audit": "Leakage audits: how a benchmark was built, and what agents saw in a run.",
+    "corpus": "Build and query the dated document corpus.",
+    "data": "Import real market data into datasets and describe them.",
     "export": (
-        "pastcast.cli._export",
-        "app",
-        "Export run logs for training and analysis: chat fine-tuning records, per-step "
-        "rewards, a Parquet table of forecasts. Each file gets a manifest beside it.",
+        "Export run logs for training and analysis: chat fine-tuning records, per-step rewards, a"
+        " Parquet table of forecasts. Each file gets a manifest beside it."
     ),
-    "import": (
-        "pastcast.cli._import",
-        "app",
-        "Turn other tools' logs into pastcast run logs.",
-    ),
-    "presets": (
-        "pastcast.cli._presets",
-        "app",
-        "The papers' defaults by name (pastcast run --preset NAME).",
-    ),
-    "models": (
-        "pastcast.cli._models",
-        "app",
-        "Models: measure a model's knowledge cutoff from what it recalls of a dated corpus.",
-    ),
+    "import": "Turn other tools' logs into pastcast run logs.",
+    "presets": "The papers' defaults by name (pastcast run --preset NAME).",
+    "models": "Models: measure a model's knowledge cutoff from what it recalls of a dated corpus.",
     "stats": (
-        "pastcast.cli._stats",
-        "app",
-        "Statistics: power analysis, longitudinal and evidence analyses, memory cost, "
-        "coverage bins.",
+        "Statistics: power analysis, longitudinal and evidence analyses, memory cost, coverage "
+        "bins."
     ),
-    "train": (
-        "pastcast.cli._train",
-        "app",
-        "Fine-tune a model on run logs' trajectories.",
-    ),
-    "toolserver": (
-        "pastcast.cli._toolserver",
-        "app",
-        "Serve a forecast step's tools to an agent of any framework (MCP or HTTP/JSON).",
-    ),
+    "train": "Fine-tune a model on run logs' trajectories.",
+    "toolserver": "Serve a forecast step's tools to an agent of any framework (MCP or HTTP/JSON).",
+}
+_HOME = {
+    **dict.fromkeys(("demo", "plan", "toolserver"), "run"),
+    **dict.fromkeys(("compare", "report", "view"), "score"),
+    **dict.fromkeys(("import", "train"), "export"),
+    "presets": "agents",
+    "models": "audit",
 }
 
 
@@ -169,8 +121,9 @@ def _plugin_line(name: str) -> str:
 def load_command(name: str) -> Any:
     """The click command ``name`` of ``COMMANDS`` or of a plugin, its module imported now."""
     if name in COMMANDS:
-        module, attribute, _ = COMMANDS[name]
-        target = getattr(importlib.import_module(module), attribute)
+        module = importlib.import_module(f"pastcast.cli._{_HOME.get(name, name)}")
+        target = getattr(module, f"{name}_app", None) or getattr(module, "app", None)
+        target = target or getattr(module, name)
     else:
         entry = plugin_commands()[name]
         try:
@@ -184,7 +137,7 @@ def load_command(name: str) -> Any:
     holder = typer.Typer(rich_markup_mode=None)  # plain help: wrapped, never cut (see app)
     if isinstance(target, typer.Typer):
         if name in COMMANDS:  # a core group's help is its line here; a plugin's, its own
-            target.info.help = COMMANDS[name][2]
+            target.info.help = COMMANDS[name]
         holder.add_typer(target, name=name)
     else:
         holder.command(name)(target)
@@ -227,7 +180,7 @@ class _LazyCommands(dict[str, Any]):
     def _resolve(self, name: str) -> Any:
         if self._is_lazy(name) and not dict.__contains__(self, name):
             if self.listing:
-                line = COMMANDS[name][2] if name in COMMANDS else _plugin_line(name)
+                line = COMMANDS[name] if name in COMMANDS else _plugin_line(name)
                 return TyperCommand(name, help=line, short_help=line)
             dict.__setitem__(self, name, load_command(name))
         return dict.get(self, name)

@@ -1,14 +1,15 @@
 """`pastcast audit ...`: leakage audits of how a benchmark was built and of what agents saw in a
 run (both exit 1 when they find something, one line per finding), and the measured rate at
 which a run's served documents reveal the future (``retrievals``: a measurement, exit 0); 2 on
-a usage error."""
+a usage error. `pastcast models probe-cutoff` measures what a model remembers: its knowledge
+cutoff."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from functools import partial
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
@@ -21,25 +22,35 @@ from pastcast.app import (
     audit_datasets,
     audit_run_log,
     audit_run_retrievals,
+    probe_model_cutoff,
 )
 from pastcast.cli._common import (
     EXIT_FAILED,
     ConfigOpt,
     JsonFlag,
     call_with_params,
-    draws_option,
     fail_app,
     fail_field,
     field_errors,
     field_option,
     options_record,
     print_json,
-    seed_option,
 )
 from pastcast.cli._score import print_notes
 from pastcast.errors import FieldError
 
 app = typer.Typer(no_args_is_help=True)  # its help: COMMANDS (_app)
+
+
+def seed_option(help: str) -> Any:
+    """``--seed``, any seed numpy's generators take, as ``Annotated[int, seed_option(...)]``."""
+    return typer.Option("--seed", min=0, max=2**63 - 1, help=help)
+
+
+def draws_option(help: str) -> Any:
+    """``--draws`` of a bootstrap or permutation test: bounded, since each draw costs a pass
+    over the data and an absurd count would never finish."""
+    return typer.Option("--draws", min=100, max=100_000, help=help)
 
 
 RunLogArg = Annotated[Path, typer.Argument(help="The run log's step file (run.jsonl).")]
@@ -145,14 +156,13 @@ def dataset(
              "findings": findings}
         )  # fmt: skip
     else:
-        rate = "-" if audit.sibling_rate is None else f"{audit.sibling_rate:.2%}"
         typer.echo(
             f"{audit.dataset_id}: {audit.steps} steps; {audit.events_with_dated_edits} events "
             f"with dated notes in their text; {audit.later_text_steps} steps shown a text taken "
             f"after their cutoff, {audit.shortened_steps} of them shortened before its first "
             f"note not dated before the cutoff; {len(audit.dropped_steps)} steps "
             f"whose question cannot be shown as of their cutoff; sibling answers: "
-            f"{audit.sibling_steps} steps ({rate}), "
+            f"{audit.sibling_steps} steps ({_cell(audit.sibling_rate, '.2%')}), "
             f"{len(audit.sibling_answers)} pairs"
         )
         _print_findings(findings)
@@ -214,10 +224,6 @@ _DECIDED = {
     "verdict": "the judge's verdict",
     "grounded": "the code from the judge's quotes",
 }
-
-
-def _pct(value: float | None) -> str:
-    return "-" if value is None else f"{value:.1%}"
 
 
 @app.command("retrievals")
@@ -314,9 +320,9 @@ def retrievals(
     se_lo, se_hi = acc.sensitivity_exact
     sp_lo, sp_hi = acc.specificity_exact
     typer.echo(
-        f"judge on {acc.calibration}: sensitivity {_pct(acc.sensitivity)} "
+        f"judge on {acc.calibration}: sensitivity {_cell(acc.sensitivity, '.1%')} "
         f"[{se_lo:.1%}, {se_hi:.1%}] ({acc.true_positives}/{acc.positives}), specificity "
-        f"{_pct(acc.specificity)} [{sp_lo:.1%}, {sp_hi:.1%}] "
+        f"{_cell(acc.specificity, '.1%')} [{sp_lo:.1%}, {sp_hi:.1%}] "
         f"({acc.true_negatives}/{acc.negatives}); exact {audit.level:.0%} intervals"
     )
     if not acc.informative:
@@ -330,7 +336,7 @@ def retrievals(
         interval = f"[{r.corrected_low:.1%}, {r.corrected_high:.1%}]"
         typer.echo(
             f"  {name[:24]:<24} {r.served:>7} {r.judged:>6} {r.flagged:>7} "
-            f"{_pct(r.apparent):>9}  {_pct(r.corrected):>9}  {interval}"
+            f"{_cell(r.apparent, '.1%'):>9}  {_cell(r.corrected, '.1%'):>9}  {interval}"
         )
     for f in audit.flagged:
         typer.echo(
@@ -338,3 +344,80 @@ def retrievals(
             f"{f.bucket}) {f.excerpt[:100]!r}: {f.reason[:160]}"
         )
     typer.echo(f"written: {done.written}")
+
+
+models_app = typer.Typer(no_args_is_help=True)  # its help: COMMANDS (_app)
+
+
+@models_app.command("probe-cutoff")
+def probe_cutoff(
+    ctx: typer.Context,
+    model: Annotated[
+        str, typer.Argument(help="The model spec (local:smollm2, openai:gpt-4o-mini, ...).")
+    ],
+    corpus: Annotated[str, typer.Option("--corpus", help="The dated corpus: an index directory.")],
+    per_month: Annotated[
+        int, typer.Option("--per-month", min=1, max=10_000, help="Questions per month.")
+    ] = 20,
+    since: Annotated[str | None, typer.Option("--since", help="First month (YYYY-MM).")] = None,
+    until: Annotated[str | None, typer.Option("--until", help="Last month (YYYY-MM).")] = None,
+    seed: Annotated[int, seed_option("Seed of the questions and intervals.")] = 0,
+    cache: Annotated[
+        Path | None,
+        typer.Option(
+            "--cache",
+            help="Where the questions and answers are kept (default: cutoff-probe in pastcast's "
+            "cache folder).",
+        ),
+    ] = None,
+    draws: Annotated[int, draws_option("Bootstrap and permutation draws.")] = 1000,
+    register: Annotated[
+        bool,
+        typer.Option(
+            "--register/--no-register",
+            help="Keep the measured cutoff in the knowledge-cutoff registry ('plan' warns "
+            "with it, 'score --after-knowledge-cutoff' uses it).",
+        ),
+    ] = True,
+    registry: Annotated[
+        Path | None,
+        typer.Option(
+            "--registry",
+            help="The measured-cutoffs file (default: $PASTCAST_KNOWLEDGE_CUTOFFS, else "
+            "knowledge-cutoffs.json in pastcast's cache folder).",
+        ),
+    ] = None,
+    as_json: JsonFlag = False,
+) -> None:
+    """Measure where a model's recall of dated news falls to chance: multiple-choice questions
+    per month of the corpus (one real item against altered copies), accuracy by month, and the
+    change point with its interval; kept in the knowledge-cutoff registry with its provenance."""
+    with field_errors({"model": "MODEL"}):  # other fields: their option's name
+        done = call_with_params(ctx, probe_model_cutoff, progress=not as_json)
+    probe = done.probe
+    if as_json:
+        print_json(done.as_dict())
+        return
+    typer.echo(
+        f"{probe.model}: {probe.questions} questions from {probe.corpus} ({probe.unusable} "
+        f"without a usable answer, {probe.cached} of {probe.calls} answers cached); chance "
+        f"{probe.estimate.chance:.0%}"
+    )
+    typer.echo(f"  {'month':<8} {'n':>4} {'correct':>7} {'accuracy':>8}  Wilson {probe.level:.0%}")
+    for m in probe.months:
+        typer.echo(
+            f"  {m.month:<8} {m.questions:>4} {m.correct:>7} {m.accuracy:>8.0%}  "
+            f"[{m.low:.0%}, {m.high:.0%}]"
+        )
+    est = probe.estimate
+    if probe.knowledge_cutoff is None:
+        split = f" (best split {est.best_split}, p = {est.p_value:.3f})" if est.best_split else ""
+        typer.echo(f"no recall above chance detected: no cutoff estimated{split}")
+    else:
+        typer.echo(
+            f"knowledge cutoff: {probe.knowledge_cutoff} ({probe.level:.0%} interval "
+            f"{probe.low} .. {probe.high}); accuracy {est.before:.0%} through {est.month}, "
+            f"{est.after:.0%} after; permutation p = {est.p_value:.3f}"
+        )
+    if done.registry is not None:
+        typer.echo(f"registered in {done.registry}")

@@ -37,10 +37,10 @@ __all__ = [
     "EXIT_FAILED",
     "EXIT_USAGE",
     "ConfigOpt",
+    "CoverageDaysOpt",
     "DayConventionOpt",
     "JsonFlag",
     "call_with_params",
-    "draws_option",
     "fail",
     "fail_app",
     "fail_field",
@@ -54,7 +54,6 @@ __all__ = [
     "output_dir",
     "print_json",
     "printable",
-    "seed_option",
     "table_console",
     "undone_on_usage_error",
 ]
@@ -93,17 +92,6 @@ def table_console(stderr: bool = False) -> Console:
     return Console(stderr=stderr, width=PIPE_WIDTH)
 
 
-def seed_option(help: str) -> Any:
-    """``--seed``, any seed numpy's generators take, as ``Annotated[int, seed_option(...)]``."""
-    return typer.Option("--seed", min=0, max=2**63 - 1, help=help)
-
-
-def draws_option(help: str) -> Any:
-    """``--draws`` of a bootstrap or permutation test: bounded, since each draw costs a pass
-    over the data and an absurd count would never finish."""
-    return typer.Option("--draws", min=100, max=100_000, help=help)
-
-
 def printable(text: str) -> str:
     """``text`` as it can be printed: an argument's bytes that are not UTF-8 (which Python keeps
     as lone surrogates) are shown as escapes instead of failing the write."""
@@ -127,11 +115,9 @@ def option_of(field: str, options: Mapping[str, str] | None = None) -> str:
     return "--" + head.replace("_", "-")
 
 
-def fail_app(
-    exc: FieldError, options: Mapping[str, str] | None = None, code: int = EXIT_USAGE
-) -> NoReturn:
+def fail_app(exc: FieldError, options: Mapping[str, str] | None = None) -> NoReturn:
     """``exc`` as the CLI says it: one ``error:`` line naming the option that sets its field."""
-    fail(f"{option_of(exc.field, options)} {exc.reason}" if exc.field else exc.reason, code)
+    fail(f"{option_of(exc.field, options)} {exc.reason}" if exc.field else exc.reason)
 
 
 def field_help(kind: type[BaseModel], name: str) -> str:
@@ -320,16 +306,24 @@ DayConventionOpt = Annotated[
     ),
 ]
 
+CoverageDaysOpt = Annotated[
+    int,
+    typer.Option(
+        "--coverage-days",
+        min=1,
+        help="Corpus coverage: a step is covered when the corpus has a document dated in this "
+        "many days before its cutoff.",
+    ),
+]
 
-def fail_field(
-    exc: FieldError, options: Mapping[str, str] | None = None, code: int = EXIT_USAGE
-) -> NoReturn:
+
+def fail_field(exc: FieldError, options: Mapping[str, str] | None = None) -> NoReturn:
     """``exc`` as ``--option: reason`` (an argument's name, or nothing when its reason names
     the file itself, as ``NAME reason``): the commands whose errors read that way."""
     option = option_of(exc.field, options) if exc.field else ""
     if not option:
-        fail(exc.reason, code)
-    fail(f"{option}: {exc.reason}" if option.startswith("--") else f"{option} {exc.reason}", code)
+        fail(exc.reason)
+    fail(f"{option}: {exc.reason}" if option.startswith("--") else f"{option} {exc.reason}")
 
 
 class field_errors:

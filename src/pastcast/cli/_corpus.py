@@ -26,6 +26,7 @@ from pastcast.app import (
 from pastcast.cli._common import (
     ConfigOpt,
     JsonFlag,
+    call_with_params,
     fail,
     fail_field,
     field_errors,
@@ -181,6 +182,7 @@ def _print_built(built: CorpusBuild, headline: str) -> None:
 
 @app.command()
 def append(
+    ctx: typer.Context,
     source: Annotated[
         str, typer.Argument(help="KIND:PATH of the new documents (the kinds 'corpus build' reads).")
     ],
@@ -217,20 +219,16 @@ def append(
     """Add a source's documents to an index: only the months they fall in are indexed again; the
     index then equals one built from all the documents (replaced atomically when complete)."""
     with field_errors(BUILD_OPTIONS):
-        built = append_corpus(
-            index,
-            source,
+        built = call_with_params(
+            ctx,
+            append_corpus,
+            omit={"skip_duplicates"},
             duplicates="skip" if skip_duplicates else "refuse",
-            lenient=lenient,
             since=_day(since, "--since"),
             until=_day(until, "--until"),
-            include_flagged=include_flagged,
-            allow_source=tuple(allow_source or ()),
-            allow_sources_file=allow_sources_file,
-            quality=tuple(quality or ()),
-            require_dates=require_dates,
+            allow_source=allow_source or (),
+            quality=quality or (),
             progress=True,
-            workers=workers,
         )
     if as_json:
         print_json(built.as_dict("appended"))
@@ -282,11 +280,10 @@ def search(
     cutoff = _cutoff(as_of)
     filters = _filters(doc_type, from_source, author, month, since)
     backend = _open(target, retrieval, schema=schema, embedder=embedder, nprobe=nprobe)
-    try:
-        if filters.is_empty():
-            hits = backend.search(query, as_of=cutoff, k=k)
-        else:
-            hits = backend.search(query, as_of=cutoff, k=k, filters=filters)
+    try:  # filters only when not empty (CorpusBackend)
+        hits = backend.search(
+            query, as_of=cutoff, k=k, filters=None if filters.is_empty() else filters
+        )
     finally:
         backend.close()
     if json_out:

@@ -1,5 +1,6 @@
-"""`pastcast data ...` commands: import real market data into datasets (`data info` and
-`data show`, which describe them, live in ``_data_view``)."""
+"""`pastcast data ...` commands: import real market data into datasets, describe a dataset
+(its corpus coverage too) and one of its questions, and curate a new dataset of the events a
+judge finds fair and answerable from the archive."""
 
 from __future__ import annotations
 
@@ -7,23 +8,32 @@ from collections.abc import Callable
 from dataclasses import asdict, fields
 from functools import partial
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any, NoReturn
+from typing import TYPE_CHECKING, Annotated, Any, Literal, NoReturn
 
 import typer
 
 from pastcast.app import (
+    Curated,
+    CurationPlan,
     ForecastBenchImport,
     Imported,
     MarketImport,
     PolymarketImport,
+    curate_dataset,
+    dataset_question,
+    describe_dataset,
     filter_values,
 )
 from pastcast.app import import_forecastbench as forecastbench_dataset
 from pastcast.app import import_polymarket as polymarket_dataset
-from pastcast.cli import _curate, _data_view
 from pastcast.cli._common import (
+    EXIT_FAILED,
     ConfigOpt,
+    CoverageDaysOpt,
+    DayConventionOpt,
     JsonFlag,
+    fail,
+    fail_app,
     fail_field,
     field_errors,
     field_help,
@@ -31,6 +41,7 @@ from pastcast.cli._common import (
     options_record,
     print_json,
 )
+from pastcast.curate import CurationConfig
 from pastcast.cutoff import DayConvention
 from pastcast.errors import FieldError
 from pastcast.markets import FilterConfig, NothingKept, schedules
@@ -242,6 +253,226 @@ def import_polymarket(
     _import(ctx, PolymarketImport, polymarket_dataset)
 
 
-app.command("info")(_data_view.info)
-app.command("show")(_data_view.show)
-app.command("curate")(_curate.curate)
+CorpusCoverageOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--corpus",
+        help="Corpus (index directory or PostgreSQL URL): report, per split, the steps without "
+        "a document in the --coverage-days before their cutoff.",
+    ),
+]
+
+
+@app.command("info")
+def info(
+    directory: Annotated[Path, typer.Argument(help="Dataset directory.")],
+    corpus: CorpusCoverageOpt = None,
+    coverage_days: CoverageDaysOpt = 7,
+    leakage: Annotated[
+        bool,
+        typer.Option(
+            "--leakage-card/--no-leakage-card",
+            help="The leakage card: construction audit, question-text edits, sibling answers, "
+            "the corpus's dating (with --corpus) and the events each model may remember.",
+        ),
+    ] = True,
+    as_json: JsonFlag = False,
+) -> None:
+    """Counts by source, label, split and schedule, the filtering funnel, (with --corpus) the
+    corpus coverage of the steps per split, and the leakage card."""
+    with field_errors({"dataset": ""}):
+        described = describe_dataset(
+            directory, corpus=corpus, coverage_days=coverage_days, leakage=leakage
+        )
+    summary, report = described.summary, described.coverage
+    if as_json:
+        print_json(summary)
+        if report is not None:
+            for line in report.warnings():
+                typer.echo(f"warning: {line}", err=True)
+        return
+    keys = ("dataset_id", "events", "by_source", "by_category", "by_label", "by_split")
+    for key in (*keys, "beliefs", "steps"):
+        typer.echo(f"{key}: {summary[key]}")
+    for stage in summary["funnel"]:
+        typer.echo(f"  {stage['stage']:<40} -{stage['removed']:<6} {stage['remaining']:>6}")
+    for stage in summary["funnel"]:
+        if stage.get("hint"):
+            typer.echo(f"hint ({stage['stage']}): {stage['hint']}")
+    if report is not None:
+        typer.echo(
+            f"coverage by {corpus}: {report.documents} documents, "
+            f"{report.first_day} .. {report.last_day}; a step is covered by a document of the "
+            f"{report.window_days} days before its cutoff"
+        )
+        for s in report.splits:
+            typer.echo(f"  {s.split:<12} {s.covered:>6} of {s.steps:<6} steps covered")
+        for line in report.warnings():
+            typer.echo(f"warning: {line}", err=True)
+    if described.leakage is not None:
+        typer.echo("leakage card:")
+        for channel, text in described.leakage.rows():
+            typer.echo(f"  {channel + ':':<32} {text}")
+
+
+@app.command("show")
+def show(
+    event: Annotated[str, typer.Argument(help="Event id (or the unique prefix of one).")],
+    dataset: Annotated[
+        str,
+        typer.Option(
+            "--dataset",
+            help="'world[:SEED]', a dataset directory or a Forecast-Dojo release folder.",
+        ),
+    ] = "world",
+    outcome: Annotated[
+        bool,
+        typer.Option("--outcome", help="Also print the resolved outcome and when it resolved."),
+    ] = False,
+    day_convention: DayConventionOpt = DayConvention.START_OF_DAY,
+    as_json: JsonFlag = False,
+) -> None:
+    """Print one question as its dataset holds it: text, options, dates, category, forecast
+    steps and market-price days (the outcome only with --outcome)."""
+    with field_errors({"event": "EVENT"}, fail_app):
+        q = dataset_question(event, dataset, outcome=outcome, convention=day_convention)
+    if as_json:
+        print_json(q)
+        return
+    ev = q["event"]
+    typer.echo(
+        f"{ev['id']}  ({ev['kind']}; {ev['category'] or 'no category'}; split "
+        f"{q['split'] or '-'}; source {ev['source'] or '-'})"
+    )
+    typer.echo(ev["title"])
+    typer.echo(f"options: {' | '.join(ev['labels'])}")
+    typer.echo(f"open {ev['open_time']}  close {ev['close_time']}")
+    if ev["tags"]:
+        typer.echo(f"tags: {', '.join(ev['tags'])}")
+    if ev["url"]:
+        typer.echo(f"url: {ev['url']}")
+    for name, text in (
+        ("description", ev["description"]),
+        ("resolution criteria", ev["resolution_criteria"]),
+    ):
+        if text:
+            typer.echo(f"\n{name}:\n{text}")
+    typer.echo(f"\nforecast steps ({len(q['steps'])}): {', '.join(q['steps']) or '-'}")
+    b = q["beliefs"]
+    typer.echo(
+        f"market prices: {b['days']} days" + (f", {b['first']} .. {b['last']}" if b["days"] else "")
+    )
+    if "resolution" in q:
+        r = q["resolution"]
+        typer.echo(f"outcome: {r['label']} (resolved {r['resolved_at']})")
+
+
+# The curation's settings are the plan's ``config``; --json is no field.
+_CURATE_FIELDS: dict[str, str | None] = {
+    **{name: f"config.{name}" for name in CurationConfig.model_fields},
+    "as_json": None,
+}
+
+
+_cfield = partial(field_option, CurationPlan)
+
+
+@app.command("curate")
+def curate(
+    ctx: typer.Context,
+    dataset: Annotated[str | None, typer.Argument(help=field_help(CurationPlan, "dataset"))] = None,
+    corpus: Annotated[str | None, _cfield("corpus", "--corpus")] = None,
+    judge: Annotated[str | None, _cfield("judge", "--judge")] = None,
+    out: Annotated[Path | None, _cfield("out", "--out")] = None,
+    retrieval: Annotated[str, _cfield("retrieval", "--retrieval")] = "bm25,dense",
+    embedder: Annotated[str | None, _cfield("embedder")] = None,
+    window_days: Annotated[int, _cfield("window_days", min=0, max=36500)] = 0,
+    keep_coverage: Annotated[
+        Literal["strong", "weak", "none"],
+        typer.Option(help="The weakest coverage label kept by the coverage probe."),
+    ] = "strong",
+    coverage: Annotated[
+        bool, typer.Option(help="Run the coverage probe (--no-coverage skips it).")
+    ] = True,
+    coverage_queries: Annotated[
+        int, typer.Option(min=1, max=20, help="Coverage probe: queries (and blocks) per outcome.")
+    ] = 5,
+    coverage_final: Annotated[
+        Literal["arithmetic", "judge"],
+        typer.Option(
+            help="Coverage probe's score and label: the arithmetic rule over the sides' labels, "
+            "or a final judge step reading both tallies (Hindcast 4.1)."
+        ),
+    ] = "arithmetic",
+    coverage_at: Annotated[
+        Literal["judging_date", "close"],
+        typer.Option(
+            help="When the coverage probe queries the archive: at the judging date, or at the "
+            "market's close (Hindcast; never after the last forecast date)."
+        ),
+    ] = "judging_date",
+    balance: Annotated[
+        bool, typer.Option(help="Balance YES/NO outcomes, then topics (--no-balance skips it).")
+    ] = True,
+    topics: Annotated[
+        Literal["source", "judge", "auto"],
+        typer.Option(
+            help="Topics for balancing: the source's category or tag, the judge's classifier, "
+            "or the source where it has one (auto)."
+        ),
+    ] = "auto",
+    seed: Annotated[int, typer.Option(help="Seed of the balancing draw.")] = 0,
+    min_dates: Annotated[
+        int, typer.Option(min=0, max=10_000, help="Forecast dates an evaluation event must keep.")
+    ] = 3,
+    max_tokens: Annotated[int, _cfield("max_tokens", min=16, max=100_000)] = 512,
+    cache: Annotated[Path | None, _cfield("cache", "--cache")] = None,
+    preset: Annotated[str | None, _cfield("preset")] = None,
+    config: ConfigOpt = None,
+    as_json: JsonFlag = False,
+) -> None:
+    """Curate a dataset: forecast dates, query decomposition, the evidence and leakage judge,
+    the coverage probe and balancing; writes a new dataset with the funnel."""
+    plan = options_record(ctx, CurationPlan, _CURATE_FIELDS)
+    with field_errors({"dataset": "DATASET"}):
+        curated = curate_dataset(plan)
+    result, cache_dir = curated.result, curated.cache
+    _report_curated(curated, Path(plan.out), as_json)
+    if not result.dataset.events:
+        last = next((f for f in reversed(result.funnel) if f.removed), result.funnel[0])
+        fail(
+            f"no events are left to write (the last removed at stage {last.stage!r}: "
+            f"{last.note or 'none'}); nothing written; the judgements are cached in {cache_dir}",
+            EXIT_FAILED,
+        )
+
+
+def _report_curated(curated: Curated, out: Path, as_json: bool) -> None:
+    """The funnel and the judgement counts (on stdout, written or not)."""
+    result, cache_dir = curated.result, curated.cache
+    ds = result.dataset
+    served = curated.cached
+    written = bool(ds.events)
+    if as_json:
+        print_json(
+            {
+                "dataset_id": ds.id,
+                "out": str(out) if written else None,
+                "events": len(ds.events),
+                "steps": len(ds.steps),
+                "funnel": [asdict(stage) for stage in result.funnel],
+                "judgements": len(result.judgements),
+                "cached": served,
+            }
+        )
+        return
+    if written:
+        typer.echo(f"wrote {ds.id} to {out}: {len(ds.events)} events, {len(ds.steps)} steps")
+    for stage in result.funnel:
+        line = f"  {stage.stage:<28} -{stage.removed:<5} {stage.remaining:>5}  {stage.note}"
+        typer.echo(line.rstrip())
+    where = f"; recorded in {out / 'curation'}" if written else ""
+    typer.echo(
+        f"judgements: {len(result.judgements)} ({served} from the cache {cache_dir}, "
+        f"{len(result.judgements) - served} new){where}"
+    )

@@ -1,34 +1,41 @@
-"""`pastcast run` and `pastcast demo`: run agents over forecast steps and write a run log.
+"""`pastcast run` and `pastcast demo`: run agents over forecast steps and write a run log;
+`pastcast plan`: what a plan will run and cost, before running it; `pastcast toolserver serve`:
+one forecast step's episode served to an agent of any framework (``pastcast.app.serve_episode``)
+over stdio (an MCP client starts this command) or HTTP on the loopback.
 
-The options build the experiment plan a ``--config`` file would declare, and both run through
-``pastcast.app.run_plan`` (the demo inside ``pastcast.app.run_demo``), which checks everything
-that can be checked without running (agent names, arguments and their types, models, settings,
-budgets, the sandbox for the python tool, the dataset and corpus), so a usage error exits 2
-before a progress bar starts or a run log is written.
-"""
+The options build the experiment plan a ``--config`` file would declare; both run through
+``pastcast.app.run_plan``, which checks all it can before any work, so a usage error exits 2
+before a progress bar starts or a run log is written."""
 
 from __future__ import annotations
 
 import signal
+from functools import partial
 from pathlib import Path
-from typing import Annotated, Any, NoReturn
+from typing import TYPE_CHECKING, Annotated, Any, NoReturn
 
 import typer
 
 from pastcast.app import (
     AGENT_GRAMMAR,
+    DATASET_SPEC_HELP,
     Terminated,
+    plan_estimate,
     plan_from_agents,
     read_plan,
     run_demo,
     run_plan,
+    serve_episode,
 )
 from pastcast.cli._common import (
     EXIT_FAILED,
     ConfigOpt,
+    CoverageDaysOpt,
     DayConventionOpt,
     JsonFlag,
+    call_with_params,
     fail,
+    fail_app,
     field_option,
     given_options,
     note,
@@ -37,7 +44,6 @@ from pastcast.cli._common import (
     table_console,
 )
 from pastcast.cli._corpus import Retrieval
-from pastcast.cli._data_view import CoverageDaysOpt
 from pastcast.cutoff import DayConvention
 from pastcast.env import EnvConfig
 from pastcast.errors import FieldError
@@ -46,20 +52,15 @@ from pastcast.runner import (
     MAX_ROLLOUTS,
     MAX_WORKERS,
     ExperimentPlan,
+    PlanEstimate,
     RunConfig,
     RunResult,
     deep_merge,
 )
 from pastcast.scoring import Fallback
 
-__all__ = [
-    "OPTION_NAMES",
-    "MaxModelCallsOpt",
-    "MaxToolCallsOpt",
-    "PythonToolOpt",
-    "demo",
-    "run",
-]
+if TYPE_CHECKING:
+    from rich.table import Table
 
 # Plan fields (of RunConfig, EnvConfig and the plan) whose `run` option is not --field-name.
 OPTION_NAMES = {
@@ -125,41 +126,6 @@ def _fail_run(exc: FieldError) -> NoReturn:
     last = exc.field.split(".")[-1].split("[")[0]
     option = OPTION_NAMES.get(last) or option_of(last)
     fail(f"{option} {exc.reason}")
-
-
-def _execute(
-    plan: ExperimentPlan,
-    given: dict[str, Any],
-    *,
-    resume: bool = False,
-    retry_failed: bool = False,
-    where: Path | None = None,
-) -> RunResult:
-    """Run the plan, return the result.
-    Problems found before the work starts exit 2, named by the option that set the field (of
-    ``given``), else after ``where``: the plan's file; an exception during the run exits 1."""
-    try:
-        return run_plan(
-            plan,
-            resume=resume,
-            retry_failed=retry_failed,
-            notes=lambda line: typer.echo(line, err=True),
-        )
-    except FieldError as exc:
-        if not exc.field:  # a lower layer's, raised once the run is under way
-            fail(str(exc), EXIT_FAILED)
-        if where is not None and exc.field != "resume" and not _is_given(exc.field, given):
-            fail(f"{where}: {exc}")
-        _fail_run(exc)
-    except (ValueError, RuntimeError) as exc:  # bad data, a sandbox failing mid-run
-        fail(str(exc), EXIT_FAILED)
-    except KeyboardInterrupt as exc:  # the run and its model servers are stopped by now
-        signum = signal.SIGTERM if isinstance(exc, Terminated) else signal.SIGINT
-        fail(
-            f"stopped by {signum.name}: the run log keeps every finished step; run the same "
-            "command again to resume",
-            128 + signum,
-        )
 
 
 def _is_given(field: str, given: dict[str, Any]) -> bool:
@@ -370,7 +336,24 @@ def run(
         plan = plan_from_agents(agent or (), setting=setting, **deep_merge(base, given))
     except FieldError as exc:
         _fail_run(exc)
-    result = _execute(plan, given, resume=resume, retry_failed=retry_failed, where=config)
+    notes = partial(typer.echo, err=True)
+    try:
+        result = run_plan(plan, resume=resume, retry_failed=retry_failed, notes=notes)
+    except FieldError as exc:  # named by the option that set its field, else by the plan's file
+        if not exc.field:  # a lower layer's, raised once the run is under way
+            fail(str(exc), EXIT_FAILED)
+        if config is not None and exc.field != "resume" and not _is_given(exc.field, given):
+            fail(f"{config}: {exc}")
+        _fail_run(exc)
+    except (ValueError, RuntimeError) as exc:  # bad data, a sandbox failing mid-run
+        fail(str(exc), EXIT_FAILED)
+    except KeyboardInterrupt as exc:  # the run and its model servers are stopped by now
+        signum = signal.SIGTERM if isinstance(exc, Terminated) else signal.SIGINT
+        fail(
+            f"stopped by {signum.name}: the run log keeps every finished step; run the same "
+            "command again to resume",
+            128 + signum,
+        )
     _report(result, as_json)
 
 
@@ -384,7 +367,7 @@ def demo(
     from pastcast.reports import leaderboard, to_rich
 
     try:
-        made = run_demo(out, seed=seed, notes=lambda line: typer.echo(line, err=True))
+        made = run_demo(out, seed=seed, notes=partial(typer.echo, err=True))
     except FieldError as exc:
         _fail_run(exc)
     except FileExistsError as exc:  # a report folder pastcast did not make: nothing written
@@ -408,3 +391,122 @@ def demo(
         board = [g.summary.as_dict() for g in card.ranked()]
         print_json({**_summary(result), "report": report and str(report), "leaderboard": board})
     _exit_if_all_unusable(result)
+
+
+def _money(value: float | None) -> str:
+    return "unpriced" if value is None else f"${value:,.2f}"
+
+
+def _table(est: PlanEstimate) -> Table:
+    from rich.table import Table
+
+    table = Table(title=f"{est.episodes:,} episodes of {est.agents} agents on {est.dataset_id}")
+    for col in ("agent", "setting", "model", "episodes", "calls", "calls max", "tokens in",
+                "tokens out", "cost", "cost max"):  # fmt: skip
+        table.add_column(col, justify="left" if col in ("agent", "setting", "model") else "right")
+    for r in est.rows:
+        table.add_row(
+            r.agent,
+            r.setting,
+            r.model or "-",
+            f"{r.episodes:,}",
+            f"{r.model_calls:,}",
+            f"{r.model_calls_max:,}",
+            f"{r.input_tokens:,}",
+            f"{r.output_tokens:,}",
+            _money(r.cost_usd),
+            _money(r.cost_max_usd),
+        )
+    return table
+
+
+def plan(
+    file: Annotated[Path, typer.Argument(help="Experiment plan (TOML, or YAML for .yaml/.yml).")],
+    as_json: JsonFlag = False,
+) -> None:
+    """Show what a plan runs before running it: the work, the model calls, an estimated token
+    count and cost from the price table, and events a model may remember (resolved before its
+    knowledge cutoff). Run it with `pastcast run --config FILE`."""
+    try:
+        checked = read_plan(file)
+    except FieldError as exc:
+        fail(exc.reason)
+    try:
+        est = plan_estimate(checked)
+    except FieldError as exc:  # a dataset that cannot be read, a price file
+        fail(f"{file}: {exc}")
+    if as_json:
+        print_json(est.model_dump(mode="json"))
+        return
+    from rich.console import Console
+
+    console = Console()
+    if not console.is_terminal:
+        console = Console(width=160)  # keep the table readable in logs and pipes
+    console.print(_table(est))
+    typer.echo(
+        f"{est.events} events, {est.steps} forecast steps, {est.agents} agents x "
+        f"{est.rollouts} rollouts = {est.episodes:,} episodes"
+    )
+    typer.echo(
+        f"model calls: ~{est.model_calls:,} (at most {est.model_calls_max:,}); tokens: "
+        f"~{est.input_tokens:,} in, ~{est.output_tokens:,} out"
+    )
+    typer.echo(
+        f"estimated cost: ${est.cost_usd:,.2f} (at most ${est.cost_max_usd:,.2f})"
+        + (f"; unpriced: {', '.join(est.unpriced)}" if est.unpriced else "")
+    )
+    for warning in est.warnings:
+        typer.echo(f"warning: {warning}")
+
+
+toolserver_app = typer.Typer(no_args_is_help=True)  # its help: COMMANDS (_app)
+
+
+@toolserver_app.command("serve")
+def serve(
+    ctx: typer.Context,
+    event: Annotated[str, typer.Option("--event", help="Event id of the step to serve.")],
+    step: Annotated[int, typer.Option("--step", help="Step index of that event.")] = 0,
+    dataset: Annotated[
+        str, typer.Option("--dataset", help=f"The dataset: {DATASET_SPEC_HELP}.")
+    ] = "world",
+    corpus: Annotated[
+        str | None,
+        typer.Option("--corpus", help="Corpus: an index directory or a PostgreSQL URL."),
+    ] = None,
+    retrieval: Retrieval = "bm25",
+    index_dir: Annotated[
+        Path, typer.Option("--index-dir", help="Where the embedded world keeps its index.")
+    ] = Path("runs/index"),
+    http: Annotated[
+        bool, typer.Option("--http", help="Serve HTTP/JSON on the loopback instead of stdio.")
+    ] = False,
+    port: Annotated[int, typer.Option("--port", help="HTTP port (0: any free one).")] = 0,
+    model: Annotated[
+        str | None,
+        typer.Option("--model", help="Model the agent may call through the server (SPEC)."),
+    ] = None,
+    market_access: Annotated[
+        bool, typer.Option("--market-access", help="Offer the market price history tool.")
+    ] = False,
+    python_tool: PythonToolOpt = _ENV.python_tool,
+    max_tool_calls: MaxToolCallsOpt = _ENV.max_tool_calls,
+    max_model_calls: MaxModelCallsOpt = _ENV.max_model_calls,
+    rollout: Annotated[int, typer.Option("--rollout", help="Rollout number of the episode.")] = 0,
+    record: Annotated[
+        Path | None,
+        typer.Option("--record", help="Write the forecast and the episode's record here (JSON)."),
+    ] = None,
+) -> None:
+    """Serve one step's episode until the agent sends its forecast (or the input ends)."""
+    env = ("market_access", "python_tool", "max_tool_calls", "max_model_calls")
+    config = EnvConfig(**{name: ctx.params.pop(name) for name in env})  # the rest: the step's
+    try:
+        call_with_params(ctx, serve_episode, env=config, notes=lambda s: typer.echo(s, err=True))
+    except FieldError as exc:
+        fail_app(exc, {"out": "--index-dir"})
+    except FileExistsError as exc:
+        fail(f"--record {exc}", EXIT_FAILED)
+    except OSError as exc:
+        fail(f"--record {record}: cannot write it ({exc.strerror or exc})", EXIT_FAILED)

@@ -74,7 +74,10 @@ def _question_is_the_event_alone(env: ForecastEnv, step: StepSpec) -> list[str]:
         for name in type(expected).model_fields
         if getattr(ep.question, name) != getattr(expected, name)
     ]
-    held = [f"{where} holds a {type(v).__name__}" for where, v in _held(ep) if _secret(v)]
+    secrets = Dataset | Resolution
+    held = [
+        f"{where} holds a {type(v).__name__}" for where, v in _held(ep) if isinstance(v, secrets)
+    ]
     return out + held
 
 
@@ -88,10 +91,6 @@ def _held(ep: Episode) -> Iterable[tuple[str, Any]]:
             if isinstance(value, list | tuple | set | frozenset):
                 for item in value:
                     yield f"{owner}.{name}[...]", item
-
-
-def _secret(value: Any) -> bool:
-    return isinstance(value, Dataset | Resolution)
 
 
 def _refuses_steps_at_resolution(env: ForecastEnv, step: StepSpec) -> list[str]:
@@ -108,17 +107,13 @@ def _refuses_steps_at_resolution(env: ForecastEnv, step: StepSpec) -> list[str]:
     return out
 
 
-def _queries(env: ForecastEnv, step: StepSpec) -> list[str]:
-    event = env.dataset.event(step.event_id)
-    return [event.title, *(f"{event.title} {lb}" for lb in event.labels), "resolved outcome"]
-
-
 def _search_is_before_the_cutoff(env: ForecastEnv, step: StepSpec) -> list[str]:
     ep = env.reset(step)
     if not any(t.name == "search" for t in ep.tools.tools()):
         return []
+    event = env.dataset.event(step.event_id)
     out = []
-    for query in _queries(env, step):
+    for query in [event.title, *(f"{event.title} {lb}" for lb in event.labels), "resolved outcome"]:
         for hit in ep.tools.search(query, top_k=ep.config.max_search_k):
             shown = datetime.strptime(hit.date, "%Y-%m-%d %H:%M").replace(tzinfo=UTC)
             actual = _timestamp(env, hit.id)

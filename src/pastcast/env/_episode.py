@@ -83,12 +83,9 @@ class Episode:
 
     def chat(self, model: Model, request: ChatRequest) -> ChatResponse:
         """Call a model through the episode: the budget is charged, usage counted, and the
-        request (exactly as sent) and its reply or error kept in the transcript.
-
-        A model with a bounded context (``context_limits``) gets the request fitted first: its
-        reply cap bounded by default and to the room the prompt leaves. A prompt too long for
-        the window raises ``ContextOverflow`` before anything is sent or charged, so the agent
-        can compact it and ask again."""
+        request (exactly as sent) and its reply or error kept in the transcript. A bounded
+        model's request is fitted first (``fit_request``); one too long raises
+        ``ContextOverflow`` before anything is sent or charged, so the agent can compact it."""
         limits = context_limits_of(model)
         if limits is not None:
             request = fit_request(request, limits)

@@ -11,7 +11,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import date
 from functools import cached_property
-from typing import Any, Literal, TypeVar, cast, get_type_hints
+from typing import Any, Literal, TypeVar, cast, get_args, get_type_hints
 
 from pydantic import BaseModel, ConfigDict, ValidationError, create_model
 
@@ -159,15 +159,14 @@ class ToolDef:
         return json.dumps(fields, ensure_ascii=False)
 
 
-def _first_paragraph(func: Callable[..., Any]) -> str:
-    doc = inspect.getdoc(func) or ""
-    return " ".join(doc.split("\n\n")[0].split())
-
-
 def _argument_model(func: Callable[..., Any]) -> type[BaseModel]:
     hints = get_type_hints(func, include_extras=True)
     fields: dict[str, Any] = {}
     for p in list(inspect.signature(func).parameters.values())[1:]:  # after ``self``
+        if p.kind is p.VAR_KEYWORD:  # ``**given: Unpack[SomeTypedDict]``: optional arguments
+            extra = get_type_hints(get_args(hints[p.name])[0], include_extras=True)
+            fields |= {k: (v, None) for k, v in extra.items() if k not in fields}
+            continue
         fields[p.name] = (hints[p.name], ... if p.default is p.empty else p.default)
     config = ConfigDict(extra="ignore", frozen=True)
     model: type[BaseModel] = create_model(f"{func.__name__}_arguments", __config__=config, **fields)
@@ -183,12 +182,15 @@ def tool(requires: Requirement) -> Callable[[F], F]:
 
     def mark(method: F) -> F:
         signature = inspect.signature(method)
+        var = next((p.name for p in signature.parameters.values() if p.kind is p.VAR_KEYWORD), "")
 
         @functools.wraps(method)
         def run(self: Any, *args: Any, **kwargs: Any) -> Any:
             bound = signature.bind(self, *args, **kwargs)
             bound.apply_defaults()
-            given = {k: v for k, v in list(bound.arguments.items())[1:] if v is not None}
+            named = dict(bound.arguments)
+            named |= named.pop(var, {})  # ``**given``: its arguments one by one
+            given = {k: v for k, v in list(named.items())[1:] if v is not None}
             return self._run_tool(method.__name__, given, lambda: method(self, *args, **kwargs))
 
         setattr(run, _MARK, requires)
@@ -203,5 +205,6 @@ def tool_defs(cls: type) -> tuple[ToolDef, ...]:
     for name, member in vars(cls).items():
         requires = getattr(member, _MARK, None)
         if requires is not None:
-            out.append(ToolDef(name, _first_paragraph(member), requires, _argument_model(member)))
+            about = " ".join((inspect.getdoc(member) or "").split("\n\n")[0].split())
+            out.append(ToolDef(name, about, requires, _argument_model(member)))
     return tuple(out)

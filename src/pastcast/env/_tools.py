@@ -1,17 +1,13 @@
 """Tools bound to one step's cutoff. The cutoff is fixed when the toolbox is built, so every
-search, read and price look-up goes through the backend's own cutoff check.
-
-Each tool is defined once, as a typed method marked ``@tool`` (see ``_toolkit``): its signature
-and docstring are the schema and description models see, ``call`` dispatches to it by name with
-validated arguments, and ``TOOLS`` lists the definitions for agents to derive their schemas.
-"""
+search, read and price look-up goes through the backend's own cutoff check. Each tool is one
+typed ``@tool`` method (``_toolkit``); ``TOOLS`` lists their definitions."""
 
 from __future__ import annotations
 
 import time
 from collections.abc import Callable, Mapping
 from datetime import date, datetime
-from typing import Annotated, Any
+from typing import Annotated, Any, TypedDict, Unpack
 
 from pydantic import Field, ValidationError
 from pydantic_core import to_jsonable_python
@@ -52,33 +48,30 @@ FILTER_SCAN = 1000
 """How many documents a filtered listing reads from the backend before keeping the matching
 ones (a listing's ``limit`` counts matching documents)."""
 
-# The filter block's arguments, shared by the search and the by-id tools (one definition each).
-DocTypeArg = Annotated[
-    DocType | None, Field(description="only posts and articles (submission), or only comments")
-]
-SourceArg = Annotated[
-    str | None, Field(description="only this source, e.g. a subreddit name, as read shows it")
-]
-AuthorArg = Annotated[str | None, Field(description="only this author's documents")]
-MonthArg = Annotated[
-    str | None, Field(pattern=MONTH_PATTERN, description="only this month, YYYY-MM")
-]
-SinceArg = Annotated[date | None, Field(description="only documents from this day on, YYYY-MM-DD")]
+
+class Filters(TypedDict, total=False):
+    """The filter block's arguments, shared by the search and the by-id tools: each takes them
+    as ``**given`` (``author_posts`` has an ``author`` of its own, so not this one)."""
+
+    doc_type: Annotated[
+        DocType | None, Field(description="only posts and articles (submission), or only comments")
+    ]
+    source: Annotated[
+        str | None, Field(description="only this source, e.g. a subreddit name, as read shows it")
+    ]
+    author: Annotated[str | None, Field(description="only this author's documents")]
+    month: Annotated[
+        str | None, Field(pattern=MONTH_PATTERN, description="only this month, YYYY-MM")
+    ]
+    since: Annotated[date | None, Field(description="only documents from this day on, YYYY-MM-DD")]
 
 
-def filter_block(
-    tool: str,
-    doc_type: DocType | None = None,
-    source: str | None = None,
-    author: str | None = None,
-    month: str | None = None,
-    since: date | None = None,
-) -> SearchFilter:
+def filter_block(tool: str, filters: Mapping[str, Any]) -> SearchFilter:
     """A tool's filter arguments as the filter block; a bad one is a tool error naming it."""
-    given = {"doc_type": doc_type, "source": source, "author": author, "month": month}
+    since = filters.get("since")
     try:
         return SearchFilter.model_validate(
-            given | {"since": None if since is None else cutoff_for_day(since)}
+            {**filters, "since": None if since is None else cutoff_for_day(since)}
         )
     except ValidationError as exc:
         raise ToolError(f"{tool}: " + "; ".join(problems(exc))) from None
@@ -130,10 +123,6 @@ class Toolbox:
         """The tools available at this step, as offered to a model."""
         return tuple(t.spec for t in self.tools())
 
-    def _charge(self) -> None:
-        if len(self.calls) >= self._config.max_tool_calls:
-            raise BudgetExceeded("tool", self._config.max_tool_calls)
-
     def _log(
         self,
         name: str,
@@ -158,7 +147,8 @@ class Toolbox:
     def _run_tool(self, name: str, args: dict[str, Any], body: Callable[[], Any]) -> Any:
         """Every tool call, once: charge the budget, time it, log it with the ids of the
         documents its result shows (they become readable in this step), or log its refusal."""
-        self._charge()
+        if len(self.calls) >= self._config.max_tool_calls:
+            raise BudgetExceeded("tool", self._config.max_tool_calls)
         started = time.perf_counter()
         try:
             try:
@@ -199,11 +189,7 @@ class Toolbox:
         self,
         query: Annotated[str, Field(description="search terms")],
         top_k: Annotated[int, Field(ge=1, le=20, description="number of results")] = 10,
-        doc_type: DocTypeArg = None,
-        source: SourceArg = None,
-        author: AuthorArg = None,
-        month: MonthArg = None,
-        since: SinceArg = None,
+        **given: Unpack[Filters],
     ) -> list[SearchResult]:
         """Search the news archive. Only documents published before today are searched.
 
@@ -214,7 +200,7 @@ class Toolbox:
             raise ToolError("no corpus at this step")
         if not query.strip():
             raise ToolError("search needs a non-empty query")
-        filters = filter_block("search", doc_type, source, author, month, since)
+        filters = filter_block("search", given)
         k = max(1, min(top_k, self._config.max_search_k))
         narrowed = None if filters.is_empty() else filters  # None: the backends' fast path
         hits = backend.search(query, as_of=self._cutoff, k=k, filters=narrowed)
@@ -233,23 +219,21 @@ class Toolbox:
     def read(
         self,
         doc_id: Annotated[str, Field(description="id of a document from search results")],
-        doc_type: DocTypeArg = None,
-        source: SourceArg = None,
-        author: AuthorArg = None,
-        month: MonthArg = None,
-        since: SinceArg = None,
+        **given: Unpack[Filters],
     ) -> DocumentText:
         """Read the full text of a document returned by an earlier search."""
-        filters = filter_block("read", doc_type, source, author, month, since)
+        filters = filter_block("read", given)
         if self._backend is None:
             raise ToolError("no corpus at this step")
         if doc_id not in self._shown:
             raise ToolError(f"document {doc_id!r} was not returned by a search in this step")
         doc = self._backend.read(doc_id, as_of=self._cutoff)
         if not filters.matches(doc):
-            raise ToolError(
-                f"document {doc_id!r} does not match the filter ({_described(filters)})"
+            shown = filters.model_dump(exclude_none=True).items()
+            described = ", ".join(
+                f"{k}={v.date().isoformat() if k == 'since' else v}" for k, v in shown
             )
+            raise ToolError(f"document {doc_id!r} does not match the filter ({described})")
         return DocumentText(
             id=doc.id,
             title=doc.title,
@@ -274,15 +258,11 @@ class Toolbox:
         limit: Annotated[
             int, Field(ge=1, le=THREAD_LIMIT, description="most posts to list")
         ] = THREAD_LIMIT,
-        doc_type: DocTypeArg = None,
-        source: SourceArg = None,
-        author: AuthorArg = None,
-        month: MonthArg = None,
-        since: SinceArg = None,
+        **given: Unpack[Filters],
     ) -> list[ListedPost]:
         """List the discussion thread of a document shown earlier (the post and its comments
         written before today, oldest first)."""
-        filters = filter_block("thread", doc_type, source, author, month, since)
+        filters = filter_block("thread", given)
         threads = self._thread_tools(doc_id)
         k = max(1, min(limit, THREAD_LIMIT))
         post = threads.post(doc_id, as_of=self._cutoff)
@@ -292,19 +272,16 @@ class Toolbox:
         return self._listing(docs, filters, k)
 
     @tool("threads")
-    def author_posts(
+    def author_posts(  # type: ignore[misc]  # its own ``author`` stands for the filter's
         self,
         author: Annotated[str, Field(description="author name")],
         limit: Annotated[
             int, Field(ge=1, le=AUTHOR_LIMIT, description="most posts to list")
         ] = AUTHOR_LIMIT,
-        doc_type: DocTypeArg = None,
-        source: SourceArg = None,
-        month: MonthArg = None,
-        since: SinceArg = None,
+        **given: Unpack[Filters],
     ) -> list[ListedPost]:
         """List an author's most recent posts and comments written before today."""
-        filters = filter_block("author_posts", doc_type, source, None, month, since)
+        filters = filter_block("author_posts", given)
         if self._threads is None:
             raise ToolError("threads are not available")
         if not author.strip():
@@ -317,15 +294,11 @@ class Toolbox:
     def ancestors(
         self,
         doc_id: Annotated[str, Field(description="id of a comment you were shown")],
-        doc_type: DocTypeArg = None,
-        source: SourceArg = None,
-        author: AuthorArg = None,
-        month: MonthArg = None,
-        since: SinceArg = None,
+        **given: Unpack[Filters],
     ) -> list[ListedPost]:
         """List what a comment replies to, from the thread's post down to its direct parent
         (written before today)."""
-        filters = filter_block("ancestors", doc_type, source, author, month, since)
+        filters = filter_block("ancestors", given)
         threads = self._thread_tools(doc_id)
         return self._listing(threads.ancestors(doc_id, as_of=self._cutoff), filters)
 
@@ -336,15 +309,11 @@ class Toolbox:
         limit: Annotated[
             int, Field(ge=1, le=THREAD_LIMIT, description="most replies to list")
         ] = THREAD_LIMIT,
-        doc_type: DocTypeArg = None,
-        source: SourceArg = None,
-        author: AuthorArg = None,
-        month: MonthArg = None,
-        since: SinceArg = None,
+        **given: Unpack[Filters],
     ) -> list[ListedPost]:
         """List the replies to a post or comment, the replies to those and so on (written
         before today, oldest first)."""
-        filters = filter_block("descendants", doc_type, source, author, month, since)
+        filters = filter_block("descendants", given)
         threads = self._thread_tools(doc_id)
         k = max(1, min(limit, THREAD_LIMIT))
         docs = threads.descendants(doc_id, as_of=self._cutoff, limit=_scan(k, filters))
@@ -389,13 +358,6 @@ class Toolbox:
 def _scan(limit: int, filters: SearchFilter) -> int:
     """How many documents a listing asks the backend for: ``limit``, or more when filtered."""
     return limit if filters.is_empty() else max(limit, FILTER_SCAN)
-
-
-def _described(filters: SearchFilter) -> str:
-    return ", ".join(
-        f"{k}={v.date().isoformat() if k == 'since' else v}"
-        for k, v in filters.model_dump(exclude_none=True).items()
-    )
 
 
 TOOLS: tuple[ToolDef, ...] = tool_defs(Toolbox)

@@ -1,4 +1,4 @@
-"""Models: the chat protocol and its providers, retries and the run's call gate, prices and
+"""Models: the chat protocol and its providers, provider errors and the run's call gate, prices and
 knowledge cutoffs, context limits and packaged models.
 
 The clients of the built-in providers (OpenAI-compatible, local llama.cpp servers, packaged
@@ -44,22 +44,14 @@ from pastcast.models._registry import (
 )
 from pastcast.models._retry import CallGate, ProviderError, using_gate
 from pastcast.models._scripted import ScriptedModel
-from pastcast.retrying import (
-    TRANSIENT_KINDS,
-    FailureKind,
-    RetryPolicy,
-    call_with_retries,
-    retry_after_seconds,
-)
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from pastcast.models._local import LocalLlamaServer, LocalModel
     from pastcast.models._openai import OpenAICompatibleModel
-    from pastcast.models._packaged import model_dir, packaged_model_path, packaged_models
+    from pastcast.models._packaged import model_dir, packaged_models
 
 __all__ = [
-    "TRANSIENT_KINDS",
     "CacheMode",
     "CachedModel",
     "CallGate",
@@ -67,7 +59,6 @@ __all__ = [
     "ChatResponse",
     "ContextLimits",
     "ContextOverflow",
-    "FailureKind",
     "KnowledgeGap",
     "LocalLlamaServer",
     "LocalModel",
@@ -79,11 +70,9 @@ __all__ = [
     "PriceTable",
     "ProviderError",
     "ReasoningEffort",
-    "RetryPolicy",
     "ScriptedModel",
     "ToolSpec",
     "after_knowledge_cutoff",
-    "call_with_retries",
     "check_model_spec",
     "context_limits_for",
     "context_limits_of",
@@ -96,14 +85,12 @@ __all__ = [
     "load_knowledge_cutoffs",
     "measured_cutoffs",
     "model_dir",
-    "packaged_model_path",
     "packaged_models",
     "providers",
     "register_knowledge_cutoff",
     "register_provider",
     "remembered",
     "resolve_model",
-    "retry_after_seconds",
     "save_measured_cutoff",
     "spec_model_name",
     "using_gate",

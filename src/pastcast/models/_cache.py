@@ -75,9 +75,6 @@ class CachedModel:
         """The inner model's: a request is fitted the same way whether it is replayed or sent."""
         return context_limits_of(self.inner)
 
-    def _path(self, key: str) -> Path:
-        return self.cache_dir / key[:2] / f"{key}.json"
-
     def _read(self, path: Path) -> ChatResponse | None:
         try:
             data = safejson.loads(path.read_bytes())
@@ -104,7 +101,7 @@ class CachedModel:
 
     def chat(self, request: ChatRequest) -> ChatResponse:
         key = cache_key(self.name, request, self.settings)
-        path = self._path(key)
+        path = self.cache_dir / key[:2] / f"{key}.json"
         if self.mode != "record":
             cached = self._read(path)
             if cached is not None:

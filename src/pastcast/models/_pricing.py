@@ -81,10 +81,10 @@ class PriceTable:
         self.prices: dict[str, Price] = dict(DEFAULT_PRICES if prices is None else prices)
 
     @classmethod
-    def load(cls, path: str | Path, *, include_defaults: bool = True) -> PriceTable:
+    def load(cls, path: str | Path) -> PriceTable:
         p = Path(path)
         raw = read_table(p, "price table", "model -> {input, output}")
-        table = cls() if include_defaults else cls({})
+        table = cls()
         for model, value in raw.items():
             try:
                 table.prices[model] = Price.model_validate(value)

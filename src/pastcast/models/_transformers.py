@@ -106,22 +106,20 @@ class TransformersModel:
     def name(self) -> str:
         return f"transformers:{self.path.name}"
 
-    def _prompt_ids(self, request: ChatRequest) -> Any:
-        text = self._tokenizer.apply_chat_template(
-            to_openai_messages(request.messages),
-            tools=to_openai_tools(request.tools) or None,
-            add_generation_prompt=True,
-            tokenize=False,
-        )
-        return self._tokenizer(text, return_tensors="pt", add_special_tokens=False)["input_ids"]
-
     def chat(self, request: ChatRequest) -> ChatResponse:
         if request.reasoning_effort is not None:
             raise ModelError(f"{self.name}: reasoning_effort is not a setting of local generation")
         window = self.context_limits.window
         wanted = request.max_tokens or self.context_limits.default_max_tokens
         with self._lock:
-            ids = self._prompt_ids(request)
+            prompt = self._tokenizer.apply_chat_template(
+                to_openai_messages(request.messages),
+                tools=to_openai_tools(request.tools) or None,
+                add_generation_prompt=True,
+                tokenize=False,
+            )
+            ids = self._tokenizer(prompt, return_tensors="pt", add_special_tokens=False)
+            ids = ids["input_ids"]
             used = int(ids.shape[1])
             room = min(wanted, window - used)
             if room < 1:  # the byte count the episode fits by can under-count this tokenizer

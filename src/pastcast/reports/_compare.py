@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from typing import Any
 
 import numpy as np
@@ -94,12 +94,7 @@ class Comparison:
             "unusable_other": o.unusable_a,
             "rows": [
                 {
-                    "label": r.label,
-                    "metric": r.metric,
-                    "kind": r.kind,
-                    "n": r.n,
-                    "base": r.base,
-                    "other": r.other,
+                    **{f.name: getattr(r, f.name) for f in fields(r)[:6]},  # label..other
                     "delta": r.delta.mean,
                     "ci_low": r.delta.ci_low,
                     "ci_high": r.delta.ci_high,

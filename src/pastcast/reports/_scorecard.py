@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, fields
 from typing import Any
 
 import numpy as np
@@ -121,11 +121,7 @@ class Scorecard:
         return {
             **extra,
             "by": list(self.by),
-            "fallback": self.fallback,
-            "bootstrap": self.bootstrap,
-            "seed": self.seed,
-            "bins": self.bins,
-            "n_forecasts": self.n_forecasts,
+            **{f.name: getattr(self, f.name) for f in fields(self)[1:6]},  # fallback..n_forecasts
             "groups": [g.summary.as_dict() for g in self.groups],
             "details": [g.details() for g in self.groups],
         }

@@ -9,6 +9,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from functools import partial
 from typing import TypeVar
 
 import numpy as np
@@ -23,7 +24,7 @@ from pastcast.reports._leaderboard import (
     with_titles,
 )
 from pastcast.reports._scorecard import GroupReport, Scorecard, market_age_text
-from pastcast.scoring import GroupSummary
+from pastcast.scoring import Cell, GroupSummary, Metric
 
 __all__ = [
     "TextTable",
@@ -62,39 +63,37 @@ def fmt_number(
     return f"{x:{'+' if signed else ''}.{digits}{'%' if percent else 'f'}}"
 
 
+Column = tuple[str, Callable[[G], str]]
+"""A table's column: its title and its cell of a group."""
+
+
 def _build(
     groups: Sequence[G],
     summary: Callable[[G], GroupSummary],
-    keys: tuple[Sequence[str], Mapping[str, str]],
+    by: Sequence[str],
+    titles: Mapping[str, str],
     title: str,
-    columns: Sequence[str],
-    cells: Callable[[G], Sequence[str]],
+    columns: Sequence[Column[G]],
     note: str = "",
 ) -> TextTable:
-    """A row per group, best first and references last (marked), after its key cells (``keys``:
-    the columns grouped by and the event titles shown beside event ids)."""
-    by, titles = keys
+    """A row per group, best first and references last (marked), after its key cells (the
+    columns ``by`` grouped by and, with ``titles``, the question beside an event id)."""
     rows = []
     for g in ranked(groups, summary):
         names = with_titles(summary(g).group, titles, by)
         if summary(g).role == "reference" and names:
             names[0] += " (reference)"
-        rows.append((*names, *cells(g)))
+        rows.append((*names, *(cell(g) for _, cell in columns)))
     n_agents = sum(summary(g).role != "reference" for g in groups)
     head = with_titles(by, titles)
-    return TextTable(title, (*head, *columns), tuple(rows), n_agents, len(head), note)
+    heads = (*head, *(c for c, _ in columns))
+    return TextTable(title, heads, tuple(rows), n_agents, len(head), note)
 
 
 def _card(
-    card: Scorecard,
-    title: str,
-    columns: Sequence[str],
-    cells: Callable[[GroupReport], Sequence[str]],
-    note: str = "",
+    card: Scorecard, title: str, columns: Sequence[Column[GroupReport]], note: str = ""
 ) -> TextTable:
-    return _build(
-        card.groups, lambda g: g.summary, (card.by, card.titles), title, columns, cells, note
-    )
+    return _build(card.groups, lambda g: g.summary, card.by, card.titles, title, columns, note)
 
 
 def _failure_rate(g: GroupReport) -> str:
@@ -104,38 +103,34 @@ def _failure_rate(g: GroupReport) -> str:
     return fmt_number(s.failure_rate, 1, percent=True)
 
 
+def _metric_cell(m: Metric, cell: Cell) -> Callable[[GroupReport], str]:
+    return lambda g: fmt_cell(g.summary, m, cell)
+
+
+def _resource(name: str, digits: int) -> Callable[[GroupReport], str]:
+    return lambda g: fmt_number(g.resources[name], digits)
+
+
 def main_table(card: Scorecard) -> TextTable:
     """The metrics the report shows (``Metric.report``: Brier, accuracy, information-alpha),
     failures over the schedule, cost per forecast, rollout SD and the uniform and market
     references on the same forecasts."""
-    shown = metric_columns(lambda m: m.report)
-
-    def cells(g: GroupReport) -> list[str]:
-        return [
-            str(g.summary.n_recorded),
-            *(fmt_cell(g.summary, m, cell) for _, m, cell in shown),
-            _failure_rate(g),
-            fmt_number(g.resources["cost_usd"], 4),
-            fmt_number(g.summary.metrics["brier"].rollout_std),
-            fmt_number(g.uniform_brier),
-            fmt_number(g.market_brier),
-            fmt_number(float(np.median(g.market_ages)) if g.market_ages else None, 1),
-        ]
-
     return _card(
         card,
         "Main table",
-        (
-            "n",
-            *(title for title, _, _ in shown),
-            "failure rate",
-            "cost/forecast ($)",
-            "rollout SD",
-            "uniform Brier",
-            "market Brier",
-            "market age (d)",
-        ),
-        cells,
+        [
+            ("n", lambda g: str(g.summary.n_recorded)),
+            *(
+                (title, _metric_cell(m, cell))
+                for title, m, cell in metric_columns(lambda m: m.report)
+            ),
+            ("failure rate", _failure_rate),
+            ("cost/forecast ($)", _resource("cost_usd", 4)),
+            ("rollout SD", lambda g: fmt_number(g.summary.metrics["brier"].rollout_std)),
+            ("uniform Brier", lambda g: fmt_number(g.uniform_brier)),
+            ("market Brier", lambda g: fmt_number(g.market_brier)),
+            ("market age (d)", lambda g: fmt_number(_median(g.market_ages), 1)),
+        ],
         note=(
             f"Multiclass Brier on [0, 2] (lower is better); fractional-tie accuracy; brackets are "
             f"95% event-clustered bootstrap intervals ({card.bootstrap} draws, seed {card.seed}); "
@@ -149,6 +144,10 @@ def main_table(card: Scorecard) -> TextTable:
     )
 
 
+def _median(values: Sequence[float]) -> float | None:
+    return float(np.median(values)) if values else None
+
+
 def leaderboard(
     summaries: Sequence[GroupSummary],
     by: Sequence[str],
@@ -158,56 +157,51 @@ def leaderboard(
     """``pastcast score``'s table: n, failures and the metrics it shows (``Metric.leaderboard``)
     per group, best first; with ``titles`` (event id -> question) and an "event" column among
     ``by``, a "question" column follows the event's."""
-    shown = metric_columns(lambda m: m.leaderboard)
+    columns: list[Column[GroupSummary]] = [
+        ("n", lambda s: str(s.n_recorded)),
+        ("fail", lambda s: fmt_number(s.failure_rate, 1, percent=True)),
+        *(
+            (c, partial(fmt_cell, m=m, cell=cell))
+            for c, m, cell in metric_columns(lambda m: m.leaderboard)
+        ),
+    ]
+    return _build(summaries, lambda s: s, by, titles or {}, title, columns)
 
-    def cells(s: GroupSummary) -> list[str]:
-        rate = fmt_number(s.failure_rate, 1, percent=True)
-        return [str(s.n_recorded), rate, *(fmt_cell(s, m, cell) for _, m, cell in shown)]
 
-    columns = ("n", "fail", *(c for c, _, _ in shown))
-    return _build(summaries, lambda s: s, (by, titles or {}), title, columns, cells)
+def _part(of: str, name: str, signed: bool = False) -> Callable[[GroupReport], str]:
+    """A field of a group's Murphy decomposition or anatomy of alpha (``of``), "-" without one."""
+
+    def cell(g: GroupReport) -> str:
+        found = getattr(g.calibration, of)
+        return fmt_number(None if found is None else getattr(found, name), 4, signed=signed)
+
+    return cell
 
 
 def calibration_table(card: Scorecard) -> TextTable:
     """Two-outcome calibration: [0, 1] Brier, Hindcast accuracy, ECE, distance to market, the
     Murphy decomposition and the anatomy of alpha."""
 
-    def cells(g: GroupReport) -> list[str]:
-        m, c = g.summary.metrics, g.calibration
-        mu, an = c.murphy, c.anatomy
-        return [
-            str(c.n),
-            fmt_metric(m["binary_brier"]),
-            fmt_metric(m["hindcast_accuracy"]),
-            fmt_number(c.ece),
-            fmt_metric(m["distance_to_market"]),
-            fmt_number(None if mu is None else mu.reliability, 4),
-            fmt_number(None if mu is None else mu.resolution, 4),
-            fmt_number(None if mu is None else mu.uncertainty, 4),
-            fmt_number(None if mu is None else mu.residual, 4),
-            fmt_number(None if an is None else an.alpha, 4, signed=True),
-            fmt_number(None if an is None else an.resolution_gain, 4, signed=True),
-            fmt_number(None if an is None else an.reliability_gap, 4, signed=True),
-        ]
+    def metric(name: str) -> Callable[[GroupReport], str]:
+        return lambda g: fmt_metric(g.summary.metrics[name])
 
     return _card(
         card,
         "Calibration of two-outcome forecasts",
-        (
-            "n (2-outcome)",
-            "Brier [0,1]",
-            "Hindcast acc.",
-            "ECE",
-            "dist. to market",
-            "REL",
-            "RES",
-            "UNC",
-            "residual",
-            "alpha",
-            "RES gain",
-            "REL gap",
-        ),
-        cells,
+        [
+            ("n (2-outcome)", lambda g: str(g.calibration.n)),
+            ("Brier [0,1]", metric("binary_brier")),
+            ("Hindcast acc.", metric("hindcast_accuracy")),
+            ("ECE", lambda g: fmt_number(g.calibration.ece)),
+            ("dist. to market", metric("distance_to_market")),
+            ("REL", _part("murphy", "reliability")),
+            ("RES", _part("murphy", "resolution")),
+            ("UNC", _part("murphy", "uncertainty")),
+            ("residual", _part("murphy", "residual")),
+            ("alpha", _part("anatomy", "alpha", signed=True)),
+            ("RES gain", _part("anatomy", "resolution_gain", signed=True)),
+            ("REL gap", _part("anatomy", "reliability_gap", signed=True)),
+        ],
         note=(
             f"Binary Brier (p - x)^2 on [0, 1] of two-outcome events; Hindcast accuracy 1[p > 0.5] "
             f"of the realised outcome (all events); distance to market |p - q| on the realised "
@@ -218,42 +212,28 @@ def calibration_table(card: Scorecard) -> TextTable:
     )
 
 
+def _count(value: int | None) -> str:
+    return "-" if value is None else str(value)
+
+
 def cost_table(card: Scorecard) -> TextTable:
     """Models, schedule and failures, and resources per recorded forecast."""
-
-    def cells(g: GroupReport) -> list[str]:
-        s, r = g.summary, g.resources
-        return [
-            ", ".join(g.models) or "-",
-            str(s.n_scheduled) if s.n_scheduled is not None else "-",
-            str(s.n_recorded),
-            str(s.n_missing) if s.n_missing is not None else "-",
-            str(s.n_failures),
-            _failure_rate(g),
-            fmt_number(r["cost_usd"], 4),
-            fmt_number(r["input_tokens"], 0),
-            fmt_number(r["output_tokens"], 0),
-            fmt_number(r["model_calls"], 2),
-            fmt_number(r["tool_calls"], 2),
-        ]
-
     return _card(
         card,
         "Cost and failures",
-        (
-            "models",
-            "scheduled",
-            "recorded",
-            "missing",
-            "unusable",
-            "failure rate",
-            "cost/forecast ($)",
-            "input tokens",
-            "output tokens",
-            "model calls",
-            "tool calls",
-        ),
-        cells,
+        [
+            ("models", lambda g: ", ".join(g.models) or "-"),
+            ("scheduled", lambda g: _count(g.summary.n_scheduled)),
+            ("recorded", lambda g: str(g.summary.n_recorded)),
+            ("missing", lambda g: _count(g.summary.n_missing)),
+            ("unusable", lambda g: str(g.summary.n_failures)),
+            ("failure rate", _failure_rate),
+            ("cost/forecast ($)", _resource("cost_usd", 4)),
+            ("input tokens", _resource("input_tokens", 0)),
+            ("output tokens", _resource("output_tokens", 0)),
+            ("model calls", _resource("model_calls", 2)),
+            ("tool calls", _resource("tool_calls", 2)),
+        ],
         note="Resources are means per recorded forecast; failure rate is (unusable + missing) "
         "over scheduled.",
     )

@@ -9,8 +9,8 @@ from typing import Any, Literal
 from pydantic import Field
 
 from pastcast.env import EnvConfig
-from pastcast.models import RetryPolicy
 from pastcast.records import Record
+from pastcast.retrying import RetryPolicy
 from pastcast.runlog import AgentSpec
 
 MAX_ROLLOUTS = 10_000

@@ -14,8 +14,8 @@ from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Literal
 
-from pastcast.models import ChatResponse, FailureKind, ProviderError, call_with_retries
-from pastcast.retrying import TRANSIENT_KINDS, ProviderFailure, TokenBucket
+from pastcast.models import ChatResponse, ProviderError
+from pastcast.retrying import FailureKind, ProviderFailure, TokenBucket, call_with_retries
 from pastcast.runner._config import BreakerConfig, Execution, ProviderLimits
 
 Clock = Callable[[], float]
@@ -83,7 +83,7 @@ class CircuitBreaker:
 
     def record(self, kind: FailureKind | None) -> None:
         """The outcome of an attempt let through by ``before``: None for a success."""
-        counts = kind in TRANSIENT_KINDS and kind != "rate_limited"
+        counts = kind in ("server_error", "timeout", "connection", "bad_response")
         tripped = False
         with self._cond:
             probe, self._probing = self._probing, False

@@ -17,8 +17,9 @@ from pastcast.dataset import Dataset
 from pastcast.env import EnvConfig
 from pastcast.errors import FieldError
 from pastcast.markets import make_schedule, schedules
-from pastcast.models import RetryPolicy, known_providers, spec_model_name
+from pastcast.models import known_providers, spec_model_name
 from pastcast.records import Record, Setting, StepSpec
+from pastcast.retrying import RetryPolicy
 from pastcast.runlog import AgentSpec
 from pastcast.runner._config import (
     MAX_ROLLOUTS,

@@ -32,6 +32,7 @@ __all__ = [
 
 # Replies wait here while the process does not read them; past this, its requests wait too.
 _PENDING_BYTES = 1 << 20
+_STDERR_BYTES = 20000
 # Native libraries start worker threads per core; one each keeps the task limit for others.
 _THREADS_ENV = {"OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
 
@@ -133,15 +134,13 @@ class _Conversation:
         self,
         on_line: LineHandler,
         max_line: int,
-        max_stderr: int,
-        on_long_line: LongLineHandler | None = None,
+        on_long_line: LongLineHandler | None,
     ) -> None:
         self.on_line = on_line
         self.on_long_line = on_long_line
         self.skipping = False
         """The rest of a line past the limit is being read and dropped."""
         self.max_line = max_line
-        self.max_stderr = max_stderr
         self.line = bytearray()
         self.pending = bytearray()
         self.stderr = bytearray()
@@ -180,8 +179,8 @@ class _Conversation:
 
     def took_stderr(self, chunk: bytes) -> None:
         self.stderr += chunk
-        if len(self.stderr) > self.max_stderr:  # the tail holds the traceback
-            del self.stderr[: len(self.stderr) - self.max_stderr]
+        if len(self.stderr) > _STDERR_BYTES:  # the tail holds the traceback
+            del self.stderr[: len(self.stderr) - _STDERR_BYTES]
             self.stderr_cut = True
 
     def output(self, reason: KilledReason | None) -> tuple[str, str, bool]:
@@ -201,17 +200,13 @@ def run_sandboxed(
     scratch_mb: int = 64,
     max_line: int = 16 << 20,
     on_long_line: LongLineHandler | None = None,
-    max_stderr: int = 20000,
 ) -> SandboxResult:
-    """Run ``command`` in the sandbox, answering each line it writes through ``on_line``.
-
-    Returns once the process and everything it started are gone: it exited, or was killed at the
-    wall clock ``timeout_s``, the CPU budget ``cpu_s`` (default ``timeout_s`` rounded up), or a
-    line longer than ``max_line`` bytes (``killed_reason`` says which) unless ``on_long_line``
-    answers such a line instead (its rest is then skipped unread). After a reply marked
-    ``done`` its stdin is closed and it has a few seconds to exit before it is killed (not a
-    failure). ``stdout`` of the result is empty (it is the conversation); ``stderr`` is its last
-    ``max_stderr`` bytes. An exception from ``on_line`` kills the process and propagates.
+    """Run ``command`` in the sandbox, answering each line it writes through ``on_line``
+    (docs/sandbox.md), until it and everything it started are gone: it exited, or was killed at
+    the wall clock, the CPU budget ``cpu_s`` (default ``timeout_s`` rounded up), or a line
+    longer than ``max_line`` bytes unless ``on_long_line`` answers such a line (its rest is
+    skipped unread). After a reply marked ``done`` its stdin is closed and it has a few seconds
+    to exit (then killed, not a failure). The result's ``stderr`` is its last 20,000 bytes.
 
     Raises ``SandboxUnavailable`` where isolation cannot be established (there is no unsafe
     fallback for a process that runs submitted code), ``ValueError`` for a bind that does not
@@ -226,7 +221,7 @@ def run_sandboxed(
     if _as_root():
         binds = [(reachable_source(source), dest) for source, dest in binds]
     return sandboxed(
-        _Conversation(on_line, max_line, max_stderr, on_long_line),
+        _Conversation(on_line, max_line, on_long_line),
         stdin=None,
         command=command,
         binds=binds,

@@ -58,17 +58,6 @@ def _encode(code: object, max_code_bytes: int) -> tuple[bytes, str | None]:
     return data, None
 
 
-def _check_options(timeout_s: float, memory_mb: int, max_output: int, scratch_mb: int) -> None:
-    for name, value, low in (
-        ("timeout_s", timeout_s, 0.0),
-        ("memory_mb", memory_mb, 64),
-        ("max_output", max_output, 0),
-        ("scratch_mb", scratch_mb, 1),
-    ):
-        if not value >= low or (name == "timeout_s" and value == 0):
-            raise ValueError(f"run_python: option {name}={value!r} must be at least {low}")
-
-
 def sandboxed(
     streams: Streams,
     *,
@@ -194,18 +183,19 @@ def run_python(
     cpu_s: int | None = None,
     allow_unsafe: bool = False,
 ) -> SandboxResult:
-    """Run ``code`` with ``python -I`` in the sandbox; stdout/stderr are capped at ``max_output``.
-
-    ``cpu_s`` bounds the CPU seconds of all its threads together (default: ``timeout_s``
-    rounded up); ``scratch_mb`` the size of its writable ``/tmp``.
-
-    Raises ``SandboxUnavailable`` where isolation cannot be established, unless ``allow_unsafe``
-    is passed: then the code runs as a plain resource-limited subprocess with a scrubbed
-    environment but full file-system and network access (for trusted code only).
-    """
-    _check_options(timeout_s, memory_mb, max_output, scratch_mb)
-    if cpu_s is not None and cpu_s < 1:
-        raise ValueError(f"run_python: option cpu_s={cpu_s!r} must be at least 1")
+    """Run ``code`` with ``python -I`` in the sandbox (docs/sandbox.md). ``SandboxUnavailable``
+    where isolation cannot be established, unless ``allow_unsafe``: then the code runs as a
+    plain resource-limited subprocess with a scrubbed environment but full file-system and
+    network access (for trusted code only)."""
+    for name, value, low in (
+        ("timeout_s", timeout_s, 0.0),
+        ("memory_mb", memory_mb, 64),
+        ("max_output", max_output, 0),
+        ("scratch_mb", scratch_mb, 1),
+        ("cpu_s", 1 if cpu_s is None else cpu_s, 1),
+    ):
+        if not value >= low or (name == "timeout_s" and value == 0):
+            raise ValueError(f"run_python: option {name}={value!r} must be at least {low}")
     problem = _self_test()
     if problem is not None and not allow_unsafe:
         raise SandboxUnavailable(

@@ -48,18 +48,6 @@ _CHUNK = 65536
 _CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
 
 
-def _set_limits(cpu_s: int, memory_bytes: int) -> None:
-    """Runs in the child between fork and exec."""
-    resource.setrlimit(resource.RLIMIT_CPU, (cpu_s + 1, cpu_s + 1))
-    resource.setrlimit(resource.RLIMIT_AS, (memory_bytes, memory_bytes))
-    resource.setrlimit(resource.RLIMIT_NPROC, (MAX_TASKS, MAX_TASKS))
-    resource.setrlimit(resource.RLIMIT_NOFILE, (MAX_FILES, MAX_FILES))
-    resource.setrlimit(resource.RLIMIT_FSIZE, (FILE_BYTES, FILE_BYTES))
-    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
-    resource.setrlimit(resource.RLIMIT_MEMLOCK, (0, 0))
-    resource.setrlimit(resource.RLIMIT_MSGQUEUE, (0, 0))
-
-
 Scratch = tuple[str, int, int]
 """(staging folder, bytes, inodes) of a run's scratch tmpfs."""
 
@@ -69,7 +57,14 @@ def child_setup(cpu_s: int, memory_bytes: int, scratch: Scratch | None) -> None:
     still holds every descriptor of the parent until exec, maybe more than the limit allows)."""
     if scratch is not None:
         scratch_setup(*scratch)
-    _set_limits(cpu_s, memory_bytes)
+    resource.setrlimit(resource.RLIMIT_CPU, (cpu_s + 1, cpu_s + 1))
+    resource.setrlimit(resource.RLIMIT_AS, (memory_bytes, memory_bytes))
+    resource.setrlimit(resource.RLIMIT_NPROC, (MAX_TASKS, MAX_TASKS))
+    resource.setrlimit(resource.RLIMIT_NOFILE, (MAX_FILES, MAX_FILES))
+    resource.setrlimit(resource.RLIMIT_FSIZE, (FILE_BYTES, FILE_BYTES))
+    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+    resource.setrlimit(resource.RLIMIT_MEMLOCK, (0, 0))
+    resource.setrlimit(resource.RLIMIT_MSGQUEUE, (0, 0))
 
 
 class _Run:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 
 import numpy as np
 from numpy.typing import NDArray
@@ -90,13 +90,7 @@ class GroupSummary:
     def as_dict(self) -> dict[str, object]:
         return {
             **dict(zip(self.by, self.group, strict=True)),
-            "role": self.role,
-            "n_recorded": self.n_recorded,
-            "n_failures": self.n_failures,
-            "failure_rate": self.failure_rate,
-            "n_scheduled": self.n_scheduled,
-            "n_missing": self.n_missing,
-            "scheduled_failure_rate": self.scheduled_failure_rate,
+            **{f.name: getattr(self, f.name) for f in fields(self)[2:-2]},  # role..scheduled
             "metrics": {k: vars(v) for k, v in self.metrics.items()},
             "alpha_tests": {k: v.as_dict() for k, v in self.alpha_tests.items()},
         }

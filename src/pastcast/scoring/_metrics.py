@@ -47,13 +47,10 @@ __all__ = [
 Floats = NDArray[np.float64]
 Ints = NDArray[np.int64]
 
+# what each choice means: docs/scoring.md, "The metric registry"
 Better = Literal["lower", "higher", "neither"]
-"""Which way a score is better ("neither": a description, not a quality, such as a distance)."""
 Aggregation = Literal["mean", "tested"]
-"""How a group aggregates a metric: its mean with an event-clustered interval; "tested" also a
-one-sample t-test against 0 and the mean shrunk towards 0 (``AlphaTest``), for alphas."""
 Cell = Literal["interval", "shrunk"]
-"""What a table shows of a metric: its mean and interval, or the shrunk mean of its test."""
 
 
 @dataclass(frozen=True)
@@ -95,30 +92,23 @@ class ScoreColumns:
 
 @dataclass(frozen=True)
 class Metric:
-    """One score of a forecast and what every table needs to know about it."""
+    """One score of a forecast and what every table needs to know about it; its fields:
+    docs/scoring.md ("The metric registry"). ``step`` scores one forecast (NaN where undefined,
+    such as without a market), ``rows`` is its vectorised twin over a score table's rows."""
 
     name: str
     label: str
-    """What tables call it ("log loss"); a comparison's row starts it with a capital."""
     better: Better
     scale: tuple[float, float]
-    """The lowest and highest score of one forecast."""
     step: Callable[[GradedForecast], float]
-    """The score of one forecast (NaN where undefined, such as without a market)."""
     rows: Callable[[ScoreColumns], Floats]
-    """The vectorised twin of ``step``: every row of a score table at once."""
     aggregate: Aggregation = "mean"
     paired: bool = True
-    """Reported by paired comparisons and by the integrations' per-sample scores."""
     digits: int = 3
     percent: bool = False
-    """A rate: comparisons show it in percent and its differences in percentage points."""
     leaderboard: Cell | None = "interval"
-    """What ``pastcast score``'s table shows of it (None: no column)."""
     report: Cell | None = "interval"
-    """What the report's main table shows of it (None: no column)."""
     reward: str = ""
-    """Its name as a reward (default: its name, ``neg_NAME`` when lower is better)."""
 
     def __post_init__(self) -> None:
         cells = (self.leaderboard, self.report)

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from typing import Any
 
 import numpy as np
@@ -76,17 +76,7 @@ class PairedComparison:
             "a": dict(self.a),
             "b": dict(self.b),
             "difference": "a - b",
-            "fallback": self.fallback,
-            "bootstrap": self.bootstrap,
-            "seed": self.seed,
-            "n_a": self.n_a,
-            "n_b": self.n_b,
-            "n_matched": self.n_matched,
-            "only_a": self.only_a,
-            "only_b": self.only_b,
-            "n_events": self.n_events,
-            "unusable_a": self.unusable_a,
-            "unusable_b": self.unusable_b,
+            **{f.name: getattr(self, f.name) for f in fields(self)[2:-3]},  # fallback..unusable_b
             "metrics": {k: vars(v) for k, v in self.differences.items()},
         }
 

@@ -86,7 +86,7 @@ class _Handler(BaseHTTPRequestHandler):
             text = message or HTTPStatus(code).phrase
         except ValueError:
             text = str(code)
-        self._send(code, {"error": {"code": Code.INVALID_REQUEST, "message": text}})
+        self._refuse(code, Code.INVALID_REQUEST, text)
 
     def _send(self, status: int, body: Any) -> None:
         data = json.dumps(body, ensure_ascii=False).encode("utf-8")

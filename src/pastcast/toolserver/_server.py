@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 import math
 import threading
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from typing import IO, Any
 
 from pydantic import ValidationError
@@ -299,20 +299,6 @@ def _unusable(forecast: Forecast, reason: FailureReason, why: str) -> Forecast:
     )
 
 
-def _stated(values: Mapping[str, Any]) -> dict[str, float] | None:
-    """The submitted values as floats, or None for one that is no finite number in [0, 1]."""
-    out: dict[str, float] = {}
-    for label, value in values.items():
-        try:
-            number = float(value)
-        except (TypeError, ValueError, OverflowError):
-            return None
-        if not is_probability(number):
-            return None
-        out[label] = number
-    return out
-
-
 def checked_answer(submitted: dict[str, Any], labels: Sequence[str]) -> Forecast:
     """The forecast ``submitted`` (the request's JSON object) over ``labels``: unusable when it
     names another label or, naming only some of them, states a value outside [0, 1]; a partial
@@ -328,8 +314,12 @@ def checked_answer(submitted: dict[str, Any], labels: Sequence[str]) -> Forecast
         )
     if set(forecast.probs) == set(labels):
         return forecast
-    stated = _stated(submitted["probs"])  # as sent: the record scales values above 1
-    if stated is None:
+    stated: dict[str, float] | None
+    try:  # as sent: the record scales values above 1
+        stated = {k: float(v) for k, v in submitted["probs"].items()}
+    except (TypeError, ValueError, OverflowError):
+        stated = None
+    if stated is None or not all(is_probability(v) for v in stated.values()):
         shown = ", ".join(f"{k}={v!r}" for k, v in submitted["probs"].items())
         why = f"a partial answer states probabilities in [0, 1]: {shown}"
         return _unusable(forecast.model_copy(update={"probs": {}}), "invalid_probability", why)

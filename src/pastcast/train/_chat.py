@@ -71,14 +71,9 @@ class OpenAiTool(Record):
     function: ToolSpec
 
 
-def _arguments_text(call: RequestedToolCall) -> str:
-    return json.dumps(call.arguments, ensure_ascii=False, separators=(",", ":"))
-
-
 def _tool_call(call: RequestedToolCall) -> ChatToolCall:
-    return ChatToolCall(
-        id=call.id, function=ChatFunction(name=call.name, arguments=_arguments_text(call))
-    )
+    arguments = json.dumps(call.arguments, ensure_ascii=False, separators=(",", ":"))
+    return ChatToolCall(id=call.id, function=ChatFunction(name=call.name, arguments=arguments))
 
 
 def _requested(call: ChatToolCall) -> RequestedToolCall:

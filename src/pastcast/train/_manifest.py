@@ -6,7 +6,8 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections import Counter
+from collections.abc import Callable, Mapping, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Literal
@@ -105,19 +106,9 @@ def read_manifest(path: str | Path) -> ExportManifest:
         raise FieldError("", first_problem(exc, str(mp))) from None
 
 
-def _sha256(path: Path) -> str:
-    h = hashlib.sha256()
-    with path.open("rb") as fh:
-        for chunk in iter(lambda: fh.read(1 << 20), b""):
-            h.update(chunk)
-    return h.hexdigest()
-
-
-def run_refs(chosen: Iterable[tuple[StepColumns, StepRow]]) -> tuple[RunRef, ...]:
-    counts: dict[str, tuple[StepColumns, int]] = {}
-    for log, step in chosen:
-        prev = counts.get(step.run_id)
-        counts[step.run_id] = (log, (prev[1] if prev else 0) + 1)
+def run_refs(chosen: Sequence[tuple[StepColumns, StepRow]]) -> tuple[RunRef, ...]:
+    counts = Counter(step.run_id for _, step in chosen)
+    logs = {step.run_id: log for log, step in chosen}
     return tuple(
         RunRef(
             run_id=run_id,
@@ -125,9 +116,9 @@ def run_refs(chosen: Iterable[tuple[StepColumns, StepRow]]) -> tuple[RunRef, ...
             dataset_id=log.header.dataset_id,
             code_version=log.header.code_version,
             corpus_sha256=log.header.corpus.content_sha256 if log.header.corpus else None,
-            steps=n,
+            steps=counts[run_id],
         )
-        for run_id, (log, n) in counts.items()
+        for run_id, log in logs.items()  # the runs in the order of their first steps
     )
 
 
@@ -153,12 +144,14 @@ def write_export(
     target.parent.mkdir(parents=True, exist_ok=True)
     with atomic_path(target) as tmp:
         rows = write(tmp)
+        with tmp.open("rb") as fh:
+            digest = hashlib.file_digest(fh, "sha256").hexdigest()
         cutoffs = [s.cutoff for _, s in chosen]
         manifest = ExportManifest(
             kind=kind,
             shape=shape,
             file=target.name,
-            sha256=_sha256(tmp),
+            sha256=digest,
             rows=rows,
             created_at=datetime.now(UTC),
             code_version=code_version(),

@@ -119,17 +119,6 @@ def _host_path(path: str, what: str) -> str:
     return full
 
 
-def _model(args: dict[str, Any]) -> Model | None:
-    """The model an agent's arguments name (``model``, ``model_options``, ``cache_dir``,
-    ``cache_mode``, as the model-driven agents take them): the only one its process may call."""
-    spec = args.get("model")
-    if not isinstance(spec, str):
-        return None
-    return agent_model(
-        spec, args.get("model_options"), args.get("cache_dir"), args.get("cache_mode", "auto")
-    )
-
-
 @dataclass(frozen=True)
 class SandboxedAgent:
     """An agent whose code runs as ``command`` in a sandboxed process (with the read-only
@@ -201,7 +190,13 @@ def isolated(
     spec = json.dumps({"agent": agent, "args": args, "setting": setting, "plugin": plugin})
     boot = _BOOT.format(path=list(environment.path))
     command = (sandbox_interpreter(), "-I", "-c", boot, spec)
-    return SandboxedAgent(command, tuple(binds), _model(args), timeout_s, memory_mb)
+    # The model the arguments name, as the model-driven agents take them: the only one its
+    # process may call.
+    model = None
+    if isinstance(name := args.get("model"), str):
+        options, cache = args.get("model_options"), args.get("cache_dir")
+        model = agent_model(name, options, cache, args.get("cache_mode", "auto"))
+    return SandboxedAgent(command, tuple(binds), model, timeout_s, memory_mb)
 
 
 def external(

@@ -130,6 +130,8 @@ def add_comparison_page(
     groups = _groups(index)
     labels = short_labels(g.agent for g in groups)
     cache: dict[tuple[Group, Group], PairedComparison] = {}
+    lower = " and ".join(m.label for m in metric_list() if m.paired and m.better == "lower")
+    better = f"Lower {lower} are better." if lower else ""  # "Lower Brier and log loss ..."
 
     @app.get("/compare", response_class=HTMLResponse)
     def compare(a: str = "", b: str = "") -> HTMLResponse:
@@ -167,14 +169,7 @@ def add_comparison_page(
             rows=_disagreements(index, cmp) if cmp is not None and not error else [],
             finite=math.isfinite,
             paired=[(m.name, m.label) for m in metric_list() if m.paired],
-            better=_better(),
+            better=better,
         )
 
     return labels
-
-
-def _better() -> str:
-    """Which way the compared metrics are better, in a sentence ("Lower Brier and log loss are
-    better.")."""
-    lower = " and ".join(m.label for m in metric_list() if m.paired and m.better == "lower")
-    return f"Lower {lower} are better." if lower else ""

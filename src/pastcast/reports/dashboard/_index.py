@@ -108,12 +108,12 @@ class LeaderRow:
 
 class RunIndex:
     """Everything the dashboard shows, indexed once: ``runs`` read with ``INDEX_COLUMNS`` at
-    least; ``persist``: keep the unfiltered leaderboard beside the first log (``_store``)."""
+    least; the unfiltered leaderboard is kept beside the first log (``_store``)."""
 
-    def __init__(self, runs: Runs, *, persist: bool = True) -> None:
+    def __init__(self, runs: Runs) -> None:
         self.logs = runs.logs
         self.dataset = runs.dataset
-        prints = [log.fingerprint() if persist else None for log in self.logs]
+        prints = [log.fingerprint() for log in self.logs]
         # the unfiltered leaderboard is stored while every log and the metrics are as they were
         metric_names = [m.name for m in metric_list()]
         self._board_key = (
@@ -173,11 +173,9 @@ class RunIndex:
         self._chain_end[order] = ends[group]
 
     @classmethod
-    def load(
-        cls, paths: Sequence[str | Path], dataset: Dataset | None = None, *, persist: bool = True
-    ) -> RunIndex:
+    def load(cls, paths: Sequence[str | Path], dataset: Dataset | None = None) -> RunIndex:
         logs = tuple(read_step_columns(p, list(INDEX_COLUMNS)) for p in find_run_logs(paths))
-        return cls(Runs(logs, dataset), persist=persist)
+        return cls(Runs(logs, dataset))
 
     def record(self, step_id: int) -> StepRecord:
         """The full record of a step: read by its byte offset (one line of the step file)."""

@@ -181,13 +181,11 @@ def write_html_report(
         )
     )
     paths = (out / "report.html", out / "tables.md", out / "tables.tex", out / "scorecard.json")
-    write_atomic(paths[0], html.encode("utf-8"))
-    write_atomic(paths[1], md.encode("utf-8"))
-    write_atomic(paths[2], tex.encode("utf-8"))
     card_dict = {**card.as_dict(), "paired": [p.as_dict() for p in pairs]}
     card_json = json.dumps(clean_json(card_dict), indent=2, allow_nan=False, default=str)
-    write_atomic(paths[3], (card_json + "\n").encode("utf-8"))
+    for path, text in zip(paths, (html, md, tex, card_json + "\n"), strict=True):
+        write_atomic(path, text)
     if leakage:
         cards = json.dumps([c.model_dump(mode="json") for c in leakage], indent=2)
-        write_atomic(out / "leakage.json", (cards + "\n").encode("utf-8"))
+        write_atomic(out / "leakage.json", cards + "\n")
     return WrittenReport(*paths, tuple(figure_paths), card)

@@ -6,6 +6,7 @@ analyses").
 
 from __future__ import annotations
 
+from collections import Counter, defaultdict
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from datetime import datetime
@@ -204,19 +205,13 @@ def evidence_summary(
 def stop_counts(table: ScoreTable, stops: Sequence[str]) -> dict[tuple[str, str], dict[str, int]]:
     """Steps per (agent, setting) and stop reason, ``stops`` each row's ``stop_reason_of``
     (``-`` where the agent has no loop)."""
-    agents, settings = (_row_names(table, c) for c in ("agent", "setting"))
-    rows = zip(agents, settings, stops, strict=True)
-    out: dict[tuple[str, str], dict[str, int]] = {}
-    for agent, setting, reason in rows:
-        counts = out.setdefault((agent, setting), {})
-        counts[reason] = counts.get(reason, 0) + 1
+    agents, settings = (
+        [table.name(c, x) for x in table.codes(c).tolist()] for c in ("agent", "setting")
+    )
+    out: dict[tuple[str, str], Counter[str]] = defaultdict(Counter)
+    for agent, setting, reason in zip(agents, settings, stops, strict=True):
+        out[(agent, setting)][reason] += 1
     return {k: dict(sorted(v.items())) for k, v in sorted(out.items())}
-
-
-def _row_names(table: ScoreTable, column: str) -> list[str]:
-    """Each row's name in a key column of ``table``."""
-    codes, names = table.keys[column]
-    return [names[c] for c in codes.tolist()]
 
 
 def market_days(open_time: datetime, close_time: datetime, resolved_at: datetime | None) -> float:

@@ -104,12 +104,9 @@ def _index(table: ScoreTable, setting: str) -> dict[MatchKey, int]:
 def memory_cost(
     table: ScoreTable,
     by: Sequence[str] = ("agent",),
-    phases: Mapping[str, tuple[int, int | None]] = PHASES,
     resources: Sequence[str] = RESOURCES,
     bootstrap: int = 4000,
     seed: int = 0,
-    on: str = "memory_on",
-    free: str = "memory_free",
     evidence: Sequence[EvidenceRow] | None = None,
     *,
     usage: Floats,
@@ -124,7 +121,7 @@ def memory_cost(
         raise ValueError(f"memory_cost: unknown resources {sorted(unknown)} (know {RESOURCES})")
     _check_usage(table, usage, "memory_cost")
     use = usage[:, [RESOURCES.index(r) for r in resources]]
-    a, b = _index(table, on), _index(table, free)
+    a, b = _index(table, "memory_on"), _index(table, "memory_free")
     keys = sorted(a.keys() & b.keys())
     rng = np.random.default_rng(seed)
     groups = sorted({(k[0],) for k in keys}) if by else [()]
@@ -135,7 +132,7 @@ def memory_cost(
             if row.available is not None and row.step >= 1:
                 q = int(np.searchsorted(cuts, row.available, side="left")) + 1
                 quartile[(row.agent, row.event, row.step)] = q
-    spans = [(name, lo, hi, 0) for name, (lo, hi) in phases.items()]
+    spans = [(name, lo, hi, 0) for name, (lo, hi) in PHASES.items()]
     if evidence is not None:
         spans += [(f"later Q{q}", 1, None, q) for q in (1, 2, 3, 4)]
     out = []
