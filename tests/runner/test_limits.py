@@ -8,7 +8,7 @@ import time
 import pytest
 
 from pastcast.models import ProviderError
-from pastcast.runner import TokenBucket
+from pastcast.retrying import TokenBucket
 from pastcast.runner._config import BreakerConfig
 from pastcast.runner._limits import CircuitBreaker
 

@@ -1,29 +1,25 @@
 """The runner: plans agents x events x steps x rollouts, runs them on an executor (threads, or
 Dask workers) under per-provider limits, writes and resumes logs, and accounts for the work."""
 
-from pastcast.retrying import TokenBucket
 from pastcast.runner._accounting import Accounting
 from pastcast.runner._config import MAX_ROLLOUTS, MAX_WORKERS, RunConfig
-from pastcast.runner._data import reschedule
 from pastcast.runner._determinism import check_deterministic
 from pastcast.runner._estimate import PlanEstimate, estimate_plan
 from pastcast.runner._executors import Executor, executors
 from pastcast.runner._limits import ProviderGates
-from pastcast.runner._plan import PLAN_SETTINGS, ExperimentPlan, PlanSetting, load_plan
+from pastcast.runner._plan import ExperimentPlan, load_plan, reschedule
 from pastcast.runner._plan_file import load_record, read_plan_file, write_record
 from pastcast.runner._presets import (
     Preset,
     PresetRecord,
     PresetSetting,
-    PresetStage,
     deep_merge,
     preset,
     preset_names,
     presets,
     with_preset,
 )
-from pastcast.runner._run import RunResult, new_run_header, run_benchmark
-from pastcast.runner._version import code_version
+from pastcast.runner._run import RunResult, code_version, new_run_header, run_benchmark
 from pastcast.runner._work import (
     CorpusRef,
     StepOutcome,
@@ -38,23 +34,19 @@ from pastcast.runner._work import (
 __all__ = [
     "MAX_ROLLOUTS",
     "MAX_WORKERS",
-    "PLAN_SETTINGS",
     "Accounting",
     "CorpusRef",
     "Executor",
     "ExperimentPlan",
     "PlanEstimate",
-    "PlanSetting",
     "Preset",
     "PresetRecord",
     "PresetSetting",
-    "PresetStage",
     "ProviderGates",
     "RunConfig",
     "RunResult",
     "StepOutcome",
     "StepTask",
-    "TokenBucket",
     "WorkContext",
     "agent_env_config",
     "check_deterministic",

@@ -1,32 +1,24 @@
-"""Live accounting of a run: steps done, running, failed; provider retries and pauses; tokens,
-cost, latency and tool calls per model and per agent; the run's progress with an ETA.
-
-Everything is counted from the step records as they come back (so a Dask run is counted the
-same way as a local one) plus what the provider gates saw during each step.
+"""Live accounting of a run (docs/runs.md, "Live accounting"), counted from the step records
+as they come back (so a Dask run is counted as a local one is) and what the provider gates saw.
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections import Counter
+from collections.abc import Callable
 
 from pydantic import Field
 
-from pastcast.progress import ProgressReporter
-from pastcast.records import Record
+from pastcast.records import Record, Usage
 from pastcast.runlog import StepRecord
 
 
-class UsageAccount(Record):
+class UsageAccount(Usage):
     """What a model (or an agent's episodes) used."""
 
     steps: int = 0
-    model_calls: int = 0
     failed_calls: int = 0
-    input_tokens: int = 0
-    output_tokens: int = 0
-    cost_usd: float = 0.0
     latency_s: float = 0.0
     """Summed over model calls (per model) or episode wall time (per agent)."""
     tool_calls: int = 0
@@ -71,19 +63,15 @@ def _add(totals: dict[str, dict[str, float]], key: str, **more: float) -> None:
 class RunStats:
     """Counters the driver updates as steps are submitted and come back (one thread)."""
 
-    def __init__(self, total: int, skipped: int) -> None:
-        self.total = total
+    def __init__(self, skipped: int) -> None:
         self.skipped = skipped
         self.written = 0
         self.unusable = 0
         self.running = 0
         self.retries = 0
-        self.pauses: dict[str, int] = {}
+        self.pauses: Counter[str] = Counter()
         self.by_model: dict[str, dict[str, float]] = {}
         self.by_agent: dict[str, dict[str, float]] = {}
-        self.input_tokens = 0
-        self.output_tokens = 0
-        self.cost_usd = 0.0
         self.paused_now: Callable[[], tuple[str, ...]] = lambda: ()
         self._started = time.monotonic()
 
@@ -91,8 +79,7 @@ class RunStats:
         self.written += 1
         self.unusable += int(not record.forecast.usable)
         self.retries += retries
-        for provider in trips:
-            self.pauses[provider] = self.pauses.get(provider, 0) + 1
+        self.pauses.update(trips)
         ep = record.episode
         for call in ep.model_calls:
             _add(
@@ -119,17 +106,15 @@ class RunStats:
             latency_s=ep.wall_s,
             tool_calls=len(ep.tool_calls),
         )
-        self.input_tokens += ep.usage.input_tokens
-        self.output_tokens += ep.usage.output_tokens
-        self.cost_usd += ep.usage.cost_usd
 
     def line(self) -> str:
         """The progress display's status text."""
         paused = self.paused_now()
+        agents = self.by_agent.values()
+        tokens = sum(a.get("input_tokens", 0) + a.get("output_tokens", 0) for a in agents)
         text = (
             f"{self.running} running · {self.unusable} failed · {self.retries} retries · "
-            f"{(self.input_tokens + self.output_tokens) / 1000:,.1f}k tokens · "
-            f"${self.cost_usd:,.4f}"
+            f"{tokens / 1000:,.1f}k tokens · ${sum(a.get('cost_usd', 0) for a in agents):,.4f}"
         )
         return text + (f" · [red]paused: {', '.join(paused)}[/red]" if paused else "")
 
@@ -144,22 +129,3 @@ class RunStats:
             by_agent={k: UsageAccount.model_validate(v) for k, v in self.by_agent.items()},
             wall_s=time.monotonic() - self._started,
         )
-
-
-@contextmanager
-def progress_display(
-    enabled: bool, stats: RunStats, limit: int | None = None
-) -> Iterator[Callable[[int], None]]:
-    """The run's progress on stderr (stdout carries the caller's result): a bar on a terminal,
-    else a line per completed step (``pastcast.progress``); yields ``refresh(advance)``, which
-    the driver calls after each change. ``limit``: the most steps this execution runs."""
-    # The count is of the steps this execution runs (resumed ones are done already), so the
-    # ETA is not flattered by them.
-    total = stats.total - stats.skipped
-    with ProgressReporter("steps", enabled=enabled, transient=False) as bar:
-        task = bar.add_task(
-            "forecast steps",
-            total=total if limit is None else min(total, limit),
-            status=stats.line(),
-        )
-        yield lambda advance: bar.update(task, advance=advance, status=stats.line())

@@ -31,6 +31,19 @@ class RunConfig(Record):
     max_events: int | None = Field(default=None, ge=1)
 
 
+class PlanCorpus(Record):
+    spec: str | None = None
+    """An index directory or a database URL (the embedded world builds its own when none is
+    given)."""
+    retrieval: str = "bm25"
+    """bm25, dense or hybrid (``pastcast.corpus.open_backend``)."""
+    embedder: str | None = None
+    """The query embedder of dense and hybrid retrieval (None: the index's own)."""
+    nprobe: int | None = Field(default=None, ge=1)
+    """Dense and hybrid: approximate search of months before the cutoff's (frozen month
+    indexes, this many lists probed); None: exact. Recorded in the run's corpus identity."""
+
+
 class ProviderLimits(Record):
     """Limits of one model provider (None: no limit)."""
 
@@ -42,11 +55,7 @@ class ProviderLimits(Record):
 
 
 class BreakerConfig(Record):
-    """The circuit breaker of each provider: after ``failures`` failed attempts in a row (server
-    errors, timeouts, lost connections, malformed replies; not rate limiting), the provider is
-    paused for ``cooldown_s``; then one probe request goes out, and its success resumes the
-    provider. A call that waits longer than ``max_pause_s`` for a paused provider fails
-    (``provider_error``, which ``--retry-failed`` runs again)."""
+    """Each provider's circuit breaker (docs/runs.md, "Per-provider limits")."""
 
     failures: int = Field(default=8, ge=1)
     cooldown_s: float = Field(default=30.0, ge=0)

@@ -9,31 +9,30 @@ flight whose cutoffs differ: what one could signal to another, the other already
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Mapping
 from datetime import datetime
 
-from pastcast.runlog import AgentSpec
 from pastcast.runner._work import StepTask
 
 
 class CutoffGate:
     """Admits a task unless an isolated episode at another cutoff is in flight (or it is one)."""
 
-    def __init__(self, isolated: Callable[[AgentSpec], bool]) -> None:
-        self._isolated = isolated
-        self._in_flight: Counter[datetime] = Counter()
+    def __init__(self, isolated: Mapping[str, bool]) -> None:
+        self._isolated = isolated  # by the agent's factory
+        self._in_flight: Counter[datetime] = Counter()  # isolated episodes by cutoff
+
+    def _cutoff(self, task: StepTask) -> datetime | None:
+        return task.step.cutoff if self._isolated[task.spec.factory] else None
 
     def admits(self, task: StepTask) -> bool:
-        if not self._isolated(task.spec):
-            return True
-        return not self._in_flight or set(self._in_flight) == {task.step.cutoff}
+        cutoff = self._cutoff(task)
+        return cutoff is None or set(self._in_flight) <= {cutoff}
 
     def started(self, task: StepTask) -> None:
-        if self._isolated(task.spec):
-            self._in_flight[task.step.cutoff] += 1
+        if (cutoff := self._cutoff(task)) is not None:
+            self._in_flight[cutoff] += 1
 
     def finished(self, task: StepTask) -> None:
-        if self._isolated(task.spec):
-            self._in_flight[task.step.cutoff] -= 1
-            if not self._in_flight[task.step.cutoff]:
-                del self._in_flight[task.step.cutoff]
+        if (cutoff := self._cutoff(task)) is not None:
+            self._in_flight -= Counter([cutoff])  # drops a cutoff no longer in flight

@@ -1,13 +1,6 @@
-"""The Dask executor: steps run on the workers of a ``distributed`` cluster, records come back.
-
-The run's context is scattered to every worker once; each step is one task (``run_step``), and
-its outcome (the record) streams back to the driver as the task finishes, where the one writer
-appends it. Outcomes are fetched in batches (one ``gather`` for the tasks that finished
-together), not one round trip per task. A worker that dies mid-step (killed, out of memory) has
-its tasks rescheduled by the scheduler on another worker: the step runs again from its start,
-and nothing of the lost attempt was written. Without ``address`` a ``LocalCluster`` is started
-bound to 127.0.0.1 with no dashboard; with one, the client connects to that scheduler (see
-docs/runs.md).
+"""The Dask executor: each step is one task (``run_step``) on a ``distributed`` cluster, its
+record fetched back in batches (one ``gather`` for the tasks that finished together) for the
+driver's writer. A worker's death reruns its steps elsewhere (docs/runs.md, "Scale-out on Dask").
 """
 
 from __future__ import annotations
@@ -15,26 +8,17 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import logging
+import os
 import queue
 import threading
 from typing import Any
 
-from pastcast.runner._executors import Done, Executor
+from pastcast.runner._executors import Done, drain
 from pastcast.runner._work import StepTask, WorkContext, forget_context, run_step
 
 _ENDED = ("error", "cancelled")
 _WATCH_S = 0.1
 """How often futures whose results were lost are looked at again."""
-
-
-def _distributed() -> Any:
-    try:
-        import distributed
-    except ImportError as exc:
-        raise RuntimeError(
-            "the dask executor needs dask.distributed: pip install 'pastcast[scale]'"
-        ) from exc
-    return distributed
 
 
 def _failure(future: Any) -> BaseException:
@@ -51,6 +35,9 @@ def _unsettled(future: Any, state: str) -> BaseException:
 
 
 class DaskExecutor:
+    """Workers of a Dask cluster: the scheduler at ``address``, or a local cluster of
+    ``n_workers`` processes bound to 127.0.0.1 (extra ``scale``)."""
+
     def __init__(
         self,
         address: str | None = None,
@@ -59,11 +46,19 @@ class DaskExecutor:
         threads_per_worker: int = 16,
         processes: bool = True,
     ) -> None:
-        _distributed()  # refused now, before a run starts, where the extra is missing
+        try:  # refused now, before a run starts, where the extra is missing
+            import distributed
+        except ImportError as exc:
+            raise RuntimeError(
+                "the dask executor needs dask.distributed: pip install 'pastcast[scale]'"
+            ) from exc
+        self._distributed: Any = distributed
         self.address = address
-        self.n_workers = n_workers
-        self.threads_per_worker = threads_per_worker
-        self.processes = processes
+        self._local = {  # a LocalCluster's, where no address is given
+            "n_workers": n_workers,
+            "threads_per_worker": threads_per_worker,
+            "processes": processes,
+        }
         self.client: Any = None
         self._cluster: Any = None
         self._context: Any = None
@@ -73,19 +68,13 @@ class DaskExecutor:
         self._collector: threading.Thread | None = None
 
     def start(self, context: WorkContext) -> None:
-        distributed = _distributed()
         if self.address is None:
-            self._cluster = distributed.LocalCluster(
-                host="127.0.0.1",
-                n_workers=self.n_workers,
-                threads_per_worker=self.threads_per_worker,
-                processes=self.processes,
-                dashboard_address=None,
-                silence_logs=logging.ERROR,
+            self._cluster = self._distributed.LocalCluster(
+                host="127.0.0.1", dashboard_address=None, silence_logs=logging.ERROR, **self._local
             )
-            self.client = distributed.Client(self._cluster)
+            self.client = self._distributed.Client(self._cluster)
         else:
-            self.client = distributed.Client(self.address)
+            self.client = self._distributed.Client(self.address)
         # Workers build the sandboxed python tool themselves; a local runner does not travel.
         shipped = dataclasses.replace(context, python_runner=None)
         self._context = self.client.scatter(shipped, broadcast=True, hash=False)
@@ -101,23 +90,14 @@ class DaskExecutor:
         future.add_done_callback(self._finished.put)
 
     def _collect(self) -> None:
-        """Hand finished tasks' outcomes to the driver, fetched together.
-
-        A task whose result was lost with its worker after it finished is ``lost`` (or
-        ``pending`` again) until the scheduler has run it again: it is watched, not failed.
-        """
+        """Hand finished tasks' outcomes to the driver, fetched together. A task whose result
+        was lost with its worker is ``lost`` (or ``pending``) until run again: watched, not
+        failed."""
         watched: list[Any] = []
         stop = False
         while not stop:
-            try:  # block for news only while nothing is being watched
-                batch = [self._finished.get(timeout=_WATCH_S if watched else None)]
-            except queue.Empty:
-                batch = []
-            while True:
-                try:
-                    batch.append(self._finished.get_nowait())
-                except queue.Empty:
-                    break
+            # Block for news only while nothing is being watched.
+            batch = drain(self._finished, _WATCH_S if watched else None)
             stop = stop or None in batch
             states = [(f, f.status) for f in watched + [f for f in batch if f is not None]]
             ready = [f for f, state in states if state == "finished"]
@@ -129,17 +109,13 @@ class DaskExecutor:
                 outcomes = self.client.gather(ready) if ready else []
             except BaseException as lost:  # the cluster went away: every one of them failed
                 outcomes = [lost] * len(ready)
-            for fut, outcome in zip(ready, outcomes, strict=True):
+            ended = [(f, _failure(f) if s in _ENDED else _unsettled(f, s)) for f, s in failed]
+            for fut, outcome in [*zip(ready, outcomes, strict=True), *ended]:
                 _, task, done = self._tasks.pop(fut.key)
                 done(task, outcome)
-            for fut, state in failed:
-                _, task, done = self._tasks.pop(fut.key)
-                done(task, _failure(fut) if state in _ENDED else _unsettled(fut, state))
 
     def worker_pids(self) -> dict[str, int]:
         """Worker address -> process id (to watch or kill workers)."""
-        import os
-
         return dict(self.client.run(os.getpid)) if self.client is not None else {}
 
     def close(self) -> None:
@@ -156,16 +132,3 @@ class DaskExecutor:
         if self._cluster is not None:
             self._cluster.close()
             self._cluster = None
-
-
-def dask_executor(
-    address: str | None = None,
-    n_workers: int = 2,
-    threads_per_worker: int = 16,
-    processes: bool = True,
-) -> Executor:
-    """Workers of a Dask cluster: the scheduler at ``address``, or a local cluster of
-    ``n_workers`` processes bound to 127.0.0.1 (extra ``scale``)."""
-    return DaskExecutor(
-        address, n_workers=n_workers, threads_per_worker=threads_per_worker, processes=processes
-    )

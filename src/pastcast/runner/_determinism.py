@@ -13,6 +13,7 @@ from pastcast.env import EnvCheckError, EnvCheckReport, ForecastEnv
 from pastcast.records import StepSpec
 from pastcast.runlog import AgentSpec, read_run_log
 from pastcast.runner._config import RunConfig
+from pastcast.runner._plan_file import pruned
 from pastcast.runner._run import run_benchmark
 from pastcast.safejson import canonical_json
 
@@ -22,17 +23,9 @@ DETERMINISM_CHECK = "deterministic runs"
 _VOLATILE = frozenset({"run_id", "created_at", "elapsed_s", "wall_s"})
 
 
-def _volatile(key: str) -> bool:
+def _volatile(key: str, _: Any) -> bool:
     """Run ids, timestamps and durations differ between identical runs."""
     return key in _VOLATILE or key.endswith(("_at", "_s", "_ms")) or "latency" in key
-
-
-def _stable(value: Any) -> Any:
-    if isinstance(value, dict):
-        return {k: _stable(v) for k, v in value.items() if not _volatile(k)}
-    if isinstance(value, list):
-        return [_stable(v) for v in value]
-    return value
 
 
 def _first_difference(a: Any, b: Any, path: str = "") -> str:
@@ -58,7 +51,9 @@ def _differences(env: ForecastEnv, step: StepSpec, agent: AgentSpec, root: Path)
         run_benchmark(
             dataset, env.backend, config, log, progress=False, python_runner=env.python_runner
         )
-        logs.append({r.key: _stable(r.model_dump(mode="json")) for r in read_run_log(log).steps})
+        logs.append(
+            {r.key: pruned(r.model_dump(mode="json"), _volatile) for r in read_run_log(log).steps}
+        )
     clear_models()
     first, second = logs
     if set(first) != set(second):
@@ -80,11 +75,8 @@ def check_deterministic(
     workdir: str | Path | None = None,
     strict: bool = True,
 ) -> EnvCheckReport:
-    """Run ``agent`` twice through ``run_benchmark`` on ``step``'s event (logs ``first.jsonl``
-    and ``second.jsonl`` in ``workdir``, a temporary folder by default) and require the two run
-    logs to be identical but for run ids, timestamps and durations.
-
-    Raises ``EnvCheckError`` naming each differing step unless ``strict`` is False."""
+    """Two runs of ``agent`` on ``step``'s event must log the same steps (docs/models.md); logs
+    in ``workdir`` (a temporary folder by default); ``EnvCheckError`` unless ``strict`` is False."""
     with tempfile.TemporaryDirectory(prefix="pastcast-check-") as tmp:
         root = Path(workdir) if workdir is not None else Path(tmp)
         root.mkdir(parents=True, exist_ok=True)

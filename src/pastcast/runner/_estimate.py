@@ -1,18 +1,9 @@
 """What a plan will cost before it runs: the work, the model calls, tokens and dollars, and the
-events a model may simply remember.
-
-Counts of steps and episodes are exact. Model calls come from each agent's registration (its
-``CallEstimate`` for its arguments, the setting and the budgets, so a third-party agent that
-declares one is priced as the built-in ones are); tokens are estimated from the prompts the
-agents use, each event's question and the plan's ``estimate`` assumptions (turns of a research
-step, tokens of a tool result and of a reply), with an upper bound from the budgets.
-Tokens are counted as 4 characters each. Cost comes from the price table; an unpriced model is
-listed, never guessed.
+events a model may simply remember (how each is estimated: docs/runs.md, "pastcast plan FILE").
 """
 
 from __future__ import annotations
 
-from collections import defaultdict
 from datetime import date
 
 from pydantic import Field
@@ -23,7 +14,7 @@ from pastcast.models import PriceTable, remembered, spec_model_name
 from pastcast.records import Record
 from pastcast.runlog import AgentSpec
 from pastcast.runner._plan import EstimateAssumptions, ExperimentPlan
-from pastcast.runner._run import _Chain, _chains, knowledge_cutoffs_of
+from pastcast.runner._run import _chains, knowledge_cutoffs_of
 
 
 class EstimateRow(Record):
@@ -69,20 +60,15 @@ def _tokens(text: str) -> int:
     return len(text) // 4
 
 
-class _PerStep:
-    """Calls and tokens of one episode of an agent on one event: expected and at most."""
-
-    def __init__(self, calls: float, calls_max: int, tin: float, tin_max: float, tout: float):
-        self.calls, self.calls_max = calls, calls_max
-        self.tin, self.tin_max, self.tout = tin, tin_max, tout
-
-
 def _conversation(base: float, turns: int, growth: float) -> float:
     """Input tokens of ``turns`` calls whose context grows by ``growth`` per turn."""
     return turns * base + growth * turns * (turns - 1) / 2
 
 
-def _per_step(spec: AgentSpec, plan: ExperimentPlan, question: int, prompt: int) -> _PerStep:
+def _per_step(
+    spec: AgentSpec, plan: ExperimentPlan, question: int, prompt: int
+) -> tuple[float, float, float, float, float]:
+    """Calls, calls at most, input tokens, at most, and output tokens of one episode."""
     a = plan.estimate
     context = CallContext(budgets=plan.budgets, research_turns=a.tool_turns)
     calls = call_estimate(spec, context)
@@ -97,34 +83,26 @@ def _per_step(spec: AgentSpec, plan: ExperimentPlan, question: int, prompt: int)
     else:
         fresh = base + calls.evidence_results * a.tool_result_tokens
         tin, tin_max = calls.calls * fresh, calls.max_calls * fresh
-    return _PerStep(calls.calls, calls.max_calls, tin, tin_max, calls.calls * reply)
-
-
-def _question_tokens(dataset: Dataset, event_id: str) -> int:
-    e = dataset.event(event_id)
-    return _tokens(" ".join((e.title, e.description, e.resolution_criteria, *e.labels)))
+    return calls.calls, calls.max_calls, tin, tin_max, calls.calls * reply
 
 
 def estimate_plan(plan: ExperimentPlan, dataset: Dataset) -> PlanEstimate:
     """The plan's work, calls, tokens and cost on ``dataset`` (already rescheduled)."""
     config = plan.run_config()
     chains = _chains(dataset, config)
-    prices = plan.price_table()
+    prices = PriceTable.load(plan.prices) if plan.prices else PriceTable()
     rows: list[EstimateRow] = []
     unpriced: list[str] = []
-    by_agent: dict[tuple[str, str], list[_Chain]] = defaultdict(list)
-    for c in chains:
-        by_agent[(c.spec.name, c.spec.setting)].append(c)
     for spec in config.agents:
-        mine = by_agent[(spec.name, spec.setting)]
+        mine = [c for c in chains if c.spec is spec]
         prompt = sum(_tokens(t) for t in prompts_for((spec,)).values())
-        calls = calls_max = 0.0
-        tin = tin_max = tout = 0.0
+        sums = [0.0] * 5
         for chain in mine:
-            per = _per_step(spec, plan, _question_tokens(dataset, chain.event_id), prompt)
-            n = len(chain.steps)
-            calls, calls_max = calls + n * per.calls, calls_max + n * per.calls_max
-            tin, tin_max, tout = tin + n * per.tin, tin_max + n * per.tin_max, tout + n * per.tout
+            e = dataset.event(chain.event_id)
+            question = _tokens(" ".join((e.title, e.description, e.resolution_criteria, *e.labels)))
+            per = _per_step(spec, plan, question, prompt)
+            sums = [t + len(chain.steps) * x for t, x in zip(sums, per, strict=True)]
+        calls, calls_max, tin, tin_max, tout = sums
         model = spec.args.get("model")
         own = (spec.args.get("model_options") or {}).get("prices")
         table = PriceTable.load(own) if isinstance(own, str) and own != plan.prices else prices

@@ -1,21 +1,15 @@
 """Executors run steps somewhere and hand their outcomes back to the driver, which writes them.
 
-An executor is registered by name (``executors``, the one registry pattern): ``local`` runs steps
-in a bounded pool of threads in this process (the default), ``dask`` on the workers of a Dask
-cluster. Third-party executors come in through entry points (group ``pastcast.executors``).
-
-Why threads: agents and model clients are synchronous (the openai client blocks on I/O, agents
-call ``episode.chat`` in plain loops), and a thread blocked on a socket costs a stack, not a
-core. A bounded pool of a few hundred threads keeps hundreds of API calls in flight with no
-change to the agents; asyncio would need every agent, tool and provider rewritten as
-coroutines for the same throughput.
+Registered by name in ``executors`` (entry point group ``pastcast.executors``): ``local``, a
+bounded pool of threads (why threads, not asyncio: docs/runs.md, "Concurrency"), and ``dask``.
 """
 
 from __future__ import annotations
 
+import queue
 from collections.abc import Callable
-from concurrent.futures import Future, ThreadPoolExecutor
-from typing import Protocol
+from concurrent.futures import ThreadPoolExecutor
+from typing import Protocol, TypeVar
 
 from pastcast.registry import Registry
 from pastcast.runner._work import (
@@ -43,42 +37,51 @@ class Executor(Protocol):
     def close(self) -> None: ...
 
 
+T = TypeVar("T")
+
+
+def drain(items: queue.Queue[T], timeout: float | None = None) -> list[T]:
+    """The next item (waited for up to ``timeout``: none then) and every one already queued,
+    so what came back together is handled together."""
+    try:
+        batch = [items.get(timeout=timeout)]
+    except queue.Empty:
+        return []
+    while True:
+        try:
+            batch.append(items.get_nowait())
+        except queue.Empty:
+            return batch
+
+
 executors: Registry[Executor] = Registry("executor")
 # A Dask cluster's executor, by reference: its module loads with the ``scale`` extra's use.
-executors.add("dask", "pastcast.runner._dask:dask_executor")
+executors.add("dask", "pastcast.runner._dask:DaskExecutor")
 
 
+@executors.register("local")
 class LocalExecutor:
-    """Steps in a pool of threads of this process; ``threads`` defaults to the run's
-    ``workers`` (episodes in flight)."""
+    """Threads of this process (the default): as many as the run's workers unless given."""
 
     def __init__(self, threads: int | None = None) -> None:
         self.threads = threads
         self._pool: ThreadPoolExecutor | None = None
         self._context: WorkContext | None = None
-        self._paused: Callable[[], tuple[str, ...]] = lambda: ()
+        self.paused: Callable[[], tuple[str, ...]] = lambda: ()
+        """Providers paused by their circuit breaker now."""
 
     def start(self, context: WorkContext) -> None:
         self._context = context
         # Built now, so a corpus that cannot open or a missing sandbox fails before any step.
-        self._paused = prepare_context(context)
+        self.paused = prepare_context(context)
         size = self.threads or context.config.workers
         self._pool = ThreadPoolExecutor(size, thread_name_prefix="pastcast-step")
-
-    def paused(self) -> tuple[str, ...]:
-        """Providers paused by their circuit breaker now."""
-        return self._paused()
 
     def submit(self, task: StepTask, done: Done) -> None:
         if self._pool is None or self._context is None:
             raise RuntimeError("executor not started")
         future = self._pool.submit(run_step, self._context, task)
-
-        def finished(fut: Future[StepOutcome]) -> None:
-            exc = fut.exception()
-            done(task, exc if exc is not None else fut.result())
-
-        future.add_done_callback(finished)
+        future.add_done_callback(lambda f: done(task, f.exception() or f.result()))
 
     def close(self) -> None:
         if self._pool is not None:
@@ -90,9 +93,3 @@ class LocalExecutor:
         if self._context is not None:
             forget_context(self._context.key)
             self._context = None
-
-
-@executors.register("local")
-def local_executor(threads: int | None = None) -> Executor:
-    """Threads of this process (the default): as many as the run's workers unless given."""
-    return LocalExecutor(threads)

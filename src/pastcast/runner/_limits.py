@@ -1,9 +1,6 @@
-"""Per-provider limits in front of every model call of a run: requests in flight, request and
-token rates, retries with jittered backoff, and a circuit breaker.
-
-``ProviderGates`` is the run's ``pastcast.models.CallGate``: providers call it around each
-attempt (``using_gate``). Blocking primitives (a semaphore, a condition) suit the thread-based
-executors: a waiting call holds a thread, never a provider connection.
+"""Per-provider limits in front of every model call of a run (docs/runs.md, "Per-provider
+limits"). Blocking primitives (a semaphore, a condition) suit the thread-based executors: a
+waiting call holds a thread, never a provider connection.
 """
 
 from __future__ import annotations
@@ -126,7 +123,7 @@ def task_tally() -> Iterator[TaskTally]:
 
 
 class _Lane:
-    def __init__(self, name: str, limits: ProviderLimits, breaker: CircuitBreaker) -> None:
+    def __init__(self, limits: ProviderLimits, breaker: CircuitBreaker) -> None:
         self.slots = threading.BoundedSemaphore(limits.max_concurrent or 1_000_000)
         self.requests = (
             TokenBucket(limits.requests_per_minute) if limits.requests_per_minute else None
@@ -146,17 +143,13 @@ class ProviderGates:
         self._stopped = threading.Event()
 
     def stop(self) -> None:
-        """The run is over (it ended, or was interrupted with steps in flight): calls waiting
-        for a provider or between retries end at once and new ones are refused, so a step still
-        running ends without reaching a provider again."""
+        """The run is over (ended or interrupted): a step still running reaches no provider
+        again (docs/runs.md, "Stopping early and stopping by hand")."""
         self._stopped.set()
         with self._lock:
             lanes = list(self._lanes.values())
         for lane in lanes:
             lane.breaker.stop()
-
-    def _backoff(self, seconds: float) -> None:
-        self._stopped.wait(seconds)  # woken by ``stop``
 
     def _lane(self, provider: str) -> _Lane:
         with self._lock:
@@ -164,8 +157,11 @@ class ProviderGates:
             if lane is None:
                 limits = self.execution.providers.get(provider, ProviderLimits())
                 breaker = CircuitBreaker(provider, self.execution.breaker, on_trip=_count_trip)
-                lane = self._lanes[provider] = _Lane(provider, limits, breaker)
+                lane = self._lanes[provider] = _Lane(limits, breaker)
             return lane
+
+    def _backoff(self, seconds: float) -> None:
+        self._stopped.wait(seconds)  # woken by ``stop``
 
     def paused(self) -> tuple[str, ...]:
         """Providers whose circuit is open now."""
@@ -213,12 +209,10 @@ class ProviderGates:
 
 
 def _count_retry(error: ProviderFailure, delay: float) -> None:
-    tally = _TALLY.get()
-    if tally is not None:
+    if (tally := _TALLY.get()) is not None:
         tally.retries += 1
 
 
 def _count_trip(provider: str) -> None:
-    tally = _TALLY.get()
-    if tally is not None:
+    if (tally := _TALLY.get()) is not None:
         tally.trips.append(provider)

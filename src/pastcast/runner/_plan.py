@@ -1,14 +1,10 @@
-"""Experiment plans: a whole benchmark run declared in one TOML or YAML file.
-
-A plan names the dataset, the corpus, the models and the settings each is run in (one agent per
-model and setting, ``PLAN_SETTINGS``), agents without a model, rollouts, budgets, decoding and
-how to execute. ``load_plan`` validates it and names the key of the first problem
-(``plan.toml: models[1].spec: ...``); docs/runs.md lists every key, the agents' names and the
-limits a plan file is held to (``runner._plan_file``).
+"""Experiment plans: a whole benchmark run declared in one TOML or YAML file, one agent per
+model and setting (``PLAN_SETTINGS``); docs/runs.md, "Experiment plans", lists every key.
 """
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import date
 from pathlib import Path
 from typing import Any, Literal
@@ -17,11 +13,12 @@ from pydantic import AliasChoices, Field, JsonValue, model_validator
 
 from pastcast.agents import Decoding, agent_spec, agents
 from pastcast.cutoff import DayConvention
+from pastcast.dataset import Dataset
 from pastcast.env import EnvConfig
 from pastcast.errors import FieldError
-from pastcast.markets import schedules
-from pastcast.models import PriceTable, known_providers, spec_model_name
-from pastcast.records import Record, Setting
+from pastcast.markets import make_schedule, schedules
+from pastcast.models import known_providers, spec_model_name
+from pastcast.records import Record, Setting, StepSpec
 from pastcast.retrying import RetryPolicy
 from pastcast.runlog import AgentSpec
 from pastcast.runner._config import (
@@ -29,6 +26,7 @@ from pastcast.runner._config import (
     MAX_WORKERS,
     BreakerConfig,
     Execution,
+    PlanCorpus,
     ProviderLimits,
     RunConfig,
 )
@@ -76,19 +74,6 @@ class PlanAgent(Record):
     label: str | None = None
     setting: Setting = "memory_free"
     args: dict[str, JsonValue] = Field(default_factory=dict)
-
-
-class PlanCorpus(Record):
-    spec: str | None = None
-    """An index directory or a database URL (the embedded world builds its own when none is
-    given)."""
-    retrieval: str = "bm25"
-    """bm25, dense or hybrid (``pastcast.corpus.open_backend``)."""
-    embedder: str | None = None
-    """The query embedder of dense and hybrid retrieval (None: the index's own)."""
-    nprobe: int | None = Field(default=None, ge=1)
-    """Dense and hybrid: approximate search of months before the cutoff's (frozen month
-    indexes, this many lists probed); None: exact. Recorded in the run's corpus identity."""
 
 
 class PlanConcurrency(Record):
@@ -208,7 +193,8 @@ class ExperimentPlan(PresetRecord):
             except ValueError as exc:
                 raise FieldError("", f"{where}.name: {exc}") from None
             args = deep_merge(
-                self._preset_args(agent.name), dict(agent.args) | self._extra_args(agent.name)
+                self._preset_args(agent.name),
+                dict(agent.args) | _args_of(self.agent_args, agent.name),
             )
             specs.append(_checked_spec(agent.name, agent.setting, agent.label, args, where))
         keys = [(s.name, s.setting) for s in specs]
@@ -220,7 +206,7 @@ class ExperimentPlan(PresetRecord):
     def _model_args(self, factory: str) -> dict[str, Any]:
         """The plan's decoding and its arguments for ``factory``: the agent's own decoding set
         over the plan's."""
-        extra = self._extra_args(factory)
+        extra = _args_of(self.agent_args, factory)
         decoding = self.decoding.model_dump(mode="json", exclude_unset=True)
         own = extra.pop("decoding", None)
         if isinstance(own, dict):
@@ -235,18 +221,7 @@ class ExperimentPlan(PresetRecord):
         """The preset's arguments of agents built on ``factory`` (set under everything else)."""
         if self.preset is None:
             return {}
-        args: dict[str, Any] = preset(self.preset).fields("run").get("agent_args", {})
-        own = args.get(factory)
-        if own is None and factory == "tool-agent-market":
-            own = args.get("tool-agent")
-        return dict(own or {})
-
-    def _extra_args(self, factory: str) -> dict[str, Any]:
-        if factory in self.agent_args:
-            return dict(self.agent_args[factory])
-        if factory == "tool-agent-market":
-            return dict(self.agent_args.get("tool-agent", {}))
-        return {}
+        return _args_of(preset(self.preset).fields("run").get("agent_args", {}), factory)
 
     def run_config(self) -> RunConfig:
         return RunConfig(
@@ -273,15 +248,20 @@ class ExperimentPlan(PresetRecord):
         """The cutoffs the plan gives for its models (by model spec)."""
         return {m.spec: m.knowledge_cutoff for m in self.models if m.knowledge_cutoff is not None}
 
-    def price_table(self) -> PriceTable:
-        return PriceTable.load(self.prices) if self.prices else PriceTable()
+
+def _args_of(by_agent: dict[str, Any], factory: str) -> dict[str, Any]:
+    """The arguments listed for ``factory``; ``tool-agent-market`` takes ``tool-agent``'s unless
+    it has its own."""
+    own = by_agent.get(factory)
+    if own is None and factory == "tool-agent-market":
+        own = by_agent.get("tool-agent")
+    return dict(own or {})
 
 
 def _checked_spec(
     factory: str, setting: Setting, label: str | None, args: dict[str, Any], where: str
 ) -> AgentSpec:
-    """The agent's spec, its arguments checked by the registry (names and types) before any
-    work; ``FieldError`` naming the entry otherwise."""
+    """The agent's spec, its arguments checked by the registry before any work."""
     try:
         return agent_spec(factory, setting=setting, label=label, **args)
     except ValueError as exc:
@@ -297,3 +277,18 @@ def load_plan(path: str | Path) -> ExperimentPlan:
     except FieldError as exc:
         raise FieldError("", f"{path}: {exc}") from None
     return plan
+
+
+def reschedule(dataset: Dataset, schedule: str | None) -> Dataset:
+    """The dataset with its forecast steps made by ``schedule`` (a registered schedule:
+    ``causal-dojo``, ``dojo``, ...) from each resolved event's beliefs; unchanged for None. The
+    dataset id names the schedule, so a run log's header (and a resume) tells the two apart."""
+    if schedule is None:
+        return dataset
+    make = make_schedule(schedule)
+    steps: list[StepSpec] = []
+    for event in dataset.events:
+        resolution = dataset.resolutions.get(event.id)
+        if resolution is not None:
+            steps.extend(make(event, dataset.beliefs.get(event.id, ()), resolution))
+    return replace(dataset, id=f"{dataset.id}+schedule={schedule}", steps=tuple(steps))

@@ -1,13 +1,12 @@
 """Plan files (TOML, YAML, JSON): a workflow's record read from one (``load_record``) or written
-to one (``write_record``). Reading refuses in one line naming the file what would hang, recurse
-or be read silently wrong: a key given twice (YAML, JSON; TOML refuses it itself), nesting
-deeper than ``MAX_PLAN_DEPTH`` levels, YAML aliases expanding to more than ``MAX_PLAN_VALUES``
-values; a value the record refuses is named by its field."""
+to one (``write_record``). Reading refuses what would hang, recurse or be read silently wrong
+(docs/runs.md, "Experiment plans"), in one line naming the file."""
 
 from __future__ import annotations
 
 import json
 import tomllib
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -138,11 +137,12 @@ def load_record(kind: type[R], path: str | Path) -> R:
         raise FieldError("", first_problem(exc, str(p))) from None
 
 
-def _no_nulls(value: Any) -> Any:
+def pruned(value: Any, drop: Callable[[str, Any], bool]) -> Any:
+    """A JSON value without the entries of its objects, at any depth, that ``drop(key, value)``."""
     if isinstance(value, dict):
-        return {k: _no_nulls(v) for k, v in value.items() if v is not None}
+        return {k: pruned(v, drop) for k, v in value.items() if not drop(k, v)}
     if isinstance(value, list):
-        return [_no_nulls(v) for v in value]
+        return [pruned(v, drop) for v in value]
     return value
 
 
@@ -160,7 +160,7 @@ def write_record(record: Record, path: str | Path) -> Path:
     else:
         import tomli_w
 
-        text = tomli_w.dumps(_no_nulls(data))
+        text = tomli_w.dumps(pruned(data, lambda _, v: v is None))
         if type(record).model_validate(tomllib.loads(text)) != record:
             raise FieldError("", f"{p}: a null field of this record cannot be written as TOML")
     write_new_file(p, text.encode("utf-8"))

@@ -1,15 +1,10 @@
-"""The papers' defaults by name: ``dojo``, ``dojo-train``, ``hindcast`` and ``arena``.
-
-A preset is a frozen record of settings, each a dotted key with its value, the stage it applies
-to (``PresetRecord.PRESET_STAGE``: a field of that stage's record) and the paper's section it
-comes from; a record naming a preset starts from them and every field it sets itself is set over
-them (``with_preset``, the one merge; docs/runs.md, "Presets"). The papers' presets are data,
-``presets.toml`` beside this module, in a registry (``presets``) a plugin can add to.
+"""The papers' defaults by name (docs/runs.md, "Presets"): data in ``presets.toml`` beside this
+module, in a registry (``presets``) a plugin can add to; ``with_preset`` is the one merge.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Iterable, Mapping
 from functools import partial
 from typing import Any, ClassVar, Literal, TypeVar
 
@@ -106,12 +101,12 @@ class PresetRecord(Record):
         # A setting naming no field (``corpus_since``) says what the paper did, nothing more.
         fields = set(cls.model_fields) - cls.PRESET_SKIPS
         own = {k: v for k, v in preset(name).fields(cls.PRESET_STAGE).items() if k in fields}
-        if cls.PRESET_DENSE_LEG is not None and not _has_dense_leg(data, cls.PRESET_DENSE_LEG[0]):
-            *parents, leaf = cls.PRESET_DENSE_LEG[1].split(".")
-            node = own
-            for part in parents:
-                node = node.get(part, {})
-            node.pop(leaf, None)
+        if cls.PRESET_DENSE_LEG is not None:
+            retrieval, embedder = (key.split(".") for key in cls.PRESET_DENSE_LEG)
+            given = _at(data, retrieval)
+            legs = set(given.split(",") if isinstance(given, str) else given or ())
+            if given is not None and not {"dense", "hybrid"} & legs:
+                _at(own, embedder[:-1], {}).pop(embedder[-1], None)
         return deep_merge(own, data)
 
     @field_validator("preset")
@@ -124,24 +119,19 @@ class PresetRecord(Record):
         return name
 
 
-def _has_dense_leg(data: Mapping[str, Any], retrieval: str) -> bool:
-    """Whether ``data`` gives no retrieval at ``retrieval`` or one with a dense leg."""
-    node: Any = data
-    for part in retrieval.split("."):
-        node = node.get(part) if isinstance(node, Mapping) else None
-    if node is None:
-        return True
-    legs = node.split(",") if isinstance(node, str) else list(node)
-    return bool({"dense", "hybrid"} & set(legs))
+def _at(data: Any, path: list[str], default: Any = None) -> Any:
+    """The value at ``path`` in nested tables (``default`` where there is none)."""
+    for part in path:
+        data = data.get(part) if isinstance(data, Mapping) else None
+    return default if data is None else data
 
 
 R = TypeVar("R", bound=PresetRecord)
 
 
 def with_preset(record: R, name: str) -> R:
-    """``record`` under the preset ``name``: its settings of the record's stage fill each field
-    the record was not given (``model_fields_set``, nested records field by field), the fields
-    given win; ``ValidationError`` (field ``preset``) for a preset unknown or of no use here."""
+    """``record`` under the preset ``name`` (docs/runs.md, "Every workflow's record");
+    ``ValidationError`` (field ``preset``) for a preset unknown or of no use here."""
     return type(record).model_validate({**record.model_dump(exclude_unset=True), "preset": name})
 
 
@@ -153,32 +143,16 @@ def _leaves(prefix: str, value: Any) -> Iterable[tuple[str, Any]]:
         yield prefix, value
 
 
-_HINDCAST_CONFIG = (
-    "rounds",
-    "seed_queries",
-    "followup_queries",
-    "top_k",
-    "expand",
-    "stop_confidence",
-    "expand_threads",
-    "author_posts",
-    "author_comments",
-    "tally",
-    "answer_form",
-    "fallback",
-)
-"""The research loop's settings the paper states (5.2, B.3); the rest stay pastcast's."""
-
-
-def _hindcast_agent() -> list[dict[str, Any]]:
+def _hindcast_agent(config: list[str]) -> list[dict[str, Any]]:
     """The two-stage agent's arguments as Hindcast runs it (``HINDCAST_TWO_STAGE``, the
-    defaults of ``two-stage-hindcast``), for ``two-stage``: the plan's ``two_stage`` setting."""
+    defaults of ``two-stage-hindcast``; of its research loop, the ``config`` keys), for
+    ``two-stage``: the plan's ``two_stage`` setting."""
     from pastcast.agents import HINDCAST_TWO_STAGE  # a preset's values: the agents load later
 
-    cfg = HINDCAST_TWO_STAGE.config.model_dump(mode="json", include=set(_HINDCAST_CONFIG))
+    cfg = HINDCAST_TWO_STAGE.config.model_dump(mode="json", include=set(config))
     out = [
         {"key": f"agent_args.two-stage.config.{k}", "value": cfg[k], "section": "5.2, B.3"}
-        for k in _HINDCAST_CONFIG
+        for k in config
     ]
     args = {
         "decoding": HINDCAST_TWO_STAGE.decoding.model_dump(mode="json", exclude_none=True),
@@ -194,14 +168,11 @@ def _hindcast_agent() -> list[dict[str, Any]]:
     return out
 
 
-_DERIVED: dict[str, Callable[[], list[dict[str, Any]]]] = {"hindcast": _hindcast_agent}
-"""Settings a preset reads from the code they configure, after those of ``presets.toml``."""
-
-
 def _preset(name: str, table: Mapping[str, Any], shared: Mapping[str, Any]) -> Preset:
     """A paper's preset from its table; each setting's source is the paper and its section."""
     rows = [*table["settings"], *shared.get(table.get("shared", ""), ())]
-    rows += _DERIVED[name]() if name in _DERIVED else []
+    if "two_stage_config" in table:  # read from the code they configure, after the file's
+        rows += _hindcast_agent(table["two_stage_config"])
     settings = tuple(
         PresetSetting(
             key=r["key"],
@@ -217,11 +188,7 @@ def _preset(name: str, table: Mapping[str, Any], shared: Mapping[str, Any]) -> P
     )
 
 
-def _register_papers() -> None:
-    data = package_toml("pastcast.runner", "presets.toml")
-    shared = data.pop("shared")
-    for name, table in data.items():
-        presets.add(name, partial(_preset, name, table, shared), description=table["summary"])
-
-
-_register_papers()
+_PAPERS = package_toml("pastcast.runner", "presets.toml")
+_SHARED = _PAPERS.pop("shared")
+for _name, _table in _PAPERS.items():
+    presets.add(_name, partial(_preset, _name, _table, _SHARED), description=_table["summary"])

@@ -1,25 +1,23 @@
 """Run agents over a dataset's forecast steps, writing one run-log record per step.
 
-The driver plans the steps of agents x events x rollouts, keeps up to ``config.workers`` of them
-in flight on an executor (threads here, or Dask workers), and appends each record as it comes
-back through the one writer, which holds the log's lock. Steps of a memory-on chain run in
-order (each carries the notebook of the one before); every other step is independent and runs
-in parallel. A step whose provider failed ends its memory-on chain for this execution (the
-later steps would build on a hole); ``retry_failed`` runs such steps again on resume.
-
-A rerun on the same log skips every step already recorded and resumes a chain from the notebook
-of its last recorded step; a rerun whose definition differs (dataset, configuration, agents,
-prompts) is refused, so the log's header describes every record under it.
+The driver keeps up to ``config.workers`` steps in flight on an executor and appends each record
+as it comes back through the one writer. Steps of a memory-on chain run in order (each carries
+the notebook of the one before), and a provider failure ends the chain for this execution (the
+later steps would build on a hole); every other step runs in parallel. Resume and crash safety:
+docs/runs.md, "Crash safety at scale".
 """
 
 from __future__ import annotations
 
 import queue
+import subprocess
 import uuid
 from collections import defaultdict, deque
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime
+from functools import cache
+from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import Any
 
@@ -28,13 +26,13 @@ from pastcast.corpus import CorpusBackend, corpus_identity
 from pastcast.dataset import Dataset
 from pastcast.errors import FieldError, within
 from pastcast.models import knowledge_cutoff
+from pastcast.progress import ProgressReporter
 from pastcast.records import RETRYABLE_FAILURES, CorpusIdentity, Notebook, StepKey, StepSpec
 from pastcast.runlog import AgentSpec, RunHeader, RunLogWriter
-from pastcast.runner._accounting import Accounting, RunStats, progress_display
+from pastcast.runner._accounting import Accounting, RunStats
 from pastcast.runner._config import Execution, RunConfig
 from pastcast.runner._cutoff_gate import CutoffGate
-from pastcast.runner._executors import Executor, executors
-from pastcast.runner._version import code_version
+from pastcast.runner._executors import Executor, drain, executors
 from pastcast.runner._work import CorpusRef, StepOutcome, StepTask, WorkContext
 
 
@@ -46,12 +44,11 @@ class RunResult:
     skipped: int
     failures: int
     retried: int = 0
-    """Steps recorded as failed by a provider that were run again (``retry_failed``)."""
+    """Steps a provider had failed, run again (``retry_failed``)."""
     waiting: int = 0
     """Steps of memory-on chains not run because a provider failed earlier in the chain."""
     left: int = 0
-    """Steps of the run the log does not hold yet (``Execution.max_steps`` reached, chains
-    waiting, an interrupted run): the same run again runs them."""
+    """Steps the log does not hold yet: the same run again runs them."""
     capped: bool = False
     """The execution stopped at ``Execution.max_steps``."""
     accounting: Accounting = field(default_factory=Accounting)
@@ -90,61 +87,35 @@ def knowledge_cutoffs_of(
     agents: tuple[AgentSpec, ...], known: Mapping[str, date] | None = None
 ) -> dict[str, date | None]:
     """Knowledge cutoff of each model the agents name (``known`` first, then the registry)."""
-    out: dict[str, date | None] = {}
-    for spec in agents:
-        model = spec.args.get("model")
-        if isinstance(model, str) and model not in out:
-            given = (known or {}).get(model)
-            out[model] = given if given is not None else knowledge_cutoff(model)
-    return out
-
-
-def _nothing_to_run(dataset: Dataset, config: RunConfig) -> FieldError:
-    """The dataset and the configuration leave no forecast step: refused before a log is
-    written, so an empty selection never passes for a finished run; the error names the
-    setting that leaves nothing (``split``, ``dataset``)."""
-    if config.split is not None:
-        known = sorted({dataset.splits.get(e) or "" for e in dataset.event_ids_with_steps()} - {""})
-        return FieldError(
-            "split",
-            f"{config.split!r}: no event of dataset {dataset.id} with forecast steps is in this "
-            f"split (splits: {', '.join(known) or 'none'})",
-        )
-    return FieldError("dataset", f"{dataset.id}: no event has forecast steps")
+    models = dict.fromkeys(m for s in agents if isinstance(m := s.args.get("model"), str))
+    return {m: (known or {}).get(m) or knowledge_cutoff(m) for m in models}
 
 
 _HELD_MAX = 1024
 
 
+@dataclass
 class _Driver:
     """Feeds an executor with ready steps and writes what comes back (the one writer)."""
 
-    def __init__(
-        self,
-        chains: list[_Chain],
-        writer: RunLogWriter,
-        executor: Executor,
-        limit: int,
-        stats: RunStats,
-        max_steps: int | None = None,
-    ) -> None:
-        self.chains = {(c.spec.name, c.spec.setting, c.event_id, c.rollout): c for c in chains}
-        self.writer = writer
-        self.executor = executor
-        self.limit = limit
-        self.stats = stats
-        self.max_steps = max_steps
-        self.submitted = 0
-        self.waiting = 0
-        self.retried = 0
-        self._fresh = self._initial(chains)
+    chains: list[_Chain]
+    writer: RunLogWriter
+    executor: Executor
+    limit: int
+    stats: RunStats
+    max_steps: int | None
+    submitted: int = 0
+    waiting: int = 0
+    retried: int = 0
+
+    def __post_init__(self) -> None:
+        self._chain = {(c.spec.name, c.spec.setting, c.event_id, c.rollout): c for c in self.chains}
+        self._fresh = self._initial(self.chains)
         self._next: deque[StepTask] = deque()  # continuations of memory-on chains go first
         # Isolated steps at another cutoff than those in flight wait here (docs/isolation.md).
-        isolated = {c.spec.factory: agent_info(c.spec).isolated for c in chains}
-        self.gate = CutoffGate(lambda spec: isolated[spec.factory])
+        self.gate = CutoffGate({c.spec.factory: agent_info(c.spec).isolated for c in self.chains})
         self._held: list[StepTask] = []
         self._done: queue.Queue[tuple[StepTask, StepOutcome | BaseException]] = queue.Queue()
-        self._in_flight = 0
         self._error: BaseException | None = None
 
     def _task(self, chain: _Chain, step: StepSpec, notebook: Notebook | None) -> StepTask:
@@ -153,8 +124,7 @@ class _Driver:
         return StepTask(chain.spec, step, chain.rollout, notebook, attempt)
 
     def _chain_from(self, chain: _Chain, start: int, notebook: Notebook | None) -> StepTask | None:
-        """The first step of a memory-on chain from ``start`` not recorded yet, with the
-        notebook of the last one that is."""
+        """A memory-on chain's first step from ``start`` not recorded, with the last notebook."""
         for step in chain.steps[start:]:
             key = chain.key(step)
             if key not in self.writer.done:
@@ -164,14 +134,11 @@ class _Driver:
 
     def _initial(self, chains: list[_Chain]) -> Iterator[StepTask]:
         for chain in chains:
-            if chain.spec.setting == "memory_on":
-                task = self._chain_from(chain, 0, None)
-                if task is not None:
-                    yield task
-                continue
-            for step in chain.steps:
-                if chain.key(step) not in self.writer.done:
-                    yield self._task(chain, step, None)
+            if chain.spec.setting != "memory_on":
+                new = (s for s in chain.steps if chain.key(s) not in self.writer.done)
+                yield from (self._task(chain, step, None) for step in new)
+            elif (task := self._chain_from(chain, 0, None)) is not None:
+                yield task
 
     def _admitted(self) -> StepTask | None:
         """The next step the cutoff gate admits; those it holds back wait (a bounded number)."""
@@ -187,17 +154,15 @@ class _Driver:
 
     @property
     def capped(self) -> bool:
-        """This execution has submitted the most steps it may."""
         return self.max_steps is not None and self.submitted >= self.max_steps
 
     def _fill(self) -> None:
-        while self._error is None and self._in_flight < self.limit and not self.capped:
+        while self._error is None and self.stats.running < self.limit and not self.capped:
             task = self._admitted()
             if task is None:
                 return
             self.gate.started(task)
             self.executor.submit(task, lambda t, o: self._done.put((t, o)))
-            self._in_flight += 1
             self.submitted += 1
             self.stats.running += 1
 
@@ -205,7 +170,7 @@ class _Driver:
         spec = task.spec
         if spec.setting != "memory_on":
             return
-        chain = self.chains[(spec.name, spec.setting, task.step.event_id, task.rollout)]
+        chain = self._chain[(spec.name, spec.setting, task.step.event_id, task.rollout)]
         position = chain.steps.index(task.step)
         if outcome.record.forecast.failure_reason in RETRYABLE_FAILURES:
             later = chain.steps[position + 1 :]
@@ -217,17 +182,10 @@ class _Driver:
 
     def run(self, refresh: Callable[[int], None]) -> None:
         self._fill()
-        while self._in_flight:
-            batch = [self._done.get()]
-            while True:
-                try:
-                    batch.append(self._done.get_nowait())
-                except queue.Empty:
-                    break
+        while self.stats.running:
             written = 0
-            for task, outcome in batch:
+            for task, outcome in drain(self._done):
                 self.gate.finished(task)
-                self._in_flight -= 1
                 self.stats.running -= 1
                 if isinstance(outcome, BaseException):
                     # Stop feeding; what is in flight still lands. Nothing of this step was
@@ -247,6 +205,30 @@ class _Driver:
             raise self._error
 
 
+@cache
+def code_version() -> str:
+    """The code version recorded in run logs: the package version, plus the git commit when
+    available."""
+    try:
+        pkg = version("pastcast")
+    except PackageNotFoundError:
+        pkg = "0+unknown"
+    here = Path(__file__).resolve().parent
+
+    def git(*args: str) -> str:
+        done = subprocess.run(
+            ["git", "-C", str(here), *args], capture_output=True, text=True, timeout=5, check=True
+        )
+        return done.stdout.strip()
+
+    try:
+        commit = git("rev-parse", "--short=12", "HEAD")
+        dirty = git("status", "--porcelain", "--untracked-files=no")
+        return f"{pkg}+g{commit}{'.dirty' if dirty else ''}"
+    except (OSError, subprocess.SubprocessError):
+        return pkg
+
+
 def new_run_header(
     dataset: Dataset,
     config: RunConfig,
@@ -257,9 +239,8 @@ def new_run_header(
     knowledge_cutoffs: Mapping[str, date] | None = None,
     plan: Mapping[str, Any] | None = None,
 ) -> RunHeader:
-    """A new run's header: a fresh run id, the config and agents, their prompts, the code
-    version, the corpus (``corpus``, else the backend's own identity) and the agents' knowledge
-    cutoffs: the log of every run pastcast plays starts with it."""
+    """A new run's header (every run log pastcast writes starts with one): the corpus is
+    ``corpus``, else the backend's own identity; ``knowledge_cutoffs`` before the registry's."""
     return RunHeader(
         run_id=uuid.uuid4().hex[:12],
         created_at=datetime.now(UTC),
@@ -291,27 +272,13 @@ def run_benchmark(
     knowledge_cutoffs: Mapping[str, date] | None = None,
     plan: Mapping[str, Any] | None = None,
 ) -> RunResult:
-    """Run every agent of ``config`` on the dataset's steps and write the run log to ``out``.
+    """Run every agent of ``config`` on the dataset's steps and write the run log to ``out``
+    (the step file; the header beside it, ``new_run_header``'s arguments recorded in it).
 
-    ``out`` is the step file (``run.jsonl``); the header is written beside it
-    (``pastcast.runlog.header_path``). Re-running with the same ``out`` and the same definition
-    resumes: recorded steps are not redone (``retry_failed``: except those a provider failed);
-    a different definition (the corpus included) raises ``FieldError`` naming ``out`` and what
-    differs, and so does a log another process is writing; so does a selection that leaves no
-    step (naming ``split`` or ``dataset``). The prompt files the
-    agents use are recorded in the header unless ``prompts`` is given, and so are the models'
-    knowledge cutoffs
-    (``knowledge_cutoffs`` first, then ``pastcast.models.knowledge_cutoffs``), and the corpus:
-    ``corpus``, or else the backend's own identity (``pastcast.corpus.corpus_identity``).
-
-    ``plan`` is the experiment plan as resolved (its preset's values in it), recorded in the
-    header as a description of the run.
-
-    ``execution`` says where steps run (``executor``, default ``local`` threads), the
-    providers' limits and the most steps to run now (``max_steps``: the rest wait for a
-    rerun); ``executor`` overrides it with an executor object. ``corpus_ref`` names the corpus
-    for executors in other processes, which open it themselves (``backend`` is used in this
-    process).
+    The same ``out`` and definition resumes (``retry_failed``: provider failures run again); a
+    different definition, a log another process writes, or a selection that leaves no step
+    raises ``FieldError``. ``executor`` overrides ``execution.executor``; ``corpus_ref`` names the
+    corpus for executors in other processes (``backend`` is used in this one).
     """
     path = Path(out)
     execution = execution or Execution()
@@ -326,13 +293,20 @@ def run_benchmark(
     )
     chains = _chains(dataset, config)
     total = sum(len(c.steps) for c in chains)
+    if total == 0 and config.split is not None:  # refused before a log is written
+        known = sorted({dataset.splits.get(e) or "" for e in dataset.event_ids_with_steps()} - {""})
+        raise FieldError(
+            "split",
+            f"{config.split!r}: no event of dataset {dataset.id} with forecast steps is in this "
+            f"split (splits: {', '.join(known) or 'none'})",
+        )
     if total == 0:
-        raise _nothing_to_run(dataset, config)
+        raise FieldError("dataset", f"{dataset.id}: no event has forecast steps")
     with within("out"):  # a log in use, or of another run
         writer = RunLogWriter(path, header, retry_failed=retry_failed)
     with writer:
         skipped = sum(c.key(s) in writer.done for c in chains for s in c.steps)
-        stats = RunStats(total, skipped)
+        stats = RunStats(skipped)
         run_id = writer.header.run_id
         context = WorkContext(
             key=f"{run_id}-{uuid.uuid4().hex[:8]}",
@@ -351,8 +325,13 @@ def run_benchmark(
             paused = getattr(executor, "paused", None)
             if callable(paused):
                 stats.paused_now = paused
-            with progress_display(progress, stats, execution.max_steps) as refresh:
-                driver.run(refresh)
+            # On stderr (stdout carries the caller's result), counting only the steps this
+            # execution runs, so resumed ones do not flatter the ETA.
+            todo = total - skipped
+            cap = todo if execution.max_steps is None else min(todo, execution.max_steps)
+            with ProgressReporter("steps", enabled=progress, transient=False) as bar:
+                task = bar.add_task("forecast steps", total=cap, status=stats.line())
+                driver.run(lambda n: bar.update(task, advance=n, status=stats.line()))
         finally:
             executor.close()
         left = sum(c.key(s) not in writer.done for c in chains for s in c.steps)

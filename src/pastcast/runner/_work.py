@@ -1,12 +1,8 @@
 """One unit of work: a forecast step of one agent and rollout, run where an executor puts it.
 
-``run_step(context, task)`` is all an executor calls. It builds the agent from its spec, the
-episode from the dataset and the corpus, runs the agent, grades the forecast and returns the
-record: nothing is written there. Records go back to the one writer in the driver, so a worker
-that dies mid-step loses only that step, which is run again.
-
-The context (dataset, corpus, configuration, limits) is sent to a worker once; each worker
-process keeps what it builds from it (environments, an opened corpus, provider gates) per run.
+``run_step(context, task)`` is all an executor calls: it plays and grades the step and returns
+the record, writing nothing, so a worker that dies mid-step loses only that step, run again.
+Each process keeps what it builds from a run's context (environments, corpus, gates) per run.
 """
 
 from __future__ import annotations
@@ -28,30 +24,22 @@ from pastcast.records import (
     FailureReason,
     Forecast,
     Notebook,
-    Record,
     StepSpec,
     Termination,
 )
 from pastcast.runlog import PENDING_TRUTH, AgentSpec, Grading, StepRecord
-from pastcast.runner._config import Execution, RunConfig
+from pastcast.runner._config import Execution, PlanCorpus, RunConfig
 from pastcast.runner._limits import ProviderGates, task_tally
 from pastcast.scoring import score_forecast
 
 
-class CorpusRef(Record):
+class CorpusRef(PlanCorpus):
     """A corpus by where it is and how it is searched, opened where the work runs."""
 
     spec: str
-    """An index directory or a database URL (``pastcast.corpus.open_backend``)."""
-    retrieval: str = "bm25"
-    embedder: str | None = None
-    """The query embedder of dense and hybrid retrieval (None: the index's own)."""
-    nprobe: int | None = None
-    """Dense and hybrid: approximate, this many lists probed (None: exact)."""
 
     def open(self) -> CorpusBackend:
-        """The corpus, opened with ``pastcast.corpus.open_backend``: the one place a run opens
-        a corpus by reference (on workers too)."""
+        """The one place a run opens a corpus by reference (on workers too)."""
         options: dict[str, object] = {"embedder": self.embedder} if self.embedder else {}
         if self.nprobe is not None:
             options["nprobe"] = self.nprobe
@@ -101,11 +89,10 @@ def grade_step(dataset: Dataset, step: StepSpec) -> Grading:
     market = dataset.market_at(step.event_id, step.cutoff)
     reference: dict[str, Any] = {}
     if market is not None:  # the belief, when it was public and its age at the cutoff
-        at = market.public_at
         reference = {
             "market_probs": dict(market.probs),
-            "market_at": at,
-            "market_age_days": age_days(at, step.cutoff),
+            "market_at": market.public_at,
+            "market_age_days": age_days(market.public_at, step.cutoff),
         }
     if resolution is None and dataset.pending:
         # a live question: nothing is known yet; graded again when it resolves
@@ -130,15 +117,6 @@ def agent_env_config(env: EnvConfig, spec: AgentSpec) -> EnvConfig:
             "python_tool": env.python_tool and not no_tools,
         }
     )
-
-
-def _over_labels(forecast: Forecast, labels: tuple[str, ...]) -> Forecast:
-    """A usable forecast naming only some of the question's labels, completed as a parsed
-    answer is (``pastcast.probabilities.completed``): scored as it stands, it would be
-    renormalised into certainty."""
-    if not forecast.usable or not set(forecast.probs) < set(labels):
-        return forecast
-    return forecast.model_copy(update={"probs": completed(forecast.probs, labels)})
 
 
 def graded_step_record(
@@ -183,7 +161,12 @@ def play_episode(agent: Agent, episode: Episode) -> tuple[Forecast, EpisodeRecor
     termination: Termination = "forecast"
     error: str | None = None
     try:
-        forecast = _over_labels(agent.forecast(episode), episode.question.labels)
+        forecast = agent.forecast(episode)
+        labels = episode.question.labels
+        if forecast.usable and set(forecast.probs) < set(labels):
+            # Completed as a parsed answer is: scored as it stands, it would be renormalised
+            # into certainty.
+            forecast = forecast.model_copy(update={"probs": completed(forecast.probs, labels)})
     except BudgetExceeded as exc:
         termination = "tool_budget" if exc.kind == "tool" else "model_budget"
         forecast = Forecast(usable=False, failure_reason="budget_exhausted", raw_text=str(exc))
@@ -201,43 +184,37 @@ class _Worker:
 
     def __init__(self, context: WorkContext) -> None:
         self.context = context
-        corpus = context.corpus
+        corpus, env = context.corpus, context.config.env
         backend = corpus.open() if isinstance(corpus, CorpusRef) else corpus
-        config = context.config
-        self.env = ForecastEnv(context.dataset, backend, config.env, context.python_runner)
-        self.no_tools_env = ForecastEnv(
-            context.dataset, None, config.env.model_copy(update={"python_tool": False})
-        )
+        self.env = ForecastEnv(context.dataset, backend, env, context.python_runner)
+        no_python = env.model_copy(update={"python_tool": False})
+        self.no_tools_env = ForecastEnv(context.dataset, None, no_python)
         self.gates = ProviderGates(context.execution)
         self._env_configs: dict[tuple[str, str], EnvConfig] = {}
 
     def run(self, task: StepTask) -> StepOutcome:
-        with task_tally() as tally, using_gate(self.gates):
-            record = self._record(task)
-        return StepOutcome(record, tally.retries, tuple(tally.trips))
-
-    def _record(self, task: StepTask) -> StepRecord:
-        spec, step = task.spec, task.step
-        dataset, config = self.context.dataset, self.context.config
+        spec, step, config = task.spec, task.step, self.context.config
         env = self.no_tools_env if spec.setting == "no_tools" else self.env
         notebook = task.notebook if spec.setting == "memory_on" else None
         key = (spec.factory, spec.setting)  # all that an agent's environment settings vary by
         env_config = self._env_configs.get(key)
         if env_config is None:
             env_config = self._env_configs[key] = agent_env_config(config.env, spec)
-        episode = env.reset(step, notebook_in=notebook, config=env_config, rollout=task.rollout)
-        forecast, played = play_episode(build_agent(spec), episode)
-        return graded_step_record(
-            self.context.run_id,
-            spec,
-            dataset,
-            step,
-            forecast,
-            played,
-            fallback=config.fallback,
-            rollout=task.rollout,
-            attempt=task.attempt,
-        )
+        with task_tally() as tally, using_gate(self.gates):
+            episode = env.reset(step, notebook_in=notebook, config=env_config, rollout=task.rollout)
+            forecast, played = play_episode(build_agent(spec), episode)
+            record = graded_step_record(
+                self.context.run_id,
+                spec,
+                self.context.dataset,
+                step,
+                forecast,
+                played,
+                fallback=config.fallback,
+                rollout=task.rollout,
+                attempt=task.attempt,
+            )
+        return StepOutcome(record, tally.retries, tuple(tally.trips))
 
 
 _WORKERS: dict[str, _Worker] = {}
