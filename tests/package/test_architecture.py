@@ -168,6 +168,44 @@ def private_import_violations(files: list[Path]) -> list[str]:
     return out
 
 
+def private_modules_with_all(sources: dict[str, str]) -> list[str]:
+    """Private modules (a file named ``_x.py``) of ``sources`` (path -> text) that declare
+    ``__all__``: a package's public names are listed once, in its ``__init__``."""
+    out = []
+    for path, text in sorted(sources.items()):
+        name = Path(path).name
+        if not name.startswith("_") or name in ("__init__.py", "__main__.py"):
+            continue
+        for node in ast.parse(text).body:
+            targets = node.targets if isinstance(node, ast.Assign) else []
+            if isinstance(node, ast.AnnAssign):
+                targets = [node.target]
+            if any(isinstance(t, ast.Name) and t.id == "__all__" for t in targets):
+                out.append(f"{path}:{node.lineno}")
+    return out
+
+
+def test_public_names_are_listed_only_in_package_inits() -> None:
+    roots = [PKG] + ([ARENA] if ARENA.is_dir() else [])
+    sources = {
+        str(p.relative_to(ROOT)): p.read_text(encoding="utf-8")
+        for root in roots
+        for p in sorted(root.rglob("*.py"))
+    }
+    assert len(sources) > 100, "the package's sources were not found"
+    assert private_modules_with_all(sources) == []
+
+
+def test_the_public_names_check_sees_a_private_all() -> None:
+    planted = {
+        "pkg/_impl.py": "x = 1\n__all__ = ['x']\n",
+        "pkg/__init__.py": "from pkg._impl import x\n__all__ = ['x']\n",
+        "pkg/_typed.py": "__all__: list[str] = []\n",
+        "pkg/public.py": "__all__ = ['y']\ny = 2\n",
+    }
+    assert private_modules_with_all(planted) == ["pkg/_impl.py:2", "pkg/_typed.py:1"]
+
+
 def test_no_package_imports_another_packages_private_modules() -> None:
     assert private_import_violations(_sources()) == []
 

@@ -29,8 +29,6 @@ from pastcast_arena._simulation import (
     market_cells,
 )
 
-__all__ = ["CalibrationFit", "calibrate_simulation"]
-
 Floats = NDArray[np.float64]
 
 

@@ -23,18 +23,6 @@ from pastcast_arena._protocol import ArenaRejected, Domain, require_evm_extra
 from pastcast_arena._records import RoundScore, SignedCommit, SignedReveal
 from pastcast_arena._scoring import YES_INDEX
 
-__all__ = [
-    "DEPLOYMENT_FILE",
-    "Deployment",
-    "EvmArena",
-    "attach_deployment",
-    "log_record",
-    "node_web3",
-    "read_deployment",
-    "write_deployment",
-]
-
-
 R = TypeVar("R", bound=BaseModel)
 
 # An explicit gas limit: py-evm's estimate is a binary search of whole executions, which costs

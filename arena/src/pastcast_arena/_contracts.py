@@ -15,17 +15,6 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-__all__ = [
-    "ARTIFACTS_FILE",
-    "CONTRACTS",
-    "SOLC_VERSION",
-    "artifacts",
-    "compile_contracts",
-    "find_foundry_tool",
-    "find_solcjs",
-    "write_artifacts",
-]
-
 SOLC_VERSION = "0.8.37"
 CONTRACTS = (
     "AgentRegistry",

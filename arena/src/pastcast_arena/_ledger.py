@@ -24,8 +24,6 @@ from pastcast_arena._rules import ArenaRules
 from pastcast_arena._scoring import YES_INDEX
 from pastcast_arena._snapshot import ArenaSnapshot
 
-__all__ = ["GENESIS_PREV", "LedgerArena", "LedgerError", "LedgerSummary", "verify_ledger"]
-
 GENESIS_PREV = "0" * 64
 
 

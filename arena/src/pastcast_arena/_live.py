@@ -30,8 +30,6 @@ from pastcast_arena._replay import arena_name
 from pastcast_arena._scoring import YES_INDEX
 from pastcast_arena._snapshot import snapshot_of
 
-__all__ = ["LiveService"]
-
 log = logging.getLogger(__name__)
 
 

@@ -30,8 +30,6 @@ from pastcast_arena._relayer import RelayerUnavailable
 from pastcast_arena._scoring import payouts_for
 from pastcast_arena._snapshot import snapshot_of
 
-__all__ = ["CorpusAt", "LiveContext"]
-
 log = logging.getLogger(__name__)
 
 

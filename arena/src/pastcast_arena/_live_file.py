@@ -28,8 +28,6 @@ from pastcast.validation import first_error
 if TYPE_CHECKING:
     from pastcast_arena._live_plan import LivePlan, LiveResult
 
-__all__ = ["LiveFile", "arena_live", "read_live_plan"]
-
 M = TypeVar("M", bound=BaseModel)
 
 

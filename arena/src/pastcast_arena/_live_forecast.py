@@ -31,8 +31,6 @@ from pastcast_arena._relayer import RelayerUnavailable
 from pastcast_arena._replay import logged_forecasts, prediction_bp
 from pastcast_arena._rounds import benchmark_from_trades
 
-__all__ = ["Forecasting", "Reveals"]
-
 log = logging.getLogger(__name__)
 
 

@@ -21,8 +21,6 @@ from pastcast_arena._scoring import payouts_for
 from pastcast_arena._snapshot import snapshot_of
 from pastcast_arena._stats import arena_report
 
-__all__ = ["Outcomes"]
-
 log = logging.getLogger(__name__)
 _MARKET = set(ArenaMarket.model_fields)
 

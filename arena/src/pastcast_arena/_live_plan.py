@@ -24,22 +24,6 @@ from pastcast_arena._records import BenchmarkPrice, RoundResult, SignedCommit, S
 from pastcast_arena._replay import arena_name
 from pastcast_arena._stats import ArenaReport
 
-__all__ = [
-    "DATASET_ID",
-    "LEAD_TIME_S",
-    "STATE_FILE",
-    "AgentRound",
-    "Clock",
-    "LivePlan",
-    "LiveResult",
-    "LiveState",
-    "RoundState",
-    "ScaledClock",
-    "load_state",
-    "save_state",
-]
-
-
 LEAD_TIME_S = 600
 STATE_FILE = "state.json"
 DATASET_ID = "polymarket-live"

@@ -12,8 +12,6 @@ from pastcast_arena._records import utc
 from pastcast_arena._rounds import benchmark_from_book
 from pastcast_arena._snapshot import snapshot_of
 
-__all__ = ["Discovery"]
-
 log = logging.getLogger(__name__)
 
 

@@ -20,8 +20,6 @@ from pathlib import Path
 from pastcast.atomic import write_atomic
 from pastcast_arena._contracts import find_foundry_tool
 
-__all__ = ["NODE_FILE", "LocalNode", "lasting_node", "local_node"]
-
 NODE_FILE = "node.json"
 """Where a lasting node is recorded (URL, process id, chain id) in its folder."""
 NODE_STATE = "anvil-state.json"

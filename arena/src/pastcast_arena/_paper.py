@@ -13,18 +13,6 @@ from pastcast.reports import TextTable, fmt_number
 from pastcast_arena._seeds import SeedFigure, SeedSummary
 from pastcast_arena._stats import ArenaReport
 
-__all__ = [
-    "PAPER_CATEGORIES",
-    "PAPER_LEADERBOARD",
-    "PAPER_MARKET_BRIER",
-    "PaperCategory",
-    "PaperComparison",
-    "PaperRow",
-    "compare_seeds_with_paper",
-    "compare_with_paper",
-    "paper_table",
-]
-
 
 class PaperRow(Record):
     """One agent of Tables 5 and 6: Brier, alpha with its standard error and t, the share of

@@ -25,9 +25,6 @@ from pastcast_arena._records import (
 )
 from pastcast_arena._scoring import payouts_for
 
-__all__ = ["RoundPlayer", "Submitter", "agent_key"]
-
-
 PHASE_S = 3600
 """How long a replayed round's commit and reveal phases last on the arena's clock."""
 

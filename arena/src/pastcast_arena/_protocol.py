@@ -12,24 +12,6 @@ from typing import Any, Protocol, TypeVar
 from pastcast.records import Record
 from pastcast_arena._records import MAX_BP, RoundScore, SignedCommit, SignedReveal
 
-__all__ = [
-    "ArenaBackend",
-    "ArenaRejected",
-    "Domain",
-    "commitment",
-    "condition_id_for",
-    "keccak_hex",
-    "message_digest",
-    "new_salt",
-    "predictions_hash",
-    "recover_signer",
-    "require_evm_extra",
-    "sign_commit",
-    "sign_reveal",
-    "to_bp",
-]
-
-
 M = TypeVar("M", SignedCommit, SignedReveal)
 
 # secp256k1 order / 2: the contract refuses signatures with a larger s (malleable copies).

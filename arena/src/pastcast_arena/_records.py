@@ -14,29 +14,6 @@ from pydantic import AfterValidator, BeforeValidator, Field, model_validator
 
 from pastcast.records import Record, UtcDatetime
 
-__all__ = [
-    "MAX_BP",
-    "OUTCOME_EXCLUDED",
-    "OUTCOME_NO",
-    "OUTCOME_YES",
-    "UNCATEGORIZED",
-    "Address",
-    "ArenaMarket",
-    "BenchmarkPrice",
-    "Bp",
-    "Hex32",
-    "OutcomeCode",
-    "PriceSource",
-    "Round",
-    "RoundId",
-    "RoundResult",
-    "RoundScore",
-    "SignedCommit",
-    "SignedReveal",
-    "Uint256",
-    "utc",
-]
-
 MAX_BP = 10_000
 UNCATEGORIZED = "uncategorized"
 """The category of a market whose source gives none."""

@@ -33,15 +33,6 @@ from pastcast_arena._records import (
 )
 from pastcast_arena._snapshot import snapshot_of
 
-__all__ = [
-    "BoundedJsonBody",
-    "RelayerClient",
-    "RelayerPolicy",
-    "RelayerUnavailable",
-    "create_relayer",
-]
-
-
 MAX_BODY_BYTES = 64 * 1024  # a signed commit or reveal, or a curator's action, is far smaller
 
 

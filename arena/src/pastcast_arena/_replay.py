@@ -35,21 +35,6 @@ from pastcast_arena._records import Round, RoundResult
 from pastcast_arena._rounds import DeadlinePrices, RoundPlan, plan_rounds
 from pastcast_arena._stats import ArenaReport, arena_report
 
-__all__ = [
-    "FALLBACK_BP",
-    "ROUND_LOG",
-    "ReplayResult",
-    "arena_name",
-    "logged_forecasts",
-    "play_round_agents",
-    "prediction_bp",
-    "read_results",
-    "replay",
-    "replay_steps",
-    "write_results",
-]
-
-
 FALLBACK_BP = 5_000
 
 

@@ -21,14 +21,6 @@ from pastcast_arena._stats import (
     standings,
 )
 
-__all__ = [
-    "ChainAgent",
-    "ReputationEntry",
-    "chain_agents",
-    "chain_leaderboard",
-    "read_reputation",
-]
-
 
 class ChainAgent(Record):
     """An identity as the registry holds it now."""

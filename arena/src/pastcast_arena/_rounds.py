@@ -19,23 +19,6 @@ from pastcast.registry import ComponentSpec, Registry
 from pastcast_arena._protocol import condition_id_for, to_bp
 from pastcast_arena._records import UNCATEGORIZED, ArenaMarket, BenchmarkPrice, Round
 
-__all__ = [
-    "SELECTORS",
-    "Candidate",
-    "ClobMarket",
-    "ClobPrices",
-    "DeadlinePrices",
-    "RoundPlan",
-    "Selector",
-    "benchmark_from_book",
-    "benchmark_from_dataset",
-    "benchmark_from_trades",
-    "clob_markets",
-    "dataset_candidates",
-    "plan_rounds",
-    "trend",
-]
-
 
 def benchmark_from_book(
     market_id: str, best_bid: float, best_ask: float, observed_at: datetime, deadline: datetime

@@ -28,8 +28,6 @@ from pastcast_arena._snapshot import (
     IndexedRound,
 )
 
-__all__ = ["ArenaRules"]
-
 _ZERO32 = "0x" + "00" * 32
 _ADDRESS: TypeAdapter[str] = TypeAdapter(Address)
 

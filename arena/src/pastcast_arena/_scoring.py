@@ -20,8 +20,6 @@ from pastcast_arena._records import (
     RoundScore,
 )
 
-__all__ = ["YES_INDEX", "outcome_code", "payouts_for", "score_bp", "score_round"]
-
 YES_INDEX = 1
 """The outcome slot whose payout share is YES, as Foresight Arena reads the CTF."""
 

@@ -27,9 +27,6 @@ if TYPE_CHECKING:
 
     from pastcast.reports.html import ReportSection
 
-__all__ = ["arena_figures", "arena_section", "leaderboard_table", "write_arena_figures"]
-
-
 _OUTCOMES = {OUTCOME_NO: "NO", OUTCOME_YES: "YES", OUTCOME_EXCLUDED: "excluded"}
 Column = tuple[str, Callable[[Any], str]]
 

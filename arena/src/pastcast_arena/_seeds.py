@@ -20,20 +20,6 @@ from pastcast_arena._simulation import (
     SimulationDraws,
 )
 
-__all__ = [
-    "SEEDS",
-    "Scorer",
-    "SeedCategory",
-    "SeedFigure",
-    "SeedFigures",
-    "SeedRow",
-    "SeedStudy",
-    "SeedSummary",
-    "across_seeds",
-    "seed_study",
-    "summarise",
-]
-
 Floats = NDArray[np.float64]
 SEEDS = 200
 """Seeds in the across-seed summary (0 to 199): the mean of a figure is known to about a

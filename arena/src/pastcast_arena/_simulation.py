@@ -29,23 +29,6 @@ from pastcast_arena._records import (
 from pastcast_arena._scoring import score_round
 from pastcast_arena._stats import ArenaReport, arena_report
 
-__all__ = [
-    "ARCHETYPES",
-    "CATEGORIES",
-    "FRONTIER_KINDS",
-    "FRONTIER_T",
-    "MARKET_SLOPE",
-    "Archetype",
-    "Category",
-    "PowerRow",
-    "SimulationConfig",
-    "SimulationDraws",
-    "SimulationResult",
-    "allocate_rounds",
-    "power_table",
-    "simulate",
-]
-
 
 class Category(Record):
     """A category of markets: its rounds in 50 (Table 7's; scaled for another R), and a_c,

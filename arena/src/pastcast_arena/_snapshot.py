@@ -26,20 +26,6 @@ from pastcast_arena._records import (
     utc,
 )
 
-__all__ = [
-    "ArenaSnapshot",
-    "IndexedAgent",
-    "IndexedCommit",
-    "IndexedOutcomes",
-    "IndexedReveal",
-    "IndexedRound",
-    "SnapshotError",
-    "index_chain",
-    "load_snapshot",
-    "snapshot_of",
-]
-
-
 R = TypeVar("R", bound=Record)
 
 

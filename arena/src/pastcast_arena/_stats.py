@@ -25,20 +25,6 @@ from pastcast_arena._records import (
 )
 from pastcast_arena._scoring import score_bp
 
-__all__ = [
-    "ArenaReport",
-    "CategoryRow",
-    "LeaderboardRow",
-    "MarketRows",
-    "MurphyRow",
-    "RoundRow",
-    "arena_report",
-    "market_rows",
-    "model_standard_errors",
-    "standings",
-]
-
-
 MURPHY_BINS = 10
 """Equal-width bins of the Murphy decomposition (the paper's)."""
 

@@ -39,20 +39,6 @@ if TYPE_CHECKING:
     from pastcast_arena._simulation import SimulationConfig, SimulationResult
     from pastcast_arena._stats import ArenaReport
 
-__all__ = [
-    "DEPLOYMENT_FILE",
-    "PLAN_FILE",
-    "ArenaReplay",
-    "ArenaReplayPlan",
-    "ArenaSimulation",
-    "arena_chain_leaderboard",
-    "arena_replay",
-    "arena_rounds_report",
-    "arena_sections",
-    "arena_simulation",
-    "open_arena",
-]
-
 
 @dataclass(frozen=True)
 class ArenaReplay:

@@ -31,24 +31,6 @@ from pastcast.records import (
     answer_attempts,
 )
 
-__all__ = [
-    "AnswerForm",
-    "Decoding",
-    "ParseFallback",
-    "answer_schema",
-    "ask_answer",
-    "choice_schema",
-    "finish_answer",
-    "form_schema",
-    "normalize_label",
-    "over",
-    "parse_forecast",
-    "repair_prompt",
-    "reparse_forecast",
-    "stages_over",
-    "view_fields",
-]
-
 ParseFallback = Literal["repair", "four_step"]
 AnswerForm = Literal["probabilities", "choice"]
 """The answer object asked for: pastcast's (``answer_schema``) or Hindcast's (``choice_schema``)."""

@@ -17,8 +17,6 @@ from typing import Any, Literal
 
 from pastcast import safejson
 
-__all__ = ["read_answer"]
-
 ReadFailure = Literal["empty_output", "no_answer_block", "invalid_json"]
 
 MAX_CANDIDATES = 64

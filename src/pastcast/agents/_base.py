@@ -20,24 +20,6 @@ from pastcast.records import AgentRole, Forecast, Setting
 from pastcast.registry import Entry, Registry
 from pastcast.runlog import AgentSpec
 
-__all__ = [
-    "Agent",
-    "AgentInfo",
-    "ArgsUpgrade",
-    "PromptIds",
-    "RoundAgent",
-    "agent_args",
-    "agent_info",
-    "agent_meta",
-    "agent_spec",
-    "agents",
-    "build_agent",
-    "call_estimate",
-    "list_agents",
-    "prompts_for",
-    "register_agent",
-]
-
 
 class Agent(Protocol):
     """Produces a forecast for one episode, using only what the episode offers.

@@ -11,8 +11,6 @@ import numpy as np
 from pastcast.env import Episode, ToolError
 from pastcast.records import Forecast
 
-__all__ = ["BaseRateAgent", "MarketAgent", "RandomAgent", "UniformAgent", "random_draws"]
-
 
 class UniformAgent:
     """Equal probability on every outcome."""

@@ -14,8 +14,6 @@ from typing import Any
 from pastcast.agents._base import agent_meta, agents
 from pastcast.models import providers
 
-__all__: list[str] = []
-
 _BASELINES = "pastcast.agents._baselines"
 _MODEL_AGENTS = "pastcast.agents._model_agents"
 _ISOLATED = "pastcast.agents.isolated._agents"

@@ -17,15 +17,6 @@ from pydantic import Field
 from pastcast.env import EnvConfig
 from pastcast.records import Record, Setting
 
-__all__ = [
-    "NO_CALLS",
-    "CallContext",
-    "CallEstimate",
-    "CallEstimator",
-    "one_call",
-    "unless_declared",
-]
-
 
 class CallEstimate(Record):
     """Model calls of one forecast step of an agent."""

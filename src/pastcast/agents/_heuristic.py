@@ -22,8 +22,6 @@ from pastcast.cutoff import cutoff_for_day, parse_timestamp
 from pastcast.env import BudgetExceeded, Episode, SearchResult, ToolError
 from pastcast.records import Assessment, Forecast, LedgerEntry, Notebook
 
-__all__ = ["HeuristicResearchAgent"]
-
 SNIPPET = 0.5
 """The vote of a document known only from its search snippet (a document read votes 1)."""
 

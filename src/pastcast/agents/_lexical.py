@@ -12,8 +12,6 @@ from typing import Any
 from pastcast.agents._heuristic import _cue, _terms
 from pastcast.models import ChatRequest, Model, ScriptedModel
 
-__all__ = ["LEXICAL_PRIOR", "lexical_reply"]
-
 LEXICAL_PRIOR = 0.35
 """P(Yes) before the evidence: most binary markets resolve No (Hindcast 4.1: 83%)."""
 

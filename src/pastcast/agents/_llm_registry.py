@@ -22,8 +22,6 @@ from pastcast.models import (
 )
 from pastcast.safejson import canonical_json
 
-__all__ = ["agent_model", "clear_models", "load_models"]
-
 
 class _Lazy:
     """A provider model built on its first call; its name is the spec string."""

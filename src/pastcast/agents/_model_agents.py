@@ -30,13 +30,6 @@ from pastcast.registry import type_name
 from pastcast.runlog import AgentSpec
 from pastcast.validation import first_error
 
-__all__ = [
-    "HINDCAST_RETRIES",
-    "HINDCAST_TWO_STAGE",
-    "TwoStagePreset",
-    "ZeroShotStage",
-]
-
 Count = Annotated[int, Field(ge=1)]
 
 

@@ -21,8 +21,6 @@ from pastcast.env import Episode
 from pastcast.models import Model
 from pastcast.records import Forecast
 
-__all__ = ["NO_TOOLS_PROMPT", "ZERO_SHOT_PROMPT", "NoToolsAgent"]
-
 NO_TOOLS_PROMPT = "no_tools.v1"
 ZERO_SHOT_PROMPT = "zero_shot.v1"
 _PROMPT_FORM: dict[str, AnswerForm] = {NO_TOOLS_PROMPT: "probabilities", ZERO_SHOT_PROMPT: "choice"}

@@ -27,18 +27,6 @@ from pastcast.records import (
     Record,
 )
 
-__all__ = [
-    "NOTEBOOK_SCHEMA",
-    "carry_forward",
-    "check_notebook",
-    "future_entries",
-    "memory_answer_template",
-    "memory_fields",
-    "notebook_field",
-    "parse_notebook",
-    "store_notebook",
-]
-
 NOTEBOOK_SCHEMA: dict[str, Any] = Notebook.answer_schema()
 """The notebook part of the final answer's JSON schema (JSON action mode)."""
 

@@ -20,18 +20,6 @@ from importlib.resources.abc import Traversable
 from pastcast.records import BINARY_LABELS, Event, Message, Record
 from pastcast.registry import Registry
 
-__all__ = [
-    "Prompt",
-    "RenderedPrompt",
-    "answer_template",
-    "choice_template",
-    "list_prompts",
-    "load_prompt",
-    "prob_key",
-    "prompt_registry",
-    "question_fields",
-]
-
 _PLACEHOLDER = re.compile(r"\{([a-z][a-z0-9_]*)\}")
 _ID = re.compile(r"^(?P<name>[a-z0-9_]+)\.v(?P<version>\d+)$")
 _SECTION = re.compile(r"^\[(system|user)\]\s*$", re.MULTILINE)

@@ -22,8 +22,6 @@ from pastcast.env import BudgetExceeded, Episode, ToolError
 from pastcast.models import Model, ToolSpec
 from pastcast.records import FailureReason, Forecast, Message, RequestedToolCall
 
-__all__ = ["HISTORY_DAYS", "ROUND_PROMPT", "ROUND_TOOLS", "RoundBenchmarkAgent"]
-
 ROUND_PROMPT = "round_benchmark.v1"
 HISTORY_DAYS = 7
 

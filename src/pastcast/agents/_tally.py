@@ -13,8 +13,6 @@ from typing import Any, get_args
 
 from pastcast.records import EvidenceLabel, EvidenceQuality, EvidenceTally, SideTally
 
-__all__ = ["read_tally", "tally_schema", "tally_sides", "tally_text"]
-
 _LEVELS: tuple[EvidenceLabel, ...] = get_args(EvidenceLabel)
 _QUALITY: tuple[EvidenceQuality, ...] = get_args(EvidenceQuality)
 

@@ -25,15 +25,6 @@ from pastcast.models import (
 )
 from pastcast.records import Forecast, Message
 
-__all__ = [
-    "ACTION_SCHEMA",
-    "ActionMode",
-    "ToolAgent",
-    "action_schema",
-    "action_template",
-    "research_prompt",
-]
-
 ActionMode = Literal["json", "native"]
 
 PROMPTS: dict[tuple[ActionMode, bool], str] = {

@@ -28,13 +28,6 @@ from pastcast.env import TOOLS, BudgetExceeded, Episode, ToolError
 from pastcast.models import ContextOverflow, Model
 from pastcast.records import EvidenceTally, Forecast, Message, Record
 
-__all__ = [
-    "TwoStageAgent",
-    "TwoStageConfig",
-    "TwoStageStage",
-    "two_stage_prompts",
-]
-
 QUERIES, REFLECT, REPORT, TALLY = (
     "research_queries.v1",
     "research_reflect.v1",

@@ -95,7 +95,6 @@ if TYPE_CHECKING:
         run_demo,
         run_plan,
         serve_episode,
-        with_preset,
         write_plan,
     )
     from pastcast.app._stats import (
@@ -105,5 +104,6 @@ if TYPE_CHECKING:
         memory_costs,
         recoveries,
     )
+    from pastcast.runner import with_preset
 
 __getattr__, __dir__ = lazy_exports(__name__)

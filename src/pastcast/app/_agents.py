@@ -25,19 +25,6 @@ from pastcast.models import known_providers
 from pastcast.records import Setting
 from pastcast.runlog import AgentSpec
 
-__all__ = [
-    "AGENT_FORM",
-    "AGENT_GRAMMAR",
-    "AgentOption",
-    "Terminated",
-    "check_agent_args",
-    "check_agents",
-    "models_session",
-    "parse_agent_option",
-    "parse_agent_options",
-    "split_agent_option",
-]
-
 SETTINGS: tuple[str, ...] = get_args(Setting)
 AGENT_FORM = "NAME[:key=value,...][@SETTING]"
 AGENT_GRAMMAR = (

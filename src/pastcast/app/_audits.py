@@ -39,19 +39,6 @@ if TYPE_CHECKING:
     from pastcast.records import Document
     from pastcast.world import World
 
-__all__ = [
-    "DEFAULT_CALIBRATION",
-    "ProbedCutoff",
-    "RetrievalAuditRead",
-    "RunAuditRead",
-    "audit_dataset_texts",
-    "audit_datasets",
-    "audit_run_log",
-    "audit_run_retrievals",
-    "probe_model_cutoff",
-    "run_leakage_cards",
-]
-
 
 def _schedule_options(specs: Sequence[str | Path]) -> dict[str, Any]:
     """The import options a dataset directory was built with (they apply to every schedule)."""

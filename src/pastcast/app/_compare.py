@@ -24,8 +24,6 @@ from pastcast.reports import (
 from pastcast.runlog import StepColumns
 from pastcast.scoring import Convention, PairedComparison, ScoreTable, paired_comparison
 
-__all__ = ["Compared", "compare_runs", "paired_comparisons"]
-
 
 @dataclass(frozen=True)
 class Compared:

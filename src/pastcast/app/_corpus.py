@@ -47,14 +47,6 @@ from pastcast.owned import check_replaceable, made_kind
 from pastcast.records import Document
 from pastcast.validation import field_path, first_error
 
-__all__ = [
-    "CorpusBuild",
-    "Reading",
-    "build_corpus",
-    "corpus_documents",
-    "source_kind",
-]
-
 DEFAULT_SCHEMA = "pastcast"
 
 

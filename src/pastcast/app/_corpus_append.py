@@ -43,15 +43,6 @@ from pastcast.errors import FieldError
 from pastcast.owned import check_makeable, claim_dir
 from pastcast.records import Document
 
-__all__ = [
-    "append_corpus",
-    "check_feed_index",
-    "fetch_feeds",
-    "follow_feeds",
-    "index_feed",
-    "index_feed_round",
-]
-
 
 def append_corpus(
     index: str | Path,

@@ -35,19 +35,6 @@ if TYPE_CHECKING:
     from pastcast.curate import CurationResult
     from pastcast.markets import CoverageReport, DatasetBuildReport, Schedule, TemporalSplit
 
-__all__ = [
-    "Curated",
-    "DatasetSummary",
-    "Imported",
-    "curate_dataset",
-    "dataset_leakage_card",
-    "dataset_question",
-    "describe_dataset",
-    "filter_values",
-    "import_forecastbench",
-    "import_polymarket",
-]
-
 
 @dataclass(frozen=True)
 class Imported:

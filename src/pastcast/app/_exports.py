@@ -21,8 +21,6 @@ from pastcast.scoring import Convention, Fallback
 if TYPE_CHECKING:  # the training package loads with the first export
     from pastcast.train import ExportManifest, Keep, RewardMetric, SftShape
 
-__all__ = ["AgentRun", "ExportTarget", "Exported", "RunsByAgent", "export_runs", "runs_by_agent"]
-
 ExportTarget = Literal["sft", "rewards", "table"]
 
 

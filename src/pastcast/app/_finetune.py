@@ -22,8 +22,6 @@ from pastcast.runner import ExperimentPlan, PresetRecord, RunResult, preset
 from pastcast.train import SftTraining, sft_train, tiny_base
 from pastcast.validation import field_path, first_error
 
-__all__ = ["FinetunePlan", "Finetuned", "finetune"]
-
 BASE, TUNED = "base", "sft"
 """The two agents of the held-out run (their models' labels)."""
 

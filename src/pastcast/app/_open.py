@@ -17,14 +17,6 @@ from pastcast.dataset import Dataset
 from pastcast.errors import FieldError, within
 from pastcast.world import WORLD_SPEC, is_world_spec, world_from_spec
 
-__all__ = [
-    "DATASET_SPEC_HELP",
-    "DatasetNote",
-    "check_search_options",
-    "open_corpus",
-    "open_dataset",
-]
-
 DATASET_SPEC_HELP = (
     f"{WORLD_SPEC!r} (the embedded world, docs/world.md), a dataset directory, or a "
     "Forecast-Dojo release folder (questions/train.parquet, questions/eval.parquet)"

@@ -17,20 +17,6 @@ from pastcast.markets import FilterConfig, filter_config
 from pastcast.records import Record
 from pastcast.runner import PresetRecord
 
-__all__ = [
-    "CURATION_LEGS",
-    "MAX_BUILD_WORKERS",
-    "ConstructionAuditPlan",
-    "CorpusBuildPlan",
-    "CurationPlan",
-    "ForecastBenchImport",
-    "MarketImport",
-    "PathText",
-    "PolymarketImport",
-    "RunAuditPlan",
-    "StoreBackend",
-]
-
 
 def _text(value: Any) -> Any:
     return os.fspath(value) if isinstance(value, os.PathLike) else value

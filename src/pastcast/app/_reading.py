@@ -24,8 +24,6 @@ if TYPE_CHECKING:
     import pandas as pd  # type: ignore[import-untyped]
     import polars as pl
 
-__all__ = ["FRAMES_EXTRA_HINT", "RunsRead", "check_dataset", "read_runs", "runs_frame"]
-
 
 @dataclass(frozen=True)
 class RunsRead:

@@ -29,8 +29,6 @@ from pastcast.world import is_world_spec, world_from_spec
 if TYPE_CHECKING:
     from pastcast.world import World
 
-__all__ = ["WORLD_INDEX", "Replay", "open_replay", "shared_replay"]
-
 WORLD_INDEX = "world-index"
 """The kind (``pastcast.owned``) of the index a replay builds of the embedded world's news."""
 

@@ -37,21 +37,6 @@ if TYPE_CHECKING:
     from pastcast.reports.dashboard import RunIndex
     from pastcast.reports.html import ReportSection, WrittenReport
 
-__all__ = [
-    "MARKET_AGE_WARNING",
-    "REPORTS_EXTRA_HINT",
-    "TABLE_COLUMNS",
-    "Dashboard",
-    "Report",
-    "Scored",
-    "dashboard",
-    "group_columns",
-    "plugin_sections",
-    "report_runs",
-    "report_sections",
-    "score_runs",
-]
-
 REPORTS_EXTRA_HINT = "pip install 'pastcast[reports]'"
 
 TABLE_COLUMNS = tuple(

@@ -48,7 +48,6 @@ from pastcast.runner import (
     preset_names,
     reschedule,
     run_benchmark,
-    with_preset,
     write_record,
 )
 from pastcast.runner import preset as get_preset
@@ -58,22 +57,6 @@ if TYPE_CHECKING:
     from pastcast.reports import Scorecard
     from pastcast.reports.html import WrittenReport
     from pastcast.toolserver import EpisodeServer
-
-__all__ = [
-    "DEMO_AGENTS",
-    "Demo",
-    "ServedEpisode",
-    "check_sandbox",
-    "plan_estimate",
-    "plan_from_agents",
-    "preset_settings",
-    "read_plan",
-    "run_demo",
-    "run_plan",
-    "serve_episode",
-    "with_preset",
-    "write_plan",
-]
 
 _log = logging.getLogger("pastcast")
 

@@ -38,8 +38,6 @@ from pastcast.scoring.analyses import (
     thirds,
 )
 
-__all__ = ["Statistics", "coverage_bins", "longitudinal", "memory_costs", "recoveries"]
-
 
 @dataclass(frozen=True)
 class Statistics:

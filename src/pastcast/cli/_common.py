@@ -33,31 +33,6 @@ if TYPE_CHECKING:
     R = TypeVar("R", bound=Record)
 T = TypeVar("T")
 
-__all__ = [
-    "EXIT_FAILED",
-    "EXIT_USAGE",
-    "ConfigOpt",
-    "CoverageDaysOpt",
-    "DayConventionOpt",
-    "JsonFlag",
-    "call_with_params",
-    "fail",
-    "fail_app",
-    "fail_field",
-    "field_errors",
-    "field_help",
-    "field_option",
-    "given_options",
-    "note",
-    "option_of",
-    "options_record",
-    "output_dir",
-    "print_json",
-    "printable",
-    "table_console",
-    "undone_on_usage_error",
-]
-
 EXIT_USAGE = 2
 EXIT_FAILED = 1
 

@@ -11,8 +11,6 @@ from pydantic import BaseModel, ConfigDict, Field
 from pastcast import safejson
 from pastcast.atomic import write_atomic
 
-__all__ = ["BUILD_REPORT", "CorpusBuildReport"]
-
 BUILD_REPORT = "build_report.json"
 
 

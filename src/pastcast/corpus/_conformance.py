@@ -15,15 +15,6 @@ from pastcast.corpus._protocol import CorpusBackend, DocumentNotVisible, SearchH
 from pastcast.cutoff import as_utc, is_visible
 from pastcast.records import Document, Record
 
-__all__ = [
-    "EquivalenceReport",
-    "LeakageError",
-    "LeakageReport",
-    "adversarial_cutoffs",
-    "check_as_of_equivalence",
-    "check_no_leakage",
-]
-
 _UNKNOWN_ID = "\x00no-such-document\x00"
 _US = timedelta(microseconds=1)
 SHOWN = 20  # violations kept verbatim in a report; all of them are counted

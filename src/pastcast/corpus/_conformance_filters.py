@@ -13,8 +13,6 @@ from pastcast.corpus._protocol import CorpusBackend, SearchHit
 from pastcast.cutoff import as_utc, is_visible
 from pastcast.records import Document
 
-__all__ = ["FilterReport", "check_search_filters", "random_filter"]
-
 _FIELDS = ("doc_type", "source", "author", "month", "since")
 
 

@@ -21,8 +21,6 @@ from pastcast.corpus._protocol import MAX_DEPTH, DocumentNotVisible, ThreadedBac
 from pastcast.cutoff import as_utc, is_visible
 from pastcast.records import Document
 
-__all__ = ["ThreadReport", "check_thread_lookups"]
-
 
 class ThreadReport(_Report):
     cutoffs: int

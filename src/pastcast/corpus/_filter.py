@@ -15,8 +15,6 @@ from pydantic import field_validator
 from pastcast.cutoff import as_utc
 from pastcast.records import Document, Record, UtcDatetime
 
-__all__ = ["DOC_TYPES", "DocType", "SearchFilter", "ascii_lower", "month_bounds"]
-
 DocType = Literal["submission", "comment"]
 DOC_TYPES: tuple[DocType, ...] = ("submission", "comment")
 _MONTH = re.compile(r"(\d{4})-(0[1-9]|1[0-2])")

@@ -11,14 +11,6 @@ from collections.abc import Iterable
 from pastcast.cutoff import as_utc
 from pastcast.records import Document
 
-__all__ = [
-    "DIGEST_SCHEME",
-    "MonthDigests",
-    "combine_month_digests",
-    "content_digest",
-    "document_line",
-]
-
 DIGEST_SCHEME = "sha256-months"
 """Names the rule above, so that a stored digest made by another rule is not taken for it."""
 

@@ -16,20 +16,6 @@ from pastcast.retrying import redact_url  # every client's: a URL without its pa
 if TYPE_CHECKING:
     from pastcast.corpus.embedded import EmbeddedIndex
 
-__all__ = [
-    "DATABASE_SCHEMES",
-    "RETRIEVALS",
-    "SHARDED_SCHEME",
-    "backends",
-    "is_database_url",
-    "one_line",
-    "open_backend",
-    "open_index",
-    "redact_url",
-    "retrieval_modes",
-    "split_schema",
-]
-
 DATABASE_SCHEMES = ("postgres://", "postgresql://")
 RETRIEVALS = ("bm25", "dense", "hybrid")
 """The retrieval modes of the built-in backends (for a directory: the backend's name)."""

@@ -11,20 +11,6 @@ from pastcast.corpus._filter import SearchFilter
 from pastcast.cutoff import as_utc
 from pastcast.records import CorpusIdentity, Document, Record, UtcDatetime
 
-__all__ = [
-    "MAX_DEPTH",
-    "CorpusBackend",
-    "DocumentNotVisible",
-    "IndexLookups",
-    "OpenedCorpus",
-    "SearchHit",
-    "ThreadedBackend",
-    "ancestors_of",
-    "corpus_identity",
-    "known_valid_hit",
-    "not_visible_message",
-]
-
 
 class DocumentNotVisible(LookupError):
     """Raised by ``read`` for an id that is unknown or not strictly before the cutoff, with the

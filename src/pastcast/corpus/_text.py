@@ -7,8 +7,6 @@ from __future__ import annotations
 import re
 import unicodedata
 
-__all__ = ["SNIPPET_CHARS", "STOPWORDS", "TOKENIZER", "text_snippet", "tokenize", "tokenize_utf8"]
-
 SNIPPET_CHARS = 200
 TOKENIZER = "nfkc-casefold-words-stopwords"
 """The tokenizer's name in a corpus identity (change it whenever ``tokenize`` changes)."""

@@ -11,8 +11,6 @@ from pastcast.cutoff import as_utc, is_visible, last_complete_day
 from pastcast.dataset._edits import TextScreen, event_as_of
 from pastcast.records import DailyBelief, Event, Resolution, StepSpec, TextVersion
 
-__all__ = ["Dataset"]
-
 
 @dataclass(frozen=True)
 class Dataset:

@@ -20,15 +20,6 @@ from datetime import UTC, date, datetime, timedelta
 from pastcast.cutoff import is_visible
 from pastcast.records import Event
 
-__all__ = [
-    "TextEdit",
-    "TextScreen",
-    "body_as_of",
-    "event_as_of",
-    "find_edits",
-    "normalise_text",
-]
-
 TITLE_NOTE = "title carries a note"
 """Why a step shown a later text is dropped: a title cannot be shortened."""
 

@@ -31,16 +31,6 @@ from pastcast.owned import check_replaceable, mark
 from pastcast.records import DailyBelief, Event, Resolution, StepSpec, TextVersion
 from pastcast.validation import first_problem
 
-__all__ = [
-    "FORMAT_VERSION",
-    "content_hash",
-    "load_dataset",
-    "read_manifest",
-    "read_metadata",
-    "save_dataset",
-    "with_content_id",
-]
-
 FORMAT_VERSION = 1
 TABLES = ("events", "resolutions", "beliefs", "steps", "splits")
 OPTIONAL_TABLES = ("texts",)

@@ -19,8 +19,6 @@ from pastcast.env._toolkit import BudgetExceeded, ToolError
 from pastcast.models import ChatRequest, ScriptedModel
 from pastcast.records import Message, Record, Resolution, StepSpec
 
-__all__ = ["EnvCheckError", "EnvCheckReport", "check_env"]
-
 _FAR_FUTURE = datetime(9999, 1, 1, tzinfo=UTC)
 _NO_SUCH_TOOL = "pastcast-check-no-such-tool"
 

@@ -6,8 +6,6 @@ from pydantic import Field
 
 from pastcast.records import Record
 
-__all__ = ["EnvConfig"]
-
 
 class EnvConfig(Record):
     """Budgets per forecast step and visibility settings.

@@ -13,8 +13,8 @@ from pastcast.cutoff import step_precedes_resolution
 from pastcast.dataset import Dataset
 from pastcast.env._config import EnvConfig
 from pastcast.env._question import QuestionView, question_view
-from pastcast.env._toolkit import PythonResult
-from pastcast.env._tools import BudgetExceeded, Toolbox, ToolError
+from pastcast.env._toolkit import BudgetExceeded, PythonResult, ToolError
+from pastcast.env._tools import Toolbox
 from pastcast.env._transcript import Transcript
 from pastcast.models import ChatRequest, ChatResponse, Model, context_limits_of, fit_request
 from pastcast.records import (
@@ -30,8 +30,6 @@ from pastcast.records import (
     Usage,
     tool_result_text,
 )
-
-__all__ = ["Episode", "ForecastEnv", "PublicHistory", "sandboxed_python"]
 
 
 class PublicHistory(Record):

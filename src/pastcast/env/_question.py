@@ -6,8 +6,6 @@ from datetime import datetime
 
 from pastcast.records import Event, EventKind, Record, UtcDatetime
 
-__all__ = ["QuestionView", "question_view"]
-
 
 class QuestionView(Record):
     """The agent-visible question at a forecast step."""

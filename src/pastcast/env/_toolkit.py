@@ -20,20 +20,6 @@ from pastcast.models import ToolSpec
 from pastcast.records import Record
 from pastcast.validation import problems
 
-__all__ = [
-    "BudgetExceeded",
-    "DocumentText",
-    "ListedPost",
-    "MarketDay",
-    "PythonResult",
-    "Requirement",
-    "SearchResult",
-    "ToolDef",
-    "ToolError",
-    "tool",
-    "tool_defs",
-]
-
 Requirement = Literal["corpus", "threads", "market", "python"]
 """What a step must offer for the tool to exist: a corpus, threaded documents, market access,
 the python sandbox."""

@@ -38,8 +38,6 @@ from pastcast.models import ToolSpec
 from pastcast.records import DailyBelief, Document, ToolCall
 from pastcast.validation import problems
 
-__all__ = ["TOOLS", "BudgetExceeded", "ToolError", "Toolbox"]
-
 THREAD_LIMIT = 50
 AUTHOR_LIMIT = 20
 _DATE = "%Y-%m-%d %H:%M"

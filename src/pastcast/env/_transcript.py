@@ -14,8 +14,6 @@ import json
 from pastcast.models import ChatRequest, ChatResponse
 from pastcast.records import Message, ModelCall, Usage
 
-__all__ = ["Transcript"]
-
 
 class Transcript:
     def __init__(self) -> None:

@@ -23,15 +23,6 @@ from pastcast.markets._history import MarketHistory, guard_beliefs
 from pastcast.markets._schedules import Schedule, guard_steps
 from pastcast.records import Event, StepSpec, TextVersion
 
-__all__ = [
-    "HISTORY_HINT",
-    "DatasetBuildReport",
-    "FunnelStage",
-    "TemporalSplit",
-    "build_dataset",
-    "late_closes",
-]
-
 
 @dataclass(frozen=True)
 class TemporalSplit:

@@ -13,8 +13,6 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
-__all__ = ["CATEGORIES", "OTHER", "categorize"]
-
 OTHER = "Other"
 
 _RULES: tuple[tuple[str, str], ...] = (

@@ -24,8 +24,6 @@ from pastcast.markets._schedules import (
 )
 from pastcast.records import DailyBelief, Event, Resolution, StepSpec
 
-__all__ = ["CausalDojoSchedule", "CausalLookbackSchedule"]
-
 
 @dataclass(frozen=True)
 class CausalDojoSchedule:

@@ -22,8 +22,6 @@ from pastcast.cutoff import cutoff_for_day
 from pastcast.dataset import Dataset
 from pastcast.records import StepSpec
 
-__all__ = ["COVERAGE_DAYS", "CoverageReport", "SplitCoverage", "corpus_days", "step_coverage"]
-
 COVERAGE_DAYS = 7
 """Default window: a step is covered by a document of the 7 days before its cutoff."""
 

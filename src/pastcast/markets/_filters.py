@@ -20,23 +20,6 @@ from pastcast.markets._history import MarketHistory, outcome_series
 from pastcast.records import Event, EventKind
 from pastcast.textfiles import read_text_file
 
-__all__ = [
-    "DEFAULT_DAY_THRESHOLDS",
-    "DayThreshold",
-    "FilterConfig",
-    "Nontriviality",
-    "day_threshold",
-    "describe_thresholds",
-    "faithfulness",
-    "filter_config",
-    "history_days",
-    "lifetime_days",
-    "nontriviality",
-    "parse_filter_assignments",
-    "read_filter_file",
-    "too_few_dates",
-]
-
 
 @dataclass(frozen=True)
 class DayThreshold:

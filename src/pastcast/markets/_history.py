@@ -9,8 +9,6 @@ from datetime import date
 from pastcast.cutoff import last_complete_day
 from pastcast.records import DailyBelief, Event, Resolution
 
-__all__ = ["DayActivity", "MarketHistory", "guard_beliefs", "outcome_series"]
-
 
 @dataclass(frozen=True)
 class DayActivity:

@@ -7,8 +7,6 @@ from datetime import date, timedelta
 from pastcast.corpus import CorpusBackend
 from pastcast.cutoff import cutoff_for_day
 
-__all__ = ["daily_news_counts"]
-
 
 def daily_news_counts(backend: CorpusBackend, first: date, last: date) -> dict[date, int]:
     """Documents dated on each day in [first, last], from the backend's own cutoff counts.

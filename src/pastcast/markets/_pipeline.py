@@ -18,16 +18,6 @@ from pastcast.markets._history import MarketHistory
 from pastcast.markets._schedules import Schedule, schedules
 from pastcast.records import TextVersion
 
-__all__ = [
-    "NothingKept",
-    "build_and_save",
-    "dataset_info",
-    "is_release",
-    "load_benchmark",
-    "make_schedule",
-]
-
-
 RELAXED_BY: Mapping[str, str] = {
     "source": "another --source",
     "pre-resolution beliefs": "prices dated before the resolution (--history-repo for "

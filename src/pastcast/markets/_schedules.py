@@ -17,17 +17,6 @@ from pastcast.cutoff import DayConvention, cutoff_for_day, step_precedes_resolut
 from pastcast.records import DailyBelief, Event, Resolution, StepSpec
 from pastcast.registry import Registry
 
-__all__ = [
-    "DojoSchedule",
-    "HindcastSchedule",
-    "LookbackSchedule",
-    "Schedule",
-    "dojo_step_count",
-    "guard_steps",
-    "movement",
-    "schedules",
-]
-
 
 class Schedule(Protocol):
     @property

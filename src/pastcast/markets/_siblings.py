@@ -14,8 +14,6 @@ from pastcast.cutoff import is_visible
 from pastcast.dataset import Dataset
 from pastcast.records import Event, Record, UtcDatetime
 
-__all__ = ["MIN_ANSWER_CHARS", "SiblingAnswer", "normalise", "sibling_answers"]
-
 MIN_ANSWER_CHARS = 4
 _GENERIC = frozenset(
     {"yes", "no", "other", "others", "none", "neither", "tie", "draw", "unknown", "another"}

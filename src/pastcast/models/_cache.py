@@ -17,8 +17,6 @@ from pastcast.models._context import ContextLimits, context_limits_of
 from pastcast.models._protocol import ChatRequest, ChatResponse, Model, ModelError
 from pastcast.safejson import canonical_json
 
-__all__ = ["CacheMode", "CachedModel", "cache_key"]
-
 CacheMode = Literal["record", "replay", "auto"]
 _FORMAT = 2  # 2: settings and the rollout are part of the key
 

@@ -15,14 +15,6 @@ from pydantic import Field
 from pastcast.models._protocol import ChatRequest, Model, ModelError
 from pastcast.records import Record
 
-__all__ = [
-    "ContextLimits",
-    "ContextOverflow",
-    "context_limits_of",
-    "fit_request",
-    "prompt_tokens",
-]
-
 
 class ContextLimits(Record):
     """What a model with a bounded context accepts."""

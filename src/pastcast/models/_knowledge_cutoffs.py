@@ -30,24 +30,6 @@ if TYPE_CHECKING:
     from pastcast.runlog import StepColumns
     from pastcast.scoring import ScoreTable
 
-__all__ = [
-    "MEASURED_CUTOFFS_ENV",
-    "KnowledgeCutoffFilter",
-    "KnowledgeGap",
-    "MeasuredCutoff",
-    "after_knowledge_cutoff",
-    "knowledge_cutoff",
-    "knowledge_cutoff_source",
-    "knowledge_cutoffs",
-    "knowledge_gaps",
-    "load_knowledge_cutoffs",
-    "measured_cutoffs",
-    "measured_cutoffs_file",
-    "register_knowledge_cutoff",
-    "remembered",
-    "save_measured_cutoff",
-]
-
 knowledge_cutoffs: Registry[date] = Registry("knowledge_cutoff")
 """Model name -> a factory returning its knowledge cutoff (``Entry.meta["knowledge_cutoff"]``)."""
 

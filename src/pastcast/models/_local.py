@@ -22,14 +22,6 @@ from pastcast.models._context import ContextLimits
 from pastcast.models._openai import OpenAICompatibleModel
 from pastcast.models._protocol import ChatRequest, ChatResponse, ModelError
 
-__all__ = [
-    "DEFAULT_MAX_TOKENS",
-    "DEFAULT_N_CTX",
-    "LocalLlamaServer",
-    "LocalModel",
-    "local_context_limits",
-]
-
 DEFAULT_N_CTX = 8192
 THREADS_ENV = "PASTCAST_LLAMA_THREADS"
 """Overrides the server's default of 2 threads: 1 on a machine whose cores other processes keep

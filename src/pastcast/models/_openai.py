@@ -26,14 +26,6 @@ from pastcast.retrying import (
     retry_after_seconds,
 )
 
-__all__ = [
-    "OpenAICompatibleModel",
-    "compatible_model",
-    "openai_model",
-    "to_openai_messages",
-    "to_openai_tools",
-]
-
 SchemaStyle = Literal["json_schema", "json_object"]
 
 _SETTINGS = ("temperature", "max_tokens", "seed", "top_p", "reasoning_effort")

@@ -20,14 +20,6 @@ from pastcast.models._protocol import ModelError
 from pastcast.owned import cache_root
 from pastcast.registry import Registry
 
-__all__ = [
-    "ChunkedModel",
-    "local_model",
-    "model_dir",
-    "packaged_models",
-    "smollm2_path",
-]
-
 packaged_models: Registry[Path] = Registry("packaged model", group="pastcast.packaged_models")
 """GGUF files shipped in packages, by the name ``local:NAME`` uses."""
 

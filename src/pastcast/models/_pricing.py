@@ -20,15 +20,6 @@ from pastcast.records import Record
 from pastcast.textfiles import package_toml, read_text_file
 from pastcast.validation import first_problem
 
-__all__ = [
-    "DEFAULT_PRICES",
-    "Price",
-    "PriceTable",
-    "longest_prefix",
-    "read_table",
-    "spec_model_name",
-]
-
 
 class Price(Record):
     input: float = Field(ge=0)

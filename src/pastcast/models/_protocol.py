@@ -8,8 +8,6 @@ from pydantic import Field
 
 from pastcast.records import Message, Record, RequestedToolCall, Usage
 
-__all__ = ["ChatRequest", "ChatResponse", "Model", "ModelError", "ReasoningEffort", "ToolSpec"]
-
 ReasoningEffort = Literal["none", "minimal", "low", "medium", "high", "xhigh", "max"]
 """How hard a reasoning model thinks before it answers (OpenAI's ``reasoning_effort``)."""
 

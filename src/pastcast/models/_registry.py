@@ -16,16 +16,6 @@ from pastcast.models._protocol import Model
 from pastcast.records import Record
 from pastcast.registry import Registry
 
-__all__ = [
-    "ModelSpec",
-    "check_model_spec",
-    "context_limits_for",
-    "known_providers",
-    "providers",
-    "register_provider",
-    "resolve_model",
-]
-
 ProviderFactory = Callable[..., Model]
 LimitsOf = Callable[[str, dict[str, Any]], ContextLimits]
 providers: Registry[Model] = Registry(

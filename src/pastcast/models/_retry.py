@@ -16,8 +16,6 @@ from pastcast.models._protocol import ChatResponse, ModelError
 from pastcast.records import FailureReason
 from pastcast.retrying import ProviderFailure
 
-__all__ = ["CallGate", "ProviderError", "current_gate", "using_gate"]
-
 
 class ProviderError(ModelError, ProviderFailure):
     """A provider call that failed; ``kind`` says why, ``retry_after`` what the provider asked

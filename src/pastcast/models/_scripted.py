@@ -12,8 +12,6 @@ from pastcast.models._protocol import ChatRequest, ChatResponse, ModelError
 from pastcast.records import Usage
 from pastcast.textfiles import read_text_file
 
-__all__ = ["ScriptedModel", "scripted_model"]
-
 Responder = Callable[[ChatRequest], str | ChatResponse]
 
 

@@ -18,8 +18,6 @@ from pastcast.models._openai import to_openai_messages, to_openai_tools
 from pastcast.models._protocol import ChatRequest, ChatResponse, ModelError
 from pastcast.records import RequestedToolCall, Usage
 
-__all__ = ["TransformersModel", "transformers_context_limits", "transformers_model"]
-
 DEFAULT_MAX_TOKENS = 512
 """The reply cap of a request that names none (CPU generation: a few tokens a millisecond for a
 tiny model, tens a second for a 1B one)."""

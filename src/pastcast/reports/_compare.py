@@ -28,17 +28,6 @@ from pastcast.scoring import (
 )
 from pastcast.scoring.analyses import RESOURCES
 
-__all__ = [
-    "Comparison",
-    "ComparisonRow",
-    "compare_selections",
-    "comparison_table",
-    "default_pairs",
-    "paired_table",
-    "selection_name",
-    "selection_of",
-]
-
 _KINDS = (("binary", "binary"), ("multi", "multi-choice"))
 """Kinds of event the first metric is also compared on (Table 4's Brier rows), as rows name them."""
 _EXTRAS = (

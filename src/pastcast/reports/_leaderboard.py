@@ -12,16 +12,6 @@ from typing import Any, TypeVar
 
 from pastcast.scoring import Cell, GroupSummary, Metric, MetricSummary, metric_list
 
-__all__ = [
-    "clean_json",
-    "fmt_cell",
-    "fmt_metric",
-    "leaderboard_rows",
-    "metric_columns",
-    "ranked",
-    "with_titles",
-]
-
 
 def clean_json(obj: Any) -> Any:
     """NaN is not JSON: write it as null."""

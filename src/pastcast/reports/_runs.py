@@ -37,19 +37,6 @@ from pastcast.scoring.analyses import (
 if TYPE_CHECKING:
     import pyarrow as pa
 
-__all__ = [
-    "GROUP_COLUMNS",
-    "NO_MODEL",
-    "REPORT_COLUMNS",
-    "RUN_COLUMNS",
-    "Runs",
-    "StepRow",
-    "duration_of",
-    "event_curves",
-    "horizon_of",
-    "step_row",
-]
-
 GROUP_COLUMNS = (
     "agent",
     "model",

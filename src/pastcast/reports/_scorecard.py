@@ -17,15 +17,6 @@ from pastcast.reports._runs import Runs
 from pastcast.scoring import Convention, GroupSummary, summarize
 from pastcast.scoring.analyses import RESOURCES, Calibration, calibration, group_rows
 
-__all__ = [
-    "BOOTSTRAP_DRAWS",
-    "BOOTSTRAP_SEED",
-    "GroupReport",
-    "Scorecard",
-    "market_age_text",
-    "scorecard",
-]
-
 BOOTSTRAP_DRAWS = 4000
 """Bootstrap draws of every interval the command line and the dashboard show by default: one
 number, so the two show the same intervals for the same run."""

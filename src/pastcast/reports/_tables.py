@@ -26,20 +26,6 @@ from pastcast.reports._leaderboard import (
 from pastcast.reports._scorecard import GroupReport, Scorecard, market_age_text
 from pastcast.scoring import Cell, GroupSummary, Metric
 
-__all__ = [
-    "TextTable",
-    "calibration_table",
-    "cost_table",
-    "fmt_number",
-    "latex_escape",
-    "leaderboard",
-    "main_table",
-    "to_latex",
-    "to_markdown",
-    "to_rich",
-]
-
-
 G = TypeVar("G")
 
 

@@ -3,6 +3,7 @@
 A run log is a step file (``run.jsonl``: one step record per line) with its header beside it
 (``header_path``: ``run.header.json``)."""
 
+from pastcast.records import Probabilities
 from pastcast.runlog._arrow import as_numpy, step_schema
 from pastcast.runlog._columns import StepColumns, read_step_columns
 from pastcast.runlog._companion import (
@@ -20,7 +21,6 @@ from pastcast.runlog._schema import (
     SCHEMA_VERSION,
     AgentSpec,
     Grading,
-    Probabilities,
     RunHeader,
     Scores,
     StepRecord,

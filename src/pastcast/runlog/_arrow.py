@@ -18,8 +18,6 @@ from pydantic import BaseModel
 if TYPE_CHECKING:
     import pyarrow as pa
 
-__all__ = ["as_numpy", "step_schema"]
-
 _NUMERIC = ("int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64", "float32",
             "float64")  # fmt: skip
 """The numeric types ``as_numpy`` reads, by numpy's names (Arrow's, but for its floats)."""

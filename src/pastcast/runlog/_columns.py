@@ -55,8 +55,6 @@ from pastcast.validation import first_problem
 if TYPE_CHECKING:
     import pyarrow as pa
 
-__all__ = ["StepColumns", "read_step_columns", "refresh_companion"]
-
 _REBUILD_BYTES = 128 << 20
 """Bytes of step lines per part when the companion is rebuilt from the JSONL (bounds the memory
 it takes: the block and its rows)."""

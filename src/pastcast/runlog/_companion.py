@@ -36,33 +36,6 @@ if TYPE_CHECKING:
 
     from pastcast.runlog._schema import StepRecord
 
-__all__ = [
-    "COLUMNS_KIND",
-    "COLUMNS_VERSION",
-    "FORECAST_COLUMNS",
-    "PART_ROWS",
-    "STAMP",
-    "CompanionWriter",
-    "PartInfo",
-    "Segment",
-    "claim_columns_dir",
-    "column_probs",
-    "columns_path",
-    "columns_schema",
-    "file_stamp",
-    "forecast_row",
-    "merge_parts",
-    "part_files",
-    "part_info",
-    "read_part",
-    "read_stamp",
-    "records_table",
-    "rows_table",
-    "step_row",
-    "write_part",
-    "write_stamp",
-]
-
 COLUMNS_VERSION = 5
 """The companion's format; a part of another version is rebuilt (2: the evidence label and the
 stop reason of each step; 3: the replies each forecast was read from, which ``score

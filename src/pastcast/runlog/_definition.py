@@ -16,8 +16,6 @@ from typing import Any
 from pastcast.runlog._schema import RunHeader
 from pastcast.safejson import canonical_json
 
-__all__ = ["EXECUTION_ONLY", "definition_mismatch", "run_definition", "run_fingerprint"]
-
 EXECUTION_ONLY = ("workers",)
 """Configuration keys that never change a record (parallelism), ignored on resume."""
 

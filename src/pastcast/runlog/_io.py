@@ -38,14 +38,6 @@ from pastcast.runlog._v1 import V1, v1_header, v1_step
 from pastcast.runlog._v2 import V2, v2_step
 from pastcast.validation import first_problem
 
-__all__ = [
-    "RunLog",
-    "RunLogWriter",
-    "header_path",
-    "read_run_log",
-    "retried_path",
-]
-
 _HEADER_SUFFIX = ".header.json"
 
 

@@ -34,18 +34,6 @@ from pastcast.records import (
     UtcDatetime,
 )
 
-__all__ = [
-    "LOGGED_SCORES",
-    "SCHEMA_VERSION",
-    "AgentSpec",
-    "Grading",
-    "Probabilities",
-    "RunHeader",
-    "Scores",
-    "StepRecord",
-    "forecast_json",
-]
-
 SCHEMA_VERSION = 3
 """3: notebooks as records (``Notebook``), a carried-forward notebook and its problems as typed
 fields. 2: header beside the step file, model calls and tool calls in call order, text tool

@@ -7,8 +7,6 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["V1", "v1_header", "v1_step"]
-
 V1 = 1
 
 

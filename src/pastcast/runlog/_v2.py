@@ -12,8 +12,6 @@ from pydantic import ValidationError
 
 from pastcast.records import Notebook, NotebookProblem, NotebookProblemKind
 
-__all__ = ["V2", "v2_step"]
-
 V2 = 2
 
 _CARRIED_MARK = "[notebook carried forward: "

@@ -9,8 +9,6 @@ from collections.abc import Mapping, Sequence
 
 from pastcast.sandbox._root import SANDBOX_UID, SandboxRoot
 
-__all__ = ["SCRATCH", "bwrap_command", "find_bwrap"]
-
 SCRATCH = "/tmp"
 _DEVICES = ("/dev/null", "/dev/zero", "/dev/random", "/dev/urandom")
 _ENV = {

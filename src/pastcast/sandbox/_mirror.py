@@ -15,8 +15,6 @@ import tempfile
 import threading
 from pathlib import Path
 
-__all__ = ["open_to_others", "reachable_by_others", "reachable_source"]
-
 _mirrors: dict[str, str] = {}
 _lock = threading.Lock()
 

@@ -18,18 +18,6 @@ from pastcast.sandbox._result import KilledReason, SandboxResult, SandboxUnavail
 from pastcast.sandbox._root import _shared_libraries, sandbox_root
 from pastcast.sandbox._run import sandbox_available, sandboxed
 
-__all__ = [
-    "LineHandler",
-    "LongLineHandler",
-    "PythonEnvironment",
-    "Reply",
-    "check_binds",
-    "program_binds",
-    "python_environment",
-    "run_sandboxed",
-    "sandbox_interpreter",
-]
-
 # Replies wait here while the process does not read them; past this, its requests wait too.
 _PENDING_BYTES = 1 << 20
 _STDERR_BYTES = 20000

@@ -6,8 +6,6 @@ from typing import Literal
 
 from pastcast.records import Record
 
-__all__ = ["KilledReason", "SandboxResult", "SandboxUnavailable"]
-
 KilledReason = Literal["timeout", "output_limit", "cpu_limit"]
 """Why the run was stopped, always from what the supervising process itself observed: the wall
 clock (``timeout``), the bytes it read (``output_limit``) or the CPU time the kernel accounted to

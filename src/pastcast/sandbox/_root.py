@@ -20,8 +20,6 @@ from pathlib import Path
 from pastcast.sandbox._mirror import open_to_others, reachable_by_others
 from pastcast.sandbox._result import SandboxUnavailable
 
-__all__ = ["SANDBOX_UID", "SandboxRoot", "sandbox_root"]
-
 SANDBOX_UID = 65534
 """The sandbox's uid inside (``nobody``); on the host it is the caller's, or a leased one."""
 

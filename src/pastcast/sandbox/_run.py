@@ -21,8 +21,6 @@ from pastcast.sandbox._seccomp import sandbox_filter
 from pastcast.sandbox._supervise import Collected, Streams, supervise
 from pastcast.sandbox._users import lease_user
 
-__all__ = ["run_python", "sandbox_available", "sandboxed"]
-
 _SEALS = fcntl.F_SEAL_SEAL | fcntl.F_SEAL_SHRINK | fcntl.F_SEAL_GROW | fcntl.F_SEAL_WRITE
 
 

@@ -15,8 +15,6 @@ from functools import cache
 
 from pastcast.sandbox._result import SandboxUnavailable
 
-__all__ = ["scratch_inodes", "scratch_setup", "staging_dir"]
-
 _INODES_PER_MB = 64
 _MIN_INODES = 1024
 _CLONE_NEWNS = 0x00020000

@@ -14,8 +14,6 @@ from typing import Any
 
 from pastcast.sandbox._result import SandboxUnavailable
 
-__all__ = ["DENIED", "FORKS", "LOCKS", "XATTR_WRITES", "sandbox_filter"]
-
 _CLONE_THREAD = 0x00010000
 # Namespace flags of clone: refused even on a thread (no capability could use them anyway).
 _CLONE_NAMESPACES = (

@@ -26,17 +26,6 @@ from typing import Protocol
 from pastcast.sandbox._result import KilledReason, SandboxResult
 from pastcast.sandbox._scratch import scratch_setup
 
-__all__ = [
-    "FILE_BYTES",
-    "MAX_FILES",
-    "MAX_TASKS",
-    "Collected",
-    "Scratch",
-    "Streams",
-    "child_setup",
-    "supervise",
-]
-
 MAX_TASKS = 512
 MAX_FILES = 128
 FILE_BYTES = 16 * 1024 * 1024

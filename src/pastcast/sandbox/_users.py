@@ -17,8 +17,6 @@ from collections.abc import Iterator
 
 from pastcast.sandbox._result import SandboxUnavailable
 
-__all__ = ["SANDBOX_UIDS", "lease_user"]
-
 SANDBOX_UIDS = range(1_600_000_000, 1_600_000_000 + 4096)
 """Host uids (and gids) of root-started sandboxes: outside system users, regular users and the
 subordinate ranges tools allocate from 100000 up; one per sandbox running at a time."""

@@ -19,18 +19,6 @@ from pastcast.scoring._bootstrap import grouped_cluster_bootstrap
 from pastcast.scoring._metrics import metric_list
 from pastcast.scoring._table import Convention, ScoreTable, table_from_records
 
-__all__ = [
-    "KAPPA",
-    "AlphaTest",
-    "GroupSummary",
-    "MetricSummary",
-    "alpha_test",
-    "distinct_rows",
-    "group_rows",
-    "shrink",
-    "summarize",
-]
-
 KAPPA = 140.0
 """Leaderboard shrinkage constant: Foresight Arena asks for 140+ resolved predictions."""
 

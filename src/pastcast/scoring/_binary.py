@@ -12,17 +12,6 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-__all__ = [
-    "AlphaAnatomy",
-    "Murphy",
-    "alpha_anatomy",
-    "alpha_score",
-    "bin_index",
-    "binary_brier",
-    "ece",
-    "murphy",
-]
-
 Floats = NDArray[np.float64]
 
 

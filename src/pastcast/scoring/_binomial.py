@@ -16,14 +16,6 @@ from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = [
-    "CorrectedRate",
-    "clopper_pearson",
-    "corrected_rate",
-    "rogan_gladen",
-    "wilson",
-]
-
 
 def _z(level: float) -> float:
     from scipy.special import ndtri  # scipy is imported when first used: seconds at start-up

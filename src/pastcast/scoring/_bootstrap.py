@@ -18,13 +18,6 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-__all__ = [
-    "cluster_bootstrap",
-    "cluster_bootstrap_means",
-    "grouped_cluster_bootstrap",
-    "ratio_bootstrap",
-]
-
 Floats = NDArray[np.float64]
 Ints = NDArray[np.int64]
 

@@ -28,22 +28,6 @@ from pastcast.scoring._multiclass import (
     normalize,
 )
 
-__all__ = [
-    "Aggregation",
-    "Better",
-    "Cell",
-    "GradedForecast",
-    "Metric",
-    "ScoreColumns",
-    "graded_forecast",
-    "metric",
-    "metric_list",
-    "metrics",
-    "score_forecast",
-    "score_step",
-    "step_scores",
-]
-
 Floats = NDArray[np.float64]
 Ints = NDArray[np.int64]
 

@@ -15,19 +15,6 @@ from typing import Literal
 from pastcast.probabilities import scaled
 from pastcast.runlog import Grading
 
-__all__ = [
-    "LOG_FLOOR",
-    "TIE_TOLERANCE",
-    "Fallback",
-    "accuracy",
-    "brier",
-    "fallback_probs",
-    "info_alpha",
-    "log_loss",
-    "normalize",
-    "uniform",
-]
-
 Fallback = Literal["uniform", "worst"]
 
 LOG_FLOOR = 1e-3

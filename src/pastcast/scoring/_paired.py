@@ -19,12 +19,6 @@ from pastcast.scoring._bootstrap import cluster_bootstrap
 from pastcast.scoring._metrics import metric, metric_list
 from pastcast.scoring._table import Convention, ScoreTable
 
-__all__ = [
-    "PairedComparison",
-    "PairedDifference",
-    "paired_comparison",
-]
-
 
 @dataclass(frozen=True)
 class PairedDifference:

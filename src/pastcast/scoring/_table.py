@@ -22,17 +22,6 @@ from pastcast.scoring._multiclass import LOG_FLOOR, TIE_TOLERANCE
 if TYPE_CHECKING:
     import pyarrow as pa
 
-__all__ = [
-    "KEY_COLUMNS",
-    "TABLE_INPUTS",
-    "Convention",
-    "ScoreTable",
-    "coded",
-    "event_kind",
-    "table_from_columns",
-    "table_from_records",
-]
-
 Convention = Literal["uniform", "worst", "exclude"]
 KEY_COLUMNS = ("agent", "setting", "role", "run_id", "event", "split", "category", "kind")
 

@@ -29,8 +29,6 @@ from pastcast.records import Forecast, Notebook
 from pastcast.toolserver._jsonrpc import Code, Connection, RpcError
 from pastcast.toolserver._server import MAX_CHARS_META
 
-__all__ = ["RemoteEpisode", "RemoteToolbox"]
-
 
 def _local(exc: RpcError) -> Exception:
     """The exception an in-process episode would have raised."""

@@ -24,8 +24,6 @@ from pastcast import safejson
 from pastcast.toolserver._jsonrpc import MAX_LINE, Code, RpcError, error_response
 from pastcast.toolserver._server import MAX_CHARS_META, EpisodeServer
 
-__all__ = ["HttpLimits", "HttpToolServer"]
-
 
 @dataclass(frozen=True)
 class HttpLimits:

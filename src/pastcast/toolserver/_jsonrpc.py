@@ -11,16 +11,6 @@ import json
 from enum import IntEnum
 from typing import IO, Any
 
-__all__ = [
-    "MAX_LINE",
-    "Code",
-    "Connection",
-    "RpcError",
-    "encode",
-    "error_response",
-    "long_line_answer",
-]
-
 MAX_LINE = 16 << 20
 """The longest message a server reads (bytes, on any transport); a longer line is answered with
 a parse error and skipped, and the conversation goes on."""

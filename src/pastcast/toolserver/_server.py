@@ -32,8 +32,6 @@ from pastcast.toolserver._jsonrpc import (
 )
 from pastcast.validation import problems
 
-__all__ = ["EPISODE_URI", "PROTOCOL_VERSIONS", "EpisodeServer", "serve_stdio"]
-
 PROTOCOL_VERSIONS = ("2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05")
 """MCP revisions this server speaks (newest first); it answers in the client's if listed."""
 EPISODE_URI = "pastcast://episode"

@@ -17,21 +17,6 @@ from pastcast.errors import FieldError
 from pastcast.models import ToolSpec
 from pastcast.records import EpisodeRecord, Message, ModelCall, Record, RequestedToolCall
 
-__all__ = [
-    "ChatFunction",
-    "ChatMessage",
-    "ChatToolCall",
-    "Conversation",
-    "OpenAiMessage",
-    "OpenAiTool",
-    "chat_message",
-    "conversations",
-    "from_chat_message",
-    "from_openai_messages",
-    "openai_message",
-    "tool_definitions",
-]
-
 Role = Literal["system", "user", "assistant", "tool"]
 
 

@@ -11,8 +11,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-__all__ = ["SftTraining", "load_export", "sft_train", "tiny_base"]
-
 _SPECIAL = ["<|pad|>", "<|im_start|>", "<|im_end|>", "<tool_call>", "</tool_call>"]
 
 # ChatML with tools: the tool definitions in a system turn, each tool call of an assistant turn

@@ -10,8 +10,6 @@ from typing import TypeVar
 
 from pastcast.errors import FieldError
 
-__all__ = ["TRAIN_SPLIT", "UNSPLIT", "FieldError", "SplitPolicy", "split_name"]
-
 TRAIN_SPLIT = "train"
 UNSPLIT = "unsplit"
 """The name that selects the events of a dataset without a split."""

@@ -23,17 +23,6 @@ from pastcast.train._guard import SplitPolicy, split_name
 from pastcast.train._source import DatasetRef, Selected, StepRow
 from pastcast.validation import first_problem
 
-__all__ = [
-    "ExportKind",
-    "ExportManifest",
-    "RowSource",
-    "RunRef",
-    "manifest_path",
-    "read_manifest",
-    "run_refs",
-    "write_export",
-]
-
 MANIFEST_VERSION = 1
 
 ExportKind = Literal["sft", "rewards", "table"]

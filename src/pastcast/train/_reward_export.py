@@ -19,8 +19,6 @@ from pastcast.train._manifest import ExportManifest, write_export
 from pastcast.train._rewards import RewardMetric, step_rewards
 from pastcast.train._source import select_steps, step_keys
 
-__all__ = ["RewardRecord", "export_rewards", "reward_schema"]
-
 
 class RewardRecord(Record):
     run_id: str

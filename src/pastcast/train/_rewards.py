@@ -12,8 +12,6 @@ from pastcast.records import Forecast, Record
 from pastcast.runlog import LOGGED_SCORES, Grading
 from pastcast.scoring import Fallback, metric, score_forecast
 
-__all__ = ["RewardMetric", "StepRewards", "step_rewards"]
-
 RewardMetric = Literal["neg_brier", "log_score", "accuracy", "info_alpha"]
 
 

@@ -34,17 +34,6 @@ from pastcast.train._rewards import RewardMetric, StepRewards, step_rewards
 from pastcast.train._source import Selected, StepRow, select_steps, step_keys
 from pastcast.validation import first_problem
 
-__all__ = [
-    "Keep",
-    "OpenAiRecord",
-    "SftRecord",
-    "SftShape",
-    "export_sft",
-    "read_sft",
-    "sft_messages",
-    "sft_schema",
-]
-
 SftShape = Literal["messages", "openai"]
 Keep = Literal["best", "all"]
 

@@ -19,8 +19,6 @@ from pastcast.runlog import StepColumns, StepRecord, read_step_columns
 from pastcast.train._guard import SplitPolicy, split_name
 from pastcast.world import world_named_by
 
-__all__ = ["SOURCE_COLUMNS", "DatasetRef", "Selected", "StepRow", "select_steps", "step_keys"]
-
 SOURCE_COLUMNS = ("run_id", "event_id", "step_index", "split", "cutoff")
 """The step columns the guard and the manifest read of a step (``StepRow``)."""
 _READ = (*SOURCE_COLUMNS, "offset", "length")

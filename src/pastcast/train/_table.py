@@ -25,8 +25,6 @@ from pastcast.train._guard import split_name
 from pastcast.train._manifest import ExportManifest, write_export
 from pastcast.train._source import select_steps
 
-__all__ = ["TABLE_COLUMNS_READ", "export_table", "table_schema"]
-
 _LEADING = (
     "run_id",
     "dataset_id",

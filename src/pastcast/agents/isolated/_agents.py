@@ -39,8 +39,6 @@ from pastcast.sandbox import (
 )
 from pastcast.toolserver import MAX_LINE, EpisodeServer, long_line_answer
 
-__all__ = ["AgentProcessError", "SandboxedAgent", "serve_in_sandbox"]
-
 _BOOT = (
     "import sys; sys.path[:0] = {path!r}; "
     "from pastcast.agents.isolated import child_main; sys.exit(child_main(sys.argv[1]))"

@@ -20,8 +20,6 @@ from pastcast.agents._base import agent_spec, build_agent
 from pastcast.env import BudgetExceeded
 from pastcast.toolserver import PROTOCOL_VERSIONS, Connection, RemoteEpisode
 
-__all__ = ["EXIT_BUDGET", "child_main", "import_plugin"]
-
 EXIT_BUDGET = 3
 """Exit status when a budget ended the episode (the server knows which; nothing is sent)."""
 

@@ -15,7 +15,8 @@ from pastcast.corpus.dense._embedders import (
 from pastcast.corpus.dense._jobs import embed_corpus
 from pastcast.corpus.dense._precomputed import load_vectors
 from pastcast.corpus.dense._remote import RemoteEmbedder
-from pastcast.corpus.dense._static import StaticEmbedder, cache_root, distill_static
+from pastcast.corpus.dense._static import StaticEmbedder, distill_static
+from pastcast.owned import cache_root
 
 __all__ = [
     "RRF_K",

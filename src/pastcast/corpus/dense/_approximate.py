@@ -23,8 +23,6 @@ from pastcast.corpus.dense._embedders import F32
 from pastcast.corpus.dense._pieces import one_thread
 from pastcast.npyfiles import load_npy
 
-__all__ = ["ApproximateIndex"]
-
 _LISTS, _PER_LIST, _MIN_PER_LIST = 2.0, 64, 39  # lists: _LISTS * sqrt(training rows)
 _FORMAT = 2  # bumped when what the stored files mean changes
 _PARALLEL_ROWS = 200_000  # below this, one OpenMP thread: a team costs more than it saves

@@ -24,16 +24,6 @@ from pastcast.errors import FieldError
 from pastcast.records import CorpusIdentity
 from pastcast.retrying import ProviderFailure, redact
 
-__all__ = [
-    "RRF_K",
-    "HybridIndex",
-    "open_dense",
-    "open_hybrid",
-    "recorded_embedder",
-    "resolve_embedder",
-    "rrf_fuse",
-]
-
 
 def resolve_embedder(embedder: str | Embedder) -> Embedder:
     """A registered embedder by name (built now), or the given one."""

@@ -18,8 +18,6 @@ import numpy as np
 
 from pastcast.corpus.dense._embedders import F32
 
-__all__ = ["BatchLog"]
-
 LOG_NAME = "batches.bin"
 HEADER = struct.Struct("<4sqiiI")  # magic, first ordinal, rows, dimension, CRC-32 of the rows
 MAGIC = b"PCB1"

@@ -48,8 +48,6 @@ from pastcast.errors import FieldError
 from pastcast.npyfiles import load_npy
 from pastcast.records import CorpusIdentity
 
-__all__ = ["DenseIndex", "FieldError"]
-
 Mask = npt.NDArray[np.bool_]
 
 

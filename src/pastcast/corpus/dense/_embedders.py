@@ -13,19 +13,6 @@ import numpy.typing as npt
 from pastcast.records import Document
 from pastcast.registry import Registry
 
-__all__ = [
-    "DEFAULT_EMBEDDER",
-    "F32",
-    "STATIC_EMBEDDER",
-    "Embedder",
-    "MiniLMEmbedder",
-    "cached_queries",
-    "embedders",
-    "embedding_text",
-    "file_stem",
-    "joined_title_text",
-]
-
 F32 = npt.NDArray[np.float32]
 
 

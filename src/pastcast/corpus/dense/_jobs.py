@@ -23,8 +23,6 @@ from pastcast.corpus.dense._embedders import F32, Embedder
 from pastcast.errors import FieldError
 from pastcast.progress import ProgressReporter, TaskID
 
-__all__ = ["FieldError", "embed_corpus", "unit_rows"]
-
 Texts = Callable[[int, int], list[str]]
 
 

@@ -11,15 +11,6 @@ from typing import Any, TypeVar
 import numpy as np
 import numpy.typing as npt
 
-__all__ = [
-    "Candidates",
-    "Found",
-    "Segment",
-    "balanced",
-    "in_one_thread",
-    "one_thread",
-]
-
 _T = TypeVar("_T")
 
 

@@ -14,8 +14,6 @@ from pastcast.corpus.dense._jobs import unit_rows
 from pastcast.errors import FieldError
 from pastcast.npyfiles import load_npy
 
-__all__ = ["ids_file_of", "load_vectors"]
-
 
 def ids_file_of(path: Path) -> Path:
     """Where a ``.npy`` matrix's ids are by default: ``NAME.ids.txt`` beside ``NAME.npy``."""

@@ -17,8 +17,6 @@ import numpy.typing as npt
 from pastcast.atomic import atomic_path
 from pastcast.npyfiles import load_npy, load_npz
 
-__all__ = ["MonthGrid", "QuantizedMonths", "QueryCode"]
-
 F32 = npt.NDArray[np.float32]
 F64 = npt.NDArray[np.float64]
 _CHUNK = 65_536

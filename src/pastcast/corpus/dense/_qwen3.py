@@ -12,8 +12,6 @@ from pastcast.corpus.dense._embedders import F32, Embedder
 from pastcast.corpus.dense._remote import RemoteEmbedder, remote_embedder, split_options
 from pastcast.errors import FieldError
 
-__all__ = ["EMBEDDING_URL_ENV", "QWEN3_MODELS", "QWEN3_TASK", "Qwen3Embedder"]
-
 EMBEDDING_URL_ENV = "PASTCAST_EMBEDDING_URL"
 """Where a paper's embedder is served when its name gives no address."""
 

@@ -43,16 +43,6 @@ from pastcast.retrying import (
 
 log = logging.getLogger(__name__)
 
-__all__ = [
-    "OPENAI_URL",
-    "RemoteEmbedder",
-    "openai_compatible",
-    "openai_embeddings",
-    "parse_remote_spec",
-    "remote_embedder",
-    "split_options",
-]
-
 OPENAI_URL = "https://api.openai.com/v1"
 
 REPLY_BYTES_PER_TEXT = 256 << 10

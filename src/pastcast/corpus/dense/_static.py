@@ -17,8 +17,6 @@ from pastcast.corpus.dense._embedders import F32, STATIC_EMBEDDER, Embedder
 from pastcast.npyfiles import load_npy
 from pastcast.owned import cache_root  # re-exported: distilled models are kept under it
 
-__all__ = ["StaticEmbedder", "cache_root", "distill_static", "static_minilm"]
-
 RECIPE = "mean-pooled-tokens+sif-1e-4 v1"
 SIF = 1e-4
 BATCH = 2048  # tokens per forward pass while distilling (sequences of three)

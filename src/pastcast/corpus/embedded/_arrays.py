@@ -30,22 +30,6 @@ from pastcast.cutoff import as_utc
 from pastcast.npyfiles import load_npy
 from pastcast.records import Document
 
-__all__ = [
-    "FORMAT",
-    "FORMAT_VERSION",
-    "IdColumn",
-    "IndexArrays",
-    "TermTable",
-    "build_arrays",
-    "build_from_lines",
-    "from_micros",
-    "load_arrays",
-    "read_manifest",
-    "sorted_unique",
-    "term_bounds",
-    "to_micros",
-]
-
 FORMAT = "pastcast-bm25"
 FORMAT_VERSION = 3  # 3: term tables; 2: ids as a blob, term bounds stored
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)

@@ -18,18 +18,6 @@ import numpy.typing as npt
 
 from pastcast.corpus.embedded._arrays import IndexArrays, term_hash
 
-__all__ = [
-    "K1",
-    "AsOfStatistics",
-    "B",
-    "BlockTable",
-    "as_of_statistics",
-    "block_table",
-    "bm25_top_k",
-    "numpy_top_k",
-    "top_with_ties",
-]
-
 K1 = 1.2
 B = 0.75
 I64 = npt.NDArray[np.int64]

@@ -54,8 +54,6 @@ from pastcast.corpus.embedded._read_reuse import ReadStamp
 from pastcast.cutoff import as_utc, is_visible, visible_count
 from pastcast.records import CorpusIdentity, Document
 
-__all__ = ["EmbeddedIndex", "IndexMonth", "index_months", "open_months", "shard_statistics"]
-
 Ordinals = npt.NDArray[np.int64]
 Scores = npt.NDArray[np.float64]
 Mask = npt.NDArray[np.bool_]

@@ -19,8 +19,6 @@ from numba.core import cgutils, types
 from numba.extending import intrinsic
 from numba.np.numpy_support import carray
 
-__all__ = ["COLUMNS", "query_top_k"]
-
 I32 = npt.NDArray[np.int32]
 I64 = npt.NDArray[np.int64]
 F64 = npt.NDArray[np.float64]

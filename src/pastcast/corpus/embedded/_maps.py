@@ -29,8 +29,6 @@ if TYPE_CHECKING:
     from pastcast.corpus.embedded._arrays import IndexArrays
     from pastcast.records import Document
 
-__all__ = ["DocMaps", "KeyMap", "merge_partition_maps", "save_partition_maps"]
-
 I64 = npt.NDArray[np.int64]
 FOLDER = "threads"
 FORMAT = "pastcast-thread-maps"

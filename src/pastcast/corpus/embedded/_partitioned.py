@@ -52,25 +52,6 @@ from pastcast.owned import MARKER, check_replaceable, mark
 from pastcast.progress import ProgressReporter
 from pastcast.records import Document
 
-__all__ = [
-    "DUPLICATES",
-    "FORMAT",
-    "FORMAT_VERSION",
-    "SKIPPED_DUPLICATE",
-    "BuildOptions",
-    "Duplicates",
-    "MonthRunner",
-    "NewDocuments",
-    "append_partitioned",
-    "build_partitioned",
-    "global_id_rank",
-    "index_manifest",
-    "load_index",
-    "month_of",
-    "partition_in_memory",
-    "summary",
-]
-
 FORMAT = "pastcast-bm25-monthly"
 FORMAT_VERSION = 2
 _MAX_OPEN_SPOOLS = 128

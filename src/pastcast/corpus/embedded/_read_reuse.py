@@ -15,8 +15,6 @@ from typing import Any
 from pastcast import safejson
 from pastcast.atomic import write_atomic
 
-__all__ = ["READ_MARKER", "ReadStamp", "SealedRead", "reuse", "seal"]
-
 READ_MARKER = "read.json"
 _STAGES = "stages"  # the read stages' own files (side files), beside the spool
 

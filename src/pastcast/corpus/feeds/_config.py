@@ -14,8 +14,6 @@ from pastcast.records import Record
 from pastcast.textfiles import read_text_file
 from pastcast.validation import first_problem
 
-__all__ = ["FeedConfig", "FeedsFile", "read_feeds_file"]
-
 
 class FeedConfig(Record):
     """One feed: exactly one of ``url``, ``path`` (an RSS/Atom file) or ``folder`` (a drop folder

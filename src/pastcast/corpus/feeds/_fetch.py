@@ -11,8 +11,6 @@ import httpx
 
 from pastcast.corpus.feeds._config import FeedConfig
 
-__all__ = ["FeedFetchError", "Fetched", "fetch_body"]
-
 _RETRY_STATUS = frozenset({429, 500, 502, 503, 504})
 
 

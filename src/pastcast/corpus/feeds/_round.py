@@ -21,8 +21,6 @@ from pastcast.corpus.feeds._xml import RawItem, parse_feed
 from pastcast.corpus.sources import DateProvenance, FeedItem, LoadReport, read_jsonl_documents
 from pastcast.errors import FieldError
 
-__all__ = ["FeedReport", "FeedRound", "date_item", "fetch_round"]
-
 FeedStatus = Literal["ok", "not-modified", "error"]
 
 

@@ -16,8 +16,6 @@ from pastcast import safejson
 from pastcast.atomic import fsync_dir, write_atomic
 from pastcast.corpus.sources import FeedItem, read_feed_spool
 
-__all__ = ["FeedState", "Known", "SpoolBusy", "SpoolWriter"]
-
 STATE_NAME = "state.json"
 LOCK_NAME = ".lock"
 

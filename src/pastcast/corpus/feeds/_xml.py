@@ -15,8 +15,6 @@ from xml.parsers import expat
 from pastcast.cutoff import as_utc, parse_publication_time
 from pastcast.errors import FieldError
 
-__all__ = ["FieldError", "RawItem", "parse_date", "parse_feed"]
-
 _ATOM = "http://www.w3.org/2005/Atom"
 _CONTENT = "http://purl.org/rss/1.0/modules/content/"
 _DC = "http://purl.org/dc/elements/1.1/"

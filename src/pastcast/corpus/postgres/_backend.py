@@ -11,7 +11,7 @@ from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from pastcast.corpus._filter import SearchFilter
-from pastcast.corpus._open import one_line, redact_url
+from pastcast.corpus._open import one_line
 from pastcast.corpus._protocol import (
     DocumentNotVisible,
     SearchHit,
@@ -41,11 +41,10 @@ from pastcast.corpus.postgres._sql import (
 from pastcast.corpus.postgres._topk import SearchWork, early_top_k
 from pastcast.cutoff import as_utc
 from pastcast.records import CorpusIdentity, Document
+from pastcast.retrying import redact_url
 
 if TYPE_CHECKING:  # psycopg comes with the optional 'postgres' extra and is imported lazily
     import psycopg
-
-__all__ = ["PostgresBackend"]
 
 
 class PostgresBackend:

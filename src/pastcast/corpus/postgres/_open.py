@@ -9,15 +9,14 @@ from datetime import datetime
 
 from pastcast.corpus import OpenedCorpus
 from pastcast.corpus._filter import SearchFilter
-from pastcast.corpus._open import RETRIEVALS, one_line, redact_url, split_schema
+from pastcast.corpus._open import RETRIEVALS, one_line, split_schema
 from pastcast.corpus._protocol import IndexLookups, SearchHit
 from pastcast.corpus._text import tokenize
 from pastcast.corpus.dense import RRF_K, Embedder, cached_queries, resolve_embedder, rrf_fuse
 from pastcast.corpus.postgres._backend import PostgresBackend
 from pastcast.errors import FieldError
 from pastcast.records import CorpusIdentity
-
-__all__ = ["PostgresDense", "PostgresHybrid", "open_postgres"]
+from pastcast.retrying import redact_url
 
 
 def open_postgres(

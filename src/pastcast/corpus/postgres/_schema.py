@@ -22,14 +22,6 @@ from pastcast.cutoff import as_utc
 from pastcast.progress import ProgressReporter
 from pastcast.records import Document
 
-__all__ = [
-    "FORMAT",
-    "FORMAT_VERSION",
-    "load_corpus",
-    "month_starts",
-    "read_meta",
-]
-
 FORMAT = "pastcast-pg-bm25"
 FORMAT_VERSION = 2
 """2: the per-month statistics, the impact index and the corpus digest are always there (a

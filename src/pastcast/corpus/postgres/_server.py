@@ -16,8 +16,6 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-__all__ = ["local_postgres", "reachable_by_others", "server_bin_dir"]
-
 _PG_USER = "embedded_postgres"
 _INITDB = ("--encoding=UTF8", "--locale=C", "--no-sync")
 

@@ -11,29 +11,6 @@ from typing import Any
 from pastcast.corpus._filter import SearchFilter, ascii_lower
 from pastcast.records import Document
 
-__all__ = [
-    "ANCESTOR_SQL",
-    "AUTHOR_SQL",
-    "CANDIDATE_SQL",
-    "COUNT_SQL",
-    "DESCENDANTS_SQL",
-    "DOC_FIELDS",
-    "HAS_THREADS_SQL",
-    "HITS_SQL",
-    "MONTH_DF_SQL",
-    "MONTH_LENGTHS_SQL",
-    "READ_SQL",
-    "THREAD_SQL",
-    "check_schema",
-    "document_of",
-    "filter_sql",
-    "impact_expression",
-    "impact_range_sql",
-    "impact_top_sql",
-    "score_sql",
-    "vector_sql",
-]
-
 DOC_FIELDS = "id, ts, title, text, source, url, thread_id, author, parent_id"
 _SCHEMA = re.compile(r"[a-z_][a-z0-9_]{0,62}")
 

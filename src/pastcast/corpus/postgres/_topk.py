@@ -23,8 +23,6 @@ from pastcast.corpus.postgres._sql import (
 )
 from pastcast.records import Record
 
-__all__ = ["DEPTH", "MARGIN", "SearchWork", "early_top_k"]
-
 DEPTH = 32
 """Postings read first per term (at least ``k``)."""
 MARGIN = 1e-9

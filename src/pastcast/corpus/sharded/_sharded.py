@@ -39,17 +39,6 @@ from pastcast.cutoff import as_utc
 from pastcast.errors import FieldError
 from pastcast.records import CorpusIdentity, Document
 
-__all__ = [
-    "SCHEME",
-    "ShardServer",
-    "ShardedCorpus",
-    "dask_months",
-    "id_digest",
-    "open_sharded",
-    "parse_spec",
-    "plan_shards",
-]
-
 SCHEME = SHARDED_SCHEME
 Digests = npt.NDArray[np.uint64]
 

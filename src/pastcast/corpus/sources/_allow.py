@@ -14,8 +14,6 @@ from pastcast.corpus.sources._registry import SourceRun
 from pastcast.records import Document
 from pastcast.textfiles import read_text_file
 
-__all__ = ["allow_sources", "read_allow_list", "source_matches"]
-
 
 def source_matches(source: str, name: str) -> bool:
     """Whether a document's ``source`` is the allow-list entry ``name``: the whole source or its

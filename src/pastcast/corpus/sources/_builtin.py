@@ -19,16 +19,6 @@ from pastcast.corpus.sources._registry import SideFile, SourceRun
 from pastcast.corpus.sources._wcep import WcepReport, read_wcep
 from pastcast.errors import FieldError
 
-__all__ = [
-    "ccnews_source",
-    "feed_seen_source",
-    "feed_source",
-    "jsonl_source",
-    "parquet_source",
-    "reddit_source",
-    "wcep_source",
-]
-
 RULES_NAME = "timestamp_rules.tsv"
 
 

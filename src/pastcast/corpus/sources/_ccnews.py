@@ -22,8 +22,6 @@ from pastcast.corpus.sources._dumps import SkipCounter, open_text
 from pastcast.corpus.sources._htmlmeta import parse_html
 from pastcast.records import Document
 
-__all__ = ["CCNewsReport", "WarcMissing", "ccnews_pages", "read_ccnews"]
-
 _JSON_SUFFIXES = (".jsonl", ".jsonl.gz", ".json", ".json.gz", ".ndjson")
 _WARC_SUFFIXES = (".warc", ".warc.gz")
 

@@ -14,17 +14,6 @@ from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 from pastcast.cutoff import parse_publication_time
 from pastcast.records import DatedBy, Document, Record
 
-__all__ = [
-    "CleanReport",
-    "CleanedPage",
-    "Deduplicator",
-    "RawPage",
-    "canonical_url",
-    "choose_timestamp",
-    "clean_pages",
-    "quality_problem",
-]
-
 YEAR_RANGE = (2010, 2030)
 DATED_BY: dict[str, DatedBy] = {  # the Document.dated_by of each rule of the cascade
     "date_published": "published",

@@ -14,17 +14,6 @@ from typing import Any, Literal, get_args
 
 from pastcast.records import Document
 
-__all__ = [
-    "CRAWL_DATED",
-    "DATING_NAME",
-    "DATING_RULES",
-    "DatingReport",
-    "DatingRule",
-    "crawl_dated",
-    "read_dating",
-    "with_dating",
-]
-
 DATING_NAME = "dating.json"
 DatingRule = Literal["any", "metadata", "published"]
 DATING_RULES: tuple[DatingRule, ...] = get_args(DatingRule)

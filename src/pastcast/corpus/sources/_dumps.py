@@ -14,8 +14,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TextIO
 
-__all__ = ["SkipCounter", "ZstdMissing", "check_readable", "dump_files", "open_text"]
-
 _SUFFIXES = (".jsonl", ".json", ".ndjson", ".gz", ".zst")
 
 

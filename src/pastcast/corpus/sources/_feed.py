@@ -15,14 +15,6 @@ from pastcast.errors import FieldError
 from pastcast.records import DatedBy, Document, Record, UtcDatetime
 from pastcast.validation import first_problem
 
-__all__ = [
-    "DateProvenance",
-    "FeedItem",
-    "read_feed_spool",
-    "spool_documents",
-    "spool_files",
-]
-
 DateProvenance = Literal["published", "updated", "first_seen"]
 """Which time dated an item: the feed's published or updated time, or pastcast's fetch time."""
 

@@ -14,15 +14,6 @@ from datetime import date, timedelta
 
 from pastcast.records import Document
 
-__all__ = [
-    "SIZE_FACTOR",
-    "WINDOW",
-    "ContentScreen",
-    "RollingSize",
-    "later_date_mention",
-    "screen_document",
-]
-
 SIZE_FACTOR = 4.0
 WINDOW = 30
 _MIN_HISTORY = 7

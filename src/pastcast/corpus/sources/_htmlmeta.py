@@ -11,8 +11,6 @@ from typing import Any
 
 from pastcast import safejson
 
-__all__ = ["PageMeta", "parse_html"]
-
 _SKIP = frozenset({"script", "style", "noscript", "nav", "header", "footer", "aside", "form"})
 _META_PUBLISHED = ("article:published_time", "datepublished")
 _META_MODIFIED = ("article:modified_time", "datemodified")

@@ -14,8 +14,6 @@ from pastcast.cutoff import parse_publication_time
 from pastcast.errors import FieldError
 from pastcast.records import DatedBy, Document
 
-__all__ = ["FieldError", "LoadReport", "read_jsonl_documents"]
-
 _REQUIRED = ("id", "timestamp", "title", "text")
 _OPTIONAL = ("url", "source", "thread_id", "author", "parent_id", "dated_by")
 

@@ -15,8 +15,6 @@ from pastcast.cutoff import as_utc, end_of_day, parse_publication_time
 from pastcast.errors import FieldError
 from pastcast.records import Document
 
-__all__ = ["ARTICLE_COLUMNS", "ArticleTableReport", "FieldError", "read_article_table"]
-
 ARTICLE_COLUMNS = ("title", "text", "article_id", "url", "published_date")
 
 

@@ -18,8 +18,6 @@ from pastcast import safejson
 from pastcast.corpus.sources._dumps import SkipCounter, check_readable, dump_files, open_text
 from pastcast.records import Document
 
-__all__ = ["RedditFilters", "RedditReport", "read_reddit"]
-
 _GONE = frozenset({"[deleted]", "[removed]"})
 _URL = re.compile(r"https?://\S+|www\.\S+", re.IGNORECASE)
 _ID = re.compile(r"^[A-Za-z0-9_]+$")

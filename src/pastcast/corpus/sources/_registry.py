@@ -13,11 +13,8 @@ from pathlib import Path
 from typing import IO, Any
 
 from pastcast.corpus.sources._hindsight import ContentScreen
-from pastcast.errors import FieldError
 from pastcast.records import Document
 from pastcast.registry import Registry
-
-__all__ = ["FieldError", "SideFile", "SourceRun", "open_source", "sources"]
 
 
 @dataclass(frozen=True)

@@ -22,8 +22,6 @@ from pastcast.corpus.sources._hindsight import RollingSize, later_date_mention
 from pastcast.cutoff import end_of_day
 from pastcast.records import Document
 
-__all__ = ["COMPACT_NAME", "WcepReport", "read_wcep"]
-
 COMPACT_NAME = "wcep_2020_2026_compact.jsonl.gz"
 _CITATION = re.compile(r"\(([^()]+)\)\s*\.?\s*$")
 _PORTAL = "https://en.wikipedia.org/wiki/Portal:Current_events/"

@@ -23,8 +23,6 @@ from pastcast.records import Message, StepSpec
 from pastcast.runner import grade_step
 from pastcast.train import RewardMetric, SplitPolicy, StepRewards, chat_message, step_rewards
 
-__all__ = ["ENV_ID", "MAX_ACTION", "MAX_OBSERVATION", "ForecastGymEnv", "TextSpace", "register_env"]
-
 ENV_ID = "pastcast/Forecast-v0"
 MAX_OBSERVATION = 1_000_000
 """Longest observation, in characters."""

@@ -19,8 +19,6 @@ from pastcast.models import ChatRequest, ChatResponse
 from pastcast.records import Forecast, Termination
 from pastcast.runner import play_episode
 
-__all__ = ["Ended", "PolicyModel", "PolicyRun"]
-
 
 class _Stopped(BaseException):
     """Ends an agent thread whose episode was abandoned (a reset or close mid-episode). A

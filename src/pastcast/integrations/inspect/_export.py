@@ -51,8 +51,6 @@ from pastcast.integrations.inspect._task import (
 from pastcast.owned import mark
 from pastcast.runlog import StepRecord
 
-__all__ = ["INSPECT_LOGS", "InspectExport", "export_inspect_logs"]
-
 INSPECT_LOGS = "inspect-logs"
 """The kind of folder the export writes (``pastcast.owned``)."""
 TASK = "pastcast/forecast"

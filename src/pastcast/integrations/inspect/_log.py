@@ -20,8 +20,6 @@ from pastcast.runner import RunConfig
 from pastcast.scoring import score_forecast
 from pastcast.validation import first_problem
 
-__all__ = ["FieldError", "InspectImport", "import_inspect_log"]
-
 
 @dataclass(frozen=True)
 class InspectImport:

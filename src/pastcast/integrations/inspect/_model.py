@@ -33,8 +33,6 @@ from pastcast.env import BudgetExceeded
 from pastcast.models import ChatRequest, ChatResponse, ModelError, register_provider
 from pastcast.records import Message, RequestedToolCall, Usage
 
-__all__ = ["InspectChatModel", "inspect_messages", "inspect_model"]
-
 PROVIDER = "inspect"
 
 

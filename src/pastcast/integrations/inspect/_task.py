@@ -28,8 +28,6 @@ from pastcast.runner import agent_env_config, code_version, play_episode
 from pastcast.scoring import Fallback, metric_list, score_forecast, step_scores
 from pastcast.validation import first_problem
 
-__all__ = ["STORE_KEY", "forecast", "forecast_score", "pastcast_agent", "stored"]
-
 STORE_KEY = "pastcast"
 """Where the solver leaves the step's agent spec, forecast and episode record in the sample's
 store (``pastcast import inspect-log`` reads them back)."""

@@ -14,8 +14,6 @@ from pathlib import Path
 
 from pastcast.atomic import write_atomic
 
-__all__ = ["O200K_SHA256", "O200K_URL", "seed_tiktoken_cache", "tiktoken_cache_path"]
-
 O200K_URL = "https://openaipublic.blob.core.windows.net/encodings/o200k_base.tiktoken"
 O200K_SHA256 = "446a9538cb6c348e3516120d7c08b09f57c36495e2acfffe59a5bf8b0cfb1a2d"
 """Where tiktoken fetches ``o200k_base`` from, and the hash it requires (tiktoken_ext)."""

@@ -20,8 +20,6 @@ from pastcast.env import BudgetExceeded, EnvConfig, Episode
 from pastcast.records import Forecast, Setting, StepSpec
 from pastcast.scoring import Fallback, Metric, metric_list, step_scores
 
-__all__ = ["PastcastEnv", "load_environment"]
-
 BUDGET_SPENT = json.dumps({"error": "tool call budget spent: reply now with your final answer"})
 
 

@@ -30,8 +30,6 @@ from pastcast.markets.sources._polymarket import (
     trade_rows,
 )
 
-__all__ = ["ClobCache"]
-
 _NAME = re.compile(r"^[0-9A-Za-z_-][0-9A-Za-z_.-]{0,199}$")
 
 

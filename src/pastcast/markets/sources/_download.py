@@ -20,8 +20,6 @@ from pastcast.retrying import (
     failure_kind_of_status,
 )
 
-__all__ = ["FORECASTBENCH_FILES", "DownloadError", "download_files"]
-
 FORECASTBENCH_FILES: tuple[str, ...] = (
     "derived/markets_resolved.jsonl",
     "derived/daily_values.csv",

@@ -19,8 +19,6 @@ from typing import Any
 
 from pastcast.errors import FieldError
 
-__all__ = ["RESOLUTION_SETS", "FieldError", "NightlyHistory", "read_nightly_history"]
-
 RESOLUTION_SETS = "datasets/resolution_sets"
 """Where the upstream repository keeps its resolution sets."""
 

@@ -22,8 +22,6 @@ from pastcast.markets._history import MarketHistory
 from pastcast.markets.sources._forecastbench import MARKET_SOURCES, question_text
 from pastcast.records import TextVersion
 
-__all__ = ["collected_at", "read_text_versions"]
-
 _ORIGIN_PREFIX = "forecastbench:"
 _SHOWN = ("title", "description", "resolution_criteria")
 

@@ -36,14 +36,6 @@ from pastcast.markets.sources._html import html_to_text
 from pastcast.records import BINARY_LABELS, DailyBelief, Event, Resolution
 from pastcast.validation import first_problem
 
-__all__ = [
-    "HISTORY_REPO_HINT",
-    "MARKET_SOURCES",
-    "ImportResult",
-    "question_text",
-    "read_forecastbench",
-]
-
 MARKET_SOURCES = ("polymarket", "manifold", "metaculus", "infer")
 
 HISTORY_REPO_HINT = (

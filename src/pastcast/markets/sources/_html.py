@@ -5,8 +5,6 @@ from __future__ import annotations
 import re
 from html.parser import HTMLParser
 
-__all__ = ["html_to_text"]
-
 _BLOCK = {"p", "div", "br", "li", "ul", "ol", "tr", "h1", "h2", "h3", "h4", "h5", "h6", "table"}
 _SKIP = {"script", "style"}
 

@@ -37,19 +37,6 @@ from pastcast.retrying import (
 )
 from pastcast.validation import first_problem
 
-__all__ = [
-    "OpenMarket",
-    "PolymarketClient",
-    "PolymarketError",
-    "book_quote",
-    "build_event",
-    "daily_activity",
-    "daily_yes_beliefs",
-    "fetch_histories",
-    "open_market",
-    "resolution_payouts",
-]
-
 
 class PolymarketError(FieldError):
     """A failed request or malformed response; names the endpoint, the record and the field. Its

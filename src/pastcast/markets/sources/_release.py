@@ -29,8 +29,6 @@ from pastcast.markets._history import guard_beliefs
 from pastcast.records import BINARY_LABELS, DailyBelief, Event, Resolution, StepSpec
 from pastcast.validation import first_problem
 
-__all__ = ["AFTER_RESOLUTION_NOTE", "BEFORE_OPEN_NOTE", "RELEASE_COLUMNS", "load_release"]
-
 RELEASE_COLUMNS = (
     "event_id",
     "slug",

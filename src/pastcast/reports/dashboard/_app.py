@@ -41,8 +41,6 @@ from pastcast.scoring import event_kind
 if TYPE_CHECKING:
     from pastcast.audit import LeakageCard
 
-__all__ = ["SECURITY_HEADERS", "create_app"]
-
 SECURITY_HEADERS = {
     "Content-Security-Policy": "default-src 'none'; style-src 'unsafe-inline'; img-src data:; "
     "form-action 'self'; base-uri 'none'; frame-ancestors 'none'",

@@ -21,8 +21,6 @@ from pastcast.reports import BOOTSTRAP_DRAWS, BOOTSTRAP_SEED
 from pastcast.reports.dashboard._index import RunIndex
 from pastcast.scoring import PairedComparison, distinct_rows, metric_list, paired_comparison
 
-__all__ = ["Group", "add_comparison_page", "short_labels"]
-
 SHORT = 28
 """Characters of an agent label shown; the rest is in its title attribute."""
 TOP = 25

@@ -39,15 +39,6 @@ from pastcast.scoring.analyses import RESOURCES, group_rows
 if TYPE_CHECKING:
     import pyarrow as pa
 
-__all__ = [
-    "FILTERS",
-    "INDEX_COLUMNS",
-    "Filters",
-    "LeaderRow",
-    "RunIndex",
-    "find_run_logs",
-]
-
 Ints = NDArray[np.int64]
 FILTERS = ("split", "setting", "model", "category")
 """Leaderboard and event-list filters (query parameters)."""

@@ -16,8 +16,6 @@ from typing import Any
 from pastcast.atomic import write_atomic
 from pastcast.scoring import AlphaTest, GroupSummary, MetricSummary
 
-__all__ = ["BOARD_VERSION", "board_path", "load_board", "save_board"]
-
 BOARD_VERSION = 2
 """The stored leaderboard's format; another version is computed again."""
 

@@ -19,21 +19,6 @@ from pastcast.records import Message, ModelCall, Notebook, ToolCall
 from pastcast.reports._runs import StepRow, event_curves
 from pastcast.runlog import StepRecord
 
-__all__ = [
-    "PAGE_SIZE",
-    "Chart",
-    "DocView",
-    "Page",
-    "Timeline",
-    "chart",
-    "documents",
-    "notebook_diff",
-    "page",
-    "pretty_json",
-    "question_of",
-    "timeline",
-]
-
 PAGE_SIZE = 50
 RESULT_CHARS = 20_000
 """Characters of one tool result or message shown before "show all" is needed."""

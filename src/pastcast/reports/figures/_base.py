@@ -26,21 +26,6 @@ from pastcast.reports._scorecard import Scorecard
 from pastcast.scoring import Convention, ScoreTable
 from pastcast.scoring.analyses import EvidenceRow
 
-__all__ = [
-    "FIGURES",
-    "MAX_PANELS",
-    "Drawn",
-    "RenderedFigure",
-    "ReportData",
-    "date_axis",
-    "new_figure",
-    "panel_axes",
-    "register_figure",
-    "render_figure",
-    "render_figures",
-    "wrapped",
-]
-
 
 @dataclass(frozen=True)
 class Drawn:

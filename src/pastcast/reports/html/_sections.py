@@ -9,8 +9,6 @@ from dataclasses import dataclass
 from pastcast.reports._tables import TextTable
 from pastcast.reports.figures import RenderedFigure
 
-__all__ = ["ReportSection"]
-
 
 @dataclass(frozen=True)
 class ReportSection:

@@ -39,8 +39,6 @@ from pastcast.scoring import Convention, PairedComparison, paired_comparison
 if TYPE_CHECKING:
     from pastcast.audit import LeakageCard
 
-__all__ = ["WrittenReport", "report_tables", "write_html_report"]
-
 
 @dataclass(frozen=True)
 class WrittenReport:

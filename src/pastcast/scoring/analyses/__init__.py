@@ -2,6 +2,7 @@
 evidence analyses, Hindcast's coverage and lookback summaries, Foresight Arena's power
 analysis, resource use."""
 
+from pastcast.scoring._aggregate import group_rows
 from pastcast.scoring.analyses._breakdown import (
     RecoveryCount,
     horizon_bucket,
@@ -52,7 +53,6 @@ from pastcast.scoring.analyses._longitudinal import (
     Estimate,
     episode_gain,
     evidence_capture,
-    group_rows,
     step_changes,
     thirds,
     transitions,

@@ -11,8 +11,6 @@ from numpy.typing import ArrayLike
 
 from pastcast.scoring._table import ScoreTable
 
-__all__ = ["RecoveryCount", "horizon_bucket", "recoveries_regressions", "with_event_column"]
-
 
 def with_event_column(
     table: ScoreTable, name: str, by_event: Mapping[str, str], missing: str = "unknown"

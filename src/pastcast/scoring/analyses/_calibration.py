@@ -17,12 +17,10 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import NDArray
 
+from pastcast.scoring._aggregate import group_rows
 from pastcast.scoring._binary import AlphaAnatomy, Murphy, alpha_anatomy, bin_index, ece, murphy
 from pastcast.scoring._bootstrap import cluster_bootstrap
 from pastcast.scoring._table import Convention, ScoreTable
-from pastcast.scoring.analyses._longitudinal import group_rows
-
-__all__ = ["BinaryForecasts", "Calibration", "ReliabilityBin", "binary_forecasts", "calibration"]
 
 Floats = NDArray[np.float64]
 Ints = NDArray[np.int64]

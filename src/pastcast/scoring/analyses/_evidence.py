@@ -22,6 +22,7 @@ from numpy.typing import NDArray
 from pastcast.cutoff import cutoff_for_day, is_visible
 from pastcast.records import Notebook, NotebookProblemKind
 from pastcast.runlog import StepRecord
+from pastcast.scoring._aggregate import group_rows
 from pastcast.scoring._table import Convention, ScoreTable
 from pastcast.scoring.analyses._longitudinal import (
     Estimate,
@@ -29,25 +30,8 @@ from pastcast.scoring.analyses._longitudinal import (
     _metric,
     episode_gain,
     evidence_capture,
-    group_rows,
     transitions,
 )
-
-__all__ = [
-    "EVIDENCE_INPUTS",
-    "CaptureGain",
-    "EvidenceCorrelation",
-    "EvidenceRow",
-    "QuartileChange",
-    "capture_gain",
-    "changes_by_evidence",
-    "evidence_index",
-    "evidence_index_of",
-    "evidence_quartiles",
-    "new_entries",
-    "notebook_failures",
-    "notebook_rows",
-]
 
 
 def new_entries(

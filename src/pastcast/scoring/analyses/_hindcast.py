@@ -21,26 +21,6 @@ from pastcast.scoring._aggregate import GroupSummary, _select, summarize
 from pastcast.scoring._table import Convention, ScoreTable
 from pastcast.scoring.analyses._breakdown import RecoveryCount, recoveries_regressions
 
-__all__ = [
-    "DURATION_EDGES",
-    "EVIDENCE_ORDER",
-    "CoverageKind",
-    "coverage",
-    "coverage_bin",
-    "coverage_summary",
-    "duration_bucket",
-    "evidence_label",
-    "evidence_summary",
-    "lookback_summary",
-    "market_days",
-    "model_recoveries",
-    "paired_recoveries",
-    "pipeline_recoveries",
-    "stop_counts",
-    "stop_reason_of",
-    "with_row_column",
-]
-
 EVIDENCE_ORDER = ("strong", "weak", "none", "untallied")
 """The agent's own coverage labels in Table 1's order; ``untallied``: no tally at the step (a
 baseline, an agent without ``tally``, a tally that could not be read)."""

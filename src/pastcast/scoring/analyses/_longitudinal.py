@@ -18,19 +18,6 @@ from pastcast.scoring._bootstrap import cluster_bootstrap
 from pastcast.scoring._metrics import metric as registered_metric
 from pastcast.scoring._table import Convention, ScoreTable
 
-__all__ = [
-    "EpisodeGain",
-    "Estimate",
-    "StepChange",
-    "Thirds",
-    "episode_gain",
-    "evidence_capture",
-    "group_rows",
-    "step_changes",
-    "thirds",
-    "transitions",
-]
-
 Floats = NDArray[np.float64]
 Ints = NDArray[np.int64]
 

@@ -7,8 +7,6 @@ import math
 import numpy as np
 from numpy.typing import ArrayLike
 
-__all__ = ["alpha_standard_error", "alpha_variance", "power_n", "power_rounds"]
-
 
 def alpha_variance(b: float, p: float, q: float) -> float:
     """Var((b - X)^2 - (p - X)^2) for X ~ Bernoulli(q): 4 q (1 - q) (b - p)^2."""

@@ -13,21 +13,11 @@ import numpy as np
 from numpy.typing import NDArray
 
 from pastcast.runlog import StepRecord
-from pastcast.scoring._aggregate import _select
+from pastcast.scoring._aggregate import _select, group_rows
 from pastcast.scoring._bootstrap import ratio_bootstrap
 from pastcast.scoring._table import ScoreTable
 from pastcast.scoring.analyses._evidence import EvidenceRow, evidence_quartiles
-from pastcast.scoring.analyses._longitudinal import Estimate, group_rows
-
-__all__ = [
-    "PHASES",
-    "RESOURCES",
-    "ResourceRatio",
-    "StepCost",
-    "cost_by_step",
-    "memory_cost",
-    "resource_rows",
-]
+from pastcast.scoring.analyses._longitudinal import Estimate
 
 RESOURCES = ("cost_usd", "input_tokens", "output_tokens", "model_calls", "tool_calls")
 PHASES: Mapping[str, tuple[int, int | None]] = {
