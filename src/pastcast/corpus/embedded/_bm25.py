@@ -16,10 +16,8 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from pastcast.corpus.embedded._arrays import IndexArrays, term_hash
+from pastcast.corpus.embedded._arrays import K1, B, IndexArrays, peak_avgdl, term_hash
 
-K1 = 1.2
-B = 0.75
 I64 = npt.NDArray[np.int64]
 F64 = npt.NDArray[np.float64]
 Mask = npt.NDArray[np.bool_]
@@ -126,6 +124,7 @@ class BlockTable:
     len_before: list[int]  # total length of the blocks before each block
     starts: list[int]  # the first global ordinal of each block, then the document count
     largest: int  # the largest block's document count (the kernel's scratch size)
+    peak_avgdl: F64  # the average length of each block's stored peaks (``term_bounds``)
 
 
 def block_table(parts: Sequence[IndexArrays]) -> BlockTable:
@@ -138,7 +137,7 @@ def block_table(parts: Sequence[IndexArrays]) -> BlockTable:
     for blk, p in enumerate(parts):
         hashes, ids, offsets, text = p.vocab.arrays()  # mapped: nothing parsed
         columns: tuple[Any, ...] = (p.post_ord, p.post_tf, p.doc_len, p.term_offsets)
-        columns += (p.term_max_tf, p.term_min_len, hashes, ids, offsets, text)
+        columns += (p.term_max_tf, p.term_min_len, p.term_peak, hashes, ids, offsets, text)
         for col, (array, (_, dtype)) in enumerate(zip(columns, COLUMNS, strict=True)):
             a = np.ascontiguousarray(array, dtype=dtype)
             held.append(a)
@@ -152,6 +151,7 @@ def block_table(parts: Sequence[IndexArrays]) -> BlockTable:
         totals,
         list(itertools.accumulate((len(p.ids) for p in parts), initial=0)),
         max((len(p.ids) for p in parts), default=0),
+        np.array([peak_avgdl(len(p.ids), p.len_prefix) for p in parts], dtype=np.float64),
     )
 
 
@@ -202,6 +202,7 @@ def bm25_top_k(
         bases,
         np.asarray(id_rank),
         blocks.largest,
+        blocks.peak_avgdl,
         K1,
         B,
         corpus,

@@ -26,11 +26,9 @@ from pastcast.corpus._protocol import (
     not_visible_message,
 )
 from pastcast.corpus._text import TOKENIZER, text_snippet, tokenize
-from pastcast.corpus.embedded._arrays import IndexArrays, from_micros, load_arrays
+from pastcast.corpus.embedded._arrays import K1, B, IndexArrays, from_micros, load_arrays
 from pastcast.corpus.embedded._bm25 import (
-    K1,
     AsOfStatistics,
-    B,
     BlockTable,
     as_of_statistics,
     block_table,
