@@ -68,7 +68,7 @@ def _hash_at(h: Any, key: Any) -> int:
     """The first position in ``h`` holding ``key`` or more: ``h`` is a term table's hashes,
     ascending and spread evenly over 64 bits, so interpolation lands a few positions from it
     where bisection takes 17 probes in a month of 100,000 terms; bisection finishes."""
-    lo, hi = 0, h.shape[0]  # the position is in [lo, hi]
+    lo, hi = 0, int(h.shape[0])  # the position is in [lo, hi]
     for _ in range(4):
         if hi - lo < 16:
             break
@@ -83,7 +83,7 @@ def _hash_at(h: Any, key: Any) -> int:
             lo = mid + 1
         else:
             hi = mid
-    return _lower_bound(h, lo, hi, key)
+    return int(_lower_bound(h, lo, hi, key))
 
 
 @numba.njit(cache=True, nogil=True)
