@@ -64,10 +64,10 @@ def synthetic_backend(n_events: int = 12) -> ListBackend:
 
 
 def model_agents(
-    url: str, *, settings: tuple[str, ...] = ("memory_free", "memory_on")
+    url: str, *, settings: tuple[str, ...] = ("memory_free", "memory_on"), timeout_s: float = 1.0
 ) -> tuple[AgentSpec, ...]:
     model = f"openai-compatible:scripted@{url}"
-    options = {"timeout_s": 1.0}
+    options = {"timeout_s": timeout_s}
     return tuple(
         agent_spec("tool-agent", setting=s, label="scripted", model=model, model_options=options)  # type: ignore[arg-type]
         for s in settings

@@ -24,7 +24,9 @@ def test_episodes_run_in_parallel_and_memory_on_chains_in_order(
     # long enough that the runner's own CPU time on a loaded machine cannot hide the overlap
     provider.latency_s = 0.3
     out = tmp_path / "run.jsonl"
-    config = RunConfig(agents=model_agents(provider.url), workers=32)
+    # a stall of the machine longer than a short timeout would time out every call in flight
+    # and send each again, which the count below would take for extra calls
+    config = RunConfig(agents=model_agents(provider.url, timeout_s=30.0), workers=32)
     started = time.monotonic()
     result = run_benchmark(synthetic_dataset(), synthetic_backend(), config, out, progress=False)
     elapsed = time.monotonic() - started
