@@ -172,6 +172,49 @@ class TermTable(Mapping[str, int]):
         return iter(by_id)
 
 
+DIRECTORY_FILES = tuple(f"directory_{n}.npy" for n in ("hash", "starts", "block", "slot"))
+
+
+@dataclass(frozen=True)
+class TermDirectory:
+    """Every partition's term table in one: the distinct term hashes (``keys``, ascending) and,
+    for ``keys[g]``, the entries ``starts[g]:starts[g + 1]``, each a partition (``block``, in
+    time order) and a position in its table (``slot``), whose text confirms the term. One
+    look-up per query term finds it in every month, instead of one per term and month; the
+    merge writes it, an index held in memory makes it when first searched."""
+
+    keys: Any
+    starts: I64
+    block: I32
+    slot: I32
+
+    @classmethod
+    def of(cls, tables: Sequence[TermTable]) -> TermDirectory:
+        hashes = [t.arrays()[0] for t in tables]
+        sizes = np.array([len(h) for h in hashes], dtype=np.int64)
+        total = int(sizes.sum())
+        if total == 0:
+            empty = np.zeros(0, dtype=np.int32)
+            return cls(np.zeros(0, dtype=np.uint64), np.zeros(1, dtype=np.int64), empty, empty)
+        every = np.concatenate(hashes)
+        order = np.argsort(every, kind="stable")  # equal hashes keep their months' order
+        every = every[order]
+        firsts = np.flatnonzero(np.r_[True, every[1:] != every[:-1]])
+        block = np.repeat(np.arange(len(sizes), dtype=np.int32), sizes)[order]
+        slot = (np.arange(total) - np.repeat(np.cumsum(sizes) - sizes, sizes))[order]
+        starts = np.r_[firsts, total].astype(np.int64)
+        return cls(every[firsts], starts, block, slot.astype(np.int32))
+
+    @classmethod
+    def mapped(cls, folder: Path) -> TermDirectory:
+        return cls(*(load_npy(folder / name) for name in DIRECTORY_FILES))
+
+    def save(self, folder: Path) -> None:
+        arrays = (self.keys, self.starts, self.block, self.slot)
+        for name, values in zip(DIRECTORY_FILES, arrays, strict=True):
+            np.save(folder / name, values)
+
+
 @dataclass(frozen=True)
 class IndexArrays:
     """Everything an index holds; arrays may be memory-mapped files."""

@@ -16,7 +16,14 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from pastcast.corpus.embedded._arrays import K1, B, IndexArrays, peak_avgdl, term_hash
+from pastcast.corpus.embedded._arrays import (
+    K1,
+    B,
+    IndexArrays,
+    TermDirectory,
+    peak_avgdl,
+    term_hash,
+)
 
 I64 = npt.NDArray[np.int64]
 F64 = npt.NDArray[np.float64]
@@ -125,19 +132,21 @@ class BlockTable:
     starts: list[int]  # the first global ordinal of each block, then the document count
     largest: int  # the largest block's document count (the kernel's scratch size)
     peak_avgdl: F64  # the average length of each block's stored peaks (``term_bounds``)
+    directory: TermDirectory  # the blocks' term tables in one
 
 
-def block_table(parts: Sequence[IndexArrays]) -> BlockTable:
+def block_table(parts: Sequence[IndexArrays], directory: TermDirectory | None) -> BlockTable:
     """``BlockTable`` of ``parts``: each array contiguous, of its column's dtype (memory-mapped
-    ones are used as they are), with each block's stored term bounds and term table."""
+    ones are used as they are), with each block's stored term bounds and term table, and their
+    ``directory`` (made here where none was stored)."""
     from pastcast.corpus.embedded._kernel import COLUMNS
 
     held: list[Any] = []
     table = np.zeros((len(parts), len(COLUMNS), 2), dtype=np.int64)
     for blk, p in enumerate(parts):
-        hashes, ids, offsets, text = p.vocab.arrays()  # mapped: nothing parsed
+        _, ids, offsets, text = p.vocab.arrays()  # mapped: nothing parsed
         columns: tuple[Any, ...] = (p.post_ord, p.post_tf, p.doc_len, p.term_offsets)
-        columns += (p.term_max_tf, p.term_min_len, p.term_peak, hashes, ids, offsets, text)
+        columns += (p.term_max_tf, p.term_min_len, p.term_peak, ids, offsets, text)
         for col, (array, (_, dtype)) in enumerate(zip(columns, COLUMNS, strict=True)):
             a = np.ascontiguousarray(array, dtype=dtype)
             held.append(a)
@@ -152,6 +161,7 @@ def block_table(parts: Sequence[IndexArrays]) -> BlockTable:
         list(itertools.accumulate((len(p.ids) for p in parts), initial=0)),
         max((len(p.ids) for p in parts), default=0),
         np.array([peak_avgdl(len(p.ids), p.len_prefix) for p in parts], dtype=np.float64),
+        directory or TermDirectory.of([p.vocab for p in parts]),
     )
 
 
@@ -189,8 +199,10 @@ def bm25_top_k(
     else:
         avgdl = stats.total_len / stats.n
         corpus = (stats.n, [stats.df.get(term, 0) for term in terms])
+    d = blocks.directory
     return query_top_k(
         blocks.table,
+        (d.keys, d.starts, d.block, d.slot),
         np.array([term_hash(r) for r in raw], dtype=np.uint64),
         np.frombuffer(b"".join(raw), dtype=np.uint8),
         qoffs,

@@ -65,9 +65,9 @@ def _lower_bound(post_ord: Any, lo: int, hi: int, d: int) -> int:
 
 @numba.njit(cache=True, nogil=True)
 def _hash_at(h: Any, key: Any) -> int:
-    """The first position in ``h`` holding ``key`` or more: ``h`` is a term table's hashes,
-    ascending and spread evenly over 64 bits, so interpolation lands a few positions from it
-    where bisection takes 17 probes in a month of 100,000 terms; bisection finishes."""
+    """The first position in ``h`` holding ``key`` or more: ``h`` is the term directory's
+    hashes, ascending and spread evenly over 64 bits, so interpolation lands a few positions
+    from it where bisection takes 20 probes in 1,000,000 terms; bisection finishes."""
     lo, hi = 0, int(h.shape[0])  # the position is in [lo, hi]
     for _ in range(4):
         if hi - lo < 16:
@@ -251,12 +251,11 @@ COLUMNS = (  # a block's arrays, in ``BlockTable.table``'s column order, with th
     ("term_max_tf", np.int64),
     ("term_min_len", np.int64),
     ("term_peak", np.float64),
-    ("hashes", np.uint64),  # the term table (``TermTable.arrays``)
-    ("term_ids", np.int64),
+    ("term_ids", np.int64),  # the term table (``TermTable.arrays``) but its hashes
     ("text_offsets", np.int64),
     ("text", np.uint8),
 )
-_ORD, _TF, _LEN, _OFFSETS, _MAX_TF, _MIN_LEN, _PEAK, _HASHES, _IDS, _TEXT_OFFSETS, _TEXT = range(11)
+_ORD, _TF, _LEN, _OFFSETS, _MAX_TF, _MIN_LEN, _PEAK, _IDS, _TEXT_OFFSETS, _TEXT = range(10)
 
 
 def _address_type(typingctx: Any, address: Any) -> Any:
@@ -278,35 +277,44 @@ def _column(table: Any, blk: int, col: int, dtype: Any) -> Any:
 
 
 @numba.njit(cache=True, nogil=True)
-def _postings(table: Any, qhash: Any, qtext: Any, qoffs: Any, last: int, m: int) -> tuple[Any, Any]:
+def _postings(
+    table: Any, directory: Any, qhash: Any, qtext: Any, qoffs: Any, last: int, m: int
+) -> tuple[Any, Any]:
     """``rows[t, blk]``: query term ``t``'s visible postings range in block ``blk`` (up to
     ``last``, of which the first ``m`` documents are visible), its bounds there and its id:
     (lo, hi, largest tf, shortest length, id), hi <= lo where it has none; and each term's document
-    frequency as of the cutoff. A term is found in a block's table by its hash (``qhash``),
-    confirmed by its UTF-8 (``qtext[qoffs[t]:qoffs[t + 1]]``)."""
+    frequency as of the cutoff. A term is found by its hash (``qhash``) in the ``TermDirectory``
+    (keys, starts, block, slot), once for every block, and confirmed in each block's table by its
+    UTF-8 (``qtext[qoffs[t]:qoffs[t + 1]]``)."""
+    keys, starts, entry_block, entry_slot = directory
     n_terms = qhash.shape[0]
     rows = np.zeros((n_terms, last + 1, 5), dtype=np.int64)
     df = np.zeros(n_terms, dtype=np.int64)
-    for blk in range(last + 1):
-        h, ids = _column(table, blk, _HASHES, np.uint64), _column(table, blk, _IDS, np.int64)
-        o, txt = _column(table, blk, _TEXT_OFFSETS, np.int64), _column(table, blk, _TEXT, np.uint8)
-        offsets = _column(table, blk, _OFFSETS, np.int64)
-        for t in range(n_terms):
-            at = _hash_at(h, qhash[t])
-            size = qoffs[t + 1] - qoffs[t]
-            tid = -1
-            while tid < 0 and at < h.shape[0] and h[at] == qhash[t]:  # equal hashes: the text
-                if o[at + 1] - o[at] == size:
-                    same = True
-                    for i in range(size):
-                        if txt[o[at] + i] != qtext[qoffs[t] + i]:
-                            same = False
-                            break
-                    if same:
-                        tid = ids[at]
-                at += 1
-            if tid < 0:
+    for t in range(n_terms):
+        g = _hash_at(keys, qhash[t])
+        if g >= keys.shape[0] or keys[g] != qhash[t]:
+            continue
+        size = qoffs[t + 1] - qoffs[t]
+        for e in range(starts[g], starts[g + 1]):
+            blk = entry_block[e]
+            if blk > last:  # entries ascend by block: the rest are after the cutoff
+                break
+            at = entry_slot[e]
+            o, txt = (
+                _column(table, blk, _TEXT_OFFSETS, np.int64),
+                _column(table, blk, _TEXT, np.uint8),
+            )
+            if o[at + 1] - o[at] != size:  # equal hashes: the text decides
                 continue
+            same = True
+            for i in range(size):
+                if txt[o[at] + i] != qtext[qoffs[t] + i]:
+                    same = False
+                    break
+            if not same:
+                continue
+            tid = _column(table, blk, _IDS, np.int64)[at]
+            offsets = _column(table, blk, _OFFSETS, np.int64)
             lo, hi = offsets[tid], offsets[tid + 1]
             if blk == last:  # postings ascend: the visible ones are a prefix
                 hi = _lower_bound(_column(table, blk, _ORD, np.int32), lo, hi, m)
@@ -321,6 +329,7 @@ def _postings(table: Any, qhash: Any, qtext: Any, qoffs: Any, last: int, m: int)
 @numba.njit(cache=True, nogil=True)
 def _query_kernel(
     table: Any,
+    directory: Any,
     qhash: Any,
     qtext: Any,
     qoffs: Any,
@@ -339,7 +348,7 @@ def _query_kernel(
     touched: Any,
     vals: Any,
 ) -> tuple[Any, Any]:
-    rows, df = _postings(table, qhash, qtext, qoffs, last, m)
+    rows, df = _postings(table, directory, qhash, qtext, qoffs, last, m)
     idf = np.zeros(len(df))
     for t in range(len(df)):
         if df[t] > 0:  # a term with no visible posting scores nothing
@@ -415,6 +424,7 @@ def _query_kernel(
 
 def query_top_k(
     table: I64,
+    directory: tuple[Any, I64, I32, I32],
     qhash: Any,
     qtext: Any,
     qoffs: I64,
@@ -434,16 +444,19 @@ def query_top_k(
     """The top ``k`` of every admitted block (block ``last`` up to its ``m``-th document; ``n``
     visible in all) as global ordinals and scores: score descending, then id ascending (by
     ``id_rank``). ``table``, ``scratch_size`` (the largest block's document count) and
-    ``peak_avgdl``: of a ``BlockTable``; the query terms by hash and UTF-8 (``_postings``);
+    ``peak_avgdl``: of a ``BlockTable``; ``directory``: its blocks' ``TermDirectory`` arrays (keys,
+    starts, block, slot); the query terms by hash and UTF-8 (``_postings``);
     ``corpus``: the document count and the terms' document frequencies of a whole corpus, for
     the idf."""
     n_all, df_all = (n, [-1] * len(qhash)) if corpus is None else corpus
     # read-only whether mapped from disk or built in memory: numba compiles (and caches) one
     # version per writability, and an index built in memory would otherwise compile a second
-    ranks = id_rank.view()
-    ranks.flags.writeable = False
+    ranks, *held = (a.view() for a in (id_rank, *directory))
+    for a in (ranks, *held):
+        a.flags.writeable = False
     return _query_kernel(
         table,
+        tuple(held),
         qhash,
         qtext,
         qoffs,
