@@ -253,3 +253,34 @@ def test_maps_of_an_in_memory_build_equal_the_maps_of_the_stored_lines(tmp_path:
         assert got.ords.tolist() == want.ords.tolist()
     reopened = EmbeddedIndex.open(tmp_path / "index")  # the saved maps are these
     assert [m.keys for m in reopened.doc_maps()._maps()] == [m.keys for m in from_lines._maps()]
+
+
+def test_the_stored_term_directory_scores_as_an_index_of_the_past_alone(tmp_path: Path) -> None:
+    # the directory (written by the merge) finds a term in every month at once; the cutoff's
+    # month is cut to its visible prefix. Cutoffs on the first and last instant of a month,
+    # on and around instants two documents share: each hit is before the cutoff and scores as
+    # it does in an index built from the documents before the cutoff only
+    docs = _skewed_docs(900, seed=21, days=150)
+    rng = random.Random(10)
+    for i in range(0, len(docs), 7):  # on a month's first or last instant
+        month = datetime(2024, 1 + rng.randrange(5), 1, tzinfo=UTC)
+        edge = month if rng.random() < 0.5 else month - timedelta(microseconds=1)
+        docs[i] = docs[i].model_copy(update={"timestamp": edge})
+    for i in range(3, len(docs), 11):  # shares an instant with the document before
+        docs[i] = docs[i].model_copy(update={"timestamp": docs[i - 1].timestamp})
+    index = EmbeddedIndex.build(docs, tmp_path / "ix", workers=1)
+    assert index._directory is not None  # the stored one, not one made on the first search
+    stamps = sorted({d.timestamp for d in docs})
+    us = timedelta(microseconds=1)
+    cutoffs = {datetime(2024, m, 1, tzinfo=UTC) + d for m in range(1, 7) for d in (-us, 0 * us, us)}
+    cutoffs |= {t + d for t in rng.sample(stamps, 12) + stamps[-3:] for d in (-us, 0 * us, us)}
+    vocab = [*WORDS[:10], *(f"rare{i}" for i in range(30))]
+    queries = [" ".join(rng.choices(vocab, k=rng.randint(1, 4))) for _ in range(25)]
+    for cutoff in sorted(cutoffs):
+        past = [d for d in docs if d.timestamp < cutoff]
+        alone = EmbeddedIndex.in_memory(past) if past else None
+        for q in queries:
+            hits = index.search(q, as_of=cutoff, k=10)
+            assert all(h.timestamp < cutoff for h in hits)
+            want = alone.search(q, as_of=cutoff, k=10) if alone is not None else []
+            assert [(h.id, h.score) for h in hits] == [(h.id, h.score) for h in want], (cutoff, q)
