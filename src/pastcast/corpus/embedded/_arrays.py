@@ -200,10 +200,12 @@ class TermDirectory:
         order = np.argsort(every, kind="stable")  # equal hashes keep their months' order
         every = every[order]
         firsts = np.flatnonzero(np.r_[True, every[1:] != every[:-1]])
-        block = np.repeat(np.arange(len(sizes), dtype=np.int32), sizes)[order]
-        slot = (np.arange(total) - np.repeat(np.cumsum(sizes) - sizes, sizes))[order]
-        starts = np.r_[firsts, total].astype(np.int64)
-        return cls(every[firsts], starts, block, slot.astype(np.int32))
+        keys = every[firsts]
+        del every
+        ends = np.cumsum(sizes)  # entry i of the concatenation: block b where ends[b - 1] <= i
+        block = np.searchsorted(ends, order, side="right").astype(np.int32)
+        slot = (order - (ends - sizes)[block]).astype(np.int32)
+        return cls(keys, np.r_[firsts, total].astype(np.int64), block, slot)
 
     @classmethod
     def mapped(cls, folder: Path) -> TermDirectory:

@@ -132,16 +132,24 @@ class BlockTable:
     starts: list[int]  # the first global ordinal of each block, then the document count
     largest: int  # the largest block's document count (the kernel's scratch size)
     peak_avgdl: F64  # the average length of each block's stored peaks (``term_bounds``)
-    directory: TermDirectory  # the blocks' term tables in one
+    directory: I64  # the address and length of each ``TermDirectory`` array (``DIRECTORY``)
 
 
 def block_table(parts: Sequence[IndexArrays], directory: TermDirectory | None) -> BlockTable:
     """``BlockTable`` of ``parts``: each array contiguous, of its column's dtype (memory-mapped
     ones are used as they are), with each block's stored term bounds and term table, and their
     ``directory`` (made here where none was stored)."""
-    from pastcast.corpus.embedded._kernel import COLUMNS
+    from pastcast.corpus.embedded._kernel import COLUMNS, DIRECTORY
 
     held: list[Any] = []
+    d = directory or TermDirectory.of([p.vocab for p in parts])
+    addresses = np.zeros((len(DIRECTORY), 2), dtype=np.int64)
+    for row, (array, dtype) in enumerate(
+        zip((d.keys, d.starts, d.block, d.slot), DIRECTORY, strict=True)
+    ):
+        a = np.ascontiguousarray(array, dtype=dtype)
+        held.append(a)
+        addresses[row] = a.ctypes.data, a.size
     table = np.zeros((len(parts), len(COLUMNS), 2), dtype=np.int64)
     for blk, p in enumerate(parts):
         _, ids, offsets, text = p.vocab.arrays()  # mapped: nothing parsed
@@ -161,7 +169,7 @@ def block_table(parts: Sequence[IndexArrays], directory: TermDirectory | None) -
         list(itertools.accumulate((len(p.ids) for p in parts), initial=0)),
         max((len(p.ids) for p in parts), default=0),
         np.array([peak_avgdl(len(p.ids), p.len_prefix) for p in parts], dtype=np.float64),
-        directory or TermDirectory.of([p.vocab for p in parts]),
+        addresses,
     )
 
 
@@ -199,10 +207,9 @@ def bm25_top_k(
     else:
         avgdl = stats.total_len / stats.n
         corpus = (stats.n, [stats.df.get(term, 0) for term in terms])
-    d = blocks.directory
     return query_top_k(
         blocks.table,
-        (d.keys, d.starts, d.block, d.slot),
+        blocks.directory,
         np.array([term_hash(r) for r in raw], dtype=np.uint64),
         np.frombuffer(b"".join(raw), dtype=np.uint8),
         qoffs,

@@ -255,6 +255,12 @@ COLUMNS = (  # a block's arrays, in ``BlockTable.table``'s column order, with th
     ("text_offsets", np.int64),
     ("text", np.uint8),
 )
+DIRECTORY = (
+    np.uint64,
+    np.int64,
+    np.int32,
+    np.int32,
+)  # ``TermDirectory``: keys, starts, block, slot
 _ORD, _TF, _LEN, _OFFSETS, _MAX_TF, _MIN_LEN, _PEAK, _IDS, _TEXT_OFFSETS, _TEXT = range(10)
 
 
@@ -286,7 +292,10 @@ def _postings(
     frequency as of the cutoff. A term is found by its hash (``qhash``) in the ``TermDirectory``
     (keys, starts, block, slot), once for every block, and confirmed in each block's table by its
     UTF-8 (``qtext[qoffs[t]:qoffs[t + 1]]``)."""
-    keys, starts, entry_block, entry_slot = directory
+    keys = carray(_pointer(directory[0, 0]), directory[0, 1], np.uint64)
+    starts = carray(_pointer(directory[1, 0]), directory[1, 1], np.int64)
+    entry_block = carray(_pointer(directory[2, 0]), directory[2, 1], np.int32)
+    entry_slot = carray(_pointer(directory[3, 0]), directory[3, 1], np.int32)
     n_terms = qhash.shape[0]
     rows = np.zeros((n_terms, last + 1, 5), dtype=np.int64)
     df = np.zeros(n_terms, dtype=np.int64)
@@ -424,7 +433,7 @@ def _query_kernel(
 
 def query_top_k(
     table: I64,
-    directory: tuple[Any, I64, I32, I32],
+    directory: I64,
     qhash: Any,
     qtext: Any,
     qoffs: I64,
@@ -444,19 +453,18 @@ def query_top_k(
     """The top ``k`` of every admitted block (block ``last`` up to its ``m``-th document; ``n``
     visible in all) as global ordinals and scores: score descending, then id ascending (by
     ``id_rank``). ``table``, ``scratch_size`` (the largest block's document count) and
-    ``peak_avgdl``: of a ``BlockTable``; ``directory``: its blocks' ``TermDirectory`` arrays (keys,
-    starts, block, slot); the query terms by hash and UTF-8 (``_postings``);
+    ``peak_avgdl``: of a ``BlockTable``; ``directory``: the addresses and lengths of its blocks'
+    ``TermDirectory`` arrays (``DIRECTORY``); the query terms by hash and UTF-8 (``_postings``);
     ``corpus``: the document count and the terms' document frequencies of a whole corpus, for
     the idf."""
     n_all, df_all = (n, [-1] * len(qhash)) if corpus is None else corpus
     # read-only whether mapped from disk or built in memory: numba compiles (and caches) one
     # version per writability, and an index built in memory would otherwise compile a second
-    ranks, *held = (a.view() for a in (id_rank, *directory))
-    for a in (ranks, *held):
-        a.flags.writeable = False
+    ranks = id_rank.view()
+    ranks.flags.writeable = False
     return _query_kernel(
         table,
-        tuple(held),
+        directory,
         qhash,
         qtext,
         qoffs,
