@@ -219,7 +219,7 @@ def bm25_top_k(
         avgdl,
         k,
         bases,
-        np.asarray(id_rank),
+        id_rank,
         blocks.largest,
         blocks.peak_avgdl,
         K1,

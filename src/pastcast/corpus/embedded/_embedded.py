@@ -86,7 +86,10 @@ class EmbeddedIndex:
         self._bases = np.zeros(len(parts) + 1, dtype=np.int64)
         np.cumsum(sizes, out=self._bases[1:])
         self._base_list: list[int] = self._bases.tolist()  # bisect: no numpy call per hit
-        self._id_rank = global_id_rank(parts) if id_rank is None else id_rank
+        # a plain read-only view, made once: the kernel is compiled (and cached) for one kind of
+        # array, and a view of a memory map per search cost microseconds
+        self._id_rank = np.asarray(global_id_rank(parts) if id_rank is None else id_rank).view()
+        self._id_rank.flags.writeable = False
         stamps = [np.asarray(p.timestamps) for p in parts]
         self._timestamps = np.concatenate(stamps) if stamps else np.zeros(0, dtype=np.int64)
         # Python views for building hits: indexing one costs a tenth of a numpy scalar lookup

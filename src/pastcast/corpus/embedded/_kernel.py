@@ -453,15 +453,13 @@ def query_top_k(
     """The top ``k`` of every admitted block (block ``last`` up to its ``m``-th document; ``n``
     visible in all) as global ordinals and scores: score descending, then id ascending (by
     ``id_rank``). ``table``, ``scratch_size`` (the largest block's document count) and
-    ``peak_avgdl``: of a ``BlockTable``; ``directory``: the addresses and lengths of its blocks'
-    ``TermDirectory`` arrays (``DIRECTORY``); the query terms by hash and UTF-8 (``_postings``);
+    ``peak_avgdl``: of a ``BlockTable``; ``directory``: the addresses and lengths of its
+    blocks' ``TermDirectory`` arrays (``DIRECTORY``); ``id_rank``: read-only (numba compiles,
+    and caches, one version per writability: an index in memory would compile a second); the
+    query terms by hash and UTF-8 (``_postings``);
     ``corpus``: the document count and the terms' document frequencies of a whole corpus, for
     the idf."""
     n_all, df_all = (n, [-1] * len(qhash)) if corpus is None else corpus
-    # read-only whether mapped from disk or built in memory: numba compiles (and caches) one
-    # version per writability, and an index built in memory would otherwise compile a second
-    ranks = id_rank.view()
-    ranks.flags.writeable = False
     return _query_kernel(
         table,
         directory,
@@ -477,7 +475,7 @@ def query_top_k(
         k,
         k1,
         b,
-        ranks,
+        id_rank,
         peak_avgdl,
         *_buffers(scratch_size),
     )
