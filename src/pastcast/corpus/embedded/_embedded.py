@@ -489,9 +489,8 @@ class EmbeddedIndex:
         """Top-``k`` ordinals and BM25 scores (then id ascending) among the ``allowed`` of the
         first ``n`` ordinals, with ``stats`` (a whole corpus's) in place of the index's own."""
         if self._blocks is None and allowed is None:
-            self._blocks = block_table(
-                self._parts, self._directory
-            )  # on the first unfiltered search
+            # on the first unfiltered search
+            self._blocks = block_table(self._parts, self._directory)
         parts, bases, rank, blocks = self._parts, self._bases, self._id_rank, self._blocks
         return bm25_top_k(
             parts, bases, rank, terms, n, k, allowed=allowed, blocks=blocks, stats=stats

@@ -255,12 +255,8 @@ COLUMNS = (  # a block's arrays, in ``BlockTable.table``'s column order, with th
     ("text_offsets", np.int64),
     ("text", np.uint8),
 )
-DIRECTORY = (
-    np.uint64,
-    np.int64,
-    np.int32,
-    np.int32,
-)  # ``TermDirectory``: keys, starts, block, slot
+# the dtypes of the ``TermDirectory`` arrays (keys, starts, block, slot): ``BlockTable.directory``
+DIRECTORY = (np.uint64, np.int64, np.int32, np.int32)
 _ORD, _TF, _LEN, _OFFSETS, _MAX_TF, _MIN_LEN, _PEAK, _IDS, _TEXT_OFFSETS, _TEXT = range(10)
 
 
@@ -309,10 +305,8 @@ def _postings(
             if blk > last:  # entries ascend by block: the rest are after the cutoff
                 break
             at = entry_slot[e]
-            o, txt = (
-                _column(table, blk, _TEXT_OFFSETS, np.int64),
-                _column(table, blk, _TEXT, np.uint8),
-            )
+            o = _column(table, blk, _TEXT_OFFSETS, np.int64)
+            txt = _column(table, blk, _TEXT, np.uint8)
             if o[at + 1] - o[at] != size:  # equal hashes: the text decides
                 continue
             same = True
