@@ -144,8 +144,8 @@ def block_table(parts: Sequence[IndexArrays], directory: TermDirectory | None) -
     held: list[Any] = []
     d = directory or TermDirectory.of([p.vocab for p in parts])
     addresses = np.zeros((len(DIRECTORY), 2), dtype=np.int64)
-    for row, dtype in enumerate(DIRECTORY):
-        a = np.ascontiguousarray((d.keys, d.starts, d.block, d.slot)[row], dtype=dtype)
+    for row, kind in enumerate(DIRECTORY):
+        a = np.ascontiguousarray((d.keys, d.starts, d.block, d.slot)[row], dtype=kind)
         held.append(a)
         addresses[row] = a.ctypes.data, a.size
     table = np.zeros((len(parts), len(COLUMNS), 2), dtype=np.int64)
