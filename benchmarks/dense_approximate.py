@@ -51,6 +51,8 @@ from typing import Any
 
 import numpy as np
 
+from pastcast.npyfiles import drop_pages
+
 
 class TableEmbedder:
     """Query vectors fixed in advance (the stand-in corpus has no text model)."""
@@ -135,19 +137,25 @@ def peak_gb() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20
 
 
-def faiss_peer(vectors: np.ndarray, lists: int) -> Any:
-    """A plain faiss IVF-Flat of every vector with ``lists`` lists, trained on a sample of all
-    of them (at most 64 a list; the later ones included), ids in time order."""
+def faiss_peer(vectors: np.ndarray, lists: int, kind: str) -> Any:
+    """A plain faiss IVF of every vector with ``lists`` lists, float32 (``flat``) or 8-bit
+    (``sq8``) codes, trained on a sample of all of them (at most 64 a list; the later ones
+    included), ids in time order."""
     import faiss
 
-    d = vectors.shape[1]
-    peer = faiss.IndexIVFFlat(faiss.IndexFlatIP(d), d, lists, faiss.METRIC_INNER_PRODUCT)
+    d, ip = vectors.shape[1], faiss.METRIC_INNER_PRODUCT
+    if kind == "flat":
+        peer = faiss.IndexIVFFlat(faiss.IndexFlatIP(d), d, lists, ip)
+    else:
+        sq8 = faiss.ScalarQuantizer.QT_8bit
+        peer = faiss.IndexIVFScalarQuantizer(faiss.IndexFlatIP(d), d, lists, sq8, ip)
     rng = np.random.default_rng(0)
     sample = np.sort(rng.choice(len(vectors), min(len(vectors), 64 * lists), replace=False))
     peer.cp.max_points_per_centroid = 64
     peer.train(np.ascontiguousarray(vectors[sample]))
     for lo in range(0, len(vectors), 100_000):
         peer.add(np.ascontiguousarray(vectors[lo : lo + 100_000]))
+        drop_pages(vectors)  # the mapped file's pages need not stay resident
     return peer
 
 
@@ -196,6 +204,9 @@ def main() -> None:
     parser.add_argument("--queries", type=int, default=200)
     parser.add_argument("--k", type=int, default=10)
     parser.add_argument("--stand-in", choices=["stories", "isotropic"], default="stories")
+    parser.add_argument(
+        "--peer", choices=["flat", "sq8"], default="flat", help="the peer's list codes"
+    )
     parser.add_argument("--json", type=Path)
     args = parser.parse_args()
 
@@ -246,6 +257,7 @@ def main() -> None:
             f"(load {row['load']:.2f})"
         )
         exact.close()
+        del exact  # its 8-bit copies are not needed from here
         t0 = time.perf_counter()
         approx = DenseIndex(index, TableEmbedder(table), ivf_min=1000, nprobe=args.nprobe[0])  # type: ignore[arg-type]
         epochs = approx._approximate.indexes if approx._approximate else []
@@ -257,9 +269,9 @@ def main() -> None:
         )
         t0 = time.perf_counter()
         stored = np.load(index.path / f"dense-{TableEmbedder.name}.npy", mmap_mode="r")
-        peer = faiss_peer(stored, lists)
+        peer = faiss_peer(stored, lists, args.peer)
         print(
-            f"faiss peer: IndexIVFFlat of {lists:,} lists trained and filled in "
+            f"faiss peer: {type(peer).__name__} of {lists:,} lists trained and filled in "
             f"{time.perf_counter() - t0:.1f} s (peak RSS {peak_gb():.2f} GB)"
         )
         vectors = {q: table[q][None] for q in queries}
