@@ -109,6 +109,8 @@ def write_vectors(
     )
     anchors = []
     for lo, hi in index.partition_bounds:
+        out.flush()
+        drop_pages(out)  # written pages need not stay resident: one month at a time
         if stand_in == "isotropic":  # topic centres plus noise in every dimension
             for a in range(lo, hi, 100_000):
                 b = min(hi, a + 100_000)

@@ -96,7 +96,7 @@ def _epoch(
     d, end = int(vectors.shape[1]), until[j + 1] if j + 1 < len(until) else len(vectors)
     key = _key([digests[p] for p, (lo, _) in enumerate(bounds) if lo < until[j]], until[j], d)
     trained = _stored(store, f"epoch-{key}.npy", partial(_train, vectors, until[j]), _fits, kept)
-    index = faiss.deserialize_index(trained)
+    index: Any = faiss.deserialize_index(trained)
     for p, (lo, hi) in enumerate(bounds):
         if lo >= end or hi <= lo:
             continue
@@ -127,7 +127,7 @@ def _train(vectors: F32, until: int) -> npt.NDArray[np.uint8]:
         kmeans = faiss.Kmeans(d, count, niter=10, seed=1234, spherical=True)
         kmeans.cp.max_points_per_centroid = _PER_LIST
         kmeans.train(sample)
-        centroids = kmeans.centroids
+        centroids = np.ascontiguousarray(kmeans.centroids, dtype=np.float32)
     quantizer = faiss.IndexFlatIP(d)
     quantizer.add(centroids)
     sq8, ip = faiss.ScalarQuantizer.QT_8bit, faiss.METRIC_INNER_PRODUCT
