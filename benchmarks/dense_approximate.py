@@ -2,8 +2,8 @@
 millions of stand-in vectors: recall@10, p50/p95 latency per ``nprobe``, load and peak memory.
 
     python benchmarks/dense_approximate.py [--docs 1000000] [--months 30] [--dim 384] \\
-        [--nprobe 8 16 32] [--queries 200] [--stand-in stories|isotropic] [--peer flat|sq8] \\
-        [--json out.json]
+        [--nprobe 8 16 32] [--queries 200] [--stand-in stories|isotropic] [--peer flat|sq8|epoch] \\
+        [--dir DIR] [--json out.json]
 
 No text model embeds a million documents on these CPUs, so the vectors are stand-ins. ``--stand-in
 stories`` (the default, the easy case) models news: each month has its own stories of about 20
@@ -23,11 +23,14 @@ order: what ``DenseIndex`` reads of an ``EmbeddedIndex``), so every pastcast sea
 - the peer, measured on the same vectors and queries in the same run: a plain faiss
   ``IndexIVFFlat`` (``--peer flat``, float32 lists) or ``IndexIVFScalarQuantizer`` with 8-bit
   codes (``--peer sq8``, pastcast's kind, a quarter of the memory; not re-scored) with as many
-  lists as pastcast's last epoch, trained on a sample of every
-  vector (the later ones included, as nothing stops it), searched with ``IDSelectorRange(0, n)``
-  over the time-ordered ids at the same ``nprobe``. It returns nothing after the cutoff either,
-  but its lists depend on later documents, so it is not as of the cutoff; it is the speed to
-  match.
+  lists as pastcast's last epoch, trained on a sample of every vector (the later ones included,
+  as nothing stops it), searched with ``IDSelectorRange(0, n)`` over the time-ordered ids at the
+  same ``nprobe``. It returns nothing after the cutoff either, but its lists depend on later
+  documents, so it is not as of the cutoff; it is the speed to match. ``--peer epoch`` takes
+  pastcast's last epoch itself, searched the same way by faiss alone (the same lists, without
+  pastcast's epoch choice and re-scoring; nothing to build, for sizes where building a second
+  IVF takes too long). ``--dir`` keeps the folder, so a second isotropic run reuses the vectors,
+  the exact search's copies and the trained lists.
 
 Cutoffs: after the last document, and inside the last, a middle and an early month. Latency is
 the search alone (query vectors come from the index's LRU), one thread, as pastcast searches.
