@@ -1,8 +1,9 @@
 """Approximate dense search against the exact search and against faiss with a range filter, at
-a million stand-in vectors: recall@10, p50/p95 latency per ``nprobe``, load and peak memory.
+millions of stand-in vectors: recall@10, p50/p95 latency per ``nprobe``, load and peak memory.
 
     python benchmarks/dense_approximate.py [--docs 1000000] [--months 30] [--dim 384] \\
-        [--nprobe 8 16 32] [--queries 200] [--stand-in stories|isotropic] [--json out.json]
+        [--nprobe 8 16 32] [--queries 200] [--stand-in stories|isotropic] [--peer flat|sq8|epoch] \\
+        [--dir DIR] [--json out.json]
 
 No text model embeds a million documents on these CPUs, so the vectors are stand-ins. ``--stand-in
 stories`` (the default, the easy case) models news: each month has its own stories of about 20
@@ -20,11 +21,16 @@ order: what ``DenseIndex`` reads of an ``EmbeddedIndex``), so every pastcast sea
   cutoff it serves, searched through the range of rows before the cutoff, the candidates
   re-scored exactly);
 - the peer, measured on the same vectors and queries in the same run: a plain faiss
-  ``IndexIVFFlat`` with as many lists as pastcast's last epoch, trained on a sample of every
-  vector (the later ones included, as nothing stops it), searched with ``IDSelectorRange(0, n)``
-  over the time-ordered ids at the same ``nprobe``. It returns nothing after the cutoff either,
-  but its lists depend on later documents, so it is not as of the cutoff; it is the speed to
-  match.
+  ``IndexIVFFlat`` (``--peer flat``, float32 lists) or ``IndexIVFScalarQuantizer`` with 8-bit
+  codes (``--peer sq8``, pastcast's kind, a quarter of the memory; not re-scored) with as many
+  lists as pastcast's last epoch, trained on a sample of every vector (the later ones included,
+  as nothing stops it), searched with ``IDSelectorRange(0, n)`` over the time-ordered ids at the
+  same ``nprobe``. It returns nothing after the cutoff either, but its lists depend on later
+  documents, so it is not as of the cutoff; it is the speed to match. ``--peer epoch`` takes
+  pastcast's last epoch itself, searched the same way by faiss alone (the same lists, without
+  pastcast's epoch choice and re-scoring; nothing to build, for sizes where building a second
+  IVF takes too long). ``--dir`` keeps the folder, so a second isotropic run reuses the vectors,
+  the exact search's copies and the trained lists.
 
 Cutoffs: after the last document, and inside the last, a middle and an early month. Latency is
 the search alone (query vectors come from the index's LRU), one thread, as pastcast searches.
@@ -50,6 +56,8 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+
+from pastcast.npyfiles import drop_pages
 
 
 class TableEmbedder:
@@ -107,6 +115,8 @@ def write_vectors(
     )
     anchors = []
     for lo, hi in index.partition_bounds:
+        out.flush()
+        drop_pages(out)  # written pages need not stay resident: one month at a time
         if stand_in == "isotropic":  # topic centres plus noise in every dimension
             for a in range(lo, hi, 100_000):
                 b = min(hi, a + 100_000)
@@ -135,19 +145,25 @@ def peak_gb() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20
 
 
-def faiss_peer(vectors: np.ndarray, lists: int) -> Any:
-    """A plain faiss IVF-Flat of every vector with ``lists`` lists, trained on a sample of all
-    of them (at most 64 a list; the later ones included), ids in time order."""
+def faiss_peer(vectors: np.ndarray, lists: int, kind: str) -> Any:
+    """A plain faiss IVF of every vector with ``lists`` lists, float32 (``flat``) or 8-bit
+    (``sq8``) codes, trained on a sample of all of them (at most 64 a list; the later ones
+    included), ids in time order."""
     import faiss
 
-    d = vectors.shape[1]
-    peer = faiss.IndexIVFFlat(faiss.IndexFlatIP(d), d, lists, faiss.METRIC_INNER_PRODUCT)
+    d, ip = vectors.shape[1], faiss.METRIC_INNER_PRODUCT
+    if kind == "flat":
+        peer = faiss.IndexIVFFlat(faiss.IndexFlatIP(d), d, lists, ip)
+    else:
+        sq8 = faiss.ScalarQuantizer.QT_8bit
+        peer = faiss.IndexIVFScalarQuantizer(faiss.IndexFlatIP(d), d, lists, sq8, ip)
     rng = np.random.default_rng(0)
     sample = np.sort(rng.choice(len(vectors), min(len(vectors), 64 * lists), replace=False))
     peer.cp.max_points_per_centroid = 64
     peer.train(np.ascontiguousarray(vectors[sample]))
     for lo in range(0, len(vectors), 100_000):
         peer.add(np.ascontiguousarray(vectors[lo : lo + 100_000]))
+        drop_pages(vectors)  # the mapped file's pages need not stay resident
     return peer
 
 
@@ -196,6 +212,15 @@ def main() -> None:
     parser.add_argument("--queries", type=int, default=200)
     parser.add_argument("--k", type=int, default=10)
     parser.add_argument("--stand-in", choices=["stories", "isotropic"], default="stories")
+    parser.add_argument(
+        "--peer",
+        choices=["flat", "sq8", "epoch"],
+        default="flat",
+        help="the peer's list codes, or pastcast's last epoch searched by faiss alone",
+    )
+    parser.add_argument(
+        "--dir", type=Path, help="a folder kept between runs: isotropic vectors and lists reused"
+    )
     parser.add_argument("--json", type=Path)
     args = parser.parse_args()
 
@@ -207,9 +232,15 @@ def main() -> None:
     queries = [f"q{i}" for i in range(args.queries)]
     rows: list[dict[str, Any]] = []
     with tempfile.TemporaryDirectory(prefix="pastcast-ann-") as tmp:
-        index = StandInIndex(Path(tmp), args.docs, args.months)
+        index = StandInIndex(args.dir or Path(tmp), args.docs, args.months)
         t0 = time.perf_counter()
-        anchors = write_vectors(index, centres, TableEmbedder.name, 2, args.stand_in)
+        if (
+            args.stand_in == "isotropic"
+            and (index.path / f"dense-{TableEmbedder.name}.npy").exists()
+        ):
+            anchors = centres  # a kept folder's vectors: queries sit near the topic centres
+        else:
+            anchors = write_vectors(index, centres, TableEmbedder.name, 2, args.stand_in)
         spread = 0.08 * np.sqrt(args.dim) if args.stand_in == "isotropic" else 0.5
         table = {
             q: unit(
@@ -246,6 +277,7 @@ def main() -> None:
             f"(load {row['load']:.2f})"
         )
         exact.close()
+        del exact  # its 8-bit copies are not needed from here
         t0 = time.perf_counter()
         approx = DenseIndex(index, TableEmbedder(table), ivf_min=1000, nprobe=args.nprobe[0])  # type: ignore[arg-type]
         epochs = approx._approximate.indexes if approx._approximate else []
@@ -257,9 +289,10 @@ def main() -> None:
         )
         t0 = time.perf_counter()
         stored = np.load(index.path / f"dense-{TableEmbedder.name}.npy", mmap_mode="r")
-        peer = faiss_peer(stored, lists)
+        # ``epoch``: the very lists pastcast searches, without its epoch choice and re-scoring
+        peer = epochs[-1] if args.peer == "epoch" else faiss_peer(stored, lists, args.peer)
         print(
-            f"faiss peer: IndexIVFFlat of {lists:,} lists trained and filled in "
+            f"faiss peer: {type(peer).__name__} of {lists:,} lists trained and filled in "
             f"{time.perf_counter() - t0:.1f} s (peak RSS {peak_gb():.2f} GB)"
         )
         vectors = {q: table[q][None] for q in queries}

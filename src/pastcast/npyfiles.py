@@ -10,13 +10,14 @@ outside it.
 
 from __future__ import annotations
 
+import mmap
 import threading
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-__all__ = ["load_npy", "load_npz"]
+__all__ = ["drop_pages", "load_npy", "load_npz"]
 
 _HEADERS = threading.Lock()
 
@@ -33,3 +34,12 @@ def load_npz(path: str | Path) -> dict[str, np.ndarray[Any, Any]]:
     """Every array of the ``.npz`` file ``path``, read into memory. Never unpickles."""
     with _HEADERS, np.load(path, allow_pickle=False) as saved:
         return {name: saved[name] for name in saved.files}
+
+
+def drop_pages(array: np.ndarray[Any, Any]) -> None:
+    """Unmap the pages of a mapped ``array`` this process has touched (the file's pages stay in
+    the page cache and are read back on the next touch): a pass over every row of a large file
+    would otherwise keep the whole file in the process's resident set."""
+    mapped = getattr(array, "_mmap", None)
+    if mapped is not None and hasattr(mapped, "madvise"):
+        mapped.madvise(mmap.MADV_DONTNEED)

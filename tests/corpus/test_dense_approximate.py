@@ -138,6 +138,31 @@ def test_the_boundary_check_fails_against_a_wrong_row_range(
     assert violations(dense, exhaustive, DenseIndex(index, TopicEmbedder()))
 
 
+def trained_parts(approx: ApproximateIndex) -> list[np.ndarray]:  # type: ignore[type-arg]
+    """Per epoch, what training fitted: the centroids and the 8-bit codes' ranges."""
+    return [
+        np.concatenate(
+            [ix.quantizer.reconstruct_n(0, ix.nlist).ravel(), faiss.vector_to_array(ix.sq.trained)]
+        )
+        for ix in approx.indexes
+    ]
+
+
+def test_each_epoch_is_trained_on_the_rows_before_its_start_alone(index: EmbeddedIndex) -> None:
+    """Rows from the last epoch's start on replaced by others: every epoch's centroids and
+    8-bit ranges stay the same (fitting either to later rows changes them)."""
+    dense = approximate(index, 1)
+    assert dense._approximate is not None
+    vectors, start = np.array(dense._vectors), dense._approximate.until[-1]
+    later = vectors.copy()
+    later[start:] = -later[start:]
+    digests = [""] * len(dense._bounds)
+    other = ApproximateIndex.load_or_train(later, dense._bounds, digests, 50, None)
+    assert other.until == dense._approximate.until
+    for a, b in zip(trained_parts(dense._approximate), trained_parts(other), strict=True):
+        np.testing.assert_array_equal(a, b)
+
+
 # inside March (its lists trained on February alone), at the first instant of April (the set
 # trained on February and March starts there) and inside April
 CUTOFFS = [datetime(2024, m, d, 7, tzinfo=UTC) for m, d in ((3, 9), (3, 30), (4, 12), (4, 29))]

@@ -21,10 +21,10 @@ import numpy.typing as npt
 from pastcast.atomic import atomic_path
 from pastcast.corpus.dense._embedders import F32
 from pastcast.corpus.dense._pieces import one_thread
-from pastcast.npyfiles import load_npy
+from pastcast.npyfiles import drop_pages, load_npy
 
 _LISTS, _PER_LIST, _MIN_PER_LIST = 2.0, 64, 39  # lists: _LISTS * sqrt(training rows)
-_FORMAT = 2  # bumped when what the stored files mean changes
+_FORMAT = 3  # bumped when what the stored files mean changes
 _PARALLEL_ROWS = 200_000  # below this, one OpenMP thread: a team costs more than it saves
 
 
@@ -95,56 +95,59 @@ def _epoch(
 
     d, end = int(vectors.shape[1]), until[j + 1] if j + 1 < len(until) else len(vectors)
     key = _key([digests[p] for p, (lo, _) in enumerate(bounds) if lo < until[j]], until[j], d)
-    fits = partial(_centroids_fit, d)
-    centroids = _stored(store, f"epoch-{key}.npy", partial(_train, vectors, until[j]), fits, kept)
-    quantizer = faiss.IndexFlatIP(d)
-    quantizer.add(centroids)
-    fp16, ip = faiss.ScalarQuantizer.QT_fp16, faiss.METRIC_INNER_PRODUCT
-    index = faiss.IndexIVFScalarQuantizer(quantizer, d, len(centroids), fp16, ip)
-    index.is_trained = True  # the centroids are trained; float16 codes need no training
+    trained = _stored(store, f"epoch-{key}.npy", partial(_train, vectors, until[j]), _fits, kept)
+    index: Any = faiss.deserialize_index(trained)
     for p, (lo, hi) in enumerate(bounds):
         if lo >= end or hi <= lo:
             continue
         rows = np.ascontiguousarray(vectors[lo:hi])
         name = f"lists-{_key([key, digests[p]], hi - lo, d)}.npy"
-        made = partial(_nearest, rows, centroids)
-        labels = _stored(store, name, made, partial(_lists_fit, hi - lo, len(centroids)), kept)
+        made = partial(_nearest, rows, index.quantizer)
+        labels = _stored(store, name, made, partial(_lists_fit, hi - lo, index.nlist), kept)
         ids = np.arange(lo, hi, dtype=np.int64)  # named: faiss reads them through pointers
         ptr = faiss.swig_ptr
         index.add_core(hi - lo, ptr(rows), ptr(ids), ptr(labels))
+        drop_pages(vectors)  # the resident set holds one month of the vectors, not all
     return index
 
 
-def _train(vectors: F32, until: int) -> F32:
-    """Spherical k-means centroids of a seeded sample of the rows ``[0, until)``."""
+def _train(vectors: F32, until: int) -> npt.NDArray[np.uint8]:
+    """An empty IVF trained on a seeded sample of the rows ``[0, until)``, serialised: its
+    spherical k-means centroids, and its 8-bit codes' range per dimension (of the sample's
+    residuals to their centroids)."""
     import faiss
 
     count = max(1, min(int(_LISTS * until**0.5), until // _MIN_PER_LIST))
     picked = np.random.default_rng(until).choice(until, min(until, _PER_LIST * count), False)
     sample = np.ascontiguousarray(vectors[np.sort(picked)], dtype=np.float32)
+    d = sample.shape[1]
     if count == 1:
-        return np.ascontiguousarray(sample.mean(axis=0, keepdims=True), dtype=np.float32)
-    kmeans = faiss.Kmeans(sample.shape[1], count, niter=10, seed=1234, spherical=True)
-    kmeans.cp.max_points_per_centroid = _PER_LIST
-    kmeans.train(sample)
-    return np.ascontiguousarray(kmeans.centroids, dtype=np.float32)
+        centroids = np.ascontiguousarray(sample.mean(axis=0, keepdims=True), dtype=np.float32)
+    else:
+        kmeans = faiss.Kmeans(d, count, niter=10, seed=1234, spherical=True)
+        kmeans.cp.max_points_per_centroid = _PER_LIST
+        kmeans.train(sample)
+        centroids = np.ascontiguousarray(kmeans.centroids, dtype=np.float32)
+    quantizer = faiss.IndexFlatIP(d)
+    quantizer.add(centroids)
+    sq8, ip = faiss.ScalarQuantizer.QT_8bit, faiss.METRIC_INNER_PRODUCT
+    index = faiss.IndexIVFScalarQuantizer(quantizer, d, count, sq8, ip)
+    index.train(sample)  # the quantizer holds its centroids: only the 8-bit ranges are fitted
+    out: npt.NDArray[np.uint8] = faiss.serialize_index(index)
+    return out
 
 
-def _nearest(rows: F32, centroids: F32) -> npt.NDArray[np.int64]:
+def _nearest(rows: F32, quantizer: Any) -> npt.NDArray[np.int64]:
     """Each row's list: its nearest centroid by inner product, as the search ranks them."""
-    import faiss
-
-    flat = faiss.IndexFlatIP(centroids.shape[1])
-    flat.add(centroids)
-    return np.ascontiguousarray(flat.search(rows, 1)[1][:, 0], dtype=np.int64)
+    return np.ascontiguousarray(quantizer.search(rows, 1)[1][:, 0], dtype=np.int64)
 
 
 def _key(parts: Sequence[str], size: int, d: int) -> str:
     return hashlib.sha256(json.dumps([_FORMAT, list(parts), size, d]).encode()).hexdigest()[:32]
 
 
-def _centroids_fit(d: int, a: npt.NDArray[Any]) -> bool:
-    return a.ndim == 2 and a.shape[1] == d and a.dtype == np.float32
+def _fits(a: npt.NDArray[Any]) -> bool:
+    return a.ndim == 1 and a.dtype == np.uint8
 
 
 def _lists_fit(rows: int, lists: int, a: npt.NDArray[Any]) -> bool:

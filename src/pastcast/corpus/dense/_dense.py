@@ -272,7 +272,7 @@ class DenseIndex(IndexLookups):
         if self._approximate is not None:
             with one_thread():
                 proposed = self._approximate.search(q, n, min(k, n) + 16, self._nprobe)
-            if proposed is not None:  # candidates of float16 codes, ranked by exact scores
+            if proposed is not None:  # candidates of 8-bit codes, ranked by exact scores
                 return self._best(proposed, self._rescore(proposed, q64), k)
         segments, runs = self._segments(n)
         code = QueryCode.of(q[0]) if runs else None

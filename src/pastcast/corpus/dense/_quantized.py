@@ -15,7 +15,7 @@ import numpy as np
 import numpy.typing as npt
 
 from pastcast.atomic import atomic_path
-from pastcast.npyfiles import load_npy, load_npz
+from pastcast.npyfiles import drop_pages, load_npy, load_npz
 
 F32 = npt.NDArray[np.float32]
 F64 = npt.NDArray[np.float64]
@@ -238,6 +238,7 @@ def _quantize_month(vectors: F32, codes: npt.NDArray[np.int8], lo: int, hi: int)
         largest = np.maximum(largest, np.abs(x).max(axis=0))
         max_norm = max(max_norm, float(np.linalg.norm(x, axis=1).max()))
         max_residual = max(max_residual, float(np.linalg.norm(residual, axis=1).max()))
+    drop_pages(vectors)  # one month of the mapped vectors resident at a time, not all
     return MonthGrid(lo, hi, step, error, largest, max_norm, max_residual)
 
 
