@@ -232,8 +232,9 @@ def _read_table(directory: Path, name: str, manifest: Mapping[str, Any]) -> list
     expected = manifest.get("files", {}).get(f"{name}.parquet")
     if expected is not None and _file_sha256(path) != expected:
         raise FieldError("", f"{path}: sha256 does not match manifest.json (file corrupted?)")
-    try:
-        table = pq.read_table(path)
+    try:  # the file itself: ``read_table`` would import pyarrow's datasets, and pandas with them
+        with pq.ParquetFile(path) as file:
+            table = file.read()
     except (pa.ArrowInvalid, OSError) as exc:
         raise FieldError("", f"{path}: not a readable Parquet file ({exc})") from None
     want = SCHEMAS[name]

@@ -141,15 +141,25 @@ class OpenAICompatibleModel:
             "strict_schema": strict_schema,
         }
         self.retry = RetryPolicy(max_retries=max_retries)
+        from pastcast.models._http import ThreadPools
+
         # The client's retries are off: ours see every attempt (gate, accounting, Retry-After).
         self._client = openai.OpenAI(
-            api_key=api_key, base_url=base_url, timeout=timeout_s, max_retries=0
+            api_key=api_key,
+            base_url=base_url,
+            timeout=timeout_s,
+            max_retries=0,
+            http_client=openai.DefaultHttpxClient(transport=ThreadPools()),
         )
         self._openai = openai
 
     @property
     def name(self) -> str:
         return self._name
+
+    def close(self) -> None:
+        """Close the client's connections (``clear_models``, at the end of a run)."""
+        self._client.close()
 
     def __repr__(self) -> str:
         return f"OpenAICompatibleModel({self._name!r}, base_url={self.base_url!r})"
