@@ -137,9 +137,8 @@ def load_release(
     steps: list[StepSpec] = []
     splits: dict[str, str] = {}
     for split, path in parts:
-        try:  # the file itself, as ``pastcast.dataset`` reads its tables
-            with pq.ParquetFile(path) as file:
-                table = file.read()
+        try:
+            table = pq.read_table(path)
         except (pa.ArrowInvalid, OSError) as exc:
             raise FieldError("", f"{path}: not a readable Parquet file ({exc})") from None
         missing = [c for c in RELEASE_COLUMNS if c not in table.column_names]
