@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import threading
 
 import pytest
 
@@ -173,3 +174,55 @@ def test_unpriced_model_costs_zero_and_custom_prices(fake_server: FakeServer, tm
     bad.write_text('{"m": {"input": -1, "output": 1}}')
     with pytest.raises(ValueError, match=r"bad.json: m: field input"):
         PriceTable.load(bad)
+
+
+def test_calls_from_many_threads_all_get_their_reply(fake_server: FakeServer) -> None:
+    model = _model(fake_server)
+    replies: list[str] = []
+
+    def call(i: int) -> None:
+        replies.append(model.chat(_req(Message(role="user", content=f"q{i}"))).content)
+
+    threads = [threading.Thread(target=call, args=(i,)) for i in range(40)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert replies == ["hello"] * 40
+    assert sorted(r["messages"][0]["content"] for r in fake_server.requests) == sorted(
+        f"q{i}" for i in range(40)
+    )
+
+
+def test_each_thread_keeps_to_one_connection_pool_and_threads_spread_over_all() -> None:
+    httpx2 = pytest.importorskip("httpx2")
+    from pastcast.models._http import POOLS, ThreadPools
+
+    class Pool(httpx2.BaseTransport):  # type: ignore[misc]
+        def __init__(self) -> None:
+            self.threads: list[int] = []
+
+        def handle_request(self, request: object) -> object:
+            self.threads.append(threading.get_ident())
+            return httpx2.Response(200, json=completion())
+
+    transport = ThreadPools()
+    pools = [Pool() for _ in range(POOLS)]
+    transport._pools = pools  # type: ignore[assignment]
+    client = httpx2.Client(transport=transport)
+    go = threading.Barrier(3 * POOLS)  # every thread alive at once: none is a reused one
+
+    def calls() -> None:
+        go.wait()
+        for _ in range(3):
+            client.post("http://127.0.0.1/v1/chat/completions", json={})
+
+    threads = [threading.Thread(target=calls) for _ in range(3 * POOLS)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    owners = [set(p.threads) for p in pools]
+    assert all(len(p.threads) == 3 * len(ids) for p, ids in zip(pools, owners, strict=True))
+    assert all(len(ids) == 3 for ids in owners)  # in turn: each pool has a third of the threads
+    assert len(set().union(*owners)) == 3 * POOLS  # and no thread is in two pools
