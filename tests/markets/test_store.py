@@ -174,3 +174,14 @@ def test_corruption_and_version_are_detected(tmp_path: Path) -> None:
         load_dataset(tmp_path / "ds")
     with pytest.raises(FieldError, match=r"manifest\.json: missing"):
         load_dataset(tmp_path)
+
+
+def test_a_table_that_is_not_parquet_is_refused_naming_it(tmp_path: Path) -> None:
+    save_dataset(_dataset(), tmp_path / "ds")
+    (tmp_path / "ds" / "events.parquet").write_bytes(b"PAR1 not really")
+    manifest_path = tmp_path / "ds" / "manifest.json"
+    manifest = json.loads(manifest_path.read_text())
+    del manifest["files"]["events.parquet"]  # past the checksum, to the read itself
+    manifest_path.write_text(json.dumps(manifest))
+    with pytest.raises(FieldError, match=r"events\.parquet: not a readable Parquet file"):
+        load_dataset(tmp_path / "ds")
