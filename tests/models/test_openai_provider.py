@@ -195,14 +195,15 @@ def test_calls_from_many_threads_all_get_their_reply(fake_server: FakeServer) ->
 
 
 def test_each_thread_keeps_to_one_connection_pool_and_threads_spread_over_all() -> None:
-    httpx2 = pytest.importorskip("httpx2")
+    import httpx2  # the OpenAI client's HTTP library
+
     from pastcast.models._http import POOLS, ThreadPools
 
-    class Pool(httpx2.BaseTransport):  # type: ignore[misc]
+    class Pool(httpx2.BaseTransport):
         def __init__(self) -> None:
             self.threads: list[int] = []
 
-        def handle_request(self, request: object) -> object:
+        def handle_request(self, request: httpx2.Request) -> httpx2.Response:
             self.threads.append(threading.get_ident())
             return httpx2.Response(200, json=completion())
 
