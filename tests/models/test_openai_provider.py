@@ -227,3 +227,18 @@ def test_each_thread_keeps_to_one_connection_pool_and_threads_spread_over_all() 
     assert all(len(p.threads) == 3 * len(ids) for p, ids in zip(pools, owners, strict=True))
     assert all(len(ids) == 3 for ids in owners)  # in turn: each pool has a third of the threads
     assert len(set().union(*owners)) == 3 * POOLS  # and no thread is in two pools
+
+
+def test_a_proxy_set_in_the_environment_still_carries_the_requests(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import httpx2
+
+    from pastcast.models._http import ThreadPools
+
+    monkeypatch.setenv("HTTPS_PROXY", "http://proxy.example:3128")
+    model = OpenAICompatibleModel("gpt-4o-mini", base_url="https://api.example/v1")
+    route = model._client._client._transport_for_url  # the HTTP client's choice of transport
+    assert not isinstance(route(httpx2.URL("https://api.example/v1")), ThreadPools)
+    assert isinstance(route(httpx2.URL("http://127.0.0.1:8000/v1")), ThreadPools)
+    model.close()

@@ -152,7 +152,8 @@ class OpenAICompatibleModel:
             base_url=base_url,
             timeout=timeout_s,
             max_retries=0,
-            http_client=openai.DefaultHttpxClient(transport=ThreadPools()),
+            # Mounted, not given as the transport: the proxies set in the environment still apply.
+            http_client=openai.DefaultHttpxClient(mounts={"all://": ThreadPools()}),
         )
         self._openai = openai
 
