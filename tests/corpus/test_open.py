@@ -19,7 +19,6 @@ from pastcast.corpus import (
     content_digest,
     corpus_identity,
     open_backend,
-    redact_url,
     retrieval_modes,
     split_schema,
 )
@@ -29,6 +28,7 @@ from pastcast.corpus.embedded._arrays import TermTable, build_arrays, save_array
 from pastcast.corpus.postgres import PostgresBackend
 from pastcast.errors import FieldError
 from pastcast.records import Document
+from pastcast.retrying import redact_url
 
 DOCS = make_docs(80, seed=3, span_days=70)  # three months
 

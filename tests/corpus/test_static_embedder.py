@@ -14,11 +14,11 @@ from pastcast.corpus.dense import (
     STATIC_EMBEDDER,
     DenseIndex,
     StaticEmbedder,
-    cache_root,
     distill_static,
     embedders,
 )
 from pastcast.corpus.embedded import EmbeddedIndex
+from pastcast.owned import cache_root
 from pastcast.records import Document
 
 # Found, not imported: torch and transformers are imported by the fixture that builds the model,

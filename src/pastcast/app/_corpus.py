@@ -27,7 +27,6 @@ from pastcast.corpus import (
     CorpusBuildReport,
     is_database_url,
     one_line,
-    redact_url,
 )
 from pastcast.corpus.dense import Embedder, resolve_embedder
 from pastcast.corpus.embedded import EmbeddedIndex, MonthRunner, ReadStamp
@@ -45,6 +44,7 @@ from pastcast.corpus.sources import (
 from pastcast.errors import FieldError, within
 from pastcast.owned import check_replaceable, made_kind
 from pastcast.records import Document
+from pastcast.retrying import redact_url
 from pastcast.validation import field_path, first_error
 
 DEFAULT_SCHEMA = "pastcast"

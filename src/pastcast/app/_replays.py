@@ -15,13 +15,14 @@ from typing import TYPE_CHECKING
 
 from pastcast.app._fields import as_field
 from pastcast.app._open import check_search_options, open_corpus, open_dataset
-from pastcast.corpus import OpenedCorpus, content_digest, redact_url
+from pastcast.corpus import OpenedCorpus, content_digest
 from pastcast.cutoff import DayConvention
 from pastcast.dataset import Dataset
 from pastcast.env import EnvConfig, Episode, ForecastEnv
 from pastcast.errors import FieldError
 from pastcast.owned import check_replaceable
 from pastcast.records import CorpusIdentity, Setting, StepSpec
+from pastcast.retrying import redact_url
 from pastcast.runlog import Grading
 from pastcast.runner import CorpusRef, grade_step
 from pastcast.world import is_world_spec, world_from_spec

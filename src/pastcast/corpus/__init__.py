@@ -27,7 +27,6 @@ from pastcast.corpus._protocol import (
 from pastcast.corpus._text import STOPWORDS, tokenize, tokenize_utf8
 from pastcast.lazy import lazy_exports
 from pastcast.records import CorpusIdentity
-from pastcast.retrying import redact_url
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -67,7 +66,6 @@ __all__ = [
     "is_database_url",
     "one_line",
     "open_backend",
-    "redact_url",
     "retrieval_modes",
     "split_schema",
     "tokenize",

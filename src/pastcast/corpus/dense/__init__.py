@@ -16,7 +16,6 @@ from pastcast.corpus.dense._jobs import embed_corpus
 from pastcast.corpus.dense._precomputed import load_vectors
 from pastcast.corpus.dense._remote import RemoteEmbedder
 from pastcast.corpus.dense._static import StaticEmbedder, distill_static
-from pastcast.owned import cache_root
 
 __all__ = [
     "RRF_K",
@@ -27,7 +26,6 @@ __all__ = [
     "MiniLMEmbedder",
     "RemoteEmbedder",
     "StaticEmbedder",
-    "cache_root",
     "cached_queries",
     "distill_static",
     "embed_corpus",

@@ -15,7 +15,7 @@ import numpy as np
 from pastcast.atomic import atomic_directory
 from pastcast.corpus.dense._embedders import F32, STATIC_EMBEDDER, Embedder
 from pastcast.npyfiles import load_npy
-from pastcast.owned import cache_root  # re-exported: distilled models are kept under it
+from pastcast.owned import cache_root
 
 RECIPE = "mean-pooled-tokens+sif-1e-4 v1"
 SIF = 1e-4
