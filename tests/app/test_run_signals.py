@@ -19,8 +19,8 @@ import pytest
 from pastcast.runlog import read_run_log
 
 # Found, not imported: the runs under test are other processes.
-if importlib.util.find_spec("openai") is None:
-    pytest.skip("could not import 'openai'", allow_module_level=True)
+if importlib.util.find_spec("httpx2") is None:
+    pytest.skip("could not import 'httpx2'", allow_module_level=True)
 
 WORLD = "world:0,n_events=2,n_documents=60"  # 7 forecast steps
 HERE = Path(__file__).parent

@@ -1,6 +1,6 @@
 """A real loopback HTTP server speaking the chat-completions JSON, scripted per test.
 
-The OpenAI client's transport is not interceptable by request-mocking libraries, so tests talk
+The models speak HTTP through httpx2, which request-mocking libraries do not intercept, so tests talk
 to an actual socket.
 """
 

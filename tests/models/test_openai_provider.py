@@ -7,7 +7,7 @@ import threading
 
 import pytest
 
-pytest.importorskip("openai")
+pytest.importorskip("httpx2")
 
 from fake_chat_server import FakeServer, completion
 
@@ -238,7 +238,21 @@ def test_a_proxy_set_in_the_environment_still_carries_the_requests(
 
     monkeypatch.setenv("HTTPS_PROXY", "http://proxy.example:3128")
     model = OpenAICompatibleModel("gpt-4o-mini", base_url="https://api.example/v1")
-    route = model._client._client._transport_for_url  # the HTTP client's choice of transport
+    route = model._client._transport_for_url  # the HTTP client's choice of transport
     assert not isinstance(route(httpx2.URL("https://api.example/v1")), ThreadPools)
     assert isinstance(route(httpx2.URL("http://127.0.0.1:8000/v1")), ThreadPools)
+    model.close()
+
+
+def test_the_url_and_headers_the_environment_sets_are_used_as_the_official_client_does(
+    fake_server: FakeServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("OPENAI_BASE_URL", fake_server.url)
+    monkeypatch.setenv("OPENAI_ORG_ID", "org-1")
+    monkeypatch.setenv("OPENAI_PROJECT_ID", "proj-1")
+    model = OpenAICompatibleModel("gpt-4o-mini")
+    assert model.chat(_req()).content == "hello"
+    sent = fake_server.headers[-1]
+    assert (sent["openai-organization"], sent["openai-project"]) == ("org-1", "proj-1")
+    assert model.spec["base_url"] is None  # the log records what was given, not the environment
     model.close()

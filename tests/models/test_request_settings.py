@@ -8,7 +8,7 @@ import importlib.util
 
 import pytest
 
-pytest.importorskip("openai")
+pytest.importorskip("httpx2")
 
 from fake_chat_server import FakeServer, completion
 

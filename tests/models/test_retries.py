@@ -9,7 +9,7 @@ from collections.abc import Callable
 
 import pytest
 
-pytest.importorskip("openai")
+pytest.importorskip("httpx2")
 
 from fake_chat_server import FakeServer, completion
 

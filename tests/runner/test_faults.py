@@ -16,7 +16,7 @@ from pastcast.runlog import read_run_log, retried_path
 from pastcast.runner import RunConfig, run_benchmark
 from pastcast.runner._config import BreakerConfig, Execution, ProviderLimits
 
-pytest.importorskip("openai")
+pytest.importorskip("httpx2")
 
 FAST_RETRIES = RetryPolicy(max_retries=6, base_delay_s=0.01, max_delay_s=0.05)
 

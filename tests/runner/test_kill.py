@@ -24,7 +24,7 @@ from pastcast.runlog import RunLogWriter, read_run_log
 from pastcast.runner import load_plan, run_benchmark
 from pastcast.scoring import summarize, table_from_records
 
-pytest.importorskip("openai")
+pytest.importorskip("httpx2")
 
 STEPS = 12 * 3 * 3  # events x dates x agents
 KILLS = 3
