@@ -307,8 +307,14 @@ class HttpEndpoint:
         proxy = proxies.get(self.scheme) or proxies.get("all")
         bypass = urllib.request.proxy_bypass_environment  # type: ignore[attr-defined]  # NO_PROXY
         self._proxy = None if not proxy or bypass(self.host) else urlsplit(proxy)
+        self._proxy_auth: dict[str, str] = {}
+        if self._proxy is not None and self._proxy.username is not None:
+            pair = f"{unquote(self._proxy.username)}:{unquote(self._proxy.password or '')}"
+            basic = base64.b64encode(pair.encode()).decode()
+            self._proxy_auth["Proxy-Authorization"] = f"Basic {basic}"
         if self._proxy is not None and self.scheme == "http":  # the proxy is sent whole URLs
             self.path = f"http://{parts.netloc.rpartition('@')[2]}{self.path}"
+            self.headers |= self._proxy_auth
         self._idle: queue.SimpleQueue[http.client.HTTPConnection] = queue.SimpleQueue()
 
     def _connection(self) -> http.client.HTTPConnection:
@@ -316,15 +322,9 @@ class HttpEndpoint:
         proxy = self._proxy
         if proxy is None:
             return new(self.host, self.port, timeout=self.timeout_s)
-        auth = {}
-        if proxy.username is not None:
-            pair = f"{unquote(proxy.username)}:{unquote(proxy.password or '')}".encode()
-            auth["Proxy-Authorization"] = f"Basic {base64.b64encode(pair).decode()}"
         conn = new(proxy.hostname or "", proxy.port, timeout=self.timeout_s)
         if self.scheme == "https":
-            conn.set_tunnel(self.host, self.port, headers=auth)
-        else:
-            self.headers |= auth
+            conn.set_tunnel(self.host, self.port, headers=self._proxy_auth)
         return conn
 
     def failure(self, message: str, kind: FailureKind, **more: Any) -> ProviderFailure:

@@ -196,10 +196,12 @@ def test_a_proxy_set_in_the_environment_carries_the_requests(
     fake_server: FakeServer, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # api.example resolves nowhere: only the proxy (the loopback server) can answer.
-    monkeypatch.setenv("HTTP_PROXY", fake_server.url.removesuffix("/v1"))
+    proxy = fake_server.url.removesuffix("/v1").replace("http://", "http://u:p%40ss@")
+    monkeypatch.setenv("HTTP_PROXY", proxy)
     model = OpenAICompatibleModel("gpt-4o-mini", base_url="http://api.example/v1")
     assert model.chat(_req()).content == "hello"
     assert fake_server.headers[-1]["host"] == "api.example"
+    assert fake_server.headers[-1]["proxy-authorization"] == "Basic dTpwQHNz"  # u:p@ss
     monkeypatch.setenv("NO_PROXY", "api.example")
     direct = OpenAICompatibleModel("gpt-4o-mini", base_url="http://api.example/v1", max_retries=0)
     with pytest.raises(ModelError, match="connection failed"):
