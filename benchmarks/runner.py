@@ -3,7 +3,7 @@
 A chat-completions server on loopback (a process of its own, so it does not share the run's
 interpreter) answers every request after ``--latency`` seconds. The run is the no-tools agent
 on a synthetic dataset, one model call per step, through the whole stack: the runner, the
-episode, the OpenAI client over HTTP, grading and the fsynced run log. Printed:
+episode, the model's HTTP client, grading and the fsynced run log. Printed:
 
 - throughput at 1, 8, 64 and 256 episodes in flight, against the ideal (in flight / latency),
   for the local executor and for Dask (a LocalCluster of worker processes on 127.0.0.1, started
@@ -13,7 +13,8 @@ episode, the OpenAI client over HTTP, grading and the fsynced run log. Printed:
   process: start-up, imports, reading the dataset directory, the run and the log), its wall
   time against the ideal (steps x latency / in flight) and its CPU;
 - resident memory while 20,000 steps run at 256 in flight, sampled through the run, so its
-  growth with the number of steps shows (the driver; for Dask also the workers).
+  growth with the number of steps shows (the driver; for Dask also the workers);
+- the machine's load average at the start and at the end.
 
     python benchmarks/runner.py [--latency 1.0] [--steps 20000] [--seconds 10] [--no-dask]
         [--no-cli]
@@ -24,6 +25,7 @@ from __future__ import annotations
 import argparse
 import json
 import multiprocessing
+import os
 import resource
 import socket
 import subprocess
@@ -202,6 +204,12 @@ def _cli_run(url: str, n_steps: int, in_flight: int, tmp: Path, latency: float) 
     )
 
 
+def _load() -> str:
+    """The machine's load (1, 5 and 15 minutes): on a shared machine the wall ratios follow it,
+    the CPU a step much less."""
+    return " / ".join(f"{x:.2f}" for x in os.getloadavg())
+
+
 def _executor(kind: str, cluster: Any) -> Executor:
     if kind == "local":
         return executors.build("local")
@@ -248,6 +256,7 @@ def main() -> None:
     url = f"http://127.0.0.1:{port}/v1"
     kinds = ["local"] if args.no_dask else ["local", "dask"]
     print(f"provider latency {args.latency:.2f} s, one call per step; ideal: in flight / latency")
+    print(f"load average at the start: {_load()}")
     levels = [int(x) for x in args.levels.split(",")]
     cluster = None if args.no_dask else _cluster(args.dask_workers, 256 // args.dask_workers)
     with tempfile.TemporaryDirectory() as tmp:
@@ -284,6 +293,7 @@ def main() -> None:
     if cluster is not None:
         cluster.close()
     server.terminate()
+    print(f"load average at the end: {_load()}")
 
 
 if __name__ == "__main__":

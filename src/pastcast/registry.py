@@ -180,6 +180,9 @@ def type_name(annotation: Any) -> str:
     return re.sub(r"\b(?:[A-Za-z_]\w*\.)+(?=[A-Za-z_])", "", repr(annotation))
 
 
+_VARIADIC = (inspect.Parameter.VAR_POSITIONAL, inspect.Parameter.VAR_KEYWORD)
+
+
 class _Checks:
     """A factory's signature (None where it has none) and the type adapters of its annotated
     parameters, worked out once per factory (``_checks``): a run checks an agent's arguments
@@ -190,6 +193,9 @@ class _Checks:
             self.signature: inspect.Signature | None = inspect.signature(factory)
         except (TypeError, ValueError):
             self.signature = None
+        params = self.signature.parameters.values() if self.signature else ()
+        self.requires = any(p.default is p.empty and p.kind not in _VARIADIC for p in params)
+        """Whether a call without arguments fails to bind (most built-in metrics take none)."""
         self._factory = factory
 
     @functools.cached_property
@@ -201,10 +207,7 @@ class _Checks:
         except (NameError, TypeError, ValueError, SyntaxError):
             return adapters  # annotations that do not resolve here: only the binding is checked
         for name, p in params.items():
-            if p.annotation is inspect.Parameter.empty or p.kind in (
-                p.VAR_POSITIONAL,
-                p.VAR_KEYWORD,
-            ):
+            if p.annotation is inspect.Parameter.empty or p.kind in _VARIADIC:
                 continue
             try:
                 adapter = TypeAdapter(p.annotation)
@@ -222,6 +225,9 @@ _CHECKS_LOCK = threading.Lock()
 
 
 def _checks(factory: Callable[..., Any]) -> _Checks:
+    known = _CHECKS.get(id(factory))  # read without the lock: hundreds of threads ask each step
+    if known is not None and known[0] is factory:
+        return known[1]
     with _CHECKS_LOCK:
         known = _CHECKS.get(id(factory))
         if known is None or known[0] is not factory:
@@ -388,7 +394,7 @@ class Registry(Generic[T]):
         entry = self.get(name)
         checks = _checks(entry.factory)  # one that fails to load: that error, not no checks
         sig = checks.signature
-        if sig is None:
+        if sig is None or not (args or positional or checks.requires):
             return dict(args)
         try:
             sig.bind(*positional, **args)

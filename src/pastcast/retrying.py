@@ -6,17 +6,26 @@ A client turns each failed attempt into a ``ProviderFailure``: transient kinds a
 configuration kinds and refused requests are not. The module sits at the bottom of the layers so
 that the corpus and the models share one retry loop without importing each other. ``redact_url``
 and ``redact`` keep secrets (passwords in URLs, API keys) out of what a client says of a failure.
+``HttpEndpoint`` is the HTTP the chat models and the remote embedders post their JSON with.
 """
 
 from __future__ import annotations
 
+import base64
+import functools
+import http.client
+import io
+import queue
 import random
 import re
+import select
+import socket
 import threading
 import time
+import urllib.request
 from collections.abc import Callable, Iterable, Mapping
 from email.utils import parsedate_to_datetime
-from typing import Literal, TypeVar
+from typing import Any, Literal, TypeVar
 from urllib.parse import unquote, urlsplit, urlunsplit
 
 from pydantic import Field
@@ -26,6 +35,7 @@ from pastcast.records import Record
 __all__ = [
     "TRANSIENT_KINDS",
     "FailureKind",
+    "HttpEndpoint",
     "ProviderFailure",
     "RetryPolicy",
     "TokenBucket",
@@ -236,3 +246,172 @@ class TokenBucket:
         with self._lock:
             self._refill()
             self._level = min(self.capacity, self._level - delta)
+
+
+_READ_BYTES = 1 << 16
+
+
+class _DeadlineIO(socket.SocketIO):
+    """A socket's reads, each allowed only what is left until ``deadline``: a socket's own
+    timeout bounds one read, so a server sending a byte now and then would hold a reply (its
+    status line, headers or body) for ever."""
+
+    def __init__(self, sock: socket.socket, deadline: float) -> None:
+        super().__init__(sock, "rb")
+        # counted as ``socket.makefile`` counts its readers: a reply that closes the connection
+        # closes the socket only once it is read
+        sock._io_refs += 1  # type: ignore[attr-defined]
+        self._socket, self._deadline = sock, deadline
+
+    def readinto(self, b: Any) -> int | None:
+        left = self._deadline - time.monotonic()
+        if left <= 0:
+            raise TimeoutError("the reply's deadline passed")
+        self._socket.settimeout(left)
+        return super().readinto(b)
+
+
+class _DeadlineResponse(http.client.HTTPResponse):
+    """An HTTP reply read through ``_DeadlineIO``."""
+
+    def __init__(self, sock: socket.socket, *args: Any, deadline: float, **kwargs: Any) -> None:
+        super().__init__(sock, *args, **kwargs)
+        self.fp.close()  # the plain reader made above: this one keeps to the deadline
+        self.fp = io.BufferedReader(_DeadlineIO(sock, deadline))
+
+
+class HttpEndpoint:
+    """JSON posted to one server over persistent connections, each request on an idle one (or a
+    new one), any failure a ``ProviderFailure`` of its kind naming ``where``. A request, reply
+    included, ends within ``timeout_s``; a reply is read up to ``max_reply_bytes``. The proxies
+    of the environment (``HTTP_PROXY``, ``HTTPS_PROXY``, ``ALL_PROXY``, ``NO_PROXY``) apply.
+    The standard library's client: a third of the CPU a request of httpx's costs."""
+
+    def __init__(
+        self,
+        url: str,
+        *,
+        headers: Mapping[str, str],
+        timeout_s: float,
+        where: str,
+        secrets: tuple[str, ...] = (),
+        max_reply_bytes: int | None = None,
+    ) -> None:
+        parts = urlsplit(url.rstrip("/"))
+        self.scheme, self.host, self.port = parts.scheme, parts.hostname or "", parts.port
+        self.path = parts.path
+        self.headers = dict(headers)
+        self.timeout_s, self.where, self.secrets = timeout_s, where, secrets
+        self.max_reply_bytes = max_reply_bytes
+        proxies = urllib.request.getproxies_environment()
+        proxy = proxies.get(self.scheme) or proxies.get("all")
+        bypass = urllib.request.proxy_bypass_environment  # type: ignore[attr-defined]  # NO_PROXY
+        self._proxy = None if not proxy or bypass(self.host) else urlsplit(proxy)
+        self._proxy_auth: dict[str, str] = {}
+        if self._proxy is not None and self._proxy.username is not None:
+            pair = f"{unquote(self._proxy.username)}:{unquote(self._proxy.password or '')}"
+            basic = base64.b64encode(pair.encode()).decode()
+            self._proxy_auth["Proxy-Authorization"] = f"Basic {basic}"
+        if self._proxy is not None and self.scheme == "http":  # the proxy is sent whole URLs
+            self.path = f"http://{parts.netloc.rpartition('@')[2]}{self.path}"
+            self.headers |= self._proxy_auth
+        self._idle: queue.SimpleQueue[http.client.HTTPConnection] = queue.SimpleQueue()
+
+    def _connection(self) -> http.client.HTTPConnection:
+        new = http.client.HTTPSConnection if self.scheme == "https" else http.client.HTTPConnection
+        proxy = self._proxy
+        if proxy is None:
+            return new(self.host, self.port, timeout=self.timeout_s)
+        conn = new(proxy.hostname or "", proxy.port, timeout=self.timeout_s)
+        if self.scheme == "https":
+            conn.set_tunnel(self.host, self.port, headers=self._proxy_auth)
+        return conn
+
+    def failure(self, message: str, kind: FailureKind, **more: Any) -> ProviderFailure:
+        """A failure naming ``where``, on one line, without a secret."""
+        text = redact(" ".join(message.split()), self.secrets)
+        return ProviderFailure(f"{self.where}: {text}", kind=kind, **more)
+
+    def post(self, path: str, body: bytes) -> bytes:
+        """The reply's body to ``body`` posted to ``path`` (below the URL's own)."""
+        try:
+            conn = self._idle.get_nowait()
+            if conn.sock is not None and select.select([conn.sock], [], [], 0)[0]:
+                conn.close()  # closed by the server while idle: connected again below
+        except queue.Empty:
+            conn = self._connection()
+        data, reusable = self._send(conn, self.path + path, body)
+        if reusable:
+            self._idle.put(conn)
+        else:
+            conn.close()
+        if isinstance(data, ProviderFailure):
+            raise data
+        return data
+
+    def _send(
+        self, conn: http.client.HTTPConnection, path: str, body: bytes
+    ) -> tuple[bytes | ProviderFailure, bool]:
+        """The reply body or the failure, and whether ``conn`` may be used again."""
+        deadline = time.monotonic() + self.timeout_s
+        try:
+            if conn.sock is None:
+                conn.connect()
+                sock: socket.socket = conn.sock  # type: ignore[assignment]  # connected
+                # headers and body are two writes: without this, Nagle's algorithm may hold
+                # the body until the server's delayed ACK of the headers (urllib3 sets it too)
+                sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+            # sending is bounded as a whole by the socket's timeout (sendall), reading by
+            # the deadline's response class, made for this request
+            conn.sock.settimeout(max(deadline - time.monotonic(), 1e-3))
+            conn.response_class = functools.partial(_DeadlineResponse, deadline=deadline)  # type: ignore[assignment]
+            conn.request("POST", path, body=body, headers=self.headers)
+            resp = conn.getresponse()
+            data = self._read_body(resp)
+        except TimeoutError:
+            return self.failure(
+                f"no complete reply within timeout_s={self.timeout_s:g}", "timeout"
+            ), False
+        except http.client.IncompleteRead as exc:
+            return self.failure(f"reply cut short ({exc!r})", "bad_response"), False
+        except (OSError, http.client.HTTPException) as exc:
+            message = f"connection failed ({type(exc).__name__}: {exc})"
+            return self.failure(message, "connection"), False
+        if isinstance(data, ProviderFailure):
+            return data, False
+        if resp.status >= 400:
+            headers = {k: v for k, v in resp.getheaders()}
+            # the whole (bounded) body redacted before it is cut: a key may straddle the cut
+            said = redact(data.decode(errors="replace"), self.secrets)
+            failure = self.failure(
+                f"HTTP {resp.status}: {said[:200]}",
+                failure_kind_of_status(resp.status),
+                status=resp.status,
+                retry_after=retry_after_seconds(headers),
+            )
+            return failure, not resp.will_close
+        return data, not resp.will_close
+
+    def _read_body(self, resp: http.client.HTTPResponse) -> bytes | ProviderFailure:
+        limit = self.max_reply_bytes
+        if limit is not None and resp.length is not None and resp.length > limit:
+            return self.failure(
+                f"a reply of {resp.length} bytes, over max_reply_bytes={limit}", "bad_response"
+            )
+        chunks: list[bytes] = []
+        size = 0
+        while chunk := resp.read(_READ_BYTES):
+            size += len(chunk)
+            if limit is not None and size > limit:
+                return self.failure(f"reply over max_reply_bytes={limit}", "bad_response")
+            chunks.append(chunk)
+        if resp.length:  # the connection closed before the declared length came
+            raise http.client.IncompleteRead(b"".join(chunks), resp.length)
+        return b"".join(chunks)
+
+    def close(self) -> None:
+        while True:
+            try:
+                self._idle.get_nowait().close()
+            except queue.Empty:
+                return

@@ -5,7 +5,6 @@ put first on the run's PYTHONPATH as ``llama_cpp.server``), so no model is neede
 
 from __future__ import annotations
 
-import importlib.util
 import os
 import shutil
 import signal
@@ -17,10 +16,6 @@ from pathlib import Path
 import pytest
 
 from pastcast.runlog import read_run_log
-
-# Found, not imported: the runs under test are other processes.
-if importlib.util.find_spec("openai") is None:
-    pytest.skip("could not import 'openai'", allow_module_level=True)
 
 WORLD = "world:0,n_events=2,n_documents=60"  # 7 forecast steps
 HERE = Path(__file__).parent

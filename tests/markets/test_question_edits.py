@@ -105,6 +105,15 @@ def _history(eid: str, description: str, source: str) -> MarketHistory:
                          h.beliefs)  # fmt: skip
 
 
+def test_a_text_read_at_a_late_cutoff_is_still_cut_at_an_earlier_one() -> None:
+    # Each text's notes are found once and kept: what a later step saw never reaches an earlier one.
+    text = "Base.\n\nUpdate 2025-06-22 (PST): the answer"
+    for _ in range(2):
+        assert body_as_of(text, at("2025-06-30"))[0] == text
+        assert body_as_of(text, at("2025-06-23T07:59:59"))[0] == "Base."
+    assert find_edits(text) is find_edits(text)
+
+
 def test_a_forecastbench_update_after_an_early_cutoff_is_never_sent_at_that_step(
     tmp_path: Path,
 ) -> None:

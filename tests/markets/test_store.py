@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from datetime import date, timedelta
+from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
 
 import pyarrow.parquet as pq
@@ -87,6 +87,25 @@ def test_round_trip_preserves_any_probabilities(tmp_path_factory, prices: list[f
     back = load_dataset(out)
     assert [b.probs for b in back.beliefs["p"]] == [b.probs for b in h.beliefs]
     assert content_hash(back) == content_hash(ds)
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.datetimes(datetime(1900, 1, 1), datetime(2200, 1, 1), timezones=st.just(UTC)))
+def test_instants_are_read_back_to_the_microsecond(tmp_path_factory, when: datetime) -> None:  # type: ignore[no-untyped-def]
+    # A cutoff one microsecond before the resolution stays before it once read back.
+    later = when + timedelta(microseconds=1)
+    ev = Event(id="t", title="When?", kind="binary", labels=("Yes", "No"), open_time=when,
+               close_time=later)  # fmt: skip
+    res = Resolution(event_id="t", label="Yes", resolved_at=later)
+    step = StepSpec(event_id="t", step_index=0, cutoff=when)
+    out = tmp_path_factory.mktemp("ds") / "d"
+    save_dataset(Dataset("t", (ev,), {"t": res}, {}, (step,)), out)
+    back = load_dataset(out)
+    assert (back.events[0].open_time, back.events[0].close_time) == (when, later)
+    assert back.resolutions["t"].resolved_at == later and back.steps[0].cutoff == when
+    assert back.steps[0].cutoff.utcoffset() == timedelta(0)
+    stored = pq.read_table(out / "steps.parquet").column("cutoff").to_pylist()
+    assert back.steps[0].cutoff == stored[0]  # what pyarrow itself reads
 
 
 def test_content_hash_changes_with_content() -> None:
@@ -174,3 +193,14 @@ def test_corruption_and_version_are_detected(tmp_path: Path) -> None:
         load_dataset(tmp_path / "ds")
     with pytest.raises(FieldError, match=r"manifest\.json: missing"):
         load_dataset(tmp_path)
+
+
+def test_a_table_that_is_not_parquet_is_refused_naming_it(tmp_path: Path) -> None:
+    save_dataset(_dataset(), tmp_path / "ds")
+    (tmp_path / "ds" / "events.parquet").write_bytes(b"PAR1 not really")
+    manifest_path = tmp_path / "ds" / "manifest.json"
+    manifest = json.loads(manifest_path.read_text())
+    del manifest["files"]["events.parquet"]  # past the checksum, to the read itself
+    manifest_path.write_text(json.dumps(manifest))
+    with pytest.raises(FieldError, match=r"events\.parquet: not a readable Parquet file"):
+        load_dataset(tmp_path / "ds")

@@ -1,7 +1,6 @@
 """A real loopback HTTP server speaking the chat-completions JSON, scripted per test.
 
-The OpenAI client's transport is not interceptable by request-mocking libraries, so tests talk
-to an actual socket.
+Tests talk to an actual socket, as the models do (no request mocking).
 """
 
 from __future__ import annotations

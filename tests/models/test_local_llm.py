@@ -14,8 +14,6 @@ from collections.abc import Iterator
 import pytest
 
 # Found, not imported: collecting this module stays cheap.
-if importlib.util.find_spec("openai") is None:
-    pytest.skip("could not import 'openai'", allow_module_level=True)
 if importlib.util.find_spec("llama_cpp") is None:
     pytest.skip("llama-cpp-python not installed (extra 'local')", allow_module_level=True)
 

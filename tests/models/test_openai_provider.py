@@ -3,11 +3,9 @@
 from __future__ import annotations
 
 import math
+import threading
 
 import pytest
-
-pytest.importorskip("openai")
-
 from fake_chat_server import FakeServer, completion
 
 from pastcast.models import ChatRequest, ModelError, ToolSpec
@@ -143,8 +141,9 @@ def test_client_errors_are_not_retried(fake_server: FakeServer) -> None:
 
 def test_timeout(fake_server: FakeServer) -> None:
     fake_server.add(completion("late"), delay_s=2.0)
-    with pytest.raises(ModelError, match="Timeout"):
+    with pytest.raises(ModelError, match=r"no complete reply within timeout_s=0\.3") as info:
         _model(fake_server, timeout_s=0.3, max_retries=0).chat(_req())
+    assert getattr(info.value, "kind", None) == "timeout"
 
 
 def test_api_key_comes_from_the_named_variable(
@@ -173,3 +172,52 @@ def test_unpriced_model_costs_zero_and_custom_prices(fake_server: FakeServer, tm
     bad.write_text('{"m": {"input": -1, "output": 1}}')
     with pytest.raises(ValueError, match=r"bad.json: m: field input"):
         PriceTable.load(bad)
+
+
+def test_calls_from_many_threads_all_get_their_reply(fake_server: FakeServer) -> None:
+    model = _model(fake_server)
+    replies: list[str] = []
+
+    def call(i: int) -> None:
+        replies.append(model.chat(_req(Message(role="user", content=f"q{i}"))).content)
+
+    threads = [threading.Thread(target=call, args=(i,)) for i in range(40)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert replies == ["hello"] * 40
+    assert sorted(r["messages"][0]["content"] for r in fake_server.requests) == sorted(
+        f"q{i}" for i in range(40)
+    )
+
+
+def test_a_proxy_set_in_the_environment_carries_the_requests(
+    fake_server: FakeServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # api.example resolves nowhere: only the proxy (the loopback server) can answer.
+    proxy = fake_server.url.removesuffix("/v1").replace("http://", "http://u:p%40ss@")
+    monkeypatch.setenv("HTTP_PROXY", proxy)
+    model = OpenAICompatibleModel("gpt-4o-mini", base_url="http://api.example/v1")
+    assert model.chat(_req()).content == "hello"
+    assert fake_server.headers[-1]["host"] == "api.example"
+    assert fake_server.headers[-1]["proxy-authorization"] == "Basic dTpwQHNz"  # u:p@ss
+    monkeypatch.setenv("NO_PROXY", "api.example")
+    direct = OpenAICompatibleModel("gpt-4o-mini", base_url="http://api.example/v1", max_retries=0)
+    with pytest.raises(ModelError, match="connection failed"):
+        direct.chat(_req())
+    model.close()
+
+
+def test_the_url_and_headers_the_environment_sets_are_used_as_the_official_client_does(
+    fake_server: FakeServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("OPENAI_BASE_URL", fake_server.url)
+    monkeypatch.setenv("OPENAI_ORG_ID", "org-1")
+    monkeypatch.setenv("OPENAI_PROJECT_ID", "proj-1")
+    model = OpenAICompatibleModel("gpt-4o-mini")
+    assert model.chat(_req()).content == "hello"
+    sent = fake_server.headers[-1]
+    assert (sent["openai-organization"], sent["openai-project"]) == ("org-1", "proj-1")
+    assert model.spec["base_url"] is None  # the log records what was given, not the environment
+    model.close()

@@ -7,9 +7,6 @@ from __future__ import annotations
 import importlib.util
 
 import pytest
-
-pytest.importorskip("openai")
-
 from fake_chat_server import FakeServer, completion
 
 from pastcast.env import EnvConfig, ForecastEnv

@@ -8,9 +8,6 @@ import time
 from collections.abc import Callable
 
 import pytest
-
-pytest.importorskip("openai")
-
 from fake_chat_server import FakeServer, completion
 
 from pastcast.models import (

@@ -68,6 +68,11 @@ def test_arguments_are_checked_before_the_factory_runs() -> None:
         reg.spec("square", colour="red")
     with pytest.raises(FieldError, match="counted"):
         reg.build("counted", 1, 2)
+    with pytest.raises(FieldError, match=r"argument 'size' is required"):
+        reg.build("counted")  # no arguments at all are checked too
+    reg.add("keyed", lambda *, size, colour="red": Widget(size))
+    with pytest.raises(FieldError, match=r"argument 'size' is required"):
+        reg.build("keyed")
     assert calls == []
 
 

@@ -22,7 +22,6 @@ from pastcast.runner import RunConfig, run_benchmark
 from pastcast.runner._dask import DaskExecutor
 
 distributed = pytest.importorskip("distributed")
-pytest.importorskip("openai")
 
 
 @pytest.fixture(scope="module")

@@ -15,8 +15,6 @@ from pastcast.runlog import read_run_log
 from pastcast.runner import RunConfig, executors, run_benchmark
 from pastcast.runner._executors import LocalExecutor
 
-pytest.importorskip("openai")
-
 
 def test_episodes_run_in_parallel_and_memory_on_chains_in_order(
     tmp_path: Path, provider: ProviderState

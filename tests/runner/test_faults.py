@@ -7,7 +7,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import pytest
 from scale_world import model_agents, outcomes, synthetic_backend, synthetic_dataset
 from scripted_provider import FAULT_KINDS, Faults, ProviderState
 
@@ -15,8 +14,6 @@ from pastcast.retrying import RetryPolicy
 from pastcast.runlog import read_run_log, retried_path
 from pastcast.runner import RunConfig, run_benchmark
 from pastcast.runner._config import BreakerConfig, Execution, ProviderLimits
-
-pytest.importorskip("openai")
 
 FAST_RETRIES = RetryPolicy(max_retries=6, base_delay_s=0.01, max_delay_s=0.05)
 

@@ -13,7 +13,6 @@ import sys
 import time
 from pathlib import Path
 
-import pytest
 from scale_world import outcomes, synthetic_backend, synthetic_dataset
 from scripted_provider import ProviderState
 
@@ -23,8 +22,6 @@ from pastcast.dataset import save_dataset
 from pastcast.runlog import RunLogWriter, read_run_log
 from pastcast.runner import load_plan, run_benchmark
 from pastcast.scoring import summarize, table_from_records
-
-pytest.importorskip("openai")
 
 STEPS = 12 * 3 * 3  # events x dates x agents
 KILLS = 3

@@ -18,8 +18,6 @@ from pastcast.dataset import save_dataset
 from pastcast.runlog import read_run_log
 from pastcast.runner import RunConfig, run_benchmark
 
-pytest.importorskip("openai")
-
 README = Path(__file__).resolve().parents[2] / "README.md"
 cli = CliRunner()
 

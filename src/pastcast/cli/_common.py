@@ -291,6 +291,16 @@ CoverageDaysOpt = Annotated[
     ),
 ]
 
+Retrieval = Annotated[
+    str,
+    typer.Option(
+        "--retrieval",
+        "--mode",
+        help="bm25, dense (needs the 'dense' extra; document embeddings are computed once and "
+        "kept with the corpus) or hybrid (reciprocal-rank fusion of both).",
+    ),
+]
+
 
 def fail_field(exc: FieldError, options: Mapping[str, str] | None = None) -> NoReturn:
     """``exc`` as ``--option: reason`` (an argument's name, or nothing when its reason names

@@ -26,6 +26,7 @@ from pastcast.app import (
 from pastcast.cli._common import (
     ConfigOpt,
     JsonFlag,
+    Retrieval,
     call_with_params,
     fail,
     fail_field,
@@ -83,15 +84,6 @@ def _filters(
         fail(f"--{'-'.join(str(p) for p in loc).replace('_', '-')}: {msg}")
 
 
-Retrieval = Annotated[
-    str,
-    typer.Option(
-        "--retrieval",
-        "--mode",
-        help="bm25, dense (needs the 'dense' extra; document embeddings are computed once and "
-        "kept with the corpus) or hybrid (reciprocal-rank fusion of both).",
-    ),
-]
 EmbedderOpt = Annotated[
     str | None,
     typer.Option(

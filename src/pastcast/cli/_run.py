@@ -33,6 +33,7 @@ from pastcast.cli._common import (
     CoverageDaysOpt,
     DayConventionOpt,
     JsonFlag,
+    Retrieval,
     call_with_params,
     fail,
     fail_app,
@@ -43,7 +44,6 @@ from pastcast.cli._common import (
     print_json,
     table_console,
 )
-from pastcast.cli._corpus import Retrieval
 from pastcast.cutoff import DayConvention
 from pastcast.env import EnvConfig
 from pastcast.errors import FieldError

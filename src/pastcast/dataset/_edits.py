@@ -11,6 +11,7 @@ month would exceed 12.
 
 from __future__ import annotations
 
+import functools
 import html
 import re
 import unicodedata
@@ -353,9 +354,11 @@ def _public_from(day: date, hours: int | None) -> datetime:
     return datetime(day.year, day.month, day.day, tzinfo=UTC) + timedelta(days=1, hours=offset)
 
 
+@functools.lru_cache(maxsize=4096)
 def find_edits(text: str, title: bool = False) -> tuple[TextEdit, ...]:
     """The note heads of ``text`` in order (the text's start included where it opens with one,
-    unless it is a ``title``), each note running to the next head or the end."""
+    unless it is a ``title``), each note running to the next head or the end. Kept per text: it
+    does not depend on the cutoff, and each event's texts are read again at every step."""
     norm, where = normalise_text(text)
     heads = _heads(norm, title)
     out: list[TextEdit] = []

@@ -7,18 +7,12 @@ from __future__ import annotations
 
 import base64
 import binascii
-import functools
-import http.client
-import io
 import json
 import logging
 import math
 import os
-import queue
 import re
-import socket
 import threading
-import time
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
@@ -30,15 +24,13 @@ from pastcast import safejson
 from pastcast.corpus.dense._embedders import F32, Embedder
 from pastcast.corpus.dense._jobs import unit_rows
 from pastcast.retrying import (
-    FailureKind,
+    HttpEndpoint,
     ProviderFailure,
     RetryPolicy,
     TokenBucket,
     call_with_retries,
-    failure_kind_of_status,
     redact,
     redact_url,
-    retry_after_seconds,
 )
 
 log = logging.getLogger(__name__)
@@ -77,32 +69,6 @@ def _above_zero(name: str, value: float | None) -> None:
         raise ValueError(f"{name}: expected a number above 0, got {value!r}")
 
 
-class _DeadlineIO(socket.SocketIO):
-    """A socket's reads, each allowed only what is left until ``deadline``: a socket's own
-    timeout bounds one read, so a server sending a byte now and then would hold a reply (its
-    status line, headers or body) for ever."""
-
-    def __init__(self, sock: socket.socket, deadline: float) -> None:
-        super().__init__(sock, "rb")
-        self._socket, self._deadline = sock, deadline
-
-    def readinto(self, b: Any) -> int | None:
-        left = self._deadline - time.monotonic()
-        if left <= 0:
-            raise TimeoutError("the reply's deadline passed")
-        self._socket.settimeout(left)
-        return super().readinto(b)
-
-
-class _DeadlineResponse(http.client.HTTPResponse):
-    """An HTTP reply read through ``_DeadlineIO``."""
-
-    def __init__(self, sock: socket.socket, *args: Any, deadline: float, **kwargs: Any) -> None:
-        super().__init__(sock, *args, **kwargs)
-        self.fp.close()  # the plain reader made above: this one keeps to the deadline
-        self.fp = io.BufferedReader(_DeadlineIO(sock, deadline))
-
-
 class RemoteEmbedder:
     def __init__(
         self,
@@ -139,7 +105,7 @@ class RemoteEmbedder:
                 raise ValueError(f"environment variable {api_key_env} is not set (API key)")
         try:
             parts = urlsplit(base_url.rstrip("/"))
-            hostname, port = parts.hostname, parts.port
+            hostname, _ = parts.hostname, parts.port  # reading the port checks it
         except ValueError as exc:  # a port that is not a number, a bracket left open
             raise ValueError(f"not an http(s) URL: {redact_url(base_url)!r} ({exc})") from None
         if parts.scheme not in ("http", "https") or not hostname:
@@ -159,15 +125,11 @@ class RemoteEmbedder:
         self.max_chars = max_chars
         self.encoding_format = encoding_format
         self.retry = retry or RetryPolicy(max_retries=6)
-        self.max_reply_bytes = max_reply_bytes
-        self._scheme, self._host, self._port = parts.scheme, hostname, port
-        self._path = f"{parts.path}/embeddings"
-        self._timeout = timeout_s
-        self._headers = {"Content-Type": "application/json"}
-        self._secrets: tuple[str, ...] = ()
+        headers = {"Content-Type": "application/json"}
+        secrets: tuple[str, ...] = ()
         if key:
-            self._headers["Authorization"] = f"Bearer {key}"
-            self._secrets = (key,)
+            headers["Authorization"] = f"Bearer {key}"
+            secrets = (key,)
         if parts.password is not None:
             if key:
                 raise ValueError(
@@ -176,11 +138,18 @@ class RemoteEmbedder:
                 )
             user, password = unquote(parts.username or ""), unquote(parts.password)
             basic = base64.b64encode(f"{user}:{password}".encode()).decode()
-            self._headers["Authorization"] = f"Basic {basic}"
-            self._secrets = (basic, password, parts.password)
+            headers["Authorization"] = f"Basic {basic}"
+            secrets = (basic, password, parts.password)
         self._requests = TokenBucket(requests_per_minute) if requests_per_minute else None
         self._tokens = TokenBucket(tokens_per_minute) if tokens_per_minute else None
-        self._idle: queue.SimpleQueue[http.client.HTTPConnection] = queue.SimpleQueue()
+        self._http = HttpEndpoint(
+            base_url,
+            headers=headers,
+            timeout_s=timeout_s,
+            where=self.where,
+            secrets=secrets,
+            max_reply_bytes=max_reply_bytes,
+        )
         self._pool: ThreadPoolExecutor | None = None
         self._pool_lock = threading.Lock()
 
@@ -245,89 +214,9 @@ class RemoteEmbedder:
         return unit_rows(call_with_retries(once, self.retry), self.name)
 
     def _post(self, body: bytes) -> bytes:
-        """One request's reply body on an idle persistent connection, at most ``concurrency``
-        in flight; any failure a ``ProviderFailure`` of its kind."""
+        """One request's reply body, at most ``concurrency`` in flight."""
         with self._in_flight:
-            try:
-                conn = self._idle.get_nowait()
-            except queue.Empty:
-                https = self._scheme == "https"
-                new = http.client.HTTPSConnection if https else http.client.HTTPConnection
-                conn = new(self._host, self._port, timeout=self._timeout)
-            data, reusable = self._send(conn, body)
-            if reusable:
-                self._idle.put(conn)
-            else:
-                conn.close()
-            if isinstance(data, ProviderFailure):
-                raise data
-            return data
-
-    def _failure(self, message: str, kind: FailureKind, **more: Any) -> ProviderFailure:
-        """A failure naming the embedder and its server, on one line, without a secret."""
-        text = redact(" ".join(message.split()), self._secrets)
-        return ProviderFailure(f"{self.where}: {text}", kind=kind, **more)
-
-    def _send(
-        self, conn: http.client.HTTPConnection, body: bytes
-    ) -> tuple[bytes | ProviderFailure, bool]:
-        """The reply body or the failure, and whether ``conn`` may be used again. The request,
-        reply included, ends within ``timeout_s`` (every read of the socket is given only what
-        is left of it) and the body is read up to ``max_reply_bytes``."""
-        deadline = time.monotonic() + self._timeout
-        try:
-            if conn.sock is None:
-                conn.connect()
-                sock: socket.socket = conn.sock  # type: ignore[assignment]  # connected
-                # headers and body are two writes: without this, Nagle's algorithm may hold
-                # the body until the server's delayed ACK of the headers (urllib3 sets it too)
-                sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-            # sending is bounded as a whole by the socket's timeout (sendall), reading by
-            # the deadline's response class, made for this request
-            conn.sock.settimeout(max(deadline - time.monotonic(), 1e-3))
-            conn.response_class = functools.partial(_DeadlineResponse, deadline=deadline)  # type: ignore[assignment]
-            conn.request("POST", self._path, body=body, headers=self._headers)
-            resp = conn.getresponse()
-            data = self._read_body(resp)
-        except TimeoutError:
-            message = f"no complete reply within timeout_s={self._timeout:g}"
-            return self._failure(message, "timeout"), False
-        except http.client.IncompleteRead as exc:
-            return self._failure(f"reply cut short ({exc!r})", "bad_response"), False
-        except (OSError, http.client.HTTPException) as exc:
-            message = f"connection failed ({type(exc).__name__}: {exc})"
-            return self._failure(message, "connection"), False
-        if isinstance(data, ProviderFailure):
-            return data, False
-        if resp.status >= 400:
-            headers = {k: v for k, v in resp.getheaders()}
-            # the whole (bounded) body redacted before it is cut: a key may straddle the cut
-            said = redact(data.decode(errors="replace"), self._secrets)
-            failure = self._failure(
-                f"HTTP {resp.status}: {said[:200]}",
-                failure_kind_of_status(resp.status),
-                status=resp.status,
-                retry_after=retry_after_seconds(headers),
-            )
-            return failure, not resp.will_close
-        return data, not resp.will_close
-
-    def _read_body(self, resp: http.client.HTTPResponse) -> bytes | ProviderFailure:
-        limit = self.max_reply_bytes
-        if resp.length is not None and resp.length > limit:
-            return self._failure(
-                f"a reply of {resp.length} bytes, over max_reply_bytes={limit}", "bad_response"
-            )
-        chunks: list[bytes] = []
-        size = 0
-        while chunk := resp.read(_READ_BYTES):
-            size += len(chunk)
-            if size > limit:
-                return self._failure(f"reply over max_reply_bytes={limit}", "bad_response")
-            chunks.append(chunk)
-        if resp.length:  # the connection closed before the declared length came
-            raise http.client.IncompleteRead(b"".join(chunks), resp.length)
-        return b"".join(chunks)
+            return self._http.post("/embeddings", body)
 
     def _parse(self, data: bytes, expected: int) -> F32:
         """The reply's vectors in input order, or a ``bad_response`` failure (retried): the
@@ -341,15 +230,15 @@ class RemoteEmbedder:
             vectors = _vectors([item["embedding"] for item in items])
         except (ValueError, KeyError, TypeError, binascii.Error) as exc:
             message = f"malformed reply ({type(exc).__name__}: {exc})"
-            raise self._failure(message, "bad_response") from None
+            raise self._http.failure(message, "bad_response") from None
         problem = _index_problem(indexes, expected)
         if problem is not None:
-            raise self._failure(
+            raise self._http.failure(
                 f"the reply's indexes are not each of 0..{expected - 1} once: {problem}",
                 "bad_response",
             )
         if vectors.ndim != 2 or len(vectors) != expected or not np.isfinite(vectors).all():
-            raise self._failure(
+            raise self._http.failure(
                 f"reply of shape {vectors.shape} for {expected} texts, or not finite",
                 "bad_response",
             )
@@ -362,11 +251,7 @@ class RemoteEmbedder:
             if self._pool is not None:
                 self._pool.shutdown(wait=False)
                 self._pool = None
-        while True:
-            try:
-                self._idle.get_nowait().close()
-            except queue.Empty:
-                return
+        self._http.close()
 
 
 def _index_problem(indexes: list[object], expected: int) -> str | None:
