@@ -50,7 +50,9 @@ class LineReader:
     def take(self, count: int) -> list[bytes]:
         with self.path.open("rb") as fh:
             fh.seek(self._offset)
-            lines = [line for line in (fh.readline() for _ in range(count)) if line]
+            lines = []
+            while len(lines) < count and (line := fh.readline()):
+                lines.append(line)
             self._offset = fh.tell()
         return lines
 
