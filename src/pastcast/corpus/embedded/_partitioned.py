@@ -45,10 +45,15 @@ from pastcast.corpus.embedded._arrays import (
     save_arrays,
     sorted_unique,
 )
-from pastcast.corpus.embedded._maps import merge_partition_maps, save_partition_maps
+from pastcast.corpus.embedded._maps import (
+    LineReader,
+    NpyReader,
+    NpyWriter,
+    merge_partition_maps,
+    save_partition_maps,
+)
 from pastcast.corpus.embedded._ranges import month_of_partition, split_sorted, split_spool
 from pastcast.corpus.embedded._read_reuse import ReadStamp, SealedRead, reuse, seal
-from pastcast.corpus.embedded._streams import LineReader, NpyReader, npy_writer
 from pastcast.cutoff import as_utc
 from pastcast.npyfiles import load_npy
 from pastcast.owned import MARKER, check_replaceable, mark
@@ -527,7 +532,7 @@ def _merge_ids(folders: list[Path], bases: list[int], work: Path) -> None:
     step = max(64, _MERGE_ROWS // max(1, len(folders)))
     positions = [array("q") for _ in folders]
     previous: str | None = None
-    with npy_writer(work / "id_order.npy") as out:
+    with NpyWriter(work / "id_order.npy") as out:
         chunk = array("q")
         runs_in_order = (_id_run(runs, p, b, step) for p, b in enumerate(bases[:-1]))
         for doc_id, p, ordinal in heapq.merge(*runs_in_order):
@@ -542,7 +547,7 @@ def _merge_ids(folders: list[Path], bases: list[int], work: Path) -> None:
             if len(positions[p]) >= step:
                 _append_to(runs / f"{p}.pos", positions[p])
         out.write(chunk)
-    with npy_writer(work / "id_rank.npy") as rank:
+    with NpyWriter(work / "id_rank.npy") as rank:
         for p in range(len(folders)):
             _append_to(runs / f"{p}.pos", positions[p])
             order = load_npy(runs / f"{p}.npy", mmap=False)

@@ -31,15 +31,15 @@ def month_of_partition(name: str) -> str:
     return name.split(".", 1)[0]
 
 
-def _cuts(count: int, limit: int | None) -> list[int]:
+def _cuts(count: int) -> list[int]:
     """Where, in ``(timestamp, id)`` order, each range after the first starts."""
-    k = -(-count // (limit or PARTITION_DOCS))
+    k = -(-count // PARTITION_DOCS)
     return [count * r // k for r in range(1, k)]
 
 
-def split_sorted(month: str, items: list[T], limit: int | None = None) -> dict[str, list[T]]:
+def split_sorted(month: str, items: list[T]) -> dict[str, list[T]]:
     """A month's ``items`` (already in ``(timestamp, id)`` order) by partition."""
-    bounds = [0, *_cuts(len(items), limit), len(items)]
+    bounds = [0, *_cuts(len(items)), len(items)]
     if len(bounds) == 2:
         return {month: items}
     return {range_name(month, r): items[bounds[r] : bounds[r + 1]] for r in range(len(bounds) - 1)}
@@ -55,15 +55,13 @@ def _key(line: bytes) -> tuple[int, str]:
     return to_micros(datetime.fromisoformat(row["timestamp"])), row["id"]
 
 
-def split_spool(
-    path_of: Callable[[str], Path], counts: dict[str, int], limit: int | None = None
-) -> None:
+def split_spool(path_of: Callable[[str], Path], counts: dict[str, int]) -> None:
     """Each spooled month (``path_of(month)``, ``counts``) too large for one partition split
     into its ranges' spool files; ``counts`` then counts partitions. Three passes over the file:
     its instants; the ids of the instants a cut falls inside (rare); the lines to their ranges.
     It holds 40 bytes a document of the month, never a document."""
     for month, count in sorted(counts.items()):
-        cuts = _cuts(count, limit)
+        cuts = _cuts(count)
         if not cuts:
             continue
         path = path_of(month)
