@@ -5,6 +5,7 @@ the corpus grows, finds repeated ids across months, and reports malformed rows w
 from __future__ import annotations
 
 import hashlib
+import itertools
 import json
 import os
 import signal
@@ -258,7 +259,8 @@ def test_sub_month_partitions_keep_the_as_of_guarantees(
     parts = built.manifest["partitions"]
     assert all(p["doc_count"] <= 40 for p in parts)
     assert sum("." in p["name"] for p in parts) > 4
-    shared = [a for a, b in zip(parts, parts[1:]) if a["last_timestamp"] == b["first_timestamp"]]
+    edges = itertools.pairwise(parts)
+    shared = [a for a, b in edges if a["last_timestamp"] == b["first_timestamp"]]
     assert shared  # a cut between two documents of one instant
     cutoffs = [instant, instant + timedelta(microseconds=1), instant - timedelta(microseconds=1)]
     for p in parts:
