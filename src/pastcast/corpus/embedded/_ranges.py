@@ -7,6 +7,8 @@ may fall in two ranges); the corpus digest stays that of the months (``_identity
 
 from __future__ import annotations
 
+import contextlib
+import itertools
 import json
 from collections.abc import Callable, Iterator
 from datetime import datetime
@@ -39,10 +41,9 @@ def _cuts(count: int) -> list[int]:
 
 def split_sorted(month: str, items: list[T]) -> dict[str, list[T]]:
     """A month's ``items`` (already in ``(timestamp, id)`` order) by partition."""
-    bounds = [0, *_cuts(len(items)), len(items)]
-    if len(bounds) == 2:
-        return {month: items}
-    return {range_name(month, r): items[bounds[r] : bounds[r + 1]] for r in range(len(bounds) - 1)}
+    bounds = itertools.pairwise([0, *_cuts(len(items)), len(items)])
+    ranges = {range_name(month, r): items[a:b] for r, (a, b) in enumerate(bounds)}
+    return ranges if len(ranges) > 1 else {month: items}
 
 
 def _lines(path: Path) -> Iterator[bytes]:
@@ -80,13 +81,10 @@ def split_spool(path_of: Callable[[str], Path], counts: dict[str, int]) -> None:
                 for q, (_, j) in enumerate(sorted(group)):
                     ranges[j] = np.searchsorted(cuts, lo + q, side="right")
         names = [range_name(month, r) for r in range(len(cuts) + 1)]
-        handles = [path_of(n).open("wb") for n in names]
-        try:
+        with contextlib.ExitStack() as stack:
+            handles = [stack.enter_context(path_of(n).open("wb")) for n in names]
             for line, r in zip(_lines(path), ranges.tolist(), strict=True):
                 handles[r].write(line)
-        finally:
-            for h in handles:
-                h.close()
         path.unlink()
         del counts[month]
         counts.update(zip(names, np.bincount(ranges, minlength=len(names)).tolist(), strict=True))
