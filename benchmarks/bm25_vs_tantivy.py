@@ -6,7 +6,8 @@ late cutoffs of ``scale.py`` (the late one admits (nearly) every document).
     python benchmarks/bm25_vs_tantivy.py --index INDEX --source docs.jsonl [--queries 300]
 
 tantivy indexes the same JSON lines (the same tokenizer and stopwords as in
-``retrieval_peers.py``) into a temporary folder beside ``--index``, deleted afterwards; its
+``retrieval_peers.py``) into a temporary folder beside ``--index``, deleted afterwards (or into
+``--peer``, kept for the next run: two versions of pastcast measured against one tantivy); its
 query is the terms OR-ed with the cutoff as a range filter on a fast field, top 10 ids. Each
 query is timed on both systems in turn (best of ``--repeats``), so the machine's load weighs on
 both alike. Per cutoff: pastcast's p50/p95 (whole searches: hits with snippets), tantivy's
@@ -125,6 +126,12 @@ def main() -> int:
     ap.add_argument("--source", type=Path, help="the JSON lines indexed (tantivy: omitted, none)")
     ap.add_argument("--queries", type=int, default=300)
     ap.add_argument("--repeats", type=int, default=3, help="timed runs per query (best kept)")
+    ap.add_argument(
+        "--peer",
+        type=Path,
+        help="tantivy's index folder: built there if absent and kept, so that a second run (the "
+        "other code's, on the same documents) opens it (default: a temporary folder)",
+    )
     args = ap.parse_args()
     late = CUTOFFS["late"]
     qs = queries(args.queries)
@@ -138,7 +145,8 @@ def main() -> int:
         peer = None
         if args.source is not None:
             t = time.perf_counter()
-            peer = Tantivy(documents(args.source), folder / "ix")
+            ix = args.peer or folder / "ix"
+            peer = Tantivy(() if (ix / "meta.json").is_file() else documents(args.source), ix)
             result["tantivy_build_s"] = time.perf_counter() - t
         for name, cutoff in CUTOFFS.items():
             result[name] = measure(index, peer, qs, cutoff, args.repeats)

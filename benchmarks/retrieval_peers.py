@@ -152,7 +152,7 @@ class Tantivy(System):
         sb.add_text_field("body", tokenizer_name="pastcast", index_option="freq")
         sb.add_integer_field("ts", indexed=True, fast=True)
         self.schema = sb.build()
-        folder.mkdir(parents=True)
+        folder.mkdir(parents=True, exist_ok=True)  # an index there is opened, ``docs`` added
         index = tantivy.Index(self.schema, path=str(folder))
         index.register_tokenizer("pastcast", analyzer)
         writer = index.writer(heap_size=512_000_000)

@@ -10,6 +10,7 @@ from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
+import numpy as np
 import pytest
 from corpus_synth import WORDS, make_docs, with_threads
 from hypothesis import given, settings
@@ -24,6 +25,7 @@ from pastcast.corpus._text import (
     tokenize_utf8,
 )
 from pastcast.corpus.embedded import EmbeddedIndex
+from pastcast.corpus.embedded._kernel import _hash_at
 from pastcast.corpus.embedded._maps import DocMaps
 from pastcast.records import Document
 
@@ -73,6 +75,20 @@ def test_kernel_equals_the_numpy_scorer_bit_for_bit() -> None:
         assert got[1].tolist() == want[1].tolist()  # == on floats: bit for bit
         checked += bool(len(got[0]))
     assert checked > 150
+
+
+def test_the_interpolated_term_look_up_finds_what_bisection_finds() -> None:
+    rng = np.random.default_rng(5)
+    for size in (0, 1, 15, 16, 17, 100, 1000, 20_000):
+        # spread evenly (as hashes are), then crowded at the bottom: interpolation guesses badly
+        for shift in (0, 8, 40, 60):
+            h = np.sort(rng.integers(0, 2**64 - 1, size, dtype=np.uint64)) >> np.uint64(shift)
+            keys = rng.integers(0, 2**64 - 1, 200, dtype=np.uint64) >> np.uint64(shift)
+            picked = rng.choice(h, min(size, 200)) if size else h
+            near = np.concatenate([picked, picked[picked < 2**64 - 1] + np.uint64(1)])
+            ends = np.array([0, 2**64 - 1], dtype=np.uint64)
+            for key in np.concatenate([keys, near, ends, h[:1], h[-1:]]):
+                assert _hash_at(h, key) == int(np.searchsorted(h, key)), (size, shift, key)
 
 
 def test_concurrent_searches_do_not_share_scratch_space() -> None:
@@ -150,9 +166,10 @@ def test_a_hit_built_without_validation_is_the_validated_hit() -> None:
         fast.score = 3.0  # type: ignore[misc]
 
 
-def _skewed_docs(n: int, seed: int, days: int = 120) -> list[Document]:
+def _skewed_docs(n: int, seed: int, days: int = 120, long_months: bool = False) -> list[Document]:
     """Zipf-like words plus rare ones (so whole terms can be pruned) and exact duplicates under
-    other ids (ties at the k-th score)."""
+    other ids (ties at the k-th score); with ``long_months``, four times as many words in the
+    documents of odd months (months of other average lengths)."""
     rng = random.Random(seed)
     vocab = WORDS + [f"rare{i}" for i in range(30)]
     weights = [1.0 / (i + 1) ** 1.1 for i in range(len(WORDS))] + [0.004] * 30
@@ -164,10 +181,13 @@ def _skewed_docs(n: int, seed: int, days: int = 120) -> list[Document]:
             docs.append(twin.model_copy(update={"id": f"twin-{i:05d}"}))
             continue
         words = rng.choices(vocab, weights, k=rng.randint(2, 30))
+        when = start + timedelta(hours=rng.randrange(24 * days))
+        if long_months and when.month % 2:
+            words += rng.choices(vocab, weights, k=3 * len(words))
         docs.append(
             Document(
                 id=f"doc-{i:05d}",
-                timestamp=start + timedelta(hours=rng.randrange(24 * days)),
+                timestamp=when,
                 title=" ".join(words[:3]),
                 text=" ".join(words[3:]),
             )
@@ -205,6 +225,23 @@ def test_months_skipped_by_their_reach_leave_the_naive_ranking() -> None:
         assert got[1].tolist() == want[1].tolist()  # == on floats: bit for bit
 
 
+def test_months_skipped_by_their_score_peaks_leave_the_naive_ranking() -> None:
+    # a term's peak in a month (its largest score over idf) is taken at the month's own average
+    # length; a cutoff whose average is longer (here: the odd months' documents are four times
+    # as long) scores higher, so the peak must be stretched by the ratio to bound its scores
+    docs = _skewed_docs(2400, seed=19, days=730, long_months=True)
+    rng = random.Random(9)
+    vocab = [*WORDS[:8], *(f"rare{i}" for i in range(30))]
+    index = EmbeddedIndex.in_memory(docs)
+    for _ in range(300):
+        terms = index.query_terms(" ".join(rng.choices(vocab, k=rng.randint(1, 4))))
+        n = rng.randint(len(index) // 4, len(index))
+        k = rng.choice((1, 2, 5, 10))
+        got, want = index.score(terms, n, k), index.naive_score(terms, n, k)
+        assert got[0].tolist() == want[0].tolist(), (terms, n, k)
+        assert got[1].tolist() == want[1].tolist()  # == on floats: bit for bit
+
+
 def test_maps_of_an_in_memory_build_equal_the_maps_of_the_stored_lines(tmp_path: Path) -> None:
     docs = with_threads(make_docs(400, seed=17, span_days=90), seed=3)
     assert any(d.author for d in docs) and any(d.parent_id for d in docs)
@@ -216,3 +253,35 @@ def test_maps_of_an_in_memory_build_equal_the_maps_of_the_stored_lines(tmp_path:
         assert got.ords.tolist() == want.ords.tolist()
     reopened = EmbeddedIndex.open(tmp_path / "index")  # the saved maps are these
     assert [m.keys for m in reopened.doc_maps()._maps()] == [m.keys for m in from_lines._maps()]
+
+
+def test_the_stored_term_directory_scores_as_an_index_of_the_past_alone(tmp_path: Path) -> None:
+    # the directory (written by the merge) finds a term in every month at once; the cutoff's
+    # month is cut to its visible prefix. Cutoffs on the first and last instant of a month,
+    # on and around instants two documents share: each hit is before the cutoff and ranks and
+    # scores as the numpy scorer ranks an index built from the documents before the cutoff only
+    docs = _skewed_docs(900, seed=21, days=150)
+    rng = random.Random(10)
+    for i in range(0, len(docs), 7):  # on a month's first or last instant
+        month = datetime(2024, 1 + rng.randrange(5), 1, tzinfo=UTC)
+        edge = month if rng.random() < 0.5 else month - timedelta(microseconds=1)
+        docs[i] = docs[i].model_copy(update={"timestamp": edge})
+    for i in range(3, len(docs), 11):  # shares an instant with the document before
+        docs[i] = docs[i].model_copy(update={"timestamp": docs[i - 1].timestamp})
+    index = EmbeddedIndex.build(docs, tmp_path / "ix", workers=1)
+    assert index._directory is not None  # the stored one, not one made on the first search
+    stamps = sorted({d.timestamp for d in docs})
+    us = timedelta(microseconds=1)
+    cutoffs = {datetime(2024, m, 1, tzinfo=UTC) + d for m in range(1, 7) for d in (-us, 0 * us, us)}
+    cutoffs |= {t + d for t in rng.sample(stamps, 12) + stamps[-3:] for d in (-us, 0 * us, us)}
+    vocab = [*WORDS[:10], *(f"rare{i}" for i in range(30))]
+    queries = [" ".join(rng.choices(vocab, k=rng.randint(1, 4))) for _ in range(25)]
+    for cutoff in sorted(cutoffs):
+        past = [d for d in docs if d.timestamp < cutoff]
+        alone = EmbeddedIndex.in_memory(past) if past else None
+        for q in queries:
+            hits = index.search(q, as_of=cutoff, k=10)
+            assert all(h.timestamp < cutoff for h in hits)
+            want = alone.naive_score(alone.query_terms(q), len(alone), 10) if alone else ([], [])
+            ids = [alone.read_ordinal(int(o)).id for o in want[0]] if alone else []
+            assert [(h.id, h.score) for h in hits] == list(zip(ids, want[1], strict=True)), q

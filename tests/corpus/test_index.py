@@ -122,7 +122,7 @@ def test_build_open_round_trip(tmp_path: Path, docs: list[Document]) -> None:
     out = tmp_path / "index"
     built = EmbeddedIndex.build(docs, out)
     manifest = json.loads((out / "manifest.json").read_text())
-    assert manifest["doc_count"] == len(docs) and manifest["version"] == 2
+    assert manifest["doc_count"] == len(docs) and manifest["version"] == 3
     assert not [p for p in tmp_path.iterdir() if p.name.startswith(".")]  # no tmp left over
     reopened = EmbeddedIndex.open(out)
     mem = EmbeddedIndex.in_memory(docs)

@@ -105,7 +105,7 @@ def test_indexes_an_earlier_version_wrote_are_refused_naming_the_folder(tmp_path
     EmbeddedIndex.build(docs, tmp_path / "monthly", workers=1)
     part = next((tmp_path / "monthly" / "parts").iterdir()) / "manifest.json"
     manifest = json.loads(part.read_text())
-    part.write_text(json.dumps({**manifest, "version": 2}))  # before term tables
+    part.write_text(json.dumps({**manifest, "version": 3}))  # before score peaks
     calls: list[tuple[Path, Callable[[Path], object]]] = [
         (tmp_path / name, call)
         for name in ("single", "monthly")

@@ -1,8 +1,8 @@
 """The embedded BM25 backend: month partitions of memory-mapped arrays with as-of statistics,
 exact global top-k, and thread look-ups."""
 
-from pastcast.corpus.embedded._arrays import to_micros
-from pastcast.corpus.embedded._bm25 import K1, AsOfStatistics, B
+from pastcast.corpus.embedded._arrays import K1, B, to_micros
+from pastcast.corpus.embedded._bm25 import AsOfStatistics
 from pastcast.corpus.embedded._embedded import (
     EmbeddedIndex,
     IndexMonth,

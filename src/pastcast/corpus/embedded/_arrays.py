@@ -31,7 +31,9 @@ from pastcast.npyfiles import load_npy
 from pastcast.records import Document
 
 FORMAT = "pastcast-bm25"
-FORMAT_VERSION = 3  # 3: term tables; 2: ids as a blob, term bounds stored
+FORMAT_VERSION = 4  # 4: term score peaks; 3: term tables; 2: ids as a blob, term bounds
+K1 = 1.2  # BM25's parameters (docs/corpus.md, "Scoring"): here, as the build's bounds use them
+B = 0.75
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 _ARRAY_NAMES = (
     "timestamps",
@@ -45,12 +47,14 @@ _ARRAY_NAMES = (
     "hit_offsets",
     "term_max_tf",
     "term_min_len",
+    "term_peak",
 )
 _ID_OFFSETS, _ID_STORE = "id_offsets", "ids.bin"
 _TERM_TABLE, _TERM_TEXT = ("term_hash", "term_id", "term_text_offsets"), "terms.bin"
 
 I64 = npt.NDArray[np.int64]
 I32 = npt.NDArray[np.int32]
+F64 = npt.NDArray[np.float64]
 
 
 def to_micros(ts: datetime) -> int:
@@ -168,6 +172,51 @@ class TermTable(Mapping[str, int]):
         return iter(by_id)
 
 
+DIRECTORY_FILES = tuple(f"directory_{n}.npy" for n in ("hash", "starts", "block", "slot"))
+
+
+@dataclass(frozen=True)
+class TermDirectory:
+    """Every partition's term table in one: the distinct term hashes (``keys``, ascending) and,
+    for ``keys[g]``, the entries ``starts[g]:starts[g + 1]``, each a partition (``block``, in
+    time order) and a position in its table (``slot``), whose text confirms the term. One
+    look-up per query term finds it in every month, instead of one per term and month; the
+    merge writes it, an index held in memory makes it when first searched."""
+
+    keys: Any
+    starts: I64
+    block: I32
+    slot: I32
+
+    @classmethod
+    def of(cls, tables: Sequence[TermTable]) -> TermDirectory:
+        hashes = [t.arrays()[0] for t in tables]
+        sizes = np.array([len(h) for h in hashes], dtype=np.int64)
+        total = int(sizes.sum())
+        if total == 0:
+            empty = np.zeros(0, dtype=np.int32)
+            return cls(np.zeros(0, dtype=np.uint64), np.zeros(1, dtype=np.int64), empty, empty)
+        every = np.concatenate(hashes)
+        order = np.argsort(every, kind="stable")  # equal hashes keep their months' order
+        every = every[order]
+        firsts = np.flatnonzero(np.r_[True, every[1:] != every[:-1]])
+        keys = every[firsts]
+        del every
+        ends = np.cumsum(sizes)  # entry i of the concatenation: block b where ends[b - 1] <= i
+        block = np.searchsorted(ends, order, side="right").astype(np.int32)
+        slot = (order - (ends - sizes)[block]).astype(np.int32)
+        return cls(keys, np.r_[firsts, total].astype(np.int64), block, slot)
+
+    @classmethod
+    def mapped(cls, folder: Path) -> TermDirectory:
+        return cls(*(load_npy(folder / name) for name in DIRECTORY_FILES))
+
+    def save(self, folder: Path) -> None:
+        arrays = (self.keys, self.starts, self.block, self.slot)
+        for name, values in zip(DIRECTORY_FILES, arrays, strict=True):
+            np.save(folder / name, values)
+
+
 @dataclass(frozen=True)
 class IndexArrays:
     """Everything an index holds; arrays may be memory-mapped files."""
@@ -188,10 +237,11 @@ class IndexArrays:
     # hit_offsets[2i + 2]
     hit_offsets: I64
     hit_store: bytes | memoryview
-    # per term: its largest term frequency and the shortest document among its postings (the
-    # kernel's pruning bounds, ``term_bounds``)
+    # per term: its largest term frequency, the shortest document among its postings and its
+    # postings' largest score over idf (the kernel's pruning bounds, ``term_bounds``)
     term_max_tf: I64
     term_min_len: I64
+    term_peak: F64
 
     def lines(self) -> Iterator[bytes]:
         """The stored document lines in ordinal order (the lines a build spooled)."""
@@ -267,7 +317,9 @@ def build_from_lines(documents: Iterable[tuple[Document, bytes]]) -> IndexArrays
     len_prefix = np.zeros(n + 1, dtype=np.int64)
     np.cumsum(doc_len, out=len_prefix[1:])
     post_ord = (pairs_key - post_tid * n).astype(np.int32)
-    max_tf, min_len = term_bounds(term_offsets, post_ord, tf, doc_len)
+    max_tf, min_len, peak = term_bounds(
+        term_offsets, post_ord, tf, doc_len, peak_avgdl(n, len_prefix)
+    )
     manifest = {
         "format": FORMAT,
         "version": FORMAT_VERSION,
@@ -295,20 +347,34 @@ def build_from_lines(documents: Iterable[tuple[Document, bytes]]) -> IndexArrays
         hit_store=bytes(hit_store),
         term_max_tf=max_tf,
         term_min_len=min_len,
+        term_peak=peak,
     )
 
 
-def term_bounds(offsets: Any, post_ord: Any, post_tf: Any, doc_len: Any) -> tuple[I64, I64]:
-    """Per term of a partition: its largest term frequency and its shortest document
-    over all its postings (so they bound every prefix of them too); 0 for a term without
-    postings. Here, not beside the kernel, so a build computes them without loading numba."""
+def peak_avgdl(n: int, len_prefix: Any) -> float:
+    """The average length at which a partition's ``term_peak`` is taken: its own."""
+    return int(len_prefix[n]) / max(n, 1)
+
+
+def term_bounds(
+    offsets: Any, post_ord: Any, post_tf: Any, doc_len: Any, avgdl: float
+) -> tuple[I64, I64, F64]:
+    """Per term of a partition: its largest term frequency, its shortest document, and its
+    peak, the largest score of its postings divided by the idf, at average length ``avgdl``
+    (``peak_avgdl``); 0 for a term without postings. Each bounds every prefix of the postings
+    too; the peak, at a cutoff's average length A, scaled by max(1, A / avgdl) (a score grows
+    with A, by at most that ratio). Here, not beside the kernel, so a build computes them
+    without loading numba."""
     starts = np.asarray(offsets[:-1], dtype=np.int64)
     if len(post_ord) == 0:
-        return np.zeros(len(starts), dtype=np.int64), np.zeros(len(starts), dtype=np.int64)
+        zero = np.zeros(len(starts), dtype=np.int64)
+        return zero, zero.copy(), np.zeros(len(starts))
     starts = np.minimum(starts, len(post_ord) - 1)  # a term without postings: never looked up
+    lens = np.asarray(doc_len, dtype=np.int64)[post_ord]
+    tf = np.asarray(post_tf, dtype=np.float64)
+    part = tf * (K1 + 1.0) / (tf + K1 * (1.0 - B + B * (lens / avgdl)))
     max_tf = np.maximum.reduceat(np.asarray(post_tf, dtype=np.int64), starts)
-    min_len = np.minimum.reduceat(np.asarray(doc_len, dtype=np.int64)[post_ord], starts)
-    return max_tf, min_len
+    return max_tf, np.minimum.reduceat(lens, starts), np.maximum.reduceat(part, starts)
 
 
 def save_arrays(

@@ -16,10 +16,15 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from pastcast.corpus.embedded._arrays import IndexArrays, term_hash
+from pastcast.corpus.embedded._arrays import (
+    K1,
+    B,
+    IndexArrays,
+    TermDirectory,
+    peak_avgdl,
+    term_hash,
+)
 
-K1 = 1.2
-B = 0.75
 I64 = npt.NDArray[np.int64]
 F64 = npt.NDArray[np.float64]
 Mask = npt.NDArray[np.bool_]
@@ -126,19 +131,28 @@ class BlockTable:
     len_before: list[int]  # total length of the blocks before each block
     starts: list[int]  # the first global ordinal of each block, then the document count
     largest: int  # the largest block's document count (the kernel's scratch size)
+    peak_avgdl: F64  # the average length of each block's stored peaks (``term_bounds``)
+    directory: I64  # the address and length of each ``TermDirectory`` array (``DIRECTORY``)
 
 
-def block_table(parts: Sequence[IndexArrays]) -> BlockTable:
+def block_table(parts: Sequence[IndexArrays], directory: TermDirectory | None) -> BlockTable:
     """``BlockTable`` of ``parts``: each array contiguous, of its column's dtype (memory-mapped
-    ones are used as they are), with each block's stored term bounds and term table."""
-    from pastcast.corpus.embedded._kernel import COLUMNS
+    ones are used as they are), with each block's stored term bounds and term table, and their
+    ``directory`` (made here where none was stored)."""
+    from pastcast.corpus.embedded._kernel import COLUMNS, DIRECTORY
 
     held: list[Any] = []
+    d = directory or TermDirectory.of([p.vocab for p in parts])
+    addresses = np.zeros((len(DIRECTORY), 2), dtype=np.int64)
+    for row, kind in enumerate(DIRECTORY):
+        a = np.ascontiguousarray((d.keys, d.starts, d.block, d.slot)[row], dtype=kind)
+        held.append(a)
+        addresses[row] = a.ctypes.data, a.size
     table = np.zeros((len(parts), len(COLUMNS), 2), dtype=np.int64)
     for blk, p in enumerate(parts):
-        hashes, ids, offsets, text = p.vocab.arrays()  # mapped: nothing parsed
+        _, ids, offsets, text = p.vocab.arrays()  # mapped: nothing parsed
         columns: tuple[Any, ...] = (p.post_ord, p.post_tf, p.doc_len, p.term_offsets)
-        columns += (p.term_max_tf, p.term_min_len, hashes, ids, offsets, text)
+        columns += (p.term_max_tf, p.term_min_len, p.term_peak, ids, offsets, text)
         for col, (array, (_, dtype)) in enumerate(zip(columns, COLUMNS, strict=True)):
             a = np.ascontiguousarray(array, dtype=dtype)
             held.append(a)
@@ -152,6 +166,8 @@ def block_table(parts: Sequence[IndexArrays]) -> BlockTable:
         totals,
         list(itertools.accumulate((len(p.ids) for p in parts), initial=0)),
         max((len(p.ids) for p in parts), default=0),
+        np.array([peak_avgdl(len(p.ids), p.len_prefix) for p in parts], dtype=np.float64),
+        addresses,
     )
 
 
@@ -191,6 +207,7 @@ def bm25_top_k(
         corpus = (stats.n, [stats.df.get(term, 0) for term in terms])
     return query_top_k(
         blocks.table,
+        blocks.directory,
         np.array([term_hash(r) for r in raw], dtype=np.uint64),
         np.frombuffer(b"".join(raw), dtype=np.uint8),
         qoffs,
@@ -200,8 +217,9 @@ def bm25_top_k(
         avgdl,
         k,
         bases,
-        np.asarray(id_rank),
+        id_rank,
         blocks.largest,
+        blocks.peak_avgdl,
         K1,
         B,
         corpus,

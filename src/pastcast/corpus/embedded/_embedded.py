@@ -26,11 +26,16 @@ from pastcast.corpus._protocol import (
     not_visible_message,
 )
 from pastcast.corpus._text import TOKENIZER, text_snippet, tokenize
-from pastcast.corpus.embedded._arrays import IndexArrays, from_micros, load_arrays
-from pastcast.corpus.embedded._bm25 import (
+from pastcast.corpus.embedded._arrays import (
     K1,
-    AsOfStatistics,
     B,
+    IndexArrays,
+    TermDirectory,
+    from_micros,
+    load_arrays,
+)
+from pastcast.corpus.embedded._bm25 import (
+    AsOfStatistics,
     BlockTable,
     as_of_statistics,
     block_table,
@@ -72,6 +77,7 @@ class EmbeddedIndex:
         path: Path | None = None,
         *,
         id_order: npt.NDArray[np.int64] | None = None,
+        directory: TermDirectory | None = None,
     ) -> None:
         self._parts = parts
         self.path = path
@@ -80,13 +86,17 @@ class EmbeddedIndex:
         self._bases = np.zeros(len(parts) + 1, dtype=np.int64)
         np.cumsum(sizes, out=self._bases[1:])
         self._base_list: list[int] = self._bases.tolist()  # bisect: no numpy call per hit
-        self._id_rank = global_id_rank(parts) if id_rank is None else id_rank
+        # a plain read-only view, made once: the kernel is compiled (and cached) for one kind of
+        # array, and a view of a memory map per search cost microseconds
+        self._id_rank = np.asarray(global_id_rank(parts) if id_rank is None else id_rank).view()
+        self._id_rank.flags.writeable = False
         stamps = [np.asarray(p.timestamps) for p in parts]
         self._timestamps = np.concatenate(stamps) if stamps else np.zeros(0, dtype=np.int64)
         # Python views for building hits: indexing one costs a tenth of a numpy scalar lookup
         self._stamp_view = self._timestamps.data
         self._hit_columns = [(p.ids, p.hit_offsets.data, p.hit_store) for p in parts]
         self._id_order = id_order
+        self._directory = directory
         self._blocks: BlockTable | None = None
         self._identity: CorpusIdentity | None = None
         self._dating: dict[str, object] | None = None  # ``dating.json``, read by ``open``
@@ -151,8 +161,10 @@ class EmbeddedIndex:
         """Open an index directory (one an earlier version wrote is refused: build it again)."""
         from pastcast.corpus.sources import read_dating  # a build's side file
 
-        parts, id_rank, manifest, id_order = load_index(Path(index_dir))
-        index = cls(parts, id_rank, manifest, Path(index_dir), id_order=id_order)
+        parts, id_rank, manifest, id_order, directory = load_index(Path(index_dir))
+        index = cls(
+            parts, id_rank, manifest, Path(index_dir), id_order=id_order, directory=directory
+        )
         # read now: an append may replace the directory while this index is open
         index._dating = read_dating(Path(index_dir))
         return index
@@ -477,7 +489,8 @@ class EmbeddedIndex:
         """Top-``k`` ordinals and BM25 scores (then id ascending) among the ``allowed`` of the
         first ``n`` ordinals, with ``stats`` (a whole corpus's) in place of the index's own."""
         if self._blocks is None and allowed is None:
-            self._blocks = block_table(self._parts)  # on the first unfiltered search
+            # on the first unfiltered search
+            self._blocks = block_table(self._parts, self._directory)
         parts, bases, rank, blocks = self._parts, self._bases, self._id_rank, self._blocks
         return bm25_top_k(
             parts, bases, rank, terms, n, k, allowed=allowed, blocks=blocks, stats=stats

@@ -64,6 +64,29 @@ def _lower_bound(post_ord: Any, lo: int, hi: int, d: int) -> int:
 
 
 @numba.njit(cache=True, nogil=True)
+def _hash_at(h: Any, key: Any) -> int:
+    """The first position in ``h`` holding ``key`` or more: ``h`` is the term directory's
+    hashes, ascending and spread evenly over 64 bits, so interpolation lands a few positions
+    from it where bisection takes 20 probes in 1,000,000 terms; bisection finishes."""
+    lo, hi = 0, int(h.shape[0])  # the position is in [lo, hi]
+    for _ in range(4):
+        if hi - lo < 16:
+            break
+        first, last = h[lo], h[hi - 1]
+        if key <= first:
+            return lo
+        if key > last:
+            return hi
+        # first < key <= last: the fraction is in (0, 1], so lo <= mid < hi
+        mid = lo + int(float(key - first) / float(last - first) * (hi - 1 - lo))
+        if h[mid] < key:
+            lo = mid + 1
+        else:
+            hi = mid
+    return int(_lower_bound(h, lo, hi, key))
+
+
+@numba.njit(cache=True, nogil=True)
 def _find(post_ord: Any, lo: int, hi: int, d: int) -> int:
     """The position of ordinal ``d`` in ``post_ord[lo:hi]`` (ascending), or -1."""
     at = _lower_bound(post_ord, lo, hi, d)
@@ -227,12 +250,14 @@ COLUMNS = (  # a block's arrays, in ``BlockTable.table``'s column order, with th
     ("term_offsets", np.int64),
     ("term_max_tf", np.int64),
     ("term_min_len", np.int64),
-    ("hashes", np.uint64),  # the term table (``TermTable.arrays``)
-    ("term_ids", np.int64),
+    ("term_peak", np.float64),
+    ("term_ids", np.int64),  # the term table (``TermTable.arrays``) but its hashes
     ("text_offsets", np.int64),
     ("text", np.uint8),
 )
-_ORD, _TF, _LEN, _OFFSETS, _MAX_TF, _MIN_LEN, _HASHES, _IDS, _TEXT_OFFSETS, _TEXT = range(10)
+# the dtypes of the ``TermDirectory`` arrays (keys, starts, block, slot): ``BlockTable.directory``
+DIRECTORY = (np.uint64, np.int64, np.int32, np.int32)
+_ORD, _TF, _LEN, _OFFSETS, _MAX_TF, _MIN_LEN, _PEAK, _IDS, _TEXT_OFFSETS, _TEXT = range(10)
 
 
 def _address_type(typingctx: Any, address: Any) -> Any:
@@ -254,41 +279,52 @@ def _column(table: Any, blk: int, col: int, dtype: Any) -> Any:
 
 
 @numba.njit(cache=True, nogil=True)
-def _postings(table: Any, qhash: Any, qtext: Any, qoffs: Any, last: int, m: int) -> tuple[Any, Any]:
+def _postings(
+    table: Any, directory: Any, qhash: Any, qtext: Any, qoffs: Any, last: int, m: int
+) -> tuple[Any, Any]:
     """``rows[t, blk]``: query term ``t``'s visible postings range in block ``blk`` (up to
-    ``last``, of which the first ``m`` documents are visible) and its bounds there: (lo, hi,
-    largest tf, shortest length), hi <= lo where it has none; and each term's document
-    frequency as of the cutoff. A term is found in a block's table by its hash (``qhash``),
-    confirmed by its UTF-8 (``qtext[qoffs[t]:qoffs[t + 1]]``)."""
+    ``last``, of which the first ``m`` documents are visible), its bounds there and its id:
+    (lo, hi, largest tf, shortest length, id), hi <= lo where it has none; and each term's document
+    frequency as of the cutoff. A term is found by its hash (``qhash``) in the ``TermDirectory``
+    (keys, starts, block, slot), once for every block, and confirmed in each block's table by its
+    UTF-8 (``qtext[qoffs[t]:qoffs[t + 1]]``)."""
+    keys = carray(_pointer(directory[0, 0]), directory[0, 1], np.uint64)
+    starts = carray(_pointer(directory[1, 0]), directory[1, 1], np.int64)
+    entry_block = carray(_pointer(directory[2, 0]), directory[2, 1], np.int32)
+    entry_slot = carray(_pointer(directory[3, 0]), directory[3, 1], np.int32)
     n_terms = qhash.shape[0]
-    rows = np.zeros((n_terms, last + 1, 4), dtype=np.int64)
+    rows = np.zeros((n_terms, last + 1, 5), dtype=np.int64)
     df = np.zeros(n_terms, dtype=np.int64)
-    for blk in range(last + 1):
-        h, ids = _column(table, blk, _HASHES, np.uint64), _column(table, blk, _IDS, np.int64)
-        o, txt = _column(table, blk, _TEXT_OFFSETS, np.int64), _column(table, blk, _TEXT, np.uint8)
-        offsets = _column(table, blk, _OFFSETS, np.int64)
-        for t in range(n_terms):
-            at = np.searchsorted(h, qhash[t])
-            size = qoffs[t + 1] - qoffs[t]
-            tid = -1
-            while tid < 0 and at < h.shape[0] and h[at] == qhash[t]:  # equal hashes: the text
-                if o[at + 1] - o[at] == size:
-                    same = True
-                    for i in range(size):
-                        if txt[o[at] + i] != qtext[qoffs[t] + i]:
-                            same = False
-                            break
-                    if same:
-                        tid = ids[at]
-                at += 1
-            if tid < 0:
+    for t in range(n_terms):
+        g = _hash_at(keys, qhash[t])
+        if g >= keys.shape[0] or keys[g] != qhash[t]:
+            continue
+        size = qoffs[t + 1] - qoffs[t]
+        for e in range(starts[g], starts[g + 1]):
+            blk = entry_block[e]
+            if blk > last:  # entries ascend by block: the rest are after the cutoff
+                break
+            at = entry_slot[e]
+            o = _column(table, blk, _TEXT_OFFSETS, np.int64)
+            txt = _column(table, blk, _TEXT, np.uint8)
+            if o[at + 1] - o[at] != size:  # equal hashes: the text decides
                 continue
+            same = True
+            for i in range(size):
+                if txt[o[at] + i] != qtext[qoffs[t] + i]:
+                    same = False
+                    break
+            if not same:
+                continue
+            tid = _column(table, blk, _IDS, np.int64)[at]
+            offsets = _column(table, blk, _OFFSETS, np.int64)
             lo, hi = offsets[tid], offsets[tid + 1]
             if blk == last:  # postings ascend: the visible ones are a prefix
                 hi = _lower_bound(_column(table, blk, _ORD, np.int32), lo, hi, m)
             rows[t, blk, 0], rows[t, blk, 1] = lo, hi
             rows[t, blk, 2] = _column(table, blk, _MAX_TF, np.int64)[tid]
             rows[t, blk, 3] = _column(table, blk, _MIN_LEN, np.int64)[tid]
+            rows[t, blk, 4] = tid
             df[t] += max(hi - lo, 0)
     return rows, df
 
@@ -296,6 +332,7 @@ def _postings(table: Any, qhash: Any, qtext: Any, qoffs: Any, last: int, m: int)
 @numba.njit(cache=True, nogil=True)
 def _query_kernel(
     table: Any,
+    directory: Any,
     qhash: Any,
     qtext: Any,
     qoffs: Any,
@@ -309,26 +346,33 @@ def _query_kernel(
     k1: float,
     b: float,
     id_rank: Any,
+    peak_avgdl: Any,
     scratch: Any,
     touched: Any,
     vals: Any,
 ) -> tuple[Any, Any]:
-    rows, df = _postings(table, qhash, qtext, qoffs, last, m)
+    rows, df = _postings(table, directory, qhash, qtext, qoffs, last, m)
     idf = np.zeros(len(df))
     for t in range(len(df)):
         if df[t] > 0:  # a term with no visible posting scores nothing
             g = df[t] if df_all[t] < 0 else df_all[t]
             idf[t] = math.log(1.0 + (n_all - g + 0.5) / (g + 0.5))
     n_terms, n_blk = rows.shape[0], rows.shape[1]
-    # each block's reach: its terms' bounds summed, the best score any of its documents can get
+    # each block's reach: its terms' bounds summed, the best score any of its documents can get.
+    # A term's bound: its largest tf over its shortest document, or, tighter where both come
+    # from different postings, its peak (``_arrays.term_bounds``) times the cutoff's average
+    # length over the peak's, where that is larger (a score grows with the average length)
     bounds = np.zeros((n_blk, n_terms))
     reach = np.zeros(n_blk)
     for blk in range(n_blk):
+        peaks = _column(table, blk, _PEAK, np.float64)
         for t in range(n_terms):
-            if rows[t, blk, 1] > rows[t, blk, 0] and idf[t] > 0.0:
+            if rows[t, blk, 1] > rows[t, blk, 0] and idf[t] > 0.0:  # so the block's avgdl > 0
                 tf, length = float(rows[t, blk, 2]), float(rows[t, blk, 3])
                 norm = tf + k1 * (1.0 - b + b * (length / avgdl))
-                bounds[blk, t] = idf[t] * (tf * (k1 + 1.0)) / norm
+                loose = idf[t] * (tf * (k1 + 1.0)) / norm
+                stretch = max(1.0, avgdl / peak_avgdl[blk])
+                bounds[blk, t] = min(loose, idf[t] * peaks[rows[t, blk, 4]] * stretch)
                 reach[blk] += bounds[blk, t]
     floor = 0.0  # the k-th score found so far, once k are found
     n_res = 0
@@ -383,6 +427,7 @@ def _query_kernel(
 
 def query_top_k(
     table: I64,
+    directory: I64,
     qhash: Any,
     qtext: Any,
     qoffs: I64,
@@ -394,22 +439,24 @@ def query_top_k(
     bases: I64,
     id_rank: I64,
     scratch_size: int,
+    peak_avgdl: F64,
     k1: float,
     b: float,
     corpus: tuple[int, list[int]] | None = None,
 ) -> tuple[I64, F64]:
     """The top ``k`` of every admitted block (block ``last`` up to its ``m``-th document; ``n``
     visible in all) as global ordinals and scores: score descending, then id ascending (by
-    ``id_rank``). ``table``: ``BlockTable.table``; the query terms by hash and UTF-8
-    (``_postings``); ``scratch_size``: the largest block's document count; ``corpus``: the
-    document count and the terms' document frequencies of a whole corpus, for the idf."""
+    ``id_rank``). ``table``, ``scratch_size`` (the largest block's document count) and
+    ``peak_avgdl``: of a ``BlockTable``; ``directory``: the addresses and lengths of its
+    blocks' ``TermDirectory`` arrays (``DIRECTORY``); ``id_rank``: read-only (numba compiles,
+    and caches, one version per writability: an index in memory would compile a second); the
+    query terms by hash and UTF-8 (``_postings``);
+    ``corpus``: the document count and the terms' document frequencies of a whole corpus, for
+    the idf."""
     n_all, df_all = (n, [-1] * len(qhash)) if corpus is None else corpus
-    # read-only whether mapped from disk or built in memory: numba compiles (and caches) one
-    # version per writability, and an index built in memory would otherwise compile a second
-    ranks = id_rank.view()
-    ranks.flags.writeable = False
     return _query_kernel(
         table,
+        directory,
         qhash,
         qtext,
         qoffs,
@@ -422,7 +469,8 @@ def query_top_k(
         k,
         k1,
         b,
-        ranks,
+        id_rank,
+        peak_avgdl,
         *_buffers(scratch_size),
     )
 

@@ -34,10 +34,10 @@ from pastcast import safejson
 from pastcast.atomic import replace_directory
 from pastcast.corpus._build_report import CorpusBuildReport
 from pastcast.corpus._identity import combine_month_digests, document_line
-from pastcast.corpus.embedded._arrays import FORMAT as PART_FORMAT
-from pastcast.corpus.embedded._arrays import FORMAT_VERSION as PART_VERSION
 from pastcast.corpus.embedded._arrays import (
+    DIRECTORY_FILES,
     IndexArrays,
+    TermDirectory,
     build_arrays,
     build_from_lines,
     load_arrays,
@@ -45,6 +45,8 @@ from pastcast.corpus.embedded._arrays import (
     save_arrays,
     sorted_unique,
 )
+from pastcast.corpus.embedded._arrays import FORMAT as PART_FORMAT
+from pastcast.corpus.embedded._arrays import FORMAT_VERSION as PART_VERSION
 from pastcast.corpus.embedded._maps import (
     LineReader,
     NpyReader,
@@ -61,7 +63,7 @@ from pastcast.progress import ProgressReporter
 from pastcast.records import Document
 
 FORMAT = "pastcast-bm25-monthly"
-FORMAT_VERSION = 2
+FORMAT_VERSION = 3  # 3: the term directory; 2: per-month term tables only
 _MAX_OPEN_SPOOLS = 128
 _ID_CHUNK = 1 << 16  # ids merged and written in chunks: numpy per chunk, not per id
 _MERGE_ROWS = 1 << 20  # ids read ahead over all partitions at once during the merge
@@ -307,7 +309,7 @@ def _build(
     out_dir.parent.mkdir(parents=True, exist_ok=True)
     work = _work_dir(out_dir)
     (work / "parts").mkdir(parents=True, exist_ok=True)
-    for leftover in ("id_rank.npy", "id_order.npy", "manifest.json"):
+    for leftover in ("id_rank.npy", "id_order.npy", "manifest.json", *DIRECTORY_FILES):
         (work / leftover).unlink(missing_ok=True)
     shutil.rmtree(work / "threads", ignore_errors=True)
     memory: _Months | None = None
@@ -354,8 +356,8 @@ def _merge_globals(
     work: Path, months: list[str], bar: ProgressReporter, known: Mapping[str, str] | None = None
 ) -> dict[str, Any]:
     """The global pieces from the partitions ``months`` in ``work/parts`` (any other folder
-    there is removed): id ranks, maps, the manifest (returned, written by ``_finish``; ``known``:
-    ``month_digests``)."""
+    there is removed): id ranks, the term directory, maps, the manifest (returned, written by
+    ``_finish``; ``known``: ``month_digests``)."""
     wanted = set(months)
     for stale in (work / "parts").iterdir():
         if stale.name not in wanted:
@@ -368,6 +370,7 @@ def _merge_globals(
     _merge_ids(folders, bases, work)
     bar.update(task, advance=1)
     manifest = summary(parts, month_digests(folders, known))
+    TermDirectory.of([p.vocab for p in parts]).save(work)
     merge_partition_maps(folders, bases[:-1], work, str(manifest["content_sha256"]))
     bar.update(task, advance=1)
     return manifest
@@ -569,9 +572,12 @@ def index_manifest(index_dir: Path) -> dict[str, Any]:
     return read_manifest(Path(index_dir), (FORMAT, FORMAT_VERSION))
 
 
-def load_index(index_dir: Path) -> tuple[list[IndexArrays], I64, dict[str, Any], I64]:
+def load_index(
+    index_dir: Path,
+) -> tuple[list[IndexArrays], I64, dict[str, Any], I64, TermDirectory]:
     """Open a partitioned index (its partitions checked against its manifest): its partitions
-    in time order, the global id ranks, the manifest and the ordinals in id order."""
+    in time order, the global id ranks, the manifest, the ordinals in id order and the term
+    directory (mapped, as the merge wrote it)."""
     index_dir = Path(index_dir)
     manifest = index_manifest(index_dir)
     parts = [load_arrays(index_dir / "parts" / p["name"]) for p in manifest["partitions"]]
@@ -579,7 +585,7 @@ def load_index(index_dir: Path) -> tuple[list[IndexArrays], I64, dict[str, Any],
         if p.manifest["content_sha256"] != entry["content_sha256"]:
             raise ValueError(f"{index_dir}: partition {entry['name']} does not match the manifest")
     id_rank, id_order = (load_npy(index_dir / f"{n}.npy") for n in ("id_rank", "id_order"))
-    return parts, id_rank, manifest, id_order
+    return parts, id_rank, manifest, id_order, TermDirectory.mapped(index_dir)
 
 
 # -- appends ----------------------------------------------------------------------------------
@@ -590,6 +596,7 @@ SKIPPED_DUPLICATE = "duplicate id (skipped)"
 # What an index directory holds besides its side files (``dating.json``, ``timestamp_rules.tsv``)
 _GLOBALS = frozenset(
     {"manifest.json", "id_rank.npy", "id_order.npy", "parts", "threads", "build_report.json"}
+    | set(DIRECTORY_FILES)
 )
 _SIDE_FILES = frozenset({"dating.json", "timestamp_rules.tsv"})
 
