@@ -9,6 +9,12 @@ to the documents of its time), a mix of short comments (replies in threads, by a
 population of authors) and long articles, over six years with the volume growing over time.
 
     python benchmarks/scale.py --docs 1000000 [--workers 2] [--out results.json] [--dense]
+    python benchmarks/scale.py --docs 1000000 --months 4 --build-memory [--compare-src DIR]
+
+``--months`` puts the corpus in fewer, larger months. ``--build-memory`` measures only builds of
+the same source, one after the other: pastcast's (and, with ``--compare-src``, the same command
+run on another checkout's ``src``) and tantivy's (``retrieval_peers.Tantivy``), each as the peak
+RSS summed over its process tree and its CPU seconds, with their ratios and the load.
 
 Everything is written under a fresh folder in ``--tmp`` and deleted afterwards.
 """
@@ -19,6 +25,7 @@ import argparse
 import contextlib
 import json
 import os
+import resource
 import shutil
 import subprocess
 import sys
@@ -73,14 +80,14 @@ CUTOFFS = {
 }
 
 
-def month_counts(n: int) -> list[int]:
+def month_counts(n: int, months: int = MONTHS) -> list[int]:
     """Documents per month: the volume grows linearly, the latest month three times the first."""
-    weights = np.linspace(1.0, 3.0, MONTHS)
+    weights = np.linspace(1.0, 3.0, months)
     bounds = np.round(np.cumsum(weights) / weights.sum() * n).astype(np.int64)
     return np.diff(np.concatenate([[0], bounds])).tolist()
 
 
-def corpus_lines(n: int, seed: int = 0) -> Iterator[bytes]:
+def corpus_lines(n: int, seed: int = 0, months: int = MONTHS) -> Iterator[bytes]:
     """The JSONL lines of ``n`` documents, month by month (shuffled within a month)."""
     rng = np.random.default_rng(seed)
     words = np.array(_words(VOCAB, rng), dtype=object)
@@ -94,7 +101,7 @@ def corpus_lines(n: int, seed: int = 0) -> Iterator[bytes]:
     author_cdf /= author_cdf[-1]
     emitted = 0
     recent_articles: list[str] = []
-    for m, count in enumerate(month_counts(n)):
+    for m, count in enumerate(month_counts(n, months)):
         start = _month_start(m)
         seconds = int((_month_start(m + 1) - start).total_seconds())
         live = np.flatnonzero((topic_start <= m) & (topic_end > m))
@@ -150,10 +157,10 @@ def corpus_lines(n: int, seed: int = 0) -> Iterator[bytes]:
         emitted += count
 
 
-def write_corpus(n: int, path: Path, seed: int = 0) -> float:
+def write_corpus(n: int, path: Path, seed: int = 0, months: int = MONTHS) -> float:
     t0 = time.perf_counter()
     with path.open("wb", buffering=1 << 22) as fh:
-        for line in corpus_lines(n, seed):
+        for line in corpus_lines(n, seed, months):
             fh.write(line)
     return time.perf_counter() - t0
 
@@ -207,6 +214,85 @@ def run_tree(cmd: list[str], env: dict[str, str]) -> tuple[float, int, str]:
     if proc.returncode:
         raise RuntimeError(f"{cmd[:4]} failed ({proc.returncode}):\n{text[-3000:]}")
     return time.perf_counter() - t0, peak, text
+
+
+_TANTIVY = """
+import sys
+from pathlib import Path
+sys.path.insert(0, sys.argv[3])
+from bm25_vs_tantivy import documents
+from retrieval_peers import Tantivy
+Tantivy(documents(Path(sys.argv[1])), Path(sys.argv[2]))
+"""
+
+
+def _children_cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def measure_build_memory(source: Path, work: Path, args: argparse.Namespace) -> dict[str, Any]:
+    """The builds of ``source``, one after the other: pastcast's (this checkout's and
+    ``--compare-src``'s) and tantivy's; peak RSS of each process tree, CPU seconds, ratios."""
+    here = Path(__file__).resolve()
+    srcs = {"pastcast": here.parents[1] / "src"}
+    if args.compare_src is not None:
+        srcs["compared"] = args.compare_src.resolve()
+    cli = "import sys; from pastcast.cli import main; sys.exit(main())"
+    out: dict[str, Any] = {}
+    runs = [
+        (
+            name,
+            [
+                sys.executable,
+                "-c",
+                cli,
+                "corpus",
+                "build",
+                f"jsonl:{source}",
+                "--out",
+                str(work / name),
+                "--workers",
+                str(args.workers),
+                "--json",
+            ],
+            src,
+        )
+        for name, src in srcs.items()
+    ]
+    runs.append(
+        (
+            "tantivy",
+            [sys.executable, "-c", _TANTIVY, str(source), str(work / "tantivy"), str(here.parent)],
+            srcs["pastcast"],
+        )
+    )
+    for name, cmd, src in runs:
+        env = {**os.environ, "PYTHONPATH": str(src)}
+        load, cpu = _load(), _children_cpu()
+        wall, peak, _ = run_tree(cmd, env)
+        row = {
+            "wall_s": round(wall, 1),
+            "cpu_s": round(_children_cpu() - cpu, 1),
+            "peak_rss_mb": round(peak / 2**20),
+            "load_before": load,
+            "load_after": _load(),
+        }
+        report = work / name / "build_report.json"
+        if report.is_file():
+            saved = json.loads(report.read_text())
+            row["partitions"] = saved["partitions"]
+            row["phase_cpu_s"] = saved["phase_cpu_seconds"]
+        shutil.rmtree(work / name, ignore_errors=True)
+        out[name] = row
+        print(json.dumps({name: row}), flush=True)
+    peer = out["tantivy"]
+    for name in srcs:
+        out[f"{name}_vs_tantivy"] = {
+            "peak_rss": round(out[name]["peak_rss_mb"] / peer["peak_rss_mb"], 2),
+            "cpu": round(out[name]["cpu_s"] / peer["cpu_s"], 2),
+        }
+    return out
 
 
 def _disk(path: Path) -> int:
@@ -371,6 +457,9 @@ def main() -> int:
     ap.add_argument("--tmp", type=Path, default=Path("/work/tmp"))
     ap.add_argument("--out", type=Path, default=None)
     ap.add_argument("--dense", action="store_true")
+    ap.add_argument("--months", type=int, default=MONTHS, help="months the corpus spans")
+    ap.add_argument("--build-memory", action="store_true", help="only builds, beside tantivy's")
+    ap.add_argument("--compare-src", type=Path, help="--build-memory: another checkout's src")
     ap.add_argument("--keep", action="store_true", help="keep the data (default: deleted)")
     ap.add_argument(
         "--spread", type=float, default=SPREAD, help="stand-in vectors' noise (larger: harder)"
@@ -420,9 +509,15 @@ def main() -> int:
 
     try:
         source = work / "docs.jsonl"
-        result["generate_s"] = write_corpus(args.docs, source)
+        result["generate_s"] = write_corpus(args.docs, source, months=args.months)
         result["source_bytes"] = source.stat().st_size
+        result.update(months=args.months, largest_month=max(month_counts(args.docs, args.months)))
         save()
+        if args.build_memory:
+            result["builds"] = measure_build_memory(source, work, args)
+            result["uptime"] = subprocess.run(["uptime"], capture_output=True, text=True).stdout
+            save()
+            return 0
         env = dict(os.environ)
         env.setdefault("PYTHONPATH", str(Path(__file__).resolve().parents[1] / "src"))
         cli = "import sys; from pastcast.cli import main; sys.exit(main())"

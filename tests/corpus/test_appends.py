@@ -129,6 +129,22 @@ def test_appends_equal_a_build_from_scratch(tmp_path: Path, workers: int) -> Non
     assert not [p for p in tmp_path.iterdir() if p.name.startswith(".")]
 
 
+def test_appends_to_months_cut_into_ranges_equal_a_build_from_scratch(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from pastcast.corpus.embedded import _ranges
+
+    monkeypatch.setattr(_ranges, "PARTITION_DOCS", 30)
+    base, index_dir = _base(), tmp_path / "index"
+    batch = _batch(base)
+    EmbeddedIndex.build(base, index_dir, workers=1)  # in memory; the append spools
+    assert sum("." in p["name"] for p in EmbeddedIndex.open(index_dir).manifest["partitions"]) > 5
+    appended = EmbeddedIndex.append(iter(batch), index_dir, workers=1)
+    scratch = EmbeddedIndex.build(base + batch, tmp_path / "scratch", workers=1)
+    assert _tree_digest(index_dir) == _tree_digest(tmp_path / "scratch")
+    _assert_same(appended, scratch, _cutoffs(base + batch, batch)[::3])
+
+
 def test_an_appended_index_passes_the_conformance_checks(tmp_path: Path) -> None:
     base = _base()
     batch = _batch(base)

@@ -5,6 +5,7 @@ the corpus grows, finds repeated ids across months, and reports malformed rows w
 from __future__ import annotations
 
 import hashlib
+import itertools
 import json
 import os
 import signal
@@ -232,3 +233,54 @@ def test_the_merged_maps_equal_the_maps_of_all_documents(tmp_path: Path) -> None
         assert got.keys == want.keys
         assert got.offsets.tolist() == want.offsets.tolist()
         assert got.ords.tolist() == want.ords.tolist()
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_sub_month_partitions_keep_the_as_of_guarantees(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, workers: int
+) -> None:
+    """A month larger than a partition's bound is cut into ranges in (timestamp, id) order:
+    at a range's first and last instant, and between documents of one instant that two ranges
+    share, the spooled build sees what the in-memory index and an index of only the documents
+    before the cutoff see; its corpus digest stays that of the months."""
+    from pastcast.corpus import check_as_of_equivalence
+    from pastcast.corpus.embedded import _ranges
+
+    monkeypatch.setattr(_ranges, "PARTITION_DOCS", 40)
+    docs = _docs(260, months=2, seed=11)
+    instant = docs[30].timestamp  # 50 documents at one instant: more than one range holds them
+    docs = [
+        d.model_copy(update={"timestamp": instant}) if 30 <= i < 80 else d
+        for i, d in enumerate(docs)
+    ]
+    built = EmbeddedIndex.build(iter(docs), tmp_path / "index", workers=workers)
+    memory = EmbeddedIndex.in_memory(docs)
+    assert built.manifest["content_sha256"] == memory.manifest["content_sha256"]
+    parts = built.manifest["partitions"]
+    assert all(p["doc_count"] <= 40 for p in parts)
+    assert sum("." in p["name"] for p in parts) > 4
+    edges = itertools.pairwise(parts)
+    shared = [a for a, b in edges if a["last_timestamp"] == b["first_timestamp"]]
+    assert shared  # a cut between two documents of one instant
+    cutoffs = [instant, instant + timedelta(microseconds=1), instant - timedelta(microseconds=1)]
+    for p in parts:
+        for edge in (p["first_timestamp"], p["last_timestamp"]):
+            ts = datetime.fromisoformat(edge)
+            cutoffs += [ts, ts + timedelta(microseconds=1)]
+    for cutoff in cutoffs:
+        assert built.count_before(cutoff) == memory.count_before(cutoff)
+        for q in ("election", "w1 w2 storm", "tariff merger w7"):
+            assert built.search(q, as_of=cutoff, k=15) == memory.search(q, as_of=cutoff, k=15)
+    ordered = sorted(docs, key=lambda d: (d.timestamp, d.id))
+    late = datetime(2100, 1, 1, tzinfo=UTC)
+    assert [built.read(d.id, as_of=late) for d in ordered[::7]] == ordered[::7]
+    check_thread_lookups(
+        EmbeddedIndex.open(tmp_path / "index"), docs, n_probes=40, raise_on_violation=True
+    )
+    count = iter(range(1000))
+
+    def factory(subset: list[Document]) -> EmbeddedIndex:
+        return EmbeddedIndex.build(iter(subset), tmp_path / f"sub-{next(count)}", workers=1)
+
+    report = check_as_of_equivalence(factory, docs, cutoffs=cutoffs[:6], seed=2)
+    assert report.violations == 0 and report.nonempty > 0, report.first_violations

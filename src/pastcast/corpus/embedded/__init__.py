@@ -16,6 +16,7 @@ from pastcast.corpus.embedded._partitioned import (
     Duplicates,
     MonthRunner,
     NewDocuments,
+    index_manifest,
 )
 from pastcast.corpus.embedded._read_reuse import ReadStamp
 
@@ -31,6 +32,7 @@ __all__ = [
     "MonthRunner",
     "NewDocuments",
     "ReadStamp",
+    "index_manifest",
     "index_months",
     "open_months",
     "shard_statistics",

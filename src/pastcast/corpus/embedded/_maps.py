@@ -16,6 +16,7 @@ from array import array
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -147,56 +148,127 @@ def save_partition_maps(folder: Path, documents: Iterable[Document]) -> None:
             fh.writelines(json.dumps(k, ensure_ascii=False) + "\n" for k in m.keys)
 
 
-def _keys(folder: Path, name: str, part: int) -> Iterator[tuple[str, int, int]]:
-    with (folder / PART_FOLDER / f"{name}_keys.jsonl").open("rb") as fh:
-        for i, line in enumerate(fh):
-            yield safejson.loads(line), part, i
+# -- merging: files read and written front to back a chunk at a time, never mapped (the pages
+# read through a mapping stay counted in the process's memory while it is mapped), so that a
+# build's merge holds a few chunks per partition whatever the corpus size; a reader reopens its
+# file for each chunk, so thousands of them need no open handle each
+
+_FORMAT = np.lib.format
+
+
+class NpyReader:
+    """The 1-D array of a ``.npy`` file, taken in order ``take(count)`` values at a time."""
+
+    def __init__(self, path: Path) -> None:
+        with path.open("rb") as fh:
+            v1 = _FORMAT.read_magic(fh) == (1, 0)
+            header = _FORMAT.read_array_header_1_0 if v1 else _FORMAT.read_array_header_2_0
+            shape, _, self._dtype = header(fh)
+            self._start = fh.tell()
+        self.path, self.length, self.at = path, int(np.prod(shape)), 0
+
+    def take(self, count: int) -> Any:
+        count = min(count, self.length - self.at)
+        with self.path.open("rb") as fh:
+            fh.seek(self._start + self.at * self._dtype.itemsize)
+            self.at += count
+            return np.fromfile(fh, dtype=self._dtype, count=count)
+
+
+class LineReader:
+    """The lines of a file, taken in order ``take(count)`` at a time."""
+
+    def __init__(self, path: Path) -> None:
+        self.path, self._offset = path, 0
+
+    def take(self, count: int) -> list[bytes]:
+        lines: list[bytes] = []
+        with self.path.open("rb") as fh:
+            fh.seek(self._offset)
+            while len(lines) < count and (line := fh.readline()):
+                lines.append(line)
+            self._offset = fh.tell()
+        return lines
+
+
+class NpyWriter:
+    """A 1-D int64 ``.npy`` file written front to back, its length set on exit (numpy pads the
+    header so that it keeps its size whatever the length)."""
+
+    def __init__(self, path: Path) -> None:
+        self._fh, self.count = path.open("wb"), 0
+        self._header()
+
+    def _header(self) -> None:
+        meta = {"descr": "<i8", "fortran_order": False, "shape": (self.count,)}
+        _FORMAT.write_array_header_1_0(self._fh, meta)
+
+    def write(self, values: Iterable[int] | Any) -> None:
+        array = np.asarray(values, dtype="<i8")
+        self._fh.write(array.tobytes())
+        self.count += len(array)
+
+    def __enter__(self) -> NpyWriter:
+        return self
+
+    def __exit__(self, *exc: type[BaseException] | BaseException | TracebackType | None) -> None:
+        self._fh.seek(0)
+        self._header()
+        self._fh.close()
+
+
+_MERGE_ROWS = 1 << 20  # keys buffered over all partitions at once during a merge
+
+
+def _entries(folder: Path, name: str, part: int, base: int, step: int) -> Iterator[tuple[Any, ...]]:
+    """A partition's keys of map ``name`` in its sorted order, each with its global ordinals,
+    read ``step`` keys at a time."""
+    where = folder / PART_FOLDER
+    keys = LineReader(where / f"{name}_keys.jsonl")
+    ends, ords = (NpyReader(where / f"{name}_{n}.npy") for n in ("offsets", "ords"))
+    lo = int(ends.take(1)[0])
+    while lines := keys.take(step):
+        bounds = ends.take(len(lines))
+        values = ords.take(int(bounds[-1]) - lo) + base
+        starts = [0, *(bounds[:-1] - lo).tolist()]
+        for line, a, b in zip(lines, starts, (bounds - lo).tolist(), strict=True):
+            yield safejson.loads(line), part, values[a:b]
+        lo = int(bounds[-1])
 
 
 def merge_partition_maps(
     folders: Sequence[Path], bases: Sequence[int], index_dir: Path, content_sha256: str
 ) -> None:
     """The index's maps (``DocMaps.save``'s layout) merged from its partitions' maps, in time
-    order with their first global ordinals ``bases``; streamed, so memory stays bounded by the
-    keys' numbers (8 bytes each), never their text.
-
-    The keys are merged one by one (a k-way merge of the sorted key files), which only numbers
-    them; the ordinals are then placed partition by partition with a few numpy calls each.
-    """
+    order with their first global ordinals ``bases``: a k-way merge of the sorted key files, each
+    key's ordinals the partitions' in time order (so ascending), written as they come. Memory is
+    bounded by a few chunks per partition, never the keys' or the documents' number."""
+    step = max(64, _MERGE_ROWS // max(1, len(folders)))
     with atomic_directory(index_dir / FOLDER) as tmp:
         for name in FIELDS:
-            offs = [load_npy(f / PART_FOLDER / f"{name}_offsets.npy", mmap=False) for f in folders]
-            numbers = [array("q") for _ in folders]  # each partition key's global number
-            merged = heapq.merge(*(_keys(f, name, p) for p, f in enumerate(folders)))
-            count = 0
-            with (tmp / f"{name}_keys.json").open("w", encoding="utf-8") as keys:
+            runs = (_entries(f, name, p, bases[p], step) for p, f in enumerate(folders))
+            merged = heapq.merge(*runs)
+            with (
+                (tmp / f"{name}_keys.json").open("w", encoding="utf-8") as keys,
+                NpyWriter(tmp / f"{name}_offsets.npy") as offsets,
+                NpyWriter(tmp / f"{name}_ords.npy") as ords,
+            ):
                 keys.write("[")
-                for key, group in itertools.groupby(merged, key=lambda item: item[0]):
-                    for _, p, _i in group:  # a partition's keys come in its own sorted order
-                        numbers[p].append(count)
+                ends, pending, total = [0], [], 0
+                groups = itertools.groupby(merged, key=lambda item: item[0])
+                for count, (key, group) in enumerate(groups):
                     keys.write(("," if count else "") + json.dumps(key, ensure_ascii=False))
-                    count += 1
+                    for *_, values in group:
+                        pending.append(values)
+                        total += len(values)
+                    ends.append(total)
+                    if len(ends) >= step:
+                        offsets.write(ends)
+                        ords.write(np.concatenate(pending))
+                        ends, pending = [], []
                 keys.write("]")
-            sizes = np.zeros(count, dtype=np.int64)
-            for p, o in enumerate(offs):
-                np.add.at(sizes, np.frombuffer(numbers[p], dtype=np.int64), np.diff(o))
-            offsets = np.zeros(count + 1, dtype=np.int64)
-            np.cumsum(sizes, out=offsets[1:])
-            out = np.lib.format.open_memmap(
-                tmp / f"{name}_ords.npy", mode="w+", dtype=np.int64, shape=(int(offsets[-1]),)
-            )
-            filled = np.zeros(count, dtype=np.int64)
-            for p, f in enumerate(folders):  # time order: each key's ordinals stay ascending
-                g = np.frombuffer(numbers[p], dtype=np.int64)
-                if not len(g):
-                    continue
-                ords = load_npy(f / PART_FOLDER / f"{name}_ords.npy", mmap=False)
-                counts = np.diff(offs[p])
-                start = offsets[g] + filled[g] - offs[p][:-1]
-                out[np.repeat(start, counts) + np.arange(len(ords))] = ords + bases[p]
-                filled[g] += counts
-            out.flush()
-            del out
-            np.save(tmp / f"{name}_offsets.npy", offsets)
+                offsets.write(ends)
+                if pending:
+                    ords.write(np.concatenate(pending))
         meta = {"format": FORMAT, "version": FORMAT_VERSION, "index_sha256": content_sha256}
         (tmp / "manifest.json").write_text(json.dumps(meta) + "\n")

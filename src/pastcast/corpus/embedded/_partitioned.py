@@ -21,6 +21,7 @@ import os
 import resource
 import shutil
 import time
+from array import array
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from dataclasses import dataclass, replace
@@ -46,7 +47,14 @@ from pastcast.corpus.embedded._arrays import (
 )
 from pastcast.corpus.embedded._arrays import FORMAT as PART_FORMAT
 from pastcast.corpus.embedded._arrays import FORMAT_VERSION as PART_VERSION
-from pastcast.corpus.embedded._maps import merge_partition_maps, save_partition_maps
+from pastcast.corpus.embedded._maps import (
+    LineReader,
+    NpyReader,
+    NpyWriter,
+    merge_partition_maps,
+    save_partition_maps,
+)
+from pastcast.corpus.embedded._ranges import month_of_partition, split_sorted, split_spool
 from pastcast.corpus.embedded._read_reuse import ReadStamp, SealedRead, reuse, seal
 from pastcast.cutoff import as_utc
 from pastcast.npyfiles import load_npy
@@ -58,6 +66,7 @@ FORMAT = "pastcast-bm25-monthly"
 FORMAT_VERSION = 3  # 3: the term directory; 2: per-month term tables only
 _MAX_OPEN_SPOOLS = 128
 _ID_CHUNK = 1 << 16  # ids merged and written in chunks: numpy per chunk, not per id
+_MERGE_ROWS = 1 << 20  # ids read ahead over all partitions at once during the merge
 I64 = np.ndarray[Any, np.dtype[np.int64]]
 
 
@@ -67,6 +76,25 @@ def month_of(doc: Document) -> str:
     return f"{ts.year:04d}-{ts.month:02d}"  # strftime took 7% of a build
 
 
+def month_digests(
+    folders: Sequence[Path], known: Mapping[str, str] | None = None
+) -> dict[str, str]:
+    """The digest of each month cut into ranges (folders ``YYYY-MM.NNNN``, in time order): the
+    hash of its ranges' stored lines one after the other, read in chunks (``known``: digests
+    an earlier manifest holds, not hashed again)."""
+    out = dict(known or {})
+    hashing: dict[str, Any] = {}
+    for folder in folders:
+        month = month_of_partition(folder.name)
+        if month == folder.name or month in out:
+            continue
+        digest = hashing.setdefault(month, hashlib.sha256())
+        with (folder / "docs.jsonl").open("rb") as fh:
+            while chunk := fh.read(1 << 20):
+                digest.update(chunk)
+    return out | {m: d.hexdigest() for m, d in hashing.items()}
+
+
 def global_id_rank(parts: list[IndexArrays]) -> np.ndarray[Any, np.dtype[np.int64]]:
     ids = np.array([i for p in parts for i in p.ids], dtype=object)
     rank = np.empty(len(ids), dtype=np.int64)
@@ -74,28 +102,32 @@ def global_id_rank(parts: list[IndexArrays]) -> np.ndarray[Any, np.dtype[np.int6
     return rank
 
 
-def summary(parts: list[IndexArrays]) -> dict[str, Any]:
+def summary(parts: list[IndexArrays], months: Mapping[str, str] | None = None) -> dict[str, Any]:
     """The manifest of a partitioned index (deterministic for a given set of documents); its
-    ``content_sha256`` is the corpus digest of ``pastcast.corpus._identity``."""
-    entries = []
+    ``content_sha256`` is the corpus digest of ``pastcast.corpus._identity``, from the digests of
+    the months cut into ranges (``months``: ``month_digests``) and the other partitions'."""
+    entries, digests = [], {}
     for name, p in zip(_names(parts), parts, strict=True):
-        entries.append(
-            {
-                "name": name,
-                "doc_count": len(p.ids),
-                "total_len": int(p.len_prefix[-1]),
-                "first_timestamp": p.manifest["first_timestamp"],
-                "last_timestamp": p.manifest["last_timestamp"],
-                "content_sha256": p.manifest["content_sha256"],
-            }
-        )
+        entry = {
+            "name": name,
+            "doc_count": len(p.ids),
+            "total_len": int(p.len_prefix[-1]),
+            "first_timestamp": p.manifest["first_timestamp"],
+            "last_timestamp": p.manifest["last_timestamp"],
+            "content_sha256": p.manifest["content_sha256"],
+        }
+        month = month_of_partition(name)
+        if month != name:  # one range of a month
+            entry["month_sha256"] = (months or {})[month]
+        digests[month] = entry.get("month_sha256", entry["content_sha256"])
+        entries.append(entry)
     return {
         "format": FORMAT,
         "version": FORMAT_VERSION,
         "doc_count": sum(len(p.ids) for p in parts),
         "postings": sum(int(p.manifest["postings"]) for p in parts),
         "partitions": entries,
-        "content_sha256": combine_month_digests(str(p.manifest["content_sha256"]) for p in parts),
+        "content_sha256": combine_month_digests(map(str, digests.values())),
         "first_timestamp": parts[0].manifest["first_timestamp"] if parts else None,
         "last_timestamp": parts[-1].manifest["last_timestamp"] if parts else None,
     }
@@ -281,10 +313,13 @@ def _build(
         (work / leftover).unlink(missing_ok=True)
     shutil.rmtree(work / "threads", ignore_errors=True)
     memory: _Months | None = None
-    if isinstance(documents, Sequence):  # in memory already: grouped by month here
-        memory = {}
+    if isinstance(documents, Sequence):  # in memory already: grouped by partition here
+        by_month: _Months = {}
         for doc in documents:
-            memory.setdefault(month_of(doc), []).append((doc, document_line(doc)))
+            by_month.setdefault(month_of(doc), []).append((doc, document_line(doc)))
+        memory = {}
+        for month, pairs in by_month.items():
+            memory.update(split_sorted(month, sorted_unique(pairs)))
     sealed = None
     if memory is None and options.read is not None:
         sealed = reuse(work / "spool", options.read)
@@ -298,6 +333,7 @@ def _build(
             task = bar.add_task("reading documents", total=None)
             _fill(spool, documents, lambda count: bar.update(task, completed=count))
             bar.remove_task(task)
+            split_spool(spool.path, spool.counts)
             counts = dict(spool.counts)
             if options.read is not None:
                 seal(spool.folder, options.read, counts, options.removed(), options.notes())
@@ -316,10 +352,12 @@ def _build(
     _finish(work, out_dir, manifest, clock, reused, workers, spooled, options, 0, read_reused)
 
 
-def _merge_globals(work: Path, months: list[str], bar: ProgressReporter) -> dict[str, Any]:
-    """The global pieces from the partitions in ``work/parts`` (any other folder there is
-    removed): id ranks, the term directory, maps, the manifest (returned, written by
-    ``_finish``)."""
+def _merge_globals(
+    work: Path, months: list[str], bar: ProgressReporter, known: Mapping[str, str] | None = None
+) -> dict[str, Any]:
+    """The global pieces from the partitions ``months`` in ``work/parts`` (any other folder
+    there is removed): id ranks, the term directory, maps, the manifest (returned, written by
+    ``_finish``; ``known``: ``month_digests``)."""
     wanted = set(months)
     for stale in (work / "parts").iterdir():
         if stale.name not in wanted:
@@ -329,9 +367,9 @@ def _merge_globals(work: Path, months: list[str], bar: ProgressReporter) -> dict
     folders = [work / "parts" / m for m in months]
     parts = [load_arrays(f) for f in folders]
     bases = list(itertools.accumulate((len(p.ids) for p in parts), initial=0))
-    _merge_ids(parts, bases, work)
+    _merge_ids(folders, bases, work)
     bar.update(task, advance=1)
-    manifest = summary(parts)
+    manifest = summary(parts, month_digests(folders, known))
     TermDirectory.of([p.vocab for p in parts]).save(work)
     merge_partition_maps(folders, bases[:-1], work, str(manifest["content_sha256"]))
     bar.update(task, advance=1)
@@ -470,44 +508,62 @@ def _process_pool(workers: int) -> MonthRunner:
     return run
 
 
-def _sorted_ids(part: IndexArrays, base: int) -> Iterator[tuple[str, int]]:
-    """A partition's (id, global ordinal) pairs in id order, read a chunk at a time."""
-    order = np.argsort(np.asarray(part.id_rank), kind="stable")  # local ordinals by id
-    ids = part.ids
-    for lo in range(0, len(order), _ID_CHUNK):
-        for local in order[lo : lo + _ID_CHUNK].tolist():
-            yield ids[local], base + local
+def _id_run(runs: Path, part: int, base: int, step: int) -> Iterator[tuple[str, int, int]]:
+    """A partition's (id, partition, global ordinal) in id order, read from its run files."""
+    order, ids = NpyReader(runs / f"{part}.npy"), LineReader(runs / f"{part}.ids")
+    while len(local := order.take(step)):
+        for line, ordinal in zip(ids.take(len(local)), (local + base).tolist(), strict=True):
+            yield json.loads(line), part, ordinal
 
 
-def _merge_ids(parts: list[IndexArrays], bases: list[int], work: Path) -> None:
-    """``id_rank.npy`` and ``id_order.npy`` from a k-way merge of the partitions' sorted ids
-    (streamed: memory bounded by the number of partitions); a repeated id is an error."""
-    n = bases[-1]
-    rank = np.lib.format.open_memmap(work / "id_rank.npy", mode="w+", dtype=np.int64, shape=(n,))
-    order = np.lib.format.open_memmap(work / "id_order.npy", mode="w+", dtype=np.int64, shape=(n,))
-    merged = heapq.merge(*(_sorted_ids(p, b) for p, b in zip(parts, bases, strict=False)))
+def _merge_ids(folders: list[Path], bases: list[int], work: Path) -> None:
+    """``id_order.npy`` and ``id_rank.npy`` from a k-way merge of the partitions' ids (a
+    repeated id is an error), streamed from disk: each partition's ids in id order are written
+    to run files first, one partition at a time; the merge reads the runs a chunk at a time and
+    writes the order as it goes, and each partition's positions in it, which become the ranks
+    partition by partition. Memory: a few chunks per partition, never the corpus's ids."""
+    runs = work / "runs"
+    shutil.rmtree(runs, ignore_errors=True)
+    runs.mkdir()
+    for p, folder in enumerate(folders):
+        part = load_arrays(folder)
+        order = np.argsort(load_npy(folder / "id_rank.npy", mmap=False), kind="stable")
+        np.save(runs / f"{p}.npy", order)
+        with (runs / f"{p}.ids").open("w", encoding="utf-8") as fh:
+            fh.writelines(json.dumps(part.ids[i]) + "\n" for i in order.tolist())
+        del part, order  # its mappings go with it
+    step = max(64, _MERGE_ROWS // max(1, len(folders)))
+    positions = [array("q") for _ in folders]
     previous: str | None = None
-    chunk: list[int] = []
-    pos = 0
-    for doc_id, ordinal in merged:
-        if doc_id == previous:
-            raise ValueError(f"duplicate document id {doc_id!r}")
-        previous = doc_id
-        chunk.append(ordinal)
-        if len(chunk) == _ID_CHUNK:
-            pos = _flush_ids(rank, order, chunk, pos)
-    _flush_ids(rank, order, chunk, pos)
-    rank.flush()
-    order.flush()
-    del rank, order
+    with NpyWriter(work / "id_order.npy") as out:
+        chunk = array("q")
+        runs_in_order = (_id_run(runs, p, b, step) for p, b in enumerate(bases[:-1]))
+        for doc_id, p, ordinal in heapq.merge(*runs_in_order):
+            if doc_id == previous:
+                raise ValueError(f"duplicate document id {doc_id!r}")
+            previous = doc_id
+            positions[p].append(out.count + len(chunk))
+            chunk.append(ordinal)
+            if len(chunk) >= _ID_CHUNK:
+                out.write(chunk)
+                chunk = array("q")
+            if len(positions[p]) >= step:
+                _append_to(runs / f"{p}.pos", positions[p])
+        out.write(chunk)
+    with NpyWriter(work / "id_rank.npy") as rank:
+        for p in range(len(folders)):
+            _append_to(runs / f"{p}.pos", positions[p])
+            order = load_npy(runs / f"{p}.npy", mmap=False)
+            ranks = np.empty(len(order), dtype=np.int64)
+            ranks[order] = np.fromfile(runs / f"{p}.pos", dtype=np.int64)
+            rank.write(ranks)
+    shutil.rmtree(runs)
 
 
-def _flush_ids(rank: Any, order: Any, chunk: list[int], pos: int) -> int:
-    ordinals = np.array(chunk, dtype=np.int64)
-    order[pos : pos + len(chunk)] = ordinals
-    rank[ordinals] = np.arange(pos, pos + len(chunk), dtype=np.int64)
-    chunk.clear()
-    return pos + len(ordinals)
+def _append_to(path: Path, values: array[int]) -> None:
+    with path.open("ab") as fh:
+        fh.write(values.tobytes())
+    del values[:]
 
 
 def index_manifest(index_dir: Path) -> dict[str, Any]:
@@ -686,32 +742,36 @@ def _append(
     clock = _PhaseClock()
     workers = options.worker_count()
     spool = _Spool(work / "spool")
-    indexed = {str(p["name"]) for p in manifest["partitions"]}
+    indexed: dict[str, list[str]] = {}  # the index's partitions by month
+    for entry in manifest["partitions"]:
+        indexed.setdefault(month_of_partition(str(entry["name"])), []).append(str(entry["name"]))
     with ProgressReporter("docs", enabled=options.progress) as bar:
         task = bar.add_task("reading documents", total=None)
         _fill(spool, documents, lambda count: bar.update(task, completed=count))
         bar.remove_task(task)
         added = dict(spool.counts)
-        touched = sorted(set(added) & indexed)
+        touched = sorted(set(added) & set(indexed))
         for month in touched:  # the month's indexed documents join its new ones
             with spool.path(month).open("ab") as fh:
-                old = load_arrays(index_dir / "parts" / month)
-                for line in old.lines():
-                    fh.write(line)
-                    spool.counts[month] += 1
-                del old
+                for name in indexed[month]:
+                    old = load_arrays(index_dir / "parts" / name)
+                    for line in old.lines():
+                        fh.write(line)
+                        spool.counts[month] += 1
+                    del old
+        split_spool(spool.path, spool.counts)
         clock.lap("read")
         (work / "parts").mkdir()
-        untouched = sorted(indexed - set(added))
-        for month in untouched:
-            _link_tree(index_dir / "parts" / month, work / "parts" / month)
+        untouched = sorted(set(indexed) - set(added))
+        kept = [name for month in untouched for name in indexed[month]]
+        for name in kept:
+            _link_tree(index_dir / "parts" / name, work / "parts" / name)
         for name in _SIDE_FILES:
             if (index_dir / name).is_file():
                 os.link(index_dir / name, work / name)  # replaced, never written in place
-        months = sorted(indexed | set(added))
-        counts = {m: spool.counts[m] for m in added}
+        counts = dict(spool.counts)
         _index_months(
-            sorted(added),
+            sorted(counts),
             counts,
             work,
             spool,
@@ -722,7 +782,12 @@ def _append(
             options.runner,
         )
         clock.lap("index")
-        merged = _merge_globals(work, months, bar)
+        known = {  # the digests of the months kept as they were
+            month_of_partition(str(e["name"])): str(e["month_sha256"])
+            for e in manifest["partitions"]
+            if "month_sha256" in e and month_of_partition(str(e["name"])) in untouched
+        }
+        merged = _merge_globals(work, sorted(kept + list(counts)), bar, known)
     if side_files is not None:
         side_files(work)
 
@@ -734,10 +799,10 @@ def _append(
 
     def all_notes() -> list[str]:
         lines = [
-            f"append: {sum(added.values())} documents, {len(touched)} indexed months "
-            f"reindexed, {len(set(added) - indexed)} new months, {len(untouched)} kept as they were"
+            f"append: {sum(added.values())} documents, {len(touched)} indexed months reindexed, "
+            f"{len(set(added) - set(indexed))} new months, {len(untouched)} kept as they were"
         ]
         return lines + list(options.notes())
 
     reported = replace(options, removed=all_removed, notes=all_notes)
-    _finish(work, index_dir, merged, clock, 0, workers, True, reported, len(untouched))
+    _finish(work, index_dir, merged, clock, 0, workers, True, reported, len(kept))

@@ -20,7 +20,6 @@ import numpy as np
 import numpy.typing as npt
 
 from pastcast.corpus._filter import SearchFilter
-from pastcast.corpus._identity import combine_month_digests
 from pastcast.corpus._open import SHARDED_SCHEME, one_line
 from pastcast.corpus._protocol import DocumentNotVisible, SearchHit, not_visible_message
 from pastcast.corpus._text import TOKENIZER
@@ -31,6 +30,7 @@ from pastcast.corpus.embedded import (
     EmbeddedIndex,
     IndexMonth,
     MonthRunner,
+    index_manifest,
     index_months,
     open_months,
     shard_statistics,
@@ -166,7 +166,7 @@ class ShardedCorpus:
         plan = plan_shards(self._months, shards or len(workers))
         self.address = str(client.scheduler.address)
         self.spec = spec or f"{SCHEME}{self.address.removeprefix('tcp://')}?index={self.index_dir}"
-        digest = combine_month_digests(m.content_sha256 for m in self._months)
+        digest = str(index_manifest(Path(self.index_dir))["content_sha256"])  # months' digests
         self.content_sha256 = digest
         self.name = f"pastcast-shards-{digest[:16]}-{len(plan)}"
         servers = self._servers(plan, workers)
