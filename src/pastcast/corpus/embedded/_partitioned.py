@@ -36,13 +36,16 @@ from pastcast.corpus._identity import combine_month_digests, document_line
 from pastcast.corpus.embedded._arrays import FORMAT as PART_FORMAT
 from pastcast.corpus.embedded._arrays import FORMAT_VERSION as PART_VERSION
 from pastcast.corpus.embedded._arrays import (
+    ROW_MAP_FIELDS,
     IndexArrays,
     build_arrays,
-    build_from_lines,
+    build_from_rows,
     load_arrays,
+    ordered_rows,
     read_manifest,
+    rows_of_documents,
+    rows_of_lines,
     save_arrays,
-    sorted_unique,
 )
 from pastcast.corpus.embedded._maps import merge_partition_maps, save_partition_maps
 from pastcast.corpus.embedded._read_reuse import ReadStamp, SealedRead, reuse, seal
@@ -239,27 +242,22 @@ def _index_month(task: _MonthTask, pairs: Iterable[tuple[Document, bytes]] | Non
     """Index one month into ``task.folder`` unless a previous build completed it from the same
     documents; whether it was reused. Runs in a worker process (from its spool file) or here."""
     if pairs is not None:
-        pairs = list(pairs)
-        lines = [line for _, line in pairs]
+        rows = rows_of_documents(pairs)
+        lines = [r[8] for r in rows]
     else:
         assert task.spool is not None
         lines = task.spool.read_bytes().splitlines(keepends=True)
-    digest = hashlib.sha256()
-    for line in sorted(lines):  # the month's lines in any order: the same hash
-        digest.update(line)
-    sha = digest.hexdigest()
+    sha = hashlib.sha256(b"".join(sorted(lines))).hexdigest()  # in any order: the same hash
     if _complete_partition(task.folder, sha):
         return True
-    # the spooled line is the document's line (``document_line``): not made again
-    pairs = pairs or [(Document.model_validate_json(line), line) for line in lines]
+    # the spooled line is the document's line (``document_line``): read, not validated again
+    ordered = ordered_rows(rows if pairs is not None else rows_of_lines(lines))
     del lines
-    ordered = sorted_unique(pairs)
-    del pairs
-    built = build_from_lines(ordered)
+    built = build_from_rows(ordered)
     built.manifest.update(partition=task.month, spool_sha256=sha)
-    docs = [d for d, _ in ordered]
+    columns = {f: [r[i] for r in ordered] for f, i in ROW_MAP_FIELDS.items()}
     del ordered
-    save_arrays(built, task.folder, lambda tmp: save_partition_maps(tmp, docs))
+    save_arrays(built, task.folder, lambda tmp: save_partition_maps(tmp, columns))
     return False
 
 
