@@ -226,27 +226,26 @@ def rows_of_documents(documents: Iterable[tuple[Document, bytes]]) -> list[Row]:
     ]
 
 
-def rows_of_lines(lines: Iterable[bytes]) -> list[Row]:
+def rows_of_lines(lines: Sequence[bytes]) -> list[Row]:
     """The rows of stored document lines (``document_line``: every field present, the
-    timestamp in UTC), read as JSON: a third of validating each line as a ``Document``."""
-    rows: list[Row] = []
-    loads, iso, epoch, us = json.loads, datetime.fromisoformat, _EPOCH, timedelta(microseconds=1)
-    for line in lines:
-        o = loads(line)
-        rows.append(
-            (
-                (iso(o["timestamp"]) - epoch) // us,
-                o["id"],
-                o["title"],
-                o["text"],
-                o["source"],
-                o["thread_id"],
-                o["author"],
-                o["parent_id"],
-                line,
-            )
+    timestamp in UTC), read as one JSON array: a fifth of validating each line as a
+    ``Document``, a half of reading them one ``json.loads`` at a time."""
+    objects = json.loads(b"".join((b"[", b",".join(lines), b"]")))
+    iso, epoch, us = datetime.fromisoformat, _EPOCH, timedelta(microseconds=1)
+    return [
+        (
+            (iso(o["timestamp"]) - epoch) // us,
+            o["id"],
+            o["title"],
+            o["text"],
+            o["source"],
+            o["thread_id"],
+            o["author"],
+            o["parent_id"],
+            line,
         )
-    return rows
+        for o, line in zip(objects, lines, strict=True)
+    ]
 
 
 def ordered_rows(rows: list[Row]) -> list[Row]:

@@ -129,6 +129,7 @@ def _fields(parts: list[IndexArrays]) -> Iterator[dict[str, Any]]:
 
 
 PART_FOLDER = "maps"
+_KEY = json.JSONEncoder(ensure_ascii=False).encode  # ``json.dumps`` makes an encoder a call
 
 
 def save_partition_maps(folder: Path, columns: Mapping[str, Sequence[str | None]]) -> None:
@@ -141,7 +142,7 @@ def save_partition_maps(folder: Path, columns: Mapping[str, Sequence[str | None]
         np.save(target / f"{name}_offsets.npy", m.offsets)
         np.save(target / f"{name}_ords.npy", m.ords)
         with (target / f"{name}_keys.jsonl").open("w", encoding="utf-8") as fh:
-            fh.writelines(json.dumps(k, ensure_ascii=False) + "\n" for k in m.keys)
+            fh.writelines(_KEY(k) + "\n" for k in m.keys)
 
 
 def _keys(folder: Path, name: str, part: int) -> Iterator[tuple[str, int, int]]:
