@@ -13,7 +13,7 @@ import heapq
 import itertools
 import json
 from array import array
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -27,7 +27,6 @@ from pastcast.npyfiles import load_npy
 
 if TYPE_CHECKING:
     from pastcast.corpus.embedded._arrays import IndexArrays
-    from pastcast.records import Document
 
 I64 = npt.NDArray[np.int64]
 FOLDER = "threads"
@@ -59,14 +58,14 @@ class KeyMap:
     def of(cls, values: Sequence[str | None]) -> KeyMap:
         """The ordinals (positions in ``values``) grouped by value; None and "" belong to none."""
         present = [i for i, v in enumerate(values) if v]
-        named = [values[i] for i in present]
-        keys = sorted(set(named))  # type: ignore[type-var]
+        named = [v for v in values if v]
+        keys = sorted(set(named))
         number = {k: i for i, k in enumerate(keys)}
         kid = np.fromiter(map(number.__getitem__, named), dtype=np.int64, count=len(named))
         offsets = np.zeros(len(keys) + 1, dtype=np.int64)
         np.cumsum(np.bincount(kid, minlength=len(keys)), out=offsets[1:])
         ords = np.asarray(present, dtype=np.int64)[np.argsort(kid, kind="stable")]
-        return cls(keys, offsets, ords)  # type: ignore[arg-type]
+        return cls(keys, offsets, ords)
 
 
 @dataclass(frozen=True)
@@ -85,13 +84,6 @@ class DocMaps:
                 value = fields.get(name)
                 column.append(value if isinstance(value, str) else None)
         return cls.from_columns(columns)
-
-    @classmethod
-    def from_documents(cls, documents: Iterable[Document]) -> DocMaps:
-        """The maps of ``documents`` given in ordinal order: what ``from_parts`` finds in the
-        stored lines, read from the documents themselves."""
-        docs = list(documents)
-        return cls.from_columns({f: [getattr(d, f) for d in docs] for f in FIELDS.values()})
 
     @classmethod
     def from_columns(cls, columns: Mapping[str, Sequence[str | None]]) -> DocMaps:
