@@ -15,7 +15,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import Any, overload
+from typing import Any, cast, overload
 
 import numpy as np
 import numpy.typing as npt
@@ -204,8 +204,7 @@ class IndexArrays:
 Row = tuple[int, str, str, str, str, str | None, str | None, str | None, bytes]
 """A document as a partition is built from it: (timestamp in µs, id, title, text, source,
 thread_id, author, parent_id, its line); rows sort in ordinal order, by (timestamp, id)."""
-ROW_MAP_FIELDS = {"source": 4, "thread_id": 5, "author": 6, "parent_id": 7}
-"""Where the fields of the maps (``_maps.FIELDS``) are in a ``Row``."""
+_MAP_FIELDS = {"source": 4, "thread_id": 5, "author": 6, "parent_id": 7}  # in a ``Row``
 
 
 def rows_of_documents(documents: Iterable[tuple[Document, bytes]]) -> list[Row]:
@@ -248,6 +247,11 @@ def rows_of_lines(lines: Sequence[bytes]) -> list[Row]:
     ]
 
 
+def map_columns(rows: list[Row]) -> dict[str, list[str | None]]:
+    """The fields of the maps (``_maps.FIELDS``), a column each, in the order of ``rows``."""
+    return {f: cast(list[str | None], [r[i] for r in rows]) for f, i in _MAP_FIELDS.items()}
+
+
 def ordered_rows(rows: list[Row]) -> list[Row]:
     """``rows`` in ordinal order; a repeated id is an error (the first repeated one named)."""
     if len({r[1] for r in rows}) != len(rows):
@@ -280,7 +284,8 @@ def _tokens(rows: list[Row]) -> tuple[I64, I32, list[bytes]]:
         pa.large_string(), len(texts), [None, pa.py_buffer(offsets), blob]
     )
     words = pc.ascii_split_whitespace(folded)  # leading and doubled spaces give ""
-    counts = np.diff(np.asarray(words.offsets, dtype=np.int64))
+    ends = np.asarray(words.offsets, dtype=np.int64)
+    counts = ends[1:] - ends[:-1]  # words a document
     encoded = pc.dictionary_encode(words.flatten())
     terms: list[bytes] = encoded.dictionary.cast(pa.large_binary()).to_pylist()
     dropped = np.fromiter(

@@ -36,11 +36,11 @@ from pastcast.corpus._identity import combine_month_digests, document_line
 from pastcast.corpus.embedded._arrays import FORMAT as PART_FORMAT
 from pastcast.corpus.embedded._arrays import FORMAT_VERSION as PART_VERSION
 from pastcast.corpus.embedded._arrays import (
-    ROW_MAP_FIELDS,
     IndexArrays,
     build_arrays,
     build_from_rows,
     load_arrays,
+    map_columns,
     ordered_rows,
     read_manifest,
     rows_of_documents,
@@ -255,7 +255,7 @@ def _index_month(task: _MonthTask, pairs: Iterable[tuple[Document, bytes]] | Non
     del lines
     built = build_from_rows(ordered)
     built.manifest.update(partition=task.month, spool_sha256=sha)
-    columns = {f: [r[i] for r in ordered] for f, i in ROW_MAP_FIELDS.items()}
+    columns = map_columns(ordered)
     del ordered
     save_arrays(built, task.folder, lambda tmp: save_partition_maps(tmp, columns))
     return False
